@@ -1,0 +1,83 @@
+import { z } from 'zod';
+
+/**
+ * Job-side event protocol, version 1 (docs/protocol.md).
+ * Each process of the job appends JSON lines to its own file in $DSA_EVENTS_DIR.
+ */
+export const PROTOCOL_VERSION = 1;
+
+/** Environment variables the CLI sets for the job. */
+export const ENV = {
+  /** 'synthetic' | 'cached' | 'cold'. Unset: the job runs unprofiled. */
+  mode: 'DSA_MODE',
+  /** Folder where each process writes events-<rank>-<pid>.jsonl. */
+  eventsDir: 'DSA_EVENTS_DIR',
+  /** Maximum number of training iterations; the job ends cleanly after it. */
+  iterations: 'DSA_ITERATIONS',
+  /** A file whose existence asks the job to stop cleanly (enough data). */
+  stopFile: 'DSA_STOP_FILE',
+  /** '1': synchronise the accelerator at iteration boundaries. */
+  sync: 'DSA_SYNC',
+  /** Protocol version the CLI reads. */
+  protocol: 'DSA_PROTOCOL',
+} as const;
+
+export const ModeSchema = z.enum(['synthetic', 'cached', 'cold']);
+export type Mode = z.infer<typeof ModeSchema>;
+export const MODES: readonly Mode[] = ['synthetic', 'cached', 'cold'];
+
+const common = {
+  /** Protocol version. */
+  v: z.literal(PROTOCOL_VERSION),
+  /** Wall-clock time of the event, ms since the Unix epoch (fractional). */
+  t: z.number().finite().nonnegative(),
+  /** Rank of the process in a data-parallel job (0 when single-process). */
+  rank: z.number().int().nonnegative().default(0),
+};
+
+export const StartEventSchema = z.object({
+  ...common,
+  type: z.literal('start'),
+  /** Process id of the writer. */
+  pid: z.number().int().positive(),
+  /** Number of ranks in the job. */
+  worldSize: z.number().int().positive().default(1),
+  /** Mode the job believes it is in (echo of DSA_MODE). */
+  mode: ModeSchema,
+  /** Samples per batch as configured, when known. */
+  batchSize: z.number().int().positive().optional(),
+  /** Loader worker processes/threads, when known (sets the CI block length). */
+  workers: z.number().int().nonnegative().optional(),
+  /** Who wrote the events: 'emulator', 'pytorch', 'manual', ... */
+  source: z.string().max(200).optional(),
+});
+
+export const IterEventSchema = z.object({
+  ...common,
+  type: z.literal('iter'),
+  /** Iteration index within this process, from 0. */
+  i: z.number().int().nonnegative(),
+  /** Time the training loop waited for this batch (in next()), ms. */
+  waitMs: z.number().finite().nonnegative(),
+  /** Time from receiving this batch to asking for the next one (compute), ms. */
+  computeMs: z.number().finite().nonnegative(),
+  /** Samples in the batch. */
+  samples: z.number().int().nonnegative(),
+  /** Bytes of sample files behind the batch, when the job knows them. */
+  bytes: z.number().finite().nonnegative().optional(),
+});
+
+export const EndEventSchema = z.object({
+  ...common,
+  type: z.literal('end'),
+  /** Why the job stopped iterating. */
+  reason: z.enum(['budget', 'stop-file', 'exhausted', 'error']),
+  /** Iterations completed by this process. */
+  iterations: z.number().int().nonnegative(),
+});
+
+export const EventSchema = z.discriminatedUnion('type', [StartEventSchema, IterEventSchema, EndEventSchema]);
+export type StartEvent = z.infer<typeof StartEventSchema>;
+export type IterEvent = z.infer<typeof IterEventSchema>;
+export type EndEvent = z.infer<typeof EndEventSchema>;
+export type JobEvent = z.infer<typeof EventSchema>;

@@ -1,0 +1,264 @@
+import { z } from 'zod';
+import { ModeSchema } from './events.js';
+
+/** Version of the profile file format; bump on any incompatible change. */
+export const PROFILE_SCHEMA_VERSION = 1;
+
+const finite = () => z.number().finite();
+const nonneg = () => z.number().finite().nonnegative();
+
+/** A mean with its 95% confidence half-width; `proven` false when built on an unproven mode. */
+export const EstimateSchema = z.object({
+  /** Point estimate. */
+  mean: finite(),
+  /** Half-width of the 95% confidence interval (same unit); null when it cannot be computed. */
+  halfWidth: nonneg().nullable(),
+  /** False when the estimate rests on a mode whose cache state was not proven. */
+  proven: z.boolean().default(true),
+});
+export type Estimate = z.infer<typeof EstimateSchema>;
+
+/** One training iteration as the job reported it. */
+export const IterationSchema = z.object({
+  /** Iteration index within its process. */
+  i: z.number().int().nonnegative(),
+  /** Wall-clock time the batch arrived, ms since epoch. */
+  t: nonneg(),
+  /** Time the loop waited for the batch, ms. */
+  waitMs: nonneg(),
+  /** Time from the batch to the next request, ms. */
+  computeMs: nonneg(),
+  /** Samples in the batch. */
+  samples: z.number().int().nonnegative(),
+  /** Bytes behind the batch, when reported. */
+  bytes: nonneg().optional(),
+});
+export type Iteration = z.infer<typeof IterationSchema>;
+
+/** Statistics of one iteration series after warm-up removal. */
+export const IterationSummarySchema = z.object({
+  /** Iterations detected as warm-up and discarded. */
+  warmupIterations: z.number().int().nonnegative(),
+  /** Iterations in the measured window. */
+  measuredIterations: z.number().int().nonnegative(),
+  /** Iterations per block used for the confidence intervals (at least the loader's workers). */
+  blockSize: z.number().int().positive(),
+  /** Whole blocks in the measured window. */
+  blocks: z.number().int().nonnegative(),
+  /** Per-iteration time (wait + compute), ms: total time over iterations. */
+  iterMs: EstimateSchema,
+  /** Per-iteration wait for data, ms. */
+  waitMs: EstimateSchema,
+  /** Per-iteration time between batches, ms. */
+  computeMs: EstimateSchema,
+  /** Mean samples per iteration. */
+  samplesPerIter: nonneg(),
+  /** Samples per second over the measured window. */
+  samplesPerSec: nonneg(),
+  /** Median per-iteration time, ms (shown for contrast; not used for the split). */
+  medianIterMs: nonneg(),
+  /** Relative precision reached: halfWidth / mean of iterMs. */
+  relativePrecision: nonneg().nullable(),
+});
+export type IterationSummary = z.infer<typeof IterationSummarySchema>;
+
+/** One sample of machine and job resources. */
+export const ResourceSampleSchema = z.object({
+  /** ms since epoch. */
+  t: nonneg(),
+  /** Whole-machine CPU utilisation, 0..100 (all cores). */
+  cpuPct: nonneg(),
+  /** CPU seconds consumed so far by the job's process tree. */
+  jobCpuSec: nonneg(),
+  /** Processes in the job's tree. */
+  jobProcesses: z.number().int().nonnegative(),
+  /** Bytes read from storage so far by the job's tree (/proc/PID/io read_bytes). */
+  jobReadBytes: nonneg(),
+  /** Disk read throughput of the dataset's device over the last interval, bytes/s. */
+  diskReadBytesPerSec: nonneg(),
+  /** Page cache size (Cached in /proc/meminfo), bytes. */
+  pageCacheBytes: nonneg(),
+  /** Mean GPU utilisation, 0..100, when nvidia-smi exists. */
+  gpuUtilPct: nonneg().optional(),
+  /** GPU memory used, bytes, summed over GPUs, when nvidia-smi exists. */
+  gpuMemBytes: nonneg().optional(),
+});
+export type ResourceSample = z.infer<typeof ResourceSampleSchema>;
+
+/** Evidence that a mode ran in the cache state it claims. */
+export const StateProofSchema = z.object({
+  /** True when the evidence supports the claimed state. */
+  proven: z.boolean(),
+  /** One line on why (or why not). */
+  reason: z.string(),
+  /** Dataset bytes resident in the page cache just before the job started. */
+  residentBytesBefore: nonneg(),
+  /** Dataset bytes in total. */
+  datasetBytes: nonneg(),
+  /** Bytes the job's whole process tree read from storage during the mode. */
+  readBytes: nonneg().nullable(),
+  /** Bytes of samples the job consumed (reported, or samples x mean file size). */
+  consumedBytes: nonneg(),
+  /** readBytes / consumedBytes. */
+  readFraction: nonneg().nullable(),
+  /** How readBytes was measured. */
+  readBytesSource: z.string(),
+  /** Times the cold keeper re-evicted dataset pages during the run (cold mode). */
+  reEvictions: z.number().int().nonnegative().optional(),
+});
+export type StateProof = z.infer<typeof StateProofSchema>;
+
+export const RankResultSchema = z.object({
+  /** Rank of the process. */
+  rank: z.number().int().nonnegative(),
+  /** pid of the process that wrote the events. */
+  pid: z.number().int().nonnegative(),
+  /** Loader workers reported by the job. */
+  workers: z.number().int().nonnegative().nullable(),
+  /** Raw iterations as reported. */
+  iterations: z.array(IterationSchema),
+  /** Statistics over the measured window; null with too few iterations. */
+  summary: IterationSummarySchema.nullable(),
+});
+export type RankResult = z.infer<typeof RankResultSchema>;
+
+export const ModeResultSchema = z.object({
+  mode: ModeSchema,
+  /** ok: enough iterations measured; failed: the job failed; interrupted: stopped by the user. */
+  status: z.enum(['ok', 'failed', 'interrupted']),
+  /** Why the measurement stopped. */
+  stopReason: z.enum(['precision', 'budget', 'job-exit', 'timeout', 'interrupted', 'job-failed', 'no-iterations']),
+  /** Exit code of the job (null when killed by a signal). */
+  jobExitCode: z.number().int().nullable(),
+  /** Signal that ended the job, if any. */
+  jobSignal: z.string().nullable(),
+  /** ms since epoch. */
+  startedAt: nonneg(),
+  /** Wall time of the mode, s. */
+  wallSec: nonneg(),
+  /** Cache-state evidence. */
+  state: StateProofSchema,
+  /** Per-rank results. */
+  ranks: z.array(RankResultSchema),
+  /** Rank setting the pace (slowest per-iteration time). */
+  paceRank: z.number().int().nonnegative().nullable(),
+  /** Summary of the pace-setting rank; null when too few iterations. */
+  summary: IterationSummarySchema.nullable(),
+  /** Resource time series. */
+  resources: z.array(ResourceSampleSchema),
+  /** CPU seconds of the job tree per consumed sample over the run. */
+  jobCpuSecPerSample: nonneg().nullable(),
+  /** Mean storage read throughput of the job tree over the run, bytes/s. */
+  storageReadBytesPerSec: nonneg().nullable(),
+  /** Lines of the events files that did not parse. */
+  badEventLines: z.number().int().nonnegative(),
+  /** Where the job's output was saved. */
+  logs: z.object({ stdout: z.string(), stderr: z.string() }),
+  /** CPU affinity the mode ran with (null: unrestricted). */
+  cpus: z.array(z.number().int().nonnegative()).nullable().default(null),
+});
+export type ModeResult = z.infer<typeof ModeResultSchema>;
+
+export const AnalysisSchema = z.object({
+  /** Pure compute per iteration (synthetic mode), ms. */
+  computeMs: EstimateSchema.nullable(),
+  /** T_cached - T_synthetic, ms, clamped at 0. */
+  prepStallMs: EstimateSchema.nullable(),
+  /** T_cold - T_cached, ms, clamped at 0. */
+  fetchStallMs: EstimateSchema.nullable(),
+  /** Per-iteration time of the cold mode (the real training pace), ms. */
+  iterMs: EstimateSchema.nullable(),
+  /** prep stall as a fraction of the cold iteration time. */
+  prepStallFraction: nonneg().nullable(),
+  /** fetch stall as a fraction of the cold iteration time. */
+  fetchStallFraction: nonneg().nullable(),
+  /** Ingestion rate of the accelerator (samples / T_synthetic). */
+  gpuSamplesPerSec: nonneg().nullable(),
+  /** Prep rate at this CPU count (samples / T_cached). */
+  prepSamplesPerSec: nonneg().nullable(),
+  /** Rate with cold storage (samples / T_cold). */
+  coldSamplesPerSec: nonneg().nullable(),
+  /** Storage read bandwidth measured in the cold mode, bytes/s. */
+  storageReadBytesPerSec: nonneg().nullable(),
+  /** Rate at which the cached mode consumed sample bytes from memory, bytes/s. */
+  memoryReadBytesPerSec: nonneg().nullable(),
+  /** CPU seconds of pre-processing per sample (cached minus synthetic CPU, per sample). */
+  prepCpuSecPerSample: nonneg().nullable(),
+  /** Bottleneck verdict. */
+  verdict: z.object({
+    bound: z.enum(['compute', 'prep', 'fetch', 'unknown']),
+    severity: z.enum(['moderately', 'highly']).nullable(),
+    text: z.string(),
+  }),
+  /** One line of advice. */
+  advice: z.string(),
+  /** Reasons some figures are not trustworthy (unproven states, missing modes). */
+  caveats: z.array(z.string()),
+});
+export type Analysis = z.infer<typeof AnalysisSchema>;
+
+export const ProfileSchema = z.object({
+  schemaVersion: z.literal(PROFILE_SCHEMA_VERSION),
+  tool: z.object({ name: z.string(), version: z.string() }),
+  /** ISO time the profile was started. */
+  createdAt: z.string(),
+  /** complete: all requested modes ran; partial: a mode failed or was interrupted. */
+  status: z.enum(['complete', 'partial']),
+  /** A short name for the job (default: the command's script name). */
+  jobName: z.string(),
+  /** The command as run (argument array). */
+  command: z.array(z.string()),
+  options: z.object({
+    /** Dataset roots. */
+    data: z.array(z.string()),
+    /** Target relative half-width of the per-iteration time. */
+    precision: nonneg(),
+    /** Iteration budget per mode. */
+    maxIterations: z.number().int().positive(),
+    /** Per-mode timeout, s. */
+    timeoutSec: nonneg(),
+    /** Storage read throttle, bytes/s, or null. */
+    storageBwBytesPerSec: nonneg().nullable(),
+    /** Whether the global drop_caches was used. */
+    dropCaches: z.boolean(),
+    /** Modes requested, in run order. */
+    modes: z.array(ModeSchema),
+  }),
+  host: z.object({
+    hostname: z.string(),
+    cpuModel: z.string(),
+    /** Logical CPUs. */
+    cpus: z.number().int().positive(),
+    memBytes: nonneg(),
+    os: z.string(),
+    kernel: z.string(),
+    gpus: z.array(z.object({ model: z.string(), memBytes: nonneg().nullable() })),
+    /** Whether the profiler ran as root. */
+    root: z.boolean(),
+    /** 'v1', 'v2' or 'none'. */
+    cgroup: z.string(),
+  }),
+  dataset: z.object({
+    roots: z.array(z.string()),
+    files: z.number().int().nonnegative(),
+    bytes: nonneg(),
+    meanFileBytes: nonneg(),
+    /** File size quantiles, bytes. */
+    fileBytesQuantiles: z.object({ p10: nonneg(), p50: nonneg(), p90: nonneg(), max: nonneg() }),
+    /** Block device (major:minor) holding the dataset, when known. */
+    device: z.string().nullable(),
+    /** Whether the dataset fits in memory available for the page cache. */
+    fitsInMemory: z.boolean(),
+  }),
+  /** Per-mode results; a partial profile lacks some. */
+  modes: z.object({
+    synthetic: ModeResultSchema.optional(),
+    cached: ModeResultSchema.optional(),
+    cold: ModeResultSchema.optional(),
+  }),
+  /** The differential split; null when no mode finished. */
+  analysis: AnalysisSchema.nullable(),
+  /** Messages about what could not be done (no throttle permission, ...). */
+  warnings: z.array(z.string()),
+});
+export type Profile = z.infer<typeof ProfileSchema>;
