@@ -4,14 +4,20 @@ export enum ExitCode {
   Ok = 0,
   /** gate: a budget failed. */
   GateFailed = 1,
-  /** Bad command line: unknown flag, missing command, unparseable value. */
+  /** Bad command line: no command, unknown flag, missing argument. */
   Usage = 2,
-  /** Bad input file or path: missing --data, corrupt profile or events file. */
-  Input = 3,
-  /** The environment cannot do what was asked (no permission, missing tool). */
-  Environment = 4,
-  /** The training job itself failed (non-zero exit, crash, timeout, never started). */
+  /** A value that does not parse or is out of range: --storage-bw 50XB, --precision 0. */
+  BadValue = 3,
+  /** A path that does not exist or holds nothing usable: --data, a profile file. */
+  MissingInput = 4,
+  /** The training job itself failed (non-zero exit, crash, timeout, no iterations). */
   JobFailed = 5,
+  /** The job's command does not exist or is not executable. */
+  CommandNotFound = 6,
+  /** A file that exists but is corrupt: an events file with no valid line, a bad profile. */
+  CorruptFile = 7,
+  /** The environment cannot do what was asked (no permission, missing kernel feature). */
+  Environment = 8,
   /** Interrupted by the user (SIGINT/SIGTERM); measured modes were saved. */
   Interrupted = 130,
 }
@@ -30,7 +36,12 @@ export class UserError extends Error {
   }
 }
 
-/** Shorthand for an error in an input file or path. */
+/** Shorthand for a missing or empty input path. */
 export function inputError(message: string): UserError {
-  return new UserError(message, ExitCode.Input);
+  return new UserError(message, ExitCode.MissingInput);
+}
+
+/** Shorthand for a value that does not parse. */
+export function valueError(message: string): UserError {
+  return new UserError(message, ExitCode.BadValue);
 }

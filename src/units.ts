@@ -1,4 +1,4 @@
-import { UserError } from './errors.js';
+import { valueError } from './errors.js';
 
 // Decimal and binary multipliers, as users write them: 64G, 512MiB, 1.5TB.
 // A bare G/M/K means the decimal unit (as in 'df -H' and storage datasheets).
@@ -26,13 +26,13 @@ export function parseSize(text: string, what = 'size'): number {
   const match = SIZE_PATTERN.exec(text);
   const multiplier = match ? MULTIPLIERS[match[2].toLowerCase()] : undefined;
   if (!match || multiplier === undefined) {
-    throw new UserError(
+    throw valueError(
       `cannot parse ${what} '${text}': use a number with an optional unit, e.g. 64G, 512MiB, 1.5TB`,
     );
   }
   const bytes = Number(match[1]) * multiplier;
   if (!Number.isFinite(bytes) || bytes <= 0) {
-    throw new UserError(`${what} '${text}' must be greater than zero`);
+    throw valueError(`${what} '${text}' must be greater than zero`);
   }
   return Math.round(bytes);
 }
@@ -43,7 +43,7 @@ export function parseRate(text: string, what = 'rate'): number {
   try {
     return parseSize(withoutPerSecond, what);
   } catch {
-    throw new UserError(`cannot parse ${what} '${text}': use a rate such as 50MB/s, 1.5GiB/s or 200M`);
+    throw valueError(`cannot parse ${what} '${text}': use a rate such as 50MB/s, 1.5GiB/s or 200M`);
   }
 }
 
@@ -51,7 +51,7 @@ export function parseRate(text: string, what = 'rate'): number {
 export function parsePositiveNumber(text: string, what: string): number {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
-    throw new UserError(`${what} must be a positive number, got '${text}'`);
+    throw valueError(`${what} must be a positive number, got '${text}'`);
   }
   return value;
 }
@@ -59,7 +59,7 @@ export function parsePositiveNumber(text: string, what: string): number {
 /** Parses a positive integer; names the flag in the error. */
 export function parsePositiveInt(text: string, what: string): number {
   const value = parsePositiveNumber(text, what);
-  if (!Number.isInteger(value)) throw new UserError(`${what} must be a whole number, got '${text}'`);
+  if (!Number.isInteger(value)) throw valueError(`${what} must be a whole number, got '${text}'`);
   return value;
 }
 
@@ -68,7 +68,7 @@ export function parseFraction(text: string, what: string): number {
   const percent = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(text);
   const value = percent ? Number(percent[1]) / 100 : Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value >= 1) {
-    throw new UserError(`${what} must be a fraction between 0 and 1 or a percentage like 5%, got '${text}'`);
+    throw valueError(`${what} must be a fraction between 0 and 1 or a percentage like 5%, got '${text}'`);
   }
   return value;
 }
@@ -76,9 +76,9 @@ export function parseFraction(text: string, what: string): number {
 /** Parses a duration: '90', '90s', '5m', '1h' into seconds. */
 export function parseDurationSec(text: string, what: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$/.exec(text);
-  if (!match) throw new UserError(`cannot parse ${what} '${text}': use seconds or a unit, e.g. 90, 90s, 5m`);
+  if (!match) throw valueError(`cannot parse ${what} '${text}': use seconds or a unit, e.g. 90, 90s, 5m`);
   const seconds = Number(match[1]) * ({ s: 1, m: 60, h: 3600 } as const)[(match[2] ?? 's') as 's' | 'm' | 'h'];
-  if (seconds <= 0) throw new UserError(`${what} must be greater than zero, got '${text}'`);
+  if (seconds <= 0) throw valueError(`${what} must be greater than zero, got '${text}'`);
   return seconds;
 }
 

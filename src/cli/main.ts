@@ -1,19 +1,56 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
+import { TOOL_VERSION } from '../version.js';
 import type { Io } from './io.js';
+import { EXIT_CODES_HELP, type CommandFactory, type CommandResult } from './program.js';
+import { profileCommand } from './profile.js';
+import { demoCommand } from './demo.js';
+import { doctorCommand } from './doctor.js';
 
+const COMMANDS: CommandFactory[] = [profileCommand, demoCommand, doctorCommand];
+
+/** Parses argv, runs one command and returns its exit code; never calls process.exit. */
 export async function run(argv: string[], io: Io): Promise<number> {
-  const program = new Command('ds-analyzer');
-  program.exitOverride();
+  const result: CommandResult = { exitCode: ExitCode.Ok };
+  const program = new Command('ds-analyzer')
+    .description('find out why a training job waits for data: fetch stalls (storage) versus prep stalls (CPU)')
+    .version(TOOL_VERSION)
+    .enablePositionalOptions()
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ ds-analyzer demo
+  $ ds-analyzer profile --data ./imagenet/train -- python train.py -a resnet18 ./imagenet
+  $ ds-analyzer doctor
+${EXIT_CODES_HELP}`,
+    );
+  for (const factory of COMMANDS) program.addCommand(factory(io, result));
+  for (const command of [program, ...program.commands]) {
+    command.exitOverride().configureOutput({
+      writeOut: io.stdout,
+      writeErr: io.stderr,
+      outputError: (text, write) => write(`ds-analyzer: ${text.replace(/^error: /, '')}`),
+    });
+    if (command !== program) command.passThroughOptions().showHelpAfterError(`(see 'ds-analyzer ${command.name()} --help')`);
+  }
+  if (argv.length === 0) {
+    io.stderr(program.helpInformation());
+    return ExitCode.Usage;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return ExitCode.Ok;
+    return result.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
     if (error instanceof UserError) {
       io.stderr(`ds-analyzer: ${error.message}\n`);
       return error.exitCode;
     }
-    throw error;
+    // A bug of ours: one line for the user, the stack only on request.
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`ds-analyzer: internal error: ${message} (set DSA_DEBUG=1 for the stack; please report it)\n`);
+    if (io.env.DSA_DEBUG && error instanceof Error) io.stderr(`${error.stack}\n`);
+    return ExitCode.Environment;
   }
 }

@@ -1,0 +1,108 @@
+/**
+ * Words shown to users for the bottleneck verdict and its advice, keyed by
+ * bound and severity. Kept apart from the arithmetic (STYLE.md, "Words") so
+ * they can be reviewed and changed in one place.
+ */
+import { formatRate } from '../units.js';
+
+/** Bottleneck kinds of the verdict. */
+export type Bound = 'compute' | 'prep' | 'fetch' | 'unknown';
+/** Severity of a data-bound verdict. */
+export type Severity = 'moderately' | 'highly';
+
+/** Measured numbers the texts interpolate; null when not known. */
+export interface TextContext {
+  /** Fetch stall as a fraction of the iteration time (0 when not significant). */
+  fetchFraction: number | null;
+  /** Prep stall as a fraction of the iteration time (0 when not significant). */
+  prepFraction: number | null;
+  /** Prep plus fetch stall as a fraction of the iteration time, significant or not. */
+  totalStallFraction: number | null;
+  /** Storage read bandwidth measured in the cold mode, bytes/s. */
+  storageReadBytesPerSec: number | null;
+  /** Storage bandwidth the accelerator could consume: G x mean bytes per sample, bytes/s. */
+  neededStorageBytesPerSec: number | null;
+  /** Pre-processing CPU seconds per sample. */
+  prepCpuSecPerSample: number | null;
+  /** Accelerator ingestion rate G, samples/s. */
+  gpuSamplesPerSec: number | null;
+  /** Prep rate P at this CPU count, samples/s. */
+  prepSamplesPerSec: number | null;
+  /** Modes missing for a verdict. */
+  missingModes: string[];
+  /** True when the dominant stall rests on an unproven cache state. */
+  unproven: boolean;
+}
+
+type Text = (c: TextContext) => string;
+type Keyed = {
+  compute: Text;
+  prep: Record<Severity, Text>;
+  fetch: Record<Severity, Text>;
+  unknown: Text;
+};
+
+const pct = (f: number | null): string => (f === null ? '?%' : `${Math.round(f * 100)}%`);
+const rate = (b: number | null): string => (b === null ? 'an unmeasured rate' : formatRate(b));
+const perSec = (s: number | null): string => (s === null ? '?' : s >= 100 ? s.toFixed(0) : s.toPrecision(3));
+const unprovenTag = (c: TextContext): string => (c.unproven ? ' (cache state unproven: see caveats)' : '');
+const otherStall = (other: number | null, what: string): string =>
+  other !== null && other > 0 ? `, ${pct(other)} on ${what}` : '';
+
+/** One-line verdicts, e.g. 'highly fetch-bound: 62% of each iteration waits on storage'. */
+export const VERDICT_TEXT: Keyed = {
+  compute: (c) => `compute-bound: data stalls take ${pct(c.totalStallFraction)} of each iteration`,
+  prep: {
+    moderately: (c) =>
+      `moderately prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
+      `${otherStall(c.fetchFraction, 'storage')}${unprovenTag(c)}`,
+    highly: (c) =>
+      `highly prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
+      `${otherStall(c.fetchFraction, 'storage')}${unprovenTag(c)}`,
+  },
+  fetch: {
+    moderately: (c) =>
+      `moderately fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on storage` +
+      `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
+    highly: (c) =>
+      `highly fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on storage` +
+      `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
+  },
+  unknown: (c) => `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`,
+};
+
+const cpusNeeded = (c: TextContext): string =>
+  c.prepCpuSecPerSample !== null && c.gpuSamplesPerSec !== null
+    ? ` Keeping up with the accelerator (${perSec(c.gpuSamplesPerSec)} samples/s) takes about ` +
+      `${(c.prepCpuSecPerSample * c.gpuSamplesPerSec).toFixed(1)} CPU cores of pre-processing ` +
+      `(${(c.prepCpuSecPerSample * 1000).toFixed(1)} CPU-ms per sample).`
+    : '';
+
+const storageNeeded = (c: TextContext): string =>
+  c.neededStorageBytesPerSec !== null
+    ? ` The accelerator could consume ${rate(c.neededStorageBytesPerSec)}; storage delivered ${rate(c.storageReadBytesPerSec)}.`
+    : ` Storage delivered ${rate(c.storageReadBytesPerSec)}.`;
+
+/** One piece of advice per verdict. */
+export const ADVICE_TEXT: Keyed = {
+  compute: () => 'The data pipeline keeps up with the accelerator: nothing to change in data loading.',
+  prep: {
+    moderately: (c) =>
+      `Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) falls behind the accelerator.` +
+      `${cpusNeeded(c)} Add loader workers or CPUs, or make transforms cheaper.`,
+    highly: (c) =>
+      `Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) is the bottleneck.${cpusNeeded(c)}` +
+      ' Add loader workers or CPUs, make transforms cheaper (decode at lower resolution, cache decoded data),' +
+      ' or decode on the GPU (NVIDIA DALI).',
+  },
+  fetch: {
+    moderately: (c) =>
+      `Storage reads slow training.${storageNeeded(c)}` +
+      ' More page cache (memory) for the dataset or a local cache copy would remove most of the stall.',
+    highly: (c) =>
+      `Storage is the bottleneck.${storageNeeded(c)}` +
+      ' Give the page cache room for the dataset, copy it to faster local storage, or keep a local cache' +
+      ' copy (e.g. a MinIO-style cache as in CoorDL); more CPUs will not help.',
+  },
+  unknown: (c) => `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`,
+};

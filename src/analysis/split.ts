@@ -1,0 +1,224 @@
+/**
+ * The differential split (DESIGN.md, "The differential method"): compute from
+ * the synthetic mode, prep stall = T_cached - T_synthetic, fetch stall =
+ * T_cold - T_cached, with confidence intervals, rates and a verdict.
+ */
+import type { Mode } from '../schema/events.js';
+import type { Analysis, Estimate, IterationSummary, ModeResult } from '../schema/profile.js';
+import { ADVICE_TEXT, VERDICT_TEXT, type Bound, type Severity, type TextContext } from './advice-text.js';
+
+/** The modes of one profile; a partial profile lacks some. */
+export interface ModeResults {
+  synthetic?: ModeResult;
+  cached?: ModeResult;
+  cold?: ModeResult;
+}
+
+/** Below this share of the iteration time, data stalls are not worth acting on. */
+export const STALL_THRESHOLD = 0.1;
+/** From this share of the iteration time on, a stall is 'highly' limiting. */
+export const HIGH_STALL_THRESHOLD = 0.5;
+
+type Usable = ModeResult & { summary: IterationSummary };
+
+const NEEDED_FOR: Record<Mode, string> = {
+  synthetic: 'compute time and prep stall',
+  cached: 'prep and fetch stalls',
+  cold: 'fetch stall and the real iteration time',
+};
+
+const STATE_WORD: Record<Mode, string> = {
+  synthetic: 'synthetic (loader not consulted)',
+  cached: 'cached',
+  cold: 'cold',
+};
+
+/**
+ * The differential split of a profile's modes into compute, prep stall and
+ * fetch stall per iteration, with rates, a verdict and advice. A missing mode
+ * gives null figures and a caveat; a mode that ended early but has a summary
+ * is used with a caveat; figures resting on a mode whose cache state was not
+ * proven are marked `proven: false` and the caveat gives the mode's reason.
+ */
+export function analyze(modes: ModeResults): Analysis {
+  const caveats: string[] = [];
+  const syn = usable('synthetic', modes.synthetic, caveats);
+  const cached = usable('cached', modes.cached, caveats);
+  const cold = usable('cold', modes.cold, caveats);
+
+  const tSyn = syn && iterEstimate(syn);
+  const tCached = cached && iterEstimate(cached);
+  const tCold = cold && iterEstimate(cold);
+
+  const computeMs = tSyn;
+  const prepStallMs = tCached && tSyn ? difference(tCached, tSyn) : null;
+  const fetchStallMs = tCold && tCached ? difference(tCold, tCached) : null;
+
+  // Fractions are of the real training pace (cold); without it, of the slowest
+  // mode measured, which is the closest available stand-in.
+  const iterMs = tCold ?? slowest([tCached, tSyn]);
+  const prepStallFraction = fraction(prepStallMs, iterMs);
+  const fetchStallFraction = fraction(fetchStallMs, iterMs);
+
+  const gpuSamplesPerSec = syn && rateOf(syn.summary);
+  const prepSamplesPerSec = cached && rateOf(cached.summary);
+  const coldSamplesPerSec = cold && rateOf(cold.summary);
+  const storageReadBytesPerSec = cold ? cold.storageReadBytesPerSec : null;
+  const memoryReadBytesPerSec = cached && memoryRate(cached);
+  const prepCpuSecPerSample =
+    syn && cached && syn.jobCpuSecPerSample !== null && cached.jobCpuSecPerSample !== null
+      ? Math.max(0, cached.jobCpuSecPerSample - syn.jobCpuSecPerSample)
+      : null;
+
+  // Whether a stall is real: its 95% CI must exclude 0, otherwise it is noise.
+  const sigPrep = significant(prepStallMs) ? prepStallFraction : 0;
+  const sigFetch = significant(fetchStallMs) ? fetchStallFraction : 0;
+  const missingModes = (['synthetic', 'cached', 'cold'] as const).filter(
+    (m) => ({ synthetic: syn, cached, cold })[m] === null,
+  );
+
+  let bound: Bound;
+  let severity: Severity | null = null;
+  if (missingModes.length > 0 || sigPrep === null || sigFetch === null) {
+    bound = 'unknown';
+  } else if (sigPrep + sigFetch < STALL_THRESHOLD) {
+    // Stalls under 10% of the iteration: the accelerator sets the pace.
+    bound = 'compute';
+  } else {
+    // Data-bound even when compute is the largest single share: removing the
+    // stall would speed every iteration up by that much. The larger stall names it.
+    bound = sigFetch > sigPrep ? 'fetch' : 'prep';
+    severity = Math.max(sigFetch, sigPrep) >= HIGH_STALL_THRESHOLD ? 'highly' : 'moderately';
+  }
+
+  const dominant = bound === 'fetch' ? fetchStallMs : bound === 'prep' ? prepStallMs : null;
+  const bytesPerSampleValue = (cold && bytesPerSample(cold)) ?? (cached && bytesPerSample(cached));
+  const context: TextContext = {
+    fetchFraction: sigFetch,
+    prepFraction: sigPrep,
+    totalStallFraction:
+      prepStallFraction !== null && fetchStallFraction !== null ? prepStallFraction + fetchStallFraction : null,
+    storageReadBytesPerSec,
+    neededStorageBytesPerSec:
+      gpuSamplesPerSec !== null && bytesPerSampleValue !== null ? gpuSamplesPerSec * bytesPerSampleValue : null,
+    prepCpuSecPerSample,
+    gpuSamplesPerSec,
+    prepSamplesPerSec,
+    missingModes,
+    unproven: dominant !== null && !dominant.proven,
+  };
+  const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];
+  const advice = bound === 'compute' || bound === 'unknown' ? ADVICE_TEXT[bound] : ADVICE_TEXT[bound][severity!];
+
+  return {
+    computeMs,
+    prepStallMs,
+    fetchStallMs,
+    iterMs,
+    prepStallFraction,
+    fetchStallFraction,
+    gpuSamplesPerSec,
+    prepSamplesPerSec,
+    coldSamplesPerSec,
+    storageReadBytesPerSec,
+    memoryReadBytesPerSec,
+    prepCpuSecPerSample,
+    verdict: { bound, severity, text: text(context) },
+    advice: advice(context),
+    caveats,
+  };
+}
+
+/** The mode if it can be used, adding caveats for what is missing, partial or unproven. */
+function usable(mode: Mode, result: ModeResult | undefined, caveats: string[]): Usable | null {
+  if (result === undefined) {
+    caveats.push(`no ${mode} mode: the ${NEEDED_FOR[mode]} are unknown`);
+    return null;
+  }
+  if (result.summary === null) {
+    caveats.push(
+      `${mode} mode has too few measured iterations (${result.status}, stopped by ${result.stopReason}): ` +
+        `the ${NEEDED_FOR[mode]} are unknown`,
+    );
+    return null;
+  }
+  if (result.status !== 'ok') {
+    caveats.push(
+      `${mode} mode ended early (${result.status}, stopped by ${result.stopReason}): its figures come from a partial run`,
+    );
+  }
+  if (!result.state.proven) {
+    caveats.push(
+      `${mode} mode: the ${STATE_WORD[mode]} state was not proven (${result.state.reason}); ` +
+        'figures built on it are marked unproven',
+    );
+  }
+  return result as Usable;
+}
+
+function iterEstimate(m: Usable): Estimate {
+  const e = m.summary.iterMs;
+  return { mean: e.mean, halfWidth: e.halfWidth, proven: e.proven && m.state.proven };
+}
+
+/**
+ * a - b clamped at 0 (a stall cannot be negative; a negative difference is
+ * noise). The two modes are independent runs, so variances add and the
+ * half-widths combine as sqrt(a^2 + b^2).
+ */
+function difference(a: Estimate, b: Estimate): Estimate {
+  return {
+    mean: Math.max(0, a.mean - b.mean),
+    halfWidth: a.halfWidth !== null && b.halfWidth !== null ? Math.hypot(a.halfWidth, b.halfWidth) : null,
+    proven: a.proven && b.proven,
+  };
+}
+
+function slowest(estimates: (Estimate | null)[]): Estimate | null {
+  let best: Estimate | null = null;
+  for (const e of estimates) if (e !== null && (best === null || e.mean > best.mean)) best = e;
+  return best;
+}
+
+/** Share of the iteration time, kept within [0, 1] (noise could push a stall past a faster cold run). */
+function fraction(part: Estimate | null, whole: Estimate | null): number | null {
+  if (part === null || whole === null || !(whole.mean > 0)) return null;
+  return Math.min(1, Math.max(0, part.mean / whole.mean));
+}
+
+/** A stall whose 95% CI includes 0 is not called a bottleneck; without a CI, any positive mean counts. */
+function significant(stall: Estimate | null): boolean {
+  if (stall === null) return false;
+  return stall.halfWidth === null ? stall.mean > 0 : stall.mean - stall.halfWidth > 0;
+}
+
+/** samples / T, samples per second of the mode's pace-setting rank. */
+function rateOf(s: IterationSummary): number | null {
+  return s.iterMs.mean > 0 ? s.samplesPerIter / (s.iterMs.mean / 1000) : null;
+}
+
+/** Mean bytes per consumed sample over the whole run of the mode (all ranks). */
+function bytesPerSample(m: ModeResult): number | null {
+  let samples = 0;
+  for (const r of m.ranks) for (const it of r.iterations) samples += it.samples;
+  return samples > 0 && m.state.consumedBytes > 0 ? m.state.consumedBytes / samples : null;
+}
+
+/**
+ * Bytes per second the whole job (all ranks) consumed from memory in the
+ * cached mode: the measured-window sample rate of each rank times the mean
+ * bytes per sample, so it compares with the cold mode's storage throughput,
+ * which is also measured over the whole process tree.
+ */
+function memoryRate(m: Usable): number | null {
+  const perSample = bytesPerSample(m);
+  if (perSample === null) return null;
+  let samplesPerSec = 0;
+  let ranked = false;
+  for (const r of m.ranks) {
+    if (r.summary === null) continue;
+    samplesPerSec += r.summary.samplesPerSec;
+    ranked = true;
+  }
+  return (ranked ? samplesPerSec : m.summary.samplesPerSec) * perSample;
+}

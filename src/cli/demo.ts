@@ -1,0 +1,123 @@
+import { Command } from 'commander';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateDataset } from '../emulator/generate-dataset.js';
+import { impliedSplit, type EmulatorSettings } from '../emulator/expected.js';
+import { PageCacheState } from '../profile/cache-state.js';
+import { newProfilePath } from '../profile/profile-store.js';
+import { MODES } from '../schema/events.js';
+import type { Profile } from '../schema/profile.js';
+import { detectCgroups } from '../system/cgroups.js';
+import { diskDeviceOf } from '../system/cgroups.js';
+import { table } from '../report/format.js';
+import { formatBytes, formatRate } from '../units.js';
+import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { runAndReport } from './run-and-report.js';
+import type { Io } from './io.js';
+
+/** The demo's emulated job: every stage significant, so all three parts of the split show. */
+const DEMO = {
+  full: { files: 256, fileBytes: 1 << 20, batchSize: 8, workers: 2, computeMs: 20, prepMs: 8, storageBw: 80e6 },
+  quick: { files: 64, fileBytes: 256 << 10, batchSize: 4, workers: 2, computeMs: 10, prepMs: 15, storageBw: 12.5e6 },
+} as const;
+
+const EMULATOR = fileURLToPath(new URL('../emulator/job.js', import.meta.url));
+
+export const demoCommand: CommandFactory = (io, result) =>
+  new Command('demo')
+    .description('profile a built-in emulated training job on a generated dataset: no GPU, no Python needed')
+    .option('--quick', 'a smaller dataset and faster job (about a minute)')
+    .option('--dataset-dir <dir>', 'where the generated dataset lives (reused between runs)')
+    .option('--profiles-dir <dir>', 'folder for the profile', 'profiles')
+    .option('--no-throttle', 'do not throttle storage even where permitted')
+    .option('--json', 'print only the profile JSON on stdout')
+    .addHelpText(
+      'after',
+      `
+The demo generates a dataset of real compressed files (${formatBytes(DEMO.full.files * DEMO.full.fileBytes)}, cached
+between runs), then profiles an emulated job that reads them in worker threads,
+decompresses and pre-processes them on the CPU, and sleeps a set compute time
+per batch as an accelerator would. Where the machine permits (root, cgroup
+blkio/io), cold storage is throttled so the fetch stall shows.
+
+Examples:
+  $ ds-analyzer demo
+  $ ds-analyzer demo --quick --json > demo-profile.json
+${EXIT_CODES_HELP}`,
+    )
+    .action(async (options: { quick?: boolean; datasetDir?: string; profilesDir: string; throttle: boolean; json?: boolean }) => {
+      const preset = options.quick ? DEMO.quick : DEMO.full;
+      const datasetDir = resolve(io.cwd, options.datasetDir ?? join(cacheHome(io), 'ds-analyzer', `demo-${preset.files}x${preset.fileBytes}`));
+      const say = (text: string) => io.stderr(`${text}\n`);
+      say(`demo: dataset of ${preset.files} files of ${formatBytes(preset.fileBytes)} in ${datasetDir}`);
+      const dataset = await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 });
+      say(dataset.reused ? 'demo: reusing the generated dataset' : `demo: generated ${formatBytes(dataset.bytes)}`);
+
+      const throttleReason = options.throttle ? throttleBlocker(datasetDir) : 'disabled by --no-throttle';
+      const storageBw = throttleReason === null ? preset.storageBw : null;
+      if (throttleReason) say(`demo: storage is not throttled (${throttleReason}); the cold mode reads at the disk's own speed`);
+      else say(`demo: cold storage throttled to ${formatRate(preset.storageBw)}`);
+
+      const argv = [process.execPath, EMULATOR, '--data', datasetDir, '--batch-size', String(preset.batchSize), '--workers', String(preset.workers), '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs)];
+      const jobName = 'emulated-demo';
+      const { exitCode, outcome } = await runAndReport(
+        {
+          argv,
+          cwd: io.cwd,
+          jobName,
+          dataRoots: [datasetDir],
+          modes: [...MODES],
+          precision: 0.03,
+          minIterations: 60,
+          maxIterations: 600,
+          timeoutSec: 300,
+          stopGraceSec: 20,
+          killGraceSec: 5,
+          storageBwBytesPerSec: storageBw,
+          dropCaches: false,
+          sync: true,
+          pollMs: 250,
+          outFile: newProfilePath(resolve(io.cwd, options.profilesDir), jobName),
+          cacheState: new PageCacheState({ dropCaches: false, coldKeeperIntervalMs: 250, warmConcurrency: 8 }),
+          nvidiaSmi: null,
+        },
+        io,
+        { json: Boolean(options.json) },
+      );
+      const settings: EmulatorSettings = { ...preset, cpus: outcome.profile.host.cpus, meanFileBytes: outcome.profile.dataset.meanFileBytes, storageBwBytesPerSec: storageBw };
+      const report = options.json ? io.stderr : io.stdout;
+      report(`\n${renderSettingsCheck(outcome.profile, settings)}`);
+      result.exitCode = exitCode;
+    });
+
+/** Why storage cannot be throttled here, or null when it can. */
+function throttleBlocker(datasetDir: string): string | null {
+  const io = detectCgroups().controllers.io;
+  if (!io.writable) return io.reason;
+  if (!diskDeviceOf(datasetDir)) return 'the dataset is not on a local block device';
+  return null;
+}
+
+function cacheHome(io: Io): string {
+  return io.env.XDG_CACHE_HOME || join(io.env.HOME || homedir(), '.cache');
+}
+
+/** Measured split next to what the emulator's settings imply: the demo checks itself. */
+export function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): string {
+  const implied = impliedSplit(settings);
+  const a = profile.analysis;
+  const rows = [['per iteration', 'set by the emulator', 'measured', 'error']];
+  const add = (name: string, expected: number | null, measured: number | undefined) => {
+    const error = expected !== null && measured !== undefined && expected > 0 ? `${(((measured - expected) / expected) * 100).toFixed(1)}%` : '—';
+    rows.push([name, expected === null ? 'disk speed' : `${expected.toFixed(1)} ms`, measured === undefined ? '—' : `${measured.toFixed(1)} ms`, error]);
+  };
+  add('compute', implied.computeMs, a?.computeMs?.mean);
+  add('prep stall', implied.prepStallMs, a?.prepStallMs?.mean);
+  add('fetch stall', implied.fetchStallMs, a?.fetchStallMs?.mean);
+  const header =
+    `The emulated job was set to: compute ${settings.computeMs} ms/batch, prep ${settings.prepMs} ms/sample on ${settings.workers} workers, ` +
+    `${settings.batchSize} samples of ${formatBytes(settings.meanFileBytes)} per batch` +
+    (settings.storageBwBytesPerSec ? `, storage ${formatRate(settings.storageBwBytesPerSec)}.` : ', storage unthrottled.');
+  return `${header}\n${table(rows, [1, 2, 3])}\n`;
+}

@@ -1,0 +1,121 @@
+import { Command, Option } from 'commander';
+import { basename, resolve } from 'node:path';
+import { ExitCode, UserError } from '../errors.js';
+import { PageCacheState } from '../profile/cache-state.js';
+import { newProfilePath } from '../profile/profile-store.js';
+import type { ProfileRunInput } from '../profile/run-profile.js';
+import { MODES, ModeSchema, type Mode } from '../schema/events.js';
+import { parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
+import { collect, EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { runAndReport } from './run-and-report.js';
+import type { Io } from './io.js';
+
+/** Options of `profile` as commander hands them over (strings, unparsed). */
+interface RawProfileOptions {
+  data?: string[];
+  modes: string;
+  precision: string;
+  minIterations: string;
+  maxIterations: string;
+  timeout: string;
+  storageBw?: string;
+  dropCaches?: boolean;
+  sync: boolean;
+  out?: string;
+  profilesDir: string;
+  name?: string;
+  json?: boolean;
+  stopGrace: string;
+  nvidiaSmi: string;
+}
+
+export const DEFAULTS = {
+  precision: '5%',
+  minIterations: '50',
+  maxIterations: '2000',
+  timeout: '15m',
+  stopGrace: '30s',
+  profilesDir: 'profiles',
+} as const;
+
+export const profileCommand: CommandFactory = (io, result) =>
+  new Command('profile')
+    .description('run a training command in synthetic, cached and cold modes and split its iteration time into compute, prep stall and fetch stall')
+    .argument('[command...]', 'the training command, after --')
+    .option('--data <dir>', 'dataset folder the job reads (repeatable)', collect)
+    .option('--modes <list>', 'modes to run, in order', MODES.join(','))
+    .option('--precision <pct>', 'stop a mode when the 95% CI of the iteration time is within this', DEFAULTS.precision)
+    .option('--min-iterations <n>', 'measured iterations before precision may stop a mode', DEFAULTS.minIterations)
+    .option('--max-iterations <n>', 'iteration budget per mode (DSA_ITERATIONS)', DEFAULTS.maxIterations)
+    .option('--timeout <duration>', 'kill the job tree after this long in one mode', DEFAULTS.timeout)
+    .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), e.g. 50MB/s')
+    .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
+    .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
+    .option('--out <file>', 'profile file to write (default: PROFILES_DIR/<name>-<time>.json)')
+    .option('--profiles-dir <dir>', 'folder for profiles', DEFAULTS.profilesDir)
+    .option('--name <name>', 'job name shown in reports (default: the script name)')
+    .option('--json', 'print only the profile JSON on stdout')
+    .option('--stop-grace <duration>', 'time the job gets to exit after it is asked to stop', DEFAULTS.stopGrace)
+    .addOption(new Option('--nvidia-smi <command>', 'nvidia-smi to sample GPUs with').default('nvidia-smi').hideHelp())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ ds-analyzer profile --data ./imagenet/train -- python train.py -a resnet18 ./imagenet
+  $ ds-analyzer profile --data /data/shards --storage-bw 200MB/s --precision 2% -- torchrun --nproc_per_node 2 train.py
+  $ ds-analyzer profile --data ./ds --modes cached,cold --json -- ./my-job --epochs 1 > profile.json
+
+The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
+(docs/protocol.md). PyTorch scripts need no change (see README).
+${EXIT_CODES_HELP}`,
+    )
+    .action(async (command: string[], raw: RawProfileOptions) => {
+      const input = parseProfileOptions(command, raw, io);
+      result.exitCode = (await runAndReport(input, io, { json: Boolean(raw.json) })).exitCode;
+    });
+
+/** Turns commander's strings into a validated run input; every error names its flag. */
+export function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
+  if (command.length === 0) {
+    throw new UserError(`no training command: put it after '--', e.g. ds-analyzer profile --data ./ds -- python train.py`, ExitCode.Usage);
+  }
+  if (!raw.data || raw.data.length === 0) {
+    throw new UserError(`--data is required: pass the folder the job reads its samples from`, ExitCode.Usage);
+  }
+  const modes = parseModes(raw.modes);
+  const jobName = raw.name ?? (basename(command.find((arg, k) => k > 0 && !arg.startsWith('-')) ?? command[0]) || 'job');
+  const profilesDir = resolve(io.cwd, raw.profilesDir);
+  return {
+    argv: command,
+    cwd: io.cwd,
+    jobName,
+    dataRoots: raw.data.map((dir) => resolve(io.cwd, dir)),
+    modes,
+    precision: parseFraction(raw.precision, '--precision'),
+    minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
+    maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
+    timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
+    stopGraceSec: parseDurationSec(raw.stopGrace, '--stop-grace'),
+    killGraceSec: 10,
+    storageBwBytesPerSec: raw.storageBw ? parseRate(raw.storageBw, '--storage-bw') : null,
+    dropCaches: Boolean(raw.dropCaches),
+    sync: raw.sync,
+    pollMs: 250,
+    outFile: raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName),
+    cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), coldKeeperIntervalMs: 250, warmConcurrency: 8 }),
+    nvidiaSmi: raw.nvidiaSmi,
+  };
+}
+
+function parseModes(text: string): Mode[] {
+  const modes = text.split(',').map((m) => m.trim()).filter(Boolean);
+  for (const mode of modes) {
+    if (!ModeSchema.safeParse(mode).success) {
+      throw new UserError(`--modes: unknown mode '${mode}'; use any of ${MODES.join(', ')}`, ExitCode.BadValue);
+    }
+  }
+  if (modes.length === 0 || new Set(modes).size !== modes.length) {
+    throw new UserError(`--modes must list each of ${MODES.join(', ')} at most once`, ExitCode.BadValue);
+  }
+  return modes as Mode[];
+}

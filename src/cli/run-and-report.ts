@@ -1,0 +1,67 @@
+import { ExitCode, UserError } from '../errors.js';
+import { runProfile, type ProfileRunInput, type ProfileRunOutcome } from '../profile/run-profile.js';
+import { createProgress } from '../report/progress.js';
+import { renderSummary } from '../report/terminal.js';
+import type { Io } from './io.js';
+
+/**
+ * Runs a profile with live progress on stderr, then prints the summary (or,
+ * with json, only the profile on stdout) and explains a failure.
+ */
+export async function runAndReport(
+  input: ProfileRunInput,
+  io: Io,
+  options: { json: boolean },
+): Promise<{ exitCode: number; outcome: ProfileRunOutcome }> {
+  const progress = createProgress(io.stderr, io.isTTY);
+  const outcome = await runProfile(input, {
+    onModeStart: (mode) => progress.line(`${mode}: starting the job`),
+    onProgress: (p) => progress.update(p),
+    onModeDone: (result) =>
+      progress.line(
+        `${result.mode}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
+          `${result.summary?.measuredIterations ?? 0} measured iterations; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`,
+      ),
+    onWarning: (message) => progress.line(`warning: ${message}`),
+    onSignal: (handler) => io.onSignal(handler),
+  });
+  const summary = renderSummary(outcome.profile, outcome.path);
+  if (options.json) {
+    io.stdout(JSON.stringify(outcome.profile, null, 1) + '\n');
+  } else {
+    io.stdout('\n' + summary);
+  }
+  return { exitCode: explainOutcome(outcome, io), outcome };
+}
+
+function explainOutcome(outcome: ProfileRunOutcome, io: Io): number {
+  const modes = Object.values(outcome.profile.modes);
+  const failed = modes.find((m) => m.status !== 'ok');
+  const saved = modes.filter((m) => m.status === 'ok').map((m) => m.mode);
+  const savedText = saved.length ? `the ${saved.join(' and ')} mode${saved.length > 1 ? 's are' : ' is'} saved in ${outcome.path}` : `nothing was measured (${outcome.path})`;
+  if (outcome.exitCode === ExitCode.Interrupted) {
+    io.stderr(`ds-analyzer: interrupted; ${savedText}\n`);
+    return ExitCode.Interrupted;
+  }
+  if (outcome.exitCode !== ExitCode.JobFailed || !failed) return outcome.exitCode;
+  const iterations = failed.ranks.reduce((sum, r) => sum + r.iterations.length, 0);
+  if (iterations === 0 && failed.badEventLines > 0) {
+    throw new UserError(
+      `the job's events in ${failed.logs.stdout.replace(/stdout\.log$/, 'events')} hold ${failed.badEventLines} line(s) and none is a protocol v1 event: see docs/protocol.md; ${savedText}`,
+      ExitCode.CorruptFile,
+    );
+  }
+  const how =
+    failed.stopReason === 'timeout'
+      ? 'hit the per-mode --timeout'
+      : failed.stopReason === 'no-iterations'
+        ? 'reported no iterations: it must speak the event protocol (docs/protocol.md)'
+        : failed.jobSignal
+          ? `was killed by ${failed.jobSignal}`
+          : `exited with code ${failed.jobExitCode}`;
+  io.stderr(`ds-analyzer: the job ${how} in ${failed.mode} mode; ${savedText}\n`);
+  if (outcome.failureTail) {
+    io.stderr(`last lines of its output (${failed.logs.stderr}):\n${outcome.failureTail.replace(/^/gm, '  | ')}\n`);
+  }
+  return ExitCode.JobFailed;
+}

@@ -1,0 +1,231 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { performance } from 'node:perf_hooks';
+import { UserError } from '../errors.js';
+import { ENV, MODES, type Mode } from '../schema/events.js';
+import { fromEnv, readProtocolEnv, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
+import { listDatasetFiles } from './generate-dataset.js';
+import { Loader, type Batch } from './loader.js';
+
+/**
+ * The emulated training job: `node dist/src/emulator/job.js --data DIR [options]`.
+ * A training loop over a DataLoader-like loader (./loader.ts) with real file
+ * reads and real CPU pre-processing, and an emulated accelerator that sleeps
+ * --compute-ms per batch (as MLPerf Storage and DLIO emulate accelerators).
+ * It speaks the event protocol v1 when DSA_MODE is set, and runs unprofiled
+ * (printing only a summary line) when it is not.
+ */
+
+/** Options of the emulated job. */
+export interface JobOptions {
+  /** Dataset folder. */
+  data: string;
+  /** Samples per batch. */
+  batchSize: number;
+  /** Loader worker threads (0: load in the training loop's thread). */
+  workers: number;
+  /** Batches in flight per worker. */
+  prefetchFactor: number;
+  /** Emulated accelerator time per batch, ms. */
+  computeMs: number;
+  /** Pre-processing wall-clock time per sample, ms. */
+  prepMs: number;
+  /** Epochs to run; default 1, or unbounded when an iteration budget is set. */
+  epochs?: number;
+  /** Iteration budget; overrides DSA_ITERATIONS. */
+  iterations?: number;
+  /** Seed of the epoch permutations. */
+  seed: number;
+  /** Exit with code 3 after this many iterations. */
+  crashAtIteration?: number;
+  /** Crash only when DSA_MODE equals this mode. */
+  crashMode?: Mode;
+}
+
+/** Exit code of a crash asked for with --crash-at-iteration. */
+export const CRASH_EXIT_CODE = 3;
+
+function integer(min: number) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isInteger(value) || value < min) {
+      throw new InvalidArgumentError(`expected an integer of at least ${min}, got '${text}'`);
+    }
+    return value;
+  };
+}
+
+function milliseconds(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidArgumentError(`expected a number of milliseconds >= 0, got '${text}'`);
+  }
+  return value;
+}
+
+function parseOptions(argv: readonly string[]): JobOptions {
+  const program = new Command('ds-analyzer-emulated-job')
+    .description('Emulated training job (DataLoader-like loader, sleeping accelerator) speaking the ds-analyzer event protocol v1')
+    .requiredOption('--data <dir>', 'dataset folder (sample-NNNNN.bin files of a generated dataset)')
+    .option('--batch-size <n>', 'samples per batch', integer(1), 8)
+    .option('--workers <n>', 'loader worker threads (0: load in the training loop)', integer(0), 2)
+    .option('--prefetch-factor <k>', 'batches in flight per worker', integer(1), 2)
+    .option('--compute-ms <ms>', 'emulated accelerator time per batch', milliseconds, 20)
+    .option('--prep-ms <ms>', 'CPU pre-processing time per sample', milliseconds, 2)
+    .option('--epochs <n>', 'epochs to run (default 1, unbounded with an iteration budget)', integer(1))
+    .option('--iterations <n>', `iteration budget (default: ${ENV.iterations}, else --epochs)`, integer(1))
+    .option('--seed <n>', 'seed of the epoch permutations', integer(0), 1)
+    .option('--crash-at-iteration <n>', `for tests: exit with code ${CRASH_EXIT_CODE} after n iterations`, integer(0))
+    .addOption(new Option('--crash-mode <mode>', `crash only when ${ENV.mode} is this mode`).choices(MODES))
+    .exitOverride()
+    .parse(argv, { from: 'user' });
+  return program.opts<JobOptions>();
+}
+
+function nowMs(): number {
+  return performance.now();
+}
+
+async function sleepUntil(deadlineMs: number): Promise<void> {
+  // setTimeout may fire up to a millisecond early against performance.now(); loop until the deadline.
+  for (;;) {
+    const leftMs = deadlineMs - nowMs();
+    if (leftMs <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(leftMs))));
+  }
+}
+
+async function* realBatches(loader: Loader, epochs: number): AsyncGenerator<Batch> {
+  for (let epoch = 0; epoch < epochs; epoch++) yield* loader.epoch(epoch);
+}
+
+async function* syntheticBatches(loader: Loader): AsyncGenerator<Batch> {
+  // One batch from the real loader, then the loader is never consulted again.
+  const first = await loader.epoch(0, 1).next();
+  void loader.close();
+  if (first.done) return;
+  yield first.value;
+  // bytes: bytes read from files for the batch; a replayed batch reads none.
+  const replay: Batch = { ...first.value, bytes: 0 };
+  for (;;) yield replay;
+}
+
+function formatMs(ms: number): string {
+  return ms.toFixed(ms < 10 ? 2 : 1);
+}
+
+async function run(argv: readonly string[]): Promise<number> {
+  const options = parseOptions(argv);
+  const env = readProtocolEnv(process.env);
+  const files = listDatasetFiles(options.data);
+  const budget = options.iterations ?? env.iterations ?? Infinity;
+  const epochs = options.epochs ?? (Number.isFinite(budget) ? Infinity : 1);
+  const crashAt =
+    options.crashAtIteration !== undefined && (options.crashMode === undefined || options.crashMode === env.mode)
+      ? options.crashAtIteration
+      : undefined;
+
+  const writer: EventWriter | null = fromEnv(process.env, {
+    batchSize: options.batchSize,
+    workers: options.workers,
+    source: 'emulator',
+  });
+  const stop = new StopFile(env.stopFile);
+  const onSignal = (signal: NodeJS.Signals): void => {
+    // Keep what was measured; no end event: the job did not finish its loop.
+    writer?.close();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  const loader = Loader.start({
+    files,
+    batchSize: options.batchSize,
+    workers: options.workers,
+    prefetchFactor: options.prefetchFactor,
+    prepMs: options.prepMs,
+    seed: options.seed,
+    onDecodeOverrun: (overrun) =>
+      process.stderr.write(
+        `emulated job: warning: decoding alone took longer than --prep-ms ${options.prepMs} for ${overrun.overruns} of ${overrun.samples} samples ` +
+          `(mean decode ${formatMs(overrun.meanDecodeMs)} ms); those samples take longer than asked: raise --prep-ms\n`,
+      ),
+  });
+  const source = env.mode === 'synthetic' ? syntheticBatches(loader) : realBatches(loader, epochs);
+
+  const startMs = nowMs();
+  let iterations = 0;
+  let samples = 0;
+  let bytes = 0;
+  let waitTotalMs = 0;
+  let computeTotalMs = 0;
+  let reason: EndReason;
+  try {
+    for (;;) {
+      if (iterations >= budget) {
+        reason = 'budget';
+        break;
+      }
+      if (stop.requested()) {
+        reason = 'stop-file';
+        break;
+      }
+      const askedMs = nowMs();
+      const next = await source.next();
+      if (next.done) {
+        reason = 'exhausted';
+        break;
+      }
+      const receivedMs = nowMs();
+      await sleepUntil(receivedMs + options.computeMs);
+      const doneMs = nowMs();
+      const batch = next.value;
+      writer?.iter(iterations, receivedMs - askedMs, doneMs - receivedMs, batch.samples, batch.bytes);
+      iterations++;
+      samples += batch.samples;
+      bytes += batch.bytes;
+      waitTotalMs += receivedMs - askedMs;
+      computeTotalMs += doneMs - receivedMs;
+      if (crashAt !== undefined && iterations >= crashAt) {
+        process.stderr.write(`emulated job: crashing after ${iterations} iterations as asked (--crash-at-iteration)\n`);
+        writer?.close();
+        process.exit(CRASH_EXIT_CODE);
+      }
+    }
+  } catch (error) {
+    writer?.end('error', iterations);
+    await loader.close();
+    process.stderr.write(`emulated job: ${(error as Error).message}\n`);
+    return 1;
+  }
+  writer?.end(reason, iterations);
+  await loader.close();
+  const elapsedS = (nowMs() - startMs) / 1000;
+  const per = Math.max(iterations, 1);
+  process.stdout.write(
+    `emulated job: ${iterations} iterations (${reason}), ${samples} samples, ${(bytes / 2 ** 20).toFixed(1)} MiB read in ${elapsedS.toFixed(2)} s; ` +
+      `per iteration: wait ${formatMs(waitTotalMs / per)} ms, compute ${formatMs(computeTotalMs / per)} ms` +
+      `${env.mode ? ` (mode ${env.mode})` : ' (unprofiled)'}\n`,
+  );
+  return 0;
+}
+
+async function main(): Promise<void> {
+  let code: number;
+  try {
+    code = await run(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      code = error.exitCode === 0 ? 0 : 2;
+    } else if (error instanceof UserError) {
+      process.stderr.write(`emulated job: ${error.message}\n`);
+      code = error.exitCode;
+    } else {
+      throw error;
+    }
+  }
+  // Worker threads and timers are gone by now; exit explicitly so nothing left can hold the job.
+  process.exit(code);
+}
+
+await main();

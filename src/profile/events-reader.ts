@@ -1,0 +1,125 @@
+import { openSync, readSync, closeSync, readdirSync, fstatSync } from 'node:fs';
+import { join } from 'node:path';
+import { EventSchema, type EndEvent, type IterEvent, type StartEvent } from '../schema/events.js';
+import type { Iteration } from '../schema/profile.js';
+
+/** What the events of one process said so far. */
+export interface ProcessEvents {
+  /** Events file. */
+  file: string;
+  /** The start event, once seen. */
+  start: StartEvent | null;
+  /** Iterations in arrival order. */
+  iterations: Iteration[];
+  /** The end event, once seen. */
+  end: EndEvent | null;
+  /** Lines that were not valid protocol v1 events. */
+  badLines: number;
+  /** First bad line, shortened, for the error message. */
+  firstBadLine: string | null;
+  /** Lines read in total. */
+  lines: number;
+}
+
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * Reads the job's JSON-lines event files incrementally while the job writes
+ * them. Reading is lenient: a line that does not parse is counted, never
+ * fatal, and a half-written last line waits for its newline.
+ */
+export class EventsReader {
+  private readonly offsets = new Map<string, number>();
+  private readonly partial = new Map<string, string>();
+  private readonly byFile = new Map<string, ProcessEvents>();
+
+  constructor(private readonly dir: string) {}
+
+  /** Reads whatever was appended since the last call; returns one entry per events file. */
+  poll(): ProcessEvents[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir).filter((name) => name.endsWith('.jsonl'));
+    } catch {
+      names = [];
+    }
+    for (const name of names.sort()) this.readNew(join(this.dir, name));
+    return [...this.byFile.values()];
+  }
+
+  /** Reads the rest, treating a final line without newline as complete. */
+  finish(): ProcessEvents[] {
+    const all = this.poll();
+    for (const [file, rest] of this.partial) {
+      if (rest.trim() !== '') this.consumeLine(this.byFile.get(file)!, rest);
+      this.partial.set(file, '');
+    }
+    return all;
+  }
+
+  private readNew(file: string): void {
+    let events = this.byFile.get(file);
+    if (!events) {
+      events = { file, start: null, iterations: [], end: null, badLines: 0, firstBadLine: null, lines: 0 };
+      this.byFile.set(file, events);
+    }
+    let fd: number;
+    try {
+      fd = openSync(file, 'r');
+    } catch {
+      return;
+    }
+    try {
+      let offset = this.offsets.get(file) ?? 0;
+      const size = fstatSync(fd).size;
+      const buffer = Buffer.alloc(Math.min(CHUNK_BYTES, Math.max(size - offset, 1)));
+      let text = this.partial.get(file) ?? '';
+      while (offset < size) {
+        const read = readSync(fd, buffer, 0, buffer.length, offset);
+        if (read <= 0) break;
+        offset += read;
+        text += buffer.toString('utf8', 0, read);
+        const lastNewline = text.lastIndexOf('\n');
+        if (lastNewline < 0) continue;
+        for (const line of text.slice(0, lastNewline).split('\n')) this.consumeLine(events, line);
+        text = text.slice(lastNewline + 1);
+      }
+      this.offsets.set(file, offset);
+      this.partial.set(file, text);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private consumeLine(events: ProcessEvents, line: string): void {
+    if (line.trim() === '') return;
+    events.lines++;
+    let parsed: ReturnType<typeof EventSchema.safeParse>;
+    try {
+      parsed = EventSchema.safeParse(JSON.parse(line));
+    } catch {
+      parsed = { success: false } as ReturnType<typeof EventSchema.safeParse>;
+    }
+    if (!parsed.success) {
+      events.badLines++;
+      events.firstBadLine ??= line.length > 80 ? `${line.slice(0, 77)}...` : line;
+      return;
+    }
+    const event = parsed.data;
+    if (event.type === 'start') events.start = event;
+    else if (event.type === 'end') events.end = event;
+    else events.iterations.push(toIteration(event));
+  }
+}
+
+function toIteration(event: IterEvent): Iteration {
+  const iteration: Iteration = {
+    i: event.i,
+    t: event.t,
+    waitMs: event.waitMs,
+    computeMs: event.computeMs,
+    samples: event.samples,
+  };
+  if (event.bytes !== undefined) iteration.bytes = event.bytes;
+  return iteration;
+}

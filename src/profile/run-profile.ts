@@ -1,0 +1,193 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { analyze } from '../analysis/split.js';
+import { ExitCode, UserError } from '../errors.js';
+import type { Mode } from '../schema/events.js';
+import { PROFILE_SCHEMA_VERSION, type ModeResult, type Profile } from '../schema/profile.js';
+import { listDataset, type Dataset } from '../system/dataset.js';
+import { hostFacts } from '../system/host.js';
+import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
+import { startGpuSampler, type GpuSampler } from '../system/gpu.js';
+import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import { artefactsDir, writeProfile } from './profile-store.js';
+import { runMode, type ModeProgress } from './run-mode.js';
+import type { CacheState } from './cache-state.js';
+import type { SupervisedJob } from './supervisor.js';
+
+/** Everything a profile run needs, already parsed and validated. */
+export interface ProfileRunInput {
+  argv: string[];
+  cwd: string;
+  jobName: string;
+  dataRoots: string[];
+  modes: Mode[];
+  precision: number;
+  minIterations: number;
+  maxIterations: number;
+  timeoutSec: number;
+  stopGraceSec: number;
+  killGraceSec: number;
+  /** Read-bandwidth limit for the cold mode, bytes/s, or null. */
+  storageBwBytesPerSec: number | null;
+  dropCaches: boolean;
+  sync: boolean;
+  pollMs: number;
+  /** Where the profile is written. */
+  outFile: string;
+  cacheState: CacheState;
+  /** nvidia-smi command, or null to skip GPU sampling. */
+  nvidiaSmi: string | null;
+}
+
+export interface ProfileRunHooks {
+  onModeStart?: (mode: Mode) => void;
+  onProgress?: (progress: ModeProgress) => void;
+  onModeDone?: (result: ModeResult) => void;
+  onWarning?: (message: string) => void;
+  /** Registers a SIGINT/SIGTERM handler; returns its remover. */
+  onSignal: (handler: () => void) => () => void;
+}
+
+export interface ProfileRunOutcome {
+  profile: Profile;
+  path: string;
+  /** Ok, JobFailed or Interrupted. */
+  exitCode: ExitCode;
+  /** For a failed job: the last lines of its stderr. */
+  failureTail: string | null;
+}
+
+/**
+ * Runs the requested modes one after another and writes the profile after
+ * each, so a crash or an interrupt leaves every measured mode saved.
+ */
+export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
+  const dataset = await listDataset(input.dataRoots);
+  const warnings: string[] = [];
+  const warn = (message: string) => {
+    warnings.push(message);
+    hooks.onWarning?.(message);
+  };
+  if (!dataset.fitsInMemory) warn('the dataset does not fit in memory: the cached mode cannot be proven');
+  const host = await hostFacts();
+  const profile: Profile = {
+    schemaVersion: PROFILE_SCHEMA_VERSION,
+    tool: { name: TOOL_NAME, version: TOOL_VERSION },
+    createdAt: new Date().toISOString(),
+    status: 'partial',
+    jobName: input.jobName,
+    command: input.argv,
+    options: {
+      data: input.dataRoots,
+      precision: input.precision,
+      maxIterations: input.maxIterations,
+      timeoutSec: input.timeoutSec,
+      storageBwBytesPerSec: input.storageBwBytesPerSec,
+      dropCaches: input.dropCaches,
+      modes: input.modes,
+    },
+    host,
+    dataset: datasetFacts(dataset),
+    modes: {},
+    analysis: null,
+    warnings,
+  };
+
+  const throttle = input.storageBwBytesPerSec ? await createThrottle(dataset, input.storageBwBytesPerSec) : null;
+  const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
+  let interrupted = false;
+  let currentJob: SupervisedJob | null = null;
+  const removeSignalHandler = hooks.onSignal(() => {
+    // First interrupt stops the job gently; the second kills its whole tree.
+    if (interrupted) currentJob?.kill();
+    else void currentJob?.terminate();
+    interrupted = true;
+  });
+
+  let exitCode = ExitCode.Ok;
+  let failureTail: string | null = null;
+  try {
+    for (const mode of input.modes) {
+      if (interrupted) break;
+      hooks.onModeStart?.(mode);
+      const result = await runMode({
+        mode,
+        argv: input.argv,
+        cwd: input.cwd,
+        dataset,
+        modeDir: join(artefactsDir(input.outFile), mode),
+        precision: input.precision,
+        minIterations: input.minIterations,
+        maxIterations: input.maxIterations,
+        timeoutSec: input.timeoutSec,
+        stopGraceSec: input.stopGraceSec,
+        killGraceSec: input.killGraceSec,
+        sync: input.sync,
+        pollMs: input.pollMs,
+        wrapArgv: (argv) => (mode === 'cold' && throttle ? wrapCommand(throttle.procsFiles, argv) : argv),
+        cacheState: input.cacheState,
+        gpu: gpu ?? undefined,
+        onProgress: hooks.onProgress,
+        onJobStarted: (job) => {
+          currentJob = job;
+          if (interrupted) void job.terminate();
+        },
+        interrupted: () => interrupted,
+      });
+      currentJob = null;
+      profile.modes[mode] = result;
+      profile.analysis = analyze(profile.modes);
+      writeProfile(input.outFile, profile);
+      hooks.onModeDone?.(result);
+      if (result.status === 'interrupted') {
+        exitCode = ExitCode.Interrupted;
+        break;
+      }
+      if (result.status === 'failed') {
+        exitCode = ExitCode.JobFailed;
+        failureTail = tail(result.logs.stderr, 20) || tail(result.logs.stdout, 20);
+        break;
+      }
+    }
+    if (interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
+    profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
+    writeProfile(input.outFile, profile);
+  } finally {
+    removeSignalHandler();
+    gpu?.stop();
+    await throttle?.remove();
+  }
+  return { profile, path: input.outFile, exitCode, failureTail };
+}
+
+async function createThrottle(dataset: Dataset, bytesPerSec: number) {
+  if (!dataset.device) {
+    throw new UserError(
+      `--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw`,
+      ExitCode.Environment,
+    );
+  }
+  return createJobCgroup({ name: `${process.pid}`, readBpsDevice: { device: dataset.device, bytesPerSec } });
+}
+
+function datasetFacts(dataset: Dataset): Profile['dataset'] {
+  return {
+    roots: dataset.roots,
+    files: dataset.files.length,
+    bytes: dataset.bytes,
+    meanFileBytes: dataset.meanFileBytes,
+    fileBytesQuantiles: dataset.fileBytesQuantiles,
+    device: dataset.device,
+    fitsInMemory: dataset.fitsInMemory,
+  };
+}
+
+/** The last `lines` lines of a log file, or '' when it cannot be read. */
+export function tail(path: string, lines: number): string {
+  try {
+    const text = readFileSync(path, 'utf8').trimEnd();
+    return text.split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,81 @@
+import type { Mode } from '../schema/events.js';
+import type { StateProof } from '../schema/profile.js';
+
+/** Thresholds a mode's evidence must meet; see docs/method.md. */
+export const PROOF_THRESHOLDS = {
+  /** cached: at least this fraction of the dataset resident before the run. */
+  cachedMinResident: 0.95,
+  /** cached: at most this fraction of consumed bytes read from storage. */
+  cachedMaxRead: 0.05,
+  /** cold: at most this fraction of the dataset resident before the run. */
+  coldMaxResident: 0.05,
+  /** cold: at least this fraction of consumed bytes read from storage. */
+  coldMinRead: 0.9,
+} as const;
+
+export interface ProofInput {
+  mode: Mode;
+  /** Dataset bytes resident just before the job started. */
+  residentBytesBefore: number;
+  datasetBytes: number;
+  /** Storage bytes read by the job's tree, or null when they could not be measured. */
+  readBytes: number | null;
+  readBytesSource: string;
+  /** Bytes of samples the job consumed. */
+  consumedBytes: number;
+  /** Whether the job's start event acknowledged the mode. */
+  jobAcknowledgedMode: boolean;
+  /** Whether the dataset fits in memory available for the page cache. */
+  fitsInMemory: boolean;
+  reEvictions?: number;
+}
+
+const pct = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
+
+/**
+ * Decides whether a mode ran in the cache state it claims, from residency
+ * before the run and the storage bytes the job's tree read during it.
+ */
+export function proveState(input: ProofInput): StateProof {
+  const resident = input.datasetBytes > 0 ? input.residentBytesBefore / input.datasetBytes : 0;
+  const readFraction =
+    input.readBytes !== null && input.consumedBytes > 0 ? input.readBytes / input.consumedBytes : null;
+  const base = {
+    residentBytesBefore: input.residentBytesBefore,
+    datasetBytes: input.datasetBytes,
+    readBytes: input.readBytes,
+    consumedBytes: input.consumedBytes,
+    readFraction,
+    readBytesSource: input.readBytesSource,
+    ...(input.reEvictions !== undefined ? { reEvictions: input.reEvictions } : {}),
+  };
+  const verdict = (proven: boolean, reason: string): StateProof => ({ ...base, proven, reason });
+
+  if (!input.jobAcknowledgedMode) {
+    return verdict(false, `the job never acknowledged ${input.mode} mode in a start event (is it speaking protocol v1?)`);
+  }
+  if (input.mode === 'synthetic') {
+    return verdict(true, 'the job acknowledged synthetic mode: it replays its first batch without the loader');
+  }
+  if (readFraction === null) {
+    return verdict(false, `storage reads of the job could not be measured (${input.readBytesSource})`);
+  }
+  const readText = `${pct(readFraction)} of consumed bytes read from storage`;
+  if (input.mode === 'cached') {
+    if (!input.fitsInMemory) return verdict(false, 'the dataset does not fit in memory, so it cannot stay cached');
+    if (resident < PROOF_THRESHOLDS.cachedMinResident) {
+      return verdict(false, `only ${pct(resident)} of the dataset was in the page cache before the run`);
+    }
+    if (readFraction > PROOF_THRESHOLDS.cachedMaxRead) {
+      return verdict(false, `${readText}: the cache did not hold the dataset during the run`);
+    }
+    return verdict(true, `${pct(resident)} resident before the run; ${readText}`);
+  }
+  if (resident > PROOF_THRESHOLDS.coldMaxResident) {
+    return verdict(false, `${pct(resident)} of the dataset was still in the page cache before the run`);
+  }
+  if (readFraction < PROOF_THRESHOLDS.coldMinRead) {
+    return verdict(false, `only ${readText}: part of the data came from a cache`);
+  }
+  return verdict(true, `${pct(resident)} resident before the run; ${readText}`);
+}

@@ -1,0 +1,177 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { execa } from 'execa';
+import { ExitCode, UserError } from '../errors.js';
+
+/** How a supervised job ended. */
+export interface JobExit {
+  /** Exit code, or null when a signal ended it. */
+  exitCode: number | null;
+  /** Signal that ended it, or null. */
+  signal: string | null;
+  /** True when we asked it to stop (enough data, timeout, interrupt) before it ended. */
+  stopRequested: boolean;
+  /** True when the per-mode timeout fired. */
+  timedOut: boolean;
+}
+
+export interface JobOptions {
+  /** Command and arguments (never a shell string). */
+  argv: string[];
+  /** Extra environment for the job (added to the CLI's own). */
+  env: Record<string, string>;
+  /** Files receiving the job's stdout and stderr. */
+  stdoutFile: string;
+  stderrFile: string;
+  /** Kill the job tree after this many seconds. */
+  timeoutSec: number;
+  /** Seconds between SIGTERM and SIGKILL. */
+  killGraceSec: number;
+  /** Working directory. */
+  cwd: string;
+}
+
+/**
+ * A training job running in its own process group. Its children (DataLoader
+ * workers, torchrun ranks) are in that group too, so the whole tree is
+ * signalled at once. execa's own cleanup does not cover detached children, so
+ * a process 'exit' hook kills the group if the CLI dies first.
+ */
+export class SupervisedJob {
+  readonly pid: number;
+  readonly done: Promise<JobExit>;
+  private stopRequested = false;
+  private timedOut = false;
+  private exited = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly onToolExit = () => this.signalGroup('SIGKILL');
+
+  private constructor(
+    private readonly options: JobOptions,
+    subprocess: ReturnType<typeof execa>,
+  ) {
+    if (subprocess.pid === undefined) throw new Error('job did not start');
+    this.pid = subprocess.pid;
+    process.once('exit', this.onToolExit);
+    const timeout = setTimeout(() => {
+      this.timedOut = true;
+      void this.terminate();
+    }, options.timeoutSec * 1000);
+    timeout.unref();
+    this.timers.push(timeout);
+    this.done = subprocess.then(async (result) => {
+      this.exited = true;
+      for (const timer of this.timers) clearTimeout(timer);
+      // The leader is gone; DataLoader workers or other children may not be.
+      await this.reapGroup();
+      process.off('exit', this.onToolExit);
+      return {
+        exitCode: result.exitCode ?? null,
+        signal: result.signal ?? null,
+        stopRequested: this.stopRequested,
+        timedOut: this.timedOut,
+      };
+    });
+  }
+
+  /** Starts the job; a missing command is a UserError (CommandNotFound). */
+  static async start(options: JobOptions): Promise<SupervisedJob> {
+    const [file, ...args] = options.argv;
+    const subprocess = execa(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      extendEnv: true,
+      detached: true,
+      cleanup: false,
+      reject: false,
+      stdin: 'ignore',
+      stdout: { file: options.stdoutFile },
+      stderr: { file: options.stderrFile },
+    });
+    // A spawn failure (ENOENT, EACCES) surfaces before a pid exists.
+    const spawnError = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
+      subprocess.once('spawn', () => resolve(null));
+      subprocess.once('error', (error: NodeJS.ErrnoException) => resolve(error));
+    });
+    if (spawnError) {
+      await subprocess.catch(() => undefined);
+      const reason = spawnError.code === 'EACCES' ? 'is not executable' : 'was not found';
+      throw new UserError(
+        `command '${file}' ${reason}: check the spelling, the PATH, or give the full path after '--'`,
+        ExitCode.CommandNotFound,
+      );
+    }
+    return new SupervisedJob(options, subprocess);
+  }
+
+  /** Asks the job to stop gently (SIGTERM to the group), then kills it after the grace period. */
+  async terminate(): Promise<void> {
+    this.stopRequested = true;
+    if (this.exited) return;
+    this.signalGroup('SIGTERM');
+    const kill = setTimeout(() => this.signalGroup('SIGKILL'), this.options.killGraceSec * 1000);
+    kill.unref();
+    this.timers.push(kill);
+  }
+
+  /** Kills the whole group at once. */
+  kill(): void {
+    this.stopRequested = true;
+    this.signalGroup('SIGKILL');
+  }
+
+  /** Records that the job was asked to stop through the protocol's stop file. */
+  markStopRequested(): void {
+    this.stopRequested = true;
+  }
+
+  /** Kills what is left of the group after the leader exited, and waits until it is empty. */
+  private async reapGroup(): Promise<void> {
+    if (!this.groupAlive()) return;
+    this.signalGroup('SIGTERM');
+    const deadline = Date.now() + this.options.killGraceSec * 1000;
+    while (this.groupAlive() && Date.now() < deadline) await sleep(50);
+    if (this.groupAlive()) this.signalGroup('SIGKILL');
+    const killDeadline = Date.now() + 5000;
+    while (this.groupAlive() && Date.now() < killDeadline) await sleep(20);
+  }
+
+  /** True while a non-zombie process of the group exists (zombies wait for init to reap them). */
+  private groupAlive(): boolean {
+    try {
+      process.kill(-this.pid, 0);
+    } catch {
+      return false;
+    }
+    return liveGroupMembers(this.pid).length > 0;
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    try {
+      process.kill(-this.pid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Pids of live (non-zombie) processes whose process group is `pgid`. */
+export function liveGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command name, which may itself hold spaces and ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [state, , pgrp] = fields;
+      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return members;
+}

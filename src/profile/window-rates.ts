@@ -1,0 +1,47 @@
+import type { Iteration, ResourceSample } from '../schema/profile.js';
+
+/** Time span of a run of iterations: from the first request to the last batch's compute end. */
+export function iterationSpan(iterations: Iteration[]): { startMs: number; endMs: number } | null {
+  if (iterations.length === 0) return null;
+  const first = iterations[0];
+  const last = iterations[iterations.length - 1];
+  return { startMs: first.t - first.waitMs, endMs: last.t + last.computeMs };
+}
+
+/** Linear interpolation of a cumulative counter of the samples at time t (clamped to the ends). */
+export function counterAt(samples: ResourceSample[], t: number, pick: (s: ResourceSample) => number): number | null {
+  if (samples.length === 0) return null;
+  if (t <= samples[0].t) return pick(samples[0]);
+  for (let k = 1; k < samples.length; k++) {
+    const b = samples[k];
+    if (t <= b.t) {
+      const a = samples[k - 1];
+      const w = b.t === a.t ? 1 : (t - a.t) / (b.t - a.t);
+      return pick(a) + w * (pick(b) - pick(a));
+    }
+  }
+  return pick(samples[samples.length - 1]);
+}
+
+/**
+ * Rate of a cumulative counter (CPU seconds, read bytes) over the measured
+ * window of iterations, per second and per sample. Null when the samples do
+ * not cover the window.
+ */
+export function windowRates(
+  samples: ResourceSample[],
+  measured: Iteration[],
+  pick: (s: ResourceSample) => number,
+): { perSec: number; perSample: number } | null {
+  const span = iterationSpan(measured);
+  if (!span || samples.length < 2) return null;
+  const covered = samples[0].t <= span.startMs + 1000 && samples[samples.length - 1].t >= span.endMs - 1000;
+  if (!covered) return null;
+  const start = counterAt(samples, span.startMs, pick)!;
+  const end = counterAt(samples, span.endMs, pick)!;
+  const seconds = (span.endMs - span.startMs) / 1000;
+  const sampleCount = measured.reduce((sum, it) => sum + it.samples, 0);
+  if (seconds <= 0 || sampleCount === 0) return null;
+  const delta = Math.max(0, end - start);
+  return { perSec: delta / seconds, perSample: delta / sampleCount };
+}

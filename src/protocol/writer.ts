@@ -1,0 +1,314 @@
+import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ExitCode, UserError, valueError } from '../errors.js';
+import { ENV, ModeSchema, PROTOCOL_VERSION, type EndEvent, type Mode } from '../schema/events.js';
+
+/**
+ * Job-side writer of the event protocol v1 (src/schema/events.ts), for any JS/TS job.
+ *
+ * The training loop calls `iter()` once per iteration, so it must cost a few
+ * microseconds: lines are built by string concatenation (no JSON.stringify of an
+ * object), kept in memory, and written with one fs.writeSync at most every
+ * `flushIntervalMs` or when the buffer grows past `maxBufferChars`, and always on
+ * `end()`, `close()` and process exit.
+ */
+
+/** Reason a job stopped iterating, as recorded in the end event. */
+export type EndReason = EndEvent['reason'];
+
+/** Facts about the job that go into the start event. */
+export interface StartInfo {
+  /** Samples per batch as configured. */
+  batchSize?: number;
+  /** Loader workers (processes or threads). */
+  workers?: number;
+  /** Who writes the events: 'emulator', 'manual', ... */
+  source?: string;
+}
+
+/** Options of `EventWriter.open`. */
+export interface EventWriterOptions extends StartInfo {
+  /** Folder of the events files (DSA_EVENTS_DIR); created if missing. */
+  dir: string;
+  /** Mode the job runs in (echo of DSA_MODE). */
+  mode: Mode;
+  /** Rank of this process in a data-parallel job. */
+  rank?: number;
+  /** Number of ranks in the job. */
+  worldSize?: number;
+  /** Process id written into the file name and start event. */
+  pid?: number;
+  /** Longest time buffered lines wait before they are written, ms. */
+  flushIntervalMs?: number;
+  /** Buffer size, in characters, that forces a write. */
+  maxBufferChars?: number;
+  /** Wall clock in ms since the Unix epoch (fractional); tests pass a fake. */
+  clock?: () => number;
+  /** Write buffered lines when the process exits without `end()` (crash, process.exit). */
+  flushOnExit?: boolean;
+  /** Where a failed write is reported once; default: stderr. */
+  warn?: (message: string) => void;
+}
+
+/** Environment of a profiled job, as the CLI sets it (names in ENV). */
+export interface ProtocolEnv {
+  /** DSA_MODE; undefined when the job runs unprofiled. */
+  mode?: Mode;
+  /** DSA_EVENTS_DIR. */
+  eventsDir?: string;
+  /** DSA_ITERATIONS: iteration budget. */
+  iterations?: number;
+  /** DSA_STOP_FILE: a file whose existence asks the job to stop. */
+  stopFile?: string;
+  /** DSA_SYNC=1: synchronise the accelerator at iteration boundaries. */
+  sync: boolean;
+  /** RANK (torchrun), 0 when unset. */
+  rank: number;
+  /** WORLD_SIZE (torchrun), 1 when unset. */
+  worldSize: number;
+}
+
+/** Wall clock of the protocol: ms since the Unix epoch, fractional and monotonic within a process. */
+export function wallClockMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+const DEFAULT_FLUSH_INTERVAL_MS = 100;
+const DEFAULT_MAX_BUFFER_CHARS = 64 * 1024;
+
+/** Path of the events file of one process: `${dir}/events-${rank}-${pid}.jsonl`. */
+export function eventsFilePath(dir: string, rank: number, pid: number): string {
+  return join(dir, `events-${rank}-${pid}.jsonl`);
+}
+
+export class EventWriter {
+  /** Path of the events file. */
+  readonly path: string;
+  private fd: number | undefined;
+  private buffer = '';
+  private lastFlushMs: number;
+  private ended = false;
+  private readonly iterPrefix: string;
+  private readonly endPrefix: string;
+  private readonly rankField: string;
+  private readonly clock: () => number;
+  private readonly flushIntervalMs: number;
+  private readonly maxBufferChars: number;
+  private readonly warn: (message: string) => void;
+  private readonly onExit = (): void => this.flush();
+  private readonly exitHookInstalled: boolean;
+
+  private constructor(options: EventWriterOptions) {
+    const rank = options.rank ?? 0;
+    const pid = options.pid ?? process.pid;
+    this.clock = options.clock ?? wallClockMs;
+    this.flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
+    this.maxBufferChars = options.maxBufferChars ?? DEFAULT_MAX_BUFFER_CHARS;
+    this.warn = options.warn ?? ((message) => process.stderr.write(`${message}\n`));
+    this.path = eventsFilePath(options.dir, rank, pid);
+    this.rankField = `,"rank":${rank}`;
+    this.iterPrefix = `{"v":${PROTOCOL_VERSION},"type":"iter","t":`;
+    this.endPrefix = `{"v":${PROTOCOL_VERSION},"type":"end","t":`;
+
+    mkdirSync(options.dir, { recursive: true });
+    this.fd = openSync(this.path, 'a');
+    const t = this.clock();
+    this.lastFlushMs = t;
+    const start: Record<string, unknown> = {
+      v: PROTOCOL_VERSION,
+      type: 'start',
+      t,
+      rank,
+      pid,
+      worldSize: options.worldSize ?? 1,
+      mode: options.mode,
+    };
+    if (options.batchSize !== undefined) start.batchSize = options.batchSize;
+    if (options.workers !== undefined) start.workers = options.workers;
+    if (options.source !== undefined) start.source = options.source;
+    // The start event is written at once: the CLI takes it as proof that the job reached its loop.
+    this.buffer = JSON.stringify(start) + '\n';
+    this.flush();
+
+    this.exitHookInstalled = options.flushOnExit ?? true;
+    if (this.exitHookInstalled) process.on('exit', this.onExit);
+  }
+
+  /** Opens the events file of this process and writes the start event. */
+  static open(options: EventWriterOptions): EventWriter {
+    return new EventWriter(options);
+  }
+
+  /**
+   * Records one training iteration. `waitMs`: time the loop waited for the batch;
+   * `computeMs`: time from receiving it to asking for the next one; `bytes`: bytes
+   * read from sample files for this batch, when known. Negative times (clock
+   * jitter) are recorded as 0; non-finite ones are a bug of the caller and throw.
+   */
+  iter(i: number, waitMs: number, computeMs: number, samples: number, bytes?: number): void {
+    if (this.fd === undefined) return;
+    if (!Number.isFinite(waitMs) || !Number.isFinite(computeMs) || (bytes !== undefined && !Number.isFinite(bytes))) {
+      throw new RangeError(`EventWriter.iter: times and bytes must be finite numbers (iteration ${i})`);
+    }
+    if (!Number.isInteger(i) || i < 0 || !Number.isInteger(samples) || samples < 0) {
+      throw new RangeError(`EventWriter.iter: i and samples must be non-negative integers (got ${i}, ${samples})`);
+    }
+    const t = this.clock();
+    let line =
+      this.iterPrefix +
+      t +
+      this.rankField +
+      ',"i":' +
+      i +
+      ',"waitMs":' +
+      (waitMs > 0 ? waitMs : 0) +
+      ',"computeMs":' +
+      (computeMs > 0 ? computeMs : 0) +
+      ',"samples":' +
+      samples;
+    if (bytes !== undefined) line += ',"bytes":' + (bytes > 0 ? bytes : 0);
+    this.buffer += line + '}\n';
+    if (t - this.lastFlushMs >= this.flushIntervalMs || this.buffer.length >= this.maxBufferChars) {
+      this.lastFlushMs = t;
+      this.flush();
+    }
+  }
+
+  /** Writes the end event, flushes and closes the file. Later calls do nothing. */
+  end(reason: EndReason, iterations: number): void {
+    if (this.fd === undefined || this.ended) return;
+    this.ended = true;
+    this.buffer += this.endPrefix + this.clock() + this.rankField + ',"reason":"' + reason + '","iterations":' + iterations + '}\n';
+    this.close();
+  }
+
+  /** Writes buffered lines now. */
+  flush(): void {
+    if (this.fd === undefined || this.buffer.length === 0) return;
+    const text = this.buffer;
+    this.buffer = '';
+    try {
+      writeSync(this.fd, text);
+    } catch (error) {
+      // A profiler must not kill the training it observes: report once and stop writing.
+      this.warn(`ds-analyzer: cannot write events to ${this.path} (${(error as Error).message}); events of this process are lost`);
+      this.release();
+    }
+  }
+
+  /** Flushes and closes without an end event (the job was interrupted). */
+  close(): void {
+    this.flush();
+    this.release();
+  }
+
+  private release(): void {
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    if (this.exitHookInstalled) process.off('exit', this.onExit);
+    try {
+      closeSync(fd);
+    } catch {
+      // Already reported by flush, or nothing left to lose.
+    }
+  }
+}
+
+function parseNonNegativeInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) {
+    throw valueError(`${name}='${text}' is not a non-negative integer: fix or unset it`);
+  }
+  return value;
+}
+
+/** Reads the protocol's environment variables; throws a UserError for a malformed value. */
+export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolEnv {
+  const modeText = env[ENV.mode];
+  let mode: Mode | undefined;
+  if (modeText !== undefined && modeText !== '') {
+    const parsed = ModeSchema.safeParse(modeText);
+    if (!parsed.success) {
+      throw valueError(`${ENV.mode}='${modeText}' is not a mode: use synthetic, cached or cold, or unset it`);
+    }
+    mode = parsed.data;
+  }
+  const protocol = env[ENV.protocol];
+  if (protocol !== undefined && protocol !== '' && protocol !== String(PROTOCOL_VERSION)) {
+    throw valueError(
+      `${ENV.protocol}='${protocol}' asks for an event protocol this writer does not speak (it writes version ${PROTOCOL_VERSION}): use matching versions of ds-analyzer and the job`,
+    );
+  }
+  const iterationsText = env[ENV.iterations];
+  let iterations: number | undefined;
+  if (iterationsText !== undefined && iterationsText !== '') {
+    iterations = Number(iterationsText);
+    if (!Number.isInteger(iterations) || iterations <= 0) {
+      throw valueError(`${ENV.iterations}='${iterationsText}' is not a positive integer: fix or unset it`);
+    }
+  }
+  const worldSize = parseNonNegativeInt(env, 'WORLD_SIZE', 1);
+  return {
+    mode,
+    eventsDir: env[ENV.eventsDir] || undefined,
+    iterations,
+    stopFile: env[ENV.stopFile] || undefined,
+    sync: env[ENV.sync] === '1',
+    rank: parseNonNegativeInt(env, 'RANK', 0),
+    worldSize: worldSize > 0 ? worldSize : 1,
+  };
+}
+
+/**
+ * The writer for a job started by ds-analyzer, or null when DSA_MODE is unset (the
+ * job runs unprofiled). Rank and world size come from torchrun's RANK and WORLD_SIZE.
+ */
+export function fromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  info: StartInfo = {},
+  options: Partial<Omit<EventWriterOptions, 'dir' | 'mode'>> = {},
+): EventWriter | null {
+  const parsed = readProtocolEnv(env);
+  if (parsed.mode === undefined) return null;
+  if (parsed.eventsDir === undefined) {
+    throw new UserError(`${ENV.mode} is set but ${ENV.eventsDir} is not: set both (ds-analyzer does) or neither`, ExitCode.Usage);
+  }
+  return EventWriter.open({
+    rank: parsed.rank,
+    worldSize: parsed.worldSize,
+    ...info,
+    ...options,
+    dir: parsed.eventsDir,
+    mode: parsed.mode,
+  });
+}
+
+/**
+ * Cheap check of DSA_STOP_FILE: looks at the file system at most every
+ * `intervalMs` (the first call looks at once), and stays true once the file was seen.
+ */
+export class StopFile {
+  private nextCheckMs = -Infinity;
+  private seen = false;
+
+  constructor(
+    /** Path of the stop file; undefined: never stop. */
+    readonly path: string | undefined,
+    private readonly intervalMs = 100,
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  /** Whether the stop file exists (as of the last check). */
+  requested(): boolean {
+    if (this.seen || this.path === undefined) return this.seen;
+    const now = this.clock();
+    if (now < this.nextCheckMs) return false;
+    this.nextCheckMs = now + this.intervalMs;
+    this.seen = existsSync(this.path);
+    return this.seen;
+  }
+}

@@ -1,0 +1,232 @@
+// GPU utilisation and memory through nvidia-smi's query interface, which NVIDIA
+// documents as stable for scripts ('nvidia-smi --help-query-gpu'):
+// --format=csv,noheader,nounits gives bare numbers, memory in MiB, and '[N/A]'
+// for a value the GPU does not report.
+import { execa, type ResultPromise } from 'execa';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+
+const MIB = 1024 * 1024;
+
+/** A value nvidia-smi may print as a number or '[N/A]' / 'N/A' (null). */
+const optionalNumber = z
+  .string()
+  .trim()
+  .transform((text, ctx) => {
+    if (/^\[?N\/A\]?$/i.test(text) || /^\[Not Supported\]$/i.test(text)) return null;
+    const value = Number(text);
+    if (text === '' || !Number.isFinite(value) || value < 0) {
+      ctx.addIssue({ code: 'custom', message: `not a number: '${text}'` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+/** One line of `--query-gpu=index,utilization.gpu,memory.used,memory.total`. */
+const GpuLineSchema = z
+  .tuple([z.string().trim().regex(/^\d+$/), optionalNumber, optionalNumber, optionalNumber])
+  .transform(([index, utilPct, memUsedMiB, memTotalMiB]) => ({
+    index: Number(index),
+    utilPct: utilPct === null ? null : Math.min(100, utilPct),
+    memUsedBytes: memUsedMiB === null ? null : memUsedMiB * MIB,
+    memTotalBytes: memTotalMiB === null ? null : memTotalMiB * MIB,
+  }));
+
+/** One GPU's reading. */
+export interface GpuReading {
+  /** GPU index as nvidia-smi numbers it. */
+  index: number;
+  /** Utilisation, 0..100; null when not reported. */
+  utilPct: number | null;
+  /** Memory used, bytes; null when not reported. */
+  memUsedBytes: number | null;
+  /** Memory total, bytes; null when not reported. */
+  memTotalBytes: number | null;
+}
+
+/** Parses one CSV line of the sampling query; null for a line that does not validate. */
+export function parseGpuLine(line: string): GpuReading | null {
+  const result = GpuLineSchema.safeParse(line.split(','));
+  return result.success ? result.data : null;
+}
+
+/** Mean utilisation and summed memory over GPUs, each null when no GPU reports it. */
+export interface GpuAggregate {
+  /** Mean utilisation over the GPUs that report it, 0..100. */
+  utilPct: number | null;
+  /** Memory used, bytes, summed over the GPUs that report it. */
+  memBytes: number | null;
+  /** GPUs with a recent reading. */
+  gpus: number;
+}
+
+export interface GpuSamplerStats {
+  /** Lines that parsed. */
+  lines: number;
+  /** Lines that did not parse (counted, never fatal). */
+  badLines: number;
+  /** Why nvidia-smi stopped or never ran, if it did. */
+  error: string | null;
+}
+
+export interface GpuSampler {
+  /** Aggregate of the latest reading per GPU; null before the first reading (or when stale). */
+  latest(): GpuAggregate | null;
+  /** Latest reading per GPU, by index. */
+  readings(): GpuReading[];
+  /** Counters of parsed and rejected lines. */
+  stats(): GpuSamplerStats;
+  /** Kills nvidia-smi and waits for it to exit; idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface GpuSamplerOptions {
+  /** nvidia-smi executable (a path, or a name looked up on PATH). */
+  command?: string;
+  /** Sampling period, ms (passed as -lms). */
+  intervalMs: number;
+}
+
+/** Aggregates per-GPU readings into a mean utilisation and a memory sum. */
+export function aggregateGpus(readings: GpuReading[]): GpuAggregate | null {
+  if (readings.length === 0) return null;
+  const utils = readings.flatMap((r) => (r.utilPct === null ? [] : [r.utilPct]));
+  const mems = readings.flatMap((r) => (r.memUsedBytes === null ? [] : [r.memUsedBytes]));
+  return {
+    utilPct: utils.length > 0 ? utils.reduce((a, b) => a + b, 0) / utils.length : null,
+    memBytes: mems.length > 0 ? mems.reduce((a, b) => a + b, 0) : null,
+    gpus: readings.length,
+  };
+}
+
+function describeSpawnError(command: string, error: unknown): string {
+  const code = (error as { code?: string } | null)?.code;
+  if (code === 'ENOENT') return `${command} not found`;
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0];
+}
+
+/** Starts `nvidia-smi ... -lms <interval>` and keeps the latest reading per GPU. */
+export function startGpuSampler(options: GpuSamplerOptions): GpuSampler {
+  const command = options.command ?? 'nvidia-smi';
+  const intervalMs = Math.max(1, Math.round(options.intervalMs));
+  // A reading older than this is from a hung nvidia-smi, not the current state.
+  const staleMs = Math.max(5 * intervalMs, 5000);
+  const latestByIndex = new Map<number, { reading: GpuReading; at: number }>();
+  const stats: GpuSamplerStats = { lines: 0, badLines: 0, error: null };
+  let stopping = false;
+
+  const child: ResultPromise = execa(
+    command,
+    [
+      '--query-gpu=index,utilization.gpu,memory.used,memory.total',
+      '--format=csv,noheader,nounits',
+      '-lms',
+      String(intervalMs),
+    ],
+    { stdin: 'ignore', stderr: 'ignore', buffer: false, reject: false, forceKillAfterDelay: 2000 },
+  );
+
+  const done: Promise<void> = child.then(
+    (result) => {
+      if (stopping) return;
+      if (result.failed) stats.error = describeSpawnError(command, result.cause ?? result);
+      else stats.error = `${command} exited`;
+    },
+    (error: unknown) => {
+      if (!stopping) stats.error = describeSpawnError(command, error);
+    },
+  );
+
+  if (child.stdout) {
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      if (line.trim() === '') return;
+      const reading = parseGpuLine(line);
+      if (reading) {
+        stats.lines += 1;
+        latestByIndex.set(reading.index, { reading, at: Date.now() });
+      } else {
+        stats.badLines += 1;
+      }
+    });
+  }
+
+  const fresh = (): GpuReading[] => {
+    const now = Date.now();
+    return [...latestByIndex.values()]
+      .filter((entry) => now - entry.at <= staleMs)
+      .map((entry) => entry.reading)
+      .sort((a, b) => a.index - b.index);
+  };
+
+  return {
+    latest: () => aggregateGpus(fresh()),
+    readings: fresh,
+    stats: () => ({ ...stats }),
+    async stop() {
+      stopping = true;
+      child.kill();
+      await done;
+    },
+  };
+}
+
+/** A GPU as the host facts record it. */
+export interface GpuInfo {
+  /** Model name as nvidia-smi prints it. */
+  model: string;
+  /** Total memory, bytes; null when not reported. */
+  memBytes: number | null;
+}
+
+/** The outcome of asking nvidia-smi for the GPUs. */
+export interface GpuProbe {
+  /** ok: nvidia-smi answered; missing: not installed; failed: it ran and failed (driver, permissions). */
+  status: 'ok' | 'missing' | 'failed';
+  /** GPUs found (empty unless ok). */
+  gpus: GpuInfo[];
+  /** One line for the user. */
+  detail: string;
+}
+
+/** Parses the output of `--query-gpu=name,memory.total --format=csv,noheader,nounits`. */
+export function parseGpuList(stdout: string): GpuInfo[] {
+  const gpus: GpuInfo[] = [];
+  for (const line of stdout.split('\n')) {
+    const comma = line.lastIndexOf(',');
+    if (comma < 0) continue;
+    // Split at the last comma: the model name comes first and is free text.
+    const model = line.slice(0, comma).trim();
+    const mem = optionalNumber.safeParse(line.slice(comma + 1));
+    if (model === '' || !mem.success) continue;
+    gpus.push({ model, memBytes: mem.data === null ? null : mem.data * MIB });
+  }
+  return gpus;
+}
+
+/** Runs nvidia-smi once and reports its GPUs, or why there are none; never throws. */
+export async function probeGpus(command = 'nvidia-smi', timeoutMs = 10_000): Promise<GpuProbe> {
+  try {
+    const result = await execa(command, ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], {
+      stdin: 'ignore',
+      reject: false,
+      timeout: timeoutMs,
+    });
+    if (result.failed) {
+      const code = (result.cause as { code?: string } | undefined)?.code;
+      if (code === 'ENOENT') return { status: 'missing', gpus: [], detail: `${command} not found` };
+      const why = String(result.stderr || result.stdout || result.shortMessage).trim().split('\n')[0];
+      return { status: 'failed', gpus: [], detail: `${command} failed: ${why}` };
+    }
+    const gpus = parseGpuList(String(result.stdout));
+    return { status: 'ok', gpus, detail: gpus.map((g) => g.model).join(', ') || 'no GPUs listed' };
+  } catch (error) {
+    return { status: 'failed', gpus: [], detail: describeSpawnError(command, error) };
+  }
+}
+
+/** GPUs nvidia-smi lists; [] when nvidia-smi is missing or fails. */
+export async function detectGpus(command = 'nvidia-smi'): Promise<GpuInfo[]> {
+  return (await probeGpus(command)).gpus;
+}

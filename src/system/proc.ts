@@ -1,0 +1,296 @@
+// Reading /proc: process trees, CPU time and storage reads of a job's whole tree.
+//
+// Every reader tolerates a process vanishing between readdir and read (it answers
+// null or skips the pid): a DataLoader worker can exit at any moment.
+// Field numbers follow proc(5), /proc/PID/stat and /proc/PID/io.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** The fields of /proc/PID/stat this tool uses. */
+export interface ProcStat {
+  /** Process id (field 1). */
+  pid: number;
+  /** Command name without the parentheses (field 2; may contain spaces and parentheses). */
+  comm: string;
+  /** State letter, e.g. R, S, Z (field 3). */
+  state: string;
+  /** Parent pid (field 4). */
+  ppid: number;
+  /** User-mode CPU time of the process itself, clock ticks (field 14). */
+  utimeTicks: number;
+  /** Kernel-mode CPU time of the process itself, clock ticks (field 15). */
+  stimeTicks: number;
+  /** User time of waited-for (reaped) children, clock ticks (field 16). */
+  cutimeTicks: number;
+  /** Kernel time of waited-for (reaped) children, clock ticks (field 17). */
+  cstimeTicks: number;
+  /** Start time after boot, clock ticks (field 22); with pid it identifies a process across pid reuse. */
+  startTicks: number;
+}
+
+/**
+ * Parses the text of /proc/PID/stat; null when it is not a stat line.
+ * comm is delimited by the first '(' and the LAST ')': a process may name itself
+ * 'a) (b', and only the last parenthesis is reliable.
+ */
+export function parseProcStat(text: string): ProcStat | null {
+  const open = text.indexOf('(');
+  const close = text.lastIndexOf(')');
+  if (open < 0 || close < open) return null;
+  const pid = Number(text.slice(0, open).trim());
+  const rest = text.slice(close + 1).trim().split(/\s+/);
+  // rest[0] is field 3 (state); field n is rest[n - 3].
+  if (rest.length < 20 || !Number.isInteger(pid)) return null;
+  const field = (n: number): number => Number(rest[n - 3]);
+  const stat: ProcStat = {
+    pid,
+    comm: text.slice(open + 1, close),
+    state: rest[0],
+    ppid: field(4),
+    utimeTicks: field(14),
+    stimeTicks: field(15),
+    cutimeTicks: field(16),
+    cstimeTicks: field(17),
+    startTicks: field(22),
+  };
+  const numbers = [stat.ppid, stat.utimeTicks, stat.stimeTicks, stat.cutimeTicks, stat.cstimeTicks, stat.startTicks];
+  return numbers.every((n) => Number.isFinite(n) && n >= 0) ? stat : null;
+}
+
+/** Parses read_bytes from the text of /proc/PID/io; null when absent. */
+export function parseIoReadBytes(text: string): number | null {
+  const match = /^read_bytes:\s*(\d+)\s*$/m.exec(text);
+  return match ? Number(match[1]) : null;
+}
+
+let clockTicks: number | undefined;
+
+/** Clock ticks per second (USER_HZ): `getconf CLK_TCK`, read once; 100 (Linux's value) when getconf fails. */
+export function clkTck(): number {
+  if (clockTicks === undefined) {
+    clockTicks = 100;
+    try {
+      const value = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 2000 }).trim());
+      if (Number.isInteger(value) && value > 0) clockTicks = value;
+    } catch {
+      // no getconf: keep Linux's USER_HZ
+    }
+  }
+  return clockTicks;
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    // ENOENT/ESRCH: the process is gone; EACCES: another user's process.
+    return null;
+  }
+}
+
+/** Reads and parses /proc/PID/stat; null when the process is gone. */
+export function readProcStat(pid: number | 'self', procRoot = '/proc'): ProcStat | null {
+  const text = readText(`${procRoot}/${pid}/stat`);
+  return text === null ? null : parseProcStat(text);
+}
+
+/** Pids of all processes in /proc. */
+export function listPids(procRoot = '/proc'): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(procRoot);
+  } catch {
+    return [];
+  }
+  return names.filter((name) => /^\d+$/.test(name)).map(Number);
+}
+
+/** Stats of every process still readable. */
+function allStats(procRoot: string): ProcStat[] {
+  const stats: ProcStat[] = [];
+  for (const pid of listPids(procRoot)) {
+    const stat = readProcStat(pid, procRoot);
+    if (stat) stats.push(stat);
+  }
+  return stats;
+}
+
+function descendants(roots: Iterable<number>, stats: ProcStat[]): Set<number> {
+  const children = new Map<number, number[]>();
+  for (const stat of stats) {
+    const list = children.get(stat.ppid);
+    if (list) list.push(stat.pid);
+    else children.set(stat.ppid, [stat.pid]);
+  }
+  const alive = new Set(stats.map((s) => s.pid));
+  const seen = new Set<number>();
+  const queue = [...roots].filter((pid) => alive.has(pid));
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    for (const child of children.get(pid) ?? []) queue.push(child);
+  }
+  return seen;
+}
+
+/** The root pid and all its descendants (by ppid), sorted; [] when the root is gone. */
+export function processTree(rootPid: number, procRoot = '/proc'): number[] {
+  return [...descendants([rootPid], allStats(procRoot))].sort((a, b) => a - b);
+}
+
+/**
+ * CPU seconds of a process: utime + stime, plus cutime + cstime (its reaped
+ * children) unless `ownOnly`. null when the process is gone.
+ */
+export function cpuSeconds(pid: number | 'self', options: { ownOnly?: boolean } = {}): number | null {
+  const stat = readProcStat(pid);
+  if (!stat) return null;
+  const ticks = stat.utimeTicks + stat.stimeTicks + (options.ownOnly ? 0 : stat.cutimeTicks + stat.cstimeTicks);
+  return ticks / clkTck();
+}
+
+/**
+ * Bytes the process caused to be fetched from storage (read_bytes of /proc/PID/io;
+ * for a process this includes its reaped children). null when the process is gone
+ * or its io file is not readable (another user's process without root).
+ */
+export function readBytes(pid: number | 'self', procRoot = '/proc'): number | null {
+  const text = readText(`${procRoot}/${pid}/io`);
+  return text === null ? null : parseIoReadBytes(text);
+}
+
+/** read_bytes of this process (null where /proc/self/io does not exist). */
+export function selfReadBytes(): number | null {
+  return readBytes('self');
+}
+
+/** One reading of a tracked tree. */
+export interface TreeSnapshot {
+  /** ms since epoch. */
+  t: number;
+  /** Live processes counted in the tree, sorted. */
+  pids: number[];
+  /** CPU seconds the tree has consumed since it started, never decreasing. */
+  cpuSec: number;
+  /** Bytes the tree has read from storage, never decreasing. */
+  readBytes: number;
+  /** False when some process's /proc/PID/io could not be read (the figure is then a lower bound). */
+  readBytesComplete: boolean;
+}
+
+interface Tracked {
+  pid: number;
+  ppid: number;
+  /** Last cumulative CPU ticks including reaped children. */
+  cpuTicks: number;
+  /** Last cumulative read_bytes (includes reaped children). */
+  readBytes: number;
+  /** Part of cpuTicks that came from reaped children (cutime + cstime). */
+  childTicks: number;
+}
+
+interface Credit {
+  cpuTicks: number;
+  readBytes: number;
+  /** Samples this credit stays valid for. */
+  ttl: number;
+}
+
+/**
+ * Tracks the CPU time and storage reads of a process tree over time.
+ *
+ * Linux folds a reaped child's counters into its parent (cutime/cstime in stat,
+ * and the parent's /proc/PID/io totals), so each process is counted with its
+ * reaped children and only increments are added. When a child vanishes, its last
+ * counted value becomes a credit against its parent's next jump, so its work is
+ * not counted twice; when nobody absorbs it (auto-reaped, or reaped outside the
+ * tree) its work stays counted instead of being lost. Credits expire after two
+ * samples, since the jump appears within one sample of the disappearance.
+ * Processes are keyed by pid and start time (pid reuse), and a process that was
+ * once in the tree stays counted after reparenting (to init or a subreaper).
+ */
+export class TreeAccounting {
+  private rootPid: number | null;
+  private readonly tracked = new Map<string, Tracked>();
+  private credits = new Map<number, Credit[]>();
+  private totalTicks = 0;
+  private totalReadBytes = 0;
+
+  constructor(
+    rootPid: number | null,
+    private readonly procRoot = '/proc',
+  ) {
+    this.rootPid = rootPid;
+  }
+
+  /** Sets the root when the job's pid is known only after the accounting started. */
+  setRoot(pid: number): void {
+    this.rootPid = pid;
+  }
+
+  /** Reads the tree now and returns the accumulated totals. */
+  sample(): TreeSnapshot {
+    const stats = allStats(this.procRoot);
+    const byKey = new Map(stats.map((s) => [`${s.pid}:${s.startTicks}`, s]));
+    const roots = new Set<number>();
+    if (this.rootPid !== null) roots.add(this.rootPid);
+    for (const [key, tracked] of this.tracked) if (byKey.has(key)) roots.add(tracked.pid);
+    const members = descendants(roots, stats);
+
+    // Processes gone since the last sample: their parent may absorb them.
+    for (const [key, gone] of this.tracked) {
+      if (byKey.has(key) && members.has(gone.pid)) continue;
+      this.tracked.delete(key);
+      if (byKey.has(key)) continue; // left the tree alive (e.g. a new session); keep what was counted
+      const list = this.credits.get(gone.ppid) ?? [];
+      list.push({ cpuTicks: gone.cpuTicks, readBytes: gone.readBytes, ttl: 2 });
+      this.credits.set(gone.ppid, list);
+    }
+
+    let complete = true;
+    for (const stat of stats) {
+      if (!members.has(stat.pid)) continue;
+      const key = `${stat.pid}:${stat.startTicks}`;
+      const childTicks = stat.cutimeTicks + stat.cstimeTicks;
+      const cpuTicks = stat.utimeTicks + stat.stimeTicks + childTicks;
+      const io = readBytes(stat.pid, this.procRoot);
+      if (io === null) complete = false;
+      const previous = this.tracked.get(key);
+      const ioNow = io ?? previous?.readBytes ?? 0;
+      let cpuInc = Math.max(0, cpuTicks - (previous?.cpuTicks ?? 0));
+      let ioInc = Math.max(0, ioNow - (previous?.readBytes ?? 0));
+      if (previous) {
+        // Only a jump in the reaped-children part can be an absorbed child.
+        let childJump = Math.max(0, childTicks - previous.childTicks);
+        for (const credit of this.credits.get(stat.pid) ?? []) {
+          const cpuAbsorbed = Math.min(credit.cpuTicks, childJump, cpuInc);
+          cpuInc -= cpuAbsorbed;
+          childJump -= cpuAbsorbed;
+          credit.cpuTicks -= cpuAbsorbed;
+          const ioAbsorbed = Math.min(credit.readBytes, ioInc);
+          ioInc -= ioAbsorbed;
+          credit.readBytes -= ioAbsorbed;
+        }
+      }
+      this.totalTicks += cpuInc;
+      this.totalReadBytes += ioInc;
+      this.tracked.set(key, { pid: stat.pid, ppid: stat.ppid, cpuTicks, readBytes: ioNow, childTicks });
+    }
+
+    const kept = new Map<number, Credit[]>();
+    for (const [pid, list] of this.credits) {
+      const live = list.filter((c) => --c.ttl > 0 && (c.cpuTicks > 0 || c.readBytes > 0));
+      if (live.length > 0) kept.set(pid, live);
+    }
+    this.credits = kept;
+
+    return {
+      t: Date.now(),
+      pids: [...members].sort((a, b) => a - b),
+      cpuSec: this.totalTicks / clkTck(),
+      readBytes: this.totalReadBytes,
+      readBytesComplete: complete,
+    };
+  }
+}

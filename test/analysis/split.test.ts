@@ -1,0 +1,192 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { AnalysisSchema } from '../../src/schema/profile.js';
+import { analyze } from '../../src/analysis/split.js';
+import { modeResult, three } from './modes.js';
+
+const close = (a: number | null, b: number, tol = 1e-9) =>
+  assert.ok(a !== null && Math.abs(a - b) <= tol, `${a} vs ${b}`);
+
+test('split with known inputs: stalls, combined half-widths, fractions, rates', () => {
+  const a = analyze({
+    synthetic: modeResult('synthetic', { iterMs: 100, halfWidth: 2, jobCpuSecPerSample: 0.001 }),
+    cached: modeResult('cached', {
+      iterMs: 150,
+      halfWidth: 3,
+      jobCpuSecPerSample: 0.011,
+      consumedBytes: 601 * 32 * 100_000,
+    }),
+    cold: modeResult('cold', { iterMs: 500, halfWidth: 4, storageReadBytesPerSec: 6.4e6 }),
+  });
+  AnalysisSchema.parse(a);
+  assert.deepEqual(a.computeMs, { mean: 100, halfWidth: 2, proven: true });
+  assert.equal(a.prepStallMs!.mean, 50);
+  close(a.prepStallMs!.halfWidth, Math.sqrt(13));
+  assert.equal(a.fetchStallMs!.mean, 350);
+  close(a.fetchStallMs!.halfWidth, 5);
+  assert.deepEqual(a.iterMs, { mean: 500, halfWidth: 4, proven: true });
+  close(a.prepStallFraction, 0.1);
+  close(a.fetchStallFraction, 0.7);
+  close(a.gpuSamplesPerSec, 320);
+  close(a.prepSamplesPerSec, 32 / 0.15);
+  close(a.coldSamplesPerSec, 64);
+  assert.equal(a.storageReadBytesPerSec, 6.4e6);
+  // 100 kB per sample at 213.3 samples/s.
+  close(a.memoryReadBytesPerSec, (32 / 0.15) * 100_000, 1e-3);
+  close(a.prepCpuSecPerSample, 0.01);
+  assert.deepEqual(a.verdict.bound, 'fetch');
+  assert.equal(a.verdict.severity, 'highly');
+  assert.match(a.verdict.text, /^highly fetch-bound: 70% of each iteration waits on storage, 10% on CPU/);
+  assert.match(a.advice, /6\.4 MB\/s/);
+  assert.deepEqual(a.caveats, []);
+});
+
+test('stalls are clamped at 0 when a slower mode measures faster', () => {
+  const a = analyze(three(100, 95, 90));
+  assert.equal(a.prepStallMs!.mean, 0);
+  assert.equal(a.fetchStallMs!.mean, 0);
+  close(a.prepStallMs!.halfWidth, Math.SQRT2);
+  assert.equal(a.prepStallFraction, 0);
+  assert.equal(a.verdict.bound, 'compute');
+  assert.equal(a.verdict.severity, null);
+  assert.match(a.advice, /keeps up/);
+});
+
+test('an unproven mode marks every estimate built on it and adds a caveat with its reason', () => {
+  const modes = three(100, 150, 400);
+  modes.cold = modeResult('cold', { iterMs: 400, proven: false, reason: 'read only 12% of consumed bytes from storage' });
+  const a = analyze(modes);
+  assert.equal(a.computeMs!.proven, true);
+  assert.equal(a.prepStallMs!.proven, true);
+  assert.equal(a.fetchStallMs!.proven, false);
+  assert.equal(a.iterMs!.proven, false);
+  assert.equal(a.caveats.length, 1);
+  assert.match(a.caveats[0], /cold mode.*not proven.*read only 12% of consumed bytes/);
+  assert.match(a.verdict.text, /unproven/);
+
+  const cachedUnproven = three(100, 150, 400);
+  cachedUnproven.cached = modeResult('cached', { iterMs: 150, proven: false, reason: 'dataset larger than memory' });
+  const b = analyze(cachedUnproven);
+  assert.equal(b.prepStallMs!.proven, false);
+  assert.equal(b.fetchStallMs!.proven, false);
+  assert.equal(b.computeMs!.proven, true);
+  assert.match(b.caveats.join('\n'), /cached mode.*dataset larger than memory/);
+});
+
+test('missing modes: null figures, a caveat per mode, unknown verdict', () => {
+  const { synthetic, cached } = three(100, 160, 0);
+  const a = analyze({ synthetic, cached });
+  AnalysisSchema.parse(a);
+  assert.equal(a.fetchStallMs, null);
+  assert.equal(a.fetchStallFraction, null);
+  assert.equal(a.coldSamplesPerSec, null);
+  assert.equal(a.storageReadBytesPerSec, null);
+  // Without cold, fractions are of the slowest mode measured (cached).
+  assert.equal(a.iterMs!.mean, 160);
+  close(a.prepStallFraction, 60 / 160);
+  assert.equal(a.verdict.bound, 'unknown');
+  assert.equal(a.verdict.severity, null);
+  assert.match(a.verdict.text, /missing: cold/);
+  assert.match(a.advice, /cold/);
+  assert.deepEqual(a.caveats.length, 1);
+  assert.match(a.caveats[0], /no cold mode/);
+
+  const none = analyze({});
+  AnalysisSchema.parse(none);
+  assert.equal(none.computeMs, null);
+  assert.equal(none.iterMs, null);
+  assert.equal(none.verdict.bound, 'unknown');
+  assert.equal(none.caveats.length, 3);
+});
+
+test('a partial mode with a summary is used with a caveat; without one it counts as missing', () => {
+  const modes = three(100, 150, 400);
+  modes.cold = modeResult('cold', { iterMs: 400, status: 'interrupted', stopReason: 'interrupted' });
+  const a = analyze(modes);
+  assert.equal(a.fetchStallMs!.mean, 250);
+  assert.equal(a.verdict.bound, 'fetch');
+  assert.match(a.caveats.join('\n'), /cold mode ended early \(interrupted/);
+
+  modes.cold = modeResult('cold', { iterMs: 400, status: 'failed', stopReason: 'job-failed', noSummary: true });
+  const b = analyze(modes);
+  assert.equal(b.fetchStallMs, null);
+  assert.equal(b.verdict.bound, 'unknown');
+  assert.match(b.caveats.join('\n'), /cold mode has too few measured iterations \(failed/);
+});
+
+test('verdict thresholds', () => {
+  // [synthetic, cached, cold, half-width] -> bound, severity
+  const cases: [number, number, number, number, string, string | null][] = [
+    [100, 100, 100, 1, 'compute', null],
+    [100, 104, 109, 1, 'compute', null], // 9% stall in total
+    [100, 105, 111.2, 1, 'fetch', 'moderately'], // 10.1%: 5.6% fetch > 4.5% prep
+    [100, 180, 200, 1, 'prep', 'moderately'], // prep 40%, fetch 10%
+    [100, 200, 200, 1, 'prep', 'highly'], // prep exactly 50%
+    [100, 110, 400, 1, 'fetch', 'highly'],
+    [100, 150, 200, 1, 'prep', 'moderately'], // a tie goes to prep (cheaper to fix)
+    // A 30% prep stall whose CI includes 0 is not a bottleneck.
+    [100, 130, 130, 30, 'compute', null],
+    // The same stall, measured tightly, is.
+    [100, 130, 130, 5, 'prep', 'moderately'],
+  ];
+  for (const [s, c, k, hw, bound, severity] of cases) {
+    const a = analyze(three(s, c, k, hw));
+    assert.equal(a.verdict.bound, bound, `${s}/${c}/${k} +-${hw}: ${a.verdict.text}`);
+    assert.equal(a.verdict.severity, severity, `${s}/${c}/${k} +-${hw}: ${a.verdict.text}`);
+  }
+});
+
+test('verdict and advice text interpolate the measured numbers', () => {
+  const modes = three(100, 260, 270);
+  modes.synthetic = modeResult('synthetic', { iterMs: 100, jobCpuSecPerSample: 0.002 });
+  modes.cached = modeResult('cached', { iterMs: 260, jobCpuSecPerSample: 0.032 });
+  const a = analyze(modes);
+  assert.equal(a.verdict.text, 'highly prep-bound: 59% of each iteration waits on CPU pre-processing');
+  // 0.03 CPU-s per sample x 320 samples/s = 9.6 cores.
+  assert.match(a.advice, /9\.6 CPU cores/);
+  assert.match(a.advice, /DALI/);
+  const compute = analyze(three(100, 102, 104));
+  assert.equal(compute.verdict.text, 'compute-bound: data stalls take 4% of each iteration');
+});
+
+test('memory read rate sums the ranks of the cached mode', () => {
+  const modes = three(100, 100, 100);
+  const cached = modeResult('cached', { iterMs: 100, consumedBytes: 2 * 601 * 32 * 1000 });
+  // Two ranks, each 320 samples/s, together 2 x 601 x 32 samples of 1000 bytes.
+  cached.ranks = [cached.ranks[0], { ...cached.ranks[0], rank: 1, pid: 101 }];
+  modes.cached = cached;
+  close(analyze(modes).memoryReadBytesPerSec, 640 * 1000, 1e-6);
+  modes.cached = modeResult('cached', { iterMs: 100, consumedBytes: 0 });
+  assert.equal(analyze(modes).memoryReadBytesPerSec, null);
+});
+
+test('prep CPU per sample is never negative', () => {
+  const modes = three(100, 150, 150);
+  modes.synthetic = modeResult('synthetic', { iterMs: 100, jobCpuSecPerSample: 0.02 });
+  modes.cached = modeResult('cached', { iterMs: 150, jobCpuSecPerSample: 0.01 });
+  assert.equal(analyze(modes).prepCpuSecPerSample, 0);
+});
+
+test('property: any three modes give a schema-valid, self-consistent analysis', () => {
+  const ms = fc.double({ min: 0.1, max: 1e5, noNaN: true });
+  const hw = fc.option(fc.double({ min: 0, max: 1e3, noNaN: true }));
+  fc.assert(
+    fc.property(ms, ms, ms, hw, hw, hw, fc.boolean(), (s, c, k, hs, hc, hk, proven) => {
+      const a = analyze({
+        synthetic: modeResult('synthetic', { iterMs: s, halfWidth: hs }),
+        cached: modeResult('cached', { iterMs: c, halfWidth: hc, proven }),
+        cold: modeResult('cold', { iterMs: k, halfWidth: hk }),
+      });
+      AnalysisSchema.parse(a);
+      assert.ok(a.prepStallMs!.mean >= 0 && a.fetchStallMs!.mean >= 0);
+      assert.ok(a.prepStallFraction! <= 1 && a.fetchStallFraction! <= 1);
+      assert.equal(a.prepStallMs!.proven, proven);
+      assert.equal(a.fetchStallMs!.proven, proven);
+      if (a.verdict.bound === 'fetch') assert.ok(a.fetchStallFraction! >= a.prepStallFraction! || !(a.prepStallMs!.mean > 0));
+      if (a.verdict.bound === 'compute') assert.ok(a.prepStallFraction! < 0.1 || a.fetchStallFraction! < 0.1 || hc !== null);
+      assert.ok(a.verdict.bound !== 'unknown');
+    }),
+    { numRuns: 300 },
+  );
+});

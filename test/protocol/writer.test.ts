@@ -1,0 +1,230 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { EventWriter, StopFile, eventsFilePath, fromEnv, readProtocolEnv } from '../../src/protocol/writer.js';
+import { EventSchema, type JobEvent } from '../../src/schema/events.js';
+import { ExitCode, UserError } from '../../src/errors.js';
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'dsa-writer-'));
+}
+
+function readEvents(path: string): JobEvent[] {
+  const text = readFileSync(path, 'utf8');
+  if (text === '') return [];
+  assert.ok(text.endsWith('\n'), 'the file ends with a complete line');
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => EventSchema.parse(JSON.parse(line)));
+}
+
+/** A clock the test moves by hand. */
+function fakeClock(startMs = 1_700_000_000_000): { now: () => number; advance: (ms: number) => void } {
+  let t = startMs;
+  return { now: () => t, advance: (ms) => (t += ms) };
+}
+
+test('start, iter and end events parse with EventSchema and carry what was written', () => {
+  const dir = tempDir();
+  try {
+    const writer = EventWriter.open({ dir, mode: 'cached', rank: 2, worldSize: 4, pid: 4242, batchSize: 8, workers: 3, source: 'manual' });
+    assert.equal(writer.path, join(dir, 'events-2-4242.jsonl'));
+    writer.iter(0, 12.5, 30.25, 8, 1024);
+    writer.iter(1, 0, 31, 7);
+    writer.end('budget', 2);
+    const events = readEvents(writer.path);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['start', 'iter', 'iter', 'end'],
+    );
+    const [start, first, second, end] = events;
+    assert.equal(start.type, 'start');
+    if (start.type === 'start') {
+      assert.equal(start.pid, 4242);
+      assert.equal(start.mode, 'cached');
+      assert.equal(start.worldSize, 4);
+      assert.equal(start.batchSize, 8);
+      assert.equal(start.workers, 3);
+      assert.equal(start.source, 'manual');
+    }
+    assert.deepEqual(
+      { ...first, t: 0 },
+      { v: 1, type: 'iter', t: 0, rank: 2, i: 0, waitMs: 12.5, computeMs: 30.25, samples: 8, bytes: 1024 },
+    );
+    assert.equal(second.type === 'iter' && second.bytes, undefined);
+    assert.deepEqual({ ...end, t: 0 }, { v: 1, type: 'end', t: 0, rank: 2, reason: 'budget', iterations: 2 });
+    for (let k = 1; k < events.length; k++) assert.ok(events[k].t >= events[k - 1].t, 'timestamps do not go back');
+    // Wall clock in ms since the epoch: within a minute of Date.now().
+    assert.ok(Math.abs(start.t - Date.now()) < 60_000);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('iter lines round-trip any finite non-negative values exactly', () => {
+  const dir = tempDir();
+  try {
+    const value = fc.double({ min: 0, max: 1e12, noNaN: true, noDefaultInfinity: true });
+    const row = fc.record({
+      waitMs: value,
+      computeMs: value,
+      samples: fc.nat(1_000_000),
+      bytes: fc.option(fc.nat(Number.MAX_SAFE_INTEGER), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 1, maxLength: 20 }), (rows) => {
+        const writer = EventWriter.open({ dir, mode: 'synthetic', pid: 1, flushOnExit: false });
+        rows.forEach((r, i) => writer.iter(i, r.waitMs, r.computeMs, r.samples, r.bytes));
+        writer.end('stop-file', rows.length);
+        const iters = readEvents(writer.path).filter((e) => e.type === 'iter');
+        rmSync(writer.path);
+        assert.equal(iters.length, rows.length);
+        iters.forEach((e, i) => {
+          assert.equal(e.type, 'iter');
+          if (e.type !== 'iter') return;
+          assert.equal(e.i, i);
+          // -0 is written as 0.
+          assert.equal(e.waitMs, rows[i].waitMs + 0);
+          assert.equal(e.computeMs, rows[i].computeMs + 0);
+          assert.equal(e.samples, rows[i].samples);
+          assert.equal(e.bytes, rows[i].bytes);
+        });
+      }),
+      { numRuns: 100 },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('negative times are written as 0; non-finite values and bad indices throw', () => {
+  const dir = tempDir();
+  try {
+    const writer = EventWriter.open({ dir, mode: 'cold', pid: 7, flushOnExit: false });
+    writer.iter(0, -0.001, -3, 1, -5);
+    assert.throws(() => writer.iter(1, Number.NaN, 1, 1), RangeError);
+    assert.throws(() => writer.iter(1, 1, Number.POSITIVE_INFINITY, 1), RangeError);
+    assert.throws(() => writer.iter(1, 1, 1, 1, Number.NaN), RangeError);
+    assert.throws(() => writer.iter(-1, 1, 1, 1), RangeError);
+    assert.throws(() => writer.iter(1, 1, 1, 1.5), RangeError);
+    writer.end('error', 1);
+    const iter = readEvents(writer.path)[1];
+    assert.ok(iter.type === 'iter');
+    if (iter.type === 'iter') {
+      assert.equal(iter.waitMs, 0);
+      assert.equal(iter.computeMs, 0);
+      assert.equal(iter.bytes, 0);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('iter lines are buffered and written after the flush interval or when the buffer is large', () => {
+  const dir = tempDir();
+  try {
+    const clock = fakeClock();
+    const writer = EventWriter.open({ dir, mode: 'cached', pid: 9, clock: clock.now, flushIntervalMs: 100, maxBufferChars: 2000, flushOnExit: false });
+    const count = (): number => readEvents(writer.path).length;
+    assert.equal(count(), 1, 'the start event is written at once');
+    writer.iter(0, 1, 2, 3);
+    clock.advance(50);
+    writer.iter(1, 1, 2, 3);
+    assert.equal(count(), 1, 'iterations within the interval stay in memory');
+    clock.advance(50);
+    writer.iter(2, 1, 2, 3);
+    assert.equal(count(), 4, 'the interval elapsed: everything buffered is written');
+    // No time passes: only the buffer size forces a write (lines are about 100 characters).
+    for (let i = 3; i < 40; i++) writer.iter(i, 1, 2, 3);
+    const written = count();
+    assert.ok(written > 4 && written < 41, `a full buffer is written (${written} lines on disk)`);
+    writer.flush();
+    assert.equal(count(), 41);
+    writer.end('budget', 40);
+    assert.equal(count(), 42);
+    writer.iter(40, 1, 2, 3);
+    writer.end('budget', 41);
+    assert.equal(count(), 42, 'calls after end() write nothing');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('close() flushes without an end event', () => {
+  const dir = tempDir();
+  try {
+    const writer = EventWriter.open({ dir, mode: 'cached', pid: 10, flushOnExit: false });
+    writer.iter(0, 1, 2, 3);
+    writer.close();
+    assert.deepEqual(
+      readEvents(writer.path).map((e) => e.type),
+      ['start', 'iter'],
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('fromEnv returns null without DSA_MODE and a writer named after RANK and the pid with it', () => {
+  const dir = tempDir();
+  try {
+    assert.equal(fromEnv({ DSA_EVENTS_DIR: dir }), null);
+    assert.equal(fromEnv({ DSA_MODE: '', DSA_EVENTS_DIR: dir }), null);
+    assert.deepEqual(readdirSync(dir), [], 'no file is created for an unprofiled job');
+    const writer = fromEnv({ DSA_MODE: 'synthetic', DSA_EVENTS_DIR: dir, RANK: '3', WORLD_SIZE: '8' }, { batchSize: 16, source: 'emulator' });
+    assert.ok(writer);
+    assert.equal(writer.path, eventsFilePath(dir, 3, process.pid));
+    writer.end('budget', 0);
+    const [start, end] = readEvents(writer.path);
+    assert.ok(start.type === 'start' && start.mode === 'synthetic' && start.worldSize === 8 && start.rank === 3 && start.batchSize === 16);
+    assert.ok(end.type === 'end' && end.iterations === 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('fromEnv and readProtocolEnv reject malformed variables with a UserError', () => {
+  const expectUserError = (fn: () => unknown, pattern: RegExp, code: ExitCode): void => {
+    assert.throws(fn, (error: unknown) => error instanceof UserError && pattern.test(error.message) && error.exitCode === code);
+  };
+  expectUserError(() => fromEnv({ DSA_MODE: 'warm', DSA_EVENTS_DIR: '/tmp' }), /DSA_MODE='warm'.*synthetic, cached or cold/, ExitCode.BadValue);
+  expectUserError(() => fromEnv({ DSA_MODE: 'cold' }), /DSA_EVENTS_DIR is not/, ExitCode.Usage);
+  expectUserError(() => readProtocolEnv({ DSA_ITERATIONS: '0' }), /DSA_ITERATIONS='0'/, ExitCode.BadValue);
+  expectUserError(() => readProtocolEnv({ DSA_ITERATIONS: '2.5' }), /DSA_ITERATIONS/, ExitCode.BadValue);
+  expectUserError(() => readProtocolEnv({ RANK: '-1' }), /RANK='-1'/, ExitCode.BadValue);
+  expectUserError(() => readProtocolEnv({ DSA_PROTOCOL: '2' }), /DSA_PROTOCOL='2'.*version 1/, ExitCode.BadValue);
+  assert.deepEqual(readProtocolEnv({ DSA_ITERATIONS: '30', DSA_STOP_FILE: '/x/stop', DSA_SYNC: '1', DSA_PROTOCOL: '1' }), {
+    mode: undefined,
+    eventsDir: undefined,
+    iterations: 30,
+    stopFile: '/x/stop',
+    sync: true,
+    rank: 0,
+    worldSize: 1,
+  });
+});
+
+test('StopFile looks at the file system at most once per interval and stays stopped', () => {
+  const dir = tempDir();
+  try {
+    const path = join(dir, 'stop');
+    let now = 0;
+    const stop = new StopFile(path, 100, () => now);
+    assert.equal(stop.requested(), false, 'the first call looks at once');
+    writeFileSync(path, '');
+    now = 99;
+    assert.equal(stop.requested(), false, 'within the interval the file is not looked at');
+    now = 100;
+    assert.equal(stop.requested(), true);
+    rmSync(path);
+    now = 500;
+    assert.equal(stop.requested(), true, 'a stop request is not taken back');
+    assert.equal(new StopFile(undefined).requested(), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ExitCode, UserError } from '../../src/errors.js';
+import { loadLibc } from '../../src/system/libc.js';
+import { dropCachesGlobally, evict, pageCacheSupport, residency, warm } from '../../src/system/page-cache.js';
+
+const MiB = 1024 * 1024;
+const support = pageCacheSupport();
+const skip = !support.residency || !support.evict ? `page-cache control unavailable: ${support.reason}` : false;
+
+/** Writes `sizes` files of incompressible data into `dir`; returns their refs. */
+function writeFiles(dir: string, sizes: number[]): { path: string; bytes: number }[] {
+  const block = randomBytes(MiB);
+  return sizes.map((bytes, index) => {
+    const file = path.join(dir, `f${index}.bin`);
+    const fd = fs.openSync(file, 'w');
+    for (let written = 0; written < bytes; written += MiB) {
+      fs.writeSync(fd, block, 0, Math.min(MiB, bytes - written));
+    }
+    fs.closeSync(fd);
+    return { path: file, bytes };
+  });
+}
+
+describe('page cache', { skip }, () => {
+  let dir: string;
+  let files: { path: string; bytes: number }[];
+  const total = (): number => files.reduce((sum, file) => sum + file.bytes, 0);
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-page-cache-'));
+    // Sizes that are not page multiples exercise the tail-page rounding.
+    files = writeFiles(dir, [16 * MiB, 8 * MiB + 123, 4 * MiB + 4095, 1]);
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('warm makes the files resident and evict drops them', async () => {
+    const warmed = await warm(files, { concurrency: 3 });
+    assert.equal(warmed.files, files.length);
+    assert.equal(warmed.bytesRead, total());
+    assert.equal(warmed.failedFiles, 0);
+
+    const hot = await residency(files);
+    assert.equal(hot.totalBytes, total());
+    assert.equal(hot.checkedFiles, files.length);
+    assert.equal(hot.unknownFiles, 0);
+    assert.ok(hot.fraction > 0.99, `fraction after warm: ${hot.fraction}`);
+    assert.ok(hot.residentBytes <= hot.totalBytes);
+
+    // Just written, so dirty: sync is what lets DONTNEED drop them.
+    const evicted = await evict(files, { sync: true });
+    assert.equal(evicted.files, files.length);
+    assert.equal(evicted.bytes, total());
+    assert.equal(evicted.failedFiles, 0);
+
+    const cold = await residency(files);
+    assert.ok(cold.fraction < 0.01, `fraction after evict: ${cold.fraction}`);
+  });
+
+  it('counts a partly read file as partly resident', async () => {
+    const [big] = files;
+    await evict([big], { sync: true });
+    const fd = fs.openSync(big.path, 'r');
+    // POSIX_FADV_RANDOM: no read-ahead, so exactly the 4 MiB read become resident.
+    const libc = loadLibc();
+    if (libc.ok) libc.libc.posixFadvise(fd, 0, 0, 1);
+    fs.readSync(fd, Buffer.alloc(4 * MiB), 0, 4 * MiB, 0);
+    fs.closeSync(fd);
+    const partial = await residency([big]);
+    assert.ok(partial.residentBytes >= 4 * MiB, `resident ${partial.residentBytes}`);
+    assert.ok(partial.fraction < 0.3, `fraction ${partial.fraction}`);
+  });
+
+  it('skips empty files and reports missing ones as unknown', async () => {
+    const empty = path.join(dir, 'empty.bin');
+    fs.writeFileSync(empty, '');
+    const missing = path.join(dir, 'missing.bin');
+    const result = await residency([{ path: empty }, { path: missing }]);
+    assert.equal(result.totalBytes, 0);
+    assert.equal(result.checkedFiles, 0);
+    assert.equal(result.fraction, 0);
+    assert.equal(result.unknownFiles, 1);
+    assert.match(result.unknownReason ?? '', /missing\.bin: ENOENT/);
+
+    const evicted = await evict([{ path: missing }, files[3]], { sync: false });
+    assert.equal(evicted.files, 1);
+    assert.equal(evicted.failedFiles, 1);
+    assert.match(evicted.firstError ?? '', /missing\.bin: ENOENT/);
+
+    const warmed = await warm([{ path: missing }], { concurrency: 4 });
+    assert.equal(warmed.failedFiles, 1);
+    assert.equal(warmed.bytesRead, 0);
+  });
+
+  it('warm with a small buffer reads every byte', async () => {
+    const warmed = await warm(files, { concurrency: 1, bufferBytes: 64 * 1024 });
+    assert.equal(warmed.bytesRead, total());
+  });
+});
+
+describe('dropCachesGlobally', () => {
+  // As root it would really drop every cache on a shared machine; only the
+  // refusal is tested, where it applies.
+  const isRoot = process.geteuid?.() === 0;
+  it('is a UserError naming the fix when not permitted', { skip: isRoot ? 'running as root' : false }, async () => {
+    await assert.rejects(dropCachesGlobally(), (error: unknown) => {
+      assert.ok(error instanceof UserError);
+      assert.equal(error.exitCode, ExitCode.Environment);
+      assert.match(error.message, /run as root, or omit --drop-caches/);
+      assert.doesNotMatch(error.message, /\n/);
+      return true;
+    });
+  });
+});
