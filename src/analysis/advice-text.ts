@@ -68,7 +68,10 @@ export const VERDICT_TEXT: Keyed = {
       `highly fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on storage` +
       `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
   },
-  unknown: (c) => `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`,
+  unknown: (c) =>
+    c.missingModes.length > 0
+      ? `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`
+      : 'unknown: the measured iteration times are zero',
 };
 
 const cpusNeeded = (c: TextContext): string =>
@@ -104,5 +107,8 @@ export const ADVICE_TEXT: Keyed = {
       ' Give the page cache room for the dataset, copy it to faster local storage, or keep a local cache' +
       ' copy (e.g. a MinIO-style cache as in CoorDL); more CPUs will not help.',
   },
-  unknown: (c) => `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`,
+  unknown: (c) =>
+    c.missingModes.length > 0
+      ? `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`
+      : 'Check that the job reports its iteration times (waitMs, computeMs).',
 };

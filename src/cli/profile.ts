@@ -3,6 +3,7 @@ import { basename, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { PageCacheState } from '../profile/cache-state.js';
 import { newProfilePath } from '../profile/profile-store.js';
+import { assertCommandExists } from '../profile/resolve-command.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
@@ -83,6 +84,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     throw new UserError(`--data is required: pass the folder the job reads its samples from`, ExitCode.Usage);
   }
   const modes = parseModes(raw.modes);
+  assertCommandExists(command[0], io.env.PATH, io.cwd);
   const jobName = raw.name ?? (basename(command.find((arg, k) => k > 0 && !arg.startsWith('-')) ?? command[0]) || 'job');
   const profilesDir = resolve(io.cwd, raw.profilesDir);
   return {

@@ -86,6 +86,12 @@ function nowMs(): number {
 }
 
 async function sleepUntil(deadlineMs: number): Promise<void> {
+  if (deadlineMs <= nowMs()) {
+    // No compute time: still let the event loop run once, or a replayed batch with
+    // --compute-ms 0 would spin on microtasks and never see SIGTERM.
+    await new Promise((resolve) => setImmediate(resolve));
+    return;
+  }
   // setTimeout may fire up to a millisecond early against performance.now(); loop until the deadline.
   for (;;) {
     const leftMs = deadlineMs - nowMs();

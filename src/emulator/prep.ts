@@ -1,14 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { inflateSync } from 'node:zlib';
 
 /**
- * Pre-processing of one sample, as a DataLoader worker does it: read the file
- * (a real read through the page cache), decode it, then transform the decoded
- * bytes until `prepMs` of wall-clock time have passed since the read finished.
+ * Pre-processing of samples, as a DataLoader worker does it: read the file (a
+ * real read through the page cache), decode it, then transform the decoded
+ * bytes until `prepMs` of wall-clock time have passed since decoding started.
  * Wall clock, not CPU time: on a busy machine the sample still costs the worker
  * `prepMs`, so runs are comparable. When decoding alone takes longer, the sample
- * takes longer, and `decodeMs` says by how much.
+ * takes longer, and `decodeMs` says by how much. Reading is kept apart from
+ * decoding so that a worker can read its next batch while it prepares this one
+ * (./worker.ts).
  */
 
 /** What preparing one batch produced. */
@@ -22,6 +25,16 @@ export interface PreparedBatch {
   /** Samples whose decoding alone took longer than prepMs (they took longer than asked). */
   overruns: number;
   /** A value computed from every decoded byte touched (keeps the work observable). */
+  digest: number;
+}
+
+/** What preparing one sample produced. */
+export interface PreparedSample {
+  /** Bytes read from the sample file. */
+  bytes: number;
+  /** Decode time, ms. */
+  decodeMs: number;
+  /** A value computed from the decoded bytes. */
   digest: number;
 }
 
@@ -44,28 +57,56 @@ function transformUntil(decoded: Uint8Array, deadlineMs: number): number {
   return acc;
 }
 
-/** Reads, decodes and transforms one sample file. */
-export function prepareSample(path: string, prepMs: number): { bytes: number; decodeMs: number; digest: number } {
-  const data = readFileSync(path);
-  const readDoneMs = performance.now();
+/** Decodes and transforms the bytes of one sample file: `prepMs` of wall clock from the start of decoding. */
+export function prepareData(data: Uint8Array, prepMs: number): PreparedSample {
+  const startMs = performance.now();
   const decoded = inflateSync(data);
-  const decodeMs = performance.now() - readDoneMs;
-  const digest = transformUntil(decoded, readDoneMs + prepMs);
+  const decodeMs = performance.now() - startMs;
+  const digest = transformUntil(decoded, startMs + prepMs);
   return { bytes: data.length, decodeMs, digest };
 }
 
-/** Prepares every sample of a batch in turn (one DataLoader worker builds a whole batch). */
-export function prepareBatch(paths: readonly string[], prepMs: number): PreparedBatch {
-  let bytes = 0;
-  let decodeMs = 0;
-  let overruns = 0;
-  let digest = 0;
-  for (const path of paths) {
-    const sample = prepareSample(path, prepMs);
-    bytes += sample.bytes;
-    decodeMs += sample.decodeMs;
-    if (prepMs > 0 && sample.decodeMs > prepMs) overruns++;
-    digest += sample.digest;
+/** Reads, decodes and transforms one sample file, synchronously. */
+export function prepareSample(path: string, prepMs: number): PreparedSample {
+  return prepareData(readFileSync(path), prepMs);
+}
+
+/**
+ * Starts reading every file of a batch at once. The reads run in libuv's
+ * threadpool, so they proceed while the calling thread prepares other samples.
+ */
+export function readBatch(paths: readonly string[]): Promise<Buffer[]> {
+  return Promise.all(paths.map((path) => readFile(path)));
+}
+
+/** Accumulates the samples of one batch. */
+export class BatchAccumulator {
+  private bytes = 0;
+  private decodeMs = 0;
+  private overruns = 0;
+  private digest = 0;
+  private samples = 0;
+
+  constructor(private readonly prepMs: number) {}
+
+  /** Adds one prepared sample. */
+  add(sample: PreparedSample): void {
+    this.samples++;
+    this.bytes += sample.bytes;
+    this.decodeMs += sample.decodeMs;
+    if (this.prepMs > 0 && sample.decodeMs > this.prepMs) this.overruns++;
+    this.digest += sample.digest;
   }
-  return { samples: paths.length, bytes, decodeMs, overruns, digest };
+
+  /** The batch so far. */
+  result(): PreparedBatch {
+    return { samples: this.samples, bytes: this.bytes, decodeMs: this.decodeMs, overruns: this.overruns, digest: this.digest };
+  }
+}
+
+/** Reads and prepares every sample of a batch in turn, synchronously (a DataLoader with num_workers=0). */
+export function prepareBatch(paths: readonly string[], prepMs: number): PreparedBatch {
+  const batch = new BatchAccumulator(prepMs);
+  for (const path of paths) batch.add(prepareSample(path, prepMs));
+  return batch.result();
 }

@@ -18,7 +18,14 @@ import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ExitCode, UserError } from '../errors.js';
 import { loadLibc, type LibcBindings } from './libc.js';
-import { adviseDontNeed, errorCode, errnoName, scanFilePages, type FileRef } from './page-cache.js';
+import {
+  adviseDontNeed,
+  errorCode,
+  errnoName,
+  mincoreIsTrustworthy,
+  scanFilePages,
+  type FileRef,
+} from './page-cache.js';
 
 /** Counters of a cold keeper, returned by stop(). */
 export interface ColdKeeperStats {
@@ -28,6 +35,8 @@ export interface ColdKeeperStats {
   reEvictions: number;
   /** Bytes evicted again, summed over scans. */
   reEvictedBytes: number;
+  /** Evictions of whole files whose residency mincore cannot show to this user (see scanFile), summed over scans. */
+  blindEvictions: number;
   /** Per-file failures (vanished, unreadable, mincore/fadvise errors), summed over scans. */
   errors: number;
   /** The last failure, as 'path: CODE', if any. */
@@ -81,6 +90,7 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
     scans: 0,
     reEvictions: 0,
     reEvictedBytes: 0,
+    blindEvictions: 0,
     errors: 0,
     scanMsTotal: 0,
     scanMsMax: 0,
@@ -160,8 +170,17 @@ function scanFile(
     throw error;
   }
   try {
-    const bytes = fs.fstatSync(fd).size;
+    const stat = fs.fstatSync(fd);
+    const bytes = stat.size;
     if (bytes === 0) return;
+    if (!mincoreIsTrustworthy(path, stat)) {
+      // mincore would report such a file as never resident, so the keeper could
+      // not keep it cold: evict it whole every scan instead, at the price of
+      // sometimes dropping pages just read ahead for the job.
+      adviseDontNeed(libc, fd, 0, 0);
+      stats.blindEvictions++;
+      return;
+    }
     const pageBytes = libc.pageSizeBytes;
     const pages = Math.ceil(bytes / pageBytes);
     const before = previous.get(index);

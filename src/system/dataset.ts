@@ -3,6 +3,7 @@
 // in memory at all (the cached mode is only honest when it can).
 import fs from 'node:fs';
 import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { inputError } from '../errors.js';
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
@@ -68,11 +69,18 @@ export interface Dataset {
 export interface ListDatasetOptions {
   /** The flag the roots came from, named in error messages. */
   flag?: string;
-  /** Parallel readdir/stat calls in flight. */
+  /** Parallel stat calls in flight once metadata proves slow to read (see walk). */
   concurrency?: number;
+  /** Microseconds per sync stat above which (for most stats of a slice) the walk goes parallel; 0 forces parallel. */
+  slowStatMicros?: number;
   /** Reads /proc/meminfo (replaceable in tests). */
   readMeminfo?: () => Promise<string>;
 }
+
+// Entries stat'ed synchronously between two turns of the event loop.
+const SYNC_SLICE_ENTRIES = 512;
+// When most sync stats of a slice take longer than this, metadata is coming from storage: go parallel.
+const SLOW_SYNC_STAT_US = 200;
 
 /**
  * Walks the roots (directories or single files) and lists every regular file
@@ -83,6 +91,7 @@ export interface ListDatasetOptions {
 export async function listDataset(roots: string[], options: ListDatasetOptions = {}): Promise<Dataset> {
   const flag = options.flag ?? '--data';
   const concurrency = Math.max(1, options.concurrency ?? 32);
+  const slowStatMicros = options.slowStatMicros ?? SLOW_SYNC_STAT_US;
   if (roots.length === 0) throw inputError(MESSAGES.noRoots(flag));
 
   const files: DatasetFile[] = [];
@@ -94,34 +103,72 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
     firstSkipped ??= `${entry}: ${codeOf(error)}`;
   };
 
-  // One queue of paths to stat, drained by `concurrency` workers; a directory's
-  // entries are appended as it is read. (A promise per file created up front
-  // costs far more than the stat calls themselves on 100k files.)
+  // One queue of paths to stat; a directory's entries are appended as it is read.
+  // Sync stat first: with metadata in the dentry/inode caches it costs ~6-13 us,
+  // while an async stat costs 30-60 us of thread-pool hand-off (measured on 100k
+  // files here, 2 busy cores). When sync stats turn slow (metadata really read
+  // from a cold disk or a network file system), the rest goes to `concurrency`
+  // parallel async stats, which overlap the I/O.
   const walk = async (rootDir: string, rootStat: fs.Stats): Promise<void> => {
     const queue: string[] = [];
     let head = 0;
+    const enterDir = (dir: string, dirStat: fs.Stats): boolean => {
+      const key = `${dirStat.dev}:${dirStat.ino}`;
+      if (visitedDirs.has(key)) return false;
+      visitedDirs.add(key);
+      return true;
+    };
+    const enqueue = (dir: string, entries: fs.Dirent[]): void => {
+      for (const entry of entries) {
+        // Hidden entries (.cache, .git, a generator's manifest) are not samples,
+        // as for torchvision's ImageFolder and most loaders.
+        if (entry.name.startsWith('.')) continue;
+        // Sockets, FIFOs and devices are not training data.
+        if (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory()) queue.push(path.join(dir, entry.name));
+      }
+    };
+    const readDirSync = (dir: string, dirStat: fs.Stats): void => {
+      if (!enterDir(dir, dirStat)) return;
+      try {
+        enqueue(dir, fs.readdirSync(dir, { withFileTypes: true }));
+      } catch (error) {
+        skip(dir, error);
+      }
+    };
+
+    readDirSync(rootDir, rootStat);
+    while (slowStatMicros > 0 && head < queue.length) {
+      const sliceEnd = Math.min(queue.length, head + SYNC_SLICE_ENTRIES);
+      let done = 0;
+      let slow = 0;
+      for (; head < sliceEnd; head++, done++) {
+        const entry = queue[head];
+        const started = performance.now();
+        let stat: fs.Stats;
+        try {
+          stat = fs.statSync(entry);
+        } catch (error) {
+          skip(entry, error);
+          continue;
+        } finally {
+          if ((performance.now() - started) * 1000 > slowStatMicros) slow++;
+        }
+        if (stat.isFile()) files.push({ path: entry, bytes: stat.size });
+        else if (stat.isDirectory()) readDirSync(entry, stat);
+      }
+      // Most stats of the slice slow, not a few: a busy CPU preempts a few calls
+      // for long, a cold disk slows them all.
+      if (slow > done / 2) break;
+      await yieldToLoop();
+    }
+    if (head >= queue.length) return;
+
     let active = 0;
     let waiters: (() => void)[] = [];
     const wakeAll = (): void => {
       const woken = waiters;
       waiters = [];
       for (const wake of woken) wake();
-    };
-    const readDir = async (dir: string, dirStat: fs.Stats): Promise<void> => {
-      const key = `${dirStat.dev}:${dirStat.ino}`;
-      if (visitedDirs.has(key)) return;
-      visitedDirs.add(key);
-      let entries: fs.Dirent[];
-      try {
-        entries = await fs.promises.readdir(dir, { withFileTypes: true });
-      } catch (error) {
-        skip(dir, error);
-        return;
-      }
-      for (const entry of entries) {
-        // Sockets, FIFOs and devices are not training data.
-        if (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory()) queue.push(path.join(dir, entry.name));
-      }
     };
     const handle = async (entry: string): Promise<void> => {
       let stat: fs.Stats;
@@ -132,7 +179,13 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
         return;
       }
       if (stat.isFile()) files.push({ path: entry, bytes: stat.size });
-      else if (stat.isDirectory()) await readDir(entry, stat);
+      else if (stat.isDirectory() && enterDir(entry, stat)) {
+        try {
+          enqueue(entry, await fs.promises.readdir(entry, { withFileTypes: true }));
+        } catch (error) {
+          skip(entry, error);
+        }
+      }
     };
     const worker = async (): Promise<void> => {
       for (;;) {
@@ -153,7 +206,6 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
         }
       }
     };
-    await readDir(rootDir, rootStat);
     await Promise.all(Array.from({ length: concurrency }, worker));
   };
 

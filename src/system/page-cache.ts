@@ -184,7 +184,6 @@ export async function residency(files: readonly FileRef[]): Promise<Residency> {
     result.unknownBytes += bytes;
     result.unknownReason ??= reason;
   };
-  const privileged = isPrivileged();
   for (let index = 0; index < files.length; index++) {
     if (index > 0 && index % FILES_PER_TURN === 0) await yieldToLoop();
     const { path } = files[index];
@@ -198,7 +197,7 @@ export async function residency(files: readonly FileRef[]): Promise<Residency> {
     try {
       const stat = fs.fstatSync(fd);
       if (!stat.isFile() || stat.size === 0) continue;
-      if (!privileged && !mincoreIsTrustworthy(path, stat)) {
+      if (!mincoreIsTrustworthy(path, stat)) {
         unknown(MESSAGES.mincoreUntrusted, stat.size);
         continue;
       }
@@ -340,11 +339,15 @@ function isPrivileged(): boolean {
   return typeof process.geteuid === 'function' && process.geteuid() === 0;
 }
 
-// Since Linux 5.2 (commit 134fca9063ad, "mm/mincore.c: make mincore() more
-// conservative"), mincore on a file mapping reports page-cache state only to the
-// file's owner or to a process that may write it; anyone else sees only pages
-// mapped in its own page tables, i.e. a false "not resident".
-function mincoreIsTrustworthy(path: string, stat: fs.Stats): boolean {
+/**
+ * Whether mincore shows this file's page-cache pages to us. Since Linux 5.2
+ * (commit 134fca9063ad, "mm/mincore.c: make mincore() more conservative"),
+ * mincore on a file mapping reports page-cache state only to root, the file's
+ * owner or a process that may write it; anyone else sees only pages mapped in
+ * its own page tables, i.e. a false "not resident".
+ */
+export function mincoreIsTrustworthy(path: string, stat: fs.Stats): boolean {
+  if (isPrivileged()) return true;
   if (typeof process.geteuid === 'function' && stat.uid === process.geteuid()) return true;
   try {
     fs.accessSync(path, fs.constants.W_OK);

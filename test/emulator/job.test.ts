@@ -88,7 +88,8 @@ const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 
 test('cached mode: 30 iterations within budget, every epoch reads every file once', async () => {
   const events = freshDir('events');
-  const result = await startJob(BASE_ARGS, { DSA_MODE: 'cached', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '30' });
+  const job = startJob(BASE_ARGS, { DSA_MODE: 'cached', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '30' });
+  const result = await job;
   assert.equal(result.exitCode, 0, result.stderr);
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
   const { start, iters, end, all } = readEvents(events);
@@ -96,7 +97,7 @@ test('cached mode: 30 iterations within budget, every epoch reads every file onc
   assert.equal(start.batchSize, 4);
   assert.equal(start.workers, 2);
   assert.equal(start.source, 'emulator');
-  assert.equal(start.pid, result.pid);
+  assert.equal(start.pid, job.pid);
   assert.equal(iters.length, 30);
   assert.deepEqual(
     iters.map((e) => e.i),

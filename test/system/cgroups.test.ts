@@ -132,3 +132,38 @@ test('a throttled group slows buffered reads of a cold 20 MB file to 10 MB/s', a
   for (const groupDir of group.dirs) assert.equal(existsSync(groupDir), false, `${groupDir} removed`);
   await group.remove(); // already gone: no error
 });
+
+test('cgroup v2 (fake tree): picks a parent that can enable io, writes subtree_control and io.max', async (t) => {
+  const { mkdirSync, readFileSync, writeFileSync } = await import('node:fs');
+  const mount = mkdtempSync(join(tmpdir(), 'dsa-cg2-'));
+  t.after(() => rmSync(mount, { recursive: true, force: true }));
+  const group = (path: string, files: Record<string, string>): void => {
+    mkdirSync(join(mount, path), { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(mount, path, name), text);
+  };
+  // Root offers io and memory; /user.slice is a delegated parent with io enabled;
+  // our own group /user.slice/job.scope holds processes (the no-internal-process rule).
+  group('.', { 'cgroup.controllers': 'cpuset io memory pids\n', 'cgroup.subtree_control': 'io memory\n', 'cgroup.procs': '1\n' });
+  group('user.slice', { 'cgroup.controllers': 'io memory\n', 'cgroup.subtree_control': 'memory\n', 'cgroup.procs': '', 'cgroup.type': 'domain\n' });
+  group('user.slice/job.scope', { 'cgroup.controllers': 'io memory\n', 'cgroup.subtree_control': '', 'cgroup.procs': '4242\n', 'cgroup.type': 'domain\n' });
+  const info = detectCgroups({
+    mountinfo: `41 31 0:38 / ${mount} rw,relatime - cgroup2 cgroup2 rw`,
+    procCgroup: '0::/user.slice/job.scope\n',
+    v2Parent: '',
+  });
+  assert.equal(info.version, 'v2');
+  if (process.getuid?.() !== 0) {
+    t.skip('the rest writes a fake tree as root would');
+    return;
+  }
+  assert.equal(info.controllers.io.parentDir, join(mount, 'user.slice'));
+  assert.equal(info.controllers.cpuset.writable, false);
+  assert.match(info.controllers.cpuset.reason, /does not offer cpuset/);
+  const job = createJobCgroup({ name: 'v2', readBpsDevice: { device: '8:0', bytesPerSec: 5e7 }, memoryLimitBytes: 1e9, cgroups: info });
+  const dir = join(mount, 'user.slice', 'ds-analyzer-v2');
+  assert.deepEqual(job.dirs, [dir]);
+  assert.deepEqual(job.procsFiles, [join(dir, 'cgroup.procs')]);
+  assert.equal(readFileSync(join(mount, 'user.slice', 'cgroup.subtree_control'), 'utf8'), '+io');
+  assert.equal(readFileSync(join(dir, 'io.max'), 'utf8'), '8:0 rbps=50000000');
+  assert.equal(readFileSync(join(dir, 'memory.max'), 'utf8'), '1000000000');
+});

@@ -43,12 +43,11 @@ describe('listDataset', () => {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('lists every regular file of nested folders once, following links without looping', async () => {
+  it('lists every regular, non-hidden file of nested folders once, following links without looping', async () => {
     const root = path.join(dir, 'data');
     const dataset = await listDataset([root], { readMeminfo: plentyOfMemory });
     const relative = dataset.files.map((file) => path.relative(root, file.path));
     assert.deepEqual(relative, [
-      '.hidden',
       'empty.txt',
       'shard-link.tar',
       'train/cat/1.jpg',
@@ -56,12 +55,20 @@ describe('listDataset', () => {
       'train/dog/3.jpg',
       'val/deep/er/still/4.jpg',
     ]);
-    assert.equal(dataset.bytes, 2050);
-    assert.equal(dataset.meanFileBytes, 2050 / 7);
+    assert.equal(dataset.bytes, 2000);
+    assert.equal(dataset.meanFileBytes, 2000 / 6);
     assert.deepEqual(dataset.fileBytesQuantiles, { p10: 0, p50: 200, p90: 1000, max: 1000 });
     assert.equal(dataset.skippedEntries, 0);
     assert.equal(dataset.fitsInMemory, true);
     assert.deepEqual(dataset.roots, [root]);
+  });
+
+  it('lists the same files when the walk goes parallel', async () => {
+    const root = path.join(dir, 'data');
+    const sync = await listDataset([root], { readMeminfo: plentyOfMemory });
+    const parallel = await listDataset([root], { readMeminfo: plentyOfMemory, slowStatMicros: 0, concurrency: 3 });
+    assert.deepEqual(parallel.files, sync.files);
+    assert.equal(parallel.files.length, 6);
   });
 
   it('accepts a single file as a root and does not list a file twice', async () => {

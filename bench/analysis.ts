@@ -1,0 +1,36 @@
+/**
+ * Benchmark of the analysis layer's hot path: the adaptive stopping decision,
+ * which the profiler calls about every 250 ms on a growing series.
+ * Run: npx tsc -p tsconfig.json && node dist/bench/analysis.js
+ */
+import { stoppingDecision } from '../src/analysis/stopping.js';
+import { analyze } from '../src/analysis/split.js';
+import type { Iteration } from '../src/schema/profile.js';
+
+function makeSeries(n: number, workers: number): Iteration[] {
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return Array.from({ length: n }, (_, i) => ({
+    i,
+    t: i * 100,
+    waitMs: i % workers === 0 ? 400 * (0.9 + 0.2 * rand()) : 0.3,
+    computeMs: 50 * (0.9 + 0.2 * rand()),
+    samples: 32,
+  }));
+}
+
+function time(label: string, runs: number, fn: () => void): void {
+  fn();
+  const start = performance.now();
+  for (let k = 0; k < runs; k++) fn();
+  const ms = (performance.now() - start) / runs;
+  console.log(`${label.padEnd(40)} ${ms.toFixed(2)} ms/call`);
+}
+
+for (const n of [1_000, 10_000, 100_000]) {
+  const its = makeSeries(n, 4);
+  time(`stoppingDecision, ${n} iterations`, n >= 100_000 ? 5 : 50, () =>
+    stoppingDecision(its, { precision: 0.001, minIterations: 100, maxIterations: 1e9, workers: 4 }),
+  );
+}
+time('analyze, empty profile', 1000, () => analyze({}));

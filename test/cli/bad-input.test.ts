@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '../../src/cli/main.js';
+import { ExitCode } from '../../src/errors.js';
+import { fakeIo } from './fake-io.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'dsa-cli-'));
+writeFileSync(join(dir, 'a.bin'), 'x'.repeat(4096));
+
+/** Runs the CLI in-process and checks the error is one line, without a stack trace. */
+async function expectError(args: string[], code: ExitCode, pattern: RegExp) {
+  const io = fakeIo(dir);
+  const exitCode = await run(args, io);
+  assert.equal(exitCode, code, `exit code of ${args.join(' ')}; stderr: ${io.err}`);
+  const lines = io.err.trimEnd().split('\n').filter((line) => !line.startsWith('('));
+  assert.equal(lines.length, 1, `one line of error, got: ${io.err}`);
+  assert.match(lines[0], pattern);
+  assert.doesNotMatch(io.err, /\bat .+:\d+:\d+\)?$/m, 'no stack trace');
+}
+
+test('no subcommand prints help and exits with the usage code', async () => {
+  const io = fakeIo(dir);
+  assert.equal(await run([], io), ExitCode.Usage);
+  assert.match(io.err, /Usage: ds-analyzer/);
+});
+
+test('profile without a training command', () =>
+  expectError(['profile', '--data', dir], ExitCode.Usage, /no training command: put it after '--'/));
+
+test('profile without --data', () => expectError(['profile', '--', 'true'], ExitCode.Usage, /--data is required/));
+
+test('a missing --data path', () =>
+  expectError(['profile', '--data', join(dir, 'nope'), '--', 'true'], ExitCode.MissingInput, /nope/));
+
+test('an unparseable size', () =>
+  expectError(['profile', '--data', dir, '--storage-bw', '50XB/s', '--', 'true'], ExitCode.BadValue, /--storage-bw '50XB\/s'/));
+
+test('an unparseable precision', () =>
+  expectError(['profile', '--data', dir, '--precision', 'tight', '--', 'true'], ExitCode.BadValue, /--precision/));
+
+test('an unknown mode', () =>
+  expectError(['profile', '--data', dir, '--modes', 'warm', '--', 'true'], ExitCode.BadValue, /unknown mode 'warm'/));
+
+test('an unknown flag', () => expectError(['doctor', '--frobnicate'], ExitCode.Usage, /unknown option '--frobnicate'/));
+
+test('--version prints the package version', async () => {
+  const io = fakeIo(dir);
+  assert.equal(await run(['--version'], io), ExitCode.Ok);
+  assert.match(io.out, /^\d+\.\d+\.\d+\n$/);
+});
+
+test('every command has --help with examples and exit codes', async () => {
+  for (const command of ['profile', 'demo', 'doctor']) {
+    const io = fakeIo(dir);
+    assert.equal(await run([command, '--help'], io), ExitCode.Ok);
+    assert.match(io.out, /Examples:/, command);
+    assert.match(io.out, /Exit codes:/, command);
+  }
+});

@@ -1,0 +1,47 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+
+/** The CLI launcher, as a user runs it. */
+export const CLI = fileURLToPath(new URL('../../../bin/ds-analyzer.js', import.meta.url));
+/** The compiled emulated job. */
+export const EMULATOR = fileURLToPath(new URL('../../src/emulator/job.js', import.meta.url));
+/** Source-tree fixtures (not compiled). */
+export const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/', import.meta.url));
+
+/** Starts the real CLI in a child process; never rejects. */
+export function startCli(args: string[], options: { cwd: string; env?: Record<string, string> }): ResultPromise<{ reject: false; all: true }> {
+  return execa(process.execPath, [CLI, ...args], { cwd: options.cwd, env: options.env, reject: false, all: true, timeout: 600_000 });
+}
+
+/** Pids of processes whose command line mentions `marker` (left-over jobs). */
+export function processesMentioning(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return found;
+}
+
+/** Emulator command line for tests. */
+export function emulatorArgv(dataDir: string, extra: string[] = []): string[] {
+  return [process.execPath, EMULATOR, '--data', dataDir, ...extra];
+}
+
+/** Whether storage can be throttled here (root with a writable blkio/io controller). */
+export async function canThrottle(): Promise<string | null> {
+  const { detectCgroups } = await import('../../src/system/cgroups.js');
+  const io = detectCgroups().controllers.io;
+  return io.writable ? null : io.reason;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

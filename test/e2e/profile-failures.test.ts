@@ -1,0 +1,88 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateDataset } from '../../src/emulator/generate-dataset.js';
+import { readProfile } from '../../src/profile/profile-store.js';
+import { ExitCode } from '../../src/errors.js';
+import { emulatorArgv, FIXTURES, processesMentioning, sleep, startCli } from './helpers.js';
+
+const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-fail-'));
+const data = join(work, 'data');
+const fast = ['--batch-size', '4', '--workers', '2', '--compute-ms', '5', '--prep-ms', '1'];
+const quickProfile = ['--precision', '10%', '--min-iterations', '20', '--max-iterations', '200'];
+
+before(async () => {
+  await generateDataset(data, { files: 32, fileBytes: 32 << 10, seed: 3 });
+});
+
+function noStackTrace(output: string) {
+  assert.doesNotMatch(output, /^\s+at .+\(.+:\d+:\d+\)$/m, `no stack trace in:\n${output}`);
+}
+
+test('a job crashing in the cold mode leaves the earlier modes in a valid partial profile and no process behind', async () => {
+  const out = join(work, 'crash.json');
+  const result = await startCli(
+    ['profile', '--data', data, '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--crash-at-iteration', '15', '--crash-mode', 'cold'])],
+    { cwd: work },
+  );
+  assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+  assert.match(result.all, /the job exited with code 3 in cold mode; the synthetic and cached modes are saved/);
+  noStackTrace(result.all);
+  const profile = readProfile(out);
+  assert.equal(profile.status, 'partial');
+  assert.equal(profile.modes.synthetic?.status, 'ok');
+  assert.equal(profile.modes.cached?.status, 'ok');
+  assert.equal(profile.modes.cold?.status, 'failed');
+  assert.ok(profile.analysis?.prepStallMs, 'the split of the measured modes is kept');
+  assert.deepEqual(processesMentioning(data), []);
+});
+
+test('Ctrl-C mid-mode saves what was measured, exits 130 and leaves no process behind', async () => {
+  const out = join(work, 'interrupt.json');
+  const cli = startCli(
+    // A huge budget and a tight precision: the cached mode would run for minutes.
+    ['profile', '--data', data, '--out', out, '--precision', '0.1%', '--min-iterations', '20', '--max-iterations', '100000', '--modes', 'synthetic,cached,cold', '--', ...emulatorArgv(data, fast)],
+    { cwd: work },
+  );
+  // Wait until the synthetic mode is saved and the cached job is running.
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (existsSync(out) && existsSync(join(work, 'interrupt.d', 'cached', 'events')) && readdirSync(join(work, 'interrupt.d', 'cached', 'events')).length > 0) break;
+    await sleep(200);
+  }
+  await sleep(1500);
+  cli.kill('SIGINT');
+  const result = await cli;
+  assert.equal(result.exitCode, ExitCode.Interrupted, result.all);
+  assert.match(result.all, /interrupted; the synthetic mode is saved/);
+  noStackTrace(result.all);
+  const profile = readProfile(out);
+  assert.equal(profile.status, 'partial');
+  assert.equal(profile.modes.synthetic?.status, 'ok');
+  assert.equal(profile.modes.cached?.status, 'interrupted');
+  assert.equal(profile.modes.cold, undefined);
+  assert.deepEqual(processesMentioning(data), []);
+});
+
+test('a command that does not exist', async () => {
+  const result = await startCli(['profile', '--data', data, '--', 'no-such-command-dsa'], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.CommandNotFound, result.all);
+  assert.equal(result.all.trim().split('\n').length, 1, result.all);
+  assert.match(result.all, /command 'no-such-command-dsa' was not found/);
+});
+
+test('a corrupt events file', async () => {
+  const result = await startCli(['profile', '--data', data, '--modes', 'cached', '--', join(FIXTURES, 'corrupt-events-job.sh')], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.CorruptFile, result.all);
+  assert.match(result.all, /hold 2 line\(s\) and none is a protocol v1 event/);
+  noStackTrace(result.all);
+});
+
+test('a missing --data path, spawned as a user would', async () => {
+  const result = await startCli(['profile', '--data', join(work, 'missing'), '--', 'true'], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.MissingInput);
+  assert.equal(result.all.trim().split('\n').length, 1, result.all);
+  noStackTrace(result.all);
+});
