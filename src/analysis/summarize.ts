@@ -18,6 +18,14 @@ export interface SummarizeOptions {
 const MIN_BLOCK = 5;
 
 /**
+ * Most blocks for the confidence interval. With many short blocks, slow drifts
+ * (epoch boundaries, the cold keeper's rhythm) correlate neighbouring block
+ * means and the interval comes out too narrow; 10 to 30 batches is the usual
+ * advice for batch means (Schmeiser 1982), so long series get longer blocks.
+ */
+export const MAX_BLOCKS = 30;
+
+/**
  * Iterations per block for the confidence intervals: at least max(W, 5), and a
  * multiple of W. A DataLoader with W workers builds one whole batch per worker,
  * so batches arrive in bursts of W and the wait alternates (450, 0, 450, 0 ms);
@@ -42,14 +50,16 @@ export function summarizeIterations(
   iterations: readonly Iteration[],
   opts: SummarizeOptions,
 ): IterationSummary | null {
-  const blockSize = blockSizeFor(opts.workers);
+  const periodBlock = blockSizeFor(opts.workers);
   const minBlocks = Math.max(2, opts.minBlocks ?? 2);
-  if (iterations.length < minBlocks * blockSize) return null;
+  if (iterations.length < minBlocks * periodBlock) return null;
 
   const ordered = isOrdered(iterations) ? iterations : [...iterations].sort((a, b) => a.i - b.i);
   const iterMs = ordered.map((it) => it.waitMs + it.computeMs);
   // MSER batches of one block: whole delivery periods, so bursts do not look like a transient.
-  const warmup = detectWarmup(iterMs, { batchSize: blockSize });
+  const warmup = detectWarmup(iterMs, { batchSize: periodBlock });
+  const periodsPerBlock = Math.max(1, Math.ceil((ordered.length - warmup) / (MAX_BLOCKS * periodBlock)));
+  const blockSize = periodBlock * periodsPerBlock;
   const blocks = Math.floor((ordered.length - warmup) / blockSize);
   if (blocks < minBlocks) return null;
 

@@ -3,24 +3,18 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateDataset } from '../emulator/generate-dataset.js';
+import { EMULATOR_PRESETS } from '../emulator/presets.js';
 import { impliedSplit, type EmulatorSettings } from '../emulator/expected.js';
 import { PageCacheState } from '../profile/cache-state.js';
 import { newProfilePath } from '../profile/profile-store.js';
 import { MODES } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
-import { detectCgroups } from '../system/cgroups.js';
-import { diskDeviceOf } from '../system/cgroups.js';
+import { detectCgroups, diskDeviceOf } from '../system/cgroups.js';
 import { table } from '../report/format.js';
 import { formatBytes, formatRate } from '../units.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { runAndReport } from './run-and-report.js';
 import type { Io } from './io.js';
-
-/** The demo's emulated job: every stage significant, so all three parts of the split show. */
-const DEMO = {
-  full: { files: 256, fileBytes: 1 << 20, batchSize: 8, workers: 2, computeMs: 20, prepMs: 8, storageBw: 80e6 },
-  quick: { files: 64, fileBytes: 256 << 10, batchSize: 4, workers: 2, computeMs: 10, prepMs: 15, storageBw: 12.5e6 },
-} as const;
 
 const EMULATOR = fileURLToPath(new URL('../emulator/job.js', import.meta.url));
 
@@ -35,7 +29,7 @@ export const demoCommand: CommandFactory = (io, result) =>
     .addHelpText(
       'after',
       `
-The demo generates a dataset of real compressed files (${formatBytes(DEMO.full.files * DEMO.full.fileBytes)}, cached
+The demo generates a dataset of real compressed files (${formatBytes(EMULATOR_PRESETS.full.files * EMULATOR_PRESETS.full.fileBytes)}, cached
 between runs), then profiles an emulated job that reads them in worker threads,
 decompresses and pre-processes them on the CPU, and sleeps a set compute time
 per batch as an accelerator would. Where the machine permits (root, cgroup
@@ -47,7 +41,7 @@ Examples:
 ${EXIT_CODES_HELP}`,
     )
     .action(async (options: { quick?: boolean; datasetDir?: string; profilesDir: string; throttle: boolean; json?: boolean }) => {
-      const preset = options.quick ? DEMO.quick : DEMO.full;
+      const preset = options.quick ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
       const datasetDir = resolve(io.cwd, options.datasetDir ?? join(cacheHome(io), 'ds-analyzer', `demo-${preset.files}x${preset.fileBytes}`));
       const say = (text: string) => io.stderr(`${text}\n`);
       say(`demo: dataset of ${preset.files} files of ${formatBytes(preset.fileBytes)} in ${datasetDir}`);
@@ -55,9 +49,9 @@ ${EXIT_CODES_HELP}`,
       say(dataset.reused ? 'demo: reusing the generated dataset' : `demo: generated ${formatBytes(dataset.bytes)}`);
 
       const throttleReason = options.throttle ? throttleBlocker(datasetDir) : 'disabled by --no-throttle';
-      const storageBw = throttleReason === null ? preset.storageBw : null;
+      const storageBw = throttleReason === null ? preset.storageBwBytesPerSec : null;
       if (throttleReason) say(`demo: storage is not throttled (${throttleReason}); the cold mode reads at the disk's own speed`);
-      else say(`demo: cold storage throttled to ${formatRate(preset.storageBw)}`);
+      else say(`demo: cold storage throttled to ${formatRate(preset.storageBwBytesPerSec)}`);
 
       const argv = [process.execPath, EMULATOR, '--data', datasetDir, '--batch-size', String(preset.batchSize), '--workers', String(preset.workers), '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs)];
       const jobName = 'emulated-demo';

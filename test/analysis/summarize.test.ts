@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { IterationSummarySchema } from '../../src/schema/profile.js';
-import { blockSizeFor, summarizeIterations } from '../../src/analysis/summarize.js';
+import { blockSizeFor, MAX_BLOCKS, summarizeIterations } from '../../src/analysis/summarize.js';
 import { median } from '../../src/analysis/stats.js';
 import { bursty, series } from './series.js';
 
@@ -25,7 +25,9 @@ test('bursty W-worker delivery: mean wait is ~217 ms although the median wait is
   const its = bursty(2000, 4, 868, 11, 0.05);
   assert.ok(median(its.map((it) => it.waitMs)) < 1, 'the median wait of the input is ~0');
   const s = summarizeIterations(its, { workers: 4 })!;
-  assert.equal(s.blockSize, 8);
+  // Whole delivery periods of 8, grown so that there are at most MAX_BLOCKS blocks.
+  assert.equal(s.blockSize % 8, 0);
+  assert.ok(s.blocks <= MAX_BLOCKS && s.blocks >= MAX_BLOCKS / 2, `blocks ${s.blocks}`);
   assert.ok(Math.abs(s.waitMs.mean - 217.2) < 217.2 * 0.03, `waitMs.mean ${s.waitMs.mean}`);
   assert.ok(Math.abs(s.iterMs.mean - 267.2) < 267.2 * 0.03, `iterMs.mean ${s.iterMs.mean}`);
   assert.ok(s.medianIterMs < 60, 'the median iteration hides the stall; the summary reports it only for contrast');
@@ -48,7 +50,8 @@ test('summary shape: warm-up removed, whole blocks, parts add up, schema-valid',
   const its = series({ n: 503, seed: 5, computeMs: 80, waitMs: () => 20, cv: 0.1, slowStart: 10, slowFactor: 5 });
   const s = summarizeIterations(its, { workers: 3 })!;
   IterationSummarySchema.parse(s);
-  assert.equal(s.blockSize, 6);
+  // (503 - warm-up) / (30 blocks x 6) rounds up to 3 periods per block.
+  assert.equal(s.blockSize, 18);
   assert.ok(s.warmupIterations >= 10 && s.warmupIterations <= 15, `warm-up ${s.warmupIterations}`);
   assert.equal(s.measuredIterations, s.blocks * s.blockSize);
   assert.ok(503 - s.warmupIterations - s.measuredIterations < s.blockSize);

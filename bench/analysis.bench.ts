@@ -1,7 +1,7 @@
 /**
  * Benchmark of the analysis layer's hot path: the adaptive stopping decision,
  * which the profiler calls about every 250 ms on a growing series.
- * Run: npx tsc -p tsconfig.json && node dist/bench/analysis.js
+ * Run: npm run bench -- analysis
  */
 import { stoppingDecision } from '../src/analysis/stopping.js';
 import { analyze } from '../src/analysis/split.js';
@@ -27,10 +27,13 @@ function time(label: string, runs: number, fn: () => void): void {
   console.log(`${label.padEnd(40)} ${ms.toFixed(2)} ms/call`);
 }
 
-for (const n of [1_000, 10_000, 100_000]) {
-  const its = makeSeries(n, 4);
-  time(`stoppingDecision, ${n} iterations`, n >= 100_000 ? 5 : 50, () =>
-    stoppingDecision(its, { precision: 0.001, minIterations: 100, maxIterations: 1e9, workers: 4 }),
-  );
+export async function bench(): Promise<void> {
+  console.log('the profiler calls stoppingDecision every 250 ms: the cost should stay far below that');
+  for (const n of [1_000, 10_000, 100_000]) {
+    const its = makeSeries(n, 4);
+    time(`stoppingDecision, ${n} iterations`, n >= 100_000 ? 5 : 50, () =>
+      stoppingDecision(its, { precision: 0.001, minIterations: 100, maxIterations: 1e9, workers: 4 }),
+    );
+  }
+  time('analyze, empty profile', 1000, () => analyze({}));
 }
-time('analyze, empty profile', 1000, () => analyze({}));

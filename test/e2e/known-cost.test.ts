@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { impliedSplit } from '../../src/emulator/expected.js';
+import { EMULATOR_PRESETS } from '../../src/emulator/presets.js';
+import { ProfileSchema } from '../../src/schema/profile.js';
+import { canThrottle, startCli } from './helpers.js';
+
+// The emulated job with set compute, prep and throttled storage: the profile must
+// recover each part of the split. Tolerances are wider than the 10% target so the
+// test stays stable on a busy 2-core machine; `npm run bench` prints the actual errors.
+const TOLERANCE = 0.2;
+
+test('the profile recovers the compute, prep stall and fetch stall the emulator was set to', async (t) => {
+  const blocker = await canThrottle();
+  if (blocker) {
+    t.skip(`needs storage throttling (root and a writable cgroup blkio/io controller): ${blocker}`);
+    return;
+  }
+  const work = mkdtempSync(join(tmpdir(), 'dsa-known-cost-'));
+  const result = await startCli(['demo', '--quick', '--json', '--dataset-dir', join(work, 'data'), '--profiles-dir', join(work, 'profiles')], { cwd: work });
+  assert.equal(result.exitCode, 0, result.stderr);
+  const profile = ProfileSchema.parse(JSON.parse(result.stdout));
+  const preset = EMULATOR_PRESETS.quick;
+  const implied = impliedSplit({ ...preset, cpus: profile.host.cpus, meanFileBytes: profile.dataset.meanFileBytes });
+  const analysis = profile.analysis!;
+  const check = (name: string, measured: number | undefined, expected: number) => {
+    assert.ok(measured !== undefined, `${name} measured`);
+    const error = Math.abs(measured - expected) / expected;
+    assert.ok(error <= TOLERANCE, `${name}: measured ${measured.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms (error ${(error * 100).toFixed(1)}%)`);
+  };
+  check('compute', analysis.computeMs?.mean, implied.computeMs);
+  check('prep stall', analysis.prepStallMs?.mean, implied.prepStallMs);
+  check('fetch stall', analysis.fetchStallMs?.mean, implied.fetchStallMs!);
+
+  const cold = profile.modes.cold!.state;
+  const cached = profile.modes.cached!.state;
+  assert.ok(cold.proven && cold.readFraction! >= 0.9, `cold read ${cold.readFraction} of consumed bytes from storage: ${cold.reason}`);
+  assert.ok(cached.proven && cached.readFraction! <= 0.05, `cached read ${cached.readFraction}: ${cached.reason}`);
+  assert.ok(profile.modes.synthetic!.state.proven);
+  assert.equal(analysis.verdict.bound, 'fetch');
+  // The cold mode read at the throttled rate, within 15%.
+  const bw = analysis.storageReadBytesPerSec!;
+  assert.ok(Math.abs(bw - preset.storageBwBytesPerSec) / preset.storageBwBytesPerSec <= 0.15, `storage read ${bw} B/s`);
+});
