@@ -69,7 +69,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     hooks.onWarning?.(message);
   };
   if (!dataset.fitsInMemory) warn('the dataset does not fit in memory: the cached mode cannot be proven');
-  const host = await hostFacts();
+  const host = await hostFacts({ nvidiaSmi: input.nvidiaSmi ?? undefined });
   const profile: Profile = {
     schemaVersion: PROFILE_SCHEMA_VERSION,
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
@@ -154,7 +154,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     writeProfile(input.outFile, profile);
   } finally {
     removeSignalHandler();
-    gpu?.stop();
+    await gpu?.stop();
     await throttle?.remove();
   }
   return { profile, path: input.outFile, exitCode, failureTail };

@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EventsReader } from '../../src/profile/events-reader.js';
+
+const start = JSON.stringify({ v: 1, type: 'start', t: 1, pid: 7, mode: 'cold', workers: 2 });
+const iter = (i: number) => JSON.stringify({ v: 1, type: 'iter', t: 10 + i, i, waitMs: 1, computeMs: 2, samples: 4 });
+
+test('reads appended events incrementally and waits for a line to be complete', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-events-'));
+  const file = join(dir, 'events-0-7.jsonl');
+  const reader = new EventsReader(dir);
+  writeFileSync(file, `${start}\n${iter(0)}\n${iter(1).slice(0, 20)}`);
+  let [events] = reader.poll();
+  assert.equal(events.start?.pid, 7);
+  assert.equal(events.iterations.length, 1);
+  appendFileSync(file, `${iter(1).slice(20)}\n`);
+  [events] = reader.poll();
+  assert.equal(events.iterations.length, 2);
+  assert.equal(events.badLines, 0);
+});
+
+test('bad lines are counted, never fatal, and the rest is kept', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-events-'));
+  writeFileSync(join(dir, 'events-0-1.jsonl'), `${start}\nnot json\n{"v":2,"type":"iter"}\n${iter(0)}\n{"v":1,"type":"iter","t":1,"i":1,"waitMs":-5,"computeMs":1,"samples":1}\n`);
+  const [events] = new EventsReader(dir).finish();
+  assert.equal(events.badLines, 3);
+  assert.equal(events.firstBadLine, 'not json');
+  assert.equal(events.iterations.length, 1);
+});
+
+test('finish() takes a last line without newline; files of several processes stay apart', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-events-'));
+  writeFileSync(join(dir, 'events-0-1.jsonl'), `${start}\n${iter(0)}`);
+  writeFileSync(join(dir, 'events-1-2.jsonl'), `${iter(0)}\n${iter(1)}\n`);
+  writeFileSync(join(dir, 'notes.txt'), 'ignored');
+  const all = new EventsReader(dir).finish();
+  assert.deepEqual(all.map((e) => e.iterations.length), [1, 2]);
+});

@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { proveState, type ProofInput } from '../../src/profile/state-proof.js';
+
+const base: ProofInput = {
+  mode: 'cold',
+  residentBytesBefore: 0,
+  datasetBytes: 100e6,
+  readBytes: 98e6,
+  readBytesSource: 'test',
+  consumedBytes: 100e6,
+  jobAcknowledgedMode: true,
+  fitsInMemory: true,
+};
+
+test('cold is proven when nothing was resident and consumed bytes came from storage', () => {
+  const proof = proveState(base);
+  assert.equal(proof.proven, true);
+  assert.equal(proof.readFraction, 0.98);
+});
+
+test('cold is unproven when the data came from a cache, or was resident before', () => {
+  assert.match(proveState({ ...base, readBytes: 50e6 }).reason, /only 50\.0% of consumed bytes/);
+  assert.equal(proveState({ ...base, readBytes: 50e6 }).proven, false);
+  assert.equal(proveState({ ...base, residentBytesBefore: 20e6 }).proven, false);
+});
+
+test('cached needs residency before, few storage reads, and a dataset that fits', () => {
+  const cached: ProofInput = { ...base, mode: 'cached', residentBytesBefore: 100e6, readBytes: 1e6 };
+  assert.equal(proveState(cached).proven, true);
+  assert.equal(proveState({ ...cached, readBytes: 30e6 }).proven, false);
+  assert.equal(proveState({ ...cached, residentBytesBefore: 60e6 }).proven, false);
+  assert.match(proveState({ ...cached, fitsInMemory: false }).reason, /does not fit in memory/);
+});
+
+test('unmeasurable reads and an unacknowledged mode are never proven', () => {
+  assert.equal(proveState({ ...base, readBytes: null }).proven, false);
+  assert.equal(proveState({ ...base, readBytes: null }).readFraction, null);
+  const silent = proveState({ ...base, mode: 'synthetic', jobAcknowledgedMode: false });
+  assert.equal(silent.proven, false);
+  assert.match(silent.reason, /never acknowledged synthetic/);
+  assert.equal(proveState({ ...base, mode: 'synthetic' }).proven, true);
+});

@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { readProfile } from '../../src/profile/profile-store.js';
+import { analyze } from '../../src/analysis/split.js';
+import { renderSummary } from '../../src/report/terminal.js';
+
+const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
+
+test('the summary shows each mode, the split with its CI, the verdict and the advice', () => {
+  const profile = readProfile(FIXTURE);
+  const text = renderSummary(profile, 'profiles/x.json');
+  for (const mode of ['synthetic', 'cached', 'cold']) assert.match(text, new RegExp(`^${mode}\\s+\\d+\\.\\d ± \\d+\\.\\d`, 'm'));
+  assert.match(text, /^compute\s+\d+\.\d ± \d+\.\d\s+\d+%$/m);
+  assert.match(text, /^prep stall\s+\d+\.\d ± \d+\.\d\s+\d+%$/m);
+  assert.match(text, /^fetch stall\s+\d+\.\d ± \d+\.\d\s+\d+%$/m);
+  assert.match(text, /^verdict: /m);
+  assert.match(text, /^advice: /m);
+  assert.doesNotMatch(text, /UNPROVEN|NaN|undefined/);
+});
+
+test('an unproven cold mode is flagged, its figures marked ~, and the reason given', () => {
+  const profile = readProfile(FIXTURE);
+  const cold = profile.modes.cold!;
+  cold.state = { ...cold.state, proven: false, reason: 'only 40.0% of consumed bytes read from storage: part of the data came from a cache' };
+  profile.analysis = analyze(profile.modes);
+  const text = renderSummary(profile, 'profiles/x.json');
+  assert.match(text, /^cold .*UNPROVEN: only 40\.0% of consumed bytes/m);
+  assert.match(text, /^fetch stall\s+~\d/m);
+  assert.match(text, /^compute\s+\d/m, 'compute does not rest on the cold mode');
+  assert.match(text, /caveats:\n  - .*cold/);
+});
