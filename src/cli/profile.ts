@@ -19,6 +19,7 @@ interface RawProfileOptions {
   minIterations: string;
   maxIterations: string;
   timeout: string;
+  firstIterationTimeout: string;
   storageBw?: string;
   dropCaches?: boolean;
   sync: boolean;
@@ -35,6 +36,7 @@ export const DEFAULTS = {
   minIterations: '50',
   maxIterations: '2000',
   timeout: '15m',
+  firstIterationTimeout: '5m',
   stopGrace: '30s',
   profilesDir: 'profiles',
 } as const;
@@ -49,6 +51,7 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--min-iterations <n>', 'measured iterations before precision may stop a mode', DEFAULTS.minIterations)
     .option('--max-iterations <n>', 'iteration budget per mode (DSA_ITERATIONS)', DEFAULTS.maxIterations)
     .option('--timeout <duration>', 'kill the job tree after this long in one mode', DEFAULTS.timeout)
+    .option('--first-iteration-timeout <duration>', 'stop a mode whose job reports no iteration within this long', DEFAULTS.firstIterationTimeout)
     .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), e.g. 50MB/s')
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
@@ -97,6 +100,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
     maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
     timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
+    firstIterationTimeoutSec: parseDurationSec(raw.firstIterationTimeout, '--first-iteration-timeout'),
     stopGraceSec: parseDurationSec(raw.stopGrace, '--stop-grace'),
     killGraceSec: 10,
     storageBwBytesPerSec: raw.storageBw ? parseRate(raw.storageBw, '--storage-bw') : null,
@@ -104,7 +108,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     sync: raw.sync,
     pollMs: 250,
     outFile: raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName),
-    cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), coldKeeperIntervalMs: 250, warmConcurrency: 8 }),
+    cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
     nvidiaSmi: raw.nvidiaSmi,
   };
 }

@@ -11,6 +11,9 @@ import { Loader, type Batch } from './loader.js';
  * A training loop over a DataLoader-like loader (./loader.ts) with real file
  * reads and real CPU pre-processing, and an emulated accelerator that sleeps
  * --compute-ms per batch (as MLPerf Storage and DLIO emulate accelerators).
+ * The sleep blocks the loop's thread, as a training loop blocks in a device
+ * synchronisation; loader replies queue meanwhile and are taken between
+ * iterations.
  * It speaks the event protocol v1 when DSA_MODE is set, and runs unprofiled
  * (printing only a summary line) when it is not.
  */
@@ -35,14 +38,21 @@ export interface JobOptions {
   iterations?: number;
   /** Seed of the epoch permutations. */
   seed: number;
-  /** Exit with code 3 after this many iterations. */
+  /** Exit with CRASH_EXIT_CODE after this many iterations. */
   crashAtIteration?: number;
   /** Crash only when DSA_MODE equals this mode. */
   crashMode?: Mode;
+  /** Stop iterating after this many iterations and wait until killed. */
+  hangAtIteration?: number;
+  /** Hang only when DSA_MODE equals this mode. */
+  hangMode?: Mode;
 }
 
-/** Exit code of a crash asked for with --crash-at-iteration. */
-export const CRASH_EXIT_CODE = 3;
+/**
+ * Exit code of a crash asked for with --crash-at-iteration: none of the CLI's
+ * own exit codes (src/errors.ts), so a test can tell the job's crash apart.
+ */
+export const CRASH_EXIT_CODE = 42;
 
 function integer(min: number) {
   return (text: string): number => {
@@ -76,6 +86,8 @@ function parseOptions(argv: readonly string[]): JobOptions {
     .option('--seed <n>', 'seed of the epoch permutations', integer(0), 1)
     .option('--crash-at-iteration <n>', `for tests: exit with code ${CRASH_EXIT_CODE} after n iterations`, integer(0))
     .addOption(new Option('--crash-mode <mode>', `crash only when ${ENV.mode} is this mode`).choices(MODES))
+    .option('--hang-at-iteration <n>', 'for tests: stop iterating after n iterations and wait until killed (ignores the stop file)', integer(0))
+    .addOption(new Option('--hang-mode <mode>', `hang only when ${ENV.mode} is this mode`).choices(MODES))
     .exitOverride()
     .parse(argv, { from: 'user' });
   return program.opts<JobOptions>();
@@ -85,28 +97,46 @@ function nowMs(): number {
   return performance.now();
 }
 
-async function sleepUntil(deadlineMs: number): Promise<void> {
-  if (deadlineMs <= nowMs()) {
-    // No compute time: still let the event loop run once, or a replayed batch with
-    // --compute-ms 0 would spin on microtasks and never see SIGTERM.
-    await new Promise((resolve) => setImmediate(resolve));
-    return;
-  }
-  // setTimeout may fire up to a millisecond early against performance.now(); loop until the deadline.
+// Never notified: Atomics.wait on it only times out.
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+// Spun rather than slept at the end of a compute: Atomics.wait wakes about 0.2 ms late.
+const SPIN_TAIL_MS = 0.5;
+
+/**
+ * Blocks the thread until the deadline, as a training loop blocks in a device
+ * synchronisation (CUDA spins at the end, too, under cudaDeviceScheduleSpin).
+ * A setTimeout sleep overshot a 10 ms compute by 0.5 ms (timers have
+ * millisecond granularity and fire late under load); this one is within
+ * microseconds.
+ */
+function blockUntil(deadlineMs: number): void {
   for (;;) {
-    const leftMs = deadlineMs - nowMs();
-    if (leftMs <= 0) return;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(leftMs))));
+    const leftMs = deadlineMs - SPIN_TAIL_MS - nowMs();
+    if (leftMs <= 0) break;
+    Atomics.wait(sleeper, 0, 0, leftMs);
   }
+  while (nowMs() < deadlineMs);
 }
 
-async function* realBatches(loader: Loader, epochs: number): AsyncGenerator<Batch> {
-  for (let epoch = 0; epoch < epochs; epoch++) yield* loader.epoch(epoch);
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+// The loop lets the event loop run at least this often, for signals: a replayed
+// batch never waits on anything but microtasks. Not every iteration, as a turn
+// of the event loop costs about 0.1 ms, 1% of a 10 ms iteration.
+const YIELD_EVERY_MS = 20;
+
+/** Waits until a signal ends the process: a handle keeps the event loop alive, nothing else happens. */
+function hangForever(): Promise<never> {
+  setInterval(() => undefined, 2 ** 30);
+  return new Promise<never>(() => undefined);
 }
 
 async function* syntheticBatches(loader: Loader): AsyncGenerator<Batch> {
   // One batch from the real loader, then the loader is never consulted again.
-  const first = await loader.epoch(0, 1).next();
+  const first = await loader.batches(Infinity, 1).next();
   void loader.close();
   if (first.done) return;
   yield first.value;
@@ -125,10 +155,9 @@ async function run(argv: readonly string[]): Promise<number> {
   const files = listDatasetFiles(options.data);
   const budget = options.iterations ?? env.iterations ?? Infinity;
   const epochs = options.epochs ?? (Number.isFinite(budget) ? Infinity : 1);
-  const crashAt =
-    options.crashAtIteration !== undefined && (options.crashMode === undefined || options.crashMode === env.mode)
-      ? options.crashAtIteration
-      : undefined;
+  const inMode = (mode: Mode | undefined): boolean => mode === undefined || mode === env.mode;
+  const crashAt = inMode(options.crashMode) ? options.crashAtIteration : undefined;
+  const hangAt = inMode(options.hangMode) ? options.hangAtIteration : undefined;
 
   const writer: EventWriter | null = fromEnv(process.env, {
     batchSize: options.batchSize,
@@ -157,7 +186,7 @@ async function run(argv: readonly string[]): Promise<number> {
           `(mean decode ${formatMs(overrun.meanDecodeMs)} ms); those samples take longer than asked: raise --prep-ms\n`,
       ),
   });
-  const source = env.mode === 'synthetic' ? syntheticBatches(loader) : realBatches(loader, epochs);
+  const source = env.mode === 'synthetic' ? syntheticBatches(loader) : loader.batches(epochs);
 
   const startMs = nowMs();
   let iterations = 0;
@@ -166,8 +195,26 @@ async function run(argv: readonly string[]): Promise<number> {
   let waitTotalMs = 0;
   let computeTotalMs = 0;
   let reason: EndReason;
+  let yieldedMs = nowMs();
+  // An iteration's compute is the time from receiving its batch to asking for
+  // the next one (protocol v1), so writing its event, the stop-file check and
+  // any bookkeeping count too: its event is written when the next request starts.
+  let pending: { i: number; waitMs: number; receivedMs: number; samples: number; bytes: number } | null = null;
+  const record = (endMs: number): void => {
+    if (pending === null) return;
+    const computeMs = endMs - pending.receivedMs;
+    writer?.iter(pending.i, pending.waitMs, computeMs, pending.samples, pending.bytes);
+    computeTotalMs += computeMs;
+    pending = null;
+  };
   try {
     for (;;) {
+      if (hangAt !== undefined && iterations >= hangAt) {
+        record(nowMs());
+        process.stderr.write(`emulated job: hanging after ${iterations} iterations as asked (--hang-at-iteration); only a signal ends it\n`);
+        writer?.flush();
+        await hangForever();
+      }
       if (iterations >= budget) {
         reason = 'budget';
         break;
@@ -177,27 +224,34 @@ async function run(argv: readonly string[]): Promise<number> {
         break;
       }
       const askedMs = nowMs();
+      record(askedMs);
+      // Loader replies that came during the blocking compute are taken when the
+      // batch is not at hand yet: then the loop waits, and the event loop runs.
+      if (askedMs - yieldedMs >= YIELD_EVERY_MS) {
+        await yieldToEventLoop();
+        yieldedMs = nowMs();
+      }
       const next = await source.next();
       if (next.done) {
         reason = 'exhausted';
         break;
       }
       const receivedMs = nowMs();
-      await sleepUntil(receivedMs + options.computeMs);
-      const doneMs = nowMs();
+      blockUntil(receivedMs + options.computeMs);
       const batch = next.value;
-      writer?.iter(iterations, receivedMs - askedMs, doneMs - receivedMs, batch.samples, batch.bytes);
+      pending = { i: iterations, waitMs: receivedMs - askedMs, receivedMs, samples: batch.samples, bytes: batch.bytes };
       iterations++;
       samples += batch.samples;
       bytes += batch.bytes;
       waitTotalMs += receivedMs - askedMs;
-      computeTotalMs += doneMs - receivedMs;
       if (crashAt !== undefined && iterations >= crashAt) {
+        record(nowMs());
         process.stderr.write(`emulated job: crashing after ${iterations} iterations as asked (--crash-at-iteration)\n`);
         writer?.close();
         process.exit(CRASH_EXIT_CODE);
       }
     }
+    record(nowMs());
   } catch (error) {
     writer?.end('error', iterations);
     await loader.close();

@@ -3,15 +3,18 @@ import { mixSeed, mulberry32, permutation } from './rng.js';
 import { prepareBatch, type PreparedBatch } from './prep.js';
 
 /**
- * An emulation of torch.utils.data.DataLoader over worker threads:
+ * An emulation of torch.utils.data.DataLoader over worker threads, iterated
+ * once over a repeating sampler (as training loops that count steps, not
+ * epochs, do):
  * - each epoch, a fresh seeded permutation of the files is cut into batches
- *   (the last one may be short, as with drop_last=False);
- * - batch k of an epoch goes to worker k mod W, which builds the whole batch;
+ *   (the last one may be short, as with drop_last=False), and the epochs follow
+ *   each other in one stream of batches numbered from 0;
+ * - batch k of the stream goes to worker k mod W, which builds the whole batch;
  * - prefetchFactor * W batches are in flight, and one more is dispatched each
- *   time a batch is handed to the training loop (DataLoader's _try_put_index);
+ *   time a batch is handed to the training loop (DataLoader's _try_put_index),
+ *   across epoch boundaries too: the pipeline never drains between epochs, so
+ *   the settings alone set the pace (./expected.ts);
  * - batches are delivered in order, whichever worker finishes first.
- * Workers persist across epochs (persistent_workers=True), but, as with a new
- * DataLoader iterator, the pipeline refills at the start of every epoch.
  * With 0 workers, batches are built in the training loop's thread on demand
  * (num_workers=0).
  */
@@ -35,6 +38,22 @@ export interface LoaderOptions {
    * over a quarter of at least 8 samples: single spikes on a busy machine do not count).
    */
   onDecodeOverrun?: (overrun: DecodeOverrun) => void;
+  /** Called as each batch is sent to a worker (for tests: what is in flight when). */
+  onDispatch?: (dispatch: Dispatch) => void;
+}
+
+/** A batch sent to a worker. */
+export interface Dispatch {
+  /** Number of the batch in the stream, from 0. */
+  seq: number;
+  /** Epoch of the batch, from 0. */
+  epoch: number;
+  /** Index of the batch within its epoch. */
+  index: number;
+  /** Worker the batch went to. */
+  worker: number;
+  /** Files of the batch. */
+  paths: readonly string[];
 }
 
 /** Samples whose decoding alone exceeded prepMs, so far. */
@@ -49,14 +68,23 @@ export interface DecodeOverrun {
 
 /** A batch as the training loop receives it. */
 export interface Batch extends PreparedBatch {
+  /** Number of the batch in the stream, from 0. */
+  seq: number;
   /** Epoch of the batch, from 0. */
   epoch: number;
   /** Index of the batch within its epoch. */
   index: number;
+  /**
+   * Files of the same worker's later batches whose reads had started when this
+   * batch was prepared: reading overlapped preparing. Always 0 without workers.
+   */
+  readAheadFiles: number;
 }
 
 /** Message to a worker: build this batch. */
 export interface WorkerRequest {
+  /** Number of the batch in the stream. */
+  seq: number;
   /** Epoch of the batch. */
   epoch: number;
   /** Index of the batch within the epoch. */
@@ -69,8 +97,8 @@ export interface WorkerRequest {
 
 /** Message from a worker: a built batch, or why it could not be built. */
 export type WorkerReply =
-  | ({ type: 'batch'; epoch: number; index: number } & PreparedBatch)
-  | { type: 'error'; epoch: number; index: number; message: string };
+  | ({ type: 'batch'; seq: number; epoch: number; index: number; readAheadFiles: number } & PreparedBatch)
+  | { type: 'error'; seq: number; epoch: number; index: number; message: string };
 
 /** The batches of one epoch, as lists of file indices. */
 export function planEpoch(fileCount: number, batchSize: number, seed: number, epoch: number): number[][] {
@@ -81,15 +109,18 @@ export function planEpoch(fileCount: number, batchSize: number, seed: number, ep
 }
 
 interface Waiter {
-  index: number;
+  seq: number;
   resolve: (batch: Batch) => void;
   reject: (error: Error) => void;
 }
 
 export class Loader {
   private readonly workers: Worker[];
-  private readonly ready = new Map<number, Batch>();
-  private currentEpoch = -1;
+  /** Replies that came before their turn: a batch, or why it could not be built. */
+  private readonly ready = new Map<number, Batch | Error>();
+  /** Plan of the epoch being dispatched (batches are dispatched in order). */
+  private plan: { epoch: number; batches: number[][] } | undefined;
+  private streaming = false;
   private waiter: Waiter | undefined;
   private failure: Error | undefined;
   private closed = false;
@@ -122,36 +153,41 @@ export class Loader {
   }
 
   /**
-   * The batches of one epoch, in order; `limit` stops after that many (synthetic
-   * mode asks for one, and no more are dispatched).
+   * The batches of `epochs` epochs (unbounded by default) as one stream, in
+   * order; `limit` stops after that many batches and dispatches no more
+   * (synthetic mode asks for one). A loader is iterated once, like a DataLoader
+   * over an infinite sampler.
    */
-  async *epoch(epoch: number, limit = Infinity): AsyncGenerator<Batch> {
-    const plan = planEpoch(this.options.files.length, this.options.batchSize, this.options.seed, epoch);
-    const total = Math.min(plan.length, limit);
-    const paths = (index: number): string[] => plan[index].map((file) => this.options.files[file]);
+  async *batches(epochs = Infinity, limit = Infinity): AsyncGenerator<Batch> {
+    if (this.streaming) throw new Error('Loader.batches: a loader is iterated once');
+    this.streaming = true;
+    const perEpoch = this.batchesPerEpoch;
+    const total = Math.min(epochs * perEpoch, limit);
     if (this.workers.length === 0) {
-      for (let index = 0; index < total; index++) {
-        const prepared = prepareBatch(paths(index), this.options.prepMs);
+      for (let seq = 0; seq < total; seq++) {
+        const { epoch, index, paths } = this.locate(seq);
+        const prepared = prepareBatch(paths, this.options.prepMs);
         this.checkOverrun(prepared);
-        yield { epoch, index, ...prepared };
+        yield { seq, epoch, index, readAheadFiles: 0, ...prepared };
       }
       return;
     }
-    this.currentEpoch = epoch;
-    this.ready.clear();
     const inFlight = this.options.prefetchFactor * this.workers.length;
     let sent = 0;
     const dispatch = (upTo: number): void => {
       for (; sent < Math.min(upTo, total); sent++) {
-        const request: WorkerRequest = { epoch, index: sent, paths: paths(sent), prepMs: this.options.prepMs };
-        this.workers[sent % this.workers.length].postMessage(request);
+        const { epoch, index, paths } = this.locate(sent);
+        const worker = sent % this.workers.length;
+        const request: WorkerRequest = { seq: sent, epoch, index, paths, prepMs: this.options.prepMs };
+        this.workers[worker].postMessage(request);
+        this.options.onDispatch?.({ seq: sent, epoch, index, worker, paths });
       }
     };
     dispatch(inFlight);
-    for (let index = 0; index < total; index++) {
-      const batch = await this.receive(index);
+    for (let seq = 0; seq < total; seq++) {
+      const batch = await this.receive(seq);
       // Handing a batch over frees a slot: the next batch is dispatched before the loop computes.
-      dispatch(index + 1 + inFlight);
+      dispatch(seq + 1 + inFlight);
       yield batch;
     }
   }
@@ -163,34 +199,46 @@ export class Loader {
     await Promise.all(this.workers.map((worker) => worker.terminate()));
   }
 
-  private receive(index: number): Promise<Batch> {
+  /** Where batch `seq` of the stream comes from. */
+  private locate(seq: number): { epoch: number; index: number; paths: string[] } {
+    const perEpoch = this.batchesPerEpoch;
+    const epoch = Math.floor(seq / perEpoch);
+    const index = seq % perEpoch;
+    if (this.plan?.epoch !== epoch) {
+      this.plan = { epoch, batches: planEpoch(this.options.files.length, this.options.batchSize, this.options.seed, epoch) };
+    }
+    return { epoch, index, paths: this.plan.batches[index].map((file) => this.options.files[file]) };
+  }
+
+  private receive(seq: number): Promise<Batch> {
     if (this.failure) return Promise.reject(this.failure);
-    const batch = this.ready.get(index);
+    const batch = this.ready.get(seq);
     if (batch !== undefined) {
-      this.ready.delete(index);
-      return Promise.resolve(batch);
+      this.ready.delete(seq);
+      return batch instanceof Error ? Promise.reject(batch) : Promise.resolve(batch);
     }
     return new Promise((resolve, reject) => {
-      this.waiter = { index, resolve, reject };
+      this.waiter = { seq, resolve, reject };
     });
   }
 
   private onReply(reply: WorkerReply): void {
-    // Replies of an epoch the loop abandoned are dropped.
-    if (reply.epoch !== this.currentEpoch) return;
+    let batch: Batch | Error;
     if (reply.type === 'error') {
-      this.fail(new Error(`loader worker could not build batch ${reply.index} of epoch ${reply.epoch}: ${reply.message}`));
-      return;
+      // Raised when the loop reaches this batch, as a DataLoader re-raises a worker's exception in order.
+      batch = new Error(`loader worker could not build batch ${reply.index} of epoch ${reply.epoch}: ${reply.message}`);
+    } else {
+      const { type: _type, ...rest } = reply;
+      batch = rest;
+      this.checkOverrun(batch);
     }
-    const { type: _type, ...rest } = reply;
-    const batch: Batch = rest;
-    this.checkOverrun(batch);
-    if (this.waiter !== undefined && this.waiter.index === batch.index) {
+    if (this.waiter !== undefined && this.waiter.seq === reply.seq) {
       const waiter = this.waiter;
       this.waiter = undefined;
-      waiter.resolve(batch);
+      if (batch instanceof Error) waiter.reject(batch);
+      else waiter.resolve(batch);
     } else {
-      this.ready.set(batch.index, batch);
+      this.ready.set(reply.seq, batch);
     }
   }
 

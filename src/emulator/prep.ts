@@ -36,6 +36,8 @@ export interface PreparedSample {
   decodeMs: number;
   /** A value computed from the decoded bytes. */
   digest: number;
+  /** When the sample's prep time ended (performance.now() of this thread). */
+  deadlineMs: number;
 }
 
 // Bytes transformed between two looks at the clock: about 10-20 microseconds of work.
@@ -57,13 +59,24 @@ function transformUntil(decoded: Uint8Array, deadlineMs: number): number {
   return acc;
 }
 
-/** Decodes and transforms the bytes of one sample file: `prepMs` of wall clock from the start of decoding. */
-export function prepareData(data: Uint8Array, prepMs: number): PreparedSample {
+/**
+ * Decodes and transforms the bytes of one sample file until `prepMs` of wall
+ * clock have passed since decoding started, or since `fromMs` when given: a
+ * worker going straight on from its previous sample passes that sample's
+ * deadline, so that a busy worker prepares exactly one sample per prepMs. On a
+ * shared machine a thread is often descheduled when its deadline passes and
+ * resumes a time slice later (a few ms under CFS, more on a loaded machine);
+ * without the carry that lateness would add to every sample. At most prepMs is
+ * carried (the sample is then only decoded), so a long stall is not made up by
+ * skipping the work of several samples.
+ */
+export function prepareData(data: Uint8Array, prepMs: number, fromMs?: number): PreparedSample {
   const startMs = performance.now();
   const decoded = inflateSync(data);
   const decodeMs = performance.now() - startMs;
-  const digest = transformUntil(decoded, startMs + prepMs);
-  return { bytes: data.length, decodeMs, digest };
+  const deadlineMs = (fromMs === undefined ? startMs : Math.max(fromMs, startMs - prepMs)) + prepMs;
+  const digest = transformUntil(decoded, deadlineMs);
+  return { bytes: data.length, decodeMs, digest, deadlineMs };
 }
 
 /** Reads, decodes and transforms one sample file, synchronously. */

@@ -81,7 +81,7 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
   }
   const libc = load.libc;
   const paths = files.map((file) => file.path);
-  const maxDutyCycle = options.maxDutyCycle ?? 0.05;
+  const maxDutyCycle = options.maxDutyCycle ?? 0.25;
   const baseIntervalMs = Math.max(1, options.intervalMs);
   // Pages seen resident at the previous scan and not evicted then, per file index;
   // only files with such pages have an entry.
@@ -125,7 +125,9 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
     stats.scans++;
     stats.scanMsTotal += busyMs;
     stats.scanMsMax = Math.max(stats.scanMsMax, busyMs);
-    stats.effectiveIntervalMs = Math.max(baseIntervalMs, busyMs / maxDutyCycle);
+    // Stretch by the mean scan time, not the last one: one slow scan (the first
+    // one warms the libc bindings; a busy machine) must not slow the keeper for good.
+    stats.effectiveIntervalMs = Math.max(baseIntervalMs, stats.scanMsTotal / stats.scans / maxDutyCycle);
   };
 
   const enqueue = (): Promise<void> => {

@@ -28,7 +28,7 @@ test('a job crashing in the cold mode leaves the earlier modes in a valid partia
     { cwd: work },
   );
   assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
-  assert.match(result.all, /the job exited with code 3 in cold mode; the synthetic and cached modes are saved/);
+  assert.match(result.all, /the job exited with code 42 in cold mode; the synthetic and cached modes are saved/);
   noStackTrace(result.all);
   const profile = readProfile(out);
   assert.equal(profile.status, 'partial');
@@ -42,17 +42,14 @@ test('a job crashing in the cold mode leaves the earlier modes in a valid partia
 test('Ctrl-C mid-mode saves what was measured, exits 130 and leaves no process behind', async () => {
   const out = join(work, 'interrupt.json');
   const cli = startCli(
-    // A huge budget and a tight precision: the cached mode would run for minutes.
-    ['profile', '--data', data, '--out', out, '--precision', '0.1%', '--min-iterations', '20', '--max-iterations', '100000', '--modes', 'synthetic,cached,cold', '--', ...emulatorArgv(data, fast)],
+    // The job hangs in the cached mode after 30 iterations, so the interrupt lands mid-mode.
+    ['profile', '--data', data, '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--hang-at-iteration', '30', '--hang-mode', 'cached'])],
     { cwd: work },
   );
-  // Wait until the synthetic mode is saved and the cached job is running.
+  const cachedEvents = join(work, 'interrupt.d', 'cached', 'events');
   const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (existsSync(out) && existsSync(join(work, 'interrupt.d', 'cached', 'events')) && readdirSync(join(work, 'interrupt.d', 'cached', 'events')).length > 0) break;
-    await sleep(200);
-  }
-  await sleep(1500);
+  while (Date.now() < deadline && !(existsSync(cachedEvents) && readdirSync(cachedEvents).length > 0)) await sleep(200);
+  await sleep(1000);
   cli.kill('SIGINT');
   const result = await cli;
   assert.equal(result.exitCode, ExitCode.Interrupted, result.all);
@@ -63,6 +60,19 @@ test('Ctrl-C mid-mode saves what was measured, exits 130 and leaves no process b
   assert.equal(profile.modes.synthetic?.status, 'ok');
   assert.equal(profile.modes.cached?.status, 'interrupted');
   assert.equal(profile.modes.cold, undefined);
+  assert.deepEqual(processesMentioning(data), []);
+});
+
+test('a job that hangs is killed at the per-mode --timeout, with its whole tree', async () => {
+  const out = join(work, 'timeout.json');
+  const result = await startCli(
+    ['profile', '--data', data, '--out', out, '--timeout', '6s', ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--hang-at-iteration', '3', '--hang-mode', 'synthetic'])],
+    { cwd: work },
+  );
+  assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+  assert.match(result.all, /the job hit the per-mode --timeout in synthetic mode/);
+  const profile = readProfile(out);
+  assert.equal(profile.modes.synthetic?.stopReason, 'timeout');
   assert.deepEqual(processesMentioning(data), []);
 });
 

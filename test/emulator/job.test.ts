@@ -159,17 +159,20 @@ test('a prep-bound job waits for its workers; synthetic mode reads one batch and
   assert.ok(replayWaitMs < 10, `a replayed batch does not wait for the loader (mean wait ${replayWaitMs.toFixed(2)} ms)`);
 });
 
-test('--crash-at-iteration exits 3 after writing that many iterations; --crash-mode limits it to one mode', async () => {
+// The job's CRASH_EXIT_CODE (importing job.js would run the job).
+const CRASH_EXIT_CODE = 42;
+
+test('--crash-at-iteration exits 42 after writing that many iterations; --crash-mode and --hang-mode limit them to one mode', async () => {
   const events = freshDir('events');
   const crashed = await startJob([...BASE_ARGS, '--crash-at-iteration', '5'], { DSA_MODE: 'cached', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '30' });
-  assert.equal(crashed.exitCode, 3);
+  assert.equal(crashed.exitCode, CRASH_EXIT_CODE);
   assert.match(crashed.stderr, /crashing after 5 iterations/);
   const { iters, end } = readEvents(events);
   assert.equal(iters.length, 5, 'iterations before the crash are flushed');
   assert.equal(end, undefined, 'no end event after a crash');
 
   const otherMode = freshDir('events');
-  const spared = await startJob([...BASE_ARGS, '--crash-at-iteration', '5', '--crash-mode', 'cold'], {
+  const spared = await startJob([...BASE_ARGS, '--crash-at-iteration', '5', '--crash-mode', 'cold', '--hang-at-iteration', '3', '--hang-mode', 'synthetic'], {
     DSA_MODE: 'cached',
     DSA_EVENTS_DIR: otherMode,
     DSA_ITERATIONS: '10',
@@ -192,16 +195,57 @@ test('the stop file ends the job cleanly with reason stop-file', async () => {
   assert.ok(iters.length >= 3 && iters.length < 1_000_000);
 });
 
-test('SIGTERM flushes the iterations and exits 143', async () => {
+for (const mode of ['cold', 'synthetic']) {
+  test(`SIGTERM flushes the iterations and exits 143 (${mode} mode)`, async () => {
+    const events = freshDir('events');
+    const job = startJob(BASE_ARGS, { DSA_MODE: mode, DSA_EVENTS_DIR: events, DSA_ITERATIONS: '1000000' });
+    await waitForIterations(events, 3);
+    job.kill('SIGTERM');
+    const result = await job;
+    assert.equal(result.exitCode, 143);
+    const { iters, end } = readEvents(events);
+    assert.ok(iters.length >= 3);
+    assert.equal(end, undefined);
+  });
+}
+
+test('--hang-at-iteration stops iterating and waits, deaf to the stop file, until a signal ends it', async () => {
   const events = freshDir('events');
-  const job = startJob(BASE_ARGS, { DSA_MODE: 'cold', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '1000000' });
-  await waitForIterations(events, 3);
+  const stopFile = join(root, `stop-${runs++}`);
+  const job = startJob([...BASE_ARGS, '--hang-at-iteration', '4', '--hang-mode', 'cached'], {
+    DSA_MODE: 'cached',
+    DSA_EVENTS_DIR: events,
+    DSA_ITERATIONS: '1000000',
+    DSA_STOP_FILE: stopFile,
+  });
+  let exited = false;
+  void job.finally(() => (exited = true));
+  await waitForIterations(events, 4);
+  writeFileSync(stopFile, '');
+  // The stop file is looked at every few hundred ms at most: a job still iterating would have ended by now.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  assert.equal(exited, false, 'the hung job is still running');
   job.kill('SIGTERM');
   const result = await job;
   assert.equal(result.exitCode, 143);
+  assert.match(result.stderr, /hanging after 4 iterations/);
   const { iters, end } = readEvents(events);
-  assert.ok(iters.length >= 3);
+  assert.equal(iters.length, 4, 'no iteration after the hang');
   assert.equal(end, undefined);
+});
+
+test('the emulated compute blocks for --compute-ms, not more', async () => {
+  const events = freshDir('events');
+  const result = await startJob(['--compute-ms', '10', '--prep-ms', '1', '--workers', '1', '--batch-size', '2'], {
+    DSA_MODE: 'synthetic',
+    DSA_EVENTS_DIR: events,
+    DSA_ITERATIONS: '40',
+  });
+  assert.equal(result.exitCode, 0, result.stderr);
+  const { iters } = readEvents(events);
+  const meanComputeMs = sum(iters.map((e) => e.computeMs)) / iters.length;
+  // A setTimeout sleep overshot by about 0.5 ms on an idle machine; the bound is loose for a busy one.
+  assert.ok(meanComputeMs >= 10 && meanComputeMs < 13, `mean computeMs ${meanComputeMs.toFixed(3)}`);
 });
 
 test('without DSA_MODE the job runs one epoch unprofiled and prints a summary', async () => {
