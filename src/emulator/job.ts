@@ -4,6 +4,8 @@ import { UserError } from '../errors.js';
 import { ENV, MODES, type Mode } from '../schema/events.js';
 import { fromEnv, readProtocolEnv, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
 import { listDatasetFiles } from './generate-dataset.js';
+import { PREP_CLOCKS, type PrepClock } from './prep-clock.js';
+import { usePrepClock } from './prep.js';
 import { Loader, type Batch } from './loader.js';
 
 /**
@@ -30,8 +32,10 @@ export interface JobOptions {
   prefetchFactor: number;
   /** Emulated accelerator time per batch, ms. */
   computeMs: number;
-  /** Pre-processing wall-clock time per sample, ms. */
+  /** Pre-processing time per sample, ms. */
   prepMs: number;
+  /** Clock the prep time is counted on: wall time or the worker's CPU time. */
+  prepClock: PrepClock;
   /** Epochs to run; default 1, or unbounded when an iteration budget is set. */
   epochs?: number;
   /** Iteration budget; overrides DSA_ITERATIONS. */
@@ -81,6 +85,11 @@ function parseOptions(argv: readonly string[]): JobOptions {
     .option('--prefetch-factor <k>', 'batches in flight per worker', integer(1), 2)
     .option('--compute-ms <ms>', 'emulated accelerator time per batch', milliseconds, 20)
     .option('--prep-ms <ms>', 'CPU pre-processing time per sample', milliseconds, 2)
+    .addOption(
+      new Option('--prep-clock <clock>', 'count --prep-ms in wall time, or in CPU time of the worker (CPU limits then slow prep)')
+        .choices(PREP_CLOCKS)
+        .default('wall'),
+    )
     .option('--epochs <n>', 'epochs to run (default 1, unbounded with an iteration budget)', integer(1))
     .option('--iterations <n>', `iteration budget (default: ${ENV.iterations}, else --epochs)`, integer(1))
     .option('--seed <n>', 'seed of the epoch permutations', integer(0), 1)
@@ -173,12 +182,15 @@ async function run(argv: readonly string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
+  // With --workers 0 the batches are prepared in this thread.
+  usePrepClock(options.prepClock);
   const loader = Loader.start({
     files,
     batchSize: options.batchSize,
     workers: options.workers,
     prefetchFactor: options.prefetchFactor,
     prepMs: options.prepMs,
+    prepClock: options.prepClock,
     seed: options.seed,
     onDecodeOverrun: (overrun) =>
       process.stderr.write(

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { PrepClock } from './prep-clock.js';
 import { mixSeed, mulberry32, permutation } from './rng.js';
 import { prepareBatch, type PreparedBatch } from './prep.js';
 
@@ -29,8 +30,10 @@ export interface LoaderOptions {
   workers: number;
   /** Batches in flight per worker. */
   prefetchFactor: number;
-  /** Pre-processing wall-clock time per sample, ms. */
+  /** Pre-processing time per sample, ms. */
   prepMs: number;
+  /** Clock the prep time is counted on (default wall). */
+  prepClock?: PrepClock;
   /** Seed of the epoch permutations. */
   seed: number;
   /**
@@ -132,7 +135,7 @@ export class Loader {
   private constructor(private readonly options: LoaderOptions) {
     if (options.files.length === 0) throw new RangeError('Loader: no files');
     this.workers = Array.from({ length: options.workers }, () => {
-      const worker = new Worker(new URL('./worker.js', import.meta.url));
+      const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { prepClock: options.prepClock ?? 'wall' } });
       worker.on('message', (reply: WorkerReply) => this.onReply(reply));
       worker.on('error', (error) => this.fail(new Error(`loader worker failed: ${error.message}`)));
       worker.on('exit', (code) => {

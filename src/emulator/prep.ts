@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { inflateSync } from 'node:zlib';
+import { prepClock, type PrepClock } from './prep-clock.js';
 
 /**
  * Pre-processing of samples, as a DataLoader worker does it: read the file (a
  * real read through the page cache), decode it, then transform the decoded
- * bytes until `prepMs` of wall-clock time have passed since decoding started.
- * Wall clock, not CPU time: on a busy machine the sample still costs the worker
- * `prepMs`, so runs are comparable. When decoding alone takes longer, the sample
+ * bytes until `prepMs` have passed on the prep clock since decoding started
+ * (./prep-clock.ts: wall time by default, or the thread's CPU time). When decoding alone takes longer, the sample
  * takes longer, and `decodeMs` says by how much. Reading is kept apart from
  * decoding so that a worker can read its next batch while it prepares this one
  * (./worker.ts).
@@ -36,25 +36,46 @@ export interface PreparedSample {
   decodeMs: number;
   /** A value computed from the decoded bytes. */
   digest: number;
-  /** When the sample's prep time ended (performance.now() of this thread). */
+  /** When the sample's prep time ended, on the prep clock of this thread. */
   deadlineMs: number;
 }
 
 // Bytes transformed between two looks at the clock: about 10-20 microseconds of work.
 const SLICE_BYTES = 16 * 1024;
+// The CPU clock is a syscall: look at it only after this much wall time, and
+// at every slice once the deadline is near.
+const CPU_CLOCK_EVERY_MS = 0.25;
+
+let clockKind: PrepClock = 'wall';
+let now: () => number = () => performance.now();
+
+/** Chooses the clock prep time is counted on, for this thread. */
+export function usePrepClock(kind: PrepClock): void {
+  clockKind = kind;
+  now = prepClock(kind);
+}
 
 function transformUntil(decoded: Uint8Array, deadlineMs: number): number {
   // Per-channel normalisation (x - mean) / std, as image pipelines do after decoding.
   let acc = 0;
   let offset = 0;
-  if (decoded.length === 0) {
-    while (performance.now() < deadlineMs) acc += 1;
-    return acc;
-  }
-  while (performance.now() < deadlineMs) {
-    const end = Math.min(offset + SLICE_BYTES, decoded.length);
-    for (let i = offset; i < end; i++) acc += (decoded[i] - 127.5) * 0.0078125;
-    offset = end === decoded.length ? 0 : end;
+  let clockMs = now();
+  let lookedAtWallMs = performance.now();
+  while (clockMs < deadlineMs) {
+    if (decoded.length === 0) acc += 1;
+    else {
+      const end = Math.min(offset + SLICE_BYTES, decoded.length);
+      for (let i = offset; i < end; i++) acc += (decoded[i] - 127.5) * 0.0078125;
+      offset = end === decoded.length ? 0 : end;
+    }
+    if (clockKind === 'wall') clockMs = now();
+    else {
+      const wallMs = performance.now();
+      if (wallMs - lookedAtWallMs >= CPU_CLOCK_EVERY_MS || deadlineMs - clockMs < 2 * CPU_CLOCK_EVERY_MS) {
+        clockMs = now();
+        lookedAtWallMs = wallMs;
+      }
+    }
   }
   return acc;
 }
@@ -71,9 +92,9 @@ function transformUntil(decoded: Uint8Array, deadlineMs: number): number {
  * skipping the work of several samples.
  */
 export function prepareData(data: Uint8Array, prepMs: number, fromMs?: number): PreparedSample {
-  const startMs = performance.now();
+  const startMs = now();
   const decoded = inflateSync(data);
-  const decodeMs = performance.now() - startMs;
+  const decodeMs = now() - startMs;
   const deadlineMs = (fromMs === undefined ? startMs : Math.max(fromMs, startMs - prepMs)) + prepMs;
   const digest = transformUntil(decoded, deadlineMs);
   return { bytes: data.length, decodeMs, digest, deadlineMs };

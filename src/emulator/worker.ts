@@ -1,5 +1,6 @@
-import { parentPort } from 'node:worker_threads';
-import { BatchAccumulator, prepareData, readBatch } from './prep.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { BatchAccumulator, prepareData, readBatch, usePrepClock } from './prep.js';
+import type { PrepClock } from './prep-clock.js';
 import type { WorkerRequest, WorkerReply } from './loader.js';
 
 // A loader worker thread. Its batches are prepared one at a time in the order
@@ -10,6 +11,7 @@ import type { WorkerRequest, WorkerReply } from './loader.js';
 // disk alone sets the pace when it is the slowest stage (see ./expected.ts).
 if (parentPort === null) throw new Error('emulator worker must run in a worker thread');
 const port = parentPort;
+usePrepClock(((workerData as { prepClock?: PrepClock } | null)?.prepClock) ?? 'wall');
 
 interface Queued {
   request: WorkerRequest;
