@@ -22,6 +22,9 @@ export const ENV = {
   protocol: 'DSA_PROTOCOL',
 } as const;
 
+/** Longest plausible wait or compute of one iteration; beyond it a line is counted as bad. */
+export const MAX_ITERATION_MS = 86_400_000;
+
 export const ModeSchema = z.enum(['synthetic', 'cached', 'cold']);
 export type Mode = z.infer<typeof ModeSchema>;
 export const MODES: readonly Mode[] = ['synthetic', 'cached', 'cold'];
@@ -57,10 +60,10 @@ export const IterEventSchema = z.object({
   type: z.literal('iter'),
   /** Iteration index within this process, from 0. */
   i: z.number().int().nonnegative(),
-  /** Time the training loop waited for this batch (in next()), ms. */
-  waitMs: z.number().finite().nonnegative(),
-  /** Time from receiving this batch to asking for the next one (compute), ms. */
-  computeMs: z.number().finite().nonnegative(),
+  /** Time the training loop waited for this batch (in next()), ms (at most a day: larger is a bug). */
+  waitMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
+  /** Time from receiving this batch to asking for the next one (compute), ms (at most a day). */
+  computeMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
   /** Samples in the batch. */
   samples: z.number().int().nonnegative(),
   /** Bytes of sample files behind the batch, when the job knows them. */
