@@ -100,6 +100,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
     maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
     timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
+    firstIterationTimeoutSec: parseDurationSec(raw.firstIterationTimeout, '--first-iteration-timeout'),
     stopGraceSec: parseDurationSec(raw.stopGrace, '--stop-grace'),
     killGraceSec: 10,
     storageBwBytesPerSec: raw.storageBw ? parseRate(raw.storageBw, '--storage-bw') : null,

@@ -1,5 +1,5 @@
 import { ExitCode, UserError } from '../errors.js';
-import { runProfile, type ProfileRunInput, type ProfileRunOutcome } from '../profile/run-profile.js';
+import { DEFAULT_FIRST_ITERATION_TIMEOUT_SEC, runProfile, type ProfileRunInput, type ProfileRunOutcome } from '../profile/run-profile.js';
 import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
 import type { Io } from './io.js';
@@ -31,10 +31,10 @@ export async function runAndReport(
   } else {
     io.stdout('\n' + summary);
   }
-  return { exitCode: explainOutcome(outcome, io), outcome };
+  return { exitCode: explainOutcome(outcome, io, input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC), outcome };
 }
 
-function explainOutcome(outcome: ProfileRunOutcome, io: Io): number {
+function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeoutSec: number): number {
   const modes = Object.values(outcome.profile.modes);
   const failed = modes.find((m) => m.status !== 'ok');
   const saved = modes.filter((m) => m.status === 'ok').map((m) => m.mode);
@@ -55,13 +55,28 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io): number {
     failed.stopReason === 'timeout'
       ? 'hit the per-mode --timeout'
       : failed.stopReason === 'no-iterations'
-        ? 'reported no iterations: it must speak the event protocol (docs/protocol.md)'
+        ? noIterationsText(failed.wallSec >= firstIterationTimeoutSec ? firstIterationTimeoutSec : null)
         : failed.jobSignal
           ? `was killed by ${failed.jobSignal}`
           : `exited with code ${failed.jobExitCode}`;
   io.stderr(`ds-analyzer: the job ${how} in ${failed.mode} mode; ${savedText}\n`);
+  if (failed.stopReason === 'no-iterations') io.stderr(NO_ITERATIONS_FIX);
   if (outcome.failureTail) {
     io.stderr(`last lines of its output (${failed.logs.stderr}):\n${outcome.failureTail.replace(/^/gm, '  | ')}\n`);
   }
   return ExitCode.JobFailed;
 }
+
+/** What the job did when no iteration was seen. */
+function noIterationsText(timeoutSec: number | null): string {
+  return timeoutSec === null
+    ? 'ended and no iterations were seen'
+    : `was stopped: no iterations were seen within ${timeoutSec} s (--first-iteration-timeout)`;
+}
+
+/** How to make a job report iterations. */
+const NO_ITERATIONS_FIX =
+  'how to fix: a PyTorch script is instrumented automatically once it iterates a torch.utils.data.DataLoader ' +
+  '(the job must run a Python that honours PYTHONPATH); a loop without a DataLoader needs the manual API, ' +
+  "e.g. 'from ds_analyzer import iterate' then 'for batch in iterate(batches): ...' (docs/pytorch.md); " +
+  'any other program can write the event protocol (docs/protocol.md).\n';

@@ -13,6 +13,7 @@ import { EventsReader, type ProcessEvents } from './events-reader.js';
 import { SupervisedJob } from './supervisor.js';
 import { proveState } from './state-proof.js';
 import { windowRates } from './window-rates.js';
+import { pythonHookEnv } from './python-hook.js';
 import type { CacheState } from './cache-state.js';
 
 /** What one mode needs to run. */
@@ -29,6 +30,8 @@ export interface ModeRunInput {
   minIterations: number;
   maxIterations: number;
   timeoutSec: number;
+  /** Seconds the job may run without reporting an iteration before it is stopped ('no-iterations'). */
+  firstIterationTimeoutSec: number;
   /** Seconds the job gets to exit after the stop file appears, before SIGTERM. */
   stopGraceSec: number;
   /** Seconds between SIGTERM and SIGKILL. */
@@ -96,12 +99,21 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   input.onJobStarted?.(job);
 
   let stopReason: 'precision' | 'budget' | null = null;
+  let noIterations = false;
   let exited = false;
   void job.done.then(() => (exited = true));
   while (!exited) {
     await Promise.race([job.done, sleep(input.pollMs)]);
-    if (exited || stopReason !== null) continue;
-    const decision = decideStop(reader.poll(), input);
+    if (exited || stopReason !== null || noIterations) continue;
+    const polled = reader.poll();
+    // A job that never reports an iteration (no DataLoader, no manual API)
+    // would otherwise run until --timeout: stop it early and say how to fix it.
+    if ((Date.now() - startedAt) / 1000 > input.firstIterationTimeoutSec && !polled.some((p) => p.iterations.length > 0)) {
+      noIterations = true;
+      void job.terminate();
+      continue;
+    }
+    const decision = decideStop(polled, input);
     input.onProgress?.({ ...decision.progress, elapsedSec: (Date.now() - startedAt) / 1000 });
     if (decision.stop) {
       stopReason = decision.reason;
@@ -145,7 +157,9 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const cpuRate = windowRates(resources, measured, (s) => s.jobCpuSec);
   const readRate = windowRates(resources, measured, (s) => s.jobReadBytes);
   const jobReachedBudget = processes.some((p) => p.end?.reason === 'budget');
-  const { status, reason } = classify(exit, stopReason ?? (jobReachedBudget ? 'budget' : null), pace?.summary ?? null, input.interrupted());
+  const { status, reason } = noIterations && !input.interrupted()
+    ? { status: 'failed' as const, reason: 'no-iterations' as const }
+    : classify(exit, stopReason ?? (jobReachedBudget ? 'budget' : null), pace?.summary ?? null, input.interrupted());
   return {
     mode: input.mode,
     status,
@@ -169,6 +183,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
 
 function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string): Record<string, string> {
   return {
+    ...pythonHookEnv(process.env),
     [ENV.mode]: input.mode,
     [ENV.eventsDir]: eventsDir,
     [ENV.iterations]: String(input.maxIterations),

@@ -9,10 +9,14 @@ import { hostFacts } from '../system/host.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { startGpuSampler, type GpuSampler } from '../system/gpu.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import { sizeHistogram } from '../whatif/size-distribution.js';
 import { artefactsDir, writeProfile } from './profile-store.js';
 import { runMode, type ModeProgress } from './run-mode.js';
 import type { CacheState } from './cache-state.js';
 import type { SupervisedJob } from './supervisor.js';
+
+/** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
+export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = 300;
 
 /** Everything a profile run needs, already parsed and validated. */
 export interface ProfileRunInput {
@@ -25,6 +29,8 @@ export interface ProfileRunInput {
   minIterations: number;
   maxIterations: number;
   timeoutSec: number;
+  /** Seconds without a first iteration before a mode is stopped as 'no-iterations' (default 300). */
+  firstIterationTimeoutSec?: number;
   stopGraceSec: number;
   killGraceSec: number;
   /** Read-bandwidth limit for the cold mode, bytes/s, or null. */
@@ -120,6 +126,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
         minIterations: input.minIterations,
         maxIterations: input.maxIterations,
         timeoutSec: input.timeoutSec,
+        firstIterationTimeoutSec: input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
         stopGraceSec: input.stopGraceSec,
         killGraceSec: input.killGraceSec,
         sync: input.sync,
@@ -179,6 +186,8 @@ function datasetFacts(dataset: Dataset): Profile['dataset'] {
     fileBytesQuantiles: dataset.fileBytesQuantiles,
     device: dataset.device,
     fitsInMemory: dataset.fitsInMemory,
+    fileBytesHistogram: sizeHistogram(dataset.files.map((file) => file.bytes)),
+    memoryBudgetBytes: dataset.memoryBudgetBytes,
   };
 }
 

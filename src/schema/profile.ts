@@ -249,6 +249,17 @@ export const ProfileSchema = z.object({
     device: z.string().nullable(),
     /** Whether the dataset fits in memory available for the page cache. */
     fitsInMemory: z.boolean(),
+    /** Log-spaced file-size histogram (optional: profiles before whatif lack it; the model then assumes every file is meanFileBytes). */
+    fileBytesHistogram: z
+      .object({
+        /** Buckets per octave of size. */
+        bucketsPerOctave: z.number().int().positive(),
+        /** Non-empty buckets, ascending: [lowBytes, highBytes) holds `files` files of `bytes` bytes in total. */
+        buckets: z.array(z.object({ lowBytes: nonneg(), highBytes: nonneg(), files: z.number().int().nonnegative(), bytes: nonneg() })),
+      })
+      .optional(),
+    /** Memory the page cache could give the dataset when profiled (90% of MemAvailable), bytes; optional, null when unknown. */
+    memoryBudgetBytes: nonneg().nullable().optional(),
   }),
   /** Per-mode results; a partial profile lacks some. */
   modes: z.object({

@@ -1,0 +1,224 @@
+"""ds-analyzer, the job side: profile a training loop for `ds-analyzer profile`.
+
+PyTorch scripts need nothing from this module: when `ds-analyzer profile` runs
+them, every DataLoader is instrumented automatically (docs/pytorch.md).
+
+For loops that do not use a DataLoader (JAX, TensorFlow, a custom reader):
+
+    import ds_analyzer
+
+    for batch in ds_analyzer.iterate(reader):      # times the wait in next()
+        train_step(batch)                           # and the compute in between
+
+or, when there is no iterable to wrap:
+
+    while True:
+        with ds_analyzer.data():                    # the loop waits for data here
+            batch = reader.read()
+        with ds_analyzer.compute(samples=len(batch)):
+            train_step(batch)
+
+Outside a profiled run (DSA_MODE unset) all of this is a no-op: `iterate`
+returns its argument unchanged and the context managers do nothing.
+"""
+
+import os as _os
+import sys as _sys
+import time as _time
+
+from . import _recorder
+from ._recorder import BudgetReached
+
+__all__ = ["iterate", "data", "compute", "training_loader", "activate", "enabled", "MODE", "SYNTHETIC", "BudgetReached"]
+__version__ = "0.1.0"
+
+#: The profiling mode of this run ('synthetic', 'cached', 'cold'), or None.
+MODE = _os.environ.get("DSA_MODE") if _os.environ.get("DSA_MODE") in _recorder.MODES else None
+#: True in the synthetic mode: a manual loop should reuse its first batch.
+SYNTHETIC = MODE == "synthetic"
+
+_perf = _time.perf_counter
+
+
+def enabled():
+    """Whether this process is being profiled."""
+    return _recorder.recorder() is not None
+
+
+def _manual_recorder():
+    rec = _recorder.recorder(source="manual")
+    if rec is None:
+        return None
+    if not rec.started:
+        rec.source = "manual"
+        # The manual API owns the counting: an automatically instrumented
+        # DataLoader inside it must not count its batches a second time.
+        _recorder.manual_owns_counting = True
+    return rec
+
+
+def _count(batch, samples):
+    if samples is None:
+        from ._torch import count_samples
+
+        return count_samples(batch, 0)
+    if callable(samples):
+        return int(samples(batch))
+    return int(samples)
+
+
+def _sync_device(rec):
+    if not rec.config.sync:
+        return
+    torch = _sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def iterate(iterable, samples=None, batch_size=None, workers=None):
+    """Wraps any iterable of batches so each step is timed and counted.
+
+    samples: an int, or a function batch -> int; default: the leading dimension
+    of the first array-like in the batch. In the synthetic mode the first batch
+    is replayed and `iterable` is not consulted again. After the budget, or
+    when the profiler asks, the job ends cleanly (SystemExit(0)).
+    """
+    rec = _manual_recorder()
+    if rec is None:
+        return iterable
+    rec.start(batch_size=batch_size, workers=workers)
+    return _iterate(iterable, rec, samples)
+
+
+_REPLAY = []
+
+
+def _iterate(iterable, rec, samples):
+    it = iter(iterable)
+    pending = False
+    wait_s = 0.0
+    count = 0
+    returned = 0.0
+    try:
+        while True:
+            _sync_device(rec)
+            now = _perf()
+            if pending:
+                rec.iteration(wait_s, now - returned, count)
+                pending = False
+            reason = rec.stop_reason()
+            if reason is not None or rec.ended:
+                rec.end(reason or "budget")
+                raise BudgetReached(reason or "budget")
+            start = _perf()
+            if _REPLAY:
+                batch, count = _REPLAY[0]
+            else:
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    return
+                count = _count(batch, samples)
+                if SYNTHETIC:
+                    _REPLAY.append((batch, count))
+            returned = _perf()
+            wait_s = returned - start
+            pending = True
+            yield batch
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+
+
+class _Phases(object):
+    """State of the data()/compute() context managers (one loop per process)."""
+
+    def __init__(self):
+        self.wait_s = 0.0
+        self.started = 0.0
+        self.samples = 0
+
+
+_PHASES = _Phases()
+
+
+class _Data(object):
+    __slots__ = ("rec",)
+
+    def __enter__(self):
+        rec = self.rec = _manual_recorder()
+        if rec is None:
+            return self
+        rec.start()
+        reason = rec.stop_reason()
+        if reason is not None or rec.ended:
+            rec.end(reason or "budget")
+            raise BudgetReached(reason or "budget")
+        _PHASES.started = _perf()
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        if self.rec is not None and kind is None:
+            _PHASES.wait_s += _perf() - _PHASES.started
+        return False
+
+
+class _Compute(object):
+    __slots__ = ("rec", "samples")
+
+    def __init__(self, samples):
+        self.samples = samples
+
+    def __enter__(self):
+        rec = self.rec = _manual_recorder()
+        if rec is not None:
+            rec.start()
+            _PHASES.started = _perf()
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        rec = self.rec
+        if rec is not None and kind is None:
+            _sync_device(rec)
+            rec.iteration(_PHASES.wait_s, _perf() - _PHASES.started, int(self.samples))
+            _PHASES.wait_s = 0.0
+        return False
+
+
+def data():
+    """Context manager around the part of the loop that obtains a batch.
+
+    Entering it is an iteration boundary: after the budget, or when the
+    profiler asks, it ends the job cleanly with SystemExit(0).
+    """
+    return _Data()
+
+
+def compute(samples=0):
+    """Context manager around the training step; leaving it records one iteration."""
+    return _Compute(samples)
+
+
+def training_loader(loader):
+    """Marks the DataLoader to count, when the automatic choice would be wrong.
+
+    Call it before the loader is first iterated. A no-op outside a profiled run.
+    """
+    if _recorder.recorder() is None:
+        return loader
+    from . import _torch
+
+    _torch.mark_training_loader(loader)
+    return loader
+
+
+def activate():
+    """Instruments PyTorch in this process without the sitecustomize hook
+    (e.g. an interpreter that ignores PYTHONPATH). A no-op when not profiled."""
+    if _recorder.recorder() is None:
+        return False
+    from . import _auto
+
+    _auto.install()
+    return True

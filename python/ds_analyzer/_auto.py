@@ -1,0 +1,110 @@
+"""Auto-activation: instrument torch when (and only if) the script imports it.
+
+Importing torch costs seconds, so nothing here imports it: a post-import hook
+on the `torch` module patches DataLoader once torch has finished loading.
+"""
+
+import sys
+
+
+class _TorchImportHook(object):
+    """A meta-path finder that only wraps the loaders of the modules in _AFTER_IMPORT."""
+
+    def find_spec(self, name, path=None, target=None):
+        callback = _AFTER_IMPORT.get(name)
+        if callback is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        original = loader.exec_module
+
+        def exec_module(module):
+            original(module)
+            _AFTER_IMPORT.pop(name, None)
+            if not _AFTER_IMPORT:
+                _remove_hook()
+            callback(module)
+
+        # The loader instance belongs to this one spec: overriding its method
+        # on the instance wraps torch's import and nothing else.
+        loader.exec_module = exec_module
+        return spec
+
+    # Python < 3.4 finders; harmless otherwise.
+    def find_module(self, name, path=None):
+        return None
+
+
+_HOOK = _TorchImportHook()
+
+
+def _remove_hook():
+    try:
+        sys.meta_path.remove(_HOOK)
+    except ValueError:
+        pass
+
+
+def on_torch_loaded(torch):
+    try:
+        from . import _torch
+
+        _torch.install_accelerator_shim(torch)
+        import torch.utils.data.dataloader as dataloader
+
+        _torch.patch(dataloader)
+    except Exception as error:  # never break the user's job because of us
+        sys.stderr.write("ds-analyzer: could not instrument PyTorch (%s: %s); the job runs unprofiled\n"
+                         % (type(error).__name__, error))
+
+
+def on_elastic_api_loaded(api):
+    """Debian 12's torch 1.13 torchrun fails on Python 3.11 before starting any
+    rank: Std.from_str("0") returns None there (iterating an IntFlag no longer
+    yields its zero and composite members). Fixed for profiled runs only, and
+    only when the bug is present, so `ds-analyzer profile -- torchrun ...` works."""
+    try:
+        std = api.Std
+        if std.from_str("0") is not None:
+            return
+        import re
+
+        def from_str(cls, vm):
+            if re.match(api._VALUE_REGEX, vm):
+                return cls(int(vm))
+            if re.match(api._MAPPING_REGEX, vm):
+                return {int(i): cls(int(v)) for i, v in (m.split(":") for m in vm.split(","))}
+            raise ValueError("%s does not match: <%s> or <%s>" % (vm, api._VALUE_REGEX, api._MAPPING_REGEX))
+
+        std.from_str = classmethod(from_str)
+    except Exception:
+        pass
+
+
+_AFTER_IMPORT = {
+    "torch": on_torch_loaded,
+    "torch.distributed.elastic.multiprocessing.api": on_elastic_api_loaded,
+}
+
+
+def install():
+    """Called by the sitecustomize hook when DSA_MODE is set."""
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "utils"):
+        _AFTER_IMPORT.pop("torch", None)
+        on_torch_loaded(torch)
+    api = sys.modules.get("torch.distributed.elastic.multiprocessing.api")
+    if api is not None:
+        _AFTER_IMPORT.pop("torch.distributed.elastic.multiprocessing.api", None)
+        on_elastic_api_loaded(api)
+    if _AFTER_IMPORT and _HOOK not in sys.meta_path:
+        sys.meta_path.insert(0, _HOOK)

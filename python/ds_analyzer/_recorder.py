@@ -1,0 +1,254 @@
+"""One recorder per process: protocol v1 events, iteration budget, stop file.
+
+Everything here is plain Python (no torch), so the manual API works for any
+framework. The DataLoader instrumentation (_torch.py) drives the same recorder.
+See docs/protocol.md for the event format and docs/pytorch.md for the choices.
+"""
+
+import atexit
+import os
+import sys
+import time
+
+MODES = ("synthetic", "cached", "cold")
+PROTOCOL_VERSION = 1
+
+# Buffered lines are written at most this often (and at the end): the profiler
+# tails the files while the job runs, and a write() per iteration would cost the
+# training loop a syscall (docs/protocol.md, "Writing cheaply").
+FLUSH_INTERVAL_S = 0.1
+# Single process: look for the stop file at most this often (a stat() costs
+# microseconds; doing it every iteration would dominate our overhead).
+STOP_CHECK_INTERVAL_S = 0.1
+# Several ranks: look for the stop file only at iterations that are multiples of
+# this, and agree on the answer with one all_reduce, so every rank stops at the
+# same iteration (a rank leaving alone would hang the others in a collective).
+STOP_CHECK_EVERY_ITERATIONS = 10
+
+
+class Config(object):
+    """What the CLI asked for, read from DSA_* environment variables."""
+
+    __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size")
+
+    def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1):
+        self.mode = mode
+        self.events_dir = events_dir
+        self.iterations = iterations
+        self.stop_file = stop_file
+        self.sync = sync
+        self.rank = rank
+        self.world_size = world_size
+
+
+def _int_env(env, name, default):
+    try:
+        return int(env.get(name, ""))
+    except ValueError:
+        return default
+
+
+def config_from_env(env=None):
+    """The profiling configuration, or None when this process is not profiled.
+
+    Unset or unknown DSA_MODE means "not profiled": nothing is patched or written.
+    """
+    env = os.environ if env is None else env
+    mode = env.get("DSA_MODE", "")
+    if mode not in MODES:
+        return None
+    iterations = _int_env(env, "DSA_ITERATIONS", 0)
+    return Config(
+        mode=mode,
+        events_dir=env.get("DSA_EVENTS_DIR") or ".",
+        iterations=iterations if iterations > 0 else None,
+        stop_file=env.get("DSA_STOP_FILE") or None,
+        sync=env.get("DSA_SYNC", "1") == "1",
+        # torchrun (and torch.distributed.launch --use_env) set RANK/WORLD_SIZE;
+        # Slurm sets SLURM_PROCID/SLURM_NTASKS when ranks are started by srun.
+        rank=max(0, _int_env(env, "RANK", _int_env(env, "SLURM_PROCID", 0))),
+        world_size=max(1, _int_env(env, "WORLD_SIZE", _int_env(env, "SLURM_NTASKS", 1))),
+    )
+
+
+def _num(value):
+    # repr of a float is the shortest round-tripping text, and valid JSON for finite values.
+    return repr(float(value)) if value == value and value not in (float("inf"), float("-inf")) else "0"
+
+
+class BudgetReached(SystemExit):
+    """Raised at an iteration boundary once the job should end: exit code 0.
+
+    A SystemExit, so `except Exception:` in a training script does not swallow
+    it and the interpreter exits 0 after running finally blocks and atexit.
+    """
+
+    def __init__(self, reason):
+        SystemExit.__init__(self, 0)
+        self.reason = reason
+
+
+class Recorder(object):
+    """Writes this process's events and decides when the job must end."""
+
+    def __init__(self, config, source="pytorch", clock=time.perf_counter, wall=time.time):
+        self.config = config
+        self.source = source
+        self.iterations = 0
+        self.started = False
+        self.ended = False
+        self.end_reason = None
+        self._clock = clock
+        self._wall = wall
+        self._lines = []
+        self._fd = None
+        self._pid = os.getpid()
+        self._next_flush = 0.0
+        self._next_stop_check = 0.0
+        self._stop_seen = False
+        self._failed = False
+        self._prefix = '{"v":1,"type":"iter","t":'
+        self._rank_part = ',"rank":%d,"i":' % config.rank
+        # Set by the torch layer when torch.distributed is initialised: a
+        # function (flag) -> bool that returns True when any rank saw the flag.
+        self.agree = None
+
+    # -- events -----------------------------------------------------------
+    def start(self, batch_size=None, workers=None):
+        """Opens this process's event file and writes the start event (once)."""
+        if self.started:
+            return
+        self.started = True
+        self._pid = os.getpid()
+        cfg = self.config
+        os.makedirs(cfg.events_dir, exist_ok=True)
+        path = os.path.join(cfg.events_dir, "events-%d-%d.jsonl" % (cfg.rank, self._pid))
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fields = [
+            '"v":1', '"type":"start"', '"t":' + _num(self._wall() * 1000.0), '"rank":%d' % cfg.rank,
+            '"pid":%d' % self._pid, '"worldSize":%d' % cfg.world_size, '"mode":"%s"' % cfg.mode,
+            '"source":"%s"' % self.source,
+        ]
+        if isinstance(batch_size, int) and batch_size > 0:
+            fields.append('"batchSize":%d' % batch_size)
+        if isinstance(workers, int) and workers >= 0:
+            fields.append('"workers":%d' % workers)
+        self._lines.append("{" + ",".join(fields) + "}\n")
+        self.flush()
+        atexit.register(self._at_exit)
+        _watch_uncaught_errors(self)
+
+    def iteration(self, wait_s, compute_s, samples):
+        """Records one finished iteration (its compute is known only at the next boundary)."""
+        self._lines.append(
+            '%s%.3f%s%d,"waitMs":%.4f,"computeMs":%.4f,"samples":%d}\n'
+            % (self._prefix, self._wall() * 1000.0, self._rank_part, self.iterations,
+               wait_s * 1000.0, compute_s * 1000.0, samples)
+        )
+        self.iterations += 1
+        now = self._clock()
+        if now >= self._next_flush:
+            self._next_flush = now + FLUSH_INTERVAL_S
+            self.flush()
+
+    def end(self, reason):
+        """Writes the end event and closes the file (idempotent)."""
+        if self.ended or not self.started:
+            return
+        self.ended = True
+        self.end_reason = reason
+        self._lines.append(
+            '{"v":1,"type":"end","t":%s,"rank":%d,"reason":"%s","iterations":%d}\n'
+            % (_num(self._wall() * 1000.0), self.config.rank, reason, self.iterations)
+        )
+        self.flush()
+        if self._fd is not None and os.getpid() == self._pid:
+            os.close(self._fd)
+        self._fd = None
+
+    def flush(self):
+        # A forked child (DataLoader worker, subprocess) inherits the buffer and
+        # the fd: only the process that opened the file may write to it.
+        if not self._lines or self._fd is None or os.getpid() != self._pid:
+            return
+        data = "".join(self._lines).encode("utf-8")
+        del self._lines[:]
+        while data:
+            written = os.write(self._fd, data)
+            data = data[written:]
+
+    # -- when to stop -----------------------------------------------------
+    def stop_reason(self):
+        """'budget' or 'stop-file' when the job must end at this boundary, else None."""
+        cfg = self.config
+        if cfg.iterations is not None and self.iterations >= cfg.iterations:
+            return "budget"
+        if cfg.stop_file is None:
+            return None
+        agree = self.agree
+        if agree is not None:
+            # Same iterations on every rank, one collective: all ranks agree.
+            if self.iterations % STOP_CHECK_EVERY_ITERATIONS:
+                return None
+            return "stop-file" if agree(os.path.exists(cfg.stop_file)) else None
+        if cfg.world_size > 1:
+            # Ranks without a collective to agree through: check at the same
+            # iteration numbers at least, which is all that can be done.
+            if self.iterations % STOP_CHECK_EVERY_ITERATIONS:
+                return None
+            return "stop-file" if os.path.exists(cfg.stop_file) else None
+        if self._stop_seen:
+            return "stop-file"
+        now = self._clock()
+        if now < self._next_stop_check:
+            return None
+        self._next_stop_check = now + STOP_CHECK_INTERVAL_S
+        self._stop_seen = os.path.exists(cfg.stop_file)
+        return "stop-file" if self._stop_seen else None
+
+    def _at_exit(self):
+        if os.getpid() != self._pid:
+            return
+        self.end("error" if self._failed else "exhausted")
+
+
+def _watch_uncaught_errors(recorder):
+    """Marks the end reason 'error' when the script dies of an uncaught exception."""
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback):
+        if not issubclass(kind, SystemExit):
+            recorder._failed = True
+            recorder.end("error")
+        previous(kind, value, traceback)
+
+    sys.excepthook = hook
+
+
+_RECORDER = None
+_RECORDER_PID = None
+# Set when the manual API (iterate/data/compute) counts iterations in this
+# process: the automatic DataLoader instrumentation then counts nothing.
+manual_owns_counting = False
+
+
+def recorder(source="pytorch"):
+    """This process's recorder, or None when not profiled (DSA_MODE unset)."""
+    global _RECORDER, _RECORDER_PID
+    pid = os.getpid()
+    if _RECORDER_PID == pid:
+        return _RECORDER
+    # First use in this process (a forked child starts over: it must not reuse
+    # its parent's file).
+    config = config_from_env()
+    _RECORDER = Recorder(config, source=source) if config is not None else None
+    _RECORDER_PID = pid
+    return _RECORDER
+
+
+def reset_for_tests():
+    global _RECORDER, _RECORDER_PID
+    global manual_owns_counting
+    _RECORDER = None
+    _RECORDER_PID = None
+    manual_owns_counting = False

@@ -1,0 +1,384 @@
+"""Zero-code PyTorch instrumentation: DataLoader iteration, synthetic replay, budget.
+
+The patch is on torch.utils.data.dataloader._BaseDataLoaderIter.__next__, the
+method every DataLoader iterator (single-process, multi-process, and those of
+DataLoader subclasses) goes through, plus DataLoader._get_iterator so that an
+iterator knows its loader. See docs/pytorch.md for why each choice was made.
+"""
+
+import os
+import sys
+import time
+
+from . import _recorder
+
+_perf = time.perf_counter
+
+# The loader chosen as the training loader, and its dataset (a script that
+# builds a new DataLoader every epoch over the same dataset keeps being counted).
+_state = {
+    "loader": None,
+    "dataset": None,
+    "explicit": None,  # loader marked with ds_analyzer.training_loader()
+    "replay": None,  # synthetic mode: (batch, samples) captured from the real loader
+    "pending": None,  # iterator whose batch is out and whose compute is running
+    "patched": False,
+    "chosen": False,
+}
+_originals = {}
+
+
+class _Counted(object):
+    """Per-iterator timing state of the training loader's iterators."""
+
+    __slots__ = ("loader", "rec", "returned_at", "wait_s", "samples", "sync", "replaying", "epoch_len")
+
+    def __init__(self, loader, sync, rec=None):
+        self.loader = loader
+        self.rec = rec
+        self.returned_at = None
+        self.wait_s = 0.0
+        self.samples = 0
+        self.sync = sync
+        self.replaying = False
+        self.epoch_len = None
+
+
+def count_samples(batch, default=0):
+    """Samples in a batch: the leading dimension of its first tensor-like leaf."""
+    for _ in range(4):
+        shape = getattr(batch, "shape", None)
+        if shape is not None:
+            return int(shape[0]) if len(shape) else default
+        if isinstance(batch, (list, tuple)):
+            if not batch:
+                return default
+            first = batch[0]
+            if isinstance(first, (int, float, str, bytes)):
+                return len(batch)  # a list of samples, not a (inputs, targets) pair
+            batch = first
+        elif isinstance(batch, dict):
+            if not batch:
+                return default
+            batch = next(iter(batch.values()))
+        else:
+            return default
+    return default
+
+
+def _is_worker_process():
+    import torch.utils.data
+
+    return torch.utils.data.get_worker_info() is not None
+
+
+def _grad_enabled():
+    import torch
+
+    return torch.is_grad_enabled()
+
+
+def _decide(it, rec):
+    """Whether this iterator belongs to the training loader (see docs/pytorch.md)."""
+    loader = getattr(it, "_dsa_loader", None)
+    dataset = getattr(it, "_dataset", None)
+    if _state["chosen"]:
+        chosen = _state["loader"]
+        return (loader is not None and loader is chosen) or (dataset is not None and dataset is _state["dataset"])
+    if _recorder.manual_owns_counting or _is_worker_process():
+        return False
+    explicit = _state["explicit"]
+    if explicit is not None:
+        ok = loader is explicit
+    else:
+        # The first loader iterated with autograd on is the training loader:
+        # evaluation loops run under torch.no_grad()/inference_mode (the ImageNet
+        # example, Lightning's validation and sanity check), and a training step
+        # needs gradients.
+        ok = _grad_enabled()
+    if ok:
+        _state["chosen"] = True
+        _state["loader"] = loader
+        _state["dataset"] = dataset
+        batch_size = getattr(loader, "batch_size", None)
+        workers = getattr(loader, "num_workers", getattr(it, "_num_workers", None))
+        rec.start(batch_size=batch_size, workers=workers)
+        _flush_denormals()
+    return ok
+
+
+def _flush_denormals():
+    """Flush denormal floats to zero on the CPU, in every profiled mode alike.
+
+    Replaying one batch (synthetic mode) drives a model towards zero loss on
+    it, and its gradients into denormal floats, which x86 CPUs compute many
+    times slower: measured here, squeezenet's CPU step went from ~40 to ~63 ms
+    after a few dozen replays, which would understate the prep stall. GPUs
+    flush denormals already. Set in all modes so the three runs do the same
+    arithmetic; DSA_KEEP_DENORMALS=1 turns it off.
+    """
+    if os.environ.get("DSA_KEEP_DENORMALS") == "1":
+        return
+    import torch
+
+    try:
+        torch.set_flush_denormal(True)
+    except Exception:
+        pass
+
+
+def _cuda_sync_wanted(rec):
+    if not rec.config.sync:
+        return False
+    import torch
+
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+def _sync_device():
+    import torch
+
+    # Only once the script has touched CUDA: creating a context here would cost
+    # seconds and memory on a job that trains on the CPU.
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def _shutdown_workers(it):
+    shutdown = getattr(it, "_shutdown_workers", None)
+    if shutdown is not None:
+        shutdown()
+
+
+def _end_job(it, rec, reason):
+    rec.end(reason)
+    # Workers go before SystemExit unwinds the script, so none is left behind
+    # whatever the script does on its way out.
+    _shutdown_workers(it)
+    loader = getattr(it, "_dsa_loader", None)
+    if loader is not None and getattr(loader, "_iterator", None) is it:
+        loader._iterator = None
+    raise _recorder.BudgetReached(reason)
+
+
+def _agree_fn():
+    """all_reduce(MAX) of a flag across ranks, when torch.distributed is running."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is None or not dist.is_available() or not dist.is_initialized() or dist.get_world_size() < 2:
+        return None
+    import torch
+
+    def agree(flag):
+        device = "cpu"
+        if dist.get_backend() == "nccl":
+            device = torch.device("cuda", torch.cuda.current_device())
+        tensor = torch.tensor([1 if flag else 0], dtype=torch.int32, device=device)
+        dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return bool(tensor.item())
+
+    return agree
+
+
+def _instrumented_next(self):
+    counted = self.__dict__.get("_dsa")
+    if counted is False:
+        return _originals["__next__"](self)
+    if counted is None:
+        rec = _recorder.recorder()
+        if rec is None or rec.ended or not _decide(self, rec):
+            self._dsa = False
+            return _originals["__next__"](self)
+        counted = self._dsa = _Counted(getattr(self, "_dsa_loader", None), _cuda_sync_wanted(rec), rec)
+        if rec.agree is None:
+            rec.agree = _agree_fn()
+    rec = counted.rec
+
+    # Iteration boundary: the previous batch's compute ends here.
+    if counted.sync:
+        _sync_device()
+    now = _perf()
+    pending = _state["pending"]
+    if pending is not None:
+        _state["pending"] = None
+        # A batch whose iterator was abandoned (a `break` out of the loop) has no
+        # measurable compute: it is dropped rather than charged with whatever
+        # ran in between.
+        if pending is counted:
+            rec.iteration(counted.wait_s, now - counted.returned_at, counted.samples)
+    if rec.ended:
+        raise _recorder.BudgetReached(rec.end_reason or "budget")
+    reason = rec.stop_reason()
+    if reason is not None:
+        _end_job(self, rec, reason)
+
+    start = _perf()
+    if counted.replaying:
+        if counted.epoch_len is not None and self._num_yielded >= counted.epoch_len:
+            raise StopIteration
+        self._num_yielded += 1
+        batch, samples = _state["replay"]
+    else:
+        batch = _originals["__next__"](self)  # StopIteration passes through
+        samples = count_samples(batch, getattr(counted.loader, "batch_size", None) or 0)
+        if rec.config.mode == "synthetic":
+            _begin_replay(self, counted, batch, samples)
+    counted.returned_at = _perf()
+    counted.wait_s = counted.returned_at - start
+    counted.samples = samples
+    _state["pending"] = counted
+    return batch
+
+
+def _begin_replay(it, counted, batch, samples):
+    """Synthetic mode: keep this batch, stop the real loader (no fetch, no prep)."""
+    _state["replay"] = (batch, samples)
+    counted.replaying = True
+    try:
+        counted.epoch_len = len(it)
+    except TypeError:
+        counted.epoch_len = None  # IterableDataset without __len__: replay until the budget
+    _shutdown_workers(it)
+    loader = counted.loader
+    if loader is not None and getattr(loader, "_iterator", None) is it:
+        # persistent_workers: the next epoch must not _reset() the stopped workers.
+        loader._iterator = None
+
+
+def _instrumented_get_iterator(self):
+    if _state["replay"] is not None and (
+        (self is _state["loader"]) or (_state["dataset"] is not None and self.dataset is _state["dataset"])
+    ):
+        return _ReplayIter(self)
+    it = _originals["_get_iterator"](self)
+    it._dsa_loader = self
+    return it
+
+
+_ReplayIter = None
+
+
+def _make_replay_iter_class(base):
+    class ReplayIter(base):
+        """Synthetic mode, later epochs: the epoch's length, no workers, no dataset access."""
+
+        def __init__(self, loader):
+            base.__init__(self, loader)
+            self._dsa_loader = loader
+            rec = _recorder.recorder()
+            counted = _Counted(loader, _cuda_sync_wanted(rec) if rec is not None else False, rec)
+            counted.replaying = True
+            try:
+                counted.epoch_len = len(self)
+            except TypeError:
+                counted.epoch_len = None
+            self._dsa = counted
+
+        def _next_data(self):
+            raise AssertionError("ds-analyzer: a replayed loader must not be consulted")
+
+    return ReplayIter
+
+
+def patch(dataloader_module):
+    """Installs the instrumentation into torch.utils.data.dataloader (idempotent)."""
+    global _ReplayIter
+    if _state["patched"]:
+        return
+    base = dataloader_module._BaseDataLoaderIter
+    loader_cls = dataloader_module.DataLoader
+    _originals["__next__"] = base.__next__
+    _originals["_get_iterator"] = loader_cls._get_iterator
+    base.__next__ = _instrumented_next
+    loader_cls._get_iterator = _instrumented_get_iterator
+    _ReplayIter = _make_replay_iter_class(base)
+    _state["patched"] = True
+
+
+def unpatch(dataloader_module):
+    """Restores torch (tests)."""
+    if not _state["patched"]:
+        return
+    dataloader_module._BaseDataLoaderIter.__next__ = _originals["__next__"]
+    dataloader_module.DataLoader._get_iterator = _originals["_get_iterator"]
+    _state["patched"] = False
+
+
+def reset_for_tests():
+    for key in ("loader", "dataset", "explicit", "replay", "pending"):
+        _state[key] = None
+    _state["chosen"] = False
+
+
+def mark_training_loader(loader):
+    """Counts this loader and no other (when the automatic choice is wrong)."""
+    _state["explicit"] = loader
+    if _state["chosen"] and _state["loader"] is not loader:
+        # Too late to change: iterations were already counted for another loader.
+        sys.stderr.write("ds-analyzer: training_loader() called after another loader was already counted; ignored\n")
+
+
+# -- torch.accelerator shim --------------------------------------------------
+
+def install_accelerator_shim(torch):
+    """torch < 2.6 lacks torch.accelerator, which current example scripts call.
+
+    Added only to a profiled run (DSA_MODE set), only when missing, and backed
+    by torch.cuda, so a script that would die with AttributeError on an older
+    torch runs as it would with a CUDA-or-CPU torch 2.6. DSA_NO_SHIM=1 turns it off.
+    """
+    if hasattr(torch, "accelerator") or os.environ.get("DSA_NO_SHIM") == "1":
+        return False
+    import types
+
+    cuda = torch.cuda
+    mod = types.ModuleType("torch.accelerator")
+    noted = []
+
+    def note():
+        # Said once, and only when the script really uses the shim.
+        if not noted:
+            noted.append(True)
+            sys.stderr.write(
+                "ds-analyzer: torch %s has no torch.accelerator (torch >= 2.6); a shim backed by torch.cuda "
+                "stands in for this profiled run (DSA_NO_SHIM=1 turns it off)\n" % torch.__version__
+            )
+    mod.__doc__ = "ds-analyzer shim of torch.accelerator (torch < 2.6), backed by torch.cuda"
+
+    def is_available():
+        note()
+        return bool(cuda.is_available())
+
+    def current_accelerator(check_available=False):
+        note()
+        return torch.device("cuda") if cuda.is_available() else None
+
+    def device_count():
+        note()
+        return cuda.device_count() if cuda.is_available() else 0
+
+    def current_device_index():
+        note()
+        return cuda.current_device() if cuda.is_available() else -1
+
+    def set_device_index(device):
+        note()
+        if cuda.is_available():
+            cuda.set_device(device)
+
+    def synchronize(device=None):
+        note()
+        if cuda.is_available() and cuda.is_initialized():
+            cuda.synchronize(device)
+
+    mod.is_available = is_available
+    mod.current_accelerator = current_accelerator
+    mod.device_count = device_count
+    mod.current_device_index = mod.current_device_idx = current_device_index
+    mod.set_device_index = mod.set_device_idx = set_device_index
+    mod.synchronize = synchronize
+    torch.accelerator = mod
+    sys.modules["torch.accelerator"] = mod
+    return True

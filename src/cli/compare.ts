@@ -1,0 +1,32 @@
+import { FreeOrderCommand } from './free-order-command.js';
+import { resolve } from 'node:path';
+import { compareProfiles } from '../compare/diff.js';
+import { readProfile } from '../profile/profile-store.js';
+import { renderComparison } from '../report/compare-text.js';
+import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+
+export const compareCommand: CommandFactory = (io, result) =>
+  new FreeOrderCommand('compare')
+    .description('show two profiles side by side: each figure, its change, and whether the change is beyond the noise of both')
+    .argument('<a>', 'profile A (before)')
+    .argument('<b>', 'profile B (after)')
+    .option('--json', 'print the comparison as JSON on stdout')
+    .addHelpText(
+      'after',
+      `
+A change is "beyond noise" when the 95% interval of the difference (root sum
+of squares of both profiles' half-widths) excludes zero. compare reports; it
+does not fail on a change (use 'ds-analyzer gate --baseline' for that).
+
+Examples:
+  $ ds-analyzer compare profiles/before.json profiles/after.json
+  $ ds-analyzer compare baseline.json profiles/train-20250101T120000.json --json
+${EXIT_CODES_HELP}`,
+    )
+    .action((pathA: string, pathB: string, raw: { json?: boolean }) => {
+      const a = readProfile(resolve(io.cwd, pathA));
+      const b = readProfile(resolve(io.cwd, pathB));
+      const comparison = compareProfiles(a, b);
+      io.stdout(raw.json ? JSON.stringify(comparison, null, 1) + '\n' : renderComparison(comparison, pathA, pathB));
+      result.exitCode = 0;
+    });

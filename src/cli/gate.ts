@@ -1,0 +1,57 @@
+import { FreeOrderCommand } from './free-order-command.js';
+import { resolve } from 'node:path';
+import { prepareGate, runGate, type RawGateFlags } from '../gate/run-gate.js';
+import { newestProfile, readProfile } from '../profile/profile-store.js';
+import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+
+/** Exit codes as `gate` uses them: the general table plus what each means here. */
+export const GATE_EXIT_CODES_HELP = `
+Exit codes of gate:
+  0    every budget at level error held (warnings may be printed)
+  1    a budget at level error failed (the verdict says which, and why)
+  2    usage: no budget given, a regression budget without --baseline, unknown flag
+  3    a bad value: a flag value, or a config file that is not valid JSON or has
+       an unknown key, a wrong type, or a level other than error/warn/off
+  4    the profile, the baseline or the config file does not exist
+  5    the profile records a failed training job
+  7    the profile or baseline is corrupt (not JSON, wrong schemaVersion, malformed)`;
+
+interface RawGateOptions extends RawGateFlags {
+  profilesDir: string;
+}
+
+export const gateCommand: CommandFactory = (io, result) =>
+  new FreeOrderCommand('gate')
+    .description('check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI')
+    .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
+    .option('--config <file>', 'JSON file of budgets with levels error/warn/off (docs/ci.md)')
+    .option('--max-fetch-stall <share>', 'largest fetch stall, as a share of the iteration time, e.g. 20%')
+    .option('--max-prep-stall <share>', 'largest prep stall, as a share of the iteration time')
+    .option('--max-total-stall <share>', 'largest fetch + prep stall, as a share of the iteration time')
+    .option('--min-throughput <samples/s>', 'lowest training throughput (cold mode), samples/s')
+    .option('--baseline <file>', 'baseline profile for the regression rule')
+    .option('--max-regression <share>', 'largest growth of the iteration time over the baseline, beyond the noise of both (default 5% with --baseline)')
+    .option('--junit <file>', 'also write JUnit XML, one test case per rule')
+    .option('--json', 'print the verdict as JSON on stdout')
+    .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
+    .addHelpText(
+      'after',
+      `
+Budget flags override the config file, rule by rule, at level error. Stall and
+throughput budgets compare the mean and show its 95% interval; a regression
+fails only when it exceeds the budget beyond the noise of both profiles. A rule
+that rests on a mode whose cache state was not proven fails, with the reason.
+When GITHUB_STEP_SUMMARY is set, a Markdown verdict is appended to it.
+
+Examples:
+  $ ds-analyzer gate --max-fetch-stall 20% --max-prep-stall 30%
+  $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
+  $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
+${GATE_EXIT_CODES_HELP}
+${EXIT_CODES_HELP}`,
+    )
+    .action((profileArg: string | undefined, raw: RawGateOptions) => {
+      const options = prepareGate(raw, io.cwd);
+      const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
+      result.exitCode = runGate(readProfile(profilePath), profileArg ?? profilePath, options, io);
+    });

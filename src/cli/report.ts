@@ -1,0 +1,37 @@
+import { FreeOrderCommand } from './free-order-command.js';
+import { relative, resolve } from 'node:path';
+import { newestProfile, readProfile } from '../profile/profile-store.js';
+import { fontsAvailable } from '../report/charts.js';
+import { modelWhatIf } from '../report/whatif-adapter.js';
+import { writeReport } from '../report/write-report.js';
+import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+
+export const reportCommand: CommandFactory = (io, result) =>
+  new FreeOrderCommand('report')
+    .description('write a self-contained HTML report and a Markdown report with PNG charts for a profile')
+    .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
+    .option('--out-dir <dir>', 'folder for the report files', 'reports')
+    .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
+    .addHelpText(
+      'after',
+      `
+Writes OUT_DIR/<profile>.html (opens offline: Chart.js and the data are inside
+the file), OUT_DIR/<profile>.md and OUT_DIR/<profile>-<chart>.png: the split
+per mode, per-iteration times with the warm-up marked, CPU / disk read / page
+cache timelines, and what-if curves (throughput against cache size and CPUs).
+
+Examples:
+  $ ds-analyzer report
+  $ ds-analyzer report profiles/train-20250101T120000.json --out-dir ci-reports
+${EXIT_CODES_HELP}`,
+    )
+    .action(async (profileArg: string | undefined, raw: { outDir: string; profilesDir: string }) => {
+      const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
+      const profile = readProfile(profilePath);
+      if (!fontsAvailable()) io.stderr('ds-analyzer: warning: no fonts found, PNG charts will have no text: install a font package (e.g. fonts-dejavu-core)\n');
+      const written = await writeReport(profile, profileArg ?? profilePath, resolve(io.cwd, raw.outDir), modelWhatIf);
+      const show = (path: string) => relative(io.cwd, path) || path;
+      io.stdout(`report: ${show(written.html)}\n        ${show(written.markdown)} (+ ${written.pngs.length} PNG charts)\n`);
+      if (written.whatIfNote) io.stderr(`ds-analyzer: note: ${written.whatIfNote}\n`);
+      result.exitCode = 0;
+    });

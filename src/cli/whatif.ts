@@ -1,0 +1,91 @@
+import { Command } from 'commander';
+import { resolve } from 'node:path';
+import { ExitCode, UserError } from '../errors.js';
+import { newestProfile, readProfile } from '../profile/profile-store.js';
+import { renderWhatif } from '../report/whatif-terminal.js';
+import { parsePositiveInt, parsePositiveNumber, parseRate, parseSize } from '../units.js';
+import type { CachePolicy } from '../whatif/model.js';
+import { whatif, type WhatifQuery } from '../whatif/whatif.js';
+import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+
+/** Options of `whatif` as commander hands them over (strings, unparsed). */
+interface RawWhatifOptions {
+  cache?: string;
+  cpus?: string;
+  storageBw?: string;
+  gpus?: string;
+  gpuSpeedup?: string;
+  cachePolicy?: string;
+  epochs?: string;
+  profilesDir: string;
+  json?: boolean;
+}
+
+const CACHE_POLICIES: readonly CachePolicy[] = ['page-cache', 'minio'];
+
+/**
+ * main.ts turns on passThroughOptions for every subcommand (profile needs it
+ * for `-- command`); here it would make `whatif FILE --cache 8G` treat the
+ * flags as extra arguments. whatif takes no command line, so it opts out.
+ */
+class InterleavedOptionsCommand extends Command {
+  override passThroughOptions(): this {
+    return this;
+  }
+}
+
+export const whatifCommand: CommandFactory = (io, result) =>
+  new InterleavedOptionsCommand('whatif')
+    .description('predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or accelerator, from a profile')
+    .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
+    .option('--cache <size>', 'cache available to the dataset, e.g. 64G, 512MiB, 1.5TB (default: the page cache the profiled host could give)')
+    .option('--cpus <n>', 'CPUs of the server (default: as profiled)')
+    .option('--storage-bw <rate>', 'storage read bandwidth of the server, e.g. 200MB/s (default: measured in the cold mode)')
+    .option('--gpus <n>', 'data-parallel accelerators per server, sharing CPUs, cache and storage (default: as profiled)')
+    .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
+    .option('--cache-policy <policy>', `cache that holds the dataset: ${CACHE_POLICIES.join(' | ')} (MinIO: never evicts, as in CoorDL)`, 'page-cache')
+    .option('--epochs <n>', 'average over this many epochs of the job, the first one cold (default: the steady state, epoch 2 on)')
+    .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
+    .option('--json', 'print only the result JSON on stdout')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ ds-analyzer whatif                                   # newest profile, as profiled, with sweeps and recommendations
+  $ ds-analyzer whatif profiles/resnet-20250101T120000.json --cache 64G --cpus 16
+  $ ds-analyzer whatif --storage-bw 200MB/s --cache-policy minio --cache 512GiB
+  $ ds-analyzer whatif --gpus 8 --gpu-speedup 2 --epochs 90 --json > whatif.json
+
+The model (docs/whatif.md): t = max(compute, prep, fetch) per sample, each
+fitted from the profile's synthetic, cached and cold modes; every parameter is
+listed with the measurement it comes from. Predictions are for the steady
+state (epoch 2 on) unless --epochs is given; the first epoch is always cold.
+A profile that lacks a mode the model needs exits with code 4.
+${EXIT_CODES_HELP}`,
+    )
+    .action((profileArg: string | undefined, raw: RawWhatifOptions) => {
+      const query = parseWhatifOptions(raw);
+      const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
+      const outcome = whatif(readProfile(path), path, query);
+      if (raw.json) io.stdout(JSON.stringify(outcome, null, 1) + '\n');
+      else io.stdout(renderWhatif(outcome));
+      result.exitCode = ExitCode.Ok;
+    });
+
+/** Turns commander's strings into a what-if query; every error names its flag (exit code 3). */
+export function parseWhatifOptions(raw: RawWhatifOptions): WhatifQuery {
+  const query: WhatifQuery = {};
+  if (raw.cache !== undefined) query.cacheBytes = parseSize(raw.cache, '--cache');
+  if (raw.cpus !== undefined) query.cpus = parsePositiveInt(raw.cpus, '--cpus');
+  if (raw.storageBw !== undefined) query.storageBytesPerSec = parseRate(raw.storageBw, '--storage-bw');
+  if (raw.gpus !== undefined) query.gpus = parsePositiveInt(raw.gpus, '--gpus');
+  if (raw.gpuSpeedup !== undefined && raw.gpuSpeedup !== '1') query.gpuSpeedup = parsePositiveNumber(raw.gpuSpeedup, '--gpu-speedup');
+  if (raw.cachePolicy !== undefined && raw.cachePolicy !== 'page-cache') {
+    if (!(CACHE_POLICIES as readonly string[]).includes(raw.cachePolicy)) {
+      throw new UserError(`--cache-policy: unknown policy '${raw.cachePolicy}'; use ${CACHE_POLICIES.join(' or ')}`, ExitCode.BadValue);
+    }
+    query.cachePolicy = raw.cachePolicy as CachePolicy;
+  }
+  if (raw.epochs !== undefined) query.epochs = parsePositiveInt(raw.epochs, '--epochs');
+  return query;
+}

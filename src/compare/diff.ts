@@ -1,0 +1,97 @@
+/**
+ * Side-by-side of two profiles: every figure with a confidence interval, the
+ * change from A to B and whether it is beyond the noise of both.
+ */
+import { MODES } from '../schema/events.js';
+import type { Estimate, Profile } from '../schema/profile.js';
+import { changeBetween, rateEstimate, type Change } from './noise.js';
+
+/** One compared figure. */
+export interface FigureDiff {
+  /** Section: 'split' or a mode name. */
+  group: string;
+  /** What the figure is: 'fetch stall'. */
+  name: string;
+  /** Unit of before/after: 'ms', 'samples/s', '%' (shares are stored as fractions). */
+  unit: 'ms' | 'samples/s' | 'share' | 'MB/s' | 'ms/sample';
+  /** Whether a lower value is better (times, stalls) or a higher one (rates). */
+  better: 'lower' | 'higher';
+  /** Value in profile A, null when A lacks it. */
+  a: Estimate | null;
+  /** Value in profile B, null when B lacks it. */
+  b: Estimate | null;
+  /** The change A → B, null when either side lacks the figure. */
+  change: Change | null;
+  /** 'worse' / 'better' when beyond noise, 'same' within it, 'unknown' without intervals or values. */
+  verdict: 'worse' | 'better' | 'same' | 'unknown';
+}
+
+/** The comparison of two profiles. */
+export interface ProfileComparison {
+  a: { jobName: string; createdAt: string };
+  b: { jobName: string; createdAt: string };
+  figures: FigureDiff[];
+  /** Figures whose change is beyond noise and for the worse. */
+  worse: number;
+  /** Figures whose change is beyond noise and for the better. */
+  better: number;
+}
+
+/** Compares profile A (before) with B (after). */
+export function compareProfiles(a: Profile, b: Profile): ProfileComparison {
+  const figures: FigureDiff[] = [];
+  const add = (group: string, name: string, unit: FigureDiff['unit'], better: FigureDiff['better'], pick: (p: Profile) => Estimate | null) => {
+    const ea = safe(pick, a);
+    const eb = safe(pick, b);
+    const change = ea && eb ? changeBetween(ea, eb) : null;
+    figures.push({ group, name, unit, better, a: ea, b: eb, change, verdict: judge(change, better) });
+  };
+  add('split', 'compute', 'ms', 'lower', (p) => p.analysis?.computeMs ?? null);
+  add('split', 'prep stall', 'ms', 'lower', (p) => p.analysis?.prepStallMs ?? null);
+  add('split', 'fetch stall', 'ms', 'lower', (p) => p.analysis?.fetchStallMs ?? null);
+  add('split', 'iteration time', 'ms', 'lower', (p) => p.analysis?.iterMs ?? null);
+  add('split', 'prep stall share', 'share', 'lower', (p) => share(p.analysis?.prepStallMs, p.analysis?.iterMs));
+  add('split', 'fetch stall share', 'share', 'lower', (p) => share(p.analysis?.fetchStallMs, p.analysis?.iterMs));
+  add('split', 'prep CPU per sample', 'ms/sample', 'lower', (p) =>
+    p.analysis?.prepCpuSecPerSample == null ? null : plain(p.analysis.prepCpuSecPerSample * 1000),
+  );
+  add('split', 'storage read', 'MB/s', 'higher', (p) =>
+    p.analysis?.storageReadBytesPerSec == null ? null : plain(p.analysis.storageReadBytesPerSec / 1e6),
+  );
+  for (const mode of MODES) {
+    add(mode, 'iteration time', 'ms', 'lower', (p) => p.modes[mode]?.summary?.iterMs ?? null);
+    add(mode, 'throughput', 'samples/s', 'higher', (p) => {
+      const s = p.modes[mode]?.summary;
+      return s ? rateEstimate(s.samplesPerSec, s.iterMs) : null;
+    });
+  }
+  return {
+    a: { jobName: a.jobName, createdAt: a.createdAt },
+    b: { jobName: b.jobName, createdAt: b.createdAt },
+    figures,
+    worse: figures.filter((f) => f.verdict === 'worse').length,
+    better: figures.filter((f) => f.verdict === 'better').length,
+  };
+}
+
+function judge(change: Change | null, better: 'lower' | 'higher'): FigureDiff['verdict'] {
+  if (!change || change.noise === 'unknown') return 'unknown';
+  if (change.noise === 'within') return 'same';
+  return (change.delta < 0) === (better === 'lower') ? 'better' : 'worse';
+}
+
+function share(part: Estimate | null | undefined, whole: Estimate | null | undefined): Estimate | null {
+  if (!part || !whole || whole.mean <= 0) return null;
+  return { mean: part.mean / whole.mean, halfWidth: part.halfWidth === null ? null : part.halfWidth / whole.mean, proven: part.proven && whole.proven };
+}
+
+/** A figure without an interval. */
+function plain(mean: number): Estimate {
+  return { mean, halfWidth: null, proven: true };
+}
+
+/** Non-finite results (a hostile file's 1e308 + 1e308) are treated as absent. */
+function safe(pick: (p: Profile) => Estimate | null, p: Profile): Estimate | null {
+  const e = pick(p);
+  return e && Number.isFinite(e.mean) && (e.halfWidth === null || Number.isFinite(e.halfWidth)) ? e : null;
+}

@@ -1,0 +1,43 @@
+/**
+ * Whether a change between two measured figures is beyond their noise. Both
+ * figures carry 95% confidence half-widths from independent runs; the
+ * half-width of their difference is the root sum of squares (as for the
+ * stalls in analysis/split.ts). A change is real when its interval excludes 0.
+ */
+import type { Estimate } from '../schema/profile.js';
+
+/** The change from `before` to `after`, with its noise. */
+export interface Change {
+  /** after - before, in the figure's unit. */
+  delta: number;
+  /** 95% half-width of `delta`; null when either side has no interval. */
+  deltaHalfWidth: number | null;
+  /** delta / before; null when before is 0. */
+  relative: number | null;
+  /** 95% half-width of `relative` (deltaHalfWidth / before); null when unknown. */
+  relativeHalfWidth: number | null;
+  /** 'beyond': the interval of delta excludes 0; 'within': it does not; 'unknown': no intervals. */
+  noise: 'beyond' | 'within' | 'unknown';
+  /** False when either figure rests on an unproven mode. */
+  proven: boolean;
+}
+
+/** The change between two estimates, judged against the noise of both. */
+export function changeBetween(before: Estimate, after: Estimate): Change {
+  const delta = after.mean - before.mean;
+  const deltaHalfWidth =
+    before.halfWidth !== null && after.halfWidth !== null ? Math.hypot(before.halfWidth, after.halfWidth) : null;
+  const relative = before.mean !== 0 ? delta / before.mean : null;
+  const relativeHalfWidth = relative !== null && deltaHalfWidth !== null ? deltaHalfWidth / Math.abs(before.mean) : null;
+  const noise = deltaHalfWidth === null ? 'unknown' : Math.abs(delta) > deltaHalfWidth ? 'beyond' : 'within';
+  return { delta, deltaHalfWidth, relative, relativeHalfWidth, noise, proven: before.proven && after.proven };
+}
+
+/**
+ * A rate (samples/s) as an estimate, from the iteration time it derives from:
+ * the relative half-width carries over to first order (delta method).
+ */
+export function rateEstimate(samplesPerSec: number, iterMs: Estimate): Estimate {
+  const relative = iterMs.halfWidth !== null && iterMs.mean > 0 ? iterMs.halfWidth / iterMs.mean : null;
+  return { mean: samplesPerSec, halfWidth: relative === null ? null : samplesPerSec * relative, proven: iterMs.proven };
+}

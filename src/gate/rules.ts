@@ -1,0 +1,231 @@
+/**
+ * The gate's rules as pure functions of a profile (and a baseline): each
+ * returns what was expected, what was measured and whether it held. A rule
+ * resting on a mode whose cache state was not proven fails with that mode's
+ * reason: an unproven number cannot pass a budget.
+ */
+import { changeBetween, rateEstimate } from '../compare/noise.js';
+import { ExitCode } from '../errors.js';
+import type { Mode } from '../schema/events.js';
+import type { Estimate, Profile } from '../schema/profile.js';
+import { RULE_IDS, type Budget, type Budgets, type RuleId } from './config.js';
+
+/** Outcome of one rule. */
+export interface RuleOutcome {
+  /** Config key of the rule. */
+  id: RuleId;
+  /** Name people read: 'fetch stall'. */
+  name: string;
+  /** Level the budget was set at. */
+  level: 'error' | 'warn';
+  /** pass; fail (level error); warn (failed at level warn). */
+  result: 'pass' | 'fail' | 'warn';
+  /** The budget, as text: '≤ 20% of iteration time'. */
+  expected: string;
+  /** The measurement, as text: '61% ± 3%'; '—' when not measurable. */
+  actual: string;
+  /** Why, when the numbers alone do not say it (unproven mode, noise, missing mode). */
+  note: string | null;
+  /** The limit as a number (share or samples/s). */
+  limit: number;
+  /** The measured value as a number, null when not measurable. */
+  value: number | null;
+  /** Where the budget came from. */
+  source: string;
+}
+
+/** The gate's verdict over all rules. */
+export interface GateVerdict {
+  /** The profile's job name. */
+  jobName: string;
+  /** Outcomes in report order. */
+  rules: RuleOutcome[];
+  /** Rules failed at level error. */
+  failed: number;
+  /** Rules failed at level warn. */
+  warned: number;
+  /** Set when a mode of the profile ended because the job failed. */
+  jobFailure: string | null;
+  /** 0 pass, 1 a budget failed, 5 the job failed. */
+  exitCode: ExitCode;
+}
+
+const NAMES: Record<RuleId, string> = {
+  fetchStall: 'fetch stall',
+  prepStall: 'prep stall',
+  totalStall: 'total stall',
+  throughput: 'throughput',
+  regression: 'regression',
+};
+
+/** Modes each rule's figure rests on (DESIGN.md, the differential method). */
+const NEEDS: Record<RuleId, Mode[]> = {
+  fetchStall: ['cached', 'cold'],
+  prepStall: ['synthetic', 'cached'],
+  totalStall: ['synthetic', 'cached', 'cold'],
+  throughput: ['cold'],
+  regression: ['cold'],
+};
+
+/** Evaluates every budget against `profile` (and `baseline` for the regression rule). */
+export function evaluateGate(profile: Profile, budgets: Budgets, baseline: Profile | null = null): GateVerdict {
+  const rules: RuleOutcome[] = [];
+  for (const id of RULE_IDS) {
+    const budget = budgets[id];
+    if (budget) rules.push(evaluateRule(id, budget, profile, baseline));
+  }
+  const failedMode = Object.values(profile.modes).find((m) => m?.status === 'failed');
+  const jobFailure = failedMode
+    ? `the job failed in ${failedMode.mode} mode (${failedMode.stopReason}${failedMode.jobExitCode !== null ? `, exit code ${failedMode.jobExitCode}` : failedMode.jobSignal ? `, ${failedMode.jobSignal}` : ''})`
+    : null;
+  const failed = rules.filter((r) => r.result === 'fail').length;
+  const warned = rules.filter((r) => r.result === 'warn').length;
+  const exitCode = jobFailure ? ExitCode.JobFailed : failed > 0 ? ExitCode.GateFailed : ExitCode.Ok;
+  return { jobName: profile.jobName, rules, failed, warned, jobFailure, exitCode };
+}
+
+function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Profile | null): RuleOutcome {
+  const base = { id, name: NAMES[id], level: budget.level, limit: budget.limit, source: budget.source };
+  const expected = expectedText(id, budget.limit);
+  const judge = (held: boolean, actual: string, value: number | null, note: string | null): RuleOutcome => ({
+    ...base,
+    expected,
+    actual,
+    value,
+    note,
+    result: held ? 'pass' : budget.level === 'error' ? 'fail' : 'warn',
+  });
+
+  const missing = unusableModes(profile, NEEDS[id]);
+  if (missing) return judge(false, '—', null, missing);
+  if (id === 'regression') {
+    if (!baseline) return judge(false, '—', null, 'no baseline profile given');
+    const baseMissing = unusableModes(baseline, NEEDS[id]);
+    if (baseMissing) return judge(false, '—', null, `baseline: ${baseMissing}`);
+    return regression(profile, baseline, budget.limit, judge);
+  }
+
+  const analysis = profile.analysis!;
+  const iterMs = analysis.iterMs!;
+  if (id === 'throughput') {
+    const cold = profile.modes.cold!.summary!;
+    const rate = rateEstimate(cold.samplesPerSec, cold.iterMs);
+    const held = rate.mean >= budget.limit;
+    return judge(held, `${fmtEstimate(rate, 1)} samples/s`, rate.mean, marginNote(rate, budget.limit));
+  }
+  const stall = stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
+  if (!stall) return judge(false, '—', null, 'the analysis holds no figure for this stall: re-run ds-analyzer profile');
+  const share: Estimate = {
+    mean: stall.mean / iterMs.mean,
+    halfWidth: stall.halfWidth === null ? null : stall.halfWidth / iterMs.mean,
+    proven: stall.proven,
+  };
+  const held = share.mean <= budget.limit;
+  return judge(held, fmtShare(share), share.mean, marginNote(share, budget.limit));
+}
+
+/** The stall in ms the rule is about; total = T_cold - T_synthetic, whose CI comes from those two modes. */
+function stallEstimate(id: RuleId, prep: Estimate | null, fetch: Estimate | null, profile: Profile): Estimate | null {
+  if (id === 'prepStall') return prep;
+  if (id === 'fetchStall') return fetch;
+  if (!prep || !fetch) return null;
+  const syn = profile.modes.synthetic!.summary!.iterMs;
+  const cold = profile.modes.cold!.summary!.iterMs;
+  return {
+    mean: prep.mean + fetch.mean,
+    halfWidth: syn.halfWidth !== null && cold.halfWidth !== null ? Math.hypot(syn.halfWidth, cold.halfWidth) : null,
+    proven: prep.proven && fetch.proven,
+  };
+}
+
+/**
+ * Regression of the training pace (cold iteration time, per sample when the
+ * batch sizes differ). It fails only when the growth exceeds the budget by
+ * more than the noise of both profiles: the lower end of the 95% interval of
+ * the relative change must lie above the limit.
+ */
+function regression(
+  profile: Profile,
+  baseline: Profile,
+  limit: number,
+  judge: (held: boolean, actual: string, value: number | null, note: string | null) => RuleOutcome,
+): RuleOutcome {
+  const now = profile.modes.cold!.summary!;
+  const before = baseline.modes.cold!.summary!;
+  const perSample = Math.abs(now.samplesPerIter - before.samplesPerIter) > 1e-9;
+  const scale = (e: Estimate, by: number): Estimate => (perSample && by > 0 ? { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by } : e);
+  const a = scale(before.iterMs, before.samplesPerIter);
+  const b = scale(now.iterMs, now.samplesPerIter);
+  const change = changeBetween(a, b);
+  if (change.relative === null) return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
+  const unit = perSample ? 'ms/sample' : 'ms/iter';
+  const figures = `${fmtNumber(a.mean, 2)} → ${fmtNumber(b.mean, 2)} ${unit}${perSample ? ' (batch sizes differ: compared per sample)' : ''}`;
+  const actual = `${signedPct(change.relative)}${change.relativeHalfWidth === null ? '' : ` ± ${pct(change.relativeHalfWidth)}`}`;
+  const low = change.relative - (change.relativeHalfWidth ?? 0);
+  if (change.relativeHalfWidth === null) {
+    const held = change.relative <= limit;
+    return judge(held, actual, change.relative, `${figures}; no confidence interval in one of the profiles: judged on the means`);
+  }
+  if (low > limit) {
+    return judge(false, actual, change.relative, `${figures}: beyond the ${pct(limit)} budget even after the noise of both profiles`);
+  }
+  if (change.relative > limit) {
+    return judge(true, actual, change.relative, `${figures}: above the ${pct(limit)} budget but within the noise of both profiles (± ${pct(change.relativeHalfWidth)}), not a proven regression`);
+  }
+  return judge(true, actual, change.relative, figures);
+}
+
+/**
+ * Why a rule's modes cannot support it: missing, failed, without enough
+ * iterations, or unproven (with the mode's own reason). Null when usable.
+ */
+export function unusableModes(profile: Profile, modes: Mode[]): string | null {
+  const problems: string[] = [];
+  for (const mode of modes) {
+    const result = profile.modes[mode];
+    if (!result) problems.push(`the ${mode} mode was not run (run ds-analyzer profile with it in --modes)`);
+    else if (!result.summary) problems.push(`the ${mode} mode has too few measured iterations (${result.status}, ${result.stopReason})`);
+    else if (!result.state.proven) problems.push(`the ${mode} mode is unproven: ${result.state.reason}`);
+  }
+  if (problems.length === 0 && !profile.analysis?.iterMs) problems.push('the profile has no analysis: re-run ds-analyzer profile');
+  return problems.length ? problems.join('; ') : null;
+}
+
+function marginNote(estimate: Estimate, limit: number): string | null {
+  if (estimate.halfWidth === null) return 'no confidence interval: judged on the mean';
+  if (Math.abs(estimate.mean - limit) <= estimate.halfWidth) {
+    return 'the limit lies inside the 95% interval: a re-run may flip this; tighten --precision for a firm verdict';
+  }
+  return null;
+}
+
+function expectedText(id: RuleId, limit: number): string {
+  if (id === 'throughput') return `≥ ${fmtNumber(limit, 1)} samples/s`;
+  if (id === 'regression') return `≤ +${pct(limit)} iteration time`;
+  return `≤ ${pct(limit)} of iteration`;
+}
+
+/** '61% ± 3%'. */
+function fmtShare(e: Estimate): string {
+  return `${pct(e.mean)}${e.halfWidth === null ? '' : ` ± ${pct(e.halfWidth)}`}`;
+}
+
+function fmtEstimate(e: Estimate, digits: number): string {
+  return `${fmtNumber(e.mean, digits)}${e.halfWidth === null ? '' : ` ± ${fmtNumber(e.halfWidth, digits)}`}`;
+}
+
+/** Fixed digits for ordinary numbers, exponent form for absurd ones (hostile files). */
+export function fmtNumber(value: number, digits: number): string {
+  return Math.abs(value) >= 1e9 ? value.toExponential(2) : value.toFixed(digits);
+}
+
+function pct(fraction: number): string {
+  const value = fraction * 100;
+  if (Math.abs(value) >= 1e6) return `${value.toExponential(1)}%`;
+  // One decimal below 10% (2.5%), none above (61%); never a trailing '.0'.
+  return `${value < 10 ? String(Number(value.toFixed(1))) : value.toFixed(0)}%`;
+}
+
+function signedPct(fraction: number): string {
+  return `${fraction >= 0 ? '+' : '−'}${pct(Math.abs(fraction))}`;
+}

@@ -1,0 +1,198 @@
+/**
+ * Chart.js configurations of the report, as plain JSON (no functions), so the
+ * same object draws the PNGs on the server (charts.ts) and the live charts in
+ * the HTML page (html.ts). Units live in the axis titles.
+ */
+import type { Mode } from '../schema/events.js';
+import type { ReportData } from './report-data.js';
+
+/** One chart of the report. */
+export interface ReportChart {
+  /** File-name-safe id: 'breakdown'. */
+  id: string;
+  /** Heading above the chart. */
+  title: string;
+  /** One or two sentences on how to read it. */
+  caption: string;
+  /** Chart.js configuration (JSON-serialisable). */
+  config: ChartJson;
+}
+
+/** A Chart.js config restricted to JSON values. */
+export type ChartJson = { type: string; data: { labels?: string[]; datasets: Record<string, unknown>[] }; options: Record<string, unknown> };
+
+/** Tableau 10: distinguishable, and readable in greyscale order. */
+export const MODE_COLOR: Record<Mode, string> = { synthetic: '#4e79a7', cached: '#f28e2b', cold: '#e15759' };
+const PART_COLOR = { compute: '#4e79a7', prep: '#f28e2b', fetch: '#e15759' };
+const WARMUP_COLOR = '#555555';
+
+const FONT = { family: "'DejaVu Sans', 'Liberation Sans', Arial, Helvetica, sans-serif", size: 13 };
+
+function baseOptions(title: string, xTitle: string, yTitle: string, extra: { xType?: string; yType?: string; stacked?: boolean } = {}) {
+  const axis = (text: string, type: string | undefined) => ({
+    // An explicit `type: undefined` would override Chart.js's category default.
+    ...(type ? { type } : {}),
+    ...(extra.stacked ? { stacked: true } : {}),
+    title: { display: true, text, font: { ...FONT, weight: 'bold' } },
+    ticks: { font: FONT },
+    grid: { color: '#e5e5e5' },
+  });
+  return {
+    animation: false,
+    responsive: false,
+    maintainAspectRatio: false,
+    parsing: true,
+    normalized: true,
+    font: FONT,
+    plugins: {
+      title: { display: true, text: title, font: { ...FONT, size: 16, weight: 'bold' } },
+      legend: { display: true, position: 'top', labels: { font: FONT } },
+      tooltip: { enabled: true },
+    },
+    scales: { x: axis(xTitle, extra.xType), y: axis(yTitle, extra.yType) },
+  };
+}
+
+/** CPU and disk read start at 0 so a dip is not drawn as a collapse. */
+function withYFromZero<T extends { scales: { y: object } }>(options: T, fromZero: boolean): T {
+  if (fromZero) options.scales.y = { ...options.scales.y, beginAtZero: true };
+  return options;
+}
+
+const lineStyle = (color: string) => ({ borderColor: color, backgroundColor: color, borderWidth: 1.5, pointRadius: 0, fill: false, spanGaps: false });
+
+/** The report's charts, in reading order. */
+export function reportCharts(data: ReportData): ReportChart[] {
+  const charts: ReportChart[] = [];
+  const bars = data.breakdown;
+  charts.push({
+    id: 'breakdown',
+    title: 'Where each iteration goes',
+    caption:
+      'Per-iteration time of each mode split into compute, prep stall (CPU pre-processing not hidden by compute) and fetch stall (storage), by the differential method; cold is the real training pace.',
+    config: {
+      type: 'bar',
+      data: {
+        labels: bars.map((b) => b.mode),
+        datasets: [
+          { label: 'compute', data: bars.map((b) => b.computeMs), backgroundColor: PART_COLOR.compute },
+          { label: 'prep stall', data: bars.map((b) => b.prepStallMs), backgroundColor: PART_COLOR.prep },
+          { label: 'fetch stall', data: bars.map((b) => b.fetchStallMs), backgroundColor: PART_COLOR.fetch },
+        ],
+      },
+      options: baseOptions('Per-iteration time by mode', 'mode', 'time per iteration (ms)', { stacked: true }),
+    },
+  });
+
+  const warmup = data.iterations.flatMap((s) => s.points.slice(0, s.warmupIterations).map(([x, y]) => ({ x, y })));
+  charts.push({
+    id: 'iterations',
+    title: 'Iteration times',
+    caption:
+      'Every iteration of each mode (wait + compute; dots) and the mean of each block of consecutive iterations the confidence intervals are built from (lines). Crosses mark the warm-up iterations that were detected and discarded.',
+    config: {
+      type: 'line',
+      data: {
+        datasets: [
+          ...data.iterations.map((s) => ({
+            label: `${s.mode} (mean of each block)`,
+            data: s.blockMeans.map(([x, y]) => ({ x, y })),
+            ...lineStyle(MODE_COLOR[s.mode]),
+            borderWidth: 3,
+          })),
+          ...data.iterations.map((s) => ({
+            type: 'scatter',
+            label: `${s.mode} (each iteration)`,
+            data: s.points.map(([x, y]) => ({ x, y })),
+            borderColor: MODE_COLOR[s.mode] + '66',
+            backgroundColor: MODE_COLOR[s.mode] + '66',
+            pointRadius: 1.8,
+            showLine: false,
+          })),
+          {
+            type: 'scatter',
+            label: 'warm-up (discarded)',
+            data: warmup,
+            borderColor: WARMUP_COLOR,
+            backgroundColor: WARMUP_COLOR,
+            pointStyle: 'crossRot',
+            pointRadius: 6,
+            borderWidth: 2,
+            showLine: false,
+          },
+        ],
+      },
+      options: baseOptions('Per-iteration time series', 'iteration', 'iteration time (ms, log scale)', { xType: 'linear', yType: 'logarithmic' }),
+    },
+  });
+
+  const resourceChart = (id: string, title: string, yTitle: string, pick: (s: ReportData['resources'][number]) => [number, number | null][], caption: string): ReportChart => ({
+    id,
+    title,
+    caption,
+    config: {
+      type: 'line',
+      data: { datasets: data.resources.map((s) => ({ label: s.mode, data: pick(s).map(([x, y]) => ({ x, y })), ...lineStyle(MODE_COLOR[s.mode]), pointRadius: 1.5 })) },
+      options: withYFromZero(baseOptions(title, 'time since the mode started (s)', yTitle, { xType: 'linear' }), id !== 'page-cache'),
+    },
+  });
+  charts.push(
+    resourceChart('cpu', 'CPU utilisation', `CPU utilisation (%, 100 = all ${data.hostCpus} CPUs)`, (s) => s.cpuPct, 'Whole-machine CPU utilisation while each mode ran.'),
+    resourceChart('disk', 'Disk reads', 'disk read throughput (MB/s)', (s) => s.diskReadMBps, 'Read throughput of the dataset\'s device: near zero in the cached mode, the storage pace in the cold mode.'),
+    resourceChart('page-cache', 'Page cache', 'page cache size (MiB)', (s) => s.pageCacheMiB, 'Size of the OS page cache (Cached in /proc/meminfo) while each mode ran.'),
+  );
+
+  if (data.whatIf.available) {
+    const curves = data.whatIf.curves;
+    // Axis unit by magnitude, so a 17 MB dataset is not drawn as 0.016 GiB.
+    const maxCache = Math.max(0, ...curves.cache.flatMap((c) => c.points.map((p) => p.x)));
+    const [cacheUnit, GiB] = maxCache >= 2 ** 30 ? ['GiB', 2 ** 30] : ['MiB', 2 ** 20];
+    const policyColor = { 'page-cache': '#e15759', minio: '#59a14f' } as const;
+    const markStyles = [
+      { pointStyle: 'rectRot', color: '#000000' },
+      { pointStyle: 'triangle', color: '#7f3c8d' },
+    ];
+    const marks = (points: { label: string; x: number; samplesPerSec: number }[], scaleX: number) =>
+      points.map((m, k) => ({
+        type: 'scatter',
+        label: m.label,
+        data: [{ x: m.x / scaleX, y: m.samplesPerSec }],
+        backgroundColor: markStyles[k % 2].color,
+        borderColor: markStyles[k % 2].color,
+        pointStyle: markStyles[k % 2].pointStyle,
+        pointRadius: 8,
+        showLine: false,
+      }));
+    charts.push({
+      id: 'whatif-cache',
+      title: 'What if: cache size',
+      caption: 'Predicted steady-state training throughput (epoch 2 on) against the memory available for caching the dataset, for the OS page cache (LRU, reshuffled each epoch) and for an application cache that never evicts (MinIO, as in CoorDL).',
+      config: {
+        type: 'line',
+        data: {
+          datasets: [
+            ...curves.cache.map((c) => ({ label: c.label, data: c.points.map((p) => ({ x: p.x / GiB, y: p.samplesPerSec })), ...lineStyle(policyColor[c.policy]), borderWidth: 2 })),
+            ...marks(curves.cacheMarks, GiB),
+          ],
+        },
+        options: baseOptions('Throughput against cache size', `cache size (${cacheUnit})`, 'throughput (samples/s)', { xType: 'linear' }),
+      },
+    });
+    charts.push({
+      id: 'whatif-cpus',
+      title: 'What if: CPUs',
+      caption: `Predicted training throughput against the number of CPUs doing pre-processing (${curves.cpuScenario}).`,
+      config: {
+        type: 'line',
+        data: {
+          datasets: [
+            { label: 'predicted', data: curves.cpus.map((p) => ({ x: p.x, y: p.samplesPerSec })), ...lineStyle('#4e79a7'), borderWidth: 2, pointRadius: 3 },
+            ...marks(curves.cpuMarks, 1),
+          ],
+        },
+        options: baseOptions('Throughput against CPUs', 'CPUs', 'throughput (samples/s)', { xType: 'linear' }),
+      },
+    });
+  }
+  return charts;
+}

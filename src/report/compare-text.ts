@@ -1,0 +1,52 @@
+import type { FigureDiff, ProfileComparison } from '../compare/diff.js';
+import { table } from './format.js';
+
+const VERDICT_WORD = { worse: 'worse (beyond noise)', better: 'better (beyond noise)', same: 'within noise', unknown: 'no CI' } as const;
+
+/** The comparison as a terminal table: figure, A, B, change, verdict. */
+export function renderComparison(cmp: ProfileComparison, pathA: string, pathB: string): string {
+  const out = [`A: ${oneLine(cmp.a.jobName)} (${pathA}, ${cmp.a.createdAt})`, `B: ${oneLine(cmp.b.jobName)} (${pathB}, ${cmp.b.createdAt})`, ''];
+  const rows = [['figure', 'unit', 'A', 'B', 'change', 'verdict']];
+  let group = '';
+  for (const f of cmp.figures) {
+    if (!f.a && !f.b) continue;
+    const label = f.group === group ? `  ${f.name}` : `${f.group}: ${f.name}`;
+    group = f.group;
+    rows.push([label, unitText(f.unit), value(f.a, f.unit), value(f.b, f.unit), changeText(f), f.a && f.b ? VERDICT_WORD[f.verdict] : '—']);
+  }
+  out.push(table(rows, [2, 3, 4]));
+  out.push('');
+  out.push(`${cmp.worse} figure(s) worse and ${cmp.better} better beyond the noise of both profiles (95% intervals); '~' marks figures built on an unproven mode.`);
+  return out.join('\n') + '\n';
+}
+
+function unitText(unit: FigureDiff['unit']): string {
+  return unit === 'share' ? '% of iter' : unit;
+}
+
+function scaled(v: number, unit: FigureDiff['unit']): number {
+  return unit === 'share' ? v * 100 : v;
+}
+
+function num(v: number, digits = 1): string {
+  return Math.abs(v) >= 1e9 ? v.toExponential(2) : v.toFixed(digits);
+}
+
+function value(e: FigureDiff['a'], unit: FigureDiff['unit']): string {
+  if (!e) return '—';
+  const digits = Math.abs(scaled(e.mean, unit)) < 20 ? 2 : 1;
+  return `${e.proven ? '' : '~'}${num(scaled(e.mean, unit), digits)}${e.halfWidth === null ? '' : ` ± ${num(scaled(e.halfWidth, unit), digits)}`}`;
+}
+
+function changeText(f: FigureDiff): string {
+  if (!f.change) return '—';
+  const d = scaled(f.change.delta, f.unit);
+  const sign = d >= 0 ? '+' : '−';
+  const rel = f.change.relative === null || f.unit === 'share' ? '' : ` (${f.change.relative >= 0 ? '+' : '−'}${num(Math.abs(f.change.relative) * 100, 0)}%)`;
+  return `${sign}${num(Math.abs(d), Math.abs(d) < 20 ? 2 : 1)}${f.unit === 'share' ? ' pp' : ''}${rel}`;
+}
+
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 120);
+}

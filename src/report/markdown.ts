@@ -1,0 +1,61 @@
+/**
+ * The Markdown report: the same figures as the HTML page, with the charts as
+ * PNG files beside it (for pull requests, wikis and GitHub step summaries).
+ */
+import type { Profile } from '../schema/profile.js';
+import type { ReportChart } from './chart-configs.js';
+import { mdText } from './escape.js';
+import { factRows, modeRows, splitRows } from './summary-rows.js';
+
+/** Input of the Markdown report; `pngFiles` maps chart id to a path relative to the .md file. */
+export interface MarkdownReportInput {
+  profile: Profile;
+  profilePath: string;
+  charts: ReportChart[];
+  pngFiles: Record<string, string>;
+  whatIfNote: string | null;
+  whatIfNotes: string[];
+}
+
+/** Renders the Markdown report. */
+export function renderMarkdown(input: MarkdownReportInput): string {
+  const { profile } = input;
+  const a = profile.analysis;
+  const out: string[] = [`# ds-analyzer report: ${mdText(profile.jobName)}`, ''];
+  out.push(`Profile: ${mdText(input.profilePath)}`, '');
+  out.push('## Verdict', '');
+  if (a) {
+    out.push(`**${mdText(a.verdict.text)}**`, '', mdText(a.advice), '');
+    for (const caveat of a.caveats) out.push(`- caveat: ${mdText(caveat)}`);
+    if (a.caveats.length) out.push('');
+  } else {
+    out.push('No mode finished: this profile has no analysis.', '');
+  }
+  for (const warning of profile.warnings) out.push(`- warning: ${mdText(warning)}`);
+  if (profile.warnings.length) out.push('');
+  out.push(mdTable(splitRows(profile)), '', '## Modes', '', mdTable(modeRows(profile)), '');
+  out.push('Figures marked ~ rest on a mode whose cache state was not proven.', '', '## Charts', '');
+  const chart = (c: ReportChart) => {
+    const file = input.pngFiles[c.id];
+    if (file) out.push(`### ${mdText(c.title)}`, '', `![${mdText(c.title)}](${encodeURI(file)})`, '', mdText(c.caption), '');
+  };
+  input.charts.filter((c) => !c.id.startsWith('whatif-')).forEach(chart);
+  out.push('## What if', '');
+  if (input.whatIfNote) out.push(`> ${mdText(input.whatIfNote)}`, '');
+  input.charts.filter((c) => c.id.startsWith('whatif-')).forEach(chart);
+  for (const note of input.whatIfNotes) out.push(`- ${mdText(note)}`);
+  if (input.whatIfNotes.length) out.push('');
+  out.push('## Run', '', '| | |', '| --- | --- |');
+  for (const [k, v] of factRows(profile)) out.push(`| ${mdText(k)} | ${mdText(v)} |`);
+  return out.join('\n') + '\n';
+}
+
+function mdTable(rows: string[][]): string {
+  if (rows.length === 0) return '';
+  const [head, ...body] = rows;
+  return [
+    `| ${head.map(mdText).join(' | ')} |`,
+    `| ${head.map(() => '---').join(' | ')} |`,
+    ...body.map((r) => `| ${r.map(mdText).join(' | ')} |`),
+  ].join('\n');
+}

@@ -1,0 +1,116 @@
+/**
+ * Chart-ready data of a profile (pure): the split per mode, iteration series
+ * with their warm-up, resource timelines, and what-if curves. Values that are
+ * not finite (a hand-edited or hostile file) become gaps, never NaN in a chart.
+ */
+import { MODES, type Mode } from '../schema/events.js';
+import type { Profile } from '../schema/profile.js';
+import type { WhatIfResult } from './whatif-source.js';
+
+/** Per-mode decomposition of the iteration time, ms (differential method). */
+export interface BreakdownBar {
+  mode: Mode;
+  computeMs: number | null;
+  prepStallMs: number | null;
+  fetchStallMs: number | null;
+}
+
+/** One mode's iteration times. */
+export interface IterationSeries {
+  mode: Mode;
+  /** [iteration index, ms] pairs, in order. */
+  points: [number, number][];
+  /** Leading iterations discarded as warm-up. */
+  warmupIterations: number;
+  /** [middle iteration index, mean ms] of each block after the warm-up (the CI's blocks). */
+  blockMeans: [number, number][];
+}
+
+/** One mode's resource samples, x in seconds since the mode started. */
+export interface ResourceSeries {
+  mode: Mode;
+  /** [s, CPU %] */
+  cpuPct: [number, number | null][];
+  /** [s, MB/s] */
+  diskReadMBps: [number, number | null][];
+  /** [s, MiB] */
+  pageCacheMiB: [number, number | null][];
+}
+
+/** Everything the report's charts draw. */
+export interface ReportData {
+  breakdown: BreakdownBar[];
+  iterations: IterationSeries[];
+  resources: ResourceSeries[];
+  whatIf: WhatIfResult;
+  /** Logical CPUs of the host (for the 'CPU %' axis: 100 = all cores). */
+  hostCpus: number;
+}
+
+/** Iterations per series kept for the charts; longer series are thinned evenly. */
+const MAX_POINTS = 2000;
+
+/** Builds the chart data of a profile. */
+export function reportData(profile: Profile, whatIf: WhatIfResult): ReportData {
+  const a = profile.analysis;
+  const compute = finite(a?.computeMs?.mean);
+  const prep = finite(a?.prepStallMs?.mean);
+  const fetch = finite(a?.fetchStallMs?.mean);
+  const present = MODES.filter((m) => profile.modes[m]);
+  const breakdown: BreakdownBar[] = present.map((mode) => ({
+    mode,
+    computeMs: compute,
+    prepStallMs: mode === 'synthetic' ? 0 : prep,
+    fetchStallMs: mode === 'cold' ? fetch : 0,
+  }));
+
+  const iterations: IterationSeries[] = [];
+  const resources: ResourceSeries[] = [];
+  for (const mode of present) {
+    const result = profile.modes[mode]!;
+    const rank = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
+    if (rank) {
+      const ordered = [...rank.iterations].sort((x, y) => x.i - y.i);
+      const step = Math.max(1, Math.ceil(ordered.length / MAX_POINTS));
+      const points: [number, number][] = [];
+      for (let k = 0; k < ordered.length; k += step) {
+        const ms = ordered[k].waitMs + ordered[k].computeMs;
+        if (Number.isFinite(ms) && ms > 0) points.push([ordered[k].i, ms]);
+      }
+      const summary = rank.summary ?? result.summary;
+      const warmupIterations = summary?.warmupIterations ?? 0;
+      iterations.push({ mode, points, warmupIterations, blockMeans: blockMeans(ordered.slice(warmupIterations), summary?.blockSize ?? 6) });
+    }
+    const t0 = result.startedAt;
+    const sec = (t: number) => round((t - t0) / 1000, 2);
+    resources.push({
+      mode,
+      cpuPct: result.resources.map((r) => [sec(r.t), finite(r.cpuPct)]),
+      diskReadMBps: result.resources.map((r) => [sec(r.t), finite(r.diskReadBytesPerSec / 1e6)]),
+      pageCacheMiB: result.resources.map((r) => [sec(r.t), finite(r.pageCacheBytes / 2 ** 20)]),
+    });
+  }
+  return { breakdown, iterations, resources, whatIf, hostCpus: profile.host.cpus };
+}
+
+function blockMeans(iterations: { i: number; waitMs: number; computeMs: number }[], blockSize: number): [number, number][] {
+  const out: [number, number][] = [];
+  // Thin long runs to at most MAX_POINTS / 4 blocks so the line stays readable.
+  const size = Math.max(blockSize, blockSize * Math.ceil(iterations.length / blockSize / (MAX_POINTS / 4)));
+  for (let k = 0; k + size <= iterations.length; k += size) {
+    let sum = 0;
+    for (let j = k; j < k + size; j++) sum += iterations[j].waitMs + iterations[j].computeMs;
+    const mean = sum / size;
+    if (Number.isFinite(mean) && mean > 0) out.push([iterations[k + Math.floor(size / 2)].i, mean]);
+  }
+  return out;
+}
+
+function finite(value: number | undefined | null): number | null {
+  return value === undefined || value === null || !Number.isFinite(value) ? null : value;
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}

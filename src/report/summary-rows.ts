@@ -1,0 +1,65 @@
+/**
+ * The figures of a profile as rows of plain text, shared by the HTML and
+ * Markdown reports (each escapes them for its own format).
+ */
+import { MODES } from '../schema/events.js';
+import type { Profile } from '../schema/profile.js';
+import { formatBytes, formatRate } from '../units.js';
+import { formatEstimate, formatPercent } from './format.js';
+
+/** Header + rows of the modes table. */
+export function modeRows(profile: Profile): string[][] {
+  const rows = [['mode', 'iteration ms (95% CI)', 'samples/s', 'measured iterations', 'warm-up', 'stopped by', 'cache state']];
+  for (const mode of MODES) {
+    const r = profile.modes[mode];
+    if (!r) continue;
+    const s = r.summary;
+    rows.push([
+      mode,
+      s ? formatEstimate(s.iterMs) : '—',
+      s ? num(s.samplesPerSec) : '—',
+      String(s?.measuredIterations ?? 0),
+      String(s?.warmupIterations ?? 0),
+      r.status === 'ok' ? r.stopReason : `${r.status} (${r.stopReason})`,
+      `${r.state.proven ? 'proven' : 'UNPROVEN'}: ${r.state.reason}`,
+    ]);
+  }
+  return rows;
+}
+
+/** Header + rows of the split table. */
+export function splitRows(profile: Profile): string[][] {
+  const a = profile.analysis;
+  if (!a) return [];
+  const computeShare = a.computeMs && a.iterMs && a.iterMs.mean > 0 ? a.computeMs.mean / a.iterMs.mean : null;
+  return [
+    ['per iteration', 'ms (95% CI)', 'share of iteration'],
+    ['compute', formatEstimate(a.computeMs), formatPercent(computeShare)],
+    ['prep stall', formatEstimate(a.prepStallMs), formatPercent(a.prepStallFraction)],
+    ['fetch stall', formatEstimate(a.fetchStallMs), formatPercent(a.fetchStallFraction)],
+    ['total (cold)', formatEstimate(a.iterMs), a.iterMs ? '100%' : '—'],
+  ];
+}
+
+/** Key facts as 'label: value' pairs. */
+export function factRows(profile: Profile): [string, string][] {
+  const a = profile.analysis;
+  const facts: [string, string][] = [
+    ['created', profile.createdAt],
+    ['status', profile.status],
+    ['host', `${profile.host.hostname}: ${profile.host.cpus} CPUs (${profile.host.cpuModel}), ${formatBytes(profile.host.memBytes)}${profile.host.gpus.length ? `, ${profile.host.gpus.length} GPU(s)` : ''}`],
+    ['dataset', `${profile.dataset.files} files, ${formatBytes(profile.dataset.bytes)}${profile.dataset.fitsInMemory ? '' : ' (does not fit in memory)'}`],
+    ['command', profile.command.join(' ')],
+  ];
+  if (profile.options.storageBwBytesPerSec) facts.push(['storage throttle', formatRate(profile.options.storageBwBytesPerSec)]);
+  if (a?.gpuSamplesPerSec != null) facts.push(['accelerator could take', `${num(a.gpuSamplesPerSec)} samples/s`]);
+  if (a?.prepSamplesPerSec != null) facts.push(['prep delivers', `${num(a.prepSamplesPerSec)} samples/s`]);
+  if (a?.coldSamplesPerSec != null) facts.push(['cold storage pace', `${num(a.coldSamplesPerSec)} samples/s`]);
+  if (a?.storageReadBytesPerSec != null) facts.push(['storage read', formatRate(a.storageReadBytesPerSec)]);
+  if (a?.prepCpuSecPerSample != null) facts.push(['prep CPU', `${num(a.prepCpuSecPerSample * 1000, 2)} ms/sample`]);
+  return facts;
+}
+
+function num(value: number, digits = 1): string {
+  return Math.abs(value) >= 1e9 ? value.toExponential(2) : value.toFixed(digits);
+}

@@ -1,0 +1,52 @@
+/**
+ * The report's what-if curves from the what-if model in src/whatif (fitModel,
+ * cacheSweep, cpuSweep). The model is someone else's contract: a profile it
+ * cannot fit (a missing mode, no CPU figures) gives the reason instead of curves.
+ */
+import type { Profile } from '../schema/profile.js';
+import { formatBytes, formatRate } from '../units.js';
+import { baseScenario, fitModel } from '../whatif/model.js';
+import { cacheSweep, cpuSweep, cpuSweepCounts } from '../whatif/sweep.js';
+import type { WhatIfResult, WhatIfSource } from './whatif-source.js';
+
+/** Cache sizes on the curve: 0 to the dataset size in this many steps. */
+const CACHE_STEPS = 20;
+
+/** What-if curves of a profile from the fitted model. */
+export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
+  try {
+    const model = fitModel(profile);
+    const scenario = baseScenario(model);
+    const cache = cacheSweep(model, scenario, CACHE_STEPS);
+    const cpus = cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus));
+    const finite = (v: number) => Number.isFinite(v);
+    const cacheMarks: { label: string; x: number; samplesPerSec: number }[] = [];
+    const cold = profile.modes.cold?.summary;
+    const cached = profile.modes.cached?.summary;
+    if (cold) cacheMarks.push({ label: 'measured: cold (no cache)', x: 0, samplesPerSec: cold.samplesPerSec });
+    if (cached) cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: cached.samplesPerSec });
+    const here = cpus.find((row) => row.cpus === scenario.cpus);
+    return {
+      available: true,
+      curves: {
+        cache: [
+          { policy: 'page-cache', label: 'OS page cache (LRU, reshuffled each epoch)', points: cache.filter((r) => finite(r.lruSamplesPerSec)).map((r) => ({ x: r.cacheBytes, samplesPerSec: r.lruSamplesPerSec })) },
+          { policy: 'minio', label: 'application cache that never evicts (MinIO)', points: cache.filter((r) => finite(r.minioSamplesPerSec)).map((r) => ({ x: r.cacheBytes, samplesPerSec: r.minioSamplesPerSec })) },
+        ],
+        cpus: cpus.filter((r) => finite(r.samplesPerSec)).map((r) => ({ x: r.cpus, samplesPerSec: r.samplesPerSec })),
+        cacheMarks: cacheMarks.filter((m) => finite(m.samplesPerSec) && finite(m.x)),
+        cpuMarks: here && finite(here.samplesPerSec) ? [{ label: `this machine (${scenario.cpus} CPUs)`, x: scenario.cpus, samplesPerSec: here.samplesPerSec }] : [],
+        cpuScenario: `cache ${formatBytes(scenario.cacheBytes)} (page cache), storage ${formatRate(scenario.storageBytesPerSec)}`,
+        notes: [
+          model.cpuScaling.kind === 'linear'
+            ? 'CPU scaling assumed linear: no CPU sweep was run (profile with a CPU sweep to fit it).'
+            : `CPU scaling fitted from ${model.cpuScaling.source}.`,
+          ...model.caveats,
+        ],
+      },
+    };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { available: false, reason: `what-if curves not available for this profile: ${message}` };
+  }
+};

@@ -1,0 +1,136 @@
+import { formatBytes, formatRate } from '../units.js';
+import type { ModelParameter, Prediction, Scenario } from '../whatif/model.js';
+import type { WhatifResult } from '../whatif/whatif.js';
+import { formatPercent, table } from './format.js';
+
+/** What `ds-analyzer whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats. */
+export function renderWhatif(r: WhatifResult): string {
+  const out: string[] = [];
+  out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
+  out.push(`asked: ${scenarioLine(r.prediction.scenario, r.changed)}`);
+  out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
+  out.push('');
+  const p = r.prediction;
+  const b = r.baseline;
+  const two = r.changed.length > 0;
+  const rows: string[][] = [two ? ['', 'as profiled', 'asked'] : ['', 'as profiled']];
+  const row = (label: string, f: (x: Prediction) => string): void => {
+    rows.push(two ? [label, f(b), f(p)] : [label, f(b)]);
+  };
+  row('throughput, samples/s', (x) => x.samplesPerSec.toFixed(1));
+  row('epoch time', (x) => seconds(x.epochSec));
+  row('  first epoch (cold)', (x) => seconds(x.firstEpochSec));
+  row('  later epochs', (x) => seconds(x.steadyEpochSec));
+  row('per iteration, ms', (x) => x.iterMs.toFixed(2));
+  row('  compute', (x) => x.computeMs.toFixed(2));
+  row('  prep stall', (x) => x.prepStallMs.toFixed(2));
+  row('  fetch stall', (x) => x.fetchStallMs.toFixed(2));
+  row('accelerator utilisation', (x) => formatPercent(x.acceleratorUtilization));
+  row('cache hit ratio', (x) => formatPercent(x.hitRatio));
+  row('bottleneck', (x) => x.bottleneck);
+  out.push(table(rows, two ? [1, 2] : [1]));
+
+  out.push('', 'To remove each stall (steady state, other settings as asked):');
+  for (const rec of r.recommendations) out.push(`  - ${rec.text}`);
+
+  out.push('', `Cache sweep (${policyOf(p.scenario)} vs MinIO; ${p.basis}):`);
+  out.push(
+    table(
+      [
+        ['cache', 'of dataset', 'LRU hit', 'MinIO hit', 'LRU samples/s', 'MinIO samples/s', 'LRU bound', 'MinIO bound'],
+        ...r.cacheSweep.map((c) => [
+          formatBytes(c.cacheBytes),
+          formatPercent(c.cacheFraction),
+          formatPercent(c.lruHitRatio),
+          formatPercent(c.minioHitRatio),
+          c.lruSamplesPerSec.toFixed(1),
+          c.minioSamplesPerSec.toFixed(1),
+          c.lruBottleneck,
+          c.minioBottleneck,
+        ]),
+      ],
+      [0, 1, 2, 3, 4, 5],
+    ),
+  );
+
+  const scaling = r.cpuScaling.kind === 'linear' ? 'linear scaling assumed (no CPU sweep)' : `fitted: ${r.cpuScaling.source}`;
+  out.push('', `CPU sweep (${scaling}):`);
+  out.push(
+    table(
+      [
+        ['CPUs', 'prep stall ms', 'iter ms', 'samples/s', 'accel util', 'bound'],
+        ...r.cpuSweep.map((c) => [
+          String(c.cpus),
+          c.prepStallMs.toFixed(2),
+          c.iterMs.toFixed(2),
+          c.samplesPerSec.toFixed(1),
+          formatPercent(c.acceleratorUtilization),
+          c.bottleneck,
+        ]),
+      ],
+      [0, 1, 2, 3, 4],
+    ),
+  );
+
+  out.push('', 'Model parameters (~ marks a value from a mode that did not prove its cache state):');
+  out.push(
+    table(
+      [['', 'value', 'what', 'from'], ...r.parameters.map((q) => [q.symbol, formatParameter(q), q.name, q.source + (q.note ? ` [${q.note}]` : '')])],
+      [1],
+    ),
+  );
+  out.push('', 'Model at the profiled settings vs measured (reproduced by construction, up to noise):');
+  out.push(
+    table(
+      [
+        ['mode', 'measured ms', 'model ms', 'error'],
+        ...r.selfCheck.map((c) => [
+          c.mode,
+          c.measuredIterMs.toFixed(2),
+          c.predictedIterMs.toFixed(2),
+          `${(((c.predictedIterMs - c.measuredIterMs) / c.measuredIterMs) * 100).toFixed(1)}%`,
+        ]),
+      ],
+      [1, 2, 3],
+    ),
+  );
+  if (r.caveats.length > 0) {
+    out.push('', 'Caveats:');
+    for (const c of r.caveats) out.push(`  - ${c}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+function scenarioLine(s: Scenario, changed: (keyof Scenario)[]): string {
+  const mark = (key: keyof Scenario, text: string): string => (changed.includes(key) ? `${text}*` : text);
+  return [
+    mark('cacheBytes', `cache ${formatBytes(s.cacheBytes)}`),
+    mark('cachePolicy', policyOf(s)),
+    mark('cpus', `${s.cpus} CPU${s.cpus === 1 ? '' : 's'}`),
+    mark('storageBytesPerSec', `storage ${formatRate(s.storageBytesPerSec)}`),
+    mark('gpus', `${s.gpus} accelerator${s.gpus === 1 ? '' : 's'}`),
+    mark('gpuSpeedup', `speed-up ${s.gpuSpeedup}x`),
+  ].join(', ') + (changed.length > 0 ? '  (* changed)' : '  (as profiled)');
+}
+
+function policyOf(s: Scenario): string {
+  return s.cachePolicy === 'minio' ? 'MinIO cache' : 'page cache (LRU)';
+}
+
+function seconds(sec: number): string {
+  if (!Number.isFinite(sec)) return '—';
+  if (sec >= 3600) return `${(sec / 3600).toFixed(2)} h`;
+  if (sec >= 60) return `${(sec / 60).toFixed(1)} min`;
+  return `${sec.toFixed(2)} s`;
+}
+
+function formatParameter(q: ModelParameter): string {
+  const mark = q.proven ? '' : '~';
+  const value =
+    q.unit === 'bytes'
+      ? formatBytes(q.value)
+      : q.unit === 'bytes/s'
+        ? formatRate(q.value)
+        : `${Number.isInteger(q.value) ? q.value : q.value.toPrecision(4)} ${q.unit}`;
+  return mark + value;
+}

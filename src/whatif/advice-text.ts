@@ -1,0 +1,66 @@
+/**
+ * Words of the what-if: errors about what a profile lacks, caveats of the
+ * fit, and the recommendation sentences. Kept apart from the arithmetic
+ * (STYLE.md, "Words").
+ */
+import type { Mode } from '../schema/events.js';
+import { formatBytes, formatRate } from '../units.js';
+
+/** How to measure each mode again. */
+const HOW_TO_GET: Record<Mode, string> = {
+  synthetic: "re-run 'ds-analyzer profile --modes synthetic,cached,cold ...' (the synthetic mode measures compute)",
+  cached: "re-run 'ds-analyzer profile' with the cached mode (it measures prep CPU time); it needs a dataset that fits in memory",
+  cold: "re-run 'ds-analyzer profile' with the cold mode (it measures storage bandwidth)",
+};
+
+/** Errors and caveats of the fit. */
+export const MISSING_TEXT = {
+  field: (field: string, mode: Mode): string =>
+    `the profile lacks ${field}, which the what-if model needs: ${HOW_TO_GET[mode]}`,
+  unprovenMode: (mode: Mode, reason: string): string =>
+    `${mode} mode did not prove its cache state (${reason}): parameters from it are marked unproven`,
+  linearScaling:
+    'prep rate assumed to scale linearly with CPUs (no CPU sweep in the profile); loader workers, memory bandwidth and the GIL can make it sub-linear',
+  storageLowerBound:
+    'storage was not the bottleneck in the cold mode, so its bandwidth is a lower bound (what the job asked for): fetch stalls predicted for faster jobs may be too large; profile with --storage-bw to pin it',
+  noHistogram: (meanBytes: number): string =>
+    `the profile has no file-size histogram (dataset.fileBytesHistogram): every file is assumed to be ${formatBytes(meanBytes)}; re-profile to record the distribution`,
+  lruApproximation:
+    'page cache modelled as exact LRU over whole files (Linux uses active/inactive lists and readahead); the first epoch of a job is always cold',
+} as const;
+
+/** A change and what it does, for the text of one recommendation. */
+export interface RecommendationFacts {
+  /** Throughput before, samples/s. */
+  fromSamplesPerSec: number;
+  /** Throughput after, samples/s. */
+  toSamplesPerSec: number;
+  /** What limits the pace after the change. */
+  bottleneckAfter: string;
+}
+
+const buys = (f: RecommendationFacts): string => {
+  const gain = f.fromSamplesPerSec > 0 ? f.toSamplesPerSec / f.fromSamplesPerSec : 1;
+  const how = gain > 1.005 ? `${gain.toFixed(2)}x throughput (${rate(f.fromSamplesPerSec)} -> ${rate(f.toSamplesPerSec)} samples/s)` : 'no throughput change';
+  return `${how}; then ${f.bottleneckAfter}-bound`;
+};
+const rate = (s: number): string => (s >= 100 ? s.toFixed(0) : s.toPrecision(3));
+
+/** One sentence per recommendation. */
+export const RECOMMENDATION_TEXT = {
+  cacheNone: (policy: string): string => `${policy}: no fetch stall in the steady state even without a cache`,
+  cache: (policy: string, bytes: number, datasetBytes: number, f: RecommendationFacts): string =>
+    `${policy}: a cache of ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}% of the dataset) removes the fetch stall from epoch 2 on: ${buys(f)}`,
+  cacheImpossible: (policy: string): string =>
+    `${policy}: no cache size removes the fetch stall (even a cache holding the whole dataset leaves a stall)`,
+  cpus: (cpus: number, current: number, f: RecommendationFacts): string =>
+    cpus <= current
+      ? `CPUs: ${cpus} CPU${cpus === 1 ? '' : 's'} already avoid a prep stall (${current} now)`
+      : `CPUs: ${cpus} CPUs (${current} now) remove the prep stall: ${buys(f)}`,
+  cpusImpossible: (limit: number): string => `CPUs: even ${limit} CPUs do not remove the prep stall under the fitted scaling curve`,
+  storageNone: (): string => 'storage: the cache serves every read in the steady state; storage bandwidth does not matter after epoch 1',
+  storage: (needed: number, current: number, f: RecommendationFacts): string =>
+    needed <= current
+      ? `storage: ${formatRate(needed)} is enough at this cache (${formatRate(current)} now)`
+      : `storage: ${formatRate(needed)} (${formatRate(current)} now) removes the fetch stall at this cache: ${buys(f)}`,
+} as const;

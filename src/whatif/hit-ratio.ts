@@ -1,0 +1,244 @@
+/**
+ * Cache hit ratios for every cache size at once.
+ *
+ * The OS page cache is modelled as LRU with variable-size items (files).
+ * Under LRU an item is resident at its next access iff its *byte stack
+ * distance* -- its own size plus the sizes of the distinct items accessed since
+ * its previous access -- is at most the cache size M: that quantity only grows
+ * until the item is touched again, and LRU evicts from the bottom of the
+ * recency stack until the newcomer fits, so the content is always the stack
+ * prefix that fits. One pass over the access sequence therefore gives the hit
+ * ratio for every M (Mattson, Gecsei, Slutz, Traiger, "Evaluation techniques
+ * for storage hierarchies", IBM Systems Journal 9(2), 1970). The distance is a
+ * range sum over a Fenwick tree indexed by access time (Bennett & Kruskal 1975;
+ * Almasi et al. 2002), O(log n) per access.
+ *
+ * An application cache that never evicts (CoorDL's MinIO cache, Mohan et al.,
+ * VLDB 2021) keeps the first M bytes it sees, so from the second epoch on a
+ * random access hits with probability min(1, M/D).
+ */
+import { mixSeed, mulberry32 } from '../emulator/rng.js';
+
+
+/**
+ * Most bins of a distance histogram. Distances are binned by ceil(d / w) with
+ * w = max(1 byte, largest distance / (MAX_BINS - 1)): exact to the byte for
+ * datasets up to a MiB, and within a millionth of the dataset beyond, far
+ * below what any cache-size question can tell apart. Binning replaces a sort
+ * of millions of distances by one sequential pass.
+ */
+export const MAX_BINS = 1 << 20;
+
+/** Hit bytes of one epoch for every cache size: a cumulative histogram of byte stack distances. */
+export interface EpochDistances {
+  /** cumBytes[k] = bytes of the accesses whose distance d has ceil(d / binBytes) <= k. */
+  cumBytes: Float64Array;
+  /** Bytes of all accesses of the epoch (first references included). */
+  totalBytes: number;
+}
+
+/** The LRU hit-ratio curve of a simulated run: per epoch, for every cache size. */
+export interface HitRatioCurve {
+  /** Items (files) in the simulated dataset. */
+  items: number;
+  /** Bytes of the simulated dataset. */
+  datasetBytes: number;
+  /** Width of a distance bin, bytes (the same for every epoch). */
+  binBytes: number;
+  /** Per epoch, in order; epoch 0 is the first (cold) one. */
+  epochs: EpochDistances[];
+}
+
+/**
+ * Byte stack distance of every access of `trace` (item ids), with item sizes
+ * `sizesBytes`; Infinity on an item's first access. Fenwick tree over access
+ * times: position t holds the size of the item whose latest access is at t,
+ * so the distinct bytes touched since time p are the live bytes after p.
+ */
+export function lruStackDistances(trace: ArrayLike<number>, sizesBytes: ArrayLike<number>): Float64Array {
+  const n = trace.length;
+  const tree = new Float64Array(n + 1);
+  const lastAccess = new Int32Array(sizesBytes.length).fill(-1);
+  const out = new Float64Array(n);
+  let liveBytes = 0;
+  for (let t = 0; t < n; t++) {
+    const item = trace[t];
+    const size = sizesBytes[item];
+    const previous = lastAccess[item];
+    if (previous < 0) {
+      out[t] = Infinity;
+    } else {
+      let prefix = 0;
+      for (let i = previous + 1; i > 0; i -= i & -i) prefix += tree[i];
+      out[t] = liveBytes - prefix + size;
+      for (let i = previous + 1; i <= n; i += i & -i) tree[i] -= size;
+      liveBytes -= size;
+    }
+    for (let i = t + 1; i <= n; i += i & -i) tree[i] += size;
+    liveBytes += size;
+    lastAccess[item] = t;
+  }
+  return out;
+}
+
+/** The per-epoch curve of an arbitrary trace cut into epochs of `epochLength` accesses (general, O(T log T)). */
+export function curveFromTrace(trace: ArrayLike<number>, sizesBytes: ArrayLike<number>, epochLength: number): HitRatioCurve {
+  const distances = lruStackDistances(trace, sizesBytes);
+  let maxDistance = 0;
+  for (const d of distances) if (d !== Infinity && d > maxDistance) maxDistance = d;
+  const binBytes = binWidth(maxDistance);
+  const epochs: EpochDistances[] = [];
+  for (let start = 0; start < trace.length; start += epochLength) {
+    const histogram = new Histogram(binBytes, maxDistance);
+    for (let t = start; t < Math.min(trace.length, start + epochLength); t++) histogram.add(distances[t], sizesBytes[trace[t]]);
+    epochs.push(histogram.finish());
+  }
+  return { items: sizesBytes.length, datasetBytes: sum(sizesBytes), binBytes, epochs };
+}
+
+/**
+ * Simulates `epochs` epochs, each a fresh uniform random permutation of the
+ * items (what a shuffling DataLoader or DistributedSampler does), and returns
+ * the per-epoch curve. Deterministic for a seed.
+ *
+ * Permutations allow a cheaper pass than the general one: every item of epoch
+ * e was last read in epoch e-1, at position i. Its distance at position j is
+ * its size plus the bytes of A u B, with A the items after i in epoch e-1 and
+ * B the items before j in epoch e. |A| and |B| in bytes are prefix sums, and
+ * |A n B| (items of B whose previous position is after i) is one Fenwick
+ * query over previous positions, with one update per access: a tree of n
+ * items instead of one over the whole trace, and a third of the walks.
+ */
+export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number, seed = 1): HitRatioCurve {
+  const n = sizesBytes.length;
+  const sizes = Float64Array.from(sizesBytes);
+  const datasetBytes = sum(sizes);
+  const binBytes = binWidth(datasetBytes);
+  const order = new Int32Array(n);
+  const previousPosition = new Int32Array(n);
+  const previousPrefix = new Float64Array(n + 1); // bytes of the first k items of the previous epoch
+  const tree = new Float64Array(n + 1);
+  const out: EpochDistances[] = [];
+  for (let e = 0; e < epochs; e++) {
+    shuffleInto(order, mulberry32(mixSeed(seed, e)));
+    const histogram = new Histogram(binBytes, datasetBytes);
+    if (e === 0) {
+      for (let j = 0; j < n; j++) histogram.add(Infinity, sizes[order[j]]);
+    } else {
+      tree.fill(0);
+      for (let j = 0; j < n; j++) {
+        const item = order[j];
+        const size = sizes[item];
+        const i = previousPosition[item];
+        let notAfter = 0; // bytes of B read at or before i in the previous epoch
+        for (let k = i + 1; k > 0; k -= k & -k) notAfter += tree[k];
+        const after = datasetBytes - previousPrefix[i + 1]; // |A|
+        histogram.add(size + after + notAfter, size); // |A u B| = |A| + |B| - |A n B| = |A| + notAfter
+        for (let k = i + 1; k <= n; k += k & -k) tree[k] += size;
+      }
+    }
+    out.push(histogram.finish());
+    for (let j = 0; j < n; j++) {
+      previousPosition[order[j]] = j;
+      previousPrefix[j + 1] = previousPrefix[j] + sizes[order[j]];
+    }
+  }
+  return { items: n, datasetBytes, binBytes, epochs: out };
+}
+
+/** Fisher-Yates with the given generator (the same order as the emulator's `permutation`). */
+function shuffleInto(order: Int32Array, random: () => number): void {
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    const tmp = order[i];
+    order[i] = order[j];
+    order[j] = tmp;
+  }
+}
+
+/** Bytes per histogram bin for distances up to `maxDistance`. */
+function binWidth(maxDistance: number): number {
+  return Math.max(1, maxDistance / (MAX_BINS - 1));
+}
+
+/** A histogram of hit bytes by distance bin, made cumulative at the end. */
+class Histogram {
+  private readonly bins: Float64Array;
+  private total = 0;
+  constructor(
+    private readonly binBytes: number,
+    maxDistance: number,
+  ) {
+    this.bins = new Float64Array(Math.min(MAX_BINS, Math.ceil(maxDistance / binBytes) + 1));
+  }
+  add(distance: number, size: number): void {
+    this.total += size;
+    if (distance !== Infinity) this.bins[Math.min(this.bins.length - 1, Math.ceil(distance / this.binBytes - 1e-9))] += size;
+  }
+  finish(): EpochDistances {
+    for (let k = 1; k < this.bins.length; k++) this.bins[k] += this.bins[k - 1];
+    return { cumBytes: this.bins, totalBytes: this.total };
+  }
+}
+
+function sum(values: ArrayLike<number>): number {
+  let total = 0;
+  for (let i = 0; i < values.length; i++) total += values[i];
+  return total;
+}
+
+/** Hit bytes of an epoch for a cache of `cacheBytes`. */
+function hitBytes(curve: HitRatioCurve, epoch: EpochDistances, cacheBytes: number): number {
+  if (!(cacheBytes >= 0) || epoch.cumBytes.length === 0) return 0;
+  return epoch.cumBytes[Math.min(epoch.cumBytes.length - 1, Math.floor(cacheBytes / curve.binBytes + 1e-9))];
+}
+
+/** Bytes-weighted LRU hit ratio of epoch `epoch` (0-based) for a cache of `cacheBytes`. */
+export function lruHitRatio(curve: HitRatioCurve, cacheBytes: number, epoch: number): number {
+  const e = curve.epochs[epoch];
+  if (!e || e.totalBytes <= 0) return 0;
+  return hitBytes(curve, e, cacheBytes) / e.totalBytes;
+}
+
+/**
+ * Steady-state LRU hit ratio: over epochs 2.. (index >= 1). Every epoch after
+ * the first starts with the tail of the previous permutation in the cache, so
+ * epochs 2, 3, ... are identically distributed; the first epoch of a fresh
+ * page cache is all misses.
+ */
+export function steadyLruHitRatio(curve: HitRatioCurve, cacheBytes: number): number {
+  let hits = 0;
+  let total = 0;
+  for (let e = 1; e < curve.epochs.length; e++) {
+    hits += hitBytes(curve, curve.epochs[e], cacheBytes);
+    total += curve.epochs[e].totalBytes;
+  }
+  return total > 0 ? hits / total : 0;
+}
+
+/** Smallest cache size (to a bin) whose steady-state LRU hit ratio reaches `target` (0..1), or null when none does. */
+export function smallestLruCacheFor(curve: HitRatioCurve, target: number): number | null {
+  if (target <= 0) return 0;
+  const steady = curve.epochs.slice(1);
+  const total = steady.reduce((a, e) => a + e.totalBytes, 0);
+  if (total <= 0) return null;
+  const bins = steady[0].cumBytes.length;
+  for (let k = 0; k < bins; k++) {
+    let hits = 0;
+    for (const e of steady) hits += e.cumBytes[k];
+    if (hits / total >= target - 1e-12) return k * curve.binBytes;
+  }
+  return null;
+}
+
+/**
+ * Hit ratio of an application cache that never evicts (CoorDL's MinIO): it
+ * holds the first M bytes of the dataset it saw, so under random access every
+ * epoch after the first hits min(1, M/D) of the bytes; the first epoch misses.
+ */
+export function minioHitRatio(cacheBytes: number, datasetBytes: number): number {
+  if (datasetBytes <= 0) return 1;
+  return Math.min(1, Math.max(0, cacheBytes / datasetBytes));
+}
+

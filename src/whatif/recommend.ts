@@ -1,0 +1,99 @@
+/**
+ * The answers to "what is the smallest change that removes the stall?": the
+ * cache under each policy, the CPUs, and the storage bandwidth, each with what
+ * it buys. All in the steady state (epoch 2 on): the first epoch of a job is
+ * cold whatever the cache.
+ */
+import { smallestLruCacheFor } from './hit-ratio.js';
+import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
+import { effectiveParallelism, predict, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
+
+/** One recommendation. */
+export interface Recommendation {
+  /** What is changed. */
+  kind: 'cache' | 'cpus' | 'storage';
+  /** For cache: the policy. */
+  cachePolicy?: CachePolicy;
+  /** The value that removes the stall (bytes, CPUs, bytes/s); 0 when nothing is needed; null when no value does. */
+  value: number | null;
+  /** Unit of value. */
+  unit: 'bytes' | 'cpus' | 'bytes/s';
+  /** Prediction with the change applied (the rest of the scenario unchanged); null when impossible. */
+  prediction: Prediction | null;
+  /** The sentence shown. */
+  text: string;
+}
+
+/** Most CPUs the search goes to before calling the prep stall irremovable. */
+export const MAX_CPUS = 4096;
+
+/** All recommendations for a scenario (steady state). */
+export function recommend(model: FittedModel, scenario: Scenario): Recommendation[] {
+  const steady: Scenario = { ...scenario, epochs: null };
+  const now = predict(model, steady);
+  return [
+    cacheFor(model, steady, now, 'page-cache'),
+    cacheFor(model, steady, now, 'minio'),
+    cpusFor(model, steady, now),
+    storageFor(model, steady, now),
+  ];
+}
+
+const POLICY_WORD: Record<CachePolicy, string> = { 'page-cache': 'page cache (LRU)', minio: 'MinIO cache (no eviction)' };
+
+function facts(now: Prediction, after: Prediction): RecommendationFacts {
+  return { fromSamplesPerSec: now.samplesPerSec, toSamplesPerSec: after.samplesPerSec, bottleneckAfter: after.bottleneck };
+}
+
+/**
+ * Smallest cache whose steady hit ratio h satisfies t_fetch(h) <= max(t_gpu, t_prep):
+ * h* = 1 - max(t_gpu, t_prep) / t_fetch(0). MinIO: M = h* D; LRU: invert the simulated curve.
+ */
+export function cacheFor(model: FittedModel, scenario: Scenario, now: Prediction, policy: CachePolicy): Recommendation {
+  const t = stageTimes(model, scenario, 0);
+  const pace = Math.max(t.gpu, t.prep);
+  const target = t.fetch > 0 ? 1 - pace / t.fetch : 0;
+  const base = { kind: 'cache' as const, cachePolicy: policy, unit: 'bytes' as const };
+  if (target <= 0) return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.cacheNone(POLICY_WORD[policy]) };
+  let bytes: number | null;
+  if (policy === 'minio') bytes = Math.ceil(target * model.datasetBytes);
+  else {
+    const simulated = smallestLruCacheFor(model.lruCurve, target);
+    bytes = simulated === null ? null : Math.ceil(simulated / model.lruScale);
+  }
+  if (bytes === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cacheImpossible(POLICY_WORD[policy]) };
+  const after = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: bytes });
+  return { ...base, value: bytes, prediction: after, text: RECOMMENDATION_TEXT.cache(POLICY_WORD[policy], bytes, model.datasetBytes, facts(now, after)) };
+}
+
+/** Smallest CPU count with t_prep(c) <= t_gpu (searched, so a fitted eff(c) works too). */
+export function cpusFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation {
+  const base = { kind: 'cpus' as const, unit: 'cpus' as const };
+  const gpuSec = stageTimes(model, scenario, 0).gpu;
+  const demand = scenario.gpus * model.prepCpuSecPerSample; // CPU-seconds per second of wall time, per unit of 1/t_gpu
+  let cpus: number | null = null;
+  if (demand === 0) cpus = 1;
+  else {
+    for (let c = 1; c <= MAX_CPUS; c++) {
+      if (demand / effectiveParallelism(model.cpuScaling, c) <= gpuSec * (1 + 1e-9)) {
+        cpus = c;
+        break;
+      }
+    }
+  }
+  if (cpus === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cpusImpossible(MAX_CPUS) };
+  const after = predict(model, { ...scenario, cpus: Math.max(cpus, scenario.cpus) });
+  return { ...base, value: cpus, prediction: after, text: RECOMMENDATION_TEXT.cpus(cpus, scenario.cpus, facts(now, after)) };
+}
+
+/** Storage bandwidth with t_fetch(h(M)) <= max(t_gpu, t_prep) at the scenario's cache. */
+export function storageFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation {
+  const base = { kind: 'storage' as const, unit: 'bytes/s' as const };
+  const h = now.steadyHitRatio;
+  if (h >= 1) return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.storageNone() };
+  const t = stageTimes(model, scenario, h);
+  const pace = Math.max(t.gpu, t.prep);
+  const needed = (scenario.gpus * (1 - h) * model.readAmplification * model.bytesPerSample) / pace;
+  const after = predict(model, { ...scenario, storageBytesPerSec: Math.max(needed, scenario.storageBytesPerSec) });
+  return { ...base, value: needed, prediction: after, text: RECOMMENDATION_TEXT.storage(needed, scenario.storageBytesPerSec, facts(now, after)) };
+}

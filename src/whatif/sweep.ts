@@ -1,0 +1,81 @@
+/** Sweeps of one setting with the rest of a scenario fixed: cache size (0 to the dataset) and CPUs. */
+import { steadyHitRatio, predict, type Bottleneck, type FittedModel, type Scenario } from './model.js';
+
+/** One row of the cache sweep. */
+export interface CacheSweepRow {
+  /** Cache size, bytes. */
+  cacheBytes: number;
+  /** cacheBytes / dataset bytes. */
+  cacheFraction: number;
+  /** Steady-state hit ratio of the page cache (LRU). */
+  lruHitRatio: number;
+  /** Steady-state hit ratio of a MinIO cache: min(1, M/D). */
+  minioHitRatio: number;
+  /** Predicted samples/s with the page cache. */
+  lruSamplesPerSec: number;
+  /** Predicted samples/s with a MinIO cache. */
+  minioSamplesPerSec: number;
+  /** Bottleneck with the page cache. */
+  lruBottleneck: Bottleneck;
+  /** Bottleneck with a MinIO cache. */
+  minioBottleneck: Bottleneck;
+}
+
+/** One row of the CPU sweep. */
+export interface CpuSweepRow {
+  /** CPUs of the server. */
+  cpus: number;
+  /** Predicted prep stall per iteration, ms. */
+  prepStallMs: number;
+  /** Predicted per-iteration time, ms. */
+  iterMs: number;
+  /** Predicted samples/s. */
+  samplesPerSec: number;
+  /** Accelerator utilisation. */
+  acceleratorUtilization: number;
+  /** Bottleneck. */
+  bottleneck: Bottleneck;
+}
+
+/** Cache sizes 0, D/steps, ..., D under both policies (the scenario's epochs basis applies). */
+export function cacheSweep(model: FittedModel, scenario: Scenario, steps = 10): CacheSweepRow[] {
+  const rows: CacheSweepRow[] = [];
+  for (let k = 0; k <= steps; k++) {
+    const cacheBytes = Math.round((model.datasetBytes * k) / steps);
+    const lru = predict(model, { ...scenario, cacheBytes, cachePolicy: 'page-cache' });
+    const minio = predict(model, { ...scenario, cacheBytes, cachePolicy: 'minio' });
+    rows.push({
+      cacheBytes,
+      cacheFraction: k / steps,
+      lruHitRatio: steadyHitRatio(model, 'page-cache', cacheBytes),
+      minioHitRatio: steadyHitRatio(model, 'minio', cacheBytes),
+      lruSamplesPerSec: lru.samplesPerSec,
+      minioSamplesPerSec: minio.samplesPerSec,
+      lruBottleneck: lru.bottleneck,
+      minioBottleneck: minio.bottleneck,
+    });
+  }
+  return rows;
+}
+
+/** CPU counts 1, 2, 4, ... past twice the scenario's (and `alsoInclude`), capped at `maxCpus`. */
+export function cpuSweepCounts(current: number, alsoInclude: number[] = [], maxCpus = 256): number[] {
+  const counts = new Set<number>([current, ...alsoInclude.filter((c) => c >= 1 && c <= maxCpus)]);
+  for (let c = 1; c <= Math.min(maxCpus, Math.max(2 * current, 8)); c *= 2) counts.add(c);
+  return [...counts].sort((a, b) => a - b);
+}
+
+/** Predictions at each CPU count of `counts`. */
+export function cpuSweep(model: FittedModel, scenario: Scenario, counts: number[]): CpuSweepRow[] {
+  return counts.map((cpus) => {
+    const p = predict(model, { ...scenario, cpus });
+    return {
+      cpus,
+      prepStallMs: p.prepStallMs,
+      iterMs: p.iterMs,
+      samplesPerSec: p.samplesPerSec,
+      acceleratorUtilization: p.acceleratorUtilization,
+      bottleneck: p.bottleneck,
+    };
+  });
+}

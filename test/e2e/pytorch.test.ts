@@ -1,0 +1,137 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { readProfile } from '../../src/profile/profile-store.js';
+import { ExitCode } from '../../src/errors.js';
+import { processesMentioning, startCli } from './helpers.js';
+
+/**
+ * The unmodified example PyTorch script (examples/pytorch/train.py), profiled
+ * by the real CLI on generated JPEG files, in all three modes.
+ *
+ * Settings: squeezenet1_1 at 32x32 crops, batch 32, no loader workers (-j 0).
+ * Decoding 500x375 JPEGs costs about 3-4 times the model's step on this
+ * CPU, so the prep stall is large and measurable. -j 0 keeps the job on one
+ * core: with workers on a 2-core machine, the workers would slow the training
+ * step itself in the cached mode (CPU contention), which the profile rightly
+ * counts as prep stall but the script's own data timer cannot see.
+ */
+const PYTHON = '/usr/bin/python3';
+const EXAMPLES = fileURLToPath(new URL('../../../examples/pytorch/', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-pytorch-'));
+const root = join(work, 'imagefolder');
+const train = join(root, 'train');
+const quick = ['--precision', '10%', '--min-iterations', '30', '--max-iterations', '150'];
+
+async function torchMissing(): Promise<string | null> {
+  const probe = await execa(PYTHON, ['-c', 'import torch, torchvision'], { reject: false });
+  return probe.exitCode === 0 ? null : `needs ${PYTHON} with torch and torchvision (apt-get install python3-torch python3-torchvision)`;
+}
+
+let skipReason: string | null = null;
+before(async () => {
+  skipReason = await torchMissing();
+  if (skipReason) return;
+  await execa(PYTHON, [join(EXAMPLES, 'make_dataset.py'), root, '--classes', '10', '--train-per-class', '100', '--val-per-class', '5']);
+});
+
+function noStackTrace(output: string) {
+  assert.doesNotMatch(output, /^\s+at .+\(.+:\d+:\d+\)$/m, `no stack trace in:\n${output}`);
+}
+
+test('the example script, unmodified, in all three modes: proofs hold and the prep stall matches its own data timer', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const out = join(work, 'train.json');
+  const script = [PYTHON, join(EXAMPLES, 'train.py'), '-a', 'squeezenet1_1', '-b', '32', '-j', '0', '--lr', '0.01', '--image-size', '32', '--epochs', '20', root];
+  const result = await startCli(['profile', '--data', train, '--out', out, ...quick, '--', ...script], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  noStackTrace(result.all);
+  const profile = readProfile(out);
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const m = profile.modes[mode];
+    assert.ok(m, `${mode} ran`);
+    assert.equal(m.status, 'ok', `${mode}: ${m.stopReason}`);
+    assert.equal(m.state.proven, true, `${mode}: ${m.state.reason}`);
+    assert.equal(m.jobExitCode, 0, `${mode}: the job ended cleanly (stop file or budget)`);
+    assert.equal(m.ranks.length, 1, `${mode}: one process wrote events (no DataLoader worker)`);
+  }
+  const analysis = profile.analysis!;
+  const prepStallMs = analysis.prepStallMs!.mean;
+  const cached = profile.modes.cached!;
+  const stdout = readFileSync(cached.logs.stdout, 'utf8');
+  const printed = /mean data time per iteration: ([\d.]+) ms/.exec(stdout);
+  assert.ok(printed, `the script printed its mean data time:\n${stdout.slice(-2000)}`);
+  const scriptDataMs = Number(printed[1]);
+
+  // Same iterations, two clocks: the script's timer and the instrumentation's waitMs.
+  const iterations = cached.ranks[0].iterations.slice(10);
+  const waitMs = iterations.reduce((s, it) => s + it.waitMs, 0) / iterations.length;
+  t.diagnostic(`prep stall ${prepStallMs.toFixed(1)} ms; script's mean data time ${scriptDataMs.toFixed(1)} ms; instrumented wait ${waitMs.toFixed(1)} ms`);
+  assert.ok(Math.abs(waitMs - scriptDataMs) / scriptDataMs < 0.05, `instrumented wait ${waitMs} vs script ${scriptDataMs}`);
+  assert.ok(prepStallMs > 0.3 * (analysis.iterMs?.mean ?? Infinity), 'the prep stall is a significant part of the iteration');
+  assert.ok(
+    Math.abs(prepStallMs - scriptDataMs) / scriptDataMs < 0.15,
+    `prep stall ${prepStallMs.toFixed(1)} ms vs the script's ${scriptDataMs.toFixed(1)} ms (within 15%)`,
+  );
+  assert.deepEqual(processesMentioning(root), []);
+});
+
+test('a script that never creates a DataLoader: stopped after the first-iteration timeout with a way out', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const script = join(work, 'no_loader.py');
+  writeFileSync(script, 'import time\nwhile True:\n    time.sleep(0.1)\n');
+  const out = join(work, 'no-loader.json');
+  const result = await startCli(['profile', '--data', train, '--out', out, '--modes', 'cached', '--first-iteration-timeout', '4s', '--', PYTHON, script], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+  assert.match(result.all, /no iterations were seen within 4 s \(--first-iteration-timeout\)/);
+  assert.match(result.all, /from ds_analyzer import iterate/);
+  assert.match(result.all, /docs\/pytorch\.md/);
+  noStackTrace(result.all);
+  assert.equal(readProfile(out).modes.cached?.stopReason, 'no-iterations');
+  assert.deepEqual(processesMentioning(script), []);
+});
+
+test('torchrun with two ranks on CPU (gloo): per-rank figures and the slowest rank sets the pace', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const script = join(work, 'ddp_train.py');
+  writeFileSync(
+    script,
+    [
+      'import time, torch, torch.distributed as dist',
+      'from torch.utils.data import DataLoader, TensorDataset',
+      'from torch.utils.data.distributed import DistributedSampler',
+      'dist.init_process_group("gloo")',
+      'rank = dist.get_rank()',
+      'data = TensorDataset(torch.randn(512, 16), torch.randint(0, 2, (512,)))',
+      'sampler = DistributedSampler(data)',
+      'loader = DataLoader(data, batch_size=8, sampler=sampler)',
+      'model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 2))',
+      'opt = torch.optim.SGD(model.parameters(), lr=0.01)',
+      'for epoch in range(100):',
+      '    sampler.set_epoch(epoch)',
+      '    for x, y in loader:',
+      '        time.sleep(0.004 * (rank + 1))  # rank 1 prepares its batches more slowly',
+      '        opt.zero_grad()',
+      '        torch.nn.functional.cross_entropy(model(x), y).backward()',
+      '        opt.step()',
+      '',
+    ].join('\n'),
+  );
+  const out = join(work, 'ddp.json');
+  const result = await startCli(
+    ['profile', '--data', train, '--out', out, '--modes', 'synthetic,cached', '--precision', '10%', '--min-iterations', '30', '--max-iterations', '200', '--',
+      '/usr/bin/torchrun', '--standalone', '--nproc_per_node', '2', script],
+    { cwd: work },
+  );
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  const cached = readProfile(out).modes.cached!;
+  assert.deepEqual(cached.ranks.map((r) => r.rank).sort(), [0, 1]);
+  assert.ok(cached.paceRank !== null);
+  const events = readdirSync(join(work, 'ddp.d', 'cached', 'events'));
+  assert.equal(events.length, 2, events.join(', '));
+  assert.deepEqual(processesMentioning(script), []);
+});

@@ -1,0 +1,55 @@
+"""Shared helpers for the Python unit tests of ds_analyzer (run with /usr/bin/python3)."""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "python"))
+if PACKAGE_DIR not in sys.path:
+    sys.path.insert(0, PACKAGE_DIR)
+
+try:
+    import torch  # noqa: F401
+
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+NEEDS_TORCH = "needs torch (Debian: apt-get install python3-torch; run with /usr/bin/python3)"
+
+
+def run_script(source, mode="cached", iterations=None, stop_file=None, extra_env=None, timeout=120, pythonpath=PACKAGE_DIR):
+    """Runs `source` in a fresh interpreter the way the CLI runs a job; returns (proc, events by file)."""
+    events_dir = tempfile.mkdtemp(prefix="dsa-py-test-")
+    script = os.path.join(events_dir, "job.py")
+    with open(script, "w") as f:
+        f.write(source)
+    env = dict(os.environ)
+    env.pop("DSA_MODE", None)
+    env["PYTHONPATH"] = pythonpath
+    if mode is not None:
+        env.update({"DSA_MODE": mode, "DSA_EVENTS_DIR": os.path.join(events_dir, "events"), "DSA_SYNC": "1", "DSA_PROTOCOL": "1"})
+        if iterations is not None:
+            env["DSA_ITERATIONS"] = str(iterations)
+        if stop_file is not None:
+            env["DSA_STOP_FILE"] = stop_file
+    env.update(extra_env or {})
+    proc = subprocess.run([sys.executable, script], env=env, cwd=events_dir, capture_output=True, text=True, timeout=timeout)
+    proc.job_dir = events_dir  # the job's working directory (files it wrote)
+    return proc, read_events(os.path.join(events_dir, "events"))
+
+
+def read_events(events_dir):
+    files = {}
+    for path in sorted(glob.glob(os.path.join(events_dir, "*.jsonl"))):
+        with open(path) as f:
+            files[os.path.basename(path)] = [json.loads(line) for line in f if line.strip()]
+    return files
+
+
+def iters(events):
+    return [e for e in events if e["type"] == "iter"]

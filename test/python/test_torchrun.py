@@ -1,0 +1,78 @@
+"""torchrun: each rank writes its own events, and every rank stops at the same iteration."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from helpers import HAVE_TORCH, NEEDS_TORCH, PACKAGE_DIR, iters, read_events
+
+DDP_JOB = r'''
+import os, sys, time
+import torch, torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+if rank == 1 and os.environ.get("RANK1_STOP_FILE"):
+    # Rank 1 looks at another path: it alone would never see the stop file, so
+    # stopping at the same iteration proves the ranks agree through a collective.
+    os.environ["DSA_STOP_FILE"] = os.environ["RANK1_STOP_FILE"]
+data = TensorDataset(torch.randn(256, 8), torch.randint(0, 2, (256,)))
+sampler = DistributedSampler(data)
+loader = DataLoader(data, batch_size=4, sampler=sampler)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(50):
+    sampler.set_epoch(epoch)
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        if rank == 0 and i == 13 and os.environ.get("DSA_STOP_FILE"):
+            open(os.environ["DSA_STOP_FILE"], "w").close()
+        time.sleep(0.002 * (rank + 1))      # rank 1 is the slower one
+'''
+
+
+def torchrun(env_extra, iterations):
+    work = tempfile.mkdtemp(prefix="dsa-torchrun-")
+    script = os.path.join(work, "ddp.py")
+    with open(script, "w") as f:
+        f.write(DDP_JOB)
+    env = dict(os.environ, PYTHONPATH=PACKAGE_DIR, DSA_MODE="cached", DSA_EVENTS_DIR=os.path.join(work, "events"),
+               DSA_ITERATIONS=str(iterations), DSA_SYNC="1", OMP_NUM_THREADS="1")
+    env.update(env_extra(work))
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", script],
+                          env=env, cwd=work, capture_output=True, text=True, timeout=240)
+    return proc, read_events(os.path.join(work, "events"))
+
+
+@unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
+class TorchrunTest(unittest.TestCase):
+    def test_each_rank_writes_its_own_events_and_all_stop_at_the_budget(self):
+        proc, events = torchrun(lambda work: {}, iterations=40)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        self.assertEqual(len(events), 2, list(events))  # one file per rank, none from the agent
+        by_rank = {ev[0]["rank"]: ev for ev in events.values()}
+        self.assertEqual(sorted(by_rank), [0, 1])
+        for rank, ev in by_rank.items():
+            self.assertEqual(ev[0]["worldSize"], 2)
+            self.assertEqual(len(iters(ev)), 40)
+            self.assertEqual((ev[-1]["reason"], ev[-1]["iterations"]), ("budget", 40))
+
+    def test_the_stop_file_stops_every_rank_at_the_same_iteration(self):
+        proc, events = torchrun(lambda work: {"DSA_STOP_FILE": os.path.join(work, "STOP"),
+                                              "RANK1_STOP_FILE": os.path.join(work, "never")}, iterations=10000)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        ends = sorted((ev[0]["rank"], ev[-1]["reason"], ev[-1]["iterations"]) for ev in events.values())
+        self.assertEqual(len(ends), 2)
+        self.assertEqual([e[1] for e in ends], ["stop-file", "stop-file"])
+        self.assertEqual(ends[0][2], ends[1][2])
+        self.assertEqual(ends[0][2] % 10, 0)  # checked only every 10 iterations
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,151 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  curveFromTrace,
+  lruHitRatio,
+  lruStackDistances,
+  minioHitRatio,
+  simulateLruEpochs,
+  smallestLruCacheFor,
+  steadyLruHitRatio,
+} from '../../src/whatif/hit-ratio.js';
+import { simulateLru } from '../../src/whatif/lru-reference.js';
+import { sizeHistogram, sizesFromHistogram } from '../../src/whatif/size-distribution.js';
+
+/** Byte stack distance by definition: own size plus distinct items since the previous access. */
+function naiveDistances(trace: number[], sizes: number[]): number[] {
+  return trace.map((item, t) => {
+    let p = t - 1;
+    while (p >= 0 && trace[p] !== item) p--;
+    if (p < 0) return Infinity;
+    const distinct = new Set(trace.slice(p + 1, t));
+    let bytes = sizes[item];
+    for (const other of distinct) bytes += sizes[other];
+    return bytes;
+  });
+}
+
+const sizesArb = fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 12 });
+
+test('Fenwick stack distances equal the definition on random traces', () => {
+  fc.assert(
+    fc.property(
+      sizesArb.chain((sizes) => fc.tuple(fc.constant(sizes), fc.array(fc.nat(sizes.length - 1), { maxLength: 60 }))),
+      ([sizes, trace]) => {
+        assert.deepEqual([...lruStackDistances(trace, sizes)], naiveDistances(trace, sizes));
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test('one-pass hit ratios equal a brute-force LRU run for every cache size (random traces, variable sizes)', () => {
+  fc.assert(
+    fc.property(
+      sizesArb.chain((sizes) =>
+        fc.tuple(
+          fc.constant(sizes),
+          fc.array(fc.nat(sizes.length - 1), { minLength: 1, maxLength: 80 }),
+          fc.integer({ min: 1, max: 40 }),
+          fc.integer({ min: 0, max: 400 }),
+        ),
+      ),
+      ([sizes, trace, epochLength, cacheBytes]) => {
+        const curve = curveFromTrace(trace, sizes, epochLength);
+        const reference = simulateLru(trace, sizes, cacheBytes, epochLength);
+        curve.epochs.forEach((_, e) => {
+          const expected = reference.totalBytes[e] > 0 ? reference.hitBytes[e] / reference.totalBytes[e] : 0;
+          assert.ok(Math.abs(lruHitRatio(curve, cacheBytes, e) - expected) < 1e-12, `epoch ${e}, cache ${cacheBytes}`);
+        });
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
+
+test('epoch permutations: the simulated curve matches brute-force LRU at every size, epoch by epoch', () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }), fc.nat(1000), fc.double({ min: 0, max: 1.2, noNaN: true }), (sizes, seed, fraction) => {
+      const curve = simulateLruEpochs(sizes, 3, seed);
+      // Rebuild the same trace the simulation used by reading it back from a 1-item-per-epoch view is not possible; re-simulate instead.
+      const trace = permutationsTrace(sizes.length, 3, seed);
+      const cacheBytes = fraction * curve.datasetBytes;
+      const reference = simulateLru(trace, sizes, cacheBytes, sizes.length);
+      for (let e = 0; e < 3; e++) {
+        assert.ok(Math.abs(lruHitRatio(curve, cacheBytes, e) - reference.hitBytes[e] / reference.totalBytes[e]) < 1e-12);
+      }
+    }),
+    { numRuns: 200 },
+  );
+});
+
+/** The trace simulateLruEpochs builds, recovered through curveFromTrace equivalence (same seeded shuffle). */
+function permutationsTrace(items: number, epochs: number, seed: number): number[] {
+  // Distances identify the trace only up to relabelling, so rebuild it with the same generator.
+  const trace: number[] = [];
+  for (let e = 0; e < epochs; e++) trace.push(...shuffle(items, seed, e));
+  return trace;
+}
+
+import { mixSeed, mulberry32 } from '../../src/emulator/rng.js';
+function shuffle(items: number, seed: number, epoch: number): number[] {
+  const random = mulberry32(mixSeed(seed, epoch));
+  const order = Array.from({ length: items }, (_, i) => i);
+  for (let i = items - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
+
+test('the first epoch of a fresh cache is all misses, whatever its size', () => {
+  const curve = simulateLruEpochs(new Array(500).fill(1000), 3, 7);
+  assert.equal(lruHitRatio(curve, 1e12, 0), 0);
+  assert.equal(steadyLruHitRatio(curve, 1e12), 1);
+});
+
+test('steady-state LRU hit ratio under fresh permutations is well below M/D', () => {
+  const n = 20000;
+  const curve = simulateLruEpochs(new Array(n).fill(100), 3, 3);
+  for (const fraction of [0.25, 0.5, 0.75, 0.9]) {
+    const h = steadyLruHitRatio(curve, fraction * n * 100);
+    assert.ok(h < fraction - 0.1, `M/D ${fraction}: LRU hit ratio ${h.toFixed(3)} should be well below ${fraction}`);
+    assert.ok(h > 0, 'some hits: the tail of the previous epoch is still cached');
+  }
+  // Uniform sizes, random permutations: at M/D = 1/2 the steady hit ratio is near 1/2 - ... ; pin it loosely.
+  const half = steadyLruHitRatio(curve, 0.5 * n * 100);
+  assert.ok(half > 0.1 && half < 0.25, `h(D/2) = ${half}`);
+});
+
+test('MinIO never evicts: min(1, M/D)', () => {
+  assert.equal(minioHitRatio(0, 100), 0);
+  assert.equal(minioHitRatio(40, 100), 0.4);
+  assert.equal(minioHitRatio(400, 100), 1);
+});
+
+test('smallestLruCacheFor inverts the steady curve', () => {
+  const sizes = sizesFromHistogram(sizeHistogram([1000, 2000, 5000, 120000, 3000, 800, 64000]), 3000);
+  const curve = simulateLruEpochs(sizes, 3, 11);
+  fc.assert(
+    fc.property(fc.double({ min: 0.01, max: 1, noNaN: true }), (target) => {
+      const m = smallestLruCacheFor(curve, target);
+      assert.ok(m !== null);
+      assert.ok(steadyLruHitRatio(curve, m) >= target - 1e-9, 'reaches the target');
+      assert.ok(steadyLruHitRatio(curve, m * (1 - 1e-6) - 1) < target, 'and a smaller cache does not');
+    }),
+    { numRuns: 100 },
+  );
+  assert.equal(smallestLruCacheFor(curve, 0), 0);
+});
+
+test('size histogram: stratified sizes keep the mix and totals', () => {
+  const sizes = [0, 1, 10, 10, 100, 1000, 1000, 1000, 65536, 1e9];
+  const hist = sizeHistogram(sizes);
+  assert.equal(hist.buckets.reduce((a, b) => a + b.files, 0), sizes.length);
+  assert.equal(hist.buckets.reduce((a, b) => a + b.bytes, 0), sizes.reduce((a, b) => a + b, 0));
+  for (const b of hist.buckets) assert.ok(b.lowBytes <= b.bytes / b.files && b.bytes / b.files < b.highBytes, JSON.stringify(b));
+  const expanded = sizesFromHistogram(hist, sizes.length);
+  assert.equal(expanded.reduce((a, b) => a + b, 0), sizes.reduce((a, b) => a + b, 0));
+  assert.equal(sizesFromHistogram(hist, 1000).length, 1000);
+});
