@@ -1,4 +1,4 @@
-import { FreeOrderCommand } from './free-order-command.js';
+import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { compareProfiles } from '../compare/diff.js';
 import { readProfile } from '../profile/profile-store.js';
@@ -6,7 +6,7 @@ import { renderComparison } from '../report/compare-text.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 export const compareCommand: CommandFactory = (io, result) =>
-  new FreeOrderCommand('compare')
+  new Command('compare')
     .description('show two profiles side by side: each figure, its change, and whether the change is beyond the noise of both')
     .argument('<a>', 'profile A (before)')
     .argument('<b>', 'profile B (after)')

@@ -1,4 +1,4 @@
-import { FreeOrderCommand } from './free-order-command.js';
+import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { prepareGate, runGate, type RawGateFlags } from '../gate/run-gate.js';
 import { newestProfile, readProfile } from '../profile/profile-store.js';
@@ -21,7 +21,7 @@ interface RawGateOptions extends RawGateFlags {
 }
 
 export const gateCommand: CommandFactory = (io, result) =>
-  new FreeOrderCommand('gate')
+  new Command('gate')
     .description('check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI')
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--config <file>', 'JSON file of budgets with levels error/warn/off (docs/ci.md)')

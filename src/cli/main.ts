@@ -36,7 +36,9 @@ ${EXIT_CODES_HELP}`,
       writeErr: io.stderr,
       outputError: (text, write) => write(`ds-analyzer: ${text.replace(/^error: /, '')}`),
     });
-    if (command !== program) command.passThroughOptions().showHelpAfterError(`(see 'ds-analyzer ${command.name()} --help')`);
+    if (command !== program) command.showHelpAfterError(`(see 'ds-analyzer ${command.name()} --help')`);
+    // The training command follows `profile`: its own flags must reach it untouched.
+    if (command.name() === 'profile') command.passThroughOptions();
   }
   if (argv.length === 0) {
     io.stderr(program.helpInformation());

@@ -1,4 +1,4 @@
-import { FreeOrderCommand } from './free-order-command.js';
+import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { newestProfile, readProfile } from '../profile/profile-store.js';
 import { fontsAvailable } from '../report/charts.js';
@@ -7,7 +7,7 @@ import { writeReport } from '../report/write-report.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 export const reportCommand: CommandFactory = (io, result) =>
-  new FreeOrderCommand('report')
+  new Command('report')
     .description('write a self-contained HTML report and a Markdown report with PNG charts for a profile')
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--out-dir <dir>', 'folder for the report files', 'reports')
