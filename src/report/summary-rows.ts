@@ -9,7 +9,7 @@ import { formatEstimate, formatPercent } from './format.js';
 
 /** Header + rows of the modes table. */
 export function modeRows(profile: Profile): string[][] {
-  const rows = [['mode', 'iteration ms (95% CI)', 'samples/s', 'measured iterations', 'warm-up', 'stopped by', 'cache state']];
+  const rows = [['mode', 'iteration ms (95% CI)', 'median ms', 'samples/s', 'measured iterations', 'warm-up', 'stopped by', 'cache state']];
   for (const mode of MODES) {
     const r = profile.modes[mode];
     if (!r) continue;
@@ -17,6 +17,7 @@ export function modeRows(profile: Profile): string[][] {
     rows.push([
       mode,
       s ? formatEstimate(s.iterMs) : '—',
+      s ? num(s.medianIterMs) : '—',
       s ? num(s.samplesPerSec) : '—',
       String(s?.measuredIterations ?? 0),
       String(s?.warmupIterations ?? 0),
