@@ -103,28 +103,8 @@ def _decide(it, rec):
         batch_size = getattr(loader, "batch_size", None)
         workers = getattr(loader, "num_workers", getattr(it, "_num_workers", None))
         rec.start(batch_size=batch_size, workers=workers)
-        _flush_denormals()
     return ok
 
-
-def _flush_denormals():
-    """Flush denormal floats to zero on the CPU, in every profiled mode alike.
-
-    Replaying one batch (synthetic mode) drives a model towards zero loss on
-    it, and its gradients into denormal floats, which x86 CPUs compute many
-    times slower: measured here, squeezenet's CPU step went from ~40 to ~63 ms
-    after a few dozen replays, which would understate the prep stall. GPUs
-    flush denormals already. Set in all modes so the three runs do the same
-    arithmetic; DSA_KEEP_DENORMALS=1 turns it off.
-    """
-    if os.environ.get("DSA_KEEP_DENORMALS") == "1":
-        return
-    import torch
-
-    try:
-        torch.set_flush_denormal(True)
-    except Exception:
-        pass
 
 
 def _cuda_sync_wanted(rec):
