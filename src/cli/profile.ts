@@ -9,6 +9,7 @@ import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
 import { collect, EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { runAndReport } from './run-and-report.js';
+import { prepareGate, runGate } from '../gate/run-gate.js';
 import type { Io } from './io.js';
 
 /** Options of `profile` as commander hands them over (strings, unparsed). */
@@ -29,6 +30,9 @@ interface RawProfileOptions {
   json?: boolean;
   stopGrace: string;
   nvidiaSmi: string;
+  gate?: string;
+  baseline?: string;
+  junit?: string;
 }
 
 export const DEFAULTS = {
@@ -60,6 +64,9 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--name <name>', 'job name shown in reports (default: the script name)')
     .option('--json', 'print only the profile JSON on stdout')
     .option('--stop-grace <duration>', 'time the job gets to exit after it is asked to stop', DEFAULTS.stopGrace)
+    .option('--gate <config>', 'then check the profile against the budgets in this config (docs/ci.md); exit 1 when one fails')
+    .option('--baseline <file>', "with --gate: baseline profile for the config's regression rule")
+    .option('--junit <file>', 'with --gate: write the verdict as JUnit XML')
     .addOption(new Option('--nvidia-smi <command>', 'nvidia-smi to sample GPUs with').default('nvidia-smi').hideHelp())
     .addHelpText(
       'after',
@@ -68,6 +75,7 @@ Examples:
   $ ds-analyzer profile --data ./imagenet/train -- python train.py -a resnet18 ./imagenet
   $ ds-analyzer profile --data /data/shards --storage-bw 200MB/s --precision 2% -- torchrun --nproc_per_node 2 train.py
   $ ds-analyzer profile --data ./ds --modes cached,cold --json -- ./my-job --epochs 1 > profile.json
+  $ ds-analyzer profile --data ./ds --gate budgets.json --baseline main.json --junit gate.xml -- python train.py ./ds
 
 The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
 (docs/protocol.md). PyTorch scripts need no change (see README).
@@ -75,7 +83,14 @@ ${EXIT_CODES_HELP}`,
     )
     .action(async (command: string[], raw: RawProfileOptions) => {
       const input = parseProfileOptions(command, raw, io);
-      result.exitCode = (await runAndReport(input, io, { json: Boolean(raw.json) })).exitCode;
+      // A bad gate config fails before anything runs, not after minutes of profiling.
+      const gate = raw.gate ? prepareGate({ config: raw.gate, baseline: raw.baseline, junit: raw.junit }, io.cwd) : null;
+      if (!gate && (raw.baseline || raw.junit)) {
+        throw new UserError(`--baseline and --junit need --gate CONFIG: name the budgets to check`, ExitCode.Usage);
+      }
+      const { exitCode, outcome } = await runAndReport(input, io, { json: Boolean(raw.json) });
+      // With --json stdout holds only the profile, so the verdict goes to stderr.
+      result.exitCode = gate && exitCode === ExitCode.Ok ? runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io) : exitCode;
     });
 
 /** Turns commander's strings into a validated run input; every error names its flag. */
