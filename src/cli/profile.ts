@@ -4,6 +4,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { PageCacheState } from '../profile/cache-state.js';
 import { newProfilePath } from '../profile/profile-store.js';
 import { assertCommandExists } from '../profile/resolve-command.js';
+import { allowedCpus, withCpus } from '../system/affinity.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
@@ -30,6 +31,7 @@ interface RawProfileOptions {
   json?: boolean;
   stopGrace: string;
   nvidiaSmi: string;
+  cpus?: string;
   gate?: string;
   baseline?: string;
   junit?: string;
@@ -56,6 +58,7 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--max-iterations <n>', 'iteration budget per mode (DSA_ITERATIONS)', DEFAULTS.maxIterations)
     .option('--timeout <duration>', 'kill the job tree after this long in one mode', DEFAULTS.timeout)
     .option('--first-iteration-timeout <duration>', 'stop a mode whose job reports no iteration within this long', DEFAULTS.firstIterationTimeout)
+    .option('--cpus <list>', 'also run the cached mode at each of these CPU counts (affinity), e.g. 1,2, so whatif can fit CPU scaling')
     .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), e.g. 50MB/s')
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
@@ -75,6 +78,7 @@ Examples:
   $ ds-analyzer profile --data ./imagenet/train -- python train.py -a resnet18 ./imagenet
   $ ds-analyzer profile --data /data/shards --storage-bw 200MB/s --precision 2% -- torchrun --nproc_per_node 2 train.py
   $ ds-analyzer profile --data ./ds --modes cached,cold --json -- ./my-job --epochs 1 > profile.json
+  $ ds-analyzer profile --data ./ds --cpus 1,2 -- python train.py ./ds      (CPU sweep for whatif --cpus)
   $ ds-analyzer profile --data ./ds --gate budgets.json --baseline main.json --junit gate.xml -- python train.py ./ds
 
 The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
@@ -125,7 +129,17 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     outFile: raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName),
     cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
     nvidiaSmi: raw.nvidiaSmi,
+    cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus, io) : [],
   };
+}
+
+/** '1,2' -> [1, 2]: each a CPU count this machine has, checked before anything runs. */
+function parseCpuSweep(text: string, io: Io): number[] {
+  const counts = text.split(',').map((part) => parsePositiveInt(part.trim(), '--cpus'));
+  const allowed = allowedCpus();
+  for (const count of counts) withCpus(count, ['true'], allowed, io.env.PATH);
+  if (new Set(counts).size !== counts.length) throw new UserError(`--cpus lists a count twice: '${text}'`, ExitCode.BadValue);
+  return counts;
 }
 
 function parseModes(text: string): Mode[] {

@@ -19,7 +19,7 @@ export async function runAndReport(
     onProgress: (p) => progress.update(p),
     onModeDone: (result) =>
       progress.line(
-        `${result.mode}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
+        `${result.cpus ? `${result.mode} at ${result.cpus.length} CPU(s)` : result.mode}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
           `${result.summary?.measuredIterations ?? 0} measured iterations; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`,
       ),
     onWarning: (message) => progress.line(`warning: ${message}`),

@@ -8,6 +8,7 @@ import { listDataset, type Dataset } from '../system/dataset.js';
 import { hostFacts } from '../system/host.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { startGpuSampler, type GpuSampler } from '../system/gpu.js';
+import { withCpus } from '../system/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../whatif/size-distribution.js';
 import { artefactsDir, writeProfile } from './profile-store.js';
@@ -41,12 +42,15 @@ export interface ProfileRunInput {
   /** Where the profile is written. */
   outFile: string;
   cacheState: CacheState;
+  /** CPU counts at which to run the cached mode again (profile --cpus), or none. */
+  cpuSweep?: number[];
   /** nvidia-smi command, or null to skip GPU sampling. */
   nvidiaSmi: string | null;
 }
 
 export interface ProfileRunHooks {
-  onModeStart?: (mode: Mode) => void;
+  /** A run starts: a mode name, or cached-<n>cpu in a CPU sweep. */
+  onModeStart?: (label: string) => void;
   onProgress?: (progress: ModeProgress) => void;
   onModeDone?: (result: ModeResult) => void;
   onWarning?: (message: string) => void;
@@ -113,15 +117,17 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
   let exitCode = ExitCode.Ok;
   let failureTail: string | null = null;
   try {
-    for (const mode of input.modes) {
+    for (const run of planRuns(input)) {
       if (interrupted) break;
-      hooks.onModeStart?.(mode);
+      const { mode } = run;
+      hooks.onModeStart?.(run.label);
+      const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv);
       const result = await runMode({
         mode,
-        argv: input.argv,
+        argv: affinity?.argv ?? input.argv,
         cwd: input.cwd,
         dataset,
-        modeDir: join(artefactsDir(input.outFile), mode),
+        modeDir: join(artefactsDir(input.outFile), run.label),
         precision: input.precision,
         minIterations: input.minIterations,
         maxIterations: input.maxIterations,
@@ -142,8 +148,13 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
         interrupted: () => interrupted,
       });
       currentJob = null;
-      profile.modes[mode] = result;
-      profile.analysis = analyze(profile.modes);
+      result.cpus = affinity?.cpus ?? null;
+      if (run.cpuCount === null) {
+        profile.modes[mode] = result;
+        profile.analysis = analyze(profile.modes);
+      } else {
+        (profile.cpuSweep ??= []).push(result);
+      }
       writeProfile(input.outFile, profile);
       hooks.onModeDone?.(result);
       if (result.status === 'interrupted') {
@@ -165,6 +176,23 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     await throttle?.remove();
   }
   return { profile, path: input.outFile, exitCode, failureTail };
+}
+
+/** One run of the job: a mode, at all CPUs or (CPU sweep) at a few. */
+interface PlannedRun {
+  mode: Mode;
+  /** CPUs to restrict the job to, or null for all. */
+  cpuCount: number | null;
+  /** Name of the run's folder and progress lines. */
+  label: string;
+}
+
+/** The requested modes, then the cached mode at each CPU count of the sweep. */
+function planRuns(input: ProfileRunInput): PlannedRun[] {
+  return [
+    ...input.modes.map((mode) => ({ mode, cpuCount: null, label: mode })),
+    ...(input.cpuSweep ?? []).map((count) => ({ mode: 'cached' as const, cpuCount: count, label: `cached-${count}cpu` })),
+  ];
 }
 
 async function createThrottle(dataset: Dataset, bytesPerSec: number) {

@@ -267,6 +267,8 @@ export const ProfileSchema = z.object({
     cached: ModeResultSchema.optional(),
     cold: ModeResultSchema.optional(),
   }),
+  /** The cached mode again at fewer CPUs (profile --cpus), to fit how prep scales with CPUs. */
+  cpuSweep: z.array(ModeResultSchema).optional(),
   /** The differential split; null when no mode finished. */
   analysis: AnalysisSchema.nullable(),
   /** Messages about what could not be done (no throttle permission, ...). */
