@@ -6,12 +6,13 @@ import { EXIT_CODES_HELP, type CommandFactory, type CommandResult } from './prog
 import { profileCommand } from './profile.js';
 import { demoCommand } from './demo.js';
 import { doctorCommand } from './doctor.js';
+import { validateCommand } from './validate.js';
 import { whatifCommand } from './whatif.js';
 import { gateCommand } from './gate.js';
 import { compareCommand } from './compare.js';
 import { reportCommand } from './report.js';
 
-const COMMANDS: CommandFactory[] = [profileCommand, demoCommand, doctorCommand, whatifCommand, gateCommand, compareCommand, reportCommand];
+const COMMANDS: CommandFactory[] = [profileCommand, demoCommand, doctorCommand, whatifCommand, validateCommand, gateCommand, compareCommand, reportCommand];
 
 /** Parses argv, runs one command and returns its exit code; never calls process.exit. */
 export async function run(argv: string[], io: Io): Promise<number> {

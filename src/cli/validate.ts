@@ -1,0 +1,105 @@
+import { Command } from 'commander';
+import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { newestProfile, readProfile } from '../profile/profile-store.js';
+import { detectCgroups } from '../system/cgroups.js';
+import { table } from '../report/format.js';
+import { runValidation, type ValidationPoint, type ValidationReport } from '../validate/run-validate.js';
+import { formatBytes, parseDurationSec, parsePositiveInt, parseSize } from '../units.js';
+import { ExitCode, UserError } from '../errors.js';
+import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+
+/** Target of the what-if model: median absolute error of the predictions. */
+const TARGET_MEDIAN_ERROR = 0.1;
+
+export const validateCommand: CommandFactory = (io, result) =>
+  new Command('validate')
+    .description("run the profiled job again at other cache sizes and CPU counts and compare what it does with what whatif predicted")
+    .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
+    .option('--cache <list>', 'page-cache sizes to run at: sizes or shares of the dataset, e.g. 25%,50%,75% or 8MiB')
+    .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
+    .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', '4')
+    .option('--timeout <duration>', 'kill a point whose job runs longer than this', '15m')
+    .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
+    .option('--json', 'print the comparison as JSON')
+    .addHelpText(
+      'after',
+      `
+Cache points cap the job's page cache with a memory cgroup (root, or a
+delegated cgroup v2 subtree; see 'ds-analyzer doctor'); without one they are
+reported as not run. CPU points restrict the job with an affinity mask (taskset)
+and need nothing special. The job is the profile's own command and dataset.
+
+Examples:
+  $ ds-analyzer validate --cache 25%,50%,75% --cpus 1,2
+  $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json
+${EXIT_CODES_HELP}`,
+    )
+    .action(async (file: string | undefined, options: { cache?: string; cpus?: string; epochs: string; timeout: string; profilesDir: string; json?: boolean }) => {
+      const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, options.profilesDir));
+      const profile = readProfile(path);
+      const cachePoints: ValidationPoint[] = (options.cache ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((text) => ({ kind: 'cache', cacheBytes: parseCacheSize(text.trim(), profile.dataset.bytes) }));
+      const cpuPoints: ValidationPoint[] = (options.cpus ?? '').split(',').filter(Boolean).map((text) => ({ kind: 'cpus', cpus: parsePositiveInt(text.trim(), '--cpus') }));
+      if (cachePoints.length + cpuPoints.length === 0) throw new UserError('nothing to validate: pass --cache and/or --cpus', ExitCode.Usage);
+      const memory = detectCgroups().controllers.memory;
+      const skipped = memory.writable ? [] : cachePoints;
+      if (skipped.length) io.stderr(`validate: cache points not run: no usable memory cgroup (${memory.reason})\n`);
+      const points = [...(memory.writable ? cachePoints : []), ...cpuPoints];
+      const workDir = resolve(io.cwd, 'reports', `validate-${Date.now()}`);
+      mkdirSync(workDir, { recursive: true });
+      const report = await runValidation({
+        profile,
+        points,
+        epochs: parsePositiveInt(options.epochs, '--epochs'),
+        cwd: io.cwd,
+        workDir,
+        timeoutSec: parseDurationSec(options.timeout, '--timeout'),
+        onPoint: (point, k) => io.stderr(`validate: point ${k + 1}/${points.length}: ${describe(point)}\n`),
+        onSignal: io.onSignal,
+      });
+      io.stdout(options.json ? JSON.stringify({ profile: path, ...report, notRun: skipped }, null, 1) + '\n' : renderValidation(report, path));
+      result.exitCode = ExitCode.Ok;
+    });
+
+/** '25%' of the dataset, or a size. */
+function parseCacheSize(text: string, datasetBytes: number): number {
+  const percent = /^(\d+(?:\.\d+)?)%$/.exec(text);
+  if (percent) {
+    const share = Number(percent[1]) / 100;
+    if (!(share > 0)) throw new UserError(`--cache '${text}' must be greater than 0%`, ExitCode.BadValue);
+    return Math.round(share * datasetBytes);
+  }
+  return parseSize(text, '--cache');
+}
+
+function describe(point: ValidationPoint): string {
+  return point.kind === 'cache' ? `page cache ${formatBytes(point.cacheBytes)}` : `${point.cpus} CPU(s)`;
+}
+
+/** Predicted against measured, point by point, and the verdict against the 10% target. */
+export function renderValidation(report: ValidationReport, path: string): string {
+  const rows = [['point', 'predicted samples/s', 'measured samples/s', 'error', 'run']];
+  for (const r of report.results) {
+    rows.push([
+      describe(r.point),
+      Math.abs(r.predictedHighSamplesPerSec - r.predictedSamplesPerSec) < 0.05
+        ? r.predictedSamplesPerSec.toFixed(1)
+        : `${r.predictedSamplesPerSec.toFixed(1)}-${r.predictedHighSamplesPerSec.toFixed(1)}`,
+      r.measuredSamplesPerSec === null ? '—' : `${r.measuredSamplesPerSec.toFixed(1)}${r.measuredHalfWidth !== null ? ` ± ${r.measuredHalfWidth.toFixed(1)}` : ''}`,
+      r.relativeError === null ? '—' : `${(r.relativeError * 100).toFixed(1)}%`,
+      r.note,
+    ]);
+  }
+  const median = report.medianAbsError;
+  const verdict =
+    median === null
+      ? 'no point measured: nothing to say about the model'
+      : median <= TARGET_MEDIAN_ERROR
+        ? `median absolute error ${(median * 100).toFixed(1)}%: within the ${TARGET_MEDIAN_ERROR * 100}% target`
+        : `median absolute error ${(median * 100).toFixed(1)}%: NOT within the ${TARGET_MEDIAN_ERROR * 100}% target; trust the what-if less for this job`;
+  const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
+  return `validation of ${path}\n${table(rows, [1, 2, 3])}\n${verdict}\n${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+}
