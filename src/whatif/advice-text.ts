@@ -25,6 +25,8 @@ export const MISSING_TEXT = {
     'storage was not the bottleneck in the cold mode, so its bandwidth is a lower bound (what the job asked for): fetch stalls predicted for faster jobs may be too large; profile with --storage-bw to pin it',
   noHistogram: (meanBytes: number): string =>
     `the profile has no file-size histogram (dataset.fileBytesHistogram): every file is assumed to be ${formatBytes(meanBytes)}; re-profile to record the distribution`,
+  workersCap: (cpus: number, workers: number): string =>
+    `${cpus} CPUs asked, but the job ran ${workers} loader worker${workers === 1 ? '' : 's'} in all: the prediction assumes the workers are raised to use the CPUs`,
   lruApproximation:
     'page cache modelled as exact LRU over whole files (Linux uses active/inactive lists and readahead); the first epoch of a job is always cold',
 } as const;

@@ -23,11 +23,11 @@ import { mixSeed, mulberry32 } from '../emulator/rng.js';
 /**
  * Most bins of a distance histogram. Distances are binned by ceil(d / w) with
  * w = max(1 byte, largest distance / (MAX_BINS - 1)): exact to the byte for
- * datasets up to a MiB, and within a millionth of the dataset beyond, far
- * below what any cache-size question can tell apart. Binning replaces a sort
- * of millions of distances by one sequential pass.
+ * datasets up to 64 KiB, and within 1/65535 of the dataset beyond, below what
+ * any cache-size question can tell apart. Binning replaces a sort of millions
+ * of distances by one pass, and 512 KiB of bins stay in the CPU cache.
  */
-export const MAX_BINS = 1 << 20;
+export const MAX_BINS = 1 << 16;
 
 /** Hit bytes of one epoch for every cache size: a cumulative histogram of byte stack distances. */
 export interface EpochDistances {
@@ -99,54 +99,68 @@ export function curveFromTrace(trace: ArrayLike<number>, sizesBytes: ArrayLike<n
 /**
  * Simulates `epochs` epochs, each a fresh uniform random permutation of the
  * items (what a shuffling DataLoader or DistributedSampler does), and returns
- * the per-epoch curve. Deterministic for a seed.
+ * the per-epoch curve. Deterministic for a seed; `traceOut` (length items x
+ * epochs), when given, receives the item order simulated.
  *
  * Permutations allow a cheaper pass than the general one: every item of epoch
  * e was last read in epoch e-1, at position i. Its distance at position j is
  * its size plus the bytes of A u B, with A the items after i in epoch e-1 and
- * B the items before j in epoch e. |A| and |B| in bytes are prefix sums, and
- * |A n B| (items of B whose previous position is after i) is one Fenwick
- * query over previous positions, with one update per access: a tree of n
- * items instead of one over the whole trace, and a third of the walks.
+ * B the items before j in epoch e. |A| is a prefix sum, and |B| - |A n B| (the
+ * items of B read at or before i in epoch e-1) is one Fenwick query over
+ * previous positions, with one update per access: a tree of n items instead
+ * of one over the whole trace, and a third of the walks. A fresh permutation
+ * of the items is the same as a fresh permutation of their previous
+ * positions, so the epoch is drawn as the latter and per-position data is
+ * read through it (one random read per access instead of three).
  */
-export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number, seed = 1): HitRatioCurve {
+export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number, seed = 1, traceOut?: Int32Array): HitRatioCurve {
   const n = sizesBytes.length;
-  const sizes = Float64Array.from(sizesBytes);
-  const datasetBytes = sum(sizes);
+  const datasetBytes = sum(sizesBytes);
   const binBytes = binWidth(datasetBytes);
-  const order = new Int32Array(n);
-  const previousPosition = new Int32Array(n);
-  const previousPrefix = new Float64Array(n + 1); // bytes of the first k items of the previous epoch
+  const positions = new Int32Array(n); // epoch e: previous position of the item read at j
+  let itemAt = new Int32Array(n).map((_, i) => i); // item at each position of the previous epoch
+  let nextItemAt = new Int32Array(n);
+  // Per previous position, interleaved for locality: [bytes of positions < i, size at i].
+  let byPosition = new Float64Array(2 * n);
+  let nextByPosition = new Float64Array(2 * n);
+  for (let i = 0, prefix = 0; i < n; i++) {
+    byPosition[2 * i] = prefix;
+    byPosition[2 * i + 1] = sizesBytes[i];
+    prefix += sizesBytes[i];
+  }
   const tree = new Float64Array(n + 1);
   const out: EpochDistances[] = [];
   for (let e = 0; e < epochs; e++) {
-    shuffleInto(order, mulberry32(mixSeed(seed, e)));
+    shuffleInto(positions, mulberry32(mixSeed(seed, e)));
     const histogram = new Histogram(binBytes, datasetBytes);
-    if (e === 0) {
-      for (let j = 0; j < n; j++) histogram.add(Infinity, sizes[order[j]]);
-    } else {
-      tree.fill(0);
-      for (let j = 0; j < n; j++) {
-        const item = order[j];
-        const size = sizes[item];
-        const i = previousPosition[item];
-        let notAfter = 0; // bytes of B read at or before i in the previous epoch
-        for (let k = i + 1; k > 0; k -= k & -k) notAfter += tree[k];
-        const after = datasetBytes - previousPrefix[i + 1]; // |A|
-        histogram.add(size + after + notAfter, size); // |A u B| = |A| + |B| - |A n B| = |A| + notAfter
+    tree.fill(0);
+    let prefix = 0;
+    for (let j = 0; j < n; j++) {
+      const i = positions[j];
+      const size = byPosition[2 * i + 1];
+      if (e === 0) {
+        histogram.add(Infinity, size);
+      } else {
+        let readBefore = 0; // bytes of B read at or before i in the previous epoch: |B| - |A n B|
+        for (let k = i + 1; k > 0; k -= k & -k) readBefore += tree[k];
+        const after = datasetBytes - byPosition[2 * i] - size; // |A|
+        histogram.add(size + after + readBefore, size);
         for (let k = i + 1; k <= n; k += k & -k) tree[k] += size;
       }
+      nextByPosition[2 * j] = prefix;
+      nextByPosition[2 * j + 1] = size;
+      prefix += size;
+      nextItemAt[j] = itemAt[i];
     }
+    if (traceOut) traceOut.set(nextItemAt, e * n);
     out.push(histogram.finish());
-    for (let j = 0; j < n; j++) {
-      previousPosition[order[j]] = j;
-      previousPrefix[j + 1] = previousPrefix[j] + sizes[order[j]];
-    }
+    [byPosition, nextByPosition] = [nextByPosition, byPosition];
+    [itemAt, nextItemAt] = [nextItemAt, itemAt];
   }
   return { items: n, datasetBytes, binBytes, epochs: out };
 }
 
-/** Fisher-Yates with the given generator (the same order as the emulator's `permutation`). */
+/** Fisher-Yates with the given generator. */
 function shuffleInto(order: Int32Array, random: () => number): void {
   for (let i = 0; i < order.length; i++) order[i] = i;
   for (let i = order.length - 1; i > 0; i--) {
@@ -172,12 +186,17 @@ class Histogram {
   ) {
     this.bins = new Float64Array(Math.min(MAX_BINS, Math.ceil(maxDistance / binBytes) + 1));
   }
+  private finite = 0;
   add(distance: number, size: number): void {
     this.total += size;
-    if (distance !== Infinity) this.bins[Math.min(this.bins.length - 1, Math.ceil(distance / this.binBytes - 1e-9))] += size;
+    if (distance === Infinity) return;
+    this.finite += size;
+    this.bins[Math.min(this.bins.length - 1, Math.ceil(distance / this.binBytes - 1e-9))] += size;
   }
   finish(): EpochDistances {
     for (let k = 1; k < this.bins.length; k++) this.bins[k] += this.bins[k - 1];
+    // Summed in the order of `total`, so a cache holding everything hits exactly 100%.
+    if (this.bins.length > 0) this.bins[this.bins.length - 1] = this.finite;
     return { cumBytes: this.bins, totalBytes: this.total };
   }
 }

@@ -6,6 +6,7 @@
 import type { Profile } from '../schema/profile.js';
 import { baseScenario, fitModel, predict, selfCheck, type CpuScaling, type FitOptions, type ModelParameter, type Prediction, type Scenario } from './model.js';
 import { recommend, type Recommendation } from './recommend.js';
+import { MISSING_TEXT } from './advice-text.js';
 import { cacheSweep, cpuSweep, cpuSweepCounts, type CacheSweepRow, type CpuSweepRow } from './sweep.js';
 
 /** The settings a user changed; the rest stay as profiled. */
@@ -48,6 +49,9 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   for (const key of changed) (scenario as unknown as Record<string, unknown>)[key] = query[key];
   const recommendations = recommend(model, scenario);
   const cpusNeeded = recommendations.find((r) => r.kind === 'cpus')?.value ?? null;
+  const caveats = [...model.caveats];
+  const workers = loaderWorkers(profile);
+  if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus)) caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
   return {
     profilePath,
     jobName: profile.jobName,
@@ -60,6 +64,13 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     cacheSweep: cacheSweep(model, scenario),
     cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
     recommendations,
-    caveats: model.caveats,
+    caveats,
   };
+}
+
+/** Loader workers of the cached mode over all ranks, when the job reported them. */
+function loaderWorkers(profile: Profile): number | null {
+  const ranks = profile.modes.cached?.ranks ?? [];
+  if (ranks.length === 0 || ranks.some((r) => r.workers === null)) return null;
+  return ranks.reduce((sum, r) => sum + (r.workers ?? 0), 0);
 }

@@ -64,40 +64,22 @@ test('one-pass hit ratios equal a brute-force LRU run for every cache size (rand
   );
 });
 
-test('epoch permutations: the simulated curve matches brute-force LRU at every size, epoch by epoch', () => {
+test('epoch permutations: the permutation-specialised pass matches brute-force LRU at every size, epoch by epoch', () => {
   fc.assert(
     fc.property(fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }), fc.nat(1000), fc.double({ min: 0, max: 1.2, noNaN: true }), (sizes, seed, fraction) => {
-      const curve = simulateLruEpochs(sizes, 3, seed);
-      // Rebuild the same trace the simulation used by reading it back from a 1-item-per-epoch view is not possible; re-simulate instead.
-      const trace = permutationsTrace(sizes.length, 3, seed);
+      const trace = new Int32Array(sizes.length * 3);
+      const curve = simulateLruEpochs(sizes, 3, seed, trace);
       const cacheBytes = fraction * curve.datasetBytes;
       const reference = simulateLru(trace, sizes, cacheBytes, sizes.length);
       for (let e = 0; e < 3; e++) {
         assert.ok(Math.abs(lruHitRatio(curve, cacheBytes, e) - reference.hitBytes[e] / reference.totalBytes[e]) < 1e-12);
       }
+      // Each epoch is a permutation of all items.
+      for (let e = 0; e < 3; e++) assert.deepEqual([...trace.slice(e * sizes.length, (e + 1) * sizes.length)].sort((a, b) => a - b), sizes.map((_, i) => i));
     }),
     { numRuns: 200 },
   );
 });
-
-/** The trace simulateLruEpochs builds, recovered through curveFromTrace equivalence (same seeded shuffle). */
-function permutationsTrace(items: number, epochs: number, seed: number): number[] {
-  // Distances identify the trace only up to relabelling, so rebuild it with the same generator.
-  const trace: number[] = [];
-  for (let e = 0; e < epochs; e++) trace.push(...shuffle(items, seed, e));
-  return trace;
-}
-
-import { mixSeed, mulberry32 } from '../../src/emulator/rng.js';
-function shuffle(items: number, seed: number, epoch: number): number[] {
-  const random = mulberry32(mixSeed(seed, epoch));
-  const order = Array.from({ length: items }, (_, i) => i);
-  for (let i = items - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  return order;
-}
 
 test('the first epoch of a fresh cache is all misses, whatever its size', () => {
   const curve = simulateLruEpochs(new Array(500).fill(1000), 3, 7);

@@ -1,0 +1,77 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from '../../src/cli/main.js';
+import { ExitCode } from '../../src/errors.js';
+import { fakeIo } from './fake-io.js';
+
+const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
+const dir = mkdtempSync(join(tmpdir(), 'dsa-whatif-'));
+mkdirSync(join(dir, 'profiles'));
+copyFileSync(FIXTURE, join(dir, 'profiles', 'job.json'));
+const profile = JSON.parse(readFileSync(FIXTURE, 'utf8'));
+delete profile.modes.cold;
+writeFileSync(join(dir, 'no-cold.json'), JSON.stringify(profile));
+
+async function expectError(args: string[], code: ExitCode, pattern: RegExp) {
+  const io = fakeIo(dir);
+  const exitCode = await run(['whatif', ...args], io);
+  assert.equal(exitCode, code, `exit code of ${args.join(' ')}; stderr: ${io.err}`);
+  const lines = io.err.trimEnd().split('\n').filter((line) => !line.startsWith('('));
+  assert.equal(lines.length, 1, `one line of error, got: ${io.err}`);
+  assert.match(lines[0], pattern);
+  assert.doesNotMatch(io.err, /\bat .+:\d+:\d+\)?$/m, 'no stack trace');
+}
+
+test('whatif on the newest profile prints the prediction, answers, sweeps and parameters', async () => {
+  const io = fakeIo(dir);
+  const started = process.cpuUsage();
+  assert.equal(await run(['whatif', '--cache', '8MB', '--cpus', '4'], io), ExitCode.Ok, io.err);
+  const cpu = process.cpuUsage(started);
+  assert.ok((cpu.user + cpu.system) / 1000 < 1000, 'well under a second of process time');
+  for (const text of ['throughput, samples/s', 'bottleneck', 'page cache (LRU): a cache of', 'MinIO cache', 'CPUs:', 'storage:', 'Cache sweep', 'CPU sweep', 'B_storage', 'storageReadBytesPerSec', 'linear scaling assumed']) {
+    assert.ok(io.out.includes(text), `output has '${text}'`);
+  }
+  assert.match(io.out, /cache 7\.6 MiB\*/);
+});
+
+test('--json prints only the result, parameters with sources', async () => {
+  const io = fakeIo(dir);
+  assert.equal(await run(['whatif', join(dir, 'profiles', 'job.json'), '--gpus', '2', '--gpu-speedup', '1.5', '--cache-policy', 'minio', '--storage-bw', '200MB/s', '--epochs', '3', '--json'], io), ExitCode.Ok, io.err);
+  const result = JSON.parse(io.out);
+  assert.equal(result.prediction.scenario.gpus, 2);
+  assert.equal(result.prediction.scenario.gpuSpeedup, 1.5);
+  assert.equal(result.prediction.scenario.cachePolicy, 'minio');
+  assert.equal(result.prediction.scenario.storageBytesPerSec, 200e6);
+  assert.equal(result.prediction.basis, 'mean over 3 epochs, the first cold');
+  assert.ok(result.parameters.every((p: { source: string }) => p.source.length > 0));
+  assert.equal(result.cacheSweep.length, 11);
+});
+
+test('bad values name the flag (exit code 3)', async () => {
+  await expectError(['--cache', '64X'], ExitCode.BadValue, /--cache '64X'/);
+  await expectError(['--cache', '0'], ExitCode.BadValue, /--cache '0' must be greater than zero/);
+  await expectError(['--cpus', '-2'], ExitCode.BadValue, /--cpus must be a positive number/);
+  await expectError(['--cpus', '1.5'], ExitCode.BadValue, /--cpus must be a whole number/);
+  await expectError(['--gpus', '0'], ExitCode.BadValue, /--gpus/);
+  await expectError(['--gpu-speedup', '-1'], ExitCode.BadValue, /--gpu-speedup/);
+  await expectError(['--storage-bw', 'fast'], ExitCode.BadValue, /--storage-bw 'fast'/);
+  await expectError(['--cache-policy', 'lfu'], ExitCode.BadValue, /--cache-policy: unknown policy 'lfu'/);
+  await expectError(['--epochs', '0'], ExitCode.BadValue, /--epochs/);
+});
+
+test('a profile missing a mode, or no profile at all, is one line naming what is missing (exit code 4)', async () => {
+  await expectError([join(dir, 'no-cold.json')], ExitCode.MissingInput, /lacks modes\.cold.*cold mode/);
+  await expectError([join(dir, 'nope.json')], ExitCode.MissingInput, /does not exist/);
+  await expectError(['--profiles-dir', join(dir, 'empty')], ExitCode.MissingInput, /no profile in/);
+});
+
+test('whatif --help has examples and exit codes', async () => {
+  const io = fakeIo(dir);
+  assert.equal(await run(['whatif', '--help'], io), ExitCode.Ok);
+  assert.match(io.out, /Examples:/);
+  assert.match(io.out, /Exit codes:/);
+  assert.match(io.out, /--cache-policy/);
+});

@@ -1,0 +1,170 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { ExitCode, UserError } from '../../src/errors.js';
+import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
+import { baseScenario, effectiveParallelism, fitModel, predict, selfCheck, stageTimes } from '../../src/whatif/model.js';
+import { recommend } from '../../src/whatif/recommend.js';
+import { cacheSweep } from '../../src/whatif/sweep.js';
+import { sizeHistogram } from '../../src/whatif/size-distribution.js';
+
+const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
+const load = (): Profile => ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE, 'utf8')));
+
+test('the fitted model reproduces the three measured modes', () => {
+  const profile = load();
+  const checks = selfCheck(fitModel(profile), profile);
+  assert.deepEqual(checks.map((c) => c.mode), ['synthetic', 'cached', 'cold']);
+  for (const c of checks) {
+    const error = Math.abs(c.predictedIterMs - c.measuredIterMs) / c.measuredIterMs;
+    assert.ok(error < 0.03, `${c.mode}: model ${c.predictedIterMs.toFixed(2)} vs measured ${c.measuredIterMs.toFixed(2)}`);
+  }
+});
+
+test('every parameter names its source, unit and proof', () => {
+  const model = fitModel(load());
+  const symbols = model.parameters.map((p) => p.symbol);
+  for (const s of ['T_gpu', 'u', 'B_storage', 's', 'D', 'h(M)']) assert.ok(symbols.includes(s), s);
+  for (const p of model.parameters) {
+    assert.ok(p.source.length > 0 && p.unit.length > 0 && Number.isFinite(p.value), JSON.stringify(p));
+    assert.equal(typeof p.proven, 'boolean');
+  }
+  assert.match(model.parameters.find((p) => p.symbol === 'B_storage')!.source, /storageReadBytesPerSec/);
+});
+
+test('a missing mode or measurement is a UserError naming the field (exit code 4)', () => {
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const profile = load();
+    delete profile.modes[mode];
+    assert.throws(
+      () => fitModel(profile),
+      (e: unknown) => e instanceof UserError && e.exitCode === ExitCode.MissingInput && e.message.includes(`modes.${mode}`),
+    );
+  }
+  const profile = load();
+  profile.modes.cold!.storageReadBytesPerSec = null;
+  assert.throws(() => fitModel(profile), /modes\.cold\.storageReadBytesPerSec/);
+});
+
+test('an unproven mode marks its parameters unproven and says why', () => {
+  const profile = load();
+  profile.modes.cold!.state.proven = false;
+  profile.modes.cold!.state.reason = 'only 40% of consumed bytes read from storage';
+  const model = fitModel(profile);
+  assert.equal(model.parameters.find((p) => p.symbol === 'B_storage')!.proven, false);
+  assert.equal(model.parameters.find((p) => p.symbol === 'T_gpu')!.proven, true);
+  assert.ok(model.caveats.some((c) => c.includes('40% of consumed bytes')));
+});
+
+test('without a histogram the sizes fall back to the mean and the model says so; with one, it uses it', () => {
+  const profile = load();
+  assert.ok(fitModel(profile).caveats.some((c) => c.includes('fileBytesHistogram')));
+  profile.dataset.fileBytesHistogram = sizeHistogram(Array.from({ length: 65 }, (_, i) => 100_000 + i * 5000));
+  const model = fitModel(profile);
+  assert.ok(!model.caveats.some((c) => c.includes('fileBytesHistogram')));
+  assert.match(model.parameters.find((p) => p.symbol === 'h(M)')!.source, /fileBytesHistogram/);
+});
+
+test('more CPUs divide prep time linearly; a fitted eff(c) replaces the assumption', () => {
+  const profile = load();
+  const model = fitModel(profile);
+  assert.equal(model.cpuScaling.kind, 'linear');
+  const base = { ...baseScenario(model), cacheBytes: model.datasetBytes };
+  const t2 = stageTimes(model, base, 1).prep;
+  const t4 = stageTimes(model, { ...base, cpus: 4 }, 1).prep;
+  assert.ok(Math.abs(t2 / t4 - 2) < 1e-9);
+  const fitted = fitModel(profile, { cpuScaling: { kind: 'fitted', points: [{ cpus: 1, eff: 1 }, { cpus: 2, eff: 1.5 }, { cpus: 4, eff: 2 }], source: 'test sweep' } });
+  assert.equal(effectiveParallelism(fitted.cpuScaling, 3), 1.75);
+  assert.ok(!fitted.caveats.some((c) => c.includes('linearly')));
+  const slower = stageTimes(fitted, { ...base, cpus: 4 }, 1).prep;
+  assert.ok(slower > t4, 'sub-linear curve predicts slower prep than linear');
+});
+
+test('N data-parallel accelerators share CPUs and storage: per-rank prep and fetch times scale by N, server throughput is capped', () => {
+  const model = fitModel(load());
+  const base = { ...baseScenario(model), cacheBytes: 0 };
+  const one = stageTimes(model, { ...base, gpus: 1 }, 0);
+  const four = stageTimes(model, { ...base, gpus: 4 }, 0);
+  assert.ok(Math.abs(four.prep / one.prep - 4) < 1e-9);
+  assert.ok(Math.abs(four.fetch / one.fetch - 4) < 1e-9);
+  assert.equal(four.gpu, one.gpu);
+  // Storage-bound: four accelerators do not read faster than one.
+  const p1 = predict(model, { ...base, gpus: 1 });
+  const p4 = predict(model, { ...base, gpus: 4 });
+  assert.equal(p1.bottleneck, 'fetch');
+  assert.ok(Math.abs(p4.samplesPerSec - p1.samplesPerSec) / p1.samplesPerSec < 1e-9);
+  // Compute-bound (everything cached, many CPUs): throughput scales with accelerators.
+  const c1 = predict(model, { ...base, cacheBytes: model.datasetBytes, cpus: 64, gpus: 1 });
+  const c4 = predict(model, { ...base, cacheBytes: model.datasetBytes, cpus: 64, gpus: 4 });
+  assert.equal(c1.bottleneck, 'compute');
+  assert.ok(Math.abs(c4.samplesPerSec / c1.samplesPerSec - 4) < 1e-9);
+});
+
+test('a faster accelerator divides compute time and lowers utilisation when data-bound', () => {
+  const model = fitModel(load());
+  const base = { ...baseScenario(model), cacheBytes: model.datasetBytes };
+  const p1 = predict(model, base);
+  const p2 = predict(model, { ...base, gpuSpeedup: 2 });
+  assert.ok(Math.abs(p1.computeMs / p2.computeMs - 2) < 1e-9);
+  assert.equal(p2.samplesPerSec, p1.samplesPerSec, 'prep-bound: no faster');
+  assert.ok(p2.acceleratorUtilization < p1.acceleratorUtilization);
+});
+
+test('the first epoch is cold; --epochs averages it in; split sums to the iteration', () => {
+  const model = fitModel(load());
+  const base = { ...baseScenario(model), cacheBytes: model.datasetBytes };
+  const steady = predict(model, base);
+  assert.equal(steady.hitRatio, 1);
+  assert.ok(steady.firstEpochSec > steady.steadyEpochSec);
+  const two = predict(model, { ...base, epochs: 2 });
+  assert.ok(Math.abs(two.epochSec - (steady.firstEpochSec + steady.steadyEpochSec) / 2) < 1e-9);
+  const one = predict(model, { ...base, epochs: 1 });
+  assert.ok(Math.abs(one.epochSec - one.firstEpochSec) < 1e-9);
+  fc.assert(
+    fc.property(fc.double({ min: 0, max: 2, noNaN: true }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 8 }), (f, cpus, gpus) => {
+      const p = predict(model, { ...base, cacheBytes: f * model.datasetBytes, cpus, gpus });
+      assert.ok(Math.abs(p.computeMs + p.prepStallMs + p.fetchStallMs - p.iterMs) < 1e-9 * p.iterMs);
+      assert.ok(p.acceleratorUtilization > 0 && p.acceleratorUtilization <= 1 + 1e-12);
+    }),
+  );
+});
+
+test('cache sweep: throughput never falls with more cache, and MinIO hits at least as often as LRU', () => {
+  const model = fitModel(load());
+  const rows = cacheSweep(model, baseScenario(model), 20);
+  for (let k = 1; k < rows.length; k++) {
+    assert.ok(rows[k].lruSamplesPerSec >= rows[k - 1].lruSamplesPerSec - 1e-9);
+    assert.ok(rows[k].minioHitRatio >= rows[k].lruHitRatio - 1e-12);
+  }
+  assert.equal(rows[0].lruHitRatio, 0);
+  assert.equal(rows.at(-1)!.lruHitRatio, 1);
+});
+
+test('recommendations are the smallest changes: at the value the stall is gone, just below it is not', () => {
+  const model = fitModel(load());
+  const scenario = { ...baseScenario(model), cacheBytes: 0 };
+  const recs = recommend(model, scenario);
+  for (const policy of ['page-cache', 'minio'] as const) {
+    const rec = recs.find((r) => r.kind === 'cache' && r.cachePolicy === policy)!;
+    assert.ok(rec.value !== null && rec.value > 0, policy);
+    const at = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: rec.value });
+    const below = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: rec.value * 0.97 });
+    assert.ok(at.fetchStallMs < 1e-6 * at.iterMs, `${policy}: no fetch stall at ${rec.value}`);
+    assert.ok(below.fetchStallMs > 0, `${policy}: a stall just below`);
+  }
+  const lru = recs.find((r) => r.cachePolicy === 'page-cache')!.value!;
+  const minio = recs.find((r) => r.cachePolicy === 'minio')!.value!;
+  assert.ok(lru > minio, 'LRU needs more cache than a cache that never evicts');
+
+  const cpus = recs.find((r) => r.kind === 'cpus')!;
+  const withCache = { ...scenario, cacheBytes: model.datasetBytes };
+  assert.equal(predict(model, { ...withCache, cpus: cpus.value! }).prepStallMs, 0);
+  assert.ok(predict(model, { ...withCache, cpus: cpus.value! - 1 }).prepStallMs > 0);
+
+  const storage = recs.find((r) => r.kind === 'storage')!;
+  const fast = predict(model, { ...scenario, storageBytesPerSec: storage.value! * 1.0001 });
+  const slow = predict(model, { ...scenario, storageBytesPerSec: storage.value! * 0.97 });
+  assert.ok(fast.fetchStallMs < 1e-6 * fast.iterMs && slow.fetchStallMs > 0);
+  assert.match(storage.text, /removes the fetch stall/);
+});
