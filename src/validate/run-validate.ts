@@ -11,7 +11,6 @@ import { withCpus } from '../system/affinity.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { evict, residency } from '../system/page-cache.js';
-import { fitCpuScaling } from '../whatif/cpu-scaling.js';
 import { baseScenario, fitModel, predict, type Scenario } from '../whatif/model.js';
 import { capPageCache } from './memory-limit.js';
 
@@ -62,8 +61,8 @@ export interface ValidateInput {
  */
 export async function runValidation(input: ValidateInput): Promise<ValidationReport> {
   const { profile } = input;
-  const cpuScaling = fitCpuScaling(profile);
-  const model = fitModel(profile, cpuScaling ? { cpuScaling } : {});
+  // Fitted on the profile alone (its CPU sweep included, when it has one).
+  const model = fitModel(profile);
   const base = baseScenario(model);
   const dataset = await listDataset(profile.options.data);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
