@@ -1,7 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Slack above the job's own memory, so a burst of allocations between two calls does not trigger the OOM killer. */
+/**
+ * Slack above the job's own memory, so a burst of its allocations between two
+ * calls does not meet the OOM killer (with 4 MiB + 1%, a Node.js job's heap
+ * growth did, here). The cache the job may get grows by as much, so small
+ * datasets validate poorly: the caller predicts at both ends.
+ */
 export function headroomBytes(nonCacheBytes: number): number {
   return 8 * 2 ** 20 + 0.1 * nonCacheBytes;
 }
