@@ -23,19 +23,8 @@ interface RawWhatifOptions {
 
 const CACHE_POLICIES: readonly CachePolicy[] = ['page-cache', 'minio'];
 
-/**
- * main.ts turns on passThroughOptions for every subcommand (profile needs it
- * for `-- command`); here it would make `whatif FILE --cache 8G` treat the
- * flags as extra arguments. whatif takes no command line, so it opts out.
- */
-class InterleavedOptionsCommand extends Command {
-  override passThroughOptions(): this {
-    return this;
-  }
-}
-
 export const whatifCommand: CommandFactory = (io, result) =>
-  new InterleavedOptionsCommand('whatif')
+  new Command('whatif')
     .description('predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or accelerator, from a profile')
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--cache <size>', 'cache available to the dataset, e.g. 64G, 512MiB, 1.5TB (default: the page cache the profiled host could give)')

@@ -104,7 +104,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
   };
 
   const throttle = input.storageBwBytesPerSec ? await createThrottle(dataset, input.storageBwBytesPerSec) : null;
-  const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
+  const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
   let interrupted = false;
   let currentJob: SupervisedJob | null = null;
   const removeSignalHandler = hooks.onSignal(() => {

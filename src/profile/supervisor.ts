@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { execa } from 'execa';
+import type { execa } from 'execa';
 import { ExitCode, UserError } from '../errors.js';
 
 /** How a supervised job ended. */
@@ -76,6 +76,7 @@ export class SupervisedJob {
   /** Starts the job; a missing command is a UserError (CommandNotFound). */
   static async start(options: JobOptions): Promise<SupervisedJob> {
     const [file, ...args] = options.argv;
+    const { execa } = await import('execa');
     const subprocess = execa(file, args, {
       cwd: options.cwd,
       env: options.env,

@@ -1,7 +1,6 @@
 // What this machine lets ds-analyzer do, for the `doctor` command. Each check
 // tries the real thing where it is cheap and harmless (a throwaway cgroup, a
 // posix_fadvise on a temp file) instead of guessing from permissions.
-import { execa } from 'execa';
 import { accessSync, closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +115,7 @@ function dropCachesRow(): Capability {
 async function torchRow(pythons: string[], timeoutMs: number): Promise<Capability> {
   const results = await Promise.all(
     pythons.map(async (python) => {
+      const { execa } = await import('execa');
       const result = await execa(python, ['-c', 'import torch; print(torch.__version__)'], {
         stdin: 'ignore',
         reject: false,

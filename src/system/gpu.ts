@@ -2,7 +2,7 @@
 // documents as stable for scripts ('nvidia-smi --help-query-gpu'):
 // --format=csv,noheader,nounits gives bare numbers, memory in MiB, and '[N/A]'
 // for a value the GPU does not report.
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 
@@ -107,7 +107,9 @@ function describeSpawnError(command: string, error: unknown): string {
 }
 
 /** Starts `nvidia-smi ... -lms <interval>` and keeps the latest reading per GPU. */
-export function startGpuSampler(options: GpuSamplerOptions): GpuSampler {
+export async function startGpuSampler(options: GpuSamplerOptions): Promise<GpuSampler> {
+  // execa is loaded on use: commands that never sample (whatif, gate, report) start faster.
+  const { execa } = await import('execa');
   const command = options.command ?? 'nvidia-smi';
   const intervalMs = Math.max(1, Math.round(options.intervalMs));
   // A reading older than this is from a hung nvidia-smi, not the current state.
@@ -208,6 +210,7 @@ export function parseGpuList(stdout: string): GpuInfo[] {
 /** Runs nvidia-smi once and reports its GPUs, or why there are none; never throws. */
 export async function probeGpus(command = 'nvidia-smi', timeoutMs = 10_000): Promise<GpuProbe> {
   try {
+    const { execa } = await import('execa');
     const result = await execa(command, ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], {
       stdin: 'ignore',
       reject: false,

@@ -2,7 +2,6 @@
 // distribution; each call is time-boxed and falls back to the os module, so a
 // slow or failing probe never delays or breaks a profile.
 import os from 'node:os';
-import si from 'systeminformation';
 import type { Profile } from '../schema/profile.js';
 import { detectCgroups } from './cgroups.js';
 import { detectGpus, type GpuInfo } from './gpu.js';
@@ -34,6 +33,8 @@ async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<
 /** Collects CPU, memory, OS, GPUs, root and cgroup version; about 3 s at worst, never throws. */
 export async function hostFacts(options: HostFactsOptions = {}): Promise<HostFacts> {
   const ms = options.timeoutMs ?? 3000;
+  // Loaded here, not at start-up: it costs half a second of CPU that whatif, gate and report do not need.
+  const { default: si } = await import('systeminformation');
   const [cpu, mem, osInfo, gpus] = await Promise.all([
     within(si.cpu(), ms, null),
     within(si.mem(), ms, null),

@@ -40,7 +40,7 @@ test('parseGpuList splits at the last comma', () => {
 });
 
 test('startGpuSampler parses a fake nvidia-smi: utilisation, memory, bad lines counted', async (t) => {
-  const gpu = startGpuSampler({ command: FAKE, intervalMs: 100 });
+  const gpu = await startGpuSampler({ command: FAKE, intervalMs: 100 });
   t.after(() => gpu.stop());
   const deadline = Date.now() + 5000;
   while (gpu.stats().lines < 6 && Date.now() < deadline) await sleep(25);
@@ -58,7 +58,7 @@ test('startGpuSampler parses a fake nvidia-smi: utilisation, memory, bad lines c
 });
 
 test('startGpuSampler without nvidia-smi: no readings and a clear error', async () => {
-  const gpu = startGpuSampler({ command: '/nonexistent/nvidia-smi', intervalMs: 100 });
+  const gpu = await startGpuSampler({ command: '/nonexistent/nvidia-smi', intervalMs: 100 });
   await sleep(200);
   assert.equal(gpu.latest(), null);
   assert.match(gpu.stats().error ?? '', /not found/);
