@@ -165,7 +165,13 @@ async function measurePoint(
 
   // Cache point: start cold, let the capped page cache fill over the first
   // epoch, and measure the epochs after it (the model's steady state).
-  const group = createJobCgroup({ name: `validate-${process.pid}-${ctx.index}`, memoryLimitBytes: 2 ** 50 });
+  // Storage as the profile saw it: its cold mode's throttle, when it had one.
+  const throttle = input.profile.options.storageBwBytesPerSec;
+  const group = createJobCgroup({
+    name: `validate-${process.pid}-${ctx.index}`,
+    memoryLimitBytes: 2 ** 50,
+    ...(throttle && dataset.device ? { readBpsDevice: { device: dataset.device, bytesPerSec: throttle } } : {}),
+  });
   let cap: ReturnType<typeof capPageCache> | null = null;
   try {
     const result = await runMode({

@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateDataset } from '../../src/emulator/generate-dataset.js';
+import { ExitCode } from '../../src/errors.js';
+import { emulatorArgv, startCli } from './helpers.js';
+
+test('validate re-runs the profiled job at fewer CPUs and sets the measured rate beside the prediction', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-validate-'));
+  const data = join(work, 'data');
+  await generateDataset(data, { files: 32, fileBytes: 32 << 10, seed: 4 });
+  const profile = join(work, 'p.json');
+  const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '5', '--prep-ms', '4', '--prep-clock', 'cpu']);
+  const profiled = await startCli(['profile', '--data', data, '--out', profile, '--precision', '10%', '--min-iterations', '20', '--max-iterations', '300', '--', ...job], { cwd: work });
+  assert.equal(profiled.exitCode, 0, profiled.all);
+
+  const bad = await startCli(['validate', profile, '--cache', '64X'], { cwd: work });
+  assert.equal(bad.exitCode, ExitCode.BadValue, bad.all);
+  assert.match(bad.all, /--cache '64X'/);
+
+  const result = await startCli(['validate', profile, '--cpus', '1', '--json'], { cwd: work });
+  assert.equal(result.exitCode, 0, result.all);
+  const report = JSON.parse(result.stdout) as { results: { measuredSamplesPerSec: number | null; predictedSamplesPerSec: number }[]; medianAbsError: number | null };
+  assert.equal(report.results.length, 1);
+  assert.ok(report.results[0].measuredSamplesPerSec! > 0, 'the point was measured');
+  assert.ok(report.results[0].predictedSamplesPerSec > 0);
+  assert.ok(report.medianAbsError !== null);
+});
