@@ -14,7 +14,7 @@ import { sizeHistogram } from '../whatif/size-distribution.js';
 import { artefactsDir, writeProfile } from './profile-store.js';
 import { runMode, type ModeProgress } from './run-mode.js';
 import type { CacheState } from './cache-state.js';
-import type { SupervisedJob } from './supervisor.js';
+import { Interrupts } from './interrupts.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
 export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = 300;
@@ -105,20 +105,13 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
 
   const throttle = input.storageBwBytesPerSec ? await createThrottle(dataset, input.storageBwBytesPerSec) : null;
   const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
-  let interrupted = false;
-  let currentJob: SupervisedJob | null = null;
-  const removeSignalHandler = hooks.onSignal(() => {
-    // First interrupt stops the job gently; the second kills its whole tree.
-    if (interrupted) currentJob?.kill();
-    else void currentJob?.terminate();
-    interrupted = true;
-  });
+  const interrupts = new Interrupts(hooks.onSignal);
 
   let exitCode = ExitCode.Ok;
   let failureTail: string | null = null;
   try {
     for (const run of planRuns(input)) {
-      if (interrupted) break;
+      if (interrupts.interrupted) break;
       const { mode } = run;
       hooks.onModeStart?.(run.label);
       const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv);
@@ -141,13 +134,10 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
         cacheState: input.cacheState,
         gpu: gpu ?? undefined,
         onProgress: hooks.onProgress,
-        onJobStarted: (job) => {
-          currentJob = job;
-          if (interrupted) void job.terminate();
-        },
-        interrupted: () => interrupted,
+        onJobStarted: (job) => interrupts.attach(job),
+        interrupted: () => interrupts.interrupted,
       });
-      currentJob = null;
+      interrupts.detach();
       result.cpus = affinity?.cpus ?? null;
       if (run.cpuCount === null) {
         profile.modes[mode] = result;
@@ -167,11 +157,11 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
         break;
       }
     }
-    if (interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
+    if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
     profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
     writeProfile(input.outFile, profile);
   } finally {
-    removeSignalHandler();
+    interrupts.dispose();
     await gpu?.stop();
     await throttle?.remove();
   }

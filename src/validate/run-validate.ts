@@ -5,7 +5,7 @@ import { ExitCode, UserError } from '../errors.js';
 import type { PreparedState, CacheState } from '../profile/cache-state.js';
 import { PageCacheState } from '../profile/cache-state.js';
 import { runMode, type ModeRunInput } from '../profile/run-mode.js';
-import type { SupervisedJob } from '../profile/supervisor.js';
+import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary } from '../schema/profile.js';
 import { withCpus } from '../system/affinity.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
@@ -66,23 +66,17 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
   const base = baseScenario(model);
   const dataset = await listDataset(profile.options.data);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
-  let interrupted = false;
-  let currentJob: SupervisedJob | null = null;
-  const removeSignal = input.onSignal(() => {
-    if (interrupted) currentJob?.kill();
-    else void currentJob?.terminate();
-    interrupted = true;
-  });
+  const interrupts = new Interrupts(input.onSignal);
   const results: ValidationResult[] = [];
   try {
     for (const [index, point] of input.points.entries()) {
-      if (interrupted) break;
+      if (interrupts.interrupted) break;
       input.onPoint?.(point, index);
       const scenario: Scenario =
         point.kind === 'cache'
           ? { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null }
           : { ...base, cacheBytes: dataset.bytes, cpus: point.cpus, epochs: null };
-      const measured = await measurePoint(point, { input, dataset, samplesPerIter, setJob: (job) => (currentJob = job), interrupted: () => interrupted, index });
+      const measured = await measurePoint(point, { input, dataset, samplesPerIter, interrupts, index });
       const predicted = predict(model, scenario).samplesPerSec;
       const predictedHigh = predict(model, { ...scenario, cacheBytes: scenario.cacheBytes + measured.extraCacheBytes }).samplesPerSec;
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
@@ -98,9 +92,9 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
       });
     }
   } finally {
-    removeSignal();
+    interrupts.dispose();
   }
-  if (interrupted) throw new UserError('interrupted: validation stopped before all points ran', ExitCode.Interrupted);
+  if (interrupts.interrupted) throw new UserError('interrupted: validation stopped before all points ran', ExitCode.Interrupted);
   const errors = results.map((r) => r.relativeError).filter((e): e is number => e !== null).map(Math.abs);
   return { results, medianAbsError: errors.length ? median(errors) : null, modelCaveats: model.caveats };
 }
@@ -116,8 +110,7 @@ interface PointContext {
   input: ValidateInput;
   dataset: Dataset;
   samplesPerIter: number;
-  setJob: (job: SupervisedJob) => void;
-  interrupted: () => boolean;
+  interrupts: Interrupts;
   index: number;
 }
 
@@ -140,8 +133,8 @@ async function measurePoint(
     killGraceSec: 10,
     sync: true,
     pollMs: 250,
-    onJobStarted: ctx.setJob,
-    interrupted: ctx.interrupted,
+    onJobStarted: (job) => ctx.interrupts.attach(job),
+    interrupted: () => ctx.interrupts.interrupted,
   };
   const modeDir = join(input.workDir, `point-${ctx.index + 1}-${point.kind === 'cache' ? `cache-${point.cacheBytes}` : `cpus-${point.cpus}`}`);
 

@@ -3,18 +3,10 @@
  * the same seed gives the same series on every machine.
  */
 import type { Iteration } from '../../src/schema/profile.js';
+import { mulberry32 } from '../../src/emulator/rng.js';
 
-/** mulberry32 (Tommy Ettinger): a tiny 32-bit PRNG, good enough for test data. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32: a tiny seeded 32-bit PRNG, the emulator's own. */
+export const prng = mulberry32;
 
 /** Standard normal draws by Box-Muller. */
 export function normal(rand: () => number): () => number {

@@ -12,6 +12,7 @@ import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { readProfile, writeProfile } from '../../src/profile/profile-store.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Iteration, ModeResult, Profile } from '../../src/schema/profile.js';
+import { mulberry32 } from '../../src/emulator/rng.js';
 
 const DIR = fileURLToPath(new URL('../../../test/fixtures/profiles/', import.meta.url));
 const SOURCE = readProfile(DIR + 'emulated-quick.json');
@@ -24,19 +25,8 @@ interface ModeSpec {
   iterations: number;
 }
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function series(spec: ModeSpec, startedAt: number, seed: number): Iteration[] {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   const out: Iteration[] = [];
   let t = startedAt + 500;
   for (let i = 0; i < spec.iterations; i++) {
