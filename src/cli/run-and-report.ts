@@ -38,7 +38,7 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   const modes = Object.values(outcome.profile.modes);
   const failed = modes.find((m) => m.status !== 'ok');
   const saved = modes.filter((m) => m.status === 'ok').map((m) => m.mode);
-  const savedText = saved.length ? `the ${saved.join(' and ')} mode${saved.length > 1 ? 's are' : ' is'} saved in ${outcome.path}` : `nothing was measured (${outcome.path})`;
+  const savedText = saved.length ? `the ${saved.join(' and ')} mode${saved.length > 1 ? 's are' : ' is'} saved in ${outcome.path}` : `no mode completed (what was measured is in ${outcome.path})`;
   if (outcome.exitCode === ExitCode.Interrupted) {
     io.stderr(`ds-analyzer: interrupted; ${savedText}\n`);
     return ExitCode.Interrupted;
