@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stoppingDecision } from '../analysis/stopping.js';
 import { summarizeIterations } from '../analysis/summarize.js';
@@ -12,7 +12,7 @@ import type { GpuSampler } from '../system/gpu.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
 import { SupervisedJob } from './supervisor.js';
 import { proveState } from './state-proof.js';
-import { windowRates } from './window-rates.js';
+import { windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
 import type { CacheState } from './cache-state.js';
 
@@ -70,6 +70,8 @@ export interface ModeProgress {
 /** Runs the job once in `mode`: sets the cache state, supervises, collects, proves the state. */
 export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const eventsDir = join(input.modeDir, 'events');
+  // A folder left by an earlier run to the same --out must not lend it events or a stop request.
+  rmSync(input.modeDir, { recursive: true, force: true });
   mkdirSync(eventsDir, { recursive: true });
   const stopFile = join(input.modeDir, 'STOP');
   const logs = { stdout: join(input.modeDir, 'stdout.log'), stderr: join(input.modeDir, 'stderr.log') };
@@ -139,21 +141,27 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0)
     : null;
   const consumedBytes = reportedBytes ?? samples * input.dataset.meanFileBytes;
-  const readBytes =
+  const runReadBytes =
     readBytesBefore !== null && readBytesAfter !== null ? Math.max(0, readBytesAfter - readBytesBefore) : null;
+  const measured = pace?.summary ? pace.iterations.slice(pace.summary.warmupIterations) : [];
+  // The measured window when the samples cover it; the whole run otherwise.
+  const window = windowReadProof(resources, measured, allIterations, input.dataset.meanFileBytes);
   const state = proveState({
     mode: input.mode,
     residentBytesBefore: prepared.residentBytesBefore,
     datasetBytes: input.dataset.bytes,
-    readBytes,
-    readBytesSource: readBytes === null ? '/proc/self/io is not readable' : '/proc io read_bytes of the whole job tree',
-    consumedBytes,
+    readBytes: window?.readBytes ?? runReadBytes,
+    readBytesSource: window
+      ? 'read_bytes of the job tree over the measured window (/proc, sampled)'
+      : runReadBytes === null
+        ? '/proc/self/io is not readable'
+        : 'read_bytes of the whole job tree over the whole run (/proc/self/io after reaping)',
+    consumedBytes: window?.consumedBytes ?? consumedBytes,
     jobAcknowledgedMode: processes.some((p) => p.start?.mode === input.mode),
     fitsInMemory: input.dataset.fitsInMemory,
     reEvictions: cacheFinish.reEvictions,
   });
 
-  const measured = pace?.summary ? pace.iterations.slice(pace.summary.warmupIterations) : [];
   const cpuRate = windowRates(resources, measured, (s) => s.jobCpuSec);
   const readRate = windowRates(resources, measured, (s) => s.jobReadBytes);
   const jobReachedBudget = processes.some((p) => p.end?.reason === 'budget');

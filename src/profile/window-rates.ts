@@ -45,3 +45,27 @@ export function windowRates(
   const delta = Math.max(0, end - start);
   return { perSec: delta / seconds, perSample: delta / sampleCount };
 }
+
+/**
+ * Storage bytes the job's tree read during the measured window, against the
+ * bytes of samples it consumed in that window (all ranks). Null when the
+ * resource samples do not cover the window. The window excludes start-up, so
+ * a short run's imports and model loading do not pass for dataset reads.
+ */
+export function windowReadProof(
+  samples: ResourceSample[],
+  measured: Iteration[],
+  allIterations: Iteration[],
+  meanFileBytes: number,
+): { readBytes: number; consumedBytes: number } | null {
+  const span = iterationSpan(measured);
+  if (!span || samples.length < 2) return null;
+  const covered = samples[0].t <= span.startMs + 1000 && samples[samples.length - 1].t >= span.endMs - 1000;
+  if (!covered) return null;
+  const readBytes = Math.max(0, counterAt(samples, span.endMs, (s) => s.jobReadBytes)! - counterAt(samples, span.startMs, (s) => s.jobReadBytes)!);
+  let consumedBytes = 0;
+  for (const it of allIterations) {
+    if (it.t >= span.startMs && it.t <= span.endMs) consumedBytes += it.bytes ?? it.samples * meanFileBytes;
+  }
+  return consumedBytes > 0 ? { readBytes, consumedBytes } : null;
+}
