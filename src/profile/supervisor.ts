@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { listPids, readProcStat, type ProcStat } from '../system/proc.js';
 import type { execa } from 'execa';
 import { ExitCode, UserError } from '../errors.js';
 
@@ -161,18 +161,8 @@ function sleep(ms: number): Promise<void> {
 
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */
 export function liveGroupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the command name, which may itself hold spaces and ')'.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const [state, , pgrp] = fields;
-      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return members;
+  return listPids()
+    .map((pid) => readProcStat(pid))
+    .filter((stat): stat is ProcStat => stat !== null && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X')
+    .map((stat) => stat.pid);
 }

@@ -16,6 +16,8 @@ export interface ProcStat {
   state: string;
   /** Parent pid (field 4). */
   ppid: number;
+  /** Process group id (field 5). */
+  pgrp: number;
   /** User-mode CPU time of the process itself, clock ticks (field 14). */
   utimeTicks: number;
   /** Kernel-mode CPU time of the process itself, clock ticks (field 15). */
@@ -47,13 +49,14 @@ export function parseProcStat(text: string): ProcStat | null {
     comm: text.slice(open + 1, close),
     state: rest[0],
     ppid: field(4),
+    pgrp: field(5),
     utimeTicks: field(14),
     stimeTicks: field(15),
     cutimeTicks: field(16),
     cstimeTicks: field(17),
     startTicks: field(22),
   };
-  const numbers = [stat.ppid, stat.utimeTicks, stat.stimeTicks, stat.cutimeTicks, stat.cstimeTicks, stat.startTicks];
+  const numbers = [stat.ppid, stat.pgrp, stat.utimeTicks, stat.stimeTicks, stat.cutimeTicks, stat.cstimeTicks, stat.startTicks];
   return numbers.every((n) => Number.isFinite(n) && n >= 0) ? stat : null;
 }
 
