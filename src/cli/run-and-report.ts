@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { DEFAULT_FIRST_ITERATION_TIMEOUT_SEC, runProfile, type ProfileRunInput, type ProfileRunOutcome } from '../profile/run-profile.js';
 import { createProgress } from '../report/progress.js';
@@ -47,7 +48,7 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   const iterations = failed.ranks.reduce((sum, r) => sum + r.iterations.length, 0);
   if (iterations === 0 && failed.badEventLines > 0) {
     throw new UserError(
-      `the job's events in ${failed.logs.stdout.replace(/stdout\.log$/, 'events')} hold ${failed.badEventLines} line(s) and none is a protocol v1 event: see docs/protocol.md; ${savedText}`,
+      `the job's events in ${join(dirname(failed.logs.stdout), 'events')} hold ${failed.badEventLines} line(s) and none is a protocol v1 event: see docs/protocol.md; ${savedText}`,
       ExitCode.CorruptFile,
     );
   }

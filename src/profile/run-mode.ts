@@ -1,10 +1,11 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { stoppingDecision } from '../analysis/stopping.js';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { ENV, PROTOCOL_VERSION, type Mode } from '../schema/events.js';
-import type { IterationSummary, ModeResult, RankResult, ResourceSample } from '../schema/profile.js';
+import type { IterationSummary, ModeResult, RankResult } from '../schema/profile.js';
 import type { Dataset } from '../system/dataset.js';
 import { startSampler } from '../system/samplers.js';
 import { selfReadBytes } from '../system/proc.js';
@@ -257,8 +258,3 @@ function classify(
   return { status: 'ok', reason: 'job-exit' };
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export type { ResourceSample };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { listPids, readProcStat, type ProcStat } from '../system/proc.js';
 import type { execa } from 'execa';
 import { ExitCode, UserError } from '../errors.js';
@@ -153,10 +154,6 @@ export class SupervisedJob {
       // The group is already gone.
     }
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */

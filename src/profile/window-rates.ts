@@ -8,6 +8,14 @@ export function iterationSpan(iterations: Iteration[]): { startMs: number; endMs
   return { startMs: first.t - first.waitMs, endMs: last.t + last.computeMs };
 }
 
+/** The span of the measured iterations when the resource samples cover it (to a sampling period or so), else null. */
+function coveredSpan(samples: ResourceSample[], measured: Iteration[]): { startMs: number; endMs: number } | null {
+  const span = iterationSpan(measured);
+  if (!span || samples.length < 2) return null;
+  const covered = samples[0].t <= span.startMs + 1000 && samples[samples.length - 1].t >= span.endMs - 1000;
+  return covered ? span : null;
+}
+
 /** Linear interpolation of a cumulative counter of the samples at time t (clamped to the ends). */
 export function counterAt(samples: ResourceSample[], t: number, pick: (s: ResourceSample) => number): number | null {
   if (samples.length === 0) return null;
@@ -33,10 +41,8 @@ export function windowRates(
   measured: Iteration[],
   pick: (s: ResourceSample) => number,
 ): { perSec: number; perSample: number } | null {
-  const span = iterationSpan(measured);
-  if (!span || samples.length < 2) return null;
-  const covered = samples[0].t <= span.startMs + 1000 && samples[samples.length - 1].t >= span.endMs - 1000;
-  if (!covered) return null;
+  const span = coveredSpan(samples, measured);
+  if (!span) return null;
   const start = counterAt(samples, span.startMs, pick)!;
   const end = counterAt(samples, span.endMs, pick)!;
   const seconds = (span.endMs - span.startMs) / 1000;
@@ -58,10 +64,8 @@ export function windowReadProof(
   allIterations: Iteration[],
   meanFileBytes: number,
 ): { readBytes: number; consumedBytes: number } | null {
-  const span = iterationSpan(measured);
-  if (!span || samples.length < 2) return null;
-  const covered = samples[0].t <= span.startMs + 1000 && samples[samples.length - 1].t >= span.endMs - 1000;
-  if (!covered) return null;
+  const span = coveredSpan(samples, measured);
+  if (!span) return null;
   const readBytes = Math.max(0, counterAt(samples, span.endMs, (s) => s.jobReadBytes)! - counterAt(samples, span.startMs, (s) => s.jobReadBytes)!);
   let consumedBytes = 0;
   for (const it of allIterations) {

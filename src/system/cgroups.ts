@@ -4,11 +4,12 @@
 // (blkio.throttle.read_bps_device "MAJ:MIN BYTES"), cgroup-v1/memory.rst
 // (memory.limit_in_bytes), and cgroup-v2.rst (io.max "MAJ:MIN rbps=N",
 // memory.max, cpuset.cpus; the no-internal-process rule; delegation).
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, UserError } from '../errors.js';
 import { CGROUP_TEXT } from './capability-text.js';
+import { readTextOrNull } from './read-text.js';
 
 /** Controllers the job cgroup can use; 'io' is called blkio on cgroup v1. */
 export type CgroupController = 'io' | 'memory' | 'cpuset';
@@ -68,13 +69,6 @@ export function parseProcCgroup(text: string): Map<string, string> {
   return paths;
 }
 
-function readOr(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-}
 
 function canWrite(path: string): boolean {
   try {
@@ -86,7 +80,7 @@ function canWrite(path: string): boolean {
 }
 
 function words(path: string): string[] {
-  return (readOr(path) ?? '').trim().split(/\s+/).filter(Boolean);
+  return (readTextOrNull(path) ?? '').trim().split(/\s+/).filter(Boolean);
 }
 
 /** Why a v2 group cannot host a child with `controllers`, or null when it can. */
@@ -130,8 +124,8 @@ export interface CgroupSources {
 
 /** Detects the cgroup version and which controllers this process can use; reads only, never throws. */
 export function detectCgroups(sources: CgroupSources = {}): CgroupInfo {
-  const mounts = parseMountinfo(sources.mountinfo ?? readOr('/proc/self/mountinfo') ?? '');
-  const selfPaths = parseProcCgroup(sources.procCgroup ?? readOr('/proc/self/cgroup') ?? '');
+  const mounts = parseMountinfo(sources.mountinfo ?? readTextOrNull('/proc/self/mountinfo') ?? '');
+  const selfPaths = parseProcCgroup(sources.procCgroup ?? readTextOrNull('/proc/self/cgroup') ?? '');
   const v2Parent = sources.v2Parent ?? process.env.DSA_CGROUP_PARENT;
   const v1Mounts = mounts.filter((m) => m.fsType === 'cgroup');
   const v2Mount = mounts.find((m) => m.fsType === 'cgroup2');
@@ -298,7 +292,7 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
       const dir = dirFor.get('cpuset')!;
       if (info.controllers.cpuset.version === 'v1') {
         // A v1 cpuset group accepts no task until both cpus and mems are set.
-        const mems = (readOr(join(dirname(dir), 'cpuset.mems')) ?? '0').trim() || '0';
+        const mems = (readTextOrNull(join(dirname(dir), 'cpuset.mems')) ?? '0').trim() || '0';
         write(join(dir, 'cpuset.mems'), mems);
       }
       write(join(dir, 'cpuset.cpus'), options.cpus.join(','));
@@ -320,7 +314,7 @@ async function removeGroups(dirs: string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const dir of dirs) {
     for (;;) {
-      const procs = readOr(join(dir, 'cgroup.procs'));
+      const procs = readTextOrNull(join(dir, 'cgroup.procs'));
       if (procs === null) break; // already gone
       if (procs.trim() === '') {
         try {
@@ -364,7 +358,7 @@ export function diskDeviceOf(path: string): string | null {
     const sys = `/sys/dev/block/${major}:${minor}`;
     if (!existsSync(sys)) return null;
     if (existsSync(join(sys, 'partition'))) {
-      const parentDev = readOr(join(dirname(realpathSync(sys)), 'dev'));
+      const parentDev = readTextOrNull(join(dirname(realpathSync(sys)), 'dev'));
       return parentDev ? parentDev.trim() : null;
     }
     return `${major}:${minor}`;

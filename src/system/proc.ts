@@ -4,7 +4,8 @@
 // null or skips the pid): a DataLoader worker can exit at any moment.
 // Field numbers follow proc(5), /proc/PID/stat and /proc/PID/io.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { readTextOrNull } from './read-text.js';
 
 /** The fields of /proc/PID/stat this tool uses. */
 export interface ProcStat {
@@ -82,18 +83,10 @@ export function clkTck(): number {
   return clockTicks;
 }
 
-function readText(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    // ENOENT/ESRCH: the process is gone; EACCES: another user's process.
-    return null;
-  }
-}
 
 /** Reads and parses /proc/PID/stat; null when the process is gone. */
 export function readProcStat(pid: number | 'self', procRoot = '/proc'): ProcStat | null {
-  const text = readText(`${procRoot}/${pid}/stat`);
+  const text = readTextOrNull(`${procRoot}/${pid}/stat`);
   return text === null ? null : parseProcStat(text);
 }
 
@@ -159,7 +152,7 @@ export function cpuSeconds(pid: number | 'self', options: { ownOnly?: boolean } 
  * or its io file is not readable (another user's process without root).
  */
 export function readBytes(pid: number | 'self', procRoot = '/proc'): number | null {
-  const text = readText(`${procRoot}/${pid}/io`);
+  const text = readTextOrNull(`${procRoot}/${pid}/io`);
   return text === null ? null : parseIoReadBytes(text);
 }
 

@@ -2,7 +2,7 @@
 // time and storage reads, disk throughput of the dataset's device, page-cache
 // size and (optionally) GPU utilisation. Formats: proc(5) for /proc/stat and
 // /proc/meminfo, Documentation/admin-guide/iostats.rst for /proc/diskstats.
-import { readFileSync } from 'node:fs';
+import { readTextOrNull } from './read-text.js';
 import type { ResourceSample } from '../schema/profile.js';
 import type { GpuSampler } from './gpu.js';
 import { TreeAccounting } from './proc.js';
@@ -56,13 +56,6 @@ export function parseMeminfoCachedBytes(meminfo: string): number | null {
   return match ? Number(match[1]) * 1024 : null;
 }
 
-function readOr(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
-}
 
 export interface SamplerOptions {
   /** Root of the job's process tree; null when it is known only later (see setRoot). */
@@ -91,20 +84,20 @@ export function startSampler(options: SamplerOptions): Sampler {
   const tree = new TreeAccounting(options.rootPid);
   const samples: ResourceSample[] = [];
   let haveRoot = options.rootPid !== null;
-  let lastCpu = parseCpuTimes(readOr('/proc/stat'));
-  let lastDisk = options.device ? parseDiskReadBytes(readOr('/proc/diskstats'), options.device) : null;
+  let lastCpu = parseCpuTimes((readTextOrNull('/proc/stat') ?? ''));
+  let lastDisk = options.device ? parseDiskReadBytes((readTextOrNull('/proc/diskstats') ?? ''), options.device) : null;
   let lastT = Date.now();
   let stopped = false;
 
   const take = (): void => {
     const t = Date.now();
-    const cpu = parseCpuTimes(readOr('/proc/stat'));
+    const cpu = parseCpuTimes((readTextOrNull('/proc/stat') ?? ''));
     const cpuPct = cpu && lastCpu ? cpuPercent(lastCpu, cpu) : 0;
     if (cpu) lastCpu = cpu;
 
     let diskReadBytesPerSec = 0;
     if (options.device) {
-      const disk = parseDiskReadBytes(readOr('/proc/diskstats'), options.device);
+      const disk = parseDiskReadBytes((readTextOrNull('/proc/diskstats') ?? ''), options.device);
       if (disk !== null && lastDisk !== null && t > lastT) {
         diskReadBytesPerSec = Math.max(0, ((disk - lastDisk) * 1000) / (t - lastT));
       }
@@ -120,7 +113,7 @@ export function startSampler(options: SamplerOptions): Sampler {
       jobProcesses: job?.pids.length ?? 0,
       jobReadBytes: job?.readBytes ?? 0,
       diskReadBytesPerSec,
-      pageCacheBytes: parseMeminfoCachedBytes(readOr('/proc/meminfo')) ?? 0,
+      pageCacheBytes: parseMeminfoCachedBytes((readTextOrNull('/proc/meminfo') ?? '')) ?? 0,
     };
     const gpu = options.gpu?.latest() ?? null;
     if (gpu?.utilPct != null) sample.gpuUtilPct = gpu.utilPct;

@@ -5,20 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
-import { fakeIo } from './fake-io.js';
+import { expectOneLineError, fakeIo } from './fake-io.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dsa-cli-'));
 writeFileSync(join(dir, 'a.bin'), 'x'.repeat(4096));
 
-/** Runs the CLI in-process and checks the error is one line, without a stack trace. */
-async function expectError(args: string[], code: ExitCode, pattern: RegExp) {
-  const io = fakeIo(dir);
-  const exitCode = await run(args, io);
-  assert.equal(exitCode, code, `exit code of ${args.join(' ')}; stderr: ${io.err}`);
-  const lines = io.err.trimEnd().split('\n').filter((line) => !line.startsWith('('));
-  assert.equal(lines.length, 1, `one line of error, got: ${io.err}`);
-  assert.match(lines[0], pattern);
-  assert.doesNotMatch(io.err, /\bat .+:\d+:\d+\)?$/m, 'no stack trace');
+function expectError(args: string[], code: ExitCode, pattern: RegExp) {
+  return expectOneLineError(dir, args, code, pattern);
 }
 
 test('no subcommand prints help and exits with the usage code', async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
-import { fakeIo } from './fake-io.js';
+import { expectOneLineError, fakeIo } from './fake-io.js';
 
 const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), 'dsa-whatif-'));
@@ -15,14 +15,8 @@ const profile = JSON.parse(readFileSync(FIXTURE, 'utf8'));
 delete profile.modes.cold;
 writeFileSync(join(dir, 'no-cold.json'), JSON.stringify(profile));
 
-async function expectError(args: string[], code: ExitCode, pattern: RegExp) {
-  const io = fakeIo(dir);
-  const exitCode = await run(['whatif', ...args], io);
-  assert.equal(exitCode, code, `exit code of ${args.join(' ')}; stderr: ${io.err}`);
-  const lines = io.err.trimEnd().split('\n').filter((line) => !line.startsWith('('));
-  assert.equal(lines.length, 1, `one line of error, got: ${io.err}`);
-  assert.match(lines[0], pattern);
-  assert.doesNotMatch(io.err, /\bat .+:\d+:\d+\)?$/m, 'no stack trace');
+function expectError(args: string[], code: ExitCode, pattern: RegExp) {
+  return expectOneLineError(dir, ['whatif', ...args], code, pattern);
 }
 
 test('whatif on the newest profile prints the prediction, answers, sweeps and parameters', async () => {
