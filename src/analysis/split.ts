@@ -51,6 +51,8 @@ export function analyze(modes: ModeResults): Analysis {
   const tCold = cold && iterEstimate(cold);
 
   const computeMs = tSyn;
+  const shift = syn && cached ? stepShiftCaveat(syn.summary, cached.summary) : null;
+  if (shift) caveats.push(shift);
   const prepStallMs = tCached && tSyn ? difference(tCached, tSyn) : null;
   const fetchStallMs = tCold && tCached ? difference(tCold, tCached) : null;
 
@@ -154,6 +156,31 @@ function usable(mode: Mode, result: ModeResult | undefined, caveats: string[]): 
     );
   }
   return result as Usable;
+}
+
+/** Below this relative change, the step time is taken as the same in both modes. */
+export const STEP_SHIFT_THRESHOLD = 0.1;
+
+/**
+ * The differential method reads the prep stall as T_cached - T_synthetic,
+ * which equals the loader wait only when the training step itself costs the
+ * same in both runs. When the step (time between batches) is measurably
+ * longer or shorter in the cached run, say by how much: the prep stall
+ * includes that difference.
+ */
+function stepShiftCaveat(syn: IterationSummary, cached: IterationSummary): string | null {
+  const a = syn.computeMs;
+  const b = cached.computeMs;
+  if (!(a.mean > 0)) return null;
+  const diff = b.mean - a.mean;
+  const noise = a.halfWidth !== null && b.halfWidth !== null ? Math.hypot(a.halfWidth, b.halfWidth) : 0;
+  if (Math.abs(diff) <= noise || Math.abs(diff) / a.mean < STEP_SHIFT_THRESHOLD) return null;
+  return (
+    `the training step itself took ${a.mean.toFixed(1)} ms in the synthetic mode and ${b.mean.toFixed(1)} ms in the cached mode ` +
+    `(${diff > 0 ? '+' : ''}${diff.toFixed(1)} ms): the prep stall includes this difference. ` +
+    'Pre-processing that competes with the step for CPU cores or caches makes the step slower (a real cost of the data pipeline); ' +
+    'a machine whose speed or load changed between the runs does too (re-run to tell)'
+  );
 }
 
 function iterEstimate(m: Usable): Estimate {

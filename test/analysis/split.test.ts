@@ -13,6 +13,7 @@ test('split with known inputs: stalls, combined half-widths, fractions, rates', 
     synthetic: modeResult('synthetic', { iterMs: 100, halfWidth: 2, jobCpuSecPerSample: 0.001 }),
     cached: modeResult('cached', {
       iterMs: 150,
+      computeMs: 104,
       halfWidth: 3,
       jobCpuSecPerSample: 0.011,
       consumedBytes: 601 * 32 * 100_000,
@@ -40,6 +41,20 @@ test('split with known inputs: stalls, combined half-widths, fractions, rates', 
   assert.match(a.verdict.text, /^highly fetch-bound: 70% of each iteration waits on storage, 10% on CPU/);
   assert.match(a.advice, /6\.4 MB\/s/);
   assert.deepEqual(a.caveats, []);
+});
+
+test('a step that takes longer in the cached mode than in the synthetic mode is named in a caveat', () => {
+  const modes = three(100, 150, 400);
+  modes.cached = modeResult('cached', { iterMs: 150, computeMs: 125, halfWidth: 2 });
+  const a = analyze(modes);
+  assert.equal(a.prepStallMs!.mean, 50, 'the split itself is unchanged');
+  assert.equal(a.caveats.length, 1);
+  assert.match(a.caveats[0], /step itself took 100\.0 ms in the synthetic mode and 125\.0 ms in the cached mode \(\+25\.0 ms\)/);
+  // Within the combined noise, or under 10% of the step: no caveat.
+  modes.cached = modeResult('cached', { iterMs: 150, computeMs: 125, halfWidth: 30 });
+  assert.deepEqual(analyze(modes).caveats, []);
+  modes.cached = modeResult('cached', { iterMs: 150, computeMs: 108, halfWidth: 1 });
+  assert.deepEqual(analyze(modes).caveats, []);
 });
 
 test('stalls are clamped at 0 when a slower mode measures faster', () => {
