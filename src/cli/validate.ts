@@ -21,6 +21,7 @@ export const validateCommand: CommandFactory = (io, result) =>
     .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', '4')
     .option('--timeout <duration>', 'kill a point whose job runs longer than this', '15m')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
+    .option('--no-control', 'skip the control run (the profiled settings again, first)')
     .option('--json', 'print the comparison as JSON')
     .addHelpText(
       'after',
@@ -29,13 +30,16 @@ Cache points cap the job's page cache with a memory cgroup (root, or a
 delegated cgroup v2 subtree; see 'ds-analyzer doctor'); without one they are
 reported as not run. CPU points restrict the job with an affinity mask (taskset)
 and need nothing special. The job is the profile's own command and dataset.
+A control run at the profiled settings comes first: how far it lands from the
+profile is the job's own run-to-run variation on this machine, the floor under
+any prediction's error.
 
 Examples:
   $ ds-analyzer validate --cache 25%,50%,75% --cpus 1,2
   $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json
 ${EXIT_CODES_HELP}`,
     )
-    .action(async (file: string | undefined, options: { cache?: string; cpus?: string; epochs: string; timeout: string; profilesDir: string; json?: boolean }) => {
+    .action(async (file: string | undefined, options: { cache?: string; cpus?: string; epochs: string; timeout: string; profilesDir: string; control: boolean; json?: boolean }) => {
       const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, options.profilesDir));
       const profile = readProfile(path);
       const cachePoints: ValidationPoint[] = (options.cache ?? '')
@@ -47,7 +51,8 @@ ${EXIT_CODES_HELP}`,
       const memory = detectCgroups().controllers.memory;
       const skipped = memory.writable ? [] : cachePoints;
       if (skipped.length) io.stderr(`validate: cache points not run: no usable memory cgroup (${memory.reason})\n`);
-      const points = [...(memory.writable ? cachePoints : []), ...cpuPoints];
+      const control: ValidationPoint[] = options.control ? [{ kind: 'control' }] : [];
+      const points = [...control, ...(memory.writable ? cachePoints : []), ...cpuPoints];
       const workDir = resolve(io.cwd, 'reports', `validate-${Date.now()}`);
       mkdirSync(workDir, { recursive: true });
       const report = await runValidation({
@@ -76,20 +81,24 @@ function parseCacheSize(text: string, datasetBytes: number): number {
 }
 
 function describe(point: ValidationPoint): string {
+  if (point.kind === 'control') return 'control (as profiled)';
   return point.kind === 'cache' ? `page cache ${formatBytes(point.cacheBytes)}` : `${point.cpus} CPU(s)`;
+}
+
+function percent(error: number | null): string {
+  return error === null ? '—' : `${(error * 100).toFixed(1)}%`;
 }
 
 /** Predicted against measured, point by point, and the verdict against the 10% target. */
 export function renderValidation(report: ValidationReport, path: string): string {
-  const rows = [['point', 'predicted samples/s', 'measured samples/s', 'error', 'run']];
+  const rows = [['point', 'predicted samples/s', 'measured samples/s', 'error', 'anchored error', 'run']];
   for (const r of report.results) {
     rows.push([
       describe(r.point),
-      Math.abs(r.predictedHighSamplesPerSec - r.predictedSamplesPerSec) < 0.05
-        ? r.predictedSamplesPerSec.toFixed(1)
-        : `${r.predictedSamplesPerSec.toFixed(1)}-${r.predictedHighSamplesPerSec.toFixed(1)}`,
+      r.predictedSamplesPerSec.toFixed(1),
       r.measuredSamplesPerSec === null ? '—' : `${r.measuredSamplesPerSec.toFixed(1)}${r.measuredHalfWidth !== null ? ` ± ${r.measuredHalfWidth.toFixed(1)}` : ''}`,
-      r.relativeError === null ? '—' : `${(r.relativeError * 100).toFixed(1)}%`,
+      percent(r.relativeError),
+      percent(r.anchoredError),
       r.note,
     ]);
   }
@@ -100,6 +109,14 @@ export function renderValidation(report: ValidationReport, path: string): string
       : median <= TARGET_MEDIAN_ERROR
         ? `median absolute error ${(median * 100).toFixed(1)}%: within the ${TARGET_MEDIAN_ERROR * 100}% target`
         : `median absolute error ${(median * 100).toFixed(1)}%: NOT within the ${TARGET_MEDIAN_ERROR * 100}% target; trust the what-if less for this job`;
+  const control =
+    report.controlAbsError === null
+      ? ''
+      : `control: the profiled settings re-run landed ${percent(report.controlAbsError)} from the profile: the job's own ` +
+        `run-to-run variation on this machine, which no model removes\n` +
+        (report.anchoredMedianAbsError === null
+          ? ''
+          : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute error ${percent(report.anchoredMedianAbsError)}\n`);
   const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
-  return `validation of ${path}\n${table(rows, [1, 2, 3])}\n${verdict}\n${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+  return `validation of ${path}\n${table(rows, [1, 2, 3, 4])}\n${verdict}\n${control}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
 }

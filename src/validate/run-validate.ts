@@ -11,32 +11,43 @@ import { withCpus } from '../system/affinity.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { evict, residency } from '../system/page-cache.js';
-import { baseScenario, fitModel, predict, type Scenario } from '../whatif/model.js';
-import { capPageCache } from './memory-limit.js';
+import { baseScenario, fitModel, predict, type FittedModel, type Scenario } from '../whatif/model.js';
+import { cgroupMemory, DatasetCacheCap } from './memory-limit.js';
 
-/** One point to check: a cache size or a CPU count. */
-export type ValidationPoint = { kind: 'cache'; cacheBytes: number } | { kind: 'cpus'; cpus: number };
+/**
+ * One point to check: a cache size, a CPU count, or the control (the profiled
+ * settings again, which shows how far the job's pace moves between runs).
+ */
+export type ValidationPoint = { kind: 'cache'; cacheBytes: number } | { kind: 'cpus'; cpus: number } | { kind: 'control' };
 
 export interface ValidationResult {
   point: ValidationPoint;
-  /** Predicted samples/s (steady state) at the point. */
+  /** Predicted samples/s (steady state) at the point; for a cache point, at the cache the job really had. */
   predictedSamplesPerSec: number;
-  /** Predicted samples/s at the top of the cache the cap may have allowed (cache points), else the same. */
-  predictedHighSamplesPerSec: number;
+  /** Cache points: mean dataset bytes resident over the measured window (mincore), else null. */
+  residentBytes: number | null;
   /** Measured samples/s over the steady window, or null when the run failed. */
   measuredSamplesPerSec: number | null;
   /** 95% half-width of the measured rate, samples/s. */
   measuredHalfWidth: number | null;
-  /** (predicted - measured) / measured, from the nearer end of the predicted range; 0 inside it. */
+  /** (predicted - measured) / measured. */
   relativeError: number | null;
+  /** The prediction from the model anchored to the control run (see anchorToControl), or null without one. */
+  anchoredSamplesPerSec: number | null;
+  /** (anchored - measured) / measured. */
+  anchoredError: number | null;
   /** What happened, in a few words (failed runs, the cap applied). */
   note: string;
 }
 
 export interface ValidationReport {
   results: ValidationResult[];
-  /** Median of |relativeError| over the points that ran. */
+  /** Median of |relativeError| over the points that ran, the control left out. */
   medianAbsError: number | null;
+  /** |relativeError| of the control: the job's own run-to-run variation, which no model removes. */
+  controlAbsError: number | null;
+  /** Median of |anchoredError| over the points after the control. */
+  anchoredMedianAbsError: number | null;
   /** Caveats of the model (assumed linear scaling, unproven modes). */
   modelCaveats: string[];
 }
@@ -68,6 +79,7 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
   const interrupts = new Interrupts(input.onSignal);
   const results: ValidationResult[] = [];
+  let anchoredModel: FittedModel | null = null;
   try {
     for (const [index, point] of input.points.entries()) {
       if (interrupts.interrupted) break;
@@ -75,19 +87,26 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
       const scenario: Scenario =
         point.kind === 'cache'
           ? { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null }
-          : { ...base, cacheBytes: dataset.bytes, cpus: point.cpus, epochs: null };
+          : point.kind === 'cpus'
+            ? { ...base, cacheBytes: dataset.bytes, cpus: point.cpus, epochs: null }
+            : { ...base, cacheBytes: dataset.bytes, epochs: null };
       const measured = await measurePoint(point, { input, dataset, samplesPerIter, interrupts, index });
-      const predicted = predict(model, scenario).samplesPerSec;
-      const predictedHigh = predict(model, { ...scenario, cacheBytes: scenario.cacheBytes + measured.extraCacheBytes }).samplesPerSec;
+      // Predict at the cache the job really had, which the cap holds near, not exactly at, the target.
+      const asRun = measured.residentBytes === null ? scenario : { ...scenario, cacheBytes: measured.residentBytes };
+      const predicted = predict(model, asRun).samplesPerSec;
+      const anchoredRate = anchoredModel ? predict(anchoredModel, asRun).samplesPerSec : null;
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
+      if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
       const halfWidth = measured.summary?.iterMs.halfWidth != null && rate !== null ? (rate * measured.summary.iterMs.halfWidth) / measured.summary.iterMs.mean : null;
       results.push({
         point,
         predictedSamplesPerSec: predicted,
-        predictedHighSamplesPerSec: predictedHigh,
+        residentBytes: measured.residentBytes,
         measuredSamplesPerSec: rate,
         measuredHalfWidth: halfWidth,
-        relativeError: rate ? rangeError(predicted, predictedHigh, rate) : null,
+        relativeError: rate ? (predicted - rate) / rate : null,
+        anchoredSamplesPerSec: anchoredRate,
+        anchoredError: rate && anchoredRate ? (anchoredRate - rate) / rate : null,
         note: measured.note,
       });
     }
@@ -95,15 +114,33 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
     interrupts.dispose();
   }
   if (interrupts.interrupted) throw new UserError('interrupted: validation stopped before all points ran', ExitCode.Interrupted);
-  const errors = results.map((r) => r.relativeError).filter((e): e is number => e !== null).map(Math.abs);
-  return { results, medianAbsError: errors.length ? median(errors) : null, modelCaveats: model.caveats };
+  const points = results.filter((r) => r.point.kind !== 'control');
+  const control = results.find((r) => r.point.kind === 'control');
+  return {
+    results,
+    medianAbsError: medianAbs(points.map((r) => r.relativeError)),
+    controlAbsError: control?.relativeError != null ? Math.abs(control.relativeError) : null,
+    anchoredMedianAbsError: medianAbs(points.map((r) => r.anchoredError)),
+    modelCaveats: model.caveats,
+  };
 }
 
-/** Relative error of a measured rate against a predicted range: 0 inside it. */
-export function rangeError(low: number, high: number, measured: number): number {
-  const [lo, hi] = low <= high ? [low, high] : [high, low];
-  if (measured >= lo && measured <= hi) return 0;
-  return ((measured < lo ? lo : hi) - measured) / measured;
+function medianAbs(errors: (number | null)[]): number | null {
+  const known = errors.filter((e): e is number => e !== null).map(Math.abs);
+  return known.length ? median(known) : null;
+}
+
+/**
+ * The model with its CPU-bound stage times (compute and prep) scaled by k, the
+ * control run's measured time against the predicted one. A machine whose CPU
+ * speed moves between runs (a shared host: here a single-threaded loop ran at
+ * two speeds 1.7x apart, each for 10-30 s) moves every CPU-bound stage alike;
+ * storage is measured apart and left alone. Errors against this model are
+ * those of the what-if's reasoning (cache, CPUs, overlap), with the job's
+ * drift since profiling taken out.
+ */
+export function anchorToControl(model: FittedModel, k: number): FittedModel {
+  return { ...model, computeSecPerIter: model.computeSecPerIter * k, prepCpuSecPerSample: model.prepCpuSecPerSample * k };
 }
 
 interface PointContext {
@@ -117,7 +154,7 @@ interface PointContext {
 async function measurePoint(
   point: ValidationPoint,
   ctx: PointContext,
-): Promise<{ summary: IterationSummary | null; ranks: number; note: string; extraCacheBytes: number }> {
+): Promise<{ summary: IterationSummary | null; ranks: number; note: string; residentBytes: number | null }> {
   const { input, dataset } = ctx;
   const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
   const common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'> = {
@@ -136,23 +173,25 @@ async function measurePoint(
     onJobStarted: (job) => ctx.interrupts.attach(job),
     interrupted: () => ctx.interrupts.interrupted,
   };
-  const modeDir = join(input.workDir, `point-${ctx.index + 1}-${point.kind === 'cache' ? `cache-${point.cacheBytes}` : `cpus-${point.cpus}`}`);
+  const label = point.kind === 'cache' ? `cache-${point.cacheBytes}` : point.kind === 'cpus' ? `cpus-${point.cpus}` : 'control';
+  const modeDir = join(input.workDir, `point-${ctx.index + 1}-${label}`);
 
-  if (point.kind === 'cpus') {
-    const affinity = withCpus(point.cpus, input.profile.command);
+  if (point.kind !== 'cache') {
+    const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command) : null;
     const result = await runMode({
       ...common,
       mode: 'cached',
-      argv: affinity.argv,
+      argv: affinity?.argv ?? input.profile.command,
       modeDir,
       wrapArgv: (argv) => argv,
       cacheState: new PageCacheState({ dropCaches: false, coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
     });
+    const where = affinity ? `on CPUs ${affinity.cpus.join(',')}` : 'at the profiled settings';
     return {
       summary: result.status === 'ok' ? result.summary : null,
       ranks: Math.max(1, result.ranks.length),
-      note: `cached mode on CPUs ${affinity.cpus.join(',')}: ${result.status} (${result.stopReason})`,
-      extraCacheBytes: 0,
+      note: `cached mode ${where}: ${result.status} (${result.stopReason})`,
+      residentBytes: null,
     };
   }
 
@@ -165,7 +204,7 @@ async function measurePoint(
     memoryLimitBytes: 2 ** 50,
     ...(throttle && dataset.device ? { readBpsDevice: { device: dataset.device, bytesPerSec: throttle } } : {}),
   });
-  let cap: ReturnType<typeof capPageCache> | null = null;
+  const cap = new DatasetCacheCap(cgroupMemory(group.dirs), dataset.files, point.cacheBytes);
   try {
     const result = await runMode({
       ...common,
@@ -176,22 +215,24 @@ async function measurePoint(
       wrapArgv: (argv) => wrapCommand(group.procsFiles, argv),
       cacheState: coldStartState(),
       onProgress: (progress) => {
-        // From the job's first iterations on, its own memory is known; follow it.
-        if (progress.iterations >= 1) cap = capPageCache(group.dirs, point.cacheBytes, cap?.nonCacheBytes ?? 0);
+        // From the job's first iteration on, its own memory is known; follow it.
+        if (progress.iterations >= 1) void cap.adjust(progress.iterations);
       },
     });
     const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
     const steady = pace ? pace.iterations.slice(iterationsPerEpoch) : [];
     const summary = result.status === 'ok' ? summarizeIterations(steady, { workers: pace?.workers ?? null }) : null;
-    const applied = cap as ReturnType<typeof capPageCache> | null;
-    const capText = applied
-      ? `page cache capped at ${mib(point.cacheBytes)}-${mib(point.cacheBytes + applied.headroomBytes)} (headroom for the job's own memory)`
-      : 'cap never applied';
+    const resident = cap.residencyFrom(iterationsPerEpoch);
+    const residentBytes = resident.length ? resident.reduce((a, b) => a + b, 0) / resident.length : null;
+    const held =
+      residentBytes === null
+        ? 'dataset residency not measured in the measured window'
+        : `dataset in page cache ${mib(Math.min(...resident))}-${mib(Math.max(...resident))}, mean ${mib(residentBytes)} (mincore, ${resident.length} readings)`;
     return {
       summary,
       ranks: Math.max(1, result.ranks.length),
-      note: `${capText}; first epoch not measured; ${result.status} (${result.stopReason})`,
-      extraCacheBytes: applied?.headroomBytes ?? 0,
+      note: `target ${mib(point.cacheBytes)}; ${held}; first epoch not measured; ${result.status} (${result.stopReason})`,
+      residentBytes,
     };
   } finally {
     await group.remove().catch(() => undefined);

@@ -1,18 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { rangeError } from '../../src/validate/run-validate.js';
 import { fitCpuScaling } from '../../src/whatif/cpu-scaling.js';
 import { readProfile } from '../../src/profile/profile-store.js';
+import { anchorToControl } from '../../src/validate/run-validate.js';
+import { baseScenario, fitModel, predict, stageTimes } from '../../src/whatif/model.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
-
-test('a measured rate inside the predicted range has no error; outside, the error is from the nearer end', () => {
-  assert.equal(rangeError(60, 75, 62), 0);
-  assert.equal(rangeError(75, 60, 62), 0);
-  assert.ok(Math.abs(rangeError(60, 75, 50) - 0.2) < 1e-12);
-  assert.ok(Math.abs(rangeError(60, 75, 100) - -0.25) < 1e-12);
-});
 
 test('without a CPU sweep there is no fitted scaling (the model then assumes linear and says so)', () => {
   assert.equal(fitCpuScaling(readProfile(FIXTURE)), null);
@@ -30,4 +24,17 @@ test('a CPU sweep gives eff(c) = R*u*b / T_cached(c) at each CPU count, ascendin
   const secPerSample = (cached.summary!.iterMs.mean / 1000) / cached.summary!.samplesPerIter;
   assert.ok(Math.abs(scaling.points[1].eff - u / secPerSample) < 1e-9);
   assert.ok(Math.abs(scaling.points[0].eff - scaling.points[1].eff / 2) < 1e-9, 'twice the time per sample: half the parallelism');
+});
+
+test('anchored to a control run 1.5x slower: compute and prep take 1.5x, storage is unchanged', () => {
+  const model = fitModel(readProfile(FIXTURE));
+  const slower = anchorToControl(model, 1.5);
+  const whole = { ...baseScenario(model), cacheBytes: model.datasetBytes, epochs: null };
+  const cold = { ...whole, cacheBytes: 0 };
+  const t = stageTimes(model, whole, 1);
+  const ts = stageTimes(slower, whole, 1);
+  assert.ok(Math.abs(ts.gpu - 1.5 * t.gpu) < 1e-12 && Math.abs(ts.prep - 1.5 * t.prep) < 1e-12);
+  assert.equal(stageTimes(slower, cold, 0).fetch, stageTimes(model, cold, 0).fetch);
+  // Everything cached: the pace is CPU-bound, so the rate falls by exactly 1.5.
+  assert.ok(Math.abs(predict(slower, whole).samplesPerSec - predict(model, whole).samplesPerSec / 1.5) < 1e-9);
 });

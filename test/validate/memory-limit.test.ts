@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DatasetCacheCap, headroomBytes, type GroupMemory, type MemoryGroup } from '../../src/validate/memory-limit.js';
+
+const MiB = 2 ** 20;
+
+/** A memory group whose readings the test sets, recording every limit written. */
+function fakeGroup(initial: GroupMemory): MemoryGroup & { state: GroupMemory; limits: number[]; refuse: boolean } {
+  const group = {
+    state: { ...initial },
+    limits: [] as number[],
+    refuse: false,
+    read: () => ({ ...group.state }),
+    setLimit(bytes: number) {
+      if (group.refuse) throw Object.assign(new Error('EBUSY'), { code: 'EBUSY' });
+      group.limits.push(bytes);
+      group.state.limitBytes = bytes;
+    },
+  };
+  return group;
+}
+
+test('the first step sets own memory + target + headroom', () => {
+  const group = fakeGroup({ usageBytes: 300 * MiB, cacheBytes: 100 * MiB, limitBytes: 2 ** 50 });
+  const cap = new DatasetCacheCap(group, [], 40 * MiB);
+  cap.step(0);
+  assert.deepEqual(group.limits, [Math.round(200 * MiB + 40 * MiB + headroomBytes(200 * MiB))]);
+});
+
+test('below target the limit rises only while it binds; above target it falls by the excess', () => {
+  const group = fakeGroup({ usageBytes: 250 * MiB, cacheBytes: 50 * MiB, limitBytes: 2 ** 50 });
+  const cap = new DatasetCacheCap(group, [], 40 * MiB);
+  cap.step(0);
+  const first = group.state.limitBytes;
+  // First epoch: the cache is filling and usage is far from the limit: hold.
+  cap.step(10 * MiB);
+  assert.equal(group.state.limitBytes, first);
+  // Usage at the limit with 10 MiB of the dataset short of the target: raise by 10 MiB.
+  group.state.usageBytes = first;
+  cap.step(30 * MiB);
+  assert.equal(group.state.limitBytes, first + 10 * MiB);
+  // The whole dataset kept (56 MiB for a 40 MiB target): lower by the excess, bound or not.
+  group.state.usageBytes = first - 50 * MiB;
+  cap.step(56 * MiB);
+  assert.equal(group.state.limitBytes, first + 10 * MiB - 16 * MiB);
+});
+
+test('the limit never goes below the job\'s own memory + 8 MiB, and a refused write is retried next step', () => {
+  const group = fakeGroup({ usageBytes: 220 * MiB, cacheBytes: 20 * MiB, limitBytes: 2 ** 50 });
+  const cap = new DatasetCacheCap(group, [], 10 * MiB);
+  cap.step(0);
+  cap.step(500 * MiB);
+  assert.equal(group.state.limitBytes, 200 * MiB + 8 * MiB);
+  group.refuse = true;
+  group.state.usageBytes = 400 * MiB; // the job's own memory grew to 380 MiB
+  cap.step(0);
+  assert.equal(group.state.limitBytes, 200 * MiB + 8 * MiB, 'refused: unchanged');
+  group.refuse = false;
+  cap.step(0);
+  assert.equal(group.state.limitBytes, 380 * MiB + 8 * MiB);
+});
+
+test('readings are kept with their iteration counts; the steady window starts where asked', async () => {
+  const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, limitBytes: 2 ** 50 });
+  const cap = new DatasetCacheCap(group, [], 10 * MiB);
+  await cap.adjust(3); // no files: 0 bytes resident, a real mincore pass over nothing
+  assert.deepEqual(cap.samples, [{ iterations: 3, residentBytes: 0 }]);
+  cap.samples.push({ iterations: 40, residentBytes: 9 * MiB }, { iterations: 80, residentBytes: 11 * MiB });
+  assert.deepEqual(cap.residencyFrom(40), [9 * MiB, 11 * MiB]);
+});
