@@ -67,10 +67,7 @@ export function analyze(modes: ModeResults): Analysis {
   const coldSamplesPerSec = cold && rateOf(cold.summary);
   const storageReadBytesPerSec = cold ? cold.storageReadBytesPerSec : null;
   const memoryReadBytesPerSec = cached && memoryRate(cached);
-  const prepCpuSecPerSample =
-    syn && cached && syn.jobCpuSecPerSample !== null && cached.jobCpuSecPerSample !== null
-      ? Math.max(0, cached.jobCpuSecPerSample - syn.jobCpuSecPerSample)
-      : null;
+  const prepCpuSecPerSample = syn && cached ? prepCpu(syn, cached, caveats) : null;
 
   // Whether a stall is real: its 95% CI must exclude 0, otherwise it is noise.
   const sigPrep = significant(prepStallMs) ? prepStallFraction : 0;
@@ -129,6 +126,23 @@ export function analyze(modes: ModeResults): Analysis {
     advice: advice(context),
     caveats,
   };
+}
+
+/**
+ * Pre-processing CPU per sample: the job's CPU per sample in the cached mode
+ * less the synthetic mode's. When the cached mode used no more (prep too cheap
+ * to see next to the step, or noise), it is not measurable: null and a caveat,
+ * never a confident 0.
+ */
+function prepCpu(syn: Usable, cached: Usable, caveats: string[]): number | null {
+  if (syn.jobCpuSecPerSample === null || cached.jobCpuSecPerSample === null) return null;
+  const u = cached.jobCpuSecPerSample - syn.jobCpuSecPerSample;
+  if (u > 0) return u;
+  caveats.push(
+    `prep CPU per sample not measurable: the cached mode used ${(cached.jobCpuSecPerSample * 1000).toFixed(2)} CPU-ms per sample, ` +
+      `no more than the synthetic mode's ${(syn.jobCpuSecPerSample * 1000).toFixed(2)}`,
+  );
+  return null;
 }
 
 /** The mode if it can be used, adding caveats for what is missing, partial or unproven. */

@@ -215,9 +215,11 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   // u: CPU of the job tree per sample with prep (cached) minus without it (synthetic).
   if (cached.jobCpuSecPerSample === null) throw missing('modes.cached.jobCpuSecPerSample', 'cached');
   if (syn.jobCpuSecPerSample === null) throw missing('modes.synthetic.jobCpuSecPerSample', 'synthetic');
-  const u = Math.max(0, cached.jobCpuSecPerSample - syn.jobCpuSecPerSample);
+  const measuredU = cached.jobCpuSecPerSample - syn.jobCpuSecPerSample;
+  const u = Math.max(0, measuredU);
+  const uNote = measuredU > 0 ? undefined : 'not measurable (the cached mode used no more CPU per sample than the synthetic mode): taken as 0';
   parameters.push(
-    param('u', 'prep CPU time per sample', u * 1000, 'CPU-ms', 'cached jobCpuSecPerSample - synthetic jobCpuSecPerSample', proven(syn, cached)),
+    param('u', 'prep CPU time per sample', u * 1000, 'CPU-ms', 'cached jobCpuSecPerSample - synthetic jobCpuSecPerSample', proven(syn, cached), uNote),
   );
 
   const profiledCpus = cached.cpus?.length ?? profile.host.cpus;

@@ -176,11 +176,13 @@ test('memory read rate sums the ranks of the cached mode', () => {
   assert.equal(analyze(modes).memoryReadBytesPerSec, null);
 });
 
-test('prep CPU per sample is never negative', () => {
+test('prep CPU per sample that does not exceed the synthetic mode\'s is not measurable: null and a caveat, not 0', () => {
   const modes = three(100, 150, 150);
   modes.synthetic = modeResult('synthetic', { iterMs: 100, jobCpuSecPerSample: 0.02 });
-  modes.cached = modeResult('cached', { iterMs: 150, jobCpuSecPerSample: 0.01 });
-  assert.equal(analyze(modes).prepCpuSecPerSample, 0);
+  modes.cached = modeResult('cached', { iterMs: 150, computeMs: 100, jobCpuSecPerSample: 0.01 });
+  const a = analyze(modes);
+  assert.equal(a.prepCpuSecPerSample, null);
+  assert.deepEqual(a.caveats, ['prep CPU per sample not measurable: the cached mode used 10.00 CPU-ms per sample, no more than the synthetic mode\'s 20.00']);
 });
 
 test('property: any three modes give a schema-valid, self-consistent analysis', () => {
