@@ -35,7 +35,9 @@ export interface JobOptions {
  * A training job running in its own process group. Its children (DataLoader
  * workers, torchrun ranks) are in that group too, so the whole tree is
  * signalled at once. execa's own cleanup does not cover detached children, so
- * a process 'exit' hook kills the group if the CLI dies first.
+ * a process 'exit' hook kills the group if the CLI exits first, and a watchdog
+ * outside the group kills it if the CLI dies without running any hook
+ * (SIGKILL, the OOM killer).
  */
 export class SupervisedJob {
   readonly pid: number;
@@ -44,11 +46,15 @@ export class SupervisedJob {
   private timedOut = false;
   private exited = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  private readonly onToolExit = () => this.signalGroup('SIGKILL');
+  private readonly onToolExit = () => {
+    this.signalGroup('SIGKILL');
+    this.stopWatchdog();
+  };
 
   private constructor(
     private readonly options: JobOptions,
     subprocess: ReturnType<typeof execa>,
+    private readonly watchdog: ReturnType<typeof execa>,
   ) {
     if (subprocess.pid === undefined) throw new Error('job did not start');
     this.pid = subprocess.pid;
@@ -64,6 +70,7 @@ export class SupervisedJob {
       for (const timer of this.timers) clearTimeout(timer);
       // The leader is gone; DataLoader workers or other children may not be.
       await this.reapGroup();
+      this.stopWatchdog();
       process.off('exit', this.onToolExit);
       return {
         exitCode: result.exitCode ?? null,
@@ -102,7 +109,16 @@ export class SupervisedJob {
         ExitCode.CommandNotFound,
       );
     }
-    return new SupervisedJob(options, subprocess);
+    return new SupervisedJob(options, subprocess, startWatchdog(execa, process.pid, subprocess.pid!));
+  }
+
+  /** Ends the watchdog and its sleep (its own group) once the CLI no longer needs it. */
+  private stopWatchdog(): void {
+    try {
+      if (this.watchdog.pid !== undefined) process.kill(-this.watchdog.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
   }
 
   /** Asks the job to stop gently (SIGTERM to the group), then kills it after the grace period. */
@@ -154,6 +170,23 @@ export class SupervisedJob {
       // The group is already gone.
     }
   }
+}
+
+/**
+ * A process outside the job's group (and the CLI's) that polls, once a second,
+ * whether the CLI is alive, and kills the job's group when it is not. A fixed
+ * script with the pids as arguments, never interpolated text.
+ */
+function startWatchdog(run: typeof execa, cliPid: number, jobPgid: number): ReturnType<typeof execa> {
+  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -KILL -- "-$2" 2>/dev/null';
+  const watchdog = run('sh', ['-c', script, 'ds-analyzer-watchdog', String(cliPid), String(jobPgid)], {
+    detached: true,
+    cleanup: false,
+    reject: false,
+    stdio: 'ignore',
+  });
+  watchdog.unref();
+  return watchdog;
 }
 
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */

@@ -96,3 +96,18 @@ test('a missing --data path, spawned as a user would', async () => {
   assert.equal(result.all.trim().split('\n').length, 1, result.all);
   noStackTrace(result.all);
 });
+
+test('a CLI killed with SIGKILL (no exit hooks run) leaves no job behind: its watchdog kills the group', async () => {
+  const out = join(work, 'sigkill.json');
+  const cli = startCli(['profile', '--data', data, '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--hang-at-iteration', '3', '--hang-mode', 'synthetic'])], {
+    cwd: work,
+  });
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && processesMentioning(data).length < 2) await sleep(100);
+  assert.ok(processesMentioning(data).length >= 2, 'the CLI and its job are running');
+  cli.kill('SIGKILL');
+  await cli;
+  const gone = Date.now() + 5000;
+  while (Date.now() < gone && processesMentioning(data).length > 0) await sleep(100);
+  assert.deepEqual(processesMentioning(data), []);
+});
