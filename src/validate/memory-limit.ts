@@ -26,7 +26,14 @@ export interface ResidencySample {
 /** What a memory group reports: total usage and the part that is page cache. */
 export interface GroupMemory {
   usageBytes: number;
+  /** Page cache, shared memory included (as the kernel counts it). */
   cacheBytes: number;
+  /**
+   * The part of the cache the job cannot do without: files it has mapped (its
+   * own executable and libraries) and shared memory, which without swap is
+   * never reclaimed. A limit that squeezes these thrashes or OOM-kills the job.
+   */
+  pinnedCacheBytes: number;
   limitBytes: number;
 }
 
@@ -83,7 +90,7 @@ export class DatasetCacheCap {
   /** Moves the limit by target - resident, within what keeps the job alive. */
   step(residentBytes: number): void {
     const memory = this.group.read();
-    const ownBytes = Math.max(0, memory.usageBytes - memory.cacheBytes);
+    const ownBytes = Math.max(0, memory.usageBytes - memory.cacheBytes) + memory.pinnedCacheBytes;
     const floor = ownBytes + MIN_SLACK_BYTES;
     let next: number;
     if (this.limitBytes === null) {
@@ -118,11 +125,14 @@ export function cgroupMemory(groupDirs: string[]): MemoryGroup {
   const file = (v1name: string, v2name: string) => join(dir, v1 ? v1name : v2name);
   return {
     read() {
-      const stat = join(dir, 'memory.stat');
+      const stat = readFileSync(join(dir, 'memory.stat'), 'utf8');
+      const field = (v1name: string, v2name: string): number =>
+        v1 ? (statField(stat, `total_${v1name}`) ?? statField(stat, v1name) ?? 0) : (statField(stat, v2name) ?? 0);
       const limit = readFileSync(file('memory.limit_in_bytes', 'memory.max'), 'utf8').trim();
       return {
         usageBytes: Number(readFileSync(file('memory.usage_in_bytes', 'memory.current'), 'utf8')),
-        cacheBytes: (v1 ? (statField(stat, 'total_cache') ?? statField(stat, 'cache')) : statField(stat, 'file')) ?? 0,
+        cacheBytes: field('cache', 'file'),
+        pinnedCacheBytes: field('mapped_file', 'file_mapped') + field('shmem', 'shmem'),
         limitBytes: limit === 'max' ? Number.MAX_SAFE_INTEGER : Number(limit),
       };
     },
@@ -132,7 +142,7 @@ export function cgroupMemory(groupDirs: string[]): MemoryGroup {
   };
 }
 
-function statField(file: string, name: string): number | null {
-  const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'));
+function statField(stat: string, name: string): number | null {
+  const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(stat);
   return match ? Number(match[1]) : null;
 }

@@ -21,14 +21,14 @@ function fakeGroup(initial: GroupMemory): MemoryGroup & { state: GroupMemory; li
 }
 
 test('the first step sets own memory + target + headroom', () => {
-  const group = fakeGroup({ usageBytes: 300 * MiB, cacheBytes: 100 * MiB, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 300 * MiB, cacheBytes: 100 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
   const cap = new DatasetCacheCap(group, [], 40 * MiB);
   cap.step(0);
   assert.deepEqual(group.limits, [Math.round(200 * MiB + 40 * MiB + headroomBytes(200 * MiB))]);
 });
 
 test('below target the limit rises only while it binds; above target it falls by the excess', () => {
-  const group = fakeGroup({ usageBytes: 250 * MiB, cacheBytes: 50 * MiB, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 250 * MiB, cacheBytes: 50 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
   const cap = new DatasetCacheCap(group, [], 40 * MiB);
   cap.step(0);
   const first = group.state.limitBytes;
@@ -46,7 +46,7 @@ test('below target the limit rises only while it binds; above target it falls by
 });
 
 test('the limit never goes below the job\'s own memory + 8 MiB, and a refused write is retried next step', () => {
-  const group = fakeGroup({ usageBytes: 220 * MiB, cacheBytes: 20 * MiB, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 220 * MiB, cacheBytes: 20 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   cap.step(0);
   cap.step(500 * MiB);
@@ -61,10 +61,19 @@ test('the limit never goes below the job\'s own memory + 8 MiB, and a refused wr
 });
 
 test('readings are kept with their iteration counts; the steady window starts where asked', async () => {
-  const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   await cap.adjust(3); // no files: 0 bytes resident, a real mincore pass over nothing
   assert.deepEqual(cap.samples, [{ iterations: 3, residentBytes: 0 }]);
   cap.samples.push({ iterations: 40, residentBytes: 9 * MiB }, { iterations: 80, residentBytes: 11 * MiB });
   assert.deepEqual(cap.residencyFrom(40), [9 * MiB, 11 * MiB]);
+});
+
+test('mapped files and shared memory count as the job\'s own: the limit never squeezes them', () => {
+  // 45 MiB of the cache is the job's mapped executable: lowering the limit into it OOM-killed a Node.js job here.
+  const group = fakeGroup({ usageBytes: 200 * MiB, cacheBytes: 100 * MiB, pinnedCacheBytes: 45 * MiB, limitBytes: 2 ** 50 });
+  const cap = new DatasetCacheCap(group, [], 10 * MiB);
+  cap.step(0);
+  cap.step(500 * MiB);
+  assert.equal(group.state.limitBytes, 145 * MiB + 8 * MiB);
 });
