@@ -5,8 +5,11 @@ import { newestProfile, readProfile } from '../profile/profile-store.js';
 import { detectCgroups } from '../system/cgroups.js';
 import { table } from '../report/format.js';
 import { runValidation, type ValidationPoint, type ValidationReport } from '../validate/run-validate.js';
-import { formatBytes, parseDurationSec, parsePositiveInt, parseSize } from '../units.js';
+import { formatBytes, parseDurationSec, parseFraction, parsePositiveInt, parseSize } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
+import type { Profile } from '../schema/profile.js';
+import { baseScenario, fitModel, predict } from '../whatif/model.js';
+import { cacheFor } from '../whatif/recommend.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 /** Target of the what-if model: median absolute error of the predictions. */
@@ -16,9 +19,11 @@ export const validateCommand: CommandFactory = (io, result) =>
   new Command('validate')
     .description("run the profiled job again at other cache sizes and CPU counts and compare what it does with what whatif predicted")
     .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
-    .option('--cache <list>', 'page-cache sizes to run at: sizes or shares of the dataset, e.g. 25%,50%,75% or 8MiB')
+    .option('--cache <list>', "page-cache sizes to run at: sizes, shares of the dataset, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 25%,50%,75%,recommended or 8MiB")
     .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
     .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', '4')
+    .option('--precision <pct>', 'control and CPU points stop when the 95% CI of the iteration time is within this', '5%')
+    .option('--max-iterations <n>', 'iteration budget of control and CPU points', '1000')
     .option('--timeout <duration>', 'kill a point whose job runs longer than this', '15m')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
     .option('--no-control', 'skip the control run (the profiled settings again, first)')
@@ -36,16 +41,21 @@ any prediction's error.
 
 Examples:
   $ ds-analyzer validate --cache 25%,50%,75% --cpus 1,2
+  $ ds-analyzer validate --cache recommended      # is the fetch stall gone there?
   $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json
 ${EXIT_CODES_HELP}`,
     )
-    .action(async (file: string | undefined, options: { cache?: string; cpus?: string; epochs: string; timeout: string; profilesDir: string; control: boolean; json?: boolean }) => {
+    .action(async (file: string | undefined, options: { cache?: string; cpus?: string; epochs: string; precision: string; maxIterations: string; timeout: string; profilesDir: string; control: boolean; json?: boolean }) => {
       const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, options.profilesDir));
       const profile = readProfile(path);
       const cachePoints: ValidationPoint[] = (options.cache ?? '')
         .split(',')
         .filter(Boolean)
-        .map((text) => ({ kind: 'cache', cacheBytes: parseCacheSize(text.trim(), profile.dataset.bytes) }));
+        .map((text) =>
+          text.trim() === 'recommended'
+            ? { kind: 'cache', cacheBytes: recommendedCache(profile), recommended: true }
+            : { kind: 'cache', cacheBytes: parseCacheSize(text.trim(), profile.dataset.bytes) },
+        );
       const cpuPoints: ValidationPoint[] = (options.cpus ?? '').split(',').filter(Boolean).map((text) => ({ kind: 'cpus', cpus: parsePositiveInt(text.trim(), '--cpus') }));
       if (cachePoints.length + cpuPoints.length === 0) throw new UserError('nothing to validate: pass --cache and/or --cpus', ExitCode.Usage);
       const memory = detectCgroups().controllers.memory;
@@ -59,6 +69,8 @@ ${EXIT_CODES_HELP}`,
         profile,
         points,
         epochs: parsePositiveInt(options.epochs, '--epochs'),
+        precision: parseFraction(options.precision, '--precision'),
+        maxIterations: parsePositiveInt(options.maxIterations, '--max-iterations'),
         cwd: io.cwd,
         workDir,
         timeoutSec: parseDurationSec(options.timeout, '--timeout'),
@@ -66,8 +78,25 @@ ${EXIT_CODES_HELP}`,
         onSignal: io.onSignal,
       });
       io.stdout(options.json ? JSON.stringify({ profile: path, ...report, notRun: skipped }, null, 1) + '\n' : renderValidation(report, path));
+      if (report.interrupted) {
+        throw new UserError(`interrupted: ${report.results.length} of ${points.length} points ran; they are shown above`, ExitCode.Interrupted);
+      }
       result.exitCode = ExitCode.Ok;
     });
+
+/** whatif's answer: the smallest LRU page cache that removes the fetch stall, in the steady state. */
+function recommendedCache(profile: Profile): number {
+  const model = fitModel(profile);
+  const scenario = { ...baseScenario(model), epochs: null };
+  const answer = cacheFor(model, scenario, predict(model, scenario), 'page-cache');
+  if (answer.value === null) {
+    throw new UserError("--cache recommended: no page-cache size removes this profile's fetch stall (see 'ds-analyzer whatif')", ExitCode.BadValue);
+  }
+  if (answer.value === 0) {
+    throw new UserError("--cache recommended: this profile has no fetch stall to remove, so there is no cache to check; pass sizes instead", ExitCode.BadValue);
+  }
+  return answer.value;
+}
 
 /** '25%' of the dataset, or a size. */
 function parseCacheSize(text: string, datasetBytes: number): number {
@@ -82,7 +111,29 @@ function parseCacheSize(text: string, datasetBytes: number): number {
 
 function describe(point: ValidationPoint): string {
   if (point.kind === 'control') return 'control (as profiled)';
-  return point.kind === 'cache' ? `page cache ${formatBytes(point.cacheBytes)}` : `${point.cpus} CPU(s)`;
+  if (point.kind === 'cpus') return `${point.cpus} CPU(s)`;
+  return `page cache ${formatBytes(point.cacheBytes)}${point.recommended ? ' (recommended)' : ''}`;
+}
+
+/**
+ * Whether the fetch stall is gone at the recommended cache: its measured rate
+ * against the control's (everything cached, no fetch stall), within noise:
+ * both runs' 95% half-widths and the run-to-run variation the control showed
+ * against the profile, combined.
+ */
+function recommendationCheck(report: ValidationReport): string {
+  const point = report.results.find((r) => r.point.kind === 'cache' && r.point.recommended);
+  const control = report.results.find((r) => r.point.kind === 'control');
+  if (!point || point.measuredSamplesPerSec === null) return '';
+  if (!control || control.measuredSamplesPerSec === null) return 'recommended cache: no control run to compare with (the fetch stall cannot be judged)\n';
+  const gap = control.measuredSamplesPerSec - point.measuredSamplesPerSec;
+  const runToRun = (report.controlAbsError ?? 0) * control.measuredSamplesPerSec;
+  const noise = Math.hypot(point.measuredHalfWidth ?? 0, control.measuredHalfWidth ?? 0, runToRun);
+  const at = `at the recommended cache ${describe(point.point).replace(/^page cache /, '').replace(' (recommended)', '')}`;
+  const rates = `${point.measuredSamplesPerSec.toFixed(1)} vs ${control.measuredSamplesPerSec.toFixed(1)} samples/s fully cached (control)`;
+  return gap <= noise
+    ? `recommended cache: the fetch stall is gone within noise ${at}: ${rates}\n`
+    : `recommended cache: the fetch stall is NOT gone ${at}: ${rates}, ${percent(gap / control.measuredSamplesPerSec)} slower beyond noise\n`;
 }
 
 function percent(error: number | null): string {
@@ -91,7 +142,7 @@ function percent(error: number | null): string {
 
 /** Predicted against measured, point by point, and the verdict against the 10% target. */
 export function renderValidation(report: ValidationReport, path: string): string {
-  const rows = [['point', 'predicted samples/s', 'measured samples/s', 'error', 'anchored error', 'run']];
+  const rows = [['point', 'predicted samples/s', 'measured samples/s', 'error', 'anchored error', 'hit ratio pred/meas', 'run']];
   for (const r of report.results) {
     rows.push([
       describe(r.point),
@@ -99,6 +150,7 @@ export function renderValidation(report: ValidationReport, path: string): string
       r.measuredSamplesPerSec === null ? '—' : `${r.measuredSamplesPerSec.toFixed(1)}${r.measuredHalfWidth !== null ? ` ± ${r.measuredHalfWidth.toFixed(1)}` : ''}`,
       percent(r.relativeError),
       percent(r.anchoredError),
+      r.predictedHitRatio === null ? '—' : `${r.predictedHitRatio.toFixed(2)}/${r.measuredHitRatio === null ? '?' : r.measuredHitRatio.toFixed(2)}`,
       r.note,
     ]);
   }
@@ -118,5 +170,6 @@ export function renderValidation(report: ValidationReport, path: string): string
           ? ''
           : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute error ${percent(report.anchoredMedianAbsError)}\n`);
   const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
-  return `validation of ${path}\n${table(rows, [1, 2, 3, 4])}\n${verdict}\n${control}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+  const recommended = recommendationCheck(report);
+  return `validation of ${path}\n${table(rows, [1, 2, 3, 4, 5])}\n${verdict}\n${control}${recommended}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
+import { windowRates } from '../profile/window-rates.js';
 import { median } from '../analysis/stats.js';
-import { ExitCode, UserError } from '../errors.js';
 import type { PreparedState, CacheState } from '../profile/cache-state.js';
 import { PageCacheState } from '../profile/cache-state.js';
 import { runMode, type ModeRunInput } from '../profile/run-mode.js';
@@ -18,7 +18,7 @@ import { cgroupMemory, DatasetCacheCap } from './memory-limit.js';
  * One point to check: a cache size, a CPU count, or the control (the profiled
  * settings again, which shows how far the job's pace moves between runs).
  */
-export type ValidationPoint = { kind: 'cache'; cacheBytes: number } | { kind: 'cpus'; cpus: number } | { kind: 'control' };
+export type ValidationPoint = { kind: 'cache'; cacheBytes: number; recommended?: boolean } | { kind: 'cpus'; cpus: number } | { kind: 'control' };
 
 export interface ValidationResult {
   point: ValidationPoint;
@@ -26,6 +26,15 @@ export interface ValidationResult {
   predictedSamplesPerSec: number;
   /** Cache points: mean dataset bytes resident over the measured window (mincore), else null. */
   residentBytes: number | null;
+  /** Cache points: the model's steady hit ratio at residentBytes, else null. */
+  predictedHitRatio: number | null;
+  /**
+   * Cache points: 1 - storage bytes the job read per sample over the measured
+   * window / (bytes per sample x read amplification), else null. Set beside
+   * predictedHitRatio, it tells a wrong hit ratio from a wrong overlap of
+   * fetch with the rest.
+   */
+  measuredHitRatio: number | null;
   /** Measured samples/s over the steady window, or null when the run failed. */
   measuredSamplesPerSec: number | null;
   /** 95% half-width of the measured rate, samples/s. */
@@ -42,6 +51,8 @@ export interface ValidationResult {
 
 export interface ValidationReport {
   results: ValidationResult[];
+  /** True when Ctrl-C stopped the run: results holds the points completed before it. */
+  interrupted: boolean;
   /** Median of |relativeError| over the points that ran, the control left out. */
   medianAbsError: number | null;
   /** |relativeError| of the control: the job's own run-to-run variation, which no model removes. */
@@ -57,6 +68,10 @@ export interface ValidateInput {
   points: ValidationPoint[];
   /** Epochs each cache point runs; the first (cold) is not measured. */
   epochs: number;
+  /** Control and CPU points stop when the 95% CI of the iteration time is this tight (relative)... */
+  precision: number;
+  /** ...or after this many iterations. */
+  maxIterations: number;
   cwd: string;
   workDir: string;
   timeoutSec: number;
@@ -91,9 +106,13 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
             ? { ...base, cacheBytes: dataset.bytes, cpus: point.cpus, epochs: null }
             : { ...base, cacheBytes: dataset.bytes, epochs: null };
       const measured = await measurePoint(point, { input, dataset, samplesPerIter, interrupts, index });
+      // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
+      if (interrupts.interrupted) break;
       // Predict at the cache the job really had, which the cap holds near, not exactly at, the target.
       const asRun = measured.residentBytes === null ? scenario : { ...scenario, cacheBytes: measured.residentBytes };
-      const predicted = predict(model, asRun).samplesPerSec;
+      const prediction = predict(model, asRun);
+      const predicted = prediction.samplesPerSec;
+      const missBytes = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
       const anchoredRate = anchoredModel ? predict(anchoredModel, asRun).samplesPerSec : null;
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
       if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
@@ -102,6 +121,8 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
         point,
         predictedSamplesPerSec: predicted,
         residentBytes: measured.residentBytes,
+        predictedHitRatio: point.kind === 'cache' ? prediction.steadyHitRatio : null,
+        measuredHitRatio: point.kind === 'cache' && missBytes !== null ? Math.min(1, Math.max(0, 1 - missBytes)) : null,
         measuredSamplesPerSec: rate,
         measuredHalfWidth: halfWidth,
         relativeError: rate ? (predicted - rate) / rate : null,
@@ -113,11 +134,11 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
   } finally {
     interrupts.dispose();
   }
-  if (interrupts.interrupted) throw new UserError('interrupted: validation stopped before all points ran', ExitCode.Interrupted);
   const points = results.filter((r) => r.point.kind !== 'control');
   const control = results.find((r) => r.point.kind === 'control');
   return {
     results,
+    interrupted: interrupts.interrupted,
     medianAbsError: medianAbs(points.map((r) => r.relativeError)),
     controlAbsError: control?.relativeError != null ? Math.abs(control.relativeError) : null,
     anchoredMedianAbsError: medianAbs(points.map((r) => r.anchoredError)),
@@ -154,16 +175,16 @@ interface PointContext {
 async function measurePoint(
   point: ValidationPoint,
   ctx: PointContext,
-): Promise<{ summary: IterationSummary | null; ranks: number; note: string; residentBytes: number | null }> {
+): Promise<{ summary: IterationSummary | null; ranks: number; note: string; residentBytes: number | null; readBytesPerSample: number | null }> {
   const { input, dataset } = ctx;
   const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
   const common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'> = {
     argv: input.profile.command,
     cwd: input.cwd,
     dataset,
-    precision: 0.03,
+    precision: input.precision,
     minIterations: 60,
-    maxIterations: 4000,
+    maxIterations: Math.max(60, input.maxIterations),
     timeoutSec: input.timeoutSec,
     firstIterationTimeoutSec: 300,
     stopGraceSec: 30,
@@ -192,6 +213,7 @@ async function measurePoint(
       ranks: Math.max(1, result.ranks.length),
       note: `cached mode ${where}: ${result.status} (${result.stopReason})`,
       residentBytes: null,
+      readBytesPerSample: null,
     };
   }
 
@@ -233,6 +255,7 @@ async function measurePoint(
       ranks: Math.max(1, result.ranks.length),
       note: `target ${mib(point.cacheBytes)}; ${held}; first epoch not measured; ${result.status} (${result.stopReason})`,
       residentBytes,
+      readBytesPerSample: windowRates(result.resources, steady, (r) => r.jobReadBytes)?.perSample ?? null,
     };
   } finally {
     await group.remove().catch(() => undefined);

@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { renderValidation } from '../../src/cli/validate.js';
+import type { ValidationPoint, ValidationReport, ValidationResult } from '../../src/validate/run-validate.js';
+
+function row(point: ValidationPoint, predicted: number, measured: number, halfWidth: number, anchored: number | null = null): ValidationResult {
+  return {
+    point,
+    predictedSamplesPerSec: predicted,
+    residentBytes: point.kind === 'cache' ? point.cacheBytes : null,
+    predictedHitRatio: point.kind === 'cache' ? 0.62 : null,
+    measuredHitRatio: point.kind === 'cache' ? 0.55 : null,
+    measuredSamplesPerSec: measured,
+    measuredHalfWidth: halfWidth,
+    relativeError: (predicted - measured) / measured,
+    anchoredSamplesPerSec: anchored,
+    anchoredError: anchored === null ? null : (anchored - measured) / measured,
+    note: 'ok',
+  };
+}
+
+function report(results: ValidationResult[]): ValidationReport {
+  return {
+    results,
+    interrupted: false,
+    medianAbsError: 0.08,
+    controlAbsError: Math.abs(results[0].relativeError!),
+    anchoredMedianAbsError: 0.03,
+    modelCaveats: [],
+  };
+}
+
+test('the report shows the control, the anchored errors, and whether the recommended cache removed the fetch stall', () => {
+  const control = row({ kind: 'control' }, 400, 380, 5);
+  const gone = row({ kind: 'cache', cacheBytes: 200 * 2 ** 20, recommended: true }, 400, 370, 6, 380);
+  const text = renderValidation(report([control, gone, row({ kind: 'cpus', cpus: 1 }, 210, 200, 4, 199.5)]), 'p.json');
+  assert.match(text, /control \(as profiled\)\s+400\.0\s+380\.0 ± 5\.0\s+5\.3%/);
+  assert.match(text, /page cache 200\.0 MiB \(recommended\)\s+400\.0\s+370\.0 ± 6\.0\s+8\.1%\s+2\.7%\s+0\.62\/0\.55/);
+  assert.match(text, /median absolute error 8\.0%: within the 10% target/);
+  assert.match(text, /control: the profiled settings re-run landed 5\.3% from the profile/);
+  assert.match(text, /anchored to the control .*: median absolute error 3\.0%/);
+  // 10 samples/s apart; noise: hypot(6, 5, 5.3% of 380 = 20) = 21.5.
+  assert.match(text, /the fetch stall is gone within noise at the recommended cache 200\.0 MiB: 370\.0 vs 380\.0 samples\/s/);
+
+  const notGone = row({ kind: 'cache', cacheBytes: 200 * 2 ** 20, recommended: true }, 400, 300, 6);
+  const exact = row({ kind: 'control' }, 380, 380, 5);
+  const text2 = renderValidation({ ...report([exact, notGone]), controlAbsError: 0 }, 'p.json');
+  assert.match(text2, /the fetch stall is NOT gone at the recommended cache 200\.0 MiB: 300\.0 vs 380\.0 samples\/s.*21\.1% slower beyond noise/);
+});
