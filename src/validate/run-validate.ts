@@ -112,7 +112,7 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
       const asRun = measured.residentBytes === null ? scenario : { ...scenario, cacheBytes: measured.residentBytes };
       const prediction = predict(model, asRun);
       const predicted = prediction.samplesPerSec;
-      const missBytes = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
+      const missRatio = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
       const anchoredRate = anchoredModel ? predict(anchoredModel, asRun).samplesPerSec : null;
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
       if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
@@ -122,7 +122,7 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
         predictedSamplesPerSec: predicted,
         residentBytes: measured.residentBytes,
         predictedHitRatio: point.kind === 'cache' ? prediction.steadyHitRatio : null,
-        measuredHitRatio: point.kind === 'cache' && missBytes !== null ? Math.min(1, Math.max(0, 1 - missBytes)) : null,
+        measuredHitRatio: point.kind === 'cache' && missRatio !== null ? Math.min(1, Math.max(0, 1 - missRatio)) : null,
         measuredSamplesPerSec: rate,
         measuredHalfWidth: halfWidth,
         relativeError: rate ? (predicted - rate) / rate : null,
