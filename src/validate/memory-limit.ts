@@ -11,8 +11,11 @@ export function headroomBytes(nonCacheBytes: number): number {
   return 8 * 2 ** 20 + 0.1 * nonCacheBytes;
 }
 
-/** Never set the limit closer than this to the job's own (non-cache) memory. */
+/** Never set the limit closer than this to the job's own memory, beyond its largest growth between two polls. */
 const MIN_SLACK_BYTES = 8 * 2 ** 20;
+
+/** Steps over which the job's memory growth is remembered (about 10 s at the 250 ms poll). */
+const GROWTH_WINDOW_STEPS = 40;
 
 /** The limit counts as binding when usage is within this of it. */
 const BINDING_MARGIN_BYTES = 4 * 2 ** 20;
@@ -60,6 +63,10 @@ export interface MemoryGroup {
 export class DatasetCacheCap {
   readonly samples: ResidencySample[] = [];
   private limitBytes: number | null = null;
+  /** Largest own memory seen, and its growths over the recent steps: the floor keeps room for both. */
+  private peakOwnBytes = 0;
+  private lastOwnBytes: number | null = null;
+  private readonly recentGrowths: number[] = [];
   private busy = false;
   private lastScanMs = 0;
   private lastScanAt = 0;
@@ -91,7 +98,16 @@ export class DatasetCacheCap {
   step(residentBytes: number): void {
     const memory = this.group.read();
     const ownBytes = Math.max(0, memory.usageBytes - memory.cacheBytes) + memory.pinnedCacheBytes;
-    const floor = ownBytes + MIN_SLACK_BYTES;
+    // A Node.js job's heap grew by more than 8 MiB between two polls and met the
+    // OOM killer at a floor of its current memory + 8 MiB: keep room for its
+    // peak and for twice the largest recent growth. Recent only: a job grows
+    // fastest while it starts, and a floor sized by that would never let the
+    // limit bind once it has settled.
+    if (this.lastOwnBytes !== null) this.recentGrowths.push(Math.max(0, ownBytes - this.lastOwnBytes));
+    if (this.recentGrowths.length > GROWTH_WINDOW_STEPS) this.recentGrowths.shift();
+    this.lastOwnBytes = ownBytes;
+    this.peakOwnBytes = Math.max(this.peakOwnBytes, ownBytes);
+    const floor = this.peakOwnBytes + MIN_SLACK_BYTES + 2 * Math.max(0, ...this.recentGrowths);
     let next: number;
     if (this.limitBytes === null) {
       next = ownBytes + this.targetBytes + headroomBytes(ownBytes);

@@ -13,6 +13,8 @@ interface PointJson {
   measuredSamplesPerSec: number | null;
   residentBytes: number | null;
   relativeError: number | null;
+  predictedHitRatio: number | null;
+  measuredHitRatio: number | null;
   note: string;
 }
 
@@ -30,25 +32,29 @@ test('validate holds the page cache at a target share of the dataset and predict
   }
   const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-validate-cache-'));
   const data = join(work, 'data');
-  await generateDataset(data, { files: 96, fileBytes: 256 << 10, seed: 7 });
+  await generateDataset(data, { files: 64, fileBytes: 1 << 20, seed: 7 });
   const profile = join(work, 'p.json');
   const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '10', '--prep-ms', '2', '--workers', '2']);
   const profiled = await startCli(
-    ['profile', '--data', data, '--out', profile, '--storage-bw', '10MB/s', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', '--', ...job],
+    ['profile', '--data', data, '--out', profile, '--storage-bw', '20MB/s', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', '--', ...job],
     { cwd: work },
   );
   assert.equal(profiled.exitCode, 0, profiled.all);
 
-  const result = await startCli(['validate', profile, '--cache', '50%', '--epochs', '3', '--no-control', '--json'], { cwd: work });
+  const result = await startCli(['validate', profile, '--cache', '50%', '--epochs', '6', '--no-control', '--json'], { cwd: work });
   assert.equal(result.exitCode, 0, result.all);
   const report = JSON.parse(result.stdout) as { results: PointJson[] };
   assert.equal(report.results.length, 1, 'the control was left out; one cache point');
   const [point] = report.results;
-  t.diagnostic(`${point.note}; predicted ${point.predictedSamplesPerSec.toFixed(1)}, measured ${point.measuredSamplesPerSec?.toFixed(1)} samples/s`);
+  t.diagnostic(
+    `${point.note}; predicted ${point.predictedSamplesPerSec.toFixed(1)}, measured ${point.measuredSamplesPerSec?.toFixed(1)} samples/s; ` +
+      `hit ratio predicted ${point.predictedHitRatio?.toFixed(2)}, measured ${point.measuredHitRatio?.toFixed(2)}`,
+  );
   const target = point.point.cacheBytes!;
   assert.ok(point.residentBytes !== null, 'residency was read over the measured window');
   // Held near the target: not the whole dataset (what a guessed headroom allowed) and not nothing.
   assert.ok(Math.abs(point.residentBytes - target) < 0.25 * target, `resident ${point.residentBytes} vs target ${target}`);
   assert.match(point.note, /mincore/);
   assert.ok(point.measuredSamplesPerSec! > 0 && point.relativeError !== null);
+  assert.ok(point.measuredHitRatio !== null && point.measuredHitRatio > 0.1 && point.measuredHitRatio < 0.9, 'half the dataset cached: some reads hit, some miss');
 });

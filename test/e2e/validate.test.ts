@@ -22,9 +22,13 @@ test('validate re-runs the profiled job at fewer CPUs and sets the measured rate
 
   const result = await startCli(['validate', profile, '--cpus', '1', '--json'], { cwd: work });
   assert.equal(result.exitCode, 0, result.all);
-  const report = JSON.parse(result.stdout) as { results: { measuredSamplesPerSec: number | null; predictedSamplesPerSec: number }[]; medianAbsError: number | null };
-  assert.equal(report.results.length, 1);
-  assert.ok(report.results[0].measuredSamplesPerSec! > 0, 'the point was measured');
-  assert.ok(report.results[0].predictedSamplesPerSec > 0);
-  assert.ok(report.medianAbsError !== null);
+  type Row = { point: { kind: string }; measuredSamplesPerSec: number | null; predictedSamplesPerSec: number; anchoredError: number | null };
+  const report = JSON.parse(result.stdout) as { results: Row[]; medianAbsError: number | null; controlAbsError: number | null; anchoredMedianAbsError: number | null };
+  assert.deepEqual(report.results.map((r) => r.point.kind), ['control', 'cpus'], 'the control runs first');
+  for (const r of report.results) {
+    assert.ok(r.measuredSamplesPerSec! > 0, `${r.point.kind} was measured`);
+    assert.ok(r.predictedSamplesPerSec > 0);
+  }
+  assert.ok(report.medianAbsError !== null && report.controlAbsError !== null);
+  assert.ok(report.results[1].anchoredError !== null && report.anchoredMedianAbsError !== null, 'the CPU point is also set against the control');
 });

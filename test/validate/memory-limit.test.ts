@@ -35,17 +35,19 @@ test('below target the limit rises only while it binds; above target it falls by
   // First epoch: the cache is filling and usage is far from the limit: hold.
   cap.step(10 * MiB);
   assert.equal(group.state.limitBytes, first);
-  // Usage at the limit with 10 MiB of the dataset short of the target: raise by 10 MiB.
+  // Usage at the limit (the cache filled it) with 10 MiB of the dataset short of the target: raise by 10 MiB.
   group.state.usageBytes = first;
+  group.state.cacheBytes = first - 200 * MiB;
   cap.step(30 * MiB);
   assert.equal(group.state.limitBytes, first + 10 * MiB);
   // The whole dataset kept (56 MiB for a 40 MiB target): lower by the excess, bound or not.
   group.state.usageBytes = first - 50 * MiB;
+  group.state.cacheBytes = first - 250 * MiB;
   cap.step(56 * MiB);
   assert.equal(group.state.limitBytes, first + 10 * MiB - 16 * MiB);
 });
 
-test('the limit never goes below the job\'s own memory + 8 MiB, and a refused write is retried next step', () => {
+test('the limit never goes below the job\'s peak own memory + 8 MiB + twice its largest growth between steps; a refused write is retried', () => {
   const group = fakeGroup({ usageBytes: 220 * MiB, cacheBytes: 20 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   cap.step(0);
@@ -57,7 +59,7 @@ test('the limit never goes below the job\'s own memory + 8 MiB, and a refused wr
   assert.equal(group.state.limitBytes, 200 * MiB + 8 * MiB, 'refused: unchanged');
   group.refuse = false;
   cap.step(0);
-  assert.equal(group.state.limitBytes, 380 * MiB + 8 * MiB);
+  assert.equal(group.state.limitBytes, 380 * MiB + 8 * MiB + 2 * 180 * MiB, 'grew by 180 MiB in one step');
 });
 
 test('readings are kept with their iteration counts; the steady window starts where asked', async () => {
@@ -76,4 +78,15 @@ test('mapped files and shared memory count as the job\'s own: the limit never sq
   cap.step(0);
   cap.step(500 * MiB);
   assert.equal(group.state.limitBytes, 145 * MiB + 8 * MiB);
+});
+
+test('a growth of the job\'s memory widens the floor for the next 40 steps, then no longer', () => {
+  const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
+  const cap = new DatasetCacheCap(group, [], 10 * MiB);
+  cap.step(0);
+  group.state.usageBytes = 130 * MiB; // start-up: +30 MiB in one step
+  cap.step(500 * MiB);
+  assert.equal(group.state.limitBytes, 130 * MiB + 8 * MiB + 60 * MiB);
+  for (let k = 0; k < 40; k++) cap.step(500 * MiB);
+  assert.equal(group.state.limitBytes, 130 * MiB + 8 * MiB, 'settled: the start-up growth is forgotten, the peak is not');
 });
