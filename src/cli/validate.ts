@@ -78,8 +78,15 @@ ${EXIT_CODES_HELP}`,
         onSignal: io.onSignal,
       });
       io.stdout(options.json ? JSON.stringify({ profile: path, ...report, notRun: skipped }, null, 1) + '\n' : renderValidation(report, path));
+      if (!report.interrupted && report.results.length > 0 && report.results.every((r) => r.measuredSamplesPerSec === null)) {
+        throw new UserError('no point was measured: the job failed at every point (the end of its log is in the report)', ExitCode.JobFailed);
+      }
       if (report.interrupted) {
-        throw new UserError(`interrupted: ${report.results.length} of ${points.length} points ran; they are shown above`, ExitCode.Interrupted);
+        const done = report.results.length;
+        throw new UserError(
+          done === 0 ? 'interrupted before any point completed' : `interrupted: ${done} of ${points.length} points completed; the report shows them`,
+          ExitCode.Interrupted,
+        );
       }
       result.exitCode = ExitCode.Ok;
     });
@@ -171,5 +178,9 @@ export function renderValidation(report: ValidationReport, path: string): string
           : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute error ${percent(report.anchoredMedianAbsError)}\n`);
   const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
   const recommended = recommendationCheck(report);
-  return `validation of ${path}\n${table(rows, [1, 2, 3, 4, 5])}\n${verdict}\n${control}${recommended}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+  const failures = report.results
+    .filter((r) => r.failureTail !== null)
+    .map((r) => `${describe(r.point)} failed; the end of its log:\n${r.failureTail!.replace(/^/gm, '  | ')}\n`)
+    .join('');
+  return `validation of ${path}\n${table(rows, [1, 2, 3, 4, 5])}\n${verdict}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { tail } from './log-tail.js';
 import { join } from 'node:path';
 import { analyze } from '../analysis/split.js';
 import { ExitCode, UserError } from '../errors.js';
@@ -209,12 +209,3 @@ function datasetFacts(dataset: Dataset): Profile['dataset'] {
   };
 }
 
-/** The last `lines` lines of a log file, or '' when it cannot be read. */
-export function tail(path: string, lines: number): string {
-  try {
-    const text = readFileSync(path, 'utf8').trimEnd();
-    return text.split('\n').slice(-lines).join('\n');
-  } catch {
-    return '';
-  }
-}

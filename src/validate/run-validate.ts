@@ -6,7 +6,8 @@ import type { PreparedState, CacheState } from '../profile/cache-state.js';
 import { PageCacheState } from '../profile/cache-state.js';
 import { runMode, type ModeRunInput } from '../profile/run-mode.js';
 import { Interrupts } from '../profile/interrupts.js';
-import type { Profile, IterationSummary } from '../schema/profile.js';
+import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
+import { tail } from '../profile/log-tail.js';
 import { withCpus } from '../system/affinity.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
@@ -47,6 +48,8 @@ export interface ValidationResult {
   anchoredError: number | null;
   /** What happened, in a few words (failed runs, the cap applied). */
   note: string;
+  /** When the job did not end well: the last lines of its stderr (or stdout), for the report. */
+  failureTail: string | null;
 }
 
 export interface ValidationReport {
@@ -129,6 +132,7 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
         anchoredSamplesPerSec: anchoredRate,
         anchoredError: rate && anchoredRate ? (anchoredRate - rate) / rate : null,
         note: measured.note,
+        failureTail: measured.failureTail,
       });
     }
   } finally {
@@ -175,7 +179,14 @@ interface PointContext {
 async function measurePoint(
   point: ValidationPoint,
   ctx: PointContext,
-): Promise<{ summary: IterationSummary | null; ranks: number; note: string; residentBytes: number | null; readBytesPerSample: number | null }> {
+): Promise<{
+  summary: IterationSummary | null;
+  ranks: number;
+  note: string;
+  residentBytes: number | null;
+  readBytesPerSample: number | null;
+  failureTail: string | null;
+}> {
   const { input, dataset } = ctx;
   const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
   const common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'> = {
@@ -214,6 +225,7 @@ async function measurePoint(
       note: `cached mode ${where}: ${result.status} (${result.stopReason})`,
       residentBytes: null,
       readBytesPerSample: null,
+      failureTail: failureTail(result),
     };
   }
 
@@ -256,10 +268,17 @@ async function measurePoint(
       note: `target ${mib(point.cacheBytes)}; ${held}; first epoch not measured; ${result.status} (${result.stopReason})`,
       residentBytes,
       readBytesPerSample: windowRates(result.resources, steady, (r) => r.jobReadBytes)?.perSample ?? null,
+      failureTail: failureTail(result),
     };
   } finally {
     await group.remove().catch(() => undefined);
   }
+}
+
+/** The end of a failed run's log, so the report can say why; null for a run that ended well. */
+function failureTail(result: ModeResult): string | null {
+  if (result.status === 'ok') return null;
+  return tail(result.logs.stderr, 10) || tail(result.logs.stdout, 10) || null;
 }
 
 /** The dataset evicted once before the run and then left alone: the capped cache fills as it may. */

@@ -16,6 +16,7 @@ function row(point: ValidationPoint, predicted: number, measured: number, halfWi
     anchoredSamplesPerSec: anchored,
     anchoredError: anchored === null ? null : (anchored - measured) / measured,
     note: 'ok',
+    failureTail: null,
   };
 }
 
@@ -45,5 +46,8 @@ test('the report shows the control, the anchored errors, and whether the recomme
   const notGone = row({ kind: 'cache', cacheBytes: 200 * 2 ** 20, recommended: true }, 400, 300, 6);
   const exact = row({ kind: 'control' }, 380, 380, 5);
   const text2 = renderValidation({ ...report([exact, notGone]), controlAbsError: 0 }, 'p.json');
+  assert.doesNotMatch(text2, /failed; the end of its log/);
+  const failed = { ...row({ kind: 'cpus', cpus: 1 }, 210, 1, 0), measuredSamplesPerSec: null, relativeError: null, failureTail: "Error: Cannot find module '/gone/job.js'" };
+  assert.match(renderValidation(report([exact, failed]), 'p.json'), /1 CPU\(s\) failed; the end of its log:\n  \| Error: Cannot find module '\/gone\/job\.js'/);
   assert.match(text2, /the fetch stall is NOT gone at the recommended cache 200\.0 MiB: 300\.0 vs 380\.0 samples\/s.*21\.1% slower beyond noise/);
 });
