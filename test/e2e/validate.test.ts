@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { ExitCode } from '../../src/errors.js';
-import { emulatorArgv, startCli } from './helpers.js';
+import { emulatorArgv, FIXTURES, startCli } from './helpers.js';
 
 test('validate re-runs the profiled job at fewer CPUs and sets the measured rate beside the prediction', async () => {
   const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-validate-'));
@@ -31,4 +31,18 @@ test('validate re-runs the profiled job at fewer CPUs and sets the measured rate
   }
   assert.ok(report.medianAbsError !== null && report.controlAbsError !== null);
   assert.ok(report.results[1].anchoredError !== null && report.anchoredMedianAbsError !== null, 'the CPU point is also set against the control');
+});
+
+test('validate whose job fails at every point exits 5 and shows the end of the job\'s log', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-validate-fail-'));
+  const data = join(work, 'data');
+  await generateDataset(data, { files: 8, fileBytes: 4 << 10, seed: 5 });
+  const profile = JSON.parse(readFileSync(join(FIXTURES, 'profiles', 'emulated-quick.json'), 'utf8'));
+  profile.options.data = [data];
+  profile.command = ['/bin/sh', '-c', 'echo "loader exploded" >&2; exit 3'];
+  writeFileSync(join(work, 'p.json'), JSON.stringify(profile));
+  const result = await startCli(['validate', 'p.json', '--cpus', '1', '--no-control'], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+  assert.match(result.all, /1 CPU\(s\) failed; the end of its log:\n {2}\| loader exploded/);
+  assert.match(result.all, /no point was measured: the job failed at every point/);
 });
