@@ -61,6 +61,12 @@ ${EXIT_CODES_HELP}`,
       const memory = detectCgroups().controllers.memory;
       const skipped = memory.writable ? [] : cachePoints;
       if (skipped.length) io.stderr(`validate: cache points not run: no usable memory cgroup (${memory.reason})\n`);
+      if (skipped.length === cachePoints.length + cpuPoints.length) {
+        throw new UserError(
+          `nothing to validate here: cache points need a writable memory cgroup (${memory.reason}); run as root, or pass --cpus`,
+          ExitCode.Environment,
+        );
+      }
       const control: ValidationPoint[] = options.control ? [{ kind: 'control' }] : [];
       const points = [...control, ...(memory.writable ? cachePoints : []), ...cpuPoints];
       const workDir = resolve(io.cwd, 'reports', `validate-${Date.now()}`);
