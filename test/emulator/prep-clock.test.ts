@@ -1,0 +1,19 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { threadCpuClock } from '../../src/emulator/prep-clock.js';
+
+test('the thread CPU clock counts this thread\'s work, never more than the wall time, and not sleep', async () => {
+  const cpu = threadCpuClock();
+  const cpuStart = cpu();
+  const wallStart = performance.now();
+  while (cpu() - cpuStart < 30) {
+    // spin: 30 ms of this thread's CPU time
+  }
+  const wall = performance.now() - wallStart;
+  assert.ok(wall >= 29, `30 ms of one thread's CPU took at least as long on the wall clock (${wall.toFixed(1)} ms)`);
+  const beforeSleep = cpu();
+  await sleep(60);
+  assert.ok(cpu() - beforeSleep < 10, `sleeping 60 ms used ${(cpu() - beforeSleep).toFixed(2)} ms of CPU`);
+});
