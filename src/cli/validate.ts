@@ -137,12 +137,12 @@ function describe(point: ValidationPoint): string {
 function recommendationCheck(report: ValidationReport): string {
   const point = report.results.find((r) => r.point.kind === 'cache' && r.point.recommended);
   const control = report.results.find((r) => r.point.kind === 'control');
-  if (!point || point.measuredSamplesPerSec === null) return '';
+  if (!point || point.point.kind !== 'cache' || point.measuredSamplesPerSec === null) return '';
   if (!control || control.measuredSamplesPerSec === null) return 'recommended cache: no control run to compare with (the fetch stall cannot be judged)\n';
   const gap = control.measuredSamplesPerSec - point.measuredSamplesPerSec;
   const runToRun = (report.controlAbsError ?? 0) * control.measuredSamplesPerSec;
   const noise = Math.hypot(point.measuredHalfWidth ?? 0, control.measuredHalfWidth ?? 0, runToRun);
-  const at = `at the recommended cache ${describe(point.point).replace(/^page cache /, '').replace(' (recommended)', '')}`;
+  const at = `at the recommended cache ${formatBytes(point.point.cacheBytes)}`;
   const rates = `${point.measuredSamplesPerSec.toFixed(1)} vs ${control.measuredSamplesPerSec.toFixed(1)} samples/s fully cached (control)`;
   return gap <= noise
     ? `recommended cache: the fetch stall is gone within noise ${at}: ${rates}\n`

@@ -153,6 +153,13 @@ print("not reached")
         # Checked at most every 100 ms: at 10 ms per step, within ~12 iterations.
         self.assertTrue(8 <= ev[-1]["iterations"] <= 22, ev[-1]["iterations"])
 
+    def assert_training_loader(self, proc, events, batch_size, iterations):
+        """The job ended cleanly and one file holds the training loader's batch size and iterations."""
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        ev = only_file(events)
+        self.assertEqual(ev[0]["batchSize"], batch_size)
+        self.assertEqual(len(iters(ev)), iterations)
+
     def test_first_loader_iterated_with_gradients_is_the_training_loader(self):
         # Validation first (as Lightning's sanity check does), under no_grad.
         proc, events = run_script(PRELUDE + r'''
@@ -164,10 +171,7 @@ with torch.inference_mode():
 for x, y in train:
     step(x, y)
 ''', mode="cached")
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        ev = only_file(events)
-        self.assertEqual(ev[0]["batchSize"], 2)
-        self.assertEqual(len(iters(ev)), 8)
+        self.assert_training_loader(proc, events, batch_size=2, iterations=8)
 
     def test_explicit_training_loader_and_a_new_loader_per_epoch_over_the_same_dataset(self):
         proc, events = run_script(PRELUDE + r'''
@@ -182,10 +186,7 @@ for epoch in range(2):
     for x, y in loader:
         step(x, y)
 ''', mode="cached")
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        ev = only_file(events)
-        self.assertEqual(ev[0]["batchSize"], 3)
-        self.assertEqual(len(iters(ev)), 8)
+        self.assert_training_loader(proc, events, batch_size=3, iterations=8)
 
     def test_cuda_sync_at_iteration_boundaries_with_a_fake_cuda(self):
         fake = r'''
