@@ -41,7 +41,7 @@ test('validate holds the page cache at a target share of the dataset and predict
   );
   assert.equal(profiled.exitCode, 0, profiled.all);
 
-  const result = await startCli(['validate', profile, '--cache', '50%', '--epochs', '6', '--no-control', '--json'], { cwd: work });
+  const result = await startCli(['validate', profile, '--cache', '50%', '--epochs', '12', '--no-control', '--json'], { cwd: work });
   assert.equal(result.exitCode, 0, result.all);
   const report = JSON.parse(result.stdout) as { results: PointJson[] };
   assert.equal(report.results.length, 1, 'the control was left out; one cache point');
