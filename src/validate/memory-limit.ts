@@ -17,6 +17,11 @@ const MIN_SLACK_BYTES = 8 * 2 ** 20;
 /** Steps over which the job's memory growth is remembered (about 10 s at the 250 ms poll). */
 const GROWTH_WINDOW_STEPS = 40;
 
+/** How far the limit jumps when the job is paused at it (out of memory with the killer disabled). */
+function oomReliefBytes(ownBytes: number): number {
+  return 16 * 2 ** 20 + 0.1 * ownBytes;
+}
+
 /** The limit counts as binding when usage is within this of it. */
 const BINDING_MARGIN_BYTES = 4 * 2 ** 20;
 
@@ -24,6 +29,15 @@ const BINDING_MARGIN_BYTES = 4 * 2 ** 20;
 export interface ResidencySample {
   iterations: number;
   residentBytes: number;
+}
+
+/** One control step, kept so a cap that did not hold can be explained afterwards. */
+export interface CapStep {
+  residentBytes: number;
+  ownBytes: number;
+  usageBytes: number;
+  floorBytes: number;
+  limitBytes: number | null;
 }
 
 /** What a memory group reports: total usage and the part that is page cache. */
@@ -38,6 +52,11 @@ export interface GroupMemory {
    */
   pinnedCacheBytes: number;
   limitBytes: number;
+  /**
+   * The job is paused at the limit: nothing left to reclaim, and the group's
+   * OOM killer disabled, so it waits for the limit to rise instead of dying.
+   */
+  underOom: boolean;
 }
 
 /** Reading and setting a memory group's limit; a seam so the controller is testable without cgroups. */
@@ -62,9 +81,9 @@ export interface MemoryGroup {
  */
 export class DatasetCacheCap {
   readonly samples: ResidencySample[] = [];
+  readonly steps: CapStep[] = [];
   private limitBytes: number | null = null;
-  /** Largest own memory seen, and its growths over the recent steps: the floor keeps room for both. */
-  private peakOwnBytes = 0;
+  /** The job's own memory at the last step, and its growths over the recent steps: the floor keeps room for them. */
   private lastOwnBytes: number | null = null;
   private readonly recentGrowths: number[] = [];
   private busy = false;
@@ -98,25 +117,28 @@ export class DatasetCacheCap {
   step(residentBytes: number): void {
     const memory = this.group.read();
     const ownBytes = Math.max(0, memory.usageBytes - memory.cacheBytes) + memory.pinnedCacheBytes;
-    // A Node.js job's heap grew by more than 8 MiB between two polls and met the
-    // OOM killer at a floor of its current memory + 8 MiB: keep room for its
-    // peak and for twice the largest recent growth. Recent only: a job grows
-    // fastest while it starts, and a floor sized by that would never let the
-    // limit bind once it has settled.
+    // The floor leaves room for twice the job's largest recent growth between
+    // two polls (an emulated job's heap grew by more than 8 MiB in one and met
+    // the OOM killer). It follows the job's current memory, not its peak: a job
+    // whose heap shrank would otherwise leave the freed room to the dataset,
+    // and a CI run kept 54 of 64 MiB cached at a 32 MiB target that way.
     if (this.lastOwnBytes !== null) this.recentGrowths.push(Math.max(0, ownBytes - this.lastOwnBytes));
     if (this.recentGrowths.length > GROWTH_WINDOW_STEPS) this.recentGrowths.shift();
     this.lastOwnBytes = ownBytes;
-    this.peakOwnBytes = Math.max(this.peakOwnBytes, ownBytes);
-    const floor = this.peakOwnBytes + MIN_SLACK_BYTES + 2 * Math.max(0, ...this.recentGrowths);
+    const floor = ownBytes + MIN_SLACK_BYTES + 2 * Math.max(0, ...this.recentGrowths);
     let next: number;
     if (this.limitBytes === null) {
       next = ownBytes + this.targetBytes + headroomBytes(ownBytes);
+    } else if (memory.underOom) {
+      // Growth faster than the floor foresaw: the job waits at the limit; let it go on.
+      next = Math.max(this.limitBytes, memory.usageBytes) + oomReliefBytes(ownBytes);
     } else {
       const error = this.targetBytes - residentBytes;
       const binding = memory.usageBytes >= memory.limitBytes - BINDING_MARGIN_BYTES;
       next = error < 0 || binding ? this.limitBytes + error : this.limitBytes;
     }
     next = Math.round(Math.max(floor, next));
+    this.steps.push({ residentBytes, ownBytes, usageBytes: memory.usageBytes, floorBytes: floor, limitBytes: next });
     if (next === this.limitBytes) return;
     try {
       this.group.setLimit(next);
@@ -132,28 +154,35 @@ export class DatasetCacheCap {
   }
 }
 
-/** The memory controller of a job's cgroup (v1 or v2), among its controller folders. */
+/**
+ * The memory controller of a job's cgroup (v1 or v2), among its controller
+ * folders, set so the cap can never kill the job: v1 disables the group's OOM
+ * killer (a job at the limit with nothing to reclaim waits until the cap raises
+ * it); v2 caps with memory.high, which reclaims and throttles but never kills.
+ */
 export function cgroupMemory(groupDirs: string[]): MemoryGroup {
   const v1 = groupDirs.find((dir) => existsSync(join(dir, 'memory.limit_in_bytes')));
-  const v2 = groupDirs.find((dir) => existsSync(join(dir, 'memory.max')));
+  const v2 = groupDirs.find((dir) => existsSync(join(dir, 'memory.high')));
   const dir = v1 ?? v2;
   if (!dir) throw new Error('the job cgroup has no memory controller');
   const file = (v1name: string, v2name: string) => join(dir, v1 ? v1name : v2name);
+  if (v1) writeFileSync(join(dir, 'memory.oom_control'), '1');
   return {
     read() {
       const stat = readFileSync(join(dir, 'memory.stat'), 'utf8');
       const field = (v1name: string, v2name: string): number =>
         v1 ? (statField(stat, `total_${v1name}`) ?? statField(stat, v1name) ?? 0) : (statField(stat, v2name) ?? 0);
-      const limit = readFileSync(file('memory.limit_in_bytes', 'memory.max'), 'utf8').trim();
+      const limit = readFileSync(file('memory.limit_in_bytes', 'memory.high'), 'utf8').trim();
       return {
         usageBytes: Number(readFileSync(file('memory.usage_in_bytes', 'memory.current'), 'utf8')),
         cacheBytes: field('cache', 'file'),
         pinnedCacheBytes: field('mapped_file', 'file_mapped') + field('shmem', 'shmem'),
         limitBytes: limit === 'max' ? Number.MAX_SAFE_INTEGER : Number(limit),
+        underOom: v1 ? statField(readFileSync(join(dir, 'memory.oom_control'), 'utf8'), 'under_oom') === 1 : false,
       };
     },
     setLimit(bytes) {
-      writeFileSync(file('memory.limit_in_bytes', 'memory.max'), String(bytes));
+      writeFileSync(file('memory.limit_in_bytes', 'memory.high'), String(bytes));
     },
   };
 }

@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { windowRates } from '../profile/window-rates.js';
@@ -272,6 +273,9 @@ async function measurePoint(
     };
   } finally {
     await group.remove().catch(() => undefined);
+    // Every step of the cap beside the job's logs: how the limit moved, and why, when the cache did not hold.
+    mkdirSync(modeDir, { recursive: true });
+    writeFileSync(join(modeDir, 'cache-cap.jsonl'), cap.steps.map((step) => JSON.stringify(step) + '\n').join(''));
   }
 }
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
@@ -51,6 +51,14 @@ test('validate holds the page cache at a target share of the dataset and predict
       `hit ratio predicted ${point.predictedHitRatio?.toFixed(2)}, measured ${point.measuredHitRatio?.toFixed(2)}`,
   );
   const target = point.point.cacheBytes!;
+  const runs = join(work, 'reports');
+  const [runDir] = readdirSync(runs);
+  const [pointDir] = readdirSync(join(runs, runDir));
+  const capSteps = readFileSync(join(runs, runDir, pointDir, 'cache-cap.jsonl'), 'utf8').trim().split('\n');
+  assert.ok(capSteps.length > 10, 'the cap\'s steps are saved beside the job\'s logs');
+  if (point.residentBytes === null || Math.abs(point.residentBytes - target) >= 0.25 * target) {
+    t.diagnostic(`cap steps (every 10th, MiB):\n${capSteps.filter((_, k) => k % 10 === 0).map((line) => mibLine(line)).join('\n')}`);
+  }
   assert.ok(point.residentBytes !== null, 'residency was read over the measured window');
   // Held near the target: not the whole dataset (what a guessed headroom allowed) and not nothing.
   assert.ok(Math.abs(point.residentBytes - target) < 0.25 * target, `resident ${point.residentBytes} vs target ${target}`);
@@ -58,3 +66,10 @@ test('validate holds the page cache at a target share of the dataset and predict
   assert.ok(point.measuredSamplesPerSec! > 0 && point.relativeError !== null);
   assert.ok(point.measuredHitRatio !== null && point.measuredHitRatio > 0.1 && point.measuredHitRatio < 0.9, 'half the dataset cached: some reads hit, some miss');
 });
+
+function mibLine(line: string): string {
+  const step = JSON.parse(line) as Record<string, number | null>;
+  return Object.entries(step)
+    .map(([key, bytes]) => `${key.replace(/Bytes$/, '')} ${bytes === null ? '-' : (bytes / 2 ** 20).toFixed(1)}`)
+    .join(', ');
+}

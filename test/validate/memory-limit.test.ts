@@ -21,14 +21,14 @@ function fakeGroup(initial: GroupMemory): MemoryGroup & { state: GroupMemory; li
 }
 
 test('the first step sets own memory + target + headroom', () => {
-  const group = fakeGroup({ usageBytes: 300 * MiB, cacheBytes: 100 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 300 * MiB, cacheBytes: 100 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
   const cap = new DatasetCacheCap(group, [], 40 * MiB);
   cap.step(0);
   assert.deepEqual(group.limits, [Math.round(200 * MiB + 40 * MiB + headroomBytes(200 * MiB))]);
 });
 
 test('below target the limit rises only while it binds; above target it falls by the excess', () => {
-  const group = fakeGroup({ usageBytes: 250 * MiB, cacheBytes: 50 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 250 * MiB, cacheBytes: 50 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
   const cap = new DatasetCacheCap(group, [], 40 * MiB);
   cap.step(0);
   const first = group.state.limitBytes;
@@ -47,8 +47,8 @@ test('below target the limit rises only while it binds; above target it falls by
   assert.equal(group.state.limitBytes, first + 10 * MiB - 16 * MiB);
 });
 
-test('the limit never goes below the job\'s peak own memory + 8 MiB + twice its largest growth between steps; a refused write is retried', () => {
-  const group = fakeGroup({ usageBytes: 220 * MiB, cacheBytes: 20 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
+test('the limit never goes below the job\'s own memory + 8 MiB + twice its largest growth between steps; a refused write is retried', () => {
+  const group = fakeGroup({ usageBytes: 220 * MiB, cacheBytes: 20 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   cap.step(0);
   cap.step(500 * MiB);
@@ -63,7 +63,7 @@ test('the limit never goes below the job\'s peak own memory + 8 MiB + twice its 
 });
 
 test('readings are kept with their iteration counts; the steady window starts where asked', async () => {
-  const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   await cap.adjust(3); // no files: 0 bytes resident, a real mincore pass over nothing
   assert.deepEqual(cap.samples, [{ iterations: 3, residentBytes: 0 }]);
@@ -73,7 +73,7 @@ test('readings are kept with their iteration counts; the steady window starts wh
 
 test('mapped files and shared memory count as the job\'s own: the limit never squeezes them', () => {
   // 45 MiB of the cache is the job's mapped executable: lowering the limit into it OOM-killed a Node.js job here.
-  const group = fakeGroup({ usageBytes: 200 * MiB, cacheBytes: 100 * MiB, pinnedCacheBytes: 45 * MiB, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 200 * MiB, cacheBytes: 100 * MiB, pinnedCacheBytes: 45 * MiB, limitBytes: 2 ** 50, underOom: false });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   cap.step(0);
   cap.step(500 * MiB);
@@ -81,12 +81,43 @@ test('mapped files and shared memory count as the job\'s own: the limit never sq
 });
 
 test('a growth of the job\'s memory widens the floor for the next 40 steps, then no longer', () => {
-  const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, pinnedCacheBytes: 0, limitBytes: 2 ** 50 });
+  const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   cap.step(0);
   group.state.usageBytes = 130 * MiB; // start-up: +30 MiB in one step
   cap.step(500 * MiB);
   assert.equal(group.state.limitBytes, 130 * MiB + 8 * MiB + 60 * MiB);
   for (let k = 0; k < 40; k++) cap.step(500 * MiB);
-  assert.equal(group.state.limitBytes, 130 * MiB + 8 * MiB, 'settled: the start-up growth is forgotten, the peak is not');
+  assert.equal(group.state.limitBytes, 130 * MiB + 8 * MiB, 'settled: the start-up growth is forgotten');
+});
+
+test('the floor follows the job\'s memory down: room its heap freed goes back to the target, not to the dataset', () => {
+  // A kernel in miniature: a 64 MiB dataset read over and over, the cache filling whatever the limit leaves.
+  const datasetBytes = 64 * MiB;
+  const group = fakeGroup({ usageBytes: 200 * MiB, cacheBytes: 0, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
+  const cap = new DatasetCacheCap(group, [], 32 * MiB);
+  const settle = (ownBytes: number, steps: number): number => {
+    let resident = 0;
+    for (let k = 0; k < steps; k++) {
+      resident = Math.max(0, Math.min(datasetBytes, group.state.limitBytes - ownBytes));
+      group.state.cacheBytes = resident;
+      group.state.usageBytes = ownBytes + resident;
+      cap.step(resident);
+    }
+    return Math.max(0, Math.min(datasetBytes, group.state.limitBytes - ownBytes));
+  };
+  assert.equal(settle(200 * MiB, 60), 32 * MiB, 'held at the target');
+  // The heap shrinks by 50 MiB (a garbage collection): a floor at the old peak would leave the dataset all 64 MiB.
+  assert.equal(settle(150 * MiB, 60), 32 * MiB, 'back at the target after the shrink');
+});
+
+test('a job paused at the limit (out of memory, killer disabled) gets room at once', () => {
+  const group = fakeGroup({ usageBytes: 120 * MiB, cacheBytes: 20 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
+  const cap = new DatasetCacheCap(group, [], 10 * MiB);
+  cap.step(0);
+  cap.step(500 * MiB);
+  const low = group.state.limitBytes;
+  group.state.underOom = true;
+  cap.step(10 * MiB);
+  assert.ok(group.state.limitBytes >= low + 16 * MiB, `raised from ${low / MiB} to ${group.state.limitBytes / MiB} MiB`);
 });
