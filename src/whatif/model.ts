@@ -32,6 +32,18 @@ import type { IterationSummary, ModeResult, Profile } from '../schema/profile.js
 import { minioHitRatio, simulateLruEpochs, steadyLruHitRatio, type HitRatioCurve } from './hit-ratio.js';
 import { sizesFromHistogram, uniformSizes } from './size-distribution.js';
 import { MISSING_TEXT } from './advice-text.js';
+import { dataTime, fitOverlap, PERFECT_OVERLAP } from './overlap.js';
+import { formatRate } from '../units.js';
+
+/**
+ * A fetch stall within 2% of the pace counts as none: inside the noise of a
+ * measured iteration time. With fetch and prep partly in series any fetch
+ * adds a little time, which should not make the job "fetch-bound".
+ */
+export const NEGLIGIBLE_FETCH_STALL = 0.02;
+
+/** A cold mode that read below this share of its throttle did not keep storage busy. */
+const UNSATURATED_SHARE = 0.9;
 
 /** Which cache holds the dataset: the OS page cache (LRU-like) or an application cache that never evicts (MinIO, CoorDL). */
 export type CachePolicy = 'page-cache' | 'minio';
@@ -92,6 +104,8 @@ export interface FittedModel {
   storageBytesPerSec: number;
   /** True when the cold mode was not storage-bound, so storageBytesPerSec is only what the job asked for. */
   storageIsLowerBound: boolean;
+  /** Share of fetch and prep that runs in series, σ (overlap.ts): 0 for perfect overlap, 1 for none. */
+  fetchPrepSerial: number;
   /** Storage bytes read per consumed byte on a miss, a. */
   readAmplification: number;
   /** Mean bytes per consumed sample, s. */
@@ -280,20 +294,38 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   const fetchBound = realStall(cold.summary, cached.summary);
   const throttle = profile.options.storageBwBytesPerSec;
   const storageIsLowerBound = !fetchBound && throttle === null;
-  const storageBytesPerSec = !fetchBound && throttle !== null ? throttle : cold.storageReadBytesPerSec;
+  let storageBytesPerSec = !fetchBound && throttle !== null ? throttle : cold.storageReadBytesPerSec;
+  let storageSource = fetchBound
+    ? 'cold mode storageReadBytesPerSec (cold mode was storage-bound)'
+    : throttle !== null
+      ? 'options.storageBwBytesPerSec (the throttle; cold mode was not storage-bound)'
+      : 'cold mode storageReadBytesPerSec';
+  // σ: fitted when the cold mode waited on storage yet read well below the
+  // throttle the profile set, so the storage's true rate is known and the
+  // shortfall is time the job spent not reading (overlap.ts).
+  let fetchPrepSerial = PERFECT_OVERLAP;
+  if (fetchBound && throttle !== null && cold.storageReadBytesPerSec < UNSATURATED_SHARE * throttle) {
+    const fitted = fitOverlap({
+      computeSec: computeSecPerIter / b,
+      prepSec: (profiledRanks * u) / effectiveParallelism(cpuScaling, profiledCpus),
+      fetchSec: (profiledRanks * readAmplification * bytesPerSample) / throttle,
+      coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter,
+    });
+    if (fitted !== null && fitted !== PERFECT_OVERLAP) {
+      fetchPrepSerial = fitted;
+      storageBytesPerSec = throttle;
+      storageSource = `options.storageBwBytesPerSec (the throttle; the cold mode read ${formatRate(cold.storageReadBytesPerSec)}: its workers alternated reading and pre-processing)`;
+    }
+  }
   parameters.push(
-    param(
-      'B_storage',
-      'storage read bandwidth at the job read concurrency',
-      storageBytesPerSec,
-      'bytes/s',
-      fetchBound
-        ? 'cold mode storageReadBytesPerSec (cold mode was storage-bound)'
-        : throttle !== null
-          ? 'options.storageBwBytesPerSec (the throttle; cold mode was not storage-bound)'
-          : 'cold mode storageReadBytesPerSec',
-      proven(cold),
+    param('B_storage', 'storage read bandwidth at the job read concurrency', storageBytesPerSec, 'bytes/s', storageSource, proven(cold),
       storageIsLowerBound ? 'lower bound: storage was not the limit in the cold mode' : undefined,
+    ),
+    param('σ', 'share of fetch and prep in series: data time (prep^(1/σ) + fetch^(1/σ))^σ', fetchPrepSerial, 'share',
+      fetchPrepSerial === PERFECT_OVERLAP
+        ? 'perfect overlap (the max of the two stages)'
+        : 'fitted: the cold mode time per sample, prep from the cached mode, fetch at the throttle',
+      proven(syn, cached, cold),
     ),
   );
   if (storageIsLowerBound) caveats.push(MISSING_TEXT.storageLowerBound);
@@ -366,6 +398,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
     cpuScaling,
     storageBytesPerSec,
     storageIsLowerBound,
+    fetchPrepSerial,
     readAmplification,
     bytesPerSample,
     datasetBytes,
@@ -431,7 +464,7 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const steady = steadyHitRatio(model, scenario.cachePolicy, scenario.cacheBytes);
   const perSample = (h: number): number => {
     const t = stageTimes(model, scenario, h);
-    return Math.max(t.gpu, t.prep, t.fetch);
+    return Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
   };
   const firstSec = perSample(0);
   const steadySec = perSample(steady);
@@ -445,7 +478,7 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const b = model.samplesPerIter;
   const dataPace = Math.max(t.gpu, t.prep);
   const iterSec = meanSec * b;
-  const bottleneck: Bottleneck = meanSec > dataPace * (1 + 1e-9) ? 'fetch' : t.prep > t.gpu * (1 + 1e-9) ? 'prep' : 'compute';
+  const bottleneck: Bottleneck = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : t.prep > t.gpu * (1 + 1e-9) ? 'prep' : 'compute';
   const samplesPerSec = scenario.gpus / meanSec;
   const epochSecAt = (secPerSample: number): number => (model.samplesPerEpoch * secPerSample) / scenario.gpus;
   return {
@@ -472,7 +505,7 @@ export function selfCheck(model: FittedModel, profile: Profile): { mode: Mode; m
   const out: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] = [];
   const at = (h: number, withPrep: boolean): number => {
     const t = stageTimes(model, base, h);
-    return Math.max(t.gpu, withPrep ? t.prep : 0, h < 1 ? t.fetch : 0) * model.samplesPerIter * 1000;
+    return Math.max(t.gpu, dataTime(withPrep ? t.prep : 0, h < 1 ? t.fetch : 0, model.fetchPrepSerial)) * model.samplesPerIter * 1000;
   };
   const push = (mode: Mode, predictedIterMs: number): void => {
     const m = profile.modes[mode]?.summary;

@@ -1,0 +1,77 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
+import { fitModel, predict, selfCheck, baseScenario, stageTimes } from '../../src/whatif/model.js';
+import { dataTime, fitOverlap, PERFECT_OVERLAP } from '../../src/whatif/overlap.js';
+import { MAX_STORAGE_UTILISATION, recommend } from '../../src/whatif/recommend.js';
+
+const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
+const load = (): Profile => ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE, 'utf8')));
+
+test('the data time runs from the max of prep and fetch (σ = 0) to their sum (σ = 1), growing with σ', () => {
+  assert.equal(dataTime(3, 2, PERFECT_OVERLAP), 3);
+  assert.ok(Math.abs(dataTime(3, 2, 1) - 5) < 1e-12);
+  assert.equal(dataTime(0, 0, 0.5), 0);
+  fc.assert(
+    fc.property(fc.double({ min: 1e-4, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0.02, max: 0.98, noNaN: true }), (prep, fetch, serial) => {
+      const t = dataTime(prep, fetch, serial);
+      return t >= Math.max(prep, fetch) - 1e-12 && t <= prep + fetch + 1e-12 && dataTime(prep, fetch, serial + 0.01) >= t - 1e-12;
+    }),
+  );
+});
+
+test('fitOverlap recovers σ from a cold time; perfect overlap when the max explains it; null when even the sum does not', () => {
+  fc.assert(
+    fc.property(fc.double({ min: 1e-3, max: 1, noNaN: true }), fc.double({ min: 0.3, max: 3, noNaN: true }), fc.double({ min: 0.05, max: 1, noNaN: true }), (prep, ratio, serial) => {
+      const fetch = prep * ratio;
+      const cold = dataTime(prep, fetch, serial);
+      fc.pre(cold > Math.max(prep, fetch) * 1.03);
+      const fitted = fitOverlap({ computeSec: 0, prepSec: prep, fetchSec: fetch, coldSec: cold });
+      return fitted !== null && Math.abs(dataTime(prep, fetch, fitted) - cold) < 1e-9 * cold;
+    }),
+  );
+  assert.equal(fitOverlap({ computeSec: 1, prepSec: 3, fetchSec: 2, coldSec: 3.01 }), PERFECT_OVERLAP);
+  assert.equal(fitOverlap({ computeSec: 1, prepSec: 3, fetchSec: 2, coldSec: 6 }), null);
+});
+
+/** The fixture with a storage throttle the cold mode read well below, waiting on fetch all the same. */
+function throttledBelowItsLimit(readShare: number): Profile {
+  const profile = load();
+  const cold = profile.modes.cold!;
+  profile.options.storageBwBytesPerSec = cold.storageReadBytesPerSec! / readShare;
+  return profile;
+}
+
+test('a cold mode that waited on storage yet read below its throttle fits σ, takes the throttle as B, and still reproduces the cold mode', () => {
+  const profile = throttledBelowItsLimit(0.7);
+  const model = fitModel(profile);
+  assert.ok(model.fetchPrepSerial > 0 && model.fetchPrepSerial <= 1, `σ = ${model.fetchPrepSerial}`);
+  assert.equal(model.storageBytesPerSec, profile.options.storageBwBytesPerSec);
+  const sigma = model.parameters.find((p) => p.symbol === 'σ')!;
+  assert.match(sigma.source, /fitted/);
+  assert.match(model.parameters.find((p) => p.symbol === 'B_storage')!.source, /alternated reading and pre-processing/);
+  const cold = selfCheck(model, profile).find((c) => c.mode === 'cold')!;
+  assert.ok(Math.abs(cold.predictedIterMs - cold.measuredIterMs) / cold.measuredIterMs < 0.03, `${cold.predictedIterMs} vs ${cold.measuredIterMs}`);
+
+  // Read at its throttle: storage was the limit, nothing to fit.
+  const saturated = fitModel(throttledBelowItsLimit(0.97));
+  assert.equal(saturated.fetchPrepSerial, PERFECT_OVERLAP);
+  assert.match(saturated.parameters.find((p) => p.symbol === 'σ')!.source, /perfect overlap/);
+});
+
+test('with fetch and prep partly in series the recommended cache leaves a stall under 2% and storage under 90% busy', () => {
+  const model = fitModel(throttledBelowItsLimit(0.7));
+  const scenario = { ...baseScenario(model), cacheBytes: 0 };
+  for (const rec of recommend(model, scenario).filter((r) => r.kind === 'cache' || r.kind === 'storage')) {
+    assert.ok(rec.value !== null && rec.value > 0, rec.text);
+    const at = rec.kind === 'cache' ? { ...scenario, cachePolicy: rec.cachePolicy!, cacheBytes: rec.value } : { ...scenario, storageBytesPerSec: rec.value };
+    const p = predict(model, { ...at, epochs: null });
+    const t = stageTimes(model, at, p.steadyHitRatio);
+    const pace = Math.max(t.gpu, t.prep);
+    assert.ok(p.fetchStallMs <= 0.02 * pace * model.samplesPerIter * 1000 + 1e-9, `${rec.text}: stall ${p.fetchStallMs} ms`);
+    assert.ok(t.fetch <= MAX_STORAGE_UTILISATION * pace * (1 + 1e-9), `${rec.text}: storage busy ${(t.fetch / pace).toFixed(3)}`);
+    assert.notEqual(p.bottleneck, 'fetch');
+  }
+});
