@@ -51,8 +51,9 @@ const rate = (s: number): string => (s >= 100 ? s.toFixed(0) : s.toPrecision(3))
 /** One sentence per recommendation. */
 export const RECOMMENDATION_TEXT = {
   cacheNone: (policy: string): string => `${policy}: no fetch stall in the steady state even without a cache`,
-  cache: (policy: string, bytes: number, datasetBytes: number, f: RecommendationFacts): string =>
-    `${policy}: a cache of ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}% of the dataset) removes the fetch stall from epoch 2 on: ${buys(f)}`,
+  cache: (policy: string, bytes: number, datasetBytes: number, f: RecommendationFacts, edgeBytes?: number): string =>
+    `${policy}: a cache of ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}% of the dataset) removes the fetch stall from epoch 2 on: ${buys(f)}` +
+    (edgeBytes !== undefined && edgeBytes < bytes ? ` (the stall returns below ${formatBytes(edgeBytes)}: LRU hits come all at once near there, so this leaves slack)` : ''),
   cacheImpossible: (policy: string): string =>
     `${policy}: no cache size removes the fetch stall (even a cache holding the whole dataset leaves a stall)`,
   cpus: (cpus: number, current: number, f: RecommendationFacts): string =>
