@@ -8,6 +8,7 @@ import { runValidation, type ValidationPoint, type ValidationReport } from '../v
 import { formatBytes, parseDurationSec, parseFraction, parsePositiveInt, parseSize } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
+import { NEGLIGIBLE_FETCH_STALL } from '../whatif/model.js';
 import { baseScenario, fitModel, predict } from '../whatif/model.js';
 import { cacheFor } from '../whatif/recommend.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
@@ -132,7 +133,8 @@ function describe(point: ValidationPoint): string {
  * Whether the fetch stall is gone at the recommended cache: its measured rate
  * against the control's (everything cached, no fetch stall), within noise:
  * both runs' 95% half-widths and the run-to-run variation the control showed
- * against the profile, combined.
+ * against the profile, combined. A residue beyond noise but under 2% is what
+ * the recommendation aims for (recommend.ts), so it counts as gone and says so.
  */
 function recommendationCheck(report: ValidationReport): string {
   const point = report.results.find((r) => r.point.kind === 'cache' && r.point.recommended);
@@ -144,9 +146,12 @@ function recommendationCheck(report: ValidationReport): string {
   const noise = Math.hypot(point.measuredHalfWidth ?? 0, control.measuredHalfWidth ?? 0, runToRun);
   const at = `at the recommended cache ${formatBytes(point.point.cacheBytes)}`;
   const rates = `${point.measuredSamplesPerSec.toFixed(1)} vs ${control.measuredSamplesPerSec.toFixed(1)} samples/s fully cached (control)`;
-  return gap <= noise
-    ? `recommended cache: the fetch stall is gone within noise ${at}: ${rates}\n`
-    : `recommended cache: the fetch stall is NOT gone ${at}: ${rates}, ${percent(gap / control.measuredSamplesPerSec)} slower beyond noise\n`;
+  const slower = gap / control.measuredSamplesPerSec;
+  if (gap <= noise) return `recommended cache: the fetch stall is gone within noise ${at}: ${rates}\n`;
+  if (slower <= NEGLIGIBLE_FETCH_STALL) {
+    return `recommended cache: the fetch stall is gone ${at}: ${rates}, ${percent(slower)} slower, beyond noise but under the ${percent(NEGLIGIBLE_FETCH_STALL)} the model counts as no stall\n`;
+  }
+  return `recommended cache: the fetch stall is NOT gone ${at}: ${rates}, ${percent(slower)} slower beyond noise\n`;
 }
 
 function percent(error: number | null): string {
