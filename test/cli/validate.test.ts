@@ -53,5 +53,5 @@ test('the report shows the control, the anchored errors, and whether the recomme
   // 1.6% slower with half-widths of 3.0 and 1.8 (the emulated job here): beyond noise, under the model's 2%.
   const residue = row({ kind: 'cache', cacheBytes: 200 * 2 ** 20, recommended: true }, 380, 374, 3);
   const text3 = renderValidation({ ...report([{ ...exact, measuredHalfWidth: 1.8 }, residue]), controlAbsError: 0 }, 'p.json');
-  assert.match(text3, /the fetch stall is gone at the recommended cache 200\.0 MiB: 374\.0 vs 380\.0 samples\/s, 1\.6% slower, beyond noise but under the 2\.0% the model counts as no stall/);
+  assert.match(text3, /the fetch stall is gone at the recommended cache 200\.0 MiB: 374\.0 vs 380\.0 samples\/s fully cached \(control\), 1\.6% slower, beyond noise but under the 2\.0% the model counts as no stall/);
 });
