@@ -318,10 +318,20 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
     }
   }
   parameters.push(
-    param('B_storage', 'storage read bandwidth at the job read concurrency', storageBytesPerSec, 'bytes/s', storageSource, proven(cold),
+    param(
+      'B_storage',
+      'storage read bandwidth at the job read concurrency',
+      storageBytesPerSec,
+      'bytes/s',
+      storageSource,
+      proven(cold),
       storageIsLowerBound ? 'lower bound: storage was not the limit in the cold mode' : undefined,
     ),
-    param('σ', 'share of fetch and prep in series: data time (prep^(1/σ) + fetch^(1/σ))^σ', fetchPrepSerial, 'share',
+    param(
+      'σ',
+      'share of fetch and prep in series: data time (prep^(1/σ) + fetch^(1/σ))^σ',
+      fetchPrepSerial,
+      'share',
       fetchPrepSerial === PERFECT_OVERLAP
         ? 'perfect overlap (the max of the two stages)'
         : 'fitted: the cold mode time per sample, prep from the cached mode, fetch at the throttle',

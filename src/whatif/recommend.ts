@@ -50,9 +50,9 @@ function facts(now: Prediction, after: Prediction): RecommendationFacts {
 
 /**
  * Most of storage's time the fetch stage may take per sample of pace and still
- * count as no stall. At 100% (the paper's knee, fetch = pace) any variation
- * in reads shows as a stall: validate measured 6.3% left there on the
- * emulated job. Like any queue, storage needs slack.
+ * count as no stall. At 100% (the paper's knee, fetch = pace) storage has no
+ * slack, and any variation in read times or hit ratio shows as a stall; like
+ * any queue, it is kept below full.
  */
 export const MAX_STORAGE_UTILISATION = 0.9;
 
