@@ -47,7 +47,7 @@ test('below target the limit rises only while it binds; above target it falls by
   assert.equal(group.state.limitBytes, first + 10 * MiB - 16 * MiB);
 });
 
-test('the limit never goes below the job\'s own memory + 8 MiB + twice its largest growth between steps; a refused write is retried', () => {
+test('the limit never goes below the job\'s own memory + 8 MiB + its largest recent growth between steps; a refused write is retried', () => {
   const group = fakeGroup({ usageBytes: 220 * MiB, cacheBytes: 20 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   cap.step(0);
@@ -59,7 +59,7 @@ test('the limit never goes below the job\'s own memory + 8 MiB + twice its large
   assert.equal(group.state.limitBytes, 200 * MiB + 8 * MiB, 'refused: unchanged');
   group.refuse = false;
   cap.step(0);
-  assert.equal(group.state.limitBytes, 380 * MiB + 8 * MiB + 2 * 180 * MiB, 'grew by 180 MiB in one step');
+  assert.equal(group.state.limitBytes, 380 * MiB + 8 * MiB + 180 * MiB, 'grew by 180 MiB in one step');
 });
 
 test('readings are kept with their iteration counts; the steady window starts where asked', async () => {
@@ -80,14 +80,14 @@ test('mapped files and shared memory count as the job\'s own: the limit never sq
   assert.equal(group.state.limitBytes, 145 * MiB + 8 * MiB);
 });
 
-test('a growth of the job\'s memory widens the floor for the next 40 steps, then no longer', () => {
+test('a growth of the job\'s memory widens the floor for the next 8 steps (2 s), then no longer', () => {
   const group = fakeGroup({ usageBytes: 100 * MiB, cacheBytes: 0, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false });
   const cap = new DatasetCacheCap(group, [], 10 * MiB);
   cap.step(0);
   group.state.usageBytes = 130 * MiB; // start-up: +30 MiB in one step
   cap.step(500 * MiB);
-  assert.equal(group.state.limitBytes, 130 * MiB + 8 * MiB + 60 * MiB);
-  for (let k = 0; k < 40; k++) cap.step(500 * MiB);
+  assert.equal(group.state.limitBytes, 130 * MiB + 8 * MiB + 30 * MiB);
+  for (let k = 0; k < 8; k++) cap.step(500 * MiB);
   assert.equal(group.state.limitBytes, 130 * MiB + 8 * MiB, 'settled: the start-up growth is forgotten');
 });
 
