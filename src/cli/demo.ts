@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateDataset } from '../emulator/generate-dataset.js';
 import { EMULATOR_PRESETS } from '../emulator/presets.js';
@@ -14,6 +14,10 @@ import { table } from '../report/format.js';
 import { formatBytes, formatRate } from '../units.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { runAndReport } from './run-and-report.js';
+import { ExitCode, UserError } from '../errors.js';
+import { modelWhatIf } from '../report/whatif-adapter.js';
+import { writeReport } from '../report/write-report.js';
+import { whatif, type WhatifResult } from '../whatif/whatif.js';
 import type { Io } from './io.js';
 
 const EMULATOR = fileURLToPath(new URL('../emulator/job.js', import.meta.url));
@@ -24,6 +28,8 @@ export const demoCommand: CommandFactory = (io, result) =>
     .option('--quick', 'a smaller dataset and faster job (about a minute)')
     .option('--dataset-dir <dir>', 'where the generated dataset lives (reused between runs)')
     .option('--profiles-dir <dir>', 'folder for the profile', 'profiles')
+    .option('--reports-dir <dir>', 'folder for the HTML and Markdown report', 'reports')
+    .option('--no-report', 'do not write the report')
     .option('--no-throttle', 'do not throttle storage even where permitted')
     .option('--json', 'print only the profile JSON on stdout')
     .addHelpText(
@@ -33,14 +39,16 @@ The demo generates a dataset of real compressed files (${formatBytes(EMULATOR_PR
 between runs), then profiles an emulated job that reads them in worker threads,
 decompresses and pre-processes them on the CPU, and sleeps a set compute time
 per batch as an accelerator would. Where the machine permits (root, cgroup
-blkio/io), cold storage is throttled so the fetch stall shows.
+blkio/io), cold storage is throttled so the fetch stall shows. Then it asks the
+what-if model what would remove the stall if the page cache could not hold the
+dataset, and writes the HTML and Markdown report.
 
 Examples:
   $ ds-analyzer demo
   $ ds-analyzer demo --quick --json > demo-profile.json
 ${EXIT_CODES_HELP}`,
     )
-    .action(async (options: { quick?: boolean; datasetDir?: string; profilesDir: string; throttle: boolean; json?: boolean }) => {
+    .action(async (options: { quick?: boolean; datasetDir?: string; profilesDir: string; reportsDir: string; report: boolean; throttle: boolean; json?: boolean }) => {
       const preset = options.quick ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
       const datasetDir = resolve(io.cwd, options.datasetDir ?? join(cacheHome(io), 'ds-analyzer', `demo-${preset.files}x${preset.fileBytes}`));
       const say = (text: string) => io.stderr(`${text}\n`);
@@ -82,8 +90,52 @@ ${EXIT_CODES_HELP}`,
       const settings: EmulatorSettings = { ...preset, cpus: outcome.profile.host.cpus, meanFileBytes: outcome.profile.dataset.meanFileBytes, storageBwBytesPerSec: storageBw };
       const report = options.json ? io.stderr : io.stdout;
       report(`\n${renderSettingsCheck(outcome.profile, settings)}`);
+      if (exitCode === ExitCode.Ok) {
+        report(`\n${demoWhatif(outcome.profile, outcome.path)}`);
+        const shown = (path: string) => relative(io.cwd, path) || path;
+        if (options.report) {
+          const written = await writeReport(outcome.profile, outcome.path, resolve(io.cwd, options.reportsDir), modelWhatIf);
+          report(`\nreport: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`);
+        }
+        report(`\n${renderNextSteps(shown(outcome.path))}`);
+      }
       result.exitCode = exitCode;
     });
+
+/** The demo's what-if, or why the profile cannot answer it (e.g. an unproven cold mode's missing rate). */
+function demoWhatif(profile: Profile, path: string): string {
+  try {
+    return renderDemoWhatif(whatif(profile, path, { cacheBytes: 0 }));
+  } catch (error) {
+    if (error instanceof UserError) return `what-if: not available for this profile: ${error.message}\n`;
+    throw error;
+  }
+}
+
+/**
+ * The what-if at no cache: the demo's dataset fits in this machine's memory,
+ * so from epoch 2 on the page cache would serve every read; the question the
+ * cold mode answers is what helps when it cannot (a dataset larger than memory).
+ */
+export function renderDemoWhatif(r: WhatifResult): string {
+  const p = r.prediction;
+  const lines = [
+    `What would remove the stall if the page cache could not hold the dataset (ds-analyzer whatif --cache 0):`,
+    `  predicted: ${p.samplesPerSec.toFixed(1)} samples/s, ${p.bottleneck}-bound (prep stall ${p.prepStallMs.toFixed(1)} ms, fetch stall ${p.fetchStallMs.toFixed(1)} ms per iteration)`,
+    ...r.recommendations.map((rec) => `  - ${rec.text}`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/** The commands to try next on the demo's own profile. */
+function renderNextSteps(profilePath: string): string {
+  return [
+    'Next, on this profile:',
+    `  ds-analyzer whatif ${profilePath} --cache 128MiB --cpus 4   (other cache sizes and CPU counts)`,
+    `  ds-analyzer gate ${profilePath} --max-fetch-stall 20%   (a CI verdict; exit code 1 when a budget fails)`,
+    `  ds-analyzer profile --data DIR -- python train.py DIR   (your own job)`,
+  ].join('\n') + '\n';
+}
 
 /** Why storage cannot be throttled here, or null when it can. */
 function throttleBlocker(datasetDir: string): string | null {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { impliedSplit } from '../../src/emulator/expected.js';
@@ -41,6 +41,11 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   assert.ok(cached.proven && cached.readFraction! <= 0.05, `cached read ${cached.readFraction}: ${cached.reason}`);
   assert.ok(profile.modes.synthetic!.state.proven);
   assert.equal(analysis.verdict.bound, 'fetch');
+  // The demo goes on to the what-if at no cache and the report.
+  assert.match(result.stderr, /What would remove the stall if the page cache could not hold the dataset/);
+  assert.match(result.stderr, /storage: [\d.]+ [kMG]B\/s \([\d.]+ [kMG]B\/s now\) removes the fetch stall/);
+  const reports = readdirSync(join(work, 'reports'));
+  assert.ok(reports.some((f) => f.endsWith('.html')) && reports.some((f) => f.endsWith('.png')), `report files: ${reports.join(', ')}`);
   // The cold mode read at the throttled rate, within 15%.
   const bw = analysis.storageReadBytesPerSec!;
   assert.ok(Math.abs(bw - preset.storageBwBytesPerSec) / preset.storageBwBytesPerSec <= 0.15, `storage read ${bw} B/s`);
