@@ -147,7 +147,11 @@ function recommendationCheck(report: ValidationReport): string {
   const at = `at the recommended cache ${formatBytes(point.point.cacheBytes)}`;
   const rates = `${point.measuredSamplesPerSec.toFixed(1)} vs ${control.measuredSamplesPerSec.toFixed(1)} samples/s fully cached (control)`;
   const slower = gap / control.measuredSamplesPerSec;
-  if (gap <= noise) return `recommended cache: the fetch stall is gone within noise ${at}: ${rates}\n`;
+  if (gap <= noise) {
+    // Say how wide the noise was: a disturbed profile makes the run-to-run term, and so this judgement, loose.
+    const width = `noise ±${noise.toFixed(1)} samples/s${runToRun > 0 ? `, of which run-to-run variation ${percent(report.controlAbsError)}` : ''}`;
+    return `recommended cache: the fetch stall is gone within noise ${at}: ${rates} (${width})\n`;
+  }
   if (slower <= NEGLIGIBLE_FETCH_STALL) {
     return `recommended cache: the fetch stall is gone ${at}: ${rates}, ${percent(slower)} slower, beyond noise but under the ${percent(NEGLIGIBLE_FETCH_STALL)} the model counts as no stall\n`;
   }

@@ -41,7 +41,7 @@ test('the report shows the control, the anchored errors, and whether the recomme
   assert.match(text, /control: the profiled settings re-run landed 5\.3% from the profile/);
   assert.match(text, /anchored to the control .*: median absolute error 3\.0%/);
   // 10 samples/s apart; noise: hypot(6, 5, 5.3% of 380 = 20) = 21.5.
-  assert.match(text, /the fetch stall is gone within noise at the recommended cache 200\.0 MiB: 370\.0 vs 380\.0 samples\/s/);
+  assert.match(text, /the fetch stall is gone within noise at the recommended cache 200\.0 MiB: 370\.0 vs 380\.0 samples\/s fully cached \(control\) \(noise ±21\.5 samples\/s, of which run-to-run variation 5\.3%\)/);
 
   const notGone = row({ kind: 'cache', cacheBytes: 200 * 2 ** 20, recommended: true }, 400, 300, 6);
   const exact = row({ kind: 'control' }, 380, 380, 5);
