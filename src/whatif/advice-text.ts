@@ -27,6 +27,10 @@ export const MISSING_TEXT = {
     `the profile has no file-size histogram (dataset.fileBytesHistogram): every file is assumed to be ${formatBytes(meanBytes)}; re-profile to record the distribution`,
   workersCap: (cpus: number, workers: number): string =>
     `${cpus} CPUs asked, but the job ran ${workers} loader worker${workers === 1 ? '' : 's'} in all: the prediction assumes the workers are raised to use the CPUs`,
+  pooledCached: (cpus: number, runs: { mean: number; halfWidth: number | null }[], pooledSamplesPerSec: number, cachedSamplesPerSec: number): string =>
+    `the cached mode and the CPU sweep measured ${cpus} CPUs ${runs.length} times (${runs
+      .map((r) => `${r.mean.toFixed(1)}${r.halfWidth === null ? '' : ` ± ${r.halfWidth.toFixed(1)}`} ms per iteration`)
+      .join(', ')}): the model uses their precision-weighted mean, ${pooledSamplesPerSec.toFixed(1)} samples/s (the cached mode alone: ${cachedSamplesPerSec.toFixed(1)})`,
   lruApproximation:
     'page cache modelled as exact LRU over whole files (Linux uses active/inactive lists and readahead); the first epoch of a job is always cold',
 } as const;

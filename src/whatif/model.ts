@@ -25,7 +25,7 @@
  * sample once per epoch, so the cache sees one random permutation per epoch
  * exactly as for one rank.
  */
-import { fitCpuScaling } from './cpu-scaling.js';
+import { fitCpuScaling, pooledSecPerSample } from './cpu-scaling.js';
 import { ExitCode, UserError } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import type { IterationSummary, ModeResult, Profile } from '../schema/profile.js';
@@ -248,6 +248,11 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   const fittedScaling = options.cpuScaling ?? fitCpuScaling(profile);
   if (fittedScaling) {
     cpuScaling = fittedScaling;
+    const repeats = (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus);
+    if (repeats.length > 0) {
+      const runs = [cached.summary, ...repeats.map((r) => r.summary!)];
+      caveats.push(MISSING_TEXT.pooledCached(profiledCpus, runs.map((x) => x.iterMs), 1 / pooledSecPerSample(runs), cached.summary.samplesPerSec));
+    }
     parameters.push(
       param('eff(c)', 'effective parallelism of c CPUs', effectiveParallelism(cpuScaling, profiledCpus), 'CPUs at c0', `fitted: ${cpuScaling.source}`, true),
     );
