@@ -121,6 +121,10 @@ class Recorder(object):
         self.started = True
         self._pid = os.getpid()
         cfg = self.config
+        found = _distributed_rank()
+        if found is not None:
+            cfg.rank, cfg.world_size = found
+            self._rank_part = ',"rank":%d,"i":' % cfg.rank
         os.makedirs(cfg.events_dir, exist_ok=True)
         path = os.path.join(cfg.events_dir, "events-%d-%d.jsonl" % (cfg.rank, self._pid))
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -210,6 +214,24 @@ class Recorder(object):
         if os.getpid() != self._pid:
             return
         self.end("error" if self._failed else "exhausted")
+
+
+def _distributed_rank():
+    """(rank, world size) from an initialised torch.distributed, else None.
+
+    Ranks started by torch.multiprocessing.spawn (the ImageNet example's
+    --multiprocessing-distributed) have no RANK/WORLD_SIZE variables: only
+    init_process_group(rank=...) knows them. torch is not imported here.
+    """
+    dist = sys.modules.get("torch.distributed")
+    if dist is None:
+        return None
+    try:
+        if dist.is_available() and dist.is_initialized():
+            return max(0, int(dist.get_rank())), max(1, int(dist.get_world_size()))
+    except Exception:
+        pass
+    return None
 
 
 def _watch_uncaught_errors(recorder):

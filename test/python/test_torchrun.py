@@ -37,6 +37,33 @@ for epoch in range(50):
 '''
 
 
+# torch.multiprocessing.spawn, as the ImageNet example's --multiprocessing-distributed:
+# the ranks get no RANK/WORLD_SIZE variables, only init_process_group(rank=...).
+SPAWN_JOB = r"""
+import os, sys
+import torch, torch.distributed as dist, torch.multiprocessing as mp
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+def worker(rank, port):
+    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, world_size=2, rank=rank)
+    data = TensorDataset(torch.randn(256, 8), torch.randint(0, 2, (256,)))
+    sampler = DistributedSampler(data)
+    loader = DataLoader(data, batch_size=4, sampler=sampler)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(50):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+
+if __name__ == "__main__":
+    mp.spawn(worker, nprocs=2, args=(int(sys.argv[1]),))
+"""
+
+
 def torchrun(env_extra, iterations):
     work = tempfile.mkdtemp(prefix="dsa-torchrun-")
     script = os.path.join(work, "ddp.py")
@@ -72,6 +99,35 @@ class TorchrunTest(unittest.TestCase):
         self.assertEqual([e[1] for e in ends], ["stop-file", "stop-file"])
         self.assertEqual(ends[0][2], ends[1][2])
         self.assertEqual(ends[0][2] % 10, 0)  # checked only every 10 iterations
+
+
+@unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
+class SpawnedRanksTest(unittest.TestCase):
+    def test_ranks_started_by_mp_spawn_take_their_rank_from_torch_distributed(self):
+        import socket
+
+        work = tempfile.mkdtemp(prefix="dsa-spawn-")
+        script = os.path.join(work, "spawn.py")
+        with open(script, "w") as f:
+            f.write(SPAWN_JOB)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = dict(os.environ, PYTHONPATH=PACKAGE_DIR, DSA_MODE="cached", DSA_EVENTS_DIR=os.path.join(work, "events"),
+                   DSA_ITERATIONS="30", DSA_SYNC="1", OMP_NUM_THREADS="1")
+        for name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"):
+            env.pop(name, None)
+        proc = subprocess.run([sys.executable, script, str(port)], env=env, cwd=work, capture_output=True, text=True,
+                              timeout=240)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        events = read_events(os.path.join(work, "events"))
+        self.assertEqual(sorted(ev[0]["rank"] for ev in events.values()), [0, 1], list(events))
+        for name, ev in events.items():
+            rank = ev[0]["rank"]
+            self.assertTrue(name.startswith("events-%d-" % rank), name)
+            self.assertEqual(ev[0]["worldSize"], 2)
+            self.assertEqual({e["rank"] for e in ev}, {rank})
+            self.assertEqual((ev[-1]["reason"], ev[-1]["iterations"]), ("budget", 30))
 
 
 if __name__ == "__main__":
