@@ -51,8 +51,12 @@ export function analyze(modes: ModeResults): Analysis {
   const tCold = cold && iterEstimate(cold);
 
   const computeMs = tSyn;
-  const shift = syn && cached ? stepShiftCaveat(syn.summary, cached.summary) : null;
-  if (shift) caveats.push(shift);
+  const prepShift = syn && cached ? stepShiftCaveat(syn.summary, cached.summary, 'prep') : null;
+  if (prepShift) caveats.push(prepShift);
+  const fetchShift = cached && cold ? stepShiftCaveat(cached.summary, cold.summary, 'fetch') : null;
+  if (fetchShift) caveats.push(fetchShift);
+  const overhead = profilerOverheadCaveat([syn, cached, cold]);
+  if (overhead) caveats.push(overhead);
   const prepStallMs = tCached && tSyn ? difference(tCached, tSyn) : null;
   const fetchStallMs = tCold && tCached ? difference(tCold, tCached) : null;
 
@@ -66,7 +70,7 @@ export function analyze(modes: ModeResults): Analysis {
   const prepSamplesPerSec = cached && rateOf(cached.summary);
   const coldSamplesPerSec = cold && rateOf(cold.summary);
   const storageReadBytesPerSec = cold ? cold.storageReadBytesPerSec : null;
-  const memoryReadBytesPerSec = cached && memoryRate(cached);
+  const memoryReadBytesPerSec = cached && byteEstimateHolds(cached, cold, caveats) ? memoryRate(cached) : null;
   const prepCpuSecPerSample = syn && cached ? prepCpu(syn, cached, caveats) : null;
 
   // Whether a stall is real: its 95% CI must exclude 0, otherwise it is noise.
@@ -153,14 +157,14 @@ function usable(mode: Mode, result: ModeResult | undefined, caveats: string[]): 
   }
   if (result.summary === null) {
     caveats.push(
-      `${mode} mode has too few measured iterations (${result.status}, stopped by ${result.stopReason}): ` +
+      `${mode} mode has too few measured iterations (${howItEnded(result)}): ` +
         `the ${NEEDED_FOR[mode]} are unknown`,
     );
     return null;
   }
   if (result.status !== 'ok') {
     caveats.push(
-      `${mode} mode ended early (${result.status}, stopped by ${result.stopReason}): its figures come from a partial run`,
+      `${mode} mode ended early (${howItEnded(result)}): its figures come from a partial run`,
     );
   }
   if (!result.state.proven) {
@@ -172,27 +176,64 @@ function usable(mode: Mode, result: ModeResult | undefined, caveats: string[]): 
   return result as Usable;
 }
 
+/** From this share of one CPU on, the profiler's own work is worth naming. */
+export const PROFILER_CPU_SHARE = 0.1;
+
+/**
+ * The profiler's own CPU (sampling /proc, and in the cold mode re-evicting
+ * the dataset so it stays cold) is not the job's, but on a machine with few
+ * cores it competes with a CPU-bound job: a mode where it used a tenth of a
+ * CPU or more is named, next to the least it used in another mode.
+ */
+function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
+  const shares = modes
+    .filter((m): m is Usable => m !== null && m.profilerCpuSec !== undefined && m.wallSec > 0)
+    .map((m) => ({ mode: m.mode, share: m.profilerCpuSec! / m.wallSec, reEvictions: m.state.reEvictions }));
+  const worst = shares.reduce<(typeof shares)[number] | null>((a, b) => (a === null || b.share > a.share ? b : a), null);
+  if (worst === null || worst.share < PROFILER_CPU_SHARE) return null;
+  const least = shares.filter((s) => s.mode !== worst.mode).reduce<(typeof shares)[number] | null>((a, b) => (a === null || b.share < a.share ? b : a), null);
+  const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+  return (
+    `the profiler itself used ${pct(worst.share)} of a CPU in the ${worst.mode} mode` +
+    (worst.reEvictions ? ` (keeping the dataset evicted: ${worst.reEvictions} re-evictions)` : '') +
+    (least ? `, ${pct(least.share)} in the ${least.mode} mode` : '') +
+    ': on a machine with few cores this slows a CPU-bound job, and the difference shows in the stall that mode measures'
+  );
+}
+
+/** 'interrupted', or 'failed, stopped by timeout': the stop reason only where it adds something. */
+function howItEnded(result: ModeResult): string {
+  return result.status === result.stopReason ? result.status : `${result.status}, stopped by ${result.stopReason}`;
+}
+
 /** Below this relative change, the step time is taken as the same in both modes. */
 export const STEP_SHIFT_THRESHOLD = 0.1;
 
 /**
- * The differential method reads the prep stall as T_cached - T_synthetic,
- * which equals the loader wait only when the training step itself costs the
- * same in both runs. When the step (time between batches) is measurably
- * longer or shorter in the cached run, say by how much: the prep stall
- * includes that difference.
+ * The differential method reads the prep stall as T_cached - T_synthetic (and
+ * the fetch stall as T_cold - T_cached), which equals the extra wait for data
+ * only when the training step itself costs the same in both runs. When the
+ * step (time between batches) is measurably longer or shorter in the later
+ * run, say by how much, and how much of the stall the job really spent
+ * waiting: on a CPU-trained job the loader workers and the kernel's reads
+ * compete with the step for the cores, which a GPU would not feel.
  */
-function stepShiftCaveat(syn: IterationSummary, cached: IterationSummary): string | null {
-  const a = syn.computeMs;
-  const b = cached.computeMs;
+function stepShiftCaveat(before: IterationSummary, after: IterationSummary, stall: 'prep' | 'fetch'): string | null {
+  const a = before.computeMs;
+  const b = after.computeMs;
   if (!(a.mean > 0)) return null;
   const diff = b.mean - a.mean;
   const noise = a.halfWidth !== null && b.halfWidth !== null ? Math.hypot(a.halfWidth, b.halfWidth) : 0;
   if (Math.abs(diff) <= noise || Math.abs(diff) / a.mean < STEP_SHIFT_THRESHOLD) return null;
+  const [from, to] = stall === 'prep' ? ['synthetic', 'cached'] : ['cached', 'cold'];
+  const waitGrowth = after.waitMs.mean - before.waitMs.mean;
   return (
-    `the training step itself took ${a.mean.toFixed(1)} ms in the synthetic mode and ${b.mean.toFixed(1)} ms in the cached mode ` +
-    `(${diff > 0 ? '+' : ''}${diff.toFixed(1)} ms): the prep stall includes this difference. ` +
-    'Pre-processing that competes with the step for CPU cores or caches makes the step slower (a real cost of the data pipeline); ' +
+    `the training step itself took ${a.mean.toFixed(1)} ms in the ${from} mode and ${b.mean.toFixed(1)} ms in the ${to} mode ` +
+    `(${diff > 0 ? '+' : ''}${diff.toFixed(1)} ms): the ${stall} stall includes this difference; the wait for data ` +
+    `${waitGrowth >= 0 ? 'grew' : 'changed'} by ${waitGrowth >= 0 ? '' : '-'}${Math.abs(waitGrowth).toFixed(1)} ms per iteration. ` +
+    (stall === 'prep'
+      ? 'Pre-processing that competes with the step for CPU cores or caches makes the step slower (a real cost of the data pipeline); '
+      : 'Reading from storage costs CPU too (the kernel, the loader, the profiler keeping the dataset evicted), which slows a step that runs on the CPU; an accelerator would not feel it; ') +
     'a machine whose speed or load changed between the runs does too (re-run to tell)'
   );
 }
@@ -243,6 +284,26 @@ function bytesPerSample(m: ModeResult): number | null {
   let samples = 0;
   for (const r of m.ranks) for (const it of r.iterations) samples += it.samples;
   return samples > 0 && m.state.consumedBytes > 0 ? m.state.consumedBytes / samples : null;
+}
+
+/**
+ * Whether the bytes the cached mode consumed can be trusted. A job that does
+ * not report bytes per batch (the PyTorch hook cannot know them) gets samples
+ * x the mean file size, which assumes one file per sample; the cold mode's
+ * storage reads are the only check of that. An in-memory dataset of a few
+ * large files (torchvision's MNIST: 4 files, 60,000 samples) would otherwise
+ * show a memory rate of tens of GB/s.
+ */
+function byteEstimateHolds(cached: Usable, cold: Usable | null, caveats: string[]): boolean {
+  const reported = cached.ranks.every((r) => r.iterations.every((it) => it.bytes !== undefined));
+  if (reported || bytesPerSample(cached) === null) return true;
+  const readFraction = cold?.state.readFraction ?? null;
+  if (readFraction !== null && readFraction >= 0.5 && readFraction <= 2) return true;
+  caveats.push(
+    'memory read rate not shown: the job did not report bytes per batch, so they are estimated as samples x the mean file size ' +
+      `(one file per sample), and ${readFraction === null ? 'no cold mode confirms it' : `the cold mode read ${(readFraction * 100).toFixed(1)}% of that estimate from storage, which does not confirm it`}`,
+  );
+  return false;
 }
 
 /**

@@ -97,6 +97,20 @@ ${EXIT_CODES_HELP}`,
       result.exitCode = gate && exitCode === ExitCode.Ok ? runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io) : exitCode;
     });
 
+/** Files that name a job better than the launcher or interpreter that runs them. */
+const SCRIPT = /\.(py|sh|js|mjs|cjs|ts|rb|pl|jl|lua)$/i;
+
+/**
+ * The job's name: its script (train.py in 'torchrun --nproc_per_node 2
+ * train.py', where the first non-option argument is the option's value 2),
+ * else the first argument that is not an option, else the command.
+ */
+export function jobNameOf(command: string[]): string {
+  const script = command.find((arg, k) => k > 0 && SCRIPT.test(arg));
+  const firstOperand = command.find((arg, k) => k > 0 && !arg.startsWith('-'));
+  return basename(script ?? firstOperand ?? command[0]) || 'job';
+}
+
 /** Turns commander's strings into a validated run input; every error names its flag. */
 export function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
   if (command.length === 0) {
@@ -107,7 +121,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
   }
   const modes = parseModes(raw.modes);
   assertCommandExists(command[0], io.env.PATH, io.cwd);
-  const jobName = raw.name ?? (basename(command.find((arg, k) => k > 0 && !arg.startsWith('-')) ?? command[0]) || 'job');
+  const jobName = raw.name ?? jobNameOf(command);
   const profilesDir = resolve(io.cwd, raw.profilesDir);
   return {
     argv: command,

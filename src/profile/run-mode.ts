@@ -79,6 +79,8 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
 
   const prepared = await input.cacheState.prepare(input.mode, input.dataset);
   const startedAt = Date.now();
+  // The profiler's own CPU competes with a CPU-bound job on a small machine: measured, so it can be named.
+  const profilerCpuBefore = process.cpuUsage();
   const readBytesBefore = selfReadBytes();
   const reader = new EventsReader(eventsDir);
   const sampler = startSampler({ rootPid: null, device: input.dataset.device, intervalMs: input.pollMs, gpu: input.gpu });
@@ -127,6 +129,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     }
   }
   const exit = await job.done;
+  const profilerCpuSec = cpuSecSince(profilerCpuBefore);
   const resources = sampler.stop();
   const cacheFinish = await prepared.finish();
   // Linux adds a reaped child's I/O counters to its parent: after the job's
@@ -158,6 +161,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
         ? '/proc/self/io is not readable'
         : 'read_bytes of the whole job tree over the whole run (/proc/self/io after reaping)',
     consumedBytes: window?.consumedBytes ?? consumedBytes,
+    consumedBytesEstimated: reportedBytes === null,
     jobAcknowledgedMode: processes.some((p) => p.start?.mode === input.mode),
     fitsInMemory: input.dataset.fitsInMemory,
     reEvictions: cacheFinish.reEvictions,
@@ -187,7 +191,14 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     badEventLines: processes.reduce((sum, p) => sum + p.badLines, 0),
     logs,
     cpus: null,
+    profilerCpuSec,
   };
+}
+
+/** CPU seconds (user + system) this process used since `before`. */
+function cpuSecSince(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1e6;
 }
 
 function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string): Record<string, string> {

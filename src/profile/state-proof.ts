@@ -23,6 +23,8 @@ export interface ProofInput {
   readBytesSource: string;
   /** Bytes of samples the job consumed. */
   consumedBytes: number;
+  /** True when the job did not report bytes, so consumedBytes is samples x the dataset's mean file size. */
+  consumedBytesEstimated?: boolean;
   /** Whether the job's start event acknowledged the mode. */
   jobAcknowledgedMode: boolean;
   /** Whether the dataset fits in memory available for the page cache. */
@@ -67,7 +69,7 @@ export function proveState(input: ProofInput): StateProof {
       return verdict(false, `only ${pct(resident)} of the dataset was in the page cache before the run`);
     }
     if (readFraction > PROOF_THRESHOLDS.cachedMaxRead) {
-      return verdict(false, `${readText}: the cache did not hold the dataset during the run`);
+      return verdict(false, `${readText}: the cache did not hold the dataset during the run, or the job read other files in the measured window (a validation set, checkpoints)${estimateNote(input)}`);
     }
     return verdict(true, `${pct(resident)} resident before the run; ${readText}`);
   }
@@ -75,7 +77,23 @@ export function proveState(input: ProofInput): StateProof {
     return verdict(false, `${pct(resident)} of the dataset was still in the page cache before the run`);
   }
   if (readFraction < PROOF_THRESHOLDS.coldMinRead) {
-    return verdict(false, `only ${readText}: part of the data came from a cache`);
+    if (readFraction < PROOF_THRESHOLDS.cachedMaxRead) {
+      // Evicted, yet hardly read: the iterations do not read --data (an
+      // in-memory dataset such as torchvision's MNIST loads it at start-up).
+      return verdict(
+        false,
+        `only ${readText} although the dataset was not cached: the job does not read --data during its iterations ` +
+          `(it may load the dataset into memory before training, or read from elsewhere), so there is no fetch to measure${estimateNote(input)}`,
+      );
+    }
+    return verdict(false, `only ${readText}: part of the data came from a cache${estimateNote(input)}`);
   }
   return verdict(true, `${pct(resident)} resident before the run; ${readText}`);
+}
+
+/** Says when the consumed bytes the fraction rests on are an estimate. */
+function estimateNote(input: ProofInput): string {
+  return input.consumedBytesEstimated
+    ? ' (consumed bytes estimated as samples x the mean file size, one file per sample; the job did not report bytes)'
+    : '';
 }

@@ -21,7 +21,7 @@ export function modeRows(profile: Profile): string[][] {
       s ? num(s.samplesPerSec) : '—',
       String(s?.measuredIterations ?? 0),
       String(s?.warmupIterations ?? 0),
-      r.status === 'ok' ? r.stopReason : `${r.status} (${r.stopReason})`,
+      r.status === 'ok' || r.status === r.stopReason ? r.stopReason : `${r.status} (${r.stopReason})`,
       `${r.state.proven ? 'proven' : 'UNPROVEN'}: ${r.state.reason}`,
     ]);
   }

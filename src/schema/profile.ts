@@ -156,6 +156,8 @@ export const ModeResultSchema = z.object({
   logs: z.object({ stdout: z.string(), stderr: z.string() }),
   /** CPU affinity the mode ran with (null: unrestricted). */
   cpus: z.array(z.number().int().nonnegative()).nullable().default(null),
+  /** CPU seconds the profiler itself used during the mode (sampling, keeping the dataset evicted); absent in older profiles. */
+  profilerCpuSec: nonneg().optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 

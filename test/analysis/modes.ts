@@ -67,7 +67,8 @@ export function modeResult(mode: Mode, spec: ModeSpec): ModeResult {
         rank: 0,
         pid: 100,
         workers: 2,
-        iterations: [{ i: 0, t: 0, waitMs: 0, computeMs: 1, samples: totalSamples }],
+        // A job that reports its consumed bytes puts them on its iterations.
+        iterations: [{ i: 0, t: 0, waitMs: 0, computeMs: 1, samples: totalSamples, ...(spec.consumedBytes !== undefined ? { bytes: spec.consumedBytes } : {}) }],
         summary: s,
       },
     ],

@@ -18,7 +18,7 @@ test('split with known inputs: stalls, combined half-widths, fractions, rates', 
       jobCpuSecPerSample: 0.011,
       consumedBytes: 601 * 32 * 100_000,
     }),
-    cold: modeResult('cold', { iterMs: 500, halfWidth: 4, storageReadBytesPerSec: 6.4e6 }),
+    cold: modeResult('cold', { iterMs: 500, computeMs: 104, halfWidth: 4, storageReadBytesPerSec: 6.4e6 }),
   });
   AnalysisSchema.parse(a);
   assert.deepEqual(a.computeMs, { mean: 100, halfWidth: 2, proven: true });
@@ -46,6 +46,7 @@ test('split with known inputs: stalls, combined half-widths, fractions, rates', 
 test('a step that takes longer in the cached mode than in the synthetic mode is named in a caveat', () => {
   const modes = three(100, 150, 400);
   modes.cached = modeResult('cached', { iterMs: 150, computeMs: 125, halfWidth: 2 });
+  modes.cold = modeResult('cold', { iterMs: 400, computeMs: 125, halfWidth: 2 });
   const a = analyze(modes);
   assert.equal(a.prepStallMs!.mean, 50, 'the split itself is unchanged');
   assert.equal(a.caveats.length, 1);
@@ -54,7 +55,40 @@ test('a step that takes longer in the cached mode than in the synthetic mode is 
   modes.cached = modeResult('cached', { iterMs: 150, computeMs: 125, halfWidth: 30 });
   assert.deepEqual(analyze(modes).caveats, []);
   modes.cached = modeResult('cached', { iterMs: 150, computeMs: 108, halfWidth: 1 });
+  modes.cold = modeResult('cold', { iterMs: 400, computeMs: 108, halfWidth: 1 });
   assert.deepEqual(analyze(modes).caveats, []);
+});
+
+test('a fetch stall that is mostly a slower step, not a longer wait, says so', () => {
+  // The ImageNet example trained on 2 CPU cores: cold 120 ms slower per iteration, its wait 2 ms longer.
+  const modes = three(880, 940, 1060);
+  modes.cached = modeResult('cached', { iterMs: 940, computeMs: 938.6, halfWidth: 10 });
+  modes.cold = modeResult('cold', { iterMs: 1060, computeMs: 1056.9, halfWidth: 10 });
+  const a = analyze(modes);
+  assert.equal(a.fetchStallMs!.mean, 120, 'the split itself is unchanged');
+  const caveat = a.caveats.find((c) => c.includes('fetch stall includes'));
+  assert.ok(caveat, a.caveats.join('\n'));
+  assert.match(caveat, /938\.6 ms in the cached mode and 1056\.9 ms in the cold mode \(\+118\.3 ms\): the fetch stall includes this difference; the wait for data grew by 1\.7 ms per iteration/);
+  assert.match(caveat, /an accelerator would not feel it/);
+});
+
+test('the profiler\'s own CPU is named when it reaches a tenth of a CPU in a mode', () => {
+  const modes = three(100, 150, 400);
+  modes.cached!.profilerCpuSec = 1.2; // 2% of the 60 s mode
+  modes.cold!.profilerCpuSec = 9; // 15%
+  modes.cold!.state = { ...modes.cold!.state, reEvictions: 1000 };
+  assert.match(
+    analyze(modes).caveats.join('\n'),
+    /the profiler itself used 15% of a CPU in the cold mode \(keeping the dataset evicted: 1000 re-evictions\), 2% in the cached mode/,
+  );
+  modes.cold!.profilerCpuSec = 3; // 5%: not worth a caveat
+  assert.deepEqual(analyze(modes).caveats, []);
+});
+
+test('a mode stopped by the user reads "interrupted" once', () => {
+  const modes = three(100, 150, 400);
+  modes.cold = modeResult('cold', { iterMs: 400, status: 'interrupted', stopReason: 'interrupted' });
+  assert.match(analyze(modes).caveats.join('\n'), /cold mode ended early \(interrupted\): its figures/);
 });
 
 test('stalls are clamped at 0 when a slower mode measures faster', () => {
@@ -70,7 +104,7 @@ test('stalls are clamped at 0 when a slower mode measures faster', () => {
 
 test('an unproven mode marks every estimate built on it and adds a caveat with its reason', () => {
   const modes = three(100, 150, 400);
-  modes.cold = modeResult('cold', { iterMs: 400, proven: false, reason: 'read only 12% of consumed bytes from storage' });
+  modes.cold = modeResult('cold', { iterMs: 400, computeMs: 100, proven: false, reason: 'read only 12% of consumed bytes from storage' });
   const a = analyze(modes);
   assert.equal(a.computeMs!.proven, true);
   assert.equal(a.prepStallMs!.proven, true);
@@ -174,6 +208,21 @@ test('memory read rate sums the ranks of the cached mode', () => {
   close(analyze(modes).memoryReadBytesPerSec, 640 * 1000, 1e-6);
   modes.cached = modeResult('cached', { iterMs: 100, consumedBytes: 0 });
   assert.equal(analyze(modes).memoryReadBytesPerSec, null);
+});
+
+test('a byte count estimated from the mean file size needs the cold mode to confirm it before a memory rate is shown', () => {
+  // torchvision's MNIST: 4 files of up to 47 MB, 60,000 samples held in memory; no bytes reported.
+  const modes = three(13.7, 23.0, 23.3);
+  const cached = modeResult('cached', { iterMs: 23.0 });
+  cached.state = { ...cached.state, consumedBytes: 601 * 32 * 13e6 };
+  modes.cached = cached;
+  modes.cold!.state = { ...modes.cold!.state, readFraction: 0 };
+  const a = analyze(modes);
+  assert.equal(a.memoryReadBytesPerSec, null);
+  assert.match(a.caveats.join('\n'), /memory read rate not shown: .*the cold mode read 0\.0% of that estimate from storage, which does not confirm it/);
+  // The cold mode read about what was estimated: the estimate holds.
+  modes.cold!.state = { ...modes.cold!.state, readFraction: 1.02 };
+  assert.ok(analyze(modes).memoryReadBytesPerSec! > 0);
 });
 
 test('prep CPU per sample that does not exceed the synthetic mode\'s is not measurable: null and a caveat, not 0', () => {
