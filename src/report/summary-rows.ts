@@ -9,7 +9,8 @@ import { formatEstimate, formatPercent } from './format.js';
 
 /** Header + rows of the modes table. */
 export function modeRows(profile: Profile): string[][] {
-  const rows = [['mode', 'iteration ms (95% CI)', 'median ms', 'samples/s', 'measured iterations', 'warm-up', 'stopped by', 'cache state']];
+  const rate = maxRanks(profile) > 1 ? 'samples/s per rank' : 'samples/s';
+  const rows = [['mode', 'iteration ms (95% CI)', 'median ms', rate, 'measured iterations', 'warm-up', 'stopped by', 'cache state']];
   for (const mode of MODES) {
     const r = profile.modes[mode];
     if (!r) continue;
@@ -26,6 +27,26 @@ export function modeRows(profile: Profile): string[][] {
     ]);
   }
   return rows;
+}
+
+/** Most ranks any mode ran. */
+export function maxRanks(profile: Profile): number {
+  return Math.max(0, ...MODES.map((mode) => profile.modes[mode]?.ranks.length ?? 0));
+}
+
+/**
+ * Samples per second of all ranks of each mode together (each rank's own
+ * measured rate, summed), for a multi-rank job; null for one rank.
+ */
+export function allRanksLine(profile: Profile): string | null {
+  if (maxRanks(profile) < 2) return null;
+  const parts = MODES.flatMap((mode) => {
+    const ranks = profile.modes[mode]?.ranks ?? [];
+    const rates = ranks.map((r) => r.summary?.samplesPerSec ?? null);
+    if (ranks.length === 0 || rates.some((x) => x === null)) return [];
+    return [`${mode} ${num(rates.reduce((a, b) => a! + b!, 0)!)}`];
+  });
+  return parts.length ? `all ranks together, samples/s: ${parts.join(' · ')} (the slowest rank sets the pace of each)` : null;
 }
 
 /** Header + rows of the split table. */

@@ -1,7 +1,7 @@
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { table } from './format.js';
-import { modeRows, splitRows } from './summary-rows.js';
+import { allRanksLine, modeRows, splitRows } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
 export function renderSummary(profile: Profile, profilePath: string): string {
@@ -16,6 +16,8 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   out.push('');
 
   out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
+  const together = allRanksLine(profile);
+  if (together) out.push(together);
 
   if (analysis) {
     out.push('');

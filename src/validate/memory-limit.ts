@@ -99,6 +99,8 @@ export class DatasetCacheCap {
     private readonly group: MemoryGroup,
     private readonly files: readonly FileRef[],
     readonly targetBytes: number,
+    /** Room kept above the floor, for a job known to jump by more than the floor foresees (a retried point). */
+    private readonly extraSlackBytes = 0,
   ) {}
 
   /** One control step, at the job's current iteration count. Overlapping calls are skipped. */
@@ -129,7 +131,7 @@ export class DatasetCacheCap {
     if (this.lastOwnBytes !== null) this.recentGrowths.push(Math.max(0, ownBytes - this.lastOwnBytes));
     if (this.recentGrowths.length > GROWTH_WINDOW_STEPS) this.recentGrowths.shift();
     this.lastOwnBytes = ownBytes;
-    const floor = ownBytes + MIN_SLACK_BYTES + Math.max(0, ...this.recentGrowths);
+    const floor = ownBytes + MIN_SLACK_BYTES + this.extraSlackBytes + Math.max(0, ...this.recentGrowths);
     let next: number;
     if (this.limitBytes === null) {
       next = ownBytes + this.targetBytes + headroomBytes(ownBytes);

@@ -14,7 +14,7 @@ import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { evict, residency } from '../system/page-cache.js';
 import { baseScenario, fitModel, predict, type FittedModel, type Scenario } from '../whatif/model.js';
-import { cgroupMemory, DatasetCacheCap } from './memory-limit.js';
+import { cgroupMemory, DatasetCacheCap, type CapStep } from './memory-limit.js';
 
 /**
  * One point to check: a cache size, a CPU count, or the control (the profiled
@@ -232,14 +232,67 @@ async function measurePoint(
 
   // Cache point: start cold, let the capped page cache fill over the first
   // epoch, and measure the epochs after it (the model's steady state).
+  const first = await measureCachePoint(point, ctx, common, modeDir, iterationsPerEpoch, 0);
+  if (first.outcome.failureTail === null || ctx.interrupts.interrupted || !endedAtLimit(first.steps)) return first.outcome;
+  // On cgroup v1 a job at the limit with nothing left to reclaim gets ENOMEM
+  // from a read() (the paused-instead-of-killed behaviour covers page faults
+  // only): a PyTorch job met it when its DataLoader forked new workers at an
+  // epoch boundary, a jump of 25 MB between two polls. Retry once with room
+  // for the largest jump the failed run showed.
+  const slack = Math.max(RETRY_MIN_SLACK_BYTES, 2 * largestGrowth(first.steps));
+  const retry = await measureCachePoint(point, ctx, common, `${modeDir}-retry`, iterationsPerEpoch, slack);
+  const why = `the first run failed at the limit (${firstLine(first.outcome.failureTail)}); retried with ${mib(slack)} more room`;
+  return { ...retry.outcome, note: `${why}; ${retry.outcome.note}` };
+}
+
+/** Least extra room a retried cache point gets. */
+const RETRY_MIN_SLACK_BYTES = 32 * 2 ** 20;
+
+/** Whether the job's memory reached the cap's limit in its last steps: a failure there may be the cap's doing. */
+export function endedAtLimit(steps: CapStep[]): boolean {
+  // A step records the usage it read and the limit it then set: compare with the limit set one step before.
+  for (let k = Math.max(1, steps.length - 3); k < steps.length; k++) {
+    const limit = steps[k - 1].limitBytes;
+    if (limit !== null && steps[k].usageBytes >= limit - AT_LIMIT_MARGIN_BYTES) return true;
+  }
+  return false;
+}
+
+/** Usage within this of the limit counts as at the limit. */
+const AT_LIMIT_MARGIN_BYTES = 4 * 2 ** 20;
+
+/** The largest growth of the job's own memory between two steps of the cap. */
+export function largestGrowth(steps: CapStep[]): number {
+  let largest = 0;
+  for (let k = 1; k < steps.length; k++) largest = Math.max(largest, steps[k].ownBytes - steps[k - 1].ownBytes);
+  return largest;
+}
+
+function firstLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return lines[lines.length - 1].replace(/^\s*\|?\s*/, '').slice(0, 120);
+}
+
+type PointOutcome = Awaited<ReturnType<typeof measurePoint>>;
+
+/** One run of a cache point: the job cold in a memory cgroup whose cap holds the dataset's cache at the target. */
+async function measureCachePoint(
+  point: Extract<ValidationPoint, { kind: 'cache' }>,
+  ctx: PointContext,
+  common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'>,
+  modeDir: string,
+  iterationsPerEpoch: number,
+  extraSlackBytes: number,
+): Promise<{ outcome: PointOutcome; steps: CapStep[] }> {
+  const { input, dataset } = ctx;
   // Storage as the profile saw it: its cold mode's throttle, when it had one.
   const throttle = input.profile.options.storageBwBytesPerSec;
   const group = createJobCgroup({
-    name: `validate-${process.pid}-${ctx.index}`,
+    name: `validate-${process.pid}-${ctx.index}${extraSlackBytes > 0 ? '-retry' : ''}`,
     memoryLimitBytes: 2 ** 50,
     ...(throttle && dataset.device ? { readBpsDevice: { device: dataset.device, bytesPerSec: throttle } } : {}),
   });
-  const cap = new DatasetCacheCap(cgroupMemory(group.dirs), dataset.files, point.cacheBytes);
+  const cap = new DatasetCacheCap(cgroupMemory(group.dirs), dataset.files, point.cacheBytes, extraSlackBytes);
   try {
     const result = await runMode({
       ...common,
@@ -263,7 +316,7 @@ async function measurePoint(
       residentBytes === null
         ? 'dataset residency not measured in the measured window'
         : `dataset in page cache ${mib(Math.min(...resident))}-${mib(Math.max(...resident))}, mean ${mib(residentBytes)} (mincore, ${resident.length} readings)`;
-    return {
+    const outcome: PointOutcome = {
       summary,
       ranks: Math.max(1, result.ranks.length),
       note: `target ${mib(point.cacheBytes)}; ${held}; first epoch not measured; ${result.status} (${result.stopReason})`,
@@ -271,6 +324,7 @@ async function measurePoint(
       readBytesPerSample: windowRates(result.resources, steady, (r) => r.jobReadBytes)?.perSample ?? null,
       failureTail: failureTail(result),
     };
+    return { outcome, steps: cap.steps };
   } finally {
     await group.remove().catch(() => undefined);
     // Every step of the cap beside the job's logs: how the limit moved, and why, when the cache did not hold.

@@ -145,6 +145,10 @@ test('torchrun with two ranks on CPU (gloo): per-rank figures and the slowest ra
   const cached = readProfile(out).modes.cached!;
   assert.deepEqual(cached.ranks.map((r) => r.rank).sort(), [0, 1]);
   assert.ok(cached.paceRank !== null);
+  // Rates are labelled per rank, and the ranks' total is shown beside them.
+  assert.match(result.stdout, /samples\/s per rank/);
+  assert.match(result.stdout, /all ranks together, samples\/s: synthetic [\d.]+ · cached [\d.]+/);
+  assert.equal(readProfile(out).jobName, 'ddp_train.py', 'named after the script, not the value of --nproc_per_node');
   const events = readdirSync(join(work, 'ddp.d', 'cached', 'events'));
   assert.equal(events.length, 2, events.join(', '));
   assert.deepEqual(processesMentioning(script), []);

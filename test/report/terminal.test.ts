@@ -30,3 +30,16 @@ test('an unproven cold mode is flagged, its figures marked ~, and the reason giv
   assert.match(text, /^compute\s+\d/m, 'compute does not rest on the cold mode');
   assert.match(text, /caveats:\n  - .*cold/);
 });
+
+test('a multi-rank profile labels its rates per rank and shows the ranks together', () => {
+  const profile = readProfile(FIXTURE);
+  assert.doesNotMatch(renderSummary(profile, 'p.json'), /per rank|all ranks together/, 'one rank: plain samples/s');
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const m = profile.modes[mode]!;
+    m.ranks = [m.ranks[0], { ...m.ranks[0], rank: 1, pid: m.ranks[0].pid + 1 }];
+  }
+  const text = renderSummary(profile, 'p.json');
+  assert.match(text, /samples\/s per rank/);
+  const sum = (mode: 'synthetic' | 'cached' | 'cold') => (2 * profile.modes[mode]!.ranks[0].summary!.samplesPerSec).toFixed(1);
+  assert.match(text, new RegExp(`all ranks together, samples/s: synthetic ${sum('synthetic')} · cached ${sum('cached')} · cold ${sum('cold')}`));
+});

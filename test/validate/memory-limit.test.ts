@@ -121,3 +121,18 @@ test('a job paused at the limit (out of memory, killer disabled) gets room at on
   cap.step(10 * MiB);
   assert.ok(group.state.limitBytes >= low + 16 * MiB, `raised from ${low / MiB} to ${group.state.limitBytes / MiB} MiB`);
 });
+
+test('a retried point keeps its extra room: the floor rises by it and the cache cannot squeeze the job below', () => {
+  const state = { usageBytes: 250 * MiB, cacheBytes: 50 * MiB, pinnedCacheBytes: 0, limitBytes: 2 ** 50, underOom: false };
+  const plain = fakeGroup(state);
+  const roomy = fakeGroup(state);
+  const a = new DatasetCacheCap(plain, [], 4 * MiB);
+  const b = new DatasetCacheCap(roomy, [], 4 * MiB, 48 * MiB);
+  for (const cap of [a, b]) {
+    cap.step(0);
+    cap.step(50 * MiB); // far above a 4 MiB target: the limit falls to the floor
+  }
+  assert.equal(a.steps[1].floorBytes + 48 * MiB, b.steps[1].floorBytes);
+  assert.equal(roomy.state.limitBytes, b.steps[1].floorBytes);
+  assert.ok(roomy.state.limitBytes >= 200 * MiB + 48 * MiB);
+});

@@ -59,3 +59,16 @@ test('runs at the same CPU count are pooled by precision: a noisy cached mode do
   assert.match(scaling.source, /2 runs at \d+ CPUs pooled/);
   assert.equal(scaling.points.length, 2);
 });
+
+test('a cache point that failed at the limit is recognised, with the jump in memory that met it', async () => {
+  const { endedAtLimit, largestGrowth } = await import('../../src/validate/run-validate.js');
+  const MB = 1e6;
+  const step = (own: number, usage: number, limit: number) => ({ residentBytes: 0, ownBytes: own * MB, usageBytes: usage * MB, floorBytes: 0, limitBytes: limit * MB });
+  // The PyTorch point here: steady near 210 MB under a 224.3 MB limit, then new loader workers at the epoch boundary.
+  const failed = [step(210.3, 225.6, 226.6), step(200.1, 218.0, 224.3), step(224.8, 224.3, 263.6), step(168.6, 169.0, 263.6)];
+  assert.equal(endedAtLimit(failed), true);
+  assert.ok(Math.abs(largestGrowth(failed) - 24.7 * MB) < 1);
+  // A job that died far below its limit is not the cap's doing.
+  assert.equal(endedAtLimit([step(100, 120, 300), step(100, 121, 300), step(10, 12, 300)]), false);
+  assert.equal(endedAtLimit([]), false);
+});
