@@ -120,7 +120,7 @@ function demoWhatif(profile: Profile, path: string): string {
 export function renderDemoWhatif(r: WhatifResult): string {
   const p = r.prediction;
   const lines = [
-    `What would remove the stall if the page cache could not hold the dataset (ds-analyzer whatif --cache 0):`,
+    `What would remove the stall if the page cache could not hold the dataset (the what-if model with no cache, as in the cold mode):`,
     `  predicted: ${p.samplesPerSec.toFixed(1)} samples/s, ${p.bottleneck}-bound (prep stall ${p.prepStallMs.toFixed(1)} ms, fetch stall ${p.fetchStallMs.toFixed(1)} ms per iteration)`,
     ...r.recommendations.map((rec) => `  - ${rec.text}`),
   ];

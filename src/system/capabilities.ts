@@ -8,6 +8,7 @@ import { UserError } from '../errors.js';
 import { CAPABILITY_NAMES, CAPABILITY_TEXT, type CapabilityName } from './capability-text.js';
 import { createJobCgroup, detectCgroups, diskDeviceOf, type CgroupInfo } from './cgroups.js';
 import { probeGpus } from './gpu.js';
+import { reclaimingDamonSchemes } from './damon.js';
 import { FADV, MAP_SHARED, PROT_READ, loadLibc } from './libc.js';
 
 /** One row of the doctor table. */
@@ -132,6 +133,11 @@ async function torchRow(pythons: string[], timeoutMs: number): Promise<Capabilit
   return row('python-torch', ok.length > 0, detail);
 }
 
+function damonRow(): Capability {
+  const schemes = reclaimingDamonSchemes();
+  return row('no-proactive-reclaim', schemes.length === 0, schemes.length === 0 ? 'no DAMON scheme pages memory out' : schemes.join('; '));
+}
+
 /** Checks everything `doctor` reports; never throws. Rows come in CAPABILITY_NAMES order. */
 export async function probeCapabilities(options: ProbeOptions = {}): Promise<Capability[]> {
   const info = detectCgroups();
@@ -149,6 +155,7 @@ export async function probeCapabilities(options: ProbeOptions = {}): Promise<Cap
     dropCachesRow(),
     row('nvidia-smi', gpu.status === 'ok', gpu.detail),
     torch,
+    damonRow(),
   ];
   return CAPABILITY_NAMES.map((name) => rows.find((r) => r.name === name)!);
 }

@@ -12,6 +12,7 @@ export const CAPABILITY_NAMES = [
   'drop-caches',
   'nvidia-smi',
   'python-torch',
+  'no-proactive-reclaim',
 ] as const;
 export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 
@@ -52,6 +53,11 @@ export const CAPABILITY_TEXT: Record<CapabilityName, { impact: string; fix: stri
   'python-torch': {
     impact: 'PyTorch training scripts cannot be profiled on this machine (the built-in emulated job and `demo` still work)',
     fix: 'install PyTorch for the interpreter you run the job with (pip install torch; on Debian: apt-get install -y python3-torch python3-torchvision)',
+  },
+  'no-proactive-reclaim': {
+    impact:
+      'a DAMON pageout scheme evicts pages that sit idle, the dataset\'s page cache included: a cached mode whose epochs are slower than the scheme\'s minimum age reads from storage and is reported unproven',
+    fix: "stop the scheme while profiling (echo off > /sys/kernel/mm/damon/admin/kdamonds/N/state, as root), or profile with a smaller dataset so an epoch is quick",
   },
 };
 

@@ -106,6 +106,12 @@ export interface FittedModel {
   storageIsLowerBound: boolean;
   /** Share of fetch and prep that runs in series, σ (overlap.ts): 0 for perfect overlap, 1 for none. */
   fetchPrepSerial: number;
+  /**
+   * True when σ was measured (a cold mode that waited on storage below its
+   * throttle). Otherwise σ = 0 is an assumption: a cold mode that kept storage
+   * busy shows nothing of how reads and pre-processing overlap.
+   */
+  overlapMeasured: boolean;
   /** Storage bytes read per consumed byte on a miss, a. */
   readAmplification: number;
   /** Mean bytes per consumed sample, s. */
@@ -309,6 +315,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   // throttle the profile set, so the storage's true rate is known and the
   // shortfall is time the job spent not reading (overlap.ts).
   let fetchPrepSerial = PERFECT_OVERLAP;
+  let overlapMeasured = false;
   if (fetchBound && throttle !== null && cold.storageReadBytesPerSec < UNSATURATED_SHARE * throttle) {
     const fitted = fitOverlap({
       computeSec: computeSecPerIter / b,
@@ -316,6 +323,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
       fetchSec: (profiledRanks * readAmplification * bytesPerSample) / throttle,
       coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter,
     });
+    overlapMeasured = fitted !== null;
     if (fitted !== null && fitted !== PERFECT_OVERLAP) {
       fetchPrepSerial = fitted;
       storageBytesPerSec = throttle;
@@ -414,6 +422,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
     storageBytesPerSec,
     storageIsLowerBound,
     fetchPrepSerial,
+    overlapMeasured,
     readAmplification,
     bytesPerSample,
     datasetBytes,

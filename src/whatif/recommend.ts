@@ -23,6 +23,12 @@ export interface Recommendation {
   prediction: Prediction | null;
   /** For the page cache: the size below which the stall returns; value leaves slack above it. */
   edgeBytes?: number;
+  /**
+   * For a cache, when the profile could not measure how reads and
+   * pre-processing overlap: the cache that removes the stall if they run in
+   * series (null: none does). value assumes they overlap.
+   */
+  ifSerialBytes?: number | null;
   /** The sentence shown. */
   text: string;
 }
@@ -93,6 +99,15 @@ export const PAGE_CACHE_SLACK = 0.05;
  * invert the simulated curve.
  */
 export function cacheFor(model: FittedModel, scenario: Scenario, now: Prediction, policy: CachePolicy): Recommendation {
+  const answer = cacheAssumingOverlap(model, scenario, now, policy);
+  if (model.overlapMeasured || answer.value === null || answer.value === 0 || stageTimes(model, scenario, 0).prep === 0) return answer;
+  // σ unknown: the same question with reads and pre-processing in series bounds the answer from above.
+  const serial = cacheAssumingOverlap({ ...model, fetchPrepSerial: 1 }, scenario, now, policy).value;
+  if (serial === answer.value) return answer;
+  return { ...answer, ifSerialBytes: serial, text: answer.text + RECOMMENDATION_TEXT.ifSerial(serial, model.datasetBytes) };
+}
+
+function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Prediction, policy: CachePolicy): Recommendation {
   const t = stageTimes(model, scenario, 0);
   const target = t.fetch > 0 ? 1 - maxFetchWithoutStall(model, t) / t.fetch : 0;
   const base = { kind: 'cache' as const, cachePolicy: policy, unit: 'bytes' as const };

@@ -75,3 +75,29 @@ test('with fetch and prep partly in series the recommended cache leaves a stall 
     assert.notEqual(p.bottleneck, 'fetch');
   }
 });
+
+test('where the overlap was not measured, a cache recommendation also gives the cache that removes the stall with reads and prep in series', () => {
+  // A saturated cold mode: σ is assumed, not measured.
+  const saturated = fitModel(throttledBelowItsLimit(0.97));
+  assert.equal(saturated.overlapMeasured, false);
+  const scenario = { ...baseScenario(saturated), cacheBytes: 0 };
+  for (const rec of recommend(saturated, scenario).filter((r) => r.kind === 'cache')) {
+    assert.ok(rec.value !== null && rec.value > 0, rec.text);
+    assert.ok(rec.ifSerialBytes === null || rec.ifSerialBytes! >= rec.value!, `${rec.text}`);
+    assert.match(rec.text, /This assumes reads overlap pre-processing, which the profile could not measure/);
+    if (rec.ifSerialBytes != null) {
+      // In series, that cache leaves a stall under 2% by the model with σ = 1.
+      const serialModel = { ...saturated, fetchPrepSerial: 1 };
+      const at = { ...scenario, cachePolicy: rec.cachePolicy!, cacheBytes: rec.ifSerialBytes, epochs: null };
+      const t = stageTimes(serialModel, at, predict(serialModel, at).steadyHitRatio);
+      assert.ok(predict(serialModel, at).fetchStallMs <= 0.02 * Math.max(t.gpu, t.prep) * serialModel.samplesPerIter * 1000 + 1e-9);
+    }
+  }
+  // σ measured: one answer, no bound.
+  const measured = fitModel(throttledBelowItsLimit(0.7));
+  assert.equal(measured.overlapMeasured, true);
+  for (const rec of recommend(measured, { ...baseScenario(measured), cacheBytes: 0 }).filter((r) => r.kind === 'cache')) {
+    assert.equal(rec.ifSerialBytes, undefined);
+    assert.doesNotMatch(rec.text, /This assumes reads overlap/);
+  }
+});
