@@ -238,15 +238,15 @@ async function measurePoint(
   // from a read() (the paused-instead-of-killed behaviour covers page faults
   // only): a PyTorch job met it when its DataLoader forked new workers at an
   // epoch boundary, a jump of 25 MB between two polls. Retry once with room
-  // for the largest jump the failed run showed.
-  const slack = Math.max(RETRY_MIN_SLACK_BYTES, 2 * largestGrowth(first.steps));
+  // for the largest jump the failed run showed, on top of the floor's own.
+  const slack = Math.max(RETRY_MIN_SLACK_BYTES, largestGrowth(first.steps));
   const retry = await measureCachePoint(point, ctx, common, `${modeDir}-retry`, iterationsPerEpoch, slack);
   const why = `the first run failed at the limit (${firstLine(first.outcome.failureTail)}); retried with ${mib(slack)} more room`;
   return { ...retry.outcome, note: `${why}; ${retry.outcome.note}` };
 }
 
 /** Least extra room a retried cache point gets. */
-const RETRY_MIN_SLACK_BYTES = 32 * 2 ** 20;
+const RETRY_MIN_SLACK_BYTES = 16 * 2 ** 20;
 
 /** Whether the job's memory reached the cap's limit in its last steps: a failure there may be the cap's doing. */
 export function endedAtLimit(steps: CapStep[]): boolean {
