@@ -59,6 +59,8 @@ export function analyze(modes: ModeResults): Analysis {
   if (overhead) caveats.push(overhead);
   const prepStallMs = tCached && tSyn ? difference(tCached, tSyn) : null;
   const fetchStallMs = tCold && tCached ? difference(tCold, tCached) : null;
+  if (tCached && tSyn && tCached.mean < tSyn.mean) caveats.push(clampedText('prep', 'cached', tCached, 'synthetic', tSyn));
+  if (tCold && tCached && tCold.mean < tCached.mean) caveats.push(clampedText('fetch', 'cold', tCold, 'cached', tCached));
 
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
@@ -198,6 +200,14 @@ function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
     (worst.reEvictions ? ` (keeping the dataset evicted: ${worst.reEvictions} re-evictions)` : '') +
     (least ? `, ${pct(least.share)} in the ${least.mode} mode` : '') +
     ': on a machine with few cores this slows a CPU-bound job, and the difference shows in the stall that mode measures'
+  );
+}
+
+/** A stall clamped at 0 because the mode with more to do measured faster: say so, since the shares then do not add up. */
+function clampedText(stall: string, later: Mode, a: Estimate, earlier: Mode, b: Estimate): string {
+  return (
+    `the ${later} mode measured faster than the ${earlier} mode (${a.mean.toFixed(1)} vs ${b.mean.toFixed(1)} ms per iteration): ` +
+    `the ${stall} stall is taken as 0, so the shares of the iteration do not add up to 100% (run-to-run noise, or a machine whose speed changed between the runs)`
   );
 }
 
