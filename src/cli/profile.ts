@@ -32,6 +32,7 @@ interface RawProfileOptions {
   stopGrace: string;
   nvidiaSmi: string;
   cpus?: string;
+  overlap?: boolean;
   gate?: string;
   baseline?: string;
   junit?: string;
@@ -60,6 +61,7 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--first-iteration-timeout <duration>', 'stop a mode whose job reports no iteration within this long', DEFAULTS.firstIterationTimeout)
     .option('--cpus <list>', 'also run the cached mode at each of these CPU counts (affinity), e.g. 1,2, so whatif can fit CPU scaling')
     .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), e.g. 50MB/s')
+    .option('--overlap', 'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it')
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
     .option('--out <file>', 'profile file to write (default: PROFILES_DIR/<name>-<time>.json)')
@@ -79,6 +81,7 @@ Examples:
   $ ds-analyzer profile --data /data/shards --storage-bw 200MB/s --precision 2% -- torchrun --nproc_per_node 2 train.py
   $ ds-analyzer profile --data ./ds --modes cached,cold --json -- ./my-job --epochs 1 > profile.json
   $ ds-analyzer profile --data ./ds --cpus 1,2 -- python train.py ./ds      (CPU sweep for whatif --cpus)
+  $ ds-analyzer profile --data ./ds --storage-bw 20MB/s --overlap -- python train.py ./ds   (measured overlap for whatif --cache)
   $ ds-analyzer profile --data ./ds --gate budgets.json --baseline main.json --junit gate.xml -- python train.py ./ds
 
 The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
@@ -144,6 +147,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus, io) : [],
+    overlapProbe: Boolean(raw.overlap),
   };
 }
 

@@ -4,6 +4,7 @@ import { DEFAULT_FIRST_ITERATION_TIMEOUT_SEC, runProfile, type ProfileRunInput, 
 import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
 import type { Io } from './io.js';
+import type { ModeResult } from '../schema/profile.js';
 
 /**
  * Runs a profile with live progress on stderr, then prints the summary (or,
@@ -20,7 +21,7 @@ export async function runAndReport(
     onProgress: (p) => progress.update(p),
     onModeDone: (result) =>
       progress.line(
-        `${result.cpus ? `${result.mode} at ${result.cpus.length} CPU(s)` : result.mode}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
+        `${runName(result)}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
           `${result.summary?.measuredIterations ?? 0} measured iterations; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`,
       ),
     onWarning: (message) => progress.line(`warning: ${message}`),
@@ -33,6 +34,12 @@ export async function runAndReport(
     io.stdout('\n' + summary);
   }
   return { exitCode: explainOutcome(outcome, io, input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC), outcome };
+}
+
+/** 'cold', 'cached at 1 CPU(s)', or 'overlap probe (45% resident)'. */
+function runName(result: ModeResult & { residentShare?: number }): string {
+  if (result.residentShare !== undefined) return `overlap probe (cold, ${(result.residentShare * 100).toFixed(0)}% held resident)`;
+  return result.cpus ? `${result.mode} at ${result.cpus.length} CPU(s)` : result.mode;
 }
 
 function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeoutSec: number): number {

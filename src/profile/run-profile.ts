@@ -14,6 +14,7 @@ import { sizeHistogram } from '../whatif/size-distribution.js';
 import { artefactsDir, writeProfile } from './profile-store.js';
 import { runMode, type ModeProgress } from './run-mode.js';
 import type { CacheState } from './cache-state.js';
+import { PartialCacheState, probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
@@ -44,6 +45,8 @@ export interface ProfileRunInput {
   cacheState: CacheState;
   /** CPU counts at which to run the cached mode again (profile --cpus), or none. */
   cpuSweep?: number[];
+  /** Run the overlap probe after the modes (profile --overlap). */
+  overlapProbe?: boolean;
   /** nvidia-smi command, or null to skip GPU sampling. */
   nvidiaSmi: string | null;
 }
@@ -109,35 +112,41 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
 
   let exitCode = ExitCode.Ok;
   let failureTail: string | null = null;
+  /** Runs the job once, as `mode`, under `cacheState`; the cold mode and the probe under the throttle. */
+  const runOnce = async (mode: Mode, label: string, argv: string[], cacheState: CacheState): Promise<ModeResult> => {
+    hooks.onModeStart?.(label);
+    const result = await runMode({
+      mode,
+      argv,
+      cwd: input.cwd,
+      dataset,
+      modeDir: join(artefactsDir(input.outFile), label),
+      precision: input.precision,
+      minIterations: input.minIterations,
+      maxIterations: input.maxIterations,
+      timeoutSec: input.timeoutSec,
+      firstIterationTimeoutSec: input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
+      stopGraceSec: input.stopGraceSec,
+      killGraceSec: input.killGraceSec,
+      sync: input.sync,
+      pollMs: input.pollMs,
+      wrapArgv: (a) => (mode === 'cold' && throttle ? wrapCommand(throttle.procsFiles, a) : a),
+      cacheState,
+      gpu: gpu ?? undefined,
+      onProgress: hooks.onProgress,
+      onJobStarted: (job) => interrupts.attach(job),
+      interrupted: () => interrupts.interrupted,
+    });
+    interrupts.detach();
+    return result;
+  };
+
   try {
     for (const run of planRuns(input)) {
       if (interrupts.interrupted) break;
       const { mode } = run;
-      hooks.onModeStart?.(run.label);
       const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv);
-      const result = await runMode({
-        mode,
-        argv: affinity?.argv ?? input.argv,
-        cwd: input.cwd,
-        dataset,
-        modeDir: join(artefactsDir(input.outFile), run.label),
-        precision: input.precision,
-        minIterations: input.minIterations,
-        maxIterations: input.maxIterations,
-        timeoutSec: input.timeoutSec,
-        firstIterationTimeoutSec: input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
-        stopGraceSec: input.stopGraceSec,
-        killGraceSec: input.killGraceSec,
-        sync: input.sync,
-        pollMs: input.pollMs,
-        wrapArgv: (argv) => (mode === 'cold' && throttle ? wrapCommand(throttle.procsFiles, argv) : argv),
-        cacheState: input.cacheState,
-        gpu: gpu ?? undefined,
-        onProgress: hooks.onProgress,
-        onJobStarted: (job) => interrupts.attach(job),
-        interrupted: () => interrupts.interrupted,
-      });
-      interrupts.detach();
+      const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.cacheState);
       result.cpus = affinity?.cpus ?? null;
       if (run.cpuCount === null) {
         profile.modes[mode] = result;
@@ -157,6 +166,16 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
         break;
       }
     }
+    if (input.overlapProbe && exitCode === ExitCode.Ok && !interrupts.interrupted) {
+      const probe = await overlapProbe(profile, dataset, input, runOnce, warn);
+      if (probe) {
+        profile.overlapProbe = probe;
+        writeProfile(input.outFile, profile);
+        hooks.onModeDone?.(probe);
+        // A failed probe leaves the three modes whole: it is reported, not fatal.
+        if (probe.status === 'failed') warn(`the overlap probe failed (${probe.stopReason}); its output is in ${probe.logs.stderr}`);
+      }
+    }
     if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
     profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
     writeProfile(input.outFile, profile);
@@ -166,6 +185,38 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     await throttle?.remove();
   }
   return { profile, path: input.outFile, exitCode, failureTail };
+}
+
+/** Folder and progress label of the overlap probe. */
+const PROBE_LABEL = 'cold-partial';
+
+/**
+ * The overlap probe: plans the resident share from the cached and cold modes
+ * and runs the cold mode with that share held in the page cache. Null, with a
+ * warning, when there is nothing to probe.
+ */
+async function overlapProbe(
+  profile: Profile,
+  dataset: Dataset,
+  input: ProfileRunInput,
+  runOnce: (mode: Mode, label: string, argv: string[], cacheState: CacheState) => Promise<ModeResult>,
+  warn: (message: string) => void,
+): Promise<NonNullable<Profile['overlapProbe']> | null> {
+  const stages = stageSecPerSample(profile.modes.cached, profile.modes.cold);
+  if (!stages) {
+    warn('overlap probe not run: it needs the cached and cold modes to have completed');
+    return null;
+  }
+  const share = probeShare(stages.fetch, stages.prep);
+  if (share === null) {
+    warn('overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not limit the job');
+    return null;
+  }
+  const resident = residentSubset(dataset.files, share);
+  const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
+  const cacheState = new PartialCacheState(resident, { coldKeeperIntervalMs: 100, warmConcurrency: 8 });
+  const result = await runOnce('cold', PROBE_LABEL, input.argv, cacheState);
+  return { ...result, state: proveProbe(result.state, heldShare), residentShare: heldShare };
 }
 
 /** One run of the job: a mode, at all CPUs or (CPU sweep) at a few. */

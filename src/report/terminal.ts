@@ -18,6 +18,14 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
   const together = allRanksLine(profile);
   if (together) out.push(together);
+  const probe = profile.overlapProbe;
+  if (probe?.summary) {
+    out.push(
+      `overlap probe: cold with ${(probe.residentShare * 100).toFixed(0)}% of the dataset held resident: ` +
+        `${probe.summary.iterMs.mean.toFixed(1)}${probe.summary.iterMs.halfWidth !== null ? ` ± ${probe.summary.iterMs.halfWidth.toFixed(1)}` : ''} ms per iteration; ` +
+        `${probe.state.proven ? 'proven' : 'UNPROVEN'}: ${probe.state.reason} (whatif fits the overlap of reads and pre-processing from it)`,
+    );
+  }
 
   if (analysis) {
     out.push('');

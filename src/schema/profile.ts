@@ -271,6 +271,14 @@ export const ProfileSchema = z.object({
   }),
   /** The cached mode again at fewer CPUs (profile --cpus), to fit how prep scales with CPUs. */
   cpuSweep: z.array(ModeResultSchema).optional(),
+  /**
+   * The cold mode again with a fixed share of the dataset held in the page
+   * cache (profile --overlap), to measure how reads and pre-processing overlap.
+   */
+  overlapProbe: ModeResultSchema.extend({
+    /** Share of the dataset's bytes held resident, 0..1. */
+    residentShare: z.number().min(0).max(1),
+  }).optional(),
   /** The differential split; null when no mode finished. */
   analysis: AnalysisSchema.nullable(),
   /** Messages about what could not be done (no throttle permission, ...). */

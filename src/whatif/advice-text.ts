@@ -59,7 +59,7 @@ export const RECOMMENDATION_TEXT = {
     `${policy}: a cache of ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}% of the dataset) removes the fetch stall from epoch 2 on: ${buys(f)}` +
     (edgeBytes !== undefined && edgeBytes < bytes ? ` (the stall returns below ${formatBytes(edgeBytes)}: LRU hits come all at once near there, so this leaves slack)` : ''),
   ifSerial: (bytes: number | null, datasetBytes: number): string =>
-    '. This assumes reads overlap pre-processing, which the profile could not measure (only a cold mode that waited on storage yet read below its --storage-bw throttle shows it); ' +
+    '. This assumes reads overlap pre-processing, which the profile did not measure (profile --overlap measures it); ' +
     (bytes === null
       ? 'if each loader worker reads and then decodes in series, no cache removes the stall'
       : `if each loader worker reads and then decodes in series, it takes ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}%): check with 'ds-analyzer validate --cache recommended'`),

@@ -330,6 +330,24 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
       storageSource = `options.storageBwBytesPerSec (the throttle; the cold mode read ${formatRate(cold.storageReadBytesPerSec)}: its workers alternated reading and pre-processing)`;
     }
   }
+  // Without that, the overlap probe (profile --overlap) measures σ directly:
+  // the cold mode with part of the dataset resident, fetch and prep balanced.
+  let sigmaSource = fetchPrepSerial === PERFECT_OVERLAP ? 'perfect overlap (the max of the two stages)' : 'fitted: the cold mode time per sample, prep from the cached mode, fetch at the throttle';
+  const probe = profile.overlapProbe;
+  if (!overlapMeasured && probe?.status === 'ok' && probe.summary && probe.state.proven) {
+    const fitted = fitOverlap({
+      computeSec: computeSecPerIter / b,
+      prepSec: (profiledRanks * u) / effectiveParallelism(cpuScaling, profiledCpus),
+      fetchSec: (profiledRanks * (1 - probe.residentShare) * readAmplification * bytesPerSample) / storageBytesPerSec,
+      coldSec: probe.summary.iterMs.mean / 1000 / probe.summary.samplesPerIter,
+    });
+    if (fitted !== null) {
+      fetchPrepSerial = fitted;
+      overlapMeasured = true;
+      sigmaSource = `fitted: the overlap probe (cold, ${(probe.residentShare * 100).toFixed(0)}% of the dataset held resident) against prep and fetch`;
+    }
+  }
+  if (!overlapMeasured) sigmaSource += '; assumed: not measured (profile --overlap measures it)';
   parameters.push(
     param(
       'B_storage',
@@ -345,9 +363,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
       'share of fetch and prep in series: data time (prep^(1/σ) + fetch^(1/σ))^σ',
       fetchPrepSerial,
       'share',
-      fetchPrepSerial === PERFECT_OVERLAP
-        ? 'perfect overlap (the max of the two stages)'
-        : 'fitted: the cold mode time per sample, prep from the cached mode, fetch at the throttle',
+      sigmaSource,
       proven(syn, cached, cold),
     ),
   );

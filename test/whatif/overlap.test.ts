@@ -84,7 +84,7 @@ test('where the overlap was not measured, a cache recommendation also gives the 
   for (const rec of recommend(saturated, scenario).filter((r) => r.kind === 'cache')) {
     assert.ok(rec.value !== null && rec.value > 0, rec.text);
     assert.ok(rec.ifSerialBytes === null || rec.ifSerialBytes! >= rec.value!, `${rec.text}`);
-    assert.match(rec.text, /This assumes reads overlap pre-processing, which the profile could not measure/);
+    assert.match(rec.text, /This assumes reads overlap pre-processing, which the profile did not measure \(profile --overlap measures it\)/);
     if (rec.ifSerialBytes != null) {
       // In series, that cache leaves a stall under 2% by the model with σ = 1.
       const serialModel = { ...saturated, fetchPrepSerial: 1 };
@@ -100,4 +100,33 @@ test('where the overlap was not measured, a cache recommendation also gives the 
     assert.equal(rec.ifSerialBytes, undefined);
     assert.doesNotMatch(rec.text, /This assumes reads overlap/);
   }
+});
+
+test('the overlap probe measures σ where the cold mode could not: fitted from its time, and the cache answer needs no bound', () => {
+  const profile = throttledBelowItsLimit(0.97);
+  const model0 = fitModel(profile);
+  assert.equal(model0.overlapMeasured, false);
+  assert.match(model0.parameters.find((p) => p.symbol === 'σ')!.source, /assumed: not measured \(profile --overlap measures it\)/);
+  // A probe at half the dataset resident that ran at the data time of σ = 0.5.
+  const t = stageTimes(model0, { ...baseScenario(model0), cacheBytes: 0 }, 0);
+  const share = 0.5;
+  const probeSec = Math.max(t.gpu, dataTime(t.prep, (1 - share) * t.fetch, 0.5));
+  const cold = profile.modes.cold!;
+  const iterMs = probeSec * 1000 * cold.summary!.samplesPerIter;
+  profile.overlapProbe = {
+    ...cold,
+    summary: { ...cold.summary!, iterMs: { mean: iterMs, halfWidth: 0.01 * iterMs, proven: true } },
+    state: { ...cold.state, proven: true, reason: 'test' },
+    residentShare: share,
+  };
+  const model = fitModel(ProfileSchema.parse(profile));
+  assert.equal(model.overlapMeasured, true);
+  assert.ok(Math.abs(model.fetchPrepSerial - 0.5) < 1e-6, `σ = ${model.fetchPrepSerial}`);
+  assert.match(model.parameters.find((p) => p.symbol === 'σ')!.source, /the overlap probe \(cold, 50% of the dataset held resident\)/);
+  for (const rec of recommend(model, { ...baseScenario(model), cacheBytes: 0 }).filter((r) => r.kind === 'cache')) {
+    assert.equal(rec.ifSerialBytes, undefined, rec.text);
+  }
+  // An unproven probe is not used.
+  profile.overlapProbe.state = { ...profile.overlapProbe.state, proven: false };
+  assert.equal(fitModel(profile).overlapMeasured, false);
 });

@@ -1,0 +1,100 @@
+/**
+ * The overlap probe (profile --overlap): the cold mode once more with a fixed
+ * part of the dataset held in the page cache, so that fetch and prep take
+ * about as long as each other. Whether the job then runs at the larger of the
+ * two (reads overlap pre-processing) or nearer their sum (each loader worker
+ * reads, then decodes) is σ of the what-if model (src/whatif/overlap.ts),
+ * which a cold mode that kept storage busy cannot show.
+ */
+import type { Dataset, DatasetFile } from '../system/dataset.js';
+import { evict, residency, warm } from '../system/page-cache.js';
+import { startColdKeeper } from '../system/cold-keeper.js';
+import { mulberry32, permutation } from '../emulator/rng.js';
+import type { Mode } from '../schema/events.js';
+import type { ModeResult, StateProof } from '../schema/profile.js';
+import type { CacheState, PreparedState } from './cache-state.js';
+
+/** Shares of the dataset the probe holds resident at the least and the most. */
+const MIN_SHARE = 0.1;
+const MAX_SHARE = 0.9;
+
+/** How far the resident share before the run and the read share during it may be from the plan. */
+const SHARE_TOLERANCE = 0.05;
+const READ_TOLERANCE = 0.1;
+
+/**
+ * The resident share that makes fetch per sample equal prep per sample:
+ * (1 - h) * fetch = prep. Null when fetch does not exceed prep (no fetch
+ * stall to take apart). Both in seconds per sample, from the cold and cached modes.
+ */
+export function probeShare(fetchSecPerSample: number, prepSecPerSample: number): number | null {
+  if (!(fetchSecPerSample > prepSecPerSample) || !(prepSecPerSample > 0)) return null;
+  return Math.min(MAX_SHARE, Math.max(MIN_SHARE, 1 - prepSecPerSample / fetchSecPerSample));
+}
+
+/** Seconds per sample of fetch and prep the probe balances, from a profile's cached and cold modes; null when either is missing. */
+export function stageSecPerSample(cached: ModeResult | undefined, cold: ModeResult | undefined): { fetch: number; prep: number } | null {
+  if (cached?.status !== 'ok' || cold?.status !== 'ok' || !cached.summary || !cold.summary || !cold.storageReadBytesPerSec) return null;
+  const samples = cold.ranks.reduce((sum, r) => sum + r.iterations.reduce((s, it) => s + it.samples, 0), 0);
+  if (!(samples > 0) || !(cold.state.consumedBytes > 0)) return null;
+  const readBytesPerSample = (cold.state.consumedBytes / samples) * (cold.state.readFraction ?? 1);
+  return {
+    fetch: readBytesPerSample / cold.storageReadBytesPerSec,
+    prep: cached.summary.iterMs.mean / 1000 / cached.summary.samplesPerIter,
+  };
+}
+
+/** A seeded random subset of the files holding about `share` of the bytes. */
+export function residentSubset(files: readonly DatasetFile[], share: number, seed = 1): DatasetFile[] {
+  const total = files.reduce((sum, f) => sum + f.bytes, 0);
+  const chosen: DatasetFile[] = [];
+  let bytes = 0;
+  for (const index of permutation(files.length, mulberry32(seed))) {
+    if (bytes >= share * total) break;
+    chosen.push(files[index]);
+    bytes += files[index].bytes;
+  }
+  return chosen;
+}
+
+/**
+ * Holds the chosen files resident and keeps the others cold: everything is
+ * evicted, the chosen files are read in, and the cold keeper watches only the
+ * rest. A cache that never evicts (MinIO-like), so the hit ratio is the share.
+ */
+export class PartialCacheState implements CacheState {
+  constructor(
+    private readonly resident: readonly DatasetFile[],
+    private readonly options: { coldKeeperIntervalMs: number; warmConcurrency: number },
+  ) {}
+
+  async prepare(_mode: Mode, dataset: Dataset): Promise<PreparedState> {
+    await evict(dataset.files, { sync: true });
+    await warm(this.resident, { concurrency: this.options.warmConcurrency });
+    const before = await residency(dataset.files);
+    const held = new Set(this.resident.map((f) => f.path));
+    const keeper = startColdKeeper(
+      dataset.files.filter((f) => !held.has(f.path)),
+      { intervalMs: this.options.coldKeeperIntervalMs },
+    );
+    return { residentBytesBefore: before.residentBytes, finish: async () => ({ reEvictions: (await keeper.stop()).reEvictions }) };
+  }
+}
+
+/**
+ * The probe's own proof: the planned share resident before the run, and
+ * storage reads of about the rest of what the job consumed during it.
+ */
+export function proveProbe(state: StateProof, share: number): StateProof {
+  const resident = state.datasetBytes > 0 ? state.residentBytesBefore / state.datasetBytes : 0;
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const verdict = (proven: boolean, reason: string): StateProof => ({ ...state, proven, reason });
+  if (Math.abs(resident - share) > SHARE_TOLERANCE) {
+    return verdict(false, `${pct(resident)} of the dataset was resident before the run, not the ${pct(share)} planned`);
+  }
+  if (state.readFraction === null) return verdict(false, `storage reads of the job could not be measured (${state.readBytesSource})`);
+  if (Math.abs(state.readFraction - (1 - share)) > READ_TOLERANCE) {
+    return verdict(false, `${pct(state.readFraction)} of consumed bytes read from storage, not about ${pct(1 - share)}: the held part did not stay resident, or the rest did not stay cold`);
+  }
+  return verdict(true, `${pct(resident)} resident before the run (planned ${pct(share)}); ${pct(state.readFraction)} of consumed bytes read from storage`);
+}
