@@ -155,10 +155,12 @@ function recommendationCheck(report: ValidationReport): string {
   if (slower <= NEGLIGIBLE_FETCH_STALL) {
     return `recommended cache: the fetch stall is gone ${at}: ${rates}, ${percent(slower)} slower, beyond noise but under the ${percent(NEGLIGIBLE_FETCH_STALL)} the model counts as no stall\n`;
   }
-  // Hits as predicted (or more) yet slower: the model's assumed overlap of reads and prep is what failed.
+  // Hits as predicted (or more) yet slower: what the epoch-mean model leaves out is when the reads happen.
   const hitsHeld = point.measuredHitRatio !== null && point.predictedHitRatio !== null && point.measuredHitRatio >= point.predictedHitRatio - 0.02;
   const why = hitsHeld
-    ? `; the cache hit as predicted (${point.measuredHitRatio!.toFixed(2)} vs ${point.predictedHitRatio!.toFixed(2)}), so the stall left comes from reads and pre-processing running partly in series, which the profile could not measure (whatif gives the cache for that case)`
+    ? `; the cache hit as often as predicted (${point.measuredHitRatio!.toFixed(2)} vs ${point.predictedHitRatio!.toFixed(2)}), so what is left is how the misses fall in time, ` +
+      'which the model takes as an epoch mean: under LRU the hits come early in each epoch and the misses late' +
+      (report.overlapMeasured ? '' : ', and reads may run partly in series with pre-processing, which the profile did not measure (profile --overlap)')
     : '';
   return `recommended cache: the fetch stall is NOT gone ${at}: ${rates}, ${percent(slower)} slower beyond noise${why}\n`;
 }

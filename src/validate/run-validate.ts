@@ -65,6 +65,8 @@ export interface ValidationReport {
   anchoredMedianAbsError: number | null;
   /** Caveats of the model (assumed linear scaling, unproven modes). */
   modelCaveats: string[];
+  /** Whether the model's overlap of reads and pre-processing was measured (σ fitted) or assumed. */
+  overlapMeasured: boolean;
 }
 
 export interface ValidateInput {
@@ -148,6 +150,7 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
     controlAbsError: control?.relativeError != null ? Math.abs(control.relativeError) : null,
     anchoredMedianAbsError: medianAbs(points.map((r) => r.anchoredError)),
     modelCaveats: model.caveats,
+    overlapMeasured: model.overlapMeasured,
   };
 }
 

@@ -58,11 +58,12 @@ export const RECOMMENDATION_TEXT = {
   cache: (policy: string, bytes: number, datasetBytes: number, f: RecommendationFacts, edgeBytes?: number): string =>
     `${policy}: a cache of ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}% of the dataset) removes the fetch stall from epoch 2 on: ${buys(f)}` +
     (edgeBytes !== undefined && edgeBytes < bytes ? ` (the stall returns below ${formatBytes(edgeBytes)}: LRU hits come all at once near there, so this leaves slack)` : ''),
-  ifSerial: (bytes: number | null, datasetBytes: number): string =>
+  ifSerial: (bytes: number | null, datasetBytes: number, serial: number, validatable: boolean): string =>
     '. This assumes reads overlap pre-processing, which the profile did not measure (profile --overlap measures it); ' +
+    `if each loader worker reads and then decodes partly in series (σ up to ${serial.toFixed(2)}, the most the cold mode allows), ` +
     (bytes === null
-      ? 'if each loader worker reads and then decodes in series, no cache removes the stall'
-      : `if each loader worker reads and then decodes in series, it takes ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}%): check with 'ds-analyzer validate --cache recommended'`),
+      ? 'no cache removes the stall'
+      : `it takes ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}%)` + (validatable ? ": check with 'ds-analyzer validate --cache recommended'" : '')),
   cacheImpossible: (policy: string): string =>
     `${policy}: no cache size removes the fetch stall (even a cache holding the whole dataset leaves a stall)`,
   cpus: (cpus: number, current: number, f: RecommendationFacts): string =>

@@ -57,3 +57,19 @@ export function pooledSecPerSample(summaries: IterationSummary[]): number {
   const total = weights.reduce((a, b) => a + b, 0);
   return perSample.reduce((sum, p, k) => sum + p.sec * weights[k], 0) / total;
 }
+
+/**
+ * The pooled time as per-iteration milliseconds of `samplesPerIter` samples,
+ * with the half-width of an inverse-variance weighted mean, 1 / sqrt(sum of
+ * weights) (null when a run has no interval).
+ */
+export function pooledIterMs(summaries: IterationSummary[], samplesPerIter: number): IterationSummary['iterMs'] {
+  const toIterMs = 1000 * samplesPerIter;
+  const halfWidths = summaries.map((s) => (s.iterMs.halfWidth === null ? null : s.iterMs.halfWidth / 1000 / s.samplesPerIter));
+  const known = halfWidths.every((h): h is number => h !== null && h > 0);
+  return {
+    mean: pooledSecPerSample(summaries) * toIterMs,
+    halfWidth: known ? toIterMs / Math.sqrt(halfWidths.reduce((sum, h) => sum + 1 / h ** 2, 0)) : null,
+    proven: summaries.every((s) => s.iterMs.proven),
+  };
+}

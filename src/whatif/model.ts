@@ -25,7 +25,7 @@
  * sample once per epoch, so the cache sees one random permutation per epoch
  * exactly as for one rank.
  */
-import { fitCpuScaling, pooledSecPerSample } from './cpu-scaling.js';
+import { fitCpuScaling, pooledIterMs, pooledSecPerSample } from './cpu-scaling.js';
 import { ExitCode, UserError } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import type { IterationSummary, ModeResult, Profile } from '../schema/profile.js';
@@ -112,6 +112,12 @@ export interface FittedModel {
    * busy shows nothing of how reads and pre-processing overlap.
    */
   overlapMeasured: boolean;
+  /**
+   * The largest σ the cold mode allows (its time per sample at the upper end
+   * of its 95% interval), for answers that must hold whatever the unmeasured
+   * overlap; equals fetchPrepSerial when the overlap was measured.
+   */
+  serialUpperBound: number;
   /** Storage bytes read per consumed byte on a miss, a. */
   readAmplification: number;
   /** Mean bytes per consumed sample, s. */
@@ -246,19 +252,22 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   parameters.push(
     param('c0', 'CPUs the profiled job could use', profiledCpus, 'CPUs', cached.cpus ? 'cached mode cpus (affinity)' : 'host.cpus', true),
   );
-  // eff(c0) from the cached mode when it was prep-bound: T_cached/b = R*u/eff(c0).
-  const cachedSecPerSample = cached.summary.iterMs.mean / 1000 / cached.summary.samplesPerIter;
-  const prepBound = realStall(cached.summary, syn.summary);
-  let cpuScaling: CpuScaling;
   // A CPU sweep in the profile (profile --cpus) is used unless the caller gives a curve.
   const fittedScaling = options.cpuScaling ?? fitCpuScaling(profile);
+  // The sweep's runs at the profiled CPU count measured the cached time again:
+  // pooled with the cached mode (cpu-scaling.ts), for every use of that time.
+  const repeats = fittedScaling && !options.cpuScaling ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus) : [];
+  const cachedRuns = [cached.summary, ...repeats.map((r) => r.summary!)];
+  const cachedTime: IterationSummary = repeats.length > 0 ? { ...cached.summary, iterMs: pooledIterMs(cachedRuns, cached.summary.samplesPerIter) } : cached.summary;
+  if (repeats.length > 0) {
+    caveats.push(MISSING_TEXT.pooledCached(profiledCpus, cachedRuns.map((x) => x.iterMs), 1 / pooledSecPerSample(cachedRuns), cached.summary.samplesPerSec));
+  }
+  // eff(c0) from the cached mode when it was prep-bound: T_cached/b = R*u/eff(c0).
+  const cachedSecPerSample = cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter;
+  const prepBound = realStall(cachedTime, syn.summary);
+  let cpuScaling: CpuScaling;
   if (fittedScaling) {
     cpuScaling = fittedScaling;
-    const repeats = (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus);
-    if (repeats.length > 0) {
-      const runs = [cached.summary, ...repeats.map((r) => r.summary!)];
-      caveats.push(MISSING_TEXT.pooledCached(profiledCpus, runs.map((x) => x.iterMs), 1 / pooledSecPerSample(runs), cached.summary.samplesPerSec));
-    }
     parameters.push(
       param('eff(c)', 'effective parallelism of c CPUs', effectiveParallelism(cpuScaling, profiledCpus), 'CPUs at c0', `fitted: ${cpuScaling.source}`, true),
     );
@@ -302,7 +311,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   if (cold.storageReadBytesPerSec === null || !(cold.storageReadBytesPerSec > 0)) {
     throw missing('modes.cold.storageReadBytesPerSec', 'cold');
   }
-  const fetchBound = realStall(cold.summary, cached.summary);
+  const fetchBound = realStall(cold.summary, cachedTime);
   const throttle = profile.options.storageBwBytesPerSec;
   const storageIsLowerBound = !fetchBound && throttle === null;
   let storageBytesPerSec = !fetchBound && throttle !== null ? throttle : cold.storageReadBytesPerSec;
@@ -348,6 +357,14 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
     }
   }
   if (!overlapMeasured) sigmaSource += '; assumed: not measured (profile --overlap measures it)';
+  const serialUpperBound = overlapMeasured
+    ? fetchPrepSerial
+    : (fitOverlap({
+        computeSec: computeSecPerIter / b,
+        prepSec: (profiledRanks * u) / effectiveParallelism(cpuScaling, profiledCpus),
+        fetchSec: (profiledRanks * readAmplification * bytesPerSample) / storageBytesPerSec,
+        coldSec: (cold.summary.iterMs.mean + (cold.summary.iterMs.halfWidth ?? 0)) / 1000 / cold.summary.samplesPerIter,
+      }) ?? 1);
   parameters.push(
     param(
       'B_storage',
@@ -439,6 +456,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
     storageIsLowerBound,
     fetchPrepSerial,
     overlapMeasured,
+    serialUpperBound,
     readAmplification,
     bytesPerSample,
     datasetBytes,

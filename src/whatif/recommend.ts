@@ -100,11 +100,16 @@ export const PAGE_CACHE_SLACK = 0.05;
  */
 export function cacheFor(model: FittedModel, scenario: Scenario, now: Prediction, policy: CachePolicy): Recommendation {
   const answer = cacheAssumingOverlap(model, scenario, now, policy);
-  if (model.overlapMeasured || answer.value === null || answer.value === 0 || stageTimes(model, scenario, 0).prep === 0) return answer;
-  // σ unknown: the same question with reads and pre-processing in series bounds the answer from above.
-  const serial = cacheAssumingOverlap({ ...model, fetchPrepSerial: 1 }, scenario, now, policy).value;
+  if (model.overlapMeasured || model.serialUpperBound <= model.fetchPrepSerial) return answer;
+  if (answer.value === null || answer.value === 0 || stageTimes(model, scenario, 0).prep === 0) return answer;
+  // σ unknown: the same question at the largest σ the cold mode allows bounds the answer from above.
+  const serial = cacheAssumingOverlap({ ...model, fetchPrepSerial: model.serialUpperBound }, scenario, now, policy).value;
   if (serial === answer.value) return answer;
-  return { ...answer, ifSerialBytes: serial, text: answer.text + RECOMMENDATION_TEXT.ifSerial(serial, model.datasetBytes) };
+  return {
+    ...answer,
+    ifSerialBytes: serial,
+    text: answer.text + RECOMMENDATION_TEXT.ifSerial(serial, model.datasetBytes, model.serialUpperBound, policy === 'page-cache'),
+  };
 }
 
 function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Prediction, policy: CachePolicy): Recommendation {

@@ -86,13 +86,18 @@ test('where the overlap was not measured, a cache recommendation also gives the 
     assert.ok(rec.ifSerialBytes === null || rec.ifSerialBytes! >= rec.value!, `${rec.text}`);
     assert.match(rec.text, /This assumes reads overlap pre-processing, which the profile did not measure \(profile --overlap measures it\)/);
     if (rec.ifSerialBytes != null) {
-      // In series, that cache leaves a stall under 2% by the model with σ = 1.
-      const serialModel = { ...saturated, fetchPrepSerial: 1 };
+      // At the largest σ the cold mode allows, that cache leaves a stall under 2%.
+      const serialModel = { ...saturated, fetchPrepSerial: saturated.serialUpperBound };
       const at = { ...scenario, cachePolicy: rec.cachePolicy!, cacheBytes: rec.ifSerialBytes, epochs: null };
       const t = stageTimes(serialModel, at, predict(serialModel, at).steadyHitRatio);
       assert.ok(predict(serialModel, at).fetchStallMs <= 0.02 * Math.max(t.gpu, t.prep) * serialModel.samplesPerIter * 1000 + 1e-9);
     }
   }
+  // The bound is the largest σ the cold mode allows: the model with it still reproduces the cold mode within its 95% interval.
+  assert.ok(saturated.serialUpperBound > 0 && saturated.serialUpperBound < 1, `σ max ${saturated.serialUpperBound}`);
+  const coldProfile = throttledBelowItsLimit(0.97).modes.cold!.summary!;
+  const atBound = selfCheck({ ...saturated, fetchPrepSerial: saturated.serialUpperBound }, throttledBelowItsLimit(0.97)).find((c) => c.mode === 'cold')!;
+  assert.ok(atBound.predictedIterMs <= coldProfile.iterMs.mean + coldProfile.iterMs.halfWidth! + 1e-6, `${atBound.predictedIterMs} vs ${coldProfile.iterMs.mean} ± ${coldProfile.iterMs.halfWidth}`);
   // σ measured: one answer, no bound.
   const measured = fitModel(throttledBelowItsLimit(0.7));
   assert.equal(measured.overlapMeasured, true);
