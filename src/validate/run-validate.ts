@@ -236,7 +236,8 @@ async function measurePoint(
   // Cache point: start cold, let the capped page cache fill over the first
   // epoch, and measure the epochs after it (the model's steady state).
   const first = await measureCachePoint(point, ctx, common, modeDir, iterationsPerEpoch, 0);
-  if (first.outcome.failureTail === null || ctx.interrupts.interrupted || !endedAtLimit(first.steps)) return first.outcome;
+  if (first.outcome.failureTail === null || ctx.interrupts.interrupted) return first.outcome;
+  if (!OUT_OF_MEMORY.test(first.outcome.failureTail) && !endedAtLimit(first.steps)) return first.outcome;
   // On cgroup v1 a job at the limit with nothing left to reclaim gets ENOMEM
   // from a read() (the paused-instead-of-killed behaviour covers page faults
   // only): a PyTorch job met it when its DataLoader forked new workers at an
@@ -244,19 +245,26 @@ async function measurePoint(
   // for the largest jump the failed run showed, on top of the floor's own.
   const slack = Math.max(RETRY_MIN_SLACK_BYTES, largestGrowth(first.steps));
   const retry = await measureCachePoint(point, ctx, common, `${modeDir}-retry`, iterationsPerEpoch, slack);
-  const why = `the first run failed at the limit (${firstLine(first.outcome.failureTail)}); retried with ${mib(slack)} more room`;
+  const why = `the first run failed at the limit (${lastLine(first.outcome.failureTail)}); retried with ${mib(slack)} more room`;
   return { ...retry.outcome, note: `${why}; ${retry.outcome.note}` };
 }
 
 /** Least extra room a retried cache point gets. */
 const RETRY_MIN_SLACK_BYTES = 16 * 2 ** 20;
 
-/** Whether the job's memory reached the cap's limit in its last steps: a failure there may be the cap's doing. */
+/** What a job prints when an allocation failed: Python, C++, errno. */
+const OUT_OF_MEMORY = /Cannot allocate memory|ENOMEM|MemoryError|std::bad_alloc|out of memory/i;
+
+/**
+ * Whether the job's own memory (what cannot be reclaimed) reached the cap's
+ * limit in its last steps: a failure there may be the cap's doing. Usage alone
+ * sits at the limit whenever the capped cache is full, which is the cap working.
+ */
 export function endedAtLimit(steps: CapStep[]): boolean {
-  // A step records the usage it read and the limit it then set: compare with the limit set one step before.
+  // A step records what it read and the limit it then set: compare with the limit set one step before.
   for (let k = Math.max(1, steps.length - 3); k < steps.length; k++) {
     const limit = steps[k - 1].limitBytes;
-    if (limit !== null && steps[k].usageBytes >= limit - AT_LIMIT_MARGIN_BYTES) return true;
+    if (limit !== null && steps[k].ownBytes >= limit - AT_LIMIT_MARGIN_BYTES) return true;
   }
   return false;
 }
@@ -271,7 +279,7 @@ export function largestGrowth(steps: CapStep[]): number {
   return largest;
 }
 
-function firstLine(text: string): string {
+function lastLine(text: string): string {
   const lines = text.trim().split('\n');
   return lines[lines.length - 1].replace(/^\s*\|?\s*/, '').slice(0, 120);
 }
