@@ -59,8 +59,9 @@ export function analyze(modes: ModeResults): Analysis {
   if (overhead) caveats.push(overhead);
   const prepStallMs = tCached && tSyn ? difference(tCached, tSyn) : null;
   const fetchStallMs = tCold && tCached ? difference(tCold, tCached) : null;
-  if (tCached && tSyn && tCached.mean < tSyn.mean) caveats.push(clampedText('prep', 'cached', tCached, 'synthetic', tSyn));
-  if (tCold && tCached && tCold.mean < tCached.mean) caveats.push(clampedText('fetch', 'cold', tCold, 'cached', tCached));
+  // A negative difference inside the noise is the zero it is clamped to; beyond the noise it needs saying.
+  if (tCached && tSyn && significant(difference(tSyn, tCached))) caveats.push(clampedText('prep', 'cached', tCached, 'synthetic', tSyn, tCold !== null));
+  if (tCold && tCached && significant(difference(tCached, tCold))) caveats.push(clampedText('fetch', 'cold', tCold, 'cached', tCached, true));
 
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
@@ -199,15 +200,16 @@ function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
     `the profiler itself used ${pct(worst.share)} of a CPU in the ${worst.mode} mode` +
     (worst.reEvictions ? ` (keeping the dataset evicted: ${worst.reEvictions} re-evictions)` : '') +
     (least ? `, ${pct(least.share)} in the ${least.mode} mode` : '') +
-    ': on a machine with few cores this slows a CPU-bound job, and the difference shows in the stall that mode measures'
+    `: on a machine with few cores this slows a CPU-bound job${worst.mode === 'synthetic' ? ', and its compute time with it' : ', and the difference shows in the stall that mode measures'}`
   );
 }
 
 /** A stall clamped at 0 because the mode with more to do measured faster: say so, since the shares then do not add up. */
-function clampedText(stall: string, later: Mode, a: Estimate, earlier: Mode, b: Estimate): string {
+function clampedText(stall: string, later: Mode, a: Estimate, earlier: Mode, b: Estimate, sharesOfCold: boolean): string {
   return (
-    `the ${later} mode measured faster than the ${earlier} mode (${a.mean.toFixed(1)} vs ${b.mean.toFixed(1)} ms per iteration): ` +
-    `the ${stall} stall is taken as 0, so the shares of the iteration do not add up to 100% (run-to-run noise, or a machine whose speed changed between the runs)`
+    `the ${later} mode measured faster than the ${earlier} mode beyond noise (${a.mean.toFixed(1)} vs ${b.mean.toFixed(1)} ms per iteration): ` +
+    `the ${stall} stall is taken as 0${sharesOfCold ? ', so the shares of the cold iteration do not add up to 100%' : ''} ` +
+    '(a machine whose speed or load changed between the runs; re-run to tell)'
   );
 }
 
@@ -241,10 +243,12 @@ function stepShiftCaveat(before: IterationSummary, after: IterationSummary, stal
     `the training step itself took ${a.mean.toFixed(1)} ms in the ${from} mode and ${b.mean.toFixed(1)} ms in the ${to} mode ` +
     `(${diff > 0 ? '+' : ''}${diff.toFixed(1)} ms): the ${stall} stall includes this difference; the wait for data ` +
     `${waitGrowth >= 0 ? 'grew' : 'changed'} by ${waitGrowth >= 0 ? '' : '-'}${Math.abs(waitGrowth).toFixed(1)} ms per iteration. ` +
-    (stall === 'prep'
-      ? 'Pre-processing that competes with the step for CPU cores or caches makes the step slower (a real cost of the data pipeline); '
-      : 'Reading from storage costs CPU too (the kernel, the loader, the profiler keeping the dataset evicted), which slows a step that runs on the CPU; an accelerator would not feel it; ') +
-    'a machine whose speed or load changed between the runs does too (re-run to tell)'
+    (diff < 0
+      ? 'A step that got faster is most likely a machine whose speed or load changed between the runs (re-run to tell)'
+      : (stall === 'prep'
+          ? 'Pre-processing that competes with the step for CPU cores or caches makes the step slower (a real cost of the data pipeline); '
+          : 'Reading from storage costs CPU too (the kernel, the loader, the profiler keeping the dataset evicted), which slows a step that runs on the CPU; an accelerator would not feel it; ') +
+        'a machine whose speed or load changed between the runs does too (re-run to tell)')
   );
 }
 

@@ -97,7 +97,7 @@ ${EXIT_CODES_HELP}`,
           const written = await writeReport(outcome.profile, outcome.path, resolve(io.cwd, options.reportsDir), modelWhatIf);
           report(`\nreport: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`);
         }
-        report(`\n${renderNextSteps(shown(outcome.path))}`);
+        report(`\n${renderNextSteps(shown(outcome.path), outcome.profile.dataset.bytes)}`);
       }
       result.exitCode = exitCode;
     });
@@ -128,10 +128,11 @@ export function renderDemoWhatif(r: WhatifResult): string {
 }
 
 /** The commands to try next on the demo's own profile. */
-function renderNextSteps(profilePath: string): string {
+function renderNextSteps(profilePath: string, datasetBytes: number): string {
+  const half = `${Math.max(1, Math.round(datasetBytes / 2 / 2 ** 20))}MiB`;
   return [
     'Next, on this profile:',
-    `  ds-analyzer whatif ${profilePath} --cache 128MiB --cpus 4   (other cache sizes and CPU counts)`,
+    `  ds-analyzer whatif ${profilePath} --cache ${half} --cpus 4   (half the dataset cached, 4 CPUs)`,
     `  ds-analyzer gate ${profilePath} --max-fetch-stall 20%   (a CI verdict; exit code 1 when a budget fails)`,
     `  ds-analyzer profile --data DIR -- python train.py DIR   (your own job)`,
   ].join('\n') + '\n';

@@ -109,8 +109,10 @@ const SCRIPT = /\.(py|sh|js|mjs|cjs|ts|rb|pl|jl|lua)$/i;
  * else the first argument that is not an option, else the command.
  */
 export function jobNameOf(command: string[]): string {
-  const script = command.find((arg, k) => k > 0 && SCRIPT.test(arg));
-  const firstOperand = command.find((arg, k) => k > 0 && !arg.startsWith('-'));
+  // Options and their inline values (--config=cfg.py) are not the script.
+  const operand = (arg: string) => !arg.startsWith('-') && !arg.includes('=');
+  const script = command.find((arg) => operand(arg) && SCRIPT.test(arg));
+  const firstOperand = command.find((arg, k) => k > 0 && operand(arg));
   return basename(script ?? firstOperand ?? command[0]) || 'job';
 }
 

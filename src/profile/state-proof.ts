@@ -82,8 +82,12 @@ export function proveState(input: ProofInput): StateProof {
       // in-memory dataset such as torchvision's MNIST loads it at start-up).
       return verdict(
         false,
-        `only ${readText} although the dataset was not cached: the job does not read --data during its iterations ` +
-          `(it may load the dataset into memory before training, or read from elsewhere), so there is no fetch to measure${estimateNote(input)}`,
+        input.consumedBytesEstimated
+          ? `only ${readText} although the dataset was not cached: either the job does not read --data during its iterations ` +
+              `(it loads the dataset into memory before training, or reads from elsewhere), or it reads far less per sample than a whole file ` +
+              `(a few large files read in parts, such as LMDB, HDF5 or tar shards)${estimateNote(input)}`
+          : `only ${readText} although the dataset was not cached: the job does not read --data during its iterations ` +
+              `(it may load the dataset into memory before training, or read from elsewhere), so there is no fetch to measure`,
       );
     }
     return verdict(false, `only ${readText}: part of the data came from a cache${estimateNote(input)}`);

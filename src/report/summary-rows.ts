@@ -74,9 +74,12 @@ export function factRows(profile: Profile): [string, string][] {
     ['command', profile.command.join(' ')],
   ];
   if (profile.options.storageBwBytesPerSec) facts.push(['storage throttle', formatRate(profile.options.storageBwBytesPerSec)]);
-  if (a?.gpuSamplesPerSec != null) facts.push(['accelerator could take', `${num(a.gpuSamplesPerSec)} samples/s`]);
-  if (a?.prepSamplesPerSec != null) facts.push(['prep delivers', `${num(a.prepSamplesPerSec)} samples/s`]);
-  if (a?.coldSamplesPerSec != null) facts.push(['cold storage pace', `${num(a.coldSamplesPerSec)} samples/s`]);
+  const perRank = maxRanks(profile) > 1 ? ' per rank' : '';
+  if (a?.gpuSamplesPerSec != null) facts.push(['accelerator could take', `${num(a.gpuSamplesPerSec)} samples/s${perRank}`]);
+  if (a?.prepSamplesPerSec != null) facts.push(['prep delivers', `${num(a.prepSamplesPerSec)} samples/s${perRank}`]);
+  if (a?.coldSamplesPerSec != null) facts.push(['cold storage pace', `${num(a.coldSamplesPerSec)} samples/s${perRank}`]);
+  const together = allRanksLine(profile);
+  if (together) facts.push(['all ranks', together.replace(/^all ranks together, /, '')]);
   if (a?.storageReadBytesPerSec != null) facts.push(['storage read', formatRate(a.storageReadBytesPerSec)]);
   if (a?.prepCpuSecPerSample != null) facts.push(['prep CPU', `${num(a.prepCpuSecPerSample * 1000, 2)} ms/sample`]);
   return facts;

@@ -135,7 +135,7 @@ async function torchRow(pythons: string[], timeoutMs: number): Promise<Capabilit
 
 function damonRow(): Capability {
   const schemes = reclaimingDamonSchemes();
-  return row('no-proactive-reclaim', schemes.length === 0, schemes.length === 0 ? 'no DAMON scheme pages memory out' : schemes.join('; '));
+  return row('no-proactive-reclaim', schemes.length === 0, schemes.length === 0 ? 'no DAMON pageout of physical memory (sysfs schemes, DAMON_RECLAIM)' : schemes.join('; '));
 }
 
 /** Checks everything `doctor` reports; never throws. Rows come in CAPABILITY_NAMES order. */

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 
 /** Where the kernel's DAMON sysfs interface lives (Documentation/admin-guide/mm/damon/usage.rst). */
 export const DAMON_ADMIN = '/sys/kernel/mm/damon/admin';
+/** The DAMON_RECLAIM module's switch (Documentation/admin-guide/mm/damon/reclaim.rst). */
+export const DAMON_RECLAIM_ENABLED = '/sys/module/damon_reclaim/parameters/enabled';
 
 /**
  * The running DAMON schemes that page out or reclaim memory on their own.
@@ -12,20 +14,22 @@ export const DAMON_ADMIN = '/sys/kernel/mm/damon/admin';
  * with pages idle 60 s paged out). Returns descriptions, empty when none runs
  * or DAMON is absent.
  */
-export function reclaimingDamonSchemes(admin = DAMON_ADMIN): string[] {
-  const kdamonds = join(admin, 'kdamonds');
-  if (!existsSync(kdamonds)) return [];
+export function reclaimingDamonSchemes(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): string[] {
   const found: string[] = [];
+  // DAMON_RECLAIM (mm/damon/reclaim.c) runs its own physical-memory pageout, not listed under admin/.
+  if (read(reclaimModule) === 'Y') found.push('DAMON_RECLAIM: pageout on paddr memory');
+  const kdamonds = join(admin, 'kdamonds');
+  if (!existsSync(kdamonds)) return found;
   for (const k of numbered(kdamonds)) {
     const dir = join(kdamonds, k);
     if (read(join(dir, 'state')) !== 'on') continue;
     for (const c of numbered(join(dir, 'contexts'))) {
       const context = join(dir, 'contexts', c);
+      // Only physical-address pageout reaches the page cache of any file; vaddr
+      // schemes touch chosen processes, lru_deprio only reorders the LRU.
+      if (read(join(context, 'operations')) !== 'paddr') continue;
       for (const s of numbered(join(context, 'schemes'))) {
-        const action = read(join(context, 'schemes', s, 'action'));
-        if (action === 'pageout' || action === 'lru_deprio') {
-          found.push(`kdamond ${k}: ${action} on ${read(join(context, 'operations')) ?? 'unknown'} memory`);
-        }
+        if (read(join(context, 'schemes', s, 'action')) === 'pageout') found.push(`kdamond ${k}: pageout on paddr memory`);
       }
     }
   }

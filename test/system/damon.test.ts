@@ -22,9 +22,21 @@ function fakeDamon(kdamonds: { state: string; operations: string; actions: strin
   return admin;
 }
 
-test('a running DAMON pageout scheme is found; stopped ones, other actions and a missing DAMON are not', () => {
-  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'paddr', actions: ['pageout'] }])), ['kdamond 0: pageout on paddr memory']);
-  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'off', operations: 'paddr', actions: ['pageout'] }])), []);
-  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'vaddr', actions: ['stat'] }])), []);
-  assert.deepEqual(reclaimingDamonSchemes(join(tmpdir(), 'no-such-damon')), []);
+const NO_MODULE = join(tmpdir(), 'no-such-damon-reclaim');
+
+test('a running DAMON pageout scheme on physical memory is found; stopped ones, other actions, vaddr and a missing DAMON are not', () => {
+  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'paddr', actions: ['pageout'] }]), NO_MODULE), ['kdamond 0: pageout on paddr memory']);
+  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'off', operations: 'paddr', actions: ['pageout'] }]), NO_MODULE), []);
+  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'paddr', actions: ['lru_deprio', 'stat'] }]), NO_MODULE), []);
+  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'vaddr', actions: ['pageout'] }]), NO_MODULE), []);
+  assert.deepEqual(reclaimingDamonSchemes(join(tmpdir(), 'no-such-damon'), NO_MODULE), []);
+});
+
+test('the DAMON_RECLAIM module counts when enabled', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-damon-reclaim-'));
+  const enabled = join(dir, 'enabled');
+  writeFileSync(enabled, 'Y\n');
+  assert.deepEqual(reclaimingDamonSchemes(join(tmpdir(), 'no-such-damon'), enabled), ['DAMON_RECLAIM: pageout on paddr memory']);
+  writeFileSync(enabled, 'N\n');
+  assert.deepEqual(reclaimingDamonSchemes(join(tmpdir(), 'no-such-damon'), enabled), []);
 });
