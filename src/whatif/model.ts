@@ -32,7 +32,7 @@ import type { IterationSummary, ModeResult, Profile } from '../schema/profile.js
 import { minioHitRatio, simulateLruEpochs, steadyLruHitRatio, type HitRatioCurve } from './hit-ratio.js';
 import { sizesFromHistogram, uniformSizes } from './size-distribution.js';
 import { MISSING_TEXT } from './advice-text.js';
-import { dataTime, fitOverlap, PERFECT_OVERLAP } from './overlap.js';
+import { dataTime, fitOverlap, fitOverlapJoint, PERFECT_OVERLAP } from './overlap.js';
 import { formatRate } from '../units.js';
 
 /**
@@ -344,16 +344,21 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   let sigmaSource = fetchPrepSerial === PERFECT_OVERLAP ? 'perfect overlap (the max of the two stages)' : 'fitted: the cold mode time per sample, prep from the cached mode, fetch at the throttle';
   const probe = profile.overlapProbe;
   if (!overlapMeasured && probe?.status === 'ok' && probe.summary && probe.state.proven) {
-    const fitted = fitOverlap({
+    // σ and the storage's rate together, from the cold mode and the probe (overlap.ts).
+    const fitted = fitOverlapJoint({
       computeSec: computeSecPerIter / b,
       prepSec: (profiledRanks * u) / effectiveParallelism(cpuScaling, profiledCpus),
-      fetchSec: (profiledRanks * (1 - probe.residentShare) * readAmplification * bytesPerSample) / storageBytesPerSec,
-      coldSec: probe.summary.iterMs.mean / 1000 / probe.summary.samplesPerIter,
+      coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter,
+      probeSec: probe.summary.iterMs.mean / 1000 / probe.summary.samplesPerIter,
+      share: probe.residentShare,
     });
     if (fitted !== null) {
-      fetchPrepSerial = fitted;
+      fetchPrepSerial = fitted.serial;
       overlapMeasured = true;
-      sigmaSource = `fitted: the overlap probe (cold, ${(probe.residentShare * 100).toFixed(0)}% of the dataset held resident) against prep and fetch`;
+      const held = `${(probe.residentShare * 100).toFixed(0)}% of the dataset held resident`;
+      sigmaSource = `fitted with B_storage: the cold mode and the overlap probe (cold, ${held})`;
+      storageBytesPerSec = (profiledRanks * readAmplification * bytesPerSample) / fitted.fetchSec;
+      storageSource = `fitted with σ: the cold mode and the overlap probe (the cold mode read ${formatRate(cold.storageReadBytesPerSec)})`;
     }
   }
   if (!overlapMeasured) sigmaSource += '; assumed: not measured (profile --overlap measures it)';

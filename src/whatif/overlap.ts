@@ -60,3 +60,52 @@ export function fitOverlap(inputs: OverlapInputs, tolerance = 0.02): number | nu
   }
   return (low + high) / 2;
 }
+
+/** What the joint fit needs: per-sample seconds of compute and prep, and two measured times. */
+export interface JointOverlapInputs {
+  computeSec: number;
+  prepSec: number;
+  /** The cold mode's time per sample (nothing cached). */
+  coldSec: number;
+  /** The overlap probe's time per sample, with `share` of the dataset cached. */
+  probeSec: number;
+  share: number;
+}
+
+/**
+ * σ and the fetch time per sample at no cache, from the cold mode and the
+ * overlap probe together: two equations, max(compute, d(prep, f, σ)) = cold
+ * and max(compute, d(prep, (1 - share) f, σ)) = probe. On storage that was not
+ * throttled, the rate the cold mode read already holds any time its workers
+ * spent not reading, so taking it as the storage's bandwidth and fitting σ to
+ * the probe alone would count that time twice. Null when the cold mode was not
+ * slower than compute and prep (no fetch to take apart).
+ */
+export function fitOverlapJoint(inputs: JointOverlapInputs): { serial: number; fetchSec: number } | null {
+  const { computeSec, prepSec, coldSec, probeSec, share } = inputs;
+  if (!(coldSec > Math.max(computeSec, prepSec) * 1.001) || !(share > 0 && share < 1)) return null;
+  /** The fetch time that makes the cold equation hold at σ (d grows with fetch). */
+  const fetchAt = (serial: number): number => {
+    let low = 0;
+    let high = coldSec;
+    for (let step = 0; step < 60; step++) {
+      const mid = (low + high) / 2;
+      if (dataTime(prepSec, mid, serial) < coldSec) low = mid;
+      else high = mid;
+    }
+    return (low + high) / 2;
+  };
+  const probeAt = (serial: number): number => Math.max(computeSec, dataTime(prepSec, (1 - share) * fetchAt(serial), serial));
+  // The probe's predicted time grows with σ: the cold time pins the sum, and the balanced probe feels the series most.
+  if (probeAt(PERFECT_OVERLAP) >= probeSec) return { serial: PERFECT_OVERLAP, fetchSec: fetchAt(PERFECT_OVERLAP) };
+  if (probeAt(1) <= probeSec) return { serial: 1, fetchSec: fetchAt(1) };
+  let low = MIN_SERIAL;
+  let high = 1;
+  for (let step = 0; step < 50; step++) {
+    const mid = (low + high) / 2;
+    if (probeAt(mid) < probeSec) low = mid;
+    else high = mid;
+  }
+  const serial = (low + high) / 2;
+  return { serial, fetchSec: fetchAt(serial) };
+}

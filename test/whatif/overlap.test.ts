@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
 import { fitModel, predict, selfCheck, baseScenario, stageTimes } from '../../src/whatif/model.js';
-import { dataTime, fitOverlap, PERFECT_OVERLAP } from '../../src/whatif/overlap.js';
+import { dataTime, fitOverlap, fitOverlapJoint, PERFECT_OVERLAP } from '../../src/whatif/overlap.js';
 import { MAX_STORAGE_UTILISATION, recommend } from '../../src/whatif/recommend.js';
 
 const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
@@ -126,12 +126,39 @@ test('the overlap probe measures σ where the cold mode could not: fitted from i
   };
   const model = fitModel(ProfileSchema.parse(profile));
   assert.equal(model.overlapMeasured, true);
-  assert.ok(Math.abs(model.fetchPrepSerial - 0.5) < 1e-6, `σ = ${model.fetchPrepSerial}`);
-  assert.match(model.parameters.find((p) => p.symbol === 'σ')!.source, /the overlap probe \(cold, 50% of the dataset held resident\)/);
+  assert.ok(model.fetchPrepSerial > 0.2 && model.fetchPrepSerial < 1, `σ = ${model.fetchPrepSerial}`);
+  assert.match(model.parameters.find((p) => p.symbol === 'σ')!.source, /the cold mode and the overlap probe \(cold, 50% of the dataset held resident\)/);
+  // σ and B fitted together reproduce both runs: the cold mode, and the probe as a never-evicting cache of half the dataset.
+  const coldCheck = selfCheck(model, profile).find((c) => c.mode === 'cold')!;
+  assert.ok(Math.abs(coldCheck.predictedIterMs - coldCheck.measuredIterMs) / coldCheck.measuredIterMs < 0.01, `cold ${coldCheck.predictedIterMs} vs ${coldCheck.measuredIterMs}`);
+  const atProbe = predict(model, { ...baseScenario(model), cachePolicy: 'minio', cacheBytes: share * model.datasetBytes, epochs: null });
+  assert.ok(Math.abs(atProbe.iterMs - iterMs) / iterMs < 0.01, `probe ${atProbe.iterMs} vs ${iterMs}`);
   for (const rec of recommend(model, { ...baseScenario(model), cacheBytes: 0 }).filter((r) => r.kind === 'cache')) {
     assert.equal(rec.ifSerialBytes, undefined, rec.text);
   }
   // An unproven probe is not used.
   profile.overlapProbe.state = { ...profile.overlapProbe.state, proven: false };
   assert.equal(fitModel(profile).overlapMeasured, false);
+});
+
+test('the joint fit recovers σ and the fetch time from a cold time and a probe time', () => {
+  fc.assert(
+    fc.property(
+      fc.double({ min: 1e-3, max: 1, noNaN: true }),
+      fc.double({ min: 1.5, max: 4, noNaN: true }),
+      fc.double({ min: 0.05, max: 0.95, noNaN: true }),
+      fc.double({ min: 0.2, max: 0.8, noNaN: true }),
+      (prep, ratio, serial, share) => {
+        const fetch = prep * ratio;
+        const coldSec = dataTime(prep, fetch, serial);
+        const probeSec = dataTime(prep, (1 - share) * fetch, serial);
+        const fitted = fitOverlapJoint({ computeSec: 0, prepSec: prep, coldSec, probeSec, share });
+        return fitted !== null && Math.abs(fitted.serial - serial) < 1e-3 && Math.abs(fitted.fetchSec - fetch) < 1e-3 * fetch;
+      },
+    ),
+  );
+  // A cold mode no slower than prep has no fetch to take apart.
+  assert.equal(fitOverlapJoint({ computeSec: 0, prepSec: 2, coldSec: 2, probeSec: 2, share: 0.5 }), null);
+  // A probe as fast as the max of the stages: perfect overlap.
+  assert.equal(fitOverlapJoint({ computeSec: 0, prepSec: 1, coldSec: 3, probeSec: 1.5, share: 0.5 })!.serial, PERFECT_OVERLAP);
 });
