@@ -39,9 +39,10 @@ The demo generates a dataset of real compressed files (${formatBytes(EMULATOR_PR
 between runs), then profiles an emulated job that reads them in worker threads,
 decompresses and pre-processes them on the CPU, and sleeps a set compute time
 per batch as an accelerator would. Where the machine permits (root, cgroup
-blkio/io), cold storage is throttled so the fetch stall shows. Then it asks the
-what-if model what would remove the stall if the page cache could not hold the
-dataset, and writes the HTML and Markdown report.
+blkio/io), cold storage is throttled so the fetch stall shows, and the cold
+mode runs once more with part of the dataset cached (profile --overlap). Then
+it asks the what-if model what would remove the stall if the page cache could
+not hold the dataset, and writes the HTML and Markdown report.
 
 Examples:
   $ ds-analyzer demo
@@ -83,6 +84,8 @@ ${EXIT_CODES_HELP}`,
           outFile: newProfilePath(resolve(io.cwd, options.profilesDir), jobName),
           cacheState: new PageCacheState({ dropCaches: false, coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
           nvidiaSmi: null,
+          // The what-if below then rests on a measured overlap of reads and pre-processing.
+          overlapProbe: true,
         },
         io,
         { json: Boolean(options.json) },

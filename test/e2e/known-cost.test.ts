@@ -41,6 +41,10 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   assert.ok(cached.proven && cached.readFraction! <= 0.05, `cached read ${cached.readFraction}: ${cached.reason}`);
   assert.ok(profile.modes.synthetic!.state.proven);
   assert.equal(analysis.verdict.bound, 'fetch');
+  // The demo runs the overlap probe, so its what-if rests on a measured overlap.
+  assert.ok(profile.overlapProbe, 'the overlap probe ran');
+  assert.equal(profile.overlapProbe.state.proven, true, profile.overlapProbe.state.reason);
+  assert.doesNotMatch(result.stderr, /This assumes reads overlap/);
   // The demo goes on to the what-if at no cache and the report.
   assert.match(result.stderr, /What would remove the stall if the page cache could not hold the dataset/);
   assert.match(result.stderr, /storage: [\d.]+ [kMG]B\/s \([\d.]+ [kMG]B\/s now\) removes the fetch stall/);
