@@ -55,9 +55,20 @@ const rate = (s: number): string => (s >= 100 ? s.toFixed(0) : s.toPrecision(3))
 /** One sentence per recommendation. */
 export const RECOMMENDATION_TEXT = {
   cacheNone: (policy: string): string => `${policy}: no fetch stall in the steady state even without a cache`,
-  cache: (policy: string, bytes: number, datasetBytes: number, f: RecommendationFacts, edgeBytes?: number): string =>
+  cache: (
+    policy: string,
+    bytes: number,
+    datasetBytes: number,
+    f: RecommendationFacts,
+    edgeBytes?: number,
+    late?: { meanBytes: number; hitByPart: number[] },
+  ): string =>
     `${policy}: a cache of ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}% of the dataset) removes the fetch stall from epoch 2 on: ${buys(f)}` +
-    (edgeBytes !== undefined && edgeBytes < bytes ? ` (the stall returns below ${formatBytes(edgeBytes)}: LRU hits come all at once near there, so this leaves slack)` : ''),
+    (edgeBytes !== undefined && edgeBytes < bytes ? ` (the stall returns below ${formatBytes(edgeBytes)}: LRU hits come all at once near there, so this leaves slack)` : '') +
+    (late
+      ? ` (at ${formatBytes(late.meanBytes)} the epoch's mean hit ratio would do, but LRU's misses come at the end of each epoch: ` +
+        `hit ratio by eighth ${late.hitByPart.map((h) => h.toFixed(2)).join(', ')}, and the last eighths would wait on storage)`
+      : ''),
   ifSerial: (bytes: number | null, datasetBytes: number, serial: number, validatable: boolean): string =>
     '. This assumes reads overlap pre-processing, which the profile did not measure (profile --overlap measures it); ' +
     `if each loader worker reads and then decodes partly in series (σ up to ${serial.toFixed(2)}, the most the cold mode allows), ` +
