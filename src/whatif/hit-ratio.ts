@@ -236,6 +236,8 @@ function sum(values: ArrayLike<number>): number {
 /** Hit bytes of an epoch for a cache of `cacheBytes`. */
 function hitBytes(curve: HitRatioCurve, epoch: EpochDistances, cacheBytes: number): number {
   if (!(cacheBytes >= 0) || epoch.cumBytes.length === 0) return 0;
+  // No distance exceeds the dataset: a cache that holds it hits every re-reference, whatever the binning.
+  if (cacheBytes >= curve.datasetBytes) return epoch.cumBytes[epoch.cumBytes.length - 1];
   return epoch.cumBytes[Math.min(epoch.cumBytes.length - 1, Math.floor(cacheBytes / (epoch.binBytes ?? curve.binBytes) + 1e-9))];
 }
 

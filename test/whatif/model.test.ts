@@ -200,7 +200,8 @@ test('LRU misses come late in each epoch: the hit ratio by eighth falls, average
   assert.ok(Math.abs(mean - steadyLruHitRatio(model.lruCurve, cache)) < 0.02, 'equal parts average to the epoch');
   const scenario = { ...baseScenario(model), cacheBytes: 0 };
   const late = smallestCacheWithoutLateStall(model, scenario);
-  assert.ok(late !== null && late <= model.datasetBytes);
+  assert.ok(late !== null && late > 0 && late <= model.datasetBytes, `late ${late}`);
+  assert.deepEqual(steadyLruHitRatioByPart(model.lruCurve, model.lruCurve.datasetBytes), Array(8).fill(1), 'a cache of the whole dataset hits everything in every part');
   // Just below it, the pace taken per eighth shows a stall beyond the negligible one.
   const perPart = (bytes: number) => {
     const hs = steadyLruHitRatioByPart(model.lruCurve, bytes * model.lruScale)!;
