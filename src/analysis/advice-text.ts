@@ -20,13 +20,13 @@ export interface TextContext {
   totalStallFraction: number | null;
   /** Storage read bandwidth measured in the cold mode, bytes/s. */
   storageReadBytesPerSec: number | null;
-  /** Storage bandwidth the accelerator could consume: G x mean bytes per sample, bytes/s. */
+  /** Storage bandwidth the accelerators could consume: G x ranks x mean bytes per sample, bytes/s. */
   neededStorageBytesPerSec: number | null;
   /** Pre-processing CPU seconds per sample. */
   prepCpuSecPerSample: number | null;
-  /** Accelerator ingestion rate G, samples/s. */
+  /** Accelerator ingestion rate G of all ranks together, samples/s. */
   gpuSamplesPerSec: number | null;
-  /** Prep rate P at this CPU count, samples/s. */
+  /** Prep rate P at this CPU count, all ranks together, samples/s. */
   prepSamplesPerSec: number | null;
   /** Modes missing for a verdict. */
   missingModes: string[];

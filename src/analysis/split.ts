@@ -99,6 +99,10 @@ export function analyze(modes: ModeResults): Analysis {
 
   const dominant = bound === 'fetch' ? fetchStallMs : bound === 'prep' ? prepStallMs : null;
   const bytesPerSampleValue = (cold && bytesPerSample(cold)) ?? (cached && bytesPerSample(cached));
+  // Rates are the pace-setting rank's; the advice speaks of the whole job, whose
+  // storage and CPUs all ranks share: the ranks move in lockstep at that pace.
+  const ranks = Math.max(1, syn?.ranks.length ?? 0, cached?.ranks.length ?? 0, cold?.ranks.length ?? 0);
+  const allRanks = (perRank: number | null): number | null => (perRank === null ? null : perRank * ranks);
   const context: TextContext = {
     fetchFraction: sigFetch,
     prepFraction: sigPrep,
@@ -106,10 +110,10 @@ export function analyze(modes: ModeResults): Analysis {
       prepStallFraction !== null && fetchStallFraction !== null ? prepStallFraction + fetchStallFraction : null,
     storageReadBytesPerSec,
     neededStorageBytesPerSec:
-      gpuSamplesPerSec !== null && bytesPerSampleValue !== null ? gpuSamplesPerSec * bytesPerSampleValue : null,
+      gpuSamplesPerSec !== null && bytesPerSampleValue !== null ? allRanks(gpuSamplesPerSec)! * bytesPerSampleValue : null,
     prepCpuSecPerSample,
-    gpuSamplesPerSec,
-    prepSamplesPerSec,
+    gpuSamplesPerSec: allRanks(gpuSamplesPerSec),
+    prepSamplesPerSec: allRanks(prepSamplesPerSec),
     missingModes,
     unproven: dominant !== null && !dominant.proven,
   };

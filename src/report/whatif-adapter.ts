@@ -21,10 +21,10 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
     const cpus = cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus));
     const finite = (v: number) => Number.isFinite(v);
     const cacheMarks: { label: string; x: number; samplesPerSec: number }[] = [];
-    const cold = profile.modes.cold?.summary;
-    const cached = profile.modes.cached?.summary;
-    if (cold) cacheMarks.push({ label: 'measured: cold (no cache)', x: 0, samplesPerSec: cold.samplesPerSec });
-    if (cached) cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: cached.samplesPerSec });
+    // The curves are for all ranks together; a mode's summary is its pace-setting rank's, and the ranks move in lockstep.
+    const allRanks = (mode: 'cold' | 'cached') => (profile.modes[mode]?.summary?.samplesPerSec ?? NaN) * Math.max(1, profile.modes[mode]?.ranks.length ?? 1);
+    if (profile.modes.cold?.summary) cacheMarks.push({ label: 'measured: cold (no cache)', x: 0, samplesPerSec: allRanks('cold') });
+    if (profile.modes.cached?.summary) cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: allRanks('cached') });
     const here = cpus.find((row) => row.cpus === scenario.cpus);
     return {
       available: true,

@@ -265,3 +265,19 @@ test('property: any three modes give a schema-valid, self-consistent analysis', 
     { numRuns: 300 },
   );
 });
+
+test('advice speaks of the whole job: with two ranks in lockstep, the accelerators consume twice the storage rate one does', () => {
+  const one = three(100, 150, 400);
+  one.cold = modeResult('cold', { iterMs: 400, computeMs: 100, storageReadBytesPerSec: 6.4e6, consumedBytes: 601 * 32 * 100_000 });
+  const single = analyze(one);
+  const two = structuredClone(one);
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const m = two[mode]!;
+    m.ranks = [m.ranks[0], { ...m.ranks[0], rank: 1, pid: 101 }];
+    m.state = { ...m.state, consumedBytes: 2 * m.state.consumedBytes };
+  }
+  const double = analyze(two);
+  const consume = (text: string) => Number(/could consume ([\d.]+) MB\/s/.exec(text)![1]);
+  assert.ok(Math.abs(consume(double.advice) - 2 * consume(single.advice)) < 0.2, `${double.advice} vs ${single.advice}`);
+  assert.equal(double.gpuSamplesPerSec, single.gpuSamplesPerSec, 'the profile keeps the pace-setting rank\'s rate');
+});
