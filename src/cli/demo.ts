@@ -4,20 +4,20 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateDataset } from '../emulator/generate-dataset.js';
 import { EMULATOR_PRESETS } from '../emulator/presets.js';
-import { impliedSplit, type EmulatorSettings } from '../emulator/expected.js';
+import type { EmulatorSettings } from '../emulator/expected.js';
 import { PageCacheState } from '../profile/cache-state.js';
 import { newProfilePath } from '../profile/profile-store.js';
 import { MODES } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import { detectCgroups, diskDeviceOf } from '../system/cgroups.js';
-import { table } from '../report/format.js';
 import { formatBytes, formatRate } from '../units.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { runAndReport } from './run-and-report.js';
 import { ExitCode, UserError } from '../errors.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { writeReport } from '../report/write-report.js';
-import { whatif, type WhatifResult } from '../whatif/whatif.js';
+import { whatif } from '../whatif/whatif.js';
+import { renderDemoWhatif, renderNextSteps, renderSettingsCheck } from '../report/demo-terminal.js';
 import type { Io } from './io.js';
 
 const EMULATOR = fileURLToPath(new URL('../emulator/job.js', import.meta.url));
@@ -115,32 +115,6 @@ function demoWhatif(profile: Profile, path: string): string {
   }
 }
 
-/**
- * The what-if at no cache: the demo's dataset fits in this machine's memory,
- * so from epoch 2 on the page cache would serve every read; the question the
- * cold mode answers is what helps when it cannot (a dataset larger than memory).
- */
-export function renderDemoWhatif(r: WhatifResult): string {
-  const p = r.prediction;
-  const lines = [
-    `What would remove the stall if the page cache could not hold the dataset (the what-if model with no cache, as in the cold mode):`,
-    `  predicted: ${p.samplesPerSec.toFixed(1)} samples/s, ${p.bottleneck}-bound (prep stall ${p.prepStallMs.toFixed(1)} ms, fetch stall ${p.fetchStallMs.toFixed(1)} ms per iteration)`,
-    ...r.recommendations.map((rec) => `  - ${rec.text}`),
-  ];
-  return lines.join('\n') + '\n';
-}
-
-/** The commands to try next on the demo's own profile. */
-function renderNextSteps(profilePath: string, datasetBytes: number): string {
-  const half = `${Math.max(1, Math.round(datasetBytes / 2 / 2 ** 20))}MiB`;
-  return [
-    'Next, on this profile:',
-    `  ds-analyzer whatif ${profilePath} --cache ${half} --cpus 4   (half the dataset cached, 4 CPUs)`,
-    `  ds-analyzer gate ${profilePath} --max-fetch-stall 20%   (a CI verdict; exit code 1 when a budget fails)`,
-    `  ds-analyzer profile --data DIR -- python train.py DIR   (your own job)`,
-  ].join('\n') + '\n';
-}
-
 /** Why storage cannot be throttled here, or null when it can. */
 function throttleBlocker(datasetDir: string): string | null {
   const io = detectCgroups().controllers.io;
@@ -153,21 +127,3 @@ function cacheHome(io: Io): string {
   return io.env.XDG_CACHE_HOME || join(io.env.HOME || homedir(), '.cache');
 }
 
-/** Measured split next to what the emulator's settings imply: the demo checks itself. */
-export function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): string {
-  const implied = impliedSplit(settings);
-  const a = profile.analysis;
-  const rows = [['per iteration', 'set by the emulator', 'measured', 'error']];
-  const add = (name: string, expected: number | null, measured: number | undefined) => {
-    const error = expected !== null && measured !== undefined && expected > 0 ? `${(((measured - expected) / expected) * 100).toFixed(1)}%` : '—';
-    rows.push([name, expected === null ? 'disk speed' : `${expected.toFixed(1)} ms`, measured === undefined ? '—' : `${measured.toFixed(1)} ms`, error]);
-  };
-  add('compute', implied.computeMs, a?.computeMs?.mean);
-  add('prep stall', implied.prepStallMs, a?.prepStallMs?.mean);
-  add('fetch stall', implied.fetchStallMs, a?.fetchStallMs?.mean);
-  const header =
-    `The emulated job was set to: compute ${settings.computeMs} ms/batch, prep ${settings.prepMs} ms/sample on ${settings.workers} workers, ` +
-    `${settings.batchSize} samples of ${formatBytes(settings.meanFileBytes)} per batch` +
-    (settings.storageBwBytesPerSec ? `, storage ${formatRate(settings.storageBwBytesPerSec)}.` : ', storage unthrottled.');
-  return `${header}\n${table(rows, [1, 2, 3])}\n`;
-}
