@@ -6,6 +6,7 @@
 import type { Mode } from '../schema/events.js';
 import type { Analysis, Estimate, IterationSummary, ModeResult } from '../schema/profile.js';
 import { ADVICE_TEXT, VERDICT_TEXT, type Bound, type Severity, type TextContext } from './advice-text.js';
+import { allRanksSamplesPerSec, bytesPerSample, reportsBytes } from './mode-rates.js';
 
 /** The modes of one profile; a partial profile lacks some. */
 export interface ModeResults {
@@ -99,10 +100,9 @@ export function analyze(modes: ModeResults): Analysis {
 
   const dominant = bound === 'fetch' ? fetchStallMs : bound === 'prep' ? prepStallMs : null;
   const bytesPerSampleValue = (cold && bytesPerSample(cold)) ?? (cached && bytesPerSample(cached));
-  // Rates are the pace-setting rank's; the advice speaks of the whole job, whose
-  // storage and CPUs all ranks share: the ranks move in lockstep at that pace.
-  const ranks = Math.max(1, syn?.ranks.length ?? 0, cached?.ranks.length ?? 0, cold?.ranks.length ?? 0);
-  const allRanks = (perRank: number | null): number | null => (perRank === null ? null : perRank * ranks);
+  // The rates above are the pace-setting rank's; the advice speaks of the whole
+  // job, whose ranks share the storage and the CPUs.
+  const jobGpuSamplesPerSec = syn && allRanksSamplesPerSec(syn);
   const context: TextContext = {
     fetchFraction: sigFetch,
     prepFraction: sigPrep,
@@ -110,10 +110,10 @@ export function analyze(modes: ModeResults): Analysis {
       prepStallFraction !== null && fetchStallFraction !== null ? prepStallFraction + fetchStallFraction : null,
     storageReadBytesPerSec,
     neededStorageBytesPerSec:
-      gpuSamplesPerSec !== null && bytesPerSampleValue !== null ? allRanks(gpuSamplesPerSec)! * bytesPerSampleValue : null,
+      jobGpuSamplesPerSec !== null && bytesPerSampleValue !== null ? jobGpuSamplesPerSec * bytesPerSampleValue : null,
     prepCpuSecPerSample,
-    gpuSamplesPerSec: allRanks(gpuSamplesPerSec),
-    prepSamplesPerSec: allRanks(prepSamplesPerSec),
+    gpuSamplesPerSec: jobGpuSamplesPerSec,
+    prepSamplesPerSec: cached && allRanksSamplesPerSec(cached),
     missingModes,
     unproven: dominant !== null && !dominant.proven,
   };
@@ -196,9 +196,10 @@ function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
   const shares = modes
     .filter((m): m is Usable => m !== null && m.profilerCpuSec !== undefined && m.wallSec > 0)
     .map((m) => ({ mode: m.mode, share: m.profilerCpuSec! / m.wallSec, reEvictions: m.state.reEvictions }));
-  const worst = shares.reduce<(typeof shares)[number] | null>((a, b) => (a === null || b.share > a.share ? b : a), null);
-  if (worst === null || worst.share < PROFILER_CPU_SHARE) return null;
-  const least = shares.filter((s) => s.mode !== worst.mode).reduce<(typeof shares)[number] | null>((a, b) => (a === null || b.share < a.share ? b : a), null);
+  const byShare = [...shares].sort((a, b) => b.share - a.share);
+  const worst = byShare[0];
+  if (worst === undefined || worst.share < PROFILER_CPU_SHARE) return null;
+  const least = byShare.length > 1 ? byShare[byShare.length - 1] : null;
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   return (
     `the profiler itself used ${pct(worst.share)} of a CPU in the ${worst.mode} mode` +
@@ -246,7 +247,7 @@ function stepShiftCaveat(before: IterationSummary, after: IterationSummary, stal
   return (
     `the training step itself took ${a.mean.toFixed(1)} ms in the ${from} mode and ${b.mean.toFixed(1)} ms in the ${to} mode ` +
     `(${diff > 0 ? '+' : ''}${diff.toFixed(1)} ms): the ${stall} stall includes this difference; the wait for data ` +
-    `${waitGrowth >= 0 ? 'grew' : 'changed'} by ${waitGrowth >= 0 ? '' : '-'}${Math.abs(waitGrowth).toFixed(1)} ms per iteration. ` +
+    `${waitGrowth >= 0 ? 'grew' : 'shrank'} by ${Math.abs(waitGrowth).toFixed(1)} ms per iteration. ` +
     (diff < 0
       ? 'A step that got faster is most likely a machine whose speed or load changed between the runs (re-run to tell)'
       : (stall === 'prep'
@@ -297,13 +298,6 @@ function rateOf(s: IterationSummary): number | null {
   return s.iterMs.mean > 0 ? s.samplesPerIter / (s.iterMs.mean / 1000) : null;
 }
 
-/** Mean bytes per consumed sample over the whole run of the mode (all ranks). */
-function bytesPerSample(m: ModeResult): number | null {
-  let samples = 0;
-  for (const r of m.ranks) for (const it of r.iterations) samples += it.samples;
-  return samples > 0 && m.state.consumedBytes > 0 ? m.state.consumedBytes / samples : null;
-}
-
 /**
  * Whether the bytes the cached mode consumed can be trusted. A job that does
  * not report bytes per batch (the PyTorch hook cannot know them) gets samples
@@ -313,8 +307,7 @@ function bytesPerSample(m: ModeResult): number | null {
  * show a memory rate of tens of GB/s.
  */
 function byteEstimateHolds(cached: Usable, cold: Usable | null, caveats: string[]): boolean {
-  const reported = cached.ranks.every((r) => r.iterations.every((it) => it.bytes !== undefined));
-  if (reported || bytesPerSample(cached) === null) return true;
+  if (reportsBytes(cached.ranks) || bytesPerSample(cached) === null) return true;
   const readFraction = cold?.state.readFraction ?? null;
   if (readFraction !== null && readFraction >= 0.5 && readFraction <= 2) return true;
   caveats.push(
@@ -332,13 +325,6 @@ function byteEstimateHolds(cached: Usable, cold: Usable | null, caveats: string[
  */
 function memoryRate(m: Usable): number | null {
   const perSample = bytesPerSample(m);
-  if (perSample === null) return null;
-  let samplesPerSec = 0;
-  let ranked = false;
-  for (const r of m.ranks) {
-    if (r.summary === null) continue;
-    samplesPerSec += r.summary.samplesPerSec;
-    ranked = true;
-  }
-  return (ranked ? samplesPerSec : m.summary.samplesPerSec) * perSample;
+  const samplesPerSec = allRanksSamplesPerSec(m);
+  return perSample === null || samplesPerSec === null ? null : samplesPerSec * perSample;
 }

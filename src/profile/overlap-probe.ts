@@ -13,6 +13,7 @@ import { mulberry32, permutation } from '../emulator/rng.js';
 import type { Mode } from '../schema/events.js';
 import type { ModeResult, StateProof } from '../schema/profile.js';
 import type { CacheState, PreparedState } from './cache-state.js';
+import { bytesPerSample } from '../analysis/mode-rates.js';
 
 /** Shares of the dataset the probe holds resident at the least and the most. */
 const MIN_SHARE = 0.1;
@@ -35,11 +36,10 @@ export function probeShare(fetchSecPerSample: number, prepSecPerSample: number):
 /** Seconds per sample of fetch and prep the probe balances, from a profile's cached and cold modes; null when either is missing. */
 export function stageSecPerSample(cached: ModeResult | undefined, cold: ModeResult | undefined): { fetch: number; prep: number } | null {
   if (cached?.status !== 'ok' || cold?.status !== 'ok' || !cached.summary || !cold.summary || !cold.storageReadBytesPerSec) return null;
-  const samples = cold.ranks.reduce((sum, r) => sum + r.iterations.reduce((s, it) => s + it.samples, 0), 0);
-  if (!(samples > 0) || !(cold.state.consumedBytes > 0)) return null;
-  const readBytesPerSample = (cold.state.consumedBytes / samples) * (cold.state.readFraction ?? 1);
+  const consumed = bytesPerSample(cold);
+  if (consumed === null) return null;
   return {
-    fetch: readBytesPerSample / cold.storageReadBytesPerSec,
+    fetch: (consumed * (cold.state.readFraction ?? 1)) / cold.storageReadBytesPerSec,
     prep: cached.summary.iterMs.mean / 1000 / cached.summary.samplesPerIter,
   };
 }

@@ -6,6 +6,7 @@ import { MODES } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, formatPercent } from './format.js';
+import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';
 
 /** Header + rows of the modes table. */
 export function modeRows(profile: Profile): string[][] {
@@ -41,10 +42,10 @@ export function maxRanks(profile: Profile): number {
 export function allRanksLine(profile: Profile): string | null {
   if (maxRanks(profile) < 2) return null;
   const parts = MODES.flatMap((mode) => {
-    const ranks = profile.modes[mode]?.ranks ?? [];
-    const rates = ranks.map((r) => r.summary?.samplesPerSec ?? null);
-    if (ranks.length === 0 || rates.some((x) => x === null)) return [];
-    return [`${mode} ${num(rates.reduce((a, b) => a! + b!, 0)!)}`];
+    const m = profile.modes[mode];
+    // Only where every rank has its own rate: a sum over some ranks is not the job's.
+    if (!m || m.ranks.length === 0 || m.ranks.some((r) => r.summary === null)) return [];
+    return [`${mode} ${num(allRanksSamplesPerSec(m)!)}`];
   });
   return parts.length ? `all ranks together, samples/s: ${parts.join(' · ')} (the slowest rank sets the pace of each)` : null;
 }

@@ -1,6 +1,6 @@
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
-import { table } from './format.js';
+import { formatEstimate, table } from './format.js';
 import { allRanksLine, modeRows, splitRows } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
@@ -22,8 +22,10 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   if (probe?.summary) {
     out.push(
       `overlap probe: cold with ${(probe.residentShare * 100).toFixed(0)}% of the dataset held resident: ` +
-        `${probe.summary.iterMs.mean.toFixed(1)}${probe.summary.iterMs.halfWidth !== null ? ` ± ${probe.summary.iterMs.halfWidth.toFixed(1)}` : ''} ms per iteration; ` +
-        `${probe.state.proven ? 'proven' : 'UNPROVEN'}: ${probe.state.reason} (whatif fits the overlap of reads and pre-processing from it)`,
+        `${formatEstimate(probe.summary.iterMs)} ms per iteration; ` +
+        (probe.state.proven
+          ? `proven: ${probe.state.reason} (whatif fits the overlap of reads and pre-processing from it)`
+          : `UNPROVEN: ${probe.state.reason} (whatif does not use it)`),
     );
   }
 

@@ -4,6 +4,7 @@
  * cannot fit (a missing mode, no CPU figures) gives the reason instead of curves.
  */
 import type { Profile } from '../schema/profile.js';
+import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';
 import { formatBytes, formatRate } from '../units.js';
 import { baseScenario, fitModel } from '../whatif/model.js';
 import { cacheSweep, cpuSweep, cpuSweepCounts } from '../whatif/sweep.js';
@@ -21,10 +22,11 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
     const cpus = cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus));
     const finite = (v: number) => Number.isFinite(v);
     const cacheMarks: { label: string; x: number; samplesPerSec: number }[] = [];
-    // The curves are for all ranks together; a mode's summary is its pace-setting rank's, and the ranks move in lockstep.
-    const allRanks = (mode: 'cold' | 'cached') => (profile.modes[mode]?.summary?.samplesPerSec ?? NaN) * Math.max(1, profile.modes[mode]?.ranks.length ?? 1);
-    if (profile.modes.cold?.summary) cacheMarks.push({ label: 'measured: cold (no cache)', x: 0, samplesPerSec: allRanks('cold') });
-    if (profile.modes.cached?.summary) cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: allRanks('cached') });
+    // The curves are for all ranks together, so are the marks.
+    const cold = profile.modes.cold && allRanksSamplesPerSec(profile.modes.cold);
+    const cached = profile.modes.cached && allRanksSamplesPerSec(profile.modes.cached);
+    if (cold) cacheMarks.push({ label: 'measured: cold (no cache)', x: 0, samplesPerSec: cold });
+    if (cached) cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: cached });
     const here = cpus.find((row) => row.cpus === scenario.cpus);
     return {
       available: true,

@@ -1,5 +1,6 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { readTextOrNull } from './read-text.js';
 
 /** Where the kernel's DAMON sysfs interface lives (Documentation/admin-guide/mm/damon/usage.rst). */
 export const DAMON_ADMIN = '/sys/kernel/mm/damon/admin';
@@ -19,7 +20,6 @@ export function reclaimingDamonSchemes(admin = DAMON_ADMIN, reclaimModule = DAMO
   // DAMON_RECLAIM (mm/damon/reclaim.c) runs its own physical-memory pageout, not listed under admin/.
   if (read(reclaimModule) === 'Y') found.push('DAMON_RECLAIM: pageout on paddr memory');
   const kdamonds = join(admin, 'kdamonds');
-  if (!existsSync(kdamonds)) return found;
   for (const k of numbered(kdamonds)) {
     const dir = join(kdamonds, k);
     if (read(join(dir, 'state')) !== 'on') continue;
@@ -45,9 +45,5 @@ function numbered(dir: string): string[] {
 }
 
 function read(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    return null;
-  }
+  return readTextOrNull(file)?.trim() ?? null;
 }

@@ -15,8 +15,8 @@ import type { CpuScaling } from './model.js';
  * measured the same thing twice; their times are pooled, weighted by their
  * precision, rather than one overwriting the other. On a shared machine one
  * run can land in a slow spell: a PyTorch profile here measured the cached mode
- * at 78.9 ± 8.5 ms and the sweep point at all CPUs at 60.3 ± 2.9 ms; validate's
- * control then ran at 60.9 ms.
+ * at 78.9 ± 8.5 ms (396.5 samples/s) and the sweep point at all CPUs at
+ * 60.3 ± 2.9 ms (517.9 samples/s); validate's control then ran at 513.7 samples/s.
  */
 export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fitted' }> | null {
   const sweep = (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus);
@@ -30,7 +30,7 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
   const byCpus = new Map<number, IterationSummary[]>();
   for (const run of runs) byCpus.set(run.cpus!.length, [...(byCpus.get(run.cpus!.length) ?? []), run.summary!]);
   const points = [...byCpus]
-    .map(([cpus, summaries]) => ({ cpus, eff: (ranks * u) / pooledSecPerSample(summaries) }))
+    .map(([cpus, summaries]) => ({ cpus, eff: (ranks * u) / pooledSecPerSample(summaries).sec }))
     .sort((a, b) => a.cpus - b.cpus);
   const pooled = [...byCpus].filter(([, s]) => s.length > 1).map(([cpus, s]) => `${s.length} runs at ${cpus} CPUs pooled`);
   return {
@@ -43,33 +43,18 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
 /**
  * Seconds per sample of runs that measured the same setting: the
  * inverse-variance weighted mean of their times (weights 1 / halfWidth^2),
- * or the plain mean when a run has no interval to weigh it by.
+ * with its half-width 1 / sqrt(sum of weights); the plain mean and no
+ * half-width when a run has no interval to weigh it by.
  */
-export function pooledSecPerSample(summaries: IterationSummary[]): number {
+export function pooledSecPerSample(summaries: IterationSummary[]): { sec: number; halfWidthSec: number | null } {
   const perSample = summaries.map((s) => ({
     sec: s.iterMs.mean / 1000 / s.samplesPerIter,
     halfWidth: s.iterMs.halfWidth === null ? null : s.iterMs.halfWidth / 1000 / s.samplesPerIter,
   }));
   if (perSample.some((p) => p.halfWidth === null || !(p.halfWidth > 0))) {
-    return perSample.reduce((sum, p) => sum + p.sec, 0) / perSample.length;
+    return { sec: perSample.reduce((sum, p) => sum + p.sec, 0) / perSample.length, halfWidthSec: null };
   }
   const weights = perSample.map((p) => 1 / p.halfWidth! ** 2);
   const total = weights.reduce((a, b) => a + b, 0);
-  return perSample.reduce((sum, p, k) => sum + p.sec * weights[k], 0) / total;
-}
-
-/**
- * The pooled time as per-iteration milliseconds of `samplesPerIter` samples,
- * with the half-width of an inverse-variance weighted mean, 1 / sqrt(sum of
- * weights) (null when a run has no interval).
- */
-export function pooledIterMs(summaries: IterationSummary[], samplesPerIter: number): IterationSummary['iterMs'] {
-  const toIterMs = 1000 * samplesPerIter;
-  const halfWidths = summaries.map((s) => (s.iterMs.halfWidth === null ? null : s.iterMs.halfWidth / 1000 / s.samplesPerIter));
-  const known = halfWidths.every((h): h is number => h !== null && h > 0);
-  return {
-    mean: pooledSecPerSample(summaries) * toIterMs,
-    halfWidth: known ? toIterMs / Math.sqrt(halfWidths.reduce((sum, h) => sum + 1 / h ** 2, 0)) : null,
-    proven: summaries.every((s) => s.iterMs.proven),
-  };
+  return { sec: perSample.reduce((sum, p, k) => sum + p.sec * weights[k], 0) / total, halfWidthSec: 1 / Math.sqrt(total) };
 }

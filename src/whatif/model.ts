@@ -25,7 +25,7 @@
  * sample once per epoch, so the cache sees one random permutation per epoch
  * exactly as for one rank.
  */
-import { fitCpuScaling, pooledIterMs, pooledSecPerSample } from './cpu-scaling.js';
+import { fitCpuScaling, pooledSecPerSample } from './cpu-scaling.js';
 import { ExitCode, UserError } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import type { IterationSummary, ModeResult, Profile } from '../schema/profile.js';
@@ -34,6 +34,7 @@ import { sizesFromHistogram, uniformSizes } from './size-distribution.js';
 import { MISSING_TEXT } from './advice-text.js';
 import { dataTime, fitOverlap, fitOverlapJoint, PERFECT_OVERLAP } from './overlap.js';
 import { formatRate } from '../units.js';
+import { bytesPerSample as consumedBytesPerSample } from '../analysis/mode-rates.js';
 
 /**
  * A fetch stall within 2% of the pace counts as none: inside the noise of a
@@ -257,10 +258,14 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   // The sweep's runs at the profiled CPU count measured the cached time again:
   // pooled with the cached mode (cpu-scaling.ts), for every use of that time.
   const repeats = fittedScaling && !options.cpuScaling ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus) : [];
-  const cachedRuns = [cached.summary, ...repeats.map((r) => r.summary!)];
-  const cachedTime: IterationSummary = repeats.length > 0 ? { ...cached.summary, iterMs: pooledIterMs(cachedRuns, cached.summary.samplesPerIter) } : cached.summary;
+  let cachedTime: IterationSummary = cached.summary;
   if (repeats.length > 0) {
-    caveats.push(MISSING_TEXT.pooledCached(profiledCpus, cachedRuns.map((x) => x.iterMs), 1 / pooledSecPerSample(cachedRuns), cached.summary.samplesPerSec));
+    const cachedRuns = [cached.summary, ...repeats.map((r) => r.summary!)];
+    const pooled = pooledSecPerSample(cachedRuns);
+    const toIterMs = 1000 * cached.summary.samplesPerIter;
+    const iterMs = { mean: pooled.sec * toIterMs, halfWidth: pooled.halfWidthSec === null ? null : pooled.halfWidthSec * toIterMs, proven: cachedRuns.every((x) => x.iterMs.proven) };
+    cachedTime = { ...cached.summary, iterMs };
+    caveats.push(MISSING_TEXT.pooledCached(profiledCpus, cachedRuns.map((x) => x.iterMs), 1 / pooled.sec, cached.summary.samplesPerSec));
   }
   // eff(c0) from the cached mode when it was prep-bound: T_cached/b = R*u/eff(c0).
   const cachedSecPerSample = cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter;
@@ -291,7 +296,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   }
 
   // s: bytes per consumed sample, as the job reported them (or samples x mean file size).
-  const bytesPerSample = bytesPerSampleOf(cold) ?? bytesPerSampleOf(cached) ?? profile.dataset.meanFileBytes;
+  const bytesPerSample = consumedBytesPerSample(cold) ?? consumedBytesPerSample(cached) ?? profile.dataset.meanFileBytes;
   parameters.push(
     param('s', 'bytes per sample', bytesPerSample, 'bytes', 'cold state.consumedBytes / samples consumed', proven(cold)),
   );
@@ -325,13 +330,14 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   // shortfall is time the job spent not reading (overlap.ts).
   let fetchPrepSerial = PERFECT_OVERLAP;
   let overlapMeasured = false;
+  // Per sample at the profiled settings: what each overlap fit starts from.
+  const atProfile = {
+    computeSec: computeSecPerIter / b,
+    prepSec: (profiledRanks * u) / effectiveParallelism(cpuScaling, profiledCpus),
+    coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter,
+  };
   if (fetchBound && throttle !== null && cold.storageReadBytesPerSec < UNSATURATED_SHARE * throttle) {
-    const fitted = fitOverlap({
-      computeSec: computeSecPerIter / b,
-      prepSec: (profiledRanks * u) / effectiveParallelism(cpuScaling, profiledCpus),
-      fetchSec: (profiledRanks * readAmplification * bytesPerSample) / throttle,
-      coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter,
-    });
+    const fitted = fitOverlap({ ...atProfile, fetchSec: (profiledRanks * readAmplification * bytesPerSample) / throttle });
     overlapMeasured = fitted !== null;
     if (fitted !== null && fitted !== PERFECT_OVERLAP) {
       fetchPrepSerial = fitted;
@@ -346,9 +352,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   if (!overlapMeasured && probe?.status === 'ok' && probe.summary && probe.state.proven) {
     // σ and the storage's rate together, from the cold mode and the probe (overlap.ts).
     const fitted = fitOverlapJoint({
-      computeSec: computeSecPerIter / b,
-      prepSec: (profiledRanks * u) / effectiveParallelism(cpuScaling, profiledCpus),
-      coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter,
+      ...atProfile,
       probeSec: probe.summary.iterMs.mean / 1000 / probe.summary.samplesPerIter,
       share: probe.residentShare,
     });
@@ -365,10 +369,10 @@ export function fitModel(profile: Profile, options: FitOptions = {}): FittedMode
   const serialUpperBound = overlapMeasured
     ? fetchPrepSerial
     : (fitOverlap({
-        computeSec: computeSecPerIter / b,
-        prepSec: (profiledRanks * u) / effectiveParallelism(cpuScaling, profiledCpus),
+        ...atProfile,
         fetchSec: (profiledRanks * readAmplification * bytesPerSample) / storageBytesPerSec,
-        coldSec: (cold.summary.iterMs.mean + (cold.summary.iterMs.halfWidth ?? 0)) / 1000 / cold.summary.samplesPerIter,
+        // The upper end of the cold mode's 95% interval: the most σ it allows.
+        coldSec: atProfile.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
       }) ?? 1);
   parameters.push(
     param(
@@ -602,9 +606,3 @@ function realStall(slow: IterationSummary, fast: IterationSummary): boolean {
   return diff > half && diff > REAL_STALL_SHARE * slow.iterMs.mean;
 }
 
-/** Mean bytes per consumed sample of a mode, or null when the job reported none. */
-function bytesPerSampleOf(m: ModeResult): number | null {
-  let samples = 0;
-  for (const r of m.ranks) for (const it of r.iterations) samples += it.samples;
-  return samples > 0 && m.state.consumedBytes > 0 ? m.state.consumedBytes / samples : null;
-}

@@ -13,6 +13,8 @@
  * the cached mode and fetch from the storage throttle the profile set.
  */
 
+import { bisect, middle } from './bisect.js';
+
 /** Perfect overlap: the data time is the larger of prep and fetch. */
 export const PERFECT_OVERLAP = 0;
 
@@ -50,15 +52,8 @@ export function fitOverlap(inputs: OverlapInputs, tolerance = 0.02): number | nu
   if (coldSec <= Math.max(computeSec, prepSec, fetchSec) * (1 + tolerance)) return PERFECT_OVERLAP;
   if (coldSec > (prepSec + fetchSec) * (1 + tolerance)) return null;
   if (coldSec >= prepSec + fetchSec) return 1;
-  // dataTime grows monotonically with σ: bisect.
-  let low = MIN_SERIAL;
-  let high = 1;
-  for (let step = 0; step < 60; step++) {
-    const mid = (low + high) / 2;
-    if (dataTime(prepSec, fetchSec, mid) < coldSec) low = mid;
-    else high = mid;
-  }
-  return (low + high) / 2;
+  // dataTime grows monotonically with σ.
+  return middle(bisect(MIN_SERIAL, 1, (serial) => dataTime(prepSec, fetchSec, serial) >= coldSec));
 }
 
 /** What the joint fit needs: per-sample seconds of compute and prep, and two measured times. */
@@ -85,27 +80,11 @@ export function fitOverlapJoint(inputs: JointOverlapInputs): { serial: number; f
   const { computeSec, prepSec, coldSec, probeSec, share } = inputs;
   if (!(coldSec > Math.max(computeSec, prepSec) * 1.001) || !(share > 0 && share < 1)) return null;
   /** The fetch time that makes the cold equation hold at σ (d grows with fetch). */
-  const fetchAt = (serial: number): number => {
-    let low = 0;
-    let high = coldSec;
-    for (let step = 0; step < 60; step++) {
-      const mid = (low + high) / 2;
-      if (dataTime(prepSec, mid, serial) < coldSec) low = mid;
-      else high = mid;
-    }
-    return (low + high) / 2;
-  };
+  const fetchAt = (serial: number): number => middle(bisect(0, coldSec, (fetch) => dataTime(prepSec, fetch, serial) >= coldSec));
   const probeAt = (serial: number): number => Math.max(computeSec, dataTime(prepSec, (1 - share) * fetchAt(serial), serial));
   // The probe's predicted time grows with σ: the cold time pins the sum, and the balanced probe feels the series most.
   if (probeAt(PERFECT_OVERLAP) >= probeSec) return { serial: PERFECT_OVERLAP, fetchSec: fetchAt(PERFECT_OVERLAP) };
   if (probeAt(1) <= probeSec) return { serial: 1, fetchSec: fetchAt(1) };
-  let low = MIN_SERIAL;
-  let high = 1;
-  for (let step = 0; step < 50; step++) {
-    const mid = (low + high) / 2;
-    if (probeAt(mid) < probeSec) low = mid;
-    else high = mid;
-  }
-  const serial = (low + high) / 2;
+  const serial = middle(bisect(MIN_SERIAL, 1, (s) => probeAt(s) >= probeSec, 50));
   return { serial, fetchSec: fetchAt(serial) };
 }

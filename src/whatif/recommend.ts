@@ -7,6 +7,7 @@
 import { smallestLruCacheFor, steadyLruHitRatioByPart } from './hit-ratio.js';
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
 import { dataTime } from './overlap.js';
+import { bisect } from './bisect.js';
 import { effectiveParallelism, NEGLIGIBLE_FETCH_STALL, predict, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
 
 /** One recommendation. */
@@ -73,14 +74,7 @@ export function maxFetchWithoutStall(model: FittedModel, t: { gpu: number; prep:
   let fetch = MAX_STORAGE_UTILISATION * pace;
   // dataTime grows with fetch: shorten it until prep and fetch fit in the allowed time.
   if (dataTime(t.prep, fetch, model.fetchPrepSerial) > allowed) {
-    let low = 0;
-    let high = fetch;
-    for (let step = 0; step < 60; step++) {
-      const mid = (low + high) / 2;
-      if (dataTime(t.prep, mid, model.fetchPrepSerial) > allowed) high = mid;
-      else low = mid;
-    }
-    fetch = low;
+    fetch = bisect(0, fetch, (f) => dataTime(t.prep, f, model.fetchPrepSerial) > allowed).low;
   }
   return fetch;
 }
@@ -147,26 +141,19 @@ function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Predi
  * curve has no parts).
  */
 export function smallestCacheWithoutLateStall(model: FittedModel, scenario: Scenario): number | null {
-  const pace = Math.max(stageTimes(model, scenario, 0).gpu, stageTimes(model, scenario, 0).prep);
-  const withinStall = (cacheBytes: number): boolean | null => {
-    const parts = steadyLruHitRatioByPart(model.lruCurve, cacheBytes * model.lruScale);
-    if (parts === null) return null;
-    const mean =
-      parts.reduce((sum, h) => {
-        const t = stageTimes(model, scenario, h);
-        return sum + Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
-      }, 0) / parts.length;
-    return mean <= pace * (1 + NEGLIGIBLE_FETCH_STALL);
+  const idle = stageTimes(model, scenario, 0);
+  const allowed = Math.max(idle.gpu, idle.prep) * (1 + NEGLIGIBLE_FETCH_STALL);
+  const hitsByPart = (bytes: number) => steadyLruHitRatioByPart(model.lruCurve, bytes * model.lruScale);
+  const withinStall = (bytes: number): boolean => {
+    const parts = hitsByPart(bytes)!;
+    const secPerSample = parts.map((h) => {
+      const t = stageTimes(model, scenario, h);
+      return Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
+    });
+    return secPerSample.reduce((a, b) => a + b, 0) / parts.length <= allowed;
   };
-  if (withinStall(model.datasetBytes) !== true) return null;
-  let low = 0;
-  let high = model.datasetBytes;
-  for (let step = 0; step < 50 && high - low > 1; step++) {
-    const mid = (low + high) / 2;
-    if (withinStall(mid)) high = mid;
-    else low = mid;
-  }
-  return Math.ceil(high);
+  if (hitsByPart(model.datasetBytes) === null || !withinStall(model.datasetBytes)) return null;
+  return Math.ceil(bisect(0, model.datasetBytes, withinStall, 50, 1).high);
 }
 
 /** Smallest CPU count with t_prep(c) <= t_gpu (searched, so a fitted eff(c) works too). */

@@ -4,9 +4,24 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import unittest
 
 from helpers import HAVE_TORCH, NEEDS_TORCH, PACKAGE_DIR, iters, read_events
+
+# The data, loader, model and optimiser both multi-process jobs train with.
+LOADER_SETUP = """\
+data = TensorDataset(torch.randn(256, 8), torch.randint(0, 2, (256,)))
+sampler = DistributedSampler(data)
+loader = DataLoader(data, batch_size=4, sampler=sampler)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)"""
+
+
+def with_setup(job, indent=""):
+    """The job's text with LOADER_SETUP in place, at the indent it stands at."""
+    return job.replace(indent + "LOADER_SETUP", textwrap.indent(LOADER_SETUP, indent))
+
 
 DDP_JOB = r'''
 import os, sys, time
@@ -20,11 +35,7 @@ if rank == 1 and os.environ.get("RANK1_STOP_FILE"):
     # Rank 1 looks at another path: it alone would never see the stop file, so
     # stopping at the same iteration proves the ranks agree through a collective.
     os.environ["DSA_STOP_FILE"] = os.environ["RANK1_STOP_FILE"]
-data = TensorDataset(torch.randn(256, 8), torch.randint(0, 2, (256,)))
-sampler = DistributedSampler(data)
-loader = DataLoader(data, batch_size=4, sampler=sampler)
-model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2))
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
+LOADER_SETUP
 for epoch in range(50):
     sampler.set_epoch(epoch)
     for i, (x, y) in enumerate(loader):
@@ -35,6 +46,7 @@ for epoch in range(50):
             open(os.environ["DSA_STOP_FILE"], "w").close()
         time.sleep(0.002 * (rank + 1))      # rank 1 is the slower one
 '''
+DDP_JOB = with_setup(DDP_JOB)
 
 
 # torch.multiprocessing.spawn, as the ImageNet example's --multiprocessing-distributed:
@@ -47,11 +59,7 @@ from torch.utils.data.distributed import DistributedSampler
 
 def worker(rank, port):
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, world_size=2, rank=rank)
-    data = TensorDataset(torch.randn(256, 8), torch.randint(0, 2, (256,)))
-    sampler = DistributedSampler(data)
-    loader = DataLoader(data, batch_size=4, sampler=sampler)
-    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    LOADER_SETUP
     for epoch in range(50):
         sampler.set_epoch(epoch)
         for x, y in loader:
@@ -62,6 +70,7 @@ def worker(rank, port):
 if __name__ == "__main__":
     mp.spawn(worker, nprocs=2, args=(int(sys.argv[1]),))
 """
+SPAWN_JOB = with_setup(SPAWN_JOB, "    ")
 
 
 def torchrun(env_extra, iterations):

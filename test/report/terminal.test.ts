@@ -43,3 +43,12 @@ test('a multi-rank profile labels its rates per rank and shows the ranks togethe
   const sum = (mode: 'synthetic' | 'cached' | 'cold') => (2 * profile.modes[mode]!.ranks[0].summary!.samplesPerSec).toFixed(1);
   assert.match(text, new RegExp(`all ranks together, samples/s: synthetic ${sum('synthetic')} · cached ${sum('cached')} · cold ${sum('cold')}`));
 });
+
+test('the overlap probe is shown with its proof, and an unproven one is said to be unused', () => {
+  const profile = readProfile(FIXTURE);
+  const cold = profile.modes.cold!;
+  profile.overlapProbe = { ...cold, residentShare: 0.5, state: { ...cold.state, proven: true, reason: '50.0% resident before the run (planned 50.0%)' } };
+  assert.match(renderSummary(profile, 'p.json'), /^overlap probe: cold with 50% of the dataset held resident: \d+\.\d ± \d+\.\d ms per iteration; proven: .*whatif fits the overlap/m);
+  profile.overlapProbe.state = { ...profile.overlapProbe.state, proven: false, reason: 'held part evicted' };
+  assert.match(renderSummary(profile, 'p.json'), /UNPROVEN: held part evicted \(whatif does not use it\)/);
+});
