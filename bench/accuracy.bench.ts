@@ -42,6 +42,17 @@ export async function bench(): Promise<void> {
       const state = profile.modes[mode]!.state;
       console.log(`${mode.padEnd(12)} read from storage / consumed = ${state.readFraction?.toFixed(3)}  (${state.proven ? 'proven' : 'UNPROVEN'})`);
     }
+    const keeper = profile.modes.cold!.state.keeper;
+    if (keeper) console.log(`cold keeper  ${keeper.mechanism}: ${(keeper.cpuShare * 100).toFixed(2)}% of one CPU (${keeper.cpuSec.toFixed(3)} CPU-s)`);
+    // What the schedule costs: the profile's wall time against the time the job spent in measured iterations.
+    const modes = Object.values(profile.modes);
+    const measuredSec = modes.reduce((sum, m) => sum + (m.summary ? (m.summary.measuredIterations * m.summary.iterMs.mean) / 1000 : 0), 0);
+    const modeWallSec = modes.reduce((sum, m) => sum + m.wallSec, 0);
+    const runs = modes.reduce((sum, m) => sum + (m.passes?.length ?? 1), 0);
+    console.log(
+      `wall time   ${run.durationMs / 1000 > 0 ? (run.durationMs / 1000).toFixed(1) : '?'} s for the whole demo, ${modeWallSec.toFixed(1)} s in ${runs} runs of the three modes, ` +
+        `${measuredSec.toFixed(1)} s of measured iterations: modes' wall / measured = ${(modeWallSec / measuredSec).toFixed(2)}x`,
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

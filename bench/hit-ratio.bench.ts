@@ -7,7 +7,7 @@
 import { lruHitRatio, simulateLruEpochs, steadyLruHitRatio } from '../src/whatif/hit-ratio.js';
 import { simulateLru } from '../src/whatif/lru-reference.js';
 import { sizeHistogram, sizesFromHistogram } from '../src/whatif/size-distribution.js';
-import { mulberry32 } from '../src/emulator/rng.js';
+import { mulberry32 } from '../src/random.js';
 
 const ITEMS = 1_000_000;
 const EPOCHS = 3;

@@ -16,8 +16,10 @@ export enum ExitCode {
   CommandNotFound = 6,
   /** A file that exists but is corrupt: an events file with no valid line, a bad profile. */
   CorruptFile = 7,
-  /** The environment cannot do what was asked (no permission, missing kernel feature). */
+  /** The environment cannot do what was asked (no permission, missing kernel feature, a full disk). */
   Environment = 8,
+  /** A bug in ds-analyzer: an error it did not expect (the message asks for a report). */
+  Internal = 9,
   /** Interrupted by the user (SIGINT/SIGTERM); measured modes were saved. */
   Interrupted = 130,
 }

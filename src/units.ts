@@ -21,20 +21,97 @@ const MULTIPLIERS: Record<string, number> = {
 
 const SIZE_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-zA-Z]*)\s*$/;
 
-/** Parses a byte size like '64G', '512MiB', '1.5TB', '1000'; throws a UserError naming `what`. */
-export function parseSize(text: string, what = 'size'): number {
+/** '64G', '512MiB', '1.5TB', '1000' as bytes (not rounded), or null when the text is not such a size. */
+function sizeBytes(text: string): number | null {
   const match = SIZE_PATTERN.exec(text);
   const multiplier = match ? MULTIPLIERS[match[2].toLowerCase()] : undefined;
-  if (!match || multiplier === undefined) {
+  return match && multiplier !== undefined ? Number(match[1]) * multiplier : null;
+}
+
+/** Parses a byte size like '64G', '512MiB', '1.5TB', '1000'; throws a UserError naming `what`. */
+export function parseSize(text: string, what = 'size'): number {
+  const bytes = sizeBytes(text);
+  if (bytes === null) {
     throw valueError(
       `cannot parse ${what} '${text}': use a number with an optional unit, e.g. 64G, 512MiB, 1.5TB`,
     );
   }
-  const bytes = Number(match[1]) * multiplier;
   if (!Number.isFinite(bytes) || bytes <= 0) {
     throw valueError(`${what} '${text}' must be greater than zero`);
   }
   return Math.round(bytes);
+}
+
+/**
+ * A cache size as the user wrote it: bytes, or a share of the dataset that is
+ * resolved once the dataset's size is known (resolveCacheSize). One parser for
+ * every command that takes a cache size, so whatif, validate and the rest
+ * accept the same forms.
+ */
+export type CacheSize = { bytes: number } | { share: number };
+
+/** The forms a cache size may take, as error messages list them. */
+export const CACHE_SIZE_FORMS = 'bytes with a unit (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0';
+
+const SHARE_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*%\s*$/;
+
+/**
+ * Parses one cache size: '64G', '512MiB', '1.5TB', '1000', '0' (no cache:
+ * every read from storage) or '50%' (half the dataset). Throws a one-line
+ * BadValue error naming `what` and the accepted forms.
+ */
+export function parseCacheSize(text: string, what = '--cache'): CacheSize {
+  const share = SHARE_PATTERN.exec(text);
+  if (share) {
+    const value = Number(share[1]) / 100;
+    if (value > 1) {
+      throw valueError(`${what} '${text}': a share of the dataset is at most 100%; for a cache larger than the dataset give bytes, e.g. 64G`);
+    }
+    return { share: value };
+  }
+  const raw = sizeBytes(text);
+  if (raw === null) throw valueError(`cannot parse ${what} '${text}': use ${CACHE_SIZE_FORMS}`);
+  const bytes = Math.round(raw);
+  if (!Number.isSafeInteger(bytes)) throw valueError(`${what} '${text}' is too large: use ${CACHE_SIZE_FORMS}`);
+  return { bytes };
+}
+
+/**
+ * Parses a comma list of cache sizes ('25%,50%,8GiB'); entries equal to one
+ * of `words` (validate's 'recommended') come back as `{ word }`. An empty
+ * entry is an error, not skipped: '50%,,80%' is a typo.
+ */
+export function parseCacheSizeList<W extends string>(
+  text: string,
+  what: string,
+  words: readonly W[] = [],
+): (CacheSize | { word: W })[] {
+  const forms = words.length ? `${CACHE_SIZE_FORMS.replace(/, or 0$/, ', 0')} or ${words.map((w) => `'${w}'`).join(', ')}` : CACHE_SIZE_FORMS;
+  return text.split(',').map((part) => {
+    const entry = part.trim();
+    if (entry === '') throw valueError(`${what} '${text}' has an empty entry: give a comma list of ${forms}, e.g. 25%,50%,8GiB`);
+    if ((words as readonly string[]).includes(entry)) return { word: entry as W };
+    try {
+      return parseCacheSize(entry, what);
+    } catch (error) {
+      // Name every accepted form, the words included.
+      if (words.length && error instanceof Error && error.message.startsWith('cannot parse')) {
+        throw valueError(`cannot parse ${what} '${entry}': use ${forms}`);
+      }
+      throw error;
+    }
+  });
+}
+
+/** Bytes of a cache size for a dataset of `datasetBytes`. */
+export function resolveCacheSize(size: CacheSize, datasetBytes: number): number {
+  return 'bytes' in size ? size.bytes : Math.round(size.share * datasetBytes);
+}
+
+/** Writes a cache size back in a form parseCacheSize reads: '1073741824' or '50%'. */
+export function formatCacheSize(size: CacheSize): string {
+  // toPrecision drops the binary noise of share * 100 (0.07 * 100 = 7.000000000000001).
+  return 'bytes' in size ? String(size.bytes) : `${Number((size.share * 100).toPrecision(12))}%`;
 }
 
 /** Parses a rate like '50MB/s', '1.5GiB/s' or '200M' into bytes per second. */

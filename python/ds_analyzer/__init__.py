@@ -29,7 +29,10 @@ import time as _time
 from . import _recorder
 from ._recorder import BudgetReached
 
-__all__ = ["iterate", "data", "compute", "training_loader", "activate", "enabled", "MODE", "SYNTHETIC", "BudgetReached"]
+__all__ = [
+    "iterate", "data", "compute", "training_loader", "activate", "enabled", "resident_subset", "use_subset",
+    "MODE", "SYNTHETIC", "BudgetReached",
+]
 __version__ = "0.1.0"
 
 #: The profiling mode of this run ('synthetic', 'cached', 'cold'), or None.
@@ -75,6 +78,35 @@ def _sync_device(rec):
         torch.cuda.synchronize()
 
 
+def resident_subset():
+    """The files a cached mode on a resident subset asks this job to sample from.
+
+    A frozenset of absolute paths (DSA_SUBSET_FILE, docs/protocol.md), or None
+    when the whole dataset may be read. A loop that honours it reads only those
+    files and then calls use_subset(kept) before its first batch.
+    """
+    from . import _subset
+
+    return _subset.subset_paths()
+
+
+_SUBSET = {}
+
+
+def use_subset(kept, note=None):
+    """Tells the profiler this job samples only from resident_subset(): `kept` samples.
+
+    Goes into the start event (subsetFiles); without it the cached mode on a
+    subset is not proven. Call it before iterate() or the first data() block.
+    """
+    _SUBSET["kept"] = int(kept)
+    _SUBSET["note"] = note
+
+
+def _start(rec, batch_size=None, workers=None):
+    rec.start(batch_size=batch_size, workers=workers, subset_files=_SUBSET.get("kept"), subset_note=_SUBSET.get("note"))
+
+
 def iterate(iterable, samples=None, batch_size=None, workers=None):
     """Wraps any iterable of batches so each step is timed and counted.
 
@@ -86,7 +118,7 @@ def iterate(iterable, samples=None, batch_size=None, workers=None):
     rec = _manual_recorder()
     if rec is None:
         return iterable
-    rec.start(batch_size=batch_size, workers=workers)
+    _start(rec, batch_size=batch_size, workers=workers)
     return _iterate(iterable, rec, samples)
 
 
@@ -150,7 +182,7 @@ class _Data(object):
         rec = self.rec = _manual_recorder()
         if rec is None:
             return self
-        rec.start()
+        _start(rec)
         reason = rec.stop_reason()
         if reason is not None or rec.ended:
             rec.end(reason or "budget")
@@ -173,7 +205,7 @@ class _Compute(object):
     def __enter__(self):
         rec = self.rec = _manual_recorder()
         if rec is not None:
-            rec.start()
+            _start(rec)
             _PHASES.started = _perf()
         return self
 

@@ -6,6 +6,7 @@ See docs/protocol.md for the event format and docs/pytorch.md for the choices.
 """
 
 import atexit
+import json
 import os
 import sys
 import time
@@ -114,7 +115,7 @@ class Recorder(object):
         self.agree = None
 
     # -- events -----------------------------------------------------------
-    def start(self, batch_size=None, workers=None):
+    def start(self, batch_size=None, workers=None, subset_files=None, subset_note=None):
         """Opens this process's event file and writes the start event (once)."""
         if self.started:
             return
@@ -137,6 +138,11 @@ class Recorder(object):
             fields.append('"batchSize":%d' % batch_size)
         if isinstance(workers, int) and workers >= 0:
             fields.append('"workers":%d' % workers)
+        # Cached mode on a resident subset (DSA_SUBSET_FILE): how many samples the job kept, and what it found.
+        if isinstance(subset_files, int) and subset_files >= 0:
+            fields.append('"subsetFiles":%d' % subset_files)
+        if subset_note:
+            fields.append('"subsetNote":' + json.dumps(str(subset_note)[:1000]))
         self._lines.append("{" + ",".join(fields) + "}\n")
         self.flush()
         atexit.register(self._at_exit)

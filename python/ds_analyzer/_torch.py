@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from . import _recorder
+from . import _recorder, _subset
 
 _perf = time.perf_counter
 
@@ -102,7 +102,11 @@ def _decide(it, rec):
         _state["dataset"] = dataset
         batch_size = getattr(loader, "batch_size", None)
         workers = getattr(loader, "num_workers", getattr(it, "_num_workers", None))
-        rec.start(batch_size=batch_size, workers=workers)
+        subset = _subset.result_for(dataset) if dataset is not None else None
+        if subset is None and _subset.subset_paths() is not None:
+            subset = (None, "the training loader's dataset was not restricted (%s)" % type(dataset).__name__)
+        kept, note = subset if subset is not None else (None, None)
+        rec.start(batch_size=batch_size, workers=workers, subset_files=kept, subset_note=note)
     return ok
 
 
@@ -232,9 +236,23 @@ def _instrumented_get_iterator(self):
         (self is _state["loader"]) or (_state["dataset"] is not None and self.dataset is _state["dataset"])
     ):
         return _ReplayIter(self)
+    _restrict_to_subset(self)
     it = _originals["_get_iterator"](self)
     it._dsa_loader = self
     return it
+
+
+def _restrict_to_subset(loader):
+    """Cached mode on a resident subset: before the iterator (and its workers) exists, shrink the dataset."""
+    paths = _subset.subset_paths()
+    if paths is None or getattr(loader, "dataset", None) is None:
+        return
+    seen = _subset.result_for(loader.dataset) is not None
+    kept, note = _subset.restrict(loader.dataset, paths)
+    if kept is not None:
+        _subset.fix_sampler(loader)
+    if not seen:
+        sys.stderr.write("ds-analyzer: cached mode on a resident subset: %s\n" % note)
 
 
 _ReplayIter = None

@@ -32,6 +32,12 @@ export interface TextContext {
   missingModes: string[];
   /** True when the dominant stall rests on an unproven cache state. */
   unproven: boolean;
+  /** True when neither stall clears the noise (docs/method.md, "When a stall is named"). */
+  stallsWithinNoise: boolean;
+  /** No stall named, yet the noise leaves room for one this large (a share of the iteration); null otherwise. */
+  inconclusive: { roomFraction: number; runToRunPct: number | null } | null;
+  /** A stall that is the step slowing beside the loader, not a longer wait for data; null when none is. */
+  contention: { stall: 'prep' | 'fetch'; stepGrowthMs: number; fraction: number } | null;
 }
 
 type Text = (c: TextContext) => string;
@@ -49,9 +55,18 @@ const unprovenTag = (c: TextContext): string => (c.unproven ? ' (cache state unp
 const otherStall = (other: number | null, what: string): string =>
   other !== null && other > 0 ? `, ${pct(other)} on ${what}` : '';
 
+/** What a step that slows in each stall's mode shares its cores with. */
+const CONTENTION_WITH = { prep: 'loader', fetch: 'reads from storage' } as const;
+
 /** One-line verdicts, e.g. 'highly fetch-bound: 62% of each iteration waits on storage'. */
 export const VERDICT_TEXT: Keyed = {
-  compute: (c) => `compute-bound: data stalls take ${pct(c.totalStallFraction)} of each iteration`,
+  compute: (c) =>
+    c.contention
+      ? `compute-bound: the job does not wait longer for data, but its step ran ${c.contention.stepGrowthMs.toFixed(1)} ms ` +
+        `(${pct(c.contention.fraction)}) slower beside the ${CONTENTION_WITH[c.contention.stall]} (CPU contention)`
+      : c.stallsWithinNoise
+        ? 'compute-bound: the data stalls are within noise of zero'
+        : `compute-bound: data stalls take ${pct(c.totalStallFraction)} of each iteration`,
   prep: {
     moderately: (c) =>
       `moderately prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
@@ -71,7 +86,10 @@ export const VERDICT_TEXT: Keyed = {
   unknown: (c) =>
     c.missingModes.length > 0
       ? `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`
-      : 'unknown: the measured iteration times are zero',
+      : c.inconclusive
+        ? `inconclusive: no data stall stands out of the noise, but the noise leaves room for one of up to ${pct(c.inconclusive.roomFraction)} of each iteration` +
+          (c.inconclusive.runToRunPct !== null ? ` (the machine's pace moved ${c.inconclusive.runToRunPct.toFixed(0)}% from run to run)` : '')
+        : 'unknown: the measured iteration times are zero',
 };
 
 const cpusNeeded = (c: TextContext): string =>
@@ -88,7 +106,12 @@ const storageNeeded = (c: TextContext): string =>
 
 /** One piece of advice per verdict. */
 export const ADVICE_TEXT: Keyed = {
-  compute: () => 'The data pipeline keeps up with the accelerator: nothing to change in data loading.',
+  compute: (c) =>
+    c.contention
+      ? 'Nothing in data loading makes the job wait. The step itself is slower while the ' +
+        `${CONTENTION_WITH[c.contention.stall]} works, because they share the CPU cores: on an accelerator this cost goes away; ` +
+        'on CPU, fewer loader workers or cheaper transforms give the step its cores back.'
+      : 'The data pipeline keeps up with the accelerator: nothing to change in data loading.',
   prep: {
     moderately: (c) =>
       `Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) falls behind the accelerator.` +
@@ -110,5 +133,7 @@ export const ADVICE_TEXT: Keyed = {
   unknown: (c) =>
     c.missingModes.length > 0
       ? `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`
-      : 'Check that the job reports its iteration times (waitMs, computeMs).',
+      : c.inconclusive
+        ? 'Profile again when the machine is quieter, or with more iterations per mode (--min-iterations), to tell a compute-bound job from a data-bound one.'
+        : 'Check that the job reports its iteration times (waitMs, computeMs).',
 };

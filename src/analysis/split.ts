@@ -4,9 +4,11 @@
  * T_cold - T_cached, with confidence intervals, rates and a verdict.
  */
 import type { Mode } from '../schema/events.js';
-import type { Analysis, Estimate, IterationSummary, ModeResult } from '../schema/profile.js';
+import type { Analysis, Estimate, IterationSummary, ModeResult, StallCall } from '../schema/profile.js';
 import { ADVICE_TEXT, VERDICT_TEXT, type Bound, type Severity, type TextContext } from './advice-text.js';
 import { allRanksSamplesPerSec, bytesPerSample, reportsBytes } from './mode-rates.js';
+import { driftOfPasses } from './pool-passes.js';
+import { subsetCaveat } from './subset-text.js';
 
 /** The modes of one profile; a partial profile lacks some. */
 export interface ModeResults {
@@ -19,6 +21,15 @@ export interface ModeResults {
 export const STALL_THRESHOLD = 0.1;
 /** From this share of the iteration time on, a stall is 'highly' limiting. */
 export const HIGH_STALL_THRESHOLD = 0.5;
+/**
+ * A stall is named only when its 95% interval clears zero by this share of
+ * the iteration time. The profiler may itself take up to 2% of one CPU in a
+ * mode (keeping the dataset cold, sampling); on a job whose pace is set by a
+ * saturated CPU that can lengthen the iteration by as much, so a stall that
+ * does not clear it could be the profiler's own footprint (docs/method.md,
+ * "When a stall is named").
+ */
+export const NAMING_MARGIN = 0.02;
 
 type Usable = ModeResult & { summary: IterationSummary };
 
@@ -46,6 +57,7 @@ export function analyze(modes: ModeResults): Analysis {
   const syn = usable('synthetic', modes.synthetic, caveats);
   const cached = usable('cached', modes.cached, caveats);
   const cold = usable('cold', modes.cold, caveats);
+  if (modes.cached?.subset) caveats.push(subsetCaveat(modes.cached.subset));
 
   const tSyn = syn && iterEstimate(syn);
   const tCached = cached && iterEstimate(cached);
@@ -60,6 +72,8 @@ export function analyze(modes: ModeResults): Analysis {
   if (overhead) caveats.push(overhead);
   const prepStallMs = tCached && tSyn ? difference(tCached, tSyn) : null;
   const fetchStallMs = tCold && tCached ? difference(tCold, tCached) : null;
+  const prepStallParts = syn && cached ? stallParts(syn.summary, cached.summary) : null;
+  const fetchStallParts = cached && cold ? stallParts(cached.summary, cold.summary) : null;
   // A negative difference inside the noise is the zero it is clamped to; beyond the noise it needs saying.
   if (tCached && tSyn && significant(difference(tSyn, tCached))) caveats.push(clampedText('prep', 'cached', tCached, 'synthetic', tSyn, tCold !== null));
   if (tCold && tCached && significant(difference(tCached, tCold))) caveats.push(clampedText('fetch', 'cold', tCold, 'cached', tCached, true));
@@ -77,16 +91,32 @@ export function analyze(modes: ModeResults): Analysis {
   const memoryReadBytesPerSec = cached && byteEstimateHolds(cached, cold, caveats) ? memoryRate(cached) : null;
   const prepCpuSecPerSample = syn && cached ? prepCpu(syn, cached, caveats) : null;
 
-  // Whether a stall is real: its 95% CI must exclude 0, otherwise it is noise.
-  const sigPrep = significant(prepStallMs) ? prepStallFraction : 0;
-  const sigFetch = significant(fetchStallMs) ? fetchStallFraction : 0;
+  // Whether a stall is real: its 95% CI must clear 0 by the margin, otherwise it is noise.
+  const stallCalls = {
+    prep: callStall(prepStallMs, prepStallParts, iterMs, namingMargin(cached)),
+    fetch: callStall(fetchStallMs, fetchStallParts, iterMs, namingMargin(cold)),
+  };
+  const contention = contentionOf(stallCalls, prepStallParts, fetchStallParts, iterMs);
+  const sigPrep = stallCalls.prep === 'stall' ? prepStallFraction : 0;
+  const sigFetch = stallCalls.fetch === 'stall' ? fetchStallFraction : 0;
+  const drift = driftReport(modes);
+  const driftCaveat = drift
+    ? driftVersusStalls(drift, stallCalls.prep === 'stall' ? prepStallMs : null, stallCalls.fetch === 'stall' ? fetchStallMs : null)
+    : null;
+  if (driftCaveat) caveats.push(driftCaveat);
   const missingModes = (['synthetic', 'cached', 'cold'] as const).filter(
     (m) => ({ synthetic: syn, cached, cold })[m] === null,
   );
 
+  // No stall named, but too noisy to rule one out: say so rather than call it compute-bound.
+  const inconclusive =
+    missingModes.length === 0 && sigPrep !== null && sigFetch !== null && sigPrep + sigFetch < STALL_THRESHOLD
+      ? inconclusiveOf(stallCalls, prepStallParts, fetchStallParts, iterMs, drift)
+      : null;
+
   let bound: Bound;
   let severity: Severity | null = null;
-  if (missingModes.length > 0 || sigPrep === null || sigFetch === null) {
+  if (missingModes.length > 0 || sigPrep === null || sigFetch === null || inconclusive) {
     bound = 'unknown';
   } else if (sigPrep + sigFetch < STALL_THRESHOLD) {
     // Stalls under 10% of the iteration: the accelerator sets the pace.
@@ -116,6 +146,9 @@ export function analyze(modes: ModeResults): Analysis {
     prepSamplesPerSec: cached && allRanksSamplesPerSec(cached),
     missingModes,
     unproven: dominant !== null && !dominant.proven,
+    stallsWithinNoise: stallCalls.prep === 'within-noise' && stallCalls.fetch === 'within-noise',
+    contention,
+    inconclusive,
   };
   const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];
   const advice = bound === 'compute' || bound === 'unknown' ? ADVICE_TEXT[bound] : ADVICE_TEXT[bound][severity!];
@@ -133,6 +166,10 @@ export function analyze(modes: ModeResults): Analysis {
     storageReadBytesPerSec,
     memoryReadBytesPerSec,
     prepCpuSecPerSample,
+    stallCalls,
+    prepStallParts,
+    fetchStallParts,
+    drift,
     verdict: { bound, severity, text: text(context) },
     advice: advice(context),
     caveats,
@@ -195,7 +232,7 @@ export const PROFILER_CPU_SHARE = 0.1;
 function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
   const shares = modes
     .filter((m): m is Usable => m !== null && m.profilerCpuSec !== undefined && m.wallSec > 0)
-    .map((m) => ({ mode: m.mode, share: m.profilerCpuSec! / m.wallSec, reEvictions: m.state.reEvictions }));
+    .map((m) => ({ mode: m.mode, share: m.profilerCpuSec! / m.wallSec, keeper: m.state.keeper }));
   const byShare = [...shares].sort((a, b) => b.share - a.share);
   const worst = byShare[0];
   if (worst === undefined || worst.share < PROFILER_CPU_SHARE) return null;
@@ -203,7 +240,10 @@ function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
   const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
   return (
     `the profiler itself used ${pct(worst.share)} of a CPU in the ${worst.mode} mode` +
-    (worst.reEvictions ? ` (keeping the dataset evicted: ${worst.reEvictions} re-evictions)` : '') +
+    (worst.keeper
+      ? ` (keeping the dataset evicted, by ${worst.keeper.mechanism === 'inotify' ? 'evicting each file the job closed' : 'rescanning every file'}: ${pct(worst.keeper.cpuShare)} of a CPU` +
+        `${worst.keeper.fallbackReason ? `; scanning because ${worst.keeper.fallbackReason}` : ''})`
+      : '') +
     (least ? `, ${pct(least.share)} in the ${least.mode} mode` : '') +
     `: on a machine with few cores this slows a CPU-bound job${worst.mode === 'synthetic' ? ', and its compute time with it' : ', and the difference shows in the stall that mode measures'}`
   );
@@ -268,11 +308,8 @@ function iterEstimate(m: Usable): Estimate {
  * half-widths combine as sqrt(a^2 + b^2).
  */
 function difference(a: Estimate, b: Estimate): Estimate {
-  return {
-    mean: Math.max(0, a.mean - b.mean),
-    halfWidth: a.halfWidth !== null && b.halfWidth !== null ? Math.hypot(a.halfWidth, b.halfWidth) : null,
-    proven: a.proven && b.proven,
-  };
+  const raw = change(b, a);
+  return { ...raw, mean: Math.max(0, raw.mean) };
 }
 
 function slowest(estimates: (Estimate | null)[]): Estimate | null {
@@ -285,6 +322,133 @@ function slowest(estimates: (Estimate | null)[]): Estimate | null {
 function fraction(part: Estimate | null, whole: Estimate | null): number | null {
   if (part === null || whole === null || !(whole.mean > 0)) return null;
   return Math.min(1, Math.max(0, part.mean / whole.mean));
+}
+
+type StallParts = NonNullable<Analysis['prepStallParts']>;
+
+/**
+ * 'within-noise' unless the interval's lower end clears `margin` of the
+ * iteration (without an interval, the mean must). A stall that does clear it
+ * while the wait for data did not grow beyond the same margin is
+ * 'contention': the job never waited longer for data, its step ran slower
+ * beside the loader (a CPU-run step sharing cores with the workers). It stays
+ * in the stall's figure, but is not a data stall.
+ */
+function callStall(stall: Estimate | null, parts: StallParts | null, iter: Estimate | null, margin: number): StallCall {
+  if (stall === null || iter === null) return 'unknown';
+  const clears = (e: Estimate) => e.mean - (e.halfWidth ?? 0) > margin * iter.mean;
+  // A wait for data that grew beyond the margin is a data stall even when the
+  // step's own noise (a machine whose pace moved) blurs the stall's total.
+  if (parts !== null && clears(parts.waitGrowthMs)) return 'stall';
+  if (!clears(stall)) return 'within-noise';
+  return parts !== null ? 'contention' : 'stall';
+}
+
+/**
+ * When no stall is named, whether the noise still leaves room for a data
+ * stall: the upper ends of the wait growths of the stalls not named, together,
+ * reach STALL_THRESHOLD of the iteration. Then the profile cannot tell a
+ * compute-bound job from a data-bound one on this machine, and says so.
+ */
+function inconclusiveOf(
+  calls: { prep: StallCall; fetch: StallCall },
+  prep: StallParts | null,
+  fetch: StallParts | null,
+  iter: Estimate | null,
+  drift: Analysis['drift'] | null,
+): TextContext['inconclusive'] {
+  if (iter === null || !(iter.mean > 0)) return null;
+  let roomMs = 0;
+  for (const [call, parts] of [
+    [calls.prep, prep],
+    [calls.fetch, fetch],
+  ] as const) {
+    if (call === 'stall' || parts === null || parts.waitGrowthMs.halfWidth === null) continue;
+    roomMs += Math.max(0, parts.waitGrowthMs.mean + parts.waitGrowthMs.halfWidth);
+  }
+  const roomFraction = roomMs / iter.mean;
+  return roomFraction >= STALL_THRESHOLD ? { roomFraction, runToRunPct: drift?.runToRunPct ?? null } : null;
+}
+
+/** The stall that is contention, with its step growth and share; the larger when both are. */
+function contentionOf(
+  calls: { prep: StallCall; fetch: StallCall },
+  prep: StallParts | null,
+  fetch: StallParts | null,
+  iter: Estimate | null,
+): TextContext['contention'] {
+  const found = [
+    { stall: 'prep' as const, parts: prep },
+    { stall: 'fetch' as const, parts: fetch },
+  ].filter((c) => calls[c.stall] === 'contention' && c.parts !== null);
+  if (found.length === 0 || iter === null || !(iter.mean > 0)) return null;
+  const worst = found.reduce((a, b) => (b.parts!.stepGrowthMs.mean > a.parts!.stepGrowthMs.mean ? b : a));
+  return { stall: worst.stall, stepGrowthMs: worst.parts!.stepGrowthMs.mean, fraction: worst.parts!.stepGrowthMs.mean / iter.mean };
+}
+
+/**
+ * The margin a stall measured against `later` must clear: NAMING_MARGIN, or
+ * the share of one CPU the profiler itself used in that mode when it used
+ * more (a keeper that fell back to scanning a large dataset): its footprint
+ * on a CPU-bound job is never taken for the job's stall.
+ */
+function namingMargin(later: Usable | null): number {
+  const share = later && later.profilerCpuSec !== undefined && later.wallSec > 0 ? later.profilerCpuSec / later.wallSec : 0;
+  return Math.max(NAMING_MARGIN, share);
+}
+
+/**
+ * A stall taken apart: the growth of the wait for data and of the step
+ * itself from the earlier mode to the later one (not clamped; they add up to
+ * the unclamped stall).
+ */
+function stallParts(before: IterationSummary, after: IterationSummary): NonNullable<Analysis['prepStallParts']> {
+  return { waitGrowthMs: change(before.waitMs, after.waitMs), stepGrowthMs: change(before.computeMs, after.computeMs) };
+}
+
+/** after - before, not clamped; independent runs, so the half-widths combine as sqrt(a^2 + b^2). */
+function change(before: Estimate, after: Estimate): Estimate {
+  return {
+    mean: after.mean - before.mean,
+    halfWidth: before.halfWidth !== null && after.halfWidth !== null ? Math.hypot(before.halfWidth, after.halfWidth) : null,
+    proven: before.proven && after.proven,
+  };
+}
+
+/** Each mode's first and second run and the drift fitted over all runs; null for one run per mode. */
+function driftReport(modes: ModeResults): NonNullable<Analysis['drift']> | null {
+  const pooled = (['synthetic', 'cached', 'cold'] as const).flatMap((m) => (modes[m]?.passes ? [modes[m]!] : []));
+  const perMode = pooled.flatMap((m) => {
+    const runs = m.passes!.filter((p) => p.iterMs !== null);
+    return runs.length >= 2 ? [{ mode: m.mode, firstMs: runs[0].iterMs!.mean, secondMs: runs[runs.length - 1].iterMs!.mean }] : [];
+  });
+  if (perMode.length === 0) return null;
+  const fit = driftOfPasses(pooled);
+  return {
+    modes: perMode,
+    slopePctPerMin: fit?.slopePerSec != null ? fit.slopePerSec * 60 * 100 : null,
+    runToRunPct: fit ? Math.sqrt(fit.runToRunRelVariance) * 100 : null,
+    df: fit?.df ?? null,
+  };
+}
+
+/**
+ * The mirrored order cancels a steady drift; a drift as large as a named
+ * stall is still worth saying, since what is not steady in it lands in the stall.
+ */
+function driftVersusStalls(drift: NonNullable<Analysis['drift']>, prep: Estimate | null, fetch: Estimate | null): string | null {
+  const moves = drift.modes.map((m) => ({ ...m, moveMs: Math.abs(m.secondMs - m.firstMs) }));
+  const largest = moves.reduce((a, b) => (b.moveMs > a.moveMs ? b : a));
+  const stalls = [
+    { name: 'prep', e: prep },
+    { name: 'fetch', e: fetch },
+  ].filter((x) => x.e !== null && x.e.mean > 0 && largest.moveMs >= x.e.mean);
+  if (stalls.length === 0) return null;
+  return (
+    `the machine's pace moved between the two runs of a mode by as much as the ${stalls.map((x) => `${x.name} stall (${x.e!.mean.toFixed(1)} ms)`).join(' and the ')}: ` +
+    `the ${largest.mode} mode ran ${largest.firstMs.toFixed(1)} then ${largest.secondMs.toFixed(1)} ms per iteration. ` +
+    'The mirrored order cancels a steady drift and the intervals include the scatter between runs; on a quieter machine the figures would be tighter'
+  );
 }
 
 /** A stall whose 95% CI includes 0 is not called a bottleneck; without a CI, any positive mean counts. */

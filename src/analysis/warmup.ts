@@ -41,7 +41,6 @@ export interface WarmupOptions {
  */
 export function detectWarmup(iterMs: readonly number[], opts: WarmupOptions = {}): number {
   const m = opts.batchSize ?? 5;
-  const maxFraction = opts.maxFraction ?? 0.5;
   const minDiscard = Math.min(opts.minDiscard ?? 1, iterMs.length);
   if (!Number.isInteger(m) || m < 1) throw new RangeError(`MSER batch size must be a positive integer, got ${m}`);
   const k = Math.floor(iterMs.length / m);
@@ -53,6 +52,17 @@ export function detectWarmup(iterMs: readonly number[], opts: WarmupOptions = {}
     for (let i = j * m; i < (j + 1) * m; i++) sum += iterMs[i];
     z[j] = sum / m;
   }
+  return Math.min(iterMs.length, Math.max(minDiscard, mserTruncation(z, k, opts) * m));
+}
+
+/**
+ * The MSER truncation point, in batches, from the first `k` (>= 2) batch
+ * means `z` (see detectWarmup). Split out so that a caller that keeps batch
+ * means as iterations arrive (the adaptive stopping rule) pays O(k) per call
+ * instead of re-reading every iteration.
+ */
+export function mserTruncation(z: Float64Array, k: number, opts: Pick<WarmupOptions, 'maxFraction' | 'minShiftSe'> = {}): number {
+  const maxFraction = opts.maxFraction ?? 0.5;
   // Shift by one batch mean before squaring to limit cancellation in Q - S^2/n.
   const shift = z[k - 1];
   const dMax = Math.min(Math.floor(k * maxFraction), k - 2);
@@ -83,13 +93,12 @@ export function detectWarmup(iterMs: readonly number[], opts: WarmupOptions = {}
       break;
     }
   }
-  if (bestD > 0 && !isShifted(z, bestD, opts.minShiftSe ?? 3)) bestD = 0;
-  return Math.min(iterMs.length, Math.max(minDiscard, bestD * m));
+  if (bestD > 0 && !isShifted(z, k, bestD, opts.minShiftSe ?? 3)) bestD = 0;
+  return bestD;
 }
 
 /** Whether the mean of z[0..d) differs from the mean of z[d..k) by at least `minSe` standard errors. */
-function isShifted(z: Float64Array, d: number, minSe: number): boolean {
-  const k = z.length;
+function isShifted(z: Float64Array, k: number, d: number, minSe: number): boolean {
   let head = 0;
   for (let j = 0; j < d; j++) head += z[j];
   head /= d;

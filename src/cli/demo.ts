@@ -12,7 +12,7 @@ import type { Profile } from '../schema/profile.js';
 import { detectCgroups, diskDeviceOf } from '../system/cgroups.js';
 import { formatBytes, formatRate } from '../units.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
-import { runAndReport } from './run-and-report.js';
+import { failedBeforeAnyIteration, runAndReport } from './run-and-report.js';
 import { ExitCode, UserError } from '../errors.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { writeReport } from '../report/write-report.js';
@@ -92,7 +92,8 @@ ${EXIT_CODES_HELP}`,
       );
       const settings: EmulatorSettings = { ...preset, cpus: outcome.profile.host.cpus, meanFileBytes: outcome.profile.dataset.meanFileBytes, storageBwBytesPerSec: storageBw };
       const report = options.json ? io.stderr : io.stdout;
-      report(`\n${renderSettingsCheck(outcome.profile, settings)}`);
+      // Nothing measured, nothing to check the settings against: the failure is all there is to say.
+      if (!failedBeforeAnyIteration(outcome)) report(`\n${renderSettingsCheck(outcome.profile, settings)}`);
       if (exitCode === ExitCode.Ok) {
         report(`\n${demoWhatif(outcome.profile, outcome.path)}`);
         const shown = (path: string) => relative(io.cwd, path) || path;
@@ -100,7 +101,7 @@ ${EXIT_CODES_HELP}`,
           const written = await writeReport(outcome.profile, outcome.path, resolve(io.cwd, options.reportsDir), modelWhatIf);
           report(`\nreport: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`);
         }
-        report(`\n${renderNextSteps(shown(outcome.path), outcome.profile.dataset.bytes)}`);
+        report(`\n${renderNextSteps(shown(outcome.path))}`);
       }
       result.exitCode = exitCode;
     });

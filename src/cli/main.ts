@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
+import { isDiskFull } from '../profile/free-space.js';
 import { TOOL_VERSION } from '../version.js';
 import type { Io } from './io.js';
 import { EXIT_CODES_HELP, type CommandFactory, type CommandResult } from './program.js';
@@ -54,10 +55,19 @@ ${EXIT_CODES_HELP}`,
       io.stderr(`ds-analyzer: ${error.message}\n`);
       return error.exitCode;
     }
+    // A full disk is the environment, not a bug, wherever it struck.
+    if (isDiskFull(error)) {
+      const where = (error as NodeJS.ErrnoException).path;
+      io.stderr(
+        `ds-analyzer: no space left on the device${where ? ` of ${where}` : ''}: free space there, or write elsewhere ` +
+          `(profile --out or --profiles-dir, report --out-dir)\n`,
+      );
+      return ExitCode.Environment;
+    }
     // A bug of ours: one line for the user, the stack only on request.
     const message = error instanceof Error ? error.message : String(error);
     io.stderr(`ds-analyzer: internal error: ${message} (set DSA_DEBUG=1 for the stack; please report it)\n`);
     if (io.env.DSA_DEBUG && error instanceof Error) io.stderr(`${error.stack}\n`);
-    return ExitCode.Environment;
+    return ExitCode.Internal;
   }
 }

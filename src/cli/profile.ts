@@ -3,9 +3,9 @@ import { basename, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { PageCacheState } from '../profile/cache-state.js';
 import { newProfilePath } from '../profile/profile-store.js';
-import { assertCommandExists } from '../profile/resolve-command.js';
+import { assertCommandExists } from '../system/resolve-command.js';
 import { allowedCpus, withCpus } from '../system/affinity.js';
-import type { ProfileRunInput } from '../profile/run-profile.js';
+import { DEFAULT_PASSES, type ProfileRunInput } from '../profile/run-profile.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
 import { collect, EXIT_CODES_HELP, type CommandFactory } from './program.js';
@@ -33,6 +33,7 @@ interface RawProfileOptions {
   nvidiaSmi: string;
   cpus?: string;
   overlap?: boolean;
+  singlePass?: boolean;
   gate?: string;
   baseline?: string;
   junit?: string;
@@ -62,6 +63,7 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--cpus <list>', 'also run the cached mode at each of these CPU counts (affinity), e.g. 1,2, so whatif can fit CPU scaling')
     .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), e.g. 50MB/s')
     .option('--overlap', 'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it')
+    .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic), which cancels a drift of the machine\'s pace; faster to start, blind to drift')
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
     .option('--out <file>', 'profile file to write (default: PROFILES_DIR/<name>-<time>.json)')
@@ -150,6 +152,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus, io) : [],
     overlapProbe: Boolean(raw.overlap),
+    passes: raw.singlePass ? 1 : DEFAULT_PASSES,
   };
 }
 

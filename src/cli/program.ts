@@ -25,5 +25,6 @@ Exit codes:
   5    the training job failed (measured modes are saved)
   6    the job's command was not found
   7    a corrupt file (events with no valid line, malformed profile)
-  8    the environment cannot do it (permissions, kernel features)
+  8    the environment cannot do it (permissions, kernel features, a full disk)
+  9    internal error: a bug in ds-analyzer (please report it)
   130  interrupted (measured modes are saved)`;

@@ -22,16 +22,18 @@ export async function runAndReport(
     onModeDone: (result) =>
       progress.line(
         `${runName(result)}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
-          `${result.summary?.measuredIterations ?? 0} measured iterations; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`,
+          `${result.summary?.measuredIterations ?? 0} measured iterations` +
+          // A failed run's cache state proves nothing worth a word: the failure follows.
+          (result.status === 'failed' ? '' : `; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`),
       ),
     onWarning: (message) => progress.line(`warning: ${message}`),
     onSignal: (handler) => io.onSignal(handler),
   });
-  const summary = renderSummary(outcome.profile, outcome.path);
   if (options.json) {
     io.stdout(JSON.stringify(outcome.profile, null, 1) + '\n');
-  } else {
-    io.stdout('\n' + summary);
+  } else if (!failedBeforeAnyIteration(outcome)) {
+    // A job that failed before its first iteration has no table, verdict or advice to show: only the failure, below.
+    io.stdout('\n' + renderSummary(outcome.profile, outcome.path));
   }
   return { exitCode: explainOutcome(outcome, io, input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC), outcome };
 }
@@ -42,18 +44,37 @@ function runName(result: ModeResult & { residentShare?: number }): string {
   return result.cpus ? `${result.mode} at ${result.cpus.length} CPU(s)` : result.mode;
 }
 
+/** Every run of the profile: the (pooled) modes, the CPU sweep, the overlap probe. */
+function allRuns(profile: ProfileRunOutcome['profile']): ModeResult[] {
+  return [...Object.values(profile.modes), ...(profile.cpuSweep ?? []), ...(profile.overlapProbe ? [profile.overlapProbe] : [])];
+}
+
+/** Iterations the job reported over all its runs and ranks. */
+function iterationsSeen(run: ModeResult): number {
+  return run.ranks.reduce((sum, r) => sum + r.iterations.length, 0);
+}
+
+/** The job failed and no run saw a single iteration: there is nothing measured to show. */
+export function failedBeforeAnyIteration(outcome: Pick<ProfileRunOutcome, 'exitCode' | 'profile'>): boolean {
+  return outcome.exitCode === ExitCode.JobFailed && allRuns(outcome.profile).every((run) => iterationsSeen(run) === 0);
+}
+
 function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeoutSec: number): number {
-  const modes = Object.values(outcome.profile.modes);
-  const failed = modes.find((m) => m.status !== 'ok');
-  const saved = modes.filter((m) => m.status === 'ok').map((m) => m.mode);
-  const savedText = saved.length ? `the ${saved.join(' and ')} mode${saved.length > 1 ? 's are' : ' is'} saved in ${outcome.path}` : `no mode completed (what was measured is in ${outcome.path})`;
+  const runs = allRuns(outcome.profile);
+  const failed = runs.find((m) => m.status === 'failed') ?? runs.find((m) => m.status !== 'ok');
+  const saved = Object.values(outcome.profile.modes).filter((m) => m.status === 'ok').map((m) => m.mode);
+  const nothing = failedBeforeAnyIteration(outcome);
+  const savedText = nothing
+    ? `nothing was measured (the partial profile is saved in ${outcome.path})`
+    : saved.length
+      ? `the ${saved.join(' and ')} mode${saved.length > 1 ? 's are' : ' is'} saved in ${outcome.path}`
+      : `no mode completed (what was measured is in ${outcome.path})`;
   if (outcome.exitCode === ExitCode.Interrupted) {
     io.stderr(`ds-analyzer: interrupted; ${savedText}\n`);
     return ExitCode.Interrupted;
   }
   if (outcome.exitCode !== ExitCode.JobFailed || !failed) return outcome.exitCode;
-  const iterations = failed.ranks.reduce((sum, r) => sum + r.iterations.length, 0);
-  if (iterations === 0 && failed.badEventLines > 0) {
+  if (iterationsSeen(failed) === 0 && failed.badEventLines > 0) {
     throw new UserError(
       `the job's events in ${join(dirname(failed.logs.stdout), 'events')} hold ${failed.badEventLines} line(s) and none is a protocol v1 event: see docs/protocol.md; ${savedText}`,
       ExitCode.CorruptFile,
@@ -67,10 +88,12 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
         : failed.jobSignal
           ? `was killed by ${failed.jobSignal}`
           : `exited with code ${failed.jobExitCode}`;
-  io.stderr(`ds-analyzer: the job ${how} in ${failed.mode} mode; ${savedText}\n`);
+  const when = nothing && failed.stopReason !== 'no-iterations' ? ' before its first iteration' : '';
+  io.stderr(`ds-analyzer: the job ${how} in ${runName(failed)} mode${when}; ${savedText}\n`);
   if (failed.stopReason === 'no-iterations') io.stderr(NO_ITERATIONS_FIX);
+  io.stderr(`its output: ${failed.logs.stdout} and ${failed.logs.stderr}\n`);
   if (outcome.failureTail) {
-    io.stderr(`last lines of its output (${failed.logs.stderr}):\n${outcome.failureTail.replace(/^/gm, '  | ')}\n`);
+    io.stderr(`last lines of its output:\n${outcome.failureTail.replace(/^/gm, '  | ')}\n`);
   }
   return ExitCode.JobFailed;
 }

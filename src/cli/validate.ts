@@ -3,9 +3,12 @@ import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { newestProfile, readProfile } from '../profile/profile-store.js';
 import { detectCgroups } from '../system/cgroups.js';
+import { pageCacheSupport } from '../system/page-cache.js';
 import { table } from '../report/format.js';
-import { runValidation, type ValidationPoint, type ValidationReport } from '../validate/run-validate.js';
-import { formatBytes, parseDurationSec, parseFraction, parsePositiveInt, parseSize } from '../units.js';
+import { createValidateProgress, describePoint, formatDuration, renderPlan } from '../report/validate-progress.js';
+import { runValidation, type ValidationPoint, type ValidationReport, type ValidationResult } from '../validate/run-validate.js';
+import { planValidation } from '../validate/plan.js';
+import { formatBytes, parseCacheSizeList, parseDurationSec, parseFraction, parsePositiveInt, resolveCacheSize } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
 import { NEGLIGIBLE_FETCH_STALL } from '../whatif/model.js';
@@ -20,7 +23,7 @@ export const validateCommand: CommandFactory = (io, result) =>
   new Command('validate')
     .description("run the profiled job again at other cache sizes and CPU counts and compare what it does with what whatif predicted")
     .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
-    .option('--cache <list>', "page-cache sizes to run at: sizes, shares of the dataset, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 25%,50%,75%,recommended or 8MiB")
+    .option('--cache <list>', "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB")
     .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
     .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', '4')
     .option('--precision <pct>', 'control and CPU points stop when the 95% CI of the iteration time is within this', '5%')
@@ -32,10 +35,16 @@ export const validateCommand: CommandFactory = (io, result) =>
     .addHelpText(
       'after',
       `
-Cache points cap the job's page cache with a memory cgroup (root, or a
-delegated cgroup v2 subtree; see 'ds-analyzer doctor'); without one they are
-reported as not run. CPU points restrict the job with an affinity mask (taskset)
-and need nothing special. The job is the profile's own command and dataset.
+Cache points hold the dataset's page cache at each size with a cap in user
+space: each dataset file the job closes enters an LRU, and the least recently
+closed files are evicted (posix_fadvise) while the LRU holds more than the
+size. No root or cgroup is needed (only to throttle storage as the profile
+did); the job's own memory does not move the cap. A point whose dataset
+residency (mincore) left ±10% of the size over its measured window is marked
+"not held" and left out of the error. CPU points restrict the job with an
+affinity mask (taskset); one whose threads escaped it is "not held" too.
+The job is the profile's own command and dataset. The plan, with each point's
+estimated time, is printed before the first point starts.
 A control run at the profiled settings comes first: how far it lands from the
 profile is the job's own run-to-run variation on this machine, the floor under
 any prediction's error.
@@ -47,41 +56,48 @@ Examples:
 ${EXIT_CODES_HELP}`,
     )
     .action(async (file: string | undefined, options: { cache?: string; cpus?: string; epochs: string; precision: string; maxIterations: string; timeout: string; profilesDir: string; control: boolean; json?: boolean }) => {
+      const cacheSizes = options.cache === undefined ? [] : parseCacheSizeList(options.cache, '--cache', ['recommended'] as const);
       const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, options.profilesDir));
       const profile = readProfile(path);
-      const cachePoints: ValidationPoint[] = (options.cache ?? '')
-        .split(',')
-        .filter(Boolean)
-        .map((text) =>
-          text.trim() === 'recommended'
-            ? { kind: 'cache', cacheBytes: recommendedCache(profile), recommended: true }
-            : { kind: 'cache', cacheBytes: parseCacheSize(text.trim(), profile.dataset.bytes) },
-        );
+      const cachePoints: ValidationPoint[] = cacheSizes.map((size) =>
+        'word' in size
+          ? { kind: 'cache', cacheBytes: recommendedCache(profile), recommended: true }
+          : { kind: 'cache', cacheBytes: resolveCacheSize(size, profile.dataset.bytes) },
+      );
       const cpuPoints: ValidationPoint[] = (options.cpus ?? '').split(',').filter(Boolean).map((text) => ({ kind: 'cpus', cpus: parsePositiveInt(text.trim(), '--cpus') }));
       if (cachePoints.length + cpuPoints.length === 0) throw new UserError('nothing to validate: pass --cache and/or --cpus', ExitCode.Usage);
-      const memory = detectCgroups().controllers.memory;
-      const skipped = memory.writable ? [] : cachePoints;
-      if (skipped.length) io.stderr(`validate: cache points not run: no usable memory cgroup (${memory.reason})\n`);
+      const cacheBlocked = cachePoints.length ? cachePointObstacle(profile) : null;
+      const skipped = cacheBlocked ? cachePoints : [];
+      if (skipped.length) io.stderr(`validate: cache points not run: ${cacheBlocked}\n`);
       if (skipped.length === cachePoints.length + cpuPoints.length) {
-        throw new UserError(
-          `nothing to validate here: cache points need a writable memory cgroup (${memory.reason}); run as root, or pass --cpus`,
-          ExitCode.Environment,
-        );
+        throw new UserError(`nothing to validate here: ${cacheBlocked}; or pass --cpus`, ExitCode.Environment);
       }
       const control: ValidationPoint[] = options.control ? [{ kind: 'control' }] : [];
-      const points = [...control, ...(memory.writable ? cachePoints : []), ...cpuPoints];
+      const points = [...control, ...(cacheBlocked ? [] : cachePoints), ...cpuPoints];
+      const epochs = parsePositiveInt(options.epochs, '--epochs');
+      const maxIterations = parsePositiveInt(options.maxIterations, '--max-iterations');
+      const plan = planValidation(profile, fitModel(profile), points, {
+        epochs,
+        maxIterations,
+        datasetFiles: profile.dataset.files,
+        samplesPerIter: profile.modes.cached?.summary?.samplesPerIter ?? 1,
+      });
+      const progress = createValidateProgress(io.stderr, io.isTTY, plan);
+      io.stderr(renderPlan(plan, epochs));
       const workDir = resolve(io.cwd, 'reports', `validate-${Date.now()}`);
       mkdirSync(workDir, { recursive: true });
       const report = await runValidation({
         profile,
         points,
-        epochs: parsePositiveInt(options.epochs, '--epochs'),
+        epochs,
         precision: parseFraction(options.precision, '--precision'),
-        maxIterations: parsePositiveInt(options.maxIterations, '--max-iterations'),
+        maxIterations,
         cwd: io.cwd,
         workDir,
         timeoutSec: parseDurationSec(options.timeout, '--timeout'),
-        onPoint: (point, k) => io.stderr(`validate: point ${k + 1}/${points.length}: ${describe(point)}\n`),
+        onPoint: (point, k) => progress.line(`validate: point ${k + 1}/${points.length}: ${describePoint(point)} (~${formatDuration(plan[k].estimatedSec)} planned)`),
+        onProgress: (k, p) => progress.update(k, p),
+        onPointDone: (r, k) => progress.line(`validate: point ${k + 1}/${points.length}: ${pointStatusLine(r)}`),
         onSignal: io.onSignal,
       });
       io.stdout(options.json ? JSON.stringify({ profile: path, ...report, notRun: skipped }, null, 1) + '\n' : renderValidation(report, path));
@@ -112,21 +128,30 @@ function recommendedCache(profile: Profile): number {
   return answer.value;
 }
 
-/** '25%' of the dataset, or a size. */
-function parseCacheSize(text: string, datasetBytes: number): number {
-  const percent = /^(\d+(?:\.\d+)?)%$/.exec(text);
-  if (percent) {
-    const share = Number(percent[1]) / 100;
-    if (!(share > 0)) throw new UserError(`--cache '${text}' must be greater than 0%`, ExitCode.BadValue);
-    return Math.round(share * datasetBytes);
+const describe = describePoint;
+
+/**
+ * Why cache points cannot run here, or null: the cap needs per-file page-cache
+ * control and trustworthy mincore readings; a profile whose cold mode
+ * throttled storage needs the same throttle (a writable io/blkio cgroup).
+ */
+function cachePointObstacle(profile: Profile): string | null {
+  const support = pageCacheSupport();
+  if (!support.evict || !support.residency) return `the dataset's page cache cannot be capped and measured here (${support.reason})`;
+  if (profile.options.storageBwBytesPerSec) {
+    const io = detectCgroups().controllers.io;
+    if (!io.writable) return `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again (${io.reason}); run as root, or re-profile without --storage-bw`;
   }
-  return parseSize(text, '--cache');
+  return null;
 }
 
-function describe(point: ValidationPoint): string {
-  if (point.kind === 'control') return 'control (as profiled)';
-  if (point.kind === 'cpus') return `${point.cpus} CPU(s)`;
-  return `page cache ${formatBytes(point.cacheBytes)}${point.recommended ? ' (recommended)' : ''}`;
+/** One line when a point ends: its status, and for a cache point the residency it held. */
+function pointStatusLine(r: ValidationResult): string {
+  const what = describePoint(r.point);
+  if (r.status === 'failed') return `${what}: failed (nothing measured)`;
+  const cache = r.residency?.meanBytes != null ? `, dataset cached ${formatBytes(r.residency.meanBytes)} on average (target ${formatBytes(r.residency.targetBytes)} ± ${formatBytes(r.residency.toleranceBytes)})` : '';
+  const cpus = r.affinity ? `, ${r.affinity.held ? 'affinity held' : `affinity did not apply (${r.affinity.example})`}` : '';
+  return `${what}: ${r.status === 'measured' ? 'done' : 'NOT HELD: the asked setting was not tested'}${cache}${cpus}`;
 }
 
 /**
@@ -165,16 +190,31 @@ function recommendationCheck(report: ValidationReport): string {
   return `recommended cache: the fetch stall is NOT gone ${at}: ${rates}, ${percent(slower)} slower beyond noise${why}\n`;
 }
 
+/** Why a point did not hold, with what it held instead. */
+function notHeldWhy(r: ValidationResult): string {
+  const v = r.residency;
+  if (v) {
+    if (v.meanBytes === null) return 'no residency reading fell in its measured window';
+    const share = `${Math.round(v.inBandShare * 100)}% of ${v.readings} readings in the band`;
+    const band = `${formatBytes(Math.max(0, v.targetBytes - v.toleranceBytes))}-${formatBytes(v.targetBytes + v.toleranceBytes)}`;
+    const where = Math.abs(v.meanBytes - v.targetBytes) > v.toleranceBytes ? `outside the band ${band}` : `a mean inside the band ${band}, but most readings outside it`;
+    return `the dataset's page cache held ${formatBytes(v.meanBytes)} on average (${formatBytes(v.minBytes!)}-${formatBytes(v.maxBytes!)}; ${share}), ${where}`;
+  }
+  if (r.affinity) return `the CPU affinity did not apply to the job: ${r.affinity.outside} of ${r.affinity.threads} threads outside CPUs ${r.affinity.cpus.join(',')}${r.affinity.example ? ` (${r.affinity.example})` : ''}`;
+  return 'its setting did not hold';
+}
+
 function percent(error: number | null): string {
   return error === null ? '—' : `${(error * 100).toFixed(1)}%`;
 }
 
 /** Predicted against measured, point by point, and the verdict against the 10% target. */
 export function renderValidation(report: ValidationReport, path: string): string {
-  const rows = [['point', 'predicted samples/s', 'measured samples/s', 'error', 'anchored error', 'hit ratio pred/meas', 'run']];
+  const rows = [['point', 'status', 'predicted samples/s', 'measured samples/s', 'error', 'anchored error', 'hit ratio pred/meas', 'run']];
   for (const r of report.results) {
     rows.push([
       describe(r.point),
+      r.status === 'not-held' ? 'NOT HELD' : r.status,
       r.predictedSamplesPerSec.toFixed(1),
       r.measuredSamplesPerSec === null ? '—' : `${r.measuredSamplesPerSec.toFixed(1)}${r.measuredHalfWidth !== null ? ` ± ${r.measuredHalfWidth.toFixed(1)}` : ''}`,
       percent(r.relativeError),
@@ -184,9 +224,16 @@ export function renderValidation(report: ValidationReport, path: string): string
     ]);
   }
   const median = report.medianAbsError;
+  const notHeld = report.results.filter((r) => r.point.kind !== 'control' && r.status === 'not-held');
+  const untested = notHeld.length
+    ? notHeld.map((r) => `${describe(r.point)}: NOT HELD, so this setting was not tested and its error is left out: ${notHeldWhy(r)}\n`).join('') +
+      'the error of a point not held says nothing about the model; see docs/whatif.md ("How validate holds a cache size")\n'
+    : '';
   const verdict =
     median === null
-      ? 'no point measured: nothing to say about the model'
+      ? notHeld.length
+        ? 'no point tested its setting: nothing to say about the model'
+        : 'no point measured: nothing to say about the model'
       : median <= TARGET_MEDIAN_ERROR
         ? `median absolute error ${(median * 100).toFixed(1)}%: within the ${TARGET_MEDIAN_ERROR * 100}% target`
         : `median absolute error ${(median * 100).toFixed(1)}%: NOT within the ${TARGET_MEDIAN_ERROR * 100}% target; trust the what-if less for this job`;
@@ -204,5 +251,5 @@ export function renderValidation(report: ValidationReport, path: string): string
     .filter((r) => r.failureTail !== null)
     .map((r) => `${describe(r.point)} failed; the end of its log:\n${r.failureTail!.replace(/^/gm, '  | ')}\n`)
     .join('');
-  return `validation of ${path}\n${table(rows, [1, 2, 3, 4, 5])}\n${verdict}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${verdict}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
 }

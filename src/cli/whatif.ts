@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { newestProfile, readProfile } from '../profile/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
-import { parsePositiveInt, parsePositiveNumber, parseRate, parseSize } from '../units.js';
+import { parseCacheSize, parsePositiveInt, parsePositiveNumber, parseRate, resolveCacheSize, type CacheSize } from '../units.js';
 import type { CachePolicy } from '../whatif/model.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
@@ -27,7 +27,7 @@ export const whatifCommand: CommandFactory = (io, result) =>
   new Command('whatif')
     .description('predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or accelerator, from a profile')
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
-    .option('--cache <size>', 'cache available to the dataset, e.g. 64G, 512MiB, 1.5TB (default: the page cache the profiled host could give)')
+    .option('--cache <size>', 'cache available to the dataset: bytes (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0 for none (default: the page cache the profiled host could give)')
     .option('--cpus <n>', 'CPUs of the server (default: as profiled)')
     .option('--storage-bw <rate>', 'storage read bandwidth of the server, e.g. 200MB/s (default: measured in the cold mode)')
     .option('--gpus <n>', 'data-parallel accelerators per server, sharing CPUs, cache and storage (default: as profiled)')
@@ -42,6 +42,8 @@ export const whatifCommand: CommandFactory = (io, result) =>
 Examples:
   $ ds-analyzer whatif                                   # newest profile, as profiled, with sweeps and recommendations
   $ ds-analyzer whatif profiles/resnet-20250101T120000.json --cache 64G --cpus 16
+  $ ds-analyzer whatif --cache 50%                       # half the dataset cached
+  $ ds-analyzer whatif --cache 0                         # no cache: every read from storage
   $ ds-analyzer whatif --storage-bw 200MB/s --cache-policy minio --cache 512GiB
   $ ds-analyzer whatif --gpus 8 --gpu-speedup 2 --epochs 90 --json > whatif.json
 
@@ -53,18 +55,25 @@ A profile that lacks a mode the model needs exits with code 4.
 ${EXIT_CODES_HELP}`,
     )
     .action((profileArg: string | undefined, raw: RawWhatifOptions) => {
-      const query = parseWhatifOptions(raw);
+      const { query, cache } = parseWhatifOptions(raw);
       const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
-      const outcome = whatif(readProfile(path), path, query);
+      const profile = readProfile(path);
+      // A share (50%) needs the dataset's size, which only the profile knows.
+      if (cache) query.cacheBytes = resolveCacheSize(cache, profile.dataset.bytes);
+      const outcome = whatif(profile, path, query);
       if (raw.json) io.stdout(JSON.stringify(outcome, null, 1) + '\n');
       else io.stdout(renderWhatif(outcome));
       result.exitCode = ExitCode.Ok;
     });
 
-/** Turns commander's strings into a what-if query; every error names its flag (exit code 3). */
-export function parseWhatifOptions(raw: RawWhatifOptions): WhatifQuery {
+/**
+ * Turns commander's strings into a what-if query, and the cache size apart
+ * (a share is resolved against the profile's dataset); every error names its
+ * flag (exit code 3).
+ */
+export function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache: CacheSize | null } {
   const query: WhatifQuery = {};
-  if (raw.cache !== undefined) query.cacheBytes = parseSize(raw.cache, '--cache');
+  const cache = raw.cache === undefined ? null : parseCacheSize(raw.cache, '--cache');
   if (raw.cpus !== undefined) query.cpus = parsePositiveInt(raw.cpus, '--cpus');
   if (raw.storageBw !== undefined) query.storageBytesPerSec = parseRate(raw.storageBw, '--storage-bw');
   if (raw.gpus !== undefined) query.gpus = parsePositiveInt(raw.gpus, '--gpus');
@@ -76,5 +85,5 @@ export function parseWhatifOptions(raw: RawWhatifOptions): WhatifQuery {
     query.cachePolicy = raw.cachePolicy as CachePolicy;
   }
   if (raw.epochs !== undefined) query.epochs = parsePositiveInt(raw.epochs, '--epochs');
-  return query;
+  return { query, cache };
 }

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { inputError } from '../errors.js';
-import { mixSeed, mulberry32, randomBytes } from './rng.js';
+import { mixSeed, mulberry32, randomBytes } from '../random.js';
 
 /**
  * A dataset of real files for the emulated job: each file is a zlib stream whose

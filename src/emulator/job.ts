@@ -2,7 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { performance } from 'node:perf_hooks';
 import { UserError } from '../errors.js';
 import { ENV, MODES, type Mode } from '../schema/events.js';
-import { fromEnv, readProtocolEnv, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
+import { fromEnv, readProtocolEnv, restrictToSubset, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
 import { listDatasetFiles } from './generate-dataset.js';
 import { PREP_CLOCKS, type PrepClock } from './prep-clock.js';
 import { usePrepClock } from './prep.js';
@@ -161,7 +161,10 @@ function formatMs(ms: number): string {
 async function run(argv: readonly string[]): Promise<number> {
   const options = parseOptions(argv);
   const env = readProtocolEnv(process.env);
-  const files = listDatasetFiles(options.data);
+  // A cached mode on a resident subset: sample only from the listed files (docs/protocol.md, DSA_SUBSET_FILE).
+  const all = listDatasetFiles(options.data);
+  const restricted = env.mode === 'cached' && env.subsetFile !== undefined ? restrictToSubset(all, env.subsetFile) : null;
+  const files = restricted && restricted.kept.length > 0 ? restricted.kept : all;
   const budget = options.iterations ?? env.iterations ?? Infinity;
   const epochs = options.epochs ?? (Number.isFinite(budget) ? Infinity : 1);
   const inMode = (mode: Mode | undefined): boolean => mode === undefined || mode === env.mode;
@@ -172,12 +175,14 @@ async function run(argv: readonly string[]): Promise<number> {
     batchSize: options.batchSize,
     workers: options.workers,
     source: 'emulator',
+    ...(restricted ? { subsetNote: restricted.note, ...(restricted.kept.length > 0 ? { subsetFiles: restricted.kept.length } : {}) } : {}),
   });
   const stop = new StopFile(env.stopFile);
+  let loaderToClose: Loader | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     // Keep what was measured; no end event: the job did not finish its loop.
     writer?.close();
-    process.exit(signal === 'SIGINT' ? 130 : 143);
+    void exitAfterWorkers(loaderToClose, signal === 'SIGINT' ? 130 : 143);
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
@@ -198,6 +203,7 @@ async function run(argv: readonly string[]): Promise<number> {
           `(mean decode ${formatMs(overrun.meanDecodeMs)} ms); those samples take longer than asked: raise --prep-ms\n`,
       ),
   });
+  loaderToClose = loader;
   const source = env.mode === 'synthetic' ? syntheticBatches(loader) : loader.batches(epochs);
 
   const startMs = nowMs();
@@ -260,7 +266,7 @@ async function run(argv: readonly string[]): Promise<number> {
         record(nowMs());
         process.stderr.write(`emulated job: crashing after ${iterations} iterations as asked (--crash-at-iteration)\n`);
         writer?.close();
-        process.exit(CRASH_EXIT_CODE);
+        await exitAfterWorkers(loader, CRASH_EXIT_CODE);
       }
     }
     record(nowMs());
@@ -280,6 +286,18 @@ async function run(argv: readonly string[]): Promise<number> {
       `${env.mode ? ` (mode ${env.mode})` : ' (unprofiled)'}\n`,
   );
   return 0;
+}
+
+/**
+ * Ends the process with `code` once the loader's worker threads are gone:
+ * Node 20 can abort (SIGABRT, exit 134) when process.exit tears down a worker
+ * thread that is still running, and a test that asked for exit 42 saw 134.
+ */
+async function exitAfterWorkers(loader: Loader | undefined, code: number): Promise<never> {
+  // A worker stuck in a system call cannot be terminated: exit anyway after a second.
+  setTimeout(() => process.exit(code), 1000);
+  await loader?.close();
+  process.exit(code);
 }
 
 async function main(): Promise<void> {

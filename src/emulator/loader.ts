@@ -1,6 +1,7 @@
+import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { PrepClock } from './prep-clock.js';
-import { mixSeed, mulberry32, permutation } from './rng.js';
+import { mixSeed, mulberry32, permutation } from '../random.js';
 import { prepareBatch, type PreparedBatch } from './prep.js';
 
 /**
@@ -96,6 +97,23 @@ export interface WorkerRequest {
   paths: string[];
   /** Pre-processing time per sample, ms. */
   prepMs: number;
+}
+
+/** Message to a worker: finish the sample at hand, take no more, and exit. */
+export const STOP_MESSAGE = 'stop';
+
+/** How long a worker may take to stop by itself before it is terminated. */
+const WORKER_STOP_TIMEOUT_MS = 5000;
+
+async function stopWorker(worker: Worker): Promise<void> {
+  if (worker.threadId === -1) return; // already exited
+  const exited = once(worker, 'exit');
+  worker.postMessage(STOP_MESSAGE);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), WORKER_STOP_TIMEOUT_MS)));
+  const outcome = await Promise.race([exited, late]);
+  clearTimeout(timer);
+  if (outcome === 'late') await worker.terminate();
 }
 
 /** Message from a worker: a built batch, or why it could not be built. */
@@ -195,11 +213,16 @@ export class Loader {
     }
   }
 
-  /** Terminates the worker threads. Idempotent. */
+  /**
+   * Stops the worker threads. Idempotent. Each worker is asked to stop after
+   * the sample it is preparing and exits by itself; Worker.terminate() is the
+   * fallback only, since Node 20 aborts the whole process (SIGABRT) when it
+   * interrupts a worker inside zlib.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
+    await Promise.all(this.workers.map((worker) => stopWorker(worker)));
   }
 
   /** Where batch `seq` of the stream comes from. */

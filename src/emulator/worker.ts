@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchAccumulator, prepareData, readBatch, usePrepClock } from './prep.js';
 import type { PrepClock } from './prep-clock.js';
-import type { WorkerRequest, WorkerReply } from './loader.js';
+import { STOP_MESSAGE, type WorkerRequest, type WorkerReply } from './loader.js';
 
 // A loader worker thread. Its batches are prepared one at a time in the order
 // they were asked for, like a DataLoader worker's index queue, but the files of
@@ -40,8 +40,18 @@ function enqueue(request: WorkerRequest): void {
   queue.push(queued);
 }
 
-port.on('message', (request: WorkerRequest) => {
-  enqueue(request);
+// Set by the loader's stop message: the worker finishes the sample at hand and exits.
+let stopping = false;
+
+port.on('message', (message: WorkerRequest | typeof STOP_MESSAGE) => {
+  if (message === STOP_MESSAGE) {
+    stopping = true;
+    queue.length = 0;
+    // Closing the port lets the thread exit once the reads already started have returned.
+    port.close();
+    return;
+  }
+  enqueue(message);
   if (!draining) void drain();
 });
 
@@ -59,6 +69,7 @@ async function drain(): Promise<void> {
       for (let i = 0; i < data.length; i++) {
         // Between samples, take requests that arrived meanwhile, so that their reads start now.
         if (i > 0) await yieldToEventLoop();
+        if (stopping) return;
         const sample = prepareData(data[i], request.prepMs, carryMs);
         carryMs = sample.deadlineMs;
         batch.add(sample);
@@ -68,6 +79,7 @@ async function drain(): Promise<void> {
     } catch (error) {
       reply = { type: 'error', seq: request.seq, epoch: request.epoch, index: request.index, message: (error as Error).message };
     }
+    if (stopping) return;
     queue.shift();
     port.postMessage(reply);
     await yieldToEventLoop();

@@ -9,10 +9,10 @@
 import type { Dataset, DatasetFile } from '../system/dataset.js';
 import { evict, residency, warm } from '../system/page-cache.js';
 import { startColdKeeper } from '../system/cold-keeper.js';
-import { mulberry32, permutation } from '../emulator/rng.js';
+import { mulberry32, permutation } from '../random.js';
 import type { Mode } from '../schema/events.js';
 import type { ModeResult, StateProof } from '../schema/profile.js';
-import type { CacheState, PreparedState } from './cache-state.js';
+import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 import { bytesPerSample } from '../analysis/mode-rates.js';
 
 /** Shares of the dataset the probe holds resident at the least and the most. */
@@ -77,7 +77,7 @@ export class PartialCacheState implements CacheState {
       dataset.files.filter((f) => !held.has(f.path)),
       { intervalMs: this.options.coldKeeperIntervalMs },
     );
-    return { residentBytesBefore: before.residentBytes, finish: async () => ({ reEvictions: (await keeper.stop()).reEvictions }) };
+    return { residentBytesBefore: before.residentBytes, finish: () => finishKeeper(keeper) };
   }
 }
 

@@ -1,7 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { PROFILE_SCHEMA_VERSION, ProfileSchema, type Profile } from '../schema/profile.js';
+import { formatBytes } from '../units.js';
+import { isDiskFull, truncateLogs } from './free-space.js';
 
 /** A file name for a new profile: <job>-<UTC stamp>.json in `dir`. */
 export function newProfilePath(dir: string, jobName: string, now = new Date()): string {
@@ -15,16 +17,65 @@ export function artefactsDir(profilePath: string): string {
   return profilePath.replace(/\.json$/, '') + '.d';
 }
 
+/** Writes a file's whole text; tests pass one that fails as a full disk does. */
+export type WriteText = (path: string, text: string) => void;
+
 /**
  * Validates and writes a profile atomically (temp file + rename in the same
  * folder), so a reader or a crash never sees half a profile.
+ *
+ * On a full disk (ENOSPC, EDQUOT) the profile, a few hundred kB, is what must
+ * survive; the job's logs in the artefacts folder are what fills it. So the
+ * logs of the finished runs are cut to their tails and the write is tried
+ * once more; what was cut is added to the profile's warnings. If it still
+ * does not fit, one line names the path and the fix (exit code 8), and the
+ * profile written after the previous run stays as it was.
  */
-export function writeProfile(path: string, profile: Profile): void {
-  const valid = ProfileSchema.parse(profile);
-  mkdirSync(dirname(path), { recursive: true });
+export function writeProfile(path: string, profile: Profile, write: WriteText = (file, text) => writeFileSync(file, text)): void {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  writeFileSync(temp, JSON.stringify(valid, null, 1) + '\n');
-  renameSync(temp, path);
+  const attempt = () => {
+    const valid = ProfileSchema.parse(profile);
+    mkdirSync(dirname(path), { recursive: true });
+    try {
+      write(temp, JSON.stringify(valid, null, 1) + '\n');
+    } catch (error) {
+      removeQuietly(temp);
+      throw error;
+    }
+    renameSync(temp, path);
+  };
+  try {
+    attempt();
+  } catch (error) {
+    if (!isDiskFull(error)) throw error;
+    const freed = truncateLogs(artefactsDir(path));
+    const fix = `free space there, or pass --out or --profiles-dir on another file system`;
+    if (freed.files === 0) {
+      throw new UserError(`no space left on the device of ${dirname(path)} to write the profile ${basename(path)}: ${fix}`, ExitCode.Environment);
+    }
+    profile.warnings.push(
+      `the disk was full when the profile was written: the job's logs of ${freed.files} run(s) in ${artefactsDir(path)} were cut to their last ` +
+        `${formatBytes(freed.keptBytesPerLog)} each, freeing ${formatBytes(freed.freedBytes)}`,
+    );
+    try {
+      attempt();
+    } catch (retryError) {
+      if (!isDiskFull(retryError)) throw retryError;
+      throw new UserError(
+        `no space left on the device of ${dirname(path)} to write the profile ${basename(path)}, even after cutting the job's logs to their tails ` +
+          `(${formatBytes(freed.freedBytes)} freed): ${fix}`,
+        ExitCode.Environment,
+      );
+    }
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Never written, or already gone.
+  }
 }
 
 /** Reads and validates a profile; a missing or corrupt file is a one-line UserError. */

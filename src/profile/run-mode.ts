@@ -1,14 +1,16 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
-import { stoppingDecision } from '../analysis/stopping.js';
+import { StoppingTracker } from '../analysis/stopping.js';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { ENV, PROTOCOL_VERSION, type Mode } from '../schema/events.js';
 import type { IterationSummary, ModeResult, RankResult } from '../schema/profile.js';
 import type { Dataset } from '../system/dataset.js';
 import { startSampler } from '../system/samplers.js';
-import { selfReadBytes } from '../system/proc.js';
+import { processTree, selfReadBytes } from '../system/proc.js';
+import { OutsideReadsSampler, outsideReadsNote } from '../system/open-files.js';
+import { fileSystemLimit } from '../system/file-systems.js';
 import type { GpuSampler } from '../system/gpu.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
 import { SupervisedJob } from './supervisor.js';
@@ -16,6 +18,7 @@ import { proveState } from './state-proof.js';
 import { windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
 import type { CacheState } from './cache-state.js';
+import { writeSubsetList } from '../system/resident-subset.js';
 
 /** What one mode needs to run. */
 export interface ModeRunInput {
@@ -30,6 +33,8 @@ export interface ModeRunInput {
   precision: number;
   minIterations: number;
   maxIterations: number;
+  /** Fewest blocks before precision may stop the mode (default MIN_STOP_BLOCKS). */
+  minStopBlocks?: number;
   timeoutSec: number;
   /** Seconds the job may run without reporting an iteration before it is stopped ('no-iterations'). */
   firstIterationTimeoutSec: number;
@@ -68,6 +73,9 @@ export interface ModeProgress {
   elapsedSec: number;
 }
 
+// Period of the open-file sampling (a /proc scan for the tree, then the tree's fds): cheap at 2 s.
+const OUTSIDE_SAMPLE_MS = 2000;
+
 /** Runs the job once in `mode`: sets the cache state, supervises, collects, proves the state. */
 export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const eventsDir = join(input.modeDir, 'events');
@@ -78,6 +86,11 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const logs = { stdout: join(input.modeDir, 'stdout.log'), stderr: join(input.modeDir, 'stderr.log') };
 
   const prepared = await input.cacheState.prepare(input.mode, input.dataset);
+  // A cached mode on a resident subset measures the subset: the job is asked to sample only from it (DSA_SUBSET_FILE).
+  const subset = prepared.subset;
+  const measured = subset?.dataset ?? input.dataset;
+  const subsetFile = subset ? join(input.modeDir, 'subset.txt') : null;
+  if (subset && subsetFile) writeSubsetList(subsetFile, subset.dataset.files, input.cwd);
   const startedAt = Date.now();
   // The profiler's own CPU competes with a CPU-bound job on a small machine: measured, so it can be named.
   const profilerCpuBefore = process.cpuUsage();
@@ -88,7 +101,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   try {
     job = await SupervisedJob.start({
       argv: input.wrapArgv(input.argv),
-      env: jobEnv(input, eventsDir, stopFile),
+      env: jobEnv(input, eventsDir, stopFile, subsetFile),
       stdoutFile: logs.stdout,
       stderrFile: logs.stderr,
       timeoutSec: input.timeoutSec,
@@ -102,9 +115,15 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   }
   sampler.setRoot(job.pid);
   input.onJobStarted?.(job);
+  // Files read outside --data would pass for the dataset's reads: sample the tree's open files and name them.
+  const outside = new OutsideReadsSampler(input.dataset.roots, [input.modeDir]);
+  const outsideTimer = input.mode === 'synthetic' ? null : setInterval(() => outside.sample(processTree(job.pid)), OUTSIDE_SAMPLE_MS);
+  outsideTimer?.unref();
 
   let stopReason: 'precision' | 'budget' | null = null;
   let noIterations = false;
+  // One incremental stopping rule per events file: a check costs O(new iterations) plus the MSER scan, not a re-summary.
+  const trackers = new Map<string, StoppingTracker>();
   let exited = false;
   void job.done.then(() => (exited = true));
   while (!exited) {
@@ -118,7 +137,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
       void job.terminate();
       continue;
     }
-    const decision = decideStop(polled, input);
+    const decision = decideStop(polled, input, trackers);
     input.onProgress?.({ ...decision.progress, elapsedSec: (Date.now() - startedAt) / 1000 });
     if (decision.stop) {
       stopReason = decision.reason;
@@ -129,6 +148,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     }
   }
   const exit = await job.done;
+  if (outsideTimer) clearInterval(outsideTimer);
   const profilerCpuSec = cpuSecSince(profilerCpuBefore);
   const resources = sampler.stop();
   const cacheFinish = await prepared.finish();
@@ -144,16 +164,16 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const reportedBytes = allIterations.every((it) => it.bytes !== undefined)
     ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0)
     : null;
-  const consumedBytes = reportedBytes ?? samples * input.dataset.meanFileBytes;
+  const consumedBytes = reportedBytes ?? samples * measured.meanFileBytes;
   const runReadBytes =
     readBytesBefore !== null && readBytesAfter !== null ? Math.max(0, readBytesAfter - readBytesBefore) : null;
-  const measured = pace?.summary ? pace.iterations.slice(pace.summary.warmupIterations) : [];
+  const measuredIterations = pace?.summary ? pace.iterations.slice(pace.summary.warmupIterations) : [];
   // The measured window when the samples cover it; the whole run otherwise.
-  const window = windowReadProof(resources, measured, allIterations, input.dataset.meanFileBytes);
-  const state = proveState({
+  const window = windowReadProof(resources, measuredIterations, allIterations, measured.meanFileBytes);
+  const proven = proveState({
     mode: input.mode,
     residentBytesBefore: prepared.residentBytesBefore,
-    datasetBytes: input.dataset.bytes,
+    datasetBytes: measured.bytes,
     readBytes: window?.readBytes ?? runReadBytes,
     readBytesSource: window
       ? 'read_bytes of the job tree over the measured window (/proc, sampled)'
@@ -163,12 +183,25 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     consumedBytes: window?.consumedBytes ?? consumedBytes,
     consumedBytesEstimated: reportedBytes === null,
     jobAcknowledgedMode: processes.some((p) => p.start?.mode === input.mode),
-    fitsInMemory: input.dataset.fitsInMemory,
+    fitsInMemory: measured.fitsInMemory,
     reEvictions: cacheFinish.reEvictions,
+    keeper: cacheFinish.keeper && { ...cacheFinish.keeper, modeWallSec: (Date.now() - startedAt) / 1000 },
   });
+  // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
+  const limit = fileSystemLimit(input.mode, input.dataset.fileSystems);
+  const outsideNote = outsideReadsNote(outside.result());
+  const subsetAck = processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
+  const subsetNote = processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
+  const judged = {
+    ...proven,
+    ...(subset ? subsetVerdict(proven, subset.record, subsetAck?.subsetFiles, subsetNote) : {}),
+    ...(limit !== null ? { proven: false, reason: limit } : {}),
+  };
+  // Reads outside --data add to the reason the state already has (the subset's, the file system's).
+  const state = outsideNote !== null ? { ...judged, reason: `${judged.reason}; ${outsideNote}` } : judged;
 
-  const cpuRate = windowRates(resources, measured, (s) => s.jobCpuSec);
-  const readRate = windowRates(resources, measured, (s) => s.jobReadBytes);
+  const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
+  const readRate = windowRates(resources, measuredIterations, (s) => s.jobReadBytes);
   const jobReachedBudget = processes.some((p) => p.end?.reason === 'budget');
   const { status, reason } = noIterations && !input.interrupted()
     ? { status: 'failed' as const, reason: 'no-iterations' as const }
@@ -192,7 +225,28 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     logs,
     cpus: null,
     profilerCpuSec,
+    ...(subset
+      ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
+      : {}),
   };
+}
+
+/**
+ * The cached mode on a subset holds only if the job sampled from the subset:
+ * it must say so in its start event (subsetFiles). A job that never did ran
+ * on the whole dataset, which does not stay resident: unproven, with why.
+ */
+function subsetVerdict(proven: { proven: boolean; reason: string }, { files, reason }: { files: number; reason: 'does-not-fit' | 'warm-time' }, jobSamples: number | undefined, note: string | undefined): { proven: boolean; reason: string } {
+  if (jobSamples === undefined) {
+    return {
+      proven: false,
+      reason:
+        `${reason === 'does-not-fit' ? 'the dataset does not fit in the memory budget' : 'warming the whole dataset would take too long'}, so the cached mode offered a resident subset of ${files} files (${ENV.subsetFile}), ` +
+        `but the job never said it restricted itself to it${note ? ` (${note})` : ''}: it reads files that are not cached; ` +
+        `use a torchvision ImageFolder/DatasetFolder or a dataset with a list of file paths, or honour ${ENV.subsetFile} (docs/protocol.md)`,
+    };
+  }
+  return { proven: proven.proven, reason: `on a resident subset of ${files} files (the job kept ${jobSamples} samples${note ? `: ${note}` : ''}): ${proven.reason}` };
 }
 
 /** CPU seconds (user + system) this process used since `before`. */
@@ -201,7 +255,7 @@ function cpuSecSince(before: NodeJS.CpuUsage): number {
   return (used.user + used.system) / 1e6;
 }
 
-function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string): Record<string, string> {
+function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string, subsetFile: string | null): Record<string, string> {
   return {
     ...pythonHookEnv(process.env),
     [ENV.mode]: input.mode,
@@ -210,6 +264,7 @@ function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string): Recor
     [ENV.stopFile]: stopFile,
     [ENV.sync]: input.sync ? '1' : '0',
     [ENV.protocol]: String(PROTOCOL_VERSION),
+    ...(subsetFile !== null ? { [ENV.subsetFile]: subsetFile } : {}),
   };
 }
 
@@ -225,17 +280,22 @@ function toRankResult(events: ProcessEvents): RankResult {
 }
 
 /** Stops when every rank that reported has measured enough. */
-function decideStop(processes: ProcessEvents[], input: ModeRunInput) {
+function decideStop(processes: ProcessEvents[], input: ModeRunInput, trackers: Map<string, StoppingTracker>) {
   const decisions = processes
     .filter((p) => p.iterations.length > 0)
-    .map((p) =>
-      stoppingDecision(p.iterations, {
+    .map((p) => {
+      const workers = p.start?.workers ?? null;
+      let tracker = trackers.get(p.file);
+      // The start event (with the workers) may come after the first iterations: a new count, a new tracker.
+      if (!tracker || tracker.workers !== workers) trackers.set(p.file, (tracker = new StoppingTracker(workers)));
+      return tracker.decide(p.iterations, {
         precision: input.precision,
         minIterations: input.minIterations,
         maxIterations: input.maxIterations,
-        workers: p.start?.workers ?? null,
-      }),
-    );
+        workers,
+        minBlocks: input.minStopBlocks,
+      });
+    });
   const slowest = decisions.reduce<(typeof decisions)[number] | null>(
     (worst, d) => (worst === null || (d.summary?.iterMs.mean ?? 0) > (worst.summary?.iterMs.mean ?? 0) ? d : worst),
     null,

@@ -1,18 +1,23 @@
 import { tail } from './log-tail.js';
 import { join } from 'node:path';
 import { analyze } from '../analysis/split.js';
+import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
+import { MIN_STOP_BLOCKS } from '../analysis/stopping.js';
 import { ExitCode, UserError } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import { PROFILE_SCHEMA_VERSION, type ModeResult, type Profile } from '../schema/profile.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { hostFacts } from '../system/host.js';
+import { reclaimingDamonSchemes } from '../system/damon.js';
+import { fileSystemWarnings } from '../system/file-systems.js';
+import { CAPABILITY_TEXT } from '../system/capability-text.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { startGpuSampler, type GpuSampler } from '../system/gpu.js';
 import { withCpus } from '../system/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../whatif/size-distribution.js';
 import { artefactsDir, writeProfile } from './profile-store.js';
-import { runMode, type ModeProgress } from './run-mode.js';
+import { runMode, type ModeProgress, type ModeRunInput } from './run-mode.js';
 import type { CacheState } from './cache-state.js';
 import { PartialCacheState, probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
@@ -43,12 +48,20 @@ export interface ProfileRunInput {
   /** Where the profile is written. */
   outFile: string;
   cacheState: CacheState;
+  /**
+   * Runs of each mode (default 2): the modes in order, then in reverse, each
+   * run with half the iteration budget, so a steady drift of the machine's
+   * pace cancels (docs/method.md, "Drift"). 1: one run of each mode.
+   */
+  passes?: number;
   /** CPU counts at which to run the cached mode again (profile --cpus), or none. */
   cpuSweep?: number[];
   /** Run the overlap probe after the modes (profile --overlap). */
   overlapProbe?: boolean;
   /** nvidia-smi command, or null to skip GPU sampling. */
   nvidiaSmi: string | null;
+  /** Runs one mode of the job; the real runMode unless a test passes a deterministic fake. */
+  modeRunner?: (input: ModeRunInput) => Promise<ModeResult>;
 }
 
 export interface ProfileRunHooks {
@@ -81,7 +94,25 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     warnings.push(message);
     hooks.onWarning?.(message);
   };
-  if (!dataset.fitsInMemory) warn('the dataset does not fit in memory: the cached mode cannot be proven');
+  if (!dataset.fitsInMemory && input.modes.includes('cached')) {
+    warn(
+      dataset.memoryBudgetBytes === null
+        ? 'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven'
+        : `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget of ${(dataset.memoryBudgetBytes / 2 ** 30).toFixed(2)} GiB ` +
+            `(${dataset.memoryBudgetSource ?? 'MemAvailable'}): the cached mode runs on a resident random subset, which the job must sample from (DSA_SUBSET_FILE, docs/protocol.md)`,
+    );
+  }
+  // tmpfs, network and FUSE file systems keep a cache mode from being proven: said before anything runs.
+  for (const warning of fileSystemWarnings(dataset.fileSystems)) warn(warning);
+  // A proactive reclaimer evicts the warmed dataset under the cached mode's feet (and costs CPU as it scans).
+  const reclaimers = reclaimingDamonSchemes();
+  if (reclaimers.length > 0) {
+    warn(`${reclaimers.join('; ')}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`);
+  }
+  const passes = Math.max(1, Math.round(input.passes ?? DEFAULT_PASSES));
+  if (passes === 1 && input.modes.length > 1) {
+    warn("one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs");
+  }
   const host = await hostFacts({ nvidiaSmi: input.nvidiaSmi ?? undefined });
   const profile: Profile = {
     schemaVersion: PROFILE_SCHEMA_VERSION,
@@ -98,6 +129,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
       storageBwBytesPerSec: input.storageBwBytesPerSec,
       dropCaches: input.dropCaches,
       modes: input.modes,
+      passes,
     },
     host,
     dataset: datasetFacts(dataset),
@@ -113,17 +145,16 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
   let exitCode = ExitCode.Ok;
   let failureTail: string | null = null;
   /** Runs the job once, as `mode`, under `cacheState`; the cold mode and the probe under the throttle. */
-  const runOnce = async (mode: Mode, label: string, argv: string[], cacheState: CacheState): Promise<ModeResult> => {
+  const runOnce = async (mode: Mode, label: string, argv: string[], cacheState: CacheState, share = 1): Promise<ModeResult> => {
     hooks.onModeStart?.(label);
-    const result = await runMode({
+    const budget = runBudget(input, share);
+    const result = await (input.modeRunner ?? runMode)({
       mode,
       argv,
       cwd: input.cwd,
       dataset,
       modeDir: join(artefactsDir(input.outFile), label),
-      precision: input.precision,
-      minIterations: input.minIterations,
-      maxIterations: input.maxIterations,
+      ...budget,
       timeoutSec: input.timeoutSec,
       firstIterationTimeoutSec: input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
       stopGraceSec: input.stopGraceSec,
@@ -141,15 +172,17 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     return result;
   };
 
+  const scheduled: ScheduledRun[] = [];
   try {
-    for (const run of planRuns(input)) {
+    for (const run of planRuns(input, passes)) {
       if (interrupts.interrupted) break;
       const { mode } = run;
       const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv);
-      const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.cacheState);
+      const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.cacheState, run.budgetShare);
       result.cpus = affinity?.cpus ?? null;
       if (run.cpuCount === null) {
-        profile.modes[mode] = result;
+        scheduled.push({ label: run.label, result });
+        profile.modes = poolPasses(scheduled).modes;
         profile.analysis = analyze(profile.modes);
       } else {
         (profile.cpuSweep ??= []).push(result);
@@ -219,21 +252,56 @@ async function overlapProbe(
   return { ...result, state: proveProbe(result.state, heldShare), residentShare: heldShare };
 }
 
+/** Fewest blocks before precision may stop one of several pooled runs (t with 4 df is 2.78, against 2.26 with 9). */
+const MIN_POOLED_RUN_BLOCKS = 5;
+
+/** Runs of each mode by default: the order mirrored once (synthetic, cached, cold, cold, cached, synthetic). */
+export const DEFAULT_PASSES = 2;
+
 /** One run of the job: a mode, at all CPUs or (CPU sweep) at a few. */
-interface PlannedRun {
+export interface PlannedRun {
   mode: Mode;
   /** CPUs to restrict the job to, or null for all. */
   cpuCount: number | null;
   /** Name of the run's folder and progress lines. */
   label: string;
+  /** Share of the mode's iteration budget this run gets (1 / passes). */
+  budgetShare: number;
 }
 
-/** The requested modes, then the cached mode at each CPU count of the sweep. */
-function planRuns(input: ProfileRunInput): PlannedRun[] {
-  return [
-    ...input.modes.map((mode) => ({ mode, cpuCount: null, label: mode })),
-    ...(input.cpuSweep ?? []).map((count) => ({ mode: 'cached' as const, cpuCount: count, label: `cached-${count}cpu` })),
-  ];
+/**
+ * The requested modes, `passes` times, every other pass in reverse order so
+ * that each mode's runs sit symmetrically around the middle of the schedule
+ * (a steady drift then cancels from their mean); then the cached mode at each
+ * CPU count of the sweep.
+ */
+export function planRuns(input: Pick<ProfileRunInput, 'modes' | 'cpuSweep'>, passes: number): PlannedRun[] {
+  const runs: PlannedRun[] = [];
+  for (let pass = 1; pass <= passes; pass++) {
+    const order = pass % 2 === 1 ? input.modes : [...input.modes].reverse();
+    for (const mode of order) runs.push({ mode, cpuCount: null, label: pass === 1 ? mode : `${mode}-${pass}`, budgetShare: 1 / passes });
+  }
+  for (const count of input.cpuSweep ?? []) runs.push({ mode: 'cached', cpuCount: count, label: `cached-${count}cpu`, budgetShare: 1 });
+  return runs;
+}
+
+/**
+ * Iteration budget and precision target of one run that gets `share` of a
+ * mode's budget: the iteration floor and ceiling scale with it, and the
+ * precision target widens by 1/sqrt(share), so the pooled runs together reach
+ * about the asked precision in the same total iterations as one run would.
+ */
+export function runBudget(
+  input: Pick<ProfileRunInput, 'precision' | 'minIterations' | 'maxIterations'>,
+  share: number,
+): { precision: number; minIterations: number; maxIterations: number; minStopBlocks: number } {
+  return {
+    precision: input.precision / Math.sqrt(share),
+    // The pooled runs together hold the blocks one run would need.
+    minStopBlocks: Math.max(MIN_POOLED_RUN_BLOCKS, Math.ceil(MIN_STOP_BLOCKS * share)),
+    minIterations: Math.max(1, Math.ceil(input.minIterations * share)),
+    maxIterations: Math.max(1, Math.ceil(input.maxIterations * share)),
+  };
 }
 
 async function createThrottle(dataset: Dataset, bytesPerSec: number) {
@@ -257,6 +325,7 @@ function datasetFacts(dataset: Dataset): Profile['dataset'] {
     fitsInMemory: dataset.fitsInMemory,
     fileBytesHistogram: sizeHistogram(dataset.files.map((file) => file.bytes)),
     memoryBudgetBytes: dataset.memoryBudgetBytes,
+    ...(dataset.memoryBudgetSource !== undefined ? { memoryBudgetSource: dataset.memoryBudgetSource } : {}),
   };
 }
 

@@ -30,6 +30,8 @@ export interface ProofInput {
   /** Whether the dataset fits in memory available for the page cache. */
   fitsInMemory: boolean;
   reEvictions?: number;
+  /** The cold keeper's mechanism and CPU, with the mode's wall time to turn that CPU into a share of one CPU. */
+  keeper?: { mechanism: 'inotify' | 'scan'; cpuSec: number; fallbackReason?: string; modeWallSec: number };
 }
 
 const pct = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
@@ -50,6 +52,7 @@ export function proveState(input: ProofInput): StateProof {
     readFraction,
     readBytesSource: input.readBytesSource,
     ...(input.reEvictions !== undefined ? { reEvictions: input.reEvictions } : {}),
+    ...(input.keeper ? { keeper: keeperCost(input.keeper) } : {}),
   };
   const verdict = (proven: boolean, reason: string): StateProof => ({ ...base, proven, reason });
 
@@ -93,6 +96,10 @@ export function proveState(input: ProofInput): StateProof {
     return verdict(false, `only ${readText}: part of the data came from a cache${estimateNote(input)}`);
   }
   return verdict(true, `${pct(resident)} resident before the run; ${readText}`);
+}
+
+function keeperCost({ modeWallSec, ...keeper }: NonNullable<ProofInput['keeper']>): NonNullable<StateProof['keeper']> {
+  return { ...keeper, cpuShare: modeWallSec > 0 ? keeper.cpuSec / modeWallSec : 0 };
 }
 
 /** Says when the consumed bytes the fraction rests on are an estimate. */

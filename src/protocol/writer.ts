@@ -1,5 +1,5 @@
-import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ExitCode, UserError, valueError } from '../errors.js';
 import { ENV, ModeSchema, PROTOCOL_VERSION, type EndEvent, type Mode } from '../schema/events.js';
@@ -25,6 +25,10 @@ export interface StartInfo {
   workers?: number;
   /** Who writes the events: 'emulator', 'manual', ... */
   source?: string;
+  /** Samples kept after restricting the dataset to DSA_SUBSET_FILE (only when the job did restrict it). */
+  subsetFiles?: number;
+  /** What the job found when asked to restrict itself to DSA_SUBSET_FILE. */
+  subsetNote?: string;
 }
 
 /** Options of `EventWriter.open`. */
@@ -67,6 +71,8 @@ export interface ProtocolEnv {
   rank: number;
   /** WORLD_SIZE (torchrun), 1 when unset. */
   worldSize: number;
+  /** DSA_SUBSET_FILE: the resident files a cached mode asks the job to sample from (see restrictToSubset). */
+  subsetFile?: string;
 }
 
 /** Wall clock of the protocol: ms since the Unix epoch, fractional and monotonic within a process. */
@@ -127,6 +133,8 @@ export class EventWriter {
     if (options.batchSize !== undefined) start.batchSize = options.batchSize;
     if (options.workers !== undefined) start.workers = options.workers;
     if (options.source !== undefined) start.source = options.source;
+    if (options.subsetFiles !== undefined) start.subsetFiles = options.subsetFiles;
+    if (options.subsetNote !== undefined) start.subsetNote = options.subsetNote.slice(0, 1000);
     // The start event is written at once: the CLI takes it as proof that the job reached its loop.
     this.buffer = JSON.stringify(start) + '\n';
     this.flush();
@@ -260,7 +268,27 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
     sync: env[ENV.sync] === '1',
     rank: parseNonNegativeInt(env, 'RANK', 0),
     worldSize: worldSize > 0 ? worldSize : 1,
+    ...(env[ENV.subsetFile] ? { subsetFile: env[ENV.subsetFile] } : {}),
   };
+}
+
+/**
+ * Keeps the paths listed in `subsetFile` (DSA_SUBSET_FILE: absolute paths, one
+ * a line), comparing absolute paths; `paths` are resolved against the working
+ * directory. A job that samples only from `kept` and writes `kept.length` as
+ * its start event's subsetFiles honours the protocol (docs/protocol.md);
+ * `kept` is empty when the list cannot be read or names none of the paths,
+ * and the job then reads them all and writes only the note.
+ */
+export function restrictToSubset(paths: readonly string[], subsetFile: string): { kept: string[]; note: string } {
+  let listed: Set<string>;
+  try {
+    listed = new Set(readFileSync(subsetFile, 'utf8').split('\n').filter((line) => line !== ''));
+  } catch (error) {
+    return { kept: [], note: `cannot read ${subsetFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
+  }
+  const kept = paths.filter((p) => listed.has(resolvePath(p)));
+  return { kept, note: `kept ${kept.length} of ${paths.length} files` };
 }
 
 /**

@@ -43,11 +43,10 @@ export function renderDemoWhatif(r: WhatifResult): string {
 }
 
 /** The commands to try next on the demo's own profile. */
-export function renderNextSteps(profilePath: string, datasetBytes: number): string {
-  const half = `${Math.max(1, Math.round(datasetBytes / 2 / 2 ** 20))}MiB`;
+export function renderNextSteps(profilePath: string): string {
   return [
     'Next, on this profile:',
-    `  ds-analyzer whatif ${profilePath} --cache ${half} --cpus 4   (half the dataset cached, 4 CPUs)`,
+    `  ds-analyzer whatif ${profilePath} --cache 50% --cpus 4   (half the dataset cached, 4 CPUs)`,
     `  ds-analyzer gate ${profilePath} --max-fetch-stall 20%   (a CI verdict; exit code 1 when a budget fails)`,
     `  ds-analyzer profile --data DIR -- python train.py DIR   (your own job)`,
   ].join('\n') + '\n';

@@ -5,7 +5,7 @@
 import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { mdText } from './escape.js';
-import { factRows, modeRows, splitRows } from './summary-rows.js';
+import { driftLine, factRows, modeRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 /** Input of the Markdown report; `pngFiles` maps chart id to a path relative to the .md file. */
 export interface MarkdownReportInput {
@@ -33,7 +33,9 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   }
   for (const warning of profile.warnings) out.push(`- warning: ${mdText(warning)}`);
   if (profile.warnings.length) out.push('');
-  out.push(mdTable(splitRows(profile)), '', '## Modes', '', mdTable(modeRows(profile)), '');
+  out.push(mdTable(splitRows(profile)), '');
+  for (const line of [stallPartsLine(profile), driftLine(profile)]) if (line) out.push(mdText(line), '');
+  out.push('## Modes', '', mdTable(modeRows(profile)), '');
   out.push('Figures marked ~ rest on a mode whose cache state was not proven.', '', '## Charts', '');
   const chart = (c: ReportChart) => {
     const file = input.pngFiles[c.id];

@@ -3,7 +3,7 @@
  * Markdown reports (each escapes them for its own format).
  */
 import { MODES } from '../schema/events.js';
-import type { Profile } from '../schema/profile.js';
+import type { Estimate, Profile, StallCall } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, formatPercent } from './format.js';
 import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';
@@ -58,10 +58,43 @@ export function splitRows(profile: Profile): string[][] {
   return [
     ['per iteration', 'ms (95% CI)', 'share of iteration'],
     ['compute', formatEstimate(a.computeMs), formatPercent(computeShare)],
-    ['prep stall', formatEstimate(a.prepStallMs), formatPercent(a.prepStallFraction)],
-    ['fetch stall', formatEstimate(a.fetchStallMs), formatPercent(a.fetchStallFraction)],
+    ['prep stall', formatEstimate(a.prepStallMs), stallShare(a.stallCalls?.prep, a.prepStallFraction)],
+    ['fetch stall', formatEstimate(a.fetchStallMs), stallShare(a.stallCalls?.fetch, a.fetchStallFraction)],
     ['total (cold)', formatEstimate(a.iterMs), a.iterMs ? '100%' : '—'],
   ];
+}
+
+/** The share of a named stall; 'within noise' for one whose interval does not clear the margin; contention said as such. */
+function stallShare(call: StallCall | undefined, fraction: number | null): string {
+  if (call === 'within-noise') return 'within noise';
+  return call === 'contention' ? `${formatPercent(fraction)} (step slower, no longer wait: CPU contention)` : formatPercent(fraction);
+}
+
+/**
+ * Each stall's wait growth and step growth, e.g. 'fetch stall = wait +45.2 ±
+ * 1.0, step +10.3 ± 1.4 ms'; null without the parts.
+ */
+export function stallPartsLine(profile: Profile): string | null {
+  const a = profile.analysis;
+  if (!a) return null;
+  const signed = (e: Estimate) => `${e.mean >= 0 ? '+' : ''}${formatEstimate(e)}`;
+  const parts = [
+    { name: 'prep', p: a.prepStallParts },
+    { name: 'fetch', p: a.fetchStallParts },
+  ].flatMap(({ name, p }) => (p ? [`${name} stall = wait ${signed(p.waitGrowthMs)}, step ${signed(p.stepGrowthMs)} ms`] : []));
+  return parts.length ? `stalls taken apart: ${parts.join(' · ')} (a step that grows is CPU contention with the loader, or a machine that changed pace)` : null;
+}
+
+/** How far the machine's pace moved between each mode's two runs; null for a single pass. */
+export function driftLine(profile: Profile): string | null {
+  const d = profile.analysis?.drift;
+  if (!d) return null;
+  const modes = d.modes.map((m) => `${m.mode} ${m.firstMs.toFixed(1)} → ${m.secondMs.toFixed(1)}`).join(', ');
+  const fit = [
+    d.slopePctPerMin !== null ? `steady drift ${d.slopePctPerMin >= 0 ? '+' : ''}${d.slopePctPerMin.toFixed(1)}%/min (cancelled by the mirrored order)` : null,
+    d.runToRunPct !== null ? `run-to-run scatter ${d.runToRunPct.toFixed(1)}% (in the intervals)` : null,
+  ].filter(Boolean);
+  return `drift: ${modes} ms per iteration, first run → second${fit.length ? `; ${fit.join(', ')}` : ''}`;
 }
 
 /** Key facts as 'label: value' pairs. */

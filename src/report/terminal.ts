@@ -1,7 +1,7 @@
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
-import { allRanksLine, modeRows, splitRows } from './summary-rows.js';
+import { allRanksLine, driftLine, modeRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
 export function renderSummary(profile: Profile, profilePath: string): string {
@@ -32,6 +32,7 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   if (analysis) {
     out.push('');
     out.push(table(splitRows(profile), [1, 2]));
+    for (const line of [stallPartsLine(profile), driftLine(profile)]) if (line) out.push(line);
     const facts = [
       analysis.gpuSamplesPerSec !== null ? `accelerator could take ${analysis.gpuSamplesPerSec.toFixed(1)} samples/s` : null,
       analysis.prepSamplesPerSec !== null ? `prep delivers ${analysis.prepSamplesPerSec.toFixed(1)} samples/s` : null,

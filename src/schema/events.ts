@@ -20,6 +20,12 @@ export const ENV = {
   sync: 'DSA_SYNC',
   /** Protocol version the CLI reads. */
   protocol: 'DSA_PROTOCOL',
+  /**
+   * Cached mode on a resident subset: a file listing the resident sample files,
+   * one absolute path a line. A job that honours it samples only those files
+   * and says so in its start event (subsetFiles).
+   */
+  subsetFile: 'DSA_SUBSET_FILE',
 } as const;
 
 /** Longest plausible wait or compute of one iteration; beyond it a line is counted as bad. */
@@ -53,6 +59,10 @@ export const StartEventSchema = z.object({
   workers: z.number().int().nonnegative().optional(),
   /** Who wrote the events: 'emulator', 'pytorch', 'manual', ... */
   source: z.string().max(200).optional(),
+  /** Samples the job kept after restricting itself to DSA_SUBSET_FILE (absent: it did not restrict itself). */
+  subsetFiles: z.number().int().nonnegative().optional(),
+  /** What the job found when asked to restrict itself (which dataset, or why it could not). */
+  subsetNote: z.string().max(1000).optional(),
 });
 
 export const IterEventSchema = z.object({

@@ -105,6 +105,19 @@ export const StateProofSchema = z.object({
   readBytesSource: z.string(),
   /** Times the cold keeper re-evicted dataset pages during the run (cold mode). */
   reEvictions: z.number().int().nonnegative().optional(),
+  /** How the cold keeper kept the dataset cold during the run, and what it cost (cold mode; absent in older profiles). */
+  keeper: z
+    .object({
+      /** 'inotify': each file is evicted when the job closes it, files held open are swept slowly; 'scan': every file's residency is rescanned. */
+      mechanism: z.enum(['inotify', 'scan']),
+      /** CPU seconds the keeper itself used over the run. */
+      cpuSec: nonneg(),
+      /** cpuSec over the run's wall time: the share of one CPU the keeper took. */
+      cpuShare: nonneg(),
+      /** Why the keeper fell back to scanning, when it did. */
+      fallbackReason: z.string().optional(),
+    })
+    .optional(),
 });
 export type StateProof = z.infer<typeof StateProofSchema>;
 
@@ -121,6 +134,60 @@ export const RankResultSchema = z.object({
   summary: IterationSummarySchema.nullable(),
 });
 export type RankResult = z.infer<typeof RankResultSchema>;
+
+/** One run of a mode, when the mode was measured in several (the drift-cancelling schedule). */
+export const PassSchema = z.object({
+  /** The run's folder under the profile's artefacts (cached, cached-2). */
+  label: z.string(),
+  /** ms since epoch. */
+  startedAt: nonneg(),
+  /** Wall time of the run, s. */
+  wallSec: nonneg(),
+  /** Middle of its measured window (or of the run), ms since epoch: where it sits on the drift line. */
+  midAt: nonneg(),
+  /** How the run ended. */
+  status: z.enum(['ok', 'failed', 'interrupted']),
+  /** Why its measurement stopped. */
+  stopReason: z.string(),
+  /** Whether the run proved its cache state. */
+  proven: z.boolean(),
+  /** Iterations in its measured window (pace-setting rank). */
+  measuredIterations: z.number().int().nonnegative(),
+  /** Its per-iteration time, wait and step, within-run 95% intervals; null with too few iterations. */
+  iterMs: EstimateSchema.nullable(),
+  waitMs: EstimateSchema.nullable(),
+  computeMs: EstimateSchema.nullable(),
+  /** Whole blocks behind those intervals. */
+  blocks: z.number().int().nonnegative(),
+});
+export type Pass = z.infer<typeof PassSchema>;
+
+/** The resident subset a cached mode ran on, when the dataset did not fit or would take too long to warm (absent in older profiles). */
+export const SubsetSchema = z.object({
+  /** Why a subset: the dataset does not fit in the memory budget, or warming it all would take longer than the mode. */
+  reason: z.enum(['does-not-fit', 'warm-time']),
+  /** One line on how the files were chosen. */
+  how: z.string(),
+  /** Files in the subset. */
+  files: z.number().int().nonnegative(),
+  /** Bytes of those files. */
+  bytes: nonneg(),
+  /** Files of the whole dataset. */
+  datasetFiles: z.number().int().nonnegative(),
+  /** Bytes of the whole dataset. */
+  datasetBytes: nonneg(),
+  /** Seed of the permutation whose prefix is the subset. */
+  seed: z.number().int().nonnegative(),
+  /** The memory budget the subset was sized against, bytes, or null when it was cut by warm time only. */
+  budgetBytes: nonneg().nullable(),
+  /** Seconds spent warming the subset. */
+  warmSec: nonneg(),
+  /** Samples the job said it kept after restricting its dataset to the subset (start event subsetFiles); null when it never said. */
+  jobSamples: z.number().int().nonnegative().nullable(),
+  /** What the job said about the restriction (start event subsetNote), if anything. */
+  jobNote: z.string().optional(),
+});
+export type Subset = z.infer<typeof SubsetSchema>;
 
 export const ModeResultSchema = z.object({
   mode: ModeSchema,
@@ -158,8 +225,25 @@ export const ModeResultSchema = z.object({
   cpus: z.array(z.number().int().nonnegative()).nullable().default(null),
   /** CPU seconds the profiler itself used during the mode (sampling, keeping the dataset evicted); absent in older profiles. */
   profilerCpuSec: nonneg().optional(),
+  /** Cached mode on a resident subset of the dataset: which, and why (absent when it ran on the whole dataset). */
+  subset: SubsetSchema.optional(),
+  /**
+   * The runs this result pools, in the order they ran, when the mode was
+   * measured more than once (profile's default schedule); absent for one run.
+   * The figures above are then the runs' equal-weight means, with intervals
+   * that include the run-to-run variation.
+   */
+  passes: z.array(PassSchema).optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
+
+/**
+ * 'stall': the interval clears the naming margin and the wait for data grew;
+ * 'contention': it clears the margin, but only the step grew (CPU shared with
+ * the loader); 'within-noise': it does not clear the margin; 'unknown': modes missing.
+ */
+const StallCallSchema = z.enum(['stall', 'contention', 'within-noise', 'unknown']);
+export type StallCall = z.infer<typeof StallCallSchema>;
 
 export const AnalysisSchema = z.object({
   /** Pure compute per iteration (synthetic mode), ms. */
@@ -186,6 +270,35 @@ export const AnalysisSchema = z.object({
   memoryReadBytesPerSec: nonneg().nullable(),
   /** CPU seconds of pre-processing per sample (cached minus synthetic CPU, per sample). */
   prepCpuSecPerSample: nonneg().nullable(),
+  /**
+   * Whether each stall is named: 'stall' when its 95% interval clears zero by
+   * the margin of docs/method.md, 'within-noise' when it does not, 'unknown'
+   * without the modes it needs. Absent in older profiles.
+   */
+  stallCalls: z
+    .object({ prep: StallCallSchema, fetch: StallCallSchema })
+    .optional(),
+  /**
+   * Each stall taken apart: how much the wait for data grew and how much the
+   * training step itself grew between the two modes (CPU contention with the
+   * loader slows a CPU-run step). The stall counts both. Absent without the modes.
+   */
+  prepStallParts: z.object({ waitGrowthMs: EstimateSchema, stepGrowthMs: EstimateSchema }).nullable().optional(),
+  fetchStallParts: z.object({ waitGrowthMs: EstimateSchema, stepGrowthMs: EstimateSchema }).nullable().optional(),
+  /** How the machine's pace moved between the runs of the schedule; null for a single pass. */
+  drift: z
+    .object({
+      /** Each mode's first and second run, mean per-iteration time, ms. */
+      modes: z.array(z.object({ mode: ModeSchema, firstMs: nonneg(), secondMs: nonneg() })),
+      /** Steady drift fitted over all runs, % per minute (positive: slowing down); null when it cannot be fitted. */
+      slopePctPerMin: finite().nullable(),
+      /** Spread of run means around the drift line beyond their in-run noise, % of the mode's time (1 SD). */
+      runToRunPct: nonneg().nullable(),
+      /** Degrees of freedom behind runToRunPct. */
+      df: z.number().int().nonnegative().nullable(),
+    })
+    .nullable()
+    .optional(),
   /** Bottleneck verdict. */
   verdict: z.object({
     bound: z.enum(['compute', 'prep', 'fetch', 'unknown']),
@@ -225,6 +338,8 @@ export const ProfileSchema = z.object({
     dropCaches: z.boolean(),
     /** Modes requested, in run order. */
     modes: z.array(ModeSchema),
+    /** Runs of each mode, in mirrored order (absent in older profiles: one). */
+    passes: z.number().int().positive().optional(),
   }),
   host: z.object({
     hostname: z.string(),
@@ -260,8 +375,10 @@ export const ProfileSchema = z.object({
         buckets: z.array(z.object({ lowBytes: nonneg(), highBytes: nonneg(), files: z.number().int().nonnegative(), bytes: nonneg() })),
       })
       .optional(),
-    /** Memory the page cache could give the dataset when profiled (90% of MemAvailable), bytes; optional, null when unknown. */
+    /** Memory the page cache could give the dataset when profiled (90% of MemAvailable, or less under a memory cgroup limit), bytes; optional, null when unknown. */
     memoryBudgetBytes: nonneg().nullable().optional(),
+    /** Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (absent in older profiles). */
+    memoryBudgetSource: z.string().optional(),
   }),
   /** Per-mode results; a partial profile lacks some. */
   modes: z.object({

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { assertCommandExists } from '../profile/resolve-command.js';
+import { assertCommandExists } from './resolve-command.js';
+import { processTree } from './proc.js';
 
 /** Parses a kernel CPU list such as '0-3,8,10-11' into CPU numbers. */
 export function parseCpuList(text: string): number[] {
@@ -30,4 +32,31 @@ export function withCpus(count: number, argv: string[], allowed = allowedCpus(),
   assertCommandExists('taskset', path, '/');
   const cpus = allowed.slice(0, count);
   return { argv: ['taskset', '--cpu-list', cpus.join(','), ...argv], cpus };
+}
+
+/**
+ * Every thread of the process tree under `rootPid` with the CPUs it may run
+ * on (Cpus_allowed_list of /proc/<pid>/task/<tid>/status): a job that resets
+ * its own affinity, or a launcher that starts workers outside the mask, shows
+ * here. Threads that exit while being read are skipped.
+ */
+export function threadAffinities(rootPid: number, procRoot = '/proc'): { pid: number; tid: number; cpus: number[] }[] {
+  const threads: { pid: number; tid: number; cpus: number[] }[] = [];
+  for (const pid of processTree(rootPid, procRoot)) {
+    let tids: string[];
+    try {
+      tids = readdirSync(join(procRoot, String(pid), 'task'));
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const cpus = allowedCpus(readFileSync(join(procRoot, String(pid), 'task', tid, 'status'), 'utf8'));
+        if (cpus.length > 0) threads.push({ pid, tid: Number(tid), cpus });
+      } catch {
+        // gone
+      }
+    }
+  }
+  return threads;
 }

@@ -26,6 +26,40 @@ export const FADV = {
   dontNeed: process.arch === 's390x' ? 6 : 4,
 } as const;
 
+/**
+ * inotify(7) flags and event bits from <sys/inotify.h> and <bits/inotify.h>
+ * (IN_NONBLOCK and IN_CLOEXEC are O_NONBLOCK and O_CLOEXEC: these values hold
+ * on x86, arm and the other architectures with the generic fcntl numbers).
+ */
+export const IN = {
+  /** inotify_init1 flag: read() answers EAGAIN instead of blocking. */
+  nonblock: 0o4000,
+  /** inotify_init1 flag: the descriptor is not inherited across exec (the job must not get it). */
+  cloexec: 0o2000000,
+  /** A file was read. */
+  access: 0x1,
+  /** A file opened for writing was closed. */
+  closeWrite: 0x8,
+  /** A file not opened for writing was closed. */
+  closeNowrite: 0x10,
+  /** A file was opened. */
+  open: 0x20,
+  /** The event queue overflowed; events were lost (wd is -1). */
+  queueOverflow: 0x4000,
+  /** The watch was removed (directory deleted, file system unmounted). */
+  ignored: 0x8000,
+  /** inotify_add_watch flag: fail unless the path is a directory. */
+  onlyDir: 0x01000000,
+  /** The subject of the event is a directory. */
+  isDir: 0x40000000,
+} as const;
+
+/** open(2) flags: O_RDONLY | O_CLOEXEC (the job must not inherit the keeper's descriptors). */
+export const O_RDONLY_CLOEXEC = 0o2000000;
+
+/** EAGAIN on Linux: a nonblocking read found nothing to read. */
+export const EAGAIN = 11;
+
 /** The libc calls the page-cache code needs; every call returns 0 or an errno, never throws. */
 export interface LibcBindings {
   /** The system page size in bytes (getpagesize). */
@@ -40,7 +74,27 @@ export interface LibcBindings {
   mincore(address: number, lengthBytes: number, vec: Uint8Array): number;
   /** sync(2): schedule writeback of all dirty pages of all file systems. */
   sync(): void;
+  /** inotify_init1(flags); returns the descriptor, or -errno. */
+  inotifyInit1(flags: number): number;
+  /** inotify_add_watch(fd, path, mask); returns the watch descriptor, or -errno. */
+  inotifyAddWatch(fd: number, path: string, mask: number): number;
+  /** inotify_rm_watch(fd, wd); returns 0 or errno. */
+  inotifyRmWatch(fd: number, wd: number): number;
+  /** read(fd, buf, buf.length); returns the bytes read, or -errno (-EAGAIN on an empty nonblocking descriptor). */
+  read(fd: number, buffer: Uint8Array): number;
+  /** open(path, flags); returns the descriptor, or -errno. */
+  open(path: string, flags: number): number;
+  /** close(fd); returns 0 or errno. */
+  close(fd: number): number;
+  /**
+   * CPU seconds the calling thread has used (clock_gettime(CLOCK_THREAD_CPUTIME_ID)),
+   * or -1 where that clock cannot be read. Unlike wall time around a piece of
+   * work, it does not count time the thread was preempted on a busy machine.
+   */
+  threadCpuSec(): number;
 }
+
+const CLOCK_THREAD_CPUTIME_ID = 3;
 
 /** The outcome of loading libc once: the bindings, or why they are unavailable. */
 export type LibcLoad = { ok: true; libc: LibcBindings } | { ok: false; reason: string };
@@ -73,6 +127,15 @@ function tryLoad(): LibcLoad {
     const munmap = lib.func('int munmap(intptr_t addr, size_t length)');
     const mincore = lib.func('int mincore(intptr_t addr, size_t length, _Out_ uint8_t *vec)');
     const sync = lib.func('void sync(void)');
+    const inotifyInit1 = lib.func('int inotify_init1(int flags)');
+    const inotifyAddWatch = lib.func('int inotify_add_watch(int fd, const char *path, uint32_t mask)');
+    const inotifyRmWatch = lib.func('int inotify_rm_watch(int fd, int wd)');
+    const read = lib.func('intptr_t read(int fd, _Out_ uint8_t *buf, size_t count)');
+    const open = lib.func('int open(const char *path, int flags)');
+    const close = lib.func('int close(int fd)');
+    // struct timespec is two 64-bit words on the 64-bit ABIs koffi's prebuilt binaries cover.
+    const clockGettime = lib.func('int clock_gettime(int clock, _Out_ int64_t *ts)');
+    const timespec = new BigInt64Array(2);
     const errno = (): number => koffi.errno();
     const pageSizeBytes = Number(getpagesize());
     if (!(pageSizeBytes > 0)) return { ok: false, reason: 'getpagesize() returned no page size' };
@@ -90,6 +153,28 @@ function tryLoad(): LibcLoad {
       sync: () => {
         sync();
       },
+      inotifyInit1: (flags) => {
+        const fd = Number(inotifyInit1(flags));
+        return fd < 0 ? -errno() : fd;
+      },
+      inotifyAddWatch: (fd, path, mask) => {
+        const wd = Number(inotifyAddWatch(fd, path, mask));
+        return wd < 0 ? -errno() : wd;
+      },
+      inotifyRmWatch: (fd, wd) => (Number(inotifyRmWatch(fd, wd)) === 0 ? 0 : errno()),
+      read: (fd, buffer) => {
+        const bytes = Number(read(fd, buffer, buffer.length));
+        return bytes < 0 ? -errno() : bytes;
+      },
+      open: (path, flags) => {
+        const fd = Number(open(path, flags));
+        return fd < 0 ? -errno() : fd;
+      },
+      close: (fd) => (Number(close(fd)) === 0 ? 0 : errno()),
+      threadCpuSec: () =>
+        Number(clockGettime(CLOCK_THREAD_CPUTIME_ID, timespec)) === 0
+          ? Number(timespec[0]) + Number(timespec[1]) / 1e9
+          : -1,
     };
     return { ok: true, libc };
   } catch (error) {

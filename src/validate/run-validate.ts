@@ -4,29 +4,41 @@ import { summarizeIterations } from '../analysis/summarize.js';
 import { windowRates } from '../profile/window-rates.js';
 import { median } from '../analysis/stats.js';
 import type { PreparedState, CacheState } from '../profile/cache-state.js';
-import { PageCacheState } from '../profile/cache-state.js';
+import { finishKeeper, PageCacheState } from '../profile/cache-state.js';
 import { runMode, type ModeRunInput } from '../profile/run-mode.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
 import { tail } from '../profile/log-tail.js';
-import { withCpus } from '../system/affinity.js';
-import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
+import { threadAffinities, withCpus } from '../system/affinity.js';
+import { createJobCgroup, wrapCommand, type JobCgroup } from '../system/cgroups.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { evict, residency } from '../system/page-cache.js';
+import { requireCacheCap } from '../system/cache-cap.js';
+import type { InotifyKeeper } from '../system/inotify-keeper.js';
 import { baseScenario, fitModel, predict, type FittedModel, type Scenario } from '../whatif/model.js';
-import { cgroupMemory, DatasetCacheCap, type CapStep } from './memory-limit.js';
+import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
+import { CONTROL_MIN_ITERATIONS, type ValidationPoint } from './plan.js';
+
+export type { ValidationPoint } from './plan.js';
 
 /**
- * One point to check: a cache size, a CPU count, or the control (the profiled
- * settings again, which shows how far the job's pace moves between runs).
+ * What a point's run amounts to: 'measured' tested the setting it asked for;
+ * 'not-held' ran, but its cache or CPU setting did not hold, so it tested
+ * another one (kept, left out of the model's error); 'failed' measured nothing.
  */
-export type ValidationPoint = { kind: 'cache'; cacheBytes: number; recommended?: boolean } | { kind: 'cpus'; cpus: number } | { kind: 'control' };
+export type PointStatus = 'measured' | 'not-held' | 'failed';
 
 export interface ValidationResult {
   point: ValidationPoint;
+  /** Whether the point tested what it asked for (see PointStatus). */
+  status: PointStatus;
+  /** Cache points: how the dataset's residency went against the target over the measured window, else null. */
+  residency: ResidencyVerdict | null;
+  /** CPU points: whether the affinity reached every thread of the job, else null. */
+  affinity: AffinityVerdict | null;
   /** Predicted samples/s (steady state) at the point; for a cache point, at the cache the job really had. */
   predictedSamplesPerSec: number;
-  /** Cache points: mean dataset bytes resident over the measured window (mincore), else null. */
+  /** Cache points: mean dataset bytes resident over the measured window (mincore, sampled on large datasets), else null. */
   residentBytes: number | null;
   /** Cache points: the model's steady hit ratio at residentBytes, else null. */
   predictedHitRatio: number | null;
@@ -57,8 +69,10 @@ export interface ValidationReport {
   results: ValidationResult[];
   /** True when Ctrl-C stopped the run: results holds the points completed before it. */
   interrupted: boolean;
-  /** Median of |relativeError| over the points that ran, the control left out. */
+  /** Median of |relativeError| over the measured points (status 'measured'), the control left out. */
   medianAbsError: number | null;
+  /** Points, the control left out, whose setting did not hold: the sizes or CPU counts not tested. */
+  notHeld: number;
   /** |relativeError| of the control: the job's own run-to-run variation, which no model removes. */
   controlAbsError: number | null;
   /** Median of |anchoredError| over the points after the control. */
@@ -67,6 +81,19 @@ export interface ValidationReport {
   modelCaveats: string[];
   /** Whether the model's overlap of reads and pre-processing was measured (σ fitted) or assumed. */
   overlapMeasured: boolean;
+}
+
+/** Live state of a running point. */
+export interface PointProgress {
+  /** Iterations so far (the pace-setting rank's). */
+  iterations: number;
+  /** Seconds since the job started. */
+  elapsedSec: number;
+  /** Cache points: the epoch running (1-based) and the epochs planned; null otherwise. */
+  epoch: number | null;
+  epochs: number | null;
+  /** Cache points: the last residency reading, bytes; null otherwise or before the first. */
+  residentBytes: number | null;
 }
 
 export interface ValidateInput {
@@ -82,13 +109,17 @@ export interface ValidateInput {
   workDir: string;
   timeoutSec: number;
   onPoint?: (point: ValidationPoint, index: number) => void;
+  /** Called when a point has run, with its result. */
+  onPointDone?: (result: ValidationResult, index: number) => void;
+  /** Called about every poll while a point runs. */
+  onProgress?: (index: number, progress: PointProgress) => void;
   onSignal: (handler: () => void) => () => void;
 }
 
 /**
- * Runs the profiled job again at other cache sizes (a memory cgroup caps its
- * page cache) and CPU counts (affinity), and sets what it measures beside what
- * the what-if model predicts. The model is fitted on the profile alone, so
+ * Runs the profiled job again at other cache sizes (a cap holds the dataset's
+ * page cache at each size: src/system/cache-cap.ts) and CPU counts (affinity),
+ * and sets what it measures beside what the what-if model predicts. The model is fitted on the profile alone, so
  * each point is a prediction of a run it has not seen.
  */
 export async function runValidation(input: ValidateInput): Promise<ValidationReport> {
@@ -121,10 +152,14 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
       const missRatio = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
       const anchoredRate = anchoredModel ? predict(anchoredModel, asRun).samplesPerSec : null;
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
+      const status = pointStatus(rate, measured.residency, measured.affinity);
       if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
       const halfWidth = measured.summary?.iterMs.halfWidth != null && rate !== null ? (rate * measured.summary.iterMs.halfWidth) / measured.summary.iterMs.mean : null;
       results.push({
         point,
+        status,
+        residency: measured.residency,
+        affinity: measured.affinity,
         predictedSamplesPerSec: predicted,
         residentBytes: measured.residentBytes,
         predictedHitRatio: point.kind === 'cache' ? prediction.steadyHitRatio : null,
@@ -137,20 +172,40 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
         note: measured.note,
         failureTail: measured.failureTail,
       });
+      input.onPointDone?.(results[results.length - 1], index);
     }
   } finally {
     interrupts.dispose();
   }
-  const points = results.filter((r) => r.point.kind !== 'control');
-  const control = results.find((r) => r.point.kind === 'control');
   return {
     results,
     interrupted: interrupts.interrupted,
-    medianAbsError: medianAbs(points.map((r) => r.relativeError)),
-    controlAbsError: control?.relativeError != null ? Math.abs(control.relativeError) : null,
-    anchoredMedianAbsError: medianAbs(points.map((r) => r.anchoredError)),
+    ...errorSummary(results),
     modelCaveats: model.caveats,
     overlapMeasured: model.overlapMeasured,
+  };
+}
+
+/** A point's status from its measured rate and whether its cache and CPU settings held. */
+export function pointStatus(rate: number | null, residency: ResidencyVerdict | null, affinity: AffinityVerdict | null): PointStatus {
+  if (rate === null) return 'failed';
+  return (residency?.held ?? true) && (affinity?.held ?? true) ? 'measured' : 'not-held';
+}
+
+/**
+ * The model's errors over the points that tested their setting: a point not
+ * held tested another setting, so it says nothing of the model's error and is
+ * left out (and counted).
+ */
+export function errorSummary(results: readonly ValidationResult[]): Pick<ValidationReport, 'medianAbsError' | 'notHeld' | 'controlAbsError' | 'anchoredMedianAbsError'> {
+  const points = results.filter((r) => r.point.kind !== 'control');
+  const tested = points.filter((r) => r.status === 'measured');
+  const control = results.find((r) => r.point.kind === 'control');
+  return {
+    medianAbsError: medianAbs(tested.map((r) => r.relativeError)),
+    notHeld: points.filter((r) => r.status === 'not-held').length,
+    controlAbsError: control?.relativeError != null ? Math.abs(control.relativeError) : null,
+    anchoredMedianAbsError: medianAbs(tested.map((r) => r.anchoredError)),
   };
 }
 
@@ -180,33 +235,38 @@ interface PointContext {
   index: number;
 }
 
-async function measurePoint(
-  point: ValidationPoint,
-  ctx: PointContext,
-): Promise<{
+interface PointOutcome {
   summary: IterationSummary | null;
   ranks: number;
   note: string;
   residentBytes: number | null;
+  residency: ResidencyVerdict | null;
+  affinity: AffinityVerdict | null;
   readBytesPerSample: number | null;
   failureTail: string | null;
-}> {
+}
+
+async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<PointOutcome> {
   const { input, dataset } = ctx;
   const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
+  let job: { pid: number } | null = null;
   const common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'> = {
     argv: input.profile.command,
     cwd: input.cwd,
     dataset,
     precision: input.precision,
-    minIterations: 60,
-    maxIterations: Math.max(60, input.maxIterations),
+    minIterations: CONTROL_MIN_ITERATIONS,
+    maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
     timeoutSec: input.timeoutSec,
     firstIterationTimeoutSec: 300,
     stopGraceSec: 30,
     killGraceSec: 10,
     sync: true,
     pollMs: 250,
-    onJobStarted: (job) => ctx.interrupts.attach(job),
+    onJobStarted: (started) => {
+      job = started;
+      ctx.interrupts.attach(started);
+    },
     interrupted: () => ctx.interrupts.interrupted,
   };
   const label = point.kind === 'cache' ? `cache-${point.cacheBytes}` : point.kind === 'cpus' ? `cpus-${point.cpus}` : 'control';
@@ -214,6 +274,7 @@ async function measurePoint(
 
   if (point.kind !== 'cache') {
     const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command) : null;
+    let verdict: AffinityVerdict | null = null;
     const result = await runMode({
       ...common,
       mode: 'cached',
@@ -221,126 +282,125 @@ async function measurePoint(
       modeDir,
       wrapArgv: (argv) => argv,
       cacheState: new PageCacheState({ dropCaches: false, coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
+      onProgress: (progress) => {
+        input.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
+        // Once the job iterates, its loader workers exist: every thread must be inside the mask.
+        if (affinity && verdict === null && progress.iterations >= AFFINITY_CHECK_ITERATIONS && job) {
+          const threads = threadAffinities(job.pid);
+          if (threads.length > 0) verdict = judgeAffinity(threads, affinity.cpus);
+        }
+      },
     });
+    if (affinity && verdict === null) verdict = { ...judgeAffinity([], affinity.cpus), example: 'the job ended before its threads could be checked' };
+    const checked = verdict as AffinityVerdict | null;
     const where = affinity ? `on CPUs ${affinity.cpus.join(',')}` : 'at the profiled settings';
+    const applied =
+      checked === null ? '' : checked.held ? `; affinity held on all ${checked.threads} threads` : `; affinity NOT held: ${checked.outside} of ${checked.threads} threads outside (${checked.example})`;
     return {
       summary: result.status === 'ok' ? result.summary : null,
       ranks: Math.max(1, result.ranks.length),
-      note: `cached mode ${where}: ${result.status} (${result.stopReason})`,
+      note: `cached mode ${where}: ${result.status} (${result.stopReason})${applied}`,
       residentBytes: null,
+      residency: null,
+      affinity: checked,
       readBytesPerSample: null,
       failureTail: failureTail(result),
     };
   }
-
-  // Cache point: start cold, let the capped page cache fill over the first
-  // epoch, and measure the epochs after it (the model's steady state).
-  const first = await measureCachePoint(point, ctx, common, modeDir, iterationsPerEpoch, 0);
-  if (first.outcome.failureTail === null || ctx.interrupts.interrupted) return first.outcome;
-  if (!OUT_OF_MEMORY.test(first.outcome.failureTail) && !endedAtLimit(first.steps)) return first.outcome;
-  // On cgroup v1 a job at the limit with nothing left to reclaim gets ENOMEM
-  // from a read() (the paused-instead-of-killed behaviour covers page faults
-  // only): a PyTorch job met it when its DataLoader forked new workers at an
-  // epoch boundary, a jump of 25 MB between two polls. Retry once with room
-  // for the largest jump the failed run showed, on top of the floor's own.
-  const slack = Math.max(RETRY_MIN_SLACK_BYTES, largestGrowth(first.steps));
-  const retry = await measureCachePoint(point, ctx, common, `${modeDir}-retry`, iterationsPerEpoch, slack);
-  const why = `the first run failed at the limit (${lastLine(first.outcome.failureTail)}); retried with ${mib(slack)} more room`;
-  return { ...retry.outcome, note: `${why}; ${retry.outcome.note}` };
+  return measureCachePoint(point, ctx, common, modeDir, iterationsPerEpoch);
 }
 
-/** Least extra room a retried cache point gets. */
-const RETRY_MIN_SLACK_BYTES = 16 * 2 ** 20;
+/** Iterations after which a CPU point's threads are checked (loader workers started). */
+const AFFINITY_CHECK_ITERATIONS = 5;
 
-/** What a job prints when an allocation failed: Python, C++, errno. */
-const OUT_OF_MEMORY = /Cannot allocate memory|ENOMEM|MemoryError|std::bad_alloc|out of memory/i;
+/** Files of each group (held by the cap, not held) a residency reading reads at most; more are sampled. */
+const RESIDENCY_SAMPLE_FILES = 512;
+/** Least time between two residency readings. */
+const READING_INTERVAL_MS = 250;
+/** Largest share of the time the readings may take: a slow reading spaces the next ones out. */
+const READING_DUTY_CYCLE = 0.02;
 
 /**
- * Whether the job's own memory (what cannot be reclaimed) reached the cap's
- * limit in its last steps: a failure there may be the cap's doing. Usage alone
- * sits at the limit whenever the capped cache is full, which is the cap working.
+ * One run of a cache point: the dataset evicted, then the job run with the
+ * cap holding the dataset's page cache at the target (an LRU of the files it
+ * closed). The first epoch fills the cache and is not measured; the epochs
+ * after it are the model's steady state. Residency readings (mincore, through
+ * the cap, sampled on large datasets) judge whether the target held.
  */
-export function endedAtLimit(steps: CapStep[]): boolean {
-  // A step records what it read and the limit it then set: compare with the limit set one step before.
-  for (let k = Math.max(1, steps.length - 3); k < steps.length; k++) {
-    const limit = steps[k - 1].limitBytes;
-    if (limit !== null && steps[k].ownBytes >= limit - AT_LIMIT_MARGIN_BYTES) return true;
-  }
-  return false;
-}
-
-/** Usage within this of the limit counts as at the limit. */
-const AT_LIMIT_MARGIN_BYTES = 4 * 2 ** 20;
-
-/** The largest growth of the job's own memory between two steps of the cap. */
-export function largestGrowth(steps: CapStep[]): number {
-  let largest = 0;
-  for (let k = 1; k < steps.length; k++) largest = Math.max(largest, steps[k].ownBytes - steps[k - 1].ownBytes);
-  return largest;
-}
-
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return lines[lines.length - 1].replace(/^\s*\|?\s*/, '').slice(0, 120);
-}
-
-type PointOutcome = Awaited<ReturnType<typeof measurePoint>>;
-
-/** One run of a cache point: the job cold in a memory cgroup whose cap holds the dataset's cache at the target. */
 async function measureCachePoint(
   point: Extract<ValidationPoint, { kind: 'cache' }>,
   ctx: PointContext,
   common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'>,
   modeDir: string,
   iterationsPerEpoch: number,
-  extraSlackBytes: number,
-): Promise<{ outcome: PointOutcome; steps: CapStep[] }> {
+): Promise<PointOutcome> {
   const { input, dataset } = ctx;
   // Storage as the profile saw it: its cold mode's throttle, when it had one.
-  const throttle = input.profile.options.storageBwBytesPerSec;
-  const group = createJobCgroup({
-    name: `validate-${process.pid}-${ctx.index}${extraSlackBytes > 0 ? '-retry' : ''}`,
-    memoryLimitBytes: 2 ** 50,
-    ...(throttle && dataset.device ? { readBpsDevice: { device: dataset.device, bytesPerSec: throttle } } : {}),
-  });
-  const cap = new DatasetCacheCap(cgroupMemory(group.dirs), dataset.files, point.cacheBytes, extraSlackBytes);
+  const throttleBps = input.profile.options.storageBwBytesPerSec;
+  const group: JobCgroup | null =
+    throttleBps && dataset.device
+      ? createJobCgroup({ name: `validate-${process.pid}-${ctx.index}`, readBpsDevice: { device: dataset.device, bytesPerSec: throttleBps } })
+      : null;
+  const holder: { cap: InotifyKeeper | null } = { cap: null };
+  const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];
+  let lastReadingAt = 0;
+  let readingCostMs = 0;
+  let lastResident: number | null = null;
+  const epochs = input.epochs;
   try {
     const result = await runMode({
       ...common,
       mode: 'cold',
-      minIterations: iterationsPerEpoch * input.epochs,
-      maxIterations: iterationsPerEpoch * input.epochs * 3,
+      minIterations: iterationsPerEpoch * epochs,
+      maxIterations: iterationsPerEpoch * epochs * 3,
       modeDir,
-      wrapArgv: (argv) => wrapCommand(group.procsFiles, argv),
-      cacheState: coldStartState(),
+      wrapArgv: (argv) => (group ? wrapCommand(group.procsFiles, argv) : argv),
+      cacheState: cappedState(point.cacheBytes, holder),
       onProgress: (progress) => {
-        // From the job's first iteration on, its own memory is known; follow it.
-        if (progress.iterations >= 1) void cap.adjust(progress.iterations);
+        const now = Date.now();
+        if (holder.cap && now - lastReadingAt >= Math.max(READING_INTERVAL_MS, readingCostMs / READING_DUTY_CYCLE)) {
+          const reading = holder.cap.readResidency(RESIDENCY_SAMPLE_FILES);
+          readingCostMs = Date.now() - now;
+          lastReadingAt = Date.now();
+          if (reading) {
+            readings.push({ iterations: progress.iterations, residentBytes: reading.residentBytes, exact: reading.exact });
+            lastResident = reading.residentBytes;
+          }
+        }
+        const epoch = Math.min(epochs, Math.floor(progress.iterations / iterationsPerEpoch) + 1);
+        input.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch, epochs, residentBytes: lastResident });
       },
     });
     const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
     const steady = pace ? pace.iterations.slice(iterationsPerEpoch) : [];
     const summary = result.status === 'ok' ? summarizeIterations(steady, { workers: pace?.workers ?? null }) : null;
-    const resident = cap.residencyFrom(iterationsPerEpoch);
-    const residentBytes = resident.length ? resident.reduce((a, b) => a + b, 0) / resident.length : null;
+    const window = readings.filter((r) => r.iterations >= iterationsPerEpoch);
+    const verdict = judgeResidency(
+      window.map((r) => r.residentBytes),
+      point.cacheBytes,
+      dataset.bytes,
+    );
+    const sampled = window.some((r) => !r.exact) ? ', sampled' : '';
     const held =
-      residentBytes === null
-        ? 'dataset residency not measured in the measured window'
-        : `dataset in page cache ${mib(Math.min(...resident))}-${mib(Math.max(...resident))}, mean ${mib(residentBytes)} (mincore, ${resident.length} readings)`;
-    const outcome: PointOutcome = {
+      verdict.meanBytes === null
+        ? 'dataset residency not measured in the measured window: not held'
+        : `dataset in page cache ${mib(verdict.minBytes!)}-${mib(verdict.maxBytes!)}, mean ${mib(verdict.meanBytes)} ` +
+          `(mincore, ${verdict.readings} readings${sampled}, ${Math.round(verdict.inBandShare * 100)}% within ±${mib(verdict.toleranceBytes)}): ${verdict.held ? 'held' : 'NOT held'}`;
+    return {
       summary,
       ranks: Math.max(1, result.ranks.length),
       note: `target ${mib(point.cacheBytes)}; ${held}; first epoch not measured; ${result.status} (${result.stopReason})`,
-      residentBytes,
+      residentBytes: verdict.meanBytes,
+      residency: verdict,
+      affinity: null,
       readBytesPerSample: windowRates(result.resources, steady, (r) => r.jobReadBytes)?.perSample ?? null,
       failureTail: failureTail(result),
     };
-    return { outcome, steps: cap.steps };
   } finally {
-    await group.remove().catch(() => undefined);
-    // Every step of the cap beside the job's logs: how the limit moved, and why, when the cache did not hold.
+    await group?.remove().catch(() => undefined);
+    // Every reading beside the job's logs: how the cache went, when it did not hold.
     mkdirSync(modeDir, { recursive: true });
-    writeFileSync(join(modeDir, 'cache-cap.jsonl'), cap.steps.map((step) => JSON.stringify(step) + '\n').join(''));
+    writeFileSync(join(modeDir, 'residency.jsonl'), readings.map((r) => JSON.stringify(r) + '\n').join(''));
   }
 }
 
@@ -350,13 +410,24 @@ function failureTail(result: ModeResult): string | null {
   return tail(result.logs.stderr, 10) || tail(result.logs.stdout, 10) || null;
 }
 
-/** The dataset evicted once before the run and then left alone: the capped cache fills as it may. */
-function coldStartState(): CacheState {
+/**
+ * The dataset evicted once before the run, then capped at `capBytes` while the
+ * job runs: the cache fills over the first epoch up to the cap and stays there.
+ */
+function cappedState(capBytes: number, holder: { cap: InotifyKeeper | null }): CacheState {
   return {
     async prepare(_mode, dataset): Promise<PreparedState> {
       await evict(dataset.files, { sync: true });
       const before = await residency(dataset.files);
-      return { residentBytesBefore: before.residentBytes, finish: async () => ({}) };
+      const cap = requireCacheCap(dataset.files, { capBytes });
+      holder.cap = cap;
+      return {
+        residentBytesBefore: before.residentBytes,
+        finish: async () => {
+          holder.cap = null;
+          return finishKeeper(cap);
+        },
+      };
     },
   };
 }

@@ -17,7 +17,7 @@
  * VLDB 2021) keeps the first M bytes it sees, so from the second epoch on a
  * random access hits with probability min(1, M/D).
  */
-import { mixSeed, mulberry32 } from '../emulator/rng.js';
+import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
 
 
 /**
@@ -144,7 +144,7 @@ export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number,
   const tree = new Float64Array(n + 1);
   const out: EpochDistances[] = [];
   for (let e = 0; e < epochs; e++) {
-    shuffleInto(positions, mulberry32(mixSeed(seed, e)));
+    shuffledIndices(positions, mulberry32(mixSeed(seed, e)));
     const histogram = new Histogram(binBytes, datasetBytes);
     const parts = e === 0 ? [] : Array.from({ length: EPOCH_PARTS }, () => new Histogram(binBytes * PART_BIN_FACTOR, datasetBytes));
     tree.fill(0);
@@ -175,17 +175,6 @@ export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number,
     [itemAt, nextItemAt] = [nextItemAt, itemAt];
   }
   return { items: n, datasetBytes, binBytes, epochs: out };
-}
-
-/** Fisher-Yates with the given generator. */
-function shuffleInto(order: Int32Array, random: () => number): void {
-  for (let i = 0; i < order.length; i++) order[i] = i;
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    const tmp = order[i];
-    order[i] = order[j];
-    order[j] = tmp;
-  }
 }
 
 /** Bytes per histogram bin for distances up to `maxDistance`. */

@@ -25,7 +25,9 @@
  * sample once per epoch, so the cache sees one random permutation per epoch
  * exactly as for one rank.
  */
-import { fitCpuScaling, pooledSecPerSample } from './cpu-scaling.js';
+import { fitCpuScaling, pooledSecPerSample, type CpuScaling } from './cpu-scaling.js';
+
+export type { CpuScaling } from './cpu-scaling.js';
 import { ExitCode, UserError } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import type { IterationSummary, ModeResult, Profile } from '../schema/profile.js';
@@ -51,23 +53,6 @@ export type CachePolicy = 'page-cache' | 'minio';
 
 /** What limits the pace: the stage with the largest time per sample. */
 export type Bottleneck = 'compute' | 'prep' | 'fetch';
-
-/** How effective parallelism grows with CPUs: eff(c) in "CPUs' worth of prep work per second". */
-export type CpuScaling =
-  | {
-      /** eff(c) = perCpu * c: assumed, no CPU sweep was run. */
-      kind: 'linear';
-      /** Effective parallelism per CPU, measured at the profiled CPU count (or assumed 1). */
-      perCpu: number;
-    }
-  | {
-      /** Fitted from a CPU sweep: piecewise linear through the points. */
-      kind: 'fitted';
-      /** (cpus, effective parallelism) pairs, ascending in cpus. */
-      points: { cpus: number; eff: number }[];
-      /** Where the points came from, e.g. 'profile --cpus 1,2,4'. */
-      source: string;
-    };
 
 /** One fitted parameter, with the measurement it comes from. */
 export interface ModelParameter {

@@ -32,7 +32,7 @@ export function summary(iterMs: number, halfWidth: number | null, samplesPerIter
     blockSize: 6,
     blocks: 100,
     iterMs: { mean: iterMs, halfWidth, proven: true },
-    waitMs: { mean: iterMs - computeMs, halfWidth: 0, proven: true },
+    waitMs: { mean: iterMs - computeMs, halfWidth, proven: true },
     computeMs: { mean: computeMs, halfWidth, proven: true },
     samplesPerIter,
     samplesPerSec: samplesPerIter / (iterMs / 1000),

@@ -3,7 +3,7 @@
  * the same seed gives the same series on every machine.
  */
 import type { Iteration } from '../../src/schema/profile.js';
-import { mulberry32 } from '../../src/emulator/rng.js';
+import { mulberry32 } from '../../src/random.js';
 
 /** mulberry32: a tiny seeded 32-bit PRNG, the emulator's own. */
 export const prng = mulberry32;

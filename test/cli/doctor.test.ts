@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { run } from '../../src/cli/main.js';
 import { CAPABILITY_NAMES } from '../../src/system/capability-text.js';
@@ -19,4 +20,21 @@ test('doctor lists every capability with what was found, and for each missing on
   const text = fakeIo(tmpdir(), { ...process.env, DSA_NVIDIA_SMI: '/nonexistent/nvidia-smi' });
   assert.equal(await run(['doctor'], text), 0);
   assert.match(text.out, /What is missing, and what it costs:\n- nvidia-smi: /);
+});
+
+test('doctor --data names the file system of a dataset folder and what it cannot prove', async () => {
+  const shm = existsSync('/dev/shm') ? '/dev/shm' : null;
+  const io = fakeIo(tmpdir(), { ...process.env, DSA_NVIDIA_SMI: '/nonexistent/nvidia-smi' });
+  const data = [tmpdir(), ...(shm ? [shm] : []), '/no/such/folder'];
+  assert.equal(await run(['doctor', ...data.flatMap((d) => ['--data', d])], io), 0, io.err);
+  assert.match(io.out, /dataset +file system +source +mounted at/);
+  assert.match(io.out, /- --data \/no\/such\/folder: cannot be resolved/);
+  if (shm && /tmpfs/.test(readFileSync('/proc/self/mountinfo', 'utf8'))) {
+    assert.match(io.out, /--data \/dev\/shm is on tmpfs .*there is no cold mode to measure/);
+  }
+  const json = fakeIo(tmpdir(), { ...process.env, DSA_NVIDIA_SMI: '/nonexistent/nvidia-smi' });
+  assert.equal(await run(['doctor', '--json', '--data', tmpdir()], json), 0, json.err);
+  const parsed = JSON.parse(json.out) as { capabilities: unknown[]; dataset: { root: string; kind: string }[] };
+  assert.deepEqual(parsed.capabilities.length, CAPABILITY_NAMES.length);
+  assert.equal(parsed.dataset[0].root, tmpdir());
 });

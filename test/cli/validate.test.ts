@@ -6,6 +6,9 @@ import type { ValidationPoint, ValidationReport, ValidationResult } from '../../
 function row(point: ValidationPoint, predicted: number, measured: number, halfWidth: number, anchored: number | null = null): ValidationResult {
   return {
     point,
+    status: 'measured',
+    residency: null,
+    affinity: null,
     predictedSamplesPerSec: predicted,
     residentBytes: point.kind === 'cache' ? point.cacheBytes : null,
     predictedHitRatio: point.kind === 'cache' ? 0.62 : null,
@@ -25,6 +28,7 @@ function report(results: ValidationResult[]): ValidationReport {
     results,
     interrupted: false,
     medianAbsError: 0.08,
+    notHeld: 0,
     controlAbsError: Math.abs(results[0].relativeError!),
     anchoredMedianAbsError: 0.03,
     modelCaveats: [],
@@ -36,8 +40,8 @@ test('the report shows the control, the anchored errors, and whether the recomme
   const control = row({ kind: 'control' }, 400, 380, 5);
   const gone = row({ kind: 'cache', cacheBytes: 200 * 2 ** 20, recommended: true }, 400, 370, 6, 380);
   const text = renderValidation(report([control, gone, row({ kind: 'cpus', cpus: 1 }, 210, 200, 4, 199.5)]), 'p.json');
-  assert.match(text, /control \(as profiled\)\s+400\.0\s+380\.0 ± 5\.0\s+5\.3%/);
-  assert.match(text, /page cache 200\.0 MiB \(recommended\)\s+400\.0\s+370\.0 ± 6\.0\s+8\.1%\s+2\.7%\s+0\.62\/0\.55/);
+  assert.match(text, /control \(as profiled\)\s+measured\s+400\.0\s+380\.0 ± 5\.0\s+5\.3%/);
+  assert.match(text, /page cache 200\.0 MiB \(recommended\)\s+measured\s+400\.0\s+370\.0 ± 6\.0\s+8\.1%\s+2\.7%\s+0\.62\/0\.55/);
   assert.match(text, /median absolute error 8\.0%: within the 10% target/);
   assert.match(text, /control: the profiled settings re-run landed 5\.3% from the profile/);
   assert.match(text, /anchored to the control .*: median absolute error 3\.0%/);

@@ -44,9 +44,37 @@ test('--json prints only the result, parameters with sources', async () => {
   assert.equal(result.cacheSweep.length, 11);
 });
 
+test('--cache 0 (no cache) and --cache 50% (of the profile\'s dataset) answer, like validate\'s sizes', async () => {
+  const datasetBytes: number = profile.dataset.bytes;
+  const answers: Record<string, { cacheBytes: number; iterMs: number; hit: number }> = {};
+  for (const cache of ['0', '50%', '100%']) {
+    const io = fakeIo(dir);
+    assert.equal(await run(['whatif', '--cache', cache, '--json'], io), ExitCode.Ok, io.err);
+    const { prediction } = JSON.parse(io.out);
+    answers[cache] = { cacheBytes: prediction.scenario.cacheBytes, iterMs: prediction.iterMs, hit: prediction.hitRatio };
+    assert.ok(Number.isFinite(prediction.iterMs) && prediction.iterMs > 0, `${cache}: an iteration time, got ${prediction.iterMs}`);
+  }
+  assert.equal(answers['0'].cacheBytes, 0);
+  assert.equal(answers['0'].hit, 0, 'no cache, no hits: every read from storage');
+  assert.equal(answers['50%'].cacheBytes, Math.round(datasetBytes / 2));
+  assert.equal(answers['100%'].cacheBytes, datasetBytes);
+  // Less cache can only mean more reads from storage: the iteration is no faster.
+  assert.ok(answers['0'].iterMs >= answers['50%'].iterMs && answers['50%'].iterMs >= answers['100%'].iterMs, JSON.stringify(answers));
+  assert.ok(answers['0'].iterMs > answers['100%'].iterMs, `the fixture is fetch-bound cold, so no cache is slower: ${JSON.stringify(answers)}`);
+
+  for (const cache of ['0', '50%']) {
+    const io = fakeIo(dir);
+    assert.equal(await run(['whatif', '--cache', cache], io), ExitCode.Ok, io.err);
+    assert.match(io.out, /throughput, samples\/s/);
+    assert.match(io.out, cache === '0' ? /cache 0 B\*/ : /cache [\d.]+ [KM]iB\*/);
+    assert.equal(io.err, '');
+  }
+});
+
 test('bad values name the flag (exit code 3)', async () => {
   await expectError(['--cache', '64X'], ExitCode.BadValue, /--cache '64X'/);
-  await expectError(['--cache', '0'], ExitCode.BadValue, /--cache '0' must be greater than zero/);
+  await expectError(['--cache', '150%'], ExitCode.BadValue, /--cache '150%': a share of the dataset is at most 100%/);
+  await expectError(['--cache', 'half'], ExitCode.BadValue, /cannot parse --cache 'half': use bytes with a unit \(64G, 512MiB, 1\.5TB\), a share of the dataset \(50%\), or 0/);
   await expectError(['--cpus', '-2'], ExitCode.BadValue, /--cpus must be a positive number/);
   await expectError(['--cpus', '1.5'], ExitCode.BadValue, /--cpus must be a whole number/);
   await expectError(['--gpus', '0'], ExitCode.BadValue, /--gpus/);

@@ -268,3 +268,31 @@ test('bad options and environment fail with a one-line message and no stack trac
   assert.match(noData.stderr, /does not exist/);
   for (const result of [badFlag, badMode, noData]) assert.doesNotMatch(result.stderr, /\n\s+at /);
 });
+
+test('cached mode with DSA_SUBSET_FILE: the job samples only the listed files and says how many it kept', async () => {
+  const events = freshDir('events');
+  const files = listDatasetFiles(data);
+  const kept = [files[1], files[5], files[6], files[20]];
+  const list = join(root, `subset-${runs++}.txt`);
+  writeFileSync(list, `${kept.join('\n')}\n/elsewhere/not-in-the-dataset.bin\n`);
+  const result = await startJob([...BASE_ARGS, '--batch-size', '2'], { DSA_MODE: 'cached', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '10', DSA_SUBSET_FILE: list });
+  assert.equal(result.exitCode, 0, result.stderr);
+  const { start, iters } = readEvents(events);
+  assert.equal(start.subsetFiles, 4);
+  assert.equal(start.subsetNote, 'kept 4 of 32 files');
+  // Each epoch of 2 batches is a permutation of the 4 kept files only.
+  const keptBytes = kept.map((f) => statSync(f).size);
+  for (let epoch = 0; epoch < 5; epoch++) {
+    const plan = planEpoch(4, 2, 1, epoch);
+    assert.deepEqual(iters.slice(epoch * 2, epoch * 2 + 2).map((e) => e.bytes), plan.map((batch) => sum(batch.map((f) => keptBytes[f]))));
+  }
+
+  // Other modes ignore it; an unreadable list leaves the dataset whole and says why.
+  const cold = freshDir('events');
+  await startJob(BASE_ARGS, { DSA_MODE: 'cold', DSA_EVENTS_DIR: cold, DSA_ITERATIONS: '2', DSA_SUBSET_FILE: list });
+  assert.equal(readEvents(cold).start.subsetFiles, undefined);
+  const missing = freshDir('events');
+  await startJob(BASE_ARGS, { DSA_MODE: 'cached', DSA_EVENTS_DIR: missing, DSA_ITERATIONS: '2', DSA_SUBSET_FILE: join(root, 'no-such-list') });
+  assert.equal(readEvents(missing).start.subsetFiles, undefined);
+  assert.match(readEvents(missing).start.subsetNote ?? '', /cannot read .*no-such-list: ENOENT/);
+});

@@ -12,7 +12,7 @@ import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { readProfile, writeProfile } from '../../src/profile/profile-store.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Iteration, ModeResult, Profile } from '../../src/schema/profile.js';
-import { mulberry32 } from '../../src/emulator/rng.js';
+import { mulberry32 } from '../../src/random.js';
 
 const DIR = fileURLToPath(new URL('../../../test/fixtures/profiles/', import.meta.url));
 const SOURCE = readProfile(DIR + 'emulated-quick.json');

@@ -41,3 +41,9 @@ test('unmeasurable reads and an unacknowledged mode are never proven', () => {
   assert.match(silent.reason, /never acknowledged synthetic/);
   assert.equal(proveState({ ...base, mode: 'synthetic' }).proven, true);
 });
+
+test("the cold keeper's CPU becomes a share of one CPU over the mode's wall time", () => {
+  const proof = proveState({ ...base, keeper: { mechanism: 'scan', cpuSec: 3, fallbackReason: 'no watches', modeWallSec: 60 } });
+  assert.deepEqual(proof.keeper, { mechanism: 'scan', cpuSec: 3, cpuShare: 0.05, fallbackReason: 'no watches' });
+  assert.equal(proveState(base).keeper, undefined);
+});

@@ -71,6 +71,21 @@ describe('listDataset', () => {
     assert.equal(parallel.files.length, 6);
   });
 
+  it('lists the same files through fs.statSync as through statx', async () => {
+    const root = path.join(dir, 'data');
+    const statx = await listDataset([root], { readMeminfo: plentyOfMemory });
+    const node = await listDataset([root], { readMeminfo: plentyOfMemory, nodeStat: true });
+    assert.deepEqual(node.files, statx.files);
+    assert.deepEqual(node.fileBytesQuantiles, statx.fileBytesQuantiles);
+  });
+
+  it("records each root's file system from mountinfo", async () => {
+    const root = path.join(dir, 'data');
+    const mountinfo = `22 1 254:0 / / rw - ext4 /dev/vda rw\n40 22 0:50 / ${dir} rw - tmpfs tmpfs rw\n`;
+    const dataset = await listDataset([root], { readMeminfo: plentyOfMemory, readMountinfo: async () => mountinfo });
+    assert.deepEqual(dataset.fileSystems, [{ root, mountPoint: dir, type: 'tmpfs', source: 'tmpfs', kind: 'memory' }]);
+  });
+
   it('accepts a single file as a root and does not list a file twice', async () => {
     const file = path.join(dir, 'outside/shard.tar');
     const dataset = await listDataset([file, file, path.join(dir, 'outside')], { readMeminfo: plentyOfMemory });

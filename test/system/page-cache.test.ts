@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ExitCode, UserError } from '../../src/errors.js';
 import { loadLibc } from '../../src/system/libc.js';
+import { listDataset } from '../../src/system/dataset.js';
 import { dropCachesGlobally, evict, pageCacheSupport, residency, warm } from '../../src/system/page-cache.js';
 
 const MiB = 1024 * 1024;
@@ -39,10 +40,16 @@ describe('page cache', { skip }, () => {
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('warm makes the files resident and evict drops them', async () => {
+    await evict(files, { sync: true });
     const warmed = await warm(files, { concurrency: 3 });
     assert.equal(warmed.files, files.length);
     assert.equal(warmed.bytesRead, total());
     assert.equal(warmed.failedFiles, 0);
+    assert.equal(warmed.residentFiles, 0);
+    // The 1-byte file is read ahead on advice; the others are read.
+    assert.equal(warmed.advisedFiles, 1);
+    const again = await warm(files, { concurrency: 3 });
+    assert.deepEqual([again.files, again.bytesRead, again.residentFiles], [0, 0, files.length], 'a resident file is not read again');
 
     const hot = await residency(files);
     assert.equal(hot.totalBytes, total());
@@ -59,6 +66,16 @@ describe('page cache', { skip }, () => {
 
     const cold = await residency(files);
     assert.ok(cold.fraction < 0.01, `fraction after evict: ${cold.fraction}`);
+
+    // Nothing cached any more: a second eviction only checks residency and advises nothing (issue 10, item 3).
+    const again2 = await evict(files, { sync: false });
+    assert.deepEqual([again2.files, again2.bytes, again2.nonResidentFiles, again2.failedFiles], [0, 0, files.length, 0]);
+    await warm([files[1]], { concurrency: 1 });
+    const one = await evict(files, { sync: false });
+    assert.deepEqual([one.files, one.bytes, one.nonResidentFiles], [1, files[1].bytes, files.length - 1], 'only the resident file is advised');
+    assert.equal(one.residentBytesAfter, 0, 'what is left resident is counted in the same pass');
+    assert.equal(again2.residentBytesAfter, 0);
+    assert.ok((await residency(files)).fraction < 0.01);
   });
 
   it('counts a partly read file as partly resident', async () => {
@@ -87,7 +104,7 @@ describe('page cache', { skip }, () => {
     assert.match(result.unknownReason ?? '', /missing\.bin: ENOENT/);
 
     const evicted = await evict([{ path: missing }, files[3]], { sync: false });
-    assert.equal(evicted.files, 1);
+    assert.equal(evicted.files + (evicted.nonResidentFiles ?? 0), 1);
     assert.equal(evicted.failedFiles, 1);
     assert.match(evicted.firstError ?? '', /missing\.bin: ENOENT/);
 
@@ -97,8 +114,44 @@ describe('page cache', { skip }, () => {
   });
 
   it('warm with a small buffer reads every byte', async () => {
+    await evict(files, { sync: false });
     const warmed = await warm(files, { concurrency: 1, bufferBytes: 64 * 1024 });
     assert.equal(warmed.bytesRead, total());
+  });
+});
+
+describe('page cache over a walked dataset (directory by directory)', { skip }, () => {
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-page-cache-table-'));
+    for (let d = 0; d < 3; d++) {
+      fs.mkdirSync(path.join(dir, `class${d}`));
+      for (let f = 0; f < 50; f++) fs.writeFileSync(path.join(dir, `class${d}`, `${f}.bin`), Buffer.alloc(1024 + d * 5000 + f, 1));
+    }
+    // A large file goes through the readers, not read-ahead advice.
+    fs.writeFileSync(path.join(dir, 'class0', 'big.bin'), Buffer.alloc(3 * MiB + 17, 2));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('evicts, warms and measures the same bytes as the plain list does', async () => {
+    const dataset = await listDataset([dir], { readMeminfo: async () => 'MemAvailable: 100000000 kB\n' });
+    const plain = dataset.files.map((file) => ({ path: file.path }));
+    assert.equal(dataset.files.length, 151);
+
+    const evicted = await evict(dataset.files, { sync: true });
+    assert.deepEqual([evicted.files, evicted.bytes, evicted.failedFiles], [151, dataset.bytes, 0]);
+    const cold = await residency(dataset.files);
+    assert.equal(cold.totalBytes, dataset.bytes);
+    assert.ok(cold.fraction < 0.01, `fraction after evict: ${cold.fraction}`);
+
+    const warmed = await warm(dataset.files, { concurrency: 2 });
+    assert.deepEqual([warmed.files, warmed.bytesRead, warmed.failedFiles], [151, dataset.bytes, 0]);
+    assert.equal(warmed.advisedFiles, 150);
+    const hot = await residency(dataset.files);
+    const hotPlain = await residency(plain);
+    assert.equal(hot.residentBytes, hotPlain.residentBytes);
+    assert.equal(hot.totalBytes, hotPlain.totalBytes);
+    assert.ok(hot.fraction > 0.99, `fraction after warm: ${hot.fraction}`);
   });
 });
 

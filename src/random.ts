@@ -1,4 +1,8 @@
-/** Seeded pseudo-random numbers for the emulator: reproducible datasets and epoch orders. */
+/**
+ * Seeded pseudo-random numbers, shared by every layer: the emulator's datasets
+ * and epoch orders, the what-if's simulated epochs, the overlap probe's and the
+ * cached mode's seeded subsets, and test series.
+ */
 
 /** mulberry32: a small, fast 32-bit generator; returns floats in [0, 1). */
 export function mulberry32(seed: number): () => number {
@@ -24,16 +28,21 @@ export function mixSeed(...parts: number[]): number {
   return h;
 }
 
-/** Fisher-Yates permutation of 0..n-1. */
-export function permutation(n: number, random: () => number): number[] {
-  const order = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
+/** Fisher-Yates: fills `order` with 0..length-1 in a random order drawn from `random`; returns it. */
+export function shuffledIndices<T extends { length: number; [index: number]: number }>(order: T, random: () => number): T {
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     const tmp = order[i];
     order[i] = order[j];
     order[j] = tmp;
   }
   return order;
+}
+
+/** Fisher-Yates permutation of 0..n-1. */
+export function permutation(n: number, random: () => number): number[] {
+  return shuffledIndices(new Array<number>(n).fill(0), random);
 }
 
 /** Fills a buffer with seeded random bytes (xorshift32, 4 bytes per step). */

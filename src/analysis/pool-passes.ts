@@ -1,0 +1,250 @@
+/**
+ * Pools the runs of a drift-cancelling schedule into one result per mode.
+ *
+ * Each mode ran twice, in mirrored order (synthetic, cached, cold, cold,
+ * cached, synthetic). A mode's figures are the plain means of its runs (so a
+ * steady drift cancels, see drift.ts); its intervals hold the in-run noise
+ * and the run-to-run scatter around the fitted drift. Everything else a
+ * result carries is combined so that the layers reading it (split, what-if,
+ * report, gate) need not know there were two runs: iterations and samples
+ * concatenated, the state proven only when every run proved it.
+ */
+import type { Mode } from '../schema/events.js';
+import type { Estimate, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
+import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
+import { tQuantile975 } from './stats.js';
+
+/** One run of the schedule: its folder label and what it measured. */
+export interface ScheduledRun {
+  label: string;
+  result: ModeResult;
+}
+
+/** The pooled result of each mode that ran, and the drift fit behind the intervals. */
+export interface PooledModes {
+  modes: Partial<Record<Mode, ModeResult>>;
+  /** Null when no mode ran more than once. */
+  drift: DriftFit | null;
+}
+
+/**
+ * The run-to-run fits behind each figure's interval, each on a relative scale
+ * (a machine 10% slower is 10% slower in each figure). The wait's is fitted
+ * on the modes that wait (a run with at least SUBSTANTIAL_WAIT of its
+ * iteration) and applied to them only: a wait near 0, in a mode whose loader
+ * keeps up, moves by a fraction of a millisecond between runs (nothing next
+ * to its iteration, a factor of four next to itself) and must not lend that
+ * to a mode that waits 57 ms; its own interval is its in-run noise.
+ */
+export interface RunToRunFits {
+  iter: DriftFit | null;
+  wait: DriftFit | null;
+  step: DriftFit | null;
+}
+
+/** Pools every mode's runs; a mode run once is returned as it is. */
+export function poolPasses(runs: readonly ScheduledRun[]): PooledModes {
+  const fits = runToRunFits(runs.map((r) => r.result));
+  const drift = fits.iter;
+  const byMode = new Map<Mode, ScheduledRun[]>();
+  for (const run of runs) byMode.set(run.result.mode, [...(byMode.get(run.result.mode) ?? []), run]);
+  const modes: Partial<Record<Mode, ModeResult>> = {};
+  for (const [mode, list] of byMode) modes[mode] = list.length === 1 ? list[0].result : poolMode(list, fits);
+  return { modes, drift };
+}
+
+function runToRunFits(results: readonly ModeResult[]): RunToRunFits {
+  // A mode waits when any of its runs does: a run that hardly waited is part of its scatter.
+  const waiting = new Set(results.filter((r) => r.summary && waits(r.summary)).map((r) => r.mode));
+  const points = (pick: (s: IterationSummary) => Estimate, keep: (r: ModeResult) => boolean = () => true): RunPoint[] =>
+    results.flatMap((r) =>
+      r.summary && keep(r)
+        ? [{ group: r.mode, midSec: windowMidAt(r) / 1000, meanMs: pick(r.summary).mean, seMs: standardError(pick(r.summary), r.summary.blocks) }]
+        : [],
+    );
+  return {
+    iter: fitDrift(points((s) => s.iterMs)),
+    wait: fitDrift(points((s) => s.waitMs, (r) => waiting.has(r.mode))),
+    step: fitDrift(points((s) => s.computeMs)),
+  };
+}
+
+/** From this share of the iteration on, a wait scales with the machine's pace (the loader or storage sets it). */
+const SUBSTANTIAL_WAIT = 0.05;
+
+/** Whether a run waited for data a substantial share of its iteration. */
+function waits(s: IterationSummary): boolean {
+  return s.waitMs.mean >= SUBSTANTIAL_WAIT * s.iterMs.mean;
+}
+
+/** Midpoint of the measured window (the pace rank's iterations after warm-up), or of the whole run, ms since epoch. */
+function windowMidAt(result: ModeResult): number {
+  const rank = result.ranks.find((r) => r.rank === result.paceRank);
+  const measured = rank?.summary ? rank.iterations.slice(rank.summary.warmupIterations) : [];
+  if (measured.length > 0) return (measured[0].t + measured[measured.length - 1].t) / 2;
+  return result.startedAt + (result.wallSec * 1000) / 2;
+}
+
+/** The drift fit over the passes recorded in pooled results (what the pooling used). */
+export function driftOfPasses(modes: readonly ModeResult[]): DriftFit | null {
+  return fitDrift(
+    modes.flatMap((m) =>
+      (m.passes ?? []).flatMap((p) =>
+        p.iterMs ? [{ group: m.mode, midSec: p.midAt / 1000, meanMs: p.iterMs.mean, seMs: standardError(p.iterMs, p.blocks) }] : [],
+      ),
+    ),
+  );
+}
+
+function standardError(e: Estimate, blocks: number): number | null {
+  return e.halfWidth === null || blocks < 2 ? null : e.halfWidth / tQuantile975(blocks - 1);
+}
+
+function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult {
+  const results = runs.map((r) => r.result);
+  const last = results[results.length - 1];
+  const notOk = results.find((r) => r.status !== 'ok');
+  return {
+    ...last,
+    status: notOk?.status ?? 'ok',
+    stopReason: notOk?.stopReason ?? last.stopReason,
+    jobExitCode: notOk?.jobExitCode ?? last.jobExitCode,
+    jobSignal: notOk?.jobSignal ?? last.jobSignal,
+    logs: notOk?.logs ?? last.logs,
+    startedAt: results[0].startedAt,
+    wallSec: sum(results.map((r) => r.wallSec)),
+    state: poolState(results),
+    ranks: poolRanks(results, fits),
+    summary: poolSummaries(results.map((r) => r.summary), fits),
+    resources: results.flatMap((r) => r.resources),
+    jobCpuSecPerSample: meanOfKnown(results.map((r) => r.jobCpuSecPerSample)),
+    storageReadBytesPerSec: meanOfKnown(results.map((r) => r.storageReadBytesPerSec)),
+    badEventLines: sum(results.map((r) => r.badEventLines)),
+    profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined) ? sum(results.map((r) => r.profilerCpuSec!)) : undefined,
+    passes: runs.map(toPass),
+  };
+}
+
+function toPass(run: ScheduledRun): Pass {
+  const r = run.result;
+  return {
+    label: run.label,
+    startedAt: r.startedAt,
+    wallSec: r.wallSec,
+    midAt: windowMidAt(r),
+    status: r.status,
+    stopReason: r.stopReason,
+    proven: r.state.proven,
+    measuredIterations: r.summary?.measuredIterations ?? 0,
+    iterMs: r.summary?.iterMs ?? null,
+    waitMs: r.summary?.waitMs ?? null,
+    computeMs: r.summary?.computeMs ?? null,
+    blocks: r.summary?.blocks ?? 0,
+  };
+}
+
+/**
+ * The runs' summaries as one: equal-weight means (see the file comment),
+ * counts summed. Runs without a summary are left out; none gives null.
+ */
+export function poolSummaries(summaries: readonly (IterationSummary | null)[], fits: RunToRunFits): IterationSummary | null {
+  const known = summaries.filter((s): s is IterationSummary => s !== null);
+  if (known.length === 0) return null;
+  if (known.length === 1) return known[0];
+  const pool = (pick: (s: IterationSummary) => Estimate, fit: DriftFit | null): Estimate => {
+    const runs: RunMean[] = known.map((s) => ({ meanMs: pick(s).mean, seMs: standardError(pick(s), s.blocks), df: Math.max(1, s.blocks - 1) }));
+    const mean = sum(runs.map((r) => r.meanMs)) / runs.length;
+    const runToRun = fit ? { varianceMs2: fit.runToRunRelVariance * mean ** 2, df: fit.df } : null;
+    const pooled = poolRuns(runs, runToRun, tQuantile975);
+    return { mean: pooled.meanMs, halfWidth: pooled.halfWidthMs, proven: known.every((s) => pick(s).proven) };
+  };
+  const iterMs = pool((s) => s.iterMs, fits.iter);
+  const measured = sum(known.map((s) => s.measuredIterations));
+  const samplesPerIter = sum(known.map((s) => s.samplesPerIter * s.measuredIterations)) / Math.max(1, measured);
+  return {
+    warmupIterations: sum(known.map((s) => s.warmupIterations)),
+    measuredIterations: measured,
+    blockSize: known[0].blockSize,
+    blocks: sum(known.map((s) => s.blocks)),
+    iterMs,
+    waitMs: pool((s) => s.waitMs, known.some(waits) ? fits.wait : null),
+    computeMs: pool((s) => s.computeMs, fits.step),
+    samplesPerIter,
+    samplesPerSec: iterMs.mean > 0 ? samplesPerIter / (iterMs.mean / 1000) : 0,
+    medianIterMs: sum(known.map((s) => s.medianIterMs)) / known.length,
+    relativePrecision: iterMs.halfWidth !== null && iterMs.mean > 0 ? iterMs.halfWidth / iterMs.mean : null,
+  };
+}
+
+/** Each rank's iterations, run after run (indices continued), and its summaries pooled. */
+function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResult[] {
+  const byRank = new Map<number, RankResult[]>();
+  for (const r of results) for (const rank of r.ranks) byRank.set(rank.rank, [...(byRank.get(rank.rank) ?? []), rank]);
+  return [...byRank.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([rank, list]) => {
+      let offset = 0;
+      const iterations = list.flatMap((r) => {
+        const shifted = r.iterations.map((it) => ({ ...it, i: it.i + offset }));
+        offset += r.iterations.reduce((max, it) => Math.max(max, it.i + 1), 0);
+        return shifted;
+      });
+      return { rank, pid: list[list.length - 1].pid, workers: list[0].workers, iterations, summary: poolSummaries(list.map((r) => r.summary), fits) };
+    });
+}
+
+/**
+ * Proven only when every run proved its state. Bytes add up; the residency
+ * before the job is the least favourable run's: the least resident for the
+ * cached mode, the most for the cold one.
+ */
+function poolState(results: readonly ModeResult[]): StateProof {
+  const states = results.map((r) => r.state);
+  const unproven = results.findIndex((r) => !r.state.proven);
+  const readBytes = states.every((s) => s.readBytes !== null) ? sum(states.map((s) => s.readBytes!)) : null;
+  const consumedBytes = sum(states.map((s) => s.consumedBytes));
+  const resident = states.map((s) => s.residentBytesBefore);
+  const keepers = states.map((s) => s.keeper).filter((k) => k !== undefined);
+  const wallSec = sum(results.map((r) => r.wallSec));
+  const reEvictions = states.some((s) => s.reEvictions !== undefined) ? sum(states.map((s) => s.reEvictions ?? 0)) : undefined;
+  const keeperCpuSec = sum(keepers.map((k) => k.cpuSec));
+  return {
+    ...states[0],
+    proven: unproven < 0,
+    // Each run's own figures: the first run's are not the second's.
+    reason: unproven < 0 ? provenInEach(states) : `run ${unproven + 1} of ${states.length}: ${states[unproven].reason}`,
+    residentBytesBefore: results[0].mode === 'cached' ? Math.min(...resident) : Math.max(...resident),
+    readBytes,
+    consumedBytes,
+    readFraction: readBytes !== null && consumedBytes > 0 ? readBytes / consumedBytes : null,
+    ...(reEvictions !== undefined ? { reEvictions } : {}),
+    ...(keepers.length > 0
+      ? {
+          keeper: {
+            mechanism: keepers.some((k) => k.mechanism === 'scan') ? ('scan' as const) : keepers[0].mechanism,
+            cpuSec: keeperCpuSec,
+            cpuShare: wallSec > 0 ? keeperCpuSec / wallSec : 0,
+            ...(keepers.find((k) => k.fallbackReason) ? { fallbackReason: keepers.find((k) => k.fallbackReason)!.fallbackReason } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/** 'run 1: <its reason>; run 2: <its reason>', or one reason when the runs' reasons read the same. */
+function provenInEach(states: readonly StateProof[]): string {
+  const reasons = states.map((s) => s.reason);
+  if (reasons.every((r) => r === reasons[0])) return `${reasons[0]} (each of ${reasons.length} runs)`;
+  return reasons.map((r, k) => `run ${k + 1}: ${r}`).join('; ');
+}
+
+function meanOfKnown(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length > 0 ? sum(known) / known.length : null;
+}
+
+function sum(values: readonly number[]): number {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
+}

@@ -1,0 +1,130 @@
+/**
+ * Warming for the cached mode, on the whole dataset when it fits and warms in
+ * time, else on a seeded random subset that does (docs/method.md, "Datasets
+ * larger than memory"). Prep cost per sample does not depend on which files
+ * are read, so a random subset that stays resident measures the same prep
+ * stall as the whole dataset would, had it fitted.
+ */
+import type { Dataset, DatasetFile } from '../system/dataset.js';
+import type { WarmResult } from '../system/page-cache.js';
+import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices, subsetDataset } from '../system/resident-subset.js';
+import type { Subset } from '../schema/profile.js';
+
+/**
+ * Memory set aside for the job before the subset is sized: the budget is read
+ * before the job starts, and a PyTorch process alone holds ~135 MB of its own
+ * (measured here: torch 1.13 and torchvision imported, one DataLoader batch).
+ */
+export const JOB_RESERVE_BYTES = 256 * 2 ** 20;
+/**
+ * Share of the rest the subset takes: the other half is slack for a job
+ * larger than the reserve (workers, a model, pinned buffers) and for the
+ * kernel's reclaim, which under a cgroup limit takes file pages first. Measured
+ * here: a 158 MiB subset in a 384 MiB v1 group with a 135 MiB job was half
+ * evicted during the run (55% of consumed bytes read from storage).
+ */
+export const SUBSET_SHARE_OF_BUDGET = 0.5;
+
+/** Bytes of the subset for a memory budget. */
+export function subsetTargetBytes(budgetBytes: number): number {
+  return SUBSET_SHARE_OF_BUDGET * Math.max(0, budgetBytes - JOB_RESERVE_BYTES);
+}
+/** Warming is cut into this many parts by bytes: the first part measures the warm rate. */
+const WARM_PARTS = 16;
+/** Warming the whole dataset may take this long before the cached mode runs on what has been warmed: longer than most cached modes run. */
+export const DEFAULT_WARM_LIMIT_SEC = 120;
+
+/** What the cached mode will run on. */
+export interface CachedPlan {
+  /** The dataset the mode measures: the whole one, or the subset. */
+  dataset: Dataset;
+  /** The subset's record for the profile (jobSamples filled in after the run); absent on the whole dataset. */
+  subset?: Omit<Subset, 'jobSamples' | 'jobNote'>;
+}
+
+export interface WarmCachedOptions {
+  /** Brings files into the page cache (page-cache.ts warm; a fake in tests). */
+  warm: (files: readonly DatasetFile[]) => Promise<WarmResult | unknown>;
+  /** Seconds warming may take before the mode runs on what is warm. */
+  warmLimitSec?: number;
+  /** Seed of the permutation. */
+  seed?: number;
+  /** Clock, ms (tests). */
+  now?: () => number;
+}
+
+/**
+ * Warms what the cached mode needs and says what it is. A dataset that fits
+ * the memory budget is warmed whole unless its first sixteenth, warmed in a
+ * random order, projects the whole past `warmLimitSec`; one that does not
+ * fit gets the largest prefix of a seeded permutation that fills half the
+ * budget left after JOB_RESERVE_BYTES. Either way warming stops at `warmLimitSec`, and the mode runs on
+ * the prefix warmed by then. Budget unknown and not fitting: the whole dataset,
+ * as before (the proof then says it does not fit).
+ */
+export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOptions): Promise<CachedPlan> {
+  const now = options.now ?? (() => performance.now());
+  const limitMs = (options.warmLimitSec ?? DEFAULT_WARM_LIMIT_SEC) * 1000;
+  const seed = options.seed ?? 1;
+  const budget = dataset.memoryBudgetBytes;
+  if (!dataset.fitsInMemory && budget === null) {
+    await options.warm(dataset.files);
+    return { dataset };
+  }
+  const started = now();
+  const n = dataset.files.length;
+  const sizes = sizesOf(dataset.files);
+  const order = seededOrder(n, seed);
+  const targetBytes = dataset.fitsInMemory ? dataset.bytes : subsetTargetBytes(budget!);
+  const end = prefixEnd(order, sizes, 0, 0, targetBytes);
+  const partBytes = Math.max(1, targetBytes / WARM_PARTS);
+  let done = 0;
+  let doneBytes = 0;
+  let timedOut = false;
+  while (done < end) {
+    const next = Math.max(done + 1, prefixEnd(order, sizes, done, doneBytes, Math.min(targetBytes, doneBytes + partBytes)));
+    for (let k = done; k < next; k++) doneBytes += sizes[order[k]];
+    await options.warm(pickFiles(dataset.files, sortedIndices(order, done, next)));
+    const first = done === 0;
+    done = next;
+    const elapsed = now() - started;
+    if (first && dataset.fitsInMemory && doneBytes > 0 && done < end && (elapsed * targetBytes) / doneBytes <= limitMs) {
+      // Fast enough: the rest in the table's order, which is cheaper than scattered parts.
+      await options.warm(dataset.files);
+      return { dataset };
+    }
+    if (elapsed > limitMs && done < end) {
+      timedOut = true;
+      break;
+    }
+  }
+  if (done >= n || done === 0) return { dataset };
+  const files = pickFiles(dataset.files, sortedIndices(order, 0, done));
+  const subset = subsetDataset(dataset, files);
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const warmSec = (now() - started) / 1000;
+  const how = dataset.fitsInMemory || timedOut
+    ? `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}) warmed in ${warmSec.toFixed(0)} s; ` +
+      `warming ${dataset.fitsInMemory ? `all ${gib(dataset.bytes)}` : `the ${gib(targetBytes)} that fit the memory budget of ${gib(budget!)}`} would have taken longer than ${(limitMs / 1000).toFixed(0)} s`
+    : `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}), ${gib(subset.bytes)}: ` +
+      `half of the memory budget of ${gib(budget!)}${dataset.memoryBudgetSource ? ` (${dataset.memoryBudgetSource})` : ''} less ${gib(JOB_RESERVE_BYTES)} for the job; the rest left to the job`;
+  return {
+    dataset: subset,
+    subset: {
+      // Cut short by time even when the budget set the target: the subset is what warming reached.
+      reason: timedOut ? 'warm-time' : 'does-not-fit',
+      how,
+      files: subset.files.length,
+      bytes: subset.bytes,
+      datasetFiles: n,
+      datasetBytes: dataset.bytes,
+      seed,
+      budgetBytes: dataset.fitsInMemory ? null : budget,
+      warmSec,
+    },
+  };
+}
+
+function gib(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+}

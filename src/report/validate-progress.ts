@@ -1,0 +1,63 @@
+// validate's plan (each point's estimated time, before anything runs) and its
+// progress while a point runs: one rewritten line on a TTY, a plain line
+// every few seconds otherwise.
+import { formatBytes } from '../units.js';
+import type { PlannedPoint } from '../validate/plan.js';
+import type { PointProgress, ValidationPoint } from '../validate/run-validate.js';
+
+/** A point in a few words. */
+export function describePoint(point: ValidationPoint): string {
+  if (point.kind === 'control') return 'control (as profiled)';
+  if (point.kind === 'cpus') return `${point.cpus} CPU(s)`;
+  return `page cache ${formatBytes(point.cacheBytes)}${point.recommended ? ' (recommended)' : ''}`;
+}
+
+/** Seconds as 45s, 3m10s, 1h05m. */
+export function formatDuration(sec: number): string {
+  const s = Math.max(0, Math.round(sec));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** The plan, one line per point, and the total. */
+export function renderPlan(plan: readonly PlannedPoint[], epochs: number): string {
+  const total = plan.reduce((sum, p) => sum + p.estimatedSec, 0);
+  const most = plan.reduce((sum, p) => sum + p.maxSec, 0);
+  const lines = plan.map((p, k) => {
+    const what = p.point.kind === 'cache' ? `${epochs} epochs, ${p.iterations} iterations (the first epoch fills the cache)` : `about ${p.iterations} iterations (until the 95% CI is tight)`;
+    return `  ${k + 1}. ${describePoint(p.point).padEnd(32)} ~${formatDuration(p.estimatedSec).padStart(6)} (at most ${formatDuration(p.maxSec)})  ${what}`;
+  });
+  return `validate plan (estimated from the profile's rates; about ${formatDuration(total)} in all, at most ${formatDuration(most)} if no point reaches its precision early):\n${lines.join('\n')}\n`;
+}
+
+/** Live progress of the points. */
+export function createValidateProgress(write: (text: string) => void, isTTY: boolean, plan: readonly PlannedPoint[]) {
+  let lastPlainAt = 0;
+  let lineOpen = false;
+  const describe = (index: number, p: PointProgress): string => {
+    const planned = plan[index];
+    const share = planned && planned.iterations > 0 ? Math.min(1, p.iterations / planned.iterations) : null;
+    const left = share !== null && share > 0.05 ? `, ~${formatDuration((p.elapsedSec / share) * (1 - share))} left` : '';
+    const epoch = p.epoch !== null ? ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}` : '';
+    const cached = p.residentBytes !== null ? `, dataset cached ${formatBytes(p.residentBytes)}` : '';
+    return `point ${index + 1}/${plan.length}:${epoch} iter ${p.iterations}${planned ? `/${planned.iterations}` : ''}${cached}, ${formatDuration(p.elapsedSec)}${left}`;
+  };
+  return {
+    update(index: number, p: PointProgress): void {
+      if (isTTY) {
+        write(`\r\x1b[K${describe(index, p)}`);
+        lineOpen = true;
+      } else if (Date.now() - lastPlainAt >= 10_000) {
+        lastPlainAt = Date.now();
+        write(`${describe(index, p)}\n`);
+      }
+    },
+    /** Prints a line of its own, closing a rewritten progress line first. */
+    line(text: string): void {
+      if (lineOpen) write('\r\x1b[K');
+      lineOpen = false;
+      write(`${text}\n`);
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// Reading inotify(7) events out of the bytes read(2) returns.
+//
+// Each event is struct inotify_event { int wd; uint32_t mask; uint32_t cookie;
+// uint32_t len; char name[len]; }, in the host's byte order; name is the file's
+// name within the watched directory, NUL-padded to len (len is 0 for events on
+// the directory itself and for IN_Q_OVERFLOW).
+import { endianness } from 'node:os';
+
+const HEADER_BYTES = 16;
+const littleEndian = endianness() === 'LE';
+
+/**
+ * Calls `visit(wd, mask, name)` for each whole event in the first `length`
+ * bytes of `buffer`; name is '' when the event has none. A read returns whole
+ * events only (the kernel answers EINVAL rather than split one), so a partial
+ * tail can only be a malformed buffer and is ignored. Returns the events visited.
+ */
+export function forEachInotifyEvent(
+  buffer: Buffer,
+  length: number,
+  visit: (wd: number, mask: number, name: string) => void,
+): number {
+  let events = 0;
+  for (let offset = 0; offset + HEADER_BYTES <= length; ) {
+    const wd = littleEndian ? buffer.readInt32LE(offset) : buffer.readInt32BE(offset);
+    const mask = littleEndian ? buffer.readUInt32LE(offset + 4) : buffer.readUInt32BE(offset + 4);
+    const nameBytes = littleEndian ? buffer.readUInt32LE(offset + 12) : buffer.readUInt32BE(offset + 12);
+    const start = offset + HEADER_BYTES;
+    const end = start + nameBytes;
+    if (end > length) break;
+    let name = '';
+    if (nameBytes > 0) {
+      const nul = buffer.indexOf(0, start);
+      name = buffer.toString('utf8', start, nul < 0 || nul > end ? end : nul);
+    }
+    visit(wd, mask, name);
+    events++;
+    offset = end;
+  }
+  return events;
+}

@@ -1,0 +1,72 @@
+// How long each validate point should take, before it starts (issue 13, item 3).
+//
+// From the profile alone: the what-if model's rates (the first epoch of a
+// cache point is cold, the rest at the target's steady hit ratio), the epochs
+// a cache point runs, the iterations a control or CPU point took to reach its
+// precision when the profile measured the cached mode, and the job's start-up
+// (the cached mode's wall time beyond its iterations).
+import type { Profile } from '../schema/profile.js';
+import { baseScenario, predict, type FittedModel } from '../whatif/model.js';
+
+/**
+ * One point to check: a cache size, a CPU count, or the control (the profiled
+ * settings again, which shows how far the job's pace moves between runs).
+ */
+export type ValidationPoint = { kind: 'cache'; cacheBytes: number; recommended?: boolean } | { kind: 'cpus'; cpus: number } | { kind: 'control' };
+
+/** One point of the plan. */
+export interface PlannedPoint {
+  point: ValidationPoint;
+  /** Iterations it is expected to run (the pace-setting rank's). */
+  iterations: number;
+  /** Expected wall time, s: start-up plus iterations at the predicted rates. */
+  estimatedSec: number;
+  /** Wall time if the point runs to its iteration budget (its precision not reached before), s. */
+  maxSec: number;
+}
+
+/** Least and most iterations a control or CPU point runs (run-validate.ts passes these to runMode). */
+export const CONTROL_MIN_ITERATIONS = 60;
+
+/** Seconds from the job's start to its first iteration, as the profile's cached mode saw it. */
+export function startupSec(profile: Profile): number {
+  const cached = profile.modes.cached;
+  if (!cached?.summary) return 0;
+  const count = (cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0])?.iterations.length ?? 0;
+  return Math.max(0, cached.wallSec - (count * cached.summary.iterMs.mean) / 1000);
+}
+
+/** The plan: each point's iterations and estimated time. */
+export function planValidation(
+  profile: Profile,
+  model: FittedModel,
+  points: readonly ValidationPoint[],
+  options: { epochs: number; maxIterations: number; datasetFiles: number; samplesPerIter: number },
+): PlannedPoint[] {
+  const base = { ...baseScenario(model), epochs: null };
+  const ranks = Math.max(1, profile.modes.cached?.ranks.length ?? 1);
+  const start = startupSec(profile);
+  const iterationsPerEpoch = Math.ceil(options.datasetFiles / options.samplesPerIter);
+  // Whole-job samples per second; one sample is one file of the dataset.
+  const epochSec = (rate: number): number => (rate > 0 ? options.datasetFiles / rate : 0);
+  const measured = profile.modes.cached?.summary?.measuredIterations ?? CONTROL_MIN_ITERATIONS;
+  const controlIterations = Math.min(Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations), Math.max(CONTROL_MIN_ITERATIONS, measured));
+  return points.map((point) => {
+    if (point.kind === 'cache') {
+      const cold = predict(model, { ...base, cacheBytes: 0, cachePolicy: 'page-cache' }).samplesPerSec;
+      const steady = predict(model, { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache' }).samplesPerSec;
+      // run-validate.ts lets a cache point run to 3x its epochs when its precision needs them.
+      return {
+        point,
+        iterations: iterationsPerEpoch * options.epochs,
+        estimatedSec: start + epochSec(cold) + (options.epochs - 1) * epochSec(steady),
+        maxSec: start + epochSec(cold) + (3 * options.epochs - 1) * epochSec(steady),
+      };
+    }
+    const scenario = point.kind === 'cpus' ? { ...base, cacheBytes: model.datasetBytes, cpus: point.cpus } : { ...base, cacheBytes: model.datasetBytes };
+    const rate = predict(model, scenario).samplesPerSec;
+    const iterSec = rate > 0 ? (options.samplesPerIter * ranks) / rate : 0;
+    const budget = Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations);
+    return { point, iterations: controlIterations, estimatedSec: start + controlIterations * iterSec, maxSec: start + budget * iterSec };
+  });
+}
