@@ -140,6 +140,19 @@ export function parsePositiveInt(text: string, what: string): number {
   return value;
 }
 
+/** Parses a list of distinct whole numbers of at least 0 ('0,2,4'); names the flag in the error. */
+export function parseCountList(text: string, what: string): number[] {
+  const counts = text.split(',').map((part) => {
+    const value = Number(part.trim());
+    if (part.trim() === '' || !Number.isInteger(value) || value < 0) {
+      throw valueError(`${what} takes whole numbers of at least 0 separated by commas, e.g. 2,4,8; got '${text}'`);
+    }
+    return value;
+  });
+  if (new Set(counts).size !== counts.length) throw valueError(`${what} lists a count twice: '${text}'`);
+  return counts;
+}
+
 /** Parses a percentage ('5%') or a fraction ('0.05') into a fraction. */
 export function parseFraction(text: string, what: string): number {
   const percent = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(text);

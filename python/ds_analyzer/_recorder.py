@@ -30,10 +30,12 @@ STOP_CHECK_EVERY_ITERATIONS = 10
 class Config(object):
     """What the CLI asked for, read from DSA_* environment variables."""
 
-    __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size")
+    __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size", "num_workers")
 
-    def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1):
+    def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1, num_workers=None):
         self.mode = mode
+        # DSA_NUM_WORKERS: the training loader's num_workers for this run (profile --workers), or None.
+        self.num_workers = num_workers
         self.events_dir = events_dir
         self.iterations = iterations
         self.stop_file = stop_file
@@ -59,6 +61,7 @@ def config_from_env(env=None):
     if mode not in MODES:
         return None
     iterations = _int_env(env, "DSA_ITERATIONS", 0)
+    num_workers = _int_env(env, "DSA_NUM_WORKERS", -1)
     return Config(
         mode=mode,
         events_dir=env.get("DSA_EVENTS_DIR") or ".",
@@ -69,6 +72,7 @@ def config_from_env(env=None):
         # Slurm sets SLURM_PROCID/SLURM_NTASKS when ranks are started by srun.
         rank=max(0, _int_env(env, "RANK", _int_env(env, "SLURM_PROCID", 0))),
         world_size=max(1, _int_env(env, "WORLD_SIZE", _int_env(env, "SLURM_NTASKS", 1))),
+        num_workers=num_workers if num_workers >= 0 else None,
     )
 
 
@@ -92,8 +96,9 @@ class BudgetReached(SystemExit):
 class Recorder(object):
     """Writes this process's events and decides when the job must end."""
 
-    def __init__(self, config, source="pytorch", clock=time.perf_counter, wall=time.time):
+    def __init__(self, config, source="pytorch", clock=time.perf_counter, wall=time.time, cpu=time.process_time):
         self.config = config
+        self._cpu = cpu
         self.source = source
         self.iterations = 0
         self.started = False
@@ -115,7 +120,7 @@ class Recorder(object):
         self.agree = None
 
     # -- events -----------------------------------------------------------
-    def start(self, batch_size=None, workers=None, subset_files=None, subset_note=None):
+    def start(self, batch_size=None, workers=None, subset_files=None, subset_note=None, loader=None):
         """Opens this process's event file and writes the start event (once)."""
         if self.started:
             return
@@ -143,6 +148,9 @@ class Recorder(object):
             fields.append('"subsetFiles":%d' % subset_files)
         if subset_note:
             fields.append('"subsetNote":' + json.dumps(str(subset_note)[:1000]))
+        # The training loader's settings (num_workers as run and as the script set it, prefetch, pinning).
+        if loader:
+            fields.append('"loader":' + json.dumps(loader, separators=(",", ":")))
         self._lines.append("{" + ",".join(fields) + "}\n")
         self.flush()
         atexit.register(self._at_exit)
@@ -150,10 +158,13 @@ class Recorder(object):
 
     def iteration(self, wait_s, compute_s, samples):
         """Records one finished iteration (its compute is known only at the next boundary)."""
+        # processCpuMs: this process's CPU time so far (all its threads: collation,
+        # pin memory, kernel launches; not its loader workers), so the CLI can
+        # tell the main process's CPU per iteration from the workers'.
         self._lines.append(
-            '%s%.3f%s%d,"waitMs":%.4f,"computeMs":%.4f,"samples":%d}\n'
+            '%s%.3f%s%d,"waitMs":%.4f,"computeMs":%.4f,"samples":%d,"processCpuMs":%.3f}\n'
             % (self._prefix, self._wall() * 1000.0, self._rank_part, self.iterations,
-               wait_s * 1000.0, compute_s * 1000.0, samples)
+               wait_s * 1000.0, compute_s * 1000.0, samples, self._cpu() * 1000.0)
         )
         self.iterations += 1
         now = self._clock()

@@ -102,12 +102,61 @@ def _decide(it, rec):
         _state["dataset"] = dataset
         batch_size = getattr(loader, "batch_size", None)
         workers = getattr(loader, "num_workers", getattr(it, "_num_workers", None))
+        settings = loader_settings(loader, workers) if loader is not None else None
         subset = _subset.result_for(dataset) if dataset is not None else None
         if subset is None and _subset.subset_paths() is not None:
             subset = (None, "the training loader's dataset was not restricted (%s)" % type(dataset).__name__)
         kept, note = subset if subset is not None else (None, None)
-        rec.start(batch_size=batch_size, workers=workers, subset_files=kept, subset_note=note)
+        rec.start(batch_size=batch_size, workers=workers, subset_files=kept, subset_note=note, loader=settings)
     return ok
+
+
+def loader_settings(loader, workers):
+    """The training loader's settings for the start event (docs/protocol.md, start.loader)."""
+    settings = {}
+    if isinstance(workers, int):
+        settings["workers"] = workers
+    script_workers = getattr(loader, "_dsa_script_workers", None)
+    if script_workers is not None:
+        settings["scriptWorkers"] = script_workers
+    prefetch = getattr(loader, "prefetch_factor", None)
+    if isinstance(prefetch, int) and isinstance(workers, int) and workers > 0:
+        settings["prefetchFactor"] = prefetch
+    for key, attr in (("persistentWorkers", "persistent_workers"), ("pinMemory", "pin_memory")):
+        value = getattr(loader, attr, None)
+        if isinstance(value, bool):
+            settings[key] = value
+    return settings
+
+
+def _may_be_training_loader(loader):
+    """At iterator creation, before any batch: whether _decide would count this loader."""
+    if _state["chosen"]:
+        return loader is _state["loader"] or (_state["dataset"] is not None and getattr(loader, "dataset", None) is _state["dataset"])
+    if _recorder.manual_owns_counting or _is_worker_process():
+        return False
+    explicit = _state["explicit"]
+    return loader is explicit if explicit is not None else _grad_enabled()
+
+
+def _override_workers(loader):
+    """profile --workers: set the training loader's num_workers before its iterator (and workers) exist."""
+    rec = _recorder.recorder()
+    wanted = rec.config.num_workers if rec is not None else None
+    if wanted is None or not hasattr(loader, "num_workers") or not _may_be_training_loader(loader):
+        return
+    if getattr(loader, "_dsa_script_workers", None) is None:
+        loader._dsa_script_workers = loader.num_workers
+    if loader.num_workers == wanted:
+        return
+    if wanted > 0 and getattr(loader, "prefetch_factor", None) is None:
+        # A loader built with num_workers=0 has no prefetch factor (torch >= 2.0): take torch's default.
+        loader.prefetch_factor = 2
+    if getattr(loader, "_iterator", None) is not None:
+        # persistent_workers: the workers of the old count must go before the new count starts.
+        _shutdown_workers(loader._iterator)
+        loader._iterator = None
+    loader.num_workers = wanted
 
 
 
@@ -237,6 +286,7 @@ def _instrumented_get_iterator(self):
     ):
         return _ReplayIter(self)
     _restrict_to_subset(self)
+    _override_workers(self)
     it = _originals["_get_iterator"](self)
     it._dsa_loader = self
     return it

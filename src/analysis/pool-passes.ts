@@ -18,11 +18,18 @@ import { tQuantile975 } from './stats.js';
 export interface ScheduledRun {
   label: string;
   result: ModeResult;
+  /**
+   * Runs of the same mode under another setting (a workers-sweep point,
+   * 'workers-4') pool by this name instead of their mode.
+   */
+  group?: string;
 }
 
 /** The pooled result of each mode that ran, and the drift fit behind the intervals. */
 export interface PooledModes {
   modes: Partial<Record<Mode, ModeResult>>;
+  /** The pooled result of each named group, in the order the groups first ran. */
+  groups: Map<string, ModeResult>;
   /** Null when no mode ran more than once. */
   drift: DriftFit | null;
 }
@@ -44,27 +51,38 @@ export interface RunToRunFits {
 
 /** Pools every mode's runs; a mode run once is returned as it is. */
 export function poolPasses(runs: readonly ScheduledRun[]): PooledModes {
-  const fits = runToRunFits(runs.map((r) => r.result));
+  const fits = runToRunFits(runs);
   const drift = fits.iter;
-  const byMode = new Map<Mode, ScheduledRun[]>();
-  for (const run of runs) byMode.set(run.result.mode, [...(byMode.get(run.result.mode) ?? []), run]);
+  const byGroup = new Map<string, ScheduledRun[]>();
+  for (const run of runs) byGroup.set(groupOf(run), [...(byGroup.get(groupOf(run)) ?? []), run]);
   const modes: Partial<Record<Mode, ModeResult>> = {};
-  for (const [mode, list] of byMode) modes[mode] = list.length === 1 ? list[0].result : poolMode(list, fits);
-  return { modes, drift };
+  const groups = new Map<string, ModeResult>();
+  for (const [name, list] of byGroup) {
+    const pooled = list.length === 1 ? list[0].result : poolMode(list, fits);
+    if (list[0].group === undefined) modes[list[0].result.mode] = pooled;
+    else groups.set(name, pooled);
+  }
+  return { modes, groups, drift };
 }
 
-function runToRunFits(results: readonly ModeResult[]): RunToRunFits {
-  // A mode waits when any of its runs does: a run that hardly waited is part of its scatter.
-  const waiting = new Set(results.filter((r) => r.summary && waits(r.summary)).map((r) => r.mode));
-  const points = (pick: (s: IterationSummary) => Estimate, keep: (r: ModeResult) => boolean = () => true): RunPoint[] =>
-    results.flatMap((r) =>
-      r.summary && keep(r)
-        ? [{ group: r.mode, midSec: windowMidAt(r) / 1000, meanMs: pick(r.summary).mean, seMs: standardError(pick(r.summary), r.summary.blocks) }]
-        : [],
-    );
+/** A run's pooling group: its mode, or the group it names. */
+function groupOf(run: ScheduledRun): string {
+  return run.group ?? run.result.mode;
+}
+
+function runToRunFits(runs: readonly ScheduledRun[]): RunToRunFits {
+  // A group waits when any of its runs does: a run that hardly waited is part of its scatter.
+  const waiting = new Set(runs.filter((r) => r.result.summary && waits(r.result.summary)).map(groupOf));
+  const points = (pick: (s: IterationSummary) => Estimate, keep: (run: ScheduledRun) => boolean = () => true): RunPoint[] =>
+    runs.flatMap((run) => {
+      const r = run.result;
+      return r.summary && keep(run)
+        ? [{ group: groupOf(run), midSec: windowMidAt(r) / 1000, meanMs: pick(r.summary).mean, seMs: standardError(pick(r.summary), r.summary.blocks) }]
+        : [];
+    });
   return {
     iter: fitDrift(points((s) => s.iterMs)),
-    wait: fitDrift(points((s) => s.waitMs, (r) => waiting.has(r.mode))),
+    wait: fitDrift(points((s) => s.waitMs, (run) => waiting.has(groupOf(run)))),
     step: fitDrift(points((s) => s.computeMs)),
   };
 }
@@ -189,7 +207,16 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
         offset += r.iterations.reduce((max, it) => Math.max(max, it.i + 1), 0);
         return shifted;
       });
-      return { rank, pid: list[list.length - 1].pid, workers: list[0].workers, iterations, summary: poolSummaries(list.map((r) => r.summary), fits) };
+      const mainCpu = meanOfKnown(list.map((r) => r.mainCpuMsPerSample ?? null));
+      return {
+        rank,
+        pid: list[list.length - 1].pid,
+        workers: list[0].workers,
+        ...(list[0].loader !== undefined ? { loader: list[0].loader } : {}),
+        ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
+        iterations,
+        summary: poolSummaries(list.map((r) => r.summary), fits),
+      };
     });
 }
 

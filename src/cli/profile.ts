@@ -7,7 +7,7 @@ import { assertCommandExists } from '../system/resolve-command.js';
 import { allowedCpus, withCpus } from '../system/affinity.js';
 import { DEFAULT_PASSES, type ProfileRunInput } from '../profile/run-profile.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
-import { parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
+import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
 import { collect, EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { runAndReport } from './run-and-report.js';
 import { prepareGate, runGate } from '../gate/run-gate.js';
@@ -32,6 +32,7 @@ interface RawProfileOptions {
   stopGrace: string;
   nvidiaSmi: string;
   cpus?: string;
+  workers?: string;
   overlap?: boolean;
   singlePass?: boolean;
   gate?: string;
@@ -61,6 +62,7 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--timeout <duration>', 'kill the job tree after this long in one mode', DEFAULTS.timeout)
     .option('--first-iteration-timeout <duration>', 'stop a mode whose job reports no iteration within this long', DEFAULTS.firstIterationTimeout)
     .option('--cpus <list>', 'also run the cached mode at each of these CPU counts (affinity), e.g. 1,2, so whatif can fit CPU scaling')
+    .option('--workers <list>', "also run the cached mode at each of these loader worker counts (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4,8, so whatif can fit how prep scales with workers")
     .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), e.g. 50MB/s')
     .option('--overlap', 'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it')
     .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic), which cancels a drift of the machine\'s pace; faster to start, blind to drift')
@@ -83,6 +85,7 @@ Examples:
   $ ds-analyzer profile --data /data/shards --storage-bw 200MB/s --precision 2% -- torchrun --nproc_per_node 2 train.py
   $ ds-analyzer profile --data ./ds --modes cached,cold --json -- ./my-job --epochs 1 > profile.json
   $ ds-analyzer profile --data ./ds --cpus 1,2 -- python train.py ./ds      (CPU sweep for whatif --cpus)
+  $ ds-analyzer profile --data ./ds --workers 2,4,8 -- python train.py ./ds (num_workers sweep, no code change)
   $ ds-analyzer profile --data ./ds --storage-bw 20MB/s --overlap -- python train.py ./ds   (measured overlap for whatif --cache)
   $ ds-analyzer profile --data ./ds --gate budgets.json --baseline main.json --junit gate.xml -- python train.py ./ds
 
@@ -151,6 +154,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus, io) : [],
+    workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],
     overlapProbe: Boolean(raw.overlap),
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
   };

@@ -170,11 +170,18 @@ async function run(argv: readonly string[]): Promise<number> {
   const inMode = (mode: Mode | undefined): boolean => mode === undefined || mode === env.mode;
   const crashAt = inMode(options.crashMode) ? options.crashAtIteration : undefined;
   const hangAt = inMode(options.hangMode) ? options.hangAtIteration : undefined;
+  // profile --workers: DSA_NUM_WORKERS overrides --workers, as the PyTorch hook overrides num_workers.
+  const workers = env.numWorkers ?? options.workers;
 
   const writer: EventWriter | null = fromEnv(process.env, {
     batchSize: options.batchSize,
-    workers: options.workers,
+    workers,
     source: 'emulator',
+    loader: {
+      workers,
+      ...(env.numWorkers !== undefined ? { scriptWorkers: options.workers } : {}),
+      ...(workers > 0 ? { prefetchFactor: options.prefetchFactor } : {}),
+    },
     ...(restricted ? { subsetNote: restricted.note, ...(restricted.kept.length > 0 ? { subsetFiles: restricted.kept.length } : {}) } : {}),
   });
   const stop = new StopFile(env.stopFile);
@@ -192,7 +199,7 @@ async function run(argv: readonly string[]): Promise<number> {
   const loader = Loader.start({
     files,
     batchSize: options.batchSize,
-    workers: options.workers,
+    workers,
     prefetchFactor: options.prefetchFactor,
     prepMs: options.prepMs,
     prepClock: options.prepClock,

@@ -121,5 +121,6 @@ function toIteration(event: IterEvent): Iteration {
     samples: event.samples,
   };
   if (event.bytes !== undefined) iteration.bytes = event.bytes;
+  if (event.processCpuMs !== undefined) iteration.processCpuMs = event.processCpuMs;
   return iteration;
 }

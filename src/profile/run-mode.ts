@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { StoppingTracker } from '../analysis/stopping.js';
 import { summarizeIterations } from '../analysis/summarize.js';
+import { mainCpuMsPerSample } from '../analysis/main-cpu.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { ENV, PROTOCOL_VERSION, type Mode } from '../schema/events.js';
 import type { IterationSummary, ModeResult, RankResult } from '../schema/profile.js';
@@ -50,6 +51,8 @@ export interface ModeRunInput {
   wrapArgv: (argv: string[]) => string[];
   /** Page-cache control for the mode's state. */
   cacheState: CacheState;
+  /** Loader workers to ask the job for (DSA_NUM_WORKERS); absent: the script's own setting. */
+  numWorkers?: number;
   gpu?: Pick<GpuSampler, 'latest'>;
   /** Called about every poll with the progress of the mode. */
   onProgress?: (progress: ModeProgress) => void;
@@ -225,6 +228,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     logs,
     cpus: null,
     profilerCpuSec,
+    ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
     ...(subset
       ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
       : {}),
@@ -265,17 +269,22 @@ function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string, subset
     [ENV.sync]: input.sync ? '1' : '0',
     [ENV.protocol]: String(PROTOCOL_VERSION),
     ...(subsetFile !== null ? { [ENV.subsetFile]: subsetFile } : {}),
+    ...(input.numWorkers !== undefined ? { [ENV.numWorkers]: String(input.numWorkers) } : {}),
   };
 }
 
 function toRankResult(events: ProcessEvents): RankResult {
   const workers = events.start?.workers ?? null;
+  const summary = summarizeIterations(events.iterations, { workers });
+  const mainCpu = summary ? mainCpuMsPerSample(events.iterations, summary.warmupIterations) : null;
   return {
     rank: events.start?.rank ?? 0,
     pid: events.start?.pid ?? 0,
     workers,
+    ...(events.start?.loader ? { loader: events.start.loader } : {}),
+    ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
     iterations: events.iterations,
-    summary: summarizeIterations(events.iterations, { workers }),
+    summary,
   };
 }
 

@@ -4,7 +4,7 @@ import { analyze } from '../analysis/split.js';
 import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
 import { MIN_STOP_BLOCKS } from '../analysis/stopping.js';
 import { ExitCode, UserError } from '../errors.js';
-import type { Mode } from '../schema/events.js';
+import { ENV, type Mode } from '../schema/events.js';
 import { PROFILE_SCHEMA_VERSION, type ModeResult, type Profile } from '../schema/profile.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { hostFacts } from '../system/host.js';
@@ -56,6 +56,12 @@ export interface ProfileRunInput {
   passes?: number;
   /** CPU counts at which to run the cached mode again (profile --cpus), or none. */
   cpuSweep?: number[];
+  /**
+   * Loader worker counts at which to run the cached mode again (profile
+   * --workers), or none: each in the drift-cancelling schedule, beside the
+   * cached mode, with DSA_NUM_WORKERS set.
+   */
+  workersSweep?: number[];
   /** Run the overlap probe after the modes (profile --overlap). */
   overlapProbe?: boolean;
   /** nvidia-smi command, or null to skip GPU sampling. */
@@ -145,7 +151,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
   let exitCode = ExitCode.Ok;
   let failureTail: string | null = null;
   /** Runs the job once, as `mode`, under `cacheState`; the cold mode and the probe under the throttle. */
-  const runOnce = async (mode: Mode, label: string, argv: string[], cacheState: CacheState, share = 1): Promise<ModeResult> => {
+  const runOnce = async (mode: Mode, label: string, argv: string[], cacheState: CacheState, share = 1, numWorkers?: number): Promise<ModeResult> => {
     hooks.onModeStart?.(label);
     const budget = runBudget(input, share);
     const result = await (input.modeRunner ?? runMode)({
@@ -163,6 +169,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
       pollMs: input.pollMs,
       wrapArgv: (a) => (mode === 'cold' && throttle ? wrapCommand(throttle.procsFiles, a) : a),
       cacheState,
+      ...(numWorkers !== undefined ? { numWorkers } : {}),
       gpu: gpu ?? undefined,
       onProgress: hooks.onProgress,
       onJobStarted: (job) => interrupts.attach(job),
@@ -173,16 +180,27 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
   };
 
   const scheduled: ScheduledRun[] = [];
+  let workersRefused = false;
   try {
     for (const run of planRuns(input, passes)) {
       if (interrupts.interrupted) break;
+      if (run.workers !== null && workersRefused) continue;
       const { mode } = run;
       const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv);
-      const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.cacheState, run.budgetShare);
+      const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.cacheState, run.budgetShare, run.workers ?? undefined);
       result.cpus = affinity?.cpus ?? null;
-      if (run.cpuCount === null) {
-        scheduled.push({ label: run.label, result });
-        profile.modes = poolPasses(scheduled).modes;
+      if (run.workers !== null && result.status === 'ok' && !workersApplied(result, run.workers)) {
+        // Not faked: a count the job did not run is no point of the sweep.
+        workersRefused = true;
+        warn(
+          `workers sweep skipped: the job did not apply ${ENV.numWorkers}=${run.workers} (its start event reports ${result.ranks.map((r) => r.workers ?? 'no').join(', ')} workers and no script setting); ` +
+            'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual API and the event protocol cannot',
+        );
+      } else if (run.cpuCount === null) {
+        scheduled.push({ label: run.label, result, ...(run.workers !== null ? { group: `workers-${run.workers}` } : {}) });
+        const pooled = poolPasses(scheduled);
+        profile.modes = pooled.modes;
+        if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
         profile.analysis = analyze(profile.modes);
       } else {
         (profile.cpuSweep ??= []).push(result);
@@ -258,11 +276,13 @@ const MIN_POOLED_RUN_BLOCKS = 5;
 /** Runs of each mode by default: the order mirrored once (synthetic, cached, cold, cold, cached, synthetic). */
 export const DEFAULT_PASSES = 2;
 
-/** One run of the job: a mode, at all CPUs or (CPU sweep) at a few. */
+/** One run of the job: a mode, at all CPUs or (CPU sweep) at a few, with the script's loader workers or (workers sweep) others. */
 export interface PlannedRun {
   mode: Mode;
   /** CPUs to restrict the job to, or null for all. */
   cpuCount: number | null;
+  /** Loader workers to ask the job for (DSA_NUM_WORKERS), or null for the script's own. */
+  workers: number | null;
   /** Name of the run's folder and progress lines. */
   label: string;
   /** Share of the mode's iteration budget this run gets (1 / passes). */
@@ -272,17 +292,36 @@ export interface PlannedRun {
 /**
  * The requested modes, `passes` times, every other pass in reverse order so
  * that each mode's runs sit symmetrically around the middle of the schedule
- * (a steady drift then cancels from their mean); then the cached mode at each
- * CPU count of the sweep.
+ * (a steady drift then cancels from their mean). The workers sweep's runs sit
+ * right after the cached mode in each pass (the end, without it), so they are
+ * mirrored too; the cached mode at each CPU count of the CPU sweep comes last.
  */
-export function planRuns(input: Pick<ProfileRunInput, 'modes' | 'cpuSweep'>, passes: number): PlannedRun[] {
+export function planRuns(input: Pick<ProfileRunInput, 'modes' | 'cpuSweep' | 'workersSweep'>, passes: number): PlannedRun[] {
+  type Step = { mode: Mode; workers: number | null };
+  const steps: Step[] = input.modes.map((mode) => ({ mode, workers: null }));
+  const sweep: Step[] = (input.workersSweep ?? []).map((workers) => ({ mode: 'cached', workers }));
+  const at = input.modes.indexOf('cached');
+  steps.splice(at === -1 ? steps.length : at + 1, 0, ...sweep);
   const runs: PlannedRun[] = [];
   for (let pass = 1; pass <= passes; pass++) {
-    const order = pass % 2 === 1 ? input.modes : [...input.modes].reverse();
-    for (const mode of order) runs.push({ mode, cpuCount: null, label: pass === 1 ? mode : `${mode}-${pass}`, budgetShare: 1 / passes });
+    for (const { mode, workers } of pass % 2 === 1 ? steps : [...steps].reverse()) {
+      const base = workers === null ? mode : `${mode}-${workers}workers`;
+      runs.push({ mode, cpuCount: null, workers, label: pass === 1 ? base : `${base}-${pass}`, budgetShare: 1 / passes });
+    }
   }
-  for (const count of input.cpuSweep ?? []) runs.push({ mode: 'cached', cpuCount: count, label: `cached-${count}cpu`, budgetShare: 1 });
+  for (const count of input.cpuSweep ?? []) runs.push({ mode: 'cached', cpuCount: count, workers: null, label: `cached-${count}cpu`, budgetShare: 1 });
   return runs;
+}
+
+/**
+ * Whether a workers-sweep run's job applied DSA_NUM_WORKERS: every rank that
+ * reported says it ran `asked` workers and what its script had set. The
+ * manual API and jobs that write the protocol themselves cannot, and say
+ * neither.
+ */
+export function workersApplied(result: ModeResult, asked: number): boolean {
+  const reporting = result.ranks.filter((rank) => rank.loader !== undefined || rank.workers !== null);
+  return reporting.length > 0 && reporting.every((rank) => rank.workers === asked && rank.loader?.scriptWorkers !== undefined);
 }
 
 /**

@@ -2,7 +2,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } f
 import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ExitCode, UserError, valueError } from '../errors.js';
-import { ENV, ModeSchema, PROTOCOL_VERSION, type EndEvent, type Mode } from '../schema/events.js';
+import { ENV, ModeSchema, PROTOCOL_VERSION, type EndEvent, type LoaderSettings, type Mode } from '../schema/events.js';
 
 /**
  * Job-side writer of the event protocol v1 (src/schema/events.ts), for any JS/TS job.
@@ -29,6 +29,8 @@ export interface StartInfo {
   subsetFiles?: number;
   /** What the job found when asked to restrict itself to DSA_SUBSET_FILE. */
   subsetNote?: string;
+  /** The training loader's settings (num_workers as run and as the script set it). */
+  loader?: LoaderSettings;
 }
 
 /** Options of `EventWriter.open`. */
@@ -73,6 +75,8 @@ export interface ProtocolEnv {
   worldSize: number;
   /** DSA_SUBSET_FILE: the resident files a cached mode asks the job to sample from (see restrictToSubset). */
   subsetFile?: string;
+  /** DSA_NUM_WORKERS: the loader workers this run asks for (profile --workers). */
+  numWorkers?: number;
 }
 
 /** Wall clock of the protocol: ms since the Unix epoch, fractional and monotonic within a process. */
@@ -135,6 +139,7 @@ export class EventWriter {
     if (options.source !== undefined) start.source = options.source;
     if (options.subsetFiles !== undefined) start.subsetFiles = options.subsetFiles;
     if (options.subsetNote !== undefined) start.subsetNote = options.subsetNote.slice(0, 1000);
+    if (options.loader !== undefined) start.loader = options.loader;
     // The start event is written at once: the CLI takes it as proof that the job reached its loop.
     this.buffer = JSON.stringify(start) + '\n';
     this.flush();
@@ -269,6 +274,7 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
     rank: parseNonNegativeInt(env, 'RANK', 0),
     worldSize: worldSize > 0 ? worldSize : 1,
     ...(env[ENV.subsetFile] ? { subsetFile: env[ENV.subsetFile] } : {}),
+    ...(env[ENV.numWorkers] ? { numWorkers: parseNonNegativeInt(env, ENV.numWorkers, 0) } : {}),
   };
 }
 

@@ -26,6 +26,12 @@ export const ENV = {
    * and says so in its start event (subsetFiles).
    */
   subsetFile: 'DSA_SUBSET_FILE',
+  /**
+   * The training loader's num_workers for this run (profile --workers,
+   * validate --workers). A job that honours it says so in its start event
+   * (loader.scriptWorkers beside loader.workers).
+   */
+  numWorkers: 'DSA_NUM_WORKERS',
 } as const;
 
 /** Longest plausible wait or compute of one iteration; beyond it a line is counted as bad. */
@@ -43,6 +49,21 @@ const common = {
   /** Rank of the process in a data-parallel job (0 when single-process). */
   rank: z.number().int().nonnegative().default(0),
 };
+
+/** The training loader's settings, as the job ran them. */
+export const LoaderSettingsSchema = z.object({
+  /** num_workers the loader ran with. */
+  workers: z.number().int().nonnegative().optional(),
+  /** num_workers the script itself set, when DSA_NUM_WORKERS overrode it. */
+  scriptWorkers: z.number().int().nonnegative().optional(),
+  /** Batches each worker prepares ahead (DataLoader prefetch_factor; absent without workers). */
+  prefetchFactor: z.number().int().nonnegative().optional(),
+  /** Whether the workers outlive an epoch (DataLoader persistent_workers). */
+  persistentWorkers: z.boolean().optional(),
+  /** Whether batches are copied to pinned memory (DataLoader pin_memory). */
+  pinMemory: z.boolean().optional(),
+});
+export type LoaderSettings = z.infer<typeof LoaderSettingsSchema>;
 
 export const StartEventSchema = z.object({
   ...common,
@@ -63,6 +84,8 @@ export const StartEventSchema = z.object({
   subsetFiles: z.number().int().nonnegative().optional(),
   /** What the job found when asked to restrict itself (which dataset, or why it could not). */
   subsetNote: z.string().max(1000).optional(),
+  /** The training loader's settings, when the job knows them. */
+  loader: LoaderSettingsSchema.optional(),
 });
 
 export const IterEventSchema = z.object({
@@ -78,6 +101,8 @@ export const IterEventSchema = z.object({
   samples: z.number().int().nonnegative(),
   /** Bytes of sample files behind the batch, when the job knows them. */
   bytes: z.number().finite().nonnegative().optional(),
+  /** CPU time of the process writing the events so far (its threads, not its loader workers), ms. */
+  processCpuMs: z.number().finite().nonnegative().optional(),
 });
 
 export const EndEventSchema = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ModeSchema } from './events.js';
+import { LoaderSettingsSchema, ModeSchema } from './events.js';
 
 /** Version of the profile file format; bump on any incompatible change. */
 export const PROFILE_SCHEMA_VERSION = 1;
@@ -32,6 +32,8 @@ export const IterationSchema = z.object({
   samples: z.number().int().nonnegative(),
   /** Bytes behind the batch, when reported. */
   bytes: nonneg().optional(),
+  /** CPU time of the process that wrote the events so far (not its loader workers), ms, when reported. */
+  processCpuMs: nonneg().optional(),
 });
 export type Iteration = z.infer<typeof IterationSchema>;
 
@@ -128,6 +130,14 @@ export const RankResultSchema = z.object({
   pid: z.number().int().nonnegative(),
   /** Loader workers reported by the job. */
   workers: z.number().int().nonnegative().nullable(),
+  /** The training loader's settings as the job reported them (absent: not reported, or an older profile). */
+  loader: LoaderSettingsSchema.optional(),
+  /**
+   * CPU time of the training process itself (collation, pin memory, kernel
+   * launches; not its loader workers) per sample over the measured window, ms;
+   * null when the job did not report it (processCpuMs).
+   */
+  mainCpuMsPerSample: nonneg().nullable().optional(),
   /** Raw iterations as reported. */
   iterations: z.array(IterationSchema),
   /** Statistics over the measured window; null with too few iterations. */
@@ -234,6 +244,8 @@ export const ModeResultSchema = z.object({
    * that include the run-to-run variation.
    */
   passes: z.array(PassSchema).optional(),
+  /** The loader workers this run asked the job for (DSA_NUM_WORKERS, profile --workers); absent: the script's own. */
+  workersAsked: z.number().int().nonnegative().optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
@@ -388,6 +400,12 @@ export const ProfileSchema = z.object({
   }),
   /** The cached mode again at fewer CPUs (profile --cpus), to fit how prep scales with CPUs. */
   cpuSweep: z.array(ModeResultSchema).optional(),
+  /**
+   * The cached mode again at other loader worker counts (profile --workers),
+   * each pooled over its runs in the drift-cancelling schedule; workersAsked
+   * says which count. Only counts the job was seen to apply are kept.
+   */
+  workersSweep: z.array(ModeResultSchema).optional(),
   /**
    * The cold mode again with a fixed share of the dataset held in the page
    * cache (profile --overlap), to measure how reads and pre-processing overlap.

@@ -27,7 +27,14 @@ export interface FakeJob {
   /** Virtual seconds each run spends starting up before its first iteration. */
   startupSec: number;
   seed: number;
+  /** ms per iteration waiting for data in the cached mode when the run asks for this many loader workers (DSA_NUM_WORKERS). */
+  waitMsAtWorkers?: Record<number, number>;
+  /** The job cannot change its loader's workers (the manual API, a protocol job): it reports its own 2. */
+  ignoresWorkers?: boolean;
 }
+
+/** Loader workers the fake job's script sets. */
+const SCRIPT_WORKERS = 2;
 
 /** A fake runner plus the log of what it was asked to run. */
 export interface FakeRunner {
@@ -51,15 +58,18 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
     const startedAt = clockMs;
     clockMs += job.startupSec * 1000;
     const iterations: Iteration[] = [];
+    const applied = input.numWorkers !== undefined && !job.ignoresWorkers;
+    const workers = applied ? input.numWorkers! : SCRIPT_WORKERS;
+    const truthWaitMs = applied ? (job.waitMsAtWorkers?.[workers] ?? job.waitMs[input.mode]) : job.waitMs[input.mode];
     for (let i = 0; i < input.maxIterations; i++) {
       const pace = 1 + job.driftPerSec * ((clockMs - originMs) / 1000);
       const jitter = 1 + job.noise * gaussian();
-      const waitMs = Math.max(0, job.waitMs[input.mode] * pace * jitter);
+      const waitMs = Math.max(0, truthWaitMs * pace * jitter);
       const computeMs = Math.max(0, job.stepMs[input.mode] * pace * jitter);
       clockMs += waitMs + computeMs;
       iterations.push({ i, t: clockMs, waitMs, computeMs, samples: 32 });
     }
-    const summary = summarizeIterations(iterations, { workers: 2 });
+    const summary = summarizeIterations(iterations, { workers });
     return {
       mode: input.mode,
       status: 'ok',
@@ -78,7 +88,7 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
         readFraction: null,
         readBytesSource: 'fake',
       },
-      ranks: [{ rank: 0, pid: 1, workers: 2, iterations, summary }],
+      ranks: [{ rank: 0, pid: 1, workers, loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) }, iterations, summary }],
       paceRank: 0,
       summary,
       resources: [],
@@ -87,6 +97,7 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
       badEventLines: 0,
       logs: { stdout: '', stderr: '' },
       cpus: null,
+      ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
     };
   };
   return { run, calls };

@@ -22,6 +22,18 @@ test('the schedule mirrors the modes and halves each run\'s budget', () => {
   assert.equal(runBudget({ precision: 0.05, minIterations: 50, maxIterations: 2000 }, 1).minStopBlocks, 10);
 });
 
+test('a workers sweep sits beside the cached mode in each pass, mirrored like the modes', () => {
+  const plan = planRuns({ modes: [...MODES], workersSweep: [1, 4] }, 2);
+  assert.deepEqual(
+    plan.map((r) => r.label),
+    ['synthetic', 'cached', 'cached-1workers', 'cached-4workers', 'cold', 'cold-2', 'cached-4workers-2', 'cached-1workers-2', 'cached-2', 'synthetic-2'],
+  );
+  assert.deepEqual(plan.map((r) => r.workers), [null, null, 1, 4, null, null, 4, 1, null, null]);
+  assert.ok(plan.every((r) => r.budgetShare === 0.5));
+  // Without the cached mode the sweep ends the first pass and opens the second.
+  assert.deepEqual(planRuns({ modes: ['cold'], workersSweep: [3] }, 2).map((r) => r.label), ['cold', 'cached-3workers', 'cached-3workers-2', 'cold-2']);
+});
+
 // The same pace in every mode: no stall at all, only a machine that slows down.
 const DRIFT_ONLY: FakeJob = {
   waitMs: { synthetic: 0, cached: 0, cold: 0 },
@@ -132,6 +144,38 @@ describe('runProfile with a fake mode runner', () => {
       return result;
     };
   };
+  test('profile --workers pools each count over its mirrored runs and records what the job ran', async () => {
+    // Prep-bound at the script's 2 workers (30 ms wait); 1 worker waits 130 ms, 4 workers keep up.
+    const job: FakeJob = { ...KNOWN_STALLS, waitMsAtWorkers: { 1: 130, 4: 0 }, seed: 3 };
+    const fake = fakeModeRunner(job);
+    const input = fakeProfileInput(dir, 'workers', fake.run, { passes: 2, workersSweep: [1, 4] });
+    const { profile } = await runProfile(input, { onSignal: () => () => {} });
+    const sweep = profile.workersSweep!;
+    assert.deepEqual(sweep.map((r) => r.workersAsked), [1, 4]);
+    assert.deepEqual(sweep.map((r) => r.passes!.map((p) => p.label)), [['cached-1workers', 'cached-1workers-2'], ['cached-4workers', 'cached-4workers-2']]);
+    assert.deepEqual(sweep.map((r) => r.ranks[0].workers), [1, 4]);
+    assert.deepEqual(sweep.map((r) => r.ranks[0].loader?.scriptWorkers), [2, 2]);
+    const scale = profile.modes.synthetic!.summary!.iterMs.mean / 100;
+    const waits = sweep.map((r) => r.summary!.waitMs.mean / scale);
+    assert.ok(Math.abs(waits[0] - 130) < 5 && waits[1] < 1, `waits ${waits.map((w) => w.toFixed(1))}`);
+    // The modes themselves are the script's own setting, pooled apart from the sweep.
+    assert.equal(profile.modes.cached!.ranks[0].workers, 2);
+    assert.equal(profile.modes.cached!.passes!.length, 2);
+    assert.ok(Math.abs(profile.modes.cached!.summary!.waitMs.mean / scale - 30) < 3);
+  });
+
+  test('a job that cannot change its workers gets no sweep, and says why, instead of a faked one', async () => {
+    const fake = fakeModeRunner({ ...KNOWN_STALLS, ignoresWorkers: true, seed: 4 });
+    const warnings: string[] = [];
+    const input = fakeProfileInput(dir, 'workers-refused', fake.run, { passes: 2, workersSweep: [1, 4] });
+    const { profile, exitCode } = await runProfile(input, { onSignal: () => () => {}, onWarning: (w) => warnings.push(w) });
+    assert.equal(exitCode, 0);
+    assert.equal(profile.workersSweep, undefined);
+    assert.deepEqual(fake.calls.map((c) => c.label), ['synthetic', 'cached', 'cached-1workers', 'cold', 'cold-2', 'cached-2', 'synthetic-2']);
+    assert.ok(warnings.some((w) => /workers sweep skipped: the job did not apply DSA_NUM_WORKERS=1/.test(w)), warnings.join('\n'));
+    assert.ok(profile.analysis, 'the modes are still analysed');
+  });
+
   const profileWithRunner = async (modeRunner: ProfileRunInput['modeRunner'], name: string): Promise<Profile> =>
     (await runProfile(fakeProfileInput(dir, name, modeRunner), { onSignal: () => () => {} })).profile;
 
