@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { compareProfiles } from '../compare/diff.js';
 import { readProfile } from '../profile/profile-store.js';
 import { renderComparison } from '../report/compare-text.js';
+import { compareOutput } from '../schema/compare-output.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 export const compareCommand: CommandFactory = (io, result) =>
@@ -27,6 +28,6 @@ ${EXIT_CODES_HELP}`,
       const a = readProfile(resolve(io.cwd, pathA));
       const b = readProfile(resolve(io.cwd, pathB));
       const comparison = compareProfiles(a, b);
-      io.stdout(raw.json ? JSON.stringify(comparison, null, 1) + '\n' : renderComparison(comparison, pathA, pathB));
+      io.stdout(raw.json ? JSON.stringify(compareOutput(comparison), null, 1) + '\n' : renderComparison(comparison, pathA, pathB));
       result.exitCode = 0;
     });

@@ -11,6 +11,7 @@ import { planValidation } from '../validate/plan.js';
 import { formatBytes, parseCacheSizeList, parseDurationSec, parseFraction, parsePositiveInt, resolveCacheSize } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
+import { validateOutput } from '../schema/validate-output.js';
 import { NEGLIGIBLE_FETCH_STALL } from '../whatif/model.js';
 import { baseScenario, fitModel, predict } from '../whatif/model.js';
 import { cacheFor } from '../whatif/recommend.js';
@@ -100,7 +101,7 @@ ${EXIT_CODES_HELP}`,
         onPointDone: (r, k) => progress.line(`validate: point ${k + 1}/${points.length}: ${pointStatusLine(r)}`),
         onSignal: io.onSignal,
       });
-      io.stdout(options.json ? JSON.stringify({ profile: path, ...report, notRun: skipped }, null, 1) + '\n' : renderValidation(report, path));
+      io.stdout(options.json ? JSON.stringify(validateOutput({ profile: path, ...report, notRun: skipped }), null, 1) + '\n' : renderValidation(report, path));
       if (!report.interrupted && report.results.length > 0 && report.results.every((r) => r.measuredSamplesPerSec === null)) {
         throw new UserError('no point was measured: the job failed at every point (the end of its log is in the report)', ExitCode.JobFailed);
       }

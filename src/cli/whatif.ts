@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { newestProfile, readProfile } from '../profile/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
+import { whatifOutput } from '../schema/whatif-output.js';
 import { parseCacheSize, parsePositiveInt, parsePositiveNumber, parseRate, resolveCacheSize, type CacheSize } from '../units.js';
 import type { CachePolicy } from '../whatif/model.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
@@ -61,7 +62,7 @@ ${EXIT_CODES_HELP}`,
       // A share (50%) needs the dataset's size, which only the profile knows.
       if (cache) query.cacheBytes = resolveCacheSize(cache, profile.dataset.bytes);
       const outcome = whatif(profile, path, query);
-      if (raw.json) io.stdout(JSON.stringify(outcome, null, 1) + '\n');
+      if (raw.json) io.stdout(JSON.stringify(whatifOutput(outcome), null, 1) + '\n');
       else io.stdout(renderWhatif(outcome));
       result.exitCode = ExitCode.Ok;
     });

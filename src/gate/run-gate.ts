@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { readProfile } from '../profile/profile-store.js';
 import type { Profile } from '../schema/profile.js';
+import { gateOutput } from '../schema/gate-output.js';
 import { parseFraction, parsePositiveNumber } from '../units.js';
 import { readGateConfig, resolveBudgets, type BudgetFlags, type Budgets } from './config.js';
 import { writeJunit } from './junit.js';
@@ -82,7 +83,7 @@ export function runGate(profile: Profile, profilePath: string, options: GateOpti
   const baseline = options.baselinePath ? readProfile(options.baselinePath) : null;
   const verdict = evaluateGate(profile, options.budgets, baseline);
   if (options.json) {
-    io.stdout(JSON.stringify({ profile: profilePath, baseline: options.baselinePath, ...verdict }, null, 1) + '\n');
+    io.stdout(JSON.stringify(gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict }), null, 1) + '\n');
   } else {
     io.stdout(renderVerdict(verdict, profilePath, options.baselinePath));
   }

@@ -3,6 +3,7 @@
  * next to the profiled one, sweep cache and CPUs, and recommend. One core
  * function for the CLI; returns plain data (JSON-safe).
  */
+import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import { baseScenario, fitModel, predict, selfCheck, type CpuScaling, type FitOptions, type ModelParameter, type Prediction, type Scenario } from './model.js';
 import { recommend, type Recommendation } from './recommend.js';
@@ -23,7 +24,7 @@ export interface WhatifResult {
   /** CPU scaling used: linear (assumed) or fitted. */
   cpuScaling: CpuScaling;
   /** The model at the profiled settings against each measured mode. */
-  selfCheck: { mode: string; measuredIterMs: number; predictedIterMs: number }[];
+  selfCheck: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[];
   /** Prediction at the profiled settings (default cache: what the page cache could give the dataset). */
   baseline: Prediction;
   /** Prediction for the asked scenario. */

@@ -1,0 +1,137 @@
+/**
+ * The contract of `ds-analyzer validate --json` (docs/json-output.md).
+ * validateOutput() types the report src/validate/run-validate.ts builds
+ * against this schema.
+ */
+import { z } from 'zod';
+
+/** Version of validate's JSON; bump when a field is removed or changes meaning (adding one does not). */
+export const VALIDATE_OUTPUT_VERSION = 1;
+
+const nonneg = () => z.number().nonnegative();
+
+/** One point checked: a page-cache size, a CPU count, or the control (the profiled settings again). */
+export const ValidationPointSchema = z.discriminatedUnion('kind', [
+  z.object({
+    /** A page-cache size. */
+    kind: z.literal('cache'),
+    /** The cache size asked for, bytes. */
+    cacheBytes: nonneg(),
+    /** True when it is whatif's recommended cache (--cache recommended). */
+    recommended: z.boolean().optional(),
+  }),
+  z.object({
+    /** A CPU count (affinity). */
+    kind: z.literal('cpus'),
+    /** CPUs the job was restricted to. */
+    cpus: z.number().int().positive(),
+  }),
+  z.object({
+    /** The profiled settings again: the job's own run-to-run variation. */
+    kind: z.literal('control'),
+  }),
+]);
+
+/** How a cache point's dataset residency went against its target over the measured window. */
+export const ResidencyVerdictSchema = z.object({
+  /** The cap asked for, bytes (at most the dataset). */
+  targetBytes: nonneg(),
+  /** Half-width of the band around the target, bytes. */
+  toleranceBytes: nonneg(),
+  /** Mean dataset bytes resident; null without readings. */
+  meanBytes: nonneg().nullable(),
+  /** Smallest reading, bytes; null without readings. */
+  minBytes: nonneg().nullable(),
+  /** Largest reading, bytes; null without readings. */
+  maxBytes: nonneg().nullable(),
+  /** Residency readings in the measured window. */
+  readings: z.number().int().nonnegative(),
+  /** Share of the readings inside the band, 0..1. */
+  inBandShare: nonneg(),
+  /** Whether the cap held: the mean inside the band and most readings too. */
+  held: z.boolean(),
+});
+
+/** Whether a CPU point's affinity reached every thread of the job. */
+export const AffinityVerdictSchema = z.object({
+  /** CPUs asked for (ids). */
+  cpus: z.array(z.number().int().nonnegative()),
+  /** Threads checked, mid-run. */
+  threads: z.number().int().nonnegative(),
+  /** Threads that may run on CPUs outside the asked ones. */
+  outside: z.number().int().nonnegative(),
+  /** One such thread with its CPUs, in words; null when none. */
+  example: z.string().nullable(),
+  /** Whether it held: threads were seen and none may run elsewhere. */
+  held: z.boolean(),
+});
+
+/** One point's prediction against its measurement. */
+export const ValidationResultSchema = z.object({
+  /** The point. */
+  point: ValidationPointSchema,
+  /** 'measured': tested its setting; 'not-held': ran, but its setting did not hold (left out of the error); 'failed': nothing measured. */
+  status: z.enum(['measured', 'not-held', 'failed']),
+  /** Cache points: how residency went against the target; else null. */
+  residency: ResidencyVerdictSchema.nullable(),
+  /** CPU points: whether the affinity reached the job; else null. */
+  affinity: AffinityVerdictSchema.nullable(),
+  /** Predicted throughput (steady state), samples/s; for a cache point, at the cache the job really had. */
+  predictedSamplesPerSec: nonneg(),
+  /** Cache points: mean dataset bytes resident over the measured window; else null. */
+  residentBytes: nonneg().nullable(),
+  /** Cache points: the model's steady hit ratio at residentBytes, 0..1; else null. */
+  predictedHitRatio: nonneg().nullable(),
+  /** Cache points: hit ratio inferred from the storage bytes the job read, 0..1; else null. */
+  measuredHitRatio: nonneg().nullable(),
+  /** Measured throughput over the steady window, samples/s; null when the run failed. */
+  measuredSamplesPerSec: nonneg().nullable(),
+  /** 95% half-width of measuredSamplesPerSec, samples/s; null without an interval. */
+  measuredHalfWidth: nonneg().nullable(),
+  /** (predicted - measured) / measured, a fraction; null when not measured. */
+  relativeError: z.number().nullable(),
+  /** Prediction of the model anchored to the control run, samples/s; null without a control. */
+  anchoredSamplesPerSec: nonneg().nullable(),
+  /** (anchored - measured) / measured, a fraction; null without both. */
+  anchoredError: z.number().nullable(),
+  /** What happened, in a few words. */
+  note: z.string(),
+  /** When the job did not end well: the last lines of its log; else null. */
+  failureTail: z.string().nullable(),
+});
+
+export const ValidateOutputSchema = z.object({
+  /** VALIDATE_OUTPUT_VERSION of the producer. */
+  schemaVersion: z.literal(VALIDATE_OUTPUT_VERSION),
+  /** Which command wrote it. */
+  kind: z.literal('validate'),
+  /** The profile validated (absolute path). */
+  profile: z.string(),
+  /** One result per point run, in run order (the control first). */
+  results: z.array(ValidationResultSchema),
+  /** True when Ctrl-C stopped the run: results holds the points completed before it. */
+  interrupted: z.boolean(),
+  /** Median |relativeError| over the points that tested their setting, control left out, a fraction; null when none. */
+  medianAbsError: nonneg().nullable(),
+  /** Points (control left out) whose setting did not hold. */
+  notHeld: z.number().int().nonnegative(),
+  /** |relativeError| of the control, a fraction: the job's own run-to-run variation; null without one. */
+  controlAbsError: nonneg().nullable(),
+  /** Median |anchoredError| over the points after the control, a fraction; null when none. */
+  anchoredMedianAbsError: nonneg().nullable(),
+  /** Caveats of the model (assumed linear scaling, unproven modes), one sentence each. */
+  modelCaveats: z.array(z.string()),
+  /** Whether the overlap of reads and pre-processing was measured (else assumed). */
+  overlapMeasured: z.boolean(),
+  /** Points asked for but not run here (cache points where the page cache cannot be capped). */
+  notRun: z.array(ValidationPointSchema),
+});
+export type ValidateOutput = z.infer<typeof ValidateOutputSchema>;
+
+/** What the validate command has to print: the output without its header. */
+export type ValidateOutputBody = Omit<ValidateOutput, 'schemaVersion' | 'kind'>;
+
+/** The printed object: the header first, then the report, typed by the schema. */
+export function validateOutput(body: ValidateOutputBody): ValidateOutput {
+  return { schemaVersion: VALIDATE_OUTPUT_VERSION, kind: 'validate', ...body };
+}

@@ -1,0 +1,207 @@
+/**
+ * The contract of `ds-analyzer whatif --json` (docs/json-output.md). The
+ * producer (src/whatif/whatif.ts) builds a WhatifResult; whatifOutput() types
+ * it against this schema, so a field the model changes or drops breaks the
+ * build until the schema, its version and the docs follow.
+ */
+import { z } from 'zod';
+import { ModeSchema } from './events.js';
+
+/** Version of whatif's JSON; bump when a field is removed or changes meaning (adding one does not). */
+export const WHATIF_OUTPUT_VERSION = 1;
+
+const nonneg = () => z.number().nonnegative();
+
+const BottleneckSchema = z.enum(['compute', 'prep', 'fetch']);
+const CachePolicySchema = z.enum(['page-cache', 'minio']);
+
+/** One fitted model parameter, with the measurement it comes from. */
+export const ModelParameterSchema = z.object({
+  /** Symbol used in docs/whatif.md's formulas: T_gpu, u, B_storage. */
+  symbol: z.string(),
+  /** What it is, in words. */
+  name: z.string(),
+  /** The value, in `unit`. */
+  value: z.number(),
+  /** Unit of `value`: ms, bytes, bytes/s, CPU-ms, share, ... */
+  unit: z.string(),
+  /** The measurement: a profile field or a derivation from fields. */
+  source: z.string(),
+  /** True when every mode it rests on proved its cache state. */
+  proven: z.boolean(),
+  /** Assumption or limit worth saying (lower bound, assumed, fallback). */
+  note: z.string().optional(),
+});
+
+/** How prep's effective parallelism grows with CPUs: assumed linear, or fitted from a CPU sweep. */
+export const CpuScalingSchema = z.discriminatedUnion('kind', [
+  z.object({
+    /** eff(c) = perCpu * c: assumed, no CPU sweep was run. */
+    kind: z.literal('linear'),
+    /** Effective parallelism per CPU, measured at the profiled CPU count (or assumed 1). */
+    perCpu: nonneg(),
+  }),
+  z.object({
+    /** Fitted from a CPU sweep: piecewise linear through the points. */
+    kind: z.literal('fitted'),
+    /** (cpus, effective parallelism in CPUs) pairs, ascending in cpus. */
+    points: z.array(z.object({ cpus: nonneg(), eff: nonneg() })),
+    /** Where the points came from, e.g. 'profile --cpus 1,2,4'. */
+    source: z.string(),
+  }),
+]);
+
+/** The machine and job a prediction is for. */
+export const ScenarioSchema = z.object({
+  /** Cache available to the dataset, bytes. */
+  cacheBytes: nonneg(),
+  /** CPUs of the whole server (all ranks). */
+  cpus: nonneg(),
+  /** Storage read bandwidth of the whole server, bytes/s. */
+  storageBytesPerSec: nonneg(),
+  /** Accelerators (data-parallel ranks) per server. */
+  gpus: nonneg(),
+  /** Accelerator speed-up: compute time is divided by it. */
+  gpuSpeedup: nonneg(),
+  /** Which cache holds the dataset: the OS page cache (LRU) or one that never evicts (MinIO). */
+  cachePolicy: CachePolicySchema,
+  /** Epochs averaged over (the first cold), or null for the steady state (epoch 2 on). */
+  epochs: z.number().int().positive().nullable(),
+});
+
+/** What the model predicts for a scenario. Times per iteration of one rank; rates for the whole server. */
+export const PredictionSchema = z.object({
+  /** The scenario predicted. */
+  scenario: ScenarioSchema,
+  /** Bytes-weighted cache hit ratio in the steady state (epoch 2 on), 0..1. */
+  steadyHitRatio: nonneg(),
+  /** Hit ratio the prediction used, 0..1: steady, or averaged over `epochs` with the first at 0. */
+  hitRatio: nonneg(),
+  /** Compute per iteration, ms. */
+  computeMs: nonneg(),
+  /** Prep stall per iteration, ms. */
+  prepStallMs: nonneg(),
+  /** Fetch stall per iteration, ms. */
+  fetchStallMs: nonneg(),
+  /** Time per iteration, ms. */
+  iterMs: nonneg(),
+  /** Training throughput, samples/s, all ranks together. */
+  samplesPerSec: nonneg(),
+  /** One epoch at the predicted rate (the basis's), s. */
+  epochSec: nonneg(),
+  /** The first (cold-cache) epoch, s. */
+  firstEpochSec: nonneg(),
+  /** An epoch in the steady state, s. */
+  steadyEpochSec: nonneg(),
+  /** Share of time the accelerator computes, 0..1. */
+  acceleratorUtilization: nonneg(),
+  /** The limiting stage. */
+  bottleneck: BottleneckSchema,
+  /** In words: 'steady state (epoch 2 on)' or 'mean over N epochs, the first cold'. */
+  basis: z.string(),
+});
+
+/** One row of the cache sweep (0 to the dataset's size) at the asked scenario. */
+export const CacheSweepRowSchema = z.object({
+  /** Cache size, bytes. */
+  cacheBytes: nonneg(),
+  /** cacheBytes over the dataset's bytes, 0..1. */
+  cacheFraction: nonneg(),
+  /** Steady hit ratio of the page cache (LRU), 0..1. */
+  lruHitRatio: nonneg(),
+  /** Steady hit ratio of a MinIO cache, min(1, cache / dataset). */
+  minioHitRatio: nonneg(),
+  /** Predicted throughput with the page cache, samples/s. */
+  lruSamplesPerSec: nonneg(),
+  /** Predicted throughput with a MinIO cache, samples/s. */
+  minioSamplesPerSec: nonneg(),
+  /** Limiting stage with the page cache. */
+  lruBottleneck: BottleneckSchema,
+  /** Limiting stage with a MinIO cache. */
+  minioBottleneck: BottleneckSchema,
+});
+
+/** One row of the CPU sweep at the asked scenario. */
+export const CpuSweepRowSchema = z.object({
+  /** CPUs of the server. */
+  cpus: nonneg(),
+  /** Predicted prep stall per iteration, ms. */
+  prepStallMs: nonneg(),
+  /** Predicted time per iteration, ms. */
+  iterMs: nonneg(),
+  /** Predicted throughput, samples/s. */
+  samplesPerSec: nonneg(),
+  /** Share of time the accelerator computes, 0..1. */
+  acceleratorUtilization: nonneg(),
+  /** Limiting stage. */
+  bottleneck: BottleneckSchema,
+});
+
+/** The smallest change of one setting that removes a stall (steady state). */
+export const RecommendationSchema = z.object({
+  /** What is changed: the cache, the CPUs or the storage bandwidth. */
+  kind: z.enum(['cache', 'cpus', 'storage']),
+  /** For a cache: which policy. */
+  cachePolicy: CachePolicySchema.optional(),
+  /** The value that removes the stall, in `unit`; 0 when nothing is needed; null when no value does. */
+  value: nonneg().nullable(),
+  /** Unit of `value`. */
+  unit: z.enum(['bytes', 'cpus', 'bytes/s']),
+  /** The prediction with the change applied; null when no value removes the stall. */
+  prediction: PredictionSchema.nullable(),
+  /** Page cache only: the size below which the stall returns, bytes; `value` leaves slack above it. */
+  edgeBytes: nonneg().optional(),
+  /** A cache when the overlap of reads and prep was not measured: the size needed if they run in series, bytes (null: none). */
+  ifSerialBytes: nonneg().nullable().optional(),
+  /** The sentence shown in the terminal. */
+  text: z.string(),
+});
+
+export const WhatifOutputSchema = z.object({
+  /** WHATIF_OUTPUT_VERSION of the producer. */
+  schemaVersion: z.literal(WHATIF_OUTPUT_VERSION),
+  /** Which command wrote it. */
+  kind: z.literal('whatif'),
+  /** Profile file read. */
+  profilePath: z.string(),
+  /** Job name of the profile. */
+  jobName: z.string(),
+  /** Model parameters with their sources. */
+  parameters: z.array(ModelParameterSchema),
+  /** CPU scaling the model used. */
+  cpuScaling: CpuScalingSchema,
+  /** The model at the profiled settings against each measured mode. */
+  selfCheck: z.array(
+    z.object({
+      /** The profile's mode. */
+      mode: ModeSchema,
+      /** Its measured time per iteration, ms. */
+      measuredIterMs: nonneg(),
+      /** The model's time per iteration for it, ms. */
+      predictedIterMs: nonneg(),
+    }),
+  ),
+  /** Prediction at the profiled settings (cache: what the page cache could give the dataset when profiled). */
+  baseline: PredictionSchema,
+  /** Prediction for the asked scenario. */
+  prediction: PredictionSchema,
+  /** Scenario settings the user changed (flags given). */
+  changed: z.array(ScenarioSchema.keyof()),
+  /** Cache sweep at the asked scenario. */
+  cacheSweep: z.array(CacheSweepRowSchema),
+  /** CPU sweep at the asked scenario. */
+  cpuSweep: z.array(CpuSweepRowSchema),
+  /** Smallest changes that remove each stall, at the asked scenario. */
+  recommendations: z.array(RecommendationSchema),
+  /** Assumptions and limits of the prediction, one sentence each. */
+  caveats: z.array(z.string()),
+});
+export type WhatifOutput = z.infer<typeof WhatifOutputSchema>;
+
+/** What the whatif core returns: the output without its header. */
+export type WhatifOutputBody = Omit<WhatifOutput, 'schemaVersion' | 'kind'>;
+
+/** The printed object: the header first, then the result, typed by the schema. */
+export function whatifOutput(body: WhatifOutputBody): WhatifOutput {
+  return { schemaVersion: WHATIF_OUTPUT_VERSION, kind: 'whatif', ...body };
+}
