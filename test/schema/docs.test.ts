@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { CompareOutputSchema } from '../../src/schema/compare-output.js';
+import { GateOutputSchema } from '../../src/schema/gate-output.js';
+import { ValidateOutputSchema } from '../../src/schema/validate-output.js';
+import { WhatifOutputSchema } from '../../src/schema/whatif-output.js';
+
+const DOC = readFileSync(fileURLToPath(new URL('../../../docs/json-output.md', import.meta.url)), 'utf8');
+
+/** Every key of an object schema and of the objects inside it (arrays, unions, nullable and optional fields). */
+function fieldNames(schema: z.ZodType, into = new Set<string>()): Set<string> {
+  if (schema instanceof z.ZodObject) {
+    for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+      into.add(key);
+      fieldNames(field, into);
+    }
+  } else if (schema instanceof z.ZodArray) fieldNames(schema.element as z.ZodType, into);
+  else if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) fieldNames(schema.unwrap() as z.ZodType, into);
+  else if (schema instanceof z.ZodUnion) for (const option of schema.options as z.ZodType[]) fieldNames(option, into);
+  return into;
+}
+
+/** The text of the doc's `## \`heading\`` section, up to the next ## heading. */
+function section(heading: string): string {
+  const start = DOC.indexOf(`\n## \`${heading}\`\n`);
+  assert.ok(start >= 0, `docs/json-output.md has a section '## \`${heading}\`'`);
+  const end = DOC.indexOf('\n## ', start + 1);
+  return DOC.slice(start, end < 0 ? undefined : end);
+}
+
+const HEADER = new Set(['schemaVersion', 'kind']);
+const OUTPUTS: [string, z.ZodType][] = [
+  ['whatif --json', WhatifOutputSchema],
+  ['gate --json', GateOutputSchema],
+  ['compare --json', CompareOutputSchema],
+  ['validate --json', ValidateOutputSchema],
+];
+
+for (const [heading, schema] of OUTPUTS) {
+  test(`docs/json-output.md documents every field of ${heading}`, () => {
+    const text = section(heading);
+    const names = [...fieldNames(schema)];
+    assert.ok(names.length > 8, 'the walk found the fields');
+    const missing = names.filter((name) => !HEADER.has(name) && !text.includes(`\`${name}\``));
+    assert.deepEqual(missing, [], `fields of ${heading} not named in its section of docs/json-output.md`);
+  });
+}
+
+test('docs/json-output.md names the header fields once for all', () => {
+  for (const name of HEADER) assert.match(DOC, new RegExp(`\\| \`${name}\` \\|`));
+});
