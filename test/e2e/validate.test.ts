@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { ExitCode } from '../../src/errors.js';
+import { ValidateOutputSchema } from '../../src/schema/validate-output.js';
 import { emulatorArgv, FIXTURES, startCli } from './helpers.js';
 
 test('validate re-runs the profiled job at fewer CPUs and sets the measured rate beside the prediction', async () => {
@@ -22,8 +23,7 @@ test('validate re-runs the profiled job at fewer CPUs and sets the measured rate
 
   const result = await startCli(['validate', profile, '--cpus', '1', '--json'], { cwd: work });
   assert.equal(result.exitCode, 0, result.all);
-  type Row = { point: { kind: string }; measuredSamplesPerSec: number | null; predictedSamplesPerSec: number; anchoredError: number | null };
-  const report = JSON.parse(result.stdout) as { results: Row[]; medianAbsError: number | null; controlAbsError: number | null; anchoredMedianAbsError: number | null };
+  const report = ValidateOutputSchema.parse(JSON.parse(result.stdout));
   assert.deepEqual(report.results.map((r) => r.point.kind), ['control', 'cpus'], 'the control runs first');
   for (const r of report.results) {
     assert.ok(r.measuredSamplesPerSec! > 0, `${r.point.kind} was measured`);
