@@ -1,6 +1,6 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
@@ -35,6 +35,7 @@ interface JunitDoc {
 }
 
 const work = mkdtempSync(join(tmpdir(), 'dsa-junit-shape-'));
+after(() => rmSync(work, { recursive: true, force: true }));
 const warnConfig = join(work, 'warn.json');
 writeFileSync(warnConfig, JSON.stringify({ budgets: { fetchStall: { level: 'warn', max: '20%' }, prepStall: { max: '30%' } } }));
 

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { assertFollowsSchema, runJson } from './follows-schema.js';
 
 const QUICK = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'dsa-compare-schema-'));
+after(() => rmSync(work, { recursive: true, force: true }));
 
 // Within noise, beyond it, an unproven side, a side that lacks figures (a failed job).
 const CASES: [string, string][] = [

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATE_OUTPUT_VERSION, GateOutputSchema } from '../../src/schema/gate-output.js';
@@ -8,6 +8,7 @@ import { fixturePath } from '../gate/fixtures.js';
 import { assertFollowsSchema, runJson } from './follows-schema.js';
 
 const work = mkdtempSync(join(tmpdir(), 'dsa-gate-schema-'));
+after(() => rmSync(work, { recursive: true, force: true }));
 const EVERY_RULE = ['--max-fetch-stall', '20%', '--max-prep-stall', '30%', '--max-total-stall', '40%', '--min-throughput', '300', '--baseline', fixturePath('pass')];
 const warnConfig = join(work, 'warn.json');
 writeFileSync(warnConfig, JSON.stringify({ budgets: { fetchStall: { level: 'warn', max: '20%' }, prepStall: { max: '30%' } } }));

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { assertFollowsSchema, runJson } from './follows-schema.js';
 
 const QUICK = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'dsa-whatif-schema-'));
+after(() => rmSync(work, { recursive: true, force: true }));
 
 /** The quick profile with a CPU sweep (the cached mode again on one CPU), so that the model fits its CPU scaling. */
 function withCpuSweep(): string {
