@@ -97,11 +97,22 @@ async function profileRun(dir: string, data: string, count: number): Promise<voi
     return;
   }
   const profile = JSON.parse(fs.readFileSync(out, 'utf8')) as {
-    modes: Record<string, { state: { proven: boolean; reason: string }; wallSec: number; summary: { measuredIterations: number } | null }>;
+    modes: Record<
+      string,
+      {
+        state: { proven: boolean; reason: string; keeper?: { mechanism: string; cpuSec: number; cpuShare: number } };
+        wallSec: number;
+        summary: { measuredIterations: number } | null;
+        passes?: { label: string; proven: boolean }[];
+      }
+    >;
     warnings: string[];
   };
   for (const [mode, result] of Object.entries(profile.modes)) {
     console.log(`  ${mode.padEnd(7)} ${result.state.proven ? 'proven' : 'UNPROVEN'}: ${result.state.reason} (${result.wallSec.toFixed(1)} s, ${result.summary?.measuredIterations ?? 0} measured iterations)`);
+    if (result.passes) console.log(`          runs: ${result.passes.map((p) => `${p.label} ${p.proven ? 'proven' : 'UNPROVEN'}`).join(', ')}`);
+    const keeper = result.state.keeper;
+    if (keeper) console.log(`          cold keeper (${keeper.mechanism}): ${keeper.cpuSec.toFixed(2)} CPU-s, ${(keeper.cpuShare * 100).toFixed(1)}% of one CPU over the run`);
   }
   for (const warning of profile.warnings) console.log(`  warning: ${warning}`);
 }

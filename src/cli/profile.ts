@@ -34,6 +34,7 @@ interface RawProfileOptions {
   cpus?: string;
   workers?: string;
   overlap?: boolean;
+  keepReclaim?: boolean;
   singlePass?: boolean;
   gate?: string;
   baseline?: string;
@@ -66,6 +67,7 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), e.g. 50MB/s')
     .option('--overlap', 'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it')
     .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic), which cancels a drift of the machine\'s pace; faster to start, blind to drift')
+    .option('--keep-reclaim', "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is paused, where running as root, and turned back on after")
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
     .option('--out <file>', 'profile file to write (default: PROFILES_DIR/<name>-<time>.json)')
@@ -156,6 +158,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus, io) : [],
     workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],
     overlapProbe: Boolean(raw.overlap),
+    pauseReclaim: !raw.keepReclaim,
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
   };
 }

@@ -8,7 +8,7 @@ import { ENV, type Mode } from '../schema/events.js';
 import { PROFILE_SCHEMA_VERSION, type ModeResult, type Profile } from '../schema/profile.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { hostFacts } from '../system/host.js';
-import { reclaimingDamonSchemes } from '../system/damon.js';
+import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
 import { fileSystemWarnings } from '../system/file-systems.js';
 import { CAPABILITY_TEXT } from '../system/capability-text.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
@@ -62,6 +62,11 @@ export interface ProfileRunInput {
    * cached mode, with DSA_NUM_WORKERS set.
    */
   workersSweep?: number[];
+  /**
+   * Pause DAMON's proactive reclaim while profiling, where it runs and this
+   * process may (default true; profile --keep-reclaim sets false).
+   */
+  pauseReclaim?: boolean;
   /** Run the overlap probe after the modes (profile --overlap). */
   overlapProbe?: boolean;
   /** nvidia-smi command, or null to skip GPU sampling. */
@@ -110,11 +115,6 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
   }
   // tmpfs, network and FUSE file systems keep a cache mode from being proven: said before anything runs.
   for (const warning of fileSystemWarnings(dataset.fileSystems)) warn(warning);
-  // A proactive reclaimer evicts the warmed dataset under the cached mode's feet (and costs CPU as it scans).
-  const reclaimers = reclaimingDamonSchemes();
-  if (reclaimers.length > 0) {
-    warn(`${reclaimers.join('; ')}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`);
-  }
   const passes = Math.max(1, Math.round(input.passes ?? DEFAULT_PASSES));
   if (passes === 1 && input.modes.length > 1) {
     warn("one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs");
@@ -179,6 +179,20 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     return result;
   };
 
+  // A proactive reclaimer evicts the warmed dataset under the cached mode's feet (and costs CPU as it scans):
+  // paused for the profile where this process may (root), unless asked to keep it.
+  const reclaimers = reclaimingDamonSchemes();
+  const paused = reclaimers.length > 0 && input.pauseReclaim !== false ? pauseReclaimers() : null;
+  if (paused && paused.paused.length > 0) {
+    warn(
+      `${paused.paused.join(' and ')} (DAMON pageout of idle memory, the page cache included) paused while profiling, so the modes' cache states hold; ` +
+        'turned back on when the profile ends, by a guardian process if this one is killed (--keep-reclaim leaves it running)',
+    );
+  }
+  if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
+    const why = paused ? ` (could not pause: ${paused.failures.join('; ')})` : ' (--keep-reclaim)';
+    warn(`${reclaimers.join('; ')}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`);
+  }
   const scheduled: ScheduledRun[] = [];
   let workersRefused = false;
   try {
@@ -231,6 +245,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
     writeProfile(input.outFile, profile);
   } finally {
+    paused?.restore();
     interrupts.dispose();
     await gpu?.stop();
     await throttle?.remove();

@@ -1,5 +1,7 @@
-import { readdirSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorCode } from './page-cache.js';
 import { readTextOrNull } from './read-text.js';
 
 /** Where the kernel's DAMON sysfs interface lives (Documentation/admin-guide/mm/damon/usage.rst). */
@@ -46,4 +48,80 @@ function numbered(dir: string): string[] {
 
 function read(file: string): string | null {
   return readTextOrNull(file)?.trim() ?? null;
+}
+
+/** Reclaimers paused for a profile, and how to restore them. */
+export interface PausedReclaimers {
+  /** What was paused, for the profile's notes ('kdamond 0', 'DAMON_RECLAIM'). */
+  paused: string[];
+  /** Why a reclaimer could not be paused (not root, ...); empty when all were. */
+  failures: string[];
+  /** Turns the paused ones back on and ends the guardian; idempotent. */
+  restore(): void;
+}
+
+/** Files to write to pause one reclaimer, and the values that pause and restore it. */
+interface Switch {
+  name: string;
+  file: string;
+  off: string;
+  on: string;
+}
+
+/**
+ * Pauses the reclaimers that reclaimingDamonSchemes finds (each running
+ * kdamond with a paddr pageout scheme is turned off; DAMON_RECLAIM is
+ * disabled), so a warmed dataset stays in the page cache while it is
+ * measured. A detached guardian shell turns them back on if this process
+ * dies without restoring them (SIGKILL, a crash): the machine is never left
+ * without the reclaim its owner set up. It checks every second and exits
+ * once it has restored them, or at once when restore() runs.
+ */
+export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): PausedReclaimers {
+  const switches: Switch[] = [];
+  if (read(reclaimModule) === 'Y') switches.push({ name: 'DAMON_RECLAIM', file: reclaimModule, off: 'N', on: 'Y' });
+  const kdamonds = join(admin, 'kdamonds');
+  for (const k of numbered(kdamonds)) {
+    if (reclaimingDamonSchemes(admin, '/nonexistent').some((s) => s.startsWith(`kdamond ${k}:`))) {
+      switches.push({ name: `kdamond ${k}`, file: join(kdamonds, k, 'state'), off: 'off', on: 'on' });
+    }
+  }
+  const paused: Switch[] = [];
+  const failures: string[] = [];
+  for (const s of switches) {
+    try {
+      writeFileSync(s.file, s.off);
+      paused.push(s);
+    } catch (error) {
+      failures.push(`${s.name}: ${errorCode(error)}`);
+    }
+  }
+  const guardian = paused.length > 0 ? startGuardian(paused) : null;
+  let restored = false;
+  return {
+    paused: paused.map((s) => s.name),
+    failures,
+    restore() {
+      if (restored) return;
+      restored = true;
+      for (const s of paused) {
+        try {
+          writeFileSync(s.file, s.on);
+        } catch {
+          // The guardian tries again when it sees this process gone.
+          continue;
+        }
+      }
+      guardian?.kill('SIGKILL');
+    },
+  };
+}
+
+/** A shell that restores `paused` once this process is gone. */
+function startGuardian(paused: readonly Switch[]): ChildProcess {
+  const restoreAll = paused.map((s) => `echo ${s.on} > '${s.file.replace(/'/g, `'\\''`)}'`).join('; ');
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${restoreAll}`;
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
+  child.unref();
+  return child;
 }
