@@ -126,7 +126,19 @@ def loader_settings(loader, workers):
         value = getattr(loader, attr, None)
         if isinstance(value, bool):
             settings[key] = value
+    framework = _framework()
+    if framework is not None:
+        settings["framework"] = framework
     return settings
+
+
+def _framework():
+    """The training framework that built the loader, so advice can name its own setting."""
+    if "transformers.trainer" in sys.modules:
+        return "hf-trainer"  # TrainingArguments(dataloader_num_workers=N)
+    if "lightning.pytorch" in sys.modules or "pytorch_lightning" in sys.modules:
+        return "lightning"  # DataLoader(..., num_workers=N) in the LightningDataModule
+    return None
 
 
 def _may_be_training_loader(loader):

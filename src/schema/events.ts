@@ -62,6 +62,8 @@ export const LoaderSettingsSchema = z.object({
   persistentWorkers: z.boolean().optional(),
   /** Whether batches are copied to pinned memory (DataLoader pin_memory). */
   pinMemory: z.boolean().optional(),
+  /** The framework whose trainer built the loader, when the hook recognised one ('hf-trainer', 'lightning'). */
+  framework: z.string().max(100).optional(),
 });
 export type LoaderSettings = z.infer<typeof LoaderSettingsSchema>;
 
