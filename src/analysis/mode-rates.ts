@@ -1,6 +1,7 @@
 /**
  * Per-mode figures that several layers derive from a mode's raw ranks: bytes
- * per sample, whether the job reported its bytes, and the whole job's rate.
+ * per sample, whether the job reported its bytes, the whole job's rate, and
+ * the prep CPU per sample two modes show between them.
  */
 import type { ModeResult, RankResult } from '../schema/profile.js';
 
@@ -35,4 +36,16 @@ export function allRanksSamplesPerSec(m: ModeResult): number | null {
   }
   if (ranked) return samplesPerSec;
   return m.summary ? m.summary.samplesPerSec : null;
+}
+
+/**
+ * Pre-processing CPU per sample, u: the job's CPU-seconds per sample in the
+ * cached mode less the synthetic mode's (same job, same step; only the
+ * loader's work differs). Null when either mode lacks the figure. It can come
+ * out at or below 0 (prep too cheap to see beside the step, or noise): each
+ * caller says what that means for it.
+ */
+export function prepCpuSecPerSample(synthetic: ModeResult, cached: ModeResult): number | null {
+  if (synthetic.jobCpuSecPerSample == null || cached.jobCpuSecPerSample == null) return null;
+  return cached.jobCpuSecPerSample - synthetic.jobCpuSecPerSample;
 }

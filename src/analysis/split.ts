@@ -6,7 +6,8 @@
 import type { Mode } from '../schema/events.js';
 import type { Analysis, Estimate, IterationSummary, ModeResult, StallCall } from '../schema/profile.js';
 import { ADVICE_TEXT, VERDICT_TEXT, type Bound, type Severity, type TextContext } from './advice-text.js';
-import { allRanksSamplesPerSec, bytesPerSample, reportsBytes } from './mode-rates.js';
+import { difference, excludesZero, liesAbove } from './estimate.js';
+import { allRanksSamplesPerSec, bytesPerSample, prepCpuSecPerSample, reportsBytes } from './mode-rates.js';
 import { driftOfPasses } from './pool-passes.js';
 import { subsetCaveat } from './subset-text.js';
 
@@ -70,13 +71,13 @@ export function analyze(modes: ModeResults): Analysis {
   if (fetchShift) caveats.push(fetchShift);
   const overhead = profilerOverheadCaveat([syn, cached, cold]);
   if (overhead) caveats.push(overhead);
-  const prepStallMs = tCached && tSyn ? difference(tCached, tSyn) : null;
-  const fetchStallMs = tCold && tCached ? difference(tCold, tCached) : null;
+  const prepStallMs = tCached && tSyn ? clampedDifference(tCached, tSyn) : null;
+  const fetchStallMs = tCold && tCached ? clampedDifference(tCold, tCached) : null;
   const prepStallParts = syn && cached ? stallParts(syn.summary, cached.summary) : null;
   const fetchStallParts = cached && cold ? stallParts(cached.summary, cold.summary) : null;
   // A negative difference inside the noise is the zero it is clamped to; beyond the noise it needs saying.
-  if (tCached && tSyn && significant(difference(tSyn, tCached))) caveats.push(clampedText('prep', 'cached', tCached, 'synthetic', tSyn, tCold !== null));
-  if (tCold && tCached && significant(difference(tCached, tCold))) caveats.push(clampedText('fetch', 'cold', tCold, 'cached', tCached, true));
+  if (tCached && tSyn && significant(clampedDifference(tSyn, tCached))) caveats.push(clampedText('prep', 'cached', tCached, 'synthetic', tSyn, tCold !== null));
+  if (tCold && tCached && significant(clampedDifference(tCached, tCold))) caveats.push(clampedText('fetch', 'cold', tCold, 'cached', tCached, true));
 
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
@@ -183,12 +184,12 @@ export function analyze(modes: ModeResults): Analysis {
  * never a confident 0.
  */
 function prepCpu(syn: Usable, cached: Usable, caveats: string[]): number | null {
-  if (syn.jobCpuSecPerSample === null || cached.jobCpuSecPerSample === null) return null;
-  const u = cached.jobCpuSecPerSample - syn.jobCpuSecPerSample;
+  const u = prepCpuSecPerSample(syn, cached);
+  if (u === null) return null;
   if (u > 0) return u;
   caveats.push(
-    `prep CPU per sample not measurable: the cached mode used ${(cached.jobCpuSecPerSample * 1000).toFixed(2)} CPU-ms per sample, ` +
-      `no more than the synthetic mode's ${(syn.jobCpuSecPerSample * 1000).toFixed(2)}`,
+    `prep CPU per sample not measurable: the cached mode used ${(cached.jobCpuSecPerSample! * 1000).toFixed(2)} CPU-ms per sample, ` +
+      `no more than the synthetic mode's ${(syn.jobCpuSecPerSample! * 1000).toFixed(2)}`,
   );
   return null;
 }
@@ -279,9 +280,9 @@ function stepShiftCaveat(before: IterationSummary, after: IterationSummary, stal
   const a = before.computeMs;
   const b = after.computeMs;
   if (!(a.mean > 0)) return null;
-  const diff = b.mean - a.mean;
-  const noise = a.halfWidth !== null && b.halfWidth !== null ? Math.hypot(a.halfWidth, b.halfWidth) : 0;
-  if (Math.abs(diff) <= noise || Math.abs(diff) / a.mean < STEP_SHIFT_THRESHOLD) return null;
+  const shift = difference(b, a);
+  const diff = shift.mean;
+  if (!excludesZero(shift) || Math.abs(diff) / a.mean < STEP_SHIFT_THRESHOLD) return null;
   const [from, to] = stall === 'prep' ? ['synthetic', 'cached'] : ['cached', 'cold'];
   const waitGrowth = after.waitMs.mean - before.waitMs.mean;
   return (
@@ -302,13 +303,9 @@ function iterEstimate(m: Usable): Estimate {
   return { mean: e.mean, halfWidth: e.halfWidth, proven: e.proven && m.state.proven };
 }
 
-/**
- * a - b clamped at 0 (a stall cannot be negative; a negative difference is
- * noise). The two modes are independent runs, so variances add and the
- * half-widths combine as sqrt(a^2 + b^2).
- */
-function difference(a: Estimate, b: Estimate): Estimate {
-  const raw = change(b, a);
+/** a - b of two independent runs (estimate.ts) clamped at 0: a stall cannot be negative; a negative difference is noise. */
+function clampedDifference(a: Estimate, b: Estimate): Estimate {
+  const raw = difference(a, b);
   return { ...raw, mean: Math.max(0, raw.mean) };
 }
 
@@ -336,7 +333,7 @@ type StallParts = NonNullable<Analysis['prepStallParts']>;
  */
 function callStall(stall: Estimate | null, parts: StallParts | null, iter: Estimate | null, margin: number): StallCall {
   if (stall === null || iter === null) return 'unknown';
-  const clears = (e: Estimate) => e.mean - (e.halfWidth ?? 0) > margin * iter.mean;
+  const clears = (e: Estimate) => liesAbove(e, margin * iter.mean);
   // A wait for data that grew beyond the margin is a data stall even when the
   // step's own noise (a machine whose pace moved) blurs the stall's total.
   if (parts !== null && clears(parts.waitGrowthMs)) return 'stall';
@@ -403,16 +400,7 @@ function namingMargin(later: Usable | null): number {
  * the unclamped stall).
  */
 function stallParts(before: IterationSummary, after: IterationSummary): NonNullable<Analysis['prepStallParts']> {
-  return { waitGrowthMs: change(before.waitMs, after.waitMs), stepGrowthMs: change(before.computeMs, after.computeMs) };
-}
-
-/** after - before, not clamped; independent runs, so the half-widths combine as sqrt(a^2 + b^2). */
-function change(before: Estimate, after: Estimate): Estimate {
-  return {
-    mean: after.mean - before.mean,
-    halfWidth: before.halfWidth !== null && after.halfWidth !== null ? Math.hypot(before.halfWidth, after.halfWidth) : null,
-    proven: before.proven && after.proven,
-  };
+  return { waitGrowthMs: difference(after.waitMs, before.waitMs), stepGrowthMs: difference(after.computeMs, before.computeMs) };
 }
 
 /** Each mode's first and second run and the drift fitted over all runs; null for one run per mode. */
@@ -453,8 +441,7 @@ function driftVersusStalls(drift: NonNullable<Analysis['drift']>, prep: Estimate
 
 /** A stall whose 95% CI includes 0 is not called a bottleneck; without a CI, any positive mean counts. */
 function significant(stall: Estimate | null): boolean {
-  if (stall === null) return false;
-  return stall.halfWidth === null ? stall.mean > 0 : stall.mean - stall.halfWidth > 0;
+  return stall !== null && liesAbove(stall);
 }
 
 /** samples / T, samples per second of the mode's pace-setting rank. */

@@ -13,9 +13,10 @@ import { detectCgroups, diskDeviceOf } from '../system/cgroups.js';
 import { formatBytes, formatRate } from '../units.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { failedBeforeAnyIteration, runAndReport } from './run-and-report.js';
-import { ExitCode, UserError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { writeReport } from '../report/write-report.js';
+import { isNotEnoughData } from '../whatif/model.js';
 import { whatif } from '../whatif/whatif.js';
 import { renderDemoWhatif, renderNextSteps, renderSettingsCheck } from '../report/demo-terminal.js';
 import type { Io } from './io.js';
@@ -108,12 +109,9 @@ ${EXIT_CODES_HELP}`,
 
 /** The demo's what-if, or why the profile cannot answer it (e.g. an unproven cold mode's missing rate). */
 function demoWhatif(profile: Profile, path: string): string {
-  try {
-    return renderDemoWhatif(whatif(profile, path, { cacheBytes: 0 }));
-  } catch (error) {
-    if (error instanceof UserError) return `what-if: not available for this profile: ${error.message}\n`;
-    throw error;
-  }
+  const outcome = whatif(profile, path, { cacheBytes: 0 });
+  if (isNotEnoughData(outcome)) return `what-if: not available for this profile: ${outcome.reason}\n`;
+  return renderDemoWhatif(outcome);
 }
 
 /** Why storage cannot be throttled here, or null when it can. */

@@ -10,11 +10,13 @@ import { runValidation, type ValidationPoint, type ValidationReport, type Valida
 import { planValidation } from '../validate/plan.js';
 import { formatBytes, parseCacheSizeList, parseDurationSec, parseFraction, parsePositiveInt, resolveCacheSize } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
+import { combinedHalfWidth } from '../analysis/estimate.js';
 import type { Profile } from '../schema/profile.js';
 import { validateOutput } from '../schema/validate-output.js';
 import { NEGLIGIBLE_FETCH_STALL } from '../whatif/model.js';
-import { baseScenario, fitModel, predict } from '../whatif/model.js';
+import { baseScenario, predict } from '../whatif/model.js';
 import { cacheFor } from '../whatif/recommend.js';
+import { requireModel } from './not-enough-data.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 /** Target of the what-if model: median absolute error of the predictions. */
@@ -77,7 +79,8 @@ ${EXIT_CODES_HELP}`,
       const points = [...control, ...(cacheBlocked ? [] : cachePoints), ...cpuPoints];
       const epochs = parsePositiveInt(options.epochs, '--epochs');
       const maxIterations = parsePositiveInt(options.maxIterations, '--max-iterations');
-      const plan = planValidation(profile, fitModel(profile), points, {
+      const model = requireModel(profile);
+      const plan = planValidation(profile, model, points, {
         epochs,
         maxIterations,
         datasetFiles: profile.dataset.files,
@@ -89,6 +92,7 @@ ${EXIT_CODES_HELP}`,
       mkdirSync(workDir, { recursive: true });
       const report = await runValidation({
         profile,
+        model,
         points,
         epochs,
         precision: parseFraction(options.precision, '--precision'),
@@ -117,7 +121,7 @@ ${EXIT_CODES_HELP}`,
 
 /** whatif's answer: the smallest LRU page cache that removes the fetch stall, in the steady state. */
 function recommendedCache(profile: Profile): number {
-  const model = fitModel(profile);
+  const model = requireModel(profile);
   const scenario = { ...baseScenario(model), epochs: null };
   const answer = cacheFor(model, scenario, predict(model, scenario), 'page-cache');
   if (answer.value === null) {
@@ -169,7 +173,7 @@ function recommendationCheck(report: ValidationReport): string {
   if (!control || control.measuredSamplesPerSec === null) return 'recommended cache: no control run to compare with (the fetch stall cannot be judged)\n';
   const gap = control.measuredSamplesPerSec - point.measuredSamplesPerSec;
   const runToRun = (report.controlAbsError ?? 0) * control.measuredSamplesPerSec;
-  const noise = Math.hypot(point.measuredHalfWidth ?? 0, control.measuredHalfWidth ?? 0, runToRun);
+  const noise = combinedHalfWidth(point.measuredHalfWidth ?? 0, control.measuredHalfWidth ?? 0, runToRun);
   const at = `at the recommended cache ${formatBytes(point.point.cacheBytes)}`;
   const rates = `${point.measuredSamplesPerSec.toFixed(1)} vs ${control.measuredSamplesPerSec.toFixed(1)} samples/s fully cached (control)`;
   const slower = gap / control.measuredSamplesPerSec;

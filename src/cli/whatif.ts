@@ -5,8 +5,9 @@ import { newestProfile, readProfile } from '../profile/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { whatifOutput } from '../schema/whatif-output.js';
 import { parseCacheSize, parsePositiveInt, parsePositiveNumber, parseRate, resolveCacheSize, type CacheSize } from '../units.js';
-import type { CachePolicy } from '../whatif/model.js';
+import { isNotEnoughData, type CachePolicy } from '../whatif/model.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
+import { notEnoughDataError } from './not-enough-data.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 /** Options of `whatif` as commander hands them over (strings, unparsed). */
@@ -62,6 +63,7 @@ ${EXIT_CODES_HELP}`,
       // A share (50%) needs the dataset's size, which only the profile knows.
       if (cache) query.cacheBytes = resolveCacheSize(cache, profile.dataset.bytes);
       const outcome = whatif(profile, path, query);
+      if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
       if (raw.json) io.stdout(JSON.stringify(whatifOutput(outcome), null, 1) + '\n');
       else io.stdout(renderWhatif(outcome));
       result.exitCode = ExitCode.Ok;

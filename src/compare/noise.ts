@@ -1,9 +1,11 @@
 /**
  * Whether a change between two measured figures is beyond their noise. Both
  * figures carry 95% confidence half-widths from independent runs; the
- * half-width of their difference is the root sum of squares (as for the
- * stalls in analysis/split.ts). A change is real when its interval excludes 0.
+ * half-width of their difference is the root sum of squares
+ * (analysis/estimate.ts, as for the stalls). A change is real when its
+ * interval excludes 0.
  */
+import { difference, excludesZero } from '../analysis/estimate.js';
 import type { Estimate } from '../schema/profile.js';
 
 /** The change from `before` to `after`, with its noise. */
@@ -24,13 +26,13 @@ export interface Change {
 
 /** The change between two estimates, judged against the noise of both. */
 export function changeBetween(before: Estimate, after: Estimate): Change {
-  const delta = after.mean - before.mean;
-  const deltaHalfWidth =
-    before.halfWidth !== null && after.halfWidth !== null ? Math.hypot(before.halfWidth, after.halfWidth) : null;
+  const change = difference(after, before);
+  const delta = change.mean;
+  const deltaHalfWidth = change.halfWidth;
   const relative = before.mean !== 0 ? delta / before.mean : null;
   const relativeHalfWidth = relative !== null && deltaHalfWidth !== null ? deltaHalfWidth / Math.abs(before.mean) : null;
-  const noise = deltaHalfWidth === null ? 'unknown' : Math.abs(delta) > deltaHalfWidth ? 'beyond' : 'within';
-  return { delta, deltaHalfWidth, relative, relativeHalfWidth, noise, proven: before.proven && after.proven };
+  const noise = deltaHalfWidth === null ? 'unknown' : excludesZero(change) ? 'beyond' : 'within';
+  return { delta, deltaHalfWidth, relative, relativeHalfWidth, noise, proven: change.proven };
 }
 
 /**

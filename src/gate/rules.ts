@@ -4,6 +4,7 @@
  * resting on a mode whose cache state was not proven fails with that mode's
  * reason: an unproven number cannot pass a budget.
  */
+import { combinedHalfWidth } from '../analysis/estimate.js';
 import { changeBetween, rateEstimate } from '../compare/noise.js';
 import { ExitCode } from '../errors.js';
 import type { Mode } from '../schema/events.js';
@@ -133,7 +134,7 @@ function stallEstimate(id: RuleId, prep: Estimate | null, fetch: Estimate | null
   const cold = profile.modes.cold!.summary!.iterMs;
   return {
     mean: prep.mean + fetch.mean,
-    halfWidth: syn.halfWidth !== null && cold.halfWidth !== null ? Math.hypot(syn.halfWidth, cold.halfWidth) : null,
+    halfWidth: combinedHalfWidth(syn.halfWidth, cold.halfWidth),
     proven: prep.proven && fetch.proven,
   };
 }

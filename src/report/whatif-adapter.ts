@@ -16,7 +16,9 @@ const CACHE_STEPS = 20;
 /** What-if curves of a profile from the fitted model. */
 export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
   try {
-    const model = fitModel(profile);
+    const fit = fitModel(profile);
+    if (fit.kind === 'not-enough-data') return notAvailable(fit.reason);
+    const model = fit.model;
     const scenario = baseScenario(model);
     const cache = cacheSweep(model, scenario, CACHE_STEPS);
     const cpus = cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus));
@@ -48,7 +50,10 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
       },
     };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return { available: false, reason: `what-if curves not available for this profile: ${message}` };
+    return notAvailable(error instanceof Error ? error.message : String(error));
   }
 };
+
+function notAvailable(why: string): WhatIfResult {
+  return { available: false, reason: `what-if curves not available for this profile: ${why}` };
+}

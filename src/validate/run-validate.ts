@@ -15,7 +15,7 @@ import { listDataset, type Dataset } from '../system/dataset.js';
 import { evict, residency } from '../system/page-cache.js';
 import { requireCacheCap } from '../system/cache-cap.js';
 import type { InotifyKeeper } from '../system/inotify-keeper.js';
-import { baseScenario, fitModel, predict, type FittedModel, type Scenario } from '../whatif/model.js';
+import { baseScenario, predict, type FittedModel, type Scenario } from '../whatif/model.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
 import { CONTROL_MIN_ITERATIONS, type ValidationPoint } from './plan.js';
 
@@ -98,6 +98,8 @@ export interface PointProgress {
 
 export interface ValidateInput {
   profile: Profile;
+  /** The what-if model fitted on the profile alone (its CPU sweep included, when it has one). */
+  model: FittedModel;
   points: ValidationPoint[];
   /** Epochs each cache point runs; the first (cold) is not measured. */
   epochs: number;
@@ -123,9 +125,7 @@ export interface ValidateInput {
  * each point is a prediction of a run it has not seen.
  */
 export async function runValidation(input: ValidateInput): Promise<ValidationReport> {
-  const { profile } = input;
-  // Fitted on the profile alone (its CPU sweep included, when it has one).
-  const model = fitModel(profile);
+  const { profile, model } = input;
   const base = baseScenario(model);
   const dataset = await listDataset(profile.options.data);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;

@@ -1,3 +1,4 @@
+import { prepCpuSecPerSample } from '../analysis/mode-rates.js';
 import type { IterationSummary, Profile } from '../schema/profile.js';
 
 /** How effective parallelism grows with CPUs: eff(c) in "CPUs' worth of prep work per second". */
@@ -38,9 +39,9 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
   const sweep = (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus);
   const syn = profile.modes.synthetic;
   const cached = profile.modes.cached;
-  if (sweep.length === 0 || !cached?.summary || syn?.jobCpuSecPerSample == null || cached.jobCpuSecPerSample == null) return null;
-  const u = Math.max(0, cached.jobCpuSecPerSample - syn.jobCpuSecPerSample);
-  if (u <= 0) return null;
+  if (sweep.length === 0 || !cached?.summary || !syn) return null;
+  const u = prepCpuSecPerSample(syn, cached);
+  if (u === null || !(u > 0)) return null;
   const ranks = Math.max(1, cached.ranks.length);
   const runs = [...sweep, { ...cached, cpus: cached.cpus ?? Array.from({ length: profile.host.cpus }, (_, k) => k) }];
   const byCpus = new Map<number, IterationSummary[]>();
@@ -54,6 +55,24 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
     points,
     source: `profile --cpus ${sweep.map((r) => r.cpus!.length).join(',')}: cached mode at ${points.map((p) => p.cpus).join(', ')} CPUs${pooled.length ? ` (${pooled.join('; ')})` : ''}`,
   };
+}
+
+/** eff(c): linear, or piecewise linear through a fitted sweep (proportional below its first point, last slope beyond its last). */
+export function effectiveParallelism(scaling: CpuScaling, cpus: number): number {
+  if (scaling.kind === 'linear') return scaling.perCpu * cpus;
+  const pts = scaling.points;
+  if (pts.length === 0) return cpus;
+  if (cpus <= pts[0].cpus) return (pts[0].eff * cpus) / pts[0].cpus;
+  for (let k = 1; k < pts.length; k++) {
+    if (cpus <= pts[k].cpus) {
+      const f = (cpus - pts[k - 1].cpus) / (pts[k].cpus - pts[k - 1].cpus);
+      return pts[k - 1].eff + f * (pts[k].eff - pts[k - 1].eff);
+    }
+  }
+  const last = pts[pts.length - 1];
+  const prev = pts.length > 1 ? pts[pts.length - 2] : { cpus: 0, eff: 0 };
+  const slope = Math.max(0, (last.eff - prev.eff) / (last.cpus - prev.cpus));
+  return last.eff + slope * (cpus - last.cpus);
 }
 
 /**

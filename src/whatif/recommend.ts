@@ -8,7 +8,8 @@ import { smallestLruCacheFor, steadyLruHitRatioByPart } from './hit-ratio.js';
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
 import { dataTime } from './overlap.js';
 import { bisect } from './bisect.js';
-import { effectiveParallelism, NEGLIGIBLE_FETCH_STALL, predict, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
+import { effectiveParallelism } from './cpu-scaling.js';
+import { NEGLIGIBLE_FETCH_STALL, predict, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
 
 /** One recommendation. */
 export interface Recommendation {

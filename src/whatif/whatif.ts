@@ -5,7 +5,7 @@
  */
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
-import { baseScenario, fitModel, predict, selfCheck, type CpuScaling, type FitOptions, type ModelParameter, type Prediction, type Scenario } from './model.js';
+import { baseScenario, fitModel, predict, selfCheck, type CpuScaling, type FitOptions, type ModelParameter, type NotEnoughData, type Prediction, type Scenario } from './model.js';
 import { recommend, type Recommendation } from './recommend.js';
 import { MISSING_TEXT } from './advice-text.js';
 import { cacheSweep, cpuSweep, cpuSweepCounts, type CacheSweepRow, type CpuSweepRow } from './sweep.js';
@@ -41,9 +41,11 @@ export interface WhatifResult {
   caveats: string[];
 }
 
-/** Runs a what-if query on a profile. Pure (the cache simulation is seeded). */
-export function whatif(profile: Profile, profilePath: string, query: WhatifQuery, options: FitOptions = {}): WhatifResult {
-  const model = fitModel(profile, options);
+/** Runs a what-if query on a profile, or says what the profile lacks for it. Pure (the cache simulation is seeded). */
+export function whatif(profile: Profile, profilePath: string, query: WhatifQuery, options: FitOptions = {}): WhatifResult | NotEnoughData {
+  const fit = fitModel(profile, options);
+  if (fit.kind === 'not-enough-data') return fit;
+  const model = fit.model;
   const base = baseScenario(model);
   const changed = (Object.keys(query) as (keyof Scenario)[]).filter((k) => query[k] !== undefined);
   const scenario: Scenario = { ...base };

@@ -7,7 +7,7 @@ import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { EMULATOR_PRESETS } from '../../src/emulator/presets.js';
 import { ExitCode } from '../../src/errors.js';
 import { readProfile } from '../../src/profile/profile-store.js';
-import { fitModel } from '../../src/whatif/model.js';
+import { fitOrFail } from '../whatif/fit-or-fail.js';
 import { canThrottle, emulatorArgv, startCli } from './helpers.js';
 
 // The emulated job's workers read a sample, then pre-process it, as a
@@ -39,7 +39,7 @@ test('profile --overlap runs the cold mode with a share of the dataset held resi
   const iter = (m: { summary: { iterMs: { mean: number } } | null }) => m.summary!.iterMs.mean;
   assert.ok(iter(probe) < iter(profile.modes.cold!) && iter(probe) > 0.9 * iter(profile.modes.cached!), `probe ${iter(probe)} ms`);
   assert.match(result.stdout, /overlap probe: cold with \d+% of the dataset held resident/);
-  const model = fitModel(profile);
+  const model = fitOrFail(profile);
   assert.equal(model.overlapMeasured, true);
   assert.match(model.parameters.find((p) => p.symbol === 'σ')!.source, /overlap probe/);
 });

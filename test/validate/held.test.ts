@@ -8,7 +8,7 @@ import { allowedCpus, threadAffinities } from '../../src/system/affinity.js';
 import { judgeAffinity, judgeResidency } from '../../src/validate/held.js';
 import { planValidation } from '../../src/validate/plan.js';
 import { errorSummary, pointStatus, type ValidationResult } from '../../src/validate/run-validate.js';
-import { fitModel } from '../../src/whatif/model.js';
+import { fitOrFail } from '../whatif/fit-or-fail.js';
 
 const MiB = 2 ** 20;
 const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
@@ -109,7 +109,7 @@ test('a cache point not held is marked, left out of the error, and the summary s
 
 test('the plan estimates each point from the profile: a cache point runs its epochs, the first at the cold rate', () => {
   const profile = readProfile(FIXTURE);
-  const model = fitModel(profile);
+  const model = fitOrFail(profile);
   const files = profile.dataset.files;
   const samplesPerIter = profile.modes.cached!.summary!.samplesPerIter;
   const plan = planValidation(profile, model, [{ kind: 'control' }, { kind: 'cache', cacheBytes: 0 }, { kind: 'cache', cacheBytes: model.datasetBytes }], {

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { fitCpuScaling } from '../../src/whatif/cpu-scaling.js';
 import { readProfile } from '../../src/profile/profile-store.js';
 import { anchorToControl } from '../../src/validate/run-validate.js';
-import { baseScenario, fitModel, predict, stageTimes } from '../../src/whatif/model.js';
+import { baseScenario, predict, stageTimes } from '../../src/whatif/model.js';
+import { fitOrFail } from '../whatif/fit-or-fail.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
 
@@ -27,7 +28,7 @@ test('a CPU sweep gives eff(c) = R*u*b / T_cached(c) at each CPU count, ascendin
 });
 
 test('anchored to a control run 1.5x slower: compute and prep take 1.5x, storage is unchanged', () => {
-  const model = fitModel(readProfile(FIXTURE));
+  const model = fitOrFail(readProfile(FIXTURE));
   const slower = anchorToControl(model, 1.5);
   const whole = { ...baseScenario(model), cacheBytes: model.datasetBytes, epochs: null };
   const cold = { ...whole, cacheBytes: 0 };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { fitCpuScaling } from '../../src/whatif/cpu-scaling.js';
 import { readProfile } from '../../src/profile/profile-store.js';
-import { fitModel } from '../../src/whatif/model.js';
+import { fitOrFail } from './fit-or-fail.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
 
@@ -33,9 +33,9 @@ test('the model names the pooling in a caveat, and decides prep- and fetch-bound
   const cached = profile.modes.cached!;
   const all = Array.from({ length: profile.host.cpus }, (_, k) => k);
   profile.cpuSweep = [{ ...cached, cpus: [0] }, { ...cached, cpus: all }];
-  const model = fitModel(profile);
+  const model = fitOrFail(profile);
   assert.match(model.caveats.join('\n'), /the cached mode and the CPU sweep measured \d+ CPUs 2 times \(.* ms per iteration, .* ms per iteration\): the model uses their precision-weighted mean/);
   // A curve given by the caller pools nothing: no caveat.
-  const given = fitModel(profile, { cpuScaling: { kind: 'fitted', points: [{ cpus: 1, eff: 1 }], source: 'test' } });
+  const given = fitOrFail(profile, { cpuScaling: { kind: 'fitted', points: [{ cpus: 1, eff: 1 }], source: 'test' } });
   assert.doesNotMatch(given.caveats.join('\n'), /precision-weighted/);
 });

@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { ExitCode, UserError } from '../../src/errors.js';
 import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
-import { baseScenario, effectiveParallelism, fitModel, predict, selfCheck, stageTimes } from '../../src/whatif/model.js';
+import { baseScenario, fitModel, predict, selfCheck, stageTimes } from '../../src/whatif/model.js';
+import { effectiveParallelism } from '../../src/whatif/cpu-scaling.js';
+import { fitOrFail } from './fit-or-fail.js';
 import { MAX_STORAGE_UTILISATION, recommend, smallestCacheWithoutLateStall } from '../../src/whatif/recommend.js';
 import type { FittedModel, Prediction, Scenario } from '../../src/whatif/model.js';
 import { steadyLruHitRatio, steadyLruHitRatioByPart } from '../../src/whatif/hit-ratio.js';
@@ -23,7 +24,7 @@ const load = (): Profile => ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE,
 
 test('the fitted model reproduces the three measured modes', () => {
   const profile = load();
-  const checks = selfCheck(fitModel(profile), profile);
+  const checks = selfCheck(fitOrFail(profile), profile);
   assert.deepEqual(checks.map((c) => c.mode), ['synthetic', 'cached', 'cold']);
   for (const c of checks) {
     const error = Math.abs(c.predictedIterMs - c.measuredIterMs) / c.measuredIterMs;
@@ -32,7 +33,7 @@ test('the fitted model reproduces the three measured modes', () => {
 });
 
 test('every parameter names its source, unit and proof', () => {
-  const model = fitModel(load());
+  const model = fitOrFail(load());
   const symbols = model.parameters.map((p) => p.symbol);
   for (const s of ['T_gpu', 'u', 'B_storage', 's', 'D', 'h(M)']) assert.ok(symbols.includes(s), s);
   for (const p of model.parameters) {
@@ -42,25 +43,32 @@ test('every parameter names its source, unit and proof', () => {
   assert.match(model.parameters.find((p) => p.symbol === 'B_storage')!.source, /storageReadBytesPerSec/);
 });
 
-test('a missing mode or measurement is a UserError naming the field (exit code 4)', () => {
+test('a missing mode or measurement is answered with not-enough-data naming the field, never thrown', () => {
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
     const profile = load();
     delete profile.modes[mode];
-    assert.throws(
-      () => fitModel(profile),
-      (e: unknown) => e instanceof UserError && e.exitCode === ExitCode.MissingInput && e.message.includes(`modes.${mode}`),
-    );
+    const fit = fitModel(profile);
+    assert.equal(fit.kind, 'not-enough-data');
+    if (fit.kind !== 'not-enough-data') return;
+    assert.equal(fit.missing, `modes.${mode}`);
+    assert.equal(fit.mode, mode);
+    assert.match(fit.reason, new RegExp(`^the profile lacks modes\\.${mode}, which the what-if model needs: re-run 'ds-analyzer profile`));
   }
   const profile = load();
   profile.modes.cold!.storageReadBytesPerSec = null;
-  assert.throws(() => fitModel(profile), /modes\.cold\.storageReadBytesPerSec/);
+  assert.deepEqual(fitModel(profile), {
+    kind: 'not-enough-data',
+    missing: 'modes.cold.storageReadBytesPerSec',
+    mode: 'cold',
+    reason: "the profile lacks modes.cold.storageReadBytesPerSec, which the what-if model needs: re-run 'ds-analyzer profile' with the cold mode (it measures storage bandwidth)",
+  });
 });
 
 test('an unproven mode marks its parameters unproven and says why', () => {
   const profile = load();
   profile.modes.cold!.state.proven = false;
   profile.modes.cold!.state.reason = 'only 40% of consumed bytes read from storage';
-  const model = fitModel(profile);
+  const model = fitOrFail(profile);
   assert.equal(model.parameters.find((p) => p.symbol === 'B_storage')!.proven, false);
   assert.equal(model.parameters.find((p) => p.symbol === 'T_gpu')!.proven, true);
   assert.ok(model.caveats.some((c) => c.includes('40% of consumed bytes')));
@@ -68,22 +76,22 @@ test('an unproven mode marks its parameters unproven and says why', () => {
 
 test('without a histogram the sizes fall back to the mean and the model says so; with one, it uses it', () => {
   const profile = load();
-  assert.ok(fitModel(profile).caveats.some((c) => c.includes('fileBytesHistogram')));
+  assert.ok(fitOrFail(profile).caveats.some((c) => c.includes('fileBytesHistogram')));
   profile.dataset.fileBytesHistogram = sizeHistogram(Array.from({ length: 65 }, (_, i) => 100_000 + i * 5000));
-  const model = fitModel(profile);
+  const model = fitOrFail(profile);
   assert.ok(!model.caveats.some((c) => c.includes('fileBytesHistogram')));
   assert.match(model.parameters.find((p) => p.symbol === 'h(M)')!.source, /fileBytesHistogram/);
 });
 
 test('more CPUs divide prep time linearly; a fitted eff(c) replaces the assumption', () => {
   const profile = load();
-  const model = fitModel(profile);
+  const model = fitOrFail(profile);
   assert.equal(model.cpuScaling.kind, 'linear');
   const base = { ...baseScenario(model), cacheBytes: model.datasetBytes };
   const t2 = stageTimes(model, base, 1).prep;
   const t4 = stageTimes(model, { ...base, cpus: 4 }, 1).prep;
   assert.ok(Math.abs(t2 / t4 - 2) < 1e-9);
-  const fitted = fitModel(profile, { cpuScaling: { kind: 'fitted', points: [{ cpus: 1, eff: 1 }, { cpus: 2, eff: 1.5 }, { cpus: 4, eff: 2 }], source: 'test sweep' } });
+  const fitted = fitOrFail(profile, { cpuScaling: { kind: 'fitted', points: [{ cpus: 1, eff: 1 }, { cpus: 2, eff: 1.5 }, { cpus: 4, eff: 2 }], source: 'test sweep' } });
   assert.equal(effectiveParallelism(fitted.cpuScaling, 3), 1.75);
   assert.ok(!fitted.caveats.some((c) => c.includes('linearly')));
   const slower = stageTimes(fitted, { ...base, cpus: 4 }, 1).prep;
@@ -91,7 +99,7 @@ test('more CPUs divide prep time linearly; a fitted eff(c) replaces the assumpti
 });
 
 test('N data-parallel accelerators share CPUs and storage: per-rank prep and fetch times scale by N, server throughput is capped', () => {
-  const model = fitModel(load());
+  const model = fitOrFail(load());
   const base = { ...baseScenario(model), cacheBytes: 0 };
   const one = stageTimes(model, { ...base, gpus: 1 }, 0);
   const four = stageTimes(model, { ...base, gpus: 4 }, 0);
@@ -111,7 +119,7 @@ test('N data-parallel accelerators share CPUs and storage: per-rank prep and fet
 });
 
 test('a faster accelerator divides compute time and lowers utilisation when data-bound', () => {
-  const model = fitModel(load());
+  const model = fitOrFail(load());
   const base = { ...baseScenario(model), cacheBytes: model.datasetBytes };
   const p1 = predict(model, base);
   const p2 = predict(model, { ...base, gpuSpeedup: 2 });
@@ -121,7 +129,7 @@ test('a faster accelerator divides compute time and lowers utilisation when data
 });
 
 test('the first epoch is cold; --epochs averages it in; split sums to the iteration', () => {
-  const model = fitModel(load());
+  const model = fitOrFail(load());
   const base = { ...baseScenario(model), cacheBytes: model.datasetBytes };
   const steady = predict(model, base);
   assert.equal(steady.hitRatio, 1);
@@ -140,7 +148,7 @@ test('the first epoch is cold; --epochs averages it in; split sums to the iterat
 });
 
 test('cache sweep: throughput never falls with more cache, and MinIO hits at least as often as LRU', () => {
-  const model = fitModel(load());
+  const model = fitOrFail(load());
   const rows = cacheSweep(model, baseScenario(model), 20);
   for (let k = 1; k < rows.length; k++) {
     assert.ok(rows[k].lruSamplesPerSec >= rows[k - 1].lruSamplesPerSec - 1e-9);
@@ -151,7 +159,7 @@ test('cache sweep: throughput never falls with more cache, and MinIO hits at lea
 });
 
 test('recommendations are the smallest changes: at the value the stall is gone, just below it is not', () => {
-  const model = fitModel(load());
+  const model = fitOrFail(load());
   const scenario = { ...baseScenario(model), cacheBytes: 0 };
   const recs = recommend(model, scenario);
   for (const policy of ['page-cache', 'minio'] as const) {
@@ -191,7 +199,7 @@ test('recommendations are the smallest changes: at the value the stall is gone, 
 });
 
 test('LRU misses come late in each epoch: the hit ratio by eighth falls, averages to the mean, and the recommendation covers the last eighths', () => {
-  const model = fitModel(load());
+  const model = fitOrFail(load());
   const cache = 0.9 * model.datasetBytes * model.lruScale;
   const parts = steadyLruHitRatioByPart(model.lruCurve, cache)!;
   assert.equal(parts.length, 8);

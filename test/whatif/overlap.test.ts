@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
-import { fitModel, predict, selfCheck, baseScenario, stageTimes } from '../../src/whatif/model.js';
+import { predict, selfCheck, baseScenario, stageTimes } from '../../src/whatif/model.js';
+import { fitOrFail } from './fit-or-fail.js';
 import { dataTime, fitOverlap, fitOverlapJoint, PERFECT_OVERLAP } from '../../src/whatif/overlap.js';
 import { MAX_STORAGE_UTILISATION, recommend } from '../../src/whatif/recommend.js';
 
@@ -46,7 +47,7 @@ function throttledBelowItsLimit(readShare: number): Profile {
 
 test('a cold mode that waited on storage yet read below its throttle fits σ, takes the throttle as B, and still reproduces the cold mode', () => {
   const profile = throttledBelowItsLimit(0.7);
-  const model = fitModel(profile);
+  const model = fitOrFail(profile);
   assert.ok(model.fetchPrepSerial > 0 && model.fetchPrepSerial <= 1, `σ = ${model.fetchPrepSerial}`);
   assert.equal(model.storageBytesPerSec, profile.options.storageBwBytesPerSec);
   const sigma = model.parameters.find((p) => p.symbol === 'σ')!;
@@ -56,13 +57,13 @@ test('a cold mode that waited on storage yet read below its throttle fits σ, ta
   assert.ok(Math.abs(cold.predictedIterMs - cold.measuredIterMs) / cold.measuredIterMs < 0.03, `${cold.predictedIterMs} vs ${cold.measuredIterMs}`);
 
   // Read at its throttle: storage was the limit, nothing to fit.
-  const saturated = fitModel(throttledBelowItsLimit(0.97));
+  const saturated = fitOrFail(throttledBelowItsLimit(0.97));
   assert.equal(saturated.fetchPrepSerial, PERFECT_OVERLAP);
   assert.match(saturated.parameters.find((p) => p.symbol === 'σ')!.source, /perfect overlap/);
 });
 
 test('with fetch and prep partly in series the recommended cache leaves a stall under 2% and storage under 90% busy', () => {
-  const model = fitModel(throttledBelowItsLimit(0.7));
+  const model = fitOrFail(throttledBelowItsLimit(0.7));
   const scenario = { ...baseScenario(model), cacheBytes: 0 };
   for (const rec of recommend(model, scenario).filter((r) => r.kind === 'cache' || r.kind === 'storage')) {
     assert.ok(rec.value !== null && rec.value > 0, rec.text);
@@ -78,7 +79,7 @@ test('with fetch and prep partly in series the recommended cache leaves a stall 
 
 test('where the overlap was not measured, a cache recommendation also gives the cache that removes the stall with reads and prep in series', () => {
   // A saturated cold mode: σ is assumed, not measured.
-  const saturated = fitModel(throttledBelowItsLimit(0.97));
+  const saturated = fitOrFail(throttledBelowItsLimit(0.97));
   assert.equal(saturated.overlapMeasured, false);
   const scenario = { ...baseScenario(saturated), cacheBytes: 0 };
   for (const rec of recommend(saturated, scenario).filter((r) => r.kind === 'cache')) {
@@ -99,7 +100,7 @@ test('where the overlap was not measured, a cache recommendation also gives the 
   const atBound = selfCheck({ ...saturated, fetchPrepSerial: saturated.serialUpperBound }, throttledBelowItsLimit(0.97)).find((c) => c.mode === 'cold')!;
   assert.ok(atBound.predictedIterMs <= coldProfile.iterMs.mean + coldProfile.iterMs.halfWidth! + 1e-6, `${atBound.predictedIterMs} vs ${coldProfile.iterMs.mean} ± ${coldProfile.iterMs.halfWidth}`);
   // σ measured: one answer, no bound.
-  const measured = fitModel(throttledBelowItsLimit(0.7));
+  const measured = fitOrFail(throttledBelowItsLimit(0.7));
   assert.equal(measured.overlapMeasured, true);
   for (const rec of recommend(measured, { ...baseScenario(measured), cacheBytes: 0 }).filter((r) => r.kind === 'cache')) {
     assert.equal(rec.ifSerialBytes, undefined);
@@ -109,7 +110,7 @@ test('where the overlap was not measured, a cache recommendation also gives the 
 
 test('the overlap probe measures σ where the cold mode could not: fitted from its time, and the cache answer needs no bound', () => {
   const profile = throttledBelowItsLimit(0.97);
-  const model0 = fitModel(profile);
+  const model0 = fitOrFail(profile);
   assert.equal(model0.overlapMeasured, false);
   assert.match(model0.parameters.find((p) => p.symbol === 'σ')!.source, /assumed: not measured \(profile --overlap measures it\)/);
   // A probe at half the dataset resident that ran at the data time of σ = 0.5.
@@ -124,7 +125,7 @@ test('the overlap probe measures σ where the cold mode could not: fitted from i
     state: { ...cold.state, proven: true, reason: 'test' },
     residentShare: share,
   };
-  const model = fitModel(ProfileSchema.parse(profile));
+  const model = fitOrFail(ProfileSchema.parse(profile));
   assert.equal(model.overlapMeasured, true);
   assert.ok(model.fetchPrepSerial > 0.2 && model.fetchPrepSerial < 1, `σ = ${model.fetchPrepSerial}`);
   assert.match(model.parameters.find((p) => p.symbol === 'σ')!.source, /the cold mode and the overlap probe \(cold, 50% of the dataset held resident\)/);
@@ -138,7 +139,7 @@ test('the overlap probe measures σ where the cold mode could not: fitted from i
   }
   // An unproven probe is not used.
   profile.overlapProbe.state = { ...profile.overlapProbe.state, proven: false };
-  assert.equal(fitModel(profile).overlapMeasured, false);
+  assert.equal(fitOrFail(profile).overlapMeasured, false);
 });
 
 test('the joint fit recovers σ and the fetch time from a cold time and a probe time', () => {

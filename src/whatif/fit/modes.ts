@@ -1,0 +1,60 @@
+/**
+ * The three measured modes every fitter rests on (synthetic, cached, cold),
+ * whether a parameter built on them is proven, and whether one mode was
+ * really slower than another.
+ */
+import { difference, liesAbove } from '../../analysis/estimate.js';
+import type { Estimate, IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
+import { MISSING_TEXT } from '../advice-text.js';
+import { notEnoughData, type Fitted, type NotEnoughData } from './fitted.js';
+
+/** A mode with a summary: enough iterations were measured to use it. */
+export type MeasuredMode = ModeResult & { summary: IterationSummary };
+
+/** The modes the model needs, each measured. */
+export interface MeasuredModes {
+  /** Compute alone: the loader is not consulted. */
+  synthetic: MeasuredMode;
+  /** The whole dataset in the page cache: compute and prep. */
+  cached: MeasuredMode;
+  /** Nothing cached: compute, prep and fetch. */
+  cold: MeasuredMode;
+}
+
+/**
+ * A slow-down is called real when it is beyond noise and at least this share
+ * of the slower mode's iteration: smaller ones do not decide what bounds the job.
+ */
+const REAL_STALL_SHARE = 0.03;
+
+/** The three modes, or the first one missing (the model's every prediction is a max over all three stages). */
+export function measuredModes(profile: Profile): Fitted<MeasuredModes> | NotEnoughData {
+  const modes: Partial<MeasuredModes> = {};
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const result = profile.modes[mode];
+    if (!result) return notEnoughData(`modes.${mode}`, mode);
+    if (result.summary === null) return notEnoughData(`modes.${mode}.summary`, mode);
+    modes[mode] = result as MeasuredMode;
+  }
+  const measured = modes as MeasuredModes;
+  const caveats = Object.values(measured)
+    .filter((m) => !m.state.proven)
+    .map((m) => MISSING_TEXT.unprovenMode(m.mode, m.state.reason));
+  return { kind: 'fitted', value: measured, parameters: [], caveats };
+}
+
+/** Whether a parameter resting on `modes` is proven: each proved its cache state and ran to its end. */
+export function proven(...modes: ModeResult[]): boolean {
+  return modes.every((m) => m.state.proven && m.status === 'ok');
+}
+
+/**
+ * Whether `slow` was really slower than `fast`: their difference beyond
+ * noise (analysis/estimate.ts) and by a visible share. A mode without an
+ * interval counts as exact here, so the other's noise still applies.
+ */
+export function reallySlower(slow: IterationSummary, fast: IterationSummary): boolean {
+  const exact = (e: Estimate): Estimate => ({ ...e, halfWidth: e.halfWidth ?? 0 });
+  const stall = difference(exact(slow.iterMs), exact(fast.iterMs));
+  return liesAbove(stall) && stall.mean > REAL_STALL_SHARE * slow.iterMs.mean;
+}

@@ -1,0 +1,130 @@
+/**
+ * The prep stage, t_prep = R * u / eff(c): the prep CPU-seconds per sample
+ * (u), the CPUs the profiled job could use (c0), and how prep scales with
+ * CPUs (eff(c), the curve itself in ../cpu-scaling.ts). Three steps, each a
+ * function below: u from the cached and synthetic modes; the cached mode's
+ * time, pooled with any CPU-sweep runs that measured it again; and the curve,
+ * from the sweep or linear through the cached mode.
+ */
+import { prepCpuSecPerSample } from '../../analysis/mode-rates.js';
+import type { IterationSummary, Profile } from '../../schema/profile.js';
+import { MISSING_TEXT } from '../advice-text.js';
+import { effectiveParallelism, fitCpuScaling, pooledSecPerSample, type CpuScaling } from '../cpu-scaling.js';
+import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
+import { proven, reallySlower, type MeasuredModes } from './modes.js';
+
+/** The prep stage as fitted. */
+export interface PrepCpuFit {
+  /** Pre-processing CPU-seconds per sample, u. */
+  prepCpuSecPerSample: number;
+  /** CPUs the profiled job could use, c0. */
+  profiledCpus: number;
+  /** eff(c): effective parallelism of c CPUs. */
+  cpuScaling: CpuScaling;
+  /**
+   * The cached mode's iteration time, pooled with the CPU sweep's runs at c0
+   * when there are any: every later use of the cached time (fetch-bound or
+   * not, in storage.ts) takes this one.
+   */
+  cachedTime: IterationSummary;
+}
+
+/** Options of the prep fit. */
+export interface PrepCpuOptions {
+  /** A fitted curve from the caller; without it, the profile's CPU sweep, else linear. */
+  cpuScaling?: Extract<CpuScaling, { kind: 'fitted' }>;
+}
+
+/** u, c0 and eff(c) for a job of `profiledRanks` ranks; not enough data when either mode lacks its CPU time per sample. */
+export function fitPrepCpu(profile: Profile, modes: MeasuredModes, profiledRanks: number, options: PrepCpuOptions = {}): Fitted<PrepCpuFit> | NotEnoughData {
+  const { synthetic, cached } = modes;
+  if (cached.jobCpuSecPerSample === null) return notEnoughData('modes.cached.jobCpuSecPerSample', 'cached');
+  if (synthetic.jobCpuSecPerSample === null) return notEnoughData('modes.synthetic.jobCpuSecPerSample', 'synthetic');
+  const u = prepCpu(modes);
+  const profiledCpus = cached.cpus?.length ?? profile.host.cpus;
+  const sweep = options.cpuScaling ?? fitCpuScaling(profile);
+  // The sweep's runs at c0 measured the cached time again; a caller's curve brings no runs.
+  const repeats = sweep !== null && !options.cpuScaling ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus) : [];
+  const cachedTime = pooledCachedTime(cached.summary, repeats.map((r) => r.summary!), profiledCpus);
+  const curve = scalingCurve(modes, profiledRanks, u.value, profiledCpus, cachedTime.value, sweep);
+  return {
+    kind: 'fitted',
+    value: { prepCpuSecPerSample: u.value, profiledCpus, cpuScaling: curve.value, cachedTime: cachedTime.value },
+    parameters: [
+      ...u.parameters,
+      parameter('c0', 'CPUs the profiled job could use', profiledCpus, 'CPUs', cached.cpus ? 'cached mode cpus (affinity)' : 'host.cpus', true),
+      ...curve.parameters,
+    ],
+    caveats: [...cachedTime.caveats, ...curve.caveats],
+  };
+}
+
+/** u: CPU of the job tree per sample with prep (cached) less without it (synthetic); 0 when not measurable. */
+function prepCpu(modes: MeasuredModes): Fitted<number> {
+  const measured = prepCpuSecPerSample(modes.synthetic, modes.cached)!;
+  const u = Math.max(0, measured);
+  const note = measured > 0 ? undefined : 'not measurable (the cached mode used no more CPU per sample than the synthetic mode): taken as 0';
+  const source = 'cached jobCpuSecPerSample - synthetic jobCpuSecPerSample';
+  return { kind: 'fitted', value: u, parameters: [parameter('u', 'prep CPU time per sample', u * 1000, 'CPU-ms', source, proven(modes.synthetic, modes.cached), note)], caveats: [] };
+}
+
+/**
+ * The cached mode's time, pooled by precision with `repeats`, runs that
+ * measured it again at the same `cpus`. Pooled rather than one run
+ * overwriting the other: on a shared machine one of them can land in a slow
+ * spell (../cpu-scaling.ts).
+ */
+function pooledCachedTime(cached: IterationSummary, repeats: IterationSummary[], cpus: number): Fitted<IterationSummary> {
+  if (repeats.length === 0) return { kind: 'fitted', value: cached, parameters: [], caveats: [] };
+  const runs = [cached, ...repeats];
+  const pooled = pooledSecPerSample(runs);
+  const toIterMs = 1000 * cached.samplesPerIter;
+  const iterMs = { mean: pooled.sec * toIterMs, halfWidth: pooled.halfWidthSec === null ? null : pooled.halfWidthSec * toIterMs, proven: runs.every((x) => x.iterMs.proven) };
+  return {
+    kind: 'fitted',
+    value: { ...cached, iterMs },
+    parameters: [],
+    caveats: [MISSING_TEXT.pooledCached(cpus, runs.map((x) => x.iterMs), 1 / pooled.sec, cached.samplesPerSec)],
+  };
+}
+
+/**
+ * eff(c): the sweep's curve when there is one; else linear, per CPU what the
+ * cached mode showed when it was prep-bound (T_cached / b = R * u / eff(c0)),
+ * or one CPU-second per CPU-second when it was not (eff(c0) is then only
+ * known from below).
+ *
+ * Loader workers: a job's DataLoader runs num_workers processes, so at most
+ * that many CPUs pre-process at once. A term for it (effective parallelism
+ * capped by the workers, or a curve in the workers) belongs here, beside the
+ * CPU curve, and in effectiveParallelism (../cpu-scaling.ts) where the
+ * predictions read it. Not modelled yet: whatif.ts only says when asked CPUs
+ * exceed the workers (MISSING_TEXT.workersCap).
+ */
+function scalingCurve(
+  modes: MeasuredModes,
+  ranks: number,
+  u: number,
+  profiledCpus: number,
+  cachedTime: IterationSummary,
+  sweep: Extract<CpuScaling, { kind: 'fitted' }> | null,
+): Fitted<CpuScaling> {
+  if (sweep) {
+    const row = parameter('eff(c)', 'effective parallelism of c CPUs', effectiveParallelism(sweep, profiledCpus), 'CPUs at c0', `fitted: ${sweep.source}`, true);
+    return { kind: 'fitted', value: sweep, parameters: [row], caveats: [] };
+  }
+  const cachedSecPerSample = cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter;
+  const prepBound = reallySlower(cachedTime, modes.synthetic.summary);
+  const measuredEff = u > 0 ? (ranks * u) / cachedSecPerSample : 0;
+  const perCpu = prepBound ? measuredEff / profiledCpus : Math.max(1, measuredEff / profiledCpus);
+  const row = parameter(
+    'eff/c',
+    'effective parallelism per CPU (linear scaling assumed: no CPU sweep)',
+    perCpu,
+    'CPUs per CPU',
+    prepBound ? 'R*u / (cached iterMs / samplesPerIter) / c0 (cached mode was prep-bound)' : 'assumed 1 (cached mode was not prep-bound)',
+    proven(modes.synthetic, modes.cached),
+    prepBound ? undefined : 'assumption: prep rate at c0 was not observed as a limit',
+  );
+  return { kind: 'fitted', value: { kind: 'linear', perCpu }, parameters: [row], caveats: [MISSING_TEXT.linearScaling] };
+}

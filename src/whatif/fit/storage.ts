@@ -1,0 +1,168 @@
+/**
+ * The fetch stage: the storage's read bandwidth (B_storage) and the share of
+ * fetch and prep that runs in series (σ, ../overlap.ts), fitted together
+ * because one measurement can explain either. In order of preference:
+ *   1. a cold mode that waited on storage yet read well below the throttle
+ *      the profile set: B is the throttle, σ explains the shortfall;
+ *   2. the overlap probe (profile --overlap): σ and B from the cold mode and
+ *      the probe together;
+ *   3. neither: B as the cold mode read it (or the throttle), σ = 0 assumed,
+ *      with the largest σ the cold mode allows kept for answers that must
+ *      hold whatever the overlap.
+ */
+import type { IterationSummary, Profile } from '../../schema/profile.js';
+import { formatRate } from '../../units.js';
+import { MISSING_TEXT } from '../advice-text.js';
+import { fitOverlap, fitOverlapJoint, PERFECT_OVERLAP, type OverlapInputs } from '../overlap.js';
+import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
+import { proven, reallySlower, type MeasuredModes } from './modes.js';
+
+/** A cold mode that read below this share of its throttle did not keep storage busy. */
+const UNSATURATED_SHARE = 0.9;
+
+/** The fetch stage as fitted. */
+export interface StorageFit {
+  /** Storage read bandwidth, bytes/s, at the job's read concurrency. */
+  storageBytesPerSec: number;
+  /** True when the cold mode was not storage-bound, so storageBytesPerSec is only what the job asked for. */
+  storageIsLowerBound: boolean;
+  /** Share of fetch and prep that runs in series, σ (../overlap.ts): 0 for perfect overlap, 1 for none. */
+  fetchPrepSerial: number;
+  /**
+   * True when σ was measured (a cold mode that waited on storage below its
+   * throttle, or the overlap probe). Otherwise σ = 0 is an assumption: a cold
+   * mode that kept storage busy shows nothing of how reads and
+   * pre-processing overlap.
+   */
+  overlapMeasured: boolean;
+  /**
+   * The largest σ the cold mode allows (its time per sample at the upper end
+   * of its 95% interval), for answers that must hold whatever the unmeasured
+   * overlap; equals fetchPrepSerial when the overlap was measured.
+   */
+  serialUpperBound: number;
+}
+
+/** What the storage fit needs from the fits before it, per sample at the profiled settings. */
+export interface StorageFitInputs {
+  /** Compute per sample, s (T_gpu / b). */
+  computeSec: number;
+  /** Prep per sample, s (R * u / eff(c0)). */
+  prepSec: number;
+  /** Storage bytes all ranks read per sample on a miss (R * a * s). */
+  missBytesPerSample: number;
+  /** The cached mode's time (pooled with any sweep repeats, prep-cpu.ts): fetch-bound is judged against it. */
+  cachedTime: IterationSummary;
+}
+
+/** B_storage and σ with what each came from. */
+interface Candidate {
+  /** B_storage, bytes/s. */
+  storageBytesPerSec: number;
+  /** Where B_storage came from. */
+  storageSource: string;
+  /** σ. */
+  serial: number;
+  /** Where σ came from. */
+  serialSource: string;
+  /** Whether σ was measured. */
+  measured: boolean;
+}
+
+/** What every overlap fit starts from: compute, prep and the cold mode's time, per sample at the profiled settings, s. */
+type ProfiledStages = Omit<OverlapInputs, 'fetchSec'>;
+
+/** B_storage and σ; not enough data when the cold mode has no storage read rate. */
+export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: StorageFitInputs): Fitted<StorageFit> | NotEnoughData {
+  const { synthetic, cached, cold } = modes;
+  const readRate = cold.storageReadBytesPerSec;
+  if (readRate === null || !(readRate > 0)) return notEnoughData('modes.cold.storageReadBytesPerSec', 'cold');
+  const fetchBound = reallySlower(cold.summary, inputs.cachedTime);
+  const throttle = profile.options.storageBwBytesPerSec;
+  const storageIsLowerBound = !fetchBound && throttle === null;
+  const stages: ProfiledStages = { computeSec: inputs.computeSec, prepSec: inputs.prepSec, coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter };
+  const asRead: Candidate = {
+    storageBytesPerSec: !fetchBound && throttle !== null ? throttle : readRate,
+    storageSource: fetchBound
+      ? 'cold mode storageReadBytesPerSec (cold mode was storage-bound)'
+      : throttle !== null
+        ? 'options.storageBwBytesPerSec (the throttle; cold mode was not storage-bound)'
+        : 'cold mode storageReadBytesPerSec',
+    serial: PERFECT_OVERLAP,
+    serialSource: 'perfect overlap (the max of the two stages)',
+    measured: false,
+  };
+  const fit =
+    (fetchBound && throttle !== null && readRate < UNSATURATED_SHARE * throttle ? belowThrottle(asRead, stages, inputs.missBytesPerSample, throttle, readRate) : null) ??
+    withProbe(profile, stages, inputs.missBytesPerSample, readRate) ??
+    { ...asRead, serialSource: `${asRead.serialSource}; assumed: not measured (profile --overlap measures it)` };
+  const serialUpperBound = fit.measured
+    ? fit.serial
+    : (fitOverlap({
+        ...stages,
+        fetchSec: inputs.missBytesPerSample / fit.storageBytesPerSec,
+        // The upper end of the cold mode's 95% interval: the most σ it allows.
+        coldSec: stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
+      }) ?? 1);
+  return {
+    kind: 'fitted',
+    value: { storageBytesPerSec: fit.storageBytesPerSec, storageIsLowerBound, fetchPrepSerial: fit.serial, overlapMeasured: fit.measured, serialUpperBound },
+    parameters: [
+      parameter(
+        'B_storage',
+        'storage read bandwidth at the job read concurrency',
+        fit.storageBytesPerSec,
+        'bytes/s',
+        fit.storageSource,
+        proven(cold),
+        storageIsLowerBound ? 'lower bound: storage was not the limit in the cold mode' : undefined,
+      ),
+      parameter('σ', 'share of fetch and prep in series: data time (prep^(1/σ) + fetch^(1/σ))^σ', fit.serial, 'share', fit.serialSource, proven(synthetic, cached, cold)),
+    ],
+    caveats: storageIsLowerBound ? [MISSING_TEXT.storageLowerBound] : [],
+  };
+}
+
+/**
+ * σ from a cold mode that waited on storage yet read well below its
+ * throttle: the storage's true rate is known, so the shortfall is time the
+ * job spent not reading. Null when no σ explains the cold time (storage
+ * slower than its throttle), so the probe may still say.
+ */
+function belowThrottle(asRead: Candidate, stages: ProfiledStages, missBytesPerSample: number, throttle: number, readRate: number): Candidate | null {
+  const serial = fitOverlap({ ...stages, fetchSec: missBytesPerSample / throttle });
+  if (serial === null) return null;
+  // The max of the stages explains the cold time: measured, and nothing to change.
+  if (serial === PERFECT_OVERLAP) return { ...asRead, measured: true };
+  return {
+    storageBytesPerSec: throttle,
+    storageSource: `options.storageBwBytesPerSec (the throttle; the cold mode read ${formatRate(readRate)}: its workers alternated reading and pre-processing)`,
+    serial,
+    serialSource: 'fitted: the cold mode time per sample, prep from the cached mode, fetch at the throttle',
+    measured: true,
+  };
+}
+
+/**
+ * σ and B together from the cold mode and a proven overlap probe: the cold
+ * mode run once more with part of the dataset resident, fetch and prep
+ * balanced (../overlap.ts, fitOverlapJoint). Null without a usable probe.
+ */
+function withProbe(profile: Profile, stages: ProfiledStages, missBytesPerSample: number, readRate: number): Candidate | null {
+  const probe = profile.overlapProbe;
+  if (probe?.status !== 'ok' || !probe.summary || !probe.state.proven) return null;
+  const fitted = fitOverlapJoint({
+    ...stages,
+    probeSec: probe.summary.iterMs.mean / 1000 / probe.summary.samplesPerIter,
+    share: probe.residentShare,
+  });
+  if (fitted === null) return null;
+  const held = `${(probe.residentShare * 100).toFixed(0)}% of the dataset held resident`;
+  return {
+    storageBytesPerSec: missBytesPerSample / fitted.fetchSec,
+    storageSource: `fitted with σ: the cold mode and the overlap probe (the cold mode read ${formatRate(readRate)})`,
+    serial: fitted.serial,
+    serialSource: `fitted with B_storage: the cold mode and the overlap probe (cold, ${held})`,
+    measured: true,
+  };
+}
