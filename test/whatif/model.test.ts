@@ -10,6 +10,8 @@ import { MAX_STORAGE_UTILISATION, recommend, smallestCacheWithoutLateStall } fro
 import type { FittedModel, Prediction, Scenario } from '../../src/whatif/model.js';
 import { steadyLruHitRatio, steadyLruHitRatioByPart } from '../../src/whatif/hit-ratio.js';
 import { dataTime } from '../../src/whatif/overlap.js';
+import { MISSING_TEXT } from '../../src/whatif/advice-text.js';
+import { whatif } from '../../src/whatif/whatif.js';
 
 /** Share of the data-free pace max(compute, prep) that storage spends fetching, at a prediction's hit ratio. */
 function storageBusy(model: FittedModel, scenario: Scenario, p: Prediction): number {
@@ -62,6 +64,14 @@ test('a missing mode or measurement is answered with not-enough-data naming the 
     mode: 'cold',
     reason: "the profile lacks modes.cold.storageReadBytesPerSec, which the what-if model needs: re-run 'ds-analyzer profile' with the cold mode (it measures storage bandwidth)",
   });
+});
+
+test('a profile without its cold mode: fitModel answers not-enough-data, and whatif passes the answer on', () => {
+  const profile = load();
+  delete profile.modes.cold;
+  const expected = { kind: 'not-enough-data', missing: 'modes.cold', mode: 'cold', reason: MISSING_TEXT.field('modes.cold', 'cold') };
+  assert.deepEqual(fitModel(profile), expected);
+  assert.deepEqual(whatif(profile, 'no-cold.json', {}), expected);
 });
 
 test('an unproven mode marks its parameters unproven and says why', () => {

@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fitCache } from '../../../src/whatif/fit/cache.js';
+import { sizeHistogram } from '../../../src/whatif/size-distribution.js';
+import { loadProfile, modesOf, symbols, valueOf } from './fixture.js';
+
+test('fitCache: the dataset, the cache the host could give it, and the LRU curve; B_memory shown from the analysis', () => {
+  const profile = loadProfile();
+  const fit = valueOf(fitCache(profile, modesOf(profile), 250_000));
+  assert.equal(fit.value.datasetBytes, profile.dataset.bytes);
+  assert.equal(fit.value.samplesPerEpoch, profile.dataset.bytes / 250_000);
+  // No budget in the profile: 90% of host memory, marked assumed.
+  assert.equal(fit.value.defaultCacheBytes, Math.floor(profile.host.memBytes * 0.9));
+  assert.deepEqual(symbols(fit), ['B_memory', 'D', 'n', 'S', 'M0', 'h(M)']);
+  assert.equal(fit.parameters.find((p) => p.symbol === 'M0')!.note, 'assumed');
+  assert.ok(Math.abs(fit.value.lruScale - 1) < 1e-9, 'every file simulated, at the mean size');
+  assert.match(fit.caveats.join('\n'), /no file-size histogram/);
+  assert.match(fit.caveats[fit.caveats.length - 1], /exact LRU over whole files/);
+});
+
+test('fitCache: a recorded budget and histogram are used; a large dataset is simulated scaled down and says so', () => {
+  const profile = loadProfile();
+  profile.dataset.memoryBudgetBytes = 64 << 20;
+  profile.dataset.fileBytesHistogram = sizeHistogram(Array.from({ length: 65 }, (_, i) => 100_000 + i * 5000));
+  profile.analysis!.memoryReadBytesPerSec = null;
+  const fit = valueOf(fitCache(profile, modesOf(profile), 250_000, { maxSimulatedItems: 20 }));
+  assert.equal(fit.value.defaultCacheBytes, 64 << 20);
+  assert.ok(!symbols(fit).includes('B_memory'));
+  const lru = fit.parameters.find((p) => p.symbol === 'h(M)')!;
+  assert.equal(lru.value, 20);
+  assert.equal(lru.note, 'scaled from 65 files');
+  assert.doesNotMatch(fit.caveats.join('\n'), /histogram/);
+});
+
+test('fitCache: a dataset of no bytes is not enough data', () => {
+  const profile = loadProfile();
+  profile.dataset.bytes = 0;
+  const fit = fitCache(profile, modesOf(profile), 250_000);
+  assert.equal(fit.kind === 'not-enough-data' && fit.missing, 'dataset.bytes');
+});
