@@ -60,7 +60,7 @@ export function isNotEnoughData(answer: object): answer is NotEnoughData {
   return (answer as { kind?: unknown }).kind === 'not-enough-data';
 }
 
-/** A parameter row; `note` only when there is one, so the rows stay as the report has always shown them. */
+/** A parameter row; one without a note carries no `note` key. */
 export function parameter(symbol: string, name: string, value: number, unit: string, source: string, proven: boolean, note?: string): ModelParameter {
   return note === undefined ? { symbol, name, value, unit, source, proven } : { symbol, name, value, unit, source, proven, note };
 }

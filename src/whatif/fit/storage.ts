@@ -92,10 +92,12 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
     serialSource: 'perfect overlap (the max of the two stages)',
     measured: false,
   };
-  const fit =
-    (fetchBound && throttle !== null && readRate < UNSATURATED_SHARE * throttle ? belowThrottle(asRead, stages, inputs.missBytesPerSample, throttle, readRate) : null) ??
-    withProbe(profile, stages, inputs.missBytesPerSample, readRate) ??
-    { ...asRead, serialSource: `${asRead.serialSource}; assumed: not measured (profile --overlap measures it)` };
+  const fromColdMode =
+    fetchBound && throttle !== null && readRate < UNSATURATED_SHARE * throttle ? belowThrottle(asRead, stages, inputs.missBytesPerSample, throttle, readRate) : null;
+  const fit = fromColdMode ?? withProbe(profile, stages, inputs.missBytesPerSample, readRate) ?? {
+    ...asRead,
+    serialSource: `${asRead.serialSource}; assumed: not measured (profile --overlap measures it)`,
+  };
   const serialUpperBound = fit.measured
     ? fit.serial
     : (fitOverlap({
