@@ -4,7 +4,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { newestProfile, readProfile } from '../profile/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { whatifOutput } from '../schema/whatif-output.js';
-import { parseCacheSize, parsePositiveInt, parsePositiveNumber, parseRate, resolveCacheSize, type CacheSize } from '../units.js';
+import { parseCacheSize, parseCountList, parsePositiveInt, parsePositiveNumber, parseRate, resolveCacheSize, type CacheSize } from '../units.js';
 import { isNotEnoughData, type CachePolicy } from '../whatif/model.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
 import { notEnoughDataError } from './not-enough-data.js';
@@ -14,6 +14,7 @@ import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 interface RawWhatifOptions {
   cache?: string;
   cpus?: string;
+  workers?: string;
   storageBw?: string;
   gpus?: string;
   gpuSpeedup?: string;
@@ -31,6 +32,7 @@ export const whatifCommand: CommandFactory = (io, result) =>
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--cache <size>', 'cache available to the dataset: bytes (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0 for none (default: the page cache the profiled host could give)')
     .option('--cpus <n>', 'CPUs of the server (default: as profiled)')
+    .option('--workers <n>', 'loader workers per rank, DataLoader num_workers (default: as profiled; 0 loads in the training process)')
     .option('--storage-bw <rate>', 'storage read bandwidth of the server, e.g. 200MB/s (default: measured in the cold mode)')
     .option('--gpus <n>', 'data-parallel accelerators per server, sharing CPUs, cache and storage (default: as profiled)')
     .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
@@ -44,6 +46,7 @@ export const whatifCommand: CommandFactory = (io, result) =>
 Examples:
   $ ds-analyzer whatif                                   # newest profile, as profiled, with sweeps and recommendations
   $ ds-analyzer whatif profiles/resnet-20250101T120000.json --cache 64G --cpus 16
+  $ ds-analyzer whatif --workers 8                       # num_workers=8 on the profiled CPUs
   $ ds-analyzer whatif --cache 50%                       # half the dataset cached
   $ ds-analyzer whatif --cache 0                         # no cache: every read from storage
   $ ds-analyzer whatif --storage-bw 200MB/s --cache-policy minio --cache 512GiB
@@ -78,6 +81,7 @@ export function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery;
   const query: WhatifQuery = {};
   const cache = raw.cache === undefined ? null : parseCacheSize(raw.cache, '--cache');
   if (raw.cpus !== undefined) query.cpus = parsePositiveInt(raw.cpus, '--cpus');
+  if (raw.workers !== undefined) query.workers = parseWorkerCount(raw.workers);
   if (raw.storageBw !== undefined) query.storageBytesPerSec = parseRate(raw.storageBw, '--storage-bw');
   if (raw.gpus !== undefined) query.gpus = parsePositiveInt(raw.gpus, '--gpus');
   if (raw.gpuSpeedup !== undefined && raw.gpuSpeedup !== '1') query.gpuSpeedup = parsePositiveNumber(raw.gpuSpeedup, '--gpu-speedup');
@@ -89,4 +93,11 @@ export function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery;
   }
   if (raw.epochs !== undefined) query.epochs = parsePositiveInt(raw.epochs, '--epochs');
   return { query, cache };
+}
+
+/** One num_workers count: a whole number of at least 0. */
+function parseWorkerCount(text: string): number {
+  const counts = parseCountList(text, '--workers');
+  if (counts.length !== 1) throw new UserError(`--workers takes one count here (whatif predicts one scenario), got '${text}'`, ExitCode.BadValue);
+  return counts[0];
 }

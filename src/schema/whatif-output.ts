@@ -67,6 +67,8 @@ export const ScenarioSchema = z.object({
   cachePolicy: CachePolicySchema,
   /** Epochs averaged over (the first cold), or null for the steady state (epoch 2 on). */
   epochs: z.number().int().positive().nullable(),
+  /** Loader workers per rank (DataLoader num_workers); null: as profiled. */
+  workers: z.number().int().nonnegative().nullable(),
 });
 
 /** What the model predicts for a scenario. Times per iteration of one rank; rates for the whole server. */
@@ -140,13 +142,13 @@ export const CpuSweepRowSchema = z.object({
 /** The smallest change of one setting that removes a stall (steady state). */
 export const RecommendationSchema = z.object({
   /** What is changed: the cache, the CPUs or the storage bandwidth. */
-  kind: z.enum(['cache', 'cpus', 'storage']),
+  kind: z.enum(['cache', 'cpus', 'storage', 'workers']),
   /** For a cache: which policy. */
   cachePolicy: CachePolicySchema.optional(),
   /** The value that removes the stall, in `unit`; 0 when nothing is needed; null when no value does. */
   value: nonneg().nullable(),
   /** Unit of `value`. */
-  unit: z.enum(['bytes', 'cpus', 'bytes/s']),
+  unit: z.enum(['bytes', 'cpus', 'bytes/s', 'workers']),
   /** The prediction with the change applied; null when no value removes the stall. */
   prediction: PredictionSchema.nullable(),
   /** Page cache only: the size below which the stall returns, bytes; `value` leaves slack above it. */

@@ -26,7 +26,7 @@ export const MISSING_TEXT = {
   noHistogram: (meanBytes: number): string =>
     `the profile has no file-size histogram (dataset.fileBytesHistogram): every file is assumed to be ${formatBytes(meanBytes)}; re-profile to record the distribution`,
   workersCap: (cpus: number, workers: number): string =>
-    `${cpus} CPUs asked, but the job ran ${workers} loader worker${workers === 1 ? '' : 's'} in all: the prediction assumes the workers are raised to use the CPUs`,
+    `${cpus} CPUs asked, but the job ran ${workers} loader worker${workers === 1 ? '' : 's'} in all: the prediction keeps them, and they cannot use more CPUs than that (whatif --workers N raises them)`,
   pooledCached: (cpus: number, runs: { mean: number; halfWidth: number | null }[], pooledSamplesPerSec: number, cachedSamplesPerSec: number): string =>
     `the cached mode and the CPU sweep measured ${cpus} CPUs ${runs.length} times (${runs
       .map((r) => `${r.mean.toFixed(1)}${r.halfWidth === null ? '' : ` ± ${r.halfWidth.toFixed(1)}`} ms per iteration`)
@@ -43,6 +43,8 @@ export interface RecommendationFacts {
   toSamplesPerSec: number;
   /** What limits the pace after the change. */
   bottleneckAfter: string;
+  /** Loader workers per rank the change needs, when it raises them. */
+  workers?: number;
 }
 
 const buys = (f: RecommendationFacts): string => {
@@ -80,7 +82,15 @@ export const RECOMMENDATION_TEXT = {
   cpus: (cpus: number, current: number, f: RecommendationFacts): string =>
     cpus <= current
       ? `CPUs: ${cpus} CPU${cpus === 1 ? '' : 's'} already avoid a prep stall (${current} now)`
-      : `CPUs: ${cpus} CPUs (${current} now) remove the prep stall: ${buys(f)}`,
+      : `CPUs: ${cpus} CPUs (${current} now) remove the prep stall${f.workers !== undefined ? ` with num_workers=${f.workers} per rank` : ''}: ${buys(f)}`,
+  workers: (workers: number, current: number, cpusNeeded: number, cpusNow: number, paste: string, f: RecommendationFacts): string =>
+    workers === current
+      ? `loader workers: ${current} per rank already avoid a prep stall`
+      : `loader workers: ${workers} per rank (${current} now) remove${workers === 1 ? 's' : ''} the prep stall: ${buys(f)}; ` +
+        `${cpusNeeded <= cpusNow ? `fits the ${cpusNow} CPUs here (needs ${cpusNeeded})` : `needs ${cpusNeeded} CPUs (${cpusNow} here)`}. Paste: ${paste}`,
+  workersBest: (workers: number, current: number, cpusNow: number, paste: string, f: RecommendationFacts): string =>
+    `loader workers: no count removes the prep stall on ${cpusNow} CPUs; ${workers} per rank (${current} now) is the most they can use: ${buys(f)}; ` +
+    `more CPUs are needed for the rest (see CPUs). Paste: ${paste}`,
   cpusImpossible: (limit: number): string => `CPUs: even ${limit} CPUs do not remove the prep stall under the fitted scaling curve`,
   storageNone: (): string => 'storage: the cache serves every read in the steady state; storage bandwidth does not matter after epoch 1',
   storage: (needed: number, current: number, f: RecommendationFacts): string =>

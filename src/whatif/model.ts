@@ -35,6 +35,7 @@ import { fitCache, type CacheFit, type CacheFitOptions } from './fit/cache.js';
 import type { ModelParameter, NotEnoughData } from './fit/fitted.js';
 import { measuredModes } from './fit/modes.js';
 import { fitPrepCpu, type PrepCpuFit, type PrepCpuOptions } from './fit/prep-cpu.js';
+import { fitLoaderWorkers, workersParallelism, type LoaderWorkersFit } from './fit/loader-workers.js';
 import { fitSampleBytes, type SampleBytesFit } from './fit/sample-bytes.js';
 import { fitStorage, type StorageFit } from './fit/storage.js';
 
@@ -60,7 +61,7 @@ export type Bottleneck = 'compute' | 'prep' | 'fetch';
  * (each field documented there), with their parameter rows and caveats.
  * Values in SI units (seconds, bytes).
  */
-export interface FittedModel extends AcceleratorFit, Omit<PrepCpuFit, 'cachedTime'>, SampleBytesFit, StorageFit, CacheFit {
+export interface FittedModel extends AcceleratorFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit {
   /** Every parameter with its source, for the report. */
   parameters: ModelParameter[];
   /** Assumptions and limits of this fit. */
@@ -83,6 +84,8 @@ export interface Scenario {
   cachePolicy: CachePolicy;
   /** Epochs of the job to average over (the first one cold), or null for the steady state (epoch 2 on). */
   epochs: number | null;
+  /** Loader workers per rank (DataLoader num_workers); null: as profiled, or not modelled when the job did not report them. */
+  workers: number | null;
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
@@ -141,6 +144,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   const prep = fitPrepCpu(profile, modes.value, profiledRanks, options);
   if (prep.kind === 'not-enough-data') return prep;
   const { prepCpuSecPerSample, profiledCpus, cpuScaling, cachedTime } = prep.value;
+  const workers = fitLoaderWorkers(profile, modes.value, profiledRanks, prepCpuSecPerSample, cachedTime);
   const bytes = fitSampleBytes(profile, modes.value);
   const { bytesPerSample, readAmplification } = bytes.value;
   const storage = fitStorage(profile, modes.value, {
@@ -153,7 +157,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   const cache = fitCache(profile, modes.value, bytesPerSample, options);
   if (cache.kind === 'not-enough-data') return cache;
   // The report lists parameters and caveats in this order.
-  const fits = [modes, accelerator, prep, bytes, storage, cache];
+  const fits = [modes, accelerator, prep, workers, bytes, storage, cache];
   return {
     kind: 'fitted',
     model: {
@@ -161,6 +165,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
       prepCpuSecPerSample,
       profiledCpus,
       cpuScaling,
+      ...workers.value,
       ...storage.value,
       ...bytes.value,
       ...cache.value,
@@ -180,6 +185,7 @@ export function baseScenario(model: FittedModel): Scenario {
     gpuSpeedup: 1,
     cachePolicy: 'page-cache',
     epochs: null,
+    workers: null,
   };
 }
 
@@ -189,12 +195,34 @@ export function steadyHitRatio(model: FittedModel, policy: CachePolicy, cacheByt
   return steadyLruHitRatio(model.lruCurve, cacheBytes * model.lruScale);
 }
 
+/** Loader workers per rank of a scenario: asked, or as profiled (null: not modelled). */
+export function scenarioWorkers(model: FittedModel, scenario: Scenario): number | null {
+  return scenario.workers ?? model.profiledWorkers;
+}
+
+/**
+ * eff(c, W): the effective parallelism of prep, the CPUs' curve (less what
+ * the training processes keep busy themselves) capped by what the loader
+ * workers can do (fit/loader-workers.ts). W = 0 loads in each training
+ * process: one CPU's worth per rank, in series with its step (see predict).
+ */
+export function prepParallelism(model: FittedModel, scenario: Scenario): number {
+  const workers = scenarioWorkers(model, scenario);
+  // A fitted CPU curve measured the training processes' share along with prep; the linear one leaves it out.
+  const forPrep = model.cpuScaling.kind === 'linear' ? Math.max(0, scenario.cpus - scenario.gpus * model.mainCpusPerRank) : scenario.cpus;
+  const cpus = effectiveParallelism(model.cpuScaling, forPrep);
+  if (workers === null) return effectiveParallelism(model.cpuScaling, scenario.cpus);
+  if (workers === 0) return Math.min(cpus, scenario.gpus);
+  return Math.min(cpus, (scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
+}
+
 /** Seconds per sample of each stage, per rank, for a hit ratio h. */
 export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: number): { gpu: number; prep: number; fetch: number } {
   const n = scenario.gpus;
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
-  const eff = effectiveParallelism(model.cpuScaling, scenario.cpus);
-  const prep = model.prepCpuSecPerSample === 0 ? 0 : eff > 0 ? (n * model.prepCpuSecPerSample) / eff : Infinity;
+  const eff = prepParallelism(model, scenario);
+  const serial = scenarioWorkers(model, scenario) === 0 && model.serialPrepSecPerSample !== null;
+  const prep = serial ? model.serialPrepSecPerSample! : model.prepCpuSecPerSample === 0 ? 0 : eff > 0 ? (n * model.prepCpuSecPerSample) / eff : Infinity;
   const fetch = (n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec;
   return { gpu, prep, fetch };
 }
@@ -202,9 +230,11 @@ export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: num
 /** Predicts one scenario. Pure. */
 export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const steady = steadyHitRatio(model, scenario.cachePolicy, scenario.cacheBytes);
+  // Without loader workers the training process loads each batch itself, then steps: the stages add up.
+  const inSeries = scenarioWorkers(model, scenario) === 0;
   const perSample = (h: number): number => {
     const t = stageTimes(model, scenario, h);
-    return Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
+    return inSeries ? t.gpu + t.prep + t.fetch : Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
   };
   const firstSec = perSample(0);
   const steadySec = perSample(steady);
@@ -216,9 +246,10 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   // Stage split at the averaged pace: fetch carries the difference between epochs.
   const t = stageTimes(model, scenario, steady);
   const b = model.samplesPerIter;
-  const dataPace = Math.max(t.gpu, t.prep);
+  const dataPace = inSeries ? t.gpu + t.prep : Math.max(t.gpu, t.prep);
   const iterSec = meanSec * b;
-  const bottleneck: Bottleneck = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : t.prep > t.gpu * (1 + 1e-9) ? 'prep' : 'compute';
+  const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.gpu * (1 + 1e-9);
+  const bottleneck: Bottleneck = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
   const samplesPerSec = scenario.gpus / meanSec;
   const epochSecAt = (secPerSample: number): number => (model.samplesPerEpoch * secPerSample) / scenario.gpus;
   return {

@@ -9,18 +9,18 @@ import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js'
 import { dataTime } from './overlap.js';
 import { bisect } from './bisect.js';
 import { effectiveParallelism } from './cpu-scaling.js';
-import { NEGLIGIBLE_FETCH_STALL, predict, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
+import { NEGLIGIBLE_FETCH_STALL, predict, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
 
 /** One recommendation. */
 export interface Recommendation {
   /** What is changed. */
-  kind: 'cache' | 'cpus' | 'storage';
+  kind: 'cache' | 'cpus' | 'storage' | 'workers';
   /** For cache: the policy. */
   cachePolicy?: CachePolicy;
   /** The value that removes the stall (bytes, CPUs, bytes/s); 0 when nothing is needed; null when no value does. */
   value: number | null;
   /** Unit of value. */
-  unit: 'bytes' | 'cpus' | 'bytes/s';
+  unit: 'bytes' | 'cpus' | 'bytes/s' | 'workers';
   /** Prediction with the change applied (the rest of the scenario unchanged); null when impossible. */
   prediction: Prediction | null;
   /** For the page cache: the size below which the stall returns; value leaves slack above it. */
@@ -42,12 +42,58 @@ export const MAX_CPUS = 4096;
 export function recommend(model: FittedModel, scenario: Scenario): Recommendation[] {
   const steady: Scenario = { ...scenario, epochs: null };
   const now = predict(model, steady);
+  const workers = workersFor(model, steady, now);
+  const workersFirst = workers !== null && now.bottleneck === 'prep' && workers.value !== null && workers.value !== scenarioWorkers(model, steady);
   return [
+    // When the loader's workers hold prep back, raising them is the first thing to try: it costs nothing.
+    ...(workersFirst ? [workers!] : []),
     cacheFor(model, steady, now, 'page-cache'),
     cacheFor(model, steady, now, 'minio'),
     cpusFor(model, steady, now),
     storageFor(model, steady, now),
+    ...(workers && !workersFirst ? [workers] : []),
   ];
+}
+
+/** Most loader workers per rank the search tries. */
+export const MAX_WORKERS = 256;
+
+/**
+ * The smallest num_workers per rank that removes the prep stall on the
+ * scenario's CPUs, with the CPUs it needs and the line to paste; or, when no
+ * count does, the count beyond which more workers buy nothing here. Null
+ * when the job did not report its workers (not modelled).
+ */
+export function workersFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation | null {
+  const current = scenarioWorkers(model, scenario);
+  if (current === null) return null;
+  const base = { kind: 'workers' as const, unit: 'workers' as const };
+  const at = (workers: number): Prediction => predict(model, { ...scenario, workers });
+  const removes = (p: Prediction): boolean => p.bottleneck !== 'prep' && p.prepStallMs <= now.computeMs * NEGLIGIBLE_FETCH_STALL;
+  const paste = (w: number): string => pasteLine(model.loaderFramework, w);
+  const cpusFor = (w: number): number => Math.ceil(scenario.gpus * (w + model.mainCpusPerRank) - 1e-9);
+  if (removes(now)) return { ...base, value: current, prediction: now, text: RECOMMENDATION_TEXT.workers(current, current, cpusFor(current), scenario.cpus, paste(current), facts(now, now)) };
+  for (let w = 1; w <= MAX_WORKERS; w++) {
+    const after = at(w);
+    if (removes(after)) return { ...base, value: w, prediction: after, text: RECOMMENDATION_TEXT.workers(w, current, cpusFor(w), scenario.cpus, paste(w), facts(now, after)) };
+  }
+  // No count removes it on these CPUs: the smallest count that reaches the best pace here.
+  let best = Math.max(1, current);
+  let bestPrediction = at(best);
+  for (let w = 1; w <= MAX_WORKERS; w++) {
+    const after = at(w);
+    if (after.samplesPerSec > bestPrediction.samplesPerSec * (1 + 1e-6)) {
+      best = w;
+      bestPrediction = after;
+    }
+  }
+  return { ...base, value: null, prediction: bestPrediction, text: RECOMMENDATION_TEXT.workersBest(best, current, scenario.cpus, paste(best), facts(now, bestPrediction)) };
+}
+
+/** The line a user pastes to set the workers, in the framework that built the loader. */
+export function pasteLine(framework: string | null, workers: number): string {
+  if (framework === 'hf-trainer') return `TrainingArguments(..., dataloader_num_workers=${workers}) (or --dataloader_num_workers ${workers})`;
+  return `DataLoader(..., num_workers=${workers})${framework === 'lightning' ? " in the LightningDataModule's *_dataloader()" : ''}`;
 }
 
 const POLICY_WORD: Record<CachePolicy, string> = { 'page-cache': 'page cache (LRU)', minio: 'MinIO cache (no eviction)' };
@@ -173,8 +219,12 @@ export function cpusFor(model: FittedModel, scenario: Scenario, now: Prediction)
     }
   }
   if (cpus === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cpusImpossible(MAX_CPUS) };
-  const after = predict(model, { ...scenario, cpus: Math.max(cpus, scenario.cpus) });
-  return { ...base, value: cpus, prediction: after, text: RECOMMENDATION_TEXT.cpus(cpus, scenario.cpus, facts(now, after)) };
+  // With the workers raised to use them: more CPUs than workers would sit idle.
+  const workers = scenarioWorkers(model, scenario);
+  const enough = workers === null ? null : Math.max(workers, Math.floor(cpus / scenario.gpus));
+  const after = predict(model, { ...scenario, cpus: Math.max(cpus, scenario.cpus), ...(enough !== null ? { workers: enough } : {}) });
+  const raised = enough !== null && workers !== null && enough > workers ? { workers: enough } : {};
+  return { ...base, value: cpus, prediction: after, text: RECOMMENDATION_TEXT.cpus(cpus, scenario.cpus, { ...facts(now, after), ...raised }) };
 }
 
 /** Storage bandwidth that brings the fetch time at the scenario's cache down to maxFetchWithoutStall. */

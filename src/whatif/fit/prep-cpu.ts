@@ -12,6 +12,7 @@ import { MISSING_TEXT } from '../advice-text.js';
 import { effectiveParallelism, fitCpuScaling, pooledSecPerSample, type CpuScaling } from '../cpu-scaling.js';
 import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
 import { proven, reallySlower, type MeasuredModes } from './modes.js';
+import { mainCpusOf, workersOf } from './loader-workers.js';
 
 /** The prep stage as fitted. */
 export interface PrepCpuFit {
@@ -46,7 +47,7 @@ export function fitPrepCpu(profile: Profile, modes: MeasuredModes, profiledRanks
   // The sweep's runs at c0 measured the cached time again; a caller's curve brings no runs.
   const repeats = sweep !== null && !options.cpuScaling ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus) : [];
   const cachedTime = pooledCachedTime(cached.summary, repeats.map((r) => r.summary!), profiledCpus);
-  const curve = scalingCurve(modes, profiledRanks, u.value, profiledCpus, cachedTime.value, sweep);
+  const curve = scalingCurve(modes, profiledRanks, u.value, profiledCpus, cachedTime.value, sweep, workersOf(cached), mainCpusOf(cached, cachedTime.value, profiledRanks));
   return {
     kind: 'fitted',
     value: { prepCpuSecPerSample: u.value, profiledCpus, cpuScaling: curve.value, cachedTime: cachedTime.value },
@@ -95,11 +96,10 @@ function pooledCachedTime(cached: IterationSummary, repeats: IterationSummary[],
  * known from below).
  *
  * Loader workers: a job's DataLoader runs num_workers processes, so at most
- * that many CPUs pre-process at once. A term for it (effective parallelism
- * capped by the workers, or a curve in the workers) belongs here, beside the
- * CPU curve, and in effectiveParallelism (../cpu-scaling.ts) where the
- * predictions read it. Not modelled yet: whatif.ts only says when asked CPUs
- * exceed the workers (MISSING_TEXT.workersCap).
+ * R*W0 CPUs pre-processed at once. When that is fewer than c0, the cached
+ * mode measured what the workers did, not what the CPUs could: linear
+ * scaling is then per worker (each CPU taken to hold one worker's worth), and
+ * the workers' own limit is the loader-workers fit (./loader-workers.ts).
  */
 function scalingCurve(
   modes: MeasuredModes,
@@ -108,6 +108,8 @@ function scalingCurve(
   profiledCpus: number,
   cachedTime: IterationSummary,
   sweep: Extract<CpuScaling, { kind: 'fitted' }> | null,
+  workers: number | null,
+  mainCpusPerRank: number,
 ): Fitted<CpuScaling> {
   if (sweep) {
     const row = parameter('eff(c)', 'effective parallelism of c CPUs', effectiveParallelism(sweep, profiledCpus), 'CPUs at c0', `fitted: ${sweep.source}`, true);
@@ -116,13 +118,19 @@ function scalingCurve(
   const cachedSecPerSample = cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter;
   const prepBound = reallySlower(cachedTime, modes.synthetic.summary);
   const measuredEff = u > 0 ? (ranks * u) / cachedSecPerSample : 0;
-  const perCpu = prepBound ? measuredEff / profiledCpus : Math.max(1, measuredEff / profiledCpus);
+  // CPUs that were pre-processing: all of them, or the workers when fewer.
+  // The training processes' own share is not for prep (model.ts, prepParallelism).
+  const forPrep = Math.max(1e-9, profiledCpus - ranks * mainCpusPerRank);
+  const busy = workers !== null && workers > 0 ? Math.min(forPrep, ranks * workers) : forPrep;
+  const perCpu = prepBound ? measuredEff / busy : Math.max(1, measuredEff / busy);
   const row = parameter(
     'eff/c',
     'effective parallelism per CPU (linear scaling assumed: no CPU sweep)',
     perCpu,
     'CPUs per CPU',
-    prepBound ? 'R*u / (cached iterMs / samplesPerIter) / c0 (cached mode was prep-bound)' : 'assumed 1 (cached mode was not prep-bound)',
+    prepBound
+      ? `R*u / (cached iterMs / samplesPerIter) / ${busy === profiledCpus ? 'c0' : busy === ranks * (workers ?? 0) ? 'R*W0 (fewer workers than CPUs)' : '(c0 - R*m)'} (cached mode was prep-bound)`
+      : 'assumed 1 (cached mode was not prep-bound)',
     proven(modes.synthetic, modes.cached),
     prepBound ? undefined : 'assumption: prep rate at c0 was not observed as a limit',
   );

@@ -1,0 +1,148 @@
+/**
+ * The loader-workers term of the prep stage: a DataLoader runs num_workers
+ * processes per rank, so at most that many CPUs pre-process at once, however
+ * many the server has. eff_w(W), the effective parallelism of W workers per
+ * rank, all ranks together (CPUs' worth of prep work per second), is fitted from the cached mode at
+ * the script's own count and, with profile --workers, from the sweep's runs
+ * at the other counts; the prediction takes
+ *
+ *   eff(c, W) = min(eff(c - R*m), eff_w(W))
+ *
+ * with m the CPUs each rank's training process keeps busy itself
+ * (collation, pin memory, kernel launches; ranks[].mainCpuMsPerSample).
+ * W = 0 loads in the training process, in series with its step.
+ */
+import type { IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
+import { parameter, type Fitted } from './fitted.js';
+import { proven, reallySlower, type MeasuredModes } from './modes.js';
+
+/** One measured count: the effective parallelism its cached time implies. */
+export interface WorkersPoint {
+  /** Loader workers per rank. */
+  workers: number;
+  /** R*u / (cached seconds per sample): CPUs' worth of prep per second, all ranks. */
+  eff: number;
+  /** Whether prep set the pace (else eff is only a lower bound). */
+  prepBound: boolean;
+}
+
+/** The loader-workers fit. */
+export interface LoaderWorkersFit {
+  /** num_workers per rank the profiled job ran with; null when the job did not report it (then workers are not modelled). */
+  profiledWorkers: number | null;
+  /** Measured points (W >= 1), ascending in workers; the profiled count first among equals. */
+  workersPoints: WorkersPoint[];
+  /** CPUs each rank's training process kept busy itself in the cached mode (0 when not reported). */
+  mainCpusPerRank: number;
+  /** Seconds per sample the training process took to load a sample itself (W = 0), measured by a sweep at 0; null when not measured. */
+  serialPrepSecPerSample: number | null;
+  /** The framework whose trainer built the loader ('hf-trainer', 'lightning'), for the line to paste. */
+  loaderFramework: string | null;
+  /** Where the points came from. */
+  workersSource: string;
+}
+
+/** Fits eff_w from the cached mode and the workers sweep, for a job of `ranks` ranks and prep CPU `u` s per sample. */
+export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: number, u: number, cachedTime: IterationSummary): Fitted<LoaderWorkersFit> {
+  const cached = modes.cached;
+  const profiledWorkers = workersOf(cached);
+  const pace = cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0];
+  const mainCpuSecPerSample = pace?.mainCpuMsPerSample != null ? pace.mainCpuMsPerSample / 1000 : null;
+  const mainCpusPerRank = mainCpusOf(cached, cachedTime, ranks);
+  const framework = pace?.loader?.framework ?? null;
+  const empty: LoaderWorkersFit = {
+    profiledWorkers,
+    workersPoints: [],
+    mainCpusPerRank,
+    serialPrepSecPerSample: null,
+    loaderFramework: framework,
+    workersSource: 'not reported',
+  };
+  if (profiledWorkers === null) {
+    return { kind: 'fitted', value: empty, parameters: [], caveats: ['the job did not report its loader workers: predictions assume prep can use every CPU'] };
+  }
+  const gpuSecPerSample = modes.synthetic.summary.iterMs.mean / 1000 / modes.synthetic.summary.samplesPerIter;
+  const runs: { workers: number; summary: IterationSummary }[] = [{ workers: profiledWorkers, summary: cachedTime }];
+  let serial: number | null = null;
+  for (const point of (profile.workersSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.workersAsked !== undefined)) {
+    if (point.workersAsked === 0) serial = Math.max(0, secPerSample(point.summary!) - gpuSecPerSample);
+    else runs.push({ workers: point.workersAsked!, summary: point.summary! });
+  }
+  const points = runs
+    .filter((r) => r.workers > 0)
+    .map((r) => ({
+      workers: r.workers,
+      eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0,
+      prepBound: reallySlower(r.summary, modes.synthetic.summary),
+    }))
+    .sort((a, b) => a.workers - b.workers);
+  const swept = (profile.workersSweep ?? []).map((r) => r.workersAsked).filter((w) => w !== undefined);
+  const source = swept.length > 0 ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}` : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
+  const perWorker = workersParallelism({ ...empty, profiledWorkers, workersPoints: points }, 1);
+  const rows = [
+    parameter('W0', 'loader workers per rank, as profiled', profiledWorkers, 'workers', 'start event loader.workers (ranks[].workers)', true),
+    parameter(
+      'eff_w(1)',
+      'effective parallelism of one worker',
+      perWorker,
+      'CPUs per worker',
+      swept.length > 0 ? `fitted through ${source}` : `R*u / cached time / W0 (${source})`,
+      proven(modes.synthetic, cached),
+      points.some((p) => p.prepBound) ? undefined : 'lower bound: prep did not set the pace at any measured count',
+    ),
+  ];
+  if (mainCpuSecPerSample !== null) {
+    rows.push(parameter('m', "CPUs each rank's training process keeps busy itself", mainCpusPerRank, 'CPUs', 'ranks[].mainCpuMsPerSample x cached samples/s per rank', true));
+  }
+  const caveats: string[] = [];
+  if (swept.length === 0 && profiledWorkers > 0) caveats.push(`workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers measures it)`);
+  if (mainCpuSecPerSample === null) caveats.push("the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use");
+  return {
+    kind: 'fitted',
+    value: { ...empty, workersPoints: points, serialPrepSecPerSample: serial, workersSource: source },
+    parameters: rows,
+    caveats,
+  };
+}
+
+/**
+ * eff_w(W): piecewise linear through (0, 0) and the measured points; beyond
+ * the last, the last segment's slope goes on (flat once a sweep saw more
+ * workers buy nothing; through the origin with one point, the no-sweep case).
+ * A point where prep did not set the pace only bounds eff from below; it is
+ * used as it is (errs towards "more workers will not help"). Infinity when
+ * workers are not modelled.
+ */
+export function workersParallelism(fit: LoaderWorkersFit, workers: number): number {
+  const points = fit.workersPoints;
+  if (fit.profiledWorkers === null || points.length === 0) return Infinity;
+  let previous = { workers: 0, eff: 0 };
+  for (const point of points) {
+    if (workers <= point.workers) {
+      const f = (workers - previous.workers) / (point.workers - previous.workers);
+      return previous.eff + f * (point.eff - previous.eff);
+    }
+    previous = point;
+  }
+  const last = points[points.length - 1];
+  const before = points.length > 1 ? points[points.length - 2] : { workers: 0, eff: 0 };
+  const slope = Math.max(0, (last.eff - before.eff) / (last.workers - before.workers));
+  return last.eff + slope * (workers - last.workers);
+}
+
+/** CPUs each rank's training process kept busy itself in the cached mode: its CPU per sample x its samples/s; 0 when not reported. */
+export function mainCpusOf(cached: ModeResult, cachedTime: IterationSummary, ranks: number): number {
+  const pace = cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0];
+  const cpuMs = pace?.mainCpuMsPerSample;
+  return cpuMs == null ? 0 : (cpuMs / 1000) * (cachedTime.samplesPerSec / Math.max(1, ranks));
+}
+
+/** num_workers per rank of a mode's pace rank, when the job reported it. */
+export function workersOf(result: ModeResult): number | null {
+  const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
+  return pace?.workers ?? null;
+}
+
+function secPerSample(summary: IterationSummary): number {
+  return summary.iterMs.mean / 1000 / summary.samplesPerIter;
+}
