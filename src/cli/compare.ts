@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { compareProfiles } from '../compare/diff.js';
-import { readProfile } from '../profile/profile-store.js';
+import { readProfile } from '../store/profile-store.js';
 import { renderComparison } from '../report/compare-text.js';
 import { compareOutput } from '../schema/compare-output.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';

@@ -6,7 +6,7 @@ import { generateDataset } from '../emulator/generate-dataset.js';
 import { EMULATOR_PRESETS } from '../emulator/presets.js';
 import type { EmulatorSettings } from '../emulator/expected.js';
 import { PageCacheState } from '../profile/cache-state.js';
-import { newProfilePath } from '../profile/profile-store.js';
+import { newProfilePath } from '../store/profile-store.js';
 import { MODES } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import { detectCgroups, diskDeviceOf } from '../system/cgroups.js';

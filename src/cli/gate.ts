@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { prepareGate, runGate, type RawGateFlags } from '../gate/run-gate.js';
-import { newestProfile, readProfile } from '../profile/profile-store.js';
+import { newestProfile, readProfile } from '../store/profile-store.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 /** Exit codes as `gate` uses them: the general table plus what each means here. */

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, UserError } from '../errors.js';
-import { isDiskFull } from '../profile/free-space.js';
+import { isDiskFull } from '../store/free-space.js';
 import { TOOL_VERSION } from '../version.js';
 import type { Io } from './io.js';
 import { EXIT_CODES_HELP, type CommandFactory, type CommandResult } from './program.js';

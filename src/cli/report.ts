@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
-import { newestProfile, readProfile } from '../profile/profile-store.js';
+import { newestProfile, readProfile } from '../store/profile-store.js';
 import { fontsAvailable } from '../report/charts.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { writeReport } from '../report/write-report.js';

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { newestProfile, readProfile } from '../profile/profile-store.js';
+import { newestProfile, readProfile } from '../store/profile-store.js';
 import { detectCgroups } from '../system/cgroups.js';
 import { pageCacheSupport } from '../system/page-cache.js';
 import { table } from '../report/format.js';

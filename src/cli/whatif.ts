@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { newestProfile, readProfile } from '../profile/profile-store.js';
+import { newestProfile, readProfile } from '../store/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { whatifOutput } from '../schema/whatif-output.js';
 import { parseCacheSize, parseCountList, parsePositiveInt, parsePositiveNumber, parseRate, resolveCacheSize, type CacheSize } from '../units.js';

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { readProfile } from '../profile/profile-store.js';
+import { readProfile } from '../store/profile-store.js';
 import type { Profile } from '../schema/profile.js';
 import { gateOutput } from '../schema/gate-output.js';
 import { parseFraction, parsePositiveNumber } from '../units.js';

@@ -16,7 +16,7 @@ import { startGpuSampler, type GpuSampler } from '../system/gpu.js';
 import { withCpus } from '../system/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../whatif/size-distribution.js';
-import { artefactsDir, writeProfile } from './profile-store.js';
+import { artefactsDir, writeProfile } from '../store/profile-store.js';
 import { runMode, type ModeProgress, type ModeRunInput } from './run-mode.js';
 import type { CacheState } from './cache-state.js';
 import { PartialCacheState, probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';

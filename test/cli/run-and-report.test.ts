@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import { runAndReport } from '../../src/cli/run-and-report.js';
 import { ExitCode } from '../../src/errors.js';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import type { ProfileRunInput } from '../../src/profile/run-profile.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { ModeResult } from '../../src/schema/profile.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
 import { detectCgroups } from '../../src/system/cgroups.js';
 import { evict } from '../../src/system/page-cache.js';

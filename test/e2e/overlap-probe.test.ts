@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { EMULATOR_PRESETS } from '../../src/emulator/presets.js';
 import { ExitCode } from '../../src/errors.js';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { fitOrFail } from '../whatif/fit-or-fail.js';
 import { canThrottle, emulatorArgv, startCli } from './helpers.js';
 

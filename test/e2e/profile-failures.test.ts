@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
 import { emulatorArgv, FIXTURES, processesMentioning, sleep, startCli } from './helpers.js';
 

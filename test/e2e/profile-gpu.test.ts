@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { emulatorArgv, FIXTURES, processesMentioning, startCli } from './helpers.js';
 
 test('with nvidia-smi present, the profile records the GPUs and samples their utilisation and memory', async () => {

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import type { Profile } from '../../src/schema/profile.js';
 
 /** Absolute path of a fixture profile under test/fixtures/profiles/gate. */

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { analyze } from '../../src/analysis/split.js';
 import { summarizeIterations } from '../../src/analysis/summarize.js';
-import { readProfile, writeProfile } from '../../src/profile/profile-store.js';
+import { readProfile, writeProfile } from '../../src/store/profile-store.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Iteration, ModeResult, Profile } from '../../src/schema/profile.js';
 import { mulberry32 } from '../../src/random.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { modelWhatIf } from '../../src/report/whatif-adapter.js';
 import { noWhatIf } from '../../src/report/whatif-source.js';
 import { writeReport } from '../../src/report/write-report.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { reportCharts } from '../../src/report/chart-configs.js';
 import { reportData } from '../../src/report/report-data.js';
 import { noWhatIf } from '../../src/report/whatif-source.js';

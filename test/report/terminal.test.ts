@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { analyze } from '../../src/analysis/split.js';
 import { renderSummary } from '../../src/report/terminal.js';
 

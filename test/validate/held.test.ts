@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { renderValidation } from '../../src/cli/validate.js';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { allowedCpus, threadAffinities } from '../../src/system/affinity.js';
 import { judgeAffinity, judgeResidency } from '../../src/validate/held.js';
 import { planValidation } from '../../src/validate/plan.js';

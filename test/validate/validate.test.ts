@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { fitCpuScaling } from '../../src/whatif/cpu-scaling.js';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { anchorToControl } from '../../src/validate/run-validate.js';
 import { baseScenario, predict, stageTimes } from '../../src/whatif/model.js';
 import { fitOrFail } from '../whatif/fit-or-fail.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { fitCpuScaling } from '../../src/whatif/cpu-scaling.js';
-import { readProfile } from '../../src/profile/profile-store.js';
+import { readProfile } from '../../src/store/profile-store.js';
 import { fitOrFail } from './fit-or-fail.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
