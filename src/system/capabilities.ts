@@ -10,6 +10,7 @@ import { createJobCgroup, detectCgroups, diskDeviceOf, type CgroupInfo } from '.
 import { probeGpus } from './gpu.js';
 import { reclaimingDamonSchemes } from './damon.js';
 import { FADV, MAP_SHARED, PROT_READ, loadLibc } from './libc.js';
+import { errorCode } from './errno.js';
 
 /** One row of the doctor table. */
 export interface Capability {
@@ -109,7 +110,7 @@ function dropCachesRow(): Capability {
     accessSync('/proc/sys/vm/drop_caches', constants.W_OK);
     return row('drop-caches', true, '/proc/sys/vm/drop_caches is writable');
   } catch (error) {
-    return row('drop-caches', false, `/proc/sys/vm/drop_caches: ${(error as NodeJS.ErrnoException).code ?? message(error)}`);
+    return row('drop-caches', false, `/proc/sys/vm/drop_caches: ${errorCode(error)}`);
   }
 }
 

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, UserError } from '../errors.js';
 import { CGROUP_TEXT } from './capability-text.js';
 import { readTextOrNull } from './read-text.js';
+import { errorCode } from './errno.js';
 
 /** Controllers the job cgroup can use; 'io' is called blkio on cgroup v1. */
 export type CgroupController = 'io' | 'memory' | 'cpuset';
@@ -202,10 +203,10 @@ function envError(cause: string): UserError {
   return new UserError(`${cause}; ${CGROUP_TEXT.fix}`, ExitCode.Environment);
 }
 
+/** The error's code, with what EINVAL means for a cgroup file. */
 function errorText(error: unknown): string {
-  const e = error as NodeJS.ErrnoException;
-  if (e?.code === 'EINVAL') return 'EINVAL (the kernel rejected the value: a partition or unknown device needs the whole disk\'s major:minor)';
-  return e?.code ?? (error instanceof Error ? error.message : String(error));
+  const code = errorCode(error);
+  return code === 'EINVAL' ? 'EINVAL (the kernel rejected the value: a partition or unknown device needs the whole disk\'s major:minor)' : code;
 }
 
 function write(file: string, value: string): void {

@@ -8,7 +8,7 @@ import { inputError } from '../errors.js';
 import { O_DIRECTORY_CLOEXEC, S_IFDIR, S_IFREG, loadFileSyscalls } from './file-syscalls.js';
 import { FileTableBuilder, fileView } from './file-table.js';
 import { rootFileSystems, type RootFileSystem } from './file-systems.js';
-import { errnoName } from './page-cache.js';
+import { errnoError, errorCode } from './errno.js';
 import { jobMemoryBudget, type ReadKernelFile } from './memory-budget.js';
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
@@ -140,14 +140,14 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
   let firstSkipped: string | undefined;
   const skip = (entry: string, error: unknown): void => {
     skippedEntries++;
-    firstSkipped ??= `${entry}: ${codeOf(error)}`;
+    firstSkipped ??= `${entry}: ${errorCode(error)}`;
   };
   const isForeign = (owner: number): boolean => !privileged && owner !== uid;
 
   const statSync = (dirFd: number, prefix: string, name: string): EntryStat => {
     if (calls && dirFd >= 0) {
       const facts = calls.statx(dirFd, Buffer.from(`${name}\0`));
-      if (typeof facts === 'number') throw Object.assign(new Error(errnoName(-facts)), { code: errnoName(-facts) });
+      if (typeof facts === 'number') throw errnoError(-facts);
       return { kind: facts.type === S_IFREG ? 'file' : facts.type === S_IFDIR ? 'dir' : 'other', bytes: facts.bytes, uid: facts.uid, key: facts.key };
     }
     return fromStats(fs.statSync(prefix + name, { bigint: true }));
@@ -240,7 +240,7 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
     try {
       stat = await fs.promises.stat(root, { bigint: true });
     } catch (error) {
-      const code = codeOf(error);
+      const code = errorCode(error);
       if (code === 'ENOENT' || code === 'ENOTDIR') throw inputError(MESSAGES.missing(flag, root));
       if (code === 'EACCES' || code === 'EPERM') throw inputError(MESSAGES.denied(flag, root));
       throw inputError(MESSAGES.unreadable(flag, root, code));
@@ -378,9 +378,4 @@ export function splitDev(dev: bigint): { major: number; minor: number } {
   const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
   const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
   return { major: Number(major), minor: Number(minor) };
-}
-
-function codeOf(error: unknown): string {
-  if (error && typeof error === 'object' && 'code' in error && typeof error.code === 'string') return error.code;
-  return error instanceof Error ? error.message : String(error);
 }

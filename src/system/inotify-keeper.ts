@@ -44,7 +44,8 @@ import pathModule from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from './libc.js';
 import { forEachInotifyEvent } from './inotify.js';
-import { adviseDontNeed, errnoName, errorCode, residentBytesOfFd, type FileRef } from './page-cache.js';
+import { adviseDontNeed, residentBytesOfFd, type FileRef } from './page-cache.js';
+import { errnoError, errnoName, errorCode } from './errno.js';
 import { keeperMeter, sweepFilePages } from './page-sweep.js';
 import { CacheLru } from './cache-lru.js';
 import { tableOf } from './file-table.js';
@@ -268,7 +269,7 @@ export function startInotifyKeeper(
   // Opens `path` for the keeper's own use; its close event is then expected and ignored.
   const withOwnDescriptor = (path: string, work: (fd: number) => void): void => {
     const own = libc.open(path, O_RDONLY_CLOEXEC);
-    if (own < 0) throw Object.assign(new Error(`open: ${errnoName(-own)}`), { code: errnoName(-own) });
+    if (own < 0) throw errnoError(-own, 'open');
     try {
       work(own);
     } finally {
@@ -333,7 +334,7 @@ export function startInotifyKeeper(
       const bytes = libc.read(fd, buffer);
       if (bytes === -EAGAIN || bytes === 0) break;
       if (bytes < 0) {
-        fail('(inotify read)', Object.assign(new Error('read'), { code: errnoName(-bytes) }));
+        fail('(inotify read)', errnoError(-bytes, 'read'));
         break;
       }
       events += forEachInotifyEvent(buffer, bytes, onEvent);
@@ -416,7 +417,7 @@ export function startInotifyKeeper(
     try {
       withOwnDescriptor(path, (own) => {
         const resident = residentBytesOfFd(libc, own, sizeOf(path));
-        if (resident < 0) throw Object.assign(new Error('mincore'), { code: errnoName(-resident) });
+        if (resident < 0) throw errnoError(-resident, 'mincore');
         bytes = resident;
       });
     } catch (error) {

@@ -15,12 +15,12 @@
 // directory: one directory descriptor, then openat with each stored name.
 import fs from 'node:fs';
 import pathModule from 'node:path';
-import { constants as osConstants } from 'node:os';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ExitCode, UserError } from '../errors.js';
 import { FADV, MAP_SHARED, PROT_READ, loadLibc, type LibcBindings } from './libc.js';
 import { ENOSYS, EPERM, O_DIRECTORY_CLOEXEC, O_RDONLY_CLOEXEC, loadFileSyscalls, type FileSyscalls } from './file-syscalls.js';
 import { tableOf } from './file-table.js';
+import { errnoError, errnoName, errorCode } from './errno.js';
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
 const MESSAGES = {
@@ -488,7 +488,7 @@ export function evictPath(libc: LibcBindings, path: string, sync: boolean): numb
 /** posix_fadvise(fd, offset, length, DONTNEED); length 0 means to the end of the file. */
 export function adviseDontNeed(libc: LibcBindings, fd: number, offsetBytes: number, lengthBytes: number): void {
   const errno = libc.posixFadvise(fd, offsetBytes, lengthBytes, FADV.dontNeed);
-  if (errno !== 0) throw Object.assign(new Error(`posix_fadvise: ${errnoName(errno)}`), { code: errnoName(errno) });
+  if (errno !== 0) throw errnoError(errno, 'posix_fadvise');
 }
 
 /**
@@ -637,16 +637,4 @@ export function mincoreIsTrustworthy(path: string, stat: fs.Stats): boolean {
   } catch {
     return false;
   }
-}
-
-/** The symbolic name of an errno (ENOENT), or 'errno N'. */
-export function errnoName(errno: number): string {
-  for (const [name, value] of Object.entries(osConstants.errno)) if (value === errno) return name;
-  return `errno ${errno}`;
-}
-
-/** The code of a Node system error (ENOENT), or its message. */
-export function errorCode(error: unknown): string {
-  if (error && typeof error === 'object' && 'code' in error && typeof error.code === 'string') return error.code;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -9,7 +9,8 @@
 // has already consumed while the pages just read ahead stay.
 import fs from 'node:fs';
 import type { LibcBindings } from './libc.js';
-import { adviseDontNeed, errnoName, mincoreIsTrustworthy, scanFilePages } from './page-cache.js';
+import { adviseDontNeed, mincoreIsTrustworthy, scanFilePages } from './page-cache.js';
+import { errnoError } from './errno.js';
 
 /** What one sweep of one file did. */
 export interface FileSweep {
@@ -59,7 +60,7 @@ export function sweepFilePages(libc: LibcBindings, fd: number, path: string, bef
       }
     }
   });
-  if (errno !== 0) throw Object.assign(new Error(`mincore: ${errnoName(errno)}`), { code: errnoName(errno) });
+  if (errno !== 0) throw errnoError(errno, 'mincore');
   if (runStart >= 0) runs.push([runStart, pages]);
   let evictedBytes = 0;
   for (const [start, end] of runs) {

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { LibcBindings } from './libc.js';
-import { errorCode, type FileRef } from './page-cache.js';
+import type { FileRef } from './page-cache.js';
+import { errorCode } from './errno.js';
 import { keeperMeter, sweepFilePages } from './page-sweep.js';
 import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats } from './keeper-types.js';
 
