@@ -9,7 +9,8 @@ import { PageCacheState } from '../profile/cache-state.js';
 import { newProfilePath } from '../store/profile-store.js';
 import { MODES } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
-import { detectCgroups, diskDeviceOf } from '../system/cgroups.js';
+import { detectCgroups } from '../system/cgroups.js';
+import { wholeDiskDevice } from '../system/block-device.js';
 import { formatBytes, formatRate } from '../units.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { failedBeforeAnyIteration, runAndReport } from './run-and-report.js';
@@ -58,7 +59,7 @@ ${EXIT_CODES_HELP}`,
       const dataset = await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 });
       say(dataset.reused ? 'demo: reusing the generated dataset' : `demo: generated ${formatBytes(dataset.bytes)}`);
 
-      const throttleReason = options.throttle ? throttleBlocker(datasetDir) : 'disabled by --no-throttle';
+      const throttleReason = options.throttle ? await throttleBlocker(datasetDir) : 'disabled by --no-throttle';
       const storageBw = throttleReason === null ? preset.storageBwBytesPerSec : null;
       if (throttleReason) say(`demo: storage is not throttled (${throttleReason}); the cold mode reads at the disk's own speed`);
       else say(`demo: cold storage throttled to ${formatRate(preset.storageBwBytesPerSec)}`);
@@ -115,10 +116,10 @@ function demoWhatif(profile: Profile, path: string): string {
 }
 
 /** Why storage cannot be throttled here, or null when it can. */
-function throttleBlocker(datasetDir: string): string | null {
+async function throttleBlocker(datasetDir: string): Promise<string | null> {
   const io = detectCgroups().controllers.io;
   if (!io.writable) return io.reason;
-  if (!diskDeviceOf(datasetDir)) return 'the dataset is not on a local block device';
+  if (!(await wholeDiskDevice(datasetDir))) return 'the dataset is not on a local block device';
   return null;
 }
 

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
 import { CAPABILITY_NAMES, CAPABILITY_TEXT, type CapabilityName } from './capability-text.js';
-import { createJobCgroup, detectCgroups, diskDeviceOf, type CgroupInfo } from './cgroups.js';
+import { createJobCgroup, detectCgroups, type CgroupInfo } from './cgroups.js';
+import { wholeDiskDevice } from './block-device.js';
 import { probeGpus } from './gpu.js';
 import { reclaimingDamonSchemes } from './damon.js';
 import { FADV, MAP_SHARED, PROT_READ, loadLibc } from './libc.js';
@@ -89,7 +90,7 @@ async function throttleRow(info: CgroupInfo, skip: boolean): Promise<Capability>
   const io = info.controllers.io;
   const label = io.version === 'v1' ? 'blkio' : 'io';
   if (!io.writable) return row('storage-throttle', false, io.reason);
-  const device = diskDeviceOf(process.cwd()) ?? diskDeviceOf('/');
+  const device = (await wholeDiskDevice(process.cwd())) ?? (await wholeDiskDevice('/'));
   if (!device) return row('storage-throttle', false, 'no block device found for the working directory or /');
   if (skip) return row('storage-throttle', true, `${label} writable under ${io.parentDir} (not tried)`);
   try {

@@ -4,7 +4,7 @@
 // (blkio.throttle.read_bps_device "MAJ:MIN BYTES"), cgroup-v1/memory.rst
 // (memory.limit_in_bytes), and cgroup-v2.rst (io.max "MAJ:MIN rbps=N",
 // memory.max, cpuset.cpus; the no-internal-process rule; delegation).
-import { accessSync, constants, existsSync, mkdirSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, UserError } from '../errors.js';
@@ -342,28 +342,4 @@ export function wrapCommand(procsFiles: string[], argv: string[]): string[] {
   if (argv.length === 0) throw new UserError('no command to run: give the training command after --');
   if (procsFiles.some((f) => f === '--')) throw new UserError(`invalid cgroup.procs path '--'`);
   return ['sh', '-c', JOIN_SCRIPT, 'sh', ...procsFiles, '--', ...argv];
-}
-
-/**
- * The whole block device ('major:minor') holding `path`, as throttles need it:
- * a partition maps to its disk. null for file systems without a block device
- * (tmpfs, overlay, NFS) or when sysfs does not say.
- */
-export function diskDeviceOf(path: string): string | null {
-  try {
-    const dev = statSync(path, { bigint: true }).dev;
-    // Linux's new_encode_dev layout (include/linux/kdev_t.h).
-    const major = Number(((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn));
-    const minor = Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn));
-    if (major === 0) return null;
-    const sys = `/sys/dev/block/${major}:${minor}`;
-    if (!existsSync(sys)) return null;
-    if (existsSync(join(sys, 'partition'))) {
-      const parentDev = readTextOrNull(join(dirname(realpathSync(sys)), 'dev'));
-      return parentDev ? parentDev.trim() : null;
-    }
-    return `${major}:${minor}`;
-  } catch {
-    return null;
-  }
 }

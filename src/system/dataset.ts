@@ -10,6 +10,7 @@ import { FileTableBuilder, fileView } from './file-table.js';
 import { rootFileSystems, type RootFileSystem } from './file-systems.js';
 import { errnoError, errorCode } from './errno.js';
 import { jobMemoryBudget, type ReadKernelFile } from './memory-budget.js';
+import { splitDev, wholeDiskDevice } from './block-device.js';
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
 const MESSAGES = {
@@ -340,42 +341,4 @@ export async function memoryBudget(readMeminfo: () => Promise<string>): Promise<
 
 function sumOrNull(a: number | null, b: number | null): number | null {
   return a === null || b === null ? null : a + b;
-}
-
-/**
- * 'major:minor' of the whole disk holding `target`, from stat().dev. A
- * partition (sysfs has /sys/dev/block/M:m/partition) maps to its parent disk,
- * whose sysfs directory is the partition's parent (block/vda/vda1). Null when
- * the file system has no block device (tmpfs, overlay, NFS, btrfs subvolumes).
- */
-export async function wholeDiskDevice(target: string, sysfs = '/sys'): Promise<string | null> {
-  let dev: bigint;
-  try {
-    dev = (await fs.promises.stat(target, { bigint: true })).dev;
-  } catch {
-    return null;
-  }
-  const { major, minor } = splitDev(dev);
-  const node = `${sysfs}/dev/block/${major}:${minor}`;
-  try {
-    // realpath first: the sysfs entry is a symlink, and path.join would resolve
-    // '..' lexically, in /sys/dev/block, instead of in the device tree.
-    const real = await fs.promises.realpath(node);
-    const isPartition = await fs.promises.access(path.join(real, 'partition')).then(
-      () => true,
-      () => false,
-    );
-    if (!isPartition) return `${major}:${minor}`;
-    const parent = (await fs.promises.readFile(path.join(path.dirname(real), 'dev'), 'utf8')).trim();
-    return /^\d+:\d+$/.test(parent) ? parent : `${major}:${minor}`;
-  } catch {
-    return null;
-  }
-}
-
-/** Splits a Linux dev_t into major and minor (glibc's gnu_dev_major/minor encoding). */
-export function splitDev(dev: bigint): { major: number; minor: number } {
-  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
-  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
-  return { major: Number(major), minor: Number(minor) };
 }

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { execa } from 'execa';
 import { ExitCode, UserError } from '../../src/errors.js';
+import { wholeDiskDevice } from '../../src/system/block-device.js';
 import {
   createJobCgroup,
   detectCgroups,
-  diskDeviceOf,
   parseMountinfo,
   parseProcCgroup,
   wrapCommand,
@@ -93,19 +93,12 @@ test('wrapCommand fails the job (126) instead of running it unthrottled when a g
   assert.match(result.stderr, /cannot join cgroup/);
 });
 
-test('diskDeviceOf gives major:minor of a whole disk, null without one', () => {
-  const device = diskDeviceOf(tmpdir());
-  assert.ok(device === null || /^\d+:\d+$/.test(device));
-  assert.equal(diskDeviceOf('/proc'), null);
-  assert.equal(diskDeviceOf('/nonexistent/x'), null);
-});
-
 test('a throttled group slows buffered reads of a cold 20 MB file to 10 MB/s', async (t) => {
   const info = detectCgroups();
   const root = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'dsa-throttle-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const device = diskDeviceOf(dir);
+  const device = await wholeDiskDevice(dir);
   if (!root || !info.controllers.io.writable || !device) {
     t.skip(`needs root and a writable cgroup blkio/io controller and a block device for ${dir}: ${root ? '' : 'not root; '}${info.controllers.io.reason}; device ${device}`);
     return;

@@ -7,7 +7,7 @@ import { ExitCode, UserError, inputError } from '../../src/errors.js';
 
 // The exit code of an input-path error, whatever the enum calls it.
 const INPUT_EXIT_CODE = inputError('probe').exitCode;
-import { fileBytesQuantiles, listDataset, memoryBudget, splitDev, wholeDiskDevice } from '../../src/system/dataset.js';
+import { fileBytesQuantiles, listDataset, memoryBudget } from '../../src/system/dataset.js';
 
 const plentyOfMemory = async (): Promise<string> => 'MemTotal: 100000000 kB\nMemAvailable: 50000000 kB\n';
 
@@ -124,24 +124,6 @@ describe('listDataset', () => {
     // tmpfs or overlay have none; a real disk gives major:minor.
     assert.ok(dataset.device === null || /^\d+:\d+$/.test(dataset.device), String(dataset.device));
   });
-
-  it('maps a partition to its whole disk through sysfs', async () => {
-    const { dev } = fs.statSync(dir, { bigint: true });
-    const { major, minor } = splitDev(dev);
-    const sysfs = path.join(dir, 'sys');
-    const partition = path.join(sysfs, 'devices/virtual/block/disk0/disk0p1');
-    fs.mkdirSync(partition, { recursive: true });
-    fs.writeFileSync(path.join(partition, 'partition'), '1\n');
-    fs.writeFileSync(path.join(partition, 'dev'), `${major}:${minor}\n`);
-    fs.writeFileSync(path.join(sysfs, 'devices/virtual/block/disk0/dev'), '259:7\n');
-    fs.mkdirSync(path.join(sysfs, 'dev/block'), { recursive: true });
-    fs.symlinkSync('../../devices/virtual/block/disk0/disk0p1', path.join(sysfs, `dev/block/${major}:${minor}`));
-    assert.equal(await wholeDiskDevice(dir, sysfs), '259:7');
-
-    fs.rmSync(path.join(partition, 'partition'));
-    assert.equal(await wholeDiskDevice(dir, sysfs), `${major}:${minor}`);
-    assert.equal(await wholeDiskDevice(dir, path.join(dir, 'no-sysfs')), null);
-  });
 });
 
 describe('fileBytesQuantiles', () => {
@@ -168,14 +150,5 @@ describe('memoryBudget', () => {
       }),
       null,
     );
-  });
-});
-
-describe('splitDev', () => {
-  it('decodes the glibc dev_t layout', () => {
-    assert.deepEqual(splitDev(0xfe00n), { major: 254, minor: 0 });
-    assert.deepEqual(splitDev(66305n), { major: 259, minor: 1 });
-    // minor 300 spills into the high minor bits.
-    assert.deepEqual(splitDev(1050668n), { major: 8, minor: 300 });
   });
 });

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { ResourceSampleSchema } from '../../src/schema/profile.js';
-import { diskDeviceOf } from '../../src/system/cgroups.js';
+import { wholeDiskDevice } from '../../src/system/block-device.js';
 import {
   cpuPercent,
   parseCpuTimes,
@@ -48,7 +48,7 @@ test('sampler records sane samples of a busy job tree, with GPU fields from a gp
   const seen: number[] = [];
   const sampler = startSampler({
     rootPid: child.pid!,
-    device: diskDeviceOf('/'),
+    device: await wholeDiskDevice('/'),
     intervalMs: 100,
     gpu: { latest: () => ({ utilPct: 40, memBytes: 4e9, gpus: 2 }) },
     onSample: (s) => seen.push(s.t),
