@@ -11,6 +11,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { CGROUP_TEXT } from './capability-text.js';
 import { readTextOrNull } from './read-text.js';
 import { errorCode } from './errno.js';
+import { parseMountinfo } from './mountinfo.js';
 
 /** Controllers the job cgroup can use; 'io' is called blkio on cgroup v1. */
 export type CgroupController = 'io' | 'memory' | 'cpuset';
@@ -35,27 +36,6 @@ export interface CgroupInfo {
   version: 'v1' | 'v2' | 'none';
   /** Per-controller status: io (blkio on v1), memory, cpuset. */
   controllers: Record<CgroupController, ControllerStatus>;
-}
-
-interface Mount {
-  mountPoint: string;
-  fsType: string;
-  superOptions: string[];
-}
-
-/** Parses /proc/self/mountinfo (proc(5)); mount points have octal escapes (\040 for a space). */
-export function parseMountinfo(text: string): Mount[] {
-  const mounts: Mount[] = [];
-  for (const line of text.split('\n')) {
-    const [left, right] = line.split(' - ');
-    if (!left || !right) continue;
-    const l = left.split(' ');
-    const r = right.split(' ');
-    if (l.length < 5 || r.length < 3) continue;
-    const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
-    mounts.push({ mountPoint: unescape(l[4]), fsType: r[0], superOptions: r[2].split(',') });
-  }
-  return mounts;
 }
 
 /** Parses /proc/self/cgroup into controller list -> path ('' key for the v2 line). */
@@ -128,8 +108,8 @@ export function detectCgroups(sources: CgroupSources = {}): CgroupInfo {
   const mounts = parseMountinfo(sources.mountinfo ?? readTextOrNull('/proc/self/mountinfo') ?? '');
   const selfPaths = parseProcCgroup(sources.procCgroup ?? readTextOrNull('/proc/self/cgroup') ?? '');
   const v2Parent = sources.v2Parent ?? process.env.DSA_CGROUP_PARENT;
-  const v1Mounts = mounts.filter((m) => m.fsType === 'cgroup');
-  const v2Mount = mounts.find((m) => m.fsType === 'cgroup2');
+  const v1Mounts = mounts.filter((m) => m.type === 'cgroup');
+  const v2Mount = mounts.find((m) => m.type === 'cgroup2');
   const anyV1Controller = v1Mounts.some((m) => m.superOptions.some((o) => Object.values(V1_NAME).includes(o) || ['cpu', 'cpuacct', 'pids', 'devices', 'freezer'].includes(o)));
 
   const controllers = {} as Record<CgroupController, ControllerStatus>;

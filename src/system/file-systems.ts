@@ -12,6 +12,7 @@
 // caches are the daemon's, not the job's.
 import fs from 'node:fs';
 import path from 'node:path';
+import { mountOf, parseMountinfo, type Mount } from './mountinfo.js';
 
 /** What a file system allows. */
 export type FileSystemKind =
@@ -59,44 +60,6 @@ export function fileSystemKind(type: string): FileSystemKind {
   if (NETWORK.has(type)) return 'network';
   if (DISK.has(type)) return 'disk';
   return 'other';
-}
-
-/** One mount of /proc/self/mountinfo (proc(5)). */
-export interface Mount {
-  /** Mount point, unescaped. */
-  mountPoint: string;
-  /** File-system type. */
-  type: string;
-  /** Mount source. */
-  source: string;
-}
-
-/** Parses /proc/self/mountinfo; malformed lines are skipped. */
-export function parseMountinfo(text: string): Mount[] {
-  const mounts: Mount[] = [];
-  for (const line of text.split('\n')) {
-    const fields = line.split(' ');
-    const dash = fields.indexOf('-');
-    if (dash < 6 || fields.length < dash + 3) continue;
-    mounts.push({ mountPoint: unescape(fields[4]), type: fields[dash + 1], source: unescape(fields[dash + 2]) });
-  }
-  return mounts;
-}
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-function unescape(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-}
-
-/** The mount holding an absolute, resolved path: the last mount whose point is its longest prefix. */
-export function mountOf(mounts: readonly Mount[], resolved: string): Mount | null {
-  let best: Mount | null = null;
-  for (const mount of mounts) {
-    const point = mount.mountPoint;
-    const inside = point === '/' || resolved === point || resolved.startsWith(point.endsWith('/') ? point : `${point}/`);
-    if (inside && (best === null || point.length >= best.mountPoint.length)) best = mount;
-  }
-  return best;
 }
 
 /** The file system of each root (resolved through symlinks); roots that cannot be resolved are left out. */

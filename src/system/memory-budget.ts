@@ -9,6 +9,8 @@
 // memory.stat file (Documentation/admin-guide/cgroup-v2.rst). Limits of every
 // ancestor apply too (v1 with use_hierarchy, always on v2): the tightest wins.
 import { readTextOrNull } from './read-text.js';
+import { parseMountinfo, type Mount } from './mountinfo.js';
+import { parseProcCgroup } from './cgroups.js';
 
 /** Reads a kernel file as text, or null when it cannot be read; tests pass a fake file system. */
 export type ReadKernelFile = (path: string) => string | null;
@@ -71,18 +73,16 @@ export function jobMemoryBudget(meminfoBudgetBytes: number | null, readFile: Rea
 
 /** Every limited level of this process's memory cgroup, the group first, then its ancestors. */
 export function cgroupMemoryLimits(readFile: ReadKernelFile = readTextOrNull): CgroupMemoryLimit[] {
-  const procCgroup = readFile('/proc/self/cgroup') ?? '';
-  const mounts = cgroupMounts(readFile('/proc/self/mountinfo') ?? '');
+  const groups = parseProcCgroup(readFile('/proc/self/cgroup') ?? '');
+  const mounts = parseMountinfo(readFile('/proc/self/mountinfo') ?? '');
   const limits: CgroupMemoryLimit[] = [];
-  for (const line of procCgroup.split('\n')) {
-    const match = /^\d+:([^:]*):(.*)$/.exec(line.trim());
-    if (!match) continue;
-    const v1 = match[1].split(',').includes('memory');
-    const v2 = match[1] === '';
-    if (!v1 && !v2) continue;
-    const mount = mounts.find((m) => (v1 ? m.fsType === 'cgroup' && m.options.includes('memory') : m.fsType === 'cgroup2'));
+  // The v1 memory hierarchy's group first, then the v2 group, as /proc/self/cgroup lists them.
+  for (const v1 of [true, false]) {
+    const groupPath = groups.get(v1 ? 'memory' : '');
+    if (groupPath === undefined) continue;
+    const mount = mounts.find((m) => (v1 ? m.type === 'cgroup' && m.superOptions.includes('memory') : m.type === 'cgroup2'));
     if (!mount) continue;
-    for (const dir of groupDirs(mount, match[2])) {
+    for (const dir of groupDirs(mount, groupPath)) {
       const limit = v1 ? v1Limit(readFile, dir) : v2Limit(readFile, dir);
       if (limit) limits.push(limit);
     }
@@ -90,34 +90,11 @@ export function cgroupMemoryLimits(readFile: ReadKernelFile = readTextOrNull): C
   return limits;
 }
 
-interface CgroupMount {
-  /** Root of the mount within the hierarchy (mountinfo field 4). */
-  root: string;
-  mountPoint: string;
-  fsType: string;
-  options: string[];
-}
-
-/** cgroup and cgroup2 mounts of /proc/self/mountinfo (proc(5)). */
-function cgroupMounts(text: string): CgroupMount[] {
-  const mounts: CgroupMount[] = [];
-  for (const line of text.split('\n')) {
-    const [left, right] = line.split(' - ');
-    if (!left || !right) continue;
-    const l = left.split(' ');
-    const r = right.split(' ');
-    if (l.length < 5 || r.length < 3 || (r[0] !== 'cgroup' && r[0] !== 'cgroup2')) continue;
-    const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8)));
-    mounts.push({ root: unescape(l[3]), mountPoint: unescape(l[4]), fsType: r[0], options: r[2].split(',') });
-  }
-  return mounts;
-}
-
 /**
  * The group's directory and its ancestors' up to the mount point. A mount of a
  * sub-tree (a container's view) shows the groups below its root only.
  */
-function groupDirs(mount: CgroupMount, groupPath: string): string[] {
+function groupDirs(mount: Mount, groupPath: string): string[] {
   let relative = groupPath;
   if (mount.root !== '/' && (relative === mount.root || relative.startsWith(`${mount.root}/`))) relative = relative.slice(mount.root.length);
   const parts = relative.split('/').filter(Boolean);

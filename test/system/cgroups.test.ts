@@ -11,7 +11,6 @@ import { wholeDiskDevice } from '../../src/system/block-device.js';
 import {
   createJobCgroup,
   detectCgroups,
-  parseMountinfo,
   parseProcCgroup,
   wrapCommand,
   type CgroupInfo,
@@ -26,13 +25,6 @@ const V1_MOUNTINFO = [
   '41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw',
   '42 27 0:39 / /mnt/with\\040space rw - ext4 /dev/vdb rw',
 ].join('\n');
-
-test('parseMountinfo decodes mount points and options', () => {
-  const mounts = parseMountinfo(V1_MOUNTINFO);
-  assert.equal(mounts.length, 7);
-  assert.deepEqual(mounts[3], { mountPoint: '/sys/fs/cgroup/blkio', fsType: 'cgroup', superOptions: ['rw', 'blkio'] });
-  assert.equal(mounts[6].mountPoint, '/mnt/with space');
-});
 
 test('parseProcCgroup maps controllers to paths, v2 under the empty key', () => {
   const paths = parseProcCgroup('9:name=systemd:/\n7:blkio:/a\n2:cpu,cpuacct:/b\n0::/user.slice/x.scope\n');

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileSystemKind, fileSystemLimit, fileSystemWarnings, mountOf, parseMountinfo, rootFileSystems } from '../../src/system/file-systems.js';
+import { fileSystemKind, fileSystemLimit, fileSystemWarnings, rootFileSystems } from '../../src/system/file-systems.js';
+import { mountOf, parseMountinfo } from '../../src/system/mountinfo.js';
 
 const MOUNTINFO = [
   '22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw',
