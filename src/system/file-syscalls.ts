@@ -1,6 +1,6 @@
 // The per-file system calls that set-up at ImageNet's file count needs, bound
-// through koffi like libc.ts (kept apart so that fakes of LibcBindings stay
-// valid). At 1.28M files every microsecond per file is 1.3 s: these calls take
+// in the libc.so.6 that libc.ts opens (a separate interface, so that fakes of
+// LibcBindings stay valid). At 1.28M files every microsecond per file is 1.3 s: these calls take
 // a directory descriptor and a NUL-terminated name (one path component to
 // resolve, no JS string built per file), and answer numbers, never objects.
 //
@@ -9,12 +9,10 @@
 // fs.openSync + closeSync 3.7 us, openat + close 2.9 us; residency by
 // openat + mmap + mincore + munmap + close 9.8 us, by openat + cachestat +
 // close 4.2 us; eviction by openat + posix_fadvise(DONTNEED) + close 5.5 us.
-import { createRequire } from 'node:module';
+import { O_RDONLY_CLOEXEC, loadLibcLibrary } from './libc.js';
 
-/** open(2) flags: O_RDONLY | O_CLOEXEC. */
-export const O_RDONLY_CLOEXEC = 0o2000000;
 /** open(2) flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC. */
-export const O_DIRECTORY_CLOEXEC = 0o200000 | 0o2000000;
+export const O_DIRECTORY_CLOEXEC = 0o200000 | O_RDONLY_CLOEXEC;
 /** ENOSYS: the kernel lacks the call (cachestat before Linux 6.5). */
 export const ENOSYS = 38;
 /** EPERM: cachestat refuses files we may not write (the mincore rule, Linux >= 6.14). */
@@ -76,14 +74,10 @@ const STATX_MASK = 0x1 | 0x2 | 0x8 | 0x100 | 0x200;
 function tryLoad(): FileSyscallsLoad {
   if (process.platform !== 'linux') return { ok: false, reason: `needs Linux (this is ${process.platform})` };
   if (process.arch !== 'x64' && process.arch !== 'arm64') return { ok: false, reason: `not bound on ${process.arch}` };
-  let koffi: typeof import('koffi');
+  const opened = loadLibcLibrary();
+  if (!opened.ok) return opened;
+  const { koffi, lib } = opened;
   try {
-    koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
-  } catch (error) {
-    return { ok: false, reason: `cannot load koffi (${String(error).split('\n')[0]})` };
-  }
-  try {
-    const lib = koffi.load('libc.so.6');
     const open = lib.func('int open(const char *path, int flags)');
     const openat = lib.func('int openat(int dirfd, const uint8_t *path, int flags)');
     const close = lib.func('int close(int fd)');

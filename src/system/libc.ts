@@ -107,10 +107,18 @@ export function loadLibc(): LibcLoad {
   return loaded;
 }
 
-function tryLoad(): LibcLoad {
-  if (process.platform !== 'linux') {
-    return { ok: false, reason: `page-cache control needs Linux (this is ${process.platform})` };
-  }
+/** koffi and the libc.so.6 it opened, or why either is missing. */
+export type LibcLibrary = { ok: true; koffi: typeof import('koffi'); lib: ReturnType<typeof import('koffi').load> } | { ok: false; reason: string };
+
+let library: LibcLibrary | undefined;
+
+/** koffi and libc.so.6, opened once for every module that binds calls in it (this one, file-syscalls.ts); never throws. */
+export function loadLibcLibrary(): LibcLibrary {
+  library ??= openLibrary();
+  return library;
+}
+
+function openLibrary(): LibcLibrary {
   let koffi: typeof import('koffi');
   try {
     koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
@@ -118,7 +126,20 @@ function tryLoad(): LibcLoad {
     return { ok: false, reason: `cannot load koffi (${firstLine(error)})` };
   }
   try {
-    const lib = koffi.load('libc.so.6');
+    return { ok: true, koffi, lib: koffi.load('libc.so.6') };
+  } catch (error) {
+    return { ok: false, reason: `cannot bind libc.so.6 (${firstLine(error)})` };
+  }
+}
+
+function tryLoad(): LibcLoad {
+  if (process.platform !== 'linux') {
+    return { ok: false, reason: `page-cache control needs Linux (this is ${process.platform})` };
+  }
+  const opened = loadLibcLibrary();
+  if (!opened.ok) return opened;
+  const { koffi, lib } = opened;
+  try {
     const getpagesize = lib.func('int getpagesize(void)');
     const fadvise = lib.func('int posix_fadvise(int fd, int64_t offset, int64_t len, int advice)');
     const mmap = lib.func(
