@@ -17,8 +17,8 @@ import fs from 'node:fs';
 import pathModule from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ExitCode, UserError } from '../errors.js';
-import { FADV, MAP_SHARED, PROT_READ, loadLibc, type LibcBindings } from './libc.js';
-import { ENOSYS, EPERM, O_DIRECTORY_CLOEXEC, O_RDONLY_CLOEXEC, loadFileSyscalls, type FileSyscalls } from './file-syscalls.js';
+import { FADV, MAP_SHARED, O_RDONLY_CLOEXEC, PROT_READ, loadLibc, type LibcBindings } from './libc.js';
+import { ENOSYS, EPERM, O_DIRECTORY_CLOEXEC, loadFileSyscalls, type FileSyscalls } from './file-syscalls.js';
 import { tableOf } from './file-table.js';
 import { errnoError, errnoName, errorCode } from './errno.js';
 
@@ -264,7 +264,7 @@ async function forEachOpenFile(
         const stat = fs.fstatSync(fd);
         if (!stat.isFile()) return;
         cursor.bytes = stat.size;
-        cursor.foreign = statIsTrusted(stat) ? 0 : 1;
+        cursor.foreign = ownedOrPrivileged(stat.uid) ? 0 : 1;
       }
       visit(cursor);
     } catch (error) {
@@ -333,15 +333,7 @@ class ResidencyProbe {
         return (cached - tail) * pageBytes + tail * (bytes - tailPage);
       }
     }
-    if (cursor.foreign === 1) {
-      let writable = true;
-      try {
-        fs.accessSync(cursor.path(), fs.constants.W_OK);
-      } catch {
-        writable = false;
-      }
-      if (!writable) return MESSAGES.mincoreUntrusted;
-    }
+    if (cursor.foreign === 1 && !mayWrite(cursor.path())) return MESSAGES.mincoreUntrusted;
     const resident = residentBytesOfFd(this.libc, cursor.fd, bytes);
     return resident < 0 ? `${cursor.path()}: mincore ${errnoName(-resident)}` : resident;
   }
@@ -461,7 +453,7 @@ async function evictByPath(libc: LibcBindings, files: readonly FileRef[], option
     if (index > 0 && index % FILES_PER_TURN === 0) await yieldToLoop();
     const { path } = files[index];
     try {
-      result.bytes += evictPath(libc, path, false);
+      result.bytes += evictPath(libc, path);
       result.files++;
     } catch (error) {
       result.failedFiles++;
@@ -473,10 +465,9 @@ async function evictByPath(libc: LibcBindings, files: readonly FileRef[], option
 }
 
 /** Evicts one file; returns its size. Throws a Node-style error (with .code) on failure. */
-export function evictPath(libc: LibcBindings, path: string, sync: boolean): number {
+function evictPath(libc: LibcBindings, path: string): number {
   const fd = fs.openSync(path, 'r');
   try {
-    if (sync) fs.fdatasyncSync(fd);
     const size = fs.fstatSync(fd).size;
     adviseDontNeed(libc, fd, 0, 0);
     return size;
@@ -612,9 +603,19 @@ function requireLibc(): LibcBindings {
   return load.libc;
 }
 
-/** Whether mincore shows this file's pages to us without asking for write access: root, or the owner. */
-function statIsTrusted(stat: fs.Stats): boolean {
-  return isPrivileged() || (typeof process.geteuid === 'function' && stat.uid === process.geteuid());
+/** Whether mincore shows the pages of a file owned by `uid` to us without asking for write access: root, or the owner. */
+function ownedOrPrivileged(uid: number): boolean {
+  return isPrivileged() || (typeof process.geteuid === 'function' && uid === process.geteuid());
+}
+
+/** Whether this process may write `path` (which also lets mincore show its pages). */
+function mayWrite(path: string): boolean {
+  try {
+    fs.accessSync(path, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isPrivileged(): boolean {
@@ -629,12 +630,5 @@ function isPrivileged(): boolean {
  * its own page tables, i.e. a false "not resident".
  */
 export function mincoreIsTrustworthy(path: string, stat: fs.Stats): boolean {
-  if (isPrivileged()) return true;
-  if (typeof process.geteuid === 'function' && stat.uid === process.geteuid()) return true;
-  try {
-    fs.accessSync(path, fs.constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  return ownedOrPrivileged(stat.uid) || mayWrite(path);
 }
