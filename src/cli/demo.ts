@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { generateDataset } from '../emulator/generate-dataset.js';
 import { EMULATOR_PRESETS } from '../emulator/presets.js';
 import type { EmulatorSettings } from '../emulator/expected.js';
-import { PageCacheState } from '../profile/cache-state.js';
+import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
 import { newProfilePath } from '../store/profile-store.js';
 import { MODES } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { basename, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { PageCacheState } from '../profile/cache-state.js';
+import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
 import { newProfilePath } from '../store/profile-store.js';
 import { assertCommandExists } from '../system/resolve-command.js';
 import { allowedCpus, withCpus } from '../system/affinity.js';

@@ -4,15 +4,12 @@
  * about as long as each other. Whether the job then runs at the larger of the
  * two (reads overlap pre-processing) or nearer their sum (each loader worker
  * reads, then decodes) is σ of the what-if model (src/whatif/overlap.ts),
- * which a cold mode that kept storage busy cannot show.
+ * which a cold mode that kept storage busy cannot show. Its cache state is
+ * PartialCacheState (cache-states/partial-cache-state.ts).
  */
-import type { Dataset, DatasetFile } from '../system/dataset.js';
-import { evict, residency, warm } from '../system/page-cache.js';
-import { startColdKeeper } from '../system/cold-keeper.js';
+import type { DatasetFile } from '../system/dataset.js';
 import { mulberry32, permutation } from '../random.js';
-import type { Mode } from '../schema/events.js';
 import type { ModeResult, StateProof } from '../schema/profile.js';
-import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 import { bytesPerSample } from '../analysis/mode-rates.js';
 
 /** Shares of the dataset the probe holds resident at the least and the most. */
@@ -55,30 +52,6 @@ export function residentSubset(files: readonly DatasetFile[], share: number, see
     bytes += files[index].bytes;
   }
   return chosen;
-}
-
-/**
- * Holds the chosen files resident and keeps the others cold: everything is
- * evicted, the chosen files are read in, and the cold keeper watches only the
- * rest. A cache that never evicts (MinIO-like), so the hit ratio is the share.
- */
-export class PartialCacheState implements CacheState {
-  constructor(
-    private readonly resident: readonly DatasetFile[],
-    private readonly options: { coldKeeperIntervalMs: number; warmConcurrency: number },
-  ) {}
-
-  async prepare(_mode: Mode, dataset: Dataset): Promise<PreparedState> {
-    await evict(dataset.files, { sync: true });
-    await warm(this.resident, { concurrency: this.options.warmConcurrency });
-    const before = await residency(dataset.files);
-    const held = new Set(this.resident.map((f) => f.path));
-    const keeper = startColdKeeper(
-      dataset.files.filter((f) => !held.has(f.path)),
-      { intervalMs: this.options.coldKeeperIntervalMs },
-    );
-    return { residentBytesBefore: before.residentBytes, finish: () => finishKeeper(keeper) };
-  }
 }
 
 /**

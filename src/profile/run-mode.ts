@@ -18,7 +18,7 @@ import { SupervisedJob } from './supervisor.js';
 import { proveState } from './state-proof.js';
 import { windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
-import type { CacheState } from './cache-state.js';
+import type { CacheState } from './cache-states/cache-state.js';
 import { writeSubsetList } from '../system/resident-subset.js';
 
 /** What one mode needs to run. */

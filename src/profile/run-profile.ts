@@ -18,8 +18,9 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../whatif/size-distribution.js';
 import { artefactsDir, writeProfile } from '../store/profile-store.js';
 import { runMode, type ModeProgress, type ModeRunInput } from './run-mode.js';
-import type { CacheState } from './cache-state.js';
-import { PartialCacheState, probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
+import type { CacheState } from './cache-states/cache-state.js';
+import { PartialCacheState } from './cache-states/partial-cache-state.js';
+import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */

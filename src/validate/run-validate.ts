@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { windowRates } from '../profile/window-rates.js';
 import { median } from '../analysis/stats.js';
-import type { PreparedState, CacheState } from '../profile/cache-state.js';
-import { finishKeeper, PageCacheState } from '../profile/cache-state.js';
+import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
+import { CappedCacheState } from '../profile/cache-states/capped-cache-state.js';
 import { runMode, type ModeRunInput } from '../profile/run-mode.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
@@ -12,9 +12,6 @@ import { tail } from '../profile/log-tail.js';
 import { threadAffinities, withCpus } from '../system/affinity.js';
 import { createJobCgroup, wrapCommand, type JobCgroup } from '../system/cgroups.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
-import { evict, residency } from '../system/page-cache.js';
-import { requireCacheCap } from '../system/cache-cap.js';
-import type { InotifyKeeper } from '../system/inotify-keeper.js';
 import { baseScenario, predict, type FittedModel, type Scenario } from '../whatif/model.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
 import { CONTROL_MIN_ITERATIONS, type ValidationPoint } from './plan.js';
@@ -341,7 +338,7 @@ async function measureCachePoint(
     throttleBps && dataset.device
       ? createJobCgroup({ name: `validate-${process.pid}-${ctx.index}`, readBpsDevice: { device: dataset.device, bytesPerSec: throttleBps } })
       : null;
-  const holder: { cap: InotifyKeeper | null } = { cap: null };
+  const cacheState = new CappedCacheState(point.cacheBytes);
   const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];
   let lastReadingAt = 0;
   let readingCostMs = 0;
@@ -355,11 +352,11 @@ async function measureCachePoint(
       maxIterations: iterationsPerEpoch * epochs * 3,
       modeDir,
       wrapArgv: (argv) => (group ? wrapCommand(group.procsFiles, argv) : argv),
-      cacheState: cappedState(point.cacheBytes, holder),
+      cacheState,
       onProgress: (progress) => {
         const now = Date.now();
-        if (holder.cap && now - lastReadingAt >= Math.max(READING_INTERVAL_MS, readingCostMs / READING_DUTY_CYCLE)) {
-          const reading = holder.cap.readResidency(RESIDENCY_SAMPLE_FILES);
+        if (cacheState.capping && now - lastReadingAt >= Math.max(READING_INTERVAL_MS, readingCostMs / READING_DUTY_CYCLE)) {
+          const reading = cacheState.readResidency(RESIDENCY_SAMPLE_FILES);
           readingCostMs = Date.now() - now;
           lastReadingAt = Date.now();
           if (reading) {
@@ -408,28 +405,6 @@ async function measureCachePoint(
 function failureTail(result: ModeResult): string | null {
   if (result.status === 'ok') return null;
   return tail(result.logs.stderr, 10) || tail(result.logs.stdout, 10) || null;
-}
-
-/**
- * The dataset evicted once before the run, then capped at `capBytes` while the
- * job runs: the cache fills over the first epoch up to the cap and stays there.
- */
-function cappedState(capBytes: number, holder: { cap: InotifyKeeper | null }): CacheState {
-  return {
-    async prepare(_mode, dataset): Promise<PreparedState> {
-      await evict(dataset.files, { sync: true });
-      const before = await residency(dataset.files);
-      const cap = requireCacheCap(dataset.files, { capBytes });
-      holder.cap = cap;
-      return {
-        residentBytesBefore: before.residentBytes,
-        finish: async () => {
-          holder.cap = null;
-          return finishKeeper(cap);
-        },
-      };
-    },
-  };
 }
 
 function mib(bytes: number): string {

@@ -15,7 +15,7 @@ import { after, describe, test } from 'node:test';
 import { runAndReport } from '../../src/cli/run-and-report.js';
 import { run } from '../../src/cli/main.js';
 import { ExitCode, UserError } from '../../src/errors.js';
-import type { CacheState } from '../../src/profile/cache-state.js';
+import { FakeCacheState } from '../../src/profile/cache-states/fake-cache-state.js';
 import { KEPT_LOG_BYTES, truncateLogs } from '../../src/store/free-space.js';
 import { artefactsDir, readProfile, writeProfile } from '../../src/store/profile-store.js';
 import type { ProfileRunInput } from '../../src/profile/run-profile.js';
@@ -152,12 +152,11 @@ test('a real full file system (3 MiB tmpfs): the jobs\' logs fill it, the profil
   fs.mkdirSync(path.join(dir, 'data'));
   fs.writeFileSync(path.join(dir, 'data', 'a.bin'), 'x');
   const fake = fakeModeRunner({ waitMs: { synthetic: 0, cached: 5, cold: 20 }, stepMs: { synthetic: 50, cached: 50, cold: 50 }, driftPerSec: 0, noise: 0.02, startupSec: 1, seed: 5 });
-  const noCache: CacheState = { prepare: async () => ({ residentBytesBefore: 0, finish: async () => ({}) }) };
   const input: ProfileRunInput = {
     argv: ['fake-job'], cwd: dir, jobName: 'full', dataRoots: [path.join(dir, 'data')], modes: ['synthetic', 'cached'],
     precision: 0.05, minIterations: 20, maxIterations: 100, timeoutSec: 60, stopGraceSec: 1, killGraceSec: 1,
     storageBwBytesPerSec: null, dropCaches: false, sync: true, pollMs: 250, outFile: path.join(dir, 'profiles', 'full.json'),
-    cacheState: noCache, nvidiaSmi: null, passes: 1,
+    cacheState: new FakeCacheState(), nvidiaSmi: null, passes: 1,
     // Each run's job writes its stdout until the file system is full, as a chatty job on a small disk does.
     modeRunner: async (runInput) => {
       const result = await fake.run(runInput);

@@ -9,7 +9,7 @@ import { mulberry32 } from '../../src/random.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Iteration, ModeResult } from '../../src/schema/profile.js';
 import path from 'node:path';
-import type { CacheState } from '../../src/profile/cache-state.js';
+import { FakeCacheState } from '../../src/profile/cache-states/fake-cache-state.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { ProfileRunInput } from '../../src/profile/run-profile.js';
 import { MODES } from '../../src/schema/events.js';
@@ -108,7 +108,6 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
  * every mode, no page-cache control, the profile written to `<name>.json`.
  */
 export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileRunInput['modeRunner'], overrides: Partial<ProfileRunInput> = {}): ProfileRunInput {
-  const noCache: CacheState = { prepare: async () => ({ residentBytesBefore: 0, finish: async () => ({}) }) };
   return {
     argv: ['fake-job'],
     cwd: dir,
@@ -126,7 +125,7 @@ export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileR
     sync: true,
     pollMs: 250,
     outFile: path.join(dir, `${name}.json`),
-    cacheState: noCache,
+    cacheState: new FakeCacheState(),
     nvidiaSmi: null,
     passes: 2,
     modeRunner,

@@ -1,55 +1,11 @@
-import type { Mode } from '../schema/events.js';
-import type { Dataset } from '../system/dataset.js';
-import { dropCachesGlobally, evict, residency, warm } from '../system/page-cache.js';
-import { startColdKeeper, type ColdKeeper, type KeeperMechanism } from '../system/cold-keeper.js';
-import { warmForCachedMode, type CachedPlan } from './cached-subset.js';
+import type { Mode } from '../../schema/events.js';
+import type { Dataset } from '../../system/dataset.js';
+import { dropCachesGlobally, evict, residency, warm } from '../../system/page-cache.js';
+import { startColdKeeper } from '../../system/cold-keeper.js';
+import { warmForCachedMode } from '../cached-subset.js';
+import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 
-/** How a cold keeper kept the dataset cold, and what it cost (see src/system/cold-keeper.ts). */
-export interface KeeperUse {
-  /** The mechanism that ran. */
-  mechanism: KeeperMechanism;
-  /** CPU seconds of the keeper's own work while it ran. */
-  cpuSec: number;
-  /** Why it fell back to scanning, when it did. */
-  fallbackReason?: string;
-}
-
-/** What a mode's cache state reports when it ends. */
-export interface StateFinish {
-  /** Evictions by the cold keeper after the initial one (cold modes). */
-  reEvictions?: number;
-  /** The cold keeper's mechanism and cost (cold modes). */
-  keeper?: KeeperUse;
-}
-
-/** A cache state set up for one mode; finish() undoes what must not outlive the mode. */
-export interface PreparedState {
-  /** Dataset bytes resident in the page cache just before the job starts. */
-  residentBytesBefore: number;
-  /** Ends the state (stops the cold keeper); returns its counters. */
-  finish(): Promise<StateFinish>;
-  /** Cached mode on a resident subset: the subset (as a dataset) and its record; absent on the whole dataset. */
-  subset?: { dataset: Dataset; record: NonNullable<CachedPlan['subset']> };
-}
-
-/** Stops a cold keeper and turns its counters into what a state reports. */
-export async function finishKeeper(keeper: ColdKeeper): Promise<StateFinish> {
-  const stats = await keeper.stop();
-  return {
-    reEvictions: stats.reEvictions,
-    keeper: {
-      mechanism: stats.mechanism,
-      cpuSec: stats.cpuSec,
-      ...(stats.fallbackReason !== undefined ? { fallbackReason: stats.fallbackReason } : {}),
-    },
-  };
-}
-
-/** Page-cache control for the three modes; tests pass a fake. */
-export interface CacheState {
-  prepare(mode: Mode, dataset: Dataset): Promise<PreparedState>;
-}
-
+/** Options of PageCacheState. */
 export interface PageCacheStateOptions {
   /** Use the global drop_caches instead of per-file eviction (root only). */
   dropCaches: boolean;

@@ -1,0 +1,56 @@
+// What a mode's cache state is: set up before the job starts, undone when it
+// ends. The real states beside this file: the page cache of the three modes
+// (page-cache-state.ts), a held share for the overlap probe
+// (partial-cache-state.ts), a capped cache for validate (capped-cache-state.ts);
+// and a deterministic fake for tests (fake-cache-state.ts).
+import type { Mode } from '../../schema/events.js';
+import type { Dataset } from '../../system/dataset.js';
+import type { ColdKeeper, KeeperMechanism } from '../../system/cold-keeper.js';
+import type { CachedPlan } from '../cached-subset.js';
+
+/** How a cold keeper kept the dataset cold, and what it cost (see src/system/cold-keeper.ts). */
+export interface KeeperUse {
+  /** The mechanism that ran. */
+  mechanism: KeeperMechanism;
+  /** CPU seconds of the keeper's own work while it ran. */
+  cpuSec: number;
+  /** Why it fell back to scanning, when it did. */
+  fallbackReason?: string;
+}
+
+/** What a mode's cache state reports when it ends. */
+export interface StateFinish {
+  /** Evictions by the cold keeper after the initial one (cold modes). */
+  reEvictions?: number;
+  /** The cold keeper's mechanism and cost (cold modes). */
+  keeper?: KeeperUse;
+}
+
+/** A cache state set up for one mode; finish() undoes what must not outlive the mode. */
+export interface PreparedState {
+  /** Dataset bytes resident in the page cache just before the job starts. */
+  residentBytesBefore: number;
+  /** Ends the state (stops the cold keeper); returns its counters. */
+  finish(): Promise<StateFinish>;
+  /** Cached mode on a resident subset: the subset (as a dataset) and its record; absent on the whole dataset. */
+  subset?: { dataset: Dataset; record: NonNullable<CachedPlan['subset']> };
+}
+
+/** Stops a cold keeper and turns its counters into what a state reports. */
+export async function finishKeeper(keeper: ColdKeeper): Promise<StateFinish> {
+  const stats = await keeper.stop();
+  return {
+    reEvictions: stats.reEvictions,
+    keeper: {
+      mechanism: stats.mechanism,
+      cpuSec: stats.cpuSec,
+      ...(stats.fallbackReason !== undefined ? { fallbackReason: stats.fallbackReason } : {}),
+    },
+  };
+}
+
+/** Page-cache control for a mode; tests pass FakeCacheState. */
+export interface CacheState {
+  /** Sets the state up for `mode` on `dataset`, just before the job starts. */
+  prepare(mode: Mode, dataset: Dataset): Promise<PreparedState>;
+}

@@ -1,0 +1,44 @@
+import type { Mode } from '../../schema/events.js';
+import type { Dataset } from '../../system/dataset.js';
+import { evict, residency } from '../../system/page-cache.js';
+import { requireCacheCap } from '../../system/cache-cap.js';
+import type { InotifyKeeper, ResidencyReading } from '../../system/inotify-keeper.js';
+import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
+
+/**
+ * validate's cache points: the dataset evicted once before the run, then
+ * capped at `capBytes` while the job runs (src/system/cache-cap.ts): the
+ * cache fills over the first epoch up to the cap and stays there.
+ */
+export class CappedCacheState implements CacheState {
+  private cap: InotifyKeeper | null = null;
+
+  constructor(
+    /** Dataset bytes the page cache may hold. */
+    private readonly capBytes: number,
+  ) {}
+
+  async prepare(_mode: Mode, dataset: Dataset): Promise<PreparedState> {
+    await evict(dataset.files, { sync: true });
+    const before = await residency(dataset.files);
+    const cap = requireCacheCap(dataset.files, { capBytes: this.capBytes });
+    this.cap = cap;
+    return {
+      residentBytesBefore: before.residentBytes,
+      finish: async () => {
+        this.cap = null;
+        return finishKeeper(cap);
+      },
+    };
+  }
+
+  /** Whether the cap is running (between prepare and finish). */
+  get capping(): boolean {
+    return this.cap !== null;
+  }
+
+  /** The dataset's residency read through the running cap (see InotifyKeeper.readResidency), or null when none runs. */
+  readResidency(sampleFiles: number): ResidencyReading | null {
+    return this.cap?.readResidency(sampleFiles) ?? null;
+  }
+}

@@ -1,0 +1,31 @@
+import type { Mode } from '../../schema/events.js';
+import type { Dataset, DatasetFile } from '../../system/dataset.js';
+import { evict, residency, warm } from '../../system/page-cache.js';
+import { startColdKeeper } from '../../system/cold-keeper.js';
+import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
+
+/**
+ * Holds the chosen files resident and keeps the others cold: everything is
+ * evicted, the chosen files are read in, and the cold keeper watches only the
+ * rest. A cache that never evicts (MinIO-like), so the hit ratio is the share.
+ */
+export class PartialCacheState implements CacheState {
+  constructor(
+    /** The files held resident (overlap-probe.ts residentSubset). */
+    private readonly resident: readonly DatasetFile[],
+    /** Cold keeper scan period (ms) and parallel readers of the warm-up. */
+    private readonly options: { coldKeeperIntervalMs: number; warmConcurrency: number },
+  ) {}
+
+  async prepare(_mode: Mode, dataset: Dataset): Promise<PreparedState> {
+    await evict(dataset.files, { sync: true });
+    await warm(this.resident, { concurrency: this.options.warmConcurrency });
+    const before = await residency(dataset.files);
+    const held = new Set(this.resident.map((f) => f.path));
+    const keeper = startColdKeeper(
+      dataset.files.filter((f) => !held.has(f.path)),
+      { intervalMs: this.options.coldKeeperIntervalMs },
+    );
+    return { residentBytesBefore: before.residentBytes, finish: () => finishKeeper(keeper) };
+  }
+}
