@@ -59,7 +59,7 @@ ${EXIT_CODES_HELP}`,
       const dataset = await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 });
       say(dataset.reused ? 'demo: reusing the generated dataset' : `demo: generated ${formatBytes(dataset.bytes)}`);
 
-      const throttleReason = options.throttle ? await throttleBlocker(datasetDir) : 'disabled by --no-throttle';
+      const throttleReason = options.throttle ? await throttleBlocker(datasetDir, io.env) : 'disabled by --no-throttle';
       const storageBw = throttleReason === null ? preset.storageBwBytesPerSec : null;
       if (throttleReason) say(`demo: storage is not throttled (${throttleReason}); the cold mode reads at the disk's own speed`);
       else say(`demo: cold storage throttled to ${formatRate(preset.storageBwBytesPerSec)}`);
@@ -70,6 +70,7 @@ ${EXIT_CODES_HELP}`,
         {
           argv,
           cwd: io.cwd,
+          env: io.env,
           jobName,
           dataRoots: [datasetDir],
           modes: [...MODES],
@@ -116,8 +117,8 @@ function demoWhatif(profile: Profile, path: string): string {
 }
 
 /** Why storage cannot be throttled here, or null when it can. */
-async function throttleBlocker(datasetDir: string): Promise<string | null> {
-  const io = detectCgroups().controllers.io;
+async function throttleBlocker(datasetDir: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const io = detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }).controllers.io;
   if (!io.writable) return io.reason;
   if (!(await wholeDiskDevice(datasetDir))) return 'the dataset is not on a local block device';
   return null;

@@ -20,7 +20,7 @@ Examples:
 ${EXIT_CODES_HELP}`,
     )
     .action(async (options: { json?: boolean; data?: string[] }) => {
-      const rows = await probeCapabilities({ nvidiaSmi: io.env.DSA_NVIDIA_SMI ?? 'nvidia-smi' });
+      const rows = await probeCapabilities({ nvidiaSmi: io.env.DSA_NVIDIA_SMI ?? 'nvidia-smi', cwd: io.cwd, cgroupParent: io.env.DSA_CGROUP_PARENT });
       const dataset = options.data ? await rootFileSystems(options.data.map((dir) => resolve(io.cwd, dir))) : null;
       if (options.json) {
         io.stdout(JSON.stringify(dataset ? { capabilities: rows, dataset } : rows, null, 1) + '\n');

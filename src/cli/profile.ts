@@ -138,6 +138,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
   return {
     argv: command,
     cwd: io.cwd,
+    env: io.env,
     jobName,
     dataRoots: raw.data.map((dir) => resolve(io.cwd, dir)),
     modes,
@@ -167,7 +168,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
 function parseCpuSweep(text: string, io: Io): number[] {
   const counts = text.split(',').map((part) => parsePositiveInt(part.trim(), '--cpus'));
   const allowed = allowedCpus();
-  for (const count of counts) withCpus(count, ['true'], allowed, io.env.PATH);
+  for (const count of counts) withCpus(count, ['true'], io.env.PATH, allowed);
   if (new Set(counts).size !== counts.length) throw new UserError(`--cpus lists a count twice: '${text}'`, ExitCode.BadValue);
   return counts;
 }

@@ -69,7 +69,7 @@ ${EXIT_CODES_HELP}`,
       );
       const cpuPoints: ValidationPoint[] = (options.cpus ?? '').split(',').filter(Boolean).map((text) => ({ kind: 'cpus', cpus: parsePositiveInt(text.trim(), '--cpus') }));
       if (cachePoints.length + cpuPoints.length === 0) throw new UserError('nothing to validate: pass --cache and/or --cpus', ExitCode.Usage);
-      const cacheBlocked = cachePoints.length ? cachePointObstacle(profile) : null;
+      const cacheBlocked = cachePoints.length ? cachePointObstacle(profile, io.env) : null;
       const skipped = cacheBlocked ? cachePoints : [];
       if (skipped.length) io.stderr(`validate: cache points not run: ${cacheBlocked}\n`);
       if (skipped.length === cachePoints.length + cpuPoints.length) {
@@ -98,6 +98,7 @@ ${EXIT_CODES_HELP}`,
         precision: parseFraction(options.precision, '--precision'),
         maxIterations,
         cwd: io.cwd,
+        env: io.env,
         workDir,
         timeoutSec: parseDurationSec(options.timeout, '--timeout'),
         onPoint: (point, k) => progress.line(`validate: point ${k + 1}/${points.length}: ${describePoint(point)} (~${formatDuration(plan[k].estimatedSec)} planned)`),
@@ -140,11 +141,11 @@ const describe = describePoint;
  * control and trustworthy mincore readings; a profile whose cold mode
  * throttled storage needs the same throttle (a writable io/blkio cgroup).
  */
-function cachePointObstacle(profile: Profile): string | null {
+function cachePointObstacle(profile: Profile, env: NodeJS.ProcessEnv): string | null {
   const support = pageCacheSupport();
   if (!support.evict || !support.residency) return `the dataset's page cache cannot be capped and measured here (${support.reason})`;
   if (profile.options.storageBwBytesPerSec) {
-    const io = detectCgroups().controllers.io;
+    const io = detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }).controllers.io;
     if (!io.writable) return `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again (${io.reason}); run as root, or re-profile without --storage-bw`;
   }
   return null;

@@ -1,4 +1,4 @@
-import type { SupervisedJob } from './supervisor.js';
+import type { Job } from './supervisor.js';
 
 /**
  * The user's interrupts (Ctrl-C, SIGTERM) during a run of jobs: the first
@@ -7,7 +7,7 @@ import type { SupervisedJob } from './supervisor.js';
  */
 export class Interrupts {
   private count = 0;
-  private job: SupervisedJob | null = null;
+  private job: Job | null = null;
   private readonly removeHandler: () => void;
 
   constructor(onSignal: (handler: () => void) => () => void) {
@@ -24,7 +24,7 @@ export class Interrupts {
   }
 
   /** The job now running; an interrupt that came while it was starting stops it at once. */
-  attach(job: SupervisedJob): void {
+  attach(job: Job): void {
     this.job = job;
     if (this.interrupted) void job.terminate();
   }

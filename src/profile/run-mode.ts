@@ -8,13 +8,13 @@ import { pickPaceRank } from '../analysis/pace.js';
 import { ENV, PROTOCOL_VERSION, type Mode } from '../schema/events.js';
 import type { IterationSummary, ModeResult, RankResult } from '../schema/profile.js';
 import type { Dataset } from '../system/dataset.js';
-import { startSampler } from '../system/samplers.js';
+import { startSampler, type Sampler, type SamplerOptions } from '../system/samplers.js';
 import { processTree, selfReadBytes } from '../system/proc.js';
 import { OutsideReadsSampler, outsideReadsNote } from '../system/open-files.js';
 import { fileSystemLimit } from '../system/file-systems.js';
 import type { GpuSampler } from '../system/gpu.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
-import { SupervisedJob } from './supervisor.js';
+import { SupervisedJob, type Job, type JobExit, type StartJob } from './supervisor.js';
 import { proveState } from './state-proof.js';
 import { windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
@@ -26,7 +26,11 @@ export interface ModeRunInput {
   mode: Mode;
   /** The job's command. */
   argv: string[];
+  /** Working folder of the job. */
   cwd: string;
+  /** The CLI's environment, which the job inherits (the protocol's variables added). */
+  env: NodeJS.ProcessEnv;
+  /** The dataset the mode reads. */
   dataset: Dataset;
   /** Folder for this mode's events and logs. */
   modeDir: string;
@@ -57,7 +61,11 @@ export interface ModeRunInput {
   /** Called about every poll with the progress of the mode. */
   onProgress?: (progress: ModeProgress) => void;
   /** Called once the job is running, so an interrupt can reach it. */
-  onJobStarted?: (job: SupervisedJob) => void;
+  onJobStarted?: (job: Job) => void;
+  /** Starts the job: SupervisedJob.start unless a test passes a fake (fake-job.ts). */
+  startJob?: StartJob;
+  /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/fake-sampler.ts). */
+  startSampler?: (options: SamplerOptions) => Sampler;
   /** Reports whether the user interrupted. */
   interrupted: () => boolean;
 }
@@ -99,10 +107,10 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const profilerCpuBefore = process.cpuUsage();
   const readBytesBefore = selfReadBytes();
   const reader = new EventsReader(eventsDir);
-  const sampler = startSampler({ rootPid: null, device: input.dataset.device, intervalMs: input.pollMs, gpu: input.gpu });
-  let job: SupervisedJob;
+  const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: input.pollMs, gpu: input.gpu });
+  let job: Job;
   try {
-    job = await SupervisedJob.start({
+    job = await (input.startJob ?? SupervisedJob.start)({
       argv: input.wrapArgv(input.argv),
       env: jobEnv(input, eventsDir, stopFile, subsetFile),
       stdoutFile: logs.stdout,
@@ -259,9 +267,10 @@ function cpuSecSince(before: NodeJS.CpuUsage): number {
   return (used.user + used.system) / 1e6;
 }
 
-function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string, subsetFile: string | null): Record<string, string> {
+function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string, subsetFile: string | null): Record<string, string | undefined> {
   return {
-    ...pythonHookEnv(process.env),
+    ...input.env,
+    ...pythonHookEnv(input.env),
     [ENV.mode]: input.mode,
     [ENV.eventsDir]: eventsDir,
     [ENV.iterations]: String(input.maxIterations),
@@ -325,7 +334,7 @@ function decideStop(processes: ProcessEvents[], input: ModeRunInput, trackers: M
 }
 
 function classify(
-  exit: Awaited<SupervisedJob['done']>,
+  exit: JobExit,
   stopReason: 'precision' | 'budget' | null,
   summary: IterationSummary | null,
   interrupted: boolean,

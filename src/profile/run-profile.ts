@@ -28,8 +28,13 @@ export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = 300;
 
 /** Everything a profile run needs, already parsed and validated. */
 export interface ProfileRunInput {
+  /** The job's command. */
   argv: string[];
+  /** Working folder of the job. */
   cwd: string;
+  /** The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
+  env: NodeJS.ProcessEnv;
+  /** Name of the job in the profile and its file name. */
   jobName: string;
   dataRoots: string[];
   modes: Mode[];
@@ -145,7 +150,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     warnings,
   };
 
-  const throttle = input.storageBwBytesPerSec ? await createThrottle(dataset, input.storageBwBytesPerSec) : null;
+  const throttle = input.storageBwBytesPerSec ? await createThrottle(dataset, input.storageBwBytesPerSec, input.env.DSA_CGROUP_PARENT) : null;
   const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
   const interrupts = new Interrupts(hooks.onSignal);
 
@@ -159,6 +164,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
       mode,
       argv,
       cwd: input.cwd,
+      env: input.env,
       dataset,
       modeDir: join(artefactsDir(input.outFile), label),
       ...budget,
@@ -201,7 +207,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
       if (interrupts.interrupted) break;
       if (run.workers !== null && workersRefused) continue;
       const { mode } = run;
-      const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv);
+      const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv, input.env.PATH);
       const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.cacheState, run.budgetShare, run.workers ?? undefined);
       result.cpus = affinity?.cpus ?? null;
       if (run.workers !== null && result.status === 'ok' && !workersApplied(result, run.workers)) {
@@ -359,14 +365,14 @@ export function runBudget(
   };
 }
 
-async function createThrottle(dataset: Dataset, bytesPerSec: number) {
+async function createThrottle(dataset: Dataset, bytesPerSec: number, cgroupParent: string | undefined) {
   if (!dataset.device) {
     throw new UserError(
       `--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw`,
       ExitCode.Environment,
     );
   }
-  return createJobCgroup({ name: `${process.pid}`, readBpsDevice: { device: dataset.device, bytesPerSec } });
+  return createJobCgroup({ name: `${process.pid}`, readBpsDevice: { device: dataset.device, bytesPerSec }, v2Parent: cgroupParent });
 }
 
 function datasetFacts(dataset: Dataset): Profile['dataset'] {

@@ -18,10 +18,11 @@ export interface JobExit {
 export interface JobOptions {
   /** Command and arguments (never a shell string). */
   argv: string[];
-  /** Extra environment for the job (added to the CLI's own). */
-  env: Record<string, string>;
-  /** Files receiving the job's stdout and stderr. */
+  /** The job's whole environment (the CLI's own, with the protocol's variables added). */
+  env: Record<string, string | undefined>;
+  /** File receiving the job's stdout. */
   stdoutFile: string;
+  /** File receiving the job's stderr. */
   stderrFile: string;
   /** Kill the job tree after this many seconds. */
   timeoutSec: number;
@@ -31,6 +32,23 @@ export interface JobOptions {
   cwd: string;
 }
 
+/** A running job, as runMode and Interrupts drive it: SupervisedJob, or FakeJob (fake-job.ts) in tests. */
+export interface Job {
+  /** Process id of the job's leader (also its process group's id). */
+  readonly pid: number;
+  /** Settles once the job and the rest of its process group are gone. */
+  readonly done: Promise<JobExit>;
+  /** Asks the job to stop gently, then kills it after the grace period. */
+  terminate(): Promise<void>;
+  /** Kills the whole job at once. */
+  kill(): void;
+  /** Records that the job was asked to stop through the protocol's stop file. */
+  markStopRequested(): void;
+}
+
+/** Starts a job: SupervisedJob.start, or a fake's start in tests. */
+export type StartJob = (options: JobOptions) => Promise<Job>;
+
 /**
  * A training job running in its own process group. Its children (DataLoader
  * workers, torchrun ranks) are in that group too, so the whole tree is
@@ -39,7 +57,7 @@ export interface JobOptions {
  * outside the group kills it if the CLI dies without running any hook
  * (SIGKILL, the OOM killer).
  */
-export class SupervisedJob {
+export class SupervisedJob implements Job {
   readonly pid: number;
   readonly done: Promise<JobExit>;
   private stopRequested = false;
@@ -88,7 +106,7 @@ export class SupervisedJob {
     const subprocess = execa(file, args, {
       cwd: options.cwd,
       env: options.env,
-      extendEnv: true,
+      extendEnv: false,
       detached: true,
       cleanup: false,
       reject: false,

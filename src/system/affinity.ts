@@ -24,8 +24,9 @@ export function allowedCpus(status = readFileSync('/proc/self/status', 'utf8')):
  * The command run on the first `count` of the allowed CPUs. An affinity mask
  * (taskset, no root needed) is inherited by every child, so DataLoader
  * workers and torchrun ranks share those CPUs as they would on a smaller machine.
+ * `path` is the PATH of the caller's environment, where taskset must be.
  */
-export function withCpus(count: number, argv: string[], allowed = allowedCpus(), path = process.env.PATH): { argv: string[]; cpus: number[] } {
+export function withCpus(count: number, argv: string[], path: string | undefined, allowed = allowedCpus()): { argv: string[]; cpus: number[] } {
   if (count > allowed.length) {
     throw new UserError(`--cpus ${count}: only ${allowed.length} CPUs are available here; choose counts up to ${allowed.length}`, ExitCode.BadValue);
   }

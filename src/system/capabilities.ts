@@ -28,6 +28,10 @@ export interface Capability {
 }
 
 export interface ProbeOptions {
+  /** The caller's working directory: the storage throttle is tried on its disk. */
+  cwd: string;
+  /** A delegated cgroup v2 group to try job groups under (DSA_CGROUP_PARENT of the caller's environment). */
+  cgroupParent?: string;
   /** nvidia-smi executable. */
   nvidiaSmi?: string;
   /** Python interpreters to try for torch, in order. */
@@ -86,11 +90,11 @@ function libcRows(): Capability[] {
   }
 }
 
-async function throttleRow(info: CgroupInfo, skip: boolean): Promise<Capability> {
+async function throttleRow(info: CgroupInfo, cwd: string, skip: boolean): Promise<Capability> {
   const io = info.controllers.io;
   const label = io.version === 'v1' ? 'blkio' : 'io';
   if (!io.writable) return row('storage-throttle', false, io.reason);
-  const device = (await wholeDiskDevice(process.cwd())) ?? (await wholeDiskDevice('/'));
+  const device = (await wholeDiskDevice(cwd)) ?? (await wholeDiskDevice('/'));
   if (!device) return row('storage-throttle', false, 'no block device found for the working directory or /');
   if (skip) return row('storage-throttle', true, `${label} writable under ${io.parentDir} (not tried)`);
   try {
@@ -141,11 +145,11 @@ function damonRow(): Capability {
 }
 
 /** Checks everything `doctor` reports; never throws. Rows come in CAPABILITY_NAMES order. */
-export async function probeCapabilities(options: ProbeOptions = {}): Promise<Capability[]> {
-  const info = detectCgroups();
+export async function probeCapabilities(options: ProbeOptions): Promise<Capability[]> {
+  const info = detectCgroups({ v2Parent: options.cgroupParent });
   const root = process.getuid?.() === 0;
   const [throttle, gpu, torch] = await Promise.all([
-    throttleRow(info, options.skipThrottleTest ?? false),
+    throttleRow(info, options.cwd, options.skipThrottleTest ?? false),
     probeGpus(options.nvidiaSmi ?? 'nvidia-smi'),
     torchRow(options.pythons ?? ['python3', '/usr/bin/python3'], options.pythonTimeoutMs ?? 20_000),
   ]);

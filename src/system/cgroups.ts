@@ -99,7 +99,7 @@ export interface CgroupSources {
   mountinfo?: string;
   /** Text of /proc/self/cgroup. */
   procCgroup?: string;
-  /** A delegated v2 group to create job groups under (default: $DSA_CGROUP_PARENT). */
+  /** A delegated v2 group to create job groups under (DSA_CGROUP_PARENT of the caller's environment). */
   v2Parent?: string;
 }
 
@@ -107,7 +107,7 @@ export interface CgroupSources {
 export function detectCgroups(sources: CgroupSources = {}): CgroupInfo {
   const mounts = parseMountinfo(sources.mountinfo ?? readTextOrNull('/proc/self/mountinfo') ?? '');
   const selfPaths = parseProcCgroup(sources.procCgroup ?? readTextOrNull('/proc/self/cgroup') ?? '');
-  const v2Parent = sources.v2Parent ?? process.env.DSA_CGROUP_PARENT;
+  const v2Parent = sources.v2Parent;
   const v1Mounts = mounts.filter((m) => m.type === 'cgroup');
   const v2Mount = mounts.find((m) => m.type === 'cgroup2');
   const anyV1Controller = v1Mounts.some((m) => m.superOptions.some((o) => Object.values(V1_NAME).includes(o) || ['cpu', 'cpuacct', 'pids', 'devices', 'freezer'].includes(o)));
@@ -175,8 +175,10 @@ export interface JobCgroupOptions {
   memoryLimitBytes?: number;
   /** CPUs the job may run on. */
   cpus?: number[];
-  /** Detected setup (default: detectCgroups()). */
+  /** Detected setup (default: detectCgroups() with v2Parent). */
   cgroups?: CgroupInfo;
+  /** A delegated v2 group to create the group under when it is detected here (DSA_CGROUP_PARENT of the caller's environment). */
+  v2Parent?: string;
 }
 
 function envError(cause: string): UserError {
@@ -207,7 +209,7 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
   if (options.memoryLimitBytes !== undefined) needed.push('memory');
   if (options.cpus !== undefined) needed.push('cpuset');
 
-  const info = options.cgroups ?? detectCgroups();
+  const info = options.cgroups ?? detectCgroups({ v2Parent: options.v2Parent });
   for (const controller of needed) {
     const status = info.controllers[controller];
     if (info.version === 'none') throw envError(CGROUP_TEXT.noCgroups);

@@ -104,7 +104,11 @@ export interface ValidateInput {
   precision: number;
   /** ...or after this many iterations. */
   maxIterations: number;
+  /** Working folder of the job. */
   cwd: string;
+  /** The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
+  env: NodeJS.ProcessEnv;
+  /** Folder for the points' events, logs and residency readings. */
   workDir: string;
   timeoutSec: number;
   onPoint?: (point: ValidationPoint, index: number) => void;
@@ -250,6 +254,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
   const common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'> = {
     argv: input.profile.command,
     cwd: input.cwd,
+    env: input.env,
     dataset,
     precision: input.precision,
     minIterations: CONTROL_MIN_ITERATIONS,
@@ -270,7 +275,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
   const modeDir = join(input.workDir, `point-${ctx.index + 1}-${label}`);
 
   if (point.kind !== 'cache') {
-    const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command) : null;
+    const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
     let verdict: AffinityVerdict | null = null;
     const result = await runMode({
       ...common,
@@ -336,7 +341,7 @@ async function measureCachePoint(
   const throttleBps = input.profile.options.storageBwBytesPerSec;
   const group: JobCgroup | null =
     throttleBps && dataset.device
-      ? createJobCgroup({ name: `validate-${process.pid}-${ctx.index}`, readBpsDevice: { device: dataset.device, bytesPerSec: throttleBps } })
+      ? createJobCgroup({ name: `validate-${process.pid}-${ctx.index}`, readBpsDevice: { device: dataset.device, bytesPerSec: throttleBps }, v2Parent: input.env.DSA_CGROUP_PARENT })
       : null;
   const cacheState = new CappedCacheState(point.cacheBytes);
   const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];

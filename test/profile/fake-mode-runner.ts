@@ -111,6 +111,7 @@ export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileR
   return {
     argv: ['fake-job'],
     cwd: dir,
+    env: {},
     jobName: name,
     dataRoots: [path.join(dir, 'data')],
     modes: [...MODES],

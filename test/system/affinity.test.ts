@@ -10,14 +10,14 @@ test('kernel CPU lists parse into CPU numbers', () => {
 });
 
 test('withCpus restricts the command to the first allowed CPUs with taskset', () => {
-  const { argv, cpus } = withCpus(2, ['python', 'train.py'], [4, 5, 6]);
+  const { argv, cpus } = withCpus(2, ['python', 'train.py'], process.env.PATH, [4, 5, 6]);
   assert.deepEqual(cpus, [4, 5]);
   assert.deepEqual(argv, ['taskset', '--cpu-list', '4,5', 'python', 'train.py']);
 });
 
 test('asking for more CPUs than allowed is a BadValue error naming the limit', () => {
   assert.throws(
-    () => withCpus(3, ['true'], [0, 1]),
+    () => withCpus(3, ['true'], process.env.PATH, [0, 1]),
     (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.BadValue && /only 2 CPUs/.test(error.message),
   );
 });

@@ -10,7 +10,7 @@ const FAKE = fileURLToPath(new URL('../../../test/fixtures/fake-nvidia-smi', imp
 chmodSync(FAKE, 0o755);
 
 test('probeCapabilities reports every capability with detail, impact and fix', async () => {
-  const rows = await probeCapabilities({ nvidiaSmi: FAKE, pythons: ['/nonexistent/python3'], pythonTimeoutMs: 5000 });
+  const rows = await probeCapabilities({ nvidiaSmi: FAKE, pythons: ['/nonexistent/python3'], pythonTimeoutMs: 5000, cwd: process.cwd() });
   assert.deepEqual(rows.map((r) => r.name), [...CAPABILITY_NAMES]);
   for (const row of rows) {
     assert.equal(typeof row.available, 'boolean');
@@ -30,7 +30,7 @@ test('probeCapabilities reports every capability with detail, impact and fix', a
 });
 
 test('probeCapabilities without nvidia-smi', async () => {
-  const rows = await probeCapabilities({ nvidiaSmi: '/nonexistent/nvidia-smi', pythons: [], skipThrottleTest: true });
+  const rows = await probeCapabilities({ nvidiaSmi: '/nonexistent/nvidia-smi', pythons: [], skipThrottleTest: true, cwd: process.cwd() });
   const gpu = rows.find((r) => r.name === 'nvidia-smi')!;
   assert.equal(gpu.available, false);
   assert.match(gpu.detail, /not found/);
