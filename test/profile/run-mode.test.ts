@@ -1,0 +1,119 @@
+/**
+ * runMode with every OS-facing piece faked: the cache state (FakeCacheState),
+ * the job (fakeJobStarter: protocol events on a virtual clock) and the
+ * resource sampler (fakeSamplerStarter: storage reads on the same clock).
+ * What is left is runMode's own work: set the state up before the job and
+ * undo it after, read the events, and prove the state from the residency
+ * before the run and the reads during it.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { FakeCacheState } from '../../src/profile/cache-states/fake-cache-state.js';
+import { fakeJobStarter, type FakeJobScript } from '../../src/profile/fake-job.js';
+import { runMode, type ModeRunInput } from '../../src/profile/run-mode.js';
+import type { Mode } from '../../src/schema/events.js';
+import type { ResourceSample } from '../../src/schema/profile.js';
+import type { Dataset } from '../../src/system/dataset.js';
+import { fakeSamplerStarter } from '../../src/system/fake-sampler.js';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-run-mode-'));
+after(() => fs.rmSync(root, { recursive: true, force: true }));
+
+const FILE_BYTES = 100_000;
+const dataset: Dataset = {
+  roots: [path.join(root, 'data')],
+  files: Array.from({ length: 100 }, (_, k) => ({ path: path.join(root, 'data', `${k}.bin`), bytes: FILE_BYTES })),
+  bytes: 100 * FILE_BYTES,
+  meanFileBytes: FILE_BYTES,
+  fileBytesQuantiles: { p10: FILE_BYTES, p50: FILE_BYTES, p90: FILE_BYTES, max: FILE_BYTES },
+  device: null,
+  fitsInMemory: true,
+  memoryBudgetBytes: 2 ** 40,
+  skippedEntries: 0,
+};
+
+const JOB: FakeJobScript = { iterations: 300, waitMs: 2, computeMs: 18, samples: 4, bytes: 4 * FILE_BYTES, workers: 2, startMs: 1_700_000_000_000 };
+
+/** Samples every 100 ms of the job's clock, from before its start to after its end; the tree reads `readShare` of what it consumes. */
+function samplesFor(job: FakeJobScript, readShare: number): ResourceSample[] {
+  const iterMs = job.waitMs + job.computeMs;
+  const bytesPerMs = ((job.bytes ?? 0) / iterMs) * readShare;
+  const samples: ResourceSample[] = [];
+  for (let t = job.startMs - 1000; t <= job.startMs + job.iterations * iterMs + 1000; t += 100) {
+    const elapsed = Math.min(Math.max(0, t - job.startMs), job.iterations * iterMs);
+    samples.push({ t, cpuPct: 50, jobCpuSec: elapsed / 1000, jobProcesses: 3, jobReadBytes: elapsed * bytesPerMs, diskReadBytesPerSec: 0, pageCacheBytes: 0 });
+  }
+  return samples;
+}
+
+async function runFaked(mode: Mode, residentShare: number, readShare: number) {
+  const cacheState = new FakeCacheState({ residentShare: { [mode]: residentShare }, finish: { reEvictions: 3 } });
+  const job = fakeJobStarter(JOB);
+  const sampler = fakeSamplerStarter(samplesFor(JOB, readShare));
+  const input: ModeRunInput = {
+    mode,
+    argv: ['train'],
+    cwd: root,
+    env: { HOME: '/home/someone', PYTHONPATH: '/opt/lib' },
+    dataset,
+    modeDir: path.join(root, `${mode}-${residentShare}-${readShare}`),
+    precision: 0.01,
+    minIterations: 50,
+    maxIterations: 1000,
+    timeoutSec: 60,
+    firstIterationTimeoutSec: 60,
+    stopGraceSec: 1,
+    killGraceSec: 1,
+    sync: true,
+    pollMs: 10,
+    wrapArgv: (argv) => argv,
+    cacheState,
+    startJob: job.start,
+    startSampler: sampler.start,
+    interrupted: () => false,
+  };
+  const result = await runMode(input);
+  return { result, cacheState, job, sampler };
+}
+
+test('runMode sets the cache state up before the job, undoes it after, and hands the job its environment', async () => {
+  const { result, cacheState, job, sampler } = await runFaked('cached', 1, 0);
+  assert.deepEqual(cacheState.prepared, [{ mode: 'cached', datasetBytes: dataset.bytes, finished: true }]);
+  assert.equal(job.started.length, 1);
+  const env = job.started[0].env;
+  assert.equal(env.HOME, '/home/someone', 'the CLI environment is inherited');
+  assert.equal(env.DSA_MODE, 'cached');
+  assert.equal(env.DSA_ITERATIONS, '1000');
+  assert.ok(env.PYTHONPATH?.endsWith(':/opt/lib'), `the Python hook goes first, the user's path after: ${env.PYTHONPATH}`);
+  assert.equal(job.started[0].cwd, root);
+  assert.deepEqual(sampler.roots, [result.ranks[0].pid]);
+  assert.equal(result.status, 'ok');
+  assert.equal(result.stopReason, 'job-exit');
+  assert.equal(result.ranks.length, 1);
+  assert.equal(result.ranks[0].iterations.length, JOB.iterations);
+  assert.equal(result.summary?.samplesPerIter, JOB.samples);
+});
+
+test('runMode proves the cached and cold states from the residency before the run and the reads during it', async () => {
+  const cached = (await runFaked('cached', 1, 0)).result.state;
+  assert.equal(cached.proven, true, cached.reason);
+  assert.equal(cached.residentBytesBefore, dataset.bytes);
+  assert.equal(cached.readFraction, 0);
+
+  const cold = (await runFaked('cold', 0, 1)).result.state;
+  assert.equal(cold.proven, true, cold.reason);
+  assert.equal(cold.reEvictions, 3, "the cache state's counters reach the proof");
+  assert.ok(Math.abs(cold.readFraction! - 1) < 0.02, String(cold.readFraction));
+  assert.match(cold.readBytesSource, /over the measured window/, 'the reads come from the samples, not from /proc/self/io');
+
+  const halfCold = (await runFaked('cold', 0, 0.5)).result.state;
+  assert.equal(halfCold.proven, false);
+  assert.match(halfCold.reason, /part of the data came from a cache/);
+
+  const warmBefore = (await runFaked('cold', 0.5, 1)).result.state;
+  assert.equal(warmBefore.proven, false);
+  assert.match(warmBefore.reason, /50\.0% of the dataset was still in the page cache/);
+});
