@@ -51,7 +51,7 @@ export function parseSize(text: string, what = 'size'): number {
 export type CacheSize = { bytes: number } | { share: number };
 
 /** The forms a cache size may take, as error messages list them. */
-export const CACHE_SIZE_FORMS = 'bytes with a unit (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0';
+const CACHE_SIZE_FORMS = 'bytes with a unit (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0';
 
 const SHARE_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*%\s*$/;
 
@@ -106,12 +106,6 @@ export function parseCacheSizeList<W extends string>(
 /** Bytes of a cache size for a dataset of `datasetBytes`. */
 export function resolveCacheSize(size: CacheSize, datasetBytes: number): number {
   return 'bytes' in size ? size.bytes : Math.round(size.share * datasetBytes);
-}
-
-/** Writes a cache size back in a form parseCacheSize reads: '1073741824' or '50%'. */
-export function formatCacheSize(size: CacheSize): string {
-  // toPrecision drops the binary noise of share * 100 (0.07 * 100 = 7.000000000000001).
-  return 'bytes' in size ? String(size.bytes) : `${Number((size.share * 100).toPrecision(12))}%`;
 }
 
 /** Parses a rate like '50MB/s', '1.5GiB/s' or '200M' into bytes per second. */

@@ -1,8 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { formatBytes, formatCacheSize, parseCacheSize, parseCacheSizeList, parseDurationSec, parseFraction, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../src/units.js';
+import { formatBytes, parseCacheSize, parseCacheSizeList, parseDurationSec, parseFraction, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../src/units.js';
 import { ExitCode, UserError } from '../src/errors.js';
+
+/** Writes a cache size back in a form parseCacheSize reads ('1073741824' or '50%'), for the round trips below. */
+function formatCacheSize(size: CacheSize): string {
+  // toPrecision drops the binary noise of share * 100 (0.07 * 100 = 7.000000000000001).
+  return 'bytes' in size ? String(size.bytes) : `${Number((size.share * 100).toPrecision(12))}%`;
+}
 
 test('sizes in decimal and binary units', () => {
   assert.equal(parseSize('64G'), 64e9);

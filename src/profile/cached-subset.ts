@@ -15,7 +15,7 @@ import type { Subset } from '../schema/profile.js';
  * before the job starts, and a PyTorch process alone holds ~135 MB of its own
  * (measured here: torch 1.13 and torchvision imported, one DataLoader batch).
  */
-export const JOB_RESERVE_BYTES = 256 * 2 ** 20;
+const JOB_RESERVE_BYTES = 256 * 2 ** 20;
 /**
  * Share of the rest the subset takes: the other half is slack for a job
  * larger than the reserve (workers, a model, pinned buffers) and for the
@@ -23,7 +23,7 @@ export const JOB_RESERVE_BYTES = 256 * 2 ** 20;
  * here: a 158 MiB subset in a 384 MiB v1 group with a 135 MiB job was half
  * evicted during the run (55% of consumed bytes read from storage).
  */
-export const SUBSET_SHARE_OF_BUDGET = 0.5;
+const SUBSET_SHARE_OF_BUDGET = 0.5;
 
 /** Bytes of the subset for a memory budget. */
 export function subsetTargetBytes(budgetBytes: number): number {
@@ -32,7 +32,7 @@ export function subsetTargetBytes(budgetBytes: number): number {
 /** Warming is cut into this many parts by bytes: the first part measures the warm rate. */
 const WARM_PARTS = 16;
 /** Warming the whole dataset may take this long before the cached mode runs on what has been warmed: longer than most cached modes run. */
-export const DEFAULT_WARM_LIMIT_SEC = 120;
+const DEFAULT_WARM_LIMIT_SEC = 120;
 
 /** What the cached mode will run on. */
 export interface CachedPlan {

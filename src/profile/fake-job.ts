@@ -31,7 +31,7 @@ export interface FakeJobStarter {
 }
 
 /** The pid a fake job claims: above Linux's largest pid_max (2^22), so no real process has it. */
-export const FAKE_JOB_PID = 2 ** 22 + 1;
+const FAKE_JOB_PID = 2 ** 22 + 1;
 
 /**
  * A deterministic stand-in for SupervisedJob.start: nothing is spawned. The

@@ -2,7 +2,7 @@ import type { Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
 
 /** Thresholds a mode's evidence must meet; see docs/method.md. */
-export const PROOF_THRESHOLDS = {
+const PROOF_THRESHOLDS = {
   /** cached: at least this fraction of the dataset resident before the run. */
   cachedMinResident: 0.95,
   /** cached: at most this fraction of consumed bytes read from storage. */

@@ -208,7 +208,7 @@ function startWatchdog(run: typeof execa, cliPid: number, jobPgid: number): Retu
 }
 
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */
-export function liveGroupMembers(pgid: number): number[] {
+function liveGroupMembers(pgid: number): number[] {
   return listPids()
     .map((pid) => readProcStat(pid))
     .filter((stat): stat is ProcStat => stat !== null && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X')

@@ -1,7 +1,7 @@
 import type { Iteration, ResourceSample } from '../schema/profile.js';
 
 /** Time span of a run of iterations: from the first request to the last batch's compute end. */
-export function iterationSpan(iterations: Iteration[]): { startMs: number; endMs: number } | null {
+function iterationSpan(iterations: Iteration[]): { startMs: number; endMs: number } | null {
   if (iterations.length === 0) return null;
   const first = iterations[0];
   const last = iterations[iterations.length - 1];

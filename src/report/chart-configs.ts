@@ -22,7 +22,7 @@ export interface ReportChart {
 export type ChartJson = { type: string; data: { labels?: string[]; datasets: Record<string, unknown>[] }; options: Record<string, unknown> };
 
 /** Tableau 10: distinguishable, and readable in greyscale order. */
-export const MODE_COLOR: Record<Mode, string> = { synthetic: '#4e79a7', cached: '#f28e2b', cold: '#e15759' };
+const MODE_COLOR: Record<Mode, string> = { synthetic: '#4e79a7', cached: '#f28e2b', cold: '#e15759' };
 const PART_COLOR = { compute: '#4e79a7', prep: '#f28e2b', fetch: '#e15759' };
 const WARMUP_COLOR = '#555555';
 

@@ -24,7 +24,7 @@ export const whiteBackground: Plugin = {
 };
 
 /** Size of a report PNG in CSS pixels; devicePixelRatio 2 doubles the bitmap for sharp text. */
-export const PNG_SIZE = { width: 900, height: 450, devicePixelRatio: 2 };
+const PNG_SIZE = { width: 900, height: 450, devicePixelRatio: 2 };
 
 /** Whether any font is available to draw labels with (a bare container may have none). */
 export function fontsAvailable(): boolean {

@@ -19,7 +19,7 @@ const require = createRequire(import.meta.url);
 let chartJsSource: string | null = null;
 
 /** The Chart.js UMD bundle, read once from the installed package. */
-export function chartJsBundle(): string {
+function chartJsBundle(): string {
   if (chartJsSource === null) {
     // The package's exports map hides dist/chart.umd.js; its CommonJS entry sits beside it.
     chartJsSource = readFileSync(join(dirname(require.resolve('chart.js')), 'chart.umd.js'), 'utf8');

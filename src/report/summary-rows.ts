@@ -31,7 +31,7 @@ export function modeRows(profile: Profile): string[][] {
 }
 
 /** Most ranks any mode ran. */
-export function maxRanks(profile: Profile): number {
+function maxRanks(profile: Profile): number {
   return Math.max(0, ...MODES.map((mode) => profile.modes[mode]?.ranks.length ?? 0));
 }
 

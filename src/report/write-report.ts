@@ -23,7 +23,7 @@ export interface WrittenReport {
 }
 
 /** A file-name stem for a profile's report: the profile's own name, made safe. */
-export function reportStem(profilePath: string): string {
+function reportStem(profilePath: string): string {
   return basename(profilePath).replace(/\.json$/i, '').replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^\.+/, '').slice(0, 80) || 'report';
 }
 

@@ -5,9 +5,9 @@ import { errorCode } from './page-cache.js';
 import { readTextOrNull } from './read-text.js';
 
 /** Where the kernel's DAMON sysfs interface lives (Documentation/admin-guide/mm/damon/usage.rst). */
-export const DAMON_ADMIN = '/sys/kernel/mm/damon/admin';
+const DAMON_ADMIN = '/sys/kernel/mm/damon/admin';
 /** The DAMON_RECLAIM module's switch (Documentation/admin-guide/mm/damon/reclaim.rst). */
-export const DAMON_RECLAIM_ENABLED = '/sys/module/damon_reclaim/parameters/enabled';
+const DAMON_RECLAIM_ENABLED = '/sys/module/damon_reclaim/parameters/enabled';
 
 /**
  * The running DAMON schemes that page out or reclaim memory on their own.

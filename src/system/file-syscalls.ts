@@ -30,9 +30,11 @@ export interface StatxFacts {
   key: string;
 }
 
-/** S_IFREG and S_IFDIR. */
-export const S_IFMT = 0o170000;
+// The file-type bits of st_mode (S_IFMT in <sys/stat.h>).
+const S_IFMT = 0o170000;
+/** st_mode file type of a regular file. */
 export const S_IFREG = 0o100000;
+/** st_mode file type of a directory. */
 export const S_IFDIR = 0o040000;
 
 /** The calls; each returns a number (>= 0 or -errno) and never throws. */

@@ -5,15 +5,15 @@
 // setting was not tested (issue 13, item 2).
 
 /** Relative half-width of the band a cache point's residency must stay in. */
-export const RESIDENCY_BAND = 0.1;
+const RESIDENCY_BAND = 0.1;
 /**
  * Least half-width of the band, as a share of the dataset: a cap of 0 (or a
  * few files) still has the files being read in the cache, and the band must
  * not be narrower than that.
  */
-export const RESIDENCY_BAND_FLOOR = 0.01;
+const RESIDENCY_BAND_FLOOR = 0.01;
 /** Share of the readings that must lie in the band, beside the mean. */
-export const IN_BAND_QUORUM = 0.5;
+const IN_BAND_QUORUM = 0.5;
 
 /** How a cache point's residency went over its measured window. */
 export interface ResidencyVerdict {

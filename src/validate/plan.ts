@@ -29,7 +29,7 @@ export interface PlannedPoint {
 export const CONTROL_MIN_ITERATIONS = 60;
 
 /** Seconds from the job's start to its first iteration, as the profile's cached mode saw it. */
-export function startupSec(profile: Profile): number {
+function startupSec(profile: Profile): number {
   const cached = profile.modes.cached;
   if (!cached?.summary) return 0;
   const count = (cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0])?.iterations.length ?? 0;
