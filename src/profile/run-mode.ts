@@ -23,6 +23,7 @@ import { writeSubsetList } from '../system/resident-subset.js';
 
 /** What one mode needs to run. */
 export interface ModeRunInput {
+  /** The mode to run: which cache state, and what the job is told (DSA_MODE). */
   mode: Mode;
   /** The job's command. */
   argv: string[];
@@ -36,10 +37,13 @@ export interface ModeRunInput {
   modeDir: string;
   /** Target relative half-width of the per-iteration time. */
   precision: number;
+  /** Fewest iterations before precision may stop the mode. */
   minIterations: number;
+  /** Iteration budget: the job is told it (DSA_ITERATIONS) and ends there. */
   maxIterations: number;
   /** Fewest blocks before precision may stop the mode (default MIN_STOP_BLOCKS). */
   minStopBlocks?: number;
+  /** Seconds before the job is stopped whatever it reported. */
   timeoutSec: number;
   /** Seconds the job may run without reporting an iteration before it is stopped ('no-iterations'). */
   firstIterationTimeoutSec: number;
@@ -57,6 +61,7 @@ export interface ModeRunInput {
   cacheState: CacheState;
   /** Loader workers to ask the job for (DSA_NUM_WORKERS); absent: the script's own setting. */
   numWorkers?: number;
+  /** GPU sampler whose latest reading goes into each resource sample. */
   gpu?: Pick<GpuSampler, 'latest'>;
   /** Called about every poll with the progress of the mode. */
   onProgress?: (progress: ModeProgress) => void;
@@ -72,9 +77,11 @@ export interface ModeRunInput {
 
 /** Live state of a running mode. */
 export interface ModeProgress {
+  /** The mode running. */
   mode: Mode;
   /** Iterations reported so far by the slowest rank. */
   iterations: number;
+  /** The mode's iteration budget. */
   maxIterations: number;
   /** Relative CI half-width so far, when known. */
   relativePrecision: number | null;

@@ -36,23 +36,35 @@ export interface ProfileRunInput {
   env: NodeJS.ProcessEnv;
   /** Name of the job in the profile and its file name. */
   jobName: string;
+  /** The dataset's folders (--data), absolute. */
   dataRoots: string[];
+  /** The modes to run, in order. */
   modes: Mode[];
+  /** Target relative half-width of each mode's per-iteration time. */
   precision: number;
+  /** Fewest iterations of a mode before precision may stop it. */
   minIterations: number;
+  /** Iteration budget of a mode (shared by its runs). */
   maxIterations: number;
+  /** Seconds before a run is stopped whatever it reported. */
   timeoutSec: number;
   /** Seconds without a first iteration before a mode is stopped as 'no-iterations' (default 300). */
   firstIterationTimeoutSec?: number;
+  /** Seconds the job gets to exit after the stop file appears, before SIGTERM. */
   stopGraceSec: number;
+  /** Seconds between SIGTERM and SIGKILL. */
   killGraceSec: number;
   /** Read-bandwidth limit for the cold mode, bytes/s, or null. */
   storageBwBytesPerSec: number | null;
+  /** Use the global drop_caches for the cold mode (root only). */
   dropCaches: boolean;
+  /** Synchronise the accelerator at iteration boundaries (DSA_SYNC). */
   sync: boolean;
+  /** Sampling period of resources and events, ms. */
   pollMs: number;
   /** Where the profile is written. */
   outFile: string;
+  /** Page-cache control of the modes (PageCacheState; FakeCacheState in tests). */
   cacheState: CacheState;
   /**
    * Runs of each mode (default 2): the modes in order, then in reverse, each
@@ -84,15 +96,20 @@ export interface ProfileRunInput {
 export interface ProfileRunHooks {
   /** A run starts: a mode name, or cached-<n>cpu in a CPU sweep. */
   onModeStart?: (label: string) => void;
+  /** Called about every poll with the progress of the run. */
   onProgress?: (progress: ModeProgress) => void;
+  /** A run ended, with its result. */
   onModeDone?: (result: ModeResult) => void;
+  /** Something limits what the profile can prove; said as soon as it is known. */
   onWarning?: (message: string) => void;
   /** Registers a SIGINT/SIGTERM handler; returns its remover. */
   onSignal: (handler: () => void) => () => void;
 }
 
 export interface ProfileRunOutcome {
+  /** The profile as written. */
   profile: Profile;
+  /** Where it was written. */
   path: string;
   /** Ok, JobFailed or Interrupted. */
   exitCode: ExitCode;

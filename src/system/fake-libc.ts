@@ -15,6 +15,7 @@ const ENOSYS = 38;
  * stands still.
  */
 export class FakeLibc implements LibcBindings {
+  /** The page size the fake's files are counted in. */
   readonly pageSizeBytes: number;
   /** Resident pages per descriptor: one byte per page, 1 when resident. */
   private readonly pages = new Map<number, Uint8Array>();

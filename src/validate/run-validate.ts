@@ -94,9 +94,11 @@ export interface PointProgress {
 }
 
 export interface ValidateInput {
+  /** The profile whose model is validated, and whose job is run again. */
   profile: Profile;
   /** The what-if model fitted on the profile alone (its CPU sweep included, when it has one). */
   model: FittedModel;
+  /** The points to run, in order. */
   points: ValidationPoint[];
   /** Epochs each cache point runs; the first (cold) is not measured. */
   epochs: number;
@@ -110,12 +112,15 @@ export interface ValidateInput {
   env: NodeJS.ProcessEnv;
   /** Folder for the points' events, logs and residency readings. */
   workDir: string;
+  /** Seconds before a point's job is stopped whatever it reported. */
   timeoutSec: number;
+  /** Called when a point starts. */
   onPoint?: (point: ValidationPoint, index: number) => void;
   /** Called when a point has run, with its result. */
   onPointDone?: (result: ValidationResult, index: number) => void;
   /** Called about every poll while a point runs. */
   onProgress?: (index: number, progress: PointProgress) => void;
+  /** Registers a SIGINT/SIGTERM handler; returns its remover. */
   onSignal: (handler: () => void) => () => void;
 }
 
