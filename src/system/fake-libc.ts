@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { FADV, type LibcBindings } from './libc.js';
 
 // errno numbers the fake answers with (Linux's).
@@ -6,21 +7,22 @@ const EINVAL = 22;
 const ENOSYS = 38;
 
 /**
- * A deterministic libc for tests of the page-cache code that takes bindings
- * (scanFilePages, residentBytesOfFd, sweepFilePages): an in-memory page cache
- * per file descriptor, which mmap/mincore read and posix_fadvise changes
- * (DONTNEED drops a range, WILLNEED brings it in). The descriptors are real
- * ones a test opened, so fstat still sees the file's size. inotify is
- * missing (ENOSYS), as on a kernel without it, and the thread CPU clock
- * stands still.
+ * A deterministic libc for tests of the page-cache code (residency, evict and
+ * warm with PageCacheBindings; scanFilePages, residentBytesOfFd,
+ * sweepFilePages): an in-memory page cache per file, which mmap/mincore read
+ * and posix_fadvise changes (DONTNEED drops a range, WILLNEED brings it in).
+ * Files are real ones and descriptors real descriptors, so fstat sees their
+ * size and every descriptor of a file sees the same pages. The kernel's own
+ * cache plays no part. inotify is missing (ENOSYS), as on a kernel without
+ * it, and the thread CPU clock stands still.
  */
 export class FakeLibc implements LibcBindings {
   /** The page size the fake's files are counted in. */
   readonly pageSizeBytes: number;
-  /** Resident pages per descriptor: one byte per page, 1 when resident. */
-  private readonly pages = new Map<number, Uint8Array>();
-  /** Mappings by address: the descriptor and the mapping's first page. */
-  private readonly mappings = new Map<number, { fd: number; firstPage: number }>();
+  /** Resident pages per file ('dev:ino'): one byte per page, 1 when resident. */
+  private readonly pages = new Map<string, Uint8Array>();
+  /** Mappings by address: the file's pages and the mapping's first page. */
+  private readonly mappings = new Map<number, { pages: Uint8Array; firstPage: number }>();
   private nextAddress = 1 << 30;
   /** Every posix_fadvise call, in order: descriptor, offset, length and advice. */
   readonly advice: { fd: number; offsetBytes: number; lengthBytes: number; advice: number }[] = [];
@@ -31,35 +33,67 @@ export class FakeLibc implements LibcBindings {
     this.pageSizeBytes = pageSizeBytes;
   }
 
-  /** Sets which pages of the file open as `fd` (of `bytes` bytes) are resident. */
-  setResident(fd: number, bytes: number, residentPages: readonly number[]): void {
-    const pages = new Uint8Array(Math.ceil(bytes / this.pageSizeBytes));
+  /** Sets which pages of the file at `path` are resident (the others are not). */
+  setResident(path: string, residentPages: readonly number[]): void {
+    const stat = fs.statSync(path);
+    const pages = new Uint8Array(Math.ceil(stat.size / this.pageSizeBytes));
     for (const page of residentPages) pages[page] = 1;
-    this.pages.set(fd, pages);
+    this.pages.set(`${stat.dev}:${stat.ino}`, pages);
   }
 
-  /** The resident pages of `fd`, in order. */
-  residentPages(fd: number): number[] {
-    return [...(this.pages.get(fd) ?? [])].flatMap((resident, page) => (resident ? [page] : []));
+  /** The resident pages of the file at `path`, in order. */
+  residentPages(path: string): number[] {
+    const stat = fs.statSync(path);
+    return [...(this.pages.get(`${stat.dev}:${stat.ino}`) ?? [])].flatMap((resident, page) => (resident ? [page] : []));
+  }
+
+  /** Resident pages of the open file `fd` in [offset, offset + length) (length 0: to the end), as cachestat(2) counts them; -EBADF for an unknown file. */
+  cachedPages(fd: number, offsetBytes: number, lengthBytes: number): number {
+    const pages = this.pagesOf(fd);
+    if (!pages) return -EBADF;
+    const [first, end] = this.pageRange(pages, offsetBytes, lengthBytes);
+    let cached = 0;
+    for (let page = first; page < end; page++) cached += pages[page];
+    return cached;
+  }
+
+  /** The page cache of the file open as `fd` (a new, empty one the first time), or undefined when fd is not open. */
+  private pagesOf(fd: number): Uint8Array | undefined {
+    let stat: fs.Stats;
+    try {
+      stat = fs.fstatSync(fd);
+    } catch {
+      return undefined;
+    }
+    const key = `${stat.dev}:${stat.ino}`;
+    let pages = this.pages.get(key);
+    if (!pages) this.pages.set(key, (pages = new Uint8Array(Math.ceil(stat.size / this.pageSizeBytes))));
+    return pages;
+  }
+
+  private pageRange(pages: Uint8Array, offsetBytes: number, lengthBytes: number): [number, number] {
+    const first = Math.floor(offsetBytes / this.pageSizeBytes);
+    const end = lengthBytes === 0 ? pages.length : Math.min(pages.length, Math.ceil((offsetBytes + lengthBytes) / this.pageSizeBytes));
+    return [first, end];
   }
 
   posixFadvise(fd: number, offsetBytes: number, lengthBytes: number, advice: number): number {
     this.advice.push({ fd, offsetBytes, lengthBytes, advice });
-    const pages = this.pages.get(fd);
+    const pages = this.pagesOf(fd);
     if (!pages) return EBADF;
-    const first = Math.floor(offsetBytes / this.pageSizeBytes);
-    const end = lengthBytes === 0 ? pages.length : Math.min(pages.length, Math.ceil((offsetBytes + lengthBytes) / this.pageSizeBytes));
+    const [first, end] = this.pageRange(pages, offsetBytes, lengthBytes);
     if (advice === FADV.dontNeed) pages.fill(0, first, end);
     else if (advice === FADV.willNeed) pages.fill(1, first, end);
     return 0;
   }
 
   mmap(lengthBytes: number, _prot: number, _flags: number, fd: number, offsetBytes: number): number {
-    if (!this.pages.has(fd)) return -EBADF;
+    const pages = this.pagesOf(fd);
+    if (!pages) return -EBADF;
     if (lengthBytes <= 0 || offsetBytes % this.pageSizeBytes !== 0) return -EINVAL;
     const address = this.nextAddress;
     this.nextAddress += Math.ceil(lengthBytes / this.pageSizeBytes + 1) * this.pageSizeBytes;
-    this.mappings.set(address, { fd, firstPage: offsetBytes / this.pageSizeBytes });
+    this.mappings.set(address, { pages, firstPage: offsetBytes / this.pageSizeBytes });
     return address;
   }
 
@@ -74,7 +108,7 @@ export class FakeLibc implements LibcBindings {
     for (const mapped of this.mappings.keys()) if (mapped <= address && mapped > start) start = mapped;
     const mapping = this.mappings.get(start);
     if (!mapping) return EINVAL;
-    const pages = this.pages.get(mapping.fd)!;
+    const pages = mapping.pages;
     const first = mapping.firstPage + (address - start) / this.pageSizeBytes;
     const count = Math.ceil(lengthBytes / this.pageSizeBytes);
     for (let i = 0; i < count; i++) vec[i] = pages[first + i] ?? 0;

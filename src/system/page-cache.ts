@@ -17,8 +17,8 @@ import fs from 'node:fs';
 import pathModule from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ExitCode, UserError } from '../errors.js';
-import { FADV, MAP_SHARED, O_RDONLY_CLOEXEC, PROT_READ, loadLibc, type LibcBindings } from './libc.js';
-import { ENOSYS, EPERM, O_DIRECTORY_CLOEXEC, loadFileSyscalls, type FileSyscalls } from './file-syscalls.js';
+import { FADV, MAP_SHARED, O_RDONLY_CLOEXEC, PROT_READ, loadLibc, type LibcBindings, type LibcLoad } from './libc.js';
+import { ENOSYS, EPERM, O_DIRECTORY_CLOEXEC, loadFileSyscalls, type FileSyscalls, type FileSyscallsLoad } from './file-syscalls.js';
 import { tableOf } from './file-table.js';
 import { errnoError, errnoName, errorCode } from './errno.js';
 
@@ -94,6 +94,19 @@ export interface WarmResult {
   firstError?: string;
   /** Wall time of the whole warm-up. */
   elapsedMs: number;
+}
+
+/** The calls residency, evict and warm make: this machine's, unless a test passes fakes (FakeLibc, FakeFileSyscalls). */
+export interface PageCacheBindings {
+  /** libc's page-cache calls (mincore, posix_fadvise), or why there are none. */
+  libc: LibcLoad;
+  /** The per-file calls (openat, cachestat, syncfs), or why there are none: Node's fs then opens the files. */
+  calls: FileSyscallsLoad;
+}
+
+/** This machine's bindings, loaded once. */
+function systemBindings(): PageCacheBindings {
+  return { libc: loadLibc(), calls: loadFileSyscalls() };
 }
 
 /** What this machine's page-cache control can do. */
@@ -191,9 +204,9 @@ export function residentBytesOfFd(libc: LibcBindings, fd: number, bytes: number)
 }
 
 /** Measures how much of `files` is in the page cache (needs ownership or write access unless root). */
-export async function residency(files: readonly FileRef[]): Promise<Residency> {
-  const libc = requireLibc();
-  const load = loadFileSyscalls();
+export async function residency(files: readonly FileRef[], bindings: PageCacheBindings = systemBindings()): Promise<Residency> {
+  const libc = requireLibc(bindings.libc);
+  const load = bindings.calls;
   if (!load.ok) return residencyByPath(libc, files);
   const result = emptyResidency();
   const probe = new ResidencyProbe(libc, load.calls);
@@ -384,9 +397,9 @@ async function residencyByPath(libc: LibcBindings, files: readonly FileRef[]): P
  * first (one syncfs(2) per file system, before its first file), since DONTNEED
  * skips dirty pages.
  */
-export async function evict(files: readonly FileRef[], options: { sync: boolean }): Promise<EvictResult> {
-  const libc = requireLibc();
-  const load = loadFileSyscalls();
+export async function evict(files: readonly FileRef[], options: { sync: boolean }, bindings: PageCacheBindings = systemBindings()): Promise<EvictResult> {
+  const libc = requireLibc(bindings.libc);
+  const load = bindings.calls;
   if (!load.ok) return evictByPath(libc, files, options);
   const calls = load.calls;
   const started = performance.now();
@@ -521,6 +534,7 @@ const READAHEAD_CHUNK_BYTES = 128 * 1024;
 export async function warm(
   files: readonly FileRef[],
   options: { concurrency?: number; bufferBytes?: number } = {},
+  bindings: PageCacheBindings = systemBindings(),
 ): Promise<WarmResult> {
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8));
   const bufferBytes = Math.max(64 * 1024, Math.floor(options.bufferBytes ?? 4 * 1024 * 1024));
@@ -534,8 +548,8 @@ export async function warm(
   const ADVISED = 1;
   const READ = 2;
   const marks = new Uint8Array(files.length);
-  const libcLoad = loadLibc();
-  const load = loadFileSyscalls();
+  const libcLoad = bindings.libc;
+  const load = bindings.calls;
   if (libcLoad.ok && load.ok) {
     const libc = libcLoad.libc;
     const probe = new ResidencyProbe(libc, load.calls);
@@ -597,8 +611,7 @@ async function readToEnd(path: string, buffer: Buffer): Promise<number> {
   }
 }
 
-function requireLibc(): LibcBindings {
-  const load = loadLibc();
+function requireLibc(load: LibcLoad): LibcBindings {
   if (!load.ok) throw new UserError(MESSAGES.unsupported(load.reason), ExitCode.Environment);
   return load.libc;
 }
