@@ -67,7 +67,7 @@ export interface ModeRunInput {
   onProgress?: (progress: ModeProgress) => void;
   /** Called once the job is running, so an interrupt can reach it. */
   onJobStarted?: (job: Job) => void;
-  /** Starts the job: SupervisedJob.start unless a test passes a fake (fake-job.ts). */
+  /** Starts the job: SupervisedJob.start unless a test passes a fake (src/profile/fake-job.ts). */
   startJob?: StartJob;
   /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/fake-sampler.ts). */
   startSampler?: (options: SamplerOptions) => Sampler;
