@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorCode } from './page-cache.js';
+import { errorCode } from './errno.js';
 import { readTextOrNull } from './read-text.js';
 
 /** Where the kernel's DAMON sysfs interface lives (Documentation/admin-guide/mm/damon/usage.rst). */
