@@ -17,13 +17,6 @@ export interface PageCacheStateOptions {
   warmLimitSec?: number;
 }
 
-/**
- * The real page-cache state: cached warms every file (or a resident subset,
- * see cached-subset.ts), checks residency and keeps the files warm;
- * cold evicts the dataset's files (not the whole machine's cache: the
- * framework's own libraries would then be re-read, and throttled, as job I/O)
- * and keeps it cold with a keeper while the job reads it again in later epochs.
- */
 // The warm keeper looks at the cached files at most this often, and spends at most 1/KEEP_WARM_COST_RATIO of a CPU doing so (1%: half the profiler's budget).
 // Every 2 s let a DAMON pageout scheme take 5.0% of a small PyTorch dataset's cached bytes from under the job (CI here); 250 ms costs a small dataset nothing.
 const KEEP_WARM_MIN_MS = 250;
@@ -65,6 +58,13 @@ function keepWarm(files: Dataset['files'], lookMs: number): { stop(): Promise<vo
   };
 }
 
+/**
+ * The real page-cache state: cached warms every file (or a resident subset,
+ * see cached-subset.ts), checks residency and keeps the files warm;
+ * cold evicts the dataset's files (not the whole machine's cache: the
+ * framework's own libraries would then be re-read, and throttled, as job I/O)
+ * and keeps it cold with a keeper while the job reads it again in later epochs.
+ */
 export class PageCacheState implements CacheState {
   constructor(private readonly options: PageCacheStateOptions) {}
 
