@@ -193,6 +193,23 @@ export function reportCharts(data: ReportData): ReportChart[] {
         options: baseOptions('Throughput against CPUs', 'CPUs', 'throughput (samples/s)', { xType: 'linear' }),
       },
     });
+    if (curves.workers.length > 0) {
+      charts.push({
+        id: 'whatif-workers',
+        title: 'What if: loader workers',
+        caption: `Predicted training throughput against the DataLoader's num_workers per rank on this machine's CPUs (${curves.cpuScenario}), with the measured counts marked.`,
+        config: {
+          type: 'line',
+          data: {
+            datasets: [
+              { label: 'predicted', data: curves.workers.map((p) => ({ x: p.x, y: p.samplesPerSec })), ...lineStyle('#f28e2b'), borderWidth: 2, pointRadius: 3 },
+              ...marks(curves.workersMarks, 1),
+            ],
+          },
+          options: baseOptions('Throughput against loader workers', 'num_workers per rank', 'throughput (samples/s)', { xType: 'linear' }),
+        },
+      });
+    }
   }
   return charts;
 }

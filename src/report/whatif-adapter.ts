@@ -7,7 +7,7 @@ import type { Profile } from '../schema/profile.js';
 import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';
 import { formatBytes, formatRate } from '../units.js';
 import { baseScenario, fitModel } from '../whatif/model.js';
-import { cacheSweep, cpuSweep, cpuSweepCounts } from '../whatif/sweep.js';
+import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts } from '../whatif/sweep.js';
 import type { WhatIfResult, WhatIfSource } from './whatif-source.js';
 
 /** Cache sizes on the curve: 0 to the dataset size in this many steps. */
@@ -30,6 +30,14 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
     if (cold) cacheMarks.push({ label: 'measured: cold (no cache)', x: 0, samplesPerSec: cold });
     if (cached) cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: cached });
     const here = cpus.find((row) => row.cpus === scenario.cpus);
+    const workers = model.profiledWorkers === null ? [] : workersSweep(model, scenario, workersSweepCounts(model.profiledWorkers, scenario.cpus));
+    // Measured in the cached mode, as the curve predicts it (the whole dataset cached): the script's count, then the sweep's.
+    const workersMarks: { label: string; x: number; samplesPerSec: number }[] = [];
+    if (cached && model.profiledWorkers !== null) workersMarks.push({ label: `measured: cached mode (${model.profiledWorkers}, the script's)`, x: model.profiledWorkers, samplesPerSec: cached });
+    for (const point of profile.workersSweep ?? []) {
+      const rate = point.summary ? allRanksSamplesPerSec(point) : null;
+      if (rate && point.workersAsked !== undefined) workersMarks.push({ label: `measured: profile --workers ${point.workersAsked}`, x: point.workersAsked, samplesPerSec: rate });
+    }
     return {
       available: true,
       curves: {
@@ -40,6 +48,8 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
         cpus: cpus.filter((r) => finite(r.samplesPerSec)).map((r) => ({ x: r.cpus, samplesPerSec: r.samplesPerSec })),
         cacheMarks: cacheMarks.filter((m) => finite(m.samplesPerSec) && finite(m.x)),
         cpuMarks: here && finite(here.samplesPerSec) ? [{ label: `this machine (${scenario.cpus} CPUs)`, x: scenario.cpus, samplesPerSec: here.samplesPerSec }] : [],
+        workers: workers.filter((r) => finite(r.samplesPerSec)).map((r) => ({ x: r.workers, samplesPerSec: r.samplesPerSec })),
+        workersMarks: workersMarks.filter((m) => finite(m.samplesPerSec)),
         cpuScenario: `cache ${formatBytes(scenario.cacheBytes)} (page cache), storage ${formatRate(scenario.storageBytesPerSec)}`,
         notes: [
           model.cpuScaling.kind === 'linear'

@@ -23,6 +23,10 @@ export interface WhatIfCurves {
   cacheMarks: { label: string; x: number; samplesPerSec: number }[];
   /** Points to mark on the CPU chart (x = CPUs): this machine. */
   cpuMarks: { label: string; x: number; samplesPerSec: number }[];
+  /** Throughput against loader workers per rank (x = workers); empty when the job did not report its workers. */
+  workers: WhatIfPoint[];
+  /** Points to mark on the workers chart (x = workers): the cached mode at the script's count and the profile --workers sweep. */
+  workersMarks: { label: string; x: number; samplesPerSec: number }[];
   /** Scenario the CPU curve holds fixed, in words (cache size, storage). */
   cpuScenario: string;
   /** Caveats of the model (e.g. 'prep scaling assumed linear: no CPU sweep'). */

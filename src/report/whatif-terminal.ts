@@ -72,6 +72,19 @@ export function renderWhatif(r: WhatifResult): string {
     ),
   );
 
+  if (r.workersSweep.length > 0) {
+    out.push('', `Loader workers sweep (num_workers per rank, ${r.prediction.scenario.cpus} CPUs):`);
+    out.push(
+      table(
+        [
+          ['workers', 'prep stall ms', 'iter ms', 'samples/s', 'CPUs needed', 'bound'],
+          ...r.workersSweep.map((w) => [String(w.workers), w.prepStallMs.toFixed(2), w.iterMs.toFixed(2), w.samplesPerSec.toFixed(1), String(w.cpusNeeded), w.bottleneck]),
+        ],
+        [0, 1, 2, 3, 4],
+      ),
+    );
+  }
+
   out.push('', 'Model parameters (~ marks a value from a mode that did not prove its cache state):');
   out.push(
     table(

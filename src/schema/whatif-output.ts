@@ -139,6 +139,22 @@ export const CpuSweepRowSchema = z.object({
   bottleneck: BottleneckSchema,
 });
 
+/** One row of the loader-workers sweep. */
+export const WorkersSweepRowSchema = z.object({
+  /** Loader workers per rank (DataLoader num_workers). */
+  workers: nonneg(),
+  /** Predicted prep stall per iteration, ms. */
+  prepStallMs: nonneg(),
+  /** Predicted time per iteration, ms. */
+  iterMs: nonneg(),
+  /** Predicted throughput, samples/s. */
+  samplesPerSec: nonneg(),
+  /** Limiting stage. */
+  bottleneck: BottleneckSchema,
+  /** CPUs the workers and the training processes need at this count. */
+  cpusNeeded: nonneg(),
+});
+
 /** The smallest change of one setting that removes a stall (steady state). */
 export const RecommendationSchema = z.object({
   /** What is changed: the cache, the CPUs or the storage bandwidth. */
@@ -193,6 +209,8 @@ export const WhatifOutputSchema = z.object({
   cacheSweep: z.array(CacheSweepRowSchema),
   /** CPU sweep at the asked scenario. */
   cpuSweep: z.array(CpuSweepRowSchema),
+  /** Rows over loader-worker counts at the asked scenario; empty when the job did not report its workers. */
+  workersSweep: z.array(WorkersSweepRowSchema),
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: z.array(RecommendationSchema),
   /** Assumptions and limits of the prediction, one sentence each. */

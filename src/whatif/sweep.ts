@@ -79,3 +79,41 @@ export function cpuSweep(model: FittedModel, scenario: Scenario, counts: number[
     };
   });
 }
+
+/** One row of the loader-workers sweep. */
+export interface WorkersSweepRow {
+  /** Loader workers per rank (DataLoader num_workers). */
+  workers: number;
+  /** Predicted prep stall per iteration, ms. */
+  prepStallMs: number;
+  /** Predicted per-iteration time, ms. */
+  iterMs: number;
+  /** Predicted samples/s. */
+  samplesPerSec: number;
+  /** Bottleneck. */
+  bottleneck: Bottleneck;
+  /** CPUs the workers and the training processes need at this count (each worker one CPU at most). */
+  cpusNeeded: number;
+}
+
+/** Worker counts 0, 1, 2, 4, ... past twice the profiled count and the CPUs (and `alsoInclude`), capped at `maxWorkers`. */
+export function workersSweepCounts(profiled: number, cpus: number, alsoInclude: number[] = [], maxWorkers = 128): number[] {
+  const counts = new Set<number>([0, profiled, ...alsoInclude.filter((w) => w >= 0 && w <= maxWorkers)]);
+  for (let w = 1; w <= Math.min(maxWorkers, Math.max(2 * profiled, cpus, 8)); w *= 2) counts.add(w);
+  return [...counts].sort((a, b) => a - b);
+}
+
+/** Predictions at each loader-worker count of `counts` (the scenario's CPUs held). */
+export function workersSweep(model: FittedModel, scenario: Scenario, counts: number[]): WorkersSweepRow[] {
+  return counts.map((workers) => {
+    const p = predict(model, { ...scenario, workers });
+    return {
+      workers,
+      prepStallMs: p.prepStallMs,
+      iterMs: p.iterMs,
+      samplesPerSec: p.samplesPerSec,
+      bottleneck: p.bottleneck,
+      cpusNeeded: Math.ceil(scenario.gpus * (workers + model.mainCpusPerRank) - 1e-9),
+    };
+  });
+}

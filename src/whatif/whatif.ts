@@ -5,10 +5,10 @@
  */
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
-import { baseScenario, fitModel, predict, selfCheck, type CpuScaling, type FitOptions, type ModelParameter, type NotEnoughData, type Prediction, type Scenario } from './model.js';
+import { baseScenario, fitModel, predict, scenarioWorkers, selfCheck, type CpuScaling, type FitOptions, type ModelParameter, type NotEnoughData, type Prediction, type Scenario } from './model.js';
 import { recommend, type Recommendation } from './recommend.js';
 import { MISSING_TEXT } from './advice-text.js';
-import { cacheSweep, cpuSweep, cpuSweepCounts, type CacheSweepRow, type CpuSweepRow } from './sweep.js';
+import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts, type CacheSweepRow, type CpuSweepRow, type WorkersSweepRow } from './sweep.js';
 
 /** The settings a user changed; the rest stay as profiled. */
 export type WhatifQuery = Partial<Scenario>;
@@ -35,6 +35,8 @@ export interface WhatifResult {
   cacheSweep: CacheSweepRow[];
   /** CPU sweep at the asked scenario. */
   cpuSweep: CpuSweepRow[];
+  /** Loader-workers sweep at the asked scenario; empty when the job did not report its workers. */
+  workersSweep: WorkersSweepRow[];
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: Recommendation[];
   /** Assumptions and limits. */
@@ -52,6 +54,8 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   for (const key of changed) (scenario as unknown as Record<string, unknown>)[key] = query[key];
   const recommendations = recommend(model, scenario);
   const cpusNeeded = recommendations.find((r) => r.kind === 'cpus')?.value ?? null;
+  const workersNeeded = recommendations.find((r) => r.kind === 'workers')?.value ?? null;
+  const workersOfScenario = scenarioWorkers(model, scenario);
   const caveats = [...model.caveats];
   const workers = loaderWorkers(profile);
   if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus)) caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
@@ -66,6 +70,7 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     changed,
     cacheSweep: cacheSweep(model, scenario),
     cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
+    workersSweep: workersOfScenario === null ? [] : workersSweep(model, scenario, workersSweepCounts(workersOfScenario, scenario.cpus, workersNeeded === null ? [] : [workersNeeded])),
     recommendations,
     caveats,
   };

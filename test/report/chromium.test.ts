@@ -58,7 +58,7 @@ test('the HTML report draws every chart offline and is not blank', async (t) => 
   const dom = await chromium(['--dump-dom'], url);
   const body = /<body[^>]*>/.exec(dom)?.[0] ?? '';
   assert.match(body, /data-charts="ok"/, `charts drew: ${body}`);
-  assert.match(body, /data-charts-drawn="7"/);
+  assert.match(body, /data-charts-drawn="8"/, "seven charts and the loader workers chart");
   assert.doesNotMatch(dom, /<p class="note">This chart could not be drawn/);
 
   const shot = join(dir, 'quick.png');

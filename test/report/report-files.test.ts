@@ -66,7 +66,8 @@ test('the HTML is self-contained: no network reference, a strict CSP, data as es
   const json = /<script type="application\/json" id="report-data">([^<]*)<\/script>/.exec(html);
   assert.ok(json, 'embedded data with no raw <');
   const data = JSON.parse(json![1]) as { charts: { id: string }[] };
-  assert.equal(data.charts.length, 7);
+  assert.deepEqual(data.charts.map((c) => c.id).slice(-3), ['whatif-cache', 'whatif-cpus', 'whatif-workers']);
+  assert.equal(data.charts.length, 8);
 });
 
 test('a hostile profile: markup in the job name and reasons is escaped, huge numbers render', async () => {
