@@ -21,6 +21,7 @@ import { isNotEnoughData } from '../whatif/model.js';
 import { whatif } from '../whatif/whatif.js';
 import { renderDemoWhatif, renderNextSteps, renderSettingsCheck } from '../report/demo-terminal.js';
 import type { Io } from './io.js';
+import { CACHE_STATE_SETTINGS, DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
 
 const EMULATOR = fileURLToPath(new URL('../emulator/job.js', import.meta.url));
 
@@ -74,18 +75,13 @@ ${EXIT_CODES_HELP}`,
           jobName,
           dataRoots: [datasetDir],
           modes: [...MODES],
-          precision: 0.03,
-          minIterations: 60,
-          maxIterations: 600,
-          timeoutSec: 300,
-          stopGraceSec: 20,
-          killGraceSec: 5,
+          ...DEMO_RUN,
           storageBwBytesPerSec: storageBw,
           dropCaches: false,
-          sync: true,
-          pollMs: 250,
+          sync: SUPERVISION.sync,
+          pollMs: SUPERVISION.pollMs,
           outFile: newProfilePath(resolve(io.cwd, options.profilesDir), jobName),
-          cacheState: new PageCacheState({ dropCaches: false, coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
+          cacheState: new PageCacheState({ dropCaches: false, ...CACHE_STATE_SETTINGS }),
           nvidiaSmi: null,
           // The what-if below then rests on a measured overlap of reads and pre-processing.
           overlapProbe: true,

@@ -5,7 +5,8 @@ import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
 import { newProfilePath } from '../store/profile-store.js';
 import { assertCommandExists } from '../system/resolve-command.js';
 import { allowedCpus, withCpus } from '../system/affinity.js';
-import { DEFAULT_PASSES, type ProfileRunInput } from '../profile/run-profile.js';
+import type { ProfileRunInput } from '../profile/run-profile.js';
+import { CACHE_STATE_SETTINGS, DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
 import { collect, EXIT_CODES_HELP, type CommandFactory } from './program.js';
@@ -40,16 +41,6 @@ interface RawProfileOptions {
   baseline?: string;
   junit?: string;
 }
-
-export const DEFAULTS = {
-  precision: '5%',
-  minIterations: '50',
-  maxIterations: '2000',
-  timeout: '15m',
-  firstIterationTimeout: '5m',
-  stopGrace: '30s',
-  profilesDir: 'profiles',
-} as const;
 
 export const profileCommand: CommandFactory = (io, result) =>
   new Command('profile')
@@ -148,13 +139,13 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
     firstIterationTimeoutSec: parseDurationSec(raw.firstIterationTimeout, '--first-iteration-timeout'),
     stopGraceSec: parseDurationSec(raw.stopGrace, '--stop-grace'),
-    killGraceSec: 10,
+    killGraceSec: SUPERVISION.killGraceSec,
     storageBwBytesPerSec: raw.storageBw ? parseRate(raw.storageBw, '--storage-bw') : null,
     dropCaches: Boolean(raw.dropCaches),
     sync: raw.sync,
-    pollMs: 250,
+    pollMs: SUPERVISION.pollMs,
     outFile: raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName),
-    cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
+    cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), ...CACHE_STATE_SETTINGS }),
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus, io) : [],
     workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],

@@ -18,6 +18,7 @@ import { baseScenario, predict } from '../whatif/model.js';
 import { cacheFor } from '../whatif/recommend.js';
 import { requireModel } from './not-enough-data.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { VALIDATE_FLAG_DEFAULTS as DEFAULTS } from '../profile/run-defaults.js';
 
 /** Target of the what-if model: median absolute error of the predictions. */
 const TARGET_MEDIAN_ERROR = 0.1;
@@ -28,11 +29,11 @@ export const validateCommand: CommandFactory = (io, result) =>
     .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
     .option('--cache <list>', "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB")
     .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
-    .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', '4')
-    .option('--precision <pct>', 'control and CPU points stop when the 95% CI of the iteration time is within this', '5%')
-    .option('--max-iterations <n>', 'iteration budget of control and CPU points', '1000')
-    .option('--timeout <duration>', 'kill a point whose job runs longer than this', '15m')
-    .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
+    .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', DEFAULTS.epochs)
+    .option('--precision <pct>', 'control and CPU points stop when the 95% CI of the iteration time is within this', DEFAULTS.precision)
+    .option('--max-iterations <n>', 'iteration budget of control and CPU points', DEFAULTS.maxIterations)
+    .option('--timeout <duration>', 'kill a point whose job runs longer than this', DEFAULTS.timeout)
+    .option('--profiles-dir <dir>', 'folder searched for the newest profile', DEFAULTS.profilesDir)
     .option('--no-control', 'skip the control run (the profiled settings again, first)')
     .option('--json', 'print the comparison as JSON')
     .addHelpText(

@@ -22,9 +22,10 @@ import type { CacheState } from './cache-states/cache-state.js';
 import { PartialCacheState } from './cache-states/partial-cache-state.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
+import { CACHE_STATE_SETTINGS, DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
-export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = 300;
+export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = SUPERVISION.firstIterationTimeoutSec;
 
 /** Everything a profile run needs, already parsed and validated. */
 export interface ProfileRunInput {
@@ -304,16 +305,13 @@ async function overlapProbe(
   }
   const resident = residentSubset(dataset.files, share);
   const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
-  const cacheState = new PartialCacheState(resident, { coldKeeperIntervalMs: 100, warmConcurrency: 8 });
+  const cacheState = new PartialCacheState(resident, CACHE_STATE_SETTINGS);
   const result = await runOnce('cold', PROBE_LABEL, input.argv, cacheState);
   return { ...result, state: proveProbe(result.state, heldShare), residentShare: heldShare };
 }
 
 /** Fewest blocks before precision may stop one of several pooled runs (t with 4 df is 2.78, against 2.26 with 9). */
 const MIN_POOLED_RUN_BLOCKS = 5;
-
-/** Runs of each mode by default: the order mirrored once (synthetic, cached, cold, cold, cached, synthetic). */
-export const DEFAULT_PASSES = 2;
 
 /** One run of the job: a mode, at all CPUs or (CPU sweep) at a few, with the script's loader workers or (workers sweep) others. */
 export interface PlannedRun {

@@ -7,6 +7,7 @@
 // (the cached mode's wall time beyond its iterations).
 import type { Profile } from '../schema/profile.js';
 import { baseScenario, predict, type FittedModel } from '../whatif/model.js';
+import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 
 /**
  * One point to check: a cache size, a CPU count, or the control (the profiled
@@ -24,9 +25,6 @@ export interface PlannedPoint {
   /** Wall time if the point runs to its iteration budget (its precision not reached before), s. */
   maxSec: number;
 }
-
-/** Least and most iterations a control or CPU point runs (run-validate.ts passes these to runMode). */
-export const CONTROL_MIN_ITERATIONS = 60;
 
 /** Seconds from the job's start to its first iteration, as the profile's cached mode saw it. */
 function startupSec(profile: Profile): number {

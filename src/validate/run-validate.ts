@@ -14,7 +14,8 @@ import { createJobCgroup, wrapCommand, type JobCgroup } from '../system/cgroups.
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { baseScenario, predict, type FittedModel, type Scenario } from '../whatif/model.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
-import { CONTROL_MIN_ITERATIONS, type ValidationPoint } from './plan.js';
+import type { ValidationPoint } from './plan.js';
+import { CACHE_STATE_SETTINGS, CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
 
 export type { ValidationPoint } from './plan.js';
 
@@ -265,11 +266,11 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
     minIterations: CONTROL_MIN_ITERATIONS,
     maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
     timeoutSec: input.timeoutSec,
-    firstIterationTimeoutSec: 300,
-    stopGraceSec: 30,
-    killGraceSec: 10,
-    sync: true,
-    pollMs: 250,
+    firstIterationTimeoutSec: SUPERVISION.firstIterationTimeoutSec,
+    stopGraceSec: SUPERVISION.stopGraceSec,
+    killGraceSec: SUPERVISION.killGraceSec,
+    sync: SUPERVISION.sync,
+    pollMs: SUPERVISION.pollMs,
     onJobStarted: (started) => {
       job = started;
       ctx.interrupts.attach(started);
@@ -288,7 +289,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
       argv: affinity?.argv ?? input.profile.command,
       modeDir,
       wrapArgv: (argv) => argv,
-      cacheState: new PageCacheState({ dropCaches: false, coldKeeperIntervalMs: 100, warmConcurrency: 8 }),
+      cacheState: new PageCacheState({ dropCaches: false, ...CACHE_STATE_SETTINGS }),
       onProgress: (progress) => {
         input.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
         // Once the job iterates, its loader workers exist: every thread must be inside the mask.

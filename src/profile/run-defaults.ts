@@ -1,0 +1,91 @@
+// How a run of the job is set up when nobody says otherwise: one home for the
+// defaults that profile, demo and validate share, so that a measurement taken
+// by one command is taken the same way by the others.
+//
+// Flag defaults are kept as the text a user would type ('5%', '15m'): --help
+// shows them as they are, and the flag's own parser reads them, so a default
+// can never parse differently from the same value typed by hand. Settings no
+// flag reaches are plain numbers with their unit in the name.
+
+/** Defaults of `profile`'s flags, as typed on the command line. */
+export const PROFILE_FLAG_DEFAULTS = {
+  /** --precision: a mode stops when the 95% CI of the iteration time is within this. */
+  precision: '5%',
+  /** --min-iterations: measured iterations before precision may stop a mode. */
+  minIterations: '50',
+  /** --max-iterations: iteration budget per mode. */
+  maxIterations: '2000',
+  /** --timeout: the job tree is killed after this long in one mode. */
+  timeout: '15m',
+  /** --first-iteration-timeout: a mode whose job reports no iteration within this long is stopped. */
+  firstIterationTimeout: '5m',
+  /** --stop-grace: time the job gets to exit after it is asked to stop. */
+  stopGrace: '30s',
+  /** --profiles-dir: folder for profiles. */
+  profilesDir: 'profiles',
+} as const;
+
+/** Defaults of `validate`'s flags, as typed on the command line. */
+export const VALIDATE_FLAG_DEFAULTS = {
+  /** --epochs: epochs per cache point; the first (cold) one is not measured. */
+  epochs: '4',
+  /** --precision: control and CPU points stop when the 95% CI of the iteration time is within this. */
+  precision: '5%',
+  /** --max-iterations: iteration budget of control and CPU points. */
+  maxIterations: '1000',
+  /** --timeout: a point whose job runs longer than this is killed. */
+  timeout: '15m',
+  /** --profiles-dir: folder searched for the newest profile. */
+  profilesDir: 'profiles',
+} as const;
+
+/** How every run of the job is watched and stopped, where no flag sets it. */
+export const SUPERVISION = {
+  /** How often the job's events and resources are read, ms. */
+  pollMs: 250,
+  /** Seconds between SIGTERM to the job's process group and SIGKILL. */
+  killGraceSec: 10,
+  /** Seconds the job gets to exit after it is asked to stop (profile's --stop-grace default). */
+  stopGraceSec: 30,
+  /** Seconds a job may run before its first iteration (profile's --first-iteration-timeout default). */
+  firstIterationTimeoutSec: 300,
+  /** Whether the accelerator is synchronised at iteration boundaries (DSA_SYNC=1). */
+  sync: true,
+} as const;
+
+/** Settings of the page-cache states (cached warm-up, cold keeper), the same for every command. */
+export const CACHE_STATE_SETTINGS = {
+  /** How often the cold keeper evicts what the job read back into the page cache, ms. */
+  coldKeeperIntervalMs: 100,
+  /** Parallel readers that warm the dataset for the cached mode. */
+  warmConcurrency: 8,
+} as const;
+
+/**
+ * The demo's run of the emulated job: fewer iterations and shorter limits
+ * than profile's defaults, so that the demo ends in minutes.
+ */
+export const DEMO_RUN = {
+  /** A mode stops when the 95% CI of the iteration time is within this share. */
+  precision: 0.03,
+  /** Measured iterations before precision may stop a mode. */
+  minIterations: 60,
+  /** Iteration budget per mode. */
+  maxIterations: 600,
+  /** The job tree is killed after this long in one mode, s. */
+  timeoutSec: 300,
+  /** Seconds the emulated job gets to exit after it is asked to stop. */
+  stopGraceSec: 20,
+  /** Seconds between SIGTERM and SIGKILL. */
+  killGraceSec: 5,
+} as const;
+
+/** Least iterations a validate control or CPU point runs before its precision may stop it. */
+export const CONTROL_MIN_ITERATIONS = 60;
+
+/**
+ * Runs of each mode in a profile: the order mirrored once (synthetic, cached,
+ * cold, cold, cached, synthetic), so a steady drift of the machine's pace
+ * cancels (docs/method.md, "Drift").
+ */
+export const DEFAULT_PASSES = 2;
