@@ -4,17 +4,9 @@
  * that main.ts prints without a stack trace.
  */
 import { ExitCode, UserError } from '../errors.js';
-import type { Profile } from '../schema/profile.js';
-import { fitModel, type FitOptions, type FittedModel, type NotEnoughData } from '../whatif/model.js';
+import type { NotEnoughData } from '../whatif/model.js';
 
 /** The error a command raises for a profile the model cannot fit. */
 export function notEnoughDataError(answer: NotEnoughData): UserError {
   return new UserError(answer.reason, ExitCode.MissingInput);
-}
-
-/** The model fitted to `profile`, for commands that cannot go on without it. */
-export function requireModel(profile: Profile, options?: FitOptions): FittedModel {
-  const fit = fitModel(profile, options);
-  if (fit.kind === 'not-enough-data') throw notEnoughDataError(fit);
-  return fit.model;
 }

@@ -3,7 +3,8 @@
 // every few seconds otherwise.
 import { formatBytes } from '../units.js';
 import type { PlannedPoint } from '../validate/plan.js';
-import type { PointProgress, ValidationPoint } from '../validate/run-validate.js';
+import type { ValidationResult } from '../validate/results.js';
+import type { PointProgress, ValidateHooks, ValidationPoint } from '../validate/run-validate.js';
 
 /** A point in a few words. */
 export function describePoint(point: ValidationPoint): string {
@@ -59,5 +60,35 @@ export function createValidateProgress(write: (text: string) => void, isTTY: boo
       lineOpen = false;
       write(`${text}\n`);
     },
+  };
+}
+
+/** One line when a point ends: its status, and for a cache point the residency it held. */
+export function pointStatusLine(r: ValidationResult): string {
+  const what = describePoint(r.point);
+  if (r.status === 'failed') return `${what}: failed (nothing measured)`;
+  const cache = r.residency?.meanBytes != null ? `, dataset cached ${formatBytes(r.residency.meanBytes)} on average (target ${formatBytes(r.residency.targetBytes)} ± ${formatBytes(r.residency.toleranceBytes)})` : '';
+  const cpus = r.affinity ? `, ${r.affinity.held ? 'affinity held' : `affinity did not apply (${r.affinity.example})`}` : '';
+  return `${what}: ${r.status === 'measured' ? 'done' : 'NOT HELD: the asked setting was not tested'}${cache}${cpus}`;
+}
+
+/**
+ * validate's hooks that tell the user what happens, on `write` (stderr): the
+ * cache points left out, the plan, and each point as it starts, runs and ends.
+ */
+export function validateProgressHooks(write: (text: string) => void, isTTY: boolean, epochs: number): Omit<ValidateHooks, 'onSignal'> {
+  let plan: readonly PlannedPoint[] = [];
+  let progress = createValidateProgress(write, isTTY, plan);
+  const tag = (index: number) => `validate: point ${index + 1}/${plan.length}`;
+  return {
+    onCachePointsSkipped: (reason) => write(`validate: cache points not run: ${reason}\n`),
+    onPlan: (planned) => {
+      plan = planned;
+      progress = createValidateProgress(write, isTTY, plan);
+      write(renderPlan(plan, epochs));
+    },
+    onPoint: (point, index) => progress.line(`${tag(index)}: ${describePoint(point)} (~${formatDuration(plan[index].estimatedSec)} planned)`),
+    onProgress: (index, p) => progress.update(index, p),
+    onPointDone: (result, index) => progress.line(`${tag(index)}: ${pointStatusLine(result)}`),
   };
 }

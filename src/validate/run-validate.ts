@@ -2,7 +2,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { windowRates } from '../profile/window-rates.js';
-import { median } from '../analysis/stats.js';
 import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
 import { CappedCacheState } from '../profile/cache-states/capped-cache-state.js';
 import { runMode, type ModeRunInput } from '../profile/run-mode.js';
@@ -12,74 +11,17 @@ import { tail } from '../profile/log-tail.js';
 import { threadAffinities, withCpus } from '../system/affinity.js';
 import { createJobCgroup, wrapCommand, type JobCgroup } from '../system/cgroups.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
-import { baseScenario, predict, type FittedModel, type Scenario } from '../whatif/model.js';
+import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
+import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
-import type { ValidationPoint } from './plan.js';
+import { planValidation, type PlannedPoint, type ValidationPoint } from './plan.js';
+import { requestedPoints, type PointRequest } from './points.js';
+import { cachePointObstacle } from './cache-obstacle.js';
+import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
 import { CACHE_STATE_SETTINGS, CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
 
 export type { ValidationPoint } from './plan.js';
-
-/**
- * What a point's run amounts to: 'measured' tested the setting it asked for;
- * 'not-held' ran, but its cache or CPU setting did not hold, so it tested
- * another one (kept, left out of the model's error); 'failed' measured nothing.
- */
-export type PointStatus = 'measured' | 'not-held' | 'failed';
-
-export interface ValidationResult {
-  point: ValidationPoint;
-  /** Whether the point tested what it asked for (see PointStatus). */
-  status: PointStatus;
-  /** Cache points: how the dataset's residency went against the target over the measured window, else null. */
-  residency: ResidencyVerdict | null;
-  /** CPU points: whether the affinity reached every thread of the job, else null. */
-  affinity: AffinityVerdict | null;
-  /** Predicted samples/s (steady state) at the point; for a cache point, at the cache the job really had. */
-  predictedSamplesPerSec: number;
-  /** Cache points: mean dataset bytes resident over the measured window (mincore, sampled on large datasets), else null. */
-  residentBytes: number | null;
-  /** Cache points: the model's steady hit ratio at residentBytes, else null. */
-  predictedHitRatio: number | null;
-  /**
-   * Cache points: 1 - storage bytes the job read per sample over the measured
-   * window / (bytes per sample x read amplification), else null. Set beside
-   * predictedHitRatio, it tells a wrong hit ratio from a wrong overlap of
-   * fetch with the rest.
-   */
-  measuredHitRatio: number | null;
-  /** Measured samples/s over the steady window, or null when the run failed. */
-  measuredSamplesPerSec: number | null;
-  /** 95% half-width of the measured rate, samples/s. */
-  measuredHalfWidth: number | null;
-  /** (predicted - measured) / measured. */
-  relativeError: number | null;
-  /** The prediction from the model anchored to the control run (see anchorToControl), or null without one. */
-  anchoredSamplesPerSec: number | null;
-  /** (anchored - measured) / measured. */
-  anchoredError: number | null;
-  /** What happened, in a few words (failed runs, the cap applied). */
-  note: string;
-  /** When the job did not end well: the last lines of its stderr (or stdout), for the report. */
-  failureTail: string | null;
-}
-
-export interface ValidationReport {
-  results: ValidationResult[];
-  /** True when Ctrl-C stopped the run: results holds the points completed before it. */
-  interrupted: boolean;
-  /** Median of |relativeError| over the measured points (status 'measured'), the control left out. */
-  medianAbsError: number | null;
-  /** Points, the control left out, whose setting did not hold: the sizes or CPU counts not tested. */
-  notHeld: number;
-  /** |relativeError| of the control: the job's own run-to-run variation, which no model removes. */
-  controlAbsError: number | null;
-  /** Median of |anchoredError| over the points after the control. */
-  anchoredMedianAbsError: number | null;
-  /** Caveats of the model (assumed linear scaling, unproven modes). */
-  modelCaveats: string[];
-  /** Whether the model's overlap of reads and pre-processing was measured (σ fitted) or assumed. */
-  overlapMeasured: boolean;
-}
+export type { ValidationReport, ValidationResult } from './results.js';
 
 /** Live state of a running point. */
 export interface PointProgress {
@@ -94,13 +36,12 @@ export interface PointProgress {
   residentBytes: number | null;
 }
 
+/** What validate is asked to do, parsed and checked. */
 export interface ValidateInput {
-  /** The profile whose model is validated, and whose job is run again. */
+  /** The profile whose job is run again and whose model is checked. */
   profile: Profile;
-  /** The what-if model fitted on the profile alone (its CPU sweep included, when it has one). */
-  model: FittedModel;
-  /** The points to run, in order. */
-  points: ValidationPoint[];
+  /** Cache sizes and CPU counts to run at, and whether the control runs first. */
+  request: PointRequest;
   /** Epochs each cache point runs; the first (cold) is not measured. */
   epochs: number;
   /** Control and CPU points stop when the 95% CI of the iteration time is this tight (relative)... */
@@ -111,10 +52,18 @@ export interface ValidateInput {
   cwd: string;
   /** The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
   env: NodeJS.ProcessEnv;
-  /** Folder for the points' events, logs and residency readings. */
+  /** Folder for the points' events, logs and residency readings; created here. */
   workDir: string;
   /** Seconds before a point's job is stopped whatever it reported. */
   timeoutSec: number;
+}
+
+/** What validate tells its caller while it runs. */
+export interface ValidateHooks {
+  /** Cache points cannot run on this machine, for this reason: they are left out (the report's notRun). */
+  onCachePointsSkipped?: (reason: string) => void;
+  /** The points to run with their estimated times, before the first starts. */
+  onPlan?: (plan: PlannedPoint[]) => void;
   /** Called when a point starts. */
   onPoint?: (point: ValidationPoint, index: number) => void;
   /** Called when a point has run, with its result. */
@@ -125,31 +74,69 @@ export interface ValidateInput {
   onSignal: (handler: () => void) => () => void;
 }
 
+/** A validate run's report, with the plan it followed. */
+export interface ValidationRun {
+  /** Each point's prediction against its measurement, and the errors over them. */
+  report: ValidationReport;
+  /** The points it set out to run, in order, with their estimated times. */
+  plan: PlannedPoint[];
+}
+
 /**
  * Runs the profiled job again at other cache sizes (a cap holds the dataset's
  * page cache at each size: src/system/cache-cap.ts) and CPU counts (affinity),
- * and sets what it measures beside what the what-if model predicts. The model is fitted on the profile alone, so
- * each point is a prediction of a run it has not seen.
+ * and sets what it measures beside what the what-if model predicts. The model
+ * is fitted on the profile alone, so each point is a prediction of a run it
+ * has not seen. Cache points are left out where this machine cannot cap the
+ * page cache (cache-obstacle.ts); the plan is announced before the first
+ * point starts. A profile the model cannot fit is answered with NotEnoughData
+ * before anything runs.
  */
-export async function runValidation(input: ValidateInput): Promise<ValidationReport> {
-  const { profile, model } = input;
+export async function runValidation(input: ValidateInput, hooks: ValidateHooks): Promise<ValidationRun | NotEnoughData> {
+  const { profile } = input;
+  // Fitted once, on the profile alone (its CPU sweep included, when it has one): points, plan and predictions rest on it.
+  const fit = fitModel(profile);
+  if (fit.kind === 'not-enough-data') return fit;
+  const { model } = fit;
+  const asked = requestedPoints(profile, model, input.request);
+  const obstacle = asked.some((p) => p.kind === 'cache') ? cachePointObstacle(profile, input.env) : null;
+  const notRun: ValidationPoint[] = obstacle ? asked.filter((p) => p.kind === 'cache') : [];
+  if (obstacle) hooks.onCachePointsSkipped?.(obstacle);
+  const points = asked.filter((p) => !notRun.includes(p));
+  if (obstacle && !points.some((p) => p.kind !== 'control')) {
+    throw new UserError(`nothing to validate here: ${obstacle}; or pass --cpus`, ExitCode.Environment);
+  }
+  const plan = planValidation(profile, model, points, {
+    epochs: input.epochs,
+    maxIterations: input.maxIterations,
+    datasetFiles: profile.dataset.files,
+    samplesPerIter: profile.modes.cached?.summary?.samplesPerIter ?? 1,
+  });
+  hooks.onPlan?.(plan);
+  mkdirSync(input.workDir, { recursive: true });
+  return { report: await runPoints(input, hooks, model, points, notRun), plan };
+}
+
+/** Runs the points one after another; a Ctrl-C keeps the ones completed before it. */
+async function runPoints(input: ValidateInput, hooks: ValidateHooks, model: FittedModel, points: ValidationPoint[], notRun: ValidationPoint[]): Promise<ValidationReport> {
+  const { profile } = input;
   const base = baseScenario(model);
   const dataset = await listDataset(profile.options.data);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
-  const interrupts = new Interrupts(input.onSignal);
+  const interrupts = new Interrupts(hooks.onSignal);
   const results: ValidationResult[] = [];
   let anchoredModel: FittedModel | null = null;
   try {
-    for (const [index, point] of input.points.entries()) {
+    for (const [index, point] of points.entries()) {
       if (interrupts.interrupted) break;
-      input.onPoint?.(point, index);
+      hooks.onPoint?.(point, index);
       const scenario: Scenario =
         point.kind === 'cache'
           ? { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null }
           : point.kind === 'cpus'
             ? { ...base, cacheBytes: dataset.bytes, cpus: point.cpus, epochs: null }
             : { ...base, cacheBytes: dataset.bytes, epochs: null };
-      const measured = await measurePoint(point, { input, dataset, samplesPerIter, interrupts, index });
+      const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, interrupts, index });
       // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
       if (interrupts.interrupted) break;
       // Predict at the cache the job really had, which the cap holds near, not exactly at, the target.
@@ -179,7 +166,7 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
         note: measured.note,
         failureTail: measured.failureTail,
       });
-      input.onPointDone?.(results[results.length - 1], index);
+      hooks.onPointDone?.(results[results.length - 1], index);
     }
   } finally {
     interrupts.dispose();
@@ -190,52 +177,13 @@ export async function runValidation(input: ValidateInput): Promise<ValidationRep
     ...errorSummary(results),
     modelCaveats: model.caveats,
     overlapMeasured: model.overlapMeasured,
+    notRun,
   };
-}
-
-/** A point's status from its measured rate and whether its cache and CPU settings held. */
-export function pointStatus(rate: number | null, residency: ResidencyVerdict | null, affinity: AffinityVerdict | null): PointStatus {
-  if (rate === null) return 'failed';
-  return (residency?.held ?? true) && (affinity?.held ?? true) ? 'measured' : 'not-held';
-}
-
-/**
- * The model's errors over the points that tested their setting: a point not
- * held tested another setting, so it says nothing of the model's error and is
- * left out (and counted).
- */
-export function errorSummary(results: readonly ValidationResult[]): Pick<ValidationReport, 'medianAbsError' | 'notHeld' | 'controlAbsError' | 'anchoredMedianAbsError'> {
-  const points = results.filter((r) => r.point.kind !== 'control');
-  const tested = points.filter((r) => r.status === 'measured');
-  const control = results.find((r) => r.point.kind === 'control');
-  return {
-    medianAbsError: medianAbs(tested.map((r) => r.relativeError)),
-    notHeld: points.filter((r) => r.status === 'not-held').length,
-    controlAbsError: control?.relativeError != null ? Math.abs(control.relativeError) : null,
-    anchoredMedianAbsError: medianAbs(tested.map((r) => r.anchoredError)),
-  };
-}
-
-function medianAbs(errors: (number | null)[]): number | null {
-  const known = errors.filter((e): e is number => e !== null).map(Math.abs);
-  return known.length ? median(known) : null;
-}
-
-/**
- * The model with its CPU-bound stage times (compute and prep) scaled by k, the
- * control run's measured time against the predicted one. A machine whose CPU
- * speed moves between runs (a shared host: here a single-threaded loop ran at
- * two speeds 1.7x apart, each for 10-30 s) moves every CPU-bound stage alike;
- * storage is measured apart and left alone. Errors against this model are
- * those of the what-if's reasoning (cache, CPUs, overlap), with the job's
- * drift since profiling taken out.
- */
-export function anchorToControl(model: FittedModel, k: number): FittedModel {
-  return { ...model, computeSecPerIter: model.computeSecPerIter * k, prepCpuSecPerSample: model.prepCpuSecPerSample * k };
 }
 
 interface PointContext {
   input: ValidateInput;
+  hooks: ValidateHooks;
   dataset: Dataset;
   samplesPerIter: number;
   interrupts: Interrupts;
@@ -291,7 +239,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
       wrapArgv: (argv) => argv,
       cacheState: new PageCacheState({ dropCaches: false, ...CACHE_STATE_SETTINGS }),
       onProgress: (progress) => {
-        input.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
+        ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
         // Once the job iterates, its loader workers exist: every thread must be inside the mask.
         if (affinity && verdict === null && progress.iterations >= AFFINITY_CHECK_ITERATIONS && job) {
           const threads = threadAffinities(job.pid);
@@ -376,7 +324,7 @@ async function measureCachePoint(
           }
         }
         const epoch = Math.min(epochs, Math.floor(progress.iterations / iterationsPerEpoch) + 1);
-        input.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch, epochs, residentBytes: lastResident });
+        ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch, epochs, residentBytes: lastResident });
       },
     });
     const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];

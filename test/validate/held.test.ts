@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { renderValidation } from '../../src/cli/validate.js';
+import { renderValidation } from '../../src/report/validate-terminal.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { allowedCpus, threadAffinities } from '../../src/system/affinity.js';
 import { judgeAffinity, judgeResidency } from '../../src/validate/held.js';
 import { planValidation } from '../../src/validate/plan.js';
-import { errorSummary, pointStatus, type ValidationResult } from '../../src/validate/run-validate.js';
+import { errorSummary, pointStatus, type ValidationResult } from '../../src/validate/results.js';
 import { fitOrFail } from '../whatif/fit-or-fail.js';
 
 const MiB = 2 ** 20;
@@ -96,14 +96,14 @@ test('a cache point not held is marked, left out of the error, and the summary s
   const summary = errorSummary(results);
   assert.equal(summary.notHeld, 1);
   assert.ok(Math.abs(summary.medianAbsError! - (1300 - 1267.4) / 1267.4) < 1e-12, 'the 17% of the point not held is left out');
-  const text = renderValidation({ results, interrupted: false, ...summary, modelCaveats: [], overlapMeasured: true }, 'p.json');
+  const text = renderValidation({ results, interrupted: false, ...summary, modelCaveats: [], overlapMeasured: true, notRun: [] }, 'p.json');
   assert.match(text, /page cache 690\.9 MiB\s+NOT HELD/);
   assert.match(text, /page cache 690\.9 MiB: NOT HELD, so this setting was not tested and its error is left out: the dataset's page cache held 1\.1 GiB on average \(848\.0 MiB-1\.3 GiB; 0% of 3 readings in the band\), outside the band 621\.8 MiB-760\.0 MiB/);
   assert.match(text, /median absolute error 2\.6%: within the 10% target/);
   assert.doesNotMatch(text, /NOT within/);
   // Every point not held: nothing is said about the model.
   const none = [results[0], results[1]];
-  const noneText = renderValidation({ results: none, interrupted: false, ...errorSummary(none), modelCaveats: [], overlapMeasured: true }, 'p.json');
+  const noneText = renderValidation({ results: none, interrupted: false, ...errorSummary(none), modelCaveats: [], overlapMeasured: true, notRun: [] }, 'p.json');
   assert.match(noneText, /no point tested its setting: nothing to say about the model/);
 });
 

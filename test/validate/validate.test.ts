@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { fitCpuScaling } from '../../src/whatif/cpu-scaling.js';
 import { readProfile } from '../../src/store/profile-store.js';
-import { anchorToControl } from '../../src/validate/run-validate.js';
+import { anchorToControl } from '../../src/validate/results.js';
 import { baseScenario, predict, stageTimes } from '../../src/whatif/model.js';
 import { fitOrFail } from '../whatif/fit-or-fail.js';
 

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderValidation } from '../../src/cli/validate.js';
-import type { ValidationPoint, ValidationReport, ValidationResult } from '../../src/validate/run-validate.js';
+import { renderValidation } from '../../src/report/validate-terminal.js';
+import type { ValidationPoint } from '../../src/validate/plan.js';
+import type { ValidationReport, ValidationResult } from '../../src/validate/results.js';
 
 function row(point: ValidationPoint, predicted: number, measured: number, halfWidth: number, anchored: number | null = null): ValidationResult {
   return {
@@ -33,6 +34,7 @@ function report(results: ValidationResult[]): ValidationReport {
     anchoredMedianAbsError: 0.03,
     modelCaveats: [],
     overlapMeasured: false,
+    notRun: [],
   };
 }
 

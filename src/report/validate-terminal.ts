@@ -1,0 +1,112 @@
+// What `ds-analyzer validate` prints when it is done: predicted against
+// measured, point by point, the points not held, the model's verdict against
+// its target, the control, the recommended cache's check, the failures and
+// the model's caveats; and the message of a run that did not end well.
+import { formatBytes } from '../units.js';
+import type { ValidationReport, ValidationResult } from '../validate/results.js';
+import { modelVerdict, notHeldPoints, recommendationVerdict, type ModelVerdict, type RecommendationVerdict, type ValidationFailure } from '../validate/verdict.js';
+import { table } from './format.js';
+import { describePoint } from './validate-progress.js';
+
+function percent(error: number | null): string {
+  return error === null ? '—' : `${(error * 100).toFixed(1)}%`;
+}
+
+/** Predicted against measured, point by point, and the verdict against the 10% target. */
+export function renderValidation(report: ValidationReport, path: string): string {
+  const rows = [['point', 'status', 'predicted samples/s', 'measured samples/s', 'error', 'anchored error', 'hit ratio pred/meas', 'run']];
+  for (const r of report.results) {
+    rows.push([
+      describePoint(r.point),
+      r.status === 'not-held' ? 'NOT HELD' : r.status,
+      r.predictedSamplesPerSec.toFixed(1),
+      r.measuredSamplesPerSec === null ? '—' : `${r.measuredSamplesPerSec.toFixed(1)}${r.measuredHalfWidth !== null ? ` ± ${r.measuredHalfWidth.toFixed(1)}` : ''}`,
+      percent(r.relativeError),
+      percent(r.anchoredError),
+      r.predictedHitRatio === null ? '—' : `${r.predictedHitRatio.toFixed(2)}/${r.measuredHitRatio === null ? '?' : r.measuredHitRatio.toFixed(2)}`,
+      r.note,
+    ]);
+  }
+  const notHeld = notHeldPoints(report);
+  const untested = notHeld.length
+    ? notHeld.map((r) => `${describePoint(r.point)}: NOT HELD, so this setting was not tested and its error is left out: ${notHeldWhy(r)}\n`).join('') +
+      'the error of a point not held says nothing about the model; see docs/whatif.md ("How validate holds a cache size")\n'
+    : '';
+  const control =
+    report.controlAbsError === null
+      ? ''
+      : `control: the profiled settings re-run landed ${percent(report.controlAbsError)} from the profile: the job's own ` +
+        `run-to-run variation on this machine, which no model removes\n` +
+        (report.anchoredMedianAbsError === null
+          ? ''
+          : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute error ${percent(report.anchoredMedianAbsError)}\n`);
+  const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
+  const recommended = renderRecommendation(recommendationVerdict(report));
+  const failures = report.results
+    .filter((r) => r.failureTail !== null)
+    .map((r) => `${describePoint(r.point)} failed; the end of its log:\n${r.failureTail!.replace(/^/gm, '  | ')}\n`)
+    .join('');
+  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+}
+
+/** The model's error against its target, in one line (no newline). */
+function renderModelVerdict(verdict: ModelVerdict): string {
+  switch (verdict.kind) {
+    case 'untested':
+      return 'no point tested its setting: nothing to say about the model';
+    case 'unmeasured':
+      return 'no point measured: nothing to say about the model';
+    case 'within-target':
+      return `median absolute error ${(verdict.medianAbsError * 100).toFixed(1)}%: within the ${verdict.targetAbsError * 100}% target`;
+    case 'beyond-target':
+      return `median absolute error ${(verdict.medianAbsError * 100).toFixed(1)}%: NOT within the ${verdict.targetAbsError * 100}% target; trust the what-if less for this job`;
+  }
+}
+
+/** Whether the fetch stall is gone at the recommended cache, in a line; '' when no recommended point was measured. */
+function renderRecommendation(verdict: RecommendationVerdict | null): string {
+  if (verdict === null) return '';
+  if (verdict.kind === 'no-control') return 'recommended cache: no control run to compare with (the fetch stall cannot be judged)\n';
+  const at = `at the recommended cache ${formatBytes(verdict.cacheBytes)}`;
+  const rates = `${verdict.samplesPerSec.toFixed(1)} vs ${verdict.controlSamplesPerSec.toFixed(1)} samples/s fully cached (control)`;
+  switch (verdict.kind) {
+    case 'gone-within-noise': {
+      // Say how wide the noise was: a disturbed profile makes the run-to-run term, and so this judgement, loose.
+      const width = `noise ±${verdict.noiseSamplesPerSec.toFixed(1)} samples/s${verdict.runToRunShare !== null ? `, of which run-to-run variation ${percent(verdict.runToRunShare)}` : ''}`;
+      return `recommended cache: the fetch stall is gone within noise ${at}: ${rates} (${width})\n`;
+    }
+    case 'gone-negligible':
+      return `recommended cache: the fetch stall is gone ${at}: ${rates}, ${percent(verdict.slowerShare)} slower, beyond noise but under the ${percent(verdict.negligibleShare)} the model counts as no stall\n`;
+    case 'not-gone': {
+      const hits = verdict.heldHitRatios;
+      const why = hits
+        ? `; the cache hit as often as predicted (${hits.measured.toFixed(2)} vs ${hits.predicted.toFixed(2)}), so what is left is how the misses fall in time, ` +
+          'which the model takes as an epoch mean: under LRU the hits come early in each epoch and the misses late' +
+          (verdict.overlapMeasured ? '' : ', and reads may run partly in series with pre-processing, which the profile did not measure (profile --overlap)')
+        : '';
+      return `recommended cache: the fetch stall is NOT gone ${at}: ${rates}, ${percent(verdict.slowerShare)} slower beyond noise${why}\n`;
+    }
+  }
+}
+
+/** Why a point did not hold, with what it held instead. */
+function notHeldWhy(r: ValidationResult): string {
+  const v = r.residency;
+  if (v) {
+    if (v.meanBytes === null) return 'no residency reading fell in its measured window';
+    const share = `${Math.round(v.inBandShare * 100)}% of ${v.readings} readings in the band`;
+    const band = `${formatBytes(Math.max(0, v.targetBytes - v.toleranceBytes))}-${formatBytes(v.targetBytes + v.toleranceBytes)}`;
+    const where = Math.abs(v.meanBytes - v.targetBytes) > v.toleranceBytes ? `outside the band ${band}` : `a mean inside the band ${band}, but most readings outside it`;
+    return `the dataset's page cache held ${formatBytes(v.meanBytes)} on average (${formatBytes(v.minBytes!)}-${formatBytes(v.maxBytes!)}; ${share}), ${where}`;
+  }
+  if (r.affinity) return `the CPU affinity did not apply to the job: ${r.affinity.outside} of ${r.affinity.threads} threads outside CPUs ${r.affinity.cpus.join(',')}${r.affinity.example ? ` (${r.affinity.example})` : ''}`;
+  return 'its setting did not hold';
+}
+
+/** The one-line message of a run that did not end well. */
+export function renderValidationFailure(failure: ValidationFailure): string {
+  if (failure.kind === 'job-failed') return 'no point was measured: the job failed at every point (the end of its log is in the report)';
+  return failure.completed === 0
+    ? 'interrupted before any point completed'
+    : `interrupted: ${failure.completed} of ${failure.planned} points completed; the report shows them`;
+}

@@ -1,0 +1,47 @@
+// Which points validate runs, from what was asked: cache sizes (bytes, shares
+// of the dataset, or whatif's recommendation) and CPU counts, after the
+// control. Pure: the sizes are resolved against the profile and its model.
+import { ExitCode, UserError } from '../errors.js';
+import type { Profile } from '../schema/profile.js';
+import { resolveCacheSize, type CacheSize } from '../units.js';
+import { baseScenario, predict, type FittedModel } from '../whatif/model.js';
+import { cacheFor } from '../whatif/recommend.js';
+import type { ValidationPoint } from './plan.js';
+
+/** A cache size as asked: bytes, a share of the dataset, or whatif's recommended cache. */
+export type CacheRequest = CacheSize | { word: 'recommended' };
+
+/** The points asked for, before anything about this machine is known. */
+export interface PointRequest {
+  /** Cache sizes to run at, in the order given. */
+  cacheSizes: CacheRequest[];
+  /** CPU counts to run at, in the order given. */
+  cpuCounts: number[];
+  /** Whether the control (the profiled settings again) runs first. */
+  control: boolean;
+}
+
+/** The points, in run order: the control, then the cache points, then the CPU points. */
+export function requestedPoints(profile: Profile, model: FittedModel, request: PointRequest): ValidationPoint[] {
+  const cache: ValidationPoint[] = request.cacheSizes.map((size) =>
+    'word' in size
+      ? { kind: 'cache', cacheBytes: recommendedCache(model), recommended: true }
+      : { kind: 'cache', cacheBytes: resolveCacheSize(size, profile.dataset.bytes) },
+  );
+  const cpus: ValidationPoint[] = request.cpuCounts.map((count) => ({ kind: 'cpus', cpus: count }));
+  const control: ValidationPoint[] = request.control ? [{ kind: 'control' }] : [];
+  return [...control, ...cache, ...cpus];
+}
+
+/** whatif's answer: the smallest LRU page cache that removes the fetch stall, in the steady state. */
+export function recommendedCache(model: FittedModel): number {
+  const scenario = { ...baseScenario(model), epochs: null };
+  const answer = cacheFor(model, scenario, predict(model, scenario), 'page-cache');
+  if (answer.value === null) {
+    throw new UserError("--cache recommended: no page-cache size removes this profile's fetch stall (see 'ds-analyzer whatif')", ExitCode.BadValue);
+  }
+  if (answer.value === 0) {
+    throw new UserError("--cache recommended: this profile has no fetch stall to remove, so there is no cache to check; pass sizes instead", ExitCode.BadValue);
+  }
+  return answer.value;
+}
