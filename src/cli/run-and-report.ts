@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { DEFAULT_FIRST_ITERATION_TIMEOUT_SEC, runProfile, type ProfileRunInput, type ProfileRunOutcome } from '../profile/run-profile.js';
+import { DEFAULT_FIRST_ITERATION_TIMEOUT_SEC, runProfile, type ProfileRunHooks, type ProfileRunInput, type ProfileRunOutcome } from '../profile/run-profile.js';
+import { allRuns, failedBeforeAnyIteration, iterationsSeen } from '../profile/run-outcome.js';
 import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
 import type { Io } from './io.js';
@@ -15,8 +16,14 @@ export async function runAndReport(
   io: Io,
   options: { json: boolean },
 ): Promise<{ exitCode: number; outcome: ProfileRunOutcome }> {
+  const outcome = await runProfile(input, profileProgressHooks(io));
+  return { exitCode: reportProfileOutcome(outcome, io, { json: options.json, firstIterationTimeoutSec: input.firstIterationTimeoutSec }), outcome };
+}
+
+/** Hooks of a profile run that show its live progress on stderr. */
+export function profileProgressHooks(io: Io): ProfileRunHooks {
   const progress = createProgress(io.stderr, io.isTTY);
-  const outcome = await runProfile(input, {
+  return {
     onModeStart: (mode) => progress.line(`${mode}: starting the job`),
     onProgress: (p) => progress.update(p),
     onModeDone: (result) =>
@@ -28,35 +35,28 @@ export async function runAndReport(
       ),
     onWarning: (message) => progress.line(`warning: ${message}`),
     onSignal: (handler) => io.onSignal(handler),
-  });
+  };
+}
+
+/**
+ * Prints a profile run's outcome: the summary (or, with json, only the
+ * profile on stdout), then the failure explained; returns the exit code.
+ * `firstIterationTimeoutSec` is the run's, when it set one.
+ */
+export function reportProfileOutcome(outcome: ProfileRunOutcome, io: Io, options: { json: boolean; firstIterationTimeoutSec?: number }): number {
   if (options.json) {
     io.stdout(JSON.stringify(outcome.profile, null, 1) + '\n');
   } else if (!failedBeforeAnyIteration(outcome)) {
     // A job that failed before its first iteration has no table, verdict or advice to show: only the failure, below.
     io.stdout('\n' + renderSummary(outcome.profile, outcome.path));
   }
-  return { exitCode: explainOutcome(outcome, io, input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC), outcome };
+  return explainOutcome(outcome, io, options.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC);
 }
 
 /** 'cold', 'cached at 1 CPU(s)', or 'overlap probe (45% resident)'. */
 function runName(result: ModeResult & { residentShare?: number }): string {
   if (result.residentShare !== undefined) return `overlap probe (cold, ${(result.residentShare * 100).toFixed(0)}% held resident)`;
   return result.cpus ? `${result.mode} at ${result.cpus.length} CPU(s)` : result.mode;
-}
-
-/** Every run of the profile: the (pooled) modes, the CPU sweep, the overlap probe. */
-function allRuns(profile: ProfileRunOutcome['profile']): ModeResult[] {
-  return [...Object.values(profile.modes), ...(profile.cpuSweep ?? []), ...(profile.overlapProbe ? [profile.overlapProbe] : [])];
-}
-
-/** Iterations the job reported over all its runs and ranks. */
-function iterationsSeen(run: ModeResult): number {
-  return run.ranks.reduce((sum, r) => sum + r.iterations.length, 0);
-}
-
-/** The job failed and no run saw a single iteration: there is nothing measured to show. */
-export function failedBeforeAnyIteration(outcome: Pick<ProfileRunOutcome, 'exitCode' | 'profile'>): boolean {
-  return outcome.exitCode === ExitCode.JobFailed && allRuns(outcome.profile).every((run) => iterationsSeen(run) === 0);
 }
 
 function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeoutSec: number): number {

@@ -4,9 +4,41 @@
  */
 import type { Profile } from '../schema/profile.js';
 import { impliedSplit, type EmulatorSettings } from '../emulator/expected.js';
+import type { DemoHooks, DemoOutcome } from '../demo/run-demo.js';
+import { failedBeforeAnyIteration } from '../profile/run-outcome.js';
 import { formatBytes, formatRate } from '../units.js';
+import { isNotEnoughData } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
 import { table } from './format.js';
+
+/** The demo's own progress lines (the dataset, the throttle), on `write` (stderr). */
+export function demoProgressHooks(write: (text: string) => void): Pick<DemoHooks, 'onDatasetStart' | 'onDatasetReady' | 'onThrottle'> {
+  const say = (text: string) => write(`${text}\n`);
+  return {
+    onDatasetStart: (preset, dir) => say(`demo: dataset of ${preset.files} files of ${formatBytes(preset.fileBytes)} in ${dir}`),
+    onDatasetReady: (dataset) => say(dataset.reused ? 'demo: reusing the generated dataset' : `demo: generated ${formatBytes(dataset.bytes)}`),
+    onThrottle: (reason, bytesPerSec) =>
+      say(reason ? `demo: storage is not throttled (${reason}); the cold mode reads at the disk's own speed` : `demo: cold storage throttled to ${formatRate(bytesPerSec)}`),
+  };
+}
+
+/**
+ * What the demo prints after the profile's own summary: the settings check
+ * (unless nothing was measured: the failure is then all there is to say),
+ * and, when the job ended well, the what-if, the report and what to try next.
+ * `shown` writes a path as the user should see it.
+ */
+export function renderDemoOutcome(outcome: DemoOutcome, shown: (path: string) => string): string {
+  const parts: string[] = [];
+  if (!failedBeforeAnyIteration(outcome.run)) parts.push(renderSettingsCheck(outcome.run.profile, outcome.settings));
+  if (outcome.whatif !== null) {
+    parts.push(isNotEnoughData(outcome.whatif) ? `what-if: not available for this profile: ${outcome.whatif.reason}\n` : renderDemoWhatif(outcome.whatif));
+    const written = outcome.report;
+    if (written) parts.push(`report: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`);
+    parts.push(renderNextSteps(shown(outcome.run.path)));
+  }
+  return parts.map((part) => `\n${part}`).join('');
+}
 
 /** Measured split next to what the emulator's settings imply: the demo checks itself. */
 export function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): string {

@@ -1,0 +1,122 @@
+// The demo (`ds-analyzer demo`): a generated dataset of real compressed files,
+// an emulated job profiled on it with the demo's run settings, then the
+// what-if at no cache and the report. Everything the demo does to the machine
+// (the dataset, the cgroup check, the job, the report files) happens here;
+// the command only parses its flags and renders the outcome.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ExitCode } from '../errors.js';
+import { generateDataset, type Dataset as GeneratedDataset } from '../emulator/generate-dataset.js';
+import { EMULATOR_PRESETS, type EmulatorPreset } from '../emulator/presets.js';
+import type { EmulatorSettings } from '../emulator/expected.js';
+import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
+import { newProfilePath } from '../store/profile-store.js';
+import { CACHE_STATE_SETTINGS, DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
+import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../profile/run-profile.js';
+import { modelWhatIf } from '../report/whatif-adapter.js';
+import { writeReport, type WrittenReport } from '../report/write-report.js';
+import { MODES } from '../schema/events.js';
+import { wholeDiskDevice } from '../system/block-device.js';
+import { detectCgroups } from '../system/cgroups.js';
+import type { NotEnoughData } from '../whatif/model.js';
+import { whatif, type WhatifResult } from '../whatif/whatif.js';
+
+const EMULATOR = fileURLToPath(new URL('../emulator/job.js', import.meta.url));
+
+/** Name of the demo's job in its profile and report. */
+const JOB_NAME = 'emulated-demo';
+
+/** What the demo is asked to do. */
+export interface DemoInput {
+  /** The quick preset (a smaller dataset and a faster job) instead of the full one. */
+  quick: boolean;
+  /** Folder of the generated dataset, relative to cwd; null: the user's cache folder. */
+  datasetDir: string | null;
+  /** Folder for the profile. */
+  profilesDir: string;
+  /** Folder for the HTML and Markdown report; null: no report. */
+  reportsDir: string | null;
+  /** Whether cold storage is throttled where this machine permits. */
+  throttle: boolean;
+  /** Working folder of the job. */
+  cwd: string;
+  /** The CLI's environment: the job inherits it; XDG_CACHE_HOME and HOME name the user's cache folder, DSA_CGROUP_PARENT a delegated cgroup. */
+  env: NodeJS.ProcessEnv;
+}
+
+/** What the demo tells its caller while it runs, beside the profile run's own hooks. */
+export interface DemoHooks extends ProfileRunHooks {
+  /** The dataset of `preset` is about to be generated, or found, in `dir`. */
+  onDatasetStart?: (preset: EmulatorPreset, dir: string) => void;
+  /** The dataset is ready: generated now, or reused. */
+  onDatasetReady?: (dataset: GeneratedDataset) => void;
+  /** Whether cold storage is throttled: reason null when it is, at `bytesPerSec`; else why not. */
+  onThrottle?: (reason: string | null, bytesPerSec: number) => void;
+}
+
+/** What the demo measured and wrote. */
+export interface DemoOutcome {
+  /** The profile run: the profile, its path, and how the job ended. */
+  run: ProfileRunOutcome;
+  /** The emulated job's settings, to set beside the measured split. */
+  settings: EmulatorSettings;
+  /** The what-if at no cache, or why the profile cannot answer it; null when the job did not end well. */
+  whatif: WhatifResult | NotEnoughData | null;
+  /** The report written; null with no reportsDir, or when the job did not end well. */
+  report: WrittenReport | null;
+}
+
+/** Runs the demo: dataset, profile, what-if at no cache, report. */
+export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoOutcome> {
+  const preset = input.quick ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
+  const datasetDir = resolve(input.cwd, input.datasetDir ?? join(cacheHome(input.env), 'ds-analyzer', `demo-${preset.files}x${preset.fileBytes}`));
+  hooks.onDatasetStart?.(preset, datasetDir);
+  hooks.onDatasetReady?.(await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 }));
+
+  const throttleReason = input.throttle ? await throttleBlocker(datasetDir, input.env) : 'disabled by --no-throttle';
+  const storageBw = throttleReason === null ? preset.storageBwBytesPerSec : null;
+  hooks.onThrottle?.(throttleReason, preset.storageBwBytesPerSec);
+
+  const argv = [process.execPath, EMULATOR, '--data', datasetDir, '--batch-size', String(preset.batchSize), '--workers', String(preset.workers), '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs)];
+  const run = await runProfile(
+    {
+      argv,
+      cwd: input.cwd,
+      env: input.env,
+      jobName: JOB_NAME,
+      dataRoots: [datasetDir],
+      modes: [...MODES],
+      ...DEMO_RUN,
+      storageBwBytesPerSec: storageBw,
+      dropCaches: false,
+      sync: SUPERVISION.sync,
+      pollMs: SUPERVISION.pollMs,
+      outFile: newProfilePath(input.profilesDir, JOB_NAME),
+      cacheState: new PageCacheState({ dropCaches: false, ...CACHE_STATE_SETTINGS }),
+      nvidiaSmi: null,
+      // The what-if below then rests on a measured overlap of reads and pre-processing.
+      overlapProbe: true,
+    },
+    hooks,
+  );
+  const settings: EmulatorSettings = { ...preset, cpus: run.profile.host.cpus, meanFileBytes: run.profile.dataset.meanFileBytes, storageBwBytesPerSec: storageBw };
+  if (run.exitCode !== ExitCode.Ok) return { run, settings, whatif: null, report: null };
+  // Would the stall go if the page cache could not hold the dataset: the question the cold mode answers.
+  const answer = whatif(run.profile, run.path, { cacheBytes: 0 });
+  const report = input.reportsDir === null ? null : await writeReport(run.profile, run.path, input.reportsDir, modelWhatIf);
+  return { run, settings, whatif: answer, report };
+}
+
+/** Why storage cannot be throttled here, or null when it can. */
+async function throttleBlocker(datasetDir: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const io = detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }).controllers.io;
+  if (!io.writable) return io.reason;
+  if (!(await wholeDiskDevice(datasetDir))) return 'the dataset is not on a local block device';
+  return null;
+}
+
+/** The user's cache folder: $XDG_CACHE_HOME, else ~/.cache. */
+function cacheHome(env: NodeJS.ProcessEnv): string {
+  return env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
+}
