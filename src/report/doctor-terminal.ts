@@ -1,0 +1,24 @@
+// What `ds-analyzer doctor` prints: the capability table, what each missing
+// capability costs and how to fix it, and with --data the dataset's file
+// systems and their limits.
+import type { Diagnosis } from '../system/diagnose.js';
+import { table } from './format.js';
+
+/** The diagnosis as a terminal text. */
+export function renderDoctor(d: Diagnosis): string {
+  let text = table([['capability', 'ok', 'found'], ...d.capabilities.map((r) => [r.name, r.available ? 'yes' : 'NO', r.detail])]) + '\n';
+  const missing = d.capabilities.filter((r) => !r.available);
+  if (missing.length) text += '\nWhat is missing, and what it costs:\n';
+  for (const r of missing) text += `- ${r.name}: ${r.impact}\n  fix: ${r.fix}\n`;
+  if (d.dataset) {
+    text += `\n${table([['dataset', 'file system', 'source', 'mounted at'], ...d.dataset.map((f) => [f.root, f.type, f.source, f.mountPoint])])}\n`;
+    const limits = [...d.unresolved.map((dir) => `--data ${dir}: cannot be resolved to a mounted file system (does it exist?)`), ...d.fileSystemWarnings];
+    text += limits.length ? limits.map((w) => `- ${w}\n`).join('') : 'The cached and cold modes can be proven on these file systems.\n';
+  }
+  return text;
+}
+
+/** doctor --json: the capability rows, or with --data { capabilities, dataset }. */
+export function doctorJson(d: Diagnosis): unknown {
+  return d.dataset ? { capabilities: d.capabilities, dataset: d.dataset } : d.capabilities;
+}
