@@ -38,6 +38,8 @@ export interface TextContext {
   inconclusive: { roomFraction: number; runToRunPct: number | null } | null;
   /** A stall that is the step slowing beside the loader, not a longer wait for data; null when none is. */
   contention: { stall: 'prep' | 'fetch'; stepGrowthMs: number; fraction: number } | null;
+  /** Loader workers (per rank, all ranks) fewer than the job's CPUs (cpus); null when not, or not reported. */
+  workersLimit: { perRank: number; workers: number; cpus: number } | null;
 }
 
 type Text = (c: TextContext) => string;
@@ -99,6 +101,14 @@ const cpusNeeded = (c: TextContext): string =>
       `(${(c.prepCpuSecPerSample * 1000).toFixed(1)} CPU-ms per sample).`
     : '';
 
+/** num_workers first, when the job's loader workers are fewer than its CPUs: the lever that costs nothing. */
+const workersFirst = (c: TextContext): string =>
+  c.workersLimit === null
+    ? ''
+    : `Raise num_workers first: ${c.workersLimit.perRank} loader worker${c.workersLimit.perRank === 1 ? '' : 's'} per rank ` +
+      `(${c.workersLimit.workers} in all) pre-process on at most ${c.workersLimit.workers} of the job's ${c.workersLimit.cpus} CPUs; ` +
+      "'ds-analyzer whatif' gives the count that removes the stall and the line to paste (profile --workers measures the counts). ";
+
 const storageNeeded = (c: TextContext): string =>
   c.neededStorageBytesPerSec !== null
     ? ` The accelerator could consume ${rate(c.neededStorageBytesPerSec)}; storage delivered ${rate(c.storageReadBytesPerSec)}.`
@@ -114,10 +124,10 @@ export const ADVICE_TEXT: Keyed = {
       : 'The data pipeline keeps up with the accelerator: nothing to change in data loading.',
   prep: {
     moderately: (c) =>
-      `Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) falls behind the accelerator.` +
+      `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) falls behind the accelerator.` +
       `${cpusNeeded(c)} Add loader workers or CPUs, or make transforms cheaper.`,
     highly: (c) =>
-      `Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) is the bottleneck.${cpusNeeded(c)}` +
+      `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) is the bottleneck.${cpusNeeded(c)}` +
       ' Add loader workers or CPUs, make transforms cheaper (decode at lower resolution, cache decoded data),' +
       ' or decode on the GPU (NVIDIA DALI).',
   },

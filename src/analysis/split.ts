@@ -53,7 +53,7 @@ const STATE_WORD: Record<Mode, string> = {
  * is used with a caveat; figures resting on a mode whose cache state was not
  * proven are marked `proven: false` and the caveat gives the mode's reason.
  */
-export function analyze(modes: ModeResults): Analysis {
+export function analyze(modes: ModeResults, host: { cpus?: number } = {}): Analysis {
   const caveats: string[] = [];
   const syn = usable('synthetic', modes.synthetic, caveats);
   const cached = usable('cached', modes.cached, caveats);
@@ -150,6 +150,7 @@ export function analyze(modes: ModeResults): Analysis {
     stallsWithinNoise: stallCalls.prep === 'within-noise' && stallCalls.fetch === 'within-noise',
     contention,
     inconclusive,
+    workersLimit: workersLimit(cached, host.cpus ?? null),
   };
   const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];
   const advice = bound === 'compute' || bound === 'unknown' ? ADVICE_TEXT[bound] : ADVICE_TEXT[bound][severity!];
@@ -478,4 +479,17 @@ function memoryRate(m: Usable): number | null {
   const perSample = bytesPerSample(m);
   const samplesPerSec = allRanksSamplesPerSec(m);
   return perSample === null || samplesPerSec === null ? null : samplesPerSec * perSample;
+}
+
+/**
+ * The cached mode's loader workers, all ranks together, when they are fewer
+ * than the CPUs the job could use: prep can then use at most that many CPUs
+ * whatever the server has, and raising num_workers is the first lever.
+ */
+function workersLimit(cached: ModeResult | null, hostCpus: number | null): TextContext['workersLimit'] {
+  if (!cached || cached.ranks.length === 0 || cached.ranks.some((r) => r.workers === null)) return null;
+  const cpus = cached.cpus?.length ?? hostCpus;
+  const perRank = cached.ranks[0].workers!;
+  const workers = cached.ranks.reduce((sum, r) => sum + r.workers!, 0);
+  return cpus !== null && workers < cpus ? { perRank, workers, cpus } : null;
 }

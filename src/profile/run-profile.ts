@@ -240,7 +240,7 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
         const pooled = poolPasses(scheduled);
         profile.modes = pooled.modes;
         if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
-        profile.analysis = analyze(profile.modes);
+        profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus });
       } else {
         (profile.cpuSweep ??= []).push(result);
       }

@@ -199,6 +199,11 @@ test('verdict and advice text interpolate the measured numbers', () => {
   // 0.03 CPU-s per sample x 320 samples/s = 9.6 cores.
   assert.match(a.advice, /9\.6 CPU cores/);
   assert.match(a.advice, /DALI/);
+  assert.doesNotMatch(a.advice, /num_workers/, 'the host is not known: no claim about workers and CPUs');
+  // The same job's 2 workers on a 16-CPU host: num_workers is named first; on 2 CPUs it is not.
+  const onSixteen = analyze(modes, { cpus: 16 });
+  assert.match(onSixteen.advice, /^Raise num_workers first: 2 loader workers per rank \(2 in all\) pre-process on at most 2 of the job's 16 CPUs/);
+  assert.doesNotMatch(analyze(modes, { cpus: 2 }).advice, /num_workers/);
   // Stalls of 2 ms in a 104 ms iteration do not clear the 2% margin: within noise, and said so.
   const compute = analyze(three(100, 102, 104));
   assert.equal(compute.verdict.text, 'compute-bound: the data stalls are within noise of zero');
