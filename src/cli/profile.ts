@@ -3,8 +3,6 @@ import { basename, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
 import { newProfilePath } from '../store/profile-store.js';
-import { assertCommandExists } from '../system/resolve-command.js';
-import { allowedCpus, withCpus } from '../system/affinity.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
 import { CACHE_STATE_SETTINGS, DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
@@ -123,7 +121,6 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     throw new UserError(`--data is required: pass the folder the job reads its samples from`, ExitCode.Usage);
   }
   const modes = parseModes(raw.modes);
-  assertCommandExists(command[0], io.env.PATH, io.cwd);
   const jobName = raw.name ?? jobNameOf(command);
   const profilesDir = resolve(io.cwd, raw.profilesDir);
   return {
@@ -147,7 +144,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     outFile: raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName),
     cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), ...CACHE_STATE_SETTINGS }),
     nvidiaSmi: raw.nvidiaSmi,
-    cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus, io) : [],
+    cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus) : [],
     workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],
     overlapProbe: Boolean(raw.overlap),
     pauseReclaim: !raw.keepReclaim,
@@ -155,11 +152,9 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
   };
 }
 
-/** '1,2' -> [1, 2]: each a CPU count this machine has, checked before anything runs. */
-function parseCpuSweep(text: string, io: Io): number[] {
+/** '1,2' -> [1, 2]; whether this machine has that many CPUs is checked when the run starts (profile/preflight.ts). */
+function parseCpuSweep(text: string): number[] {
   const counts = text.split(',').map((part) => parsePositiveInt(part.trim(), '--cpus'));
-  const allowed = allowedCpus();
-  for (const count of counts) withCpus(count, ['true'], io.env.PATH, allowed);
   if (new Set(counts).size !== counts.length) throw new UserError(`--cpus lists a count twice: '${text}'`, ExitCode.BadValue);
   return counts;
 }

@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { newestProfile, readProfile } from '../store/profile-store.js';
-import { fontsAvailable } from '../report/charts.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { writeReport } from '../report/write-report.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
@@ -28,8 +27,8 @@ ${EXIT_CODES_HELP}`,
     .action(async (profileArg: string | undefined, raw: { outDir: string; profilesDir: string }) => {
       const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
       const profile = readProfile(profilePath);
-      if (!fontsAvailable()) io.stderr('ds-analyzer: warning: no fonts found, PNG charts will have no text: install a font package (e.g. fonts-dejavu-core)\n');
       const written = await writeReport(profile, profileArg ?? profilePath, resolve(io.cwd, raw.outDir), modelWhatIf);
+      if (written.noFonts) io.stderr('ds-analyzer: warning: no fonts found, PNG charts will have no text: install a font package (e.g. fonts-dejavu-core)\n');
       const show = (path: string) => relative(io.cwd, path) || path;
       io.stdout(`report: ${show(written.html)}\n        ${show(written.markdown)} (+ ${written.pngs.length} PNG charts)\n`);
       if (written.whatIfNote) io.stderr(`ds-analyzer: note: ${written.whatIfNote}\n`);

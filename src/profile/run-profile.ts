@@ -23,6 +23,7 @@ import { PartialCacheState } from './cache-states/partial-cache-state.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
 import { CACHE_STATE_SETTINGS, DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
+import { assertRunnable } from './preflight.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
 export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = SUPERVISION.firstIterationTimeoutSec;
@@ -123,6 +124,7 @@ export interface ProfileRunOutcome {
  * each, so a crash or an interrupt leaves every measured mode saved.
  */
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
+  assertRunnable(input);
   const dataset = await listDataset(input.dataRoots);
   const warnings: string[] = [];
   const warn = (message: string) => {

@@ -7,7 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Profile } from '../schema/profile.js';
 import { TOOL_VERSION } from '../version.js';
 import { reportCharts } from './chart-configs.js';
-import { renderChartPng } from './charts.js';
+import { fontsAvailable, renderChartPng } from './charts.js';
 import { renderHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
 import { reportData } from './report-data.js';
@@ -15,11 +15,16 @@ import type { WhatIfSource } from './whatif-source.js';
 
 /** What was written. */
 export interface WrittenReport {
+  /** Path of the self-contained HTML report. */
   html: string;
+  /** Path of the Markdown report. */
   markdown: string;
+  /** Paths of the PNG charts the Markdown report shows. */
   pngs: string[];
   /** Set when the what-if section has no curves, with the reason. */
   whatIfNote: string | null;
+  /** True when this machine has no font to draw with (a bare container): the PNG charts have no text. */
+  noFonts: boolean;
 }
 
 /** A file-name stem for a profile's report: the profile's own name, made safe. */
@@ -29,6 +34,7 @@ function reportStem(profilePath: string): string {
 
 /** Renders every chart and writes the HTML, Markdown and PNG files. */
 export async function writeReport(profile: Profile, profilePath: string, outDir: string, whatIf: WhatIfSource): Promise<WrittenReport> {
+  const noFonts = !fontsAvailable();
   const whatIfResult = await whatIf(profile);
   const charts = reportCharts(reportData(profile, whatIfResult));
   const whatIfNote = whatIfResult.available ? null : whatIfResult.reason;
@@ -48,7 +54,7 @@ export async function writeReport(profile: Profile, profilePath: string, outDir:
   writeAtomic(html, renderHtml({ profile, profilePath, charts, whatIfNote, whatIfNotes, toolVersion: TOOL_VERSION }));
   const markdown = join(outDir, `${stem}.md`);
   writeAtomic(markdown, renderMarkdown({ profile, profilePath, charts, pngFiles, whatIfNote, whatIfNotes }));
-  return { html, markdown, pngs, whatIfNote };
+  return { html, markdown, pngs, whatIfNote, noFonts };
 }
 
 function writeAtomic(path: string, content: string | Buffer): void {

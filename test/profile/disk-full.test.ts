@@ -153,7 +153,7 @@ test('a real full file system (3 MiB tmpfs): the jobs\' logs fill it, the profil
   fs.writeFileSync(path.join(dir, 'data', 'a.bin'), 'x');
   const fake = fakeModeRunner({ waitMs: { synthetic: 0, cached: 5, cold: 20 }, stepMs: { synthetic: 50, cached: 50, cold: 50 }, driftPerSec: 0, noise: 0.02, startupSec: 1, seed: 5 });
   const input: ProfileRunInput = {
-    argv: ['fake-job'], cwd: dir, env: {}, jobName: 'full', dataRoots: [path.join(dir, 'data')], modes: ['synthetic', 'cached'],
+    argv: [process.execPath], cwd: dir, env: {}, jobName: 'full', dataRoots: [path.join(dir, 'data')], modes: ['synthetic', 'cached'],
     precision: 0.05, minIterations: 20, maxIterations: 100, timeoutSec: 60, stopGraceSec: 1, killGraceSec: 1,
     storageBwBytesPerSec: null, dropCaches: false, sync: true, pollMs: 250, outFile: path.join(dir, 'profiles', 'full.json'),
     cacheState: new FakeCacheState(), nvidiaSmi: null, passes: 1,

@@ -109,7 +109,8 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
  */
 export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileRunInput['modeRunner'], overrides: Partial<ProfileRunInput> = {}): ProfileRunInput {
   return {
-    argv: ['fake-job'],
+    // A command that exists: runProfile checks it before anything runs, though the fake runner never starts it.
+    argv: [process.execPath],
     cwd: dir,
     env: {},
     jobName: name,

@@ -1,0 +1,17 @@
+import type { ProfileRunInput } from './run-profile.js';
+import { allowedCpus, withCpus } from '../system/affinity.js';
+import { assertCommandExists } from '../system/resolve-command.js';
+
+/**
+ * What would otherwise fail minutes into a profile, checked before anything
+ * runs: the job's command is found (on the environment's PATH, or as a path
+ * from cwd), and each CPU count of the sweep fits the CPUs this process may
+ * use, with taskset there to apply it. Throws a UserError that names the
+ * cause and the flag.
+ */
+export function assertRunnable(input: Pick<ProfileRunInput, 'argv' | 'cwd' | 'env' | 'cpuSweep'>): void {
+  assertCommandExists(input.argv[0], input.env.PATH, input.cwd);
+  if (!input.cpuSweep?.length) return;
+  const allowed = allowedCpus();
+  for (const count of input.cpuSweep) withCpus(count, ['true'], input.env.PATH, allowed);
+}
