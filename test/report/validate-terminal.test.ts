@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderValidation } from '../../src/report/validate-terminal.js';
-import type { ValidationPoint } from '../../src/validate/plan.js';
+import { ExitCode } from '../../src/errors.js';
+import { validateProgressHooks } from '../../src/report/validate-progress.js';
+import { renderValidation, renderValidationFailure } from '../../src/report/validate-terminal.js';
+import type { PlannedPoint, ValidationPoint } from '../../src/validate/plan.js';
 import type { ValidationReport, ValidationResult } from '../../src/validate/results.js';
 
 function row(point: ValidationPoint, predicted: number, measured: number, halfWidth: number, anchored: number | null = null): ValidationResult {
@@ -69,4 +71,29 @@ test('the report shows the control, the anchored errors, and whether the recomme
   const residue = row({ kind: 'cache', cacheBytes: 200 * 2 ** 20, recommended: true }, 380, 374, 3);
   const text3 = renderValidation({ ...report([{ ...exact, measuredHalfWidth: 1.8 }, residue]), controlAbsError: 0 }, 'p.json');
   assert.match(text3, /the fetch stall is gone at the recommended cache 200\.0 MiB: 374\.0 vs 380\.0 samples\/s fully cached \(control\), 1\.6% slower, beyond noise but under the 2\.0% the model counts as no stall/);
+});
+
+test('the progress hooks say which cache points were left out, the plan, and each point as it starts and ends', () => {
+  let text = '';
+  const hooks = validateProgressHooks((t) => (text += t), false, 4);
+  hooks.onCachePointsSkipped!('no mincore here');
+  const plan: PlannedPoint[] = [
+    { point: { kind: 'control' }, iterations: 60, estimatedSec: 3, maxSec: 5 },
+    { point: { kind: 'cpus', cpus: 1 }, iterations: 60, estimatedSec: 75, maxSec: 90 },
+  ];
+  hooks.onPlan!(plan);
+  hooks.onPoint!({ kind: 'cpus', cpus: 1 }, 1);
+  hooks.onPointDone!({ ...row({ kind: 'cpus', cpus: 1 }, 210, 200, 4), affinity: { cpus: [0], threads: 3, outside: 0, example: null, held: true } }, 1);
+  const lines = text.split('\n');
+  assert.equal(lines[0], 'validate: cache points not run: no mincore here');
+  assert.match(lines[1], /^validate plan \(estimated from the profile's rates; about 1m18s in all, at most 1m35s/);
+  assert.match(lines[3], /^ {2}2\. 1 CPU\(s\) +~ +1m15s \(at most 1m30s\) {2}about 60 iterations/);
+  assert.equal(lines[4], 'validate: point 2/2: 1 CPU(s) (~1m15s planned)');
+  assert.equal(lines[5], 'validate: point 2/2: 1 CPU(s): done, affinity held');
+});
+
+test('a run that did not end well is said in one line', () => {
+  assert.equal(renderValidationFailure({ kind: 'job-failed', exitCode: ExitCode.JobFailed }), 'no point was measured: the job failed at every point (the end of its log is in the report)');
+  assert.equal(renderValidationFailure({ kind: 'interrupted', exitCode: ExitCode.Interrupted, completed: 0, planned: 3 }), 'interrupted before any point completed');
+  assert.equal(renderValidationFailure({ kind: 'interrupted', exitCode: ExitCode.Interrupted, completed: 2, planned: 3 }), 'interrupted: 2 of 3 points completed; the report shows them');
 });
