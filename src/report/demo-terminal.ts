@@ -41,7 +41,7 @@ export function renderDemoOutcome(outcome: DemoOutcome, shown: (path: string) =>
 }
 
 /** Measured split next to what the emulator's settings imply: the demo checks itself. */
-export function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): string {
+function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): string {
   const implied = impliedSplit(settings);
   const a = profile.analysis;
   const rows = [['per iteration', 'set by the emulator', 'measured', 'error']];
@@ -64,7 +64,7 @@ export function renderSettingsCheck(profile: Profile, settings: EmulatorSettings
  * so from epoch 2 on the page cache would serve every read; the question the
  * cold mode answers is what helps when it cannot (a dataset larger than memory).
  */
-export function renderDemoWhatif(r: WhatifResult): string {
+function renderDemoWhatif(r: WhatifResult): string {
   const p = r.prediction;
   const lines = [
     `What would remove the stall if the page cache could not hold the dataset (the what-if model with no cache, as in the cold mode):`,
@@ -75,7 +75,7 @@ export function renderDemoWhatif(r: WhatifResult): string {
 }
 
 /** The commands to try next on the demo's own profile. */
-export function renderNextSteps(profilePath: string): string {
+function renderNextSteps(profilePath: string): string {
   return [
     'Next, on this profile:',
     `  ds-analyzer whatif ${profilePath} --cache 50% --cpus 4   (half the dataset cached, 4 CPUs)`,

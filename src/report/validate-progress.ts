@@ -64,7 +64,7 @@ export function createValidateProgress(write: (text: string) => void, isTTY: boo
 }
 
 /** One line when a point ends: its status, and for a cache point the residency it held. */
-export function pointStatusLine(r: ValidationResult): string {
+function pointStatusLine(r: ValidationResult): string {
   const what = describePoint(r.point);
   if (r.status === 'failed') return `${what}: failed (nothing measured)`;
   const cache = r.residency?.meanBytes != null ? `, dataset cached ${formatBytes(r.residency.meanBytes)} on average (target ${formatBytes(r.residency.targetBytes)} ± ${formatBytes(r.residency.toleranceBytes)})` : '';

@@ -116,10 +116,22 @@ export function recommendationVerdict(report: ValidationReport): RecommendationV
 
 /** Why a validate run did not end well; its exit code goes with it. */
 export type ValidationFailure =
-  /** The job failed at every point: nothing was measured. */
-  | { kind: 'job-failed'; exitCode: ExitCode.JobFailed }
-  /** Ctrl-C stopped the run after `completed` of `planned` points. */
-  | { kind: 'interrupted'; exitCode: ExitCode.Interrupted; completed: number; planned: number };
+  | {
+      /** The job failed at every point: nothing was measured. */
+      kind: 'job-failed';
+      /** The exit code that says so. */
+      exitCode: ExitCode.JobFailed;
+    }
+  | {
+      /** Ctrl-C stopped the run. */
+      kind: 'interrupted';
+      /** The exit code that says so. */
+      exitCode: ExitCode.Interrupted;
+      /** Points completed before it (the report shows them). */
+      completed: number;
+      /** Points the run set out to run. */
+      planned: number;
+    };
 
 /** How the run ended, when not well; null when it did. `planned` is the number of points it set out to run. */
 export function validationFailure(report: ValidationReport, planned: number): ValidationFailure | null {
