@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { EMULATOR_PRESETS } from '../emulator/presets.js';
 import { runDemo, type DemoInput } from '../demo/run-demo.js';
-import { demoProgressHooks, renderDemoOutcome } from '../report/demo-terminal.js';
+import { demoProgressHooks, renderDemoOutcome } from '../demo/demo-terminal.js';
 import { formatBytes } from '../units.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { profileProgressHooks, reportProfileOutcome } from './run-and-report.js';

@@ -1,4 +1,3 @@
-import type { ProfileRunInput } from './run-profile.js';
 import { allowedCpus, withCpus } from '../system/affinity.js';
 import { assertCommandExists } from '../system/resolve-command.js';
 
@@ -9,7 +8,16 @@ import { assertCommandExists } from '../system/resolve-command.js';
  * use, with taskset there to apply it. Throws a UserError that names the
  * cause and the flag.
  */
-export function assertRunnable(input: Pick<ProfileRunInput, 'argv' | 'cwd' | 'env' | 'cpuSweep'>): void {
+export function assertRunnable(input: {
+  /** The job's command. */
+  argv: string[];
+  /** Where a relative command is looked up. */
+  cwd: string;
+  /** The job's environment (its PATH finds the command and taskset). */
+  env: NodeJS.ProcessEnv;
+  /** CPU counts of profile --cpus. */
+  cpuSweep?: number[];
+}): void {
   assertCommandExists(input.argv[0], input.env.PATH, input.cwd);
   if (!input.cpuSweep?.length) return;
   const allowed = allowedCpus();

@@ -119,9 +119,15 @@ export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLA
 
 /** A shell that restores `paused` once this process is gone. */
 function startGuardian(paused: readonly Switch[]): ChildProcess {
-  const restoreAll = paused.map((s) => `echo ${s.on} > '${s.file.replace(/'/g, `'\\''`)}'`).join('; ');
+  const restoreAll = paused.map((s) => `echo ${s.on} > ${shellQuoted(s.file)}`).join('; ');
   const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${restoreAll}`;
   const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
   child.unref();
   return child;
+}
+
+/** `text` as one sh word: in single quotes, each single quote closed, escaped and reopened. */
+function shellQuoted(text: string): string {
+  const closeEscapeReopen = "'" + '\\' + "''";
+  return "'" + text.split("'").join(closeEscapeReopen) + "'";
 }

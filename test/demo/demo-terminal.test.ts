@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { DemoOutcome } from '../../src/demo/run-demo.js';
 import { EMULATOR_PRESETS } from '../../src/emulator/presets.js';
 import { ExitCode } from '../../src/errors.js';
-import { demoProgressHooks, renderDemoOutcome } from '../../src/report/demo-terminal.js';
+import { demoProgressHooks, renderDemoOutcome } from '../../src/demo/demo-terminal.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { notEnoughData } from '../../src/whatif/fit/fitted.js';
 

@@ -4,12 +4,12 @@
  */
 import type { Profile } from '../schema/profile.js';
 import { impliedSplit, type EmulatorSettings } from '../emulator/expected.js';
-import type { DemoHooks, DemoOutcome } from '../demo/run-demo.js';
+import type { DemoHooks, DemoOutcome } from './run-demo.js';
 import { failedBeforeAnyIteration } from '../profile/run-outcome.js';
 import { formatBytes, formatRate } from '../units.js';
 import { isNotEnoughData } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
-import { table } from './format.js';
+import { table } from '../report/format.js';
 
 /** The demo's own progress lines (the dataset, the throttle), on `write` (stderr). */
 export function demoProgressHooks(write: (text: string) => void): Pick<DemoHooks, 'onDatasetStart' | 'onDatasetReady' | 'onThrottle'> {
