@@ -6,7 +6,7 @@ import { renderValidation, renderValidationFailure } from '../report/validate-te
 import { runValidation, type ValidateInput } from '../validate/run-validate.js';
 import { validationFailure } from '../validate/verdict.js';
 import type { PointRequest } from '../validate/points.js';
-import { parseCacheSizeList, parseDurationSec, parseFraction, parsePositiveInt } from '../units.js';
+import { parseCacheSizeList, parseCountList, parseDurationSec, parseFraction, parsePositiveInt } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
 import { validateOutput } from '../schema/validate-output.js';
 import { isNotEnoughData } from '../whatif/model.js';
@@ -19,6 +19,7 @@ import type { Io } from './io.js';
 interface RawValidateOptions {
   cache?: string;
   cpus?: string;
+  workers?: string;
   epochs: string;
   precision: string;
   maxIterations: string;
@@ -34,6 +35,7 @@ export const validateCommand: CommandFactory = (io, result) =>
     .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
     .option('--cache <list>', "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB")
     .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
+    .option('--workers <list>', "loader worker counts per rank to run at (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4")
     .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', DEFAULTS.epochs)
     .option('--precision <pct>', 'control and CPU points stop when the 95% CI of the iteration time is within this', DEFAULTS.precision)
     .option('--max-iterations <n>', 'iteration budget of control and CPU points', DEFAULTS.maxIterations)
@@ -61,6 +63,7 @@ any prediction's error.
 Examples:
   $ ds-analyzer validate --cache 25%,50%,75% --cpus 1,2
   $ ds-analyzer validate --cache recommended      # is the fetch stall gone there?
+  $ ds-analyzer validate --workers 2,4             # num_workers as whatif --workers predicts?
   $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json
 ${EXIT_CODES_HELP}`,
     )
@@ -80,9 +83,12 @@ export function parseValidateOptions(file: string | undefined, raw: RawValidateO
   const request: PointRequest = {
     cacheSizes: raw.cache === undefined ? [] : parseCacheSizeList(raw.cache, '--cache', ['recommended'] as const),
     cpuCounts: (raw.cpus ?? '').split(',').filter(Boolean).map((text) => parsePositiveInt(text.trim(), '--cpus')),
+    workerCounts: raw.workers === undefined ? [] : parseCountList(raw.workers, '--workers'),
     control: raw.control,
   };
-  if (request.cacheSizes.length + request.cpuCounts.length === 0) throw new UserError('nothing to validate: pass --cache and/or --cpus', ExitCode.Usage);
+  if (request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length === 0) {
+    throw new UserError('nothing to validate: pass --cache, --cpus and/or --workers', ExitCode.Usage);
+  }
   const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const input: ValidateInput = {
     profile: readProfile(path),

@@ -2,6 +2,7 @@ import { tail } from './log-tail.js';
 import { join } from 'node:path';
 import { analyze } from '../analysis/split.js';
 import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
+import { workersApplied } from '../analysis/workers-applied.js';
 import { MIN_STOP_BLOCKS } from '../analysis/stopping.js';
 import { ExitCode, UserError } from '../errors.js';
 import { ENV, type Mode } from '../schema/events.js';
@@ -352,16 +353,6 @@ export function planRuns(input: Pick<ProfileRunInput, 'modes' | 'cpuSweep' | 'wo
   return runs;
 }
 
-/**
- * Whether a workers-sweep run's job applied DSA_NUM_WORKERS: every rank that
- * reported says it ran `asked` workers and what its script had set. The
- * manual API and jobs that write the protocol themselves cannot, and say
- * neither.
- */
-export function workersApplied(result: ModeResult, asked: number): boolean {
-  const reporting = result.ranks.filter((rank) => rank.loader !== undefined || rank.workers !== null);
-  return reporting.length > 0 && reporting.every((rank) => rank.workers === asked && rank.loader?.scriptWorkers !== undefined);
-}
 
 /**
  * Iteration budget and precision target of one run that gets `share` of a

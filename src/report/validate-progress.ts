@@ -10,6 +10,7 @@ import type { PointProgress, ValidateHooks, ValidationPoint } from '../validate/
 export function describePoint(point: ValidationPoint): string {
   if (point.kind === 'control') return 'control (as profiled)';
   if (point.kind === 'cpus') return `${point.cpus} CPU(s)`;
+  if (point.kind === 'workers') return `num_workers ${point.workers} per rank`;
   return `page cache ${formatBytes(point.cacheBytes)}${point.recommended ? ' (recommended)' : ''}`;
 }
 

@@ -27,6 +27,12 @@ export const ValidationPointSchema = z.discriminatedUnion('kind', [
     cpus: z.number().int().positive(),
   }),
   z.object({
+    /** A loader worker count per rank (DSA_NUM_WORKERS). */
+    kind: z.literal('workers'),
+    /** Loader workers per rank the job was asked to run. */
+    workers: z.number().int().nonnegative(),
+  }),
+  z.object({
     /** The profiled settings again: the job's own run-to-run variation. */
     kind: z.literal('control'),
   }),

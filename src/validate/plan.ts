@@ -6,14 +6,26 @@
 // precision when the profile measured the cached mode, and the job's start-up
 // (the cached mode's wall time beyond its iterations).
 import type { Profile } from '../schema/profile.js';
-import { baseScenario, predict, type FittedModel } from '../whatif/model.js';
+import { baseScenario, predict, type FittedModel, type Scenario } from '../whatif/model.js';
 import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 
 /**
  * One point to check: a cache size, a CPU count, or the control (the profiled
  * settings again, which shows how far the job's pace moves between runs).
  */
-export type ValidationPoint = { kind: 'cache'; cacheBytes: number; recommended?: boolean } | { kind: 'cpus'; cpus: number } | { kind: 'control' };
+export type ValidationPoint =
+  | { kind: 'cache'; cacheBytes: number; recommended?: boolean }
+  | { kind: 'cpus'; cpus: number }
+  | { kind: 'workers'; workers: number }
+  | { kind: 'control' };
+
+/** The scenario a non-cache point runs: the whole dataset cached, at its CPUs or loader workers. */
+export function pointScenario(base: Scenario, point: Exclude<ValidationPoint, { kind: 'cache' }>, datasetBytes: number): Scenario {
+  const cached = { ...base, cacheBytes: datasetBytes, epochs: null };
+  if (point.kind === 'cpus') return { ...cached, cpus: point.cpus };
+  if (point.kind === 'workers') return { ...cached, workers: point.workers };
+  return cached;
+}
 
 /** One point of the plan. */
 export interface PlannedPoint {
@@ -61,8 +73,7 @@ export function planValidation(
         maxSec: start + epochSec(cold) + (3 * options.epochs - 1) * epochSec(steady),
       };
     }
-    const scenario = point.kind === 'cpus' ? { ...base, cacheBytes: model.datasetBytes, cpus: point.cpus } : { ...base, cacheBytes: model.datasetBytes };
-    const rate = predict(model, scenario).samplesPerSec;
+    const rate = predict(model, pointScenario(base, point, model.datasetBytes)).samplesPerSec;
     const iterSec = rate > 0 ? (options.samplesPerIter * ranks) / rate : 0;
     const budget = Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations);
     return { point, iterations: controlIterations, estimatedSec: start + controlIterations * iterSec, maxSec: start + budget * iterSec };

@@ -17,11 +17,13 @@ export interface PointRequest {
   cacheSizes: CacheRequest[];
   /** CPU counts to run at, in the order given. */
   cpuCounts: number[];
+  /** Loader worker counts per rank to run at (DSA_NUM_WORKERS), in the order given. */
+  workerCounts: number[];
   /** Whether the control (the profiled settings again) runs first. */
   control: boolean;
 }
 
-/** The points, in run order: the control, then the cache points, then the CPU points. */
+/** The points, in run order: the control, then the cache points, the CPU points and the loader-workers points. */
 export function requestedPoints(profile: Profile, model: FittedModel, request: PointRequest): ValidationPoint[] {
   const cache: ValidationPoint[] = request.cacheSizes.map((size) =>
     'word' in size
@@ -29,8 +31,9 @@ export function requestedPoints(profile: Profile, model: FittedModel, request: P
       : { kind: 'cache', cacheBytes: resolveCacheSize(size, profile.dataset.bytes) },
   );
   const cpus: ValidationPoint[] = request.cpuCounts.map((count) => ({ kind: 'cpus', cpus: count }));
+  const workers: ValidationPoint[] = request.workerCounts.map((count) => ({ kind: 'workers', workers: count }));
   const control: ValidationPoint[] = request.control ? [{ kind: 'control' }] : [];
-  return [...control, ...cache, ...cpus];
+  return [...control, ...cache, ...cpus, ...workers];
 }
 
 /** whatif's answer: the smallest LRU page cache that removes the fetch stall, in the steady state. */

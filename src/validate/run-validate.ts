@@ -14,7 +14,9 @@ import { listDataset, type Dataset } from '../system/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
-import { planValidation, type PlannedPoint, type ValidationPoint } from './plan.js';
+import { planValidation, pointScenario, type PlannedPoint, type ValidationPoint } from './plan.js';
+import { workersApplied } from '../analysis/workers-applied.js';
+import { ENV } from '../schema/events.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
@@ -131,11 +133,7 @@ async function runPoints(input: ValidateInput, hooks: ValidateHooks, model: Fitt
       if (interrupts.interrupted) break;
       hooks.onPoint?.(point, index);
       const scenario: Scenario =
-        point.kind === 'cache'
-          ? { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null }
-          : point.kind === 'cpus'
-            ? { ...base, cacheBytes: dataset.bytes, cpus: point.cpus, epochs: null }
-            : { ...base, cacheBytes: dataset.bytes, epochs: null };
+        point.kind === 'cache' ? { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null } : pointScenario(base, point, dataset.bytes);
       const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, interrupts, index });
       // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
       if (interrupts.interrupted) break;
@@ -146,7 +144,7 @@ async function runPoints(input: ValidateInput, hooks: ValidateHooks, model: Fitt
       const missRatio = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
       const anchoredRate = anchoredModel ? predict(anchoredModel, asRun).samplesPerSec : null;
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
-      const status = pointStatus(rate, measured.residency, measured.affinity);
+      const status = pointStatus(rate, measured.residency, measured.affinity, measured.workersHeld);
       if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
       const halfWidth = measured.summary?.iterMs.halfWidth != null && rate !== null ? (rate * measured.summary.iterMs.halfWidth) / measured.summary.iterMs.mean : null;
       results.push({
@@ -197,6 +195,8 @@ interface PointOutcome {
   residentBytes: number | null;
   residency: ResidencyVerdict | null;
   affinity: AffinityVerdict | null;
+  /** For a loader-workers point: whether the job ran the asked count; null otherwise. */
+  workersHeld: boolean | null;
   readBytesPerSample: number | null;
   failureTail: string | null;
 }
@@ -225,7 +225,8 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
     },
     interrupted: () => ctx.interrupts.interrupted,
   };
-  const label = point.kind === 'cache' ? `cache-${point.cacheBytes}` : point.kind === 'cpus' ? `cpus-${point.cpus}` : 'control';
+  const label =
+    point.kind === 'cache' ? `cache-${point.cacheBytes}` : point.kind === 'cpus' ? `cpus-${point.cpus}` : point.kind === 'workers' ? `workers-${point.workers}` : 'control';
   const modeDir = join(input.workDir, `point-${ctx.index + 1}-${label}`);
 
   if (point.kind !== 'cache') {
@@ -238,6 +239,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
       modeDir,
       wrapArgv: (argv) => argv,
       cacheState: new PageCacheState({ dropCaches: false, ...CACHE_STATE_SETTINGS }),
+      ...(point.kind === 'workers' ? { numWorkers: point.workers } : {}),
       onProgress: (progress) => {
         ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
         // Once the job iterates, its loader workers exist: every thread must be inside the mask.
@@ -249,9 +251,12 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
     });
     if (affinity && verdict === null) verdict = { ...judgeAffinity([], affinity.cpus), example: 'the job ended before its threads could be checked' };
     const checked = verdict as AffinityVerdict | null;
-    const where = affinity ? `on CPUs ${affinity.cpus.join(',')}` : 'at the profiled settings';
+    const where = affinity ? `on CPUs ${affinity.cpus.join(',')}` : point.kind === 'workers' ? `at ${point.workers} loader workers per rank` : 'at the profiled settings';
+    // A job that cannot change its loader (manual API, protocol) ran its own count: that tested another setting.
+    const workersHeld = point.kind === 'workers' && result.status === 'ok' ? workersApplied(result, point.workers) : null;
     const applied =
-      checked === null ? '' : checked.held ? `; affinity held on all ${checked.threads} threads` : `; affinity NOT held: ${checked.outside} of ${checked.threads} threads outside (${checked.example})`;
+      (checked === null ? '' : checked.held ? `; affinity held on all ${checked.threads} threads` : `; affinity NOT held: ${checked.outside} of ${checked.threads} threads outside (${checked.example})`) +
+      (workersHeld === false ? `; num_workers NOT applied: the job reported ${result.ranks.map((r) => r.workers ?? 'no').join(', ')} workers (${ENV.numWorkers} needs the zero-code hook or the emulated job)` : '');
     return {
       summary: result.status === 'ok' ? result.summary : null,
       ranks: Math.max(1, result.ranks.length),
@@ -259,6 +264,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
       residentBytes: null,
       residency: null,
       affinity: checked,
+      workersHeld,
       readBytesPerSample: null,
       failureTail: failureTail(result),
     };
@@ -349,6 +355,7 @@ async function measureCachePoint(
       residentBytes: verdict.meanBytes,
       residency: verdict,
       affinity: null,
+      workersHeld: null,
       readBytesPerSample: windowRates(result.resources, steady, (r) => r.jobReadBytes)?.perSample ?? null,
       failureTail: failureTail(result),
     };

@@ -11,7 +11,7 @@ const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-
 test('the points run in order: the control, the cache sizes as given (shares of the dataset resolved), then the CPU counts', () => {
   const profile = readProfile(FIXTURE);
   const model = fitOrFail(profile);
-  const points = requestedPoints(profile, model, { cacheSizes: [{ share: 0.5 }, { bytes: 8 << 20 }, { bytes: 0 }], cpuCounts: [2, 1], control: true });
+  const points = requestedPoints(profile, model, { cacheSizes: [{ share: 0.5 }, { bytes: 8 << 20 }, { bytes: 0 }], cpuCounts: [2, 1], workerCounts: [4, 0], control: true });
   assert.deepEqual(points, [
     { kind: 'control' },
     { kind: 'cache', cacheBytes: Math.round(profile.dataset.bytes / 2) },
@@ -19,14 +19,16 @@ test('the points run in order: the control, the cache sizes as given (shares of 
     { kind: 'cache', cacheBytes: 0 },
     { kind: 'cpus', cpus: 2 },
     { kind: 'cpus', cpus: 1 },
+    { kind: 'workers', workers: 4 },
+    { kind: 'workers', workers: 0 },
   ]);
-  assert.deepEqual(requestedPoints(profile, model, { cacheSizes: [], cpuCounts: [1], control: false }), [{ kind: 'cpus', cpus: 1 }], '--no-control');
+  assert.deepEqual(requestedPoints(profile, model, { cacheSizes: [], cpuCounts: [1], workerCounts: [], control: false }), [{ kind: 'cpus', cpus: 1 }], '--no-control');
 });
 
 test("'recommended' is whatif's smallest LRU cache that removes the fetch stall, marked as such", () => {
   const profile = readProfile(FIXTURE);
   const model = fitOrFail(profile);
-  const [point] = requestedPoints(profile, model, { cacheSizes: [{ word: 'recommended' }], cpuCounts: [], control: false });
+  const [point] = requestedPoints(profile, model, { cacheSizes: [{ word: 'recommended' }], cpuCounts: [], workerCounts: [], control: false });
   assert.equal(point.kind, 'cache');
   assert.equal(point.kind === 'cache' && point.recommended, true);
   const bytes = recommendedCache(model);
