@@ -9,7 +9,8 @@
 // removing ~140 s.
 //
 //   node dist/bench/setup-scale.bench.js
-//   env: BENCH_SETUP_FILES (default 1280000), BENCH_SETUP_CLI (1; 0 skips the CLI run)
+//   env: BENCH_SETUP_FILES (default 1280000), BENCH_SETUP_CLI (1; 0 skips the CLI run),
+//        BENCH_SETUP_KEEP_PROFILE (a path: the CLI run's profile is copied there)
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -92,6 +93,7 @@ async function profileRun(dir: string, data: string, count: number): Promise<voi
   const wallSec = (performance.now() - started) / 1000;
   console.log(`  profile --modes cached,cold: exit ${code}, ${wallSec.toFixed(0)} s wall, peak RSS of the CLI ${(peakKiB / 1024).toFixed(0)} MB`);
   console.log(`  RSS of the CLI, largest of each 5 s (MB): ${Array.from(timeline, (mb) => mb ?? '-').join(' ')}`);
+  if (process.env.BENCH_SETUP_KEEP_PROFILE && fs.existsSync(out)) fs.copyFileSync(out, process.env.BENCH_SETUP_KEEP_PROFILE);
   if (!fs.existsSync(out)) {
     console.log(`  no profile written; stderr ends:\n${stderr}`);
     return;
