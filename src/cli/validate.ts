@@ -20,6 +20,7 @@ interface RawValidateOptions {
   cache?: string;
   cpus?: string;
   workers?: string;
+  keepReclaim?: boolean;
   epochs: string;
   precision: string;
   maxIterations: string;
@@ -36,6 +37,7 @@ export const validateCommand: CommandFactory = (io, result) =>
     .option('--cache <list>', "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB")
     .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
     .option('--workers <list>', "loader worker counts per rank to run at (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4")
+    .option('--keep-reclaim', "leave DAMON's proactive reclaim running while the points run (by default paused as root, as profile does, and turned back on after)")
     .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', DEFAULTS.epochs)
     .option('--precision <pct>', 'control and CPU points stop when the 95% CI of the iteration time is within this', DEFAULTS.precision)
     .option('--max-iterations <n>', 'iteration budget of control and CPU points', DEFAULTS.maxIterations)
@@ -100,6 +102,7 @@ export function parseValidateOptions(file: string | undefined, raw: RawValidateO
     env: io.env,
     workDir: resolve(io.cwd, 'reports', `validate-${Date.now()}`),
     timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
+    pauseReclaim: !raw.keepReclaim,
   };
   return { path, input };
 }

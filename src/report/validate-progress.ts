@@ -83,6 +83,7 @@ export function validateProgressHooks(write: (text: string) => void, isTTY: bool
   const tag = (index: number) => `validate: point ${index + 1}/${plan.length}`;
   return {
     onCachePointsSkipped: (reason) => write(`validate: cache points not run: ${reason}\n`),
+    onWarning: (message) => write(`validate: ${message}\n`),
     onPlan: (planned) => {
       plan = planned;
       progress = createValidateProgress(write, isTTY, plan);

@@ -17,6 +17,7 @@ import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerd
 import { planValidation, pointScenario, type PlannedPoint, type ValidationPoint } from './plan.js';
 import { workersApplied } from '../analysis/workers-applied.js';
 import { ENV } from '../schema/events.js';
+import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
@@ -58,12 +59,20 @@ export interface ValidateInput {
   workDir: string;
   /** Seconds before a point's job is stopped whatever it reported. */
   timeoutSec: number;
+  /**
+   * Pause DAMON's proactive reclaim while the points run, as profile does
+   * (default true; validate --keep-reclaim sets false): the points then run
+   * on the machine the profile measured.
+   */
+  pauseReclaim?: boolean;
 }
 
 /** What validate tells its caller while it runs. */
 export interface ValidateHooks {
   /** Cache points cannot run on this machine, for this reason: they are left out (the report's notRun). */
   onCachePointsSkipped?: (reason: string) => void;
+  /** Something about the machine the points run on, said before they start. */
+  onWarning?: (message: string) => void;
   /** The points to run with their estimated times, before the first starts. */
   onPlan?: (plan: PlannedPoint[]) => void;
   /** Called when a point starts. */
@@ -116,7 +125,18 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   });
   hooks.onPlan?.(plan);
   mkdirSync(input.workDir, { recursive: true });
-  return { report: await runPoints(input, hooks, model, points, notRun), plan };
+  // The profile ran with DAMON's reclaim paused; so do its points (its scanning takes CPU, its pageout the cache).
+  const reclaimers = reclaimingDamonSchemes();
+  const paused = reclaimers.length > 0 && input.pauseReclaim !== false ? pauseReclaimers() : null;
+  if (paused && paused.paused.length > 0) hooks.onWarning?.(`${paused.paused.join(' and ')} paused while the points run, as profile does; turned back on after (--keep-reclaim leaves it running)`);
+  if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
+    hooks.onWarning?.(`${reclaimers.join('; ')} runs during the points${paused ? ` (could not pause: ${paused.failures.join('; ')})` : ''}: its scans take CPU and its pageout takes the dataset's page cache`);
+  }
+  try {
+    return { report: await runPoints(input, hooks, model, points, notRun), plan };
+  } finally {
+    paused?.restore();
+  }
 }
 
 /** Runs the points one after another; a Ctrl-C keeps the ones completed before it. */

@@ -213,7 +213,9 @@ export function prepParallelism(model: FittedModel, scenario: Scenario): number 
   const cpus = effectiveParallelism(model.cpuScaling, forPrep);
   if (workers === null) return effectiveParallelism(model.cpuScaling, scenario.cpus);
   if (workers === 0) return Math.min(cpus, scenario.gpus);
-  return Math.min(cpus, (scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
+  // Workers beyond the CPUs share them: no more per busy CPU than the largest measured count got.
+  const shared = model.workersCpuEfficiency === null ? Infinity : model.workersCpuEfficiency * forPrep;
+  return Math.min(cpus, shared, (scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
 }
 
 /** Seconds per sample of each stage, per rank, for a hit ratio h. */

@@ -40,6 +40,13 @@ export interface LoaderWorkersFit {
   loaderFramework: string | null;
   /** Where the points came from. */
   workersSource: string;
+  /**
+   * Prep work per busy CPU at the largest measured count where prep set the
+   * pace (eff over the CPUs its workers could use); null without one.
+   * Workers that share CPUs with each other and the training process get
+   * less than a CPU each: more workers on the same CPUs cannot beat this.
+   */
+  workersCpuEfficiency: number | null;
 }
 
 /** Fits eff_w from the cached mode and the workers sweep, for a job of `ranks` ranks and prep CPU `u` s per sample. */
@@ -47,8 +54,8 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
   const cached = modes.cached;
   const profiledWorkers = workersOf(cached);
   const pace = cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0];
-  const mainCpuSecPerSample = pace?.mainCpuMsPerSample != null ? pace.mainCpuMsPerSample / 1000 : null;
-  const mainCpusPerRank = mainCpusOf(cached, cachedTime, ranks);
+  const mainCpu = mainCpuPerSample(profile, modes);
+  const mainCpusPerRank = mainCpusOf(profile, modes, cachedTime, ranks);
   const framework = pace?.loader?.framework ?? null;
   const empty: LoaderWorkersFit = {
     profiledWorkers,
@@ -57,15 +64,17 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
     serialPrepSecPerSample: null,
     loaderFramework: framework,
     workersSource: 'not reported',
+    workersCpuEfficiency: null,
   };
   if (profiledWorkers === null) {
     return { kind: 'fitted', value: empty, parameters: [], caveats: ['the job did not report its loader workers: predictions assume prep can use every CPU'] };
   }
   const gpuSecPerSample = modes.synthetic.summary.iterMs.mean / 1000 / modes.synthetic.summary.samplesPerIter;
   const runs: { workers: number; summary: IterationSummary }[] = [{ workers: profiledWorkers, summary: cachedTime }];
-  let serial: number | null = null;
+  // num_workers=0: the cached mode itself loaded in series with the step.
+  let serial: number | null = profiledWorkers === 0 ? Math.max(0, secPerSample(cachedTime) - gpuSecPerSample) : null;
   for (const point of (profile.workersSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.workersAsked !== undefined)) {
-    if (point.workersAsked === 0) serial = Math.max(0, secPerSample(point.summary!) - gpuSecPerSample);
+    if (point.workersAsked === 0 && profiledWorkers !== 0) serial = Math.max(0, secPerSample(point.summary!) - gpuSecPerSample);
     else runs.push({ workers: point.workersAsked!, summary: point.summary! });
   }
   const points = runs
@@ -79,6 +88,10 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
   const swept = (profile.workersSweep ?? []).map((r) => r.workersAsked).filter((w) => w !== undefined);
   const source = swept.length > 0 ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}` : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
   const perWorker = workersParallelism({ ...empty, profiledWorkers, workersPoints: points }, 1);
+  const profiledCpus = cached.cpus?.length ?? profile.host.cpus;
+  const forPrep = Math.max(1e-9, profiledCpus - ranks * mainCpusPerRank);
+  const largest = points.filter((p) => p.prepBound).at(-1);
+  const cpuEfficiency = largest ? largest.eff / Math.min(ranks * largest.workers, forPrep) : null;
   const rows = [
     parameter('W0', 'loader workers per rank, as profiled', profiledWorkers, 'workers', 'start event loader.workers (ranks[].workers)', true),
     parameter(
@@ -91,15 +104,15 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
       points.some((p) => p.prepBound) ? undefined : 'lower bound: prep did not set the pace at any measured count',
     ),
   ];
-  if (mainCpuSecPerSample !== null) {
-    rows.push(parameter('m', "CPUs each rank's training process keeps busy itself", mainCpusPerRank, 'CPUs', 'ranks[].mainCpuMsPerSample x cached samples/s per rank', true));
+  if (mainCpu !== null) {
+    rows.push(parameter('m', "CPUs each rank's training process keeps busy itself (prep left out)", mainCpusPerRank, 'CPUs', `${mainCpu.source} x cached samples/s per rank`, true));
   }
   const caveats: string[] = [];
   if (swept.length === 0 && profiledWorkers > 0) caveats.push(`workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers measures it)`);
-  if (mainCpuSecPerSample === null) caveats.push("the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use");
+  if (mainCpu === null) caveats.push("the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use");
   return {
     kind: 'fitted',
-    value: { ...empty, workersPoints: points, serialPrepSecPerSample: serial, workersSource: source },
+    value: { ...empty, workersPoints: points, serialPrepSecPerSample: serial, workersSource: source, workersCpuEfficiency: cpuEfficiency },
     parameters: rows,
     caveats,
   };
@@ -131,10 +144,30 @@ export function workersParallelism(fit: LoaderWorkersFit, workers: number): numb
 }
 
 /** CPUs each rank's training process kept busy itself in the cached mode: its CPU per sample x its samples/s; 0 when not reported. */
-export function mainCpusOf(cached: ModeResult, cachedTime: IterationSummary, ranks: number): number {
-  const pace = cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0];
-  const cpuMs = pace?.mainCpuMsPerSample;
-  return cpuMs == null ? 0 : (cpuMs / 1000) * (cachedTime.samplesPerSec / Math.max(1, ranks));
+export function mainCpusOf(profile: Profile, modes: MeasuredModes, cachedTime: IterationSummary, ranks: number): number {
+  const own = mainCpuPerSample(profile, modes);
+  return own === null ? 0 : own.sec * (cachedTime.samplesPerSec / Math.max(1, ranks));
+}
+
+/**
+ * The training process's own CPU per sample, prep left out: the cached mode's
+ * when its loader had workers; else (num_workers=0: the process pre-processed
+ * itself) a workers-sweep run's with workers, else the synthetic mode's (the
+ * step alone). Null when the job did not report it.
+ */
+export function mainCpuPerSample(profile: Profile, modes: MeasuredModes): { sec: number; source: string } | null {
+  const own = (result: ModeResult): number | null => {
+    const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
+    return pace?.mainCpuMsPerSample != null ? pace.mainCpuMsPerSample / 1000 : null;
+  };
+  const cached = own(modes.cached);
+  if (cached !== null && (workersOf(modes.cached) ?? 0) > 0) return { sec: cached, source: 'cached mode ranks[].mainCpuMsPerSample' };
+  for (const point of profile.workersSweep ?? []) {
+    const sec = (point.workersAsked ?? 0) > 0 && point.status === 'ok' ? own(point) : null;
+    if (sec !== null) return { sec, source: `profile --workers ${point.workersAsked}: ranks[].mainCpuMsPerSample` };
+  }
+  const synthetic = own(modes.synthetic);
+  return synthetic !== null ? { sec: synthetic, source: 'synthetic mode ranks[].mainCpuMsPerSample (the step alone)' } : null;
 }
 
 /** num_workers per rank of a mode's pace rank, when the job reported it. */

@@ -47,7 +47,7 @@ export function fitPrepCpu(profile: Profile, modes: MeasuredModes, profiledRanks
   // The sweep's runs at c0 measured the cached time again; a caller's curve brings no runs.
   const repeats = sweep !== null && !options.cpuScaling ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus) : [];
   const cachedTime = pooledCachedTime(cached.summary, repeats.map((r) => r.summary!), profiledCpus);
-  const curve = scalingCurve(modes, profiledRanks, u.value, profiledCpus, cachedTime.value, sweep, workersOf(cached), mainCpusOf(cached, cachedTime.value, profiledRanks));
+  const curve = scalingCurve(modes, profiledRanks, u.value, profiledCpus, cachedTime.value, sweep, workersOf(cached), mainCpusOf(profile, modes, cachedTime.value, profiledRanks));
   return {
     kind: 'fitted',
     value: { prepCpuSecPerSample: u.value, profiledCpus, cpuScaling: curve.value, cachedTime: cachedTime.value },
@@ -115,13 +115,16 @@ function scalingCurve(
     const row = parameter('eff(c)', 'effective parallelism of c CPUs', effectiveParallelism(sweep, profiledCpus), 'CPUs at c0', `fitted: ${sweep.source}`, true);
     return { kind: 'fitted', value: sweep, parameters: [row], caveats: [] };
   }
-  const cachedSecPerSample = cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter;
+  // num_workers=0 loads in series with the step: the prep rate is what is left of the cached time after it.
+  const serialStep = workers === 0 ? modes.synthetic.summary.iterMs.mean / 1000 / modes.synthetic.summary.samplesPerIter : 0;
+  const cachedSecPerSample = Math.max(1e-9, cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter - serialStep);
   const prepBound = reallySlower(cachedTime, modes.synthetic.summary);
   const measuredEff = u > 0 ? (ranks * u) / cachedSecPerSample : 0;
   // CPUs that were pre-processing: all of them, or the workers when fewer.
   // The training processes' own share is not for prep (model.ts, prepParallelism).
   const forPrep = Math.max(1e-9, profiledCpus - ranks * mainCpusPerRank);
-  const busy = workers !== null && workers > 0 ? Math.min(forPrep, ranks * workers) : forPrep;
+  // With num_workers=0 each rank's training process is its one pre-processing CPU.
+  const busy = workers !== null ? Math.min(forPrep, ranks * Math.max(1, workers)) : forPrep;
   const perCpu = prepBound ? measuredEff / busy : Math.max(1, measuredEff / busy);
   const row = parameter(
     'eff/c',
@@ -129,7 +132,7 @@ function scalingCurve(
     perCpu,
     'CPUs per CPU',
     prepBound
-      ? `R*u / (cached iterMs / samplesPerIter) / ${busy === profiledCpus ? 'c0' : busy === ranks * (workers ?? 0) ? 'R*W0 (fewer workers than CPUs)' : '(c0 - R*m)'} (cached mode was prep-bound)`
+      ? `R*u / (cached iterMs / samplesPerIter${serialStep > 0 ? ' - T_gpu / b, num_workers=0' : ''}) / ${busy === profiledCpus ? 'c0' : busy === ranks * Math.max(1, workers ?? 0) ? (workers === 0 ? 'R (num_workers=0: one CPU per rank)' : 'R*W0 (fewer workers than CPUs)') : '(c0 - R*m)'} (cached mode was prep-bound)`
       : 'assumed 1 (cached mode was not prep-bound)',
     proven(modes.synthetic, modes.cached),
     prepBound ? undefined : 'assumption: prep rate at c0 was not observed as a limit',
