@@ -67,12 +67,25 @@ for c in range(4):
     }
     console.log(`num_workers what-if against the script without ds-analyzer (${os.cpus().length} CPUs; profiled at 1 worker; samples/s)`);
     console.log('  workers  predicted (no sweep)  predicted (--workers 2)  measured without the tool (epochs 1-4, 2 runs)');
+    const meanOf = (workers: number): number => {
+      const rates = measured.get(workers)!;
+      return rates.reduce((a, b) => a + b, 0) / rates.length;
+    };
     for (const [k, workers] of counts.entries()) {
       const rates = measured.get(workers)!;
-      const mean = rates.reduce((a, b) => a + b, 0) / rates.length;
+      const mean = meanOf(workers);
       const sd = Math.sqrt(rates.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, rates.length - 1));
       const err = (p: number) => `${p.toFixed(1).padStart(7)} (${(((p - mean) / mean) * 100).toFixed(0).padStart(4)}%)`;
       console.log(`  ${String(workers).padStart(7)}  ${err(fromPlain[k]).padStart(20)}  ${err(fromSwept[k]).padStart(23)}  ${mean.toFixed(1)} ± ${sd.toFixed(1)} (sd of ${rates.length} epochs)`);
+    }
+    // The profiles ran minutes before the runs without the tool, on a machine whose pace drifts: the
+    // speed-up over the profiled count, predicted against measured, cancels that.
+    const at1 = counts.indexOf(1);
+    console.log('  speed-up over 1 worker (the profiled count), predicted (no sweep / --workers 2) against measured without the tool:');
+    for (const [k, workers] of counts.entries()) {
+      const measuredRatio = meanOf(workers) / meanOf(1);
+      const ratio = (p: number[]) => `${(p[k] / p[at1]).toFixed(2)}x (${(((p[k] / p[at1] - measuredRatio) / measuredRatio) * 100).toFixed(0)}%)`;
+      console.log(`  ${String(workers).padStart(7)}  ${ratio(fromPlain).padStart(20)}  ${ratio(fromSwept).padStart(23)}  ${measuredRatio.toFixed(2)}x`);
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
