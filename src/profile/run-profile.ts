@@ -214,7 +214,8 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
   if (paused && paused.paused.length > 0) {
     warn(
       `${paused.paused.join(' and ')} (DAMON pageout of idle memory, the page cache included) paused while profiling, so the modes' cache states hold; ` +
-        'turned back on when the profile ends, by a guardian process if this one is killed (--keep-reclaim leaves it running)',
+        'turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job\'s own idle pages ' +
+        '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
     );
   }
   if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
