@@ -25,6 +25,8 @@ export const MISSING_TEXT = {
     'storage was not the bottleneck in the cold mode, so its bandwidth is a lower bound (what the job asked for): fetch stalls predicted for faster jobs may be too large; profile with --storage-bw to pin it',
   noHistogram: (meanBytes: number): string =>
     `the profile has no file-size histogram (dataset.fileBytesHistogram): every file is assumed to be ${formatBytes(meanBytes)}; re-profile to record the distribution`,
+  workersUnknown: (workers: number): string =>
+    `--workers ${workers} asked, but the job did not report its loader workers (the manual API or a protocol job that leaves them out): the prediction cannot change with them`,
   workersCap: (cpus: number, workers: number): string =>
     `${cpus} CPUs asked, but the job ran ${workers} loader worker${workers === 1 ? '' : 's'} in all: the prediction keeps them, and they cannot use more CPUs than that (whatif --workers N raises them)`,
   pooledCached: (cpus: number, runs: { mean: number; halfWidth: number | null }[], pooledSamplesPerSec: number, cachedSamplesPerSec: number): string =>

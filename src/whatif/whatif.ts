@@ -59,6 +59,7 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   const caveats = [...model.caveats];
   const workers = loaderWorkers(profile);
   if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus)) caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
+  if (scenario.workers !== null && model.profiledWorkers === null) caveats.push(MISSING_TEXT.workersUnknown(scenario.workers));
   return {
     profilePath,
     jobName: profile.jobName,

@@ -75,3 +75,12 @@ test('--workers 0: the training process loads each batch itself, in series with 
   assert.ok(Math.abs(zero.iterMs - 70) < 0.01, `${zero.iterMs}`);
   assert.equal(zero.bottleneck, 'prep');
 });
+
+test("the script's own count swept again is one point, the mean of both runs", () => {
+  const cachedMs = stored.modes.cached!.summary!.iterMs.mean;
+  const model = fitOrFail(withWorkers(4, 16, [{ workers: 4, iterMs: cachedMs / 2 }, { workers: 8, iterMs: cachedMs / 3 }]));
+  assert.deepEqual(model.workersPoints.map((p) => p.workers), [4, 8]);
+  const eff = (ms: number) => (model.prepCpuSecPerSample * 1000) / (ms / stored.modes.cached!.summary!.samplesPerIter);
+  assert.ok(Math.abs(model.workersPoints[0].eff - (eff(cachedMs) + eff(cachedMs / 2)) / 2) < 1e-9);
+  assert.ok(Number.isFinite(workersParallelism(model, 6)));
+});

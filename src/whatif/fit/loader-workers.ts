@@ -77,13 +77,14 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
     if (point.workersAsked === 0 && profiledWorkers !== 0) serial = Math.max(0, secPerSample(point.summary!) - gpuSecPerSample);
     else runs.push({ workers: point.workersAsked!, summary: point.summary! });
   }
-  const points = runs
-    .filter((r) => r.workers > 0)
-    .map((r) => ({
-      workers: r.workers,
-      eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0,
-      prepBound: reallySlower(r.summary, modes.synthetic.summary),
-    }))
+  // A count measured twice (the script's own, swept again) is one point: the mean of its runs.
+  const byCount = new Map<number, WorkersPoint[]>();
+  for (const r of runs.filter((run) => run.workers > 0)) {
+    const point = { workers: r.workers, eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0, prepBound: reallySlower(r.summary, modes.synthetic.summary) };
+    byCount.set(r.workers, [...(byCount.get(r.workers) ?? []), point]);
+  }
+  const points = [...byCount.values()]
+    .map((same) => ({ workers: same[0].workers, eff: same.reduce((sum, p) => sum + p.eff, 0) / same.length, prepBound: same.some((p) => p.prepBound) }))
     .sort((a, b) => a.workers - b.workers);
   const swept = (profile.workersSweep ?? []).map((r) => r.workersAsked).filter((w) => w !== undefined);
   const source = swept.length > 0 ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}` : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
