@@ -6,6 +6,7 @@ import { baseScenario, predict } from '../../src/whatif/model.js';
 import { recommend, workersFor } from '../../src/whatif/recommend.js';
 import { workersParallelism } from '../../src/whatif/fit/loader-workers.js';
 import { fitOrFail } from './fit-or-fail.js';
+import { mulberry32 } from '../../src/random.js';
 
 // The stored emulated profile (2 CPUs, prep-bound: 10.5 ms step, 32.1 ms cached, u = 14.4 CPU-ms a sample),
 // retold as the issue's H100 job: 4 loader workers on a 16-CPU server, most CPUs idle.
@@ -83,4 +84,28 @@ test("the script's own count swept again is one point, the mean of both runs", (
   const eff = (ms: number) => (model.prepCpuSecPerSample * 1000) / (ms / stored.modes.cached!.summary!.samplesPerIter);
   assert.ok(Math.abs(model.workersPoints[0].eff - (eff(cachedMs) + eff(cachedMs / 2)) / 2) < 1e-9);
   assert.ok(Number.isFinite(workersParallelism(model, 6)));
+});
+
+test('a noisy sweep of a saturating loader: predictions between and past the measured counts stay near the truth', () => {
+  // Truth: each worker adds 0.45 CPUs' worth of prep until 6 CPUs' worth (the 16-CPU server's workers share what is left).
+  const samplesPerIter = stored.modes.cached!.summary!.samplesPerIter;
+  const prepCpuMs = 14.36; // u of the stored profile, CPU-ms per sample
+  const trueEff = (w: number) => Math.min(0.45 * w, 6);
+  const trueIterMs = (w: number) => Math.max(10.52, (prepCpuMs / trueEff(w)) * samplesPerIter);
+  const random = mulberry32(17);
+  for (let trial = 0; trial < 20; trial++) {
+    const noisy = (ms: number) => ms * (1 + 0.05 * (2 * random() - 1)); // ±5% run-to-run
+    const sweep = [2, 8, 16].map((w) => ({ workers: w, iterMs: noisy(trueIterMs(w)) }));
+    const profile = withWorkers(4, 16, sweep);
+    profile.modes.cached!.summary!.iterMs.mean = noisy(trueIterMs(4));
+    const model = fitOrFail(profile);
+    const base = baseScenario(model);
+    for (const w of [3, 6, 24]) {
+      const predicted = predict(model, { ...base, workers: w }).iterMs;
+      assert.ok(Math.abs(predicted / trueIterMs(w) - 1) < 0.12, `trial ${trial}, ${w} workers: ${predicted.toFixed(1)} ms vs ${trueIterMs(w).toFixed(1)}`);
+    }
+    // Between the last prep-bound count (8) and one that kept up (16, a lower bound of eff), the line errs slow, never fast.
+    const at12 = predict(model, { ...base, workers: 12 }).iterMs;
+    assert.ok(at12 >= trueIterMs(12) * 0.95, `trial ${trial}, 12 workers: ${at12.toFixed(1)} ms, truth ${trueIterMs(12).toFixed(1)}`);
+  }
 });
