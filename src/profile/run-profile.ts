@@ -9,7 +9,7 @@ import { ENV, type Mode } from '../schema/events.js';
 import { PROFILE_SCHEMA_VERSION, type ModeResult, type Profile } from '../schema/profile.js';
 import { listDataset, type Dataset } from '../system/dataset.js';
 import { hostFacts } from '../system/host.js';
-import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
+import { pauseReclaimers, reclaimingDamonSchemes, type PausedReclaimers } from '../system/damon.js';
 import { fileSystemWarnings } from '../system/file-systems.js';
 import { CAPABILITY_TEXT } from '../system/capability-text.js';
 import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
@@ -126,12 +126,42 @@ export interface ProfileRunOutcome {
  */
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
   assertRunnable(input);
+  // A proactive reclaimer evicts the warmed dataset under the cached mode's feet, and the metadata the
+  // walk below reads (directories, inodes), and costs CPU as it scans: paused from here to the end,
+  // where this process may (root), unless asked to keep it.
+  const reclaimers = reclaimingDamonSchemes();
+  const paused = reclaimers.length > 0 && input.pauseReclaim !== false ? pauseReclaimers() : null;
+  try {
+    return await profileModes(input, hooks, reclaimers, paused);
+  } finally {
+    paused?.restore();
+  }
+}
+
+async function profileModes(
+  input: ProfileRunInput,
+  hooks: ProfileRunHooks,
+  reclaimers: string[],
+  paused: PausedReclaimers | null,
+): Promise<ProfileRunOutcome> {
   const dataset = await listDataset(input.dataRoots);
   const warnings: string[] = [];
   const warn = (message: string) => {
     warnings.push(message);
     hooks.onWarning?.(message);
   };
+  if (paused && paused.paused.length > 0) {
+    warn(
+      `${paused.paused.join(' and ')} (DAMON pageout of idle memory, the page cache included) paused while profiling, so the modes' cache states hold; ` +
+        'turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job\'s own idle pages ' +
+        '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
+    );
+  }
+  if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
+    const why = paused ? ` (could not pause: ${paused.failures.join('; ')})` : ' (--keep-reclaim)';
+    warn(`${reclaimers.join('; ')}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`);
+  }
+
   if (!dataset.fitsInMemory && input.modes.includes('cached')) {
     warn(
       dataset.memoryBudgetBytes === null
@@ -207,21 +237,6 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     return result;
   };
 
-  // A proactive reclaimer evicts the warmed dataset under the cached mode's feet (and costs CPU as it scans):
-  // paused for the profile where this process may (root), unless asked to keep it.
-  const reclaimers = reclaimingDamonSchemes();
-  const paused = reclaimers.length > 0 && input.pauseReclaim !== false ? pauseReclaimers() : null;
-  if (paused && paused.paused.length > 0) {
-    warn(
-      `${paused.paused.join(' and ')} (DAMON pageout of idle memory, the page cache included) paused while profiling, so the modes' cache states hold; ` +
-        'turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job\'s own idle pages ' +
-        '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
-    );
-  }
-  if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
-    const why = paused ? ` (could not pause: ${paused.failures.join('; ')})` : ' (--keep-reclaim)';
-    warn(`${reclaimers.join('; ')}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`);
-  }
   const scheduled: ScheduledRun[] = [];
   let workersRefused = false;
   try {
@@ -274,7 +289,6 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
     writeProfile(input.outFile, profile);
   } finally {
-    paused?.restore();
     interrupts.dispose();
     await gpu?.stop();
     await throttle?.remove();
