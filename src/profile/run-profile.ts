@@ -126,8 +126,8 @@ export interface ProfileRunOutcome {
  */
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
   assertRunnable(input);
-  // A proactive reclaimer evicts the warmed dataset under the cached mode's feet, and the metadata the
-  // walk below reads (directories, inodes), and costs CPU as it scans: paused from here to the end,
+  // A proactive reclaimer evicts the warmed dataset under the cached mode's feet and costs CPU as it
+  // scans: paused from before the walk to the end, so the whole profile sees one state of the machine,
   // where this process may (root), unless asked to keep it.
   const reclaimers = reclaimingDamonSchemes();
   const paused = reclaimers.length > 0 && input.pauseReclaim !== false ? pauseReclaimers() : null;
