@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { writeClassFolders } from '../test/e2e/helpers.js';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,14 +35,7 @@ export async function bench(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-bench-workers-'));
   const data = path.join(dir, 'data');
   try {
-    await run(PYTHON, ['-c', `
-import os
-for c in range(4):
-    os.makedirs(os.path.join(${JSON.stringify(data)}, "c%d" % c))
-    for i in range(128):
-        with open(os.path.join(${JSON.stringify(data)}, "c%d" % c, "s%03d.bin" % i), "wb") as f:
-            f.write(os.urandom(96 * 1024))
-`]);
+    writeClassFolders(data, { classes: 4, perClass: 128, fileBytes: 96 * 1024 });
     const profileArgs = ['--min-iterations', '30', '--max-iterations', '160', '--precision', '10%'];
     const plain = path.join(dir, 'plain.json');
     const swept = path.join(dir, 'swept.json');

@@ -152,7 +152,7 @@ async function profileModes(
   };
   if (paused && paused.paused.length > 0) {
     warn(
-      `${paused.paused.join(' and ')} (DAMON pageout of idle memory, the page cache included) paused while profiling, so the modes' cache states hold; ` +
+      `${paused.paused.join(' and ')} (DAMON pageout of idle memory, the page cache included) paused while profiling, so its pageout does not take the warmed files (each mode's state proof says whether its state held); ` +
         'turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job\'s own idle pages ' +
         '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
     );

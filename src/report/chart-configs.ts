@@ -178,37 +178,44 @@ export function reportCharts(data: ReportData): ReportChart[] {
         options: baseOptions('Throughput against cache size', `cache size (${cacheUnit})`, 'throughput (samples/s)', { xType: 'linear' }),
       },
     });
-    charts.push({
-      id: 'whatif-cpus',
-      title: 'What if: CPUs',
-      caption: `Predicted training throughput against the number of CPUs doing pre-processing (${curves.cpuScenario}).`,
-      config: {
-        type: 'line',
-        data: {
-          datasets: [
-            { label: 'predicted', data: curves.cpus.map((p) => ({ x: p.x, y: p.samplesPerSec })), ...lineStyle('#4e79a7'), borderWidth: 2, pointRadius: 3 },
-            ...marks(curves.cpuMarks, 1),
-          ],
-        },
-        options: baseOptions('Throughput against CPUs', 'CPUs', 'throughput (samples/s)', { xType: 'linear' }),
-      },
-    });
-    if (curves.workers.length > 0) {
+    // One predicted curve against a count (CPUs, workers), with the measured points marked.
+    const countChart = (id: string, title: string, caption: string, points: typeof curves.cpus, measured: typeof curves.cpuMarks, color: string, what: string, xLabel: string) =>
       charts.push({
-        id: 'whatif-workers',
-        title: 'What if: loader workers',
-        caption: `Predicted training throughput against the DataLoader's num_workers per rank on this machine's CPUs (${curves.cpuScenario}), with the measured counts marked.`,
+        id,
+        title,
+        caption,
         config: {
           type: 'line',
           data: {
             datasets: [
-              { label: 'predicted', data: curves.workers.map((p) => ({ x: p.x, y: p.samplesPerSec })), ...lineStyle('#f28e2b'), borderWidth: 2, pointRadius: 3 },
-              ...marks(curves.workersMarks, 1),
+              { label: 'predicted', data: points.map((p) => ({ x: p.x, y: p.samplesPerSec })), ...lineStyle(color), borderWidth: 2, pointRadius: 3 },
+              ...marks(measured, 1),
             ],
           },
-          options: baseOptions('Throughput against loader workers', 'num_workers per rank', 'throughput (samples/s)', { xType: 'linear' }),
+          options: baseOptions(`Throughput against ${what}`, xLabel, 'throughput (samples/s)', { xType: 'linear' }),
         },
       });
+    countChart(
+      'whatif-cpus',
+      'What if: CPUs',
+      `Predicted training throughput against the number of CPUs doing pre-processing (${curves.cpuScenario}).`,
+      curves.cpus,
+      curves.cpuMarks,
+      '#4e79a7',
+      'CPUs',
+      'CPUs',
+    );
+    if (curves.workers.length > 0) {
+      countChart(
+        'whatif-workers',
+        'What if: loader workers',
+        `Predicted training throughput against the DataLoader's num_workers per rank on this machine's CPUs (${curves.cpuScenario}), with the measured counts marked.`,
+        curves.workers,
+        curves.workersMarks,
+        '#f28e2b',
+        'loader workers',
+        'num_workers per rank',
+      );
     }
   }
   return charts;

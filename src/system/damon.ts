@@ -18,22 +18,27 @@ const DAMON_RECLAIM_ENABLED = '/sys/module/damon_reclaim/parameters/enabled';
  * or DAMON is absent.
  */
 export function reclaimingDamonSchemes(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): string[] {
-  const found: string[] = [];
   // DAMON_RECLAIM (mm/damon/reclaim.c) runs its own physical-memory pageout, not listed under admin/.
-  if (read(reclaimModule) === 'Y') found.push('DAMON_RECLAIM: pageout on paddr memory');
+  const module = read(reclaimModule) === 'Y' ? ['DAMON_RECLAIM: pageout on paddr memory'] : [];
+  return [...module, ...reclaimingKdamonds(admin).flatMap((k) => Array(k.schemes).fill(`kdamond ${k.id}: pageout on paddr memory`))];
+}
+
+/** The running kdamonds with paddr pageout schemes: their number and how many such schemes each runs. */
+function reclaimingKdamonds(admin: string): { id: string; schemes: number }[] {
   const kdamonds = join(admin, 'kdamonds');
+  const found: { id: string; schemes: number }[] = [];
   for (const k of numbered(kdamonds)) {
     const dir = join(kdamonds, k);
     if (read(join(dir, 'state')) !== 'on') continue;
+    let schemes = 0;
     for (const c of numbered(join(dir, 'contexts'))) {
       const context = join(dir, 'contexts', c);
       // Only physical-address pageout reaches the page cache of any file; vaddr
       // schemes touch chosen processes, lru_deprio only reorders the LRU.
       if (read(join(context, 'operations')) !== 'paddr') continue;
-      for (const s of numbered(join(context, 'schemes'))) {
-        if (read(join(context, 'schemes', s, 'action')) === 'pageout') found.push(`kdamond ${k}: pageout on paddr memory`);
-      }
+      for (const s of numbered(join(context, 'schemes'))) if (read(join(context, 'schemes', s, 'action')) === 'pageout') schemes++;
     }
+    if (schemes > 0) found.push({ id: k, schemes });
   }
   return found;
 }
@@ -80,12 +85,7 @@ interface Switch {
 export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): PausedReclaimers {
   const switches: Switch[] = [];
   if (read(reclaimModule) === 'Y') switches.push({ name: 'DAMON_RECLAIM', file: reclaimModule, off: 'N', on: 'Y' });
-  const kdamonds = join(admin, 'kdamonds');
-  for (const k of numbered(kdamonds)) {
-    if (reclaimingDamonSchemes(admin, '/nonexistent').some((s) => s.startsWith(`kdamond ${k}:`))) {
-      switches.push({ name: `kdamond ${k}`, file: join(kdamonds, k, 'state'), off: 'off', on: 'on' });
-    }
-  }
+  for (const k of reclaimingKdamonds(admin)) switches.push({ name: `kdamond ${k.id}`, file: join(admin, 'kdamonds', k.id, 'state'), off: 'off', on: 'on' });
   const paused: Switch[] = [];
   const failures: string[] = [];
   for (const s of switches) {

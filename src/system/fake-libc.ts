@@ -125,10 +125,6 @@ export class FakeLibc implements LibcBindings {
     return -ENOSYS;
   }
 
-  inotifyRmWatch(): number {
-    return ENOSYS;
-  }
-
   read(): number {
     return -EBADF;
   }

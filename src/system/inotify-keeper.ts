@@ -49,6 +49,7 @@ import { errnoError, errnoName, errorCode } from './errno.js';
 import { keeperMeter, sweepFilePages } from './page-sweep.js';
 import { CacheLru } from './cache-lru.js';
 import { tableOf } from './file-table.js';
+import { readTextOrNull } from './read-text.js';
 import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats, type InotifyStats } from './keeper-types.js';
 
 // Messages shown to users (in the profile's state proof), in one table.
@@ -308,23 +309,27 @@ export function startInotifyKeeper(
     const dir = dirByWd.get(wd);
     if (dir === undefined) return;
     const path = `${dir}/${name}`;
-    if (dataset.size(path) === undefined) return;
-    if (mask & IN.access) {
-      // Read again: it is in use, not in the LRU, until its next close.
-      if (!reading.has(path)) reading.set(path, 0);
-      lru.remove(path);
-      return;
-    }
-    const own = ownCloses.get(path);
+    // The keeper's own closes and repeated reads are settled from its maps, which hold only
+    // dataset paths, before the dataset's table is searched (once per event at most).
+    const own = mask & IN.access ? undefined : ownCloses.get(path);
     if (own !== undefined) {
       if (own > 1) ownCloses.set(path, own - 1);
       else ownCloses.delete(path);
       return;
     }
+    if (mask & IN.access && reading.has(path)) return;
+    const size = dataset.size(path);
+    if (size === undefined) return;
+    if (mask & IN.access) {
+      // Read again: it is in use, not in the LRU, until its next close.
+      reading.set(path, 0);
+      lru.remove(path);
+      return;
+    }
     counters.closeEvents++;
     reading.delete(path);
     openResident.delete(path);
-    lru.closed(path, sizeOf(path));
+    lru.closed(path, size >= 0 ? size : sizeOf(path));
   };
 
   // Reads every queued event; returns how many.
@@ -601,10 +606,6 @@ export function startInotifyKeeper(
 }
 
 function readProcNumber(file: string): number | null {
-  try {
-    const value = Number(fs.readFileSync(file, 'utf8').trim());
-    return Number.isFinite(value) ? value : null;
-  } catch {
-    return null;
-  }
+  const text = readTextOrNull(file)?.trim() ?? '';
+  return /^\d+$/.test(text) ? Number(text) : null;
 }

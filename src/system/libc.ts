@@ -78,8 +78,6 @@ export interface LibcBindings {
   inotifyInit1(flags: number): number;
   /** inotify_add_watch(fd, path, mask); returns the watch descriptor, or -errno. */
   inotifyAddWatch(fd: number, path: string, mask: number): number;
-  /** inotify_rm_watch(fd, wd); returns 0 or errno. */
-  inotifyRmWatch(fd: number, wd: number): number;
   /** read(fd, buf, buf.length); returns the bytes read, or -errno (-EAGAIN on an empty nonblocking descriptor). */
   read(fd: number, buffer: Uint8Array): number;
   /** open(path, flags); returns the descriptor, or -errno. */
@@ -150,7 +148,6 @@ function tryLoad(): LibcLoad {
     const sync = lib.func('void sync(void)');
     const inotifyInit1 = lib.func('int inotify_init1(int flags)');
     const inotifyAddWatch = lib.func('int inotify_add_watch(int fd, const char *path, uint32_t mask)');
-    const inotifyRmWatch = lib.func('int inotify_rm_watch(int fd, int wd)');
     const read = lib.func('intptr_t read(int fd, _Out_ uint8_t *buf, size_t count)');
     const open = lib.func('int open(const char *path, int flags)');
     const close = lib.func('int close(int fd)');
@@ -182,7 +179,6 @@ function tryLoad(): LibcLoad {
         const wd = Number(inotifyAddWatch(fd, path, mask));
         return wd < 0 ? -errno() : wd;
       },
-      inotifyRmWatch: (fd, wd) => (Number(inotifyRmWatch(fd, wd)) === 0 ? 0 : errno()),
       read: (fd, buffer) => {
         const bytes = Number(read(fd, buffer, buffer.length));
         return bytes < 0 ? -errno() : bytes;

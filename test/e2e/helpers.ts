@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 
@@ -44,4 +46,17 @@ export async function canThrottle(): Promise<string | null> {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * An ImageFolder-style dataset of random bytes: `classes` folders c0, c1, ...
+ * of `perClass` files sNNNN.bin of `fileBytes` each (what the DatasetFolder
+ * fixture script reads).
+ */
+export function writeClassFolders(root: string, layout: { classes: number; perClass: number; fileBytes: number }): void {
+  for (let c = 0; c < layout.classes; c++) {
+    const dir = join(root, `c${c}`);
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < layout.perClass; i++) writeFileSync(join(dir, `s${String(i).padStart(4, '0')}.bin`), randomBytes(layout.fileBytes));
+  }
 }

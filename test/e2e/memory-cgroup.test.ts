@@ -10,7 +10,7 @@ import { ExitCode } from '../../src/errors.js';
 import { detectCgroups } from '../../src/system/cgroups.js';
 import { evict } from '../../src/system/page-cache.js';
 import { listDataset } from '../../src/system/dataset.js';
-import { CLI, sleep } from './helpers.js';
+import { CLI, sleep, writeClassFolders } from './helpers.js';
 
 /**
  * A dataset larger than the memory the job has (issue 10, item 2): the CLI and
@@ -49,14 +49,7 @@ async function unavailable(): Promise<string | null> {
 before(async () => {
   skipReason = await unavailable();
   if (skipReason) return;
-  await execa(PYTHON, ['-c', `
-import os
-for c in range(${CLASSES}):
-    os.makedirs(os.path.join(${JSON.stringify(data)}, "c%d" % c))
-    for i in range(${PER_CLASS}):
-        with open(os.path.join(${JSON.stringify(data)}, "c%d" % c, "s%04d.bin" % i), "wb") as f:
-            f.write(os.urandom(${FILE_BYTES}))
-`]);
+  writeClassFolders(data, { classes: CLASSES, perClass: PER_CLASS, fileBytes: FILE_BYTES });
   // Written by this process, the files sit in the page cache charged to its group: out, so the CLI warms them inside the small one.
   await evict((await listDataset([data])).files, { sync: true });
   mkdirSync(group);

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { processesMentioning, startCli } from './helpers.js';
+import { processesMentioning, startCli, writeClassFolders } from './helpers.js';
 
 /**
  * profile --workers on an unmodified torchvision DatasetFolder script (issue
@@ -28,14 +28,7 @@ before(async () => {
     skipReason = `needs ${PYTHON} with torch and torchvision (apt-get install python3-torch python3-torchvision)`;
     return;
   }
-  await execa(PYTHON, ['-c', `
-import os
-for c in range(4):
-    os.makedirs(os.path.join(${JSON.stringify(data)}, "c%d" % c))
-    for i in range(48):
-        with open(os.path.join(${JSON.stringify(data)}, "c%d" % c, "s%03d.bin" % i), "wb") as f:
-            f.write(os.urandom(96 * 1024))
-`]);
+  writeClassFolders(data, { classes: 4, perClass: 48, fileBytes: 96 * 1024 });
 });
 
 after(() => rmSync(work, { recursive: true, force: true }));
