@@ -134,12 +134,12 @@ export function parsePositiveInt(text: string, what: string): number {
   return value;
 }
 
-/** Parses a list of distinct whole numbers of at least 0 ('0,2,4'); names the flag in the error. */
-export function parseCountList(text: string, what: string): number[] {
+/** Parses a list of distinct whole numbers of at least `min` ('0,2,4'); names the flag in the error. */
+export function parseCountList(text: string, what: string, min = 0): number[] {
   const counts = text.split(',').map((part) => {
     const value = Number(part.trim());
-    if (part.trim() === '' || !Number.isInteger(value) || value < 0) {
-      throw valueError(`${what} takes whole numbers of at least 0 separated by commas, e.g. 2,4,8; got '${text}'`);
+    if (part.trim() === '' || !Number.isInteger(value) || value < min) {
+      throw valueError(`${what} takes whole numbers of at least ${min} separated by commas, e.g. ${min + 1},${min + 2}; got '${text}'`);
     }
     return value;
   });

@@ -110,7 +110,7 @@ const workersFirst = (c: TextContext): string =>
         ? `the training process loads every batch itself (num_workers=0), in series with its step, on one of the job's ${c.workersLimit.cpus} CPUs; `
         : `${c.workersLimit.perRank} loader worker${c.workersLimit.perRank === 1 ? '' : 's'} per rank ` +
           `(${c.workersLimit.workers} in all) pre-process on at most ${c.workersLimit.workers} of the job's ${c.workersLimit.cpus} CPUs; `) +
-      "'ds-analyzer whatif' gives the count that removes the stall and the line to paste (profile --workers measures the counts). ";
+      "'ds-analyzer whatif' says whether more of them remove the stall, and gives the count and the line to paste (profile --workers measures the counts). ";
 
 const storageNeeded = (c: TextContext): string =>
   c.neededStorageBytesPerSec !== null

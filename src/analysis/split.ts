@@ -491,5 +491,6 @@ function workersLimit(cached: ModeResult | null, hostCpus: number | null): TextC
   const cpus = cached.cpus?.length ?? hostCpus;
   const perRank = cached.ranks[0].workers!;
   const workers = cached.ranks.reduce((sum, r) => sum + r.workers!, 0);
-  return cpus !== null && workers < cpus ? { perRank, workers, cpus } : null;
+  // Each rank's training process keeps a CPU of its own busy: workers are short only below what is left.
+  return cpus !== null && workers + cached.ranks.length < cpus ? { perRank, workers, cpus } : null;
 }

@@ -144,7 +144,7 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
     outFile: raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName),
     cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), ...CACHE_STATE_SETTINGS }),
     nvidiaSmi: raw.nvidiaSmi,
-    cpuSweep: raw.cpus ? parseCpuSweep(raw.cpus) : [],
+    cpuSweep: raw.cpus ? parseCountList(raw.cpus, '--cpus', 1) : [],
     workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],
     overlapProbe: Boolean(raw.overlap),
     pauseReclaim: !raw.keepReclaim,
@@ -152,12 +152,6 @@ export function parseProfileOptions(command: string[], raw: RawProfileOptions, i
   };
 }
 
-/** '1,2' -> [1, 2]; whether this machine has that many CPUs is checked when the run starts (profile/preflight.ts). */
-function parseCpuSweep(text: string): number[] {
-  const counts = text.split(',').map((part) => parsePositiveInt(part.trim(), '--cpus'));
-  if (new Set(counts).size !== counts.length) throw new UserError(`--cpus lists a count twice: '${text}'`, ExitCode.BadValue);
-  return counts;
-}
 
 function parseModes(text: string): Mode[] {
   const modes = text.split(',').map((m) => m.trim()).filter(Boolean);

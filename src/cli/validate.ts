@@ -84,7 +84,8 @@ ${EXIT_CODES_HELP}`,
 export function parseValidateOptions(file: string | undefined, raw: RawValidateOptions, io: Pick<Io, 'cwd' | 'env'>): { path: string; input: ValidateInput } {
   const request: PointRequest = {
     cacheSizes: raw.cache === undefined ? [] : parseCacheSizeList(raw.cache, '--cache', ['recommended'] as const),
-    cpuCounts: (raw.cpus ?? '').split(',').filter(Boolean).map((text) => parsePositiveInt(text.trim(), '--cpus')),
+    // Whether this machine has that many CPUs is checked when the point runs (affinity).
+    cpuCounts: raw.cpus === undefined ? [] : parseCountList(raw.cpus, '--cpus', 1),
     workerCounts: raw.workers === undefined ? [] : parseCountList(raw.workers, '--workers'),
     control: raw.control,
   };

@@ -7,6 +7,8 @@
 // can never parse differently from the same value typed by hand. Settings no
 // flag reaches are plain numbers with their unit in the name.
 
+import { parseDurationSec } from '../units.js';
+
 /** Defaults of `profile`'s flags, as typed on the command line. */
 export const PROFILE_FLAG_DEFAULTS = {
   /** --precision: a mode stops when the 95% CI of the iteration time is within this. */
@@ -46,9 +48,9 @@ export const SUPERVISION = {
   /** Seconds between SIGTERM to the job's process group and SIGKILL. */
   killGraceSec: 10,
   /** Seconds the job gets to exit after it is asked to stop (profile's --stop-grace default). */
-  stopGraceSec: 30,
+  stopGraceSec: parseDurationSec(PROFILE_FLAG_DEFAULTS.stopGrace, '--stop-grace'),
   /** Seconds a job may run before its first iteration (profile's --first-iteration-timeout default). */
-  firstIterationTimeoutSec: 300,
+  firstIterationTimeoutSec: parseDurationSec(PROFILE_FLAG_DEFAULTS.firstIterationTimeout, '--first-iteration-timeout'),
   /** Whether the accelerator is synchronised at iteration boundaries (DSA_SYNC=1). */
   sync: true,
 } as const;

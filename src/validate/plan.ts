@@ -43,7 +43,9 @@ function startupSec(profile: Profile): number {
   const cached = profile.modes.cached;
   if (!cached?.summary) return 0;
   const count = (cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0])?.iterations.length ?? 0;
-  return Math.max(0, cached.wallSec - (count * cached.summary.iterMs.mean) / 1000);
+  // A pooled mode's wall time and iterations are its runs' together: the start-up of one run is their share.
+  const runs = cached.passes?.length ?? 1;
+  return Math.max(0, (cached.wallSec - (count * cached.summary.iterMs.mean) / 1000) / runs);
 }
 
 /** The plan: each point's iterations and estimated time. */

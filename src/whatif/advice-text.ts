@@ -28,7 +28,7 @@ export const MISSING_TEXT = {
   workersUnknown: (workers: number): string =>
     `--workers ${workers} asked, but the job did not report its loader workers (the manual API or a protocol job that leaves them out): the prediction cannot change with them`,
   workersCap: (cpus: number, workers: number): string =>
-    `${cpus} CPUs asked, but the job ran ${workers} loader worker${workers === 1 ? '' : 's'} in all: the prediction keeps them, and they cannot use more CPUs than that (whatif --workers N raises them)`,
+    `${cpus} CPUs asked, but the prediction runs ${workers} loader worker${workers === 1 ? '' : 's'} in all, which cannot use more CPUs than that (whatif --workers N raises them)`,
   pooledCached: (cpus: number, runs: { mean: number; halfWidth: number | null }[], pooledSamplesPerSec: number, cachedSamplesPerSec: number): string =>
     `the cached mode and the CPU sweep measured ${cpus} CPUs ${runs.length} times (${runs
       .map((r) => `${r.mean.toFixed(1)}${r.halfWidth === null ? '' : ` ± ${r.halfWidth.toFixed(1)}`} ms per iteration`)

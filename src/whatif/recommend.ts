@@ -8,7 +8,6 @@ import { smallestLruCacheFor, steadyLruHitRatioByPart } from './hit-ratio.js';
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
 import { dataTime } from './overlap.js';
 import { bisect } from './bisect.js';
-import { effectiveParallelism } from './cpu-scaling.js';
 import { NEGLIGIBLE_FETCH_STALL, predict, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
 
 /** One recommendation. */
@@ -71,23 +70,24 @@ export function workersFor(model: FittedModel, scenario: Scenario, now: Predicti
   const at = (workers: number): Prediction => predict(model, { ...scenario, workers });
   const removes = (p: Prediction): boolean => p.bottleneck !== 'prep' && p.prepStallMs <= now.computeMs * NEGLIGIBLE_FETCH_STALL;
   const paste = (w: number): string => pasteLine(model.loaderFramework, w);
-  const cpusFor = (w: number): number => Math.ceil(scenario.gpus * (w + model.mainCpusPerRank) - 1e-9);
-  if (removes(now)) return { ...base, value: current, prediction: now, text: RECOMMENDATION_TEXT.workers(current, current, cpusFor(current), scenario.cpus, paste(current), facts(now, now)) };
-  for (let w = 1; w <= MAX_WORKERS; w++) {
-    const after = at(w);
-    if (removes(after)) return { ...base, value: w, prediction: after, text: RECOMMENDATION_TEXT.workers(w, current, cpusFor(w), scenario.cpus, paste(w), facts(now, after)) };
-  }
-  // No count removes it on these CPUs: the smallest count that reaches the best pace here.
+  if (removes(now)) return { ...base, value: current, prediction: now, text: RECOMMENDATION_TEXT.workers(current, current, cpusNeeded(model, scenario, current), scenario.cpus, paste(current), facts(now, now)) };
+  // The smallest count that removes it; failing that, the smallest that reaches the best pace here.
   let best = Math.max(1, current);
   let bestPrediction = at(best);
   for (let w = 1; w <= MAX_WORKERS; w++) {
-    const after = at(w);
+    const after = w === best ? bestPrediction : at(w);
+    if (removes(after)) return { ...base, value: w, prediction: after, text: RECOMMENDATION_TEXT.workers(w, current, cpusNeeded(model, scenario, w), scenario.cpus, paste(w), facts(now, after)) };
     if (after.samplesPerSec > bestPrediction.samplesPerSec * (1 + 1e-6)) {
       best = w;
       bestPrediction = after;
     }
   }
   return { ...base, value: null, prediction: bestPrediction, text: RECOMMENDATION_TEXT.workersBest(best, current, scenario.cpus, paste(best), facts(now, bestPrediction)) };
+}
+
+/** CPUs that `workers` loader workers per rank and the training processes need: a CPU a worker at most. */
+export function cpusNeeded(model: FittedModel, scenario: Scenario, workers: number): number {
+  return Math.ceil(scenario.gpus * (workers + model.mainCpusPerRank) - 1e-9);
 }
 
 /** The line a user pastes to set the workers, in the framework that built the loader. */
@@ -207,22 +207,20 @@ export function smallestCacheWithoutLateStall(model: FittedModel, scenario: Scen
 export function cpusFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation {
   const base = { kind: 'cpus' as const, unit: 'cpus' as const };
   const gpuSec = stageTimes(model, scenario, 0).gpu;
-  const demand = scenario.gpus * model.prepCpuSecPerSample; // CPU-seconds per second of wall time, per unit of 1/t_gpu
+  // With the workers raised to use the CPUs (more CPUs than workers would sit idle), in the model predict uses.
+  const workers = scenarioWorkers(model, scenario);
+  const at = (c: number): Scenario => ({ ...scenario, cpus: c, ...(workers === null ? {} : { workers: Math.max(workers, Math.ceil(c / scenario.gpus)) }) });
   let cpus: number | null = null;
-  if (demand === 0) cpus = 1;
-  else {
-    for (let c = 1; c <= MAX_CPUS; c++) {
-      if (demand / effectiveParallelism(model.cpuScaling, c) <= gpuSec * (1 + 1e-9)) {
-        cpus = c;
-        break;
-      }
+  for (let c = 1; c <= MAX_CPUS; c++) {
+    if (stageTimes(model, at(c), 0).prep <= gpuSec * (1 + 1e-9)) {
+      cpus = c;
+      break;
     }
   }
   if (cpus === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cpusImpossible(MAX_CPUS) };
-  // With the workers raised to use them: more CPUs than workers would sit idle.
-  const workers = scenarioWorkers(model, scenario);
-  const enough = workers === null ? null : Math.max(workers, Math.floor(cpus / scenario.gpus));
-  const after = predict(model, { ...scenario, cpus: Math.max(cpus, scenario.cpus), ...(enough !== null ? { workers: enough } : {}) });
+  const asked = at(Math.max(cpus, scenario.cpus));
+  const after = predict(model, asked);
+  const enough = asked.workers ?? null;
   const raised = enough !== null && workers !== null && enough > workers ? { workers: enough } : {};
   return { ...base, value: cpus, prediction: after, text: RECOMMENDATION_TEXT.cpus(cpus, scenario.cpus, { ...facts(now, after), ...raised }) };
 }

@@ -1,5 +1,6 @@
 /** Sweeps of one setting with the rest of a scenario fixed: cache size (0 to the dataset) and CPUs. */
 import { steadyHitRatio, predict, type Bottleneck, type FittedModel, type Scenario } from './model.js';
+import { cpusNeeded } from './recommend.js';
 
 /** One row of the cache sweep. */
 export interface CacheSweepRow {
@@ -113,7 +114,7 @@ export function workersSweep(model: FittedModel, scenario: Scenario, counts: num
       iterMs: p.iterMs,
       samplesPerSec: p.samplesPerSec,
       bottleneck: p.bottleneck,
-      cpusNeeded: Math.ceil(scenario.gpus * (workers + model.mainCpusPerRank) - 1e-9),
+      cpusNeeded: cpusNeeded(model, scenario, workers),
     };
   });
 }

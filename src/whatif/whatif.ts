@@ -57,7 +57,8 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   const workersNeeded = recommendations.find((r) => r.kind === 'workers')?.value ?? null;
   const workersOfScenario = scenarioWorkers(model, scenario);
   const caveats = [...model.caveats];
-  const workers = loaderWorkers(profile);
+  // The workers the prediction ran with, all ranks together: as asked, or as profiled.
+  const workers = workersOfScenario === null ? null : workersOfScenario * scenario.gpus;
   if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus)) caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
   if (scenario.workers !== null && model.profiledWorkers === null) caveats.push(MISSING_TEXT.workersUnknown(scenario.workers));
   return {
@@ -75,11 +76,4 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     recommendations,
     caveats,
   };
-}
-
-/** Loader workers of the cached mode over all ranks, when the job reported them. */
-function loaderWorkers(profile: Profile): number | null {
-  const ranks = profile.modes.cached?.ranks ?? [];
-  if (ranks.length === 0 || ranks.some((r) => r.workers === null)) return null;
-  return ranks.reduce((sum, r) => sum + (r.workers ?? 0), 0);
 }
