@@ -1,6 +1,6 @@
 // Ground truth for the num_workers what-if (issue 12): an unmodified
-// DatasetFolder script whose loader workers set its pace (--work 10: about
-// 3.5 ms of CPU per sample), profiled at the script's own count (1 worker),
+// DatasetFolder script whose loader workers set its pace (--work 10: CPU-heavy
+// prep, its cost per sample in the profile's u), profiled at the script's own count (1 worker),
 // then `whatif --workers N` against the same script run without ds-analyzer
 // at N workers, timed by its own meter. The runs without the tool are
 // interleaved in mirrored order (1, 2, 0, 0, 2, 1) so the machine's drift
@@ -57,10 +57,12 @@ export async function bench(): Promise<void> {
       const { stdout } = await run(PYTHON, [...JOB(data, workers), '--epochs', '5', '--report'], { maxBuffer: 1 << 20 });
       // Epoch 0 starts the workers and warms up: left out, as the profile leaves out its warm-up.
       const msPerIter = [...stdout.matchAll(/^epoch (\d+): \d+ iterations, ([\d.]+) ms per iteration$/gm)].filter((m) => m[1] !== '0').map((m) => Number(m[2]));
+      if (msPerIter.length === 0) throw new Error(`the script printed no epoch times at ${workers} workers; its output ends: ${stdout.slice(-300)}`);
       measured.set(workers, [...(measured.get(workers) ?? []), ...msPerIter.map((ms) => (1000 * BATCH) / ms)]);
     }
+    const epochsEach = measured.get(1)!.length;
     console.log(`num_workers what-if against the script without ds-analyzer (${os.cpus().length} CPUs; profiled at 1 worker; samples/s)`);
-    console.log('  workers  predicted (no sweep)  predicted (--workers 2)  measured without the tool (epochs 1-4, 2 runs)');
+    console.log(`  workers  predicted (no sweep)  predicted (--workers 2)  measured without the tool (${epochsEach} epochs over 2 runs, the first epoch of each left out)`);
     const meanOf = (workers: number): number => {
       const rates = measured.get(workers)!;
       return rates.reduce((a, b) => a + b, 0) / rates.length;

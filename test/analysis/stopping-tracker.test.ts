@@ -98,15 +98,3 @@ test('the median for progress is close to the exact one', () => {
   const estimate = tracker.decide(its, opts).summary!.medianIterMs;
   assert.ok(Math.abs(estimate - exact) / exact < 0.03, `P2 ${estimate} vs exact ${exact}`);
 });
-
-test('a check costs well under a millisecond at 100,000 iterations, where the plain rule takes tens', () => {
-  const its = series({ n: 100_000, seed: 9, computeMs: 100, cv: 0.3 });
-  const opts: StoppingOptions = { precision: 0.0001, minIterations: 50, maxIterations: 1e7, workers: 4 };
-  const tracker = new StoppingTracker(4);
-  tracker.decide(its.slice(0, 99_000), opts);
-  const started = performance.now();
-  for (let n = 99_000; n <= 100_000; n += 50) tracker.decide(its.slice(0, n), opts);
-  // slice() is the caller's cost here, not the tracker's: it is included, so the bound is loose.
-  const perCall = (performance.now() - started) / 21;
-  assert.ok(perCall < 5, `${perCall.toFixed(2)} ms per check`);
-});

@@ -60,3 +60,12 @@ export function writeClassFolders(root: string, layout: { classes: number; perCl
     for (let i = 0; i < layout.perClass; i++) writeFileSync(join(dir, `s${String(i).padStart(4, '0')}.bin`), randomBytes(layout.fileBytes));
   }
 }
+
+/** Debian's Python, where python3-torch installs torch. */
+export const PYTHON = '/usr/bin/python3';
+
+/** Why the torch tests cannot run here (no torch or torchvision for PYTHON), or null when they can. */
+export async function torchMissing(): Promise<string | null> {
+  const probe = await execa(PYTHON, ['-c', 'import torch, torchvision'], { reject: false });
+  return probe.exitCode === 0 ? null : `needs ${PYTHON} with torch and torchvision (apt-get install python3-torch python3-torchvision)`;
+}

@@ -10,7 +10,7 @@ import { ExitCode } from '../../src/errors.js';
 import { detectCgroups } from '../../src/system/cgroups.js';
 import { evict } from '../../src/system/page-cache.js';
 import { listDataset } from '../../src/system/dataset.js';
-import { CLI, sleep, writeClassFolders } from './helpers.js';
+import { CLI, PYTHON, sleep, torchMissing, writeClassFolders } from './helpers.js';
 
 /**
  * A dataset larger than the memory the job has (issue 10, item 2): the CLI and
@@ -24,7 +24,6 @@ import { CLI, sleep, writeClassFolders } from './helpers.js';
  * Needs root, the cgroup v1 memory controller and /usr/bin/python3 with torch
  * and torchvision; skips with the reason otherwise.
  */
-const PYTHON = '/usr/bin/python3';
 const SCRIPT = fileURLToPath(new URL('../../../test/fixtures/datasetfolder-train.py', import.meta.url));
 const LIMIT_BYTES = 512 * 2 ** 20;
 const FILE_BYTES = 256 * 1024;
@@ -42,8 +41,7 @@ async function unavailable(): Promise<string | null> {
   if (memory.version !== 'v1' || !memory.writable || memory.parentDir !== '/sys/fs/cgroup/memory') {
     return `needs a writable cgroup v1 memory controller at /sys/fs/cgroup/memory (${memory.reason})`;
   }
-  const probe = await execa(PYTHON, ['-c', 'import torch, torchvision'], { reject: false });
-  return probe.exitCode === 0 ? null : `needs ${PYTHON} with torch and torchvision (apt-get install python3-torch python3-torchvision)`;
+  return torchMissing();
 }
 
 before(async () => {

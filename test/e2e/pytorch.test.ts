@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { processesMentioning, startCli } from './helpers.js';
+import { processesMentioning, PYTHON, startCli, torchMissing } from './helpers.js';
 
 /**
  * The unmodified example PyTorch script (examples/pytorch/train.py), profiled
@@ -25,17 +25,12 @@ import { processesMentioning, startCli } from './helpers.js';
  * them when they are large. -j 0 keeps the job on one core (with workers on 2
  * cores they would also compete with the step for CPU).
  */
-const PYTHON = '/usr/bin/python3';
 const EXAMPLES = fileURLToPath(new URL('../../../examples/pytorch/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-pytorch-'));
 const root = join(work, 'imagefolder');
 const train = join(root, 'train');
 const quick = ['--precision', '10%', '--min-iterations', '30', '--max-iterations', '150'];
 
-async function torchMissing(): Promise<string | null> {
-  const probe = await execa(PYTHON, ['-c', 'import torch, torchvision'], { reject: false });
-  return probe.exitCode === 0 ? null : `needs ${PYTHON} with torch and torchvision (apt-get install python3-torch python3-torchvision)`;
-}
 
 let skipReason: string | null = null;
 before(async () => {

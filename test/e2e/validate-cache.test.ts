@@ -67,8 +67,9 @@ test('validate holds the page cache at a target share of the dataset and predict
   assert.equal(point.residency?.held, true);
   assert.match(point.note, /mincore/);
   assert.ok(point.measuredSamplesPerSec! > 0 && point.relativeError !== null);
-  // LRU over a fresh permutation each epoch hits little at half the dataset (predicted ~0.16; CI measured 0.09 once): some, not none.
-  assert.ok(point.measuredHitRatio !== null && point.measuredHitRatio > 0.02 && point.measuredHitRatio < 0.9, 'half the dataset cached: some reads hit, some miss');
+  // Half the dataset cached: some reads hit, some miss, near what LRU over a fresh permutation each epoch predicts (~0.16).
+  assert.ok(point.measuredHitRatio !== null && point.measuredHitRatio > 0 && point.measuredHitRatio < 0.9, 'half the dataset cached: some reads hit, some miss');
+  assert.ok(Math.abs(point.measuredHitRatio - point.predictedHitRatio!) < 0.1, `hit ratio ${point.measuredHitRatio} against the predicted ${point.predictedHitRatio}`);
 });
 
 function mibLine(line: string): string {

@@ -4,10 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { processesMentioning, startCli, writeClassFolders } from './helpers.js';
+import { processesMentioning, PYTHON, startCli, torchMissing, writeClassFolders } from './helpers.js';
 
 /**
  * profile --workers on an unmodified torchvision DatasetFolder script (issue
@@ -16,18 +15,14 @@ import { processesMentioning, startCli, writeClassFolders } from './helpers.js';
  * job ran, with the training process's own CPU apart. Needs /usr/bin/python3
  * with torch and torchvision; skips with the reason otherwise.
  */
-const PYTHON = '/usr/bin/python3';
 const SCRIPT = fileURLToPath(new URL('../../../test/fixtures/datasetfolder-train.py', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-workers-'));
 const data = join(work, 'data');
 let skipReason: string | null = null;
 
 before(async () => {
-  const probe = await execa(PYTHON, ['-c', 'import torch, torchvision'], { reject: false });
-  if (probe.exitCode !== 0) {
-    skipReason = `needs ${PYTHON} with torch and torchvision (apt-get install python3-torch python3-torchvision)`;
-    return;
-  }
+  skipReason = await torchMissing();
+  if (skipReason) return;
   writeClassFolders(data, { classes: 4, perClass: 48, fileBytes: 96 * 1024 });
 });
 

@@ -1,8 +1,10 @@
 """Shared helpers for the Python unit tests of ds_analyzer (run with /usr/bin/python3)."""
 
+import atexit
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,9 +24,21 @@ except ImportError:
 NEEDS_TORCH = "needs torch (Debian: apt-get install python3-torch; run with /usr/bin/python3)"
 
 
+# Folders the tests made, removed when the test process exits.
+_MADE = []
+atexit.register(lambda: [shutil.rmtree(path, ignore_errors=True) for path in _MADE])
+
+
+def temp_dir(prefix):
+    """A fresh temporary folder, removed when the tests end."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _MADE.append(path)
+    return path
+
+
 def run_script(source, mode="cached", iterations=None, stop_file=None, extra_env=None, timeout=120, pythonpath=PACKAGE_DIR):
     """Runs `source` in a fresh interpreter the way the CLI runs a job; returns (proc, events by file)."""
-    events_dir = tempfile.mkdtemp(prefix="dsa-py-test-")
+    events_dir = temp_dir("dsa-py-test-")
     script = os.path.join(events_dir, "job.py")
     with open(script, "w") as f:
         f.write(source)

@@ -2,17 +2,16 @@
 
 import json
 import os
-import tempfile
 import unittest
 
-from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script
+from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script, temp_dir
 
 from ds_analyzer import _subset
 
 
 def make_folder(classes=3, per_class=10):
     """A DatasetFolder layout of small .bin files; returns (root, sorted absolute paths)."""
-    root = tempfile.mkdtemp(prefix="dsa-subset-")
+    root = temp_dir("dsa-subset-")
     paths = []
     for c in range(classes):
         os.makedirs(os.path.join(root, "c%d" % c))
@@ -25,8 +24,8 @@ def make_folder(classes=3, per_class=10):
 
 
 def write_list(paths):
-    fd, name = tempfile.mkstemp(prefix="dsa-subset-list-", suffix=".txt")
-    with os.fdopen(fd, "w") as f:
+    name = os.path.join(temp_dir("dsa-subset-list-"), "subset.txt")
+    with open(name, "w") as f:
         f.write("".join(p + "\n" for p in paths))
     return name
 
@@ -179,7 +178,7 @@ class HookTest(unittest.TestCase):
     def test_an_unmodified_datasetfolder_script_reads_only_the_subset_and_says_so(self):
         root, paths = make_folder(classes=3, per_class=20)
         subset = paths[::4]
-        log = os.path.join(tempfile.mkdtemp(prefix="dsa-subset-log-"), "read")
+        log = os.path.join(temp_dir("dsa-subset-log-"), "read")
         source = SCRIPT.replace("sys.argv[1], sys.argv[2]", "%r, %r" % (root, log))
         proc, events = run_script(source, mode="cached", extra_env={"DSA_SUBSET_FILE": write_list(subset)})
         self.assertEqual(proc.returncode, 0, proc.stderr)
