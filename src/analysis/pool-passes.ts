@@ -25,13 +25,11 @@ export interface ScheduledRun {
   group?: string;
 }
 
-/** The pooled result of each mode that ran, and the drift fit behind the intervals. */
+/** The pooled result of each mode that ran, and of each named group. */
 export interface PooledModes {
   modes: Partial<Record<Mode, ModeResult>>;
   /** The pooled result of each named group, in the order the groups first ran. */
   groups: Map<string, ModeResult>;
-  /** Null when no mode ran more than once. */
-  drift: DriftFit | null;
 }
 
 /**
@@ -52,7 +50,6 @@ export interface RunToRunFits {
 /** Pools every mode's runs; a mode run once is returned as it is. */
 export function poolPasses(runs: readonly ScheduledRun[]): PooledModes {
   const fits = runToRunFits(runs);
-  const drift = fits.iter;
   const byGroup = new Map<string, ScheduledRun[]>();
   for (const run of runs) byGroup.set(groupOf(run), [...(byGroup.get(groupOf(run)) ?? []), run]);
   const modes: Partial<Record<Mode, ModeResult>> = {};
@@ -62,7 +59,7 @@ export function poolPasses(runs: readonly ScheduledRun[]): PooledModes {
     if (list[0].group === undefined) modes[list[0].result.mode] = pooled;
     else groups.set(name, pooled);
   }
-  return { modes, groups, drift };
+  return { modes, groups };
 }
 
 /** A run's pooling group: its mode, or the group it names. */
@@ -103,7 +100,11 @@ function windowMidAt(result: ModeResult): number {
   return result.startedAt + (result.wallSec * 1000) / 2;
 }
 
-/** The drift fit over the passes recorded in pooled results (what the pooling used). */
+/**
+ * The drift fit over the passes recorded in the three modes' pooled results,
+ * as the analysis reports it. The pooling's own fit also takes in the runs of
+ * a workers sweep, so with one its scatter can differ a little from this.
+ */
 export function driftOfPasses(modes: readonly ModeResult[]): DriftFit | null {
   return fitDrift(
     modes.flatMap((m) =>

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { relative, resolve } from 'node:path';
 import { newestProfile, readProfile } from '../store/profile-store.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
-import { writeReport } from '../report/write-report.js';
+import { reportNotes, writeReport } from '../report/write-report.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 export const reportCommand: CommandFactory = (io, result) =>
@@ -28,9 +28,8 @@ ${EXIT_CODES_HELP}`,
       const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
       const profile = readProfile(profilePath);
       const written = await writeReport(profile, profileArg ?? profilePath, resolve(io.cwd, raw.outDir), modelWhatIf);
-      if (written.noFonts) io.stderr('ds-analyzer: warning: no fonts found, PNG charts will have no text: install a font package (e.g. fonts-dejavu-core)\n');
       const show = (path: string) => relative(io.cwd, path) || path;
       io.stdout(`report: ${show(written.html)}\n        ${show(written.markdown)} (+ ${written.pngs.length} PNG charts)\n`);
-      if (written.whatIfNote) io.stderr(`ds-analyzer: note: ${written.whatIfNote}\n`);
+      for (const note of reportNotes(written)) io.stderr(`ds-analyzer: ${note}\n`);
       result.exitCode = 0;
     });

@@ -10,6 +10,7 @@ import { formatBytes, formatRate } from '../units.js';
 import { isNotEnoughData } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
 import { table } from '../report/format.js';
+import { reportNotes } from '../report/write-report.js';
 
 /** The demo's own progress lines (the dataset, the throttle), on `write` (stderr). */
 export function demoProgressHooks(write: (text: string) => void): Pick<DemoHooks, 'onDatasetStart' | 'onDatasetReady' | 'onThrottle'> {
@@ -34,7 +35,10 @@ export function renderDemoOutcome(outcome: DemoOutcome, shown: (path: string) =>
   if (outcome.whatif !== null) {
     parts.push(isNotEnoughData(outcome.whatif) ? `what-if: not available for this profile: ${outcome.whatif.reason}\n` : renderDemoWhatif(outcome.whatif));
     const written = outcome.report;
-    if (written) parts.push(`report: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`);
+    if (written) {
+      parts.push(`report: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`);
+      for (const note of reportNotes(written)) parts.push(`report ${note}\n`);
+    }
     parts.push(renderNextSteps(shown(outcome.run.path)));
   }
   return parts.map((part) => `\n${part}`).join('');

@@ -62,3 +62,11 @@ function writeAtomic(path: string, content: string | Buffer): void {
   writeFileSync(temp, content);
   renameSync(temp, path);
 }
+
+/** What a reader of the written report should know: charts without text, what-if curves left out. One line each. */
+export function reportNotes(written: Pick<WrittenReport, 'noFonts' | 'whatIfNote'>): string[] {
+  return [
+    ...(written.noFonts ? ['warning: no fonts found, PNG charts will have no text: install a font package (e.g. fonts-dejavu-core)'] : []),
+    ...(written.whatIfNote ? [`note: ${written.whatIfNote}`] : []),
+  ];
+}

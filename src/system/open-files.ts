@@ -22,7 +22,7 @@ const SYSTEM_PARTS = ['/site-packages/', '/dist-packages/', '/node_modules/', '/
 // O_ACCMODE and O_WRONLY from <fcntl.h>: a file opened write-only is an output (a checkpoint, a log).
 const O_ACCMODE = 3;
 const O_WRONLY = 1;
-// Distinct files remembered; beyond this only directories already known keep counting.
+// Distinct files remembered; beyond this, files not yet seen are no longer looked at (no fdinfo read, no stat).
 const MAX_FILES = 20_000;
 
 /** Samples the job tree's open files; call sample() with the tree's pids, then result(). */
@@ -68,7 +68,7 @@ export class OutsideReadsSampler {
         }
         if (!target.startsWith('/')) continue; // pipe:[..], socket:[..], anon_inode:..
         if (target.endsWith(' (deleted)')) continue;
-        if (this.seen.has(target) || !this.isCandidate(target)) continue;
+        if (this.seen.has(target) || this.seen.size >= MAX_FILES || !this.isCandidate(target)) continue;
         if (!this.openedForReading(pid, fd)) continue;
         let bytes: number;
         try {
@@ -78,7 +78,7 @@ export class OutsideReadsSampler {
         } catch {
           continue;
         }
-        if (this.seen.size < MAX_FILES) this.seen.set(target, bytes);
+        this.seen.set(target, bytes);
       }
     }
   }
