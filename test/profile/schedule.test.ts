@@ -211,16 +211,7 @@ describe('runProfile with a fake mode runner', () => {
 
   test('the intervals hold the scatter between runs, not only the noise inside each', async () => {
     // A machine that jumps between two paces from run to run, not steadily.
-    const fake = fakeModeRunner({ ...DRIFT_ONLY, driftPerSec: 0, noise: 0.01, seed: 3 });
-    const jumpy = async (input: Parameters<typeof fake.run>[0]) => {
-      const result = await fake.run(input);
-      const factor = [1, 1.08, 0.95, 1.06, 0.97, 1.04][fake.calls.length - 1];
-      for (const rank of result.ranks) for (const it of rank.iterations) it.computeMs *= factor;
-      const { summarizeIterations } = await import('../../src/analysis/summarize.js');
-      result.summary = summarizeIterations(result.ranks[0].iterations, { workers: 2 });
-      result.ranks[0].summary = result.summary;
-      return result;
-    };
+    const jumpy = jumpyRunner({ ...DRIFT_ONLY, driftPerSec: 0, noise: 0.01, seed: 3 }, [1, 1, 1, 1, 1, 1], [1, 1.08, 0.95, 1.06, 0.97, 1.04]);
     const outcome = await runProfile(fakeProfileInput(dir, 'jumpy', jumpy), { onSignal: () => () => {} });
     const a = outcome.profile.analysis!;
     const cold = outcome.profile.modes.cold!;
