@@ -243,7 +243,7 @@ function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
   return (
     `the profiler itself used ${pct(worst.share)} of a CPU in the ${worst.mode} mode` +
     (worst.keeper
-      ? ` (keeping the dataset evicted, by ${worst.keeper.mechanism === 'inotify' ? 'evicting each file the job closed' : 'rescanning every file'}: ${pct(worst.keeper.cpuShare)} of a CPU` +
+      ? ` (keeping the dataset evicted, by ${worst.keeper.mechanism === 'scan' ? 'rescanning every file' : 'evicting each file the job closed'}: ${pct(worst.keeper.cpuShare)} of a CPU` +
         `${worst.keeper.fallbackReason ? `; scanning because ${worst.keeper.fallbackReason}` : ''})`
       : '') +
     (least ? `, ${pct(least.share)} in the ${least.mode} mode` : '') +

@@ -1,5 +1,6 @@
 import type { Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
+import type { KeeperMechanism } from '../system/keeper-types.js';
 
 /** Thresholds a mode's evidence must meet; see docs/method.md. */
 const PROOF_THRESHOLDS = {
@@ -31,7 +32,7 @@ export interface ProofInput {
   fitsInMemory: boolean;
   reEvictions?: number;
   /** The cold keeper's mechanism and CPU, with the mode's wall time to turn that CPU into a share of one CPU. */
-  keeper?: { mechanism: 'inotify' | 'scan'; cpuSec: number; fallbackReason?: string; modeWallSec: number };
+  keeper?: { mechanism: KeeperMechanism; cpuSec: number; fallbackReason?: string; modeWallSec: number };
 }
 
 const pct = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;

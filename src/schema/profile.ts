@@ -110,8 +110,8 @@ export const StateProofSchema = z.object({
   /** How the cold keeper kept the dataset cold during the run, and what it cost (cold mode; absent in older profiles). */
   keeper: z
     .object({
-      /** 'inotify': each file is evicted when the job closes it, files held open are swept slowly; 'scan': every file's residency is rescanned. */
-      mechanism: z.enum(['inotify', 'scan']),
+      /** 'fanotify' (root) or 'inotify': each file is evicted when the job closes it, files held open are swept slowly; 'scan': every file's residency is rescanned. */
+      mechanism: z.enum(['fanotify', 'inotify', 'scan']),
       /** CPU seconds the keeper itself used over the run. */
       cpuSec: nonneg(),
       /** cpuSec over the run's wall time: the share of one CPU the keeper took. */

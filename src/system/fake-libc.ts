@@ -13,8 +13,8 @@ const ENOSYS = 38;
  * and posix_fadvise changes (DONTNEED drops a range, WILLNEED brings it in).
  * Files are real ones and descriptors real descriptors, so fstat sees their
  * size and every descriptor of a file sees the same pages. The kernel's own
- * cache plays no part. inotify is missing (ENOSYS), as on a kernel without
- * it, and the thread CPU clock stands still.
+ * cache plays no part. inotify and fanotify are missing (ENOSYS), as on a kernel without
+ * them, and the thread CPU clock stands still.
  */
 export class FakeLibc implements LibcBindings {
   /** The page size the fake's files are counted in. */
@@ -123,6 +123,14 @@ export class FakeLibc implements LibcBindings {
 
   inotifyAddWatch(): number {
     return -ENOSYS;
+  }
+
+  fanotifyInit(): number {
+    return -ENOSYS;
+  }
+
+  fanotifyMark(): number {
+    return ENOSYS;
   }
 
   read(): number {

@@ -40,7 +40,6 @@
 // pages swept as the cold keeper does. A held-open file idle for IDLE_SWEEPS
 // sweeps enters the LRU as if closed, at its resident bytes.
 import fs from 'node:fs';
-import pathModule from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from './libc.js';
 import { forEachInotifyEvent } from './inotify.js';
@@ -48,9 +47,9 @@ import { adviseDontNeed, residentBytesOfFd, type FileRef } from './page-cache.js
 import { errnoError, errnoName, errorCode } from './errno.js';
 import { keeperMeter, sweepFilePages } from './page-sweep.js';
 import { CacheLru } from './cache-lru.js';
-import { tableOf } from './file-table.js';
+import { datasetIndex, type DatasetIndex } from './keeper-dataset.js';
 import { readTextOrNull } from './read-text.js';
-import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats, type InotifyStats } from './keeper-types.js';
+import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats, type EventKeeperStats } from './keeper-types.js';
 
 // Messages shown to users (in the profile's state proof), in one table.
 const MESSAGES = {
@@ -113,57 +112,6 @@ const BUSY_DRAIN_MS = 5;
 const FILES_PER_TURN = 256;
 const DEFAULT_QUEUED_EVENTS = 16384;
 
-/**
- * The dataset as the keeper looks it up: by the path an event spells
- * (<watched directory>/<name>), with each file's size (-1 when unknown).
- * Over a compact file table (system/file-table.ts) it answers by binary
- * search and holds nothing per file: a Map of 1.28M paths is ~150 MB, and a
- * cold keeper per run of the cold mode held one.
- */
-interface DatasetIndex {
-  /** Directories to watch, each once. */
-  dirs: string[];
-  count: number;
-  /** Size of the dataset file at `path` (-1 when unknown), or undefined when `path` is not one. */
-  size(path: string): number | undefined;
-  pathAt(k: number): string;
-  sizeAt(k: number): number;
-}
-
-function datasetIndex(files: readonly FileRef[]): DatasetIndex {
-  const table = tableOf(files);
-  // Table paths are prefix + name, and a prefix is its directory and a '/': what an event spells.
-  if (table && table.prefixes.every((prefix) => prefix.length > 1)) {
-    return {
-      dirs: table.prefixes.filter((_, d) => table.dirStart[d + 1] > table.dirStart[d]).map((prefix) => prefix.slice(0, -1)),
-      count: table.length,
-      size: (path) => {
-        const k = table.indexOf(path);
-        return k < 0 ? undefined : table.sizes[k];
-      },
-      pathAt: (k) => table.path(k),
-      sizeAt: (k) => table.sizes[k],
-    };
-  }
-  const sizes = new Map<string, number>();
-  const dirs = new Set<string>();
-  for (const file of files) {
-    const dir = pathModule.dirname(file.path);
-    const key = `${dir}/${pathModule.basename(file.path)}`;
-    const bytes = (file as { bytes?: unknown }).bytes;
-    sizes.set(key === file.path ? file.path : key, typeof bytes === 'number' ? bytes : -1);
-    dirs.add(dir);
-  }
-  const paths = [...sizes.keys()];
-  return {
-    dirs: [...dirs],
-    count: paths.length,
-    size: (path) => sizes.get(path),
-    pathAt: (k) => paths[k],
-    sizeAt: (k) => sizes.get(paths[k]) ?? -1,
-  };
-}
-
 /** Bytes of the files whose size is known. */
 function knownBytes(dataset: DatasetIndex): number {
   let bytes = 0;
@@ -214,7 +162,7 @@ export function startInotifyKeeper(
   const queueCapacity = readProcNumber('/proc/sys/fs/inotify/max_queued_events') ?? DEFAULT_QUEUED_EVENTS;
   const buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
   const meter = keeperMeter(libc);
-  const counters: InotifyStats = {
+  const counters: EventKeeperStats = {
     watchedDirs: dirByWd.size,
     closeEvents: 0,
     closeEvictions: 0,
@@ -223,7 +171,7 @@ export function startInotifyKeeper(
     overflowSweptFiles: 0,
     lostWatches: 0,
   };
-  const stats: ColdKeeperStats = { ...emptyKeeperStats('inotify'), inotify: counters };
+  const stats: ColdKeeperStats = { ...emptyKeeperStats('inotify'), events: counters };
   // Closes still to come from the keeper's own opens, per path.
   const ownCloses = new Map<string, number>();
   // Files read and not closed since, with the sweeps in a row that found them idle.
@@ -597,7 +545,7 @@ export function startInotifyKeeper(
         await overflowSweep;
         // Closing the descriptor removes every watch (inotify(7)).
         libc.close(fd);
-        return { ...stats, inotify: { ...counters } };
+        return { ...stats, events: { ...counters } };
       })();
       return stopping;
     },

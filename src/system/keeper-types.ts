@@ -1,13 +1,13 @@
 /** What every cold keeper (and cache cap) is and reports, whichever mechanism runs it. */
 
 /** How a keeper learns what to evict. */
-export type KeeperMechanism = 'inotify' | 'scan';
+export type KeeperMechanism = 'fanotify' | 'inotify' | 'scan';
 
 /** Counters of a cold keeper, returned by stop(). */
 export interface ColdKeeperStats {
   /** The mechanism that ran. */
   mechanism: KeeperMechanism;
-  /** Why inotify could not be used, when the keeper fell back to scanning. */
+  /** Why no event-driven keeper could be used, when the keeper fell back to scanning. */
   fallbackReason?: string;
   /** CPU seconds of the keeper's own work while it ran (its handlers, on the thread CPU clock where available); setup excluded. */
   cpuSec: number;
@@ -15,7 +15,7 @@ export interface ColdKeeperStats {
   setupSec: number;
   /** Evictions after the initial one: a file counts once per close (inotify) or per sweep that evicted pages of it. */
   reEvictions: number;
-  /** Bytes advised out by those evictions (a whole file's size for an eviction on close). */
+  /** Bytes advised out by those evictions (a whole file's size for an inotify eviction on close; fanotify counts its closes in reEvictions only: it would take a call per file to learn the size). */
   reEvictedBytes: number;
   /** Whole-file evictions of files whose residency mincore cannot show to this user (see page-sweep.ts). */
   blindEvictions: number;
@@ -23,17 +23,17 @@ export interface ColdKeeperStats {
   errors: number;
   /** The last failure, as 'path: CODE', if any. */
   lastError?: string;
-  /** scan: completed scans over all files; inotify: sweeps of the files held open. */
+  /** scan: completed scans over all files; fanotify, inotify: sweeps of the files held open. */
   sweeps: number;
   /** scan: the interval in force at the end (intervalMs, or longer when scans were slow). */
   effectiveIntervalMs?: number;
-  /** inotify: what the event-driven keeper saw and did. */
-  inotify?: InotifyStats;
+  /** fanotify, inotify: what the event-driven keeper saw and did. */
+  events?: EventKeeperStats;
 }
 
-/** Counters of the inotify keeper. */
-export interface InotifyStats {
-  /** Directories watched. */
+/** Counters of an event-driven keeper (fanotify or inotify). */
+export interface EventKeeperStats {
+  /** Directories watched (inotify) or marked (fanotify). */
   watchedDirs: number;
   /** Close events of dataset files by others than the keeper. */
   closeEvents: number;
@@ -45,7 +45,7 @@ export interface InotifyStats {
   queueOverflows: number;
   /** Files evicted whole by the sweeps that follow an overflow. */
   overflowSweptFiles: number;
-  /** Watches the kernel removed (a directory deleted or unmounted). */
+  /** inotify: watches the kernel removed (a directory deleted or unmounted). */
   lostWatches: number;
   /** Cache cap: residency readings taken through the keeper (their CPU is in cpuSec). */
   residencyReadings?: number;

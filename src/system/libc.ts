@@ -54,6 +54,43 @@ export const IN = {
   isDir: 0x40000000,
 } as const;
 
+/**
+ * fanotify(7) flags and event bits from <sys/fanotify.h> (the generic
+ * architectures' numbers, as for IN above). The event descriptors get
+ * O_RDONLY | O_LARGEFILE | O_CLOEXEC.
+ */
+export const FAN = {
+  /** fanotify_init: notification only (no permission decisions). */
+  classNotif: 0x0,
+  /** fanotify_init: the group's descriptor is not inherited across exec. */
+  cloexec: 0x1,
+  /** fanotify_init: read() answers EAGAIN instead of blocking. */
+  nonblock: 0x2,
+  /** fanotify_init: no limit on queued events (needs CAP_SYS_ADMIN, as fanotify with descriptors does anyway). */
+  unlimitedQueue: 0x10,
+  /** fanotify_init: no limit on marks. */
+  unlimitedMarks: 0x20,
+  /** fanotify_init's event_f_flags: O_RDONLY | O_LARGEFILE | O_CLOEXEC on x86-64 and arm64. */
+  eventFileFlags: 0o100000 | 0o2000000,
+  /** fanotify_mark: add to the mark. */
+  markAdd: 0x1,
+  /** fanotify_mark: fail unless the path is a directory. */
+  markOnlyDir: 0x8,
+  /** A file was read. */
+  access: 0x1,
+  /** A file not opened for writing was closed. */
+  closeNowrite: 0x10,
+  /** The event queue overflowed (no descriptor). */
+  queueOverflow: 0x4000,
+  /** Mark mask: events on the directory's children too. */
+  eventOnChild: 0x08000000,
+  /** The subject of the event is a directory. */
+  onDir: 0x40000000,
+} as const;
+
+/** AT_FDCWD: a path argument relative to the working directory. */
+export const AT_FDCWD = -100;
+
 /** open(2) flags: O_RDONLY | O_CLOEXEC (the job must not inherit the keeper's descriptors). */
 export const O_RDONLY_CLOEXEC = 0o2000000;
 
@@ -78,6 +115,10 @@ export interface LibcBindings {
   inotifyInit1(flags: number): number;
   /** inotify_add_watch(fd, path, mask); returns the watch descriptor, or -errno. */
   inotifyAddWatch(fd: number, path: string, mask: number): number;
+  /** fanotify_init(flags, event_f_flags); returns the descriptor, or -errno (EPERM without CAP_SYS_ADMIN). */
+  fanotifyInit(flags: number, eventFileFlags: number): number;
+  /** fanotify_mark(fd, flags, mask, dirfd, path); returns 0 or errno. */
+  fanotifyMark(fd: number, flags: number, mask: number, dirFd: number, path: string): number;
   /** read(fd, buf, buf.length); returns the bytes read, or -errno (-EAGAIN on an empty nonblocking descriptor). */
   read(fd: number, buffer: Uint8Array): number;
   /** open(path, flags); returns the descriptor, or -errno. */
@@ -148,6 +189,8 @@ function tryLoad(): LibcLoad {
     const sync = lib.func('void sync(void)');
     const inotifyInit1 = lib.func('int inotify_init1(int flags)');
     const inotifyAddWatch = lib.func('int inotify_add_watch(int fd, const char *path, uint32_t mask)');
+    const fanotifyInit = lib.func('int fanotify_init(unsigned int flags, unsigned int event_f_flags)');
+    const fanotifyMark = lib.func('int fanotify_mark(int fd, unsigned int flags, uint64_t mask, int dirfd, const char *path)');
     const read = lib.func('intptr_t read(int fd, _Out_ uint8_t *buf, size_t count)');
     const open = lib.func('int open(const char *path, int flags)');
     const close = lib.func('int close(int fd)');
@@ -179,6 +222,11 @@ function tryLoad(): LibcLoad {
         const wd = Number(inotifyAddWatch(fd, path, mask));
         return wd < 0 ? -errno() : wd;
       },
+      fanotifyInit: (flags, eventFileFlags) => {
+        const fd = Number(fanotifyInit(flags, eventFileFlags));
+        return fd < 0 ? -errno() : fd;
+      },
+      fanotifyMark: (fd, flags, mask, dirFd, path) => (Number(fanotifyMark(fd, flags, mask, dirFd, path)) === 0 ? 0 : errno()),
       read: (fd, buffer) => {
         const bytes = Number(read(fd, buffer, buffer.length));
         return bytes < 0 ? -errno() : bytes;

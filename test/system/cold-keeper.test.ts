@@ -11,7 +11,7 @@ import { startColdKeeper, type ColdKeeperOptions } from '../../src/system/cold-k
 import { listDataset } from '../../src/system/dataset.js';
 import { tableOf } from '../../src/system/file-table.js';
 import { loadLibc } from '../../src/system/libc.js';
-import { inotifyUnavailable } from './inotify-environment.js';
+import { fanotifyUnavailable, inotifyUnavailable } from './inotify-environment.js';
 import { evict, pageCacheSupport, residency, residentBytesOfFd } from '../../src/system/page-cache.js';
 
 const MiB = 1024 * 1024;
@@ -88,136 +88,142 @@ describe('cold keeper', { skip }, () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  describe('inotify', () => {
-    // Skipped only where the machine has no inotify; where it has, a keeper that falls back fails here.
-    const inotifySkip: string | false = inotifyUnavailable() ?? false;
-    before(async () => {
-      if (inotifySkip) return;
-      const keeper = startColdKeeper([{ path: file }], MANUAL);
-      const stats = await keeper.stop();
-      assert.equal(stats.mechanism, 'inotify', `the keeper fell back on a machine with inotify: ${stats.fallbackReason}`);
-    });
-
-    it('evicts a file once the job has read and closed it, and not again for its own opens', async (t) => {
-      if (inotifySkip) return t.skip(inotifySkip);
-      await evict([{ path: file }], { sync: false });
-      const keeper = startColdKeeper([{ path: file }], MANUAL);
-      readFile(file, 0, size);
-      assert.ok(resident() > 0.99, `read in: ${resident()}`);
-      await keeper.scanNow();
-      assert.ok(resident() < 0.01, `left after the close was handled: ${resident()}`);
-      // The eviction's own open and close are events too: they must not evict again, drain after drain.
-      for (let i = 0; i < 3; i++) await keeper.scanNow();
-      const stats = await keeper.stop();
-      assert.equal(stats.mechanism, 'inotify');
-      assert.equal(stats.inotify?.closeEvents, 1);
-      assert.equal(stats.inotify?.closeEvictions, 1);
-      assert.equal(stats.reEvictions, 1);
-      assert.equal(stats.reEvictedBytes, size);
-      assert.equal(stats.errors, 0);
-      assert.ok(stats.cpuSec > 0);
-    });
-
-    it('over the compact table a dataset walk returns, finds the closed file without a map of every path', async (t) => {
-      if (inotifySkip) return t.skip(inotifySkip);
-      const dataset = await listDataset([dir]);
-      assert.ok(tableOf(dataset.files), 'the walk returns a table view');
-      await evict([{ path: file }], { sync: false });
-      const keeper = startColdKeeper(dataset.files, MANUAL);
-      readFile(file, 0, size);
-      await keeper.scanNow();
-      assert.ok(resident() < 0.01, `left after the close was handled: ${resident()}`);
-      const stats = await keeper.stop();
-      assert.equal(stats.inotify?.closeEvictions, 1);
-      assert.equal(stats.reEvictedBytes, size, 'the size comes from the table');
-    });
-
-    it('on its own timer, a second epoch finds the file cold and reads it from storage', async (t) => {
-      if (inotifySkip) return t.skip(inotifySkip);
-      await evict([{ path: file }], { sync: false });
-      const keeper = startColdKeeper([{ path: file }], { intervalMs: 20 });
-      readFile(file, 0, size); // first epoch
-      const evicted = await until(() => resident() < 0.01);
-      assert.ok(evicted, `still resident after the first epoch: ${resident()}`);
-      const readBefore = storageReadBytes();
-      readFile(file, 0, size); // second epoch
-      const readAfter = storageReadBytes();
-      if (readBefore !== null && readAfter !== null) {
-        assert.ok(readAfter - readBefore >= 0.9 * size, `second epoch read ${readAfter - readBefore} bytes from storage`);
-      } else {
-        t.diagnostic('storage reads not checked: /proc/self/io cannot be read here');
-      }
-      assert.ok(await until(() => resident() < 0.01), `still resident after the second epoch: ${resident()}`);
-      const stats = await keeper.stop();
-      assert.ok(stats.reEvictions >= 2, `re-evictions: ${stats.reEvictions}`);
-    });
-
-    it('sweeps a file held open while it is streamed, page by page', async (t) => {
-      if (inotifySkip) return t.skip(inotifySkip);
-      await evict([{ path: file }], { sync: false });
-      const keeper = startColdKeeper([{ path: file }], MANUAL);
-      const shard = fs.openSync(file, 'r');
-      try {
-        readRange(shard, 0, size / 2);
-        await keeper.scanNow(); // first half seen: it may be read-ahead the job is about to use
-        assert.ok(resident() > 0.45 && resident() <= 0.5, `after one sweep: ${resident()}`);
-        await keeper.scanNow(); // first half old now
-        assert.ok(resident() < 0.01, `after two sweeps: ${resident()}`);
-        readRange(shard, size / 2, size / 2);
+  // The two event-driven keepers behave alike; each runs where the machine can run it (fanotify: root).
+  for (const mechanism of ['fanotify', 'inotify'] as const) {
+    describe(mechanism, () => {
+      // Skipped only where the machine cannot run this keeper; where it can, a keeper that falls back fails here.
+      const mechanismSkip: string | false = (mechanism === 'fanotify' ? fanotifyUnavailable() : inotifyUnavailable()) ?? false;
+      const EVENTS: ColdKeeperOptions = { ...MANUAL, mechanism };
+      before(async () => {
+        if (mechanismSkip) return;
+        const keeper = startColdKeeper([{ path: file }], EVENTS);
+        const stats = await keeper.stop();
+        assert.equal(stats.mechanism, mechanism, `the keeper fell back on a machine that has ${mechanism}: ${stats.fallbackReason}`);
+      });
+      it('evicts a file once the job has read and closed it, and not again for its own opens', async (t) => {
+        if (mechanismSkip) return t.skip(mechanismSkip);
+        await evict([{ path: file }], { sync: false });
+        const keeper = startColdKeeper([{ path: file }], EVENTS);
+        readFile(file, 0, size);
+        assert.ok(resident() > 0.99, `read in: ${resident()}`);
         await keeper.scanNow();
+        assert.ok(resident() < 0.01, `left after the close was handled: ${resident()}`);
+        // The eviction's own open and close are events too: they must not evict again, drain after drain.
+        for (let i = 0; i < 3; i++) await keeper.scanNow();
+        const stats = await keeper.stop();
+        assert.equal(stats.mechanism, mechanism);
+        assert.equal(stats.events?.closeEvents, 1);
+        assert.equal(stats.events?.closeEvictions, 1);
+        assert.equal(stats.reEvictions, 1);
+        // fanotify does not learn a closed file's size (keeper-types.ts).
+        assert.equal(stats.reEvictedBytes, mechanism === 'inotify' ? size : 0);
+        assert.equal(stats.errors, 0);
+        assert.ok(stats.cpuSec > 0);
+      });
+
+      it('over the compact table a dataset walk returns, finds the closed file without a map of every path', async (t) => {
+        if (mechanismSkip) return t.skip(mechanismSkip);
+        const dataset = await listDataset([dir]);
+        assert.ok(tableOf(dataset.files), 'the walk returns a table view');
+        await evict([{ path: file }], { sync: false });
+        const keeper = startColdKeeper(dataset.files, EVENTS);
+        readFile(file, 0, size);
         await keeper.scanNow();
-        assert.ok(resident() < 0.01, `second half after two sweeps: ${resident()}`);
-      } finally {
-        fs.closeSync(shard);
-      }
-      await keeper.scanNow();
-      const stats = await keeper.stop();
-      assert.equal(stats.inotify?.sweepEvictions, 2);
-      assert.equal(stats.inotify?.closeEvictions, 1, 'the final close evicts what is left');
-      assert.equal(stats.reEvictions, 3);
-    });
+        assert.ok(resident() < 0.01, `left after the close was handled: ${resident()}`);
+        const stats = await keeper.stop();
+        assert.equal(stats.events?.closeEvictions, 1);
+        if (mechanism === 'inotify') assert.equal(stats.reEvictedBytes, size, 'the size comes from the table');
+      });
 
-    it('sweeps a file held open on its own timer', async (t) => {
-      if (inotifySkip) return t.skip(inotifySkip);
-      await evict([{ path: file }], { sync: false });
-      const keeper = startColdKeeper([{ path: file }], { intervalMs: 20, sweepIntervalMs: 50 });
-      const shard = fs.openSync(file, 'r');
-      try {
-        readRange(shard, 0, size);
-        assert.ok(await until(() => resident() < 0.01), `still resident while held open: ${resident()}`);
-      } finally {
-        fs.closeSync(shard);
-      }
-      const stats = await keeper.stop();
-      assert.ok((stats.inotify?.sweepEvictions ?? 0) >= 1);
-      assert.ok(stats.sweeps >= 2);
-    });
+      it('on its own timer, a second epoch finds the file cold and reads it from storage', async (t) => {
+        if (mechanismSkip) return t.skip(mechanismSkip);
+        await evict([{ path: file }], { sync: false });
+        const keeper = startColdKeeper([{ path: file }], { intervalMs: 20, mechanism });
+        readFile(file, 0, size); // first epoch
+        const evicted = await until(() => resident() < 0.01);
+        assert.ok(evicted, `still resident after the first epoch: ${resident()}`);
+        const readBefore = storageReadBytes();
+        readFile(file, 0, size); // second epoch
+        const readAfter = storageReadBytes();
+        if (readBefore !== null && readAfter !== null) {
+          assert.ok(readAfter - readBefore >= 0.9 * size, `second epoch read ${readAfter - readBefore} bytes from storage`);
+        } else {
+          t.diagnostic('storage reads not checked: /proc/self/io cannot be read here');
+        }
+        assert.ok(await until(() => resident() < 0.01), `still resident after the second epoch: ${resident()}`);
+        const stats = await keeper.stop();
+        assert.ok(stats.reEvictions >= 2, `re-evictions: ${stats.reEvictions}`);
+      });
 
-    it('after a queue overflow, evicts every file once', async (t) => {
-      if (inotifySkip) return t.skip(inotifySkip);
-      const queued = Number(fs.readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'));
-      if (!(queued <= 100_000)) return t.skip(`max_queued_events is ${queued}: too many events to overflow in a test`);
-      const noisy = [path.join(dir, 'noisy-a.bin'), path.join(dir, 'noisy-b.bin')];
-      for (const other of noisy) fs.writeFileSync(other, 'x');
-      await evict([{ path: file }], { sync: false });
-      const keeper = startColdKeeper([{ path: file }, ...noisy.map((other) => ({ path: other }))], MANUAL);
-      readFile(file, 0, size);
-      // One close event each; alternating between two files, so that the kernel cannot merge them.
-      for (let i = 0; i <= queued; i++) fs.closeSync(fs.openSync(noisy[i % 2], 'r'));
-      await keeper.scanNow();
-      const stats = await keeper.stop();
-      assert.ok(resident() < 0.01, `left after the overflow: ${resident()}`);
-      assert.ok((stats.inotify?.queueOverflows ?? 0) >= 1);
-      assert.ok((stats.inotify?.overflowSweptFiles ?? 0) >= 3);
-    });
+      it('sweeps a file held open while it is streamed, page by page', async (t) => {
+        if (mechanismSkip) return t.skip(mechanismSkip);
+        await evict([{ path: file }], { sync: false });
+        const keeper = startColdKeeper([{ path: file }], EVENTS);
+        const shard = fs.openSync(file, 'r');
+        try {
+          readRange(shard, 0, size / 2);
+          await keeper.scanNow(); // first half seen: it may be read-ahead the job is about to use
+          assert.ok(resident() > 0.45 && resident() <= 0.5, `after one sweep: ${resident()}`);
+          await keeper.scanNow(); // first half old now
+          assert.ok(resident() < 0.01, `after two sweeps: ${resident()}`);
+          readRange(shard, size / 2, size / 2);
+          await keeper.scanNow();
+          await keeper.scanNow();
+          assert.ok(resident() < 0.01, `second half after two sweeps: ${resident()}`);
+        } finally {
+          fs.closeSync(shard);
+        }
+        await keeper.scanNow();
+        const stats = await keeper.stop();
+        assert.equal(stats.events?.sweepEvictions, 2);
+        assert.equal(stats.events?.closeEvictions, 1, 'the final close evicts what is left');
+        assert.equal(stats.reEvictions, 3);
+      });
 
-    it('falls back to scanning, and says why, when a directory cannot be watched', async () => {
-      const keeper = startColdKeeper([{ path: path.join(dir, 'no-such-dir', 'x.bin') }, { path: file }], MANUAL);
-      const stats = await keeper.stop();
-      assert.equal(stats.mechanism, 'scan');
-      assert.match(stats.fallbackReason ?? '', /cannot watch .*no-such-dir.*ENOENT/);
+      it('sweeps a file held open on its own timer', async (t) => {
+        if (mechanismSkip) return t.skip(mechanismSkip);
+        await evict([{ path: file }], { sync: false });
+        const keeper = startColdKeeper([{ path: file }], { intervalMs: 20, sweepIntervalMs: 50, mechanism });
+        const shard = fs.openSync(file, 'r');
+        try {
+          readRange(shard, 0, size);
+          assert.ok(await until(() => resident() < 0.01), `still resident while held open: ${resident()}`);
+        } finally {
+          fs.closeSync(shard);
+        }
+        const stats = await keeper.stop();
+        assert.ok((stats.events?.sweepEvictions ?? 0) >= 1);
+        assert.ok(stats.sweeps >= 2);
+      });
+
+      // The fanotify keeper's queue is unlimited: only inotify's can overflow.
+      if (mechanism === 'inotify') it('after a queue overflow, evicts every file once', async (t) => {
+        if (mechanismSkip) return t.skip(mechanismSkip);
+        const queued = Number(fs.readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8'));
+        if (!(queued <= 100_000)) return t.skip(`max_queued_events is ${queued}: too many events to overflow in a test`);
+        const noisy = [path.join(dir, 'noisy-a.bin'), path.join(dir, 'noisy-b.bin')];
+        for (const other of noisy) fs.writeFileSync(other, 'x');
+        await evict([{ path: file }], { sync: false });
+        const keeper = startColdKeeper([{ path: file }, ...noisy.map((other) => ({ path: other }))], EVENTS);
+        readFile(file, 0, size);
+        // One close event each; alternating between two files, so that the kernel cannot merge them.
+        for (let i = 0; i <= queued; i++) fs.closeSync(fs.openSync(noisy[i % 2], 'r'));
+        await keeper.scanNow();
+        const stats = await keeper.stop();
+        assert.ok(resident() < 0.01, `left after the overflow: ${resident()}`);
+        assert.ok((stats.events?.queueOverflows ?? 0) >= 1);
+        assert.ok((stats.events?.overflowSweptFiles ?? 0) >= 3);
+      });
+
+      it('falls back to scanning, and says why, when a directory cannot be watched', async (t) => {
+        if (mechanismSkip) return t.skip(mechanismSkip);
+        const keeper = startColdKeeper([{ path: path.join(dir, 'no-such-dir', 'x.bin') }, { path: file }], EVENTS);
+        const stats = await keeper.stop();
+        assert.equal(stats.mechanism, 'scan');
+        assert.match(stats.fallbackReason ?? '', mechanism === 'inotify' ? /cannot watch .*no-such-dir.*ENOENT/ : /cannot mark .*no-such-dir.*ENOENT/);
+      });
     });
-  });
+    }
 
   describe('scan', () => {
     it('leaves pages that just arrived and evicts them at the next scan', async () => {

@@ -1,0 +1,33 @@
+// Reading fanotify(7) events out of the bytes read(2) returns.
+//
+// Each event is struct fanotify_event_metadata { __u32 event_len; __u8 vers;
+// __u8 reserved; __u16 metadata_len; __aligned_u64 mask; __s32 fd;
+// __s32 pid; } in the host's byte order, followed by information records that
+// only groups reporting file handles get (event_len covers them). fd is a
+// descriptor the kernel opened on the file for the reader, or -1 (FAN_NOFD).
+import { endianness } from 'node:os';
+
+const METADATA_BYTES = 24;
+const METADATA_VERSION = 3;
+const littleEndian = endianness() === 'LE';
+
+/**
+ * Calls `visit(mask, fd)` for each whole event in the first `length` bytes of
+ * `buffer`. The caller owns every descriptor handed to it and must close it.
+ * Only the mask's low 32 bits are passed: every event bit the keepers use is
+ * there. Stops at an event of another metadata version (a kernel this code
+ * cannot read) or a malformed length; returns the events visited.
+ */
+export function forEachFanotifyEvent(buffer: Buffer, length: number, visit: (mask: number, fd: number) => void): number {
+  let events = 0;
+  for (let offset = 0; offset + METADATA_BYTES <= length; ) {
+    const eventBytes = littleEndian ? buffer.readUInt32LE(offset) : buffer.readUInt32BE(offset);
+    if (buffer[offset + 4] !== METADATA_VERSION || eventBytes < METADATA_BYTES || offset + eventBytes > length) break;
+    const mask = littleEndian ? buffer.readUInt32LE(offset + 8) : buffer.readUInt32BE(offset + 12);
+    const fd = littleEndian ? buffer.readInt32LE(offset + 16) : buffer.readInt32BE(offset + 16);
+    visit(mask, fd);
+    events++;
+    offset += eventBytes;
+  }
+  return events;
+}
