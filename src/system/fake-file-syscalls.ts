@@ -25,6 +25,8 @@ export interface FakeFileSyscallsOptions {
 export class FakeFileSyscalls implements FileSyscalls {
   /** syncfs(2) calls. */
   syncs = 0;
+  /** readFirstByte calls. */
+  firstByteReads = 0;
   /** Paths of the open descriptors, for openat. */
   private readonly paths = new Map<number, string>();
 
@@ -71,6 +73,16 @@ export class FakeFileSyscalls implements FileSyscalls {
       const stat = fs.statSync(path.join(dir, nameOf(name)), { bigint: true });
       const { major, minor } = splitDev(stat.dev);
       return { type: stat.isFile() ? S_IFREG : stat.isDirectory() ? S_IFDIR : 0, bytes: Number(stat.size), uid: Number(stat.uid), key: `${major}:${minor}:${stat.ino}` };
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).errno ?? -EBADF;
+    }
+  }
+
+  /** Reads the real file's first byte: the fake's page cache is left as it is, as a read of a resident page leaves the kernel's. */
+  readFirstByte(fd: number): number {
+    this.firstByteReads++;
+    try {
+      return fs.readSync(fd, Buffer.alloc(1), 0, 1, 0);
     } catch (error) {
       return (error as NodeJS.ErrnoException).errno ?? -EBADF;
     }

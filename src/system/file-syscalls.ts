@@ -54,6 +54,8 @@ export interface FileSyscalls {
   cachedPages(fd: number, offsetBytes: number, lengthBytes: number): number;
   /** syncfs(fd): write back the dirty data of fd's whole file system; 0 or errno. */
   syncfs(fd: number): number;
+  /** pread(fd, buf, 1, 0): the first byte read into a scratch buffer; 1, 0 at the end of the file, or -errno. */
+  readFirstByte(fd: number): number;
 }
 
 /** The bindings, or why there are none. */
@@ -85,6 +87,8 @@ function tryLoad(): FileSyscallsLoad {
     const close = lib.func('int close(int fd)');
     const statx = lib.func('int statx(int dirfd, const uint8_t *path, int flags, unsigned int mask, _Out_ uint8_t *buf)');
     const syncfs = lib.func('int syncfs(int fd)');
+    const pread = lib.func('intptr_t pread(int fd, _Out_ uint8_t *buf, size_t count, int64_t offset)');
+    const scratch = new Uint8Array(1);
     // glibc's syscall() is variadic; integer and pointer arguments pass the same way
     // in registers on x86-64 and aarch64, so a fixed prototype is safe for these.
     const syscall = lib.func('long syscall(long nr, int fd, const uint8_t *range, _Out_ uint8_t *cstat, unsigned int flags)');
@@ -125,6 +129,10 @@ function tryLoad(): FileSyscallsLoad {
         return Number(cstat[0]);
       },
       syncfs: (fd) => (Number(syncfs(fd)) === 0 ? 0 : errno()),
+      readFirstByte: (fd) => {
+        const bytes = Number(pread(fd, scratch, 1, 0));
+        return bytes < 0 ? -errno() : bytes;
+      },
     };
     return { ok: true, calls };
   } catch (error) {

@@ -12,6 +12,8 @@ export interface Mount {
   type: string;
   /** Mount source, unescaped: /dev/vda1, server:/export, cgroup. */
   source: string;
+  /** Per-mount options (field 6): ro, noatime, relatime. */
+  mountOptions: string[];
   /** Per-superblock options (last field): a cgroup v1 mount lists its controllers here. */
   superOptions: string[];
 }
@@ -29,6 +31,7 @@ export function parseMountinfo(text: string): Mount[] {
       mountPoint: unescape(fields[4]),
       type: fields[dash + 1],
       source: unescape(fields[dash + 2]),
+      mountOptions: fields[5].split(',').filter(Boolean),
       superOptions: (fields[dash + 3] ?? '').split(',').filter(Boolean),
     });
   }

@@ -76,7 +76,7 @@ test("evict advises out only the files with cached pages, after one syncfs of th
 
 test('warm leaves resident files alone and reads small ones ahead on advice, through a dataset\'s file table', async () => {
   const { dir, whole, tail } = dataset('warm');
-  const { libc, bindings } = fakes();
+  const { libc, calls, bindings } = fakes();
   libc.setResident(whole, [0, 1, 2]);
   const listed = await listDataset([dir], { readMeminfo: async () => 'MemAvailable: 100000000 kB\n' });
   const result = await warm(listed.files, { concurrency: 2 }, bindings);
@@ -86,6 +86,7 @@ test('warm leaves resident files alone and reads small ones ahead on advice, thr
   assert.equal(result.bytesRead, 2.5 * PAGE);
   assert.equal(result.failedFiles, 0);
   assert.deepEqual(libc.residentPages(tail), [0, 1, 2]);
+  assert.equal(calls.firstByteReads, 3, 'every file left resident had its first byte read (its access-time update done now)');
   const after = await residency(listed.files, bindings);
   assert.equal(after.residentBytes, after.totalBytes);
 });
