@@ -10,9 +10,9 @@
  * concatenated, the state proven only when every run proved it.
  */
 import type { Mode } from '../schema/events.js';
-import type { Estimate, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
+import type { Estimate, Iteration, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
 import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
-import { tQuantile975 } from './stats.js';
+import { median, tQuantile975 } from './stats.js';
 
 /** One run of the schedule: its folder label and what it measured. */
 export interface ScheduledRun {
@@ -123,6 +123,7 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
   const results = runs.map((r) => r.result);
   const last = results[results.length - 1];
   const notOk = results.find((r) => r.status !== 'ok');
+  const ranks = poolRanks(results, fits);
   return {
     ...last,
     status: notOk?.status ?? 'ok',
@@ -133,8 +134,8 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     startedAt: results[0].startedAt,
     wallSec: sum(results.map((r) => r.wallSec)),
     state: poolState(results),
-    ranks: poolRanks(results, fits),
-    summary: poolSummaries(results.map((r) => r.summary), fits),
+    ranks,
+    summary: paceMedian(poolSummaries(results.map((r) => r.summary), fits), ranks, last.paceRank),
     resources: results.flatMap((r) => r.resources),
     jobCpuSecPerSample: meanOfKnown(results.map((r) => r.jobCpuSecPerSample)),
     storageReadBytesPerSec: meanOfKnown(results.map((r) => r.storageReadBytesPerSec)),
@@ -142,6 +143,12 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined) ? sum(results.map((r) => r.profilerCpuSec!)) : undefined,
     passes: runs.map(toPass),
   };
+}
+
+/** The mode's summary is its pace rank's: so is its median. */
+function paceMedian(summary: IterationSummary | null, ranks: readonly RankResult[], paceRank: number | null): IterationSummary | null {
+  const pace = ranks.find((r) => r.rank === paceRank);
+  return summary && pace?.summary ? { ...summary, medianIterMs: pace.summary.medianIterMs } : summary;
 }
 
 function toPass(run: ScheduledRun): Pass {
@@ -190,9 +197,20 @@ export function poolSummaries(summaries: readonly (IterationSummary | null)[], f
     computeMs: pool((s) => s.computeMs, fits.step),
     samplesPerIter,
     samplesPerSec: iterMs.mean > 0 ? samplesPerIter / (iterMs.mean / 1000) : 0,
+    // The mean of the runs' medians; poolRanks replaces it with the median of the runs' iterations together.
     medianIterMs: sum(known.map((s) => s.medianIterMs)) / known.length,
     relativePrecision: iterMs.halfWidth !== null && iterMs.mean > 0 ? iterMs.halfWidth / iterMs.mean : null,
   };
+}
+
+/**
+ * The median time per iteration over the runs' iterations together, warm-ups
+ * left out (by their flag); null for iterations recorded before the flag.
+ */
+function measuredMedian(iterations: readonly Iteration[]): number | null {
+  if (!iterations.some((it) => it.warmup)) return null;
+  const times = iterations.filter((it) => !it.warmup).map((it) => it.waitMs + it.computeMs);
+  return times.length > 0 ? median(times) : null;
 }
 
 /** Each rank's iterations, run after run (indices continued), and its summaries pooled. */
@@ -209,6 +227,7 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
         return shifted;
       });
       const mainCpu = meanOfKnown(list.map((r) => r.mainCpuMsPerSample ?? null));
+      const summary = poolSummaries(list.map((r) => r.summary), fits);
       return {
         rank,
         pid: list[list.length - 1].pid,
@@ -216,7 +235,7 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
         ...(list[0].loader !== undefined ? { loader: list[0].loader } : {}),
         ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
         iterations,
-        summary: poolSummaries(list.map((r) => r.summary), fits),
+        summary: summary && list.length > 1 ? { ...summary, medianIterMs: measuredMedian(iterations) ?? summary.medianIterMs } : summary,
       };
     });
 }

@@ -112,3 +112,14 @@ function isShifted(z: Float64Array, k: number, d: number, minSe: number): boolea
   // A kept part with no spread at all: any difference is a shift.
   return se === 0 ? head !== tail : Math.abs(head - tail) >= minSe * se;
 }
+
+/**
+ * The iterations with the `count` lowest indices (the warm-up, as the summary
+ * counted it) flagged `warmup: true`, so that a report of several runs joined
+ * together can still tell each run's warm-up apart.
+ */
+export function markWarmup<T extends { i: number }>(iterations: readonly T[], count: number): (T & { warmup?: true })[] {
+  if (count <= 0 || iterations.length === 0) return [...iterations];
+  const cut = iterations.map((it) => it.i).sort((a, b) => a - b)[Math.min(count, iterations.length) - 1];
+  return iterations.map((it) => (it.i <= cut ? { ...it, warmup: true as const } : it));
+}

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { StoppingTracker } from '../analysis/stopping.js';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { mainCpuMsPerSample } from '../analysis/main-cpu.js';
+import { markWarmup } from '../analysis/warmup.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { ENV, PROTOCOL_VERSION, type Mode } from '../schema/events.js';
 import type { IterationSummary, ModeResult, RankResult } from '../schema/profile.js';
@@ -299,7 +300,7 @@ function toRankResult(events: ProcessEvents): RankResult {
     workers,
     ...(events.start?.loader ? { loader: events.start.loader } : {}),
     ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
-    iterations: events.iterations,
+    iterations: markWarmup(events.iterations, summary?.warmupIterations ?? 0),
     summary,
   };
 }

@@ -84,7 +84,7 @@ export function reportCharts(data: ReportData): ReportChart[] {
     },
   });
 
-  const warmup = data.iterations.flatMap((s) => s.points.slice(0, s.warmupIterations).map(([x, y]) => ({ x, y })));
+  const warmup = data.iterations.flatMap((s) => s.warmupPoints.map(([x, y]) => ({ x, y })));
   charts.push({
     id: 'iterations',
     title: 'Iteration times',

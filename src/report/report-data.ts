@@ -4,7 +4,7 @@
  * not finite (a hand-edited or hostile file) become gaps, never NaN in a chart.
  */
 import { MODES, type Mode } from '../schema/events.js';
-import type { Profile } from '../schema/profile.js';
+import type { Iteration, Profile } from '../schema/profile.js';
 import type { WhatIfResult } from './whatif-source.js';
 
 /** Per-mode decomposition of the iteration time, ms (differential method). */
@@ -20,9 +20,9 @@ export interface IterationSeries {
   mode: Mode;
   /** [iteration index, ms] pairs, in order. */
   points: [number, number][];
-  /** Leading iterations discarded as warm-up. */
-  warmupIterations: number;
-  /** [middle iteration index, mean ms] of each block after the warm-up (the CI's blocks). */
+  /** [iteration index, ms] of the iterations discarded as warm-up (each run's, in a mode measured in several). */
+  warmupPoints: [number, number][];
+  /** [middle iteration index, mean ms] of each block of measured iterations (the CI's blocks). */
   blockMeans: [number, number][];
 }
 
@@ -71,15 +71,22 @@ export function reportData(profile: Profile, whatIf: WhatIfResult): ReportData {
     const rank = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
     if (rank) {
       const ordered = [...rank.iterations].sort((x, y) => x.i - y.i);
+      const summary = rank.summary ?? result.summary;
+      // Profiles before the warmup flag: the first warmupIterations, as their single run had them.
+      const flagged = ordered.some((it) => it.warmup);
+      const isWarmup = (it: Iteration, k: number): boolean => (flagged ? it.warmup === true : k < (summary?.warmupIterations ?? 0));
       const step = Math.max(1, Math.ceil(ordered.length / MAX_POINTS));
       const points: [number, number][] = [];
-      for (let k = 0; k < ordered.length; k += step) {
-        const ms = ordered[k].waitMs + ordered[k].computeMs;
-        if (Number.isFinite(ms) && ms > 0) points.push([ordered[k].i, ms]);
-      }
-      const summary = rank.summary ?? result.summary;
-      const warmupIterations = summary?.warmupIterations ?? 0;
-      iterations.push({ mode, points, warmupIterations, blockMeans: blockMeans(ordered.slice(warmupIterations), summary?.blockSize ?? 6) });
+      const warmupPoints: [number, number][] = [];
+      ordered.forEach((it, k) => {
+        const ms = it.waitMs + it.computeMs;
+        if (!Number.isFinite(ms) || ms <= 0) return;
+        // Every warm-up iteration is marked (there are few); the rest thinned to MAX_POINTS.
+        if (isWarmup(it, k)) warmupPoints.push([it.i, ms]);
+        if (k % step === 0) points.push([it.i, ms]);
+      });
+      const measured = ordered.filter((it, k) => !isWarmup(it, k));
+      iterations.push({ mode, points, warmupPoints, blockMeans: blockMeans(measured, summary?.blockSize ?? 6) });
     }
     const t0 = result.startedAt;
     const sec = (t: number) => round((t - t0) / 1000, 2);

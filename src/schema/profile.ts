@@ -34,12 +34,14 @@ export const IterationSchema = z.object({
   bytes: nonneg().optional(),
   /** CPU time of the process that wrote the events so far (not its loader workers), ms, when reported. */
   processCpuMs: nonneg().optional(),
+  /** Set on the iterations detected as warm-up and discarded (profiles before it: the first summary.warmupIterations). */
+  warmup: z.literal(true).optional(),
 });
 export type Iteration = z.infer<typeof IterationSchema>;
 
 /** Statistics of one iteration series after warm-up removal. */
 export const IterationSummarySchema = z.object({
-  /** Iterations detected as warm-up and discarded. */
+  /** Iterations detected as warm-up and discarded (a mode pooled over runs: the sum of its runs', each at the start of its run; the iterations' warmup flags say which). */
   warmupIterations: z.number().int().nonnegative(),
   /** Iterations in the measured window. */
   measuredIterations: z.number().int().nonnegative(),
