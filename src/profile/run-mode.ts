@@ -189,7 +189,11 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const measuredIterations = pace?.summary ? pace.iterations.slice(pace.summary.warmupIterations) : [];
   // The measured window when the samples cover it; the whole run otherwise.
   const window = windowReadProof(resources, measuredIterations, allIterations, measured.meanFileBytes);
-  const proven = proveState({
+  const subsetAck = processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
+  const subsetNote = processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
+  const outsideReads = outside.result();
+  const outsideNote = outsideReadsNote(outsideReads);
+  const state = proveState({
     mode: input.mode,
     residentBytesBefore: prepared.residentBytesBefore,
     datasetBytes: measured.bytes,
@@ -205,19 +209,11 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     fitsInMemory: measured.fitsInMemory,
     reEvictions: cacheFinish.reEvictions,
     keeper: cacheFinish.keeper && { ...cacheFinish.keeper, modeWallSec: (Date.now() - startedAt) / 1000 },
+    // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
+    fileSystemLimit: fileSystemLimit(input.mode, input.dataset.fileSystems),
+    ...(subset ? { subset: { files: subset.record.files, reason: subset.record.reason, jobSamples: subsetAck?.subsetFiles, jobNote: subsetNote } } : {}),
+    outsideReads: outsideNote !== null ? { bytes: outsideReads.dirs.reduce((total, d) => total + d.bytes, 0), note: outsideNote } : null,
   });
-  // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
-  const limit = fileSystemLimit(input.mode, input.dataset.fileSystems);
-  const outsideNote = outsideReadsNote(outside.result());
-  const subsetAck = processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
-  const subsetNote = processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
-  const judged = {
-    ...proven,
-    ...(subset ? subsetVerdict(proven, subset.record, subsetAck?.subsetFiles, subsetNote) : {}),
-    ...(limit !== null ? { proven: false, reason: limit } : {}),
-  };
-  // Reads outside --data add to the reason the state already has (the subset's, the file system's).
-  const state = outsideNote !== null ? { ...judged, reason: `${judged.reason}; ${outsideNote}` } : judged;
 
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
   const readRate = windowRates(resources, measuredIterations, (s) => s.jobReadBytes);
@@ -249,24 +245,6 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
       ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
       : {}),
   };
-}
-
-/**
- * The cached mode on a subset holds only if the job sampled from the subset:
- * it must say so in its start event (subsetFiles). A job that never did ran
- * on the whole dataset, which does not stay resident: unproven, with why.
- */
-function subsetVerdict(proven: { proven: boolean; reason: string }, { files, reason }: { files: number; reason: 'does-not-fit' | 'warm-time' }, jobSamples: number | undefined, note: string | undefined): { proven: boolean; reason: string } {
-  if (jobSamples === undefined) {
-    return {
-      proven: false,
-      reason:
-        `${reason === 'does-not-fit' ? 'the dataset does not fit in the memory budget' : 'warming the whole dataset would take too long'}, so the cached mode offered a resident subset of ${files} files (${ENV.subsetFile}), ` +
-        `but the job never said it restricted itself to it${note ? ` (${note})` : ''}: it reads files that are not cached; ` +
-        `use a torchvision ImageFolder/DatasetFolder or a dataset with a list of file paths, or honour ${ENV.subsetFile} (docs/protocol.md)`,
-    };
-  }
-  return { proven: proven.proven, reason: `on a resident subset of ${files} files (the job kept ${jobSamples} samples${note ? `: ${note}` : ''}): ${proven.reason}` };
 }
 
 /** CPU seconds (user + system) this process used since `before`. */

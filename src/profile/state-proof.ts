@@ -1,4 +1,4 @@
-import type { Mode } from '../schema/events.js';
+import { ENV, type Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
 import type { KeeperMechanism } from '../system/keeper-types.js';
 
@@ -33,15 +33,67 @@ export interface ProofInput {
   reEvictions?: number;
   /** The cold keeper's mechanism and CPU, with the mode's wall time to turn that CPU into a share of one CPU. */
   keeper?: { mechanism: KeeperMechanism; cpuSec: number; fallbackReason?: string; modeWallSec: number };
+  /** Why the dataset's file system cannot hold this state (tmpfs, NFS: file-systems.ts), or null. */
+  fileSystemLimit?: string | null;
+  /** The cached mode ran on a resident subset: what it offered and what the job said it kept. */
+  subset?: SubsetEvidence;
+  /** Files the job read outside --data: their bytes (file sizes) and the note naming them. */
+  outsideReads?: { bytes: number; note: string } | null;
+}
+
+/** What the cached mode offered as a subset, and the job's answer from its start event. */
+export interface SubsetEvidence {
+  files: number;
+  reason: 'does-not-fit' | 'warm-time';
+  /** Samples the job kept (its start event's subsetFiles), or undefined when it never said. */
+  jobSamples: number | undefined;
+  /** The job's note on how it restricted itself (or why it could not). */
+  jobNote: string | undefined;
 }
 
 const pct = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
 
 /**
- * Decides whether a mode ran in the cache state it claims, from residency
- * before the run and the storage bytes the job's tree read during it.
+ * Decides whether a mode ran in the cache state it claims: from residency
+ * before the run and the storage bytes the job's tree read during it, then
+ * what can overrule them (a subset the job did not keep, a file system that
+ * cannot hold the state, reads outside --data that could be all a cold
+ * mode's storage reads), and notes what the reason must also say.
  */
 export function proveState(input: ProofInput): StateProof {
+  const measured = measuredVerdict(input);
+  let verdict: { proven: boolean; reason: string } = input.subset ? subsetVerdict(measured, input.subset) : measured;
+  if (input.fileSystemLimit) verdict = { proven: false, reason: input.fileSystemLimit };
+  const outside = input.outsideReads;
+  if (!outside) return { ...measured, ...verdict };
+  // Their storage reads are counted with the dataset's: a cold mode is proven only if the dataset's share alone would be.
+  const datasetOnly = measured.readBytes !== null && input.consumedBytes > 0 ? Math.max(0, measured.readBytes - outside.bytes) / input.consumedBytes : null;
+  if (input.mode === 'cold' && verdict.proven && datasetOnly !== null && datasetOnly < PROOF_THRESHOLDS.coldMinRead) {
+    verdict = { proven: false, reason: `${verdict.reason}, but as little as ${pct(datasetOnly)} may be the dataset's` };
+  }
+  return { ...measured, ...verdict, reason: `${verdict.reason}; ${outside.note}` };
+}
+
+/**
+ * The cached mode on a subset holds only if the job sampled from the subset:
+ * it must say so in its start event (subsetFiles). A job that never did ran
+ * on the whole dataset, which does not stay resident: unproven, with why.
+ */
+function subsetVerdict(measured: { proven: boolean; reason: string }, { files, reason, jobSamples, jobNote }: SubsetEvidence): { proven: boolean; reason: string } {
+  if (jobSamples === undefined) {
+    return {
+      proven: false,
+      reason:
+        `${reason === 'does-not-fit' ? 'the dataset does not fit in the memory budget' : 'warming the whole dataset would take too long'}, so the cached mode offered a resident subset of ${files} files (${ENV.subsetFile}), ` +
+        `but the job never said it restricted itself to it${jobNote ? ` (${jobNote})` : ''}: it reads files that are not cached; ` +
+        `use a torchvision ImageFolder/DatasetFolder or a dataset with a list of file paths, or honour ${ENV.subsetFile} (docs/protocol.md)`,
+    };
+  }
+  return { proven: measured.proven, reason: `on a resident subset of ${files} files (the job kept ${jobSamples} samples${jobNote ? `: ${jobNote}` : ''}): ${measured.reason}` };
+}
+
+/** The verdict of the residency and the storage reads alone. */
+function measuredVerdict(input: ProofInput): StateProof {
   const resident = input.datasetBytes > 0 ? input.residentBytesBefore / input.datasetBytes : 0;
   const readFraction =
     input.readBytes !== null && input.consumedBytes > 0 ? input.readBytes / input.consumedBytes : null;
