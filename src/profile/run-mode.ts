@@ -186,13 +186,14 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const consumedBytes = reportedBytes ?? samples * measured.meanFileBytes;
   const runReadBytes =
     readBytesBefore !== null && readBytesAfter !== null ? Math.max(0, readBytesAfter - readBytesBefore) : null;
-  const measuredIterations = pace?.summary ? pace.iterations.slice(pace.summary.warmupIterations) : [];
+  const measuredIterations = pace?.summary ? pace.iterations.filter((it) => !it.warmup) : [];
   // The measured window when the samples cover it; the whole run otherwise.
   const window = windowReadProof(resources, measuredIterations, allIterations, measured.meanFileBytes);
   const subsetAck = processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
-  const outsideReads = outside.result();
-  const outsideNote = outsideReadsNote(outsideReads);
+  const outsideNote = outsideReadsNote(outside.result());
+  // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a checkpoint loaded at start-up is not).
+  const outsideInWindow = outside.result(window && measuredIterations.length > 0 ? measuredIterations[0].t : -Infinity);
   const state = proveState({
     mode: input.mode,
     residentBytesBefore: prepared.residentBytesBefore,
@@ -212,7 +213,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
     fileSystemLimit: fileSystemLimit(input.mode, input.dataset.fileSystems),
     ...(subset ? { subset: { files: subset.record.files, reason: subset.record.reason, jobSamples: subsetAck?.subsetFiles, jobNote: subsetNote } } : {}),
-    outsideReads: outsideNote !== null ? { bytes: outsideReads.dirs.reduce((total, d) => total + d.bytes, 0), note: outsideNote } : null,
+    outsideReads: outsideNote !== null ? { bytes: outsideInWindow.dirs.reduce((total, d) => total + d.bytes, 0), note: outsideNote } : null,
   });
 
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);

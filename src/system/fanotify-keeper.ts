@@ -49,10 +49,12 @@ export type FanotifyKeeperStart = { ok: true; keeper: ColdKeeper } | { ok: false
 
 const MARK_MASK = FAN.access | FAN.closeNowrite | FAN.eventOnChild;
 const IDLE_SWEEPS = 3;
-const EVENT_BUFFER_BYTES = 64 * 1024;
+// The kernel opens a descriptor for every event a read returns, before the
+// keeper closes any: 8 KiB (~340 events) keeps that far below a 1,024-file limit.
+const EVENT_BUFFER_BYTES = 8 * 1024;
 // At most 4 MiB of events (~170k) per drain, so one drain cannot hog the loop;
 // a drain that stopped there comes back after BUSY_DRAIN_MS.
-const MAX_READS_PER_DRAIN = 64;
+const MAX_READS_PER_DRAIN = 512;
 const BUSY_DRAIN_MS = 5;
 
 /** A file the job reads and has not closed: the keeper's own descriptor on it, and its sweep state. */

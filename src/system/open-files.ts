@@ -28,7 +28,8 @@ const MAX_FILES = 20_000;
 /** Samples the job tree's open files; call sample() with the tree's pids, then result(). */
 export class OutsideReadsSampler {
   private readonly inside: string[];
-  private readonly seen = new Map<string, number>();
+  // Each file: its size, and when it was last seen open (ms since epoch).
+  private readonly seen = new Map<string, { bytes: number; lastSeenAt: number }>();
 
   constructor(
     /** The --data roots, as given. */
@@ -50,8 +51,8 @@ export class OutsideReadsSampler {
     this.inside = [...inside];
   }
 
-  /** Reads the open descriptors of `pids`; never throws (processes come and go). */
-  sample(pids: readonly number[]): void {
+  /** Reads the open descriptors of `pids` at `now`; never throws (processes come and go). */
+  sample(pids: readonly number[], now = Date.now()): void {
     for (const pid of pids) {
       let fds: string[];
       try {
@@ -68,7 +69,12 @@ export class OutsideReadsSampler {
         }
         if (!target.startsWith('/')) continue; // pipe:[..], socket:[..], anon_inode:..
         if (target.endsWith(' (deleted)')) continue;
-        if (this.seen.has(target) || this.seen.size >= MAX_FILES || !this.isCandidate(target)) continue;
+        const known = this.seen.get(target);
+        if (known) {
+          known.lastSeenAt = now;
+          continue;
+        }
+        if (this.seen.size >= MAX_FILES || !this.isCandidate(target)) continue;
         if (!this.openedForReading(pid, fd)) continue;
         let bytes: number;
         try {
@@ -78,15 +84,18 @@ export class OutsideReadsSampler {
         } catch {
           continue;
         }
-        this.seen.set(target, bytes);
+        this.seen.set(target, { bytes, lastSeenAt: now });
       }
     }
   }
 
-  /** What was seen so far. */
-  result(): OutsideReads {
+  /** What was seen so far; with `since`, only the files still seen open at or after it (ms since epoch). */
+  result(since = -Infinity): OutsideReads {
     const byDir = new Map<string, { files: number; bytes: number }>();
-    for (const [file, bytes] of this.seen) {
+    let files = 0;
+    for (const [file, { bytes, lastSeenAt }] of this.seen) {
+      if (lastSeenAt < since) continue;
+      files++;
       const dir = path.dirname(file);
       const entry = byDir.get(dir) ?? { files: 0, bytes: 0 };
       entry.files++;
@@ -94,7 +103,7 @@ export class OutsideReadsSampler {
       byDir.set(dir, entry);
     }
     const dirs = [...byDir].map(([dir, e]) => ({ dir, ...e })).sort((a, b) => b.files - a.files || (a.dir < b.dir ? -1 : 1));
-    return { dirs, files: this.seen.size };
+    return { dirs, files };
   }
 
   private isCandidate(file: string): boolean {

@@ -55,6 +55,14 @@ describe('files read outside --data', () => {
     );
   });
 
+  it('tells the files still open since a time from those only seen before it', () => {
+    const sampler = new OutsideReadsSampler([path.join(dir, 'data')], [path.join(dir, 'run')], proc);
+    sampler.sample([100, 101], 1_000); // start-up: both processes' files open
+    sampler.sample([100], 5_000); // the measured window: only process 100's
+    assert.deepEqual(sampler.result(5_000), { files: 1, dirs: [{ dir: path.join(dir, 'val'), files: 1, bytes: 100 }] });
+    assert.equal(sampler.result().files, 3);
+  });
+
   it('says nothing when the job read only --data', () => {
     const sampler = new OutsideReadsSampler([dir], [], proc);
     sampler.sample([100, 101]);
