@@ -7,9 +7,9 @@
 // bytes standing for its pages. A Map keeps insertion order, so re-inserting a
 // file moves it to the most recent end in O(1).
 
-/** Files closed by the job and still counted as cached, in least-recently-closed order. */
-export class CacheLru {
-  private readonly files = new Map<string, number>();
+/** Files closed by the job and still counted as cached, in least-recently-closed order; a file is its path or its index in a file table. */
+export class CacheLru<File = string> {
+  private readonly files = new Map<File, number>();
   private total = 0;
 
   /** Bytes the files held add up to. */
@@ -22,12 +22,12 @@ export class CacheLru {
     return this.files.size;
   }
 
-  has(path: string): boolean {
+  has(path: File): boolean {
     return this.files.has(path);
   }
 
   /** The job closed `path` (`bytes` of it cached): it becomes the most recently used file. */
-  closed(path: string, bytes: number): void {
+  closed(path: File, bytes: number): void {
     this.remove(path);
     const counted = Math.max(0, bytes);
     this.files.set(path, counted);
@@ -35,7 +35,7 @@ export class CacheLru {
   }
 
   /** `path` is being read again (or is gone): it leaves the LRU until its next close. */
-  remove(path: string): void {
+  remove(path: File): void {
     const bytes = this.files.get(path);
     if (bytes === undefined) return;
     this.files.delete(path);
@@ -48,8 +48,8 @@ export class CacheLru {
    * budget of 0 or less empties the LRU (the cold keeper's case), and a file
    * larger than the budget is never held.
    */
-  overBudget(budgetBytes: number): string[] {
-    const out: string[] = [];
+  overBudget(budgetBytes: number): File[] {
+    const out: File[] = [];
     for (const [path, bytes] of this.files) {
       // With no budget every file goes, those of unknown (0) size too.
       if (budgetBytes > 0 && this.total <= budgetBytes) break;
@@ -61,7 +61,7 @@ export class CacheLru {
   }
 
   /** The held files, oldest first (for tests and sampling). */
-  paths(): string[] {
+  paths(): File[] {
     return [...this.files.keys()];
   }
 }

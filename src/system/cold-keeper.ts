@@ -36,6 +36,12 @@ export interface ColdKeeperOptions {
   maxDutyCycle?: number;
   /** 'auto' (default): fanotify, else inotify, else scanning; one named: that one, falling back to scanning (benchmarks, tests). */
   mechanism?: 'auto' | 'fanotify' | 'inotify' | 'scan';
+  /**
+   * Other files of the same directories must stay as they are (the overlap
+   * probe holds a share resident beside the files kept cold). fanotify's
+   * events carry no name, so it would evict those too: inotify runs instead.
+   */
+  onlyListed?: boolean;
 }
 
 /**
@@ -54,8 +60,10 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
   const mechanism = options.mechanism ?? 'auto';
   const timers = { drainMs: Math.max(1, options.intervalMs), sweepMs: Math.max(1, options.sweepIntervalMs ?? 1000) };
   const reasons: string[] = [];
-  if (mechanism === 'auto' || mechanism === 'fanotify') {
-    const started = startFanotifyKeeper(load.libc, files, timers);
+  if (mechanism === 'fanotify' || (mechanism === 'auto' && !options.onlyListed)) {
+    const started = options.onlyListed
+      ? { ok: false as const, reason: 'fanotify cannot tell the listed files from the others in their directories' }
+      : startFanotifyKeeper(load.libc, files, timers);
     if (started.ok) return started.keeper;
     // Without root the inotify keeper is the expected one: only a named fanotify that fails is worth saying.
     if (mechanism === 'fanotify') reasons.push(started.reason);

@@ -33,7 +33,7 @@ import { forEachFanotifyEvent } from './fanotify.js';
 import { adviseDontNeed, type FileRef } from './page-cache.js';
 import { errnoError, errnoName, errorCode } from './errno.js';
 import { keeperMeter, sweepFilePages } from './page-sweep.js';
-import { datasetIndex } from './keeper-dataset.js';
+import { keeperTable, watchedDirs } from './keeper-dataset.js';
 import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats, type EventKeeperStats } from './keeper-types.js';
 
 /** Options of the fanotify keeper. */
@@ -70,14 +70,14 @@ interface FileBeingRead {
 /** Starts the fanotify keeper over `files`, or answers why it cannot run; never throws. */
 export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[], options: FanotifyKeeperOptions): FanotifyKeeperStart {
   const setupStarted = performance.now();
-  const dataset = datasetIndex(files);
+  const dirs = watchedDirs(keeperTable(files)).map((watched) => watched.path);
   const flags = FAN.classNotif | FAN.cloexec | FAN.nonblock | FAN.unlimitedQueue | FAN.unlimitedMarks;
   const fd = libc.fanotifyInit(flags, FAN.eventFileFlags);
   if (fd < 0) {
     const code = errnoName(-fd);
     return { ok: false, reason: code === 'EPERM' ? 'fanotify needs CAP_SYS_ADMIN (root)' : `fanotify_init failed (${code})` };
   }
-  for (const dir of dataset.dirs) {
+  for (const dir of dirs) {
     const errno = libc.fanotifyMark(fd, FAN.markAdd | FAN.markOnlyDir, MARK_MASK, AT_FDCWD, dir);
     if (errno !== 0) {
       libc.close(fd);
@@ -88,7 +88,7 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
   const buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
   const meter = keeperMeter(libc);
   const counters: EventKeeperStats = {
-    watchedDirs: dataset.dirs.length,
+    watchedDirs: dirs.length,
     closeEvents: 0,
     closeEvictions: 0,
     sweepEvictions: 0,

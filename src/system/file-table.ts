@@ -105,6 +105,27 @@ export class FileTable {
     return -1;
   }
 
+  /**
+   * The index of the file whose name is the UTF-8 bytes `name` (no NUL) in
+   * directory `dir`, or -1, comparing bytes: a keeper looks up each event's
+   * name without making a string. Names are sorted as strings (UTF-16 code
+   * units), which is byte order for ASCII; a name with other bytes is
+   * compared as a string.
+   */
+  indexOfName(dir: number, name: Uint8Array): number {
+    for (let k = 0; k < name.length; k++) if (name[k] >= 0x80) return this.indexIn(dir, Buffer.from(name.buffer, name.byteOffset, name.length).toString('utf8'));
+    let lo = this.dirStart[dir];
+    let hi = this.dirStart[dir + 1] - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const order = this.names.compare(name, 0, name.length, this.nameStart[mid], this.nameStart[mid + 1] - 1);
+      if (order === 0) return mid;
+      if (order < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
   /** Total bytes of all files. */
   totalBytes(): number {
     let sum = 0;

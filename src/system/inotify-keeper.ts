@@ -20,7 +20,7 @@
 //
 // The keeper's own opens make events too: an eviction opens the file and its
 // close would ask for another eviction, forever. The keeper counts its own
-// closes per path and takes that many later closes of the path as its own,
+// closes per file and takes that many later closes of the file as its own,
 // and it reads its own events at once, so that an unread close of its own
 // cannot merge with the job's next close of the same file and hide it.
 //
@@ -47,7 +47,8 @@ import { adviseDontNeed, residentBytesOfFd, type FileRef } from './page-cache.js
 import { errnoError, errnoName, errorCode } from './errno.js';
 import { keeperMeter, sweepFilePages } from './page-sweep.js';
 import { CacheLru } from './cache-lru.js';
-import { datasetIndex, type DatasetIndex } from './keeper-dataset.js';
+import { keeperTable, watchedDirs } from './keeper-dataset.js';
+import type { FileTable } from './file-table.js';
 import { readTextOrNull } from './read-text.js';
 import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats, type EventKeeperStats } from './keeper-types.js';
 
@@ -113,19 +114,16 @@ const FILES_PER_TURN = 256;
 const DEFAULT_QUEUED_EVENTS = 16384;
 
 /** Bytes of the files whose size is known. */
-function knownBytes(dataset: DatasetIndex): number {
+function knownBytes(table: FileTable): number {
   let bytes = 0;
-  for (let k = 0; k < dataset.count; k++) bytes += Math.max(0, dataset.sizeAt(k));
+  for (let k = 0; k < table.length; k++) bytes += Math.max(0, table.sizes[k]);
   return bytes;
 }
 
-/** Every dataset path not in `held` (for a cap whose other files are few enough to read them all). */
-function allPathsExcept(dataset: DatasetIndex, held: ReadonlySet<string>): string[] {
-  const out: string[] = [];
-  for (let k = 0; k < dataset.count; k++) {
-    const path = dataset.pathAt(k);
-    if (!held.has(path)) out.push(path);
-  }
+/** Every file of the table not in `held` (for a cap whose other files are few enough to read them all). */
+function allFilesExcept(table: FileTable, held: ReadonlySet<number>): number[] {
+  const out: number[] = [];
+  for (let k = 0; k < table.length; k++) if (!held.has(k)) out.push(k);
   return out;
 }
 
@@ -142,28 +140,29 @@ export function startInotifyKeeper(
 ): InotifyKeeperStart {
   const setupStarted = performance.now();
   const capBytes = Math.max(0, options.capBytes ?? 0);
-  const dataset = datasetIndex(files);
-  const dirs = dataset.dirs;
+  const table = keeperTable(files);
+  const dirs = watchedDirs(table);
   const limitReason = watchLimitReason(dirs.length, readProcNumber('/proc/sys/fs/inotify/max_user_watches'));
   if (limitReason) return { ok: false, reason: limitReason };
 
   const fd = libc.inotifyInit1(IN.nonblock | IN.cloexec);
   if (fd < 0) return { ok: false, reason: MESSAGES.initFailed(errnoName(-fd)) };
-  const dirByWd = new Map<number, string>();
-  for (const dir of dirs) {
-    const wd = libc.inotifyAddWatch(fd, dir, WATCH_MASK);
+  // The table's directories behind each watch: two prefixes naming one directory share its watch.
+  const dirsByWd = new Map<number, number[]>();
+  for (const { dir, path } of dirs) {
+    const wd = libc.inotifyAddWatch(fd, path, WATCH_MASK);
     if (wd < 0) {
       libc.close(fd);
-      return { ok: false, reason: MESSAGES.watchFailed(dir, errnoName(-wd)) };
+      return { ok: false, reason: MESSAGES.watchFailed(path, errnoName(-wd)) };
     }
-    dirByWd.set(wd, dir);
+    dirsByWd.set(wd, [...(dirsByWd.get(wd) ?? []), dir]);
   }
 
   const queueCapacity = readProcNumber('/proc/sys/fs/inotify/max_queued_events') ?? DEFAULT_QUEUED_EVENTS;
   const buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
   const meter = keeperMeter(libc);
   const counters: EventKeeperStats = {
-    watchedDirs: dirByWd.size,
+    watchedDirs: dirsByWd.size,
     closeEvents: 0,
     closeEvictions: 0,
     sweepEvictions: 0,
@@ -172,27 +171,28 @@ export function startInotifyKeeper(
     lostWatches: 0,
   };
   const stats: ColdKeeperStats = { ...emptyKeeperStats('inotify'), events: counters };
-  // Closes still to come from the keeper's own opens, per path.
-  const ownCloses = new Map<string, number>();
+  // Every file is its index in the table.
+  // Closes still to come from the keeper's own opens, per file.
+  const ownCloses = new Map<number, number>();
   // Files read and not closed since, with the sweeps in a row that found them idle.
-  const reading = new Map<string, number>();
+  const reading = new Map<number, number>();
   // Pages of swept files seen resident at the previous sweep (page-sweep.ts).
-  const previous = new Map<string, Uint8Array>();
+  const previous = new Map<number, Uint8Array>();
   // Files closed and still cached, least recently closed first; evicted at the
   // end of each drain down to the cap (all of them for a cold keeper).
-  const lru = new CacheLru();
+  const lru = new CacheLru<number>();
   // Cap: resident bytes of the files being read, at the last sweep.
-  const openResident = new Map<string, number>();
+  const openResident = new Map<number, number>();
   const openBytes = (): number => {
     let total = 0;
     for (const bytes of openResident.values()) total += bytes;
     return total;
   };
-  const sizeOf = (path: string): number => {
-    const known = dataset.size(path) ?? -1;
+  const sizeOf = (k: number): number => {
+    const known = table.sizes[k];
     if (known >= 0) return known;
     try {
-      return fs.statSync(path).size;
+      return fs.statSync(table.path(k)).size;
     } catch {
       return 0;
     }
@@ -202,9 +202,9 @@ export function startInotifyKeeper(
   let stopped = false;
   let drainTimer: NodeJS.Timeout | undefined;
 
-  const fail = (path: string, error: unknown): void => {
+  const fail = (what: string, error: unknown): void => {
     stats.errors++;
-    stats.lastError = `${path}: ${errorCode(error)}`;
+    stats.lastError = `${what}: ${errorCode(error)}`;
   };
   const metered = (work: () => void): void => {
     const started = meter.start();
@@ -215,29 +215,40 @@ export function startInotifyKeeper(
     }
   };
 
-  // Opens `path` for the keeper's own use; its close event is then expected and ignored.
-  const withOwnDescriptor = (path: string, work: (fd: number) => void): void => {
-    const own = libc.open(path, O_RDONLY_CLOEXEC);
+  // Opens file `k` for the keeper's own use; its close event is then expected and ignored.
+  const withOwnDescriptor = (k: number, work: (fd: number) => void): void => {
+    const own = libc.open(table.path(k), O_RDONLY_CLOEXEC);
     if (own < 0) throw errnoError(-own, 'open');
     try {
       work(own);
     } finally {
       libc.close(own);
-      ownCloses.set(path, (ownCloses.get(path) ?? 0) + 1);
+      ownCloses.set(k, (ownCloses.get(k) ?? 0) + 1);
     }
   };
 
   // Returns the bytes advised out: the file's size.
-  const evictWhole = (path: string): number => {
-    let bytes = dataset.size(path) ?? -1;
-    withOwnDescriptor(path, (own) => {
+  const evictWhole = (k: number): number => {
+    let bytes = table.sizes[k];
+    withOwnDescriptor(k, (own) => {
       if (bytes < 0) bytes = fs.fstatSync(own).size;
       adviseDontNeed(libc, own, 0, 0);
     });
     return bytes;
   };
 
-  const onEvent = (wd: number, mask: number, name: string): void => {
+  // The file an event names: its watch's directories searched by the name's bytes; -1 when not a dataset file.
+  const fileOf = (wd: number, name: Buffer): number => {
+    const inDirs = dirsByWd.get(wd);
+    if (inDirs === undefined) return -1;
+    for (const dir of inDirs) {
+      const k = table.indexOfName(dir, name);
+      if (k >= 0) return k;
+    }
+    return -1;
+  };
+
+  const onEvent = (wd: number, mask: number, name: Buffer): void => {
     if (mask & IN.queueOverflow) {
       counters.queueOverflows++;
       // Lost events may include reads, closes and the keeper's own closes:
@@ -250,34 +261,30 @@ export function startInotifyKeeper(
       return;
     }
     if (mask & IN.ignored) {
-      if (dirByWd.delete(wd)) counters.lostWatches++;
+      if (dirsByWd.delete(wd)) counters.lostWatches++;
       return;
     }
-    if (mask & IN.isDir || name === '') return;
-    const dir = dirByWd.get(wd);
-    if (dir === undefined) return;
-    const path = `${dir}/${name}`;
-    // The keeper's own closes and repeated reads are settled from its maps, which hold only
-    // dataset paths, before the dataset's table is searched (once per event at most).
-    const own = mask & IN.access ? undefined : ownCloses.get(path);
+    if (mask & IN.isDir || name.length === 0) return;
+    // One search of the table by the name's bytes (no string made), then maps keyed by the file's index.
+    const k = fileOf(wd, name);
+    if (k < 0) return;
+    const own = mask & IN.access ? undefined : ownCloses.get(k);
     if (own !== undefined) {
-      if (own > 1) ownCloses.set(path, own - 1);
-      else ownCloses.delete(path);
+      if (own > 1) ownCloses.set(k, own - 1);
+      else ownCloses.delete(k);
       return;
     }
-    if (mask & IN.access && reading.has(path)) return;
-    const size = dataset.size(path);
-    if (size === undefined) return;
     if (mask & IN.access) {
+      if (reading.has(k)) return;
       // Read again: it is in use, not in the LRU, until its next close.
-      reading.set(path, 0);
-      lru.remove(path);
+      reading.set(k, 0);
+      lru.remove(k);
       return;
     }
     counters.closeEvents++;
-    reading.delete(path);
-    openResident.delete(path);
-    lru.closed(path, size >= 0 ? size : sizeOf(path));
+    reading.delete(k);
+    openResident.delete(k);
+    lru.closed(k, sizeOf(k));
   };
 
   // Reads every queued event; returns how many.
@@ -301,15 +308,15 @@ export function startInotifyKeeper(
   // would drop pages under the new reader, and its own close will come.
   const evictClosed = (): number => {
     let evicted = 0;
-    for (const path of lru.overBudget(capBytes - openBytes())) {
-      previous.delete(path);
+    for (const k of lru.overBudget(capBytes - openBytes())) {
+      previous.delete(k);
       try {
-        stats.reEvictedBytes += evictWhole(path);
+        stats.reEvictedBytes += evictWhole(k);
         stats.reEvictions++;
         counters.closeEvictions++;
         evicted++;
       } catch (error) {
-        fail(path, error);
+        fail(table.path(k), error);
       }
     }
     return evicted;
@@ -330,15 +337,15 @@ export function startInotifyKeeper(
   // The files being read and not closed, page by page: old pages go, just-read
   // ones stay one sweep; files found idle IDLE_SWEEPS times in a row leave.
   const sweepOpen = (): void => {
-    for (const path of previous.keys()) if (!reading.has(path)) previous.delete(path);
-    for (const [path, idle] of reading) {
+    for (const k of previous.keys()) if (!reading.has(k)) previous.delete(k);
+    for (const [k, idle] of reading) {
       let active = false;
       try {
-        withOwnDescriptor(path, (own) => {
-          const swept = sweepFilePages(libc, own, path, previous.get(path));
+        withOwnDescriptor(k, (own) => {
+          const swept = sweepFilePages(libc, own, table.path(k), previous.get(k));
           active = !swept.blind && (swept.arrived !== undefined || swept.evictedBytes > 0);
-          if (swept.arrived) previous.set(path, swept.arrived);
-          else previous.delete(path);
+          if (swept.arrived) previous.set(k, swept.arrived);
+          else previous.delete(k);
           if (swept.blind) stats.blindEvictions++;
           else if (swept.evictedBytes > 0) {
             stats.reEvictions++;
@@ -347,15 +354,15 @@ export function startInotifyKeeper(
           }
         });
       } catch (error) {
-        fail(path, error);
+        fail(table.path(k), error);
       }
-      if (active) reading.set(path, 0);
-      else if (idle + 1 < IDLE_SWEEPS) reading.set(path, idle + 1);
+      if (active) reading.set(k, 0);
+      else if (idle + 1 < IDLE_SWEEPS) reading.set(k, idle + 1);
       else {
         // Closed while its close merged into another, or open and idle: a
         // later read brings it back (IN_ACCESS).
-        reading.delete(path);
-        previous.delete(path);
+        reading.delete(k);
+        previous.delete(k);
       }
     }
     stats.sweeps++;
@@ -365,16 +372,16 @@ export function startInotifyKeeper(
 
   // A file's resident bytes through the keeper's own descriptor (an open, an
   // mmap and a mincore: tens of microseconds), or null when it cannot be read.
-  const residentOrNull = (path: string): number | null => {
+  const residentOrNull = (k: number): number | null => {
     let bytes: number | null = null;
     try {
-      withOwnDescriptor(path, (own) => {
-        const resident = residentBytesOfFd(libc, own, sizeOf(path));
+      withOwnDescriptor(k, (own) => {
+        const resident = residentBytesOfFd(libc, own, sizeOf(k));
         if (resident < 0) throw errnoError(-resident, 'mincore');
         bytes = resident;
       });
     } catch (error) {
-      fail(path, error);
+      fail(table.path(k), error);
     }
     return bytes;
   };
@@ -382,16 +389,16 @@ export function startInotifyKeeper(
   // cap as the most recently used. Idle ones enter the LRU as if closed. Only
   // when they alone hold more than the cap are their old pages swept.
   const measureOpen = (): void => {
-    for (const [path, idle] of reading) {
-      const bytes = residentOrNull(path) ?? openResident.get(path) ?? 0;
-      const active = bytes !== openResident.get(path);
-      openResident.set(path, bytes);
-      if (active) reading.set(path, 0);
-      else if (idle + 1 < IDLE_SWEEPS) reading.set(path, idle + 1);
+    for (const [k, idle] of reading) {
+      const bytes = residentOrNull(k) ?? openResident.get(k) ?? 0;
+      const active = bytes !== openResident.get(k);
+      openResident.set(k, bytes);
+      if (active) reading.set(k, 0);
+      else if (idle + 1 < IDLE_SWEEPS) reading.set(k, idle + 1);
       else {
-        reading.delete(path);
-        openResident.delete(path);
-        lru.closed(path, bytes);
+        reading.delete(k);
+        openResident.delete(k);
+        lru.closed(k, bytes);
       }
     }
     stats.sweeps++;
@@ -409,23 +416,22 @@ export function startInotifyKeeper(
   const sweepAfterOverflow = async (): Promise<void> => {
     while (overflowPending && !stopped) {
       overflowPending = false;
-      let chunk: string[] = [];
+      let chunk: number[] = [];
       const evictChunk = (): void => {
-        for (const path of chunk) {
+        for (const k of chunk) {
           try {
-            evictWhole(path);
+            evictWhole(k);
             counters.overflowSweptFiles++;
           } catch (error) {
-            fail(path, error);
+            fail(table.path(k), error);
           }
         }
         chunk = [];
       };
-      for (let k = 0; k < dataset.count; k++) {
-        const path = dataset.pathAt(k);
+      for (let k = 0; k < table.length; k++) {
         // The cap keeps what its LRU holds; anything else may have been read unseen.
-        if (lru.has(path)) continue;
-        chunk.push(path);
+        if (lru.has(k)) continue;
+        chunk.push(k);
         if (chunk.length < FILES_PER_TURN) continue;
         metered(evictChunk);
         metered(drain);
@@ -462,21 +468,21 @@ export function startInotifyKeeper(
 
   // Residency through the keeper's own descriptors: one reading of a file
   // costs an open, an mmap and a mincore (tens of microseconds).
-  const residentOf = (path: string): number => residentOrNull(path) ?? 0;
+  const residentOf = (k: number): number => residentOrNull(k) ?? 0;
   // Resident bytes of `group` (total size `groupBytes`): every file when it has
   // at most `sample`, else a random sample scaled by bytes.
-  const estimate = (pick: (k: number) => string, count: number, groupBytes: number, sample: number, random: () => number) => {
+  const estimate = (pick: (j: number) => number, count: number, groupBytes: number, sample: number, random: () => number) => {
     if (count <= sample) {
       let resident = 0;
-      for (let k = 0; k < count; k++) resident += residentOf(pick(k));
+      for (let j = 0; j < count; j++) resident += residentOf(pick(j));
       return { resident, measured: count, exact: true };
     }
     let resident = 0;
     let bytes = 0;
-    for (let k = 0; k < sample; k++) {
-      const path = pick(Math.floor(random() * count));
-      resident += residentOf(path);
-      bytes += sizeOf(path);
+    for (let j = 0; j < sample; j++) {
+      const k = pick(Math.floor(random() * count));
+      resident += residentOf(k);
+      bytes += sizeOf(k);
     }
     return { resident: bytes > 0 ? (resident / bytes) * groupBytes : 0, measured: sample, exact: false };
   };
@@ -490,26 +496,26 @@ export function startInotifyKeeper(
       const held = [...new Set([...lru.paths(), ...reading.keys()])];
       const heldSet = new Set(held);
       let heldSizeBytes = 0;
-      for (const path of held) heldSizeBytes += sizeOf(path);
-      datasetBytes ??= knownBytes(dataset);
-      const others = dataset.count - held.length;
-      const inHeld = estimate((k) => held[k], held.length, heldSizeBytes, sampleFiles, random);
+      for (const k of held) heldSizeBytes += sizeOf(k);
+      datasetBytes ??= knownBytes(table);
+      const others = table.length - held.length;
+      const inHeld = estimate((j) => held[j], held.length, heldSizeBytes, sampleFiles, random);
       // Others by rejection: held files are drawn again (a cap holds at most most of the dataset).
-      const pickOther = (k: number): string => {
-        if (others === dataset.count) return dataset.pathAt(k);
+      const pickOther = (j: number): number => {
+        if (others === table.length) return j;
         for (let tries = 0; tries < 64; tries++) {
-          const path = dataset.pathAt(Math.floor(random() * dataset.count));
-          if (!heldSet.has(path)) return path;
+          const k = Math.floor(random() * table.length);
+          if (!heldSet.has(k)) return k;
         }
-        for (let j = 0; j < dataset.count; j++) if (!heldSet.has(dataset.pathAt(j))) return dataset.pathAt(j);
-        return dataset.pathAt(0);
+        for (let k = 0; k < table.length; k++) if (!heldSet.has(k)) return k;
+        return 0;
       };
       const exactOthers = others <= sampleFiles;
-      const otherPaths = exactOthers ? allPathsExcept(dataset, heldSet) : null;
+      const otherFiles = exactOthers ? allFilesExcept(table, heldSet) : null;
       const inOthers =
         others === 0
           ? { resident: 0, measured: 0, exact: true }
-          : estimate((k) => (otherPaths ? otherPaths[k] : pickOther(k)), others, Math.max(0, datasetBytes - heldSizeBytes), sampleFiles, random);
+          : estimate((j) => (otherFiles ? otherFiles[j] : pickOther(j)), others, Math.max(0, datasetBytes - heldSizeBytes), sampleFiles, random);
       reading_ = {
         residentBytes: inHeld.resident + inOthers.resident,
         heldBytes: lru.heldBytes + openBytes(),

@@ -11,14 +11,16 @@ const littleEndian = endianness() === 'LE';
 
 /**
  * Calls `visit(wd, mask, name)` for each whole event in the first `length`
- * bytes of `buffer`; name is '' when the event has none. A read returns whole
+ * bytes of `buffer`; name is the name's UTF-8 bytes without its NUL padding
+ * (a view into `buffer`, valid during the call; empty when the event has
+ * none), so a keeper can look it up without making a string. A read returns whole
  * events only (the kernel answers EINVAL rather than split one), so a partial
  * tail can only be a malformed buffer and is ignored. Returns the events visited.
  */
 export function forEachInotifyEvent(
   buffer: Buffer,
   length: number,
-  visit: (wd: number, mask: number, name: string) => void,
+  visit: (wd: number, mask: number, name: Buffer) => void,
 ): number {
   let events = 0;
   for (let offset = 0; offset + HEADER_BYTES <= length; ) {
@@ -28,12 +30,8 @@ export function forEachInotifyEvent(
     const start = offset + HEADER_BYTES;
     const end = start + nameBytes;
     if (end > length) break;
-    let name = '';
-    if (nameBytes > 0) {
-      const nul = buffer.indexOf(0, start);
-      name = buffer.toString('utf8', start, nul < 0 || nul > end ? end : nul);
-    }
-    visit(wd, mask, name);
+    const nul = nameBytes > 0 ? buffer.indexOf(0, start) : start;
+    visit(wd, mask, buffer.subarray(start, nul < 0 || nul > end ? end : nul));
     events++;
     offset = end;
   }

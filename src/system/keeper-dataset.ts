@@ -1,57 +1,37 @@
 // The dataset as an event-driven keeper (inotify-keeper.ts,
-// fanotify-keeper.ts) sees it: the directories to watch, and each file by the
-// path an event spells (<watched directory>/<name>) with its size.
+// fanotify-keeper.ts) sees it: a compact file table (file-table.ts), whose
+// directories are the ones to watch and whose files are found again by the
+// directory an event names and the name's bytes. A Map of 1.28M paths is
+// ~150 MB, and a keeper runs once per cold run: the table holds nothing per
+// file beyond the walk's own list.
 import pathModule from 'node:path';
-import { tableOf } from './file-table.js';
+import { FileTableBuilder, tableOf, type FileTable } from './file-table.js';
 import type { FileRef } from './page-cache.js';
 
-/**
- * The dataset as the keeper looks it up: by the path an event spells
- * (<watched directory>/<name>), with each file's size (-1 when unknown).
- * Over a compact file table (system/file-table.ts) it answers by binary
- * search and holds nothing per file: a Map of 1.28M paths is ~150 MB, and a
- * cold keeper per run of the cold mode held one.
- */
-export interface DatasetIndex {
-  /** Directories to watch, each once. */
-  dirs: string[];
-  count: number;
-  /** Size of the dataset file at `path` (-1 when unknown), or undefined when `path` is not one. */
-  size(path: string): number | undefined;
-  pathAt(k: number): string;
-  sizeAt(k: number): number;
-}
-
-export function datasetIndex(files: readonly FileRef[]): DatasetIndex {
+/** The table behind `files` (a walk's list is one), or one built from a plain list (sizes unknown: -1). */
+export function keeperTable(files: readonly FileRef[]): FileTable {
   const table = tableOf(files);
-  // Table paths are prefix + name, and a prefix is its directory and a '/': what an event spells.
-  if (table && table.prefixes.every((prefix) => prefix.length > 1)) {
-    return {
-      dirs: table.prefixes.filter((_, d) => table.dirStart[d + 1] > table.dirStart[d]).map((prefix) => prefix.slice(0, -1)),
-      count: table.length,
-      size: (path) => {
-        const k = table.indexOf(path);
-        return k < 0 ? undefined : table.sizes[k];
-      },
-      pathAt: (k) => table.path(k),
-      sizeAt: (k) => table.sizes[k],
-    };
-  }
-  const sizes = new Map<string, number>();
-  const dirs = new Set<string>();
+  if (table) return table;
+  const byDir = new Map<string, { name: string; bytes: number; foreign: boolean }[]>();
   for (const file of files) {
     const dir = pathModule.dirname(file.path);
-    const key = `${dir}/${pathModule.basename(file.path)}`;
     const bytes = (file as { bytes?: unknown }).bytes;
-    sizes.set(key === file.path ? file.path : key, typeof bytes === 'number' ? bytes : -1);
-    dirs.add(dir);
+    const list = byDir.get(dir) ?? [];
+    list.push({ name: pathModule.basename(file.path), bytes: typeof bytes === 'number' ? bytes : -1, foreign: false });
+    byDir.set(dir, list);
   }
-  const paths = [...sizes.keys()];
-  return {
-    dirs: [...dirs],
-    count: paths.length,
-    size: (path) => sizes.get(path),
-    pathAt: (k) => paths[k],
-    sizeAt: (k) => sizes.get(paths[k]) ?? -1,
-  };
+  const builder = new FileTableBuilder();
+  for (const [dir, list] of byDir) builder.addDirectory(dir.endsWith('/') ? dir : `${dir}/`, list);
+  return builder.build();
+}
+
+/** Each directory of the table that holds files, as a path to watch, with its index in the table. */
+export function watchedDirs(table: FileTable): { dir: number; path: string }[] {
+  const out: { dir: number; path: string }[] = [];
+  for (let dir = 0; dir < table.prefixes.length; dir++) {
+    if (table.dirStart[dir + 1] === table.dirStart[dir]) continue;
+    const prefix = table.prefixes[dir];
+    out.push({ dir, path: prefix === '' ? '.' : prefix.length > 1 ? prefix.slice(0, -1) : prefix });
+  }
+  return out;
 }

@@ -301,3 +301,42 @@ describe('cold keeper', { skip }, () => {
     });
   }
 });
+
+describe('the keepers\' table of a plain list of files', () => {
+  it('groups the files by directory, with their sizes where given, and lists each directory to watch once', async () => {
+    const { keeperTable, watchedDirs } = await import('../../src/system/keeper-dataset.js');
+    const files: { path: string; bytes?: number }[] = [{ path: '/d/b.bin', bytes: 2 }, { path: '/d/a.bin' }, { path: 'rel.bin', bytes: 1 }, { path: '/e/c.bin', bytes: 3 }];
+    const table = keeperTable(files);
+    assert.deepEqual(
+      Array.from({ length: table.length }, (_, k) => [table.path(k), table.sizes[k]]),
+      [['./rel.bin', 1], ['/d/a.bin', -1], ['/d/b.bin', 2], ['/e/c.bin', 3]],
+    );
+    assert.deepEqual(watchedDirs(table).map((w) => w.path), ['.', '/d', '/e']);
+    assert.equal(table.indexOfName(watchedDirs(table)[1].dir, Buffer.from('b.bin')), 2);
+  });
+});
+
+describe('a keeper of part of a directory', () => {
+  it('runs on inotify, which leaves the other files of the directory alone', { skip: fanotifyUnavailable() ?? inotifyUnavailable() ?? false }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-only-listed-'));
+    try {
+      const [kept, held] = ['kept.bin', 'held.bin'].map((name) => path.join(dir, name));
+      for (const file of [kept, held]) fs.writeFileSync(file, randomBytes(64 * 1024));
+      // Written back first: DONTNEED cannot drop dirty pages.
+      await evict([{ path: kept }, { path: held }], { sync: true });
+      const keeper = startColdKeeper([{ path: kept }], { ...MANUAL, onlyListed: true });
+      for (const file of [kept, held]) readFile(file, 0, 64 * 1024);
+      await keeper.scanNow();
+      const stats = await keeper.stop();
+      assert.equal(stats.mechanism, 'inotify', 'as root, auto would have chosen fanotify');
+      assert.equal((await residency([{ path: kept }])).fraction, 0, 'the listed file was evicted');
+      assert.equal((await residency([{ path: held }])).fraction, 1, 'the file beside it was not');
+      const named = startColdKeeper([{ path: kept }], { ...MANUAL, mechanism: 'fanotify', onlyListed: true });
+      const namedStats = await named.stop();
+      assert.equal(namedStats.mechanism, 'scan');
+      assert.match(namedStats.fallbackReason ?? '', /fanotify cannot tell the listed files from the others/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -24,7 +24,8 @@ export class PartialCacheState implements CacheState {
     const held = new Set(this.resident.map((f) => f.path));
     const keeper = startColdKeeper(
       dataset.files.filter((f) => !held.has(f.path)),
-      { intervalMs: this.options.coldKeeperIntervalMs },
+      // The held share sits in the same directories: it must not be evicted with the rest.
+      { intervalMs: this.options.coldKeeperIntervalMs, onlyListed: true },
     );
     return { residentBytesBefore: before.residentBytes, finish: () => finishKeeper(keeper) };
   }
