@@ -31,10 +31,11 @@ import fs from 'node:fs';
 import { AT_FDCWD, EAGAIN, FAN, type LibcBindings } from './libc.js';
 import { forEachFanotifyEvent } from './fanotify.js';
 import { adviseDontNeed, type FileRef } from './page-cache.js';
-import { errnoError, errnoName, errorCode } from './errno.js';
-import { keeperMeter, sweepFilePages } from './page-sweep.js';
+import { errnoError, errnoName } from './errno.js';
+import { sweepFilePages } from './page-sweep.js';
+import { keeperAccounts } from './keeper-accounts.js';
 import { keeperTable, watchedDirs } from './keeper-dataset.js';
-import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats, type EventKeeperStats } from './keeper-types.js';
+import type { ColdKeeper, ColdKeeperStats } from './keeper-types.js';
 
 /** Options of the fanotify keeper. */
 export interface FanotifyKeeperOptions {
@@ -86,34 +87,12 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
   }
 
   const buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
-  const meter = keeperMeter(libc);
-  const counters: EventKeeperStats = {
-    watchedDirs: dirs.length,
-    closeEvents: 0,
-    closeEvictions: 0,
-    sweepEvictions: 0,
-    queueOverflows: 0,
-    overflowSweptFiles: 0,
-    lostWatches: 0,
-  };
-  const stats: ColdKeeperStats = { ...emptyKeeperStats('fanotify'), events: counters };
+  const { stats, counters, fail, metered, sweptFile } = keeperAccounts('fanotify', dirs.length, libc);
   // Files read and not closed, by `${dev}:${ino}`.
   const reading = new Map<string, FileBeingRead>();
   let stopped = false;
   let drainTimer: NodeJS.Timeout | undefined;
 
-  const fail = (what: string, error: unknown): void => {
-    stats.errors++;
-    stats.lastError = `${what}: ${errorCode(error)}`;
-  };
-  const metered = (work: () => void): void => {
-    const started = meter.start();
-    try {
-      work();
-    } finally {
-      stats.cpuSec += meter.stop(started);
-    }
-  };
   const fileKey = (eventFd: number): string => {
     const stat = fs.fstatSync(eventFd);
     return `${stat.dev}:${stat.ino}`;
@@ -181,14 +160,8 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
       let active = false;
       try {
         const swept = sweepFilePages(libc, file.fd, file.path, file.previous);
-        active = !swept.blind && (swept.arrived !== undefined || swept.evictedBytes > 0);
+        active = sweptFile(swept);
         file.previous = swept.arrived;
-        if (swept.blind) stats.blindEvictions++;
-        else if (swept.evictedBytes > 0) {
-          stats.reEvictions++;
-          stats.reEvictedBytes += swept.evictedBytes;
-          counters.sweepEvictions++;
-        }
       } catch (error) {
         fail(file.path, error);
       }

@@ -44,13 +44,14 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from './libc.js';
 import { forEachInotifyEvent } from './inotify.js';
 import { adviseDontNeed, residentBytesOfFd, type FileRef } from './page-cache.js';
-import { errnoError, errnoName, errorCode } from './errno.js';
-import { keeperMeter, sweepFilePages } from './page-sweep.js';
+import { errnoError, errnoName } from './errno.js';
+import { sweepFilePages } from './page-sweep.js';
+import { keeperAccounts } from './keeper-accounts.js';
 import { CacheLru } from './cache-lru.js';
 import { keeperTable, watchedDirs } from './keeper-dataset.js';
 import type { FileTable } from './file-table.js';
 import { readTextOrNull } from './read-text.js';
-import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats, type EventKeeperStats } from './keeper-types.js';
+import type { ColdKeeper, ColdKeeperStats } from './keeper-types.js';
 
 // Messages shown to users (in the profile's state proof), in one table.
 const MESSAGES = {
@@ -160,17 +161,7 @@ export function startInotifyKeeper(
 
   const queueCapacity = readProcNumber('/proc/sys/fs/inotify/max_queued_events') ?? DEFAULT_QUEUED_EVENTS;
   const buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
-  const meter = keeperMeter(libc);
-  const counters: EventKeeperStats = {
-    watchedDirs: dirsByWd.size,
-    closeEvents: 0,
-    closeEvictions: 0,
-    sweepEvictions: 0,
-    queueOverflows: 0,
-    overflowSweptFiles: 0,
-    lostWatches: 0,
-  };
-  const stats: ColdKeeperStats = { ...emptyKeeperStats('inotify'), events: counters };
+  const { stats, counters, fail, metered, sweptFile } = keeperAccounts('inotify', dirsByWd.size, libc);
   // Every file is its index in the table.
   // Closes still to come from the keeper's own opens, per file.
   const ownCloses = new Map<number, number>();
@@ -202,18 +193,6 @@ export function startInotifyKeeper(
   let stopped = false;
   let drainTimer: NodeJS.Timeout | undefined;
 
-  const fail = (what: string, error: unknown): void => {
-    stats.errors++;
-    stats.lastError = `${what}: ${errorCode(error)}`;
-  };
-  const metered = (work: () => void): void => {
-    const started = meter.start();
-    try {
-      work();
-    } finally {
-      stats.cpuSec += meter.stop(started);
-    }
-  };
 
   // Opens file `k` for the keeper's own use; its close event is then expected and ignored.
   const withOwnDescriptor = (k: number, work: (fd: number) => void): void => {
@@ -343,15 +322,9 @@ export function startInotifyKeeper(
       try {
         withOwnDescriptor(k, (own) => {
           const swept = sweepFilePages(libc, own, table.path(k), previous.get(k));
-          active = !swept.blind && (swept.arrived !== undefined || swept.evictedBytes > 0);
+          active = sweptFile(swept);
           if (swept.arrived) previous.set(k, swept.arrived);
           else previous.delete(k);
-          if (swept.blind) stats.blindEvictions++;
-          else if (swept.evictedBytes > 0) {
-            stats.reEvictions++;
-            stats.reEvictedBytes += swept.evictedBytes;
-            counters.sweepEvictions++;
-          }
         });
       } catch (error) {
         fail(table.path(k), error);
