@@ -8,7 +8,7 @@
  * PartialCacheState (cache-states/partial-cache-state.ts).
  */
 import type { DatasetFile } from '../system/dataset.js';
-import { mulberry32, permutation } from '../random.js';
+import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices } from '../system/resident-subset.js';
 import type { ModeResult, StateProof } from '../schema/profile.js';
 import { bytesPerSample } from '../analysis/mode-rates.js';
 
@@ -41,17 +41,17 @@ export function stageSecPerSample(cached: ModeResult | undefined, cold: ModeResu
   };
 }
 
-/** A seeded random subset of the files holding about `share` of the bytes. */
+/**
+ * A seeded random subset of the files holding about `share` of the bytes (up
+ * to one file less): the prefix of a seeded permutation, as the cached mode's
+ * resident subset is chosen (system/resident-subset.ts).
+ */
 export function residentSubset(files: readonly DatasetFile[], share: number, seed = 1): DatasetFile[] {
-  const total = files.reduce((sum, f) => sum + f.bytes, 0);
-  const chosen: DatasetFile[] = [];
-  let bytes = 0;
-  for (const index of permutation(files.length, mulberry32(seed))) {
-    if (bytes >= share * total) break;
-    chosen.push(files[index]);
-    bytes += files[index].bytes;
-  }
-  return chosen;
+  const sizes = sizesOf(files);
+  let total = 0;
+  for (let k = 0; k < files.length; k++) total += sizes[k];
+  const order = seededOrder(files.length, seed);
+  return pickFiles(files, sortedIndices(order, 0, prefixEnd(order, sizes, 0, 0, share * total)));
 }
 
 /**
