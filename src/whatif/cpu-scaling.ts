@@ -1,5 +1,6 @@
 import { prepCpuSecPerSample } from '../analysis/mode-rates.js';
 import type { IterationSummary, Profile } from '../schema/profile.js';
+import { throughOrigin } from './through-origin.js';
 
 /** How effective parallelism grows with CPUs: eff(c) in "CPUs' worth of prep work per second". */
 export type CpuScaling =
@@ -60,19 +61,8 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
 /** eff(c): linear, or piecewise linear through a fitted sweep (proportional below its first point, last slope beyond its last). */
 export function effectiveParallelism(scaling: CpuScaling, cpus: number): number {
   if (scaling.kind === 'linear') return scaling.perCpu * cpus;
-  const pts = scaling.points;
-  if (pts.length === 0) return cpus;
-  if (cpus <= pts[0].cpus) return (pts[0].eff * cpus) / pts[0].cpus;
-  for (let k = 1; k < pts.length; k++) {
-    if (cpus <= pts[k].cpus) {
-      const f = (cpus - pts[k - 1].cpus) / (pts[k].cpus - pts[k - 1].cpus);
-      return pts[k - 1].eff + f * (pts[k].eff - pts[k - 1].eff);
-    }
-  }
-  const last = pts[pts.length - 1];
-  const prev = pts.length > 1 ? pts[pts.length - 2] : { cpus: 0, eff: 0 };
-  const slope = Math.max(0, (last.eff - prev.eff) / (last.cpus - prev.cpus));
-  return last.eff + slope * (cpus - last.cpus);
+  if (scaling.points.length === 0) return cpus;
+  return throughOrigin(scaling.points.map((p) => ({ x: p.cpus, y: p.eff })), cpus);
 }
 
 /**

@@ -14,6 +14,7 @@
  */
 import type { IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
 import { parameter, type Fitted } from './fitted.js';
+import { throughOrigin } from '../through-origin.js';
 import { proven, reallySlower, type MeasuredModes } from './modes.js';
 
 /** One measured count: the effective parallelism its cached time implies. */
@@ -130,18 +131,7 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
 export function workersParallelism(fit: LoaderWorkersFit, workers: number): number {
   const points = fit.workersPoints;
   if (fit.profiledWorkers === null || points.length === 0) return Infinity;
-  let previous = { workers: 0, eff: 0 };
-  for (const point of points) {
-    if (workers <= point.workers) {
-      const f = (workers - previous.workers) / (point.workers - previous.workers);
-      return previous.eff + f * (point.eff - previous.eff);
-    }
-    previous = point;
-  }
-  const last = points[points.length - 1];
-  const before = points.length > 1 ? points[points.length - 2] : { workers: 0, eff: 0 };
-  const slope = Math.max(0, (last.eff - before.eff) / (last.workers - before.workers));
-  return last.eff + slope * (workers - last.workers);
+  return throughOrigin(points.map((p) => ({ x: p.workers, y: p.eff })), workers);
 }
 
 /** CPUs each rank's training process kept busy itself in the cached mode: its CPU per sample x its samples/s; 0 when not reported. */
