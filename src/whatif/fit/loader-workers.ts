@@ -90,8 +90,7 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
   const swept = (profile.workersSweep ?? []).map((r) => r.workersAsked).filter((w) => w !== undefined);
   const source = swept.length > 0 ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}` : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
   const perWorker = workersParallelism({ ...empty, profiledWorkers, workersPoints: points }, 1);
-  const profiledCpus = cached.cpus?.length ?? profile.host.cpus;
-  const forPrep = Math.max(1e-9, profiledCpus - ranks * mainCpusPerRank);
+  const forPrep = cpusForPrep(profiledCpusOf(profile, cached), ranks, mainCpusPerRank);
   const largest = points.filter((p) => p.prepBound).at(-1);
   const cpuEfficiency = largest ? largest.eff / Math.min(ranks * largest.workers, forPrep) : null;
   const rows = [
@@ -132,6 +131,16 @@ export function workersParallelism(fit: LoaderWorkersFit, workers: number): numb
   const points = fit.workersPoints;
   if (fit.profiledWorkers === null || points.length === 0) return Infinity;
   return throughOrigin(points.map((p) => ({ x: p.workers, y: p.eff })), workers);
+}
+
+/** CPUs the profiled job could use: the cached mode's affinity, else the host's. */
+export function profiledCpusOf(profile: Profile, cached: ModeResult): number {
+  return cached.cpus?.length ?? profile.host.cpus;
+}
+
+/** CPUs left to pre-processing: the job's less what its ranks' training processes kept busy themselves (model.ts, prepParallelism). */
+export function cpusForPrep(profiledCpus: number, ranks: number, mainCpusPerRank: number): number {
+  return Math.max(1e-9, profiledCpus - ranks * mainCpusPerRank);
 }
 
 /** CPUs each rank's training process kept busy itself in the cached mode: its CPU per sample x its samples/s; 0 when not reported. */

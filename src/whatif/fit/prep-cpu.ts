@@ -12,7 +12,7 @@ import { MISSING_TEXT } from '../advice-text.js';
 import { effectiveParallelism, fitCpuScaling, pooledSecPerSample, type CpuScaling } from '../cpu-scaling.js';
 import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
 import { proven, reallySlower, type MeasuredModes } from './modes.js';
-import { mainCpusOf, workersOf } from './loader-workers.js';
+import { cpusForPrep, mainCpusOf, profiledCpusOf, workersOf } from './loader-workers.js';
 
 /** The prep stage as fitted. */
 export interface PrepCpuFit {
@@ -42,7 +42,7 @@ export function fitPrepCpu(profile: Profile, modes: MeasuredModes, profiledRanks
   if (cached.jobCpuSecPerSample === null) return notEnoughData('modes.cached.jobCpuSecPerSample', 'cached');
   if (synthetic.jobCpuSecPerSample === null) return notEnoughData('modes.synthetic.jobCpuSecPerSample', 'synthetic');
   const u = prepCpu(modes);
-  const profiledCpus = cached.cpus?.length ?? profile.host.cpus;
+  const profiledCpus = profiledCpusOf(profile, cached);
   const sweep = options.cpuScaling ?? fitCpuScaling(profile);
   // The sweep's runs at c0 measured the cached time again; a caller's curve brings no runs.
   const repeats = sweep !== null && !options.cpuScaling ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus) : [];
@@ -120,9 +120,8 @@ function scalingCurve(
   const cachedSecPerSample = Math.max(1e-9, cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter - serialStep);
   const prepBound = reallySlower(cachedTime, modes.synthetic.summary);
   const measuredEff = u > 0 ? (ranks * u) / cachedSecPerSample : 0;
-  // CPUs that were pre-processing: all of them, or the workers when fewer.
-  // The training processes' own share is not for prep (model.ts, prepParallelism).
-  const forPrep = Math.max(1e-9, profiledCpus - ranks * mainCpusPerRank);
+  // CPUs that were pre-processing: all of them but the training processes' own, or the workers when fewer.
+  const forPrep = cpusForPrep(profiledCpus, ranks, mainCpusPerRank);
   // With num_workers=0 each rank's training process is its one pre-processing CPU.
   const busy = workers !== null ? Math.min(forPrep, ranks * Math.max(1, workers)) : forPrep;
   const perCpu = prepBound ? measuredEff / busy : Math.max(1, measuredEff / busy);
