@@ -166,6 +166,11 @@ export function parseDurationSec(text: string, what: string): number {
   return seconds;
 }
 
+/** A fraction as a percentage: percent(0.1234) is '12.3%', percent(0.1234, 0) '12%'. */
+export function percent(fraction: number, digits = 1): string {
+  return `${(fraction * 100).toFixed(digits)}%`;
+}
+
 /** Formats bytes in binary units for people: 1.5 GiB. */
 export function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

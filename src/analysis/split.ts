@@ -10,6 +10,7 @@ import { difference, excludesZero, liesAbove } from './estimate.js';
 import { allRanksSamplesPerSec, bytesPerSample, prepCpuSecPerSample, reportsBytes } from './mode-rates.js';
 import { driftOfPasses } from './pool-passes.js';
 import { subsetCaveat } from './subset-text.js';
+import { percent } from '../units.js';
 
 /** The modes of one profile; a partial profile lacks some. */
 export interface ModeResults {
@@ -239,7 +240,7 @@ function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
   const worst = byShare[0];
   if (worst === undefined || worst.share < PROFILER_CPU_SHARE) return null;
   const least = byShare.length > 1 ? byShare[byShare.length - 1] : null;
-  const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+  const pct = (x: number) => percent(x, 0);
   return (
     `the profiler itself used ${pct(worst.share)} of a CPU in the ${worst.mode} mode` +
     (worst.keeper

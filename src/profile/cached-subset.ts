@@ -9,6 +9,7 @@ import type { Dataset, DatasetFile } from '../system/dataset.js';
 import type { WarmResult } from '../system/page-cache.js';
 import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices, subsetDataset } from '../system/resident-subset.js';
 import type { Subset } from '../schema/profile.js';
+import { percent as pct } from '../units.js';
 
 /**
  * Memory set aside for the job before the subset is sized: the budget is read
@@ -101,7 +102,6 @@ export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOpt
   if (done >= n || done === 0) return { dataset };
   const files = pickFiles(dataset.files, sortedIndices(order, 0, done));
   const subset = subsetDataset(dataset, files);
-  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const warmSec = (now() - started) / 1000;
   const how = dataset.fitsInMemory || timedOut
     ? `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}) warmed in ${warmSec.toFixed(0)} s; ` +

@@ -10,6 +10,7 @@
 import type { DatasetFile } from '../system/dataset.js';
 import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices } from '../system/resident-subset.js';
 import type { ModeResult, StateProof } from '../schema/profile.js';
+import { percent as pct } from '../units.js';
 import { bytesPerSample } from '../analysis/mode-rates.js';
 
 /** Shares of the dataset the probe holds resident at the least and the most. */
@@ -60,7 +61,6 @@ export function residentSubset(files: readonly DatasetFile[], share: number, see
  */
 export function proveProbe(state: StateProof, share: number): StateProof {
   const resident = state.datasetBytes > 0 ? state.residentBytesBefore / state.datasetBytes : 0;
-  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const verdict = (proven: boolean, reason: string): StateProof => ({ ...state, proven, reason });
   if (Math.abs(resident - share) > SHARE_TOLERANCE) {
     return verdict(false, `${pct(resident)} of the dataset was resident before the run, not the ${pct(share)} planned`);

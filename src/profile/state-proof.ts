@@ -1,6 +1,7 @@
 import { ENV, type Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
 import type { KeeperMechanism } from '../system/keeper-types.js';
+import { percent as pct } from '../units.js';
 
 /** Thresholds a mode's evidence must meet; see docs/method.md. */
 const PROOF_THRESHOLDS = {
@@ -51,7 +52,6 @@ export interface SubsetEvidence {
   jobNote: string | undefined;
 }
 
-const pct = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
 
 /**
  * Decides whether a mode ran in the cache state it claims: from residency

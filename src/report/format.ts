@@ -1,4 +1,5 @@
 import type { Estimate } from '../schema/profile.js';
+import { percent } from '../units.js';
 
 /** '12.3 ± 0.4' (95% CI half-width), with '~' marking a figure built on an unproven state. */
 export function formatEstimate(estimate: Estimate | null, digits = 1): string {
@@ -10,7 +11,7 @@ export function formatEstimate(estimate: Estimate | null, digits = 1): string {
 
 /** '42%' or '—'. */
 export function formatPercent(fraction: number | null): string {
-  return fraction === null ? '—' : `${(fraction * 100).toFixed(0)}%`;
+  return fraction === null ? '—' : percent(fraction, 0);
 }
 
 /** Left-aligned columns; the first row is the header. */
