@@ -55,7 +55,7 @@ ${EXIT_CODES_HELP}`,
     });
 
 /** Turns commander's options into the demo's input. */
-export function parseDemoOptions(raw: RawDemoOptions, io: Pick<Io, 'cwd' | 'env'>): DemoInput {
+function parseDemoOptions(raw: RawDemoOptions, io: Pick<Io, 'cwd' | 'env'>): DemoInput {
   return {
     quick: Boolean(raw.quick),
     datasetDir: raw.datasetDir ?? null,

@@ -5,7 +5,7 @@ import { newestProfile, readProfile } from '../store/profile-store.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 
 /** Exit codes as `gate` uses them: the general table plus what each means here. */
-export const GATE_EXIT_CODES_HELP = `
+const GATE_EXIT_CODES_HELP = `
 Exit codes of gate:
   0    every budget at level error held (warnings may be printed)
   1    a budget at level error failed (the verdict says which, and why)

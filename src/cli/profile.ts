@@ -113,7 +113,7 @@ export function jobNameOf(command: string[]): string {
 }
 
 /** Turns commander's strings into a validated run input; every error names its flag. */
-export function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
+function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
   if (command.length === 0) {
     throw new UserError(`no training command: put it after '--', e.g. ds-analyzer profile --data ./ds -- python train.py`, ExitCode.Usage);
   }

@@ -81,7 +81,7 @@ ${EXIT_CODES_HELP}`,
     });
 
 /** Turns commander's strings into validate's input; every error names its flag. */
-export function parseValidateOptions(file: string | undefined, raw: RawValidateOptions, io: Pick<Io, 'cwd' | 'env'>): { path: string; input: ValidateInput } {
+function parseValidateOptions(file: string | undefined, raw: RawValidateOptions, io: Pick<Io, 'cwd' | 'env'>): { path: string; input: ValidateInput } {
   const request: PointRequest = {
     cacheSizes: raw.cache === undefined ? [] : parseCacheSizeList(raw.cache, '--cache', ['recommended'] as const),
     // Whether this machine has that many CPUs is checked when the point runs (affinity).

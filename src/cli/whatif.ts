@@ -77,7 +77,7 @@ ${EXIT_CODES_HELP}`,
  * (a share is resolved against the profile's dataset); every error names its
  * flag (exit code 3).
  */
-export function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache: CacheSize | null } {
+function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache: CacheSize | null } {
   const query: WhatifQuery = {};
   const cache = raw.cache === undefined ? null : parseCacheSize(raw.cache, '--cache');
   if (raw.cpus !== undefined) query.cpus = parsePositiveInt(raw.cpus, '--cpus');

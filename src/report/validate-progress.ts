@@ -15,7 +15,7 @@ export function describePoint(point: ValidationPoint): string {
 }
 
 /** Seconds as 45s, 3m10s, 1h05m. */
-export function formatDuration(sec: number): string {
+function formatDuration(sec: number): string {
   const s = Math.max(0, Math.round(sec));
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
@@ -23,7 +23,7 @@ export function formatDuration(sec: number): string {
 }
 
 /** The plan, one line per point, and the total. */
-export function renderPlan(plan: readonly PlannedPoint[], epochs: number): string {
+function renderPlan(plan: readonly PlannedPoint[], epochs: number): string {
   const total = plan.reduce((sum, p) => sum + p.estimatedSec, 0);
   const most = plan.reduce((sum, p) => sum + p.maxSec, 0);
   const lines = plan.map((p, k) => {
@@ -34,7 +34,7 @@ export function renderPlan(plan: readonly PlannedPoint[], epochs: number): strin
 }
 
 /** Live progress of the points. */
-export function createValidateProgress(write: (text: string) => void, isTTY: boolean, plan: readonly PlannedPoint[]) {
+function createValidateProgress(write: (text: string) => void, isTTY: boolean, plan: readonly PlannedPoint[]) {
   let lastPlainAt = 0;
   let lineOpen = false;
   const describe = (index: number, p: PointProgress): string => {

@@ -15,13 +15,12 @@ import { after, describe, test } from 'node:test';
 import { runAndReport } from '../../src/cli/run-and-report.js';
 import { run } from '../../src/cli/main.js';
 import { ExitCode, UserError } from '../../src/errors.js';
-import { FakeCacheState } from '../../src/profile/cache-states/fake-cache-state.js';
 import { KEPT_LOG_BYTES, truncateLogs } from '../../src/store/free-space.js';
 import { artefactsDir, readProfile, writeProfile } from '../../src/store/profile-store.js';
 import type { ProfileRunInput } from '../../src/profile/run-profile.js';
 import type { Profile } from '../../src/schema/profile.js';
 import { fakeIo } from '../cli/fake-io.js';
-import { fakeModeRunner } from './fake-mode-runner.js';
+import { fakeModeRunner, fakeProfileInput } from './fake-mode-runner.js';
 
 const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-disk-full-'));
@@ -152,29 +151,30 @@ test('a real full file system (3 MiB tmpfs): the jobs\' logs fill it, the profil
   fs.mkdirSync(path.join(dir, 'data'));
   fs.writeFileSync(path.join(dir, 'data', 'a.bin'), 'x');
   const fake = fakeModeRunner({ waitMs: { synthetic: 0, cached: 5, cold: 20 }, stepMs: { synthetic: 50, cached: 50, cold: 50 }, driftPerSec: 0, noise: 0.02, startupSec: 1, seed: 5 });
-  const input: ProfileRunInput = {
-    argv: [process.execPath], cwd: dir, env: {}, jobName: 'full', dataRoots: [path.join(dir, 'data')], modes: ['synthetic', 'cached'],
-    precision: 0.05, minIterations: 20, maxIterations: 100, timeoutSec: 60, stopGraceSec: 1, killGraceSec: 1,
-    storageBwBytesPerSec: null, dropCaches: false, sync: true, pollMs: 250, outFile: path.join(dir, 'profiles', 'full.json'),
-    cacheState: new FakeCacheState(), nvidiaSmi: null, passes: 1,
-    // Each run's job writes its stdout until the file system is full, as a chatty job on a small disk does.
-    modeRunner: async (runInput) => {
-      const result = await fake.run(runInput);
-      fs.mkdirSync(runInput.modeDir, { recursive: true });
-      const logs = { stdout: path.join(runInput.modeDir, 'stdout.log'), stderr: path.join(runInput.modeDir, 'stderr.log') };
-      fs.writeFileSync(logs.stderr, '');
-      const fd = fs.openSync(logs.stdout, 'w');
-      const line = Buffer.from('loss 0.123 step 42 '.repeat(50) + '\n');
-      try {
-        for (;;) fs.writeSync(fd, line);
-      } catch (error) {
-        assert.equal((error as NodeJS.ErrnoException).code, 'ENOSPC', 'the log filled the disk');
-      } finally {
-        fs.closeSync(fd);
-      }
-      return { ...result, logs };
-    },
+  // Each run's job writes its stdout until the file system is full, as a chatty job on a small disk does.
+  const chatty: ProfileRunInput['modeRunner'] = async (runInput) => {
+    const result = await fake.run(runInput);
+    fs.mkdirSync(runInput.modeDir, { recursive: true });
+    const logs = { stdout: path.join(runInput.modeDir, 'stdout.log'), stderr: path.join(runInput.modeDir, 'stderr.log') };
+    fs.writeFileSync(logs.stderr, '');
+    const fd = fs.openSync(logs.stdout, 'w');
+    const line = Buffer.from('loss 0.123 step 42 '.repeat(50) + '\n');
+    try {
+      for (;;) fs.writeSync(fd, line);
+    } catch (error) {
+      assert.equal((error as NodeJS.ErrnoException).code, 'ENOSPC', 'the log filled the disk');
+    } finally {
+      fs.closeSync(fd);
+    }
+    return { ...result, logs };
   };
+  const input = fakeProfileInput(dir, 'full', chatty, {
+    modes: ['synthetic', 'cached'],
+    minIterations: 20,
+    maxIterations: 100,
+    outFile: path.join(dir, 'profiles', 'full.json'),
+    passes: 1,
+  });
   const io = fakeIo(dir);
   const { exitCode, outcome } = await runAndReport(input, io, { json: false });
   assert.equal(exitCode, ExitCode.Ok, io.err);
