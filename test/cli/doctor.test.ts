@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { run } from '../../src/cli/main.js';
 import { CAPABILITY_NAMES } from '../../src/system/capability-text.js';
+import { mountOf, parseMountinfo } from '../../src/system/mountinfo.js';
 import { fakeIo } from './fake-io.js';
 
 test('doctor lists every capability with what was found, and for each missing one its cost and fix', async () => {
@@ -29,7 +30,9 @@ test('doctor --data names the file system of a dataset folder and what it cannot
   assert.equal(await run(['doctor', ...data.flatMap((d) => ['--data', d])], io), 0, io.err);
   assert.match(io.out, /dataset +file system +source +mounted at/);
   assert.match(io.out, /- --data \/no\/such\/folder: cannot be resolved/);
-  if (shm && /tmpfs/.test(readFileSync('/proc/self/mountinfo', 'utf8'))) {
+  // Only where /dev/shm itself is a tmpfs mount (any tmpfs elsewhere says nothing of it).
+  const shmMount = shm ? mountOf(parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')), realpathSync(shm)) : null;
+  if (shmMount?.type === 'tmpfs') {
     assert.match(io.out, /--data \/dev\/shm is on tmpfs .*there is no cold mode to measure/);
   }
   const json = fakeIo(tmpdir(), { ...process.env, DSA_NVIDIA_SMI: '/nonexistent/nvidia-smi' });
