@@ -10,7 +10,7 @@
  * concatenated, the state proven only when every run proved it.
  */
 import type { Mode } from '../schema/events.js';
-import type { Estimate, Iteration, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
+import type { Estimate, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
 import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
 import { median, tQuantile975 } from './stats.js';
 
@@ -197,19 +197,24 @@ export function poolSummaries(summaries: readonly (IterationSummary | null)[], f
     computeMs: pool((s) => s.computeMs, fits.step),
     samplesPerIter,
     samplesPerSec: iterMs.mean > 0 ? samplesPerIter / (iterMs.mean / 1000) : 0,
-    // The mean of the runs' medians; poolRanks replaces it with the median of the runs' iterations together.
+    // The mean of the runs' medians; poolRanks replaces it with the median of the runs' measured iterations together.
     medianIterMs: sum(known.map((s) => s.medianIterMs)) / known.length,
     relativePrecision: iterMs.halfWidth !== null && iterMs.mean > 0 ? iterMs.halfWidth / iterMs.mean : null,
   };
 }
 
 /**
- * The median time per iteration over the runs' iterations together, warm-ups
- * left out (by their flag); null for iterations recorded before the flag.
+ * The median time per iteration over the runs' measured windows together:
+ * each run's iterations after its warm-up, as many as its summary measured
+ * (a run without a summary measured none); null when there are none.
  */
-function measuredMedian(iterations: readonly Iteration[]): number | null {
-  if (!iterations.some((it) => it.warmup)) return null;
-  const times = iterations.filter((it) => !it.warmup).map((it) => it.waitMs + it.computeMs);
+function measuredMedian(runs: readonly RankResult[]): number | null {
+  const times = runs.flatMap((run) => {
+    if (!run.summary) return [];
+    const start = run.summary.warmupIterations;
+    const ordered = [...run.iterations].sort((a, b) => a.i - b.i);
+    return ordered.slice(start, start + run.summary.measuredIterations).map((it) => it.waitMs + it.computeMs);
+  });
   return times.length > 0 ? median(times) : null;
 }
 
@@ -235,7 +240,7 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
         ...(list[0].loader !== undefined ? { loader: list[0].loader } : {}),
         ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
         iterations,
-        summary: summary && list.length > 1 ? { ...summary, medianIterMs: measuredMedian(iterations) ?? summary.medianIterMs } : summary,
+        summary: summary && list.length > 1 ? { ...summary, medianIterMs: measuredMedian(list) ?? summary.medianIterMs } : summary,
       };
     });
 }

@@ -43,16 +43,24 @@ export function stageSecPerSample(cached: ModeResult | undefined, cold: ModeResu
 }
 
 /**
- * A seeded random subset of the files holding about `share` of the bytes (up
- * to one file less): the prefix of a seeded permutation, as the cached mode's
- * resident subset is chosen (system/resident-subset.ts).
+ * A seeded random subset of the files holding about `share` of the bytes: the
+ * prefix of a seeded permutation, as the cached mode's resident subset is
+ * chosen (system/resident-subset.ts), ending before or after the file that
+ * crosses the share, whichever lands nearer, and never empty (a few large
+ * shards would otherwise leave nothing to hold).
  */
 export function residentSubset(files: readonly DatasetFile[], share: number, seed = 1): DatasetFile[] {
+  if (files.length === 0) return [];
   const sizes = sizesOf(files);
   let total = 0;
   for (let k = 0; k < files.length; k++) total += sizes[k];
   const order = seededOrder(files.length, seed);
-  return pickFiles(files, sortedIndices(order, 0, prefixEnd(order, sizes, 0, 0, share * total)));
+  const target = share * total;
+  let end = prefixEnd(order, sizes, 0, 0, target);
+  let held = 0;
+  for (let k = 0; k < end; k++) held += sizes[order[k]];
+  if (end < files.length && (end === 0 || held + sizes[order[end]] - target < target - held)) end++;
+  return pickFiles(files, sortedIndices(order, 0, end));
 }
 
 /**

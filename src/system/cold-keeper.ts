@@ -8,7 +8,7 @@
 // - fanotify (fanotify-keeper.ts), for root: evicts each file the job closes
 //   through the descriptor the event brings, about 4 us a file.
 // - inotify (inotify-keeper.ts): the same for any user, with its own opens,
-//   at 9 to 17 us a file. Both sweep only the files held open (large shards)
+//   at 14 to 20 us a file. Both sweep only the files held open (large shards)
 //   every second or so; their cost follows the files the job touches, not
 //   the dataset's size.
 // - scan (scan-keeper.ts): rescans every file's residency each interval. It

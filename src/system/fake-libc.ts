@@ -129,19 +129,19 @@ export class FakeLibc implements LibcBindings {
     return -ENOSYS;
   }
 
-  fanotifyMark(): number {
+  fanotifyMark(_fd: number, _flags: number, _mask: number, _dirFd: number, _path: string): number {
     return ENOSYS;
   }
 
-  read(): number {
+  read(_fd: number, _buffer: Uint8Array): number {
     return -EBADF;
   }
 
-  open(): number {
+  open(_path: string, _flags: number): number {
     return -ENOSYS;
   }
 
-  close(): number {
+  close(_fd: number): number {
     return 0;
   }
 

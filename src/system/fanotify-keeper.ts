@@ -1,7 +1,7 @@
 // The cold keeper for root: fanotify hands over each file the job closes,
 // already open.
 //
-// The inotify keeper (inotify-keeper.ts) costs 9 to 17 us per file the job
+// The inotify keeper (inotify-keeper.ts) costs 14 to 20 us per file the job
 // closes: three events to read (the job's read and close, and the close of
 // its own descriptor) and an open, an fadvise and a close of its own. A light
 // job here closes 6,400 files a second, so that was 10% of a CPU taken from
@@ -25,15 +25,17 @@
 // does (page-sweep.ts), until their close or IDLE_SWEEPS idle sweeps.
 //
 // The queue is unlimited (FAN_UNLIMITED_QUEUE), so a slow drain costs kernel
-// memory, never lost events: unlike the inotify keeper, this one needs no
-// sweep of the whole dataset after an overflow.
+// memory, not events. The kernel still queues an overflow when it cannot
+// allocate an event (its memory is charged to this process's memory cgroup);
+// then, as the inotify keeper does, every file is evicted once, in chunks.
 import fs from 'node:fs';
-import { AT_FDCWD, EAGAIN, FAN, type LibcBindings } from './libc.js';
+import { AT_FDCWD, EAGAIN, FAN, O_RDONLY_CLOEXEC, type LibcBindings } from './libc.js';
 import { forEachFanotifyEvent } from './fanotify.js';
 import { adviseDontNeed, type FileRef } from './page-cache.js';
 import { errnoError, errnoName } from './errno.js';
 import { sweepFilePages } from './page-sweep.js';
 import { keeperAccounts } from './keeper-accounts.js';
+import { overflowSweep } from './overflow-sweep.js';
 import { keeperTable, watchedDirs } from './keeper-dataset.js';
 import type { ColdKeeper, ColdKeeperStats } from './keeper-types.js';
 
@@ -71,7 +73,8 @@ interface FileBeingRead {
 /** Starts the fanotify keeper over `files`, or answers why it cannot run; never throws. */
 export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[], options: FanotifyKeeperOptions): FanotifyKeeperStart {
   const setupStarted = performance.now();
-  const dirs = watchedDirs(keeperTable(files)).map((watched) => watched.path);
+  const table = keeperTable(files);
+  const dirs = watchedDirs(table).map((watched) => watched.path);
   const flags = FAN.classNotif | FAN.cloexec | FAN.nonblock | FAN.unlimitedQueue | FAN.unlimitedMarks;
   const fd = libc.fanotifyInit(flags, FAN.eventFileFlags);
   if (fd < 0) {
@@ -106,8 +109,10 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
 
   const onEvent = (mask: number, eventFd: number): void => {
     if (mask & FAN.queueOverflow) {
-      // Not with an unlimited queue; counted, should a kernel ever send one.
+      // Events were lost: closes, and reads of files held open. The sweep that follows evicts every file.
       counters.queueOverflows++;
+      for (const key of [...reading.keys()]) stopReading(key);
+      afterOverflow.request();
       return;
     }
     if (eventFd < 0) return;
@@ -117,7 +122,13 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
       if (mask & FAN.closeNowrite) {
         counters.closeEvents++;
         // Only a file held open needs its identity: most closes never pay an fstat.
-        if (reading.size > 0) stopReading(fileKey(eventFd));
+        if (reading.size > 0) {
+          try {
+            stopReading(fileKey(eventFd));
+          } catch (error) {
+            fail(pathOf(eventFd), error);
+          }
+        }
         adviseDontNeed(libc, eventFd, 0, 0);
         counters.closeEvictions++;
         stats.reEvictions++;
@@ -148,7 +159,7 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
         fail('(fanotify read)', errnoError(-bytes, 'read'));
         return false;
       }
-      forEachFanotifyEvent(buffer, bytes, onEvent);
+      forEachFanotifyEvent(buffer, bytes, onEvent, () => fail('(fanotify read)', new Error('an event this code cannot read (another metadata version)')));
     }
     return true;
   };
@@ -171,10 +182,35 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
     stats.sweeps++;
   };
 
+  // After lost events (overflow-sweep.ts). The keeper's own opens here make
+  // events too; each costs one more eviction through its event's descriptor,
+  // not a loop (those make none).
+  const afterOverflow = overflowSweep({
+    files: table.length,
+    evict: (k) => {
+      const path = table.path(k);
+      const own = libc.open(path, O_RDONLY_CLOEXEC);
+      if (own < 0) return fail(path, errnoError(-own, 'open'));
+      try {
+        adviseDontNeed(libc, own, 0, 0);
+        counters.overflowSweptFiles++;
+      } catch (error) {
+        fail(path, error);
+      } finally {
+        libc.close(own);
+      }
+    },
+    drain: () => void drain(),
+    metered,
+    fail,
+    stopped: () => stopped,
+  });
+
   const tick = (): void => {
     if (stopped) return;
     let busy = false;
     metered(() => (busy = drain()));
+    afterOverflow.start();
     drainTimer = setTimeout(tick, busy ? BUSY_DRAIN_MS : options.drainMs);
     drainTimer.unref();
   };
@@ -193,16 +229,20 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
       mechanism: 'fanotify',
       scanNow: async () => {
         if (stopped) return;
+        await afterOverflow.settled();
         metered(() => {
           while (drain());
           sweepOpen();
         });
+        afterOverflow.start();
+        await afterOverflow.settled();
       },
       stop: () => {
         stopping ??= (async () => {
           stopped = true;
           clearTimeout(drainTimer);
           clearInterval(sweepTimer);
+          await afterOverflow.settled();
           for (const key of [...reading.keys()]) stopReading(key);
           // Closing the group's descriptor removes its marks and frees the queued events' references.
           libc.close(fd);

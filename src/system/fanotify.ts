@@ -16,13 +16,18 @@ const littleEndian = endianness() === 'LE';
  * `buffer`. The caller owns every descriptor handed to it and must close it.
  * Only the mask's low 32 bits are passed: every event bit the keepers use is
  * there. Stops at an event of another metadata version (a kernel this code
- * cannot read) or a malformed length; returns the events visited.
+ * cannot read) or a malformed length, and then calls `unreadable`: the
+ * descriptors of the events left cannot be found safely, so they stay open.
+ * Returns the events visited.
  */
-export function forEachFanotifyEvent(buffer: Buffer, length: number, visit: (mask: number, fd: number) => void): number {
+export function forEachFanotifyEvent(buffer: Buffer, length: number, visit: (mask: number, fd: number) => void, unreadable: () => void = () => {}): number {
   let events = 0;
-  for (let offset = 0; offset + METADATA_BYTES <= length; ) {
-    const eventBytes = littleEndian ? buffer.readUInt32LE(offset) : buffer.readUInt32BE(offset);
-    if (buffer[offset + 4] !== METADATA_VERSION || eventBytes < METADATA_BYTES || offset + eventBytes > length) break;
+  for (let offset = 0; offset < length; ) {
+    const eventBytes = offset + METADATA_BYTES <= length ? (littleEndian ? buffer.readUInt32LE(offset) : buffer.readUInt32BE(offset)) : 0;
+    if (buffer[offset + 4] !== METADATA_VERSION || eventBytes < METADATA_BYTES || offset + eventBytes > length) {
+      unreadable();
+      break;
+    }
     const mask = littleEndian ? buffer.readUInt32LE(offset + 8) : buffer.readUInt32BE(offset + 12);
     const fd = littleEndian ? buffer.readInt32LE(offset + 16) : buffer.readInt32BE(offset + 16);
     visit(mask, fd);

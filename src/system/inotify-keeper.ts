@@ -40,13 +40,13 @@
 // pages swept as the cold keeper does. A held-open file idle for IDLE_SWEEPS
 // sweeps enters the LRU as if closed, at its resident bytes.
 import fs from 'node:fs';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from './libc.js';
 import { forEachInotifyEvent } from './inotify.js';
 import { adviseDontNeed, residentBytesOfFd, type FileRef } from './page-cache.js';
 import { errnoError, errnoName } from './errno.js';
 import { sweepFilePages } from './page-sweep.js';
 import { keeperAccounts } from './keeper-accounts.js';
+import { overflowSweep } from './overflow-sweep.js';
 import { CacheLru } from './cache-lru.js';
 import { keeperTable, watchedDirs } from './keeper-dataset.js';
 import type { FileTable } from './file-table.js';
@@ -111,7 +111,6 @@ const MAX_READS_PER_DRAIN = 64;
 // sooner, before a fast job can overflow it.
 const BUSY_QUEUE_SHARE = 0.25;
 const BUSY_DRAIN_MS = 5;
-const FILES_PER_TURN = 256;
 const DEFAULT_QUEUED_EVENTS = 16384;
 
 /** Bytes of the files whose size is known. */
@@ -188,8 +187,6 @@ export function startInotifyKeeper(
       return 0;
     }
   };
-  let overflowPending = false;
-  let overflowSweep: Promise<void> | undefined;
   let stopped = false;
   let drainTimer: NodeJS.Timeout | undefined;
 
@@ -236,7 +233,7 @@ export function startInotifyKeeper(
       ownCloses.clear();
       reading.clear();
       previous.clear();
-      overflowPending = true;
+      afterOverflow.request();
       return;
     }
     if (mask & IN.ignored) {
@@ -384,49 +381,29 @@ export function startInotifyKeeper(
     readEvents();
   };
 
-  // After lost events: every file evicted once, in chunks, draining between
-  // chunks so the keeper's own events cannot overflow the queue again.
-  const sweepAfterOverflow = async (): Promise<void> => {
-    while (overflowPending && !stopped) {
-      overflowPending = false;
-      let chunk: number[] = [];
-      const evictChunk = (): void => {
-        for (const k of chunk) {
-          try {
-            evictWhole(k);
-            counters.overflowSweptFiles++;
-          } catch (error) {
-            fail(table.path(k), error);
-          }
-        }
-        chunk = [];
-      };
-      for (let k = 0; k < table.length; k++) {
-        // The cap keeps what its LRU holds; anything else may have been read unseen.
-        if (lru.has(k)) continue;
-        chunk.push(k);
-        if (chunk.length < FILES_PER_TURN) continue;
-        metered(evictChunk);
-        metered(drain);
-        await yieldToLoop();
-        if (stopped) return;
+  // After lost events: every file evicted once (overflow-sweep.ts), but what a cap's LRU holds.
+  const afterOverflow = overflowSweep({
+    files: table.length,
+    evict: (k) => {
+      try {
+        evictWhole(k);
+        counters.overflowSweptFiles++;
+      } catch (error) {
+        fail(table.path(k), error);
       }
-      metered(evictChunk);
-      metered(drain);
-    }
-  };
-  const startOverflowSweep = (): void => {
-    if (!overflowPending || overflowSweep) return;
-    overflowSweep = sweepAfterOverflow()
-      .catch((error: unknown) => fail('(overflow sweep)', error))
-      .finally(() => (overflowSweep = undefined));
-  };
+    },
+    keep: (k) => lru.has(k),
+    drain: () => void drain(),
+    metered,
+    fail,
+    stopped: () => stopped,
+  });
 
   const tick = (): void => {
     if (stopped) return;
     let events = 0;
     metered(() => (events = drain()));
-    startOverflowSweep();
+    afterOverflow.start();
     drainTimer = setTimeout(tick, events > queueCapacity * BUSY_QUEUE_SHARE ? BUSY_DRAIN_MS : options.drainMs);
     drainTimer.unref();
   };
@@ -508,20 +485,20 @@ export function startInotifyKeeper(
     readResidency,
     scanNow: async () => {
       if (stopped) return;
-      await overflowSweep;
+      await afterOverflow.settled();
       metered(() => {
         drain();
         sweep();
       });
-      startOverflowSweep();
-      await overflowSweep;
+      afterOverflow.start();
+      await afterOverflow.settled();
     },
     stop: () => {
       stopping ??= (async () => {
         stopped = true;
         clearTimeout(drainTimer);
         clearInterval(sweepTimer);
-        await overflowSweep;
+        await afterOverflow.settled();
         // Closing the descriptor removes every watch (inotify(7)).
         libc.close(fd);
         return { ...stats, events: { ...counters } };

@@ -55,9 +55,8 @@ export const IN = {
 } as const;
 
 /**
- * fanotify(7) flags and event bits from <sys/fanotify.h> (the generic
- * architectures' numbers, as for IN above). The event descriptors get
- * O_RDONLY | O_LARGEFILE | O_CLOEXEC.
+ * fanotify(7) flags and event bits from <sys/fanotify.h>, the same on every
+ * architecture.
  */
 export const FAN = {
   /** fanotify_init: notification only (no permission decisions). */
@@ -70,8 +69,12 @@ export const FAN = {
   unlimitedQueue: 0x10,
   /** fanotify_init: no limit on marks. */
   unlimitedMarks: 0x20,
-  /** fanotify_init's event_f_flags: O_RDONLY | O_LARGEFILE | O_CLOEXEC on x86-64 and arm64. */
-  eventFileFlags: 0o100000 | 0o2000000,
+  /**
+   * fanotify_init's event_f_flags: O_RDONLY | O_CLOEXEC. Not O_LARGEFILE: its
+   * number differs by architecture (arm64's 0o100000 is O_NOFOLLOW, which
+   * fanotify_init refuses), and a 64-bit kernel adds it by itself.
+   */
+  eventFileFlags: 0o2000000,
   /** fanotify_mark: add to the mark. */
   markAdd: 0x1,
   /** fanotify_mark: fail unless the path is a directory. */
