@@ -227,16 +227,11 @@ export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[
     ok: true,
     keeper: {
       mechanism: 'fanotify',
-      scanNow: async () => {
-        if (stopped) return;
-        await afterOverflow.settled();
-        metered(() => {
+      scanNow: () =>
+        afterOverflow.scanNow(() => {
           while (drain());
           sweepOpen();
-        });
-        afterOverflow.start();
-        await afterOverflow.settled();
-      },
+        }),
       stop: () => {
         stopping ??= (async () => {
           stopped = true;

@@ -483,16 +483,11 @@ export function startInotifyKeeper(
   const keeper: InotifyKeeper = {
     mechanism: 'inotify',
     readResidency,
-    scanNow: async () => {
-      if (stopped) return;
-      await afterOverflow.settled();
-      metered(() => {
+    scanNow: () =>
+      afterOverflow.scanNow(() => {
         drain();
         sweep();
-      });
-      afterOverflow.start();
-      await afterOverflow.settled();
-    },
+      }),
     stop: () => {
       stopping ??= (async () => {
         stopped = true;

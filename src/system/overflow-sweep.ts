@@ -30,6 +30,8 @@ export interface OverflowSweep {
   request(): void;
   start(): void;
   settled(): Promise<void>;
+  /** A keeper's scanNow: `work` (a drain and a sweep) metered between any sweep running and any it asks for, both awaited. */
+  scanNow(work: () => void): Promise<void>;
 }
 
 export function overflowSweep(hooks: OverflowSweepHooks): OverflowSweep {
@@ -48,17 +50,25 @@ export function overflowSweep(hooks: OverflowSweepHooks): OverflowSweep {
       }
     }
   };
+  const start = (): void => {
+    if (!pending || running) return;
+    running = sweep()
+      .catch((error: unknown) => hooks.fail('(overflow sweep)', error))
+      .finally(() => (running = undefined));
+  };
   return {
     request: () => {
       pending = true;
     },
-    start: () => {
-      if (!pending || running) return;
-      running = sweep()
-        .catch((error: unknown) => hooks.fail('(overflow sweep)', error))
-        .finally(() => (running = undefined));
-    },
+    start,
     settled: async () => {
+      await running;
+    },
+    scanNow: async (work) => {
+      if (hooks.stopped()) return;
+      await running;
+      hooks.metered(work);
+      start();
       await running;
     },
   };

@@ -542,7 +542,12 @@ const READAHEAD_CHUNK_BYTES = 128 * 1024;
  */
 export async function warm(
   files: readonly FileRef[],
-  options: { concurrency?: number; bufferBytes?: number } = {},
+  options: {
+    concurrency?: number;
+    bufferBytes?: number;
+    /** Read each resident file's first byte (default true; see above). A warm that follows one that did can skip it. */
+    touchAccessTimes?: boolean;
+  } = {},
   bindings: PageCacheBindings = systemBindings(),
 ): Promise<WarmResult> {
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8));
@@ -569,11 +574,12 @@ export async function warm(
       return true;
     };
     const calls = load.calls;
+    const touch = options.touchAccessTimes !== false;
     await forEachOpenFile(files, calls, (cursor) => {
       const resident = probe.residentBytes(cursor);
       if (typeof resident === 'number' && resident >= cursor.bytes) {
         result.residentFiles++;
-        calls.readFirstByte(cursor.fd);
+        if (touch) calls.readFirstByte(cursor.fd);
       } else marks[cursor.index] = cursor.bytes <= WILLNEED_MAX_BYTES && advise(cursor.fd, cursor.bytes) ? ADVISED : READ;
     }, (cursor, code) => fail(cursor.path(), code));
     // The advice was given to every file before this pass, so most reads have landed.
@@ -583,7 +589,7 @@ export async function warm(
         result.files++;
         result.advisedFiles++;
         result.bytesRead += cursor.bytes;
-        calls.readFirstByte(cursor.fd);
+        if (touch) calls.readFirstByte(cursor.fd);
       } else marks[cursor.index] = READ;
     }, (cursor, code) => fail(cursor.path(), code), (index) => marks[index] === ADVISED);
   } else marks.fill(READ);

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { inotifyUnavailable } from './inotify-environment.js';
+import { inotifyUnavailable } from './keeper-environment.js';
 import { CacheLru } from '../../src/system/cache-lru.js';
 import { startCacheCap } from '../../src/system/cache-cap.js';
 import { startInotifyKeeper, type InotifyKeeper } from '../../src/system/inotify-keeper.js';

@@ -11,7 +11,7 @@ import { startColdKeeper, type ColdKeeperOptions } from '../../src/system/cold-k
 import { listDataset } from '../../src/system/dataset.js';
 import { tableOf } from '../../src/system/file-table.js';
 import { loadLibc } from '../../src/system/libc.js';
-import { fanotifyUnavailable, inotifyUnavailable } from './inotify-environment.js';
+import { fanotifyUnavailable, inotifyUnavailable } from './keeper-environment.js';
 import { evict, pageCacheSupport, residency, residentBytesOfFd } from '../../src/system/page-cache.js';
 
 const MiB = 1024 * 1024;
