@@ -18,6 +18,7 @@ import { withCpus } from '../system/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../whatif/size-distribution.js';
 import { artefactsDir, writeProfile } from '../store/profile-store.js';
+import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress, type ModeRunInput } from './run-mode.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import { PartialCacheState } from './cache-states/partial-cache-state.js';
@@ -92,6 +93,8 @@ export interface ProfileRunInput {
   overlapProbe?: boolean;
   /** nvidia-smi command, or null to skip GPU sampling. */
   nvidiaSmi: string | null;
+  /** Reads of the storage probe after the modes; the real ones unless a test passes its own. */
+  readProber?: ReadProber;
   /** Runs one mode of the job; the real runMode unless a test passes a deterministic fake. */
   modeRunner?: (input: ModeRunInput) => Promise<ModeResult>;
 }
@@ -283,6 +286,13 @@ async function profileModes(
         hooks.onModeDone?.(probe);
         // A failed probe leaves the three modes whole: it is reported, not fatal.
         if (probe.status === 'failed') warn(`the overlap probe failed (${probe.stopReason}); its output is in ${probe.logs.stderr}`);
+      }
+    }
+    if (exitCode === ExitCode.Ok && !interrupts.interrupted) {
+      const probe = await storageProbe(profile, dataset.files, input.readProber);
+      if (probe) {
+        profile.storageProbe = probe;
+        if (!probe.proven) warn(`the storage read probe is ${probe.reason}; the what-if keeps the cold mode's read rate as a lower bound`);
       }
     }
     if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;

@@ -17,11 +17,11 @@ export function renderWhatif(r: WhatifResult): string {
   const row = (label: string, f: (x: Prediction) => string): void => {
     rows.push(two ? [label, f(b), f(p)] : [label, f(b)]);
   };
-  row('throughput, samples/s', (x) => x.samplesPerSec.toFixed(1));
+  row('throughput, samples/s', (x) => withRange(x.samplesPerSec, x.range?.samplesPerSec, 1));
   row('epoch time', (x) => seconds(x.epochSec));
   row('  first epoch (cold)', (x) => seconds(x.firstEpochSec));
   row('  later epochs', (x) => seconds(x.steadyEpochSec));
-  row('per iteration, ms', (x) => x.iterMs.toFixed(2));
+  row('per iteration, ms', (x) => withRange(x.iterMs, x.range?.iterMs, 2));
   row('  compute', (x) => x.computeMs.toFixed(2));
   row('  prep stall', (x) => x.prepStallMs.toFixed(2));
   row('  fetch stall', (x) => x.fetchStallMs.toFixed(2));
@@ -29,6 +29,12 @@ export function renderWhatif(r: WhatifResult): string {
   row('cache hit ratio', (x) => formatPercent(x.hitRatio));
   row('bottleneck', (x) => x.bottleneck);
   out.push(table(rows, two ? [1, 2] : [1]));
+  const restsOn = [...new Set([...(b.range?.assumptions ?? []), ...(p.range?.assumptions ?? [])])];
+  if (restsOn.length > 0) {
+    out.push('', 'A range in brackets is how far the answer moves over what no measurement pinned (advice takes the slow end):');
+    for (const a of restsOn) out.push(`  - assumed: ${a}`);
+  }
+  if (r.validateCommand) out.push('', `The profile did not run the asked setting; to measure it: ${r.validateCommand}`);
 
   out.push('', 'To remove each stall (steady state, other settings as asked):');
   for (const rec of r.recommendations) out.push(`  - ${rec.text}`);
@@ -112,6 +118,13 @@ export function renderWhatif(r: WhatifResult): string {
     for (const c of r.caveats) out.push(`  - ${c}`);
   }
   return out.join('\n') + '\n';
+}
+
+/** A value with its range in brackets, when the range is wider than 1% of it. */
+function withRange(value: number, range: { low: number; high: number } | undefined, digits: number): string {
+  const text = value.toFixed(digits);
+  if (!range || range.high - range.low <= 0.01 * value) return text;
+  return `${text} (${range.low.toFixed(digits)}–${range.high.toFixed(digits)})`;
 }
 
 function scenarioLine(s: Scenario, changed: (keyof Scenario)[]): string {

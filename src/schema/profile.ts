@@ -201,6 +201,29 @@ export const SubsetSchema = z.object({
 });
 export type Subset = z.infer<typeof SubsetSchema>;
 
+/** A direct read probe of the dataset's storage (src/system/read-probe.ts). */
+export const StorageProbeSchema = z.object({
+  /** Storage read bandwidth measured: bytes storage delivered over the read time, bytes/s. */
+  bytesPerSec: nonneg(),
+  /** Bytes the probe's readers asked for. */
+  bytesRead: nonneg(),
+  /** Bytes storage delivered (/proc/self/io read_bytes); null when not readable. */
+  storageBytes: nonneg().nullable(),
+  /** Dataset files read. */
+  files: z.number().int().nonnegative(),
+  /** Wall time of the reads, s. */
+  sec: nonneg(),
+  /** Readers at once: the job's loader workers over its ranks, at most the reader threads this process has. */
+  concurrency: z.number().int().positive(),
+  /** Bytes per read request. */
+  requestBytes: z.number().int().positive(),
+  /** True when storage delivered at least 90% of the bytes read (the files were really cold). */
+  proven: z.boolean(),
+  /** One line on the proof. */
+  reason: z.string(),
+});
+export type StorageProbe = z.infer<typeof StorageProbeSchema>;
+
 export const ModeResultSchema = z.object({
   mode: ModeSchema,
   /** ok: enough iterations measured; failed: the job failed; interrupted: stopped by the user. */
@@ -416,6 +439,15 @@ export const ProfileSchema = z.object({
     /** Share of the dataset's bytes held resident, 0..1. */
     residentShare: z.number().min(0).max(1),
   }).optional(),
+  /**
+   * The dataset's storage measured directly after the modes (no --storage-bw
+   * throttle): a short, bounded read of evicted dataset files at the job's
+   * read concurrency. Its bandwidth is the storage's own, where the cold mode
+   * only shows what the job asked for when storage never set its pace.
+   * Absent when a throttle was set (its rate is the bandwidth), without a cold
+   * mode, and in older profiles.
+   */
+  storageProbe: StorageProbeSchema.optional(),
   /** The differential split; null when no mode finished. */
   analysis: AnalysisSchema.nullable(),
   /** Messages about what could not be done (no throttle permission, ...). */

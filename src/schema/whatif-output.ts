@@ -101,6 +101,22 @@ export const PredictionSchema = z.object({
   bottleneck: BottleneckSchema,
   /** In words: 'steady state (epoch 2 on)' or 'mean over N epochs, the first cold'. */
   basis: z.string(),
+  /**
+   * How far the answer moves over what the model assumed where nothing
+   * measured it (a worker's share of a CPU, the overlap of reads and prep,
+   * storage that never set the pace): the baseline's and the asked
+   * prediction's only. Absent elsewhere.
+   */
+  range: z
+    .object({
+      /** Time per iteration at the fast and the slow end, ms. */
+      iterMs: z.object({ low: nonneg(), high: nonneg() }),
+      /** Throughput at the slow and the fast end, samples/s. */
+      samplesPerSec: z.object({ low: nonneg(), high: nonneg() }),
+      /** The assumptions that move this answer by more than 1%, in words; empty when it rests on measurements alone. */
+      assumptions: z.array(z.string()),
+    })
+    .optional(),
 });
 
 /** One row of the cache sweep (0 to the dataset's size) at the asked scenario. */
@@ -215,6 +231,8 @@ export const WhatifOutputSchema = z.object({
   recommendations: z.array(RecommendationSchema),
   /** Assumptions and limits of the prediction, one sentence each. */
   caveats: z.array(z.string()),
+  /** The validate command that would run the asked settings and check the answer, when it rests on an assumption; null otherwise. */
+  validateCommand: z.string().nullable(),
 });
 export type WhatifOutput = z.infer<typeof WhatifOutputSchema>;
 

@@ -7,12 +7,19 @@
  *
  * Per sample and per accelerator (rank), with N ranks per server:
  *   t_gpu   = T_synthetic / (b * X)                  X: --gpu-speedup, b: samples per iteration
- *   t_prep  = N * u / eff(c)                         u: prep CPU-seconds per sample, eff(c): effective
- *                                                    parallelism of c CPUs (fitted curve, or linear)
+ *   t_prep  = max(N * u / eff_w(W),                  u: prep CPU-seconds per sample, eff_w(W): what W
+ *                 N * (u + k_s / X) / eff(c))        loader workers give (each one CPU at most), k_s: the
+ *                                                    step's own CPU per sample, eff(c): what c CPUs give
  *   t_fetch = N * (1 - h(M)) * a * s / B_storage     s: bytes per sample, a: storage bytes read per
  *                                                    consumed byte when cold, h(M): cache hit ratio
  *   t       = max(t_gpu, t_prep, t_fetch)
  * prep stall = max(t_gpu, t_prep) - t_gpu; fetch stall = t - max(t_gpu, t_prep).
+ *
+ * Capacities, not paces: a resource that did not set a mode's pace is given
+ * the capacity its own measurement says (a worker one CPU, a CPU one
+ * CPU-second a second, storage its read probe), never the pace the job
+ * happened to run at. What rests on an assumption is a range
+ * (./assumptions.ts).
  *
  * A page-cache hit costs a copy from memory, which is CPU time of the job:
  * the cached mode's CPU time (and so u) already holds it, so hits are not a
@@ -27,15 +34,17 @@
  */
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
-import { effectiveParallelism } from './cpu-scaling.js';
+import { effectiveParallelism, type CpuScaling } from './cpu-scaling.js';
 import { minioHitRatio, steadyLruHitRatio } from './hit-ratio.js';
 import { dataTime } from './overlap.js';
 import { fitAccelerator, type AcceleratorFit } from './fit/accelerator.js';
+import { assumptionsOf, type Assumption, type PredictionRange } from './assumptions.js';
+import { fitCpuShare, type CpuShareFit } from './fit/cpu-share.js';
 import { fitCache, type CacheFit, type CacheFitOptions } from './fit/cache.js';
 import type { ModelParameter, NotEnoughData } from './fit/fitted.js';
 import { measuredModes } from './fit/modes.js';
 import { fitPrepCpu, type PrepCpuFit, type PrepCpuOptions } from './fit/prep-cpu.js';
-import { fitLoaderWorkers, workersParallelism, type LoaderWorkersFit } from './fit/loader-workers.js';
+import { fitLoaderWorkers, profiledCpusOf, workersParallelism, type LoaderWorkersFit } from './fit/loader-workers.js';
 import { fitSampleBytes, type SampleBytesFit } from './fit/sample-bytes.js';
 import { fitStorage, type StorageFit } from './fit/storage.js';
 
@@ -61,9 +70,11 @@ export type Bottleneck = 'compute' | 'prep' | 'fetch';
  * (each field documented there), with their parameter rows and caveats.
  * Values in SI units (seconds, bytes).
  */
-export interface FittedModel extends AcceleratorFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit {
+export interface FittedModel extends AcceleratorFit, CpuShareFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit {
   /** Every parameter with its source, for the report. */
   parameters: ModelParameter[];
+  /** The values no measurement pinned, each with its pessimistic and optimistic end (./assumptions.ts). */
+  assumptions: Assumption[];
   /** Assumptions and limits of this fit. */
   caveats: string[];
 }
@@ -118,6 +129,8 @@ export interface Prediction {
   bottleneck: Bottleneck;
   /** 'steady state (epoch 2 on)' or 'mean over N epochs, the first cold'. */
   basis: string;
+  /** How far the answer moves over the model's assumptions (./assumptions.ts); set on the baseline and the asked prediction only. */
+  range?: PredictionRange;
 }
 
 /** Options of fitModel: a caller's CPU curve (fit/prep-cpu.ts), and how the LRU curve is simulated (fit/cache.ts). */
@@ -141,15 +154,16 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   const accelerator = fitAccelerator(modes.value);
   if (accelerator.kind === 'not-enough-data') return accelerator;
   const { computeSecPerIter, samplesPerIter, profiledRanks } = accelerator.value;
-  const prep = fitPrepCpu(profile, modes.value, profiledRanks, options);
+  const cpuShare = fitCpuShare(profile, modes.value, profiledCpusOf(profile, modes.value.cached));
+  const prep = fitPrepCpu(profile, modes.value, profiledRanks, cpuShare.value.stepCpuSecPerSample, options);
   if (prep.kind === 'not-enough-data') return prep;
-  const { prepCpuSecPerSample, profiledCpus, cpuScaling, cachedTime } = prep.value;
+  const { prepCpuSecPerSample, profiledCpus, cpuScaling, cpuShareAssumed, cachedTime } = prep.value;
   const workers = fitLoaderWorkers(profile, modes.value, profiledRanks, prepCpuSecPerSample, cachedTime);
   const bytes = fitSampleBytes(profile, modes.value);
   const { bytesPerSample, readAmplification } = bytes.value;
   const storage = fitStorage(profile, modes.value, {
     computeSec: computeSecPerIter / samplesPerIter,
-    prepSec: (profiledRanks * prepCpuSecPerSample) / effectiveParallelism(cpuScaling, profiledCpus),
+    prepSec: profiledPrepSec(profiledRanks, prepCpuSecPerSample, cpuShare.value.stepCpuSecPerSample, cpuScaling, profiledCpus, workers.value),
     missBytesPerSample: profiledRanks * readAmplification * bytesPerSample,
     cachedTime,
   });
@@ -157,22 +171,29 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   const cache = fitCache(profile, modes.value, bytesPerSample, options);
   if (cache.kind === 'not-enough-data') return cache;
   // The report lists parameters and caveats in this order.
-  const fits = [modes, accelerator, prep, workers, bytes, storage, cache];
-  return {
-    kind: 'fitted',
-    model: {
-      ...accelerator.value,
-      prepCpuSecPerSample,
-      profiledCpus,
-      cpuScaling,
-      ...workers.value,
-      ...storage.value,
-      ...bytes.value,
-      ...cache.value,
-      parameters: fits.flatMap((f) => f.parameters),
-      caveats: fits.flatMap((f) => f.caveats),
-    },
+  const fits = [modes, accelerator, cpuShare, prep, workers, bytes, storage, cache];
+  const fitted = {
+    ...accelerator.value,
+    ...cpuShare.value,
+    prepCpuSecPerSample,
+    profiledCpus,
+    cpuScaling,
+    cpuShareAssumed,
+    ...workers.value,
+    ...storage.value,
+    ...bytes.value,
+    ...cache.value,
+    parameters: fits.flatMap((f) => f.parameters),
+    caveats: fits.flatMap((f) => f.caveats),
   };
+  return { kind: 'fitted', model: { ...fitted, assumptions: assumptionsOf(fitted) } };
+}
+
+/** Prep per sample at the profiled settings, s: the fit of storage weighs the cold mode against it. */
+function profiledPrepSec(ranks: number, u: number, stepCpu: number, cpuScaling: CpuScaling, cpus: number, workers: LoaderWorkersFit): number {
+  const cpu = cpuCapSec(ranks, u, stepCpu, cpuScaling, cpus);
+  const loader = workers.profiledWorkers === null || workers.profiledWorkers === 0 ? 0 : (ranks * u) / workersParallelism(workers, workers.profiledWorkers);
+  return Math.max(cpu, loader);
 }
 
 /** The scenario of the profiled machine: default cache, profiled CPUs, measured storage, profiled ranks. */
@@ -201,32 +222,44 @@ export function scenarioWorkers(model: FittedModel, scenario: Scenario): number 
 }
 
 /**
- * eff(c, W): the effective parallelism of prep, the CPUs' curve (less what
- * the training processes keep busy themselves) capped by what the loader
- * workers can do (fit/loader-workers.ts). W = 0 loads in each training
- * process: one CPU's worth per rank, in series with its step (see predict).
+ * Seconds per sample the CPUs need for N ranks' CPU work: with a fitted CPU
+ * curve, prep over what the sweep measured c CPUs give (the step's share was
+ * in that run); with linear scaling, prep and the step's own CPU (less with a
+ * faster accelerator: k_s / X) over e * c. A step that runs on the CPU shares
+ * the CPUs with prep, rather than holding a whole CPU off the top.
  */
-export function prepParallelism(model: FittedModel, scenario: Scenario): number {
+function cpuCapSec(ranks: number, u: number, stepCpuSec: number, scaling: CpuScaling, cpus: number): number {
+  const work = ranks * (scaling.kind === 'fitted' ? u : u + stepCpuSec);
+  if (work === 0) return 0;
+  const eff = effectiveParallelism(scaling, cpus);
+  return eff > 0 ? work / eff : Infinity;
+}
+
+/**
+ * Prep per sample and rank, s: the slower of what the loader workers give
+ * (eff_w(W), each one CPU at most) and what the CPUs give. W = 0 loads in
+ * each training process, in series with its step: the prep there is the
+ * measured serial time (a sweep at 0), else u at what one CPU gives; the CPUs
+ * cap step and prep together.
+ */
+function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): number {
+  const u = model.prepCpuSecPerSample;
   const workers = scenarioWorkers(model, scenario);
-  // A fitted CPU curve measured the training processes' share along with prep; the linear one leaves it out.
-  const forPrep = model.cpuScaling.kind === 'linear' ? Math.max(0, scenario.cpus - scenario.gpus * model.mainCpusPerRank) : scenario.cpus;
-  const cpus = effectiveParallelism(model.cpuScaling, forPrep);
-  if (workers === null) return effectiveParallelism(model.cpuScaling, scenario.cpus);
-  if (workers === 0) return Math.min(cpus, scenario.gpus);
-  // Workers beyond the CPUs share them: no more per busy CPU than the largest measured count got.
-  const shared = model.workersCpuEfficiency === null ? Infinity : model.workersCpuEfficiency * forPrep;
-  return Math.min(cpus, shared, (scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
+  const cpu = cpuCapSec(scenario.gpus, u, model.stepCpuSecPerSample / scenario.gpuSpeedup, model.cpuScaling, scenario.cpus);
+  if (workers === 0) {
+    const serial = model.serialPrepSecPerSample ?? u / Math.min(1, effectiveParallelism(model.cpuScaling, 1));
+    return Math.max(serial, cpu - gpuSec);
+  }
+  const loader = workers === null || u === 0 ? 0 : (scenario.gpus * u) / ((scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
+  return Math.max(loader, cpu);
 }
 
 /** Seconds per sample of each stage, per rank, for a hit ratio h. */
 export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: number): { gpu: number; prep: number; fetch: number } {
   const n = scenario.gpus;
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
-  const eff = prepParallelism(model, scenario);
-  const serial = scenarioWorkers(model, scenario) === 0 && model.serialPrepSecPerSample !== null;
-  const prep = serial ? model.serialPrepSecPerSample! : model.prepCpuSecPerSample === 0 ? 0 : eff > 0 ? (n * model.prepCpuSecPerSample) / eff : Infinity;
   const fetch = (n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec;
-  return { gpu, prep, fetch };
+  return { gpu, prep: prepSec(model, scenario, gpu), fetch };
 }
 
 /** Predicts one scenario. Pure. */

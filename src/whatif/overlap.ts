@@ -88,3 +88,18 @@ export function fitOverlapJoint(inputs: JointOverlapInputs): { serial: number; f
   const serial = middle(bisect(MIN_SERIAL, 1, (s) => probeAt(s) >= probeSec, 50));
   return { serial, fetchSec: fetchAt(serial) };
 }
+
+/**
+ * The largest σ the measured cold time allows: the most of fetch and prep
+ * that can run in series with max(compute, dataTime) still within the cold
+ * time. A cold mode that compute or prep kept busy hides its fetch, so it
+ * rules out little: where even the sum fits under it, σ = 1 is allowed.
+ */
+export function largestSerial(inputs: OverlapInputs): number {
+  const { computeSec, prepSec, fetchSec, coldSec } = inputs;
+  const fits = (serial: number): boolean => Math.max(computeSec, dataTime(prepSec, fetchSec, serial)) <= coldSec;
+  if (fits(1)) return 1;
+  if (!fits(MIN_SERIAL)) return PERFECT_OVERLAP;
+  // dataTime grows monotonically with σ.
+  return bisect(MIN_SERIAL, 1, (serial) => !fits(serial)).low;
+}

@@ -5,8 +5,22 @@
  */
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
-import { baseScenario, fitModel, predict, scenarioWorkers, selfCheck, type CpuScaling, type FitOptions, type ModelParameter, type NotEnoughData, type Prediction, type Scenario } from './model.js';
+import {
+  baseScenario,
+  fitModel,
+  predict,
+  scenarioWorkers,
+  selfCheck,
+  type CpuScaling,
+  type FitOptions,
+  type FittedModel,
+  type ModelParameter,
+  type NotEnoughData,
+  type Prediction,
+  type Scenario,
+} from './model.js';
 import { recommend, type Recommendation } from './recommend.js';
+import { atEnd, predictionRange } from './assumptions.js';
 import { MISSING_TEXT } from './advice-text.js';
 import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts, type CacheSweepRow, type CpuSweepRow, type WorkersSweepRow } from './sweep.js';
 
@@ -41,6 +55,8 @@ export interface WhatifResult {
   recommendations: Recommendation[];
   /** Assumptions and limits. */
   caveats: string[];
+  /** The validate command that would check the asked answer, when it rests on an assumption validate can test; null otherwise. */
+  validateCommand: string | null;
 }
 
 /** Runs a what-if query on a profile, or says what the profile lacks for it. Pure (the cache simulation is seeded). */
@@ -52,11 +68,14 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   const changed = (Object.keys(query) as (keyof Scenario)[]).filter((k) => query[k] !== undefined);
   const scenario: Scenario = { ...base };
   for (const key of changed) (scenario as unknown as Record<string, unknown>)[key] = query[key];
-  const recommendations = recommend(model, scenario);
+  // Advice is made on the pessimistic end of what the model assumed.
+  const pessimistic = atEnd(model, scenario, 'pessimistic');
+  const recommendations = recommend(pessimistic.model, pessimistic.scenario);
   const cpusNeeded = recommendations.find((r) => r.kind === 'cpus')?.value ?? null;
   const workersNeeded = recommendations.find((r) => r.kind === 'workers')?.value ?? null;
   const workersOfScenario = scenarioWorkers(model, scenario);
   const caveats = [...model.caveats];
+  const prediction = withRange(model, scenario);
   // The workers the prediction ran with, all ranks together: as asked, or as profiled.
   const workers = workersOfScenario === null ? null : workersOfScenario * scenario.gpus;
   if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus)) caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
@@ -67,13 +86,44 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     parameters: model.parameters,
     cpuScaling: model.cpuScaling,
     selfCheck: selfCheck(model, profile),
-    baseline: predict(model, { ...base, epochs: scenario.epochs }),
-    prediction: predict(model, scenario),
+    baseline: withRange(model, { ...base, epochs: scenario.epochs }),
+    prediction,
     changed,
     cacheSweep: cacheSweep(model, scenario),
     cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
     workersSweep: workersOfScenario === null ? [] : workersSweep(model, scenario, workersSweepCounts(workersOfScenario, scenario.cpus, workersNeeded === null ? [] : [workersNeeded])),
     recommendations,
     caveats,
+    validateCommand: validateCommand(profilePath, model, scenario, changed),
   };
+}
+
+/** A prediction with the range its assumptions span. */
+function withRange(model: FittedModel, scenario: Scenario): Prediction {
+  const point = predict(model, scenario);
+  return { ...point, range: predictionRange(model, scenario, point, predict) };
+}
+
+/**
+ * The validate run that measures the asked setting, where the profile did
+ * not: validate runs one setting per point (a cache size, a CPU count or a
+ * worker count), so a question that changes exactly one of those has one;
+ * others have none.
+ */
+function validateCommand(profilePath: string, model: FittedModel, scenario: Scenario, changed: (keyof Scenario)[]): string | null {
+  if (changed.length !== 1 || measuredSetting(model, scenario, changed[0])) return null;
+  const quoted = /^[\w./-]+$/.test(profilePath) ? profilePath : `'${profilePath.replace(/'/g, "'\\''")}'`;
+  const flag = { cacheBytes: `--cache ${Math.round(scenario.cacheBytes)}`, cpus: `--cpus ${scenario.cpus}`, workers: `--workers ${scenario.workers}` } as Partial<Record<keyof Scenario, string>>;
+  const asked = flag[changed[0]];
+  if (asked === undefined) return null;
+  // validate restricts CPUs with an affinity mask: it cannot add any.
+  if (changed[0] === 'cpus' && scenario.cpus > model.profiledCpus) return null;
+  return `ds-analyzer validate ${quoted} ${asked}`;
+}
+
+/** Whether the profile itself ran this setting (the script's worker count or a swept one, the profiled or a swept CPU count). */
+function measuredSetting(model: FittedModel, scenario: Scenario, key: keyof Scenario): boolean {
+  if (key === 'workers') return scenario.workers === 0 ? model.serialPrepSecPerSample !== null : model.workersPoints.some((p) => p.workers === scenario.workers);
+  if (key === 'cpus') return scenario.cpus === model.profiledCpus || (model.cpuScaling.kind === 'fitted' && model.cpuScaling.points.some((p) => p.cpus === scenario.cpus));
+  return false;
 }

@@ -25,6 +25,8 @@ export interface WorkersPoint {
   eff: number;
   /** Whether prep set the pace (else eff is only a lower bound). */
   prepBound: boolean;
+  /** R*W: CPUs' worth of prep if each worker had a whole CPU (a worker is one process: never more). */
+  capacity: number;
 }
 
 /** The loader-workers fit. */
@@ -42,12 +44,14 @@ export interface LoaderWorkersFit {
   /** Where the points came from. */
   workersSource: string;
   /**
-   * Prep work per busy CPU at the largest measured count where prep set the
-   * pace (eff over the CPUs its workers could use); null without one.
-   * Workers that share CPUs with each other and the training process get
-   * less than a CPU each: more workers on the same CPUs cannot beat this.
+   * The share of a CPU each worker is taken to give at a count where prep did
+   * not set the pace: what one worker gave at the largest count that did, or
+   * else 1 (a worker is one process: one CPU at most). Such a count's own pace
+   * is only a lower bound of its capacity and is never used as the capacity.
    */
-  workersCpuEfficiency: number | null;
+  assumedWorkerShare: number;
+  /** Whether assumedWorkerShare was measured (a count where prep set the pace). */
+  workerShareMeasured: boolean;
 }
 
 /** Fits eff_w from the cached mode and the workers sweep, for a job of `ranks` ranks and prep CPU `u` s per sample. */
@@ -65,7 +69,8 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
     serialPrepSecPerSample: null,
     loaderFramework: framework,
     workersSource: 'not reported',
-    workersCpuEfficiency: null,
+    assumedWorkerShare: 1,
+    workerShareMeasured: false,
   };
   if (profiledWorkers === null) {
     return { kind: 'fitted', value: empty, parameters: [], caveats: ['the job did not report its loader workers: predictions assume prep can use every CPU'] };
@@ -81,18 +86,20 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
   // A count measured twice (the script's own, swept again) is one point: the mean of its runs.
   const byCount = new Map<number, WorkersPoint[]>();
   for (const r of runs.filter((run) => run.workers > 0)) {
-    const point = { workers: r.workers, eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0, prepBound: reallySlower(r.summary, modes.synthetic.summary) };
+    const point = { workers: r.workers, eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0, prepBound: reallySlower(r.summary, modes.synthetic.summary), capacity: ranks * r.workers };
     byCount.set(r.workers, [...(byCount.get(r.workers) ?? []), point]);
   }
   const points = [...byCount.values()]
-    .map((same) => ({ workers: same[0].workers, eff: same.reduce((sum, p) => sum + p.eff, 0) / same.length, prepBound: same.some((p) => p.prepBound) }))
+    .map((same) => ({ workers: same[0].workers, eff: same.reduce((sum, p) => sum + p.eff, 0) / same.length, prepBound: same.some((p) => p.prepBound), capacity: same[0].capacity }))
     .sort((a, b) => a.workers - b.workers);
   const swept = (profile.workersSweep ?? []).map((r) => r.workersAsked).filter((w) => w !== undefined);
   const source = swept.length > 0 ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}` : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
-  const perWorker = workersParallelism({ ...empty, profiledWorkers, workersPoints: points }, 1);
   const forPrep = cpusForPrep(profiledCpusOf(profile, cached), ranks, mainCpusPerRank);
   const largest = points.filter((p) => p.prepBound).at(-1);
-  const cpuEfficiency = largest ? largest.eff / Math.min(ranks * largest.workers, forPrep) : null;
+  // Workers that share CPUs with each other and the step get less than a CPU each: the measured share per busy unit.
+  const measuredShare = largest ? Math.min(1, largest.eff / Math.min(largest.capacity, forPrep)) : null;
+  const share = measuredShare ?? 1;
+  const perWorker = workersParallelism({ ...empty, profiledWorkers, workersPoints: points, assumedWorkerShare: share }, 1);
   const rows = [
     parameter('W0', 'loader workers per rank, as profiled', profiledWorkers, 'workers', 'start event loader.workers (ranks[].workers)', true),
     parameter(
@@ -102,7 +109,9 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
       'CPUs per worker',
       swept.length > 0 ? `fitted through ${source}` : `R*u / cached time / W0 (${source})`,
       proven(modes.synthetic, cached),
-      points.some((p) => p.prepBound) ? undefined : 'lower bound: prep did not set the pace at any measured count',
+      points.some((p) => p.prepBound)
+        ? undefined
+        : 'assumed: prep did not set the pace at any measured count, so each worker is taken to get up to one CPU (its pace there was only a lower bound)',
     ),
   ];
   if (mainCpu !== null) {
@@ -113,7 +122,7 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
   if (mainCpu === null) caveats.push("the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use");
   return {
     kind: 'fitted',
-    value: { ...empty, workersPoints: points, serialPrepSecPerSample: serial, workersSource: source, workersCpuEfficiency: cpuEfficiency },
+    value: { ...empty, workersPoints: points, serialPrepSecPerSample: serial, workersSource: source, assumedWorkerShare: share, workerShareMeasured: measuredShare !== null },
     parameters: rows,
     caveats,
   };
@@ -123,14 +132,14 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
  * eff_w(W): piecewise linear through (0, 0) and the measured points; beyond
  * the last, the last segment's slope goes on (flat once a sweep saw more
  * workers buy nothing; through the origin with one point, the no-sweep case).
- * A point where prep did not set the pace only bounds eff from below; it is
- * used as it is (errs towards "more workers will not help"). Infinity when
- * workers are not modelled.
+ * A point where prep did not set the pace only bounds eff from below: its
+ * capacity is its workers at the assumed share of a CPU each, never less than
+ * what it did. Infinity when workers are not modelled.
  */
-export function workersParallelism(fit: LoaderWorkersFit, workers: number): number {
+export function workersParallelism(fit: Pick<LoaderWorkersFit, 'profiledWorkers' | 'workersPoints' | 'assumedWorkerShare'>, workers: number): number {
   const points = fit.workersPoints;
   if (fit.profiledWorkers === null || points.length === 0) return Infinity;
-  return throughOrigin(points.map((p) => ({ x: p.workers, y: p.eff })), workers);
+  return throughOrigin(points.map((p) => ({ x: p.workers, y: p.prepBound ? p.eff : Math.max(p.eff, p.capacity * fit.assumedWorkerShare) })), workers);
 }
 
 /** CPUs the profiled job could use: the cached mode's affinity, else the host's. */

@@ -22,6 +22,8 @@ export interface PrepCpuFit {
   profiledCpus: number;
   /** eff(c): effective parallelism of c CPUs. */
   cpuScaling: CpuScaling;
+  /** True when eff(c) per CPU is assumed (1), not measured: no sweep, and prep did not set the cached mode's pace. */
+  cpuShareAssumed: boolean;
   /**
    * The cached mode's iteration time, pooled with the CPU sweep's runs at c0
    * when there are any: every later use of the cached time (fetch-bound or
@@ -37,7 +39,13 @@ export interface PrepCpuOptions {
 }
 
 /** u, c0 and eff(c) for a job of `profiledRanks` ranks; not enough data when either mode lacks its CPU time per sample. */
-export function fitPrepCpu(profile: Profile, modes: MeasuredModes, profiledRanks: number, options: PrepCpuOptions = {}): Fitted<PrepCpuFit> | NotEnoughData {
+export function fitPrepCpu(
+  profile: Profile,
+  modes: MeasuredModes,
+  profiledRanks: number,
+  stepCpuSecPerSample: number,
+  options: PrepCpuOptions = {},
+): Fitted<PrepCpuFit> | NotEnoughData {
   const { synthetic, cached } = modes;
   if (cached.jobCpuSecPerSample === null) return notEnoughData('modes.cached.jobCpuSecPerSample', 'cached');
   if (synthetic.jobCpuSecPerSample === null) return notEnoughData('modes.synthetic.jobCpuSecPerSample', 'synthetic');
@@ -47,10 +55,16 @@ export function fitPrepCpu(profile: Profile, modes: MeasuredModes, profiledRanks
   // The sweep's runs at c0 measured the cached time again; a caller's curve brings no runs.
   const repeats = sweep !== null && !options.cpuScaling ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus) : [];
   const cachedTime = pooledCachedTime(cached.summary, repeats.map((r) => r.summary!), profiledCpus);
-  const curve = scalingCurve(modes, profiledRanks, u.value, profiledCpus, cachedTime.value, sweep, workersOf(cached), mainCpusOf(profile, modes, cachedTime.value, profiledRanks));
+  const curve = scalingCurve(modes, profiledRanks, u.value, profiledCpus, cachedTime.value, sweep, workersOf(cached), mainCpusOf(profile, modes, cachedTime.value, profiledRanks), stepCpuSecPerSample);
   return {
     kind: 'fitted',
-    value: { prepCpuSecPerSample: u.value, profiledCpus, cpuScaling: curve.value, cachedTime: cachedTime.value },
+    value: {
+      prepCpuSecPerSample: u.value,
+      profiledCpus,
+      cpuScaling: curve.value,
+      cpuShareAssumed: sweep === null && !reallySlower(cachedTime.value, modes.synthetic.summary),
+      cachedTime: cachedTime.value,
+    },
     parameters: [
       ...u.parameters,
       parameter('c0', 'CPUs the profiled job could use', profiledCpus, 'CPUs', cached.cpus ? 'cached mode cpus (affinity)' : 'host.cpus', true),
@@ -90,16 +104,20 @@ function pooledCachedTime(cached: IterationSummary, repeats: IterationSummary[],
 }
 
 /**
- * eff(c): the sweep's curve when there is one; else linear, per CPU what the
- * cached mode showed when it was prep-bound (T_cached / b = R * u / eff(c0)),
- * or one CPU-second per CPU-second when it was not (eff(c0) is then only
- * known from below).
+ * eff(c): the sweep's curve when there is one; else linear: eff(c) = e * c
+ * CPUs' worth of the job's CPU work (the step's own and prep) per second, so
+ * that the CPUs cap the pace at R * (u + k_s) / (e * c) per sample, k_s the
+ * step's CPU per sample (./cpu-share.ts; model.ts, stageTimes).
  *
- * Loader workers: a job's DataLoader runs num_workers processes, so at most
- * R*W0 CPUs pre-processed at once. When that is fewer than c0, the cached
- * mode measured what the workers did, not what the CPUs could: linear
- * scaling is then per worker (each CPU taken to hold one worker's worth), and
- * the workers' own limit is the loader-workers fit (./loader-workers.ts).
+ * e is measured where prep set the pace in the cached mode: the CPUs did it
+ * when the workers were as many as the CPUs left to them (e makes the cap
+ * reproduce the cached time), the workers did it when they were fewer (e is
+ * then what each worker gave, taken to hold per CPU, so the CPU what-if
+ * promises nothing from CPUs the workers could not use; the workers' own
+ * limit is ./loader-workers.ts). Where prep did not set the pace the cached
+ * time is only a lower bound of the capacity and is not used: e = 1 (a CPU
+ * gives one CPU-second a second), with the other load's share as the
+ * pessimistic end (model.ts, assumptions).
  */
 function scalingCurve(
   modes: MeasuredModes,
@@ -110,6 +128,7 @@ function scalingCurve(
   sweep: Extract<CpuScaling, { kind: 'fitted' }> | null,
   workers: number | null,
   mainCpusPerRank: number,
+  stepCpuSecPerSample: number,
 ): Fitted<CpuScaling> {
   if (sweep) {
     const row = parameter('eff(c)', 'effective parallelism of c CPUs', effectiveParallelism(sweep, profiledCpus), 'CPUs at c0', `fitted: ${sweep.source}`, true);
@@ -124,17 +143,21 @@ function scalingCurve(
   const forPrep = cpusForPrep(profiledCpus, ranks, mainCpusPerRank);
   // With num_workers=0 each rank's training process is its one pre-processing CPU.
   const busy = workers !== null ? Math.min(forPrep, ranks * Math.max(1, workers)) : forPrep;
-  const perCpu = prepBound ? measuredEff / busy : Math.max(1, measuredEff / busy);
+  const cpusSetPace = busy === forPrep && workers !== 0;
+  const perCpu = !prepBound ? 1 : cpusSetPace ? (ranks * (u + stepCpuSecPerSample)) / (profiledCpus * cachedSecPerSample) : measuredEff / busy;
+  const source = !prepBound
+    ? 'assumed 1: a CPU gives one CPU-second a second (cached mode was not prep-bound, so its pace is only a lower bound)'
+    : cpusSetPace
+      ? 'R*(u + k_s) / (cached iterMs / samplesPerIter) / c0 (cached mode was prep-bound on its CPUs)'
+      : `R*u / (cached iterMs / samplesPerIter${serialStep > 0 ? ' - T_gpu / b, num_workers=0' : ''}) / ${workers === 0 ? 'R (num_workers=0: one CPU per rank)' : 'R*W0 (fewer workers than CPUs)'} (cached mode was prep-bound)`;
   const row = parameter(
     'eff/c',
-    'effective parallelism per CPU (linear scaling assumed: no CPU sweep)',
+    "effective parallelism per CPU of the job's CPU work (linear scaling: no CPU sweep)",
     perCpu,
     'CPUs per CPU',
-    prepBound
-      ? `R*u / (cached iterMs / samplesPerIter${serialStep > 0 ? ' - T_gpu / b, num_workers=0' : ''}) / ${busy === profiledCpus ? 'c0' : busy === ranks * Math.max(1, workers ?? 0) ? (workers === 0 ? 'R (num_workers=0: one CPU per rank)' : 'R*W0 (fewer workers than CPUs)') : '(c0 - R*m)'} (cached mode was prep-bound)`
-      : 'assumed 1 (cached mode was not prep-bound)',
+    source,
     proven(modes.synthetic, modes.cached),
-    prepBound ? undefined : 'assumption: prep rate at c0 was not observed as a limit',
+    prepBound ? undefined : 'assumption: prep did not set the pace, so no measurement bounds a CPU from above',
   );
   return { kind: 'fitted', value: { kind: 'linear', perCpu }, parameters: [row], caveats: [MISSING_TEXT.linearScaling] };
 }

@@ -13,7 +13,7 @@
 import type { IterationSummary, Profile } from '../../schema/profile.js';
 import { formatRate } from '../../units.js';
 import { MISSING_TEXT } from '../advice-text.js';
-import { fitOverlap, fitOverlapJoint, PERFECT_OVERLAP, type OverlapInputs } from '../overlap.js';
+import { fitOverlap, fitOverlapJoint, largestSerial, PERFECT_OVERLAP, type OverlapInputs } from '../overlap.js';
 import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
 import { proven, reallySlower, type MeasuredModes } from './modes.js';
 
@@ -79,15 +79,19 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
   if (readRate === null || !(readRate > 0)) return notEnoughData('modes.cold.storageReadBytesPerSec', 'cold');
   const fetchBound = reallySlower(cold.summary, inputs.cachedTime);
   const throttle = profile.options.storageBwBytesPerSec;
-  const storageIsLowerBound = !fetchBound && throttle === null;
+  // Storage that never set the pace is known from its own read probe, else only from below.
+  const probe = !fetchBound && throttle === null && profile.storageProbe?.proven ? profile.storageProbe : null;
+  const storageIsLowerBound = !fetchBound && throttle === null && probe === null;
   const stages: ProfiledStages = { computeSec: inputs.computeSec, prepSec: inputs.prepSec, coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter };
   const asRead: Candidate = {
-    storageBytesPerSec: !fetchBound && throttle !== null ? throttle : readRate,
+    storageBytesPerSec: !fetchBound && throttle !== null ? throttle : probe !== null ? Math.max(probe.bytesPerSec, readRate) : readRate,
     storageSource: fetchBound
       ? 'cold mode storageReadBytesPerSec (cold mode was storage-bound)'
       : throttle !== null
         ? 'options.storageBwBytesPerSec (the throttle; cold mode was not storage-bound)'
-        : 'cold mode storageReadBytesPerSec',
+        : probe !== null
+          ? `storageProbe.bytesPerSec (a read probe of ${probe.files} evicted files, ${probe.concurrency} at once; the cold mode, not storage-bound, read ${formatRate(readRate)})`
+          : 'cold mode storageReadBytesPerSec',
     serial: PERFECT_OVERLAP,
     serialSource: 'perfect overlap (the max of the two stages)',
     measured: false,
@@ -100,12 +104,15 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
   };
   const serialUpperBound = fit.measured
     ? fit.serial
-    : (fitOverlap({
-        ...stages,
-        fetchSec: inputs.missBytesPerSample / fit.storageBytesPerSec,
-        // The upper end of the cold mode's 95% interval: the most σ it allows.
-        coldSec: stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
-      }) ?? 1);
+    : Math.max(
+        fit.serial,
+        largestSerial({
+          ...stages,
+          fetchSec: inputs.missBytesPerSample / fit.storageBytesPerSec,
+          // The upper end of the cold mode's 95% interval: the most σ it allows.
+          coldSec: stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
+        }),
+      );
   return {
     kind: 'fitted',
     value: { storageBytesPerSec: fit.storageBytesPerSec, storageIsLowerBound, fetchPrepSerial: fit.serial, overlapMeasured: fit.measured, serialUpperBound },

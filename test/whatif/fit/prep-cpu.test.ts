@@ -7,7 +7,7 @@ import { loadProfile, modesOf, symbols, valueOf } from './fixture.js';
 test('fitPrepCpu: u is the cached mode\'s CPU per sample less the synthetic mode\'s; linear eff(c) through the prep-bound cached mode', () => {
   const profile = loadProfile();
   const modes = modesOf(profile);
-  const fit = valueOf(fitPrepCpu(profile, modes, 1));
+  const fit = valueOf(fitPrepCpu(profile, modes, 1, 0));
   const u = modes.cached.jobCpuSecPerSample! - modes.synthetic.jobCpuSecPerSample!;
   assert.equal(fit.value.prepCpuSecPerSample, u);
   assert.equal(fit.value.profiledCpus, profile.host.cpus);
@@ -20,19 +20,22 @@ test('fitPrepCpu: u is the cached mode\'s CPU per sample less the synthetic mode
   assert.match(fit.caveats.join('\n'), /assumed to scale linearly with CPUs/);
 });
 
-test('fitPrepCpu: a cached mode no slower than the synthetic one assumes one CPU-second per CPU-second', () => {
+test('fitPrepCpu: a cached mode no slower than the synthetic one takes a CPU as one CPU-second a second, never its pace', () => {
   const profile = loadProfile();
   const modes = modesOf(profile);
   const fast = { ...modes, cached: { ...modes.cached, summary: { ...modes.cached.summary, iterMs: { ...modes.synthetic.summary.iterMs } } } };
-  const fit = valueOf(fitPrepCpu(profile, fast, 1));
-  assert.deepEqual(fit.value.cpuScaling, { kind: 'linear', perCpu: Math.max(1, (fit.value.prepCpuSecPerSample / (modes.synthetic.summary.iterMs.mean / 1000 / 4)) / 2) });
-  assert.equal(fit.parameters[2].note, 'assumption: prep rate at c0 was not observed as a limit');
+  const fit = valueOf(fitPrepCpu(profile, fast, 1, 0));
+  assert.deepEqual(fit.value.cpuScaling, { kind: 'linear', perCpu: 1 });
+  assert.equal(fit.value.cpuShareAssumed, true);
+  assert.equal(fit.parameters[2].note, 'assumption: prep did not set the pace, so no measurement bounds a CPU from above');
+  // Prep-bound: measured, not assumed.
+  assert.equal(valueOf(fitPrepCpu(profile, modes, 1, 0)).value.cpuShareAssumed, false);
 });
 
 test('fitPrepCpu: a cached mode that used no more CPU than the synthetic one gives u = 0, said in the row', () => {
   const profile = loadProfile();
   const modes = modesOf(profile);
-  const fit = valueOf(fitPrepCpu(profile, { ...modes, cached: { ...modes.cached, jobCpuSecPerSample: modes.synthetic.jobCpuSecPerSample } }, 1));
+  const fit = valueOf(fitPrepCpu(profile, { ...modes, cached: { ...modes.cached, jobCpuSecPerSample: modes.synthetic.jobCpuSecPerSample } }, 1, 0));
   assert.equal(fit.value.prepCpuSecPerSample, 0);
   assert.match(fit.parameters[0].note ?? '', /^not measurable/);
 });
@@ -41,7 +44,7 @@ test('fitPrepCpu: a caller\'s curve is used as given; the profile\'s sweep is po
   const profile = loadProfile();
   const modes = modesOf(profile);
   const curve = { kind: 'fitted' as const, points: [{ cpus: 1, eff: 1 }, { cpus: 2, eff: 1.5 }], source: 'test sweep' };
-  const given = valueOf(fitPrepCpu(profile, modes, 1, { cpuScaling: curve }));
+  const given = valueOf(fitPrepCpu(profile, modes, 1, 0, { cpuScaling: curve }));
   assert.equal(given.value.cpuScaling, curve);
   assert.deepEqual(symbols(given), ['u', 'c0', 'eff(c)']);
   assert.deepEqual(given.caveats, []);
@@ -49,7 +52,7 @@ test('fitPrepCpu: a caller\'s curve is used as given; the profile\'s sweep is po
   const all = Array.from({ length: profile.host.cpus }, (_, k) => k);
   const again = { ...modes.cached, cpus: all, summary: { ...modes.cached.summary, iterMs: { mean: 30, halfWidth: 0.5, proven: true } } };
   profile.cpuSweep = [{ ...modes.cached, cpus: [0] }, again];
-  const swept = valueOf(fitPrepCpu(profile, modesOf(profile), 1));
+  const swept = valueOf(fitPrepCpu(profile, modesOf(profile), 1, 0));
   assert.equal(swept.value.cpuScaling.kind, 'fitted');
   const pooledMs = swept.value.cachedTime.iterMs.mean;
   assert.ok(pooledMs > 30 && pooledMs < modes.cached.summary.iterMs.mean, `pooled ${pooledMs} ms lies between the runs, nearer the tighter`);
@@ -59,8 +62,8 @@ test('fitPrepCpu: a caller\'s curve is used as given; the profile\'s sweep is po
 test('fitPrepCpu: a mode without its CPU per sample is not enough data, the cached one named first', () => {
   const profile = loadProfile();
   const modes = modesOf(profile);
-  const fit = fitPrepCpu(profile, { ...modes, cached: { ...modes.cached, jobCpuSecPerSample: null }, synthetic: { ...modes.synthetic, jobCpuSecPerSample: null } }, 1);
+  const fit = fitPrepCpu(profile, { ...modes, cached: { ...modes.cached, jobCpuSecPerSample: null }, synthetic: { ...modes.synthetic, jobCpuSecPerSample: null } }, 1, 0);
   assert.equal(fit.kind === 'not-enough-data' && fit.missing, 'modes.cached.jobCpuSecPerSample');
-  const noSynthetic = fitPrepCpu(profile, { ...modes, synthetic: { ...modes.synthetic, jobCpuSecPerSample: null } }, 1);
+  const noSynthetic = fitPrepCpu(profile, { ...modes, synthetic: { ...modes.synthetic, jobCpuSecPerSample: null } }, 1, 0);
   assert.equal(noSynthetic.kind === 'not-enough-data' && noSynthetic.missing, 'modes.synthetic.jobCpuSecPerSample');
 });
