@@ -12,7 +12,7 @@ import type { FittedModel, Prediction, Scenario } from './model.js';
 /** A value the model assumed, with the ends it could take. */
 export interface Assumption {
   /** Which value. */
-  id: 'worker-share' | 'cpu-share' | 'overlap' | 'storage';
+  id: 'worker-share' | 'cpu-share' | 'overlap' | 'storage' | 'read-amplification';
   /** What is assumed, in words, for the line beside a range. */
   text: string;
   /** The value at the slow end. */
@@ -53,6 +53,14 @@ export function assumptionsOf(model: Values): Assumption[] {
       optimistic: model.fetchPrepSerial,
     });
   }
+  if (model.readAmplification < 1) {
+    out.push({
+      id: 'read-amplification',
+      text: `a miss reads ${pct(model.readAmplification)} of its bytes from storage, as the cold mode did (the rest of its reads hit pages not yet evicted; every byte from storage is the slow end)`,
+      pessimistic: 1,
+      optimistic: model.readAmplification,
+    });
+  }
   if (model.storageIsLowerBound) {
     out.push({
       id: 'storage',
@@ -73,6 +81,8 @@ export function withAssumption(model: FittedModel, scenario: Scenario, assumptio
       return { model: { ...model, cpuScaling: { kind: 'linear', perCpu: value } }, scenario };
     case 'overlap':
       return { model: { ...model, fetchPrepSerial: value }, scenario };
+    case 'read-amplification':
+      return { model: { ...model, readAmplification: value }, scenario };
     case 'storage':
       return scenario.storageBytesPerSec === model.storageBytesPerSec ? { model, scenario: { ...scenario, storageBytesPerSec: value } } : { model, scenario };
   }

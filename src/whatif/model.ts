@@ -254,12 +254,17 @@ function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): number
   return Math.max(loader, cpu);
 }
 
-/** Seconds per sample of each stage, per rank, for a hit ratio h. */
-export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: number): { gpu: number; prep: number; fetch: number } {
+/**
+ * Seconds per sample of each stage, per rank, for a hit ratio h. `step` is
+ * what the training process does in series per sample: its compute and
+ * taking each ready batch from its loader workers (none without workers).
+ */
+export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: number): { gpu: number; step: number; prep: number; fetch: number } {
   const n = scenario.gpus;
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
+  const step = gpu + (scenarioWorkers(model, scenario) === 0 ? 0 : model.handoverSecPerIter / model.samplesPerIter);
   const fetch = (n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec;
-  return { gpu, prep: prepSec(model, scenario, gpu), fetch };
+  return { gpu, step, prep: prepSec(model, scenario, gpu), fetch };
 }
 
 /** Predicts one scenario. Pure. */
@@ -269,7 +274,7 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const inSeries = scenarioWorkers(model, scenario) === 0;
   const perSample = (h: number): number => {
     const t = stageTimes(model, scenario, h);
-    return inSeries ? t.gpu + t.prep + t.fetch : Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
+    return inSeries ? t.gpu + t.prep + t.fetch : Math.max(t.step, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
   };
   const firstSec = perSample(0);
   const steadySec = perSample(steady);
@@ -281,9 +286,9 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   // Stage split at the averaged pace: fetch carries the difference between epochs.
   const t = stageTimes(model, scenario, steady);
   const b = model.samplesPerIter;
-  const dataPace = inSeries ? t.gpu + t.prep : Math.max(t.gpu, t.prep);
+  const dataPace = inSeries ? t.gpu + t.prep : Math.max(t.step, t.prep);
   const iterSec = meanSec * b;
-  const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.gpu * (1 + 1e-9);
+  const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.step * (1 + 1e-9);
   const bottleneck: Bottleneck = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
   const samplesPerSec = scenario.gpus / meanSec;
   const epochSecAt = (secPerSample: number): number => (model.samplesPerEpoch * secPerSample) / scenario.gpus;
@@ -311,7 +316,7 @@ export function selfCheck(model: FittedModel, profile: Profile): { mode: Mode; m
   const out: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] = [];
   const at = (h: number, withPrep: boolean): number => {
     const t = stageTimes(model, base, h);
-    return Math.max(t.gpu, dataTime(withPrep ? t.prep : 0, h < 1 ? t.fetch : 0, model.fetchPrepSerial)) * model.samplesPerIter * 1000;
+    return Math.max(withPrep ? t.step : t.gpu, dataTime(withPrep ? t.prep : 0, h < 1 ? t.fetch : 0, model.fetchPrepSerial)) * model.samplesPerIter * 1000;
   };
   const push = (mode: Mode, predictedIterMs: number): void => {
     const m = profile.modes[mode]?.summary;

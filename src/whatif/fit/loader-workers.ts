@@ -52,6 +52,15 @@ export interface LoaderWorkersFit {
   assumedWorkerShare: number;
   /** Whether assumedWorkerShare was measured (a count where prep set the pace). */
   workerShareMeasured: boolean;
+  /**
+   * Seconds per iteration the training process spends taking a batch the
+   * loader already has ready (the queue, unpickling, pinning), in series with
+   * its step: the cached mode's wait beyond the synthetic mode's where prep
+   * did not set the pace, else the training process's own CPU beyond the
+   * step's (a lower bound: the stall hides the rest). 0 with no workers (the
+   * process loads itself) and when not measured. A step 8x faster still pays it.
+   */
+  handoverSecPerIter: number;
 }
 
 /** Fits eff_w from the cached mode and the workers sweep, for a job of `ranks` ranks and prep CPU `u` s per sample. */
@@ -71,6 +80,7 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
     workersSource: 'not reported',
     assumedWorkerShare: 1,
     workerShareMeasured: false,
+    handoverSecPerIter: 0,
   };
   if (profiledWorkers === null) {
     return { kind: 'fitted', value: empty, parameters: [], caveats: ['the job did not report its loader workers: predictions assume prep can use every CPU'] };
@@ -117,12 +127,22 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
   if (mainCpu !== null) {
     rows.push(parameter('m', "CPUs each rank's training process keeps busy itself (prep left out)", mainCpusPerRank, 'CPUs', `${mainCpu.source} x cached samples/s per rank`, true));
   }
+  const handover = profiledWorkers === 0 ? null : handoverOf(profile, modes, cachedTime);
+  if (handover !== null) rows.push(parameter('h', 'time per iteration to take a ready batch from the loader, in series with the step', handover.sec * 1000, 'ms', handover.source, proven(modes.synthetic, cached)));
   const caveats: string[] = [];
   if (swept.length === 0 && profiledWorkers > 0) caveats.push(`workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers measures it)`);
   if (mainCpu === null) caveats.push("the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use");
   return {
     kind: 'fitted',
-    value: { ...empty, workersPoints: points, serialPrepSecPerSample: serial, workersSource: source, assumedWorkerShare: share, workerShareMeasured: measuredShare !== null },
+    value: {
+      ...empty,
+      workersPoints: points,
+      serialPrepSecPerSample: serial,
+      workersSource: source,
+      assumedWorkerShare: share,
+      workerShareMeasured: measuredShare !== null,
+      handoverSecPerIter: handover?.sec ?? 0,
+    },
     parameters: rows,
     caveats,
   };
@@ -140,6 +160,28 @@ export function workersParallelism(fit: Pick<LoaderWorkersFit, 'profiledWorkers'
   const points = fit.workersPoints;
   if (fit.profiledWorkers === null || points.length === 0) return Infinity;
   return throughOrigin(points.map((p) => ({ x: p.workers, y: p.prepBound ? p.eff : Math.max(p.eff, p.capacity * fit.assumedWorkerShare) })), workers);
+}
+
+/**
+ * h, the hand-over of a ready batch: where the loader kept up, the wait the
+ * cached mode saw beyond the synthetic mode's (the whole of it is hand-over);
+ * where prep set the pace the wait is mostly stall, so the training process's
+ * own CPU beyond its step is taken, a lower bound.
+ */
+function handoverOf(profile: Profile, modes: MeasuredModes, cachedTime: IterationSummary): { sec: number; source: string } | null {
+  const b = cachedTime.samplesPerIter;
+  if (!reallySlower(cachedTime, modes.synthetic.summary)) {
+    const wait = Math.max(0, cachedTime.waitMs.mean - modes.synthetic.summary.waitMs.mean) / 1000;
+    return { sec: wait, source: 'cached waitMs - synthetic waitMs (the loader kept up: the wait is the hand-over)' };
+  }
+  const own = mainCpuPerSample(profile, modes);
+  const step = paceRankOf(modes.synthetic)?.mainCpuMsPerSample;
+  if (own === null || step == null) return null;
+  return { sec: Math.max(0, own.sec - step / 1000) * b, source: "(cached - synthetic) ranks[].mainCpuMsPerSample x b (prep-bound: the training process's own CPU, a lower bound)" };
+}
+
+function paceRankOf(result: ModeResult) {
+  return result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
 }
 
 /** CPUs the profiled job could use: the cached mode's affinity, else the host's. */
