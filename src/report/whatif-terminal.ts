@@ -38,6 +38,7 @@ export function renderWhatif(r: WhatifResult): string {
 
   out.push('', 'To remove each stall (steady state, other settings as asked):');
   for (const rec of r.recommendations) out.push(`  - ${rec.text}`);
+  if (r.adviceAssumptions.length > 0) out.push(`  (each at the slow end of what it assumes: ${r.adviceAssumptions.join('; ')})`);
 
   out.push('', `Cache sweep (${policyOf(p.scenario)} vs MinIO; ${p.basis}):`);
   out.push(

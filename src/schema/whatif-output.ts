@@ -229,6 +229,8 @@ export const WhatifOutputSchema = z.object({
   workersSweep: z.array(WorkersSweepRowSchema),
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: z.array(RecommendationSchema),
+  /** What the recommendations assumed where nothing measured it, each taken at its slow end, in words. */
+  adviceAssumptions: z.array(z.string()),
   /** Assumptions and limits of the prediction, one sentence each. */
   caveats: z.array(z.string()),
   /** The validate command that would run the asked settings and check the answer, when it rests on an assumption; null otherwise. */

@@ -1,5 +1,7 @@
 import { prepCpuSecPerSample } from '../analysis/mode-rates.js';
 import type { IterationSummary, Profile } from '../schema/profile.js';
+import { stepCpuOf } from './fit/cpu-share.js';
+import { reallySlower } from './fit/modes.js';
 import { throughOrigin } from './through-origin.js';
 
 /** How effective parallelism grows with CPUs: eff(c) in "CPUs' worth of prep work per second". */
@@ -26,8 +28,9 @@ export type CpuScaling =
  * eff(c) = R*u*b / T_cached(c), with u the prep CPU-seconds per sample and b
  * the samples per iteration. The full-CPU cached mode adds a point. Returns
  * null without a sweep: the model then assumes linear scaling and says so.
- * A point where prep was not the limit only bounds eff(c) from below; it is
- * kept, so the curve errs towards "more CPUs will not help".
+ * A point where prep was not the limit only bounds eff(c) from below: it
+ * counts at its capacity, its CPUs less what the training steps keep busy
+ * (k, fit/cpu-share.ts), never below what it did.
  *
  * Runs at the same CPU count (the cached mode and a sweep point at all CPUs)
  * measured the same thing twice; their times are pooled, weighted by their
@@ -47,8 +50,14 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
   const runs = [...sweep, { ...cached, cpus: cached.cpus ?? Array.from({ length: profile.host.cpus }, (_, k) => k) }];
   const byCpus = new Map<number, IterationSummary[]>();
   for (const run of runs) byCpus.set(run.cpus!.length, [...(byCpus.get(run.cpus!.length) ?? []), run.summary!]);
+  const stepCpus = stepCpuOf(syn).cpus;
   const points = [...byCpus]
-    .map(([cpus, summaries]) => ({ cpus, eff: (ranks * u) / pooledSecPerSample(summaries).sec }))
+    .map(([cpus, summaries]) => {
+      const paced = (ranks * u) / pooledSecPerSample(summaries).sec;
+      // A count where prep did not set the pace measured a lower bound only: its capacity is its CPUs less the steps' own.
+      const setPace = summaries.some((s) => reallySlower(s, syn.summary!));
+      return { cpus, eff: setPace ? paced : Math.max(paced, cpus - ranks * stepCpus) };
+    })
     .sort((a, b) => a.cpus - b.cpus);
   const pooled = [...byCpus].filter(([, s]) => s.length > 1).map(([cpus, s]) => `${s.length} runs at ${cpus} CPUs pooled`);
   return {

@@ -247,7 +247,8 @@ function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): number
   const workers = scenarioWorkers(model, scenario);
   const cpu = cpuCapSec(scenario.gpus, u, model.stepCpuSecPerSample / scenario.gpuSpeedup, model.cpuScaling, scenario.cpus);
   if (workers === 0) {
-    const serial = model.serialPrepSecPerSample ?? u / Math.min(1, effectiveParallelism(model.cpuScaling, 1));
+    // One process a rank, each at most one CPU, and no more than the CPUs give it.
+    const serial = model.serialPrepSecPerSample ?? u / Math.min(1, effectiveParallelism(model.cpuScaling, scenario.cpus) / scenario.gpus);
     return Math.max(serial, cpu - gpuSec);
   }
   const loader = workers === null || u === 0 ? 0 : (scenario.gpus * u) / ((scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));

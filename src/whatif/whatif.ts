@@ -53,6 +53,8 @@ export interface WhatifResult {
   workersSweep: WorkersSweepRow[];
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: Recommendation[];
+  /** What the recommendations assumed where nothing measured it, each taken at its slow end. */
+  adviceAssumptions: string[];
   /** Assumptions and limits. */
   caveats: string[];
   /** The validate command that would check the asked answer, when it rests on an assumption validate can test; null otherwise. */
@@ -93,6 +95,7 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
     workersSweep: workersOfScenario === null ? [] : workersSweep(model, scenario, workersSweepCounts(workersOfScenario, scenario.cpus, workersNeeded === null ? [] : [workersNeeded])),
     recommendations,
+    adviceAssumptions: model.assumptions.map((a) => a.text),
     caveats,
     validateCommand: validateCommand(profilePath, model, scenario, changed),
   };

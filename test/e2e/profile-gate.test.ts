@@ -1,3 +1,4 @@
+import type { Profile } from '../../src/schema/profile.js';
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
@@ -26,6 +27,12 @@ test('profile --gate profiles and gates in one command: a throughput budget the 
   assert.match(result.all, /throughput/);
   const xml = new XMLParser({ ignoreAttributes: false }).parse(readFileSync(junit, 'utf8'));
   assert.ok(xml.testsuites, 'JUnit XML parses');
+  // No throttle: the storage was read cold after the modes, at the loader's concurrency.
+  const probe = (JSON.parse(readFileSync(join(work, 'p.json'), 'utf8')) as Profile).storageProbe!;
+  assert.ok(probe, 'the profile has a storage probe');
+  assert.equal(probe.proven, true, probe.reason);
+  assert.equal(probe.files, 32);
+  assert.ok(probe.storageBytes! >= 0.9 * 32 * (32 << 10) && probe.bytesPerSec > 0, JSON.stringify(probe));
 });
 
 test('profile --gate with a bad config fails before the job runs', async () => {

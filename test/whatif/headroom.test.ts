@@ -53,7 +53,8 @@ function profileOf(job: Job): Profile {
     m.resources = [];
   }
   const external = job.externalCpus ?? 0;
-  p.modes.cached!.resources = [0, 10_000].map((t) => ({ t, cpuPct: (100 * external) / job.cpus, jobCpuSec: 0, jobProcesses: 3, jobReadBytes: 0, diskReadBytesPerSec: 0, pageCacheBytes: 0 }));
+  // Samples every 250 ms for 10 s: the machine busy with the job's own CPU (none here) and the other load.
+  p.modes.cached!.resources = Array.from({ length: 41 }, (_, k) => ({ t: k * 250, cpuPct: (100 * external) / job.cpus, jobCpuSec: 0, jobProcesses: 3, jobReadBytes: 0, diskReadBytesPerSec: 0, pageCacheBytes: 0 }));
   p.modes.cold!.storageReadBytesPerSec = job.readRate;
   if (job.probeRate !== null) {
     p.storageProbe = { bytesPerSec: job.probeRate, bytesRead: 2e8, storageBytes: 2e8, files: 700, sec: 2e8 / job.probeRate, concurrency: job.workers, requestBytes: 262144, proven: true, reason: 'test' };

@@ -34,10 +34,10 @@ export interface CpuShareFit {
 /** The step's CPU, from the synthetic mode, and the other load, from the cached mode's samples. */
 export function fitCpuShare(profile: Profile, modes: MeasuredModes, profiledCpus: number): Fitted<CpuShareFit> {
   const { synthetic, cached } = modes;
-  const stepMs = paceRankOf(synthetic)?.mainCpuMsPerSample ?? null;
-  const stepCpuSecPerSample = stepMs === null ? 0 : stepMs / 1000;
-  const computeSecPerSample = synthetic.summary.iterMs.mean / 1000 / synthetic.summary.samplesPerIter;
-  const stepCpus = stepCpuSecPerSample / computeSecPerSample;
+  const step = stepCpuOf(synthetic);
+  const stepMs = step.secPerSample === null ? null : step.secPerSample * 1000;
+  const stepCpuSecPerSample = step.secPerSample ?? 0;
+  const stepCpus = step.cpus;
   const computeOnCpu = stepCpus >= CPU_STEP_SHARE;
   const externalCpus = otherLoadCpus(cached, profile.host.cpus);
   const cpuShareLow = Math.max(0.05, Math.min(1, 1 - externalCpus / Math.max(1, profiledCpus)));
@@ -56,17 +56,33 @@ export function fitCpuShare(profile: Profile, modes: MeasuredModes, profiledCpus
   return { kind: 'fitted', value: { stepCpuSecPerSample, stepCpus, computeOnCpu, externalCpus, cpuShareLow }, parameters: rows, caveats: [] };
 }
 
-function paceRankOf(result: ModeResult) {
-  return result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
+/** The step's own CPU per sample (the synthetic mode's training process; null when not reported) and the CPUs it keeps busy (0 then). */
+export function stepCpuOf(synthetic: ModeResult): { secPerSample: number | null; cpus: number } {
+  const pace = synthetic.ranks.find((r) => r.rank === synthetic.paceRank) ?? synthetic.ranks[0];
+  const ms = pace?.mainCpuMsPerSample ?? null;
+  if (ms === null || !synthetic.summary) return { secPerSample: null, cpus: 0 };
+  return { secPerSample: ms / 1000, cpus: ms / (synthetic.summary.iterMs.mean / synthetic.summary.samplesPerIter) };
 }
 
-/** Mean CPUs busy on the machine that the job's tree did not use, over the mode's samples. */
+/** Longest gap between two samples of one run, ms: a longer one joins two runs of a pooled mode. */
+const MAX_SAMPLE_GAP_MS = 5000;
+
+/**
+ * Mean CPUs busy on the machine that the job's tree did not use, over the
+ * mode's samples. A pooled mode's samples hold its runs one after another,
+ * each job tree's CPU counting from 0: intervals across a run boundary (the
+ * job's CPU going back, or a long gap) are left out.
+ */
 function otherLoadCpus(result: ModeResult, hostCpus: number): number {
   const samples = result.resources;
-  if (samples.length < 2) return 0;
-  let busy = 0;
-  for (let k = 1; k < samples.length; k++) busy += (samples[k].cpuPct / 100) * hostCpus * ((samples[k].t - samples[k - 1].t) / 1000);
-  const seconds = (samples.at(-1)!.t - samples[0].t) / 1000;
-  const job = samples.at(-1)!.jobCpuSec - samples[0].jobCpuSec;
-  return seconds > 0 ? Math.max(0, (busy - job) / seconds) : 0;
+  let other = 0;
+  let seconds = 0;
+  for (let k = 1; k < samples.length; k++) {
+    const dtMs = samples[k].t - samples[k - 1].t;
+    const jobSec = samples[k].jobCpuSec - samples[k - 1].jobCpuSec;
+    if (dtMs <= 0 || dtMs > MAX_SAMPLE_GAP_MS || jobSec < 0) continue;
+    other += (samples[k].cpuPct / 100) * hostCpus * (dtMs / 1000) - jobSec;
+    seconds += dtMs / 1000;
+  }
+  return seconds > 0 ? Math.max(0, other / seconds) : 0;
 }

@@ -16,6 +16,7 @@ import type { IterationSummary, ModeResult, Profile } from '../../schema/profile
 import { parameter, type Fitted } from './fitted.js';
 import { throughOrigin } from '../through-origin.js';
 import { proven, reallySlower, type MeasuredModes } from './modes.js';
+import { stepCpuOf } from './cpu-share.js';
 
 /** One measured count: the effective parallelism its cached time implies. */
 export interface WorkersPoint {
@@ -175,13 +176,9 @@ function handoverOf(profile: Profile, modes: MeasuredModes, cachedTime: Iteratio
     return { sec: wait, source: 'cached waitMs - synthetic waitMs (the loader kept up: the wait is the hand-over)' };
   }
   const own = mainCpuPerSample(profile, modes);
-  const step = paceRankOf(modes.synthetic)?.mainCpuMsPerSample;
-  if (own === null || step == null) return null;
-  return { sec: Math.max(0, own.sec - step / 1000) * b, source: "(cached - synthetic) ranks[].mainCpuMsPerSample x b (prep-bound: the training process's own CPU, a lower bound)" };
-}
-
-function paceRankOf(result: ModeResult) {
-  return result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
+  const step = stepCpuOf(modes.synthetic).secPerSample;
+  if (own === null || step === null) return null;
+  return { sec: Math.max(0, own.sec - step) * b, source: "(cached - synthetic) ranks[].mainCpuMsPerSample x b (prep-bound: the training process's own CPU, a lower bound)" };
 }
 
 /** CPUs the profiled job could use: the cached mode's affinity, else the host's. */
