@@ -289,7 +289,11 @@ async function profileModes(
       }
     }
     if (exitCode === ExitCode.Ok && !interrupts.interrupted) {
-      const probe = await storageProbe(profile, dataset.files, input.readProber);
+      // A probe that cannot read is reported, never fatal: the modes are measured and saved.
+      const probe = await storageProbe(profile, dataset.files, input.readProber).catch((error: unknown) => {
+        warn(`the storage read probe failed (${error instanceof Error ? error.message : String(error)}); the what-if keeps the cold mode's read rate as a lower bound`);
+        return null;
+      });
       if (probe) {
         profile.storageProbe = probe;
         if (!probe.proven) warn(`the storage read probe is ${probe.reason}; the what-if keeps the cold mode's read rate as a lower bound`);

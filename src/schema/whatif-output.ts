@@ -233,7 +233,7 @@ export const WhatifOutputSchema = z.object({
   adviceAssumptions: z.array(z.string()),
   /** Assumptions and limits of the prediction, one sentence each. */
   caveats: z.array(z.string()),
-  /** The validate command that would run the asked settings and check the answer, when it rests on an assumption; null otherwise. */
+  /** The validate command that would run the asked setting, when the profile did not run it and validate can (one cache size, CPU count or worker count); null otherwise. */
   validateCommand: z.string().nullable(),
 });
 export type WhatifOutput = z.infer<typeof WhatifOutputSchema>;

@@ -22,7 +22,7 @@ export const MISSING_TEXT = {
   linearScaling:
     'prep rate assumed to scale linearly with CPUs (no CPU sweep in the profile); loader workers, memory bandwidth and the GIL can make it sub-linear',
   storageLowerBound:
-    'storage was not the bottleneck in the cold mode, so its bandwidth is a lower bound (what the job asked for): fetch stalls predicted for faster jobs may be too large; profile with --storage-bw to pin it',
+    'storage was not the bottleneck in the cold mode and no read probe measured it (an older profile, or the probe was not proven), so its bandwidth is a lower bound (what the job asked for): fetch stalls predicted for faster jobs may be too large; re-profile (its read probe measures the storage) or profile with --storage-bw to pin it',
   noHistogram: (meanBytes: number): string =>
     `the profile has no file-size histogram (dataset.fileBytesHistogram): every file is assumed to be ${formatBytes(meanBytes)}; re-profile to record the distribution`,
   workersUnknown: (workers: number): string =>

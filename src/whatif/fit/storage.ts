@@ -24,7 +24,7 @@ const UNSATURATED_SHARE = 0.9;
 export interface StorageFit {
   /** Storage read bandwidth, bytes/s, at the job's read concurrency. */
   storageBytesPerSec: number;
-  /** True when the cold mode was not storage-bound, so storageBytesPerSec is only what the job asked for. */
+  /** True when the cold mode was not storage-bound and no proven read probe measured the storage, so storageBytesPerSec is only what the job asked for. */
   storageIsLowerBound: boolean;
   /** Share of fetch and prep that runs in series, σ (../overlap.ts): 0 for perfect overlap, 1 for none. */
   fetchPrepSerial: number;
