@@ -255,6 +255,7 @@ function poolState(results: readonly ModeResult[]): StateProof {
   const unproven = results.findIndex((r) => !r.state.proven);
   const readBytes = states.every((s) => s.readBytes !== null) ? sum(states.map((s) => s.readBytes!)) : null;
   const consumedBytes = sum(states.map((s) => s.consumedBytes));
+  const consumedSamples = states.every((s) => s.consumedSamples !== undefined) ? sum(states.map((s) => s.consumedSamples!)) : undefined;
   const resident = states.map((s) => s.residentBytesBefore);
   const keepers = states.map((s) => s.keeper).filter((k) => k !== undefined);
   const wallSec = sum(results.map((r) => r.wallSec));
@@ -268,6 +269,7 @@ function poolState(results: readonly ModeResult[]): StateProof {
     residentBytesBefore: results[0].mode === 'cached' ? Math.min(...resident) : Math.max(...resident),
     readBytes,
     consumedBytes,
+    consumedSamples,
     readFraction: readBytes !== null && consumedBytes > 0 ? readBytes / consumedBytes : null,
     ...(reEvictions !== undefined ? { reEvictions } : {}),
     ...(keepers.length > 0

@@ -205,6 +205,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
         ? '/proc/self/io is not readable'
         : 'read_bytes of the whole job tree over the whole run (/proc/self/io after reaping)',
     consumedBytes: window?.consumedBytes ?? consumedBytes,
+    consumedSamples: window?.consumedSamples ?? samples,
     consumedBytesEstimated: reportedBytes === null,
     jobAcknowledgedMode: processes.some((p) => p.start?.mode === input.mode),
     fitsInMemory: measured.fitsInMemory,

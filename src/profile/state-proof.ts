@@ -25,6 +25,8 @@ export interface ProofInput {
   readBytesSource: string;
   /** Bytes of samples the job consumed. */
   consumedBytes: number;
+  /** Samples behind consumedBytes (the same window). */
+  consumedSamples?: number;
   /** True when the job did not report bytes, so consumedBytes is samples x the dataset's mean file size. */
   consumedBytesEstimated?: boolean;
   /** Whether the job's start event acknowledged the mode. */
@@ -102,6 +104,7 @@ function measuredVerdict(input: ProofInput): StateProof {
     datasetBytes: input.datasetBytes,
     readBytes: input.readBytes,
     consumedBytes: input.consumedBytes,
+    ...(input.consumedSamples !== undefined ? { consumedSamples: input.consumedSamples } : {}),
     readFraction,
     readBytesSource: input.readBytesSource,
     ...(input.reEvictions !== undefined ? { reEvictions: input.reEvictions } : {}),

@@ -63,13 +63,16 @@ export function windowReadProof(
   measured: Iteration[],
   allIterations: Iteration[],
   meanFileBytes: number,
-): { readBytes: number; consumedBytes: number } | null {
+): { readBytes: number; consumedBytes: number; consumedSamples: number } | null {
   const span = coveredSpan(samples, measured);
   if (!span) return null;
   const readBytes = Math.max(0, counterAt(samples, span.endMs, (s) => s.jobReadBytes)! - counterAt(samples, span.startMs, (s) => s.jobReadBytes)!);
   let consumedBytes = 0;
+  let consumedSamples = 0;
   for (const it of allIterations) {
-    if (it.t >= span.startMs && it.t <= span.endMs) consumedBytes += it.bytes ?? it.samples * meanFileBytes;
+    if (it.t < span.startMs || it.t > span.endMs) continue;
+    consumedBytes += it.bytes ?? it.samples * meanFileBytes;
+    consumedSamples += it.samples;
   }
-  return consumedBytes > 0 ? { readBytes, consumedBytes } : null;
+  return consumedBytes > 0 ? { readBytes, consumedBytes, consumedSamples } : null;
 }

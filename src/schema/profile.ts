@@ -103,6 +103,8 @@ export const StateProofSchema = z.object({
   readBytes: nonneg().nullable(),
   /** Bytes of samples the job consumed (reported, or samples x mean file size). */
   consumedBytes: nonneg(),
+  /** Samples behind consumedBytes (the same window); absent in older profiles. */
+  consumedSamples: nonneg().optional(),
   /** readBytes / consumedBytes. */
   readFraction: nonneg().nullable(),
   /** How readBytes was measured. */

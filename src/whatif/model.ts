@@ -161,9 +161,12 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   const workers = fitLoaderWorkers(profile, modes.value, profiledRanks, prepCpuSecPerSample, cachedTime);
   const bytes = fitSampleBytes(profile, modes.value);
   const { bytesPerSample, readAmplification } = bytes.value;
+  const profiledPrep = profiledPrepSec(profiledRanks, prepCpuSecPerSample, cpuShare.value.stepCpuSecPerSample, cpuScaling, profiledCpus, workers.value);
+  const stepSec = (computeSecPerIter + (workers.value.profiledWorkers === 0 ? 0 : workers.value.handoverSecPerIter + workers.value.contentionSecPerIter)) / samplesPerIter;
   const storage = fitStorage(profile, modes.value, {
-    computeSec: computeSecPerIter / samplesPerIter,
-    prepSec: profiledPrepSec(profiledRanks, prepCpuSecPerSample, cpuShare.value.stepCpuSecPerSample, cpuScaling, profiledCpus, workers.value),
+    // What reads can hide behind: the step and the pace prep sets; what they can run in series with: the loader's own prep (dataSec).
+    computeSec: Math.max(stepSec, profiledPrep.pace),
+    prepSec: profiledPrep.inSeries,
     missBytesPerSample: profiledRanks * readAmplification * bytesPerSample,
     cachedTime,
   });
@@ -189,11 +192,12 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   return { kind: 'fitted', model: { ...fitted, assumptions: assumptionsOf(fitted) } };
 }
 
-/** Prep per sample at the profiled settings, s: the fit of storage weighs the cold mode against it. */
-function profiledPrepSec(ranks: number, u: number, stepCpu: number, cpuScaling: CpuScaling, cpus: number, workers: LoaderWorkersFit): number {
+/** Prep per sample at the profiled settings, s, as prepSec splits it: the fit of storage weighs the cold mode against it. */
+function profiledPrepSec(ranks: number, u: number, stepCpu: number, cpuScaling: CpuScaling, cpus: number, workers: LoaderWorkersFit): { pace: number; inSeries: number } {
   const cpu = cpuCapSec(ranks, u, stepCpu, cpuScaling, cpus);
-  const loader = workers.profiledWorkers === null || workers.profiledWorkers === 0 ? 0 : (ranks * u) / workersParallelism(workers, workers.profiledWorkers);
-  return Math.max(cpu, loader);
+  if (workers.profiledWorkers === null || workers.profiledWorkers === 0) return { pace: cpu, inSeries: cpu };
+  const loader = (ranks * u) / workersParallelism(workers, workers.profiledWorkers);
+  return { pace: Math.max(cpu, loader), inSeries: loader };
 }
 
 /** The scenario of the profiled machine: default cache, profiled CPUs, measured storage, profiled ranks. */
@@ -242,30 +246,47 @@ function cpuCapSec(ranks: number, u: number, stepCpuSec: number, scaling: CpuSca
  * measured serial time (a sweep at 0), else u at what one CPU gives; the CPUs
  * cap step and prep together.
  */
-function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): number {
+function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): { pace: number; inSeries: number } {
   const u = model.prepCpuSecPerSample;
   const workers = scenarioWorkers(model, scenario);
   const cpu = cpuCapSec(scenario.gpus, u, model.stepCpuSecPerSample / scenario.gpuSpeedup, model.cpuScaling, scenario.cpus);
   if (workers === 0) {
     // One process a rank, each at most one CPU, and no more than the CPUs give it.
     const serial = model.serialPrepSecPerSample ?? u / Math.min(1, effectiveParallelism(model.cpuScaling, scenario.cpus) / scenario.gpus);
-    return Math.max(serial, cpu - gpuSec);
+    const pace = Math.max(serial, cpu - gpuSec);
+    return { pace, inSeries: pace };
   }
-  const loader = workers === null || u === 0 ? 0 : (scenario.gpus * u) / ((scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
-  return Math.max(loader, cpu);
+  if (workers === null) return { pace: cpu, inSeries: cpu };
+  const loader = u === 0 ? 0 : (scenario.gpus * u) / ((scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
+  // A worker reads, then pre-processes: its reads can be in series with its own prep, not with the CPUs' cap (a read takes no CPU).
+  return { pace: Math.max(loader, cpu), inSeries: loader };
+}
+
+/**
+ * Data time per sample with `fetchSec` of reads: the pace prep sets, and the
+ * reads combined with the prep that can run in series with them
+ * (../overlap.ts). With loader workers that is each worker's own prep, not
+ * the cap the CPUs set on prep and the step together: a CPU-trained step's
+ * share of the CPUs never waits for a read.
+ */
+export function dataSec(model: FittedModel, t: { prep: number; prepInSeries: number }, fetchSec: number): number {
+  return Math.max(t.prep, dataTime(t.prepInSeries, fetchSec, model.fetchPrepSerial));
 }
 
 /**
  * Seconds per sample of each stage, per rank, for a hit ratio h. `step` is
- * what the training process does in series per sample: its compute and
- * taking each ready batch from its loader workers (none without workers).
+ * what the training process does in series per sample: its compute, taking
+ * each ready batch from its loader workers and the compute's slow-down
+ * beside them (none without workers).
  */
-export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: number): { gpu: number; step: number; prep: number; fetch: number } {
+export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: number): { gpu: number; step: number; prep: number; prepInSeries: number; fetch: number } {
   const n = scenario.gpus;
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
-  const step = gpu + (scenarioWorkers(model, scenario) === 0 ? 0 : model.handoverSecPerIter / model.samplesPerIter);
+  // Beside loader workers the step pays the hand-over and its slow-down from sharing cores with them; loading in series, neither.
+  const step = gpu + (scenarioWorkers(model, scenario) === 0 ? 0 : (model.handoverSecPerIter + model.contentionSecPerIter) / model.samplesPerIter);
   const fetch = (n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec;
-  return { gpu, step, prep: prepSec(model, scenario, gpu), fetch };
+  const prep = prepSec(model, scenario, gpu);
+  return { gpu, step, prep: prep.pace, prepInSeries: prep.inSeries, fetch };
 }
 
 /** Predicts one scenario. Pure. */
@@ -275,7 +296,7 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const inSeries = scenarioWorkers(model, scenario) === 0;
   const perSample = (h: number): number => {
     const t = stageTimes(model, scenario, h);
-    return inSeries ? t.gpu + t.prep + t.fetch : Math.max(t.step, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
+    return inSeries ? t.gpu + t.prep + t.fetch : Math.max(t.step, dataSec(model, t, t.fetch));
   };
   const firstSec = perSample(0);
   const steadySec = perSample(steady);
@@ -317,7 +338,8 @@ export function selfCheck(model: FittedModel, profile: Profile): { mode: Mode; m
   const out: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] = [];
   const at = (h: number, withPrep: boolean): number => {
     const t = stageTimes(model, base, h);
-    return Math.max(withPrep ? t.step : t.gpu, dataTime(withPrep ? t.prep : 0, h < 1 ? t.fetch : 0, model.fetchPrepSerial)) * model.samplesPerIter * 1000;
+    const data = withPrep ? dataSec(model, t, h < 1 ? t.fetch : 0) : h < 1 ? t.fetch : 0;
+    return Math.max(withPrep ? t.step : t.gpu, data) * model.samplesPerIter * 1000;
   };
   const push = (mode: Mode, predictedIterMs: number): void => {
     const m = profile.modes[mode]?.summary;

@@ -6,9 +6,8 @@
  */
 import { smallestLruCacheFor, steadyLruHitRatioByPart } from './hit-ratio.js';
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
-import { dataTime } from './overlap.js';
 import { bisect } from './bisect.js';
-import { NEGLIGIBLE_FETCH_STALL, predict, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
+import { dataSec, NEGLIGIBLE_FETCH_STALL, predict, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
 
 /** One recommendation. */
 export interface Recommendation {
@@ -115,13 +114,13 @@ export const MAX_STORAGE_UTILISATION = 0.9;
  * busy, and prep and fetch together (partly in series, overlap.ts) within the
  * negligible stall of the data-free pace max(compute, prep).
  */
-export function maxFetchWithoutStall(model: FittedModel, t: { gpu: number; prep: number }): number {
+export function maxFetchWithoutStall(model: FittedModel, t: { gpu: number; prep: number; prepInSeries: number }): number {
   const pace = Math.max(t.gpu, t.prep);
   const allowed = pace * (1 + NEGLIGIBLE_FETCH_STALL);
   let fetch = MAX_STORAGE_UTILISATION * pace;
-  // dataTime grows with fetch: shorten it until prep and fetch fit in the allowed time.
-  if (dataTime(t.prep, fetch, model.fetchPrepSerial) > allowed) {
-    fetch = bisect(0, fetch, (f) => dataTime(t.prep, f, model.fetchPrepSerial) > allowed).low;
+  // The data time grows with fetch: shorten it until prep and fetch fit in the allowed time.
+  if (dataSec(model, t, fetch) > allowed) {
+    fetch = bisect(0, fetch, (f) => dataSec(model, t, f) > allowed).low;
   }
   return fetch;
 }
@@ -195,7 +194,7 @@ export function smallestCacheWithoutLateStall(model: FittedModel, scenario: Scen
     const parts = hitsByPart(bytes)!;
     const secPerSample = parts.map((h) => {
       const t = stageTimes(model, scenario, h);
-      return Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
+      return Math.max(t.gpu, dataSec(model, t, t.fetch));
     });
     return secPerSample.reduce((a, b) => a + b, 0) / parts.length <= allowed;
   };

@@ -59,6 +59,7 @@ export function modeResult(mode: Mode, spec: ModeSpec): ModeResult {
       datasetBytes: 1e9,
       readBytes: null,
       consumedBytes: spec.consumedBytes ?? 0,
+      consumedSamples: totalSamples,
       readFraction: null,
       readBytesSource: 'test',
     },

@@ -219,6 +219,7 @@ test('memory read rate sums the ranks of the cached mode', () => {
   const cached = modeResult('cached', { iterMs: 100, consumedBytes: 2 * 601 * 32 * 1000 });
   // Two ranks, each 320 samples/s, together 2 x 601 x 32 samples of 1000 bytes.
   cached.ranks = [cached.ranks[0], { ...cached.ranks[0], rank: 1, pid: 101 }];
+  cached.state.consumedSamples = 2 * 601 * 32;
   modes.cached = cached;
   close(analyze(modes).memoryReadBytesPerSec, 640 * 1000, 1e-6);
   modes.cached = modeResult('cached', { iterMs: 100, consumedBytes: 0 });
@@ -294,7 +295,7 @@ test('advice speaks of the whole job: with two ranks in lockstep, the accelerato
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
     const m = two[mode]!;
     m.ranks = [m.ranks[0], { ...m.ranks[0], rank: 1, pid: 101 }];
-    m.state = { ...m.state, consumedBytes: 2 * m.state.consumedBytes };
+    m.state = { ...m.state, consumedBytes: 2 * m.state.consumedBytes, consumedSamples: 2 * m.state.consumedSamples! };
   }
   const double = analyze(two);
   const consume = (text: string) => Number(/could consume ([\d.]+) MB\/s/.exec(text)![1]);

@@ -13,9 +13,10 @@
  * W = 0 loads in the training process, in series with its step.
  */
 import type { IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
+import { difference, liesAbove } from '../../analysis/estimate.js';
 import { parameter, type Fitted } from './fitted.js';
 import { throughOrigin } from '../through-origin.js';
-import { proven, reallySlower, type MeasuredModes } from './modes.js';
+import { loaderSetPace, proven, type MeasuredModes } from './modes.js';
 import { stepCpuOf } from './cpu-share.js';
 
 /** One measured count: the effective parallelism its cached time implies. */
@@ -62,6 +63,15 @@ export interface LoaderWorkersFit {
    * process loads itself) and when not measured. A step 8x faster still pays it.
    */
   handoverSecPerIter: number;
+  /**
+   * Seconds per iteration the step itself ran slower beside loader workers
+   * that kept up (the cached mode's step beyond the synthetic mode's, where
+   * beyond noise): the profile's CPU contention, the step sharing cores and
+   * caches with prep. Part of the step wherever workers run beside it; 0 with
+   * none (the process loads in series) and where the loader set the pace
+   * (the stall then hides it).
+   */
+  contentionSecPerIter: number;
 }
 
 /** Fits eff_w from the cached mode and the workers sweep, for a job of `ranks` ranks and prep CPU `u` s per sample. */
@@ -82,6 +92,7 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
     assumedWorkerShare: 1,
     workerShareMeasured: false,
     handoverSecPerIter: 0,
+    contentionSecPerIter: 0,
   };
   if (profiledWorkers === null) {
     return { kind: 'fitted', value: empty, parameters: [], caveats: ['the job did not report its loader workers: predictions assume prep can use every CPU'] };
@@ -97,7 +108,7 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
   // A count measured twice (the script's own, swept again) is one point: the mean of its runs.
   const byCount = new Map<number, WorkersPoint[]>();
   for (const r of runs.filter((run) => run.workers > 0)) {
-    const point = { workers: r.workers, eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0, prepBound: reallySlower(r.summary, modes.synthetic.summary), capacity: ranks * r.workers };
+    const point = { workers: r.workers, eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0, prepBound: loaderSetPace(r.summary, modes.synthetic.summary), capacity: ranks * r.workers };
     byCount.set(r.workers, [...(byCount.get(r.workers) ?? []), point]);
   }
   const points = [...byCount.values()]
@@ -130,6 +141,10 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
   }
   const handover = profiledWorkers === 0 ? null : handoverOf(profile, modes, cachedTime);
   if (handover !== null) rows.push(parameter('h', 'time per iteration to take a ready batch from the loader, in series with the step', handover.sec * 1000, 'ms', handover.source, proven(modes.synthetic, cached)));
+  const contention = profiledWorkers === 0 ? 0 : contentionOf(modes, cachedTime);
+  if (contention > 0) {
+    rows.push(parameter('g', 'time per iteration the step runs slower beside the loader (CPU contention)', contention * 1000, 'ms', 'cached computeMs - synthetic computeMs (the loader kept up; beyond noise)', proven(modes.synthetic, cached)));
+  }
   const caveats: string[] = [];
   if (swept.length === 0 && profiledWorkers > 0) caveats.push(`workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers measures it)`);
   if (mainCpu === null) caveats.push("the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use");
@@ -143,6 +158,7 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
       assumedWorkerShare: share,
       workerShareMeasured: measuredShare !== null,
       handoverSecPerIter: handover?.sec ?? 0,
+      contentionSecPerIter: contention,
     },
     parameters: rows,
     caveats,
@@ -171,7 +187,7 @@ export function workersParallelism(fit: Pick<LoaderWorkersFit, 'profiledWorkers'
  */
 function handoverOf(profile: Profile, modes: MeasuredModes, cachedTime: IterationSummary): { sec: number; source: string } | null {
   const b = cachedTime.samplesPerIter;
-  if (!reallySlower(cachedTime, modes.synthetic.summary)) {
+  if (!loaderSetPace(cachedTime, modes.synthetic.summary)) {
     const wait = Math.max(0, cachedTime.waitMs.mean - modes.synthetic.summary.waitMs.mean) / 1000;
     return { sec: wait, source: 'cached waitMs - synthetic waitMs (the loader kept up: the wait is the hand-over)' };
   }
@@ -179,6 +195,18 @@ function handoverOf(profile: Profile, modes: MeasuredModes, cachedTime: Iteratio
   const step = stepCpuOf(modes.synthetic).secPerSample;
   if (own === null || step === null) return null;
   return { sec: Math.max(0, own.sec - step) * b, source: "(cached - synthetic) ranks[].mainCpuMsPerSample x b (prep-bound: the training process's own CPU, a lower bound)" };
+}
+
+/**
+ * g, the step's slow-down beside a loader that kept up: the cached mode's
+ * time between batches beyond the synthetic mode's, where that lies beyond
+ * noise (0 otherwise, and where the loader set the pace).
+ */
+function contentionOf(modes: MeasuredModes, cachedTime: IterationSummary): number {
+  const synthetic = modes.synthetic.summary;
+  if (loaderSetPace(cachedTime, synthetic)) return 0;
+  const growth = difference(cachedTime.computeMs, synthetic.computeMs);
+  return liesAbove(growth) ? growth.mean / 1000 : 0;
 }
 
 /** CPUs the profiled job could use: the cached mode's affinity, else the host's. */

@@ -4,6 +4,7 @@
  * really slower than another.
  */
 import { difference, liesAbove } from '../../analysis/estimate.js';
+import { NAMING_MARGIN } from '../../analysis/split.js';
 import type { Estimate, IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
 import { MISSING_TEXT } from '../advice-text.js';
 import { notEnoughData, type Fitted, type NotEnoughData } from './fitted.js';
@@ -57,4 +58,20 @@ export function reallySlower(slow: IterationSummary, fast: IterationSummary): bo
   const exact = (e: Estimate): Estimate => ({ ...e, halfWidth: e.halfWidth ?? 0 });
   const stall = difference(exact(slow.iterMs), exact(fast.iterMs));
   return liesAbove(stall) && stall.mean > REAL_STALL_SHARE * slow.iterMs.mean;
+}
+
+/**
+ * Whether the loader set `run`'s pace against `before` (the synthetic mode
+ * for prep, the cached mode for fetch): the training process waited longer
+ * for data, beyond noise and by the margin the profile names a stall by
+ * (analysis/split.ts, callStall). A run slower only in its step (the step
+ * sharing CPUs or caches with the loader: the profile's "contention") had a
+ * loader that kept up, so its pace is no measure of the loader's capacity; a
+ * PyTorch GAN whose step ran 11% slower beside its workers was read as
+ * prep-bound and predicted 2x slower with one worker (it ran the same).
+ */
+export function loaderSetPace(run: IterationSummary, before: IterationSummary): boolean {
+  const exact = (e: Estimate): Estimate => ({ ...e, halfWidth: e.halfWidth ?? 0 });
+  const waitGrowth = difference(exact(run.waitMs), exact(before.waitMs));
+  return liesAbove(waitGrowth, NAMING_MARGIN * run.iterMs.mean) && reallySlower(run, before);
 }

@@ -11,7 +11,7 @@ import type { IterationSummary, Profile } from '../../schema/profile.js';
 import { MISSING_TEXT } from '../advice-text.js';
 import { effectiveParallelism, fitCpuScaling, pooledSecPerSample, type CpuScaling } from '../cpu-scaling.js';
 import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
-import { proven, reallySlower, type MeasuredModes } from './modes.js';
+import { loaderSetPace, proven, type MeasuredModes } from './modes.js';
 import { cpusForPrep, mainCpusOf, profiledCpusOf, workersOf } from './loader-workers.js';
 
 /** The prep stage as fitted. */
@@ -62,7 +62,7 @@ export function fitPrepCpu(
       prepCpuSecPerSample: u.value,
       profiledCpus,
       cpuScaling: curve.value,
-      cpuShareAssumed: sweep === null && !reallySlower(cachedTime.value, modes.synthetic.summary),
+      cpuShareAssumed: sweep === null && !loaderSetPace(cachedTime.value, modes.synthetic.summary),
       cachedTime: cachedTime.value,
     },
     parameters: [
@@ -137,7 +137,7 @@ function scalingCurve(
   // num_workers=0 loads in series with the step: the prep rate is what is left of the cached time after it.
   const serialStep = workers === 0 ? modes.synthetic.summary.iterMs.mean / 1000 / modes.synthetic.summary.samplesPerIter : 0;
   const cachedSecPerSample = Math.max(1e-9, cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter - serialStep);
-  const prepBound = reallySlower(cachedTime, modes.synthetic.summary);
+  const prepBound = loaderSetPace(cachedTime, modes.synthetic.summary);
   const measuredEff = u > 0 ? (ranks * u) / cachedSecPerSample : 0;
   // CPUs that were pre-processing: all of them but the training processes' own, or the workers when fewer.
   const forPrep = cpusForPrep(profiledCpus, ranks, mainCpusPerRank);

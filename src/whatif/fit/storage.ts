@@ -15,7 +15,7 @@ import { formatRate } from '../../units.js';
 import { MISSING_TEXT } from '../advice-text.js';
 import { fitOverlap, fitOverlapJoint, largestSerial, PERFECT_OVERLAP, type OverlapInputs } from '../overlap.js';
 import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
-import { proven, reallySlower, type MeasuredModes } from './modes.js';
+import { loaderSetPace, proven, type MeasuredModes } from './modes.js';
 
 /** A cold mode that read below this share of its throttle did not keep storage busy. */
 const UNSATURATED_SHARE = 0.9;
@@ -45,9 +45,9 @@ export interface StorageFit {
 
 /** What the storage fit needs from the fits before it, per sample at the profiled settings. */
 export interface StorageFitInputs {
-  /** Compute per sample, s (T_gpu / b). */
+  /** What reads can hide behind per sample, s: the step (T_gpu / b with the loader's hand-over and contention) or the pace prep sets, the larger. */
   computeSec: number;
-  /** Prep per sample, s (R * u / eff(c0)). */
+  /** Prep per sample that reads can run in series with, s: the loader workers' own (model.ts, dataSec). */
   prepSec: number;
   /** Storage bytes all ranks read per sample on a miss (R * a * s). */
   missBytesPerSample: number;
@@ -77,7 +77,7 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
   const { synthetic, cached, cold } = modes;
   const readRate = cold.storageReadBytesPerSec;
   if (readRate === null || !(readRate > 0)) return notEnoughData('modes.cold.storageReadBytesPerSec', 'cold');
-  const fetchBound = reallySlower(cold.summary, inputs.cachedTime);
+  const fetchBound = loaderSetPace(cold.summary, inputs.cachedTime);
   const throttle = profile.options.storageBwBytesPerSec;
   // Storage that never set the pace is known from its own read probe, else only from below.
   const probe = !fetchBound && throttle === null && profile.storageProbe?.proven ? profile.storageProbe : null;
@@ -109,8 +109,9 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
         largestSerial({
           ...stages,
           fetchSec: inputs.missBytesPerSample / fit.storageBytesPerSec,
-          // The upper end of the cold mode's 95% interval: the most σ it allows.
-          coldSec: stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
+          // The upper end of the cold mode's 95% interval: the most σ it allows. A cold mode
+          // that ran faster than the step as fitted (the machine's pace moved) bounds σ no tighter than the step does.
+          coldSec: Math.max(stages.computeSec, stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter),
         }),
       );
   return {

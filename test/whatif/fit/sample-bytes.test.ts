@@ -7,11 +7,23 @@ test('fitSampleBytes: s from the bytes the cold mode consumed per sample, a from
   const profile = loadProfile();
   const modes = modesOf(profile);
   const fit = fitSampleBytes(profile, modes);
-  const samples = modes.cold.ranks.flatMap((r) => r.iterations).reduce((n, it) => n + it.samples, 0);
+  // An older profile without consumedSamples: the samples after each rank's warm-up, the window consumedBytes covers.
+  assert.equal(modes.cold.state.consumedSamples, undefined);
+  const samples = modes.cold.ranks.flatMap((r) => r.iterations.slice(r.summary!.warmupIterations)).reduce((n, it) => n + it.samples, 0);
+  assert.ok(modes.cold.ranks[0].summary!.warmupIterations > 0);
   assert.equal(fit.value.bytesPerSample, modes.cold.state.consumedBytes / samples);
   assert.equal(fit.value.readAmplification, modes.cold.state.readFraction);
   assert.deepEqual(symbols(fit), ['s', 'a']);
   assert.equal(fit.parameters[1].proven, true);
+});
+
+test('fitSampleBytes: s counts the samples of the window the consumed bytes cover, not the warm-up too', () => {
+  const profile = loadProfile();
+  const modes = modesOf(profile);
+  // A pooled PyTorch profile: 104 iterations of 32, of which 30 were warm-up; the window held 74 (2,368 samples) of 77.4 KiB.
+  const state = { ...modes.cold.state, consumedBytes: 2368 * 79_260, consumedSamples: 2368 };
+  const fit = fitSampleBytes(profile, { ...modes, cold: { ...modes.cold, state } });
+  assert.equal(fit.value.bytesPerSample, 79_260);
 });
 
 test('fitSampleBytes: without a read fraction a = 1, assumed and unproven; without consumed bytes s is the mean file size', () => {
