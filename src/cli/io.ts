@@ -15,8 +15,17 @@ export interface Io {
 }
 
 export function processIo(): Io {
+  // A reader that stops early (`whatif --json | head`) closes the pipe: the
+  // rest of the output is dropped, as other tools do, never a stack trace.
+  let stdoutOpen = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    stdoutOpen = false;
+    if (error.code !== 'EPIPE') process.stderr.write(`ds-analyzer: cannot write to standard output: ${error.message}\n`);
+  });
   return {
-    stdout: (text) => process.stdout.write(text),
+    stdout: (text) => {
+      if (stdoutOpen) process.stdout.write(text);
+    },
     stderr: (text) => process.stderr.write(text),
     env: process.env,
     cwd: process.cwd(),

@@ -201,3 +201,49 @@ test('whatif names the validate run for a setting the profile did not run, and n
   if (isNotEnoughData(quoted)) return assert.fail(quoted.reason);
   assert.equal(quoted.validateCommand, "ds-analyzer validate 'my profile'\\''s.json' --cpus 1");
 });
+
+/**
+ * pytorch/examples dcgan as profiled here (CPU training, 2 workers on 2 CPUs): the step 560 ms a batch of 32
+ * (17.5 CPU-ms a sample), prep 10.12 CPU-ms a sample; beside the loader the step ran 64 ms slower and each
+ * iteration waited 16 ms for a ready batch, within the 2% the profile names a stall by: compute-bound.
+ */
+function contended(): Profile {
+  const p = profileOf({ batch: 32, stepMs: 560, stepCpuMs: 17.5, prepCpuMs: 10.12, workers: 2, cpus: 2, readRate: 4.4e6, probeRate: 2e8 });
+  for (const mode of ['cached', 'cold'] as const) {
+    const m = p.modes[mode]!;
+    // Waits 16 ± 6 ms: the lower end (10) does not clear 2% of 640 ms.
+    m.summary = { ...summary(640, 3, 32, 624), waitMs: { mean: 16, halfWidth: 6, proven: true } };
+    m.ranks[0].summary = m.summary;
+  }
+  return p;
+}
+
+test("a step that ran slower beside its loader is contention, not a loader at capacity: fewer workers cost nothing", () => {
+  const model = fitOrFail(contended());
+  assert.equal(model.workersPoints[0].prepBound, false);
+  near(model.contentionSecPerIter * 1000, 64, 'g');
+  near(model.handoverSecPerIter * 1000, 16, 'h');
+  // As the profile measured it, and named as it named it: compute-bound.
+  near(at(model, {}), 640, 'as profiled');
+  assert.equal(predict(model, baseScenario(model)).bottleneck, 'compute');
+  // One worker gives 10.12 * 32 = 324 ms a batch, well under the step: the pace stays (before: 1,280 ms).
+  near(at(model, { workers: 1 }), 640, 'one worker');
+  // Loading in series: the step without contention or hand-over, plus the prep.
+  near(at(model, { workers: 0 }), 560 + 323.84, 'no workers');
+  // One CPU runs the step and the prep: (17.5 + 10.12) * 32 (before: 1,280 ms).
+  near(at(model, { cpus: 1 }), 883.84, 'one CPU');
+});
+
+test("slow storage: a worker's reads run in series with its own prep, never with the CPUs' cap that holds a CPU-trained step", () => {
+  const profile = contended();
+  const model = fitOrFail(profile);
+  const result = whatif(profile, 'p.json', { cacheBytes: 0, storageBytesPerSec: 16e6 });
+  if (isNotEnoughData(result)) return assert.fail(result.reason);
+  const fetchMs = ((model.readAmplification * model.bytesPerSample * 32) / 16e6) * 1000;
+  const workerPrepMs = (10.12 * 32) / 2;
+  assert.ok(fetchMs < 640 && fetchMs + workerPrepMs > 640, `the case: fetch ${fetchMs.toFixed(0)} ms, in series ${(fetchMs + workerPrepMs).toFixed(0)} ms`);
+  near(result.prediction.iterMs, 640, 'point: reads overlap prep');
+  // Slow end: every byte from storage, in series with one worker's prep; not (17.5 + 10.12) * 32 / 2 = 442 ms of CPU cap plus the reads.
+  const fetchAll = ((model.bytesPerSample * 32) / 16e6) * 1000;
+  near(result.prediction.range!.iterMs.high, fetchAll + workerPrepMs, 'slow end');
+});
