@@ -112,5 +112,14 @@ function medianAbs(errors: (number | null)[]): number | null {
  * drift since profiling taken out.
  */
 export function anchorToControl(model: FittedModel, k: number): FittedModel {
-  return { ...model, computeSecPerIter: model.computeSecPerIter * k, prepCpuSecPerSample: model.prepCpuSecPerSample * k };
+  return {
+    ...model,
+    computeSecPerIter: model.computeSecPerIter * k,
+    prepCpuSecPerSample: model.prepCpuSecPerSample * k,
+    // The step's own CPU, taking a ready batch, the step's slow-down beside the loader and loading in series are CPU work too.
+    stepCpuSecPerSample: model.stepCpuSecPerSample * k,
+    handoverSecPerIter: model.handoverSecPerIter * k,
+    contentionSecPerIter: model.contentionSecPerIter * k,
+    serialPrepSecPerSample: model.serialPrepSecPerSample === null ? null : model.serialPrepSecPerSample * k,
+  };
 }

@@ -35,6 +35,10 @@ test('anchored to a control run 1.5x slower: compute and prep take 1.5x, storage
   const t = stageTimes(model, whole, 1);
   const ts = stageTimes(slower, whole, 1);
   assert.ok(Math.abs(ts.gpu - 1.5 * t.gpu) < 1e-12 && Math.abs(ts.prep - 1.5 * t.prep) < 1e-12);
+  // The step with its hand-over and its slow-down beside the loader is CPU work too.
+  const beside = { ...model, handoverSecPerIter: 0.004, contentionSecPerIter: 0.002 };
+  const step = stageTimes(beside, whole, 1).step;
+  assert.ok(Math.abs(stageTimes(anchorToControl(beside, 1.5), whole, 1).step - 1.5 * step) < 1e-12);
   assert.equal(stageTimes(slower, cold, 0).fetch, stageTimes(model, cold, 0).fetch);
   // Everything cached: the pace is CPU-bound, so the rate falls by exactly 1.5.
   assert.ok(Math.abs(predict(slower, whole).samplesPerSec - predict(model, whole).samplesPerSec / 1.5) < 1e-9);
