@@ -171,8 +171,12 @@ export function percent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
 }
 
-/** Formats bytes in binary units for people: 1.5 GiB. */
-export function formatBytes(bytes: number): string {
+/**
+ * Formats bytes in binary units for people: 1.5 GiB. `digits` decimals above
+ * whole bytes; sizes read against each other (a cgroup's limit and its usage)
+ * take 2, so that 1.46 GiB and 1.54 GiB do not both read 1.5 GiB.
+ */
+export function formatBytes(bytes: number, digits = 1): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;
@@ -180,7 +184,7 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit++;
   }
-  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+  return `${value.toFixed(unit === 0 ? 0 : digits)} ${units[unit]}`;
 }
 
 /** Formats a byte rate: 48.1 MB/s (decimal, as storage is sold). */
