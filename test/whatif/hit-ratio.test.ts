@@ -10,7 +10,7 @@ import {
   smallestLruCacheFor,
   steadyLruHitRatio,
 } from '../../src/whatif/hit-ratio.js';
-import { simulateLru } from '../../src/whatif/lru-reference.js';
+import { simulateLru } from './lru-reference.js';
 import { sizeHistogram, sizesFromHistogram } from '../../src/whatif/size-distribution.js';
 
 /** Byte stack distance by definition: own size plus distinct items since the previous access. */
