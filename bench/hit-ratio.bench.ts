@@ -6,7 +6,8 @@
  */
 import { lruHitRatio, simulateLruEpochs, steadyLruHitRatio } from '../src/whatif/hit-ratio.js';
 import { simulateLru } from '../test/whatif/lru-reference.js';
-import { sizeHistogram, sizesFromHistogram } from '../src/whatif/size-distribution.js';
+import { sizeHistogram } from '../src/analysis/size-histogram.js';
+import { sizesFromHistogram } from '../src/whatif/size-distribution.js';
 import { mulberry32 } from '../src/random.js';
 
 const ITEMS = 1_000_000;
