@@ -166,6 +166,11 @@ export function parseDurationSec(text: string, what: string): number {
   return seconds;
 }
 
+/** A plain number with `digits` decimals; exponent form from 1e9 on, so an absurd value (a hostile profile) cannot widen a table. */
+export function formatNumber(value: number, digits = 1): string {
+  return Math.abs(value) >= 1e9 ? value.toExponential(2) : value.toFixed(digits);
+}
+
 /** A fraction as a percentage: percent(0.1234) is '12.3%', percent(0.1234, 0) '12%'. */
 export function percent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
