@@ -5,8 +5,9 @@
  * hit ratios of both.
  */
 import { lruHitRatio, simulateLruEpochs, steadyLruHitRatio } from '../src/whatif/hit-ratio.js';
-import { simulateLru } from '../src/whatif/lru-reference.js';
-import { sizeHistogram, sizesFromHistogram } from '../src/whatif/size-distribution.js';
+import { simulateLru } from '../test/whatif/lru-reference.js';
+import { sizeHistogram } from '../src/analysis/size-histogram.js';
+import { sizesFromHistogram } from '../src/whatif/size-distribution.js';
 import { mulberry32 } from '../src/random.js';
 
 const ITEMS = 1_000_000;

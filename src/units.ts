@@ -166,13 +166,22 @@ export function parseDurationSec(text: string, what: string): number {
   return seconds;
 }
 
+/** A plain number with `digits` decimals; exponent form from 1e9 on, so an absurd value (a hostile profile) cannot widen a table. */
+export function formatNumber(value: number, digits = 1): string {
+  return Math.abs(value) >= 1e9 ? value.toExponential(2) : value.toFixed(digits);
+}
+
 /** A fraction as a percentage: percent(0.1234) is '12.3%', percent(0.1234, 0) '12%'. */
 export function percent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)}%`;
 }
 
-/** Formats bytes in binary units for people: 1.5 GiB. */
-export function formatBytes(bytes: number): string {
+/**
+ * Formats bytes in binary units for people: 1.5 GiB. `digits` decimals above
+ * whole bytes; sizes read against each other (a cgroup's limit and its usage)
+ * take 2, so that 1.46 GiB and 1.54 GiB do not both read 1.5 GiB.
+ */
+export function formatBytes(bytes: number, digits = 1): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;
@@ -180,7 +189,7 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit++;
   }
-  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+  return `${value.toFixed(unit === 0 ? 0 : digits)} ${units[unit]}`;
 }
 
 /** Formats a byte rate: 48.1 MB/s (decimal, as storage is sold). */

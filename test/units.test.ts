@@ -145,6 +145,14 @@ describe('cache sizes', () => {
     );
   });
 
+  test('formatBytes picks the binary unit, with one decimal unless told', () => {
+    assert.equal(formatBytes(512), '512 B');
+    assert.equal(formatBytes(350 * 262144), '87.5 MiB');
+    assert.equal(formatBytes(1.46 * 2 ** 30), '1.5 GiB');
+    assert.equal(formatBytes(1.46 * 2 ** 30, 2), '1.46 GiB');
+    assert.equal(formatBytes(512, 2), '512 B');
+  });
+
   test('property: what formatBytes prints parses back to within its rounding', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 2 ** 50 }), (bytes) => {

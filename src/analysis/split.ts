@@ -9,8 +9,8 @@ import { ADVICE_TEXT, VERDICT_TEXT, type Bound, type Severity, type TextContext 
 import { difference, excludesZero, liesAbove } from './estimate.js';
 import { allRanksSamplesPerSec, bytesPerSample, prepCpuSecPerSample, reportsBytes } from './mode-rates.js';
 import { driftOfPasses } from './pool-passes.js';
+import { CAVEAT_TEXT } from './caveat-text.js';
 import { subsetCaveat } from './subset-text.js';
-import { percent } from '../units.js';
 
 /** The modes of one profile; a partial profile lacks some. */
 export interface ModeResults {
@@ -34,18 +34,6 @@ export const HIGH_STALL_THRESHOLD = 0.5;
 export const NAMING_MARGIN = 0.02;
 
 type Usable = ModeResult & { summary: IterationSummary };
-
-const NEEDED_FOR: Record<Mode, string> = {
-  synthetic: 'compute time and prep stall',
-  cached: 'prep and fetch stalls',
-  cold: 'fetch stall and the real iteration time',
-};
-
-const STATE_WORD: Record<Mode, string> = {
-  synthetic: 'synthetic (loader not consulted)',
-  cached: 'cached',
-  cold: 'cold',
-};
 
 /**
  * The differential split of a profile's modes into compute, prep stall and
@@ -76,9 +64,10 @@ export function analyze(modes: ModeResults, host: { cpus?: number } = {}): Analy
   const fetchStallMs = tCold && tCached ? clampedDifference(tCold, tCached) : null;
   const prepStallParts = syn && cached ? stallParts(syn.summary, cached.summary) : null;
   const fetchStallParts = cached && cold ? stallParts(cached.summary, cold.summary) : null;
-  // A negative difference inside the noise is the zero it is clamped to; beyond the noise it needs saying.
-  if (tCached && tSyn && significant(clampedDifference(tSyn, tCached))) caveats.push(clampedText('prep', 'cached', tCached, 'synthetic', tSyn, tCold !== null));
-  if (tCold && tCached && significant(clampedDifference(tCached, tCold))) caveats.push(clampedText('fetch', 'cold', tCold, 'cached', tCached, true));
+  // A negative difference inside the noise is the zero it is clamped to; beyond
+  // the noise it needs saying, since the shares then do not add up.
+  if (tCached && tSyn && significant(clampedDifference(tSyn, tCached))) caveats.push(CAVEAT_TEXT.clampedStall('prep', 'cached', tCached.mean, 'synthetic', tSyn.mean, tCold !== null));
+  if (tCold && tCached && significant(clampedDifference(tCached, tCold))) caveats.push(CAVEAT_TEXT.clampedStall('fetch', 'cold', tCold.mean, 'cached', tCached.mean, true));
 
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
@@ -189,37 +178,22 @@ function prepCpu(syn: Usable, cached: Usable, caveats: string[]): number | null 
   const u = prepCpuSecPerSample(syn, cached);
   if (u === null) return null;
   if (u > 0) return u;
-  caveats.push(
-    `prep CPU per sample not measurable: the cached mode used ${(cached.jobCpuSecPerSample! * 1000).toFixed(2)} CPU-ms per sample, ` +
-      `no more than the synthetic mode's ${(syn.jobCpuSecPerSample! * 1000).toFixed(2)}`,
-  );
+  caveats.push(CAVEAT_TEXT.prepCpuNotMeasurable(cached.jobCpuSecPerSample!, syn.jobCpuSecPerSample!));
   return null;
 }
 
 /** The mode if it can be used, adding caveats for what is missing, partial or unproven. */
 function usable(mode: Mode, result: ModeResult | undefined, caveats: string[]): Usable | null {
   if (result === undefined) {
-    caveats.push(`no ${mode} mode: the ${NEEDED_FOR[mode]} are unknown`);
+    caveats.push(CAVEAT_TEXT.missingMode(mode));
     return null;
   }
   if (result.summary === null) {
-    caveats.push(
-      `${mode} mode has too few measured iterations (${howItEnded(result)}): ` +
-        `the ${NEEDED_FOR[mode]} are unknown`,
-    );
+    caveats.push(CAVEAT_TEXT.tooFewIterations(mode, result));
     return null;
   }
-  if (result.status !== 'ok') {
-    caveats.push(
-      `${mode} mode ended early (${howItEnded(result)}): its figures come from a partial run`,
-    );
-  }
-  if (!result.state.proven) {
-    caveats.push(
-      `${mode} mode: the ${STATE_WORD[mode]} state was not proven (${result.state.reason}); ` +
-        'figures built on it are marked unproven',
-    );
-  }
+  if (result.status !== 'ok') caveats.push(CAVEAT_TEXT.endedEarly(mode, result));
+  if (!result.state.proven) caveats.push(CAVEAT_TEXT.unprovenState(mode, result.state.reason));
   return result as Usable;
 }
 
@@ -240,30 +214,7 @@ function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
   const worst = byShare[0];
   if (worst === undefined || worst.share < PROFILER_CPU_SHARE) return null;
   const least = byShare.length > 1 ? byShare[byShare.length - 1] : null;
-  const pct = (x: number) => percent(x, 0);
-  return (
-    `the profiler itself used ${pct(worst.share)} of a CPU in the ${worst.mode} mode` +
-    (worst.keeper
-      ? ` (keeping the dataset evicted, by ${worst.keeper.mechanism === 'scan' ? 'rescanning every file' : 'evicting each file the job closed'}: ${pct(worst.keeper.cpuShare)} of a CPU` +
-        `${worst.keeper.fallbackReason ? `; scanning because ${worst.keeper.fallbackReason}` : ''})`
-      : '') +
-    (least ? `, ${pct(least.share)} in the ${least.mode} mode` : '') +
-    `: on a machine with few cores this slows a CPU-bound job${worst.mode === 'synthetic' ? ', and its compute time with it' : ', and the difference shows in the stall that mode measures'}`
-  );
-}
-
-/** A stall clamped at 0 because the mode with more to do measured faster: say so, since the shares then do not add up. */
-function clampedText(stall: string, later: Mode, a: Estimate, earlier: Mode, b: Estimate, sharesOfCold: boolean): string {
-  return (
-    `the ${later} mode measured faster than the ${earlier} mode beyond noise (${a.mean.toFixed(1)} vs ${b.mean.toFixed(1)} ms per iteration): ` +
-    `the ${stall} stall is taken as 0${sharesOfCold ? ', so the shares of the cold iteration do not add up to 100%' : ''} ` +
-    '(a machine whose speed or load changed between the runs; re-run to tell)'
-  );
-}
-
-/** 'interrupted', or 'failed, stopped by timeout': the stop reason only where it adds something. */
-function howItEnded(result: ModeResult): string {
-  return result.status === result.stopReason ? result.status : `${result.status}, stopped by ${result.stopReason}`;
+  return CAVEAT_TEXT.profilerOverhead(worst, least);
 }
 
 /** Below this relative change, the step time is taken as the same in both modes. */
@@ -285,19 +236,7 @@ function stepShiftCaveat(before: IterationSummary, after: IterationSummary, stal
   const shift = difference(b, a);
   const diff = shift.mean;
   if (!excludesZero(shift) || Math.abs(diff) / a.mean < STEP_SHIFT_THRESHOLD) return null;
-  const [from, to] = stall === 'prep' ? ['synthetic', 'cached'] : ['cached', 'cold'];
-  const waitGrowth = after.waitMs.mean - before.waitMs.mean;
-  return (
-    `the training step itself took ${a.mean.toFixed(1)} ms in the ${from} mode and ${b.mean.toFixed(1)} ms in the ${to} mode ` +
-    `(${diff > 0 ? '+' : ''}${diff.toFixed(1)} ms): the ${stall} stall includes this difference; the wait for data ` +
-    `${waitGrowth >= 0 ? 'grew' : 'shrank'} by ${Math.abs(waitGrowth).toFixed(1)} ms per iteration. ` +
-    (diff < 0
-      ? 'A step that got faster is most likely a machine whose speed or load changed between the runs (re-run to tell)'
-      : (stall === 'prep'
-          ? 'Pre-processing that competes with the step for CPU cores or caches makes the step slower (a real cost of the data pipeline); '
-          : 'Reading from storage costs CPU too (the kernel, the loader, the profiler keeping the dataset evicted), which slows a step that runs on the CPU; an accelerator would not feel it; ') +
-        'a machine whose speed or load changed between the runs does too (re-run to tell)')
-  );
+  return CAVEAT_TEXT.stepShift(stall, a.mean, b.mean, diff, after.waitMs.mean - before.waitMs.mean);
 }
 
 function iterEstimate(m: Usable): Estimate {
@@ -434,11 +373,7 @@ function driftVersusStalls(drift: NonNullable<Analysis['drift']>, prep: Estimate
     { name: 'fetch', e: fetch },
   ].filter((x) => x.e !== null && x.e.mean > 0 && largest.moveMs >= x.e.mean);
   if (stalls.length === 0) return null;
-  return (
-    `the machine's pace moved between the two runs of a mode by as much as the ${stalls.map((x) => `${x.name} stall (${x.e!.mean.toFixed(1)} ms)`).join(' and the ')}: ` +
-    `the ${largest.mode} mode ran ${largest.firstMs.toFixed(1)} then ${largest.secondMs.toFixed(1)} ms per iteration. ` +
-    'The mirrored order cancels a steady drift and the intervals include the scatter between runs; on a quieter machine the figures would be tighter'
-  );
+  return CAVEAT_TEXT.driftVersusStalls(stalls.map((x) => ({ name: x.name, ms: x.e!.mean })), largest);
 }
 
 /** A stall whose 95% CI includes 0 is not called a bottleneck; without a CI, any positive mean counts. */
@@ -463,10 +398,7 @@ function byteEstimateHolds(cached: Usable, cold: Usable | null, caveats: string[
   if (reportsBytes(cached.ranks) || bytesPerSample(cached) === null) return true;
   const readFraction = cold?.state.readFraction ?? null;
   if (readFraction !== null && readFraction >= 0.5 && readFraction <= 2) return true;
-  caveats.push(
-    'memory read rate not shown: the job did not report bytes per batch, so they are estimated as samples x the mean file size ' +
-      `(one file per sample), and ${readFraction === null ? 'no cold mode confirms it' : `the cold mode read ${(readFraction * 100).toFixed(1)}% of that estimate from storage, which does not confirm it`}`,
-  );
+  caveats.push(CAVEAT_TEXT.byteEstimateUnconfirmed(readFraction));
   return false;
 }
 

@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { performance } from 'node:perf_hooks';
 import { UserError } from '../errors.js';
+import { formatBytes } from '../units.js';
 import { ENV, MODES, type Mode } from '../schema/events.js';
 import { fromEnv, readProtocolEnv, restrictToSubset, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
 import { listDatasetFiles } from './generate-dataset.js';
@@ -288,7 +289,7 @@ async function run(argv: readonly string[]): Promise<number> {
   const elapsedS = (nowMs() - startMs) / 1000;
   const per = Math.max(iterations, 1);
   process.stdout.write(
-    `emulated job: ${iterations} iterations (${reason}), ${samples} samples, ${(bytes / 2 ** 20).toFixed(1)} MiB read in ${elapsedS.toFixed(2)} s; ` +
+    `emulated job: ${iterations} iterations (${reason}), ${samples} samples, ${formatBytes(bytes)} read in ${elapsedS.toFixed(2)} s; ` +
       `per iteration: wait ${formatMs(waitTotalMs / per)} ms, compute ${formatMs(computeTotalMs / per)} ms` +
       `${env.mode ? ` (mode ${env.mode})` : ' (unprofiled)'}\n`,
   );

@@ -9,6 +9,7 @@ import { changeBetween, rateEstimate } from '../compare/noise.js';
 import { ExitCode } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import type { Estimate, Profile } from '../schema/profile.js';
+import { formatNumber } from '../units.js';
 import { RULE_IDS, type Budget, type Budgets, type RuleId } from './config.js';
 
 /** Outcome of one rule. */
@@ -160,7 +161,7 @@ function regression(
   const change = changeBetween(a, b);
   if (change.relative === null) return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
   const unit = perSample ? 'ms/sample' : 'ms/iter';
-  const figures = `${fmtNumber(a.mean, 2)} → ${fmtNumber(b.mean, 2)} ${unit}${perSample ? ' (batch sizes differ: compared per sample)' : ''}`;
+  const figures = `${formatNumber(a.mean, 2)} → ${formatNumber(b.mean, 2)} ${unit}${perSample ? ' (batch sizes differ: compared per sample)' : ''}`;
   const actual = `${signedPct(change.relative)}${change.relativeHalfWidth === null ? '' : ` ± ${pct(change.relativeHalfWidth)}`}`;
   const low = change.relative - (change.relativeHalfWidth ?? 0);
   if (change.relativeHalfWidth === null) {
@@ -201,7 +202,7 @@ function marginNote(estimate: Estimate, limit: number): string | null {
 }
 
 function expectedText(id: RuleId, limit: number): string {
-  if (id === 'throughput') return `≥ ${fmtNumber(limit, 1)} samples/s`;
+  if (id === 'throughput') return `≥ ${formatNumber(limit, 1)} samples/s`;
   if (id === 'regression') return `≤ +${pct(limit)} iteration time`;
   return `≤ ${pct(limit)} of iteration`;
 }
@@ -212,12 +213,7 @@ function fmtShare(e: Estimate): string {
 }
 
 function fmtEstimate(e: Estimate, digits: number): string {
-  return `${fmtNumber(e.mean, digits)}${e.halfWidth === null ? '' : ` ± ${fmtNumber(e.halfWidth, digits)}`}`;
-}
-
-/** Fixed digits for ordinary numbers, exponent form for absurd ones (hostile files). */
-export function fmtNumber(value: number, digits: number): string {
-  return Math.abs(value) >= 1e9 ? value.toExponential(2) : value.toFixed(digits);
+  return `${formatNumber(e.mean, digits)}${e.halfWidth === null ? '' : ` ± ${formatNumber(e.halfWidth, digits)}`}`;
 }
 
 function pct(fraction: number): string {

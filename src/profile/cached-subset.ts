@@ -9,7 +9,7 @@ import type { Dataset, DatasetFile } from '../system/dataset.js';
 import type { WarmResult } from '../system/page-cache.js';
 import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices, subsetDataset } from '../system/resident-subset.js';
 import type { Subset } from '../schema/profile.js';
-import { percent as pct } from '../units.js';
+import { formatBytes, percent as pct } from '../units.js';
 
 /**
  * Memory set aside for the job before the subset is sized: the budget is read
@@ -105,9 +105,9 @@ export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOpt
   const warmSec = (now() - started) / 1000;
   const how = dataset.fitsInMemory || timedOut
     ? `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}) warmed in ${warmSec.toFixed(0)} s; ` +
-      `warming ${dataset.fitsInMemory ? `all ${gib(dataset.bytes)}` : `the ${gib(targetBytes)} that fit the memory budget of ${gib(budget!)}`} would have taken longer than ${(limitMs / 1000).toFixed(0)} s`
-    : `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}), ${gib(subset.bytes)}: ` +
-      `half of the memory budget of ${gib(budget!)}${dataset.memoryBudgetSource ? ` (${dataset.memoryBudgetSource})` : ''} less ${gib(JOB_RESERVE_BYTES)} for the job; the rest left to the job`;
+      `warming ${dataset.fitsInMemory ? `all ${formatBytes(dataset.bytes)}` : `the ${formatBytes(targetBytes)} that fit the memory budget of ${formatBytes(budget!)}`} would have taken longer than ${(limitMs / 1000).toFixed(0)} s`
+    : `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}), ${formatBytes(subset.bytes)}: ` +
+      `half of the memory budget of ${formatBytes(budget!)}${dataset.memoryBudgetSource ? ` (${dataset.memoryBudgetSource})` : ''} less ${formatBytes(JOB_RESERVE_BYTES)} for the job; the rest left to the job`;
   return {
     dataset: subset,
     subset: {
@@ -123,8 +123,4 @@ export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOpt
       warmSec,
     },
   };
-}
-
-function gib(bytes: number): string {
-  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 }

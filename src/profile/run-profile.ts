@@ -16,7 +16,7 @@ import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { startGpuSampler, type GpuSampler } from '../system/gpu.js';
 import { withCpus } from '../system/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
-import { sizeHistogram } from '../whatif/size-distribution.js';
+import { sizeHistogram } from '../analysis/size-histogram.js';
 import { artefactsDir, writeProfile } from '../store/profile-store.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress, type ModeRunInput } from './run-mode.js';

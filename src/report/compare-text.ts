@@ -1,5 +1,6 @@
 import type { FigureDiff, ProfileComparison } from '../compare/diff.js';
 import { table } from './format.js';
+import { formatNumber } from '../units.js';
 
 const VERDICT_WORD = { worse: 'worse (beyond noise)', better: 'better (beyond noise)', same: 'within noise', unknown: 'no CI' } as const;
 
@@ -28,22 +29,18 @@ function scaled(v: number, unit: FigureDiff['unit']): number {
   return unit === 'share' ? v * 100 : v;
 }
 
-function num(v: number, digits = 1): string {
-  return Math.abs(v) >= 1e9 ? v.toExponential(2) : v.toFixed(digits);
-}
-
 function value(e: FigureDiff['a'], unit: FigureDiff['unit']): string {
   if (!e) return '—';
   const digits = Math.abs(scaled(e.mean, unit)) < 20 ? 2 : 1;
-  return `${e.proven ? '' : '~'}${num(scaled(e.mean, unit), digits)}${e.halfWidth === null ? '' : ` ± ${num(scaled(e.halfWidth, unit), digits)}`}`;
+  return `${e.proven ? '' : '~'}${formatNumber(scaled(e.mean, unit), digits)}${e.halfWidth === null ? '' : ` ± ${formatNumber(scaled(e.halfWidth, unit), digits)}`}`;
 }
 
 function changeText(f: FigureDiff): string {
   if (!f.change) return '—';
   const d = scaled(f.change.delta, f.unit);
   const sign = d >= 0 ? '+' : '−';
-  const rel = f.change.relative === null || f.unit === 'share' ? '' : ` (${f.change.relative >= 0 ? '+' : '−'}${num(Math.abs(f.change.relative) * 100, 0)}%)`;
-  return `${sign}${num(Math.abs(d), Math.abs(d) < 20 ? 2 : 1)}${f.unit === 'share' ? ' pp' : ''}${rel}`;
+  const rel = f.change.relative === null || f.unit === 'share' ? '' : ` (${f.change.relative >= 0 ? '+' : '−'}${formatNumber(Math.abs(f.change.relative) * 100, 0)}%)`;
+  return `${sign}${formatNumber(Math.abs(d), Math.abs(d) < 20 ? 2 : 1)}${f.unit === 'share' ? ' pp' : ''}${rel}`;
 }
 
 function oneLine(text: string): string {

@@ -5,7 +5,7 @@
  */
 import { MODES, type Mode } from '../schema/events.js';
 import type { Iteration, Profile } from '../schema/profile.js';
-import type { WhatIfResult } from './whatif-source.js';
+import type { WhatIfCurvesOrReason } from './whatif-source.js';
 
 /** Per-mode decomposition of the iteration time, ms (differential method). */
 export interface BreakdownBar {
@@ -42,7 +42,7 @@ export interface ReportData {
   breakdown: BreakdownBar[];
   iterations: IterationSeries[];
   resources: ResourceSeries[];
-  whatIf: WhatIfResult;
+  whatIf: WhatIfCurvesOrReason;
   /** Logical CPUs of the host (for the 'CPU %' axis: 100 = all cores). */
   hostCpus: number;
 }
@@ -51,7 +51,7 @@ export interface ReportData {
 const MAX_POINTS = 2000;
 
 /** Builds the chart data of a profile. */
-export function reportData(profile: Profile, whatIf: WhatIfResult): ReportData {
+export function reportData(profile: Profile, whatIf: WhatIfCurvesOrReason): ReportData {
   const a = profile.analysis;
   const compute = finite(a?.computeMs?.mean);
   const prep = finite(a?.prepStallMs?.mean);

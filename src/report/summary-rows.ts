@@ -4,7 +4,7 @@
  */
 import { MODES } from '../schema/events.js';
 import type { Estimate, Profile, StallCall } from '../schema/profile.js';
-import { formatBytes, formatRate } from '../units.js';
+import { formatBytes, formatNumber, formatRate } from '../units.js';
 import { formatEstimate, formatPercent } from './format.js';
 import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';
 
@@ -19,8 +19,8 @@ export function modeRows(profile: Profile): string[][] {
     rows.push([
       mode,
       s ? formatEstimate(s.iterMs) : '—',
-      s ? num(s.medianIterMs) : '—',
-      s ? num(s.samplesPerSec) : '—',
+      s ? formatNumber(s.medianIterMs) : '—',
+      s ? formatNumber(s.samplesPerSec) : '—',
       String(s?.measuredIterations ?? 0),
       String(s?.warmupIterations ?? 0),
       r.status === 'ok' || r.status === r.stopReason ? r.stopReason : `${r.status} (${r.stopReason})`,
@@ -45,7 +45,7 @@ export function allRanksLine(profile: Profile): string | null {
     const m = profile.modes[mode];
     // Only where every rank has its own rate: a sum over some ranks is not the job's.
     if (!m || m.ranks.length === 0 || m.ranks.some((r) => r.summary === null)) return [];
-    return [`${mode} ${num(allRanksSamplesPerSec(m)!)}`];
+    return [`${mode} ${formatNumber(allRanksSamplesPerSec(m)!)}`];
   });
   return parts.length ? `all ranks together, samples/s: ${parts.join(' · ')} (the slowest rank sets the pace of each)` : null;
 }
@@ -109,16 +109,12 @@ export function factRows(profile: Profile): [string, string][] {
   ];
   if (profile.options.storageBwBytesPerSec) facts.push(['storage throttle', formatRate(profile.options.storageBwBytesPerSec)]);
   const perRank = maxRanks(profile) > 1 ? ' per rank' : '';
-  if (a?.gpuSamplesPerSec != null) facts.push(['accelerator could take', `${num(a.gpuSamplesPerSec)} samples/s${perRank}`]);
-  if (a?.prepSamplesPerSec != null) facts.push(['prep delivers', `${num(a.prepSamplesPerSec)} samples/s${perRank}`]);
-  if (a?.coldSamplesPerSec != null) facts.push(['cold storage pace', `${num(a.coldSamplesPerSec)} samples/s${perRank}`]);
+  if (a?.gpuSamplesPerSec != null) facts.push(['accelerator could take', `${formatNumber(a.gpuSamplesPerSec)} samples/s${perRank}`]);
+  if (a?.prepSamplesPerSec != null) facts.push(['prep delivers', `${formatNumber(a.prepSamplesPerSec)} samples/s${perRank}`]);
+  if (a?.coldSamplesPerSec != null) facts.push(['cold storage pace', `${formatNumber(a.coldSamplesPerSec)} samples/s${perRank}`]);
   const together = allRanksLine(profile);
   if (together) facts.push(['all ranks', together.replace(/^all ranks together, /, '')]);
   if (a?.storageReadBytesPerSec != null) facts.push(['storage read', formatRate(a.storageReadBytesPerSec)]);
-  if (a?.prepCpuSecPerSample != null) facts.push(['prep CPU', `${num(a.prepCpuSecPerSample * 1000, 2)} ms/sample`]);
+  if (a?.prepCpuSecPerSample != null) facts.push(['prep CPU', `${formatNumber(a.prepCpuSecPerSample * 1000, 2)} ms/sample`]);
   return facts;
-}
-
-function num(value: number, digits = 1): string {
-  return Math.abs(value) >= 1e9 ? value.toExponential(2) : value.toFixed(digits);
 }

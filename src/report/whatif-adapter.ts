@@ -8,13 +8,13 @@ import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';
 import { formatBytes, formatRate } from '../units.js';
 import { baseScenario, fitModel } from '../whatif/model.js';
 import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts } from '../whatif/sweep.js';
-import type { WhatIfResult, WhatIfSource } from './whatif-source.js';
+import type { WhatIfCurvesOrReason, WhatIfSource } from './whatif-source.js';
 
 /** Cache sizes on the curve: 0 to the dataset size in this many steps. */
 const CACHE_STEPS = 20;
 
 /** What-if curves of a profile from the fitted model. */
-export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
+export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfCurvesOrReason => {
   try {
     const fit = fitModel(profile);
     if (fit.kind === 'not-enough-data') return notAvailable(fit.reason);
@@ -64,6 +64,6 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfResult => {
   }
 };
 
-function notAvailable(why: string): WhatIfResult {
+function notAvailable(why: string): WhatIfCurvesOrReason {
   return { available: false, reason: `what-if curves not available for this profile: ${why}` };
 }

@@ -33,14 +33,14 @@ export interface WhatIfCurves {
   notes: string[];
 }
 
-/** A what-if source: the model's sweep, or a reason it is not available. */
-export type WhatIfResult = { available: true; curves: WhatIfCurves } | { available: false; reason: string };
+/** What the report's what-if section draws: the model's curves, or the reason there are none (the whatif command's own answer is WhatifResult). */
+export type WhatIfCurvesOrReason = { available: true; curves: WhatIfCurves } | { available: false; reason: string };
 
 /** Computes the curves of a profile. */
-export type WhatIfSource = (profile: Profile) => WhatIfResult | Promise<WhatIfResult>;
+export type WhatIfSource = (profile: Profile) => WhatIfCurvesOrReason | Promise<WhatIfCurvesOrReason>;
 
 /** Used until src/whatif provides a sweep: the report shows the section with this reason. */
-export const noWhatIf = (_profile?: Profile): WhatIfResult => ({
+export const noWhatIf = (_profile?: Profile): WhatIfCurvesOrReason => ({
   available: false,
   reason: 'what-if model not available in this build: the curves of throughput against cache size and CPUs will appear here once src/whatif provides them',
 });

@@ -2,9 +2,10 @@
  * Writes the report of one profile into a folder: <name>.html (self-contained),
  * <name>.md and one PNG per chart (<name>-<chart>.png) beside it.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Profile } from '../schema/profile.js';
+import { writeAtomic } from '../store/write-atomic.js';
 import { TOOL_VERSION } from '../version.js';
 import { reportCharts } from './chart-configs.js';
 import { fontsAvailable, renderChartPng } from './charts.js';
@@ -55,12 +56,6 @@ export async function writeReport(profile: Profile, profilePath: string, outDir:
   const markdown = join(outDir, `${stem}.md`);
   writeAtomic(markdown, renderMarkdown({ profile, profilePath, charts, pngFiles, whatIfNote, whatIfNotes }));
   return { html, markdown, pngs, whatIfNote, noFonts };
-}
-
-function writeAtomic(path: string, content: string | Buffer): void {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  writeFileSync(temp, content);
-  renameSync(temp, path);
 }
 
 /** What a reader of the written report should know: charts without text, what-if curves left out. One line each. */

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { PROFILE_SCHEMA_VERSION, ProfileSchema, type Profile } from '../schema/profile.js';
 import { formatBytes } from '../units.js';
 import { isDiskFull, truncateLogs } from './free-space.js';
+import { writeAtomic } from './write-atomic.js';
 
 /** A file name for a new profile: <job>-<UTC stamp>.json in `dir`. */
 export function newProfilePath(dir: string, jobName: string, now = new Date()): string {
@@ -21,8 +22,8 @@ export function artefactsDir(profilePath: string): string {
 export type WriteText = (path: string, text: string) => void;
 
 /**
- * Validates and writes a profile atomically (temp file + rename in the same
- * folder), so a reader or a crash never sees half a profile.
+ * Validates and writes a profile atomically (writeAtomic), so a reader or a
+ * crash never sees half a profile.
  *
  * On a full disk (ENOSPC, EDQUOT) the profile, a few hundred kB, is what must
  * survive; the job's logs in the artefacts folder are what fills it. So the
@@ -32,17 +33,10 @@ export type WriteText = (path: string, text: string) => void;
  * profile written after the previous run stays as it was.
  */
 export function writeProfile(path: string, profile: Profile, write: WriteText = (file, text) => writeFileSync(file, text)): void {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   const attempt = () => {
     const valid = ProfileSchema.parse(profile);
     mkdirSync(dirname(path), { recursive: true });
-    try {
-      write(temp, JSON.stringify(valid, null, 1) + '\n');
-    } catch (error) {
-      removeQuietly(temp);
-      throw error;
-    }
-    renameSync(temp, path);
+    writeAtomic(path, JSON.stringify(valid, null, 1) + '\n', write);
   };
   try {
     attempt();
@@ -67,14 +61,6 @@ export function writeProfile(path: string, profile: Profile, write: WriteText = 
         ExitCode.Environment,
       );
     }
-  }
-}
-
-function removeQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Never written, or already gone.
   }
 }
 

@@ -11,6 +11,7 @@
 import { readTextOrNull } from './read-text.js';
 import { parseMountinfo, type Mount } from './mountinfo.js';
 import { parseProcCgroup } from './cgroups.js';
+import { formatBytes } from '../units.js';
 
 /** Reads a kernel file as text, or null when it cannot be read; tests pass a fake file system. */
 export type ReadKernelFile = (path: string) => string | null;
@@ -60,7 +61,7 @@ export function jobMemoryBudget(meminfoBudgetBytes: number | null, readFile: Rea
   if (cgroupBytes !== null && (meminfoBudgetBytes === null || cgroupBytes < meminfoBudgetBytes)) {
     return {
       bytes: cgroupBytes,
-      source: `90% of the headroom of memory cgroup ${tightest!.dir} (${tightest!.version}: limit ${gib(tightest!.limitBytes)}, ${gib(tightest!.usageBytes - tightest!.fileBytes)} in use besides reclaimable file pages)`,
+      source: `90% of the headroom of memory cgroup ${tightest!.dir} (${tightest!.version}: limit ${formatBytes(tightest!.limitBytes, 2)}, ${formatBytes(tightest!.usageBytes - tightest!.fileBytes, 2)} in use besides reclaimable file pages)`,
       cgroup: tightest,
     };
   }
@@ -134,8 +135,4 @@ function v2Limit(readFile: ReadKernelFile, dir: string): CgroupMemoryLimit | nul
   // memory.high throttles and reclaims above it: the cache cannot grow past it either.
   const limit = max === null && high === null ? null : Math.min(max ?? Infinity, high ?? Infinity);
   return limitOf('v2', dir, limit, bytesIn(readFile(`${dir}/memory.current`)), statField(readFile(`${dir}/memory.stat`), 'file'));
-}
-
-function gib(bytes: number): string {
-  return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 }

@@ -22,9 +22,9 @@ test('a cached mode on a resident subset adds a caveat naming the subset, why, a
   const caveat = analyze(modes).caveats.find((c) => c.includes('resident subset'));
   assert.equal(
     caveat,
-    'cached mode on a resident subset: 350 of 2240 files (88 MiB of 560 MiB), because the dataset does not fit in the memory the job has; ' +
+    'cached mode on a resident subset: 350 of 2240 files (87.5 MiB of 560.0 MiB), because the dataset does not fit in the memory the job has; ' +
       'the prep stall still holds, since pre-processing costs the same per sample whichever files are read, ' +
-      'and the subset is a seeded random sample of the files (mean file 256 KiB, dataset 256 KiB)',
+      'and the subset is a seeded random sample of the files (mean file 256.0 KiB, dataset 256.0 KiB)',
   );
   assert.equal(analyze(modes).prepStallMs?.mean, plain.prepStallMs?.mean, 'the figures themselves do not change');
 });

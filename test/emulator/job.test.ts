@@ -252,7 +252,7 @@ test('without DSA_MODE the job runs one epoch unprofiled and prints a summary', 
   const events = freshDir('events');
   const result = await startJob(BASE_ARGS, { DSA_EVENTS_DIR: events });
   assert.equal(result.exitCode, 0, result.stderr);
-  assert.match(result.stdout, /emulated job: 8 iterations \(exhausted\), 32 samples, .* MiB read .*\(unprofiled\)/);
+  assert.match(result.stdout, /emulated job: 8 iterations \(exhausted\), 32 samples, [\d.]+ (B|KiB|MiB|GiB) read .*\(unprofiled\)/);
   assert.equal(existsSync(events), false, 'no events are written');
 });
 

@@ -104,7 +104,7 @@ describe('warming for the cached mode', () => {
     const warmed = new Set(calls.flat().map((f) => f.path));
     assert.deepEqual(new Set([...plan.dataset.files].map((f) => f.path)), warmed, 'exactly the subset was warmed');
     assert.ok(new Set([...plan.dataset.files].map((f) => f.path.slice(0, 11))).size > 10, 'spread over the folders');
-    assert.match(plan.subset.how, /half of the memory budget of 612 MiB \(a fake budget\) less 256 MiB for the job/);
+    assert.match(plan.subset.how, /half of the memory budget of 612\.0 MiB \(a fake budget\) less 256\.0 MiB for the job/);
     const again = await warmForCachedMode(ds, { warm: fakeWarm({ ms: 0 }, 1).warm, now: () => 0, seed: 3 });
     assert.deepEqual([...again.dataset.files], [...plan.dataset.files], 'the same seed, the same subset (both passes of the cached mode)');
   });

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { splitDev, wholeDiskDevice } from '../../src/system/block-device.js';
+import { expectedWholeDisk } from './whole-disk.js';
 
 describe('wholeDiskDevice', () => {
   let dir: string;
@@ -12,9 +13,13 @@ describe('wholeDiskDevice', () => {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('gives major:minor of a whole disk, null without one', async () => {
-    const device = await wholeDiskDevice(os.tmpdir());
-    assert.ok(device === null || /^\d+:\d+$/.test(device), String(device));
+  it('gives major:minor of the whole disk under a path, as mountinfo and /sys/block name it', async (t) => {
+    const expected = expectedWholeDisk(dir);
+    if ('skip' in expected) return t.skip(expected.skip);
+    assert.equal(await wholeDiskDevice(dir), expected.device);
+  });
+
+  it('is null where there is no block device, or no path', async () => {
     assert.equal(await wholeDiskDevice('/proc'), null);
     assert.equal(await wholeDiskDevice('/nonexistent/x'), null);
   });

@@ -8,10 +8,9 @@ import { hostFacts } from '../../src/system/host.js';
 const FAKE = fileURLToPath(new URL('../../../test/fixtures/fake-nvidia-smi', import.meta.url));
 chmodSync(FAKE, 0o755);
 
-test('hostFacts matches the profile host block, quickly', async () => {
-  const started = Date.now();
+// How long hostFacts takes is not asserted (no timing in tests): each probe is time-boxed in host.ts.
+test('hostFacts matches the profile host block', async () => {
   const host = await hostFacts({ nvidiaSmi: '/nonexistent/nvidia-smi' });
-  assert.ok(Date.now() - started < 4000);
   ProfileSchema.shape.host.parse(host);
   assert.equal(host.root, process.getuid?.() === 0);
   assert.ok(['v1', 'v2', 'none'].includes(host.cgroup));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +17,8 @@ import {
   readBytes,
   selfReadBytes,
 } from '../../src/system/proc.js';
+import { evict, pageCacheSupport, residency } from '../../src/system/page-cache.js';
+import { expectedWholeDisk } from './whole-disk.js';
 
 function statLine(pid: number, comm: string, ppid: number, ticks: { u: number; s: number; cu: number; cs: number }, start = 1000): string {
   const f5to13 = Array(9).fill(0).join(' ');
@@ -90,8 +93,39 @@ test('readBytes and cpuSeconds answer null for a vanished pid', async () => {
   await exited(child);
   assert.equal(readBytes(pid), null);
   assert.equal(cpuSeconds(pid), null);
-  const self = selfReadBytes();
-  assert.ok(self === null || self >= 0);
+});
+
+/** read_bytes of this process, read here without src/system/proc.ts; null where /proc/self/io cannot be read. */
+function ioReadBytesHere(): number | null {
+  try {
+    return Number(/^read_bytes:\s*(\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+  } catch {
+    return null;
+  }
+}
+
+test('selfReadBytes is this process\'s read_bytes, and grows by a cold read from storage', async (t) => {
+  if (ioReadBytesHere() === null) return t.skip('/proc/self/io cannot be read here (a kernel without task I/O accounting)');
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-selfio-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // read_bytes counts what came from a block device: a tmpfs read never shows.
+  const disk = expectedWholeDisk(dir);
+  if ('skip' in disk) return t.skip(`a read from storage needs a block device: ${disk.skip}`);
+  const support = pageCacheSupport();
+  if (!support.evict || !support.residency) return t.skip(`cannot make a file cold: ${support.reason}`);
+  const bytes = 4 * 1024 * 1024;
+  const file = join(dir, 'cold.bin');
+  writeFileSync(file, randomBytes(bytes));
+  await evict([{ path: file }], { sync: true });
+  assert.ok((await residency([{ path: file }])).fraction < 0.01, 'the file was evicted before the read');
+
+  const below = ioReadBytesHere()!;
+  const before = selfReadBytes();
+  const above = ioReadBytesHere()!;
+  assert.ok(before !== null && below <= before && before <= above, `read_bytes ${below}..${above}, selfReadBytes ${before}`);
+  readFileSync(file);
+  const after = selfReadBytes();
+  assert.ok(after !== null && after - before >= bytes, `a cold read of ${bytes} bytes moved selfReadBytes by ${after === null ? 'null' : after - before}`);
 });
 
 test('TreeAccounting (fake /proc): reaped child counted once, auto-reaped child not lost', (t) => {

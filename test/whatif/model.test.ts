@@ -19,7 +19,7 @@ function storageBusy(model: FittedModel, scenario: Scenario, p: Prediction): num
   return t.fetch / Math.max(t.gpu, t.prep);
 }
 import { cacheSweep } from '../../src/whatif/sweep.js';
-import { sizeHistogram } from '../../src/whatif/size-distribution.js';
+import { sizeHistogram } from '../../src/analysis/size-histogram.js';
 
 const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
 // Without its loader workers (as a job that does not report them): these tests are about the CPU, cache

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fitCache } from '../../../src/whatif/fit/cache.js';
-import { sizeHistogram } from '../../../src/whatif/size-distribution.js';
+import { sizeHistogram } from '../../../src/analysis/size-histogram.js';
 import { loadProfile, modesOf, symbols, valueOf } from './fixture.js';
 
 test('fitCache: the dataset, the cache the host could give it, and the LRU curve; B_memory shown from the analysis', () => {
