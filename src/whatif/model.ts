@@ -38,7 +38,7 @@ import { effectiveParallelism, type CpuScaling } from './cpu-scaling.js';
 import { minioHitRatio, steadyLruHitRatio } from './hit-ratio.js';
 import { dataTime } from './overlap.js';
 import { fitAccelerator, type AcceleratorFit } from './fit/accelerator.js';
-import { assumptionsOf, type Assumption, type PredictionRange } from './assumptions.js';
+import { assumptionsOf, type Assumption, type PredictionRange } from './fit/assumptions-of.js';
 import { fitCpuShare, type CpuShareFit } from './fit/cpu-share.js';
 import { fitCache, type CacheFit, type CacheFitOptions } from './fit/cache.js';
 import type { ModelParameter, NotEnoughData } from './fit/fitted.js';
@@ -73,7 +73,7 @@ export type Bottleneck = 'compute' | 'prep' | 'fetch';
 export interface FittedModel extends AcceleratorFit, CpuShareFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit {
   /** Every parameter with its source, for the report. */
   parameters: ModelParameter[];
-  /** The values no measurement pinned, each with its pessimistic and optimistic end (./assumptions.ts). */
+  /** The values no measurement pinned, each with its pessimistic and optimistic end (./fit/assumptions-of.ts). */
   assumptions: Assumption[];
   /** Assumptions and limits of this fit. */
   caveats: string[];
