@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CompareOutputSchema } from '../../src/schema/compare-output.js';
+import { EventSchema } from '../../src/schema/events.js';
 import { GateOutputSchema } from '../../src/schema/gate-output.js';
 import { ValidateOutputSchema } from '../../src/schema/validate-output.js';
 import { WhatifOutputSchema } from '../../src/schema/whatif-output.js';
@@ -51,4 +52,13 @@ for (const [heading, schema] of OUTPUTS) {
 
 test('docs/json-output.md names the header fields once for all', () => {
   for (const name of HEADER) assert.match(DOC, new RegExp(`\\| \`${name}\` \\|`));
+});
+
+test('docs/protocol.md names every field of every event', () => {
+  const protocol = readFileSync(fileURLToPath(new URL('../../../docs/protocol.md', import.meta.url)), 'utf8');
+  const names = new Set<string>();
+  for (const option of EventSchema.options) fieldNames(option, names);
+  assert.ok(names.has('nodeRank') && names.has('hostname') && names.has('waitMs'), 'the walk found the fields');
+  const missing = [...names].filter((name) => !protocol.includes(`\`${name}\``));
+  assert.deepEqual(missing, [], 'event fields not named in docs/protocol.md');
 });
