@@ -235,6 +235,7 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
       const summary = poolSummaries(list.map((r) => r.summary), fits);
       return {
         rank,
+        ...(list[0].node !== undefined ? { node: list[0].node } : {}),
         pid: list[list.length - 1].pid,
         workers: list[0].workers,
         ...(list[0].loader !== undefined ? { loader: list[0].loader } : {}),

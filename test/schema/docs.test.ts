@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CompareOutputSchema } from '../../src/schema/compare-output.js';
 import { EventSchema } from '../../src/schema/events.js';
+import { NodeIdentitySchema, NodeSchema } from '../../src/schema/profile.js';
 import { GateOutputSchema } from '../../src/schema/gate-output.js';
 import { ValidateOutputSchema } from '../../src/schema/validate-output.js';
 import { WhatifOutputSchema } from '../../src/schema/whatif-output.js';
@@ -52,6 +53,14 @@ for (const [heading, schema] of OUTPUTS) {
 
 test('docs/json-output.md names the header fields once for all', () => {
   for (const name of HEADER) assert.match(DOC, new RegExp(`\\| \`${name}\` \\|`));
+});
+
+test("docs/json-output.md names every field of the profile's nodes and of a rank's node", () => {
+  const text = section('profile --json');
+  const names = new Set([...fieldNames(NodeSchema), ...fieldNames(NodeIdentitySchema), 'host', 'nodes', 'node', 'rank', 'paceRank']);
+  assert.ok(names.size > 12, 'the walk found the fields');
+  const missing = [...names].filter((name) => !text.includes(`\`${name}\``));
+  assert.deepEqual(missing, [], 'fields not named in the profile --json section of docs/json-output.md');
 });
 
 test('docs/protocol.md names every field of every event', () => {
