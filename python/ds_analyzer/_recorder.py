@@ -8,6 +8,7 @@ See docs/protocol.md for the event format and docs/pytorch.md for the choices.
 import atexit
 import json
 import os
+import socket
 import sys
 import time
 
@@ -25,14 +26,22 @@ STOP_CHECK_INTERVAL_S = 0.1
 # this, and agree on the answer with one all_reduce, so every rank stops at the
 # same iteration (a rank leaving alone would hang the others in a collective).
 STOP_CHECK_EVERY_ITERATIONS = 10
+# The launcher variables that carry this node's rank among the job's nodes, in
+# the order they are read (src/schema/events.ts NODE_RANK_ENV): torchrun's
+# GROUP_RANK (the rank its global RANKs are numbered from), NODE_RANK (newer
+# torchrun, Lightning), Slurm's SLURM_NODEID. None set: node 0.
+NODE_RANK_ENV = ("GROUP_RANK", "NODE_RANK", "SLURM_NODEID")
+# Longest host name a start event carries (src/schema/events.ts MAX_HOSTNAME_CHARS).
+MAX_HOSTNAME_CHARS = 255
 
 
 class Config(object):
     """What the CLI asked for, read from DSA_* environment variables."""
 
-    __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size", "num_workers")
+    __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size", "num_workers", "node_rank", "hostname")
 
-    def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1, num_workers=None):
+    def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1, num_workers=None,
+                 node_rank=0, hostname=None):
         self.mode = mode
         # DSA_NUM_WORKERS: the training loader's num_workers for this run (profile --workers), or None.
         self.num_workers = num_workers
@@ -42,6 +51,9 @@ class Config(object):
         self.sync = sync
         self.rank = rank
         self.world_size = world_size
+        # Which machine of the job this process runs on: the launcher's node rank, and the host name.
+        self.node_rank = node_rank
+        self.hostname = socket.gethostname() if hostname is None else hostname
 
 
 def _int_env(env, name, default):
@@ -49,6 +61,15 @@ def _int_env(env, name, default):
         return int(env.get(name, ""))
     except ValueError:
         return default
+
+
+def node_rank_from_env(env):
+    """The first of NODE_RANK_ENV that is set to a non-negative integer, else 0."""
+    for name in NODE_RANK_ENV:
+        value = _int_env(env, name, -1)
+        if value >= 0:
+            return value
+    return 0
 
 
 def config_from_env(env=None):
@@ -73,6 +94,7 @@ def config_from_env(env=None):
         rank=max(0, _int_env(env, "RANK", _int_env(env, "SLURM_PROCID", 0))),
         world_size=max(1, _int_env(env, "WORLD_SIZE", _int_env(env, "SLURM_NTASKS", 1))),
         num_workers=num_workers if num_workers >= 0 else None,
+        node_rank=node_rank_from_env(env),
     )
 
 
@@ -138,6 +160,7 @@ class Recorder(object):
             '"v":1', '"type":"start"', '"t":' + _num(self._wall() * 1000.0), '"rank":%d' % cfg.rank,
             '"pid":%d' % self._pid, '"worldSize":%d' % cfg.world_size, '"mode":"%s"' % cfg.mode,
             '"source":"%s"' % self.source,
+            '"hostname":' + json.dumps(str(cfg.hostname)[:MAX_HOSTNAME_CHARS]), '"nodeRank":%d' % cfg.node_rank,
         ]
         if isinstance(batch_size, int) and batch_size > 0:
             fields.append('"batchSize":%d' % batch_size)

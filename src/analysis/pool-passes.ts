@@ -235,6 +235,7 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
       const summary = poolSummaries(list.map((r) => r.summary), fits);
       return {
         rank,
+        ...(list[0].node !== undefined ? { node: list[0].node } : {}),
         pid: list[list.length - 1].pid,
         workers: list[0].workers,
         ...(list[0].loader !== undefined ? { loader: list[0].loader } : {}),
@@ -245,12 +246,22 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
     });
 }
 
+/** What the pooled results are, as a state's reason names them: runs of a schedule, or nodes of one run (merge-nodes.ts). */
+export interface PooledParts {
+  /** The parts together: 'runs'. */
+  plural: string;
+  /** The part at `index`: 'run 2'. */
+  name: (index: number) => string;
+}
+
+const RUNS: PooledParts = { plural: 'runs', name: (index) => `run ${index + 1}` };
+
 /**
- * Proven only when every run proved its state. Bytes add up; the residency
- * before the job is the least favourable run's: the least resident for the
- * cached mode, the most for the cold one.
+ * Proven only when every part (a run, or a node) proved its state. Bytes add
+ * up; the residency before the job is the least favourable part's: the least
+ * resident for the cached mode, the most for the cold one.
  */
-function poolState(results: readonly ModeResult[]): StateProof {
+export function poolState(results: readonly ModeResult[], parts: PooledParts = RUNS): StateProof {
   const states = results.map((r) => r.state);
   const unproven = results.findIndex((r) => !r.state.proven);
   const readBytes = states.every((s) => s.readBytes !== null) ? sum(states.map((s) => s.readBytes!)) : null;
@@ -265,7 +276,7 @@ function poolState(results: readonly ModeResult[]): StateProof {
     ...states[0],
     proven: unproven < 0,
     // Each run's own figures: the first run's are not the second's.
-    reason: unproven < 0 ? provenInEach(states) : `run ${unproven + 1} of ${states.length}: ${states[unproven].reason}`,
+    reason: unproven < 0 ? provenInEach(states, parts) : `${parts.name(unproven)} of ${states.length}: ${states[unproven].reason}`,
     residentBytesBefore: results[0].mode === 'cached' ? Math.min(...resident) : Math.max(...resident),
     readBytes,
     consumedBytes,
@@ -285,11 +296,11 @@ function poolState(results: readonly ModeResult[]): StateProof {
   };
 }
 
-/** 'run 1: <its reason>; run 2: <its reason>', or one reason when the runs' reasons read the same. */
-function provenInEach(states: readonly StateProof[]): string {
+/** 'run 1: <its reason>; run 2: <its reason>', or one reason when the parts' reasons read the same. */
+function provenInEach(states: readonly StateProof[], parts: PooledParts): string {
   const reasons = states.map((s) => s.reason);
-  if (reasons.every((r) => r === reasons[0])) return `${reasons[0]} (each of ${reasons.length} runs)`;
-  return reasons.map((r, k) => `run ${k + 1}: ${r}`).join('; ');
+  if (reasons.every((r) => r === reasons[0])) return `${reasons[0]} (each of ${reasons.length} ${parts.plural})`;
+  return reasons.map((r, k) => `${parts.name(k)}: ${r}`).join('; ');
 }
 
 function meanOfKnown(values: readonly (number | null)[]): number | null {

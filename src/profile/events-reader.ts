@@ -1,7 +1,7 @@
 import { openSync, readSync, closeSync, readdirSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventSchema, type EndEvent, type IterEvent, type StartEvent } from '../schema/events.js';
-import type { Iteration } from '../schema/profile.js';
+import type { Iteration, NodeIdentity } from '../schema/profile.js';
 
 /** What the events of one process said so far. */
 export interface ProcessEvents {
@@ -19,6 +19,16 @@ export interface ProcessEvents {
   firstBadLine: string | null;
   /** Lines read in total. */
   lines: number;
+}
+
+/**
+ * The machine a process ran on, as its start event says. A job whose events
+ * do not name its host (an older hook or writer, or no start event yet) ran
+ * as the CLI's child, on the CLI's machine: `localHostname`, node 0 unless
+ * the start event gave a node rank.
+ */
+export function processNode(events: Pick<ProcessEvents, 'start'>, localHostname: string): NodeIdentity {
+  return { hostname: events.start?.hostname ?? localHostname, nodeRank: events.start?.nodeRank ?? 0 };
 }
 
 const CHUNK_BYTES = 1 << 20;

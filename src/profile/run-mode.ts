@@ -1,4 +1,5 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { StoppingTracker } from '../analysis/stopping.js';
@@ -14,7 +15,7 @@ import { processTree, selfReadBytes } from '../system/proc.js';
 import { OutsideReadsSampler, outsideReadsNote } from '../system/open-files.js';
 import { fileSystemLimit } from '../system/file-systems.js';
 import type { GpuSampler } from '../system/gpu.js';
-import { EventsReader, type ProcessEvents } from './events-reader.js';
+import { EventsReader, processNode, type ProcessEvents } from './events-reader.js';
 import { SupervisedJob, type Job, type JobExit, type StartJob } from './supervisor.js';
 import { proveState } from './state-proof.js';
 import { windowRates, windowReadProof } from './window-rates.js';
@@ -276,6 +277,7 @@ function toRankResult(events: ProcessEvents): RankResult {
   const mainCpu = summary ? mainCpuMsPerSample(events.iterations, summary.warmupIterations) : null;
   return {
     rank: events.start?.rank ?? 0,
+    node: processNode(events, hostname()),
     pid: events.start?.pid ?? 0,
     workers,
     ...(events.start?.loader ? { loader: events.start.loader } : {}),

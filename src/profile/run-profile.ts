@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { analyze } from '../analysis/split.js';
 import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
 import { workersApplied } from '../analysis/workers-applied.js';
+import { localNode } from '../analysis/merge-nodes.js';
 import { MIN_STOP_BLOCKS } from '../analysis/stopping.js';
 import { ExitCode, UserError } from '../errors.js';
 import { ENV, type Mode } from '../schema/events.js';
@@ -198,6 +199,7 @@ async function profileModes(
       passes,
     },
     host,
+    nodes: [localNode(host, [])],
     dataset: datasetFacts(dataset),
     modes: {},
     analysis: null,
@@ -237,6 +239,8 @@ async function profileModes(
       interrupted: () => interrupts.interrupted,
     });
     interrupts.detach();
+    // The job ran here: this node's rank is the one its ranks reported (merge-nodes.ts).
+    if (result.ranks.length > 0) profile.nodes = [localNode(host, result.ranks)];
     return result;
   };
 

@@ -1,8 +1,9 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ExitCode, UserError, valueError } from '../errors.js';
-import { ENV, ModeSchema, PROTOCOL_VERSION, type EndEvent, type LoaderSettings, type Mode } from '../schema/events.js';
+import { ENV, MAX_HOSTNAME_CHARS, ModeSchema, NODE_RANK_ENV, PROTOCOL_VERSION, type EndEvent, type LoaderSettings, type Mode } from '../schema/events.js';
 
 /**
  * Job-side writer of the event protocol v1 (src/schema/events.ts), for any JS/TS job.
@@ -43,6 +44,10 @@ export interface EventWriterOptions extends StartInfo {
   rank?: number;
   /** Number of ranks in the job. */
   worldSize?: number;
+  /** Rank of this process's machine among the job's nodes (default 0). */
+  nodeRank?: number;
+  /** Host name of this process's machine (default: os.hostname()). */
+  hostname?: string;
   /** Process id written into the file name and start event. */
   pid?: number;
   /** Longest time buffered lines wait before they are written, ms. */
@@ -73,6 +78,8 @@ export interface ProtocolEnv {
   rank: number;
   /** WORLD_SIZE (torchrun), 1 when unset. */
   worldSize: number;
+  /** The node's rank: the first of NODE_RANK_ENV that is set (GROUP_RANK, NODE_RANK, SLURM_NODEID), 0 when none is. */
+  nodeRank: number;
   /** DSA_SUBSET_FILE: the resident files a cached mode asks the job to sample from (see restrictToSubset). */
   subsetFile?: string;
   /** DSA_NUM_WORKERS: the loader workers this run asks for (profile --workers). */
@@ -133,6 +140,8 @@ export class EventWriter {
       pid,
       worldSize: options.worldSize ?? 1,
       mode: options.mode,
+      hostname: (options.hostname ?? hostname()).slice(0, MAX_HOSTNAME_CHARS),
+      nodeRank: options.nodeRank ?? 0,
     };
     if (options.batchSize !== undefined) start.batchSize = options.batchSize;
     if (options.workers !== undefined) start.workers = options.workers;
@@ -265,6 +274,7 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
     }
   }
   const worldSize = parseNonNegativeInt(env, 'WORLD_SIZE', 1);
+  const nodeRankName = NODE_RANK_ENV.find((name) => env[name] !== undefined && env[name] !== '');
   return {
     mode,
     eventsDir: env[ENV.eventsDir] || undefined,
@@ -273,6 +283,7 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
     sync: env[ENV.sync] === '1',
     rank: parseNonNegativeInt(env, 'RANK', 0),
     worldSize: worldSize > 0 ? worldSize : 1,
+    nodeRank: nodeRankName === undefined ? 0 : parseNonNegativeInt(env, nodeRankName, 0),
     ...(env[ENV.subsetFile] ? { subsetFile: env[ENV.subsetFile] } : {}),
     ...(env[ENV.numWorkers] ? { numWorkers: parseNonNegativeInt(env, ENV.numWorkers, 0) } : {}),
   };
@@ -299,7 +310,8 @@ export function restrictToSubset(paths: readonly string[], subsetFile: string): 
 
 /**
  * The writer for a job started by ds-analyzer, or null when DSA_MODE is unset (the
- * job runs unprofiled). Rank and world size come from torchrun's RANK and WORLD_SIZE.
+ * job runs unprofiled). Rank and world size come from torchrun's RANK and WORLD_SIZE,
+ * the node's rank from the launcher (NODE_RANK_ENV), the host name from os.hostname().
  */
 export function fromEnv(
   env: NodeJS.ProcessEnv = process.env,
@@ -314,6 +326,7 @@ export function fromEnv(
   return EventWriter.open({
     rank: parsed.rank,
     worldSize: parsed.worldSize,
+    nodeRank: parsed.nodeRank,
     ...info,
     ...options,
     dir: parsed.eventsDir,

@@ -34,6 +34,17 @@ export const ENV = {
   numWorkers: 'DSA_NUM_WORKERS',
 } as const;
 
+/**
+ * The launcher variables that carry a node's rank among the job's nodes, in
+ * the order they are read: torchrun's GROUP_RANK (its agent's node rank, the
+ * one its global RANKs are numbered from), NODE_RANK (newer torchrun and
+ * Lightning), Slurm's SLURM_NODEID. None set: node 0.
+ */
+export const NODE_RANK_ENV = ['GROUP_RANK', 'NODE_RANK', 'SLURM_NODEID'] as const;
+
+/** Longest host name a start event may carry (a fully qualified name, RFC 1035); writers cut longer ones. */
+export const MAX_HOSTNAME_CHARS = 255;
+
 /** Longest plausible wait or compute of one iteration; beyond it a line is counted as bad. */
 export const MAX_ITERATION_MS = 86_400_000;
 
@@ -88,6 +99,10 @@ export const StartEventSchema = z.object({
   subsetNote: z.string().max(1000).optional(),
   /** The training loader's settings, when the job knows them. */
   loader: LoaderSettingsSchema.optional(),
+  /** Host name of the machine the process runs on (absent in older events: the machine the CLI ran the job on). */
+  hostname: z.string().max(MAX_HOSTNAME_CHARS).optional(),
+  /** Rank of that machine among the job's nodes (launcher's NODE_RANK_ENV; 0 on one node and in older events). */
+  nodeRank: z.number().int().nonnegative().default(0),
 });
 
 export const IterEventSchema = z.object({

@@ -127,9 +127,55 @@ export const StateProofSchema = z.object({
 });
 export type StateProof = z.infer<typeof StateProofSchema>;
 
+/**
+ * Which machine of the job a rank ran on, as its start event said. Ranks are
+ * numbered across the whole job (torchrun's RANK), so a rank number names one
+ * rank whatever its node.
+ */
+export const NodeIdentitySchema = z.object({
+  /** Host name of the machine. */
+  hostname: z.string(),
+  /** Rank of the machine among the job's nodes (torchrun GROUP_RANK or NODE_RANK, Slurm SLURM_NODEID; 0 on one node). */
+  nodeRank: z.number().int().nonnegative(),
+});
+export type NodeIdentity = z.infer<typeof NodeIdentitySchema>;
+
+/** Facts about one machine: the profile's `host`, and each entry of `nodes`. */
+export const HostSchema = z.object({
+  /** Host name. */
+  hostname: z.string(),
+  /** CPU model name. */
+  cpuModel: z.string(),
+  /** Logical CPUs. */
+  cpus: z.number().int().positive(),
+  /** Physical memory, bytes. */
+  memBytes: nonneg(),
+  /** Operating system (distribution and release). */
+  os: z.string(),
+  /** Kernel release. */
+  kernel: z.string(),
+  /** GPUs nvidia-smi lists (memory null when not reported). */
+  gpus: z.array(z.object({ model: z.string(), memBytes: nonneg().nullable() })),
+  /** Whether the profiler ran as root. */
+  root: z.boolean(),
+  /** 'v1', 'v2' or 'none'. */
+  cgroup: z.string(),
+});
+export type Host = z.infer<typeof HostSchema>;
+
+/** One machine the job ran on: its identity (`hostname`, `nodeRank`, as its ranks' `node` name it) and its facts. */
+export const NodeSchema = z.object({
+  /** Rank of the machine among the job's nodes; its ranks' node.nodeRank. */
+  nodeRank: z.number().int().nonnegative(),
+  ...HostSchema.shape,
+});
+export type ProfileNode = z.infer<typeof NodeSchema>;
+
 export const RankResultSchema = z.object({
-  /** Rank of the process. */
+  /** Rank of the process, numbered across all the job's nodes. */
   rank: z.number().int().nonnegative(),
+  /** The machine the rank ran on (absent in older profiles: node 0, the profile's host). */
+  node: NodeIdentitySchema.optional(),
   /** pid of the process that wrote the events. */
   pid: z.number().int().nonnegative(),
   /** Loader workers reported by the job. */
@@ -380,20 +426,14 @@ export const ProfileSchema = z.object({
     /** Runs of each mode, in mirrored order (absent in older profiles: one). */
     passes: z.number().int().positive().optional(),
   }),
-  host: z.object({
-    hostname: z.string(),
-    cpuModel: z.string(),
-    /** Logical CPUs. */
-    cpus: z.number().int().positive(),
-    memBytes: nonneg(),
-    os: z.string(),
-    kernel: z.string(),
-    gpus: z.array(z.object({ model: z.string(), memBytes: nonneg().nullable() })),
-    /** Whether the profiler ran as root. */
-    root: z.boolean(),
-    /** 'v1', 'v2' or 'none'. */
-    cgroup: z.string(),
-  }),
+  /** The machine the profiler ran on and ran the job on (with one node, the same as nodes[0]; kept for readers of older profiles). */
+  host: HostSchema,
+  /**
+   * Every machine the job ran on, by node rank, each with its facts; a rank's
+   * `node` names its entry. One today: the machine the CLI ran the job on.
+   * Absent in older profiles: one node, node rank 0, with `host`'s facts.
+   */
+  nodes: z.array(NodeSchema).min(1).optional(),
   dataset: z.object({
     roots: z.array(z.string()),
     files: z.number().int().nonnegative(),

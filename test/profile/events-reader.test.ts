@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EventsReader } from '../../src/profile/events-reader.js';
+import { EventsReader, processNode } from '../../src/profile/events-reader.js';
 
 const start = JSON.stringify({ v: 1, type: 'start', t: 1, pid: 7, mode: 'cold', workers: 2 });
 const iter = (i: number) => JSON.stringify({ v: 1, type: 'iter', t: 10 + i, i, waitMs: 1, computeMs: 2, samples: 4 });
@@ -38,4 +38,16 @@ test('finish() takes a last line without newline; files of several processes sta
   writeFileSync(join(dir, 'notes.txt'), 'ignored');
   const all = new EventsReader(dir).finish();
   assert.deepEqual(all.map((e) => e.iterations.length), [1, 2]);
+});
+
+test("a process's node is the one its start event names; a job that named none ran on the CLI's machine, node 0", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-events-'));
+  const named = JSON.stringify({ v: 1, type: 'start', t: 1, rank: 3, pid: 8, mode: 'cold', hostname: 'gpu-b', nodeRank: 1 });
+  writeFileSync(join(dir, 'events-0-7.jsonl'), `${start}\n${iter(0)}\n`);
+  writeFileSync(join(dir, 'events-3-8.jsonl'), `${named}\n`);
+  writeFileSync(join(dir, 'events-4-9.jsonl'), `${iter(0)}\n`);
+  const [old, own, noStart] = new EventsReader(dir).finish();
+  assert.deepEqual(processNode(old, 'here'), { hostname: 'here', nodeRank: 0 });
+  assert.deepEqual(processNode(own, 'here'), { hostname: 'gpu-b', nodeRank: 1 });
+  assert.deepEqual(processNode(noStart, 'here'), { hostname: 'here', nodeRank: 0 });
 });

@@ -31,6 +31,8 @@ export interface FakeJob {
   waitMsAtWorkers?: Record<number, number>;
   /** The job cannot change its loader's workers (the manual API, a protocol job): it reports its own 2. */
   ignoresWorkers?: boolean;
+  /** The node its rank reports (start event hostname and nodeRank); absent: a job that names none. */
+  node?: { hostname: string; nodeRank: number };
 }
 
 /** Loader workers the fake job's script sets. */
@@ -88,7 +90,7 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
         readFraction: null,
         readBytesSource: 'fake',
       },
-      ranks: [{ rank: 0, pid: 1, workers, loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) }, iterations, summary }],
+      ranks: [{ rank: 0, ...(job.node ? { node: job.node } : {}), pid: 1, workers, loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) }, iterations, summary }],
       paceRank: 0,
       summary,
       resources: [],

@@ -49,7 +49,7 @@ function samplesFor(job: FakeJobScript, readShare: number): ResourceSample[] {
   return samples;
 }
 
-async function runFaked(mode: Mode, residentShare: number, readShare: number) {
+async function runFaked(mode: Mode, residentShare: number, readShare: number, env: Record<string, string> = {}) {
   const cacheState = new FakeCacheState({ residentShare: { [mode]: residentShare }, finish: { reEvictions: 3 } });
   const job = fakeJobStarter(JOB);
   const sampler = fakeSamplerStarter(samplesFor(JOB, readShare));
@@ -57,7 +57,7 @@ async function runFaked(mode: Mode, residentShare: number, readShare: number) {
     mode,
     argv: ['train'],
     cwd: root,
-    env: { HOME: '/home/someone', PYTHONPATH: '/opt/lib' },
+    env: { HOME: '/home/someone', PYTHONPATH: '/opt/lib', ...env },
     dataset,
     modeDir: path.join(root, `${mode}-${residentShare}-${readShare}`),
     precision: 0.01,
@@ -116,4 +116,11 @@ test('runMode proves the cached and cold states from the residency before the ru
   const warmBefore = (await runFaked('cold', 0.5, 1)).result.state;
   assert.equal(warmBefore.proven, false);
   assert.match(warmBefore.reason, /50\.0% of the dataset was still in the page cache/);
+});
+
+test('each rank carries the node its start event names: the host name and the node rank from the launcher', async () => {
+  const one = (await runFaked('cached', 1, 0)).result;
+  assert.deepEqual(one.ranks[0].node, { hostname: os.hostname(), nodeRank: 0 });
+  const second = (await runFaked('cached', 1, 0, { GROUP_RANK: '1' })).result;
+  assert.deepEqual(second.ranks[0].node, { hostname: os.hostname(), nodeRank: 1 });
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { EventWriter, StopFile, eventsFilePath, fromEnv, readProtocolEnv } from '../../src/protocol/writer.js';
@@ -206,7 +206,37 @@ test('fromEnv and readProtocolEnv reject malformed variables with a UserError', 
     sync: true,
     rank: 0,
     worldSize: 1,
+    nodeRank: 0,
   });
+});
+
+test("the start event names the node: the launcher's node rank (GROUP_RANK, then NODE_RANK, then SLURM_NODEID) and the host name", () => {
+  assert.equal(readProtocolEnv({}).nodeRank, 0, 'one node without a launcher: node 0');
+  assert.equal(readProtocolEnv({ SLURM_NODEID: '3' }).nodeRank, 3);
+  assert.equal(readProtocolEnv({ NODE_RANK: '2', SLURM_NODEID: '3' }).nodeRank, 2);
+  assert.equal(readProtocolEnv({ GROUP_RANK: '1', NODE_RANK: '2', SLURM_NODEID: '3' }).nodeRank, 1, "torchrun's agent rank comes first");
+  assert.equal(readProtocolEnv({ GROUP_RANK: '', NODE_RANK: '2' }).nodeRank, 2, 'an empty variable counts as unset');
+  assert.throws(
+    () => readProtocolEnv({ GROUP_RANK: 'node-1' }),
+    (error: unknown) => error instanceof UserError && /GROUP_RANK='node-1'/.test(error.message) && error.exitCode === ExitCode.BadValue,
+  );
+
+  const dir = tempDir();
+  try {
+    const writer = fromEnv({ DSA_MODE: 'cold', DSA_EVENTS_DIR: dir, RANK: '5', NODE_RANK: '1' }, {}, { pid: 11, flushOnExit: false });
+    writer!.end('budget', 0);
+    const [start] = readEvents(writer!.path);
+    assert.ok(start.type === 'start');
+    if (start.type === 'start') assert.deepEqual([start.rank, start.nodeRank, start.hostname], [5, 1, hostname()]);
+
+    const named = EventWriter.open({ dir, mode: 'cold', pid: 12, hostname: 'n'.repeat(300), nodeRank: 4, flushOnExit: false });
+    named.end('budget', 0);
+    const [own] = readEvents(named.path);
+    assert.ok(own.type === 'start');
+    if (own.type === 'start') assert.deepEqual([own.nodeRank, own.hostname?.length], [4, 255], 'a host name past 255 characters is cut, not a bad line');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('StopFile looks at the file system at most once per interval and stays stopped', () => {

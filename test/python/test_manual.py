@@ -109,5 +109,34 @@ for k, batch in enumerate(iterate([[1]] * 10)):
         self.assertEqual((ev[-1]["type"], ev[-1]["reason"]), ("end", "error"))
 
 
+class NodeTest(unittest.TestCase):
+    def test_the_node_rank_comes_from_the_launcher_group_rank_then_node_rank_then_slurm(self):
+        from ds_analyzer._recorder import config_from_env
+
+        def node_rank(**env):
+            return config_from_env(dict(env, DSA_MODE="cold", DSA_EVENTS_DIR="/tmp")).node_rank
+
+        self.assertEqual(node_rank(), 0)
+        self.assertEqual(node_rank(SLURM_NODEID="3"), 3)
+        self.assertEqual(node_rank(NODE_RANK="2", SLURM_NODEID="3"), 2)
+        self.assertEqual(node_rank(GROUP_RANK="1", NODE_RANK="2", SLURM_NODEID="3"), 1)
+        # The hook never stops a training job: a malformed variable is passed over.
+        self.assertEqual(node_rank(GROUP_RANK="", NODE_RANK="x", SLURM_NODEID="4"), 4)
+        self.assertEqual(node_rank(GROUP_RANK="-1"), 0)
+
+    def test_the_start_event_names_the_host_and_the_node_rank(self):
+        import socket
+
+        proc, events = run_script(r'''
+from ds_analyzer import iterate
+for batch in iterate([[1]] * 3):
+    pass
+''', mode="cached", extra_env={"GROUP_RANK": "2", "RANK": "5"})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        (ev,) = events.values()
+        self.assertEqual((ev[0]["type"], ev[0]["rank"], ev[0]["nodeRank"], ev[0]["hostname"]), ("start", 5, 2, socket.gethostname()))
+        self.assertNotIn("nodeRank", ev[1], "the node is named once, in the start event")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,6 +1,7 @@
 """torchrun: each rank writes its own events, and every rank stops at the same iteration."""
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -96,6 +97,8 @@ class TorchrunTest(unittest.TestCase):
         self.assertEqual(sorted(by_rank), [0, 1])
         for rank, ev in by_rank.items():
             self.assertEqual(ev[0]["worldSize"], 2)
+            # torchrun --standalone is one node: its agent's GROUP_RANK is 0.
+            self.assertEqual((ev[0]["nodeRank"], ev[0]["hostname"]), (0, socket.gethostname()))
             self.assertEqual(len(iters(ev)), 40)
             self.assertEqual((ev[-1]["reason"], ev[-1]["iterations"]), ("budget", 40))
 

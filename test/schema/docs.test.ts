@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CompareOutputSchema } from '../../src/schema/compare-output.js';
+import { EventSchema } from '../../src/schema/events.js';
+import { NodeIdentitySchema, NodeSchema } from '../../src/schema/profile.js';
 import { GateOutputSchema } from '../../src/schema/gate-output.js';
 import { ValidateOutputSchema } from '../../src/schema/validate-output.js';
 import { WhatifOutputSchema } from '../../src/schema/whatif-output.js';
@@ -51,4 +53,21 @@ for (const [heading, schema] of OUTPUTS) {
 
 test('docs/json-output.md names the header fields once for all', () => {
   for (const name of HEADER) assert.match(DOC, new RegExp(`\\| \`${name}\` \\|`));
+});
+
+test("docs/json-output.md names every field of the profile's nodes and of a rank's node", () => {
+  const text = section('profile --json');
+  const names = new Set([...fieldNames(NodeSchema), ...fieldNames(NodeIdentitySchema), 'host', 'nodes', 'node', 'rank', 'paceRank']);
+  assert.ok(names.size > 12, 'the walk found the fields');
+  const missing = [...names].filter((name) => !text.includes(`\`${name}\``));
+  assert.deepEqual(missing, [], 'fields not named in the profile --json section of docs/json-output.md');
+});
+
+test('docs/protocol.md names every field of every event', () => {
+  const protocol = readFileSync(fileURLToPath(new URL('../../../docs/protocol.md', import.meta.url)), 'utf8');
+  const names = new Set<string>();
+  for (const option of EventSchema.options) fieldNames(option, names);
+  assert.ok(names.has('nodeRank') && names.has('hostname') && names.has('waitMs'), 'the walk found the fields');
+  const missing = [...names].filter((name) => !protocol.includes(`\`${name}\``));
+  assert.deepEqual(missing, [], 'event fields not named in docs/protocol.md');
 });
