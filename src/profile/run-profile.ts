@@ -4,15 +4,13 @@ import { analyze } from '../analysis/split.js';
 import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
 import { workersApplied } from '../analysis/workers-applied.js';
 import { MIN_STOP_BLOCKS } from '../analysis/stopping.js';
-import { ExitCode, UserError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { ENV, type Mode } from '../schema/events.js';
 import { PROFILE_SCHEMA_VERSION, type ModeResult, type Profile } from '../schema/profile.js';
-import { listDataset, type Dataset } from '../system/dataset.js';
+import type { Dataset } from '../system/dataset.js';
 import { hostFacts } from '../system/host.js';
 import { pauseReclaimers, reclaimingDamonSchemes, type PausedReclaimers } from '../system/damon.js';
-import { fileSystemWarnings } from '../system/file-systems.js';
 import { CAPABILITY_TEXT } from '../system/capability-text.js';
-import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { startGpuSampler, type GpuSampler } from '../system/gpu.js';
 import { withCpus } from '../system/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
@@ -21,10 +19,10 @@ import { artefactsDir, writeProfile } from '../store/profile-store.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress, type ModeRunInput } from './run-mode.js';
 import type { CacheState } from './cache-states/cache-state.js';
-import { PartialCacheState } from './cache-states/partial-cache-state.js';
+import type { DataSource } from './data-sources/data-source.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
-import { CACHE_STATE_SETTINGS, DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
+import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
 import { assertRunnable } from './preflight.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
@@ -68,8 +66,8 @@ export interface ProfileRunInput {
   pollMs: number;
   /** Where the profile is written. */
   outFile: string;
-  /** Page-cache control of the modes (PageCacheState; FakeCacheState in tests). */
-  cacheState: CacheState;
+  /** Where the samples come from: lists the data, sets each mode's state, meters its reads (LocalFilesSource; FakeDataSource in tests). */
+  dataSource: DataSource;
   /**
    * Runs of each mode (default 2): the modes in order, then in reverse, each
    * run with half the iteration budget, so a steady drift of the machine's
@@ -93,7 +91,7 @@ export interface ProfileRunInput {
   overlapProbe?: boolean;
   /** nvidia-smi command, or null to skip GPU sampling. */
   nvidiaSmi: string | null;
-  /** Reads of the storage probe after the modes; the real ones unless a test passes its own. */
+  /** Reads of the storage probe after the modes; the data source's unless a test passes its own. */
   readProber?: ReadProber;
   /** Runs one mode of the job; the real runMode unless a test passes a deterministic fake. */
   modeRunner?: (input: ModeRunInput) => Promise<ModeResult>;
@@ -147,7 +145,7 @@ async function profileModes(
   reclaimers: string[],
   paused: PausedReclaimers | null,
 ): Promise<ProfileRunOutcome> {
-  const dataset = await listDataset(input.dataRoots);
+  const dataset = await input.dataSource.list();
   const warnings: string[] = [];
   const warn = (message: string) => {
     warnings.push(message);
@@ -165,16 +163,8 @@ async function profileModes(
     warn(`${reclaimers.join('; ')}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`);
   }
 
-  if (!dataset.fitsInMemory && input.modes.includes('cached')) {
-    warn(
-      dataset.memoryBudgetBytes === null
-        ? 'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven'
-        : `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget of ${(dataset.memoryBudgetBytes / 2 ** 30).toFixed(2)} GiB ` +
-            `(${dataset.memoryBudgetSource ?? 'MemAvailable'}): the cached mode runs on a resident random subset, which the job must sample from (DSA_SUBSET_FILE, docs/protocol.md)`,
-    );
-  }
-  // tmpfs, network and FUSE file systems keep a cache mode from being proven: said before anything runs.
-  for (const warning of fileSystemWarnings(dataset.fileSystems)) warn(warning);
+  // What keeps a mode from being proven on this data (a dataset that does not fit, tmpfs, NFS): said before anything runs.
+  for (const warning of input.dataSource.warnings(dataset, input.modes)) warn(warning);
   const passes = Math.max(1, Math.round(input.passes ?? DEFAULT_PASSES));
   if (passes === 1 && input.modes.length > 1) {
     warn("one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs");
@@ -204,7 +194,7 @@ async function profileModes(
     warnings,
   };
 
-  const throttle = input.storageBwBytesPerSec ? await createThrottle(dataset, input.storageBwBytesPerSec, input.env.DSA_CGROUP_PARENT) : null;
+  const throttle = input.storageBwBytesPerSec ? await input.dataSource.throttle(dataset, input.storageBwBytesPerSec, `${process.pid}`, input.env) : null;
   const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
   const interrupts = new Interrupts(hooks.onSignal);
 
@@ -220,6 +210,7 @@ async function profileModes(
       cwd: input.cwd,
       env: input.env,
       dataset,
+      dataSource: input.dataSource,
       modeDir: join(artefactsDir(input.outFile), label),
       ...budget,
       timeoutSec: input.timeoutSec,
@@ -228,7 +219,7 @@ async function profileModes(
       killGraceSec: input.killGraceSec,
       sync: input.sync,
       pollMs: input.pollMs,
-      wrapArgv: (a) => (mode === 'cold' && throttle ? wrapCommand(throttle.procsFiles, a) : a),
+      wrapArgv: (a) => (mode === 'cold' && throttle ? throttle.wrap(a) : a),
       cacheState,
       ...(numWorkers !== undefined ? { numWorkers } : {}),
       gpu: gpu ?? undefined,
@@ -248,7 +239,7 @@ async function profileModes(
       if (run.workers !== null && workersRefused) continue;
       const { mode } = run;
       const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv, input.env.PATH);
-      const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.cacheState, run.budgetShare, run.workers ?? undefined);
+      const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.dataSource.modeState, run.budgetShare, run.workers ?? undefined);
       result.cpus = affinity?.cpus ?? null;
       if (run.workers !== null && result.status === 'ok' && !workersApplied(result, run.workers)) {
         // Not faked: a count the job did not run is no point of the sweep.
@@ -290,7 +281,7 @@ async function profileModes(
     }
     if (exitCode === ExitCode.Ok && !interrupts.interrupted) {
       // A probe that cannot read is reported, never fatal: the modes are measured and saved.
-      const probe = await storageProbe(profile, dataset.files, input.readProber).catch((error: unknown) => {
+      const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch((error: unknown) => {
         warn(`the storage read probe failed (${error instanceof Error ? error.message : String(error)}); the what-if keeps the cold mode's read rate as a lower bound`);
         return null;
       });
@@ -337,7 +328,7 @@ async function overlapProbe(
   }
   const resident = residentSubset(dataset.files, share);
   const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
-  const cacheState = new PartialCacheState(resident, CACHE_STATE_SETTINGS);
+  const cacheState = input.dataSource.heldShareState(resident);
   const result = await runOnce('cold', PROBE_LABEL, input.argv, cacheState);
   return { ...result, state: proveProbe(result.state, heldShare), residentShare: heldShare };
 }
@@ -400,16 +391,6 @@ export function runBudget(
     minIterations: Math.max(1, Math.ceil(input.minIterations * share)),
     maxIterations: Math.max(1, Math.ceil(input.maxIterations * share)),
   };
-}
-
-async function createThrottle(dataset: Dataset, bytesPerSec: number, cgroupParent: string | undefined) {
-  if (!dataset.device) {
-    throw new UserError(
-      `--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw`,
-      ExitCode.Environment,
-    );
-  }
-  return createJobCgroup({ name: `${process.pid}`, readBpsDevice: { device: dataset.device, bytesPerSec }, v2Parent: cgroupParent });
 }
 
 function datasetFacts(dataset: Dataset): Profile['dataset'] {

@@ -2,15 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { windowRates } from '../profile/window-rates.js';
-import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
-import { CappedCacheState } from '../profile/cache-states/capped-cache-state.js';
+import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
 import { runMode, type ModeRunInput } from '../profile/run-mode.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
 import { tail } from '../profile/log-tail.js';
 import { threadAffinities, withCpus } from '../system/affinity.js';
-import { createJobCgroup, wrapCommand, type JobCgroup } from '../system/cgroups.js';
-import { listDataset, type Dataset } from '../system/dataset.js';
+import type { Dataset } from '../system/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
@@ -21,7 +19,7 @@ import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
-import { CACHE_STATE_SETTINGS, CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
+import { CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
 
 export type { ValidationPoint } from './plan.js';
 export type { ValidationReport, ValidationResult } from './results.js';
@@ -51,6 +49,8 @@ export interface ValidateInput {
   precision: number;
   /** ...or after this many iterations. */
   maxIterations: number;
+  /** Where the job's samples come from: the profile's data (LocalFilesSource; FakeDataSource in tests). */
+  dataSource: DataSource;
   /** Working folder of the job. */
   cwd: string;
   /** The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
@@ -110,7 +110,7 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   if (fit.kind === 'not-enough-data') return fit;
   const { model } = fit;
   const asked = requestedPoints(profile, model, input.request);
-  const obstacle = asked.some((p) => p.kind === 'cache') ? cachePointObstacle(profile, input.env) : null;
+  const obstacle = asked.some((p) => p.kind === 'cache') ? cachePointObstacle(profile, input.env, input.dataSource) : null;
   const notRun: ValidationPoint[] = obstacle ? asked.filter((p) => p.kind === 'cache') : [];
   if (obstacle) hooks.onCachePointsSkipped?.(obstacle);
   const points = asked.filter((p) => !notRun.includes(p));
@@ -143,7 +143,7 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
 async function runPoints(input: ValidateInput, hooks: ValidateHooks, model: FittedModel, points: ValidationPoint[], notRun: ValidationPoint[]): Promise<ValidationReport> {
   const { profile } = input;
   const base = baseScenario(model);
-  const dataset = await listDataset(profile.options.data);
+  const dataset = await input.dataSource.list();
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
   const interrupts = new Interrupts(hooks.onSignal);
   const results: ValidationResult[] = [];
@@ -230,6 +230,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
     cwd: input.cwd,
     env: input.env,
     dataset,
+    dataSource: input.dataSource,
     precision: input.precision,
     minIterations: CONTROL_MIN_ITERATIONS,
     maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
@@ -258,7 +259,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
       argv: affinity?.argv ?? input.profile.command,
       modeDir,
       wrapArgv: (argv) => argv,
-      cacheState: new PageCacheState({ dropCaches: false, ...CACHE_STATE_SETTINGS }),
+      cacheState: input.dataSource.modeState,
       ...(point.kind === 'workers' ? { numWorkers: point.workers } : {}),
       onProgress: (progress) => {
         ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
@@ -319,11 +320,9 @@ async function measureCachePoint(
   const { input, dataset } = ctx;
   // Storage as the profile saw it: its cold mode's throttle, when it had one.
   const throttleBps = input.profile.options.storageBwBytesPerSec;
-  const group: JobCgroup | null =
-    throttleBps && dataset.device
-      ? createJobCgroup({ name: `validate-${process.pid}-${ctx.index}`, readBpsDevice: { device: dataset.device, bytesPerSec: throttleBps }, v2Parent: input.env.DSA_CGROUP_PARENT })
-      : null;
-  const cacheState = new CappedCacheState(point.cacheBytes);
+  const group: Throttle | null =
+    throttleBps && dataset.device ? await input.dataSource.throttle(dataset, throttleBps, `validate-${process.pid}-${ctx.index}`, input.env) : null;
+  const cacheState = input.dataSource.cappedState(point.cacheBytes);
   const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];
   let lastReadingAt = 0;
   let readingCostMs = 0;
@@ -336,7 +335,7 @@ async function measureCachePoint(
       minIterations: iterationsPerEpoch * epochs,
       maxIterations: iterationsPerEpoch * epochs * 3,
       modeDir,
-      wrapArgv: (argv) => (group ? wrapCommand(group.procsFiles, argv) : argv),
+      wrapArgv: (argv) => (group ? group.wrap(argv) : argv),
       cacheState,
       onProgress: (progress) => {
         const now = Date.now();
@@ -376,7 +375,7 @@ async function measureCachePoint(
       residency: verdict,
       affinity: null,
       workersHeld: null,
-      readBytesPerSample: windowRates(result.resources, steady, (r) => r.jobReadBytes)?.perSample ?? null,
+      readBytesPerSample: windowRates(input.dataSource.fetchedSeries(result.resources), steady, (r) => r.bytes)?.perSample ?? null,
       failureTail: failureTail(result),
     };
   } finally {

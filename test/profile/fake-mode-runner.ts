@@ -9,7 +9,7 @@ import { mulberry32 } from '../../src/random.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Iteration, ModeResult } from '../../src/schema/profile.js';
 import path from 'node:path';
-import { FakeCacheState } from '../../src/profile/cache-states/fake-cache-state.js';
+import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { ProfileRunInput } from '../../src/profile/run-profile.js';
 import { MODES } from '../../src/schema/events.js';
@@ -104,8 +104,9 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
 }
 
 /**
- * A profile run input for a fake job in `dir` (which holds a `data` folder):
- * every mode, no page-cache control, the profile written to `<name>.json`.
+ * A profile run input for a fake job whose profile is written to
+ * `<dir>/<name>.json`: every mode, on a made-up dataset (FakeDataSource: no
+ * file listed or read, no page cache).
  */
 export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileRunInput['modeRunner'], overrides: Partial<ProfileRunInput> = {}): ProfileRunInput {
   return {
@@ -127,7 +128,7 @@ export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileR
     sync: true,
     pollMs: 250,
     outFile: path.join(dir, `${name}.json`),
-    cacheState: new FakeCacheState(),
+    dataSource: new FakeDataSource(),
     nvidiaSmi: null,
     passes: 2,
     modeRunner,

@@ -59,8 +59,6 @@ describe('runProfile with a fake mode runner', () => {
   let dir: string;
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-schedule-'));
-    fs.mkdirSync(path.join(dir, 'data'));
-    fs.writeFileSync(path.join(dir, 'data', 'a.bin'), 'x');
   });
   after(() => { if (!process.env.KEEP) fs.rmSync(dir, { recursive: true, force: true }); });
 
