@@ -39,8 +39,8 @@ const SCRIPT_WORKERS = 2;
 /** A fake runner plus the log of what it was asked to run. */
 export interface FakeRunner {
   run: (input: ModeRunInput) => Promise<ModeResult>;
-  /** Each call's mode, folder name and iteration budget, in order. */
-  calls: { mode: Mode; label: string; maxIterations: number; precision: number }[];
+  /** Each call's mode, folder name, iteration budget and command as wrapped (throttle, affinity), in order. */
+  calls: { mode: Mode; label: string; maxIterations: number; precision: number; argv: string[] }[];
 }
 
 export function fakeModeRunner(job: FakeJob): FakeRunner {
@@ -54,7 +54,10 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
   const calls: FakeRunner['calls'] = [];
   const run = async (input: ModeRunInput): Promise<ModeResult> => {
     const label = input.modeDir.split('/').pop()!;
-    calls.push({ mode: input.mode, label, maxIterations: input.maxIterations, precision: input.precision });
+    calls.push({ mode: input.mode, label, maxIterations: input.maxIterations, precision: input.precision, argv: input.wrapArgv(input.argv) });
+    // The mode's state is set up before the job and undone after, as runMode does.
+    const prepared = await input.cacheState.prepare(input.mode, input.dataset);
+    await prepared.finish();
     const startedAt = clockMs;
     clockMs += job.startupSec * 1000;
     const iterations: Iteration[] = [];
