@@ -1,10 +1,10 @@
 import { Command, Option } from 'commander';
 import { basename, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
+import { LocalFilesSource } from '../profile/data-sources/local-files.js';
 import { newProfilePath } from '../store/profile-store.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
-import { CACHE_STATE_SETTINGS, DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
+import { DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
 import { collect, EXIT_CODES_HELP, type CommandFactory } from './program.js';
@@ -123,12 +123,13 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   const modes = parseModes(raw.modes);
   const jobName = raw.name ?? jobNameOf(command);
   const profilesDir = resolve(io.cwd, raw.profilesDir);
+  const dataRoots = raw.data.map((dir) => resolve(io.cwd, dir));
   return {
     argv: command,
     cwd: io.cwd,
     env: io.env,
     jobName,
-    dataRoots: raw.data.map((dir) => resolve(io.cwd, dir)),
+    dataRoots,
     modes,
     precision: parseFraction(raw.precision, '--precision'),
     minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
@@ -142,7 +143,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     sync: raw.sync,
     pollMs: SUPERVISION.pollMs,
     outFile: raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName),
-    cacheState: new PageCacheState({ dropCaches: Boolean(raw.dropCaches), ...CACHE_STATE_SETTINGS }),
+    dataSource: new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches) }),
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCountList(raw.cpus, '--cpus', 1) : [],
     workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],

@@ -14,6 +14,7 @@ import { notEnoughDataError } from './not-enough-data.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { VALIDATE_FLAG_DEFAULTS as DEFAULTS } from '../profile/run-defaults.js';
 import type { Io } from './io.js';
+import { LocalFilesSource } from '../profile/data-sources/local-files.js';
 
 /** Options of `validate` as commander hands them over (strings, unparsed). */
 interface RawValidateOptions {
@@ -93,8 +94,11 @@ function parseValidateOptions(file: string | undefined, raw: RawValidateOptions,
     throw new UserError('nothing to validate: pass --cache, --cpus and/or --workers', ExitCode.Usage);
   }
   const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));
+  const profile = readProfile(path);
   const input: ValidateInput = {
-    profile: readProfile(path),
+    profile,
+    // The profile's own data; validate's control and CPU points warm it, its cache points cap it.
+    dataSource: new LocalFilesSource(profile.options.data, { dropCaches: false }),
     request,
     epochs: parsePositiveInt(raw.epochs, '--epochs'),
     precision: parseFraction(raw.precision, '--precision'),

@@ -10,9 +10,9 @@ import { ExitCode } from '../errors.js';
 import { generateDataset, type Dataset as GeneratedDataset } from '../emulator/generate-dataset.js';
 import { EMULATOR_PRESETS, type EmulatorPreset } from '../emulator/presets.js';
 import type { EmulatorSettings } from '../emulator/expected.js';
-import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
+import { LocalFilesSource } from '../profile/data-sources/local-files.js';
 import { newProfilePath } from '../store/profile-store.js';
-import { CACHE_STATE_SETTINGS, DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
+import { DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
 import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../profile/run-profile.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { writeReport, type WrittenReport } from '../report/write-report.js';
@@ -93,7 +93,7 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
       sync: SUPERVISION.sync,
       pollMs: SUPERVISION.pollMs,
       outFile: newProfilePath(input.profilesDir, JOB_NAME),
-      cacheState: new PageCacheState({ dropCaches: false, ...CACHE_STATE_SETTINGS }),
+      dataSource: new LocalFilesSource([datasetDir], { dropCaches: false }),
       nvidiaSmi: null,
       // The what-if below then rests on a measured overlap of reads and pre-processing.
       overlapProbe: true,

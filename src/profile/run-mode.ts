@@ -8,19 +8,17 @@ import { mainCpuMsPerSample } from '../analysis/main-cpu.js';
 import { markWarmup } from '../analysis/warmup.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { ENV, PROTOCOL_VERSION, type Mode } from '../schema/events.js';
-import type { IterationSummary, ModeResult, RankResult } from '../schema/profile.js';
+import type { Iteration, IterationSummary, ModeResult, RankResult, StateProof } from '../schema/profile.js';
 import type { Dataset } from '../system/dataset.js';
 import { startSampler, type Sampler, type SamplerOptions } from '../system/samplers.js';
-import { processTree, selfReadBytes } from '../system/proc.js';
-import { OutsideReadsSampler, outsideReadsNote } from '../system/open-files.js';
-import { fileSystemLimit } from '../system/file-systems.js';
 import type { GpuSampler } from '../system/gpu.js';
 import { EventsReader, processNode, type ProcessEvents } from './events-reader.js';
 import { SupervisedJob, type Job, type JobExit, type StartJob } from './supervisor.js';
 import { proveState } from './state-proof.js';
 import { windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
-import type { CacheState } from './cache-states/cache-state.js';
+import type { CacheState, PreparedState, StateFinish } from './cache-states/cache-state.js';
+import type { DataSource, FetchReadings } from './data-sources/data-source.js';
 import { writeSubsetList } from '../system/resident-subset.js';
 
 /** What one mode needs to run. */
@@ -33,8 +31,10 @@ export interface ModeRunInput {
   cwd: string;
   /** The CLI's environment, which the job inherits (the protocol's variables added). */
   env: NodeJS.ProcessEnv;
-  /** The dataset the mode reads. */
+  /** The dataset the mode reads, as its data source listed it. */
   dataset: Dataset;
+  /** The data source: meters the run's fetched bytes and says what limits its proof. */
+  dataSource: Pick<DataSource, 'startMeter' | 'proofLimit' | 'fetchesFrom'>;
   /** Folder for this mode's events and logs. */
   modeDir: string;
   /** Target relative half-width of the per-iteration time. */
@@ -59,7 +59,7 @@ export interface ModeRunInput {
   pollMs: number;
   /** Wraps the job's argv (cgroup join, CPU affinity); identity when nothing to do. */
   wrapArgv: (argv: string[]) => string[];
-  /** Page-cache control for the mode's state. */
+  /** The mode's state, from the data source (its modeState, a held share, a capped cache). */
   cacheState: CacheState;
   /** Loader workers to ask the job for (DSA_NUM_WORKERS); absent: the script's own setting. */
   numWorkers?: number;
@@ -93,54 +93,118 @@ export interface ModeProgress {
   elapsedSec: number;
 }
 
-// Period of the open-file sampling (a /proc scan for the tree, then the tree's fds): cheap at 2 s.
-const OUTSIDE_SAMPLE_MS = 2000;
+/** Where one run keeps its events, stop request and logs. */
+interface RunFiles {
+  eventsDir: string;
+  stopFile: string;
+  logs: { stdout: string; stderr: string };
+}
+
+/** How the supervision loop ended the job. */
+interface Supervised {
+  exit: JobExit;
+  /** Why the profiler asked the job to stop, or null when it did not. */
+  stopReason: 'precision' | 'budget' | null;
+  /** True when the job reported no iteration before firstIterationTimeoutSec. */
+  noIterations: boolean;
+}
 
 /** Runs the job once in `mode`: sets the cache state, supervises, collects, proves the state. */
 export async function runMode(input: ModeRunInput): Promise<ModeResult> {
-  const eventsDir = join(input.modeDir, 'events');
-  // A folder left by an earlier run to the same --out must not lend it events or a stop request.
-  rmSync(input.modeDir, { recursive: true, force: true });
-  mkdirSync(eventsDir, { recursive: true });
-  const stopFile = join(input.modeDir, 'STOP');
-  const logs = { stdout: join(input.modeDir, 'stdout.log'), stderr: join(input.modeDir, 'stderr.log') };
-
+  const files = freshRunFiles(input.modeDir);
   const prepared = await input.cacheState.prepare(input.mode, input.dataset);
   // A cached mode on a resident subset measures the subset: the job is asked to sample only from it (DSA_SUBSET_FILE).
   const subset = prepared.subset;
-  const measured = subset?.dataset ?? input.dataset;
   const subsetFile = subset ? join(input.modeDir, 'subset.txt') : null;
   if (subset && subsetFile) writeSubsetList(subsetFile, subset.dataset.files, input.cwd);
   const startedAt = Date.now();
   // The profiler's own CPU competes with a CPU-bound job on a small machine: measured, so it can be named.
   const profilerCpuBefore = process.cpuUsage();
-  const readBytesBefore = selfReadBytes();
-  const reader = new EventsReader(eventsDir);
+  const meter = input.dataSource.startMeter(input.mode, input.dataset, [input.modeDir]);
+  const reader = new EventsReader(files.eventsDir);
   const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: input.pollMs, gpu: input.gpu });
   let job: Job;
   try {
     job = await (input.startJob ?? SupervisedJob.start)({
       argv: input.wrapArgv(input.argv),
-      env: jobEnv(input, eventsDir, stopFile, subsetFile),
-      stdoutFile: logs.stdout,
-      stderrFile: logs.stderr,
+      env: jobEnv(input, files.eventsDir, files.stopFile, subsetFile),
+      stdoutFile: files.logs.stdout,
+      stderrFile: files.logs.stderr,
       timeoutSec: input.timeoutSec,
       killGraceSec: input.killGraceSec,
       cwd: input.cwd,
     });
   } catch (error) {
     sampler.stop();
+    meter.finish([]);
     await prepared.finish();
     throw error;
   }
   sampler.setRoot(job.pid);
+  meter.attach(job.pid);
   input.onJobStarted?.(job);
-  // Files read outside --data would pass for the dataset's reads: sample the tree's open files and name them.
-  const outside = new OutsideReadsSampler(input.dataset.roots, [input.modeDir]);
-  const outsideTimer = input.mode === 'synthetic' ? null : setInterval(() => outside.sample(processTree(job.pid)), OUTSIDE_SAMPLE_MS);
-  outsideTimer?.unref();
+  const supervised = await supervise(job, reader, input, startedAt, files.stopFile);
+  const profilerCpuSec = cpuSecSince(profilerCpuBefore);
+  const resources = sampler.stop();
+  const cacheFinish = await prepared.finish();
+  // After the job's tree is reaped: a meter of the tree's reads has all of them.
+  const fetched = meter.finish(resources);
+  const processes = reader.finish();
 
-  let stopReason: 'precision' | 'budget' | null = null;
+  const ranks = processes.filter((p) => p.start !== null || p.iterations.length > 0).map(toRankResult);
+  const pace = pickPaceRank(ranks);
+  const measuredIterations = pace?.summary ? pace.iterations.filter((it) => !it.warmup) : [];
+  const state = proveRun(input, { processes, ranks, measuredIterations, fetched, prepared, cacheFinish, wallSec: (Date.now() - startedAt) / 1000 });
+  const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
+  const readRate = windowRates(fetched.series, measuredIterations, (s) => s.bytes);
+  const jobReachedBudget = processes.some((p) => p.end?.reason === 'budget');
+  const { status, reason } = supervised.noIterations && !input.interrupted()
+    ? { status: 'failed' as const, reason: 'no-iterations' as const }
+    : classify(supervised.exit, supervised.stopReason ?? (jobReachedBudget ? 'budget' : null), pace?.summary ?? null, input.interrupted());
+  const subsetAck = processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
+  const subsetNote = processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
+  return {
+    mode: input.mode,
+    status,
+    stopReason: reason,
+    jobExitCode: supervised.exit.exitCode,
+    jobSignal: supervised.exit.signal,
+    startedAt,
+    wallSec: (Date.now() - startedAt) / 1000,
+    state,
+    ranks,
+    paceRank: pace?.rank ?? null,
+    summary: pace?.summary ?? null,
+    resources,
+    jobCpuSecPerSample: cpuRate?.perSample ?? null,
+    storageReadBytesPerSec: readRate?.perSec ?? null,
+    badEventLines: processes.reduce((sum, p) => sum + p.badLines, 0),
+    logs: files.logs,
+    cpus: null,
+    profilerCpuSec,
+    ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
+    ...(subset
+      ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
+      : {}),
+  };
+}
+
+/** The run's folder, emptied: a folder left by an earlier run to the same --out must not lend it events or a stop request. */
+function freshRunFiles(modeDir: string): RunFiles {
+  const eventsDir = join(modeDir, 'events');
+  rmSync(modeDir, { recursive: true, force: true });
+  mkdirSync(eventsDir, { recursive: true });
+  return { eventsDir, stopFile: join(modeDir, 'STOP'), logs: { stdout: join(modeDir, 'stdout.log'), stderr: join(modeDir, 'stderr.log') } };
+}
+
+/**
+ * Polls the job's events until it exits: stops it once every rank measured
+ * enough (the stop file, then SIGTERM after the grace), or early when it
+ * never reports an iteration (no DataLoader, no manual API) rather than at
+ * --timeout.
+ */
+async function supervise(job: Job, reader: EventsReader, input: ModeRunInput, startedAt: number, stopFile: string): Promise<Supervised> {
+  let stopReason: Supervised['stopReason'] = null;
   let noIterations = false;
   // One incremental stopping rule per events file: a check costs O(new iterations) plus the MSER scan, not a re-summary.
   const trackers = new Map<string, StoppingTracker>();
@@ -150,8 +214,6 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     await Promise.race([job.done, sleep(input.pollMs)]);
     if (exited || stopReason !== null || noIterations) continue;
     const polled = reader.poll();
-    // A job that never reports an iteration (no DataLoader, no manual API)
-    // would otherwise run until --timeout: stop it early and say how to fix it.
     if ((Date.now() - startedAt) / 1000 > input.firstIterationTimeoutSec && !polled.some((p) => p.iterations.length > 0)) {
       noIterations = true;
       void job.terminate();
@@ -167,87 +229,55 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
       void job.done.then(() => clearTimeout(grace));
     }
   }
-  const exit = await job.done;
-  if (outsideTimer) clearInterval(outsideTimer);
-  const profilerCpuSec = cpuSecSince(profilerCpuBefore);
-  const resources = sampler.stop();
-  const cacheFinish = await prepared.finish();
-  // Linux adds a reaped child's I/O counters to its parent: after the job's
-  // tree is reaped, our own read_bytes grew by everything the tree read.
-  const readBytesAfter = selfReadBytes();
-  const processes = reader.finish();
+  return { exit: await job.done, stopReason, noIterations };
+}
 
-  const ranks = processes.filter((p) => p.start !== null || p.iterations.length > 0).map(toRankResult);
-  const pace = pickPaceRank(ranks);
-  const allIterations = ranks.flatMap((r) => r.iterations);
+/** What a finished run hands its proof. */
+interface RunEvidence {
+  processes: ProcessEvents[];
+  ranks: RankResult[];
+  /** The pace-setting rank's iterations after its warm-up. */
+  measuredIterations: Iteration[];
+  fetched: FetchReadings;
+  prepared: PreparedState;
+  cacheFinish: StateFinish;
+  wallSec: number;
+}
+
+/**
+ * The run's state proof from the data source's evidence (its state's
+ * residency, its meter's bytes over the measured window, or over the whole
+ * run when its readings do not cover the window) and the job's (the bytes and
+ * samples it consumed, whether it acknowledged the mode and kept a subset).
+ */
+function proveRun(input: ModeRunInput, run: RunEvidence): StateProof {
+  const subset = run.prepared.subset;
+  const measured = subset?.dataset ?? input.dataset;
+  const allIterations = run.ranks.flatMap((r) => r.iterations);
   const samples = allIterations.reduce((sum, it) => sum + it.samples, 0);
-  const reportedBytes = allIterations.every((it) => it.bytes !== undefined)
-    ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0)
-    : null;
-  const consumedBytes = reportedBytes ?? samples * measured.meanFileBytes;
-  const runReadBytes =
-    readBytesBefore !== null && readBytesAfter !== null ? Math.max(0, readBytesAfter - readBytesBefore) : null;
-  const measuredIterations = pace?.summary ? pace.iterations.filter((it) => !it.warmup) : [];
-  // The measured window when the samples cover it; the whole run otherwise.
-  const window = windowReadProof(resources, measuredIterations, allIterations, measured.meanFileBytes);
-  const subsetAck = processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
-  const subsetNote = processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
-  const outsideNote = outsideReadsNote(outside.result());
-  // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a checkpoint loaded at start-up is not).
-  const outsideInWindow = outside.result(window && measuredIterations.length > 0 ? measuredIterations[0].t : -Infinity);
-  const state = proveState({
+  const reportedBytes = allIterations.every((it) => it.bytes !== undefined) ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0) : null;
+  // The measured window when the meter's readings cover it; the whole run otherwise.
+  const window = windowReadProof(run.fetched.series, run.measuredIterations, allIterations, measured.meanFileBytes);
+  const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
+  const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
+  return proveState({
     mode: input.mode,
-    residentBytesBefore: prepared.residentBytesBefore,
+    residentBytesBefore: run.prepared.residentBytesBefore,
     datasetBytes: measured.bytes,
-    readBytes: window?.readBytes ?? runReadBytes,
-    readBytesSource: window
-      ? 'read_bytes of the job tree over the measured window (/proc, sampled)'
-      : runReadBytes === null
-        ? '/proc/self/io is not readable'
-        : 'read_bytes of the whole job tree over the whole run (/proc/self/io after reaping)',
-    consumedBytes: window?.consumedBytes ?? consumedBytes,
+    readBytes: window?.readBytes ?? run.fetched.wholeRunBytes,
+    readBytesSource: window ? run.fetched.seriesSource : run.fetched.wholeRunSource,
+    fetchesFrom: input.dataSource.fetchesFrom,
+    consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * measured.meanFileBytes,
     consumedSamples: window?.consumedSamples ?? samples,
     consumedBytesEstimated: reportedBytes === null,
-    jobAcknowledgedMode: processes.some((p) => p.start?.mode === input.mode),
+    jobAcknowledgedMode: run.processes.some((p) => p.start?.mode === input.mode),
     fitsInMemory: measured.fitsInMemory,
-    reEvictions: cacheFinish.reEvictions,
-    keeper: cacheFinish.keeper && { ...cacheFinish.keeper, modeWallSec: (Date.now() - startedAt) / 1000 },
-    // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
-    fileSystemLimit: fileSystemLimit(input.mode, input.dataset.fileSystems),
+    reEvictions: run.cacheFinish.reEvictions,
+    keeper: run.cacheFinish.keeper && { ...run.cacheFinish.keeper, modeWallSec: run.wallSec },
+    sourceLimit: input.dataSource.proofLimit(input.mode, input.dataset),
     ...(subset ? { subset: { files: subset.record.files, reason: subset.record.reason, jobSamples: subsetAck?.subsetFiles, jobNote: subsetNote } } : {}),
-    outsideReads: outsideNote !== null ? { bytes: outsideInWindow.dirs.reduce((total, d) => total + d.bytes, 0), note: outsideNote } : null,
+    otherReads: run.fetched.otherReads(window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity),
   });
-
-  const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
-  const readRate = windowRates(resources, measuredIterations, (s) => s.jobReadBytes);
-  const jobReachedBudget = processes.some((p) => p.end?.reason === 'budget');
-  const { status, reason } = noIterations && !input.interrupted()
-    ? { status: 'failed' as const, reason: 'no-iterations' as const }
-    : classify(exit, stopReason ?? (jobReachedBudget ? 'budget' : null), pace?.summary ?? null, input.interrupted());
-  return {
-    mode: input.mode,
-    status,
-    stopReason: reason,
-    jobExitCode: exit.exitCode,
-    jobSignal: exit.signal,
-    startedAt,
-    wallSec: (Date.now() - startedAt) / 1000,
-    state,
-    ranks,
-    paceRank: pace?.rank ?? null,
-    summary: pace?.summary ?? null,
-    resources,
-    jobCpuSecPerSample: cpuRate?.perSample ?? null,
-    storageReadBytesPerSec: readRate?.perSec ?? null,
-    badEventLines: processes.reduce((sum, p) => sum + p.badLines, 0),
-    logs,
-    cpus: null,
-    profilerCpuSec,
-    ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
-    ...(subset
-      ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
-      : {}),
-  };
 }
 
 /** CPU seconds (user + system) this process used since `before`. */

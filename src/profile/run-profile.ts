@@ -1,31 +1,26 @@
-import { tail } from './log-tail.js';
 import { join } from 'node:path';
 import { analyze } from '../analysis/split.js';
 import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
-import { workersApplied } from '../analysis/workers-applied.js';
 import { localNode } from '../analysis/merge-nodes.js';
 import { MIN_STOP_BLOCKS } from '../analysis/stopping.js';
-import { ExitCode, UserError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { ENV, type Mode } from '../schema/events.js';
 import { PROFILE_SCHEMA_VERSION, type ModeResult, type Profile } from '../schema/profile.js';
-import { listDataset, type Dataset } from '../system/dataset.js';
+import type { Dataset } from '../system/dataset.js';
 import { hostFacts } from '../system/host.js';
-import { pauseReclaimers, reclaimingDamonSchemes, type PausedReclaimers } from '../system/damon.js';
-import { fileSystemWarnings } from '../system/file-systems.js';
-import { CAPABILITY_TEXT } from '../system/capability-text.js';
-import { createJobCgroup, wrapCommand } from '../system/cgroups.js';
 import { startGpuSampler, type GpuSampler } from '../system/gpu.js';
 import { withCpus } from '../system/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../analysis/size-histogram.js';
 import { artefactsDir, writeProfile } from '../store/profile-store.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
-import { runMode, type ModeProgress, type ModeRunInput } from './run-mode.js';
+import { runMode, type ModeProgress } from './run-mode.js';
+import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner } from './run-setup.js';
 import type { CacheState } from './cache-states/cache-state.js';
-import { PartialCacheState } from './cache-states/partial-cache-state.js';
+import type { DataSource } from './data-sources/data-source.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
-import { CACHE_STATE_SETTINGS, DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
+import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
 import { assertRunnable } from './preflight.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
@@ -69,8 +64,8 @@ export interface ProfileRunInput {
   pollMs: number;
   /** Where the profile is written. */
   outFile: string;
-  /** Page-cache control of the modes (PageCacheState; FakeCacheState in tests). */
-  cacheState: CacheState;
+  /** Where the samples come from: lists the data, sets each mode's state, meters its reads (LocalFilesSource; FakeDataSource in tests). */
+  dataSource: DataSource;
   /**
    * Runs of each mode (default 2): the modes in order, then in reverse, each
    * run with half the iteration budget, so a steady drift of the machine's
@@ -94,10 +89,10 @@ export interface ProfileRunInput {
   overlapProbe?: boolean;
   /** nvidia-smi command, or null to skip GPU sampling. */
   nvidiaSmi: string | null;
-  /** Reads of the storage probe after the modes; the real ones unless a test passes its own. */
+  /** Reads of the storage probe after the modes; the data source's unless a test passes its own. */
   readProber?: ReadProber;
   /** Runs one mode of the job; the real runMode unless a test passes a deterministic fake. */
-  modeRunner?: (input: ModeRunInput) => Promise<ModeResult>;
+  modeRunner?: ModeRunner;
 }
 
 export interface ProfileRunHooks {
@@ -130,58 +125,121 @@ export interface ProfileRunOutcome {
  */
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
   assertRunnable(input);
-  // A proactive reclaimer evicts the warmed dataset under the cached mode's feet and costs CPU as it
-  // scans: paused from before the walk to the end, so the whole profile sees one state of the machine,
-  // where this process may (root), unless asked to keep it.
-  const reclaimers = reclaimingDamonSchemes();
-  const paused = reclaimers.length > 0 && input.pauseReclaim !== false ? pauseReclaimers() : null;
+  // Paused from before the walk to the end, so the whole profile sees one state of the machine.
+  const reclaim = pauseReclaim(input.pauseReclaim !== false, 'profile');
   try {
-    return await profileModes(input, hooks, reclaimers, paused);
+    return await profileModes(input, hooks, reclaim.warnings);
   } finally {
-    paused?.restore();
+    reclaim.restore();
   }
 }
 
-async function profileModes(
-  input: ProfileRunInput,
-  hooks: ProfileRunHooks,
-  reclaimers: string[],
-  paused: PausedReclaimers | null,
-): Promise<ProfileRunOutcome> {
-  const dataset = await listDataset(input.dataRoots);
+/** One run of the job as the profile asks for it; the shared settings are added by the run set-up. */
+interface ProfileRunRequest {
+  mode: Mode;
+  /** Folder name and progress label. */
+  label: string;
+  argv: string[];
+  cacheState: CacheState;
+  /** Share of the mode's iteration budget (default 1). */
+  budgetShare?: number;
+  numWorkers?: number;
+}
+
+/** Runs the job once for the profile. */
+type RunOnce = (request: ProfileRunRequest) => Promise<ModeResult>;
+
+/** What the steps of a profile share while it is measured. */
+interface ProfileSteps {
+  input: ProfileRunInput;
+  hooks: ProfileRunHooks;
+  /** The profile, written after each step. */
+  profile: Profile;
+  dataset: Dataset;
+  runOnce: RunOnce;
+  interrupts: Interrupts;
+  warn: (message: string) => void;
+}
+
+/** How the runs ended. */
+interface RunsEnd {
+  exitCode: ExitCode;
+  failureTail: string | null;
+}
+
+async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, reclaimWarnings: string[]): Promise<ProfileRunOutcome> {
+  const dataset = await input.dataSource.list();
   const warnings: string[] = [];
   const warn = (message: string) => {
     warnings.push(message);
     hooks.onWarning?.(message);
   };
-  if (paused && paused.paused.length > 0) {
-    warn(
-      `${paused.paused.join(' and ')} (DAMON pageout of idle memory, the page cache included) paused while profiling, so its pageout does not take the warmed files (each mode's state proof says whether its state held); ` +
-        'turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job\'s own idle pages ' +
-        '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
-    );
-  }
-  if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
-    const why = paused ? ` (could not pause: ${paused.failures.join('; ')})` : ' (--keep-reclaim)';
-    warn(`${reclaimers.join('; ')}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`);
-  }
-
-  if (!dataset.fitsInMemory && input.modes.includes('cached')) {
-    warn(
-      dataset.memoryBudgetBytes === null
-        ? 'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven'
-        : `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget of ${(dataset.memoryBudgetBytes / 2 ** 30).toFixed(2)} GiB ` +
-            `(${dataset.memoryBudgetSource ?? 'MemAvailable'}): the cached mode runs on a resident random subset, which the job must sample from (DSA_SUBSET_FILE, docs/protocol.md)`,
-    );
-  }
-  // tmpfs, network and FUSE file systems keep a cache mode from being proven: said before anything runs.
-  for (const warning of fileSystemWarnings(dataset.fileSystems)) warn(warning);
+  for (const warning of reclaimWarnings) warn(warning);
+  // What keeps a mode from being proven on this data (a dataset that does not fit, tmpfs, NFS): said before anything runs.
+  for (const warning of input.dataSource.warnings(dataset, input.modes)) warn(warning);
   const passes = Math.max(1, Math.round(input.passes ?? DEFAULT_PASSES));
   if (passes === 1 && input.modes.length > 1) {
     warn("one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs");
   }
   const host = await hostFacts({ nvidiaSmi: input.nvidiaSmi ?? undefined });
-  const profile: Profile = {
+  const profile = newProfile(input, passes, host, dataset, warnings);
+  const throttle = await startThrottle(input.dataSource, dataset, input.storageBwBytesPerSec, `${process.pid}`, input.env);
+  const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
+  const interrupts = new Interrupts(hooks.onSignal);
+  const start = jobRunner(
+    {
+      cwd: input.cwd,
+      env: input.env,
+      dataset,
+      dataSource: input.dataSource,
+      timeoutSec: input.timeoutSec,
+      firstIterationTimeoutSec: input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
+      stopGraceSec: input.stopGraceSec,
+      killGraceSec: input.killGraceSec,
+      sync: input.sync,
+      pollMs: input.pollMs,
+      gpu: gpu ?? undefined,
+    },
+    input.modeRunner ?? runMode,
+    interrupts,
+  );
+  // The cold mode and the probe read storage under the throttle.
+  const runOnce: RunOnce = async ({ mode, label, argv, cacheState, budgetShare = 1, numWorkers }) => {
+    hooks.onModeStart?.(label);
+    const result = await start({
+      mode,
+      argv,
+      modeDir: join(artefactsDir(input.outFile), label),
+      ...runBudget(input, budgetShare),
+      wrapArgv: (a) => (mode === 'cold' && throttle ? throttle.wrap(a) : a),
+      cacheState,
+      ...(numWorkers !== undefined ? { numWorkers } : {}),
+      onProgress: hooks.onProgress,
+    });
+    // The job ran here: this node's rank is the one its ranks reported (merge-nodes.ts).
+    if (result.ranks.length > 0) profile.nodes = [localNode(host, result.ranks)];
+    return result;
+  };
+  const steps: ProfileSteps = { input, hooks, profile, dataset, runOnce, interrupts, warn };
+  try {
+    const end = await runSchedule(steps, passes);
+    let exitCode = end.exitCode;
+    if (input.overlapProbe && exitCode === ExitCode.Ok && !interrupts.interrupted) await overlapStep(steps);
+    if (exitCode === ExitCode.Ok && !interrupts.interrupted) await storageProbeStep(steps);
+    if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
+    profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
+    writeProfile(input.outFile, profile);
+    return { profile, path: input.outFile, exitCode, failureTail: end.failureTail };
+  } finally {
+    interrupts.dispose();
+    await gpu?.stop();
+    await throttle?.remove();
+  }
+}
+
+/** The profile before its first run: options, host and dataset facts, no mode yet. */
+function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'], dataset: Dataset, warnings: string[]): Profile {
+  return {
     schemaVersion: PROFILE_SCHEMA_VERSION,
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
     createdAt: new Date().toISOString(),
@@ -205,113 +263,77 @@ async function profileModes(
     analysis: null,
     warnings,
   };
+}
 
-  const throttle = input.storageBwBytesPerSec ? await createThrottle(dataset, input.storageBwBytesPerSec, input.env.DSA_CGROUP_PARENT) : null;
-  const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
-  const interrupts = new Interrupts(hooks.onSignal);
-
-  let exitCode = ExitCode.Ok;
-  let failureTail: string | null = null;
-  /** Runs the job once, as `mode`, under `cacheState`; the cold mode and the probe under the throttle. */
-  const runOnce = async (mode: Mode, label: string, argv: string[], cacheState: CacheState, share = 1, numWorkers?: number): Promise<ModeResult> => {
-    hooks.onModeStart?.(label);
-    const budget = runBudget(input, share);
-    const result = await (input.modeRunner ?? runMode)({
-      mode,
-      argv,
-      cwd: input.cwd,
-      env: input.env,
-      dataset,
-      modeDir: join(artefactsDir(input.outFile), label),
-      ...budget,
-      timeoutSec: input.timeoutSec,
-      firstIterationTimeoutSec: input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
-      stopGraceSec: input.stopGraceSec,
-      killGraceSec: input.killGraceSec,
-      sync: input.sync,
-      pollMs: input.pollMs,
-      wrapArgv: (a) => (mode === 'cold' && throttle ? wrapCommand(throttle.procsFiles, a) : a),
-      cacheState,
-      ...(numWorkers !== undefined ? { numWorkers } : {}),
-      gpu: gpu ?? undefined,
-      onProgress: hooks.onProgress,
-      onJobStarted: (job) => interrupts.attach(job),
-      interrupted: () => interrupts.interrupted,
-    });
-    interrupts.detach();
-    // The job ran here: this node's rank is the one its ranks reported (merge-nodes.ts).
-    if (result.ranks.length > 0) profile.nodes = [localNode(host, result.ranks)];
-    return result;
-  };
-
+/**
+ * The planned runs in order (planRuns), each saved as soon as it ends: a
+ * mode's runs pooled and analysed, a CPU-sweep run kept apart. A workers
+ * count the job did not apply ends the workers sweep; an interrupt or a
+ * failed job ends the schedule.
+ */
+async function runSchedule({ input, hooks, profile, runOnce, interrupts, warn }: ProfileSteps, passes: number): Promise<RunsEnd> {
   const scheduled: ScheduledRun[] = [];
   let workersRefused = false;
-  try {
-    for (const run of planRuns(input, passes)) {
-      if (interrupts.interrupted) break;
-      if (run.workers !== null && workersRefused) continue;
-      const { mode } = run;
-      const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv, input.env.PATH);
-      const result = await runOnce(mode, run.label, affinity?.argv ?? input.argv, input.cacheState, run.budgetShare, run.workers ?? undefined);
-      result.cpus = affinity?.cpus ?? null;
-      if (run.workers !== null && result.status === 'ok' && !workersApplied(result, run.workers)) {
-        // Not faked: a count the job did not run is no point of the sweep.
-        workersRefused = true;
-        warn(
-          `workers sweep skipped: the job did not apply ${ENV.numWorkers}=${run.workers} (its start event reports ${result.ranks.map((r) => r.workers ?? 'no').join(', ')} workers and no script setting); ` +
-            'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual API and the event protocol cannot',
-        );
-      } else if (run.cpuCount === null) {
-        scheduled.push({ label: run.label, result, ...(run.workers !== null ? { group: `workers-${run.workers}` } : {}) });
-        const pooled = poolPasses(scheduled);
-        profile.modes = pooled.modes;
-        if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
-        profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus });
-      } else {
-        (profile.cpuSweep ??= []).push(result);
-      }
-      writeProfile(input.outFile, profile);
-      hooks.onModeDone?.(result);
-      if (result.status === 'interrupted') {
-        exitCode = ExitCode.Interrupted;
-        break;
-      }
-      if (result.status === 'failed') {
-        exitCode = ExitCode.JobFailed;
-        failureTail = tail(result.logs.stderr, 20) || tail(result.logs.stdout, 20);
-        break;
-      }
+  for (const run of planRuns(input, passes)) {
+    if (interrupts.interrupted) break;
+    if (run.workers !== null && workersRefused) continue;
+    const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv, input.env.PATH);
+    const result = await runOnce({
+      mode: run.mode,
+      label: run.label,
+      argv: affinity?.argv ?? input.argv,
+      cacheState: input.dataSource.modeState,
+      budgetShare: run.budgetShare,
+      ...(run.workers !== null ? { numWorkers: run.workers } : {}),
+    });
+    result.cpus = affinity?.cpus ?? null;
+    const ranWorkers = run.workers === null ? null : workersNotApplied(result, run.workers);
+    if (ranWorkers !== null) {
+      workersRefused = true;
+      warn(
+        `workers sweep skipped: the job did not apply ${ENV.numWorkers}=${run.workers} (its start event reports ${ranWorkers} workers and no script setting); ` +
+          'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual API and the event protocol cannot',
+      );
+    } else if (run.cpuCount === null) {
+      scheduled.push({ label: run.label, result, ...(run.workers !== null ? { group: `workers-${run.workers}` } : {}) });
+      const pooled = poolPasses(scheduled);
+      profile.modes = pooled.modes;
+      if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
+      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus });
+    } else {
+      (profile.cpuSweep ??= []).push(result);
     }
-    if (input.overlapProbe && exitCode === ExitCode.Ok && !interrupts.interrupted) {
-      const probe = await overlapProbe(profile, dataset, input, runOnce, warn);
-      if (probe) {
-        profile.overlapProbe = probe;
-        writeProfile(input.outFile, profile);
-        hooks.onModeDone?.(probe);
-        // A failed probe leaves the three modes whole: it is reported, not fatal.
-        if (probe.status === 'failed') warn(`the overlap probe failed (${probe.stopReason}); its output is in ${probe.logs.stderr}`);
-      }
-    }
-    if (exitCode === ExitCode.Ok && !interrupts.interrupted) {
-      // A probe that cannot read is reported, never fatal: the modes are measured and saved.
-      const probe = await storageProbe(profile, dataset.files, input.readProber).catch((error: unknown) => {
-        warn(`the storage read probe failed (${error instanceof Error ? error.message : String(error)}); the what-if keeps the cold mode's read rate as a lower bound`);
-        return null;
-      });
-      if (probe) {
-        profile.storageProbe = probe;
-        if (!probe.proven) warn(`the storage read probe is ${probe.reason}; the what-if keeps the cold mode's read rate as a lower bound`);
-      }
-    }
-    if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
-    profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
     writeProfile(input.outFile, profile);
-  } finally {
-    interrupts.dispose();
-    await gpu?.stop();
-    await throttle?.remove();
+    hooks.onModeDone?.(result);
+    if (result.status === 'interrupted') return { exitCode: ExitCode.Interrupted, failureTail: null };
+    if (result.status === 'failed') return { exitCode: ExitCode.JobFailed, failureTail: failureTail(result, FAILURE_TAIL_LINES) };
   }
-  return { profile, path: input.outFile, exitCode, failureTail };
+  return { exitCode: ExitCode.Ok, failureTail: null };
+}
+
+/** Lines of a failed job's log shown when the profile stops. */
+const FAILURE_TAIL_LINES = 20;
+
+/** The overlap probe after the modes, saved in the profile; a failed probe leaves the modes whole: reported, not fatal. */
+async function overlapStep(steps: ProfileSteps): Promise<void> {
+  const { input, hooks, profile, warn } = steps;
+  const probe = await overlapProbe(steps);
+  if (!probe) return;
+  profile.overlapProbe = probe;
+  writeProfile(input.outFile, profile);
+  hooks.onModeDone?.(probe);
+  if (probe.status === 'failed') warn(`the overlap probe failed (${probe.stopReason}); its output is in ${probe.logs.stderr}`);
+}
+
+/** The storage read probe after the modes; one that cannot read is reported, never fatal: the modes are measured and saved. */
+async function storageProbeStep({ input, profile, dataset, warn }: ProfileSteps): Promise<void> {
+  const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch((error: unknown) => {
+    warn(`the storage read probe failed (${error instanceof Error ? error.message : String(error)}); the what-if keeps the cold mode's read rate as a lower bound`);
+    return null;
+  });
+  if (!probe) return;
+  profile.storageProbe = probe;
+  if (!probe.proven) warn(`the storage read probe is ${probe.reason}; the what-if keeps the cold mode's read rate as a lower bound`);
 }
 
 /** Folder and progress label of the overlap probe. */
@@ -322,13 +344,7 @@ const PROBE_LABEL = 'cold-partial';
  * and runs the cold mode with that share held in the page cache. Null, with a
  * warning, when there is nothing to probe.
  */
-async function overlapProbe(
-  profile: Profile,
-  dataset: Dataset,
-  input: ProfileRunInput,
-  runOnce: (mode: Mode, label: string, argv: string[], cacheState: CacheState) => Promise<ModeResult>,
-  warn: (message: string) => void,
-): Promise<NonNullable<Profile['overlapProbe']> | null> {
+async function overlapProbe({ profile, dataset, input, runOnce, warn }: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
   const stages = stageSecPerSample(profile.modes.cached, profile.modes.cold);
   if (!stages) {
     warn('overlap probe not run: it needs the cached and cold modes to have completed');
@@ -341,8 +357,7 @@ async function overlapProbe(
   }
   const resident = residentSubset(dataset.files, share);
   const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
-  const cacheState = new PartialCacheState(resident, CACHE_STATE_SETTINGS);
-  const result = await runOnce('cold', PROBE_LABEL, input.argv, cacheState);
+  const result = await runOnce({ mode: 'cold', label: PROBE_LABEL, argv: input.argv, cacheState: input.dataSource.heldShareState(resident) });
   return { ...result, state: proveProbe(result.state, heldShare), residentShare: heldShare };
 }
 
@@ -404,16 +419,6 @@ export function runBudget(
     minIterations: Math.max(1, Math.ceil(input.minIterations * share)),
     maxIterations: Math.max(1, Math.ceil(input.maxIterations * share)),
   };
-}
-
-async function createThrottle(dataset: Dataset, bytesPerSec: number, cgroupParent: string | undefined) {
-  if (!dataset.device) {
-    throw new UserError(
-      `--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw`,
-      ExitCode.Environment,
-    );
-  }
-  return createJobCgroup({ name: `${process.pid}`, readBpsDevice: { device: dataset.device, bytesPerSec }, v2Parent: cgroupParent });
 }
 
 function datasetFacts(dataset: Dataset): Profile['dataset'] {

@@ -2,6 +2,7 @@ import { ENV, type Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
 import type { KeeperMechanism } from '../system/keeper-types.js';
 import { percent as pct } from '../units.js';
+import type { FetchOrigin, OtherReads } from './data-sources/data-source.js';
 
 /** Thresholds a mode's evidence must meet; see docs/method.md. */
 const PROOF_THRESHOLDS = {
@@ -15,14 +16,39 @@ const PROOF_THRESHOLDS = {
   coldMinRead: 0.9,
 } as const;
 
-export interface ProofInput {
-  mode: Mode;
-  /** Dataset bytes resident just before the job started. */
+/**
+ * What the data source says about one run: the state it set up (residency
+ * before the job), what its meter counted during it, and what limits a proof
+ * on it. The local-file source's meter is read_bytes of the job's tree
+ * (data-sources/local-files.ts); a remote source's would be the bytes that
+ * crossed the network. proveState reads no counter itself.
+ */
+export interface SourceEvidence {
+  /** Data bytes held locally (the page cache) just before the job started. */
   residentBytesBefore: number;
+  /** Bytes of the data the mode ran on (the resident subset's, on one). */
   datasetBytes: number;
-  /** Storage bytes read by the job's tree, or null when they could not be measured. */
+  /** Bytes the job fetched from storage (or the network), or null when they could not be measured. */
   readBytes: number | null;
+  /** How readBytes was measured, or why it could not be. */
   readBytesSource: string;
+  /** Where fetched bytes come from, as the reasons name it (default 'storage'). */
+  fetchesFrom?: FetchOrigin;
+  /** Whether the data fits in the memory available to hold it locally. */
+  fitsInMemory: boolean;
+  /** Evictions by the cold keeper after the initial one. */
+  reEvictions?: number;
+  /** The cold keeper's mechanism and CPU, with the mode's wall time to turn that CPU into a share of one CPU. */
+  keeper?: { mechanism: KeeperMechanism; cpuSec: number; fallbackReason?: string; modeWallSec: number };
+  /** Why this data cannot hold this state whatever the readings say (tmpfs, NFS, FUSE for local files), or null. */
+  sourceLimit?: string | null;
+  /** Reads the meter counted that may not be the data's (files outside --data): their bytes and the note naming them. */
+  otherReads?: OtherReads | null;
+}
+
+/** A run's evidence: the data source's, and the job's own (its events). */
+export interface ProofInput extends SourceEvidence {
+  mode: Mode;
   /** Bytes of samples the job consumed. */
   consumedBytes: number;
   /** Samples behind consumedBytes (the same window). */
@@ -31,17 +57,8 @@ export interface ProofInput {
   consumedBytesEstimated?: boolean;
   /** Whether the job's start event acknowledged the mode. */
   jobAcknowledgedMode: boolean;
-  /** Whether the dataset fits in memory available for the page cache. */
-  fitsInMemory: boolean;
-  reEvictions?: number;
-  /** The cold keeper's mechanism and CPU, with the mode's wall time to turn that CPU into a share of one CPU. */
-  keeper?: { mechanism: KeeperMechanism; cpuSec: number; fallbackReason?: string; modeWallSec: number };
-  /** Why the dataset's file system cannot hold this state (tmpfs, NFS: file-systems.ts), or null. */
-  fileSystemLimit?: string | null;
   /** The cached mode ran on a resident subset: what it offered and what the job said it kept. */
   subset?: SubsetEvidence;
-  /** Files the job read outside --data: their bytes (file sizes) and the note naming them. */
-  outsideReads?: { bytes: number; note: string } | null;
 }
 
 /** What the cached mode offered as a subset, and the job's answer from its start event. */
@@ -65,8 +82,8 @@ export interface SubsetEvidence {
 export function proveState(input: ProofInput): StateProof {
   const measured = measuredVerdict(input);
   let verdict: { proven: boolean; reason: string } = input.subset ? subsetVerdict(measured, input.subset) : measured;
-  if (input.fileSystemLimit) verdict = { proven: false, reason: input.fileSystemLimit };
-  const outside = input.outsideReads;
+  if (input.sourceLimit) verdict = { proven: false, reason: input.sourceLimit };
+  const outside = input.otherReads;
   if (!outside) return { ...measured, ...verdict };
   // Their storage reads are counted with the dataset's: a cold mode is proven only if the dataset's share alone would be.
   const datasetOnly = measured.readBytes !== null && input.consumedBytes > 0 ? Math.max(0, measured.readBytes - outside.bytes) / input.consumedBytes : null;
@@ -94,6 +111,12 @@ function subsetVerdict(measured: { proven: boolean; reason: string }, { files, r
   return { proven: measured.proven, reason: `on a resident subset of ${files} files (the job kept ${jobSamples} samples${jobNote ? `: ${jobNote}` : ''}): ${measured.reason}` };
 }
 
+/** How the reasons name fetched bytes, by where they come from. */
+const FETCH_WORDS = {
+  storage: { fetched: 'read from storage', unmeasured: 'storage reads of the job could not be measured' },
+  network: { fetched: 'fetched over the network', unmeasured: 'the bytes the job fetched over the network could not be measured' },
+} as const;
+
 /** The verdict of the residency and the storage reads alone. */
 function measuredVerdict(input: ProofInput): StateProof {
   const resident = input.datasetBytes > 0 ? input.residentBytesBefore / input.datasetBytes : 0;
@@ -118,10 +141,11 @@ function measuredVerdict(input: ProofInput): StateProof {
   if (input.mode === 'synthetic') {
     return verdict(true, 'the job acknowledged synthetic mode: it replays its first batch without the loader');
   }
+  const words = FETCH_WORDS[input.fetchesFrom ?? 'storage'];
   if (readFraction === null) {
-    return verdict(false, `storage reads of the job could not be measured (${input.readBytesSource})`);
+    return verdict(false, `${words.unmeasured} (${input.readBytesSource})`);
   }
-  const readText = `${pct(readFraction)} of consumed bytes read from storage`;
+  const readText = `${pct(readFraction)} of consumed bytes ${words.fetched}`;
   if (input.mode === 'cached') {
     if (!input.fitsInMemory) return verdict(false, 'the dataset does not fit in memory, so it cannot stay cached');
     if (resident < PROOF_THRESHOLDS.cachedMinResident) {

@@ -1,4 +1,7 @@
-import type { Iteration, ResourceSample } from '../schema/profile.js';
+import type { Iteration } from '../schema/profile.js';
+
+/** A reading taken at a time: a resource sample, a fetch counter's reading. */
+type Timed = { t: number };
 
 /** Time span of a run of iterations: from the first request to the last batch's compute end. */
 function iterationSpan(iterations: Iteration[]): { startMs: number; endMs: number } | null {
@@ -9,7 +12,7 @@ function iterationSpan(iterations: Iteration[]): { startMs: number; endMs: numbe
 }
 
 /** The span of the measured iterations when the resource samples cover it (to a sampling period or so), else null. */
-function coveredSpan(samples: ResourceSample[], measured: Iteration[]): { startMs: number; endMs: number } | null {
+function coveredSpan(samples: readonly Timed[], measured: Iteration[]): { startMs: number; endMs: number } | null {
   const span = iterationSpan(measured);
   if (!span || samples.length < 2) return null;
   const covered = samples[0].t <= span.startMs + 1000 && samples[samples.length - 1].t >= span.endMs - 1000;
@@ -17,7 +20,7 @@ function coveredSpan(samples: ResourceSample[], measured: Iteration[]): { startM
 }
 
 /** Linear interpolation of a cumulative counter of the samples at time t (clamped to the ends). */
-export function counterAt(samples: ResourceSample[], t: number, pick: (s: ResourceSample) => number): number | null {
+export function counterAt<S extends Timed>(samples: readonly S[], t: number, pick: (s: S) => number): number | null {
   if (samples.length === 0) return null;
   if (t <= samples[0].t) return pick(samples[0]);
   for (let k = 1; k < samples.length; k++) {
@@ -36,10 +39,10 @@ export function counterAt(samples: ResourceSample[], t: number, pick: (s: Resour
  * window of iterations, per second and per sample. Null when the samples do
  * not cover the window.
  */
-export function windowRates(
-  samples: ResourceSample[],
+export function windowRates<S extends Timed>(
+  samples: readonly S[],
   measured: Iteration[],
-  pick: (s: ResourceSample) => number,
+  pick: (s: S) => number,
 ): { perSec: number; perSample: number } | null {
   const span = coveredSpan(samples, measured);
   if (!span) return null;
@@ -53,20 +56,21 @@ export function windowRates(
 }
 
 /**
- * Storage bytes the job's tree read during the measured window, against the
- * bytes of samples it consumed in that window (all ranks). Null when the
- * resource samples do not cover the window. The window excludes start-up, so
- * a short run's imports and model loading do not pass for dataset reads.
+ * Bytes fetched (a data source's meter: read_bytes of the job's tree for
+ * local files) during the measured window, against the bytes of samples the
+ * job consumed in that window (all ranks). Null when the meter's readings do
+ * not cover the window. The window excludes start-up, so a short run's
+ * imports and model loading do not pass for dataset reads.
  */
 export function windowReadProof(
-  samples: ResourceSample[],
+  series: readonly { t: number; bytes: number }[],
   measured: Iteration[],
   allIterations: Iteration[],
   meanFileBytes: number,
 ): { readBytes: number; consumedBytes: number; consumedSamples: number } | null {
-  const span = coveredSpan(samples, measured);
+  const span = coveredSpan(series, measured);
   if (!span) return null;
-  const readBytes = Math.max(0, counterAt(samples, span.endMs, (s) => s.jobReadBytes)! - counterAt(samples, span.startMs, (s) => s.jobReadBytes)!);
+  const readBytes = Math.max(0, counterAt(series, span.endMs, (s) => s.bytes)! - counterAt(series, span.startMs, (s) => s.bytes)!);
   let consumedBytes = 0;
   let consumedSamples = 0;
   for (const it of allIterations) {

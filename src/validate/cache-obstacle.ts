@@ -1,19 +1,19 @@
 import type { Profile } from '../schema/profile.js';
-import { detectCgroups } from '../system/cgroups.js';
-import { pageCacheSupport } from '../system/page-cache.js';
+import type { DataSource } from '../profile/data-sources/data-source.js';
 
 /**
  * Why cache points cannot run on this machine, or null: the cap needs
  * per-file page-cache control and trustworthy mincore readings; a profile
  * whose cold mode throttled storage needs the same throttle (a writable
- * io/blkio cgroup; env's DSA_CGROUP_PARENT names a delegated one).
+ * io/blkio cgroup; env's DSA_CGROUP_PARENT names a delegated one). The data
+ * source says what it can do.
  */
-export function cachePointObstacle(profile: Profile, env: NodeJS.ProcessEnv): string | null {
-  const support = pageCacheSupport();
-  if (!support.evict || !support.residency) return `the dataset's page cache cannot be capped and measured here (${support.reason})`;
+export function cachePointObstacle(profile: Profile, env: NodeJS.ProcessEnv, source: Pick<DataSource, 'cappingObstacle' | 'throttleObstacle'>): string | null {
+  const capping = source.cappingObstacle();
+  if (capping !== null) return `the dataset's page cache cannot be capped and measured here (${capping})`;
   if (profile.options.storageBwBytesPerSec) {
-    const io = detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }).controllers.io;
-    if (!io.writable) return `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again (${io.reason}); run as root, or re-profile without --storage-bw`;
+    const throttle = source.throttleObstacle(env);
+    if (throttle !== null) return `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again (${throttle}); run as root, or re-profile without --storage-bw`;
   }
   return null;
 }

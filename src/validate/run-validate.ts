@@ -2,26 +2,22 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { windowRates } from '../profile/window-rates.js';
-import { PageCacheState } from '../profile/cache-states/page-cache-state.js';
-import { CappedCacheState } from '../profile/cache-states/capped-cache-state.js';
-import { runMode, type ModeRunInput } from '../profile/run-mode.js';
+import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
+import { runMode } from '../profile/run-mode.js';
+import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
-import { tail } from '../profile/log-tail.js';
 import { threadAffinities, withCpus } from '../system/affinity.js';
-import { createJobCgroup, wrapCommand, type JobCgroup } from '../system/cgroups.js';
-import { listDataset, type Dataset } from '../system/dataset.js';
+import type { Dataset } from '../system/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
 import { planValidation, pointScenario, type PlannedPoint, type ValidationPoint } from './plan.js';
-import { workersApplied } from '../analysis/workers-applied.js';
 import { ENV } from '../schema/events.js';
-import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
-import { CACHE_STATE_SETTINGS, CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
+import { CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
 
 export type { ValidationPoint } from './plan.js';
 export type { ValidationReport, ValidationResult } from './results.js';
@@ -51,6 +47,8 @@ export interface ValidateInput {
   precision: number;
   /** ...or after this many iterations. */
   maxIterations: number;
+  /** Where the job's samples come from: the profile's data (LocalFilesSource; FakeDataSource in tests). */
+  dataSource: DataSource;
   /** Working folder of the job. */
   cwd: string;
   /** The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
@@ -65,6 +63,8 @@ export interface ValidateInput {
    * on the machine the profile measured.
    */
   pauseReclaim?: boolean;
+  /** Runs one point's job; the real runMode unless a test passes a deterministic fake (as ProfileRunInput.modeRunner). */
+  modeRunner?: ModeRunner;
 }
 
 /** What validate tells its caller while it runs. */
@@ -110,42 +110,69 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   if (fit.kind === 'not-enough-data') return fit;
   const { model } = fit;
   const asked = requestedPoints(profile, model, input.request);
-  const obstacle = asked.some((p) => p.kind === 'cache') ? cachePointObstacle(profile, input.env) : null;
+  const obstacle = asked.some((p) => p.kind === 'cache') ? cachePointObstacle(profile, input.env, input.dataSource) : null;
   const notRun: ValidationPoint[] = obstacle ? asked.filter((p) => p.kind === 'cache') : [];
   if (obstacle) hooks.onCachePointsSkipped?.(obstacle);
   const points = asked.filter((p) => !notRun.includes(p));
   if (obstacle && !points.some((p) => p.kind !== 'control')) {
     throw new UserError(`nothing to validate here: ${obstacle}; or pass --cpus`, ExitCode.Environment);
   }
-  const plan = planValidation(profile, model, points, {
-    epochs: input.epochs,
-    maxIterations: input.maxIterations,
-    datasetFiles: profile.dataset.files,
-    samplesPerIter: profile.modes.cached?.summary?.samplesPerIter ?? 1,
-  });
-  hooks.onPlan?.(plan);
-  mkdirSync(input.workDir, { recursive: true });
-  // The profile ran with DAMON's reclaim paused; so do its points (its scanning takes CPU, its pageout the cache).
-  const reclaimers = reclaimingDamonSchemes();
-  const paused = reclaimers.length > 0 && input.pauseReclaim !== false ? pauseReclaimers() : null;
-  if (paused && paused.paused.length > 0) hooks.onWarning?.(`${paused.paused.join(' and ')} paused while the points run, as profile does; turned back on after (--keep-reclaim leaves it running)`);
-  if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
-    hooks.onWarning?.(`${reclaimers.join('; ')} runs during the points${paused ? ` (could not pause: ${paused.failures.join('; ')})` : ''}: its scans take CPU and its pageout takes the dataset's page cache`);
-  }
+  const dataset = await input.dataSource.list();
+  // Storage as the profile saw it: its cold mode's throttle, for the cache points (the others run cached);
+  // refused before any point runs where this data cannot be throttled, as profile refuses.
+  const throttleBps = points.some((p) => p.kind === 'cache') ? profile.options.storageBwBytesPerSec : null;
+  const throttle = await startThrottle(input.dataSource, dataset, throttleBps, `validate-${process.pid}`, input.env);
   try {
-    return { report: await runPoints(input, hooks, model, points, notRun), plan };
+    const plan = planValidation(profile, model, points, {
+      epochs: input.epochs,
+      maxIterations: input.maxIterations,
+      datasetFiles: profile.dataset.files,
+      samplesPerIter: profile.modes.cached?.summary?.samplesPerIter ?? 1,
+    });
+    hooks.onPlan?.(plan);
+    mkdirSync(input.workDir, { recursive: true });
+    // The profile ran with DAMON's reclaim paused; so do its points (its scanning takes CPU, its pageout the cache).
+    const reclaim = pauseReclaim(input.pauseReclaim !== false, 'validate');
+    for (const warning of reclaim.warnings) hooks.onWarning?.(warning);
+    try {
+      return { report: await runPoints(input, hooks, model, points, notRun, { dataset, throttle }), plan };
+    } finally {
+      reclaim.restore();
+    }
   } finally {
-    paused?.restore();
+    await throttle?.remove().catch(() => undefined);
   }
 }
 
 /** Runs the points one after another; a Ctrl-C keeps the ones completed before it. */
-async function runPoints(input: ValidateInput, hooks: ValidateHooks, model: FittedModel, points: ValidationPoint[], notRun: ValidationPoint[]): Promise<ValidationReport> {
+async function runPoints(
+  input: ValidateInput,
+  hooks: ValidateHooks,
+  model: FittedModel,
+  points: ValidationPoint[],
+  notRun: ValidationPoint[],
+  { dataset, throttle }: { dataset: Dataset; throttle: Throttle | null },
+): Promise<ValidationReport> {
   const { profile } = input;
   const base = baseScenario(model);
-  const dataset = await listDataset(profile.options.data);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
   const interrupts = new Interrupts(hooks.onSignal);
+  const run = jobRunner(
+    {
+      cwd: input.cwd,
+      env: input.env,
+      dataset,
+      dataSource: input.dataSource,
+      timeoutSec: input.timeoutSec,
+      firstIterationTimeoutSec: SUPERVISION.firstIterationTimeoutSec,
+      stopGraceSec: SUPERVISION.stopGraceSec,
+      killGraceSec: SUPERVISION.killGraceSec,
+      sync: SUPERVISION.sync,
+      pollMs: SUPERVISION.pollMs,
+    },
+    input.modeRunner ?? runMode,
+    interrupts,
+  );
   const results: ValidationResult[] = [];
   let anchoredModel: FittedModel | null = null;
   try {
@@ -154,7 +181,7 @@ async function runPoints(input: ValidateInput, hooks: ValidateHooks, model: Fitt
       hooks.onPoint?.(point, index);
       const scenario: Scenario =
         point.kind === 'cache' ? { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null } : pointScenario(base, point, dataset.bytes);
-      const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, interrupts, index });
+      const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, run, throttle, index });
       // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
       if (interrupts.interrupted) break;
       // Predict at the cache the job really had, which the cap holds near, not exactly at, the target.
@@ -204,9 +231,15 @@ interface PointContext {
   hooks: ValidateHooks;
   dataset: Dataset;
   samplesPerIter: number;
-  interrupts: Interrupts;
+  /** Runs the job once with the shared settings, under the user's interrupts. */
+  run: (request: RunRequest) => Promise<ModeResult>;
+  /** The profile's storage throttle, for the cache points; null without one. */
+  throttle: Throttle | null;
   index: number;
 }
+
+/** What every point's run asks for beyond the shared settings: the control's budget and no wrapping. */
+type PointRun = Omit<RunRequest, 'mode' | 'cacheState' | 'modeDir'>;
 
 interface PointOutcome {
   summary: IterationSummary | null;
@@ -222,75 +255,76 @@ interface PointOutcome {
 }
 
 async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<PointOutcome> {
-  const { input, dataset } = ctx;
-  const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
-  let job: { pid: number } | null = null;
-  const common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'> = {
-    argv: input.profile.command,
-    cwd: input.cwd,
-    env: input.env,
-    dataset,
-    precision: input.precision,
-    minIterations: CONTROL_MIN_ITERATIONS,
-    maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
-    timeoutSec: input.timeoutSec,
-    firstIterationTimeoutSec: SUPERVISION.firstIterationTimeoutSec,
-    stopGraceSec: SUPERVISION.stopGraceSec,
-    killGraceSec: SUPERVISION.killGraceSec,
-    sync: SUPERVISION.sync,
-    pollMs: SUPERVISION.pollMs,
-    onJobStarted: (started) => {
-      job = started;
-      ctx.interrupts.attach(started);
-    },
-    interrupted: () => ctx.interrupts.interrupted,
-  };
+  const { input } = ctx;
   const label =
     point.kind === 'cache' ? `cache-${point.cacheBytes}` : point.kind === 'cpus' ? `cpus-${point.cpus}` : point.kind === 'workers' ? `workers-${point.workers}` : 'control';
   const modeDir = join(input.workDir, `point-${ctx.index + 1}-${label}`);
-
-  if (point.kind !== 'cache') {
-    const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
-    let verdict: AffinityVerdict | null = null;
-    const result = await runMode({
-      ...common,
-      mode: 'cached',
-      argv: affinity?.argv ?? input.profile.command,
-      modeDir,
-      wrapArgv: (argv) => argv,
-      cacheState: new PageCacheState({ dropCaches: false, ...CACHE_STATE_SETTINGS }),
-      ...(point.kind === 'workers' ? { numWorkers: point.workers } : {}),
-      onProgress: (progress) => {
-        ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
-        // Once the job iterates, its loader workers exist: every thread must be inside the mask.
-        if (affinity && verdict === null && progress.iterations >= AFFINITY_CHECK_ITERATIONS && job) {
-          const threads = threadAffinities(job.pid);
-          if (threads.length > 0) verdict = judgeAffinity(threads, affinity.cpus);
-        }
-      },
-    });
-    if (affinity && verdict === null) verdict = { ...judgeAffinity([], affinity.cpus), example: 'the job ended before its threads could be checked' };
-    const checked = verdict as AffinityVerdict | null;
-    const where = affinity ? `on CPUs ${affinity.cpus.join(',')}` : point.kind === 'workers' ? `at ${point.workers} loader workers per rank` : 'at the profiled settings';
-    // A job that cannot change its loader (manual API, protocol) ran its own count: that tested another setting.
-    const workersHeld = point.kind === 'workers' && result.status === 'ok' ? workersApplied(result, point.workers) : null;
-    const applied =
-      (checked === null ? '' : checked.held ? `; affinity held on all ${checked.threads} threads` : `; affinity NOT held: ${checked.outside} of ${checked.threads} threads outside (${checked.example})`) +
-      (workersHeld === false ? `; num_workers NOT applied: the job reported ${result.ranks.map((r) => r.workers ?? 'no').join(', ')} workers (${ENV.numWorkers} needs the zero-code hook or the emulated job)` : '');
-    return {
-      summary: result.status === 'ok' ? result.summary : null,
-      ranks: Math.max(1, result.ranks.length),
-      note: `cached mode ${where}: ${result.status} (${result.stopReason})${applied}`,
-      residentBytes: null,
-      residency: null,
-      affinity: checked,
-      workersHeld,
-      readBytesPerSample: null,
-      failureTail: failureTail(result),
-    };
-  }
-  return measureCachePoint(point, ctx, common, modeDir, iterationsPerEpoch);
+  const common: PointRun = {
+    argv: input.profile.command,
+    precision: input.precision,
+    minIterations: CONTROL_MIN_ITERATIONS,
+    maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
+    wrapArgv: (argv) => argv,
+  };
+  return point.kind === 'cache' ? measureCachePoint(point, ctx, common, modeDir) : measureSettingsPoint(point, ctx, common, modeDir);
 }
+
+/**
+ * A control, CPU or loader-workers point: the cached mode at the point's
+ * setting, then whether the setting held (every thread inside the affinity
+ * mask; the job ran the workers asked).
+ */
+async function measureSettingsPoint(
+  point: Exclude<ValidationPoint, { kind: 'cache' }>,
+  ctx: PointContext,
+  common: PointRun,
+  modeDir: string,
+): Promise<PointOutcome> {
+  const { input } = ctx;
+  const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
+  let job: { pid: number } | null = null;
+  let verdict: AffinityVerdict | null = null;
+  const result = await ctx.run({
+    ...common,
+    mode: 'cached',
+    argv: affinity?.argv ?? input.profile.command,
+    modeDir,
+    cacheState: input.dataSource.modeState,
+    ...(point.kind === 'workers' ? { numWorkers: point.workers } : {}),
+    onJobStarted: (started) => void (job = started),
+    onProgress: (progress) => {
+      ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
+      // Once the job iterates, its loader workers exist: every thread must be inside the mask.
+      if (affinity && verdict === null && progress.iterations >= AFFINITY_CHECK_ITERATIONS && job) {
+        const threads = threadAffinities(job.pid);
+        if (threads.length > 0) verdict = judgeAffinity(threads, affinity.cpus);
+      }
+    },
+  });
+  if (affinity && verdict === null) verdict = { ...judgeAffinity([], affinity.cpus), example: 'the job ended before its threads could be checked' };
+  const checked = verdict as AffinityVerdict | null;
+  const where = affinity ? `on CPUs ${affinity.cpus.join(',')}` : point.kind === 'workers' ? `at ${point.workers} loader workers per rank` : 'at the profiled settings';
+  // A job that cannot change its loader (manual API, protocol) ran its own count: that tested another setting.
+  const ranWorkers = point.kind === 'workers' ? workersNotApplied(result, point.workers) : null;
+  const workersHeld = point.kind === 'workers' && result.status === 'ok' ? ranWorkers === null : null;
+  const applied =
+    (checked === null ? '' : checked.held ? `; affinity held on all ${checked.threads} threads` : `; affinity NOT held: ${checked.outside} of ${checked.threads} threads outside (${checked.example})`) +
+    (ranWorkers !== null ? `; num_workers NOT applied: the job reported ${ranWorkers} workers (${ENV.numWorkers} needs the zero-code hook or the emulated job)` : '');
+  return {
+    summary: result.status === 'ok' ? result.summary : null,
+    ranks: Math.max(1, result.ranks.length),
+    note: `cached mode ${where}: ${result.status} (${result.stopReason})${applied}`,
+    residentBytes: null,
+    residency: null,
+    affinity: checked,
+    workersHeld,
+    readBytesPerSample: null,
+    failureTail: failureTail(result, FAILURE_TAIL_LINES),
+  };
+}
+
+/** Lines of a failed point's log in the report. */
+const FAILURE_TAIL_LINES = 10;
 
 /** Iterations after which a CPU point's threads are checked (loader workers started). */
 const AFFINITY_CHECK_ITERATIONS = 5;
@@ -312,31 +346,25 @@ const READING_DUTY_CYCLE = 0.02;
 async function measureCachePoint(
   point: Extract<ValidationPoint, { kind: 'cache' }>,
   ctx: PointContext,
-  common: Omit<ModeRunInput, 'mode' | 'cacheState' | 'wrapArgv' | 'modeDir'>,
+  common: PointRun,
   modeDir: string,
-  iterationsPerEpoch: number,
 ): Promise<PointOutcome> {
-  const { input, dataset } = ctx;
-  // Storage as the profile saw it: its cold mode's throttle, when it had one.
-  const throttleBps = input.profile.options.storageBwBytesPerSec;
-  const group: JobCgroup | null =
-    throttleBps && dataset.device
-      ? createJobCgroup({ name: `validate-${process.pid}-${ctx.index}`, readBpsDevice: { device: dataset.device, bytesPerSec: throttleBps }, v2Parent: input.env.DSA_CGROUP_PARENT })
-      : null;
-  const cacheState = new CappedCacheState(point.cacheBytes);
+  const { input, dataset, throttle } = ctx;
+  const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
+  const cacheState = input.dataSource.cappedState(point.cacheBytes);
   const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];
   let lastReadingAt = 0;
   let readingCostMs = 0;
   let lastResident: number | null = null;
   const epochs = input.epochs;
   try {
-    const result = await runMode({
+    const result = await ctx.run({
       ...common,
       mode: 'cold',
       minIterations: iterationsPerEpoch * epochs,
       maxIterations: iterationsPerEpoch * epochs * 3,
       modeDir,
-      wrapArgv: (argv) => (group ? wrapCommand(group.procsFiles, argv) : argv),
+      wrapArgv: (argv) => (throttle ? throttle.wrap(argv) : argv),
       cacheState,
       onProgress: (progress) => {
         const now = Date.now();
@@ -376,21 +404,14 @@ async function measureCachePoint(
       residency: verdict,
       affinity: null,
       workersHeld: null,
-      readBytesPerSample: windowRates(result.resources, steady, (r) => r.jobReadBytes)?.perSample ?? null,
-      failureTail: failureTail(result),
+      readBytesPerSample: windowRates(input.dataSource.fetchedSeries(result.resources), steady, (r) => r.bytes)?.perSample ?? null,
+      failureTail: failureTail(result, FAILURE_TAIL_LINES),
     };
   } finally {
-    await group?.remove().catch(() => undefined);
     // Every reading beside the job's logs: how the cache went, when it did not hold.
     mkdirSync(modeDir, { recursive: true });
     writeFileSync(join(modeDir, 'residency.jsonl'), readings.map((r) => JSON.stringify(r) + '\n').join(''));
   }
-}
-
-/** The end of a failed run's log, so the report can say why; null for a run that ended well. */
-function failureTail(result: ModeResult): string | null {
-  if (result.status === 'ok') return null;
-  return tail(result.logs.stderr, 10) || tail(result.logs.stdout, 10) || null;
 }
 
 function mib(bytes: number): string {

@@ -9,7 +9,7 @@ import { mulberry32 } from '../../src/random.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Iteration, ModeResult } from '../../src/schema/profile.js';
 import path from 'node:path';
-import { FakeCacheState } from '../../src/profile/cache-states/fake-cache-state.js';
+import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { ProfileRunInput } from '../../src/profile/run-profile.js';
 import { MODES } from '../../src/schema/events.js';
@@ -41,8 +41,8 @@ const SCRIPT_WORKERS = 2;
 /** A fake runner plus the log of what it was asked to run. */
 export interface FakeRunner {
   run: (input: ModeRunInput) => Promise<ModeResult>;
-  /** Each call's mode, folder name and iteration budget, in order. */
-  calls: { mode: Mode; label: string; maxIterations: number; precision: number }[];
+  /** Each call's mode, folder name, iteration budget and command as wrapped (throttle, affinity), in order. */
+  calls: { mode: Mode; label: string; maxIterations: number; precision: number; argv: string[] }[];
 }
 
 export function fakeModeRunner(job: FakeJob): FakeRunner {
@@ -56,7 +56,10 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
   const calls: FakeRunner['calls'] = [];
   const run = async (input: ModeRunInput): Promise<ModeResult> => {
     const label = input.modeDir.split('/').pop()!;
-    calls.push({ mode: input.mode, label, maxIterations: input.maxIterations, precision: input.precision });
+    calls.push({ mode: input.mode, label, maxIterations: input.maxIterations, precision: input.precision, argv: input.wrapArgv(input.argv) });
+    // The mode's state is set up before the job and undone after, as runMode does.
+    const prepared = await input.cacheState.prepare(input.mode, input.dataset);
+    await prepared.finish();
     const startedAt = clockMs;
     clockMs += job.startupSec * 1000;
     const iterations: Iteration[] = [];
@@ -106,8 +109,9 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
 }
 
 /**
- * A profile run input for a fake job in `dir` (which holds a `data` folder):
- * every mode, no page-cache control, the profile written to `<name>.json`.
+ * A profile run input for a fake job whose profile is written to
+ * `<dir>/<name>.json`: every mode, on a made-up dataset (FakeDataSource: no
+ * file listed or read, no page cache).
  */
 export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileRunInput['modeRunner'], overrides: Partial<ProfileRunInput> = {}): ProfileRunInput {
   return {
@@ -129,7 +133,7 @@ export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileR
     sync: true,
     pollMs: 250,
     outFile: path.join(dir, `${name}.json`),
-    cacheState: new FakeCacheState(),
+    dataSource: new FakeDataSource(),
     nvidiaSmi: null,
     passes: 2,
     modeRunner,

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { FakeCacheState } from '../../src/profile/cache-states/fake-cache-state.js';
+import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
 import { fakeJobStarter, type FakeJobScript } from '../../src/profile/fake-job.js';
 import { runMode, type ModeRunInput } from '../../src/profile/run-mode.js';
 import type { Mode } from '../../src/schema/events.js';
@@ -53,12 +54,14 @@ async function runFaked(mode: Mode, residentShare: number, readShare: number, en
   const cacheState = new FakeCacheState({ residentShare: { [mode]: residentShare }, finish: { reEvictions: 3 } });
   const job = fakeJobStarter(JOB);
   const sampler = fakeSamplerStarter(samplesFor(JOB, readShare));
+  const source = new FakeDataSource();
   const input: ModeRunInput = {
     mode,
     argv: ['train'],
     cwd: root,
     env: { HOME: '/home/someone', PYTHONPATH: '/opt/lib', ...env },
     dataset,
+    dataSource: source,
     modeDir: path.join(root, `${mode}-${residentShare}-${readShare}`),
     precision: 0.01,
     minIterations: 50,
@@ -76,12 +79,13 @@ async function runFaked(mode: Mode, residentShare: number, readShare: number, en
     interrupted: () => false,
   };
   const result = await runMode(input);
-  return { result, cacheState, job, sampler };
+  return { result, cacheState, job, sampler, source };
 }
 
 test('runMode sets the cache state up before the job, undoes it after, and hands the job its environment', async () => {
-  const { result, cacheState, job, sampler } = await runFaked('cached', 1, 0);
+  const { result, cacheState, job, sampler, source } = await runFaked('cached', 1, 0);
   assert.deepEqual(cacheState.prepared, [{ mode: 'cached', datasetBytes: dataset.bytes, finished: true }]);
+  assert.deepEqual(source.meters, [{ mode: 'cached', attached: true, finished: true }], "the data source's meter ran over the job");
   assert.equal(job.started.length, 1);
   const env = job.started[0].env;
   assert.equal(env.HOME, '/home/someone', 'the CLI environment is inherited');
@@ -107,7 +111,7 @@ test('runMode proves the cached and cold states from the residency before the ru
   assert.equal(cold.proven, true, cold.reason);
   assert.equal(cold.reEvictions, 3, "the cache state's counters reach the proof");
   assert.ok(Math.abs(cold.readFraction! - 1) < 0.02, String(cold.readFraction));
-  assert.match(cold.readBytesSource, /over the measured window/, 'the reads come from the samples, not from /proc/self/io');
+  assert.equal(cold.readBytesSource, 'the fake meter over the measured window', "the reads come from the source's meter over the window, not from /proc/self/io");
 
   const halfCold = (await runFaked('cold', 0, 0.5)).result.state;
   assert.equal(halfCold.proven, false);

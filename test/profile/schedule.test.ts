@@ -8,6 +8,8 @@ import { MODES } from '../../src/schema/events.js';
 import type { Profile } from '../../src/schema/profile.js';
 import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
+import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
+import { ExitCode, UserError } from '../../src/errors.js';
 
 test('the schedule mirrors the modes and halves each run\'s budget', () => {
   const plan = planRuns({ modes: [...MODES], cpuSweep: [1] }, 2);
@@ -59,8 +61,6 @@ describe('runProfile with a fake mode runner', () => {
   let dir: string;
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-schedule-'));
-    fs.mkdirSync(path.join(dir, 'data'));
-    fs.writeFileSync(path.join(dir, 'data', 'a.bin'), 'x');
   });
   after(() => { if (!process.env.KEEP) fs.rmSync(dir, { recursive: true, force: true }); });
 
@@ -174,6 +174,29 @@ describe('runProfile with a fake mode runner', () => {
     assert.deepEqual(fake.calls.map((c) => c.label), ['synthetic', 'cached', 'cached-1workers', 'cold', 'cold-2', 'cached-2', 'synthetic-2']);
     assert.ok(warnings.some((w) => /workers sweep skipped: the job did not apply DSA_NUM_WORKERS=1/.test(w)), warnings.join('\n'));
     assert.ok(profile.analysis, 'the modes are still analysed');
+  });
+
+  test('a fake data source drives a whole profile: listed once, each run in its state, the cold runs under its throttle', async () => {
+    const fake = fakeModeRunner({ ...KNOWN_STALLS, seed: 6 });
+    const source = new FakeDataSource({ files: 300, fileBytes: 4096 });
+    const warnings: string[] = [];
+    const input = fakeProfileInput(dir, 'fake-source', fake.run, { dataSource: source, storageBwBytesPerSec: 5e6 });
+    const { profile, exitCode } = await runProfile(input, { onSignal: () => () => {}, onWarning: (w) => warnings.push(w) });
+    assert.equal(exitCode, ExitCode.Ok);
+    assert.equal(source.listed, 1);
+    assert.deepEqual({ files: profile.dataset.files, bytes: profile.dataset.bytes, device: profile.dataset.device }, { files: 300, bytes: 300 * 4096, device: '254:0' });
+    // Every run set up its mode's state from the source and undid it.
+    assert.deepEqual(source.modeState.prepared.map((p) => [p.mode, p.finished]), fake.calls.map((c) => [c.mode, true]));
+    assert.deepEqual(source.throttles, [{ name: String(process.pid), bytesPerSec: 5e6, removed: true }]);
+    for (const call of fake.calls) assert.equal(call.argv[0] === 'throttled', call.mode === 'cold', `${call.label}: ${call.argv.join(' ')}`);
+    assert.equal(profile.storageProbe, undefined, 'no storage probe under a throttle');
+    assert.equal(profile.analysis?.verdict.bound, 'fetch');
+
+    // A dataset the source cannot throttle: refused before any run, not profiled unthrottled.
+    const unthrottleable = fakeModeRunner(KNOWN_STALLS);
+    const refused = runProfile(fakeProfileInput(dir, 'no-device', unthrottleable.run, { dataSource: new FakeDataSource({ device: null }), storageBwBytesPerSec: 5e6 }), { onSignal: () => () => {} });
+    await assert.rejects(refused, (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment);
+    assert.equal(unthrottleable.calls.length, 0);
   });
 
   const profileWithRunner = async (modeRunner: ProfileRunInput['modeRunner'], name: string): Promise<Profile> =>

@@ -1,0 +1,105 @@
+// Where a job's samples come from, as the modes need it: one interface that
+// profile, validate and the overlap probe speak to, so that the data path is
+// chosen once (by the command) and never named in the runs. Local files are
+// its first implementation (local-files.ts: the --data folders, the page
+// cache, /proc read_bytes); a deterministic fake sits beside it
+// (fake-data-source.ts). A remote source (object storage, HTTP shards, metered
+// by a loopback proxy: "cold" is every sample over the network, the proof the
+// bytes that crossed it) is another implementation of the same interface.
+import type { Mode } from '../../schema/events.js';
+import type { ResourceSample } from '../../schema/profile.js';
+import type { Dataset, DatasetFile } from '../../system/dataset.js';
+import type { ResidencyReading } from '../../system/inotify-keeper.js';
+import type { ReadProber } from '../storage-probe.js';
+import type { CacheState } from '../cache-states/cache-state.js';
+
+/** A reading of a cumulative counter of fetched bytes. */
+export interface CounterReading {
+  /** ms since the epoch. */
+  t: number;
+  /** Bytes fetched from storage (or the network) since the counter started, never decreasing. */
+  bytes: number;
+}
+
+/** Reads a fetch counter may include that are not the data's (files the job read outside --data). */
+export interface OtherReads {
+  /** Their bytes (an upper bound: file sizes). */
+  bytes: number;
+  /** The note naming them, for the proof's reason. */
+  note: string;
+}
+
+/** What a run's meter read, once the job's tree is reaped. */
+export interface FetchReadings {
+  /** The cumulative fetched bytes at each resource sample: the measured window's evidence. */
+  series: CounterReading[];
+  /** How the series was measured, named in the proof. */
+  seriesSource: string;
+  /** Bytes fetched over the whole run, for when the series does not cover the measured window; null when unreadable. */
+  wholeRunBytes: number | null;
+  /** How wholeRunBytes was measured, or why it could not be. */
+  wholeRunSource: string;
+  /** Reads counted in the series that may not be the data's, among those still open at `sinceMs` (ms since the epoch); null when none. */
+  otherReads(sinceMs: number): OtherReads | null;
+}
+
+/** Meters one run's fetched bytes: started before the job, finished after its tree is reaped. */
+export interface FetchMeter {
+  /** The job started: the root of its process tree. */
+  attach(pid: number): void;
+  /** Stops metering; `resources` are the run's resource samples. */
+  finish(resources: readonly ResourceSample[]): FetchReadings;
+}
+
+/** A cache state held at a size while the job runs, which can say what it holds (validate's cache points). */
+export interface CappedState extends CacheState {
+  /** Whether the cap is running (between prepare and finish). */
+  readonly capping: boolean;
+  /** The data's residency now, reading at most `sampleFiles` files of each group; null when no cap runs. */
+  readResidency(sampleFiles: number): ResidencyReading | null;
+}
+
+/** A throttle of the data's read bandwidth, set up for a run of jobs. */
+export interface Throttle {
+  /** The job's argv, wrapped to run under the throttle. */
+  wrap(argv: string[]): string[];
+  /** Removes the throttle once its jobs have ended. */
+  remove(): Promise<void>;
+}
+
+/** Where the data's bytes come from when they are not cached here, as the proofs name it. */
+export type FetchOrigin = 'storage' | 'network';
+
+/** The data a job reads, and what each mode needs of it. */
+export interface DataSource {
+  /** Where uncached bytes come from: 'storage' for files on this machine's disks, 'network' for a remote source. */
+  readonly fetchesFrom: FetchOrigin;
+  /** Lists the data once, before anything runs: its items (files, objects), bytes and samples (one item, one sample). */
+  list(): Promise<Dataset>;
+  /** What limits the proofs on this data, said before anything runs (a dataset that does not fit, a file system that cannot be made cold). */
+  warnings(dataset: Dataset, modes: readonly Mode[]): string[];
+  /** The state of each of the three modes (synthetic, cached, cold). */
+  readonly modeState: CacheState;
+  /** `held` kept cached and the rest cold (the overlap probe). */
+  heldShareState(held: readonly DatasetFile[]): CacheState;
+  /** A cache capped at `capBytes` that fills as the job reads (validate's cache points). */
+  cappedState(capBytes: number): CappedState;
+  /** Why a cache cannot be capped and measured here, or null when it can. */
+  cappingObstacle(): string | null;
+  /** Why reads cannot be throttled here, or null when they can (`env` names a delegated cgroup). */
+  throttleObstacle(env: NodeJS.ProcessEnv): string | null;
+  /**
+   * Throttles reads of `dataset` to `bytesPerSec` for the jobs run under it
+   * (`name` tells its groups apart); a UserError (Environment) when this data
+   * cannot be throttled.
+   */
+  throttle(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle>;
+  /** Starts metering the fetched bytes of one run of `mode`; `ownDirs` hold the profiler's own files of the run. */
+  startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter;
+  /** The cumulative fetched bytes at each of a finished run's resource samples. */
+  fetchedSeries(resources: readonly ResourceSample[]): CounterReading[];
+  /** Why `mode` cannot be proven on this data whatever its readings say, or null. */
+  proofLimit(mode: Mode, dataset: Dataset): string | null;
+  /** Reads a sample of the data cold for the storage probe. */
+  readonly readProber: ReadProber;
+}

@@ -1,0 +1,192 @@
+// A deterministic data source for tests: its dataset is made up (no file is
+// listed or read), its states are FakeCacheStates, its meter reads the run's
+// resource samples and nothing else, and its throttle only records what it
+// was asked. A whole profile or validate runs on it with a fake mode runner
+// and touches neither the dataset, the page cache, /proc nor a cgroup.
+import { ExitCode, UserError } from '../../errors.js';
+import type { Mode } from '../../schema/events.js';
+import type { ResourceSample } from '../../schema/profile.js';
+import type { Dataset, DatasetFile } from '../../system/dataset.js';
+import type { ResidencyReading } from '../../system/inotify-keeper.js';
+import type { ReadProber } from '../storage-probe.js';
+import { FakeCacheState, type FakeCacheStateOptions } from '../cache-states/fake-cache-state.js';
+import type { CappedState, CounterReading, DataSource, FetchMeter, FetchOrigin, Throttle } from './data-source.js';
+
+/** What a FakeDataSource is and answers. */
+export interface FakeDataSourceOptions {
+  /** Files of the made-up dataset (default 1000). */
+  files?: number;
+  /** Bytes of each file (default 100 kB). */
+  fileBytes?: number;
+  /** The block device it claims to sit on ('major:minor'), or null for none (default '254:0'). */
+  device?: string | null;
+  /** Whether it fits in memory (default true). */
+  fitsInMemory?: boolean;
+  /** Where uncached bytes come from (default 'storage'). */
+  fetchesFrom?: FetchOrigin;
+  /** The modes' states: how resident the dataset is before each mode (FakeCacheState). */
+  states?: FakeCacheStateOptions;
+  /** Why each mode cannot be proven here whatever the readings (default none). */
+  proofLimits?: Partial<Record<Mode, string>>;
+  /** Why capping or throttling is impossible here (default: both possible). */
+  cappingObstacle?: string;
+  throttleObstacle?: string;
+  /** Share of a capped state's target its residency readings report (default 1: the cap held). */
+  cappedShare?: number;
+  /** Answers of the storage probe's reads (default: all 64 MiB from storage in half a second). */
+  readProber?: ReadProber;
+}
+
+/** A cache capped at a size, as FakeDataSource hands it out. */
+export class FakeCappedState extends FakeCacheState implements CappedState {
+  private running = false;
+  /** Residency readings taken, in order. */
+  readonly readings: ResidencyReading[] = [];
+
+  constructor(
+    /** The target. */
+    readonly capBytes: number,
+    private readonly share: number,
+  ) {
+    super();
+  }
+
+  override async prepare(mode: Mode, dataset: Dataset) {
+    const prepared = await super.prepare(mode, dataset);
+    this.running = true;
+    return {
+      ...prepared,
+      finish: async () => {
+        this.running = false;
+        return prepared.finish();
+      },
+    };
+  }
+
+  get capping(): boolean {
+    return this.running;
+  }
+
+  readResidency(): ResidencyReading | null {
+    if (!this.running) return null;
+    const residentBytes = Math.round(this.capBytes * this.share);
+    const reading = { residentBytes, heldBytes: residentBytes, measuredFiles: 0, exact: true };
+    this.readings.push(reading);
+    return reading;
+  }
+}
+
+/** One throttle a FakeDataSource set up. */
+export interface FakeThrottle {
+  /** Its name and rate. */
+  name: string;
+  bytesPerSec: number;
+  /** Whether it was removed since. */
+  removed: boolean;
+}
+
+/** The deterministic data source; records what it was asked. */
+export class FakeDataSource implements DataSource {
+  readonly fetchesFrom: FetchOrigin;
+  readonly modeState: FakeCacheState;
+  readonly readProber: ReadProber;
+  /** Each held-share state handed out (the overlap probe), in order. */
+  readonly heldStates: { held: number; state: FakeCacheState }[] = [];
+  /** Each capped state handed out (validate's cache points), in order. */
+  readonly cappedStates: FakeCappedState[] = [];
+  /** Each throttle set up, in order. */
+  readonly throttles: FakeThrottle[] = [];
+  /** Each meter started: its mode and whether it was attached to a job and finished. */
+  readonly meters: { mode: Mode; attached: boolean; finished: boolean }[] = [];
+  /** How many times list() ran. */
+  listed = 0;
+
+  constructor(private readonly options: FakeDataSourceOptions = {}) {
+    this.fetchesFrom = options.fetchesFrom ?? 'storage';
+    this.modeState = new FakeCacheState(options.states);
+    this.readProber =
+      options.readProber ??
+      (async (_files, limits) => ({ bytesRead: 64 << 20, storageBytes: 64 << 20, files: 16, sec: 0.5, bytesPerSec: (64 << 20) / 0.5, concurrency: limits.concurrency, requestBytes: limits.requestBytes }));
+  }
+
+  async list(): Promise<Dataset> {
+    this.listed++;
+    const count = this.options.files ?? 1000;
+    const fileBytes = this.options.fileBytes ?? 100_000;
+    const files: DatasetFile[] = Array.from({ length: count }, (_, k) => ({ path: `/fake/data/${k}.bin`, bytes: fileBytes }));
+    return {
+      roots: ['/fake/data'],
+      files,
+      bytes: count * fileBytes,
+      meanFileBytes: fileBytes,
+      fileBytesQuantiles: { p10: fileBytes, p50: fileBytes, p90: fileBytes, max: fileBytes },
+      device: this.options.device === undefined ? '254:0' : this.options.device,
+      fitsInMemory: this.options.fitsInMemory ?? true,
+      memoryBudgetBytes: 2 ** 40,
+      skippedEntries: 0,
+    };
+  }
+
+  warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
+    return !dataset.fitsInMemory && modes.includes('cached') ? ['the fake dataset does not fit in memory'] : [];
+  }
+
+  heldShareState(held: readonly DatasetFile[]): FakeCacheState {
+    const state = new FakeCacheState(this.options.states);
+    this.heldStates.push({ held: held.length, state });
+    return state;
+  }
+
+  cappedState(capBytes: number): FakeCappedState {
+    const state = new FakeCappedState(capBytes, this.options.cappedShare ?? 1);
+    this.cappedStates.push(state);
+    return state;
+  }
+
+  cappingObstacle(): string | null {
+    return this.options.cappingObstacle ?? null;
+  }
+
+  throttleObstacle(): string | null {
+    return this.options.throttleObstacle ?? null;
+  }
+
+  async throttle(dataset: Dataset, bytesPerSec: number, name: string): Promise<Throttle> {
+    if (!dataset.device) throw new UserError('--storage-bw: the fake dataset has no block device', ExitCode.Environment);
+    const record: FakeThrottle = { name, bytesPerSec, removed: false };
+    this.throttles.push(record);
+    return {
+      wrap: (argv) => ['throttled', ...argv],
+      remove: async () => {
+        record.removed = true;
+      },
+    };
+  }
+
+  startMeter(mode: Mode): FetchMeter {
+    const record = { mode, attached: false, finished: false };
+    this.meters.push(record);
+    return {
+      attach: () => void (record.attached = true),
+      finish: (resources) => {
+        record.finished = true;
+        const series = this.fetchedSeries(resources);
+        return {
+          series,
+          seriesSource: 'the fake meter over the measured window',
+          wholeRunBytes: series.length > 0 ? series[series.length - 1].bytes - series[0].bytes : null,
+          wholeRunSource: 'the fake meter over the whole run',
+          otherReads: () => null,
+        };
+      },
+    };
+  }
+
+  fetchedSeries(resources: readonly ResourceSample[]): CounterReading[] {
+    return resources.map((s) => ({ t: s.t, bytes: s.jobReadBytes }));
+  }
+
+  proofLimit(mode: Mode): string | null {
+    return this.options.proofLimits?.[mode] ?? null;
+  }
+}

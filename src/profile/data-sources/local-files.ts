@@ -1,0 +1,148 @@
+// The first data source: files under the --data folders on this machine. Its
+// modes are page-cache states (cache-states/), its meter the read_bytes of
+// the job's process tree (/proc/PID/io: bytes the kernel fetched from the
+// storage layer on the tree's behalf), its throttle a blkio/io cgroup on the
+// dataset's block device, and its proofs are limited by the file systems the
+// folders sit on (tmpfs, NFS, FUSE: system/file-systems.ts).
+import { ExitCode, UserError } from '../../errors.js';
+import type { Mode } from '../../schema/events.js';
+import type { ResourceSample } from '../../schema/profile.js';
+import { detectCgroups, createJobCgroup, wrapCommand } from '../../system/cgroups.js';
+import { listDataset, type Dataset, type DatasetFile } from '../../system/dataset.js';
+import { fileSystemLimit, fileSystemWarnings } from '../../system/file-systems.js';
+import { OutsideReadsSampler, outsideReadsNote } from '../../system/open-files.js';
+import { pageCacheSupport } from '../../system/page-cache.js';
+import { processTree, selfReadBytes } from '../../system/proc.js';
+import { probeReads } from '../../system/read-probe.js';
+import { CappedCacheState } from '../cache-states/capped-cache-state.js';
+import { PageCacheState } from '../cache-states/page-cache-state.js';
+import { PartialCacheState } from '../cache-states/partial-cache-state.js';
+import { CACHE_STATE_SETTINGS } from '../run-defaults.js';
+import type { CacheState } from '../cache-states/cache-state.js';
+import type { CappedState, CounterReading, DataSource, FetchMeter, FetchReadings, Throttle } from './data-source.js';
+
+/** Options of the local-file source. */
+export interface LocalFilesOptions {
+  /** Make the cold mode cold with the global drop_caches instead of per-file eviction (root only). */
+  dropCaches: boolean;
+}
+
+// Period of the open-file sampling (a /proc scan for the tree, then the tree's fds): cheap at 2 s.
+const OUTSIDE_SAMPLE_MS = 2000;
+
+/** Messages of the local-file source. */
+const MESSAGES = {
+  noBlockDevice:
+    '--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw',
+  noMeminfo: 'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven',
+  doesNotFit: (dataset: Dataset, budgetBytes: number) =>
+    `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget of ${(budgetBytes / 2 ** 30).toFixed(2)} GiB ` +
+    `(${dataset.memoryBudgetSource ?? 'MemAvailable'}): the cached mode runs on a resident random subset, which the job must sample from (DSA_SUBSET_FILE, docs/protocol.md)`,
+  windowSource: 'read_bytes of the job tree over the measured window (/proc, sampled)',
+  wholeRunSource: 'read_bytes of the whole job tree over the whole run (/proc/self/io after reaping)',
+  noSelfIo: '/proc/self/io is not readable',
+} as const;
+
+/** The files under `roots`, read through this machine's page cache. */
+export class LocalFilesSource implements DataSource {
+  readonly fetchesFrom = 'storage' as const;
+  readonly modeState: CacheState;
+  readonly readProber = probeReads;
+
+  constructor(
+    /** The --data folders (or files), absolute. */
+    private readonly roots: string[],
+    options: LocalFilesOptions,
+  ) {
+    this.modeState = new PageCacheState({ dropCaches: options.dropCaches, ...CACHE_STATE_SETTINGS });
+  }
+
+  list(): Promise<Dataset> {
+    return listDataset(this.roots);
+  }
+
+  warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
+    const warnings: string[] = [];
+    if (!dataset.fitsInMemory && modes.includes('cached')) {
+      warnings.push(dataset.memoryBudgetBytes === null ? MESSAGES.noMeminfo : MESSAGES.doesNotFit(dataset, dataset.memoryBudgetBytes));
+    }
+    // tmpfs, network and FUSE file systems keep a cache mode from being proven: said before anything runs.
+    return [...warnings, ...fileSystemWarnings(dataset.fileSystems)];
+  }
+
+  heldShareState(held: readonly DatasetFile[]): CacheState {
+    return new PartialCacheState(held, CACHE_STATE_SETTINGS);
+  }
+
+  cappedState(capBytes: number): CappedState {
+    return new CappedCacheState(capBytes);
+  }
+
+  cappingObstacle(): string | null {
+    const support = pageCacheSupport();
+    return support.evict && support.residency ? null : (support.reason ?? 'page-cache control is not available');
+  }
+
+  throttleObstacle(env: NodeJS.ProcessEnv): string | null {
+    const io = detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }).controllers.io;
+    return io.writable ? null : io.reason;
+  }
+
+  async throttle(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle> {
+    if (!dataset.device) throw new UserError(MESSAGES.noBlockDevice, ExitCode.Environment);
+    const group = createJobCgroup({ name, readBpsDevice: { device: dataset.device, bytesPerSec }, v2Parent: env.DSA_CGROUP_PARENT });
+    return { wrap: (argv) => wrapCommand(group.procsFiles, argv), remove: () => group.remove() };
+  }
+
+  startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
+    return startReadBytesMeter(mode, dataset.roots, ownDirs);
+  }
+
+  fetchedSeries(resources: readonly ResourceSample[]): CounterReading[] {
+    return readBytesSeries(resources);
+  }
+
+  proofLimit(mode: Mode, dataset: Dataset): string | null {
+    // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
+    return fileSystemLimit(mode, dataset.fileSystems);
+  }
+}
+
+/** The job tree's read_bytes at each resource sample (the sampler reads it from /proc). */
+function readBytesSeries(resources: readonly ResourceSample[]): CounterReading[] {
+  return resources.map((s) => ({ t: s.t, bytes: s.jobReadBytes }));
+}
+
+/**
+ * The read_bytes meter: the sampler's readings of the job tree over the run,
+ * and this process's own read_bytes before and after (Linux adds a reaped
+ * child's I/O counters to its parent, so after the tree is reaped our own
+ * read_bytes grew by everything the tree read). Files the tree opens outside
+ * --data would pass for the dataset's reads: its open files are sampled and
+ * named (system/open-files.ts).
+ */
+function startReadBytesMeter(mode: Mode, roots: readonly string[], ownDirs: readonly string[]): FetchMeter {
+  const before = selfReadBytes();
+  const outside = new OutsideReadsSampler(roots, ownDirs);
+  let timer: NodeJS.Timeout | null = null;
+  return {
+    attach(pid) {
+      if (mode === 'synthetic') return;
+      timer = setInterval(() => outside.sample(processTree(pid)), OUTSIDE_SAMPLE_MS);
+      timer.unref();
+    },
+    finish(resources): FetchReadings {
+      if (timer) clearInterval(timer);
+      const after = selfReadBytes();
+      const note = outsideReadsNote(outside.result());
+      return {
+        series: readBytesSeries(resources),
+        seriesSource: MESSAGES.windowSource,
+        wholeRunBytes: before !== null && after !== null ? Math.max(0, after - before) : null,
+        wholeRunSource: before !== null && after !== null ? MESSAGES.wholeRunSource : MESSAGES.noSelfIo,
+        // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a checkpoint loaded at start-up is not).
+        otherReads: (sinceMs) => (note === null ? null : { bytes: outside.result(sinceMs).dirs.reduce((total, d) => total + d.bytes, 0), note }),
+      };
+    },
+  };
+}

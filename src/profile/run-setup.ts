@@ -1,0 +1,128 @@
+// What profile, validate and the overlap probe do alike around their runs of
+// the job: DAMON's proactive reclaim paused (a guardian turns it back on if
+// this process dies), the data's read throttle, each run started with the
+// shared settings under the user's interrupts, and what a finished run says
+// (the end of a failed job's log, whether it ran the loader workers asked).
+// Each command keeps its own plan of runs; how a run is set up is here, once.
+import { workersApplied } from '../analysis/workers-applied.js';
+import type { ModeResult } from '../schema/profile.js';
+import { CAPABILITY_TEXT } from '../system/capability-text.js';
+import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
+import type { Dataset } from '../system/dataset.js';
+import type { DataSource, Throttle } from './data-sources/data-source.js';
+import type { Interrupts } from './interrupts.js';
+import { tail } from './log-tail.js';
+import type { ModeRunInput } from './run-mode.js';
+
+/** Runs one mode of the job: runMode, or a test's deterministic fake. */
+export type ModeRunner = (input: ModeRunInput) => Promise<ModeResult>;
+
+/** The command whose runs are set up: it words the notes. */
+export type RunCommand = 'profile' | 'validate';
+
+/** DAMON's proactive reclaim, paused for a command's runs (or not), and what to tell the user. */
+export interface ReclaimPause {
+  /** What the user should know: what was paused, or what still runs and why. */
+  warnings: string[];
+  /** Turns the paused reclaimers back on; idempotent. */
+  restore(): void;
+}
+
+/** Notes on the reclaim pause, by command. */
+const RECLAIM_TEXT = {
+  profile: {
+    paused: (names: string) =>
+      `${names} (DAMON pageout of idle memory, the page cache included) paused while profiling, so its pageout does not take the warmed files (each mode's state proof says whether its state held); ` +
+      'turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job\'s own idle pages ' +
+      '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
+    running: (reclaimers: string, why: string) =>
+      `${reclaimers}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`,
+    kept: ' (--keep-reclaim)',
+  },
+  validate: {
+    paused: (names: string) => `${names} paused while the points run, as profile does; turned back on after (--keep-reclaim leaves it running)`,
+    running: (reclaimers: string, why: string) => `${reclaimers} runs during the points${why}: its scans take CPU and its pageout takes the dataset's page cache`,
+    kept: '',
+  },
+} as const;
+
+/**
+ * Pauses DAMON's proactive reclaim where it runs and this process may (root),
+ * unless `wanted` is false: a reclaimer evicts the warmed dataset under the
+ * cached mode's feet and costs CPU as it scans. A guardian process turns it
+ * back on if this one is killed (system/damon.ts).
+ */
+export function pauseReclaim(wanted: boolean, command: RunCommand): ReclaimPause {
+  const reclaimers = reclaimingDamonSchemes();
+  const paused = reclaimers.length > 0 && wanted ? pauseReclaimers() : null;
+  const text = RECLAIM_TEXT[command];
+  const warnings: string[] = [];
+  if (paused && paused.paused.length > 0) warnings.push(text.paused(paused.paused.join(' and ')));
+  if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
+    warnings.push(text.running(reclaimers.join('; '), paused ? ` (could not pause: ${paused.failures.join('; ')})` : text.kept));
+  }
+  return { warnings, restore: () => paused?.restore() };
+}
+
+/**
+ * The data's read throttle at `bytesPerSec` for the runs that read storage,
+ * or null without one. A dataset the source cannot throttle (local files on
+ * no block device) is refused with a UserError before any run, by profile
+ * and validate alike: a run at another bandwidth than asked is no measurement of it.
+ */
+export async function startThrottle(
+  source: Pick<DataSource, 'throttle'>,
+  dataset: Dataset,
+  bytesPerSec: number | null,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Throttle | null> {
+  return bytesPerSec ? source.throttle(dataset, bytesPerSec, name, env) : null;
+}
+
+/** What every run of a command shares. */
+export type SharedRunSettings = Pick<
+  ModeRunInput,
+  'cwd' | 'env' | 'dataset' | 'dataSource' | 'timeoutSec' | 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs' | 'gpu'
+>;
+
+/** What one run sets on top of the shared settings. */
+export type RunRequest = Omit<ModeRunInput, keyof SharedRunSettings | 'interrupted'>;
+
+/**
+ * Starts runs with the shared settings under the user's interrupts: the
+ * running job is the one a Ctrl-C stops, and a run started after one is told
+ * so (ModeRunInput.interrupted).
+ */
+export function jobRunner(settings: SharedRunSettings, runner: ModeRunner, interrupts: Interrupts): (run: RunRequest) => Promise<ModeResult> {
+  return async (run) => {
+    const result = await runner({
+      ...settings,
+      ...run,
+      onJobStarted: (job) => {
+        interrupts.attach(job);
+        run.onJobStarted?.(job);
+      },
+      interrupted: () => interrupts.interrupted,
+    });
+    interrupts.detach();
+    return result;
+  };
+}
+
+/** The end of a run's log (stderr, else stdout) when the job did not end well, so a report can say why; null for a run that ended well. */
+export function failureTail(result: ModeResult, lines: number): string | null {
+  if (result.status === 'ok') return null;
+  return tail(result.logs.stderr, lines) || tail(result.logs.stdout, lines) || null;
+}
+
+/**
+ * The loader workers the job reported when it did not run the `asked` count
+ * (DSA_NUM_WORKERS), as 'a, b' per rank; null when it did, or when the run
+ * failed and says nothing. Not faked: a count the job did not run tests
+ * another setting.
+ */
+export function workersNotApplied(result: ModeResult, asked: number): string | null {
+  if (result.status !== 'ok' || workersApplied(result, asked)) return null;
+  return result.ranks.map((r) => r.workers ?? 'no').join(', ');
+}
