@@ -44,16 +44,82 @@ type Usable = ModeResult & { summary: IterationSummary };
  */
 export function analyze(modes: ModeResults, host: { cpus?: number } = {}): Analysis {
   const caveats: string[] = [];
-  const syn = usable('synthetic', modes.synthetic, caveats);
-  const cached = usable('cached', modes.cached, caveats);
-  const cold = usable('cold', modes.cold, caveats);
+  const measured: Measured = {
+    syn: usable('synthetic', modes.synthetic, caveats),
+    cached: usable('cached', modes.cached, caveats),
+    cold: usable('cold', modes.cold, caveats),
+  };
   if (modes.cached?.subset) caveats.push(subsetCaveat(modes.cached.subset));
+  const stalls = stallFigures(measured, caveats);
+  const rates = rateFigures(measured, caveats);
+  const { syn, cached, cold } = measured;
 
+  // Whether a stall is real: its 95% CI must clear 0 by the margin, otherwise it is noise.
+  const stallCalls = {
+    prep: callStall(stalls.prepStallMs, stalls.prepStallParts, stalls.iterMs, namingMargin(cached)),
+    fetch: callStall(stalls.fetchStallMs, stalls.fetchStallParts, stalls.iterMs, namingMargin(cold)),
+  };
+  const drift = driftReport(modes);
+  const driftCaveat = drift
+    ? driftVersusStalls(drift, stallCalls.prep === 'stall' ? stalls.prepStallMs : null, stallCalls.fetch === 'stall' ? stalls.fetchStallMs : null)
+    : null;
+  if (driftCaveat) caveats.push(driftCaveat);
+  const verdict = boundOf(measured, stalls, stallCalls, drift);
+  const dominant = verdict.bound === 'fetch' ? stalls.fetchStallMs : verdict.bound === 'prep' ? stalls.prepStallMs : null;
+  const bytesPerSampleValue = (cold && bytesPerSample(cold)) ?? (cached && bytesPerSample(cached));
+  // The rates above are the pace-setting rank's; the advice speaks of the whole
+  // job, whose ranks share the storage and the CPUs.
+  const jobGpuSamplesPerSec = syn && allRanksSamplesPerSec(syn);
+  const context: TextContext = {
+    fetchFraction: verdict.sigFetch,
+    prepFraction: verdict.sigPrep,
+    totalStallFraction:
+      stalls.prepStallFraction !== null && stalls.fetchStallFraction !== null ? stalls.prepStallFraction + stalls.fetchStallFraction : null,
+    storageReadBytesPerSec: rates.storageReadBytesPerSec,
+    neededStorageBytesPerSec:
+      jobGpuSamplesPerSec !== null && bytesPerSampleValue !== null ? jobGpuSamplesPerSec * bytesPerSampleValue : null,
+    prepCpuSecPerSample: rates.prepCpuSecPerSample,
+    gpuSamplesPerSec: jobGpuSamplesPerSec,
+    prepSamplesPerSec: cached && allRanksSamplesPerSec(cached),
+    missingModes: verdict.missingModes,
+    unproven: dominant !== null && !dominant.proven,
+    stallsWithinNoise: stallCalls.prep === 'within-noise' && stallCalls.fetch === 'within-noise',
+    contention: contentionOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs),
+    inconclusive: verdict.inconclusive,
+    workersLimit: workersLimit(cached, host.cpus ?? null),
+  };
+  const { bound, severity } = verdict;
+  const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];
+  const advice = bound === 'compute' || bound === 'unknown' ? ADVICE_TEXT[bound] : ADVICE_TEXT[bound][severity!];
+  return {
+    ...stalls,
+    ...rates,
+    stallCalls,
+    drift,
+    verdict: { bound, severity, text: text(context) },
+    advice: advice(context),
+    caveats,
+  };
+}
+
+/** The three modes, each null where it cannot be used. */
+interface Measured {
+  syn: Usable | null;
+  cached: Usable | null;
+  cold: Usable | null;
+}
+
+/** The split's time figures: compute, the two stalls with their parts, the iteration they are shares of. */
+type StallFigures = Pick<Analysis, 'computeMs' | 'prepStallMs' | 'fetchStallMs' | 'iterMs' | 'prepStallFraction' | 'fetchStallFraction'> & {
+  prepStallParts: StallParts | null;
+  fetchStallParts: StallParts | null;
+};
+
+/** The stalls between the modes, per iteration, and the caveats their measurements call for. */
+function stallFigures({ syn, cached, cold }: Measured, caveats: string[]): StallFigures {
   const tSyn = syn && iterEstimate(syn);
   const tCached = cached && iterEstimate(cached);
   const tCold = cold && iterEstimate(cold);
-
-  const computeMs = tSyn;
   const prepShift = syn && cached ? stepShiftCaveat(syn.summary, cached.summary, 'prep') : null;
   if (prepShift) caveats.push(prepShift);
   const fetchShift = cached && cold ? stepShiftCaveat(cached.summary, cold.summary, 'fetch') : null;
@@ -62,110 +128,62 @@ export function analyze(modes: ModeResults, host: { cpus?: number } = {}): Analy
   if (overhead) caveats.push(overhead);
   const prepStallMs = tCached && tSyn ? clampedDifference(tCached, tSyn) : null;
   const fetchStallMs = tCold && tCached ? clampedDifference(tCold, tCached) : null;
-  const prepStallParts = syn && cached ? stallParts(syn.summary, cached.summary) : null;
-  const fetchStallParts = cached && cold ? stallParts(cached.summary, cold.summary) : null;
   // A negative difference inside the noise is the zero it is clamped to; beyond
   // the noise it needs saying, since the shares then do not add up.
   if (tCached && tSyn && significant(clampedDifference(tSyn, tCached))) caveats.push(CAVEAT_TEXT.clampedStall('prep', 'cached', tCached.mean, 'synthetic', tSyn.mean, tCold !== null));
   if (tCold && tCached && significant(clampedDifference(tCached, tCold))) caveats.push(CAVEAT_TEXT.clampedStall('fetch', 'cold', tCold.mean, 'cached', tCached.mean, true));
-
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
   const iterMs = tCold ?? slowest([tCached, tSyn]);
-  const prepStallFraction = fraction(prepStallMs, iterMs);
-  const fetchStallFraction = fraction(fetchStallMs, iterMs);
-
-  const gpuSamplesPerSec = syn && rateOf(syn.summary);
-  const prepSamplesPerSec = cached && rateOf(cached.summary);
-  const coldSamplesPerSec = cold && rateOf(cold.summary);
-  const storageReadBytesPerSec = cold ? cold.storageReadBytesPerSec : null;
-  const memoryReadBytesPerSec = cached && byteEstimateHolds(cached, cold, caveats) ? memoryRate(cached) : null;
-  const prepCpuSecPerSample = syn && cached ? prepCpu(syn, cached, caveats) : null;
-
-  // Whether a stall is real: its 95% CI must clear 0 by the margin, otherwise it is noise.
-  const stallCalls = {
-    prep: callStall(prepStallMs, prepStallParts, iterMs, namingMargin(cached)),
-    fetch: callStall(fetchStallMs, fetchStallParts, iterMs, namingMargin(cold)),
-  };
-  const contention = contentionOf(stallCalls, prepStallParts, fetchStallParts, iterMs);
-  const sigPrep = stallCalls.prep === 'stall' ? prepStallFraction : 0;
-  const sigFetch = stallCalls.fetch === 'stall' ? fetchStallFraction : 0;
-  const drift = driftReport(modes);
-  const driftCaveat = drift
-    ? driftVersusStalls(drift, stallCalls.prep === 'stall' ? prepStallMs : null, stallCalls.fetch === 'stall' ? fetchStallMs : null)
-    : null;
-  if (driftCaveat) caveats.push(driftCaveat);
-  const missingModes = (['synthetic', 'cached', 'cold'] as const).filter(
-    (m) => ({ synthetic: syn, cached, cold })[m] === null,
-  );
-
-  // No stall named, but too noisy to rule one out: say so rather than call it compute-bound.
-  const inconclusive =
-    missingModes.length === 0 && sigPrep !== null && sigFetch !== null && sigPrep + sigFetch < STALL_THRESHOLD
-      ? inconclusiveOf(stallCalls, prepStallParts, fetchStallParts, iterMs, drift)
-      : null;
-
-  let bound: Bound;
-  let severity: Severity | null = null;
-  if (missingModes.length > 0 || sigPrep === null || sigFetch === null || inconclusive) {
-    bound = 'unknown';
-  } else if (sigPrep + sigFetch < STALL_THRESHOLD) {
-    // Stalls under 10% of the iteration: the accelerator sets the pace.
-    bound = 'compute';
-  } else {
-    // Data-bound even when compute is the largest single share: removing the
-    // stall would speed every iteration up by that much. The larger stall names it.
-    bound = sigFetch > sigPrep ? 'fetch' : 'prep';
-    severity = Math.max(sigFetch, sigPrep) >= HIGH_STALL_THRESHOLD ? 'highly' : 'moderately';
-  }
-
-  const dominant = bound === 'fetch' ? fetchStallMs : bound === 'prep' ? prepStallMs : null;
-  const bytesPerSampleValue = (cold && bytesPerSample(cold)) ?? (cached && bytesPerSample(cached));
-  // The rates above are the pace-setting rank's; the advice speaks of the whole
-  // job, whose ranks share the storage and the CPUs.
-  const jobGpuSamplesPerSec = syn && allRanksSamplesPerSec(syn);
-  const context: TextContext = {
-    fetchFraction: sigFetch,
-    prepFraction: sigPrep,
-    totalStallFraction:
-      prepStallFraction !== null && fetchStallFraction !== null ? prepStallFraction + fetchStallFraction : null,
-    storageReadBytesPerSec,
-    neededStorageBytesPerSec:
-      jobGpuSamplesPerSec !== null && bytesPerSampleValue !== null ? jobGpuSamplesPerSec * bytesPerSampleValue : null,
-    prepCpuSecPerSample,
-    gpuSamplesPerSec: jobGpuSamplesPerSec,
-    prepSamplesPerSec: cached && allRanksSamplesPerSec(cached),
-    missingModes,
-    unproven: dominant !== null && !dominant.proven,
-    stallsWithinNoise: stallCalls.prep === 'within-noise' && stallCalls.fetch === 'within-noise',
-    contention,
-    inconclusive,
-    workersLimit: workersLimit(cached, host.cpus ?? null),
-  };
-  const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];
-  const advice = bound === 'compute' || bound === 'unknown' ? ADVICE_TEXT[bound] : ADVICE_TEXT[bound][severity!];
-
   return {
-    computeMs,
+    computeMs: tSyn,
     prepStallMs,
     fetchStallMs,
     iterMs,
-    prepStallFraction,
-    fetchStallFraction,
-    gpuSamplesPerSec,
-    prepSamplesPerSec,
-    coldSamplesPerSec,
-    storageReadBytesPerSec,
-    memoryReadBytesPerSec,
-    prepCpuSecPerSample,
-    stallCalls,
-    prepStallParts,
-    fetchStallParts,
-    drift,
-    verdict: { bound, severity, text: text(context) },
-    advice: advice(context),
-    caveats,
+    prepStallFraction: fraction(prepStallMs, iterMs),
+    fetchStallFraction: fraction(fetchStallMs, iterMs),
+    prepStallParts: syn && cached ? stallParts(syn.summary, cached.summary) : null,
+    fetchStallParts: cached && cold ? stallParts(cached.summary, cold.summary) : null,
   };
+}
+
+/** The split's rates. */
+type RateFigures = Pick<Analysis, 'gpuSamplesPerSec' | 'prepSamplesPerSec' | 'coldSamplesPerSec' | 'storageReadBytesPerSec' | 'memoryReadBytesPerSec' | 'prepCpuSecPerSample'>;
+
+/** Samples per second of each mode, the storage and memory rates, and the prep CPU per sample. */
+function rateFigures({ syn, cached, cold }: Measured, caveats: string[]): RateFigures {
+  return {
+    gpuSamplesPerSec: syn && rateOf(syn.summary),
+    prepSamplesPerSec: cached && rateOf(cached.summary),
+    coldSamplesPerSec: cold && rateOf(cold.summary),
+    storageReadBytesPerSec: cold ? cold.storageReadBytesPerSec : null,
+    memoryReadBytesPerSec: cached && byteEstimateHolds(cached, cold, caveats) ? memoryRate(cached) : null,
+    prepCpuSecPerSample: syn && cached ? prepCpu(syn, cached, caveats) : null,
+  };
+}
+
+/** What bounds the job, how much, and what the verdict's words need to know of it. */
+function boundOf(
+  { syn, cached, cold }: Measured,
+  stalls: StallFigures,
+  stallCalls: { prep: StallCall; fetch: StallCall },
+  drift: Analysis['drift'] | null,
+): { bound: Bound; severity: Severity | null; sigPrep: number | null; sigFetch: number | null; missingModes: Mode[]; inconclusive: TextContext['inconclusive'] } {
+  const sigPrep = stallCalls.prep === 'stall' ? stalls.prepStallFraction : 0;
+  const sigFetch = stallCalls.fetch === 'stall' ? stalls.fetchStallFraction : 0;
+  const missingModes = (['synthetic', 'cached', 'cold'] as const).filter((m) => ({ synthetic: syn, cached, cold })[m] === null);
+  // No stall named, but too noisy to rule one out: say so rather than call it compute-bound.
+  const inconclusive =
+    missingModes.length === 0 && sigPrep !== null && sigFetch !== null && sigPrep + sigFetch < STALL_THRESHOLD
+      ? inconclusiveOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs, drift)
+      : null;
+  const facts = { sigPrep, sigFetch, missingModes, inconclusive };
+  if (missingModes.length > 0 || sigPrep === null || sigFetch === null || inconclusive) return { ...facts, bound: 'unknown', severity: null };
+  // Stalls under 10% of the iteration: the accelerator sets the pace.
+  if (sigPrep + sigFetch < STALL_THRESHOLD) return { ...facts, bound: 'compute', severity: null };
+  // Data-bound even when compute is the largest single share: removing the
+  // stall would speed every iteration up by that much. The larger stall names it.
+  return { ...facts, bound: sigFetch > sigPrep ? 'fetch' : 'prep', severity: Math.max(sigFetch, sigPrep) >= HIGH_STALL_THRESHOLD ? 'highly' : 'moderately' };
 }
 
 /**
