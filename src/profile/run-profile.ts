@@ -22,6 +22,7 @@ import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './ove
 import { Interrupts } from './interrupts.js';
 import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
 import { assertRunnable } from './preflight.js';
+import { PROFILE_RUN_TEXT } from './run-text.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
 export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = SUPERVISION.firstIterationTimeoutSec;
@@ -179,7 +180,7 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
   for (const warning of input.dataSource.warnings(dataset, input.modes)) warn(warning);
   const passes = Math.max(1, Math.round(input.passes ?? DEFAULT_PASSES));
   if (passes === 1 && input.modes.length > 1) {
-    warn("one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs");
+    warn(PROFILE_RUN_TEXT.singlePass);
   }
   const host = await hostFacts({ nvidiaSmi: input.nvidiaSmi ?? undefined });
   const profile = newProfile(input, passes, host, dataset, warnings);
@@ -290,10 +291,7 @@ async function runSchedule({ input, hooks, profile, runOnce, interrupts, warn }:
     const ranWorkers = run.workers === null ? null : workersNotApplied(result, run.workers);
     if (ranWorkers !== null) {
       workersRefused = true;
-      warn(
-        `workers sweep skipped: the job did not apply ${ENV.numWorkers}=${run.workers} (its start event reports ${ranWorkers} workers and no script setting); ` +
-          'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual API and the event protocol cannot',
-      );
+      warn(PROFILE_RUN_TEXT.workersNotApplied(ENV.numWorkers, run.workers!, ranWorkers));
     } else if (run.cpuCount === null) {
       scheduled.push({ label: run.label, result, ...(run.workers !== null ? { group: `workers-${run.workers}` } : {}) });
       const pooled = poolPasses(scheduled);
@@ -322,18 +320,18 @@ async function overlapStep(steps: ProfileSteps): Promise<void> {
   profile.overlapProbe = probe;
   writeProfile(input.outFile, profile);
   hooks.onModeDone?.(probe);
-  if (probe.status === 'failed') warn(`the overlap probe failed (${probe.stopReason}); its output is in ${probe.logs.stderr}`);
+  if (probe.status === 'failed') warn(PROFILE_RUN_TEXT.overlapProbeFailed(probe.stopReason, probe.logs.stderr));
 }
 
 /** The storage read probe after the modes; one that cannot read is reported, never fatal: the modes are measured and saved. */
 async function storageProbeStep({ input, profile, dataset, warn }: ProfileSteps): Promise<void> {
   const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch((error: unknown) => {
-    warn(`the storage read probe failed (${error instanceof Error ? error.message : String(error)}); the what-if keeps the cold mode's read rate as a lower bound`);
+    warn(PROFILE_RUN_TEXT.storageProbeFailed(error instanceof Error ? error.message : String(error)));
     return null;
   });
   if (!probe) return;
   profile.storageProbe = probe;
-  if (!probe.proven) warn(`the storage read probe is ${probe.reason}; the what-if keeps the cold mode's read rate as a lower bound`);
+  if (!probe.proven) warn(PROFILE_RUN_TEXT.storageProbeUnproven(probe.reason));
 }
 
 /** Folder and progress label of the overlap probe. */
@@ -347,12 +345,12 @@ const PROBE_LABEL = 'cold-partial';
 async function overlapProbe({ profile, dataset, input, runOnce, warn }: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
   const stages = stageSecPerSample(profile.modes.cached, profile.modes.cold);
   if (!stages) {
-    warn('overlap probe not run: it needs the cached and cold modes to have completed');
+    warn(PROFILE_RUN_TEXT.overlapProbeNeedsModes);
     return null;
   }
   const share = probeShare(stages.fetch, stages.prep);
   if (share === null) {
-    warn('overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not limit the job');
+    warn(PROFILE_RUN_TEXT.overlapProbeMoot);
     return null;
   }
   const resident = residentSubset(dataset.files, share);

@@ -6,7 +6,7 @@
 // Each command keeps its own plan of runs; how a run is set up is here, once.
 import { workersApplied } from '../analysis/workers-applied.js';
 import type { ModeResult } from '../schema/profile.js';
-import { CAPABILITY_TEXT } from '../system/capability-text.js';
+import { RECLAIM_TEXT } from './run-text.js';
 import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
 import type { Dataset } from '../system/dataset.js';
 import type { DataSource, Throttle } from './data-sources/data-source.js';
@@ -28,23 +28,6 @@ export interface ReclaimPause {
   restore(): void;
 }
 
-/** Notes on the reclaim pause, by command. */
-const RECLAIM_TEXT = {
-  profile: {
-    paused: (names: string) =>
-      `${names} (DAMON pageout of idle memory, the page cache included) paused while profiling, so its pageout does not take the warmed files (each mode's state proof says whether its state held); ` +
-      'turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job\'s own idle pages ' +
-      '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
-    running: (reclaimers: string, why: string) =>
-      `${reclaimers}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`,
-    kept: ' (--keep-reclaim)',
-  },
-  validate: {
-    paused: (names: string) => `${names} paused while the points run, as profile does; turned back on after (--keep-reclaim leaves it running)`,
-    running: (reclaimers: string, why: string) => `${reclaimers} runs during the points${why}: its scans take CPU and its pageout takes the dataset's page cache`,
-    kept: '',
-  },
-} as const;
 
 /**
  * Pauses DAMON's proactive reclaim where it runs and this process may (root),

@@ -17,6 +17,7 @@ import { ENV } from '../schema/events.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
+import { VALIDATE_TEXT } from './validate-text.js';
 import { CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
 
 export type { ValidationPoint } from './plan.js';
@@ -115,7 +116,7 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   if (obstacle) hooks.onCachePointsSkipped?.(obstacle);
   const points = asked.filter((p) => !notRun.includes(p));
   if (obstacle && !points.some((p) => p.kind !== 'control')) {
-    throw new UserError(`nothing to validate here: ${obstacle}; or pass --cpus`, ExitCode.Environment);
+    throw new UserError(VALIDATE_TEXT.nothingToValidate(obstacle), ExitCode.Environment);
   }
   const dataset = await input.dataSource.list();
   // Storage as the profile saw it: its cold mode's throttle, for the cache points (the others run cached);
@@ -301,19 +302,19 @@ async function measureSettingsPoint(
       }
     },
   });
-  if (affinity && verdict === null) verdict = { ...judgeAffinity([], affinity.cpus), example: 'the job ended before its threads could be checked' };
+  if (affinity && verdict === null) verdict = { ...judgeAffinity([], affinity.cpus), example: VALIDATE_TEXT.affinityUnchecked };
   const checked = verdict as AffinityVerdict | null;
-  const where = affinity ? `on CPUs ${affinity.cpus.join(',')}` : point.kind === 'workers' ? `at ${point.workers} loader workers per rank` : 'at the profiled settings';
+  const where = VALIDATE_TEXT.cachedWhere(affinity?.cpus ?? null, point.kind === 'workers' ? point.workers : null);
   // A job that cannot change its loader (manual API, protocol) ran its own count: that tested another setting.
   const ranWorkers = point.kind === 'workers' ? workersNotApplied(result, point.workers) : null;
   const workersHeld = point.kind === 'workers' && result.status === 'ok' ? ranWorkers === null : null;
   const applied =
-    (checked === null ? '' : checked.held ? `; affinity held on all ${checked.threads} threads` : `; affinity NOT held: ${checked.outside} of ${checked.threads} threads outside (${checked.example})`) +
-    (ranWorkers !== null ? `; num_workers NOT applied: the job reported ${ranWorkers} workers (${ENV.numWorkers} needs the zero-code hook or the emulated job)` : '');
+    (checked === null ? '' : checked.held ? VALIDATE_TEXT.affinityHeld(checked.threads) : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example)) +
+    (ranWorkers !== null ? VALIDATE_TEXT.workersNotApplied(ranWorkers, ENV.numWorkers) : '');
   return {
     summary: result.status === 'ok' ? result.summary : null,
     ranks: Math.max(1, result.ranks.length),
-    note: `cached mode ${where}: ${result.status} (${result.stopReason})${applied}`,
+    note: VALIDATE_TEXT.cachedNote(where, result.status, result.stopReason, applied),
     residentBytes: null,
     residency: null,
     affinity: checked,
@@ -390,16 +391,14 @@ async function measureCachePoint(
       point.cacheBytes,
       dataset.bytes,
     );
-    const sampled = window.some((r) => !r.exact) ? ', sampled' : '';
     const held =
       verdict.meanBytes === null
-        ? 'dataset residency not measured in the measured window: not held'
-        : `dataset in page cache ${mib(verdict.minBytes!)}-${mib(verdict.maxBytes!)}, mean ${mib(verdict.meanBytes)} ` +
-          `(mincore, ${verdict.readings} readings${sampled}, ${Math.round(verdict.inBandShare * 100)}% within ±${mib(verdict.toleranceBytes)}): ${verdict.held ? 'held' : 'NOT held'}`;
+        ? VALIDATE_TEXT.residencyUnmeasured
+        : VALIDATE_TEXT.residency({ ...verdict, minBytes: verdict.minBytes!, maxBytes: verdict.maxBytes!, meanBytes: verdict.meanBytes, sampled: window.some((r) => !r.exact) });
     return {
       summary,
       ranks: Math.max(1, result.ranks.length),
-      note: `target ${mib(point.cacheBytes)}; ${held}; first epoch not measured; ${result.status} (${result.stopReason})`,
+      note: VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason),
       residentBytes: verdict.meanBytes,
       residency: verdict,
       affinity: null,
@@ -414,6 +413,3 @@ async function measureCachePoint(
   }
 }
 
-function mib(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-}

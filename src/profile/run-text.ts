@@ -1,0 +1,37 @@
+/**
+ * What profile and validate tell the user about their runs: warnings of the
+ * schedule and the probes, and the notes on the reclaim pause. The code
+ * decides when each applies (run-profile.ts, run-setup.ts); the words live here.
+ */
+import { CAPABILITY_TEXT } from '../system/capability-text.js';
+
+/** Notes on DAMON's reclaim pause, by command. */
+export const RECLAIM_TEXT = {
+  profile: {
+    paused: (names: string) =>
+      `${names} (DAMON pageout of idle memory, the page cache included) paused while profiling, so its pageout does not take the warmed files (each mode's state proof says whether its state held); ` +
+      "turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job's own idle pages " +
+      '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
+    running: (reclaimers: string, why: string) =>
+      `${reclaimers}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`,
+    kept: ' (--keep-reclaim)',
+  },
+  validate: {
+    paused: (names: string) => `${names} paused while the points run, as profile does; turned back on after (--keep-reclaim leaves it running)`,
+    running: (reclaimers: string, why: string) => `${reclaimers} runs during the points${why}: its scans take CPU and its pageout takes the dataset's page cache`,
+    kept: '',
+  },
+} as const;
+
+/** Warnings of a profile's schedule and its probes. */
+export const PROFILE_RUN_TEXT = {
+  singlePass: "one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs",
+  workersNotApplied: (envName: string, asked: number, ran: string) =>
+    `workers sweep skipped: the job did not apply ${envName}=${asked} (its start event reports ${ran} workers and no script setting); ` +
+    'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual API and the event protocol cannot',
+  overlapProbeFailed: (stopReason: string, stderrLog: string) => `the overlap probe failed (${stopReason}); its output is in ${stderrLog}`,
+  overlapProbeNeedsModes: 'overlap probe not run: it needs the cached and cold modes to have completed',
+  overlapProbeMoot: 'overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not limit the job',
+  storageProbeFailed: (message: string) => `the storage read probe failed (${message}); the what-if keeps the cold mode's read rate as a lower bound`,
+  storageProbeUnproven: (reason: string) => `the storage read probe is ${reason}; the what-if keeps the cold mode's read rate as a lower bound`,
+} as const;

@@ -1,0 +1,27 @@
+/**
+ * What validate says of each point it ran: where it ran, whether the setting
+ * held (affinity, num_workers, the cache's size), and why nothing could run.
+ * run-validate.ts decides; the words live here.
+ */
+import { formatBytes } from '../units.js';
+
+/** A run's end: its status and why it stopped. */
+const ended = (status: string, stopReason: string): string => `${status} (${stopReason})`;
+
+export const VALIDATE_TEXT = {
+  nothingToValidate: (obstacle: string) => `nothing to validate here: ${obstacle}; or pass --cpus`,
+  /** Where a cached-mode point ran. */
+  cachedWhere: (cpus: number[] | null, workers: number | null) =>
+    cpus ? `on CPUs ${cpus.join(',')}` : workers !== null ? `at ${workers} loader workers per rank` : 'at the profiled settings',
+  affinityHeld: (threads: number) => `; affinity held on all ${threads} threads`,
+  affinityNotHeld: (outside: number, threads: number, example: string | null) => `; affinity NOT held: ${outside} of ${threads} threads outside (${example})`,
+  affinityUnchecked: 'the job ended before its threads could be checked',
+  workersNotApplied: (ran: string, envName: string) => `; num_workers NOT applied: the job reported ${ran} workers (${envName} needs the zero-code hook or the emulated job)`,
+  cachedNote: (where: string, status: string, stopReason: string, applied: string) => `cached mode ${where}: ${ended(status, stopReason)}${applied}`,
+  residencyUnmeasured: 'dataset residency not measured in the measured window: not held',
+  residency: (r: { minBytes: number; maxBytes: number; meanBytes: number; readings: number; sampled: boolean; inBandShare: number; toleranceBytes: number; held: boolean }) =>
+    `dataset in page cache ${formatBytes(r.minBytes)}-${formatBytes(r.maxBytes)}, mean ${formatBytes(r.meanBytes)} ` +
+    `(mincore, ${r.readings} readings${r.sampled ? ', sampled' : ''}, ${Math.round(r.inBandShare * 100)}% within ±${formatBytes(r.toleranceBytes)}): ${r.held ? 'held' : 'NOT held'}`,
+  cacheNote: (targetBytes: number, held: string, status: string, stopReason: string) =>
+    `target ${formatBytes(targetBytes)}; ${held}; first epoch not measured; ${ended(status, stopReason)}`,
+} as const;
