@@ -1,7 +1,7 @@
-import { ENV, type Mode } from '../schema/events.js';
+import type { Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
 import type { KeeperMechanism } from '../system/keeper-types.js';
-import { percent as pct } from '../units.js';
+import { FETCH_WORDS, PROOF_TEXT } from './proof-text.js';
 import type { FetchOrigin, OtherReads } from './data-sources/data-source.js';
 
 /** Thresholds a mode's evidence must meet; see docs/method.md. */
@@ -88,7 +88,7 @@ export function proveState(input: ProofInput): StateProof {
   // Their storage reads are counted with the dataset's: a cold mode is proven only if the dataset's share alone would be.
   const datasetOnly = measured.readBytes !== null && input.consumedBytes > 0 ? Math.max(0, measured.readBytes - outside.bytes) / input.consumedBytes : null;
   if (input.mode === 'cold' && verdict.proven && datasetOnly !== null && datasetOnly < PROOF_THRESHOLDS.coldMinRead) {
-    verdict = { proven: false, reason: `${verdict.reason}, but as little as ${pct(datasetOnly)} may be the dataset's` };
+    verdict = { proven: false, reason: PROOF_TEXT.otherReadsMayBeAll(verdict.reason, datasetOnly) };
   }
   return { ...measured, ...verdict, reason: `${verdict.reason}; ${outside.note}` };
 }
@@ -100,22 +100,10 @@ export function proveState(input: ProofInput): StateProof {
  */
 function subsetVerdict(measured: { proven: boolean; reason: string }, { files, reason, jobSamples, jobNote }: SubsetEvidence): { proven: boolean; reason: string } {
   if (jobSamples === undefined) {
-    return {
-      proven: false,
-      reason:
-        `${reason === 'does-not-fit' ? 'the dataset does not fit in the memory budget' : 'warming the whole dataset would take too long'}, so the cached mode offered a resident subset of ${files} files (${ENV.subsetFile}), ` +
-        `but the job never said it restricted itself to it${jobNote ? ` (${jobNote})` : ''}: it reads files that are not cached; ` +
-        `use a torchvision ImageFolder/DatasetFolder or a dataset with a list of file paths, or honour ${ENV.subsetFile} (docs/protocol.md)`,
-    };
+    return { proven: false, reason: PROOF_TEXT.subsetNotKept(reason, files, jobNote) };
   }
-  return { proven: measured.proven, reason: `on a resident subset of ${files} files (the job kept ${jobSamples} samples${jobNote ? `: ${jobNote}` : ''}): ${measured.reason}` };
+  return { proven: measured.proven, reason: PROOF_TEXT.onSubset(files, jobSamples, jobNote, measured.reason) };
 }
-
-/** How the reasons name fetched bytes, by where they come from. */
-const FETCH_WORDS = {
-  storage: { fetched: 'read from storage', unmeasured: 'storage reads of the job could not be measured' },
-  network: { fetched: 'fetched over the network', unmeasured: 'the bytes the job fetched over the network could not be measured' },
-} as const;
 
 /** The verdict of the residency and the storage reads alone. */
 function measuredVerdict(input: ProofInput): StateProof {
@@ -136,46 +124,38 @@ function measuredVerdict(input: ProofInput): StateProof {
   const verdict = (proven: boolean, reason: string): StateProof => ({ ...base, proven, reason });
 
   if (!input.jobAcknowledgedMode) {
-    return verdict(false, `the job never acknowledged ${input.mode} mode in a start event (is it speaking protocol v1?)`);
+    return verdict(false, PROOF_TEXT.notAcknowledged(input.mode));
   }
   if (input.mode === 'synthetic') {
-    return verdict(true, 'the job acknowledged synthetic mode: it replays its first batch without the loader');
+    return verdict(true, PROOF_TEXT.synthetic);
   }
   const words = FETCH_WORDS[input.fetchesFrom ?? 'storage'];
   if (readFraction === null) {
-    return verdict(false, `${words.unmeasured} (${input.readBytesSource})`);
+    return verdict(false, PROOF_TEXT.unmeasured(words.unmeasured, input.readBytesSource));
   }
-  const readText = `${pct(readFraction)} of consumed bytes ${words.fetched}`;
+  const readText = PROOF_TEXT.readShare(readFraction, words.fetched);
   if (input.mode === 'cached') {
-    if (!input.fitsInMemory) return verdict(false, 'the dataset does not fit in memory, so it cannot stay cached');
+    if (!input.fitsInMemory) return verdict(false, PROOF_TEXT.doesNotFit);
     if (resident < PROOF_THRESHOLDS.cachedMinResident) {
-      return verdict(false, `only ${pct(resident)} of the dataset was in the page cache before the run`);
+      return verdict(false, PROOF_TEXT.notResident(resident));
     }
     if (readFraction > PROOF_THRESHOLDS.cachedMaxRead) {
-      return verdict(false, `${readText}: the cache did not hold the dataset during the run, or the job read other files in the measured window (a validation set, checkpoints)${estimateNote(input)}`);
+      return verdict(false, PROOF_TEXT.cacheDidNotHold(readText, estimateNote(input)));
     }
-    return verdict(true, `${pct(resident)} resident before the run; ${readText}`);
+    return verdict(true, PROOF_TEXT.held(resident, readText));
   }
   if (resident > PROOF_THRESHOLDS.coldMaxResident) {
-    return verdict(false, `${pct(resident)} of the dataset was still in the page cache before the run`);
+    return verdict(false, PROOF_TEXT.stillResident(resident));
   }
   if (readFraction < PROOF_THRESHOLDS.coldMinRead) {
     if (readFraction < PROOF_THRESHOLDS.cachedMaxRead) {
       // Evicted, yet hardly read: the iterations do not read --data (an
       // in-memory dataset such as torchvision's MNIST loads it at start-up).
-      return verdict(
-        false,
-        input.consumedBytesEstimated
-          ? `only ${readText} although the dataset was not cached: either the job does not read --data during its iterations ` +
-              `(it loads the dataset into memory before training, or reads from elsewhere), or it reads far less per sample than a whole file ` +
-              `(a few large files read in parts, such as LMDB, HDF5 or tar shards)${estimateNote(input)}`
-          : `only ${readText} although the dataset was not cached: the job does not read --data during its iterations ` +
-              `(it may load the dataset into memory before training, or read from elsewhere), so there is no fetch to measure`,
-      );
+      return verdict(false, input.consumedBytesEstimated ? PROOF_TEXT.hardlyReadEstimated(readText, estimateNote(input)) : PROOF_TEXT.hardlyRead(readText));
     }
-    return verdict(false, `only ${readText}: part of the data came from a cache${estimateNote(input)}`);
+    return verdict(false, PROOF_TEXT.partlyCached(readText, estimateNote(input)));
   }
-  return verdict(true, `${pct(resident)} resident before the run; ${readText}`);
+  return verdict(true, PROOF_TEXT.held(resident, readText));
 }
 
 function keeperCost({ modeWallSec, ...keeper }: NonNullable<ProofInput['keeper']>): NonNullable<StateProof['keeper']> {
@@ -184,7 +164,5 @@ function keeperCost({ modeWallSec, ...keeper }: NonNullable<ProofInput['keeper']
 
 /** Says when the consumed bytes the fraction rests on are an estimate. */
 function estimateNote(input: ProofInput): string {
-  return input.consumedBytesEstimated
-    ? ' (consumed bytes estimated as samples x the mean file size, one file per sample; the job did not report bytes)'
-    : '';
+  return input.consumedBytesEstimated ? PROOF_TEXT.estimateNote : '';
 }
