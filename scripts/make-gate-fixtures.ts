@@ -3,18 +3,18 @@
  * emulated-quick.json (host, dataset, resources and state proofs are real;
  * iteration series are drawn with a seeded generator for chosen per-iteration
  * times and noise, then summarised and analysed by the real code).
- * Run: npx tsc -p tsconfig.json && node dist/test/gate/make-fixtures.js
+ * Run: npx tsc -p tsconfig.json && node dist/scripts/make-gate-fixtures.js
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { analyze } from '../../src/analysis/split.js';
-import { summarizeIterations } from '../../src/analysis/summarize.js';
-import { readProfile, writeProfile } from '../../src/store/profile-store.js';
-import type { Mode } from '../../src/schema/events.js';
-import type { Iteration, ModeResult, Profile } from '../../src/schema/profile.js';
-import { mulberry32 } from '../../src/random.js';
+import { analyze } from '../src/analysis/split.js';
+import { summarizeIterations } from '../src/analysis/summarize.js';
+import { readProfile, writeProfile } from '../src/store/profile-store.js';
+import type { Mode } from '../src/schema/events.js';
+import type { Iteration, ModeResult, Profile } from '../src/schema/profile.js';
+import { mulberry32 } from '../src/random.js';
 
-const DIR = fileURLToPath(new URL('../../../test/fixtures/profiles/', import.meta.url));
+const DIR = fileURLToPath(new URL('../../test/fixtures/profiles/', import.meta.url));
 const SOURCE = readProfile(DIR + 'emulated-quick.json');
 
 /** Per-mode targets: mean wait and compute per iteration (ms) and relative jitter of the wait. */
