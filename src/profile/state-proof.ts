@@ -1,6 +1,6 @@
 import { ENV, type Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
-import type { KeeperMechanism } from '../system/keeper-types.js';
+import type { KeeperMechanism } from '../system/keepers/keeper-types.js';
 import { percent as pct } from '../units.js';
 
 /** Thresholds a mode's evidence must meet; see docs/method.md. */

@@ -1,6 +1,6 @@
 import type { Profile } from '../schema/profile.js';
-import { detectCgroups } from '../system/cgroups.js';
-import { pageCacheSupport } from '../system/page-cache.js';
+import { detectCgroups } from '../system/cgroups/cgroups.js';
+import { pageCacheSupport } from '../system/page-cache/page-cache.js';
 
 /**
  * Why cache points cannot run on this machine, or null: the cap needs

@@ -8,16 +8,16 @@ import { runMode, type ModeRunInput } from '../profile/run-mode.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
 import { tail } from '../profile/log-tail.js';
-import { threadAffinities, withCpus } from '../system/affinity.js';
-import { createJobCgroup, wrapCommand, type JobCgroup } from '../system/cgroups.js';
-import { listDataset, type Dataset } from '../system/dataset.js';
+import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
+import { createJobCgroup, wrapCommand, type JobCgroup } from '../system/cgroups/cgroups.js';
+import { listDataset, type Dataset } from '../system/dataset/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
 import { planValidation, pointScenario, type PlannedPoint, type ValidationPoint } from './plan.js';
 import { workersApplied } from '../analysis/workers-applied.js';
 import { ENV } from '../schema/events.js';
-import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
+import { pauseReclaimers, reclaimingDamonSchemes } from '../system/cgroups/damon.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
@@ -95,7 +95,7 @@ export interface ValidationRun {
 
 /**
  * Runs the profiled job again at other cache sizes (a cap holds the dataset's
- * page cache at each size: src/system/cache-cap.ts) and CPU counts (affinity),
+ * page cache at each size: src/system/keepers/cache-cap.ts) and CPU counts (affinity),
  * and sets what it measures beside what the what-if model predicts. The model
  * is fitted on the profile alone, so each point is a prediction of a run it
  * has not seen. Cache points are left out where this machine cannot cap the
