@@ -8,7 +8,7 @@ import { accessSync, constants, existsSync, mkdirSync, rmdirSync, writeFileSync 
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, UserError } from '../../errors.js';
-import { CGROUP_TEXT } from '../probes/capability-text.js';
+import { CGROUP_TEXT } from './cgroup-text.js';
 import { readTextOrNull } from '../kernel/read-text.js';
 import { errorCode } from '../kernel/errno.js';
 import { parseMountinfo } from '../kernel/mountinfo.js';
