@@ -7,36 +7,29 @@
 // job here closes 6,400 files a second, so that was 10% of a CPU taken from
 // the job it measures. A fanotify(7) group of class FAN_CLASS_NOTIF gets, with
 // every event, a descriptor the kernel opened on the file for it, and the
-// kernel makes no events for those descriptors. So a file the job read and
-// closed costs one event (the kernel merges a read and the close that follows
-// while both are unread), one fadvise(DONTNEED) and one close: about 4 us.
-// fanotify with descriptors needs CAP_SYS_ADMIN; without it the inotify keeper
-// runs.
+// kernel makes no events for those descriptors (fanotify-events.ts). So a file
+// the job read and closed costs one event (the kernel merges a read and the
+// close that follows while both are unread), one fadvise(DONTNEED) and one
+// close: about 4 us. fanotify with descriptors needs CAP_SYS_ADMIN; without
+// it the inotify keeper runs.
 //
-// Each directory holding dataset files is marked for its children's reads and
-// closes, as the inotify keeper watches it. Events carry no name, so a file
-// in those directories that is not in the dataset's list is evicted too when
-// the job reads it: such a file lives among the dataset's files and is read
-// by the job while it trains.
-//
-// A read event with no close (a file held open and streamed, such as a large
-// shard) keeps its descriptor in the files being read, found again by device
-// and inode; those are swept page by page every sweepMs as the inotify keeper
-// does (page-sweep.ts), until their close or IDLE_SWEEPS idle sweeps.
-//
-// The queue is unlimited (FAN_UNLIMITED_QUEUE), so a slow drain costs kernel
-// memory, not events. The kernel still queues an overflow when it cannot
-// allocate an event (its memory is charged to this process's memory cgroup);
-// then, as the inotify keeper does, every file is evicted once, in chunks.
-import fs from 'node:fs';
-import { AT_FDCWD, EAGAIN, FAN, O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
-import { forEachFanotifyEvent } from '../kernel/fanotify.js';
+// What goes when is the inotify keeper's policy (eviction-policy.ts) at a cap
+// of 0: a closed file at once, through its event's descriptor. A read event
+// with no close (a file held open and streamed, such as a large shard) keeps
+// its descriptor among the files being read, found again by device and inode;
+// those are swept page by page every sweepMs (page-sweep.ts), until their
+// close or IDLE_SWEEPS idle sweeps. After an overflow, as the inotify keeper
+// does, every file is evicted once, in chunks (overflow-sweep.ts).
+import { O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
+import { errnoError } from '../kernel/errno.js';
 import { adviseDontNeed, type FileRef } from '../page-cache/page-cache.js';
-import { errnoError, errnoName } from '../kernel/errno.js';
 import { sweepFilePages } from '../page-cache/page-sweep.js';
-import { keeperAccounts } from './keeper-accounts.js';
-import { overflowSweep } from './overflow-sweep.js';
-import { keeperTable, watchedDirs } from './keeper-dataset.js';
+import type { FileTable } from '../dataset/file-table.js';
+import { keeperAccounts, type KeeperAccounts } from './keeper-accounts.js';
+import { overflowSweep, type OverflowSweep } from './overflow-sweep.js';
+import { keeperTable } from './keeper-dataset.js';
+import { EvictionPolicy, type FileBeingRead } from './eviction-policy.js';
+import { fileKey, markTable, pathOf, type FanotifyEvents, type FanotifyHandlers } from './fanotify-events.js';
 import type { ColdKeeper, ColdKeeperStats } from './keeper-types.js';
 
 /** Options of the fanotify keeper. */
@@ -50,211 +43,173 @@ export interface FanotifyKeeperOptions {
 /** The keeper, or why fanotify cannot be used here (the caller falls back to inotify). */
 export type FanotifyKeeperStart = { ok: true; keeper: ColdKeeper } | { ok: false; reason: string };
 
-const MARK_MASK = FAN.access | FAN.closeNowrite | FAN.eventOnChild;
-const IDLE_SWEEPS = 3;
-// The kernel opens a descriptor for every event a read returns, before the
-// keeper closes any: 8 KiB (~340 events) keeps that far below a 1,024-file limit.
-const EVENT_BUFFER_BYTES = 8 * 1024;
-// At most 4 MiB of events (~170k) per drain, so one drain cannot hog the loop;
-// a drain that stopped there comes back after BUSY_DRAIN_MS.
-const MAX_READS_PER_DRAIN = 512;
+// A drain that stopped at its limit comes back after BUSY_DRAIN_MS.
 const BUSY_DRAIN_MS = 5;
 
-/** A file the job reads and has not closed: the keeper's own descriptor on it, and its sweep state. */
-interface FileBeingRead {
+/** A file the job reads and has not closed: the keeper's own descriptor on it. */
+interface HeldFile extends FileBeingRead {
   fd: number;
   /** Its path, for messages and the ownership check of mincore. */
   path: string;
-  idleSweeps: number;
-  /** Pages seen resident at the previous sweep (page-sweep.ts). */
-  previous?: Uint8Array;
 }
 
 /** Starts the fanotify keeper over `files`, or answers why it cannot run; never throws. */
 export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[], options: FanotifyKeeperOptions): FanotifyKeeperStart {
   const setupStarted = performance.now();
   const table = keeperTable(files);
-  const dirs = watchedDirs(table).map((watched) => watched.path);
-  const flags = FAN.classNotif | FAN.cloexec | FAN.nonblock | FAN.unlimitedQueue | FAN.unlimitedMarks;
-  const fd = libc.fanotifyInit(flags, FAN.eventFileFlags);
-  if (fd < 0) {
-    const code = errnoName(-fd);
-    return { ok: false, reason: code === 'EPERM' ? 'fanotify needs CAP_SYS_ADMIN (root)' : `fanotify_init failed (${code})` };
+  const marking = markTable(libc, table);
+  if (!marking.ok) return { ok: false, reason: marking.reason };
+  const keeper = new RunningFanotifyKeeper(libc, table, marking.events, options);
+  keeper.accounts.stats.setupSec = (performance.now() - setupStarted) / 1000;
+  return { ok: true, keeper };
+}
+
+/** The keeper at work: a file being read is known by `${dev}:${ino}`. */
+class RunningFanotifyKeeper implements ColdKeeper {
+  readonly mechanism = 'fanotify' as const;
+  readonly accounts: KeeperAccounts;
+  private readonly policy = new EvictionPolicy<string, HeldFile>(0);
+  private readonly afterOverflow: OverflowSweep;
+  private readonly sweepTimer: NodeJS.Timeout;
+  private drainTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private stopping: Promise<ColdKeeperStats> | undefined;
+
+  constructor(
+    private readonly libc: LibcBindings,
+    private readonly table: FileTable,
+    private readonly events: FanotifyEvents,
+    private readonly options: FanotifyKeeperOptions,
+  ) {
+    this.accounts = keeperAccounts('fanotify', events.marks, libc);
+    const { metered, fail } = this.accounts;
+    // The keeper's own opens here make events too; each costs one more
+    // eviction through its event's descriptor, not a loop (those make none).
+    this.afterOverflow = overflowSweep({
+      files: table.length,
+      evict: (k) => this.evictAfterOverflow(k),
+      drain: () => void this.events.read(this.handlers),
+      metered,
+      fail,
+      stopped: () => this.stopped,
+    });
+    this.drainTimer = setTimeout(this.tick, options.drainMs);
+    this.drainTimer.unref();
+    this.sweepTimer = setInterval(() => {
+      if (!this.stopped && this.policy.readingCount > 0) metered(this.sweepOpen);
+    }, options.sweepMs);
+    this.sweepTimer.unref();
   }
-  for (const dir of dirs) {
-    const errno = libc.fanotifyMark(fd, FAN.markAdd | FAN.markOnlyDir, MARK_MASK, AT_FDCWD, dir);
-    if (errno !== 0) {
-      libc.close(fd);
-      return { ok: false, reason: `cannot mark ${dir} (fanotify_mark: ${errnoName(errno)})` };
-    }
-  }
 
-  const buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
-  const { stats, counters, fail, metered, sweptFile } = keeperAccounts('fanotify', dirs.length, libc);
-  // Files read and not closed, by `${dev}:${ino}`.
-  const reading = new Map<string, FileBeingRead>();
-  let stopped = false;
-  let drainTimer: NodeJS.Timeout | undefined;
-
-  const fileKey = (eventFd: number): string => {
-    const stat = fs.fstatSync(eventFd);
-    return `${stat.dev}:${stat.ino}`;
-  };
-  const stopReading = (key: string): void => {
-    const file = reading.get(key);
-    if (!file) return;
-    reading.delete(key);
-    libc.close(file.fd);
-  };
-
-  const onEvent = (mask: number, eventFd: number): void => {
-    if (mask & FAN.queueOverflow) {
-      // Events were lost: closes, and reads of files held open. The sweep that follows evicts every file.
-      counters.queueOverflows++;
-      for (const key of [...reading.keys()]) stopReading(key);
-      afterOverflow.request();
-      return;
-    }
-    if (eventFd < 0) return;
-    let keep = false;
-    try {
-      if (mask & FAN.onDir) return;
-      if (mask & FAN.closeNowrite) {
-        counters.closeEvents++;
-        // Only a file held open needs its identity: most closes never pay an fstat.
-        if (reading.size > 0) {
-          try {
-            stopReading(fileKey(eventFd));
-          } catch (error) {
-            fail(pathOf(eventFd), error);
-          }
-        }
-        adviseDontNeed(libc, eventFd, 0, 0);
-        counters.closeEvictions++;
-        stats.reEvictions++;
-        return;
-      }
-      if (mask & FAN.access) {
-        const key = fileKey(eventFd);
-        const file = reading.get(key);
-        if (file) file.idleSweeps = 0;
-        else {
-          reading.set(key, { fd: eventFd, path: pathOf(eventFd), idleSweeps: 0 });
-          keep = true;
+  /** What the job did, as the events tell it. */
+  private readonly handlers: FanotifyHandlers = {
+    overflow: () => {
+      // The sweep that follows evicts every file.
+      this.accounts.counters.queueOverflows++;
+      this.releaseAll();
+      this.afterOverflow.request();
+    },
+    closed: (eventFd) => {
+      const { stats, counters, fail } = this.accounts;
+      counters.closeEvents++;
+      // Only a file held open needs its identity: most closes never pay an fstat.
+      if (this.policy.readingCount > 0) {
+        try {
+          this.release(this.policy.stopReading(fileKey(eventFd)));
+        } catch (error) {
+          fail(pathOf(eventFd), error);
         }
       }
-    } catch (error) {
-      fail(pathOf(eventFd), error);
-    } finally {
-      if (!keep) libc.close(eventFd);
-    }
-  };
-
-  // Reads queued events, at most MAX_READS_PER_DRAIN buffers; true when it stopped with more to read.
-  const drain = (): boolean => {
-    for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
-      const bytes = libc.read(fd, buffer);
-      if (bytes === -EAGAIN || bytes === 0) return false;
-      if (bytes < 0) {
-        fail('(fanotify read)', errnoError(-bytes, 'read'));
+      adviseDontNeed(this.libc, eventFd, 0, 0);
+      counters.closeEvictions++;
+      stats.reEvictions++;
+    },
+    read: (eventFd) => {
+      const key = fileKey(eventFd);
+      const file = this.policy.readingState(key);
+      if (file) {
+        file.idleSweeps = 0;
         return false;
       }
-      forEachFanotifyEvent(buffer, bytes, onEvent, () => fail('(fanotify read)', new Error('an event this code cannot read (another metadata version)')));
-    }
-    return true;
+      this.policy.startReading(key, { fd: eventFd, path: pathOf(eventFd), idleSweeps: 0 });
+      return true;
+    },
+    failed: (what, error) => this.accounts.fail(what, error),
+  };
+
+  private readonly tick = (): void => {
+    if (this.stopped) return;
+    let busy = false;
+    this.accounts.metered(() => (busy = this.events.read(this.handlers)));
+    this.afterOverflow.start();
+    this.drainTimer = setTimeout(this.tick, busy ? BUSY_DRAIN_MS : this.options.drainMs);
+    this.drainTimer.unref();
   };
 
   // The files being read and not closed, page by page: old pages go, just-read
-  // ones stay one sweep; files found idle IDLE_SWEEPS times in a row leave.
-  const sweepOpen = (): void => {
-    for (const [key, file] of reading) {
-      let active = false;
-      try {
-        const swept = sweepFilePages(libc, file.fd, file.path, file.previous);
-        active = sweptFile(swept);
-        file.previous = swept.arrived;
-      } catch (error) {
-        fail(file.path, error);
-      }
-      if (active) file.idleSweeps = 0;
-      else if (++file.idleSweeps >= IDLE_SWEEPS) stopReading(key);
+  // ones stay one sweep; idle ones leave, and their descriptors are closed.
+  private readonly sweepOpen = (): void => {
+    this.policy.sweepReading(
+      (key, file) => this.sweepPages(key, file),
+      (_key, file) => this.release(file),
+    );
+    this.accounts.stats.sweeps++;
+  };
+
+  private sweepPages(key: string, file: HeldFile): boolean {
+    try {
+      const swept = sweepFilePages(this.libc, file.fd, file.path, this.policy.previousPages(key));
+      const active = this.accounts.sweptFile(swept);
+      this.policy.setPreviousPages(key, swept.arrived);
+      return active;
+    } catch (error) {
+      this.accounts.fail(file.path, error);
+      return false;
     }
-    stats.sweeps++;
-  };
+  }
 
-  // After lost events (overflow-sweep.ts). The keeper's own opens here make
-  // events too; each costs one more eviction through its event's descriptor,
-  // not a loop (those make none).
-  const afterOverflow = overflowSweep({
-    files: table.length,
-    evict: (k) => {
-      const path = table.path(k);
-      const own = libc.open(path, O_RDONLY_CLOEXEC);
-      if (own < 0) return fail(path, errnoError(-own, 'open'));
-      try {
-        adviseDontNeed(libc, own, 0, 0);
-        counters.overflowSweptFiles++;
-      } catch (error) {
-        fail(path, error);
-      } finally {
-        libc.close(own);
-      }
-    },
-    drain: () => void drain(),
-    metered,
-    fail,
-    stopped: () => stopped,
-  });
+  private evictAfterOverflow(k: number): void {
+    const path = this.table.path(k);
+    const own = this.libc.open(path, O_RDONLY_CLOEXEC);
+    if (own < 0) return this.accounts.fail(path, errnoError(-own, 'open'));
+    try {
+      adviseDontNeed(this.libc, own, 0, 0);
+      this.accounts.counters.overflowSweptFiles++;
+    } catch (error) {
+      this.accounts.fail(path, error);
+    } finally {
+      this.libc.close(own);
+    }
+  }
 
-  const tick = (): void => {
-    if (stopped) return;
-    let busy = false;
-    metered(() => (busy = drain()));
-    afterOverflow.start();
-    drainTimer = setTimeout(tick, busy ? BUSY_DRAIN_MS : options.drainMs);
-    drainTimer.unref();
-  };
-  drainTimer = setTimeout(tick, options.drainMs);
-  drainTimer.unref();
-  const sweepTimer = setInterval(() => {
-    if (!stopped && reading.size > 0) metered(sweepOpen);
-  }, options.sweepMs);
-  sweepTimer.unref();
-  stats.setupSec = (performance.now() - setupStarted) / 1000;
+  /** Closes the keeper's descriptor on a file no longer read. */
+  private release(file: HeldFile | undefined): void {
+    if (file) this.libc.close(file.fd);
+  }
 
-  let stopping: Promise<ColdKeeperStats> | undefined;
-  return {
-    ok: true,
-    keeper: {
-      mechanism: 'fanotify',
-      scanNow: () =>
-        afterOverflow.scanNow(() => {
-          while (drain());
-          sweepOpen();
-        }),
-      stop: () => {
-        stopping ??= (async () => {
-          stopped = true;
-          clearTimeout(drainTimer);
-          clearInterval(sweepTimer);
-          await afterOverflow.settled();
-          for (const key of [...reading.keys()]) stopReading(key);
-          // Closing the group's descriptor removes its marks and frees the queued events' references.
-          libc.close(fd);
-          return { ...stats, events: { ...counters } };
-        })();
-        return stopping;
-      },
-    },
-  };
-}
+  private releaseAll(): void {
+    for (const file of this.policy.forgetReading()) this.release(file);
+  }
 
-/** The path a descriptor was opened on (for messages), or its /proc name when that cannot be read. */
-function pathOf(fd: number): string {
-  const link = `/proc/self/fd/${fd}`;
-  try {
-    return fs.readlinkSync(link);
-  } catch {
-    return link;
+  scanNow(): Promise<void> {
+    return this.afterOverflow.scanNow(() => {
+      while (this.events.read(this.handlers));
+      this.sweepOpen();
+    });
+  }
+
+  stop(): Promise<ColdKeeperStats> {
+    this.stopping ??= (async () => {
+      this.stopped = true;
+      clearTimeout(this.drainTimer);
+      clearInterval(this.sweepTimer);
+      await this.afterOverflow.settled();
+      this.releaseAll();
+      // Closing the group's descriptor removes its marks and frees the queued events' references.
+      this.events.close();
+      const { stats, counters } = this.accounts;
+      return { ...stats, events: { ...counters } };
+    })();
+    return this.stopping;
   }
 }
