@@ -2,15 +2,14 @@
 // --data roots, its size, the block device it lives on, and whether it can fit
 // in memory at all (the cached mode is only honest when it can).
 import fs from 'node:fs';
-import path from 'node:path';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { inputError } from '../../errors.js';
-import { O_DIRECTORY_CLOEXEC, S_IFDIR, S_IFREG, loadFileSyscalls } from '../kernel/file-syscalls.js';
-import { FileTableBuilder, fileView } from './file-table.js';
-import { rootFileSystems, type RootFileSystem } from './file-systems.js';
-import { errnoError, errorCode } from '../kernel/errno.js';
+import { loadFileSyscalls } from '../kernel/file-syscalls.js';
+import { errorCode } from '../kernel/errno.js';
+import { wholeDiskDevice } from '../kernel/block-device.js';
 import { jobMemoryBudget, type ReadKernelFile } from '../cgroups/memory-budget.js';
-import { splitDev, wholeDiskDevice } from '../kernel/block-device.js';
+import { fileView } from './file-table.js';
+import { rootFileSystems, type RootFileSystem } from './file-systems.js';
+import { DatasetWalk, SLOW_SYNC_STAT_US } from './walk.js';
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
 const MESSAGES = {
@@ -83,7 +82,7 @@ export interface Dataset {
 export interface ListDatasetOptions {
   /** The flag the roots came from, named in error messages. */
   flag?: string;
-  /** Parallel stat calls in flight once metadata proves slow to read (see walk). */
+  /** Parallel stat calls in flight once metadata proves slow to read (walk.ts). */
   concurrency?: number;
   /** Microseconds per sync stat above which (for most stats of a slice) the walk goes parallel; 0 forces parallel. */
   slowStatMicros?: number;
@@ -97,165 +96,26 @@ export interface ListDatasetOptions {
   nodeStat?: boolean;
 }
 
-// Entries stat'ed synchronously between two turns of the event loop.
-const SYNC_SLICE_ENTRIES = 512;
-// When most sync stats of a slice take longer than this, metadata is coming from storage: go parallel.
-const SLOW_SYNC_STAT_US = 200;
-
-/** What a stat said about one entry. */
-interface EntryStat {
-  kind: 'file' | 'dir' | 'other';
-  bytes: number;
-  uid: number;
-  /** 'major:minor:inode'. */
-  key: string;
-}
-
 /**
  * Walks the roots (directories or single files) and lists every regular file
  * with its size. Symlinks are followed, to files and to directories, but a
  * directory already visited (same device and inode) is not entered again, so
  * symlink loops end. A missing, unreadable or empty root is a UserError.
  *
- * Directory by directory: readdir, then one stat per entry. Sync stats first
- * (statx on the directory's descriptor through koffi, 2.2 us a file here,
- * against 4.5 us for fs.statSync and 30-60 us of thread-pool hand-off for an
- * async stat); when most sync stats of a slice turn slow (metadata read from a
- * cold disk or a network file system) the rest goes to `concurrency` parallel
- * async stats, which overlap the I/O. Files go straight into a compact table.
+ * Files go straight into a compact table (walk.ts has how the walk reads
+ * metadata fast on a warm file system and overlaps it on a cold one).
  */
 export async function listDataset(roots: string[], options: ListDatasetOptions = {}): Promise<Dataset> {
   const flag = options.flag ?? '--data';
-  const concurrency = Math.max(1, options.concurrency ?? 32);
-  let parallel = (options.slowStatMicros ?? SLOW_SYNC_STAT_US) <= 0;
-  const slowStatMicros = options.slowStatMicros ?? SLOW_SYNC_STAT_US;
   if (roots.length === 0) throw inputError(MESSAGES.noRoots(flag));
   const load = options.nodeStat ? null : loadFileSyscalls();
-  const calls = load?.ok ? load.calls : null;
-  const uid = typeof process.geteuid === 'function' ? process.geteuid() : -1;
-  const privileged = uid === 0;
-
-  const builder = new FileTableBuilder();
-  const visitedDirs = new Set<string>();
-  let skippedEntries = 0;
-  let firstSkipped: string | undefined;
-  const skip = (entry: string, error: unknown): void => {
-    skippedEntries++;
-    firstSkipped ??= `${entry}: ${errorCode(error)}`;
-  };
-  const isForeign = (owner: number): boolean => !privileged && owner !== uid;
-
-  const statSync = (dirFd: number, prefix: string, name: string): EntryStat => {
-    if (calls && dirFd >= 0) {
-      const facts = calls.statx(dirFd, Buffer.from(`${name}\0`));
-      if (typeof facts === 'number') throw errnoError(-facts);
-      return { kind: facts.type === S_IFREG ? 'file' : facts.type === S_IFDIR ? 'dir' : 'other', bytes: facts.bytes, uid: facts.uid, key: facts.key };
-    }
-    return fromStats(fs.statSync(prefix + name, { bigint: true }));
-  };
-
-  // One directory: its entries, stat'ed; files into the table, sub-directories returned.
-  const readDirectory = async (dir: string, prefix: string): Promise<string[]> => {
-    let entries: fs.Dirent[];
-    try {
-      entries = parallel ? await fs.promises.readdir(dir, { withFileTypes: true }) : fs.readdirSync(dir, { withFileTypes: true });
-    } catch (error) {
-      skip(dir, error);
-      return [];
-    }
-    // Hidden entries (.cache, .git, a generator's manifest) are not samples, as
-    // for torchvision's ImageFolder and most loaders; sockets, FIFOs and
-    // devices are not training data.
-    const names: string[] = [];
-    for (const entry of entries) {
-      if (entry.name.startsWith('.')) continue;
-      if (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory() || isUnknownType(entry)) names.push(entry.name);
-    }
-    entries = [];
-    const files: { name: string; bytes: number; foreign: boolean }[] = [];
-    const subdirs: string[] = [];
-    const take = (name: string, stat: EntryStat): void => {
-      if (stat.kind === 'file') files.push({ name, bytes: stat.bytes, foreign: isForeign(stat.uid) });
-      else if (stat.kind === 'dir' && !visitedDirs.has(stat.key)) {
-        visitedDirs.add(stat.key);
-        subdirs.push(prefix + name);
-      }
-    };
-    let next = 0;
-    if (!parallel) {
-      const dirFd = calls ? calls.open(dir, O_DIRECTORY_CLOEXEC) : -1;
-      try {
-        while (next < names.length && !parallel) {
-          const sliceEnd = Math.min(names.length, next + SYNC_SLICE_ENTRIES);
-          let done = 0;
-          let slow = 0;
-          for (; next < sliceEnd; next++, done++) {
-            const started = performance.now();
-            try {
-              take(names[next], statSync(dirFd, prefix, names[next]));
-            } catch (error) {
-              skip(prefix + names[next], error);
-            } finally {
-              if ((performance.now() - started) * 1000 > slowStatMicros) slow++;
-            }
-          }
-          // Most stats of the slice slow, not a few: a busy CPU preempts a few calls
-          // for long, a cold disk slows them all.
-          if (slow > done / 2) parallel = true;
-          else if (next < names.length) await yieldToLoop();
-        }
-      } finally {
-        if (dirFd >= 0) calls?.close(dirFd);
-      }
-    }
-    const worker = async (): Promise<void> => {
-      while (next < names.length) {
-        const name = names[next++];
-        try {
-          take(name, fromStats(await fs.promises.stat(prefix + name, { bigint: true })));
-        } catch (error) {
-          skip(prefix + name, error);
-        }
-      }
-    };
-    if (next < names.length) await Promise.all(Array.from({ length: Math.min(concurrency, names.length - next) }, worker));
-    builder.addDirectory(prefix, files);
-    // In order of prefix (name + '/'), so that a depth-first walk adds directories in path order.
-    return subdirs.sort((a, b) => (`${a}/` < `${b}/` ? -1 : `${a}/` > `${b}/` ? 1 : 0));
-  };
-
-  const walk = async (rootDir: string, rootKey: string): Promise<void> => {
-    if (visitedDirs.has(rootKey)) return;
-    visitedDirs.add(rootKey);
-    const queue = [rootDir];
-    while (queue.length > 0) {
-      const dir = queue.pop()!;
-      const subdirs = await readDirectory(dir, prefixOf(dir));
-      for (let k = subdirs.length - 1; k >= 0; k--) queue.push(subdirs[k]);
-      await yieldToLoop();
-    }
-  };
-
-  for (const root of roots) {
-    let stat: fs.BigIntStats;
-    try {
-      stat = await fs.promises.stat(root, { bigint: true });
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'ENOENT' || code === 'ENOTDIR') throw inputError(MESSAGES.missing(flag, root));
-      if (code === 'EACCES' || code === 'EPERM') throw inputError(MESSAGES.denied(flag, root));
-      throw inputError(MESSAGES.unreadable(flag, root, code));
-    }
-    const before = builder.nonEmptyFiles;
-    if (stat.isFile()) {
-      const slash = root.lastIndexOf('/');
-      builder.addDirectory(root.slice(0, slash + 1), [{ name: root.slice(slash + 1), bytes: Number(stat.size), foreign: isForeign(Number(stat.uid)) }]);
-    } else if (stat.isDirectory()) await walk(path.join(root), fromStats(stat).key);
-    else throw inputError(MESSAGES.notFileOrDir(flag, root));
-    if (builder.nonEmptyFiles === before) throw inputError(MESSAGES.empty(flag, root));
-  }
-
-  const table = builder.build();
+  const walk = new DatasetWalk({
+    concurrency: Math.max(1, options.concurrency ?? 32),
+    slowStatMicros: options.slowStatMicros ?? SLOW_SYNC_STAT_US,
+    calls: load?.ok ? load.calls : null,
+  });
+  for (const root of roots) await addRoot(walk, root, flag);
+  const table = walk.builder.build();
   const bytes = table.totalBytes();
   const budget = jobMemoryBudget(await memoryBudget(options.readMeminfo ?? (() => fs.promises.readFile('/proc/meminfo', 'utf8'))), options.readCgroupFile);
   const memoryBudgetBytes = budget.bytes;
@@ -270,31 +130,28 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
     fitsInMemory: memoryBudgetBytes !== null && bytes <= memoryBudgetBytes,
     memoryBudgetBytes,
     memoryBudgetSource: budget.source,
-    skippedEntries,
-    ...(firstSkipped ? { firstSkipped } : {}),
+    skippedEntries: walk.skippedEntries,
+    ...(walk.firstSkipped ? { firstSkipped: walk.firstSkipped } : {}),
     ...(fileSystems.length > 0 ? { fileSystems } : {}),
   };
 }
 
-/** The prefix of a directory's entries: 'a/b' gives 'a/b/', '/' gives '/', '.' gives ''. */
-function prefixOf(dir: string): string {
-  if (dir === '.') return '';
-  return dir.endsWith('/') ? dir : `${dir}/`;
-}
-
-function fromStats(stat: fs.BigIntStats): EntryStat {
-  const { major, minor } = splitDev(stat.dev);
-  return {
-    kind: stat.isFile() ? 'file' : stat.isDirectory() ? 'dir' : 'other',
-    bytes: Number(stat.size),
-    uid: Number(stat.uid),
-    key: `${major}:${minor}:${stat.ino}`,
-  };
-}
-
-// DT_UNKNOWN: some file systems (older XFS, some FUSE) do not fill d_type; stat decides.
-function isUnknownType(entry: fs.Dirent): boolean {
-  return !entry.isFile() && !entry.isDirectory() && !entry.isSymbolicLink() && !entry.isFIFO() && !entry.isSocket() && !entry.isBlockDevice() && !entry.isCharacterDevice();
+/** Adds one root (a directory or a single file) to the walk; a missing, unreadable or empty root is a UserError. */
+async function addRoot(walk: DatasetWalk, root: string, flag: string): Promise<void> {
+  let stat: fs.BigIntStats;
+  try {
+    stat = await fs.promises.stat(root, { bigint: true });
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw inputError(MESSAGES.missing(flag, root));
+    if (code === 'EACCES' || code === 'EPERM') throw inputError(MESSAGES.denied(flag, root));
+    throw inputError(MESSAGES.unreadable(flag, root, code));
+  }
+  const before = walk.builder.nonEmptyFiles;
+  if (stat.isFile()) walk.addFile(root, stat);
+  else if (stat.isDirectory()) await walk.addDirectory(root, stat);
+  else throw inputError(MESSAGES.notFileOrDir(flag, root));
+  if (walk.builder.nonEmptyFiles === before) throw inputError(MESSAGES.empty(flag, root));
 }
 
 /**
