@@ -21,9 +21,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { startColdKeeper, type ColdKeeperStats } from '../src/system/cold-keeper.js';
-import { loadLibc } from '../src/system/libc.js';
-import { evict, pageCacheSupport, type FileRef } from '../src/system/page-cache.js';
+import { startColdKeeper, type ColdKeeperStats } from '../src/system/keepers/cold-keeper.js';
+import { loadLibc } from '../src/system/kernel/libc.js';
+import { evict, pageCacheSupport, type FileRef } from '../src/system/page-cache/page-cache.js';
 
 const FILE_BYTES = 1024;
 const FILES_PER_DIR = 1280; // ImageNet: 1.28M images in 1,000 class folders

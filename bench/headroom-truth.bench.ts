@@ -18,9 +18,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { writeClassFolders } from '../test/e2e/helpers.js';
-import { listDataset } from '../src/system/dataset.js';
-import { evict } from '../src/system/page-cache.js';
-import { createJobCgroup, wrapCommand } from '../src/system/cgroups.js';
+import { listDataset } from '../src/system/dataset/dataset.js';
+import { evict } from '../src/system/page-cache/page-cache.js';
+import { createJobCgroup, wrapCommand } from '../src/system/cgroups/cgroups.js';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { evict, pageCacheSupport, residency, warm } from '../src/system/page-cache.js';
+import { evict, pageCacheSupport, residency, warm } from '../src/system/page-cache/page-cache.js';
 
 const MiB = 1024 * 1024;
 const FILES = 50;

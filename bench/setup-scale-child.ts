@@ -3,8 +3,8 @@
 //
 //   node dist/bench/setup-scale-child.js DIR
 import { readFileSync } from 'node:fs';
-import { listDataset } from '../src/system/dataset.js';
-import { evict, residency, warm } from '../src/system/page-cache.js';
+import { listDataset } from '../src/system/dataset/dataset.js';
+import { evict, residency, warm } from '../src/system/page-cache/page-cache.js';
 
 const [dir] = process.argv.slice(2);
 const steps: Record<string, number | string> = {};

@@ -17,8 +17,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { loadLibc } from '../src/system/libc.js';
-import { pageCacheSupport } from '../src/system/page-cache.js';
+import { loadLibc } from '../src/system/kernel/libc.js';
+import { pageCacheSupport } from '../src/system/page-cache/page-cache.js';
 import { writeFiles } from './cold-keeper.bench.js';
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Command } from 'commander';
-import { diagnose } from '../system/diagnose.js';
+import { diagnose } from '../system/probes/diagnose.js';
 import { doctorJson, renderDoctor } from '../report/doctor-terminal.js';
 import { collect, EXIT_CODES_HELP, type CommandFactory } from './program.js';
 

@@ -17,8 +17,8 @@ import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../pro
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { writeReport, type WrittenReport } from '../report/write-report.js';
 import { MODES } from '../schema/events.js';
-import { wholeDiskDevice } from '../system/block-device.js';
-import { detectCgroups } from '../system/cgroups.js';
+import { wholeDiskDevice } from '../system/kernel/block-device.js';
+import { detectCgroups } from '../system/cgroups/cgroups.js';
 import type { NotEnoughData } from '../whatif/model.js';
 import { whatif, type WhatifResult } from '../whatif/whatif.js';
 

@@ -5,9 +5,9 @@
  * are read, so a random subset that stays resident measures the same prep
  * stall as the whole dataset would, had it fitted.
  */
-import type { Dataset, DatasetFile } from '../system/dataset.js';
-import type { WarmResult } from '../system/page-cache.js';
-import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices, subsetDataset } from '../system/resident-subset.js';
+import type { Dataset, DatasetFile } from '../system/dataset/dataset.js';
+import type { WarmResult } from '../system/page-cache/page-cache.js';
+import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices, subsetDataset } from '../system/dataset/resident-subset.js';
 import type { Subset } from '../schema/profile.js';
 import { formatBytes, percent as pct } from '../units.js';
 

@@ -7,8 +7,8 @@
  * which a cold mode that kept storage busy cannot show. Its cache state is
  * PartialCacheState (cache-states/partial-cache-state.ts).
  */
-import type { DatasetFile } from '../system/dataset.js';
-import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices } from '../system/resident-subset.js';
+import type { DatasetFile } from '../system/dataset/dataset.js';
+import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices } from '../system/dataset/resident-subset.js';
 import type { ModeResult, StateProof } from '../schema/profile.js';
 import { percent as pct } from '../units.js';
 import { bytesPerSample } from '../analysis/mode-rates.js';
@@ -45,7 +45,7 @@ export function stageSecPerSample(cached: ModeResult | undefined, cold: ModeResu
 /**
  * A seeded random subset of the files holding about `share` of the bytes: the
  * prefix of a seeded permutation, as the cached mode's resident subset is
- * chosen (system/resident-subset.ts), ending before or after the file that
+ * chosen (system/dataset/resident-subset.ts), ending before or after the file that
  * crosses the share, whichever lands nearer, and never empty (a few large
  * shards would otherwise leave nothing to hold).
  */

@@ -1,5 +1,5 @@
-import { allowedCpus, withCpus } from '../system/affinity.js';
-import { assertCommandExists } from '../system/resolve-command.js';
+import { allowedCpus, withCpus } from '../system/cgroups/affinity.js';
+import { assertCommandExists } from '../system/kernel/resolve-command.js';
 
 /**
  * What would otherwise fail minutes into a profile, checked before anything

@@ -9,9 +9,9 @@ import { markWarmup } from '../analysis/warmup.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { ENV, PROTOCOL_VERSION, type Mode } from '../schema/events.js';
 import type { Iteration, IterationSummary, ModeResult, RankResult, StateProof } from '../schema/profile.js';
-import type { Dataset } from '../system/dataset.js';
-import { startSampler, type Sampler, type SamplerOptions } from '../system/samplers.js';
-import type { GpuSampler } from '../system/gpu.js';
+import type { Dataset } from '../system/dataset/dataset.js';
+import { startSampler, type Sampler, type SamplerOptions } from '../system/probes/samplers.js';
+import type { GpuSampler } from '../system/probes/gpu.js';
 import { EventsReader, processNode, type ProcessEvents } from './events-reader.js';
 import { SupervisedJob, type Job, type JobExit, type StartJob } from './supervisor.js';
 import { proveState } from './state-proof.js';
@@ -19,7 +19,7 @@ import { windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
 import type { CacheState, PreparedState, StateFinish } from './cache-states/cache-state.js';
 import type { DataSource, FetchReadings } from './data-sources/data-source.js';
-import { writeSubsetList } from '../system/resident-subset.js';
+import { writeSubsetList } from '../system/dataset/resident-subset.js';
 
 /** What one mode needs to run. */
 export interface ModeRunInput {
@@ -71,7 +71,7 @@ export interface ModeRunInput {
   onJobStarted?: (job: Job) => void;
   /** Starts the job: SupervisedJob.start unless a test passes a fake (src/profile/fake-job.ts). */
   startJob?: StartJob;
-  /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/fake-sampler.ts). */
+  /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/probes/fake-sampler.ts). */
   startSampler?: (options: SamplerOptions) => Sampler;
   /** Reports whether the user interrupted. */
   interrupted: () => boolean;

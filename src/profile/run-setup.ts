@@ -7,8 +7,8 @@
 import { workersApplied } from '../analysis/workers-applied.js';
 import type { ModeResult } from '../schema/profile.js';
 import { RECLAIM_TEXT } from './run-text.js';
-import { pauseReclaimers, reclaimingDamonSchemes } from '../system/damon.js';
-import type { Dataset } from '../system/dataset.js';
+import { pauseReclaimers, reclaimingDamonSchemes } from '../system/cgroups/damon.js';
+import type { Dataset } from '../system/dataset/dataset.js';
 import type { DataSource, Throttle } from './data-sources/data-source.js';
 import type { Interrupts } from './interrupts.js';
 import { tail } from './log-tail.js';
@@ -33,7 +33,7 @@ export interface ReclaimPause {
  * Pauses DAMON's proactive reclaim where it runs and this process may (root),
  * unless `wanted` is false: a reclaimer evicts the warmed dataset under the
  * cached mode's feet and costs CPU as it scans. A guardian process turns it
- * back on if this one is killed (system/damon.ts).
+ * back on if this one is killed (system/cgroups/damon.ts).
  */
 export function pauseReclaim(wanted: boolean, command: RunCommand): ReclaimPause {
   const reclaimers = reclaimingDamonSchemes();

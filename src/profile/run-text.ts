@@ -3,7 +3,7 @@
  * schedule and the probes, and the notes on the reclaim pause. The code
  * decides when each applies (run-profile.ts, run-setup.ts); the words live here.
  */
-import { CAPABILITY_TEXT } from '../system/capability-text.js';
+import { CAPABILITY_TEXT } from '../system/probes/capability-text.js';
 
 /** Notes on DAMON's reclaim pause, by command. */
 export const RECLAIM_TEXT = {

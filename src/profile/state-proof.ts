@@ -1,6 +1,6 @@
 import type { Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
-import type { KeeperMechanism } from '../system/keeper-types.js';
+import type { KeeperMechanism } from '../system/keepers/keeper-types.js';
 import { FETCH_WORDS, PROOF_TEXT } from './proof-text.js';
 import type { FetchOrigin, OtherReads } from './data-sources/data-source.js';
 

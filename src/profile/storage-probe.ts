@@ -2,13 +2,13 @@
  * The storage probe step of a profile: after the modes, where no throttle
  * fixed the bandwidth, read a seeded sample of the dataset's files cold at
  * the job's read concurrency, so the what-if knows the storage's capacity
- * and not only what the job asked of it (src/system/read-probe.ts).
+ * and not only what the job asked of it (src/system/probes/read-probe.ts).
  */
 import { mulberry32 } from '../random.js';
 import type { Profile, StorageProbe } from '../schema/profile.js';
 import { formatBytes, percent } from '../units.js';
-import type { DatasetFile } from '../system/dataset.js';
-import { probeReads, type ReadProbeLimits, type ReadProbeResult } from '../system/read-probe.js';
+import type { DatasetFile } from '../system/dataset/dataset.js';
+import { probeReads, type ReadProbeLimits, type ReadProbeResult } from '../system/probes/read-probe.js';
 
 /** Reads of the probe: the real one, or a test's. */
 export type ReadProber = (files: readonly { path: string }[], limits: ReadProbeLimits) => Promise<ReadProbeResult>;

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { listPids, readProcStat, type ProcStat } from '../system/proc.js';
+import { listPids, readProcStat, type ProcStat } from '../system/kernel/proc.js';
 import type { execa } from 'execa';
 import { ExitCode, UserError } from '../errors.js';
 

@@ -1,7 +1,7 @@
 // What `ds-analyzer doctor` prints: the capability table, what each missing
 // capability costs and how to fix it, and with --data the dataset's file
 // systems and their limits.
-import type { Diagnosis } from '../system/diagnose.js';
+import type { Diagnosis } from '../system/probes/diagnose.js';
 import { table } from './format.js';
 
 /** The diagnosis as a terminal text. */

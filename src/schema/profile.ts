@@ -249,7 +249,7 @@ export const SubsetSchema = z.object({
 });
 export type Subset = z.infer<typeof SubsetSchema>;
 
-/** A direct read probe of the dataset's storage (src/system/read-probe.ts). */
+/** A direct read probe of the dataset's storage (src/system/probes/read-probe.ts). */
 export const StorageProbeSchema = z.object({
   /** Storage read bandwidth measured: bytes storage delivered over the read time, bytes/s. */
   bytesPerSec: nonneg(),

@@ -7,8 +7,8 @@ import { runMode } from '../profile/run-mode.js';
 import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
-import { threadAffinities, withCpus } from '../system/affinity.js';
-import type { Dataset } from '../system/dataset.js';
+import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
+import type { Dataset } from '../system/dataset/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
@@ -96,7 +96,7 @@ export interface ValidationRun {
 
 /**
  * Runs the profiled job again at other cache sizes (a cap holds the dataset's
- * page cache at each size: src/system/cache-cap.ts) and CPU counts (affinity),
+ * page cache at each size: src/system/keepers/cache-cap.ts) and CPU counts (affinity),
  * and sets what it measures beside what the what-if model predicts. The model
  * is fitted on the profile alone, so each point is a prediction of a run it
  * has not seen. Cache points are left out where this machine cannot cap the

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { run } from '../../src/cli/main.js';
-import { CAPABILITY_NAMES } from '../../src/system/capability-text.js';
-import { mountOf, parseMountinfo } from '../../src/system/mountinfo.js';
+import { CAPABILITY_NAMES } from '../../src/system/probes/capability-text.js';
+import { mountOf, parseMountinfo } from '../../src/system/kernel/mountinfo.js';
 import { fakeIo } from './fake-io.js';
 
 test('doctor lists every capability with what was found, and for each missing one its cost and fix', async () => {

@@ -39,7 +39,7 @@ export function emulatorArgv(dataDir: string, extra: string[] = []): string[] {
 
 /** Whether storage can be throttled here (root with a writable blkio/io controller). */
 export async function canThrottle(): Promise<string | null> {
-  const { detectCgroups } = await import('../../src/system/cgroups.js');
+  const { detectCgroups } = await import('../../src/system/cgroups/cgroups.js');
   const io = detectCgroups().controllers.io;
   return io.writable ? null : io.reason;
 }

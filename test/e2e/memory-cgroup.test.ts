@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { detectCgroups } from '../../src/system/cgroups.js';
-import { evict } from '../../src/system/page-cache.js';
-import { listDataset } from '../../src/system/dataset.js';
+import { detectCgroups } from '../../src/system/cgroups/cgroups.js';
+import { evict } from '../../src/system/page-cache/page-cache.js';
+import { listDataset } from '../../src/system/dataset/dataset.js';
 import { CLI, PYTHON, sleep, torchMissing, writeClassFolders } from './helpers.js';
 
 /**

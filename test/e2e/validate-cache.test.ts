@@ -22,7 +22,7 @@ interface PointJson {
 /**
  * A cache point for real: the emulated job on throttled storage, its page
  * cache held at half the dataset by the cache cap (an LRU of the files the
- * job closed, src/system/cache-cap.ts). Needs root for the storage throttle
+ * job closed, src/system/keepers/cache-cap.ts). Needs root for the storage throttle
  * only (blkio/io cgroup); the cap itself needs none.
  */
 test('validate holds the page cache at a target share of the dataset and predicts at the cache the job had', async (t) => {

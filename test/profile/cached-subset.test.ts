@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { warmForCachedMode, subsetTargetBytes } from '../../src/profile/cached-subset.js';
-import { pickFiles, prefixEnd, seededOrder, sortedIndices } from '../../src/system/resident-subset.js';
-import { FileTableBuilder, fileView, tableOf } from '../../src/system/file-table.js';
-import type { Dataset, DatasetFile } from '../../src/system/dataset.js';
+import { pickFiles, prefixEnd, seededOrder, sortedIndices } from '../../src/system/dataset/resident-subset.js';
+import { FileTableBuilder, fileView, tableOf } from '../../src/system/dataset/file-table.js';
+import type { Dataset, DatasetFile } from '../../src/system/dataset/dataset.js';
 
 const MiB = 2 ** 20;
 

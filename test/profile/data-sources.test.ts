@@ -11,7 +11,7 @@ import { ExitCode, UserError } from '../../src/errors.js';
 import { LocalFilesSource } from '../../src/profile/data-sources/local-files.js';
 import { proveState, type ProofInput } from '../../src/profile/state-proof.js';
 import type { ResourceSample } from '../../src/schema/profile.js';
-import type { Dataset } from '../../src/system/dataset.js';
+import type { Dataset } from '../../src/system/dataset/dataset.js';
 
 const dataset = (overrides: Partial<Dataset> = {}): Dataset => ({
   roots: ['/data'],

@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { renderValidation } from '../../src/report/validate-terminal.js';
 import { readProfile } from '../../src/store/profile-store.js';
-import { allowedCpus, threadAffinities } from '../../src/system/affinity.js';
+import { allowedCpus, threadAffinities } from '../../src/system/cgroups/affinity.js';
 import { judgeAffinity, judgeResidency } from '../../src/validate/held.js';
 import { planValidation } from '../../src/validate/plan.js';
 import { errorSummary, pointStatus, type ValidationResult } from '../../src/validate/results.js';

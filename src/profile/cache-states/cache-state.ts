@@ -4,11 +4,11 @@
 // (partial-cache-state.ts), a capped cache for validate (capped-cache-state.ts);
 // and a deterministic fake for tests (fake-cache-state.ts).
 import type { Mode } from '../../schema/events.js';
-import type { Dataset } from '../../system/dataset.js';
-import type { ColdKeeper, KeeperMechanism } from '../../system/cold-keeper.js';
+import type { Dataset } from '../../system/dataset/dataset.js';
+import type { ColdKeeper, KeeperMechanism } from '../../system/keepers/cold-keeper.js';
 import type { CachedPlan } from '../cached-subset.js';
 
-/** How a cold keeper kept the dataset cold, and what it cost (see src/system/cold-keeper.ts). */
+/** How a cold keeper kept the dataset cold, and what it cost (see src/system/keepers/cold-keeper.ts). */
 export interface KeeperUse {
   /** The mechanism that ran. */
   mechanism: KeeperMechanism;

@@ -1,13 +1,13 @@
 import type { Mode } from '../../schema/events.js';
-import type { Dataset } from '../../system/dataset.js';
-import { evict, residency } from '../../system/page-cache.js';
-import { requireCacheCap } from '../../system/cache-cap.js';
-import type { InotifyKeeper, ResidencyReading } from '../../system/inotify-keeper.js';
+import type { Dataset } from '../../system/dataset/dataset.js';
+import { evict, residency } from '../../system/page-cache/page-cache.js';
+import { requireCacheCap } from '../../system/keepers/cache-cap.js';
+import type { InotifyKeeper, ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 
 /**
  * validate's cache points: the dataset evicted once before the run, then
- * capped at `capBytes` while the job runs (src/system/cache-cap.ts): the
+ * capped at `capBytes` while the job runs (src/system/keepers/cache-cap.ts): the
  * cache fills over the first epoch up to the cap and stays there.
  */
 export class CappedCacheState implements CacheState {

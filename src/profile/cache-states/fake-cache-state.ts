@@ -1,5 +1,5 @@
 import type { Mode } from '../../schema/events.js';
-import type { Dataset } from '../../system/dataset.js';
+import type { Dataset } from '../../system/dataset/dataset.js';
 import type { CacheState, PreparedState, StateFinish } from './cache-state.js';
 
 /** What FakeCacheState reports. */

@@ -1,7 +1,7 @@
 import type { Mode } from '../../schema/events.js';
-import type { Dataset } from '../../system/dataset.js';
-import { dropCachesGlobally, evict, residency, warm } from '../../system/page-cache.js';
-import { startColdKeeper } from '../../system/cold-keeper.js';
+import type { Dataset } from '../../system/dataset/dataset.js';
+import { dropCachesGlobally, evict, residency, warm } from '../../system/page-cache/page-cache.js';
+import { startColdKeeper } from '../../system/keepers/cold-keeper.js';
 import { warmForCachedMode } from '../cached-subset.js';
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 

@@ -1,7 +1,7 @@
 import type { Mode } from '../../schema/events.js';
-import type { Dataset, DatasetFile } from '../../system/dataset.js';
-import { evict, residency, warm } from '../../system/page-cache.js';
-import { startColdKeeper } from '../../system/cold-keeper.js';
+import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
+import { evict, residency, warm } from '../../system/page-cache/page-cache.js';
+import { startColdKeeper } from '../../system/keepers/cold-keeper.js';
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 
 /**

@@ -8,8 +8,8 @@
 // bytes that crossed it) is another implementation of the same interface.
 import type { Mode } from '../../schema/events.js';
 import type { ResourceSample } from '../../schema/profile.js';
-import type { Dataset, DatasetFile } from '../../system/dataset.js';
-import type { ResidencyReading } from '../../system/inotify-keeper.js';
+import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
+import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import type { ReadProber } from '../storage-probe.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 

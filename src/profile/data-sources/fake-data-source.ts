@@ -6,8 +6,8 @@
 import { ExitCode, UserError } from '../../errors.js';
 import type { Mode } from '../../schema/events.js';
 import type { ResourceSample } from '../../schema/profile.js';
-import type { Dataset, DatasetFile } from '../../system/dataset.js';
-import type { ResidencyReading } from '../../system/inotify-keeper.js';
+import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
+import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import type { ReadProber } from '../storage-probe.js';
 import { FakeCacheState, type FakeCacheStateOptions } from '../cache-states/fake-cache-state.js';
 import type { CappedState, CounterReading, DataSource, FetchMeter, FetchOrigin, Throttle } from './data-source.js';

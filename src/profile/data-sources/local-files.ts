@@ -3,17 +3,17 @@
 // the job's process tree (/proc/PID/io: bytes the kernel fetched from the
 // storage layer on the tree's behalf), its throttle a blkio/io cgroup on the
 // dataset's block device, and its proofs are limited by the file systems the
-// folders sit on (tmpfs, NFS, FUSE: system/file-systems.ts).
+// folders sit on (tmpfs, NFS, FUSE: system/dataset/file-systems.ts).
 import { ExitCode, UserError } from '../../errors.js';
 import type { Mode } from '../../schema/events.js';
 import type { ResourceSample } from '../../schema/profile.js';
-import { detectCgroups, createJobCgroup, wrapCommand } from '../../system/cgroups.js';
-import { listDataset, type Dataset, type DatasetFile } from '../../system/dataset.js';
-import { fileSystemLimit, fileSystemWarnings } from '../../system/file-systems.js';
-import { OutsideReadsSampler, outsideReadsNote } from '../../system/open-files.js';
-import { pageCacheSupport } from '../../system/page-cache.js';
-import { processTree, selfReadBytes } from '../../system/proc.js';
-import { probeReads } from '../../system/read-probe.js';
+import { detectCgroups, createJobCgroup, wrapCommand } from '../../system/cgroups/cgroups.js';
+import { listDataset, type Dataset, type DatasetFile } from '../../system/dataset/dataset.js';
+import { fileSystemLimit, fileSystemWarnings } from '../../system/dataset/file-systems.js';
+import { OutsideReadsSampler, outsideReadsNote } from '../../system/probes/open-files.js';
+import { pageCacheSupport } from '../../system/page-cache/page-cache.js';
+import { processTree, selfReadBytes } from '../../system/kernel/proc.js';
+import { probeReads } from '../../system/probes/read-probe.js';
 import { CappedCacheState } from '../cache-states/capped-cache-state.js';
 import { PageCacheState } from '../cache-states/page-cache-state.js';
 import { PartialCacheState } from '../cache-states/partial-cache-state.js';
@@ -119,7 +119,7 @@ function readBytesSeries(resources: readonly ResourceSample[]): CounterReading[]
  * child's I/O counters to its parent, so after the tree is reaped our own
  * read_bytes grew by everything the tree read). Files the tree opens outside
  * --data would pass for the dataset's reads: its open files are sampled and
- * named (system/open-files.ts).
+ * named (system/probes/open-files.ts).
  */
 function startReadBytesMeter(mode: Mode, roots: readonly string[], ownDirs: readonly string[]): FetchMeter {
   const before = selfReadBytes();

@@ -1,0 +1,327 @@
+// Job cgroups: throttle the job's storage reads (blkio/io), cap its page cache
+// (memory) and restrict its CPUs (cpuset), so what-if predictions can be checked
+// against real runs. Interfaces: Documentation/admin-guide/cgroup-v1/blkio-controller.rst
+// (blkio.throttle.read_bps_device "MAJ:MIN BYTES"), cgroup-v1/memory.rst
+// (memory.limit_in_bytes), and cgroup-v2.rst (io.max "MAJ:MIN rbps=N",
+// memory.max, cpuset.cpus; the no-internal-process rule; delegation).
+import { accessSync, constants, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ExitCode, UserError } from '../../errors.js';
+import { CGROUP_TEXT } from './cgroup-text.js';
+import { readTextOrNull } from '../kernel/read-text.js';
+import { errorCode } from '../kernel/errno.js';
+import { parseMountinfo } from '../kernel/mountinfo.js';
+
+/** Controllers the job cgroup can use; 'io' is called blkio on cgroup v1. */
+export type CgroupController = 'io' | 'memory' | 'cpuset';
+const CONTROLLERS: CgroupController[] = ['io', 'memory', 'cpuset'];
+const V1_NAME: Record<CgroupController, string> = { io: 'blkio', memory: 'memory', cpuset: 'cpuset' };
+
+/** What this process can do with one controller. */
+export interface ControllerStatus {
+  /** Hierarchy the controller is on, or null when it is not available. */
+  version: 'v1' | 'v2' | null;
+  /** Whether a child group with this controller can be created (as far as can be told without writing). */
+  writable: boolean;
+  /** Directory under which a job group would be created. */
+  parentDir: string | null;
+  /** One line on why it is (not) usable. */
+  reason: string;
+}
+
+/** The cgroup setup of this machine as this process sees it. */
+export interface CgroupInfo {
+  /** v1 when any controller is on a v1 hierarchy (hybrid setups included), v2 when only the unified one exists. */
+  version: 'v1' | 'v2' | 'none';
+  /** Per-controller status: io (blkio on v1), memory, cpuset. */
+  controllers: Record<CgroupController, ControllerStatus>;
+}
+
+/** Parses /proc/self/cgroup into controller list -> path ('' key for the v2 line). */
+export function parseProcCgroup(text: string): Map<string, string> {
+  const paths = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const match = /^\d+:([^:]*):(.*)$/.exec(line.trim());
+    if (!match) continue;
+    if (match[1] === '') paths.set('', match[2]);
+    for (const controller of match[1].split(',')) if (controller) paths.set(controller, match[2]);
+  }
+  return paths;
+}
+
+
+function canWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function words(path: string): string[] {
+  return (readTextOrNull(path) ?? '').trim().split(/\s+/).filter(Boolean);
+}
+
+/** Why a v2 group cannot host a child with `controllers`, or null when it can. */
+function v2Obstacle(dir: string, controllers: CgroupController[]): string | null {
+  if (!existsSync(join(dir, 'cgroup.controllers'))) return `${dir} is not a cgroup v2 group`;
+  const offered = words(join(dir, 'cgroup.controllers'));
+  const missing = controllers.filter((c) => !offered.includes(c));
+  if (missing.length > 0) return `${dir} does not offer ${missing.join(', ')}`;
+  if (!canWrite(dir)) return `${dir} is not writable by this user`;
+  const enabled = words(join(dir, 'cgroup.subtree_control'));
+  if (controllers.every((c) => enabled.includes(c))) return null;
+  if (!canWrite(join(dir, 'cgroup.subtree_control'))) return `cannot enable ${controllers.join(', ')} in ${dir}`;
+  // The no-internal-process rule: only the root group (no cgroup.type file) may
+  // have both member processes and controllers enabled for its children.
+  const isRoot = !existsSync(join(dir, 'cgroup.type'));
+  if (!isRoot && words(join(dir, 'cgroup.procs')).length > 0) {
+    return `${dir} has member processes, so its children cannot get ${controllers.join(', ')}`;
+  }
+  return null;
+}
+
+/** Candidate v2 parents, best first: an explicit one, then the parent of our group, then our group. */
+function v2Candidates(mountPoint: string, selfPath: string, explicit: string | undefined): string[] {
+  const candidates: string[] = [];
+  if (explicit) candidates.push(explicit);
+  const own = join(mountPoint, selfPath);
+  if (selfPath !== '/' && selfPath !== '') candidates.push(dirname(own));
+  candidates.push(own);
+  return [...new Set(candidates)];
+}
+
+/** Inputs of detection, injectable for tests. */
+export interface CgroupSources {
+  /** Text of /proc/self/mountinfo. */
+  mountinfo?: string;
+  /** Text of /proc/self/cgroup. */
+  procCgroup?: string;
+  /** A delegated v2 group to create job groups under (DSA_CGROUP_PARENT of the caller's environment). */
+  v2Parent?: string;
+}
+
+/** Detects the cgroup version and which controllers this process can use; reads only, never throws. */
+export function detectCgroups(sources: CgroupSources = {}): CgroupInfo {
+  const mounts = parseMountinfo(sources.mountinfo ?? readTextOrNull('/proc/self/mountinfo') ?? '');
+  const selfPaths = parseProcCgroup(sources.procCgroup ?? readTextOrNull('/proc/self/cgroup') ?? '');
+  const v2Parent = sources.v2Parent;
+  const v1Mounts = mounts.filter((m) => m.type === 'cgroup');
+  const v2Mount = mounts.find((m) => m.type === 'cgroup2');
+  const anyV1Controller = v1Mounts.some((m) => m.superOptions.some((o) => Object.values(V1_NAME).includes(o) || ['cpu', 'cpuacct', 'pids', 'devices', 'freezer'].includes(o)));
+
+  const controllers = {} as Record<CgroupController, ControllerStatus>;
+  for (const controller of CONTROLLERS) {
+    const v1 = v1Mounts.find((m) => m.superOptions.includes(V1_NAME[controller]));
+    if (v1) {
+      const writable = canWrite(v1.mountPoint);
+      controllers[controller] = {
+        version: 'v1',
+        writable,
+        parentDir: v1.mountPoint,
+        reason: writable ? `v1 ${V1_NAME[controller]} at ${v1.mountPoint}` : CGROUP_TEXT.notWritable(V1_NAME[controller], v1.mountPoint),
+      };
+      continue;
+    }
+    if (v2Mount && existsSync(join(v2Mount.mountPoint, 'cgroup.controllers'))) {
+      const selfPath = selfPaths.get('') ?? '/';
+      const obstacles: string[] = [];
+      let chosen: string | null = null;
+      for (const dir of v2Candidates(v2Mount.mountPoint, selfPath, v2Parent)) {
+        const obstacle = v2Obstacle(dir, [controller]);
+        if (obstacle === null) {
+          chosen = dir;
+          break;
+        }
+        obstacles.push(obstacle);
+      }
+      const offered = words(join(v2Mount.mountPoint, 'cgroup.controllers')).includes(controller);
+      controllers[controller] = {
+        version: offered || chosen ? 'v2' : null,
+        writable: chosen !== null,
+        parentDir: chosen,
+        reason: chosen ? `v2 ${controller} under ${chosen}` : CGROUP_TEXT.v2NoParent(controller, obstacles.join('; ')),
+      };
+      continue;
+    }
+    controllers[controller] = { version: null, writable: false, parentDir: null, reason: CGROUP_TEXT.notAvailable(controller) };
+  }
+  const version = anyV1Controller ? 'v1' : v2Mount ? 'v2' : 'none';
+  return { version, controllers };
+}
+
+/** A job group created for one run. */
+export interface JobCgroup {
+  /** Group directories (one per controller on v1, one on v2). */
+  dirs: string[];
+  /** cgroup.procs files the job must join (see wrapCommand). */
+  procsFiles: string[];
+  /**
+   * Waits until the group is empty (it moves nobody out), then removes it.
+   * Resolves when gone (or already gone); rejects with a UserError when
+   * processes are still in it after `timeoutMs`.
+   */
+  remove(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+export interface JobCgroupOptions {
+  /** Suffix of the group name: ds-analyzer-<name>. */
+  name: string;
+  /** Read throttle of a whole block device ('major:minor'), bytes/s. */
+  readBpsDevice?: { device: string; bytesPerSec: number };
+  /** Memory (and so page cache) limit of the group, bytes. */
+  memoryLimitBytes?: number;
+  /** CPUs the job may run on. */
+  cpus?: number[];
+  /** Detected setup (default: detectCgroups() with v2Parent). */
+  cgroups?: CgroupInfo;
+  /** A delegated v2 group to create the group under when it is detected here (DSA_CGROUP_PARENT of the caller's environment). */
+  v2Parent?: string;
+}
+
+function envError(cause: string): UserError {
+  return new UserError(`${cause}; ${CGROUP_TEXT.fix}`, ExitCode.Environment);
+}
+
+/** The error's code, with what EINVAL means for a cgroup file. */
+function errorText(error: unknown): string {
+  const code = errorCode(error);
+  return code === 'EINVAL' ? 'EINVAL (the kernel rejected the value: a partition or unknown device needs the whole disk\'s major:minor)' : code;
+}
+
+function write(file: string, value: string): void {
+  try {
+    writeFileSync(file, value);
+  } catch (error) {
+    throw envError(CGROUP_TEXT.setFailed(file, value, errorText(error)));
+  }
+}
+
+/** Creates ds-analyzer-<name> with the requested limits; throws a UserError (Environment) when not permitted. */
+export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
+  if (!/^[A-Za-z0-9_.-]+$/.test(options.name)) throw new UserError(CGROUP_TEXT.badName(options.name));
+  const device = options.readBpsDevice?.device;
+  if (device !== undefined && !/^\d+:\d+$/.test(device)) throw new UserError(CGROUP_TEXT.badDevice(device));
+  const needed: CgroupController[] = [];
+  if (options.readBpsDevice) needed.push('io');
+  if (options.memoryLimitBytes !== undefined) needed.push('memory');
+  if (options.cpus !== undefined) needed.push('cpuset');
+
+  const info = options.cgroups ?? detectCgroups({ v2Parent: options.v2Parent });
+  for (const controller of needed) {
+    const status = info.controllers[controller];
+    if (info.version === 'none') throw envError(CGROUP_TEXT.noCgroups);
+    if (!status.version) throw envError(CGROUP_TEXT.notAvailable(controller));
+    if (!status.writable || !status.parentDir) throw envError(status.reason);
+  }
+
+  const groupName = `ds-analyzer-${options.name}`;
+  const created: string[] = [];
+  const dirFor = new Map<CgroupController, string>();
+  const rollback = (): void => {
+    for (const dir of created.reverse()) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // best effort
+      }
+    }
+  };
+  const makeGroup = (parent: string): string => {
+    const dir = join(parent, groupName);
+    if (!created.includes(dir)) {
+      try {
+        mkdirSync(dir);
+        created.push(dir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw envError(`cannot create cgroup ${dir}: ${errorText(error)}`);
+      }
+    }
+    return dir;
+  };
+
+  try {
+    const v2 = needed.filter((c) => info.controllers[c].version === 'v2');
+    if (v2.length > 0) {
+      // One v2 group for all controllers; its parent must offer them all.
+      const parent = info.controllers[v2[0]].parentDir!;
+      const obstacle = v2Obstacle(parent, v2);
+      if (obstacle) throw envError(obstacle);
+      const enabled = words(join(parent, 'cgroup.subtree_control'));
+      const toEnable = v2.filter((c) => !enabled.includes(c));
+      if (toEnable.length > 0) write(join(parent, 'cgroup.subtree_control'), toEnable.map((c) => `+${c}`).join(' '));
+      const dir = makeGroup(parent);
+      for (const c of v2) dirFor.set(c, dir);
+    }
+    for (const c of needed.filter((c) => info.controllers[c].version === 'v1')) {
+      dirFor.set(c, makeGroup(info.controllers[c].parentDir!));
+    }
+
+    if (options.readBpsDevice) {
+      const { device: dev, bytesPerSec } = options.readBpsDevice;
+      const dir = dirFor.get('io')!;
+      const rate = Math.max(1, Math.round(bytesPerSec));
+      if (info.controllers.io.version === 'v1') write(join(dir, 'blkio.throttle.read_bps_device'), `${dev} ${rate}`);
+      else write(join(dir, 'io.max'), `${dev} rbps=${rate}`);
+    }
+    if (options.memoryLimitBytes !== undefined) {
+      const dir = dirFor.get('memory')!;
+      const bytes = String(Math.max(1, Math.round(options.memoryLimitBytes)));
+      write(join(dir, info.controllers.memory.version === 'v1' ? 'memory.limit_in_bytes' : 'memory.max'), bytes);
+    }
+    if (options.cpus !== undefined) {
+      const dir = dirFor.get('cpuset')!;
+      if (info.controllers.cpuset.version === 'v1') {
+        // A v1 cpuset group accepts no task until both cpus and mems are set.
+        const mems = (readTextOrNull(join(dirname(dir), 'cpuset.mems')) ?? '0').trim() || '0';
+        write(join(dir, 'cpuset.mems'), mems);
+      }
+      write(join(dir, 'cpuset.cpus'), options.cpus.join(','));
+    }
+  } catch (error) {
+    rollback();
+    throw error;
+  }
+
+  const dirs = [...new Set(dirFor.values())];
+  return {
+    dirs,
+    procsFiles: dirs.map((dir) => join(dir, 'cgroup.procs')),
+    remove: (removeOptions = {}) => removeGroups(dirs, removeOptions.timeoutMs ?? 30_000),
+  };
+}
+
+async function removeGroups(dirs: string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const dir of dirs) {
+    for (;;) {
+      const procs = readTextOrNull(join(dir, 'cgroup.procs'));
+      if (procs === null) break; // already gone
+      if (procs.trim() === '') {
+        try {
+          rmdirSync(dir);
+          break;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
+          // EBUSY: a process is still leaving (exit in progress); retry below
+        }
+      }
+      if (Date.now() > deadline) throw new UserError(CGROUP_TEXT.notEmpty(dir), ExitCode.Environment);
+      await sleep(50);
+    }
+  }
+}
+
+// Joins each cgroup.procs file given before '--' (the shell's own pid, which
+// exec keeps for the job), then execs the job: the job is in its groups from
+// its first instruction. User arguments reach the script only as "$@".
+const JOIN_SCRIPT = `for f do [ "$f" = -- ] && break; echo $$ > "$f" || { echo "${CGROUP_TEXT.joinFailed} $f" >&2; exit 126; }; shift; done; shift; exec "$@"`;
+
+/** An argument array that joins `procsFiles` and then execs `argv` (nothing is interpolated into a script). */
+export function wrapCommand(procsFiles: string[], argv: string[]): string[] {
+  if (argv.length === 0) throw new UserError('no command to run: give the training command after --');
+  if (procsFiles.some((f) => f === '--')) throw new UserError(`invalid cgroup.procs path '--'`);
+  return ['sh', '-c', JOIN_SCRIPT, 'sh', ...procsFiles, '--', ...argv];
+}

@@ -1,0 +1,133 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { errorCode } from '../kernel/errno.js';
+import { readTextOrNull } from '../kernel/read-text.js';
+
+/** Where the kernel's DAMON sysfs interface lives (Documentation/admin-guide/mm/damon/usage.rst). */
+const DAMON_ADMIN = '/sys/kernel/mm/damon/admin';
+/** The DAMON_RECLAIM module's switch (Documentation/admin-guide/mm/damon/reclaim.rst). */
+const DAMON_RECLAIM_ENABLED = '/sys/module/damon_reclaim/parameters/enabled';
+
+/**
+ * The running DAMON schemes that page out or reclaim memory on their own.
+ * A `pageout` scheme evicts pages that were idle for a while, the page cache
+ * included: a cached mode whose epochs are slower than that age loses the
+ * dataset's pages during the run (seen here: a 192 s epoch of a GAN on CPU,
+ * with pages idle 60 s paged out). Returns descriptions, empty when none runs
+ * or DAMON is absent.
+ */
+export function reclaimingDamonSchemes(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): string[] {
+  // DAMON_RECLAIM (mm/damon/reclaim.c) runs its own physical-memory pageout, not listed under admin/.
+  const module = read(reclaimModule) === 'Y' ? ['DAMON_RECLAIM: pageout on paddr memory'] : [];
+  return [...module, ...reclaimingKdamonds(admin).flatMap((k) => Array(k.schemes).fill(`kdamond ${k.id}: pageout on paddr memory`))];
+}
+
+/** The running kdamonds with paddr pageout schemes: their number and how many such schemes each runs. */
+function reclaimingKdamonds(admin: string): { id: string; schemes: number }[] {
+  const kdamonds = join(admin, 'kdamonds');
+  const found: { id: string; schemes: number }[] = [];
+  for (const k of numbered(kdamonds)) {
+    const dir = join(kdamonds, k);
+    if (read(join(dir, 'state')) !== 'on') continue;
+    let schemes = 0;
+    for (const c of numbered(join(dir, 'contexts'))) {
+      const context = join(dir, 'contexts', c);
+      // Only physical-address pageout reaches the page cache of any file; vaddr
+      // schemes touch chosen processes, lru_deprio only reorders the LRU.
+      if (read(join(context, 'operations')) !== 'paddr') continue;
+      for (const s of numbered(join(context, 'schemes'))) if (read(join(context, 'schemes', s, 'action')) === 'pageout') schemes++;
+    }
+    if (schemes > 0) found.push({ id: k, schemes });
+  }
+  return found;
+}
+
+function numbered(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+}
+
+function read(file: string): string | null {
+  return readTextOrNull(file)?.trim() ?? null;
+}
+
+/** Reclaimers paused for a profile, and how to restore them. */
+export interface PausedReclaimers {
+  /** What was paused, for the profile's notes ('kdamond 0', 'DAMON_RECLAIM'). */
+  paused: string[];
+  /** Why a reclaimer could not be paused (not root, ...); empty when all were. */
+  failures: string[];
+  /** Turns the paused ones back on and ends the guardian; idempotent. */
+  restore(): void;
+}
+
+/** Files to write to pause one reclaimer, and the values that pause and restore it. */
+interface Switch {
+  name: string;
+  file: string;
+  off: string;
+  on: string;
+}
+
+/**
+ * Pauses the reclaimers that reclaimingDamonSchemes finds (each running
+ * kdamond with a paddr pageout scheme is turned off; DAMON_RECLAIM is
+ * disabled), so a warmed dataset stays in the page cache while it is
+ * measured. A detached guardian shell turns them back on if this process
+ * dies without restoring them (SIGKILL, a crash): the machine is never left
+ * without the reclaim its owner set up. It checks every second and exits
+ * once it has restored them, or at once when restore() runs.
+ */
+export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): PausedReclaimers {
+  const switches: Switch[] = [];
+  if (read(reclaimModule) === 'Y') switches.push({ name: 'DAMON_RECLAIM', file: reclaimModule, off: 'N', on: 'Y' });
+  for (const k of reclaimingKdamonds(admin)) switches.push({ name: `kdamond ${k.id}`, file: join(admin, 'kdamonds', k.id, 'state'), off: 'off', on: 'on' });
+  const paused: Switch[] = [];
+  const failures: string[] = [];
+  for (const s of switches) {
+    try {
+      writeFileSync(s.file, s.off);
+      paused.push(s);
+    } catch (error) {
+      failures.push(`${s.name}: ${errorCode(error)}`);
+    }
+  }
+  const guardian = paused.length > 0 ? startGuardian(paused) : null;
+  let restored = false;
+  return {
+    paused: paused.map((s) => s.name),
+    failures,
+    restore() {
+      if (restored) return;
+      restored = true;
+      for (const s of paused) {
+        try {
+          writeFileSync(s.file, s.on);
+        } catch {
+          // The guardian tries again when it sees this process gone.
+          continue;
+        }
+      }
+      guardian?.kill('SIGKILL');
+    },
+  };
+}
+
+/** A shell that restores `paused` once this process is gone. */
+function startGuardian(paused: readonly Switch[]): ChildProcess {
+  const restoreAll = paused.map((s) => `echo ${s.on} > ${shellQuoted(s.file)}`).join('; ');
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${restoreAll}`;
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
+  child.unref();
+  return child;
+}
+
+/** `text` as one sh word: in single quotes, each single quote closed, escaped and reopened. */
+function shellQuoted(text: string): string {
+  const closeEscapeReopen = "'" + '\\' + "''";
+  return "'" + text.split("'").join(closeEscapeReopen) + "'";
+}

@@ -1,0 +1,201 @@
+// The dataset as the page-cache code sees it: every regular file under the
+// --data roots, its size, the block device it lives on, and whether it can fit
+// in memory at all (the cached mode is only honest when it can).
+import fs from 'node:fs';
+import { inputError } from '../../errors.js';
+import { loadFileSyscalls } from '../kernel/file-syscalls.js';
+import { errorCode } from '../kernel/errno.js';
+import { wholeDiskDevice } from '../kernel/block-device.js';
+import { jobMemoryBudget, type ReadKernelFile } from '../cgroups/memory-budget.js';
+import { fileView } from './file-table.js';
+import { rootFileSystems, type RootFileSystem } from './file-systems.js';
+import { DatasetWalk, SLOW_SYNC_STAT_US } from './walk.js';
+
+// Messages shown to users, in one table (size-limit's MESSAGES pattern).
+const MESSAGES = {
+  missing: (flag: string, root: string) =>
+    `${flag} ${root}: no such directory; pass the folder that holds the training files`,
+  denied: (flag: string, root: string) =>
+    `${flag} ${root}: permission denied; pass a folder you can read, or run as a user who can read it`,
+  notFileOrDir: (flag: string, root: string) =>
+    `${flag} ${root}: not a regular file or directory; pass the folder that holds the training files`,
+  unreadable: (flag: string, root: string, code: string) =>
+    `${flag} ${root}: cannot read it (${code}); pass the folder that holds the training files`,
+  empty: (flag: string, root: string) =>
+    `${flag} ${root}: no non-empty regular files found; pass the folder that holds the training files`,
+  noRoots: (flag: string) => `${flag} is empty; pass the folder that holds the training files`,
+} as const;
+
+/** One file of the dataset. */
+export interface DatasetFile {
+  /** Path as reached from the root (symlinks are not resolved). */
+  path: string;
+  /** Size in bytes. */
+  bytes: number;
+}
+
+/** File-size distribution, nearest-rank quantiles over files. */
+export interface FileBytesQuantiles {
+  /** 10th percentile of file sizes, bytes. */
+  p10: number;
+  /** Median file size, bytes. */
+  p50: number;
+  /** 90th percentile of file sizes, bytes. */
+  p90: number;
+  /** Largest file, bytes. */
+  max: number;
+}
+
+/** Every regular file under the roots, and what the cache modes need to know about them. */
+export interface Dataset {
+  /** The roots as given. */
+  roots: string[];
+  /**
+   * Regular files (empty ones included), directory by directory in path order,
+   * names sorted within a directory. A read-only view of a compact table (see
+   * file-table.ts): elements are built on access.
+   */
+  files: DatasetFile[];
+  /** Total bytes of all files. */
+  bytes: number;
+  /** bytes / number of files. */
+  meanFileBytes: number;
+  /** File-size quantiles. */
+  fileBytesQuantiles: FileBytesQuantiles;
+  /** 'major:minor' of the whole-disk block device under the first root; null for tmpfs, overlay, NFS... */
+  device: string | null;
+  /** Whether the dataset can be held in the page cache (see memoryBudget()). */
+  fitsInMemory: boolean;
+  /** The memory the rule compared against, bytes; null when /proc/meminfo could not be read. */
+  memoryBudgetBytes: number | null;
+  /** Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (memory-budget.ts); absent from fakes. */
+  memoryBudgetSource?: string;
+  /** Entries below the roots that could not be read (permission, vanished mid-walk) and were left out. */
+  skippedEntries: number;
+  /** The first skipped entry, as 'path: CODE', if any. */
+  firstSkipped?: string;
+  /** The file system of each root, and what it allows (see file-systems.ts); absent from fakes. */
+  fileSystems?: RootFileSystem[];
+}
+
+/** Options of listDataset; the defaults suit the CLI. */
+export interface ListDatasetOptions {
+  /** The flag the roots came from, named in error messages. */
+  flag?: string;
+  /** Parallel stat calls in flight once metadata proves slow to read (walk.ts). */
+  concurrency?: number;
+  /** Microseconds per sync stat above which (for most stats of a slice) the walk goes parallel; 0 forces parallel. */
+  slowStatMicros?: number;
+  /** Reads /proc/meminfo (replaceable in tests). */
+  readMeminfo?: () => Promise<string>;
+  /** Reads /proc/self/mountinfo (replaceable in tests). */
+  readMountinfo?: () => Promise<string>;
+  /** Reads the memory cgroup's files (replaceable in tests; see memory-budget.ts). */
+  readCgroupFile?: ReadKernelFile;
+  /** Use fs.statSync instead of statx through koffi (tests of the fallback). */
+  nodeStat?: boolean;
+}
+
+/**
+ * Walks the roots (directories or single files) and lists every regular file
+ * with its size. Symlinks are followed, to files and to directories, but a
+ * directory already visited (same device and inode) is not entered again, so
+ * symlink loops end. A missing, unreadable or empty root is a UserError.
+ *
+ * Files go straight into a compact table (walk.ts has how the walk reads
+ * metadata fast on a warm file system and overlaps it on a cold one).
+ */
+export async function listDataset(roots: string[], options: ListDatasetOptions = {}): Promise<Dataset> {
+  const flag = options.flag ?? '--data';
+  if (roots.length === 0) throw inputError(MESSAGES.noRoots(flag));
+  const load = options.nodeStat ? null : loadFileSyscalls();
+  const walk = new DatasetWalk({
+    concurrency: Math.max(1, options.concurrency ?? 32),
+    slowStatMicros: options.slowStatMicros ?? SLOW_SYNC_STAT_US,
+    calls: load?.ok ? load.calls : null,
+  });
+  for (const root of roots) await addRoot(walk, root, flag);
+  const table = walk.builder.build();
+  const bytes = table.totalBytes();
+  const budget = jobMemoryBudget(await memoryBudget(options.readMeminfo ?? (() => fs.promises.readFile('/proc/meminfo', 'utf8'))), options.readCgroupFile);
+  const memoryBudgetBytes = budget.bytes;
+  const fileSystems = await rootFileSystems(roots, options.readMountinfo);
+  return {
+    roots: [...roots],
+    files: fileView(table) as DatasetFile[],
+    bytes,
+    meanFileBytes: bytes / table.length,
+    fileBytesQuantiles: fileBytesQuantiles(table.sizes),
+    device: await wholeDiskDevice(roots[0]),
+    fitsInMemory: memoryBudgetBytes !== null && bytes <= memoryBudgetBytes,
+    memoryBudgetBytes,
+    memoryBudgetSource: budget.source,
+    skippedEntries: walk.skippedEntries,
+    ...(walk.firstSkipped ? { firstSkipped: walk.firstSkipped } : {}),
+    ...(fileSystems.length > 0 ? { fileSystems } : {}),
+  };
+}
+
+/** Adds one root (a directory or a single file) to the walk; a missing, unreadable or empty root is a UserError. */
+async function addRoot(walk: DatasetWalk, root: string, flag: string): Promise<void> {
+  let stat: fs.BigIntStats;
+  try {
+    stat = await fs.promises.stat(root, { bigint: true });
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw inputError(MESSAGES.missing(flag, root));
+    if (code === 'EACCES' || code === 'EPERM') throw inputError(MESSAGES.denied(flag, root));
+    throw inputError(MESSAGES.unreadable(flag, root, code));
+  }
+  const before = walk.builder.nonEmptyFiles;
+  if (stat.isFile()) walk.addFile(root, stat);
+  else if (stat.isDirectory()) await walk.addDirectory(root, stat);
+  else throw inputError(MESSAGES.notFileOrDir(flag, root));
+  if (walk.builder.nonEmptyFiles === before) throw inputError(MESSAGES.empty(flag, root));
+}
+
+/**
+ * Nearest-rank quantiles: q(p) = sorted[ceil(p * n) - 1], so every value is a
+ * real file size (1..10 gives p10 1, p50 5, p90 9, max 10).
+ */
+export function fileBytesQuantiles(sizes: ArrayLike<number>): FileBytesQuantiles {
+  if (sizes.length === 0) return { p10: 0, p50: 0, p90: 0, max: 0 };
+  const sorted = Float64Array.from(sizes).sort();
+  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+  return { p10: at(0.1), p50: at(0.5), p90: at(0.9), max: sorted[sorted.length - 1] };
+}
+
+// The fraction of MemAvailable the dataset may take; the rest is left to the job
+// itself (model, DataLoader workers, pinned buffers), which competes with the
+// cache for the same memory.
+const MEMORY_HEADROOM = 0.9;
+
+/**
+ * The page cache a dataset can count on: 90% of MemAvailable from /proc/meminfo.
+ *
+ * MemAvailable already includes the reclaimable part of the current page cache
+ * (kernel Documentation/filesystems/proc.rst: "calculated from MemFree,
+ * SReclaimable, the size of the file LRU lists, and the low watermarks"), so
+ * Cached is not added on top: that would count the same pages twice. Returns
+ * null when /proc/meminfo cannot be read. The memory cgroup's limit is applied
+ * on top of it by jobMemoryBudget (memory-budget.ts).
+ */
+export async function memoryBudget(readMeminfo: () => Promise<string>): Promise<number | null> {
+  let text: string;
+  try {
+    text = await readMeminfo();
+  } catch {
+    return null;
+  }
+  const kib = (name: string): number | null => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)\\s*kB`, 'm').exec(text);
+    return match ? Number(match[1]) * 1024 : null;
+  };
+  // Kernels before 3.14 lack MemAvailable; MemFree + Cached is the usual stand-in.
+  const available = kib('MemAvailable') ?? sumOrNull(kib('MemFree'), kib('Cached'));
+  return available === null ? null : Math.floor(available * MEMORY_HEADROOM);
+}
+
+function sumOrNull(a: number | null, b: number | null): number | null {
+  return a === null || b === null ? null : a + b;
+}

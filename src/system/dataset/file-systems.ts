@@ -1,0 +1,132 @@
+// The file system under each --data root, and what it lets the cache modes
+// prove. The cached and cold modes rest on two mechanisms: page-cache control
+// (posix_fadvise, mincore) and the job's storage reads from /proc/<pid>/io,
+// which the kernel counts where a block I/O is submitted on the task's behalf
+// (Documentation/filesystems/proc.rst, "read_bytes: ... caused this process
+// to fetch from the storage layer"): submit_bio counts it for block devices,
+// and the NFS client and the netfs library (cifs, 9p, ceph, afs) count the
+// pages they fill. A memory file system has no storage under its page cache.
+// A network file system's server keeps its own cache, which no client can
+// evict or see: a "cold" read may be a server-memory hit. A FUSE file system
+// (s3fs, gcsfuse, sshfs, virtiofs) is read by its daemon, whose reads and
+// caches are the daemon's, not the job's.
+import fs from 'node:fs';
+import path from 'node:path';
+import { mountOf, parseMountinfo, type Mount } from '../kernel/mountinfo.js';
+
+/** What a file system allows. */
+export type FileSystemKind =
+  /** A local block device: everything works. */
+  | 'disk'
+  /** tmpfs, ramfs: the page cache is the storage, nothing can be evicted. */
+  | 'memory'
+  /** overlay, aufs: page cache of the layer below; no block device of its own. */
+  | 'overlay'
+  /** nfs, cifs, 9p, ceph, lustre...: a server's cache sits between the job and the storage. */
+  | 'network'
+  /** fuse.s3fs, gcsfuse, sshfs, virtiofs...: a daemon reads, so the reads are not the job's. */
+  | 'fuse'
+  /** Anything else (btrfs, zfs, xfs... are disks). */
+  | 'other';
+
+/** The file system holding one --data root. */
+export interface RootFileSystem {
+  /** The root as given. */
+  root: string;
+  /** Where that file system is mounted. */
+  mountPoint: string;
+  /** Its type as /proc/self/mountinfo names it (ext4, tmpfs, nfs4, fuse.s3fs). */
+  type: string;
+  /** Its source (/dev/vda1, server:/export, s3fs). */
+  source: string;
+  /** What it allows. */
+  kind: FileSystemKind;
+}
+
+const MEMORY = new Set(['tmpfs', 'ramfs', 'devtmpfs', 'hugetlbfs']);
+const OVERLAY = new Set(['overlay', 'overlayfs', 'aufs', 'unionfs']);
+const NETWORK = new Set([
+  'nfs', 'nfs4', 'cifs', 'smb3', 'smbfs', '9p', 'ceph', 'glusterfs', 'lustre', 'gpfs', 'afs', 'beegfs',
+  'davfs', 'orangefs', 'ocfs2', 'gfs2', 'wekafs',
+]);
+const FUSE = new Set(['fuse', 'fuseblk', 'virtiofs', 'juicefs', 'alluxio']);
+const DISK = new Set(['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'zfs', 'f2fs', 'jfs', 'reiserfs', 'bcachefs', 'vfat', 'exfat', 'ntfs', 'ntfs3']);
+
+/** The kind of a mountinfo file-system type. */
+export function fileSystemKind(type: string): FileSystemKind {
+  if (MEMORY.has(type)) return 'memory';
+  if (OVERLAY.has(type)) return 'overlay';
+  if (FUSE.has(type) || type.startsWith('fuse.')) return 'fuse';
+  if (NETWORK.has(type)) return 'network';
+  if (DISK.has(type)) return 'disk';
+  return 'other';
+}
+
+/** The file system of each root (resolved through symlinks); roots that cannot be resolved are left out. */
+export async function rootFileSystems(
+  roots: readonly string[],
+  readMountinfo: () => Promise<string> = () => fs.promises.readFile('/proc/self/mountinfo', 'utf8'),
+): Promise<RootFileSystem[]> {
+  let mounts: Mount[];
+  try {
+    mounts = parseMountinfo(await readMountinfo());
+  } catch {
+    return [];
+  }
+  const result: RootFileSystem[] = [];
+  for (const root of roots) {
+    let resolved: string;
+    try {
+      resolved = await fs.promises.realpath(path.resolve(root));
+    } catch {
+      continue;
+    }
+    const mount = mountOf(mounts, resolved);
+    if (mount) result.push({ root, mountPoint: mount.mountPoint, type: mount.type, source: mount.source, kind: fileSystemKind(mount.type) });
+  }
+  return result;
+}
+
+// Messages shown to users, in one table (size-limit's MESSAGES pattern).
+const MESSAGES = {
+  memory: (fsys: RootFileSystem) =>
+    `--data ${fsys.root} is on ${fsys.type} (mounted at ${fsys.mountPoint}): its page cache is its storage, so nothing can be evicted and there is no cold mode to measure; copy the dataset to a disk to profile fetching`,
+  network: (fsys: RootFileSystem) =>
+    `--data ${fsys.root} is on ${fsys.type} (${fsys.source} at ${fsys.mountPoint}): the server's own cache cannot be evicted from here, so the cold mode may read from the server's memory rather than its storage; copy the dataset to a local disk to profile the storage itself`,
+  fuse: (fsys: RootFileSystem) =>
+    `--data ${fsys.root} is on ${fsys.type} (${fsys.source} at ${fsys.mountPoint}): a FUSE daemon does the reads, so they are not the job's read_bytes and its caches cannot be evicted from here; the cached and cold modes cannot be proven`,
+  overlay: (fsys: RootFileSystem) =>
+    `--data ${fsys.root} is on ${fsys.type} (mounted at ${fsys.mountPoint}): eviction and residency go through to the layer below, but no block device is known, so disk throughput is not sampled; mount the dataset as a volume to get it`,
+  coldOnMemory: (fsys: RootFileSystem) => `the dataset is on ${fsys.type} at ${fsys.mountPoint}: its pages cannot be evicted, so a cold mode does not exist there`,
+  serverCache: (fsys: RootFileSystem) =>
+    `the dataset is on ${fsys.type} (${fsys.source}): the server's cache cannot be evicted from here, so a read counted as the job's may have come from the server's memory, not its storage`,
+  unattributed: (fsys: RootFileSystem) =>
+    `the dataset is on ${fsys.type} (${fsys.source}): a FUSE daemon does the reads, so they are not counted in the job's read_bytes and the storage-read proof cannot be made`,
+} as const;
+
+/** The profile's warnings about the dataset's file systems, one per root that limits a mode. */
+export function fileSystemWarnings(fileSystems: readonly RootFileSystem[] | undefined): string[] {
+  const warnings: string[] = [];
+  for (const fsys of fileSystems ?? []) {
+    if (fsys.kind === 'memory') warnings.push(MESSAGES.memory(fsys));
+    else if (fsys.kind === 'network') warnings.push(MESSAGES.network(fsys));
+    else if (fsys.kind === 'fuse') warnings.push(MESSAGES.fuse(fsys));
+    else if (fsys.kind === 'overlay') warnings.push(MESSAGES.overlay(fsys));
+  }
+  return warnings;
+}
+
+/**
+ * Why a mode's cache state cannot be proven on these file systems, or null:
+ * cold on a memory file system (nothing to evict) or a network one (the
+ * server's cache stays warm); cached and cold on a FUSE one (its reads are
+ * the daemon's, not the job's).
+ */
+export function fileSystemLimit(mode: string, fileSystems: readonly RootFileSystem[] | undefined): string | null {
+  for (const fsys of fileSystems ?? []) {
+    if (mode === 'cold' && fsys.kind === 'memory') return MESSAGES.coldOnMemory(fsys);
+    if (mode === 'cold' && fsys.kind === 'network') return MESSAGES.serverCache(fsys);
+    if ((mode === 'cold' || mode === 'cached') && fsys.kind === 'fuse') return MESSAGES.unattributed(fsys);
+  }
+  return null;
+}

@@ -1,0 +1,82 @@
+// Keeps a dataset cold for the whole measured window of the cold mode.
+//
+// Evicting once before the run is not enough: a job that reads the dataset
+// twice (a second epoch, or a dataset smaller than the window) would quietly
+// turn warm and under-report the fetch stall. Three keepers do the work, the
+// first that can run here:
+//
+// - fanotify (fanotify-keeper.ts), for root: evicts each file the job closes
+//   through the descriptor the event brings, about 4 us a file.
+// - inotify (inotify-keeper.ts): the same for any user, with its own opens,
+//   at 14 to 20 us a file. Both sweep only the files held open (large shards)
+//   every second or so; their cost follows the files the job touches, not
+//   the dataset's size.
+// - scan (scan-keeper.ts): rescans every file's residency each interval. It
+//   needs nothing but mincore, and costs a CPU on an ImageNet-sized dataset;
+//   it is the fallback where inotify cannot be used, and says why.
+//
+// docs/method.md ("Keeping the cold mode cold") has the measured costs.
+import { ExitCode, UserError } from '../../errors.js';
+import { loadLibc } from '../kernel/libc.js';
+import type { FileRef } from '../page-cache/page-cache.js';
+import { startFanotifyKeeper } from './fanotify-keeper.js';
+import { startInotifyKeeper } from './inotify-keeper.js';
+import { startScanKeeper } from './scan-keeper.js';
+import type { ColdKeeper } from './keeper-types.js';
+
+export type { ColdKeeper, ColdKeeperStats, EventKeeperStats, KeeperMechanism } from './keeper-types.js';
+
+/** Options of startColdKeeper. */
+export interface ColdKeeperOptions {
+  /** scan: time from one scan's start to the next; fanotify, inotify: time between drains of the event queue. */
+  intervalMs: number;
+  /** fanotify, inotify: time between sweeps of the files held open (default 1000 ms). */
+  sweepIntervalMs?: number;
+  /** scan: largest share of the interval a scan may take before the interval is stretched. */
+  maxDutyCycle?: number;
+  /** 'auto' (default): fanotify, else inotify, else scanning; one named: that one, falling back to scanning (benchmarks, tests). */
+  mechanism?: 'auto' | 'fanotify' | 'inotify' | 'scan';
+  /**
+   * Other files of the same directories must stay as they are (the overlap
+   * probe holds a share resident beside the files kept cold). fanotify's
+   * events carry no name, so it would evict those too: inotify runs instead.
+   */
+  onlyListed?: boolean;
+}
+
+/**
+ * Starts keeping `files` cold. Timers are unref'd (they never keep the process
+ * alive) and never throw: failures are counted in the stats. Throws a
+ * UserError only where page-cache control is unavailable altogether.
+ */
+export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOptions): ColdKeeper {
+  const load = loadLibc();
+  if (!load.ok) {
+    throw new UserError(
+      `the cold mode cannot keep the dataset cold here: ${load.reason}; run on Linux with glibc`,
+      ExitCode.Environment,
+    );
+  }
+  const mechanism = options.mechanism ?? 'auto';
+  const timers = { drainMs: Math.max(1, options.intervalMs), sweepMs: Math.max(1, options.sweepIntervalMs ?? 1000) };
+  const reasons: string[] = [];
+  if (mechanism === 'fanotify' || (mechanism === 'auto' && !options.onlyListed)) {
+    const started = options.onlyListed
+      ? { ok: false as const, reason: 'fanotify cannot tell the listed files from the others in their directories' }
+      : startFanotifyKeeper(load.libc, files, timers);
+    if (started.ok) return started.keeper;
+    // Without root the inotify keeper is the expected one: only a named fanotify that fails is worth saying.
+    if (mechanism === 'fanotify') reasons.push(started.reason);
+  }
+  if (mechanism === 'auto' || mechanism === 'inotify') {
+    const started = startInotifyKeeper(load.libc, files, timers);
+    if (started.ok) return started.keeper;
+    reasons.push(started.reason);
+  }
+  const fallbackReason = reasons.length > 0 ? reasons.join('; ') : undefined;
+  return startScanKeeper(load.libc, files, {
+    intervalMs: options.intervalMs,
+    maxDutyCycle: options.maxDutyCycle,
+    ...(fallbackReason !== undefined ? { fallbackReason } : {}),
+  });
+}

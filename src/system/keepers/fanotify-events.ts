@@ -1,0 +1,123 @@
+// The fanotify keeper's event plumbing: a mark on each directory holding
+// dataset files, and the queue read into what the job did, each event with
+// the descriptor the kernel opened on its file (fanotify(7), FAN_CLASS_NOTIF).
+//
+// Events carry no name, so a file in those directories that is not in the
+// dataset's list is seen too when the job reads it: such a file lives among
+// the dataset's files and is read by the job while it trains. A file is known
+// again by its device and inode (fileKey).
+//
+// The queue is unlimited (FAN_UNLIMITED_QUEUE), so a slow drain costs kernel
+// memory, not events. The kernel still queues an overflow when it cannot
+// allocate an event (its memory is charged to this process's memory cgroup).
+import fs from 'node:fs';
+import { AT_FDCWD, EAGAIN, FAN, type LibcBindings } from '../kernel/libc.js';
+import { forEachFanotifyEvent } from '../kernel/fanotify.js';
+import { errnoError, errnoName } from '../kernel/errno.js';
+import type { FileTable } from '../dataset/file-table.js';
+import { watchedDirs } from './keeper-dataset.js';
+
+const MARK_MASK = FAN.access | FAN.closeNowrite | FAN.eventOnChild;
+// The kernel opens a descriptor for every event a read returns, before the
+// keeper closes any: 8 KiB (~340 events) keeps that far below a 1,024-file limit.
+const EVENT_BUFFER_BYTES = 8 * 1024;
+// At most 4 MiB of events (~170k) per drain, so one drain cannot hog the loop.
+const MAX_READS_PER_DRAIN = 512;
+
+/** What the job did, each with the event's descriptor; the plumbing closes it afterwards unless read() keeps it. */
+export interface FanotifyHandlers {
+  /** Events were lost: closes, and reads of files held open. */
+  overflow(): void;
+  /** The job closed the file open on `fd`. */
+  closed(fd: number): void;
+  /** The job read the file open on `fd`; true when the keeper keeps the descriptor (it then closes it itself). */
+  read(fd: number): boolean;
+  /** Counts a failure on `what` (a path, or '(fanotify read)'). */
+  failed(what: string, error: unknown): void;
+}
+
+/** The marks on a table's directories, or why fanotify cannot be used here. */
+export type FanotifyMarkStart = { ok: true; events: FanotifyEvents } | { ok: false; reason: string };
+
+/** Marks every directory of `table` that holds files for its children's reads and closes; never throws. */
+export function markTable(libc: LibcBindings, table: FileTable): FanotifyMarkStart {
+  const dirs = watchedDirs(table).map((watched) => watched.path);
+  const flags = FAN.classNotif | FAN.cloexec | FAN.nonblock | FAN.unlimitedQueue | FAN.unlimitedMarks;
+  const fd = libc.fanotifyInit(flags, FAN.eventFileFlags);
+  if (fd < 0) {
+    const code = errnoName(-fd);
+    return { ok: false, reason: code === 'EPERM' ? 'fanotify needs CAP_SYS_ADMIN (root)' : `fanotify_init failed (${code})` };
+  }
+  for (const dir of dirs) {
+    const errno = libc.fanotifyMark(fd, FAN.markAdd | FAN.markOnlyDir, MARK_MASK, AT_FDCWD, dir);
+    if (errno !== 0) {
+      libc.close(fd);
+      return { ok: false, reason: `cannot mark ${dir} (fanotify_mark: ${errnoName(errno)})` };
+    }
+  }
+  return { ok: true, events: new FanotifyEvents(libc, fd, dirs.length) };
+}
+
+/** A keeper's fanotify group. */
+export class FanotifyEvents {
+  private readonly buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
+
+  constructor(
+    private readonly libc: LibcBindings,
+    private readonly fd: number,
+    /** Directories marked. */
+    readonly marks: number,
+  ) {}
+
+  /** Reads queued events into `handlers`, at most MAX_READS_PER_DRAIN buffers; true when it stopped with more to read. */
+  read(handlers: FanotifyHandlers): boolean {
+    const visit = (mask: number, eventFd: number): void => this.dispatch(mask, eventFd, handlers);
+    const unreadable = (): void => handlers.failed('(fanotify read)', new Error('an event this code cannot read (another metadata version)'));
+    for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
+      const bytes = this.libc.read(this.fd, this.buffer);
+      if (bytes === -EAGAIN || bytes === 0) return false;
+      if (bytes < 0) {
+        handlers.failed('(fanotify read)', errnoError(-bytes, 'read'));
+        return false;
+      }
+      forEachFanotifyEvent(this.buffer, bytes, visit, unreadable);
+    }
+    return true;
+  }
+
+  /** Closes the group; its marks go, and the queued events' references are freed. */
+  close(): void {
+    this.libc.close(this.fd);
+  }
+
+  private dispatch(mask: number, eventFd: number, handlers: FanotifyHandlers): void {
+    if (mask & FAN.queueOverflow) return handlers.overflow();
+    if (eventFd < 0) return;
+    let keep = false;
+    try {
+      if (mask & FAN.onDir) return;
+      if (mask & FAN.closeNowrite) handlers.closed(eventFd);
+      else if (mask & FAN.access) keep = handlers.read(eventFd);
+    } catch (error) {
+      handlers.failed(pathOf(eventFd), error);
+    } finally {
+      if (!keep) this.libc.close(eventFd);
+    }
+  }
+}
+
+/** The identity of the file open on `fd`, `${dev}:${ino}`; throws where fstat fails. */
+export function fileKey(fd: number): string {
+  const stat = fs.fstatSync(fd);
+  return `${stat.dev}:${stat.ino}`;
+}
+
+/** The path a descriptor was opened on (for messages), or its /proc name when that cannot be read. */
+export function pathOf(fd: number): string {
+  const link = `/proc/self/fd/${fd}`;
+  try {
+    return fs.readlinkSync(link);
+  } catch {
+    return link;
+  }
+}

@@ -1,0 +1,121 @@
+// The scanning cold keeper: every interval, sweep every file of the dataset
+// page by page (page-sweep.ts). It needs only mincore and fadvise, and its
+// cost grows with the dataset: about a CPU at ImageNet's 1.28M files (see
+// docs/method.md). The fallback where inotify cannot be used.
+import fs from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { LibcBindings } from '../kernel/libc.js';
+import type { FileRef } from '../page-cache/page-cache.js';
+import { errorCode } from '../kernel/errno.js';
+import { keeperMeter, sweepFilePages } from '../page-cache/page-sweep.js';
+import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats } from './keeper-types.js';
+
+/** Options of the scanning keeper. */
+export interface ScanKeeperOptions {
+  /** Time from one scan's start to the next, stretched when a scan is slow. */
+  intervalMs: number;
+  /** Largest share of the interval a scan may take before the interval is stretched (default 0.25). */
+  maxDutyCycle?: number;
+  /** Why inotify was not used, to report in the stats. */
+  fallbackReason?: string;
+}
+
+// Files handled between yields: each costs ~10-20 us, so a turn of the loop stays under ~10 ms.
+const FILES_PER_TURN = 256;
+
+/** Starts rescanning `files` every interval; see cold-keeper.ts. */
+export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], options: ScanKeeperOptions): ColdKeeper {
+  const setupStarted = performance.now();
+  const maxDutyCycle = options.maxDutyCycle ?? 0.25;
+  const baseIntervalMs = Math.max(1, options.intervalMs);
+  const meter = keeperMeter(libc);
+  // Pages seen resident at the previous scan and not evicted then, per file
+  // index; only files with such pages have an entry.
+  const previous = new Map<number, Uint8Array>();
+  const stats: ColdKeeperStats = {
+    ...emptyKeeperStats('scan'),
+    ...(options.fallbackReason !== undefined ? { fallbackReason: options.fallbackReason } : {}),
+    effectiveIntervalMs: baseIntervalMs,
+  };
+  let wallMsTotal = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+
+  const fail = (path: string, error: unknown): void => {
+    stats.errors++;
+    stats.lastError = `${path}: ${errorCode(error)}`;
+  };
+
+  const sweepOne = (index: number): void => {
+    // Read from the list as needed: over a compact file table, a copy of every path would be ~150 MB at 1.28M files.
+    const path = files[index].path;
+    let fd: number;
+    try {
+      fd = fs.openSync(path, 'r');
+    } catch (error) {
+      previous.delete(index);
+      fail(path, error);
+      return;
+    }
+    try {
+      const swept = sweepFilePages(libc, fd, path, previous.get(index));
+      if (swept.arrived) previous.set(index, swept.arrived);
+      else previous.delete(index);
+      if (swept.blind) stats.blindEvictions++;
+      else if (swept.evictedBytes > 0) stats.reEvictions++;
+      stats.reEvictedBytes += swept.blind ? 0 : swept.evictedBytes;
+    } catch (error) {
+      previous.delete(index);
+      fail(path, error);
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+
+  const scan = async (): Promise<void> => {
+    let wallMs = 0;
+    for (let first = 0; first < files.length; first += FILES_PER_TURN) {
+      if (first > 0) {
+        await yieldToLoop();
+        if (stopped) return;
+      }
+      const wallStarted = performance.now();
+      const cpuStarted = meter.start();
+      for (let index = first; index < Math.min(files.length, first + FILES_PER_TURN); index++) sweepOne(index);
+      stats.cpuSec += meter.stop(cpuStarted);
+      wallMs += performance.now() - wallStarted;
+    }
+    stats.sweeps++;
+    wallMsTotal += wallMs;
+    // Stretch by the mean scan time, not the last one: one slow scan (the first
+    // one warms the libc bindings; a busy machine) must not slow the keeper for good.
+    stats.effectiveIntervalMs = Math.max(baseIntervalMs, wallMsTotal / stats.sweeps / maxDutyCycle);
+  };
+
+  const enqueue = (): Promise<void> => {
+    running = running.then(scan).catch((error: unknown) => fail('(scan)', error));
+    return running;
+  };
+
+  const schedule = (): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void enqueue().then(schedule);
+    }, stats.effectiveIntervalMs);
+    timer.unref();
+  };
+  schedule();
+  stats.setupSec = (performance.now() - setupStarted) / 1000;
+
+  return {
+    mechanism: 'scan',
+    scanNow: () => (stopped ? running : enqueue()),
+    stop: async () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      return { ...stats };
+    },
+  };
+}

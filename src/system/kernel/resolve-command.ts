@@ -1,0 +1,30 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { ExitCode, UserError } from '../../errors.js';
+
+/**
+ * Checks, before any mode runs, that the job's command can be executed, the
+ * way execvp will look for it: a name with a '/' is a path, otherwise PATH is
+ * searched. Failing early keeps the error one line and nothing half-measured.
+ */
+export function assertCommandExists(file: string, pathVariable: string | undefined, cwd: string): void {
+  const candidates = file.includes('/')
+    ? [isAbsolute(file) ? file : resolve(cwd, file)]
+    : (pathVariable ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, file));
+  let sawNonExecutable = false;
+  for (const candidate of candidates) {
+    try {
+      if (!statSync(candidate).isFile()) continue;
+    } catch {
+      continue;
+    }
+    try {
+      accessSync(candidate, constants.X_OK);
+      return;
+    } catch {
+      sawNonExecutable = true;
+    }
+  }
+  const reason = sawNonExecutable ? 'is not executable (chmod +x it, or run it through its interpreter)' : 'was not found';
+  throw new UserError(`command '${file}' ${reason}: check the spelling, the PATH, or give the full path after '--'`, ExitCode.CommandNotFound);
+}

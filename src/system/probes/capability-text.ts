@@ -1,0 +1,62 @@
+// Advice shown to users about what this machine can and cannot do: what a
+// profile loses without each capability, and how to get it. Used by `doctor`
+// (the cgroup errors' own messages are in cgroups/cgroup-text.ts).
+
+/** Names of the capabilities `doctor` checks, in display order. */
+export const CAPABILITY_NAMES = [
+  'root',
+  'cgroup',
+  'page-cache-eviction',
+  'residency',
+  'storage-throttle',
+  'drop-caches',
+  'nvidia-smi',
+  'python-torch',
+  'no-proactive-reclaim',
+] as const;
+export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
+
+/** What the profile loses without a capability, and the fix. */
+export const CAPABILITY_TEXT: Record<CapabilityName, { impact: string; fix: string }> = {
+  root: {
+    impact:
+      'without root: no blkio/io throttle (--storage-bw), no memory-cgroup cache limit, no global drop_caches, and /proc/PID/io of other users\' processes is unreadable',
+    fix: 'run ds-analyzer as root (sudo), or use a cgroup v2 delegated subtree for throttling',
+  },
+  cgroup: {
+    impact:
+      'without a writable cgroup io/blkio, memory or cpuset controller, what-if predictions for storage bandwidth, cache size and CPU count cannot be checked against real runs',
+    fix: 'run as root with cgroup v1 or v2 mounted at /sys/fs/cgroup, or start under a delegated v2 subtree (systemd-run --user --scope -p Delegate=yes ...)',
+  },
+  'page-cache-eviction': {
+    impact:
+      'without posix_fadvise the cold mode cannot evict just the dataset: it needs the global drop_caches (root) or is reported unproven',
+    fix: 'make the koffi package load (npm install koffi; needs glibc libc.so.6 on Linux)',
+  },
+  residency: {
+    impact: 'without mincore the cached and cold modes cannot prove how much of the dataset was in the page cache',
+    fix: 'make the koffi package load (npm install koffi; needs glibc libc.so.6 on Linux)',
+  },
+  'storage-throttle': {
+    impact: '--storage-bw is unavailable: no what-if check for slower storage',
+    fix: 'run as root (cgroup v1 blkio or v2 io), or use a cgroup v2 delegated subtree with the io controller, or omit --storage-bw',
+  },
+  'drop-caches': {
+    impact:
+      '--drop-caches is unavailable; per-file eviction (posix_fadvise) still works and is preferred, since the global drop also evicts the framework\'s libraries',
+    fix: 'run as root to write /proc/sys/vm/drop_caches, or rely on per-file eviction',
+  },
+  'nvidia-smi': {
+    impact: 'no GPU utilisation or memory in the resource samples, and no GPUs in the host facts',
+    fix: 'install the NVIDIA driver utilities (nvidia-smi on PATH); ignore on a machine without NVIDIA GPUs',
+  },
+  'python-torch': {
+    impact: 'PyTorch training scripts cannot be profiled on this machine (the built-in emulated job and `demo` still work)',
+    fix: 'install PyTorch for the interpreter you run the job with (pip install torch; on Debian: apt-get install -y python3-torch python3-torchvision)',
+  },
+  'no-proactive-reclaim': {
+    impact:
+      'a DAMON pageout scheme evicts pages that sit idle, the dataset\'s page cache included: a cached mode whose epochs are slower than the scheme\'s minimum age reads from storage and is reported unproven',
+    fix: "stop the scheme while profiling (echo off > /sys/kernel/mm/damon/admin/kdamonds/N/state, as root), or profile with a smaller dataset so an epoch is quick",
+  },
+};

@@ -1,0 +1,42 @@
+// What `ds-analyzer doctor` finds on this machine: every capability the
+// profiler uses, with what was found and what a missing one costs, and for
+// dataset folders, their file systems and what those keep the cache modes
+// from proving.
+import { probeCapabilities, type Capability } from './capabilities.js';
+import { fileSystemWarnings, rootFileSystems, type RootFileSystem } from '../dataset/file-systems.js';
+
+/** What doctor is asked to look at. */
+export interface DiagnoseInput {
+  /** nvidia-smi command to probe the GPUs with. */
+  nvidiaSmi: string;
+  /** The caller's working directory: the storage throttle is tried on its disk. */
+  cwd: string;
+  /** A delegated cgroup v2 group to try job groups under (DSA_CGROUP_PARENT), if any. */
+  cgroupParent?: string;
+  /** Absolute dataset folders whose file systems to name (doctor --data), or null for none. */
+  dataDirs: string[] | null;
+}
+
+/** What doctor found. */
+export interface Diagnosis {
+  /** Every capability, in CAPABILITY_NAMES order, with what was found. */
+  capabilities: Capability[];
+  /** The file system of each dataset folder that resolved to one; null without dataDirs. */
+  dataset: RootFileSystem[] | null;
+  /** Dataset folders that resolve to no mounted file system (missing folders, most often). */
+  unresolved: string[];
+  /** What the dataset's file systems keep the cached and cold modes from proving, one sentence each. */
+  fileSystemWarnings: string[];
+}
+
+/** Probes the machine, and the dataset folders' file systems when asked. */
+export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
+  const capabilities = await probeCapabilities({ nvidiaSmi: input.nvidiaSmi, cwd: input.cwd, cgroupParent: input.cgroupParent });
+  const dataset = input.dataDirs ? await rootFileSystems(input.dataDirs) : null;
+  return {
+    capabilities,
+    dataset,
+    unresolved: dataset ? (input.dataDirs ?? []).filter((dir) => !dataset.some((d) => d.root === dir)) : [],
+    fileSystemWarnings: dataset ? fileSystemWarnings(dataset) : [],
+  };
+}

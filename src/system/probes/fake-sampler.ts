@@ -1,0 +1,31 @@
+import type { ResourceSample } from '../../schema/profile.js';
+import type { Sampler, SamplerOptions } from './samplers.js';
+
+/** A fake sampler's starter, and what it was asked. */
+export interface FakeSamplerStarter {
+  /** Starts a sampler that reads nothing (pass as ModeRunInput.startSampler). */
+  start: (options: SamplerOptions) => Sampler;
+  /** The options of each start, in order. */
+  started: SamplerOptions[];
+  /** The root pids the samplers were given (setRoot), in order. */
+  roots: number[];
+}
+
+/**
+ * A deterministic stand-in for startSampler: no /proc is read and no timer
+ * runs. Each sampler hands back `samples` (a test builds them on the fake
+ * job's clock), all of them from samples() and stop() alike.
+ */
+export function fakeSamplerStarter(samples: readonly ResourceSample[]): FakeSamplerStarter {
+  const started: SamplerOptions[] = [];
+  const roots: number[] = [];
+  const start = (options: SamplerOptions): Sampler => {
+    started.push(options);
+    return {
+      setRoot: (pid) => void roots.push(pid),
+      samples: () => samples.slice(),
+      stop: () => samples.slice(),
+    };
+  };
+  return { start, started, roots };
+}

@@ -1,0 +1,79 @@
+/**
+ * A short, bounded read probe of the dataset's storage: the storage's own
+ * read bandwidth where no mode of the job was limited by it (a job whose
+ * loader keeps up reads only what it asks for, a lower bound). Files are
+ * evicted, then read whole by `concurrency` readers at once, as many loader
+ * workers do, in requests of the size a whole-file read makes; the bytes that
+ * came from storage are this process's /proc/self/io read_bytes, so page-cache
+ * hits and readahead are counted as the block layer saw them. As DS-Analyzer,
+ * Synergy and CheckFreq measure a disk with hdparm, but at the job's request
+ * sizes and concurrency and on its own files.
+ */
+import { open } from 'node:fs/promises';
+import { evict, type FileRef } from '../page-cache/page-cache.js';
+import { selfReadBytes } from '../kernel/proc.js';
+
+/** Bounds of one probe. */
+export interface ReadProbeLimits {
+  /** Readers at once (the job's loader workers, all ranks; at least 1). */
+  concurrency: number;
+  /** Stop after this many bytes read. */
+  maxBytes: number;
+  /** Stop starting new files after this long, s. */
+  maxSec: number;
+  /** Bytes per read request (a whole-file read of up to this much at a time). */
+  requestBytes: number;
+}
+
+/** What the probe measured. */
+export interface ReadProbeResult {
+  /** Bytes the readers asked for. */
+  bytesRead: number;
+  /** Bytes storage delivered (read_bytes), or null when /proc/self/io is not readable. */
+  storageBytes: number | null;
+  /** Files read. */
+  files: number;
+  /** Wall time of the reads, s. */
+  sec: number;
+  /** storageBytes (or bytesRead without it) over sec. */
+  bytesPerSec: number;
+  /** Readers at once. */
+  concurrency: number;
+  /** Bytes per read request. */
+  requestBytes: number;
+}
+
+/** Reads `files` (evicted first) within `limits`; evicts them again after, so no mode inherits them cached. */
+export async function probeReads(files: readonly FileRef[], limits: ReadProbeLimits): Promise<ReadProbeResult> {
+  await evict(files, { sync: false });
+  const before = selfReadBytes();
+  const started = performance.now();
+  const deadline = started + limits.maxSec * 1000;
+  let next = 0;
+  let bytesRead = 0;
+  let done = 0;
+  const reader = async (): Promise<void> => {
+    const buffer = Buffer.allocUnsafe(limits.requestBytes);
+    while (next < files.length && bytesRead < limits.maxBytes && performance.now() < deadline) {
+      const file = files[next++];
+      const handle = await open(file.path, 'r').catch(() => null);
+      if (handle === null) continue;
+      try {
+        for (;;) {
+          const { bytesRead: n } = await handle.read(buffer, 0, buffer.length, null);
+          if (n === 0) break;
+          bytesRead += n;
+        }
+        done++;
+      } finally {
+        await handle.close();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, limits.concurrency) }, reader));
+  const sec = (performance.now() - started) / 1000;
+  const after = selfReadBytes();
+  const storageBytes = before === null || after === null ? null : Math.max(0, after - before);
+  await evict(files.slice(0, next), { sync: false });
+  return { bytesRead, storageBytes, files: done, sec, bytesPerSec: sec > 0 ? (storageBytes ?? bytesRead) / sec : 0, concurrency: Math.max(1, limits.concurrency), requestBytes: limits.requestBytes };
+}

@@ -1,0 +1,155 @@
+// Periodic resource sampling while a mode runs: machine CPU, the job tree's CPU
+// time and storage reads, disk throughput of the dataset's device, page-cache
+// size and (optionally) GPU utilisation. Formats: proc(5) for /proc/stat and
+// /proc/meminfo, Documentation/admin-guide/iostats.rst for /proc/diskstats.
+import { readTextOrNull } from '../kernel/read-text.js';
+import type { ResourceSample } from '../../schema/profile.js';
+import type { GpuSampler } from './gpu.js';
+import { TreeAccounting } from '../kernel/proc.js';
+
+/** Bytes per sector in /proc/diskstats, whatever the device's real sector size. */
+const DISKSTATS_SECTOR_BYTES = 512;
+
+/** Aggregate CPU jiffies from the first line of /proc/stat. */
+export interface CpuTimes {
+  /** Jiffies spent doing work (everything but idle and iowait). */
+  busy: number;
+  /** All jiffies. */
+  total: number;
+}
+
+/** Parses the 'cpu ' line of /proc/stat; null when absent. */
+export function parseCpuTimes(procStat: string): CpuTimes | null {
+  const line = procStat.split('\n').find((l) => l.startsWith('cpu '));
+  if (!line) return null;
+  // user nice system idle iowait irq softirq steal (guest and guest_nice are already in user/nice)
+  const values = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  if (values.length < 4 || values.some((v) => !Number.isFinite(v))) return null;
+  const total = values.reduce((a, b) => a + b, 0);
+  const idle = values[3] + (values[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+/** Machine CPU utilisation between two readings, 0..100 over all cores. */
+export function cpuPercent(before: CpuTimes, after: CpuTimes): number {
+  const total = after.total - before.total;
+  if (total <= 0) return 0;
+  return Math.min(100, Math.max(0, (100 * (after.busy - before.busy)) / total));
+}
+
+/** Bytes read from the device 'major:minor' according to /proc/diskstats; null when not listed. */
+export function parseDiskReadBytes(diskstats: string, device: string): number | null {
+  const [major, minor] = device.split(':');
+  for (const line of diskstats.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length >= 6 && f[0] === major && f[1] === minor) {
+      const sectors = Number(f[5]);
+      return Number.isFinite(sectors) ? sectors * DISKSTATS_SECTOR_BYTES : null;
+    }
+  }
+  return null;
+}
+
+/** Cached (page cache) from /proc/meminfo, bytes; null when absent. */
+export function parseMeminfoCachedBytes(meminfo: string): number | null {
+  const match = /^Cached:\s+(\d+)\s*kB/m.exec(meminfo);
+  return match ? Number(match[1]) * 1024 : null;
+}
+
+
+export interface SamplerOptions {
+  /** Root of the job's process tree; null when it is known only later (see setRoot). */
+  rootPid: number | null;
+  /** Block device of the dataset, 'major:minor', or null (disk throughput is then 0). */
+  device: string | null;
+  /** Sampling period, ms. */
+  intervalMs: number;
+  /** GPU sampler whose latest reading goes into each sample; the caller starts and stops it. */
+  gpu?: Pick<GpuSampler, 'latest'>;
+  /** Called with each sample as it is taken (to save as soon as measured); errors are ignored. */
+  onSample?: (sample: ResourceSample) => void;
+}
+
+export interface Sampler {
+  /** Sets the job's root pid when it becomes known. */
+  setRoot(pid: number): void;
+  /** Samples so far (a copy). */
+  samples(): ResourceSample[];
+  /** Stops the timer, takes one final sample and returns all samples; idempotent. */
+  stop(): ResourceSample[];
+}
+
+/** Starts sampling every `intervalMs`; the timer never keeps Node alive and never throws. */
+export function startSampler(options: SamplerOptions): Sampler {
+  const tree = new TreeAccounting(options.rootPid);
+  const samples: ResourceSample[] = [];
+  let haveRoot = options.rootPid !== null;
+  let lastCpu = parseCpuTimes((readTextOrNull('/proc/stat') ?? ''));
+  let lastDisk = options.device ? parseDiskReadBytes((readTextOrNull('/proc/diskstats') ?? ''), options.device) : null;
+  let lastT = Date.now();
+  let stopped = false;
+
+  const take = (): void => {
+    const t = Date.now();
+    const cpu = parseCpuTimes((readTextOrNull('/proc/stat') ?? ''));
+    const cpuPct = cpu && lastCpu ? cpuPercent(lastCpu, cpu) : 0;
+    if (cpu) lastCpu = cpu;
+
+    let diskReadBytesPerSec = 0;
+    if (options.device) {
+      const disk = parseDiskReadBytes((readTextOrNull('/proc/diskstats') ?? ''), options.device);
+      if (disk !== null && lastDisk !== null && t > lastT) {
+        diskReadBytesPerSec = Math.max(0, ((disk - lastDisk) * 1000) / (t - lastT));
+      }
+      if (disk !== null) lastDisk = disk;
+    }
+    lastT = t;
+
+    const job = haveRoot ? tree.sample() : null;
+    const sample: ResourceSample = {
+      t,
+      cpuPct,
+      jobCpuSec: job?.cpuSec ?? 0,
+      jobProcesses: job?.pids.length ?? 0,
+      jobReadBytes: job?.readBytes ?? 0,
+      diskReadBytesPerSec,
+      pageCacheBytes: parseMeminfoCachedBytes((readTextOrNull('/proc/meminfo') ?? '')) ?? 0,
+    };
+    const gpu = options.gpu?.latest() ?? null;
+    if (gpu?.utilPct != null) sample.gpuUtilPct = gpu.utilPct;
+    if (gpu?.memBytes != null) sample.gpuMemBytes = gpu.memBytes;
+    samples.push(sample);
+    try {
+      options.onSample?.(sample);
+    } catch {
+      // a failing consumer must not stop the measurement
+    }
+  };
+
+  const safeTake = (): void => {
+    try {
+      take();
+    } catch {
+      // /proc hiccups are not worth crashing a profile for; the next tick retries
+    }
+  };
+
+  const timer = setInterval(safeTake, Math.max(1, options.intervalMs));
+  timer.unref();
+
+  return {
+    setRoot(pid) {
+      tree.setRoot(pid);
+      haveRoot = true;
+    },
+    samples: () => samples.slice(),
+    stop() {
+      if (!stopped) {
+        stopped = true;
+        clearInterval(timer);
+        safeTake();
+      }
+      return samples.slice();
+    },
+  };
+}

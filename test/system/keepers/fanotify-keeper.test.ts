@@ -1,0 +1,186 @@
+/**
+ * The fanotify keeper against a fake kernel, so that it runs without root:
+ * the group's events are queued by the test, each with a real descriptor of a
+ * real file (as the kernel opens one per event), and the page cache is
+ * FakeLibc's. What must hold: a closed file is evicted through its event's
+ * descriptor and that descriptor closed once; a file read and not closed
+ * keeps its descriptor until stop; an overflow evicts every file once; an
+ * event the keeper cannot read is counted. test/system/keepers/cold-keeper.test.ts
+ * runs the same keeper on the real kernel where this process is root.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { endianness } from 'node:os';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { startFanotifyKeeper } from '../../../src/system/keepers/fanotify-keeper.js';
+import { FakeLibc } from '../../../src/system/kernel/fake-libc.js';
+import { EAGAIN } from '../../../src/system/kernel/libc.js';
+
+const PAGE = 4096;
+const GROUP_FD = 100_000;
+const MANUAL = { drainMs: 3_600_000, sweepMs: 3_600_000 };
+
+/** struct fanotify_event_metadata, version 3 unless told. */
+function event(mask: number, fd: number, version = 3): Buffer {
+  const buffer = Buffer.alloc(24);
+  const le = endianness() === 'LE';
+  if (le) buffer.writeUInt32LE(24, 0);
+  else buffer.writeUInt32BE(24, 0);
+  buffer[4] = version;
+  if (le) buffer.writeBigUInt64LE(BigInt(mask), 8);
+  else buffer.writeBigUInt64BE(BigInt(mask), 8);
+  if (le) buffer.writeInt32LE(fd, 16);
+  else buffer.writeInt32BE(fd, 16);
+  return buffer;
+}
+
+/** A FakeLibc with a fanotify group whose events the test queues; real opens and closes, counted. */
+class FakeFanotify extends FakeLibc {
+  readonly queue: Buffer[] = [];
+  readonly marked: string[] = [];
+  readonly closed: number[] = [];
+  opened = 0;
+  groupOpen = false;
+
+  override fanotifyInit(): number {
+    this.groupOpen = true;
+    return GROUP_FD;
+  }
+
+  override fanotifyMark(_fd: number, _flags: number, _mask: number, _dirFd: number, dir: string): number {
+    this.marked.push(dir);
+    return 0;
+  }
+
+  override read(fd: number, buffer: Uint8Array): number {
+    if (fd !== GROUP_FD || this.queue.length === 0) return -EAGAIN;
+    const bytes = Buffer.concat(this.queue.splice(0));
+    bytes.copy(buffer as Buffer);
+    return bytes.length;
+  }
+
+  override open(file: string): number {
+    this.opened++;
+    return fs.openSync(file, 'r');
+  }
+
+  override close(fd: number): number {
+    if (fd === GROUP_FD) {
+      this.groupOpen = false;
+      return 0;
+    }
+    this.closed.push(fd);
+    fs.closeSync(fd);
+    return 0;
+  }
+}
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-fanotify-keeper-'));
+after(() => fs.rmSync(root, { recursive: true, force: true }));
+
+function dataset(name: string): { files: { path: string; bytes: number }[]; libc: FakeFanotify } {
+  const dir = path.join(root, name);
+  fs.mkdirSync(dir);
+  const files = ['a.bin', 'b.bin', 'c.bin'].map((file) => {
+    fs.writeFileSync(path.join(dir, file), Buffer.alloc(2 * PAGE, 1));
+    return { path: path.join(dir, file), bytes: 2 * PAGE };
+  });
+  const libc = new FakeFanotify(PAGE);
+  for (const file of files) libc.setResident(file.path, [0, 1]);
+  return { files, libc };
+}
+
+const isOpen = (fd: number): boolean => {
+  try {
+    fs.fstatSync(fd);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('fanotify keeper (fake kernel)', () => {
+  it('evicts a closed file through its event\'s descriptor and closes that descriptor once', async () => {
+    const { files, libc } = dataset('close');
+    const started = startFanotifyKeeper(libc, files, MANUAL);
+    assert.ok(started.ok);
+    assert.deepEqual(libc.marked, [path.join(root, 'close')]);
+    const fd = fs.openSync(files[0].path, 'r');
+    libc.queue.push(event(0x1 | 0x10, fd)); // a read and its close, merged
+    await started.keeper.scanNow();
+    assert.deepEqual(libc.residentPages(files[0].path), []);
+    assert.deepEqual(libc.residentPages(files[1].path), [0, 1], 'the others stay');
+    assert.deepEqual(libc.closed, [fd]);
+    assert.equal(isOpen(fd), false);
+    const stats = await started.keeper.stop();
+    assert.equal(stats.events?.closeEvictions, 1);
+    assert.equal(stats.reEvictions, 1);
+    assert.equal(stats.errors, 0);
+    assert.equal(libc.groupOpen, false, 'the group is closed at stop');
+    assert.equal(libc.opened, 0, 'no open of its own');
+  });
+
+  it('keeps the descriptor of a file read and not closed, sweeps through it, and closes it at its close and at stop', async () => {
+    const { files, libc } = dataset('held');
+    const started = startFanotifyKeeper(libc, files, MANUAL);
+    assert.ok(started.ok);
+    const first = fs.openSync(files[1].path, 'r');
+    libc.queue.push(event(0x1, first));
+    await started.keeper.scanNow(); // a sweep: the pages just seen stay one sweep
+    assert.equal(isOpen(first), true, 'kept for the sweeps');
+    assert.deepEqual(libc.residentPages(files[1].path), [0, 1]);
+    await started.keeper.scanNow(); // old now: swept out
+    assert.deepEqual(libc.residentPages(files[1].path), []);
+    // A second read event of the same file brings a second descriptor: closed at once, the first is kept.
+    const second = fs.openSync(files[1].path, 'r');
+    libc.queue.push(event(0x1, second));
+    await started.keeper.scanNow();
+    assert.equal(isOpen(second), false);
+    assert.equal(isOpen(first), true);
+    // Its close: both the close's descriptor and the kept one are closed.
+    const closing = fs.openSync(files[1].path, 'r');
+    libc.queue.push(event(0x10, closing));
+    await started.keeper.scanNow();
+    assert.equal(isOpen(first), false);
+    assert.equal(isOpen(closing), false);
+    // Another file read and still open at stop: closed by stop.
+    const open = fs.openSync(files[2].path, 'r');
+    libc.queue.push(event(0x1, open));
+    await started.keeper.scanNow();
+    const stats = await started.keeper.stop();
+    assert.equal(isOpen(open), false);
+    assert.equal(stats.events?.sweepEvictions, 1);
+    assert.equal(stats.events?.closeEvictions, 1);
+    assert.equal(stats.errors, 0, stats.lastError);
+  });
+
+  it('after an overflow, evicts every file once, with its own descriptors', async () => {
+    const { files, libc } = dataset('overflow');
+    const started = startFanotifyKeeper(libc, files, MANUAL);
+    assert.ok(started.ok);
+    libc.queue.push(event(0x4000, -1));
+    await started.keeper.scanNow();
+    for (const file of files) assert.deepEqual(libc.residentPages(file.path), [], file.path);
+    const stats = await started.keeper.stop();
+    assert.equal(stats.events?.queueOverflows, 1);
+    assert.equal(stats.events?.overflowSweptFiles, 3);
+    assert.equal(libc.opened, 3);
+    assert.equal(libc.closed.length, 3, 'every descriptor it opened is closed');
+  });
+
+  it('counts an event it cannot read instead of guessing where its descriptor is', async () => {
+    const { files, libc } = dataset('version');
+    const started = startFanotifyKeeper(libc, files, MANUAL);
+    assert.ok(started.ok);
+    const fd = fs.openSync(files[0].path, 'r');
+    libc.queue.push(event(0x10, fd, 4));
+    await started.keeper.scanNow();
+    const stats = await started.keeper.stop();
+    assert.equal(stats.errors, 1);
+    assert.match(stats.lastError ?? '', /another metadata version/);
+    assert.deepEqual(libc.closed, [], 'a descriptor found by guessing could be another file\'s');
+    fs.closeSync(fd);
+  });
+});

@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test } from 'node:test';
+import {
+  TreeAccounting,
+  clkTck,
+  cpuSeconds,
+  parseIoReadBytes,
+  parseProcStat,
+  processTree,
+  readProcStat,
+  readBytes,
+  selfReadBytes,
+} from '../../../src/system/kernel/proc.js';
+import { evict, pageCacheSupport, residency } from '../../../src/system/page-cache/page-cache.js';
+import { expectedWholeDisk } from './whole-disk.js';
+
+function statLine(pid: number, comm: string, ppid: number, ticks: { u: number; s: number; cu: number; cs: number }, start = 1000): string {
+  const f5to13 = Array(9).fill(0).join(' ');
+  const f18to21 = Array(4).fill(0).join(' ');
+  const tail = Array(30).fill(0).join(' ');
+  return `${pid} (${comm}) S ${ppid} ${f5to13} ${ticks.u} ${ticks.s} ${ticks.cu} ${ticks.cs} ${f18to21} ${start} ${tail}\n`;
+}
+
+async function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise((resolve) => child.once('exit', resolve));
+}
+
+async function waitFor<T>(read: () => T, ok: (value: T) => boolean, timeoutMs = 3000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = read();
+  while (!ok(value) && Date.now() < deadline) {
+    await sleep(20);
+    value = read();
+  }
+  return value;
+}
+
+test('parseProcStat splits at the last parenthesis (comm with spaces and parentheses)', () => {
+  const stat = parseProcStat(statLine(42, 'evil) (name x', 7, { u: 11, s: 12, cu: 13, cs: 14 }, 999));
+  assert.ok(stat);
+  assert.equal(stat.pid, 42);
+  assert.equal(stat.comm, 'evil) (name x');
+  assert.equal(stat.ppid, 7);
+  assert.deepEqual([stat.utimeTicks, stat.stimeTicks, stat.cutimeTicks, stat.cstimeTicks, stat.startTicks], [11, 12, 13, 14, 999]);
+  assert.equal(parseProcStat('garbage'), null);
+  assert.equal(parseProcStat('1 (x) S 0 1 2'), null);
+});
+
+test('parseIoReadBytes reads read_bytes only', () => {
+  assert.equal(parseIoReadBytes('rchar: 5\nread_bytes: 4096\nwrite_bytes: 7\ncancelled_write_bytes: 0\n'), 4096);
+  assert.equal(parseIoReadBytes('rchar: 5\n'), null);
+});
+
+test('clkTck is a positive integer', () => {
+  assert.ok(Number.isInteger(clkTck()) && clkTck() > 0);
+});
+
+test("processTree of sh -c 'sleep 2 & sleep 2 & wait' sees 3 processes", async (t) => {
+  const child = spawn('sh', ['-c', 'sleep 2 & sleep 2 & wait'], { stdio: 'ignore' });
+  t.after(() => child.kill('SIGKILL'));
+  const tree = await waitFor(() => processTree(child.pid!), (pids) => pids.length >= 3);
+  assert.equal(tree.length, 3);
+  assert.ok(tree.includes(child.pid!));
+  child.kill('SIGKILL');
+  await exited(child);
+});
+
+test('processTree of a missing pid is empty', () => {
+  assert.deepEqual(processTree(2 ** 22 + 12345), []);
+});
+
+test('cpuSeconds of a busy child increases', async (t) => {
+  const child = spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' });
+  t.after(() => child.kill('SIGKILL'));
+  const first = await waitFor(() => cpuSeconds(child.pid!), (v) => v !== null);
+  assert.ok(first !== null);
+  const later = await waitFor(() => cpuSeconds(child.pid!) ?? 0, (v) => v >= first + 0.05, 5000);
+  assert.ok(later >= first + 0.05, `cpu ${first} -> ${later}`);
+  child.kill('SIGKILL');
+  await exited(child);
+});
+
+test('readBytes and cpuSeconds answer null for a vanished pid', async () => {
+  const child = spawn('true', [], { stdio: 'ignore' });
+  const pid = child.pid!;
+  await exited(child);
+  assert.equal(readBytes(pid), null);
+  assert.equal(cpuSeconds(pid), null);
+});
+
+/** read_bytes of this process, read here without src/system/kernel/proc.ts; null where /proc/self/io cannot be read. */
+function ioReadBytesHere(): number | null {
+  try {
+    return Number(/^read_bytes:\s*(\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+  } catch {
+    return null;
+  }
+}
+
+test('selfReadBytes is this process\'s read_bytes, and grows by a cold read from storage', async (t) => {
+  if (ioReadBytesHere() === null) return t.skip('/proc/self/io cannot be read here (a kernel without task I/O accounting)');
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-selfio-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // read_bytes counts what came from a block device: a tmpfs read never shows.
+  const disk = expectedWholeDisk(dir);
+  if ('skip' in disk) return t.skip(`a read from storage needs a block device: ${disk.skip}`);
+  const support = pageCacheSupport();
+  if (!support.evict || !support.residency) return t.skip(`cannot make a file cold: ${support.reason}`);
+  const bytes = 4 * 1024 * 1024;
+  const file = join(dir, 'cold.bin');
+  writeFileSync(file, randomBytes(bytes));
+  await evict([{ path: file }], { sync: true });
+  assert.ok((await residency([{ path: file }])).fraction < 0.01, 'the file was evicted before the read');
+
+  const below = ioReadBytesHere()!;
+  const before = selfReadBytes();
+  const above = ioReadBytesHere()!;
+  assert.ok(before !== null && below <= before && before <= above, `read_bytes ${below}..${above}, selfReadBytes ${before}`);
+  readFileSync(file);
+  const after = selfReadBytes();
+  assert.ok(after !== null && after - before >= bytes, `a cold read of ${bytes} bytes moved selfReadBytes by ${after === null ? 'null' : after - before}`);
+});
+
+test('TreeAccounting (fake /proc): reaped child counted once, auto-reaped child not lost', (t) => {
+  const proc = mkdtempSync(join(tmpdir(), 'dsa-fakeproc-'));
+  t.after(() => rmSync(proc, { recursive: true, force: true }));
+  const put = (pid: number, ppid: number, ticks: { u: number; s: number; cu: number; cs: number }, io: number, start = 1000): void => {
+    mkdirSync(join(proc, String(pid)), { recursive: true });
+    writeFileSync(join(proc, String(pid), 'stat'), statLine(pid, 'job (x)', ppid, ticks, start));
+    writeFileSync(join(proc, String(pid), 'io'), `rchar: 0\nread_bytes: ${io}\nwrite_bytes: 0\n`);
+  };
+  const drop = (pid: number): void => rmSync(join(proc, String(pid)), { recursive: true, force: true });
+  const hz = clkTck();
+  put(1, 0, { u: 0, s: 0, cu: 0, cs: 0 }, 0);
+  put(10, 1, { u: 100, s: 0, cu: 0, cs: 0 }, 1000);
+  put(11, 10, { u: 50, s: 50, cu: 0, cs: 0 }, 5000);
+  put(12, 10, { u: 30, s: 0, cu: 0, cs: 0 }, 700);
+  put(99, 1, { u: 999, s: 0, cu: 0, cs: 0 }, 99999); // not in the job's tree
+  const acc = new TreeAccounting(10, proc);
+  let s = acc.sample();
+  assert.deepEqual(s.pids, [10, 11, 12]);
+  assert.equal(s.cpuSec, 230 / hz);
+  assert.equal(s.readBytes, 6700);
+
+  // 11 runs a bit more, then exits and is reaped by 10: 10's cutime/cstime and io absorb it.
+  drop(11);
+  put(10, 1, { u: 110, s: 0, cu: 60, cs: 60 }, 1000 + 6000);
+  s = acc.sample();
+  assert.deepEqual(s.pids, [10, 12]);
+  // 10 own +10, 11's extra 20 ticks and 1000 bytes after the last sample are counted once.
+  assert.equal(s.cpuSec, (230 + 10 + 20) / hz);
+  assert.equal(s.readBytes, 6700 + 1000);
+
+  // 12 vanishes without its parent absorbing it (SIGCHLD ignored): its work stays counted.
+  drop(12);
+  s = acc.sample();
+  assert.deepEqual(s.pids, [10]);
+  assert.equal(s.cpuSec, 260 / hz);
+  assert.equal(s.readBytes, 7700);
+
+  // Later growth of 10's own counters is not eaten by the expired credit.
+  s = acc.sample();
+  put(10, 1, { u: 140, s: 0, cu: 60, cs: 60 }, 7500);
+  s = acc.sample();
+  assert.equal(s.cpuSec, 290 / hz);
+  assert.equal(s.readBytes, 8200);
+
+  // pid reuse: a new process with the same pid but another start time counts from zero.
+  drop(10);
+  put(10, 1, { u: 5, s: 0, cu: 0, cs: 0 }, 100, 5000);
+  s = acc.sample();
+  assert.equal(s.cpuSec, 295 / hz);
+  assert.equal(s.readBytes, 8300);
+});
+
+test('TreeAccounting stays monotone and counts once when a real child exits', async (t) => {
+  const busy = 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done';
+  const child = spawn('sh', ['-c', `sh -c '${busy}'; sleep 0.6`], { stdio: 'ignore' });
+  t.after(() => child.kill('SIGKILL'));
+  const acc = new TreeAccounting(child.pid!);
+  const series: number[] = [];
+  let sawTwo = false;
+  let afterExit = false;
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const s = acc.sample();
+    series.push(s.cpuSec);
+    if (s.pids.length === 2) {
+      sawTwo = true;
+      // The busy shell has been reaped once sleep runs.
+      if (s.pids.some((p) => readProcStat(p)?.comm === 'sleep')) afterExit = true;
+    }
+    if (afterExit && s.cpuSec > 0) break;
+    await sleep(40);
+  }
+  assert.ok(sawTwo, 'saw the tree with two processes');
+  for (let i = 1; i < series.length; i++) assert.ok(series[i] >= series[i - 1], `monotone at ${i}: ${series.join(',')}`);
+  const total = series.at(-1)!;
+  const rootWithChildren = cpuSeconds(child.pid!) ?? 0;
+  assert.ok(total > 0.05, `busy child counted (${total})`);
+  // Counted once: the tree total is about the root with its reaped child, not twice that.
+  assert.ok(total <= rootWithChildren + 0.1, `tree ${total} vs root+children ${rootWithChildren}`);
+  child.kill('SIGKILL');
+  await exited(child);
+});

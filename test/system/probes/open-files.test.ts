@@ -1,0 +1,71 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { OutsideReadsSampler, outsideReadsNote } from '../../../src/system/probes/open-files.js';
+
+// A fake /proc: <pid>/fd/<n> links to real files, <pid>/fdinfo/<n> with the open flags.
+describe('files read outside --data', () => {
+  let dir: string;
+  let proc: string;
+  const real = (relative: string, bytes = 10): string => {
+    const file = path.join(dir, relative);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, Buffer.alloc(bytes));
+    return file;
+  };
+  const openFd = (pid: number, fd: number, target: string, flags = '0100000'): void => {
+    fs.mkdirSync(path.join(proc, String(pid), 'fd'), { recursive: true });
+    fs.mkdirSync(path.join(proc, String(pid), 'fdinfo'), { recursive: true });
+    fs.symlinkSync(target, path.join(proc, String(pid), 'fd', String(fd)));
+    fs.writeFileSync(path.join(proc, String(pid), 'fdinfo', String(fd)), `pos:\t0\nflags:\t${flags}\nmnt_id:\t22\n`);
+  };
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-open-files-'));
+    proc = path.join(dir, 'proc');
+    openFd(100, 3, real('data/train/1.jpg'));
+    openFd(100, 4, real('val/a.jpg', 100));
+    openFd(100, 5, 'pipe:[1234]');
+    openFd(101, 3, real('val/b.jpg', 50));
+    openFd(101, 4, real('labels/train.csv'));
+    openFd(101, 5, real('ckpt/model.pt'), '0100001'); // write-only: an output
+    openFd(101, 6, real('venv/lib/python3.11/site-packages/torch/x.py'));
+    openFd(101, 7, real('run/events/rank0.jsonl')); // the profiler's own
+    openFd(101, 8, path.join(dir, 'gone.bin')); // vanished
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('counts files opened for reading outside the roots by directory, and nothing of its own or the system', () => {
+    const sampler = new OutsideReadsSampler([path.join(dir, 'data')], [path.join(dir, 'run')], proc);
+    sampler.sample([100, 101, 999]);
+    sampler.sample([100, 101]);
+    const reads = sampler.result();
+    assert.deepEqual(reads, {
+      files: 3,
+      dirs: [
+        { dir: path.join(dir, 'val'), files: 2, bytes: 150 },
+        { dir: path.join(dir, 'labels'), files: 1, bytes: 10 },
+      ],
+    });
+    assert.equal(
+      outsideReadsNote(reads, 1),
+      `the job also read files outside --data: ${path.join(dir, 'val')} (2 files) and 1 more directory; their storage reads count as the dataset's, pass their folders to --data too if they are training input`,
+    );
+  });
+
+  it('tells the files still open since a time from those only seen before it', () => {
+    const sampler = new OutsideReadsSampler([path.join(dir, 'data')], [path.join(dir, 'run')], proc);
+    sampler.sample([100, 101], 1_000); // start-up: both processes' files open
+    sampler.sample([100], 5_000); // the measured window: only process 100's
+    assert.deepEqual(sampler.result(5_000), { files: 1, dirs: [{ dir: path.join(dir, 'val'), files: 1, bytes: 100 }] });
+    assert.equal(sampler.result().files, 3);
+  });
+
+  it('says nothing when the job read only --data', () => {
+    const sampler = new OutsideReadsSampler([dir], [], proc);
+    sampler.sample([100, 101]);
+    assert.equal(outsideReadsNote(sampler.result()), null);
+  });
+});
