@@ -162,7 +162,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   const bytes = fitSampleBytes(profile, modes.value);
   const { bytesPerSample, readAmplification } = bytes.value;
   const profiledPrep = profiledPrepSec(profiledRanks, prepCpuSecPerSample, cpuShare.value.stepCpuSecPerSample, cpuScaling, profiledCpus, workers.value);
-  const stepSec = (computeSecPerIter + (workers.value.profiledWorkers === 0 ? 0 : workers.value.handoverSecPerIter + workers.value.contentionSecPerIter)) / samplesPerIter;
+  const stepSec = (computeSecPerIter + besideLoaderSecPerIter(workers.value, workers.value.profiledWorkers)) / samplesPerIter;
   const storage = fitStorage(profile, modes.value, {
     // What reads can hide behind: the step and the pace prep sets; what they can run in series with: the loader's own prep (dataSec).
     computeSec: Math.max(stepSec, profiledPrep.pace),
@@ -273,6 +273,11 @@ export function dataSec(model: FittedModel, t: { prep: number; prepInSeries: num
   return Math.max(t.prep, dataTime(t.prepInSeries, fetchSec, model.fetchPrepSerial));
 }
 
+/** What the step pays per iteration beside loader workers: the hand-over and its slow-down from sharing cores with them; loading in series (W = 0), neither. */
+function besideLoaderSecPerIter(fit: Pick<LoaderWorkersFit, 'handoverSecPerIter' | 'contentionSecPerIter'>, workers: number | null): number {
+  return workers === 0 ? 0 : fit.handoverSecPerIter + fit.contentionSecPerIter;
+}
+
 /**
  * Seconds per sample of each stage, per rank, for a hit ratio h. `step` is
  * what the training process does in series per sample: its compute, taking
@@ -282,8 +287,7 @@ export function dataSec(model: FittedModel, t: { prep: number; prepInSeries: num
 export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: number): { gpu: number; step: number; prep: number; prepInSeries: number; fetch: number } {
   const n = scenario.gpus;
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
-  // Beside loader workers the step pays the hand-over and its slow-down from sharing cores with them; loading in series, neither.
-  const step = gpu + (scenarioWorkers(model, scenario) === 0 ? 0 : (model.handoverSecPerIter + model.contentionSecPerIter) / model.samplesPerIter);
+  const step = gpu + besideLoaderSecPerIter(model, scenarioWorkers(model, scenario)) / model.samplesPerIter;
   const fetch = (n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec;
   const prep = prepSec(model, scenario, gpu);
   return { gpu, step, prep: prep.pace, prepInSeries: prep.inSeries, fetch };
