@@ -9,10 +9,15 @@ import { mulberry32 } from '../../src/random.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Iteration, ModeResult } from '../../src/schema/profile.js';
 import path from 'node:path';
+import { processNode } from '../../src/profile/events-reader.js';
+import type { StartEvent } from '../../src/schema/events.js';
 import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { ProfileRunInput } from '../../src/profile/run-profile.js';
 import { MODES } from '../../src/schema/events.js';
+
+/** The host name runMode's ranks fall back to when the job names none (os.hostname() in the real runner). */
+export const FAKE_LOCAL_HOSTNAME = 'cli-host';
 
 /** The job's truth: per-iteration wait and step in each mode, at the pace of time 0. */
 export interface FakeJob {
@@ -93,7 +98,7 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
         readFraction: null,
         readBytesSource: 'fake',
       },
-      ranks: [{ rank: 0, ...(job.node ? { node: job.node } : {}), pid: 1, workers, loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) }, iterations, summary }],
+      ranks: [{ rank: 0, node: processNode({ start: (job.node ?? {}) as StartEvent }, FAKE_LOCAL_HOSTNAME), pid: 1, workers, loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) }, iterations, summary }],
       paceRank: 0,
       summary,
       resources: [],

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { runProfile } from '../../src/profile/run-profile.js';
 import { readProfile } from '../../src/store/profile-store.js';
-import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
+import { FAKE_LOCAL_HOSTNAME, fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
 
 const JOB: FakeJob = {
   waitMs: { synthetic: 0, cached: 5, cold: 20 },
@@ -49,5 +49,6 @@ test("the profile's one node has the host's facts and the node rank its ranks re
 test('a job whose ranks name no node ran on node 0, the host', async () => {
   const { profile } = await profileOf(JOB, 'node-0');
   assert.deepEqual(profile.nodes, [{ nodeRank: 0, ...profile.host }]);
-  assert.equal(profile.modes.cold?.ranks[0].node, undefined);
+  // As runMode does (events-reader.ts processNode): the CLI's own host, node 0.
+  assert.deepEqual(profile.modes.cold?.ranks[0].node, { hostname: FAKE_LOCAL_HOSTNAME, nodeRank: 0 });
 });
