@@ -13,8 +13,10 @@
 // close: about 4 us. fanotify with descriptors needs CAP_SYS_ADMIN; without
 // it the inotify keeper runs.
 //
-// What goes when is the inotify keeper's policy (eviction-policy.ts) at a cap
-// of 0: a closed file at once, through its event's descriptor. A read event
+// A closed file is evicted at once, here, through its event's descriptor (the
+// inotify keeper's close rule at a cap of 0; the shared policy,
+// eviction-policy.ts, keeps only the files being read and their sweeps, since
+// its evictions go by path and this one needs the descriptor). A read event
 // with no close (a file held open and streamed, such as a large shard) keeps
 // its descriptor among the files being read, found again by device and inode;
 // those are swept page by page every sweepMs (page-sweep.ts), until their
