@@ -126,10 +126,10 @@ export class FileTable {
     return -1;
   }
 
-  /** Total bytes of all files. */
+  /** Total bytes of the files whose size is known (a table built from a plain list holds -1 for the others). */
   totalBytes(): number {
     let sum = 0;
-    for (let i = 0; i < this.sizes.length; i++) sum += this.sizes[i];
+    for (let i = 0; i < this.sizes.length; i++) sum += Math.max(0, this.sizes[i]);
     return sum;
   }
 }

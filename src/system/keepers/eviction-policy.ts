@@ -62,15 +62,12 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
 
   /**
    * The job closed `file` (`bytes` of it cached): it is no longer read, and it
-   * enters the LRU; evictions() answers whether it goes. Returns its state
-   * when it was being read.
+   * enters the LRU; evictions() answers whether it goes.
    */
-  closed(file: File, bytes: number): State | undefined {
-    const state = this.reading.get(file);
+  closed(file: File, bytes: number): void {
     this.reading.delete(file);
     this.openResident.delete(file);
     this.lru.closed(file, bytes);
-    return state;
   }
 
   /** `file` is no longer read and its pages are gone (closed and evicted at once); returns its state when it was being read. */

@@ -88,13 +88,6 @@ export function startInotifyKeeper(
   return { ok: true, keeper };
 }
 
-/** Bytes of the files whose size is known. */
-function knownBytes(table: FileTable): number {
-  let bytes = 0;
-  for (let k = 0; k < table.length; k++) bytes += Math.max(0, table.sizes[k]);
-  return bytes;
-}
-
 /** The keeper at work: every file is its index in the table. */
 class RunningInotifyKeeper implements InotifyKeeper {
   readonly mechanism = 'inotify' as const;
@@ -284,7 +277,7 @@ class RunningInotifyKeeper implements InotifyKeeper {
     let reading: ResidencyReading | null = null;
     this.accounts.metered(() => {
       this.drain();
-      this.datasetBytes ??= knownBytes(this.table);
+      this.datasetBytes ??= this.table.totalBytes();
       const estimate = estimateResidency({
         files: this.table.length,
         datasetBytes: this.datasetBytes,
