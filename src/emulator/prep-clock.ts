@@ -24,6 +24,11 @@ const CLOCK_THREAD_CPUTIME_ID = 3;
  * worker thread instead crashed a job at start-up here (koffi's module
  * initialisation aborted the process), so koffi's clock_gettime is only the
  * fallback for kernels without schedstat.
+ *
+ * The schedstat count is brought up to date at scheduler ticks (4 ms at
+ * HZ=250), so one read may lag by up to a tick; prep carries each sample's
+ * deadline to the next, so the lag moves time between samples and the mean
+ * stays exact.
  */
 export function threadCpuClock(): () => number {
   let fd: number;

@@ -6,6 +6,14 @@ import { threadCpuClock } from '../../src/emulator/prep-clock.js';
 
 test('the thread CPU clock counts this thread\'s work, never more than the wall time, and not sleep', async () => {
   const cpu = threadCpuClock();
+  // The kernel brings the count up to date at each scheduler tick (4 ms at
+  // HZ=250), so a read may lag the thread's true CPU time by up to a tick.
+  // Start right after the count moves, when the lag is near zero; otherwise
+  // the spin below ends up to a tick early.
+  const stale = cpu();
+  while (cpu() === stale) {
+    // spin to the next update
+  }
   const cpuStart = cpu();
   const wallStart = performance.now();
   while (cpu() - cpuStart < 30) {
