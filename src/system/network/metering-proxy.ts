@@ -1,0 +1,346 @@
+// A forward HTTP proxy on loopback that meters, caps and (in the cached mode)
+// answers a job's remote reads. The job reaches it through the proxy variables
+// its client already reads (HTTP_PROXY, HTTPS_PROXY), so the script is not
+// changed. Plain HTTP requests are seen whole: their bytes, status, time to
+// first byte, and the requests in flight. HTTPS arrives as CONNECT tunnels,
+// counted and capped without decrypting them: bytes and connections, not
+// requests. One token bucket caps the data's bytes from the origin, as one
+// network link would.
+import { createReadStream } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { TokenBucket } from './token-bucket.js';
+import { objectKey, type ResponseCache } from './response-cache.js';
+
+/** Whether the proxy answers GETs it has stored ('serve', the cached mode) or sends every request to the origin ('pass'). */
+export type CacheUse = 'pass' | 'serve';
+
+export interface ProxyOptions {
+  /** Port on 127.0.0.1; 0 picks a free one. */
+  port: number;
+  /** The data's origins as host:port: their traffic is the data's, the rest is counted apart (a model download, telemetry). */
+  dataOrigins: readonly string[];
+  /** Byte-rate cap on the data's bytes from the origin; null for none. */
+  bytesPerSec: number | null;
+  /** Stored objects, answered in 'serve' use. */
+  cache: ResponseCache | null;
+  cacheUse: CacheUse;
+}
+
+/** One request for the data, or one tunnel to its origin. */
+export interface RequestRecord {
+  /** ms since the epoch when it arrived. */
+  t: number;
+  /** ms from arrival to the first byte of the response (null: none came). */
+  firstByteMs: number | null;
+  /** ms from arrival to the end of the response. */
+  totalMs: number;
+  /** Body bytes sent to the job. */
+  bytes: number;
+  /** HTTP status; 0 for a tunnel or a failed connection. */
+  status: number;
+  /** Answered from the profiler's cache. */
+  fromCache: boolean;
+}
+
+/** Cumulative counters since the proxy started. */
+export interface ProxyCounters {
+  /** Bytes of the data the origin sent (through requests and tunnels). */
+  originBytes: number;
+  /** Bytes of the data answered from the profiler's cache. */
+  cacheBytes: number;
+  /** Bytes to and from other hosts. */
+  otherBytes: number;
+  /** Requests for the data seen whole (plain HTTP). */
+  requests: number;
+  /** Of them, answered from the cache. */
+  cacheHits: number;
+  /** CONNECT tunnels to the data's origins. */
+  tunnels: number;
+  /** Responses of the data by status class, e.g. { '200': 10, '404': 1 }. */
+  statuses: Record<string, number>;
+  /** Connections to the origin that failed, and the last failure. */
+  failures: number;
+  lastFailure: string | null;
+  /** Requests (or tunnels) of the data open now, and the most at once. */
+  inFlight: number;
+  maxInFlight: number;
+  /** Integral of requests in flight over time, request-seconds: its rise over a window, divided by the window, is the mean in flight. */
+  inFlightSec: number;
+}
+
+// Hop-by-hop headers: meant for the proxy, never forwarded.
+const HOP_BY_HOP = ['connection', 'proxy-connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'upgrade'];
+
+export class MeteringProxy {
+  private readonly counters: ProxyCounters = {
+    originBytes: 0, cacheBytes: 0, otherBytes: 0, requests: 0, cacheHits: 0, tunnels: 0,
+    statuses: {}, failures: 0, lastFailure: null, inFlight: 0, maxInFlight: 0, inFlightSec: 0,
+  };
+  private readonly records: RequestRecord[] = [];
+  private inFlightSince = performance.now();
+  private bucket: TokenBucket | null;
+  private cacheUse: CacheUse;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+  private constructor(
+    private readonly server: http.Server,
+    private readonly options: ProxyOptions,
+  ) {
+    this.bucket = options.bytesPerSec ? new TokenBucket(options.bytesPerSec) : null;
+    this.cacheUse = options.cacheUse;
+  }
+
+  /** Starts the proxy on 127.0.0.1; rejects with the listen error (EADDRINUSE when the port is taken). */
+  static async start(options: ProxyOptions): Promise<MeteringProxy> {
+    const server = http.createServer();
+    const proxy = new MeteringProxy(server, options);
+    server.on('request', (req, res) => proxy.onRequest(req, res));
+    server.on('connect', (req, socket: net.Socket, head) => proxy.onConnect(req, socket, head));
+    server.on('connection', (socket: net.Socket) => {
+      proxy.sockets.add(socket);
+      socket.on('close', () => proxy.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return proxy;
+  }
+
+  /** The proxy's URL, for HTTP_PROXY and HTTPS_PROXY. */
+  get url(): string {
+    const address = this.server.address() as net.AddressInfo;
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** A copy of the counters now. */
+  readCounters(): ProxyCounters {
+    this.accrueInFlight();
+    return { ...this.counters, statuses: { ...this.counters.statuses } };
+  }
+
+  /** The data's requests and tunnels since `sinceMs` (ms since the epoch). */
+  requestsSince(sinceMs: number): RequestRecord[] {
+    return this.records.filter((r) => r.t >= sinceMs);
+  }
+
+  /** Changes the cap (null: none) for the requests that start from now. */
+  setBytesPerSec(bytesPerSec: number | null): void {
+    this.bucket = bytesPerSec ? new TokenBucket(bytesPerSec) : null;
+  }
+
+  setCacheUse(use: CacheUse): void {
+    this.cacheUse = use;
+  }
+
+  /** Stops listening and cuts every connection still open. */
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    this.agent.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private isData(hostPort: string): boolean {
+    return this.options.dataOrigins.includes(hostPort);
+  }
+
+  private accrueInFlight(): void {
+    const now = performance.now();
+    this.counters.inFlightSec += (this.counters.inFlight * (now - this.inFlightSince)) / 1000;
+    this.inFlightSince = now;
+  }
+
+  private opened(): void {
+    this.accrueInFlight();
+    this.counters.inFlight += 1;
+    this.counters.maxInFlight = Math.max(this.counters.maxInFlight, this.counters.inFlight);
+  }
+
+  private closed(record: RequestRecord): void {
+    this.accrueInFlight();
+    this.counters.inFlight -= 1;
+    this.records.push(record);
+    const status = String(record.status);
+    if (record.status > 0) this.counters.statuses[status] = (this.counters.statuses[status] ?? 0) + 1;
+  }
+
+  /** A plain HTTP request in absolute form (GET http://host/path). */
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    let target: URL;
+    try {
+      target = new URL(req.url ?? '');
+    } catch {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('ds-analyzer metering proxy: only absolute-form requests (through HTTP_PROXY) are served\n');
+      return;
+    }
+    const hostPort = `${target.hostname}:${target.port || (target.protocol === 'https:' ? 443 : 80)}`;
+    if (!this.isData(hostPort)) {
+      this.forward(req, res, target, null);
+      return;
+    }
+    const arrived = Date.now();
+    const started = performance.now();
+    this.counters.requests += 1;
+    this.opened();
+    const record: RequestRecord = { t: arrived, firstByteMs: null, totalMs: 0, bytes: 0, status: 0, fromCache: false };
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      record.totalMs = performance.now() - started;
+      this.closed(record);
+    };
+    res.on('close', finish);
+    const stored = this.cacheUse === 'serve' && (req.method === 'GET' || req.method === 'HEAD') ? this.options.cache?.get(objectKey(target)) : null;
+    if (stored) {
+      record.fromCache = true;
+      this.counters.cacheHits += 1;
+      this.serveStored(req, res, stored, record, started);
+      return;
+    }
+    this.forward(req, res, target, { record, started });
+  }
+
+  /** Answers from the cache, with a single byte range where one is asked (S3 clients read parts). */
+  private serveStored(req: http.IncomingMessage, res: http.ServerResponse, stored: NonNullable<ReturnType<ResponseCache['get']>>, record: RequestRecord, started: number): void {
+    const range = parseRange(req.headers.range, stored.bytes);
+    const headers: Record<string, string> = { ...stored.headers, 'accept-ranges': 'bytes' };
+    let status = 200;
+    let start = 0;
+    let end = stored.bytes - 1;
+    if (range === 'unsatisfiable') {
+      res.writeHead(416, { 'content-range': `bytes */${stored.bytes}` }).end();
+      record.status = 416;
+      return;
+    }
+    if (range) {
+      status = 206;
+      ({ start, end } = range);
+      headers['content-range'] = `bytes ${start}-${end}/${stored.bytes}`;
+    }
+    headers['content-length'] = String(Math.max(0, end - start + 1));
+    record.status = status;
+    res.writeHead(status, headers);
+    record.firstByteMs = performance.now() - started;
+    if (req.method === 'HEAD' || end < start) {
+      res.end();
+      return;
+    }
+    const count = this.countingStream(record, 'cacheBytes', null);
+    pipeline(createReadStream(stored.bodyFile, { start, end }), count, res, () => undefined);
+  }
+
+  /** Sends the request on to its origin and the response back, metered (and capped) when it is the data's. */
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, target: URL, data: { record: RequestRecord; started: number } | null): void {
+    const headers = { ...req.headers };
+    for (const name of HOP_BY_HOP) delete headers[name];
+    const upstream = http.request(
+      { host: target.hostname, port: target.port || 80, method: req.method, path: `${target.pathname}${target.search}`, headers, agent: this.agent },
+      (response) => {
+        const responseHeaders = { ...response.headers };
+        for (const name of HOP_BY_HOP) delete responseHeaders[name];
+        res.writeHead(response.statusCode ?? 502, responseHeaders);
+        if (data) {
+          data.record.status = response.statusCode ?? 0;
+          data.record.firstByteMs = performance.now() - data.started;
+        }
+        const count = data ? this.countingStream(data.record, 'originBytes', this.bucket) : this.countingStream(null, 'otherBytes', null);
+        pipeline(response, count, res, () => undefined);
+      },
+    );
+    upstream.on('error', (error) => {
+      if (data) {
+        this.counters.failures += 1;
+        this.counters.lastFailure = `${target.host}: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
+      }
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end();
+    });
+    pipeline(req, upstream, () => undefined);
+  }
+
+  /** A CONNECT tunnel (HTTPS): its bytes from the origin are counted and capped without decrypting them. */
+  private onConnect(req: http.IncomingMessage, client: net.Socket, head: Buffer): void {
+    const [host, portText] = (req.url ?? '').split(':');
+    const port = Number(portText) || 443;
+    const data = this.isData(`${host}:${port}`);
+    const started = performance.now();
+    const record: RequestRecord = { t: Date.now(), firstByteMs: null, totalMs: 0, bytes: 0, status: 0, fromCache: false };
+    if (data) {
+      this.counters.tunnels += 1;
+      this.opened();
+    }
+    const origin = net.connect(port, host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) origin.write(head);
+      const count = data ? this.countingStream(record, 'originBytes', this.bucket, started) : this.countingStream(null, 'otherBytes', null);
+      pipeline(origin, count, client, () => undefined);
+      pipeline(client, origin, () => undefined);
+    });
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      client.destroy();
+      origin.destroy();
+      if (!data) return;
+      record.totalMs = performance.now() - started;
+      this.closed(record);
+    };
+    origin.on('error', (error) => {
+      if (data) {
+        this.counters.failures += 1;
+        this.counters.lastFailure = `${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
+      }
+      if (!client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+      finish();
+    });
+    client.on('error', finish);
+    client.on('close', finish);
+    origin.on('close', finish);
+  }
+
+  /** A pass-through that counts a response's bytes into `counter` and holds them to the cap. */
+  private countingStream(
+    record: RequestRecord | null,
+    counter: 'originBytes' | 'cacheBytes' | 'otherBytes',
+    bucket: TokenBucket | null,
+    /** performance.now() at the record's start, where its first byte is timed here (a tunnel's). */
+    started?: number,
+  ): Transform {
+    const counters = this.counters;
+    return new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        counters[counter] += chunk.length;
+        if (record) {
+          record.bytes += chunk.length;
+          if (record.firstByteMs === null && started !== undefined) record.firstByteMs = performance.now() - started;
+        }
+        const waitMs = bucket ? bucket.take(chunk.length) : 0;
+        if (waitMs > 0) setTimeout(() => callback(null, chunk), waitMs);
+        else callback(null, chunk);
+      },
+    });
+  }
+}
+
+/** A single byte range of a `bytes=` Range header, clamped to the body; null for none or a form not handled (the whole body is sent). */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  const match = header?.match(/^bytes=(\d*)-(\d*)$/);
+  if (!match || (match[1] === '' && match[2] === '')) return null;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    return suffix === 0 ? 'unsatisfiable' : { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(match[1]);
+  if (start >= size) return 'unsatisfiable';
+  const end = match[2] === '' ? size - 1 : Math.min(size - 1, Number(match[2]));
+  return end < start ? null : { start, end };
+}

@@ -1,0 +1,92 @@
+// The profiler's own cache of remote objects, on local disk: in the cached
+// mode of a client with no cache of its own, the metering proxy answers the
+// job's GETs from here, so every sample is served locally and the origin
+// serves nothing. Filled before the mode from the data source's listing.
+import { createHash } from 'node:crypto';
+import { createWriteStream, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+
+/** A stored response: what the origin answered a plain GET of the object. */
+export interface CachedResponse {
+  /** Response headers to send again (content type, ETag, last modified...). */
+  headers: Record<string, string>;
+  /** The body's file. */
+  bodyFile: string;
+  /** Body bytes. */
+  bytes: number;
+}
+
+// Headers that describe the stored body and may be sent again; the rest (dates, connection, request ids) are per response.
+const KEPT_HEADERS = ['content-type', 'etag', 'last-modified', 'cache-control', 'content-encoding', 'content-disposition'];
+
+/**
+ * The key of a request for an object: its host and decoded path. Clients
+ * percent-encode keys differently (boto3 leaves '~' alone, others do not), and
+ * a signed request's query and headers change with every request.
+ */
+export function objectKey(url: URL): string {
+  let path = url.pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // A malformed escape stays as sent: it is still one key.
+  }
+  return `${url.host}${path}`;
+}
+
+export class ResponseCache {
+  private readonly index = new Map<string, CachedResponse>();
+
+  constructor(private readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  /** The stored response for `key`, or null. */
+  get(key: string): CachedResponse | null {
+    return this.index.get(key) ?? null;
+  }
+
+  /** Objects stored. */
+  get size(): number {
+    return this.index.size;
+  }
+
+  /** Bytes stored. */
+  get bytes(): number {
+    let total = 0;
+    for (const entry of this.index.values()) total += entry.bytes;
+    return total;
+  }
+
+  /** Stores `body` as the response for `key`, replacing any; written to a temporary file first so a failed fill stores nothing. */
+  async put(key: string, headers: Record<string, string | string[] | undefined>, body: Readable | Buffer): Promise<CachedResponse> {
+    const name = createHash('sha1').update(key).digest('hex');
+    const bodyFile = join(this.dir, name);
+    const partial = `${bodyFile}.partial`;
+    if (Buffer.isBuffer(body)) writeFileSync(partial, body);
+    else await pipeline(body, createWriteStream(partial));
+    renameSync(partial, bodyFile);
+    const kept: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const value = headers[name];
+      if (typeof value === 'string') kept[name] = value;
+    }
+    const entry = { headers: kept, bodyFile, bytes: statSync(bodyFile).size };
+    this.index.set(key, entry);
+    return entry;
+  }
+
+  /** The stored body's bytes (tests). */
+  read(key: string): Buffer | null {
+    const entry = this.index.get(key);
+    return entry ? readFileSync(entry.bodyFile) : null;
+  }
+
+  /** Removes every stored response and the folder. */
+  clear(): void {
+    this.index.clear();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

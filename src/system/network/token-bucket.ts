@@ -1,0 +1,37 @@
+// A byte-rate cap shared by every connection through the metering proxy: the
+// network's bandwidth is one pipe, so one bucket, whatever the number of
+// requests in flight.
+
+/** Bytes a bucket may hold: a burst of at most 50 ms at the rate, never less than one socket read. */
+const BURST_SEC = 0.05;
+const MIN_BURST_BYTES = 64 * 1024;
+
+export class TokenBucket {
+  private tokens: number;
+  private readonly burst: number;
+  private last: number;
+
+  constructor(
+    /** The cap, bytes per second. */
+    readonly bytesPerSec: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    if (!(bytesPerSec > 0)) throw new RangeError(`a byte-rate cap must be positive, got ${bytesPerSec}`);
+    this.burst = Math.max(MIN_BURST_BYTES, bytesPerSec * BURST_SEC);
+    this.tokens = this.burst;
+    this.last = this.now();
+  }
+
+  /**
+   * Takes `bytes` from the bucket, going into debt when it holds too few, and
+   * returns how long the caller must wait (ms) before sending them so that
+   * the rate holds over every interval longer than the burst.
+   */
+  take(bytes: number): number {
+    const now = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.bytesPerSec);
+    this.last = now;
+    this.tokens -= bytes;
+    return this.tokens >= 0 ? 0 : (-this.tokens / this.bytesPerSec) * 1000;
+  }
+}

@@ -1,0 +1,167 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MeteringProxy, parseRange } from '../../../src/system/network/metering-proxy.js';
+import { ResponseCache, objectKey } from '../../../src/system/network/response-cache.js';
+
+/** An origin on loopback serving `size` bytes at any path, 404 under /missing/. */
+async function startOrigin(size: number): Promise<{ server: http.Server; port: number; hits: () => number }> {
+  let hits = 0;
+  const body = Buffer.alloc(size, 7);
+  const server = http.createServer((req, res) => {
+    hits += 1;
+    if (req.url?.startsWith('/missing/')) res.writeHead(404).end('no such key');
+    else res.writeHead(200, { 'content-type': 'application/octet-stream', etag: '"e1"', 'content-length': size }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as net.AddressInfo).port, hits: () => hits };
+}
+
+/** GET `url` through the proxy in absolute form, as a client honouring HTTP_PROXY does. */
+function getThrough(proxyUrl: string, url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer; headers: http.IncomingHttpHeaders }> {
+  const proxy = new URL(proxyUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: proxy.hostname, port: proxy.port, path: url, headers: { host: new URL(url).host, ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the proxy counts the data\'s bytes, requests and statuses apart from other hosts\' traffic', async () => {
+  const origin = await startOrigin(100_000);
+  const other = await startOrigin(5_000);
+  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${origin.port}`], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  try {
+    const ok = await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/a.jpg`);
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.length, 100_000);
+    assert.equal((await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/missing/b.jpg`)).status, 404);
+    assert.equal((await getThrough(proxy.url, `http://127.0.0.1:${other.port}/model.bin`)).body.length, 5_000);
+    const counters = proxy.readCounters();
+    assert.equal(counters.requests, 2);
+    assert.equal(counters.originBytes, 100_000 + 'no such key'.length);
+    assert.equal(counters.otherBytes, 5_000);
+    assert.deepEqual(counters.statuses, { '200': 1, '404': 1 });
+    assert.equal(counters.inFlight, 0);
+    const records = proxy.requestsSince(0);
+    assert.equal(records.length, 2);
+    assert.ok(records.every((r) => r.firstByteMs !== null && r.firstByteMs <= r.totalMs));
+  } finally {
+    await proxy.close();
+    origin.server.close();
+    other.server.close();
+  }
+});
+
+test('the cap holds the data\'s bytes to its rate across concurrent requests', async () => {
+  const origin = await startOrigin(400_000);
+  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${origin.port}`], bytesPerSec: 2_000_000, cache: null, cacheUse: 'pass' });
+  try {
+    const started = performance.now();
+    await Promise.all([1, 2, 3, 4, 5].map((i) => getThrough(proxy.url, `http://127.0.0.1:${origin.port}/o${i}`)));
+    const elapsedSec = (performance.now() - started) / 1000;
+    // 2 MB at 2 MB/s, less the bucket's burst (64 KiB): a slow machine can only make it longer.
+    assert.ok(elapsedSec >= (2_000_000 - 65_536) / 2_000_000 - 0.02, `2 MB under a 2 MB/s cap took ${elapsedSec.toFixed(2)} s`);
+    const counters = proxy.readCounters();
+    assert.equal(counters.originBytes, 2_000_000);
+    assert.ok(counters.maxInFlight >= 2, `requests in flight at once: ${counters.maxInFlight}`);
+    assert.ok(counters.inFlightSec > elapsedSec, 'more than one request in flight on average');
+  } finally {
+    await proxy.close();
+    origin.server.close();
+  }
+});
+
+test('in serve use the proxy answers stored objects (whole or a byte range) and the origin serves nothing', async () => {
+  const origin = await startOrigin(1000);
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-cache-'));
+  const cache = new ResponseCache(join(dir, 'objects'));
+  const url = `http://127.0.0.1:${origin.port}/bucket/key%20one.bin`;
+  await cache.put(objectKey(new URL(url)), { 'content-type': 'image/jpeg', etag: '"x"', date: 'now' }, Buffer.from('0123456789'));
+  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${origin.port}`], bytesPerSec: null, cache, cacheUse: 'serve' });
+  try {
+    const whole = await getThrough(proxy.url, url);
+    assert.equal(whole.body.toString(), '0123456789');
+    assert.equal(whole.headers['content-type'], 'image/jpeg');
+    assert.equal(whole.headers.date === 'now', false, 'per-response headers are not stored');
+    const part = await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/key%20one.bin`, { range: 'bytes=2-4' });
+    assert.equal(part.status, 206);
+    assert.equal(part.body.toString(), '234');
+    assert.equal(part.headers['content-range'], 'bytes 2-4/10');
+    assert.equal(origin.hits(), 0);
+    // A miss goes to the origin, and is counted as the origin's.
+    await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/other`);
+    const counters = proxy.readCounters();
+    assert.deepEqual([counters.cacheHits, counters.cacheBytes, counters.originBytes, origin.hits()], [2, 13, 1000, 1]);
+    proxy.setCacheUse('pass');
+    await getThrough(proxy.url, url);
+    assert.equal(origin.hits(), 2, 'in pass use every request goes to the origin');
+  } finally {
+    await proxy.close();
+    origin.server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a CONNECT tunnel to the data\'s origin is counted without being decrypted, and a dead origin is a counted failure', async () => {
+  const echo = net.createServer((socket) => socket.pipe(socket));
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  const echoPort = (echo.address() as net.AddressInfo).port;
+  const dead = net.createServer();
+  await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
+  const deadPort = (dead.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => dead.close(() => resolve()));
+  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${echoPort}`, `127.0.0.1:${deadPort}`], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  try {
+    const port = Number(new URL(proxy.url).port);
+    const tunnelled = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(`CONNECT 127.0.0.1:${echoPort} HTTP/1.1\r\nHost: 127.0.0.1:${echoPort}\r\n\r\n`));
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+        if (text.includes('\r\n\r\n') && !text.includes('ciphertext')) socket.write('ciphertext');
+        if (text.endsWith('ciphertext')) socket.end();
+      });
+      socket.on('close', () => resolve(text));
+    });
+    assert.match(tunnelled, /^HTTP\/1.1 200/);
+    assert.equal((await getThrough(proxy.url, `http://127.0.0.1:${deadPort}/x`)).status, 502);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const counters = proxy.readCounters();
+    assert.equal(counters.tunnels, 1);
+    assert.equal(counters.originBytes, 'ciphertext'.length);
+    assert.equal(counters.failures, 1);
+    assert.match(counters.lastFailure ?? '', /ECONNREFUSED/);
+  } finally {
+    await proxy.close();
+    echo.close();
+  }
+});
+
+test('a port already taken is the listen error, and nothing is left listening', async () => {
+  const first = await MeteringProxy.start({ port: 0, dataOrigins: [], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  try {
+    const port = Number(new URL(first.url).port);
+    await assert.rejects(MeteringProxy.start({ port, dataOrigins: [], bytesPerSec: null, cache: null, cacheUse: 'pass' }), { code: 'EADDRINUSE' });
+  } finally {
+    await first.close();
+  }
+});
+
+test('parseRange reads the single-range forms clients send', () => {
+  assert.deepEqual(parseRange('bytes=0-9', 100), { start: 0, end: 9 });
+  assert.deepEqual(parseRange('bytes=90-', 100), { start: 90, end: 99 });
+  assert.deepEqual(parseRange('bytes=-5', 100), { start: 95, end: 99 });
+  assert.deepEqual(parseRange('bytes=50-500', 100), { start: 50, end: 99 });
+  assert.equal(parseRange('bytes=100-', 100), 'unsatisfiable');
+  assert.equal(parseRange('bytes=0-1,5-6', 100), null);
+  assert.equal(parseRange(undefined, 100), null);
+});
