@@ -1,8 +1,10 @@
 import { Command, Option } from 'commander';
-import { basename, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
-import { newProfilePath } from '../store/profile-store.js';
+import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
+import { parseRemoteSpec } from '../system/network/remote-spec.js';
+import { artefactsDir, newProfilePath } from '../store/profile-store.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
 import { DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
@@ -15,6 +17,9 @@ import type { Io } from './io.js';
 /** Options of `profile` as commander hands them over (strings, unparsed). */
 interface RawProfileOptions {
   data?: string[];
+  remote?: string;
+  endpoint?: string;
+  proxyPort?: string;
   modes: string;
   precision: string;
   minIterations: string;
@@ -45,6 +50,9 @@ export const profileCommand: CommandFactory = (io, result) =>
     .description('run a training command in synthetic, cached and cold modes and split its iteration time into compute, prep stall and fetch stall')
     .argument('[command...]', 'the training command, after --')
     .option('--data <dir>', 'dataset folder the job reads (repeatable)', collect)
+    .option('--remote <url>', 'remote data the job reads instead: s3://BUCKET/PREFIX, or http(s) URLs with WebDataset braces (https://host/shard-{0000..0099}.tar); the job reaches it through a metering proxy (HTTP_PROXY)')
+    .option('--endpoint <url>', 'with --remote s3://: the S3-compatible endpoint the job uses (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)')
+    .option('--proxy-port <n>', "with --remote: the metering proxy's port on 127.0.0.1 (default: any free one)")
     .option('--modes <list>', 'modes to run, in order', MODES.join(','))
     .option('--precision <pct>', 'stop a mode when the 95% CI of the iteration time is within this', DEFAULTS.precision)
     .option('--min-iterations <n>', 'measured iterations before precision may stop a mode', DEFAULTS.minIterations)
@@ -53,7 +61,7 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--first-iteration-timeout <duration>', 'stop a mode whose job reports no iteration within this long', DEFAULTS.firstIterationTimeout)
     .option('--cpus <list>', 'also run the cached mode at each of these CPU counts (affinity), e.g. 1,2, so whatif can fit CPU scaling')
     .option('--workers <list>', "also run the cached mode at each of these loader worker counts (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4,8, so whatif can fit how prep scales with workers")
-    .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), e.g. 50MB/s')
+    .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), or with --remote the bytes from the origin (at the proxy), e.g. 50MB/s')
     .option('--overlap', 'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it')
     .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic), which cancels a drift of the machine\'s pace; faster to start, blind to drift')
     .option('--keep-reclaim', "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is paused, where running as root, and turned back on after")
@@ -79,6 +87,8 @@ Examples:
   $ ds-analyzer profile --data ./ds --workers 2,4,8 -- python train.py ./ds (num_workers sweep, no code change)
   $ ds-analyzer profile --data ./ds --storage-bw 20MB/s --overlap -- python train.py ./ds   (measured overlap for whatif --cache)
   $ ds-analyzer profile --data ./ds --gate budgets.json --baseline main.json --junit gate.xml -- python train.py ./ds
+  $ ds-analyzer profile --remote s3://datasets/train --endpoint http://10.0.0.5:9000 -- python train.py
+  $ ds-analyzer profile --remote 'http://shards.local/train-{0000..0127}.tar' --storage-bw 100MB/s -- python train.py
 
 The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
 (docs/protocol.md). PyTorch scripts need no change (see README).
@@ -117,13 +127,20 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   if (command.length === 0) {
     throw new UserError(`no training command: put it after '--', e.g. ds-analyzer profile --data ./ds -- python train.py`, ExitCode.Usage);
   }
-  if (!raw.data || raw.data.length === 0) {
-    throw new UserError(`--data is required: pass the folder the job reads its samples from`, ExitCode.Usage);
+  if (raw.remote && raw.data && raw.data.length > 0) {
+    throw new UserError(`--data and --remote name the job's data twice: give one`, ExitCode.Usage);
+  }
+  if (!raw.remote && (!raw.data || raw.data.length === 0)) {
+    throw new UserError(`--data is required: pass the folder the job reads its samples from (or --remote URL for data in object storage or at HTTP URLs)`, ExitCode.Usage);
+  }
+  if (!raw.remote && (raw.endpoint || raw.proxyPort)) {
+    throw new UserError(`--endpoint and --proxy-port apply to --remote data only`, ExitCode.Usage);
   }
   const modes = parseModes(raw.modes);
   const jobName = raw.name ?? jobNameOf(command);
   const profilesDir = resolve(io.cwd, raw.profilesDir);
-  const dataRoots = raw.data.map((dir) => resolve(io.cwd, dir));
+  const dataRoots = (raw.data ?? []).map((dir) => resolve(io.cwd, dir));
+  const outFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
   return {
     argv: command,
     cwd: io.cwd,
@@ -142,8 +159,14 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     dropCaches: Boolean(raw.dropCaches),
     sync: raw.sync,
     pollMs: SUPERVISION.pollMs,
-    outFile: raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName),
-    dataSource: new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches) }),
+    outFile,
+    dataSource: raw.remote
+      ? new RemoteObjectsSource(parseRemoteSpec(raw.remote, raw.endpoint, io.env), {
+          cacheDir: join(artefactsDir(outFile), 'remote-cache'),
+          proxyPort: raw.proxyPort ? parsePort(raw.proxyPort) : 0,
+          env: io.env,
+        })
+      : new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches) }),
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCountList(raw.cpus, '--cpus', 1) : [],
     workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],
@@ -153,6 +176,12 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   };
 }
 
+/** A TCP port for --proxy-port. */
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UserError(`--proxy-port: '${text}' is not a port (1-65535)`, ExitCode.BadValue);
+  return port;
+}
 
 function parseModes(text: string): Mode[] {
   const modes = text.split(',').map((m) => m.trim()).filter(Boolean);

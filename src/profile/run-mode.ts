@@ -34,7 +34,7 @@ export interface ModeRunInput {
   /** The dataset the mode reads, as its data source listed it. */
   dataset: Dataset;
   /** The data source: meters the run's fetched bytes and says what limits its proof. */
-  dataSource: Pick<DataSource, 'startMeter' | 'proofLimit' | 'fetchesFrom'>;
+  dataSource: Pick<DataSource, 'startMeter' | 'proofLimit' | 'fetchesFrom' | 'jobEnv'>;
   /** Folder for this mode's events and logs. */
   modeDir: string;
   /** Target relative half-width of the per-iteration time. */
@@ -145,10 +145,12 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   input.onJobStarted?.(job);
   const supervised = await supervise(job, reader, input, startedAt, files.stopFile);
   const profilerCpuSec = cpuSecSince(profilerCpuBefore);
-  const resources = sampler.stop();
+  const sampled = sampler.stop();
   const cacheFinish = await prepared.finish();
   // After the job's tree is reaped: a meter of the tree's reads has all of them.
-  const fetched = meter.finish(resources);
+  const fetched = meter.finish(sampled);
+  // A source with its own counter (remote data) keeps it on the samples, where validate and the report read it.
+  const resources = fetched.ownCounter ? sampled.map((s, k) => ({ ...s, fetchedBytes: fetched.series[k]?.bytes ?? 0 })) : sampled;
   const processes = reader.finish();
 
   const ranks = processes.filter((p) => p.start !== null || p.iterations.length > 0).map(toRankResult);
@@ -183,6 +185,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     cpus: null,
     profilerCpuSec,
     ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
+    ...(fetched.network ? { network: fetched.network } : {}),
     ...(subset
       ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
       : {}),
@@ -289,6 +292,7 @@ function cpuSecSince(before: NodeJS.CpuUsage): number {
 function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string, subsetFile: string | null): Record<string, string | undefined> {
   return {
     ...input.env,
+    ...input.dataSource.jobEnv(),
     ...pythonHookEnv(input.env),
     [ENV.mode]: input.mode,
     [ENV.eventsDir]: eventsDir,

@@ -132,6 +132,8 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
     return await profileModes(input, hooks, reclaim.warnings);
   } finally {
     reclaim.restore();
+    // The source's proxy and cache (remote data) outlive no profile, whatever ended it.
+    await input.dataSource.close().catch(() => undefined);
   }
 }
 
@@ -431,6 +433,7 @@ function datasetFacts(dataset: Dataset): Profile['dataset'] {
     fileBytesHistogram: sizeHistogram(dataset.files.map((file) => file.bytes)),
     memoryBudgetBytes: dataset.memoryBudgetBytes,
     ...(dataset.memoryBudgetSource !== undefined ? { memoryBudgetSource: dataset.memoryBudgetSource } : {}),
+    ...(dataset.remote ? { remote: dataset.remote } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Iteration } from '../schema/profile.js';
+import type { Iteration, ResourceSample } from '../schema/profile.js';
 
 /** A reading taken at a time: a resource sample, a fetch counter's reading. */
 type Timed = { t: number };
@@ -17,6 +17,15 @@ function coveredSpan(samples: readonly Timed[], measured: Iteration[]): { startM
   if (!span || samples.length < 2) return null;
   const covered = samples[0].t <= span.startMs + 1000 && samples[samples.length - 1].t >= span.endMs - 1000;
   return covered ? span : null;
+}
+
+/**
+ * The data's cumulative fetched bytes at each resource sample: the data
+ * source's own meter where it has one (remote data: the proxy), else the job
+ * tree's read_bytes (local files).
+ */
+export function fetchedSeriesOf(resources: readonly ResourceSample[]): { t: number; bytes: number }[] {
+  return resources.map((s) => ({ t: s.t, bytes: s.fetchedBytes ?? s.jobReadBytes }));
 }
 
 /** Linear interpolation of a cumulative counter of the samples at time t (clamped to the ends). */

@@ -78,6 +78,8 @@ export const ResourceSampleSchema = z.object({
   jobProcesses: z.number().int().nonnegative(),
   /** Bytes read from storage so far by the job's tree (/proc/PID/io read_bytes). */
   jobReadBytes: nonneg(),
+  /** Bytes of the data fetched so far by the data source's own meter, where it is not read_bytes (remote data: bytes its origin sent through the proxy); absent for local files. */
+  fetchedBytes: nonneg().optional(),
   /** Disk read throughput of the dataset's device over the last interval, bytes/s. */
   diskReadBytesPerSec: nonneg(),
   /** Page cache size (Cached in /proc/meminfo), bytes. */
@@ -272,6 +274,32 @@ export const StorageProbeSchema = z.object({
 });
 export type StorageProbe = z.infer<typeof StorageProbeSchema>;
 
+/** What a run fetched over the network, as the metering proxy saw it (remote data). */
+export const NetworkUseSchema = z.object({
+  /** Requests for the data seen whole (plain HTTP), and CONNECT tunnels to its origins (HTTPS: bytes, not requests). */
+  requests: z.number().int().nonnegative(),
+  tunnels: z.number().int().nonnegative(),
+  /** Bytes of the data the origin sent, and those answered from the profiler's cache. */
+  originBytes: nonneg(),
+  cacheBytes: nonneg(),
+  cacheHits: z.number().int().nonnegative(),
+  /** Bytes to and from hosts that are not the data's origins (a model download, telemetry). */
+  otherBytes: nonneg(),
+  /** Responses of the data by HTTP status. */
+  statuses: z.record(z.string(), z.number().int().nonnegative()),
+  /** Connections to the origin that failed, and the last failure (host and error code). */
+  failures: z.number().int().nonnegative(),
+  lastFailure: z.string().nullable(),
+  /** Time to the first byte of a response, ms, over the run's requests answered by the origin; null when none. */
+  firstByteMs: z.object({ p50: nonneg(), p95: nonneg(), p99: nonneg(), n: z.number().int().positive() }).nullable(),
+  /** Requests (or tunnels) in flight at once: the mean over the run, and the most. */
+  meanInFlight: nonneg(),
+  maxInFlight: z.number().int().nonnegative(),
+  /** The cap on the data's bytes during the run, bytes/s, or null. */
+  capBytesPerSec: nonneg().nullable(),
+});
+export type NetworkUse = z.infer<typeof NetworkUseSchema>;
+
 export const ModeResultSchema = z.object({
   mode: ModeSchema,
   /** ok: enough iterations measured; failed: the job failed; interrupted: stopped by the user. */
@@ -319,6 +347,8 @@ export const ModeResultSchema = z.object({
   passes: z.array(PassSchema).optional(),
   /** The loader workers this run asked the job for (DSA_NUM_WORKERS, profile --workers); absent: the script's own. */
   workersAsked: z.number().int().nonnegative().optional(),
+  /** Remote data: what the run fetched over the network; absent for local files. */
+  network: NetworkUseSchema.optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 
@@ -458,6 +488,21 @@ export const ProfileSchema = z.object({
     memoryBudgetBytes: nonneg().nullable().optional(),
     /** Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (absent in older profiles). */
     memoryBudgetSource: z.string().optional(),
+    /** Remote data: where it was fetched from (host only: no credentials, no query); absent for local files. */
+    remote: z
+      .object({
+        /** 's3' (object storage) or 'http' (files or shards at URLs). */
+        kind: z.enum(['s3', 'http']),
+        /** The data as named: s3://bucket/prefix at the endpoint's host, or the URL pattern. */
+        location: z.string(),
+        /** http or https: over https the proxy sees tunnels, not requests. */
+        protocol: z.enum(['http', 'https']),
+        /** The origins (host:port) the metering proxy counted as the data's. */
+        origins: z.array(z.string()),
+        /** The profiler's cache that answered the cached mode (a folder under the profile's artefacts), emptied at the end. */
+        cacheDir: z.string().nullable(),
+      })
+      .optional(),
   }),
   /** Per-mode results; a partial profile lacks some. */
   modes: z.object({

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
-import { windowRates } from '../profile/window-rates.js';
+import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
 import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
 import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
@@ -122,8 +122,9 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   // Storage as the profile saw it: its cold mode's throttle, for the cache points (the others run cached);
   // refused before any point runs where this data cannot be throttled, as profile refuses.
   const throttleBps = points.some((p) => p.kind === 'cache') ? profile.options.storageBwBytesPerSec : null;
-  const throttle = await startThrottle(input.dataSource, dataset, throttleBps, `validate-${process.pid}`, input.env);
+  let throttle: Throttle | null = null;
   try {
+    throttle = await startThrottle(input.dataSource, dataset, throttleBps, `validate-${process.pid}`, input.env);
     const plan = planValidation(profile, model, points, {
       epochs: input.epochs,
       maxIterations: input.maxIterations,
@@ -142,6 +143,8 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
     }
   } finally {
     await throttle?.remove().catch(() => undefined);
+    // The source's proxy and cache (remote data) outlive no validate.
+    await input.dataSource.close().catch(() => undefined);
   }
 }
 
@@ -403,7 +406,7 @@ async function measureCachePoint(
       residency: verdict,
       affinity: null,
       workersHeld: null,
-      readBytesPerSample: windowRates(input.dataSource.fetchedSeries(result.resources), steady, (r) => r.bytes)?.perSample ?? null,
+      readBytesPerSample: windowRates(fetchedSeriesOf(result.resources), steady, (r) => r.bytes)?.perSample ?? null,
       failureTail: failureTail(result, FAILURE_TAIL_LINES),
     };
   } finally {

@@ -12,6 +12,7 @@ import { LocalFilesSource } from '../../src/profile/data-sources/local-files.js'
 import { proveState, type ProofInput } from '../../src/profile/state-proof.js';
 import type { ResourceSample } from '../../src/schema/profile.js';
 import type { Dataset } from '../../src/system/dataset/dataset.js';
+import { fetchedSeriesOf } from '../../src/profile/window-rates.js';
 
 const dataset = (overrides: Partial<Dataset> = {}): Dataset => ({
   roots: ['/data'],
@@ -43,7 +44,8 @@ test("the local source's meter is the job tree's read_bytes at each sample, and 
   const meter = source.startMeter('synthetic', dataset(), []);
   const readings = meter.finish([sample(1000, 0), sample(2000, 5000)]);
   assert.deepEqual(readings.series, [{ t: 1000, bytes: 0 }, { t: 2000, bytes: 5000 }]);
-  assert.deepEqual(source.fetchedSeries([sample(3000, 7)]), [{ t: 3000, bytes: 7 }]);
+  assert.deepEqual(fetchedSeriesOf([sample(3000, 7)]), [{ t: 3000, bytes: 7 }]);
+  assert.deepEqual(fetchedSeriesOf([{ ...sample(3000, 7), fetchedBytes: 9 }]), [{ t: 3000, bytes: 9 }], "a source's own counter wins over read_bytes");
   assert.match(readings.seriesSource, /^read_bytes of the job tree over the measured window/);
   // /proc/self/io exists on Linux: the figure is a count, not null, and says where it came from.
   assert.equal(typeof readings.wholeRunBytes, 'number');

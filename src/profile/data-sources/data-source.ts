@@ -7,7 +7,7 @@
 // by a loopback proxy: "cold" is every sample over the network, the proof the
 // bytes that crossed it) is another implementation of the same interface.
 import type { Mode } from '../../schema/events.js';
-import type { ResourceSample } from '../../schema/profile.js';
+import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
 import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import type { ReadProber } from '../storage-probe.js';
@@ -31,7 +31,7 @@ export interface OtherReads {
 
 /** What a run's meter read, once the job's tree is reaped. */
 export interface FetchReadings {
-  /** The cumulative fetched bytes at each resource sample: the measured window's evidence. */
+  /** The cumulative fetched bytes at each resource sample (at their times): the measured window's evidence. */
   series: CounterReading[];
   /** How the series was measured, named in the proof. */
   seriesSource: string;
@@ -41,6 +41,10 @@ export interface FetchReadings {
   wholeRunSource: string;
   /** Reads counted in the series that may not be the data's, among those still open at `sinceMs` (ms since the epoch); null when none. */
   otherReads(sinceMs: number): OtherReads | null;
+  /** Remote data: what the run fetched over the network (requests, latency, in flight); absent for local files. */
+  network?: NetworkUse;
+  /** True when the series is the source's own counter, not the samples' read_bytes: it is kept on the samples (ResourceSample.fetchedBytes). */
+  ownCounter?: boolean;
 }
 
 /** Meters one run's fetched bytes: started before the job, finished after its tree is reaped. */
@@ -76,6 +80,10 @@ export interface DataSource {
   readonly fetchesFrom: FetchOrigin;
   /** Lists the data once, before anything runs: its items (files, objects), bytes and samples (one item, one sample). */
   list(): Promise<Dataset>;
+  /** Variables the job's environment gets so that its reads go where they are metered (a remote source's proxy); empty for local files. */
+  jobEnv(): Record<string, string | undefined>;
+  /** Releases what the source holds (a proxy, its cache); called once every run has ended, also after a failure. */
+  close(): Promise<void>;
   /** What limits the proofs on this data, said before anything runs (a dataset that does not fit, a file system that cannot be made cold). */
   warnings(dataset: Dataset, modes: readonly Mode[]): string[];
   /** The state of each of the three modes (synthetic, cached, cold). */
@@ -96,8 +104,6 @@ export interface DataSource {
   throttle(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle>;
   /** Starts metering the fetched bytes of one run of `mode`; `ownDirs` hold the profiler's own files of the run. */
   startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter;
-  /** The cumulative fetched bytes at each of a finished run's resource samples. */
-  fetchedSeries(resources: readonly ResourceSample[]): CounterReading[];
   /** Why `mode` cannot be proven on this data whatever its readings say, or null. */
   proofLimit(mode: Mode, dataset: Dataset): string | null;
   /** Reads a sample of the data cold for the storage probe. */

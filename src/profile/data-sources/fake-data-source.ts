@@ -5,12 +5,12 @@
 // and touches neither the dataset, the page cache, /proc nor a cgroup.
 import { ExitCode, UserError } from '../../errors.js';
 import type { Mode } from '../../schema/events.js';
-import type { ResourceSample } from '../../schema/profile.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
 import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import type { ReadProber } from '../storage-probe.js';
 import { FakeCacheState, type FakeCacheStateOptions } from '../cache-states/fake-cache-state.js';
-import type { CappedState, CounterReading, DataSource, FetchMeter, FetchOrigin, Throttle } from './data-source.js';
+import { fetchedSeriesOf } from '../window-rates.js';
+import type { CappedState, DataSource, FetchMeter, FetchOrigin, Throttle } from './data-source.js';
 
 /** What a FakeDataSource is and answers. */
 export interface FakeDataSourceOptions {
@@ -127,6 +127,17 @@ export class FakeDataSource implements DataSource {
     };
   }
 
+  jobEnv(): Record<string, string | undefined> {
+    return {};
+  }
+
+  /** Whether close() ran. */
+  closed = false;
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
   warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
     return !dataset.fitsInMemory && modes.includes('cached') ? ['the fake dataset does not fit in memory'] : [];
   }
@@ -170,7 +181,7 @@ export class FakeDataSource implements DataSource {
       attach: () => void (record.attached = true),
       finish: (resources) => {
         record.finished = true;
-        const series = this.fetchedSeries(resources);
+        const series = fetchedSeriesOf(resources);
         return {
           series,
           seriesSource: 'the fake meter over the measured window',
@@ -180,10 +191,6 @@ export class FakeDataSource implements DataSource {
         };
       },
     };
-  }
-
-  fetchedSeries(resources: readonly ResourceSample[]): CounterReading[] {
-    return resources.map((s) => ({ t: s.t, bytes: s.jobReadBytes }));
   }
 
   proofLimit(mode: Mode): string | null {

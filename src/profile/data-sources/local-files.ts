@@ -61,6 +61,14 @@ export class LocalFilesSource implements DataSource {
     return listDataset(this.roots);
   }
 
+  jobEnv(): Record<string, string | undefined> {
+    return {};
+  }
+
+  async close(): Promise<void> {
+    // Nothing held between runs: each state and meter ends with its run.
+  }
+
   warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
     const warnings: string[] = [];
     if (!dataset.fitsInMemory && modes.includes('cached')) {
@@ -96,10 +104,6 @@ export class LocalFilesSource implements DataSource {
 
   startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     return startReadBytesMeter(mode, dataset.roots, ownDirs);
-  }
-
-  fetchedSeries(resources: readonly ResourceSample[]): CounterReading[] {
-    return readBytesSeries(resources);
   }
 
   proofLimit(mode: Mode, dataset: Dataset): string | null {

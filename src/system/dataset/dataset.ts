@@ -76,6 +76,17 @@ export interface Dataset {
   firstSkipped?: string;
   /** The file system of each root, and what it allows (see file-systems.ts); absent from fakes. */
   fileSystems?: RootFileSystem[];
+  /** Remote data: where it is fetched from, as the profile records it (schema/profile.ts dataset.remote); absent for local files. */
+  remote?: RemoteDataset;
+}
+
+/** Where remote data comes from, without credentials. */
+export interface RemoteDataset {
+  kind: 's3' | 'http';
+  location: string;
+  protocol: 'http' | 'https';
+  origins: string[];
+  cacheDir: string | null;
 }
 
 /** Options of listDataset; the defaults suit the CLI. */

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { TokenBucket } from './token-bucket.js';
-import { objectKey, type ResponseCache } from './response-cache.js';
+import { objectKey, type CachedResponse, type ResponseCache } from './response-cache.js';
 
 /** Whether the proxy answers GETs it has stored ('serve', the cached mode) or sends every request to the origin ('pass'). */
 export type CacheUse = 'pass' | 'serve';
@@ -83,6 +83,8 @@ export class MeteringProxy {
   private inFlightSince = performance.now();
   private bucket: TokenBucket | null;
   private cacheUse: CacheUse;
+  /** In 'serve' use, the keys that may be answered (a held share); null: every stored one. */
+  private servedKeys: ReadonlySet<string> | null = null;
   private readonly sockets = new Set<net.Socket>();
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -136,8 +138,15 @@ export class MeteringProxy {
     this.bucket = bytesPerSec ? new TokenBucket(bytesPerSec) : null;
   }
 
-  setCacheUse(use: CacheUse): void {
+  /** Whether stored objects are answered from now on; `only` limits the answers to those keys (null: all). */
+  setCacheUse(use: CacheUse, only: ReadonlySet<string> | null = null): void {
     this.cacheUse = use;
+    this.servedKeys = only;
+  }
+
+  /** Starts counting the most requests in flight at once afresh (one run's). */
+  resetMaxInFlight(): void {
+    this.counters.maxInFlight = this.counters.inFlight;
   }
 
   /** Stops listening and cuts every connection still open. */
@@ -198,7 +207,7 @@ export class MeteringProxy {
       this.closed(record);
     };
     res.on('close', finish);
-    const stored = this.cacheUse === 'serve' && (req.method === 'GET' || req.method === 'HEAD') ? this.options.cache?.get(objectKey(target)) : null;
+    const stored = this.storedAnswer(req, target);
     if (stored) {
       record.fromCache = true;
       this.counters.cacheHits += 1;
@@ -208,8 +217,15 @@ export class MeteringProxy {
     this.forward(req, res, target, { record, started });
   }
 
+  /** The stored response for a GET or HEAD in 'serve' use, or null. */
+  private storedAnswer(req: http.IncomingMessage, target: URL): CachedResponse | null {
+    if (this.cacheUse !== 'serve' || !this.options.cache || (req.method !== 'GET' && req.method !== 'HEAD')) return null;
+    const key = objectKey(target);
+    return this.servedKeys && !this.servedKeys.has(key) ? null : this.options.cache.get(key);
+  }
+
   /** Answers from the cache, with a single byte range where one is asked (S3 clients read parts). */
-  private serveStored(req: http.IncomingMessage, res: http.ServerResponse, stored: NonNullable<ReturnType<ResponseCache['get']>>, record: RequestRecord, started: number): void {
+  private serveStored(req: http.IncomingMessage, res: http.ServerResponse, stored: CachedResponse, record: RequestRecord, started: number): void {
     const range = parseRange(req.headers.range, stored.bytes);
     const headers: Record<string, string> = { ...stored.headers, 'accept-ranges': 'bytes' };
     let status = 200;

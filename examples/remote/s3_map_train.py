@@ -1,0 +1,77 @@
+"""Trains a small CNN on samples stored as objects in an S3-compatible store.
+
+A map-style dataset that GETs one object per sample with boto3, as many
+training scripts over object storage do. Each object holds raw uint8 pixels
+(3 x SIZE x SIZE) followed by padding; the label is the object's index mod 10.
+
+    python s3_map_train.py --endpoint http://127.0.0.1:9000 --bucket data --prefix train/ \
+        --batch-size 8 --workers 2 --epochs 5
+"""
+import argparse
+import time
+
+import boto3
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class S3Objects(Dataset):
+    def __init__(self, endpoint, bucket, prefix, size):
+        self.endpoint, self.bucket, self.size = endpoint, bucket, size
+        client = boto3.client("s3", endpoint_url=endpoint)
+        self.keys = []
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            self.keys += [item["Key"] for item in page.get("Contents", [])]
+        self._client = None  # one client per loader worker, made on first use
+
+    def __len__(self):
+        return len(self.keys)
+
+    def __getitem__(self, index):
+        if self._client is None:
+            self._client = boto3.client("s3", endpoint_url=self.endpoint)
+        body = self._client.get_object(Bucket=self.bucket, Key=self.keys[index])["Body"].read()
+        pixels = torch.frombuffer(bytearray(body[: 3 * self.size * self.size]), dtype=torch.uint8)
+        image = pixels.reshape(3, self.size, self.size).float().div(255)
+        image = (image - image.mean()) / (image.std() + 1e-6)
+        return image, index % 10
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--endpoint", required=True)
+    parser.add_argument("--bucket", required=True)
+    parser.add_argument("--prefix", default="")
+    parser.add_argument("--size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--width", type=int, default=32, help="channels of the model: its step's cost")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    data = S3Objects(args.endpoint, args.bucket, args.prefix, args.size)
+    loader = DataLoader(data, batch_size=args.batch_size, shuffle=True, num_workers=args.workers, drop_last=True)
+    w = args.width
+    model = nn.Sequential(
+        nn.Conv2d(3, w, 3, padding=1), nn.ReLU(), nn.Conv2d(w, w, 3, padding=1), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(w, 10),
+    )
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(args.epochs):
+        started, batches, data_time, mark = time.perf_counter(), 0, 0.0, time.perf_counter()
+        for images, labels in loader:
+            data_time += time.perf_counter() - mark
+            loss = nn.functional.cross_entropy(model(images), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            batches += 1
+            mark = time.perf_counter()
+        elapsed = time.perf_counter() - started
+        print(f"epoch {epoch}: {batches} batches, {1000 * elapsed / max(1, batches):.1f} ms/iter, "
+              f"mean data time per iteration: {1000 * data_time / max(1, batches):.1f} ms", flush=True)
+
+
+if __name__ == "__main__":
+    main()

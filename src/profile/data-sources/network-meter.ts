@@ -1,0 +1,80 @@
+// The remote source's meter: the bytes of the data its origin sent through the
+// metering proxy during one run, read every quarter second and placed at the
+// run's resource samples, with what the run's requests looked like (time to
+// first byte, requests in flight, statuses) for the profile.
+import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
+import type { MeteringProxy, ProxyCounters, RequestRecord } from '../../system/network/metering-proxy.js';
+import { counterAt } from '../window-rates.js';
+import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+
+const READ_EVERY_MS = 250;
+
+const MESSAGES = {
+  windowSource: 'bytes of the data its origin sent through the metering proxy (sampled)',
+  wholeRunSource: 'bytes of the data its origin sent through the metering proxy over the whole run',
+} as const;
+
+/** Starts metering one run through `proxy`; `capBytesPerSec` is the cap the run runs under. */
+export function startNetworkMeter(proxy: MeteringProxy, capBytesPerSec: number | null): FetchMeter {
+  proxy.resetMaxInFlight();
+  const start = proxy.readCounters();
+  const startedAt = Date.now();
+  const readings: CounterReading[] = [{ t: startedAt, bytes: 0 }];
+  const read = () => readings.push({ t: Date.now(), bytes: proxy.readCounters().originBytes - start.originBytes });
+  const timer = setInterval(read, READ_EVERY_MS);
+  timer.unref();
+  return {
+    attach() {
+      // The proxy sees every process of the job that honours its variables: nothing to attach to.
+    },
+    finish(resources: readonly ResourceSample[]): FetchReadings {
+      clearInterval(timer);
+      read();
+      const end = proxy.readCounters();
+      const series = resources.length > 0 ? resources.map((s) => ({ t: s.t, bytes: counterAt(readings, s.t, (r) => r.bytes) ?? 0 })) : readings;
+      return {
+        series,
+        seriesSource: MESSAGES.windowSource,
+        wholeRunBytes: end.originBytes - start.originBytes,
+        wholeRunSource: MESSAGES.wholeRunSource,
+        otherReads: () => null,
+        ownCounter: true,
+        network: networkUse(start, end, proxy.requestsSince(startedAt), (Date.now() - startedAt) / 1000, capBytesPerSec),
+      };
+    },
+  };
+}
+
+/** What one run fetched: the counters' rise over it, and its requests' latency. */
+export function networkUse(start: ProxyCounters, end: ProxyCounters, records: readonly RequestRecord[], sec: number, capBytesPerSec: number | null): NetworkUse {
+  const statuses: Record<string, number> = {};
+  for (const [status, count] of Object.entries(end.statuses)) {
+    const rise = count - (start.statuses[status] ?? 0);
+    if (rise > 0) statuses[status] = rise;
+  }
+  // Requests seen whole and answered by the origin; a tunnel's first byte is its TLS handshake's, not a request's.
+  const firstBytes = records.filter((r) => r.status > 0 && !r.fromCache && r.firstByteMs !== null).map((r) => r.firstByteMs as number);
+  return {
+    requests: end.requests - start.requests,
+    tunnels: end.tunnels - start.tunnels,
+    originBytes: end.originBytes - start.originBytes,
+    cacheBytes: end.cacheBytes - start.cacheBytes,
+    cacheHits: end.cacheHits - start.cacheHits,
+    otherBytes: end.otherBytes - start.otherBytes,
+    statuses,
+    failures: end.failures - start.failures,
+    lastFailure: end.failures > start.failures ? end.lastFailure : null,
+    firstByteMs: quantiles(firstBytes),
+    meanInFlight: sec > 0 ? (end.inFlightSec - start.inFlightSec) / sec : 0,
+    maxInFlight: end.maxInFlight,
+    capBytesPerSec,
+  };
+}
+
+/** Nearest-rank p50, p95 and p99 of `values`, or null when there are none. */
+function quantiles(values: number[]): NetworkUse['firstByteMs'] {
+  if (values.length === 0) return null;
+  const sorted = values.sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+  return { p50: at(0.5), p95: at(0.95), p99: at(0.99), n: sorted.length };
+}

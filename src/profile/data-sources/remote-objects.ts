@@ -1,0 +1,240 @@
+// The second data source: objects in an S3-compatible store or files at
+// HTTP(S) URLs, read by the job's own client. The job reaches its origin
+// through the metering proxy (HTTP_PROXY, HTTPS_PROXY), which counts every
+// byte the origin sends (the meter: network-meter.ts), caps them (the
+// throttle) and, in the cached mode, answers from the profiler's cache
+// (cache-states/remote-cache-state.ts). Proofs follow from the proxy's
+// counts: cold when the network brought at least 90% of the consumed bytes,
+// cached when it brought (nearly) none.
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ExitCode, UserError } from '../../errors.js';
+import type { Mode } from '../../schema/events.js';
+import { fileBytesQuantiles, type Dataset, type DatasetFile } from '../../system/dataset/dataset.js';
+import { MeteringProxy } from '../../system/network/metering-proxy.js';
+import { ResponseCache } from '../../system/network/response-cache.js';
+import { remoteStore, type RemoteObject, type RemoteStore } from '../../system/network/remote-objects.js';
+import type { RemoteSpec } from '../../system/network/remote-spec.js';
+import type { ReadProber } from '../storage-probe.js';
+import { RemoteCacheState, type RemoteLink } from '../cache-states/remote-cache-state.js';
+import type { CacheState } from '../cache-states/cache-state.js';
+import { startNetworkMeter } from './network-meter.js';
+import type { CappedState, DataSource, FetchMeter, Throttle } from './data-source.js';
+
+export interface RemoteOptions {
+  /** Folder for the profiler's cache of the objects (under the profile's artefacts); emptied when the source closes. */
+  cacheDir: string;
+  /** Port of the metering proxy on 127.0.0.1 (0: any free one). */
+  proxyPort: number;
+  /** The CLI's environment: the job's proxy variables are derived from it. */
+  env: NodeJS.ProcessEnv;
+}
+
+const FILL_CONCURRENCY = 8;
+// The cache may take this share of the free space on its file system; the rest is left to the job and the profile.
+const DISK_HEADROOM = 0.9;
+
+const MESSAGES = {
+  portTaken: (port: number) => `--proxy-port ${port} is already taken on 127.0.0.1: pick another port, or omit --proxy-port to use any free one`,
+  noObjects: (display: string) => `--remote ${display} holds no objects: check the bucket, prefix or URL`,
+  tunnelled: (display: string) =>
+    `${display} is served over https: the proxy sees encrypted tunnels, so it cannot answer the cached mode from its cache (the cached mode stays unproven) and counts bytes, not requests`,
+  cachedTunnelled: 'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be made local',
+  noCapping: "validate's cache points cap the page cache, which remote data does not go through; validate remote data at another --storage-bw instead",
+  doesNotFit: (dataset: Dataset, free: number) =>
+    `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the free space for the profiler's cache (${(free / 2 ** 30).toFixed(2)} GiB): the cached mode cannot be made local; free space, or put the profile (--out) on a larger disk`,
+  unlisted: 'the remote data is used before it was listed (a bug: please report it)',
+} as const;
+
+/** Objects in an S3-compatible store or at HTTP(S) URLs, metered through a proxy on loopback. */
+export class RemoteObjectsSource implements DataSource {
+  readonly fetchesFrom = 'network' as const;
+  readonly modeState: CacheState;
+  readonly readProber: ReadProber;
+  private readonly store: RemoteStore;
+  private link: (RemoteLink & { proxy: MeteringProxy; cache: ResponseCache; objects: Map<string, RemoteObject> }) | null = null;
+  private capBytesPerSec: number | null = null;
+
+  constructor(
+    private readonly spec: RemoteSpec,
+    private readonly options: RemoteOptions,
+  ) {
+    this.store = remoteStore(spec);
+    this.modeState = new RemoteCacheState(() => this.requireLink());
+    this.readProber = (files, limits) => this.probe(files, limits);
+  }
+
+  /** Lists the objects, then starts the proxy the job will reach them through. */
+  async list(): Promise<Dataset> {
+    const objects = await this.store.list();
+    if (objects.length === 0) throw new UserError(MESSAGES.noObjects(this.spec.display), ExitCode.MissingInput);
+    if (!this.link) await this.open(objects);
+    const sizes = objects.map((o) => o.bytes);
+    const bytes = sizes.reduce((a, b) => a + b, 0);
+    const free = freeBytes(this.options.cacheDir);
+    return {
+      roots: [this.spec.display],
+      files: objects.map((o) => ({ path: o.path, bytes: o.bytes })),
+      bytes,
+      meanFileBytes: bytes / objects.length,
+      fileBytesQuantiles: fileBytesQuantiles(sizes),
+      device: null,
+      fitsInMemory: free !== null && bytes <= free * DISK_HEADROOM,
+      memoryBudgetBytes: free === null ? null : Math.floor(free * DISK_HEADROOM),
+      memoryBudgetSource: "free space for the profiler's cache of the objects",
+      skippedEntries: 0,
+      remote: { kind: this.spec.kind, location: this.spec.display, protocol: this.spec.protocol, origins: this.spec.origins, cacheDir: this.options.cacheDir },
+    };
+  }
+
+  /** The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY so its requests reach the proxy. */
+  jobEnv(): Record<string, string | undefined> {
+    const url = this.requireLink().proxy.url;
+    const noProxy = withoutHosts(this.options.env.NO_PROXY ?? this.options.env.no_proxy ?? '', this.spec.origins);
+    return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: noProxy, no_proxy: noProxy };
+  }
+
+  async close(): Promise<void> {
+    const link = this.link;
+    this.link = null;
+    this.store.close();
+    if (!link) return;
+    await link.proxy.close();
+    link.cache.clear();
+  }
+
+  warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
+    const warnings: string[] = [];
+    if (this.spec.protocol === 'https') warnings.push(MESSAGES.tunnelled(this.spec.display));
+    else if (!dataset.fitsInMemory && modes.includes('cached')) warnings.push(MESSAGES.doesNotFit(dataset, dataset.memoryBudgetBytes ?? 0));
+    return warnings;
+  }
+
+  heldShareState(held: readonly DatasetFile[]): CacheState {
+    return new RemoteCacheState(() => this.requireLink(), held);
+  }
+
+  cappedState(): CappedState {
+    throw new UserError(MESSAGES.noCapping, ExitCode.Environment);
+  }
+
+  cappingObstacle(): string | null {
+    return MESSAGES.noCapping;
+  }
+
+  throttleObstacle(): string | null {
+    return null;
+  }
+
+  /** One cap on the data's bytes from the origin, at the proxy: a remote source can always be throttled. */
+  async throttle(_dataset: Dataset, bytesPerSec: number): Promise<Throttle> {
+    const proxy = this.requireLink().proxy;
+    proxy.setBytesPerSec(bytesPerSec);
+    this.capBytesPerSec = bytesPerSec;
+    return {
+      wrap: (argv) => argv,
+      remove: async () => {
+        proxy.setBytesPerSec(null);
+        this.capBytesPerSec = null;
+      },
+    };
+  }
+
+  startMeter(): FetchMeter {
+    return startNetworkMeter(this.requireLink().proxy, this.capBytesPerSec);
+  }
+
+  proofLimit(mode: Mode): string | null {
+    return mode === 'cached' && this.spec.protocol === 'https' ? MESSAGES.cachedTunnelled : null;
+  }
+
+  private async open(objects: RemoteObject[]): Promise<void> {
+    let proxy: MeteringProxy;
+    const cache = new ResponseCache(this.options.cacheDir);
+    try {
+      proxy = await MeteringProxy.start({ port: this.options.proxyPort, dataOrigins: this.spec.origins, bytesPerSec: null, cache, cacheUse: 'pass' });
+    } catch (error) {
+      cache.clear();
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UserError(MESSAGES.portTaken(this.options.proxyPort), ExitCode.Environment);
+      throw error;
+    }
+    const byPath = new Map(objects.map((o) => [o.path, o]));
+    const objectOf = (file: DatasetFile) => byPath.get(file.path) ?? { path: file.path, bytes: file.bytes, cacheKey: file.path };
+    this.link = {
+      proxy,
+      cache,
+      objects: byPath,
+      keyOf: (file) => objectOf(file).cacheKey,
+      storedBytes: (files) => files.reduce((sum, f) => sum + (cache.get(objectOf(f).cacheKey)?.bytes ?? 0), 0),
+      fill: (files) => this.fill(files.map(objectOf).filter((o) => cache.get(o.cacheKey) === null), cache),
+    };
+  }
+
+  /** Fetches the objects into the cache, a few at once. */
+  private async fill(objects: RemoteObject[], cache: ResponseCache): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      for (let k = next++; k < objects.length; k = next++) {
+        const fetched = await this.store.fetch(objects[k]);
+        await cache.put(objects[k].cacheKey, fetched.headers, fetched.body);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(FILL_CONCURRENCY, objects.length) }, worker));
+  }
+
+  /** The network's pace for the storage probe: a sample of objects fetched straight from the origin, as many at once as the job's loaders. */
+  private async probe(files: readonly { path: string }[], limits: Parameters<ReadProber>[1]) {
+    const link = this.requireLink();
+    const started = performance.now();
+    let bytesRead = 0;
+    let fetched = 0;
+    let next = 0;
+    const worker = async () => {
+      for (let k = next++; k < files.length; k = next++) {
+        if (bytesRead >= limits.maxBytes || (performance.now() - started) / 1000 > limits.maxSec) return;
+        const object = link.objects.get(files[k].path);
+        if (!object) continue;
+        const { body } = await this.store.fetch(object);
+        for await (const chunk of body) bytesRead += (chunk as Buffer).length;
+        fetched++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, limits.concurrency) }, worker));
+    const sec = (performance.now() - started) / 1000;
+    return { bytesRead, storageBytes: bytesRead, files: fetched, sec, bytesPerSec: sec > 0 ? bytesRead / sec : 0, concurrency: limits.concurrency, requestBytes: limits.requestBytes };
+  }
+
+  private requireLink() {
+    if (!this.link) throw new Error(MESSAGES.unlisted);
+    return this.link;
+  }
+}
+
+/** Free bytes on the file system that will hold `dir` (its nearest existing parent), or null. */
+function freeBytes(dir: string): number | null {
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      const stats = statfsSync(at);
+      return stats.bavail * stats.bsize;
+    } catch {
+      if (dirname(at) === at) return null;
+    }
+  }
+}
+
+/** A NO_PROXY list without the entries that would send the data's hosts around the proxy. */
+export function withoutHosts(noProxy: string, origins: readonly string[]): string {
+  const hosts = origins.map((o) => o.slice(0, o.lastIndexOf(':')));
+  const loopback = hosts.some((h) => h === '127.0.0.1' || h === 'localhost' || h === '::1');
+  const bypasses = (entry: string) => {
+    const name = entry.replace(/:\d+$/, '').replace(/^\*?\./, '');
+    if (entry === '*') return true;
+    if (loopback && ['localhost', '127.0.0.1', '::1', '127.0.0.0/8'].includes(name)) return true;
+    return hosts.some((h) => h === name || h.endsWith(`.${name}`));
+  };
+  return noProxy
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '' && !bypasses(e))
+    .join(',');
+}

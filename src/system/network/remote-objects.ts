@@ -1,0 +1,156 @@
+// The objects of a remote dataset: listed once before anything runs (S3's
+// ListObjectsV2, or a HEAD of each HTTP URL) and fetched directly, not through
+// the proxy, to fill the profiler's cache and to probe the network. S3 goes
+// through the AWS SDK, so credentials come from the standard chain
+// (environment, shared files, instance roles) and are never seen here.
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
+import { ExitCode, UserError } from '../../errors.js';
+import { objectKey } from './response-cache.js';
+import { redactUrl, type RemoteSpec } from './remote-spec.js';
+
+export interface RemoteObject {
+  /** The object as the profile and messages name it (bucket/key, or the URL's path). */
+  path: string;
+  /** Body bytes. */
+  bytes: number;
+  /** The proxy's key for the job's requests of it (host and decoded path, path-style). */
+  cacheKey: string;
+}
+
+/** A fetched object: the headers to send again, and its body. */
+export interface FetchedObject {
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/** Lists and fetches the objects of one spec. */
+export interface RemoteStore {
+  list(): Promise<RemoteObject[]>;
+  fetch(object: RemoteObject): Promise<FetchedObject>;
+  close(): void;
+}
+
+const HEAD_CONCURRENCY = 16;
+
+export function remoteStore(spec: RemoteSpec): RemoteStore {
+  return spec.kind === 's3' ? s3Store(spec) : httpStore(spec);
+}
+
+/** The fix for a failed request, by what failed. */
+function failure(what: string, spec: RemoteSpec, error: unknown): UserError {
+  const e = error as { code?: string; name?: string; message?: string; $metadata?: { httpStatusCode?: number }; cause?: { code?: string } };
+  const status = e.$metadata?.httpStatusCode;
+  const code = e.code ?? e.cause?.code ?? e.name ?? 'error';
+  if (status === 403 || code === 'AccessDenied' || code === 'InvalidAccessKeyId' || code === 'SignatureDoesNotMatch') {
+    return new UserError(`${what} ${spec.display}: access denied (${code}): give the credentials the job uses (AWS_ACCESS_KEY_ID/AWS_PROFILE) to ds-analyzer too`, ExitCode.Environment);
+  }
+  if (status === 404 || code === 'NoSuchBucket' || code === 'NotFound') {
+    return new UserError(`${what} ${spec.display}: not found (${code}): check the bucket, prefix or URL`, ExitCode.MissingInput);
+  }
+  if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH/.test(`${code} ${e.message ?? ''}`)) {
+    return new UserError(`${what} ${spec.display}: the endpoint does not answer (${code}): start the server or fix the endpoint`, ExitCode.Environment);
+  }
+  if (/credential/i.test(e.message ?? '')) {
+    return new UserError(`${what} ${spec.display}: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE`, ExitCode.Environment);
+  }
+  return new UserError(`${what} ${spec.display}: ${code}${status ? ` (HTTP ${status})` : ''}`, ExitCode.Environment);
+}
+
+function s3Store(spec: RemoteSpec): RemoteStore {
+  const { endpoint, bucket, prefix, region } = spec.s3!;
+  // The SDK warns on Node 20 that its releases after January 2027 need Node 22: the version locked here runs, and the warning would be noise in every profile.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const client = new S3Client({ region, ...(endpoint ? { endpoint, forcePathStyle: true } : {}), maxAttempts: 2 });
+  // The job's client asks a custom endpoint path-style (host/bucket/key), AWS virtual-hosted (bucket.host/key): the proxy's key follows.
+  const keyOf = (key: string) =>
+    objectKey(new URL(endpoint ? `${endpoint}/${bucket}/${encodeKey(key)}` : `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`));
+  return {
+    async list() {
+      const objects: RemoteObject[] = [];
+      let token: string | undefined;
+      try {
+        do {
+          const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, ContinuationToken: token }));
+          for (const item of page.Contents ?? []) {
+            if (item.Key === undefined || item.Key.endsWith('/')) continue;
+            objects.push({ path: `${bucket}/${item.Key}`, bytes: item.Size ?? 0, cacheKey: keyOf(item.Key) });
+          }
+          token = page.IsTruncated ? page.NextContinuationToken : undefined;
+        } while (token);
+      } catch (error) {
+        throw failure('listing', spec, error);
+      }
+      return objects;
+    },
+    async fetch(object) {
+      const key = object.path.slice(bucket.length + 1);
+      try {
+        const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const headers: Record<string, string> = {};
+        if (got.ContentType) headers['content-type'] = got.ContentType;
+        if (got.ETag) headers.etag = got.ETag;
+        if (got.LastModified) headers['last-modified'] = got.LastModified.toUTCString();
+        return { headers, body: got.Body as Readable };
+      } catch (error) {
+        throw failure('fetching', spec, error);
+      }
+    },
+    close: () => client.destroy(),
+  };
+}
+
+/** An S3 key as a URL path: each segment percent-encoded, the slashes kept. */
+function encodeKey(key: string): string {
+  return key.split('/').map(encodeURIComponent).join('/');
+}
+
+/** fetch() refuses URLs with credentials: they go in an Authorization header instead. */
+function request(url: string): { url: string; headers: Record<string, string> } {
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return { url, headers: {} };
+  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64');
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.toString(), headers: { authorization: `Basic ${basic}` } };
+}
+
+function httpStore(spec: RemoteSpec): RemoteStore {
+  const urls = spec.urls!;
+  const get = async (url: string, method: 'HEAD' | 'GET'): Promise<Response> => {
+    const { url: plain, headers } = request(url);
+    let response: Response;
+    try {
+      response = await fetch(plain, { method, headers });
+    } catch (error) {
+      throw failure(method === 'HEAD' ? 'listing' : 'fetching', { ...spec, display: redactUrl(url) }, (error as { cause?: unknown }).cause ?? error);
+    }
+    if (!response.ok) throw failure(method === 'HEAD' ? 'listing' : 'fetching', { ...spec, display: redactUrl(url) }, { $metadata: { httpStatusCode: response.status }, code: `HTTP ${response.status}` });
+    return response;
+  };
+  const byKey = new Map(urls.map((u) => [objectKey(new URL(u)), u]));
+  return {
+    async list() {
+      const objects: RemoteObject[] = new Array(urls.length);
+      let next = 0;
+      const worker = async () => {
+        for (let k = next++; k < urls.length; k = next++) {
+          const response = await get(urls[k], 'HEAD');
+          const length = Number(response.headers.get('content-length'));
+          const url = new URL(urls[k]);
+          objects[k] = { path: `${url.host}${url.pathname}`, bytes: Number.isFinite(length) ? length : 0, cacheKey: objectKey(url) };
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(HEAD_CONCURRENCY, urls.length) }, worker));
+      return objects;
+    },
+    async fetch(object) {
+      const url = byKey.get(object.cacheKey) ?? urls[0];
+      const response = await get(url, 'GET');
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => (headers[name] = value));
+      return { headers, body: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream) };
+    },
+    close: () => undefined,
+  };
+}

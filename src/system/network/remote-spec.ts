@@ -1,0 +1,109 @@
+// What the user named as the job's remote data (--remote, --endpoint), parsed
+// once: the origins the proxy meters, and how every message and the profile
+// name it. A URL's user name, password and query (a presigned signature, a
+// token) are kept for fetching only: `display` never holds them.
+import { ExitCode, UserError } from '../../errors.js';
+
+export interface RemoteSpec {
+  kind: 's3' | 'http';
+  /** The data as written to the profile, reports and logs: scheme, host and path; no credentials, no query. */
+  display: string;
+  /** The endpoint's scheme: over https the proxy sees tunnels, not requests. */
+  protocol: 'http' | 'https';
+  /** host:port of every origin that serves the data. */
+  origins: string[];
+  /** Object storage: the endpoint (null for AWS itself), bucket, key prefix and region. */
+  s3?: { endpoint: string | null; bucket: string; prefix: string; region: string };
+  /** HTTP: every object's URL (credentials and query as given). */
+  urls?: string[];
+}
+
+const MAX_EXPANDED_URLS = 1_000_000;
+
+/** The spec of `--remote TEXT` (with `--endpoint`, or the AWS endpoint variables for s3://); a UserError naming the fix when it does not parse. */
+export function parseRemoteSpec(text: string, endpoint: string | undefined, env: NodeJS.ProcessEnv): RemoteSpec {
+  if (text.startsWith('s3://')) return s3Spec(text, endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL, env);
+  if (/^https?:\/\//.test(text)) {
+    if (endpoint) throw new UserError('--endpoint applies to s3:// data only: put the host in the --remote URL', ExitCode.Usage);
+    return httpSpec(text);
+  }
+  throw new UserError(`--remote: '${redactUrl(text)}' is not s3://BUCKET/PREFIX or an http(s):// URL; e.g. --remote s3://datasets/imagenet/train`, ExitCode.BadValue);
+}
+
+/** A URL as it may be shown: no user name, password or query. */
+export function redactUrl(text: string): string {
+  try {
+    const url = new URL(text);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return text.replace(/\/\/[^/@]*@/, '//').replace(/\?.*$/, '');
+  }
+}
+
+function s3Spec(text: string, endpoint: string | undefined, env: NodeJS.ProcessEnv): RemoteSpec {
+  const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(text);
+  if (!match || match[1] === '') throw new UserError(`--remote: '${text}' names no bucket; use s3://BUCKET/PREFIX`, ExitCode.BadValue);
+  const [, bucket, prefix] = match;
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  if (endpoint) {
+    let url: URL;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      throw new UserError(`--endpoint: '${redactUrl(endpoint)}' is not a URL; e.g. --endpoint http://127.0.0.1:9000`, ExitCode.BadValue);
+    }
+    const protocol = url.protocol === 'https:' ? 'https' : 'http';
+    const port = url.port || (protocol === 'https' ? '443' : '80');
+    return {
+      kind: 's3',
+      display: `s3://${bucket}/${prefix} at ${protocol}://${url.host}`,
+      protocol,
+      // Path-style at a custom endpoint; virtual-hosted clients ask for bucket.host.
+      origins: [`${url.hostname}:${port}`, `${bucket}.${url.hostname}:${port}`],
+      s3: { endpoint: `${protocol}://${url.host}`, bucket, prefix, region },
+    };
+  }
+  return {
+    kind: 's3',
+    display: `s3://${bucket}/${prefix}`,
+    protocol: 'https',
+    origins: [`${bucket}.s3.${region}.amazonaws.com:443`, `s3.${region}.amazonaws.com:443`, `${bucket}.s3.amazonaws.com:443`, 's3.amazonaws.com:443'],
+    s3: { endpoint: null, bucket, prefix, region },
+  };
+}
+
+function httpSpec(text: string): RemoteSpec {
+  const urls = expandBraces(text);
+  const parsed = urls.map((u) => {
+    try {
+      return new URL(u);
+    } catch {
+      throw new UserError(`--remote: '${redactUrl(u)}' is not a URL`, ExitCode.BadValue);
+    }
+  });
+  const protocol = parsed[0].protocol === 'https:' ? 'https' : 'http';
+  const origins = [...new Set(parsed.map((u) => `${u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`))];
+  return { kind: 'http', display: redactUrl(text), protocol, origins, urls };
+}
+
+/**
+ * WebDataset's shard notation: `{000000..000099}` (zero-padded as written)
+ * and `{a,b}`, each brace group expanded in turn.
+ */
+export function expandBraces(text: string): string[] {
+  const match = /\{([^{}]*)\}/.exec(text);
+  if (!match) return [text];
+  const head = text.slice(0, match.index);
+  const tail = text.slice(match.index + match[0].length);
+  const range = /^(\d+)\.\.(\d+)$/.exec(match[1]);
+  let parts: string[];
+  if (range) {
+    const [from, to] = [Number(range[1]), Number(range[2])];
+    if (to < from || to - from >= MAX_EXPANDED_URLS) throw new UserError(`--remote: the range {${match[1]}} is empty or too long`, ExitCode.BadValue);
+    const width = range[1].length;
+    parts = Array.from({ length: to - from + 1 }, (_, k) => String(from + k).padStart(width, '0'));
+  } else {
+    parts = match[1].split(',');
+  }
+  return parts.flatMap((part) => expandBraces(`${head}${part}${tail}`));
+}
