@@ -1,18 +1,21 @@
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
+import { fetchPlace, networkLines } from './network-lines.js';
 import { allRanksLine, driftLine, modeRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
 export function renderSummary(profile: Profile, profilePath: string): string {
   const out: string[] = [];
   const { dataset, analysis } = profile;
+  const place = fetchPlace(profile);
   out.push(`${profile.jobName}: ${profile.status} profile, saved to ${profilePath}`);
   out.push(
-    `dataset: ${dataset.files} files, ${formatBytes(dataset.bytes)}` +
-      (dataset.fitsInMemory ? '' : ' (does NOT fit in memory)') +
-      (profile.options.storageBwBytesPerSec ? `; cold storage throttled to ${formatRate(profile.options.storageBwBytesPerSec)}` : ''),
+    `dataset: ${dataset.files} ${dataset.remote ? 'objects' : 'files'}, ${formatBytes(dataset.bytes)}` +
+      (dataset.fitsInMemory ? '' : dataset.remote ? " (does NOT fit in the profiler's cache)" : ' (does NOT fit in memory)') +
+      (profile.options.storageBwBytesPerSec ? `; cold ${place} throttled to ${formatRate(profile.options.storageBwBytesPerSec)}` : ''),
   );
+  out.push(...networkLines(profile));
   out.push('');
 
   out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
@@ -36,11 +39,11 @@ export function renderSummary(profile: Profile, profilePath: string): string {
     const facts = [
       analysis.gpuSamplesPerSec !== null ? `accelerator could take ${analysis.gpuSamplesPerSec.toFixed(1)} samples/s` : null,
       analysis.prepSamplesPerSec !== null ? `prep delivers ${analysis.prepSamplesPerSec.toFixed(1)} samples/s` : null,
-      analysis.coldSamplesPerSec !== null ? `cold storage ${analysis.coldSamplesPerSec.toFixed(1)} samples/s` : null,
+      analysis.coldSamplesPerSec !== null ? `cold ${place} ${analysis.coldSamplesPerSec.toFixed(1)} samples/s` : null,
     ].filter(Boolean);
     if (facts.length) out.push(`rates: ${facts.join(' · ')}`);
     const bandwidth = [
-      analysis.storageReadBytesPerSec !== null ? `storage read ${formatRate(analysis.storageReadBytesPerSec)}` : null,
+      analysis.storageReadBytesPerSec !== null ? `${place} read ${formatRate(analysis.storageReadBytesPerSec)}` : null,
       analysis.memoryReadBytesPerSec !== null ? `memory read ${formatRate(analysis.memoryReadBytesPerSec)}` : null,
       analysis.prepCpuSecPerSample !== null ? `prep CPU ${(analysis.prepCpuSecPerSample * 1000).toFixed(2)} ms/sample` : null,
     ].filter(Boolean);

@@ -4,7 +4,9 @@
 // through the AWS SDK, so credentials come from the standard chain
 // (environment, shared files, instance roles) and are never seen here.
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { Readable } from 'node:stream';
+import http from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
 import { ExitCode, UserError } from '../../errors.js';
 import { objectKey } from './response-cache.js';
 import { redactUrl, type RemoteSpec } from './remote-spec.js';
@@ -105,27 +107,37 @@ function encodeKey(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');
 }
 
-/** fetch() refuses URLs with credentials: they go in an Authorization header instead. */
-function request(url: string): { url: string; headers: Record<string, string> } {
+/**
+ * A request straight to the origin with node's http client: fetch() refuses
+ * URLs with credentials and the ports the Fetch standard blocks (9, 6000...),
+ * which a private shard server may well use. Redirects are not followed.
+ */
+function httpRequest(url: string, method: 'HEAD' | 'GET'): Promise<http.IncomingMessage> {
   const parsed = new URL(url);
-  if (!parsed.username && !parsed.password) return { url, headers: {} };
-  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64');
-  parsed.username = '';
-  parsed.password = '';
-  return { url: parsed.toString(), headers: { authorization: `Basic ${basic}` } };
+  const client = parsed.protocol === 'https:' ? https : http;
+  const auth = parsed.username || parsed.password ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` : undefined;
+  return new Promise((resolve, reject) => {
+    const req = client.request(parsed, { method, auth }, resolve);
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 function httpStore(spec: RemoteSpec): RemoteStore {
   const urls = spec.urls!;
-  const get = async (url: string, method: 'HEAD' | 'GET'): Promise<Response> => {
-    const { url: plain, headers } = request(url);
-    let response: Response;
+  const get = async (url: string, method: 'HEAD' | 'GET'): Promise<http.IncomingMessage> => {
+    const what = method === 'HEAD' ? 'listing' : 'fetching';
+    let response: http.IncomingMessage;
     try {
-      response = await fetch(plain, { method, headers });
+      response = await httpRequest(url, method);
     } catch (error) {
-      throw failure(method === 'HEAD' ? 'listing' : 'fetching', { ...spec, display: redactUrl(url) }, (error as { cause?: unknown }).cause ?? error);
+      throw failure(what, { ...spec, display: redactUrl(url) }, error);
     }
-    if (!response.ok) throw failure(method === 'HEAD' ? 'listing' : 'fetching', { ...spec, display: redactUrl(url) }, { $metadata: { httpStatusCode: response.status }, code: `HTTP ${response.status}` });
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      response.resume();
+      throw failure(what, { ...spec, display: redactUrl(url) }, { $metadata: { httpStatusCode: status }, code: `HTTP ${status}` });
+    }
     return response;
   };
   const byKey = new Map(urls.map((u) => [objectKey(new URL(u)), u]));
@@ -136,7 +148,8 @@ function httpStore(spec: RemoteSpec): RemoteStore {
       const worker = async () => {
         for (let k = next++; k < urls.length; k = next++) {
           const response = await get(urls[k], 'HEAD');
-          const length = Number(response.headers.get('content-length'));
+          response.resume();
+          const length = Number(response.headers['content-length']);
           const url = new URL(urls[k]);
           objects[k] = { path: `${url.host}${url.pathname}`, bytes: Number.isFinite(length) ? length : 0, cacheKey: objectKey(url) };
         }
@@ -148,8 +161,8 @@ function httpStore(spec: RemoteSpec): RemoteStore {
       const url = byKey.get(object.cacheKey) ?? urls[0];
       const response = await get(url, 'GET');
       const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => (headers[name] = value));
-      return { headers, body: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream) };
+      for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') headers[name] = value;
+      return { headers, body: response };
     },
     close: () => undefined,
   };

@@ -30,14 +30,9 @@ export function parseRemoteSpec(text: string, endpoint: string | undefined, env:
   throw new UserError(`--remote: '${redactUrl(text)}' is not s3://BUCKET/PREFIX or an http(s):// URL; e.g. --remote s3://datasets/imagenet/train`, ExitCode.BadValue);
 }
 
-/** A URL as it may be shown: no user name, password or query. */
+/** A URL as it may be shown: no user name, password, query or fragment; the rest as written (WebDataset braces kept). */
 export function redactUrl(text: string): string {
-  try {
-    const url = new URL(text);
-    return `${url.protocol}//${url.host}${url.pathname}`;
-  } catch {
-    return text.replace(/\/\/[^/@]*@/, '//').replace(/\?.*$/, '');
-  }
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1').replace(/[?#].*$/, '');
 }
 
 function s3Spec(text: string, endpoint: string | undefined, env: NodeJS.ProcessEnv): RemoteSpec {
