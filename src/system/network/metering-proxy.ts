@@ -9,8 +9,7 @@
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream';
+import { pipeline, type Readable, type Writable } from 'node:stream';
 import { TokenBucket } from './token-bucket.js';
 import { objectKey, type CachedResponse, type ResponseCache } from './response-cache.js';
 
@@ -249,8 +248,7 @@ export class MeteringProxy {
       res.end();
       return;
     }
-    const count = this.countingStream(record, 'cacheBytes', null);
-    pipeline(createReadStream(stored.bodyFile, { start, end }), count, res, () => undefined);
+    this.relay(createReadStream(stored.bodyFile, { start, end, highWaterMark: 256 * 1024 }), res, record, 'cacheBytes', null);
   }
 
   /** Sends the request on to its origin and the response back, metered (and capped) when it is the data's. */
@@ -267,8 +265,8 @@ export class MeteringProxy {
           data.record.status = response.statusCode ?? 0;
           data.record.firstByteMs = performance.now() - data.started;
         }
-        const count = data ? this.countingStream(data.record, 'originBytes', this.bucket) : this.countingStream(null, 'otherBytes', null);
-        pipeline(response, count, res, () => undefined);
+        if (data) this.relay(response, res, data.record, 'originBytes', this.bucket);
+        else this.relay(response, res, null, 'otherBytes', null);
       },
     );
     upstream.on('error', (error) => {
@@ -296,9 +294,9 @@ export class MeteringProxy {
     const origin = net.connect(port, host, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) origin.write(head);
-      const count = data ? this.countingStream(record, 'originBytes', this.bucket, started) : this.countingStream(null, 'otherBytes', null);
-      pipeline(origin, count, client, () => undefined);
-      pipeline(client, origin, () => undefined);
+      if (data) this.relay(origin, client, record, 'originBytes', this.bucket, started);
+      else this.relay(origin, client, null, 'otherBytes', null);
+      client.pipe(origin);
     });
     let done = false;
     const finish = () => {
@@ -323,27 +321,56 @@ export class MeteringProxy {
     origin.on('close', finish);
   }
 
-  /** A pass-through that counts a response's bytes into `counter` and holds them to the cap. */
-  private countingStream(
+  /**
+   * Relays `source` to `sink`, counting its bytes into `counter` and holding
+   * them to the cap. Plain data listeners with back-pressure rather than a
+   * Transform in a pipeline: the proxy is on the path of every byte the job
+   * fetches, and a stream stage per response costs CPU per chunk.
+   */
+  private relay(
+    source: Readable,
+    sink: Writable,
     record: RequestRecord | null,
     counter: 'originBytes' | 'cacheBytes' | 'otherBytes',
     bucket: TokenBucket | null,
     /** performance.now() at the record's start, where its first byte is timed here (a tunnel's). */
     started?: number,
-  ): Transform {
+  ): void {
     const counters = this.counters;
-    return new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        counters[counter] += chunk.length;
-        if (record) {
-          record.bytes += chunk.length;
-          if (record.firstByteMs === null && started !== undefined) record.firstByteMs = performance.now() - started;
-        }
-        const waitMs = bucket ? bucket.take(chunk.length) : 0;
-        if (waitMs > 0) setTimeout(() => callback(null, chunk), waitMs);
-        else callback(null, chunk);
-      },
+    source.on('data', (chunk: Buffer) => {
+      counters[counter] += chunk.length;
+      if (record) {
+        record.bytes += chunk.length;
+        if (record.firstByteMs === null && started !== undefined) record.firstByteMs = performance.now() - started;
+      }
+      const waitMs = bucket ? bucket.take(chunk.length) : 0;
+      if (waitMs > 0) {
+        // Held back until the cap allows it: the bytes leave no sooner than the rate says.
+        source.pause();
+        held += 1;
+        setTimeout(() => send(chunk), waitMs);
+      } else if (!sink.write(chunk)) {
+        source.pause();
+        sink.once('drain', () => source.resume());
+      }
     });
+    // A paused source still ends once its buffer is empty: the sink ends after the last held chunk.
+    let held = 0;
+    let ended = false;
+    const send = (chunk: Buffer) => {
+      held -= 1;
+      const drained = sink.write(chunk);
+      if (ended && held === 0) sink.end();
+      else if (drained) source.resume();
+      else sink.once('drain', () => source.resume());
+    };
+    source.once('end', () => {
+      ended = true;
+      if (held === 0) sink.end();
+    });
+    source.once('error', () => sink.destroy());
+    sink.once('error', () => source.destroy());
+    sink.once('close', () => source.destroy());
   }
 }
 
