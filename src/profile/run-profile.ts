@@ -12,7 +12,8 @@ import { startGpuSampler, type GpuSampler } from '../system/probes/gpu.js';
 import { withCpus } from '../system/cgroups/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../analysis/size-histogram.js';
-import { artefactsDir, writeProfile } from '../store/profile-store.js';
+import { artefactsDir } from '../store/profile-store.js';
+import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress } from './run-mode.js';
 import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner } from './run-setup.js';
@@ -65,6 +66,8 @@ export interface ProfileRunInput {
   pollMs: number;
   /** Where the profile is written. */
   outFile: string;
+  /** What saves the profile; the disk unless a test passes a MemorySink. */
+  sink?: ArtifactSink;
   /** Where the samples come from: lists the data, sets each mode's state, meters its reads (LocalFilesSource; FakeDataSource in tests). */
   dataSource: DataSource;
   /**
@@ -229,13 +232,18 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     if (exitCode === ExitCode.Ok && !interrupts.interrupted) await storageProbeStep(steps);
     if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
     profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
-    writeProfile(input.outFile, profile);
+    save(input, profile);
     return { profile, path: input.outFile, exitCode, failureTail: end.failureTail };
   } finally {
     interrupts.dispose();
     await gpu?.stop();
     await throttle?.remove();
   }
+}
+
+/** Saves the profile where the input says, through its sink. */
+function save(input: ProfileRunInput, profile: Profile): void {
+  (input.sink ?? fileSink).saveProfile(input.outFile, profile);
 }
 
 /** The profile before its first run: options, host and dataset facts, no mode yet. */
@@ -301,7 +309,7 @@ async function runSchedule({ input, hooks, profile, runOnce, interrupts, warn }:
     } else {
       (profile.cpuSweep ??= []).push(result);
     }
-    writeProfile(input.outFile, profile);
+    save(input, profile);
     hooks.onModeDone?.(result);
     if (result.status === 'interrupted') return { exitCode: ExitCode.Interrupted, failureTail: null };
     if (result.status === 'failed') return { exitCode: ExitCode.JobFailed, failureTail: failureTail(result, FAILURE_TAIL_LINES) };
@@ -318,7 +326,7 @@ async function overlapStep(steps: ProfileSteps): Promise<void> {
   const probe = await overlapProbe(steps);
   if (!probe) return;
   profile.overlapProbe = probe;
-  writeProfile(input.outFile, profile);
+  save(input, profile);
   hooks.onModeDone?.(probe);
   if (probe.status === 'failed') warn(PROFILE_RUN_TEXT.overlapProbeFailed(probe.stopReason, probe.logs.stderr));
 }

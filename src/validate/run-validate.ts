@@ -1,4 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { windowRates } from '../profile/window-rates.js';
@@ -18,6 +17,7 @@ import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
 import { VALIDATE_TEXT } from './validate-text.js';
+import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
 
 export type { ValidationPoint } from './plan.js';
@@ -56,6 +56,8 @@ export interface ValidateInput {
   env: NodeJS.ProcessEnv;
   /** Folder for the points' events, logs and residency readings; created here. */
   workDir: string;
+  /** What makes that folder and writes the readings; the disk unless a test passes a MemorySink. */
+  sink?: ArtifactSink;
   /** Seconds before a point's job is stopped whatever it reported. */
   timeoutSec: number;
   /**
@@ -131,7 +133,7 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
       samplesPerIter: profile.modes.cached?.summary?.samplesPerIter ?? 1,
     });
     hooks.onPlan?.(plan);
-    mkdirSync(input.workDir, { recursive: true });
+    (input.sink ?? fileSink).makeFolder(input.workDir);
     // The profile ran with DAMON's reclaim paused; so do its points (its scanning takes CPU, its pageout the cache).
     const reclaim = pauseReclaim(input.pauseReclaim !== false, 'validate');
     for (const warning of reclaim.warnings) hooks.onWarning?.(warning);
@@ -408,8 +410,7 @@ async function measureCachePoint(
     };
   } finally {
     // Every reading beside the job's logs: how the cache went, when it did not hold.
-    mkdirSync(modeDir, { recursive: true });
-    writeFileSync(join(modeDir, 'residency.jsonl'), readings.map((r) => JSON.stringify(r) + '\n').join(''));
+    (input.sink ?? fileSink).writeText(join(modeDir, 'residency.jsonl'), readings.map((r) => JSON.stringify(r) + '\n').join(''));
   }
 }
 
