@@ -16,7 +16,7 @@ import { artefactsDir } from '../store/profile-store.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress } from './run-mode.js';
-import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner } from './run-setup.js';
+import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner } from './run-setup.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
@@ -190,23 +190,7 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
   const throttle = await startThrottle(input.dataSource, dataset, input.storageBwBytesPerSec, `${process.pid}`, input.env);
   const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
   const interrupts = new Interrupts(hooks.onSignal);
-  const start = jobRunner(
-    {
-      cwd: input.cwd,
-      env: input.env,
-      dataset,
-      dataSource: input.dataSource,
-      timeoutSec: input.timeoutSec,
-      firstIterationTimeoutSec: input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
-      stopGraceSec: input.stopGraceSec,
-      killGraceSec: input.killGraceSec,
-      sync: input.sync,
-      pollMs: input.pollMs,
-      gpu: gpu ?? undefined,
-    },
-    input.modeRunner ?? runMode,
-    interrupts,
-  );
+  const start = jobRunner(sharedRunSettings(input, dataset, gpu ?? undefined), input.modeRunner ?? runMode, interrupts);
   // The cold mode and the probe read storage under the throttle.
   const runOnce: RunOnce = async ({ mode, label, argv, cacheState, budgetShare = 1, numWorkers }) => {
     hooks.onModeStart?.(label);

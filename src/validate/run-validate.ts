@@ -3,7 +3,7 @@ import { summarizeIterations } from '../analysis/summarize.js';
 import { windowRates } from '../profile/window-rates.js';
 import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
-import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
+import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
@@ -18,7 +18,7 @@ import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
 import { VALIDATE_TEXT } from './validate-text.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
-import { CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
+import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 
 export type { ValidationPoint } from './plan.js';
 export type { ValidationReport, ValidationResult } from './results.js';
@@ -160,22 +160,7 @@ async function runPoints(
   const base = baseScenario(model);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
   const interrupts = new Interrupts(hooks.onSignal);
-  const run = jobRunner(
-    {
-      cwd: input.cwd,
-      env: input.env,
-      dataset,
-      dataSource: input.dataSource,
-      timeoutSec: input.timeoutSec,
-      firstIterationTimeoutSec: SUPERVISION.firstIterationTimeoutSec,
-      stopGraceSec: SUPERVISION.stopGraceSec,
-      killGraceSec: SUPERVISION.killGraceSec,
-      sync: SUPERVISION.sync,
-      pollMs: SUPERVISION.pollMs,
-    },
-    input.modeRunner ?? runMode,
-    interrupts,
-  );
+  const run = jobRunner(sharedRunSettings(input, dataset), input.modeRunner ?? runMode, interrupts);
   const results: ValidationResult[] = [];
   let anchoredModel: FittedModel | null = null;
   try {
