@@ -16,7 +16,7 @@
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
 import { forEachInotifyEvent } from '../kernel/inotify.js';
 import { errnoError, errnoName } from '../kernel/errno.js';
-import { readTextOrNull } from '../kernel/read-text.js';
+import { parseKernelNumber, readTextOrNull } from '../kernel/read-text.js';
 import type { FileTable } from '../dataset/file-table.js';
 import { watchedDirs } from './keeper-dataset.js';
 
@@ -63,7 +63,7 @@ export type InotifyWatchStart = { ok: true; events: InotifyEvents } | { ok: fals
 /** Watches every directory of `table` that holds files; never throws. */
 export function watchTable(libc: LibcBindings, table: FileTable): InotifyWatchStart {
   const dirs = watchedDirs(table);
-  const limitReason = watchLimitReason(dirs.length, readProcNumber('/proc/sys/fs/inotify/max_user_watches'));
+  const limitReason = watchLimitReason(dirs.length, parseKernelNumber(readTextOrNull('/proc/sys/fs/inotify/max_user_watches')));
   if (limitReason) return { ok: false, reason: limitReason };
   const fd = libc.inotifyInit1(IN.nonblock | IN.cloexec);
   if (fd < 0) return { ok: false, reason: MESSAGES.initFailed(errnoName(-fd)) };
@@ -83,7 +83,7 @@ export function watchTable(libc: LibcBindings, table: FileTable): InotifyWatchSt
 /** A keeper's inotify queue over its table. */
 export class InotifyEvents {
   /** Events the queue holds at most (fs.inotify.max_queued_events). */
-  readonly queueCapacity = readProcNumber('/proc/sys/fs/inotify/max_queued_events') ?? DEFAULT_QUEUED_EVENTS;
+  readonly queueCapacity = parseKernelNumber(readTextOrNull('/proc/sys/fs/inotify/max_queued_events')) ?? DEFAULT_QUEUED_EVENTS;
   private readonly buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
   /** Closes still to come from the keeper's own opens, per file. */
   private readonly ownCloses = new Map<number, number>();
@@ -168,9 +168,4 @@ export class InotifyEvents {
     }
     return -1;
   }
-}
-
-function readProcNumber(file: string): number | null {
-  const text = readTextOrNull(file)?.trim() ?? '';
-  return /^\d+$/.test(text) ? Number(text) : null;
 }
