@@ -100,20 +100,26 @@ export class InotifyEvents {
     return this.dirsByWd.size;
   }
 
-  /** Reads every queued event (at most MAX_READS_PER_DRAIN buffers) into `handlers`; returns how many. */
-  read(handlers: InotifyHandlers): number {
+  /**
+   * The queue's reader into `handlers`, its dispatch built once (a keeper
+   * drains every few ms): each call reads every queued event (at most
+   * MAX_READS_PER_DRAIN buffers) and returns how many.
+   */
+  reader(handlers: InotifyHandlers): () => number {
     const visit = (wd: number, mask: number, name: Buffer): void => this.dispatch(wd, mask, name, handlers);
-    let events = 0;
-    for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
-      const bytes = this.libc.read(this.fd, this.buffer);
-      if (bytes === -EAGAIN || bytes === 0) break;
-      if (bytes < 0) {
-        handlers.failed(errnoError(-bytes, 'read'));
-        break;
+    return () => {
+      let events = 0;
+      for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
+        const bytes = this.libc.read(this.fd, this.buffer);
+        if (bytes === -EAGAIN || bytes === 0) break;
+        if (bytes < 0) {
+          handlers.failed(errnoError(-bytes, 'read'));
+          break;
+        }
+        events += forEachInotifyEvent(this.buffer, bytes, visit);
       }
-      events += forEachInotifyEvent(this.buffer, bytes, visit);
-    }
-    return events;
+      return events;
+    };
   }
 
   /** Opens file `k` for the keeper's own use; its close event is then expected and ignored. Throws where it cannot be opened. */
