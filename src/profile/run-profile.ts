@@ -12,10 +12,11 @@ import { startGpuSampler, type GpuSampler } from '../system/probes/gpu.js';
 import { withCpus } from '../system/cgroups/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../analysis/size-histogram.js';
-import { artefactsDir, writeProfile } from '../store/profile-store.js';
+import { artefactsDir } from '../store/profile-store.js';
+import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress } from './run-mode.js';
-import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner } from './run-setup.js';
+import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner } from './run-setup.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
@@ -65,6 +66,8 @@ export interface ProfileRunInput {
   pollMs: number;
   /** Where the profile is written. */
   outFile: string;
+  /** What saves the profile; the disk unless a test passes a MemorySink. */
+  sink?: ArtifactSink;
   /** Where the samples come from: lists the data, sets each mode's state, meters its reads (LocalFilesSource; FakeDataSource in tests). */
   dataSource: DataSource;
   /**
@@ -189,23 +192,7 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
   const throttle = await startThrottle(input.dataSource, dataset, input.storageBwBytesPerSec, `${process.pid}`, input.env);
   const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
   const interrupts = new Interrupts(hooks.onSignal);
-  const start = jobRunner(
-    {
-      cwd: input.cwd,
-      env: input.env,
-      dataset,
-      dataSource: input.dataSource,
-      timeoutSec: input.timeoutSec,
-      firstIterationTimeoutSec: input.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
-      stopGraceSec: input.stopGraceSec,
-      killGraceSec: input.killGraceSec,
-      sync: input.sync,
-      pollMs: input.pollMs,
-      gpu: gpu ?? undefined,
-    },
-    input.modeRunner ?? runMode,
-    interrupts,
-  );
+  const start = jobRunner(sharedRunSettings(input, dataset, gpu ?? undefined), input.modeRunner ?? runMode, interrupts);
   // The cold mode and the probe read storage under the throttle.
   const runOnce: RunOnce = async ({ mode, label, argv, cacheState, budgetShare = 1, numWorkers }) => {
     hooks.onModeStart?.(label);
@@ -231,13 +218,18 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     if (exitCode === ExitCode.Ok && !interrupts.interrupted) await storageProbeStep(steps);
     if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
     profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
-    writeProfile(input.outFile, profile);
+    save(input, profile);
     return { profile, path: input.outFile, exitCode, failureTail: end.failureTail };
   } finally {
     interrupts.dispose();
     await gpu?.stop();
     await throttle?.remove();
   }
+}
+
+/** Saves the profile where the input says, through its sink. */
+function save(input: ProfileRunInput, profile: Profile): void {
+  (input.sink ?? fileSink).saveProfile(input.outFile, profile);
 }
 
 /** The profile before its first run: options, host and dataset facts, no mode yet. */
@@ -303,7 +295,7 @@ async function runSchedule({ input, hooks, profile, runOnce, interrupts, warn }:
     } else {
       (profile.cpuSweep ??= []).push(result);
     }
-    writeProfile(input.outFile, profile);
+    save(input, profile);
     hooks.onModeDone?.(result);
     if (result.status === 'interrupted') return { exitCode: ExitCode.Interrupted, failureTail: null };
     if (result.status === 'failed') return { exitCode: ExitCode.JobFailed, failureTail: failureTail(result, FAILURE_TAIL_LINES) };
@@ -320,7 +312,7 @@ async function overlapStep(steps: ProfileSteps): Promise<void> {
   const probe = await overlapProbe(steps);
   if (!probe) return;
   profile.overlapProbe = probe;
-  writeProfile(input.outFile, profile);
+  save(input, profile);
   hooks.onModeDone?.(probe);
   if (probe.status === 'failed') warn(PROFILE_RUN_TEXT.overlapProbeFailed(probe.stopReason, probe.logs.stderr));
 }

@@ -13,6 +13,7 @@ import type { DataSource, Throttle } from './data-sources/data-source.js';
 import type { Interrupts } from './interrupts.js';
 import { tail } from './log-tail.js';
 import type { ModeRunInput } from './run-mode.js';
+import { SUPERVISION } from './run-defaults.js';
 
 /** Runs one mode of the job: runMode, or a test's deterministic fake. */
 export type ModeRunner = (input: ModeRunInput) => Promise<ModeResult>;
@@ -68,6 +69,34 @@ export type SharedRunSettings = Pick<
   ModeRunInput,
   'cwd' | 'env' | 'dataset' | 'dataSource' | 'timeoutSec' | 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs' | 'gpu'
 >;
+
+/** How a command's runs are watched and stopped, where it sets them; SUPERVISION's defaults otherwise. */
+export type Supervision = Partial<Pick<SharedRunSettings, 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs'>>;
+
+/**
+ * The settings every run of a command shares, built once for profile and
+ * validate alike: the command's job, data and limits, and SUPERVISION's
+ * defaults for what it leaves unset (validate has no flag for them).
+ */
+export function sharedRunSettings(
+  command: Pick<SharedRunSettings, 'cwd' | 'env' | 'dataSource' | 'timeoutSec'> & Supervision,
+  dataset: Dataset,
+  gpu?: SharedRunSettings['gpu'],
+): SharedRunSettings {
+  return {
+    cwd: command.cwd,
+    env: command.env,
+    dataset,
+    dataSource: command.dataSource,
+    timeoutSec: command.timeoutSec,
+    firstIterationTimeoutSec: command.firstIterationTimeoutSec ?? SUPERVISION.firstIterationTimeoutSec,
+    stopGraceSec: command.stopGraceSec ?? SUPERVISION.stopGraceSec,
+    killGraceSec: command.killGraceSec ?? SUPERVISION.killGraceSec,
+    sync: command.sync ?? SUPERVISION.sync,
+    pollMs: command.pollMs ?? SUPERVISION.pollMs,
+    gpu,
+  };
+}
 
 /** What one run sets on top of the shared settings. */
 export type RunRequest = Omit<ModeRunInput, keyof SharedRunSettings | 'interrupted'>;

@@ -1,10 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
 import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
-import { failureTail, jobRunner, pauseReclaim, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
+import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
@@ -18,7 +17,8 @@ import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
 import { VALIDATE_TEXT } from './validate-text.js';
-import { CONTROL_MIN_ITERATIONS, SUPERVISION } from '../profile/run-defaults.js';
+import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
+import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 
 export type { ValidationPoint } from './plan.js';
 export type { ValidationReport, ValidationResult } from './results.js';
@@ -56,6 +56,8 @@ export interface ValidateInput {
   env: NodeJS.ProcessEnv;
   /** Folder for the points' events, logs and residency readings; created here. */
   workDir: string;
+  /** What makes that folder and writes the readings; the disk unless a test passes a MemorySink. */
+  sink?: ArtifactSink;
   /** Seconds before a point's job is stopped whatever it reported. */
   timeoutSec: number;
   /**
@@ -132,7 +134,7 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
       samplesPerIter: profile.modes.cached?.summary?.samplesPerIter ?? 1,
     });
     hooks.onPlan?.(plan);
-    mkdirSync(input.workDir, { recursive: true });
+    (input.sink ?? fileSink).makeFolder(input.workDir);
     // The profile ran with DAMON's reclaim paused; so do its points (its scanning takes CPU, its pageout the cache).
     const reclaim = pauseReclaim(input.pauseReclaim !== false, 'validate');
     for (const warning of reclaim.warnings) hooks.onWarning?.(warning);
@@ -161,22 +163,7 @@ async function runPoints(
   const base = baseScenario(model);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
   const interrupts = new Interrupts(hooks.onSignal);
-  const run = jobRunner(
-    {
-      cwd: input.cwd,
-      env: input.env,
-      dataset,
-      dataSource: input.dataSource,
-      timeoutSec: input.timeoutSec,
-      firstIterationTimeoutSec: SUPERVISION.firstIterationTimeoutSec,
-      stopGraceSec: SUPERVISION.stopGraceSec,
-      killGraceSec: SUPERVISION.killGraceSec,
-      sync: SUPERVISION.sync,
-      pollMs: SUPERVISION.pollMs,
-    },
-    input.modeRunner ?? runMode,
-    interrupts,
-  );
+  const run = jobRunner(sharedRunSettings(input, dataset), input.modeRunner ?? runMode, interrupts);
   const results: ValidationResult[] = [];
   let anchoredModel: FittedModel | null = null;
   try {
@@ -411,8 +398,7 @@ async function measureCachePoint(
     };
   } finally {
     // Every reading beside the job's logs: how the cache went, when it did not hold.
-    mkdirSync(modeDir, { recursive: true });
-    writeFileSync(join(modeDir, 'residency.jsonl'), readings.map((r) => JSON.stringify(r) + '\n').join(''));
+    (input.sink ?? fileSink).writeText(join(modeDir, 'residency.jsonl'), readings.map((r) => JSON.stringify(r) + '\n').join(''));
   }
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { planRuns, runBudget, runProfile, type ProfileRunInput } from '../../src/profile/run-profile.js';
 import { MODES } from '../../src/schema/events.js';
 import type { Profile } from '../../src/schema/profile.js';
@@ -10,6 +10,7 @@ import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
 import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
 import { ExitCode, UserError } from '../../src/errors.js';
+import { MemorySink } from '../../src/store/memory-sink.js';
 
 test('the schedule mirrors the modes and halves each run\'s budget', () => {
   const plan = planRuns({ modes: [...MODES], cpuSweep: [1] }, 2);
@@ -58,15 +59,15 @@ const KNOWN_STALLS: FakeJob = {
 };
 
 describe('runProfile with a fake mode runner', () => {
-  let dir: string;
-  before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-schedule-'));
-  });
-  after(() => { if (!process.env.KEEP) fs.rmSync(dir, { recursive: true, force: true }); });
+  // Never made: the profiles go to a memory sink, the fake runner starts no job.
+  const dir = path.join(os.tmpdir(), `dsa-schedule-unwritten-${process.pid}`);
+  const sink = new MemorySink();
+  const inputFor = (name: string, runner: ProfileRunInput['modeRunner'], overrides: Partial<ProfileRunInput> = {}): ProfileRunInput =>
+    fakeProfileInput(dir, name, runner, { sink, ...overrides });
 
   const profileWith = async (job: FakeJob, passes: number, name: string): Promise<{ profile: Profile; labels: string[]; budgets: number[] }> => {
     const fake = fakeModeRunner(job);
-    const input = fakeProfileInput(dir, name, fake.run, { passes });
+    const input = inputFor(name, fake.run, { passes });
     const outcome = await runProfile(input, { onSignal: () => () => {} });
     return { profile: outcome.profile, labels: fake.calls.map((c) => c.label), budgets: fake.calls.map((c) => c.maxIterations) };
   };
@@ -148,7 +149,7 @@ describe('runProfile with a fake mode runner', () => {
     // Prep-bound at the script's 2 workers (30 ms wait); 1 worker waits 130 ms, 4 workers keep up.
     const job: FakeJob = { ...KNOWN_STALLS, waitMsAtWorkers: { 1: 130, 4: 0 }, seed: 3 };
     const fake = fakeModeRunner(job);
-    const input = fakeProfileInput(dir, 'workers', fake.run, { passes: 2, workersSweep: [1, 4] });
+    const input = inputFor('workers', fake.run, { passes: 2, workersSweep: [1, 4] });
     const { profile } = await runProfile(input, { onSignal: () => () => {} });
     const sweep = profile.workersSweep!;
     assert.deepEqual(sweep.map((r) => r.workersAsked), [1, 4]);
@@ -167,7 +168,7 @@ describe('runProfile with a fake mode runner', () => {
   test('a job that cannot change its workers gets no sweep, and says why, instead of a faked one', async () => {
     const fake = fakeModeRunner({ ...KNOWN_STALLS, ignoresWorkers: true, seed: 4 });
     const warnings: string[] = [];
-    const input = fakeProfileInput(dir, 'workers-refused', fake.run, { passes: 2, workersSweep: [1, 4] });
+    const input = inputFor('workers-refused', fake.run, { passes: 2, workersSweep: [1, 4] });
     const { profile, exitCode } = await runProfile(input, { onSignal: () => () => {}, onWarning: (w) => warnings.push(w) });
     assert.equal(exitCode, 0);
     assert.equal(profile.workersSweep, undefined);
@@ -180,9 +181,13 @@ describe('runProfile with a fake mode runner', () => {
     const fake = fakeModeRunner({ ...KNOWN_STALLS, seed: 6 });
     const source = new FakeDataSource({ files: 300, fileBytes: 4096 });
     const warnings: string[] = [];
-    const input = fakeProfileInput(dir, 'fake-source', fake.run, { dataSource: source, storageBwBytesPerSec: 5e6 });
+    const input = inputFor('fake-source', fake.run, { dataSource: source, storageBwBytesPerSec: 5e6 });
+    const saves = sink.profileSaves.length;
     const { profile, exitCode } = await runProfile(input, { onSignal: () => () => {}, onWarning: (w) => warnings.push(w) });
     assert.equal(exitCode, ExitCode.Ok);
+    // Saved after each run and once at the end, as the file would be; the last save is the profile returned.
+    assert.deepEqual(sink.profileSaves.slice(saves), Array(fake.calls.length + 1).fill(input.outFile));
+    assert.deepEqual(sink.profile(input.outFile), JSON.parse(JSON.stringify(profile)));
     assert.equal(source.listed, 1);
     assert.deepEqual({ files: profile.dataset.files, bytes: profile.dataset.bytes, device: profile.dataset.device }, { files: 300, bytes: 300 * 4096, device: '254:0' });
     // Every run set up its mode's state from the source and undid it.
@@ -194,13 +199,13 @@ describe('runProfile with a fake mode runner', () => {
 
     // A dataset the source cannot throttle: refused before any run, not profiled unthrottled.
     const unthrottleable = fakeModeRunner(KNOWN_STALLS);
-    const refused = runProfile(fakeProfileInput(dir, 'no-device', unthrottleable.run, { dataSource: new FakeDataSource({ device: null }), storageBwBytesPerSec: 5e6 }), { onSignal: () => () => {} });
+    const refused = runProfile(inputFor('no-device', unthrottleable.run, { dataSource: new FakeDataSource({ device: null }), storageBwBytesPerSec: 5e6 }), { onSignal: () => () => {} });
     await assert.rejects(refused, (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment);
     assert.equal(unthrottleable.calls.length, 0);
   });
 
   const profileWithRunner = async (modeRunner: ProfileRunInput['modeRunner'], name: string): Promise<Profile> =>
-    (await runProfile(fakeProfileInput(dir, name, modeRunner), { onSignal: () => () => {} })).profile;
+    (await runProfile(inputFor(name, modeRunner), { onSignal: () => () => {} })).profile;
 
   test('a prep stall whose wait jumps between runs (a machine whose load changed) is still named from its wait', async () => {
     // The cached wait 125 ms in one run and 80 in the other: a machine whose load changed by a fifth.
@@ -235,7 +240,7 @@ describe('runProfile with a fake mode runner', () => {
   test('the intervals hold the scatter between runs, not only the noise inside each', async () => {
     // A machine that jumps between two paces from run to run, not steadily.
     const jumpy = jumpyRunner({ ...DRIFT_ONLY, driftPerSec: 0, noise: 0.01, seed: 3 }, [1, 1, 1, 1, 1, 1], [1, 1.08, 0.95, 1.06, 0.97, 1.04]);
-    const outcome = await runProfile(fakeProfileInput(dir, 'jumpy', jumpy), { onSignal: () => () => {} });
+    const outcome = await runProfile(inputFor('jumpy', jumpy), { onSignal: () => () => {} });
     const a = outcome.profile.analysis!;
     const cold = outcome.profile.modes.cold!;
     const inRun = Math.hypot(...cold.passes!.map((p) => p.iterMs!.halfWidth!)) / 2;
@@ -245,5 +250,10 @@ describe('runProfile with a fake mode runner', () => {
     assert.ok(a.prepStallParts!.waitGrowthMs.halfWidth! < 0.5, `wait growth ±${a.prepStallParts!.waitGrowthMs.halfWidth}`);
     assert.ok(a.prepStallParts!.stepGrowthMs.halfWidth! > 5, `step growth ±${a.prepStallParts!.stepGrowthMs.halfWidth}`);
     assert.equal(a.verdict.bound, 'compute', a.verdict.text);
+  });
+
+  test('no file was written: every profile went to the memory sink', () => {
+    assert.ok(sink.profileSaves.length > 0);
+    assert.equal(fs.existsSync(dir), false);
   });
 });

@@ -10,12 +10,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { ExitCode, UserError } from '../../src/errors.js';
 import { FakeCappedState, FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { Iteration, ModeResult, Profile, ResourceSample } from '../../src/schema/profile.js';
+import { MemorySink } from '../../src/store/memory-sink.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { anchorToControl } from '../../src/validate/results.js';
 import { runValidation, type ValidateInput, type ValidationRun } from '../../src/validate/run-validate.js';
@@ -24,8 +25,9 @@ import { modelVerdict, validationFailure } from '../../src/validate/verdict.js';
 import { baseScenario, fitModel, isNotEnoughData, predict, type FittedModel } from '../../src/whatif/model.js';
 
 const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-validate-'));
-after(() => fs.rmSync(root, { recursive: true, force: true }));
+// Never made: the points' folders and readings go to a memory sink, the fake runner starts no job.
+const root = path.join(os.tmpdir(), `dsa-validate-unwritten-${process.pid}`);
+const sink = new MemorySink();
 
 const profile: Profile = readProfile(FIXTURE.pathname);
 const fit = fitModel(profile);
@@ -101,6 +103,7 @@ function validateInput(name: string, source: FakeDataSource, runner: ValidateInp
     cwd: root,
     env: {},
     workDir: path.join(root, name),
+    sink,
     timeoutSec: 60,
     pauseReclaim: false,
     modeRunner: runner,
@@ -166,6 +169,10 @@ test('validate plans its points, runs each in its state, anchors to the control 
   // The cache point: predicted at the cache its readings showed, its hit ratio measured from the source's meter.
   assert.equal(cache.residentBytes, CACHE_BYTES);
   assert.equal(cache.residency?.held, true);
+  // Its readings, kept beside its logs for when a cap does not hold.
+  assert.ok(sink.folders.has(path.join(root, 'slower')));
+  const readings = sink.files.get(path.join(root, 'slower', `point-2-cache-${CACHE_BYTES}`, 'residency.jsonl'))!.trimEnd().split('\n').map((line) => JSON.parse(line));
+  assert.ok(readings.length > 0 && readings.every((r) => r.residentBytes === CACHE_BYTES), JSON.stringify(readings));
   assert.ok(Math.abs(cache.measuredHitRatio! - cache.predictedHitRatio!) < 0.01, `${cache.measuredHitRatio} vs ${cache.predictedHitRatio}`);
   // Median over the cache and workers points: half of 25% off and half near 0 lands between.
   assert.ok(report.medianAbsError! > 0.1, String(report.medianAbsError));
@@ -204,4 +211,9 @@ test('cache points of a throttled profile on data that cannot be throttled are r
   const noCache = { ...validateInput('no-cache', fakeData({ device: null }), runner.run), request: { cacheSizes: [], cpuCounts: [], workerCounts: [4], control: true } };
   const { run } = await validate(noCache);
   assert.deepEqual(run.report.results.map((r) => r.status), ['measured', 'measured']);
+});
+
+test('no file was written: the folders and readings went to the memory sink', () => {
+  assert.ok(sink.files.size > 0);
+  assert.equal(fs.existsSync(root), false);
 });

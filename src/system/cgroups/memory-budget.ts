@@ -8,7 +8,7 @@
 // memory.rst); cgroup v2 memory.max, memory.high, memory.current and
 // memory.stat file (Documentation/admin-guide/cgroup-v2.rst). Limits of every
 // ancestor apply too (v1 with use_hierarchy, always on v2): the tightest wins.
-import { readTextOrNull } from '../kernel/read-text.js';
+import { parseKernelNumber, readTextOrNull } from '../kernel/read-text.js';
 import { parseMountinfo, type Mount } from '../kernel/mountinfo.js';
 import { parseProcCgroup } from './cgroups.js';
 import { formatBytes } from '../../units.js';
@@ -104,11 +104,9 @@ function groupDirs(mount: Mount, groupPath: string): string[] {
   return dirs;
 }
 
+/** A cgroup memory file's bytes; v2's 'max' (no limit) is Infinity. */
 function bytesIn(text: string | null): number | null {
-  if (text === null) return null;
-  const trimmed = text.trim();
-  if (trimmed === 'max') return Infinity;
-  return /^\d+$/.test(trimmed) ? Number(trimmed) : null;
+  return text?.trim() === 'max' ? Infinity : parseKernelNumber(text);
 }
 
 function statField(text: string | null, name: string): number {

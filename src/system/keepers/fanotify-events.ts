@@ -69,20 +69,27 @@ export class FanotifyEvents {
     readonly marks: number,
   ) {}
 
-  /** Reads queued events into `handlers`, at most MAX_READS_PER_DRAIN buffers; true when it stopped with more to read. */
-  read(handlers: FanotifyHandlers): boolean {
+  /**
+   * The group's reader into `handlers`, its dispatch built once (a keeper
+   * drains every few ms): each call reads queued events, at most
+   * MAX_READS_PER_DRAIN buffers, and returns true when it stopped with more
+   * to read.
+   */
+  reader(handlers: FanotifyHandlers): () => boolean {
     const visit = (mask: number, eventFd: number): void => this.dispatch(mask, eventFd, handlers);
     const unreadable = (): void => handlers.failed('(fanotify read)', new Error('an event this code cannot read (another metadata version)'));
-    for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
-      const bytes = this.libc.read(this.fd, this.buffer);
-      if (bytes === -EAGAIN || bytes === 0) return false;
-      if (bytes < 0) {
-        handlers.failed('(fanotify read)', errnoError(-bytes, 'read'));
-        return false;
+    return () => {
+      for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
+        const bytes = this.libc.read(this.fd, this.buffer);
+        if (bytes === -EAGAIN || bytes === 0) return false;
+        if (bytes < 0) {
+          handlers.failed('(fanotify read)', errnoError(-bytes, 'read'));
+          return false;
+        }
+        forEachFanotifyEvent(this.buffer, bytes, visit, unreadable);
       }
-      forEachFanotifyEvent(this.buffer, bytes, visit, unreadable);
-    }
-    return true;
+      return true;
+    };
   }
 
   /** Closes the group; its marks go, and the queued events' references are freed. */

@@ -76,6 +76,8 @@ class RunningFanotifyKeeper implements ColdKeeper {
   private drainTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private stopping: Promise<ColdKeeperStats> | undefined;
+  /** Drains the group into the handlers; true when more is queued. */
+  private readonly readEvents: () => boolean;
 
   constructor(
     private readonly libc: LibcBindings,
@@ -83,6 +85,7 @@ class RunningFanotifyKeeper implements ColdKeeper {
     private readonly events: FanotifyEvents,
     private readonly options: FanotifyKeeperOptions,
   ) {
+    this.readEvents = events.reader(this.handlers);
     this.accounts = keeperAccounts('fanotify', events.marks, libc);
     const { metered, fail } = this.accounts;
     // The keeper's own opens here make events too; each costs one more
@@ -90,7 +93,7 @@ class RunningFanotifyKeeper implements ColdKeeper {
     this.afterOverflow = overflowSweep({
       files: table.length,
       evict: (k) => this.evictAfterOverflow(k),
-      drain: () => void this.events.read(this.handlers),
+      drain: () => void this.readEvents(),
       metered,
       fail,
       stopped: () => this.stopped,
@@ -142,7 +145,7 @@ class RunningFanotifyKeeper implements ColdKeeper {
   private readonly tick = (): void => {
     if (this.stopped) return;
     let busy = false;
-    this.accounts.metered(() => (busy = this.events.read(this.handlers)));
+    this.accounts.metered(() => (busy = this.readEvents()));
     this.afterOverflow.start();
     this.drainTimer = setTimeout(this.tick, busy ? BUSY_DRAIN_MS : this.options.drainMs);
     this.drainTimer.unref();
@@ -195,7 +198,7 @@ class RunningFanotifyKeeper implements ColdKeeper {
 
   scanNow(): Promise<void> {
     return this.afterOverflow.scanNow(() => {
-      while (this.events.read(this.handlers));
+      while (this.readEvents());
       this.sweepOpen();
     });
   }

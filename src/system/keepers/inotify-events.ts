@@ -16,7 +16,7 @@
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
 import { forEachInotifyEvent } from '../kernel/inotify.js';
 import { errnoError, errnoName } from '../kernel/errno.js';
-import { readTextOrNull } from '../kernel/read-text.js';
+import { parseKernelNumber, readTextOrNull } from '../kernel/read-text.js';
 import type { FileTable } from '../dataset/file-table.js';
 import { watchedDirs } from './keeper-dataset.js';
 
@@ -63,7 +63,7 @@ export type InotifyWatchStart = { ok: true; events: InotifyEvents } | { ok: fals
 /** Watches every directory of `table` that holds files; never throws. */
 export function watchTable(libc: LibcBindings, table: FileTable): InotifyWatchStart {
   const dirs = watchedDirs(table);
-  const limitReason = watchLimitReason(dirs.length, readProcNumber('/proc/sys/fs/inotify/max_user_watches'));
+  const limitReason = watchLimitReason(dirs.length, parseKernelNumber(readTextOrNull('/proc/sys/fs/inotify/max_user_watches')));
   if (limitReason) return { ok: false, reason: limitReason };
   const fd = libc.inotifyInit1(IN.nonblock | IN.cloexec);
   if (fd < 0) return { ok: false, reason: MESSAGES.initFailed(errnoName(-fd)) };
@@ -83,7 +83,7 @@ export function watchTable(libc: LibcBindings, table: FileTable): InotifyWatchSt
 /** A keeper's inotify queue over its table. */
 export class InotifyEvents {
   /** Events the queue holds at most (fs.inotify.max_queued_events). */
-  readonly queueCapacity = readProcNumber('/proc/sys/fs/inotify/max_queued_events') ?? DEFAULT_QUEUED_EVENTS;
+  readonly queueCapacity = parseKernelNumber(readTextOrNull('/proc/sys/fs/inotify/max_queued_events')) ?? DEFAULT_QUEUED_EVENTS;
   private readonly buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
   /** Closes still to come from the keeper's own opens, per file. */
   private readonly ownCloses = new Map<number, number>();
@@ -100,20 +100,26 @@ export class InotifyEvents {
     return this.dirsByWd.size;
   }
 
-  /** Reads every queued event (at most MAX_READS_PER_DRAIN buffers) into `handlers`; returns how many. */
-  read(handlers: InotifyHandlers): number {
+  /**
+   * The queue's reader into `handlers`, its dispatch built once (a keeper
+   * drains every few ms): each call reads every queued event (at most
+   * MAX_READS_PER_DRAIN buffers) and returns how many.
+   */
+  reader(handlers: InotifyHandlers): () => number {
     const visit = (wd: number, mask: number, name: Buffer): void => this.dispatch(wd, mask, name, handlers);
-    let events = 0;
-    for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
-      const bytes = this.libc.read(this.fd, this.buffer);
-      if (bytes === -EAGAIN || bytes === 0) break;
-      if (bytes < 0) {
-        handlers.failed(errnoError(-bytes, 'read'));
-        break;
+    return () => {
+      let events = 0;
+      for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
+        const bytes = this.libc.read(this.fd, this.buffer);
+        if (bytes === -EAGAIN || bytes === 0) break;
+        if (bytes < 0) {
+          handlers.failed(errnoError(-bytes, 'read'));
+          break;
+        }
+        events += forEachInotifyEvent(this.buffer, bytes, visit);
       }
-      events += forEachInotifyEvent(this.buffer, bytes, visit);
-    }
-    return events;
+      return events;
+    };
   }
 
   /** Opens file `k` for the keeper's own use; its close event is then expected and ignored. Throws where it cannot be opened. */
@@ -168,9 +174,4 @@ export class InotifyEvents {
     }
     return -1;
   }
-}
-
-function readProcNumber(file: string): number | null {
-  const text = readTextOrNull(file)?.trim() ?? '';
-  return /^\d+$/.test(text) ? Number(text) : null;
 }

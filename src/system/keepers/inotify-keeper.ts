@@ -100,6 +100,8 @@ class RunningInotifyKeeper implements InotifyKeeper {
   private stopping: Promise<ColdKeeperStats> | undefined;
   /** The dataset's size, summed at the first residency reading: it does not change. */
   private datasetBytes: number | undefined;
+  /** Drains the queue into the handlers; returns how many events it read. */
+  private readonly readEvents: () => number;
 
   constructor(
     private readonly libc: LibcBindings,
@@ -107,6 +109,7 @@ class RunningInotifyKeeper implements InotifyKeeper {
     private readonly events: InotifyEvents,
     private readonly options: InotifyKeeperOptions,
   ) {
+    this.readEvents = events.reader(this.handlers);
     this.policy = new EvictionPolicy<number>(Math.max(0, options.capBytes ?? 0));
     this.accounts = keeperAccounts('inotify', events.watches, libc);
     const { metered, fail } = this.accounts;
@@ -161,9 +164,9 @@ class RunningInotifyKeeper implements InotifyKeeper {
   // read at once too: an unread close of its own would otherwise merge with
   // the job's next close of the same file, hiding it.
   private drain(): number {
-    let events = this.events.read(this.handlers);
+    let events = this.readEvents();
     if (this.evictClosed() > 0) {
-      events += this.events.read(this.handlers);
+      events += this.readEvents();
       this.evictClosed();
     }
     return events;
@@ -195,7 +198,7 @@ class RunningInotifyKeeper implements InotifyKeeper {
     this.policy.sweepReading((k) => this.sweepPages(k));
     this.accounts.stats.sweeps++;
     // The sweep's own events, read now for the reason given at drain().
-    this.events.read(this.handlers);
+    this.readEvents();
   }
 
   private sweepPages(k: number): boolean {
@@ -222,9 +225,9 @@ class RunningInotifyKeeper implements InotifyKeeper {
       this.sweepOpen();
       this.policy.measuredOverCap();
     }
-    this.events.read(this.handlers);
+    this.readEvents();
     this.evictClosed();
-    this.events.read(this.handlers);
+    this.readEvents();
   }
 
   private evictAfterOverflow(k: number): void {
@@ -294,7 +297,7 @@ class RunningInotifyKeeper implements InotifyKeeper {
         exact: estimate.exact,
       };
       // The readings' own closes, read now (see drain()).
-      this.events.read(this.handlers);
+      this.readEvents();
     });
     const { counters } = this.accounts;
     counters.residencyReadings = (counters.residencyReadings ?? 0) + 1;

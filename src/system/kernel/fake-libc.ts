@@ -115,7 +115,12 @@ export class FakeLibc implements LibcBindings {
     return 0;
   }
 
-  sync(): void {}
+  /** sync(2) calls. */
+  syncs = 0;
+
+  sync(): void {
+    this.syncs++;
+  }
 
   inotifyInit1(): number {
     return -ENOSYS;

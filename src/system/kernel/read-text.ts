@@ -11,3 +11,13 @@ export function readTextOrNull(path: string): string | null {
     return null;
   }
 }
+
+/**
+ * The one non-negative integer a kernel file holds (a /proc/sys limit, a
+ * cgroup counter), surrounding whitespace allowed; null for a file that could
+ * not be read (null) or holds anything else ('max', a list).
+ */
+export function parseKernelNumber(text: string | null): number | null {
+  const trimmed = text?.trim() ?? '';
+  return /^\d+$/.test(trimmed) ? Number(trimmed) : null;
+}

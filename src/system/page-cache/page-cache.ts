@@ -13,12 +13,16 @@
 //
 // A dataset's file list (a view of a FileTable) is walked directory by
 // directory: one directory descriptor, then openat with each stored name.
+// Each operation is one walk over the per-file calls, chosen once: the bound
+// syscalls, or Node's fs where they are not bound (node-file-syscalls.ts: no
+// cachestat, so residency is measured by mincore; no syncfs, so sync(2)).
 import fs from 'node:fs';
 import pathModule from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ExitCode, UserError } from '../../errors.js';
 import { FADV, MAP_SHARED, O_RDONLY_CLOEXEC, PROT_READ, loadLibc, type LibcBindings, type LibcLoad } from '../kernel/libc.js';
 import { ENOSYS, EPERM, O_DIRECTORY_CLOEXEC, loadFileSyscalls, type FileSyscalls, type FileSyscallsLoad } from '../kernel/file-syscalls.js';
+import { NodeFileSyscalls } from '../kernel/node-file-syscalls.js';
 import { tableOf } from '../dataset/file-table.js';
 import { errnoError, errnoName, errorCode } from '../kernel/errno.js';
 
@@ -64,8 +68,8 @@ export interface EvictResult {
   bytes: number;
   /** Files that could not be opened, synced or advised. */
   failedFiles: number;
-  /** Files left alone because none of their pages was cached (absent where residency cannot be read per file). */
-  nonResidentFiles?: number;
+  /** Files left alone because none of their pages was cached (empty files among them). */
+  nonResidentFiles: number;
   /**
    * Bytes still resident once the eviction was done (each advised file checked
    * again): the residency a caller would otherwise measure in a second pass.
@@ -109,6 +113,11 @@ function systemBindings(): PageCacheBindings {
   return { libc: loadLibc(), calls: loadFileSyscalls() };
 }
 
+/** The per-file calls an operation walks with: the bound ones, else Node's fs. */
+function perFileCalls(load: FileSyscallsLoad): FileSyscalls {
+  return load.ok ? load.calls : new NodeFileSyscalls();
+}
+
 /** What this machine's page-cache control can do. */
 export interface PageCacheSupport {
   /** posix_fadvise eviction is available. */
@@ -119,9 +128,6 @@ export interface PageCacheSupport {
   reason?: string;
 }
 
-// Files handled between yields to the event loop: each costs ~10-20 us of sync
-// syscalls, so a few hundred keep a turn of the loop under ~10 ms.
-const FILES_PER_TURN = 256;
 // mincore window: 64 Ki pages (256 MiB at 4 KiB) per call, so a vector stays 64 KiB
 // whatever the file size.
 const MINCORE_WINDOW_PAGES = 64 * 1024;
@@ -206,11 +212,10 @@ export function residentBytesOfFd(libc: LibcBindings, fd: number, bytes: number)
 /** Measures how much of `files` is in the page cache (needs ownership or write access unless root). */
 export async function residency(files: readonly FileRef[], bindings: PageCacheBindings = systemBindings()): Promise<Residency> {
   const libc = requireLibc(bindings.libc);
-  const load = bindings.calls;
-  if (!load.ok) return residencyByPath(libc, files);
+  const calls = perFileCalls(bindings.calls);
   const result = emptyResidency();
-  const probe = new ResidencyProbe(libc, load.calls);
-  await forEachOpenFile(files, load.calls, (cursor) => {
+  const probe = new ResidencyProbe(libc, calls);
+  await forEachOpenFile(files, calls, (cursor) => {
     const resident = probe.residentBytes(cursor);
     if (typeof resident === 'string') unknownFile(result, resident, cursor.bytes);
     else if (cursor.bytes > 0) {
@@ -251,7 +256,7 @@ interface FileCursor {
  * Opens each file in turn and calls `visit` with it open; `failed` when it
  * cannot be opened or sized. A FileTable view goes directory by directory
  * (openat on the directory's descriptor with the stored name); any other list
- * opens each path. Yields to the event loop every FILES_PER_FAST_TURN files.
+ * opens each path. Yields to the event loop every FILES_PER_TURN files.
  */
 async function forEachOpenFile(
   files: readonly FileRef[],
@@ -293,7 +298,7 @@ async function forEachOpenFile(
       try {
         for (let i = table.dirStart[dir]; i < table.dirStart[dir + 1]; i++) {
           if (!selected(i)) continue;
-          if (++turn % FILES_PER_FAST_TURN === 0) await yieldToLoop();
+          if (++turn % FILES_PER_TURN === 0) await yieldToLoop();
           cursor.index = i;
           cursor.bytes = table.sizes[i];
           cursor.foreign = table.foreign[i];
@@ -308,14 +313,15 @@ async function forEachOpenFile(
   }
   for (let i = 0; i < files.length; i++) {
     if (!selected(i)) continue;
-    if (++turn % FILES_PER_FAST_TURN === 0) await yieldToLoop();
+    if (++turn % FILES_PER_TURN === 0) await yieldToLoop();
     cursor.index = i;
     run(calls.open(files[i].path, O_RDONLY_CLOEXEC));
   }
 }
 
-// Files handled between yields on the fast paths: 3-6 us each, so ~5 ms a turn.
-const FILES_PER_FAST_TURN = 1024;
+// Files handled between yields: 3-6 us each on the bound calls, so ~5 ms a
+// turn; about twice that through Node's fs and mincore.
+const FILES_PER_TURN = 1024;
 
 /** Resident bytes of an open file by cachestat, falling back to mincore for good on ENOSYS. */
 class ResidencyProbe {
@@ -352,45 +358,6 @@ class ResidencyProbe {
   }
 }
 
-/** Residency through Node's fs and mincore, where the file syscalls are not bound. */
-async function residencyByPath(libc: LibcBindings, files: readonly FileRef[]): Promise<Residency> {
-  const result = emptyResidency();
-  const unknown = (reason: string, bytes = 0): void => unknownFile(result, reason, bytes);
-  for (let index = 0; index < files.length; index++) {
-    if (index > 0 && index % FILES_PER_TURN === 0) await yieldToLoop();
-    const { path } = files[index];
-    let fd: number;
-    try {
-      fd = fs.openSync(path, 'r');
-    } catch (error) {
-      unknown(`${path}: ${errorCode(error)}`);
-      continue;
-    }
-    try {
-      const stat = fs.fstatSync(fd);
-      if (!stat.isFile() || stat.size === 0) continue;
-      if (!mincoreIsTrustworthy(path, stat)) {
-        unknown(MESSAGES.mincoreUntrusted, stat.size);
-        continue;
-      }
-      const resident = residentBytesOfFd(libc, fd, stat.size);
-      if (resident < 0) {
-        unknown(`${path}: mincore ${errnoName(-resident)}`, stat.size);
-        continue;
-      }
-      result.residentBytes += resident;
-      result.totalBytes += stat.size;
-      result.checkedFiles++;
-    } catch (error) {
-      unknown(`${path}: ${errorCode(error)}`);
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
-  result.fraction = result.totalBytes > 0 ? result.residentBytes / result.totalBytes : 0;
-  return result;
-}
-
 /**
  * Drops `files` from the page cache with posix_fadvise(DONTNEED), without root.
  * With `sync`, the dirty pages of each file system holding them are written
@@ -399,11 +366,9 @@ async function residencyByPath(libc: LibcBindings, files: readonly FileRef[]): P
  */
 export async function evict(files: readonly FileRef[], options: { sync: boolean }, bindings: PageCacheBindings = systemBindings()): Promise<EvictResult> {
   const libc = requireLibc(bindings.libc);
-  const load = bindings.calls;
-  if (!load.ok) return evictByPath(libc, files, options);
-  const calls = load.calls;
+  const calls = perFileCalls(bindings.calls);
   const started = performance.now();
-  const result: EvictResult = { files: 0, bytes: 0, failedFiles: 0, elapsedMs: 0 };
+  const result: EvictResult = { files: 0, bytes: 0, failedFiles: 0, nonResidentFiles: 0, elapsedMs: 0 };
   if (options.sync) syncFileSystems(libc, calls, files);
   const fail = (cursor: FileCursor, code: string): void => {
     result.failedFiles++;
@@ -414,11 +379,10 @@ export async function evict(files: readonly FileRef[], options: { sync: boolean 
   // kernels before 6.6 follow a range they could not wholly drop with
   // lru_add_drain_all(), which interrupts every CPU (mm/fadvise.c).
   const probe = new ResidencyProbe(libc, calls);
-  result.nonResidentFiles = 0;
   let residentAfter: number | null = 0;
   await forEachOpenFile(files, calls, (cursor) => {
     if (probe.residentBytes(cursor) === 0) {
-      result.nonResidentFiles!++;
+      result.nonResidentFiles++;
       return;
     }
     adviseDontNeed(libc, cursor.fd, 0, 0);
@@ -436,7 +400,7 @@ export async function evict(files: readonly FileRef[], options: { sync: boolean 
   return result;
 }
 
-/** syncfs(2) once on each file system holding the files' directories; sync(2) where syncfs fails. */
+/** syncfs(2) once on each file system holding the files' directories; sync(2), which writes back them all, where syncfs fails. */
 function syncFileSystems(libc: LibcBindings, calls: FileSyscalls, files: readonly FileRef[]): void {
   const table = tableOf(files);
   const dirs = new Set<string>(table ? table.prefixes.map((prefix) => prefix || '.') : []);
@@ -454,38 +418,7 @@ function syncFileSystems(libc: LibcBindings, calls: FileSyscalls, files: readonl
     const fd = calls.open(dir, O_DIRECTORY_CLOEXEC);
     const errno = fd < 0 ? -fd : calls.syncfs(fd);
     if (fd >= 0) calls.close(fd);
-    if (errno !== 0) libc.sync();
-  }
-}
-
-async function evictByPath(libc: LibcBindings, files: readonly FileRef[], options: { sync: boolean }): Promise<EvictResult> {
-  const started = performance.now();
-  const result: EvictResult = { files: 0, bytes: 0, failedFiles: 0, elapsedMs: 0 };
-  if (options.sync) libc.sync();
-  for (let index = 0; index < files.length; index++) {
-    if (index > 0 && index % FILES_PER_TURN === 0) await yieldToLoop();
-    const { path } = files[index];
-    try {
-      result.bytes += evictPath(libc, path);
-      result.files++;
-    } catch (error) {
-      result.failedFiles++;
-      result.firstError ??= `${path}: ${errorCode(error)}`;
-    }
-  }
-  result.elapsedMs = performance.now() - started;
-  return result;
-}
-
-/** Evicts one file; returns its size. Throws a Node-style error (with .code) on failure. */
-function evictPath(libc: LibcBindings, path: string): number {
-  const fd = fs.openSync(path, 'r');
-  try {
-    const size = fs.fstatSync(fd).size;
-    adviseDontNeed(libc, fd, 0, 0);
-    return size;
-  } finally {
-    fs.closeSync(fd);
+    if (errno !== 0) return libc.sync();
   }
 }
 
@@ -563,17 +496,16 @@ export async function warm(
   const READ = 2;
   const marks = new Uint8Array(files.length);
   const libcLoad = bindings.libc;
-  const load = bindings.calls;
-  if (libcLoad.ok && load.ok) {
+  if (libcLoad.ok) {
     const libc = libcLoad.libc;
-    const probe = new ResidencyProbe(libc, load.calls);
+    const calls = perFileCalls(bindings.calls);
+    const probe = new ResidencyProbe(libc, calls);
     const advise = (fd: number, bytes: number): boolean => {
       for (let offset = 0; offset < bytes; offset += READAHEAD_CHUNK_BYTES) {
         if (libc.posixFadvise(fd, offset, Math.min(READAHEAD_CHUNK_BYTES, bytes - offset), FADV.willNeed) !== 0) return false;
       }
       return true;
     };
-    const calls = load.calls;
     const touch = options.touchAccessTimes !== false;
     await forEachOpenFile(files, calls, (cursor) => {
       const resident = probe.residentBytes(cursor);
@@ -583,7 +515,7 @@ export async function warm(
       } else marks[cursor.index] = cursor.bytes <= WILLNEED_MAX_BYTES && advise(cursor.fd, cursor.bytes) ? ADVISED : READ;
     }, (cursor, code) => fail(cursor.path(), code));
     // The advice was given to every file before this pass, so most reads have landed.
-    await forEachOpenFile(files, load.calls, (cursor) => {
+    await forEachOpenFile(files, calls, (cursor) => {
       const resident = probe.residentBytes(cursor);
       if (typeof resident === 'number' && resident >= cursor.bytes) {
         result.files++;

@@ -47,7 +47,8 @@ export async function hostFacts(options: HostFactsOptions = {}): Promise<HostFac
   const logical = cpu?.cores && cpu.cores > 0 ? cpu.cores : osCpus.length || os.availableParallelism();
   const distro = osInfo?.distro ? `${osInfo.distro}${osInfo.release ? ` ${osInfo.release}` : ''}` : `${os.type()} ${os.release()}`;
   return {
-    hostname: osInfo?.hostname || os.hostname(),
+    // gethostname(2), the name the ranks give (the writer's and the Python hook's default) and fall back to: one source.
+    hostname: os.hostname(),
     cpuModel,
     cpus: Math.max(1, Math.round(logical)),
     memBytes: mem?.total && mem.total > 0 ? mem.total : os.totalmem(),

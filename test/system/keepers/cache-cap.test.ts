@@ -8,9 +8,9 @@ import { inotifyUnavailable } from './keeper-environment.js';
 import { CacheLru } from '../../../src/system/keepers/cache-lru.js';
 import { startCacheCap } from '../../../src/system/keepers/cache-cap.js';
 import { startInotifyKeeper, type InotifyKeeper } from '../../../src/system/keepers/inotify-keeper.js';
-import { EAGAIN, FADV, IN, type LibcBindings } from '../../../src/system/kernel/libc.js';
 import { evict, pageCacheSupport } from '../../../src/system/page-cache/page-cache.js';
 import { judgeResidency } from '../../../src/validate/held.js';
+import { FakeInotifyKernel } from '../../support/fake-kernel.js';
 
 const MiB = 1024 * 1024;
 // Long enough never to fire during a test: the keeper is driven with scanNow().
@@ -48,107 +48,9 @@ describe('cache LRU', () => {
   });
 });
 
-/**
- * A fake kernel behind the libc bindings: files with whole-file residency, an
- * inotify queue fed by the fake job's reads and closes (and by the keeper's
- * own closes, as the real kernel does), and evictions recorded in order.
- */
-class FakeKernel {
-  readonly resident = new Map<string, number>();
-  readonly evictions: string[] = [];
-  private readonly queue: Buffer[] = [];
-  private readonly fds = new Map<number, string>();
-  private readonly dirs = new Map<number, string>();
-  private nextFd = 100_000;
-  constructor(readonly sizes: Map<string, number>) {
-    for (const file of sizes.keys()) this.resident.set(file, 0);
-  }
-
-  read(file: string): void {
-    this.resident.set(file, this.sizes.get(file)!);
-    this.event(file, IN.access);
-  }
-  close(file: string): void {
-    this.event(file, IN.closeNowrite);
-  }
-  /** The job reads a file whole and closes it. */
-  readAndClose(file: string): void {
-    this.read(file);
-    this.close(file);
-  }
-  total(): number {
-    return [...this.resident.values()].reduce((a, b) => a + b, 0);
-  }
-
-  private event(file: string, mask: number): void {
-    const wd = [...this.dirs].find(([, dir]) => dir === path.dirname(file))?.[0];
-    if (wd === undefined) return;
-    const name = Buffer.from(path.basename(file));
-    const len = Math.ceil((name.length + 1) / 4) * 4;
-    const event = Buffer.alloc(16 + len);
-    event.writeInt32LE(wd, 0);
-    event.writeUInt32LE(mask, 4);
-    event.writeUInt32LE(len, 12);
-    name.copy(event, 16);
-    this.queue.push(event);
-  }
-
-  readonly libc: LibcBindings = {
-    pageSizeBytes: 4096,
-    posixFadvise: (fd, _offset, length, advice) => {
-      const file = this.fds.get(fd)!;
-      if (advice === FADV.dontNeed && length === 0) {
-        this.resident.set(file, 0);
-        this.evictions.push(path.basename(file));
-      }
-      return 0;
-    },
-    // One address range per descriptor: its number in the high bits.
-    mmap: (_length, _prot, _flags, fd) => fd * 2 ** 32,
-    munmap: () => 0,
-    mincore: (address, length, vec) => {
-      const fd = Math.floor(address / 2 ** 32);
-      const firstPage = (address - fd * 2 ** 32) / 4096;
-      const residentPages = Math.ceil(this.resident.get(this.fds.get(fd)!)! / 4096);
-      for (let i = 0; i < Math.ceil(length / 4096); i++) vec[i] = firstPage + i < residentPages ? 1 : 0;
-      return 0;
-    },
-    sync: () => undefined,
-    inotifyInit1: () => 99_999,
-    inotifyAddWatch: (_fd, dir) => {
-      this.dirs.set(this.dirs.size + 1, dir);
-      return this.dirs.size;
-    },
-    // The cache cap runs on inotify only.
-    fanotifyInit: () => -38,
-    fanotifyMark: () => 38,
-    read: (_fd, buffer) => {
-      let used = 0;
-      while (this.queue.length > 0 && used + this.queue[0].length <= buffer.length) {
-        const event = this.queue.shift()!;
-        event.copy(buffer as Buffer, used);
-        used += event.length;
-      }
-      return used === 0 ? -EAGAIN : used;
-    },
-    open: (file) => {
-      const fd = this.nextFd++;
-      this.fds.set(fd, file);
-      return fd;
-    },
-    close: (fd) => {
-      const file = this.fds.get(fd);
-      this.fds.delete(fd);
-      if (file !== undefined) this.close(file);
-      return 0;
-    },
-    threadCpuSec: () => -1,
-  };
-}
-
 function fakeDataset(megabytes: Record<string, number>) {
   const sizes = new Map(Object.entries(megabytes).map(([name, mb]) => [`/fake/data/${name}`, mb * MiB]));
-  const kernel = new FakeKernel(sizes);
+  const kernel = new FakeInotifyKernel(sizes);
   const files = [...sizes].map(([file, bytes]) => ({ path: file, bytes }));
   const start = (capBytes: number): InotifyKeeper => {
     const started = startInotifyKeeper(kernel.libc, files, { ...MANUAL, capBytes });

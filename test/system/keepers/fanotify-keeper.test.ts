@@ -10,84 +10,26 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { endianness } from 'node:os';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFanotifyKeeper } from '../../../src/system/keepers/fanotify-keeper.js';
-import { FakeLibc } from '../../../src/system/kernel/fake-libc.js';
-import { EAGAIN } from '../../../src/system/kernel/libc.js';
+import { FakeFanotifyLibc, fanotifyEvent } from '../../support/fake-kernel.js';
 
 const PAGE = 4096;
-const GROUP_FD = 100_000;
 const MANUAL = { drainMs: 3_600_000, sweepMs: 3_600_000 };
-
-/** struct fanotify_event_metadata, version 3 unless told. */
-function event(mask: number, fd: number, version = 3): Buffer {
-  const buffer = Buffer.alloc(24);
-  const le = endianness() === 'LE';
-  if (le) buffer.writeUInt32LE(24, 0);
-  else buffer.writeUInt32BE(24, 0);
-  buffer[4] = version;
-  if (le) buffer.writeBigUInt64LE(BigInt(mask), 8);
-  else buffer.writeBigUInt64BE(BigInt(mask), 8);
-  if (le) buffer.writeInt32LE(fd, 16);
-  else buffer.writeInt32BE(fd, 16);
-  return buffer;
-}
-
-/** A FakeLibc with a fanotify group whose events the test queues; real opens and closes, counted. */
-class FakeFanotify extends FakeLibc {
-  readonly queue: Buffer[] = [];
-  readonly marked: string[] = [];
-  readonly closed: number[] = [];
-  opened = 0;
-  groupOpen = false;
-
-  override fanotifyInit(): number {
-    this.groupOpen = true;
-    return GROUP_FD;
-  }
-
-  override fanotifyMark(_fd: number, _flags: number, _mask: number, _dirFd: number, dir: string): number {
-    this.marked.push(dir);
-    return 0;
-  }
-
-  override read(fd: number, buffer: Uint8Array): number {
-    if (fd !== GROUP_FD || this.queue.length === 0) return -EAGAIN;
-    const bytes = Buffer.concat(this.queue.splice(0));
-    bytes.copy(buffer as Buffer);
-    return bytes.length;
-  }
-
-  override open(file: string): number {
-    this.opened++;
-    return fs.openSync(file, 'r');
-  }
-
-  override close(fd: number): number {
-    if (fd === GROUP_FD) {
-      this.groupOpen = false;
-      return 0;
-    }
-    this.closed.push(fd);
-    fs.closeSync(fd);
-    return 0;
-  }
-}
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-fanotify-keeper-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-function dataset(name: string): { files: { path: string; bytes: number }[]; libc: FakeFanotify } {
+function dataset(name: string): { files: { path: string; bytes: number }[]; libc: FakeFanotifyLibc } {
   const dir = path.join(root, name);
   fs.mkdirSync(dir);
   const files = ['a.bin', 'b.bin', 'c.bin'].map((file) => {
     fs.writeFileSync(path.join(dir, file), Buffer.alloc(2 * PAGE, 1));
     return { path: path.join(dir, file), bytes: 2 * PAGE };
   });
-  const libc = new FakeFanotify(PAGE);
+  const libc = new FakeFanotifyLibc(PAGE);
   for (const file of files) libc.setResident(file.path, [0, 1]);
   return { files, libc };
 }
@@ -108,7 +50,7 @@ describe('fanotify keeper (fake kernel)', () => {
     assert.ok(started.ok);
     assert.deepEqual(libc.marked, [path.join(root, 'close')]);
     const fd = fs.openSync(files[0].path, 'r');
-    libc.queue.push(event(0x1 | 0x10, fd)); // a read and its close, merged
+    libc.queue.push(fanotifyEvent(0x1 | 0x10, fd)); // a read and its close, merged
     await started.keeper.scanNow();
     assert.deepEqual(libc.residentPages(files[0].path), []);
     assert.deepEqual(libc.residentPages(files[1].path), [0, 1], 'the others stay');
@@ -127,7 +69,7 @@ describe('fanotify keeper (fake kernel)', () => {
     const started = startFanotifyKeeper(libc, files, MANUAL);
     assert.ok(started.ok);
     const first = fs.openSync(files[1].path, 'r');
-    libc.queue.push(event(0x1, first));
+    libc.queue.push(fanotifyEvent(0x1, first));
     await started.keeper.scanNow(); // a sweep: the pages just seen stay one sweep
     assert.equal(isOpen(first), true, 'kept for the sweeps');
     assert.deepEqual(libc.residentPages(files[1].path), [0, 1]);
@@ -135,19 +77,19 @@ describe('fanotify keeper (fake kernel)', () => {
     assert.deepEqual(libc.residentPages(files[1].path), []);
     // A second read event of the same file brings a second descriptor: closed at once, the first is kept.
     const second = fs.openSync(files[1].path, 'r');
-    libc.queue.push(event(0x1, second));
+    libc.queue.push(fanotifyEvent(0x1, second));
     await started.keeper.scanNow();
     assert.equal(isOpen(second), false);
     assert.equal(isOpen(first), true);
     // Its close: both the close's descriptor and the kept one are closed.
     const closing = fs.openSync(files[1].path, 'r');
-    libc.queue.push(event(0x10, closing));
+    libc.queue.push(fanotifyEvent(0x10, closing));
     await started.keeper.scanNow();
     assert.equal(isOpen(first), false);
     assert.equal(isOpen(closing), false);
     // Another file read and still open at stop: closed by stop.
     const open = fs.openSync(files[2].path, 'r');
-    libc.queue.push(event(0x1, open));
+    libc.queue.push(fanotifyEvent(0x1, open));
     await started.keeper.scanNow();
     const stats = await started.keeper.stop();
     assert.equal(isOpen(open), false);
@@ -160,7 +102,7 @@ describe('fanotify keeper (fake kernel)', () => {
     const { files, libc } = dataset('overflow');
     const started = startFanotifyKeeper(libc, files, MANUAL);
     assert.ok(started.ok);
-    libc.queue.push(event(0x4000, -1));
+    libc.queue.push(fanotifyEvent(0x4000, -1));
     await started.keeper.scanNow();
     for (const file of files) assert.deepEqual(libc.residentPages(file.path), [], file.path);
     const stats = await started.keeper.stop();
@@ -175,7 +117,7 @@ describe('fanotify keeper (fake kernel)', () => {
     const started = startFanotifyKeeper(libc, files, MANUAL);
     assert.ok(started.ok);
     const fd = fs.openSync(files[0].path, 'r');
-    libc.queue.push(event(0x10, fd, 4));
+    libc.queue.push(fanotifyEvent(0x10, fd, 4));
     await started.keeper.scanNow();
     const stats = await started.keeper.stop();
     assert.equal(stats.errors, 1);

@@ -1,8 +1,9 @@
 /**
  * residency, evict and warm on a page cache the test sets (FakeLibc and
  * FakeFileSyscalls over real files): what each counts and does, whatever the
- * kernel's own cache holds, through cachestat and through the mincore
- * fallback, for a plain list of paths and for a dataset's file table.
+ * kernel's own cache holds, through cachestat, through the mincore
+ * fallback and through Node's fs where the file syscalls are not bound, for
+ * a plain list of paths and for a dataset's file table.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -30,17 +31,25 @@ function dataset(name: string): { dir: string; whole: string; tail: string; empt
   return { dir, whole: write('a.bin', 3 * PAGE), tail: write('b.bin', 2.5 * PAGE), empty: write('c.bin', 0) };
 }
 
-function fakes(cachestat = true): { libc: FakeLibc; calls: FakeFileSyscalls; bindings: PageCacheBindings } {
+/**
+ * The per-file strategies an operation walks with: the bound calls, with
+ * cachestat or falling back to mincore, and Node's fs where none are bound.
+ */
+type Strategy = 'cachestat' | 'mincore' | 'node fs';
+const STRATEGIES: readonly Strategy[] = ['cachestat', 'mincore', 'node fs'];
+
+function fakes(strategy: Strategy = 'cachestat'): { libc: FakeLibc; calls: FakeFileSyscalls; bindings: PageCacheBindings } {
   const libc = new FakeLibc(PAGE);
-  const calls = new FakeFileSyscalls(libc, { cachestat });
-  return { libc, calls, bindings: { libc: { ok: true, libc }, calls: { ok: true, calls } } };
+  const calls = new FakeFileSyscalls(libc, { cachestat: strategy === 'cachestat' });
+  const load: PageCacheBindings['calls'] = strategy === 'node fs' ? { ok: false, reason: 'not bound in this test' } : { ok: true, calls };
+  return { libc, calls, bindings: { libc: { ok: true, libc }, calls: load } };
 }
 
-for (const cachestat of [true, false]) {
-  describe(`residency through ${cachestat ? 'cachestat' : 'mincore'}`, () => {
-    test('counts resident pages, the tail page by its bytes; empty files are skipped and missing ones unknown', async () => {
-      const { whole, tail, empty } = dataset(`residency-${cachestat}`);
-      const { libc, bindings } = fakes(cachestat);
+for (const strategy of STRATEGIES) {
+  describe(`through ${strategy}`, () => {
+    test('residency counts resident pages, the tail page by its bytes; empty files are skipped and missing ones unknown', async () => {
+      const { dir, whole, tail, empty } = dataset(`residency-${strategy}`);
+      const { libc, bindings } = fakes(strategy);
       libc.setResident(whole, [0, 1, 2]);
       libc.setResident(tail, [0, 2]);
       const missing = path.join(root, 'no-such-file.bin');
@@ -51,28 +60,37 @@ for (const cachestat of [true, false]) {
       assert.equal(result.unknownFiles, 1);
       assert.match(result.unknownReason!, /no-such-file\.bin: ENOENT/);
       assert.equal(result.fraction, 4.5 / 5.5);
+      // The walked dataset's table, directory by directory: the same bytes.
+      const listed = await listDataset([dir], { readMeminfo: async () => 'MemAvailable: 100000000 kB\n' });
+      const walked = await residency(listed.files, bindings);
+      assert.deepEqual([walked.residentBytes, walked.totalBytes, walked.checkedFiles, walked.unknownFiles], [4.5 * PAGE, 5.5 * PAGE, 2, 0]);
+    });
+
+    test('evict advises out only the files with cached pages, after one sync, and counts what is left', async () => {
+      const { dir, whole, tail, empty } = dataset(`evict-${strategy}`);
+      const { libc, calls, bindings } = fakes(strategy);
+      libc.setResident(whole, [1, 2]);
+      const missing = path.join(dir, 'no-such-file.bin');
+      const result = await evict([{ path: whole }, { path: tail }, { path: empty }], { sync: true }, bindings);
+      // Node's fs has no syncfs: sync(2) instead, once.
+      assert.deepEqual([calls.syncs, libc.syncs], strategy === 'node fs' ? [0, 1] : [1, 0]);
+      assert.equal(result.files, 1);
+      assert.equal(result.bytes, 3 * PAGE);
+      assert.equal(result.nonResidentFiles, 2, 'the uncached and the empty file');
+      assert.equal(result.residentBytesAfter, 0);
+      assert.equal(result.failedFiles, 0);
+      assert.deepEqual(libc.residentPages(whole), []);
+      assert.deepEqual(libc.advice.map((a) => a.advice), [FADV.dontNeed], 'no advice for the files with nothing cached');
+
+      const { calls: unsynced, libc: unsyncedLibc, bindings: noSync } = fakes(strategy);
+      const failed = await evict([{ path: whole }, { path: missing }], { sync: false }, noSync);
+      assert.deepEqual([unsynced.syncs, unsyncedLibc.syncs], [0, 0]);
+      assert.equal(failed.failedFiles, 1);
+      assert.match(failed.firstError!, /no-such-file\.bin: ENOENT/);
+      assert.equal(failed.residentBytesAfter, undefined, 'unknown once a file could not be read');
     });
   });
 }
-
-test("evict advises out only the files with cached pages, after one syncfs of their file system, and counts what is left", async () => {
-  const { whole, tail } = dataset('evict');
-  const { libc, calls, bindings } = fakes();
-  libc.setResident(whole, [1, 2]);
-  const result = await evict([{ path: whole }, { path: tail }], { sync: true }, bindings);
-  assert.equal(calls.syncs, 1);
-  assert.equal(result.files, 1);
-  assert.equal(result.bytes, 3 * PAGE);
-  assert.equal(result.nonResidentFiles, 1);
-  assert.equal(result.residentBytesAfter, 0);
-  assert.equal(result.failedFiles, 0);
-  assert.deepEqual(libc.residentPages(whole), []);
-  assert.deepEqual(libc.advice.map((a) => a.advice), [FADV.dontNeed], 'no advice for the file with nothing cached');
-
-  const { calls: unsynced, bindings: noSync } = fakes();
-  await evict([{ path: whole }], { sync: false }, noSync);
-  assert.equal(unsynced.syncs, 0);
-});
 
 test('warm leaves resident files alone and reads small ones ahead on advice, through a dataset\'s file table', async () => {
   const { dir, whole, tail } = dataset('warm');

@@ -106,7 +106,7 @@ describe('page cache', { skip }, () => {
     assert.match(result.unknownReason ?? '', /missing\.bin: ENOENT/);
 
     const evicted = await evict([{ path: missing }, files[3]], { sync: false });
-    assert.equal(evicted.files + (evicted.nonResidentFiles ?? 0), 1);
+    assert.equal(evicted.files + evicted.nonResidentFiles, 1);
     assert.equal(evicted.failedFiles, 1);
     assert.match(evicted.firstError ?? '', /missing\.bin: ENOENT/);
 
