@@ -7,7 +7,7 @@
 import { ExitCode, UserError } from '../../errors.js';
 import type { Mode } from '../../schema/events.js';
 import type { ResourceSample } from '../../schema/profile.js';
-import { detectCgroups, createJobCgroup, wrapCommand } from '../../system/cgroups/cgroups.js';
+import { detectCgroups, createJobCgroup, wrapCommand, type CgroupInfo } from '../../system/cgroups/cgroups.js';
 import { listDataset, type Dataset, type DatasetFile } from '../../system/dataset/dataset.js';
 import { fileSystemLimit, fileSystemWarnings } from '../../system/dataset/file-systems.js';
 import { OutsideReadsSampler, outsideReadsNote } from '../../system/probes/open-files.js';
@@ -48,6 +48,7 @@ export class LocalFilesSource implements DataSource {
   readonly fetchesFrom = 'storage' as const;
   readonly modeState: CacheState;
   readonly readProber = probeReads;
+  private detected: { parent: string | undefined; info: CgroupInfo } | null = null;
 
   constructor(
     /** The --data folders (or files), absolute. */
@@ -59,6 +60,13 @@ export class LocalFilesSource implements DataSource {
 
   list(): Promise<Dataset> {
     return listDataset(this.roots);
+  }
+
+  /** The machine's cgroups, detected once per parent: the obstacle check and the throttle read the same answer. */
+  private cgroups(env: NodeJS.ProcessEnv): CgroupInfo {
+    const parent = env.DSA_CGROUP_PARENT;
+    if (!this.detected || this.detected.parent !== parent) this.detected = { parent, info: detectCgroups({ v2Parent: parent }) };
+    return this.detected.info;
   }
 
   jobEnv(): Record<string, string | undefined> {
@@ -92,13 +100,13 @@ export class LocalFilesSource implements DataSource {
   }
 
   throttleObstacle(env: NodeJS.ProcessEnv): string | null {
-    const io = detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }).controllers.io;
+    const io = this.cgroups(env).controllers.io;
     return io.writable ? null : io.reason;
   }
 
   async throttle(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle> {
     if (!dataset.device) throw new UserError(MESSAGES.noBlockDevice, ExitCode.Environment);
-    const group = createJobCgroup({ name, readBpsDevice: { device: dataset.device, bytesPerSec }, v2Parent: env.DSA_CGROUP_PARENT });
+    const group = createJobCgroup({ name, readBpsDevice: { device: dataset.device, bytesPerSec }, v2Parent: env.DSA_CGROUP_PARENT, cgroups: this.cgroups(env) });
     return { wrap: (argv) => wrapCommand(group.procsFiles, argv), remove: () => group.remove() };
   }
 
