@@ -3,7 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
 import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
-import { parseRemoteSpec } from '../system/network/remote-spec.js';
+import { parseRemoteSpec, redactUrl } from '../system/network/remote-spec.js';
 import { artefactsDir, newProfilePath } from '../store/profile-store.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
 import { DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
@@ -147,6 +147,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     env: io.env,
     jobName,
     dataRoots,
+    ...(raw.remote ? { remote: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null } } : {}),
     modes,
     precision: parseFraction(raw.precision, '--precision'),
     minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),

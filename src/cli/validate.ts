@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { resolve } from 'node:path';
-import { newestProfile, readProfile } from '../store/profile-store.js';
+import { join, resolve } from 'node:path';
+import { artefactsDir, newestProfile, readProfile } from '../store/profile-store.js';
 import { validateProgressHooks } from '../report/validate-progress.js';
 import { renderValidation, renderValidationFailure } from '../report/validate-terminal.js';
 import { runValidation, type ValidateInput } from '../validate/run-validate.js';
@@ -15,6 +15,10 @@ import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
 import { VALIDATE_FLAG_DEFAULTS as DEFAULTS } from '../profile/run-defaults.js';
 import type { Io } from './io.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
+import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
+import type { DataSource } from '../profile/data-sources/data-source.js';
+import { parseRemoteSpec } from '../system/network/remote-spec.js';
+import type { Profile } from '../schema/profile.js';
 
 /** Options of `validate` as commander hands them over (strings, unparsed). */
 interface RawValidateOptions {
@@ -82,6 +86,21 @@ ${EXIT_CODES_HELP}`,
     });
 
 /** Turns commander's strings into validate's input; every error names its flag. */
+/**
+ * The data the profile ran on: its folders, or its remote data named again
+ * from the profile (credentials come from the environment, as the job's do:
+ * a URL's user and password are not in the profile).
+ */
+function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEnv): DataSource {
+  const remote = profile.options.remote;
+  if (!remote) return new LocalFilesSource(profile.options.data, { dropCaches: false });
+  return new RemoteObjectsSource(parseRemoteSpec(remote.url, remote.endpoint ?? undefined, env), {
+    cacheDir: join(artefactsDir(path), `validate-remote-cache-${process.pid}`),
+    proxyPort: 0,
+    env,
+  });
+}
+
 function parseValidateOptions(file: string | undefined, raw: RawValidateOptions, io: Pick<Io, 'cwd' | 'env'>): { path: string; input: ValidateInput } {
   const request: PointRequest = {
     cacheSizes: raw.cache === undefined ? [] : parseCacheSizeList(raw.cache, '--cache', ['recommended'] as const),
@@ -98,7 +117,7 @@ function parseValidateOptions(file: string | undefined, raw: RawValidateOptions,
   const input: ValidateInput = {
     profile,
     // The profile's own data; validate's control and CPU points warm it, its cache points cap it.
-    dataSource: new LocalFilesSource(profile.options.data, { dropCaches: false }),
+    dataSource: profileDataSource(profile, path, io.env),
     request,
     epochs: parsePositiveInt(raw.epochs, '--epochs'),
     precision: parseFraction(raw.precision, '--precision'),

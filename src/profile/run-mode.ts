@@ -260,7 +260,7 @@ function proveRun(input: ModeRunInput, run: RunEvidence): StateProof {
   const samples = allIterations.reduce((sum, it) => sum + it.samples, 0);
   const reportedBytes = allIterations.every((it) => it.bytes !== undefined) ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0) : null;
   // The measured window when the meter's readings cover it; the whole run otherwise.
-  const window = windowReadProof(run.fetched.series, run.measuredIterations, allIterations, measured.meanFileBytes);
+  const window = windowReadProof(run.fetched.series, run.measuredIterations, allIterations, measured.sampleBytes ?? measured.meanFileBytes);
   const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
   return proveState({
@@ -270,7 +270,7 @@ function proveRun(input: ModeRunInput, run: RunEvidence): StateProof {
     readBytes: window?.readBytes ?? run.fetched.wholeRunBytes,
     readBytesSource: window ? run.fetched.seriesSource : run.fetched.wholeRunSource,
     fetchesFrom: input.dataSource.fetchesFrom,
-    consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * measured.meanFileBytes,
+    consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * (measured.sampleBytes ?? measured.meanFileBytes),
     consumedSamples: window?.consumedSamples ?? samples,
     consumedBytesEstimated: reportedBytes === null,
     jobAcknowledgedMode: run.processes.some((p) => p.start?.mode === input.mode),

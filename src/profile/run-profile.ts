@@ -38,8 +38,10 @@ export interface ProfileRunInput {
   env: NodeJS.ProcessEnv;
   /** Name of the job in the profile and its file name. */
   jobName: string;
-  /** The dataset's folders (--data), absolute. */
+  /** The dataset's folders (--data), absolute; empty for remote data. */
   dataRoots: string[];
+  /** Remote data as named (--remote, --endpoint), without credentials or query; absent for local files. */
+  remote?: { url: string; endpoint: string | null };
   /** The modes to run, in order. */
   modes: Mode[];
   /** Target relative half-width of each mode's per-iteration time. */
@@ -243,6 +245,7 @@ function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'
     command: input.argv,
     options: {
       data: input.dataRoots,
+      ...(input.remote ? { remote: input.remote } : {}),
       precision: input.precision,
       maxIterations: input.maxIterations,
       timeoutSec: input.timeoutSec,

@@ -441,6 +441,8 @@ export const ProfileSchema = z.object({
   options: z.object({
     /** Dataset roots. */
     data: z.array(z.string()),
+    /** Remote data as named on the command line (--remote, --endpoint), without credentials or query; absent for local files. */
+    remote: z.object({ url: z.string(), endpoint: z.string().nullable() }).optional(),
     /** Target relative half-width of the per-iteration time. */
     precision: nonneg(),
     /** Iteration budget per mode. */
@@ -501,6 +503,8 @@ export const ProfileSchema = z.object({
         origins: z.array(z.string()),
         /** The profiler's cache that answered the cached mode (a folder under the profile's artefacts), emptied at the end. */
         cacheDir: z.string().nullable(),
+        /** Samples in one object where objects are tar shards (counted in the first shard, as WebDataset groups members by key); null: one object, one sample. */
+        samplesPerObject: z.number().positive().nullable().optional(),
       })
       .optional(),
   }),

@@ -19,6 +19,7 @@ import type { ReadProber } from '../storage-probe.js';
 import { RemoteCacheState, type RemoteLink } from '../cache-states/remote-cache-state.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 import { startNetworkMeter } from './network-meter.js';
+import { countTarSamples } from '../../system/network/tar-samples.js';
 import type { CappedState, DataSource, FetchMeter, Throttle } from './data-source.js';
 
 export interface RemoteOptions {
@@ -64,6 +65,16 @@ export class RemoteObjectsSource implements DataSource {
     this.readProber = (files, limits) => this.probe(files, limits);
   }
 
+  /**
+   * Samples in a shard where the objects are tar shards (WebDataset): counted
+   * in the first shard, read once, so the bytes a sample costs are known.
+   */
+  private async samplesPerShard(objects: RemoteObject[]): Promise<number | null> {
+    if (!objects.every((o) => o.path.endsWith('.tar'))) return null;
+    const samples = await countTarSamples((await this.store.fetch(objects[0])).body);
+    return samples > 0 ? samples : null;
+  }
+
   /** Lists the objects, then starts the proxy the job will reach them through. */
   async list(): Promise<Dataset> {
     const objects = await this.store.list();
@@ -72,18 +83,20 @@ export class RemoteObjectsSource implements DataSource {
     const sizes = objects.map((o) => o.bytes);
     const bytes = sizes.reduce((a, b) => a + b, 0);
     const free = freeBytes(this.options.cacheDir);
+    const samplesPerObject = await this.samplesPerShard(objects);
     return {
       roots: [this.spec.display],
       files: objects.map((o) => ({ path: o.path, bytes: o.bytes })),
       bytes,
       meanFileBytes: bytes / objects.length,
+      ...(samplesPerObject !== null ? { sampleBytes: bytes / objects.length / samplesPerObject } : {}),
       fileBytesQuantiles: fileBytesQuantiles(sizes),
       device: null,
       fitsInMemory: free !== null && bytes <= free * DISK_HEADROOM,
       memoryBudgetBytes: free === null ? null : Math.floor(free * DISK_HEADROOM),
       memoryBudgetSource: "free space for the profiler's cache of the objects",
       skippedEntries: 0,
-      remote: { kind: this.spec.kind, location: this.spec.display, protocol: this.spec.protocol, origins: this.spec.origins, cacheDir: this.options.cacheDir },
+      remote: { kind: this.spec.kind, location: this.spec.display, protocol: this.spec.protocol, origins: this.spec.origins, cacheDir: this.options.cacheDir, samplesPerObject },
     };
   }
 

@@ -78,6 +78,8 @@ export interface Dataset {
   fileSystems?: RootFileSystem[];
   /** Remote data: where it is fetched from, as the profile records it (schema/profile.ts dataset.remote); absent for local files. */
   remote?: RemoteDataset;
+  /** Mean bytes of one sample where a file holds many (tar shards); absent: one file, one sample (meanFileBytes). */
+  sampleBytes?: number;
 }
 
 /** Where remote data comes from, without credentials. */
@@ -87,6 +89,8 @@ export interface RemoteDataset {
   protocol: 'http' | 'https';
   origins: string[];
   cacheDir: string | null;
+  /** Samples in one object, where objects are tar shards (counted in the first); null: one object, one sample. */
+  samplesPerObject: number | null;
 }
 
 /** Options of listDataset; the defaults suit the CLI. */

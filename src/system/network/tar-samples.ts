@@ -1,0 +1,48 @@
+// Samples in a WebDataset-style tar shard: its members grouped by key (the
+// path up to the first dot of the file name: 000123.jpg and 000123.cls are
+// one sample). Read from the stream's 512-byte headers, skipping the data.
+import type { Readable } from 'node:stream';
+
+const BLOCK = 512;
+
+/** The sample keys of a tar stream, counted as its headers go by. */
+export async function countTarSamples(stream: Readable): Promise<number> {
+  const keys = new Set<string>();
+  let pending: Buffer = Buffer.alloc(0);
+  // Bytes of member data (padded to whole blocks) still to skip before the next header.
+  let skip = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    let at = 0;
+    while (true) {
+      if (skip > 0) {
+        const skipped = Math.min(skip, pending.length - at);
+        at += skipped;
+        skip -= skipped;
+        if (skip > 0) break;
+      }
+      if (pending.length - at < BLOCK) break;
+      const header = pending.subarray(at, at + BLOCK);
+      at += BLOCK;
+      if (header.every((b) => b === 0)) continue;
+      const name = cString(header, 0, 100);
+      const prefix = cString(header, 345, 155);
+      const size = parseInt(cString(header, 124, 12).trim() || '0', 8);
+      const type = String.fromCharCode(header[156] || 48);
+      skip = Math.ceil(size / BLOCK) * BLOCK;
+      if (type !== '0' && type !== '\0') continue;
+      const path = prefix ? `${prefix}/${name}` : name;
+      const slash = path.lastIndexOf('/');
+      const dot = path.indexOf('.', slash + 1);
+      keys.add(dot < 0 ? path : path.slice(0, dot));
+    }
+    pending = pending.subarray(at);
+  }
+  return keys.size;
+}
+
+function cString(block: Buffer, start: number, length: number): string {
+  const field = block.subarray(start, start + length);
+  const end = field.indexOf(0);
+  return field.subarray(0, end < 0 ? field.length : end).toString('utf8');
+}

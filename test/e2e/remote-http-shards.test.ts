@@ -1,0 +1,70 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { readProfile } from '../../src/store/profile-store.js';
+import { ExitCode } from '../../src/errors.js';
+import { PYTHON, startCli, torchMissing } from './helpers.js';
+
+/**
+ * WebDataset-format tar shards served by a real HTTP server (Python's
+ * http.server) and read by an IterableDataset that streams each shard with
+ * urllib (examples/remote/wds_train.py): one object holds many samples, so
+ * the profiler counts the samples of a shard to know what a sample costs.
+ */
+const EXAMPLES = fileURLToPath(new URL('../../../examples/remote/', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-shards-'));
+const SHARDS = 8;
+const PER_SHARD = 24;
+const SAMPLE_BYTES = 128 * 1024;
+const quick = ['--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '60'];
+
+let skipReason: string | null = null;
+let server: ResultPromise | null = null;
+let base = '';
+
+before(async () => {
+  skipReason = await torchMissing();
+  if (skipReason) return;
+  const shards = join(work, 'shards');
+  await execa(PYTHON, [join(EXAMPLES, 'make_shards.py'), shards, '--shards', String(SHARDS), '--per-shard', String(PER_SHARD), '--sample-bytes', String(SAMPLE_BYTES)]);
+  const port = 20000 + (process.pid % 20000);
+  server = execa(PYTHON, ['-m', 'http.server', '--bind', '127.0.0.1', '--directory', shards, String(port)], { reject: false });
+  base = `http://127.0.0.1:${port}`;
+  for (let tries = 0; tries < 50; tries++) {
+    const up = await fetch(`${base}/shard-0000.tar`, { method: 'HEAD' }).then((r) => r.ok, () => false);
+    if (up) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the shard server did not start on ${base}`);
+});
+
+after(() => {
+  server?.kill();
+  rmSync(work, { recursive: true, force: true });
+});
+
+test('tar shards over HTTP: samples per shard counted, cold and cached modes proven, the request per shard seen', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const out = join(work, 'shards.json');
+  const pattern = `${base}/shard-{0000..${String(SHARDS - 1).padStart(4, '0')}}.tar`;
+  const job = [PYTHON, join(EXAMPLES, 'wds_train.py'), pattern, '--workers', '2', '--batch-size', '8', '--epochs', '40'];
+  const result = await startCli(['profile', '--remote', pattern, '--out', out, ...quick, '--', ...job], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  const profile = readProfile(out);
+  assert.equal(profile.dataset.files, SHARDS);
+  assert.equal(profile.dataset.remote?.kind, 'http');
+  assert.equal(profile.dataset.remote?.samplesPerObject, PER_SHARD);
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const m = profile.modes[mode]!;
+    assert.equal(m.state.proven, true, `${mode}: ${m.state.reason}`);
+  }
+  const cold = profile.modes.cold!;
+  // One GET per shard read: far fewer requests than samples.
+  const samples = cold.ranks.flatMap((r) => r.iterations).reduce((sum, it) => sum + it.samples, 0);
+  assert.ok(cold.network!.requests > 0 && cold.network!.requests < samples / 4, `${cold.network!.requests} requests for ${samples} samples`);
+  assert.ok(profile.modes.cached!.network!.cacheHits > 0, "the cached mode was answered from the profiler's cache");
+});
