@@ -15,6 +15,7 @@ interface RawWhatifOptions {
   cache?: string;
   cpus?: string;
   workers?: string;
+  inFlight?: string;
   storageBw?: string;
   gpus?: string;
   gpuSpeedup?: string;
@@ -33,7 +34,8 @@ export const whatifCommand: CommandFactory = (io, result) =>
     .option('--cache <size>', 'cache available to the dataset: bytes (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0 for none (default: the page cache the profiled host could give)')
     .option('--cpus <n>', 'CPUs of the server (default: as profiled)')
     .option('--workers <n>', 'loader workers per rank, DataLoader num_workers (default: as profiled; 0 loads in the training process)')
-    .option('--storage-bw <rate>', 'storage read bandwidth of the server, e.g. 200MB/s (default: measured in the cold mode)')
+    .option('--storage-bw <rate>', 'storage read bandwidth of the server (for remote data, the network), e.g. 200MB/s (default: measured in the cold mode)')
+    .option('--in-flight <n>', 'remote data: requests each loader worker keeps in flight (threads per worker; default: as profiled)')
     .option('--gpus <n>', 'data-parallel accelerators per server, sharing CPUs, cache and storage (default: as profiled)')
     .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
     .option('--cache-policy <policy>', `cache that holds the dataset: ${CACHE_POLICIES.join(' | ')} (MinIO: never evicts, as in CoorDL)`, 'page-cache')
@@ -83,6 +85,7 @@ function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache:
   if (raw.cpus !== undefined) query.cpus = parsePositiveInt(raw.cpus, '--cpus');
   if (raw.workers !== undefined) query.workers = parseWorkerCount(raw.workers);
   if (raw.storageBw !== undefined) query.storageBytesPerSec = parseRate(raw.storageBw, '--storage-bw');
+  if (raw.inFlight !== undefined) query.inFlightPerWorker = parsePositiveInt(raw.inFlight, '--in-flight');
   if (raw.gpus !== undefined) query.gpus = parsePositiveInt(raw.gpus, '--gpus');
   if (raw.gpuSpeedup !== undefined && raw.gpuSpeedup !== '1') query.gpuSpeedup = parsePositiveNumber(raw.gpuSpeedup, '--gpu-speedup');
   if (raw.cachePolicy !== undefined && raw.cachePolicy !== 'page-cache') {

@@ -292,6 +292,8 @@ export const NetworkUseSchema = z.object({
   lastFailure: z.string().nullable(),
   /** Time to the first byte of a response, ms, over the run's requests answered by the origin; null when none. */
   firstByteMs: z.object({ p50: nonneg(), p95: nonneg(), p99: nonneg(), n: z.number().int().positive() }).nullable(),
+  /** Time from a request's arrival to its last byte, ms, over the same requests (mean and quantiles); null when none; absent in older profiles. */
+  requestMs: z.object({ mean: nonneg(), p50: nonneg(), p95: nonneg(), p99: nonneg(), n: z.number().int().positive() }).nullable().optional(),
   /** Requests (or tunnels) in flight at once: the mean over the run, and the most. */
   meanInFlight: nonneg(),
   maxInFlight: z.number().int().nonnegative(),

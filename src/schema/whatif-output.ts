@@ -69,6 +69,8 @@ export const ScenarioSchema = z.object({
   epochs: z.number().int().positive().nullable(),
   /** Loader workers per rank (DataLoader num_workers); null: as profiled. */
   workers: z.number().int().nonnegative().nullable(),
+  /** Remote data: requests in flight per loader worker; null or absent: as profiled. */
+  inFlightPerWorker: z.number().int().positive().nullable().optional(),
 });
 
 /** What the model predicts for a scenario. Times per iteration of one rank; rates for the whole server. */

@@ -11,7 +11,9 @@
  *                 N * (u + k_s / X) / eff(c))        loader workers give (each one CPU at most), k_s: the
  *                                                    step's own CPU per sample, eff(c): what c CPUs give
  *   t_fetch = N * (1 - h(M)) * a * s / B_storage     s: bytes per sample, a: storage bytes read per
- *                                                    consumed byte when cold, h(M): cache hit ratio
+ *             + (1 - h(M)) * r * L / (W * q)         consumed byte when cold, h(M): cache hit ratio;
+ *                                                    remote data: r requests per sample, each waiting L
+ *                                                    for its first byte, q in flight per worker
  *   t       = max(t_gpu, t_prep, t_fetch)
  * prep stall = max(t_gpu, t_prep) - t_gpu; fetch stall = t - max(t_gpu, t_prep).
  *
@@ -47,6 +49,7 @@ import { fitPrepCpu, type PrepCpuFit, type PrepCpuOptions } from './fit/prep-cpu
 import { fitLoaderWorkers, profiledCpusOf, workersParallelism, type LoaderWorkersFit } from './fit/loader-workers.js';
 import { fitSampleBytes, type SampleBytesFit } from './fit/sample-bytes.js';
 import { fitStorage, type StorageFit } from './fit/storage.js';
+import { fitRemoteRequests, type RemoteRequestsFit } from './fit/remote-requests.js';
 
 export type { CpuScaling } from './cpu-scaling.js';
 export type { ModelParameter, NotEnoughData } from './fit/fitted.js';
@@ -59,6 +62,7 @@ export { isNotEnoughData } from './fit/fitted.js';
  */
 export const NEGLIGIBLE_FETCH_STALL = 0.02;
 
+
 /** Which cache holds the dataset: the OS page cache (LRU-like) or an application cache that never evicts (MinIO, CoorDL). */
 export type CachePolicy = 'page-cache' | 'minio';
 
@@ -70,7 +74,7 @@ export type Bottleneck = 'compute' | 'prep' | 'fetch';
  * (each field documented there), with their parameter rows and caveats.
  * Values in SI units (seconds, bytes).
  */
-export interface FittedModel extends AcceleratorFit, CpuShareFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit {
+export interface FittedModel extends AcceleratorFit, CpuShareFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit, RemoteRequestsFit {
   /** Every parameter with its source, for the report. */
   parameters: ModelParameter[];
   /** The values no measurement pinned, each with its pessimistic and optimistic end (./fit/assumptions-of.ts). */
@@ -97,6 +101,8 @@ export interface Scenario {
   epochs: number | null;
   /** Loader workers per rank (DataLoader num_workers); null: as profiled, or not modelled when the job did not report them. */
   workers: number | null;
+  /** Remote data: requests in flight per loader worker (threads per worker); null or absent: as profiled. */
+  inFlightPerWorker?: number | null;
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
@@ -163,7 +169,9 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   const { bytesPerSample, readAmplification } = bytes.value;
   const profiledPrep = profiledPrepSec(profiledRanks, prepCpuSecPerSample, cpuShare.value.stepCpuSecPerSample, cpuScaling, profiledCpus, workers.value);
   const stepSec = (computeSecPerIter + besideLoaderSecPerIter(workers.value, workers.value.profiledWorkers)) / samplesPerIter;
+  const requests = fitRemoteRequests(profile, modes.value, profiledRanks, workers.value.profiledWorkers);
   const storage = fitStorage(profile, modes.value, {
+    requestPaced: requests.value.requestLatencySec > 0,
     // What reads can hide behind: the step and the pace prep sets; what they can run in series with: the loader's own prep (dataSec).
     computeSec: Math.max(stepSec, profiledPrep.pace),
     prepSec: profiledPrep.inSeries,
@@ -174,7 +182,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   const cache = fitCache(profile, modes.value, bytesPerSample, options);
   if (cache.kind === 'not-enough-data') return cache;
   // The report lists parameters and caveats in this order.
-  const fits = [modes, accelerator, cpuShare, prep, workers, bytes, storage, cache];
+  const fits = [modes, accelerator, cpuShare, prep, workers, bytes, storage, requests, cache];
   const fitted = {
     ...accelerator.value,
     ...cpuShare.value,
@@ -186,6 +194,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
     ...storage.value,
     ...bytes.value,
     ...cache.value,
+    ...requests.value,
     parameters: fits.flatMap((f) => f.parameters),
     caveats: fits.flatMap((f) => f.caveats),
   };
@@ -288,9 +297,23 @@ export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: num
   const n = scenario.gpus;
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
   const step = gpu + besideLoaderSecPerIter(model, scenarioWorkers(model, scenario)) / model.samplesPerIter;
-  const fetch = (n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec;
+  // Each remote request waits for its first byte, then its bytes share the bandwidth: the two add up (0 latency for local files).
+  const fetch = (n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec + (1 - hitRatio) * requestWaitSec(model, scenario);
   const prep = prepSec(model, scenario, gpu);
   return { gpu, step, prep: prep.pace, prepInSeries: prep.inSeries, fetch };
+}
+
+/**
+ * Remote data: the time per sample its requests spend waiting for their
+ * first byte, r L / (W q), where each of a rank's W loader workers (1
+ * without) keeps q requests in flight; 0 for local files. Many requests in
+ * flight hide it, down to the bandwidth term beside it (stageTimes).
+ */
+export function requestWaitSec(model: FittedModel, scenario: Scenario): number {
+  if (model.requestLatencySec === 0) return 0;
+  const loaders = Math.max(1, scenarioWorkers(model, scenario) ?? 1);
+  const inFlight = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker ?? 1;
+  return (model.requestsPerSample * model.requestLatencySec) / (loaders * inFlight);
 }
 
 /** Predicts one scenario. Pure. */

@@ -53,7 +53,9 @@ export function networkUse(start: ProxyCounters, end: ProxyCounters, records: re
     if (rise > 0) statuses[status] = rise;
   }
   // Requests seen whole and answered by the origin; a tunnel's first byte is its TLS handshake's, not a request's.
-  const firstBytes = records.filter((r) => r.status > 0 && !r.fromCache && r.firstByteMs !== null).map((r) => r.firstByteMs as number);
+  const answered = records.filter((r) => r.status > 0 && !r.fromCache && r.firstByteMs !== null);
+  const firstBytes = answered.map((r) => r.firstByteMs as number);
+  const durations = answered.map((r) => r.totalMs);
   return {
     requests: end.requests - start.requests,
     tunnels: end.tunnels - start.tunnels,
@@ -65,6 +67,7 @@ export function networkUse(start: ProxyCounters, end: ProxyCounters, records: re
     failures: end.failures - start.failures,
     lastFailure: end.failures > start.failures ? end.lastFailure : null,
     firstByteMs: quantiles(firstBytes),
+    requestMs: durations.length === 0 ? null : { mean: durations.reduce((a, b) => a + b, 0) / durations.length, ...quantiles(durations)! },
     meanInFlight: sec > 0 ? (end.inFlightSec - start.inFlightSec) / sec : 0,
     maxInFlight: end.maxInFlight,
     capBytesPerSec,

@@ -53,6 +53,13 @@ export interface StorageFitInputs {
   missBytesPerSample: number;
   /** The cached mode's time (pooled with any sweep repeats, prep-cpu.ts): fetch-bound is judged against it. */
   cachedTime: IterationSummary;
+  /**
+   * Remote data seen request by request: the cold mode's fetch rate is what
+   * the job's requests in flight got (the model's request term,
+   * remote-requests.ts), not what the network carries, which only the
+   * network probe (many requests at once) or a cap says.
+   */
+  requestPaced?: boolean;
 }
 
 /** B_storage and σ with what each came from. */
@@ -77,7 +84,8 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
   const { synthetic, cached, cold } = modes;
   const readRate = cold.storageReadBytesPerSec;
   if (readRate === null || !(readRate > 0)) return notEnoughData('modes.cold.storageReadBytesPerSec', 'cold');
-  const fetchBound = loaderSetPace(cold.summary, inputs.cachedTime);
+  // Bandwidth set the pace only where the loader waited on it: not where the job's own requests did.
+  const fetchBound = loaderSetPace(cold.summary, inputs.cachedTime) && !inputs.requestPaced;
   const throttle = profile.options.storageBwBytesPerSec;
   // Storage that never set the pace is known from its own read probe, else only from below.
   const probe = !fetchBound && throttle === null && profile.storageProbe?.proven ? profile.storageProbe : null;

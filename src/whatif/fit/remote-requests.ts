@@ -1,0 +1,60 @@
+/**
+ * Remote data's requests: how long one waits for its first byte (L, the
+ * cold mode's median at the metering proxy: the network's round trips and
+ * the server's time to answer), how many a
+ * sample needs (one object per sample, or one shard for many samples), and
+ * how many each loader worker keeps in flight (q). A worker that waits L for
+ * every request fetches at most q / (r L) samples a second whatever the
+ * bandwidth: the fetch stage's latency term, added to its bandwidth term
+ * (model.ts, stageTimes): each request waits L, then its bytes share the
+ * network. Local files and HTTPS tunnels (no requests seen)
+ * have no latency term.
+ */
+import type { Profile } from '../../schema/profile.js';
+import { formatRate } from '../../units.js';
+import { parameter, type Fitted } from './fitted.js';
+import { proven, type MeasuredModes } from './modes.js';
+
+export interface RemoteRequestsFit {
+  /** Seconds from a request to its first byte (median), L; 0 where no request was timed (local files, HTTPS tunnels). */
+  requestLatencySec: number;
+  /** Requests per sample, r: 1 for an object per sample, 1 / samples per shard. */
+  requestsPerSample: number;
+  /** Requests in flight per loader worker (per rank without workers) in the cold mode, q; null where no request was seen. */
+  profiledInFlightPerWorker: number | null;
+}
+
+/** A cold mode that read this share of what the network carries kept it saturated. */
+const SATURATED_SHARE = 0.9;
+
+const NONE: RemoteRequestsFit = { requestLatencySec: 0, requestsPerSample: 1, profiledInFlightPerWorker: null };
+
+/** L, r and q from the cold mode's network use; none for local files. */
+export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks: number, workersPerRank: number | null): Fitted<RemoteRequestsFit> {
+  const network = modes.cold.network;
+  if (!profile.dataset.remote || !network || network.firstByteMs === null || network.requests === 0) {
+    return { kind: 'fitted', value: NONE, parameters: [], caveats: [] };
+  }
+  // On a saturated network a response's first byte waits behind other responses' bytes: that wait is the bandwidth term's, not latency.
+  const carried = profile.options.storageBwBytesPerSec ?? (profile.storageProbe?.proven ? profile.storageProbe.bytesPerSec : null);
+  const readRate = modes.cold.storageReadBytesPerSec;
+  const saturated = carried !== null && readRate !== null && readRate >= SATURATED_SHARE * carried;
+  const latency = saturated ? 0 : network.firstByteMs.p50 / 1000;
+  const requestsPerSample = 1 / (profile.dataset.remote.samplesPerObject ?? 1);
+  // The most at once: a worker's own concurrency (threads) shows when it was busy; the mean counts its idle moments too.
+  const loaders = ranks * Math.max(1, workersPerRank ?? 1);
+  const inFlight = Math.max(1, Math.round(network.maxInFlight / loaders));
+  const source = `modes.cold.network (${network.requests} requests through the metering proxy)`;
+  return {
+    kind: 'fitted',
+    value: { requestLatencySec: latency, requestsPerSample, profiledInFlightPerWorker: inFlight },
+    parameters: [
+      saturated
+        ? parameter('L', 'time from a request to its first byte (median)', 0, 's', `assumed 0: the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${network.firstByteMs.p50.toFixed(1)} ms) waited behind other responses' bytes`, false, 'assumed: hidden by a saturated network')
+        : parameter('L', 'time from a request to its first byte (median)', latency, 's', `${source}: firstByteMs.p50`, proven(modes.cold)),
+      parameter('r', 'requests per sample', requestsPerSample, 'requests', profile.dataset.remote.samplesPerObject ? 'dataset.remote.samplesPerObject (tar shards)' : 'one object per sample', true),
+      parameter('q', 'requests in flight per loader worker', inFlight, 'requests', `${source}: maxInFlight ${network.maxInFlight} over ${loaders} loaders`, proven(modes.cold)),
+    ],
+    caveats: [],
+  };
+}

@@ -1,0 +1,51 @@
+// The what-if on remote data, against jobs run without the tool on this
+// machine (2026-11-25): a boto3 map-style job (examples/remote/s3_map_train.py,
+// 2 workers, batch 8, 256 KiB objects) behind a loopback "network".
+//   remote-latency.json: 40 ms added to every request, no cap, one request
+//     per worker. Alone: 226 ms per iteration at 1 thread per worker, 117 at
+//     2, 68 at 4.
+//   remote-capped.json: a 4 MB/s cap, no added latency. Alone: 526 ms per
+//     iteration at 4 MB/s, 264 at 8 MB/s.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import type { Profile } from '../../src/schema/profile.js';
+import { baseScenario, predict } from '../../src/whatif/model.js';
+import { fitOrFail } from './fit-or-fail.js';
+
+const load = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/profiles/${name}`, import.meta.url), 'utf8')) as Profile;
+const within = (predicted: number, truth: number, share: number) =>
+  assert.ok(Math.abs(predicted - truth) / truth <= share, `predicted ${predicted.toFixed(1)} ms, measured ${truth} ms`);
+
+test("requests in flight: latency-paced fetches shrink with the threads per worker, as the job did", () => {
+  const profile = load('remote-latency.json');
+  const model = fitOrFail(profile);
+  assert.ok(Math.abs(model.requestLatencySec - 0.045) < 0.005, `L ${model.requestLatencySec}`);
+  assert.equal(model.profiledInFlightPerWorker, 1);
+  assert.equal(model.requestsPerSample, 1);
+  // The cold mode's rate is what one request per worker got: the network probe, many at once, says what it carries.
+  assert.ok(model.storageBytesPerSec > 3 * profile.modes.cold!.storageReadBytesPerSec!, `B ${model.storageBytesPerSec} is the probe's, not the cold mode's read rate`);
+  assert.match(model.parameters.find((p) => p.symbol === 'B_storage')!.source, /^storageProbe/);
+  const at = (q: number) => predict(model, { ...baseScenario(model), cacheBytes: 0, inFlightPerWorker: q }).iterMs;
+  within(at(1), 226, 0.15);
+  within(at(2), 117, 0.15);
+  within(at(4), 68, 0.15);
+});
+
+test('bandwidth: a saturated network hides latency, so L is assumed 0 and the bandwidth term carries the fetch', () => {
+  const model = fitOrFail(load('remote-capped.json'));
+  assert.equal(model.requestLatencySec, 0);
+  const latency = model.parameters.find((p) => p.symbol === 'L')!;
+  assert.match(latency.source, /^assumed 0: the cold mode read 4\.0 MB\/s of the 4\.0 MB\/s/);
+  const at = (bytesPerSec: number) => predict(model, { ...baseScenario(model), cacheBytes: 0, storageBytesPerSec: bytesPerSec }).iterMs;
+  within(at(4e6), 526, 0.15);
+  within(at(8e6), 264, 0.15);
+});
+
+test('local files have no request term: their predictions do not change', () => {
+  const model = fitOrFail(load('emulated-quick.json'));
+  assert.equal(model.requestLatencySec, 0);
+  assert.ok(!model.parameters.some((p) => p.symbol === 'L' || p.symbol === 'q'));
+  const base = baseScenario(model);
+  assert.equal(predict(model, { ...base, inFlightPerWorker: 8 }).iterMs, predict(model, base).iterMs);
+});
