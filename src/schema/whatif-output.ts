@@ -176,13 +176,13 @@ export const WorkersSweepRowSchema = z.object({
 /** The smallest change of one setting that removes a stall (steady state). */
 export const RecommendationSchema = z.object({
   /** What is changed: the cache, the CPUs or the storage bandwidth. */
-  kind: z.enum(['cache', 'cpus', 'storage', 'workers']),
+  kind: z.enum(['cache', 'cpus', 'storage', 'workers', 'requests']),
   /** For a cache: which policy. */
   cachePolicy: CachePolicySchema.optional(),
   /** The value that removes the stall, in `unit`; 0 when nothing is needed; null when no value does. */
   value: nonneg().nullable(),
   /** Unit of `value`. */
-  unit: z.enum(['bytes', 'cpus', 'bytes/s', 'workers']),
+  unit: z.enum(['bytes', 'cpus', 'bytes/s', 'workers', 'requests']),
   /** The prediction with the change applied; null when no value removes the stall. */
   prediction: PredictionSchema.nullable(),
   /** Page cache only: the size below which the stall returns, bytes; `value` leaves slack above it. */

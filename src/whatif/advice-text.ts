@@ -99,4 +99,15 @@ export const RECOMMENDATION_TEXT = {
     needed <= current
       ? `storage: ${formatRate(needed)} is enough at this cache (${formatRate(current)} now)`
       : `storage: ${formatRate(needed)} (${formatRate(current)} now) removes the fetch stall at this cache: ${buys(f)}`,
+  storageLatency: (): string =>
+    'storage: no bandwidth removes the fetch stall at this cache: the requests wait for their first bytes (see requests in flight)',
+  inFlightNone: (current: number): string => `requests in flight: ${current} per loader worker already avoid a fetch stall`,
+  inFlightBandwidth: (current: number): string =>
+    `requests in flight: more than ${current} per loader worker do not remove the fetch stall: the network's bandwidth holds it (see storage)`,
+  inFlightBest: (enough: number, current: number, f: RecommendationFacts): string =>
+    `requests in flight: no count removes the fetch stall; ${enough} per loader worker (${current} now) buy most of what more can (twice as many, under 5% more): ${buys(f)}; ` +
+    `the rest is the network's bandwidth or the workers' own prep in series with their reads; fetch each batch with a pool of ${enough} threads in the dataset, or raise the client's own download threads`,
+  inFlight: (needed: number, current: number, f: RecommendationFacts): string =>
+    `requests in flight: ${needed} per loader worker (${current} now) remove the fetch stall: ${buys(f)}; ` +
+    `fetch each batch with a pool of ${needed} threads in the dataset, or raise the client's own download threads`,
 } as const;

@@ -7,18 +7,18 @@
 import { smallestLruCacheFor, steadyLruHitRatioByPart } from './hit-ratio.js';
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
 import { bisect } from './bisect.js';
-import { dataSec, NEGLIGIBLE_FETCH_STALL, predict, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
+import { dataSec, NEGLIGIBLE_FETCH_STALL, predict, requestWaitSec, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
 
 /** One recommendation. */
 export interface Recommendation {
   /** What is changed. */
-  kind: 'cache' | 'cpus' | 'storage' | 'workers';
+  kind: 'cache' | 'cpus' | 'storage' | 'workers' | 'requests';
   /** For cache: the policy. */
   cachePolicy?: CachePolicy;
   /** The value that removes the stall (bytes, CPUs, bytes/s); 0 when nothing is needed; null when no value does. */
   value: number | null;
   /** Unit of value. */
-  unit: 'bytes' | 'cpus' | 'bytes/s' | 'workers';
+  unit: 'bytes' | 'cpus' | 'bytes/s' | 'workers' | 'requests';
   /** Prediction with the change applied (the rest of the scenario unchanged); null when impossible. */
   prediction: Prediction | null;
   /** For the page cache: the size below which the stall returns; value leaves slack above it. */
@@ -50,6 +50,7 @@ export function recommend(model: FittedModel, scenario: Scenario): Recommendatio
     cpusFor(model, steady, now),
     storageFor(model, steady, now),
     ...(workers && !workersFirst ? [workers] : []),
+    ...[inFlightFor(model, steady, now)].filter((r): r is Recommendation => r !== null),
   ];
 }
 
@@ -230,7 +231,41 @@ export function storageFor(model: FittedModel, scenario: Scenario, now: Predicti
   const h = now.steadyHitRatio;
   if (h >= 1) return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.storageNone() };
   const t = stageTimes(model, scenario, h);
-  const needed = (scenario.gpus * (1 - h) * model.readAmplification * model.bytesPerSample) / maxFetchWithoutStall(model, t);
+  // Remote requests wait for their first byte whatever the bandwidth: only the time left over is the bandwidth's.
+  const room = maxFetchWithoutStall(model, t) - (1 - h) * requestWaitSec(model, scenario);
+  if (!(room > 0)) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.storageLatency() };
+  const needed = (scenario.gpus * (1 - h) * model.readAmplification * model.bytesPerSample) / room;
   const after = predict(model, { ...scenario, storageBytesPerSec: Math.max(needed, scenario.storageBytesPerSec) });
   return { ...base, value: needed, prediction: after, text: RECOMMENDATION_TEXT.storage(needed, scenario.storageBytesPerSec, facts(now, after)) };
+}
+
+/** Most requests in flight per worker the search tries. */
+export const MAX_IN_FLIGHT = 256;
+/** Doubling the requests in flight must buy this factor of throughput to be worth it. */
+const KNEE_GAIN = 1.05;
+
+/**
+ * Remote data: the fewest requests in flight per loader worker (threads per
+ * worker) that remove the fetch stall; null when the job's requests were not
+ * seen (local files, HTTPS), or value null when bandwidth, not latency, holds
+ * the fetch back.
+ */
+export function inFlightFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation | null {
+  if (model.requestLatencySec === 0) return null;
+  const base = { kind: 'requests' as const, unit: 'requests' as const };
+  const current = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker ?? 1;
+  if (now.bottleneck !== 'fetch') return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.inFlightNone(current) };
+  const at = (q: number): Prediction => predict(model, { ...scenario, epochs: null, inFlightPerWorker: q });
+  const most = at(MAX_IN_FLIGHT);
+  if (most.bottleneck === 'fetch') {
+    // No count removes it: past the knee, where doubling the requests in flight buys under 5%.
+    let enough = current;
+    while (enough < MAX_IN_FLIGHT && at(2 * enough).samplesPerSec >= KNEE_GAIN * at(enough).samplesPerSec) enough += 1;
+    if (enough <= current) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.inFlightBandwidth(current) };
+    const after = at(enough);
+    return { ...base, value: enough, prediction: after, text: RECOMMENDATION_TEXT.inFlightBest(enough, current, facts(now, after)) };
+  }
+  const needed = Math.ceil(bisect(current, MAX_IN_FLIGHT, (q) => at(Math.ceil(q)).bottleneck !== 'fetch', 60, 0.5).high);
+  const after = at(needed);
+  return { ...base, value: needed, prediction: after, text: RECOMMENDATION_TEXT.inFlight(needed, current, facts(now, after)) };
 }
