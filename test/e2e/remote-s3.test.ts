@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import S3rver from 's3rver';
@@ -120,4 +121,27 @@ test('an endpoint that does not answer is one line naming the cause and the fix,
   assert.doesNotMatch(result.all, /^\s+at .+:\d+:\d+\)?$/m, 'no stack trace');
   void t;
   assert.throws(() => readFileSync(out), 'no profile for a run that never started');
+});
+
+test('wrong credentials and a proxy port already taken: one line each, naming the cause and the fix; no profile, nothing left listening', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const denied = await startCli(['profile', '--remote', 's3://data/train/', '--endpoint', endpoint, '--out', join(work, 'denied.json'), '--', 'true'], {
+    cwd: work,
+    env: { ...CREDENTIALS, AWS_ACCESS_KEY_ID: 'NOT-A-KEY', AWS_SECRET_ACCESS_KEY: 'not-a-secret' },
+  });
+  assert.equal(denied.exitCode, ExitCode.Environment, denied.all);
+  assert.match(denied.stderr.trim(), /^ds-analyzer: listing s3:\/\/data\/train\/ at http:\/\/127\.0\.0\.1:\d+: access denied \(\w+\): give the credentials the job uses/);
+  assert.doesNotMatch(denied.all, /not-a-secret/);
+  const taken = http.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const port = (taken.address() as AddressInfo).port;
+  try {
+    const result = await startCli(['profile', '--remote', 's3://data/train/', '--endpoint', endpoint, '--proxy-port', String(port), '--out', join(work, 'taken.json'), '--', 'true'], { cwd: work, env: CREDENTIALS });
+    assert.equal(result.exitCode, ExitCode.Environment, result.all);
+    assert.equal(result.stderr.trim(), `ds-analyzer: --proxy-port ${port} is already taken on 127.0.0.1: pick another port, or omit --proxy-port to use any free one`);
+    assert.ok(!readdirSync(work).includes('taken.json'), 'no profile for a run that never started');
+    assert.ok(!readdirSync(join(work, 'taken.d'), { withFileTypes: true }).some((e) => e.name === 'remote-cache'), "the profiler's object cache is removed");
+  } finally {
+    taken.close();
+  }
 });
