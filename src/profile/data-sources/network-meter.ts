@@ -17,6 +17,7 @@ const MESSAGES = {
 /** Starts metering one run through `proxy`; `capBytesPerSec` is the cap the run runs under. */
 export function startNetworkMeter(proxy: MeteringProxy, capBytesPerSec: number | null): FetchMeter {
   proxy.resetMaxInFlight();
+  proxy.takeRecords(); // an earlier run's, ended after its meter
   const start = proxy.readCounters();
   const startedAt = Date.now();
   const readings: CounterReading[] = [{ t: startedAt, bytes: 0 }];
@@ -39,7 +40,7 @@ export function startNetworkMeter(proxy: MeteringProxy, capBytesPerSec: number |
         wholeRunSource: MESSAGES.wholeRunSource,
         otherReads: () => null,
         ownCounter: true,
-        network: networkUse(start, end, proxy.requestsSince(startedAt), (Date.now() - startedAt) / 1000, capBytesPerSec),
+        network: networkUse(start, end, proxy.takeRecords(), (Date.now() - startedAt) / 1000, capBytesPerSec),
       };
     },
   };

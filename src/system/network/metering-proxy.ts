@@ -127,9 +127,9 @@ export class MeteringProxy {
     return { ...this.counters, statuses: { ...this.counters.statuses } };
   }
 
-  /** The data's requests and tunnels since `sinceMs` (ms since the epoch). */
-  requestsSince(sinceMs: number): RequestRecord[] {
-    return this.records.filter((r) => r.t >= sinceMs);
+  /** The data's requests and tunnels that ended since the last call, handed over and forgotten (a long profile does not pile them up). */
+  takeRecords(): RequestRecord[] {
+    return this.records.splice(0, this.records.length);
   }
 
   /** Changes the cap (null: none) for the requests that start from now. */

@@ -51,9 +51,10 @@ test('the proxy counts the data\'s bytes, requests and statuses apart from other
     assert.equal(counters.otherBytes, 5_000);
     assert.deepEqual(counters.statuses, { '200': 1, '404': 1 });
     assert.equal(counters.inFlight, 0);
-    const records = proxy.requestsSince(0);
+    const records = proxy.takeRecords();
     assert.equal(records.length, 2);
     assert.ok(records.every((r) => r.firstByteMs !== null && r.firstByteMs <= r.totalMs));
+    assert.deepEqual(proxy.takeRecords(), [], 'handed over once');
   } finally {
     await proxy.close();
     origin.server.close();
