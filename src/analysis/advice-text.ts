@@ -40,7 +40,12 @@ export interface TextContext {
   contention: { stall: 'prep' | 'fetch'; stepGrowthMs: number; fraction: number } | null;
   /** Loader workers (per rank, all ranks) fewer than the job's CPUs (cpus); null when not, or not reported. */
   workersLimit: { perRank: number; workers: number; cpus: number } | null;
+  /** True for remote data: fetched bytes came over the network, not from storage (absent: local files). */
+  remote?: boolean;
 }
+
+/** Where fetched bytes come from, as the verdicts and advice name it. */
+const source = (c: TextContext): string => (c.remote ? 'the network' : 'storage');
 
 type Text = (c: TextContext) => string;
 type Keyed = {
@@ -72,17 +77,17 @@ export const VERDICT_TEXT: Keyed = {
   prep: {
     moderately: (c) =>
       `moderately prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
-      `${otherStall(c.fetchFraction, 'storage')}${unprovenTag(c)}`,
+      `${otherStall(c.fetchFraction, source(c))}${unprovenTag(c)}`,
     highly: (c) =>
       `highly prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
-      `${otherStall(c.fetchFraction, 'storage')}${unprovenTag(c)}`,
+      `${otherStall(c.fetchFraction, source(c))}${unprovenTag(c)}`,
   },
   fetch: {
     moderately: (c) =>
-      `moderately fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on storage` +
+      `moderately fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on ${source(c)}` +
       `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
     highly: (c) =>
-      `highly fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on storage` +
+      `highly fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on ${source(c)}` +
       `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
   },
   unknown: (c) =>
@@ -114,8 +119,13 @@ const workersFirst = (c: TextContext): string =>
 
 const storageNeeded = (c: TextContext): string =>
   c.neededStorageBytesPerSec !== null
-    ? ` The accelerator could consume ${rate(c.neededStorageBytesPerSec)}; storage delivered ${rate(c.storageReadBytesPerSec)}.`
-    : ` Storage delivered ${rate(c.storageReadBytesPerSec)}.`;
+    ? ` The accelerator could consume ${rate(c.neededStorageBytesPerSec)}; ${source(c)} delivered ${rate(c.storageReadBytesPerSec)}.`
+    : ` ${c.remote ? 'The network' : 'Storage'} delivered ${rate(c.storageReadBytesPerSec)}.`;
+
+/** Remote data: a local cache, more requests in flight, or a faster network; the what-if says which. */
+const remoteFix =
+  " Keep a local cache of the objects (the client's cache directory, or a copy on local disk), raise the requests in flight per loader worker" +
+  " where latency holds them back, or move the data closer: 'ds-analyzer whatif --cache', '--in-flight' and '--storage-bw' say what each buys; more CPUs will not help.";
 
 /** One piece of advice per verdict. */
 export const ADVICE_TEXT: Keyed = {
@@ -136,12 +146,15 @@ export const ADVICE_TEXT: Keyed = {
   },
   fetch: {
     moderately: (c) =>
-      `Storage reads slow training.${storageNeeded(c)}` +
-      ' More page cache (memory) for the dataset or a local cache copy would remove most of the stall.',
+      c.remote
+        ? `Network fetches slow training.${storageNeeded(c)}${remoteFix}`
+        : `Storage reads slow training.${storageNeeded(c)}` + ' More page cache (memory) for the dataset or a local cache copy would remove most of the stall.',
     highly: (c) =>
-      `Storage is the bottleneck.${storageNeeded(c)}` +
-      ' Give the page cache room for the dataset, copy it to faster local storage, or keep a local cache' +
-      ' copy (e.g. a MinIO-style cache as in CoorDL); more CPUs will not help.',
+      c.remote
+        ? `The network is the bottleneck.${storageNeeded(c)}${remoteFix}`
+        : `Storage is the bottleneck.${storageNeeded(c)}` +
+          ' Give the page cache room for the dataset, copy it to faster local storage, or keep a local cache' +
+          ' copy (e.g. a MinIO-style cache as in CoorDL); more CPUs will not help.',
   },
   unknown: (c) =>
     c.missingModes.length > 0

@@ -42,7 +42,7 @@ type Usable = ModeResult & { summary: IterationSummary };
  * is used with a caveat; figures resting on a mode whose cache state was not
  * proven are marked `proven: false` and the caveat gives the mode's reason.
  */
-export function analyze(modes: ModeResults, host: { cpus?: number } = {}): Analysis {
+export function analyze(modes: ModeResults, host: { cpus?: number; remote?: boolean } = {}): Analysis {
   const caveats: string[] = [];
   const measured: Measured = {
     syn: usable('synthetic', modes.synthetic, caveats),
@@ -87,6 +87,7 @@ export function analyze(modes: ModeResults, host: { cpus?: number } = {}): Analy
     contention: contentionOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs),
     inconclusive: verdict.inconclusive,
     workersLimit: workersLimit(cached, host.cpus ?? null),
+    ...(host.remote ? { remote: true } : {}),
   };
   const { bound, severity } = verdict;
   const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];

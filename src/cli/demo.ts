@@ -16,6 +16,7 @@ interface RawDemoOptions {
   reportsDir: string;
   report: boolean;
   throttle: boolean;
+  remote?: boolean;
   json?: boolean;
 }
 
@@ -28,6 +29,7 @@ export const demoCommand: CommandFactory = (io, result) =>
     .option('--reports-dir <dir>', 'folder for the HTML and Markdown report', 'reports')
     .option('--no-report', 'do not write the report')
     .option('--no-throttle', 'do not throttle storage even where permitted')
+    .option('--remote', 'serve the dataset from an object store on loopback and profile it as remote data, capped at the metering proxy (no root needed)')
     .option('--json', 'print only the profile JSON on stdout')
     .addHelpText(
       'after',
@@ -44,6 +46,7 @@ not hold the dataset, and writes the HTML and Markdown report.
 Examples:
   $ ds-analyzer demo
   $ ds-analyzer demo --quick --json > demo-profile.json
+  $ ds-analyzer demo --remote       (the same job fetching over HTTP through the metering proxy)
 ${EXIT_CODES_HELP}`,
     )
     .action(async (raw: RawDemoOptions) => {
@@ -62,6 +65,7 @@ function parseDemoOptions(raw: RawDemoOptions, io: Pick<Io, 'cwd' | 'env'>): Dem
     profilesDir: resolve(io.cwd, raw.profilesDir),
     reportsDir: raw.report ? resolve(io.cwd, raw.reportsDir) : null,
     throttle: raw.throttle,
+    remote: Boolean(raw.remote),
     cwd: io.cwd,
     env: io.env,
   };

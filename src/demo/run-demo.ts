@@ -4,14 +4,17 @@
 // (the dataset, the cgroup check, the job, the report files) happens here;
 // the command only parses its flags and renders the outcome.
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ExitCode } from '../errors.js';
-import { generateDataset, type Dataset as GeneratedDataset } from '../emulator/generate-dataset.js';
+import { generateDataset, listDatasetFiles, type Dataset as GeneratedDataset } from '../emulator/generate-dataset.js';
 import { EMULATOR_PRESETS, type EmulatorPreset } from '../emulator/presets.js';
 import type { EmulatorSettings } from '../emulator/expected.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
-import { newProfilePath } from '../store/profile-store.js';
+import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
+import type { RemoteSpec } from '../system/network/remote-spec.js';
+import { artefactsDir, newProfilePath } from '../store/profile-store.js';
+import { startObjectStore } from './object-store.js';
 import { DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
 import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../profile/run-profile.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
@@ -39,6 +42,8 @@ export interface DemoInput {
   reportsDir: string | null;
   /** Whether cold storage is throttled where this machine permits. */
   throttle: boolean;
+  /** Serve the dataset from an object store on loopback and profile it as remote data, capped at the metering proxy. */
+  remote?: boolean;
   /** Working folder of the job. */
   cwd: string;
   /** The CLI's environment: the job inherits it; XDG_CACHE_HOME and HOME name the user's cache folder, DSA_CGROUP_PARENT a delegated cgroup. */
@@ -74,38 +79,58 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
   hooks.onDatasetStart?.(preset, datasetDir);
   hooks.onDatasetReady?.(await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 }));
 
-  const throttleReason = input.throttle ? await throttleBlocker(datasetDir, input.env) : 'disabled by --no-throttle';
+  // Remote data is capped at the metering proxy, which needs no cgroup.
+  const throttleReason = !input.throttle ? 'disabled by --no-throttle' : input.remote ? null : await throttleBlocker(datasetDir, input.env);
   const storageBw = throttleReason === null ? preset.storageBwBytesPerSec : null;
   hooks.onThrottle?.(throttleReason, preset.storageBwBytesPerSec);
 
-  const argv = [process.execPath, EMULATOR, '--data', datasetDir, '--batch-size', String(preset.batchSize), '--workers', String(preset.workers), '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs)];
-  const run = await runProfile(
-    {
-      argv,
-      cwd: input.cwd,
-      env: input.env,
-      jobName: JOB_NAME,
-      dataRoots: [datasetDir],
-      modes: [...MODES],
-      ...DEMO_RUN,
-      storageBwBytesPerSec: storageBw,
-      dropCaches: false,
-      sync: SUPERVISION.sync,
-      pollMs: SUPERVISION.pollMs,
-      outFile: newProfilePath(input.profilesDir, JOB_NAME),
-      dataSource: new LocalFilesSource([datasetDir], { dropCaches: false }),
-      nvidiaSmi: null,
-      // The what-if below then rests on a measured overlap of reads and pre-processing.
-      overlapProbe: true,
-    },
-    hooks,
-  );
+  const store = input.remote ? await startObjectStore(datasetDir) : null;
+  const outFile = newProfilePath(input.profilesDir, JOB_NAME);
+  const argv = [
+    process.execPath, EMULATOR, '--data', datasetDir, '--batch-size', String(preset.batchSize), '--workers', String(preset.workers),
+    '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs), ...(store ? ['--remote-base', store.url] : []),
+  ];
+  let run: ProfileRunOutcome;
+  try {
+    run = await runProfile(
+      {
+        argv,
+        cwd: input.cwd,
+        env: input.env,
+        jobName: JOB_NAME,
+        dataRoots: store ? [] : [datasetDir],
+        ...(store ? { remote: { url: `${store.url}/ (the demo's object store)`, endpoint: null } } : {}),
+        modes: [...MODES],
+        ...DEMO_RUN,
+        storageBwBytesPerSec: storageBw,
+        dropCaches: false,
+        sync: SUPERVISION.sync,
+        pollMs: SUPERVISION.pollMs,
+        outFile,
+        dataSource: store ? demoRemoteSource(store.url, datasetDir, outFile, input.env) : new LocalFilesSource([datasetDir], { dropCaches: false }),
+        nvidiaSmi: null,
+        // The what-if below then rests on a measured overlap of reads and pre-processing.
+        overlapProbe: true,
+      },
+      hooks,
+    );
+  } finally {
+    await store?.close();
+  }
   const settings: EmulatorSettings = { ...preset, cpus: run.profile.host.cpus, meanFileBytes: run.profile.dataset.meanFileBytes, storageBwBytesPerSec: storageBw };
   if (run.exitCode !== ExitCode.Ok) return { run, settings, whatif: null, report: null };
   // Would the stall go if the page cache could not hold the dataset: the question the cold mode answers.
   const answer = whatif(run.profile, run.path, { cacheBytes: 0 });
   const report = input.reportsDir === null ? null : await writeReport(run.profile, run.path, input.reportsDir, modelWhatIf);
   return { run, settings, whatif: answer, report };
+}
+
+/** The demo's dataset as remote data: each sample file an object of the store at `url`. */
+function demoRemoteSource(url: string, datasetDir: string, outFile: string, env: NodeJS.ProcessEnv): RemoteObjectsSource {
+  const origin = new URL(url);
+  const urls = listDatasetFiles(datasetDir).map((path) => `${url}/${basename(path)}`);
+  const spec: RemoteSpec = { kind: 'http', display: `${url}/ (the demo's object store)`, protocol: 'http', origins: [`${origin.hostname}:${origin.port}`], urls };
+  return new RemoteObjectsSource(spec, { cacheDir: join(artefactsDir(outFile), 'remote-cache'), proxyPort: 0, env });
 }
 
 /** Why storage cannot be throttled here, or null when it can. */

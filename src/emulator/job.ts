@@ -1,4 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { UserError } from '../errors.js';
 import { formatBytes } from '../units.js';
@@ -25,6 +26,8 @@ import { Loader, type Batch } from './loader.js';
 export interface JobOptions {
   /** Dataset folder. */
   data: string;
+  /** Fetch each sample from this URL's folder instead of reading it (the demo's object store): the file names come from --data. */
+  remoteBase?: string;
   /** Samples per batch. */
   batchSize: number;
   /** Loader worker threads (0: load in the training loop's thread). */
@@ -81,6 +84,7 @@ function parseOptions(argv: readonly string[]): JobOptions {
   const program = new Command('ds-analyzer-emulated-job')
     .description('Emulated training job (DataLoader-like loader, sleeping accelerator) speaking the ds-analyzer event protocol v1')
     .requiredOption('--data <dir>', 'dataset folder (sample-NNNNN.bin files of a generated dataset)')
+    .option('--remote-base <url>', 'fetch each sample with a GET of URL/NAME (through HTTP_PROXY when set) instead of reading it; the names come from --data')
     .option('--batch-size <n>', 'samples per batch', integer(1), 8)
     .option('--workers <n>', 'loader worker threads (0: load in the training loop)', integer(0), 2)
     .option('--prefetch-factor <k>', 'batches in flight per worker', integer(1), 2)
@@ -165,7 +169,8 @@ async function run(argv: readonly string[]): Promise<number> {
   // A cached mode on a resident subset: sample only from the listed files (docs/protocol.md, DSA_SUBSET_FILE).
   const all = listDatasetFiles(options.data);
   const restricted = env.mode === 'cached' && env.subsetFile !== undefined ? restrictToSubset(all, env.subsetFile) : null;
-  const files = restricted && restricted.kept.length > 0 ? restricted.kept : all;
+  const local = restricted && restricted.kept.length > 0 ? restricted.kept : all;
+  const files = options.remoteBase ? local.map((path) => `${options.remoteBase!.replace(/\/$/, '')}/${basename(path)}`) : local;
   const budget = options.iterations ?? env.iterations ?? Infinity;
   const epochs = options.epochs ?? (Number.isFinite(budget) ? Infinity : 1);
   const inMode = (mode: Mode | undefined): boolean => mode === undefined || mode === env.mode;
@@ -173,6 +178,8 @@ async function run(argv: readonly string[]): Promise<number> {
   const hangAt = inMode(options.hangMode) ? options.hangAtIteration : undefined;
   // profile --workers: DSA_NUM_WORKERS overrides --workers, as the PyTorch hook overrides num_workers.
   const workers = env.numWorkers ?? options.workers;
+  // Without workers a batch is read synchronously in the training loop; a GET cannot be.
+  if (options.remoteBase && workers === 0) throw new UserError('--remote-base needs loader workers (--workers 1 or more)');
 
   const writer: EventWriter | null = fromEnv(process.env, {
     batchSize: options.batchSize,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { fetchSample, isRemote } from './remote-read.js';
 import { performance } from 'node:perf_hooks';
 import { inflateSync } from 'node:zlib';
 import { prepClock, type PrepClock } from './prep-clock.js';
@@ -110,7 +111,7 @@ export function prepareSample(path: string, prepMs: number): PreparedSample {
  * threadpool, so they proceed while the calling thread prepares other samples.
  */
 export function readBatch(paths: readonly string[]): Promise<Buffer[]> {
-  return Promise.all(paths.map((path) => readFile(path)));
+  return Promise.all(paths.map((path) => (isRemote(path) ? fetchSample(path) : readFile(path))));
 }
 
 /** Accumulates the samples of one batch. */

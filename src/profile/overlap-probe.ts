@@ -7,6 +7,8 @@
  * which a cold mode that kept storage busy cannot show. Its cache state is
  * PartialCacheState (cache-states/partial-cache-state.ts).
  */
+import { FETCH_WORDS } from './proof-text.js';
+import type { FetchOrigin } from './data-sources/data-source.js';
 import type { DatasetFile } from '../system/dataset/dataset.js';
 import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices } from '../system/dataset/resident-subset.js';
 import type { ModeResult, StateProof } from '../schema/profile.js';
@@ -67,15 +69,16 @@ export function residentSubset(files: readonly DatasetFile[], share: number, see
  * The probe's own proof: the planned share resident before the run, and
  * storage reads of about the rest of what the job consumed during it.
  */
-export function proveProbe(state: StateProof, share: number): StateProof {
+export function proveProbe(state: StateProof, share: number, origin: FetchOrigin = 'storage'): StateProof {
+  const { fetched, unmeasured } = FETCH_WORDS[origin];
   const resident = state.datasetBytes > 0 ? state.residentBytesBefore / state.datasetBytes : 0;
   const verdict = (proven: boolean, reason: string): StateProof => ({ ...state, proven, reason });
   if (Math.abs(resident - share) > SHARE_TOLERANCE) {
     return verdict(false, `${pct(resident)} of the dataset was resident before the run, not the ${pct(share)} planned`);
   }
-  if (state.readFraction === null) return verdict(false, `storage reads of the job could not be measured (${state.readBytesSource})`);
+  if (state.readFraction === null) return verdict(false, `${unmeasured} (${state.readBytesSource})`);
   if (Math.abs(state.readFraction - (1 - share)) > READ_TOLERANCE) {
-    return verdict(false, `${pct(state.readFraction)} of consumed bytes read from storage, not about ${pct(1 - share)}: the held part did not stay resident, or the rest did not stay cold`);
+    return verdict(false, `${pct(state.readFraction)} of consumed bytes ${fetched}, not about ${pct(1 - share)}: the held part did not stay resident, or the rest did not stay cold`);
   }
-  return verdict(true, `${pct(resident)} resident before the run (planned ${pct(share)}); ${pct(state.readFraction)} of consumed bytes read from storage`);
+  return verdict(true, `${pct(resident)} resident before the run (planned ${pct(share)}); ${pct(state.readFraction)} of consumed bytes ${fetched}`);
 }

@@ -294,7 +294,7 @@ async function runSchedule({ input, hooks, profile, runOnce, interrupts, warn }:
       const pooled = poolPasses(scheduled);
       profile.modes = pooled.modes;
       if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
-      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus });
+      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, remote: profile.dataset.remote !== undefined });
     } else {
       (profile.cpuSweep ??= []).push(result);
     }
@@ -353,7 +353,7 @@ async function overlapProbe({ profile, dataset, input, runOnce, warn }: ProfileS
   const resident = residentSubset(dataset.files, share);
   const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
   const result = await runOnce({ mode: 'cold', label: PROBE_LABEL, argv: input.argv, cacheState: input.dataSource.heldShareState(resident) });
-  return { ...result, state: proveProbe(result.state, heldShare), residentShare: heldShare };
+  return { ...result, state: proveProbe(result.state, heldShare, input.dataSource.fetchesFrom), residentShare: heldShare };
 }
 
 /** Fewest blocks before precision may stop one of several pooled runs (t with 4 df is 2.78, against 2.26 with 9). */

@@ -54,3 +54,27 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   const bw = analysis.storageReadBytesPerSec!;
   assert.ok(Math.abs(bw - preset.storageBwBytesPerSec) / preset.storageBwBytesPerSec <= 0.15, `storage read ${bw} B/s`);
 });
+
+test('demo --remote: the same job fetching its samples over HTTP through the metering proxy, capped there, recovers the same split', async () => {
+  // No throttling cgroup needed: the cap is the proxy's.
+  const work = mkdtempSync(join(tmpdir(), 'dsa-known-cost-remote-'));
+  const result = await startCli(['demo', '--quick', '--remote', '--json', '--no-report', '--dataset-dir', join(work, 'data'), '--profiles-dir', join(work, 'profiles')], { cwd: work });
+  assert.equal(result.exitCode, 0, result.stderr);
+  const profile = ProfileSchema.parse(JSON.parse(result.stdout));
+  assert.equal(profile.dataset.remote?.kind, 'http');
+  assert.match(profile.dataset.remote!.location, /^http:\/\/127\.0\.0\.1:\d+\/ \(the demo's object store\)$/);
+  const preset = EMULATOR_PRESETS.quick;
+  const implied = impliedSplit({ ...preset, cpus: profile.host.cpus, meanFileBytes: profile.dataset.meanFileBytes });
+  const analysis = profile.analysis!;
+  for (const [name, measured, expected] of [
+    ['compute', analysis.computeMs?.mean, implied.computeMs],
+    ['prep stall', analysis.prepStallMs?.mean, implied.prepStallMs],
+    ['fetch stall', analysis.fetchStallMs?.mean, implied.fetchStallMs!],
+  ] as const) {
+    assert.ok(measured !== undefined && Math.abs(measured - expected) / expected <= TOLERANCE, `${name}: measured ${measured?.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms`);
+  }
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) assert.ok(profile.modes[mode]!.state.proven, `${mode}: ${profile.modes[mode]!.state.reason}`);
+  assert.ok(profile.modes.cold!.network!.requests > 0 && profile.modes.cold!.network!.capBytesPerSec === preset.storageBwBytesPerSec);
+  assert.match(analysis.verdict.text, /waits on the network/);
+  assert.match(result.stderr, /The emulated job was set to: .*storage 12\.5 MB\/s\./, 'the cap was applied at the proxy');
+});
