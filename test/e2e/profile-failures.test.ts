@@ -1,8 +1,10 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
@@ -110,4 +112,41 @@ test('a CLI killed with SIGKILL (no exit hooks run) leaves no job behind: its wa
   const gone = Date.now() + 5000;
   while (Date.now() < gone && processesMentioning(data).length > 0) await sleep(100);
   assert.deepEqual(processesMentioning(data), []);
+});
+
+test('remote data whose server starts dropping connections mid-run: the job fails in the cold mode, the synthetic mode stays saved, the failures are counted', async () => {
+  // A shard server that answers HEADs (the listing) always and GETs until its budget is spent, then cuts every connection.
+  let gets = 0;
+  const server = http.createServer((req, res) => {
+    const name = basename(req.url ?? '');
+    const path = join(data, name);
+    if (!existsSync(path)) return void res.writeHead(404).end();
+    if (req.method === 'GET' && ++gets > 60) return void req.socket.destroy();
+    const body = readFileSync(path);
+    res.writeHead(200, { 'content-length': body.length });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const out = join(work, 'dropped.json');
+    const names = readdirSync(data).filter((n) => n.endsWith('.bin')).sort();
+    const pattern = `${base}/sample-{00000..${String(names.length - 1).padStart(5, '0')}}.bin`;
+    const result = await startCli(
+      ['profile', '--remote', pattern, '--modes', 'synthetic,cold', '--single-pass', '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--remote-base', base])],
+      { cwd: work },
+    );
+    assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+    assert.match(result.all, /in cold mode; the synthetic mode is saved/);
+    noStackTrace(result.all);
+    const profile = readProfile(out);
+    assert.equal(profile.modes.synthetic?.status, 'ok');
+    assert.equal(profile.modes.cold?.status, 'failed');
+    const network = profile.modes.cold!.network!;
+    assert.ok(network.failures > 0 || Object.keys(network.statuses).some((s) => Number(s) >= 500), `the cut connections were counted: ${JSON.stringify(network)}`);
+    assert.deepEqual(processesMentioning(data), []);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });
