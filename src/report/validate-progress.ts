@@ -1,7 +1,7 @@
 // validate's plan (each point's estimated time, before anything runs) and its
 // progress while a point runs: one rewritten line on a TTY, a plain line
 // every few seconds otherwise.
-import { formatBytes } from '../units.js';
+import { formatBytes, formatRate } from '../units.js';
 import type { PlannedPoint } from '../validate/plan.js';
 import type { ValidationResult } from '../validate/results.js';
 import type { PointProgress, ValidateHooks, ValidationPoint } from '../validate/run-validate.js';
@@ -11,6 +11,7 @@ export function describePoint(point: ValidationPoint): string {
   if (point.kind === 'control') return 'control (as profiled)';
   if (point.kind === 'cpus') return `${point.cpus} CPU(s)`;
   if (point.kind === 'workers') return `num_workers ${point.workers} per rank`;
+  if (point.kind === 'bandwidth') return `cold at ${formatRate(point.bytesPerSec)}`;
   return `page cache ${formatBytes(point.cacheBytes)}${point.recommended ? ' (recommended)' : ''}`;
 }
 

@@ -33,6 +33,12 @@ export const ValidationPointSchema = z.discriminatedUnion('kind', [
     workers: z.number().int().nonnegative(),
   }),
   z.object({
+    /** The cold mode at a read bandwidth (storage throttle, or for remote data the cap at the metering proxy). */
+    kind: z.literal('bandwidth'),
+    /** The bandwidth the reads were held to, bytes/s. */
+    bytesPerSec: nonneg(),
+  }),
+  z.object({
     /** The profiled settings again: the job's own run-to-run variation. */
     kind: z.literal('control'),
   }),

@@ -17,10 +17,13 @@ export type ValidationPoint =
   | { kind: 'cache'; cacheBytes: number; recommended?: boolean }
   | { kind: 'cpus'; cpus: number }
   | { kind: 'workers'; workers: number }
+  | { kind: 'bandwidth'; bytesPerSec: number }
   | { kind: 'control' };
 
-/** The scenario a non-cache point runs: the whole dataset cached, at its CPUs or loader workers. */
+/** The scenario a non-cache point runs: the whole dataset cached, at its CPUs or loader workers; a bandwidth point nothing cached. */
 export function pointScenario(base: Scenario, point: Exclude<ValidationPoint, { kind: 'cache' }>, datasetBytes: number): Scenario {
+  // A bandwidth point runs cold: nothing cached, every read at the bandwidth.
+  if (point.kind === 'bandwidth') return { ...base, cacheBytes: 0, epochs: null, storageBytesPerSec: point.bytesPerSec };
   const cached = { ...base, cacheBytes: datasetBytes, epochs: null };
   if (point.kind === 'cpus') return { ...cached, cpus: point.cpus };
   if (point.kind === 'workers') return { ...cached, workers: point.workers };

@@ -19,11 +19,13 @@ export interface PointRequest {
   cpuCounts: number[];
   /** Loader worker counts per rank to run at (DSA_NUM_WORKERS), in the order given. */
   workerCounts: number[];
+  /** Read bandwidths to run the cold mode at, bytes/s, in the order given (absent: none). */
+  bandwidths?: number[];
   /** Whether the control (the profiled settings again) runs first. */
   control: boolean;
 }
 
-/** The points, in run order: the control, then the cache points, the CPU points and the loader-workers points. */
+/** The points, in run order: the control, then the cache points, the CPU points, the loader-workers points and the bandwidth points. */
 export function requestedPoints(profile: Profile, model: FittedModel, request: PointRequest): ValidationPoint[] {
   const cache: ValidationPoint[] = request.cacheSizes.map((size) =>
     'word' in size
@@ -32,8 +34,9 @@ export function requestedPoints(profile: Profile, model: FittedModel, request: P
   );
   const cpus: ValidationPoint[] = request.cpuCounts.map((count) => ({ kind: 'cpus', cpus: count }));
   const workers: ValidationPoint[] = request.workerCounts.map((count) => ({ kind: 'workers', workers: count }));
+  const bandwidths: ValidationPoint[] = (request.bandwidths ?? []).map((bytesPerSec) => ({ kind: 'bandwidth', bytesPerSec }));
   const control: ValidationPoint[] = request.control ? [{ kind: 'control' }] : [];
-  return [...control, ...cache, ...cpus, ...workers];
+  return [...control, ...cache, ...cpus, ...workers, ...bandwidths];
 }
 
 /** whatif's answer: the smallest LRU page cache that removes the fetch stall, in the steady state. */

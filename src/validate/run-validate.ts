@@ -13,6 +13,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
 import { planValidation, pointScenario, type PlannedPoint, type ValidationPoint } from './plan.js';
 import { ENV } from '../schema/events.js';
+import { formatRate } from '../units.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
@@ -121,6 +122,11 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
     throw new UserError(VALIDATE_TEXT.nothingToValidate(obstacle), ExitCode.Environment);
   }
   const dataset = await input.dataSource.list();
+  const bandwidthBlocker = points.some((p) => p.kind === 'bandwidth') ? input.dataSource.throttleObstacle(input.env) : null;
+  if (bandwidthBlocker !== null) {
+    await input.dataSource.close().catch(() => undefined);
+    throw new UserError(VALIDATE_TEXT.noThrottle(bandwidthBlocker), ExitCode.Environment);
+  }
   // Storage as the profile saw it: its cold mode's throttle, for the cache points (the others run cached);
   // refused before any point runs where this data cannot be throttled, as profile refuses.
   const throttleBps = points.some((p) => p.kind === 'cache') ? profile.options.storageBwBytesPerSec : null;
@@ -248,7 +254,15 @@ interface PointOutcome {
 async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<PointOutcome> {
   const { input } = ctx;
   const label =
-    point.kind === 'cache' ? `cache-${point.cacheBytes}` : point.kind === 'cpus' ? `cpus-${point.cpus}` : point.kind === 'workers' ? `workers-${point.workers}` : 'control';
+    point.kind === 'cache'
+      ? `cache-${point.cacheBytes}`
+      : point.kind === 'cpus'
+        ? `cpus-${point.cpus}`
+        : point.kind === 'workers'
+          ? `workers-${point.workers}`
+          : point.kind === 'bandwidth'
+            ? `bandwidth-${Math.round(point.bytesPerSec)}`
+            : 'control';
   const modeDir = join(input.workDir, `point-${ctx.index + 1}-${label}`);
   const common: PointRun = {
     argv: input.profile.command,
@@ -257,7 +271,42 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
     maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
     wrapArgv: (argv) => argv,
   };
-  return point.kind === 'cache' ? measureCachePoint(point, ctx, common, modeDir) : measureSettingsPoint(point, ctx, common, modeDir);
+  if (point.kind === 'cache') return measureCachePoint(point, ctx, common, modeDir);
+  if (point.kind === 'bandwidth') return measureBandwidthPoint(point, ctx, common, modeDir);
+  return measureSettingsPoint(point, ctx, common, modeDir);
+}
+
+/**
+ * A bandwidth point: the cold mode with the data's reads held to the point's
+ * bandwidth (a storage throttle, or for remote data the metering proxy's
+ * cap), set up for this run alone.
+ */
+async function measureBandwidthPoint(
+  point: Extract<ValidationPoint, { kind: 'bandwidth' }>,
+  ctx: PointContext,
+  common: PointRun,
+  modeDir: string,
+): Promise<PointOutcome> {
+  const { input } = ctx;
+  const throttle = await input.dataSource.throttle(ctx.dataset, point.bytesPerSec, `validate-${process.pid}-bw-${ctx.index}`, input.env);
+  let result: ModeResult;
+  try {
+    result = await ctx.run({ ...common, mode: 'cold', modeDir, cacheState: input.dataSource.modeState, wrapArgv: throttle.wrap });
+  } finally {
+    await throttle.remove().catch(() => undefined);
+  }
+  const steady = result.ranks.find((r) => r.rank === result.paceRank)?.iterations.filter((it) => !it.warmup) ?? [];
+  return {
+    summary: result.status === 'ok' ? result.summary : null,
+    ranks: Math.max(1, result.ranks.length),
+    note: VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason)),
+    residentBytes: null,
+    residency: null,
+    affinity: null,
+    workersHeld: null,
+    readBytesPerSample: windowRates(fetchedSeriesOf(result.resources), steady, (r) => r.bytes)?.perSample ?? null,
+    failureTail: failureTail(result, FAILURE_TAIL_LINES),
+  };
 }
 
 /**

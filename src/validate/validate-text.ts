@@ -18,6 +18,9 @@ export const VALIDATE_TEXT = {
   affinityUnchecked: 'the job ended before its threads could be checked',
   workersNotApplied: (ran: string, envName: string) => `; num_workers NOT applied: the job reported ${ran} workers (${envName} needs the zero-code hook or the emulated job)`,
   cachedNote: (where: string, status: string, stopReason: string, applied: string) => `cached mode ${where}: ${ended(status, stopReason)}${applied}`,
+  coldNote: (rate: string, status: string, stopReason: string, unproven: string) => `cold mode with reads held to ${rate}: ${ended(status, stopReason)}${unproven}`,
+  coldUnproven: (reason: string) => `; cold state NOT proven (${reason})`,
+  noThrottle: (obstacle: string) => `--storage-bw: the data's reads cannot be held to a bandwidth here (${obstacle}): run as root with a writable io cgroup, or validate other settings`,
   residencyUnmeasured: 'dataset residency not measured in the measured window: not held',
   residency: (r: { minBytes: number; maxBytes: number; meanBytes: number; readings: number; sampled: boolean; inBandShare: number; toleranceBytes: number; held: boolean }) =>
     `dataset in page cache ${formatBytes(r.minBytes)}-${formatBytes(r.maxBytes)}, mean ${formatBytes(r.meanBytes)} ` +

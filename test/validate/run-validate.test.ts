@@ -213,6 +213,32 @@ test('cache points of a throttled profile on data that cannot be throttled are r
   assert.deepEqual(run.report.results.map((r) => r.status), ['measured', 'measured']);
 });
 
+test('a bandwidth point runs the cold mode under a throttle of its own, removed after it, and is judged against whatif --cache 0 at that bandwidth', async () => {
+  const source = fakeData();
+  const bandwidth = 5e6;
+  // The job as the model predicts it cold at the bandwidth: the unanchored model is right.
+  const cold = predict(model, { ...baseScenario(model), epochs: null, cacheBytes: 0, storageBytesPerSec: bandwidth }).samplesPerSec;
+  const runner = fakeRunner((input) => (input.mode === 'cold' ? { samplesPerSec: cold, hitRatio: 0 } : slowerMachine(1)(input)));
+  const input = { ...validateInput('bandwidth', source, runner.run), request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [bandwidth], control: true } };
+  const { run } = await validate(input);
+  assert.deepEqual(run.plan.map((p) => p.point), [{ kind: 'control' }, { kind: 'bandwidth', bytesPerSec: bandwidth }]);
+  assert.deepEqual(runner.calls.map((c) => [c.label, c.mode]), [['point-1-control', 'cached'], [`point-2-bandwidth-${bandwidth}`, 'cold']]);
+  assert.deepEqual(source.throttles, [{ name: `validate-${process.pid}-bw-1`, bytesPerSec: bandwidth, removed: true }]);
+  assert.deepEqual(runner.calls.map((c) => c.argv[0] === 'throttled'), [false, true]);
+  const point = run.report.results[1];
+  assert.equal(point.status, 'measured', point.note);
+  assert.match(point.note, /^cold mode with reads held to 5\.0 MB\/s: ok/);
+  assert.ok(Math.abs(point.relativeError!) < 0.01, `bandwidth point: ${point.relativeError}`);
+  assert.ok(point.measuredSamplesPerSec! < run.report.results[0].measuredSamplesPerSec!, 'the throttled cold mode ran slower than the control');
+});
+
+test('bandwidth points on data that cannot be throttled are refused before anything runs', async () => {
+  const runner = fakeRunner(slowerMachine(1));
+  const input = { ...validateInput('no-throttle', fakeData({ throttleObstacle: 'no io controller' }), runner.run), request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [5e6], control: true } };
+  await assert.rejects(runValidation(input, { onSignal: () => () => {} }), (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment && /cannot be held to a bandwidth here \(no io controller\)/.test(error.message));
+  assert.equal(runner.calls.length, 0);
+});
+
 test('no file was written: the folders and readings went to the memory sink', () => {
   assert.ok(sink.files.size > 0);
   assert.equal(fs.existsSync(root), false);
