@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RemoteCacheState, type RemoteLink } from '../../src/profile/cache-states/remote-cache-state.js';
+import type { MeteringProxy } from '../../src/system/network/metering-proxy.js';
+import type { Dataset, DatasetFile } from '../../src/system/dataset/dataset.js';
+
+/** A link whose proxy and cache are records: what was filled, and how the proxy was told to answer. */
+function fakeLink() {
+  const stored = new Set<string>();
+  const uses: { use: string; keys: string[] | null }[] = [];
+  const proxy = { setCacheUse: (use: string, only: ReadonlySet<string> | null = null) => uses.push({ use, keys: only ? [...only].sort() : null }) } as unknown as MeteringProxy;
+  const link: RemoteLink = {
+    proxy,
+    keyOf: (f) => `host/${f.path}`,
+    fill: async (files) => files.forEach((f) => stored.add(f.path)),
+    storedBytes: (files) => files.filter((f) => stored.has(f.path)).reduce((sum, f) => sum + f.bytes, 0),
+  };
+  return { link, stored, uses };
+}
+
+const files: DatasetFile[] = [0, 1, 2, 3].map((k) => ({ path: `b/${k}`, bytes: 100 }));
+const dataset = (fits: boolean): Dataset => ({
+  roots: ['s3://b/'], files, bytes: 400, meanFileBytes: 100, fileBytesQuantiles: { p10: 100, p50: 100, p90: 100, max: 100 },
+  device: null, fitsInMemory: fits, memoryBudgetBytes: fits ? 1000 : 200, skippedEntries: 0,
+});
+
+test('cached: every object fetched into the cache and answered from it; cold and synthetic: every request to the origin', async () => {
+  const { link, stored, uses } = fakeLink();
+  const state = new RemoteCacheState(() => link);
+  const cached = await state.prepare('cached', dataset(true));
+  assert.equal(cached.residentBytesBefore, 400);
+  assert.equal(stored.size, 4);
+  assert.deepEqual(uses.at(-1), { use: 'serve', keys: files.map((f) => `host/${f.path}`) });
+  await cached.finish();
+  assert.deepEqual(uses.at(-1), { use: 'pass', keys: null });
+  for (const mode of ['cold', 'synthetic'] as const) {
+    const prepared = await state.prepare(mode, dataset(true));
+    assert.equal(prepared.residentBytesBefore, 0);
+    assert.equal(uses.at(-1)!.use, 'pass', mode);
+  }
+});
+
+test("the overlap probe's held share is answered locally, the rest from the origin", async () => {
+  const { link, uses } = fakeLink();
+  const prepared = await new RemoteCacheState(() => link, files.slice(0, 2)).prepare('cold', dataset(true));
+  assert.equal(prepared.residentBytesBefore, 200);
+  assert.deepEqual(uses.at(-1), { use: 'serve', keys: ['host/b/0', 'host/b/1'] });
+});
+
+test('a dataset larger than the room for the cache is not fetched: the cached mode runs remote, for its proof to say so', async () => {
+  const { link, stored, uses } = fakeLink();
+  const prepared = await new RemoteCacheState(() => link).prepare('cached', dataset(false));
+  assert.equal(stored.size, 0);
+  assert.equal(prepared.residentBytesBefore, 0);
+  assert.equal(uses.at(-1)!.use, 'pass');
+});
