@@ -9,6 +9,7 @@
 import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
+import { formatBytes } from '../../units.js';
 import type { Mode } from '../../schema/events.js';
 import { fileBytesQuantiles, type Dataset, type DatasetFile } from '../../system/dataset/dataset.js';
 import { MeteringProxy } from '../../system/network/metering-proxy.js';
@@ -32,6 +33,8 @@ export interface RemoteOptions {
 }
 
 const FILL_CONCURRENCY = 8;
+// Bytes of the first tar shard read to count its samples.
+const SHARD_SAMPLE_BYTES = 64 * 2 ** 20;
 // Requests the network probe keeps in flight.
 const PROBE_IN_FLIGHT = 16;
 // The cache may take this share of the free space on its file system; the rest is left to the job and the profile.
@@ -45,7 +48,7 @@ const MESSAGES = {
   cachedTunnelled: 'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be made local',
   noCapping: "validate's cache points cap the page cache, which remote data does not go through; validate remote data at another --storage-bw instead",
   doesNotFit: (dataset: Dataset, free: number) =>
-    `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the free space for the profiler's cache (${(free / 2 ** 30).toFixed(2)} GiB): the cached mode cannot be made local; free space, or put the profile (--out) on a larger disk`,
+    `the dataset (${formatBytes(dataset.bytes)}) does not fit in the free space for the profiler's cache (${formatBytes(free)}): the cached mode cannot be made local; free space, or put the profile (--out) on a larger disk`,
   unlisted: 'the remote data is used before it was listed (a bug: please report it)',
 } as const;
 
@@ -69,12 +72,14 @@ export class RemoteObjectsSource implements DataSource {
 
   /**
    * Samples in a shard where the objects are tar shards (WebDataset): counted
-   * in the first shard, read once, so the bytes a sample costs are known.
+   * in the first shard (its first 64 MiB, scaled to its size), so the bytes a
+   * sample costs are known.
    */
   private async samplesPerShard(objects: RemoteObject[]): Promise<number | null> {
     if (!objects.every((o) => o.path.endsWith('.tar'))) return null;
-    const samples = await countTarSamples((await this.store.fetch(objects[0])).body);
-    return samples > 0 ? samples : null;
+    const counted = await countTarSamples((await this.store.fetch(objects[0])).body, SHARD_SAMPLE_BYTES);
+    if (counted.samples === 0) return null;
+    return counted.complete ? counted.samples : (counted.samples * objects[0].bytes) / counted.bytesRead;
   }
 
   /** Lists the objects, then starts the proxy the job will reach them through. */

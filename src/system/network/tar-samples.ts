@@ -5,13 +5,28 @@ import type { Readable } from 'node:stream';
 
 const BLOCK = 512;
 
-/** The sample keys of a tar stream, counted as its headers go by. */
-export async function countTarSamples(stream: Readable): Promise<number> {
+/** What a count of a tar stream's samples found. */
+export interface TarSamples {
+  /** Sample keys seen. */
+  samples: number;
+  /** Bytes of the stream those samples span; less than the whole when the count stopped at its limit (then up to the last whole sample). */
+  bytesRead: number;
+  /** Whether the stream was read to its end. */
+  complete: boolean;
+}
+
+/** The sample keys of a tar stream, counted as its headers go by, reading at most `maxBytes` (a large shard is sampled, not read whole). */
+export async function countTarSamples(stream: Readable, maxBytes = Infinity): Promise<TarSamples> {
   const keys = new Set<string>();
+  let bytesRead = 0;
+  // Stream offset of `pending`'s first byte, and of the first header of the latest key (where the samples before it end).
+  let pendingAt = 0;
+  let latestKeyAt = 0;
   let pending: Buffer = Buffer.alloc(0);
   // Bytes of member data (padded to whole blocks) still to skip before the next header.
   let skip = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
+    bytesRead += chunk.length;
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     let at = 0;
     while (true) {
@@ -23,6 +38,7 @@ export async function countTarSamples(stream: Readable): Promise<number> {
       }
       if (pending.length - at < BLOCK) break;
       const header = pending.subarray(at, at + BLOCK);
+      const headerAt = pendingAt + at;
       at += BLOCK;
       if (header.every((b) => b === 0)) continue;
       const name = cString(header, 0, 100);
@@ -34,11 +50,21 @@ export async function countTarSamples(stream: Readable): Promise<number> {
       const path = prefix ? `${prefix}/${name}` : name;
       const slash = path.lastIndexOf('/');
       const dot = path.indexOf('.', slash + 1);
-      keys.add(dot < 0 ? path : path.slice(0, dot));
+      const key = dot < 0 ? path : path.slice(0, dot);
+      if (!keys.has(key)) {
+        keys.add(key);
+        latestKeyAt = headerAt;
+      }
     }
     pending = pending.subarray(at);
+    pendingAt += at;
+    if (bytesRead >= maxBytes) {
+      stream.destroy();
+      // The latest key may be cut short: count the samples before it, over the bytes they span.
+      return { samples: Math.max(0, keys.size - 1), bytesRead: latestKeyAt, complete: false };
+    }
   }
-  return keys.size;
+  return { samples: keys.size, bytesRead, complete: true };
 }
 
 function cString(block: Buffer, start: number, length: number): string {
