@@ -71,6 +71,8 @@ export const ScenarioSchema = z.object({
   workers: z.number().int().nonnegative().nullable(),
   /** Remote data: requests in flight per loader worker; null or absent: as profiled. */
   inFlightPerWorker: z.number().int().positive().nullable().optional(),
+  /** Remote data: seconds from a request to its first byte; null or absent: as profiled. */
+  requestLatencySec: nonneg().nullable().optional(),
 });
 
 /** What the model predicts for a scenario. Times per iteration of one rank; rates for the whole server. */

@@ -25,6 +25,8 @@ export const MISSING_TEXT = {
     'storage was not the bottleneck in the cold mode and no read probe measured it (an older profile, or the probe was not proven), so its bandwidth is a lower bound (what the job asked for): fetch stalls predicted for faster jobs may be too large; re-profile (its read probe measures the storage) or profile with --storage-bw to pin it',
   noHistogram: (meanBytes: number): string =>
     `the profile has no file-size histogram (dataset.fileBytesHistogram): every file is assumed to be ${formatBytes(meanBytes)}; re-profile to record the distribution`,
+  noRequests: (flag: string): string =>
+    `${flag} changes remote requests, and this profile saw none (local files, or HTTPS tunnels): the prediction ignores it (profile --remote over http measures them)`,
   workersUnknown: (workers: number): string =>
     `--workers ${workers} asked, but the job did not report its loader workers (the manual API or a protocol job that leaves them out): the prediction cannot change with them`,
   workersCap: (cpus: number, workers: number): string =>

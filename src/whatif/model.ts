@@ -103,6 +103,8 @@ export interface Scenario {
   workers: number | null;
   /** Remote data: requests in flight per loader worker (threads per worker); null or absent: as profiled. */
   inFlightPerWorker?: number | null;
+  /** Remote data: seconds from a request to its first byte (a farther or nearer store); null or absent: as profiled. */
+  requestLatencySec?: number | null;
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
@@ -310,10 +312,13 @@ export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: num
  * flight hide it, down to the bandwidth term beside it (stageTimes).
  */
 export function requestWaitSec(model: FittedModel, scenario: Scenario): number {
-  if (model.requestLatencySec === 0) return 0;
+  // No request was seen (local files, HTTPS tunnels): there is no request term to change.
+  if (model.profiledInFlightPerWorker === null) return 0;
+  const latency = scenario.requestLatencySec ?? model.requestLatencySec;
+  if (latency === 0) return 0;
   const loaders = Math.max(1, scenarioWorkers(model, scenario) ?? 1);
   const inFlight = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker ?? 1;
-  return (model.requestsPerSample * model.requestLatencySec) / (loaders * inFlight);
+  return (model.requestsPerSample * latency) / (loaders * inFlight);
 }
 
 /** Predicts one scenario. Pure. */

@@ -251,7 +251,7 @@ const KNEE_GAIN = 1.05;
  * the fetch back.
  */
 export function inFlightFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation | null {
-  if (model.requestLatencySec === 0) return null;
+  if ((scenario.requestLatencySec ?? model.requestLatencySec) === 0) return null;
   const base = { kind: 'requests' as const, unit: 'requests' as const };
   const current = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker ?? 1;
   if (now.bottleneck !== 'fetch') return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.inFlightNone(current) };

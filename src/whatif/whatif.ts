@@ -82,6 +82,10 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   const workers = workersOfScenario === null ? null : workersOfScenario * scenario.gpus;
   if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus)) caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
   if (scenario.workers !== null && model.profiledWorkers === null) caveats.push(MISSING_TEXT.workersUnknown(scenario.workers));
+  if (model.profiledInFlightPerWorker === null) {
+    if (scenario.inFlightPerWorker != null) caveats.push(MISSING_TEXT.noRequests('--in-flight'));
+    if (scenario.requestLatencySec != null) caveats.push(MISSING_TEXT.noRequests('--latency'));
+  }
   return {
     profilePath,
     jobName: profile.jobName,
