@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
@@ -31,7 +32,7 @@ before(async () => {
   if (skipReason) return;
   const shards = join(work, 'shards');
   await execa(PYTHON, [join(EXAMPLES, 'make_shards.py'), shards, '--shards', String(SHARDS), '--per-shard', String(PER_SHARD), '--sample-bytes', String(SAMPLE_BYTES)]);
-  const port = 20000 + (process.pid % 20000);
+  const port = await freePort();
   server = execa(PYTHON, ['-m', 'http.server', '--bind', '127.0.0.1', '--directory', shards, String(port)], { reject: false });
   base = `http://127.0.0.1:${port}`;
   for (let tries = 0; tries < 50; tries++) {
@@ -41,6 +42,15 @@ before(async () => {
   }
   throw new Error(`the shard server did not start on ${base}`);
 });
+
+/** A port free on 127.0.0.1 now (the server binds it a moment later). */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
 
 after(() => {
   server?.kill();
