@@ -75,9 +75,9 @@ export interface ValidationReport {
 }
 
 /** A point's status from its measured rate and whether its cache and CPU settings held. */
-export function pointStatus(rate: number | null, residency: ResidencyVerdict | null, affinity: AffinityVerdict | null, workersHeld: boolean | null = null): PointStatus {
+export function pointStatus(rate: number | null, residency: ResidencyVerdict | null, affinity: AffinityVerdict | null, settingHeld: boolean | null = null): PointStatus {
   if (rate === null) return 'failed';
-  return (residency?.held ?? true) && (affinity?.held ?? true) && (workersHeld ?? true) ? 'measured' : 'not-held';
+  return (residency?.held ?? true) && (affinity?.held ?? true) && (settingHeld ?? true) ? 'measured' : 'not-held';
 }
 
 /**

@@ -5,7 +5,7 @@ import type { DataSource, Throttle } from '../profile/data-sources/data-source.j
 import { runMode } from '../profile/run-mode.js';
 import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
-import type { Profile, IterationSummary, ModeResult } from '../schema/profile.js';
+import type { Iteration, Profile, IterationSummary, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
@@ -188,7 +188,7 @@ async function runPoints(
       const missRatio = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
       const anchoredRate = anchoredModel ? predict(anchoredModel, asRun).samplesPerSec : null;
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
-      const status = pointStatus(rate, measured.residency, measured.affinity, measured.workersHeld);
+      const status = pointStatus(rate, measured.residency, measured.affinity, measured.settingHeld);
       if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
       const halfWidth = measured.summary?.iterMs.halfWidth != null && rate !== null ? (rate * measured.summary.iterMs.halfWidth) / measured.summary.iterMs.mean : null;
       results.push({
@@ -245,8 +245,8 @@ interface PointOutcome {
   residentBytes: number | null;
   residency: ResidencyVerdict | null;
   affinity: AffinityVerdict | null;
-  /** For a loader-workers point: whether the job ran the asked count; null otherwise. */
-  workersHeld: boolean | null;
+  /** Whether a loader-workers point's job ran the asked count, or a bandwidth point's cold state was proven; null for other points. */
+  settingHeld: boolean | null;
   readBytesPerSample: number | null;
   failureTail: string | null;
 }
@@ -303,8 +303,9 @@ async function measureBandwidthPoint(
     residentBytes: null,
     residency: null,
     affinity: null,
-    workersHeld: null,
-    readBytesPerSample: windowRates(fetchedSeriesOf(result.resources), steady, (r) => r.bytes)?.perSample ?? null,
+    // A cold mode that was not cold tested another setting: left out of the errors, as a cap that did not hold is.
+    settingHeld: result.status === 'ok' ? result.state.proven : null,
+    readBytesPerSample: readBytesPerSample(result, steady),
     failureTail: failureTail(result, FAILURE_TAIL_LINES),
   };
 }
@@ -315,7 +316,7 @@ async function measureBandwidthPoint(
  * mask; the job ran the workers asked).
  */
 async function measureSettingsPoint(
-  point: Exclude<ValidationPoint, { kind: 'cache' }>,
+  point: Exclude<ValidationPoint, { kind: 'cache' | 'bandwidth' }>,
   ctx: PointContext,
   common: PointRun,
   modeDir: string,
@@ -346,7 +347,7 @@ async function measureSettingsPoint(
   const where = VALIDATE_TEXT.cachedWhere(affinity?.cpus ?? null, point.kind === 'workers' ? point.workers : null);
   // A job that cannot change its loader (manual API, protocol) ran its own count: that tested another setting.
   const ranWorkers = point.kind === 'workers' ? workersNotApplied(result, point.workers) : null;
-  const workersHeld = point.kind === 'workers' && result.status === 'ok' ? ranWorkers === null : null;
+  const settingHeld = point.kind === 'workers' && result.status === 'ok' ? ranWorkers === null : null;
   const applied =
     (checked === null ? '' : checked.held ? VALIDATE_TEXT.affinityHeld(checked.threads) : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example)) +
     (ranWorkers !== null ? VALIDATE_TEXT.workersNotApplied(ranWorkers, ENV.numWorkers) : '');
@@ -357,10 +358,15 @@ async function measureSettingsPoint(
     residentBytes: null,
     residency: null,
     affinity: checked,
-    workersHeld,
+    settingHeld,
     readBytesPerSample: null,
     failureTail: failureTail(result, FAILURE_TAIL_LINES),
   };
+}
+
+/** Bytes the data source fetched per consumed sample over `steady` iterations of a run (its hit ratio's evidence); null when not covered. */
+function readBytesPerSample(result: ModeResult, steady: Iteration[]): number | null {
+  return windowRates(fetchedSeriesOf(result.resources), steady, (r) => r.bytes)?.perSample ?? null;
 }
 
 /** Lines of a failed point's log in the report. */
@@ -441,8 +447,8 @@ async function measureCachePoint(
       residentBytes: verdict.meanBytes,
       residency: verdict,
       affinity: null,
-      workersHeld: null,
-      readBytesPerSample: windowRates(fetchedSeriesOf(result.resources), steady, (r) => r.bytes)?.perSample ?? null,
+      settingHeld: null,
+      readBytesPerSample: readBytesPerSample(result, steady),
       failureTail: failureTail(result, FAILURE_TAIL_LINES),
     };
   } finally {

@@ -232,6 +232,21 @@ test('a bandwidth point runs the cold mode under a throttle of its own, removed 
   assert.ok(point.measuredSamplesPerSec! < run.report.results[0].measuredSamplesPerSec!, 'the throttled cold mode ran slower than the control');
 });
 
+test('a bandwidth point whose cold mode was not proven cold tested another setting: not held, left out of the errors', async () => {
+  const runner = fakeRunner(slowerMachine(1));
+  const unproven: ValidateInput['modeRunner'] = async (input) => {
+    const result = await runner.run(input);
+    return input.mode === 'cold' ? { ...result, state: { ...result.state, proven: false, reason: '40% of the dataset was still in the page cache' } } : result;
+  };
+  const input = { ...validateInput('bandwidth-unproven', fakeData(), unproven), request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [5e6], control: true } };
+  const { run } = await validate(input);
+  const point = run.report.results[1];
+  assert.equal(point.status, 'not-held', point.note);
+  assert.match(point.note, /cold state NOT proven \(40% of the dataset was still in the page cache\)/);
+  assert.equal(run.report.notHeld, 1);
+  assert.equal(run.report.medianAbsError, null);
+});
+
 test('bandwidth points on data that cannot be throttled are refused before anything runs', async () => {
   const runner = fakeRunner(slowerMachine(1));
   const input = { ...validateInput('no-throttle', fakeData({ throttleObstacle: 'no io controller' }), runner.run), request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [5e6], control: true } };
