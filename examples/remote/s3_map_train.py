@@ -8,14 +8,14 @@ training scripts over object storage do. Each object holds raw uint8 pixels
         --batch-size 8 --workers 2 --epochs 5 [--threads 4]
 """
 import argparse
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import botocore.config
 import torch
-import torch.nn as nn
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
+
+from small_cnn import to_image, train
 
 
 class S3Objects(Dataset):
@@ -40,10 +40,7 @@ class S3Objects(Dataset):
         if self._client is None:
             self._client = boto3.client("s3", endpoint_url=self.endpoint, config=botocore.config.Config(max_pool_connections=max(10, self.threads)))
         body = self._client.get_object(Bucket=self.bucket, Key=self.keys[index])["Body"].read()
-        pixels = torch.frombuffer(bytearray(body[: 3 * self.size * self.size]), dtype=torch.uint8)
-        image = pixels.reshape(3, self.size, self.size).float().div(255)
-        image = (image - image.mean()) / (image.std() + 1e-6)
-        return image, index % 10
+        return to_image(body, self.size), index % 10
 
 
 def main():
@@ -58,32 +55,13 @@ def main():
     parser.add_argument("--width", type=int, default=32, help="channels of the model: its step's cost")
     parser.add_argument("--threads", type=int, default=1, help="requests each loader worker keeps in flight")
     args = parser.parse_args()
-    torch.set_num_threads(1)
     data = S3Objects(args.endpoint, args.bucket, args.prefix, args.size, args.threads)
     if args.threads > 1:
         batches = BatchSampler(RandomSampler(data), args.batch_size, drop_last=True)
         loader = DataLoader(data, batch_size=None, sampler=batches, num_workers=args.workers)
     else:
         loader = DataLoader(data, batch_size=args.batch_size, shuffle=True, num_workers=args.workers, drop_last=True)
-    w = args.width
-    model = nn.Sequential(
-        nn.Conv2d(3, w, 3, padding=1), nn.ReLU(), nn.Conv2d(w, w, 3, padding=1), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(w, 10),
-    )
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    for epoch in range(args.epochs):
-        started, batches, data_time, mark = time.perf_counter(), 0, 0.0, time.perf_counter()
-        for images, labels in loader:
-            data_time += time.perf_counter() - mark
-            loss = nn.functional.cross_entropy(model(images), labels)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            batches += 1
-            mark = time.perf_counter()
-        elapsed = time.perf_counter() - started
-        print(f"epoch {epoch}: {batches} batches, {1000 * elapsed / max(1, batches):.1f} ms/iter, "
-              f"mean data time per iteration: {1000 * data_time / max(1, batches):.1f} ms", flush=True)
+    train(loader, args.epochs, args.width)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,11 @@ split the shards between them.
 import argparse
 import re
 import tarfile
-import time
 import urllib.request
 
-import torch
-import torch.nn as nn
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+from small_cnn import to_image, train
 
 
 def expand(pattern):
@@ -45,12 +44,9 @@ class TarShards(IterableDataset):
     def __iter__(self):
         info = get_worker_info()
         urls = self.urls if info is None else self.urls[info.id :: info.num_workers]
-        n = 3 * self.size * self.size
         for url in urls:
             for parts in self.samples(url):
-                pixels = torch.frombuffer(bytearray(parts["bin"][:n]), dtype=torch.uint8)
-                image = pixels.reshape(3, self.size, self.size).float().div(255)
-                yield (image - image.mean()) / (image.std() + 1e-6), int(parts["cls"])
+                yield to_image(parts["bin"], self.size), int(parts["cls"])
 
 
 def main():
@@ -62,27 +58,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--width", type=int, default=32)
     args = parser.parse_args()
-    torch.set_num_threads(1)
     loader = DataLoader(TarShards(expand(args.shards), args.size), batch_size=args.batch_size, num_workers=args.workers)
-    w = args.width
-    model = nn.Sequential(
-        nn.Conv2d(3, w, 3, padding=1), nn.ReLU(), nn.Conv2d(w, w, 3, padding=1), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(w, 10),
-    )
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    for epoch in range(args.epochs):
-        started, batches, data_time, mark = time.perf_counter(), 0, 0.0, time.perf_counter()
-        for images, labels in loader:
-            data_time += time.perf_counter() - mark
-            loss = nn.functional.cross_entropy(model(images), labels)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            batches += 1
-            mark = time.perf_counter()
-        elapsed = time.perf_counter() - started
-        print(f"epoch {epoch}: {batches} batches, {1000 * elapsed / max(1, batches):.1f} ms/iter, "
-              f"mean data time per iteration: {1000 * data_time / max(1, batches):.1f} ms", flush=True)
+    train(loader, args.epochs, args.width)
 
 
 if __name__ == "__main__":
