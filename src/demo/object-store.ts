@@ -15,7 +15,13 @@ export interface ObjectStore {
 /** Serves the files of `dir` (by name, no sub-folders) on 127.0.0.1 at a free port. */
 export async function startObjectStore(dir: string): Promise<ObjectStore> {
   const server = http.createServer((req, res) => {
-    const name = basename(decodeURIComponent(new URL(req.url ?? '/', 'http://store').pathname));
+    let name: string;
+    try {
+      name = basename(decodeURIComponent(new URL(req.url ?? '/', 'http://store').pathname));
+    } catch {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('malformed path\n');
+      return;
+    }
     const path = join(dir, name);
     let bytes: number;
     try {

@@ -317,7 +317,7 @@ export function requestWaitSec(model: FittedModel, scenario: Scenario): number {
   const latency = scenario.requestLatencySec ?? model.requestLatencySec;
   if (latency === 0) return 0;
   const loaders = Math.max(1, scenarioWorkers(model, scenario) ?? 1);
-  const inFlight = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker ?? 1;
+  const inFlight = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker;
   return (model.requestsPerSample * latency) / (loaders * inFlight);
 }
 

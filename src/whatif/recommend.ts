@@ -260,7 +260,13 @@ export function inFlightFor(model: FittedModel, scenario: Scenario, now: Predict
   if (most.bottleneck === 'fetch') {
     // No count removes it: past the knee, where doubling the requests in flight buys under 5%.
     let enough = current;
-    while (enough < MAX_IN_FLIGHT && at(2 * enough).samplesPerSec >= KNEE_GAIN * at(enough).samplesPerSec) enough += 1;
+    let rate = at(enough).samplesPerSec;
+    while (2 * enough <= MAX_IN_FLIGHT) {
+      const doubled = at(2 * enough).samplesPerSec;
+      if (doubled < KNEE_GAIN * rate) break;
+      enough *= 2;
+      rate = doubled;
+    }
     if (enough <= current) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.inFlightBandwidth(current) };
     const after = at(enough);
     return { ...base, value: enough, prediction: after, text: RECOMMENDATION_TEXT.inFlightBest(enough, current, facts(now, after)) };

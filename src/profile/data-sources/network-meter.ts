@@ -5,6 +5,7 @@
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { MeteringProxy, ProxyCounters, RequestRecord } from '../../system/network/metering-proxy.js';
 import { counterAt } from '../window-rates.js';
+import { mean } from '../../analysis/stats.js';
 import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
 
 const READ_EVERY_MS = 250;
@@ -19,8 +20,8 @@ export function startNetworkMeter(proxy: MeteringProxy, capBytesPerSec: number |
   proxy.resetMaxInFlight();
   proxy.takeRecords(); // an earlier run's, ended after its meter
   const start = proxy.readCounters();
-  const startedAt = Date.now();
-  const readings: CounterReading[] = [{ t: startedAt, bytes: 0 }];
+  const startedAt = performance.now();
+  const readings: CounterReading[] = [{ t: Date.now(), bytes: 0 }];
   const read = () => readings.push({ t: Date.now(), bytes: proxy.readCounters().originBytes - start.originBytes });
   const timer = setInterval(read, READ_EVERY_MS);
   timer.unref();
@@ -40,7 +41,7 @@ export function startNetworkMeter(proxy: MeteringProxy, capBytesPerSec: number |
         wholeRunSource: MESSAGES.wholeRunSource,
         otherReads: () => null,
         ownCounter: true,
-        network: networkUse(start, end, proxy.takeRecords(), (Date.now() - startedAt) / 1000, capBytesPerSec),
+        network: networkUse(start, end, proxy.takeRecords(), (performance.now() - startedAt) / 1000, capBytesPerSec),
       };
     },
   };
@@ -68,7 +69,7 @@ export function networkUse(start: ProxyCounters, end: ProxyCounters, records: re
     failures: end.failures - start.failures,
     lastFailure: end.failures > start.failures ? end.lastFailure : null,
     firstByteMs: quantiles(firstBytes),
-    requestMs: durations.length === 0 ? null : { mean: durations.reduce((a, b) => a + b, 0) / durations.length, ...quantiles(durations)! },
+    requestMs: durations.length === 0 ? null : { mean: mean(durations), ...quantiles(durations)! },
     meanInFlight: sec > 0 ? (end.inFlightSec - start.inFlightSec) / sec : 0,
     maxInFlight: end.maxInFlight,
     capBytesPerSec,

@@ -90,7 +90,11 @@ export class RemoteObjectsSource implements DataSource {
     const sizes = objects.map((o) => o.bytes);
     const bytes = sizes.reduce((a, b) => a + b, 0);
     const free = freeBytes(this.options.cacheDir);
-    const samplesPerObject = await this.samplesPerShard(objects);
+    // The proxy and its cache folder are up: a shard that cannot be read must not leave them behind.
+    const samplesPerObject = await this.samplesPerShard(objects).catch(async (error: unknown) => {
+      await this.close();
+      throw error;
+    });
     return {
       roots: [this.spec.display],
       files: objects.map((o) => ({ path: o.path, bytes: o.bytes })),
@@ -220,10 +224,12 @@ export class RemoteObjectsSource implements DataSource {
       }
     };
     // Many requests at once: what the network carries, not what one request's latency allows.
-    const concurrency = Math.max(limits.concurrency, PROBE_IN_FLIGHT);
+    const concurrency = Math.min(files.length, Math.max(limits.concurrency, PROBE_IN_FLIGHT));
     await Promise.all(Array.from({ length: concurrency }, worker));
     const sec = (performance.now() - started) / 1000;
-    return { bytesRead, storageBytes: bytesRead, files: fetched, sec, bytesPerSec: sec > 0 ? bytesRead / sec : 0, concurrency, requestBytes: limits.requestBytes };
+    // Each request is a whole object's GET.
+    const requestBytes = fetched > 0 ? bytesRead / fetched : 0;
+    return { bytesRead, storageBytes: bytesRead, files: fetched, sec, bytesPerSec: sec > 0 ? bytesRead / sec : 0, concurrency, requestBytes };
   }
 
   private requireLink() {

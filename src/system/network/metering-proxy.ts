@@ -30,14 +30,10 @@ export interface ProxyOptions {
 
 /** One request for the data, or one tunnel to its origin. */
 export interface RequestRecord {
-  /** ms since the epoch when it arrived. */
-  t: number;
   /** ms from arrival to the first byte of the response (null: none came). */
   firstByteMs: number | null;
   /** ms from arrival to the end of the response. */
   totalMs: number;
-  /** Body bytes sent to the job. */
-  bytes: number;
   /** HTTP status; 0 for a tunnel or a failed connection. */
   status: number;
   /** Answered from the profiler's cache. */
@@ -50,7 +46,7 @@ export interface ProxyCounters {
   originBytes: number;
   /** Bytes of the data answered from the profiler's cache. */
   cacheBytes: number;
-  /** Bytes to and from other hosts. */
+  /** Bytes other hosts sent (a model download, telemetry); what the job sends is not counted. */
   otherBytes: number;
   /** Requests for the data seen whole (plain HTTP). */
   requests: number;
@@ -193,11 +189,10 @@ export class MeteringProxy {
       this.forward(req, res, target, null);
       return;
     }
-    const arrived = Date.now();
     const started = performance.now();
     this.counters.requests += 1;
     this.opened();
-    const record: RequestRecord = { t: arrived, firstByteMs: null, totalMs: 0, bytes: 0, status: 0, fromCache: false };
+    const record: RequestRecord = { firstByteMs: null, totalMs: 0, status: 0, fromCache: false };
     let done = false;
     const finish = () => {
       if (done) return;
@@ -286,7 +281,7 @@ export class MeteringProxy {
     const port = Number(portText) || 443;
     const data = this.isData(`${host}:${port}`);
     const started = performance.now();
-    const record: RequestRecord = { t: Date.now(), firstByteMs: null, totalMs: 0, bytes: 0, status: 0, fromCache: false };
+    const record: RequestRecord = { firstByteMs: null, totalMs: 0, status: 0, fromCache: false };
     if (data) {
       this.counters.tunnels += 1;
       this.opened();
@@ -316,9 +311,9 @@ export class MeteringProxy {
       if (!client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
       finish();
     });
+    // The origin's end reaches the client through relay(), after any bytes the cap still holds; the tunnel ends with the client.
     client.on('error', finish);
     client.on('close', finish);
-    origin.on('close', finish);
   }
 
   /**
@@ -337,12 +332,12 @@ export class MeteringProxy {
     started?: number,
   ): void {
     const counters = this.counters;
+    // A paused source still ends once its buffer is empty: the sink ends after the last held chunk.
+    let held = 0;
+    let ended = false;
     source.on('data', (chunk: Buffer) => {
       counters[counter] += chunk.length;
-      if (record) {
-        record.bytes += chunk.length;
-        if (record.firstByteMs === null && started !== undefined) record.firstByteMs = performance.now() - started;
-      }
+      if (record && record.firstByteMs === null && started !== undefined) record.firstByteMs = performance.now() - started;
       const waitMs = bucket ? bucket.take(chunk.length) : 0;
       if (waitMs > 0) {
         // Held back until the cap allows it: the bytes leave no sooner than the rate says.
@@ -354,9 +349,6 @@ export class MeteringProxy {
         sink.once('drain', () => source.resume());
       }
     });
-    // A paused source still ends once its buffer is empty: the sink ends after the last held chunk.
-    let held = 0;
-    let ended = false;
     const send = (chunk: Buffer) => {
       held -= 1;
       const drained = sink.write(chunk);

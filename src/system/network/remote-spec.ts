@@ -83,22 +83,30 @@ function httpSpec(text: string): RemoteSpec {
 
 /**
  * WebDataset's shard notation: `{000000..000099}` (zero-padded as written)
- * and `{a,b}`, each brace group expanded in turn.
+ * and `{a,b}`, each brace group expanded in turn. The groups' product is
+ * checked before anything is expanded: `{0..999999}{0..999999}` is refused,
+ * not built.
  */
 export function expandBraces(text: string): string[] {
+  const total = [...text.matchAll(/\{([^{}]*)\}/g)].reduce((product, group) => product * groupParts(group[1]).length, 1);
+  if (total > MAX_EXPANDED_URLS) throw new UserError(`--remote: the pattern names ${total} URLs, more than ${MAX_EXPANDED_URLS}`, ExitCode.BadValue);
+  return expandGroups(text);
+}
+
+function expandGroups(text: string): string[] {
   const match = /\{([^{}]*)\}/.exec(text);
   if (!match) return [text];
   const head = text.slice(0, match.index);
   const tail = text.slice(match.index + match[0].length);
-  const range = /^(\d+)\.\.(\d+)$/.exec(match[1]);
-  let parts: string[];
-  if (range) {
-    const [from, to] = [Number(range[1]), Number(range[2])];
-    if (to < from || to - from >= MAX_EXPANDED_URLS) throw new UserError(`--remote: the range {${match[1]}} is empty or too long`, ExitCode.BadValue);
-    const width = range[1].length;
-    parts = Array.from({ length: to - from + 1 }, (_, k) => String(from + k).padStart(width, '0'));
-  } else {
-    parts = match[1].split(',');
-  }
-  return parts.flatMap((part) => expandBraces(`${head}${part}${tail}`));
+  return groupParts(match[1]).flatMap((part) => expandGroups(`${head}${part}${tail}`));
+}
+
+/** The alternatives of one brace group: a zero-padded range, or a comma list. */
+function groupParts(group: string): string[] {
+  const range = /^(\d+)\.\.(\d+)$/.exec(group);
+  if (!range) return group.split(',');
+  const [from, to] = [Number(range[1]), Number(range[2])];
+  if (to < from || to - from >= MAX_EXPANDED_URLS) throw new UserError(`--remote: the range {${group}} is empty or too long`, ExitCode.BadValue);
+  const width = range[1].length;
+  return Array.from({ length: to - from + 1 }, (_, k) => String(from + k).padStart(width, '0'));
 }

@@ -3,7 +3,7 @@
 // job's GETs from here, so every sample is served locally and the origin
 // serves nothing. Filled before the mode from the data source's listing.
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -48,18 +48,6 @@ export class ResponseCache {
     return this.index.get(key) ?? null;
   }
 
-  /** Objects stored. */
-  get size(): number {
-    return this.index.size;
-  }
-
-  /** Bytes stored. */
-  get bytes(): number {
-    let total = 0;
-    for (const entry of this.index.values()) total += entry.bytes;
-    return total;
-  }
-
   /** Stores `body` as the response for `key`, replacing any; written to a temporary file first so a failed fill stores nothing. */
   async put(key: string, headers: Record<string, string | string[] | undefined>, body: Readable | Buffer): Promise<CachedResponse> {
     const name = createHash('sha1').update(key).digest('hex');
@@ -76,12 +64,6 @@ export class ResponseCache {
     const entry = { headers: kept, bodyFile, bytes: statSync(bodyFile).size };
     this.index.set(key, entry);
     return entry;
-  }
-
-  /** The stored body's bytes (tests). */
-  read(key: string): Buffer | null {
-    const entry = this.index.get(key);
-    return entry ? readFileSync(entry.bodyFile) : null;
   }
 
   /** Removes every stored response and the folder. */

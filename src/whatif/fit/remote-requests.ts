@@ -32,7 +32,7 @@ const NONE: RemoteRequestsFit = { requestLatencySec: 0, requestsPerSample: 1, pr
 /** L, r and q from the cold mode's network use; none for local files. */
 export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks: number, workersPerRank: number | null): Fitted<RemoteRequestsFit> {
   const network = modes.cold.network;
-  if (!profile.dataset.remote || !network || network.firstByteMs === null || network.requests === 0) {
+  if (!profile.dataset.remote || !network || network.firstByteMs === null) {
     return { kind: 'fitted', value: NONE, parameters: [], caveats: [] };
   }
   // On a saturated network a response's first byte waits behind other responses' bytes: that wait is the bandwidth term's, not latency.

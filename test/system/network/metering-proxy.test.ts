@@ -152,8 +152,44 @@ test('a port already taken is the listen error, and nothing is left listening', 
   try {
     const port = Number(new URL(first.url).port);
     await assert.rejects(MeteringProxy.start({ port, dataOrigins: [], bytesPerSec: null, cache: null, cacheUse: 'pass' }), { code: 'EADDRINUSE' });
-  } finally {
     await first.close();
+    // Closed, the port answers nobody: nothing of either proxy is left listening.
+    const refused = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => resolve('connected'));
+      socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    });
+    assert.equal(refused, 'ECONNREFUSED');
+  } finally {
+    await first.close().catch(() => undefined);
+  }
+});
+
+test('a capped tunnel whose origin sends and closes at once still delivers every byte the cap held back', async () => {
+  const payload = Buffer.alloc(300_000, 9);
+  // An origin that answers a tunnel with its whole payload and closes straight away (Connection: close over TLS).
+  const origin = net.createServer((socket) => socket.end(payload));
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  const originPort = (origin.address() as net.AddressInfo).port;
+  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${originPort}`], bytesPerSec: 1_000_000, cache: null, cacheUse: 'pass' });
+  try {
+    const received = await new Promise<number>((resolve) => {
+      const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1', () => socket.write(`CONNECT 127.0.0.1:${originPort} HTTP/1.1\r\n\r\n`));
+      let bytes = 0;
+      let headerDone = false;
+      socket.on('data', (chunk: Buffer) => {
+        if (!headerDone) {
+          const end = chunk.indexOf('\r\n\r\n');
+          headerDone = true;
+          bytes += chunk.length - (end + 4);
+        } else bytes += chunk.length;
+      });
+      socket.on('end', () => resolve(bytes));
+    });
+    assert.equal(received, payload.length);
+    assert.equal(proxy.readCounters().originBytes, payload.length);
+  } finally {
+    await proxy.close();
+    origin.close();
   }
 });
 

@@ -39,6 +39,7 @@ test('bad specs are one-line usage errors with the fix', () => {
   assert.equal(error(() => parseRemoteSpec('s3://', undefined, {})).exitCode, ExitCode.BadValue);
   assert.match(error(() => parseRemoteSpec('http://h/x', 'http://e', {})).message, /--endpoint applies to s3:\/\/ data only/);
   assert.match(error(() => expandBraces('http://h/{5..1}')).message, /empty or too long/);
+  assert.match(error(() => expandBraces('http://h/{0..99999}-{0..99999}')).message, /names 10000000000 URLs, more than 1000000/);
 });
 
 test("the job's NO_PROXY loses only the entries that would route the data around the proxy", () => {
