@@ -136,7 +136,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     });
   } catch (error) {
     sampler.stop();
-    meter.finish([]);
+    await meter.finish([]);
     await prepared.finish();
     throw error;
   }
@@ -148,7 +148,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const sampled = sampler.stop();
   const cacheFinish = await prepared.finish();
   // After the job's tree is reaped: a meter of the tree's reads has all of them.
-  const fetched = meter.finish(sampled);
+  const fetched = await meter.finish(sampled);
   // A source with its own counter (remote data) keeps it on the samples, where validate and the report read it.
   const resources = fetched.ownCounter ? sampled.map((s, k) => ({ ...s, fetchedBytes: fetched.series[k]?.bytes ?? 0 })) : sampled;
   const processes = reader.finish();

@@ -21,6 +21,7 @@ import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
+import { fetchPlace } from '../analysis/fetch-place.js';
 import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
 import { assertRunnable } from './preflight.js';
 import { PROFILE_RUN_TEXT } from './run-text.js';
@@ -294,7 +295,7 @@ async function runSchedule({ input, hooks, profile, runOnce, interrupts, warn }:
       const pooled = poolPasses(scheduled);
       profile.modes = pooled.modes;
       if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
-      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, remote: profile.dataset.remote !== undefined });
+      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, remote: fetchPlace(profile) === 'network' });
     } else {
       (profile.cpuSweep ??= []).push(result);
     }
@@ -429,6 +430,7 @@ function datasetFacts(dataset: Dataset): Profile['dataset'] {
     memoryBudgetBytes: dataset.memoryBudgetBytes,
     ...(dataset.memoryBudgetSource !== undefined ? { memoryBudgetSource: dataset.memoryBudgetSource } : {}),
     ...(dataset.remote ? { remote: dataset.remote } : {}),
+    ...(dataset.mount ? { mount: dataset.mount } : {}),
   };
 }
 

@@ -4,14 +4,13 @@ import type { NetworkUse, Profile } from '../schema/profile.js';
 import { MODES } from '../schema/events.js';
 import { formatBytes, formatRate } from '../units.js';
 
-/** 'network' for remote data, 'storage' for local files: how fetched bytes are named. */
-export function fetchPlace(profile: Profile): 'network' | 'storage' {
-  return profile.dataset.remote ? 'network' : 'storage';
-}
+export { fetchPlace } from '../analysis/fetch-place.js';
 
-/** The remote data's origin and one line per mode that fetched; empty for local files. */
+/** The remote data's origin and one line per mode that fetched, or the FUSE mount's daemon; empty for local files. */
 export function networkLines(profile: Profile): string[] {
   const remote = profile.dataset.remote;
+  const mount = profile.dataset.mount;
+  if (mount?.daemon) return [`mount: ${mount.source} at ${mount.mountPoint} (${mount.type}), read by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`];
   if (!remote) return [];
   const lines = [`remote: ${remote.location} (${remote.protocol}, through the metering proxy${remote.protocol === 'https' ? ': tunnels, counted in bytes' : ''})`];
   for (const mode of MODES) {

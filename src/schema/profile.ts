@@ -509,6 +509,20 @@ export const ProfileSchema = z.object({
         samplesPerObject: z.number().positive().nullable().optional(),
       })
       .optional(),
+    /** Data on a FUSE mount whose daemon was metered (its sockets' received bytes, counted in the kernel); absent otherwise. */
+    mount: z
+      .object({
+        /** The file-system type as /proc/self/mountinfo names it (fuse.s3fs, fuse.rclone). */
+        type: z.string(),
+        /** The mount's source, without a user:password@ part. */
+        source: z.string(),
+        mountPoint: z.string(),
+        /** The daemon serving the mount: its program (never its arguments, which may hold keys), pid and cgroup v2 group. */
+        daemon: z.object({ program: z.string(), pid: z.number().int().positive(), cgroup: z.string(), otherProcesses: z.number().int().nonnegative() }).nullable(),
+        /** What metering changed, when it did (a daemon moved out of the root cgroup for the profile). */
+        note: z.string().nullable(),
+      })
+      .optional(),
   }),
   /** Per-mode results; a partial profile lacks some. */
   modes: z.object({

@@ -39,10 +39,10 @@ test('the local source refuses to throttle a dataset on no block device, naming 
   });
 });
 
-test("the local source's meter is the job tree's read_bytes at each sample, and this process's read_bytes over the whole run", () => {
+test("the local source's meter is the job tree's read_bytes at each sample, and this process's read_bytes over the whole run", async () => {
   const source = new LocalFilesSource(['/data'], { dropCaches: false });
   const meter = source.startMeter('synthetic', dataset(), []);
-  const readings = meter.finish([sample(1000, 0), sample(2000, 5000)]);
+  const readings = await meter.finish([sample(1000, 0), sample(2000, 5000)]);
   assert.deepEqual(readings.series, [{ t: 1000, bytes: 0 }, { t: 2000, bytes: 5000 }]);
   assert.deepEqual(fetchedSeriesOf([sample(3000, 7)]), [{ t: 3000, bytes: 7 }]);
   assert.deepEqual(fetchedSeriesOf([{ ...sample(3000, 7), fetchedBytes: 9 }]), [{ t: 3000, bytes: 9 }], "a source's own counter wins over read_bytes");

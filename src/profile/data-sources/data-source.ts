@@ -51,8 +51,8 @@ export interface FetchReadings {
 export interface FetchMeter {
   /** The job started: the root of its process tree. */
   attach(pid: number): void;
-  /** Stops metering; `resources` are the run's resource samples. */
-  finish(resources: readonly ResourceSample[]): FetchReadings;
+  /** Stops metering; `resources` are the run's resource samples (a meter that reads a counter outside this process takes its last reading first). */
+  finish(resources: readonly ResourceSample[]): FetchReadings | Promise<FetchReadings>;
 }
 
 /** A cache state held at a size while the job runs, which can say what it holds (validate's cache points). */

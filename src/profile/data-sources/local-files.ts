@@ -19,7 +19,9 @@ import { PageCacheState } from '../cache-states/page-cache-state.js';
 import { PartialCacheState } from '../cache-states/partial-cache-state.js';
 import { CACHE_STATE_SETTINGS } from '../run-defaults.js';
 import type { CacheState } from '../cache-states/cache-state.js';
+import type { ReadProber } from '../storage-probe.js';
 import type { CappedState, CounterReading, DataSource, FetchMeter, FetchReadings, Throttle } from './data-source.js';
+import { meterFuseMount, meteredWarning, startSocketMeter, type FuseMetering } from './fuse-meter.js';
 
 /** Options of the local-file source. */
 export interface LocalFilesOptions {
@@ -45,10 +47,11 @@ const MESSAGES = {
 
 /** The files under `roots`, read through this machine's page cache. */
 export class LocalFilesSource implements DataSource {
-  readonly fetchesFrom = 'storage' as const;
   readonly modeState: CacheState;
-  readonly readProber = probeReads;
+  readonly readProber: ReadProber = (files, limits) => this.probe(files, limits);
   private detected: { parent: string | undefined; info: CgroupInfo } | null = null;
+  /** A FUSE mount's daemon, metered once the data is listed; or why it cannot be; null when no root is on FUSE. */
+  private fuse: FuseMetering | { obstacle: string } | null = null;
 
   constructor(
     /** The --data folders (or files), absolute. */
@@ -58,8 +61,31 @@ export class LocalFilesSource implements DataSource {
     this.modeState = new PageCacheState({ dropCaches: options.dropCaches, ...CACHE_STATE_SETTINGS });
   }
 
-  list(): Promise<Dataset> {
-    return listDataset(this.roots);
+  /** Files on a metered FUSE mount come over the daemon's network. */
+  get fetchesFrom(): 'storage' | 'network' {
+    return this.fuseMetering() ? 'network' : 'storage';
+  }
+
+  async list(): Promise<Dataset> {
+    const dataset = await listDataset(this.roots);
+    await this.close();
+    this.fuse = await meterFuseMount(dataset.fileSystems);
+    const metering = this.fuseMetering();
+    return metering ? { ...dataset, mount: metering.record } : dataset;
+  }
+
+  /** The storage probe; on a metered FUSE mount its cold bytes are the daemon's network bytes, not read_bytes (which stay 0). */
+  private async probe(files: Parameters<ReadProber>[0], limits: Parameters<ReadProber>[1]) {
+    const metering = this.fuseMetering();
+    if (!metering) return probeReads(files, limits);
+    const before = await metering.counter.read();
+    const result = await probeReads(files, limits);
+    const after = await metering.counter.read();
+    return { ...result, storageBytes: after.payloadBytes - before.payloadBytes };
+  }
+
+  private fuseMetering(): FuseMetering | null {
+    return this.fuse && 'counter' in this.fuse ? this.fuse : null;
   }
 
   /** The machine's cgroups, detected once per parent: the obstacle check and the throttle read the same answer. */
@@ -74,7 +100,12 @@ export class LocalFilesSource implements DataSource {
   }
 
   async close(): Promise<void> {
-    // Nothing held between runs: each state and meter ends with its run.
+    // Only a FUSE daemon's counter is held between runs: each state and meter ends with its run.
+    const metering = this.fuseMetering();
+    this.fuse = null;
+    if (!metering) return;
+    await metering.counter.close();
+    metering.restore();
   }
 
   warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
@@ -83,7 +114,10 @@ export class LocalFilesSource implements DataSource {
       warnings.push(dataset.memoryBudgetBytes === null ? MESSAGES.noMeminfo : MESSAGES.doesNotFit(dataset, dataset.memoryBudgetBytes));
     }
     // tmpfs, network and FUSE file systems keep a cache mode from being proven: said before anything runs.
-    return [...warnings, ...fileSystemWarnings(dataset.fileSystems)];
+    const metering = this.fuseMetering();
+    if (metering) return [...warnings, meteredWarning(metering.record)];
+    const fuseObstacle = this.fuse && 'obstacle' in this.fuse ? [`its daemon cannot be metered: ${this.fuse.obstacle}`] : [];
+    return [...warnings, ...fileSystemWarnings(dataset.fileSystems), ...fuseObstacle];
   }
 
   heldShareState(held: readonly DatasetFile[]): CacheState {
@@ -111,12 +145,16 @@ export class LocalFilesSource implements DataSource {
   }
 
   startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
-    return startReadBytesMeter(mode, dataset.roots, ownDirs);
+    const metering = this.fuseMetering();
+    return metering ? startSocketMeter(metering) : startReadBytesMeter(mode, dataset.roots, ownDirs);
   }
 
   proofLimit(mode: Mode, dataset: Dataset): string | null {
+    // On a metered FUSE mount the daemon's network bytes prove both cache modes.
+    if (this.fuseMetering()) return null;
     // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
-    return fileSystemLimit(mode, dataset.fileSystems);
+    const limit = fileSystemLimit(mode, dataset.fileSystems);
+    return limit && this.fuse && 'obstacle' in this.fuse ? `${limit}, and its daemon cannot be metered: ${this.fuse.obstacle}` : limit;
   }
 }
 

@@ -8,6 +8,7 @@ import { errorCode } from '../kernel/errno.js';
 import { wholeDiskDevice } from '../kernel/block-device.js';
 import { jobMemoryBudget, type ReadKernelFile } from '../cgroups/memory-budget.js';
 import { fileView } from './file-table.js';
+import type { Profile } from '../../schema/profile.js';
 import { rootFileSystems, type RootFileSystem } from './file-systems.js';
 import { DatasetWalk, SLOW_SYNC_STAT_US } from './walk.js';
 
@@ -78,6 +79,8 @@ export interface Dataset {
   fileSystems?: RootFileSystem[];
   /** Remote data: where it is fetched from, as the profile records it (schema/profile.ts dataset.remote); absent for local files. */
   remote?: RemoteDataset;
+  /** Data on a FUSE mount whose daemon is metered (schema/profile.ts dataset.mount); absent otherwise. */
+  mount?: Profile['dataset']['mount'];
   /** Mean bytes of one sample where a file holds many (tar shards); absent: one file, one sample (meanFileBytes). */
   sampleBytes?: number;
 }

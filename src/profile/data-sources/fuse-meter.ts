@@ -1,0 +1,168 @@
+// Files on a FUSE mount (s3fs, rclone, mount-s3, gcsfuse) are read by the
+// mount's daemon: the job's read_bytes never move, and what crosses the
+// network is the daemon's. This module finds the daemon, counts the bytes its
+// sockets receive in the kernel (system/network/socket-counter.ts), and turns
+// the count into the fetch meter the modes' proofs read: cold when the daemon
+// fetched at least 90% of the bytes the job consumed, cached when it fetched
+// (nearly) none. The page cache in front of the mount is evicted and warmed as
+// for local files: the kernel keeps a FUSE file's pages where its daemon lets
+// it (s3fs -o kernel_cache; rclone --vfs-cache-mode full keeps them on disk).
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Profile, ResourceSample } from '../../schema/profile.js';
+import type { RootFileSystem } from '../../system/dataset/file-systems.js';
+import { daemonsOf, fuseDaemons, type FuseDaemon } from '../../system/dataset/fuse-daemon.js';
+import { cgroupV2Mount, cgroupV2Of, groupAt, groupProcesses, socketCounterObstacle, SocketCounter, type CgroupV2Group } from '../../system/network/socket-counter.js';
+import { counterAt } from '../window-rates.js';
+import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+
+const READ_EVERY_MS = 500;
+
+/** The profile's record of the mount. */
+export type MountRecord = NonNullable<Profile['dataset']['mount']>;
+
+/** A FUSE mount whose daemon is metered. */
+export interface FuseMetering {
+  counter: SocketCounter;
+  record: MountRecord;
+  /** Puts back what metering changed (a daemon moved out of the root cgroup). */
+  restore(): void;
+}
+
+const MESSAGES = {
+  mixed: 'the --data roots mix a FUSE mount with other file systems, whose reads one meter cannot tell apart: profile them apart',
+  several: 'the --data roots are on more than one FUSE mount: profile one mount at a time',
+  noDaemon: (fsys: RootFileSystem) =>
+    `no process holding /dev/fuse names ${fsys.mountPoint} on its command line, so the daemon serving it is not known`,
+  ambiguous: (fsys: RootFileSystem, daemons: readonly FuseDaemon[]) =>
+    `${daemons.length} processes may serve ${fsys.mountPoint} (pids ${daemons.map((d) => d.pid).join(', ')}): the daemon is not known`,
+  noGroup: (pid: number) => `the cgroup v2 group of the FUSE daemon (pid ${pid}) could not be read`,
+  seriesSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon?.program}, pid ${record.daemon?.pid}) received over its sockets (nftables counter on cgroup ${record.daemon?.cgroup}, sampled)`,
+  wholeRunSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon?.program}) received over its sockets over the whole run`,
+  metered: (record: MountRecord) =>
+    `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its daemon ${record.daemon?.program} (pid ${record.daemon?.pid}): ` +
+    `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon && record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}`,
+  moved: (pid: number, dir: string) => `the FUSE daemon (pid ${pid}) ran in the root cgroup with every other process; it was moved to ${dir} for the profile and back after`,
+} as const;
+
+/** What metering the FUSE roots gives: a meter, or why there is none; null when no root is on FUSE. */
+export async function meterFuseMount(fileSystems: readonly RootFileSystem[] | undefined): Promise<FuseMetering | { obstacle: string } | null> {
+  const fuse = (fileSystems ?? []).filter((f) => f.kind === 'fuse');
+  if (fuse.length === 0) return null;
+  if (fuse.length < (fileSystems ?? []).length) return { obstacle: MESSAGES.mixed };
+  if (new Set(fuse.map((f) => f.mountPoint)).size > 1) return { obstacle: MESSAGES.several };
+  const obstacle = await socketCounterObstacle();
+  if (obstacle) return { obstacle };
+  const fsys = fuse[0];
+  const found = daemonOf(fsys);
+  if ('obstacle' in found) return found;
+  const placed = ownGroup(found.pid);
+  if (!placed) return { obstacle: MESSAGES.noGroup(found.pid) };
+  const counter = await SocketCounter.start([placed.group]).catch((error: unknown) => {
+    placed.restore();
+    throw error;
+  });
+  const record: MountRecord = {
+    type: fsys.type,
+    source: withoutCredentials(fsys.source),
+    mountPoint: fsys.mountPoint,
+    daemon: {
+      program: basename(found.argv[0] ?? 'unknown'),
+      pid: found.pid,
+      cgroup: placed.group.path,
+      otherProcesses: Math.max(0, groupProcesses(placed.group).length - 1),
+    },
+    note: placed.moved ? MESSAGES.moved(found.pid, placed.group.path) : null,
+  };
+  return { counter, record, restore: placed.restore };
+}
+
+/** The line the profile says before the runs. */
+export function meteredWarning(record: MountRecord): string {
+  return MESSAGES.metered(record) + (record.note ? `; ${record.note}` : '');
+}
+
+/** The daemon of one mount: the one holding /dev/fuse that names the mount point, else the only one running the mount type's program. */
+function daemonOf(fsys: RootFileSystem): FuseDaemon | { obstacle: string } {
+  const all = fuseDaemons();
+  let candidates = daemonsOf(fsys.mountPoint, all);
+  if (candidates.length === 0) {
+    // A daemon started with a relative mount point: fuse.s3fs is served by s3fs, fuse.rclone by rclone.
+    const program = fsys.type.startsWith('fuse.') ? fsys.type.slice('fuse.'.length) : null;
+    candidates = program ? all.filter((d) => basename(d.argv[0] ?? '') === program) : [];
+  }
+  if (candidates.length === 0) return { obstacle: MESSAGES.noDaemon(fsys) };
+  if (candidates.length > 1) return { obstacle: MESSAGES.ambiguous(fsys, candidates) };
+  return candidates[0];
+}
+
+/**
+ * The daemon's v2 group. A daemon in the root group shares it with every
+ * process, so its count would be the machine's: it is moved to a group of its
+ * own under the root for the profile (no controller is enabled there, so its
+ * limits do not change) and moved back by restore().
+ */
+function ownGroup(pid: number): { group: CgroupV2Group; moved: boolean; restore(): void } | null {
+  const group = cgroupV2Of(pid);
+  const v2 = cgroupV2Mount();
+  if (!group || !v2) return null;
+  if (group.level > 0) return { group, moved: false, restore: () => {} };
+  const own = groupAt(`/ds-analyzer-fuse-${pid}`, v2);
+  try {
+    if (!existsSync(own.dir)) mkdirSync(own.dir);
+    writeFileSync(join(own.dir, 'cgroup.procs'), String(pid));
+  } catch {
+    return null;
+  }
+  return {
+    group: own,
+    moved: true,
+    restore: () => {
+      try {
+        writeFileSync(join(v2, 'cgroup.procs'), String(pid));
+        rmdirSync(own.dir);
+      } catch {
+        // the daemon is gone, or the group already removed
+      }
+    },
+  };
+}
+
+/** A mount source without a user:password@ part. */
+export function withoutCredentials(source: string): string {
+  return source.replace(/[^\s/@]*:[^\s/@]*@/g, '');
+}
+
+/** Meters one run: the daemon's received bytes, read every half second and placed at the run's resource samples. */
+export function startSocketMeter(metering: FuseMetering): FetchMeter {
+  const start = metering.counter.readNow().payloadBytes;
+  const readings: CounterReading[] = [{ t: Date.now(), bytes: 0 }];
+  let reading: Promise<void> = Promise.resolve();
+  const read = () => {
+    reading = reading.then(async () => {
+      const now = await metering.counter.read().catch(() => null);
+      if (now) readings.push({ t: Date.now(), bytes: now.payloadBytes - start });
+    });
+    return reading;
+  };
+  const timer = setInterval(read, READ_EVERY_MS);
+  timer.unref();
+  return {
+    attach() {
+      // The daemon is metered, not the job's tree.
+    },
+    async finish(resources: readonly ResourceSample[]): Promise<FetchReadings> {
+      clearInterval(timer);
+      await read();
+      const last = readings[readings.length - 1].bytes;
+      return {
+        series: resources.length > 0 ? resources.map((s) => ({ t: s.t, bytes: counterAt(readings, s.t, (r) => r.bytes) ?? 0 })) : readings,
+        seriesSource: MESSAGES.seriesSource(metering.record),
+        wholeRunBytes: last,
+        wholeRunSource: MESSAGES.wholeRunSource(metering.record),
+        otherReads: () => null,
+        ownCounter: true,
+      };
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// The daemon behind a FUSE mount: the process that holds /dev/fuse open and
+// names the mount point on its command line (rclone mount REMOTE DIR, s3fs
+// BUCKET DIR, mount-s3 BUCKET DIR, gcsfuse BUCKET DIR). The kernel does not
+// say which connection serves which mount, so the command line decides; a
+// mount whose daemon cannot be told apart is left unmetered, with why.
+import { readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A process serving FUSE requests. */
+export interface FuseDaemon {
+  pid: number;
+  /** Its command line. */
+  argv: string[];
+}
+
+/** Processes holding /dev/fuse open, with their command lines. */
+export function fuseDaemons(procRoot = '/proc'): FuseDaemon[] {
+  const daemons: FuseDaemon[] = [];
+  for (const entry of readdirSync(procRoot)) {
+    if (!/^\d+$/.test(entry)) continue;
+    if (!holdsDevFuse(join(procRoot, entry, 'fd'))) continue;
+    try {
+      daemons.push({ pid: Number(entry), argv: readFileSync(join(procRoot, entry, 'cmdline'), 'utf8').split('\0').filter(Boolean) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return daemons;
+}
+
+function holdsDevFuse(fdDir: string): boolean {
+  let fds: string[];
+  try {
+    fds = readdirSync(fdDir);
+  } catch {
+    return false; // gone, or not ours to read
+  }
+  return fds.some((fd) => {
+    try {
+      return readlinkSync(join(fdDir, fd)) === '/dev/fuse';
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The daemons among `daemons` that name `mountPoint` on their command line (resolved through symlinks). */
+export function daemonsOf(mountPoint: string, daemons: readonly FuseDaemon[]): FuseDaemon[] {
+  return daemons.filter((d) => d.argv.slice(1).some((arg) => samePath(arg, mountPoint)));
+}
+
+function samePath(arg: string, mountPoint: string): boolean {
+  if (!arg.startsWith('/') && !arg.startsWith('.')) return false;
+  try {
+    return realpathSync(arg) === mountPoint || arg.replace(/\/+$/, '') === mountPoint;
+  } catch {
+    return arg.replace(/\/+$/, '') === mountPoint;
+  }
+}
