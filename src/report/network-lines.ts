@@ -10,7 +10,7 @@ export { fetchPlace } from '../analysis/fetch-place.js';
 export function networkLines(profile: Profile): string[] {
   const remote = profile.dataset.remote;
   const mount = profile.dataset.mount;
-  if (mount?.daemon) return [`mount: ${mount.source} at ${mount.mountPoint} (${mount.type}), read by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`];
+  if (mount) return [`mount: ${mount.source} at ${mount.mountPoint} (${mount.type}), read by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`];
   if (!remote) return [];
   const lines = [`remote: ${remote.location} (${remote.protocol}, through the metering proxy${remote.protocol === 'https' ? ': tunnels, counted in bytes' : ''})`];
   for (const mode of MODES) {

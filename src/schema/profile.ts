@@ -518,9 +518,7 @@ export const ProfileSchema = z.object({
         source: z.string(),
         mountPoint: z.string(),
         /** The daemon serving the mount: its program (never its arguments, which may hold keys), pid and cgroup v2 group. */
-        daemon: z.object({ program: z.string(), pid: z.number().int().positive(), cgroup: z.string(), otherProcesses: z.number().int().nonnegative() }).nullable(),
-        /** What metering changed, when it did (a daemon moved out of the root cgroup for the profile). */
-        note: z.string().nullable(),
+        daemon: z.object({ program: z.string(), pid: z.number().int().positive(), cgroup: z.string(), otherProcesses: z.number().int().nonnegative() }),
       })
       .optional(),
   }),

@@ -7,12 +7,11 @@
 // (nearly) none. The page cache in front of the mount is evicted and warmed as
 // for local files: the kernel keeps a FUSE file's pages where its daemon lets
 // it (s3fs -o kernel_cache; rclone --vfs-cache-mode full keeps them on disk).
-import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import type { Profile, ResourceSample } from '../../schema/profile.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import { daemonsOf, fuseDaemons, type FuseDaemon } from '../../system/dataset/fuse-daemon.js';
-import { cgroupV2Mount, cgroupV2Of, groupAt, groupProcesses, socketCounterObstacle, SocketCounter, type CgroupV2Group } from '../../system/network/socket-counter.js';
+import { cgroupV2Of, groupProcesses, socketCounterObstacle, SocketCounter } from '../../system/network/socket-counter.js';
 import { counterAt } from '../window-rates.js';
 import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
 
@@ -25,8 +24,6 @@ export type MountRecord = NonNullable<Profile['dataset']['mount']>;
 export interface FuseMetering {
   counter: SocketCounter;
   record: MountRecord;
-  /** Puts back what metering changed (a daemon moved out of the root cgroup). */
-  restore(): void;
 }
 
 const MESSAGES = {
@@ -37,12 +34,13 @@ const MESSAGES = {
   ambiguous: (fsys: RootFileSystem, daemons: readonly FuseDaemon[]) =>
     `${daemons.length} processes may serve ${fsys.mountPoint} (pids ${daemons.map((d) => d.pid).join(', ')}): the daemon is not known`,
   noGroup: (pid: number) => `the cgroup v2 group of the FUSE daemon (pid ${pid}) could not be read`,
-  seriesSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon?.program}, pid ${record.daemon?.pid}) received over its sockets (nftables counter on cgroup ${record.daemon?.cgroup}, sampled)`,
-  wholeRunSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon?.program}) received over its sockets over the whole run`,
+  seriesSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon.program}, pid ${record.daemon.pid}) received over its sockets (nftables counter on cgroup ${record.daemon.cgroup}, sampled)`,
+  wholeRunSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon.program}) received over its sockets over the whole run`,
   metered: (record: MountRecord) =>
-    `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its daemon ${record.daemon?.program} (pid ${record.daemon?.pid}): ` +
-    `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon && record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}`,
-  moved: (pid: number, dir: string) => `the FUSE daemon (pid ${pid}) ran in the root cgroup with every other process; it was moved to ${dir} for the profile and back after`,
+    `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its daemon ${record.daemon.program} (pid ${record.daemon.pid}): ` +
+    `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}`,
+  rootGroup: (pid: number) =>
+    `the FUSE daemon (pid ${pid}) runs in the root cgroup with every process, so its sockets cannot be told apart: start it in a group of its own (systemd-run --scope, or a systemd mount unit)`,
 } as const;
 
 /** What metering the FUSE roots gives: a meter, or why there is none; null when no root is on FUSE. */
@@ -56,12 +54,11 @@ export async function meterFuseMount(fileSystems: readonly RootFileSystem[] | un
   const fsys = fuse[0];
   const found = daemonOf(fsys);
   if ('obstacle' in found) return found;
-  const placed = ownGroup(found.pid);
-  if (!placed) return { obstacle: MESSAGES.noGroup(found.pid) };
-  const counter = await SocketCounter.start([placed.group]).catch((error: unknown) => {
-    placed.restore();
-    throw error;
-  });
+  const group = cgroupV2Of(found.pid);
+  if (!group) return { obstacle: MESSAGES.noGroup(found.pid) };
+  // A socket keeps the group it was created in, so a daemon moved now would keep its open connections uncounted.
+  if (group.level === 0) return { obstacle: MESSAGES.rootGroup(found.pid) };
+  const counter = await SocketCounter.start([group]);
   const record: MountRecord = {
     type: fsys.type,
     source: withoutCredentials(fsys.source),
@@ -69,17 +66,16 @@ export async function meterFuseMount(fileSystems: readonly RootFileSystem[] | un
     daemon: {
       program: basename(found.argv[0] ?? 'unknown'),
       pid: found.pid,
-      cgroup: placed.group.path,
-      otherProcesses: Math.max(0, groupProcesses(placed.group).length - 1),
+      cgroup: group.path,
+      otherProcesses: Math.max(0, groupProcesses(group).length - 1),
     },
-    note: placed.moved ? MESSAGES.moved(found.pid, placed.group.path) : null,
   };
-  return { counter, record, restore: placed.restore };
+  return { counter, record };
 }
 
 /** The line the profile says before the runs. */
 export function meteredWarning(record: MountRecord): string {
-  return MESSAGES.metered(record) + (record.note ? `; ${record.note}` : '');
+  return MESSAGES.metered(record);
 }
 
 /** The daemon of one mount: the one holding /dev/fuse that names the mount point, else the only one running the mount type's program. */
@@ -94,38 +90,6 @@ function daemonOf(fsys: RootFileSystem): FuseDaemon | { obstacle: string } {
   if (candidates.length === 0) return { obstacle: MESSAGES.noDaemon(fsys) };
   if (candidates.length > 1) return { obstacle: MESSAGES.ambiguous(fsys, candidates) };
   return candidates[0];
-}
-
-/**
- * The daemon's v2 group. A daemon in the root group shares it with every
- * process, so its count would be the machine's: it is moved to a group of its
- * own under the root for the profile (no controller is enabled there, so its
- * limits do not change) and moved back by restore().
- */
-function ownGroup(pid: number): { group: CgroupV2Group; moved: boolean; restore(): void } | null {
-  const group = cgroupV2Of(pid);
-  const v2 = cgroupV2Mount();
-  if (!group || !v2) return null;
-  if (group.level > 0) return { group, moved: false, restore: () => {} };
-  const own = groupAt(`/ds-analyzer-fuse-${pid}`, v2);
-  try {
-    if (!existsSync(own.dir)) mkdirSync(own.dir);
-    writeFileSync(join(own.dir, 'cgroup.procs'), String(pid));
-  } catch {
-    return null;
-  }
-  return {
-    group: own,
-    moved: true,
-    restore: () => {
-      try {
-        writeFileSync(join(v2, 'cgroup.procs'), String(pid));
-        rmdirSync(own.dir);
-      } catch {
-        // the daemon is gone, or the group already removed
-      }
-    },
-  };
 }
 
 /** A mount source without a user:password@ part. */

@@ -105,7 +105,6 @@ export class LocalFilesSource implements DataSource {
     this.fuse = null;
     if (!metering) return;
     await metering.counter.close();
-    metering.restore();
   }
 
   warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
