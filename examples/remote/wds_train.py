@@ -2,12 +2,17 @@
 
 An IterableDataset that streams each shard with urllib and groups the tar's
 members by key (KEY.bin, KEY.cls), as WebDataset does; the loader workers
-split the shards between them.
+split the shards between them. With --cache-dir (or WDS_CACHE, as WebDataset
+reads it) a shard is downloaded whole into the folder once, to a temporary
+name renamed when complete, and read from there in later epochs: WebDataset's
+cache_dir.
 
     python wds_train.py 'http://127.0.0.1:8000/shard-{0000..0007}.tar' --workers 2 --epochs 5
 """
 import argparse
+import os
 import re
+import shutil
 import tarfile
 import urllib.request
 
@@ -24,12 +29,26 @@ def expand(pattern):
     return [pattern[: match.start()] + str(k).zfill(len(first)) + pattern[match.end():] for k in range(int(first), int(last) + 1)]
 
 
+def cached_open(url, cache_dir):
+    """The shard from the cache folder, downloaded there first when missing."""
+    path = os.path.join(cache_dir, re.sub(r"[^A-Za-z0-9._-]", "_", url.split("://", 1)[-1]))
+    if not os.path.exists(path):
+        partial = "%s.%d.tmp" % (path, os.getpid())
+        with urllib.request.urlopen(url) as response, open(partial, "wb") as out:
+            shutil.copyfileobj(response, out)
+        os.replace(partial, path)
+    return open(path, "rb")
+
+
 class TarShards(IterableDataset):
-    def __init__(self, urls, size):
-        self.urls, self.size = urls, size
+    def __init__(self, urls, size, cache_dir=None):
+        self.urls, self.size, self.cache_dir = urls, size, cache_dir
+
+    def open(self, url):
+        return cached_open(url, self.cache_dir) if self.cache_dir else urllib.request.urlopen(url)
 
     def samples(self, url):
-        with urllib.request.urlopen(url) as response, tarfile.open(fileobj=response, mode="r|") as tar:
+        with self.open(url) as response, tarfile.open(fileobj=response, mode="r|") as tar:
             current, parts = None, {}
             for member in tar:
                 key, _, ext = member.name.partition(".")
@@ -57,8 +76,11 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--width", type=int, default=32)
+    parser.add_argument("--cache-dir", default=os.environ.get("WDS_CACHE"), help="keep downloaded shards here (default: WDS_CACHE)")
     args = parser.parse_args()
-    loader = DataLoader(TarShards(expand(args.shards), args.size), batch_size=args.batch_size, num_workers=args.workers)
+    if args.cache_dir:
+        os.makedirs(args.cache_dir, exist_ok=True)
+    loader = DataLoader(TarShards(expand(args.shards), args.size, args.cache_dir), batch_size=args.batch_size, num_workers=args.workers)
     train(loader, args.epochs, args.width)
 
 

@@ -20,6 +20,7 @@ interface RawProfileOptions {
   remote?: string;
   endpoint?: string;
   proxyPort?: string;
+  jobCache?: string;
   modes: string;
   precision: string;
   minIterations: string;
@@ -53,6 +54,7 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--remote <url>', 'remote data the job reads instead: s3://BUCKET/PREFIX, or http(s) URLs with WebDataset braces (https://host/shard-{0000..0099}.tar); the job reaches it through a metering proxy (HTTP_PROXY)')
     .option('--endpoint <url>', 'with --remote s3://: the S3-compatible endpoint the job uses (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)')
     .option('--proxy-port <n>', "with --remote: the metering proxy's port on 127.0.0.1 (default: any free one)")
+    .option('--job-cache <dir>', "with --remote: the job's own cache folder (WebDataset cache_dir, Streaming's local, LITDATA_CACHE_DIR): its files are deleted before the cold mode and while it runs, so every sample comes over the network")
     .option('--modes <list>', 'modes to run, in order', MODES.join(','))
     .option('--precision <pct>', 'stop a mode when the 95% CI of the iteration time is within this', DEFAULTS.precision)
     .option('--min-iterations <n>', 'measured iterations before precision may stop a mode', DEFAULTS.minIterations)
@@ -133,21 +135,22 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   if (!raw.remote && (!raw.data || raw.data.length === 0)) {
     throw new UserError(`--data is required: pass the folder the job reads its samples from (or --remote URL for data in object storage or at HTTP URLs)`, ExitCode.Usage);
   }
-  if (!raw.remote && (raw.endpoint || raw.proxyPort)) {
-    throw new UserError(`--endpoint and --proxy-port apply to --remote data only`, ExitCode.Usage);
+  if (!raw.remote && (raw.endpoint || raw.proxyPort || raw.jobCache)) {
+    throw new UserError(`--endpoint, --proxy-port and --job-cache apply to --remote data only`, ExitCode.Usage);
   }
   const modes = parseModes(raw.modes);
   const jobName = raw.name ?? jobNameOf(command);
   const profilesDir = resolve(io.cwd, raw.profilesDir);
   const dataRoots = (raw.data ?? []).map((dir) => resolve(io.cwd, dir));
   const outFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
+  const jobCacheDir = raw.jobCache ? checkJobCache(resolve(io.cwd, raw.jobCache), [io.cwd, outFile, io.env.HOME ?? '/']) : null;
   return {
     argv: command,
     cwd: io.cwd,
     env: io.env,
     jobName,
     dataRoots,
-    ...(raw.remote ? { remote: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null } } : {}),
+    ...(raw.remote ? { remote: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null, jobCache: jobCacheDir } } : {}),
     modes,
     precision: parseFraction(raw.precision, '--precision'),
     minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
@@ -166,6 +169,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
           cacheDir: join(artefactsDir(outFile), 'remote-cache'),
           proxyPort: raw.proxyPort ? parsePort(raw.proxyPort) : 0,
           env: io.env,
+          jobCacheDir,
         })
       : new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches) }),
     nvidiaSmi: raw.nvidiaSmi,
@@ -175,6 +179,20 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     pauseReclaim: !raw.keepReclaim,
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
   };
+}
+
+/**
+ * The --job-cache folder, whose files the cold mode deletes: refused where a
+ * slip of the path would delete what matters (the root, the home folder, the
+ * working folder, the profile's own folder, or a folder holding any of them).
+ */
+function checkJobCache(dir: string, guarded: readonly string[]): string {
+  const holds = (path: string) => path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`);
+  const hit = guarded.find((path) => holds(resolve(path)));
+  if (dir === '/' || hit !== undefined) {
+    throw new UserError(`--job-cache ${dir}: its files are deleted in the cold mode, and it holds ${hit ?? '/'}: name the job's cache folder itself (its cache_dir or local setting)`, ExitCode.BadValue);
+  }
+  return dir;
 }
 
 /** A TCP port for --proxy-port. */

@@ -101,6 +101,7 @@ function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEn
     cacheDir: join(artefactsDir(path), `validate-remote-cache-${process.pid}`),
     proxyPort: 0,
     env,
+    jobCacheDir: remote.jobCache ?? null,
   });
 }
 

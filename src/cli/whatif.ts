@@ -4,7 +4,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { newestProfile, readProfile } from '../store/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { whatifOutput } from '../schema/whatif-output.js';
-import { parseCacheSize, parseCountList, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, resolveCacheSize, type CacheSize } from '../units.js';
+import { parseCacheSize, parseCountList, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
 import { isNotEnoughData, type CachePolicy } from '../whatif/model.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
 import { notEnoughDataError } from './not-enough-data.js';
@@ -17,6 +17,7 @@ interface RawWhatifOptions {
   workers?: string;
   inFlight?: string;
   latency?: string;
+  objectSize?: string;
   storageBw?: string;
   gpus?: string;
   gpuSpeedup?: string;
@@ -38,6 +39,7 @@ export const whatifCommand: CommandFactory = (io, result) =>
     .option('--storage-bw <rate>', 'storage read bandwidth of the server (for remote data, the network), e.g. 200MB/s (default: measured in the cold mode)')
     .option('--in-flight <n>', 'remote data: requests each loader worker keeps in flight (threads per worker; default: as profiled)')
     .option('--latency <ms>', 'remote data: time from a request to its first byte, e.g. 40ms for a store farther away (default: as measured in the cold mode)')
+    .option('--object-size <size>', 'remote data: bytes of one object, fetched by one request: samples packed in shards of this size, e.g. 64MB (default: as profiled)')
     .option('--gpus <n>', 'data-parallel accelerators per server, sharing CPUs, cache and storage (default: as profiled)')
     .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
     .option('--cache-policy <policy>', `cache that holds the dataset: ${CACHE_POLICIES.join(' | ')} (MinIO: never evicts, as in CoorDL)`, 'page-cache')
@@ -89,6 +91,7 @@ function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache:
   if (raw.storageBw !== undefined) query.storageBytesPerSec = parseRate(raw.storageBw, '--storage-bw');
   if (raw.inFlight !== undefined) query.inFlightPerWorker = parsePositiveInt(raw.inFlight, '--in-flight');
   if (raw.latency !== undefined) query.requestLatencySec = parseLatencySec(raw.latency, '--latency');
+  if (raw.objectSize !== undefined) query.objectBytes = parseSize(raw.objectSize, '--object-size');
   if (raw.gpus !== undefined) query.gpus = parsePositiveInt(raw.gpus, '--gpus');
   if (raw.gpuSpeedup !== undefined && raw.gpuSpeedup !== '1') query.gpuSpeedup = parsePositiveNumber(raw.gpuSpeedup, '--gpu-speedup');
   if (raw.cachePolicy !== undefined && raw.cachePolicy !== 'page-cache') {

@@ -444,7 +444,7 @@ export const ProfileSchema = z.object({
     /** Dataset roots. */
     data: z.array(z.string()),
     /** Remote data as named on the command line (--remote, --endpoint), without credentials or query; absent for local files. */
-    remote: z.object({ url: z.string(), endpoint: z.string().nullable() }).optional(),
+    remote: z.object({ url: z.string(), endpoint: z.string().nullable(), jobCache: z.string().nullable().optional() }).optional(),
     /** Target relative half-width of the per-iteration time. */
     precision: nonneg(),
     /** Iteration budget per mode. */
@@ -507,6 +507,8 @@ export const ProfileSchema = z.object({
         cacheDir: z.string().nullable(),
         /** Samples in one object where objects are tar shards (counted in the first shard, as WebDataset groups members by key); null: one object, one sample. */
         samplesPerObject: z.number().positive().nullable().optional(),
+        /** The job's own cache folder (--job-cache), emptied and kept empty in the cold mode; null or absent: none named. */
+        jobCacheDir: z.string().nullable().optional(),
       })
       .optional(),
     /** Data on a FUSE mount whose daemon was metered (its sockets' received bytes, counted in the kernel); absent otherwise. */

@@ -73,6 +73,8 @@ export const ScenarioSchema = z.object({
   inFlightPerWorker: z.number().int().positive().nullable().optional(),
   /** Remote data: seconds from a request to its first byte; null or absent: as profiled. */
   requestLatencySec: nonneg().nullable().optional(),
+  /** Remote data: bytes of one object (a shard), one request each; null or absent: as profiled. */
+  objectBytes: nonneg().nullable().optional(),
 });
 
 /** What the model predicts for a scenario. Times per iteration of one rank; rates for the whole server. */
@@ -178,7 +180,7 @@ export const WorkersSweepRowSchema = z.object({
 /** The smallest change of one setting that removes a stall (steady state). */
 export const RecommendationSchema = z.object({
   /** What is changed: the cache, the CPUs or the storage bandwidth. */
-  kind: z.enum(['cache', 'cpus', 'storage', 'workers', 'requests']),
+  kind: z.enum(['cache', 'cpus', 'storage', 'workers', 'requests', 'objects']),
   /** For a cache: which policy. */
   cachePolicy: CachePolicySchema.optional(),
   /** The value that removes the stall, in `unit`; 0 when nothing is needed; null when no value does. */

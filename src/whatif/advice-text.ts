@@ -109,6 +109,15 @@ export const RECOMMENDATION_TEXT = {
   inFlightBest: (enough: number, current: number, f: RecommendationFacts): string =>
     `requests in flight: no count removes the fetch stall; ${enough} per loader worker (${current} now) buy most of what more can (twice as many, under 5% more): ${buys(f)}; ` +
     `the rest is the network's bandwidth or the workers' own prep in series with their reads; fetch each batch with a pool of ${enough} threads in the dataset, or raise the client's own download threads`,
+  objectsNone: (current: number): string => `object size: objects of ${formatBytes(current)} already avoid a fetch stall`,
+  objectsBandwidth: (current: number): string =>
+    `object size: objects larger than ${formatBytes(current)} do not remove the fetch stall: the network's bandwidth holds it (see storage)`,
+  objectsBest: (enough: number, current: number, f: RecommendationFacts): string =>
+    `object size: no size removes the fetch stall; shards of ${formatBytes(enough)} (objects of ${formatBytes(current)} now) buy most of what larger ones can (twice as large, under 5% more): ${buys(f)}; ` +
+    `pack the samples into tar shards of that size (WebDataset's ShardWriter maxsize, Streaming's size_limit)`,
+  objects: (needed: number, current: number, f: RecommendationFacts): string =>
+    `object size: shards of ${formatBytes(needed)} (objects of ${formatBytes(current)} now) remove the fetch stall: ${buys(f)}; ` +
+    `pack the samples into tar shards of that size (WebDataset's ShardWriter maxsize, Streaming's size_limit)`,
   inFlight: (needed: number, current: number, f: RecommendationFacts): string =>
     `requests in flight: ${needed} per loader worker (${current} now) remove the fetch stall: ${buys(f)}; ` +
     `fetch each batch with a pool of ${needed} threads in the dataset, or raise the client's own download threads`,

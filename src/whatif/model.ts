@@ -105,6 +105,8 @@ export interface Scenario {
   inFlightPerWorker?: number | null;
   /** Remote data: seconds from a request to its first byte (a farther or nearer store); null or absent: as profiled. */
   requestLatencySec?: number | null;
+  /** Remote data: bytes of one object (a shard of many samples), each fetched by one request; null or absent: as profiled. */
+  objectBytes?: number | null;
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
@@ -318,7 +320,17 @@ export function requestWaitSec(model: FittedModel, scenario: Scenario): number {
   if (latency === 0) return 0;
   const loaders = Math.max(1, scenarioWorkers(model, scenario) ?? 1);
   const inFlight = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker;
-  return (model.requestsPerSample * latency) / (loaders * inFlight);
+  return (requestsPerSample(model, scenario) * latency) / (loaders * inFlight);
+}
+
+/** Requests a sample needs, r: as profiled, or one per object of the scenario's size (a sample's bytes over the object's). */
+export function requestsPerSample(model: FittedModel, scenario: Scenario): number {
+  return scenario.objectBytes ? model.bytesPerSample / scenario.objectBytes : model.requestsPerSample;
+}
+
+/** Bytes of one object as profiled: a sample's bytes over the requests it needs. */
+export function profiledObjectBytes(model: FittedModel): number {
+  return model.bytesPerSample / model.requestsPerSample;
 }
 
 /** Predicts one scenario. Pure. */

@@ -7,12 +7,12 @@
 import { smallestLruCacheFor, steadyLruHitRatioByPart } from './hit-ratio.js';
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
 import { bisect } from './bisect.js';
-import { dataSec, NEGLIGIBLE_FETCH_STALL, predict, requestWaitSec, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
+import { dataSec, NEGLIGIBLE_FETCH_STALL, predict, profiledObjectBytes, requestWaitSec, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
 
 /** One recommendation. */
 export interface Recommendation {
   /** What is changed. */
-  kind: 'cache' | 'cpus' | 'storage' | 'workers' | 'requests';
+  kind: 'cache' | 'cpus' | 'storage' | 'workers' | 'requests' | 'objects';
   /** For cache: the policy. */
   cachePolicy?: CachePolicy;
   /** The value that removes the stall (bytes, CPUs, bytes/s); 0 when nothing is needed; null when no value does. */
@@ -50,7 +50,7 @@ export function recommend(model: FittedModel, scenario: Scenario): Recommendatio
     cpusFor(model, steady, now),
     storageFor(model, steady, now),
     ...(workers && !workersFirst ? [workers] : []),
-    ...[inFlightFor(model, steady, now)].filter((r): r is Recommendation => r !== null),
+    ...[inFlightFor(model, steady, now), objectSizeFor(model, steady, now)].filter((r): r is Recommendation => r !== null),
   ];
 }
 
@@ -274,4 +274,37 @@ export function inFlightFor(model: FittedModel, scenario: Scenario, now: Predict
   const needed = Math.ceil(bisect(current, MAX_IN_FLIGHT, (q) => at(Math.ceil(q)).bottleneck !== 'fetch', 60, 0.5).high);
   const after = at(needed);
   return { ...base, value: needed, prediction: after, text: RECOMMENDATION_TEXT.inFlight(needed, current, facts(now, after)) };
+}
+
+/** Largest object the search tries: 4 GiB, past any shard size in use. */
+const MAX_OBJECT_BYTES = 4 * 2 ** 30;
+
+/**
+ * Remote data: the smallest object (a shard of many samples, fetched by one
+ * request) that removes the fetch stall, searched by doubling from the
+ * objects as profiled; null when the job's requests were not seen. Larger
+ * objects need fewer requests per sample (r = sample bytes / object bytes),
+ * each waiting L for its first byte; the bytes are the same.
+ */
+export function objectSizeFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation | null {
+  if ((scenario.requestLatencySec ?? model.requestLatencySec) === 0 || model.profiledInFlightPerWorker === null) return null;
+  const base = { kind: 'objects' as const, unit: 'bytes' as const };
+  const current = scenario.objectBytes ?? profiledObjectBytes(model);
+  if (now.bottleneck !== 'fetch') return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.objectsNone(current) };
+  const at = (bytes: number): Prediction => predict(model, { ...scenario, epochs: null, objectBytes: bytes });
+  let size = current;
+  let rate = now.samplesPerSec;
+  while (2 * size <= MAX_OBJECT_BYTES) {
+    const doubled = at(2 * size);
+    if (doubled.bottleneck !== 'fetch') {
+      return { ...base, value: 2 * size, prediction: doubled, text: RECOMMENDATION_TEXT.objects(2 * size, current, facts(now, doubled)) };
+    }
+    // Past the knee, where doubling the object buys under 5%: the bandwidth holds the rest.
+    if (doubled.samplesPerSec < KNEE_GAIN * rate) break;
+    size *= 2;
+    rate = doubled.samplesPerSec;
+  }
+  if (size <= current) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.objectsBandwidth(current) };
+  const after = at(size);
+  return { ...base, value: size, prediction: after, text: RECOMMENDATION_TEXT.objectsBest(size, current, facts(now, after)) };
 }

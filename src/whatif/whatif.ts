@@ -85,6 +85,7 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   if (model.profiledInFlightPerWorker === null) {
     if (scenario.inFlightPerWorker != null) caveats.push(MISSING_TEXT.noRequests('--in-flight'));
     if (scenario.requestLatencySec != null) caveats.push(MISSING_TEXT.noRequests('--latency'));
+    if (scenario.objectBytes != null) caveats.push(MISSING_TEXT.noRequests('--object-size'));
   }
   return {
     profilePath,

@@ -78,3 +78,32 @@ test('tar shards over HTTP: samples per shard counted, cold and cached modes pro
   assert.ok(cold.network!.requests > 0 && cold.network!.requests < samples / 4, `${cold.network!.requests} requests for ${samples} samples`);
   assert.ok(profile.modes.cached!.network!.cacheHits > 0, "the cached mode was answered from the profiler's cache");
 });
+
+test("a job with its own shard cache (WebDataset's cache_dir): cold unproven when the cache serves later epochs, proven once --job-cache keeps it empty", async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const pattern = `${base}/shard-{0000..${String(SHARDS - 1).padStart(4, '0')}}.tar`;
+  const cacheDir = join(work, 'wds-cache');
+  const job = [PYTHON, join(EXAMPLES, 'wds_train.py'), pattern, '--workers', '2', '--batch-size', '8', '--epochs', '40', '--cache-dir', cacheDir];
+  const args = (out: string, extra: string[]) => ['profile', '--remote', pattern, '--modes', 'cold', '--out', out, ...extra, ...quick, '--', ...job];
+
+  const unkept = await startCli(args(join(work, 'unkept.json'), []), { cwd: work });
+  assert.equal(unkept.exitCode, ExitCode.Ok, unkept.all);
+  const leaky = readProfile(join(work, 'unkept.json')).modes.cold!.state;
+  assert.equal(leaky.proven, false, 'after the first epoch the job reads its shards from its own cache');
+  assert.ok(leaky.readFraction! < 0.9, leaky.reason);
+
+  const kept = await startCli(args(join(work, 'kept.json'), ['--job-cache', cacheDir]), { cwd: work });
+  assert.equal(kept.exitCode, ExitCode.Ok, kept.all);
+  const profile = readProfile(join(work, 'kept.json'));
+  const cold = profile.modes.cold!.state;
+  assert.equal(cold.proven, true, cold.reason);
+  assert.ok(cold.reEvictions! > 0, 'shards the job cached during the run were swept');
+  assert.equal(profile.dataset.remote?.jobCacheDir, cacheDir);
+  assert.equal(profile.options.remote?.jobCache, cacheDir, 'validate names the folder again');
+});
+
+test('--job-cache refuses a folder whose deletion would reach the working folder', async () => {
+  const result = await startCli(['profile', '--remote', `${base}/shard-0000.tar`, '--job-cache', '..', '--', 'true'], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.BadValue, result.all);
+  assert.match(result.stderr.trim(), /^ds-analyzer: --job-cache \S+: its files are deleted in the cold mode, and it holds \S+: name the job's cache folder itself/);
+});

@@ -1,11 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RemoteCacheState, type RemoteLink } from '../../src/profile/cache-states/remote-cache-state.js';
 import type { MeteringProxy } from '../../src/system/network/metering-proxy.js';
 import type { Dataset, DatasetFile } from '../../src/system/dataset/dataset.js';
 
 /** A link whose proxy and cache are records: what was filled, and how the proxy was told to answer. */
-function fakeLink() {
+function fakeLink(jobCacheDir: string | null = null) {
   const stored = new Set<string>();
   const uses: { use: string; keys: string[] | null }[] = [];
   const proxy = { setCacheUse: (use: string, only: ReadonlySet<string> | null = null) => uses.push({ use, keys: only ? [...only].sort() : null }) } as unknown as MeteringProxy;
@@ -14,6 +18,7 @@ function fakeLink() {
     keyOf: (f) => `host/${f.path}`,
     fill: async (files) => files.forEach((f) => stored.add(f.path)),
     storedBytes: (files) => files.filter((f) => stored.has(f.path)).reduce((sum, f) => sum + f.bytes, 0),
+    jobCacheDir,
   };
   return { link, stored, uses };
 }
@@ -53,4 +58,32 @@ test('a dataset larger than the room for the cache is not fetched: the cached mo
   assert.equal(stored.size, 0);
   assert.equal(prepared.residentBytesBefore, 0);
   assert.equal(uses.at(-1)!.use, 'pass');
+});
+
+test("cold: the job's own cache folder is emptied before the run and swept during it, files being written left alone; cached leaves it as it is", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-job-cache-'));
+  try {
+    mkdirSync(join(dir, 'shards'));
+    writeFileSync(join(dir, 'shards', 'old-0000.tar'), 'x'.repeat(100));
+    const { link } = fakeLink(dir);
+    const state = new RemoteCacheState(() => link);
+    const cached = await state.prepare('cached', dataset(true));
+    await cached.finish();
+    assert.ok(existsSync(join(dir, 'shards', 'old-0000.tar')), 'the cached mode keeps what the job cached');
+    const cold = await state.prepare('cold', dataset(true));
+    assert.ok(!existsSync(join(dir, 'shards')), 'emptied before the cold run, its folders too');
+    // A download finished a while ago is swept; one still being written (changed just now) is not.
+    writeFileSync(join(dir, 'done.tar'), 'y');
+    const past = new Date(Date.now() - 5000);
+    utimesSync(join(dir, 'done.tar'), past, past);
+    writeFileSync(join(dir, 'writing.tar.tmp'), 'z');
+    await sleep(400);
+    assert.ok(!existsSync(join(dir, 'done.tar')));
+    assert.ok(existsSync(join(dir, 'writing.tar.tmp')));
+    const finished = await cold.finish();
+    assert.equal(finished.reEvictions, 1, 'one file swept while the run ran');
+    assert.ok(existsSync(dir), 'the folder itself stays');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { Profile } from '../../src/schema/profile.js';
-import { baseScenario, predict } from '../../src/whatif/model.js';
+import { baseScenario, predict, requestWaitSec } from '../../src/whatif/model.js';
+import { recommend } from '../../src/whatif/recommend.js';
 import { fitOrFail } from './fit-or-fail.js';
 
 const load = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/profiles/${name}`, import.meta.url), 'utf8')) as Profile;
@@ -48,4 +49,22 @@ test('local files have no request term: their predictions do not change', () => 
   assert.ok(!model.parameters.some((p) => p.symbol === 'L' || p.symbol === 'q'));
   const base = baseScenario(model);
   assert.equal(predict(model, { ...base, inFlightPerWorker: 8 }).iterMs, predict(model, base).iterMs);
+});
+
+test('object size: shards of many samples need fewer requests per sample, so the latency term shrinks with them; the smallest shard that removes the stall is named', () => {
+  const model = fitOrFail(load('remote-latency.json'));
+  const objectBytes = model.bytesPerSample / model.requestsPerSample;
+  const scenario = { ...baseScenario(model), cacheBytes: 0 };
+  const at = (bytes: number | null) => predict(model, { ...scenario, objectBytes: bytes });
+  assert.equal(at(null).iterMs, at(objectBytes).iterMs, 'objects as profiled predict the profile');
+  // Four samples a request: a quarter of the latency term, the bandwidth term unchanged.
+  const wait = (bytes: number) => requestWaitSec(model, { ...scenario, objectBytes: bytes });
+  assert.ok(Math.abs(wait(4 * objectBytes) - wait(objectBytes) / 4) < 1e-12);
+  assert.ok(at(4 * objectBytes).iterMs < at(objectBytes).iterMs);
+  const shards = recommend(model, scenario).find((r) => r.kind === 'objects')!;
+  assert.ok(shards.value !== null && shards.value > objectBytes, shards.text);
+  assert.notEqual(shards.prediction!.bottleneck, 'fetch', shards.text);
+  assert.match(shards.text, /^object size: shards of \S+ \S+ \(objects of 256\.0 KiB now\) remove the fetch stall/);
+  // Half that size still stalls: the value is the smallest on the doubling grid.
+  assert.equal(at(shards.value! / 2).bottleneck, 'fetch');
 });

@@ -30,6 +30,8 @@ export interface RemoteOptions {
   proxyPort: number;
   /** The CLI's environment: the job's proxy variables are derived from it. */
   env: NodeJS.ProcessEnv;
+  /** The job's own cache folder (--job-cache): emptied and kept empty in the cold mode. */
+  jobCacheDir?: string | null;
 }
 
 const FILL_CONCURRENCY = 8;
@@ -107,7 +109,7 @@ export class RemoteObjectsSource implements DataSource {
       memoryBudgetBytes: free === null ? null : Math.floor(free * DISK_HEADROOM),
       memoryBudgetSource: "free space for the profiler's cache of the objects",
       skippedEntries: 0,
-      remote: { kind: this.spec.kind, location: this.spec.display, protocol: this.spec.protocol, origins: this.spec.origins, cacheDir: this.options.cacheDir, samplesPerObject },
+      remote: { kind: this.spec.kind, location: this.spec.display, protocol: this.spec.protocol, origins: this.spec.origins, cacheDir: this.options.cacheDir, samplesPerObject, jobCacheDir: this.options.jobCacheDir ?? null },
     };
   }
 
@@ -189,6 +191,7 @@ export class RemoteObjectsSource implements DataSource {
       cache,
       objects: byPath,
       keyOf: (file) => objectOf(file).cacheKey,
+      jobCacheDir: this.options.jobCacheDir ?? null,
       storedBytes: (files) => files.reduce((sum, f) => sum + (cache.get(objectOf(f).cacheKey)?.bytes ?? 0), 0),
       fill: (files) => this.fill(files.map(objectOf).filter((o) => cache.get(o.cacheKey) === null), cache),
     };

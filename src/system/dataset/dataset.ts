@@ -94,6 +94,8 @@ export interface RemoteDataset {
   cacheDir: string | null;
   /** Samples in one object, where objects are tar shards (counted in the first); null: one object, one sample. */
   samplesPerObject: number | null;
+  /** The job's own cache folder (--job-cache), kept empty in the cold mode; null when none was named. */
+  jobCacheDir?: string | null;
 }
 
 /** Options of listDataset; the defaults suit the CLI. */
