@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -60,7 +60,7 @@ test('a dataset larger than the room for the cache is not fetched: the cached mo
   assert.equal(uses.at(-1)!.use, 'pass');
 });
 
-test("cold: the job's own cache folder is emptied before the run and swept during it, files being written left alone; cached leaves it as it is", async () => {
+test("cold: the job's own cache folder is emptied before the run and swept during it, each file once read; cached leaves it as it is", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dsa-job-cache-'));
   try {
     mkdirSync(join(dir, 'shards'));
@@ -72,14 +72,17 @@ test("cold: the job's own cache folder is emptied before the run and swept durin
     assert.ok(existsSync(join(dir, 'shards', 'old-0000.tar')), 'the cached mode keeps what the job cached');
     const cold = await state.prepare('cold', dataset(true));
     assert.ok(!existsSync(join(dir, 'shards')), 'emptied before the cold run, its folders too');
-    // A download finished a while ago is swept; one still being written (changed just now) is not.
-    writeFileSync(join(dir, 'done.tar'), 'y');
+    // A download the job has read is swept; one not read yet (still being written, or renamed and not yet opened) is not.
     const past = new Date(Date.now() - 5000);
-    utimesSync(join(dir, 'done.tar'), past, past);
+    writeFileSync(join(dir, 'read.tar'), 'y');
+    utimesSync(join(dir, 'read.tar'), past, past);
+    readFileSync(join(dir, 'read.tar'));
     writeFileSync(join(dir, 'writing.tar.tmp'), 'z');
+    utimesSync(join(dir, 'writing.tar.tmp'), past, past);
+    appendFileSync(join(dir, 'writing.tar.tmp'), 'z');
     await sleep(400);
-    assert.ok(!existsSync(join(dir, 'done.tar')));
-    assert.ok(existsSync(join(dir, 'writing.tar.tmp')));
+    assert.ok(!existsSync(join(dir, 'read.tar')), 'read since written: swept');
+    assert.ok(existsSync(join(dir, 'writing.tar.tmp')), 'written since read: kept');
     const finished = await cold.finish();
     assert.equal(finished.reEvictions, 1, 'one file swept while the run ran');
     assert.ok(existsSync(dir), 'the folder itself stays');
