@@ -267,6 +267,8 @@ export const StorageProbeSchema = z.object({
   concurrency: z.number().int().positive(),
   /** Bytes per read request. */
   requestBytes: z.number().int().positive(),
+  /** Remote data: the median time from a request to its first byte in the probe, ms (the network's bandwidth is its rate less that wait); absent for files and older profiles. */
+  firstByteMs: nonneg().optional(),
   /** True when storage delivered at least 90% of the bytes read (the files were really cold). */
   proven: z.boolean(),
   /** One line on the proof. */

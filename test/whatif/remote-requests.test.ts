@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import type { Profile } from '../../src/schema/profile.js';
 import { baseScenario, predict, requestWaitSec } from '../../src/whatif/model.js';
 import { recommend } from '../../src/whatif/recommend.js';
+import { probeBandwidth } from '../../src/whatif/fit/storage.js';
 import { fitOrFail } from './fit-or-fail.js';
 
 const load = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/profiles/${name}`, import.meta.url), 'utf8')) as Profile;
@@ -67,4 +68,15 @@ test('object size: shards of many samples need fewer requests per sample, so the
   assert.match(shards.text, /^object size: shards of \S+ \S+ \(objects of 256\.0 KiB now\) remove the fetch stall/);
   // Half that size still stalls: the value is the smallest on the doubling grid.
   assert.equal(at(shards.value! / 2).bottleneck, 'fetch');
+});
+
+test("the network probe's rate less its requests' waits for a first byte is the bandwidth; a probe the waits explain bounds it from below", () => {
+  const probe = { bytesPerSec: 20e6, bytesRead: 50e6, storageBytes: 50e6, files: 384, sec: 2.5, concurrency: 16, requestBytes: 140e3, proven: true, reason: '' };
+  assert.deepEqual(probeBandwidth(probe), { bytesPerSec: 20e6, latencyShare: 0, lowerBound: false }, 'files: no waits, the rate is the bandwidth');
+  // 16 requests of 140 kB, each waiting 45.9 ms: the waits take 41% of the probe's time (seen on a 40 ms loopback "network").
+  const remote = probeBandwidth({ ...probe, firstByteMs: 45.9 });
+  assert.ok(Math.abs(remote.latencyShare - 0.41) < 0.01, `${remote.latencyShare}`);
+  assert.ok(Math.abs(remote.bytesPerSec - 20e6 / (1 - remote.latencyShare)) < 1, `${remote.bytesPerSec}`);
+  assert.equal(remote.lowerBound, false);
+  assert.equal(probeBandwidth({ ...probe, firstByteMs: 120 }).lowerBound, true, 'waits that explain the whole probe leave only a bound');
 });

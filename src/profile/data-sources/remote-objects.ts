@@ -216,13 +216,20 @@ export class RemoteObjectsSource implements DataSource {
     let bytesRead = 0;
     let fetched = 0;
     let next = 0;
+    const firstBytes: number[] = [];
     const worker = async () => {
       for (let k = next++; k < files.length; k = next++) {
         if (bytesRead >= limits.maxBytes || (performance.now() - started) / 1000 > limits.maxSec) return;
         const object = link.objects.get(files[k].path);
         if (!object) continue;
+        const asked = performance.now();
         const { body } = await this.store.fetch(object);
-        for await (const chunk of body) bytesRead += (chunk as Buffer).length;
+        let first = true;
+        for await (const chunk of body) {
+          if (first) firstBytes.push(performance.now() - asked);
+          first = false;
+          bytesRead += (chunk as Buffer).length;
+        }
         fetched++;
       }
     };
@@ -232,7 +239,9 @@ export class RemoteObjectsSource implements DataSource {
     const sec = (performance.now() - started) / 1000;
     // Each request is a whole object's GET.
     const requestBytes = fetched > 0 ? bytesRead / fetched : 0;
-    return { bytesRead, storageBytes: bytesRead, files: fetched, sec, bytesPerSec: sec > 0 ? bytesRead / sec : 0, concurrency, requestBytes };
+    // The median wait for a first byte: what the probe's rate owes to latency, not bandwidth (whatif/fit/storage.ts).
+    const firstByteMs = firstBytes.length > 0 ? firstBytes.sort((a, b) => a - b)[Math.floor(firstBytes.length / 2)] : undefined;
+    return { bytesRead, storageBytes: bytesRead, files: fetched, sec, bytesPerSec: sec > 0 ? bytesRead / sec : 0, concurrency, requestBytes, ...(firstByteMs !== undefined ? { firstByteMs } : {}) };
   }
 
   private requireLink() {

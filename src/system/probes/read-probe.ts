@@ -41,6 +41,8 @@ export interface ReadProbeResult {
   concurrency: number;
   /** Bytes per read request. */
   requestBytes: number;
+  /** Remote data: the median time from a request to its first byte, ms; absent for files. */
+  firstByteMs?: number;
 }
 
 /** Reads `files` (evicted first) within `limits`; evicts them again after, so no mode inherits them cached. */

@@ -14,6 +14,7 @@ import type { Profile } from '../../schema/profile.js';
 import { formatRate } from '../../units.js';
 import { parameter, type Fitted } from './fitted.js';
 import { proven, type MeasuredModes } from './modes.js';
+import { probeBandwidth } from './storage.js';
 
 export interface RemoteRequestsFit {
   /** Seconds from a request to its first byte (median), L; 0 where no request was timed (local files, HTTPS tunnels). */
@@ -36,7 +37,7 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
     return { kind: 'fitted', value: NONE, parameters: [], caveats: [] };
   }
   // On a saturated network a response's first byte waits behind other responses' bytes: that wait is the bandwidth term's, not latency.
-  const carried = profile.options.storageBwBytesPerSec ?? (profile.storageProbe?.proven ? profile.storageProbe.bytesPerSec : null);
+  const carried = profile.options.storageBwBytesPerSec ?? (profile.storageProbe?.proven ? probeBandwidth(profile.storageProbe).bytesPerSec : null);
   const readRate = modes.cold.storageReadBytesPerSec;
   const saturated = carried !== null && readRate !== null && readRate >= SATURATED_SHARE * carried;
   const latency = saturated ? 0 : network.firstByteMs.p50 / 1000;

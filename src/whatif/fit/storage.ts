@@ -10,7 +10,7 @@
  *      with the largest σ the cold mode allows kept for answers that must
  *      hold whatever the overlap.
  */
-import type { IterationSummary, Profile } from '../../schema/profile.js';
+import type { IterationSummary, Profile, StorageProbe } from '../../schema/profile.js';
 import { formatRate } from '../../units.js';
 import { MISSING_TEXT } from '../advice-text.js';
 import { fitOverlap, fitOverlapJoint, largestSerial, PERFECT_OVERLAP, type OverlapInputs } from '../overlap.js';
@@ -79,6 +79,33 @@ interface Candidate {
 /** What every overlap fit starts from: compute, prep and the cold mode's time, per sample at the profiled settings, s. */
 type ProfiledStages = Omit<OverlapInputs, 'fetchSec'>;
 
+/** Latency explains at least this share of a probe's time: its rate is then a bound on the bandwidth, not a measure of it. */
+const LATENCY_BOUND_SHARE = 0.9;
+
+/**
+ * The bandwidth behind a read probe. Files: its rate. Remote data: q
+ * requests of s bytes in flight, each waiting L for its first byte and then
+ * sharing the bandwidth B, deliver R = q s / (L + q s / B), as the model
+ * predicts fetches (model.ts, stageTimes); so 1/B = 1/R - L/(q s), the rate
+ * less what the waits took. Where the waits explain 90% of the probe's time
+ * or more, B is known only from below (R).
+ */
+export function probeBandwidth(probe: StorageProbe): { bytesPerSec: number; latencyShare: number; lowerBound: boolean } {
+  const waitSecPerByte = (probe.firstByteMs ?? 0) / 1000 / (probe.concurrency * probe.requestBytes);
+  const latencyShare = Math.min(1, waitSecPerByte * probe.bytesPerSec);
+  if (latencyShare >= LATENCY_BOUND_SHARE) return { bytesPerSec: probe.bytesPerSec, latencyShare, lowerBound: true };
+  return { bytesPerSec: 1 / (1 / probe.bytesPerSec - waitSecPerByte), latencyShare, lowerBound: false };
+}
+
+/** How the probe's rate became B: less its requests' waits for a first byte (remote data). */
+function probeLatencyNote(probe: StorageProbe, probed: ReturnType<typeof probeBandwidth>): string {
+  if (probe.firstByteMs === undefined) return '';
+  const wait = `its requests waited ${probe.firstByteMs.toFixed(1)} ms for a first byte`;
+  return probed.lowerBound
+    ? `; ${wait}, ${Math.round(probed.latencyShare * 100)}% of its time, so its ${formatRate(probe.bytesPerSec)} bounds the bandwidth from below`
+    : `: ${formatRate(probe.bytesPerSec)}, less the ${Math.round(probed.latencyShare * 100)}% of its time ${wait}`;
+}
+
 /** B_storage and σ; not enough data when the cold mode has no storage read rate. */
 export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: StorageFitInputs): Fitted<StorageFit> | NotEnoughData {
   const { synthetic, cached, cold } = modes;
@@ -89,16 +116,17 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
   const throttle = profile.options.storageBwBytesPerSec;
   // Storage that never set the pace is known from its own read probe, else only from below.
   const probe = !fetchBound && throttle === null && profile.storageProbe?.proven ? profile.storageProbe : null;
-  const storageIsLowerBound = !fetchBound && throttle === null && probe === null;
+  const probed = probe && probeBandwidth(probe);
+  const storageIsLowerBound = !fetchBound && throttle === null && (probed === null || probed.lowerBound);
   const stages: ProfiledStages = { computeSec: inputs.computeSec, prepSec: inputs.prepSec, coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter };
   const asRead: Candidate = {
-    storageBytesPerSec: !fetchBound && throttle !== null ? throttle : probe !== null ? Math.max(probe.bytesPerSec, readRate) : readRate,
+    storageBytesPerSec: !fetchBound && throttle !== null ? throttle : probed ? Math.max(probed.bytesPerSec, readRate) : readRate,
     storageSource: fetchBound
       ? 'cold mode storageReadBytesPerSec (cold mode was storage-bound)'
       : throttle !== null
         ? 'options.storageBwBytesPerSec (the throttle; cold mode was not storage-bound)'
-        : probe !== null
-          ? `storageProbe.bytesPerSec (a read probe of ${probe.files} evicted files, ${probe.concurrency} at once; the cold mode, not storage-bound, read ${formatRate(readRate)})`
+        : probe !== null && probed !== null
+          ? `storageProbe.bytesPerSec (a read probe of ${probe.files} evicted files, ${probe.concurrency} at once${probeLatencyNote(probe, probed)}; the cold mode, not storage-bound, read ${formatRate(readRate)})`
           : 'cold mode storageReadBytesPerSec',
     serial: PERFECT_OVERLAP,
     serialSource: 'perfect overlap (the max of the two stages)',
