@@ -2,8 +2,8 @@
 // nftables table with one named counter, in the input hook, matching packets
 // whose receiving socket belongs to the cgroup (`socket cgroupv2`, nftables
 // 0.9.5 and Linux 5.13 or later). No byte passes through this process, so the
-// count costs the packet path a rule lookup and this process one `nft` run a
-// reading: the meter for processes whose traffic a proxy cannot reach (a FUSE
+// count costs the packet path a rule lookup and this process one command to
+// a long-lived `nft -i` a reading: the meter for processes whose traffic a proxy cannot reach (a FUSE
 // daemon started before the profile) and for rates a proxy in this process
 // could not carry.
 //
