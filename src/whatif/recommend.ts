@@ -97,6 +97,15 @@ export function pasteLine(framework: string | null, workers: number): string {
 }
 
 const POLICY_WORD: Record<CachePolicy, string> = { 'page-cache': 'page cache (LRU)', minio: 'MinIO cache (no eviction)' };
+// Remote objects are cached whole in a local folder: Streaming's cache_limit and LitData's max_cache_size evict least recently used shards.
+const REMOTE_POLICY_WORD: Record<CachePolicy, string> = {
+  'page-cache': "local cache of whole objects, LRU (Streaming's cache_limit, LitData's max_cache_size)",
+  minio: 'local cache of whole objects that never evicts (WebDataset cache_dir)',
+};
+
+function policyWord(model: FittedModel, policy: CachePolicy): string {
+  return (model.remoteObjects ? REMOTE_POLICY_WORD : POLICY_WORD)[policy];
+}
 
 function facts(now: Prediction, after: Prediction): RecommendationFacts {
   return { fromSamplesPerSec: now.samplesPerSec, toSamplesPerSec: after.samplesPerSec, bottleneckAfter: after.bottleneck };
@@ -157,14 +166,14 @@ function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Predi
   const t = stageTimes(model, scenario, 0);
   const target = t.fetch > 0 ? 1 - maxFetchWithoutStall(model, t) / t.fetch : 0;
   const base = { kind: 'cache' as const, cachePolicy: policy, unit: 'bytes' as const };
-  if (target <= 0) return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.cacheNone(POLICY_WORD[policy]) };
+  if (target <= 0) return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.cacheNone(policyWord(model, policy)) };
   if (policy === 'minio') {
     const bytes = Math.ceil(target * model.datasetBytes);
     const after = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: bytes });
-    return { ...base, value: bytes, prediction: after, text: RECOMMENDATION_TEXT.cache(POLICY_WORD[policy], bytes, model.datasetBytes, facts(now, after)) };
+    return { ...base, value: bytes, prediction: after, text: RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after)) };
   }
   const simulated = smallestLruCacheFor(model.lruCurve, target);
-  if (simulated === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cacheImpossible(POLICY_WORD[policy]) };
+  if (simulated === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cacheImpossible(policyWord(model, policy)) };
   const edge = Math.ceil(simulated / model.lruScale);
   const byMean = Math.min(model.datasetBytes, Math.ceil(edge * (1 + PAGE_CACHE_SLACK)));
   // The epoch's mean hit ratio is not enough: LRU's misses come at the end of each epoch.
@@ -172,7 +181,7 @@ function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Predi
   const bytes = Math.max(byMean, byParts ?? byMean);
   const after = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: bytes });
   const late = bytes > byMean ? { meanBytes: byMean, hitByPart: steadyLruHitRatioByPart(model.lruCurve, byMean * model.lruScale) ?? [] } : undefined;
-  const text = RECOMMENDATION_TEXT.cache(POLICY_WORD[policy], bytes, model.datasetBytes, facts(now, after), late ? undefined : edge, late);
+  const text = RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after), late ? undefined : edge, late);
   return { ...base, value: bytes, edgeBytes: edge, prediction: after, text };
 }
 

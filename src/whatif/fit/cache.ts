@@ -50,7 +50,8 @@ export function fitCache(profile: Profile, modes: MeasuredModes, bytesPerSample:
   const samplesPerEpoch = datasetBytes / bytesPerSample;
   const budget = profile.dataset.memoryBudgetBytes;
   const hasBudget = budget !== undefined && budget !== null;
-  const defaultCacheBytes = budget ?? Math.floor(profile.host.memBytes * FALLBACK_MEMORY_SHARE);
+  const cacheAsProfiled = profiledCache(profile);
+  const defaultCacheBytes = cacheAsProfiled?.bytes ?? budget ?? Math.floor(profile.host.memBytes * FALLBACK_MEMORY_SHARE);
   const lru = lruCurve(profile, options);
   const lruScale = lru.value.datasetBytes / datasetBytes;
   return {
@@ -61,19 +62,36 @@ export function fitCache(profile: Profile, modes: MeasuredModes, bytesPerSample:
       parameter('D', 'dataset size', datasetBytes, 'bytes', 'dataset.bytes', true),
       parameter('n', 'files in the dataset', datasetFiles, 'files', 'dataset.files', true),
       parameter('S', 'samples per epoch', samplesPerEpoch, 'samples', 'D / s', proven(modes.cold)),
-      parameter(
-        'M0',
-        'cache the page cache could give the dataset when profiled',
-        defaultCacheBytes,
-        'bytes',
-        hasBudget ? 'dataset.memoryBudgetBytes (90% of MemAvailable)' : '90% of host.memBytes (profile lacks dataset.memoryBudgetBytes)',
-        true,
-        hasBudget ? undefined : 'assumed',
-      ),
+      cacheAsProfiled
+        ? parameter('M0', 'local cache of the data the job had when profiled', defaultCacheBytes, 'bytes', cacheAsProfiled.source, true, cacheAsProfiled.assumed ? 'assumed' : undefined)
+        : parameter(
+            'M0',
+            'cache the page cache could give the dataset when profiled',
+            defaultCacheBytes,
+            'bytes',
+            hasBudget ? 'dataset.memoryBudgetBytes (90% of MemAvailable)' : '90% of host.memBytes (profile lacks dataset.memoryBudgetBytes)',
+            true,
+            hasBudget ? undefined : 'assumed',
+          ),
       ...lru.parameters,
     ],
     caveats: lru.caveats,
   };
+}
+
+/**
+ * Remote data's cache as the job runs it, not as the profiler made it: a
+ * client that fetches every sample (boto3, requests) keeps no copy, so none;
+ * one with a cache folder of its own (--job-cache) keeps what it fetched, up
+ * to a limit the profile does not know: taken as what fits in the free space
+ * beside the profile. Null for files (the page cache).
+ */
+function profiledCache(profile: Profile): { bytes: number; source: string; assumed: boolean } | null {
+  const remote = profile.dataset.remote;
+  if (!remote) return null;
+  if (!remote.jobCacheDir) return { bytes: 0, source: 'none: the job fetches every sample (dataset.remote without a jobCacheDir)', assumed: false };
+  const bytes = Math.min(profile.dataset.bytes, profile.dataset.memoryBudgetBytes ?? profile.dataset.bytes);
+  return { bytes, source: `dataset.remote.jobCacheDir ${remote.jobCacheDir}: its limit is not known, taken as the data or the free space beside the profile`, assumed: true };
 }
 
 /** B_memory: the page-cache read rate the cached mode reached, a lower bound of memory bandwidth and no stage; none when the analysis did not show it. */

@@ -23,18 +23,20 @@ export interface RemoteRequestsFit {
   requestsPerSample: number;
   /** Requests in flight per loader worker (per rank without workers) in the cold mode, q; null where no request was seen. */
   profiledInFlightPerWorker: number | null;
+  /** Whether the data is remote objects (a cache of them is a local folder of whole objects, not the page cache). */
+  remoteObjects: boolean;
 }
 
 /** A cold mode that read this share of what the network carries kept it saturated. */
 const SATURATED_SHARE = 0.9;
 
-const NONE: RemoteRequestsFit = { requestLatencySec: 0, requestsPerSample: 1, profiledInFlightPerWorker: null };
+const NONE: RemoteRequestsFit = { requestLatencySec: 0, requestsPerSample: 1, profiledInFlightPerWorker: null, remoteObjects: false };
 
 /** L, r and q from the cold mode's network use; none for local files. */
 export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks: number, workersPerRank: number | null): Fitted<RemoteRequestsFit> {
   const network = modes.cold.network;
   if (!profile.dataset.remote || !network || network.firstByteMs === null) {
-    return { kind: 'fitted', value: NONE, parameters: [], caveats: [] };
+    return { kind: 'fitted', value: { ...NONE, remoteObjects: profile.dataset.remote !== undefined }, parameters: [], caveats: [] };
   }
   // On a saturated network a response's first byte waits behind other responses' bytes: that wait is the bandwidth term's, not latency.
   const carried = profile.options.storageBwBytesPerSec ?? (profile.storageProbe?.proven ? probeBandwidth(profile.storageProbe).bytesPerSec : null);
@@ -48,7 +50,7 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
   const source = `modes.cold.network (${network.requests} requests through the metering proxy)`;
   return {
     kind: 'fitted',
-    value: { requestLatencySec: latency, requestsPerSample, profiledInFlightPerWorker: inFlight },
+    value: { requestLatencySec: latency, requestsPerSample, profiledInFlightPerWorker: inFlight, remoteObjects: true },
     parameters: [
       saturated
         ? parameter('L', 'time from a request to its first byte (median)', 0, 's', `assumed 0: the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${network.firstByteMs.p50.toFixed(1)} ms) waited behind other responses' bytes`, false, 'assumed: hidden by a saturated network')
