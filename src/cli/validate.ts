@@ -6,7 +6,7 @@ import { renderValidation, renderValidationFailure } from '../report/validate-te
 import { runValidation, type ValidateInput } from '../validate/run-validate.js';
 import { validationFailure } from '../validate/verdict.js';
 import type { PointRequest } from '../validate/points.js';
-import { parseCacheSizeList, parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
+import { parseCacheSizeList, parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseLatencySec, parseRate } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
 import { validateOutput } from '../schema/validate-output.js';
 import { isNotEnoughData } from '../whatif/model.js';
@@ -26,6 +26,7 @@ interface RawValidateOptions {
   cpus?: string;
   workers?: string;
   storageBw?: string;
+  latency?: string;
   keepReclaim?: boolean;
   epochs: string;
   precision: string;
@@ -42,6 +43,7 @@ export const validateCommand: CommandFactory = (io, result) =>
     .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
     .option('--cache <list>', "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB")
     .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
+    .option('--latency <list>', 'remote data: times to a first byte to run the cold mode at (each request delayed at the metering proxy), e.g. 60ms,100ms; compared with whatif --cache 0 --latency')
     .option('--storage-bw <list>', 'read bandwidths to run the cold mode at (a storage throttle, or for remote data the metering proxy\'s cap), e.g. 20MB/s,80MB/s; compared with whatif --cache 0 --storage-bw')
     .option('--workers <list>', "loader worker counts per rank to run at (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4")
     .option('--keep-reclaim', "leave DAMON's proactive reclaim running while the points run (by default paused as root, as profile does, and turned back on after)")
@@ -74,6 +76,7 @@ Examples:
   $ ds-analyzer validate --cache recommended      # is the fetch stall gone there?
   $ ds-analyzer validate --workers 2,4             # num_workers as whatif --workers predicts?
   $ ds-analyzer validate --storage-bw 4MB/s,8MB/s     # the cold mode at these bandwidths (remote data: the network), as whatif --cache 0 --storage-bw predicts?
+  $ ds-analyzer validate --latency 100ms              # remote data: the cold mode with a store farther away, as whatif --latency predicts?
   $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json
 ${EXIT_CODES_HELP}`,
     )
@@ -112,10 +115,11 @@ function parseValidateOptions(file: string | undefined, raw: RawValidateOptions,
     cpuCounts: raw.cpus === undefined ? [] : parseCountList(raw.cpus, '--cpus', 1),
     workerCounts: raw.workers === undefined ? [] : parseCountList(raw.workers, '--workers'),
     bandwidths: raw.storageBw === undefined ? [] : raw.storageBw.split(',').map((rate) => parseRate(rate.trim(), '--storage-bw')),
+    latencies: raw.latency === undefined ? [] : raw.latency.split(',').map((ms) => parseLatencySec(ms.trim(), '--latency')),
     control: raw.control,
   };
-  if (request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) === 0) {
-    throw new UserError('nothing to validate: pass --cache, --cpus, --workers and/or --storage-bw', ExitCode.Usage);
+  if (request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) + (request.latencies?.length ?? 0) === 0) {
+    throw new UserError('nothing to validate: pass --cache, --cpus, --workers, --storage-bw and/or --latency', ExitCode.Usage);
   }
   const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const profile = readProfile(path);

@@ -12,6 +12,7 @@ export function describePoint(point: ValidationPoint): string {
   if (point.kind === 'cpus') return `${point.cpus} CPU(s)`;
   if (point.kind === 'workers') return `num_workers ${point.workers} per rank`;
   if (point.kind === 'bandwidth') return `cold at ${formatRate(point.bytesPerSec)}`;
+  if (point.kind === 'latency') return `cold at ${(point.latencySec * 1000).toFixed(0)} ms to a first byte`;
   return `page cache ${formatBytes(point.cacheBytes)}${point.recommended ? ' (recommended)' : ''}`;
 }
 

@@ -39,6 +39,12 @@ export const ValidationPointSchema = z.discriminatedUnion('kind', [
     bytesPerSec: nonneg(),
   }),
   z.object({
+    /** Remote data: the cold mode with every request to the origin delayed at the metering proxy, so its first byte comes this long after it is sent. */
+    kind: z.literal('latency'),
+    /** The time to a first byte asked for, s: the profiled median plus the delay added. */
+    latencySec: nonneg(),
+  }),
+  z.object({
     /** The profiled settings again: the job's own run-to-run variation. */
     kind: z.literal('control'),
   }),

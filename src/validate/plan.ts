@@ -18,12 +18,15 @@ export type ValidationPoint =
   | { kind: 'cpus'; cpus: number }
   | { kind: 'workers'; workers: number }
   | { kind: 'bandwidth'; bytesPerSec: number }
+  | { kind: 'latency'; latencySec: number }
   | { kind: 'control' };
 
 /** The scenario a non-cache point runs: the whole dataset cached, at its CPUs or loader workers; a bandwidth point nothing cached. */
 export function pointScenario(base: Scenario, point: Exclude<ValidationPoint, { kind: 'cache' }>, datasetBytes: number): Scenario {
   // A bandwidth point runs cold: nothing cached, every read at the bandwidth.
   if (point.kind === 'bandwidth') return { ...base, cacheBytes: 0, epochs: null, storageBytesPerSec: point.bytesPerSec };
+  // A latency point runs cold too, every request waiting that long for its first byte.
+  if (point.kind === 'latency') return { ...base, cacheBytes: 0, epochs: null, requestLatencySec: point.latencySec };
   const cached = { ...base, cacheBytes: datasetBytes, epochs: null };
   if (point.kind === 'cpus') return { ...cached, cpus: point.cpus };
   if (point.kind === 'workers') return { ...cached, workers: point.workers };

@@ -21,11 +21,13 @@ export interface PointRequest {
   workerCounts: number[];
   /** Read bandwidths to run the cold mode at, bytes/s, in the order given (absent: none). */
   bandwidths?: number[];
+  /** Remote data: times to a first byte to run the cold mode at, s, in the order given (absent: none). */
+  latencies?: number[];
   /** Whether the control (the profiled settings again) runs first. */
   control: boolean;
 }
 
-/** The points, in run order: the control, then the cache points, the CPU points, the loader-workers points and the bandwidth points. */
+/** The points, in run order: the control, then the cache points, the CPU points, the loader-workers points, the bandwidth points and the latency points. */
 export function requestedPoints(profile: Profile, model: FittedModel, request: PointRequest): ValidationPoint[] {
   const cache: ValidationPoint[] = request.cacheSizes.map((size) =>
     'word' in size
@@ -35,8 +37,9 @@ export function requestedPoints(profile: Profile, model: FittedModel, request: P
   const cpus: ValidationPoint[] = request.cpuCounts.map((count) => ({ kind: 'cpus', cpus: count }));
   const workers: ValidationPoint[] = request.workerCounts.map((count) => ({ kind: 'workers', workers: count }));
   const bandwidths: ValidationPoint[] = (request.bandwidths ?? []).map((bytesPerSec) => ({ kind: 'bandwidth', bytesPerSec }));
+  const latencies: ValidationPoint[] = (request.latencies ?? []).map((latencySec) => ({ kind: 'latency', latencySec }));
   const control: ValidationPoint[] = request.control ? [{ kind: 'control' }] : [];
-  return [...control, ...cache, ...cpus, ...workers, ...bandwidths];
+  return [...control, ...cache, ...cpus, ...workers, ...bandwidths, ...latencies];
 }
 
 /** whatif's answer: the smallest LRU page cache that removes the fetch stall, in the steady state. */

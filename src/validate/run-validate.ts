@@ -121,6 +121,9 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   if (obstacle && !points.some((p) => p.kind !== 'control')) {
     throw new UserError(VALIDATE_TEXT.nothingToValidate(obstacle), ExitCode.Environment);
   }
+  // Known from the profile alone: refused before the data is listed.
+  const latencyBlocker = latencyObstacle(profile, points, input.dataSource);
+  if (latencyBlocker !== null) throw new UserError(`--latency: ${latencyBlocker}`, ExitCode.Environment);
   const dataset = await input.dataSource.list();
   const bandwidthBlocker = points.some((p) => p.kind === 'bandwidth') ? input.dataSource.throttleObstacle(input.env) : null;
   if (bandwidthBlocker !== null) {
@@ -262,7 +265,9 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
           ? `workers-${point.workers}`
           : point.kind === 'bandwidth'
             ? `bandwidth-${Math.round(point.bytesPerSec)}`
-            : 'control';
+            : point.kind === 'latency'
+              ? `latency-${Math.round(point.latencySec * 1000)}ms`
+              : 'control';
   const modeDir = join(input.workDir, `point-${ctx.index + 1}-${label}`);
   const common: PointRun = {
     argv: input.profile.command,
@@ -273,7 +278,60 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
   };
   if (point.kind === 'cache') return measureCachePoint(point, ctx, common, modeDir);
   if (point.kind === 'bandwidth') return measureBandwidthPoint(point, ctx, common, modeDir);
+  if (point.kind === 'latency') return measureLatencyPoint(point, ctx, common, modeDir);
   return measureSettingsPoint(point, ctx, common, modeDir);
+}
+
+/** The median time to a first byte the profile's cold mode measured, s; null where it saw no requests. */
+function profiledLatencySec(profile: Profile): number | null {
+  const firstByte = profile.modes.cold?.network?.firstByteMs;
+  return firstByte ? firstByte.p50 / 1000 : null;
+}
+
+/** Why the latency points cannot run, or null: no requests were seen, the data's requests cannot be delayed, or one asks for less than was measured. */
+function latencyObstacle(profile: Profile, points: readonly ValidationPoint[], source: DataSource): string | null {
+  const asked = points.flatMap((p) => (p.kind === 'latency' ? [p.latencySec] : []));
+  if (asked.length === 0) return null;
+  const profiled = profiledLatencySec(profile);
+  if (profiled === null || !source.delayRequests) return VALIDATE_TEXT.noLatency;
+  const below = asked.find((sec) => sec < profiled);
+  return below === undefined ? null : VALIDATE_TEXT.latencyBelow(below * 1000, profiled * 1000);
+}
+
+/**
+ * A latency point: the cold mode with every request to the origin held at
+ * the metering proxy for the asked time less the profiled one, so its first
+ * byte comes when a store that far away would send it.
+ */
+async function measureLatencyPoint(
+  point: Extract<ValidationPoint, { kind: 'latency' }>,
+  ctx: PointContext,
+  common: PointRun,
+  modeDir: string,
+): Promise<PointOutcome> {
+  const { input } = ctx;
+  const addedSec = Math.max(0, point.latencySec - (profiledLatencySec(input.profile) ?? point.latencySec));
+  const delay = input.dataSource.delayRequests!(addedSec);
+  let result: ModeResult;
+  try {
+    result = await ctx.run({ ...common, mode: 'cold', modeDir, cacheState: input.dataSource.modeState });
+  } finally {
+    await delay.remove().catch(() => undefined);
+  }
+  const steady = result.ranks.find((r) => r.rank === result.paceRank)?.iterations.filter((it) => !it.warmup) ?? [];
+  const unproven = result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason);
+  return {
+    summary: result.status === 'ok' ? result.summary : null,
+    ranks: Math.max(1, result.ranks.length),
+    note: VALIDATE_TEXT.latencyNote((point.latencySec * 1000).toFixed(0), (addedSec * 1000).toFixed(1), result.status, result.stopReason, unproven),
+    residentBytes: null,
+    residency: null,
+    affinity: null,
+    // As a bandwidth point: a cold mode that was not cold tested another setting.
+    settingHeld: result.status === 'ok' ? result.state.proven : null,
+    readBytesPerSample: readBytesPerSample(result, steady),
+    failureTail: failureTail(result, FAILURE_TAIL_LINES),
+  };
 }
 
 /**
@@ -316,7 +374,7 @@ async function measureBandwidthPoint(
  * mask; the job ran the workers asked).
  */
 async function measureSettingsPoint(
-  point: Exclude<ValidationPoint, { kind: 'cache' | 'bandwidth' }>,
+  point: Exclude<ValidationPoint, { kind: 'cache' | 'bandwidth' | 'latency' }>,
   ctx: PointContext,
   common: PointRun,
   modeDir: string,

@@ -20,6 +20,11 @@ export const VALIDATE_TEXT = {
   cachedNote: (where: string, status: string, stopReason: string, applied: string) => `cached mode ${where}: ${ended(status, stopReason)}${applied}`,
   coldNote: (rate: string, status: string, stopReason: string, unproven: string) => `cold mode with reads held to ${rate}: ${ended(status, stopReason)}${unproven}`,
   coldUnproven: (reason: string) => `; cold state NOT proven (${reason})`,
+  noLatency: 'a latency point delays the requests of remote data at the metering proxy: this profile saw no requests (local files, or HTTPS tunnels); validate other settings',
+  latencyBelow: (askedMs: number, profiledMs: number) =>
+    `a first byte in ${askedMs.toFixed(0)} ms is sooner than the ${profiledMs.toFixed(1)} ms the profile measured: the proxy can add latency, not take it away; ask for ${Math.ceil(profiledMs)} ms or more`,
+  latencyNote: (ms: string, addedMs: string, status: string, stopReason: string | null, unproven: string) =>
+    `cold, every request delayed ${addedMs} ms to a first byte in ${ms} ms (${status}${stopReason ? `, ${stopReason}` : ''})${unproven}`,
   noThrottle: (obstacle: string) => `--storage-bw: the data's reads cannot be held to a bandwidth here (${obstacle}): run as root with a writable io cgroup, or validate other settings`,
   residencyUnmeasured: 'dataset residency not measured in the measured window: not held',
   residency: (r: { minBytes: number; maxBytes: number; meanBytes: number; readings: number; sampled: boolean; inBandShare: number; toleranceBytes: number; held: boolean }) =>

@@ -145,3 +145,18 @@ test('wrong credentials and a proxy port already taken: one line each, naming th
     taken.close();
   }
 });
+
+test("validate --latency: the cold mode with every request held at the proxy runs as slow as the wait allows, beside the what-if's prediction", async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const profile = join(work, 'uncapped.json');
+  const result = await startCli(['validate', profile, '--latency', '50ms', '--json', '--max-iterations', '60'], { cwd: work, env: CREDENTIALS });
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  const report = JSON.parse(result.stdout) as { results: Array<{ point: { kind: string; latencySec?: number }; measuredSamplesPerSec: number | null; predictedSamplesPerSec: number; settingHeld?: boolean | null; note: string }> };
+  const point = report.results.find((r) => r.point.kind === 'latency')!;
+  assert.equal(point.point.latencySec, 0.05);
+  assert.match(point.note, /^cold, every request delayed [\d.]+ ms to a first byte in 50 ms \(ok/);
+  // Two workers, one GET each at a time, each waiting at least 50 ms: at most 2 / 0.05 = 40 samples a second.
+  assert.ok(point.measuredSamplesPerSec! > 0 && point.measuredSamplesPerSec! <= 40, `${point.measuredSamplesPerSec} samples/s`);
+  assert.ok(point.predictedSamplesPerSec <= 40, `predicted ${point.predictedSamplesPerSec} samples/s`);
+  t.diagnostic(`latency 50 ms: predicted ${point.predictedSamplesPerSec.toFixed(1)}, measured ${point.measuredSamplesPerSec!.toFixed(1)} samples/s`);
+});

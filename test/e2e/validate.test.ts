@@ -20,6 +20,10 @@ test('validate re-runs the profiled job at fewer CPUs and sets the measured rate
   const bad = await startCli(['validate', profile, '--cache', '64X'], { cwd: work });
   assert.equal(bad.exitCode, ExitCode.BadValue, bad.all);
   assert.match(bad.all, /--cache '64X'/);
+  // Latency points delay remote requests: a profile of files has none to delay, and says so before anything runs.
+  const local = await startCli(['validate', profile, '--latency', '60ms'], { cwd: work });
+  assert.equal(local.exitCode, ExitCode.Environment, local.all);
+  assert.match(local.stderr.trim(), /^ds-analyzer: --latency: a latency point delays the requests of remote data at the metering proxy: this profile saw no requests/);
 
   const result = await startCli(['validate', profile, '--cpus', '1', '--json'], { cwd: work });
   assert.equal(result.exitCode, 0, result.all);

@@ -5,6 +5,8 @@ import { ExitCode, UserError } from '../../src/errors.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { recommendedCache, requestedPoints } from '../../src/validate/points.js';
 import { fitOrFail } from '../whatif/fit-or-fail.js';
+import { pointScenario } from '../../src/validate/plan.js';
+import { baseScenario } from '../../src/whatif/model.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
 
@@ -45,4 +47,14 @@ test("'recommended' on a job without a fetch stall is a bad value that says to p
     () => recommendedCache(noStall),
     (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.BadValue && /no fetch stall to remove.*pass sizes instead/.test(error.message),
   );
+});
+
+test('latency points come last and run cold, every request at the asked time to its first byte', () => {
+  const profile = readProfile(FIXTURE);
+  const model = fitOrFail(profile);
+  const points = requestedPoints(profile, model, { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [4e6], latencies: [0.06, 0.1], control: true });
+  assert.deepEqual(points, [{ kind: 'control' }, { kind: 'bandwidth', bytesPerSec: 4e6 }, { kind: 'latency', latencySec: 0.06 }, { kind: 'latency', latencySec: 0.1 }]);
+  const scenario = pointScenario(baseScenario(model), { kind: 'latency', latencySec: 0.06 }, profile.dataset.bytes);
+  assert.equal(scenario.cacheBytes, 0);
+  assert.equal(scenario.requestLatencySec, 0.06);
 });

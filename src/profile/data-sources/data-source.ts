@@ -102,6 +102,12 @@ export interface DataSource {
    * cannot be throttled.
    */
   throttle(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle>;
+  /**
+   * Remote data: delays every request to the origin by `sec` (validate's
+   * latency points), undone by the returned throttle's remove; absent where
+   * the requests cannot be delayed (local files).
+   */
+  delayRequests?(sec: number): Throttle;
   /** Starts metering the fetched bytes of one run of `mode`; `ownDirs` hold the profiler's own files of the run. */
   startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter;
   /** Why `mode` cannot be proven on this data whatever its readings say, or null. */

@@ -166,6 +166,13 @@ export class RemoteObjectsSource implements DataSource {
     };
   }
 
+  /** Each request to the origin waits `sec` at the proxy before it leaves: a store that far away. */
+  delayRequests(sec: number): Throttle {
+    const proxy = this.requireLink().proxy;
+    proxy.setAddedLatencyMs(sec * 1000);
+    return { wrap: (argv) => argv, remove: async () => proxy.setAddedLatencyMs(0) };
+  }
+
   startMeter(): FetchMeter {
     return startNetworkMeter(this.requireLink().proxy, this.capBytesPerSec);
   }

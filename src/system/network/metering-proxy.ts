@@ -77,6 +77,7 @@ export class MeteringProxy {
   private readonly records: RequestRecord[] = [];
   private inFlightSince = performance.now();
   private bucket: TokenBucket | null;
+  private addedLatencyMs = 0;
   private cacheUse: CacheUse;
   /** In 'serve' use, the keys that may be answered (a held share); null: every stored one. */
   private servedKeys: ReadonlySet<string> | null = null;
@@ -129,6 +130,11 @@ export class MeteringProxy {
   }
 
   /** Changes the cap (null: none) for the requests that start from now. */
+  /** Delays each request for the data that goes to the origin by `ms` before sending it (validate's latency points); 0: none. */
+  setAddedLatencyMs(ms: number): void {
+    this.addedLatencyMs = Math.max(0, ms);
+  }
+
   setBytesPerSec(bytesPerSec: number | null): void {
     this.bucket = bytesPerSec ? new TokenBucket(bytesPerSec) : null;
   }
@@ -208,7 +214,9 @@ export class MeteringProxy {
       this.serveStored(req, res, stored, record, started);
       return;
     }
-    this.forward(req, res, target, { record, started });
+    // A farther store: the request waits before it leaves, so its first byte comes that much later.
+    if (this.addedLatencyMs > 0) setTimeout(() => this.forward(req, res, target, { record, started }), this.addedLatencyMs);
+    else this.forward(req, res, target, { record, started });
   }
 
   /** The stored response for a GET or HEAD in 'serve' use, or null. */

@@ -202,3 +202,20 @@ test('parseRange reads the single-range forms clients send', () => {
   assert.equal(parseRange('bytes=0-1,5-6', 100), null);
   assert.equal(parseRange(undefined, 100), null);
 });
+
+test("an added latency holds each request for the data before it leaves (validate's latency points), and none once taken off", async () => {
+  const origin = await startOrigin(1_000);
+  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${origin.port}`], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  try {
+    proxy.setAddedLatencyMs(80);
+    assert.equal((await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/a.jpg`)).body.length, 1_000);
+    // setTimeout never fires early: the first byte came at least the delay after the request.
+    assert.ok(proxy.takeRecords()[0].firstByteMs! >= 80);
+    proxy.setAddedLatencyMs(0);
+    await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/a.jpg`);
+    assert.equal(proxy.readCounters().requests, 2);
+  } finally {
+    await proxy.close();
+    origin.server.close();
+  }
+});
