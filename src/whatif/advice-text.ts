@@ -60,6 +60,11 @@ const rate = (s: number): string => (s >= 100 ? s.toFixed(0) : s.toPrecision(3))
 
 /** One sentence per recommendation. */
 export const RECOMMENDATION_TEXT = {
+  cacheLimitPaste: (bytes: number): string => {
+    // Rounded up, in the units both libraries parse.
+    const size = bytes >= 1e9 ? `${Math.ceil(bytes / 1e9)}gb` : `${Math.ceil(bytes / 1e6)}mb`;
+    return `. Paste: StreamingDataset(..., cache_limit='${size}'), or StreamingDataset(..., max_cache_size='${size}') with LitData`;
+  },
   cacheNone: (policy: string): string => `${policy}: no fetch stall in the steady state even without a cache`,
   cache: (
     policy: string,

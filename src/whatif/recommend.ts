@@ -181,7 +181,9 @@ function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Predi
   const bytes = Math.max(byMean, byParts ?? byMean);
   const after = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: bytes });
   const late = bytes > byMean ? { meanBytes: byMean, hitByPart: steadyLruHitRatioByPart(model.lruCurve, byMean * model.lruScale) ?? [] } : undefined;
-  const text = RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after), late ? undefined : edge, late);
+  const text =
+    RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after), late ? undefined : edge, late) +
+    (model.remoteObjects ? RECOMMENDATION_TEXT.cacheLimitPaste(bytes) : '');
   return { ...base, value: bytes, edgeBytes: edge, prediction: after, text };
 }
 

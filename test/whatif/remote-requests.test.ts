@@ -80,3 +80,12 @@ test("the network probe's rate less its requests' waits for a first byte is the 
   assert.equal(remote.lowerBound, false);
   assert.equal(probeBandwidth({ ...probe, firstByteMs: 120 }).lowerBound, true, 'waits that explain the whole probe leave only a bound');
 });
+
+test('remote data as profiled has no cache of its own, and cache advice names a local LRU cache of whole objects with the line to paste', () => {
+  const model = fitOrFail(load('remote-latency.json'));
+  assert.equal(model.defaultCacheBytes, 0, 'a boto3 job keeps no copy: the profiler\'s cache in the cached mode is not the job\'s');
+  assert.match(model.parameters.find((p) => p.symbol === 'M0')!.source, /^none: the job fetches every sample/);
+  const lru = recommend(model, baseScenario(model)).find((r) => r.kind === 'cache' && r.cachePolicy === 'page-cache')!;
+  assert.match(lru.text, /^local cache of whole objects, LRU \(Streaming's cache_limit, LitData's max_cache_size\): a cache of /);
+  assert.match(lru.text, /Paste: StreamingDataset\(\.\.\., cache_limit='\d+mb'\)/);
+});

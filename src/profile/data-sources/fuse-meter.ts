@@ -38,7 +38,8 @@ const MESSAGES = {
   wholeRunSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon.program}) received over its sockets over the whole run`,
   metered: (record: MountRecord) =>
     `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its daemon ${record.daemon.program} (pid ${record.daemon.pid}): ` +
-    `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}`,
+    `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}. ` +
+    'The cached mode holds only where the daemon lets the kernel keep a file\'s pages between opens (s3fs -o kernel_cache) or keeps its own copy (rclone --vfs-cache-mode full, which the cold mode cannot empty)',
   rootGroup: (pid: number) =>
     `the FUSE daemon (pid ${pid}) runs in the root cgroup with every process, so its sockets cannot be told apart: start it in a group of its own (systemd-run --scope, or a systemd mount unit)`,
 } as const;
