@@ -7,7 +7,7 @@ import { formatPercent, table } from './format.js';
 export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
   out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
-  out.push(`asked: ${scenarioLine(r.prediction.scenario, r.changed)}`);
+  out.push(`asked: ${scenarioLine(r.prediction.scenario, r.changed, r.dataCache)}`);
   out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
   out.push('');
   const p = r.prediction;
@@ -40,7 +40,7 @@ export function renderWhatif(r: WhatifResult): string {
   for (const rec of r.recommendations) out.push(`  - ${rec.text}`);
   if (r.adviceAssumptions.length > 0) out.push(`  (each at the slow end of what it assumes: ${r.adviceAssumptions.join('; ')})`);
 
-  out.push('', `Cache sweep (${policyOf(p.scenario)} vs MinIO; ${p.basis}):`);
+  out.push('', `Cache sweep (${policyOf(p.scenario, r.dataCache)} vs MinIO; ${p.basis}):`);
   out.push(
     table(
       [
@@ -128,19 +128,20 @@ function withRange(value: number, range: { low: number; high: number } | undefin
   return `${text} (${range.low.toFixed(digits)}–${range.high.toFixed(digits)})`;
 }
 
-function scenarioLine(s: Scenario, changed: (keyof Scenario)[]): string {
+function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: WhatifResult['dataCache']): string {
   const mark = (key: keyof Scenario, text: string): string => (changed.includes(key) ? `${text}*` : text);
   return [
     mark('cacheBytes', `cache ${formatBytes(s.cacheBytes)}`),
-    mark('cachePolicy', policyOf(s)),
+    mark('cachePolicy', policyOf(s, dataCache)),
     mark('cpus', `${s.cpus} CPU${s.cpus === 1 ? '' : 's'}`),
-    mark('storageBytesPerSec', `storage ${formatRate(s.storageBytesPerSec)}`),
+    mark('storageBytesPerSec', `${dataCache === 'object-cache' ? 'network' : 'storage'} ${formatRate(s.storageBytesPerSec)}`),
     mark('gpus', `${s.gpus} accelerator${s.gpus === 1 ? '' : 's'}`),
     mark('gpuSpeedup', `speed-up ${s.gpuSpeedup}x`),
   ].join(', ') + (changed.length > 0 ? '  (* changed)' : '  (as profiled)');
 }
 
-function policyOf(s: Scenario): string {
+function policyOf(s: Scenario, dataCache: WhatifResult['dataCache']): string {
+  if (dataCache === 'object-cache') return s.cachePolicy === 'minio' ? 'local object cache, no eviction' : 'local object cache (LRU)';
   return s.cachePolicy === 'minio' ? 'MinIO cache' : 'page cache (LRU)';
 }
 

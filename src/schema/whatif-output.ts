@@ -241,6 +241,8 @@ export const WhatifOutputSchema = z.object({
   caveats: z.array(z.string()),
   /** The validate command that would run the asked setting, when the profile did not run it and validate can (one cache size, CPU count or worker count); null otherwise. */
   validateCommand: z.string().nullable(),
+  /** What a cache of this data is: the OS page cache over files, or (remote data) a local folder of whole objects; absent in older outputs: the page cache. */
+  dataCache: z.enum(['page-cache', 'object-cache']).optional(),
 });
 export type WhatifOutput = z.infer<typeof WhatifOutputSchema>;
 

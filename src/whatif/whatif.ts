@@ -59,6 +59,8 @@ export interface WhatifResult {
   caveats: string[];
   /** The validate command that would check the asked answer, when it rests on an assumption validate can test; null otherwise. */
   validateCommand: string | null;
+  /** What a cache of this data is: the page cache over files, or (remote data) a local folder of whole objects. */
+  dataCache: 'page-cache' | 'object-cache';
 }
 
 /** Runs a what-if query on a profile, or says what the profile lacks for it. Pure (the cache simulation is seeded). */
@@ -103,6 +105,7 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     adviceAssumptions: model.assumptions.map((a) => a.text),
     caveats,
     validateCommand: validateCommand(profilePath, model, scenario, changed),
+    dataCache: model.remoteObjects ? 'object-cache' : 'page-cache',
   };
 }
 
