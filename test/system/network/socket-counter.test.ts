@@ -38,8 +38,9 @@ test('the kernel counts the bytes a group\'s sockets receive, and none of anothe
     await new Promise<void>((resolve) => http.get(url, (res) => res.resume().on('end', resolve)));
     const after = await counter.read();
     const payload = after.payloadBytes - before.payloadBytes;
-    // The body and the response's headers, nothing of the second download.
-    assert.ok(payload >= body.length && payload < body.length + 4096, `counted ${payload} bytes for a ${body.length}-byte body`);
+    // The body, its headers and whatever TCP sent again (the counter counts what arrived: a busy machine retransmits,
+    // seen once at +6%); never the second download, which would double it.
+    assert.ok(payload >= body.length && payload < body.length * 1.1, `counted ${payload} bytes for a ${body.length}-byte body`);
   } finally {
     await counter.close();
     server.close();
