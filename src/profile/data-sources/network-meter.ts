@@ -6,6 +6,7 @@ import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { MeteringProxy, ProxyCounters, RequestRecord } from '../../system/network/metering-proxy.js';
 import { counterAt } from '../window-rates.js';
 import { mean } from '../../analysis/stats.js';
+import { nearestRank } from '../../quantile.js';
 import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
 
 const READ_EVERY_MS = 250;
@@ -80,6 +81,5 @@ export function networkUse(start: ProxyCounters, end: ProxyCounters, records: re
 function quantiles(values: number[]): NetworkUse['firstByteMs'] {
   if (values.length === 0) return null;
   const sorted = values.sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99), n: sorted.length };
+  return { p50: nearestRank(sorted, 0.5), p95: nearestRank(sorted, 0.95), p99: nearestRank(sorted, 0.99), n: sorted.length };
 }

@@ -21,6 +21,7 @@ import { RemoteCacheState, type RemoteLink } from '../cache-states/remote-cache-
 import type { CacheState } from '../cache-states/cache-state.js';
 import { startNetworkMeter } from './network-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
+import { nearestRank } from '../../quantile.js';
 import type { CappedState, DataSource, FetchMeter, Throttle } from './data-source.js';
 
 export interface RemoteOptions {
@@ -247,7 +248,7 @@ export class RemoteObjectsSource implements DataSource {
     // Each request is a whole object's GET.
     const requestBytes = fetched > 0 ? bytesRead / fetched : 0;
     // The median wait for a first byte: what the probe's rate owes to latency, not bandwidth (whatif/fit/storage.ts).
-    const firstByteMs = firstBytes.length > 0 ? firstBytes.sort((a, b) => a - b)[Math.floor(firstBytes.length / 2)] : undefined;
+    const firstByteMs = firstBytes.length > 0 ? nearestRank(firstBytes.sort((a, b) => a - b), 0.5) : undefined;
     return { bytesRead, storageBytes: bytesRead, files: fetched, sec, bytesPerSec: sec > 0 ? bytesRead / sec : 0, concurrency, requestBytes, ...(firstByteMs !== undefined ? { firstByteMs } : {}) };
   }
 

@@ -8,6 +8,7 @@ import { errorCode } from '../kernel/errno.js';
 import { wholeDiskDevice } from '../kernel/block-device.js';
 import { jobMemoryBudget, type ReadKernelFile } from '../cgroups/memory-budget.js';
 import { fileView } from './file-table.js';
+import { nearestRank } from '../../quantile.js';
 import type { Profile } from '../../schema/profile.js';
 import { rootFileSystems, type RootFileSystem } from './file-systems.js';
 import { DatasetWalk, SLOW_SYNC_STAT_US } from './walk.js';
@@ -181,8 +182,7 @@ async function addRoot(walk: DatasetWalk, root: string, flag: string): Promise<v
 export function fileBytesQuantiles(sizes: ArrayLike<number>): FileBytesQuantiles {
   if (sizes.length === 0) return { p10: 0, p50: 0, p90: 0, max: 0 };
   const sorted = Float64Array.from(sizes).sort();
-  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
-  return { p10: at(0.1), p50: at(0.5), p90: at(0.9), max: sorted[sorted.length - 1] };
+  return { p10: nearestRank(sorted, 0.1), p50: nearestRank(sorted, 0.5), p90: nearestRank(sorted, 0.9), max: sorted[sorted.length - 1] };
 }
 
 // The fraction of MemAvailable the dataset may take; the rest is left to the job
