@@ -303,35 +303,11 @@ function latencyObstacle(profile: Profile, points: readonly ValidationPoint[], s
  * the metering proxy for the asked time less the profiled one, so its first
  * byte comes when a store that far away would send it.
  */
-async function measureLatencyPoint(
-  point: Extract<ValidationPoint, { kind: 'latency' }>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
-  const { input } = ctx;
-  const addedSec = Math.max(0, point.latencySec - (profiledLatencySec(input.profile) ?? point.latencySec));
-  const delay = input.dataSource.delayRequests!(addedSec);
-  let result: ModeResult;
-  try {
-    result = await ctx.run({ ...common, mode: 'cold', modeDir, cacheState: input.dataSource.modeState });
-  } finally {
-    await delay.remove().catch(() => undefined);
-  }
-  const steady = result.ranks.find((r) => r.rank === result.paceRank)?.iterations.filter((it) => !it.warmup) ?? [];
-  const unproven = result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason);
-  return {
-    summary: result.status === 'ok' ? result.summary : null,
-    ranks: Math.max(1, result.ranks.length),
-    note: VALIDATE_TEXT.latencyNote((point.latencySec * 1000).toFixed(0), (addedSec * 1000).toFixed(1), result.status, result.stopReason, unproven),
-    residentBytes: null,
-    residency: null,
-    affinity: null,
-    // As a bandwidth point: a cold mode that was not cold tested another setting.
-    settingHeld: result.status === 'ok' ? result.state.proven : null,
-    readBytesPerSample: readBytesPerSample(result, steady),
-    failureTail: failureTail(result, FAILURE_TAIL_LINES),
-  };
+function measureLatencyPoint(point: Extract<ValidationPoint, { kind: 'latency' }>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+  const addedSec = Math.max(0, point.latencySec - (profiledLatencySec(ctx.input.profile) ?? point.latencySec));
+  return measureColdPoint(ctx, common, modeDir, async () => ctx.input.dataSource.delayRequests!(addedSec), (result, unproven) =>
+    VALIDATE_TEXT.latencyNote((point.latencySec * 1000).toFixed(0), (addedSec * 1000).toFixed(1), result.status, result.stopReason, unproven),
+  );
 }
 
 /**
@@ -339,25 +315,38 @@ async function measureLatencyPoint(
  * bandwidth (a storage throttle, or for remote data the metering proxy's
  * cap), set up for this run alone.
  */
-async function measureBandwidthPoint(
-  point: Extract<ValidationPoint, { kind: 'bandwidth' }>,
+function measureBandwidthPoint(point: Extract<ValidationPoint, { kind: 'bandwidth' }>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+  const { input } = ctx;
+  return measureColdPoint(
+    ctx,
+    common,
+    modeDir,
+    () => input.dataSource.throttle(ctx.dataset, point.bytesPerSec, `validate-${process.pid}-bw-${ctx.index}`, input.env),
+    (result, unproven) => VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, unproven),
+  );
+}
+
+/** The cold mode under a hold set up for this run alone (a throttle, delayed requests), removed however the run ends. */
+async function measureColdPoint(
   ctx: PointContext,
   common: PointRun,
   modeDir: string,
+  hold: () => Promise<Throttle>,
+  noteOf: (result: ModeResult, unproven: string) => string,
 ): Promise<PointOutcome> {
   const { input } = ctx;
-  const throttle = await input.dataSource.throttle(ctx.dataset, point.bytesPerSec, `validate-${process.pid}-bw-${ctx.index}`, input.env);
+  const held = await hold();
   let result: ModeResult;
   try {
-    result = await ctx.run({ ...common, mode: 'cold', modeDir, cacheState: input.dataSource.modeState, wrapArgv: throttle.wrap });
+    result = await ctx.run({ ...common, mode: 'cold', modeDir, cacheState: input.dataSource.modeState, wrapArgv: held.wrap });
   } finally {
-    await throttle.remove().catch(() => undefined);
+    await held.remove().catch(() => undefined);
   }
   const steady = result.ranks.find((r) => r.rank === result.paceRank)?.iterations.filter((it) => !it.warmup) ?? [];
   return {
     summary: result.status === 'ok' ? result.summary : null,
     ranks: Math.max(1, result.ranks.length),
-    note: VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason)),
+    note: noteOf(result, result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason)),
     residentBytes: null,
     residency: null,
     affinity: null,
