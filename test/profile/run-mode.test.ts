@@ -38,23 +38,32 @@ const dataset: Dataset = {
 
 const JOB: FakeJobScript = { iterations: 300, waitMs: 2, computeMs: 18, samples: 4, bytes: 4 * FILE_BYTES, workers: 2, startMs: 1_700_000_000_000 };
 
-/** Samples every 100 ms of the job's clock, from before its start to after its end; the tree reads `readShare` of what it consumes. */
-function samplesFor(job: FakeJobScript, readShare: number): ResourceSample[] {
+/**
+ * Samples every 100 ms of the job's clock, from before its start to after its end; the tree reads `readShare` of
+ * what it consumes, `leadMs` ahead of consuming it (a loader's prefetch), and nothing past its data's end.
+ */
+function samplesFor(job: FakeJobScript, readShare: number, leadMs = 0): ResourceSample[] {
   const iterMs = job.waitMs + job.computeMs;
   const bytesPerMs = ((job.bytes ?? 0) / iterMs) * readShare;
   const samples: ResourceSample[] = [];
   for (let t = job.startMs - 1000; t <= job.startMs + job.iterations * iterMs + 1000; t += 100) {
-    const elapsed = Math.min(Math.max(0, t - job.startMs), job.iterations * iterMs);
+    const elapsed = t < job.startMs ? 0 : Math.min(t + leadMs - job.startMs, job.iterations * iterMs);
     samples.push({ t, cpuPct: 50, jobCpuSec: elapsed / 1000, jobProcesses: 3, jobReadBytes: elapsed * bytesPerMs, diskReadBytesPerSec: 0, pageCacheBytes: 0 });
   }
   return samples;
 }
 
-async function runFaked(mode: Mode, residentShare: number, readShare: number, env: Record<string, string> = {}) {
+async function runFaked(
+  mode: Mode,
+  residentShare: number,
+  readShare: number,
+  env: Record<string, string> = {},
+  { leadMs = 0, ownCounter = false }: { leadMs?: number; ownCounter?: boolean } = {},
+) {
   const cacheState = new FakeCacheState({ residentShare: { [mode]: residentShare }, finish: { reEvictions: 3 } });
   const job = fakeJobStarter(JOB);
-  const sampler = fakeSamplerStarter(samplesFor(JOB, readShare));
-  const source = new FakeDataSource();
+  const sampler = fakeSamplerStarter(samplesFor(JOB, readShare, leadMs));
+  const source = new FakeDataSource({ ownCounter });
   const input: ModeRunInput = {
     mode,
     argv: ['train'],
@@ -62,7 +71,7 @@ async function runFaked(mode: Mode, residentShare: number, readShare: number, en
     env: { HOME: '/home/someone', PYTHONPATH: '/opt/lib', ...env },
     dataset,
     dataSource: source,
-    modeDir: path.join(root, `${mode}-${residentShare}-${readShare}`),
+    modeDir: path.join(root, `${mode}-${residentShare}-${readShare}-${leadMs}-${ownCounter}`),
     precision: 0.01,
     minIterations: 50,
     maxIterations: 1000,
@@ -120,6 +129,24 @@ test('runMode proves the cached and cold states from the residency before the ru
   const warmBefore = (await runFaked('cold', 0.5, 1)).result.state;
   assert.equal(warmBefore.proven, false);
   assert.match(warmBefore.reason, /50\.0% of the dataset was still in the page cache/);
+});
+
+test("a source's own counter proves the cold mode over the whole run: a prefetch that read ahead before the window opened still counts", async () => {
+  // A job that ends at its data's end with its loader 1.5 s (a quarter of the run) ahead: nothing is read after the
+  // last batch, so the measured window saw only part of what its iterations consumed.
+  const lead = { leadMs: 1500 };
+  const windowed = (await runFaked('cold', 0, 1, {}, lead)).result.state;
+  assert.equal(windowed.proven, false, 'read_bytes over the window miss the reads made before it');
+  assert.equal(windowed.readBytesSource, 'the fake meter over the measured window');
+
+  const counted = (await runFaked('cold', 0, 1, {}, { ...lead, ownCounter: true })).result.state;
+  assert.equal(counted.proven, true, counted.reason);
+  assert.equal(counted.readBytesSource, 'the fake meter over the whole run');
+  assert.ok(Math.abs(counted.readFraction! - 1) < 0.02, String(counted.readFraction));
+  assert.equal(counted.consumedSamples, JOB.iterations * JOB.samples, 'every sample of the run, warm-up included');
+
+  const halfCounted = (await runFaked('cold', 0, 0.5, {}, { ...lead, ownCounter: true })).result.state;
+  assert.equal(halfCounted.proven, false, 'half the bytes over the whole run is still half');
 });
 
 test('each rank carries the node its start event names: the host name and the node rank from the launcher', async () => {

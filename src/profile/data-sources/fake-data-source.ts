@@ -35,6 +35,8 @@ export interface FakeDataSourceOptions {
   cappedShare?: number;
   /** Answers of the storage probe's reads (default: all 64 MiB from storage in half a second). */
   readProber?: ReadProber;
+  /** Whether its meter is a counter of the data's bytes alone (a proxy, a FUSE daemon's sockets), not read_bytes (default false). */
+  ownCounter?: boolean;
 }
 
 /** A cache capped at a size, as FakeDataSource hands it out. */
@@ -188,6 +190,7 @@ export class FakeDataSource implements DataSource {
           wholeRunBytes: series.length > 0 ? series[series.length - 1].bytes - series[0].bytes : null,
           wholeRunSource: 'the fake meter over the whole run',
           otherReads: () => null,
+          ...(this.options.ownCounter ? { ownCounter: true } : {}),
         };
       },
     };

@@ -245,8 +245,8 @@ export class RemoteObjectsSource implements DataSource {
     const concurrency = Math.min(files.length, Math.max(limits.concurrency, PROBE_IN_FLIGHT));
     await Promise.all(Array.from({ length: concurrency }, worker));
     const sec = (performance.now() - started) / 1000;
-    // Each request is a whole object's GET.
-    const requestBytes = fetched > 0 ? bytesRead / fetched : 0;
+    // Each request is a whole object's GET: their mean size, in whole bytes (objects of mixed sizes give a fraction).
+    const requestBytes = fetched > 0 ? Math.max(1, Math.round(bytesRead / fetched)) : limits.requestBytes;
     // The median wait for a first byte: what the probe's rate owes to latency, not bandwidth (whatif/fit/storage.ts).
     const firstByteMs = firstBytes.length > 0 ? nearestRank(firstBytes.sort((a, b) => a - b), 0.5) : undefined;
     return { bytesRead, storageBytes: bytesRead, files: fetched, sec, bytesPerSec: sec > 0 ? bytesRead / sec : 0, concurrency, requestBytes, ...(firstByteMs !== undefined ? { firstByteMs } : {}) };
