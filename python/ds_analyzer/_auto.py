@@ -98,6 +98,14 @@ _AFTER_IMPORT = {
 
 def install():
     """Called by the sitecustomize hook when DSA_MODE is set."""
+    try:
+        import os
+
+        from . import _http
+
+        _http.install(os.environ)  # remote data, cold mode: the job's requests counted in its own processes
+    except Exception as error:
+        sys.stderr.write("ds-analyzer: could not count the job's HTTP requests (%s: %s)\n" % (type(error).__name__, error))
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "utils"):
         _AFTER_IMPORT.pop("torch", None)

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { basename, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
-import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
+import { RemoteObjectsSource, type NetMeter } from '../profile/data-sources/remote-objects.js';
 import { parseRemoteSpec, redactUrl } from '../system/network/remote-spec.js';
 import { artefactsDir, newProfilePath } from '../store/profile-store.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
@@ -21,6 +21,7 @@ interface RawProfileOptions {
   endpoint?: string;
   proxyPort?: string;
   jobCache?: string;
+  netMeter?: string;
   modes: string;
   precision: string;
   minIterations: string;
@@ -54,6 +55,10 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--remote <url>', 'remote data the job reads instead: s3://BUCKET/PREFIX, or http(s) URLs with WebDataset braces (https://host/shard-{0000..0099}.tar); the job reaches it through a metering proxy (HTTP_PROXY)')
     .option('--endpoint <url>', 'with --remote s3://: the S3-compatible endpoint the job uses (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)')
     .option('--proxy-port <n>', "with --remote: the metering proxy's port on 127.0.0.1 (default: any free one)")
+    .option(
+      '--net-meter <where>',
+      "with --remote: where the cold mode's requests are counted: 'client' (in the job's Python HTTP clients: boto3, requests, urllib; the job reaches the origin directly) or 'proxy' (any client that honours HTTP_PROXY, at a CPU cost per MB) (default: client)",
+    )
     .option('--job-cache <dir>', "with --remote: the job's own cache folder (WebDataset cache_dir, Streaming's local, LITDATA_CACHE_DIR): its files are deleted before the cold mode and while it runs, so every sample comes over the network")
     .option('--modes <list>', 'modes to run, in order', MODES.join(','))
     .option('--precision <pct>', 'stop a mode when the 95% CI of the iteration time is within this', DEFAULTS.precision)
@@ -135,9 +140,10 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   if (!raw.remote && (!raw.data || raw.data.length === 0)) {
     throw new UserError(`--data is required: pass the folder the job reads its samples from (or --remote URL for data in object storage or at HTTP URLs)`, ExitCode.Usage);
   }
-  if (!raw.remote && (raw.endpoint || raw.proxyPort || raw.jobCache)) {
-    throw new UserError(`--endpoint, --proxy-port and --job-cache apply to --remote data only`, ExitCode.Usage);
+  if (!raw.remote && (raw.endpoint || raw.proxyPort || raw.jobCache || raw.netMeter)) {
+    throw new UserError(`--endpoint, --proxy-port, --job-cache and --net-meter apply to --remote data only`, ExitCode.Usage);
   }
+  const netMeter = parseNetMeter(raw.netMeter);
   const modes = parseModes(raw.modes);
   const jobName = raw.name ?? jobNameOf(command);
   const profilesDir = resolve(io.cwd, raw.profilesDir);
@@ -150,7 +156,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     env: io.env,
     jobName,
     dataRoots,
-    ...(raw.remote ? { remote: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null, jobCache: jobCacheDir } } : {}),
+    ...(raw.remote ? { remote: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null, jobCache: jobCacheDir, netMeter } } : {}),
     modes,
     precision: parseFraction(raw.precision, '--precision'),
     minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
@@ -170,6 +176,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
           proxyPort: raw.proxyPort ? parsePort(raw.proxyPort) : 0,
           env: io.env,
           jobCacheDir,
+          netMeter,
         })
       : new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches) }),
     nvidiaSmi: raw.nvidiaSmi,
@@ -193,6 +200,12 @@ function checkJobCache(dir: string, guarded: readonly string[]): string {
     throw new UserError(`--job-cache ${dir}: its files are deleted in the cold mode, and it holds ${hit ?? '/'}: name the job's cache folder itself (its cache_dir or local setting)`, ExitCode.BadValue);
   }
   return dir;
+}
+
+/** --net-meter: where the cold mode's requests are counted. */
+function parseNetMeter(text: string | undefined): NetMeter {
+  if (text === undefined || text === 'client' || text === 'proxy') return text ?? 'client';
+  throw new UserError(`--net-meter: '${text}' is not a meter: use client (in the job's HTTP clients) or proxy`, ExitCode.BadValue);
 }
 
 /** A TCP port for --proxy-port. */

@@ -105,6 +105,7 @@ function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEn
     proxyPort: 0,
     env,
     jobCacheDir: remote.jobCache ?? null,
+    netMeter: remote.netMeter ?? 'client',
   });
 }
 

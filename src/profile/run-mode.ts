@@ -127,7 +127,7 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   try {
     job = await (input.startJob ?? SupervisedJob.start)({
       argv: input.wrapArgv(input.argv),
-      env: jobEnv(input, files.eventsDir, files.stopFile, subsetFile),
+      env: jobEnv(input, files.eventsDir, files.stopFile, subsetFile, meter.jobEnv),
       stdoutFile: files.logs.stdout,
       stderrFile: files.logs.stderr,
       timeoutSec: input.timeoutSec,
@@ -294,10 +294,16 @@ function cpuSecSince(before: NodeJS.CpuUsage): number {
   return (used.user + used.system) / 1e6;
 }
 
-function jobEnv(input: ModeRunInput, eventsDir: string, stopFile: string, subsetFile: string | null): Record<string, string | undefined> {
+function jobEnv(
+  input: ModeRunInput,
+  eventsDir: string,
+  stopFile: string,
+  subsetFile: string | null,
+  meterEnv: Record<string, string> | undefined,
+): Record<string, string | undefined> {
   return {
     ...input.env,
-    ...input.dataSource.jobEnv(),
+    ...(meterEnv ?? input.dataSource.jobEnv()),
     ...pythonHookEnv(input.env),
     [ENV.mode]: input.mode,
     [ENV.eventsDir]: eventsDir,

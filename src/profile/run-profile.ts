@@ -42,7 +42,7 @@ export interface ProfileRunInput {
   /** The dataset's folders (--data), absolute; empty for remote data. */
   dataRoots: string[];
   /** Remote data as named (--remote, --endpoint), without credentials or query; absent for local files. */
-  remote?: { url: string; endpoint: string | null; jobCache?: string | null };
+  remote?: { url: string; endpoint: string | null; jobCache?: string | null; netMeter?: 'client' | 'proxy' };
   /** The modes to run, in order. */
   modes: Mode[];
   /** Target relative half-width of each mode's per-iteration time. */

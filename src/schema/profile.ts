@@ -301,6 +301,11 @@ export const NetworkUseSchema = z.object({
   maxInFlight: z.number().int().nonnegative(),
   /** The cap on the data's bytes during the run, bytes/s, or null. */
   capBytesPerSec: nonneg().nullable(),
+  /**
+   * Where the requests were counted: at the profiler's proxy, or in the job's own HTTP clients (Python's
+   * http.client: the cold mode reaching its origin directly). Absent in older profiles: the proxy.
+   */
+  meter: z.enum(['proxy', 'client']).optional(),
 });
 export type NetworkUse = z.infer<typeof NetworkUseSchema>;
 
@@ -446,7 +451,9 @@ export const ProfileSchema = z.object({
     /** Dataset roots. */
     data: z.array(z.string()),
     /** Remote data as named on the command line (--remote, --endpoint), without credentials or query; absent for local files. */
-    remote: z.object({ url: z.string(), endpoint: z.string().nullable(), jobCache: z.string().nullable().optional() }).optional(),
+    remote: z
+      .object({ url: z.string(), endpoint: z.string().nullable(), jobCache: z.string().nullable().optional(), netMeter: z.enum(['client', 'proxy']).optional() })
+      .optional(),
     /** Target relative half-width of the per-iteration time. */
     precision: nonneg(),
     /** Iteration budget per mode. */

@@ -49,6 +49,11 @@ export interface FetchReadings {
 
 /** Meters one run's fetched bytes: started before the job, finished after its tree is reaped. */
 export interface FetchMeter {
+  /**
+   * Variables the job needs for this meter, in place of the source's jobEnv(): a job whose own HTTP clients
+   * count its requests reaches its origin directly, not through the proxy. Absent: the source's.
+   */
+  jobEnv?: Record<string, string>;
   /** The job started: the root of its process tree. */
   attach(pid: number): void;
   /** Stops metering; `resources` are the run's resource samples (a meter that reads a counter outside this process takes its last reading first). */

@@ -42,7 +42,7 @@ export function startNetworkMeter(proxy: MeteringProxy, capBytesPerSec: number |
         wholeRunSource: MESSAGES.wholeRunSource,
         otherReads: () => null,
         ownCounter: true,
-        network: networkUse(start, end, proxy.takeRecords(), (performance.now() - startedAt) / 1000, capBytesPerSec),
+        network: { ...networkUse(start, end, proxy.takeRecords(), (performance.now() - startedAt) / 1000, capBytesPerSec), meter: 'proxy' },
       };
     },
   };

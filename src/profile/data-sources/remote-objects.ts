@@ -7,7 +7,7 @@
 // counts: cold when the network brought at least 90% of the consumed bytes,
 // cached when it brought (nearly) none.
 import { statfsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
 import { formatBytes } from '../../units.js';
 import type { Mode } from '../../schema/events.js';
@@ -20,6 +20,7 @@ import type { ReadProber } from '../storage-probe.js';
 import { RemoteCacheState, type RemoteLink } from '../cache-states/remote-cache-state.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 import { startNetworkMeter } from './network-meter.js';
+import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
 import { nearestRank } from '../../quantile.js';
 import type { CappedState, DataSource, FetchMeter, Throttle } from './data-source.js';
@@ -33,7 +34,16 @@ export interface RemoteOptions {
   env: NodeJS.ProcessEnv;
   /** The job's own cache folder (--job-cache): emptied and kept empty in the cold mode. */
   jobCacheDir?: string | null;
+  /**
+   * Where the cold mode's requests are counted (--net-meter): 'client', in the job's own HTTP clients, with the
+   * job reaching its origin directly (the proxy would cost a CPU core at 200 MB/s), or 'proxy'. Runs that need
+   * the proxy (the cached mode, a cap, an added latency, a held share) use it either way. Default 'client'.
+   */
+  netMeter?: NetMeter;
 }
+
+/** Where a remote source's cold mode is metered (--net-meter). */
+export type NetMeter = 'client' | 'proxy';
 
 const FILL_CONCURRENCY = 8;
 // Bytes of the first tar shard read to count its samples.
@@ -44,6 +54,8 @@ const PROBE_IN_FLIGHT = 16;
 const DISK_HEADROOM = 0.9;
 
 const MESSAGES = {
+  clientsUnseen:
+    "the job's HTTP clients counted no request to the origin: its client is not Python's http.client (boto3, requests, urllib3 and urllib are), or it reaches the data through another proxy; profile with --net-meter proxy",
   portTaken: (port: number) => `--proxy-port ${port} is already taken on 127.0.0.1: pick another port, or omit --proxy-port to use any free one`,
   noObjects: (display: string) => `--remote ${display} holds no objects: check the bucket, prefix or URL`,
   tunnelled: (display: string) =>
@@ -63,6 +75,9 @@ export class RemoteObjectsSource implements DataSource {
   private readonly store: RemoteStore;
   private link: (RemoteLink & { proxy: MeteringProxy; cache: ResponseCache; objects: Map<string, RemoteObject> }) | null = null;
   private capBytesPerSec: number | null = null;
+  private delayingRequests = false;
+  /** Whether the last run metered in the job's clients saw no request: its client is one they cannot count. */
+  private clientsSawNothing = false;
 
   constructor(
     private readonly spec: RemoteSpec,
@@ -171,14 +186,38 @@ export class RemoteObjectsSource implements DataSource {
   delayRequests(sec: number): Throttle {
     const proxy = this.requireLink().proxy;
     proxy.setAddedLatencyMs(sec * 1000);
-    return { wrap: (argv) => argv, remove: async () => proxy.setAddedLatencyMs(0) };
+    this.delayingRequests = true;
+    return {
+      wrap: (argv) => argv,
+      remove: async () => {
+        proxy.setAddedLatencyMs(0);
+        this.delayingRequests = false;
+      },
+    };
   }
 
-  startMeter(): FetchMeter {
-    return startNetworkMeter(this.requireLink().proxy, this.capBytesPerSec);
+  /**
+   * The cold mode, uncapped and undelayed, with nothing served from the cache, is metered in the job's own
+   * HTTP clients and reaches the origin directly; every other run goes through the proxy, which it needs.
+   */
+  startMeter(mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
+    const proxy = this.requireLink().proxy;
+    this.clientsSawNothing = false;
+    const direct = (this.options.netMeter ?? 'client') === 'client' && mode === 'cold' && this.capBytesPerSec === null && !this.delayingRequests && !proxy.servingFromCache;
+    if (!direct) return startNetworkMeter(proxy, this.capBytesPerSec);
+    const meter = startClientMeter(join(ownDirs[0], 'net'), this.spec.origins);
+    return {
+      ...meter,
+      finish: async (resources) => {
+        const readings = await meter.finish(resources);
+        this.clientsSawNothing = (readings.network?.requests ?? 0) === 0;
+        return readings;
+      },
+    };
   }
 
   proofLimit(mode: Mode): string | null {
+    if (mode === 'cold' && this.clientsSawNothing) return MESSAGES.clientsUnseen;
     return mode === 'cached' && this.spec.protocol === 'https' ? MESSAGES.cachedTunnelled : null;
   }
 

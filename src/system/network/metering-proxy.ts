@@ -140,6 +140,11 @@ export class MeteringProxy {
   }
 
   /** Whether stored objects are answered from now on; `only` limits the answers to those keys (null: all). */
+  /** Whether requests may be answered from the cache now (the cached mode, the overlap probe's held share). */
+  get servingFromCache(): boolean {
+    return this.cacheUse === 'serve';
+  }
+
   setCacheUse(use: CacheUse, only: ReadonlySet<string> | null = null): void {
     this.cacheUse = use;
     this.servedKeys = only;

@@ -1,0 +1,205 @@
+"""The job's own HTTP requests to the data's origins, counted inside its processes (remote data, cold mode).
+
+`ds-analyzer profile --remote` meters the cold mode here instead of through its proxy when it can: a proxy
+that carries every byte costs a CPU core at 200 MB/s, this costs microseconds per request and nothing per
+byte. It patches Python's http.client, which boto3/botocore, requests, urllib3 and urllib all send through
+(plain HTTP and HTTPS alike, since it sits above TLS), and counts only requests to DSA_NET_ORIGINS
+(host:port, comma-separated). What it cannot see: other clients (curl, the AWS CRT, a native library),
+and bodies without a Content-Length (chunked), whose bytes are not counted.
+
+Bytes are the body bytes the client took: the response's declared length less what is left unread, read
+when a request ends or when the counters are written, so no read is wrapped. Each process appends its
+cumulative counters to DSA_NET_DIR/net-PID.jsonl at most every FLUSH_EVERY_S (from a daemon thread, so a
+long shard download is seen while it streams) and once more as it exits.
+"""
+
+import atexit
+import json
+import os
+import threading
+import time
+
+FLUSH_EVERY_S = 0.25
+# Timings kept per process: enough for p99, bounded for a long run.
+MAX_SAMPLES = 20000
+
+_perf = time.perf_counter
+
+
+class _Counters(object):
+    def __init__(self, directory):
+        self.pid = os.getpid()
+        self.path = os.path.join(directory, "net-%d.jsonl" % self.pid)
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.ended_bytes = 0
+        self.busy_s = 0.0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.first_ms = None  # wall time of the first request, and of the last one's end: when this process fetched
+        self.last_end_ms = None
+        self.statuses = {}
+        self.failures = 0
+        self.first_byte_ms = []
+        self.request_ms = []
+        self.open = set()  # responses of matched requests still being read
+        self.dirty = False
+        self.thread = None
+
+    def bytes_now(self):
+        return self.ended_bytes + sum(_read_so_far(r) for r in list(self.open))
+
+    def line(self):
+        with self.lock:
+            record = {
+                "pid": self.pid,
+                "t": time.time() * 1000.0,
+                "requests": self.requests,
+                "bytes": self.bytes_now(),
+                "busyMs": self.busy_s * 1000.0,
+                "inFlight": self.in_flight,
+                "maxInFlight": self.max_in_flight,
+                "firstMs": self.first_ms,
+                "lastEndMs": self.last_end_ms,
+                "statuses": dict(self.statuses),
+                "failures": self.failures,
+                "firstByteMs": self.first_byte_ms,
+                "requestMs": self.request_ms,
+            }
+            self.first_byte_ms, self.request_ms = [], []
+            self.dirty = False
+        return json.dumps(record, separators=(",", ":")) + "\n"
+
+    def flush(self):
+        if os.getpid() != self.pid:
+            return
+        data = self.line().encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def run(self):
+        while True:
+            time.sleep(FLUSH_EVERY_S)
+            if self.dirty or self.open:
+                try:
+                    self.flush()
+                except OSError:
+                    return
+
+
+_state = {"dir": None, "origins": frozenset(), "counters": None}
+
+
+def _counters():
+    """This process's counters: a forked loader worker starts its own (and its own writer thread)."""
+    counters = _state["counters"]
+    if counters is None or counters.pid != os.getpid():
+        counters = _state["counters"] = _Counters(_state["dir"])
+        counters.thread = threading.Thread(target=counters.run, name="ds-analyzer-net", daemon=True)
+        counters.thread.start()
+        atexit.register(counters.flush)
+        try:  # a forked worker leaves through multiprocessing, which runs its finalizers, not atexit
+            from multiprocessing import util
+
+            util.Finalize(None, counters.flush, exitpriority=100)
+        except Exception:
+            pass
+    return counters
+
+
+def _read_so_far(response):
+    total = getattr(response, "_dsa_length", None)
+    left = response.length if response.length is not None else 0
+    return max(0, total - left) if total is not None else 0
+
+
+def _origin(connection):
+    host = getattr(connection, "_tunnel_host", None) or connection.host
+    port = getattr(connection, "_tunnel_port", None) or connection.port or connection.default_port
+    return "%s:%s" % (host, port)
+
+
+def _end(connection, response, failed):
+    """A matched request is over: its bytes and times go to the totals."""
+    started = connection.__dict__.pop("_dsa_started", None)
+    if started is None:
+        return
+    counters = _counters()
+    now = _perf()
+    with counters.lock:
+        counters.in_flight = max(0, counters.in_flight - 1)
+        counters.busy_s += now - started
+        counters.last_end_ms = time.time() * 1000.0
+        if failed:
+            counters.failures += 1
+        if response is not None:
+            counters.open.discard(response)
+            counters.ended_bytes += _read_so_far(response)
+            if len(counters.request_ms) < MAX_SAMPLES:
+                counters.request_ms.append((now - started) * 1000.0)
+        counters.dirty = True
+
+
+def install(env):
+    """Patches http.client when DSA_NET_DIR names the folder for the counters."""
+    directory = env.get("DSA_NET_DIR", "")
+    if not directory:
+        return
+    import http.client as client
+
+    os.makedirs(directory, exist_ok=True)
+    _state["dir"] = directory
+    _state["origins"] = frozenset(o.strip() for o in env.get("DSA_NET_ORIGINS", "").split(",") if o.strip())
+    connection_cls, response_cls = client.HTTPConnection, client.HTTPResponse
+    putrequest, getresponse, close_conn = connection_cls.putrequest, connection_cls.getresponse, response_cls._close_conn
+
+    def counted_putrequest(self, method, url, *args, **kwargs):
+        if _origin(self) in _state["origins"]:
+            # A request sent again on this connection before its answer came (a failed send): the last one ended.
+            _end(self, None, failed=True)
+            counters = _counters()
+            with counters.lock:
+                if counters.first_ms is None:
+                    counters.first_ms = time.time() * 1000.0
+                counters.requests += 1
+                counters.in_flight += 1
+                counters.max_in_flight = max(counters.max_in_flight, counters.in_flight)
+                counters.dirty = True
+            self._dsa_started = _perf()
+        return putrequest(self, method, url, *args, **kwargs)
+
+    def counted_getresponse(self, *args, **kwargs):
+        started = self.__dict__.get("_dsa_started")
+        try:
+            response = getresponse(self, *args, **kwargs)
+        except TypeError:
+            raise  # a call it does not take (urllib3 1.26 tries buffering=True first): not the request's failure
+        except BaseException:
+            _end(self, None, failed=True)
+            raise
+        if started is not None:
+            counters = _counters()
+            with counters.lock:
+                if len(counters.first_byte_ms) < MAX_SAMPLES:
+                    counters.first_byte_ms.append((_perf() - started) * 1000.0)
+                status = str(response.status)
+                counters.statuses[status] = counters.statuses.get(status, 0) + 1
+                counters.open.add(response)
+            response._dsa_length = response.length
+            response._dsa_connection = self
+            if response.length == 0 or response.fp is None:
+                _end(self, response, failed=False)
+        return response
+
+    def counted_close_conn(self):
+        connection = self.__dict__.pop("_dsa_connection", None)
+        if connection is not None:
+            _end(connection, self, failed=False)
+        return close_conn(self)
+
+    connection_cls.putrequest = counted_putrequest
+    connection_cls.getresponse = counted_getresponse
+    response_cls._close_conn = counted_close_conn
