@@ -10,7 +10,8 @@ and bodies without a Content-Length (chunked), whose bytes are not counted.
 Bytes are the body bytes the client took: the response's declared length less what is left unread, read
 when a request ends or when the counters are written, so no read is wrapped. Each process appends its
 cumulative counters to DSA_NET_DIR/net-PID.jsonl at most every FLUSH_EVERY_S (from a daemon thread, so a
-long shard download is seen while it streams) and once more as it exits.
+long shard download is seen while it streams) and once more as it exits; a process killed by a signal loses
+at most its last FLUSH_EVERY_S of counts.
 """
 
 import atexit
@@ -18,12 +19,15 @@ import json
 import os
 import threading
 import time
+import weakref
 
 FLUSH_EVERY_S = 0.25
 # Timings kept per process: enough for p99, bounded for a long run.
 MAX_SAMPLES = 20000
 
 _perf = time.perf_counter
+# Wall time in ms from the monotonic clock: one clock read per request instead of two.
+_WALL_MS_AT_PERF_ZERO = time.time() * 1000.0 - _perf() * 1000.0
 
 
 class _Counters(object):
@@ -42,7 +46,7 @@ class _Counters(object):
         self.failures = 0
         self.first_byte_ms = []
         self.request_ms = []
-        self.open = set()  # responses of matched requests still being read
+        self.open = weakref.WeakSet()  # responses of matched requests still being read (one dropped unread ends)
         self.dirty = False
         self.thread = None
 
@@ -96,7 +100,7 @@ _state = {"dir": None, "origins": frozenset(), "counters": None}
 def _counters():
     """This process's counters: a forked loader worker starts its own (and its own writer thread)."""
     counters = _state["counters"]
-    if counters is None or counters.pid != os.getpid():
+    if counters is None:  # reset in a forked child (register_at_fork in install)
         counters = _state["counters"] = _Counters(_state["dir"])
         counters.thread = threading.Thread(target=counters.run, name="ds-analyzer-net", daemon=True)
         counters.thread.start()
@@ -116,15 +120,21 @@ def _read_so_far(response):
     return max(0, total - left) if total is not None else 0
 
 
-def _origin(connection):
-    host = getattr(connection, "_tunnel_host", None) or connection.host
-    port = getattr(connection, "_tunnel_port", None) or connection.port or connection.default_port
-    return "%s:%s" % (host, port)
+def _is_data(connection):
+    """Whether the connection goes to one of the data's origins (worked out once per connection)."""
+    matched = connection.__dict__.get("_dsa_is_data")
+    if matched is None:
+        host = getattr(connection, "_tunnel_host", None) or connection.host
+        port = getattr(connection, "_tunnel_port", None) or connection.port or connection.default_port
+        matched = connection._dsa_is_data = "%s:%s" % (host, port) in _state["origins"]
+    return matched
 
 
-def _end(connection, response, failed):
-    """A matched request is over: its bytes and times go to the totals."""
-    started = connection.__dict__.pop("_dsa_started", None)
+def _end(holder, response, failed):
+    """A matched request is over: its bytes and times go to the totals. `holder` keeps its start time: the
+    connection until the response came, the response after (the response does not point back at the
+    connection, which points at it: no reference cycle left for the garbage collector per request)."""
+    started = holder.__dict__.pop("_dsa_started", None)
     if started is None:
         return
     counters = _counters()
@@ -132,7 +142,7 @@ def _end(connection, response, failed):
     with counters.lock:
         counters.in_flight = max(0, counters.in_flight - 1)
         counters.busy_s += now - started
-        counters.last_end_ms = time.time() * 1000.0
+        counters.last_end_ms = _WALL_MS_AT_PERF_ZERO + now * 1000.0
         if failed:
             counters.failures += 1
         if response is not None:
@@ -151,28 +161,38 @@ def install(env):
     import http.client as client
 
     os.makedirs(directory, exist_ok=True)
+    # A forked loader worker counts its own requests in its own file, from zero.
+    os.register_at_fork(after_in_child=lambda: _state.update(counters=None))
     _state["dir"] = directory
     _state["origins"] = frozenset(o.strip() for o in env.get("DSA_NET_ORIGINS", "").split(",") if o.strip())
     connection_cls, response_cls = client.HTTPConnection, client.HTTPResponse
-    putrequest, getresponse, close_conn = connection_cls.putrequest, connection_cls.getresponse, response_cls._close_conn
+    putrequest, endheaders, getresponse = connection_cls.putrequest, connection_cls.endheaders, connection_cls.getresponse
+    close_conn = response_cls._close_conn
 
     def counted_putrequest(self, method, url, *args, **kwargs):
-        if _origin(self) in _state["origins"]:
-            # A request sent again on this connection before its answer came (a failed send): the last one ended.
-            _end(self, None, failed=True)
+        if _is_data(self):
+            if "_dsa_started" in self.__dict__:  # sent again before its answer came (a failed send): that one ended
+                _end(self, None, failed=True)
             counters = _counters()
+            started = _perf()
             with counters.lock:
                 if counters.first_ms is None:
-                    counters.first_ms = time.time() * 1000.0
+                    counters.first_ms = _WALL_MS_AT_PERF_ZERO + started * 1000.0
                 counters.requests += 1
                 counters.in_flight += 1
                 counters.max_in_flight = max(counters.max_in_flight, counters.in_flight)
                 counters.dirty = True
-            self._dsa_started = _perf()
+            self._dsa_started = started
         return putrequest(self, method, url, *args, **kwargs)
 
+    def counted_endheaders(self, *args, **kwargs):
+        try:
+            return endheaders(self, *args, **kwargs)  # connects and sends: a refused or reset connection fails here
+        except BaseException:
+            _end(self, None, failed=True)
+            raise
+
     def counted_getresponse(self, *args, **kwargs):
-        started = self.__dict__.get("_dsa_started")
         try:
             response = getresponse(self, *args, **kwargs)
         except TypeError:
@@ -180,6 +200,7 @@ def install(env):
         except BaseException:
             _end(self, None, failed=True)
             raise
+        started = self.__dict__.pop("_dsa_started", None)
         if started is not None:
             counters = _counters()
             with counters.lock:
@@ -189,17 +210,27 @@ def install(env):
                 counters.statuses[status] = counters.statuses.get(status, 0) + 1
                 counters.open.add(response)
             response._dsa_length = response.length
-            response._dsa_connection = self
+            response._dsa_started = started
             if response.length == 0 or response.fp is None:
-                _end(self, response, failed=False)
+                _end(response, response, failed=False)
         return response
 
     def counted_close_conn(self):
-        connection = self.__dict__.pop("_dsa_connection", None)
-        if connection is not None:
-            _end(connection, self, failed=False)
+        _end(self, self, failed=False)
         return close_conn(self)
 
+    _state["originals"] = (putrequest, endheaders, getresponse, close_conn)
     connection_cls.putrequest = counted_putrequest
+    connection_cls.endheaders = counted_endheaders
     connection_cls.getresponse = counted_getresponse
     response_cls._close_conn = counted_close_conn
+
+
+def uninstall():
+    """Puts http.client back (the benchmark measures the same requests with and without the hook in one process)."""
+    import http.client as client
+
+    originals = _state.pop("originals", None)
+    if originals is not None:
+        client.HTTPConnection.putrequest, client.HTTPConnection.endheaders, client.HTTPConnection.getresponse = originals[:3]
+        client.HTTPResponse._close_conn = originals[3]

@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { clientNetworkUse, readClientCounters, startClientMeter } from '../../src/profile/data-sources/client-meter.js';
+
+/** One counters line as python/ds_analyzer/_http.py writes it. */
+function line(pid: number, fields: Partial<Record<string, unknown>>): string {
+  return (
+    JSON.stringify({
+      pid, t: 0, requests: 0, bytes: 0, busyMs: 0, inFlight: 0, maxInFlight: 0, firstMs: null, lastEndMs: null,
+      statuses: {}, failures: 0, firstByteMs: [], requestMs: [], ...fields,
+    }) + '\n'
+  );
+}
+
+function netDir(): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'dsa-client-meter-')), 'net');
+  mkdirSync(dir);
+  return dir;
+}
+
+test('the counters of every process are read, a line cut short by a write in progress waits for the next read', () => {
+  const dir = netDir();
+  appendFileSync(join(dir, 'net-10.jsonl'), line(10, { requests: 1, bytes: 100 }) + line(10, { requests: 2, bytes: 250 }));
+  appendFileSync(join(dir, 'net-11.jsonl'), line(11, { requests: 1, bytes: 40 }) + '{"pid":11,"t":5,"requ');
+  appendFileSync(join(dir, 'other.txt'), 'not counters\n');
+  const processes = readClientCounters(dir);
+  assert.deepEqual(processes.map((lines) => lines.map((l) => l.bytes)).sort(), [[100, 250], [40]].sort());
+  assert.deepEqual(readClientCounters(join(dir, 'missing')), [], 'no folder yet: nothing counted');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('a run\'s network use: totals from the last lines, timings from all, the mean in flight from the time requests were open', () => {
+  const processes = [
+    [line(1, { requests: 2, bytes: 200, busyMs: 100, maxInFlight: 1, firstMs: 0, lastEndMs: 900, statuses: { '200': 2 }, firstByteMs: [5, 7] }),
+      line(1, { requests: 4, bytes: 400, busyMs: 300, maxInFlight: 1, firstMs: 0, lastEndMs: 1900, statuses: { '200': 4 }, firstByteMs: [6, 8], requestMs: [10, 20] })],
+    [line(2, { requests: 3, bytes: 300, busyMs: 700, maxInFlight: 2, firstMs: 100, lastEndMs: 1800, statuses: { '200': 2, '503': 1 }, failures: 1, firstByteMs: [9] })],
+  ].map((lines) => lines.map((l) => JSON.parse(l)));
+  const use = clientNetworkUse(processes, 2);
+  assert.equal(use.requests, 7);
+  assert.equal(use.originBytes, 700);
+  assert.deepEqual(use.statuses, { '200': 6, '503': 1 });
+  assert.equal(use.failures, 1);
+  assert.deepEqual(use.firstByteMs, { p50: 7, p95: 9, p99: 9, n: 5 });
+  assert.equal(use.meanInFlight, 0.5, '1 s of requests open over a 2 s run');
+  assert.equal(use.maxInFlight, 3, 'two processes fetching at once: 1 + 2');
+  assert.equal(use.meter, 'client');
+});
+
+test('workers of successive epochs are not in flight together: the most at once is the most of those fetching at one time', () => {
+  const epoch = (pid: number, from: number) => [JSON.parse(line(pid, { requests: 10, maxInFlight: 1, firstMs: from, lastEndMs: from + 900 }))];
+  const use = clientNetworkUse([epoch(1, 0), epoch(2, 0), epoch(3, 1000), epoch(4, 1000), epoch(5, 2000), epoch(6, 2000)], 3);
+  assert.equal(use.maxInFlight, 2);
+});
+
+test('the meter hands the job its folder and origins, and proves over the whole run from what the processes wrote', async () => {
+  const dir = netDir();
+  const meter = startClientMeter(dir, ['127.0.0.1:9000', 'b.127.0.0.1:9000']);
+  assert.deepEqual(meter.jobEnv, { DSA_NET_DIR: dir, DSA_NET_ORIGINS: '127.0.0.1:9000,b.127.0.0.1:9000' });
+  appendFileSync(join(dir, 'net-7.jsonl'), line(7, { requests: 3, bytes: 3000, firstMs: 1, lastEndMs: 2 }));
+  const readings = await meter.finish([]);
+  assert.equal(readings.ownCounter, true);
+  assert.equal(readings.wholeRunBytes, 3000);
+  assert.equal(readings.series.at(-1)?.bytes, 3000);
+  assert.equal(readings.network?.requests, 3);
+  rmSync(dir, { recursive: true, force: true });
+});
