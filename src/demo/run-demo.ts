@@ -132,7 +132,8 @@ function demoRemoteSource(url: string, datasetDir: string, outFile: string, env:
   const origin = new URL(url);
   const urls = listDatasetFiles(datasetDir).map((path) => `${url}/${basename(path)}`);
   const spec: RemoteSpec = { kind: 'http', display: `${url}/ (the demo's object store)`, protocol: 'http', origins: [`${origin.hostname}:${origin.port}`], urls };
-  return new RemoteObjectsSource(spec, { cacheDir: join(artefactsDir(outFile), 'remote-cache'), proxyPort: 0, env });
+  // The demo's job is not Python: its requests are counted at the proxy, which the cap needs anyway.
+  return new RemoteObjectsSource(spec, { cacheDir: join(artefactsDir(outFile), 'remote-cache'), proxyPort: 0, env, netMeter: 'proxy' });
 }
 
 /** Why storage cannot be throttled here, or null when it can. */

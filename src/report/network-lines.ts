@@ -12,7 +12,9 @@ export function networkLines(profile: Profile): string[] {
   const mount = profile.dataset.mount;
   if (mount) return [`mount: ${mount.source} at ${mount.mountPoint} (${mount.type}), read by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`];
   if (!remote) return [];
-  const lines = [`remote: ${remote.location} (${remote.protocol}, through the metering proxy${remote.protocol === 'https' ? ': tunnels, counted in bytes' : ''})`];
+  const clientMetered = MODES.some((mode) => profile.modes[mode]?.network?.meter === 'client');
+  const how = `through the metering proxy${remote.protocol === 'https' ? ': tunnels, counted in bytes' : ''}${clientMetered ? "; the cold mode direct, counted in the job's HTTP clients" : ''}`;
+  const lines = [`remote: ${remote.location} (${remote.protocol}, ${how})`];
   for (const mode of MODES) {
     const network = profile.modes[mode]?.network;
     if (network) lines.push(`  ${mode.padEnd(9)} ${networkLine(network)}`);
@@ -36,6 +38,6 @@ function networkLine(n: NetworkUse): string {
 /** Error statuses and failed connections: the job may have retried or failed on them. */
 function troubles(n: NetworkUse): string | null {
   const errors = Object.entries(n.statuses).filter(([status]) => Number(status) >= 400).map(([status, count]) => `${count}x HTTP ${status}`);
-  if (n.failures > 0) errors.push(`${n.failures} failed connections (last: ${n.lastFailure})`);
+  if (n.failures > 0) errors.push(n.meter === 'client' ? `${n.failures} failed requests` : `${n.failures} failed connections (last: ${n.lastFailure})`);
   return errors.length > 0 ? `ERRORS: ${errors.join(', ')}` : null;
 }

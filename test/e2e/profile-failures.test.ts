@@ -133,7 +133,8 @@ test('remote data whose server starts dropping connections mid-run: the job fail
     const names = readdirSync(data).filter((n) => n.endsWith('.bin')).sort();
     const pattern = `${base}/sample-{00000..${String(names.length - 1).padStart(5, '0')}}.bin`;
     const result = await startCli(
-      ['profile', '--remote', pattern, '--modes', 'synthetic,cold', '--single-pass', '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--remote-base', base])],
+      // The emulator's job is Node, not Python: its requests are counted at the proxy.
+      ['profile', '--remote', pattern, '--net-meter', 'proxy', '--modes', 'synthetic,cold', '--single-pass', '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--remote-base', base])],
       { cwd: work },
     );
     assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
