@@ -13,6 +13,7 @@ import type { Mode } from '../schema/events.js';
 import type { Estimate, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
 import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
 import { median, tQuantile975 } from './stats.js';
+import { pickPaceRank } from './pace.js';
 
 /** One run of the schedule: its folder label and what it measured. */
 export interface ScheduledRun {
@@ -124,6 +125,9 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
   const last = results[results.length - 1];
   const notOk = results.find((r) => r.status !== 'ok');
   const ranks = poolRanks(results, fits);
+  // The pace rank of the pooled ranks: each run's own may differ (two ranks within noise of each other), and
+  // pooling one run's pace rank with another's mixes two ranks' waits (a wait of 79 +- 1,983 ms was seen).
+  const pace = pickPaceRank(ranks);
   return {
     ...last,
     status: notOk?.status ?? 'ok',
@@ -135,7 +139,8 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     wallSec: sum(results.map((r) => r.wallSec)),
     state: poolState(results),
     ranks,
-    summary: paceMedian(poolSummaries(results.map((r) => r.summary), fits), ranks, last.paceRank),
+    paceRank: pace?.rank ?? last.paceRank,
+    summary: pace?.summary ?? paceMedian(poolSummaries(results.map((r) => r.summary), fits), ranks, last.paceRank),
     resources: results.flatMap((r) => r.resources),
     jobCpuSecPerSample: meanOfKnown(results.map((r) => r.jobCpuSecPerSample)),
     storageReadBytesPerSec: meanOfKnown(results.map((r) => r.storageReadBytesPerSec)),

@@ -2,7 +2,7 @@ import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
 import { fetchPlace, networkLines } from './network-lines.js';
-import { allRanksLine, driftLine, modeRows, splitRows, stallPartsLine } from './summary-rows.js';
+import { allRanksLine, driftLine, modeRows, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
 export function renderSummary(profile: Profile, profilePath: string): string {
@@ -21,6 +21,8 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
   const together = allRanksLine(profile);
   if (together) out.push(together);
+  const ranks = rankRows(profile);
+  if (ranks) out.push('', table(ranks.rows, [1, 2, 3, 4]));
   const probe = profile.overlapProbe;
   if (probe?.summary) {
     out.push(
@@ -50,6 +52,8 @@ export function renderSummary(profile: Profile, profilePath: string): string {
     if (bandwidth.length) out.push(`measured: ${bandwidth.join(' · ')}`);
     out.push('');
     out.push(`verdict: ${analysis.verdict.text}`);
+    if (analysis.straggler) out.push(`straggler: ${analysis.straggler.text}`);
+    else if (analysis.straggler === null) out.push("straggler: none: no rank waits for its data beyond the other ranks' noise and 3% of the iteration");
     out.push(`advice:  ${analysis.advice}`);
     if (analysis.caveats.length) {
       out.push('caveats:');

@@ -369,6 +369,24 @@ export type ModeResult = z.infer<typeof ModeResultSchema>;
 const StallCallSchema = z.enum(['stall', 'contention', 'within-noise', 'unknown']);
 export type StallCall = z.infer<typeof StallCallSchema>;
 
+/** The rank of a multi-rank job whose data the others wait for (analysis/straggler.ts). */
+export const StragglerSchema = z.object({
+  /** The mode it was judged in: the cold mode where it ran, else the cached. */
+  mode: z.enum(['cached', 'cold']),
+  rank: z.number().int().nonnegative(),
+  node: z.object({ hostname: z.string(), nodeRank: z.number().int().nonnegative() }).nullable(),
+  /** Its index among its node's ranks (LOCAL_RANK where the launcher places ranks in order). */
+  localRank: z.number().int().nonnegative(),
+  /** prep: it waits already in the cached mode (its loader's CPU); fetch: only in the cold mode (its storage). */
+  cause: z.enum(['prep', 'fetch']),
+  /** Its wait, the least-waiting rank's, and the difference, ms per iteration. */
+  waitMs: EstimateSchema,
+  leastWaitMs: EstimateSchema,
+  extraWaitMs: EstimateSchema,
+  leastWaitingRank: z.number().int().nonnegative(),
+  text: z.string(),
+});
+
 export const AnalysisSchema = z.object({
   /** Pure compute per iteration (synthetic mode), ms. */
   computeMs: EstimateSchema.nullable(),
@@ -433,6 +451,8 @@ export const AnalysisSchema = z.object({
   advice: z.string(),
   /** Reasons some figures are not trustworthy (unproven states, missing modes). */
   caveats: z.array(z.string()),
+  /** Multi-rank jobs: the rank the others wait for, when one waits for its data beyond the others' noise; null when none does; absent in older profiles. */
+  straggler: StragglerSchema.nullable().optional(),
 });
 export type Analysis = z.infer<typeof AnalysisSchema>;
 
