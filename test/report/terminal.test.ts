@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { summarizeIterations } from '../../src/analysis/summarize.js';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { readProfile } from '../../src/store/profile-store.js';
@@ -42,6 +43,22 @@ test('a multi-rank profile labels its rates per rank and shows the ranks togethe
   assert.match(text, /samples\/s per rank/);
   const sum = (mode: 'synthetic' | 'cached' | 'cold') => (2 * profile.modes[mode]!.ranks[0].summary!.samplesPerSec).toFixed(1);
   assert.match(text, new RegExp(`all ranks together, samples/s: synthetic ${sum('synthetic')} · cached ${sum('cached')} · cold ${sum('cold')}`));
+});
+
+test('a multi-rank profile shows each rank\'s wait and step, and the straggler the analysis named', () => {
+  const profile = readProfile(FIXTURE);
+  assert.doesNotMatch(renderSummary(profile, 'p.json'), /^ranks \(/m, 'one rank: no per-rank table');
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const m = profile.modes[mode]!;
+    const slower = m.ranks[0].iterations.map((it) => ({ ...it, waitMs: it.waitMs + 20 }));
+    const summary = summarizeIterations(slower, { workers: m.ranks[0].workers });
+    m.ranks = [m.ranks[0], { ...m.ranks[0], rank: 1, pid: m.ranks[0].pid + 1, iterations: slower, summary }];
+  }
+  profile.analysis = analyze(profile.modes);
+  const text = renderSummary(profile, 'p.json');
+  assert.match(text, /^ranks \(cold\)\s+iteration ms\s+wait ms\s+wait p50 \/ p95 \/ p99 ms\s+step ms/m);
+  assert.match(text, /^rank 0 .*\n^rank 1 .*<- straggler \(prep\)$/m);
+  assert.match(text, /^straggler: rank 1 \(local rank 1.*\) is the straggler: in the cold mode it waits/m);
 });
 
 test('the overlap probe is shown with its proof, and an unproven one is said to be unused', () => {
