@@ -10,7 +10,7 @@
  * concatenated, the state proven only when every run proved it.
  */
 import type { Mode } from '../schema/events.js';
-import type { Estimate, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
+import type { Estimate, FirstBatch, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
 import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
 import { median, tQuantile975 } from './stats.js';
 import { pickPaceRank } from './pace.js';
@@ -147,6 +147,7 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     badEventLines: sum(results.map((r) => r.badEventLines)),
     profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined) ? sum(results.map((r) => r.profilerCpuSec!)) : undefined,
     passes: runs.map(toPass),
+    firstBatch: meanFirstBatch(results),
   };
 }
 
@@ -171,7 +172,16 @@ function toPass(run: ScheduledRun): Pass {
     waitMs: r.summary?.waitMs ?? null,
     computeMs: r.summary?.computeMs ?? null,
     blocks: r.summary?.blocks ?? 0,
+    ...(r.firstBatch !== undefined ? { firstBatch: r.firstBatch } : {}),
   };
+}
+
+/** The runs' first batches, averaged part by part; null when none has one. */
+function meanFirstBatch(results: readonly ModeResult[]): FirstBatch | null {
+  const known = results.map((r) => r.firstBatch).filter((f): f is FirstBatch => f !== undefined && f !== null);
+  if (known.length === 0) return null;
+  const avg = (pick: (f: FirstBatch) => number) => known.reduce((sum, f) => sum + pick(f), 0) / known.length;
+  return { sec: avg((f) => f.sec), startupSec: avg((f) => f.startupSec), firstWaitSec: avg((f) => f.firstWaitSec) };
 }
 
 /**

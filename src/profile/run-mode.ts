@@ -8,7 +8,7 @@ import { mainCpuMsPerSample } from '../analysis/main-cpu.js';
 import { markWarmup } from '../analysis/warmup.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { ENV, PROTOCOL_VERSION, type Mode } from '../schema/events.js';
-import type { Iteration, IterationSummary, ModeResult, RankResult, StateProof } from '../schema/profile.js';
+import type { FirstBatch, Iteration, IterationSummary, ModeResult, RankResult, StateProof } from '../schema/profile.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import { startSampler, type Sampler, type SamplerOptions } from '../system/probes/samplers.js';
 import type { GpuSampler } from '../system/probes/gpu.js';
@@ -186,10 +186,21 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
     profilerCpuSec,
     ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
     ...(fetched.network ? { network: fetched.network } : {}),
+    firstBatch: firstBatchOf(ranks, startedAt),
     ...(subset
       ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
       : {}),
   };
+}
+
+/** The job's first batch: the last rank's, from the job's start; null when no rank reported an iteration. */
+export function firstBatchOf(ranks: readonly RankResult[], startedAt: number): FirstBatch | null {
+  const firsts = ranks.map((r) => r.iterations[0]).filter((it): it is Iteration => it !== undefined);
+  if (firsts.length === 0) return null;
+  const last = firsts.reduce((a, b) => (b.t > a.t ? b : a));
+  const sec = Math.max(0, (last.t - startedAt) / 1000);
+  const firstWaitSec = Math.min(sec, last.waitMs / 1000);
+  return { sec, startupSec: sec - firstWaitSec, firstWaitSec };
 }
 
 /** The run's folder, emptied: a folder left by an earlier run to the same --out must not lend it events or a stop request. */

@@ -143,3 +143,22 @@ export function rankRows(profile: Profile): { mode: 'cached' | 'cold'; rows: str
   }
   return { mode, rows };
 }
+
+/**
+ * When the first batch came in the cached and cold modes: seconds after the job started, split into the
+ * job's start-up and its loader's first wait; the cold wait beyond the cached one is the first batch's fetch.
+ * Null when neither mode has one.
+ */
+export function firstBatchLine(profile: Profile): string | null {
+  const parts: string[] = [];
+  for (const mode of ['cached', 'cold'] as const) {
+    const f = profile.modes[mode]?.firstBatch;
+    if (f) parts.push(`${mode} ${f.sec.toFixed(2)} s (start-up ${f.startupSec.toFixed(2)} + loader's first wait ${f.firstWaitSec.toFixed(2)})`);
+  }
+  if (parts.length === 0) return null;
+  const cached = profile.modes.cached?.firstBatch;
+  const cold = profile.modes.cold?.firstBatch;
+  const diff = cached && cold ? cold.firstWaitSec - cached.firstWaitSec : null;
+  const fetch = diff !== null ? `; the loader's first wait, cold less cached (the first batch's fetch, one run's noise in it): ${diff >= 0 ? '+' : '-'}${Math.abs(diff).toFixed(2)} s` : '';
+  return `first batch after the job started: ${parts.join(' · ')}${fetch}`;
+}

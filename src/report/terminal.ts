@@ -2,7 +2,7 @@ import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
 import { fetchPlace, networkLines } from './network-lines.js';
-import { allRanksLine, driftLine, modeRows, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
+import { allRanksLine, driftLine, firstBatchLine, modeRows, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
 export function renderSummary(profile: Profile, profilePath: string): string {
@@ -19,8 +19,7 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   out.push('');
 
   out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
-  const together = allRanksLine(profile);
-  if (together) out.push(together);
+  for (const line of [allRanksLine(profile), firstBatchLine(profile)]) if (line) out.push(line);
   const ranks = rankRows(profile);
   if (ranks) out.push('', table(ranks.rows, [1, 2, 3, 4]));
   const probe = profile.overlapProbe;

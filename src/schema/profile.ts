@@ -198,6 +198,18 @@ export const RankResultSchema = z.object({
 export type RankResult = z.infer<typeof RankResultSchema>;
 
 /** One run of a mode, when the mode was measured in several (the drift-cancelling schedule). */
+/**
+ * The job's first batch in one run: seconds from the job's start to its first batch (the last rank's), the
+ * part before its loader was first asked (the job's own start-up: imports, model, workers not yet asked),
+ * and the loader's first wait (its workers' start, the first batch's fetch and prep).
+ */
+export const FirstBatchSchema = z.object({
+  sec: nonneg(),
+  startupSec: nonneg(),
+  firstWaitSec: nonneg(),
+});
+export type FirstBatch = z.infer<typeof FirstBatchSchema>;
+
 export const PassSchema = z.object({
   /** The run's folder under the profile's artefacts (cached, cached-2). */
   label: z.string(),
@@ -221,6 +233,8 @@ export const PassSchema = z.object({
   computeMs: EstimateSchema.nullable(),
   /** Whole blocks behind those intervals. */
   blocks: z.number().int().nonnegative(),
+  /** Its first batch; absent in older profiles. */
+  firstBatch: FirstBatchSchema.nullable().optional(),
 });
 export type Pass = z.infer<typeof PassSchema>;
 
@@ -358,6 +372,8 @@ export const ModeResultSchema = z.object({
   workersAsked: z.number().int().nonnegative().optional(),
   /** Remote data: what the run fetched over the network; absent for local files. */
   network: NetworkUseSchema.optional(),
+  /** The job's first batch (of pooled runs: their mean); null when no rank reported an iteration; absent in older profiles. */
+  firstBatch: FirstBatchSchema.nullable().optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 

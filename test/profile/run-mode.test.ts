@@ -155,3 +155,17 @@ test('each rank carries the node its start event names: the host name and the no
   const second = (await runFaked('cached', 1, 0, { GROUP_RANK: '1' })).result;
   assert.deepEqual(second.ranks[0].node, { hostname: os.hostname(), nodeRank: 1 });
 });
+
+test("the first batch: the last rank's first iteration, after the job's start, split into start-up and the loader's first wait", async () => {
+  const { firstBatchOf } = await import('../../src/profile/run-mode.js');
+  const it = (t: number, waitMs: number) => ({ i: 0, t, waitMs, computeMs: 10, samples: 4 });
+  const ranks = [
+    { rank: 0, pid: 1, workers: 2, iterations: [it(5_000, 300)], summary: null },
+    { rank: 1, pid: 2, workers: 2, iterations: [it(5_400, 900)], summary: null },
+  ];
+  const first = firstBatchOf(ranks, 1_000)!;
+  assert.deepEqual([first.sec, first.startupSec, first.firstWaitSec].map((v) => Number(v.toFixed(6))), [4.4, 3.5, 0.9]);
+  assert.equal(firstBatchOf([{ ...ranks[0], iterations: [] }], 1_000), null);
+  // A wait reported longer than the run so far (clocks of two processes) is held to the run.
+  assert.deepEqual(firstBatchOf([{ ...ranks[0], iterations: [it(1_500, 900)] }], 1_000), { sec: 0.5, startupSec: 0, firstWaitSec: 0.5 });
+});
