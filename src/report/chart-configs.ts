@@ -84,6 +84,28 @@ export function reportCharts(data: ReportData): ReportChart[] {
     },
   });
 
+  if (data.ranks) {
+    const { mode, bars: ranks } = data.ranks;
+    charts.push({
+      id: 'ranks',
+      title: 'Each rank: its wait for data and its step',
+      caption:
+        `Per-iteration wait for data and step of each rank in the ${mode} mode. Ranks that all-reduce run at one pace: ` +
+        "a rank whose loader falls behind waits for its data, and the others wait for it inside their step (at the collective). The straggler, if any, is named in its label.",
+      config: {
+        type: 'bar',
+        data: {
+          labels: ranks.map((r) => r.label),
+          datasets: [
+            { label: 'step (compute, and waiting at the collective)', data: ranks.map((r) => r.stepMs), backgroundColor: PART_COLOR.compute },
+            { label: 'wait for data', data: ranks.map((r) => r.waitMs), backgroundColor: ranks.map((r) => (r.straggler ? PART_COLOR.fetch : PART_COLOR.prep)) },
+          ],
+        },
+        options: baseOptions(`Per-iteration time by rank (${mode})`, 'rank', 'time per iteration (ms)', { stacked: true }),
+      },
+    });
+  }
+
   const warmup = data.iterations.flatMap((s) => s.warmupPoints.map(([x, y]) => ({ x, y })));
   charts.push({
     id: 'iterations',

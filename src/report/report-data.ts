@@ -6,6 +6,7 @@
 import { MODES, type Mode } from '../schema/events.js';
 import type { Iteration, Profile } from '../schema/profile.js';
 import type { WhatIfCurvesOrReason } from './whatif-source.js';
+import { rankWaits } from '../analysis/straggler.js';
 
 /** Per-mode decomposition of the iteration time, ms (differential method). */
 export interface BreakdownBar {
@@ -38,8 +39,18 @@ export interface ResourceSeries {
 }
 
 /** Everything the report's charts draw. */
+/** One rank's wait for data and step in the mode the straggler is judged in (multi-rank jobs). */
+export interface RankBar {
+  label: string;
+  waitMs: number;
+  stepMs: number;
+  straggler: boolean;
+}
+
 export interface ReportData {
   breakdown: BreakdownBar[];
+  /** Each rank's wait and step (the cold mode, else the cached); empty for one rank. */
+  ranks: { mode: 'cached' | 'cold'; bars: RankBar[] } | null;
   iterations: IterationSeries[];
   resources: ResourceSeries[];
   whatIf: WhatIfCurvesOrReason;
@@ -97,7 +108,21 @@ export function reportData(profile: Profile, whatIf: WhatIfCurvesOrReason): Repo
       pageCacheMiB: result.resources.map((r) => [sec(r.t), finite(r.pageCacheBytes / 2 ** 20)]),
     });
   }
-  return { breakdown, iterations, resources, whatIf, hostCpus: profile.host.cpus };
+  return { breakdown, ranks: rankBars(profile), iterations, resources, whatIf, hostCpus: profile.host.cpus };
+}
+
+/** Each rank's wait and step where the straggler is judged; null for a single-rank job. */
+function rankBars(profile: Profile): ReportData['ranks'] {
+  const mode = profile.modes.cold ? 'cold' : profile.modes.cached ? 'cached' : null;
+  if (!mode || profile.modes[mode]!.ranks.length < 2) return null;
+  const straggler = profile.analysis?.straggler ?? null;
+  const bars = rankWaits(profile.modes[mode]!).map((r) => ({
+    label: `rank ${r.rank}${straggler?.rank === r.rank ? ` (straggler: ${straggler.cause})` : ''}`,
+    waitMs: round(r.waitMs.mean, 3),
+    stepMs: round(r.stepMs.mean, 3),
+    straggler: straggler?.rank === r.rank,
+  }));
+  return { mode, bars };
 }
 
 function blockMeans(iterations: { i: number; waitMs: number; computeMs: number }[], blockSize: number): [number, number][] {

@@ -1,4 +1,6 @@
 import { test } from 'node:test';
+import { analyze } from '../../src/analysis/split.js';
+import { summarizeIterations } from '../../src/analysis/summarize.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,6 +50,22 @@ test('every chart has a title, axis titles with units and a legend', () => {
     assert.match(options.scales.y.title.text, /\((ms|%|MB\/s|MiB|samples\/s)/, `${chart.id} y unit`);
     assert.ok(options.scales.x.title.text, `${chart.id} x title`);
   }
+});
+
+test('a multi-rank profile gets a chart of each rank\'s wait and step, the straggler named in its label', () => {
+  const profile = readProfile(QUICK);
+  assert.ok(!reportCharts(reportData(profile, noWhatIf(profile))).some((c) => c.id === 'ranks'), 'one rank: no rank chart');
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const m = profile.modes[mode]!;
+    const slower = m.ranks[0].iterations.map((it) => ({ ...it, waitMs: it.waitMs + 20 }));
+    m.ranks = [m.ranks[0], { ...m.ranks[0], rank: 1, pid: m.ranks[0].pid + 1, iterations: slower, summary: summarizeIterations(slower, { workers: m.ranks[0].workers }) }];
+  }
+  profile.analysis = analyze(profile.modes);
+  const chart = reportCharts(reportData(profile, noWhatIf(profile))).find((c) => c.id === 'ranks');
+  assert.ok(chart, 'the rank chart');
+  const data = chart.config.data as { labels: string[]; datasets: { data: number[] }[] };
+  assert.deepEqual(data.labels, ['rank 0', 'rank 1 (straggler: prep)']);
+  assert.ok(data.datasets[1].data[1] - data.datasets[1].data[0] > 15, 'rank 1 waits about 20 ms more');
 });
 
 test('without a what-if model the report says so instead of drawing curves', async () => {

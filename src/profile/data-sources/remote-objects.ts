@@ -36,7 +36,7 @@ export interface RemoteOptions {
   jobCacheDir?: string | null;
   /**
    * Where the cold mode's requests are counted (--net-meter): 'client', in the job's own HTTP clients, with the
-   * job reaching its origin directly (the proxy would cost a CPU core at 200 MB/s), or 'proxy'. Runs that need
+   * job reaching its origin directly (a proxy carrying the bytes costs about a CPU core at 200 MB/s), or 'proxy'. Runs that need
    * the proxy (the cached mode, a cap, an added latency, a held share) use it either way. Default 'client'.
    */
   netMeter?: NetMeter;
