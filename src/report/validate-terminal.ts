@@ -42,11 +42,18 @@ export function renderValidation(report: ValidationReport, path: string): string
           : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute error ${percent(report.anchoredMedianAbsError)}\n`);
   const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
   const recommended = renderRecommendation(recommendationVerdict(report));
+  const firstBatches = report.results
+    .filter((r) => r.firstBatchSec !== undefined)
+    .map((r) => {
+      const f = r.firstBatchSec!;
+      return `${describePoint(r.point)}: first batch ${f.measured.toFixed(2)} s after the job started, predicted ${f.predicted.toFixed(2)} s (${percent((f.predicted - f.measured) / f.measured)})\n`;
+    })
+    .join('');
   const failures = report.results
     .filter((r) => r.failureTail !== null)
     .map((r) => `${describePoint(r.point)} failed; the end of its log:\n${r.failureTail!.replace(/^/gm, '  | ')}\n`)
     .join('');
-  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${firstBatches}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
 }
 
 /** The model's error against its target, in one line (no newline). */

@@ -21,6 +21,7 @@ export function renderWhatif(r: WhatifResult): string {
   row('epoch time', (x) => seconds(x.epochSec));
   row('  first epoch (cold)', (x) => seconds(x.firstEpochSec));
   row('  later epochs', (x) => seconds(x.steadyEpochSec));
+  if (b.firstBatchSec !== undefined) row('first batch after the start (cold)', (x) => (x.firstBatchSec === undefined ? '—' : seconds(x.firstBatchSec)));
   row('per iteration, ms', (x) => withRange(x.iterMs, x.range?.iterMs, 2));
   row('  compute', (x) => x.computeMs.toFixed(2));
   row('  prep stall', (x) => x.prepStallMs.toFixed(2));

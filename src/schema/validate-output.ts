@@ -116,6 +116,8 @@ export const ValidationResultSchema = z.object({
   note: z.string(),
   /** When the job did not end well: the last lines of its log; else null. */
   failureTail: z.string().nullable(),
+  /** Cold points (bandwidth, latency): seconds from the job's start to its first batch, predicted and measured; absent elsewhere and in older outputs. */
+  firstBatchSec: z.object({ predicted: nonneg(), measured: nonneg() }).optional(),
 });
 
 export const ValidateOutputSchema = z.object({

@@ -99,6 +99,8 @@ export const PredictionSchema = z.object({
   epochSec: nonneg(),
   /** The first (cold-cache) epoch, s. */
   firstEpochSec: nonneg(),
+  /** Seconds from the job's start to its first batch, nothing cached; absent where the profile did not record its first batch. */
+  firstBatchSec: nonneg().optional(),
   /** An epoch in the steady state, s. */
   steadyEpochSec: nonneg(),
   /** Share of time the accelerator computes, 0..1. */

@@ -50,6 +50,8 @@ export interface ValidationResult {
   note: string;
   /** When the job did not end well: the last lines of its stderr (or stdout), for the report. */
   failureTail: string | null;
+  /** Cold points (bandwidth, latency): seconds from the job's start to its first batch, predicted and measured; absent elsewhere. */
+  firstBatchSec?: { predicted: number; measured: number };
 }
 
 /** A validate run: every point's result and the errors over them. */

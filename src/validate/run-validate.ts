@@ -210,6 +210,10 @@ async function runPoints(
         anchoredError: rate && anchoredRate ? (anchoredRate - rate) / rate : null,
         note: measured.note,
         failureTail: measured.failureTail,
+        // Cold points: the job's first batch, nothing cached, against the model's.
+        ...(measured.firstBatchSec !== null && prediction.firstBatchSec !== undefined
+          ? { firstBatchSec: { predicted: prediction.firstBatchSec, measured: measured.firstBatchSec } }
+          : {}),
       });
       hooks.onPointDone?.(results[results.length - 1], index);
     }
@@ -252,6 +256,8 @@ interface PointOutcome {
   settingHeld: boolean | null;
   readBytesPerSample: number | null;
   failureTail: string | null;
+  /** Cold points (bandwidth, latency): seconds from the job's start to its first batch; null elsewhere. */
+  firstBatchSec: number | null;
 }
 
 async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<PointOutcome> {
@@ -354,6 +360,7 @@ async function measureColdPoint(
     settingHeld: result.status === 'ok' ? result.state.proven : null,
     readBytesPerSample: readBytesPerSample(result, steady),
     failureTail: failureTail(result, FAILURE_TAIL_LINES),
+    firstBatchSec: result.firstBatch?.sec ?? null,
   };
 }
 
@@ -408,6 +415,7 @@ async function measureSettingsPoint(
     settingHeld,
     readBytesPerSample: null,
     failureTail: failureTail(result, FAILURE_TAIL_LINES),
+    firstBatchSec: null,
   };
 }
 
@@ -497,6 +505,7 @@ async function measureCachePoint(
       settingHeld: null,
       readBytesPerSample: readBytesPerSample(result, steady),
       failureTail: failureTail(result, FAILURE_TAIL_LINES),
+      firstBatchSec: null,
     };
   } finally {
     // Every reading beside the job's logs: how the cache went, when it did not hold.

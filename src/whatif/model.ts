@@ -49,6 +49,7 @@ import { fitPrepCpu, type PrepCpuFit, type PrepCpuOptions } from './fit/prep-cpu
 import { fitLoaderWorkers, profiledCpusOf, workersParallelism, type LoaderWorkersFit } from './fit/loader-workers.js';
 import { fitSampleBytes, type SampleBytesFit } from './fit/sample-bytes.js';
 import { fitStorage, type StorageFit } from './fit/storage.js';
+import { fitFirstBatch, type FirstBatchFit } from './fit/first-batch.js';
 import { fitRemoteRequests, type RemoteRequestsFit } from './fit/remote-requests.js';
 
 export type { CpuScaling } from './cpu-scaling.js';
@@ -74,7 +75,7 @@ export type Bottleneck = 'compute' | 'prep' | 'fetch';
  * (each field documented there), with their parameter rows and caveats.
  * Values in SI units (seconds, bytes).
  */
-export interface FittedModel extends AcceleratorFit, CpuShareFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit, RemoteRequestsFit {
+export interface FittedModel extends AcceleratorFit, CpuShareFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit, RemoteRequestsFit, FirstBatchFit {
   /** Every parameter with its source, for the report. */
   parameters: ModelParameter[];
   /** The values no measurement pinned, each with its pessimistic and optimistic end (./fit/assumptions-of.ts). */
@@ -131,6 +132,8 @@ export interface Prediction {
   epochSec: number;
   /** The first (cold-cache) epoch, s. */
   firstEpochSec: number;
+  /** Seconds from the job's start to its first batch, the cache empty (firstBatchSec); absent where the profile did not record it. */
+  firstBatchSec?: number;
   /** An epoch in the steady state, s. */
   steadyEpochSec: number;
   /** Fraction of time the accelerator computes. */
@@ -185,8 +188,9 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
   if (storage.kind === 'not-enough-data') return storage;
   const cache = fitCache(profile, modes.value, bytesPerSample, options);
   if (cache.kind === 'not-enough-data') return cache;
+  const firstBatch = fitFirstBatch(modes.value);
   // The report lists parameters and caveats in this order.
-  const fits = [modes, accelerator, cpuShare, prep, workers, bytes, storage, requests, cache];
+  const fits = [modes, accelerator, cpuShare, prep, workers, bytes, storage, requests, cache, firstBatch];
   const fitted = {
     ...accelerator.value,
     ...cpuShare.value,
@@ -199,6 +203,7 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
     ...bytes.value,
     ...cache.value,
     ...requests.value,
+    ...firstBatch.value,
     parameters: fits.flatMap((f) => f.parameters),
     caveats: fits.flatMap((f) => f.caveats),
   };
@@ -333,6 +338,33 @@ export function profiledObjectBytes(model: FittedModel): number {
   return model.bytesPerSample / model.requestsPerSample;
 }
 
+/**
+ * Fetching the first batches, s: every loader (ranks x workers) fetches its first batch at once, so their
+ * bytes share the bandwidth; each worker's requests for it wait L each, q at a time, one request at least
+ * (a shard's first samples come with its first request).
+ */
+export function firstBatchFetchSec(model: FittedModel, scenario: Scenario): number {
+  const loaders = scenario.gpus * Math.max(1, scenarioWorkers(model, scenario) ?? 1);
+  const b = model.samplesPerIter;
+  const bandwidth = (loaders * b * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec;
+  if (model.profiledInFlightPerWorker === null) return bandwidth;
+  const inFlight = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker;
+  const rounds = Math.max(1, Math.ceil((b * requestsPerSample(model, scenario)) / inFlight - 1e-9));
+  return bandwidth + rounds * (scenario.requestLatencySec ?? model.requestLatencySec);
+}
+
+/**
+ * Seconds from the job's start to its first batch with nothing cached: its start-up and the loader's first
+ * wait in memory as measured, plus the first batch's fetch, modelled at the asked settings and corrected by
+ * what the model missed at the profiled ones (the measured cold wait less the cached, less the modelled
+ * fetch: connections opened, listings, a worker's first request).
+ */
+export function firstBatchSec(model: FittedModel, scenario: Scenario): number {
+  const measured = model.firstBatch!;
+  const residual = measured.coldFirstWaitSec - measured.cachedFirstWaitSec - firstBatchFetchSec(model, baseScenario(model));
+  return measured.startupSec + measured.cachedFirstWaitSec + Math.max(0, firstBatchFetchSec(model, scenario) + residual);
+}
+
 /** Predicts one scenario. Pure. */
 export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const steady = steadyHitRatio(model, scenario.cachePolicy, scenario.cacheBytes);
@@ -369,6 +401,7 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
     samplesPerSec,
     epochSec: epochSecAt(meanSec),
     firstEpochSec: epochSecAt(firstSec),
+    ...(model.firstBatch ? { firstBatchSec: firstBatchSec(model, scenario) } : {}),
     steadyEpochSec: epochSecAt(steadySec),
     acceleratorUtilization: t.gpu / meanSec,
     bottleneck,

@@ -89,3 +89,22 @@ test('remote data as profiled has no cache of its own, and cache advice names a 
   assert.match(lru.text, /^local cache of whole objects, LRU \(Streaming's cache_limit, LitData's max_cache_size\): a cache of /);
   assert.match(lru.text, /Paste: StreamingDataset\(\.\.\., cache_limit='\d+mb'\)/);
 });
+
+test('the first batch: as measured at the profiled settings, and its fetch scaled by the bandwidth and the latency asked', () => {
+  const profile = load('remote-latency.json');
+  assert.equal(fitOrFail(profile).firstBatch, null, 'a profile without firstBatch: nothing to predict');
+  assert.equal(predict(fitOrFail(profile), baseScenario(fitOrFail(profile))).firstBatchSec, undefined);
+  profile.modes.cached!.firstBatch = { sec: 3.0, startupSec: 2.9, firstWaitSec: 0.1 };
+  profile.modes.cold!.firstBatch = { sec: 3.4, startupSec: 2.95, firstWaitSec: 0.45 };
+  const model = fitOrFail(profile);
+  assert.deepEqual(model.parameters.filter((p) => ['T0', 'W1', 'W1c'].includes(p.symbol)).map((p) => p.value), [2.95, 0.1, 0.45]);
+  const base = baseScenario(model);
+  const asProfiled = predict(model, base).firstBatchSec!;
+  assert.ok(Math.abs(asProfiled - 3.4) < 1e-9, `as profiled it is what was measured: ${asProfiled}`);
+  // Each worker's 8 requests for its first batch wait L, one at a time (the workers side by side): 0.1 s more adds 0.8 s.
+  const farther = predict(model, { ...base, requestLatencySec: model.requestLatencySec + 0.1 }).firstBatchSec!;
+  assert.ok(Math.abs(farther - asProfiled - 0.8) < 1e-6, `${farther} vs ${asProfiled}`);
+  // Half the bandwidth: the first batches' bytes take twice as long.
+  const slower = predict(model, { ...base, storageBytesPerSec: base.storageBytesPerSec / 2 }).firstBatchSec!;
+  assert.ok(slower > asProfiled, `${slower} > ${asProfiled}`);
+});
