@@ -1,6 +1,6 @@
 /**
  * Remote data's requests: how long one waits for its first byte (L, the
- * cold mode's median at the metering proxy: the network's round trips and
+ * cold mode's median, at the proxy or in the job's clients: the network's round trips and
  * the server's time to answer), how many a
  * sample needs (one object per sample, or one shard for many samples), and
  * how many each loader worker keeps in flight (q). A worker that waits L for
@@ -47,7 +47,7 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
   // The most at once: a worker's own concurrency (threads) shows when it was busy; the mean counts its idle moments too.
   const loaders = ranks * Math.max(1, workersPerRank ?? 1);
   const inFlight = Math.max(1, Math.round(network.maxInFlight / loaders));
-  const source = `modes.cold.network (${network.requests} requests through the metering proxy)`;
+  const source = `modes.cold.network (${network.requests} requests ${network.meter === 'client' ? "counted in the job's HTTP clients" : 'through the metering proxy'})`;
   return {
     kind: 'fitted',
     value: { requestLatencySec: latency, requestsPerSample, profiledInFlightPerWorker: inFlight, remoteObjects: true },
