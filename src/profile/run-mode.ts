@@ -270,13 +270,14 @@ function proveRun(input: ModeRunInput, run: RunEvidence): StateProof {
   const allIterations = run.ranks.flatMap((r) => r.iterations);
   const samples = allIterations.reduce((sum, it) => sum + it.samples, 0);
   const reportedBytes = allIterations.every((it) => it.bytes !== undefined) ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0) : null;
-  // A source's own counter (the proxy, a FUSE daemon's sockets) counts the data's bytes alone: the whole run is
-  // its evidence. A window would miss the reads a deep prefetch made before it opened, when the job ends at its
-  // data's end (8 workers x 2 batches ahead counted 85% on a GPU job). The job tree's read_bytes also count
-  // imports and model loading, so local files are judged over the measured window, where the readings cover it.
-  const window = run.fetched.ownCounter && run.fetched.wholeRunBytes !== null
-    ? null
-    : windowReadProof(run.fetched.series, run.measuredIterations, allIterations, measured.sampleBytes ?? measured.meanFileBytes);
+  // A source's own counter (the proxy, a FUSE daemon's sockets) counts the data's traffic alone, so the cold mode
+  // is judged over the whole run: a window misses the reads a deep prefetch made before it opened, when the job
+  // ends at its data's end (8 workers x 2 batches ahead counted 85% on a GPU job). The cached mode keeps the
+  // window: the start-up's metadata (an s3fs HEAD per file an ImageFolder lists) would count against it (5.2%
+  // over a whole run, seen), and a read during its window is what disproves it. The job tree's read_bytes also
+  // count imports and model loading, so local files are judged over the window, where the readings cover it.
+  const wholeRun = input.mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null;
+  const window = wholeRun ? null : windowReadProof(run.fetched.series, run.measuredIterations, allIterations, measured.sampleBytes ?? measured.meanFileBytes);
   const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
   return proveState({

@@ -147,6 +147,11 @@ test("a source's own counter proves the cold mode over the whole run: a prefetch
 
   const halfCounted = (await runFaked('cold', 0, 0.5, {}, { ...lead, ownCounter: true })).result.state;
   assert.equal(halfCounted.proven, false, 'half the bytes over the whole run is still half');
+
+  // The cached mode keeps the window, where the start-up's metadata traffic cannot count against it.
+  const cached = (await runFaked('cached', 1, 0, {}, { ownCounter: true })).result.state;
+  assert.equal(cached.proven, true, cached.reason);
+  assert.equal(cached.readBytesSource, 'the fake meter over the measured window');
 });
 
 test('each rank carries the node its start event names: the host name and the node rank from the launcher', async () => {
