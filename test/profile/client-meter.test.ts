@@ -24,10 +24,12 @@ function netDir(): string {
 test('the counters of every process are read, a line cut short by a write in progress waits for the next read', () => {
   const dir = netDir();
   appendFileSync(join(dir, 'net-10.jsonl'), line(10, { requests: 1, bytes: 100 }) + line(10, { requests: 2, bytes: 250 }));
-  appendFileSync(join(dir, 'net-11.jsonl'), line(11, { requests: 1, bytes: 40 }) + '{"pid":11,"t":5,"requ');
+  // Cut where a prefix still ends in a brace: a line is whole only with its newline.
+  appendFileSync(join(dir, 'net-11.jsonl'), line(11, { requests: 1, bytes: 40 }) + '{"pid":11,"t":5,"statuses":{"200":1}');
+  appendFileSync(join(dir, 'net-12.jsonl'), 'not json}\n' + line(12, { requests: 1, bytes: 7 }));
   appendFileSync(join(dir, 'other.txt'), 'not counters\n');
   const processes = readClientCounters(dir);
-  assert.deepEqual(processes.map((lines) => lines.map((l) => l.bytes)).sort(), [[100, 250], [40]].sort());
+  assert.deepEqual(processes.map((lines) => lines.map((l) => l.bytes)).sort(), [[100, 250], [40], [7]].sort());
   assert.deepEqual(readClientCounters(join(dir, 'missing')), [], 'no folder yet: nothing counted');
   rmSync(dir, { recursive: true, force: true });
 });

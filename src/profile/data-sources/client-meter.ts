@@ -51,13 +51,21 @@ export function readClientCounters(dir: string): CounterLine[][] {
       return [];
     }
     const lines: CounterLine[] = [];
-    for (const line of text.split('\n')) {
-      if (!line.endsWith('}')) continue;
-      const parsed = CounterLine.safeParse(JSON.parse(line));
+    // Whole lines only: the text after the last newline may be a line still being written.
+    for (const line of text.split('\n').slice(0, -1)) {
+      const parsed = CounterLine.safeParse(parseJson(line));
       if (parsed.success) lines.push(parsed.data);
     }
     return lines;
   });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }
 
 /** The bytes all processes had taken by their latest lines. */
