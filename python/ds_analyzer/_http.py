@@ -94,14 +94,18 @@ class _Counters(object):
                     return
 
 
-_state = {"dir": None, "origins": frozenset(), "counters": None}
+_state = {"dir": None, "origins": frozenset(), "counters": None, "creating": threading.Lock()}
 
 
 def _counters():
     """This process's counters: a forked loader worker starts its own (and its own writer thread)."""
     counters = _state["counters"]
-    if counters is None:  # reset in a forked child (register_at_fork in install)
-        counters = _state["counters"] = _Counters(_state["dir"])
+    if counters is not None:
+        return counters
+    with _state["creating"]:  # two threads' first requests (a boto3 thread pool) make one set of counters
+        if _state["counters"] is not None:
+            return _state["counters"]
+        counters = _Counters(_state["dir"])
         counters.thread = threading.Thread(target=counters.run, name="ds-analyzer-net", daemon=True)
         counters.thread.start()
         atexit.register(counters.flush)
@@ -111,6 +115,7 @@ def _counters():
             util.Finalize(None, counters.flush, exitpriority=100)
         except Exception:
             pass
+        _state["counters"] = counters
     return counters
 
 
@@ -162,7 +167,7 @@ def install(env):
 
     os.makedirs(directory, exist_ok=True)
     # A forked loader worker counts its own requests in its own file, from zero.
-    os.register_at_fork(after_in_child=lambda: _state.update(counters=None))
+    os.register_at_fork(after_in_child=lambda: _state.update(counters=None, creating=threading.Lock()))
     _state["dir"] = directory
     _state["origins"] = frozenset(o.strip() for o in env.get("DSA_NET_ORIGINS", "").split(",") if o.strip())
     connection_cls, response_cls = client.HTTPConnection, client.HTTPResponse

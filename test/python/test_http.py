@@ -119,6 +119,22 @@ if __name__ == "__main__":
         self.assertEqual(sum(lines[-1]["bytes"] for lines in processes.values()), 8 * BODY)
         self.assertEqual(sum(lines[-1]["requests"] for lines in processes.values()), 8)
 
+    def test_threads_that_start_at_once_share_one_set_of_counters(self):
+        processes = self.run_client(r'''
+import threading, urllib.request
+start = threading.Barrier(8)
+def fetch(k):
+    start.wait()
+    for j in range(5):
+        urllib.request.urlopen("http://127.0.0.1:%d/t%d-%d" % (PORT, k, j)).read()
+threads = [threading.Thread(target=fetch, args=(k,)) for k in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+''')
+        last = list(processes.values())[0][-1]
+        self.assertEqual((last["requests"], last["bytes"]), (40, 40 * BODY))
+        self.assertLessEqual(last["maxInFlight"], 8)
+
     def test_without_the_folder_nothing_is_patched(self):
         proc, _ = run_script(r'''
 import http.client
