@@ -15,10 +15,16 @@ import type { RankResult } from '../schema/profile.js';
  * stall read as CPU contention), and may take another rank in each run of a mode.
  */
 export function pickPaceRank(ranks: readonly RankResult[]): RankResult | null {
-  const summarized = ranks.filter((r) => r.summary !== null);
+  const summarized = ranks.filter((r): r is Summarized => r.summary !== null);
   if (summarized.length === 0) return null;
-  const slowest = summarized.reduce((pace, r) => (r.summary!.iterMs.mean > pace.summary!.iterMs.mean || (r.summary!.iterMs.mean === pace.summary!.iterMs.mean && r.rank < pace.rank) ? r : pace));
-  const slow = slowest.summary!.iterMs;
-  const together = summarized.filter((r) => slow.mean - r.summary!.iterMs.mean <= (slow.halfWidth ?? 0) + (r.summary!.iterMs.halfWidth ?? 0));
-  return together.reduce((pace, r) => (r.summary!.waitMs.mean > pace.summary!.waitMs.mean || (r.summary!.waitMs.mean === pace.summary!.waitMs.mean && r.rank < pace.rank) ? r : pace));
+  const slow = largest(summarized, (r) => r.summary.iterMs.mean).summary.iterMs;
+  const together = summarized.filter((r) => slow.mean - r.summary.iterMs.mean <= (slow.halfWidth ?? 0) + (r.summary.iterMs.halfWidth ?? 0));
+  return largest(together, (r) => r.summary.waitMs.mean);
+}
+
+type Summarized = RankResult & { summary: NonNullable<RankResult['summary']> };
+
+/** The rank with the largest value; ties go to the lowest rank number. */
+function largest(ranks: readonly Summarized[], value: (r: Summarized) => number): Summarized {
+  return ranks.reduce((best, r) => (value(r) > value(best) || (value(r) === value(best) && r.rank < best.rank) ? r : best));
 }

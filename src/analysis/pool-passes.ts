@@ -140,7 +140,8 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     state: poolState(results),
     ranks,
     paceRank: pace?.rank ?? last.paceRank,
-    summary: pace?.summary ?? paceMedian(poolSummaries(results.map((r) => r.summary), fits), ranks, last.paceRank),
+    // The mode's summary is its pace rank's, pooled over the runs; none when no rank has one.
+    summary: pace?.summary ?? null,
     resources: results.flatMap((r) => r.resources),
     jobCpuSecPerSample: meanOfKnown(results.map((r) => r.jobCpuSecPerSample)),
     storageReadBytesPerSec: meanOfKnown(results.map((r) => r.storageReadBytesPerSec)),
@@ -149,12 +150,6 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     passes: runs.map(toPass),
     firstBatch: meanFirstBatch(results),
   };
-}
-
-/** The mode's summary is its pace rank's: so is its median. */
-function paceMedian(summary: IterationSummary | null, ranks: readonly RankResult[], paceRank: number | null): IterationSummary | null {
-  const pace = ranks.find((r) => r.rank === paceRank);
-  return summary && pace?.summary ? { ...summary, medianIterMs: pace.summary.medianIterMs } : summary;
 }
 
 function toPass(run: ScheduledRun): Pass {

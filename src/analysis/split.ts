@@ -3,7 +3,7 @@
  * the synthetic mode, prep stall = T_cached - T_synthetic, fetch stall =
  * T_cold - T_cached, with confidence intervals, rates and a verdict.
  */
-import { findStraggler } from './straggler.js';
+import { findStraggler, judgedRankWaits } from './straggler.js';
 import type { Mode } from '../schema/events.js';
 import type { Analysis, Estimate, IterationSummary, ModeResult, StallCall } from '../schema/profile.js';
 import { ADVICE_TEXT, VERDICT_TEXT, type Bound, type Severity, type TextContext } from './advice-text.js';
@@ -102,7 +102,7 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     advice: advice(context),
     caveats,
     // Multi-rank jobs only: one rank has no straggler to name.
-    ...(Math.max(modes.cached?.ranks.length ?? 0, modes.cold?.ranks.length ?? 0) > 1 ? { straggler: findStraggler({ cached: modes.cached, cold: modes.cold }) } : {}),
+    ...(judgedRankWaits(modes) ? { straggler: findStraggler(modes) } : {}),
   };
 }
 

@@ -20,8 +20,8 @@ export interface RankWait {
   iterMs: Estimate;
   waitMs: Estimate;
   stepMs: Estimate;
-  /** Quantiles of its measured iterations' waits, ms. */
-  waitQuantilesMs: { p50: number; p95: number; p99: number };
+  /** Quantiles of its measured iterations' waits, ms; null without measured iterations. */
+  waitQuantilesMs: { p50: number; p95: number; p99: number } | null;
 }
 
 export interface Straggler {
@@ -55,9 +55,7 @@ export function rankWaits(mode: ModeResult): RankWait[] {
         iterMs: r.summary.iterMs,
         waitMs: r.summary.waitMs,
         stepMs: r.summary.computeMs,
-        waitQuantilesMs: measured.length > 0
-          ? { p50: nearestRank(measured, 0.5), p95: nearestRank(measured, 0.95), p99: nearestRank(measured, 0.99) }
-          : { p50: 0, p95: 0, p99: 0 },
+        waitQuantilesMs: measured.length > 0 ? { p50: nearestRank(measured, 0.5), p95: nearestRank(measured, 0.95), p99: nearestRank(measured, 0.99) } : null,
       };
     })
     .sort((a, b) => a.rank - b.rank);
@@ -87,11 +85,19 @@ function longestWaiter(waits: readonly RankWait[]): { worst: RankWait; least: Ra
   return worst.rank !== least.rank && material && beyondNoise(worst.waitMs, least.waitMs) ? { worst, least } : null;
 }
 
+/** The mode the straggler is judged in and its ranks' waits: the cold mode where it ran, else the cached; null with fewer than two ranks. */
+export function judgedRankWaits(modes: { cached?: ModeResult; cold?: ModeResult }): { mode: 'cached' | 'cold'; waits: RankWait[] } | null {
+  const mode = modes.cold ? 'cold' : modes.cached ? 'cached' : null;
+  if (!mode || modes[mode]!.ranks.length < 2) return null;
+  return { mode, waits: rankWaits(modes[mode]!) };
+}
+
 /** The straggler of a multi-rank profile, or null (one rank, or no rank waits beyond the others' noise and 3% of its iteration). */
 export function findStraggler(modes: { cached?: ModeResult; cold?: ModeResult }): Straggler | null {
-  const judged = modes.cold ? 'cold' : modes.cached ? 'cached' : null;
-  if (!judged) return null;
-  const found = longestWaiter(rankWaits(modes[judged]!));
+  const judgedWaits = judgedRankWaits(modes);
+  if (!judgedWaits) return null;
+  const judged = judgedWaits.mode;
+  const found = longestWaiter(judgedWaits.waits);
   if (!found) return null;
   const { worst, least } = found;
   // Already behind with its data in memory: its loader's CPU. Behind only when the data comes from storage: its storage.

@@ -294,7 +294,7 @@ function proveRun(input: ModeRunInput, run: RunEvidence): StateProof {
     fitsInMemory: measured.fitsInMemory,
     reEvictions: run.cacheFinish.reEvictions,
     keeper: run.cacheFinish.keeper && { ...run.cacheFinish.keeper, modeWallSec: run.wallSec },
-    sourceLimit: input.dataSource.proofLimit(input.mode, input.dataset),
+    sourceLimit: input.dataSource.proofLimit(input.mode, input.dataset) ?? run.fetched.proofLimit ?? null,
     ...(subset ? { subset: { files: subset.record.files, reason: subset.record.reason, jobSamples: subsetAck?.subsetFiles, jobNote: subsetNote } } : {}),
     otherReads: run.fetched.otherReads(window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity),
   });

@@ -61,6 +61,11 @@ function withYFromZero<T extends { scales: { y: object } }>(options: T, fromZero
 
 const lineStyle = (color: string) => ({ borderColor: color, backgroundColor: color, borderWidth: 1.5, pointRadius: 0, fill: false, spanGaps: false });
 
+/** A bar chart of per-iteration times whose datasets stack. */
+function stackedBars(title: string, xTitle: string, labels: string[], datasets: { label: string; data: (number | null)[]; backgroundColor: string | string[] }[]) {
+  return { type: 'bar', data: { labels, datasets }, options: baseOptions(title, xTitle, 'time per iteration (ms)', { stacked: true }) };
+}
+
 /** The report's charts, in reading order. */
 export function reportCharts(data: ReportData): ReportChart[] {
   const charts: ReportChart[] = [];
@@ -70,18 +75,11 @@ export function reportCharts(data: ReportData): ReportChart[] {
     title: 'Where each iteration goes',
     caption:
       'Per-iteration time of each mode split into compute, prep stall (CPU pre-processing not hidden by compute) and fetch stall (storage), by the differential method; cold is the real training pace.',
-    config: {
-      type: 'bar',
-      data: {
-        labels: bars.map((b) => b.mode),
-        datasets: [
-          { label: 'compute', data: bars.map((b) => b.computeMs), backgroundColor: PART_COLOR.compute },
-          { label: 'prep stall', data: bars.map((b) => b.prepStallMs), backgroundColor: PART_COLOR.prep },
-          { label: 'fetch stall', data: bars.map((b) => b.fetchStallMs), backgroundColor: PART_COLOR.fetch },
-        ],
-      },
-      options: baseOptions('Per-iteration time by mode', 'mode', 'time per iteration (ms)', { stacked: true }),
-    },
+    config: stackedBars('Per-iteration time by mode', 'mode', bars.map((b) => b.mode), [
+      { label: 'compute', data: bars.map((b) => b.computeMs), backgroundColor: PART_COLOR.compute },
+      { label: 'prep stall', data: bars.map((b) => b.prepStallMs), backgroundColor: PART_COLOR.prep },
+      { label: 'fetch stall', data: bars.map((b) => b.fetchStallMs), backgroundColor: PART_COLOR.fetch },
+    ]),
   });
 
   if (data.ranks) {
@@ -92,17 +90,10 @@ export function reportCharts(data: ReportData): ReportChart[] {
       caption:
         `Per-iteration wait for data and step of each rank in the ${mode} mode. Ranks that all-reduce run at one pace: ` +
         "a rank whose loader falls behind waits for its data, and the others wait for it inside their step (at the collective). The straggler, if any, is named in its label.",
-      config: {
-        type: 'bar',
-        data: {
-          labels: ranks.map((r) => r.label),
-          datasets: [
-            { label: 'step (compute, and waiting at the collective)', data: ranks.map((r) => r.stepMs), backgroundColor: PART_COLOR.compute },
-            { label: 'wait for data', data: ranks.map((r) => r.waitMs), backgroundColor: ranks.map((r) => (r.straggler ? PART_COLOR.fetch : PART_COLOR.prep)) },
-          ],
-        },
-        options: baseOptions(`Per-iteration time by rank (${mode})`, 'rank', 'time per iteration (ms)', { stacked: true }),
-      },
+      config: stackedBars(`Per-iteration time by rank (${mode})`, 'rank', ranks.map((r) => r.label), [
+        { label: 'step (compute, and waiting at the collective)', data: ranks.map((r) => r.stepMs), backgroundColor: PART_COLOR.compute },
+        { label: 'wait for data', data: ranks.map((r) => r.waitMs), backgroundColor: ranks.map((r) => (r.straggler ? PART_COLOR.fetch : PART_COLOR.prep)) },
+      ]),
     });
   }
 

@@ -6,7 +6,7 @@
 import { MODES, type Mode } from '../schema/events.js';
 import type { Iteration, Profile } from '../schema/profile.js';
 import type { WhatIfCurvesOrReason } from './whatif-source.js';
-import { rankWaits } from '../analysis/straggler.js';
+import { judgedRankWaits } from '../analysis/straggler.js';
 
 /** Per-mode decomposition of the iteration time, ms (differential method). */
 export interface BreakdownBar {
@@ -38,7 +38,6 @@ export interface ResourceSeries {
   pageCacheMiB: [number, number | null][];
 }
 
-/** Everything the report's charts draw. */
 /** One rank's wait for data and step in the mode the straggler is judged in (multi-rank jobs). */
 export interface RankBar {
   label: string;
@@ -47,9 +46,10 @@ export interface RankBar {
   straggler: boolean;
 }
 
+/** Everything the report's charts draw. */
 export interface ReportData {
   breakdown: BreakdownBar[];
-  /** Each rank's wait and step (the cold mode, else the cached); empty for one rank. */
+  /** Each rank's wait and step (the cold mode, else the cached); null for one rank. */
   ranks: { mode: 'cached' | 'cold'; bars: RankBar[] } | null;
   iterations: IterationSeries[];
   resources: ResourceSeries[];
@@ -113,16 +113,16 @@ export function reportData(profile: Profile, whatIf: WhatIfCurvesOrReason): Repo
 
 /** Each rank's wait and step where the straggler is judged; null for a single-rank job. */
 function rankBars(profile: Profile): ReportData['ranks'] {
-  const mode = profile.modes.cold ? 'cold' : profile.modes.cached ? 'cached' : null;
-  if (!mode || profile.modes[mode]!.ranks.length < 2) return null;
+  const judged = judgedRankWaits(profile.modes);
+  if (!judged) return null;
   const straggler = profile.analysis?.straggler ?? null;
-  const bars = rankWaits(profile.modes[mode]!).map((r) => ({
+  const bars = judged.waits.map((r) => ({
     label: `rank ${r.rank}${straggler?.rank === r.rank ? ` (straggler: ${straggler.cause})` : ''}`,
     waitMs: round(r.waitMs.mean, 3),
     stepMs: round(r.stepMs.mean, 3),
     straggler: straggler?.rank === r.rank,
   }));
-  return { mode, bars };
+  return { mode: judged.mode, bars };
 }
 
 function blockMeans(iterations: { i: number; waitMs: number; computeMs: number }[], blockSize: number): [number, number][] {

@@ -7,7 +7,7 @@ import type { Estimate, Profile, StallCall } from '../schema/profile.js';
 import { formatBytes, formatNumber, formatRate } from '../units.js';
 import { formatEstimate, formatPercent } from './format.js';
 import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';
-import { rankWaits } from '../analysis/straggler.js';
+import { judgedRankWaits } from '../analysis/straggler.js';
 
 /** Header + rows of the modes table. */
 export function modeRows(profile: Profile): string[][] {
@@ -126,17 +126,19 @@ export function factRows(profile: Profile): [string, string][] {
  * one rank.
  */
 export function rankRows(profile: Profile): { mode: 'cached' | 'cold'; rows: string[][] } | null {
-  const mode = profile.modes.cold ? 'cold' : profile.modes.cached ? 'cached' : null;
-  if (!mode || profile.modes[mode]!.ranks.length < 2) return null;
+  const judged = judgedRankWaits(profile.modes);
+  if (!judged) return null;
+  const { mode, waits } = judged;
   const straggler = profile.analysis?.straggler ?? null;
   const rows = [[`ranks (${mode})`, 'iteration ms', 'wait ms', 'wait p50 / p95 / p99 ms', 'step ms', '']];
-  for (const r of rankWaits(profile.modes[mode]!)) {
+  for (const r of waits) {
+    const q = r.waitQuantilesMs;
     const where = r.node ? `${r.node.hostname}/${r.node.nodeRank}` : '';
     rows.push([
       `rank ${r.rank} ${where ? `(node ${where}, local ${r.localRank})` : `(local ${r.localRank})`}`,
       formatEstimate(r.iterMs),
       formatEstimate(r.waitMs),
-      `${r.waitQuantilesMs.p50.toFixed(1)} / ${r.waitQuantilesMs.p95.toFixed(1)} / ${r.waitQuantilesMs.p99.toFixed(1)}`,
+      q ? `${q.p50.toFixed(1)} / ${q.p95.toFixed(1)} / ${q.p99.toFixed(1)}` : '—',
       formatEstimate(r.stepMs),
       straggler?.rank === r.rank ? `<- straggler (${straggler.cause})` : '',
     ]);

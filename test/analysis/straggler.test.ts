@@ -54,6 +54,6 @@ test('ranks whose waits agree within noise have no straggler; one rank has none;
 test('each rank\'s wait quantiles come from its measured iterations, in rank order', () => {
   const waits = rankWaits(mode('cold', [rank(1, 59, 16), rank(0, 75, 0.5)]));
   assert.deepEqual(waits.map((w) => w.rank), [0, 1]);
-  const q = waits[1].waitQuantilesMs;
+  const q = waits[1].waitQuantilesMs!;
   assert.ok(q.p50 <= q.p95 && q.p95 <= q.p99 && Math.abs(q.p50 - 16) < 2, JSON.stringify(q));
 });

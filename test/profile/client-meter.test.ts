@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clientNetworkUse, readClientCounters, startClientMeter } from '../../src/profile/data-sources/client-meter.js';
+import { ClientCounters, clientNetworkUse, startClientMeter, type ProcessCounters } from '../../src/profile/data-sources/client-meter.js';
 
 /** One counters line as python/ds_analyzer/_http.py writes it. */
 function line(pid: number, fields: Partial<Record<string, unknown>>): string {
@@ -15,31 +15,46 @@ function line(pid: number, fields: Partial<Record<string, unknown>>): string {
   );
 }
 
+/** Each process's lines as ClientCounters gathers them: the last line's totals, every line's timings. */
+function asCounters(processes: string[][]): ProcessCounters[] {
+  return processes.map((lines) => {
+    const parsed = lines.map((l) => JSON.parse(l));
+    return { last: parsed.at(-1), firstByteMs: parsed.flatMap((l) => l.firstByteMs), requestMs: parsed.flatMap((l) => l.requestMs) };
+  });
+}
+
 function netDir(): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'dsa-client-meter-')), 'net');
   mkdirSync(dir);
   return dir;
 }
 
-test('the counters of every process are read, a line cut short by a write in progress waits for the next read', () => {
+test('the counters of every process are read as they grow, a line cut short by a write in progress waits for the next poll', () => {
   const dir = netDir();
-  appendFileSync(join(dir, 'net-10.jsonl'), line(10, { requests: 1, bytes: 100 }) + line(10, { requests: 2, bytes: 250 }));
+  const counters = new ClientCounters(dir);
+  assert.deepEqual(new ClientCounters(join(dir, 'missing')).poll(), [], 'no folder yet: nothing counted');
+  appendFileSync(join(dir, 'net-10.jsonl'), line(10, { requests: 1, bytes: 100, firstByteMs: [3] }) + line(10, { requests: 2, bytes: 250, firstByteMs: [4] }));
   // Cut where a prefix still ends in a brace: a line is whole only with its newline.
-  appendFileSync(join(dir, 'net-11.jsonl'), line(11, { requests: 1, bytes: 40 }) + '{"pid":11,"t":5,"statuses":{"200":1}');
+  appendFileSync(join(dir, 'net-11.jsonl'), line(11, { requests: 1, bytes: 40 }) + '{"pid":11,"t":5,"bytes":90,"statuses":{"200":1}');
   appendFileSync(join(dir, 'net-12.jsonl'), 'not json}\n' + line(12, { requests: 1, bytes: 7 }));
   appendFileSync(join(dir, 'other.txt'), 'not counters\n');
-  const processes = readClientCounters(dir);
-  assert.deepEqual(processes.map((lines) => lines.map((l) => l.bytes)).sort(), [[100, 250], [40], [7]].sort());
-  assert.deepEqual(readClientCounters(join(dir, 'missing')), [], 'no folder yet: nothing counted');
+  const bytes = (processes: ProcessCounters[]) => processes.map((p) => p.last.bytes).sort((a, b) => a - b);
+  assert.deepEqual(bytes(counters.poll()), [7, 40, 250]);
+  // The rest of the cut line arrives, and a new line: the next poll reads only what was appended.
+  appendFileSync(join(dir, 'net-11.jsonl'), ',"requests":2,"busyMs":0,"inFlight":0,"maxInFlight":1,"firstMs":null,"lastEndMs":null,"failures":0,"firstByteMs":[],"requestMs":[]}\n');
+  appendFileSync(join(dir, 'net-10.jsonl'), line(10, { requests: 3, bytes: 300, firstByteMs: [5] }));
+  const later = counters.poll();
+  assert.deepEqual(bytes(later), [7, 90, 300]);
+  assert.deepEqual(later.find((p) => p.last.pid === 10)!.firstByteMs, [3, 4, 5], 'every line\'s timings, each once');
   rmSync(dir, { recursive: true, force: true });
 });
 
 test('a run\'s network use: totals from the last lines, timings from all, the mean in flight from the time requests were open', () => {
-  const processes = [
+  const processes = asCounters([
     [line(1, { requests: 2, bytes: 200, busyMs: 100, maxInFlight: 1, firstMs: 0, lastEndMs: 900, statuses: { '200': 2 }, firstByteMs: [5, 7] }),
       line(1, { requests: 4, bytes: 400, busyMs: 300, maxInFlight: 1, firstMs: 0, lastEndMs: 1900, statuses: { '200': 4 }, firstByteMs: [6, 8], requestMs: [10, 20] })],
     [line(2, { requests: 3, bytes: 300, busyMs: 700, maxInFlight: 2, firstMs: 100, lastEndMs: 1800, statuses: { '200': 2, '503': 1 }, failures: 1, firstByteMs: [9] })],
-  ].map((lines) => lines.map((l) => JSON.parse(l)));
+  ]);
   const use = clientNetworkUse(processes, 2);
   assert.equal(use.requests, 7);
   assert.equal(use.originBytes, 700);
@@ -52,8 +67,8 @@ test('a run\'s network use: totals from the last lines, timings from all, the me
 });
 
 test('workers of successive epochs are not in flight together: the most at once is the most of those fetching at one time', () => {
-  const epoch = (pid: number, from: number) => [JSON.parse(line(pid, { requests: 10, maxInFlight: 1, firstMs: from, lastEndMs: from + 900 }))];
-  const use = clientNetworkUse([epoch(1, 0), epoch(2, 0), epoch(3, 1000), epoch(4, 1000), epoch(5, 2000), epoch(6, 2000)], 3);
+  const epoch = (pid: number, from: number) => [line(pid, { requests: 10, maxInFlight: 1, firstMs: from, lastEndMs: from + 900 })];
+  const use = clientNetworkUse(asCounters([epoch(1, 0), epoch(2, 0), epoch(3, 1000), epoch(4, 1000), epoch(5, 2000), epoch(6, 2000)]), 3);
   assert.equal(use.maxInFlight, 2);
 });
 
@@ -67,5 +82,13 @@ test('the meter hands the job its folder and origins, and proves over the whole 
   assert.equal(readings.wholeRunBytes, 3000);
   assert.equal(readings.series.at(-1)?.bytes, 3000);
   assert.equal(readings.network?.requests, 3);
+  assert.equal(readings.proofLimit, undefined);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('a run whose clients counted no request cannot be proven by them, and says which meter to use instead', async () => {
+  const dir = netDir();
+  const readings = await startClientMeter(dir, ['127.0.0.1:9000']).finish([]);
+  assert.match(readings.proofLimit ?? '', /counted no request to the origin.*--net-meter proxy/);
   rmSync(dir, { recursive: true, force: true });
 });

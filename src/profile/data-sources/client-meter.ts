@@ -2,7 +2,7 @@
 // processes' HTTP clients write (python/ds_analyzer/_http.py: one net-PID.jsonl per process, cumulative
 // lines), read every quarter second and placed at the run's resource samples. No proxy carries the bytes,
 // so the meter costs the job microseconds per request and nothing per byte (bench/client-meter.bench.ts).
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
@@ -14,6 +14,8 @@ import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js
 const READ_EVERY_MS = 250;
 
 const MESSAGES = {
+  unseen:
+    "the job's HTTP clients counted no request to the origin: its client is not Python's http.client (boto3, requests, urllib3 and urllib are), or it reaches the data through another proxy; profile with --net-meter proxy",
   windowSource: "body bytes the job's HTTP clients took from the origin, counted in its processes (sampled)",
   wholeRunSource: "body bytes the job's HTTP clients took from the origin over the whole run, counted in its processes",
 } as const;
@@ -35,29 +37,68 @@ const CounterLine = z.object({
 });
 type CounterLine = z.infer<typeof CounterLine>;
 
-/** Every process's lines in `dir`, in order; a line cut short by a write in progress is left for the next read. */
-export function readClientCounters(dir: string): CounterLine[][] {
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((name) => /^net-\d+\.jsonl$/.test(name));
-  } catch {
-    return [];
-  }
-  return names.map((name) => {
-    let text: string;
+/** One process's counters: its latest line's totals, and every timing its lines carried. */
+export interface ProcessCounters {
+  last: CounterLine;
+  firstByteMs: number[];
+  requestMs: number[];
+}
+
+/**
+ * The processes' counter files in a folder, read incrementally: each poll reads only what was appended since
+ * the last (a long run's files grow by a line a quarter second per process; re-reading them whole every poll
+ * grows with the run). The text after a file's last newline may be a line still being written: kept for the
+ * next poll.
+ */
+export class ClientCounters {
+  private readonly files = new Map<string, { offset: number; rest: string; counters: ProcessCounters | null }>();
+
+  constructor(private readonly dir: string) {}
+
+  /** Reads what the processes appended since the last poll; returns every process that wrote a whole line. */
+  poll(): ProcessCounters[] {
+    let names: string[] = [];
     try {
-      text = readFileSync(join(dir, name), 'utf8');
+      names = readdirSync(this.dir).filter((name) => /^net-\d+\.jsonl$/.test(name));
     } catch {
-      return [];
+      // No folder yet: no process has counted a request.
     }
-    const lines: CounterLine[] = [];
-    // Whole lines only: the text after the last newline may be a line still being written.
-    for (const line of text.split('\n').slice(0, -1)) {
-      const parsed = CounterLine.safeParse(parseJson(line));
-      if (parsed.success) lines.push(parsed.data);
+    for (const name of names) {
+      const file = this.files.get(name) ?? { offset: 0, rest: '', counters: null };
+      this.files.set(name, file);
+      const text = file.rest + this.readFrom(join(this.dir, name), file);
+      const lines = text.split('\n');
+      file.rest = lines.pop() ?? '';
+      for (const line of lines) {
+        const parsed = CounterLine.safeParse(parseJson(line));
+        if (!parsed.success) continue;
+        const counters = (file.counters ??= { last: parsed.data, firstByteMs: [], requestMs: [] });
+        counters.last = parsed.data;
+        counters.firstByteMs.push(...parsed.data.firstByteMs);
+        counters.requestMs.push(...parsed.data.requestMs);
+      }
     }
-    return lines;
-  });
+    return [...this.files.values()].flatMap((f) => (f.counters ? [f.counters] : []));
+  }
+
+  private readFrom(path: string, file: { offset: number }): string {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch {
+      return '';
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size <= file.offset) return '';
+      const buffer = Buffer.alloc(size - file.offset);
+      const read = readSync(fd, buffer, 0, buffer.length, file.offset);
+      file.offset += read;
+      return buffer.subarray(0, read).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  }
 }
 
 function parseJson(text: string): unknown {
@@ -69,8 +110,8 @@ function parseJson(text: string): unknown {
 }
 
 /** The bytes all processes had taken by their latest lines. */
-function totalBytes(processes: readonly CounterLine[][]): number {
-  return processes.reduce((sum, lines) => sum + (lines.at(-1)?.bytes ?? 0), 0);
+function totalBytes(processes: readonly ProcessCounters[]): number {
+  return processes.reduce((sum, p) => sum + p.last.bytes, 0);
 }
 
 /** The environment a job needs for its clients to count: the folder, and the origins whose requests count. */
@@ -82,7 +123,8 @@ export function clientMeterEnv(dir: string, origins: readonly string[]): Record<
 export function startClientMeter(dir: string, origins: readonly string[]): FetchMeter {
   const startedAt = Date.now();
   const readings: CounterReading[] = [{ t: startedAt, bytes: 0 }];
-  const read = () => readings.push({ t: Date.now(), bytes: totalBytes(readClientCounters(dir)) });
+  const counters = new ClientCounters(dir);
+  const read = () => readings.push({ t: Date.now(), bytes: totalBytes(counters.poll()) });
   const timer = setInterval(read, READ_EVERY_MS);
   timer.unref();
   return {
@@ -92,7 +134,7 @@ export function startClientMeter(dir: string, origins: readonly string[]): Fetch
     },
     finish(resources: readonly ResourceSample[]): FetchReadings {
       clearInterval(timer);
-      const processes = readClientCounters(dir);
+      const processes = counters.poll();
       readings.push({ t: Date.now(), bytes: totalBytes(processes) });
       const series = resources.length > 0 ? resources.map((s) => ({ t: s.t, bytes: counterAt(readings, s.t, (r) => r.bytes) ?? 0 })) : readings;
       return {
@@ -103,6 +145,7 @@ export function startClientMeter(dir: string, origins: readonly string[]): Fetch
         otherReads: () => null,
         ownCounter: true,
         network: clientNetworkUse(processes, (Date.now() - startedAt) / 1000),
+        ...(processes.some((p) => p.last.requests > 0) ? {} : { proofLimit: MESSAGES.unseen }),
       };
     },
   };
@@ -123,12 +166,12 @@ function mostAtOnce(last: readonly CounterLine[]): number {
 }
 
 /** What one run fetched, from its processes' counters: totals from their last lines, timings from all. */
-export function clientNetworkUse(processes: readonly CounterLine[][], sec: number): NetworkUse {
-  const last = processes.map((lines) => lines.at(-1)).filter((line): line is CounterLine => line !== undefined);
+export function clientNetworkUse(processes: readonly ProcessCounters[], sec: number): NetworkUse {
+  const last = processes.map((p) => p.last);
   const statuses: Record<string, number> = {};
   for (const line of last) for (const [status, count] of Object.entries(line.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
-  const firstBytes = processes.flatMap((lines) => lines.flatMap((l) => l.firstByteMs)).sort((a, b) => a - b);
-  const requestTimes = processes.flatMap((lines) => lines.flatMap((l) => l.requestMs)).sort((a, b) => a - b);
+  const firstBytes = processes.flatMap((p) => p.firstByteMs).sort((a, b) => a - b);
+  const requestTimes = processes.flatMap((p) => p.requestMs).sort((a, b) => a - b);
   const quantiles = (sorted: number[]) => ({ p50: nearestRank(sorted, 0.5), p95: nearestRank(sorted, 0.95), p99: nearestRank(sorted, 0.99), n: sorted.length });
   const failures = last.reduce((sum, l) => sum + l.failures, 0);
   return {

@@ -45,6 +45,8 @@ export interface FetchReadings {
   network?: NetworkUse;
   /** True when the series is the source's own counter, not the samples' read_bytes: it is kept on the samples (ResourceSample.fetchedBytes). */
   ownCounter?: boolean;
+  /** Why these readings cannot prove the run's state whatever they say (a meter that saw none of the job's traffic); absent: none. */
+  proofLimit?: string;
 }
 
 /** Meters one run's fetched bytes: started before the job, finished after its tree is reaped. */

@@ -16,8 +16,9 @@ const MESSAGES = {
   wholeRunSource: 'bytes of the data its origin sent through the metering proxy over the whole run',
 } as const;
 
-/** Starts metering one run through `proxy`; `capBytesPerSec` is the cap the run runs under. */
-export function startNetworkMeter(proxy: MeteringProxy, capBytesPerSec: number | null): FetchMeter {
+/** Starts metering one run through `proxy`, under the cap it has now. */
+export function startNetworkMeter(proxy: MeteringProxy): FetchMeter {
+  const capBytesPerSec = proxy.capBytesPerSec;
   proxy.resetMaxInFlight();
   proxy.takeRecords(); // an earlier run's, ended after its meter
   const start = proxy.readCounters();

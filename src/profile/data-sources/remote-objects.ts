@@ -54,8 +54,6 @@ const PROBE_IN_FLIGHT = 16;
 const DISK_HEADROOM = 0.9;
 
 const MESSAGES = {
-  clientsUnseen:
-    "the job's HTTP clients counted no request to the origin: its client is not Python's http.client (boto3, requests, urllib3 and urllib are), or it reaches the data through another proxy; profile with --net-meter proxy",
   portTaken: (port: number) => `--proxy-port ${port} is already taken on 127.0.0.1: pick another port, or omit --proxy-port to use any free one`,
   noObjects: (display: string) => `--remote ${display} holds no objects: check the bucket, prefix or URL`,
   tunnelled: (display: string) =>
@@ -74,10 +72,6 @@ export class RemoteObjectsSource implements DataSource {
   readonly readProber: ReadProber;
   private readonly store: RemoteStore;
   private link: (RemoteLink & { proxy: MeteringProxy; cache: ResponseCache; objects: Map<string, RemoteObject> }) | null = null;
-  private capBytesPerSec: number | null = null;
-  private delayingRequests = false;
-  /** Whether the last run metered in the job's clients saw no request: its client is one they cannot count. */
-  private clientsSawNothing = false;
 
   constructor(
     private readonly spec: RemoteSpec,
@@ -172,28 +166,14 @@ export class RemoteObjectsSource implements DataSource {
   async throttle(_dataset: Dataset, bytesPerSec: number): Promise<Throttle> {
     const proxy = this.requireLink().proxy;
     proxy.setBytesPerSec(bytesPerSec);
-    this.capBytesPerSec = bytesPerSec;
-    return {
-      wrap: (argv) => argv,
-      remove: async () => {
-        proxy.setBytesPerSec(null);
-        this.capBytesPerSec = null;
-      },
-    };
+    return { wrap: (argv) => argv, remove: async () => proxy.setBytesPerSec(null) };
   }
 
   /** Each request to the origin waits `sec` at the proxy before it leaves: a store that far away. */
   delayRequests(sec: number): Throttle {
     const proxy = this.requireLink().proxy;
     proxy.setAddedLatencyMs(sec * 1000);
-    this.delayingRequests = true;
-    return {
-      wrap: (argv) => argv,
-      remove: async () => {
-        proxy.setAddedLatencyMs(0);
-        this.delayingRequests = false;
-      },
-    };
+    return { wrap: (argv) => argv, remove: async () => proxy.setAddedLatencyMs(0) };
   }
 
   /**
@@ -202,22 +182,11 @@ export class RemoteObjectsSource implements DataSource {
    */
   startMeter(mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const proxy = this.requireLink().proxy;
-    this.clientsSawNothing = false;
-    const direct = (this.options.netMeter ?? 'client') === 'client' && mode === 'cold' && this.capBytesPerSec === null && !this.delayingRequests && !proxy.servingFromCache;
-    if (!direct) return startNetworkMeter(proxy, this.capBytesPerSec);
-    const meter = startClientMeter(join(ownDirs[0], 'net'), this.spec.origins);
-    return {
-      ...meter,
-      finish: async (resources) => {
-        const readings = await meter.finish(resources);
-        this.clientsSawNothing = (readings.network?.requests ?? 0) === 0;
-        return readings;
-      },
-    };
+    const direct = (this.options.netMeter ?? 'client') === 'client' && mode === 'cold' && proxy.passesThrough;
+    return direct ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins) : startNetworkMeter(proxy);
   }
 
   proofLimit(mode: Mode): string | null {
-    if (mode === 'cold' && this.clientsSawNothing) return MESSAGES.clientsUnseen;
     return mode === 'cached' && this.spec.protocol === 'https' ? MESSAGES.cachedTunnelled : null;
   }
 

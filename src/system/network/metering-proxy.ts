@@ -129,22 +129,30 @@ export class MeteringProxy {
     return this.records.splice(0, this.records.length);
   }
 
-  /** Changes the cap (null: none) for the requests that start from now. */
   /** Delays each request for the data that goes to the origin by `ms` before sending it (validate's latency points); 0: none. */
   setAddedLatencyMs(ms: number): void {
     this.addedLatencyMs = Math.max(0, ms);
   }
 
+  /** Changes the cap (null: none) for the requests that start from now. */
   setBytesPerSec(bytesPerSec: number | null): void {
     this.bucket = bytesPerSec ? new TokenBucket(bytesPerSec) : null;
   }
 
-  /** Whether stored objects are answered from now on; `only` limits the answers to those keys (null: all). */
-  /** Whether requests may be answered from the cache now (the cached mode, the overlap probe's held share). */
-  get servingFromCache(): boolean {
-    return this.cacheUse === 'serve';
+  /** The cap on the data's bytes now, bytes/s, or null. */
+  get capBytesPerSec(): number | null {
+    return this.bucket?.bytesPerSec ?? null;
   }
 
+  /**
+   * Whether the proxy only passes requests on now: no cap, no added latency, nothing answered from its cache.
+   * A run that needs none of those can reach the origin without it.
+   */
+  get passesThrough(): boolean {
+    return this.bucket === null && this.addedLatencyMs === 0 && this.cacheUse === 'pass';
+  }
+
+  /** Whether stored objects are answered from now on; `only` limits the answers to those keys (null: all). */
   setCacheUse(use: CacheUse, only: ReadonlySet<string> | null = null): void {
     this.cacheUse = use;
     this.servedKeys = only;
