@@ -20,6 +20,8 @@ export enum ExitCode {
   Environment = 8,
   /** A bug in ds-analyzer: an error it did not expect (the message asks for a report). */
   Internal = 9,
+  /** profile on several nodes: another node left, failed or never arrived; this node's measured modes were saved. */
+  NodeLost = 10,
   /** Interrupted by the user (SIGINT/SIGTERM); measured modes were saved. */
   Interrupted = 130,
 }

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { hostname } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
@@ -6,6 +7,7 @@ import { RemoteObjectsSource, type NetMeter } from '../profile/data-sources/remo
 import { parseRemoteSpec, redactUrl } from '../system/network/remote-spec.js';
 import { artefactsDir, newProfilePath } from '../store/profile-store.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
+import { nodePlan } from '../profile/nodes/node-plan.js';
 import { DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
@@ -45,6 +47,9 @@ interface RawProfileOptions {
   gate?: string;
   baseline?: string;
   junit?: string;
+  nnodes?: string;
+  coordinator?: string;
+  nodesTimeout: string;
 }
 
 export const profileCommand: CommandFactory = (io, result) =>
@@ -74,7 +79,10 @@ export const profileCommand: CommandFactory = (io, result) =>
     .option('--keep-reclaim', "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is paused, where running as root, and turned back on after")
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
-    .option('--out <file>', 'profile file to write (default: PROFILES_DIR/<name>-<time>.json)')
+    .option('--nnodes <n>', "nodes the job runs on, one ds-analyzer profile on each (default: torchrun's --nnodes in the command, else Slurm's node count under srun, else 1)")
+    .option('--coordinator <host:port>', "where the nodes' profilers meet: an address of the node that hosts it and a free port (default: torchrun's rendezvous endpoint with its port + 1; under srun the first node, port 15000 + the job id's last 4 digits)")
+    .option('--nodes-timeout <duration>', 'with several nodes: how long to wait for every node to arrive', DEFAULTS.nodesTimeout)
+    .option('--out <file>', 'profile file to write (default: PROFILES_DIR/<name>-<time>.json); with several nodes, the merged profile, and each node writes its own beside it as <file>.<host>.json')
     .option('--profiles-dir <dir>', 'folder for profiles', DEFAULTS.profilesDir)
     .option('--name <name>', 'job name shown in reports (default: the script name)')
     .option('--json', 'print only the profile JSON on stdout')
@@ -96,6 +104,9 @@ Examples:
   $ ds-analyzer profile --data ./ds --gate budgets.json --baseline main.json --junit gate.xml -- python train.py ./ds
   $ ds-analyzer profile --remote s3://datasets/train --endpoint http://10.0.0.5:9000 -- python train.py
   $ ds-analyzer profile --remote 'http://shards.local/train-{0000..0127}.tar' --storage-bw 100MB/s -- python train.py
+  on each of 2 nodes (the one holding 10.0.0.1 hosts the coordinator and writes the merged profile):
+  $ ds-analyzer profile --data /data/train --out run.json -- torchrun --nnodes 2 --nproc_per_node 8 --rdzv-backend c10d --rdzv-endpoint 10.0.0.1:29400 train.py
+  $ srun -N 4 --ntasks-per-node 1 ds-analyzer profile --data /data/train --out run.json -- python train.py
 
 The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
 (docs/protocol.md). PyTorch scripts need no change (see README).
@@ -148,7 +159,14 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   const jobName = raw.name ?? jobNameOf(command);
   const profilesDir = resolve(io.cwd, raw.profilesDir);
   const dataRoots = (raw.data ?? []).map((dir) => resolve(io.cwd, dir));
-  const outFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
+  const plan = nodePlan(command, io.env, {
+    ...(raw.nnodes !== undefined ? { nnodes: parsePositiveInt(raw.nnodes, '--nnodes') } : {}),
+    ...(raw.coordinator !== undefined ? { coordinator: raw.coordinator } : {}),
+  });
+  if (plan && raw.overlap) throw new UserError(`--overlap runs on one node only: profile the ${plan.nodes} nodes without it, or one node with it`, ExitCode.Usage);
+  const mergedOutFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
+  // Each node's own profile and run folders beside the merged one: on a shared folder they must not collide.
+  const outFile = plan ? nodeProfilePath(mergedOutFile, hostname()) : mergedOutFile;
   const jobCacheDir = raw.jobCache ? checkJobCache(resolve(io.cwd, raw.jobCache), [io.cwd, outFile, io.env.HOME ?? '/']) : null;
   return {
     argv: command,
@@ -185,7 +203,14 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     overlapProbe: Boolean(raw.overlap),
     pauseReclaim: !raw.keepReclaim,
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
+    ...(plan ? { nodes: { plan, timing: { arriveTimeoutSec: parseDurationSec(raw.nodesTimeout, '--nodes-timeout') }, mergedOutFile } } : {}),
   };
+}
+
+/** A node's own profile beside the merged one: run.json on host gpu-b is run.gpu-b.json. */
+export function nodeProfilePath(mergedOutFile: string, host: string): string {
+  const safe = host.replace(/[^A-Za-z0-9._-]/g, '_') || 'node';
+  return mergedOutFile.endsWith('.json') ? `${mergedOutFile.slice(0, -'.json'.length)}.${safe}.json` : `${mergedOutFile}.${safe}.json`;
 }
 
 /**

@@ -27,4 +27,5 @@ Exit codes:
   7    a corrupt file (events with no valid line, malformed profile)
   8    the environment cannot do it (permissions, kernel features, a full disk)
   9    internal error: a bug in ds-analyzer (please report it)
+  10   profile on several nodes: another node left, failed or never arrived (measured modes are saved)
   130  interrupted (measured modes are saved)`;

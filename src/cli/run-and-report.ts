@@ -73,6 +73,10 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
     io.stderr(`ds-analyzer: interrupted; ${savedText}\n`);
     return ExitCode.Interrupted;
   }
+  if (outcome.nodeLost !== undefined) {
+    io.stderr(`ds-analyzer: ${outcome.nodeLost}; ${savedText}\n`);
+    return outcome.exitCode;
+  }
   if (outcome.exitCode !== ExitCode.JobFailed || !failed) return outcome.exitCode;
   if (iterationsSeen(failed) === 0 && failed.badEventLines > 0) {
     throw new UserError(

@@ -7,19 +7,42 @@ import type { Job } from './supervisor.js';
  */
 export class Interrupts {
   private count = 0;
+  private stopped = false;
   private job: Job | null = null;
   private readonly removeHandler: () => void;
+  private readonly listeners: (() => void)[] = [];
 
   constructor(onSignal: (handler: () => void) => () => void) {
     this.removeHandler = onSignal(() => {
       this.count++;
-      if (this.count > 1) this.job?.kill();
+      if (this.count > 1 || this.stopped) this.job?.kill();
       else void this.job?.terminate();
+      for (const listener of this.listeners) listener();
     });
   }
 
-  /** Whether the user interrupted. */
+  /** Runs `listener` at each interrupt of the user (a multi-node profile tells the other nodes). */
+  onInterrupt(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Stops the current job as a first interrupt would, for a cause of the
+   * profiler's own (the other nodes of the job are gone): the run then ends
+   * as interrupted, and no later run starts.
+   */
+  stop(): void {
+    this.stopped = true;
+    void this.job?.terminate();
+  }
+
+  /** Whether the runs were interrupted: by the user, or by stop(). */
   get interrupted(): boolean {
+    return this.count > 0 || this.stopped;
+  }
+
+  /** Whether the user interrupted (a signal, not stop()). */
+  get userInterrupted(): boolean {
     return this.count > 0;
   }
 

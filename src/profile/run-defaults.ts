@@ -25,6 +25,8 @@ export const PROFILE_FLAG_DEFAULTS = {
   stopGrace: '30s',
   /** --profiles-dir: folder for profiles. */
   profilesDir: 'profiles',
+  /** --nodes-timeout: with several nodes, how long to wait for every node to arrive. */
+  nodesTimeout: '5m',
 } as const;
 
 /** Defaults of `validate`'s flags, as typed on the command line. */

@@ -67,6 +67,12 @@ export interface ModeRunInput {
   gpu?: Pick<GpuSampler, 'latest'>;
   /** Called about every poll with the progress of the mode. */
   onProgress?: (progress: ModeProgress) => void;
+  /**
+   * Awaited once the mode's cache state is set, just before the job starts:
+   * a profile over several nodes waits there until every node has set its own
+   * (node-link.ts). A rejection ends the run before the job starts.
+   */
+  beforeJobStart?: () => Promise<void>;
   /** Called once the job is running, so an interrupt can reach it. */
   onJobStarted?: (job: Job) => void;
   /** Starts the job: SupervisedJob.start unless a test passes a fake (src/profile/fake-job.ts). */
@@ -117,6 +123,14 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const subset = prepared.subset;
   const subsetFile = subset ? join(input.modeDir, 'subset.txt') : null;
   if (subset && subsetFile) writeSubsetList(subsetFile, subset.dataset.files, input.cwd);
+  if (input.beforeJobStart) {
+    try {
+      await input.beforeJobStart();
+    } catch (error) {
+      await prepared.finish();
+      throw error;
+    }
+  }
   const startedAt = Date.now();
   // The profiler's own CPU competes with a CPU-bound job on a small machine: measured, so it can be named.
   const profilerCpuBefore = process.cpuUsage();

@@ -1,6 +1,4 @@
 import { join } from 'node:path';
-import { analyze } from '../analysis/split.js';
-import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
 import { localNode } from '../analysis/merge-nodes.js';
 import { MIN_STOP_BLOCKS } from '../analysis/stopping.js';
 import { ExitCode } from '../errors.js';
@@ -13,15 +11,17 @@ import { withCpus } from '../system/cgroups/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../analysis/size-histogram.js';
 import { artefactsDir } from '../store/profile-store.js';
-import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
+import type { ArtifactSink } from '../store/artifact-sink.js';
+import { ProfileBook } from './profile-book.js';
+import { NodeRuns, type NodesInput, type ScheduleOptions } from './nodes/node-runs.js';
+import { NodeLostError } from './nodes/node-link.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress } from './run-mode.js';
-import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner } from './run-setup.js';
+import { failureTail, jobRunner, pauseReclaim, runVerdict, sharedRunSettings, startThrottle, type ModeRunner } from './run-setup.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
-import { fetchPlace } from '../analysis/fetch-place.js';
 import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
 import { assertRunnable } from './preflight.js';
 import { PROFILE_RUN_TEXT } from './run-text.js';
@@ -100,6 +100,12 @@ export interface ProfileRunInput {
   readProber?: ReadProber;
   /** Runs one mode of the job; the real runMode unless a test passes a deterministic fake. */
   modeRunner?: ModeRunner;
+  /**
+   * A job on several nodes, one CLI on each (src/profile/nodes/): every run
+   * starts once every node has set its cache state, and the CLI that hosts
+   * the coordinator writes the merged profile. Absent: one node.
+   */
+  nodes?: NodesInput;
 }
 
 export interface ProfileRunHooks {
@@ -124,6 +130,8 @@ export interface ProfileRunOutcome {
   exitCode: ExitCode;
   /** For a failed job: the last lines of its stderr. */
   failureTail: string | null;
+  /** A profile over several nodes that another node ended (exit NodeLost, or JobFailed where the job failed there): why. */
+  nodeLost?: string;
 }
 
 /**
@@ -162,8 +170,10 @@ type RunOnce = (request: ProfileRunRequest) => Promise<ModeResult>;
 interface ProfileSteps {
   input: ProfileRunInput;
   hooks: ProfileRunHooks;
-  /** The profile, written after each step. */
-  profile: Profile;
+  /** This node's profile, written after each step. */
+  book: ProfileBook;
+  /** The other nodes of a multi-node profile, kept in step; null on one node. */
+  nodes: NodeRuns | null;
   dataset: Dataset;
   runOnce: RunOnce;
   interrupts: Interrupts;
@@ -174,6 +184,8 @@ interface ProfileSteps {
 interface RunsEnd {
   exitCode: ExitCode;
   failureTail: string | null;
+  /** Why another node ended this node's runs (exit NodeLost, or JobFailed for a job that failed there), else absent. */
+  nodeLost?: string;
 }
 
 async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, reclaimWarnings: string[]): Promise<ProfileRunOutcome> {
@@ -191,10 +203,24 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     warn(PROFILE_RUN_TEXT.singlePass);
   }
   const host = await hostFacts({ nvidiaSmi: input.nvidiaSmi ?? undefined });
-  const profile = newProfile(input, passes, host, dataset, warnings);
-  const throttle = await startThrottle(input.dataSource, dataset, input.storageBwBytesPerSec, `${process.pid}`, input.env);
-  const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
+  const book = new ProfileBook(newProfile(input, passes, host, dataset, warnings), input.outFile, input.sink);
+  const profile = book.profile;
+  // Every node arrives before anything is throttled or run: a node that never comes costs no run.
+  const nodes = input.nodes ? await NodeRuns.open(input.nodes, book, { ...scheduleOf(input), passes }, input.sink) : null;
   const interrupts = new Interrupts(hooks.onSignal);
+  const throttle = await startThrottle(input.dataSource, dataset, input.storageBwBytesPerSec, `${process.pid}`, input.env).catch((error: unknown) => {
+    nodes?.link.abort(errorText(error));
+    throw error;
+  });
+  const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
+  if (nodes) {
+    // The job spans the nodes: where one is gone, this node's ranks wait on it in vain.
+    nodes.link.onLost((message) => {
+      warn(message);
+      interrupts.stop();
+    });
+    interrupts.onInterrupt(() => nodes.link.abort(`node ${host.hostname} was interrupted`));
+  }
   const start = jobRunner(sharedRunSettings(input, dataset, gpu ?? undefined), input.modeRunner ?? runMode, interrupts);
   // The cold mode and the probe read storage under the throttle.
   const runOnce: RunOnce = async ({ mode, label, argv, cacheState, budgetShare = 1, numWorkers }) => {
@@ -207,32 +233,63 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
       wrapArgv: (a) => (mode === 'cold' && throttle ? throttle.wrap(a) : a),
       cacheState,
       ...(numWorkers !== undefined ? { numWorkers } : {}),
+      ...(nodes ? { beforeJobStart: () => nodes.barrier(label) } : {}),
       onProgress: hooks.onProgress,
     });
     // The job ran here: this node's rank is the one its ranks reported (merge-nodes.ts).
     if (result.ranks.length > 0) profile.nodes = [localNode(host, result.ranks)];
     return result;
   };
-  const steps: ProfileSteps = { input, hooks, profile, dataset, runOnce, interrupts, warn };
+  const steps: ProfileSteps = { input, hooks, book, nodes, dataset, runOnce, interrupts, warn };
   try {
     const end = await runSchedule(steps, passes);
     let exitCode = end.exitCode;
+    let nodeLost = end.nodeLost;
     if (input.overlapProbe && exitCode === ExitCode.Ok && !interrupts.interrupted) await overlapStep(steps);
     if (exitCode === ExitCode.Ok && !interrupts.interrupted) await storageProbeStep(steps);
+    if (nodes && exitCode === ExitCode.Ok && !interrupts.interrupted) {
+      nodeLost = await nodes.finish(profile.storageProbe ?? null).then(() => undefined, (error: unknown) => lostOrThrow(error));
+      if (nodeLost !== undefined) exitCode = ExitCode.NodeLost;
+    }
     if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
-    profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
-    save(input, profile);
-    return { profile, path: input.outFile, exitCode, failureTail: end.failureTail };
+    for (const written of [book, ...(nodes?.merged ? [nodes.merged] : [])]) {
+      written.profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
+      written.save();
+    }
+    const shown = nodes?.merged ?? book;
+    return { profile: shown.profile, path: shown.path, exitCode, failureTail: end.failureTail, ...(nodeLost !== undefined ? { nodeLost } : {}) };
+  } catch (error) {
+    // The other nodes hear why at once, not when their wait for this one times out.
+    nodes?.link.abort(errorText(error));
+    throw error;
   } finally {
+    nodes?.link.abort(`node ${host.hostname} ended its profile`);
     interrupts.dispose();
     await gpu?.stop();
     await throttle?.remove();
   }
 }
 
-/** Saves the profile where the input says, through its sink. */
-function save(input: ProfileRunInput, profile: Profile): void {
-  (input.sink ?? fileSink).saveProfile(input.outFile, profile);
+/** The options that fix the schedule, which every node of a profile must share. */
+function scheduleOf(input: ProfileRunInput): Omit<ScheduleOptions, 'passes'> {
+  return {
+    modes: input.modes,
+    precision: input.precision,
+    minIterations: input.minIterations,
+    maxIterations: input.maxIterations,
+    cpuSweep: input.cpuSweep ?? [],
+    workersSweep: input.workersSweep ?? [],
+  };
+}
+
+/** A lost node's message, for the outcome; any other error goes on up. */
+function lostOrThrow(error: unknown): string {
+  if (error instanceof NodeLostError) return error.message;
+  throw error;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** The profile before its first run: options, host and dataset facts, no mode yet. */
@@ -268,43 +325,59 @@ function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'
  * The planned runs in order (planRuns), each saved as soon as it ends: a
  * mode's runs pooled and analysed, a CPU-sweep run kept apart. A workers
  * count the job did not apply ends the workers sweep; an interrupt or a
- * failed job ends the schedule.
+ * failed job ends the schedule. On several nodes every node follows the
+ * verdict of the merged result, so their schedules stay the same.
  */
-async function runSchedule({ input, hooks, profile, runOnce, interrupts, warn }: ProfileSteps, passes: number): Promise<RunsEnd> {
-  const scheduled: ScheduledRun[] = [];
+async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, warn }: ProfileSteps, passes: number): Promise<RunsEnd> {
   let workersRefused = false;
   for (const run of planRuns(input, passes)) {
     if (interrupts.interrupted) break;
     if (run.workers !== null && workersRefused) continue;
     const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv, input.env.PATH);
-    const result = await runOnce({
-      mode: run.mode,
-      label: run.label,
-      argv: affinity?.argv ?? input.argv,
-      cacheState: input.dataSource.modeState,
-      budgetShare: run.budgetShare,
-      ...(run.workers !== null ? { numWorkers: run.workers } : {}),
-    });
-    result.cpus = affinity?.cpus ?? null;
-    const ranWorkers = run.workers === null ? null : workersNotApplied(result, run.workers);
-    if (ranWorkers !== null) {
-      workersRefused = true;
-      warn(PROFILE_RUN_TEXT.workersNotApplied(ENV.numWorkers, run.workers!, ranWorkers));
-    } else if (run.cpuCount === null) {
-      scheduled.push({ label: run.label, result, ...(run.workers !== null ? { group: `workers-${run.workers}` } : {}) });
-      const pooled = poolPasses(scheduled);
-      profile.modes = pooled.modes;
-      if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
-      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, remote: fetchPlace(profile) === 'network' });
-    } else {
-      (profile.cpuSweep ??= []).push(result);
+    let result: ModeResult;
+    try {
+      result = await runOnce({
+        mode: run.mode,
+        label: run.label,
+        argv: affinity?.argv ?? input.argv,
+        cacheState: input.dataSource.modeState,
+        budgetShare: run.budgetShare,
+        ...(run.workers !== null ? { numWorkers: run.workers } : {}),
+      });
+    } catch (error) {
+      return nodeEnd(lostOrThrow(error), interrupts);
     }
-    save(input, profile);
+    result.cpus = affinity?.cpus ?? null;
+    const own = runVerdict(result, run.workers);
+    if (own.workersNotApplied === null) book.record(run, result);
     hooks.onModeDone?.(result);
-    if (result.status === 'interrupted') return { exitCode: ExitCode.Interrupted, failureTail: null };
-    if (result.status === 'failed') return { exitCode: ExitCode.JobFailed, failureTail: failureTail(result, FAILURE_TAIL_LINES) };
+    let verdict = own;
+    if (nodes) {
+      try {
+        verdict = await nodes.settle(run, result, localNode(book.profile.host, result.ranks));
+      } catch (error) {
+        return nodeEnd(lostOrThrow(error), interrupts);
+      }
+    }
+    if (verdict.workersNotApplied !== null) {
+      workersRefused = true;
+      warn(PROFILE_RUN_TEXT.workersNotApplied(ENV.numWorkers, run.workers!, verdict.workersNotApplied));
+    }
+    if (verdict.status === 'interrupted') return { exitCode: ExitCode.Interrupted, failureTail: null };
+    if (verdict.status === 'failed') {
+      // The job failed on another node: the merged profile (the coordinator's) holds that node's run, a node's own does not.
+      if (own.status !== 'failed' && !nodes?.merged) return { exitCode: ExitCode.JobFailed, failureTail: null, nodeLost: PROFILE_RUN_TEXT.failedElsewhere(run.label) };
+      return { exitCode: ExitCode.JobFailed, failureTail: own.status === 'failed' ? failureTail(result, FAILURE_TAIL_LINES) : null };
+    }
   }
   return { exitCode: ExitCode.Ok, failureTail: null };
+}
+
+/** The schedule's end when another node is gone: interrupted where the user interrupted here first. */
+function nodeEnd(message: string, interrupts: Interrupts): RunsEnd {
+  return interrupts.userInterrupted
+    ? { exitCode: ExitCode.Interrupted, failureTail: null }
+    : { exitCode: ExitCode.NodeLost, failureTail: null, nodeLost: message };
 }
 
 /** Lines of a failed job's log shown when the profile stops. */
@@ -312,17 +385,17 @@ const FAILURE_TAIL_LINES = 20;
 
 /** The overlap probe after the modes, saved in the profile; a failed probe leaves the modes whole: reported, not fatal. */
 async function overlapStep(steps: ProfileSteps): Promise<void> {
-  const { input, hooks, profile, warn } = steps;
+  const { hooks, book, warn } = steps;
   const probe = await overlapProbe(steps);
   if (!probe) return;
-  profile.overlapProbe = probe;
-  save(input, profile);
+  book.profile.overlapProbe = probe;
+  book.save();
   hooks.onModeDone?.(probe);
   if (probe.status === 'failed') warn(PROFILE_RUN_TEXT.overlapProbeFailed(probe.stopReason, probe.logs.stderr));
 }
 
 /** The storage read probe after the modes; one that cannot read is reported, never fatal: the modes are measured and saved. */
-async function storageProbeStep({ input, profile, dataset, warn }: ProfileSteps): Promise<void> {
+async function storageProbeStep({ input, book: { profile }, dataset, warn }: ProfileSteps): Promise<void> {
   const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch((error: unknown) => {
     warn(PROFILE_RUN_TEXT.storageProbeFailed(error instanceof Error ? error.message : String(error)));
     return null;
@@ -340,7 +413,7 @@ const PROBE_LABEL = 'cold-partial';
  * and runs the cold mode with that share held in the page cache. Null, with a
  * warning, when there is nothing to probe.
  */
-async function overlapProbe({ profile, dataset, input, runOnce, warn }: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
+async function overlapProbe({ book: { profile }, dataset, input, runOnce, warn }: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
   const stages = stageSecPerSample(profile.modes.cached, profile.modes.cold);
   if (!stages) {
     warn(PROFILE_RUN_TEXT.overlapProbeNeedsModes);

@@ -128,6 +128,19 @@ export function failureTail(result: ModeResult, lines: number): string | null {
   return tail(result.logs.stderr, lines) || tail(result.logs.stdout, lines) || null;
 }
 
+/** What a run's end means for the schedule, the same on every node of a profile (node-link.ts). */
+export interface RunVerdict {
+  /** The loader workers count the job did not apply ('2, 2' per rank): the workers sweep ends. Null: applied, or no sweep run. */
+  workersNotApplied: string | null;
+  /** Whether the schedule goes on: a failed or interrupted run ends it. */
+  status: ModeResult['status'];
+}
+
+/** The verdict on a run that asked for `workers` loader workers (null: the script's own). */
+export function runVerdict(result: ModeResult, workers: number | null): RunVerdict {
+  return { status: result.status, workersNotApplied: workers === null ? null : workersNotApplied(result, workers) };
+}
+
 /**
  * The loader workers the job reported when it did not run the `asked` count
  * (DSA_NUM_WORKERS), as 'a, b' per rank; null when it did, or when the run

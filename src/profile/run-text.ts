@@ -33,5 +33,7 @@ export const PROFILE_RUN_TEXT = {
   overlapProbeNeedsModes: 'overlap probe not run: it needs the cached and cold modes to have completed',
   overlapProbeMoot: 'overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not limit the job',
   storageProbeFailed: (message: string) => `the storage read probe failed (${message}); the what-if keeps the cold mode's read rate as a lower bound`,
+  failedElsewhere: (label: string) =>
+    `the ${label} run did not end well on another node, so every node stops: the merged profile, on the node that hosts the coordinator, says which and why`,
   storageProbeUnproven: (reason: string) => `the storage read probe is ${reason}; the what-if keeps the cold mode's read rate as a lower bound`,
 } as const;

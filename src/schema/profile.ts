@@ -170,6 +170,8 @@ export const NodeSchema = z.object({
   /** Rank of the machine among the job's nodes; its ranks' node.nodeRank. */
   nodeRank: z.number().int().nonnegative(),
   ...HostSchema.shape,
+  /** A merged profile of several nodes: where that node's CLI wrote its own profile, on that node. */
+  profile: z.string().optional(),
 });
 export type ProfileNode = z.infer<typeof NodeSchema>;
 
@@ -504,6 +506,22 @@ export const ProfileSchema = z.object({
     modes: z.array(ModeSchema),
     /** Runs of each mode, in mirrored order (absent in older profiles: one). */
     passes: z.number().int().positive().optional(),
+    /**
+     * A profile over several nodes, one CLI on each, kept in step by a
+     * coordinator that one of them hosts; absent for one node.
+     */
+    nodes: z
+      .object({
+        /** Nodes in the job. */
+        count: z.number().int().min(2),
+        /** Where the CLIs met, HOST:PORT. */
+        coordinator: z.string(),
+        /** Whether the CLI that wrote this profile hosted the coordinator. */
+        hostsCoordinator: z.boolean(),
+        /** True for the merged profile of every node (written by the coordinator's CLI); absent on a node's own. */
+        merged: z.literal(true).optional(),
+      })
+      .optional(),
   }),
   /** The machine the profiler ran on and ran the job on (with one node, the same as nodes[0]; kept for readers of older profiles). */
   host: HostSchema,

@@ -38,6 +38,8 @@ export interface FakeJob {
   ignoresWorkers?: boolean;
   /** The node its rank reports (start event hostname and nodeRank); absent: a job that names none. */
   node?: { hostname: string; nodeRank: number };
+  /** Its rank number across the job (default 0). */
+  rank?: number;
 }
 
 /** Loader workers the fake job's script sets. */
@@ -64,7 +66,11 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
     calls.push({ mode: input.mode, label, maxIterations: input.maxIterations, precision: input.precision, argv: input.wrapArgv(input.argv) });
     // The mode's state is set up before the job and undone after, as runMode does.
     const prepared = await input.cacheState.prepare(input.mode, input.dataset);
-    await prepared.finish();
+    try {
+      await input.beforeJobStart?.();
+    } finally {
+      await prepared.finish();
+    }
     const startedAt = clockMs;
     clockMs += job.startupSec * 1000;
     const iterations: Iteration[] = [];
@@ -98,8 +104,8 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
         readFraction: null,
         readBytesSource: 'fake',
       },
-      ranks: [{ rank: 0, node: processNode({ start: (job.node ?? {}) as StartEvent }, FAKE_LOCAL_HOSTNAME), pid: 1, workers, loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) }, iterations, summary }],
-      paceRank: 0,
+      ranks: [{ rank: job.rank ?? 0, node: processNode({ start: (job.node ?? {}) as StartEvent }, FAKE_LOCAL_HOSTNAME), pid: 1, workers, loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) }, iterations, summary }],
+      paceRank: job.rank ?? 0,
       summary,
       resources: [],
       jobCpuSecPerSample: null,

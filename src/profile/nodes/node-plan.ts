@@ -1,0 +1,208 @@
+// How many nodes a profile spans and where their CLIs meet, read from what
+// the user already runs: the flags (--nnodes, --coordinator), else torchrun's
+// own options in the job's command (--nnodes, --rdzv-endpoint or
+// --master-addr/--master-port), else Slurm's variables under srun. Pure: the
+// argv and the environment in, the plan out; nothing is resolved or opened.
+import { ExitCode, UserError } from '../../errors.js';
+
+/** The nodes' meeting point: a small coordinator the CLI on one node hosts, the others dial. */
+export interface CoordinatorAddress {
+  host: string;
+  port: number;
+}
+
+/** A profile over several nodes: one CLI per node, each running the same schedule. */
+export interface NodePlan {
+  /** Nodes in the job, each running one CLI (2 or more). */
+  nodes: number;
+  /** Where the CLIs meet. */
+  coordinator: CoordinatorAddress;
+  /**
+   * Whether this CLI hosts the coordinator, where the launcher says (Slurm's
+   * node 0); null: the CLI whose machine holds the coordinator's address hosts it.
+   */
+  hostsCoordinator: boolean | null;
+  /** Where the plan came from, for messages: '--nnodes', 'torchrun', 'Slurm'. */
+  from: string;
+  /** Names this run of the job, so CLIs of two jobs meeting on one port tell each other apart ('' when none is known). */
+  runId: string;
+}
+
+/** The flags of `profile` that set the plan by hand. */
+export interface NodeFlags {
+  nnodes?: number;
+  coordinator?: string;
+}
+
+/** torchrun's default c10d rendezvous port and static master port (torch.distributed.run). */
+const TORCHRUN_RDZV_PORT = 29400;
+const TORCHRUN_MASTER_PORT = 29500;
+/** Under Slurm without MASTER_PORT: a port from the job id, as Lightning picks its own (15000 + the id's last 4 digits). */
+const SLURM_PORT_BASE = 15000;
+
+/**
+ * The plan for this CLI, or null for a single-node profile. The coordinator
+ * listens one port above the job's rendezvous port (the rendezvous itself
+ * belongs to the job), unless --coordinator names one. Throws a UserError
+ * for a plan the CLIs could not follow: an elastic node range, a loopback
+ * coordinator for several nodes, srun with several tasks per node.
+ */
+export function nodePlan(argv: readonly string[], env: NodeJS.ProcessEnv, flags: NodeFlags): NodePlan | null {
+  const torchrun = torchrunOptions(argv);
+  const slurm = slurmStep(env);
+  const nodes = flags.nnodes ?? torchrun?.nodes ?? slurm?.nodes ?? 1;
+  if (nodes <= 1) {
+    if (flags.coordinator) throw new UserError(`--coordinator needs a job on several nodes: add --nnodes N (or run under torchrun --nnodes N or srun -N N)`, ExitCode.Usage);
+    return null;
+  }
+  if (slurm && slurm.tasksPerNode > 1 && !torchrun) {
+    throw new UserError(
+      `srun started ${slurm.tasksPerNode} tasks per node, so ${slurm.tasksPerNode} profilers would switch each node's cache: run one per node (srun --ntasks-per-node=1 ds-analyzer profile ... -- torchrun --nproc_per_node ${slurm.tasksPerNode} train.py)`,
+      ExitCode.Usage,
+    );
+  }
+  const from = flags.nnodes !== undefined ? '--nnodes' : torchrun?.nodes !== undefined ? 'torchrun' : 'Slurm';
+  const address = flags.coordinator
+    ? parseAddress(flags.coordinator, '--coordinator', null)
+    : torchrun?.endpoint
+      ? { host: torchrun.endpoint.host, port: torchrun.endpoint.port + 1 }
+      : slurm?.coordinator ?? null;
+  if (!address) {
+    throw new UserError(
+      `a profile of ${nodes} nodes needs the address where their profilers meet: pass --coordinator HOST:PORT (a port free on the first node), or run under torchrun with --rdzv-endpoint`,
+      ExitCode.Usage,
+    );
+  }
+  if (isLoopback(address.host)) {
+    throw new UserError(
+      `the nodes' meeting address ${address.host} is loopback, which every node has: name an address of the first node the others reach (--coordinator HOST:PORT, or torchrun's --rdzv-endpoint)`,
+      ExitCode.BadValue,
+    );
+  }
+  return {
+    nodes,
+    coordinator: address,
+    hostsCoordinator: !flags.coordinator && !torchrun?.endpoint && slurm ? slurm.nodeId === 0 : null,
+    from,
+    runId: torchrun?.runId ?? slurm?.jobId ?? '',
+  };
+}
+
+/** What the job's torchrun options say about its nodes; null when the job is not launched by torchrun. */
+interface TorchrunNodes {
+  nodes?: number;
+  endpoint?: CoordinatorAddress;
+  runId?: string;
+}
+
+/** torchrun's options before the script: `torchrun`, `python -m torch.distributed.run` (or .launch). */
+export function torchrunOptions(argv: readonly string[]): TorchrunNodes | null {
+  const at = launcherIndex(argv);
+  if (at === null) return null;
+  const options = new Map<string, string>();
+  const flagsOnly = new Set<string>();
+  for (let k = at; k < argv.length; k++) {
+    const arg = argv[k];
+    if (!arg.startsWith('--')) break; // the script: what follows is the job's own
+    const eq = arg.indexOf('=');
+    const name = (eq === -1 ? arg.slice(2) : arg.slice(2, eq)).replaceAll('_', '-');
+    if (eq !== -1) options.set(name, arg.slice(eq + 1));
+    else if (BOOLEAN_OPTIONS.has(name)) flagsOnly.add(name);
+    else options.set(name, argv[++k] ?? '');
+  }
+  if (flagsOnly.has('standalone')) return {};
+  const result: TorchrunNodes = {};
+  const nnodes = options.get('nnodes');
+  if (nnodes !== undefined) result.nodes = parseNodeCount(nnodes);
+  const rdzv = options.get('rdzv-endpoint');
+  const master = options.get('master-addr');
+  if (rdzv) result.endpoint = parseAddress(rdzv, 'torchrun --rdzv-endpoint', TORCHRUN_RDZV_PORT);
+  else if (master) result.endpoint = { host: master, port: portOf(options.get('master-port') ?? String(TORCHRUN_MASTER_PORT), 'torchrun --master-port') };
+  const id = options.get('rdzv-id');
+  if (id) result.runId = id;
+  return result;
+}
+
+/** torchrun's options that take no value (the rest take one). */
+const BOOLEAN_OPTIONS = new Set(['standalone', 'no-python', 'run-path', 'module', 'use-env', 'tee-none', 'redirects-none']);
+
+/** Where torchrun's own options start in the job's command, or null. */
+function launcherIndex(argv: readonly string[]): number | null {
+  const run = argv.findIndex((arg) => /(^|\/)torchrun$/.test(arg));
+  if (run !== -1) return run + 1;
+  const module = argv.findIndex((arg, k) => arg === '-m' && /^torch\.distributed\.(run|launch)$/.test(argv[k + 1] ?? ''));
+  return module === -1 ? null : module + 2;
+}
+
+/** torchrun's --nnodes: N, or MIN:MAX with MIN = MAX; an elastic range has no fixed node count to wait for. */
+function parseNodeCount(text: string): number {
+  const [min, max = min] = text.split(':');
+  const count = Number(min);
+  if (!Number.isInteger(count) || count < 1 || Number(max) !== count) {
+    throw new UserError(`torchrun --nnodes ${text}: the profile needs a fixed node count to wait for every node: give --nnodes N (or N:N)`, ExitCode.BadValue);
+  }
+  return count;
+}
+
+/** HOST:PORT (or [v6]:PORT), the port defaulting where the launcher has one. */
+function parseAddress(text: string, flag: string, defaultPort: number | null): CoordinatorAddress {
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(text.trim());
+  if (!match || (match[2] === undefined && defaultPort === null)) {
+    throw new UserError(`${flag} '${text}' is not HOST:PORT, e.g. 10.0.0.1:29401`, ExitCode.BadValue);
+  }
+  return { host: match[1].replace(/^\[|\]$/g, ''), port: match[2] === undefined ? defaultPort! : portOf(match[2], flag) };
+}
+
+function portOf(text: string, flag: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > 65534) throw new UserError(`${flag} '${text}' is not a port (1-65534)`, ExitCode.BadValue);
+  return port;
+}
+
+/** A loopback address: every node has it, so no node can host the meeting there for the others. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+/** An srun step: its node count, this node's id, tasks per node, and where node 0's profiler listens. */
+interface SlurmStep {
+  nodes: number;
+  nodeId: number;
+  tasksPerNode: number;
+  jobId: string;
+  coordinator: CoordinatorAddress | null;
+}
+
+/** The Slurm step this CLI runs in (srun sets SLURM_PROCID), or null. */
+export function slurmStep(env: NodeJS.ProcessEnv): SlurmStep | null {
+  if (env.SLURM_PROCID === undefined || env.SLURM_JOB_ID === undefined) return null;
+  const nodes = Number(env.SLURM_STEP_NUM_NODES ?? env.SLURM_NNODES ?? env.SLURM_JOB_NUM_NODES ?? '1');
+  const nodeList = env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST ?? '';
+  const host = env.MASTER_ADDR ?? firstHost(nodeList);
+  const port = env.MASTER_PORT ? portOf(env.MASTER_PORT, 'MASTER_PORT') + 1 : SLURM_PORT_BASE + (Number(env.SLURM_JOB_ID.slice(-4)) || 0);
+  return {
+    nodes: Number.isInteger(nodes) && nodes > 0 ? nodes : 1,
+    nodeId: Number(env.SLURM_NODEID ?? '0'),
+    tasksPerNode: tasksPerNode(env.SLURM_STEP_TASKS_PER_NODE ?? env.SLURM_NTASKS_PER_NODE ?? '1'),
+    jobId: env.SLURM_JOB_ID,
+    coordinator: host ? { host, port } : null,
+  };
+}
+
+/** Slurm's tasks-per-node list ('2(x3),1'): the most on any node. */
+function tasksPerNode(text: string): number {
+  const counts = text.split(',').map((part) => Number(part.split('(')[0]));
+  return Math.max(1, ...counts.filter((n) => Number.isInteger(n)));
+}
+
+/**
+ * The first host of a Slurm host list: 'gpu[07-09,12],cpu1' is gpu07 (the
+ * padding kept as written), 'a1,a2' is a1.
+ */
+export function firstHost(list: string): string | null {
+  const match = /^([^,[]*)(?:\[([^\]]*)\]([^,]*))?/.exec(list.trim());
+  if (!match || !match[1] && match[2] === undefined) return null;
+  if (match[2] === undefined) return match[1] || null;
+  const first = match[2].split(',')[0].split('-')[0];
+  return `${match[1]}${first}${match[3]}`;
+}

@@ -1,0 +1,47 @@
+import { analyze } from '../analysis/split.js';
+import { fetchPlace } from '../analysis/fetch-place.js';
+import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
+import type { ModeResult, Profile } from '../schema/profile.js';
+import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
+
+/** A run of the schedule as the book files it: its label, the workers it asked for, whether it belongs to the CPU sweep. */
+export interface BookedRun {
+  label: string;
+  workers: number | null;
+  cpuCount: number | null;
+}
+
+/**
+ * A profile written as its runs end, so a crash or an interrupt leaves every
+ * measured run saved: a mode's runs pooled and analysed, a CPU-sweep run kept
+ * apart. One per profile the CLI writes: the node's own, and on the node
+ * that hosts a multi-node profile's coordinator, the merged one.
+ */
+export class ProfileBook {
+  private readonly scheduled: ScheduledRun[] = [];
+
+  constructor(
+    readonly profile: Profile,
+    readonly path: string,
+    private readonly sink: ArtifactSink = fileSink,
+  ) {}
+
+  /** Files a run's result and saves the profile. */
+  record(run: BookedRun, result: ModeResult): void {
+    const profile = this.profile;
+    if (run.cpuCount === null) {
+      this.scheduled.push({ label: run.label, result, ...(run.workers !== null ? { group: `workers-${run.workers}` } : {}) });
+      const pooled = poolPasses(this.scheduled);
+      profile.modes = pooled.modes;
+      if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
+      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, remote: fetchPlace(profile) === 'network' });
+    } else {
+      (profile.cpuSweep ??= []).push(result);
+    }
+    this.save();
+  }
+
+  save(): void {
+    this.sink.saveProfile(this.path, this.profile);
+  }
+}
