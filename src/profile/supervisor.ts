@@ -196,7 +196,8 @@ export class SupervisedJob implements Job {
  * script with the pids as arguments, never interpolated text.
  */
 function startWatchdog(run: typeof execa, cliPid: number, jobPgid: number): ReturnType<typeof execa> {
-  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -KILL -- "-$2" 2>/dev/null';
+  // No '--' before the group: dash's kill takes it for a pid, fails, and kills nothing (seen: a torchrun job left behind).
+  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -KILL "-$2" 2>/dev/null';
   const watchdog = run('sh', ['-c', script, 'ds-analyzer-watchdog', String(cliPid), String(jobPgid)], {
     detached: true,
     cleanup: false,

@@ -126,6 +126,46 @@ test('a CLI killed with SIGKILL (no exit hooks run) leaves no job behind: its wa
   assert.deepEqual(processesMentioning(data), []);
 });
 
+test('a CLI killed with SIGKILL leaves no job behind even when the job would run on alone (a shell, a launcher like torchrun)', async () => {
+  const out = join(work, 'sigkill-shell.json');
+  // A job that never notices its profiler is gone: a shell that waits in a child of its own.
+  const cli = startCli(['profile', '--data', data, '--out', out, ...quickProfile, '--', '/bin/sh', '-c', 'sleep 600; : "$0"', data], { cwd: work });
+  const shellRunning = () => processesMentioning(data).find((pid) => commandLine(pid).startsWith('/bin/sh -c sleep 600'));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && shellRunning() === undefined) await sleep(100);
+  const shell = shellRunning();
+  assert.ok(shell !== undefined, 'the job is running');
+  const group = processGroup(shell);
+  assert.ok(membersOf(group).length >= 2, 'the shell and its sleep');
+  cli.kill('SIGKILL');
+  await cli;
+  const gone = Date.now() + 5000;
+  while (Date.now() < gone && membersOf(group).length > 0) await sleep(100);
+  assert.deepEqual(membersOf(group), [], "the job's whole group is killed by the watchdog");
+});
+
+/** A process's group id. */
+function processGroup(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+/** Live (not zombie) processes of a group. */
+function membersOf(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const rest = fields.slice(fields.lastIndexOf(')') + 2).split(' ');
+      if (rest[0] !== 'Z' && Number(rest[2]) === pgid) members.push(Number(entry));
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return members;
+}
+
 test('remote data whose server starts dropping connections mid-run: the job fails in the cold mode, the synthetic mode stays saved, the failures are counted', async () => {
   // A shard server that answers HEADs (the listing) always and GETs until its budget is spent, then cuts every connection.
   let gets = 0;

@@ -1,0 +1,212 @@
+/**
+ * Two "nodes" on one machine: two network namespaces joined by a veth pair,
+ * each with its own host name and /etc/hosts (a private UTS and mount
+ * namespace), its own dataset copy and its own CLI, running one torchrun
+ * --nnodes 2 job (gloo, c10d rendezvous across the pair). Node 1's storage
+ * is throttled, so it is the straggler. Needs root, ip, nsenter, unshare,
+ * torch and a storage throttle; skipped with the reason otherwise.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { execa, execaSync, type ResultPromise } from 'execa';
+import { ExitCode } from '../../src/errors.js';
+import { readProfile } from '../../src/store/profile-store.js';
+import { CLI, canThrottle, processesMentioning, sleep, torchMissing } from './helpers.js';
+
+const TAG = `dsa${process.pid % 100000}`;
+const NODES = [
+  { ns: `${TAG}n0`, ifname: `${TAG}v0`, address: '10.213.7.1', hostname: 'dsa-node0' },
+  { ns: `${TAG}n1`, ifname: `${TAG}v1`, address: '10.213.7.2', hostname: 'dsa-node1' },
+] as const;
+
+let work: string;
+let skipReason: string | null = null;
+
+/** Why two namespaced nodes cannot be made here, or null. */
+async function blocker(): Promise<string | null> {
+  if (process.getuid?.() !== 0) return 'needs root to make network namespaces';
+  for (const tool of ['ip', 'nsenter', 'unshare', '/usr/bin/torchrun']) {
+    if (execaSync('sh', ['-c', `command -v ${tool}`], { reject: false }).exitCode !== 0) return `needs ${tool} (iproute2, util-linux, python3-torch)`;
+  }
+  const torch = await torchMissing();
+  if (torch) return torch;
+  const throttle = await canThrottle();
+  if (throttle) return `needs storage throttling: ${throttle}`;
+  return null;
+}
+
+function sh(command: string): void {
+  execaSync('sh', ['-c', command]);
+}
+
+before(async () => {
+  skipReason = await blocker();
+  if (skipReason) return;
+  try {
+    sh(`ip netns add ${NODES[0].ns} && ip netns add ${NODES[1].ns}`);
+    sh(`ip link add ${NODES[0].ifname} type veth peer name ${NODES[1].ifname}`);
+    for (const node of NODES) {
+      sh(`ip link set ${node.ifname} netns ${node.ns}`);
+      sh(`ip -n ${node.ns} addr add ${node.address}/24 dev ${node.ifname} && ip -n ${node.ns} link set ${node.ifname} up && ip -n ${node.ns} link set lo up`);
+    }
+  } catch (error) {
+    skipReason = `cannot make two network namespaces joined by a veth pair: ${(error as Error).message.split('\n')[0]}`;
+    return;
+  }
+  work = mkdtempSync(join(tmpdir(), 'dsa-e2e-nodes-'));
+  writeFileSync(join(work, 'hosts'), `127.0.0.1 localhost\n${NODES.map((n) => `${n.address} ${n.hostname}`).join('\n')}\n`);
+  writeFileSync(join(work, 'train.py'), TRAIN_PY);
+  for (const k of [0, 1]) {
+    const data = join(work, `node${k}`, 'data');
+    mkdirSync(data, { recursive: true });
+    for (let i = 0; i < 400; i++) writeFileSync(join(data, `f${String(i).padStart(4, '0')}.bin`), Buffer.alloc(64 * 1024, (i * 7 + k) % 251));
+  }
+});
+
+after(() => {
+  if (!work) return;
+  for (const node of NODES) execaSync('ip', ['netns', 'del', node.ns], { reject: false });
+  rmSync(work, { recursive: true, force: true });
+});
+
+// A data-parallel job that reads its files in one loader worker per rank, and
+// meters its own iterations (time between batches, the first 5 left out),
+// printed at exit: the meter the tool's pace is checked against.
+const TRAIN_PY = `
+import atexit, json, os, sys, time, torch, torch.distributed as dist
+from torch.utils.data import DataLoader, Dataset
+from torch.utils.data.distributed import DistributedSampler
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+root = sys.argv[1]
+files = sorted(os.path.join(root, f) for f in os.listdir(root))
+class Files(Dataset):
+    def __len__(self): return len(files)
+    def __getitem__(self, i):
+        with open(files[i], "rb") as f: data = f.read()
+        return torch.frombuffer(bytearray(data[:64]), dtype=torch.uint8).float()
+sampler = DistributedSampler(Files())
+loader = DataLoader(Files(), batch_size=8, sampler=sampler, num_workers=1)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(64, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+times = []
+atexit.register(lambda: print("OWN_METER " + json.dumps({"rank": rank, "n": len(times), "sumMs": 1000 * sum(times[5:]), "counted": max(0, len(times) - 5)}), flush=True))
+last = time.perf_counter()
+for epoch in range(1000):
+    sampler.set_epoch(epoch)
+    for x in loader:
+        opt.zero_grad(); model(x).sum().backward(); opt.step()
+        time.sleep(0.02)
+        now = time.perf_counter(); times.append(now - last); last = now
+`;
+
+/** Node k's CLI, in its namespaces, profiling the two-node job into <name>.json. */
+function startNode(k: 0 | 1, name: string, extra: string[]): ResultPromise<{ reject: false; all: true }> {
+  const node = NODES[k];
+  const data = join(work, `node${k}`, 'data');
+  const job = [
+    '/usr/bin/torchrun', '--nnodes', '2', '--nproc_per_node', '1', '--rdzv_backend', 'c10d', '--rdzv_endpoint', `${NODES[0].address}:29610`, '--rdzv_id', name,
+    join(work, 'train.py'), data,
+  ];
+  const cli = [process.execPath, CLI, 'profile', '--data', data, '--out', join(work, `${name}.json`), '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', ...extra, '--', ...job];
+  const quoted = cli.map((arg) => `'${arg}'`).join(' ');
+  return execa(
+    'nsenter',
+    [`--net=/run/netns/${node.ns}`, 'unshare', '--uts', '--mount', 'sh', '-c', `mount --bind ${join(work, 'hosts')} /etc/hosts && hostname ${node.hostname} && exec ${quoted}`],
+    { env: { ...process.env, GLOO_SOCKET_IFNAME: node.ifname, PATH: `${process.env.PATH}` }, reject: false, all: true, timeout: 600_000, cwd: work },
+  );
+}
+
+/** The job's own meter over every run of `label` (and its second pass) on both nodes: mean ms per iteration. */
+function ownMeterMs(name: string, mode: string): number {
+  let sum = 0;
+  let counted = 0;
+  for (const k of [0, 1]) {
+    const runs = join(work, `${name}.${NODES[k].hostname}.d`);
+    for (const label of readdirSync(runs).filter((l) => l === mode || l === `${mode}-2`)) {
+      for (const line of readFileSync(join(runs, label, 'stdout.log'), 'utf8').split('\n')) {
+        if (!line.startsWith('OWN_METER ')) continue;
+        const meter = JSON.parse(line.slice('OWN_METER '.length)) as { sumMs: number; counted: number };
+        sum += meter.sumMs;
+        counted += meter.counted;
+      }
+    }
+  }
+  assert.ok(counted > 0, `the job metered its ${mode} runs`);
+  return sum / counted;
+}
+
+test('two namespaced nodes under torchrun --nnodes 2: modes switch together, the merged pace is the job\'s own, the throttled node is named', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const node0 = startNode(0, 'two', []);
+  const node1 = startNode(1, 'two', ['--storage-bw', '2MB/s']);
+  const [r0, r1] = await Promise.all([node0, node1]);
+  assert.equal(r0.exitCode, ExitCode.Ok, r0.all);
+  assert.equal(r1.exitCode, ExitCode.Ok, r1.all);
+  const merged = readProfile(join(work, 'two.json'));
+  assert.deepEqual(merged.options.nodes, { count: 2, coordinator: `${NODES[0].address}:29611`, hostsCoordinator: true, merged: true });
+  assert.deepEqual(merged.nodes!.map((n) => [n.nodeRank, n.hostname]).sort(), [[0, 'dsa-node0'], [1, 'dsa-node1']].sort());
+  // Each node proved its own state in each mode, and the merged state says so node by node.
+  for (const node of NODES) {
+    const own = readProfile(join(work, `two.${node.hostname}.json`));
+    for (const mode of ['synthetic', 'cached', 'cold'] as const) assert.equal(own.modes[mode]!.state.proven, true, `${node.hostname} ${mode}: ${own.modes[mode]!.state.reason}`);
+  }
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const result = merged.modes[mode]!;
+    assert.equal(result.state.proven, true, result.state.reason);
+    assert.deepEqual(result.ranks.map((r) => r.node!.hostname).sort(), ['dsa-node0', 'dsa-node1']);
+    // The merged pace is the job's own: ranks in step at every all_reduce, metered by the job itself.
+    const own = ownMeterMs('two', mode);
+    const pace = result.summary!.iterMs.mean;
+    assert.ok(Math.abs(pace - own) <= 0.07 * own, `${mode}: tool ${pace.toFixed(1)} ms, job's own meter ${own.toFixed(1)} ms`);
+  }
+  const straggler = merged.analysis!.straggler!;
+  assert.ok(straggler, 'a straggler is named');
+  assert.equal(straggler.node!.hostname, 'dsa-node1');
+  assert.equal(straggler.cause, 'fetch');
+  assert.match(r0.stdout, /straggler: rank \d \(local rank 0 on node dsa-node1/);
+  assert.deepEqual(processesMentioning(join(work, 'train.py')), []);
+});
+
+test("killing one node's CLI ends the other with exit 10 in bounded time, its measured modes saved, nothing left running", async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const node0 = startNode(0, 'killed', []);
+  const node1 = startNode(1, 'killed', ['--storage-bw', '2MB/s']);
+  // Kill the coordinator's CLI once both nodes run their cached mode (the synthetic one is then measured).
+  const cachedDir = join(work, `killed.${NODES[1].hostname}.d`, 'cached');
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline && !existsSync(join(cachedDir, 'stdout.log'))) await sleep(200);
+  assert.ok(existsSync(join(cachedDir, 'stdout.log')), 'node 1 reached the cached mode');
+  await sleep(2000);
+  const killedAt = Date.now();
+  node0.kill('SIGKILL');
+  const r1 = await node1;
+  const tookSec = (Date.now() - killedAt) / 1000;
+  await node0;
+  assert.equal(r1.exitCode, ExitCode.NodeLost, r1.all);
+  assert.match(r1.stderr, /ds-analyzer: the coordinator at 10\.213\.7\.1:29611 is gone: its connection closed; the synthetic mode is saved in/);
+  assert.ok(tookSec < 60, `node 1 ended ${tookSec.toFixed(1)} s after node 0 was killed`);
+  const own = readProfile(join(work, `killed.${NODES[1].hostname}.json`));
+  assert.equal(own.status, 'partial');
+  assert.equal(own.modes.synthetic!.status, 'ok');
+  // No job, and no throttle group of node 1's CLI, left behind.
+  const gone = Date.now() + 15_000;
+  while (Date.now() < gone && processesMentioning(join(work, 'train.py')).length > 0) await sleep(200);
+  assert.deepEqual(processesMentioning(join(work, 'train.py')).map(describeProcess), []);
+  const groups = execaSync('sh', ['-c', `find /sys/fs/cgroup -maxdepth 4 -name 'ds-analyzer-${node1.pid}' 2>/dev/null`], { reject: false }).stdout;
+  assert.equal(groups.trim(), '', 'node 1 removed its throttle');
+});
+
+/** A process as a failure message shows it: its pid, parent and command line. */
+function describeProcess(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+    return `${pid} (parent ${ppid}): ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`;
+  } catch {
+    return `${pid} (gone)`;
+  }
+}
