@@ -147,6 +147,38 @@ export function rankRows(profile: Profile): { mode: 'cached' | 'cold'; rows: str
 }
 
 /**
+ * Header + rows of the per-node table of a profile over several nodes: each
+ * node's host and machine, the job's ranks it ran, and where its own profile
+ * is; null for one node.
+ */
+export function nodeRows(profile: Profile): string[][] | null {
+  const nodes = profile.nodes ?? [];
+  if (nodes.length < 2) return null;
+  const ranksOn = new Map<number, number[]>();
+  for (const result of Object.values(profile.modes)) {
+    for (const rank of result.ranks) {
+      if (!rank.node) continue;
+      const list = ranksOn.get(rank.node.nodeRank) ?? [];
+      if (!list.includes(rank.rank)) list.push(rank.rank);
+      ranksOn.set(rank.node.nodeRank, list);
+    }
+  }
+  const rows = [['nodes', 'host', 'CPUs', 'memory', 'GPUs', 'ranks', 'its own profile']];
+  for (const node of nodes) {
+    rows.push([
+      `node ${node.nodeRank}`,
+      node.hostname,
+      String(node.cpus),
+      formatBytes(node.memBytes),
+      String(node.gpus.length),
+      (ranksOn.get(node.nodeRank) ?? []).sort((a, b) => a - b).join(', ') || '—',
+      node.profile ?? '—',
+    ]);
+  }
+  return rows;
+}
+
+/**
  * When the first batch came in the cached and cold modes: seconds after the job started, split into the
  * job's start-up and its loader's first wait; the cold wait beyond the cached one is the first batch's fetch.
  * Null when neither mode has one.

@@ -2,7 +2,7 @@ import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
 import { fetchPlace, networkLines } from './network-lines.js';
-import { allRanksLine, driftLine, firstBatchLine, modeRows, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
+import { allRanksLine, driftLine, firstBatchLine, modeRows, nodeRows, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
 export function renderSummary(profile: Profile, profilePath: string): string {
@@ -20,6 +20,8 @@ export function renderSummary(profile: Profile, profilePath: string): string {
 
   out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
   for (const line of [allRanksLine(profile), firstBatchLine(profile)]) if (line) out.push(line);
+  const nodes = nodeRows(profile);
+  if (nodes) out.push('', table(nodes, [2, 4]));
   const ranks = rankRows(profile);
   if (ranks) out.push('', table(ranks.rows, [1, 2, 3, 4]));
   const probe = profile.overlapProbe;

@@ -17,6 +17,7 @@ import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
 import { nodeProfilePath } from '../../src/cli/profile.js';
+import { renderSummary } from '../../src/report/terminal.js';
 
 describe('the node plan, from the launcher the user runs', () => {
   const torchrun = ['torchrun', '--nnodes', '2', '--nproc_per_node=8', '--rdzv_backend', 'c10d', '--rdzv-endpoint', '10.0.0.1:29400', '--rdzv-id', 'job7', 'train.py', '--nnodes', '9'];
@@ -148,6 +149,10 @@ describe('two CLIs kept in step over a real TCP link', () => {
     assert.equal(merged.modes.cold!.paceRank, 1, 'the slow node sets the pace');
     assert.equal(merged.analysis!.straggler?.rank, 1);
     assert.equal(merged.analysis!.straggler?.node?.hostname, 'node-b');
+    // The summary has a row per node: its host, its ranks, where its own profile is.
+    const summary = renderSummary(merged, outA.path);
+    assert.match(summary, new RegExp(`node 1\\s+${os.hostname().replace(/[.]/g, '\\.')}\\s+\\d+\\s+\\S+ \\S+\\s+\\d+\\s+1\\s+${path.join(dir, 'b.json').replace(/[.]/g, '\\.')}`));
+    assert.match(summary, /straggler \(fetch\)/);
     const own = readProfile(path.join(dir, 'b.json'));
     assert.deepEqual(own.modes.cold!.ranks.map((r) => r.rank), [1]);
     assert.equal(own.options.nodes!.hostsCoordinator, false);
