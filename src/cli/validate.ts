@@ -6,7 +6,7 @@ import { renderValidation, renderValidationFailure } from '../report/validate-te
 import { runValidation, type ValidateInput } from '../validate/run-validate.js';
 import { validationFailure } from '../validate/verdict.js';
 import type { PointRequest } from '../validate/points.js';
-import { parseCacheSizeList, parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseLatencySec, parseRate } from '../units.js';
+import { parseCacheSize, parseCacheSizeList, parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseLatencySec, parseRate, type CacheSize } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
 import { validateOutput } from '../schema/validate-output.js';
 import { isNotEnoughData } from '../whatif/model.js';
@@ -27,6 +27,7 @@ interface RawValidateOptions {
   workers?: string;
   storageBw?: string;
   latency?: string;
+  cells?: string;
   keepReclaim?: boolean;
   epochs: string;
   precision: string;
@@ -43,6 +44,7 @@ export const validateCommand: CommandFactory = (io, result) =>
     .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
     .option('--cache <list>', "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB")
     .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
+    .option('--cells <list>', 'cells of whatif --matrix to run at, each CPUS@CACHE: the page cache held at CACHE with the job on CPUS CPUs, e.g. 1@25%,2@50%,1@8GiB')
     .option('--latency <list>', 'remote data: times to a first byte to run the cold mode at (each request delayed at the metering proxy), e.g. 60ms,100ms; compared with whatif --cache 0 --latency')
     .option('--storage-bw <list>', 'read bandwidths to run the cold mode at (a storage throttle, or for remote data the metering proxy\'s cap), e.g. 20MB/s,80MB/s; compared with whatif --cache 0 --storage-bw')
     .option('--workers <list>', "loader worker counts per rank to run at (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4")
@@ -74,6 +76,7 @@ any prediction's error.
 Examples:
   $ ds-analyzer validate --cache 25%,50%,75% --cpus 1,2
   $ ds-analyzer validate --cache recommended      # is the fetch stall gone there?
+  $ ds-analyzer validate --cells 1@25%,2@50%      # cells of whatif --matrix: a CPU count and a cache size at once
   $ ds-analyzer validate --workers 2,4             # num_workers as whatif --workers predicts?
   $ ds-analyzer validate --storage-bw 4MB/s,8MB/s     # the cold mode at these bandwidths (remote data: the network), as whatif --cache 0 --storage-bw predicts?
   $ ds-analyzer validate --latency 100ms              # remote data: the cold mode with a store farther away, as whatif --latency predicts?
@@ -109,6 +112,17 @@ function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEn
   });
 }
 
+/** --cells: CPUS@CACHE entries, e.g. 2@50%,1@8GiB. */
+function parseCells(text: string): { cpus: number; cache: CacheSize }[] {
+  return text.split(',').map((entry) => {
+    const [cpus, cache, extra] = entry.trim().split('@');
+    if (cache === undefined || extra !== undefined || cpus === '' || cache === '') {
+      throw new UserError(`--cells: '${entry.trim()}' is not CPUS@CACHE: give a CPU count and a cache size, e.g. 2@50% or 1@8GiB`, ExitCode.BadValue);
+    }
+    return { cpus: parsePositiveInt(cpus, `--cells ${entry.trim()}: the CPU count`), cache: parseCacheSize(cache, `--cells ${entry.trim()}: the cache`) };
+  });
+}
+
 function parseValidateOptions(file: string | undefined, raw: RawValidateOptions, io: Pick<Io, 'cwd' | 'env'>): { path: string; input: ValidateInput } {
   const request: PointRequest = {
     cacheSizes: raw.cache === undefined ? [] : parseCacheSizeList(raw.cache, '--cache', ['recommended'] as const),
@@ -117,10 +131,11 @@ function parseValidateOptions(file: string | undefined, raw: RawValidateOptions,
     workerCounts: raw.workers === undefined ? [] : parseCountList(raw.workers, '--workers'),
     bandwidths: raw.storageBw === undefined ? [] : raw.storageBw.split(',').map((rate) => parseRate(rate.trim(), '--storage-bw')),
     latencies: raw.latency === undefined ? [] : raw.latency.split(',').map((ms) => parseLatencySec(ms.trim(), '--latency')),
+    cells: raw.cells === undefined ? [] : parseCells(raw.cells),
     control: raw.control,
   };
-  if (request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) + (request.latencies?.length ?? 0) === 0) {
-    throw new UserError('nothing to validate: pass --cache, --cpus, --workers, --storage-bw and/or --latency', ExitCode.Usage);
+  if ((request.cells?.length ?? 0) + request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) + (request.latencies?.length ?? 0) === 0) {
+    throw new UserError('nothing to validate: pass --cache, --cpus, --cells, --workers, --storage-bw and/or --latency', ExitCode.Usage);
   }
   const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const profile = readProfile(path);

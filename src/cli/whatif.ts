@@ -4,8 +4,13 @@ import { ExitCode, UserError } from '../errors.js';
 import { newestProfile, readProfile } from '../store/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { whatifOutput } from '../schema/whatif-output.js';
-import { parseCacheSize, parseCountList, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
-import { isNotEnoughData, type CachePolicy } from '../whatif/model.js';
+import { parseCacheSize, parseCacheSizeList, parseCountList, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
+import { fitModel, isNotEnoughData, type CachePolicy } from '../whatif/model.js';
+import { whatifMatrix } from '../whatif/matrix.js';
+import { matrixOutput } from '../schema/matrix-output.js';
+import { renderMatrix } from '../report/matrix-terminal.js';
+import type { Profile } from '../schema/profile.js';
+import type { Io } from './io.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
 import { notEnoughDataError } from './not-enough-data.js';
 import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
@@ -23,6 +28,9 @@ interface RawWhatifOptions {
   gpuSpeedup?: string;
   cachePolicy?: string;
   epochs?: string;
+  matrix?: boolean;
+  matrixCpus?: string;
+  matrixCache?: string;
   profilesDir: string;
   json?: boolean;
 }
@@ -44,6 +52,9 @@ export const whatifCommand: CommandFactory = (io, result) =>
     .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
     .option('--cache-policy <policy>', `cache that holds the dataset: ${CACHE_POLICIES.join(' | ')} (MinIO: never evicts, as in CoorDL)`, 'page-cache')
     .option('--epochs <n>', 'average over this many epochs of the job, the first one cold (default: the steady state, epoch 2 on)')
+    .option('--matrix', "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other settings as given (versioned JSON with --json, for a scheduler)")
+    .option('--matrix-cpus <list>', 'with --matrix: the CPU counts of the grid (default: 1, 2, 4, ... past twice the profiled count)')
+    .option('--matrix-cache <list>', 'with --matrix: the cache sizes of the grid, bytes or shares of the dataset (default: 0,25%,50%,75%,100%)')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
     .option('--json', 'print only the result JSON on stdout')
     .addHelpText(
@@ -57,6 +68,7 @@ Examples:
   $ ds-analyzer whatif --cache 0                         # no cache: every read from storage
   $ ds-analyzer whatif --storage-bw 200MB/s --cache-policy minio --cache 512GiB
   $ ds-analyzer whatif --gpus 8 --gpu-speedup 2 --epochs 90 --json > whatif.json
+  $ ds-analyzer whatif --matrix --matrix-cpus 2,4,8,16 --matrix-cache 0,32G,64G --json > matrix.json
 
 The model (docs/whatif.md): t = max(compute, prep, fetch) per sample, each
 fitted from the profile's synthetic, cached and cold modes; every parameter is
@@ -69,6 +81,10 @@ ${EXIT_CODES_HELP}`,
       const { query, cache } = parseWhatifOptions(raw);
       const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
       const profile = readProfile(path);
+      if (raw.matrix) {
+        result.exitCode = printMatrix(profile, path, query, raw, io);
+        return;
+      }
       // A share (50%) needs the dataset's size, which only the profile knows.
       if (cache) query.cacheBytes = resolveCacheSize(cache, profile.dataset.bytes);
       const outcome = whatif(profile, path, query);
@@ -101,7 +117,28 @@ function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache:
     query.cachePolicy = raw.cachePolicy as CachePolicy;
   }
   if (raw.epochs !== undefined) query.epochs = parsePositiveInt(raw.epochs, '--epochs');
+  if (!raw.matrix && (raw.matrixCpus !== undefined || raw.matrixCache !== undefined)) {
+    throw new UserError('--matrix-cpus and --matrix-cache set the grid of --matrix: add --matrix', ExitCode.Usage);
+  }
   return { query, cache };
+}
+
+/** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. */
+function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: RawWhatifOptions, io: Io): ExitCode {
+  if (query.cpus !== undefined || raw.cache !== undefined) {
+    throw new UserError('--matrix sets CPUs and cache per cell: give the grid with --matrix-cpus and --matrix-cache instead of --cpus and --cache', ExitCode.Usage);
+  }
+  const fit = fitModel(profile);
+  if (fit.kind === 'not-enough-data') throw notEnoughDataError(fit);
+  const axes = {
+    ...(raw.matrixCpus !== undefined ? { cpus: parseCountList(raw.matrixCpus, '--matrix-cpus', 1) } : {}),
+    ...(raw.matrixCache !== undefined
+      ? { cacheBytes: parseCacheSizeList(raw.matrixCache, '--matrix-cache').map((size) => resolveCacheSize(size as CacheSize, profile.dataset.bytes)) }
+      : {}),
+  };
+  const matrix = whatifMatrix(fit.model, { path, jobName: profile.jobName }, axes, query);
+  io.stdout(raw.json ? JSON.stringify(matrixOutput(matrix), null, 1) + '\n' : renderMatrix(matrix));
+  return ExitCode.Ok;
 }
 
 /** One num_workers count: a whole number of at least 0. */

@@ -19,6 +19,8 @@ export const ValidationPointSchema = z.discriminatedUnion('kind', [
     cacheBytes: nonneg(),
     /** True when it is whatif's recommended cache (--cache recommended). */
     recommended: z.boolean().optional(),
+    /** A cell of whatif --matrix (validate --cells): the CPU count it ran at too, with an affinity mask; absent: the profiled CPUs. */
+    cpus: z.number().int().positive().optional(),
   }),
   z.object({
     /** A CPU count (affinity). */

@@ -14,7 +14,7 @@ import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
  * settings again, which shows how far the job's pace moves between runs).
  */
 export type ValidationPoint =
-  | { kind: 'cache'; cacheBytes: number; recommended?: boolean }
+  | { kind: 'cache'; cacheBytes: number; recommended?: boolean; cpus?: number }
   | { kind: 'cpus'; cpus: number }
   | { kind: 'workers'; workers: number }
   | { kind: 'bandwidth'; bytesPerSec: number }
@@ -31,6 +31,11 @@ export function pointScenario(base: Scenario, point: Exclude<ValidationPoint, { 
   if (point.kind === 'cpus') return { ...cached, cpus: point.cpus };
   if (point.kind === 'workers') return { ...cached, workers: point.workers };
   return cached;
+}
+
+/** The scenario a cache point runs: its cache held by the page cache's LRU, at its CPUs where it names them (a cell of whatif --matrix). */
+export function cacheScenario(base: Scenario, point: Extract<ValidationPoint, { kind: 'cache' }>): Scenario {
+  return { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null, ...(point.cpus !== undefined ? { cpus: point.cpus } : {}) };
 }
 
 /** One point of the plan. */
@@ -71,8 +76,9 @@ export function planValidation(
   const controlIterations = Math.min(Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations), Math.max(CONTROL_MIN_ITERATIONS, measured));
   return points.map((point) => {
     if (point.kind === 'cache') {
-      const cold = predict(model, { ...base, cacheBytes: 0, cachePolicy: 'page-cache' }).samplesPerSec;
-      const steady = predict(model, { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache' }).samplesPerSec;
+      const at = cacheScenario(base, point);
+      const cold = predict(model, { ...at, cacheBytes: 0 }).samplesPerSec;
+      const steady = predict(model, at).samplesPerSec;
       // run-validate.ts lets a cache point run to 3x its epochs when its precision needs them.
       return {
         point,

@@ -23,11 +23,13 @@ export interface PointRequest {
   bandwidths?: number[];
   /** Remote data: times to a first byte to run the cold mode at, s, in the order given (absent: none). */
   latencies?: number[];
+  /** Cells of whatif --matrix to run at: a CPU count and a cache size at once (absent: none). */
+  cells?: { cpus: number; cache: CacheSize }[];
   /** Whether the control (the profiled settings again) runs first. */
   control: boolean;
 }
 
-/** The points, in run order: the control, then the cache points, the CPU points, the loader-workers points, the bandwidth points and the latency points. */
+/** The points, in run order: the control, then the cache points, the matrix cells, the CPU points, the loader-workers points, the bandwidth points and the latency points. */
 export function requestedPoints(profile: Profile, model: FittedModel, request: PointRequest): ValidationPoint[] {
   const cache: ValidationPoint[] = request.cacheSizes.map((size) =>
     'word' in size
@@ -38,8 +40,9 @@ export function requestedPoints(profile: Profile, model: FittedModel, request: P
   const workers: ValidationPoint[] = request.workerCounts.map((count) => ({ kind: 'workers', workers: count }));
   const bandwidths: ValidationPoint[] = (request.bandwidths ?? []).map((bytesPerSec) => ({ kind: 'bandwidth', bytesPerSec }));
   const latencies: ValidationPoint[] = (request.latencies ?? []).map((latencySec) => ({ kind: 'latency', latencySec }));
+  const cells: ValidationPoint[] = (request.cells ?? []).map((cell) => ({ kind: 'cache', cacheBytes: resolveCacheSize(cell.cache, profile.dataset.bytes), cpus: cell.cpus }));
   const control: ValidationPoint[] = request.control ? [{ kind: 'control' }] : [];
-  return [...control, ...cache, ...cpus, ...workers, ...bandwidths, ...latencies];
+  return [...control, ...cache, ...cells, ...cpus, ...workers, ...bandwidths, ...latencies];
 }
 
 /** whatif's answer: the smallest LRU page cache that removes the fetch stall, in the steady state. */

@@ -11,7 +11,7 @@ import type { Dataset } from '../system/dataset/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
-import { planValidation, pointScenario, type PlannedPoint, type ValidationPoint } from './plan.js';
+import { cacheScenario, planValidation, pointScenario, type PlannedPoint, type ValidationPoint } from './plan.js';
 import { ENV } from '../schema/events.js';
 import { formatRate } from '../units.js';
 import { requestedPoints, type PointRequest } from './points.js';
@@ -179,8 +179,7 @@ async function runPoints(
     for (const [index, point] of points.entries()) {
       if (interrupts.interrupted) break;
       hooks.onPoint?.(point, index);
-      const scenario: Scenario =
-        point.kind === 'cache' ? { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null } : pointScenario(base, point, dataset.bytes);
+      const scenario: Scenario = point.kind === 'cache' ? cacheScenario(base, point) : pointScenario(base, point, dataset.bytes);
       const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, run, throttle, index });
       // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
       if (interrupts.interrupted) break;
@@ -264,7 +263,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
   const { input } = ctx;
   const label =
     point.kind === 'cache'
-      ? `cache-${point.cacheBytes}`
+      ? `cache-${point.cacheBytes}${point.cpus !== undefined ? `-cpus-${point.cpus}` : ''}`
       : point.kind === 'cpus'
         ? `cpus-${point.cpus}`
         : point.kind === 'workers'
@@ -377,8 +376,7 @@ async function measureSettingsPoint(
 ): Promise<PointOutcome> {
   const { input } = ctx;
   const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
-  let job: { pid: number } | null = null;
-  let verdict: AffinityVerdict | null = null;
+  const watch = affinityWatch(affinity);
   const result = await ctx.run({
     ...common,
     mode: 'cached',
@@ -386,18 +384,13 @@ async function measureSettingsPoint(
     modeDir,
     cacheState: input.dataSource.modeState,
     ...(point.kind === 'workers' ? { numWorkers: point.workers } : {}),
-    onJobStarted: (started) => void (job = started),
+    onJobStarted: watch.onJobStarted,
     onProgress: (progress) => {
       ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
-      // Once the job iterates, its loader workers exist: every thread must be inside the mask.
-      if (affinity && verdict === null && progress.iterations >= AFFINITY_CHECK_ITERATIONS && job) {
-        const threads = threadAffinities(job.pid);
-        if (threads.length > 0) verdict = judgeAffinity(threads, affinity.cpus);
-      }
+      watch.onProgress(progress.iterations);
     },
   });
-  if (affinity && verdict === null) verdict = { ...judgeAffinity([], affinity.cpus), example: VALIDATE_TEXT.affinityUnchecked };
-  const checked = verdict as AffinityVerdict | null;
+  const checked = watch.verdict();
   const where = VALIDATE_TEXT.cachedWhere(affinity?.cpus ?? null, point.kind === 'workers' ? point.workers : null);
   // A job that cannot change its loader (manual API, protocol) ran its own count: that tested another setting.
   const ranWorkers = point.kind === 'workers' ? workersNotApplied(result, point.workers) : null;
@@ -416,6 +409,27 @@ async function measureSettingsPoint(
     readBytesPerSample: null,
     failureTail: failureTail(result, FAILURE_TAIL_LINES),
     firstBatchSec: null,
+  };
+}
+
+/** Whether an affinity mask reached every thread of the job: checked once its loader workers exist. */
+function affinityWatch(affinity: { cpus: number[] } | null): {
+  onJobStarted: (job: { pid: number }) => void;
+  onProgress: (iterations: number) => void;
+  verdict: () => AffinityVerdict | null;
+} {
+  let job: { pid: number } | null = null;
+  let verdict: AffinityVerdict | null = null;
+  return {
+    onJobStarted: (started) => void (job = started),
+    onProgress: (iterations) => {
+      // Once the job iterates, its loader workers exist: every thread must be inside the mask.
+      if (affinity && verdict === null && iterations >= AFFINITY_CHECK_ITERATIONS && job) {
+        const threads = threadAffinities(job.pid);
+        if (threads.length > 0) verdict = judgeAffinity(threads, affinity.cpus);
+      }
+    },
+    verdict: () => (affinity && verdict === null ? { ...judgeAffinity([], affinity.cpus), example: VALIDATE_TEXT.affinityUnchecked } : verdict),
   };
 }
 
@@ -458,16 +472,22 @@ async function measureCachePoint(
   let readingCostMs = 0;
   let lastResident: number | null = null;
   const epochs = input.epochs;
+  // A cell of whatif --matrix: the cache point at a CPU count too.
+  const affinity = point.cpus !== undefined ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
+  const watch = affinityWatch(affinity);
   try {
     const result = await ctx.run({
       ...common,
       mode: 'cold',
+      argv: affinity?.argv ?? common.argv,
       minIterations: iterationsPerEpoch * epochs,
       maxIterations: iterationsPerEpoch * epochs * 3,
       modeDir,
       wrapArgv: (argv) => (throttle ? throttle.wrap(argv) : argv),
       cacheState,
+      onJobStarted: watch.onJobStarted,
       onProgress: (progress) => {
+        watch.onProgress(progress.iterations);
         const now = Date.now();
         if (cacheState.capping && now - lastReadingAt >= Math.max(READING_INTERVAL_MS, readingCostMs / READING_DUTY_CYCLE)) {
           const reading = cacheState.readResidency(RESIDENCY_SAMPLE_FILES);
@@ -495,13 +515,15 @@ async function measureCachePoint(
       verdict.meanBytes === null
         ? VALIDATE_TEXT.residencyUnmeasured
         : VALIDATE_TEXT.residency({ ...verdict, minBytes: verdict.minBytes!, maxBytes: verdict.maxBytes!, meanBytes: verdict.meanBytes, sampled: window.some((r) => !r.exact) });
+    const checked = watch.verdict();
+    const applied = checked === null ? '' : checked.held ? VALIDATE_TEXT.affinityHeld(checked.threads) : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example);
     return {
       summary,
       ranks: Math.max(1, result.ranks.length),
-      note: VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason),
+      note: VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason) + (affinity ? VALIDATE_TEXT.onCpus(affinity.cpus, applied) : ''),
       residentBytes: verdict.meanBytes,
       residency: verdict,
-      affinity: null,
+      affinity: checked,
       settingHeld: null,
       readBytesPerSample: readBytesPerSample(result, steady),
       failureTail: failureTail(result, FAILURE_TAIL_LINES),

@@ -13,6 +13,7 @@ export const VALIDATE_TEXT = {
   /** Where a cached-mode point ran. */
   cachedWhere: (cpus: number[] | null, workers: number | null) =>
     cpus ? `on CPUs ${cpus.join(',')}` : workers !== null ? `at ${workers} loader workers per rank` : 'at the profiled settings',
+  onCpus: (cpus: readonly number[], applied: string) => `; on CPUs ${cpus.join(',')}${applied}`,
   affinityHeld: (threads: number) => `; affinity held on all ${threads} threads`,
   affinityNotHeld: (outside: number, threads: number, example: string | null) => `; affinity NOT held: ${outside} of ${threads} threads outside (${example})`,
   affinityUnchecked: 'the job ended before its threads could be checked',

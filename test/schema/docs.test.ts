@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { MatrixOutputSchema } from '../../src/schema/matrix-output.js';
 import { CompareOutputSchema } from '../../src/schema/compare-output.js';
 import { EventSchema } from '../../src/schema/events.js';
 import { NodeIdentitySchema, NodeSchema } from '../../src/schema/profile.js';
@@ -36,6 +37,7 @@ function section(heading: string): string {
 const HEADER = new Set(['schemaVersion', 'kind']);
 const OUTPUTS: [string, z.ZodType][] = [
   ['whatif --json', WhatifOutputSchema],
+  ['whatif --matrix --json', MatrixOutputSchema],
   ['gate --json', GateOutputSchema],
   ['compare --json', CompareOutputSchema],
   ['validate --json', ValidateOutputSchema],
