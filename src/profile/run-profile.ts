@@ -362,6 +362,8 @@ async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, war
     if (verdict.workersNotApplied !== null) {
       workersRefused = true;
       warn(PROFILE_RUN_TEXT.workersNotApplied(ENV.numWorkers, run.workers!, verdict.workersNotApplied));
+      // The warning is part of the profile as saved now, not only at the next run.
+      for (const written of [book, ...(nodes?.merged ? [nodes.merged] : [])]) written.save();
     }
     if (verdict.status === 'interrupted') return { exitCode: ExitCode.Interrupted, failureTail: null };
     if (verdict.status === 'failed') {

@@ -29,6 +29,9 @@ export const MISSING_TEXT = {
     `${flag} changes remote requests, and this profile saw none (local files, or HTTPS tunnels): the prediction ignores it (profile --remote over http measures them)`,
   workersUnknown: (workers: number): string =>
     `--workers ${workers} asked, but the job did not report its loader workers (the manual API or a protocol job that leaves them out): the prediction cannot change with them`,
+  severalNodes: (nodes: number): string =>
+    `this merged profile ran on ${nodes} nodes, and the model reads it as one server with every rank (their CPUs, cache and storage shared): ` +
+    "ask a node's own profile (nodes[].profile) what one node would gain from more CPUs, cache or bandwidth",
   workersCap: (cpus: number, workers: number): string =>
     `${cpus} CPUs asked, but the prediction runs ${workers} loader worker${workers === 1 ? '' : 's'} in all, which cannot use more CPUs than that (whatif --workers N raises them)`,
   pooledCached: (cpus: number, runs: { mean: number; halfWidth: number | null }[], pooledSamplesPerSec: number, cachedSamplesPerSec: number): string =>

@@ -115,21 +115,24 @@ function sameOtherwise(scenario: Scenario, base: Scenario): boolean {
 /**
  * validate --cells for up to three cells the profile did not run, spread
  * over the grid (validate restricts CPUs with an affinity mask, so none above
- * the profiled count); null when the cells' other settings are not the
+ * the profiled count, and caps the page cache, so none at 0); null when the cells' other settings are not the
  * profiled ones, which validate cannot run.
  */
 function validateCells(profilePath: string, model: FittedModel, cells: readonly MatrixCell[], scenario: Scenario, base: Scenario): string | null {
   if (!sameOtherwise(scenario, base)) return null;
-  const runnable = cells.filter((c) => !c.measured && c.cpus <= model.profiledCpus && c.cacheBytes <= model.datasetBytes);
+  // No cache at all is the cold mode, which the profile ran; validate's cap cannot hold 0 (the files being read stay resident).
+  const runnable = cells.filter((c) => !c.measured && c.cpus <= model.profiledCpus && c.cacheBytes > 0 && c.cacheBytes <= model.datasetBytes);
   if (runnable.length === 0) return null;
   // Spread over both axes: the first, middle and last cache sizes, the CPU counts alternating from the most.
   const caches = [...new Set(runnable.map((c) => c.cacheBytes))];
   const counts = [...new Set(runnable.map((c) => c.cpus))];
-  const picks = [...new Set([0, Math.floor((caches.length - 1) / 2), caches.length - 1])].map((row, k) => {
+  const picks: MatrixCell[] = [...new Set([0, Math.floor((caches.length - 1) / 2), caches.length - 1])].map((row, k) => {
     const inRow = runnable.filter((c) => c.cacheBytes === caches[row]);
     const want = counts[k % 2 === 0 ? counts.length - 1 : 0];
     return inRow.find((c) => c.cpus === want) ?? inRow[0];
   });
+  // A grid of fewer rows still offers three cells where it has them.
+  for (const cell of runnable) if (picks.length < 3 && !picks.includes(cell)) picks.push(cell);
   const quoted = /^[\w./-]+$/.test(profilePath) ? profilePath : `'${profilePath.replace(/'/g, "'\\''")}'`;
   return `ds-analyzer validate ${quoted} --cells ${picks.map((c) => `${c.cpus}@${c.cacheBytes}`).join(',')}`;
 }

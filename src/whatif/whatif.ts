@@ -79,6 +79,8 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   const workersNeeded = recommendations.find((r) => r.kind === 'workers')?.value ?? null;
   const workersOfScenario = scenarioWorkers(model, scenario);
   const caveats = [...model.caveats];
+  const nodes = profile.nodes?.length ?? 1;
+  if (nodes > 1) caveats.push(MISSING_TEXT.severalNodes(nodes));
   const prediction = withRange(model, scenario);
   // The workers the prediction ran with, all ranks together: as asked, or as profiled.
   const workers = workersOfScenario === null ? null : workersOfScenario * scenario.gpus;
