@@ -28,6 +28,8 @@ interface RawWhatifOptions {
   gpuSpeedup?: string;
   cachePolicy?: string;
   epochs?: string;
+  jobs?: string;
+  coordinated?: boolean;
   matrix?: boolean;
   matrixCpus?: string;
   matrixCache?: string;
@@ -52,6 +54,8 @@ export const whatifCommand: CommandFactory = (io, result) =>
     .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
     .option('--cache-policy <policy>', `cache that holds the dataset: ${CACHE_POLICIES.join(' | ')} (MinIO: never evicts, as in CoorDL)`, 'page-cache')
     .option('--epochs <n>', 'average over this many epochs of the job, the first one cold (default: the steady state, epoch 2 on)')
+    .option('--jobs <n>', 'concurrent jobs on the server reading the same dataset (a hyper-parameter search), each with --gpus ranks: predicts them independent against coordinated (CoorDL: one fetch and prep of each sample for all)')
+    .option('--coordinated', 'with --jobs: the asked scenario has the jobs share one fetch and prep of each sample')
     .option('--matrix', "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other settings as given (versioned JSON with --json, for a scheduler)")
     .option('--matrix-cpus <list>', 'with --matrix: the CPU counts of the grid (default: 1, 2, 4, ... past twice the profiled count)')
     .option('--matrix-cache <list>', 'with --matrix: the cache sizes of the grid, bytes or shares of the dataset (default: 0,25%,50%,75%,100%)')
@@ -68,6 +72,7 @@ Examples:
   $ ds-analyzer whatif --cache 0                         # no cache: every read from storage
   $ ds-analyzer whatif --storage-bw 200MB/s --cache-policy minio --cache 512GiB
   $ ds-analyzer whatif --gpus 8 --gpu-speedup 2 --epochs 90 --json > whatif.json
+  $ ds-analyzer whatif --jobs 4 --gpus 1               # 4 one-GPU jobs on one dataset: independent against coordinated prep
   $ ds-analyzer whatif --matrix --matrix-cpus 2,4,8,16 --matrix-cache 0,32G,64G --json > matrix.json
 
 The model (docs/whatif.md): t = max(compute, prep, fetch) per sample, each
@@ -117,6 +122,11 @@ function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache:
     query.cachePolicy = raw.cachePolicy as CachePolicy;
   }
   if (raw.epochs !== undefined) query.epochs = parsePositiveInt(raw.epochs, '--epochs');
+  if (raw.jobs !== undefined) query.jobs = parsePositiveInt(raw.jobs, '--jobs');
+  if (raw.coordinated) {
+    if ((query.jobs ?? 1) < 2) throw new UserError('--coordinated shares fetch and prep among jobs: give --jobs 2 or more', ExitCode.Usage);
+    query.coordinated = true;
+  }
   if (!raw.matrix && (raw.matrixCpus !== undefined || raw.matrixCache !== undefined)) {
     throw new UserError('--matrix-cpus and --matrix-cache set the grid of --matrix: add --matrix', ExitCode.Usage);
   }

@@ -36,6 +36,7 @@ export function renderWhatif(r: WhatifResult): string {
     for (const a of restsOn) out.push(`  - assumed: ${a}`);
   }
   if (r.validateCommand) out.push('', `The profile did not run the asked setting; to measure it: ${r.validateCommand}`);
+  if (r.jobs) out.push('', ...jobsLines(r.jobs));
 
   out.push('', 'To remove each stall (steady state, other settings as asked):');
   for (const rec of r.recommendations) out.push(`  - ${rec.text}`);
@@ -138,7 +139,20 @@ function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: Whati
     mark('storageBytesPerSec', `${dataCache === 'object-cache' ? 'network' : 'storage'} ${formatRate(s.storageBytesPerSec)}`),
     mark('gpus', `${s.gpus} accelerator${s.gpus === 1 ? '' : 's'}`),
     mark('gpuSpeedup', `speed-up ${s.gpuSpeedup}x`),
+    ...((s.jobs ?? 1) > 1 ? [mark('jobs', `${s.jobs} jobs${s.coordinated ? ', coordinated' : ''}`)] : []),
   ].join(', ') + (changed.length > 0 ? '  (* changed)' : '  (as profiled)');
+}
+
+/** K jobs on one dataset: independent against coordinated, every job's ranks together. */
+function jobsLines(jobs: NonNullable<WhatifResult['jobs']>): string[] {
+  const line = (name: string, p: Prediction): string =>
+    `  ${name}: ${withRange(p.samplesPerSec, p.range?.samplesPerSec, 1)} samples/s for all ${jobs.count} jobs, ${p.iterMs.toFixed(1)} ms per iteration, ${p.bottleneck}-bound`;
+  return [
+    `${jobs.count} jobs reading this dataset at once:`,
+    line('each fetching and preparing its own samples', jobs.independent),
+    line('sharing one fetch and prep of each sample (CoorDL)', jobs.coordinated),
+    `  coordinated prep gives ${jobs.speedup.toFixed(2)}x the throughput`,
+  ];
 }
 
 function policyOf(s: Scenario, dataCache: WhatifResult['dataCache']): string {

@@ -75,6 +75,10 @@ export const ScenarioSchema = z.object({
   requestLatencySec: nonneg().nullable().optional(),
   /** Remote data: bytes of one object (a shard), one request each; null or absent: as profiled. */
   objectBytes: nonneg().nullable().optional(),
+  /** Concurrent jobs on the server reading the same dataset, each with `gpus` ranks; null or absent: one. */
+  jobs: z.number().int().positive().nullable().optional(),
+  /** With several jobs: true when they share one fetch and prep of each sample (CoorDL); null or absent: independent. */
+  coordinated: z.boolean().nullable().optional(),
 });
 
 /** What the model predicts for a scenario. Times per iteration of one rank; rates for the whole server. */
@@ -245,6 +249,23 @@ export const WhatifOutputSchema = z.object({
   validateCommand: z.string().nullable(),
   /** What a cache of this data is: the OS page cache over files, or (remote data) a local folder of whole objects; absent in older outputs: the page cache. */
   dataCache: z.enum(['page-cache', 'object-cache']).optional(),
+  /**
+   * whatif --jobs K: the K jobs each reading and pre-processing their own
+   * samples against the K sharing one fetch and prep (CoorDL), at the asked
+   * scenario otherwise; absent without --jobs.
+   */
+  jobs: z
+    .object({
+      /** K, the concurrent jobs. */
+      count: z.number().int().positive(),
+      /** Every job fetching and preparing its own samples. */
+      independent: PredictionSchema,
+      /** The jobs sharing one fetch and one prep of each sample. */
+      coordinated: PredictionSchema,
+      /** coordinated over independent throughput. */
+      speedup: nonneg(),
+    })
+    .optional(),
 });
 export type WhatifOutput = z.infer<typeof WhatifOutputSchema>;
 

@@ -108,6 +108,17 @@ export interface Scenario {
   requestLatencySec?: number | null;
   /** Remote data: bytes of one object (a shard of many samples), each fetched by one request; null or absent: as profiled. */
   objectBytes?: number | null;
+  /**
+   * Concurrent jobs on this server reading the same dataset (a hyper-parameter
+   * search), each with `gpus` ranks of its own; null or absent: one.
+   */
+  jobs?: number | null;
+  /**
+   * With several jobs: whether they share one fetch and one prep of each
+   * sample (CoorDL's coordinated prep) instead of each reading and
+   * pre-processing its own; null or absent: independent.
+   */
+  coordinated?: boolean | null;
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
@@ -126,7 +137,7 @@ export interface Prediction {
   fetchStallMs: number;
   /** Per-iteration time, ms. */
   iterMs: number;
-  /** Samples per second, all ranks together. */
+  /** Samples per second, all ranks together (of every job, with several). */
   samplesPerSec: number;
   /** One epoch's time at the predicted rate, s. */
   epochSec: number;
@@ -243,6 +254,20 @@ export function scenarioWorkers(model: FittedModel, scenario: Scenario): number 
   return scenario.workers ?? model.profiledWorkers;
 }
 
+/** How many times the server does each rank's prep and each rank's step per sample: K jobs, sharing prep or not. */
+interface JobShare {
+  prepCopies: number;
+  stepCopies: number;
+}
+
+const ONE_JOB: JobShare = { prepCopies: 1, stepCopies: 1 };
+
+/** The scenario's jobs: K steps of each rank; K preps and fetches, or one where coordinated. */
+export function jobShare(scenario: Scenario): JobShare {
+  const jobs = Math.max(1, scenario.jobs ?? 1);
+  return { prepCopies: scenario.coordinated ? 1 : jobs, stepCopies: jobs };
+}
+
 /**
  * Seconds per sample the CPUs need for N ranks' CPU work: with a fitted CPU
  * curve, prep over what the sweep measured c CPUs give (the step's share was
@@ -250,8 +275,11 @@ export function scenarioWorkers(model: FittedModel, scenario: Scenario): number 
  * faster accelerator: k_s / X) over e * c. A step that runs on the CPU shares
  * the CPUs with prep, rather than holding a whole CPU off the top.
  */
-function cpuCapSec(ranks: number, u: number, stepCpuSec: number, scaling: CpuScaling, cpus: number): number {
-  const work = ranks * (scaling.kind === 'fitted' ? u : u + stepCpuSec);
+function cpuCapSec(ranks: number, u: number, stepCpuSec: number, scaling: CpuScaling, cpus: number, share: JobShare = ONE_JOB): number {
+  // K jobs: each rank's steps K times over; their prep K times, or once where the jobs share it (coordinated).
+  // A fitted curve holds one job's steps already: only the other jobs' are added.
+  const steps = scaling.kind === 'fitted' ? (share.stepCopies - 1) * stepCpuSec : share.stepCopies * stepCpuSec;
+  const work = ranks * (share.prepCopies * u + steps);
   if (work === 0) return 0;
   const eff = effectiveParallelism(scaling, cpus);
   return eff > 0 ? work / eff : Infinity;
@@ -267,7 +295,7 @@ function cpuCapSec(ranks: number, u: number, stepCpuSec: number, scaling: CpuSca
 function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): { pace: number; inSeries: number } {
   const u = model.prepCpuSecPerSample;
   const workers = scenarioWorkers(model, scenario);
-  const cpu = cpuCapSec(scenario.gpus, u, model.stepCpuSecPerSample / scenario.gpuSpeedup, model.cpuScaling, scenario.cpus);
+  const cpu = cpuCapSec(scenario.gpus, u, model.stepCpuSecPerSample / scenario.gpuSpeedup, model.cpuScaling, scenario.cpus, jobShare(scenario));
   if (workers === 0) {
     // One process a rank, each at most one CPU, and no more than the CPUs give it.
     const serial = model.serialPrepSecPerSample ?? u / Math.min(1, effectiveParallelism(model.cpuScaling, scenario.cpus) / scenario.gpus);
@@ -307,7 +335,9 @@ export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: num
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
   const step = gpu + besideLoaderSecPerIter(model, scenarioWorkers(model, scenario)) / model.samplesPerIter;
   // Each remote request waits for its first byte, then its bytes share the bandwidth: the two add up (0 latency for local files).
-  const fetch = (n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec + (1 - hitRatio) * requestWaitSec(model, scenario);
+  // K independent jobs each read what they miss; coordinated ones read it once for all (the same cache hit ratio: see whatif.ts).
+  const reads = jobShare(scenario).prepCopies;
+  const fetch = (reads * n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec + (1 - hitRatio) * requestWaitSec(model, scenario);
   const prep = prepSec(model, scenario, gpu);
   return { gpu, step, prep: prep.pace, prepInSeries: prep.inSeries, fetch };
 }
@@ -388,7 +418,8 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const iterSec = meanSec * b;
   const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.step * (1 + 1e-9);
   const bottleneck: Bottleneck = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
-  const samplesPerSec = scenario.gpus / meanSec;
+  // Every job's ranks together: K jobs each train at this pace.
+  const samplesPerSec = (Math.max(1, scenario.jobs ?? 1) * scenario.gpus) / meanSec;
   const epochSecAt = (secPerSample: number): number => (model.samplesPerEpoch * secPerSample) / scenario.gpus;
   return {
     scenario,

@@ -61,6 +61,8 @@ export interface WhatifResult {
   validateCommand: string | null;
   /** What a cache of this data is: the page cache over files, or (remote data) a local folder of whole objects. */
   dataCache: 'page-cache' | 'object-cache';
+  /** --jobs K: the K jobs independent against coordinated (CoorDL), at the asked scenario otherwise. */
+  jobs?: { count: number; independent: Prediction; coordinated: Prediction; speedup: number };
 }
 
 /** Runs a what-if query on a profile, or says what the profile lacks for it. Pure (the cache simulation is seeded). */
@@ -86,6 +88,9 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   const workers = workersOfScenario === null ? null : workersOfScenario * scenario.gpus;
   if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus)) caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
   if (scenario.workers !== null && model.profiledWorkers === null) caveats.push(MISSING_TEXT.workersUnknown(scenario.workers));
+  const jobs = scenario.jobs ?? 1;
+  // K jobs share the page cache; each is taken to hit it as one job alone would (see jobsComparison).
+  if (jobs > 1) caveats.push(MISSING_TEXT.jobsShareCache(jobs));
   if (model.profiledInFlightPerWorker === null) {
     if (scenario.inFlightPerWorker != null) caveats.push(MISSING_TEXT.noRequests('--in-flight'));
     if (scenario.requestLatencySec != null) caveats.push(MISSING_TEXT.noRequests('--latency'));
@@ -108,7 +113,20 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     caveats,
     validateCommand: validateCommand(profilePath, model, scenario, changed),
     dataCache: model.remoteObjects ? 'object-cache' : 'page-cache',
+    ...(jobs > 1 ? { jobs: jobsComparison(model, scenario, jobs) } : {}),
   };
+}
+
+/**
+ * K jobs on one dataset (CoorDL's hyper-parameter search): each reading and
+ * pre-processing its own samples, K times the reads and the prep CPU, against
+ * one fetch and one prep of each sample shared by all K (coordinated); each
+ * job's steps run either way.
+ */
+function jobsComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['jobs']> {
+  const independent = withRange(model, { ...scenario, jobs: count, coordinated: false });
+  const coordinated = withRange(model, { ...scenario, jobs: count, coordinated: true });
+  return { count, independent, coordinated, speedup: independent.samplesPerSec > 0 ? coordinated.samplesPerSec / independent.samplesPerSec : 0 };
 }
 
 /** A prediction with the range its assumptions span. */

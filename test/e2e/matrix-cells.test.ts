@@ -36,7 +36,7 @@ test('whatif --matrix cells land within 15% of validate runs at the three cells 
   assert.ok(cells, `the matrix suggests cells: ${matrix.validateCommand}`);
   assert.equal(cells.split(',').length, 3);
 
-  const validated = await startCli(['validate', profile, '--cells', cells, '--epochs', '5', '--no-control', '--json'], { cwd: work });
+  const validated = await startCli(['validate', profile, '--cells', cells, '--epochs', '4', '--no-control', '--json'], { cwd: work });
   assert.equal(validated.exitCode, 0, validated.all);
   const report = ValidateOutputSchema.parse(JSON.parse(validated.stdout));
   assert.equal(report.results.length, 3);

@@ -111,7 +111,7 @@ function startNode(k: 0 | 1, name: string, extra: string[]): ResultPromise<{ rej
     '/usr/bin/torchrun', '--nnodes', '2', '--nproc_per_node', '1', '--rdzv_backend', 'c10d', '--rdzv_endpoint', `${NODES[0].address}:29610`, '--rdzv_id', name,
     join(work, 'train.py'), data,
   ];
-  const cli = [process.execPath, CLI, 'profile', '--data', data, '--out', join(work, `${name}.json`), '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', ...extra, '--', ...job];
+  const cli = [process.execPath, CLI, 'profile', '--data', data, '--out', join(work, `${name}.json`), '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', '--single-pass', ...extra, '--', ...job];
   const quoted = cli.map((arg) => `'${arg}'`).join(' ');
   return execa(
     'nsenter',
