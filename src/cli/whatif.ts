@@ -30,6 +30,8 @@ interface RawWhatifOptions {
   epochs?: string;
   jobs?: string;
   coordinated?: boolean;
+  nodes?: string;
+  peerBw?: string;
   matrix?: boolean;
   matrixCpus?: string;
   matrixCache?: string;
@@ -52,7 +54,9 @@ export const whatifCommand: CommandFactory = (io, result) =>
     .option('--object-size <size>', 'remote data: bytes of one object, fetched by one request: samples packed in shards of this size, e.g. 64MB (default: as profiled)')
     .option('--gpus <n>', 'data-parallel accelerators per server, sharing CPUs, cache and storage (default: as profiled)')
     .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
-    .option('--cache-policy <policy>', `cache that holds the dataset: ${CACHE_POLICIES.join(' | ')} (MinIO: never evicts, as in CoorDL)`, 'page-cache')
+    .option('--cache-policy <policy>', `cache that holds the dataset: ${[...CACHE_POLICIES, 'partitioned'].join(' | ')} (MinIO: never evicts, as in CoorDL; partitioned, with --nodes: the dataset spread over the nodes' caches, a miss fetched from the peer that holds it, CoorDL)`, 'page-cache')
+    .option('--nodes <n>', 'servers of the job, each as the other flags describe (its CPUs, --cache, storage, --gpus)')
+    .option('--peer-bw <rate>', "with --cache-policy partitioned: bytes/s a node reads from a peer's cache (the network between the nodes), e.g. 1.2GB/s")
     .option('--epochs <n>', 'average over this many epochs of the job, the first one cold (default: the steady state, epoch 2 on)')
     .option('--jobs <n>', 'concurrent jobs on the server reading the same dataset (a hyper-parameter search), each with --gpus ranks: predicts them independent against coordinated (CoorDL: one fetch and prep of each sample for all)')
     .option('--coordinated', 'with --jobs: the asked scenario has the jobs share one fetch and prep of each sample')
@@ -72,6 +76,7 @@ Examples:
   $ ds-analyzer whatif --cache 0                         # no cache: every read from storage
   $ ds-analyzer whatif --storage-bw 200MB/s --cache-policy minio --cache 512GiB
   $ ds-analyzer whatif --gpus 8 --gpu-speedup 2 --epochs 90 --json > whatif.json
+  $ ds-analyzer whatif --nodes 4 --cache 64G --cache-policy partitioned --peer-bw 1.2GB/s   # CoorDL's cache over 4 nodes
   $ ds-analyzer whatif --jobs 4 --gpus 1               # 4 one-GPU jobs on one dataset: independent against coordinated prep
   $ ds-analyzer whatif --matrix --matrix-cpus 2,4,8,16 --matrix-cache 0,32G,64G --json > matrix.json
 
@@ -115,9 +120,21 @@ function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache:
   if (raw.objectSize !== undefined) query.objectBytes = parseSize(raw.objectSize, '--object-size');
   if (raw.gpus !== undefined) query.gpus = parsePositiveInt(raw.gpus, '--gpus');
   if (raw.gpuSpeedup !== undefined && raw.gpuSpeedup !== '1') query.gpuSpeedup = parsePositiveNumber(raw.gpuSpeedup, '--gpu-speedup');
-  if (raw.cachePolicy !== undefined && raw.cachePolicy !== 'page-cache') {
+  if (raw.nodes !== undefined) query.nodes = parsePositiveInt(raw.nodes, '--nodes');
+  if (raw.cachePolicy === 'partitioned') {
+    if ((query.nodes ?? 1) < 2) throw new UserError('--cache-policy partitioned spreads the dataset over several nodes: give --nodes 2 or more', ExitCode.Usage);
+    if (raw.peerBw === undefined) {
+      throw new UserError("--cache-policy partitioned fetches a miss from a peer's cache: give --peer-bw RATE, the bytes/s one node reads from another (e.g. iperf3 between two nodes)", ExitCode.Usage);
+    }
+    query.partitioned = true;
+    query.cachePolicy = 'minio';
+  } else if (raw.peerBw !== undefined) {
+    throw new UserError('--peer-bw is the network a partitioned cache fetches over: add --cache-policy partitioned and --nodes N', ExitCode.Usage);
+  }
+  if (raw.peerBw !== undefined) query.peerBytesPerSec = parseRate(raw.peerBw, '--peer-bw');
+  if (raw.cachePolicy !== undefined && raw.cachePolicy !== 'page-cache' && raw.cachePolicy !== 'partitioned') {
     if (!(CACHE_POLICIES as readonly string[]).includes(raw.cachePolicy)) {
-      throw new UserError(`--cache-policy: unknown policy '${raw.cachePolicy}'; use ${CACHE_POLICIES.join(' or ')}`, ExitCode.BadValue);
+      throw new UserError(`--cache-policy: unknown policy '${raw.cachePolicy}'; use ${[...CACHE_POLICIES, 'partitioned'].join(', ')}`, ExitCode.BadValue);
     }
     query.cachePolicy = raw.cachePolicy as CachePolicy;
   }

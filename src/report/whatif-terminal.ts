@@ -37,6 +37,7 @@ export function renderWhatif(r: WhatifResult): string {
   }
   if (r.validateCommand) out.push('', `The profile did not run the asked setting; to measure it: ${r.validateCommand}`);
   if (r.jobs) out.push('', ...jobsLines(r.jobs));
+  if (r.nodes) out.push('', ...nodesLines(r.nodes));
 
   out.push('', 'To remove each stall (steady state, other settings as asked):');
   for (const rec of r.recommendations) out.push(`  - ${rec.text}`);
@@ -140,6 +141,7 @@ function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: Whati
     mark('gpus', `${s.gpus} accelerator${s.gpus === 1 ? '' : 's'}`),
     mark('gpuSpeedup', `speed-up ${s.gpuSpeedup}x`),
     ...((s.jobs ?? 1) > 1 ? [mark('jobs', `${s.jobs} jobs${s.coordinated ? ', coordinated' : ''}`)] : []),
+    ...((s.nodes ?? 1) > 1 ? [mark('nodes', `${s.nodes} nodes${s.partitioned ? `, cache partitioned (peers at ${formatRate(s.peerBytesPerSec ?? 0)})` : ''}`)] : []),
   ].join(', ') + (changed.length > 0 ? '  (* changed)' : '  (as profiled)');
 }
 
@@ -152,6 +154,18 @@ function jobsLines(jobs: NonNullable<WhatifResult['jobs']>): string[] {
     line('each fetching and preparing its own samples', jobs.independent),
     line('sharing one fetch and prep of each sample (CoorDL)', jobs.coordinated),
     `  coordinated prep gives ${jobs.speedup.toFixed(2)}x the throughput`,
+  ];
+}
+
+/** N nodes: their caches partitioned against each caching alone, every node's ranks together. */
+function nodesLines(nodes: NonNullable<WhatifResult['nodes']>): string[] {
+  const line = (name: string, p: Prediction): string =>
+    `  ${name}: ${withRange(p.samplesPerSec, p.range?.samplesPerSec, 1)} samples/s for all ${nodes.count} nodes, hit ratio ${formatPercent(p.hitRatio)}, ${p.bottleneck}-bound`;
+  return [
+    `${nodes.count} nodes of this job:`,
+    line("each node's page cache holding what it read", nodes.independent),
+    line("the dataset spread over the nodes' caches, a miss fetched from its peer (CoorDL)", nodes.partitioned),
+    `  the partitioned cache gives ${nodes.speedup.toFixed(2)}x the throughput`,
   ];
 }
 

@@ -79,6 +79,12 @@ export const ScenarioSchema = z.object({
   jobs: z.number().int().positive().nullable().optional(),
   /** With several jobs: true when they share one fetch and prep of each sample (CoorDL); null or absent: independent. */
   coordinated: z.boolean().nullable().optional(),
+  /** Servers of the job, each as the rest of the scenario describes; null or absent: one. */
+  nodes: z.number().int().positive().nullable().optional(),
+  /** With several nodes: true when the dataset is spread over their caches (CoorDL's partitioned cache); null or absent: each node caches alone. */
+  partitioned: z.boolean().nullable().optional(),
+  /** Bytes/s a node reads from a peer's cache; set with `partitioned`. */
+  peerBytesPerSec: nonneg().nullable().optional(),
 });
 
 /** What the model predicts for a scenario. Times per iteration of one rank; rates for the whole server. */
@@ -263,6 +269,23 @@ export const WhatifOutputSchema = z.object({
       /** The jobs sharing one fetch and one prep of each sample. */
       coordinated: PredictionSchema,
       /** coordinated over independent throughput. */
+      speedup: nonneg(),
+    })
+    .optional(),
+  /**
+   * whatif --nodes N --cache-policy partitioned: the N nodes' caches as one
+   * partitioned cache against each node caching alone in its page cache, at
+   * the asked scenario otherwise; absent otherwise.
+   */
+  nodes: z
+    .object({
+      /** N, the nodes. */
+      count: z.number().int().positive(),
+      /** Each node's page cache holding what it read itself. */
+      independent: PredictionSchema,
+      /** The dataset spread over the nodes' caches, a miss fetched from the peer that holds it. */
+      partitioned: PredictionSchema,
+      /** partitioned over independent throughput. */
       speedup: nonneg(),
     })
     .optional(),

@@ -31,6 +31,8 @@ export const MISSING_TEXT = {
     `--workers ${workers} asked, but the job did not report its loader workers (the manual API or a protocol job that leaves them out): the prediction cannot change with them`,
   jobsShareCache: (jobs: number): string =>
     `${jobs} jobs share the cache: each is taken to hit it as one job alone would; jobs reading the same files in other orders re-read each other's pages too, so independent jobs may hit more often than predicted (coordinated ones read each sample once)`,
+  nodesAlike: (nodes: number): string =>
+    `each of the ${nodes} nodes is taken to run as the profiled machine, its step at the profiled pace: the collectives between nodes (gradients over the network) are not modelled; profile the job on its nodes (docs/multi-node.md) to measure them`,
   severalNodes: (nodes: number): string =>
     `this merged profile ran on ${nodes} nodes, and the model reads it as one server with every rank (their CPUs, cache and storage shared): ` +
     "ask a node's own profile (nodes[].profile) what one node would gain from more CPUs, cache or bandwidth",

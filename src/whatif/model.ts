@@ -119,6 +119,16 @@ export interface Scenario {
    * pre-processing its own; null or absent: independent.
    */
   coordinated?: boolean | null;
+  /** Servers of the job, each as this scenario describes (its CPUs, cache, storage, ranks); null or absent: one. */
+  nodes?: number | null;
+  /**
+   * With several nodes: the dataset spread over the nodes' caches (CoorDL's
+   * partitioned cache, each never evicting): a miss on one node is read from
+   * the peer that holds the sample; null or absent: each node caches alone.
+   */
+  partitioned?: boolean | null;
+  /** Bytes/s a node reads from a peer's cache (the network between the nodes); needed with `partitioned`. */
+  peerBytesPerSec?: number | null;
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
@@ -137,7 +147,7 @@ export interface Prediction {
   fetchStallMs: number;
   /** Per-iteration time, ms. */
   iterMs: number;
-  /** Samples per second, all ranks together (of every job, with several). */
+  /** Samples per second, all ranks together (of every job and every node, with several). */
   samplesPerSec: number;
   /** One epoch's time at the predicted rate, s. */
   epochSec: number;
@@ -249,6 +259,21 @@ export function steadyHitRatio(model: FittedModel, policy: CachePolicy, cacheByt
   return steadyLruHitRatio(model.lruCurve, cacheBytes * model.lruScale);
 }
 
+/** Nodes of a scenario (1 when absent). */
+export function scenarioNodes(scenario: Scenario): number {
+  return Math.max(1, scenario.nodes ?? 1);
+}
+
+/**
+ * The steady hit ratio of a scenario's cache: its policy on one node's cache;
+ * partitioned over N nodes, a sample is cached somewhere while the N caches
+ * together hold it (min(1, N M / D), none evicting), on this node for 1 in N.
+ */
+export function scenarioHitRatio(model: FittedModel, scenario: Scenario): number {
+  if (scenario.partitioned && scenarioNodes(scenario) > 1) return minioHitRatio(scenarioNodes(scenario) * scenario.cacheBytes, model.datasetBytes);
+  return steadyHitRatio(model, scenario.cachePolicy, scenario.cacheBytes);
+}
+
 /** Loader workers per rank of a scenario: asked, or as profiled (null: not modelled). */
 export function scenarioWorkers(model: FittedModel, scenario: Scenario): number | null {
   return scenario.workers ?? model.profiledWorkers;
@@ -337,9 +362,23 @@ export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: num
   // Each remote request waits for its first byte, then its bytes share the bandwidth: the two add up (0 latency for local files).
   // K independent jobs each read what they miss; coordinated ones read it once for all (the same cache hit ratio: see whatif.ts).
   const reads = jobShare(scenario).prepCopies;
-  const fetch = (reads * n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec + (1 - hitRatio) * requestWaitSec(model, scenario);
+  const fetch =
+    (reads * n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec +
+    (1 - hitRatio) * requestWaitSec(model, scenario) +
+    peerFetchSec(model, scenario, hitRatio, reads * n);
   const prep = prepSec(model, scenario, gpu);
   return { gpu, step, prep: prep.pace, prepInSeries: prep.inSeries, fetch };
+}
+
+/**
+ * A partitioned cache's hits held by another node, s per sample: (N - 1) / N
+ * of them come over the network between the nodes, a sample's bytes each (a
+ * cached sample, no read amplification); 0 without a partitioned cache.
+ */
+function peerFetchSec(model: FittedModel, scenario: Scenario, hitRatio: number, readers: number): number {
+  const nodes = scenarioNodes(scenario);
+  if (!scenario.partitioned || nodes < 2 || !scenario.peerBytesPerSec) return 0;
+  return (readers * hitRatio * ((nodes - 1) / nodes) * model.bytesPerSample) / scenario.peerBytesPerSec;
 }
 
 /**
@@ -397,7 +436,7 @@ export function firstBatchSec(model: FittedModel, scenario: Scenario): number {
 
 /** Predicts one scenario. Pure. */
 export function predict(model: FittedModel, scenario: Scenario): Prediction {
-  const steady = steadyHitRatio(model, scenario.cachePolicy, scenario.cacheBytes);
+  const steady = scenarioHitRatio(model, scenario);
   // Without loader workers the training process loads each batch itself, then steps: the stages add up.
   const inSeries = scenarioWorkers(model, scenario) === 0;
   const perSample = (h: number): number => {
@@ -419,8 +458,9 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.step * (1 + 1e-9);
   const bottleneck: Bottleneck = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
   // Every job's ranks together: K jobs each train at this pace.
-  const samplesPerSec = (Math.max(1, scenario.jobs ?? 1) * scenario.gpus) / meanSec;
-  const epochSecAt = (secPerSample: number): number => (model.samplesPerEpoch * secPerSample) / scenario.gpus;
+  // Each node trains on its share of every epoch at this pace.
+  const samplesPerSec = (Math.max(1, scenario.jobs ?? 1) * scenarioNodes(scenario) * scenario.gpus) / meanSec;
+  const epochSecAt = (secPerSample: number): number => (model.samplesPerEpoch * secPerSample) / (scenario.gpus * scenarioNodes(scenario));
   return {
     scenario,
     steadyHitRatio: steady,

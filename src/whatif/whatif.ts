@@ -63,6 +63,8 @@ export interface WhatifResult {
   dataCache: 'page-cache' | 'object-cache';
   /** --jobs K: the K jobs independent against coordinated (CoorDL), at the asked scenario otherwise. */
   jobs?: { count: number; independent: Prediction; coordinated: Prediction; speedup: number };
+  /** --nodes N with a partitioned cache: against each node caching alone (CoorDL), at the asked scenario otherwise. */
+  nodes?: { count: number; independent: Prediction; partitioned: Prediction; speedup: number };
 }
 
 /** Runs a what-if query on a profile, or says what the profile lacks for it. Pure (the cache simulation is seeded). */
@@ -91,6 +93,7 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
   const jobs = scenario.jobs ?? 1;
   // K jobs share the page cache; each is taken to hit it as one job alone would (see jobsComparison).
   if (jobs > 1) caveats.push(MISSING_TEXT.jobsShareCache(jobs));
+  if ((scenario.nodes ?? 1) > 1) caveats.push(MISSING_TEXT.nodesAlike(scenario.nodes!));
   if (model.profiledInFlightPerWorker === null) {
     if (scenario.inFlightPerWorker != null) caveats.push(MISSING_TEXT.noRequests('--in-flight'));
     if (scenario.requestLatencySec != null) caveats.push(MISSING_TEXT.noRequests('--latency'));
@@ -114,7 +117,19 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     validateCommand: validateCommand(profilePath, model, scenario, changed),
     dataCache: model.remoteObjects ? 'object-cache' : 'page-cache',
     ...(jobs > 1 ? { jobs: jobsComparison(model, scenario, jobs) } : {}),
+    ...(scenario.partitioned && (scenario.nodes ?? 1) > 1 ? { nodes: nodesComparison(model, scenario, scenario.nodes!) } : {}),
   };
+}
+
+/**
+ * N nodes of one job (CoorDL's partitioned cache): their caches together hold
+ * the dataset once, a miss on one node fetched from the peer that holds it,
+ * against each node's page cache holding what it read itself.
+ */
+function nodesComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['nodes']> {
+  const partitioned = withRange(model, { ...scenario, nodes: count, partitioned: true, cachePolicy: 'minio' });
+  const independent = withRange(model, { ...scenario, nodes: count, partitioned: false, cachePolicy: 'page-cache' });
+  return { count, independent, partitioned, speedup: independent.samplesPerSec > 0 ? partitioned.samplesPerSec / independent.samplesPerSec : 0 };
 }
 
 /**

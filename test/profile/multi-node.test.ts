@@ -172,7 +172,7 @@ describe('two CLIs kept in step over a real TCP link', () => {
       assert.equal(out.status, 'rejected');
       const error = (out as PromiseRejectedResult).reason;
       assert.ok(error instanceof UserError && error.exitCode === ExitCode.NodeLost, String(error));
-      assert.match(error.message, /options differ/);
+      assert.match(error.message, /options differ from the first node's \(precision 0\.02 against 0\.05\)/);
     }
     assert.equal(a.calls.length + b.calls.length, 0, 'no run started');
   });

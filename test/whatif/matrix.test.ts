@@ -61,30 +61,3 @@ test('axes as asked, the other settings from the query; validate is offered thre
   assert.match(text, /cache \\ CPUs\s+1\s+2\s+4/);
   assert.match(text, /\*/, 'the measured cell is marked');
 });
-
-test('--jobs K: independent jobs share the CPUs and storage (K preps, K reads), coordinated ones do each once; one job is the profiled prediction', async () => {
-  const { whatif } = await import('../../src/whatif/whatif.js');
-  const profile = readProfile(FIXTURE);
-  const model = fitOrFail(profile);
-  const one = predict(model, baseScenario(model));
-  assert.deepEqual(predict(model, { ...baseScenario(model), jobs: 1 }), { ...one, scenario: { ...one.scenario, jobs: 1 } });
-  const result = whatif(profile, FIXTURE, { jobs: 3 });
-  assert.ok(!('kind' in result && result.kind === 'not-enough-data'));
-  const jobs = (result as import('../../src/whatif/whatif.js').WhatifResult).jobs!;
-  assert.equal(jobs.count, 3);
-  // Coordinated: each sample read and prepared once, so the three jobs together run up to 3x one job, never below independent.
-  assert.ok(jobs.coordinated.samplesPerSec >= jobs.independent.samplesPerSec);
-  assert.ok(jobs.coordinated.samplesPerSec <= 3 * one.samplesPerSec + 1e-9);
-  // Independent: three times the demand on the same CPUs and storage; together no faster than 3x one job.
-  assert.ok(jobs.independent.samplesPerSec <= 3 * one.samplesPerSec + 1e-9);
-  assert.ok(Math.abs(jobs.speedup - jobs.coordinated.samplesPerSec / jobs.independent.samplesPerSec) < 1e-12);
-  // A fetch-bound profile reads K times over when independent: its throughput stays at storage's, split K ways.
-  const cold = { ...baseScenario(model), cacheBytes: 0 };
-  const fetchBound = predict(model, cold);
-  assert.equal(fetchBound.bottleneck, 'fetch', 'the fixture reads storage slower than it prepares');
-  const independent = predict(model, { ...cold, jobs: 3 });
-  assert.ok(Math.abs(independent.samplesPerSec - fetchBound.samplesPerSec) <= 0.05 * fetchBound.samplesPerSec, `${independent.samplesPerSec} vs ${fetchBound.samplesPerSec}`);
-  const coordinated = predict(model, { ...cold, jobs: 3, coordinated: true });
-  assert.ok(coordinated.samplesPerSec > 2 * independent.samplesPerSec, 'one read of each sample feeds all three');
-  assert.match((result as { caveats: string[] }).caveats.join('\n'), /3 jobs share the cache/);
-});

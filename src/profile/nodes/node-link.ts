@@ -407,9 +407,17 @@ function helloMismatch(own: NodeHello, theirs: NodeHello): string | null {
   if (theirs.version !== own.version) return `it runs ds-analyzer ${theirs.version} and the first node ${own.version}: install one version on every node`;
   if (theirs.runId !== own.runId) return `it belongs to another job (run id '${theirs.runId}', not '${own.runId}')`;
   if (theirs.schedule !== own.schedule) {
-    return `its profile options differ from the first node's (${theirs.schedule} against ${own.schedule}): give every node the same --modes, --precision, iteration limits and sweeps`;
+    return `its profile options differ from the first node's (${scheduleDifference(theirs.schedule, own.schedule)}): give every node the same --modes, --precision, iteration limits and sweeps`;
   }
   return null;
+}
+
+/** The options two schedules set differently: 'precision 0.02 against 0.05'. */
+function scheduleDifference(theirs: string, own: string): string {
+  const a = JSON.parse(theirs) as Record<string, unknown>;
+  const b = JSON.parse(own) as Record<string, unknown>;
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+  return keys.map((k) => `${k} ${JSON.stringify(a[k])} against ${JSON.stringify(b[k])}`).join(', ');
 }
 
 /** A node's end of the link: it dials the coordinator and follows it. */
