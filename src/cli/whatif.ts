@@ -56,7 +56,7 @@ export const whatifCommand: CommandFactory = (io, result) =>
     .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
     .option('--cache-policy <policy>', `cache that holds the dataset: ${[...CACHE_POLICIES, 'partitioned'].join(' | ')} (MinIO: never evicts, as in CoorDL; partitioned, with --nodes: the dataset spread over the nodes' caches, a miss fetched from the peer that holds it, CoorDL)`, 'page-cache')
     .option('--nodes <n>', 'servers of the job, each as the other flags describe (its CPUs, --cache, storage, --gpus)')
-    .option('--peer-bw <rate>', "with --cache-policy partitioned: bytes/s a node reads from a peer's cache (the network between the nodes), e.g. 1.2GB/s")
+    .option('--peer-bw <rate>', "with --cache-policy partitioned: bytes/s a node reads from a peer's cache (the network between the nodes), e.g. 1.2GB/s (default: what a profile over several nodes measured as its CLIs met)")
     .option('--epochs <n>', 'average over this many epochs of the job, the first one cold (default: the steady state, epoch 2 on)')
     .option('--jobs <n>', 'concurrent jobs on the server reading the same dataset (a hyper-parameter search), each with --gpus ranks: predicts them independent against coordinated (CoorDL: one fetch and prep of each sample for all)')
     .option('--coordinated', 'with --jobs: the asked scenario has the jobs share one fetch and prep of each sample')
@@ -97,6 +97,7 @@ ${EXIT_CODES_HELP}`,
       }
       // A share (50%) needs the dataset's size, which only the profile knows.
       if (cache) query.cacheBytes = resolveCacheSize(cache, profile.dataset.bytes);
+      if (query.partitioned && query.peerBytesPerSec === undefined) query.peerBytesPerSec = measuredPeerBandwidth(profile);
       const outcome = whatif(profile, path, query);
       if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
       if (raw.json) io.stdout(JSON.stringify(whatifOutput(outcome), null, 1) + '\n');
@@ -123,9 +124,6 @@ function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache:
   if (raw.nodes !== undefined) query.nodes = parsePositiveInt(raw.nodes, '--nodes');
   if (raw.cachePolicy === 'partitioned') {
     if ((query.nodes ?? 1) < 2) throw new UserError('--cache-policy partitioned spreads the dataset over several nodes: give --nodes 2 or more', ExitCode.Usage);
-    if (raw.peerBw === undefined) {
-      throw new UserError("--cache-policy partitioned fetches a miss from a peer's cache: give --peer-bw RATE, the bytes/s one node reads from another (e.g. iperf3 between two nodes)", ExitCode.Usage);
-    }
     query.partitioned = true;
     query.cachePolicy = 'minio';
   } else if (raw.peerBw !== undefined) {
@@ -166,6 +164,22 @@ function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: Ra
   const matrix = whatifMatrix(fit.model, { path, jobName: profile.jobName }, axes, query);
   io.stdout(raw.json ? JSON.stringify(matrixOutput(matrix), null, 1) + '\n' : renderMatrix(matrix));
   return ExitCode.Ok;
+}
+
+/**
+ * The network between nodes a multi-node profile measured as its CLIs met
+ * (the slowest any node read at), for a partitioned cache's misses; a
+ * UserError naming --peer-bw where it measured none.
+ */
+function measuredPeerBandwidth(profile: Profile): number {
+  const measured = [profile.options.nodes?.peerBytesPerSec, ...(profile.nodes ?? []).map((n) => n.peerBytesPerSec)].filter((v): v is number => typeof v === 'number' && v > 0);
+  if (measured.length === 0) {
+    throw new UserError(
+      "--cache-policy partitioned fetches a miss from a peer's cache: give --peer-bw RATE, the bytes/s one node reads from another; a profile over several nodes measures it (docs/multi-node.md), this one has none",
+      ExitCode.Usage,
+    );
+  }
+  return Math.min(...measured);
 }
 
 /** One num_workers count: a whole number of at least 0. */

@@ -172,6 +172,8 @@ export const NodeSchema = z.object({
   ...HostSchema.shape,
   /** A merged profile of several nodes: where that node's CLI wrote its own profile, on that node. */
   profile: z.string().optional(),
+  /** A merged profile of several nodes: bytes/s that node read from another node's CLI as they met (null: not measured). */
+  peerBytesPerSec: z.number().nonnegative().nullable().optional(),
 });
 export type ProfileNode = z.infer<typeof NodeSchema>;
 
@@ -520,6 +522,12 @@ export const ProfileSchema = z.object({
         hostsCoordinator: z.boolean(),
         /** True for the merged profile of every node (written by the coordinator's CLI); absent on a node's own. */
         merged: z.literal(true).optional(),
+        /**
+         * Bytes/s this node read from another node's CLI as they met (a
+         * 32 MiB bulk, a small one's time taken off; the coordinator's: the
+         * slowest from any node); null: not measured; absent before it was.
+         */
+        peerBytesPerSec: z.number().nonnegative().nullable().optional(),
       })
       .optional(),
   }),

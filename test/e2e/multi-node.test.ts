@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { execa, execaSync, type ResultPromise } from 'execa';
 import { ExitCode } from '../../src/errors.js';
 import { readProfile } from '../../src/store/profile-store.js';
-import { CLI, canThrottle, processesMentioning, sleep, torchMissing } from './helpers.js';
+import { CLI, canThrottle, processesMentioning, sleep, startCli, torchMissing } from './helpers.js';
 
 const TAG = `dsa${process.pid % 100000}`;
 const NODES = [
@@ -147,7 +147,8 @@ test('two namespaced nodes under torchrun --nnodes 2: modes switch together, the
   assert.equal(r0.exitCode, ExitCode.Ok, r0.all);
   assert.equal(r1.exitCode, ExitCode.Ok, r1.all);
   const merged = readProfile(join(work, 'two.json'));
-  assert.deepEqual(merged.options.nodes, { count: 2, coordinator: `${NODES[0].address}:29611`, hostsCoordinator: true, merged: true });
+  const { peerBytesPerSec: _measured, ...nodesOption } = merged.options.nodes!;
+  assert.deepEqual(nodesOption, { count: 2, coordinator: `${NODES[0].address}:29611`, hostsCoordinator: true, merged: true });
   assert.deepEqual(merged.nodes!.map((n) => [n.nodeRank, n.hostname]).sort(), [[0, 'dsa-node0'], [1, 'dsa-node1']].sort());
   // Each node proved its own state in each mode, and the merged state says so node by node.
   for (const node of NODES) {
@@ -170,6 +171,15 @@ test('two namespaced nodes under torchrun --nnodes 2: modes switch together, the
   assert.equal(straggler.node!.hostname, 'dsa-node1');
   assert.equal(straggler.cause, 'fetch');
   assert.match(r0.stdout, /straggler: rank \d \(local rank 0 on node dsa-node1/);
+  // The veth between the nodes, measured as the CLIs met, is what a partitioned cache's misses would cross.
+  const peer = merged.nodes!.map((n) => n.peerBytesPerSec!);
+  assert.ok(peer.every((rate) => rate > 10e6), `peer reads ${peer.join(', ')} bytes/s`);
+  const asked = await startCli([
+    'whatif', join(work, 'two.json'), '--nodes', '2', '--cache', '50%', '--cache-policy', 'partitioned', '--json',
+  ], { cwd: work });
+  assert.equal(asked.exitCode, ExitCode.Ok, asked.all);
+  const answer = JSON.parse(asked.stdout) as { prediction: { scenario: { peerBytesPerSec: number } }; nodes: { speedup: number } };
+  assert.equal(answer.prediction.scenario.peerBytesPerSec, Math.min(...peer, merged.options.nodes!.peerBytesPerSec!));
   assert.deepEqual(processesMentioning(join(work, 'train.py')), []);
 });
 

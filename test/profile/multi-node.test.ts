@@ -143,7 +143,11 @@ describe('two CLIs kept in step over a real TCP link', () => {
     assert.equal(outA.path, path.join(dir, 'a-merged.json'));
     const merged = readProfile(outA.path);
     assert.equal(merged.status, 'complete');
-    assert.deepEqual(merged.options.nodes, { count: 2, coordinator: '127.0.0.1:' + port, hostsCoordinator: true, merged: true });
+    const { peerBytesPerSec, ...nodesOption } = merged.options.nodes!;
+    assert.deepEqual(nodesOption, { count: 2, coordinator: '127.0.0.1:' + port, hostsCoordinator: true, merged: true });
+    // The network between the two CLIs, measured as they met, is on every node's entry and in each own profile.
+    assert.ok(peerBytesPerSec! > 1e6, `coordinator read ${peerBytesPerSec} bytes/s`);
+    assert.ok(merged.nodes!.every((n) => n.peerBytesPerSec! > 1e6), JSON.stringify(merged.nodes!.map((n) => n.peerBytesPerSec)));
     assert.deepEqual(merged.nodes!.map((n) => [n.nodeRank, n.profile]), [[0, path.join(dir, 'a.json')], [1, path.join(dir, 'b.json')]]);
     assert.deepEqual(merged.modes.cold!.ranks.map((r) => [r.rank, r.node!.hostname]), [[0, 'node-a'], [1, 'node-b']]);
     assert.equal(merged.modes.cold!.paceRank, 1, 'the slow node sets the pace');
@@ -156,6 +160,7 @@ describe('two CLIs kept in step over a real TCP link', () => {
     const own = readProfile(path.join(dir, 'b.json'));
     assert.deepEqual(own.modes.cold!.ranks.map((r) => r.rank), [1]);
     assert.equal(own.options.nodes!.hostsCoordinator, false);
+    assert.ok(own.options.nodes!.peerBytesPerSec! > 1e6);
     assert.equal(own.options.nodes!.merged, undefined);
     assert.ok(!fs.existsSync(path.join(dir, 'b-merged.json')), 'only the coordinator writes a merged profile');
   });
@@ -250,6 +255,33 @@ async function helloThenSilence(port: number, dir: string, name: string): Promis
   await new Promise((resolve) => socket.once('connect', resolve));
   const schedule = JSON.stringify({ modes: profile.options.modes, precision: 0.05, minIterations: 20, maxIterations: 120, cpuSweep: [], workersSweep: [], passes: 2 });
   socket.write(JSON.stringify({ t: 'hello', hello: { version: profile.tool.version, schedule, runId: 'test', host: profile.host, dataset: { files: profile.dataset.files, bytes: profile.dataset.bytes } }, profilePath: '/elsewhere.json' }) + '\n');
+  // It takes part in the network probe as a node does (a bulk acknowledged, a bulk sent when asked), then says nothing more.
+  let buffer = Buffer.alloc(0);
+  let bulk = 0;
+  let skip = 0;
+  let measured = false;
+  socket.on('data', (chunk: Buffer) => {
+    buffer = Buffer.concat([buffer, chunk]);
+    while (!measured) {
+      if (skip > 0) {
+        const take = Math.min(skip, buffer.length);
+        buffer = buffer.subarray(take);
+        skip -= take;
+        if (skip > 0) return;
+        socket.write(JSON.stringify({ t: 'bulk-ack', bytes: bulk }) + '\n');
+        continue;
+      }
+      const end = buffer.indexOf(10);
+      if (end === -1) return;
+      const message = JSON.parse(buffer.subarray(0, end).toString()) as { t: string; bytes?: number };
+      buffer = buffer.subarray(end + 1);
+      if (message.t === 'bulk') bulk = skip = message.bytes!;
+      else if (message.t === 'bulk-request') {
+        socket.write(JSON.stringify({ t: 'bulk', bytes: message.bytes }) + '\n');
+        socket.write(Buffer.alloc(message.bytes!));
+      } else if (message.t === 'peer-bw') measured = true;
+    }
+  });
   return socket;
 }
 

@@ -59,6 +59,15 @@ export interface ArrivedNode {
   profilePath: string;
 }
 
+/** The bulk that measures the network between two nodes, and the small one whose time (a round trip, the framing) is taken off it. */
+const PROBE_BYTES = 32 * 1024 * 1024;
+const PROBE_BASE_BYTES = 64 * 1024;
+const MAX_BULK_BYTES = PROBE_BYTES;
+/** A line longer than this is no ds-analyzer message (a result with its samples is a few MB at most). */
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** Zeros to send as bulk bytes, allocated on first use. */
+let bulkZeros: Buffer | null = null;
+
 const HelloSchema = z.object({
   version: z.string(),
   schedule: z.string(),
@@ -78,7 +87,14 @@ const MessageSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('final'), storageProbe: StorageProbeSchema.nullable() }),
   // reason null: an orderly end; else the profile was aborted, and why.
   z.object({ t: z.literal('end'), reason: z.string().nullable() }),
+  // The network between the nodes, measured as they arrive: `bytes` raw bytes follow a bulk line.
+  z.object({ t: z.literal('bulk'), bytes: z.number().int().nonnegative().max(MAX_BULK_BYTES) }),
+  z.object({ t: z.literal('bulk-ack'), bytes: z.number().int().nonnegative() }),
+  z.object({ t: z.literal('bulk-request'), bytes: z.number().int().nonnegative().max(MAX_BULK_BYTES) }),
+  z.object({ t: z.literal('peer-bw'), bytesPerSec: z.number().nonnegative().nullable() }),
 ]);
+/** What a Peer hands on beside the wire's messages: a bulk's bytes all received. */
+type PeerEvent = Message | { t: 'bulk-received'; bytes: number };
 type Message = z.infer<typeof MessageSchema>;
 
 /** How the link watches its peers; tests shorten them. */
@@ -96,9 +112,15 @@ const DEFAULT_PING_MS = 1000;
 /** Seconds between a node's attempts to reach a coordinator not listening yet. */
 const DIAL_RETRY_MS = 500;
 
-/** One TCP connection to a peer: JSON lines both ways, pings, and the silence that means it is gone. */
+/**
+ * One TCP connection to a peer: JSON lines both ways (a bulk line followed
+ * by its raw bytes), pings, and the silence that means it is gone.
+ */
 class Peer {
-  private buffer = '';
+  private buffer: Buffer = Buffer.alloc(0);
+  /** Raw bytes of a bulk still to come, and the bulk's size. */
+  private bulkLeft = 0;
+  private bulkBytes = 0;
   private silence: NodeJS.Timeout | undefined;
   private readonly ping: NodeJS.Timeout;
   private closed = false;
@@ -106,12 +128,11 @@ class Peer {
   constructor(
     private readonly socket: Socket,
     private readonly timing: Required<LinkTiming>,
-    private readonly onMessage: (message: Message) => void,
+    private readonly onMessage: (message: PeerEvent) => void,
     private readonly onGone: (why: string) => void,
   ) {
-    socket.setEncoding('utf8');
     socket.setNoDelay(true);
-    socket.on('data', (chunk: string) => this.receive(chunk));
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('close', () => this.gone('its connection closed'));
     socket.on('error', (error) => this.gone(`its connection failed (${error.message})`));
     this.ping = setInterval(() => this.send({ t: 'ping' }), timing.pingMs);
@@ -121,6 +142,14 @@ class Peer {
 
   send(message: Message): void {
     if (!this.closed) this.socket.write(JSON.stringify(message) + '\n');
+  }
+
+  /** Sends `bytes` raw bytes after a bulk line (the network probe). */
+  sendBulk(bytes: number): void {
+    if (this.closed) return;
+    bulkZeros ??= Buffer.alloc(MAX_BULK_BYTES);
+    this.send({ t: 'bulk', bytes });
+    this.socket.write(bulkZeros.subarray(0, bytes));
   }
 
   /** Ends the connection after what was sent is flushed; the peer's close is then no loss. */
@@ -133,23 +162,39 @@ class Peer {
     this.socket.unref();
   }
 
-  private receive(chunk: string): void {
+  private receive(chunk: Buffer): void {
     if (this.closed) return; // the link has ended: what a peer still says changes nothing
     this.armSilence();
-    this.buffer += chunk;
-    let end: number;
-    while ((end = this.buffer.indexOf('\n')) !== -1) {
-      const line = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 1);
-      const parsed = parseMessage(line);
-      if (parsed === null) {
-        this.socket.destroy();
-        this.gone('it sent a message that is not ds-analyzer\'s');
-        return;
+    let data = this.buffer.length > 0 ? Buffer.concat([this.buffer, chunk]) : chunk;
+    while (data.length > 0 || this.bulkLeft === 0) {
+      if (this.bulkLeft > 0) {
+        const take = Math.min(this.bulkLeft, data.length);
+        data = data.subarray(take);
+        this.bulkLeft -= take;
+        if (this.bulkLeft > 0) break;
+        this.onMessage({ t: 'bulk-received', bytes: this.bulkBytes });
+        if (this.closed) return;
+        continue;
       }
-      if (parsed.t !== 'ping') this.onMessage(parsed);
+      const end = data.indexOf(10);
+      if (end === -1) break;
+      const parsed = parseMessage(data.subarray(0, end).toString('utf8'));
+      data = data.subarray(end + 1);
+      if (parsed === null) return this.refuse();
+      if (parsed.t === 'bulk') {
+        this.bulkLeft = parsed.bytes;
+        this.bulkBytes = parsed.bytes;
+        if (parsed.bytes === 0) this.onMessage({ t: 'bulk-received', bytes: 0 });
+      } else if (parsed.t !== 'ping') this.onMessage(parsed);
       if (this.closed) return;
     }
+    if (data.length > MAX_LINE_BYTES) return this.refuse();
+    this.buffer = Buffer.from(data);
+  }
+
+  private refuse(): void {
+    this.socket.destroy();
+    this.gone("it sent a message that is not ds-analyzer's");
   }
 
   private armSilence(): void {
@@ -262,6 +307,12 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
   private readonly ready: string[] = [];
   private readonly results: (NodeRunResult & { label: string })[][] = [];
   private readonly finals: (NodeFinal | null)[] = [];
+  /** The network probe: the last bulk each node acknowledged, and the last each sent here. */
+  private readonly acked: (number | null)[] = [];
+  private readonly received: (number | null)[] = [];
+  /** Bytes/s each node read from this one at arrival, and what this one read from them (the slowest); null where not measured. */
+  readonly peerBytesPerSec: (number | null)[] = [];
+  ownPeerBytesPerSec: number | null = null;
   private closing = false;
 
   private constructor(
@@ -286,6 +337,7 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     server.on('connection', (socket) => link.accept(socket));
     try {
       await link.allArrived(plan);
+      await link.measurePeers();
     } catch (error) {
       link.abort(error instanceof Error ? error.message : String(error));
       throw error;
@@ -301,6 +353,44 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
       );
     }, this.timing.arriveTimeoutSec * 1000);
     return this.wait(() => this.arrived.length === this.nodes - 1).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * The network between this node and each other one, one node at a time
+   * (two at once would share the links): a bulk each way, the time of a
+   * small one taken off (a round trip, the framing). Each node is told what
+   * it read from here; this node keeps the slowest it read from them.
+   */
+  private async measurePeers(): Promise<void> {
+    const ups: number[] = [];
+    for (const [k, peer] of this.peers.entries()) {
+      const down = await this.timeBulks((bytes) => {
+        this.acked[k] = null;
+        peer.sendBulk(bytes);
+        return () => this.acked[k] === bytes;
+      });
+      const up = await this.timeBulks((bytes) => {
+        this.received[k] = null;
+        peer.send({ t: 'bulk-request', bytes });
+        return () => this.received[k] === bytes;
+      });
+      this.peerBytesPerSec[k] = down;
+      peer.send({ t: 'peer-bw', bytesPerSec: down });
+      if (up !== null) ups.push(up);
+    }
+    this.ownPeerBytesPerSec = ups.length > 0 ? Math.min(...ups) : null;
+  }
+
+  /** Bytes/s of PROBE_BYTES over PROBE_BASE_BYTES, each started by `start`, done when its check holds; null when the difference is lost in the noise. */
+  private async timeBulks(start: (bytes: number) => () => boolean): Promise<number | null> {
+    const timeOf = async (bytes: number): Promise<number> => {
+      const began = process.hrtime.bigint();
+      await this.wait(start(bytes));
+      return Number(process.hrtime.bigint() - began) / 1e9;
+    };
+    const base = await timeOf(PROBE_BASE_BYTES);
+    const full = await timeOf(PROBE_BYTES);
+    return full > base ? (PROBE_BYTES - PROBE_BASE_BYTES) / (full - base) : null;
   }
 
   private accept(socket: Socket): void {
@@ -324,7 +414,7 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
   }
 
   /** A new node's hello: its index among the peers when its schedule is this one's; -1 (and the door closed) when not. */
-  private greet(peer: Peer, message: Message): number {
+  private greet(peer: Peer, message: PeerEvent): number {
     if (message.t !== 'hello') {
       peer.send({ t: 'end', reason: 'a node must say hello first' });
       peer.close();
@@ -342,13 +432,18 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     this.arrived.push({ hello: message.hello, profilePath: message.profilePath });
     this.results.push([]);
     this.finals.push(null);
+    this.acked.push(null);
+    this.received.push(null);
+    this.peerBytesPerSec.push(null);
     peer.send({ t: 'welcome' });
     this.pump();
     return index;
   }
 
-  private receive(index: number, message: Message): void {
-    if (message.t === 'ready') this.ready[index] = message.label;
+  private receive(index: number, message: PeerEvent): void {
+    if (message.t === 'bulk-ack') this.acked[index] = message.bytes;
+    else if (message.t === 'bulk-received') this.received[index] = message.bytes;
+    else if (message.t === 'ready') this.ready[index] = message.label;
     else if (message.t === 'result') this.results[index].push({ label: message.label, node: message.node, result: message.result as ModeResult });
     else if (message.t === 'final') this.finals[index] = { storageProbe: message.storageProbe };
     else if (message.t === 'end' && message.reason !== null) this.lose(`node ${this.nameOf(index)} ended the profile: ${message.reason}`);
@@ -428,6 +523,8 @@ export class FollowerLink extends LinkBase implements NodeLink {
   private verdicts = new Map<string, RunVerdict>();
   private welcomed = false;
   private ended = false;
+  /** Bytes/s this node read from the coordinator at arrival (undefined until it says; null: not measured). */
+  peerBytesPerSec: number | null | undefined = undefined;
 
   private constructor(
     readonly nodes: number,
@@ -457,8 +554,17 @@ export class FollowerLink extends LinkBase implements NodeLink {
     return link;
   }
 
-  private receive(message: Message): void {
-    if (message.t === 'welcome') this.welcomed = true;
+  /** Resolves once the coordinator has measured the network to this node (every node has arrived). */
+  async peerBandwidth(): Promise<number | null> {
+    await this.wait(() => this.peerBytesPerSec !== undefined);
+    return this.peerBytesPerSec ?? null;
+  }
+
+  private receive(message: PeerEvent): void {
+    if (message.t === 'bulk-received') this.peer.send({ t: 'bulk-ack', bytes: message.bytes });
+    else if (message.t === 'bulk-request') this.peer.sendBulk(message.bytes);
+    else if (message.t === 'peer-bw') this.peerBytesPerSec = message.bytesPerSec;
+    else if (message.t === 'welcome') this.welcomed = true;
     else if (message.t === 'go') this.go.add(message.label);
     else if (message.t === 'verdict') this.verdicts.set(message.label, { workersNotApplied: message.workersNotApplied, status: message.status });
     else if (message.t === 'end') {

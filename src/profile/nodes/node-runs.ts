@@ -63,13 +63,23 @@ export class NodeRuns {
     const hosts = nodes.plan.hostsCoordinator ?? (await holdsAddress(nodes.plan.coordinator.host));
     profile.options.nodes = { count: nodes.plan.nodes, coordinator: `${nodes.plan.coordinator.host}:${nodes.plan.coordinator.port}`, hostsCoordinator: hosts };
     own.save();
-    if (!hosts) return new NodeRuns(await FollowerLink.open(nodes.plan, hello, own.path, nodes.timing), null);
+    if (!hosts) {
+      const follower = await FollowerLink.open(nodes.plan, hello, own.path, nodes.timing);
+      profile.options.nodes.peerBytesPerSec = await follower.peerBandwidth();
+      own.save();
+      return new NodeRuns(follower, null);
+    }
     const link = await CoordinatorLink.open(nodes.plan, hello, nodes.timing);
+    profile.options.nodes.peerBytesPerSec = link.ownPeerBytesPerSec;
+    own.save();
     const merged = new ProfileBook(
       {
         ...profile,
         options: { ...profile.options, nodes: { ...profile.options.nodes, merged: true } },
-        nodes: [ownNode(profile.host, 0, own.path), ...link.arrived.map((node, k) => ownNode(node.hello.host, k + 1, node.profilePath))],
+        nodes: [
+          ownNode(profile.host, 0, own.path, link.ownPeerBytesPerSec),
+          ...link.arrived.map((node, k) => ownNode(node.hello.host, k + 1, node.profilePath, link.peerBytesPerSec[k])),
+        ],
         modes: {},
         analysis: null,
         // One list: what this node warns of holds for the merged profile too.
@@ -160,8 +170,8 @@ function mergeOrExplain(results: readonly NodeRunResult[]): ModeResult {
   }
 }
 
-function ownNode(host: Host, nodeRank: number, profile: string): ProfileNode {
-  return { nodeRank, ...host, profile };
+function ownNode(host: Host, nodeRank: number, profile: string, peerBytesPerSec: number | null): ProfileNode {
+  return { nodeRank, ...host, profile, peerBytesPerSec };
 }
 
 /** Whether this machine holds `host`'s address (its name, or an address of one of its interfaces): it hosts the coordinator. */
