@@ -91,13 +91,13 @@ ${EXIT_CODES_HELP}`,
       const { query, cache } = parseWhatifOptions(raw);
       const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
       const profile = readProfile(path);
+      if (query.partitioned && query.peerBytesPerSec === undefined) query.peerBytesPerSec = measuredPeerBandwidth(profile);
       if (raw.matrix) {
         result.exitCode = printMatrix(profile, path, query, raw, io);
         return;
       }
       // A share (50%) needs the dataset's size, which only the profile knows.
       if (cache) query.cacheBytes = resolveCacheSize(cache, profile.dataset.bytes);
-      if (query.partitioned && query.peerBytesPerSec === undefined) query.peerBytesPerSec = measuredPeerBandwidth(profile);
       const outcome = whatif(profile, path, query);
       if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
       if (raw.json) io.stdout(JSON.stringify(whatifOutput(outcome), null, 1) + '\n');

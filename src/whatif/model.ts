@@ -457,8 +457,7 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const iterSec = meanSec * b;
   const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.step * (1 + 1e-9);
   const bottleneck: Bottleneck = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
-  // Every job's ranks together: K jobs each train at this pace.
-  // Each node trains on its share of every epoch at this pace.
+  // Every job's and every node's ranks together: K jobs each train at this pace, N nodes each on their share of every epoch.
   const samplesPerSec = (Math.max(1, scenario.jobs ?? 1) * scenarioNodes(scenario) * scenario.gpus) / meanSec;
   const epochSecAt = (secPerSample: number): number => (model.samplesPerEpoch * secPerSample) / (scenario.gpus * scenarioNodes(scenario));
   return {
