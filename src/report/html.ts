@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { escapeHtml, jsonForScript } from './escape.js';
-import { driftLine, factRows, modeRows, splitRows, stallPartsLine } from './summary-rows.js';
+import { driftLine, factRows, modeRows, nodeRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 const require = createRequire(import.meta.url);
 
@@ -152,6 +152,7 @@ ${[stallPartsLine(profile), driftLine(profile)].filter((l): l is string => l !==
 <h2>Modes</h2>
 ${htmlTable(modeRows(profile), [1, 2, 3, 4])}
 <p>Figures marked ~ rest on a mode whose cache state was not proven.</p>
+${nodeRows(profile) ? `<h2>Nodes</h2>\n${htmlTable(nodeRows(profile)!, [2, 4])}` : ''}
 <h2>Charts</h2>
 ${mainCharts.map(section).join('\n')}
 <h2>What if</h2>

@@ -5,7 +5,7 @@
 import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { mdText } from './escape.js';
-import { driftLine, factRows, modeRows, splitRows, stallPartsLine } from './summary-rows.js';
+import { driftLine, factRows, modeRows, nodeRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 /** Input of the Markdown report; `pngFiles` maps chart id to a path relative to the .md file. */
 export interface MarkdownReportInput {
@@ -36,6 +36,8 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   out.push(mdTable(splitRows(profile)), '');
   for (const line of [stallPartsLine(profile), driftLine(profile)]) if (line) out.push(mdText(line), '');
   out.push('## Modes', '', mdTable(modeRows(profile)), '');
+  const nodes = nodeRows(profile);
+  if (nodes) out.push('## Nodes', '', mdTable(nodes), '');
   out.push('Figures marked ~ rest on a mode whose cache state was not proven.', '', '## Charts', '');
   const chart = (c: ReportChart) => {
     const file = input.pngFiles[c.id];

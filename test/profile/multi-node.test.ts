@@ -18,6 +18,8 @@ import { readProfile } from '../../src/store/profile-store.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
 import { nodeProfilePath } from '../../src/cli/profile.js';
 import { renderSummary } from '../../src/report/terminal.js';
+import { renderMarkdown } from '../../src/report/markdown.js';
+import { renderHtml } from '../../src/report/html.js';
 
 describe('the node plan, from the launcher the user runs', () => {
   const torchrun = ['torchrun', '--nnodes', '2', '--nproc_per_node=8', '--rdzv_backend', 'c10d', '--rdzv-endpoint', '10.0.0.1:29400', '--rdzv-id', 'job7', 'train.py', '--nnodes', '9'];
@@ -157,6 +159,14 @@ describe('two CLIs kept in step over a real TCP link', () => {
     const summary = renderSummary(merged, outA.path);
     assert.match(summary, new RegExp(`node 1\\s+${os.hostname().replace(/[.]/g, '\\.')}\\s+\\d+\\s+\\S+ \\S+\\s+\\d+\\s+1\\s+${path.join(dir, 'b.json').replace(/[.]/g, '\\.')}`));
     assert.match(summary, /straggler \(fetch\)/);
+    // The reports have the table too; a one-node profile's have none.
+    const markdown = renderMarkdown({ profile: merged, profilePath: outA.path, charts: [], pngFiles: {}, whatIfNote: null, whatIfNotes: [] });
+    assert.match(markdown, /## Nodes\n\n\|[^\n]*its own profile/);
+    assert.ok(markdown.includes(path.join(dir, 'b.json')));
+    const html = renderHtml({ profile: merged, profilePath: outA.path, charts: [], whatIfNote: null, whatIfNotes: [], toolVersion: 'test' });
+    assert.match(html, /<h2>Nodes<\/h2>/);
+    const single = readProfile(path.join(dir, 'b.json'));
+    assert.doesNotMatch(renderMarkdown({ profile: single, profilePath: 'b.json', charts: [], pngFiles: {}, whatIfNote: null, whatIfNotes: [] }), /## Nodes/);
     const own = readProfile(path.join(dir, 'b.json'));
     assert.deepEqual(own.modes.cold!.ranks.map((r) => r.rank), [1]);
     assert.equal(own.options.nodes!.hostsCoordinator, false);
