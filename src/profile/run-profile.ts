@@ -252,7 +252,7 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
       if (nodeLost !== undefined) exitCode = ExitCode.NodeLost;
     }
     if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
-    for (const written of [book, ...(nodes?.merged ? [nodes.merged] : [])]) {
+    for (const written of booksOf(book, nodes)) {
       written.profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
       written.save();
     }
@@ -280,6 +280,11 @@ function scheduleOf(input: ProfileRunInput): Omit<ScheduleOptions, 'passes'> {
     cpuSweep: input.cpuSweep ?? [],
     workersSweep: input.workersSweep ?? [],
   };
+}
+
+/** Every profile this CLI writes: its own, and on the coordinator's node the merged one. */
+function booksOf(book: ProfileBook, nodes: NodeRuns | null): ProfileBook[] {
+  return nodes?.merged ? [book, nodes.merged] : [book];
 }
 
 /** A lost node's message, for the outcome; any other error goes on up. */
@@ -363,7 +368,7 @@ async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, war
       workersRefused = true;
       warn(PROFILE_RUN_TEXT.workersNotApplied(ENV.numWorkers, run.workers!, verdict.workersNotApplied));
       // The warning is part of the profile as saved now, not only at the next run.
-      for (const written of [book, ...(nodes?.merged ? [nodes.merged] : [])]) written.save();
+      for (const written of booksOf(book, nodes)) written.save();
     }
     if (verdict.status === 'interrupted') return { exitCode: ExitCode.Interrupted, failureTail: null };
     if (verdict.status === 'failed') {

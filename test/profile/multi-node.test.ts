@@ -14,6 +14,7 @@ import { ExitCode, UserError } from '../../src/errors.js';
 import { firstHost, nodePlan, torchrunOptions, type NodePlan } from '../../src/profile/nodes/node-plan.js';
 import { runProfile, type ProfileRunInput } from '../../src/profile/run-profile.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
+import type { ModeResult } from '../../src/schema/profile.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
 import { nodeProfilePath } from '../../src/cli/profile.js';
@@ -221,10 +222,7 @@ describe('two CLIs kept in step over a real TCP link', () => {
     const port = await freePort();
     const a = fakeModeRunner({ ...BASE_JOB, seed: 7, rank: 0 });
     const b = fakeModeRunner({ ...BASE_JOB, seed: 8, rank: 1 });
-    const failing = async (input: ModeRunInput) => {
-      const result = await b.run(input);
-      return input.mode === 'cached' ? { ...result, status: 'failed' as const, stopReason: 'job-failed' as const, jobExitCode: 1 } : result;
-    };
+    const failing = failingIn('cached', b.run);
     const [outA, outB] = await Promise.all([
       runProfile(nodeInput('g', planAt(port, true), a.run), { onSignal: () => () => {} }),
       runProfile(nodeInput('h', planAt(port, false), failing), { onSignal: () => () => {} }),
@@ -242,10 +240,7 @@ describe('two CLIs kept in step over a real TCP link', () => {
     const port = await freePort();
     const a = fakeModeRunner({ ...BASE_JOB, seed: 9, rank: 0 });
     const b = fakeModeRunner({ ...BASE_JOB, seed: 10, rank: 1 });
-    const failing = async (input: ModeRunInput) => {
-      const result = await a.run(input);
-      return input.mode === 'synthetic' ? { ...result, status: 'failed' as const, stopReason: 'job-failed' as const, jobExitCode: 1 } : result;
-    };
+    const failing = failingIn('synthetic', a.run);
     const [outA, outB] = await Promise.all([
       runProfile(nodeInput('i', planAt(port, true), failing), { onSignal: () => () => {} }),
       runProfile(nodeInput('j', planAt(port, false), b.run), { onSignal: () => () => {} }),
@@ -256,6 +251,14 @@ describe('two CLIs kept in step over a real TCP link', () => {
     assert.deepEqual(b.calls.map((c) => c.label), ['synthetic']);
   });
 });
+
+/** A runner whose job fails (exit 1) in `mode`, the other modes run as `run` runs them. */
+function failingIn(mode: ModeRunInput['mode'], run: (input: ModeRunInput) => Promise<ModeResult>) {
+  return async (input: ModeRunInput): Promise<ModeResult> => {
+    const result = await run(input);
+    return input.mode === mode ? { ...result, status: 'failed', stopReason: 'job-failed', jobExitCode: 1 } : result;
+  };
+}
 
 /** A raw client that joins as a node (the coordinator's own schedule), then never speaks again. */
 async function helloThenSilence(port: number, dir: string, name: string): Promise<import('node:net').Socket> {

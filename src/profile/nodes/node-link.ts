@@ -117,7 +117,9 @@ const DIAL_RETRY_MS = 500;
  * by its raw bytes), pings, and the silence that means it is gone.
  */
 class Peer {
-  private buffer: Buffer = Buffer.alloc(0);
+  /** Bytes of a line not ended yet, kept as they came (joined once its end comes: a result of a few MB comes in many chunks). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   /** Raw bytes of a bulk still to come, and the bulk's size. */
   private bulkLeft = 0;
   private bulkBytes = 0;
@@ -165,7 +167,13 @@ class Peer {
   private receive(chunk: Buffer): void {
     if (this.closed) return; // the link has ended: what a peer still says changes nothing
     this.armSilence();
-    let data = this.buffer.length > 0 ? Buffer.concat([this.buffer, chunk]) : chunk;
+    if (this.bulkLeft === 0 && chunk.indexOf(10) === -1) {
+      this.pending.push(chunk);
+      this.pendingBytes += chunk.length;
+      if (this.pendingBytes > MAX_LINE_BYTES) this.refuse();
+      return;
+    }
+    let data = this.pending.length > 0 ? Buffer.concat([...this.pending, chunk]) : chunk;
     while (data.length > 0 || this.bulkLeft === 0) {
       if (this.bulkLeft > 0) {
         const take = Math.min(this.bulkLeft, data.length);
@@ -189,7 +197,8 @@ class Peer {
       if (this.closed) return;
     }
     if (data.length > MAX_LINE_BYTES) return this.refuse();
-    this.buffer = Buffer.from(data);
+    this.pending = data.length > 0 ? [Buffer.from(data)] : [];
+    this.pendingBytes = data.length;
   }
 
   private refuse(): void {
