@@ -1,6 +1,6 @@
 import { openSync, readSync, closeSync, readdirSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { EventSchema, type EndEvent, type IterEvent, type StartEvent } from '../schema/events.js';
+import { EventSchema, type CheckpointEvent, type EndEvent, type EpochEvent, type IterEvent, type StartEvent } from '../schema/events.js';
 import type { Iteration, NodeIdentity } from '../schema/profile.js';
 
 /** What the events of one process said so far. */
@@ -13,6 +13,10 @@ export interface ProcessEvents {
   iterations: Iteration[];
   /** The end event, once seen. */
   end: EndEvent | null;
+  /** Checkpoint saves, in arrival order. */
+  checkpoints: CheckpointEvent[];
+  /** The training loader's epoch starts, in arrival order. */
+  epochs: EpochEvent[];
   /** Lines that were not valid protocol v1 events. */
   badLines: number;
   /** First bad line, shortened, for the error message. */
@@ -70,7 +74,7 @@ export class EventsReader {
   private readNew(file: string): void {
     let events = this.byFile.get(file);
     if (!events) {
-      events = { file, start: null, iterations: [], end: null, badLines: 0, firstBadLine: null, lines: 0 };
+      events = { file, start: null, iterations: [], end: null, checkpoints: [], epochs: [], badLines: 0, firstBadLine: null, lines: 0 };
       this.byFile.set(file, events);
     }
     let fd: number;
@@ -118,6 +122,8 @@ export class EventsReader {
     const event = parsed.data;
     if (event.type === 'start') events.start = event;
     else if (event.type === 'end') events.end = event;
+    else if (event.type === 'checkpoint') events.checkpoints.push(event);
+    else if (event.type === 'epoch') events.epochs.push(event);
     else events.iterations.push(toIteration(event));
   }
 }

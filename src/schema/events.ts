@@ -131,8 +131,75 @@ export const EndEventSchema = z.object({
   iterations: z.number().int().nonnegative(),
 });
 
-export const EventSchema = z.discriminatedUnion('type', [StartEventSchema, IterEventSchema, EndEventSchema]);
+/**
+ * APIs whose saves the Python hook times (docs/pytorch.md, "Checkpoints"): torch.save,
+ * torch.distributed.checkpoint's save and async_save, Lightning's Trainer.save_checkpoint,
+ * Hugging Face Trainer's checkpoint, and the manual API (ds_analyzer.checkpoint()).
+ */
+export const CHECKPOINT_APIS = ['torch.save', 'dcp.save', 'dcp.async_save', 'lightning', 'hf-trainer', 'manual'] as const;
+
+/**
+ * One checkpoint save, written when the save returns (an async save: when its
+ * background write finishes, or at exit when it never did). Only the outermost
+ * save is an event: Lightning's and Hugging Face's saves call torch.save inside.
+ */
+export const CheckpointEventSchema = z.object({
+  ...common,
+  type: z.literal('checkpoint'),
+  /** Iterations this process had recorded when the save began (the save ran in iteration i's step when inStep). */
+  i: z.number().int().nonnegative(),
+  /** True when the save ran inside a training step (a batch out, the next not yet asked): its time is inside that iteration's computeMs; false between epochs or after the loop. */
+  inStep: z.boolean(),
+  /** The API that saved (CHECKPOINT_APIS; other names are kept as given). */
+  api: z.string().max(100),
+  /** Time the training loop was blocked by the save, ms (an async save: until the call returned, its staging). */
+  blockingMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
+  /** Of blockingMs, time spent in fsync/fdatasync (data forced to storage before the save returned), ms; 0 when the save never synced. */
+  syncMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).default(0),
+  /** Async save: from the call to the end of its background write, ms; null when the job ended first; absent for a blocking save. */
+  writeMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).nullable().optional(),
+  /** Bytes the save wrote (its files' sizes after it); null when the hook could not tell (an open file object it did not track). */
+  bytes: z.number().finite().nonnegative().nullable(),
+  /** False when the save did not land where the script asked: the synthetic mode writes to a scratch file beside the target and removes it. */
+  persisted: z.boolean(),
+  /** How a save that was not persisted was handled, or why a synthetic-mode save still was ('open-file': the script handed an open file). */
+  note: z.string().max(500).optional(),
+});
+
+/**
+ * The training loader's epoch started, written when the epoch's first batch
+ * arrives. The time to the first batch is createMs + firstWaitMs.
+ */
+export const EpochEventSchema = z.object({
+  ...common,
+  type: z.literal('epoch'),
+  /** The epoch among this process's training-loader epochs, from 0. */
+  epoch: z.number().int().nonnegative(),
+  /** Index of the epoch's first iteration (whose waitMs is firstWaitMs). */
+  i: z.number().int().nonnegative(),
+  /** Time in iter(loader): worker start-up when workers are not persistent, the persistent workers' reset, the sampler's start, ms. */
+  createMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
+  /** The epoch's first wait for a batch, from the first request to the batch, ms (the same as its iteration's waitMs). */
+  firstWaitMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
+  /** From the end of the previous epoch's loop (its StopIteration) to iter(loader) for this one (validation, saves, the script's own work), ms; absent for the first epoch. */
+  gapMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).optional(),
+  /** Batches in an epoch (len(loader)); null when the loader has no length. */
+  epochIterations: z.number().int().positive().nullable().optional(),
+  /** Loader workers, and whether they outlive the epoch (persistent_workers). */
+  workers: z.number().int().nonnegative().optional(),
+  persistentWorkers: z.boolean().optional(),
+});
+
+export const EventSchema = z.discriminatedUnion('type', [
+  StartEventSchema,
+  IterEventSchema,
+  EndEventSchema,
+  CheckpointEventSchema,
+  EpochEventSchema,
+]);
 export type StartEvent = z.infer<typeof StartEventSchema>;
 export type IterEvent = z.infer<typeof IterEventSchema>;
 export type EndEvent = z.infer<typeof EndEventSchema>;
+export type CheckpointEvent = z.infer<typeof CheckpointEventSchema>;
+export type EpochEvent = z.infer<typeof EpochEventSchema>;
 export type JobEvent = z.infer<typeof EventSchema>;
