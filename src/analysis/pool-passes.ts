@@ -235,12 +235,17 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
   return [...byRank.entries()]
     .sort(([a], [b]) => a - b)
     .map(([rank, list]) => {
+      // Iteration indices continue run after run; saves and epoch starts keep pointing at their own iterations.
+      const offsets: number[] = [];
       let offset = 0;
       const iterations = list.flatMap((r) => {
+        offsets.push(offset);
         const shifted = r.iterations.map((it) => ({ ...it, i: it.i + offset }));
         offset += r.iterations.reduce((max, it) => Math.max(max, it.i + 1), 0);
         return shifted;
       });
+      const checkpoints = list.flatMap((r, k) => (r.checkpoints ?? []).map((c) => ({ ...c, i: c.i + offsets[k] })));
+      const epochs = list.flatMap((r, k) => (r.epochs ?? []).map((e) => ({ ...e, i: e.i + offsets[k] })));
       const mainCpu = meanOfKnown(list.map((r) => r.mainCpuMsPerSample ?? null));
       const summary = poolSummaries(list.map((r) => r.summary), fits);
       return {
@@ -251,6 +256,8 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
         ...(list[0].loader !== undefined ? { loader: list[0].loader } : {}),
         ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
         iterations,
+        ...(checkpoints.length > 0 ? { checkpoints } : {}),
+        ...(epochs.length > 0 ? { epochs } : {}),
         summary: summary && list.length > 1 ? { ...summary, medianIterMs: measuredMedian(list) ?? summary.medianIterMs } : summary,
       };
     });

@@ -355,6 +355,8 @@ function toRankResult(events: ProcessEvents): RankResult {
     ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
     iterations: markWarmup(events.iterations, summary?.warmupIterations ?? 0),
     summary,
+    ...(events.checkpoints.length > 0 ? { checkpoints: events.checkpoints.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) } : {}),
+    ...(events.epochs.length > 0 ? { epochs: events.epochs.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) } : {}),
   };
 }
 

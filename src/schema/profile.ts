@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LoaderSettingsSchema, ModeSchema } from './events.js';
+import { CheckpointEventSchema, EpochEventSchema, LoaderSettingsSchema, ModeSchema } from './events.js';
 
 /** Version of the profile file format; bump on any incompatible change. */
 export const PROFILE_SCHEMA_VERSION = 1;
@@ -78,6 +78,8 @@ export const ResourceSampleSchema = z.object({
   jobProcesses: z.number().int().nonnegative(),
   /** Bytes read from storage so far by the job's tree (/proc/PID/io read_bytes). */
   jobReadBytes: nonneg(),
+  /** Bytes the job's tree sent to storage so far (/proc/PID/io write_bytes: checkpoints, logs, anything it writes); absent in older profiles. */
+  jobWriteBytes: nonneg().optional(),
   /** Bytes of the data fetched so far by the data source's own meter, where it is not read_bytes (remote data: bytes its origin sent through the proxy); absent for local files. */
   fetchedBytes: nonneg().optional(),
   /** Disk read throughput of the dataset's device over the last interval, bytes/s. */
@@ -177,6 +179,14 @@ export const NodeSchema = z.object({
 });
 export type ProfileNode = z.infer<typeof NodeSchema>;
 
+/** A checkpoint save as the profile keeps it: the event (docs/protocol.md) without v, type and rank. */
+export const CheckpointRecordSchema = CheckpointEventSchema.omit({ v: true, type: true, rank: true });
+export type CheckpointRecord = z.infer<typeof CheckpointRecordSchema>;
+
+/** An epoch start as the profile keeps it: the event (docs/protocol.md) without v, type and rank. */
+export const EpochRecordSchema = EpochEventSchema.omit({ v: true, type: true, rank: true });
+export type EpochRecord = z.infer<typeof EpochRecordSchema>;
+
 export const RankResultSchema = z.object({
   /** Rank of the process, numbered across all the job's nodes. */
   rank: z.number().int().nonnegative(),
@@ -198,6 +208,10 @@ export const RankResultSchema = z.object({
   iterations: z.array(IterationSchema),
   /** Statistics over the measured window; null with too few iterations. */
   summary: IterationSummarySchema.nullable(),
+  /** Checkpoint saves the job reported (the checkpoint event without its envelope); absent when none, and in older profiles. */
+  checkpoints: z.array(CheckpointRecordSchema).optional(),
+  /** The training loader's epoch starts the job reported (the epoch event without its envelope); absent when none, and in older profiles. */
+  epochs: z.array(EpochRecordSchema).optional(),
 });
 export type RankResult = z.infer<typeof RankResultSchema>;
 
@@ -407,6 +421,92 @@ export const StragglerSchema = z.object({
   text: z.string(),
 });
 
+/**
+ * The checkpoint stall (analysis/checkpoint-stall.ts): the time the training
+ * loop was blocked by saves, amortised over the iterations between them.
+ */
+export const CheckpointStallSchema = z.object({
+  /** Per iteration, amortised: the mean save's blocking time over the save interval, ms. */
+  ms: EstimateSchema,
+  /** ms as a share of the real per-iteration time (analysis.iterMs). */
+  fraction: nonneg().nullable(),
+  /** Whether it clears the naming margin (as the prep and fetch stalls). */
+  call: StallCallSchema,
+  /** The mode whose saves it was measured in: the cold mode where it ran, else the cached, else the synthetic. */
+  mode: ModeSchema,
+  /** How it was measured: 'hook' (the job timed its saves), or 'write-bytes' (no save seen: bounded from the job tree's writes). */
+  how: z.enum(['hook', 'write-bytes']),
+  /** Saves seen in that mode, over the pace-setting rank (the rank whose saves blocked longest). */
+  saves: z.number().int().nonnegative(),
+  /** Of them, saves inside a training step (their time is inside that iteration's step). */
+  inStepSaves: z.number().int().nonnegative(),
+  /** Blocking time of one save, ms (mean, 95% interval over the saves). */
+  perSaveMs: EstimateSchema,
+  /** Of it, time spent forcing data to storage (fsync), ms per save. */
+  syncMsPerSave: nonneg(),
+  /** Async saves: the mean background write, ms; null without async saves. */
+  asyncWriteMs: nonneg().nullable(),
+  /** Bytes one save wrote (mean); null when unknown. */
+  bytesPerSave: nonneg().nullable(),
+  /** Iterations between saves; null when it could not be told (one save and no epoch length). */
+  intervalIterations: nonneg().nullable(),
+  /** Where the interval came from: consecutive saves, the epoch's length (one save an epoch), or the whole run (one save). */
+  intervalSource: z.enum(['saves', 'epoch', 'run']).nullable(),
+  /** Bytes written over the blocking time: the rate the loop saw, bytes/s; null when bytes are unknown. */
+  writeBytesPerSec: nonneg().nullable(),
+  /** Bytes over the fsync time of saves that synced: the storage's write rate, bytes/s; null when no save synced. */
+  syncedBytesPerSec: nonneg().nullable(),
+  /** The APIs that saved, e.g. ['torch.save']. */
+  apis: z.array(z.string()),
+  /** Synthetic mode: saves written to a scratch file and removed (the user's files untouched), and saves that could not be diverted (an open file). */
+  syntheticSaves: z.object({ scratch: z.number().int().nonnegative(), persisted: z.number().int().nonnegative() }).nullable(),
+  /** Bytes the job tree wrote in that mode beyond the saves the hook saw, per iteration; null when not measured. */
+  unseenWriteBytesPerIter: nonneg().nullable(),
+  /** One line on how it was measured and what it rests on. */
+  text: z.string(),
+});
+export type CheckpointStall = z.infer<typeof CheckpointStallSchema>;
+
+/**
+ * The epoch-boundary stall (analysis/boundary-stall.ts): per epoch, the time
+ * in iter(loader) (worker start-up) and the first batch's wait beyond a
+ * steady iteration's, amortised over the epoch.
+ */
+export const BoundaryStallSchema = z.object({
+  /** Per iteration, amortised over the epoch's iterations, ms. */
+  ms: EstimateSchema,
+  /** ms as a share of the real per-iteration time (analysis.iterMs). */
+  fraction: nonneg().nullable(),
+  /** Whether it clears the naming margin. */
+  call: StallCallSchema,
+  /** The mode it was measured in: the cold mode where it ran, else the cached. */
+  mode: ModeSchema,
+  /** Per epoch: createMs plus the first wait beyond a steady one, ms (mean, 95% interval over the epochs). */
+  perEpochMs: EstimateSchema,
+  /** Of it, the mean time in iter(loader), ms. */
+  createMs: nonneg(),
+  /** Of it, the first wait beyond a steady iteration's wait, ms. */
+  firstWaitExcessMs: nonneg(),
+  /** A steady iteration's wait in that mode (epoch starts left out), ms. */
+  steadyWaitMs: nonneg(),
+  /** 'later-epochs': measured at the starts of epochs after the first; 'first-epoch': no later epoch ran, estimated from the first epoch's start (an upper bound: it holds one-time costs). */
+  basis: z.enum(['later-epochs', 'first-epoch']),
+  /** Epoch starts it rests on. */
+  epochs: z.number().int().nonnegative(),
+  /** Iterations in an epoch; null when the loader has no length. */
+  epochIterations: z.number().int().positive().nullable(),
+  /** Loader workers and persistent_workers, as the job ran them; null when not reported. */
+  workers: z.number().int().nonnegative().nullable(),
+  persistentWorkers: z.boolean().nullable(),
+  /** Whether it comes back every epoch: each later epoch measured paid at least half the mean; null with fewer than two later epochs. */
+  repeats: z.boolean().nullable(),
+  /** The first epoch: from iter(loader) to its first batch, ms (the time to the first batch). */
+  firstBatchMs: nonneg().nullable(),
+  /** One line on how it was measured. */
+  text: z.string(),
+});
+export type BoundaryStall = z.infer<typeof BoundaryStallSchema>;
+
 export const AnalysisSchema = z.object({
   /** Pure compute per iteration (synthetic mode), ms. */
   computeMs: EstimateSchema.nullable(),
@@ -461,9 +561,13 @@ export const AnalysisSchema = z.object({
     })
     .nullable()
     .optional(),
+  /** Checkpoint writes, per iteration amortised over the saves' interval; null when the job saved nothing the profiler saw; absent in older profiles. */
+  checkpointStall: CheckpointStallSchema.nullable().optional(),
+  /** The training loader's epoch boundaries, per iteration amortised over the epoch; null when no epoch start was reported; absent in older profiles. */
+  boundaryStall: BoundaryStallSchema.nullable().optional(),
   /** Bottleneck verdict. */
   verdict: z.object({
-    bound: z.enum(['compute', 'prep', 'fetch', 'unknown']),
+    bound: z.enum(['compute', 'prep', 'fetch', 'checkpoint', 'boundary', 'unknown']),
     severity: z.enum(['moderately', 'highly']).nullable(),
     text: z.string(),
   }),
