@@ -63,7 +63,21 @@ export function parseProcStat(text: string): ProcStat | null {
 
 /** Parses read_bytes from the text of /proc/PID/io; null when absent. */
 export function parseIoReadBytes(text: string): number | null {
-  const match = /^read_bytes:\s*(\d+)\s*$/m.exec(text);
+  return parseIoField(text, 'read_bytes');
+}
+
+/**
+ * write_bytes of a /proc/PID/io text: bytes the process caused to be sent to
+ * storage, counted as its pages are dirtied (a buffered write counts before
+ * writeback), less nothing (a truncated file's bytes are cancelled_write_bytes,
+ * left apart). null when absent.
+ */
+export function parseIoWriteBytes(text: string): number | null {
+  return parseIoField(text, 'write_bytes');
+}
+
+function parseIoField(text: string, field: 'read_bytes' | 'write_bytes'): number | null {
+  const match = new RegExp(`^${field}:\\s*(\\d+)\\s*$`, 'm').exec(text);
   return match ? Number(match[1]) : null;
 }
 
@@ -152,8 +166,15 @@ export function cpuSeconds(pid: number | 'self', options: { ownOnly?: boolean } 
  * or its io file is not readable (another user's process without root).
  */
 export function readBytes(pid: number | 'self', procRoot = '/proc'): number | null {
+  return ioCounters(pid, procRoot)?.readBytes ?? null;
+}
+
+/** read_bytes and write_bytes of /proc/PID/io in one read; null when the file is gone or unreadable. */
+function ioCounters(pid: number | 'self', procRoot: string): { readBytes: number; writeBytes: number } | null {
   const text = readTextOrNull(`${procRoot}/${pid}/io`);
-  return text === null ? null : parseIoReadBytes(text);
+  if (text === null) return null;
+  const read = parseIoReadBytes(text);
+  return read === null ? null : { readBytes: read, writeBytes: parseIoWriteBytes(text) ?? 0 };
 }
 
 /** read_bytes of this process (null where /proc/self/io does not exist). */
@@ -173,6 +194,8 @@ export interface TreeSnapshot {
   readBytes: number;
   /** False when some process's /proc/PID/io could not be read (the figure is then a lower bound). */
   readBytesComplete: boolean;
+  /** Bytes the tree has sent to storage (write_bytes), never decreasing. */
+  writeBytes: number;
 }
 
 interface Tracked {
@@ -182,6 +205,8 @@ interface Tracked {
   cpuTicks: number;
   /** Last cumulative read_bytes (includes reaped children). */
   readBytes: number;
+  /** Last cumulative write_bytes (includes reaped children). */
+  writeBytes: number;
   /** Part of cpuTicks that came from reaped children (cutime + cstime). */
   childTicks: number;
 }
@@ -189,6 +214,7 @@ interface Tracked {
 interface Credit {
   cpuTicks: number;
   readBytes: number;
+  writeBytes: number;
   /** Samples this credit stays valid for. */
   ttl: number;
 }
@@ -212,6 +238,7 @@ export class TreeAccounting {
   private credits = new Map<number, Credit[]>();
   private totalTicks = 0;
   private totalReadBytes = 0;
+  private totalWriteBytes = 0;
 
   constructor(
     rootPid: number | null,
@@ -240,7 +267,7 @@ export class TreeAccounting {
       this.tracked.delete(key);
       if (byKey.has(key)) continue; // left the tree alive (e.g. a new session); keep what was counted
       const list = this.credits.get(gone.ppid) ?? [];
-      list.push({ cpuTicks: gone.cpuTicks, readBytes: gone.readBytes, ttl: 2 });
+      list.push({ cpuTicks: gone.cpuTicks, readBytes: gone.readBytes, writeBytes: gone.writeBytes, ttl: 2 });
       this.credits.set(gone.ppid, list);
     }
 
@@ -250,12 +277,14 @@ export class TreeAccounting {
       const key = `${stat.pid}:${stat.startTicks}`;
       const childTicks = stat.cutimeTicks + stat.cstimeTicks;
       const cpuTicks = stat.utimeTicks + stat.stimeTicks + childTicks;
-      const io = readBytes(stat.pid, this.procRoot);
+      const io = ioCounters(stat.pid, this.procRoot);
       if (io === null) complete = false;
       const previous = this.tracked.get(key);
-      const ioNow = io ?? previous?.readBytes ?? 0;
+      const ioNow = io?.readBytes ?? previous?.readBytes ?? 0;
+      const writeNow = io?.writeBytes ?? previous?.writeBytes ?? 0;
       let cpuInc = Math.max(0, cpuTicks - (previous?.cpuTicks ?? 0));
       let ioInc = Math.max(0, ioNow - (previous?.readBytes ?? 0));
+      let writeInc = Math.max(0, writeNow - (previous?.writeBytes ?? 0));
       if (previous) {
         // Only a jump in the reaped-children part can be an absorbed child.
         let childJump = Math.max(0, childTicks - previous.childTicks);
@@ -267,16 +296,20 @@ export class TreeAccounting {
           const ioAbsorbed = Math.min(credit.readBytes, ioInc);
           ioInc -= ioAbsorbed;
           credit.readBytes -= ioAbsorbed;
+          const writeAbsorbed = Math.min(credit.writeBytes, writeInc);
+          writeInc -= writeAbsorbed;
+          credit.writeBytes -= writeAbsorbed;
         }
       }
       this.totalTicks += cpuInc;
       this.totalReadBytes += ioInc;
-      this.tracked.set(key, { pid: stat.pid, ppid: stat.ppid, cpuTicks, readBytes: ioNow, childTicks });
+      this.totalWriteBytes += writeInc;
+      this.tracked.set(key, { pid: stat.pid, ppid: stat.ppid, cpuTicks, readBytes: ioNow, writeBytes: writeNow, childTicks });
     }
 
     const kept = new Map<number, Credit[]>();
     for (const [pid, list] of this.credits) {
-      const live = list.filter((c) => --c.ttl > 0 && (c.cpuTicks > 0 || c.readBytes > 0));
+      const live = list.filter((c) => --c.ttl > 0 && (c.cpuTicks > 0 || c.readBytes > 0 || c.writeBytes > 0));
       if (live.length > 0) kept.set(pid, live);
     }
     this.credits = kept;
@@ -287,6 +320,7 @@ export class TreeAccounting {
       cpuSec: this.totalTicks / clkTck(),
       readBytes: this.totalReadBytes,
       readBytesComplete: complete,
+      writeBytes: this.totalWriteBytes,
     };
   }
 }

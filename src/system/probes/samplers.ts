@@ -112,6 +112,7 @@ export function startSampler(options: SamplerOptions): Sampler {
       jobCpuSec: job?.cpuSec ?? 0,
       jobProcesses: job?.pids.length ?? 0,
       jobReadBytes: job?.readBytes ?? 0,
+      ...(job ? { jobWriteBytes: job.writeBytes } : {}),
       diskReadBytesPerSec,
       pageCacheBytes: parseMeminfoCachedBytes((readTextOrNull('/proc/meminfo') ?? '')) ?? 0,
     };

@@ -11,6 +11,7 @@ import {
   clkTck,
   cpuSeconds,
   parseIoReadBytes,
+  parseIoWriteBytes,
   parseProcStat,
   processTree,
   readProcStat,
@@ -51,6 +52,11 @@ test('parseProcStat splits at the last parenthesis (comm with spaces and parenth
   assert.deepEqual([stat.utimeTicks, stat.stimeTicks, stat.cutimeTicks, stat.cstimeTicks, stat.startTicks], [11, 12, 13, 14, 999]);
   assert.equal(parseProcStat('garbage'), null);
   assert.equal(parseProcStat('1 (x) S 0 1 2'), null);
+});
+
+test('parseIoWriteBytes reads write_bytes, not cancelled_write_bytes', () => {
+  assert.equal(parseIoWriteBytes('rchar: 5\nread_bytes: 4096\nwrite_bytes: 7\ncancelled_write_bytes: 9\n'), 7);
+  assert.equal(parseIoWriteBytes('rchar: 5\n'), null);
 });
 
 test('parseIoReadBytes reads read_bytes only', () => {
@@ -178,6 +184,24 @@ test('TreeAccounting (fake /proc): reaped child counted once, auto-reaped child 
   s = acc.sample();
   assert.equal(s.cpuSec, 295 / hz);
   assert.equal(s.readBytes, 8300);
+});
+
+test('TreeAccounting (fake /proc): write_bytes of a reaped child counted once', (t) => {
+  const proc = mkdtempSync(join(tmpdir(), 'dsa-fakeproc-'));
+  t.after(() => rmSync(proc, { recursive: true, force: true }));
+  const put = (pid: number, ppid: number, cu: number, written: number): void => {
+    mkdirSync(join(proc, String(pid)), { recursive: true });
+    writeFileSync(join(proc, String(pid), 'stat'), statLine(pid, 'job (x)', ppid, { u: 1, s: 0, cu, cs: 0 }, 1000));
+    writeFileSync(join(proc, String(pid), 'io'), `rchar: 0\nread_bytes: 0\nwrite_bytes: ${written}\n`);
+  };
+  put(10, 1, 0, 100);
+  put(11, 10, 0, 4000);
+  const acc = new TreeAccounting(10, proc);
+  assert.equal(acc.sample().writeBytes, 4100);
+  // 11 writes 1000 more, exits, and 10 absorbs its counters: the 4000 already counted are not counted again.
+  rmSync(join(proc, '11'), { recursive: true, force: true });
+  put(10, 1, 1, 100 + 5000);
+  assert.equal(acc.sample().writeBytes, 5100);
 });
 
 test('TreeAccounting stays monotone and counts once when a real child exits', async (t) => {
