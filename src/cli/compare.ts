@@ -1,13 +1,23 @@
 import { Command } from 'commander';
+import { ExitCode } from '../errors.js';
 import { resolve } from 'node:path';
 import { compareProfiles } from '../compare/diff.js';
 import { readProfile } from '../store/profile-store.js';
 import { renderComparison } from '../report/compare-text.js';
 import { compareOutput } from '../schema/compare-output.js';
-import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
-export const compareCommand: CommandFactory = (io, result) =>
-  new Command('compare')
+/** The exit codes `compare` can return, in its --help and docs/cli.md. */
+const COMPARE_EXIT_CODES: ExitCodeList = [
+  { code: ExitCode.Ok, meaning: 'success, whatever changed (gate --baseline fails on a regression)' },
+  ExitCode.Usage,
+  { code: ExitCode.MissingInput, meaning: 'a profile does not exist' },
+  { code: ExitCode.CorruptFile, meaning: 'a profile is corrupt (not JSON, wrong schemaVersion, malformed)' },
+  ExitCode.Internal,
+];
+
+export const compareCommand: CommandFactory = (io, result) => {
+  const command = new Command('compare')
     .description('show two profiles side by side: each figure, its change, and whether the change is beyond the noise of both')
     .argument('<a>', 'profile A (before)')
     .argument('<b>', 'profile B (after)')
@@ -21,8 +31,7 @@ does not fail on a change (use 'ds-analyzer gate --baseline' for that).
 
 Examples:
   $ ds-analyzer compare profiles/before.json profiles/after.json
-  $ ds-analyzer compare baseline.json profiles/train-20250101T120000.json --json
-${EXIT_CODES_HELP}`,
+  $ ds-analyzer compare baseline.json profiles/train-20250101T120000.json --json`,
     )
     .action((pathA: string, pathB: string, raw: { json?: boolean }) => {
       const a = readProfile(resolve(io.cwd, pathA));
@@ -31,3 +40,5 @@ ${EXIT_CODES_HELP}`,
       io.stdout(raw.json ? JSON.stringify(compareOutput(comparison), null, 1) + '\n' : renderComparison(comparison, pathA, pathB));
       result.exitCode = 0;
     });
+  return withExitCodes(command, COMPARE_EXIT_CODES);
+};

@@ -1,10 +1,11 @@
 import { Command } from 'commander';
+import { ExitCode } from '../errors.js';
 import { relative, resolve } from 'node:path';
 import { EMULATOR_PRESETS } from '../emulator/presets.js';
 import { runDemo, type DemoInput } from '../demo/run-demo.js';
 import { demoProgressHooks, renderDemoOutcome } from '../demo/demo-terminal.js';
 import { formatBytes } from '../units.js';
-import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 import { profileProgressHooks, reportProfileOutcome } from './run-and-report.js';
 import type { Io } from './io.js';
 
@@ -20,8 +21,18 @@ interface RawDemoOptions {
   json?: boolean;
 }
 
-export const demoCommand: CommandFactory = (io, result) =>
-  new Command('demo')
+/** The exit codes `demo` can return, in its --help and docs/cli.md. */
+const DEMO_EXIT_CODES: ExitCodeList = [
+  ExitCode.Ok,
+  ExitCode.Usage,
+  ExitCode.JobFailed,
+  ExitCode.Environment,
+  ExitCode.Internal,
+  ExitCode.Interrupted,
+];
+
+export const demoCommand: CommandFactory = (io, result) => {
+  const command = new Command('demo')
     .description('profile a built-in emulated training job on a generated dataset: no GPU, no Python needed')
     .option('--quick', 'a smaller dataset and faster job (about a minute)')
     .option('--dataset-dir <dir>', 'where the generated dataset lives (reused between runs)')
@@ -46,8 +57,7 @@ not hold the dataset, and writes the HTML and Markdown report.
 Examples:
   $ ds-analyzer demo
   $ ds-analyzer demo --quick --json > demo-profile.json
-  $ ds-analyzer demo --remote       (the same job fetching over HTTP through the metering proxy)
-${EXIT_CODES_HELP}`,
+  $ ds-analyzer demo --remote       (the same job fetching over HTTP through the metering proxy)`,
     )
     .action(async (raw: RawDemoOptions) => {
       const outcome = await runDemo(parseDemoOptions(raw, io), { ...profileProgressHooks(io), ...demoProgressHooks(io.stderr) });
@@ -56,6 +66,8 @@ ${EXIT_CODES_HELP}`,
       (raw.json ? io.stderr : io.stdout)(renderDemoOutcome(outcome, (path) => relative(io.cwd, path) || path));
       result.exitCode = exitCode;
     });
+  return withExitCodes(command, DEMO_EXIT_CODES);
+};
 
 /** Turns commander's options into the demo's input. */
 function parseDemoOptions(raw: RawDemoOptions, io: Pick<Io, 'cwd' | 'env'>): DemoInput {

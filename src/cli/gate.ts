@@ -1,27 +1,29 @@
 import { Command } from 'commander';
+import { ExitCode } from '../errors.js';
 import { resolve } from 'node:path';
 import { prepareGate, runGate, type RawGateFlags } from '../gate/run-gate.js';
 import { newestProfile, readProfile } from '../store/profile-store.js';
-import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
-
-/** Exit codes as `gate` uses them: the general table plus what each means here. */
-const GATE_EXIT_CODES_HELP = `
-Exit codes of gate:
-  0    every budget at level error held (warnings may be printed)
-  1    a budget at level error failed (the verdict says which, and why)
-  2    usage: no budget given, a regression budget without --baseline, unknown flag
-  3    a bad value: a flag value, or a config file that is not valid JSON or has
-       an unknown key, a wrong type, or a level other than error/warn/off
-  4    the profile, the baseline or the config file does not exist
-  5    the profile records a failed training job
-  7    the profile or baseline is corrupt (not JSON, wrong schemaVersion, malformed)`;
+import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
 interface RawGateOptions extends RawGateFlags {
   profilesDir: string;
 }
 
-export const gateCommand: CommandFactory = (io, result) =>
-  new Command('gate')
+/** The exit codes `gate` can return, in its --help and docs/cli.md. */
+const GATE_EXIT_CODES: ExitCodeList = [
+  { code: ExitCode.Ok, meaning: 'every budget at level error held (warnings may be printed)' },
+  { code: ExitCode.GateFailed, meaning: 'a budget at level error failed (the verdict says which, and why)' },
+  { code: ExitCode.Usage, meaning: 'usage: no budget given, a regression budget without --baseline, an unknown flag' },
+  { code: ExitCode.BadValue, meaning: 'a bad value: a flag value, or a config file that is not valid JSON or has an unknown key, a wrong type, or a level other than error/warn/off' },
+  { code: ExitCode.MissingInput, meaning: 'the profile, the baseline or the config file does not exist' },
+  { code: ExitCode.JobFailed, meaning: 'the profile records a failed training job' },
+  { code: ExitCode.CorruptFile, meaning: 'the profile or baseline is corrupt (not JSON, wrong schemaVersion, malformed)' },
+  { code: ExitCode.Environment, meaning: 'the JUnit file or the step summary cannot be written (a full disk)' },
+  ExitCode.Internal,
+];
+
+export const gateCommand: CommandFactory = (io, result) => {
+  const command = new Command('gate')
     .description('check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI')
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--config <file>', 'JSON file of budgets with levels error/warn/off (docs/ci.md)')
@@ -46,12 +48,12 @@ When GITHUB_STEP_SUMMARY is set, a Markdown verdict is appended to it.
 Examples:
   $ ds-analyzer gate --max-fetch-stall 20% --max-prep-stall 30%
   $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
-  $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
-${GATE_EXIT_CODES_HELP}
-${EXIT_CODES_HELP}`,
+  $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json`,
     )
     .action((profileArg: string | undefined, raw: RawGateOptions) => {
       const options = prepareGate(raw, io.cwd);
       const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
       result.exitCode = runGate(readProfile(profilePath), profileArg ?? profilePath, options, io);
     });
+  return withExitCodes(command, GATE_EXIT_CODES);
+};

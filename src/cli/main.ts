@@ -15,9 +15,13 @@ import { reportCommand } from './report.js';
 
 const COMMANDS: CommandFactory[] = [profileCommand, demoCommand, doctorCommand, whatifCommand, validateCommand, gateCommand, compareCommand, reportCommand];
 
-/** Parses argv, runs one command and returns its exit code; never calls process.exit. */
-export async function run(argv: string[], io: Io): Promise<number> {
-  const result: CommandResult = { exitCode: ExitCode.Ok };
+/**
+ * The whole command-line program: every command, with output through `io`
+ * and the outcome in `result`. docs/cli.md is generated from it
+ * (scripts/gen-cli-docs.ts); `commands` lets a test put a command with fakes
+ * in place of the real one.
+ */
+export function buildProgram(io: Io, result: CommandResult, commands: readonly CommandFactory[] = COMMANDS): Command {
   const program = new Command('ds-analyzer')
     .description('find out why a training job waits for data: fetch stalls (storage) versus prep stalls (CPU)')
     .version(TOOL_VERSION)
@@ -31,7 +35,7 @@ Examples:
   $ ds-analyzer doctor
 ${EXIT_CODES_HELP}`,
     );
-  for (const factory of COMMANDS) program.addCommand(factory(io, result));
+  for (const factory of commands) program.addCommand(factory(io, result));
   for (const command of [program, ...program.commands]) {
     command.exitOverride().configureOutput({
       writeOut: io.stdout,
@@ -42,6 +46,13 @@ ${EXIT_CODES_HELP}`,
     // The training command follows `profile`: its own flags must reach it untouched.
     if (command.name() === 'profile') command.passThroughOptions();
   }
+  return program;
+}
+
+/** Parses argv, runs one command and returns its exit code; never calls process.exit. */
+export async function run(argv: string[], io: Io, commands: readonly CommandFactory[] = COMMANDS): Promise<number> {
+  const result: CommandResult = { exitCode: ExitCode.Ok };
+  const program = buildProgram(io, result, commands);
   if (argv.length === 0) {
     io.stderr(program.helpInformation());
     return ExitCode.Usage;

@@ -11,7 +11,7 @@ import { nodePlan } from '../profile/nodes/node-plan.js';
 import { DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
-import { collect, EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { collect, withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 import { runAndReport } from './run-and-report.js';
 import { prepareGate, runGate } from '../gate/run-gate.js';
 import type { Io } from './io.js';
@@ -52,8 +52,24 @@ interface RawProfileOptions {
   nodesTimeout: string;
 }
 
-export const profileCommand: CommandFactory = (io, result) =>
-  new Command('profile')
+/** The exit codes `profile` can return, in its --help and docs/cli.md. */
+const PROFILE_EXIT_CODES: ExitCodeList = [
+  ExitCode.Ok,
+  { code: ExitCode.GateFailed, meaning: 'with --gate: a budget at level error failed' },
+  ExitCode.Usage,
+  ExitCode.BadValue,
+  { code: ExitCode.MissingInput, meaning: 'a --data path, the --gate config or the --baseline profile does not exist' },
+  ExitCode.JobFailed,
+  ExitCode.CommandNotFound,
+  { code: ExitCode.CorruptFile, meaning: "the job's events hold no valid line, or the --baseline profile is corrupt" },
+  ExitCode.Environment,
+  ExitCode.Internal,
+  ExitCode.NodeLost,
+  ExitCode.Interrupted,
+];
+
+export const profileCommand: CommandFactory = (io, result) => {
+  const command = new Command('profile')
     .description('run a training command in synthetic, cached and cold modes and split its iteration time into compute, prep stall and fetch stall')
     .argument('[command...]', 'the training command, after --')
     .option('--data <dir>', 'dataset folder the job reads (repeatable)', collect)
@@ -109,8 +125,7 @@ Examples:
   $ srun -N 4 --ntasks-per-node 1 ds-analyzer profile --data /data/train --out run.json -- python train.py
 
 The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
-(docs/protocol.md). PyTorch scripts need no change (see README).
-${EXIT_CODES_HELP}`,
+(docs/protocol.md). PyTorch scripts need no change (see README).`,
     )
     .action(async (command: string[], raw: RawProfileOptions) => {
       const input = parseProfileOptions(command, raw, io);
@@ -123,6 +138,8 @@ ${EXIT_CODES_HELP}`,
       // With --json stdout holds only the profile, so the verdict goes to stderr.
       result.exitCode = gate && exitCode === ExitCode.Ok ? runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io) : exitCode;
     });
+  return withExitCodes(command, PROFILE_EXIT_CODES);
+};
 
 /** Files that name a job better than the launcher or interpreter that runs them. */
 const SCRIPT = /\.(py|sh|js|mjs|cjs|ts|rb|pl|jl|lua)$/i;

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { EXIT_CODES, EXIT_CODE_TEXT, type ExitCode } from '../errors.js';
 import type { Io } from './io.js';
 
 /** A command's outcome travels through this box: commander actions return nothing. */
@@ -14,18 +15,58 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** Exit-code table shown at the end of every --help. */
-export const EXIT_CODES_HELP = `
-Exit codes:
-  0    success (gate: every budget held)
-  1    gate: a budget failed
-  2    usage error (no command, unknown flag)
-  3    a value does not parse (size, rate, number)
-  4    a path is missing (--data, profile file)
-  5    the training job failed (measured modes are saved)
-  6    the job's command was not found
-  7    a corrupt file (events with no valid line, malformed profile)
-  8    the environment cannot do it (permissions, kernel features, a full disk)
-  9    internal error: a bug in ds-analyzer (please report it)
-  10   profile on several nodes: another node left, failed or never arrived (measured modes are saved)
-  130  interrupted (measured modes are saved)`;
+/** An exit code a command can return, and what it means there where that says more than the general text. */
+export interface ExitCodeUse {
+  /** The code. */
+  code: ExitCode;
+  /** Its meaning for this command; the general text (EXIT_CODE_TEXT) when absent. */
+  meaning?: string;
+}
+
+/** A command's exit codes: a bare code means what EXIT_CODE_TEXT says. */
+export type ExitCodeList = readonly (ExitCode | ExitCodeUse)[];
+
+const declaredExitCodes = new WeakMap<Command, readonly ExitCodeUse[]>();
+
+/**
+ * Declares the exit codes a command can return and appends them to its
+ * --help. Call it last, after the command's other help text. docs/cli.md and
+ * its test read the same list back (exitCodesOf), so help and docs cannot
+ * disagree on it.
+ */
+export function withExitCodes(command: Command, uses: ExitCodeList): Command {
+  const list = uses.map((use) => (typeof use === 'number' ? { code: use } : use)).sort((a, b) => a.code - b.code);
+  declaredExitCodes.set(command, list);
+  return command.addHelpText('after', exitCodesHelp(list));
+}
+
+/** The exit codes a command declared with withExitCodes; undefined where it declared none. */
+export function exitCodesOf(command: Command): readonly ExitCodeUse[] | undefined {
+  return declaredExitCodes.get(command);
+}
+
+/** The 'Exit codes:' block of a --help. */
+export function exitCodesHelp(uses: readonly ExitCodeUse[], title = 'Exit codes:'): string {
+  const lines = uses.map(({ code, meaning }) => `  ${String(code).padEnd(4)} ${wrap(meaning ?? EXIT_CODE_TEXT[code], 72, '       ')}`);
+  return `\n${title}\n${lines.join('\n')}`;
+}
+
+/** Every exit code, for the top-level --help. */
+export const EXIT_CODES_HELP = exitCodesHelp(
+  EXIT_CODES.map((code) => ({ code })),
+  "Exit codes (each command's --help lists those it can return):",
+);
+
+/** Wraps text at `width` columns, continuation lines indented by `indent`. */
+function wrap(text: string, width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines.join(`\n${indent}`);
+}

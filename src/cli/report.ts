@@ -1,12 +1,23 @@
 import { Command } from 'commander';
+import { ExitCode } from '../errors.js';
 import { relative, resolve } from 'node:path';
 import { newestProfile, readProfile } from '../store/profile-store.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { reportNotes, writeReport } from '../report/write-report.js';
-import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
-export const reportCommand: CommandFactory = (io, result) =>
-  new Command('report')
+/** The exit codes `report` can return, in its --help and docs/cli.md. */
+const REPORT_EXIT_CODES: ExitCodeList = [
+  ExitCode.Ok,
+  ExitCode.Usage,
+  { code: ExitCode.MissingInput, meaning: 'the profile does not exist, or --profiles-dir holds none' },
+  { code: ExitCode.CorruptFile, meaning: 'the profile is corrupt (not JSON, wrong schemaVersion, malformed)' },
+  { code: ExitCode.Environment, meaning: 'the report files cannot be written (a full disk)' },
+  ExitCode.Internal,
+];
+
+export const reportCommand: CommandFactory = (io, result) => {
+  const command = new Command('report')
     .description('write a self-contained HTML report and a Markdown report with PNG charts for a profile')
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--out-dir <dir>', 'folder for the report files', 'reports')
@@ -21,8 +32,7 @@ cache timelines, and what-if curves (throughput against cache size and CPUs).
 
 Examples:
   $ ds-analyzer report
-  $ ds-analyzer report profiles/train-20250101T120000.json --out-dir ci-reports
-${EXIT_CODES_HELP}`,
+  $ ds-analyzer report profiles/train-20250101T120000.json --out-dir ci-reports`,
     )
     .action(async (profileArg: string | undefined, raw: { outDir: string; profilesDir: string }) => {
       const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
@@ -33,3 +43,5 @@ ${EXIT_CODES_HELP}`,
       for (const note of reportNotes(written)) io.stderr(`ds-analyzer: ${note}\n`);
       result.exitCode = 0;
     });
+  return withExitCodes(command, REPORT_EXIT_CODES);
+};

@@ -11,7 +11,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { validateOutput } from '../schema/validate-output.js';
 import { isNotEnoughData } from '../whatif/model.js';
 import { notEnoughDataError } from './not-enough-data.js';
-import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 import { VALIDATE_FLAG_DEFAULTS as DEFAULTS } from '../profile/run-defaults.js';
 import type { Io } from './io.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
@@ -38,8 +38,22 @@ interface RawValidateOptions {
   json?: boolean;
 }
 
-export const validateCommand: CommandFactory = (io, result) =>
-  new Command('validate')
+/** The exit codes `validate` can return, in its --help and docs/cli.md. */
+const VALIDATE_EXIT_CODES: ExitCodeList = [
+  ExitCode.Ok,
+  ExitCode.Usage,
+  ExitCode.BadValue,
+  { code: ExitCode.MissingInput, meaning: "the profile or its dataset does not exist, or the profile lacks a mode the what-if model needs" },
+  { code: ExitCode.JobFailed, meaning: 'the training job failed at a point (the points measured are in the report folder)' },
+  ExitCode.CommandNotFound,
+  { code: ExitCode.CorruptFile, meaning: 'the profile is corrupt, or the job wrote no valid event' },
+  { code: ExitCode.Environment, meaning: 'the environment cannot run a point asked for (no throttle, no proxy for --latency, a full disk)' },
+  ExitCode.Internal,
+  { code: ExitCode.Interrupted, meaning: 'interrupted (the points measured are in the report folder)' },
+];
+
+export const validateCommand: CommandFactory = (io, result) => {
+  const command = new Command('validate')
     .description("run the profiled job again at other cache sizes and CPU counts and compare what it does with what whatif predicted")
     .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
     .option('--cache <list>', "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB")
@@ -80,8 +94,7 @@ Examples:
   $ ds-analyzer validate --workers 2,4             # num_workers as whatif --workers predicts?
   $ ds-analyzer validate --storage-bw 4MB/s,8MB/s     # the cold mode at these bandwidths (remote data: the network), as whatif --cache 0 --storage-bw predicts?
   $ ds-analyzer validate --latency 100ms              # remote data: the cold mode with a store farther away, as whatif --latency predicts?
-  $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json
-${EXIT_CODES_HELP}`,
+  $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json`,
     )
     .action(async (file: string | undefined, raw: RawValidateOptions) => {
       const { path, input } = parseValidateOptions(file, raw, io);
@@ -93,6 +106,8 @@ ${EXIT_CODES_HELP}`,
       if (failure) throw new UserError(renderValidationFailure(failure), failure.exitCode);
       result.exitCode = ExitCode.Ok;
     });
+  return withExitCodes(command, VALIDATE_EXIT_CODES);
+};
 
 /** Turns commander's strings into validate's input; every error names its flag. */
 /**

@@ -13,7 +13,7 @@ import type { Profile } from '../schema/profile.js';
 import type { Io } from './io.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
 import { notEnoughDataError } from './not-enough-data.js';
-import { EXIT_CODES_HELP, type CommandFactory } from './program.js';
+import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
 /** Options of `whatif` as commander hands them over (strings, unparsed). */
 interface RawWhatifOptions {
@@ -41,8 +41,18 @@ interface RawWhatifOptions {
 
 const CACHE_POLICIES: readonly CachePolicy[] = ['page-cache', 'minio'];
 
-export const whatifCommand: CommandFactory = (io, result) =>
-  new Command('whatif')
+/** The exit codes `whatif` can return, in its --help and docs/cli.md. */
+const WHATIF_EXIT_CODES: ExitCodeList = [
+  ExitCode.Ok,
+  ExitCode.Usage,
+  ExitCode.BadValue,
+  { code: ExitCode.MissingInput, meaning: 'the profile does not exist, or it lacks a mode or measurement the question needs (the message names the field and how to measure it)' },
+  { code: ExitCode.CorruptFile, meaning: 'the profile is corrupt (not JSON, wrong schemaVersion, malformed)' },
+  ExitCode.Internal,
+];
+
+export const whatifCommand: CommandFactory = (io, result) => {
+  const command = new Command('whatif')
     .description('predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or accelerator, from a profile')
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--cache <size>', 'cache available to the dataset: bytes (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0 for none (default: the page cache the profiled host could give)')
@@ -84,8 +94,7 @@ The model (docs/whatif.md): t = max(compute, prep, fetch) per sample, each
 fitted from the profile's synthetic, cached and cold modes; every parameter is
 listed with the measurement it comes from. Predictions are for the steady
 state (epoch 2 on) unless --epochs is given; the first epoch is always cold.
-A profile that lacks a mode the model needs exits with code 4.
-${EXIT_CODES_HELP}`,
+A profile that lacks a mode the model needs exits with code 4.`,
     )
     .action((profileArg: string | undefined, raw: RawWhatifOptions) => {
       const { query, cache } = parseWhatifOptions(raw);
@@ -104,6 +113,8 @@ ${EXIT_CODES_HELP}`,
       else io.stdout(renderWhatif(outcome));
       result.exitCode = ExitCode.Ok;
     });
+  return withExitCodes(command, WHATIF_EXIT_CODES);
+};
 
 /**
  * Turns commander's strings into a what-if query, and the cache size apart

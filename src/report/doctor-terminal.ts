@@ -1,7 +1,9 @@
 // What `ds-analyzer doctor` prints: the capability table, what each missing
 // capability costs and how to fix it, and with --data the dataset's file
 // systems and their limits.
-import type { Diagnosis } from '../system/probes/diagnose.js';
+import { missingRequired, type Diagnosis } from '../system/probes/diagnose.js';
+import type { CapabilityName } from '../system/probes/capability-text.js';
+import { doctorOutput, type DoctorOutput } from '../schema/doctor-output.js';
 import { table } from './format.js';
 
 /** The diagnosis as a terminal text. */
@@ -18,7 +20,14 @@ export function renderDoctor(d: Diagnosis): string {
   return text;
 }
 
-/** doctor --json: the capability rows, or with --data { capabilities, dataset }. */
-export function doctorJson(d: Diagnosis): unknown {
-  return d.dataset ? { capabilities: d.capabilities, dataset: d.dataset } : d.capabilities;
+/** doctor --json: everything found, and which of the capabilities asked for with --require are missing. */
+export function doctorJson(d: Diagnosis, required: readonly CapabilityName[]): DoctorOutput {
+  return doctorOutput({
+    capabilities: d.capabilities,
+    required: [...required],
+    missingRequired: missingRequired(d, required).map((c) => c.name),
+    dataset: d.dataset,
+    unresolved: d.unresolved,
+    fileSystemWarnings: d.fileSystemWarnings,
+  });
 }

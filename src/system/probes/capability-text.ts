@@ -60,3 +60,14 @@ export const CAPABILITY_TEXT: Record<CapabilityName, { impact: string; fix: stri
     fix: "stop the scheme while profiling (echo off > /sys/kernel/mm/damon/admin/kdamonds/N/state, as root), or profile with a smaller dataset so an epoch is quick",
   },
 };
+
+/** doctor --require: the one line saying which capabilities asked for are missing, and where their fixes are. */
+export function requiredMissingText(names: readonly CapabilityName[], json: boolean): string {
+  const where = json ? "each one's fix is in its row's \"fix\"" : "each one's cost and fix are listed above";
+  return `--require: missing on this machine: ${names.join(', ')} (${where}); plain 'ds-analyzer doctor' reports without failing`;
+}
+
+/** doctor --require: a name that is no capability. */
+export function unknownCapabilityText(name: string): string {
+  return `--require: '${name}' is not a capability doctor checks; use any of ${CAPABILITY_NAMES.join(', ')}`;
+}

@@ -3,6 +3,7 @@
 // dataset folders, their file systems and what those keep the cache modes
 // from proving.
 import { probeCapabilities, type Capability } from './capabilities.js';
+import type { CapabilityName } from './capability-text.js';
 import { fileSystemWarnings, rootFileSystems, type RootFileSystem } from '../dataset/file-systems.js';
 
 /** What doctor is asked to look at. */
@@ -39,4 +40,9 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
     unresolved: dataset ? (input.dataDirs ?? []).filter((dir) => !dataset.some((d) => d.root === dir)) : [],
     fileSystemWarnings: dataset ? fileSystemWarnings(dataset) : [],
   };
+}
+
+/** The capabilities among `required` that this diagnosis found missing, in CAPABILITY_NAMES order. */
+export function missingRequired(diagnosis: Pick<Diagnosis, 'capabilities'>, required: readonly CapabilityName[]): Capability[] {
+  return diagnosis.capabilities.filter((c) => required.includes(c.name) && !c.available);
 }
