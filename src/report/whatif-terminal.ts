@@ -42,26 +42,10 @@ export function renderWhatif(r: WhatifResult): string {
   out.push('', 'To remove each stall (steady state, other settings as asked):');
   for (const rec of r.recommendations) out.push(`  - ${rec.text}`);
   if (r.adviceAssumptions.length > 0) out.push(`  (each at the slow end of what it assumes: ${r.adviceAssumptions.join('; ')})`);
+  // Said where the answers are, not among the caveats: a question asked and not answered.
+  for (const line of r.unanswered) out.push(`  - ${line}`);
 
-  out.push('', `Cache sweep (${policyOf(p.scenario, r.dataCache)} vs MinIO; ${p.basis}):`);
-  out.push(
-    table(
-      [
-        ['cache', 'of dataset', 'LRU hit', 'MinIO hit', 'LRU samples/s', 'MinIO samples/s', 'LRU bound', 'MinIO bound'],
-        ...r.cacheSweep.map((c) => [
-          formatBytes(c.cacheBytes),
-          formatPercent(c.cacheFraction),
-          formatPercent(c.lruHitRatio),
-          formatPercent(c.minioHitRatio),
-          c.lruSamplesPerSec.toFixed(1),
-          c.minioSamplesPerSec.toFixed(1),
-          c.lruBottleneck,
-          c.minioBottleneck,
-        ]),
-      ],
-      [0, 1, 2, 3, 4, 5],
-    ),
-  );
+  if (r.cacheSweep.length > 0) out.push('', `Cache sweep (${policyOf(p.scenario, r.dataCache)} vs MinIO; ${p.basis}):`, cacheSweepTable(r));
 
   const scaling = r.cpuScaling.kind === 'linear' ? 'linear scaling assumed (no CPU sweep)' : `fitted: ${r.cpuScaling.source}`;
   out.push('', `CPU sweep (${scaling}):`);
@@ -137,7 +121,8 @@ function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: Whati
     mark('cacheBytes', `cache ${formatBytes(s.cacheBytes)}`),
     mark('cachePolicy', policyOf(s, dataCache)),
     mark('cpus', `${s.cpus} CPU${s.cpus === 1 ? '' : 's'}`),
-    mark('storageBytesPerSec', `${dataCache === 'object-cache' ? 'network' : 'storage'} ${formatRate(s.storageBytesPerSec)}`),
+    // 0: the profile did not measure the storage (no cold mode).
+    mark('storageBytesPerSec', `${dataCache === 'object-cache' ? 'network' : 'storage'} ${s.storageBytesPerSec > 0 ? formatRate(s.storageBytesPerSec) : 'not measured'}`),
     mark('gpus', `${s.gpus} accelerator${s.gpus === 1 ? '' : 's'}`),
     mark('gpuSpeedup', `speed-up ${s.gpuSpeedup}x`),
     ...((s.jobs ?? 1) > 1 ? [mark('jobs', `${s.jobs} jobs${s.coordinated ? ', coordinated' : ''}`)] : []),
@@ -190,4 +175,24 @@ function formatParameter(q: ModelParameter): string {
         ? formatRate(q.value)
         : `${Number.isInteger(q.value) ? q.value : q.value.toPrecision(4)} ${q.unit}`;
   return mark + value;
+}
+
+/** The cache sweep's rows as a table. */
+function cacheSweepTable(r: WhatifResult): string {
+  return table(
+    [
+      ['cache', 'of dataset', 'LRU hit', 'MinIO hit', 'LRU samples/s', 'MinIO samples/s', 'LRU bound', 'MinIO bound'],
+      ...r.cacheSweep.map((c) => [
+        formatBytes(c.cacheBytes),
+        formatPercent(c.cacheFraction),
+        formatPercent(c.lruHitRatio),
+        formatPercent(c.minioHitRatio),
+        c.lruSamplesPerSec.toFixed(1),
+        c.minioSamplesPerSec.toFixed(1),
+        c.lruBottleneck,
+        c.minioBottleneck,
+      ]),
+    ],
+    [0, 1, 2, 3, 4, 5],
+  );
 }

@@ -57,7 +57,7 @@ export const ScenarioSchema = z.object({
   cacheBytes: nonneg(),
   /** CPUs of the whole server (all ranks). */
   cpus: nonneg(),
-  /** Storage read bandwidth of the whole server, bytes/s. */
+  /** Storage read bandwidth of the whole server, bytes/s; 0 where the profile did not measure it (no cold mode: see `unanswered`). */
   storageBytesPerSec: nonneg(),
   /** Accelerators (data-parallel ranks) per server. */
   gpus: nonneg(),
@@ -251,6 +251,12 @@ export const WhatifOutputSchema = z.object({
   adviceAssumptions: z.array(z.string()),
   /** Assumptions and limits of the prediction, one sentence each. */
   caveats: z.array(z.string()),
+  /**
+   * What the profile could not answer, one line each naming the flags and the
+   * mode that measures them (a profile without the cold mode: the cache and
+   * storage questions and recommendations); empty when everything was answered.
+   */
+  unanswered: z.array(z.string()),
   /** The validate command that would run the asked setting, when the profile did not run it and validate can (one cache size, CPU count or worker count); null otherwise. */
   validateCommand: z.string().nullable(),
   /** What a cache of this data is: the OS page cache over files, or (remote data) a local folder of whole objects; absent in older outputs: the page cache. */

@@ -13,10 +13,21 @@ const HOW_TO_GET: Record<Mode, string> = {
   cold: "re-run 'ds-analyzer profile' with the cold mode (it measures storage bandwidth)",
 };
 
+/** 'a', 'a and b', 'a, b and c'. */
+function joinFlags(flags: string[]): string {
+  return flags.length <= 1 ? flags.join('') : `${flags.slice(0, -1).join(', ')} and ${flags[flags.length - 1]}`;
+}
+
 /** Errors and caveats of the fit. */
 export const MISSING_TEXT = {
   field: (field: string, mode: Mode): string =>
     `the profile lacks ${field}, which the what-if model needs: ${HOW_TO_GET[mode]}`,
+  fetchUnmeasured: (missing: { missing: string; mode: Mode }): string =>
+    `reads are taken never to wait, as in the cached mode: the profile lacks ${missing.missing}, so storage and the cache are not modelled (${HOW_TO_GET[missing.mode]})`,
+  notAnswered: (flags: string[], missing: { missing: string; mode: Mode }): string =>
+    `not answered: ${joinFlags(flags)} need${flags.length === 1 ? 's' : ''} the ${missing.mode} mode (the profile lacks ${missing.missing}): ${HOW_TO_GET[missing.mode]}`,
+  fetchAdviceUnanswered: (missing: { missing: string; mode: Mode }): string =>
+    `the cache and storage that would remove a fetch stall need the ${missing.mode} mode (the profile lacks ${missing.missing}): ${HOW_TO_GET[missing.mode]}`,
   unprovenMode: (mode: Mode, reason: string): string =>
     `${mode} mode did not prove its cache state (${reason}): parameters from it are marked unproven`,
   linearScaling:

@@ -49,6 +49,8 @@ import { fitPrepCpu, type PrepCpuFit, type PrepCpuOptions } from './fit/prep-cpu
 import { fitLoaderWorkers, profiledCpusOf, workersParallelism, type LoaderWorkersFit } from './fit/loader-workers.js';
 import { fitSampleBytes, type SampleBytesFit } from './fit/sample-bytes.js';
 import { fitStorage, type StorageFit } from './fit/storage.js';
+import type { Fitted } from './fit/fitted.js';
+import { MISSING_TEXT } from './advice-text.js';
 import { fitFirstBatch, type FirstBatchFit } from './fit/first-batch.js';
 import { fitRemoteRequests, type RemoteRequestsFit } from './fit/remote-requests.js';
 
@@ -82,6 +84,14 @@ export interface FittedModel extends AcceleratorFit, CpuShareFit, Omit<PrepCpuFi
   assumptions: Assumption[];
   /** Assumptions and limits of this fit. */
   caveats: string[];
+  /**
+   * What the fetch stage lacks (a profile without the cold mode, or one whose
+   * cold mode read nothing from storage), where fitModel was asked to fit
+   * without it (FitOptions.fetchOptional): reads are then taken never to wait
+   * (as in the cached mode) and the cache and storage questions are not
+   * answered; null when the fetch stage was fitted.
+   */
+  fetchUnmeasured: NotEnoughData | null;
 }
 
 /** A question: the machine and job to predict for. */
@@ -167,8 +177,17 @@ export interface Prediction {
   range?: PredictionRange;
 }
 
-/** Options of fitModel: a caller's CPU curve (fit/prep-cpu.ts), and how the LRU curve is simulated (fit/cache.ts). */
-export type FitOptions = PrepCpuOptions & CacheFitOptions;
+/**
+ * Options of fitModel: a caller's CPU curve (fit/prep-cpu.ts), how the LRU
+ * curve is simulated (fit/cache.ts), and whether a profile without the
+ * fetch stage's measurements is fitted anyway (fetchOptional: compute and
+ * prep alone, FittedModel.fetchUnmeasured saying what is missing) instead of
+ * answered with not-enough-data.
+ */
+export type FitOptions = PrepCpuOptions & CacheFitOptions & { fetchOptional?: boolean };
+
+/** The fetch stage where nothing measured it: reads never wait (fetchUnmeasured says why). */
+const UNMEASURED_STORAGE: StorageFit = { storageBytesPerSec: 0, storageIsLowerBound: false, fetchPrepSerial: 0, overlapMeasured: true, serialUpperBound: 0 };
 
 /** What fitModel answers: the model, or what the profile lacks for it. */
 export type ModelFit = { kind: 'fitted'; model: FittedModel } | NotEnoughData;
@@ -206,12 +225,15 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
     missBytesPerSample: profiledRanks * readAmplification * bytesPerSample,
     cachedTime,
   });
-  if (storage.kind === 'not-enough-data') return storage;
+  if (storage.kind === 'not-enough-data' && !options.fetchOptional) return storage;
+  const fetchUnmeasured = storage.kind === 'not-enough-data' ? storage : null;
+  const storageFit: Fitted<StorageFit> = storage.kind === 'fitted' ? storage : { kind: 'fitted', value: UNMEASURED_STORAGE, parameters: [], caveats: [MISSING_TEXT.fetchUnmeasured(storage)] };
   const cache = fitCache(profile, modes.value, bytesPerSample, options);
   if (cache.kind === 'not-enough-data') return cache;
-  const firstBatch = fitFirstBatch(modes.value);
+  // The first batch's fetch is a storage read too: not modelled without the storage.
+  const firstBatch = fetchUnmeasured ? { kind: 'fitted' as const, value: { firstBatch: null }, parameters: [], caveats: [] } : fitFirstBatch(modes.value);
   // The report lists parameters and caveats in this order.
-  const fits = [modes, accelerator, cpuShare, prep, workers, bytes, storage, requests, cache, firstBatch];
+  const fits = [modes, accelerator, cpuShare, prep, workers, bytes, storageFit, requests, cache, firstBatch];
   const fitted = {
     ...accelerator.value,
     ...cpuShare.value,
@@ -220,13 +242,16 @@ export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
     cpuScaling,
     cpuShareAssumed,
     ...workers.value,
-    ...storage.value,
+    ...storageFit.value,
     ...bytes.value,
+    // Without the storage a miss's read is not modelled: no read amplification to assume either.
+    ...(fetchUnmeasured ? { readAmplification: 1 } : {}),
     ...cache.value,
     ...requests.value,
     ...firstBatch.value,
     parameters: fits.flatMap((f) => f.parameters),
     caveats: fits.flatMap((f) => f.caveats),
+    fetchUnmeasured,
   };
   return { kind: 'fitted', model: { ...fitted, assumptions: assumptionsOf(fitted) } };
 }
@@ -362,10 +387,11 @@ export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: num
   // Each remote request waits for its first byte, then its bytes share the bandwidth: the two add up (0 latency for local files).
   // K independent jobs each read what they miss; coordinated ones read it once for all (the same cache hit ratio: see whatif.ts).
   const reads = jobShare(scenario).prepCopies;
-  const fetch =
-    (reads * n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec +
-    (1 - hitRatio) * requestWaitSec(model, scenario) +
-    peerFetchSec(model, scenario, hitRatio, reads * n);
+  const fetch = model.fetchUnmeasured
+    ? 0
+    : (reads * n * (1 - hitRatio) * model.readAmplification * model.bytesPerSample) / scenario.storageBytesPerSec +
+      (1 - hitRatio) * requestWaitSec(model, scenario) +
+      peerFetchSec(model, scenario, hitRatio, reads * n);
   const prep = prepSec(model, scenario, gpu);
   return { gpu, step, prep: prep.pace, prepInSeries: prep.inSeries, fetch };
 }

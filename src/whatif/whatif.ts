@@ -65,20 +65,63 @@ export interface WhatifResult {
   jobs?: { count: number; independent: Prediction; coordinated: Prediction; speedup: number };
   /** --nodes N with a partitioned cache: against each node caching alone (CoorDL), at the asked scenario otherwise. */
   nodes?: { count: number; independent: Prediction; partitioned: Prediction; speedup: number };
+  /**
+   * What the profile could not answer, one line each, naming the flags and
+   * the mode that measures them (a profile without the cold mode: the cache
+   * and storage questions, and the recommendations' cache and storage part);
+   * empty when everything asked was answered.
+   */
+  unanswered: string[];
 }
 
-/** Runs a what-if query on a profile, or says what the profile lacks for it. Pure (the cache simulation is seeded). */
+/**
+ * The settings that only the fetch stage answers (storage, the cache,
+ * remote requests), each with its flag: a model fitted without the cold
+ * mode leaves them as profiled and names them.
+ */
+const FETCH_SETTINGS: Partial<Record<keyof Scenario, string>> = {
+  cacheBytes: '--cache',
+  cachePolicy: '--cache-policy',
+  storageBytesPerSec: '--storage-bw',
+  epochs: '--epochs',
+  inFlightPerWorker: '--in-flight',
+  requestLatencySec: '--latency',
+  objectBytes: '--object-size',
+  partitioned: '--cache-policy partitioned',
+  peerBytesPerSec: '--peer-bw',
+};
+
+/** The recommendations that change the fetch stage. */
+const FETCH_ADVICE: ReadonlySet<Recommendation['kind']> = new Set(['cache', 'storage', 'requests', 'objects']);
+
+/**
+ * Runs a what-if query on a profile, or says what the profile lacks for it.
+ * A profile without the fetch stage's measurements (no cold mode) still
+ * answers what compute and prep decide (CPUs, workers, accelerators): the
+ * cache and storage settings asked are left as profiled and named in
+ * `unanswered`; only a query that asks nothing else is not enough data.
+ * Pure (the cache simulation is seeded).
+ */
 export function whatif(profile: Profile, profilePath: string, query: WhatifQuery, options: FitOptions = {}): WhatifResult | NotEnoughData {
-  const fit = fitModel(profile, options);
+  const fit = fitModel(profile, { ...options, fetchOptional: true });
   if (fit.kind === 'not-enough-data') return fit;
   const model = fit.model;
   const base = baseScenario(model);
-  const changed = (Object.keys(query) as (keyof Scenario)[]).filter((k) => query[k] !== undefined);
+  const asked = (Object.keys(query) as (keyof Scenario)[]).filter((k) => query[k] !== undefined);
+  const missing = model.fetchUnmeasured;
+  const refused = missing ? asked.filter((k) => FETCH_SETTINGS[k] !== undefined) : [];
+  const changed = asked.filter((k) => !refused.includes(k));
+  if (missing && refused.length > 0 && changed.length === 0) {
+    return { ...missing, reason: MISSING_TEXT.notAnswered(refusedFlags(refused), missing) };
+  }
   const scenario: Scenario = { ...base };
   for (const key of changed) (scenario as unknown as Record<string, unknown>)[key] = query[key];
   // Advice is made on the pessimistic end of what the model assumed.
   const pessimistic = atEnd(model, scenario, 'pessimistic');
-  const recommendations = recommend(pessimistic.model, pessimistic.scenario);
+  const recommendations = recommend(pessimistic.model, pessimistic.scenario).filter((r) => !missing || !FETCH_ADVICE.has(r.kind));
+  const unanswered = missing
+    ? [...(refused.length > 0 ? [MISSING_TEXT.notAnswered(refusedFlags(refused), missing)] : []), MISSING_TEXT.fetchAdviceUnanswered(missing)]
+    : [];
   const cpusNeeded = recommendations.find((r) => r.kind === 'cpus')?.value ?? null;
   const workersNeeded = recommendations.find((r) => r.kind === 'workers')?.value ?? null;
   const workersOfScenario = scenarioWorkers(model, scenario);
@@ -108,7 +151,7 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     baseline: withRange(model, { ...base, epochs: scenario.epochs }),
     prediction,
     changed,
-    cacheSweep: cacheSweep(model, scenario),
+    cacheSweep: missing ? [] : cacheSweep(model, scenario),
     cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
     workersSweep: workersOfScenario === null ? [] : workersSweep(model, scenario, workersSweepCounts(workersOfScenario, scenario.cpus, workersNeeded === null ? [] : [workersNeeded])),
     recommendations,
@@ -118,7 +161,14 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     dataCache: model.remoteObjects ? 'object-cache' : 'page-cache',
     ...(jobs > 1 ? { jobs: jobsComparison(model, scenario, jobs) } : {}),
     ...(scenario.partitioned && (scenario.nodes ?? 1) > 1 ? { nodes: nodesComparison(model, scenario, scenario.nodes!) } : {}),
+    unanswered,
   };
+}
+
+/** The flags of the refused settings, each once, in the order of --help (--cache-policy partitioned sets two). */
+function refusedFlags(keys: (keyof Scenario)[]): string[] {
+  const flags = (Object.keys(FETCH_SETTINGS) as (keyof Scenario)[]).filter((k) => keys.includes(k)).map((k) => FETCH_SETTINGS[k]!);
+  return [...new Set(flags.includes('--cache-policy partitioned') ? flags.filter((f) => f !== '--cache-policy') : flags)];
 }
 
 /**

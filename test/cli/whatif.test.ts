@@ -71,6 +71,25 @@ test('--cache 0 (no cache) and --cache 50% (of the profile\'s dataset) answer, l
   }
 });
 
+test('a profile without the cold mode answers --workers, --cpus and the accelerator, and names what it cannot answer in one line', async () => {
+  for (const args of [['--workers', '8'], ['--cpus', '8'], ['--gpus', '2', '--gpu-speedup', '2'], []]) {
+    const io = fakeIo(dir);
+    assert.equal(await run(['whatif', join(dir, 'no-cold.json'), ...args], io), ExitCode.Ok, `${args.join(' ')}: ${io.err}`);
+    assert.match(io.out, /throughput, samples\/s/);
+    assert.match(io.out, /storage not measured/);
+    const unanswered = io.out.split('\n').filter((l) => l.includes('need the cold mode'));
+    assert.equal(unanswered.length, 1, `one line names what the cold mode would answer: ${io.out}`);
+    assert.doesNotMatch(io.out, /Cache sweep/);
+  }
+  const io = fakeIo(dir);
+  assert.equal(await run(['whatif', join(dir, 'no-cold.json'), '--workers', '8', '--cache', '0', '--json'], io), ExitCode.Ok, io.err);
+  const result = JSON.parse(io.out);
+  assert.deepEqual(result.changed, ['workers']);
+  assert.equal(result.prediction.scenario.workers, 8);
+  assert.match(result.unanswered[0], /^not answered: --cache needs the cold mode/);
+  assert.ok(result.recommendations.every((r: { kind: string }) => r.kind === 'cpus' || r.kind === 'workers'), JSON.stringify(result.recommendations.map((r: { kind: string }) => r.kind)));
+});
+
 test('bad values name the flag (exit code 3)', async () => {
   await expectError(['--cache', '64X'], ExitCode.BadValue, /--cache '64X'/);
   await expectError(['--cache', '150%'], ExitCode.BadValue, /--cache '150%': a share of the dataset is at most 100%/);
@@ -85,7 +104,8 @@ test('bad values name the flag (exit code 3)', async () => {
 });
 
 test('a profile missing a mode, or no profile at all, is one line naming what is missing (exit code 4)', async () => {
-  await expectError([join(dir, 'no-cold.json')], ExitCode.MissingInput, /lacks modes\.cold.*cold mode/);
+  // Without the cold mode only a question that asks nothing but the cache or storage is refused (more: test/whatif/without-cold.test.ts).
+  await expectError([join(dir, 'no-cold.json'), '--cache', '50%', '--storage-bw', '100MB/s'], ExitCode.MissingInput, /^ds-analyzer: not answered: --cache and --storage-bw need the cold mode \(the profile lacks modes\.cold\)/);
   await expectError([join(dir, 'nope.json')], ExitCode.MissingInput, /does not exist/);
   await expectError(['--profiles-dir', join(dir, 'empty')], ExitCode.MissingInput, /no profile in/);
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
-import { baseScenario, fitModel, predict, selfCheck, stageTimes } from '../../src/whatif/model.js';
+import { baseScenario, fitModel, isNotEnoughData, predict, selfCheck, stageTimes } from '../../src/whatif/model.js';
 import { effectiveParallelism } from '../../src/whatif/cpu-scaling.js';
 import { fitOrFail } from './fit-or-fail.js';
 import { MAX_STORAGE_UTILISATION, recommend, smallestCacheWithoutLateStall } from '../../src/whatif/recommend.js';
@@ -72,12 +72,16 @@ test('a missing mode or measurement is answered with not-enough-data naming the 
   });
 });
 
-test('a profile without its cold mode: fitModel answers not-enough-data, and whatif passes the answer on', () => {
+test('a profile without its cold mode: fitModel answers not-enough-data unless asked to fit without the fetch stage (whatif: test/whatif/without-cold.test.ts)', () => {
   const profile = load();
   delete profile.modes.cold;
   const expected = { kind: 'not-enough-data', missing: 'modes.cold', mode: 'cold', reason: MISSING_TEXT.field('modes.cold', 'cold') };
   assert.deepEqual(fitModel(profile), expected);
-  assert.deepEqual(whatif(profile, 'no-cold.json', {}), expected);
+  const fit = fitModel(profile, { fetchOptional: true });
+  assert.equal(fit.kind, 'fitted');
+  if (fit.kind === 'fitted') assert.deepEqual(fit.model.fetchUnmeasured, expected);
+  // The query that asks only what the cold mode measures is still not enough data.
+  assert.ok(isNotEnoughData(whatif(profile, 'no-cold.json', { cacheBytes: 0 })));
 });
 
 test('an unproven mode marks its parameters unproven and says why', () => {

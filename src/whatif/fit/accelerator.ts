@@ -22,7 +22,7 @@ export function fitAccelerator(modes: MeasuredModes): Fitted<AcceleratorFit> | N
   const samplesPerIter = synthetic.summary.samplesPerIter;
   const computeSecPerIter = synthetic.summary.iterMs.mean / 1000;
   if (!(samplesPerIter > 0) || !(computeSecPerIter > 0)) return notEnoughData('modes.synthetic.summary.iterMs', 'synthetic');
-  const profiledRanks = Math.max(1, cached.ranks.length, cold.ranks.length);
+  const profiledRanks = Math.max(1, cached.ranks.length, cold?.ranks.length ?? 0);
   return {
     kind: 'fitted',
     value: { computeSecPerIter, samplesPerIter, profiledRanks },

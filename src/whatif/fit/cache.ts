@@ -61,7 +61,7 @@ export function fitCache(profile: Profile, modes: MeasuredModes, bytesPerSample:
       ...memoryRate(profile, modes),
       parameter('D', 'dataset size', datasetBytes, 'bytes', 'dataset.bytes', true),
       parameter('n', 'files in the dataset', datasetFiles, 'files', 'dataset.files', true),
-      parameter('S', 'samples per epoch', samplesPerEpoch, 'samples', 'D / s', proven(modes.cold)),
+      parameter('S', 'samples per epoch', samplesPerEpoch, 'samples', 'D / s', proven(modes.cold ?? modes.cached)),
       cacheAsProfiled
         ? parameter('M0', 'local cache of the data the job had when profiled', defaultCacheBytes, 'bytes', cacheAsProfiled.source, true, cacheAsProfiled.assumed ? 'assumed' : undefined)
         : parameter(

@@ -15,8 +15,8 @@ export interface FirstBatchFit {
 
 export function fitFirstBatch(modes: MeasuredModes): Fitted<FirstBatchFit> {
   const cached = modes.cached.firstBatch;
-  const cold = modes.cold.firstBatch;
-  if (!cached || !cold) return { kind: 'fitted', value: { firstBatch: null }, parameters: [], caveats: [] };
+  const cold = modes.cold?.firstBatch;
+  if (!cached || !cold || !modes.cold) return { kind: 'fitted', value: { firstBatch: null }, parameters: [], caveats: [] };
   const value = { startupSec: cold.startupSec, cachedFirstWaitSec: cached.firstWaitSec, coldFirstWaitSec: cold.firstWaitSec };
   return {
     kind: 'fitted',

@@ -18,8 +18,8 @@ export interface MeasuredModes {
   synthetic: MeasuredMode;
   /** The whole dataset in the page cache: compute and prep. */
   cached: MeasuredMode;
-  /** Nothing cached: compute, prep and fetch. */
-  cold: MeasuredMode;
+  /** Nothing cached: compute, prep and fetch; null where the profile has no measured cold mode (`--modes synthetic,cached`): the fetch stage is then not fitted (coldMissing). */
+  cold: MeasuredMode | null;
 }
 
 /**
@@ -28,20 +28,34 @@ export interface MeasuredModes {
  */
 const REAL_STALL_SHARE = 0.03;
 
-/** The three modes, or the first one missing (the model's every prediction is a max over all three stages). */
+/**
+ * The modes, or the first of synthetic and cached missing: compute and prep
+ * rest on those two. The cold mode only feeds the fetch stage (storage,
+ * cache, remote requests): without it `cold` is null and coldMissing says
+ * what the fetch questions lack.
+ */
 export function measuredModes(profile: Profile): Fitted<MeasuredModes> | NotEnoughData {
   const modes: Partial<MeasuredModes> = {};
-  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+  for (const mode of ['synthetic', 'cached'] as const) {
     const result = profile.modes[mode];
     if (!result) return notEnoughData(`modes.${mode}`, mode);
     if (result.summary === null) return notEnoughData(`modes.${mode}.summary`, mode);
     modes[mode] = result as MeasuredMode;
   }
+  modes.cold = coldMissing(profile) === null ? (profile.modes.cold as MeasuredMode) : null;
   const measured = modes as MeasuredModes;
-  const caveats = Object.values(measured)
-    .filter((m) => !m.state.proven)
+  const caveats = [measured.synthetic, measured.cached, measured.cold]
+    .filter((m): m is MeasuredMode => m !== null && !m.state.proven)
     .map((m) => MISSING_TEXT.unprovenMode(m.mode, m.state.reason));
   return { kind: 'fitted', value: measured, parameters: [], caveats };
+}
+
+/** What the fetch stage lacks when the profile has no measured cold mode; null when it has one. */
+export function coldMissing(profile: Profile): NotEnoughData | null {
+  const cold = profile.modes.cold;
+  if (!cold) return notEnoughData('modes.cold', 'cold');
+  if (cold.summary === null) return notEnoughData('modes.cold.summary', 'cold');
+  return null;
 }
 
 /** Whether a parameter resting on `modes` is proven: each proved its cache state and ran to its end. */

@@ -34,13 +34,14 @@ const NONE: RemoteRequestsFit = { requestLatencySec: 0, requestsPerSample: 1, pr
 
 /** L, r and q from the cold mode's network use; none for local files. */
 export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks: number, workersPerRank: number | null): Fitted<RemoteRequestsFit> {
-  const network = modes.cold.network;
-  if (!profile.dataset.remote || !network || network.firstByteMs === null) {
+  const cold = modes.cold;
+  const network = cold?.network;
+  if (!profile.dataset.remote || !cold || !network || network.firstByteMs === null) {
     return { kind: 'fitted', value: { ...NONE, remoteObjects: profile.dataset.remote !== undefined }, parameters: [], caveats: [] };
   }
   // On a saturated network a response's first byte waits behind other responses' bytes: that wait is the bandwidth term's, not latency.
   const carried = profile.options.storageBwBytesPerSec ?? (profile.storageProbe?.proven ? probeBandwidth(profile.storageProbe).bytesPerSec : null);
-  const readRate = modes.cold.storageReadBytesPerSec;
+  const readRate = cold.storageReadBytesPerSec;
   const saturated = carried !== null && readRate !== null && readRate >= SATURATED_SHARE * carried;
   const latency = saturated ? 0 : network.firstByteMs.p50 / 1000;
   const requestsPerSample = 1 / (profile.dataset.remote.samplesPerObject ?? 1);
@@ -54,9 +55,9 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
     parameters: [
       saturated
         ? parameter('L', 'time from a request to its first byte (median)', 0, 's', `assumed 0: the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${network.firstByteMs.p50.toFixed(1)} ms) waited behind other responses' bytes`, false, 'assumed: hidden by a saturated network')
-        : parameter('L', 'time from a request to its first byte (median)', latency, 's', `${source}: firstByteMs.p50`, proven(modes.cold)),
+        : parameter('L', 'time from a request to its first byte (median)', latency, 's', `${source}: firstByteMs.p50`, proven(cold)),
       parameter('r', 'requests per sample', requestsPerSample, 'requests', profile.dataset.remote.samplesPerObject ? 'dataset.remote.samplesPerObject (tar shards)' : 'one object per sample', true),
-      parameter('q', 'requests in flight per loader worker', inFlight, 'requests', `${source}: maxInFlight ${network.maxInFlight} over ${loaders} loaders`, proven(modes.cold)),
+      parameter('q', 'requests in flight per loader worker', inFlight, 'requests', `${source}: maxInFlight ${network.maxInFlight} over ${loaders} loaders`, proven(cold)),
     ],
     caveats: [],
   };

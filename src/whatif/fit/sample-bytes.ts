@@ -19,21 +19,24 @@ export interface SampleBytesFit {
 /** s as the job reported it (or samples x the mean file size), and a from the cold mode (1 when unknown). */
 export function fitSampleBytes(profile: Profile, modes: MeasuredModes): Fitted<SampleBytesFit> {
   const { cached, cold } = modes;
-  const bytesPerSample = consumedBytesPerSample(cold) ?? consumedBytesPerSample(cached) ?? profile.dataset.meanFileBytes;
-  const readFraction = cold.state.readFraction;
+  const fromCold = cold === null ? null : consumedBytesPerSample(cold);
+  const bytesPerSample = fromCold ?? consumedBytesPerSample(cached) ?? profile.dataset.meanFileBytes;
+  const readFraction = cold?.state.readFraction ?? null;
   const readAmplification = readFraction !== null && readFraction > 0 ? readFraction : 1;
   return {
     kind: 'fitted',
     value: { bytesPerSample, readAmplification },
     parameters: [
-      parameter('s', 'bytes per sample', bytesPerSample, 'bytes', 'cold state.consumedBytes / samples consumed', proven(cold)),
+      cold === null
+        ? parameter('s', 'bytes per sample', bytesPerSample, 'bytes', 'cached state.consumedBytes / samples consumed (no cold mode)', proven(cached))
+        : parameter('s', 'bytes per sample', bytesPerSample, 'bytes', 'cold state.consumedBytes / samples consumed', proven(cold)),
       parameter(
         'a',
         'storage bytes read per consumed byte when cold',
         readAmplification,
         'ratio',
         readFraction !== null ? 'cold state.readFraction (readBytes / consumedBytes)' : 'assumed 1 (cold readFraction unknown)',
-        proven(cold) && readFraction !== null,
+        cold !== null && proven(cold) && readFraction !== null,
       ),
     ],
     caveats: [],

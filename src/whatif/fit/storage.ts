@@ -109,6 +109,7 @@ function probeLatencyNote(probe: StorageProbe, probed: ReturnType<typeof probeBa
 /** B_storage and σ; not enough data when the cold mode has no storage read rate. */
 export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: StorageFitInputs): Fitted<StorageFit> | NotEnoughData {
   const { synthetic, cached, cold } = modes;
+  if (cold === null) return notEnoughData('modes.cold', 'cold');
   const readRate = cold.storageReadBytesPerSec;
   if (readRate === null || !(readRate > 0)) return notEnoughData('modes.cold.storageReadBytesPerSec', 'cold');
   // Bandwidth set the pace only where the loader waited on it: not where the job's own requests did.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ProfileSchema, type Profile } from '../../../src/schema/profile.js';
 import type { Fitted, NotEnoughData } from '../../../src/whatif/fit/fitted.js';
-import { measuredModes, type MeasuredModes } from '../../../src/whatif/fit/modes.js';
+import { measuredModes, type MeasuredMode, type MeasuredModes } from '../../../src/whatif/fit/modes.js';
 
 const FIXTURE = new URL('../../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
 
@@ -15,8 +15,12 @@ export function valueOf<T>(fit: Fitted<T> | NotEnoughData): Fitted<T> {
   return fit as Fitted<T>;
 }
 
-/** The profile's three measured modes. */
-export const modesOf = (profile: Profile): MeasuredModes => valueOf(measuredModes(profile)).value;
+/** The profile's three measured modes (the fixture has a cold mode: the test fails where it has none). */
+export function modesOf(profile: Profile): MeasuredModes & { cold: MeasuredMode } {
+  const modes = valueOf(measuredModes(profile)).value;
+  assert.ok(modes.cold, 'the fixture profile has a measured cold mode');
+  return modes as MeasuredModes & { cold: MeasuredMode };
+}
 
 /** The symbols of a fit's parameter rows, in order. */
 export const symbols = (fit: Fitted<unknown>): string[] => fit.parameters.map((p) => p.symbol);
