@@ -3,10 +3,11 @@
  * bound and severity. Kept apart from the arithmetic (STYLE.md, "Words") so
  * they can be reviewed and changed in one place.
  */
+import type { BoundaryStall, CheckpointStall } from '../schema/profile.js';
 import { formatRate } from '../units.js';
 
 /** Bottleneck kinds of the verdict. */
-export type Bound = 'compute' | 'prep' | 'fetch' | 'unknown';
+export type Bound = 'compute' | 'prep' | 'fetch' | 'checkpoint' | 'boundary' | 'unknown';
 /** Severity of a data-bound verdict. */
 export type Severity = 'moderately' | 'highly';
 
@@ -42,6 +43,12 @@ export interface TextContext {
   workersLimit: { perRank: number; workers: number; cpus: number } | null;
   /** True for remote data: fetched bytes came over the network, not from storage (absent: local files). */
   remote?: boolean;
+  /** The checkpoint stall, with CheckFreq's interval for its overhead budget (everyForBudget); null when no save was seen. */
+  checkpoint?: (Omit<CheckpointStall, 'text'> & { everyForBudget: number }) | null;
+  /** The epoch-boundary stall; null when no epoch start was reported. */
+  boundary?: Omit<BoundaryStall, 'text'> | null;
+  /** The framework that built the training loader ('hf-trainer', 'lightning'), when the hook recognised one. */
+  loaderFramework?: string | null;
 }
 
 /** Where fetched bytes come from, as the verdicts and advice name it. */
@@ -52,6 +59,8 @@ type Keyed = {
   compute: Text;
   prep: Record<Severity, Text>;
   fetch: Record<Severity, Text>;
+  checkpoint: Record<Severity, Text>;
+  boundary: Record<Severity, Text>;
   unknown: Text;
 };
 
@@ -89,6 +98,14 @@ export const VERDICT_TEXT: Keyed = {
     highly: (c) =>
       `highly fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on ${source(c)}` +
       `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
+  },
+  checkpoint: {
+    moderately: (c) => `moderately checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving checkpoints${unprovenTag(c)}`,
+    highly: (c) => `highly checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving checkpoints${unprovenTag(c)}`,
+  },
+  boundary: {
+    moderately: (c) => `moderately boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch starts${unprovenTag(c)}`,
+    highly: (c) => `highly boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch starts${unprovenTag(c)}`,
   },
   unknown: (c) =>
     c.missingModes.length > 0
@@ -156,6 +173,14 @@ export const ADVICE_TEXT: Keyed = {
           ' Give the page cache room for the dataset, copy it to faster local storage, or keep a local cache' +
           ' copy (e.g. a MinIO-style cache as in CoorDL); more CPUs will not help.',
   },
+  checkpoint: {
+    moderately: (c) => checkpointAdvice(c),
+    highly: (c) => checkpointAdvice(c),
+  },
+  boundary: {
+    moderately: (c) => boundaryAdvice(c),
+    highly: (c) => boundaryAdvice(c),
+  },
   unknown: (c) =>
     c.missingModes.length > 0
       ? `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`
@@ -163,3 +188,33 @@ export const ADVICE_TEXT: Keyed = {
         ? 'Profile again when the machine is quieter, or with more iterations per mode (--min-iterations), to tell a compute-bound job from a data-bound one.'
         : 'Check that the job reports its iteration times (waitMs, computeMs).',
 };
+
+/**
+ * Save less often, or off the training loop's path: CheckFreq's interval for a
+ * 3.5% budget, an async save where the save syncs or writes slowly.
+ */
+function checkpointAdvice(c: TextContext): string {
+  const k = c.checkpoint;
+  if (!k) return 'Save checkpoints less often.';
+  const every = Number.isFinite(k.everyForBudget) ? k.everyForBudget : null;
+  return (
+    (every !== null
+      ? `Save every ${every} iterations instead of every ${k.intervalIterations !== null ? Math.round(k.intervalIterations) : '?'}: ` +
+        'it keeps checkpointing under 3.5% of the training time (CheckFreq\'s budget). '
+      : '') +
+    "Or save without blocking the step (torch.distributed.checkpoint.async_save, Lightning's AsyncCheckpointIO). " +
+    "'ds-analyzer whatif --checkpoint-every K --write-bw RATE' predicts each choice, with the work a failure would lose."
+  );
+}
+
+/** Keep the workers across epochs when they restart; otherwise the refill of an empty pipeline is what is left. */
+function boundaryAdvice(c: TextContext): string {
+  const b = c.boundary;
+  if (b && b.persistentWorkers === false && (b.workers ?? 0) > 0)
+    return (
+      `The ${b.workers} loader workers start again at every epoch: keep them, DataLoader(..., persistent_workers=True)` +
+      (c.loaderFramework === 'hf-trainer' ? ' (TrainingArguments(dataloader_persistent_workers=True))' : '') +
+      ". 'ds-analyzer whatif --persistent-workers' predicts what is left."
+    );
+  return 'Each epoch starts with an empty pipeline: the first batch waits for its full preparation. Longer epochs (fewer, larger shards of work per epoch) spread it thinner.';
+}

@@ -7,7 +7,11 @@ import { findStraggler, judgedRankWaits } from './straggler.js';
 import type { Mode } from '../schema/events.js';
 import type { Analysis, Estimate, IterationSummary, ModeResult, StallCall } from '../schema/profile.js';
 import { ADVICE_TEXT, VERDICT_TEXT, type Bound, type Severity, type TextContext } from './advice-text.js';
-import { difference, excludesZero, liesAbove } from './estimate.js';
+import { combinedHalfWidth, difference, excludesZero, liesAbove } from './estimate.js';
+import { boundaryStall } from './boundary-stall.js';
+import { checkFreqInterval, checkpointStall, unseenWriteBytesPerIteration } from './checkpoint-stall.js';
+import { BOUNDARY_TEXT, CHECKPOINT_TEXT } from './pipeline-stall-text.js';
+import { eventMsPerIteration } from './step-events.js';
 import { allRanksSamplesPerSec, bytesPerSample, prepCpuSecPerSample, reportsBytes } from './mode-rates.js';
 import { driftOfPasses } from './pool-passes.js';
 import { CAVEAT_TEXT } from './caveat-text.js';
@@ -51,7 +55,21 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     cold: usable('cold', modes.cold, caveats),
   };
   if (modes.cached?.subset) caveats.push(subsetCaveat(modes.cached.subset));
-  const stalls = stallFigures(measured, caveats);
+  const ckptMeasured = checkpointStall(modes);
+  const boundaryMeasured = boundaryStall(modes);
+  const stalls = stallFigures(measured, caveats, [ckptMeasured?.ms ?? null, boundaryMeasured?.ms ?? null]);
+  const checkpoint = ckptMeasured && {
+    ...ckptMeasured,
+    fraction: fraction(ckptMeasured.ms, stalls.iterMs),
+    call: callStall(ckptMeasured.ms, null, stalls.iterMs, NAMING_MARGIN),
+  };
+  const boundary = boundaryMeasured && {
+    ...boundaryMeasured,
+    fraction: fraction(boundaryMeasured.ms, stalls.iterMs),
+    call: callStall(boundaryMeasured.ms, null, stalls.iterMs, NAMING_MARGIN),
+  };
+  const unseen = unseenWritesCaveat(modes, ckptMeasured);
+  if (unseen) caveats.push(unseen);
   const rates = rateFigures(measured, caveats);
   const { syn, cached, cold } = measured;
 
@@ -65,8 +83,20 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     ? driftVersusStalls(drift, stallCalls.prep === 'stall' ? stalls.prepStallMs : null, stallCalls.fetch === 'stall' ? stalls.fetchStallMs : null)
     : null;
   if (driftCaveat) caveats.push(driftCaveat);
-  const verdict = boundOf(measured, stalls, stallCalls, drift);
-  const dominant = verdict.bound === 'fetch' ? stalls.fetchStallMs : verdict.bound === 'prep' ? stalls.prepStallMs : null;
+  const verdict = boundOf(measured, stalls, stallCalls, drift, {
+    checkpoint: checkpoint && checkpoint.call === 'stall' ? checkpoint.fraction : 0,
+    boundary: boundary && boundary.call === 'stall' ? boundary.fraction : 0,
+  });
+  const dominant =
+    verdict.bound === 'fetch'
+      ? stalls.fetchStallMs
+      : verdict.bound === 'prep'
+        ? stalls.prepStallMs
+        : verdict.bound === 'checkpoint'
+          ? checkpoint!.ms
+          : verdict.bound === 'boundary'
+            ? boundary!.ms
+            : null;
   const bytesPerSampleValue = (cold && bytesPerSample(cold)) ?? (cached && bytesPerSample(cached));
   // The rates above are the pace-setting rank's; the advice speaks of the whole
   // job, whose ranks share the storage and the CPUs.
@@ -89,6 +119,9 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     inconclusive: verdict.inconclusive,
     workersLimit: workersLimit(cached, host.cpus ?? null),
     ...(host.remote ? { remote: true } : {}),
+    checkpoint: checkpoint && { ...checkpoint, everyForBudget: checkFreqInterval(checkpoint.perSaveMs.mean, steadyIterMs(stalls.iterMs, checkpoint.ms)) },
+    boundary,
+    loaderFramework: (cold ?? cached ?? syn)?.ranks.find((r) => r.loader?.framework)?.loader?.framework ?? null,
   };
   const { bound, severity } = verdict;
   const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];
@@ -96,6 +129,8 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
   return {
     ...stalls,
     ...rates,
+    checkpointStall: checkpoint && { ...checkpoint, text: CHECKPOINT_TEXT.measured(checkpoint) },
+    boundaryStall: boundary && { ...boundary, text: BOUNDARY_TEXT.measured(boundary) },
     stallCalls,
     drift,
     verdict: { bound, severity, text: text(context) },
@@ -119,8 +154,14 @@ type StallFigures = Pick<Analysis, 'computeMs' | 'prepStallMs' | 'fetchStallMs' 
   fetchStallParts: StallParts | null;
 };
 
-/** The stalls between the modes, per iteration, and the caveats their measurements call for. */
-function stallFigures({ syn, cached, cold }: Measured, caveats: string[]): StallFigures {
+/**
+ * The stalls between the modes, per iteration, and the caveats their
+ * measurements call for. Each mode's time is its steady pace (step-events.ts:
+ * saves inside steps and epoch starts taken out); `extras` (the checkpoint and
+ * boundary stalls, measured apart) are added back to the real pace the
+ * stalls are shares of.
+ */
+function stallFigures({ syn, cached, cold }: Measured, caveats: string[], extras: (Estimate | null)[] = []): StallFigures {
   const tSyn = syn && iterEstimate(syn);
   const tCached = cached && iterEstimate(cached);
   const tCold = cold && iterEstimate(cold);
@@ -138,7 +179,7 @@ function stallFigures({ syn, cached, cold }: Measured, caveats: string[]): Stall
   if (tCold && tCached && significant(clampedDifference(tCached, tCold))) caveats.push(CAVEAT_TEXT.clampedStall('fetch', 'cold', tCold.mean, 'cached', tCached.mean, true));
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
-  const iterMs = tCold ?? slowest([tCached, tSyn]);
+  const iterMs = withExtras(tCold ?? slowest([tCached, tSyn]), extras);
   return {
     computeMs: tSyn,
     prepStallMs,
@@ -172,6 +213,7 @@ function boundOf(
   stalls: StallFigures,
   stallCalls: { prep: StallCall; fetch: StallCall },
   drift: Analysis['drift'] | null,
+  apart: { checkpoint: number | null; boundary: number | null },
 ): { bound: Bound; severity: Severity | null; sigPrep: number | null; sigFetch: number | null; missingModes: Mode[]; inconclusive: TextContext['inconclusive'] } {
   const sigPrep = stallCalls.prep === 'stall' ? stalls.prepStallFraction : 0;
   const sigFetch = stallCalls.fetch === 'stall' ? stalls.fetchStallFraction : 0;
@@ -183,11 +225,19 @@ function boundOf(
       : null;
   const facts = { sigPrep, sigFetch, missingModes, inconclusive };
   if (missingModes.length > 0 || sigPrep === null || sigFetch === null || inconclusive) return { ...facts, bound: 'unknown', severity: null };
+  const shares: { bound: Bound; share: number }[] = [
+    { bound: 'prep', share: sigPrep },
+    { bound: 'fetch', share: sigFetch },
+    { bound: 'checkpoint', share: apart.checkpoint ?? 0 },
+    { bound: 'boundary', share: apart.boundary ?? 0 },
+  ];
   // Stalls under 10% of the iteration: the accelerator sets the pace.
-  if (sigPrep + sigFetch < STALL_THRESHOLD) return { ...facts, bound: 'compute', severity: null };
-  // Data-bound even when compute is the largest single share: removing the
-  // stall would speed every iteration up by that much. The larger stall names it.
-  return { ...facts, bound: sigFetch > sigPrep ? 'fetch' : 'prep', severity: Math.max(sigFetch, sigPrep) >= HIGH_STALL_THRESHOLD ? 'highly' : 'moderately' };
+  if (shares.reduce((sum, s) => sum + s.share, 0) < STALL_THRESHOLD) return { ...facts, bound: 'compute', severity: null };
+  // Stall-bound even when compute is the largest single share: removing the
+  // stall would speed every iteration up by that much. The largest stall names it
+  // (the first of equals: prep before fetch, as before checkpoints were measured).
+  const largest = shares.reduce((a, b) => (b.share > a.share ? b : a));
+  return { ...facts, bound: largest.bound, severity: largest.share >= HIGH_STALL_THRESHOLD ? 'highly' : 'moderately' };
 }
 
 /**
@@ -261,9 +311,42 @@ function stepShiftCaveat(before: IterationSummary, after: IterationSummary, stal
   return CAVEAT_TEXT.stepShift(stall, a.mean, b.mean, diff, after.waitMs.mean - before.waitMs.mean);
 }
 
+/** A mode's steady per-iteration time: its measured time less what saves inside steps and epoch starts added to it. */
 function iterEstimate(m: Usable): Estimate {
   const e = m.summary.iterMs;
-  return { mean: e.mean, halfWidth: e.halfWidth, proven: e.proven && m.state.proven };
+  return { mean: Math.max(0, e.mean - eventMsPerIteration(m)), halfWidth: e.halfWidth, proven: e.proven && m.state.proven };
+}
+
+/** The steady pace plus the stalls measured apart from it: the real per-iteration time. */
+function withExtras(steady: Estimate | null, extras: readonly (Estimate | null)[]): Estimate | null {
+  const present = extras.filter((e): e is Estimate => e !== null);
+  if (steady === null || present.length === 0) return steady;
+  return {
+    mean: steady.mean + present.reduce((sum, e) => sum + e.mean, 0),
+    halfWidth: combinedHalfWidth(steady.halfWidth, ...present.map((e) => e.halfWidth)),
+    proven: steady.proven && present.every((e) => e.proven),
+  };
+}
+
+/** The real per-iteration time without the checkpoint stall: the iteration CheckFreq's rule budgets against. */
+function steadyIterMs(iter: Estimate | null, checkpoint: Estimate): number {
+  return iter === null ? 0 : Math.max(0, iter.mean - checkpoint.mean);
+}
+
+/** From this many bytes per iteration written beyond the saves the hook saw, the writes are named. */
+export const UNSEEN_WRITE_BYTES_PER_ITER = 1 << 20;
+
+/**
+ * Writes the hook cannot see (a custom writer, logs): the job tree's
+ * write_bytes beyond its saves' own, named when they reach a MiB an
+ * iteration, since their time is in the step, where no term shows it.
+ */
+function unseenWritesCaveat(modes: ModeResults, checkpoint: ReturnType<typeof checkpointStall>): string | null {
+  const mode = modes.cold ?? modes.cached ?? modes.synthetic;
+  if (!mode) return null;
+  const perIter = checkpoint?.unseenWriteBytesPerIter ?? unseenWriteBytesPerIteration(mode, null);
+  if (perIter === null || perIter < UNSEEN_WRITE_BYTES_PER_ITER) return null;
+  return CHECKPOINT_TEXT.unseenWrites(perIter, checkpoint?.mode ?? mode.mode, checkpoint?.syncedBytesPerSec ?? null, checkpoint !== null);
 }
 
 /** a - b of two independent runs (estimate.ts) clamped at 0: a stall cannot be negative; a negative difference is noise. */
