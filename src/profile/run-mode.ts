@@ -382,7 +382,7 @@ function decideStop(processes: ProcessEvents[], input: ModeRunInput, trackers: M
     null,
   );
   const iterations = Math.min(...processes.map((p) => p.iterations.length), Infinity);
-  const precisionReached = decisions.length > 0 && decisions.every((d) => d.stop);
+  const precisionReached = decisions.length > 0 && decisions.every((d) => d.stop) && !awaitingEpochBoundary(processes, input.maxIterations);
   return {
     stop: precisionReached,
     reason: decisions.some((d) => d.reason === 'precision') ? ('precision' as const) : ('budget' as const),
@@ -394,6 +394,25 @@ function decideStop(processes: ProcessEvents[], input: ModeRunInput, trackers: M
       medianIterMs: slowest?.summary?.medianIterMs ?? null,
     },
   };
+}
+
+/**
+ * A precision stop waits for the training loader's first epoch boundary when
+ * it comes within this many times the iterations already run: a boundary's
+ * cost (workers started again, saves at the epoch's end) is measured only
+ * there; a later one is estimated from the first epoch's start instead.
+ */
+export const EPOCH_WAIT_FACTOR = 3;
+
+/** Whether a rank has yet to start its second epoch, due within the budget and EPOCH_WAIT_FACTOR of what it ran. */
+export function awaitingEpochBoundary(processes: readonly Pick<ProcessEvents, 'epochs' | 'iterations'>[], maxIterations: number): boolean {
+  return processes.some((p) => {
+    const first = p.epochs.find((e) => e.epoch === 0);
+    const length = first?.epochIterations ?? null;
+    if (first === undefined || length === null || p.epochs.some((e) => e.epoch > 0)) return false;
+    const boundary = first.i + length + 1;
+    return boundary <= maxIterations && boundary <= EPOCH_WAIT_FACTOR * p.iterations.length;
+  });
 }
 
 function classify(

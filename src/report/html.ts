@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { escapeHtml, jsonForScript } from './escape.js';
-import { driftLine, factRows, modeRows, nodeRows, splitRows, stallPartsLine } from './summary-rows.js';
+import { driftLine, factRows, modeRows, nodeRows, splitRows, pipelineStallLines, stallPartsLine } from './summary-rows.js';
 
 const require = createRequire(import.meta.url);
 
@@ -148,7 +148,7 @@ ${a ? `<p class="verdict">${escapeHtml(a.verdict.text)}</p>\n<p>${escapeHtml(a.a
 ${a && a.caveats.length ? `<ul class="note">${a.caveats.map((c) => `<li>${escapeHtml(c)}</li>`).join('')}</ul>` : ''}
 ${profile.warnings.length ? `<ul class="note">${profile.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>` : ''}
 ${htmlTable(splitRows(profile), [1, 2])}
-${[stallPartsLine(profile), driftLine(profile)].filter((l): l is string => l !== null).map((l) => `<p>${escapeHtml(l)}</p>`).join('\n')}
+${[stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)].filter((l): l is string => l !== null).map((l) => `<p>${escapeHtml(l)}</p>`).join('\n')}
 <h2>Modes</h2>
 ${htmlTable(modeRows(profile), [1, 2, 3, 4])}
 <p>Figures marked ~ rest on a mode whose cache state was not proven.</p>

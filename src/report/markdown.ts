@@ -5,7 +5,7 @@
 import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { mdText } from './escape.js';
-import { driftLine, factRows, modeRows, nodeRows, splitRows, stallPartsLine } from './summary-rows.js';
+import { driftLine, factRows, modeRows, nodeRows, splitRows, pipelineStallLines, stallPartsLine } from './summary-rows.js';
 
 /** Input of the Markdown report; `pngFiles` maps chart id to a path relative to the .md file. */
 export interface MarkdownReportInput {
@@ -34,7 +34,7 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   for (const warning of profile.warnings) out.push(`- warning: ${mdText(warning)}`);
   if (profile.warnings.length) out.push('');
   out.push(mdTable(splitRows(profile)), '');
-  for (const line of [stallPartsLine(profile), driftLine(profile)]) if (line) out.push(mdText(line), '');
+  for (const line of [stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)]) if (line) out.push(mdText(line), '');
   out.push('## Modes', '', mdTable(modeRows(profile)), '');
   const nodes = nodeRows(profile);
   if (nodes) out.push('## Nodes', '', mdTable(nodes), '');

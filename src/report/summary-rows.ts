@@ -61,8 +61,24 @@ export function splitRows(profile: Profile): string[][] {
     ['compute', formatEstimate(a.computeMs), formatPercent(computeShare)],
     ['prep stall', formatEstimate(a.prepStallMs), stallShare(a.stallCalls?.prep, a.prepStallFraction)],
     ['fetch stall', formatEstimate(a.fetchStallMs), stallShare(a.stallCalls?.fetch, a.fetchStallFraction)],
+    ...(a.checkpointStall ? [['checkpoint stall', formatEstimate(a.checkpointStall.ms), stallShare(a.checkpointStall.call, a.checkpointStall.fraction)]] : []),
+    ...(a.boundaryStall ? [['epoch-boundary stall', formatEstimate(a.boundaryStall.ms), stallShare(a.boundaryStall.call, a.boundaryStall.fraction)]] : []),
     ['total (cold)', formatEstimate(a.iterMs), a.iterMs ? '100%' : '—'],
   ];
+}
+
+/**
+ * How the checkpoint and boundary stalls were measured, one line each
+ * ('checkpoints: 24 saves (torch.save) in the cold mode, ...'); empty when the
+ * job reported neither.
+ */
+export function pipelineStallLines(profile: Profile): string[] {
+  const a = profile.analysis;
+  if (!a) return [];
+  return [
+    a.checkpointStall ? `checkpoints: ${a.checkpointStall.text}` : null,
+    a.boundaryStall ? `epoch boundaries: ${a.boundaryStall.text}` : null,
+  ].filter((line): line is string => line !== null);
 }
 
 /** The share of a named stall; 'within noise' for one whose interval does not clear the margin; contention said as such. */

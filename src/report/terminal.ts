@@ -2,7 +2,7 @@ import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
 import { fetchPlace, networkLines } from './network-lines.js';
-import { allRanksLine, driftLine, firstBatchLine, modeRows, nodeRows, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
+import { allRanksLine, driftLine, firstBatchLine, modeRows, nodeRows, pipelineStallLines, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
 export function renderSummary(profile: Profile, profilePath: string): string {
@@ -38,7 +38,7 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   if (analysis) {
     out.push('');
     out.push(table(splitRows(profile), [1, 2]));
-    for (const line of [stallPartsLine(profile), driftLine(profile)]) if (line) out.push(line);
+    for (const line of [stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)]) if (line) out.push(line);
     const facts = [
       analysis.gpuSamplesPerSec !== null ? `accelerator could take ${analysis.gpuSamplesPerSec.toFixed(1)} samples/s` : null,
       analysis.prepSamplesPerSec !== null ? `prep delivers ${analysis.prepSamplesPerSec.toFixed(1)} samples/s` : null,
