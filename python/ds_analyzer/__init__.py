@@ -10,6 +10,12 @@ For loops that do not use a DataLoader (JAX, TensorFlow, a custom reader):
     for batch in ds_analyzer.iterate(reader):      # times the wait in next()
         train_step(batch)                           # and the compute in between
 
+A checkpoint saved by the script's own code (torch.save and the DCP, Lightning
+and Hugging Face saves are timed without it):
+
+    with ds_analyzer.checkpoint(path):              # one 'checkpoint' event
+        my_writer.save(state, path)
+
 or, when there is no iterable to wrap:
 
     while True:
@@ -30,7 +36,7 @@ from . import _recorder
 from ._recorder import BudgetReached
 
 __all__ = [
-    "iterate", "data", "compute", "training_loader", "activate", "enabled", "resident_subset", "use_subset",
+    "iterate", "data", "compute", "checkpoint", "training_loader", "activate", "enabled", "resident_subset", "use_subset",
     "MODE", "SYNTHETIC", "BudgetReached",
 ]
 __version__ = "0.1.0"
@@ -123,6 +129,13 @@ def iterate(iterable, samples=None, batch_size=None, workers=None):
 
 
 _REPLAY = []
+# True while a manual loop's batch is out (iterate() between yields, or a compute() block):
+# a checkpoint saved then ran inside a training step.
+_STEP_OPEN = [False]
+
+
+def _in_step():
+    return _STEP_OPEN[0]
 
 
 def _iterate(iterable, rec, samples):
@@ -137,7 +150,7 @@ def _iterate(iterable, rec, samples):
             now = _perf()
             if pending:
                 rec.iteration(wait_s, now - returned, count)
-                pending = False
+                pending = _STEP_OPEN[0] = False
             reason = rec.stop_reason()
             if reason is not None or rec.ended:
                 rec.end(reason or "budget")
@@ -155,9 +168,10 @@ def _iterate(iterable, rec, samples):
                     _REPLAY.append((batch, count))
             returned = _perf()
             wait_s = returned - start
-            pending = True
+            pending = _STEP_OPEN[0] = True
             yield batch
     finally:
+        _STEP_OPEN[0] = False
         close = getattr(it, "close", None)
         if close is not None:
             close()
@@ -207,10 +221,12 @@ class _Compute(object):
         if rec is not None:
             _start(rec)
             _PHASES.started = _perf()
+            _STEP_OPEN[0] = True
         return self
 
     def __exit__(self, kind, value, traceback):
         rec = self.rec
+        _STEP_OPEN[0] = False
         if rec is not None and kind is None:
             _sync_device(rec)
             rec.iteration(_PHASES.wait_s, _perf() - _PHASES.started, int(self.samples))
@@ -230,6 +246,20 @@ def data():
 def compute(samples=0):
     """Context manager around the training step; leaving it records one iteration."""
     return _Compute(samples)
+
+
+def checkpoint(path=None):
+    """Context manager around a checkpoint save the hook cannot see (a custom writer).
+
+    The block is timed as one save (api 'manual'); `path`, a file or folder, is
+    sized after it. The save is the script's own: in the synthetic mode it is
+    not diverted. torch.save and the DCP, Lightning and Hugging Face saves
+    inside the block are part of it, not events of their own. A no-op outside a
+    profiled run.
+    """
+    from . import _checkpoint
+
+    return _checkpoint.ManualCheckpoint(path)
 
 
 def training_loader(loader):

@@ -1,7 +1,9 @@
 """Auto-activation: instrument torch when (and only if) the script imports it.
 
 Importing torch costs seconds, so nothing here imports it: a post-import hook
-on the `torch` module patches DataLoader once torch has finished loading.
+on the `torch` module patches DataLoader and torch.save once torch has finished
+loading, and hooks on the checkpoint modules (DCP, Lightning, Hugging Face's
+Trainer) patch their saves when the script imports them (_checkpoint.py).
 """
 
 import sys
@@ -65,6 +67,30 @@ def on_torch_loaded(torch):
     except Exception as error:  # never break the user's job because of us
         sys.stderr.write("ds-analyzer: could not instrument PyTorch (%s: %s); the job runs unprofiled\n"
                          % (type(error).__name__, error))
+    _patch_saves("patch_torch", torch)
+
+
+def _patch_saves(patcher, module):
+    """Times a module's checkpoint saves; a failure costs only the checkpoint events."""
+    try:
+        from . import _checkpoint
+
+        getattr(_checkpoint, patcher)(module)
+    except Exception as error:
+        sys.stderr.write("ds-analyzer: could not time the checkpoint saves of %s (%s: %s)\n"
+                         % (getattr(module, "__name__", module), type(error).__name__, error))
+
+
+def on_dcp_loaded(dcp):
+    _patch_saves("patch_dcp", dcp)
+
+
+def on_lightning_loaded(lightning):
+    _patch_saves("patch_lightning", lightning)
+
+
+def on_transformers_trainer_loaded(trainer_module):
+    _patch_saves("patch_transformers_trainer", trainer_module)
 
 
 def on_elastic_api_loaded(api):
@@ -93,6 +119,10 @@ def on_elastic_api_loaded(api):
 _AFTER_IMPORT = {
     "torch": on_torch_loaded,
     "torch.distributed.elastic.multiprocessing.api": on_elastic_api_loaded,
+    "torch.distributed.checkpoint": on_dcp_loaded,
+    "lightning.pytorch": on_lightning_loaded,
+    "pytorch_lightning": on_lightning_loaded,
+    "transformers.trainer": on_transformers_trainer_loaded,
 }
 
 
@@ -106,13 +136,11 @@ def install():
         _http.install(os.environ)  # remote data, cold mode: the job's requests counted in its own processes
     except Exception as error:
         sys.stderr.write("ds-analyzer: could not count the job's HTTP requests (%s: %s)\n" % (type(error).__name__, error))
-    torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "utils"):
-        _AFTER_IMPORT.pop("torch", None)
-        on_torch_loaded(torch)
-    api = sys.modules.get("torch.distributed.elastic.multiprocessing.api")
-    if api is not None:
-        _AFTER_IMPORT.pop("torch.distributed.elastic.multiprocessing.api", None)
-        on_elastic_api_loaded(api)
+    # Modules imported before this ran (activate() from a script): patched now.
+    for name in list(_AFTER_IMPORT):
+        module = sys.modules.get(name)
+        if module is None or (name == "torch" and not hasattr(module, "utils")):
+            continue
+        _AFTER_IMPORT.pop(name)(module)
     if _AFTER_IMPORT and _HOOK not in sys.meta_path:
         sys.meta_path.insert(0, _HOOK)

@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 
 MODES = ("synthetic", "cached", "cold")
@@ -128,7 +129,16 @@ class Recorder(object):
         self.end_reason = None
         self._clock = clock
         self._wall = wall
+        # Appended to without a lock (list.append is atomic): the iteration path stays lock-free.
         self._lines = []
+        # flush() and end() hold it: an async save's event arrives on a background thread, and a
+        # write to a closed (possibly reused) fd must not happen.
+        self._lock = threading.Lock()
+        # Rare events (checkpoint) that came before the start event, which must stay the file's first line.
+        self._early = []
+        self._start_written = False
+        # Called at the start of end() (the checkpoint layer writes its unfinished async saves).
+        self.before_end = []
         self._fd = None
         self._pid = os.getpid()
         self._next_flush = 0.0
@@ -174,7 +184,11 @@ class Recorder(object):
         # The training loader's settings (num_workers as run and as the script set it, prefetch, pinning).
         if loader:
             fields.append('"loader":' + json.dumps(loader, separators=(",", ":")))
-        self._lines.append("{" + ",".join(fields) + "}\n")
+        with self._lock:
+            self._lines.append("{" + ",".join(fields) + "}\n")
+            self._lines.extend(self._event_line(event) for event in self._early)
+            del self._early[:]
+            self._start_written = True
         self.flush()
         atexit.register(self._at_exit)
         _watch_uncaught_errors(self)
@@ -195,10 +209,34 @@ class Recorder(object):
             self._next_flush = now + FLUSH_INTERVAL_S
             self.flush()
 
+    def event(self, kind, fields, flush=True):
+        """Writes a rare event ('checkpoint', 'epoch') from any thread; `fields` after v, type, t, rank."""
+        if self.ended:
+            return  # the end event is the last line
+        event = {"v": PROTOCOL_VERSION, "type": kind, "t": round(self._wall() * 1000.0, 3), "rank": 0}
+        event.update(fields)
+        if not self._start_written:
+            with self._lock:
+                if not self._start_written:
+                    self._early.append(event)  # its rank is known once start() has looked
+                    return
+        self._lines.append(self._event_line(event))
+        if flush:
+            self.flush()
+
+    def _event_line(self, event):
+        event["rank"] = self.config.rank
+        return json.dumps(event, separators=(",", ":")) + "\n"
+
     def end(self, reason):
         """Writes the end event and closes the file (idempotent)."""
         if self.ended or not self.started:
             return
+        for hook in list(self.before_end):
+            try:
+                hook()
+            except Exception as error:
+                sys.stderr.write("ds-analyzer: %s: %s\n" % (type(error).__name__, error))
         self.ended = True
         self.end_reason = reason
         self._lines.append(
@@ -206,20 +244,31 @@ class Recorder(object):
             % (_num(self._wall() * 1000.0), self.config.rank, reason, self.iterations)
         )
         self.flush()
-        if self._fd is not None and os.getpid() == self._pid:
-            os.close(self._fd)
-        self._fd = None
+        if os.getpid() != self._pid:
+            self._fd = None
+            return
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+            self._fd = None
 
     def flush(self):
         # A forked child (DataLoader worker, subprocess) inherits the buffer and
-        # the fd: only the process that opened the file may write to it.
+        # the fd: only the process that opened the file may write to it. Checked
+        # before the lock, which a fork may have copied while another thread held it.
         if not self._lines or self._fd is None or os.getpid() != self._pid:
             return
-        data = "".join(self._lines).encode("utf-8")
-        del self._lines[:]
-        while data:
-            written = os.write(self._fd, data)
-            data = data[written:]
+        with self._lock:
+            if self._fd is None:
+                return
+            # Take the first n lines, never swap the list: an append racing with
+            # this (the iteration path takes no lock) lands after them and stays.
+            n = len(self._lines)
+            data = "".join(self._lines[:n]).encode("utf-8")
+            del self._lines[:n]
+            while data:
+                written = os.write(self._fd, data)
+                data = data[written:]
 
     # -- when to stop -----------------------------------------------------
     def stop_reason(self):

@@ -3,7 +3,8 @@
 The patch is on torch.utils.data.dataloader._BaseDataLoaderIter.__next__, the
 method every DataLoader iterator (single-process, multi-process, and those of
 DataLoader subclasses) goes through, plus DataLoader._get_iterator so that an
-iterator knows its loader. See docs/pytorch.md for why each choice was made.
+iterator knows its loader, and DataLoader.__iter__ to time each epoch's start.
+See docs/pytorch.md for why each choice was made.
 """
 
 import atexit
@@ -25,6 +26,8 @@ _state = {
     "pending": None,  # iterator whose batch is out and whose compute is running
     "patched": False,
     "chosen": False,
+    "epochs": 0,  # epoch events written (the training loader's epochs, this process)
+    "epoch_ended_at": None,  # perf_counter when the training loader's last epoch raised StopIteration
 }
 _originals = {}
 
@@ -279,11 +282,16 @@ def _instrumented_next(self):
     start = _perf()
     if counted.replaying:
         if counted.epoch_len is not None and self._num_yielded >= counted.epoch_len:
+            _state["epoch_ended_at"] = start
             raise StopIteration
         self._num_yielded += 1
         batch, samples = _state["replay"]
     else:
-        batch = _originals["__next__"](self)  # StopIteration passes through
+        try:
+            batch = _originals["__next__"](self)
+        except StopIteration:
+            _state["epoch_ended_at"] = _perf()
+            raise
         samples = count_samples(batch, getattr(counted.loader, "batch_size", None) or 0)
         if rec.config.mode == "synthetic":
             _begin_replay(self, counted, batch, samples)
@@ -291,7 +299,43 @@ def _instrumented_next(self):
     counted.wait_s = counted.returned_at - start
     counted.samples = samples
     _state["pending"] = counted
+    epoch_start = self.__dict__.get("_dsa_epoch")
+    if epoch_start is not None:
+        self._dsa_epoch = None
+        _write_epoch(rec, counted, epoch_start)
     return batch
+
+
+def _write_epoch(rec, counted, epoch_start):
+    """The training loader's epoch began: its first batch is out (docs/protocol.md, 'epoch')."""
+    began, create_s = epoch_start
+    ended = _state["epoch_ended_at"]
+    _state["epoch_ended_at"] = None
+    loader = counted.loader
+    fields = {
+        "epoch": _state["epochs"], "i": rec.iterations, "createMs": round(create_s * 1000.0, 4),
+        "firstWaitMs": round(counted.wait_s * 1000.0, 4),
+    }
+    # Absent for epoch 0, and when the last epoch was left with `break` (it never ended).
+    if _state["epochs"] > 0 and ended is not None and ended <= began:
+        fields["gapMs"] = round((began - ended) * 1000.0, 4)
+    fields["epochIterations"] = _epoch_iterations(loader)
+    workers = getattr(loader, "num_workers", None)
+    if isinstance(workers, int) and workers >= 0:
+        fields["workers"] = workers
+    persistent = getattr(loader, "persistent_workers", None)
+    if isinstance(persistent, bool):
+        fields["persistentWorkers"] = persistent
+    _state["epochs"] += 1
+    rec.event("epoch", fields, flush=False)
+
+
+def _epoch_iterations(loader):
+    try:
+        length = len(loader)
+    except Exception:
+        return None  # an IterableDataset without __len__
+    return length if isinstance(length, int) and length > 0 else None
 
 
 def _begin_replay(it, counted, batch, samples):
@@ -309,15 +353,38 @@ def _begin_replay(it, counted, batch, samples):
         loader._iterator = None
 
 
+def _instrumented_iter(self):
+    """iter(loader), timed for the epoch event.
+
+    Each call is timed, not only each new iterator: with persistent_workers,
+    torch keeps one iterator and calls its _reset() here every epoch.
+    """
+    began = _perf()
+    it = _originals["__iter__"](self)
+    _mark_epoch_start(it, began)
+    return it
+
+
+def _mark_epoch_start(it, began):
+    try:
+        it._dsa_epoch = (began, _perf() - began)
+    except AttributeError:
+        pass  # an iterator with __slots__: no epoch events for it
+
+
 def _instrumented_get_iterator(self):
+    began = _perf()
     if _state["replay"] is not None and (
         (self is _state["loader"]) or (_state["dataset"] is not None and self.dataset is _state["dataset"])
     ):
-        return _ReplayIter(self)
-    _restrict_to_subset(self)
-    _override_workers(self)
-    it = _originals["_get_iterator"](self)
-    it._dsa_loader = self
+        it = _ReplayIter(self)
+    else:
+        _restrict_to_subset(self)
+        _override_workers(self)
+        it = _originals["_get_iterator"](self)
+        it._dsa_loader = self
+    # For a subclass whose __iter__ calls _get_iterator() without DataLoader.__iter__ (which overwrites this).
+    _mark_epoch_start(it, began)
     return it
 
 
@@ -368,8 +435,10 @@ def patch(dataloader_module):
     loader_cls = dataloader_module.DataLoader
     _originals["__next__"] = base.__next__
     _originals["_get_iterator"] = loader_cls._get_iterator
+    _originals["__iter__"] = loader_cls.__iter__
     base.__next__ = _instrumented_next
     loader_cls._get_iterator = _instrumented_get_iterator
+    loader_cls.__iter__ = _instrumented_iter
     _ReplayIter = _make_replay_iter_class(base)
     _state["patched"] = True
 
@@ -380,13 +449,15 @@ def unpatch(dataloader_module):
         return
     dataloader_module._BaseDataLoaderIter.__next__ = _originals["__next__"]
     dataloader_module.DataLoader._get_iterator = _originals["_get_iterator"]
+    dataloader_module.DataLoader.__iter__ = _originals["__iter__"]
     _state["patched"] = False
 
 
 def reset_for_tests():
-    for key in ("loader", "dataset", "explicit", "replay", "pending"):
+    for key in ("loader", "dataset", "explicit", "replay", "pending", "epoch_ended_at"):
         _state[key] = None
     _state["chosen"] = False
+    _state["epochs"] = 0
 
 
 def mark_training_loader(loader):

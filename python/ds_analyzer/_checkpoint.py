@@ -1,0 +1,554 @@
+"""Checkpoint saves: each outermost save timed and sized, one 'checkpoint' event.
+
+Patched when their modules are imported (_auto._AFTER_IMPORT): torch.save,
+torch.distributed.checkpoint's save / save_state_dict / async_save, Lightning's
+Trainer.save_checkpoint, Hugging Face Trainer._save_checkpoint; and the manual
+ds_analyzer.checkpoint(). In the synthetic mode a save is written to a scratch
+path beside its target (same file system, so the same write speed), measured
+and removed: the user's checkpoints are never overwritten. docs/pytorch.md,
+"Checkpoints"; the event is CheckpointEventSchema in src/schema/events.ts.
+"""
+
+import atexit
+import os
+import shutil
+import sys
+import threading
+import time
+
+from . import _recorder
+
+_perf = time.perf_counter
+
+# Lightning and Hugging Face call torch.save inside their own save: only the
+# outermost save of a thread is an event (depth), and its fsyncs go to it (save).
+_local = threading.local()
+_lock = threading.Lock()
+# Outermost blocking saves in progress on any thread, and async saves whose
+# background write has not finished: a helper thread's save is part of them.
+_blocking = []
+_unfinished = []
+_warned = set()
+# HF: a file written this long before the save began still counts as its own
+# (file times come from a coarse clock, a tick behind perf_counter).
+MTIME_SLACK_S = 0.05
+
+
+class _Save(object):
+    """One outermost save: where it wrote, its clocks, and what to undo after it."""
+
+    def __init__(self, api, rec):
+        self.api = api
+        self.rec = rec
+        self.i = rec.iterations
+        self.in_step = _in_step()
+        self.began = _perf()
+        self.sync_s = 0.0
+        self.blocking_s = None
+        self.measure = _unknown_size
+        self.persisted = True
+        self.note = None
+        self.undo = []  # restore attributes, remove the scratch copy
+        self.done = False
+
+    def divert_to_scratch(self, target):
+        """Synthetic mode: the save goes to a scratch path beside `target`, measured then removed."""
+        scratch = _scratch_beside(target)
+        self.persisted = False
+        self.note = "scratch"
+        self.measure = lambda: _size(scratch)
+        self.undo.append(lambda: _remove(scratch))
+        return scratch
+
+    def fields(self, write_ms=False):
+        blocking_ms = self.blocking_s * 1000.0
+        fields = {
+            "i": self.i, "inStep": self.in_step, "api": self.api, "blockingMs": round(blocking_ms, 4),
+            # Helper threads' fsyncs run in parallel and may add up past the save's own time.
+            "syncMs": round(min(self.sync_s * 1000.0, blocking_ms), 4),
+        }
+        if write_ms is not False:
+            fields["writeMs"] = None if write_ms is None else round(write_ms, 4)
+        fields["bytes"] = _measure(self.measure)
+        fields["persisted"] = self.persisted
+        if self.note is not None:
+            fields["note"] = self.note
+        return fields
+
+    def finish(self, write_ms=False):
+        """Writes the event once (an async save: from its callback or at exit), then undoes the diversion."""
+        with _lock:
+            if self.done:
+                return
+            self.done = True
+        try:
+            self.rec.event("checkpoint", self.fields(write_ms))
+        finally:
+            self.cleanup()
+
+    def cleanup(self):
+        for step in reversed(self.undo):
+            try:
+                step()
+            except Exception as error:
+                _say("could not undo a checkpoint diversion (%s: %s)" % (type(error).__name__, error))
+        del self.undo[:]
+
+
+# -- running a save ------------------------------------------------------------
+
+def _inside_a_save():
+    if getattr(_local, "depth", 0):
+        return True
+    # DCP writes with helper threads, and an async save writes in the background:
+    # their torch.save calls are parts of the save already being timed.
+    return bool(_blocking or _unfinished) and threading.current_thread() is not threading.main_thread()
+
+
+def _begin(api):
+    """A _Save for an outermost save when profiled, else None (the original runs untouched)."""
+    rec = _recorder.recorder()
+    if rec is None or rec.ended or _inside_a_save():
+        return None
+    return _Save(api, rec)
+
+
+def _enter(save):
+    _local.depth = getattr(_local, "depth", 0) + 1
+    _local.save = save
+    with _lock:
+        _blocking.append(save)
+
+
+def _leave(save):
+    save.blocking_s = _perf() - save.began
+    with _lock:
+        _blocking.remove(save)
+    _local.depth -= 1
+    _local.save = None
+
+
+def _run_blocking(save, original, args, kwargs):
+    """Runs the save with its depth and fsync accounting; returns its result."""
+    _enter(save)
+    try:
+        return original(*args, **kwargs)
+    finally:
+        _leave(save)
+
+
+def _timed(api, original, prepare):
+    """Wraps a blocking save API. prepare(save, args, kwargs, synthetic) -> (args, kwargs) to call it with."""
+
+    def save_wrapper(*args, **kwargs):
+        save = _begin(api)
+        if save is None:
+            return original(*args, **kwargs)
+        try:
+            call_args, call_kwargs = prepare(save, args, kwargs, save.rec.config.mode == "synthetic")
+        except Exception as error:
+            save.cleanup()
+            _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
+            return original(*args, **kwargs)
+        try:
+            result = _run_blocking(save, original, call_args, call_kwargs)
+        except BaseException:
+            save.cleanup()  # the user's error, raised as is; no event for a save that failed
+            raise
+        _finish_quietly(save)
+        return result
+
+    save_wrapper.__wrapped__ = original
+    save_wrapper.__doc__ = original.__doc__
+    save_wrapper.__name__ = getattr(original, "__name__", "save")
+    return save_wrapper
+
+
+def _timed_async(api, original, prepare):
+    """Wraps dcp.async_save: blockingMs is the call (staging); writeMs when its future completes."""
+
+    def async_save_wrapper(*args, **kwargs):
+        save = _begin(api)
+        if save is None:
+            return original(*args, **kwargs)
+        try:
+            call_args, call_kwargs = prepare(save, args, kwargs, save.rec.config.mode == "synthetic")
+        except Exception as error:
+            save.cleanup()
+            _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
+            return original(*args, **kwargs)
+        with _lock:
+            _unfinished.append(save)
+        _at_end_write_unfinished(save.rec)
+        try:
+            result = _run_blocking(save, original, call_args, call_kwargs)
+        except BaseException:
+            _forget(save)
+            save.cleanup()
+            raise
+        try:
+            _when_written(result, save)
+        except Exception as error:
+            _say("could not follow an async checkpoint save (%s: %s)" % (type(error).__name__, error))
+        return result
+
+    async_save_wrapper.__wrapped__ = original
+    async_save_wrapper.__doc__ = original.__doc__
+    async_save_wrapper.__name__ = getattr(original, "__name__", "async_save")
+    return async_save_wrapper
+
+
+def _when_written(result, save):
+    # torch >= 2.3 returns a Future; later versions an AsyncSaveResponse whose
+    # upload_completion is the write's Future.
+    future = result if hasattr(result, "add_done_callback") else getattr(result, "upload_completion", None)
+    if not hasattr(future, "add_done_callback"):
+        return  # written at exit, writeMs null
+
+    def written(done):
+        _forget(save)
+        try:
+            failed = done.cancelled() or done.exception() is not None
+        except Exception:
+            failed = True
+        if failed:
+            save.cleanup()  # no event for a write that did not happen
+            return
+        _finish_quietly(save, write_ms=(_perf() - save.began) * 1000.0)
+
+    future.add_done_callback(written)  # runs at once when already done
+
+
+def _forget(save):
+    with _lock:
+        if save in _unfinished:
+            _unfinished.remove(save)
+
+
+def _write_unfinished():
+    """The job ends before an async save's write did: its event, writeMs null."""
+    with _lock:
+        pending = list(_unfinished)
+        del _unfinished[:]
+    for save in pending:
+        _finish_quietly(save, write_ms=None)
+
+
+_HOOKED = []
+
+
+def _at_end_write_unfinished(rec):
+    if rec in _HOOKED:
+        return
+    _HOOKED.append(rec)
+    # Before the end event (a budget's end or the exit), while the file is open.
+    rec.before_end.append(_write_unfinished)
+    atexit.register(_write_unfinished)
+
+
+def _finish_quietly(save, write_ms=False):
+    try:
+        save.finish(write_ms)
+    except Exception as error:
+        _say("could not record a checkpoint save (%s: %s)" % (type(error).__name__, error))
+
+
+# -- what each API saves to ----------------------------------------------------
+
+def _arg(args, kwargs, index, name):
+    return args[index] if len(args) > index else kwargs.get(name)
+
+
+def _with_arg(args, kwargs, index, name, value):
+    if len(args) > index:
+        return args[:index] + (value,) + args[index + 1:], kwargs
+    kwargs = dict(kwargs)
+    kwargs[name] = value
+    return args, kwargs
+
+
+def _is_local_path(target):
+    if isinstance(target, bytes):
+        target = os.fsdecode(target)
+    if isinstance(target, str):
+        return "://" not in target  # s3://, gs://: not a path we can put a scratch beside
+    return hasattr(target, "__fspath__")
+
+
+def _prepare_path_or_file(save, target, synthetic):
+    """What to save to instead of `target`: a scratch path (synthetic), else `target` itself."""
+    if _is_local_path(target):
+        if synthetic:
+            return save.divert_to_scratch(target)
+        save.measure = lambda: _size(target)
+        return target
+    if hasattr(target, "write"):
+        start = _tell(target)
+        save.measure = lambda: _written_since(target, start)
+        if synthetic:
+            save.note = "open-file"
+            _warn_once("open-file", "synthetic mode: a checkpoint saved to an open file object cannot be diverted "
+                                    "to a scratch file; it is written for real")
+        return target
+    _cannot_divert(save, synthetic)
+    return target
+
+
+def _cannot_divert(save, synthetic):
+    if synthetic:
+        save.note = "custom-writer"
+        _warn_once("custom-writer", "synthetic mode: a checkpoint written by a custom writer cannot be diverted "
+                                    "to a scratch path; it is written for real")
+
+
+def _prepare_torch_save(save, args, kwargs, synthetic):
+    target = _arg(args, kwargs, 1, "f")
+    return _with_arg(args, kwargs, 1, "f", _prepare_path_or_file(save, target, synthetic))
+
+
+def _prepare_dcp(save, args, kwargs, synthetic):
+    """dcp.save(state_dict, *, checkpoint_id=None, storage_writer=None, ...); older: save(state_dict, storage_writer)."""
+    checkpoint_id = kwargs.get("checkpoint_id")  # keyword-only
+    if checkpoint_id is not None and _is_local_path(checkpoint_id):
+        kwargs = dict(kwargs, checkpoint_id=_prepare_path_or_file(save, checkpoint_id, synthetic))
+        return args, kwargs
+    writer = _arg(args, kwargs, 1, "storage_writer")
+    path = getattr(writer, "path", None)
+    if path is None or not _is_local_path(path):
+        _cannot_divert(save, synthetic)
+        return args, kwargs
+    # FileSystemWriter: its path is diverted and put back when the save is over.
+    new = _prepare_path_or_file(save, path, synthetic)
+    if new is not path:
+        writer.path = type(path)(new)
+        save.undo.insert(0, lambda: setattr(writer, "path", path))
+    return args, kwargs
+
+
+def _prepare_lightning(save, args, kwargs, synthetic):
+    """Trainer.save_checkpoint(self, filepath, weights_only=False, storage_options=None)."""
+    target = _arg(args, kwargs, 1, "filepath")
+    return _with_arg(args, kwargs, 1, "filepath", _prepare_path_or_file(save, target, synthetic))
+
+
+def _prepare_hf(save, args, kwargs, synthetic):
+    """Trainer._save_checkpoint(self, model, trial, ...) writes <args.output_dir>/checkpoint-<step>/."""
+    trainer = args[0]
+    training_args = trainer.args
+    output_dir = training_args.output_dir
+    if output_dir is None or not _is_local_path(output_dir):
+        _cannot_divert(save, synthetic)
+        return args, kwargs
+    if not synthetic:
+        since = time.time() - (_perf() - save.began) - MTIME_SLACK_S
+        save.measure = lambda: _size(output_dir, since)
+        return args, kwargs
+    scratch = save.divert_to_scratch(output_dir)
+    state = getattr(trainer, "state", None)
+    best = getattr(state, "best_model_checkpoint", None)
+    # object.__setattr__: some transformers versions freeze TrainingArguments.
+    object.__setattr__(training_args, "output_dir", scratch)
+
+    def restore():
+        object.__setattr__(training_args, "output_dir", output_dir)
+        # A best checkpoint inside the scratch folder is about to be removed: keep the last real one.
+        now_best = getattr(state, "best_model_checkpoint", None)
+        if isinstance(now_best, str) and now_best.startswith(scratch):
+            state.best_model_checkpoint = best
+
+    save.undo.insert(0, restore)
+    return args, kwargs
+
+
+# -- sizes and scratch paths ---------------------------------------------------
+
+def _unknown_size():
+    return None
+
+
+def _measure(measure):
+    try:
+        value = measure()
+    except Exception:
+        return None
+    return None if value is None else int(value)
+
+
+def _size(path, since=None):
+    """Bytes of a file, or of the files under a folder (those modified at or after `since`); None if absent."""
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    if not os.path.isdir(path):
+        return None
+    total = 0
+    for folder, _, names in os.walk(path):
+        for name in names:
+            try:
+                info = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if since is None or info.st_mtime >= since:
+                total += info.st_size
+    return total
+
+
+def _tell(stream):
+    try:
+        return stream.tell()
+    except Exception:
+        return None
+
+
+def _written_since(stream, start):
+    end = _tell(stream)
+    return None if start is None or end is None else max(0, end - start)
+
+
+def _scratch_beside(target):
+    """<dir>/.<name>.dsa-synthetic-<pid>: the target's own folder, so its file system and speed."""
+    target = os.path.abspath(os.fsdecode(os.fspath(target))).rstrip(os.sep) or os.sep
+    folder, name = os.path.split(target)
+    scratch = os.path.join(folder, ".%s.dsa-synthetic-%d" % (name, os.getpid()))
+    n = 1
+    while os.path.lexists(scratch + ("" if n == 1 else "-%d" % n)):
+        n += 1  # an async save still writing, or a leftover: never reuse it
+    return scratch + ("" if n == 1 else "-%d" % n)
+
+
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.remove(path)
+
+
+# -- fsync accounting ----------------------------------------------------------
+
+def _timed_sync(original):
+    """os.fsync/os.fdatasync, adding their time to the save in progress.
+
+    Wrapped once for good, not swapped in and out around each save: swapping a
+    module attribute while other threads run would race with them.
+    """
+
+    def sync(fd):
+        save = getattr(_local, "save", None)
+        if save is None and _blocking and threading.current_thread() is not threading.main_thread():
+            save = _blocking[-1]  # a helper thread of that save (DCP's writer threads)
+        if save is None:
+            return original(fd)
+        began = _perf()
+        try:
+            return original(fd)
+        finally:
+            elapsed = _perf() - began
+            with _lock:
+                save.sync_s += elapsed
+
+    sync.__wrapped__ = original
+    sync.__name__ = original.__name__
+    sync.__doc__ = original.__doc__
+    return sync
+
+
+def _patch_syncs():
+    for name in ("fsync", "fdatasync"):
+        original = getattr(os, name, None)
+        if original is not None and not hasattr(original, "__wrapped__"):
+            setattr(os, name, _timed_sync(original))
+
+
+# -- in a training step? -------------------------------------------------------
+
+def _in_step():
+    """Whether a counted batch is out and the loop has not asked for the next one."""
+    torch_layer = sys.modules.get("ds_analyzer._torch")
+    if torch_layer is not None and torch_layer._state["pending"] is not None:
+        return True
+    manual = sys.modules.get("ds_analyzer")
+    return bool(manual is not None and manual._in_step())
+
+
+# -- patches -------------------------------------------------------------------
+
+def _patch(owner, name, api, prepare, wrap=_timed):
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "_dsa", False):
+        return False
+    wrapped = wrap(api, original, prepare)
+    wrapped._dsa = True
+    setattr(owner, name, wrapped)
+    _patch_syncs()
+    return True
+
+
+def patch_torch(torch):
+    """torch.save."""
+    _patch(torch, "save", "torch.save", _prepare_torch_save)
+
+
+def patch_dcp(dcp):
+    """torch.distributed.checkpoint: save, save_state_dict (deprecated), async_save, where this torch has them.
+
+    Only the package's names: DCP's own async executor calls state_dict_saver.save, which stays as it is.
+    """
+    _patch(dcp, "save", "dcp.save", _prepare_dcp)
+    _patch(dcp, "save_state_dict", "dcp.save", _prepare_dcp)
+    _patch(dcp, "async_save", "dcp.async_save", _prepare_dcp, wrap=_timed_async)
+
+
+def patch_lightning(module):
+    """lightning.pytorch or pytorch_lightning: Trainer.save_checkpoint (ModelCheckpoint calls it)."""
+    trainer = getattr(module, "Trainer", None)
+    if trainer is not None:
+        _patch(trainer, "save_checkpoint", "lightning", _prepare_lightning)
+
+
+def patch_transformers_trainer(module):
+    """transformers.trainer: Trainer._save_checkpoint."""
+    trainer = getattr(module, "Trainer", None)
+    if trainer is not None:
+        _patch(trainer, "_save_checkpoint", "hf-trainer", _prepare_hf)
+
+
+# -- the manual API ------------------------------------------------------------
+
+class ManualCheckpoint(object):
+    """`with ds_analyzer.checkpoint(path):` the block is one save (api 'manual'), sized from `path` after."""
+
+    __slots__ = ("path", "save")
+
+    def __init__(self, path=None):
+        self.path = path
+        self.save = None
+
+    def __enter__(self):
+        save = self.save = _begin("manual")
+        if save is None:
+            return self
+        if self.path is not None:
+            path = self.path
+            save.measure = lambda: _size(path)
+        _patch_syncs()
+        _enter(save)
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        save = self.save
+        if save is None:
+            return False
+        _leave(save)
+        if kind is None:
+            _finish_quietly(save)
+        return False
+
+
+def _warn_once(key, message):
+    if key not in _warned:
+        _warned.add(key)
+        _say(message)
+
+
+def _say(message):
+    sys.stderr.write("ds-analyzer: %s\n" % message)
