@@ -7,6 +7,8 @@ import { doctorCommandWith } from '../../src/cli/doctor.js';
 import { ExitCode } from '../../src/errors.js';
 import { DoctorOutputSchema } from '../../src/schema/doctor-output.js';
 import { CAPABILITY_NAMES, CAPABILITY_TEXT, type CapabilityName } from '../../src/system/probes/capability-text.js';
+import { CGROUP_TEXT } from '../../src/system/cgroups/cgroup-text.js';
+import { programForDocs } from '../../src/cli/cli-docs.js';
 import type { Diagnosis, DiagnoseInput } from '../../src/system/probes/diagnose.js';
 import { assertFollowsSchema } from '../schema/follows-schema.js';
 import { mountOf, parseMountinfo } from '../../src/system/kernel/mountinfo.js';
@@ -111,4 +113,14 @@ test('doctor --require with a name that is no capability is a bad value, listing
   assert.match(io.err, /^ds-analyzer: --require: 'gpu' is not a capability doctor checks; use any of root, cgroup, .*no-proactive-reclaim\n$/);
   assert.equal(asked.length, 0, 'fails before probing the machine');
   assert.equal(io.out, '');
+});
+
+test("every flag doctor's texts name is a flag of a command", () => {
+  const flags = new Set(programForDocs().commands.flatMap((c) => c.options.map((o) => o.long)));
+  // systemd-run's own flags, in the fix that starts a delegated group.
+  const foreign = new Set(['--user', '--scope']);
+  const texts = [...Object.values(CAPABILITY_TEXT).flatMap((t) => [t.impact, t.fix]), CGROUP_TEXT.fix];
+  const named = texts.flatMap((text) => [...text.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map((m) => m[0]));
+  assert.ok(named.includes('--storage-bw'), 'the scan found the flags');
+  assert.deepEqual(named.filter((flag) => !flags.has(flag) && !foreign.has(flag)), [], 'flags that no command has');
 });

@@ -20,13 +20,13 @@ export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 export const CAPABILITY_TEXT: Record<CapabilityName, { impact: string; fix: string }> = {
   root: {
     impact:
-      'without root: no blkio/io throttle (--storage-bw), no memory-cgroup cache limit, no global drop_caches, and /proc/PID/io of other users\' processes is unreadable',
-    fix: 'run ds-analyzer as root (sudo), or use a cgroup v2 delegated subtree for throttling',
+      "without root: no storage throttle (--storage-bw on local data) unless a delegated cgroup v2 group has the io controller, no global drop_caches (--drop-caches), DAMON's proactive reclaim keeps running while profiling, and /proc/PID/io of other users' processes is unreadable; per-file eviction, validate's cache points (a cap in user space) and CPU counts (affinity) need no root",
+    fix: 'run ds-analyzer as root (sudo), or give it a delegated cgroup v2 group with the io controller in DSA_CGROUP_PARENT for the throttle',
   },
   cgroup: {
     impact:
-      'without a writable cgroup io/blkio, memory or cpuset controller, what-if predictions for storage bandwidth, cache size and CPU count cannot be checked against real runs',
-    fix: 'run as root with cgroup v1 or v2 mounted at /sys/fs/cgroup, or start under a delegated v2 subtree (systemd-run --user --scope -p Delegate=yes ...)',
+      'without a writable cgroup io/blkio controller there is no storage throttle: profile --storage-bw and validate --storage-bw on local data are refused (remote data is capped at the metering proxy instead); validate --cache and --cpus need no cgroup',
+    fix: 'run as root with cgroup v1 or v2 mounted at /sys/fs/cgroup, or start under a delegated v2 group (systemd-run --user --scope -p Delegate=yes ...) and name it in DSA_CGROUP_PARENT',
   },
   'page-cache-eviction': {
     impact:
@@ -38,8 +38,8 @@ export const CAPABILITY_TEXT: Record<CapabilityName, { impact: string; fix: stri
     fix: 'make the koffi package load (npm install koffi; needs glibc libc.so.6 on Linux)',
   },
   'storage-throttle': {
-    impact: '--storage-bw is unavailable: no what-if check for slower storage',
-    fix: 'run as root (cgroup v1 blkio or v2 io), or use a cgroup v2 delegated subtree with the io controller, or omit --storage-bw',
+    impact: '--storage-bw is unavailable on local data: profile cannot measure the job at a slower storage, and validate cannot check whatif --storage-bw against it',
+    fix: 'run as root (cgroup v1 blkio or v2 io), or name a delegated cgroup v2 group with the io controller in DSA_CGROUP_PARENT, or omit --storage-bw',
   },
   'drop-caches': {
     impact:
