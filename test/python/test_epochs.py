@@ -1,0 +1,88 @@
+"""Epoch events: the training loader's iter() time, first wait and the gap between epochs."""
+
+import unittest
+
+from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script
+
+# Workers started with 'spawn' and a dataset too large for the pipe: the worker's start blocks
+# iter(loader) until the new interpreter has imported torch, as a real worker start-up does.
+JOB = r'''
+import os, sys, time, multiprocessing
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class Big(Dataset):
+    def __init__(self):
+        self.payload = b"x" * (1 << 20)
+    def __len__(self):
+        return 20
+    def __getitem__(self, i):
+        return torch.full((4,), float(i)), i %% 2
+
+def main():
+    model = torch.nn.Linear(4, 2)
+    train = DataLoader(Big(), batch_size=4, num_workers=%(workers)d, persistent_workers=%(persistent)s,
+                       multiprocessing_context=%(context)s)
+    val = DataLoader(Big(), batch_size=10)
+    for epoch in range(3):
+        for x, y in train:
+            model(x).sum().backward()
+        with torch.no_grad():
+            for vx, vy in val:              # not the training loader: no epoch event
+                model(vx)
+        time.sleep(0.05)                    # the script's own work between epochs
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def epochs_of(events):
+    (ev,) = events.values()
+    return ev, [e for e in ev if e["type"] == "epoch"]
+
+
+@unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
+class EpochTest(unittest.TestCase):
+    def run_job(self, mode="cached", workers=2, persistent=False, context="'spawn'"):
+        proc, events = run_script(JOB % {"workers": workers, "persistent": persistent, "context": context}, mode=mode, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return epochs_of(events)
+
+    def assert_epochs(self, ev, epochs, workers, persistent):
+        self.assertEqual([e["epoch"] for e in epochs], [0, 1, 2])
+        self.assertEqual([e["i"] for e in epochs], [0, 5, 10])
+        waits = {e["i"]: e["waitMs"] for e in iters(ev)}
+        for e in epochs:
+            self.assertEqual((e["epochIterations"], e["workers"], e["persistentWorkers"]), (5, workers, persistent))
+            self.assertAlmostEqual(e["firstWaitMs"], waits[e["i"]], places=2)
+        self.assertNotIn("gapMs", epochs[0])
+        for e in epochs[1:]:
+            self.assertGreaterEqual(e["gapMs"], 45)  # the validation pass and the 50 ms sleep
+            self.assertLess(e["gapMs"], 5000)
+
+    def test_workers_started_every_epoch_cost_iter_time_that_persistent_workers_do_not(self):
+        ev, fresh = self.run_job(persistent=False)
+        self.assert_epochs(ev, fresh, 2, False)
+        ev, kept = self.run_job(persistent=True)
+        self.assert_epochs(ev, kept, 2, True)
+        # Epoch 0 starts workers either way; later epochs only without persistence.
+        self.assertGreater(kept[0]["createMs"], 50, kept)
+        for f, k in zip(fresh[1:], kept[1:]):
+            self.assertGreater(f["createMs"], 50, fresh)
+            self.assertGreater(f["createMs"], 5 * k["createMs"], (fresh, kept))
+
+    def test_the_synthetic_mode_replays_with_no_epoch_boundary(self):
+        ev, epochs = self.run_job(mode="synthetic", persistent=True, context="None")
+        self.assert_epochs(ev, epochs, 2, True)
+        for e in epochs[1:]:
+            self.assertLess(e["createMs"], 5, epochs)  # a replaying iterator: no worker, no sampler start
+            self.assertLess(e["firstWaitMs"], 5, epochs)
+
+    def test_a_loader_without_workers(self):
+        ev, epochs = self.run_job(workers=0, persistent=False, context="None")
+        self.assert_epochs(ev, epochs, 0, False)
+
+
+if __name__ == "__main__":
+    unittest.main()
