@@ -3,7 +3,19 @@ import { hostname } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ExitCode, UserError, valueError } from '../errors.js';
-import { ENV, MAX_HOSTNAME_CHARS, ModeSchema, NODE_RANK_ENV, PROTOCOL_VERSION, type EndEvent, type LoaderSettings, type Mode } from '../schema/events.js';
+import type { z } from 'zod';
+import {
+  CheckpointEventSchema,
+  ENV,
+  EpochEventSchema,
+  MAX_HOSTNAME_CHARS,
+  ModeSchema,
+  NODE_RANK_ENV,
+  PROTOCOL_VERSION,
+  type EndEvent,
+  type LoaderSettings,
+  type Mode,
+} from '../schema/events.js';
 
 /**
  * Job-side writer of the event protocol v1 (src/schema/events.ts), for any JS/TS job.
@@ -17,6 +29,12 @@ import { ENV, MAX_HOSTNAME_CHARS, ModeSchema, NODE_RANK_ENV, PROTOCOL_VERSION, t
 
 /** Reason a job stopped iterating, as recorded in the end event. */
 export type EndReason = EndEvent['reason'];
+
+/** One checkpoint save, as `checkpoint()` takes it: CheckpointEventSchema's fields after v, type, t and rank. */
+export type CheckpointInfo = Omit<z.input<typeof CheckpointEventSchema>, 'v' | 'type' | 't' | 'rank'>;
+
+/** The start of one training-loader epoch, as `epoch()` takes it: EpochEventSchema's fields after v, type, t and rank. */
+export type EpochInfo = Omit<z.input<typeof EpochEventSchema>, 'v' | 'type' | 't' | 'rank'>;
 
 /** Facts about the job that go into the start event. */
 export interface StartInfo {
@@ -109,6 +127,7 @@ export class EventWriter {
   private readonly iterPrefix: string;
   private readonly endPrefix: string;
   private readonly rankField: string;
+  private readonly rank: number;
   private readonly clock: () => number;
   private readonly flushIntervalMs: number;
   private readonly maxBufferChars: number;
@@ -124,6 +143,7 @@ export class EventWriter {
     this.maxBufferChars = options.maxBufferChars ?? DEFAULT_MAX_BUFFER_CHARS;
     this.warn = options.warn ?? ((message) => process.stderr.write(`${message}\n`));
     this.path = eventsFilePath(options.dir, rank, pid);
+    this.rank = rank;
     this.rankField = `,"rank":${rank}`;
     this.iterPrefix = `{"v":${PROTOCOL_VERSION},"type":"iter","t":`;
     this.endPrefix = `{"v":${PROTOCOL_VERSION},"type":"end","t":`;
@@ -195,6 +215,37 @@ export class EventWriter {
       this.lastFlushMs = t;
       this.flush();
     }
+  }
+
+  /**
+   * Records one checkpoint save (docs/protocol.md, `checkpoint`), written at once:
+   * saves are rare, and the CLI tails the file. Throws a RangeError for a value
+   * the schema would reject (a bug of the caller), rather than write a bad line.
+   */
+  checkpoint(info: CheckpointInfo): void {
+    this.rareEvent(CheckpointEventSchema, 'checkpoint', info);
+    this.flush();
+  }
+
+  /**
+   * Records the start of a training-loader epoch (docs/protocol.md, `epoch`), when
+   * its first batch has arrived; buffered like iterations. Throws a RangeError for
+   * a value the schema would reject.
+   */
+  epoch(info: EpochInfo): void {
+    this.rareEvent(EpochEventSchema, 'epoch', info);
+  }
+
+  private rareEvent(schema: typeof CheckpointEventSchema | typeof EpochEventSchema, type: 'checkpoint' | 'epoch', info: object): void {
+    if (this.fd === undefined || this.ended) return;
+    const event = { v: PROTOCOL_VERSION, type, t: this.clock(), rank: this.rank, ...info };
+    const parsed = schema.safeParse(event);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new RangeError(`EventWriter.${type}: ${issue.path.join('.')}: ${issue.message}`);
+    }
+    // The object as given (JSON.stringify drops undefined fields), not the parsed one with its defaults filled in.
+    this.buffer += JSON.stringify(event) + '\n';
   }
 
   /** Writes the end event, flushes and closes the file. Later calls do nothing. */

@@ -65,6 +65,49 @@ test('start, iter and end events parse with EventSchema and carry what was writt
   }
 });
 
+test('checkpoint and epoch events parse with EventSchema; a value the schema rejects throws', () => {
+  const dir = tempDir();
+  try {
+    const writer = EventWriter.open({ dir, mode: 'synthetic', rank: 1, pid: 31, flushOnExit: false });
+    writer.epoch({ epoch: 0, i: 0, createMs: 812.5, firstWaitMs: 40.25, epochIterations: 5, workers: 2, persistentWorkers: true });
+    writer.iter(0, 40.25, 10, 8);
+    writer.checkpoint({ i: 1, inStep: true, api: 'torch.save', blockingMs: 12.5, syncMs: 3, bytes: 4096, persisted: false, note: 'scratch' });
+    assert.deepEqual(
+      readEvents(writer.path).map((e) => e.type),
+      ['start', 'epoch', 'iter', 'checkpoint'],
+      'a checkpoint is written at once, with what was buffered before it',
+    );
+    writer.checkpoint({ i: 1, inStep: false, api: 'dcp.async_save', blockingMs: 2, writeMs: null, bytes: null, persisted: true });
+    writer.epoch({ epoch: 1, i: 5, createMs: 0.5, firstWaitMs: 1, gapMs: 250, epochIterations: null });
+    writer.end('budget', 6);
+    const events = readEvents(writer.path);
+    const [epoch0, , save, asyncSave, epoch1] = events.slice(1);
+    assert.deepEqual(
+      { ...epoch0, t: 0 },
+      { v: 1, type: 'epoch', t: 0, rank: 1, epoch: 0, i: 0, createMs: 812.5, firstWaitMs: 40.25, epochIterations: 5, workers: 2, persistentWorkers: true },
+    );
+    assert.deepEqual(
+      { ...save, t: 0 },
+      { v: 1, type: 'checkpoint', t: 0, rank: 1, i: 1, inStep: true, api: 'torch.save', blockingMs: 12.5, syncMs: 3, bytes: 4096, persisted: false, note: 'scratch' },
+    );
+    assert.ok(asyncSave.type === 'checkpoint' && asyncSave.writeMs === null && asyncSave.bytes === null && asyncSave.syncMs === 0, 'syncMs defaults to 0');
+    assert.ok(epoch1.type === 'epoch' && epoch1.gapMs === 250 && epoch1.epochIterations === null);
+
+    const other = EventWriter.open({ dir, mode: 'cold', pid: 32, flushOnExit: false });
+    assert.throws(() => other.checkpoint({ i: -1, inStep: false, api: 'manual', blockingMs: 1, bytes: 0, persisted: true }), /checkpoint: i:/);
+    assert.throws(() => other.checkpoint({ i: 0, inStep: false, api: 'manual', blockingMs: Number.NaN, bytes: 0, persisted: true }), RangeError);
+    assert.throws(() => other.epoch({ epoch: 0, i: 0, createMs: 1, firstWaitMs: -1 }), /epoch: firstWaitMs:/);
+    other.end('budget', 0);
+    assert.deepEqual(
+      readEvents(other.path).map((e) => e.type),
+      ['start', 'end'],
+      'nothing of a rejected event is written',
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('iter lines round-trip any value the schema accepts exactly', () => {
   const dir = tempDir();
   try {
