@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { artefactsDir, newestProfile, readProfile } from '../store/profile-store.js';
 import { validateProgressHooks } from '../report/validate-progress.js';
 import { renderValidation, renderValidationFailure } from '../report/validate-terminal.js';
@@ -34,6 +34,7 @@ interface RawValidateOptions {
   maxIterations: string;
   timeout: string;
   profilesDir: string;
+  reportsDir: string;
   control: boolean;
   json?: boolean;
 }
@@ -68,6 +69,7 @@ export const validateCommand: CommandFactory = (io, result) => {
     .option('--max-iterations <n>', 'iteration budget of control and CPU points', DEFAULTS.maxIterations)
     .option('--timeout <duration>', 'kill a point whose job runs longer than this', DEFAULTS.timeout)
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', DEFAULTS.profilesDir)
+    .option('--reports-dir <dir>', "folder under which each run's validate-<time>/ folder is written (every point's job output and events)", 'reports')
     .option('--no-control', 'skip the control run (the profiled settings again, first)')
     .option('--json', 'print the comparison as JSON')
     .addHelpText(
@@ -82,7 +84,9 @@ residency (mincore) left ±10% of the size over its measured window is marked
 "not held" and left out of the error. CPU points restrict the job with an
 affinity mask (taskset); one whose threads escaped it is "not held" too.
 The job is the profile's own command and dataset. The plan, with each point's
-estimated time, is printed before the first point starts.
+estimated time, is printed before the first point starts. Every run writes
+REPORTS_DIR/validate-<time>/ (default reports/validate-<ms since 1970>/): one
+folder per point with the job's output and events, kept after the run.
 A control run at the profiled settings comes first: how far it lands from the
 profile is the job's own run-to-run variation on this machine, the floor under
 any prediction's error.
@@ -101,6 +105,7 @@ Examples:
       const outcome = await runValidation(input, { ...validateProgressHooks(io.stderr, io.isTTY, input.epochs), onSignal: io.onSignal });
       if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
       const { report, plan } = outcome;
+      io.stderr(`ds-analyzer: each point's job output and events are in ${relative(io.cwd, input.workDir) || input.workDir}\n`);
       io.stdout(raw.json ? JSON.stringify(validateOutput({ profile: path, ...report }), null, 1) + '\n' : renderValidation(report, path));
       const failure = validationFailure(report, plan.length);
       if (failure) throw new UserError(renderValidationFailure(failure), failure.exitCode);
@@ -164,7 +169,7 @@ function parseValidateOptions(file: string | undefined, raw: RawValidateOptions,
     maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
     cwd: io.cwd,
     env: io.env,
-    workDir: resolve(io.cwd, 'reports', `validate-${Date.now()}`),
+    workDir: resolve(io.cwd, raw.reportsDir, `validate-${Date.now()}`),
     timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
     pauseReclaim: !raw.keepReclaim,
   };

@@ -90,9 +90,17 @@ Examples:
   $ ds-analyzer whatif --jobs 4 --gpus 1               # 4 one-GPU jobs on one dataset: independent against coordinated prep
   $ ds-analyzer whatif --matrix --matrix-cpus 2,4,8,16 --matrix-cache 0,32G,64G --json > matrix.json
 
-The model (docs/whatif.md): t = max(compute, prep, fetch) per sample, each
-fitted from the profile's synthetic, cached and cold modes; every parameter is
-listed with the measurement it comes from. Predictions are for the steady
+The model (docs/whatif.md), per sample and rank:
+  t = max(t_step, t_prep, d(t_prep_w, t_fetch))   with loader workers
+  t = t_gpu + t_prep + t_fetch                     with --workers 0 (loads in series)
+t_gpu is the synthetic mode's compute over --gpu-speedup; t_step adds the
+hand-over of each ready batch and the step's slow-down beside the workers;
+t_prep is prep CPU over what the workers and the CPUs give, t_prep_w the
+workers' own share of it; t_fetch is the bytes the cache misses over the
+storage bandwidth; d combines reads with the prep in series with them (from
+the larger of the two when they overlap to their sum). Each parameter is
+fitted from the profile's modes and listed with the measurement it comes
+from. Predictions are for the steady
 state (epoch 2 on) unless --epochs is given; the first epoch is always cold.
 A profile that lacks a mode the model needs exits with code 4.`,
     )
