@@ -6,7 +6,7 @@
  * fetch stalls are the steady ones and the checkpoint and boundary stalls are
  * counted once, in their own terms (checkpoint-stall.ts, boundary-stall.ts).
  */
-import type { CheckpointRecord, EpochRecord, Iteration, ModeResult, RankResult } from '../schema/profile.js';
+import type { CheckpointRecord, EpochRecord, Estimate, Iteration, IterationSummary, ModeResult, Profile, RankResult } from '../schema/profile.js';
 import { mean } from './stats.js';
 
 /** The iterations of a rank's measured window: those not flagged warm-up. */
@@ -65,19 +65,70 @@ export function firstWaitExcessMs(epoch: EpochRecord, steadyMs: number): number 
 export function eventMsPerIteration(mode: ModeResult): number {
   const pace = paceRankOf(mode);
   if (!pace) return 0;
-  const window = windowIterations(pace);
-  if (window.length === 0) return 0;
+  const shares = eventShares(pace, savingRankOf(mode));
+  return shares.saveMs + shares.startMs;
+}
+
+/**
+ * Of a rank's measured window, per iteration: the ms of saves inside steps
+ * (the saver's: the others wait for it at their next collective, inside their
+ * own step) and of epoch starts' first waits beyond a steady wait.
+ */
+function eventShares(rank: RankResult, saver: RankResult | null): { saveMs: number; startMs: number } {
+  const window = windowIterations(rank);
+  if (window.length === 0) return { saveMs: 0, startMs: 0 };
   const inWindow = new Set(window.map((it) => it.i));
-  const saver = savingRankOf(mode);
   const saveMs = sumOf((saver?.checkpoints ?? []).filter((c) => c.inStep && inWindow.has(c.i)), (c: CheckpointRecord) => c.blockingMs);
-  const steady = steadyWaitMs(pace);
+  const steady = steadyWaitMs(rank);
   const startMs =
-    steady === null ? 0 : sumOf(laterEpochs(pace).filter((e) => inWindow.has(e.i)), (e: EpochRecord) => firstWaitExcessMs(e, steady));
-  return (saveMs + startMs) / window.length;
+    steady === null ? 0 : sumOf(laterEpochs(rank).filter((e) => inWindow.has(e.i)), (e: EpochRecord) => firstWaitExcessMs(e, steady));
+  return { saveMs: saveMs / window.length, startMs: startMs / window.length };
+}
+
+/**
+ * The mode as if it trained steadily: each rank's summary less its share of
+ * saves inside steps (from the step) and of epoch starts (from the wait).
+ * The what-if model fits steady rates and adds the checkpoint and boundary
+ * stalls as their own terms; a mode without either comes back unchanged.
+ */
+export function steadyMode<M extends ModeResult>(mode: M): M {
+  const saver = savingRankOf(mode);
+  if (!saver && !mode.ranks.some((r) => laterEpochs(r).length > 0)) return mode;
+  const ranks = mode.ranks.map((rank) => (rank.summary ? { ...rank, summary: steadySummary(rank.summary, eventShares(rank, saver)) } : rank));
+  const pace = ranks.find((r) => r.rank === mode.paceRank);
+  return { ...mode, ranks, summary: mode.summary && pace?.summary ? steadySummary(mode.summary, eventShares(paceRankOf(mode)!, saver)) : mode.summary };
+}
+
+function steadySummary(summary: IterationSummary, shares: { saveMs: number; startMs: number }): IterationSummary {
+  if (shares.saveMs === 0 && shares.startMs === 0) return summary;
+  const less = (e: Estimate, ms: number): Estimate => ({ ...e, mean: Math.max(0, e.mean - ms) });
+  const iterMs = less(summary.iterMs, shares.saveMs + shares.startMs);
+  return {
+    ...summary,
+    iterMs,
+    computeMs: less(summary.computeMs, shares.saveMs),
+    waitMs: less(summary.waitMs, shares.startMs),
+    samplesPerSec: iterMs.mean > 0 ? summary.samplesPerIter / (iterMs.mean / 1000) : summary.samplesPerSec,
+  };
 }
 
 function sumOf<T>(items: readonly T[], value: (item: T) => number): number {
   let sum = 0;
   for (const item of items) sum += value(item);
   return sum;
+}
+
+/** The profile with every mode (and every sweep's) steadyMode: what the what-if model fits. */
+export function steadyProfile(profile: Profile): Profile {
+  const modes = profile.modes;
+  return {
+    ...profile,
+    modes: {
+      ...(modes.synthetic ? { synthetic: steadyMode(modes.synthetic) } : {}),
+      ...(modes.cached ? { cached: steadyMode(modes.cached) } : {}),
+      ...(modes.cold ? { cold: steadyMode(modes.cold) } : {}),
+    },
+    ...(profile.cpuSweep ? { cpuSweep: profile.cpuSweep.map(steadyMode) } : {}),
+    ...(profile.workersSweep ? { workersSweep: profile.workersSweep.map(steadyMode) } : {}),
+  };
 }

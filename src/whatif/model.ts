@@ -34,6 +34,7 @@
  * sample once per epoch, so the cache sees one random permutation per epoch
  * exactly as for one rank.
  */
+import { steadyProfile } from '../analysis/step-events.js';
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import { effectiveParallelism, type CpuScaling } from './cpu-scaling.js';
@@ -201,7 +202,9 @@ export type ModelFit = { kind: 'fitted'; model: FittedModel } | NotEnoughData;
  * never thrown; the command decides what that means (whatif: exit code 4).
  * Pure and deterministic (the simulated epoch orders are seeded).
  */
-export function fitModel(profile: Profile, options: FitOptions = {}): ModelFit {
+export function fitModel(measuredProfile: Profile, options: FitOptions = {}): ModelFit {
+  // Steady rates: saves inside steps and epoch starts are stalls of their own (whatif/pipeline-stalls.ts).
+  const profile = steadyProfile(measuredProfile);
   const modes = measuredModes(profile);
   if (modes.kind === 'not-enough-data') return modes;
   const accelerator = fitAccelerator(modes.value);
@@ -505,7 +508,7 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   };
 }
 
-/** The model at the profiled settings, against each measured mode: it reproduces them by construction, up to noise. */
+/** The model at the profiled settings, against each measured mode's steady pace: it reproduces them by construction, up to noise. */
 export function selfCheck(model: FittedModel, profile: Profile): { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] {
   const base = { ...baseScenario(model), epochs: null };
   const out: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] = [];
@@ -514,8 +517,9 @@ export function selfCheck(model: FittedModel, profile: Profile): { mode: Mode; m
     const data = withPrep ? dataSec(model, t, h < 1 ? t.fetch : 0) : h < 1 ? t.fetch : 0;
     return Math.max(withPrep ? t.step : t.gpu, data) * model.samplesPerIter * 1000;
   };
+  const steady = steadyProfile(profile);
   const push = (mode: Mode, predictedIterMs: number): void => {
-    const m = profile.modes[mode]?.summary;
+    const m = steady.modes[mode]?.summary;
     if (m) out.push({ mode, measuredIterMs: m.iterMs.mean, predictedIterMs });
   };
   push('synthetic', at(1, false));
