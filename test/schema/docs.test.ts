@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { MatrixOutputSchema } from '../../src/schema/matrix-output.js';
 import { CompareOutputSchema } from '../../src/schema/compare-output.js';
+import { DoctorOutputSchema } from '../../src/schema/doctor-output.js';
 import { EventSchema } from '../../src/schema/events.js';
 import { NodeIdentitySchema, NodeSchema } from '../../src/schema/profile.js';
 import { GateOutputSchema } from '../../src/schema/gate-output.js';
@@ -41,6 +42,7 @@ const OUTPUTS: [string, z.ZodType][] = [
   ['gate --json', GateOutputSchema],
   ['compare --json', CompareOutputSchema],
   ['validate --json', ValidateOutputSchema],
+  ['doctor --json', DoctorOutputSchema],
 ];
 
 for (const [heading, schema] of OUTPUTS) {
