@@ -12,8 +12,9 @@ import { whatifCommand } from './whatif.js';
 import { gateCommand } from './gate.js';
 import { compareCommand } from './compare.js';
 import { reportCommand } from './report.js';
+import { cleanCommand } from './clean.js';
 
-const COMMANDS: CommandFactory[] = [profileCommand, demoCommand, doctorCommand, whatifCommand, validateCommand, gateCommand, compareCommand, reportCommand];
+const COMMANDS: CommandFactory[] = [profileCommand, demoCommand, doctorCommand, whatifCommand, validateCommand, gateCommand, compareCommand, reportCommand, cleanCommand];
 
 /**
  * The whole command-line program: every command, with output through `io`

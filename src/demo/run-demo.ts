@@ -3,7 +3,7 @@
 // what-if at no cache and the report. Everything the demo does to the machine
 // (the dataset, the cgroup check, the job, the report files) happens here;
 // the command only parses its flags and renders the outcome.
-import { homedir } from 'node:os';
+import { toolCacheDir } from '../paths.js';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ExitCode } from '../errors.js';
@@ -77,7 +77,7 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
   // Remote data passes every byte through the metering proxy in this process, at about 1.6 ms of CPU per MB
   // (docs/method.md): the full workload's 80 MB/s would take half a CPU of a small machine, so --remote runs the quick one.
   const preset = input.quick || input.remote ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
-  const datasetDir = resolve(input.cwd, input.datasetDir ?? join(cacheHome(input.env), 'ds-analyzer', `demo-${preset.files}x${preset.fileBytes}`));
+  const datasetDir = resolve(input.cwd, input.datasetDir ?? join(toolCacheDir(input.env), `demo-${preset.files}x${preset.fileBytes}`));
   hooks.onDatasetStart?.(preset, datasetDir);
   hooks.onDatasetReady?.(await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 }));
 
@@ -142,9 +142,4 @@ async function throttleBlocker(datasetDir: string, env: NodeJS.ProcessEnv): Prom
   if (!io.writable) return io.reason;
   if (!(await wholeDiskDevice(datasetDir))) return 'the dataset is not on a local block device';
   return null;
-}
-
-/** The user's cache folder: $XDG_CACHE_HOME, else ~/.cache. */
-function cacheHome(env: NodeJS.ProcessEnv): string {
-  return env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
 }

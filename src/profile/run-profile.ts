@@ -141,7 +141,7 @@ export interface ProfileRunOutcome {
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
   assertRunnable(input);
   // Paused from before the walk to the end, so the whole profile sees one state of the machine.
-  const reclaim = pauseReclaim(input.pauseReclaim !== false, 'profile');
+  const reclaim = pauseReclaim(input.pauseReclaim !== false, 'profile', input.env);
   try {
     return await profileModes(input, hooks, reclaim.warnings);
   } finally {

@@ -8,6 +8,7 @@ import { workersApplied } from '../analysis/workers-applied.js';
 import type { ModeResult } from '../schema/profile.js';
 import { RECLAIM_TEXT } from './run-text.js';
 import { pauseReclaimers, reclaimingDamonSchemes } from '../system/cgroups/damon.js';
+import { reclaimPauseFile } from '../paths.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import type { DataSource, Throttle } from './data-sources/data-source.js';
 import type { Interrupts } from './interrupts.js';
@@ -34,11 +35,13 @@ export interface ReclaimPause {
  * Pauses DAMON's proactive reclaim where it runs and this process may (root),
  * unless `wanted` is false: a reclaimer evicts the warmed dataset under the
  * cached mode's feet and costs CPU as it scans. A guardian process turns it
- * back on if this one is killed (system/cgroups/damon.ts).
+ * back on if this one is killed (system/cgroups/damon.ts), and the pause is
+ * recorded under the tool's cache folder for `ds-analyzer clean`.
  */
-export function pauseReclaim(wanted: boolean, command: RunCommand): ReclaimPause {
+export function pauseReclaim(wanted: boolean, command: RunCommand, env: NodeJS.ProcessEnv): ReclaimPause {
   const reclaimers = reclaimingDamonSchemes();
-  const paused = reclaimers.length > 0 && wanted ? pauseReclaimers() : null;
+  // Recorded on disk too, so that `ds-analyzer clean` can restore a pause whose guardian died with its run.
+  const paused = reclaimers.length > 0 && wanted ? pauseReclaimers(undefined, undefined, reclaimPauseFile(env)) : null;
   const text = RECLAIM_TEXT[command];
   const warnings: string[] = [];
   if (paused && paused.paused.length > 0) warnings.push(text.paused(paused.paused.join(' and ')));

@@ -145,7 +145,7 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
     hooks.onPlan?.(plan);
     (input.sink ?? fileSink).makeFolder(input.workDir);
     // The profile ran with DAMON's reclaim paused; so do its points (its scanning takes CPU, its pageout the cache).
-    const reclaim = pauseReclaim(input.pauseReclaim !== false, 'validate');
+    const reclaim = pauseReclaim(input.pauseReclaim !== false, 'validate', input.env);
     for (const warning of reclaim.warnings) hooks.onWarning?.(warning);
     try {
       return { report: await runPoints(input, hooks, model, points, notRun, { dataset, throttle }), plan };

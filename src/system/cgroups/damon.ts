@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { errorCode } from '../kernel/errno.js';
 import { readTextOrNull } from '../kernel/read-text.js';
 
@@ -82,7 +82,7 @@ interface Switch {
  * without the reclaim its owner set up. It checks every second and exits
  * once it has restored them, or at once when restore() runs.
  */
-export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): PausedReclaimers {
+export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED, stateFile: string | null = null): PausedReclaimers {
   const switches: Switch[] = [];
   if (read(reclaimModule) === 'Y') switches.push({ name: 'DAMON_RECLAIM', file: reclaimModule, off: 'N', on: 'Y' });
   for (const k of reclaimingKdamonds(admin)) switches.push({ name: `kdamond ${k.id}`, file: join(admin, 'kdamonds', k.id, 'state'), off: 'off', on: 'on' });
@@ -96,7 +96,9 @@ export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLA
       failures.push(`${s.name}: ${errorCode(error)}`);
     }
   }
-  const guardian = paused.length > 0 ? startGuardian(paused) : null;
+  // Written before the guardian starts: should both die (a reboot mid-run, a killed session), clean reads it back.
+  const recorded = paused.length > 0 && stateFile !== null && recordPause(stateFile, paused);
+  const guardian = paused.length > 0 ? startGuardian(paused, recorded ? stateFile : null) : null;
   let restored = false;
   return {
     paused: paused.map((s) => s.name),
@@ -113,13 +115,70 @@ export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLA
         }
       }
       guardian?.kill('SIGKILL');
+      if (recorded) rmSync(stateFile!, { force: true });
     },
   };
 }
 
-/** A shell that restores `paused` once this process is gone. */
-function startGuardian(paused: readonly Switch[]): ChildProcess {
-  const restoreAll = paused.map((s) => `echo ${s.on} > ${shellQuoted(s.file)}`).join('; ');
+/** The pause as recorded on disk: who paused what, and the value that restores each. */
+export interface RecordedPause {
+  /** The CLI that paused them. */
+  pid: number;
+  /** Each switch turned off: its name, its file and the value it had. */
+  switches: { name: string; file: string; on: string }[];
+}
+
+/** Writes the pause's record; false when it cannot (a read-only home): the guardian still restores. */
+function recordPause(stateFile: string, paused: readonly Switch[]): boolean {
+  const record: RecordedPause = { pid: process.pid, switches: paused.map(({ name, file, on }) => ({ name, file, on })) };
+  try {
+    mkdirSync(dirname(stateFile), { recursive: true });
+    writeFileSync(stateFile, JSON.stringify(record) + '\n');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pause a run recorded and never restored; null when none is recorded, 'unreadable' for a file that does not parse. */
+export function readRecordedPause(stateFile: string): RecordedPause | null | 'unreadable' {
+  const text = readTextOrNull(stateFile);
+  if (text === null) return null;
+  try {
+    const record = JSON.parse(text) as RecordedPause;
+    const valid =
+      Number.isInteger(record.pid) &&
+      Array.isArray(record.switches) &&
+      record.switches.every((s) => typeof s.name === 'string' && typeof s.file === 'string' && typeof s.on === 'string' && /^(on|Y)$/.test(s.on));
+    return valid ? record : 'unreadable';
+  } catch {
+    return 'unreadable';
+  }
+}
+
+/**
+ * Turns a recorded pause's reclaimers back on (only the files and values it
+ * recorded, each a DAMON switch) and removes the record once all are back.
+ * Returns what was turned on and what could not be, with its errno code.
+ */
+export function restoreRecordedPause(stateFile: string, record: RecordedPause): { restored: string[]; failures: string[] } {
+  const restored: string[] = [];
+  const failures: string[] = [];
+  for (const s of record.switches) {
+    try {
+      writeFileSync(s.file, s.on);
+      restored.push(s.name);
+    } catch (error) {
+      failures.push(`${s.name}: ${errorCode(error)}`);
+    }
+  }
+  if (failures.length === 0) rmSync(stateFile, { force: true });
+  return { restored, failures };
+}
+
+/** A shell that restores `paused` once this process is gone, and removes the pause's record. */
+function startGuardian(paused: readonly Switch[], stateFile: string | null): ChildProcess {
+  const restoreAll = [...paused.map((s) => `echo ${s.on} > ${shellQuoted(s.file)}`), ...(stateFile ? [`rm -f ${shellQuoted(stateFile)}`] : [])].join('; ');
   const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${restoreAll}`;
   const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
   child.unref();

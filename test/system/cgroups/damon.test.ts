@@ -2,11 +2,11 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pauseReclaimers, reclaimingDamonSchemes } from '../../../src/system/cgroups/damon.js';
+import { pauseReclaimers, readRecordedPause, reclaimingDamonSchemes } from '../../../src/system/cgroups/damon.js';
 
 /** A DAMON sysfs tree as the kernel lays it out: kdamonds/N/{state,contexts/M/{operations,schemes/S/action}}. */
 const made: string[] = [];
@@ -84,4 +84,29 @@ test('a profiler killed with SIGKILL while reclaim is paused: the guardian turns
   const deadline = Date.now() + 5000;
   while (state() !== 'on' && Date.now() < deadline) await sleep(100);
   assert.equal(state(), 'on', 'restored after the profiler died');
+});
+
+test('a pause is recorded on disk for clean while it lasts: restore removes the record, and so does the guardian after a SIGKILL', async () => {
+  const admin = fakeDamon([{ state: 'on', operations: 'paddr', actions: ['pageout'] }]);
+  const record = join(admin, 'cache', 'ds-analyzer', 'damon-paused.json');
+  const paused = pauseReclaimers(admin, NO_MODULE, record);
+  assert.deepEqual(readRecordedPause(record), { pid: process.pid, switches: [{ name: 'kdamond 0', file: join(admin, 'kdamonds', '0', 'state'), on: 'on' }] });
+  paused.restore();
+  assert.equal(existsSync(record), false);
+
+  const damonModule = new URL('../../../src/system/cgroups/damon.js', import.meta.url).href;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+    const { pauseReclaimers } = await import(${JSON.stringify(damonModule)});
+    pauseReclaimers(${JSON.stringify(admin)}, '/nonexistent', ${JSON.stringify(record)});
+    console.log('paused');
+    setInterval(() => {}, 1000);
+  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await once(child.stdout!, 'data');
+  assert.equal(existsSync(record), true);
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  const deadline = Date.now() + 5000;
+  while (existsSync(record) && Date.now() < deadline) await sleep(100);
+  assert.equal(existsSync(record), false, 'the guardian removed the record with the pause');
+  assert.equal(readFileSync(join(admin, 'kdamonds', '0', 'state'), 'utf8').trim(), 'on');
 });

@@ -1,0 +1,84 @@
+import { resolve } from 'node:path';
+import { Command } from 'commander';
+import { ExitCode } from '../errors.js';
+import { reclaimPauseFile, toolCacheDir } from '../paths.js';
+import { runClean, type CleanInput } from '../clean/run-clean.js';
+import { renderClean } from '../report/clean-terminal.js';
+import { detectCgroups } from '../system/cgroups/cgroups.js';
+import { cgroupRoots, realCgroupFs, type CgroupFs } from '../system/cgroups/leftovers.js';
+import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
+import type { Io } from './io.js';
+
+/** The exit codes `clean` can return, in its --help and docs/cli.md. */
+const CLEAN_EXIT_CODES: ExitCodeList = [
+  { code: ExitCode.Ok, meaning: 'success: everything found was removed, restored, or listed as kept (each line says which)' },
+  ExitCode.Usage,
+  { code: ExitCode.Environment, meaning: 'something could not be removed or restored (its line names it and the fix; often: run as root)' },
+  ExitCode.Internal,
+];
+
+/** Where clean finds cgroups, and how it touches them: the machine's, or a fake in tests. */
+export interface CleanMachine {
+  /** The folders job cgroups are made in. */
+  cgroupRoots(io: Io): string[];
+  /** Cgroups and processes. */
+  cgroupFs: CgroupFs;
+}
+
+const realMachine: CleanMachine = {
+  cgroupRoots: (io) => cgroupRoots(detectCgroups({ v2Parent: io.env.DSA_CGROUP_PARENT })),
+  cgroupFs: realCgroupFs,
+};
+
+interface RawCleanOptions {
+  dryRun?: boolean;
+  force?: boolean;
+  cache?: boolean;
+  artifacts?: boolean;
+  profilesDir: string;
+  reportsDir: string;
+}
+
+/** clean on `machine`: the real cgroups, or a fake in tests. */
+export function cleanCommandWith(machine: CleanMachine): CommandFactory {
+  return (io, result) => {
+    const command = new Command('clean')
+      .description('remove what ds-analyzer left behind and restore what it changed on this machine (cgroups of killed runs, a DAMON reclaim pause), and list or remove its files')
+      .option('--dry-run', 'say what would be done, change nothing')
+      .option('--force', "kill the processes of a killed run still inside its ds-analyzer-* cgroup, then remove the group (default: keep it and name them)")
+      .option('--cache', "remove the demo's datasets under ~/.cache/ds-analyzer (default: list them with their size)")
+      .option('--artifacts', "remove the profiles' artefact folders (<profile>.d: the job's logs and events) and validate's work folders (reports/validate-*); the profiles themselves are kept (default: list them with their size)")
+      .option('--profiles-dir <dir>', 'folder of the profiles whose artefact folders are listed', 'profiles')
+      .option('--reports-dir <dir>', "folder of validate's work folders", 'reports')
+      .addHelpText(
+        'after',
+        `
+Examples:
+  $ sudo ds-analyzer clean --dry-run        # what a killed run left on the machine, and the files
+  $ sudo ds-analyzer clean                  # restore the machine; list the files, remove none
+  $ ds-analyzer clean --cache --artifacts   # also remove the demo's datasets and the artefact folders
+
+What each run changes and leaves behind: docs/side-effects.md.`,
+      )
+      .action(async (raw: RawCleanOptions) => {
+        const input: CleanInput = {
+          cgroupRoots: machine.cgroupRoots(io),
+          cgroupFs: machine.cgroupFs,
+          reclaimPauseFile: reclaimPauseFile(io.env),
+          cacheDir: toolCacheDir(io.env),
+          profilesDir: resolve(io.cwd, raw.profilesDir),
+          reportsDir: resolve(io.cwd, raw.reportsDir),
+          dryRun: Boolean(raw.dryRun),
+          force: Boolean(raw.force),
+          cache: Boolean(raw.cache),
+          artifacts: Boolean(raw.artifacts),
+        };
+        const cleaned = await runClean(input);
+        io.stdout(renderClean(cleaned));
+        result.exitCode = cleaned.failed ? ExitCode.Environment : ExitCode.Ok;
+      });
+    return withExitCodes(command, CLEAN_EXIT_CODES);
+  };
+}
+
+export const cleanCommand: CommandFactory = cleanCommandWith(realMachine);

@@ -1,0 +1,75 @@
+/**
+ * The files ds-analyzer leaves on disk on purpose, found and sized for
+ * `ds-analyzer clean`: each profile's artefact folder (profiles/<name>.d: the
+ * job's logs and events per run), validate's work folders
+ * (reports/validate-<ms>), and the demo's datasets under the tool's cache
+ * folder. Removed only where clean is told to.
+ */
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A folder found, with its size. */
+export interface LeftoverFolder {
+  /** The folder. */
+  path: string;
+  /** Bytes of the files under it (links not followed). */
+  bytes: number;
+}
+
+/** Bytes of the regular files under `path`, links not followed; 0 where it cannot be read. */
+export function folderBytes(path: string): number {
+  let total = 0;
+  const stack = [path];
+  while (stack.length > 0) {
+    const dir = stack.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      if (e.isDirectory()) stack.push(full);
+      else if (e.isFile()) {
+        try {
+          total += lstatSync(full).size;
+        } catch {
+          // Gone between the listing and the stat.
+        }
+      }
+    }
+  }
+  return total;
+}
+
+/** The folders in `dir` whose names `match`, sorted, each with its size; none where `dir` does not exist. */
+export function foldersIn(dir: string, match: RegExp): LeftoverFolder[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && match.test(e.name))
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  }
+  return names.map((name) => ({ path: join(dir, name), bytes: folderBytes(join(dir, name)) }));
+}
+
+/** A profile's artefact folders: <profile>.d beside each profile file. */
+export const ARTEFACT_FOLDER = /\.d$/;
+/** validate's work folders: validate-<ms since the epoch>. */
+export const VALIDATE_FOLDER = /^validate-\d+$/;
+/** The demo's generated datasets: demo-<files>x<bytes>. */
+export const DEMO_DATASET = /^demo-\d+x\d+$/;
+
+/** Removes a folder and everything under it; the errno code when it cannot, else null. */
+export function removeFolder(path: string): string | null {
+  try {
+    rmSync(path, { recursive: true, force: true });
+    return null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? String(error);
+  }
+}
