@@ -4,7 +4,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { newestProfile, readProfile } from '../store/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { whatifOutput } from '../schema/whatif-output.js';
-import { parseCacheSize, parseCacheSizeList, parseCountList, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
+import { parseCacheSize, parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
 import { fitModel, isNotEnoughData, type CachePolicy } from '../whatif/model.js';
 import { whatifMatrix } from '../whatif/matrix.js';
 import { matrixOutput } from '../schema/matrix-output.js';
@@ -12,6 +12,7 @@ import { renderMatrix } from '../report/matrix-terminal.js';
 import type { Profile } from '../schema/profile.js';
 import type { Io } from './io.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
+import type { PipelineQuery } from '../whatif/pipeline-stalls.js';
 import { notEnoughDataError } from './not-enough-data.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
@@ -35,6 +36,14 @@ interface RawWhatifOptions {
   matrix?: boolean;
   matrixCpus?: string;
   matrixCache?: string;
+  checkpointEvery?: string;
+  writeBw?: string;
+  asyncSave?: boolean;
+  syncSave?: boolean;
+  checkpointBudget?: string;
+  failuresPerDay?: string;
+  persistentWorkers?: string | boolean;
+  prefetchFactor?: string;
   profilesDir: string;
   json?: boolean;
 }
@@ -73,6 +82,14 @@ export const whatifCommand: CommandFactory = (io, result) => {
     .option('--matrix', "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other settings as given (versioned JSON with --json, for a scheduler)")
     .option('--matrix-cpus <list>', 'with --matrix: the CPU counts of the grid (default: 1, 2, 4, ... past twice the profiled count)')
     .option('--matrix-cache <list>', 'with --matrix: the cache sizes of the grid, bytes or shares of the dataset (default: 0,25%,50%,75%,100%)')
+    .option('--checkpoint-every <k>', 'iterations between checkpoint saves (default: as profiled)')
+    .option('--write-bw <rate>', 'bytes/s a checkpoint save writes at, e.g. 200MB/s (default: as the profiled saves wrote)')
+    .option('--async-save', 'saves staged and written in the background (torch.distributed.checkpoint.async_save), the loop blocked for the staging only')
+    .option('--sync-save', 'saves that block the loop until written (torch.save)')
+    .option('--checkpoint-budget <pct>', "checkpointing's share of the training time to keep under, for the interval it needs (CheckFreq)", '3.5%')
+    .option('--failures-per-day <n>', 'failures a day to expect: the work a failure loses at the asked interval, and the interval that loses least with the saves (Young)')
+    .option('--persistent-workers [bool]', 'DataLoader persistent_workers: workers kept across epochs (true, or false)')
+    .option('--prefetch-factor <n>', 'DataLoader prefetch_factor: batches each worker prepares ahead')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
     .option('--json', 'print only the result JSON on stdout')
     .addHelpText(
@@ -89,6 +106,9 @@ Examples:
   $ ds-analyzer whatif --nodes 4 --cache 64G --cache-policy partitioned --peer-bw 1.2GB/s   # CoorDL's cache over 4 nodes
   $ ds-analyzer whatif --jobs 4 --gpus 1               # 4 one-GPU jobs on one dataset: independent against coordinated prep
   $ ds-analyzer whatif --matrix --matrix-cpus 2,4,8,16 --matrix-cache 0,32G,64G --json > matrix.json
+  $ ds-analyzer whatif --checkpoint-every 500 --write-bw 200MB/s    # saves every 500 iterations to slower storage
+  $ ds-analyzer whatif --async-save --failures-per-day 2           # background saves; the work two failures a day lose
+  $ ds-analyzer whatif --persistent-workers                        # workers kept across epochs: the epoch-boundary stall left
 
 The model (docs/whatif.md), per sample and rank:
   t = max(t_step, t_prep, d(t_prep_w, t_fetch))   with loader workers
@@ -106,6 +126,7 @@ A profile that lacks a mode the model needs exits with code 4.`,
     )
     .action((profileArg: string | undefined, raw: RawWhatifOptions) => {
       const { query, cache } = parseWhatifOptions(raw);
+      const pipelineQuery = parsePipelineOptions(raw);
       const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
       const profile = readProfile(path);
       if (query.partitioned && query.peerBytesPerSec === undefined) query.peerBytesPerSec = measuredPeerBandwidth(profile);
@@ -115,7 +136,7 @@ A profile that lacks a mode the model needs exits with code 4.`,
       }
       // A share (50%) needs the dataset's size, which only the profile knows.
       if (cache) query.cacheBytes = resolveCacheSize(cache, profile.dataset.bytes);
-      const outcome = whatif(profile, path, query);
+      const outcome = whatif(profile, path, query, {}, pipelineQuery);
       if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
       if (raw.json) io.stdout(JSON.stringify(whatifOutput(outcome), null, 1) + '\n');
       else io.stdout(renderWhatif(outcome));
@@ -165,6 +186,30 @@ function parseWhatifOptions(raw: RawWhatifOptions): { query: WhatifQuery; cache:
     throw new UserError('--matrix-cpus and --matrix-cache set the grid of --matrix: add --matrix', ExitCode.Usage);
   }
   return { query, cache };
+}
+
+/** The checkpoint and loader flags, parsed; each error names its flag. */
+function parsePipelineOptions(raw: RawWhatifOptions): PipelineQuery {
+  if (raw.asyncSave && raw.syncSave) throw new UserError('--async-save and --sync-save ask for two save modes at once: give one', ExitCode.Usage);
+  const query: PipelineQuery = {};
+  if (raw.checkpointEvery !== undefined) query.checkpointEvery = parsePositiveInt(raw.checkpointEvery, '--checkpoint-every');
+  if (raw.writeBw !== undefined) query.writeBytesPerSec = parseRate(raw.writeBw, '--write-bw');
+  if (raw.asyncSave) query.saveMode = 'async';
+  if (raw.syncSave) query.saveMode = 'sync';
+  if (raw.checkpointBudget !== undefined && raw.checkpointBudget !== '3.5%') query.overheadBudget = parseFraction(raw.checkpointBudget, '--checkpoint-budget');
+  if (raw.failuresPerDay !== undefined) query.failuresPerDay = parsePositiveNumber(raw.failuresPerDay, '--failures-per-day');
+  if (raw.persistentWorkers !== undefined) query.persistentWorkers = parseBoolean(raw.persistentWorkers, '--persistent-workers');
+  if (raw.prefetchFactor !== undefined) query.prefetchFactor = parsePositiveInt(raw.prefetchFactor, '--prefetch-factor');
+  return query;
+}
+
+/** A flag's optional true/false value: given alone, true. */
+function parseBoolean(value: string | boolean, flag: string): boolean {
+  if (typeof value === 'boolean') return value;
+  const text = value.toLowerCase();
+  if (['true', 'yes', '1', 'on'].includes(text)) return true;
+  if (['false', 'no', '0', 'off'].includes(text)) return false;
+  throw new UserError(`${flag}: '${value}' is not true or false`, ExitCode.BadValue);
 }
 
 /** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. */

@@ -1,6 +1,7 @@
 import { formatBytes, formatRate } from '../units.js';
 import type { ModelParameter, Prediction, Scenario } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
+import type { PipelineWhatif } from '../schema/whatif-output.js';
 import { formatPercent, table } from './format.js';
 
 /** What `ds-analyzer whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats. */
@@ -35,6 +36,7 @@ export function renderWhatif(r: WhatifResult): string {
     out.push('', 'A range in brackets is how far the answer moves over what no measurement pinned (advice takes the slow end):');
     for (const a of restsOn) out.push(`  - assumed: ${a}`);
   }
+  if (r.pipeline) out.push('', ...pipelineLines(r.pipeline, two));
   if (r.validateCommand) out.push('', `The profile did not run the asked setting; to measure it: ${r.validateCommand}`);
   if (r.jobs) out.push('', ...jobsLines(r.jobs));
   if (r.nodes) out.push('', ...nodesLines(r.nodes));
@@ -195,4 +197,43 @@ function cacheSweepTable(r: WhatifResult): string {
     ],
     [0, 1, 2, 3, 4, 5],
   );
+}
+
+/** Checkpoints and epoch boundaries: the stalls as profiled and as asked, the pace with them, CheckFreq's interval. */
+function pipelineLines(p: PipelineWhatif, two: boolean): string[] {
+  const rows: string[][] = [['with checkpoints and epoch boundaries', 'as profiled', 'asked']];
+  const c = p.checkpoint;
+  const b = p.boundary;
+  if (c) {
+    rows.push(['  saves every, iterations', c.profiled.everyIterations.toFixed(0), c.asked.everyIterations.toFixed(0)]);
+    rows.push(['  one save blocks, ms', `${c.profiled.perSaveMs.toFixed(1)} (${c.profiled.saveMode})`, `${c.asked.perSaveMs.toFixed(1)} (${c.asked.saveMode})`]);
+    rows.push(['  checkpoint stall, ms/iter', c.profiled.stallMsPerIter.toFixed(2), c.asked.stallMsPerIter.toFixed(2)]);
+  }
+  if (b) {
+    rows.push(['  epoch start, ms', b.profiled.perEpochMs.toFixed(0), b.asked.perEpochMs.toFixed(0)]);
+    rows.push(['  boundary stall, ms/iter', b.profiled.stallMsPerIter.toFixed(2), b.asked.stallMsPerIter.toFixed(2)]);
+  }
+  rows.push(['  per iteration, ms', p.baseline.iterMs.toFixed(2), p.prediction.iterMs.toFixed(2)]);
+  rows.push(['  throughput, samples/s', p.baseline.samplesPerSec.toFixed(1), p.prediction.samplesPerSec.toFixed(1)]);
+  const out = [table(two || c?.asked.everyIterations !== c?.profiled.everyIterations ? rows : rows.map((r) => r.slice(0, 2)), [1, 2])];
+  if (c) {
+    out.push(
+      c.everyForBudget === null
+        ? `  checkpointing stays above ${formatPercent(c.budget)} of the training time at any interval`
+        : `  to keep checkpointing under ${formatPercent(c.budget)} of the training time: save every ${c.everyForBudget} iterations or more (CheckFreq); ` +
+            `at the asked interval it takes ${formatPercent(c.asked.overhead)}`,
+    );
+    out.push(`  a failure loses ${seconds(c.lostWorkPerFailureSec)} of work on average at the asked interval (half an interval)`);
+    if (c.failures)
+      out.push(
+        `  at ${c.failures.perDay} failures a day: ${formatPercent(c.failures.lostShare)} of the time redone, ${formatPercent(c.failures.totalShare)} with the saves; ` +
+          `the least is near every ${c.failures.bestEveryIterations} iterations (Young: sqrt(2 x save x time between failures))`,
+      );
+    for (const a of c.assumptions) out.push(`  - assumed: ${a}`);
+  }
+  if (b) {
+    if (b.line) out.push(`  paste: ${b.line}`);
+    for (const a of b.assumptions) out.push(`  - assumed: ${a}`);
+  }
+  return out;
 }

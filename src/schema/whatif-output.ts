@@ -209,6 +209,63 @@ export const RecommendationSchema = z.object({
   text: z.string(),
 });
 
+/** A per-iteration time with and without the checkpoint and boundary stalls. */
+const WithStallsSchema = z.object({
+  /** The steady model's per-iteration time plus the checkpoint and boundary stalls, ms. */
+  iterMs: nonneg(),
+  /** Samples per second, all ranks together, at that time. */
+  samplesPerSec: nonneg(),
+});
+
+/**
+ * The checkpoint and epoch-boundary what-if (whatif/pipeline-stalls.ts): the
+ * stalls as profiled and as asked, added to the steady model's prediction.
+ */
+export const PipelineWhatifSchema = z.object({
+  /** The checkpoint stall; null when the profile saw no save. */
+  checkpoint: z
+    .object({
+      /** Save mode, interval, one save's blocking time and the stall per iteration: as profiled, and as asked. */
+      profiled: z.object({ saveMode: z.enum(['sync', 'async']), everyIterations: nonneg(), perSaveMs: nonneg(), stallMsPerIter: nonneg(), synced: z.boolean() }),
+      asked: z.object({
+        saveMode: z.enum(['sync', 'async']),
+        everyIterations: nonneg(),
+        perSaveMs: nonneg(),
+        stallMsPerIter: nonneg(),
+        /** stallMsPerIter over the whole iteration with it. */
+        overhead: nonneg(),
+        /** The write bandwidth asked (--write-bw), bytes/s; null: as profiled. */
+        writeBytesPerSec: nonneg().nullable(),
+      }),
+      /** The overhead budget (CheckFreq: 3.5%) and the fewest iterations between saves that keep under it at the asked bandwidth and save mode. */
+      budget: nonneg(),
+      everyForBudget: nonneg().nullable(),
+      /** Work lost by a failure at the asked interval, on average half an interval, s. */
+      lostWorkPerFailureSec: nonneg(),
+      /** With --failures-per-day: the share of time lost to failures and to saving at the asked interval, and the interval that makes their sum least (Young's rule, sqrt(2 x save time x MTBF)). */
+      failures: z
+        .object({ perDay: nonneg(), lostShare: nonneg(), totalShare: nonneg(), bestEveryIterations: nonneg() })
+        .nullable(),
+      /** What the answer rests on that was not measured, one sentence each. */
+      assumptions: z.array(z.string()),
+    })
+    .nullable(),
+  /** The epoch-boundary stall; null when the profile saw no epoch start. */
+  boundary: z
+    .object({
+      profiled: z.object({ perEpochMs: nonneg(), stallMsPerIter: nonneg(), persistentWorkers: z.boolean().nullable(), prefetchFactor: z.number().int().nonnegative().nullable() }),
+      asked: z.object({ perEpochMs: nonneg(), stallMsPerIter: nonneg(), persistentWorkers: z.boolean().nullable(), prefetchFactor: z.number().int().nonnegative().nullable() }),
+      /** The line to paste into the script for the asked loader settings; null when nothing changes. */
+      line: z.string().nullable(),
+      assumptions: z.array(z.string()),
+    })
+    .nullable(),
+  /** The baseline and the asked prediction with the stalls added. */
+  baseline: WithStallsSchema,
+  prediction: WithStallsSchema,
+});
+export type PipelineWhatif = z.infer<typeof PipelineWhatifSchema>;
+
 export const WhatifOutputSchema = z.object({
   /** WHATIF_OUTPUT_VERSION of the producer. */
   schemaVersion: z.literal(WHATIF_OUTPUT_VERSION),
@@ -261,6 +318,8 @@ export const WhatifOutputSchema = z.object({
   validateCommand: z.string().nullable(),
   /** What a cache of this data is: the OS page cache over files, or (remote data) a local folder of whole objects; absent in older outputs: the page cache. */
   dataCache: z.enum(['page-cache', 'object-cache']).optional(),
+  /** Checkpoint and epoch-boundary stalls, as profiled and as asked (--checkpoint-every, --write-bw, --async-save, --persistent-workers); absent when the profile saw neither. */
+  pipeline: PipelineWhatifSchema.optional(),
   /**
    * whatif --jobs K: the K jobs each reading and pre-processing their own
    * samples against the K sharing one fetch and prep (CoorDL), at the asked

@@ -22,6 +22,8 @@ import {
 import { recommend, type Recommendation } from './recommend.js';
 import { atEnd, predictionRange } from './assumptions.js';
 import { MISSING_TEXT } from './advice-text.js';
+import { pipelineWhatif, type PipelineQuery } from './pipeline-stalls.js';
+import type { PipelineWhatif } from '../schema/whatif-output.js';
 import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts, type CacheSweepRow, type CpuSweepRow, type WorkersSweepRow } from './sweep.js';
 
 /** The settings a user changed; the rest stay as profiled. */
@@ -65,6 +67,8 @@ export interface WhatifResult {
   jobs?: { count: number; independent: Prediction; coordinated: Prediction; speedup: number };
   /** --nodes N with a partitioned cache: against each node caching alone (CoorDL), at the asked scenario otherwise. */
   nodes?: { count: number; independent: Prediction; partitioned: Prediction; speedup: number };
+  /** Checkpoint and epoch-boundary stalls, as profiled and as asked, added to the steady paces; absent when the profile saw neither. */
+  pipeline?: PipelineWhatif;
   /**
    * What the profile could not answer, one line each, naming the flags and
    * the mode that measures them (a profile without the cold mode: the cache
@@ -102,7 +106,13 @@ const FETCH_ADVICE: ReadonlySet<Recommendation['kind']> = new Set(['cache', 'sto
  * `unanswered`; only a query that asks nothing else is not enough data.
  * Pure (the cache simulation is seeded).
  */
-export function whatif(profile: Profile, profilePath: string, query: WhatifQuery, options: FitOptions = {}): WhatifResult | NotEnoughData {
+export function whatif(
+  profile: Profile,
+  profilePath: string,
+  query: WhatifQuery,
+  options: FitOptions = {},
+  pipelineQuery: PipelineQuery = {},
+): WhatifResult | NotEnoughData {
   const fit = fitModel(profile, { ...options, fetchOptional: true });
   if (fit.kind === 'not-enough-data') return fit;
   const model = fit.model;
@@ -142,13 +152,15 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     if (scenario.requestLatencySec != null) caveats.push(MISSING_TEXT.noRequests('--latency'));
     if (scenario.objectBytes != null) caveats.push(MISSING_TEXT.noRequests('--object-size'));
   }
+  const baseline = withRange(model, { ...base, epochs: scenario.epochs });
+  const pipeline = pipelineWhatif(profile, pipelineQuery, baseline, prediction);
   return {
     profilePath,
     jobName: profile.jobName,
     parameters: model.parameters,
     cpuScaling: model.cpuScaling,
     selfCheck: selfCheck(model, profile),
-    baseline: withRange(model, { ...base, epochs: scenario.epochs }),
+    baseline,
     prediction,
     changed,
     cacheSweep: missing ? [] : cacheSweep(model, scenario),
@@ -161,6 +173,7 @@ export function whatif(profile: Profile, profilePath: string, query: WhatifQuery
     dataCache: model.remoteObjects ? 'object-cache' : 'page-cache',
     ...(jobs > 1 ? { jobs: jobsComparison(model, scenario, jobs) } : {}),
     ...(scenario.partitioned && (scenario.nodes ?? 1) > 1 ? { nodes: nodesComparison(model, scenario, scenario.nodes!) } : {}),
+    ...(pipeline ? { pipeline } : {}),
     unanswered,
   };
 }

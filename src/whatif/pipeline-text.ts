@@ -1,0 +1,24 @@
+/**
+ * Words of the checkpoint and epoch-boundary what-if: what each answer rests
+ * on where nothing measured it. Kept apart from the arithmetic (STYLE.md).
+ */
+const ms = (value: number): string => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
+
+export const PIPELINE_TEXT = {
+  bytesUnknown: 'the saves did not say their size (a save to an open file object): --write-bw cannot be applied, saves stay as measured',
+  stagingAssumed: (serialiseMs: number) =>
+    `an async save blocks the loop for its staging; assumed to cost what the measured save spent not writing (${ms(serialiseMs)} ms)`,
+  bufferedSaves:
+    'the saves returned before their data reached storage (no fsync): the page cache takes each at memory speed while writeback drains it before the next save; ' +
+    'beyond that the writer is held to --write-bw (on cgroup v1 a blkio write throttle does not hold back buffered writeback, so validate cannot check this part there)',
+  writeUnmeasured: "the saves' write to storage was not measured (no fsync, no background write): give --write-bw",
+  noPace: 'the steady model has no per-iteration time: the overhead and the interval for the budget are not known',
+  refill: (refillMs: number) =>
+    `persistent workers start once; each epoch's start is then the refill of an empty pipeline: one batch prepared by one worker (${ms(refillMs)} ms from the prep CPU per sample)`,
+  refillUpperBound:
+    "persistent workers start once; each epoch's start is then the refill of an empty pipeline, taken as the measured first wait (an upper bound: the prep CPU per sample was not measured)",
+  restartUnmeasured:
+    "workers that start again each epoch were not measured (the profile's were persistent): the first epoch's start is the nearest measurement, kept as profiled",
+  prefetchNoEffect:
+    "prefetch_factor deepens the loader's queue in steady state; an epoch's first batch still waits for its whole preparation, so the boundary stall does not change",
+};
