@@ -30,6 +30,8 @@ export const gateCommand: CommandFactory = (io, result) => {
     .option('--max-fetch-stall <share>', 'largest fetch stall, as a share of the iteration time, e.g. 20%')
     .option('--max-prep-stall <share>', 'largest prep stall, as a share of the iteration time')
     .option('--max-total-stall <share>', 'largest fetch + prep stall, as a share of the iteration time')
+    .option('--max-checkpoint-stall <share>', 'largest checkpoint stall (saves amortised per iteration), as a share of the iteration time')
+    .option('--max-time-to-first-batch <duration>', "longest time from the training loader's iter() to its first batch in the cold mode, e.g. 30s or 2m")
     .option('--min-throughput <samples/s>', 'lowest training throughput (cold mode), samples/s')
     .option('--baseline <file>', 'baseline profile for the regression rule')
     .option('--max-regression <share>', 'largest growth of the iteration time over the baseline, beyond the noise of both (default 5% with --baseline)')
@@ -47,6 +49,7 @@ When GITHUB_STEP_SUMMARY is set, a Markdown verdict is appended to it.
 
 Examples:
   $ ds-analyzer gate --max-fetch-stall 20% --max-prep-stall 30%
+  $ ds-analyzer gate --max-checkpoint-stall 3.5% --max-time-to-first-batch 60s
   $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
   $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json`,
     )

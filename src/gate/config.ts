@@ -43,19 +43,23 @@ export const GateConfigSchema = z.strictObject({
     throughput: z.strictObject({ level: LevelSchema.default('error'), min: z.number().finite().positive() }).optional(),
     /** Largest allowed growth of the cold iteration time over the baseline, beyond noise. */
     regression: z.strictObject({ level: LevelSchema.default('error'), max: ShareSchema }).optional(),
+    /** Checkpoint saves, amortised per iteration, as a share of the real iteration time. */
+    checkpointStall: stallBudget().optional(),
+    /** Longest allowed time from the training loader's iter() to its first batch (cold mode), seconds. */
+    timeToFirstBatch: z.strictObject({ level: LevelSchema.default('error'), maxSec: z.number().finite().positive() }).optional(),
   }),
 });
 export type GateConfig = z.infer<typeof GateConfigSchema>;
 
 /** Names of the rules, in the order they are reported. */
-export const RULE_IDS = ['fetchStall', 'prepStall', 'totalStall', 'throughput', 'regression'] as const;
+export const RULE_IDS = ['fetchStall', 'prepStall', 'totalStall', 'checkpointStall', 'timeToFirstBatch', 'throughput', 'regression'] as const;
 export type RuleId = (typeof RULE_IDS)[number];
 
 /** One budget after merging file and flags. */
 export interface Budget {
   /** error | warn (rules at 'off' are dropped before evaluation). */
   level: 'error' | 'warn';
-  /** The limit: a share (stalls, regression) or samples/s (throughput). */
+  /** The limit: a share (stalls, regression), samples/s (throughput) or seconds (time to the first batch). */
   limit: number;
   /** Where the budget came from, for messages: a flag or the config file. */
   source: string;
@@ -90,7 +94,7 @@ export function parseGateConfig(json: unknown, where: string): GateConfig {
   const at = issue.path.join('.') || '(top level)';
   let what: string;
   if (issue.code === 'unrecognized_keys') {
-    const allowed = at === '(top level)' ? 'baseline, budgets' : at === 'budgets' ? RULE_IDS.join(', ') : 'level, max (min for throughput)';
+    const allowed = at === '(top level)' ? 'baseline, budgets' : at === 'budgets' ? RULE_IDS.join(', ') : 'level, max (min for throughput, maxSec for timeToFirstBatch)';
     what = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')} at ${at}; allowed: ${allowed}`;
   } else if (issue.path.at(-1) === 'level') {
     what = `${at} must be one of error, warn, off`;
@@ -107,6 +111,8 @@ export interface BudgetFlags {
   maxTotalStall?: number;
   minThroughput?: number;
   maxRegression?: number;
+  maxCheckpointStall?: number;
+  maxTimeToFirstBatch?: number;
 }
 
 const FLAG_OF: Record<RuleId, keyof BudgetFlags> = {
@@ -115,6 +121,8 @@ const FLAG_OF: Record<RuleId, keyof BudgetFlags> = {
   totalStall: 'maxTotalStall',
   throughput: 'minThroughput',
   regression: 'maxRegression',
+  checkpointStall: 'maxCheckpointStall',
+  timeToFirstBatch: 'maxTimeToFirstBatch',
 };
 
 /** The flag that sets a rule, for messages: --max-fetch-stall. */
@@ -143,7 +151,7 @@ export function resolveBudgets(
     }
     const fromFile = config?.budgets[rule];
     if (!fromFile || fromFile.level === 'off') continue;
-    const limit = 'min' in fromFile ? fromFile.min : fromFile.max;
+    const limit = 'min' in fromFile ? fromFile.min : 'maxSec' in fromFile ? fromFile.maxSec : fromFile.max;
     budgets[rule] = { level: fromFile.level, limit, source: `${configPath ?? 'config'}: budgets.${rule}` };
   }
   const baselinePath = baselineFlag

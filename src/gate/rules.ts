@@ -58,6 +58,8 @@ const NAMES: Record<RuleId, string> = {
   totalStall: 'total stall',
   throughput: 'throughput',
   regression: 'regression',
+  checkpointStall: 'checkpoint stall',
+  timeToFirstBatch: 'time to first batch',
 };
 
 /** Modes each rule's figure rests on (DESIGN.md, the differential method). */
@@ -67,6 +69,8 @@ const NEEDS: Record<RuleId, Mode[]> = {
   totalStall: ['synthetic', 'cached', 'cold'],
   throughput: ['cold'],
   regression: ['cold'],
+  checkpointStall: ['cold'],
+  timeToFirstBatch: ['cold'],
 };
 
 /** Evaluates every budget against `profile` (and `baseline` for the regression rule). */
@@ -115,7 +119,12 @@ function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Pr
     const held = rate.mean >= budget.limit;
     return judge(held, `${fmtEstimate(rate, 1)} samples/s`, rate.mean, marginNote(rate, budget.limit));
   }
-  const stall = stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
+  if (id === 'timeToFirstBatch') return timeToFirstBatch(profile, budget.limit, judge);
+  if (id === 'checkpointStall' && !analysis.checkpointStall) {
+    const iterations = profile.modes.cold!.summary!.measuredIterations + profile.modes.cold!.summary!.warmupIterations;
+    return judge(true, '0%', 0, `no checkpoint save seen in the cold mode's ${iterations} iterations (a job that saves less often needs a longer run: --max-iterations)`);
+  }
+  const stall = id === 'checkpointStall' ? analysis.checkpointStall!.ms : stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
   if (!stall) return judge(false, '—', null, 'the analysis holds no figure for this stall: re-run ds-analyzer profile');
   const share: Estimate = {
     mean: stall.mean / iterMs.mean,
@@ -124,6 +133,24 @@ function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Pr
   };
   const held = share.mean <= budget.limit;
   return judge(held, fmtShare(share), share.mean, marginNote(share, budget.limit));
+}
+
+/**
+ * Seconds from the training loader's iter() to its first batch in the cold
+ * mode (the job reported its epoch start), else the loader's first wait the
+ * iterations show (its iter() not timed: a lower bound, said so).
+ */
+function timeToFirstBatch(
+  profile: Profile,
+  limit: number,
+  judge: (held: boolean, actual: string, value: number | null, note: string | null) => RuleOutcome,
+): RuleOutcome {
+  const cold = profile.modes.cold!;
+  const fromEpochs = profile.analysis?.boundaryStall?.mode === 'cold' ? profile.analysis.boundaryStall.firstBatchMs : null;
+  const sec = fromEpochs !== null ? fromEpochs / 1000 : (cold.firstBatch?.firstWaitSec ?? null);
+  if (sec === null) return judge(false, '—', null, 'the cold mode recorded no first batch: re-run ds-analyzer profile');
+  const note = fromEpochs !== null ? null : "the loader's first wait only (iter(loader) was not timed: an older hook or another framework), a lower bound";
+  return judge(sec <= limit, `${formatNumber(sec, 2)} s`, sec, note);
 }
 
 /** The stall in ms the rule is about; total = T_cold - T_synthetic, whose CI comes from those two modes. */
@@ -204,6 +231,7 @@ function marginNote(estimate: Estimate, limit: number): string | null {
 function expectedText(id: RuleId, limit: number): string {
   if (id === 'throughput') return `≥ ${formatNumber(limit, 1)} samples/s`;
   if (id === 'regression') return `≤ +${pct(limit)} iteration time`;
+  if (id === 'timeToFirstBatch') return `≤ ${formatNumber(limit, 2)} s`;
   return `≤ ${pct(limit)} of iteration`;
 }
 

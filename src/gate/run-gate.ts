@@ -8,7 +8,7 @@ import { ExitCode, UserError } from '../errors.js';
 import { readProfile } from '../store/profile-store.js';
 import type { Profile } from '../schema/profile.js';
 import { gateOutput } from '../schema/gate-output.js';
-import { parseFraction, parsePositiveNumber } from '../units.js';
+import { parseDurationSec, parseFraction, parsePositiveNumber } from '../units.js';
 import { readGateConfig, resolveBudgets, type BudgetFlags, type Budgets } from './config.js';
 import { writeJunit } from './junit.js';
 import { evaluateGate } from './rules.js';
@@ -38,6 +38,8 @@ export interface RawGateFlags {
   maxTotalStall?: string;
   minThroughput?: string;
   maxRegression?: string;
+  maxCheckpointStall?: string;
+  maxTimeToFirstBatch?: string;
 }
 
 /** What runGate may touch: output and the environment (GITHUB_STEP_SUMMARY). */
@@ -62,6 +64,8 @@ export function prepareGate(raw: RawGateFlags, cwd: string): GateOptions {
     maxTotalStall: raw.maxTotalStall === undefined ? undefined : parseShare(raw.maxTotalStall, '--max-total-stall'),
     minThroughput: raw.minThroughput === undefined ? undefined : parsePositiveNumber(raw.minThroughput, '--min-throughput'),
     maxRegression: raw.maxRegression === undefined ? undefined : parseShare(raw.maxRegression, '--max-regression'),
+    maxCheckpointStall: raw.maxCheckpointStall === undefined ? undefined : parseShare(raw.maxCheckpointStall, '--max-checkpoint-stall'),
+    maxTimeToFirstBatch: raw.maxTimeToFirstBatch === undefined ? undefined : parseDurationSec(raw.maxTimeToFirstBatch, '--max-time-to-first-batch'),
   };
   const { budgets, baselinePath } = resolveBudgets(config, configPath, flags, raw.baseline ?? null, cwd);
   if (Object.keys(budgets).length === 0) {

@@ -12,7 +12,7 @@ export const GATE_OUTPUT_VERSION = 1;
 /** Outcome of one budget rule. */
 export const RuleOutcomeSchema = z.object({
   /** Config key of the rule. */
-  id: z.enum(['fetchStall', 'prepStall', 'totalStall', 'throughput', 'regression']),
+  id: z.enum(['fetchStall', 'prepStall', 'totalStall', 'checkpointStall', 'timeToFirstBatch', 'throughput', 'regression']),
   /** Name people read: 'fetch stall'. */
   name: z.string(),
   /** Level the budget was set at ('off' rules are not listed). */
@@ -25,7 +25,7 @@ export const RuleOutcomeSchema = z.object({
   actual: z.string(),
   /** Why, when the numbers alone do not say it (unproven mode, noise, missing mode); else null. */
   note: z.string().nullable(),
-  /** The limit: a share of the iteration time (0.2 = 20%) for stalls and regression, samples/s for throughput. */
+  /** The limit: a share of the iteration time (0.2 = 20%) for stalls and regression, samples/s for throughput, seconds for the time to the first batch. */
   limit: z.number(),
   /** The measured value in the unit of `limit`; null when not measurable. */
   value: z.number().nullable(),

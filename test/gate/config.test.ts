@@ -27,7 +27,7 @@ test('a valid config: percentages and fractions, levels default to error', () =>
 });
 
 test('unknown keys are errors that name the key and the allowed ones', () => {
-  expectConfigError({ budgets: { fetchStal: { max: 0.2 } } }, /unknown key 'fetchStal' at budgets; allowed: fetchStall, prepStall, totalStall, throughput, regression/);
+  expectConfigError({ budgets: { fetchStal: { max: 0.2 } } }, /unknown key 'fetchStal' at budgets; allowed: fetchStall, prepStall, totalStall, checkpointStall, timeToFirstBatch, throughput, regression/);
   expectConfigError({ budgets: {}, extra: 1 }, /unknown key 'extra' at \(top level\)/);
   expectConfigError({ budgets: { fetchStall: { max: 0.2, maximum: 3 } } }, /unknown key 'maximum' at budgets\.fetchStall/);
 });

@@ -129,3 +129,69 @@ test('a limit inside the 95% interval is flagged as marginal', () => {
   assert.equal(verdict.rules[0].result, 'pass');
   assert.match(verdict.rules[0].note!, /limit lies inside the 95% interval/);
 });
+
+test('the checkpoint-stall rule fails on saves over budget, passes (saying so) when no save was seen', () => {
+  const profile = fixture('pass');
+  const iterMs = profile.analysis!.iterMs!.mean;
+  const none = evaluateGate(profile, { checkpointStall: err(0.035) });
+  assert.equal(none.rules[0].result, 'pass');
+  assert.match(none.rules[0].note!, /no checkpoint save seen in the cold mode's \d+ iterations/);
+  profile.analysis!.checkpointStall = {
+    ms: { mean: 0.2 * iterMs, halfWidth: 0.01 * iterMs, proven: true },
+    fraction: 0.2,
+    call: 'stall',
+    mode: 'cold',
+    how: 'hook',
+    saves: 12,
+    inStepSaves: 12,
+    perSaveMs: { mean: iterMs, halfWidth: 0.05 * iterMs, proven: true },
+    syncMsPerSave: 0,
+    asyncWriteMs: null,
+    bytesPerSave: 128e6,
+    intervalIterations: 5,
+    intervalSource: 'saves',
+    writeBytesPerSec: null,
+    syncedBytesPerSec: null,
+    apis: ['torch.save'],
+    syntheticSaves: null,
+    unseenWriteBytesPerIter: null,
+    text: 'test',
+  };
+  const over = evaluateGate(profile, { checkpointStall: err(0.035) });
+  assert.equal(over.rules[0].result, 'fail');
+  assert.equal(over.rules[0].actual, '20% ± 1%');
+  assert.equal(over.exitCode, ExitCode.GateFailed);
+  assert.equal(evaluateGate(profile, { checkpointStall: err(0.25) }).rules[0].result, 'pass');
+});
+
+test('the time-to-first-batch rule reads the epoch start, or the loader\'s first wait as a lower bound', () => {
+  const profile = fixture('pass');
+  profile.modes.cold!.firstBatch = { sec: 9, startupSec: 7, firstWaitSec: 2 };
+  const fallback = evaluateGate(profile, { timeToFirstBatch: err(1) });
+  assert.equal(fallback.rules[0].result, 'fail');
+  assert.equal(fallback.rules[0].actual, '2.00 s');
+  assert.match(fallback.rules[0].note!, /lower bound/);
+  profile.analysis!.boundaryStall = {
+    ms: { mean: 1, halfWidth: null, proven: true },
+    fraction: 0.01,
+    call: 'within-noise',
+    mode: 'cold',
+    perEpochMs: { mean: 500, halfWidth: null, proven: true },
+    createMs: 300,
+    firstWaitExcessMs: 200,
+    steadyWaitMs: 0,
+    basis: 'later-epochs',
+    epochs: 1,
+    epochIterations: 500,
+    workers: 2,
+    persistentWorkers: false,
+    repeats: null,
+    firstBatchMs: 2500,
+    text: 'test',
+  };
+  const measured = evaluateGate(profile, { timeToFirstBatch: err(3) });
+  assert.equal(measured.rules[0].result, 'pass');
+  assert.equal(measured.rules[0].actual, '2.50 s');
+  assert.equal(measured.rules[0].note, null);
+  assert.equal(evaluateGate(profile, { timeToFirstBatch: err(2) }).rules[0].result, 'fail');
+});
