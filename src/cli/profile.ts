@@ -6,6 +6,7 @@ import { LocalFilesSource } from '../profile/data-sources/local-files.js';
 import { RemoteObjectsSource, type NetMeter } from '../profile/data-sources/remote-objects.js';
 import { parseRemoteSpec, redactUrl } from '../system/network/remote-spec.js';
 import { artefactsDir, newProfilePath } from '../store/profile-store.js';
+import { fileSink, redactingSink } from '../store/artifact-sink.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
 import { nodePlan } from '../profile/nodes/node-plan.js';
 import { DEFAULT_PASSES, PROFILE_FLAG_DEFAULTS as DEFAULTS, SUPERVISION } from '../profile/run-defaults.js';
@@ -43,6 +44,7 @@ interface RawProfileOptions {
   workers?: string;
   overlap?: boolean;
   keepReclaim?: boolean;
+  redact?: boolean;
   singlePass?: boolean;
   gate?: string;
   baseline?: string;
@@ -93,6 +95,7 @@ export const profileCommand: CommandFactory = (io, result) => {
     .option('--overlap', 'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it')
     .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic), which cancels a drift of the machine\'s pace; faster to start, blind to drift')
     .option('--keep-reclaim', "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is paused, where running as root, and turned back on after")
+    .option('--redact', "keep host names (as host-0, host-1), absolute paths (~/..., relative, or <abs>/name) and command-line secrets (--token VALUE, --password=...) out of the profile, and out of the job's saved logs once it ends (docs/side-effects.md); credentials in URLs and VAR=value are never written")
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
     .option('--nnodes <n>', "nodes the job runs on, one ds-analyzer profile on each (default: torchrun's --nnodes in the command, else Slurm's node count under srun, else 1)")
@@ -134,7 +137,8 @@ The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
       if (!gate && (raw.baseline || raw.junit)) {
         throw new UserError(`--baseline and --junit need --gate CONFIG: name the budgets to check`, ExitCode.Usage);
       }
-      const { exitCode, outcome } = await runAndReport(input, io, { json: Boolean(raw.json) });
+      const redact = raw.redact ? { home: io.env.HOME ?? null, cwd: io.cwd } : undefined;
+      const { exitCode, outcome } = await runAndReport(redact ? { ...input, sink: redactingSink(fileSink, redact) } : input, io, { json: Boolean(raw.json), redact });
       // With --json stdout holds only the profile, so the verdict goes to stderr.
       result.exitCode = gate && exitCode === ExitCode.Ok ? runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io) : exitCode;
     });

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
 import { relative, resolve } from 'node:path';
 import { newestProfile, readProfile } from '../store/profile-store.js';
+import { Redactor, redactProfile } from '../store/redact.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { reportNotes, writeReport } from '../report/write-report.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
@@ -22,6 +23,7 @@ export const reportCommand: CommandFactory = (io, result) => {
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--out-dir <dir>', 'folder for the report files', 'reports')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
+    .option('--redact', 'keep host names, absolute paths and command-line secrets out of the report, as profile --redact does (docs/side-effects.md)')
     .addHelpText(
       'after',
       `
@@ -34,10 +36,12 @@ Examples:
   $ ds-analyzer report
   $ ds-analyzer report profiles/train-20250101T120000.json --out-dir ci-reports`,
     )
-    .action(async (profileArg: string | undefined, raw: { outDir: string; profilesDir: string }) => {
+    .action(async (profileArg: string | undefined, raw: { outDir: string; profilesDir: string; redact?: boolean }) => {
       const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
-      const profile = readProfile(profilePath);
-      const written = await writeReport(profile, profileArg ?? profilePath, resolve(io.cwd, raw.outDir), modelWhatIf);
+      const places = { home: io.env.HOME ?? null, cwd: io.cwd };
+      const profile = raw.redact ? redactProfile(readProfile(profilePath), places) : readProfile(profilePath);
+      const named = profileArg ?? profilePath;
+      const written = await writeReport(profile, raw.redact ? new Redactor(places).path(named) : named, resolve(io.cwd, raw.outDir), modelWhatIf);
       const show = (path: string) => relative(io.cwd, path) || path;
       io.stdout(`report: ${show(written.html)}\n        ${show(written.markdown)} (+ ${written.pngs.length} PNG charts)\n`);
       for (const note of reportNotes(written)) io.stderr(`ds-analyzer: ${note}\n`);

@@ -6,6 +6,9 @@ import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
 import type { Io } from './io.js';
 import type { ModeResult } from '../schema/profile.js';
+import { artefactsDir } from '../store/profile-store.js';
+import { hostnamesOf, redactProfile, Redactor, type RedactionPlaces } from '../store/redact.js';
+import { redactLogs } from '../store/redact-logs.js';
 
 /**
  * Runs a profile with live progress on stderr, then prints the summary (or,
@@ -14,10 +17,20 @@ import type { ModeResult } from '../schema/profile.js';
 export async function runAndReport(
   input: ProfileRunInput,
   io: Io,
-  options: { json: boolean },
+  options: { json: boolean; redact?: RedactionPlaces },
 ): Promise<{ exitCode: number; outcome: ProfileRunOutcome }> {
-  const outcome = await runProfile(input, profileProgressHooks(io));
+  const measured = await runProfile(input, profileProgressHooks(io));
+  // --redact: what is shown is what was written, and the job's logs follow the profile.
+  const outcome = options.redact ? redactOutcome(measured, input.outFile, options.redact, io) : measured;
   return { exitCode: reportProfileOutcome(outcome, io, { json: options.json, firstIterationTimeoutSec: input.firstIterationTimeoutSec }), outcome };
+}
+
+/** The outcome as --redact shows it, the job's saved logs redacted the same way (said on stderr). */
+function redactOutcome(outcome: ProfileRunOutcome, outFile: string, places: RedactionPlaces, io: Io): ProfileRunOutcome {
+  const redactor = new Redactor(places, hostnamesOf(outcome.profile));
+  const logs = redactLogs(artefactsDir(outFile), redactor);
+  if (logs > 0) io.stderr(`ds-analyzer: --redact: the job's ${logs} stdout and stderr logs under ${redactor.path(artefactsDir(outFile))} were redacted as the profile was\n`);
+  return { ...outcome, profile: redactProfile(outcome.profile, places), path: redactor.path(outcome.path) };
 }
 
 /** Hooks of a profile run that show its live progress on stderr. */

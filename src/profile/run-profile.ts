@@ -12,6 +12,7 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../analysis/size-histogram.js';
 import { artefactsDir } from '../store/profile-store.js';
 import type { ArtifactSink } from '../store/artifact-sink.js';
+import { commandWithoutSecrets } from '../store/redact.js';
 import { ProfileBook } from './profile-book.js';
 import { NodeRuns, type NodesInput, type ScheduleOptions } from './nodes/node-runs.js';
 import { NodeLostError } from './nodes/node-link.js';
@@ -305,7 +306,8 @@ function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'
     createdAt: new Date().toISOString(),
     status: 'partial',
     jobName: input.jobName,
-    command: input.argv,
+    // Credentials in URLs and environment assignments are never written, --redact or not.
+    command: commandWithoutSecrets(input.argv),
     options: {
       data: input.dataRoots,
       ...(input.remote ? { remote: input.remote } : {}),

@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Profile } from '../schema/profile.js';
 import { writeProfile } from './profile-store.js';
+import { redactProfile, type RedactionPlaces } from './redact.js';
 
 /** What a run saves, by path. */
 export interface ArtifactSink {
@@ -26,3 +27,12 @@ export const fileSink: ArtifactSink = {
     writeFileSync(path, text);
   },
 };
+
+/**
+ * A sink that writes every profile with --redact applied (redact.ts): host
+ * names, absolute paths and command-line secrets out, whatever the run
+ * measured in. The files beside it pass through unchanged.
+ */
+export function redactingSink(inner: ArtifactSink, places: RedactionPlaces): ArtifactSink {
+  return { ...inner, saveProfile: (path, profile) => inner.saveProfile(path, redactProfile(profile, places)) };
+}

@@ -18,6 +18,7 @@ import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
 import { VALIDATE_TEXT } from './validate-text.js';
+import { REDACTED } from '../store/redact.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 
@@ -109,6 +110,8 @@ export interface ValidationRun {
  */
 export async function runValidation(input: ValidateInput, hooks: ValidateHooks): Promise<ValidationRun | NotEnoughData> {
   const { profile } = input;
+  // A secret taken out of the command cannot be run again.
+  if (profile.command.some((arg) => arg.includes(REDACTED))) throw new UserError(VALIDATE_TEXT.redactedCommand, ExitCode.MissingInput);
   // Fitted once, on the profile alone (its CPU sweep included, when it has one): points, plan and predictions rest on it.
   const fit = fitModel(profile);
   if (fit.kind === 'not-enough-data') return fit;

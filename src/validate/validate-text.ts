@@ -9,6 +9,8 @@ import { formatBytes } from '../units.js';
 const ended = (status: string, stopReason: string): string => `${status} (${stopReason})`;
 
 export const VALIDATE_TEXT = {
+  redactedCommand:
+    "the profile's command holds <redacted> where a secret was (a token in a URL, VAR=value, or a flag under profile --redact), so validate cannot run it again: profile again with the secret in an environment variable the job reads, not on its command line",
   nothingToValidate: (obstacle: string) => `nothing to validate here: ${obstacle}; or pass --cpus`,
   /** Where a cached-mode point ran. */
   cachedWhere: (cpus: number[] | null, workers: number | null) =>
