@@ -63,18 +63,22 @@ export function checkpointStall(modes: Partial<Record<(typeof PREFERRED)[number]
     const saves = rank.checkpoints!;
     const inStep = saves.filter((c) => c.inStep);
     const between = saves.filter((c) => !c.inStep);
+    // What one save costs, from every mode that saved to the script's own targets (the cached and the cold
+    // mode): the synthetic mode's scratch files are new files, which cost less than overwriting a checkpoint
+    // (ext4 flushes a truncated file's new data on close), and are used only where nothing else saved.
+    const costly = realSaves(modes, name === 'synthetic');
+    // Each kind of save (inside steps, between epochs) at its own cost over its own interval.
     const intervals = [
-      { saves: inStep, interval: inStepInterval(inStep, rank) },
-      { saves: between, interval: betweenEpochsInterval(between, rank) },
+      { saves: inStep, costs: costly.inStep, interval: inStepInterval(inStep, rank) },
+      { saves: between, costs: costly.between, interval: betweenEpochsInterval(between, rank) },
     ].filter((g) => g.saves.length > 0 && g.interval !== null);
     if (intervals.length === 0) continue;
-    // Each kind amortised over its own interval; the interval of all saves is the one that gives the same rate.
-    const perIterationMs = intervals.reduce((sum, g) => sum + mean(g.saves.map((c) => c.blockingMs)) / g.interval!.iterations, 0);
+    const perIterationMs = intervals.reduce((sum, g) => sum + mean((g.costs.length > 0 ? g.costs : g.saves).map((c) => c.blockingMs)) / g.interval!.iterations, 0);
     const savesPerIteration = intervals.reduce((sum, g) => sum + 1 / g.interval!.iterations, 0);
-    const perSave = meanEstimate(saves.map((c) => c.blockingMs), mode.state.proven);
-    const bytes = saves.every((c) => c.bytes !== null) ? mean(saves.map((c) => c.bytes!)) : null;
-    const synced = saves.filter((c) => c.syncMs > 0);
-    const asyncWrites = saves.filter((c) => c.writeMs !== undefined && c.writeMs !== null).map((c) => c.writeMs!);
+    const perSave = meanEstimate(costly.all.map((c) => c.blockingMs), mode.state.proven);
+    const bytes = costly.all.every((c) => c.bytes !== null) ? mean(costly.all.map((c) => c.bytes!)) : null;
+    const synced = costly.all.filter((c) => c.syncMs > 0);
+    const asyncWrites = costly.all.filter((c) => c.writeMs !== undefined && c.writeMs !== null).map((c) => c.writeMs!);
     const scratch = saves.filter((c) => !c.persisted).length;
     return {
       ms: {
@@ -84,22 +88,34 @@ export function checkpointStall(modes: Partial<Record<(typeof PREFERRED)[number]
       },
       mode: name,
       how: 'hook',
-      saves: saves.length,
+      saves: costly.all.length,
       inStepSaves: inStep.length,
       perSaveMs: perSave,
-      syncMsPerSave: mean(saves.map((c) => c.syncMs)),
+      syncMsPerSave: mean(costly.all.map((c) => c.syncMs)),
       asyncWriteMs: asyncWrites.length > 0 ? mean(asyncWrites) : null,
       bytesPerSave: bytes,
       intervalIterations: 1 / savesPerIteration,
       intervalSource: intervals.length === 1 ? intervals[0].interval!.source : intervals.some((g) => g.interval!.source === 'run') ? 'run' : 'saves',
       writeBytesPerSec: bytes !== null && perSave.mean > 0 ? bytes / (perSave.mean / 1000) : null,
       syncedBytesPerSec: syncedRate(synced),
-      apis: [...new Set(saves.map((c) => c.api))],
+      apis: [...new Set(costly.all.map((c) => c.api))],
+      modes: costly.modes,
       syntheticSaves: name === 'synthetic' ? { scratch, persisted: saves.length - scratch } : syntheticSavesOf(modes.synthetic),
       unseenWriteBytesPerIter: unseenWriteBytesPerIteration(mode, rank),
     };
   }
   return null;
+}
+
+/** The saves that wrote to the script's own targets (the cached and cold modes' savers), or the synthetic mode's when it alone saved. */
+function realSaves(modes: Partial<Record<(typeof PREFERRED)[number], ModeResult>>, syntheticOnly: boolean) {
+  const names = syntheticOnly ? (['synthetic'] as const) : (['cold', 'cached'] as const);
+  const used = names.flatMap((name) => {
+    const rank = modes[name] && savingRankOf(modes[name]!);
+    return rank ? [{ name, saves: rank.checkpoints! }] : [];
+  });
+  const all = used.flatMap((u) => u.saves);
+  return { all, inStep: all.filter((c) => c.inStep), between: all.filter((c) => !c.inStep), modes: used.map((u) => u.name) };
 }
 
 /** Bytes over fsync time of the saves that synced and said their size: the storage's own write rate. */

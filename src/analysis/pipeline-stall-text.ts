@@ -15,9 +15,9 @@ export const CHECKPOINT_TEXT = {
   /** How the checkpoint stall was measured, e.g. '3 saves (torch.save) in the cold mode, 240 ms each ...'. */
   measured: (c: Measured<CheckpointStall>): string => {
     const parts = [
-      `${c.saves} save${c.saves === 1 ? '' : 's'} (${c.apis.join(', ')}) in the ${c.mode} mode, ${ms(c.perSaveMs.mean)} ms each` +
+      `${c.saves} save${c.saves === 1 ? '' : 's'} (${c.apis.join(', ')}) in the ${c.modes.join(' and ')} mode${c.modes.length === 1 ? '' : 's'}, ${ms(c.perSaveMs.mean)} ms each` +
         (c.perSaveMs.halfWidth !== null ? ` ± ${ms(c.perSaveMs.halfWidth)}` : ''),
-      c.intervalIterations !== null ? `every ${iters(c.intervalIterations)} iterations (${intervalWords[c.intervalSource ?? 'run']})` : '',
+      c.intervalIterations !== null ? `every ${iters(c.intervalIterations)} iterations of the ${c.mode} mode (${intervalWords[c.intervalSource ?? 'run']})` : '',
       c.bytesPerSave !== null ? `${formatBytes(c.bytesPerSave)} a save` + (c.writeBytesPerSec !== null ? ` at ${formatRate(c.writeBytesPerSec)}` : '') : '',
       c.syncMsPerSave > 0 ? `${ms(c.syncMsPerSave)} ms of it forcing data to storage (fsync)` : 'not synced to storage before returning (the page cache took it)',
       c.asyncWriteMs !== null ? `background write ${ms(c.asyncWriteMs)} ms` : '',

@@ -432,11 +432,13 @@ export const CheckpointStallSchema = z.object({
   fraction: nonneg().nullable(),
   /** Whether it clears the naming margin (as the prep and fetch stalls). */
   call: StallCallSchema,
-  /** The mode whose saves it was measured in: the cold mode where it ran, else the cached, else the synthetic. */
+  /** The mode whose save interval it uses: the cold mode where it ran, else the cached, else the synthetic. */
   mode: ModeSchema,
   /** How it was measured: 'hook' (the job timed its saves), or 'write-bytes' (no save seen: bounded from the job tree's writes). */
   how: z.enum(['hook', 'write-bytes']),
-  /** Saves seen in that mode, over the pace-setting rank (the rank whose saves blocked longest). */
+  /** The modes whose saves give one save's cost: those that saved to the script's own targets (cached, cold); the synthetic mode's scratch saves only where nothing else saved. */
+  modes: z.array(ModeSchema),
+  /** Saves behind the cost per save, over those modes' saving rank (the rank whose saves blocked longest). */
   saves: z.number().int().nonnegative(),
   /** Of them, saves inside a training step (their time is inside that iteration's step). */
   inStepSaves: z.number().int().nonnegative(),

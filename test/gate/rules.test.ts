@@ -141,6 +141,7 @@ test('the checkpoint-stall rule fails on saves over budget, passes (saying so) w
     fraction: 0.2,
     call: 'stall',
     mode: 'cold',
+    modes: ['cold'],
     how: 'hook',
     saves: 12,
     inStepSaves: 12,
