@@ -7,11 +7,19 @@ ds_analyzer.checkpoint(). In the synthetic mode a save is written to a scratch
 path beside its target (same file system, so the same write speed), measured
 and removed: the user's checkpoints are never overwritten. docs/pytorch.md,
 "Checkpoints"; the event is CheckpointEventSchema in src/schema/events.ts.
+
+A blocking save's event is held until the loop's next boundary (the next batch
+request, an epoch event, the next save, the recorder's end or the exit): an
+os.fsync/os.fdatasync on the same thread of a file the save wrote (same device
+and inode: the file, the file object's fd, the tmp file os.replace'd into place,
+any file of a checkpoint folder or the folder itself) is part of the save, which
+extends to the sync's end (note 'synced-after').
 """
 
 import atexit
 import os
 import shutil
+import stat
 import sys
 import threading
 import time
@@ -29,6 +37,8 @@ _lock = threading.Lock()
 _blocking = []
 _unfinished = []
 _warned = set()
+# The blocking save whose event waits for a sync after it (_hold), or None.
+_held = None
 # HF: a file written this long before the save began still counts as its own
 # (file times come from a coarse clock, a tick behind perf_counter).
 MTIME_SLACK_S = 0.05
@@ -46,6 +56,14 @@ class _Save(object):
         self.sync_s = 0.0
         self.blocking_s = None
         self.measure = _unknown_size
+        # The (st_dev, st_ino) of what the save wrote, read when it returns; None: unknown.
+        self.identify = _unknown_files
+        self.files = None
+        self.thread = threading.get_ident()
+        self.pid = os.getpid()
+        self.ended_at = None  # wall clock at the end of the save (or of a sync after it), once held
+        self.synced_after = False
+        self.scratch = None  # the synthetic mode's scratch path
         self.persisted = True
         self.note = None
         self.undo = []  # restore attributes, remove the scratch copy
@@ -57,6 +75,8 @@ class _Save(object):
         self.persisted = False
         self.note = "scratch"
         self.measure = lambda: _size(scratch)
+        self.identify = lambda: _files_of(scratch)
+        self.scratch = scratch
         self.undo.append(lambda: _remove(scratch))
         return scratch
 
@@ -71,8 +91,13 @@ class _Save(object):
             fields["writeMs"] = None if write_ms is None else round(write_ms, 4)
         fields["bytes"] = _measure(self.measure)
         fields["persisted"] = self.persisted
-        if self.note is not None:
-            fields["note"] = self.note
+        note = self.note
+        if self.synced_after:
+            note = "synced-after" if note is None else note + ",synced-after"
+        if note is not None:
+            fields["note"] = note
+        if self.ended_at is not None:
+            fields["t"] = round(self.ended_at * 1000.0, 3)  # when it returned (or its sync ended), not when held
         return fields
 
     def finish(self, write_ms=False):
@@ -94,6 +119,26 @@ class _Save(object):
                 _say("could not undo a checkpoint diversion (%s: %s)" % (type(error).__name__, error))
         del self.undo[:]
 
+    def owns(self, fd):
+        """Whether `fd` (os.fsync's argument: an fd, or an object with fileno()) is a file this save wrote."""
+        try:
+            info = os.fstat(fd if isinstance(fd, int) else fd.fileno())
+        except Exception:
+            return False
+        if self.scratch is not None and info.st_nlink:
+            # The scratch copy was removed when the save returned: only an fd opened on it before is
+            # it (no links left); a file made since may have been given its freed inode number.
+            return False
+        return (info.st_dev, info.st_ino) in self.files
+
+    def extend(self, sync_began, sync_ended):
+        """A sync after the save, of its own files: the save lasted until it ended."""
+        with _lock:
+            self.sync_s += sync_ended - sync_began
+            self.blocking_s = max(self.blocking_s, sync_ended - self.began)
+            self.ended_at = time.time()
+            self.synced_after = True
+
 
 # -- running a save ------------------------------------------------------------
 
@@ -110,6 +155,8 @@ def _begin(api):
     rec = _recorder.recorder()
     if rec is None or rec.ended or _inside_a_save():
         return None
+    if _held is not None:
+        _flush_held()  # the next save: the held one is over
     return _Save(api, rec)
 
 
@@ -155,7 +202,7 @@ def _timed(api, original, prepare):
         except BaseException:
             save.cleanup()  # the user's error, raised as is; no event for a save that failed
             raise
-        _finish_quietly(save)
+        _hold(save)
         return result
 
     save_wrapper.__wrapped__ = original
@@ -246,6 +293,58 @@ def _at_end_write_unfinished(rec):
     atexit.register(_write_unfinished)
 
 
+def _hold(save):
+    """A blocking save returned: its event waits for the loop's next boundary, when a sync after it can be told."""
+    global _held
+    rec = save.rec
+    try:
+        files = None if rec.ended else save.identify()
+    except Exception as error:
+        _say("could not follow a checkpoint save (%s: %s)" % (type(error).__name__, error))
+        files = None
+    if not files:
+        _finish_quietly(save)  # nothing a sync could be matched with
+        return
+    # Measured and undone now, as the script goes on (it may close the file, list the folder):
+    # only the event waits. The scratch copy's inodes are kept, its files removed.
+    size = _measure(save.measure)
+    save.measure = lambda: size
+    save.cleanup()
+    save.files = files
+    save.ended_at = time.time()
+    with _lock:
+        previous, _held = _held, save
+    _at_end_flush_held(rec)
+    rec.pending_save = _flush_held  # the recorder calls it at the next boundary
+    if previous is not None:
+        _finish_quietly(previous)
+
+
+def _flush_held():
+    """Writes the held save's event: at the next boundary, save, end or exit."""
+    global _held
+    with _lock:
+        save, _held = _held, None
+    if save is None:
+        return
+    if save.rec.pending_save is _flush_held:
+        save.rec.pending_save = None
+    if save.pid != os.getpid():
+        return  # a forked child (a loader worker): the parent writes it and removes its scratch
+    _finish_quietly(save)
+
+
+_HELD_HOOKED = []
+
+
+def _at_end_flush_held(rec):
+    if rec in _HELD_HOOKED:
+        return
+    _HELD_HOOKED.append(rec)
+    rec.before_end.append(_flush_held)  # before the end event
+    atexit.register(_flush_held)  # a recorder that never started: the scratch still goes
+
+
 def _finish_quietly(save, write_ms=False):
     try:
         save.finish(write_ms)
@@ -281,10 +380,12 @@ def _prepare_path_or_file(save, target, synthetic):
         if synthetic:
             return save.divert_to_scratch(target)
         save.measure = lambda: _size(target)
+        save.identify = lambda: _files_of(target)
         return target
     if hasattr(target, "write"):
         start = _tell(target)
         save.measure = lambda: _written_since(target, start)
+        save.identify = lambda: _file_of_stream(target)
         if synthetic:
             save.note = "open-file"
             _warn_once("open-file", "synthetic mode: a checkpoint saved to an open file object cannot be diverted "
@@ -342,6 +443,7 @@ def _prepare_hf(save, args, kwargs, synthetic):
     if not synthetic:
         since = time.time() - (_perf() - save.began) - MTIME_SLACK_S
         save.measure = lambda: _size(output_dir, since)
+        save.identify = lambda: _files_of(output_dir, since)
         return args, kwargs
     scratch = save.divert_to_scratch(output_dir)
     state = getattr(trainer, "state", None)
@@ -393,6 +495,40 @@ def _size(path, since=None):
     return total
 
 
+def _unknown_files():
+    return None
+
+
+def _files_of(path, since=None):
+    """{(st_dev, st_ino)} of a file, or of a folder, its subfolders and files (those modified at or after `since`)."""
+    path = os.fspath(path)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    found = {(info.st_dev, info.st_ino)}
+    if not stat.S_ISDIR(info.st_mode):
+        return found
+    for folder, subfolders, names in os.walk(path):
+        for name in subfolders + names:
+            try:
+                info = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if since is None or info.st_mtime >= since:
+                found.add((info.st_dev, info.st_ino))
+    return found
+
+
+def _file_of_stream(stream):
+    """{(st_dev, st_ino)} of an open file object's file; None for a stream without one (BytesIO)."""
+    try:
+        info = os.fstat(stream.fileno())
+    except Exception:
+        return None
+    return {(info.st_dev, info.st_ino)}
+
+
 def _tell(stream):
     try:
         return stream.tell()
@@ -434,6 +570,15 @@ def _timed_sync(original):
 
     def sync(fd):
         save = getattr(_local, "save", None)
+        if save is None:
+            held = _held
+            if held is not None and held.thread == threading.get_ident() and held.owns(fd):
+                # After the save returned, before the loop went on: forcing its data out is part of it.
+                began = _perf()
+                try:
+                    return original(fd)
+                finally:
+                    held.extend(began, _perf())
         if save is None and _blocking and threading.current_thread() is not threading.main_thread():
             save = _blocking[-1]  # a helper thread of that save (DCP's writer threads)
         if save is None:
@@ -530,6 +675,7 @@ class ManualCheckpoint(object):
         if self.path is not None:
             path = self.path
             save.measure = lambda: _size(path)
+            save.identify = lambda: _files_of(path)
         _patch_syncs()
         _enter(save)
         return self
@@ -540,7 +686,9 @@ class ManualCheckpoint(object):
             return False
         _leave(save)
         if kind is None:
-            _finish_quietly(save)
+            _hold(save)
+        else:
+            save.cleanup()
         return False
 
 

@@ -139,6 +139,9 @@ class Recorder(object):
         self._start_written = False
         # Called at the start of end() (the checkpoint layer writes its unfinished async saves).
         self.before_end = []
+        # Set by the checkpoint layer while a save's event is held for a sync after it: called at
+        # the next boundary (iteration, another event), which writes it. None otherwise.
+        self.pending_save = None
         self._fd = None
         self._pid = os.getpid()
         self._next_flush = 0.0
@@ -195,6 +198,8 @@ class Recorder(object):
 
     def iteration(self, wait_s, compute_s, samples):
         """Records one finished iteration (its compute is known only at the next boundary)."""
+        if self.pending_save is not None:
+            self.pending_save()
         # processCpuMs: this process's CPU time so far (all its threads: collation,
         # pin memory, kernel launches; not its loader workers), so the CLI can
         # tell the main process's CPU per iteration from the workers'.
@@ -213,6 +218,8 @@ class Recorder(object):
         """Writes a rare event ('checkpoint', 'epoch') from any thread; `fields` after v, type, t, rank."""
         if self.ended:
             return  # the end event is the last line
+        if self.pending_save is not None and kind != "checkpoint":
+            self.pending_save()  # an epoch starts: the held save is over, and its line comes first
         event = {"v": PROTOCOL_VERSION, "type": kind, "t": round(self._wall() * 1000.0, 3), "rank": 0}
         event.update(fields)
         if not self._start_written:

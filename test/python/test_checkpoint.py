@@ -6,7 +6,9 @@ torch.distributed.checkpoint are absent from Debian's torch 1.13: fakes with the
 the hook patches it).
 """
 
+import json
 import os
+import sys
 import unittest
 
 from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script
@@ -137,7 +139,7 @@ class DurableFile(object):          # a stream that forces each write to storage
 def durable(e):
     stream = DurableFile("model.pt")
     torch.save(model.state_dict(), stream)
-    os.fdatasync(stream.f.fileno())    # after the save returned: not its time
+    os.fdatasync(stream.f.fileno())    # after the save, but the stream has no fileno(): the hook cannot tell its file
 epochs(1, between=durable)
 ''', mode="cached")
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -354,6 +356,223 @@ epochs(1, between=lambda e: stuck(model.state_dict(), checkpoint_id="dcp/x"))
         (save,) = checkpoints(ev)
         self.assertIsNone(save["writeMs"])
         self.assertEqual(ev[-1]["type"], "end")
+
+
+# A save followed by the script's own fsync of what it wrote, timed by the script: the figures the
+# hook's event must agree with (its sync inside the script's, its blocking time inside the script's span).
+TIMED = r"""
+import json
+timed = []
+def durable(save, sync):
+    began = time.perf_counter()
+    save()
+    returned = time.perf_counter()
+    sync_ms = sync()
+    timed.append({"saveMs": (returned - began) * 1000.0, "syncMs": sync_ms, "spanMs": (time.perf_counter() - began) * 1000.0})
+def fsync_path(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        began = time.perf_counter()
+        os.fsync(fd)
+        return (time.perf_counter() - began) * 1000.0
+    finally:
+        os.close(fd)
+big = {"model": model.state_dict(), "blob": torch.randn(8 * 1024 * 1024)}   # 32 MiB
+"""
+
+
+def printed_json(proc):
+    """The JSON list the job printed last."""
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
+class SyncAfterSaveTest(unittest.TestCase):
+    """An fsync of the saved file after the save returned, before the loop asks for the next batch, is the save's."""
+
+    def assert_synced_after(self, save, timed, note="synced-after"):
+        self.assertEqual(save.get("note"), note, save)
+        self.assertGreater(save["syncMs"], 0)
+        # The hook's clocks run inside the script's: its sync within the script's, its save within the span.
+        self.assertLessEqual(save["syncMs"], timed["syncMs"] + 0.5)
+        self.assertGreater(save["blockingMs"], save["syncMs"])
+        self.assertGreaterEqual(save["blockingMs"], timed["saveMs"] - 2.0)
+        self.assertLessEqual(save["blockingMs"], timed["spanMs"] + 0.5)
+
+    def test_a_fsync_of_the_saved_path_extends_the_save(self):
+        proc, events = run_script(LOOP + TIMED + r'''
+epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt.pt"), lambda: fsync_path("ckpt.pt")))
+print(json.dumps(timed))
+''', mode="cached")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        ev = only_file(events)
+        (save,) = checkpoints(ev)
+        (timed,) = printed_json(proc)
+        self.assert_synced_after(save, timed)
+        self.assertEqual((save["i"], save["inStep"], save["persisted"]), (2, True, True))
+        self.assertEqual(save["bytes"], os.path.getsize(os.path.join(proc.job_dir, "ckpt.pt")))
+        self.assertGreater(save["bytes"], 32 * 1024 * 1024)
+        # Its line still comes before its iteration's, and the iterations are untouched.
+        kinds = [(e["type"], e.get("i")) for e in ev]
+        self.assertLess(kinds.index(("checkpoint", 2)), kinds.index(("iter", 2)))
+        self.assertEqual(len(iters(ev)), 5)
+        sys.stderr.write("\n32 MiB torch.save + fsync of its path: the script saw the save %.1f ms, the fsync %.1f ms; "
+                         "the event: blockingMs %.1f, syncMs %.1f\n"
+                         % (timed["saveMs"], timed["syncMs"], save["blockingMs"], save["syncMs"]))
+
+    def test_a_save_to_an_open_file_flushed_and_fsynced_is_extended(self):
+        proc, events = run_script(LOOP + TIMED + r'''
+def into_file(e):
+    with open("ckpt.pt", "wb") as f:
+        def sync():
+            f.flush()
+            began = time.perf_counter()
+            os.fsync(f)                 # a file object: os.fsync takes its fileno()
+            return (time.perf_counter() - began) * 1000.0
+        durable(lambda: torch.save(big, f), sync)
+epochs(1, between=into_file)
+print(json.dumps(timed))
+''', mode="cached")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        (save,) = checkpoints(only_file(events))
+        self.assert_synced_after(save, printed_json(proc)[0])
+        self.assertEqual((save["inStep"], save["bytes"]), (False, os.path.getsize(os.path.join(proc.job_dir, "ckpt.pt"))))
+
+    def test_a_tmp_file_replaced_into_place_then_fsynced_is_extended(self):
+        proc, events = run_script(LOOP + TIMED + r'''
+def replace_then_sync():
+    os.replace("ckpt.pt.tmp", "ckpt.pt")
+    ms = fsync_path("ckpt.pt")
+    fd = os.open(".", os.O_RDONLY)       # the folder, for the rename: not a file the save wrote
+    os.fsync(fd)
+    os.close(fd)
+    return ms
+epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt.pt.tmp"), replace_then_sync))
+print(json.dumps(timed))
+''', mode="cached")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        (save,) = checkpoints(only_file(events))
+        self.assert_synced_after(save, printed_json(proc)[0])
+
+    def test_every_file_of_a_checkpoint_folder_synced_after_extends_it(self):
+        proc, events = run_script(LOOP + FAKE_DCP + r'''
+import json
+after = []
+def save(e):
+    dcp.save({"blob": torch.randn(1024 * 1024)}, checkpoint_id="dcp/step")
+    for name in sorted(os.listdir("dcp/step")) + [""]:      # each file, then the folder itself
+        fd = os.open(os.path.join("dcp/step", name), os.O_RDONLY)
+        began = time.perf_counter()
+        os.fdatasync(fd)
+        after.append((time.perf_counter() - began) * 1000.0)
+        os.close(fd)
+epochs(1, between=save)
+print(json.dumps(after))
+''', mode="cached")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        (save,) = checkpoints(only_file(events))
+        after = printed_json(proc)
+        self.assertEqual(len(after), 3)
+        self.assertEqual(save["note"], "synced-after")
+        self.assertLessEqual(save["syncMs"], save["blockingMs"])
+        # The fsyncs inside the save and the three after it (each a few microseconds short of the script's clock).
+        self.assertGreaterEqual(save["syncMs"], sum(after) - 0.5)
+
+    def test_an_fsync_of_another_file_is_not_the_saves(self):
+        proc, events = run_script(LOOP + TIMED + r'''
+def other():
+    with open("metrics.json", "w") as f:
+        f.write("{}")
+        f.flush()
+        os.fsync(f.fileno())
+    return 0.0
+epochs(1, in_step=lambda e: durable(lambda: torch.save(model.state_dict(), "ckpt.pt"), other))
+print(json.dumps(timed))
+''', mode="cached")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        (save,) = checkpoints(only_file(events))
+        (timed,) = printed_json(proc)
+        self.assertEqual(save["syncMs"], 0.0)
+        self.assertNotIn("note", save)
+        self.assertLessEqual(save["blockingMs"], timed["saveMs"] + 0.5)
+
+    def test_an_fsync_after_the_next_batch_request_is_not_the_saves(self):
+        proc, events = run_script(LOOP + r'''
+saved = []
+def in_step(e):
+    if not saved:
+        torch.save(model.state_dict(), "ckpt.pt")
+        saved.append(1)
+    else:
+        fd = os.open("ckpt.pt", os.O_RDONLY)   # a later epoch: the save's event was written at the boundary
+        os.fsync(fd)
+        os.close(fd)
+epochs(2, in_step=in_step)
+''', mode="cached")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        (save,) = checkpoints(only_file(events))
+        self.assertEqual((save["syncMs"], save.get("note")), (0.0, None))
+
+    def test_a_save_synced_as_the_job_ends_is_still_written(self):
+        # After the loop, then the exit; and inside the last step of a budget (the next request ends the job).
+        for iterations, script in ((None, r'''
+epochs(1)
+durable(lambda: torch.save(big, "final.pt"), lambda: fsync_path("final.pt"))
+print(json.dumps(timed))
+'''), (3, r'''
+try:
+    epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt.pt"), lambda: fsync_path("ckpt.pt")))
+finally:
+    print(json.dumps(timed))
+''')):
+            proc, events = run_script(LOOP + TIMED + script, mode="cached", iterations=iterations)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            ev = only_file(events)
+            (save,) = checkpoints(ev)
+            self.assert_synced_after(save, printed_json(proc)[0])
+            self.assertEqual((ev[-1]["type"], ev[-1]["reason"]), ("end", "exhausted" if iterations is None else "budget"))
+            self.assertEqual(save["inStep"], iterations is not None)
+
+    def test_synthetic_mode_counts_a_sync_of_the_scratch_copy_but_not_of_the_users_file(self):
+        proc, events = run_script(LOOP + TIMED + FAKE_PACKAGES + r'''
+fake_package({"lightning/__init__.py": "", "lightning/pytorch/__init__.py": """
+import torch
+opened = []
+class Trainer(object):
+    def save_checkpoint(self, filepath, weights_only=False, storage_options=None):
+        torch.save({"blob": torch.randn(1024 * 1024)}, filepath)
+        opened.append(open(filepath, "rb"))     # a handle on what it wrote, kept past the save
+"""})
+import lightning.pytorch as L
+os.makedirs("ckpt")
+with open("ckpt/last.pt", "wb") as f:
+    f.write(b"the user's real checkpoint" * 1000)
+def users_path():
+    ms = fsync_path("ckpt/last.pt")            # the user's old file: not what the scratch save wrote
+    with open("ckpt/other.bin", "wb") as f:    # a new file (it may get the removed scratch's inode)
+        f.write(b"x" * 100000)
+        f.flush()
+        os.fsync(f.fileno())
+    return ms
+def scratch_copy():
+    print(sorted(os.listdir("ckpt")))          # the scratch is gone already
+    began = time.perf_counter()
+    os.fsync(L.opened[-1].fileno())
+    return (time.perf_counter() - began) * 1000.0
+epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt/last.pt"), users_path),
+       between=lambda e: durable(lambda: L.Trainer().save_checkpoint("ckpt/last.pt"), scratch_copy))
+print(json.dumps(timed))
+''', mode="synthetic")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.splitlines()[0], "['last.pt', 'other.bin']")
+        with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
+            self.assertEqual(f.read(), b"the user's real checkpoint" * 1000)
+        self.assertEqual(scratch_left(proc.job_dir), [])
+        users, scratch = checkpoints(only_file(events))
+        self.assertEqual((users["api"], users["persisted"], users["note"], users["syncMs"]), ("torch.save", False, "scratch", 0.0))
+        self.assertGreater(users["bytes"], 32 * 1024 * 1024)
+        self.assertEqual((scratch["api"], scratch["persisted"]), ("lightning", False))
+        self.assert_synced_after(scratch, printed_json(proc)[1], note="scratch,synced-after")
 
 
 class ManualCheckpointTest(unittest.TestCase):
