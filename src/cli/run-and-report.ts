@@ -21,16 +21,18 @@ export async function runAndReport(
 ): Promise<{ exitCode: number; outcome: ProfileRunOutcome }> {
   const measured = await runProfile(input, profileProgressHooks(io));
   // --redact: what is shown is what was written, and the job's logs follow the profile.
-  const outcome = options.redact ? redactOutcome(measured, input.outFile, options.redact, io) : measured;
+  const outcome = options.redact ? redactOutcome(measured, input, options.redact, io) : measured;
   return { exitCode: reportProfileOutcome(outcome, io, { json: options.json, firstIterationTimeoutSec: input.firstIterationTimeoutSec }), outcome };
 }
 
 /** The outcome as --redact shows it, the job's saved logs redacted the same way (said on stderr). */
-function redactOutcome(outcome: ProfileRunOutcome, outFile: string, places: RedactionPlaces, io: Io): ProfileRunOutcome {
-  const redactor = new Redactor(places, hostnamesOf(outcome.profile));
+function redactOutcome(outcome: ProfileRunOutcome, input: ProfileRunInput, places: RedactionPlaces, io: Io): ProfileRunOutcome {
+  const outFile = input.outFile;
+  const redactor = new Redactor(places, hostnamesOf(outcome.profile), input.argv);
   const logs = redactLogs(artefactsDir(outFile), redactor);
-  if (logs > 0) io.stderr(`ds-analyzer: --redact: the job's ${logs} stdout and stderr logs under ${redactor.path(artefactsDir(outFile))} were redacted as the profile was\n`);
-  return { ...outcome, profile: redactProfile(outcome.profile, places), path: redactor.path(outcome.path) };
+  if (logs > 0) io.stderr(`ds-analyzer: --redact: the job's ${logs} logs and event files under ${redactor.path(artefactsDir(outFile))} were redacted as the profile was\n`);
+  const failureTail = outcome.failureTail === null ? null : redactor.text(outcome.failureTail);
+  return { ...outcome, profile: redactProfile(outcome.profile, places), path: redactor.path(outcome.path), failureTail };
 }
 
 /** Hooks of a profile run that show its live progress on stderr. */

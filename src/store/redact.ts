@@ -96,12 +96,16 @@ export function commandWithoutSecrets(argv: readonly string[], flags = false): s
 export class Redactor {
   private readonly aliases = new Map<string, string>();
   private hostPattern: RegExp | null = null;
+  /** The secrets taken out of the job's command, taken out of any text too (the job may echo its arguments). */
+  private readonly secrets: string[];
 
   constructor(
     private readonly places: RedactionPlaces,
     hostnames: readonly string[] = [],
+    command: readonly string[] = [],
   ) {
     for (const name of hostnames) this.host(name);
+    this.secrets = secretsOf(command).sort((a, b) => b.length - a.length);
   }
 
   /** The alias of a host name: host-0 for the first named, host-1 for the next; the same name, the same alias. */
@@ -130,7 +134,8 @@ export class Redactor {
 
   /** Free text with its credentials, host names and absolute paths redacted. */
   text(text: string): string {
-    const withoutSecrets = textWithoutSecrets(text);
+    let withoutSecrets = textWithoutSecrets(text);
+    for (const secret of this.secrets) withoutSecrets = withoutSecrets.split(secret).join(REDACTED);
     const withoutPaths = withoutSecrets.replace(PATH_IN_TEXT, (p) => this.path(p));
     return this.aliases.size === 0 ? withoutPaths : withoutPaths.replace(this.hosts(), (name) => this.aliases.get(name)!);
   }
@@ -152,6 +157,19 @@ export class Redactor {
     this.hostPattern = new RegExp(`(?<![\\w.-])(?:${escaped.join('|')})(?![\\w-]|\\.[\\w-])`, 'g');
     return this.hostPattern;
   }
+}
+
+/** The values --redact takes out of a command (a secret flag's value, a secret variable's), each at least 4 characters long. */
+export function secretsOf(argv: readonly string[]): string[] {
+  const redacted = commandWithoutSecrets(argv, true);
+  const found: string[] = [];
+  argv.forEach((arg, i) => {
+    const out = redacted[i];
+    if (out === arg) return;
+    if (out === REDACTED) found.push(arg);
+    else if (out.endsWith(`=${REDACTED}`)) found.push(arg.slice(out.length - REDACTED.length));
+  });
+  return [...new Set(found.filter((s) => s.length >= 4))];
 }
 
 /** Every host name a profile holds: the host's, each node's, each rank's node, the coordinator's; in that order. */
@@ -180,7 +198,7 @@ export function hostnamesOf(profile: Profile): string[] {
  * are unchanged, so the result reads as any profile does.
  */
 export function redactProfile(profile: Profile, places: RedactionPlaces): Profile {
-  const redactor = new Redactor(places, hostnamesOf(profile));
+  const redactor = new Redactor(places, hostnamesOf(profile), profile.command);
   const walk = (value: unknown): unknown => {
     if (typeof value === 'string') return redactor.text(value);
     if (Array.isArray(value)) return value.map(walk);

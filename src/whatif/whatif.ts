@@ -169,7 +169,8 @@ export function whatif(
     recommendations,
     adviceAssumptions: model.assumptions.map((a) => a.text),
     caveats,
-    validateCommand: validateCommand(profilePath, model, scenario, changed),
+    // validate fits the whole model, cold mode included: it has no run to offer a profile without one.
+    validateCommand: missing ? null : validateCommand(profilePath, model, scenario, changed),
     dataCache: model.remoteObjects ? 'object-cache' : 'page-cache',
     ...(jobs > 1 ? { jobs: jobsComparison(model, scenario, jobs) } : {}),
     ...(scenario.partitioned && (scenario.nodes ?? 1) > 1 ? { nodes: nodesComparison(model, scenario, scenario.nodes!) } : {}),

@@ -100,3 +100,11 @@ test('a profile written through the redacting sink holds no host name, no home p
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the job's logs lose what its command's secrets and the profile's host names and paths are: a job that echoes its arguments", () => {
+  const r = new Redactor(places, ['alice-ws'], ['python', 'train.py', '--hf-token', TOKEN, `--wandb-key=${TOKEN}x`]);
+  assert.equal(
+    r.text(`args: --hf-token ${TOKEN} --wandb-key=${TOKEN}x\nsaving to /home/alice/ckpt on alice-ws\n`),
+    `args: --hf-token ${REDACTED} --wandb-key=${REDACTED}\nsaving to ~/ckpt on host-0\n`,
+  );
+});

@@ -58,6 +58,7 @@ test('without the cold mode the answer says in one line what needs it, drops the
   assert.deepEqual(new Set(result.recommendations.map((r) => r.kind)), new Set(['workers', 'cpus']));
   assert.ok(result.caveats.some((c) => c.startsWith('reads are taken never to wait')));
   assert.equal(result.prediction.scenario.storageBytesPerSec, 0);
+  assert.equal(result.validateCommand, null, 'validate needs the cold mode too: no run to offer');
   assertFollowsSchema(WhatifOutputSchema, JSON.parse(JSON.stringify(whatifOutput(result))), 'whatif --json without the cold mode');
   // The full profile answers everything.
   assert.deepEqual(answered(load(), { workers: 8 }).unanswered, []);
