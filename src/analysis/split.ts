@@ -219,8 +219,10 @@ function boundOf(
   const sigFetch = stallCalls.fetch === 'stall' ? stalls.fetchStallFraction : 0;
   const missingModes = (['synthetic', 'cached', 'cold'] as const).filter((m) => ({ synthetic: syn, cached, cold })[m] === null);
   // No stall named, but too noisy to rule one out: say so rather than call it compute-bound.
+  // A checkpoint or boundary stall that is named already answers the question, whatever room the noise leaves.
+  const apartShare = (apart.checkpoint ?? 0) + (apart.boundary ?? 0);
   const inconclusive =
-    missingModes.length === 0 && sigPrep !== null && sigFetch !== null && sigPrep + sigFetch < STALL_THRESHOLD
+    missingModes.length === 0 && sigPrep !== null && sigFetch !== null && sigPrep + sigFetch + apartShare < STALL_THRESHOLD
       ? inconclusiveOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs, drift)
       : null;
   const facts = { sigPrep, sigFetch, missingModes, inconclusive };

@@ -150,3 +150,13 @@ test('CheckFreq interval: the fewest iterations that keep the saves under the bu
   assert.equal(checkFreqInterval(1, 100), 1);
   assert.equal(checkFreqInterval(1, 0), Infinity);
 });
+
+test('a named boundary stall is the verdict even when the noise leaves room for a data stall', () => {
+  const shape = { stepMs: 50, waitMs: 0, epochIterations: 20, createMs: 20, firstExtraMs: 400, persistent: false };
+  const modes = threeShaped(shape, 0.1, 0.1);
+  // A cold run whose wait is noisy: its interval leaves room for a fetch stall but names none.
+  modes.cold.summary = { ...modes.cold.summary!, waitMs: { ...modes.cold.summary!.waitMs, halfWidth: 15 }, iterMs: { ...modes.cold.summary!.iterMs, halfWidth: 15 } };
+  const a = analyze(modes);
+  assert.equal(a.boundaryStall?.call, 'stall');
+  assert.equal(a.verdict.bound, 'boundary', a.verdict.text);
+});
