@@ -1,0 +1,150 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { readProfile } from '../../src/store/profile-store.js';
+import { ExitCode } from '../../src/errors.js';
+import type { Profile } from '../../src/schema/profile.js';
+import { FIXTURES, PYTHON, startCli, torchMissing } from './helpers.js';
+
+/**
+ * Checkpoint saves and epoch boundaries of a real PyTorch loop
+ * (test/fixtures/checkpoint-train.py: a DataLoader over real files, a 50 ms
+ * emulated step, torch.save of a state dict), profiled by the real CLI and
+ * held against the script's own meter and against the same job run without
+ * the tool, side by side in this test.
+ */
+const SCRIPT = join(FIXTURES, 'checkpoint-train.py');
+const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-ckpt-'));
+const data = join(work, 'data');
+const quick = ['--precision', '5%', '--min-iterations', '40', '--max-iterations', '200', '--single-pass'];
+
+let skipReason: string | null = null;
+before(async () => {
+  skipReason = await torchMissing();
+  if (skipReason) return;
+  mkdirSync(data, { recursive: true });
+  // 160 files of 64 KiB: 20 batches of 8 an epoch.
+  for (let i = 0; i < 160; i++) writeFileSync(join(data, `f${String(i).padStart(4, '0')}.bin`), Buffer.alloc(65536, i));
+});
+
+interface Meter {
+  batches: number[];
+  saves: number[];
+  firstBatch: number[];
+}
+const readMeter = (path: string): Meter => JSON.parse(readFileSync(path, 'utf8')) as Meter;
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+async function profile(name: string, jobArgs: string[], extra: string[] = [], env: Record<string, string> = {}): Promise<Profile> {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, 'profile.json');
+  const result = await startCli(['profile', '--data', data, '--out', out, ...quick, ...extra, '--', PYTHON, SCRIPT, '--data', data, '--meter', join(dir, 'meter.json'), ...jobArgs], {
+    cwd: dir,
+    env,
+  });
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  assert.doesNotMatch(result.all, /^\s+at .+\(.+:\d+:\d+\)$/m, 'no stack trace');
+  return readProfile(out);
+}
+
+/** The same job without ds-analyzer: its checkpoint time per iteration, by its own meter. */
+async function plainRun(name: string, jobArgs: string[]): Promise<{ stallMs: number; iterMs: number }> {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  await execa(PYTHON, [SCRIPT, '--data', data, '--meter', join(dir, 'meter.json'), '--iterations', '150', ...jobArgs], { cwd: dir });
+  const meter = readMeter(join(dir, 'meter.json'));
+  const b = meter.batches;
+  return { stallMs: (1000 * meter.saves.reduce((a, x) => a + x, 0)) / b.length, iterMs: (1000 * (b[b.length - 1] - b[5])) / (b.length - 6) };
+}
+
+test('a save every 5 iterations: the checkpoint stall against the job run without the tool, and the saves against its own timer', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const job = ['--save-every', '5', '--save-mb', '64'];
+  const before = await plainRun('plain-1', job);
+  const p = await profile('every-5', job);
+  const after = await plainRun('plain-2', job);
+  const c = p.analysis!.checkpointStall!;
+  assert.ok(c, 'the checkpoint stall was measured');
+  assert.deepEqual(c.apis, ['torch.save']);
+  assert.equal(c.intervalIterations, 5);
+  assert.deepEqual(c.modes, ['cold', 'cached']);
+  // Same saves, two clocks: the cold mode's events against the script's own timer over that run.
+  const cold = p.modes.cold!.ranks[0].checkpoints!;
+  const meter = readMeter(join(work, 'every-5', 'meter.json'));
+  assert.equal(cold.length, meter.saves.length, 'one event per save the script timed');
+  const hookMs = mean(cold.map((s) => s.blockingMs));
+  const scriptMs = 1000 * mean(meter.saves);
+  assert.ok(Math.abs(hookMs - scriptMs) <= 0.05 * scriptMs + 0.5, `hook ${hookMs.toFixed(1)} ms a save, script ${scriptMs.toFixed(1)} ms`);
+  // Ground truth: the job without the tool, before and after. The machine's own run-to-run spread is allowed for.
+  const truth = (before.stallMs + after.stallMs) / 2;
+  const spread = Math.abs(before.stallMs - after.stallMs);
+  // Two runs give a weak estimate of that spread: twice it is allowed.
+  const tolerance = Math.max(0.1 * truth, 0.03 * before.iterMs) + 2 * spread;
+  t.diagnostic(`checkpoint stall ${c.ms.mean.toFixed(2)} ms/iter; without the tool ${before.stallMs.toFixed(2)} and ${after.stallMs.toFixed(2)} (iteration ${before.iterMs.toFixed(1)} ms)`);
+  assert.ok(Math.abs(c.ms.mean - truth) <= tolerance, `checkpoint stall ${c.ms.mean} vs ${truth} ± ${tolerance}`);
+  assert.equal(p.analysis!.verdict.bound, 'checkpoint', p.analysis!.verdict.text);
+  assert.match(p.analysis!.advice, /Save every \d+ iterations instead of every 5/);
+  // Compute is the step without the saves.
+  assert.ok(Math.abs(p.analysis!.computeMs!.mean - 50) < 10, `compute ${p.analysis!.computeMs!.mean}`);
+});
+
+test("the synthetic mode leaves the script's checkpoint alone: saves go to scratch files, removed", async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const dir = join(work, 'synthetic-only');
+  mkdirSync(dir, { recursive: true });
+  const target = join(dir, 'checkpoint.pt');
+  writeFileSync(target, 'the real checkpoint');
+  const out = join(dir, 'profile.json');
+  const result = await startCli(
+    ['profile', '--data', data, '--out', out, '--modes', 'synthetic', ...quick, '--', PYTHON, SCRIPT, '--data', data, '--save-every', '5', '--save-mb', '8', '--save-path', target],
+    { cwd: dir },
+  );
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  assert.equal(readFileSync(target, 'utf8'), 'the real checkpoint');
+  assert.deepEqual(readdirSync(dir).filter((f) => f.includes('dsa-synthetic')), [], 'no scratch file left');
+  const saves = readProfile(out).modes.synthetic!.ranks[0].checkpoints!;
+  assert.ok(saves.length >= 5 && saves.every((s) => !s.persisted && s.bytes! > 8e6), JSON.stringify(saves.slice(0, 2)));
+});
+
+test('workers started again each epoch are the boundary stall; persistent workers remove it; the first batch matches the script', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const slowStart = { WORKER_START_SEC: '0.4' };
+  const restarting = await profile('restarting', ['--workers', '2'], [], slowStart);
+  const b = restarting.analysis!.boundaryStall!;
+  assert.ok(b, 'the boundary stall was measured');
+  assert.equal(b.persistentWorkers, false);
+  assert.equal(b.basis, 'later-epochs');
+  assert.equal(b.call, 'stall', b.text);
+  // 0.4 s of worker start each epoch over 20 iterations of ~50 ms: the largest stall.
+  assert.ok(b.perEpochMs.mean > 350, `per epoch ${b.perEpochMs.mean}`);
+  assert.equal(restarting.analysis!.verdict.bound, 'boundary', restarting.analysis!.verdict.text);
+  assert.match(restarting.analysis!.advice, /persistent_workers=True/);
+  // The time to the first batch against the script's own stamp (iter(loader) to the first batch), same run.
+  const meter = readMeter(join(work, 'restarting', 'meter.json'));
+  const epochs = restarting.modes.cold!.ranks[0].epochs!;
+  const first = epochs[0].createMs + epochs[0].firstWaitMs;
+  assert.ok(Math.abs(first - 1000 * meter.firstBatch[0]) <= 0.1 * 1000 * meter.firstBatch[0], `first batch ${first} vs script ${1000 * meter.firstBatch[0]} ms`);
+
+  const persistent = await profile('persistent', ['--workers', '2', '--persistent'], [], slowStart);
+  const kept = persistent.analysis!.boundaryStall!;
+  assert.equal(kept.persistentWorkers, true);
+  assert.notEqual(kept.call, 'stall', kept.text);
+  assert.ok(kept.perEpochMs.mean < 0.25 * b.perEpochMs.mean, `persistent ${kept.perEpochMs.mean} vs ${b.perEpochMs.mean} ms an epoch`);
+  assert.notEqual(persistent.analysis!.verdict.bound, 'boundary');
+});
+
+test('a writer the hook cannot see (os.write + fsync) is named from the job tree\'s write_bytes', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const p = await profile('raw-writer', ['--save-every', '5', '--save-mb', '16', '--writer', 'raw']);
+  assert.equal(p.analysis!.checkpointStall, null);
+  const caveat = p.analysis!.caveats.find((c) => /no save the hook knows was seen/.test(c));
+  assert.ok(caveat, p.analysis!.caveats.join('\n'));
+  // 16 MiB every 5 iterations: about 3.4 MB an iteration.
+  const perIter = Number(/wrote ([\d.]+) MiB per iteration/.exec(caveat)?.[1]);
+  assert.ok(perIter > 2.5 && perIter < 4.5, caveat);
+  assert.ok(existsSync(join(work, 'raw-writer', 'checkpoint.pt')));
+});
