@@ -139,9 +139,11 @@ export const EndEventSchema = z.object({
 export const CHECKPOINT_APIS = ['torch.save', 'dcp.save', 'dcp.async_save', 'lightning', 'hf-trainer', 'manual'] as const;
 
 /**
- * One checkpoint save, written when the save returns (an async save: when its
- * background write finishes, or at exit when it never did). Only the outermost
- * save is an event: Lightning's and Hugging Face's saves call torch.save inside.
+ * One checkpoint save, written once it is over: at the loop's next batch
+ * request, next save or end (an fsync of the saved file in between is part of
+ * it); an async save when its background write finishes, or at exit when it
+ * never did. Only the outermost save is an event: Lightning's and Hugging
+ * Face's saves call torch.save inside.
  */
 export const CheckpointEventSchema = z.object({
   ...common,
@@ -154,7 +156,7 @@ export const CheckpointEventSchema = z.object({
   api: z.string().max(100),
   /** Time the training loop was blocked by the save, ms (an async save: until the call returned, its staging). */
   blockingMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
-  /** Of blockingMs, time spent in fsync/fdatasync (data forced to storage before the save returned), ms; 0 when the save never synced. */
+  /** Of blockingMs, time spent in fsync/fdatasync of the saved files (inside the save, or right after it in the same step: note 'synced-after'), ms; 0 when the save never synced. */
   syncMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).default(0),
   /** Async save: from the call to the end of its background write, ms; null when the job ended first; absent for a blocking save. */
   writeMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).nullable().optional(),
