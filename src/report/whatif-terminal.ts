@@ -1,4 +1,4 @@
-import { formatBytes, formatRate } from '../units.js';
+import { formatBytes, formatRate, percent } from '../units.js';
 import type { ModelParameter, Prediction, Scenario } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
 import type { PipelineWhatif } from '../schema/whatif-output.js';
@@ -8,17 +8,26 @@ import { formatPercent, table } from './format.js';
 export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
   out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
-  out.push(`asked: ${scenarioLine(r.prediction.scenario, r.changed, r.dataCache)}`);
+  const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
+  const scenario = scenarioLine(r.prediction.scenario, r.changed, r.dataCache);
+  out.push(
+    `asked: ${pipelineAsked.length === 0 ? scenario : `${scenario.replace(/ {2}\((as profiled|\* changed)\)$/, '')}, ${pipelineAsked.map((a) => `${a}*`).join(', ')}  (* changed)`}`,
+  );
   out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
   out.push('');
   const p = r.prediction;
   const b = r.baseline;
-  const two = r.changed.length > 0;
+  const two = r.changed.length > 0 || pipelineAsked.length > 0;
   const rows: string[][] = [two ? ['', 'as profiled', 'asked'] : ['', 'as profiled']];
   const row = (label: string, f: (x: Prediction) => string): void => {
     rows.push(two ? [label, f(b), f(p)] : [label, f(b)]);
   };
   row('throughput, samples/s', (x) => withRange(x.samplesPerSec, x.range?.samplesPerSec, 1));
+  // The steady model's pace; with the job's saves and epoch starts the pace is lower, and this says by how much.
+  if (r.pipeline) {
+    const withStalls = [r.pipeline.baseline, r.pipeline.prediction].map((x) => x.samplesPerSec.toFixed(1));
+    rows.push(two ? ['  with saves and epoch starts', ...withStalls] : ['  with saves and epoch starts', withStalls[0]]);
+  }
   row('epoch time', (x) => seconds(x.epochSec));
   row('  first epoch (cold)', (x) => seconds(x.firstEpochSec));
   row('  later epochs', (x) => seconds(x.steadyEpochSec));
@@ -200,13 +209,27 @@ function cacheSweepTable(r: WhatifResult): string {
 }
 
 /** Checkpoints and epoch boundaries: the stalls as profiled and as asked, the pace with them, CheckFreq's interval. */
+/** The checkpoint and loader settings asked that differ from the profile's, for the 'asked:' line. */
+function pipelineChanges(p: PipelineWhatif): string[] {
+  const c = p.checkpoint;
+  const b = p.boundary;
+  return [
+    c && c.asked.everyIterations !== c.profiled.everyIterations ? `saves every ${c.asked.everyIterations} iterations` : null,
+    c && c.asked.saveMode !== c.profiled.saveMode ? `${c.asked.saveMode} saves` : null,
+    c && c.asked.writeBytesPerSec !== null ? `saves written at ${formatRate(c.asked.writeBytesPerSec)}` : null,
+    b && b.asked.persistentWorkers !== b.profiled.persistentWorkers ? `persistent_workers=${b.asked.persistentWorkers ? 'True' : 'False'}` : null,
+    b && b.asked.prefetchFactor !== b.profiled.prefetchFactor ? `prefetch_factor=${b.asked.prefetchFactor}` : null,
+  ].filter((x): x is string => x !== null);
+}
+
 function pipelineLines(p: PipelineWhatif, two: boolean): string[] {
   const rows: string[][] = [['with checkpoints and epoch boundaries', 'as profiled', 'asked']];
   const c = p.checkpoint;
   const b = p.boundary;
   if (c) {
     rows.push(['  saves every, iterations', c.profiled.everyIterations.toFixed(0), c.asked.everyIterations.toFixed(0)]);
-    rows.push(['  one save blocks, ms', `${c.profiled.perSaveMs.toFixed(1)} (${c.profiled.saveMode})`, `${c.asked.perSaveMs.toFixed(1)} (${c.asked.saveMode})`]);
+    const mode = (m: 'sync' | 'async') => (m === 'async' ? 'async' : 'blocking');
+    rows.push(['  one save blocks, ms', `${c.profiled.perSaveMs.toFixed(1)} (${mode(c.profiled.saveMode)})`, `${c.asked.perSaveMs.toFixed(1)} (${mode(c.asked.saveMode)})`]);
     rows.push(['  checkpoint stall, ms/iter', c.profiled.stallMsPerIter.toFixed(2), c.asked.stallMsPerIter.toFixed(2)]);
   }
   if (b) {
@@ -215,18 +238,18 @@ function pipelineLines(p: PipelineWhatif, two: boolean): string[] {
   }
   rows.push(['  per iteration, ms', p.baseline.iterMs.toFixed(2), p.prediction.iterMs.toFixed(2)]);
   rows.push(['  throughput, samples/s', p.baseline.samplesPerSec.toFixed(1), p.prediction.samplesPerSec.toFixed(1)]);
-  const out = [table(two || c?.asked.everyIterations !== c?.profiled.everyIterations ? rows : rows.map((r) => r.slice(0, 2)), [1, 2])];
+  const out = [table(two ? rows : rows.map((r) => r.slice(0, 2)), [1, 2])];
   if (c) {
     out.push(
       c.everyForBudget === null
-        ? `  checkpointing stays above ${formatPercent(c.budget)} of the training time at any interval`
-        : `  to keep checkpointing under ${formatPercent(c.budget)} of the training time: save every ${c.everyForBudget} iterations or more (CheckFreq); ` +
-            `at the asked interval it takes ${formatPercent(c.asked.overhead)}`,
+        ? `  checkpointing stays above ${percent(c.budget)} of the training time at any interval`
+        : `  to keep checkpointing under ${percent(c.budget)} of the training time: save every ${c.everyForBudget} iterations or more (CheckFreq); ` +
+            `at the asked interval it takes ${percent(c.asked.overhead)}`,
     );
     out.push(`  a failure loses ${seconds(c.lostWorkPerFailureSec)} of work on average at the asked interval (half an interval)`);
     if (c.failures)
       out.push(
-        `  at ${c.failures.perDay} failures a day: ${formatPercent(c.failures.lostShare)} of the time redone, ${formatPercent(c.failures.totalShare)} with the saves; ` +
+        `  at ${c.failures.perDay} failures a day: ${seconds(c.failures.lostShare * 86_400)} of work redone a day, ${percent(c.failures.totalShare, 2)} of the time with the saves; ` +
           `the least is near every ${c.failures.bestEveryIterations} iterations (Young: sqrt(2 x save x time between failures))`,
       );
     for (const a of c.assumptions) out.push(`  - assumed: ${a}`);
