@@ -49,6 +49,8 @@ export function compareProfiles(a: Profile, b: Profile): ProfileComparison {
   add('split', 'compute', 'ms', 'lower', (p) => p.analysis?.computeMs ?? null);
   add('split', 'prep stall', 'ms', 'lower', (p) => p.analysis?.prepStallMs ?? null);
   add('split', 'fetch stall', 'ms', 'lower', (p) => p.analysis?.fetchStallMs ?? null);
+  add('split', 'checkpoint stall', 'ms', 'lower', (p) => p.analysis?.checkpointStall?.ms ?? null);
+  add('split', 'epoch-boundary stall', 'ms', 'lower', (p) => p.analysis?.boundaryStall?.ms ?? null);
   add('split', 'iteration time', 'ms', 'lower', (p) => p.analysis?.iterMs ?? null);
   add('split', 'prep stall share', 'share', 'lower', (p) => share(p.analysis?.prepStallMs, p.analysis?.iterMs));
   add('split', 'fetch stall share', 'share', 'lower', (p) => share(p.analysis?.fetchStallMs, p.analysis?.iterMs));

@@ -23,7 +23,7 @@ export type ChartJson = { type: string; data: { labels?: string[]; datasets: Rec
 
 /** Tableau 10: distinguishable, and readable in greyscale order. */
 const MODE_COLOR: Record<Mode, string> = { synthetic: '#4e79a7', cached: '#f28e2b', cold: '#e15759' };
-const PART_COLOR = { compute: '#4e79a7', prep: '#f28e2b', fetch: '#e15759' };
+const PART_COLOR = { compute: '#4e79a7', prep: '#f28e2b', fetch: '#e15759', checkpoint: '#76b7b2', boundary: '#b07aa1' };
 const WARMUP_COLOR = '#555555';
 
 const FONT = { family: "'DejaVu Sans', 'Liberation Sans', Arial, Helvetica, sans-serif", size: 13 };
@@ -74,11 +74,14 @@ export function reportCharts(data: ReportData): ReportChart[] {
     id: 'breakdown',
     title: 'Where each iteration goes',
     caption:
-      'Per-iteration time of each mode split into compute, prep stall (CPU pre-processing not hidden by compute) and fetch stall (storage), by the differential method; cold is the real training pace.',
+      'Per-iteration time of each mode split into compute, prep stall (CPU pre-processing not hidden by compute) and fetch stall (storage), by the differential method, and the checkpoint and epoch-boundary stalls where the job saved or started epochs (measured apart); cold is the real training pace.',
     config: stackedBars('Per-iteration time by mode', 'mode', bars.map((b) => b.mode), [
       { label: 'compute', data: bars.map((b) => b.computeMs), backgroundColor: PART_COLOR.compute },
       { label: 'prep stall', data: bars.map((b) => b.prepStallMs), backgroundColor: PART_COLOR.prep },
       { label: 'fetch stall', data: bars.map((b) => b.fetchStallMs), backgroundColor: PART_COLOR.fetch },
+      // Only where the job reported them: a chart of a job that never saves keeps its three parts.
+      ...(bars.some((b) => (b.checkpointMs ?? 0) > 0) ? [{ label: 'checkpoint stall', data: bars.map((b) => b.checkpointMs), backgroundColor: PART_COLOR.checkpoint }] : []),
+      ...(bars.some((b) => (b.boundaryMs ?? 0) > 0) ? [{ label: 'epoch-boundary stall', data: bars.map((b) => b.boundaryMs), backgroundColor: PART_COLOR.boundary }] : []),
     ]),
   });
 

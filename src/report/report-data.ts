@@ -14,6 +14,10 @@ export interface BreakdownBar {
   computeMs: number | null;
   prepStallMs: number | null;
   fetchStallMs: number | null;
+  /** Checkpoint saves amortised per iteration (every mode saves); 0 when the job saved nothing seen. */
+  checkpointMs: number | null;
+  /** Epoch starts amortised per iteration (the synthetic mode replays: none); 0 when none were reported. */
+  boundaryMs: number | null;
 }
 
 /** One mode's iteration times. */
@@ -73,6 +77,8 @@ export function reportData(profile: Profile, whatIf: WhatIfCurvesOrReason): Repo
     computeMs: compute,
     prepStallMs: mode === 'synthetic' ? 0 : prep,
     fetchStallMs: mode === 'cold' ? fetch : 0,
+    checkpointMs: finite(a?.checkpointStall?.ms.mean) ?? 0,
+    boundaryMs: mode === 'synthetic' ? 0 : (finite(a?.boundaryStall?.ms.mean) ?? 0),
   }));
 
   const iterations: IterationSeries[] = [];
