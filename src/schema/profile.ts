@@ -434,8 +434,6 @@ export const CheckpointStallSchema = z.object({
   call: StallCallSchema,
   /** The mode whose save interval it uses: the cold mode where it ran, else the cached, else the synthetic. */
   mode: ModeSchema,
-  /** How it was measured: 'hook' (the job timed its saves), or 'write-bytes' (no save seen: bounded from the job tree's writes). */
-  how: z.enum(['hook', 'write-bytes']),
   /** The modes whose saves give one save's cost: those that saved to the script's own targets (cached, cold); the synthetic mode's scratch saves only where nothing else saved. */
   modes: z.array(ModeSchema),
   /** Saves behind the cost per save, over those modes' saving rank (the rank whose saves blocked longest). */

@@ -142,7 +142,6 @@ test('the checkpoint-stall rule fails on saves over budget, passes (saying so) w
     call: 'stall',
     mode: 'cold',
     modes: ['cold'],
-    how: 'hook',
     saves: 12,
     inStepSaves: 12,
     perSaveMs: { mean: iterMs, halfWidth: 0.05 * iterMs, proven: true },
