@@ -26,6 +26,7 @@ interface RawValidateOptions {
   cpus?: string;
   workers?: string;
   storageBw?: string;
+  writeBw?: string;
   latency?: string;
   cells?: string;
   keepReclaim?: boolean;
@@ -62,6 +63,7 @@ export const validateCommand: CommandFactory = (io, result) => {
     .option('--cells <list>', 'cells of whatif --matrix to run at, each CPUS@CACHE: the page cache held at CACHE with the job on CPUS CPUs, e.g. 1@25%,2@50%,1@8GiB')
     .option('--latency <list>', 'remote data: times to a first byte to run the cold mode at (each request delayed at the metering proxy), e.g. 60ms,100ms; compared with whatif --cache 0 --latency')
     .option('--storage-bw <list>', 'read bandwidths to run the cold mode at (a storage throttle, or for remote data the metering proxy\'s cap), e.g. 20MB/s,80MB/s; compared with whatif --cache 0 --storage-bw')
+    .option('--write-bw <list>', "write bandwidths to run the cached mode at (every disk's writes held to the rate by a cgroup write throttle; root), e.g. 20MB/s,50MB/s; the checkpoint stall and iteration time compared with whatif --write-bw")
     .option('--workers <list>', "loader worker counts per rank to run at (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4")
     .option('--keep-reclaim', "leave DAMON's proactive reclaim running while the points run (by default paused as root, as profile does, and turned back on after)")
     .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', DEFAULTS.epochs)
@@ -90,6 +92,13 @@ folder per point with the job's output and events, kept after the run.
 A control run at the profiled settings comes first: how far it lands from the
 profile is the job's own run-to-run variation on this machine, the floor under
 any prediction's error.
+Write points (--write-bw) run the cached mode with the writes to every whole
+disk (/sys/block less loop, RAM and zram devices: the profile does not record
+where the job saves) held to the rate, and compare the checkpoint stall of its
+own saves and its iteration time with whatif --write-bw; the disks held are
+named in the report. On cgroup v1 the throttle holds what the job's processes
+write themselves (fsync, ext4's write-back of a truncated file on close), not
+the kernel's background writeback: buffered saves to new files are not slowed.
 
 Examples:
   $ ds-analyzer validate --cache 25%,50%,75% --cpus 1,2
@@ -97,6 +106,7 @@ Examples:
   $ ds-analyzer validate --cells 1@25%,2@50%      # cells of whatif --matrix: a CPU count and a cache size at once
   $ ds-analyzer validate --workers 2,4             # num_workers as whatif --workers predicts?
   $ ds-analyzer validate --storage-bw 4MB/s,8MB/s     # the cold mode at these bandwidths (remote data: the network), as whatif --cache 0 --storage-bw predicts?
+  $ ds-analyzer validate --write-bw 20MB/s,50MB/s   # the checkpoint stall with slower storage, as whatif --write-bw predicts?
   $ ds-analyzer validate --latency 100ms              # remote data: the cold mode with a store farther away, as whatif --latency predicts?
   $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json`,
     )
@@ -150,12 +160,13 @@ function parseValidateOptions(file: string | undefined, raw: RawValidateOptions,
     cpuCounts: raw.cpus === undefined ? [] : parseCountList(raw.cpus, '--cpus', 1),
     workerCounts: raw.workers === undefined ? [] : parseCountList(raw.workers, '--workers'),
     bandwidths: raw.storageBw === undefined ? [] : raw.storageBw.split(',').map((rate) => parseRate(rate.trim(), '--storage-bw')),
+    writeBandwidths: raw.writeBw === undefined ? [] : raw.writeBw.split(',').map((rate) => parseRate(rate.trim(), '--write-bw')),
     latencies: raw.latency === undefined ? [] : raw.latency.split(',').map((ms) => parseLatencySec(ms.trim(), '--latency')),
     cells: raw.cells === undefined ? [] : parseCells(raw.cells),
     control: raw.control,
   };
-  if ((request.cells?.length ?? 0) + request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) + (request.latencies?.length ?? 0) === 0) {
-    throw new UserError('nothing to validate: pass --cache, --cpus, --cells, --workers, --storage-bw and/or --latency', ExitCode.Usage);
+  if ((request.cells?.length ?? 0) + request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) + (request.latencies?.length ?? 0) + (request.writeBandwidths?.length ?? 0) === 0) {
+    throw new UserError('nothing to validate: pass --cache, --cpus, --cells, --workers, --storage-bw, --latency and/or --write-bw', ExitCode.Usage);
   }
   const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const profile = readProfile(path);

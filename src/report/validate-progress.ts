@@ -13,6 +13,7 @@ export function describePoint(point: ValidationPoint): string {
   if (point.kind === 'workers') return `num_workers ${point.workers} per rank`;
   if (point.kind === 'bandwidth') return `cold at ${formatRate(point.bytesPerSec)}`;
   if (point.kind === 'latency') return `cold at ${(point.latencySec * 1000).toFixed(0)} ms to a first byte`;
+  if (point.kind === 'write') return `writes held to ${formatRate(point.bytesPerSec)}`;
   return `page cache ${formatBytes(point.cacheBytes)}${point.recommended ? ' (recommended)' : ''}${point.cpus !== undefined ? ` at ${point.cpus} CPU(s)` : ''}`;
 }
 

@@ -3,7 +3,8 @@
 // its target, the control, the recommended cache's check, the failures and
 // the model's caveats; and the message of a run that did not end well.
 import { formatBytes } from '../units.js';
-import type { ValidationReport, ValidationResult } from '../validate/results.js';
+import type { CheckpointCheck, ValidationReport, ValidationResult } from '../validate/results.js';
+import { WRITE_STALL_ITERATION_FLOOR, WRITE_STALL_TOLERANCE } from '../validate/write-point.js';
 import { modelVerdict, notHeldPoints, recommendationVerdict, type ModelVerdict, type RecommendationVerdict, type ValidationFailure } from '../validate/verdict.js';
 import { table } from './format.js';
 import { describePoint } from './validate-progress.js';
@@ -49,11 +50,31 @@ export function renderValidation(report: ValidationReport, path: string): string
       return `${describePoint(r.point)}: first batch ${f.measured.toFixed(2)} s after the job started, predicted ${f.predicted.toFixed(2)} s (${percent((f.predicted - f.measured) / f.measured)})\n`;
     })
     .join('');
+  const checkpoints = report.results
+    .filter((r) => r.checkpoint !== undefined)
+    .map((r) => renderCheckpointCheck(describePoint(r.point), r.checkpoint!))
+    .join('');
   const failures = report.results
     .filter((r) => r.failureTail !== null)
     .map((r) => `${describePoint(r.point)} failed; the end of its log:\n${r.failureTail!.replace(/^/gm, '  | ')}\n`)
     .join('');
-  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${firstBatches}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${firstBatches}${checkpoints}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+}
+
+/** A write point's checkpoint stall and iteration time against whatif --write-bw, with the disks held and what the throttle could not hold. */
+function renderCheckpointCheck(what: string, c: CheckpointCheck): string {
+  const error = (predicted: number, measured: number | null): string => (measured ? percent((predicted - measured) / measured) : '—');
+  const stall =
+    c.measuredStallMsPerIter === null
+      ? `no save in the run, predicted ${c.predictedStallMsPerIter.toFixed(1)} ms per iteration`
+      : `${c.measuredStallMsPerIter.toFixed(1)} ms per iteration, predicted ${c.predictedStallMsPerIter.toFixed(1)} (${error(c.predictedStallMsPerIter, c.measuredStallMsPerIter)}): ` +
+        (c.stallWithinTolerance ? 'within' : 'NOT within') +
+        ` ${WRITE_STALL_TOLERANCE * 100}% (or ${WRITE_STALL_ITERATION_FLOOR * 100}% of the iteration)`;
+  const iteration = c.measuredIterMs === null ? '' : `; iteration ${c.measuredIterMs.toFixed(1)} ms, predicted ${c.predictedIterMs.toFixed(1)} (${error(c.predictedIterMs, c.measuredIterMs)})`;
+  return (
+    `${what}: checkpoint stall ${stall}${iteration}; ${c.synced ? 'synced' : 'buffered'} saves; disks held (cgroup ${c.cgroup}): ${c.devices.join(', ')}\n` +
+    (c.caveat ? `  note: ${c.caveat}\n` : '')
+  );
 }
 
 /** The model's error against its target, in one line (no newline). */

@@ -47,6 +47,12 @@ export const ValidationPointSchema = z.discriminatedUnion('kind', [
     latencySec: nonneg(),
   }),
   z.object({
+    /** The cached mode with the job's writes to every disk held to a rate (a write throttle): its checkpoint stall against whatif --write-bw. */
+    kind: z.literal('write'),
+    /** The rate the writes were held to, bytes/s. */
+    bytesPerSec: nonneg(),
+  }),
+  z.object({
     /** The profiled settings again: the job's own run-to-run variation. */
     kind: z.literal('control'),
   }),
@@ -86,6 +92,34 @@ export const AffinityVerdictSchema = z.object({
   held: z.boolean(),
 });
 
+/** A write point's checkpoint stall and iteration time, predicted (whatif --write-bw) and measured. */
+export const CheckpointCheckSchema = z.object({
+  /** Disks whose writes were held, as 'name (major:minor)'. */
+  devices: z.array(z.string()),
+  /** The throttle's cgroup hierarchy: on v1 the kernel's background writeback is not held. */
+  cgroup: z.enum(['v1', 'v2']),
+  /** Whether the profiled saves synced (fsync) before returning. */
+  synced: z.boolean(),
+  /** Saves the point's run made. */
+  saves: z.number().int().nonnegative(),
+  /** Predicted blocking time of one save, ms. */
+  predictedPerSaveMs: nonneg(),
+  /** Mean blocking time of the run's saves, ms; null when it made none. */
+  measuredPerSaveMs: nonneg().nullable(),
+  /** Predicted checkpoint stall per iteration, ms. */
+  predictedStallMsPerIter: nonneg(),
+  /** The run's checkpoint stall per iteration from its own save events, ms; null when it made none. */
+  measuredStallMsPerIter: nonneg().nullable(),
+  /** Predicted iteration time, saves and epoch starts included, ms. */
+  predictedIterMs: nonneg(),
+  /** The run's mean iteration time, ms; null when it failed. */
+  measuredIterMs: nonneg().nullable(),
+  /** Whether the stall is within 15% of the measured one or 3% of the iteration; null without a measurement. */
+  stallWithinTolerance: z.boolean().nullable(),
+  /** What the throttle could not hold (buffered saves on cgroup v1), in words; null otherwise. */
+  caveat: z.string().nullable(),
+});
+
 /** One point's prediction against its measurement. */
 export const ValidationResultSchema = z.object({
   /** The point. */
@@ -120,6 +154,8 @@ export const ValidationResultSchema = z.object({
   failureTail: z.string().nullable(),
   /** Cold points (bandwidth, latency): seconds from the job's start to its first batch, predicted and measured; absent elsewhere and in older outputs. */
   firstBatchSec: z.object({ predicted: nonneg(), measured: nonneg() }).optional(),
+  /** Write points: the checkpoint stall and iteration time, predicted and measured; absent elsewhere and in older outputs. */
+  checkpoint: CheckpointCheckSchema.optional(),
 });
 
 export const ValidateOutputSchema = z.object({

@@ -8,6 +8,7 @@
 import type { Profile } from '../schema/profile.js';
 import { baseScenario, predict, type FittedModel, type Scenario } from '../whatif/model.js';
 import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
+import { writePrediction } from './write-point.js';
 
 /**
  * One point to check: a cache size, a CPU count, or the control (the profiled
@@ -19,9 +20,10 @@ export type ValidationPoint =
   | { kind: 'workers'; workers: number }
   | { kind: 'bandwidth'; bytesPerSec: number }
   | { kind: 'latency'; latencySec: number }
+  | { kind: 'write'; bytesPerSec: number }
   | { kind: 'control' };
 
-/** The scenario a non-cache point runs: the whole dataset cached, at its CPUs or loader workers; a bandwidth point nothing cached. */
+/** The scenario a non-cache point runs: the whole dataset cached, at its CPUs or loader workers (a write point as profiled, its saves added by writePrediction); a bandwidth point nothing cached. */
 export function pointScenario(base: Scenario, point: Exclude<ValidationPoint, { kind: 'cache' }>, datasetBytes: number): Scenario {
   // A bandwidth point runs cold: nothing cached, every read at the bandwidth.
   if (point.kind === 'bandwidth') return { ...base, cacheBytes: 0, epochs: null, storageBytesPerSec: point.bytesPerSec };
@@ -87,7 +89,9 @@ export function planValidation(
         maxSec: start + epochSec(cold) + (3 * options.epochs - 1) * epochSec(steady),
       };
     }
-    const rate = predict(model, pointScenario(base, point, model.datasetBytes)).samplesPerSec;
+    const steady = predict(model, pointScenario(base, point, model.datasetBytes));
+    // A write point's iterations carry its saves at the throttled rate.
+    const rate = (point.kind === 'write' ? writePrediction(profile, steady, point.bytesPerSec)?.samplesPerSec : undefined) ?? steady.samplesPerSec;
     const iterSec = rate > 0 ? (options.samplesPerIter * ranks) / rate : 0;
     const budget = Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations);
     return { point, iterations: controlIterations, estimatedSec: start + controlIterations * iterSec, maxSec: start + budget * iterSec };

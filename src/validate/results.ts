@@ -52,6 +52,36 @@ export interface ValidationResult {
   failureTail: string | null;
   /** Cold points (bandwidth, latency): seconds from the job's start to its first batch, predicted and measured; absent elsewhere. */
   firstBatchSec?: { predicted: number; measured: number };
+  /** Write points: the checkpoint stall and the iteration time, predicted and measured; absent elsewhere. */
+  checkpoint?: CheckpointCheck;
+}
+
+/** A write point's checkpoint stall and iteration time against whatif --write-bw's prediction. */
+export interface CheckpointCheck {
+  /** The disks whose writes were held to the point's rate, as 'name (major:minor)'. */
+  devices: string[];
+  /** The cgroup hierarchy of the throttle: on v1 the kernel's background writeback is not held. */
+  cgroup: 'v1' | 'v2';
+  /** Whether the profiled saves synced (fsync) before returning. */
+  synced: boolean;
+  /** Saves the point's run made. */
+  saves: number;
+  /** Predicted blocking time of one save, ms. */
+  predictedPerSaveMs: number;
+  /** Mean blocking time of the run's saves, ms; null when it made none. */
+  measuredPerSaveMs: number | null;
+  /** Predicted checkpoint stall per iteration, ms. */
+  predictedStallMsPerIter: number;
+  /** The run's checkpoint stall per iteration from its own save events, ms; null when it made none. */
+  measuredStallMsPerIter: number | null;
+  /** Predicted iteration time, saves and epoch starts included, ms. */
+  predictedIterMs: number;
+  /** The run's mean iteration time over its measured window, ms; null when it failed. */
+  measuredIterMs: number | null;
+  /** Whether the stall is within 15% of the measured one, or 3% of the iteration (write-point.ts); null without a measurement. */
+  stallWithinTolerance: boolean | null;
+  /** What the throttle could not hold, in words (buffered saves on cgroup v1), or null. */
+  caveat: string | null;
 }
 
 /** A validate run: every point's result and the errors over them. */

@@ -16,11 +16,13 @@ import { ENV } from '../schema/events.js';
 import { formatRate } from '../units.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
-import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
+import { anchorToControl, errorSummary, pointStatus, type CheckpointCheck, type ValidationReport, type ValidationResult } from './results.js';
 import { VALIDATE_TEXT } from './validate-text.js';
 import { REDACTED } from '../store/redact.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
+import { startWriteThrottle, writeThrottleObstacle, type WriteThrottle } from '../system/cgroups/write-throttle.js';
+import { measuredWrites, stallWithinTolerance, writeHeld, writePrediction, type WritePrediction } from './write-point.js';
 
 export type { ValidationPoint } from './plan.js';
 export type { ValidationReport, ValidationResult } from './results.js';
@@ -70,7 +72,19 @@ export interface ValidateInput {
   pauseReclaim?: boolean;
   /** Runs one point's job; the real runMode unless a test passes a deterministic fake (as ProfileRunInput.modeRunner). */
   modeRunner?: ModeRunner;
+  /** Holds the job's writes for the write points; the real cgroup throttle (system/cgroups/write-throttle.ts) unless a test passes a fake. */
+  writeThrottle?: WriteThrottler;
 }
+
+/** Sets up the write points' throttle, and says why it cannot. */
+export interface WriteThrottler {
+  /** Why writes cannot be held here, or null when they can. */
+  obstacle(env: NodeJS.ProcessEnv): string | null;
+  /** Holds the writes of the jobs it wraps to `bytesPerSec`; `name` tells its groups apart. */
+  start(bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): WriteThrottle;
+}
+
+const cgroupWriteThrottle: WriteThrottler = { obstacle: (env) => writeThrottleObstacle(env), start: (rate, name, env) => startWriteThrottle(rate, name, env) };
 
 /** What validate tells its caller while it runs. */
 export interface ValidateHooks {
@@ -133,6 +147,11 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
     await input.dataSource.close().catch(() => undefined);
     throw new UserError(VALIDATE_TEXT.noThrottle(bandwidthBlocker), ExitCode.Environment);
   }
+  const writeBlocker = points.some((p) => p.kind === 'write') ? (input.writeThrottle ?? cgroupWriteThrottle).obstacle(input.env) : null;
+  if (writeBlocker !== null) {
+    await input.dataSource.close().catch(() => undefined);
+    throw new UserError(VALIDATE_TEXT.noWriteThrottle(writeBlocker), ExitCode.Environment);
+  }
   // Storage as the profile saw it: its cold mode's throttle, for the cache points (the others run cached);
   // refused before any point runs where this data cannot be throttled, as profile refuses.
   const throttleBps = points.some((p) => p.kind === 'cache') ? profile.options.storageBwBytesPerSec : null;
@@ -183,15 +202,19 @@ async function runPoints(
       if (interrupts.interrupted) break;
       hooks.onPoint?.(point, index);
       const scenario: Scenario = point.kind === 'cache' ? cacheScenario(base, point) : pointScenario(base, point, dataset.bytes);
-      const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, run, throttle, index });
+      // Known before the run: a write point's prediction holds no measurement of it (its cache is the whole dataset).
+      const writes = point.kind === 'write' ? writePrediction(profile, predict(model, scenario), point.bytesPerSec) : null;
+      const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, run, throttle, index, writePrediction: writes });
       // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
       if (interrupts.interrupted) break;
       // Predict at the cache the job really had, which the cap holds near, not exactly at, the target.
       const asRun = measured.residentBytes === null ? scenario : { ...scenario, cacheBytes: measured.residentBytes };
       const prediction = predict(model, asRun);
-      const predicted = prediction.samplesPerSec;
+      // A write point's iterations carry the saves at its rate (whatif --write-bw), on top of the steady pace.
+      const predicted = writes?.samplesPerSec ?? prediction.samplesPerSec;
       const missRatio = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
-      const anchoredRate = anchoredModel ? predict(anchoredModel, asRun).samplesPerSec : null;
+      const anchoredPace = anchoredModel ? predict(anchoredModel, asRun) : null;
+      const anchoredRate = anchoredPace && point.kind === 'write' ? (writePrediction(profile, anchoredPace, point.bytesPerSec)?.samplesPerSec ?? null) : (anchoredPace?.samplesPerSec ?? null);
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
       const status = pointStatus(rate, measured.residency, measured.affinity, measured.settingHeld);
       if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
@@ -216,6 +239,7 @@ async function runPoints(
         ...(measured.firstBatchSec !== null && prediction.firstBatchSec !== undefined
           ? { firstBatchSec: { predicted: prediction.firstBatchSec, measured: measured.firstBatchSec } }
           : {}),
+        ...(measured.checkpoint ? { checkpoint: measured.checkpoint } : {}),
       });
       hooks.onPointDone?.(results[results.length - 1], index);
     }
@@ -242,6 +266,8 @@ interface PointContext {
   /** The profile's storage throttle, for the cache points; null without one. */
   throttle: Throttle | null;
   index: number;
+  /** Write points: the model's answer at the point's rate; null elsewhere. */
+  writePrediction: WritePrediction | null;
 }
 
 /** What every point's run asks for beyond the shared settings: the control's budget and no wrapping. */
@@ -260,6 +286,8 @@ interface PointOutcome {
   failureTail: string | null;
   /** Cold points (bandwidth, latency): seconds from the job's start to its first batch; null elsewhere. */
   firstBatchSec: number | null;
+  /** Write points: the run's saves against the prediction; absent elsewhere. */
+  checkpoint?: CheckpointCheck;
 }
 
 async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<PointOutcome> {
@@ -275,7 +303,9 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
             ? `bandwidth-${Math.round(point.bytesPerSec)}`
             : point.kind === 'latency'
               ? `latency-${Math.round(point.latencySec * 1000)}ms`
-              : 'control';
+              : point.kind === 'write'
+                ? `write-${Math.round(point.bytesPerSec)}`
+                : 'control';
   const modeDir = join(input.workDir, `point-${ctx.index + 1}-${label}`);
   const common: PointRun = {
     argv: input.profile.command,
@@ -287,7 +317,68 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
   if (point.kind === 'cache') return measureCachePoint(point, ctx, common, modeDir);
   if (point.kind === 'bandwidth') return measureBandwidthPoint(point, ctx, common, modeDir);
   if (point.kind === 'latency') return measureLatencyPoint(point, ctx, common, modeDir);
+  if (point.kind === 'write') return measureWritePoint(point, ctx, common, modeDir);
   return measureSettingsPoint(point, ctx, common, modeDir);
+}
+
+/**
+ * A write point: the cached mode (the data in memory, so the saves are what
+ * the throttle changes) with the job's writes to every disk held to the
+ * point's rate, set up for this run alone; its saves' own events give its
+ * checkpoint stall, by the profile's arithmetic (checkpointStall).
+ */
+async function measureWritePoint(point: Extract<ValidationPoint, { kind: 'write' }>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+  const { input } = ctx;
+  const prediction = ctx.writePrediction!;
+  const held = (input.writeThrottle ?? cgroupWriteThrottle).start(point.bytesPerSec, `validate-${process.pid}-write-${ctx.index}`, input.env);
+  let result: ModeResult;
+  try {
+    result = await ctx.run({
+      ...common,
+      mode: 'cached',
+      modeDir,
+      cacheState: input.dataSource.modeState,
+      wrapArgv: held.wrap,
+      onProgress: (progress) => ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null }),
+    });
+  } finally {
+    await held.remove().catch(() => undefined);
+  }
+  const writes = measuredWrites(result);
+  const ok = result.status === 'ok';
+  const iterMs = ok ? (result.summary?.iterMs.mean ?? null) : null;
+  // A synced save faster than its bytes at the rate was not held: it tested another setting.
+  const settingHeld = ok ? writeHeld(prediction, writes, point.bytesPerSec) : null;
+  const note =
+    VALIDATE_TEXT.writeNote(formatRate(point.bytesPerSec), held.devices, result.status, result.stopReason) +
+    (writes.perSaveMs === null ? VALIDATE_TEXT.writeNoSaves : VALIDATE_TEXT.writeSaves(writes.saves, writes.perSaveMs, prediction.perSaveMs)) +
+    (settingHeld === false ? VALIDATE_TEXT.writeNotHeld(writes.perSaveMs!, (prediction.bytesPerSave! / point.bytesPerSec) * 1000) : '');
+  return {
+    summary: ok ? result.summary : null,
+    ranks: Math.max(1, result.ranks.length),
+    note,
+    residentBytes: null,
+    residency: null,
+    affinity: null,
+    settingHeld,
+    readBytesPerSample: null,
+    failureTail: failureTail(result, FAILURE_TAIL_LINES),
+    firstBatchSec: null,
+    checkpoint: {
+      devices: held.devices,
+      cgroup: held.version,
+      synced: prediction.synced,
+      saves: writes.saves,
+      predictedPerSaveMs: prediction.perSaveMs,
+      measuredPerSaveMs: writes.perSaveMs,
+      predictedStallMsPerIter: prediction.stallMsPerIter,
+      measuredStallMsPerIter: writes.stallMsPerIter,
+      predictedIterMs: prediction.iterMs,
+      measuredIterMs: iterMs,
+      stallWithinTolerance: stallWithinTolerance(prediction.stallMsPerIter, writes.stallMsPerIter, iterMs),
+      caveat: !prediction.synced && held.version === 'v1' ? VALIDATE_TEXT.bufferedOnV1 : null,
+    },
+  };
 }
 
 /** The median time to a first byte the profile's cold mode measured, s; null where it saw no requests. */

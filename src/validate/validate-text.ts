@@ -29,6 +29,18 @@ export const VALIDATE_TEXT = {
   latencyNote: (ms: string, addedMs: string, status: string, stopReason: string | null, unproven: string) =>
     `cold, every request delayed ${addedMs} ms to a first byte in ${ms} ms (${status}${stopReason ? `, ${stopReason}` : ''})${unproven}`,
   noThrottle: (obstacle: string) => `--storage-bw: the data's reads cannot be held to a bandwidth here (${obstacle}): run as root with a writable io cgroup, or validate other settings`,
+  noSaves:
+    "--write-bw: the profile saw no checkpoint save the hook knows (torch.save, torch.distributed.checkpoint, Lightning's and Hugging Face's saves), so there is no checkpoint stall to check: profile a job that saves, or time its writer with ds_analyzer.checkpoint()",
+  noWriteThrottle: (obstacle: string) => `--write-bw: the job's writes cannot be held to a rate here (${obstacle}): run as root with a writable io cgroup, or validate other settings`,
+  writeNote: (rate: string, devices: readonly string[], status: string, stopReason: string) =>
+    `cached mode with writes to ${devices.join(', ')} held to ${rate}: ${ended(status, stopReason)}`,
+  writeSaves: (saves: number, perSaveMs: number, predictedMs: number) => `; ${saves} saves, ${perSaveMs.toFixed(0)} ms each (predicted ${predictedMs.toFixed(0)} ms)`,
+  writeNoSaves: '; the job made no save in this run, so its checkpoint stall is not measured (run more iterations: --max-iterations)',
+  writeNotHeld: (perSaveMs: number, floorMs: number) =>
+    `; the saves synced in ${perSaveMs.toFixed(0)} ms, well under the ${floorMs.toFixed(0)} ms their bytes take at this rate: they were written where the throttle does not reach (tmpfs, a network file system), so the rate was not tested`,
+  /** Buffered saves under a cgroup v1 write throttle: what it holds and what it does not. */
+  bufferedOnV1:
+    "the saves were buffered (no fsync) and this host's write throttle is cgroup v1, which holds only the writes the job's own processes submit: ext4's write-back of a file truncated and closed (a save over the last checkpoint: the next save waits for it) is held, the kernel's background writeback (a save to a new file) is not; where it is not, the stall measured here is the profiled one, not what storage this slow would cost",
   residencyUnmeasured: 'dataset residency not measured in the measured window: not held',
   residency: (r: { minBytes: number; maxBytes: number; meanBytes: number; readings: number; sampled: boolean; inBandShare: number; toleranceBytes: number; held: boolean }) =>
     `dataset in page cache ${formatBytes(r.minBytes)}-${formatBytes(r.maxBytes)}, mean ${formatBytes(r.meanBytes)} ` +

@@ -1,7 +1,7 @@
 // Job cgroups: throttle the job's storage reads (blkio/io), cap its page cache
 // (memory) and restrict its CPUs (cpuset), so what-if predictions can be checked
 // against real runs. Interfaces: Documentation/admin-guide/cgroup-v1/blkio-controller.rst
-// (blkio.throttle.read_bps_device "MAJ:MIN BYTES"), cgroup-v1/memory.rst
+// (blkio.throttle.read_bps_device and write_bps_device "MAJ:MIN BYTES"), cgroup-v1/memory.rst
 // (memory.limit_in_bytes), and cgroup-v2.rst (io.max "MAJ:MIN rbps=N",
 // memory.max, cpuset.cpus; the no-internal-process rule; delegation).
 import { accessSync, constants, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
@@ -171,6 +171,8 @@ export interface JobCgroupOptions {
   name: string;
   /** Read throttle of a whole block device ('major:minor'), bytes/s. */
   readBpsDevice?: { device: string; bytesPerSec: number };
+  /** Write throttle of whole block devices ('major:minor' each), bytes/s on each. */
+  writeBpsDevices?: { devices: string[]; bytesPerSec: number };
   /** Memory (and so page cache) limit of the group, bytes. */
   memoryLimitBytes?: number;
   /** CPUs the job may run on. */
@@ -202,10 +204,11 @@ function write(file: string, value: string): void {
 /** Creates ds-analyzer-<name> with the requested limits; throws a UserError (Environment) when not permitted. */
 export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
   if (!/^[A-Za-z0-9_.-]+$/.test(options.name)) throw new UserError(CGROUP_TEXT.badName(options.name));
-  const device = options.readBpsDevice?.device;
-  if (device !== undefined && !/^\d+:\d+$/.test(device)) throw new UserError(CGROUP_TEXT.badDevice(device));
+  const devices = [...(options.readBpsDevice ? [options.readBpsDevice.device] : []), ...(options.writeBpsDevices?.devices ?? [])];
+  const bad = devices.find((d) => !/^\d+:\d+$/.test(d));
+  if (bad !== undefined) throw new UserError(CGROUP_TEXT.badDevice(bad));
   const needed: CgroupController[] = [];
-  if (options.readBpsDevice) needed.push('io');
+  if (options.readBpsDevice || options.writeBpsDevices) needed.push('io');
   if (options.memoryLimitBytes !== undefined) needed.push('memory');
   if (options.cpus !== undefined) needed.push('cpuset');
 
@@ -265,6 +268,15 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
       const rate = Math.max(1, Math.round(bytesPerSec));
       if (info.controllers.io.version === 'v1') write(join(dir, 'blkio.throttle.read_bps_device'), `${dev} ${rate}`);
       else write(join(dir, 'io.max'), `${dev} rbps=${rate}`);
+    }
+    if (options.writeBpsDevices) {
+      const dir = dirFor.get('io')!;
+      const rate = Math.max(1, Math.round(options.writeBpsDevices.bytesPerSec));
+      // One device a write: both files take one 'MAJ:MIN ...' line at a time.
+      for (const dev of options.writeBpsDevices.devices) {
+        if (info.controllers.io.version === 'v1') write(join(dir, 'blkio.throttle.write_bps_device'), `${dev} ${rate}`);
+        else write(join(dir, 'io.max'), `${dev} wbps=${rate}`);
+      }
     }
     if (options.memoryLimitBytes !== undefined) {
       const dir = dirFor.get('memory')!;

@@ -40,3 +40,40 @@ export function splitDev(dev: bigint): { major: number; minor: number } {
   const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
   return { major: Number(major), minor: Number(minor) };
 }
+
+/** A whole disk as /sys/block lists it. */
+export interface WholeDisk {
+  /** Its kernel name (vda, nvme0n1, dm-0). */
+  name: string;
+  /** 'major:minor', as throttles name it. */
+  device: string;
+}
+
+/** Names of /sys/block entries that hold no storage a job writes to: loop devices, RAM disks, zram swap, optical and floppy drives. */
+const NOT_STORAGE = /^(loop|ram|zram|sr|fd)\d*/;
+
+/**
+ * Every whole disk of the machine (/sys/block, which lists disks and not
+ * their partitions), the loop, RAM, zram, optical and floppy devices left out.
+ * Device-mapper disks (LVM, dm-crypt) stay: a write to one reaches its
+ * underlying disk too, and a throttle at the same rate on both holds it once.
+ */
+export function wholeDisks(sysfs = '/sys'): WholeDisk[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(`${sysfs}/block`);
+  } catch {
+    return [];
+  }
+  const disks: WholeDisk[] = [];
+  for (const name of names.sort()) {
+    if (NOT_STORAGE.test(name)) continue;
+    try {
+      const device = fs.readFileSync(`${sysfs}/block/${name}/dev`, 'utf8').trim();
+      if (/^\d+:\d+$/.test(device)) disks.push({ name, device });
+    } catch {
+      // Gone, or no dev file: nothing to throttle.
+    }
+  }
+  return disks;
+}
