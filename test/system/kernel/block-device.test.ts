@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { splitDev, wholeDiskDevice } from '../../../src/system/kernel/block-device.js';
+import { splitDev, wholeDiskDevice, wholeDisks } from '../../../src/system/kernel/block-device.js';
 import { expectedWholeDisk } from './whole-disk.js';
 
 describe('wholeDiskDevice', () => {
@@ -49,5 +49,34 @@ describe('splitDev', () => {
     assert.deepEqual(splitDev(66305n), { major: 259, minor: 1 });
     // minor 300 spills into the high minor bits.
     assert.deepEqual(splitDev(1050668n), { major: 8, minor: 300 });
+  });
+});
+
+describe('wholeDisks', () => {
+  it('lists the disks of /sys/block with their major:minor, loop, RAM, zram, optical and floppy devices left out', (t) => {
+    const sysfs = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-sysfs-'));
+    t.after(() => fs.rmSync(sysfs, { recursive: true, force: true }));
+    const disk = (name: string, dev: string | null): void => {
+      fs.mkdirSync(path.join(sysfs, 'block', name), { recursive: true });
+      if (dev !== null) fs.writeFileSync(path.join(sysfs, 'block', name, 'dev'), `${dev}\n`);
+    };
+    disk('vda', '254:0');
+    disk('nvme0n1', '259:0');
+    disk('dm-0', '253:1');
+    disk('loop0', '7:0');
+    disk('zram0', '252:0');
+    disk('ram1', '1:1');
+    disk('sr0', '11:0');
+    disk('odd', null);
+    assert.deepEqual(wholeDisks(sysfs), [
+      { name: 'dm-0', device: '253:1' },
+      { name: 'nvme0n1', device: '259:0' },
+      { name: 'vda', device: '254:0' },
+    ]);
+    assert.deepEqual(wholeDisks(path.join(sysfs, 'none')), []);
+  });
+
+  it('on this machine: every entry is a disk with a dev number', () => {
+    for (const d of wholeDisks()) assert.match(d.device, /^\d+:\d+$/, d.name);
   });
 });
