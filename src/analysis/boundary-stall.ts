@@ -36,6 +36,7 @@ function ofRank(rank: RankResult, proven: boolean): Omit<BoundaryStall, 'fractio
   const basis: EpochRecord[] = later.length > 0 ? later : first && persistent !== true ? [first] : [];
   if (basis.length === 0) return null;
   const perEpoch = basis.map((e) => e.createMs + firstWaitExcessMs(e, steady));
+  const gaps = later.flatMap((e) => (e.gapMs !== undefined ? [e.gapMs] : []));
   const perEpochMs = meanEstimate(perEpoch, proven);
   const epochIterations = epochs.find((e) => e.epochIterations)?.epochIterations ?? gapBetweenStarts(epochs);
   if (epochIterations === null) return null;
@@ -52,6 +53,7 @@ function ofRank(rank: RankResult, proven: boolean): Omit<BoundaryStall, 'fractio
     persistentWorkers: persistent,
     repeats: later.length >= 2 ? perEpoch.every((ms) => ms >= REPEAT_SHARE * perEpochMs.mean) : null,
     firstBatchMs: first ? first.createMs + first.firstWaitMs : null,
+    gapMs: gaps.length > 0 ? mean(gaps) : null,
   };
 }
 

@@ -135,13 +135,15 @@ function syntheticSavesOf(synthetic: ModeResult | undefined): CheckpointStall['s
 /**
  * Bytes the job's tree sent to storage per iteration beyond its saves' own
  * (write_bytes over the run, less the bytes the hook saw saved): what a
- * writer the hook cannot see wrote. Null without write_bytes readings.
+ * writer the hook cannot see wrote (a copy of the checkpoint, logs, a writer
+ * of its own). Null without write_bytes readings.
  */
 export function unseenWriteBytesPerIteration(mode: ModeResult, saver: RankResult | null): number | null {
   const written = treeWriteBytes(mode);
   const iterations = Math.max(...mode.ranks.map((r) => r.iterations.length), 0);
   if (written === null || iterations === 0) return null;
-  const saved = (saver?.checkpoints ?? []).filter((c) => c.persisted).reduce((sum, c) => sum + (c.bytes ?? 0), 0);
+  // Every save the hook saw wrote its bytes, a synthetic-mode scratch file too (write_bytes counts pages as they are dirtied).
+  const saved = (saver?.checkpoints ?? []).reduce((sum, c) => sum + (c.bytes ?? 0), 0);
   return Math.max(0, written - saved) / iterations;
 }
 

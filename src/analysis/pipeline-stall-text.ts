@@ -34,11 +34,11 @@ export const CHECKPOINT_TEXT = {
   /** The job wrote more than its hooked saves account for. */
   unseenWrites: (bytesPerIter: number, mode: string, syncedBytesPerSec: number | null, sawSaves: boolean): string =>
     `the job's processes wrote ${formatBytes(bytesPerIter)} per iteration in the ${mode} mode ` +
-    `${sawSaves ? 'beyond the saves the hook timed' : 'and no save the hook knows was seen'} (a custom writer, logs): ` +
+    `${sawSaves ? 'beyond the saves the hook timed' : 'and no save the hook knows was seen'} (a copy of a checkpoint, a writer of its own, logs): ` +
     (syncedBytesPerSec !== null
       ? `at the storage's synced write rate (${formatRate(syncedBytesPerSec)}) that is up to ${ms((bytesPerIter / syncedBytesPerSec) * 1000)} ms an iteration, `
       : '') +
-    'inside the step, where no term of the breakdown shows it; time the writer with ds_analyzer.checkpoint() to measure it',
+    'inside a step or between epochs (the tree\'s counter cannot tell which), where no term of the breakdown shows it; time the writer with ds_analyzer.checkpoint() to measure it',
 };
 
 const intervalWords: Record<NonNullable<CheckpointStall['intervalSource']>, string> = {
@@ -56,5 +56,8 @@ export const BOUNDARY_TEXT = {
     (b.basis === 'later-epochs'
       ? `measured at ${b.epochs} later epoch start${b.epochs === 1 ? '' : 's'}` + (b.repeats === true ? ', paid again each epoch' : '')
       : 'no later epoch ran: the first epoch stands for them (an upper bound: it holds one-time start-up)') +
-    (b.persistentWorkers === false && (b.workers ?? 0) > 0 ? `; ${b.workers} workers restart every epoch (persistent_workers=False)` : ''),
+    (b.persistentWorkers === false && (b.workers ?? 0) > 0 ? `; ${b.workers} workers restart every epoch (persistent_workers=False)` : '') +
+    (b.gapMs != null && b.gapMs >= 1
+      ? `; between epochs the script spent ${ms(b.gapMs)} ms outside the training loop (its validation, saves between epochs, its own work: not a data stall)`
+      : ''),
 };

@@ -207,13 +207,18 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   };
 }
 
-/** The job's first batch: the last rank's, from the job's start; null when no rank reported an iteration. */
+/**
+ * The job's first batch: the last rank's, from the job's start; null when no
+ * rank reported an iteration. The loader's first wait starts at iter(loader)
+ * where the job timed it (its first epoch event: workers are started there),
+ * else at its first request for a batch.
+ */
 export function firstBatchOf(ranks: readonly RankResult[], startedAt: number): FirstBatch | null {
-  const firsts = ranks.map((r) => r.iterations[0]).filter((it): it is Iteration => it !== undefined);
+  const firsts = ranks.flatMap((r) => (r.iterations[0] ? [{ it: r.iterations[0], epoch: r.epochs?.find((e) => e.epoch === 0 && e.i === r.iterations[0].i) }] : []));
   if (firsts.length === 0) return null;
-  const last = firsts.reduce((a, b) => (b.t > a.t ? b : a));
-  const sec = Math.max(0, (last.t - startedAt) / 1000);
-  const firstWaitSec = Math.min(sec, last.waitMs / 1000);
+  const last = firsts.reduce((a, b) => (b.it.t > a.it.t ? b : a));
+  const sec = Math.max(0, (last.it.t - startedAt) / 1000);
+  const firstWaitSec = Math.min(sec, (last.it.waitMs + (last.epoch?.createMs ?? 0)) / 1000);
   return { sec, startupSec: sec - firstWaitSec, firstWaitSec };
 }
 

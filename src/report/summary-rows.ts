@@ -51,6 +51,11 @@ export function allRanksLine(profile: Profile): string | null {
   return parts.length ? `all ranks together, samples/s: ${parts.join(' · ')} (the slowest rank sets the pace of each)` : null;
 }
 
+/** Whether a mode's job timed iter(loader) (its epoch events): its first wait then starts there. */
+function iterTimed(profile: Profile, mode: (typeof MODES)[number]): boolean {
+  return profile.modes[mode]?.ranks.some((r) => r.epochs?.some((e) => e.epoch === 0)) ?? false;
+}
+
 /** Header + rows of the split table. */
 export function splitRows(profile: Profile): string[][] {
   const a = profile.analysis;
@@ -63,7 +68,7 @@ export function splitRows(profile: Profile): string[][] {
     ['fetch stall', formatEstimate(a.fetchStallMs), stallShare(a.stallCalls?.fetch, a.fetchStallFraction)],
     ...(a.checkpointStall ? [['checkpoint stall', formatEstimate(a.checkpointStall.ms), stallShare(a.checkpointStall.call, a.checkpointStall.fraction)]] : []),
     ...(a.boundaryStall ? [['epoch-boundary stall', formatEstimate(a.boundaryStall.ms), stallShare(a.boundaryStall.call, a.boundaryStall.fraction)]] : []),
-    ['total (cold)', formatEstimate(a.iterMs), a.iterMs ? '100%' : '—'],
+    [profile.modes.cold?.summary ? 'total (cold)' : 'total (slowest mode measured)', formatEstimate(a.iterMs), a.iterMs ? '100%' : '—'],
   ];
 }
 
@@ -203,7 +208,7 @@ export function firstBatchLine(profile: Profile): string | null {
   const parts: string[] = [];
   for (const mode of ['cached', 'cold'] as const) {
     const f = profile.modes[mode]?.firstBatch;
-    if (f) parts.push(`${mode} ${f.sec.toFixed(2)} s (start-up ${f.startupSec.toFixed(2)} + loader's first wait ${f.firstWaitSec.toFixed(2)})`);
+    if (f) parts.push(`${mode} ${f.sec.toFixed(2)} s (start-up ${f.startupSec.toFixed(2)} + loader's first wait ${f.firstWaitSec.toFixed(2)}${iterTimed(profile, mode) ? ', from iter(loader)' : ''})`);
   }
   if (parts.length === 0) return null;
   const cached = profile.modes.cached?.firstBatch;

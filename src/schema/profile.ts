@@ -502,6 +502,8 @@ export const BoundaryStallSchema = z.object({
   repeats: z.boolean().nullable(),
   /** The first epoch: from iter(loader) to its first batch, ms (the time to the first batch). */
   firstBatchMs: nonneg().nullable(),
+  /** Between epochs, outside the training loop: from an epoch's last batch to iter(loader) for the next (validation, saves, the script's own work), mean ms; null when not reported. Not a data stall, and not in ms. */
+  gapMs: nonneg().nullable().optional(),
   /** One line on how it was measured. */
   text: z.string(),
 });

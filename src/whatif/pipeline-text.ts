@@ -14,7 +14,7 @@ export const PIPELINE_TEXT = {
   writeUnmeasured: "the saves' write to storage was not measured (no fsync, no background write): give --write-bw",
   noPace: 'the steady model has no per-iteration time: the overhead and the interval for the budget are not known',
   refill: (refillMs: number) =>
-    `persistent workers start once; each epoch's start is then the refill of an empty pipeline: one batch prepared by one worker (${ms(refillMs)} ms from the prep CPU per sample)`,
+    `persistent workers start once; each epoch's start is then the refill of an empty pipeline: one batch prepared by one worker (${ms(refillMs)} ms: the batch's samples at the prep CPU per sample)`,
   refillUpperBound:
     "persistent workers start once; each epoch's start is then the refill of an empty pipeline, taken as the measured first wait (an upper bound: the prep CPU per sample was not measured)",
   restartUnmeasured:

@@ -173,4 +173,8 @@ test("the first batch: the last rank's first iteration, after the job's start, s
   assert.equal(firstBatchOf([{ ...ranks[0], iterations: [] }], 1_000), null);
   // A wait reported longer than the run so far (clocks of two processes) is held to the run.
   assert.deepEqual(firstBatchOf([{ ...ranks[0], iterations: [it(1_500, 900)] }], 1_000), { sec: 0.5, startupSec: 0, firstWaitSec: 0.5 });
+  // A job that timed iter(loader) (its first epoch event): the workers' start there is the loader's, not the job's start-up.
+  const epoch = { t: 5_000, epoch: 0, i: 0, createMs: 1_200, firstWaitMs: 300 };
+  const timed = firstBatchOf([{ ...ranks[0], epochs: [epoch] }], 1_000)!;
+  assert.deepEqual([timed.sec, timed.startupSec, timed.firstWaitSec].map((v) => Number(v.toFixed(6))), [4, 2.5, 1.5]);
 });
