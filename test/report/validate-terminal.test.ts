@@ -97,3 +97,28 @@ test('a run that did not end well is said in one line', () => {
   assert.equal(renderValidationFailure({ kind: 'interrupted', exitCode: ExitCode.Interrupted, completed: 0, planned: 3 }), 'interrupted before any point completed');
   assert.equal(renderValidationFailure({ kind: 'interrupted', exitCode: ExitCode.Interrupted, completed: 2, planned: 3 }), 'interrupted: 2 of 3 points completed; the report shows them');
 });
+
+test('a write point shows its checkpoint stall and iteration, predicted and measured, the disks held, and what a v1 throttle cannot hold', () => {
+  const check = {
+    devices: ['vda (254:0)'],
+    cgroup: 'v1' as const,
+    synced: true,
+    saves: 30,
+    predictedPerSaveMs: 873,
+    measuredPerSaveMs: 847,
+    predictedStallMsPerIter: 174.7,
+    measuredStallMsPerIter: 169.4,
+    predictedIterMs: 227.7,
+    measuredIterMs: 222.1,
+    stallWithinTolerance: true,
+    caveat: null,
+  };
+  const synced = { ...row({ kind: 'write', bytesPerSec: 40e6 }, 35.1, 36.0, 3), checkpoint: check };
+  const buffered = { ...row({ kind: 'write', bytesPerSec: 20e6 }, 30, 31, 3), checkpoint: { ...check, synced: false, stallWithinTolerance: false, caveat: 'the throttle cannot hold it' } };
+  const text = renderValidation(report([row({ kind: 'control' }, 120, 118, 2), synced, buffered]), 'p.json');
+  assert.match(
+    text,
+    /writes held to 40\.0 MB\/s: checkpoint stall 169\.4 ms per iteration, predicted 174\.7 \(3\.1%\): within 15% \(or 3% of the iteration\); iteration 222\.1 ms, predicted 227\.7 \(2\.5%\); synced saves; disks held \(cgroup v1\): vda \(254:0\)\n/,
+  );
+  assert.match(text, /writes held to 20\.0 MB\/s: checkpoint stall .*: NOT within 15%.*buffered saves.*\n  note: the throttle cannot hold it\n/);
+});
