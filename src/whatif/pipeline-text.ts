@@ -10,7 +10,7 @@ export const PIPELINE_TEXT = {
     `an async save blocks the loop for its staging; assumed to cost what the measured save spent not writing (${ms(serialiseMs)} ms)`,
   bufferedSaves:
     'the saves returned before their data reached storage (no fsync): the page cache takes each at memory speed while writeback drains it before the next save; ' +
-    'beyond that the writer is held to --write-bw (on cgroup v1 a blkio write throttle does not hold back buffered writeback, so validate cannot check this part there)',
+    'beyond that the writer is held to --write-bw (a cgroup v1 write throttle holds this only where the job itself writes back: a checkpoint overwritten in place, which ext4 writes back on close; not the background writeback of new files)',
   writeUnmeasured: "the saves' write to storage was not measured (no fsync, no background write): give --write-bw",
   noPace: 'the steady model has no per-iteration time: the overhead and the interval for the budget are not known',
   refill: (refillMs: number) =>
