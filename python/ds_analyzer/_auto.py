@@ -128,14 +128,23 @@ _AFTER_IMPORT = {
 
 def install():
     """Called by the sitecustomize hook when DSA_MODE is set."""
-    try:
-        import os
+    import os
 
+    try:
         from . import _http
 
         _http.install(os.environ)  # remote data, cold mode: the job's requests counted in its own processes
     except Exception as error:
         sys.stderr.write("ds-analyzer: could not count the job's HTTP requests (%s: %s)\n" % (type(error).__name__, error))
+    if os.environ.get("DSA_MODE") == "synthetic":
+        try:
+            from . import _checkpoint
+
+            # Before the script runs: `from shutil import copyfile` gets the wrapper that follows a scratch save.
+            _checkpoint.follow_diversions()
+        except Exception as error:
+            sys.stderr.write("ds-analyzer: synthetic mode: could not follow scratch checkpoints (%s: %s)\n"
+                             % (type(error).__name__, error))
     # Modules imported before this ran (activate() from a script): patched now.
     for name in list(_AFTER_IMPORT):
         module = sys.modules.get(name)

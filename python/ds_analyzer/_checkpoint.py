@@ -4,8 +4,11 @@ Patched when their modules are imported (_auto._AFTER_IMPORT): torch.save,
 torch.distributed.checkpoint's save / save_state_dict / async_save, Lightning's
 Trainer.save_checkpoint, Hugging Face Trainer._save_checkpoint; and the manual
 ds_analyzer.checkpoint(). In the synthetic mode a save is written to a scratch
-path beside its target (same file system, so the same write speed), measured
-and removed: the user's checkpoints are never overwritten. docs/pytorch.md,
+path beside its target (same file system, so the same write speed) and
+measured: the user's checkpoints are never overwritten. The scratch stands in
+for the target until the process exits (then it is removed): the script's own
+copies, renames, removals, reads and existence checks of the target follow it
+to the scratch ("following a diversion" below). docs/pytorch.md,
 "Checkpoints"; the event is CheckpointEventSchema in src/schema/events.ts.
 
 A blocking save's event is held until the loop's next boundary (the next batch
@@ -17,7 +20,10 @@ extends to the sync's end (note 'synced-after').
 """
 
 import atexit
+import builtins
+import io
 import os
+import pathlib
 import shutil
 import stat
 import sys
@@ -64,21 +70,34 @@ class _Save(object):
         self.ended_at = None  # wall clock at the end of the save (or of a sync after it), once held
         self.synced_after = False
         self.scratch = None  # the synthetic mode's scratch path
+        self.new_scratch = None  # the target whose scratch this save made (forgotten if the save fails)
         self.persisted = True
         self.note = None
-        self.undo = []  # restore attributes, remove the scratch copy
+        self.undo = []  # restore attributes
         self.done = False
+        # A save after the recorder's end (a finally block, an atexit handler): diverted, no event.
+        self.silent = False
 
-    def divert_to_scratch(self, target):
-        """Synthetic mode: the save goes to a scratch path beside `target`, measured then removed."""
-        scratch = _scratch_beside(target)
+    def divert_to_scratch(self, target, folder=False, overlay=False):
+        """Synthetic mode: the save goes to a scratch path beside `target`, measured; it stands in
+        for `target` until the exit (_divert). `overlay`: `target` is a folder the save writes into."""
+        scratch, made = _divert(target, folder=folder, overlay=overlay)
         self.persisted = False
         self.note = "scratch"
         self.measure = lambda: _size(scratch)
         self.identify = lambda: _files_of(scratch)
         self.scratch = scratch
-        self.undo.append(lambda: _remove(scratch))
+        if made:
+            self.new_scratch = (target, overlay)
         return scratch
+
+    def abandon(self):
+        """The save failed (or could not be prepared): undone, and a scratch it made is forgotten."""
+        self.cleanup()
+        if self.new_scratch is not None:
+            target, overlay = self.new_scratch
+            self.new_scratch = None
+            _undivert(target, overlay=overlay)
 
     def fields(self, write_ms=False):
         blocking_ms = self.blocking_s * 1000.0
@@ -125,10 +144,7 @@ class _Save(object):
             info = os.fstat(fd if isinstance(fd, int) else fd.fileno())
         except Exception:
             return False
-        if self.scratch is not None and info.st_nlink:
-            # The scratch copy was removed when the save returned: only an fd opened on it before is
-            # it (no links left); a file made since may have been given its freed inode number.
-            return False
+        # A scratch stays until the exit (or the script removes it), so its inode is not reused meanwhile.
         return (info.st_dev, info.st_ino) in self.files
 
     def extend(self, sync_began, sync_ended):
@@ -153,8 +169,14 @@ def _inside_a_save():
 def _begin(api):
     """A _Save for an outermost save when profiled, else None (the original runs untouched)."""
     rec = _recorder.recorder()
-    if rec is None or rec.ended or _inside_a_save():
+    if rec is None or _inside_a_save():
         return None
+    if rec.ended:
+        if rec.config.mode != "synthetic":
+            return None
+        save = _Save(api, rec)  # still diverted: the user's checkpoints are never overwritten
+        save.silent = True
+        return save
     if _held is not None:
         _flush_held()  # the next save: the held one is over
     return _Save(api, rec)
@@ -194,15 +216,18 @@ def _timed(api, original, prepare):
         try:
             call_args, call_kwargs = prepare(save, args, kwargs, save.rec.config.mode == "synthetic")
         except Exception as error:
-            save.cleanup()
+            save.abandon()
             _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
             return original(*args, **kwargs)
         try:
             result = _run_blocking(save, original, call_args, call_kwargs)
         except BaseException:
-            save.cleanup()  # the user's error, raised as is; no event for a save that failed
+            save.abandon()  # the user's error, raised as is; no event for a save that failed
             raise
-        _hold(save)
+        if save.silent:
+            save.cleanup()
+        else:
+            _hold(save)
         return result
 
     save_wrapper.__wrapped__ = original
@@ -221,9 +246,19 @@ def _timed_async(api, original, prepare):
         try:
             call_args, call_kwargs = prepare(save, args, kwargs, save.rec.config.mode == "synthetic")
         except Exception as error:
-            save.cleanup()
+            save.abandon()
             _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
             return original(*args, **kwargs)
+        if save.silent:
+            try:
+                result = _run_blocking(save, original, call_args, call_kwargs)
+            except BaseException:
+                save.abandon()
+                raise
+            future = result if hasattr(result, "add_done_callback") else getattr(result, "upload_completion", None)
+            if hasattr(future, "add_done_callback"):
+                future.add_done_callback(lambda done: save.cleanup())  # the writer's path back once written
+            return result
         with _lock:
             _unfinished.append(save)
         _at_end_write_unfinished(save.rec)
@@ -231,7 +266,7 @@ def _timed_async(api, original, prepare):
             result = _run_blocking(save, original, call_args, call_kwargs)
         except BaseException:
             _forget(save)
-            save.cleanup()
+            save.abandon()
             raise
         try:
             _when_written(result, save)
@@ -259,7 +294,7 @@ def _when_written(result, save):
         except Exception:
             failed = True
         if failed:
-            save.cleanup()  # no event for a write that did not happen
+            save.abandon()  # no event for a write that did not happen
             return
         _finish_quietly(save, write_ms=(_perf() - save.began) * 1000.0)
 
@@ -306,7 +341,7 @@ def _hold(save):
         _finish_quietly(save)  # nothing a sync could be matched with
         return
     # Measured and undone now, as the script goes on (it may close the file, list the folder):
-    # only the event waits. The scratch copy's inodes are kept, its files removed.
+    # only the event waits.
     size = _measure(save.measure)
     save.measure = lambda: size
     save.cleanup()
@@ -330,7 +365,7 @@ def _flush_held():
     if save.rec.pending_save is _flush_held:
         save.rec.pending_save = None
     if save.pid != os.getpid():
-        return  # a forked child (a loader worker): the parent writes it and removes its scratch
+        return  # a forked child (a loader worker): the parent writes it
     _finish_quietly(save)
 
 
@@ -374,11 +409,11 @@ def _is_local_path(target):
     return hasattr(target, "__fspath__")
 
 
-def _prepare_path_or_file(save, target, synthetic):
+def _prepare_path_or_file(save, target, synthetic, folder=False):
     """What to save to instead of `target`: a scratch path (synthetic), else `target` itself."""
     if _is_local_path(target):
         if synthetic:
-            return save.divert_to_scratch(target)
+            return save.divert_to_scratch(target, folder=folder)
         save.measure = lambda: _size(target)
         save.identify = lambda: _files_of(target)
         return target
@@ -411,7 +446,7 @@ def _prepare_dcp(save, args, kwargs, synthetic):
     """dcp.save(state_dict, *, checkpoint_id=None, storage_writer=None, ...); older: save(state_dict, storage_writer)."""
     checkpoint_id = kwargs.get("checkpoint_id")  # keyword-only
     if checkpoint_id is not None and _is_local_path(checkpoint_id):
-        kwargs = dict(kwargs, checkpoint_id=_prepare_path_or_file(save, checkpoint_id, synthetic))
+        kwargs = dict(kwargs, checkpoint_id=_prepare_path_or_file(save, checkpoint_id, synthetic, folder=True))
         return args, kwargs
     writer = _arg(args, kwargs, 1, "storage_writer")
     path = getattr(writer, "path", None)
@@ -419,7 +454,7 @@ def _prepare_dcp(save, args, kwargs, synthetic):
         _cannot_divert(save, synthetic)
         return args, kwargs
     # FileSystemWriter: its path is diverted and put back when the save is over.
-    new = _prepare_path_or_file(save, path, synthetic)
+    new = _prepare_path_or_file(save, path, synthetic, folder=True)
     if new is not path:
         writer.path = type(path)(new)
         save.undo.insert(0, lambda: setattr(writer, "path", path))
@@ -445,7 +480,8 @@ def _prepare_hf(save, args, kwargs, synthetic):
         save.measure = lambda: _size(output_dir, since)
         save.identify = lambda: _files_of(output_dir, since)
         return args, kwargs
-    scratch = save.divert_to_scratch(output_dir)
+    # The checkpoint-<step> folders go to a scratch folder that stands in for output_dir's entries.
+    scratch = save.divert_to_scratch(output_dir, folder=True, overlay=True)
     state = getattr(trainer, "state", None)
     best = getattr(state, "best_model_checkpoint", None)
     # object.__setattr__: some transformers versions freeze TrainingArguments.
@@ -453,7 +489,7 @@ def _prepare_hf(save, args, kwargs, synthetic):
 
     def restore():
         object.__setattr__(training_args, "output_dir", output_dir)
-        # A best checkpoint inside the scratch folder is about to be removed: keep the last real one.
+        # A best checkpoint inside the scratch folder goes at the exit: keep the last real one.
         now_best = getattr(state, "best_model_checkpoint", None)
         if isinstance(now_best, str) and now_best.startswith(scratch):
             state.best_model_checkpoint = best
@@ -552,11 +588,350 @@ def _scratch_beside(target):
     return scratch + ("" if n == 1 else "-%d" % n)
 
 
+# The originals, for the scratch files themselves (follow_diversions() wraps os.remove and os.path.isdir).
+_os_remove = os.remove
+_os_isdir = os.path.isdir
+
+
 def _remove(path):
-    if os.path.isdir(path) and not os.path.islink(path):
+    if _os_isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
     elif os.path.lexists(path):
-        os.remove(path)
+        _os_remove(path)
+
+
+# -- following a diversion (synthetic mode) ------------------------------------
+#
+# A diverted save's scratch stands in for its target until the process exits: the script's own file
+# operations on the target (shutil.copyfile/copy/copy2/move, os.replace/rename/remove/unlink, open and
+# os.open for reading, torch.load, os.path.exists/isfile/isdir/getsize, pathlib.Path.exists/is_file/is_dir;
+# pathlib's replace, rename, unlink and open call those) act on the scratch instead, and
+# a copy or a move of it goes to a scratch beside its destination, which then stands in for that. Each
+# wrapper is a pass-through while nothing is diverted (one truth test), and for paths not diverted.
+
+# abspath of a target -> its scratch path (this process only: a forked child starts with none).
+_diverted = {}
+# abspath of a folder a save wrote into (Hugging Face's output_dir) -> the scratch folder that holds
+# what the saves wrote: a path inside the folder that the scratch has is the scratch's.
+_overlays = {}
+# Whether a diversion is a folder: only then is a path looked up through its parents.
+_folders = [False]
+_scratches = []  # every scratch this process made, removed at the exit
+_scratch_pid = [os.getpid()]
+_divert_lock = threading.Lock()
+
+
+def _key(path):
+    """The absolute path a path-like names, or None (an fd, a file object)."""
+    if path is None or isinstance(path, int):
+        return None
+    try:
+        path = os.fspath(path)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        return os.path.abspath(path)
+    except Exception:
+        return None
+
+
+def _scratch_in_use(scratch):
+    # An async save still writing there: a new save to the same target gets a fresh scratch.
+    return any(save.scratch == scratch for save in list(_unfinished))
+
+
+def _divert(target, folder=False, overlay=False):
+    """(scratch, made): the scratch that stands in for `target`, the one it has already
+    (overwritten by this save) unless an async save is still writing it."""
+    key = _key(target)
+    table = _overlays if overlay else _diverted
+    with _divert_lock:
+        if _scratch_pid[0] != os.getpid():
+            _start_over()
+        scratch = table.get(key)
+        if scratch is not None and not _scratch_in_use(scratch):
+            return scratch, False
+        scratch = _scratch_beside(target)
+        _register(key, scratch, table, folder or overlay)
+    follow_diversions()
+    return scratch, True
+
+
+def _register(key, scratch, table=None, folder=False):
+    """(under _divert_lock) `scratch` now stands in for `key`."""
+    (_diverted if table is None else table)[key] = scratch
+    if scratch not in _scratches:
+        _scratches.append(scratch)
+    if folder:
+        _folders[0] = True
+
+
+def _undivert(target, overlay=False, remove=True):
+    """`target` is no longer diverted; its scratch is removed unless kept (moved away) or still used."""
+    key = _key(target)
+    with _divert_lock:
+        scratch = (_overlays if overlay else _diverted).pop(key, None)
+        if scratch is None or not remove or scratch in _diverted.values() or scratch in _overlays.values():
+            return
+        if scratch in _scratches:
+            _scratches.remove(scratch)
+    try:
+        _remove(scratch)
+    except OSError:
+        pass
+
+
+def _lookup(path):
+    """(where, key): where the diverted `path` really is and its map key (None for a path inside a
+    diverted folder); None when `path` is not diverted."""
+    key = _key(path)
+    if key is None:
+        return None
+    scratch = _diverted.get(key)
+    if scratch is not None:
+        return scratch, key
+    if not _folders[0]:
+        return None
+    child, parent = key, os.path.dirname(key)
+    while parent != child:
+        scratch = _diverted.get(parent) or _overlays.get(parent)
+        if scratch is not None:
+            inside = os.path.join(scratch, os.path.relpath(key, parent))
+            if os.path.lexists(inside):
+                return inside, None
+        child, parent = parent, os.path.dirname(parent)
+    return None
+
+
+def _destination(dst, src, into_folder):
+    """(key, scratch): where a copy or move of a diverted file to `dst` goes (`into_folder`: shutil.copy,
+    copy2 and move put it inside a folder `dst`), and the scratch beside it that stands in for it."""
+    key = _key(dst)
+    if into_folder and key not in _diverted and os.path.isdir(key):
+        key = os.path.join(key, os.path.basename(_key(src)))
+    with _divert_lock:
+        scratch = _diverted.get(key)
+        if scratch is None or _scratch_in_use(scratch):
+            scratch = _scratch_beside(key)
+            # Registered before the copy: a copy that fails half way leaves a scratch the exit removes.
+            _register(key, scratch)
+    return key, scratch
+
+
+def _wrote_for_real(path):
+    """The script itself writes `path` (its own copy, rename, open for writing): that replaces a diversion."""
+    if _diverted:
+        key = _key(path)
+        if key in _diverted:
+            _undivert(key)
+
+
+def _remove_scratches():
+    """At the exit: every scratch this process made is removed (a forked child's inherited ones are not its own)."""
+    with _divert_lock:
+        if _scratch_pid[0] != os.getpid():
+            return
+        scratches = list(_scratches)
+        del _scratches[:]
+        _diverted.clear()
+        _overlays.clear()
+    for scratch in scratches:
+        try:
+            _remove(scratch)
+        except FileNotFoundError:
+            pass
+        except Exception as error:
+            _say("could not remove the scratch checkpoint %s (%s: %s)" % (scratch, type(error).__name__, error))
+
+
+def _start_over():
+    """A forked child: the parent's diversions are the parent's to follow and remove."""
+    global _diverted, _overlays, _scratches, _divert_lock
+    _diverted, _overlays, _scratches = {}, {}, []
+    _folders[0] = False
+    _scratch_pid[0] = os.getpid()
+    _divert_lock = threading.Lock()  # it may have been held by another thread at the fork
+
+
+def _reads(mode):
+    return not any(c in mode for c in "wax+")
+
+
+def _follow_open(original):
+    def open(file, mode="r", *args, **kwargs):
+        if _diverted or _overlays:
+            found = _lookup(file) if isinstance(mode, str) else None
+            if found is not None:
+                if _reads(mode) or "a" in mode or "+" in mode:
+                    file = found[0]  # read (or change in place) the scratch, the file as the script left it
+                elif found[1] is not None:
+                    _undivert(found[1])  # the script writes the file itself
+        return original(file, mode, *args, **kwargs)
+    return open
+
+
+def _follow_os_open(original):
+    write = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_APPEND", 0)
+
+    def open(path, flags, mode=0o777, *, dir_fd=None):
+        if (_diverted or _overlays) and dir_fd is None and not flags & write:
+            found = _lookup(path)
+            if found is not None:
+                path = found[0]  # an fd on the scratch (an fsync of the saved file after the save)
+        return original(path, flags, mode, dir_fd=dir_fd)
+    return open
+
+
+def _follow_query(original):
+    def query(path):
+        if _diverted or _overlays:
+            found = _lookup(path)
+            if found is not None:
+                return original(found[0])
+        return original(path)
+    return query
+
+
+def _follow_path_query(original):
+    def query(self, *args, **kwargs):
+        if _diverted or _overlays:
+            found = _lookup(self)
+            if found is not None:
+                return original(type(self)(found[0]), *args, **kwargs)
+        return original(self, *args, **kwargs)
+    return query
+
+
+def _follow_remove(original):
+    def remove(path, *args, **kwargs):
+        if (_diverted or _overlays) and not args and not kwargs.get("dir_fd"):
+            found = _lookup(path)
+            if found is not None:
+                if found[1] is None:
+                    return original(found[0])
+                _undivert(found[1])  # the scratch and the diversion both go
+                return None
+        return original(path, *args, **kwargs)
+    return remove
+
+
+def _follow_rename(original):
+    def rename(src, dst, *args, **kwargs):
+        if (_diverted or _overlays) and not args and not kwargs:
+            found = _lookup(src)
+            if found is not None:
+                key = _key(dst)
+                with _divert_lock:
+                    scratch = _diverted.get(key)
+                    if scratch is None or _scratch_in_use(scratch):
+                        scratch = _scratch_beside(key)
+                original(found[0], scratch)
+                with _divert_lock:
+                    _register(key, scratch)
+                    if found[1] not in (None, key) and _diverted.get(found[1]) == found[0]:
+                        del _diverted[found[1]]  # moved: the old name is gone, as it would be
+                        if found[0] in _scratches:
+                            _scratches.remove(found[0])
+                return None
+            _wrote_for_real(dst)
+        return original(src, dst, *args, **kwargs)
+    return rename
+
+
+def _follow_copy(original, into_folder=True):
+    """shutil.copyfile/copy/copy2: a diverted source is copied from its scratch to a scratch beside `dst`."""
+    def copy(src, dst, *args, **kwargs):
+        if _diverted or _overlays:
+            found = _lookup(src)
+            if found is not None:
+                key, scratch = _destination(dst, src, into_folder)
+                original(found[0], scratch, *args, **kwargs)
+                return dst if key == _key(dst) else os.path.join(dst, os.path.basename(key))
+            _wrote_for_real(dst)
+        return original(src, dst, *args, **kwargs)
+    return copy
+
+
+def _follow_move(original):
+    def move(src, dst, *args, **kwargs):
+        if _diverted or _overlays:
+            found = _lookup(src)
+            if found is not None:
+                key, scratch = _destination(dst, src, True)
+                original(found[0], scratch, *args, **kwargs)
+                if found[1] is not None and found[1] != key:
+                    _undivert(found[1], remove=False)
+                    with _divert_lock:
+                        if found[0] in _scratches and found[0] != scratch:
+                            _scratches.remove(found[0])
+                return dst if key == _key(dst) else os.path.join(dst, os.path.basename(key))
+            _wrote_for_real(dst)
+        return original(src, dst, *args, **kwargs)
+    return move
+
+
+def _follow_load(original):
+    def load(f, *args, **kwargs):
+        if _diverted or _overlays:
+            found = _lookup(f)
+            if found is not None:
+                f = found[0]
+        return original(f, *args, **kwargs)
+    return load
+
+
+_FOLLOWED = (
+    (builtins, "open", _follow_open), (io, "open", _follow_open), (os, "open", _follow_os_open),
+    (os, "replace", _follow_rename), (os, "rename", _follow_rename),
+    (os, "remove", _follow_remove), (os, "unlink", _follow_remove),
+    (shutil, "copyfile", lambda original: _follow_copy(original, into_folder=False)), (shutil, "copy", _follow_copy), (shutil, "copy2", _follow_copy),
+    (shutil, "move", _follow_move),
+    (os.path, "exists", _follow_query), (os.path, "isfile", _follow_query), (os.path, "isdir", _follow_query),
+    (os.path, "getsize", _follow_query),
+    (pathlib.Path, "exists", _follow_path_query), (pathlib.Path, "is_file", _follow_path_query),
+    (pathlib.Path, "is_dir", _follow_path_query),
+)
+_FOLLOWING = []
+
+
+def follow_diversions(torch=None):
+    """Synthetic mode: wraps the file operations that follow a diversion (once each; torch.load once torch is here).
+
+    Called at start-up (_auto.install), by patch_torch, and at the first diversion. A wrapper that cannot
+    be installed leaves the original, with one line on stderr.
+    """
+    if os.environ.get("DSA_MODE") != "synthetic":
+        return
+    targets = list(_FOLLOWED) + ([(torch, "load", _follow_load)] if torch is not None else [])
+    with _lock:
+        if not _FOLLOWING:
+            _FOLLOWING.append(True)
+            atexit.register(_remove_scratches)  # early: it runs after the script's own atexit handlers
+            try:
+                os.register_at_fork(after_in_child=_start_over)
+            except Exception:
+                pass  # the pid checks still hold
+        for owner, name, wrap in targets:
+            original = getattr(owner, name, None)
+            if original is None or getattr(original, "_dsa", False):
+                continue
+            label = "%s.%s" % (getattr(owner, "__name__", owner), name)
+            try:
+                if owner is io and original is getattr(builtins.open, "__wrapped__", None):
+                    wrapped = builtins.open  # the same open, one wrapper
+                else:
+                    wrapped = wrap(original)
+                    wrapped.__wrapped__ = original
+                    wrapped.__name__ = getattr(original, "__name__", name)
+                    wrapped.__doc__ = getattr(original, "__doc__", None)
+                    wrapped._dsa = True
+                setattr(owner, name, wrapped)
+            except Exception as error:
+                try:
+                    setattr(owner, name, original)
+                except Exception:
+                    pass
+                _say("synthetic mode: could not follow scratch checkpoints through %s (%s: %s)"
+                     % (label, type(error).__name__, error))
 
 
 # -- fsync accounting ----------------------------------------------------------
@@ -629,8 +1004,9 @@ def _patch(owner, name, api, prepare, wrap=_timed):
 
 
 def patch_torch(torch):
-    """torch.save."""
+    """torch.save; in the synthetic mode, torch.load follows a diverted save."""
     _patch(torch, "save", "torch.save", _prepare_torch_save)
+    follow_diversions(torch)
 
 
 def patch_dcp(dcp):

@@ -90,12 +90,15 @@ with open("ckpt/last.pt", "wb") as f:
     f.write(b"the user's real checkpoint")
 epochs(2, between=lambda e: torch.save(model.state_dict(), Path("ckpt/last.pt")))
 torch.save(model.state_dict(), "ckpt/new.pt")
-print(sorted(os.listdir("ckpt")))
+print(sorted(os.listdir("ckpt")), os.getpid())
 ''', mode="synthetic")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
             self.assertEqual(f.read(), b"the user's real checkpoint")
-        self.assertEqual(proc.stdout.strip(), "['last.pt']", "no new file, no scratch left")
+        # While the job runs, one scratch per target (the second save to last.pt overwrote the first's).
+        listing, pid = proc.stdout.strip().rsplit(" ", 1)
+        self.assertEqual(listing, "['.last.pt.dsa-synthetic-%s', '.new.pt.dsa-synthetic-%s', 'last.pt']" % (pid, pid))
+        self.assertEqual(os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no new file, no scratch left at the exit")
         saves = checkpoints(only_file(events))
         self.assertEqual(len(saves), 3)
         for save in saves:
@@ -192,7 +195,8 @@ print(sorted(os.listdir("ckpts")))
                 earlier = f.read() == b"from an earlier run"
             if mode == "synthetic":
                 self.assertTrue(earlier, "the synthetic mode overwrote a checkpoint")
-                self.assertEqual(proc.stdout.strip(), "['epoch=0.ckpt']")
+                self.assertEqual([n for n in eval(proc.stdout) if "dsa-synthetic" not in n], ["epoch=0.ckpt"])
+                self.assertEqual(os.listdir(folder), ["epoch=0.ckpt"], "the scratch files go at the exit")
                 self.assertTrue(all(not s["persisted"] and s["note"] == "scratch" for s in saves))
             else:
                 self.assertFalse(earlier)
@@ -226,12 +230,16 @@ def save(e):
     trainer._save_checkpoint(model, None)
 epochs(1, between=save)
 print(trainer.args.output_dir, trainer.state.best_model_checkpoint, sorted(os.listdir("out")))
+if os.environ["DSA_MODE"] == "synthetic":   # what the save wrote stands in for out/checkpoint-5 until the exit
+    from pathlib import Path
+    print(Path("out/checkpoint-5").is_dir(), len(torch.load("out/checkpoint-5/pytorch_model.bin")),
+          os.path.exists("out/checkpoint-1/optimizer.pt"), os.path.exists("out/checkpoint-6"))
 '''
 
     def test_hugging_face_checkpoints_go_to_a_scratch_output_dir_in_the_synthetic_mode(self):
         proc, events = run_script(self.HF, mode="synthetic")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout.split(), ["out", "out/checkpoint-1", "['checkpoint-1']"])
+        self.assertEqual(proc.stdout.split(), ["out", "out/checkpoint-1", "['checkpoint-1']", "True", "2", "True", "False"])
         (save,) = checkpoints(only_file(events))
         self.assertEqual((save["api"], save["persisted"], save["note"]), ("hf-trainer", False, "scratch"))
         self.assertTrue(8000 < save["bytes"] < 100000, save)
@@ -316,9 +324,11 @@ epochs(1, between=lambda e: dcp.save(model.state_dict(), checkpoint_id="dcp/step
 writer = FileSystemWriter("dcp/step")
 epochs(1, between=lambda e: dcp.save(model.state_dict(), storage_writer=writer))
 print(writer.path, os.path.exists("dcp"))
+# The scratch folder stands in for the checkpoint folder and its files until the exit.
+print(os.path.isdir("dcp/step"), os.path.isfile("dcp/step/.metadata"), len(torch.load("dcp/step/__0_0.distcp")))
 ''', mode="synthetic")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout.split(), ["dcp/step", "True"])  # only the parent the scratch sat in
+        self.assertEqual(proc.stdout.split(), ["dcp/step", "True", "True", "True", "2"])  # only the parent the scratch sat in
         self.assertEqual(os.listdir(os.path.join(proc.job_dir, "dcp")), [])
         (save,) = checkpoints(only_file(events))
         self.assertEqual((save["persisted"], save["note"]), (False, "scratch"))
@@ -533,7 +543,7 @@ finally:
             self.assertEqual((ev[-1]["type"], ev[-1]["reason"]), ("end", "exhausted" if iterations is None else "budget"))
             self.assertEqual(save["inStep"], iterations is not None)
 
-    def test_synthetic_mode_counts_a_sync_of_the_scratch_copy_but_not_of_the_users_file(self):
+    def test_synthetic_mode_counts_a_sync_of_the_scratch_copy_but_not_of_another_file(self):
         proc, events = run_script(LOOP + TIMED + FAKE_PACKAGES + r'''
 fake_package({"lightning/__init__.py": "", "lightning/pytorch/__init__.py": """
 import torch
@@ -548,14 +558,13 @@ os.makedirs("ckpt")
 with open("ckpt/last.pt", "wb") as f:
     f.write(b"the user's real checkpoint" * 1000)
 def users_path():
-    ms = fsync_path("ckpt/last.pt")            # the user's old file: not what the scratch save wrote
-    with open("ckpt/other.bin", "wb") as f:    # a new file (it may get the removed scratch's inode)
+    ms = fsync_path("ckpt/last.pt")            # os.open follows the diversion: the scratch copy is synced
+    with open("ckpt/other.bin", "wb") as f:    # another file: not the save's
         f.write(b"x" * 100000)
         f.flush()
         os.fsync(f.fileno())
     return ms
 def scratch_copy():
-    print(sorted(os.listdir("ckpt")))          # the scratch is gone already
     began = time.perf_counter()
     os.fsync(L.opened[-1].fileno())
     return (time.perf_counter() - began) * 1000.0
@@ -564,15 +573,163 @@ epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt/last.pt"), use
 print(json.dumps(timed))
 ''', mode="synthetic")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout.splitlines()[0], "['last.pt', 'other.bin']")
+        self.assertEqual(sorted(os.listdir(os.path.join(proc.job_dir, "ckpt"))), ["last.pt", "other.bin"])
         with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
             self.assertEqual(f.read(), b"the user's real checkpoint" * 1000)
-        self.assertEqual(scratch_left(proc.job_dir), [])
         users, scratch = checkpoints(only_file(events))
-        self.assertEqual((users["api"], users["persisted"], users["note"], users["syncMs"]), ("torch.save", False, "scratch", 0.0))
+        timed = printed_json(proc)
+        self.assertEqual((users["api"], users["persisted"]), ("torch.save", False))
+        self.assert_synced_after(users, timed[0], note="scratch,synced-after")
         self.assertGreater(users["bytes"], 32 * 1024 * 1024)
         self.assertEqual((scratch["api"], scratch["persisted"]), ("lightning", False))
-        self.assert_synced_after(scratch, printed_json(proc)[1], note="scratch,synced-after")
+        self.assert_synced_after(scratch, timed[1], note="scratch,synced-after")
+
+
+@unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
+class ScratchFollowsTheScriptTest(unittest.TestCase):
+    """Synthetic mode: the scratch stands in for its target through the script's own file operations until the exit."""
+
+    def assert_no_scratch_and(self, proc, files):
+        """The job exited 0, no scratch is left, and the job's folder holds exactly `files` (name -> bytes, or None: any)."""
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(scratch_left(proc.job_dir), [])
+        found = sorted(n for n in os.listdir(proc.job_dir) if n not in ("job.py", "events"))
+        self.assertEqual(found, sorted(files), proc.stdout)
+        for name, content in files.items():
+            if content is not None:
+                with open(os.path.join(proc.job_dir, name), "rb") as f:
+                    self.assertEqual(f.read(), content, name)
+
+    # pytorch/examples imagenet/main.py's save_checkpoint, unmodified.
+    IMAGENET = LOOP + r'''
+import shutil
+def save_checkpoint(state, is_best, filename='checkpoint.pth.tar'):
+    torch.save(state, filename)
+    if is_best:
+        shutil.copyfile(filename, 'model_best.pth.tar')
+def between(e):
+    save_checkpoint({"epoch": e + 1, "state_dict": model.state_dict()}, is_best=True)
+    print(e, os.path.exists("checkpoint.pth.tar"), os.path.isfile("model_best.pth.tar"),
+          torch.load("model_best.pth.tar")["epoch"], torch.load("checkpoint.pth.tar")["epoch"])
+epochs(2, between=between)
+with open("model_best.pth.tar", "rb") as f:
+    print(len(f.read()) == os.path.getsize("checkpoint.pth.tar") > 500)
+shutil.copyfile("notes.txt", "notes-copy.txt")   # a file nothing diverted: copied for real
+'''
+
+    def test_imagenet_save_then_copyfile_to_model_best_follows_the_scratch(self):
+        proc, events = run_script(r'''
+with open("notes.txt", "w") as f:
+    f.write("mine")
+''' + self.IMAGENET, mode="synthetic")
+        self.assertEqual(proc.stdout.splitlines(), ["0 True True 1 1", "1 True True 2 2", "True"], proc.stderr)
+        self.assert_no_scratch_and(proc, {"notes.txt": b"mine", "notes-copy.txt": b"mine"})
+        saves = checkpoints(only_file(events))
+        self.assertEqual([(s["api"], s["note"], s["persisted"]) for s in saves], [("torch.save", "scratch", False)] * 2)
+
+    def test_a_stale_checkpoint_from_an_earlier_run_is_neither_read_nor_copied_over_model_best(self):
+        proc, events = run_script(r'''
+for name in ("checkpoint.pth.tar", "model_best.pth.tar", "notes.txt"):
+    with open(name, "wb") as f:
+        f.write(b"an earlier run's " + name.encode())
+''' + self.IMAGENET, mode="synthetic")
+        self.assertEqual(proc.stdout.splitlines(), ["0 True True 1 1", "1 True True 2 2", "True"], proc.stderr)
+        self.assert_no_scratch_and(proc, {
+            "checkpoint.pth.tar": b"an earlier run's checkpoint.pth.tar",
+            "model_best.pth.tar": b"an earlier run's model_best.pth.tar",
+            "notes.txt": b"an earlier run's notes.txt", "notes-copy.txt": b"an earlier run's notes.txt",
+        })
+
+    def test_an_atomic_save_tmp_then_os_replace_follows_and_its_fsync_is_the_saves(self):
+        proc, events = run_script(LOOP + r'''
+import json
+def atomic(e):
+    torch.save({"epoch": e, "blob": torch.randn(100000)}, "ckpt.pt.tmp")
+    os.replace("ckpt.pt.tmp", "ckpt.pt")
+    fd = os.open("ckpt.pt", os.O_RDONLY)       # forced out after the rename: part of the save
+    os.fsync(fd)
+    os.close(fd)
+    print(os.path.exists("ckpt.pt.tmp"), os.path.exists("ckpt.pt"), torch.load("ckpt.pt")["epoch"])
+epochs(2, between=atomic)
+torch.save({"epoch": 9}, "other.tmp")
+os.rename("other.tmp", "other.pt")
+with open("other.pt", "rb") as f:
+    print(torch.load(f)["epoch"], os.path.getsize("other.pt") > 0)
+''', mode="synthetic")
+        self.assertEqual(proc.stdout.splitlines(), ["False True 0", "False True 1", "9 True"], proc.stderr)
+        self.assert_no_scratch_and(proc, {})
+        saves = checkpoints(only_file(events))
+        self.assertEqual([s["note"] for s in saves], ["scratch,synced-after"] * 2 + ["scratch"])
+        self.assertTrue(all(s["syncMs"] > 0 for s in saves[:2]), saves)
+
+    def test_resume_if_exists_then_remove_and_move(self):
+        proc, events = run_script(LOOP + r'''
+import shutil
+from shutil import copy2                         # bound by name: wrapped at start-up, so still followed
+from pathlib import Path
+state = {"epoch": 0}
+def resume_style(e):
+    global state
+    if os.path.exists("resume.pt") and Path("resume.pt").is_file():
+        state = torch.load("resume.pt")
+    state = {"epoch": state["epoch"] + 1}
+    torch.save(state, "resume.pt")
+epochs(3, between=resume_style)
+print(state["epoch"], torch.load("resume.pt")["epoch"])
+os.makedirs("keep")
+print(copy2("resume.pt", "keep"), shutil.move("resume.pt", "moved.pt"), os.path.exists("resume.pt"))
+print(torch.load("keep/resume.pt")["epoch"], torch.load("moved.pt")["epoch"],
+      os.listdir("keep") == [".resume.pt.dsa-synthetic-%d" % os.getpid()])
+os.remove("moved.pt")
+print(os.path.exists("moved.pt"))
+try:
+    os.remove("moved.pt")
+except FileNotFoundError:
+    print("gone")
+''', mode="synthetic")
+        self.assertEqual(proc.stdout.splitlines(), ["3 3", "keep/resume.pt moved.pt False", "3 3 True", "False", "gone"],
+                         proc.stderr)
+        self.assert_no_scratch_and(proc, {"keep": None})
+        self.assertEqual(os.listdir(os.path.join(proc.job_dir, "keep")), [])
+
+    def test_a_save_after_the_budget_ends_the_job_is_still_diverted_and_followed(self):
+        proc, events = run_script(LOOP + r'''
+import shutil
+try:
+    epochs(2, in_step=lambda e: torch.save(model.state_dict(), "step.pt"))
+finally:                                          # the budget's SystemExit runs it
+    torch.save({"final": 1}, "final.pt")
+    shutil.copyfile("step.pt", "best.pt")
+    print(torch.load("final.pt")["final"], os.path.exists("best.pt"))
+''', mode="synthetic", iterations=4)
+        self.assertEqual(proc.stdout.strip(), "1 True")
+        self.assert_no_scratch_and(proc, {})
+        ev = only_file(events)
+        self.assertEqual(len(checkpoints(ev)), 1, "no event after the end")
+        self.assertEqual((ev[-1]["type"], ev[-1]["reason"]), ("end", "budget"))
+
+    def test_a_forked_child_neither_follows_nor_removes_the_parents_scratch(self):
+        proc, events = run_script(LOOP + r'''
+import sys
+torch.save(model.state_dict(), "ckpt.pt")
+pid = os.fork()
+if pid == 0:
+    print("child", os.path.exists("ckpt.pt"))
+    sys.stdout.flush()
+    sys.exit(0)                                   # runs the child's atexit handlers
+os.waitpid(pid, 0)
+print("parent", os.path.exists("ckpt.pt"), len(torch.load("ckpt.pt")))
+''', mode="synthetic")
+        self.assertEqual(proc.stdout.splitlines(), ["child False", "parent True 2"], proc.stderr)
+        self.assert_no_scratch_and(proc, {})
+
+    def test_other_modes_wrap_nothing(self):
+        proc, events = run_script(LOOP + r'''
+import builtins, shutil
+print([hasattr(f, "_dsa") for f in (builtins.open, shutil.copyfile, os.replace, os.path.exists, torch.load)])
+''', mode="cached")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.strip(), "[False, False, False, False, False]")
 
 
 class ManualCheckpointTest(unittest.TestCase):
