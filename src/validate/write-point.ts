@@ -6,7 +6,7 @@ import { checkpointStall } from '../analysis/checkpoint-stall.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import { pipelineWhatif, type SteadyPace } from '../whatif/pipeline-stalls.js';
 
-/** The issue's bound for whatif --write-bw against a run at that bandwidth (issue 21): the stall within 15%... */
+/** The bound whatif --write-bw is held to against a run at that bandwidth: the stall within 15%... */
 export const WRITE_STALL_TOLERANCE = 0.15;
 /** ...or within this share of the iteration, for stalls too small for a share of themselves to mean much. */
 export const WRITE_STALL_ITERATION_FLOOR = 0.03;
@@ -63,7 +63,7 @@ export function measuredWrites(result: ModeResult): WriteMeasurement {
 /**
  * Whether the stall is as predicted: within WRITE_STALL_TOLERANCE of the
  * measured stall, or of WRITE_STALL_ITERATION_FLOOR of the measured iteration
- * (the issue's bound for the stall itself allows the larger of a share and 3%
+ * (the bound for the stall itself is the larger of a share and 3%
  * of the iteration); null without a measurement.
  */
 export function stallWithinTolerance(predictedMs: number, measuredMs: number | null, measuredIterMs: number | null): boolean | null {
