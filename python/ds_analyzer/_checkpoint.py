@@ -206,19 +206,27 @@ def _run_blocking(save, original, args, kwargs):
         _leave(save)
 
 
+def _begin_prepared(api, prepare, args, kwargs):
+    """The save begun and the arguments to call it with; save None (the call's own arguments) when it runs untimed."""
+    save = _begin(api)
+    if save is None:
+        return None, args, kwargs
+    try:
+        call_args, call_kwargs = prepare(save, args, kwargs, save.rec.config.mode == "synthetic")
+    except Exception as error:
+        save.abandon()
+        _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
+        return None, args, kwargs
+    return save, call_args, call_kwargs
+
+
 def _timed(api, original, prepare):
     """Wraps a blocking save API. prepare(save, args, kwargs, synthetic) -> (args, kwargs) to call it with."""
 
     def save_wrapper(*args, **kwargs):
-        save = _begin(api)
+        save, call_args, call_kwargs = _begin_prepared(api, prepare, args, kwargs)
         if save is None:
-            return original(*args, **kwargs)
-        try:
-            call_args, call_kwargs = prepare(save, args, kwargs, save.rec.config.mode == "synthetic")
-        except Exception as error:
-            save.abandon()
-            _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
-            return original(*args, **kwargs)
+            return original(*call_args, **call_kwargs)
         try:
             result = _run_blocking(save, original, call_args, call_kwargs)
         except BaseException:
@@ -240,15 +248,9 @@ def _timed_async(api, original, prepare):
     """Wraps dcp.async_save: blockingMs is the call (staging); writeMs when its future completes."""
 
     def async_save_wrapper(*args, **kwargs):
-        save = _begin(api)
+        save, call_args, call_kwargs = _begin_prepared(api, prepare, args, kwargs)
         if save is None:
-            return original(*args, **kwargs)
-        try:
-            call_args, call_kwargs = prepare(save, args, kwargs, save.rec.config.mode == "synthetic")
-        except Exception as error:
-            save.abandon()
-            _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
-            return original(*args, **kwargs)
+            return original(*call_args, **call_kwargs)
         if save.silent:
             try:
                 result = _run_blocking(save, original, call_args, call_kwargs)
