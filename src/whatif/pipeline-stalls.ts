@@ -83,6 +83,8 @@ function checkpointWhatif(profile: Profile, query: PipelineQuery, baselineIterMs
   const synced = syncMs > 0;
   const bandwidth = query.writeBytesPerSec ?? null;
   if (bandwidth !== null && bytes === null) assumptions.push(PIPELINE_TEXT.bytesUnknown);
+  // A script that saves at each epoch's end has no interval to set: another one is a change to the script.
+  if (query.checkpointEvery !== undefined && measured.intervalSource === 'epoch') assumptions.push(PIPELINE_TEXT.savesPerEpoch(measured.intervalIterations));
   // Writing one save at the asked bandwidth, or as measured.
   const writeMs = bandwidth !== null && bytes !== null ? (bytes / bandwidth) * 1000 : null;
   const serialiseMs = Math.max(0, perSaveMeasured - syncMs);

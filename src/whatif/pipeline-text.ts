@@ -11,6 +11,8 @@ export const PIPELINE_TEXT = {
   bufferedSaves:
     'the saves returned before their data reached storage (no fsync): the page cache takes each at memory speed while writeback drains it before the next save; ' +
     'beyond that the writer is held to --write-bw (a cgroup v1 write throttle holds this only where the job itself writes back: a checkpoint overwritten in place, which ext4 writes back on close; not the background writeback of new files)',
+  savesPerEpoch: (epochIterations: number) =>
+    `the script saves at each epoch's end (every ${Math.round(epochIterations)} iterations): saving at another interval is a change to the script (a save every K steps inside the loop, or Lightning's ModelCheckpoint(every_n_train_steps=K), TrainingArguments(save_steps=K))`,
   writeUnmeasured: "the saves' write to storage was not measured (no fsync, no background write): give --write-bw",
   noPace: 'the steady model has no per-iteration time: the overhead and the interval for the budget are not known',
   refill: (refillMs: number) =>

@@ -98,3 +98,14 @@ test('persistent workers: an epoch start shrinks to the refill of one batch; pre
   assert.equal(prefetch.line, 'DataLoader(..., prefetch_factor=8)');
   assert.ok(prefetch.assumptions.some((a) => /prefetch_factor/.test(a)));
 });
+
+test('saves at each epoch end: another interval is said to be a change to the script', () => {
+  const profile = withSaves({ inStep: false }, 5, { length: 100, persistent: true });
+  const cold = profile.modes.cold!.ranks[0];
+  // One save at the end of each of the first two epochs.
+  cold.checkpoints = [100, 200].map((i) => ({ t: 0, i, inStep: false, api: 'torch.save', blockingMs: 150, syncMs: 0, bytes: 128e6, persisted: true }));
+  const r = pipelineWhatif(profile, { checkpointEvery: 1000 }, pace, pace)!;
+  assert.equal(r.checkpoint!.profiled.everyIterations, 100);
+  assert.ok(r.checkpoint!.assumptions.some((a) => /saves at each epoch's end \(every 100 iterations\)/.test(a)), r.checkpoint!.assumptions.join('\n'));
+  assert.ok(!pipelineWhatif(profile, {}, pace, pace)!.checkpoint!.assumptions.some((a) => /epoch's end/.test(a)));
+});
