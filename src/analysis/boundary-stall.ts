@@ -6,7 +6,7 @@
  * the epoch's iterations.
  */
 import type { BoundaryStall, EpochRecord, ModeResult, RankResult } from '../schema/profile.js';
-import { meanEstimate } from './checkpoint-stall.js';
+import { estimateOf } from './estimate.js';
 import { firstWaitExcessMs, laterEpochs, paceRankOf, steadyWaitMs } from './step-events.js';
 import { mean, median } from './stats.js';
 
@@ -37,7 +37,7 @@ function ofRank(rank: RankResult, proven: boolean): Omit<BoundaryStall, 'fractio
   if (basis.length === 0) return null;
   const perEpoch = basis.map((e) => e.createMs + firstWaitExcessMs(e, steady));
   const gaps = later.flatMap((e) => (e.gapMs !== undefined ? [e.gapMs] : []));
-  const perEpochMs = meanEstimate(perEpoch, proven);
+  const perEpochMs = estimateOf(perEpoch, proven);
   const epochIterations = epochs.find((e) => e.epochIterations)?.epochIterations ?? gapBetweenStarts(epochs);
   if (epochIterations === null) return null;
   return {

@@ -5,23 +5,16 @@
  * torch.save, torch.distributed.checkpoint, Lightning's and Hugging Face's
  * saves), in the mode that ran the real pace.
  */
-import type { CheckpointRecord, CheckpointStall, Estimate, ModeResult, RankResult } from '../schema/profile.js';
+import type { CheckpointRecord, CheckpointStall, ModeResult, RankResult } from '../schema/profile.js';
 import { laterEpochs, savingRankOf } from './step-events.js';
-import { mean, median, tQuantile975 } from './stats.js';
+import { estimateOf } from './estimate.js';
+import { mean, median } from './stats.js';
 
 /** CheckFreq's default budget: checkpointing may cost at most this share of the training time. */
 export const CHECKFREQ_OVERHEAD_BUDGET = 0.035;
 
 /** The modes, in the order their saves are preferred: the real pace first. */
 const PREFERRED = ['cold', 'cached', 'synthetic'] as const;
-
-/** The mean of values with its 95% t-interval (null half-width for one value). */
-export function meanEstimate(values: readonly number[], proven = true): Estimate {
-  const m = mean(values);
-  if (values.length < 2) return { mean: m, halfWidth: null, proven };
-  const variance = values.reduce((sum, v) => sum + (v - m) ** 2, 0) / (values.length - 1);
-  return { mean: m, halfWidth: tQuantile975(values.length - 1) * Math.sqrt(variance / values.length), proven };
-}
 
 /** The iterations between saves of one kind, and where that figure came from. */
 interface Interval {
@@ -75,7 +68,7 @@ export function checkpointStall(modes: Partial<Record<(typeof PREFERRED)[number]
     if (intervals.length === 0) continue;
     const perIterationMs = intervals.reduce((sum, g) => sum + mean((g.costs.length > 0 ? g.costs : g.saves).map((c) => c.blockingMs)) / g.interval!.iterations, 0);
     const savesPerIteration = intervals.reduce((sum, g) => sum + 1 / g.interval!.iterations, 0);
-    const perSave = meanEstimate(costly.all.map((c) => c.blockingMs), mode.state.proven);
+    const perSave = estimateOf(costly.all.map((c) => c.blockingMs), mode.state.proven);
     const bytes = costly.all.every((c) => c.bytes !== null) ? mean(costly.all.map((c) => c.bytes!)) : null;
     const synced = costly.all.filter((c) => c.syncMs > 0);
     const asyncWrites = costly.all.filter((c) => c.writeMs !== undefined && c.writeMs !== null).map((c) => c.writeMs!);

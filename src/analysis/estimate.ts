@@ -5,6 +5,7 @@
  * beyond its noise.
  */
 import type { Estimate } from '../schema/profile.js';
+import { batchMeans } from './stats.js';
 
 /**
  * 95% half-width of a sum or difference of independent estimates: their
@@ -16,6 +17,12 @@ export function combinedHalfWidth(...halfWidths: number[]): number;
 export function combinedHalfWidth(...halfWidths: (number | null)[]): number | null;
 export function combinedHalfWidth(...halfWidths: (number | null)[]): number | null {
   return halfWidths.some((h) => h === null) ? null : Math.hypot(...(halfWidths as number[]));
+}
+
+/** The mean of independent values with its 95% t-interval (batch means with blocks of one); no interval for fewer than two. */
+export function estimateOf(values: readonly number[], proven = true): Estimate {
+  const { mean, halfWidth } = batchMeans(values, 1);
+  return { mean, halfWidth, proven };
 }
 
 /** after - before of two independent runs, not clamped, with the combined half-width; proven when both are. */

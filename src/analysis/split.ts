@@ -11,7 +11,7 @@ import { combinedHalfWidth, difference, excludesZero, liesAbove } from './estima
 import { boundaryStall } from './boundary-stall.js';
 import { checkFreqInterval, checkpointStall, unseenWriteBytesPerIteration } from './checkpoint-stall.js';
 import { BOUNDARY_TEXT, CHECKPOINT_TEXT } from './pipeline-stall-text.js';
-import { eventMsPerIteration } from './step-events.js';
+import { steadyMode } from './step-events.js';
 import { allRanksSamplesPerSec, bytesPerSample, prepCpuSecPerSample, reportsBytes } from './mode-rates.js';
 import { driftOfPasses } from './pool-passes.js';
 import { CAVEAT_TEXT } from './caveat-text.js';
@@ -57,7 +57,9 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
   if (modes.cached?.subset) caveats.push(subsetCaveat(modes.cached.subset));
   const ckptMeasured = checkpointStall(modes);
   const boundaryMeasured = boundaryStall(modes);
-  const stalls = stallFigures(measured, caveats, [ckptMeasured?.ms ?? null, boundaryMeasured?.ms ?? null]);
+  // The stalls between the modes from their steady paces: saves inside steps and epoch starts are terms of their own.
+  const steady: Measured = { syn: steadyOf(measured.syn), cached: steadyOf(measured.cached), cold: steadyOf(measured.cold) };
+  const stalls = stallFigures(steady, caveats, [ckptMeasured?.ms ?? null, boundaryMeasured?.ms ?? null]);
   const checkpoint = ckptMeasured && {
     ...ckptMeasured,
     fraction: fraction(ckptMeasured.ms, stalls.iterMs),
@@ -313,10 +315,14 @@ function stepShiftCaveat(before: IterationSummary, after: IterationSummary, stal
   return CAVEAT_TEXT.stepShift(stall, a.mean, b.mean, diff, after.waitMs.mean - before.waitMs.mean);
 }
 
-/** A mode's steady per-iteration time: its measured time less what saves inside steps and epoch starts added to it. */
 function iterEstimate(m: Usable): Estimate {
   const e = m.summary.iterMs;
-  return { mean: Math.max(0, e.mean - eventMsPerIteration(m)), halfWidth: e.halfWidth, proven: e.proven && m.state.proven };
+  return { mean: e.mean, halfWidth: e.halfWidth, proven: e.proven && m.state.proven };
+}
+
+/** A usable mode as if it trained steadily (step-events.ts): its summary less saves inside steps and epoch starts. */
+function steadyOf(m: Usable | null): Usable | null {
+  return m && (steadyMode(m) as Usable);
 }
 
 /** The steady pace plus the stalls measured apart from it: the real per-iteration time. */

@@ -57,19 +57,6 @@ export function firstWaitExcessMs(epoch: EpochRecord, steadyMs: number): number 
 }
 
 /**
- * Per iteration of the mode's measured window, the ms that belong to saves
- * inside a step and to the first waits of later epochs beyond a steady wait:
- * what its per-iteration time holds that is not steady training. 0 when the
- * job reported neither.
- */
-export function eventMsPerIteration(mode: ModeResult): number {
-  const pace = paceRankOf(mode);
-  if (!pace) return 0;
-  const shares = eventShares(pace, savingRankOf(mode));
-  return shares.saveMs + shares.startMs;
-}
-
-/**
  * Of a rank's measured window, per iteration: the ms of saves inside steps
  * (the saver's: the others wait for it at their next collective, inside their
  * own step) and of epoch starts' first waits beyond a steady wait.
