@@ -64,6 +64,8 @@ test("job cgroup names give the pid of the CLI that made them; cgroup.procs pars
   assert.equal(ownerPidOf('ds-analyzer-1234'), 1234);
   assert.equal(ownerPidOf('ds-analyzer-validate-1234'), 1234);
   assert.equal(ownerPidOf('ds-analyzer-validate-1234-bw-3'), 1234);
+  // validate's write points (run-validate.ts measureWritePoint): a live validate's group is in use, not a killed run's.
+  assert.equal(ownerPidOf('ds-analyzer-validate-1234-write-2'), 1234);
   assert.equal(ownerPidOf('ds-analyzer-doctor-99'), 99);
   assert.equal(ownerPidOf('ds-analyzer-job'), null);
   assert.deepEqual(parsePids('12\n345\n\n'), [12, 345]);
