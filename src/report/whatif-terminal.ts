@@ -9,10 +9,7 @@ export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
   out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
   const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
-  const scenario = scenarioLine(r.prediction.scenario, r.changed, r.dataCache);
-  out.push(
-    `asked: ${pipelineAsked.length === 0 ? scenario : `${scenario.replace(/ {2}\((as profiled|\* changed)\)$/, '')}, ${pipelineAsked.map((a) => `${a}*`).join(', ')}  (* changed)`}`,
-  );
+  out.push(`asked: ${scenarioLine(r.prediction.scenario, r.changed, r.dataCache, pipelineAsked)}`);
   out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
   out.push('');
   const p = r.prediction;
@@ -126,7 +123,7 @@ function withRange(value: number, range: { low: number; high: number } | undefin
   return `${text} (${range.low.toFixed(digits)}–${range.high.toFixed(digits)})`;
 }
 
-function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: WhatifResult['dataCache']): string {
+function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: WhatifResult['dataCache'], otherChanges: string[] = []): string {
   const mark = (key: keyof Scenario, text: string): string => (changed.includes(key) ? `${text}*` : text);
   return [
     mark('cacheBytes', `cache ${formatBytes(s.cacheBytes)}`),
@@ -138,7 +135,9 @@ function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: Whati
     mark('gpuSpeedup', `speed-up ${s.gpuSpeedup}x`),
     ...((s.jobs ?? 1) > 1 ? [mark('jobs', `${s.jobs} jobs${s.coordinated ? ', coordinated' : ''}`)] : []),
     ...((s.nodes ?? 1) > 1 ? [mark('nodes', `${s.nodes} nodes${s.partitioned ? `, cache partitioned (peers at ${formatRate(s.peerBytesPerSec ?? 0)})` : ''}`)] : []),
-  ].join(', ') + (changed.length > 0 ? '  (* changed)' : '  (as profiled)');
+    // Settings outside the scenario (checkpoints, the loader's epochs), each changed.
+    ...otherChanges.map((text) => `${text}*`),
+  ].join(', ') + (changed.length > 0 || otherChanges.length > 0 ? '  (* changed)' : '  (as profiled)');
 }
 
 /** K jobs on one dataset: independent against coordinated, every job's ranks together. */
@@ -208,7 +207,6 @@ function cacheSweepTable(r: WhatifResult): string {
   );
 }
 
-/** Checkpoints and epoch boundaries: the stalls as profiled and as asked, the pace with them, CheckFreq's interval. */
 /** The checkpoint and loader settings asked that differ from the profile's, for the 'asked:' line. */
 function pipelineChanges(p: PipelineWhatif): string[] {
   const c = p.checkpoint;
@@ -222,6 +220,7 @@ function pipelineChanges(p: PipelineWhatif): string[] {
   ].filter((x): x is string => x !== null);
 }
 
+/** Checkpoints and epoch boundaries: the stalls as profiled and as asked, the pace with them, CheckFreq's interval. */
 function pipelineLines(p: PipelineWhatif, two: boolean): string[] {
   const rows: string[][] = [['with checkpoints and epoch boundaries', 'as profiled', 'asked']];
   const c = p.checkpoint;
