@@ -166,6 +166,9 @@ export interface JobCgroup {
   remove(options?: { timeoutMs?: number }): Promise<void>;
 }
 
+/** The prefix of every group createJobCgroup makes (clean finds the ones left behind by it: leftovers.ts). */
+export const JOB_CGROUP_PREFIX = 'ds-analyzer-';
+
 export interface JobCgroupOptions {
   /** Suffix of the group name: ds-analyzer-<name>. */
   name: string;
@@ -220,7 +223,7 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
     if (!status.writable || !status.parentDir) throw envError(status.reason);
   }
 
-  const groupName = `ds-analyzer-${options.name}`;
+  const groupName = `${JOB_CGROUP_PREFIX}${options.name}`;
   const created: string[] = [];
   const dirFor = new Map<CgroupController, string>();
   const rollback = (): void => {

@@ -9,10 +9,7 @@ import { readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCode } from '../kernel/errno.js';
 import { readTextOrNull } from '../kernel/read-text.js';
-import type { CgroupInfo } from './cgroups.js';
-
-/** The prefix of every group createJobCgroup makes. */
-export const JOB_CGROUP_PREFIX = 'ds-analyzer-';
+import { JOB_CGROUP_PREFIX, type CgroupInfo } from './cgroups.js';
 
 /** What clean does to cgroups and processes: the real one on cgroupfs and /proc, a fake in tests. */
 export interface CgroupFs {
