@@ -53,7 +53,7 @@ export function asksPipeline(query: PipelineQuery): boolean {
  * and asked paces; null when the profile saw neither a save nor an epoch start.
  */
 export function pipelineWhatif(profile: Profile, query: PipelineQuery, baseline: SteadyPace, asked: SteadyPace): PipelineWhatif | null {
-  const checkpoint = checkpointWhatif(profile, query, baseline.iterMs, asked.iterMs);
+  const checkpoint = checkpointWhatif(profile, query, asked.iterMs);
   const boundary = boundaryWhatif(profile, query);
   if (checkpoint === null && boundary === null) return null;
   const add = (pace: SteadyPace, extraMs: number) => ({
@@ -70,7 +70,7 @@ export function pipelineWhatif(profile: Profile, query: PipelineQuery, baseline:
 
 type CheckpointAnswer = NonNullable<PipelineWhatif['checkpoint']>;
 
-function checkpointWhatif(profile: Profile, query: PipelineQuery, baselineIterMs: number, askedIterMs: number): CheckpointAnswer | null {
+function checkpointWhatif(profile: Profile, query: PipelineQuery, askedIterMs: number): CheckpointAnswer | null {
   const measured = checkpointStall(profile.modes);
   if (measured === null || measured.intervalIterations === null) return null;
   const assumptions: string[] = [];
@@ -107,7 +107,7 @@ function checkpointWhatif(profile: Profile, query: PipelineQuery, baselineIterMs
 
   if (saveMode === 'async' && profiledMode === 'sync') assumptions.push(PIPELINE_TEXT.stagingAssumed(serialiseMs));
   if (saveMode === 'sync' && !synced && profiledMode === 'sync') assumptions.push(PIPELINE_TEXT.bufferedSaves);
-  if (writeMs === null && bandwidth === null && saveMode !== profiledMode && measured.asyncWriteMs === null && !synced) assumptions.push(PIPELINE_TEXT.writeUnmeasured);
+  if (bandwidth === null && saveMode !== profiledMode && measured.asyncWriteMs === null && !synced) assumptions.push(PIPELINE_TEXT.writeUnmeasured);
 
   const askedPerSave = perSave(every);
   const stallMsPerIter = askedPerSave / every;
@@ -121,7 +121,8 @@ function checkpointWhatif(profile: Profile, query: PipelineQuery, baselineIterMs
     everyForBudget,
     lostWorkPerFailureSec,
     failures: query.failuresPerDay !== undefined ? failureCost(query.failuresPerDay, askedIterMs, every, perSave) : null,
-    assumptions: baselineIterMs > 0 ? assumptions : [...assumptions, PIPELINE_TEXT.noPace],
+    // The overhead and the budget's interval are shares of the asked pace.
+    assumptions: askedIterMs > 0 ? assumptions : [...assumptions, PIPELINE_TEXT.noPace],
   };
 }
 
