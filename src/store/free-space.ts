@@ -1,5 +1,5 @@
-import { closeSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { filesUnder } from './files-under.js';
 
 /** Bytes kept at the end of each job log when a full disk forces a cut: the tail is what explains a failure. */
 export const KEPT_LOG_BYTES = 64 * 1024;
@@ -59,15 +59,5 @@ function readTail(file: string, size: number, bytes: number): Buffer {
 
 /** *.log files under `dir`, at any depth; none when it does not exist. */
 function logFiles(dir: string): string[] {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries.flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return logFiles(path);
-    return entry.isFile() && entry.name.endsWith('.log') ? [path] : [];
-  });
+  return filesUnder(dir).filter((path) => path.endsWith('.log'));
 }

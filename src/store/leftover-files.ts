@@ -7,6 +7,7 @@
  */
 import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { filesUnder } from './files-under.js';
 
 /** A folder found, with its size. */
 export interface LeftoverFolder {
@@ -19,25 +20,11 @@ export interface LeftoverFolder {
 /** Bytes of the regular files under `path`, links not followed; 0 where it cannot be read. */
 export function folderBytes(path: string): number {
   let total = 0;
-  const stack = [path];
-  while (stack.length > 0) {
-    const dir = stack.pop()!;
-    let entries;
+  for (const file of filesUnder(path)) {
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      total += lstatSync(file).size;
     } catch {
-      continue;
-    }
-    for (const e of entries) {
-      const full = join(dir, e.name);
-      if (e.isDirectory()) stack.push(full);
-      else if (e.isFile()) {
-        try {
-          total += lstatSync(full).size;
-        } catch {
-          // Gone between the listing and the stat.
-        }
-      }
+      // Gone between the listing and the stat.
     }
   }
   return total;

@@ -1,0 +1,28 @@
+/**
+ * The regular files under a folder of the tool's own (a profile's artefact
+ * folder, validate's work folder, a demo dataset): what clean sizes, what
+ * --redact rewrites, what a full disk cuts. Links are not followed.
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Paths of the regular files under `dir` at any depth; a folder that cannot be read (or `dir` missing) adds none. */
+export function filesUnder(dir: string): string[] {
+  const files: string[] = [];
+  const stack = [dir];
+  while (stack.length > 0) {
+    const here = stack.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(here, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const path = join(here, e.name);
+      if (e.isDirectory()) stack.push(path);
+      else if (e.isFile()) files.push(path);
+    }
+  }
+  return files;
+}
