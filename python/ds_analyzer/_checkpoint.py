@@ -783,24 +783,16 @@ def _follow_os_open(original):
     return open
 
 
-def _follow_query(original):
-    def query(path):
+def _follow_path(original):
+    """A call whose first argument is a path it reads (os.path.exists, Path.is_file as self, torch.load)."""
+    def follow(path, *args, **kwargs):
         if _diverted or _overlays:
             found = _lookup(path)
             if found is not None:
-                return original(found[0])
-        return original(path)
-    return query
-
-
-def _follow_path_query(original):
-    def query(self, *args, **kwargs):
-        if _diverted or _overlays:
-            found = _lookup(self)
-            if found is not None:
-                return original(type(self)(found[0]), *args, **kwargs)
-        return original(self, *args, **kwargs)
-    return query
+                # A pathlib method needs a Path for self; the others take either.
+                path = type(path)(found[0]) if isinstance(path, pathlib.PurePath) else found[0]
+        return original(path, *args, **kwargs)
+    return follow
 
 
 def _follow_remove(original):
@@ -871,26 +863,15 @@ def _follow_move(original):
     return move
 
 
-def _follow_load(original):
-    def load(f, *args, **kwargs):
-        if _diverted or _overlays:
-            found = _lookup(f)
-            if found is not None:
-                f = found[0]
-        return original(f, *args, **kwargs)
-    return load
-
-
 _FOLLOWED = (
     (builtins, "open", _follow_open), (io, "open", _follow_open), (os, "open", _follow_os_open),
     (os, "replace", _follow_rename), (os, "rename", _follow_rename),
     (os, "remove", _follow_remove), (os, "unlink", _follow_remove),
     (shutil, "copyfile", lambda original: _follow_copy(original, into_folder=False)), (shutil, "copy", _follow_copy), (shutil, "copy2", _follow_copy),
     (shutil, "move", _follow_move),
-    (os.path, "exists", _follow_query), (os.path, "isfile", _follow_query), (os.path, "isdir", _follow_query),
-    (os.path, "getsize", _follow_query),
-    (pathlib.Path, "exists", _follow_path_query), (pathlib.Path, "is_file", _follow_path_query),
-    (pathlib.Path, "is_dir", _follow_path_query),
+    (os.path, "exists", _follow_path), (os.path, "isfile", _follow_path), (os.path, "isdir", _follow_path),
+    (os.path, "getsize", _follow_path),
+    (pathlib.Path, "exists", _follow_path), (pathlib.Path, "is_file", _follow_path), (pathlib.Path, "is_dir", _follow_path),
 )
 _FOLLOWING = []
 
@@ -903,7 +884,7 @@ def follow_diversions(torch=None):
     """
     if os.environ.get("DSA_MODE") != "synthetic":
         return
-    targets = list(_FOLLOWED) + ([(torch, "load", _follow_load)] if torch is not None else [])
+    targets = list(_FOLLOWED) + ([(torch, "load", _follow_path)] if torch is not None else [])
     with _lock:
         if not _FOLLOWING:
             _FOLLOWING.append(True)
