@@ -4,7 +4,8 @@ import { ExitCode, UserError } from '../errors.js';
 import { newestProfile, readProfile } from '../store/profile-store.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { whatifOutput } from '../schema/whatif-output.js';
-import { parseCacheSize, parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
+import { parseCacheSize, parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, percent, resolveCacheSize, type CacheSize } from '../units.js';
+import { CHECKFREQ_OVERHEAD_BUDGET } from '../analysis/checkpoint-stall.js';
 import { fitModel, isNotEnoughData, type CachePolicy } from '../whatif/model.js';
 import { whatifMatrix } from '../whatif/matrix.js';
 import { matrixOutput } from '../schema/matrix-output.js';
@@ -86,7 +87,7 @@ export const whatifCommand: CommandFactory = (io, result) => {
     .option('--write-bw <rate>', 'bytes/s a checkpoint save writes at, e.g. 200MB/s (default: as the profiled saves wrote)')
     .option('--async-save', 'saves staged and written in the background (torch.distributed.checkpoint.async_save), the loop blocked for the staging only')
     .option('--sync-save', 'saves that block the loop until written (torch.save)')
-    .option('--checkpoint-budget <pct>', "checkpointing's share of the training time to keep under, for the interval it needs (CheckFreq)", '3.5%')
+    .option('--checkpoint-budget <pct>', "checkpointing's share of the training time to keep under, for the interval it needs (CheckFreq)", percent(CHECKFREQ_OVERHEAD_BUDGET))
     .option('--failures-per-day <n>', 'failures a day to expect: the work a failure loses at the asked interval, and the interval that loses least with the saves (Young)')
     .option('--persistent-workers [bool]', 'DataLoader persistent_workers: workers kept across epochs (true, or false)')
     .option('--prefetch-factor <n>', 'DataLoader prefetch_factor: batches each worker prepares ahead')
@@ -196,7 +197,7 @@ function parsePipelineOptions(raw: RawWhatifOptions): PipelineQuery {
   if (raw.writeBw !== undefined) query.writeBytesPerSec = parseRate(raw.writeBw, '--write-bw');
   if (raw.asyncSave) query.saveMode = 'async';
   if (raw.syncSave) query.saveMode = 'sync';
-  if (raw.checkpointBudget !== undefined && raw.checkpointBudget !== '3.5%') query.overheadBudget = parseFraction(raw.checkpointBudget, '--checkpoint-budget');
+  if (raw.checkpointBudget !== undefined) query.overheadBudget = parseFraction(raw.checkpointBudget, '--checkpoint-budget');
   if (raw.failuresPerDay !== undefined) query.failuresPerDay = parsePositiveNumber(raw.failuresPerDay, '--failures-per-day');
   if (raw.persistentWorkers !== undefined) query.persistentWorkers = parseBoolean(raw.persistentWorkers, '--persistent-workers');
   if (raw.prefetchFactor !== undefined) query.prefetchFactor = parsePositiveInt(raw.prefetchFactor, '--prefetch-factor');
