@@ -257,8 +257,8 @@ def _timed_async(api, original, prepare):
             except BaseException:
                 save.abandon()
                 raise
-            future = result if hasattr(result, "add_done_callback") else getattr(result, "upload_completion", None)
-            if hasattr(future, "add_done_callback"):
+            future = _future_of(result)
+            if future is not None:
                 future.add_done_callback(lambda done: save.cleanup())  # the writer's path back once written
             return result
         with _lock:
@@ -282,11 +282,16 @@ def _timed_async(api, original, prepare):
     return async_save_wrapper
 
 
-def _when_written(result, save):
-    # torch >= 2.3 returns a Future; later versions an AsyncSaveResponse whose
-    # upload_completion is the write's Future.
+def _future_of(result):
+    """async_save's Future, or None: torch >= 2.3 returns a Future; later versions an
+    AsyncSaveResponse whose upload_completion is the write's Future."""
     future = result if hasattr(result, "add_done_callback") else getattr(result, "upload_completion", None)
-    if not hasattr(future, "add_done_callback"):
+    return future if hasattr(future, "add_done_callback") else None
+
+
+def _when_written(result, save):
+    future = _future_of(result)
+    if future is None:
         return  # written at exit, writeMs null
 
     def written(done):
