@@ -263,7 +263,7 @@ def _timed_async(api, original, prepare):
             return result
         with _lock:
             _unfinished.append(save)
-        _at_end_write_unfinished(save.rec)
+        _at_end(save.rec, _write_unfinished)
         try:
             result = _run_blocking(save, original, call_args, call_kwargs)
         except BaseException:
@@ -323,16 +323,17 @@ def _write_unfinished():
         _finish_quietly(save, write_ms=None)
 
 
-_HOOKED = []
+_AT_END = []
 
 
-def _at_end_write_unfinished(rec):
-    if rec in _HOOKED:
+def _at_end(rec, hook):
+    """`hook` runs before the recorder's end event (a budget's end or the exit, while the file is open)
+    and at the exit (a recorder that never started: the scratch still goes); once per recorder."""
+    if (rec, hook) in _AT_END:
         return
-    _HOOKED.append(rec)
-    # Before the end event (a budget's end or the exit), while the file is open.
-    rec.before_end.append(_write_unfinished)
-    atexit.register(_write_unfinished)
+    _AT_END.append((rec, hook))
+    rec.before_end.append(hook)
+    atexit.register(hook)
 
 
 def _hold(save):
@@ -356,7 +357,7 @@ def _hold(save):
     save.ended_at = time.time()
     with _lock:
         previous, _held = _held, save
-    _at_end_flush_held(rec)
+    _at_end(rec, _flush_held)
     rec.pending_save = _flush_held  # the recorder calls it at the next boundary
     if previous is not None:
         _finish_quietly(previous)
@@ -374,17 +375,6 @@ def _flush_held():
     if save.pid != os.getpid():
         return  # a forked child (a loader worker): the parent writes it
     _finish_quietly(save)
-
-
-_HELD_HOOKED = []
-
-
-def _at_end_flush_held(rec):
-    if rec in _HELD_HOOKED:
-        return
-    _HELD_HOOKED.append(rec)
-    rec.before_end.append(_flush_held)  # before the end event
-    atexit.register(_flush_held)  # a recorder that never started: the scratch still goes
 
 
 def _finish_quietly(save, write_ms=False):
