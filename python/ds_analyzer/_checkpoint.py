@@ -21,6 +21,7 @@ extends to the sync's end (note 'synced-after').
 
 import atexit
 import builtins
+import functools
 import io
 import os
 import pathlib
@@ -238,9 +239,6 @@ def _timed(api, original, prepare):
             _hold(save)
         return result
 
-    save_wrapper.__wrapped__ = original
-    save_wrapper.__doc__ = original.__doc__
-    save_wrapper.__name__ = getattr(original, "__name__", "save")
     return save_wrapper
 
 
@@ -276,9 +274,6 @@ def _timed_async(api, original, prepare):
             _say("could not follow an async checkpoint save (%s: %s)" % (type(error).__name__, error))
         return result
 
-    async_save_wrapper.__wrapped__ = original
-    async_save_wrapper.__doc__ = original.__doc__
-    async_save_wrapper.__name__ = getattr(original, "__name__", "async_save")
     return async_save_wrapper
 
 
@@ -897,10 +892,7 @@ def follow_diversions(torch=None):
                 if owner is io and original is getattr(builtins.open, "__wrapped__", None):
                     wrapped = builtins.open  # the same open, one wrapper
                 else:
-                    wrapped = wrap(original)
-                    wrapped.__wrapped__ = original
-                    wrapped.__name__ = getattr(original, "__name__", name)
-                    wrapped.__doc__ = getattr(original, "__doc__", None)
+                    wrapped = functools.update_wrapper(wrap(original), original)
                     wrapped._dsa = True
                 setattr(owner, name, wrapped)
             except Exception as error:
@@ -944,10 +936,7 @@ def _timed_sync(original):
             with _lock:
                 save.sync_s += elapsed
 
-    sync.__wrapped__ = original
-    sync.__name__ = original.__name__
-    sync.__doc__ = original.__doc__
-    return sync
+    return functools.update_wrapper(sync, original)
 
 
 def _patch_syncs():
@@ -974,7 +963,7 @@ def _patch(owner, name, api, prepare, wrap=_timed):
     original = getattr(owner, name, None)
     if original is None or getattr(original, "_dsa", False):
         return False
-    wrapped = wrap(api, original, prepare)
+    wrapped = functools.update_wrapper(wrap(api, original, prepare), original)
     wrapped._dsa = True
     setattr(owner, name, wrapped)
     _patch_syncs()
