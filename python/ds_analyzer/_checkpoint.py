@@ -62,9 +62,9 @@ class _Save(object):
         self.began = _perf()
         self.sync_s = 0.0
         self.blocking_s = None
-        self.measure = _unknown_size
+        self.measure = _unknown
         # The (st_dev, st_ino) of what the save wrote, read when it returns; None: unknown.
-        self.identify = _unknown_files
+        self.identify = _unknown
         self.files = None
         self.thread = threading.get_ident()
         self.pid = os.getpid()
@@ -492,7 +492,8 @@ def _prepare_hf(save, args, kwargs, synthetic):
 
 # -- sizes and scratch paths ---------------------------------------------------
 
-def _unknown_size():
+def _unknown():
+    """A save's size or files when nothing says where it wrote."""
     return None
 
 
@@ -521,10 +522,6 @@ def _size(path, since=None):
             if since is None or info.st_mtime >= since:
                 total += info.st_size
     return total
-
-
-def _unknown_files():
-    return None
 
 
 def _files_of(path, since=None):
