@@ -818,36 +818,23 @@ def _follow_rename(original):
     return rename
 
 
-def _follow_copy(original, into_folder=True):
-    """shutil.copyfile/copy/copy2: a diverted source is copied from its scratch to a scratch beside `dst`."""
+def _follow_copy(original, into_folder=True, moves=False):
+    """shutil.copyfile/copy/copy2/move: a diverted source is copied (moved) from its scratch to a scratch beside `dst`."""
     def copy(src, dst, *args, **kwargs):
         if _diverted or _overlays:
             found = _lookup(src)
             if found is not None:
                 key, scratch = _destination(dst, src, into_folder)
                 original(found[0], scratch, *args, **kwargs)
-                return dst if key == _key(dst) else os.path.join(dst, os.path.basename(key))
-            _wrote_for_real(dst)
-        return original(src, dst, *args, **kwargs)
-    return copy
-
-
-def _follow_move(original):
-    def move(src, dst, *args, **kwargs):
-        if _diverted or _overlays:
-            found = _lookup(src)
-            if found is not None:
-                key, scratch = _destination(dst, src, True)
-                original(found[0], scratch, *args, **kwargs)
-                if found[1] is not None and found[1] != key:
-                    _undivert(found[1], remove=False)
+                if moves and found[1] is not None and found[1] != key:
+                    _undivert(found[1], remove=False)  # moved: the old name is gone, as it would be
                     with _divert_lock:
                         if found[0] in _scratches and found[0] != scratch:
                             _scratches.remove(found[0])
                 return dst if key == _key(dst) else os.path.join(dst, os.path.basename(key))
             _wrote_for_real(dst)
         return original(src, dst, *args, **kwargs)
-    return move
+    return copy
 
 
 _FOLLOWED = (
@@ -855,7 +842,7 @@ _FOLLOWED = (
     (os, "replace", _follow_rename), (os, "rename", _follow_rename),
     (os, "remove", _follow_remove), (os, "unlink", _follow_remove),
     (shutil, "copyfile", lambda original: _follow_copy(original, into_folder=False)), (shutil, "copy", _follow_copy), (shutil, "copy2", _follow_copy),
-    (shutil, "move", _follow_move),
+    (shutil, "move", lambda original: _follow_copy(original, moves=True)),
     (os.path, "exists", _follow_path), (os.path, "isfile", _follow_path), (os.path, "isdir", _follow_path),
     (os.path, "getsize", _follow_path),
     (pathlib.Path, "exists", _follow_path), (pathlib.Path, "is_file", _follow_path), (pathlib.Path, "is_dir", _follow_path),
