@@ -85,12 +85,23 @@ class _Save(object):
         scratch, made = _divert(target, folder=folder, overlay=overlay)
         self.persisted = False
         self.note = "scratch"
-        self.measure = lambda: _size(scratch)
-        self.identify = lambda: _files_of(scratch)
+        self.wrote(scratch)
         self.scratch = scratch
         if made:
             self.new_scratch = (target, overlay)
         return scratch
+
+    def wrote(self, path, since=None):
+        """The save wrote `path`: its size and its files come from one scan, made when first asked for."""
+        scanned = []
+
+        def scan():
+            if not scanned:
+                scanned.append(_scan(path, since) or (None, None))
+            return scanned[0]
+
+        self.measure = lambda: scan()[0]
+        self.identify = lambda: scan()[1]
 
     def abandon(self):
         """The save failed (or could not be prepared): undone, and a scratch it made is forgotten."""
@@ -406,8 +417,7 @@ def _prepare_path_or_file(save, target, synthetic, folder=False):
     if _is_local_path(target):
         if synthetic:
             return save.divert_to_scratch(target, folder=folder)
-        save.measure = lambda: _size(target)
-        save.identify = lambda: _files_of(target)
+        save.wrote(target)
         return target
     if hasattr(target, "write"):
         start = _tell(target)
@@ -469,8 +479,7 @@ def _prepare_hf(save, args, kwargs, synthetic):
         return args, kwargs
     if not synthetic:
         since = time.time() - (_perf() - save.began) - MTIME_SLACK_S
-        save.measure = lambda: _size(output_dir, since)
-        save.identify = lambda: _files_of(output_dir, since)
+        save.wrote(output_dir, since)
         return args, kwargs
     # The checkpoint-<step> folders go to a scratch folder that stands in for output_dir's entries.
     scratch = save.divert_to_scratch(output_dir, folder=True, overlay=True)
@@ -505,27 +514,9 @@ def _measure(measure):
     return None if value is None else int(value)
 
 
-def _size(path, since=None):
-    """Bytes of a file, or of the files under a folder (those modified at or after `since`); None if absent."""
-    path = os.fspath(path)
-    if os.path.isfile(path):
-        return os.path.getsize(path)
-    if not os.path.isdir(path):
-        return None
-    total = 0
-    for folder, _, names in os.walk(path):
-        for name in names:
-            try:
-                info = os.stat(os.path.join(folder, name))
-            except OSError:
-                continue
-            if since is None or info.st_mtime >= since:
-                total += info.st_size
-    return total
-
-
-def _files_of(path, since=None):
-    """{(st_dev, st_ino)} of a file, or of a folder, its subfolders and files (those modified at or after `since`)."""
+def _scan(path, since=None):
+    """(bytes, {(st_dev, st_ino)}) of a file, or of a folder: the bytes of the files under it, and the
+    folder, its subfolders and files (those modified at or after `since`); None if absent."""
     path = os.fspath(path)
     try:
         info = os.stat(path)
@@ -533,7 +524,8 @@ def _files_of(path, since=None):
         return None
     found = {(info.st_dev, info.st_ino)}
     if not stat.S_ISDIR(info.st_mode):
-        return found
+        return (info.st_size if stat.S_ISREG(info.st_mode) else None), found
+    total = 0
     for folder, subfolders, names in os.walk(path):
         for name in subfolders + names:
             try:
@@ -542,7 +534,9 @@ def _files_of(path, since=None):
                 continue
             if since is None or info.st_mtime >= since:
                 found.add((info.st_dev, info.st_ino))
-    return found
+                if stat.S_ISREG(info.st_mode):
+                    total += info.st_size
+    return total, found
 
 
 def _file_of_stream(stream):
@@ -1000,9 +994,7 @@ class ManualCheckpoint(object):
         if save is None:
             return self
         if self.path is not None:
-            path = self.path
-            save.measure = lambda: _size(path)
-            save.identify = lambda: _files_of(path)
+            save.wrote(self.path)
         _patch_syncs()
         _enter(save)
         return self
