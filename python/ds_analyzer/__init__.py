@@ -155,8 +155,13 @@ def _iterate(iterable, rec, samples):
             if reason is not None or rec.ended:
                 rec.end(reason or "budget")
                 raise BudgetReached(reason or "budget")
+            switch = rec.switch_asked()
+            if switch is not None:
+                # A plain iterable does not say what it prefetched: the CLI then finds the carried batches itself.
+                rec.switch(switch[0], switch[1], None)
             start = _perf()
-            if _REPLAY:
+            switchable = rec.config.control_file is not None
+            if _REPLAY and rec.config.mode == "synthetic":
                 batch, count = _REPLAY[0]
             else:
                 try:
@@ -164,7 +169,10 @@ def _iterate(iterable, rec, samples):
                 except StopIteration:
                     return
                 count = _count(batch, samples)
-                if SYNTHETIC:
+                if switchable:
+                    # One launch: a later synthetic block replays the last real batch.
+                    _REPLAY[:] = [(batch, count)]
+                elif SYNTHETIC:
                     _REPLAY.append((batch, count))
             returned = _perf()
             wait_s = returned - start

@@ -39,11 +39,14 @@ MAX_HOSTNAME_CHARS = 255
 class Config(object):
     """What the CLI asked for, read from DSA_* environment variables."""
 
-    __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size", "num_workers", "node_rank", "hostname")
+    __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size", "num_workers", "node_rank", "hostname",
+                 "control_file")
 
     def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1, num_workers=None,
-                 node_rank=0, hostname=None):
+                 node_rank=0, hostname=None, control_file=None):
+        # The mode now: DSA_MODE, then each block DSA_CONTROL_FILE switches to (one launch, several modes).
         self.mode = mode
+        self.control_file = control_file
         # DSA_NUM_WORKERS: the training loader's num_workers for this run (profile --workers), or None.
         self.num_workers = num_workers
         self.events_dir = events_dir
@@ -96,6 +99,7 @@ def config_from_env(env=None):
         world_size=max(1, _int_env(env, "WORLD_SIZE", _int_env(env, "SLURM_NTASKS", 1))),
         num_workers=num_workers if num_workers >= 0 else None,
         node_rank=node_rank_from_env(env),
+        control_file=env.get("DSA_CONTROL_FILE") or None,
     )
 
 
@@ -146,12 +150,15 @@ class Recorder(object):
         self._pid = os.getpid()
         self._next_flush = 0.0
         self._next_stop_check = 0.0
+        self._next_control_check = 0.0
         self._stop_seen = False
+        # The block the job runs in (0: DSA_MODE; then each switch the control file asked for).
+        self.block = 0
         self._failed = False
         self._prefix = '{"v":1,"type":"iter","t":'
         self._rank_part = ',"rank":%d,"i":' % config.rank
         # Set by the torch layer when torch.distributed is initialised: a
-        # function (flag) -> bool that returns True when any rank saw the flag.
+        # function (int) -> int that returns the largest value any rank passed.
         self.agree = None
 
     # -- events -----------------------------------------------------------
@@ -187,6 +194,8 @@ class Recorder(object):
         # The training loader's settings (num_workers as run and as the script set it, prefetch, pinning).
         if loader:
             fields.append('"loader":' + json.dumps(loader, separators=(",", ":")))
+        if cfg.control_file is not None:
+            fields.append('"switchModes":true')
         with self._lock:
             self._lines.append("{" + ",".join(fields) + "}\n")
             self._lines.extend(self._event_line(event) for event in self._early)
@@ -290,7 +299,7 @@ class Recorder(object):
             # Same iterations on every rank, one collective: all ranks agree.
             if self.iterations % STOP_CHECK_EVERY_ITERATIONS:
                 return None
-            return "stop-file" if agree(os.path.exists(cfg.stop_file)) else None
+            return "stop-file" if agree(1 if os.path.exists(cfg.stop_file) else 0) else None
         if cfg.world_size > 1:
             # Ranks without a collective to agree through: check at the same
             # iteration numbers at least, which is all that can be done.
@@ -306,10 +315,70 @@ class Recorder(object):
         self._stop_seen = os.path.exists(cfg.stop_file)
         return "stop-file" if self._stop_seen else None
 
+    def switch_asked(self):
+        """(block, mode) when the control file asks for a newer block at this boundary, else None.
+
+        Looked at as the stop file is: at most every STOP_CHECK_INTERVAL_S in one process; at the
+        same iteration numbers on every rank, agreed with one all_reduce, so the ranks switch together.
+        """
+        cfg = self.config
+        if cfg.control_file is None:
+            return None
+        if self.agree is not None or cfg.world_size > 1:
+            if self.iterations % STOP_CHECK_EVERY_ITERATIONS:
+                return None
+            asked = read_control(cfg.control_file)
+            if self.agree is not None:
+                newest = self.agree(asked[0] if asked is not None else self.block)
+                if newest > self.block and (asked is None or asked[0] < newest):
+                    asked = _read_control_until(cfg.control_file, newest)
+        else:
+            now = self._clock()
+            if now < self._next_control_check:
+                return None
+            self._next_control_check = now + STOP_CHECK_INTERVAL_S
+            asked = read_control(cfg.control_file)
+        if asked is None or asked[0] <= self.block:
+            return None
+        return asked
+
+    def switch(self, block, mode, in_flight):
+        """Switches to `mode` from this iteration on, with a block event (docs/protocol.md, 'block')."""
+        self.block = block
+        self.config.mode = mode
+        fields = {"block": block, "mode": mode, "i": self.iterations, "inFlight": in_flight}
+        self.event("block", fields)
+
     def _at_exit(self):
         if os.getpid() != self._pid:
             return
         self.end("error" if self._failed else "exhausted")
+
+
+def read_control(path):
+    """(block, mode) from the control file's line `<block> <mode>`, or None (no file yet, or not such a line)."""
+    try:
+        with open(path) as f:
+            parts = f.read(64).split()
+    except OSError:
+        return None
+    if len(parts) != 2 or parts[1] not in MODES:
+        return None
+    try:
+        block = int(parts[0])
+    except ValueError:
+        return None
+    return (block, parts[1]) if block > 0 else None
+
+
+def _read_control_until(path, block, timeout_s=1.0):
+    """Another rank saw `block` first: read the file until this rank sees it too (the CLI renames it in whole)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        asked = read_control(path)
+        if (asked is not None and asked[0] >= block) or time.monotonic() > deadline:
+            return asked
+        time.sleep(0.001)
 
 
 def _distributed_rank():

@@ -230,19 +230,19 @@ def _end_job(it, rec, reason):
 
 
 def _agree_fn():
-    """all_reduce(MAX) of a flag across ranks, when torch.distributed is running."""
+    """all_reduce(MAX) of an integer (a flag, a block number) across ranks, when torch.distributed is running."""
     dist = sys.modules.get("torch.distributed")
     if dist is None or not dist.is_available() or not dist.is_initialized() or dist.get_world_size() < 2:
         return None
     import torch
 
-    def agree(flag):
+    def agree(value):
         device = "cpu"
         if dist.get_backend() == "nccl":
             device = torch.device("cuda", torch.cuda.current_device())
-        tensor = torch.tensor([1 if flag else 0], dtype=torch.int32, device=device)
+        tensor = torch.tensor([int(value)], dtype=torch.int64, device=device)
         dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
-        return bool(tensor.item())
+        return int(tensor.item())
 
     return agree
 
@@ -257,6 +257,10 @@ def _instrumented_next(self):
             self._dsa = False
             return _originals["__next__"](self)
         counted = self._dsa = _Counted(getattr(self, "_dsa_loader", None), _cuda_sync_wanted(rec), rec)
+        if rec.config.control_file is not None and rec.config.mode == "synthetic" and _state["replay"] is not None:
+            # One launch, a new epoch inside a synthetic block: replay from its first batch.
+            counted.replaying = True
+            counted.epoch_len = _len_or_none(self)
         if rec.agree is None:
             rec.agree = _agree_fn()
     rec = counted.rec
@@ -278,6 +282,9 @@ def _instrumented_next(self):
     reason = rec.stop_reason()
     if reason is not None:
         _end_job(self, rec, reason)
+    switch = rec.switch_asked()
+    if switch is not None:
+        _switch_mode(self, counted, rec, switch)
 
     start = _perf()
     if counted.replaying:
@@ -293,7 +300,12 @@ def _instrumented_next(self):
             _state["epoch_ended_at"] = _perf()
             raise
         samples = count_samples(batch, getattr(counted.loader, "batch_size", None) or 0)
-        if rec.config.mode == "synthetic":
+        if rec.config.control_file is not None:
+            # One launch: the batch a later synthetic block replays is the last real one.
+            _state["replay"] = (batch, samples)
+            counted.replaying = rec.config.mode == "synthetic"
+            counted.epoch_len = _len_or_none(self)
+        elif rec.config.mode == "synthetic":
             _begin_replay(self, counted, batch, samples)
     counted.returned_at = _perf()
     counted.wait_s = counted.returned_at - start
@@ -338,6 +350,35 @@ def _epoch_iterations(loader):
     return length if isinstance(length, int) and length > 0 else None
 
 
+def _switch_mode(it, counted, rec, switch):
+    """The control file asked for another block: switch at this boundary (docs/pytorch.md, "One launch").
+
+    The loader keeps its workers through a synthetic block, so the next real block continues the
+    epoch; the batches they hold were prefetched under the old state, and the block event says how many.
+    """
+    block, mode = switch
+    rec.switch(block, mode, _in_flight(it, counted))
+    counted.replaying = mode == "synthetic" and _state["replay"] is not None
+    counted.epoch_len = _len_or_none(it)
+
+
+def _in_flight(it, counted):
+    """Batches handed to the loader's workers and not yet to the loop; None when the iterator does not say."""
+    outstanding = getattr(it, "_tasks_outstanding", None)
+    if isinstance(outstanding, int):
+        return max(0, outstanding)
+    if getattr(it, "_num_workers", None) == 0:
+        return 0  # the single-process iterator prepares each batch when asked
+    return None
+
+
+def _len_or_none(it):
+    try:
+        return len(it)
+    except TypeError:
+        return None  # IterableDataset without __len__
+
+
 def _begin_replay(it, counted, batch, samples):
     """Synthetic mode: keep this batch, stop the real loader (no fetch, no prep)."""
     _state["replay"] = (batch, samples)
@@ -374,7 +415,9 @@ def _mark_epoch_start(it, began):
 
 def _instrumented_get_iterator(self):
     began = _perf()
-    if _state["replay"] is not None and (
+    rec = _recorder.recorder()
+    switchable = rec is not None and rec.config.control_file is not None
+    if not switchable and _state["replay"] is not None and (
         (self is _state["loader"]) or (_state["dataset"] is not None and self.dataset is _state["dataset"])
     ):
         it = _ReplayIter(self)

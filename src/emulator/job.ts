@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { UserError } from '../errors.js';
 import { formatBytes } from '../units.js';
 import { ENV, MODES, type Mode } from '../schema/events.js';
-import { fromEnv, readProtocolEnv, restrictToSubset, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
+import { ControlFile, fromEnv, readProtocolEnv, restrictToSubset, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
 import { listDatasetFiles } from './generate-dataset.js';
 import { PREP_CLOCKS, type PrepClock } from './prep-clock.js';
 import { usePrepClock } from './prep.js';
@@ -48,7 +48,7 @@ export interface JobOptions {
   seed: number;
   /** Exit with CRASH_EXIT_CODE after this many iterations. */
   crashAtIteration?: number;
-  /** Crash only when DSA_MODE equals this mode. */
+  /** Crash only in this mode (DSA_MODE, or the block the control file switched to); the count is of the mode's iterations. */
   crashMode?: Mode;
   /** Stop iterating after this many iterations and wait until killed. */
   hangAtIteration?: number;
@@ -148,6 +148,25 @@ function hangForever(): Promise<never> {
   return new Promise<never>(() => undefined);
 }
 
+/**
+ * The batches of a launch whose mode may switch (DSA_CONTROL_FILE): the real
+ * loader's, or in a synthetic block the last real batch again. The loader
+ * keeps its workers through a synthetic block, as the PyTorch hook does: the
+ * batches they prefetched are counted as in flight at the next switch.
+ */
+function switchableBatches(loader: Loader, epochs: number, modeNow: () => Mode | undefined): AsyncIterator<Batch> {
+  const real = loader.batches(epochs);
+  let replay: Batch | null = null;
+  return {
+    async next() {
+      if (modeNow() === 'synthetic' && replay !== null) return { done: false, value: replay };
+      const next = await real.next();
+      if (!next.done) replay = { ...next.value, bytes: 0 };
+      return next;
+    },
+  };
+}
+
 async function* syntheticBatches(loader: Loader): AsyncGenerator<Batch> {
   // One batch from the real loader, then the loader is never consulted again.
   const first = await loader.batches(Infinity, 1).next();
@@ -173,9 +192,10 @@ async function run(argv: readonly string[]): Promise<number> {
   const files = options.remoteBase ? local.map((path) => `${options.remoteBase!.replace(/\/$/, '')}/${basename(path)}`) : local;
   const budget = options.iterations ?? env.iterations ?? Infinity;
   const epochs = options.epochs ?? (Number.isFinite(budget) ? Infinity : 1);
-  const inMode = (mode: Mode | undefined): boolean => mode === undefined || mode === env.mode;
-  const crashAt = inMode(options.crashMode) ? options.crashAtIteration : undefined;
-  const hangAt = inMode(options.hangMode) ? options.hangAtIteration : undefined;
+  // The mode now: DSA_MODE, then each block the control file switches to (one launch, several modes).
+  let mode = env.mode;
+  const control = new ControlFile(env.controlFile);
+  const inMode = (asked: Mode | undefined): boolean => asked === undefined || asked === mode;
   // profile --workers: DSA_NUM_WORKERS overrides --workers, as the PyTorch hook overrides num_workers.
   const workers = env.numWorkers ?? options.workers;
   // Without workers a batch is read synchronously in the training loop; a GET cannot be.
@@ -191,6 +211,7 @@ async function run(argv: readonly string[]): Promise<number> {
       ...(workers > 0 ? { prefetchFactor: options.prefetchFactor } : {}),
     },
     ...(restricted ? { subsetNote: restricted.note, ...(restricted.kept.length > 0 ? { subsetFiles: restricted.kept.length } : {}) } : {}),
+    ...(env.controlFile !== undefined ? { switchModes: true } : {}),
   });
   const stop = new StopFile(env.stopFile);
   let loaderToClose: Loader | undefined;
@@ -219,10 +240,13 @@ async function run(argv: readonly string[]): Promise<number> {
       ),
   });
   loaderToClose = loader;
-  const source = env.mode === 'synthetic' ? syntheticBatches(loader) : loader.batches(epochs);
+  const source =
+    env.controlFile !== undefined ? switchableBatches(loader, epochs, () => mode) : env.mode === 'synthetic' ? syntheticBatches(loader) : loader.batches(epochs);
 
   const startMs = nowMs();
   let iterations = 0;
+  // Iterations since the mode began: --crash-at-iteration and --hang-at-iteration count these.
+  let modeIterations = 0;
   let samples = 0;
   let bytes = 0;
   let waitTotalMs = 0;
@@ -242,7 +266,8 @@ async function run(argv: readonly string[]): Promise<number> {
   };
   try {
     for (;;) {
-      if (hangAt !== undefined && iterations >= hangAt) {
+      const hangAt = inMode(options.hangMode) ? options.hangAtIteration : undefined;
+      if (hangAt !== undefined && modeIterations >= hangAt) {
         record(nowMs());
         process.stderr.write(`emulated job: hanging after ${iterations} iterations as asked (--hang-at-iteration); only a signal ends it\n`);
         writer?.flush();
@@ -255,6 +280,12 @@ async function run(argv: readonly string[]): Promise<number> {
       if (stop.requested()) {
         reason = 'stop-file';
         break;
+      }
+      const switched = control.poll();
+      if (switched !== null) {
+        writer?.block({ block: switched.block, mode: switched.mode, i: iterations, inFlight: loader.inFlight });
+        mode = switched.mode;
+        modeIterations = 0;
       }
       const askedMs = nowMs();
       record(askedMs);
@@ -274,10 +305,12 @@ async function run(argv: readonly string[]): Promise<number> {
       const batch = next.value;
       pending = { i: iterations, waitMs: receivedMs - askedMs, receivedMs, samples: batch.samples, bytes: batch.bytes };
       iterations++;
+      modeIterations++;
       samples += batch.samples;
       bytes += batch.bytes;
       waitTotalMs += receivedMs - askedMs;
-      if (crashAt !== undefined && iterations >= crashAt) {
+      const crashAt = inMode(options.crashMode) ? options.crashAtIteration : undefined;
+      if (crashAt !== undefined && modeIterations >= crashAt) {
         record(nowMs());
         process.stderr.write(`emulated job: crashing after ${iterations} iterations as asked (--crash-at-iteration)\n`);
         writer?.close();
@@ -298,7 +331,7 @@ async function run(argv: readonly string[]): Promise<number> {
   process.stdout.write(
     `emulated job: ${iterations} iterations (${reason}), ${samples} samples, ${formatBytes(bytes)} read in ${elapsedS.toFixed(2)} s; ` +
       `per iteration: wait ${formatMs(waitTotalMs / per)} ms, compute ${formatMs(computeTotalMs / per)} ms` +
-      `${env.mode ? ` (mode ${env.mode})` : ' (unprofiled)'}\n`,
+      `${mode ? ` (mode ${mode})` : ' (unprofiled)'}\n`,
   );
   return 0;
 }

@@ -149,6 +149,9 @@ export class Loader {
   private preparedSamples = 0;
   private overruns = 0;
   private decodeMs = 0;
+  /** Batches dispatched to workers, and handed to the loop: their difference is in flight. */
+  private dispatched = 0;
+  private handed = 0;
 
   private constructor(private readonly options: LoaderOptions) {
     if (options.files.length === 0) throw new RangeError('Loader: no files');
@@ -166,6 +169,11 @@ export class Loader {
   /** Starts the worker threads. */
   static start(options: LoaderOptions): Loader {
     return new Loader(options);
+  }
+
+  /** Batches handed to workers and not yet to the training loop (a switch of mode: they were prepared under the old state). */
+  get inFlight(): number {
+    return this.dispatched - this.handed;
   }
 
   /** Number of batches in an epoch. */
@@ -203,12 +211,14 @@ export class Loader {
         this.workers[worker].postMessage(request);
         this.options.onDispatch?.({ seq: sent, epoch, index, worker, paths });
       }
+      this.dispatched = sent;
     };
     dispatch(inFlight);
     for (let seq = 0; seq < total; seq++) {
       const batch = await this.receive(seq);
       // Handing a batch over frees a slot: the next batch is dispatched before the loop computes.
       dispatch(seq + 1 + inFlight);
+      this.handed = seq + 1;
       yield batch;
     }
   }

@@ -1,6 +1,6 @@
 import { openSync, readSync, closeSync, readdirSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { EventSchema, type CheckpointEvent, type EndEvent, type EpochEvent, type IterEvent, type StartEvent } from '../schema/events.js';
+import { EventSchema, type BlockEvent, type CheckpointEvent, type EndEvent, type EpochEvent, type IterEvent, type StartEvent } from '../schema/events.js';
 import type { Iteration, NodeIdentity } from '../schema/profile.js';
 
 /** What the events of one process said so far. */
@@ -17,6 +17,8 @@ export interface ProcessEvents {
   checkpoints: CheckpointEvent[];
   /** The training loader's epoch starts, in arrival order. */
   epochs: EpochEvent[];
+  /** Switches of mode within the launch (DSA_CONTROL_FILE), in arrival order. */
+  blocks: BlockEvent[];
   /** Lines that were not valid protocol v1 events. */
   badLines: number;
   /** First bad line, shortened, for the error message. */
@@ -74,7 +76,7 @@ export class EventsReader {
   private readNew(file: string): void {
     let events = this.byFile.get(file);
     if (!events) {
-      events = { file, start: null, iterations: [], end: null, checkpoints: [], epochs: [], badLines: 0, firstBadLine: null, lines: 0 };
+      events = { file, start: null, iterations: [], end: null, checkpoints: [], epochs: [], blocks: [], badLines: 0, firstBadLine: null, lines: 0 };
       this.byFile.set(file, events);
     }
     let fd: number;
@@ -124,6 +126,7 @@ export class EventsReader {
     else if (event.type === 'end') events.end = event;
     else if (event.type === 'checkpoint') events.checkpoints.push(event);
     else if (event.type === 'epoch') events.epochs.push(event);
+    else if (event.type === 'block') events.blocks.push(event);
     else events.iterations.push(toIteration(event));
   }
 }

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { ExitCode, UserError, valueError } from '../errors.js';
 import type { z } from 'zod';
 import {
+  BlockEventSchema,
   CheckpointEventSchema,
   ENV,
   EpochEventSchema,
@@ -36,6 +37,9 @@ export type CheckpointInfo = Omit<z.input<typeof CheckpointEventSchema>, 'v' | '
 /** The start of one training-loader epoch, as `epoch()` takes it: EpochEventSchema's fields after v, type, t and rank. */
 export type EpochInfo = Omit<z.input<typeof EpochEventSchema>, 'v' | 'type' | 't' | 'rank'>;
 
+/** A switch of mode, as `block()` takes it: BlockEventSchema's fields after v, type, t and rank. */
+export type BlockInfo = Omit<z.input<typeof BlockEventSchema>, 'v' | 'type' | 't' | 'rank'>;
+
 /** Facts about the job that go into the start event. */
 export interface StartInfo {
   /** Samples per batch as configured. */
@@ -50,6 +54,8 @@ export interface StartInfo {
   subsetNote?: string;
   /** The training loader's settings (num_workers as run and as the script set it). */
   loader?: LoaderSettings;
+  /** True when the job switches modes at DSA_CONTROL_FILE's request (see ControlFile). */
+  switchModes?: boolean;
 }
 
 /** Options of `EventWriter.open`. */
@@ -102,6 +108,8 @@ export interface ProtocolEnv {
   subsetFile?: string;
   /** DSA_NUM_WORKERS: the loader workers this run asks for (profile --workers). */
   numWorkers?: number;
+  /** DSA_CONTROL_FILE: the file that switches the job's mode within one launch (see ControlFile). */
+  controlFile?: string;
 }
 
 /** Wall clock of the protocol: ms since the Unix epoch, fractional and monotonic within a process. */
@@ -169,6 +177,7 @@ export class EventWriter {
     if (options.subsetFiles !== undefined) start.subsetFiles = options.subsetFiles;
     if (options.subsetNote !== undefined) start.subsetNote = options.subsetNote.slice(0, 1000);
     if (options.loader !== undefined) start.loader = options.loader;
+    if (options.switchModes !== undefined) start.switchModes = options.switchModes;
     // The start event is written at once: the CLI takes it as proof that the job reached its loop.
     this.buffer = JSON.stringify(start) + '\n';
     this.flush();
@@ -236,7 +245,20 @@ export class EventWriter {
     this.rareEvent(EpochEventSchema, 'epoch', info);
   }
 
-  private rareEvent(schema: typeof CheckpointEventSchema | typeof EpochEventSchema, type: 'checkpoint' | 'epoch', info: object): void {
+  /**
+   * Records a switch of mode (docs/protocol.md, `block`): iteration `i` is the
+   * block's first. Written at once: the CLI starts the block's count on it.
+   */
+  block(info: BlockInfo): void {
+    this.rareEvent(BlockEventSchema, 'block', info);
+    this.flush();
+  }
+
+  private rareEvent(
+    schema: typeof CheckpointEventSchema | typeof EpochEventSchema | typeof BlockEventSchema,
+    type: 'checkpoint' | 'epoch' | 'block',
+    info: object,
+  ): void {
     if (this.fd === undefined || this.ended) return;
     const event = { v: PROTOCOL_VERSION, type, t: this.clock(), rank: this.rank, ...info };
     const parsed = schema.safeParse(event);
@@ -337,6 +359,7 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
     nodeRank: nodeRankName === undefined ? 0 : parseNonNegativeInt(env, nodeRankName, 0),
     ...(env[ENV.subsetFile] ? { subsetFile: env[ENV.subsetFile] } : {}),
     ...(env[ENV.numWorkers] ? { numWorkers: parseNonNegativeInt(env, ENV.numWorkers, 0) } : {}),
+    ...(env[ENV.controlFile] ? { controlFile: env[ENV.controlFile] } : {}),
   };
 }
 
@@ -408,5 +431,57 @@ export class StopFile {
     this.nextCheckMs = now + this.intervalMs;
     this.seen = existsSync(this.path);
     return this.seen;
+  }
+}
+
+/** A block the control file asks for: its number and mode. */
+export interface ControlBlock {
+  block: number;
+  mode: Mode;
+}
+
+/**
+ * Cheap reader of DSA_CONTROL_FILE (one launch, several modes): looks at the
+ * file at most every `intervalMs`, as StopFile does, and returns a block
+ * newer than the last one it returned, or null. The CLI replaces the file
+ * whole (write, then rename), so a read never sees half a line.
+ */
+export class ControlFile {
+  private nextCheckMs = -Infinity;
+  private block = 0;
+
+  constructor(
+    /** Path of the control file; undefined: the mode never changes. */
+    readonly path: string | undefined,
+    private readonly intervalMs = 100,
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  /** The block to switch to now, or null when there is none newer. */
+  poll(): ControlBlock | null {
+    if (this.path === undefined) return null;
+    const now = this.clock();
+    if (now < this.nextCheckMs) return null;
+    this.nextCheckMs = now + this.intervalMs;
+    const asked = parseControl(readOrEmpty(this.path));
+    if (asked === null || asked.block <= this.block) return null;
+    this.block = asked.block;
+    return asked;
+  }
+}
+
+/** The control file's line, `<block> <mode>`, or null for anything else. */
+export function parseControl(text: string): ControlBlock | null {
+  const [blockText, modeText, ...rest] = text.trim().split(/\s+/);
+  const block = Number(blockText);
+  const mode = ModeSchema.safeParse(modeText);
+  return rest.length === 0 && Number.isInteger(block) && block > 0 && mode.success ? { block, mode: mode.data } : null;
+}
+
+function readOrEmpty(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
   }
 }

@@ -32,6 +32,15 @@ export const ENV = {
    * (loader.scriptWorkers beside loader.workers).
    */
   numWorkers: 'DSA_NUM_WORKERS',
+  /**
+   * One launch, several modes: a file the CLI rewrites to switch the job's
+   * mode at an iteration boundary, one line `<block> <mode>` (block 0 is
+   * DSA_MODE, before the file exists). A job that honours it says so in its
+   * start event (switchModes) and writes a block event at each switch.
+   */
+  controlFile: 'DSA_CONTROL_FILE',
+  /** '1' in every process of a profiled job: the script may skip its own side effects (docs/side-effects.md). */
+  profiling: 'DSA_PROFILING',
 } as const;
 
 /**
@@ -103,6 +112,8 @@ export const StartEventSchema = z.object({
   hostname: z.string().max(MAX_HOSTNAME_CHARS).optional(),
   /** Rank of that machine among the job's nodes (launcher's NODE_RANK_ENV; 0 on one node and in older events). */
   nodeRank: z.number().int().nonnegative().default(0),
+  /** True when the job switches modes at the CLI's request (DSA_CONTROL_FILE): one launch measures every mode. */
+  switchModes: z.boolean().optional(),
 });
 
 export const IterEventSchema = z.object({
@@ -192,7 +203,29 @@ export const EpochEventSchema = z.object({
   persistentWorkers: z.boolean().optional(),
 });
 
+/**
+ * The job switched mode at an iteration boundary (DSA_CONTROL_FILE): the
+ * iterations from `i` on run in `mode`, until the next block event.
+ */
+export const BlockEventSchema = z.object({
+  ...common,
+  type: z.literal('block'),
+  /** The block's number, as the control file gave it (block 0 is DSA_MODE and has no event). */
+  block: z.number().int().positive(),
+  /** The mode the block runs in. */
+  mode: ModeSchema,
+  /** Index of the block's first iteration. */
+  i: z.number().int().nonnegative(),
+  /**
+   * Batches the loader had already handed to its workers at the switch: the
+   * first ones of the block were fetched and prepared under the previous
+   * block's state. Null when the loader does not say.
+   */
+  inFlight: z.number().int().nonnegative().nullable(),
+});
+
 export const EventSchema = z.discriminatedUnion('type', [
+  BlockEventSchema,
   StartEventSchema,
   IterEventSchema,
   EndEventSchema,
@@ -204,4 +237,5 @@ export type IterEvent = z.infer<typeof IterEventSchema>;
 export type EndEvent = z.infer<typeof EndEventSchema>;
 export type CheckpointEvent = z.infer<typeof CheckpointEventSchema>;
 export type EpochEvent = z.infer<typeof EpochEventSchema>;
+export type BlockEvent = z.infer<typeof BlockEventSchema>;
 export type JobEvent = z.infer<typeof EventSchema>;

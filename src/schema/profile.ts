@@ -392,6 +392,15 @@ export const ModeResultSchema = z.object({
   network: NetworkUseSchema.optional(),
   /** The job's first batch (of pooled runs: their mean); null when no rank reported an iteration; absent in older profiles. */
   firstBatch: FirstBatchSchema.nullable().optional(),
+  /** A block of a launch that measured several modes (docs/method.md, "One launch"); absent for a launch of its own. */
+  block: z
+    .object({
+      /** Its place in the launch, from 0. */
+      index: z.number().int().nonnegative(),
+      /** Iterations at its start left out as carried over from the previous block's state (the pace rank's; the loader's batches in flight at the switch). */
+      carriedIterations: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type ModeResult = z.infer<typeof ModeResultSchema>;
 

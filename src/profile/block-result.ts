@@ -1,0 +1,336 @@
+// A block of a launch as a run's result: its iterations cut from the job's
+// events (from its switch to its end, less the batches carried over from the
+// previous block's state), its samples cut from the launch's, and its state
+// proven from its own window, exactly as a launch of its own would be.
+import { mkdirSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { mainCpuMsPerSample } from '../analysis/main-cpu.js';
+import { pickPaceRank } from '../analysis/pace.js';
+import { summarizeIterations } from '../analysis/summarize.js';
+import { markWarmup } from '../analysis/warmup.js';
+import { ENV, PROTOCOL_VERSION, type CheckpointEvent, type EpochEvent, type Mode, type StartEvent } from '../schema/events.js';
+import type { FirstBatch, Iteration, IterationSummary, ModeResult, RankResult, ResourceSample, StateProof } from '../schema/profile.js';
+import { processNode, type ProcessEvents } from './events-reader.js';
+import type { JobExit } from './supervisor.js';
+import { proveState } from './state-proof.js';
+import { windowRates, windowReadProof } from './window-rates.js';
+import { pythonHookEnv } from './python-hook.js';
+import type { PreparedState, StateFinish } from './cache-states/cache-state.js';
+import type { FetchReadings } from './data-sources/data-source.js';
+import type { ModeRunInput } from './run-input.js';
+
+/** Where one launch keeps its events, stop request and logs. */
+export interface RunFiles {
+  eventsDir: string;
+  stopFile: string;
+  logs: { stdout: string; stderr: string };
+}
+
+/** The launch's folder, emptied: a folder left by an earlier run to the same --out must not lend it events or a stop request. */
+export function freshRunFiles(modeDir: string): RunFiles {
+  const eventsDir = join(modeDir, 'events');
+  rmSync(modeDir, { recursive: true, force: true });
+  mkdirSync(eventsDir, { recursive: true });
+  return { eventsDir, stopFile: join(modeDir, 'STOP'), logs: { stdout: join(modeDir, 'stdout.log'), stderr: join(modeDir, 'stderr.log') } };
+}
+
+/** What the job's environment says of its launch (the protocol's variables). */
+export interface LaunchEnv {
+  /** The first block's mode (DSA_MODE). */
+  mode: Mode;
+  eventsDir: string;
+  stopFile: string;
+  subsetFile: string | null;
+  /** The control file of a launch of several blocks, or null. */
+  controlFile: string | null;
+  /** The job's iteration budget (DSA_ITERATIONS), or null for none. */
+  iterations: number | null;
+  /** Variables the data source's meter needs, in place of its jobEnv(). */
+  meterEnv: Record<string, string> | undefined;
+}
+
+export function jobEnv(
+  input: Pick<ModeRunInput, 'env' | 'dataSource' | 'sync' | 'numWorkers'>,
+  launch: LaunchEnv,
+): Record<string, string | undefined> {
+  return {
+    ...input.env,
+    ...(launch.meterEnv ?? input.dataSource.jobEnv()),
+    ...pythonHookEnv(input.env),
+    [ENV.mode]: launch.mode,
+    [ENV.eventsDir]: launch.eventsDir,
+    ...(launch.iterations !== null ? { [ENV.iterations]: String(launch.iterations) } : {}),
+    [ENV.stopFile]: launch.stopFile,
+    [ENV.sync]: input.sync ? '1' : '0',
+    [ENV.protocol]: String(PROTOCOL_VERSION),
+    [ENV.profiling]: '1',
+    ...(launch.subsetFile !== null ? { [ENV.subsetFile]: launch.subsetFile } : {}),
+    ...(launch.controlFile !== null ? { [ENV.controlFile]: launch.controlFile } : {}),
+    ...(input.numWorkers !== undefined ? { [ENV.numWorkers]: String(input.numWorkers) } : {}),
+  };
+}
+
+/** A block's place and time in its launch. */
+export interface BlockSpan {
+  /** Its place in the launch, from 0. */
+  index: number;
+  mode: Mode;
+  /** ms since the epoch: when its state was set and the job told (the launch's start for the first). */
+  startedAt: number;
+  /** When the CLI ended it, or null while it runs. */
+  endedAt: number | null;
+  /** Each events file's last iteration in the block, once it ended. */
+  lastI: ReadonlyMap<string, number>;
+  /** When the launch started (the first batch is timed from it). */
+  launchStartedAt: number;
+  /** True when it is the only block its launch ran: the launch's samples and whole-run bytes are all its own. */
+  sole: boolean;
+}
+
+/** One process's share of a block. */
+export interface BlockSlice {
+  file: string;
+  start: StartEvent | null;
+  /** Whether the process has entered the block (the first block: always; a later one: its block event came). */
+  entered: boolean;
+  /** Whether the process said it runs the block's mode (its start event's mode, or the block event's). */
+  acknowledged: boolean;
+  /** The block's first iteration index. */
+  startI: number;
+  /** Its iterations, the carried ones included. */
+  iterations: Iteration[];
+  /** Of those, the first ones prepared under the previous block's state: the loader's batches in flight at the switch. */
+  carried: number;
+  /** Its iterations after the carried ones: what the block measures. */
+  measured: Iteration[];
+  epochs: EpochEvent[];
+  checkpoints: CheckpointEvent[];
+  workers: number | null;
+  badLines: number;
+  end: ProcessEvents['end'];
+}
+
+/**
+ * One process's share of a block: the iterations from the block's switch
+ * (its block event; 0 for the first block) to the block's end. The rule for
+ * what the previous block left behind is the job's own count: a loader had
+ * `inFlight` batches handed to its workers at the switch, fetched and
+ * prepared under the previous state, and they are the block's first
+ * (docs/method.md, "One launch"). A loader that does not say (a plain
+ * iterable under iterate()) carries none by this rule; the warm-up detection
+ * that follows finds a transient it left.
+ */
+export function blockSlice(events: ProcessEvents, span: BlockSpan): BlockSlice {
+  const switched = span.index === 0 ? null : events.blocks.find((b) => b.block === span.index);
+  const entered = span.index === 0 || switched !== undefined;
+  const startI = span.index === 0 ? 0 : (switched?.i ?? Infinity);
+  const lastI = span.lastI.get(events.file) ?? Infinity;
+  const within = <T extends { i: number }>(list: readonly T[]) => list.filter((x) => x.i >= startI && x.i <= lastI);
+  const iterations = entered ? within(events.iterations) : [];
+  const carried = Math.min(iterations.length, switched?.inFlight ?? 0);
+  return {
+    file: events.file,
+    start: events.start,
+    entered,
+    acknowledged: span.index === 0 ? events.start?.mode === span.mode : switched?.mode === span.mode,
+    startI,
+    iterations,
+    carried,
+    measured: iterations.slice(carried),
+    epochs: entered ? within(events.epochs) : [],
+    checkpoints: entered ? within(events.checkpoints) : [],
+    workers: events.start?.workers ?? null,
+    badLines: events.badLines,
+    end: events.end,
+  };
+}
+
+/** How the block ended: the launch's exit for the last block, the CLI's stop for an earlier one. */
+export interface BlockEnding {
+  /** The job's exit, for the block the job ended in; null for a block the CLI ended and the launch went on. */
+  exit: JobExit | null;
+  stopReason: 'precision' | 'budget' | null;
+  noIterations: boolean;
+}
+
+/** What a block's result is built from, once the launch's job is reaped. */
+export interface BlockEvidence {
+  span: BlockSpan;
+  slices: BlockSlice[];
+  /** Every process's events over the launch (for the subset acknowledgement). */
+  processes: ProcessEvents[];
+  /** The launch's resource samples. */
+  resources: ResourceSample[];
+  fetched: FetchReadings;
+  prepared: PreparedState;
+  cacheFinish: StateFinish;
+  profilerCpuSec: number;
+  logs: RunFiles['logs'];
+  ending: BlockEnding;
+  /** True when the job was asked to sample only the prepared state's resident subset (a launch of one cached block). */
+  subsetApplied: boolean;
+}
+
+/** A block's result: a ModeResult as a run of its own would give, with its place in the launch. */
+export function blockResult(
+  input: Pick<ModeRunInput, 'dataset' | 'dataSource' | 'pollMs' | 'numWorkers' | 'interrupted'>,
+  evidence: BlockEvidence,
+): ModeResult {
+  const { span, ending } = evidence;
+  const ranks = evidence.slices.filter((s) => s.start !== null || s.iterations.length > 0).map(toRankResult);
+  const pace = pickPaceRank(ranks) as (typeof ranks)[number] | null;
+  const measuredIterations = pace?.summary ? pace.iterations.filter((it) => !it.warmup) : [];
+  const endedAt = span.endedAt ?? Date.now();
+  const wallSec = (endedAt - span.startedAt) / 1000;
+  // A block among others owns only the samples of its own time; the sole block of a launch owns them all.
+  const oneBlock = span.sole;
+  const resources = oneBlock ? evidence.resources : evidence.resources.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
+  const fetchedSeries = oneBlock ? evidence.fetched.series : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
+  const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
+  const state = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
+  const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
+  const readRate = windowRates(fetched.series, measuredIterations, (s) => s.bytes);
+  const jobReachedBudget = evidence.slices.some((s) => s.end?.reason === 'budget');
+  const { status, reason } =
+    ending.exit === null
+      ? { status: 'ok' as const, reason: ending.stopReason ?? ('budget' as const) }
+      : ending.noIterations && !input.interrupted()
+        ? { status: 'failed' as const, reason: 'no-iterations' as const }
+        : classify(ending.exit, ending.stopReason ?? (jobReachedBudget ? 'budget' : null), pace?.summary ?? null, input.interrupted());
+  const subset = evidence.subsetApplied ? evidence.prepared.subset : undefined;
+  const subsetAck = evidence.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
+  const subsetNote = evidence.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
+  const paceSlice = evidence.slices.find((s) => s.file === pace?.file);
+  const inLaunch = !(span.sole && span.index === 0);
+  return {
+    mode: span.mode,
+    status,
+    stopReason: reason,
+    jobExitCode: ending.exit?.exitCode ?? null,
+    jobSignal: ending.exit?.signal ?? null,
+    startedAt: span.startedAt,
+    wallSec,
+    state,
+    ranks: ranks.map(({ file: _file, ...rank }) => rank),
+    paceRank: pace?.rank ?? null,
+    summary: pace?.summary ?? null,
+    resources,
+    jobCpuSecPerSample: cpuRate?.perSample ?? null,
+    storageReadBytesPerSec: readRate?.perSec ?? null,
+    badEventLines: span.index === 0 ? evidence.slices.reduce((sum, s) => sum + s.badLines, 0) : 0,
+    logs: evidence.logs,
+    cpus: null,
+    profilerCpuSec: evidence.profilerCpuSec,
+    ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
+    ...(fetched.network ? { network: fetched.network } : {}),
+    firstBatch: span.index === 0 ? firstBatchOf(ranks, span.launchStartedAt) : null,
+    ...(subset
+      ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
+      : {}),
+    ...(inLaunch ? { block: { index: span.index, carriedIterations: paceSlice?.carried ?? 0 } } : {}),
+  };
+}
+
+/**
+ * The job's first batch: the last rank's, from the job's start; null when no
+ * rank reported an iteration. The loader's first wait starts at iter(loader)
+ * where the job timed it (its first epoch event: workers are started there),
+ * else at its first request for a batch.
+ */
+export function firstBatchOf(ranks: readonly RankResult[], startedAt: number): FirstBatch | null {
+  const firsts = ranks.flatMap((r) => (r.iterations[0] ? [{ it: r.iterations[0], epoch: r.epochs?.find((e) => e.epoch === 0 && e.i === r.iterations[0].i) }] : []));
+  if (firsts.length === 0) return null;
+  const last = firsts.reduce((a, b) => (b.it.t > a.it.t ? b : a));
+  const sec = Math.max(0, (last.it.t - startedAt) / 1000);
+  const firstWaitSec = Math.min(sec, (last.it.waitMs + (last.epoch?.createMs ?? 0)) / 1000);
+  return { sec, startupSec: sec - firstWaitSec, firstWaitSec };
+}
+
+/** A block's evidence for its proof. */
+interface ProofEvidence extends BlockEvidence {
+  ranks: RankResult[];
+  /** The pace-setting rank's iterations after its warm-up. */
+  measuredIterations: Iteration[];
+  wallSec: number;
+}
+
+/**
+ * The block's state proof from the data source's evidence (its state's
+ * residency, its meter's bytes over the measured window, or over the whole
+ * run when its readings do not cover the window) and the job's (the bytes and
+ * samples it consumed, whether it acknowledged the mode and kept a subset).
+ */
+function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: Mode, run: ProofEvidence): StateProof {
+  const subset = run.subsetApplied ? run.prepared.subset : undefined;
+  const measured = subset?.dataset ?? input.dataset;
+  const allIterations = run.ranks.flatMap((r) => r.iterations);
+  const samples = allIterations.reduce((sum, it) => sum + it.samples, 0);
+  const reportedBytes = allIterations.every((it) => it.bytes !== undefined) ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0) : null;
+  // A source's own counter (the proxy, a FUSE daemon's sockets) counts the data's traffic alone, so the cold mode
+  // is judged over the whole run: a window misses the reads a deep prefetch made before it opened, when the job
+  // ends at its data's end (8 workers x 2 batches ahead counted 85% on a GPU job). The cached mode keeps the
+  // window: the start-up's metadata (an s3fs HEAD per file an ImageFolder lists) would count against it (5.2%
+  // over a whole run, seen), and a read during its window is what disproves it. The job tree's read_bytes also
+  // count imports and model loading, so local files are judged over the window, where the readings cover it.
+  // A block among others is always judged over its window: the whole launch's bytes are every block's.
+  const wholeRun = mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
+  const window = wholeRun ? null : windowReadProof(run.fetched.series, run.measuredIterations, allIterations, measured.sampleBytes ?? measured.meanFileBytes);
+  const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
+  const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
+  return proveState({
+    mode,
+    residentBytesBefore: run.prepared.residentBytesBefore,
+    datasetBytes: measured.bytes,
+    readBytes: window?.readBytes ?? run.fetched.wholeRunBytes,
+    readBytesSource: window ? run.fetched.seriesSource : run.fetched.wholeRunSource,
+    fetchesFrom: input.dataSource.fetchesFrom,
+    consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * (measured.sampleBytes ?? measured.meanFileBytes),
+    consumedSamples: window?.consumedSamples ?? samples,
+    consumedBytesEstimated: reportedBytes === null,
+    jobAcknowledgedMode: run.slices.some((s) => s.acknowledged),
+    fitsInMemory: measured.fitsInMemory,
+    reEvictions: run.cacheFinish.reEvictions,
+    keeper: run.cacheFinish.keeper && { ...run.cacheFinish.keeper, modeWallSec: run.wallSec },
+    sourceLimit: input.dataSource.proofLimit(mode, input.dataset) ?? run.fetched.proofLimit ?? null,
+    ...(subset ? { subset: { files: subset.record.files, reason: subset.record.reason, jobSamples: subsetAck?.subsetFiles, jobNote: subsetNote } } : {}),
+    otherReads: run.fetched.otherReads(window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity),
+  });
+}
+
+/** A rank's result over its slice of the block; the carried iterations count as its warm-up. */
+function toRankResult(slice: BlockSlice): RankResult & { file: string } {
+  const workers = slice.workers;
+  const summary = summarizeIterations(slice.measured, { workers });
+  const warmup = slice.carried + (summary?.warmupIterations ?? 0);
+  const shifted = summary && slice.carried > 0 ? { ...summary, warmupIterations: warmup } : summary;
+  const mainCpu = summary ? mainCpuMsPerSample(slice.iterations, warmup) : null;
+  const start = slice.start;
+  return {
+    file: slice.file,
+    rank: start?.rank ?? 0,
+    node: processNode(slice, hostname()),
+    pid: start?.pid ?? 0,
+    workers,
+    ...(start?.loader ? { loader: start.loader } : {}),
+    ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
+    iterations: markWarmup(slice.iterations, summary ? warmup : slice.carried),
+    summary: shifted,
+    ...(slice.checkpoints.length > 0 ? { checkpoints: slice.checkpoints.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) } : {}),
+    ...(slice.epochs.length > 0 ? { epochs: slice.epochs.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) } : {}),
+  };
+}
+
+function classify(
+  exit: JobExit,
+  stopReason: 'precision' | 'budget' | null,
+  summary: IterationSummary | null,
+  interrupted: boolean,
+): { status: ModeResult['status']; reason: ModeResult['stopReason'] } {
+  if (interrupted) return { status: 'interrupted', reason: 'interrupted' };
+  if (exit.timedOut) return summary ? { status: 'ok', reason: 'timeout' } : { status: 'failed', reason: 'timeout' };
+  if (stopReason !== null) return { status: 'ok', reason: stopReason };
+  if (exit.exitCode !== 0) return { status: 'failed', reason: 'job-failed' };
+  if (!summary) return { status: 'failed', reason: 'no-iterations' };
+  return { status: 'ok', reason: 'job-exit' };
+}

@@ -1,0 +1,367 @@
+// One launch of the job, measuring one mode or several in blocks (docs/method.md, "One launch").
+// The job is started once; each block's cache state is set while the job
+// keeps training in the previous block's mode, then the control file
+// (DSA_CONTROL_FILE) tells it the new mode, which it takes at an iteration
+// boundary and acknowledges with a block event. Each block is then cut from
+// the launch's events and samples and proven exactly as a launch of its own:
+// a block's result is a ModeResult like any other run's.
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StoppingTracker } from '../analysis/stopping.js';
+import type { Mode } from '../schema/events.js';
+import type { ModeResult } from '../schema/profile.js';
+import { startSampler } from '../system/probes/samplers.js';
+import { writeSubsetList } from '../system/dataset/resident-subset.js';
+import { EventsReader, type ProcessEvents } from './events-reader.js';
+import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
+import type { CacheState, PreparedState, StateFinish } from './cache-states/cache-state.js';
+import { blockResult, blockSlice, freshRunFiles, jobEnv, type BlockSlice, type BlockSpan } from './block-result.js';
+import type { ModeProgress, ModeRunInput } from './run-input.js';
+
+/** One block of a launch: a mode, its state, and how much of it to measure. */
+export interface LaunchBlock {
+  mode: Mode;
+  /** Name of the block in progress lines and the profile (the run's label). */
+  label: string;
+  /** The block's state, from the data source. */
+  cacheState: CacheState;
+  /** Target relative half-width of the block's per-iteration time. */
+  precision: number;
+  /** Fewest iterations before precision may end the block. */
+  minIterations: number;
+  /** Iterations after which the block ends whatever its precision. */
+  maxIterations: number;
+  /** Fewest blocks of the batch-means estimate before precision may end it. */
+  minStopBlocks?: number;
+}
+
+/** What one launch needs: a run's settings, with blocks in place of one mode. */
+export interface LaunchInput
+  extends Omit<ModeRunInput, 'mode' | 'cacheState' | 'precision' | 'minIterations' | 'maxIterations' | 'minStopBlocks' | 'onProgress'> {
+  /** The blocks, in order; more than one only where the job may switch modes. */
+  blocks: readonly LaunchBlock[];
+  /** Called about every poll with the block's progress. */
+  onProgress?: (progress: ModeProgress) => void;
+  /** A block after the first starts: its state is set and the job told. */
+  onBlockStart?: (block: LaunchBlock) => void;
+}
+
+/** How a launch ended. */
+export interface LaunchOutcome {
+  /** One result per block the job ran, in order. */
+  results: ModeResult[];
+  /** The blocks the job never reached: it cannot switch modes (no switchModes in its start event), or it ended first. */
+  notRun: LaunchBlock[];
+  /** False when the job's start event did not offer to switch modes. */
+  switchable: boolean;
+}
+
+/** A block while the launch runs. */
+interface LiveBlock {
+  block: LaunchBlock;
+  prepared: PreparedState;
+  /** What the state reported when it ended (the cold keeper's counters). */
+  finish?: StateFinish;
+  startedAt: number;
+  endedAt: number | null;
+  cpuBefore: NodeJS.CpuUsage;
+  profilerCpuSec: number | null;
+  stopReason: 'precision' | 'budget' | null;
+  /** Last iteration of the block in each events file, once the block ended. */
+  lastI: Map<string, number>;
+  trackers: Map<string, StoppingTracker>;
+}
+
+/** The job's iteration budget (DSA_ITERATIONS) of a launch of several blocks: none, each block is ended by the CLI. */
+const NO_BUDGET = null;
+
+/**
+ * Starts the job once and measures its blocks in order. A job whose start
+ * event does not offer to switch modes runs the first block only, and the
+ * others are returned as not run, for the caller to launch apart.
+ */
+export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
+  const blocks = input.blocks;
+  const several = blocks.length > 1;
+  const files = freshRunFiles(input.modeDir);
+  const controlFile = several ? join(input.modeDir, 'CONTROL') : null;
+  const first = blocks[0];
+  const prepared = await first.cacheState.prepare(first.mode, input.dataset);
+  // A cached mode on a resident subset measures the subset: the job is asked to sample only from it (DSA_SUBSET_FILE).
+  // The job restricts its loader once, at its start: a launch of several blocks cannot restrict only one.
+  const subset = several ? undefined : prepared.subset;
+  const subsetFile = subset ? join(input.modeDir, 'subset.txt') : null;
+  if (subset && subsetFile) writeSubsetList(subsetFile, subset.dataset.files, input.cwd);
+  if (input.beforeJobStart) {
+    try {
+      await input.beforeJobStart();
+    } catch (error) {
+      await prepared.finish();
+      throw error;
+    }
+  }
+  const startedAt = Date.now();
+  const meterMode = blocks.find((b) => b.mode !== 'synthetic')?.mode ?? 'synthetic';
+  const meter = input.dataSource.startMeter(meterMode, input.dataset, [input.modeDir]);
+  const reader = new EventsReader(files.eventsDir);
+  const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: input.pollMs, gpu: input.gpu });
+  let job: Job;
+  try {
+    job = await (input.startJob ?? SupervisedJob.start)({
+      argv: input.wrapArgv(input.argv),
+      env: jobEnv(input, {
+        mode: first.mode,
+        eventsDir: files.eventsDir,
+        stopFile: files.stopFile,
+        subsetFile,
+        controlFile,
+        iterations: several ? NO_BUDGET : first.maxIterations,
+        meterEnv: meter.jobEnv,
+      }),
+      stdoutFile: files.logs.stdout,
+      stderrFile: files.logs.stderr,
+      // Each block may take what one run may.
+      timeoutSec: input.timeoutSec * blocks.length,
+      killGraceSec: input.killGraceSec,
+      cwd: input.cwd,
+    });
+  } catch (error) {
+    sampler.stop();
+    await meter.finish([]);
+    await prepared.finish();
+    throw error;
+  }
+  sampler.setRoot(job.pid);
+  meter.attach(job.pid);
+  input.onJobStarted?.(job);
+  const live: LiveBlock[] = [newLiveBlock(first, prepared, startedAt)];
+  const supervised = await superviseBlocks(job, reader, input, live, files.stopFile, controlFile, startedAt);
+  const current = live[live.length - 1];
+  closeBlock(current, null);
+  const sampled = sampler.stop();
+  current.finish = await current.prepared.finish();
+  if (supervised.error !== null) {
+    await meter.finish(sampled);
+    throw supervised.error;
+  }
+  // After the job's tree is reaped: a meter of the tree's reads has all of them.
+  const fetched = await meter.finish(sampled);
+  const resources = fetched.ownCounter ? sampled.map((s, k) => ({ ...s, fetchedBytes: fetched.series[k]?.bytes ?? 0 })) : sampled;
+  const processes = reader.finish();
+  const results = live.map((block, k) => {
+    const span: BlockSpan = {
+      index: k,
+      mode: block.block.mode,
+      startedAt: block.startedAt,
+      endedAt: block.endedAt ?? Date.now(),
+      lastI: block.lastI,
+      launchStartedAt: startedAt,
+      sole: live.length === 1,
+    };
+    const last = k === live.length - 1;
+    return blockResult(input, {
+      span,
+      slices: processes.map((p) => blockSlice(p, span)),
+      processes,
+      resources,
+      fetched,
+      prepared: block.prepared,
+      cacheFinish: block.finish ?? {},
+      profilerCpuSec: block.profilerCpuSec ?? 0,
+      logs: files.logs,
+      subsetApplied: subsetFile !== null,
+      ending: last
+        ? { exit: supervised.exit, stopReason: supervised.stopReason, noIterations: supervised.noIterations }
+        : { exit: null, stopReason: block.stopReason, noIterations: false },
+    });
+  });
+  return { results, notRun: blocks.slice(live.length), switchable: supervised.switchable };
+}
+
+function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: number): LiveBlock {
+  return {
+    block,
+    prepared,
+    startedAt,
+    endedAt: null,
+    cpuBefore: process.cpuUsage(),
+    profilerCpuSec: null,
+    stopReason: null,
+    lastI: new Map(),
+    trackers: new Map(),
+  };
+}
+
+/** Ends a block's measurement: its time, the profiler's CPU over it, and each file's last iteration in it (`slices`; null: all). */
+function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null): void {
+  if (block.endedAt !== null) return;
+  block.endedAt = Date.now();
+  const used = process.cpuUsage(block.cpuBefore);
+  block.profilerCpuSec = (used.user + used.system) / 1e6;
+  for (const slice of slices ?? []) {
+    const last = slice.iterations[slice.iterations.length - 1];
+    block.lastI.set(slice.file, last ? last.i : slice.startI - 1);
+  }
+}
+
+/** How the supervision of a launch ended. */
+interface SupervisedLaunch {
+  exit: JobExit;
+  /** Why the profiler asked the job to stop, or null when it did not. */
+  stopReason: 'precision' | 'budget' | null;
+  /** True when the job reported no iteration before firstIterationTimeoutSec. */
+  noIterations: boolean;
+  /** Whether every process offered to switch modes. */
+  switchable: boolean;
+  /** Setting a block's state failed: the job was stopped, and the error goes to the caller. */
+  error: unknown;
+}
+
+/**
+ * Polls the job's events until it exits. The block in progress ends once
+ * every rank measured enough of it; the next block's state is then set (the
+ * job trains on meanwhile, in the old mode) and the control file names it.
+ * After the last block, or when the job cannot switch, the stop file ends the
+ * job (SIGTERM after the grace). A job that never reports an iteration is
+ * stopped early rather than at --timeout.
+ */
+async function superviseBlocks(
+  job: Job,
+  reader: EventsReader,
+  input: LaunchInput,
+  live: LiveBlock[],
+  stopFile: string,
+  controlFile: string | null,
+  startedAt: number,
+): Promise<SupervisedLaunch> {
+  let stopReason: SupervisedLaunch['stopReason'] = null;
+  let noIterations = false;
+  let switchable = false;
+  let error: unknown = null;
+  let exited = false;
+  void job.done.then(() => (exited = true));
+  const stop = (reason: 'precision' | 'budget' | null): void => {
+    stopReason = reason;
+    writeFileSync(stopFile, 'enough data\n');
+    job.markStopRequested();
+    const grace = setTimeout(() => void job.terminate(), input.stopGraceSec * 1000);
+    void job.done.then(() => clearTimeout(grace));
+  };
+  let stopping = false;
+  while (!exited) {
+    await Promise.race([job.done, sleep(input.pollMs)]);
+    if (exited || stopping) continue;
+    const polled = reader.poll();
+    if ((Date.now() - startedAt) / 1000 > input.firstIterationTimeoutSec && !polled.some((p) => p.iterations.length > 0)) {
+      noIterations = true;
+      stopping = true;
+      void job.terminate();
+      continue;
+    }
+    const current = live[live.length - 1];
+    const span: BlockSpan = { index: live.length - 1, mode: current.block.mode, startedAt: current.startedAt, endedAt: null, lastI: current.lastI, launchStartedAt: startedAt, sole: false };
+    // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
+    const slices = polled.filter((p) => p.iterations.length > 0).map((p) => blockSlice(p, span));
+    const decision = decideBlockStop(slices, current);
+    input.onProgress?.({ ...decision.progress, elapsedSec: (Date.now() - current.startedAt) / 1000 });
+    if (!decision.stop) continue;
+    current.stopReason = decision.reason;
+    switchable = polled.length > 0 && polled.every((p) => p.start?.switchModes === true);
+    const next = input.blocks[live.length];
+    if (next === undefined || !switchable || controlFile === null) {
+      stopping = true;
+      stop(decision.reason);
+      continue;
+    }
+    closeBlock(current, slices);
+    try {
+      current.finish = await current.prepared.finish();
+      // The job trains on in the old mode while the new state is set: those iterations belong to no block.
+      const prepared = await next.cacheState.prepare(next.mode, input.dataset);
+      live.push(newLiveBlock(next, prepared, Date.now()));
+      writeControl(controlFile, live.length - 1, next.mode);
+      input.onBlockStart?.(next);
+    } catch (caught) {
+      error = caught;
+      stopping = true;
+      stop(null);
+    }
+  }
+  return { exit: await job.done, stopReason, noIterations, switchable: switchable || allSwitchable(reader.poll()), error };
+}
+
+function allSwitchable(processes: readonly ProcessEvents[]): boolean {
+  return processes.length > 0 && processes.every((p) => p.start?.switchModes === true);
+}
+
+/**
+ * A precision stop waits for the training loader's first epoch boundary when
+ * it comes within this many times the iterations already run: a boundary's
+ * cost (workers started again, saves at the epoch's end) is measured only
+ * there; a later one is estimated from the first epoch's start instead.
+ */
+export const EPOCH_WAIT_FACTOR = 3;
+
+/** Whether a rank has yet to start its second epoch, due within the budget and EPOCH_WAIT_FACTOR of what it ran. */
+export function awaitingEpochBoundary(processes: readonly Pick<ProcessEvents, 'epochs' | 'iterations'>[], maxIterations: number): boolean {
+  return processes.some((p) => {
+    const first = p.epochs.find((e) => e.epoch === 0);
+    const length = first?.epochIterations ?? null;
+    if (first === undefined || length === null || p.epochs.some((e) => e.epoch > 0)) return false;
+    const boundary = first.i + length + 1;
+    return boundary <= maxIterations && boundary <= EPOCH_WAIT_FACTOR * p.iterations.length;
+  });
+}
+
+/** Replaces the control file whole (write, then rename): the job never reads half a line. */
+function writeControl(path: string, block: number, mode: Mode): void {
+  const partial = `${path}.partial`;
+  writeFileSync(partial, `${block} ${mode}\n`);
+  renameSync(partial, path);
+}
+
+/**
+ * Whether the block in progress has measured enough: every rank that reported
+ * has entered it (a rank still in the old mode would stop it early) and has
+ * reached the block's precision or budget. Each rank's carried iterations
+ * (prefetched under the previous block's state) are left out of its count.
+ */
+function decideBlockStop(slices: readonly BlockSlice[], current: LiveBlock) {
+  const block = current.block;
+  const started = slices.length > 0 && slices.every((s) => s.entered);
+  const decisions = slices
+    .filter((s) => s.measured.length > 0)
+    .map((s) => {
+      const workers = s.workers;
+      let tracker = current.trackers.get(s.file);
+      // The start event (with the workers) may come after the first iterations: a new count, a new tracker.
+      if (!tracker || tracker.workers !== workers) current.trackers.set(s.file, (tracker = new StoppingTracker(workers)));
+      return tracker.decide(s.measured, {
+        precision: block.precision,
+        minIterations: block.minIterations,
+        maxIterations: Math.max(1, block.maxIterations - s.carried),
+        workers,
+        minBlocks: block.minStopBlocks,
+      });
+    });
+  const slowest = decisions.reduce<(typeof decisions)[number] | null>(
+    (worst, d) => (worst === null || (d.summary?.iterMs.mean ?? 0) > (worst.summary?.iterMs.mean ?? 0) ? d : worst),
+    null,
+  );
+  const iterations = Math.min(...slices.map((s) => s.iterations.length), Infinity);
+  const stop =
+    started && decisions.length > 0 && decisions.length === slices.length && decisions.every((d) => d.stop) && !awaitingEpochBoundary(slices, block.maxIterations);
+  return {
+    stop,
+    reason: decisions.some((d) => d.reason === 'precision') ? ('precision' as const) : ('budget' as const),
+    progress: {
+      mode: block.mode,
+      label: block.label,
+      iterations: Number.isFinite(iterations) ? iterations : 0,
+      maxIterations: block.maxIterations,
+      relativePrecision: slowest?.summary?.relativePrecision ?? null,
+      medianIterMs: slowest?.summary?.medianIterMs ?? null,
+    },
+  };
+}
