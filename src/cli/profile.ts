@@ -46,6 +46,7 @@ interface RawProfileOptions {
   keepReclaim?: boolean;
   redact?: boolean;
   singlePass?: boolean;
+  separateLaunches?: boolean;
   gate?: string;
   baseline?: string;
   junit?: string;
@@ -93,7 +94,11 @@ export const profileCommand: CommandFactory = (io, result) => {
     .option('--workers <list>', "also run the cached mode at each of these loader worker counts (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4,8, so whatif can fit how prep scales with workers")
     .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), or with --remote the bytes from the origin (at the proxy), e.g. 50MB/s')
     .option('--overlap', 'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it')
-    .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic), which cancels a drift of the machine\'s pace; faster to start, blind to drift')
+    .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cached, synthetic: the middle mode runs once, twice as long), which cancels a drift of the machine\'s pace; faster to start, blind to drift')
+    .option(
+      '--separate-launches',
+      'start the job once a run instead of once for every mode (the job switches modes at iteration boundaries under the PyTorch hook, ds_analyzer.iterate() or the protocol\'s control file); for a job that must start fresh in each mode',
+    )
     .option('--keep-reclaim', "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is paused, where running as root, and turned back on after")
     .option('--redact', "keep host names (as host-0, host-1), absolute paths (~/..., relative, or <abs>/name) and command-line secrets (--token VALUE, --password=...) out of the profile, and out of the job's saved logs once it ends (docs/side-effects.md); credentials in URLs and VAR=value are never written")
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
@@ -224,6 +229,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     overlapProbe: Boolean(raw.overlap),
     pauseReclaim: !raw.keepReclaim,
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
+    separateLaunches: Boolean(raw.separateLaunches),
     ...(plan ? { nodes: { plan, timing: { arriveTimeoutSec: parseDurationSec(raw.nodesTimeout, '--nodes-timeout') }, mergedOutFile } } : {}),
   };
 }

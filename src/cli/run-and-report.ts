@@ -39,7 +39,7 @@ function redactOutcome(outcome: ProfileRunOutcome, input: ProfileRunInput, place
 export function profileProgressHooks(io: Io): ProfileRunHooks {
   const progress = createProgress(io.stderr, io.isTTY);
   return {
-    onModeStart: (mode) => progress.line(`${mode}: starting the job`),
+    onModeStart: (label, inLaunch) => progress.line(inLaunch ? `${label}: state set; the running job switched modes` : `${label}: starting the job`),
     onProgress: (p) => progress.update(p),
     onModeDone: (result) =>
       progress.line(

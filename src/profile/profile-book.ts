@@ -41,6 +41,11 @@ export class ProfileBook {
     this.save();
   }
 
+  /** Every run filed so far, in order: the schedule's and the CPU sweep's. */
+  results(): ModeResult[] {
+    return [...this.scheduled.map((run) => run.result), ...(this.profile.cpuSweep ?? [])];
+  }
+
   save(): void {
     this.sink.saveProfile(this.path, this.profile);
   }

@@ -55,6 +55,8 @@ export interface LaunchOutcome {
   notRun: LaunchBlock[];
   /** False when the job's start event did not offer to switch modes. */
   switchable: boolean;
+  /** Iterations the job ran (the most of any process), measured or not. */
+  jobIterations: number;
 }
 
 /** A block while the launch runs. */
@@ -73,8 +75,14 @@ interface LiveBlock {
   trackers: Map<string, StoppingTracker>;
 }
 
-/** The job's iteration budget (DSA_ITERATIONS) of a launch of several blocks: none, each block is ended by the CLI. */
-const NO_BUDGET = null;
+/**
+ * The job's iteration budget (DSA_ITERATIONS) in a launch of several blocks,
+ * as a multiple of the blocks' budgets: the CLI ends each block itself, and
+ * the job trains on between blocks while a state is set (a warm-up of a large
+ * dataset is minutes of iterations); the budget only bounds a job the CLI
+ * lost, and tells a job that counts epochs (the emulated one) to keep going.
+ */
+const SAFETY_BUDGET_FACTOR = 10;
 
 /**
  * Starts the job once and measures its blocks in order. A job whose start
@@ -116,7 +124,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
         stopFile: files.stopFile,
         subsetFile,
         controlFile,
-        iterations: several ? NO_BUDGET : first.maxIterations,
+        iterations: several ? blocks.reduce((sum, b) => sum + b.maxIterations, 0) * SAFETY_BUDGET_FACTOR : first.maxIterations,
         meterEnv: meter.jobEnv,
       }),
       stdoutFile: files.logs.stdout,
@@ -176,7 +184,13 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
         : { exit: null, stopReason: block.stopReason, noIterations: false },
     });
   });
-  return { results, notRun: blocks.slice(live.length), switchable: supervised.switchable };
+  const jobIterations = Math.max(0, ...processes.map((p) => p.iterations.length));
+  // A job that ended well too soon into a later block (its data ran out) measured nothing of it: that block is
+  // launched again, as if not reached. A failure in the first block is the job's, and reported.
+  const last = results[results.length - 1];
+  const ranOut = live.length > 1 && last.status === 'failed' && supervised.exit.exitCode === 0 && !supervised.exit.timedOut;
+  if (ranOut) results.pop();
+  return { results, notRun: blocks.slice(results.length), switchable: supervised.switchable, jobIterations };
 }
 
 function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: number): LiveBlock {

@@ -18,7 +18,10 @@ import { NodeRuns, type NodesInput, type ScheduleOptions } from './nodes/node-ru
 import { NodeLostError } from './nodes/node-link.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress } from './run-mode.js';
-import { failureTail, jobRunner, pauseReclaim, runVerdict, sharedRunSettings, startThrottle, type ModeRunner } from './run-setup.js';
+import { failureTail, jobRunner, launchRunner, pauseReclaim, runVerdict, sharedRunSettings, startThrottle, type LaunchRunner, type ModeRunner } from './run-setup.js';
+import { runLaunch, type LaunchBlock } from './run-launch.js';
+import { launchPlan, profileCost, type LaunchPlan, type PlannedRun, type ScheduleRan } from './launch-plan.js';
+export { planRuns, type PlannedRun } from './launch-plan.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
@@ -99,8 +102,15 @@ export interface ProfileRunInput {
   nvidiaSmi: string | null;
   /** Reads of the storage probe after the modes; the data source's unless a test passes its own. */
   readProber?: ReadProber;
-  /** Runs one mode of the job; the real runMode unless a test passes a deterministic fake. */
+  /** Runs one mode of the job; the real runMode unless a test passes a deterministic fake (the schedule is then one launch a run). */
   modeRunner?: ModeRunner;
+  /** Runs a launch of several modes; the real runLaunch unless a test passes a fake. */
+  launchRunner?: LaunchRunner;
+  /**
+   * Start the job once for every mode and pass (default), or once a run
+   * (profile --separate-launches): the schedule of a job that cannot switch.
+   */
+  separateLaunches?: boolean;
   /**
    * A job on several nodes, one CLI on each (src/profile/nodes/): every run
    * starts once every node has set its cache state, and the CLI that hosts
@@ -110,8 +120,8 @@ export interface ProfileRunInput {
 }
 
 export interface ProfileRunHooks {
-  /** A run starts: a mode name, or cached-<n>cpu in a CPU sweep. */
-  onModeStart?: (label: string) => void;
+  /** A run starts: a mode name, or cached-<n>cpu in a CPU sweep; `inLaunch`: a block of the launch already running. */
+  onModeStart?: (label: string, inLaunch?: boolean) => void;
   /** Called about every poll with the progress of the run. */
   onProgress?: (progress: ModeProgress) => void;
   /** A run ended, with its result. */
@@ -167,6 +177,9 @@ interface ProfileRunRequest {
 /** Runs the job once for the profile. */
 type RunOnce = (request: ProfileRunRequest) => Promise<ModeResult>;
 
+/** Starts the job once for several blocks; `label` names the launch's folder. */
+type LaunchOnce = (blocks: LaunchBlock[], label: string) => Promise<import('./run-launch.js').LaunchOutcome>;
+
 /** What the steps of a profile share while it is measured. */
 interface ProfileSteps {
   input: ProfileRunInput;
@@ -177,12 +190,19 @@ interface ProfileSteps {
   nodes: NodeRuns | null;
   dataset: Dataset;
   runOnce: RunOnce;
+  launchOnce: LaunchOnce;
   interrupts: Interrupts;
   warn: (message: string) => void;
 }
 
 /** How the runs ended. */
 interface RunsEnd {
+  /** Launches of the job the schedule made. */
+  launches: number;
+  /** Iterations the job ran in them (the most of any rank in each launch). */
+  jobIterations: number;
+  /** False when the job did not offer to switch modes and each block got a launch of its own. */
+  switched?: boolean;
   exitCode: ExitCode;
   failureTail: string | null;
   /** Why another node ended this node's runs (exit NodeLost, or JobFailed for a job that failed there), else absent. */
@@ -241,9 +261,25 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     if (result.ranks.length > 0) profile.nodes = [localNode(host, result.ranks)];
     return result;
   };
-  const steps: ProfileSteps = { input, hooks, book, nodes, dataset, runOnce, interrupts, warn };
+  const launch = launchRunner(sharedRunSettings(input, dataset, gpu ?? undefined), input.launchRunner ?? runLaunch, interrupts);
+  const launchOnce: LaunchOnce = async (blocks, label) => {
+    hooks.onModeStart?.(blocks[0].label);
+    return launch({
+      argv: input.argv,
+      modeDir: join(artefactsDir(input.outFile), label),
+      // The launch reads storage under the throttle where one of its blocks is cold.
+      wrapArgv: (a) => (throttle && blocks.some((b) => b.mode === 'cold') ? throttle.wrap(a) : a),
+      blocks,
+      onBlockStart: (block) => hooks.onModeStart?.(block.label, true),
+      onProgress: hooks.onProgress,
+    });
+  };
+  const steps: ProfileSteps = { input, hooks, book, nodes, dataset, runOnce, launchOnce, interrupts, warn };
+  const profileStartedAt = Date.now();
   try {
-    const end = await runSchedule(steps, passes);
+    const plan = launchPlan({ ...input, fakesSingleRuns: input.modeRunner !== undefined && input.launchRunner === undefined }, dataset, passes, nodes !== null);
+    const end = await runPlan(steps, plan);
+    profile.cost = profileCost(book.results(), end.ran, (Date.now() - profileStartedAt) / 1000);
     let exitCode = end.exitCode;
     let nodeLost = end.nodeLost;
     if (input.overlapProbe && exitCode === ExitCode.Ok && !interrupts.interrupted) await overlapStep(steps);
@@ -335,9 +371,11 @@ function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'
  * failed job ends the schedule. On several nodes every node follows the
  * verdict of the merged result, so their schedules stay the same.
  */
-async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, warn }: ProfileSteps, passes: number): Promise<RunsEnd> {
+async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, warn }: ProfileSteps, runs: readonly PlannedRun[]): Promise<RunsEnd> {
   let workersRefused = false;
-  for (const run of planRuns(input, passes)) {
+  let launches = 0;
+  let jobIterations = 0;
+  for (const run of runs) {
     if (interrupts.interrupted) break;
     if (run.workers !== null && workersRefused) continue;
     const affinity = run.cpuCount === null ? null : withCpus(run.cpuCount, input.argv, input.env.PATH);
@@ -352,8 +390,10 @@ async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, war
         ...(run.workers !== null ? { numWorkers: run.workers } : {}),
       });
     } catch (error) {
-      return nodeEnd(lostOrThrow(error), interrupts);
+      return nodeEnd(lostOrThrow(error), interrupts, launches, jobIterations);
     }
+    launches++;
+    jobIterations += Math.max(0, ...result.ranks.map((r) => r.iterations.length));
     result.cpus = affinity?.cpus ?? null;
     const own = runVerdict(result, run.workers);
     if (own.workersNotApplied === null) book.record(run, result);
@@ -363,7 +403,7 @@ async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, war
       try {
         verdict = await nodes.settle(run, result, localNode(book.profile.host, result.ranks));
       } catch (error) {
-        return nodeEnd(lostOrThrow(error), interrupts);
+        return nodeEnd(lostOrThrow(error), interrupts, launches, jobIterations);
       }
     }
     if (verdict.workersNotApplied !== null) {
@@ -372,21 +412,76 @@ async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, war
       // The warning is part of the profile as saved now, not only at the next run.
       for (const written of booksOf(book, nodes)) written.save();
     }
-    if (verdict.status === 'interrupted') return { exitCode: ExitCode.Interrupted, failureTail: null };
+    if (verdict.status === 'interrupted') return { launches, jobIterations, exitCode: ExitCode.Interrupted, failureTail: null };
     if (verdict.status === 'failed') {
       // The job failed on another node: the merged profile (the coordinator's) holds that node's run, a node's own does not.
-      if (own.status !== 'failed' && !nodes?.merged) return { exitCode: ExitCode.JobFailed, failureTail: null, nodeLost: PROFILE_RUN_TEXT.failedElsewhere(run.label) };
-      return { exitCode: ExitCode.JobFailed, failureTail: own.status === 'failed' ? failureTail(result, FAILURE_TAIL_LINES) : null };
+      if (own.status !== 'failed' && !nodes?.merged) return { launches, jobIterations, exitCode: ExitCode.JobFailed, failureTail: null, nodeLost: PROFILE_RUN_TEXT.failedElsewhere(run.label) };
+      return { launches, jobIterations, exitCode: ExitCode.JobFailed, failureTail: own.status === 'failed' ? failureTail(result, FAILURE_TAIL_LINES) : null };
     }
   }
-  return { exitCode: ExitCode.Ok, failureTail: null };
+  return { launches, jobIterations, exitCode: ExitCode.Ok, failureTail: null };
+}
+
+/**
+ * The modes as blocks of as few launches as the job allows: one, where it
+ * switches modes; each block saved as soon as its launch ends. A job that
+ * cannot switch runs its first block, and every other block gets a launch of
+ * its own; a job that ends before the last block (its data ran out) is
+ * launched again for the rest. A failed or interrupted block ends the schedule.
+ */
+async function runLaunchSchedule({ input, hooks, book, launchOnce, interrupts }: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd> {
+  let pending = plan.blocks;
+  let launches = 0;
+  let jobIterations = 0;
+  let switchable = true;
+  while (pending.length > 0 && !interrupts.interrupted) {
+    const batch = switchable ? pending : pending.slice(0, 1);
+    launches++;
+    const outcome = await launchOnce(
+      batch.map((run) => ({ mode: run.mode, label: run.label, cacheState: input.dataSource.modeState, ...runBudget(input, run.budgetShare) })),
+      batch.length > 1 ? `launch-${launches}` : batch[0].label,
+    );
+    switchable &&= outcome.switchable;
+    jobIterations += outcome.jobIterations;
+    for (const [k, result] of outcome.results.entries()) {
+      const run = batch[k];
+      book.record(run, result);
+      hooks.onModeDone?.(result);
+      if (result.status === 'interrupted') return { launches, jobIterations, switched: switchable, exitCode: ExitCode.Interrupted, failureTail: null };
+      if (result.status === 'failed') return { launches, jobIterations, switched: switchable, exitCode: ExitCode.JobFailed, failureTail: failureTail(result, FAILURE_TAIL_LINES) };
+    }
+    pending = pending.slice(outcome.results.length);
+  }
+  return { launches, jobIterations, switched: switchable, exitCode: ExitCode.Ok, failureTail: null };
+}
+
+/**
+ * The plan's launches: the blocks of one launch (where planned), then the runs
+ * launched one by one (the CPU sweep; every run for separate launches); and
+ * how the schedule ran, for the profile's cost.
+ */
+async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd & { ran: ScheduleRan }> {
+  const inLaunch = plan.blocks.length > 0 ? await runLaunchSchedule(steps, plan) : null;
+  const alone = inLaunch === null || (inLaunch.exitCode === ExitCode.Ok && !steps.interrupts.interrupted) ? await runSchedule(steps, plan.runs) : null;
+  const end: RunsEnd = alone && inLaunch
+    ? { ...alone, launches: inLaunch.launches + alone.launches, jobIterations: inLaunch.jobIterations + alone.jobIterations }
+    : (alone ?? inLaunch)!;
+  const notSwitched = inLaunch !== null && inLaunch.switched === false;
+  if (notSwitched) steps.warn(PROFILE_RUN_TEXT.notSwitchable(inLaunch.launches));
+  const ran: ScheduleRan = {
+    schedule: plan.schedule === 'one-launch' && !notSwitched ? 'one-launch' : 'separate-launches',
+    reason: notSwitched ? PROFILE_RUN_TEXT.separateNotSwitchable : plan.reason,
+    launches: end.launches,
+    jobIterations: end.jobIterations,
+  };
+  return { ...end, ran };
 }
 
 /** The schedule's end when another node is gone: interrupted where the user interrupted here first. */
-function nodeEnd(message: string, interrupts: Interrupts): RunsEnd {
+function nodeEnd(message: string, interrupts: Interrupts, launches: number, jobIterations: number): RunsEnd {
   return interrupts.userInterrupted
-    ? { exitCode: ExitCode.Interrupted, failureTail: null }
-    : { exitCode: ExitCode.NodeLost, failureTail: null, nodeLost: message };
+    ? { launches, jobIterations, exitCode: ExitCode.Interrupted, failureTail: null }
+    : { launches, jobIterations, exitCode: ExitCode.NodeLost, failureTail: null, nodeLost: message };
 }
 
 /** Lines of a failed job's log shown when the profile stops. */
@@ -441,44 +536,6 @@ async function overlapProbe({ book: { profile }, dataset, input, runOnce, warn }
 
 /** Fewest blocks before precision may stop one of several pooled runs (t with 4 df is 2.78, against 2.26 with 9). */
 const MIN_POOLED_RUN_BLOCKS = 5;
-
-/** One run of the job: a mode, at all CPUs or (CPU sweep) at a few, with the script's loader workers or (workers sweep) others. */
-export interface PlannedRun {
-  mode: Mode;
-  /** CPUs to restrict the job to, or null for all. */
-  cpuCount: number | null;
-  /** Loader workers to ask the job for (DSA_NUM_WORKERS), or null for the script's own. */
-  workers: number | null;
-  /** Name of the run's folder and progress lines. */
-  label: string;
-  /** Share of the mode's iteration budget this run gets (1 / passes). */
-  budgetShare: number;
-}
-
-/**
- * The requested modes, `passes` times, every other pass in reverse order so
- * that each mode's runs sit symmetrically around the middle of the schedule
- * (a steady drift then cancels from their mean). The workers sweep's runs sit
- * right after the cached mode in each pass (the end, without it), so they are
- * mirrored too; the cached mode at each CPU count of the CPU sweep comes last.
- */
-export function planRuns(input: Pick<ProfileRunInput, 'modes' | 'cpuSweep' | 'workersSweep'>, passes: number): PlannedRun[] {
-  type Step = { mode: Mode; workers: number | null };
-  const steps: Step[] = input.modes.map((mode) => ({ mode, workers: null }));
-  const sweep: Step[] = (input.workersSweep ?? []).map((workers) => ({ mode: 'cached', workers }));
-  const at = input.modes.indexOf('cached');
-  steps.splice(at === -1 ? steps.length : at + 1, 0, ...sweep);
-  const runs: PlannedRun[] = [];
-  for (let pass = 1; pass <= passes; pass++) {
-    for (const { mode, workers } of pass % 2 === 1 ? steps : [...steps].reverse()) {
-      const base = workers === null ? mode : `${mode}-${workers}workers`;
-      runs.push({ mode, cpuCount: null, workers, label: pass === 1 ? base : `${base}-${pass}`, budgetShare: 1 / passes });
-    }
-  }
-  for (const count of input.cpuSweep ?? []) runs.push({ mode: 'cached', cpuCount: count, workers: null, label: `cached-${count}cpu`, budgetShare: 1 });
-  return runs;
-}
-
 
 /**
  * Iteration budget and precision target of one run that gets `share` of a

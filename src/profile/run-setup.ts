@@ -13,11 +13,15 @@ import type { Dataset } from '../system/dataset/dataset.js';
 import type { DataSource, Throttle } from './data-sources/data-source.js';
 import type { Interrupts } from './interrupts.js';
 import { tail } from './log-tail.js';
-import type { ModeRunInput } from './run-mode.js';
+import type { ModeRunInput } from './run-input.js';
+import type { LaunchInput, LaunchOutcome } from './run-launch.js';
 import { SUPERVISION } from './run-defaults.js';
 
 /** Runs one mode of the job: runMode, or a test's deterministic fake. */
 export type ModeRunner = (input: ModeRunInput) => Promise<ModeResult>;
+
+/** Runs one launch of several modes: runLaunch, or a test's fake. */
+export type LaunchRunner = (input: LaunchInput) => Promise<LaunchOutcome>;
 
 /** The command whose runs are set up: it words the notes. */
 export type RunCommand = 'profile' | 'validate';
@@ -122,6 +126,26 @@ export function jobRunner(settings: SharedRunSettings, runner: ModeRunner, inter
     });
     interrupts.detach();
     return result;
+  };
+}
+
+/** What one launch sets on top of the shared settings. */
+export type LaunchRequest = Omit<LaunchInput, keyof SharedRunSettings | 'interrupted'>;
+
+/** Starts launches with the shared settings under the user's interrupts, as jobRunner starts runs. */
+export function launchRunner(settings: SharedRunSettings, runner: LaunchRunner, interrupts: Interrupts): (launch: LaunchRequest) => Promise<LaunchOutcome> {
+  return async (launch) => {
+    const outcome = await runner({
+      ...settings,
+      ...launch,
+      onJobStarted: (job) => {
+        interrupts.attach(job);
+        launch.onJobStarted?.(job);
+      },
+      interrupted: () => interrupts.interrupted,
+    });
+    interrupts.detach();
+    return outcome;
   };
 }
 

@@ -591,6 +591,26 @@ export const AnalysisSchema = z.object({
 });
 export type Analysis = z.infer<typeof AnalysisSchema>;
 
+/** What a profile cost the user (docs/method.md, "One launch"). */
+export const ProfileCostSchema = z.object({
+  /** 'one-launch': every mode a block of one launch of the job; 'separate-launches': a launch a run. */
+  schedule: z.enum(['one-launch', 'separate-launches']),
+  /** Why the modes got a launch each; absent in one launch. */
+  scheduleReason: z.string().optional(),
+  /** Times the job was started, probes and sweeps included. */
+  launches: z.number().int().nonnegative(),
+  /** Wall time from the first launch to the last run's end (warming, eviction and start-ups included), s. */
+  wallSec: nonneg(),
+  /** Iterations the job ran, measured or not (the most of any rank in each launch). */
+  jobIterations: z.number().int().nonnegative(),
+  /** Iterations the pace ranks measured, warm-up and carried batches left out. */
+  measuredIterations: z.number().int().nonnegative(),
+  /** Their time, s. */
+  measuredSec: nonneg(),
+  /** measuredSec / wallSec. */
+  measuredShare: nonneg(),
+});
+
 export const ProfileSchema = z.object({
   schemaVersion: z.literal(PROFILE_SCHEMA_VERSION),
   tool: z.object({ name: z.string(), version: z.string() }),
@@ -745,5 +765,7 @@ export const ProfileSchema = z.object({
   analysis: AnalysisSchema.nullable(),
   /** Messages about what could not be done (no throttle permission, ...). */
   warnings: z.array(z.string()),
+  /** What the profile cost: its schedule, launches of the job, wall time and the share of it spent measuring; absent in older profiles. */
+  cost: ProfileCostSchema.optional(),
 });
 export type Profile = z.infer<typeof ProfileSchema>;

@@ -121,4 +121,9 @@ export interface DataSource {
   proofLimit(mode: Mode, dataset: Dataset): string | null;
   /** Reads a sample of the data cold for the storage probe. */
   readonly readProber: ReadProber;
+  /**
+   * Why this data's modes cannot be blocks of one launch (docs/method.md, "One launch"): its states cannot be set
+   * under a running job, or its meter depends on the mode; null when they can. Absent: they cannot.
+   */
+  oneLaunchObstacle?(dataset: Dataset, modes: readonly Mode[]): string | null;
 }

@@ -196,6 +196,10 @@ export class FakeDataSource implements DataSource {
     };
   }
 
+  oneLaunchObstacle(): string | null {
+    return this.options.ownCounter ? 'a fake source with its own counter counts a whole launch' : null;
+  }
+
   proofLimit(mode: Mode): string | null {
     return this.options.proofLimits?.[mode] ?? null;
   }

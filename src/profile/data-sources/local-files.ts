@@ -36,6 +36,8 @@ const OUTSIDE_SAMPLE_MS = 2000;
 const MESSAGES = {
   noBlockDevice:
     '--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw',
+  subsetNeedsOwnLaunch: 'the dataset does not fit in memory: the cached mode samples a resident subset, which the job takes when it starts',
+  fuseNeedsOwnLaunch: "a FUSE mount's reads are counted on its daemon's sockets for a whole launch",
   noMeminfo: 'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven',
   doesNotFit: (dataset: Dataset, budgetBytes: number) =>
     `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget of ${(budgetBytes / 2 ** 30).toFixed(2)} GiB ` +
@@ -146,6 +148,14 @@ export class LocalFilesSource implements DataSource {
   startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const metering = this.fuseMetering();
     return metering ? startSocketMeter(metering) : startReadBytesMeter(mode, dataset.roots, ownDirs);
+  }
+
+  oneLaunchObstacle(dataset: Dataset, modes: readonly Mode[]): string | null {
+    // The job restricts its loader to a resident subset once, when it starts: only a launch of the cached mode alone can.
+    if (!dataset.fitsInMemory && modes.includes('cached')) return MESSAGES.subsetNeedsOwnLaunch;
+    // A FUSE daemon's traffic is counted for the whole launch, not a block's window.
+    if (this.fuseMetering()) return MESSAGES.fuseNeedsOwnLaunch;
+    return null;
   }
 
   proofLimit(mode: Mode, dataset: Dataset): string | null {

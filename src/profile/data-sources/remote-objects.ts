@@ -58,6 +58,7 @@ const MESSAGES = {
   noObjects: (display: string) => `--remote ${display} holds no objects: check the bucket, prefix or URL`,
   tunnelled: (display: string) =>
     `${display} is served over https: the proxy sees encrypted tunnels, so it cannot answer the cached mode from its cache (the cached mode stays unproven) and counts bytes, not requests`,
+  remoteNeedsOwnLaunch: "remote data's modes are met by different job variables (its own clients' meter in the cold mode, the proxy in the cached)",
   cachedTunnelled: 'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be made local',
   noCapping: "validate's cache points cap the page cache, which remote data does not go through; validate remote data at another --storage-bw instead",
   doesNotFit: (dataset: Dataset, free: number) =>
@@ -184,6 +185,11 @@ export class RemoteObjectsSource implements DataSource {
     const proxy = this.requireLink().proxy;
     const direct = (this.options.netMeter ?? 'client') === 'client' && mode === 'cold' && proxy.passesThrough;
     return direct ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins) : startNetworkMeter(proxy);
+  }
+
+  oneLaunchObstacle(): string | null {
+    // The cold mode's meter may be the job's own clients, reached with other variables than the proxy's.
+    return MESSAGES.remoteNeedsOwnLaunch;
   }
 
   proofLimit(mode: Mode): string | null {
