@@ -168,6 +168,8 @@ export interface BlockEvidence {
   profilerCpuSec: number;
   logs: RunFiles['logs'];
   ending: BlockEnding;
+  /** How the launch's job ended. */
+  launchExit: JobExit;
   /** True when the job was asked to sample only the prepared state's resident subset (a launch of one cached block). */
   subsetApplied: boolean;
 }
@@ -207,8 +209,9 @@ export function blockResult(
     mode: span.mode,
     status,
     stopReason: reason,
-    jobExitCode: ending.exit?.exitCode ?? null,
-    jobSignal: ending.exit?.signal ?? null,
+    // Every block's result is built once the launch's job is reaped: each says how the job ended.
+    jobExitCode: evidence.launchExit.exitCode,
+    jobSignal: evidence.launchExit.signal,
     startedAt: span.startedAt,
     wallSec,
     state,

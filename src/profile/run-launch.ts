@@ -179,6 +179,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
       profilerCpuSec: block.profilerCpuSec ?? 0,
       logs: files.logs,
       subsetApplied: subsetFile !== null,
+      launchExit: supervised.exit,
       ending: last
         ? { exit: supervised.exit, stopReason: supervised.stopReason, noIterations: supervised.noIterations }
         : { exit: null, stopReason: block.stopReason, noIterations: false },

@@ -279,11 +279,14 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
   try {
     const plan = launchPlan({ ...input, fakesSingleRuns: input.modeRunner !== undefined && input.launchRunner === undefined }, dataset, passes, nodes !== null);
     const end = await runPlan(steps, plan);
-    profile.cost = profileCost(book.results(), end.ran, (Date.now() - profileStartedAt) / 1000);
     let exitCode = end.exitCode;
     let nodeLost = end.nodeLost;
     if (input.overlapProbe && exitCode === ExitCode.Ok && !interrupts.interrupted) await overlapStep(steps);
     if (exitCode === ExitCode.Ok && !interrupts.interrupted) await storageProbeStep(steps);
+    // The probe's launch is part of the price.
+    const probe = profile.overlapProbe ? [profile.overlapProbe] : [];
+    const ran = { ...end.ran, launches: end.ran.launches + probe.length };
+    profile.cost = profileCost([...book.results(), ...probe], ran, (Date.now() - profileStartedAt) / 1000);
     if (nodes && exitCode === ExitCode.Ok && !interrupts.interrupted) {
       nodeLost = await nodes.finish(profile.storageProbe ?? null).then(() => undefined, (error: unknown) => lostOrThrow(error));
       if (nodeLost !== undefined) exitCode = ExitCode.NodeLost;

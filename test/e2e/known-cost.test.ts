@@ -41,6 +41,11 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   assert.ok(cached.proven && cached.readFraction! <= 0.05, `cached read ${cached.readFraction}: ${cached.reason}`);
   assert.ok(profile.modes.synthetic!.state.proven);
   assert.equal(analysis.verdict.bound, 'fetch');
+  // One launch for the three modes, one more for the overlap probe; each later block left out the loader's
+  // batches in flight at its switch (2 workers x prefetch 2).
+  assert.equal(profile.cost?.schedule, 'one-launch');
+  assert.equal(profile.cost?.launches, 2);
+  assert.equal(profile.modes.cold!.block?.carriedIterations, preset.workers * 2);
   // The demo runs the overlap probe, so its what-if rests on a measured overlap.
   assert.ok(profile.overlapProbe, 'the overlap probe ran');
   assert.equal(profile.overlapProbe.state.proven, true, profile.overlapProbe.state.reason);

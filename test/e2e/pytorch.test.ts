@@ -2,7 +2,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
@@ -47,9 +47,9 @@ test('the example script, unmodified, in all three modes: proofs hold and the pr
   if (skipReason) return t.skip(skipReason);
   const out = join(work, 'train.json');
   const script = [PYTHON, join(EXAMPLES, 'train.py'), '-a', 'squeezenet1_1', '-b', '16', '-j', '0', '--lr', '0.01', '--image-size', '32', '--epochs', '20', root];
-  // One run per mode: the script's own timer is compared with the instrumentation over the same run
-  // (a pooled mode's log is its last run's, its iterations those of both).
-  const result = await startCli(['profile', '--data', train, '--out', out, ...quick, '--single-pass', '--', ...script], { cwd: work });
+  // One launch per mode: the script's own timer is compared with the instrumentation over the same launch
+  // (a pooled mode's log is its last run's, its iterations those of both; one launch's log holds every mode).
+  const result = await startCli(['profile', '--data', train, '--out', out, ...quick, '--single-pass', '--separate-launches', '--', ...script], { cwd: work });
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   noStackTrace(result.all);
   const profile = readProfile(out);
@@ -146,7 +146,24 @@ test('torchrun with two ranks on CPU (gloo): per-rank figures and the slowest ra
   assert.match(result.stdout, /samples\/s per rank/);
   assert.match(result.stdout, /all ranks together, samples\/s: synthetic [\d.]+ · cached [\d.]+/);
   assert.equal(readProfile(out).jobName, 'ddp_train.py', 'named after the script, not the value of --nproc_per_node');
-  const events = readdirSync(join(work, 'ddp.d', 'cached', 'events'));
+  // One launch: both ranks switched from synthetic to cached together, at the same iteration, agreed over gloo.
+  const profile = readProfile(out);
+  assert.equal(profile.cost?.schedule, 'one-launch', profile.cost?.scheduleReason);
+  assert.equal(profile.cost?.launches, 1);
+  const eventsDir = join(dirname(cached.logs.stdout), 'events');
+  const events = readdirSync(eventsDir);
   assert.equal(events.length, 2, events.join(', '));
+  const switches = events.map((name) =>
+    readFileSync(join(eventsDir, name), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"type":"block"'))
+      .map((line) => {
+        const { block, i } = JSON.parse(line) as { block: number; i: number };
+        return `${block}@${i}`;
+      }),
+  );
+  // synthetic, cached (both passes' runs, back to back: one block), synthetic again: two switches.
+  assert.equal(switches[0].length, 2, `two switches: ${switches[0].join(', ')}`);
+  assert.deepEqual(switches[0], switches[1], 'the ranks switch at the same iteration');
   assert.deepEqual(processesMentioning(script), []);
 });
