@@ -76,6 +76,8 @@ export interface BlockSpan {
   /** Its place in the launch, from 0. */
   index: number;
   mode: Mode;
+  /** The mode of the block before it, or null for the first: a block after one of its own mode carries nothing over. */
+  previousMode: Mode | null;
   /** ms since the epoch: when its state was set and the job told (the launch's start for the first). */
   startedAt: number;
   /** When the CLI ended it, or null while it runs. */
@@ -128,7 +130,7 @@ export function blockSlice(events: ProcessEvents, span: BlockSpan): BlockSlice {
   const lastI = span.lastI.get(events.file) ?? Infinity;
   const within = <T extends { i: number }>(list: readonly T[]) => list.filter((x) => x.i >= startI && x.i <= lastI);
   const iterations = entered ? within(events.iterations) : [];
-  const carried = Math.min(iterations.length, switched?.inFlight ?? 0);
+  const carried = span.previousMode === span.mode ? 0 : Math.min(iterations.length, switched?.inFlight ?? 0);
   return {
     file: events.file,
     start: events.start,

@@ -26,7 +26,7 @@ export interface LaunchPlan {
   schedule: 'one-launch' | 'separate-launches';
   /** Why the modes get a launch each, or null in one launch. */
   reason: string | null;
-  /** The blocks of the one launch, in order (consecutive runs of a mode merged); empty for separate launches. */
+  /** The blocks of the one launch, in order; empty for separate launches. */
   blocks: PlannedRun[];
   /** The runs launched one by one: every run for separate launches, the CPU sweep after one launch. */
   runs: PlannedRun[];
@@ -43,21 +43,16 @@ export function oneLaunchObstacle(input: ScheduleInput, dataset: Dataset, multiN
 
 /**
  * The profile's schedule: planRuns's mirrored order of the modes, as blocks
- * of one launch where nothing stands in the way (the middle mode's two runs
- * become one block of twice the budget: S C K C S), else one launch a run.
+ * of one launch where nothing stands in the way (S C K K C S: the middle
+ * mode's two runs are two blocks back to back, so the drift fit keeps its six
+ * runs), else one launch a run.
  */
 export function launchPlan(input: ScheduleInput, dataset: Dataset, passes: number, multiNode: boolean): LaunchPlan {
   const runs = planRuns(input, passes);
   const reason = oneLaunchObstacle(input, dataset, multiNode);
   const modeRuns = runs.filter((run) => run.cpuCount === null && run.workers === null);
   if (reason !== null || modeRuns.length < 2) return { schedule: 'separate-launches', reason: modeRuns.length < 2 ? null : reason, blocks: [], runs };
-  const blocks: PlannedRun[] = [];
-  for (const run of modeRuns) {
-    const last = blocks[blocks.length - 1];
-    if (last && last.mode === run.mode) blocks[blocks.length - 1] = { ...last, budgetShare: last.budgetShare + run.budgetShare };
-    else blocks.push(run);
-  }
-  return { schedule: 'one-launch', reason: null, blocks, runs: runs.filter((run) => run.cpuCount !== null) };
+  return { schedule: 'one-launch', reason: null, blocks: modeRuns, runs: runs.filter((run) => run.cpuCount !== null) };
 }
 
 /** How the schedule ran: the plan's, or separate launches where the job did not offer to switch. */

@@ -161,6 +161,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
     const span: BlockSpan = {
       index: k,
       mode: block.block.mode,
+      previousMode: k > 0 ? live[k - 1].block.mode : null,
       startedAt: block.startedAt,
       endedAt: block.endedAt ?? Date.now(),
       lastI: block.lastI,
@@ -275,7 +276,7 @@ async function superviseBlocks(
       continue;
     }
     const current = live[live.length - 1];
-    const span: BlockSpan = { index: live.length - 1, mode: current.block.mode, startedAt: current.startedAt, endedAt: null, lastI: current.lastI, launchStartedAt: startedAt, sole: false };
+    const span: BlockSpan = { index: live.length - 1, mode: current.block.mode, previousMode: live.length > 1 ? live[live.length - 2].block.mode : null, startedAt: current.startedAt, endedAt: null, lastI: current.lastI, launchStartedAt: startedAt, sole: false };
     // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
     const slices = polled.filter((p) => p.iterations.length > 0).map((p) => blockSlice(p, span));
     const decision = decideBlockStop(slices, current);
@@ -291,9 +292,11 @@ async function superviseBlocks(
     }
     closeBlock(current, slices);
     try {
-      current.finish = await current.prepared.finish();
+      // A second block of the same mode keeps the state (the cold keeper runs on); the last of them reports it.
+      const keep = next.mode === current.block.mode && next.cacheState === current.block.cacheState;
+      if (!keep) current.finish = await current.prepared.finish();
       // The job trains on in the old mode while the new state is set: those iterations belong to no block.
-      const prepared = await next.cacheState.prepare(next.mode, input.dataset);
+      const prepared = keep ? current.prepared : await next.cacheState.prepare(next.mode, input.dataset);
       live.push(newLiveBlock(next, prepared, Date.now()));
       writeControl(controlFile, live.length - 1, next.mode);
       input.onBlockStart?.(next);

@@ -45,7 +45,7 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   // batches in flight at its switch (2 workers x prefetch 2).
   assert.equal(profile.cost?.schedule, 'one-launch');
   assert.equal(profile.cost?.launches, 2);
-  assert.equal(profile.modes.cold!.block?.carriedIterations, preset.workers * 2);
+  assert.equal(profile.modes.cached!.block?.carriedIterations, preset.workers * 2);
   // The demo runs the overlap probe, so its what-if rests on a measured overlap.
   assert.ok(profile.overlapProbe, 'the overlap probe ran');
   assert.equal(profile.overlapProbe.state.proven, true, profile.overlapProbe.state.reason);

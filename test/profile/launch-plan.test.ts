@@ -8,12 +8,12 @@ import type { Dataset } from '../../src/system/dataset/dataset.js';
 const dataset = { fitsInMemory: true } as Dataset;
 const base: ScheduleInput = { modes: ['synthetic', 'cached', 'cold'], dataSource: new FakeDataSource() };
 
-test('the mirrored schedule as blocks of one launch: the middle mode once, with both passes\' budget', () => {
+test('the mirrored schedule as blocks of one launch, the middle mode\'s two runs back to back', () => {
   const plan = launchPlan(base, dataset, 2, false);
   assert.equal(plan.schedule, 'one-launch');
   assert.deepEqual(
     plan.blocks.map((b) => `${b.label}:${b.budgetShare}`),
-    ['synthetic:0.5', 'cached:0.5', 'cold:1', 'cached-2:0.5', 'synthetic-2:0.5'],
+    ['synthetic:0.5', 'cached:0.5', 'cold:0.5', 'cold-2:0.5', 'cached-2:0.5', 'synthetic-2:0.5'],
   );
   assert.deepEqual(plan.runs, []);
 });
