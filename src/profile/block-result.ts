@@ -189,7 +189,7 @@ export function blockResult(
   const wallSec = (endedAt - span.startedAt) / 1000;
   // A block among others owns only the samples of its own time; the sole block of a launch owns them all.
   const oneBlock = span.sole;
-  const resources = oneBlock ? evidence.resources : evidence.resources.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
+  const resources = oneBlock ? evidence.resources : blockResources(evidence.resources, span.startedAt - input.pollMs, endedAt + input.pollMs);
   const fetchedSeries = oneBlock ? evidence.fetched.series : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
   const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
   const state = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
@@ -235,6 +235,18 @@ export function blockResult(
       : {}),
     ...(inLaunch ? { block: { index: span.index, carriedIterations: paceSlice?.carried ?? 0 } } : {}),
   };
+}
+
+/**
+ * The launch's samples within a block's time. The tree's write counter is
+ * taken from the block's start, as a run of its own counts from its launch
+ * (the checkpoint analysis reads it as the run's writes); the other counters
+ * are only ever differenced over a window.
+ */
+function blockResources(samples: readonly ResourceSample[], fromMs: number, toMs: number): ResourceSample[] {
+  const within = samples.filter((s) => s.t >= fromMs && s.t <= toMs);
+  const base = within.find((s) => s.jobWriteBytes !== undefined)?.jobWriteBytes;
+  return base === undefined ? within : within.map((s) => (s.jobWriteBytes === undefined ? s : { ...s, jobWriteBytes: Math.max(0, s.jobWriteBytes - base) }));
 }
 
 /**

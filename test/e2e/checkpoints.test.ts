@@ -72,10 +72,12 @@ test('a save every 5 iterations: the checkpoint stall against the job run withou
   assert.deepEqual(c.apis, ['torch.save']);
   assert.equal(c.intervalIterations, 5);
   assert.deepEqual(c.modes, ['cold', 'cached']);
-  // Same saves, two clocks: the cold mode's events against the script's own timer over that run.
+  // Same saves, two clocks: the cold blocks' events against the script's own timer over its one launch
+  // (which also timed the saves of the other blocks and of the iterations between blocks).
+  assert.equal(p.cost?.launches, 1, 'one launch');
   const cold = p.modes.cold!.ranks[0].checkpoints!;
   const meter = readMeter(join(work, 'every-5', 'meter.json'));
-  assert.equal(cold.length, meter.saves.length, 'one event per save the script timed');
+  assert.ok(cold.length >= 5 && cold.length < meter.saves.length, `${cold.length} saves in the cold blocks, ${meter.saves.length} in the launch`);
   const hookMs = mean(cold.map((s) => s.blockingMs));
   const scriptMs = 1000 * mean(meter.saves);
   assert.ok(Math.abs(hookMs - scriptMs) <= 0.05 * scriptMs + 0.5, `hook ${hookMs.toFixed(1)} ms a save, script ${scriptMs.toFixed(1)} ms`);
