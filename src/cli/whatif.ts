@@ -6,7 +6,8 @@ import { renderWhatif } from '../report/whatif-terminal.js';
 import { whatifOutput } from '../schema/whatif-output.js';
 import { parseCacheSize, parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, percent, resolveCacheSize, type CacheSize } from '../units.js';
 import { CHECKFREQ_OVERHEAD_BUDGET } from '../analysis/checkpoint-stall.js';
-import { fitModel, isNotEnoughData, type CachePolicy } from '../whatif/model.js';
+import { fitModel, isNotEnoughData } from '../whatif/model.js';
+import { CACHE_POLICIES, type CachePolicy } from '../whatif/cache-policy.js';
 import { whatifMatrix } from '../whatif/matrix.js';
 import { matrixOutput } from '../schema/matrix-output.js';
 import { renderMatrix } from '../report/matrix-terminal.js';
@@ -48,8 +49,6 @@ interface RawWhatifOptions {
   profilesDir: string;
   json?: boolean;
 }
-
-const CACHE_POLICIES: readonly CachePolicy[] = ['page-cache', 'minio'];
 
 /** The exit codes `whatif` can return, in its --help and docs/cli.md. */
 const WHATIF_EXIT_CODES: ExitCodeList = [
