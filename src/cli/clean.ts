@@ -1,13 +1,7 @@
-import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { reclaimPauseFile, toolCacheDir } from '../paths.js';
-import { runClean, type CleanInput } from '../clean/run-clean.js';
-import { renderClean } from '../report/clean-terminal.js';
-import { detectCgroups } from '../system/cgroups/cgroups.js';
-import { cgroupRoots, realCgroupFs, type CgroupFs } from '../system/cgroups/leftovers.js';
+import type { CleanMachine, RawCleanOptions } from './clean-action.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
-import type { Io } from './io.js';
 
 /** The exit codes `clean` can return, in its --help and docs/cli.md. */
 const CLEAN_EXIT_CODES: ExitCodeList = [
@@ -17,30 +11,8 @@ const CLEAN_EXIT_CODES: ExitCodeList = [
   ExitCode.Internal,
 ];
 
-/** Where clean finds cgroups, and how it touches them: the machine's, or a fake in tests. */
-export interface CleanMachine {
-  /** The folders job cgroups are made in. */
-  cgroupRoots(io: Io): string[];
-  /** Cgroups and processes. */
-  cgroupFs: CgroupFs;
-}
-
-const realMachine: CleanMachine = {
-  cgroupRoots: (io) => cgroupRoots(detectCgroups({ v2Parent: io.env.DSA_CGROUP_PARENT })),
-  cgroupFs: realCgroupFs,
-};
-
-interface RawCleanOptions {
-  dryRun?: boolean;
-  force?: boolean;
-  cache?: boolean;
-  artifacts?: boolean;
-  profilesDir: string;
-  reportsDir: string;
-}
-
-/** clean on `machine`: the real cgroups, or a fake in tests. */
-export function cleanCommandWith(machine: CleanMachine): CommandFactory {
+/** clean on `machine`: a fake in tests; this machine's cgroups when none is given. */
+export function cleanCommandWith(machine?: CleanMachine): CommandFactory {
   return (io, result) => {
     const command = new Command('clean')
       .description('remove what ds-analyzer left behind and restore what it changed on this machine (cgroups of killed runs, a DAMON reclaim pause), and list or remove its files')
@@ -61,24 +33,12 @@ Examples:
 What each run changes and leaves behind: docs/side-effects.md.`,
       )
       .action(async (raw: RawCleanOptions) => {
-        const input: CleanInput = {
-          cgroupRoots: machine.cgroupRoots(io),
-          cgroupFs: machine.cgroupFs,
-          reclaimPauseFile: reclaimPauseFile(io.env),
-          cacheDir: toolCacheDir(io.env),
-          profilesDir: resolve(io.cwd, raw.profilesDir),
-          reportsDir: resolve(io.cwd, raw.reportsDir),
-          dryRun: Boolean(raw.dryRun),
-          force: Boolean(raw.force),
-          cache: Boolean(raw.cache),
-          artifacts: Boolean(raw.artifacts),
-        };
-        const cleaned = await runClean(input);
-        io.stdout(renderClean(cleaned));
-        result.exitCode = cleaned.failed ? ExitCode.Environment : ExitCode.Ok;
+        // Loaded when clean runs: its cgroup and file work stays out of every other command's start-up.
+        const { cleanAction } = await import('./clean-action.js');
+        result.exitCode = await cleanAction(raw, io, machine);
       });
     return withExitCodes(command, CLEAN_EXIT_CODES);
   };
 }
 
-export const cleanCommand: CommandFactory = cleanCommandWith(realMachine);
+export const cleanCommand: CommandFactory = cleanCommandWith();

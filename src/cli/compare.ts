@@ -1,10 +1,5 @@
 import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { resolve } from 'node:path';
-import { compareProfiles } from '../compare/diff.js';
-import { readProfile } from '../store/profile-store.js';
-import { renderComparison } from '../report/compare-text.js';
-import { compareOutput } from '../schema/compare-output.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
 /** The exit codes `compare` can return, in its --help and docs/cli.md. */
@@ -33,12 +28,10 @@ Examples:
   $ ds-analyzer compare profiles/before.json profiles/after.json
   $ ds-analyzer compare baseline.json profiles/train-20250101T120000.json --json`,
     )
-    .action((pathA: string, pathB: string, raw: { json?: boolean }) => {
-      const a = readProfile(resolve(io.cwd, pathA));
-      const b = readProfile(resolve(io.cwd, pathB));
-      const comparison = compareProfiles(a, b);
-      io.stdout(raw.json ? JSON.stringify(compareOutput(comparison), null, 1) + '\n' : renderComparison(comparison, pathA, pathB));
-      result.exitCode = 0;
+    .action(async (pathA: string, pathB: string, raw: { json?: boolean }) => {
+      // Loaded when compare runs: the comparison, zod and the renderer stay out of every other command's start-up.
+      const { compareAction } = await import('./compare-action.js');
+      result.exitCode = compareAction(pathA, pathB, raw, io);
     });
   return withExitCodes(command, COMPARE_EXIT_CODES);
 };

@@ -1,25 +1,9 @@
 import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { relative, resolve } from 'node:path';
 import { EMULATOR_PRESETS } from '../emulator/presets.js';
-import { runDemo, type DemoInput } from '../demo/run-demo.js';
-import { demoProgressHooks, renderDemoOutcome } from '../demo/demo-terminal.js';
 import { formatBytes } from '../units.js';
+import type { RawDemoOptions } from './demo-action.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
-import { profileProgressHooks, reportProfileOutcome } from './run-and-report.js';
-import type { Io } from './io.js';
-
-/** Options of `demo` as commander hands them over. */
-interface RawDemoOptions {
-  quick?: boolean;
-  datasetDir?: string;
-  profilesDir: string;
-  reportsDir: string;
-  report: boolean;
-  throttle: boolean;
-  remote?: boolean;
-  json?: boolean;
-}
 
 /** The exit codes `demo` can return, in its --help and docs/cli.md. */
 const DEMO_EXIT_CODES: ExitCodeList = [
@@ -60,25 +44,9 @@ Examples:
   $ ds-analyzer demo --remote       (the same job fetching over HTTP through the metering proxy)`,
     )
     .action(async (raw: RawDemoOptions) => {
-      const outcome = await runDemo(parseDemoOptions(raw, io), { ...profileProgressHooks(io), ...demoProgressHooks(io.stderr) });
-      const exitCode = reportProfileOutcome(outcome.run, io, { json: Boolean(raw.json) });
-      // With --json stdout holds only the profile, so the rest goes to stderr.
-      (raw.json ? io.stderr : io.stdout)(renderDemoOutcome(outcome, (path) => relative(io.cwd, path) || path));
-      result.exitCode = exitCode;
+      // Loaded when the demo runs: the run, the emulator and the report stay out of every other command's start-up.
+      const { demoAction } = await import('./demo-action.js');
+      result.exitCode = await demoAction(raw, io);
     });
   return withExitCodes(command, DEMO_EXIT_CODES);
 };
-
-/** Turns commander's options into the demo's input. */
-function parseDemoOptions(raw: RawDemoOptions, io: Pick<Io, 'cwd' | 'env'>): DemoInput {
-  return {
-    quick: Boolean(raw.quick),
-    datasetDir: raw.datasetDir ?? null,
-    profilesDir: resolve(io.cwd, raw.profilesDir),
-    reportsDir: raw.report ? resolve(io.cwd, raw.reportsDir) : null,
-    throttle: raw.throttle,
-    remote: Boolean(raw.remote),
-    cwd: io.cwd,
-    env: io.env,
-  };
-}

@@ -1,9 +1,8 @@
-import { resolve } from 'node:path';
 import { Command } from 'commander';
-import { ExitCode, UserError } from '../errors.js';
-import { diagnose, missingRequired, type Diagnosis, type DiagnoseInput } from '../system/probes/diagnose.js';
-import { CAPABILITY_NAMES, requiredMissingText, unknownCapabilityText, type CapabilityName } from '../system/probes/capability-text.js';
-import { doctorJson, renderDoctor } from '../report/doctor-terminal.js';
+import { ExitCode } from '../errors.js';
+import type { Diagnosis, DiagnoseInput } from '../system/probes/diagnose.js';
+import { CAPABILITY_NAMES } from '../system/probes/capability-text.js';
+import type { RawDoctorOptions } from './doctor-action.js';
 import { collect, withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
 /** The exit codes `doctor` can return, in its --help and docs/cli.md. */
@@ -15,8 +14,8 @@ const DOCTOR_EXIT_CODES: ExitCodeList = [
   { code: ExitCode.MissingCapability, meaning: 'a capability named in --require is missing here (stderr names it; its fix is in the table)' },
 ];
 
-/** doctor with the machine probed by `diagnoseMachine`: the real probes, or a fake in tests. */
-export function doctorCommandWith(diagnoseMachine: (input: DiagnoseInput) => Promise<Diagnosis>): CommandFactory {
+/** doctor with the machine probed by `diagnoseMachine`: a fake in tests; the real probes when none is given. */
+export function doctorCommandWith(diagnoseMachine?: (input: DiagnoseInput) => Promise<Diagnosis>): CommandFactory {
   return (io, result) => {
     const command = new Command('doctor')
       .description('show what this machine allows the profiler to do, and what each missing piece costs')
@@ -32,31 +31,13 @@ Examples:
   $ ds-analyzer doctor --data /mnt/imagenet
   $ ds-analyzer doctor --require python-torch,residency      (in CI, before profiling)`,
       )
-      .action(async (options: { json?: boolean; data?: string[]; require?: string }) => {
-        const required = options.require === undefined ? [] : parseCapabilityList(options.require);
-        const diagnosis = await diagnoseMachine({
-          nvidiaSmi: io.env.DSA_NVIDIA_SMI ?? 'nvidia-smi',
-          cwd: io.cwd,
-          cgroupParent: io.env.DSA_CGROUP_PARENT,
-          dataDirs: options.data ? options.data.map((dir) => resolve(io.cwd, dir)) : null,
-        });
-        io.stdout(options.json ? JSON.stringify(doctorJson(diagnosis, required), null, 1) + '\n' : renderDoctor(diagnosis));
-        const missing = missingRequired(diagnosis, required);
-        if (missing.length > 0) io.stderr(`ds-analyzer: ${requiredMissingText(missing.map((c) => c.name), Boolean(options.json))}\n`);
-        result.exitCode = missing.length > 0 ? ExitCode.MissingCapability : ExitCode.Ok;
+      .action(async (options: RawDoctorOptions) => {
+        // Loaded when doctor runs: its checks and renderer stay out of every other command's start-up.
+        const { doctorAction } = await import('./doctor-action.js');
+        result.exitCode = await doctorAction(options, io, diagnoseMachine);
       });
     return withExitCodes(command, DOCTOR_EXIT_CODES);
   };
 }
 
-export const doctorCommand: CommandFactory = doctorCommandWith(diagnose);
-
-/** --require: capability names, comma-separated; an unknown one is exit code 3. */
-function parseCapabilityList(text: string): CapabilityName[] {
-  const names = text.split(',').map((name) => name.trim()).filter(Boolean);
-  for (const name of names) {
-    if (!(CAPABILITY_NAMES as readonly string[]).includes(name)) throw new UserError(unknownCapabilityText(name), ExitCode.BadValue);
-  }
-  if (names.length === 0) throw new UserError(unknownCapabilityText(text), ExitCode.BadValue);
-  return [...new Set(names)] as CapabilityName[];
-}
+export const doctorCommand: CommandFactory = doctorCommandWith();

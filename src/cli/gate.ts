@@ -1,13 +1,7 @@
 import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { resolve } from 'node:path';
-import { prepareGate, runGate, type RawGateFlags } from '../gate/run-gate.js';
-import { newestProfile, readProfile } from '../store/profile-store.js';
+import type { RawGateOptions } from './gate-action.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
-
-interface RawGateOptions extends RawGateFlags {
-  profilesDir: string;
-}
 
 /** The exit codes `gate` can return, in its --help and docs/cli.md. */
 const GATE_EXIT_CODES: ExitCodeList = [
@@ -53,10 +47,10 @@ Examples:
   $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
   $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json`,
     )
-    .action((profileArg: string | undefined, raw: RawGateOptions) => {
-      const options = prepareGate(raw, io.cwd);
-      const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
-      result.exitCode = runGate(readProfile(profilePath), profileArg ?? profilePath, options, io);
+    .action(async (profileArg: string | undefined, raw: RawGateOptions) => {
+      // Loaded when gate runs: the rules, zod and the renderers stay out of every other command's start-up.
+      const { gateAction } = await import('./gate-action.js');
+      result.exitCode = gateAction(profileArg, raw, io);
     });
   return withExitCodes(command, GATE_EXIT_CODES);
 };

@@ -1,10 +1,6 @@
 import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { relative, resolve } from 'node:path';
-import { newestProfile, readProfile } from '../store/profile-store.js';
-import { Redactor, redactProfile } from '../store/redact.js';
-import { modelWhatIf } from '../report/whatif-adapter.js';
-import { reportNotes, writeReport } from '../report/write-report.js';
+import type { RawReportOptions } from './report-action.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
 /** The exit codes `report` can return, in its --help and docs/cli.md. */
@@ -36,16 +32,10 @@ Examples:
   $ ds-analyzer report
   $ ds-analyzer report profiles/train-20250101T120000.json --out-dir ci-reports`,
     )
-    .action(async (profileArg: string | undefined, raw: { outDir: string; profilesDir: string; redact?: boolean }) => {
-      const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
-      const places = { home: io.env.HOME ?? null, cwd: io.cwd };
-      const profile = raw.redact ? redactProfile(readProfile(profilePath), places) : readProfile(profilePath);
-      const named = profileArg ?? profilePath;
-      const written = await writeReport(profile, raw.redact ? new Redactor(places).path(named) : named, resolve(io.cwd, raw.outDir), modelWhatIf);
-      const show = (path: string) => relative(io.cwd, path) || path;
-      io.stdout(`report: ${show(written.html)}\n        ${show(written.markdown)} (+ ${written.pngs.length} PNG charts)\n`);
-      for (const note of reportNotes(written)) io.stderr(`ds-analyzer: ${note}\n`);
-      result.exitCode = 0;
+    .action(async (profileArg: string | undefined, raw: RawReportOptions) => {
+      // Loaded when report runs: the renderers, Chart.js and the canvas stay out of every other command's start-up.
+      const { reportAction } = await import('./report-action.js');
+      result.exitCode = await reportAction(profileArg, raw, io);
     });
   return withExitCodes(command, REPORT_EXIT_CODES);
 };

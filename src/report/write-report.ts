@@ -35,7 +35,7 @@ function reportStem(profilePath: string): string {
 
 /** Renders every chart and writes the HTML, Markdown and PNG files. */
 export async function writeReport(profile: Profile, profilePath: string, outDir: string, whatIf: WhatIfSource): Promise<WrittenReport> {
-  const noFonts = !fontsAvailable();
+  const noFonts = !(await fontsAvailable());
   const whatIfResult = await whatIf(profile);
   const charts = reportCharts(reportData(profile, whatIfResult));
   const whatIfNote = whatIfResult.available ? null : whatIfResult.reason;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MODES } from './modes.js';
 
 /**
  * Job-side event protocol, version 1 (docs/protocol.md).
@@ -57,9 +58,9 @@ export const MAX_HOSTNAME_CHARS = 255;
 /** Longest plausible wait or compute of one iteration; beyond it a line is counted as bad. */
 export const MAX_ITERATION_MS = 86_400_000;
 
-export const ModeSchema = z.enum(['synthetic', 'cached', 'cold']);
+export const ModeSchema = z.enum(MODES);
 export type Mode = z.infer<typeof ModeSchema>;
-export const MODES: readonly Mode[] = ['synthetic', 'cached', 'cold'];
+export { MODES };
 
 const common = {
   /** Protocol version. */

@@ -37,6 +37,7 @@
 import { steadyProfile } from '../analysis/step-events.js';
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
+import type { CachePolicy } from './cache-policy.js';
 import { effectiveParallelism, type CpuScaling } from './cpu-scaling.js';
 import { minioHitRatio, steadyLruHitRatio } from './hit-ratio.js';
 import { dataTime } from './overlap.js';
@@ -67,8 +68,7 @@ export { isNotEnoughData } from './fit/fitted.js';
 export const NEGLIGIBLE_FETCH_STALL = 0.02;
 
 
-/** Which cache holds the dataset: the OS page cache (LRU-like) or an application cache that never evicts (MinIO, CoorDL). */
-export type CachePolicy = 'page-cache' | 'minio';
+export type { CachePolicy };
 
 /** What limits the pace: the stage with the largest time per sample. */
 export type Bottleneck = 'compute' | 'prep' | 'fetch';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jobNameOf } from '../../src/cli/profile.js';
+import { jobNameOf } from '../../src/cli/profile-action.js';
 
 test('the job is named after its script, past launcher options and their values', () => {
   assert.equal(jobNameOf(['torchrun', '--nproc_per_node', '2', 'main.py', '-a', 'resnet18', '/data']), 'main.py');

@@ -17,7 +17,7 @@ import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { ModeResult } from '../../src/schema/profile.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
-import { nodeProfilePath } from '../../src/cli/profile.js';
+import { nodeProfilePath } from '../../src/cli/profile-action.js';
 import { renderSummary } from '../../src/report/terminal.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { renderHtml } from '../../src/report/html.js';

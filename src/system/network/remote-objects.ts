@@ -3,7 +3,7 @@
 // the proxy, to fill the profiler's cache and to probe the network. S3 goes
 // through the AWS SDK, so credentials come from the standard chain
 // (environment, shared files, instance roles) and are never seen here.
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
@@ -63,7 +63,13 @@ function s3Store(spec: RemoteSpec): RemoteStore {
   const { endpoint, bucket, prefix, region } = spec.s3!;
   // The SDK warns on Node 20 that its releases after January 2027 need Node 22: the version locked here runs, and the warning would be noise in every profile.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const client = new S3Client({ region, ...(endpoint ? { endpoint, forcePathStyle: true } : {}), maxAttempts: 2 });
+  let client: S3Client | null = null;
+  // The SDK loads with the first request (about 250 ms of CPU): local data and HTTP shards never need it.
+  const sdk = async () => {
+    const s3 = await import('@aws-sdk/client-s3');
+    client ??= new s3.S3Client({ region, ...(endpoint ? { endpoint, forcePathStyle: true } : {}), maxAttempts: 2 });
+    return { s3, client };
+  };
   // The job's client asks a custom endpoint path-style (host/bucket/key), AWS virtual-hosted (bucket.host/key): the proxy's key follows.
   const keyOf = (key: string) =>
     objectKey(new URL(endpoint ? `${endpoint}/${bucket}/${encodeKey(key)}` : `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`));
@@ -71,9 +77,10 @@ function s3Store(spec: RemoteSpec): RemoteStore {
     async list() {
       const objects: RemoteObject[] = [];
       let token: string | undefined;
+      const { s3, client } = await sdk();
       try {
         do {
-          const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, ContinuationToken: token }));
+          const page = await client.send(new s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, ContinuationToken: token }));
           for (const item of page.Contents ?? []) {
             if (item.Key === undefined || item.Key.endsWith('/')) continue;
             objects.push({ path: `${bucket}/${item.Key}`, bytes: item.Size ?? 0, cacheKey: keyOf(item.Key) });
@@ -87,8 +94,9 @@ function s3Store(spec: RemoteSpec): RemoteStore {
     },
     async fetch(object) {
       const key = object.path.slice(bucket.length + 1);
+      const { s3, client } = await sdk();
       try {
-        const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const got = await client.send(new s3.GetObjectCommand({ Bucket: bucket, Key: key }));
         const headers: Record<string, string> = {};
         if (got.ContentType) headers['content-type'] = got.ContentType;
         if (got.ETag) headers.etag = got.ETag;
@@ -98,7 +106,7 @@ function s3Store(spec: RemoteSpec): RemoteStore {
         throw failure('fetching', spec, error);
       }
     },
-    close: () => client.destroy(),
+    close: () => client?.destroy(),
   };
 }
 

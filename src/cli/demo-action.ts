@@ -1,0 +1,40 @@
+import { relative, resolve } from 'node:path';
+import { runDemo, type DemoInput } from '../demo/run-demo.js';
+import { demoProgressHooks, renderDemoOutcome } from '../demo/demo-terminal.js';
+import { profileProgressHooks, reportProfileOutcome } from './run-and-report.js';
+import type { Io } from './io.js';
+
+/** Options of `demo` as commander hands them over. */
+export interface RawDemoOptions {
+  quick?: boolean;
+  datasetDir?: string;
+  profilesDir: string;
+  reportsDir: string;
+  report: boolean;
+  throttle: boolean;
+  remote?: boolean;
+  json?: boolean;
+}
+
+/** What `demo` does once commander has parsed its flags: the demo's run, its summary and report, and the exit code. */
+export async function demoAction(raw: RawDemoOptions, io: Io): Promise<number> {
+  const outcome = await runDemo(parseDemoOptions(raw, io), { ...profileProgressHooks(io), ...demoProgressHooks(io.stderr) });
+  const exitCode = reportProfileOutcome(outcome.run, io, { json: Boolean(raw.json) });
+  // With --json stdout holds only the profile, so the rest goes to stderr.
+  (raw.json ? io.stderr : io.stdout)(renderDemoOutcome(outcome, (path) => relative(io.cwd, path) || path));
+  return exitCode;
+}
+
+/** Turns commander's options into the demo's input. */
+function parseDemoOptions(raw: RawDemoOptions, io: Pick<Io, 'cwd' | 'env'>): DemoInput {
+  return {
+    quick: Boolean(raw.quick),
+    datasetDir: raw.datasetDir ?? null,
+    profilesDir: resolve(io.cwd, raw.profilesDir),
+    reportsDir: raw.report ? resolve(io.cwd, raw.reportsDir) : null,
+    throttle: raw.throttle,
+    remote: Boolean(raw.remote),
+    cwd: io.cwd,
+    env: io.env,
+  };
+}

@@ -1,0 +1,198 @@
+import { hostname } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { ExitCode, UserError } from '../errors.js';
+import { LocalFilesSource } from '../profile/data-sources/local-files.js';
+import { RemoteObjectsSource, type NetMeter } from '../profile/data-sources/remote-objects.js';
+import { parseRemoteSpec, redactUrl } from '../system/network/remote-spec.js';
+import { artefactsDir, newProfilePath } from '../store/profile-store.js';
+import { fileSink, redactingSink } from '../store/artifact-sink.js';
+import type { ProfileRunInput } from '../profile/run-profile.js';
+import { nodePlan } from '../profile/nodes/node-plan.js';
+import { DEFAULT_PASSES, SUPERVISION } from '../profile/run-defaults.js';
+import { MODES, ModeSchema, type Mode } from '../schema/events.js';
+import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
+import { runAndReport } from './run-and-report.js';
+import { prepareGate, runGate } from '../gate/run-gate.js';
+import type { Io } from './io.js';
+
+/** Options of `profile` as commander hands them over (strings, unparsed). */
+export interface RawProfileOptions {
+  data?: string[];
+  remote?: string;
+  endpoint?: string;
+  proxyPort?: string;
+  jobCache?: string;
+  netMeter?: string;
+  modes: string;
+  precision: string;
+  minIterations: string;
+  maxIterations: string;
+  timeout: string;
+  firstIterationTimeout: string;
+  storageBw?: string;
+  dropCaches?: boolean;
+  sync: boolean;
+  out?: string;
+  profilesDir: string;
+  name?: string;
+  json?: boolean;
+  stopGrace: string;
+  nvidiaSmi: string;
+  cpus?: string;
+  workers?: string;
+  overlap?: boolean;
+  keepReclaim?: boolean;
+  redact?: boolean;
+  singlePass?: boolean;
+  separateLaunches?: boolean;
+  gate?: string;
+  baseline?: string;
+  junit?: string;
+  nnodes?: string;
+  coordinator?: string;
+  nodesTimeout: string;
+}
+
+/** What `profile` does once commander has parsed its flags: runs the job in each mode, writes and prints the profile, then its gate. */
+export async function profileAction(command: string[], raw: RawProfileOptions, io: Io): Promise<number> {
+  const input = parseProfileOptions(command, raw, io);
+  // A bad gate config fails before anything runs, not after minutes of profiling.
+  const gate = raw.gate ? prepareGate({ config: raw.gate, baseline: raw.baseline, junit: raw.junit }, io.cwd) : null;
+  if (!gate && (raw.baseline || raw.junit)) {
+    throw new UserError(`--baseline and --junit need --gate CONFIG: name the budgets to check`, ExitCode.Usage);
+  }
+  const redact = raw.redact ? { home: io.env.HOME ?? null, cwd: io.cwd } : undefined;
+  const { exitCode, outcome } = await runAndReport(redact ? { ...input, sink: redactingSink(fileSink, redact) } : input, io, { json: Boolean(raw.json), redact });
+  // With --json stdout holds only the profile, so the verdict goes to stderr.
+  return gate && exitCode === ExitCode.Ok ? runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io) : exitCode;
+}
+
+/** Files that name a job better than the launcher or interpreter that runs them. */
+const SCRIPT = /\.(py|sh|js|mjs|cjs|ts|rb|pl|jl|lua)$/i;
+
+/**
+ * The job's name: its script (train.py in 'torchrun --nproc_per_node 2
+ * train.py', where the first non-option argument is the option's value 2),
+ * else the first argument that is not an option, else the command.
+ */
+export function jobNameOf(command: string[]): string {
+  // Options and their inline values (--config=cfg.py) are not the script.
+  const operand = (arg: string) => !arg.startsWith('-') && !arg.includes('=');
+  const script = command.find((arg) => operand(arg) && SCRIPT.test(arg));
+  const firstOperand = command.find((arg, k) => k > 0 && operand(arg));
+  return basename(script ?? firstOperand ?? command[0]) || 'job';
+}
+
+/** Turns commander's strings into a validated run input; every error names its flag. */
+function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
+  if (command.length === 0) {
+    throw new UserError(`no training command: put it after '--', e.g. ds-analyzer profile --data ./ds -- python train.py`, ExitCode.Usage);
+  }
+  if (raw.remote && raw.data && raw.data.length > 0) {
+    throw new UserError(`--data and --remote name the job's data twice: give one`, ExitCode.Usage);
+  }
+  if (!raw.remote && (!raw.data || raw.data.length === 0)) {
+    throw new UserError(`--data is required: pass the folder the job reads its samples from (or --remote URL for data in object storage or at HTTP URLs)`, ExitCode.Usage);
+  }
+  if (!raw.remote && (raw.endpoint || raw.proxyPort || raw.jobCache || raw.netMeter)) {
+    throw new UserError(`--endpoint, --proxy-port, --job-cache and --net-meter apply to --remote data only`, ExitCode.Usage);
+  }
+  const netMeter = parseNetMeter(raw.netMeter);
+  const modes = parseModes(raw.modes);
+  const jobName = raw.name ?? jobNameOf(command);
+  const profilesDir = resolve(io.cwd, raw.profilesDir);
+  const dataRoots = (raw.data ?? []).map((dir) => resolve(io.cwd, dir));
+  const plan = nodePlan(command, io.env, {
+    ...(raw.nnodes !== undefined ? { nnodes: parsePositiveInt(raw.nnodes, '--nnodes') } : {}),
+    ...(raw.coordinator !== undefined ? { coordinator: raw.coordinator } : {}),
+  });
+  if (plan && raw.overlap) throw new UserError(`--overlap runs on one node only: profile the ${plan.nodes} nodes without it, or one node with it`, ExitCode.Usage);
+  const mergedOutFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
+  // Each node's own profile and run folders beside the merged one: on a shared folder they must not collide.
+  const outFile = plan ? nodeProfilePath(mergedOutFile, hostname()) : mergedOutFile;
+  const jobCacheDir = raw.jobCache ? checkJobCache(resolve(io.cwd, raw.jobCache), [io.cwd, outFile, io.env.HOME ?? '/']) : null;
+  return {
+    argv: command,
+    cwd: io.cwd,
+    env: io.env,
+    jobName,
+    dataRoots,
+    ...(raw.remote ? { remote: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null, jobCache: jobCacheDir, netMeter } } : {}),
+    modes,
+    precision: parseFraction(raw.precision, '--precision'),
+    minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
+    maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
+    timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
+    firstIterationTimeoutSec: parseDurationSec(raw.firstIterationTimeout, '--first-iteration-timeout'),
+    stopGraceSec: parseDurationSec(raw.stopGrace, '--stop-grace'),
+    killGraceSec: SUPERVISION.killGraceSec,
+    storageBwBytesPerSec: raw.storageBw ? parseRate(raw.storageBw, '--storage-bw') : null,
+    dropCaches: Boolean(raw.dropCaches),
+    sync: raw.sync,
+    pollMs: SUPERVISION.pollMs,
+    outFile,
+    dataSource: raw.remote
+      ? new RemoteObjectsSource(parseRemoteSpec(raw.remote, raw.endpoint, io.env), {
+          cacheDir: join(artefactsDir(outFile), 'remote-cache'),
+          proxyPort: raw.proxyPort ? parsePort(raw.proxyPort) : 0,
+          env: io.env,
+          jobCacheDir,
+          netMeter,
+        })
+      : new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches) }),
+    nvidiaSmi: raw.nvidiaSmi,
+    cpuSweep: raw.cpus ? parseCountList(raw.cpus, '--cpus', 1) : [],
+    workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],
+    overlapProbe: Boolean(raw.overlap),
+    pauseReclaim: !raw.keepReclaim,
+    passes: raw.singlePass ? 1 : DEFAULT_PASSES,
+    separateLaunches: Boolean(raw.separateLaunches),
+    ...(plan ? { nodes: { plan, timing: { arriveTimeoutSec: parseDurationSec(raw.nodesTimeout, '--nodes-timeout') }, mergedOutFile } } : {}),
+  };
+}
+
+/** A node's own profile beside the merged one: run.json on host gpu-b is run.gpu-b.json. */
+export function nodeProfilePath(mergedOutFile: string, host: string): string {
+  const safe = host.replace(/[^A-Za-z0-9._-]/g, '_') || 'node';
+  return mergedOutFile.endsWith('.json') ? `${mergedOutFile.slice(0, -'.json'.length)}.${safe}.json` : `${mergedOutFile}.${safe}.json`;
+}
+
+/**
+ * The --job-cache folder, whose files the cold mode deletes: refused where a
+ * slip of the path would delete what matters (the root, the home folder, the
+ * working folder, the profile's own folder, or a folder holding any of them).
+ */
+function checkJobCache(dir: string, guarded: readonly string[]): string {
+  const holds = (path: string) => path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`);
+  const hit = guarded.find((path) => holds(resolve(path)));
+  if (dir === '/' || hit !== undefined) {
+    throw new UserError(`--job-cache ${dir}: its files are deleted in the cold mode, and it holds ${hit ?? '/'}: name the job's cache folder itself (its cache_dir or local setting)`, ExitCode.BadValue);
+  }
+  return dir;
+}
+
+/** --net-meter: where the cold mode's requests are counted. */
+function parseNetMeter(text: string | undefined): NetMeter {
+  if (text === undefined || text === 'client' || text === 'proxy') return text ?? 'client';
+  throw new UserError(`--net-meter: '${text}' is not a meter: use client (in the job's HTTP clients) or proxy`, ExitCode.BadValue);
+}
+
+/** A TCP port for --proxy-port. */
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UserError(`--proxy-port: '${text}' is not a port (1-65535)`, ExitCode.BadValue);
+  return port;
+}
+
+function parseModes(text: string): Mode[] {
+  const modes = text.split(',').map((m) => m.trim()).filter(Boolean);
+  for (const mode of modes) {
+    if (!ModeSchema.safeParse(mode).success) {
+      throw new UserError(`--modes: unknown mode '${mode}'; use any of ${MODES.join(', ')}`, ExitCode.BadValue);
+    }
+  }
+  if (modes.length === 0 || new Set(modes).size !== modes.length) {
+    throw new UserError(`--modes must list each of ${MODES.join(', ')} at most once`, ExitCode.BadValue);
+  }
+  return modes as Mode[];
+}

@@ -1,0 +1,114 @@
+import { join, relative, resolve } from 'node:path';
+import { artefactsDir, newestProfile, readProfile } from '../store/profile-store.js';
+import { validateProgressHooks } from '../report/validate-progress.js';
+import { renderValidation, renderValidationFailure } from '../report/validate-terminal.js';
+import { runValidation, type ValidateInput } from '../validate/run-validate.js';
+import { validationFailure } from '../validate/verdict.js';
+import type { PointRequest } from '../validate/points.js';
+import { parseCacheSize, parseCacheSizeList, parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseLatencySec, parseRate, type CacheSize } from '../units.js';
+import { ExitCode, UserError } from '../errors.js';
+import { validateOutput } from '../schema/validate-output.js';
+import { isNotEnoughData } from '../whatif/model.js';
+import { notEnoughDataError } from './not-enough-data.js';
+import type { Io } from './io.js';
+import { LocalFilesSource } from '../profile/data-sources/local-files.js';
+import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
+import type { DataSource } from '../profile/data-sources/data-source.js';
+import { parseRemoteSpec } from '../system/network/remote-spec.js';
+import type { Profile } from '../schema/profile.js';
+
+/** Options of `validate` as commander hands them over (strings, unparsed). */
+export interface RawValidateOptions {
+  cache?: string;
+  cpus?: string;
+  workers?: string;
+  storageBw?: string;
+  writeBw?: string;
+  latency?: string;
+  cells?: string;
+  keepReclaim?: boolean;
+  epochs: string;
+  precision: string;
+  maxIterations: string;
+  timeout: string;
+  profilesDir: string;
+  reportsDir: string;
+  control: boolean;
+  json?: boolean;
+}
+
+/** What `validate` does once commander has parsed its flags: runs the points, compares them with the what-if, prints the verdict. */
+export async function validateAction(file: string | undefined, raw: RawValidateOptions, io: Io): Promise<ExitCode> {
+  const { path, input } = parseValidateOptions(file, raw, io);
+  const outcome = await runValidation(input, { ...validateProgressHooks(io.stderr, io.isTTY, input.epochs), onSignal: io.onSignal });
+  if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
+  const { report, plan } = outcome;
+  io.stderr(`ds-analyzer: each point's job output and events are in ${relative(io.cwd, input.workDir) || input.workDir}\n`);
+  io.stdout(raw.json ? JSON.stringify(validateOutput({ profile: path, ...report }), null, 1) + '\n' : renderValidation(report, path));
+  const failure = validationFailure(report, plan.length);
+  if (failure) throw new UserError(renderValidationFailure(failure), failure.exitCode);
+  return ExitCode.Ok;
+}
+
+/**
+ * The data the profile ran on: its folders, or its remote data named again
+ * from the profile (credentials come from the environment, as the job's do:
+ * a URL's user and password are not in the profile).
+ */
+function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEnv): DataSource {
+  const remote = profile.options.remote;
+  if (!remote) return new LocalFilesSource(profile.options.data, { dropCaches: false });
+  return new RemoteObjectsSource(parseRemoteSpec(remote.url, remote.endpoint ?? undefined, env), {
+    cacheDir: join(artefactsDir(path), `validate-remote-cache-${process.pid}`),
+    proxyPort: 0,
+    env,
+    jobCacheDir: remote.jobCache ?? null,
+    netMeter: remote.netMeter ?? 'client',
+  });
+}
+
+/** --cells: CPUS@CACHE entries, e.g. 2@50%,1@8GiB. */
+function parseCells(text: string): { cpus: number; cache: CacheSize }[] {
+  return text.split(',').map((entry) => {
+    const [cpus, cache, extra] = entry.trim().split('@');
+    if (cache === undefined || extra !== undefined || cpus === '' || cache === '') {
+      throw new UserError(`--cells: '${entry.trim()}' is not CPUS@CACHE: give a CPU count and a cache size, e.g. 2@50% or 1@8GiB`, ExitCode.BadValue);
+    }
+    return { cpus: parsePositiveInt(cpus, `--cells ${entry.trim()}: the CPU count`), cache: parseCacheSize(cache, `--cells ${entry.trim()}: the cache`) };
+  });
+}
+
+/** Turns commander's strings into validate's input; every error names its flag. */
+function parseValidateOptions(file: string | undefined, raw: RawValidateOptions, io: Pick<Io, 'cwd' | 'env'>): { path: string; input: ValidateInput } {
+  const request: PointRequest = {
+    cacheSizes: raw.cache === undefined ? [] : parseCacheSizeList(raw.cache, '--cache', ['recommended'] as const),
+    // Whether this machine has that many CPUs is checked when the point runs (affinity).
+    cpuCounts: raw.cpus === undefined ? [] : parseCountList(raw.cpus, '--cpus', 1),
+    workerCounts: raw.workers === undefined ? [] : parseCountList(raw.workers, '--workers'),
+    bandwidths: raw.storageBw === undefined ? [] : raw.storageBw.split(',').map((rate) => parseRate(rate.trim(), '--storage-bw')),
+    writeBandwidths: raw.writeBw === undefined ? [] : raw.writeBw.split(',').map((rate) => parseRate(rate.trim(), '--write-bw')),
+    latencies: raw.latency === undefined ? [] : raw.latency.split(',').map((ms) => parseLatencySec(ms.trim(), '--latency')),
+    cells: raw.cells === undefined ? [] : parseCells(raw.cells),
+    control: raw.control,
+  };
+  if ((request.cells?.length ?? 0) + request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) + (request.latencies?.length ?? 0) + (request.writeBandwidths?.length ?? 0) === 0) {
+    throw new UserError('nothing to validate: pass --cache, --cpus, --cells, --workers, --storage-bw, --latency and/or --write-bw', ExitCode.Usage);
+  }
+  const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));
+  const profile = readProfile(path);
+  const input: ValidateInput = {
+    profile,
+    // The profile's own data; validate's control and CPU points warm it, its cache points cap it.
+    dataSource: profileDataSource(profile, path, io.env),
+    request,
+    epochs: parsePositiveInt(raw.epochs, '--epochs'),
+    precision: parseFraction(raw.precision, '--precision'),
+    maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
+    cwd: io.cwd,
+    env: io.env,
+    workDir: resolve(io.cwd, raw.reportsDir, `validate-${Date.now()}`),
+    timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
+    pauseReclaim: !raw.keepReclaim,
+  };
+  return { path, input };
+}

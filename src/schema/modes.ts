@@ -1,0 +1,9 @@
+/**
+ * The modes a job runs in, in the order profile runs them (DSA_MODE). Apart
+ * from the event schemas so that profile's --help names them without loading
+ * zod.
+ */
+export const MODES = ['synthetic', 'cached', 'cold'] as const;
+
+/** One of MODES. */
+export type Mode = (typeof MODES)[number];
