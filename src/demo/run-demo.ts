@@ -137,7 +137,7 @@ function demoRemoteSource(url: string, datasetDir: string, outFile: string, env:
 }
 
 /** Why storage cannot be throttled here, or null when it can. */
-async function throttleBlocker(datasetDir: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+export async function throttleBlocker(datasetDir: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   const io = detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }).controllers.io;
   if (!io.writable) return io.reason;
   if (!(await wholeDiskDevice(datasetDir))) return 'the dataset is not on a local block device';

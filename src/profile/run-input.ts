@@ -84,6 +84,13 @@ export interface ModeProgress {
   medianIterMs: number | null;
   /** The block's label, in a launch of several blocks. */
   label?: string;
+  /**
+   * In a launch of several blocks, once one has ended: seconds the blocks after
+   * this one should take (each as many iterations as the ended blocks took on
+   * average, at its mode's pace where measured, else the slowest pace so far),
+   * without the time to set their states; absent before.
+   */
+  laterBlocksSec?: number;
   /** Seconds since the job started. */
   elapsedSec: number;
 }

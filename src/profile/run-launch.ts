@@ -70,6 +70,8 @@ interface LiveBlock {
   cpuBefore: NodeJS.CpuUsage;
   profilerCpuSec: number | null;
   stopReason: 'precision' | 'budget' | null;
+  /** The block's iterations and mean pace as its end was decided (the slowest rank's), for the estimate of what is left. */
+  measured: { iterations: number; iterMs: number } | null;
   /** Last iteration of the block in each events file, once the block ended. */
   lastI: Map<string, number>;
   trackers: Map<string, StoppingTracker>;
@@ -204,6 +206,7 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
     cpuBefore: process.cpuUsage(),
     profilerCpuSec: null,
     stopReason: null,
+    measured: null,
     lastI: new Map(),
     trackers: new Map(),
   };
@@ -280,9 +283,11 @@ async function superviseBlocks(
     // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
     const slices = polled.filter((p) => p.iterations.length > 0).map((p) => blockSlice(p, span));
     const decision = decideBlockStop(slices, current);
-    input.onProgress?.({ ...decision.progress, elapsedSec: (Date.now() - current.startedAt) / 1000 });
+    const laterBlocksSec = laterBlocksEstimate(live, input.blocks);
+    input.onProgress?.({ ...decision.progress, elapsedSec: (Date.now() - current.startedAt) / 1000, ...(laterBlocksSec !== null ? { laterBlocksSec } : {}) });
     if (!decision.stop) continue;
     current.stopReason = decision.reason;
+    current.measured = decision.paceMs !== null ? { iterations: decision.progress.iterations, iterMs: decision.paceMs } : null;
     switchable = polled.length > 0 && polled.every((p) => p.start?.switchModes === true);
     const next = input.blocks[live.length];
     if (next === undefined || !switchable || controlFile === null) {
@@ -332,6 +337,26 @@ export function awaitingEpochBoundary(processes: readonly Pick<ProcessEvents, 'e
   });
 }
 
+/**
+ * Seconds the blocks after the current one should take, from the blocks that
+ * ended: as many iterations as they took on average, at the block's mode's
+ * pace where a block of it ended, else the slowest pace so far (a cold block
+ * not yet measured is at least that slow). Null before a block has ended.
+ */
+function laterBlocksEstimate(live: readonly LiveBlock[], blocks: readonly LaunchBlock[]): number | null {
+  const ended = live.filter((b) => b.measured !== null);
+  if (ended.length === 0) return null;
+  const iterations = ended.reduce((sum, b) => sum + b.measured!.iterations, 0) / ended.length;
+  const slowest = Math.max(...ended.map((b) => b.measured!.iterMs));
+  let ms = 0;
+  for (const block of blocks.slice(live.length)) {
+    const same = ended.filter((b) => b.block.mode === block.mode);
+    const pace = same.length > 0 ? same.reduce((sum, b) => sum + b.measured!.iterMs, 0) / same.length : slowest;
+    ms += iterations * pace;
+  }
+  return ms / 1000;
+}
+
 /** Replaces the control file whole (write, then rename): the job never reads half a line. */
 function writeControl(path: string, block: number, mode: Mode): void {
   const partial = `${path}.partial`;
@@ -372,6 +397,7 @@ function decideBlockStop(slices: readonly BlockSlice[], current: LiveBlock) {
     started && decisions.length > 0 && decisions.length === slices.length && decisions.every((d) => d.stop) && !awaitingEpochBoundary(slices, block.maxIterations);
   return {
     stop,
+    paceMs: slowest?.summary?.iterMs.mean ?? null,
     reason: decisions.some((d) => d.reason === 'precision') ? ('precision' as const) : ('budget' as const),
     progress: {
       mode: block.mode,

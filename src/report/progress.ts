@@ -9,7 +9,8 @@ export function createProgress(write: (text: string) => void, isTTY: boolean) {
     const median = p.medianIterMs === null ? '' : `  median ${p.medianIterMs.toFixed(1)} ms`;
     const rate = p.iterations > 0 ? p.elapsedSec / p.iterations : null;
     const eta = rate === null ? '' : `  ETA ≤ ${Math.ceil((p.maxIterations - p.iterations) * rate)}s`;
-    return `${(p.label ?? p.mode).padEnd(9)} iter ${p.iterations}/${p.maxIterations}${median}  ${precision}${eta}`;
+    const later = p.laterBlocksSec === undefined ? '' : `  then ~${Math.ceil(p.laterBlocksSec)}s for the other modes`;
+    return `${(p.label ?? p.mode).padEnd(9)} iter ${p.iterations}/${p.maxIterations}${median}  ${precision}${eta}${later}`;
   };
   return {
     update(p: ModeProgress): void {

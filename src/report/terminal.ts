@@ -1,3 +1,4 @@
+import { costLine } from './cost-line.js';
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
@@ -16,6 +17,8 @@ export function renderSummary(profile: Profile, profilePath: string): string {
       (profile.options.storageBwBytesPerSec ? `; cold ${place} throttled to ${formatRate(profile.options.storageBwBytesPerSec)}` : ''),
   );
   out.push(...networkLines(profile));
+  const cost = costLine(profile);
+  if (cost) out.push(cost);
   out.push('');
 
   out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
