@@ -116,8 +116,29 @@ def on_elastic_api_loaded(api):
         pass
 
 
+def on_tensorboard_loaded(writer_module):
+    """TensorBoard's SummaryWriter logs to the profile's scratch folder, not the script's runs/ (DSA_SCRATCH_DIR)."""
+    import os
+
+    scratch = os.environ.get("DSA_SCRATCH_DIR")
+    if not scratch or os.environ.get("DSA_KEEP_OUTPUTS") == "1":
+        return
+    cls = getattr(writer_module, "SummaryWriter", None)
+    original = getattr(cls, "__init__", None)
+    if original is None or getattr(original, "_dsa_redirected", False):
+        return
+
+    def __init__(self, log_dir=None, *args, **kwargs):
+        name = os.path.basename(os.path.normpath(log_dir)) if log_dir else "run"
+        original(self, os.path.join(scratch, "tensorboard", name), *args, **kwargs)
+
+    __init__._dsa_redirected = True
+    cls.__init__ = __init__
+
+
 _AFTER_IMPORT = {
     "torch": on_torch_loaded,
+    "torch.utils.tensorboard.writer": on_tensorboard_loaded,
     "torch.distributed.elastic.multiprocessing.api": on_elastic_api_loaded,
     "torch.distributed.checkpoint": on_dcp_loaded,
     "lightning.pytorch": on_lightning_loaded,
@@ -136,14 +157,14 @@ def install():
         _http.install(os.environ)  # remote data, cold mode: the job's requests counted in its own processes
     except Exception as error:
         sys.stderr.write("ds-analyzer: could not count the job's HTTP requests (%s: %s)\n" % (type(error).__name__, error))
-    if os.environ.get("DSA_MODE") == "synthetic":
+    if os.environ.get("DSA_MODE") == "synthetic" or os.environ.get("DSA_KEEP_OUTPUTS") != "1":
         try:
             from . import _checkpoint
 
             # Before the script runs: `from shutil import copyfile` gets the wrapper that follows a scratch save.
             _checkpoint.follow_diversions()
         except Exception as error:
-            sys.stderr.write("ds-analyzer: synthetic mode: could not follow scratch checkpoints (%s: %s)\n"
+            sys.stderr.write("ds-analyzer: could not follow scratch checkpoints (%s: %s)\n"
                              % (type(error).__name__, error))
     # Modules imported before this ran (activate() from a script): patched now.
     for name in list(_AFTER_IMPORT):

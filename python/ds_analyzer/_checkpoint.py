@@ -3,9 +3,11 @@
 Patched when their modules are imported (_auto._AFTER_IMPORT): torch.save,
 torch.distributed.checkpoint's save / save_state_dict / async_save, Lightning's
 Trainer.save_checkpoint, Hugging Face Trainer._save_checkpoint; and the manual
-ds_analyzer.checkpoint(). In the synthetic mode a save is written to a scratch
+ds_analyzer.checkpoint(). In a profiled run a save is written to a scratch
 path beside its target (same file system, so the same write speed) and
-measured: the user's checkpoints are never overwritten. The scratch stands in
+measured: the user's checkpoints are never overwritten (diverting() says when:
+every mode, unless DSA_KEEP_OUTPUTS=1, profile --keep-outputs, asks for real
+saves; the synthetic mode always, its model being trained on one batch). The scratch stands in
 for the target until the process exits (then it is removed): the script's own
 copies, renames, removals, reads and existence checks of the target follow it
 to the scratch ("following a diversion" below). docs/pytorch.md,
@@ -70,7 +72,7 @@ class _Save(object):
         self.pid = os.getpid()
         self.ended_at = None  # wall clock at the end of the save (or of a sync after it), once held
         self.synced_after = False
-        self.scratch = None  # the synthetic mode's scratch path
+        self.scratch = None  # the scratch path the save went to
         self.new_scratch = None  # the target whose scratch this save made (forgotten if the save fails)
         self.persisted = True
         self.note = None
@@ -184,7 +186,7 @@ def _begin(api):
     if rec is None or _inside_a_save():
         return None
     if rec.ended:
-        if rec.config.mode != "synthetic":
+        if not diverting(rec.config.mode):
             return None
         save = _Save(api, rec)  # still diverted: the user's checkpoints are never overwritten
         save.silent = True
@@ -224,7 +226,7 @@ def _begin_prepared(api, prepare, args, kwargs):
     if save is None:
         return None, args, kwargs
     try:
-        call_args, call_kwargs = prepare(save, args, kwargs, save.rec.config.mode == "synthetic")
+        call_args, call_kwargs = prepare(save, args, kwargs, diverting(save.rec.config.mode))
     except Exception as error:
         save.abandon()
         _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
@@ -233,7 +235,7 @@ def _begin_prepared(api, prepare, args, kwargs):
 
 
 def _timed(api, original, prepare):
-    """Wraps a blocking save API. prepare(save, args, kwargs, synthetic) -> (args, kwargs) to call it with."""
+    """Wraps a blocking save API. prepare(save, args, kwargs, divert) -> (args, kwargs) to call it with."""
 
     def save_wrapper(*args, **kwargs):
         save, call_args, call_kwargs = _begin_prepared(api, prepare, args, kwargs)
@@ -412,10 +414,10 @@ def _is_local_path(target):
     return hasattr(target, "__fspath__")
 
 
-def _prepare_path_or_file(save, target, synthetic, folder=False):
-    """What to save to instead of `target`: a scratch path (synthetic), else `target` itself."""
+def _prepare_path_or_file(save, target, divert, folder=False):
+    """What to save to instead of `target`: a scratch path (divert), else `target` itself."""
     if _is_local_path(target):
-        if synthetic:
+        if divert:
             return save.divert_to_scratch(target, folder=folder)
         save.wrote(target)
         return target
@@ -423,61 +425,61 @@ def _prepare_path_or_file(save, target, synthetic, folder=False):
         start = _tell(target)
         save.measure = lambda: _written_since(target, start)
         save.identify = lambda: _file_of_stream(target)
-        if synthetic:
+        if divert:
             save.note = "open-file"
-            _warn_once("open-file", "synthetic mode: a checkpoint saved to an open file object cannot be diverted "
+            _warn_once("open-file", "profiled run: a checkpoint saved to an open file object cannot be diverted "
                                     "to a scratch file; it is written for real")
         return target
-    _cannot_divert(save, synthetic)
+    _cannot_divert(save, divert)
     return target
 
 
-def _cannot_divert(save, synthetic):
-    if synthetic:
+def _cannot_divert(save, divert):
+    if divert:
         save.note = "custom-writer"
-        _warn_once("custom-writer", "synthetic mode: a checkpoint written by a custom writer cannot be diverted "
+        _warn_once("custom-writer", "profiled run: a checkpoint written by a custom writer cannot be diverted "
                                     "to a scratch path; it is written for real")
 
 
-def _prepare_torch_save(save, args, kwargs, synthetic):
+def _prepare_torch_save(save, args, kwargs, divert):
     target = _arg(args, kwargs, 1, "f")
-    return _with_arg(args, kwargs, 1, "f", _prepare_path_or_file(save, target, synthetic))
+    return _with_arg(args, kwargs, 1, "f", _prepare_path_or_file(save, target, divert))
 
 
-def _prepare_dcp(save, args, kwargs, synthetic):
+def _prepare_dcp(save, args, kwargs, divert):
     """dcp.save(state_dict, *, checkpoint_id=None, storage_writer=None, ...); older: save(state_dict, storage_writer)."""
     checkpoint_id = kwargs.get("checkpoint_id")  # keyword-only
     if checkpoint_id is not None and _is_local_path(checkpoint_id):
-        kwargs = dict(kwargs, checkpoint_id=_prepare_path_or_file(save, checkpoint_id, synthetic, folder=True))
+        kwargs = dict(kwargs, checkpoint_id=_prepare_path_or_file(save, checkpoint_id, divert, folder=True))
         return args, kwargs
     writer = _arg(args, kwargs, 1, "storage_writer")
     path = getattr(writer, "path", None)
     if path is None or not _is_local_path(path):
-        _cannot_divert(save, synthetic)
+        _cannot_divert(save, divert)
         return args, kwargs
     # FileSystemWriter: its path is diverted and put back when the save is over.
-    new = _prepare_path_or_file(save, path, synthetic, folder=True)
+    new = _prepare_path_or_file(save, path, divert, folder=True)
     if new is not path:
         writer.path = type(path)(new)
         save.undo.insert(0, lambda: setattr(writer, "path", path))
     return args, kwargs
 
 
-def _prepare_lightning(save, args, kwargs, synthetic):
+def _prepare_lightning(save, args, kwargs, divert):
     """Trainer.save_checkpoint(self, filepath, weights_only=False, storage_options=None)."""
     target = _arg(args, kwargs, 1, "filepath")
-    return _with_arg(args, kwargs, 1, "filepath", _prepare_path_or_file(save, target, synthetic))
+    return _with_arg(args, kwargs, 1, "filepath", _prepare_path_or_file(save, target, divert))
 
 
-def _prepare_hf(save, args, kwargs, synthetic):
+def _prepare_hf(save, args, kwargs, divert):
     """Trainer._save_checkpoint(self, model, trial, ...) writes <args.output_dir>/checkpoint-<step>/."""
     trainer = args[0]
     training_args = trainer.args
     output_dir = training_args.output_dir
     if output_dir is None or not _is_local_path(output_dir):
-        _cannot_divert(save, synthetic)
+        _cannot_divert(save, divert)
         return args, kwargs
-    if not synthetic:
+    if not divert:
         since = time.time() - (_perf() - save.began) - MTIME_SLACK_S
         save.wrote(output_dir, since)
         return args, kwargs
@@ -561,10 +563,10 @@ def _written_since(stream, start):
 
 
 def _scratch_beside(target):
-    """<dir>/.<name>.dsa-synthetic-<pid>: the target's own folder, so its file system and speed."""
+    """<dir>/.<name>.dsa-scratch-<pid>: the target's own folder, so its file system and speed."""
     target = os.path.abspath(os.fsdecode(os.fspath(target))).rstrip(os.sep) or os.sep
     folder, name = os.path.split(target)
-    scratch = os.path.join(folder, ".%s.dsa-synthetic-%d" % (name, os.getpid()))
+    scratch = os.path.join(folder, ".%s.dsa-scratch-%d" % (name, os.getpid()))
     n = 1
     while os.path.lexists(scratch + ("" if n == 1 else "-%d" % n)):
         n += 1  # an async save still writing, or a leftover: never reuse it
@@ -583,7 +585,7 @@ def _remove(path):
         _os_remove(path)
 
 
-# -- following a diversion (synthetic mode) ------------------------------------
+# -- following a diversion ----------------------------------------------------
 #
 # A diverted save's scratch stands in for its target until the process exits: the script's own file
 # operations on the target (shutil.copyfile/copy/copy2/move, os.replace/rename/remove/unlink, open and
@@ -844,13 +846,20 @@ _FOLLOWED = (
 _FOLLOWING = []
 
 
+def diverting(mode=None):
+    """Whether saves go to scratch paths: the synthetic mode always (its model trains on one batch); every other
+    mode unless the user asked for real saves (DSA_KEEP_OUTPUTS=1, profile --keep-outputs). `mode`: DSA_MODE."""
+    mode = os.environ.get("DSA_MODE") if mode is None else mode
+    return mode == "synthetic" or os.environ.get("DSA_KEEP_OUTPUTS") != "1"
+
+
 def follow_diversions(torch=None):
     """Synthetic mode: wraps the file operations that follow a diversion (once each; torch.load once torch is here).
 
     Called at start-up (_auto.install), by patch_torch, and at the first diversion. A wrapper that cannot
     be installed leaves the original, with one line on stderr.
     """
-    if os.environ.get("DSA_MODE") != "synthetic":
+    if not diverting():
         return
     targets = list(_FOLLOWED) + ([(torch, "load", _follow_path)] if torch is not None else [])
     with _lock:
@@ -878,7 +887,7 @@ def follow_diversions(torch=None):
                     setattr(owner, name, original)
                 except Exception:
                     pass
-                _say("synthetic mode: could not follow scratch checkpoints through %s (%s: %s)"
+                _say("profiled run: could not follow scratch checkpoints through %s (%s: %s)"
                      % (label, type(error).__name__, error))
 
 
@@ -949,7 +958,7 @@ def _patch(owner, name, api, prepare, wrap=_timed):
 
 
 def patch_torch(torch):
-    """torch.save; in the synthetic mode, torch.load follows a diverted save."""
+    """torch.save; in a profiled run, torch.load follows a diverted save."""
     _patch(torch, "save", "torch.save", _prepare_torch_save)
     follow_diversions(torch)
 

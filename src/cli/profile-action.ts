@@ -45,6 +45,7 @@ export interface RawProfileOptions {
   redact?: boolean;
   singlePass?: boolean;
   separateLaunches?: boolean;
+  keepOutputs?: boolean;
   gate?: string;
   baseline?: string;
   junit?: string;
@@ -147,6 +148,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     pauseReclaim: !raw.keepReclaim,
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
     separateLaunches: Boolean(raw.separateLaunches),
+    keepOutputs: Boolean(raw.keepOutputs),
     ...(plan ? { nodes: { plan, timing: { arriveTimeoutSec: parseDurationSec(raw.nodesTimeout, '--nodes-timeout') }, mergedOutFile } } : {}),
   };
 }

@@ -49,6 +49,10 @@ export const profileCommand: CommandFactory = (io, result) => {
       '--separate-launches',
       'start the job once a run instead of once for every mode (the job switches modes at iteration boundaries under the PyTorch hook, ds_analyzer.iterate() or the protocol\'s control file); for a job that must start fresh in each mode',
     )
+    .option(
+      '--keep-outputs',
+      "let the job save its checkpoints and log to its trackers for real; by default its saves go to scratch files beside their targets (removed at its exit), W&B is disabled and MLflow and TensorBoard log under the profile's folder",
+    )
     .option('--keep-reclaim', "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is paused, where running as root, and turned back on after")
     .option('--redact', "keep host names (as host-0, host-1), absolute paths (~/..., relative, or <abs>/name) and command-line secrets (--token VALUE, --password=...) out of the profile, and out of the job's saved logs once it ends (docs/side-effects.md); credentials in URLs and VAR=value are never written")
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')

@@ -48,6 +48,7 @@ export function profileProgressHooks(io: Io): ProfileRunHooks {
           // A failed run's cache state proves nothing worth a word: the failure follows.
           (result.status === 'failed' ? '' : `; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`),
       ),
+    onNote: (message) => progress.line(`note: ${message}`),
     onWarning: (message) => progress.line(`warning: ${message}`),
     onSignal: (handler) => io.onSignal(handler),
   };

@@ -20,6 +20,7 @@ import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress } from './run-mode.js';
 import { failureTail, jobRunner, launchRunner, pauseReclaim, runVerdict, sharedRunSettings, startThrottle, type LaunchRunner, type ModeRunner } from './run-setup.js';
 import { runLaunch, type LaunchBlock } from './run-launch.js';
+import { outputsEnv, outputsNote } from './job-outputs.js';
 import { launchPlan, profileCost, type LaunchPlan, type PlannedRun, type ScheduleRan } from './launch-plan.js';
 export { planRuns, type PlannedRun } from './launch-plan.js';
 import type { CacheState } from './cache-states/cache-state.js';
@@ -106,6 +107,8 @@ export interface ProfileRunInput {
   modeRunner?: ModeRunner;
   /** Runs a launch of several modes; the real runLaunch unless a test passes a fake. */
   launchRunner?: LaunchRunner;
+  /** Let the job save its checkpoints and log to its trackers for real (profile --keep-outputs). */
+  keepOutputs?: boolean;
   /**
    * Start the job once for every mode and pass (default), or once a run
    * (profile --separate-launches): the schedule of a job that cannot switch.
@@ -126,6 +129,8 @@ export interface ProfileRunHooks {
   onProgress?: (progress: ModeProgress) => void;
   /** A run ended, with its result. */
   onModeDone?: (result: ModeResult) => void;
+  /** What the profile does that the user should know, said once (what happens to the job's outputs). */
+  onNote?: (message: string) => void;
   /** Something limits what the profile can prove; said as soon as it is known. */
   onWarning?: (message: string) => void;
   /** Registers a SIGINT/SIGTERM handler; returns its remover. */
@@ -242,7 +247,12 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     });
     interrupts.onInterrupt(() => nodes.link.abort(`node ${host.hostname} was interrupted`));
   }
-  const start = jobRunner(sharedRunSettings(input, dataset, gpu ?? undefined), input.modeRunner ?? runMode, interrupts);
+  // The job's outputs: its checkpoints to scratch files, its trackers off or to the profile's scratch folder.
+  const scratchDir = join(artefactsDir(input.outFile), 'scratch');
+  profile.outputs = outputsNote(input.keepOutputs === true, scratchDir);
+  hooks.onNote?.(profile.outputs);
+  const jobInput = { ...input, env: { ...input.env, ...outputsEnv(input.keepOutputs === true, scratchDir) } };
+  const start = jobRunner(sharedRunSettings(jobInput, dataset, gpu ?? undefined), input.modeRunner ?? runMode, interrupts);
   // The cold mode and the probe read storage under the throttle.
   const runOnce: RunOnce = async ({ mode, label, argv, cacheState, budgetShare = 1, numWorkers }) => {
     hooks.onModeStart?.(label);
@@ -261,7 +271,7 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     if (result.ranks.length > 0) profile.nodes = [localNode(host, result.ranks)];
     return result;
   };
-  const launch = launchRunner(sharedRunSettings(input, dataset, gpu ?? undefined), input.launchRunner ?? runLaunch, interrupts);
+  const launch = launchRunner(sharedRunSettings(jobInput, dataset, gpu ?? undefined), input.launchRunner ?? runLaunch, interrupts);
   const launchOnce: LaunchOnce = async (blocks, label) => {
     hooks.onModeStart?.(blocks[0].label);
     return launch({

@@ -42,6 +42,10 @@ export const ENV = {
   controlFile: 'DSA_CONTROL_FILE',
   /** '1' in every process of a profiled job: the script may skip its own side effects (docs/side-effects.md). */
   profiling: 'DSA_PROFILING',
+  /** '1' (profile --keep-outputs): the job's checkpoints are saved for real and its trackers log as they would. */
+  keepOutputs: 'DSA_KEEP_OUTPUTS',
+  /** Where the job's trackers log instead of their own places (TensorBoard's SummaryWriter under the hook). */
+  scratchDir: 'DSA_SCRATCH_DIR',
 } as const;
 
 /**
@@ -174,7 +178,7 @@ export const CheckpointEventSchema = z.object({
   writeMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).nullable().optional(),
   /** Bytes the save wrote (its files' sizes after it); null when the hook could not tell (an open file object it did not track). */
   bytes: z.number().finite().nonnegative().nullable(),
-  /** False when the save did not land where the script asked: the synthetic mode writes to a scratch file beside the target and removes it. */
+  /** False when the save did not land where the script asked: a profiled run writes to a scratch file beside the target and removes it (docs/side-effects.md, "Your outputs"). */
   persisted: z.boolean(),
   /** How a save that was not persisted was handled, or why a synthetic-mode save still was ('open-file': the script handed an open file). */
   note: z.string().max(500).optional(),

@@ -765,6 +765,8 @@ export const ProfileSchema = z.object({
   analysis: AnalysisSchema.nullable(),
   /** Messages about what could not be done (no throttle permission, ...). */
   warnings: z.array(z.string()),
+  /** What was done about the job's own outputs (checkpoints to scratch files, trackers off), in one line; absent in older profiles. */
+  outputs: z.string().optional(),
   /** What the profile cost: its schedule, launches of the job, wall time and the share of it spent measuring; absent in older profiles. */
   cost: ProfileCostSchema.optional(),
 });

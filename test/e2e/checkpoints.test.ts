@@ -114,7 +114,7 @@ test("the synthetic mode leaves the script's checkpoint alone: saves go to scrat
   );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   assert.equal(readFileSync(target, 'utf8'), 'the real checkpoint');
-  assert.deepEqual(readdirSync(dir).filter((f) => f.includes('dsa-synthetic')), [], 'no scratch file left');
+  assert.deepEqual(readdirSync(dir).filter((f) => f.includes('dsa-scratch')), [], 'no scratch file left');
   const saves = readProfile(out).modes.synthetic!.ranks[0].checkpoints!;
   assert.ok(saves.length >= 5 && saves.every((s) => !s.persisted && s.bytes! > 8e6), JSON.stringify(saves.slice(0, 2)));
 });

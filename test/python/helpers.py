@@ -51,7 +51,10 @@ def run_script(source, mode="cached", iterations=None, stop_file=None, extra_env
             env["DSA_ITERATIONS"] = str(iterations)
         if stop_file is not None:
             env["DSA_STOP_FILE"] = stop_file
+        # The save-timing tests look at real saves; test_checkpoint's diversion tests ask for the default (none).
+        env["DSA_KEEP_OUTPUTS"] = "1"
     env.update(extra_env or {})
+    env = {name: value for name, value in env.items() if value is not None}
     proc = subprocess.run([sys.executable, script], env=env, cwd=events_dir, capture_output=True, text=True, timeout=timeout)
     proc.job_dir = events_dir  # the job's working directory (files it wrote)
     return proc, read_events(os.path.join(events_dir, "events"))

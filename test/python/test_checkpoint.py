@@ -56,12 +56,13 @@ def only_file(events):
 
 
 def scratch_left(folder):
-    return [name for _, _, names in os.walk(folder) for name in names if "dsa-synthetic" in name]
+    return [name for _, _, names in os.walk(folder) for name in names if "dsa-scratch" in name]
 
 
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
 class TorchSaveTest(unittest.TestCase):
-    def test_cached_mode_saves_for_real_and_says_when_the_save_ran_inside_a_step(self):
+    def test_with_keep_outputs_the_cached_mode_saves_for_real_and_says_when_the_save_ran_inside_a_step(self):
+        # run_script sets DSA_KEEP_OUTPUTS=1 (profile --keep-outputs) unless a test takes it away.
         proc, events = run_script(LOOP + r'''
 epochs(2, in_step=lambda e: torch.save(model.state_dict(), "step-%d.pt" % e),
        between=lambda e: torch.save({"model": model.state_dict(), "blob": torch.zeros(10000)}, "epoch-%d.pt" % e))
@@ -97,13 +98,30 @@ print(sorted(os.listdir("ckpt")), os.getpid())
             self.assertEqual(f.read(), b"the user's real checkpoint")
         # While the job runs, one scratch per target (the second save to last.pt overwrote the first's).
         listing, pid = proc.stdout.strip().rsplit(" ", 1)
-        self.assertEqual(listing, "['.last.pt.dsa-synthetic-%s', '.new.pt.dsa-synthetic-%s', 'last.pt']" % (pid, pid))
+        self.assertEqual(listing, "['.last.pt.dsa-scratch-%s', '.new.pt.dsa-scratch-%s', 'last.pt']" % (pid, pid))
         self.assertEqual(os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no new file, no scratch left at the exit")
         saves = checkpoints(only_file(events))
         self.assertEqual(len(saves), 3)
         for save in saves:
             self.assertEqual((save["api"], save["persisted"], save["note"]), ("torch.save", False, "scratch"))
             self.assertGreater(save["bytes"], 500)  # the scratch file was measured before it went
+
+    def test_by_default_every_mode_saves_to_scratch_files(self):
+        for mode in ("cached", "cold"):
+            proc, events = run_script(LOOP + r'''
+os.makedirs("ckpt")
+with open("ckpt/last.pt", "wb") as f:
+    f.write(b"the user's real checkpoint")
+epochs(2, between=lambda e: torch.save(model.state_dict(), "ckpt/last.pt"))
+print(torch.load("ckpt/last.pt").keys())   # the script's own load follows its save
+''', mode=mode, extra_env={"DSA_KEEP_OUTPUTS": None})
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("weight", proc.stdout)
+            with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
+                self.assertEqual(f.read(), b"the user's real checkpoint", mode)
+            self.assertEqual(os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no scratch left at the exit")
+            saves = checkpoints(only_file(events))
+            self.assertEqual([(s["persisted"], s["note"]) for s in saves], [(False, "scratch")] * 2, mode)
 
     def test_synthetic_mode_times_a_save_to_an_open_file_for_real_and_warns_once(self):
         proc, events = run_script(LOOP + r'''
@@ -195,7 +213,7 @@ print(sorted(os.listdir("ckpts")))
                 earlier = f.read() == b"from an earlier run"
             if mode == "synthetic":
                 self.assertTrue(earlier, "the synthetic mode overwrote a checkpoint")
-                self.assertEqual([n for n in eval(proc.stdout) if "dsa-synthetic" not in n], ["epoch=0.ckpt"])
+                self.assertEqual([n for n in eval(proc.stdout) if "dsa-scratch" not in n], ["epoch=0.ckpt"])
                 self.assertEqual(os.listdir(folder), ["epoch=0.ckpt"], "the scratch files go at the exit")
                 self.assertTrue(all(not s["persisted"] and s["note"] == "scratch" for s in saves))
             else:
@@ -679,7 +697,7 @@ print(state["epoch"], torch.load("resume.pt")["epoch"])
 os.makedirs("keep")
 print(copy2("resume.pt", "keep"), shutil.move("resume.pt", "moved.pt"), os.path.exists("resume.pt"))
 print(torch.load("keep/resume.pt")["epoch"], torch.load("moved.pt")["epoch"],
-      os.listdir("keep") == [".resume.pt.dsa-synthetic-%d" % os.getpid()])
+      os.listdir("keep") == [".resume.pt.dsa-scratch-%d" % os.getpid()])
 os.remove("moved.pt")
 print(os.path.exists("moved.pt"))
 try:
