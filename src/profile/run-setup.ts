@@ -12,6 +12,7 @@ import { reclaimPauseFile } from '../paths.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import type { DataSource, Throttle } from './data-sources/data-source.js';
 import type { Interrupts } from './interrupts.js';
+import type { Job } from './supervisor.js';
 import { tail } from './log-tail.js';
 import type { ModeRunInput } from './run-input.js';
 import type { LaunchInput, LaunchOutcome } from './run-launch.js';
@@ -108,25 +109,16 @@ export function sharedRunSettings(
 /** What one run sets on top of the shared settings. */
 export type RunRequest = Omit<ModeRunInput, keyof SharedRunSettings | 'interrupted'>;
 
+/** What a runner of the job is handed beyond its request: the shared settings, and the user's interrupts. */
+type UnderInterrupts = SharedRunSettings & { onJobStarted?: (job: Job) => void; interrupted: () => boolean };
+
 /**
  * Starts runs with the shared settings under the user's interrupts: the
  * running job is the one a Ctrl-C stops, and a run started after one is told
  * so (ModeRunInput.interrupted).
  */
 export function jobRunner(settings: SharedRunSettings, runner: ModeRunner, interrupts: Interrupts): (run: RunRequest) => Promise<ModeResult> {
-  return async (run) => {
-    const result = await runner({
-      ...settings,
-      ...run,
-      onJobStarted: (job) => {
-        interrupts.attach(job);
-        run.onJobStarted?.(job);
-      },
-      interrupted: () => interrupts.interrupted,
-    });
-    interrupts.detach();
-    return result;
-  };
+  return underInterrupts<RunRequest, ModeResult>(settings, runner, interrupts);
 }
 
 /** What one launch sets on top of the shared settings. */
@@ -134,13 +126,21 @@ export type LaunchRequest = Omit<LaunchInput, keyof SharedRunSettings | 'interru
 
 /** Starts launches with the shared settings under the user's interrupts, as jobRunner starts runs. */
 export function launchRunner(settings: SharedRunSettings, runner: LaunchRunner, interrupts: Interrupts): (launch: LaunchRequest) => Promise<LaunchOutcome> {
-  return async (launch) => {
+  return underInterrupts<LaunchRequest, LaunchOutcome>(settings, runner, interrupts);
+}
+
+function underInterrupts<R extends { onJobStarted?: (job: Job) => void }, O>(
+  settings: SharedRunSettings,
+  runner: (input: R & UnderInterrupts) => Promise<O>,
+  interrupts: Interrupts,
+): (request: R) => Promise<O> {
+  return async (request) => {
     const outcome = await runner({
       ...settings,
-      ...launch,
-      onJobStarted: (job) => {
+      ...request,
+      onJobStarted: (job: Job) => {
         interrupts.attach(job);
-        launch.onJobStarted?.(job);
+        request.onJobStarted?.(job);
       },
       interrupted: () => interrupts.interrupted,
     });

@@ -6,25 +6,11 @@ import os
 import unittest
 
 from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script, temp_dir
+from test_dataloader import PRELUDE as LOADER_JOB
 
-PRELUDE = r'''
-import os, sys, time, json, multiprocessing
-import torch
-from torch.utils.data import DataLoader, Dataset
-
-class Counting(Dataset):
-    def __init__(self, n, counter):
-        self.n, self.counter = n, counter
-    def __len__(self):
-        return self.n
-    def __getitem__(self, i):
-        with self.counter.get_lock():
-            self.counter.value += 1
-        return torch.full((4,), float(i)), i % 2
-
-counter = multiprocessing.Value("i", 0)
-model = torch.nn.Linear(4, 2)
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
+# The DataLoader tests' job (a counting dataset, a tiny model), and the CLI's part: rewriting the control file.
+PRELUDE = LOADER_JOB + r'''
+import json
 CONTROL = os.environ["DSA_CONTROL_FILE"]
 
 def ask(block, mode):
@@ -32,10 +18,8 @@ def ask(block, mode):
         f.write("%d %s\n" % (block, mode))
     os.rename(CONTROL + ".partial", CONTROL)
 
-def step(x, y):
-    opt.zero_grad()
-    torch.nn.functional.cross_entropy(model(x), y).backward()
-    opt.step()
+def paced_step(x, y):
+    step(x, y)
     time.sleep(0.01)
 '''
 
@@ -59,7 +43,7 @@ for k, (x, y) in enumerate(train):
     if k == 80:
         ask(2, "cached")
     consulted.append(counter.value)
-    step(x, y)
+    paced_step(x, y)
 ''' % workers, mode="cached", iterations=150, extra_env={"DSA_CONTROL_FILE": control})
         self.assertEqual(proc.returncode, 0, proc.stderr)
         consulted = [int(v) for v in proc.stdout.strip().splitlines()[-1].strip("[]").split(",")]
