@@ -150,7 +150,8 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const current = live[live.length - 1];
   closeBlock(current, null);
   const sampled = sampler.stop();
-  current.finish = await current.prepared.finish();
+  // A state already ended (setting the next one failed after it) is not ended twice.
+  if (current.finish === undefined) current.finish = await current.prepared.finish();
   if (supervised.error !== null) {
     await meter.finish(sampled);
     throw supervised.error;
