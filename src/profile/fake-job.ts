@@ -1,4 +1,4 @@
-import { fromEnv } from '../protocol/writer.js';
+import { ControlFile, fromEnv, StopFile } from '../protocol/writer.js';
 import { ENV } from '../schema/events.js';
 import type { Job, JobExit, JobOptions, StartJob } from './supervisor.js';
 
@@ -68,4 +68,71 @@ export function fakeJobStarter(script: FakeJobScript): FakeJobStarter {
     };
   };
   return { start, started };
+}
+
+/** What a FakeSwitchingJob does: each mode's wait per batch, on the real clock (the CLI's blocks are timed on it). */
+export interface FakeSwitchingScript {
+  /** ms each iteration waits for its batch, by mode. */
+  waitMs: Record<'synthetic' | 'cached' | 'cold', number>;
+  /** ms each iteration computes. */
+  computeMs: number;
+  /** Batches its loader holds ahead, reported at each switch and served at the old mode's wait. */
+  inFlight: number;
+  /** Whether it offers to switch (switchModes); false: a protocol job that ignores DSA_CONTROL_FILE. */
+  switches: boolean;
+  /** Iterations after which its data runs out (it ends, exit 0); default: none. */
+  dataIterations?: number;
+}
+
+/**
+ * A stand-in for SupervisedJob.start that switches modes as a real job under
+ * the hook does: it runs in this process, one iteration a few ms of the real
+ * clock, looks at the control file each iteration, and writes a block event
+ * at each switch; its first `inFlight` batches after a switch take the old
+ * mode's wait. It ends at the stop file or when its data runs out.
+ */
+export function fakeSwitchingJobStarter(script: FakeSwitchingScript): FakeJobStarter {
+  const started: JobOptions[] = [];
+  const start = async (options: JobOptions): Promise<Job> => {
+    started.push(options);
+    const env = options.env;
+    const writer = fromEnv(env, { workers: 1, batchSize: 1, source: 'fake-job', ...(script.switches ? { switchModes: true } : {}) }, { pid: FAKE_JOB_PID, flushIntervalMs: 0 });
+    const control = new ControlFile(script.switches ? env[ENV.controlFile] : undefined, 0);
+    const stop = new StopFile(env[ENV.stopFile], 0);
+    let mode = env[ENV.mode] as keyof FakeSwitchingScript['waitMs'];
+    let carried: { mode: typeof mode; left: number } = { mode, left: 0 };
+    let stopRequested = false;
+    let stopped = false;
+    const done = (async (): Promise<JobExit> => {
+      let i = 0;
+      let asked = false;
+      while (!stopped && !(asked = stop.requested()) && i < (script.dataIterations ?? Infinity)) {
+        const next = control.poll();
+        if (next) {
+          writer?.block({ block: next.block, mode: next.mode, i, inFlight: script.inFlight });
+          carried = { mode, left: script.inFlight };
+          mode = next.mode;
+        }
+        const waitMs = carried.left > 0 ? script.waitMs[carried.mode] : script.waitMs[mode];
+        if (carried.left > 0) carried.left--;
+        await sleepMs(waitMs + script.computeMs);
+        writer?.iter(i, waitMs, script.computeMs, 1);
+        i++;
+      }
+      writer?.end(stopped ? 'error' : asked ? 'stop-file' : 'exhausted', i);
+      return { exitCode: 0, signal: null, stopRequested, timedOut: false };
+    })();
+    return {
+      pid: FAKE_JOB_PID,
+      done,
+      terminate: async () => void ((stopped = true), (stopRequested = true)),
+      kill: () => void ((stopped = true), (stopRequested = true)),
+      markStopRequested: () => void (stopRequested = true),
+    };
+  };
+  return { start, started };
+}
+
+function sleepMs(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
