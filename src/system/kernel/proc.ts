@@ -4,7 +4,8 @@
 // null or skips the pid): a DataLoader worker can exit at any moment.
 // Field numbers follow proc(5), /proc/PID/stat and /proc/PID/io.
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { readTextOrNull } from './read-text.js';
 
 /** The fields of /proc/PID/stat this tool uses. */
@@ -83,18 +84,51 @@ function parseIoField(text: string, field: 'read_bytes' | 'write_bytes'): number
 
 let clockTicks: number | undefined;
 
-/** Clock ticks per second (USER_HZ): `getconf CLK_TCK`, read once; 100 (Linux's value) when getconf fails. */
-export function clkTck(): number {
+// getauxval(3)'s AT_CLKTCK: the kernel hands each process its USER_HZ in the auxiliary vector.
+const AT_CLKTCK = 17;
+
+/**
+ * Clock ticks per second (USER_HZ), read once: AT_CLKTCK of /proc/self/auxv
+ * (what sysconf(_SC_CLK_TCK) answers), else `getconf CLK_TCK`, else 100
+ * (Linux's value). The auxiliary vector costs a read; getconf cost ~50 ms of
+ * CPU to start, inside the first mode the profiler measures its own CPU over.
+ */
+export function clkTck(auxvPath = '/proc/self/auxv'): number {
   if (clockTicks === undefined) {
-    clockTicks = 100;
-    try {
-      const value = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 2000 }).trim());
-      if (Number.isInteger(value) && value > 0) clockTicks = value;
-    } catch {
-      // no getconf: keep Linux's USER_HZ
-    }
+    clockTicks = auxvValue(auxvPath, AT_CLKTCK) ?? getconfClkTck() ?? 100;
   }
   return clockTicks;
+}
+
+/** One entry of an auxiliary vector file (pairs of unsigned longs in the host's order); null when absent or unreadable. */
+export function auxvValue(path: string, type: number): number | null {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    return null;
+  }
+  const word = process.arch === 'ia32' || process.arch === 'arm' ? 4 : 8;
+  const read = (offset: number): number =>
+    word === 8 ? Number(endianness() === 'LE' ? bytes.readBigUInt64LE(offset) : bytes.readBigUInt64BE(offset)) : endianness() === 'LE' ? bytes.readUInt32LE(offset) : bytes.readUInt32BE(offset);
+  for (let offset = 0; offset + 2 * word <= bytes.length; offset += 2 * word) {
+    const key = read(offset);
+    if (key === 0) break; // AT_NULL ends the vector
+    if (key === type) {
+      const value = read(offset + word);
+      return Number.isInteger(value) && value > 0 ? value : null;
+    }
+  }
+  return null;
+}
+
+function getconfClkTck(): number | null {
+  try {
+    const value = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 2000 }).trim());
+    return Number.isInteger(value) && value > 0 ? value : null;
+  } catch {
+    return null;
+  }
 }
 
 

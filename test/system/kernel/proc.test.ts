@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import {
   TreeAccounting,
+  auxvValue,
   clkTck,
   cpuSeconds,
   parseIoReadBytes,
@@ -64,8 +65,29 @@ test('parseIoReadBytes reads read_bytes only', () => {
   assert.equal(parseIoReadBytes('rchar: 5\n'), null);
 });
 
-test('clkTck is a positive integer', () => {
+test('clkTck is a positive integer, getconf\'s answer', () => {
   assert.ok(Number.isInteger(clkTck()) && clkTck() > 0);
+  const getconf = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  assert.equal(clkTck(), getconf);
+});
+
+test('auxvValue reads an entry of an auxiliary vector, stops at AT_NULL, and answers null for a missing file', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-auxv-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const words = process.arch === 'ia32' || process.arch === 'arm' ? 4 : 8;
+  const vector = (pairs: number[][]): Buffer => {
+    const bytes = Buffer.alloc(pairs.length * 2 * words);
+    const le = endianness() === 'LE';
+    pairs.flat().forEach((value, i) =>
+      words === 8 ? (le ? bytes.writeBigUInt64LE(BigInt(value), i * 8) : bytes.writeBigUInt64BE(BigInt(value), i * 8)) : le ? bytes.writeUInt32LE(value, i * 4) : bytes.writeUInt32BE(value, i * 4),
+    );
+    return bytes;
+  };
+  writeFileSync(join(dir, 'auxv'), vector([[6, 4096], [17, 250], [0, 0], [17, 999]]));
+  assert.equal(auxvValue(join(dir, 'auxv'), 17), 250);
+  assert.equal(auxvValue(join(dir, 'auxv'), 6), 4096);
+  assert.equal(auxvValue(join(dir, 'auxv'), 33), null);
+  assert.equal(auxvValue(join(dir, 'none'), 17), null);
 });
 
 test("processTree of sh -c 'sleep 2 & sleep 2 & wait' sees 3 processes", async (t) => {
