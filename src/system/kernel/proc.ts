@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { readTextOrNull } from './read-text.js';
+import { parseKernelNumber, readTextOrNull } from './read-text.js';
 
 /** The fields of /proc/PID/stat this tool uses. */
 export interface ProcStat {
@@ -77,8 +77,11 @@ export function parseIoWriteBytes(text: string): number | null {
   return parseIoField(text, 'write_bytes');
 }
 
-function parseIoField(text: string, field: 'read_bytes' | 'write_bytes'): number | null {
-  const match = new RegExp(`^${field}:\\s*(\\d+)\\s*$`, 'm').exec(text);
+// Built once: the sampler parses every io file of the job's tree at each sample.
+const IO_FIELDS = { read_bytes: /^read_bytes:\s*(\d+)\s*$/m, write_bytes: /^write_bytes:\s*(\d+)\s*$/m } as const;
+
+function parseIoField(text: string, field: keyof typeof IO_FIELDS): number | null {
+  const match = IO_FIELDS[field].exec(text);
   return match ? Number(match[1]) : null;
 }
 
@@ -184,6 +187,154 @@ export function processTree(rootPid: number, procRoot = '/proc'): number[] {
 }
 
 /**
+ * The pid the kernel handed out last, to a process or a thread, in this pid
+ * namespace: the last field of /proc/loadavg (proc(5)). Pids are handed out
+ * in increasing order, wrapping at pid_max, so every process created since a
+ * reading has a pid between that reading and the next. null when unreadable.
+ */
+export function readLastPid(procRoot = '/proc'): number | null {
+  const text = readTextOrNull(`${procRoot}/loadavg`);
+  const last = text === null ? NaN : Number(text.trim().split(/\s+/)[4]);
+  return Number.isInteger(last) && last >= 0 ? last : null;
+}
+
+/** Tgid of /proc/PID/status: the process a task id belongs to (itself unless it is a thread); null when gone. */
+function readTgid(pid: number, procRoot: string): number | null {
+  const match = /^Tgid:\s*(\d+)/m.exec(readTextOrNull(`${procRoot}/${pid}/status`) ?? '');
+  return match ? Number(match[1]) : null;
+}
+
+/** Options of TreeMembers. */
+export interface TreeMembersOptions {
+  /** Longest time between two walks of every process (default FULL_WALK_MS). */
+  fullWalkMs?: number;
+  /** ms clock (tests). */
+  now?: () => number;
+}
+
+// Every process is read again at least this often, whatever /proc/loadavg says: a process
+// whose pid was handed out while a walk listed /proc, before the kernel showed it there, is
+// found by the next walk.
+const FULL_WALK_MS = 5000;
+// Pids handed out just before a walk that it did not list, looked at again at the next reading.
+const RECENT_PIDS = 8;
+// More new pids than this since the last reading (a busy machine, a wrap of pid_max): one
+// walk of every process costs less than reading each new pid.
+const MAX_NEW_PIDS = 64;
+
+/**
+ * The live processes of a tree: a root, its descendants, and every process
+ * once found in the tree while it lives (reparented to init or a subreaper,
+ * it stays counted). The same answer as listing /proc and following every
+ * process's parent at each reading, without reading every process on the
+ * machine each time: the members are read again, and only the processes
+ * created since the last reading (the pids /proc/loadavg says were handed
+ * out) are looked at for new members; a thread's id is told apart by its
+ * Tgid. A new pid not yet shown in /proc (or one of the last RECENT_PIDS
+ * before a walk that it did not list) is looked at once more at the next
+ * reading. /proc is walked whole at the first reading, when /proc/loadavg
+ * cannot be read, after more than MAX_NEW_PIDS new pids, and every
+ * fullWalkMs.
+ */
+export class TreeMembers {
+  private rootPid: number | null;
+  /** Members at the last reading: pid to start time. */
+  private known = new Map<number, number>();
+  /** /proc/loadavg's last pid at the last reading; null: walk next time. */
+  private lastPid: number | null = null;
+  private walkedAt = -Infinity;
+  /** New pids /proc did not show yet at the last reading: looked at once more. */
+  private pending: number[] = [];
+  private pidMax: number | null | undefined;
+  private readonly fullWalkMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    rootPid: number | null,
+    private readonly procRoot = '/proc',
+    options: TreeMembersOptions = {},
+  ) {
+    this.rootPid = rootPid;
+    this.fullWalkMs = options.fullWalkMs ?? FULL_WALK_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Sets the root; the next reading walks every process. */
+  setRoot(pid: number): void {
+    this.rootPid = pid;
+    this.lastPid = null;
+  }
+
+  /** The members' stats now, in no particular order; [] without a root. */
+  read(): ProcStat[] {
+    if (this.rootPid === null) return [];
+    const last = readLastPid(this.procRoot);
+    const now = this.now();
+    const created = last === null || this.lastPid === null || now - this.walkedAt >= this.fullWalkMs ? null : this.pidsSince(this.lastPid, last);
+    const members = created === null ? this.walk(last) : this.update(created);
+    if (created === null) this.walkedAt = now;
+    this.lastPid = last;
+    this.known = new Map([...members.values()].map((s) => [s.pid, s.startTicks]));
+    return [...members.values()];
+  }
+
+  /**
+   * Every process read: the root's descendants and the known members'. The
+   * last few pids handed out before it and not listed are looked at again at
+   * the next reading: a fork gets its pid microseconds before /proc shows it.
+   */
+  private walk(last: number | null): Map<number, ProcStat> {
+    const stats = allStats(this.procRoot);
+    const listed = new Set(stats.map((s) => s.pid));
+    this.pending = last === null ? [] : range(Math.max(1, last - RECENT_PIDS + 1), last).filter((pid) => !listed.has(pid));
+    const roots = [this.rootPid!];
+    for (const stat of stats) if (this.known.get(stat.pid) === stat.startTicks) roots.push(stat.pid);
+    const members = descendants(roots, stats);
+    return new Map(stats.filter((s) => members.has(s.pid)).map((s) => [s.pid, s]));
+  }
+
+  /** The known members read again, then the processes created since: a child of a member joins. */
+  private update(created: number[]): Map<number, ProcStat> {
+    const members = new Map<number, ProcStat>();
+    const root = readProcStat(this.rootPid!, this.procRoot);
+    if (root) members.set(root.pid, root);
+    for (const [pid, start] of this.known) {
+      if (members.has(pid)) continue;
+      const stat = readProcStat(pid, this.procRoot);
+      if (stat && stat.startTicks === start) members.set(pid, stat);
+    }
+    const missing: number[] = [];
+    for (const pid of [...this.pending, ...created]) {
+      if (members.has(pid)) continue;
+      const stat = readProcStat(pid, this.procRoot);
+      if (!stat) {
+        if (!this.pending.includes(pid)) missing.push(pid);
+        continue;
+      }
+      if (members.has(stat.ppid) && readTgid(pid, this.procRoot) === pid) members.set(pid, stat);
+    }
+    this.pending = missing;
+    return members;
+  }
+
+  /** Pids handed out after `from` up to `to`, in the order they were handed out; null when a walk costs less. */
+  private pidsSince(from: number, to: number): number[] | null {
+    if (to === from) return [];
+    if (to > from) return to - from > MAX_NEW_PIDS ? null : range(from + 1, to);
+    // Wrapped at pid_max (to 300 in the first namespace, 1 in others: 1 covers both).
+    this.pidMax ??= parseKernelNumber(readTextOrNull(`${this.procRoot}/sys/kernel/pid_max`));
+    if (this.pidMax === null || this.pidMax - 1 - from + to > MAX_NEW_PIDS) return null;
+    return [...range(from + 1, this.pidMax - 1), ...range(1, to)];
+  }
+}
+
+function range(from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let pid = from; pid <= to; pid++) out.push(pid);
+  return out;
+}
+
+/**
  * CPU seconds of a process: utime + stime, plus cutime + cstime (its reaped
  * children) unless `ownOnly`. null when the process is gone.
  */
@@ -265,9 +416,11 @@ interface Credit {
  * samples, since the jump appears within one sample of the disappearance.
  * Processes are keyed by pid and start time (pid reuse), and a process that was
  * once in the tree stays counted after reparenting (to init or a subreaper).
+ * Which processes are in the tree is TreeMembers' answer: a reading reads the
+ * tree's own processes, not every process on the machine.
  */
 export class TreeAccounting {
-  private rootPid: number | null;
+  private readonly members: TreeMembers;
   private readonly tracked = new Map<string, Tracked>();
   private credits = new Map<number, Credit[]>();
   private totalTicks = 0;
@@ -277,29 +430,25 @@ export class TreeAccounting {
   constructor(
     rootPid: number | null,
     private readonly procRoot = '/proc',
+    options: TreeMembersOptions = {},
   ) {
-    this.rootPid = rootPid;
+    this.members = new TreeMembers(rootPid, procRoot, options);
   }
 
   /** Sets the root when the job's pid is known only after the accounting started. */
   setRoot(pid: number): void {
-    this.rootPid = pid;
+    this.members.setRoot(pid);
   }
 
   /** Reads the tree now and returns the accumulated totals. */
   sample(): TreeSnapshot {
-    const stats = allStats(this.procRoot);
+    const stats = this.members.read();
     const byKey = new Map(stats.map((s) => [`${s.pid}:${s.startTicks}`, s]));
-    const roots = new Set<number>();
-    if (this.rootPid !== null) roots.add(this.rootPid);
-    for (const [key, tracked] of this.tracked) if (byKey.has(key)) roots.add(tracked.pid);
-    const members = descendants(roots, stats);
 
-    // Processes gone since the last sample: their parent may absorb them.
+    // Processes gone since the last sample (a member stays one while it lives): their parent may absorb them.
     for (const [key, gone] of this.tracked) {
-      if (byKey.has(key) && members.has(gone.pid)) continue;
+      if (byKey.has(key)) continue;
       this.tracked.delete(key);
-      if (byKey.has(key)) continue; // left the tree alive (e.g. a new session); keep what was counted
       const list = this.credits.get(gone.ppid) ?? [];
       list.push({ cpuTicks: gone.cpuTicks, readBytes: gone.readBytes, writeBytes: gone.writeBytes, ttl: 2 });
       this.credits.set(gone.ppid, list);
@@ -307,7 +456,6 @@ export class TreeAccounting {
 
     let complete = true;
     for (const stat of stats) {
-      if (!members.has(stat.pid)) continue;
       const key = `${stat.pid}:${stat.startTicks}`;
       const childTicks = stat.cutimeTicks + stat.cstimeTicks;
       const cpuTicks = stat.utimeTicks + stat.stimeTicks + childTicks;
@@ -350,7 +498,7 @@ export class TreeAccounting {
 
     return {
       t: Date.now(),
-      pids: [...members].sort((a, b) => a - b),
+      pids: stats.map((s) => s.pid).sort((a, b) => a - b),
       cpuSec: this.totalTicks / clkTck(),
       readBytes: this.totalReadBytes,
       readBytesComplete: complete,

@@ -6,8 +6,10 @@ import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import {
   TreeAccounting,
+  TreeMembers,
   auxvValue,
   clkTck,
   cpuSeconds,
@@ -15,6 +17,7 @@ import {
   parseIoWriteBytes,
   parseProcStat,
   processTree,
+  readLastPid,
   readProcStat,
   readBytes,
   selfReadBytes,
@@ -253,6 +256,193 @@ test('TreeAccounting stays monotone and counts once when a real child exits', as
   assert.ok(total > 0.05, `busy child counted (${total})`);
   // Counted once: the tree total is about the root with its reaped child, not twice that.
   assert.ok(total <= rootWithChildren + 0.1, `tree ${total} vs root+children ${rootWithChildren}`);
+  child.kill('SIGKILL');
+  await exited(child);
+});
+
+/**
+ * A fake /proc for TreeMembers: processes (stat, status, io) and threads
+ * (a task id whose stat names the process's parent, as /proc/<tid>/stat
+ * does, and whose status names its process), with /proc/loadavg's last pid
+ * advanced at each creation as the kernel does.
+ */
+class FakeProc {
+  readonly root = mkdtempSync(join(tmpdir(), 'dsa-fakeproc-'));
+  lastPid: number;
+  readonly stats = new Map<number, { ppid: number; tgid: number; start: number }>();
+
+  constructor(lastPid = 100, pidMax?: number) {
+    this.lastPid = lastPid;
+    this.writeLoadavg();
+    if (pidMax !== undefined) {
+      mkdirSync(join(this.root, 'sys', 'kernel'), { recursive: true });
+      writeFileSync(join(this.root, 'sys', 'kernel', 'pid_max'), `${pidMax}\n`);
+    }
+  }
+
+  /** A process or thread at `pid` (default: the next pid); the kernel shows it in /proc unless `hidden`. */
+  add(ppid: number, options: { pid?: number; tgid?: number; hidden?: boolean } = {}): number {
+    const pid = options.pid ?? this.lastPid + 1;
+    this.lastPid = pid;
+    this.writeLoadavg();
+    this.stats.set(pid, { ppid, tgid: options.tgid ?? pid, start: 1000 + pid });
+    if (!options.hidden) this.show(pid);
+    return pid;
+  }
+
+  show(pid: number): void {
+    const { ppid, tgid, start } = this.stats.get(pid)!;
+    mkdirSync(join(this.root, String(pid)), { recursive: true });
+    writeFileSync(join(this.root, String(pid), 'stat'), statLine(pid, 'p', ppid, { u: 1, s: 0, cu: 0, cs: 0 }, start));
+    writeFileSync(join(this.root, String(pid), 'status'), `Name:\tp\nTgid:\t${tgid}\nPid:\t${pid}\nPPid:\t${ppid}\n`);
+    writeFileSync(join(this.root, String(pid), 'io'), 'read_bytes: 0\nwrite_bytes: 0\n');
+  }
+
+  exit(pid: number): void {
+    this.stats.delete(pid);
+    rmSync(join(this.root, String(pid)), { recursive: true, force: true });
+  }
+
+  private writeLoadavg(): void {
+    writeFileSync(join(this.root, 'loadavg'), `0.00 0.00 0.00 1/100 ${this.lastPid}\n`);
+  }
+}
+
+const pidsOf = (members: TreeMembers): number[] => members.read().map((s) => s.pid).sort((a, b) => a - b);
+
+test('readLastPid reads the last field of /proc/loadavg; null without the file', (t) => {
+  const proc = new FakeProc(4321);
+  t.after(() => rmSync(proc.root, { recursive: true, force: true }));
+  assert.equal(readLastPid(proc.root), 4321);
+  assert.equal(readLastPid(join(proc.root, 'none')), null);
+  assert.ok(Number.isInteger(readLastPid()), 'this machine has /proc/loadavg');
+});
+
+test('TreeMembers (fake /proc): new children found among the new pids only, threads left out, a walk every fullWalkMs', (t) => {
+  const proc = new FakeProc();
+  t.after(() => rmSync(proc.root, { recursive: true, force: true }));
+  let now = 0;
+  const other = proc.add(1);
+  const root = proc.add(other);
+  const child = proc.add(root);
+  const members = new TreeMembers(root, proc.root, { fullWalkMs: 5000, now: () => now });
+  assert.deepEqual(pidsOf(members), [root, child]);
+
+  now = 250;
+  const grandchild = proc.add(child);
+  const unrelated = proc.add(other);
+  // A thread of the child: its /proc/<tid>/stat names the child's parent (a member), its status the child.
+  const thread = proc.add(root, { tgid: child });
+  assert.deepEqual(pidsOf(members), [root, child, grandchild]);
+  assert.ok(!members.read().some((s) => s.pid === thread || s.pid === unrelated));
+  // /proc lists processes only: the fake's thread goes before the next walk lists it.
+  proc.exit(thread);
+
+  // A child whose pid lies below the last reading (as if /proc had not shown it yet during a walk) waits for the next walk.
+  now = 500;
+  proc.stats.set(60, { ppid: root, tgid: 60, start: 5000 });
+  proc.show(60);
+  assert.deepEqual(pidsOf(members), [root, child, grandchild]);
+  now = 5000;
+  assert.deepEqual(pidsOf(members), [60, root, child, grandchild]);
+
+  // Gone processes leave; the tree's own stay while they live.
+  now = 5250;
+  proc.exit(grandchild);
+  assert.deepEqual(pidsOf(members), [60, root, child]);
+});
+
+test('TreeMembers (fake /proc): a new pid /proc does not show yet is looked at again at the next reading', (t) => {
+  const proc = new FakeProc();
+  t.after(() => rmSync(proc.root, { recursive: true, force: true }));
+  const root = proc.add(1);
+  const members = new TreeMembers(root, proc.root, { fullWalkMs: 60_000 });
+  assert.deepEqual(pidsOf(members), [root]);
+  const late = proc.add(root, { hidden: true });
+  assert.deepEqual(pidsOf(members), [root]);
+  proc.show(late);
+  assert.deepEqual(pidsOf(members), [root, late]);
+});
+
+test('TreeMembers (fake /proc): many new pids, or pid_max wrapped, are read by walking; a wrap within the limit by the new pids', (t) => {
+  const proc = new FakeProc(300, 400);
+  t.after(() => rmSync(proc.root, { recursive: true, force: true }));
+  const root = proc.add(1);
+  const members = new TreeMembers(root, proc.root, { fullWalkMs: 60_000 });
+  assert.deepEqual(pidsOf(members), [root]);
+  // 98 pids later (more than a walk costs): a child below the new pids is found too, by the walk.
+  proc.stats.set(250, { ppid: root, tgid: 250, start: 9000 });
+  proc.show(250);
+  proc.lastPid = 398;
+  proc.add(1, { pid: 398 });
+  assert.deepEqual(pidsOf(members), [250, root]);
+  // The next pids wrap at pid_max: 399, then 1, 2.
+  const before = proc.add(root, { pid: 399 });
+  const after = proc.add(before, { pid: 2 });
+  assert.deepEqual(pidsOf(members), [after, 250, root, before]);
+});
+
+test('TreeMembers gives the answer of a walk at every reading (fake /proc, random histories)', () => {
+  type Step = { kind: 'child' | 'thread' | 'unrelated' | 'exit' | 'hidden'; pick: number };
+  const step = fc.record({ kind: fc.constantFrom<Step['kind']>('child', 'child', 'thread', 'unrelated', 'exit', 'hidden'), pick: fc.nat() });
+  fc.assert(
+    fc.property(fc.array(fc.array(step, { maxLength: 4 }), { minLength: 1, maxLength: 8 }), (rounds) => {
+      const proc = new FakeProc(500, 32768);
+      try {
+        const root = proc.add(1);
+        const members = new TreeMembers(root, proc.root, { fullWalkMs: 60_000 });
+        // What a walk answers: every process whose parent is a member, the members kept while they live.
+        let expected = new Set([root]);
+        assert.deepEqual(pidsOf(members), [root]);
+        for (const round of rounds) {
+          const hidden: number[] = [];
+          const threads: number[] = [];
+          for (const { kind, pick } of round) {
+            // A process forks once it runs: never while the kernel has yet to show it.
+            const live = [...proc.stats.keys()].filter((pid) => proc.stats.get(pid)!.tgid === pid && pid !== root && !hidden.includes(pid));
+            const parents = [root, ...live];
+            if (kind === 'child') proc.add(parents[pick % parents.length]);
+            else if (kind === 'unrelated') proc.add(1);
+            else if (kind === 'thread') {
+              const owner = parents[pick % parents.length];
+              threads.push(proc.add(proc.stats.get(owner)!.ppid, { tgid: owner }));
+            } else if (kind === 'exit' && live.length > 0) proc.exit(live[pick % live.length]);
+            else if (kind === 'hidden') hidden.push(proc.add(parents[pick % parents.length], { hidden: true }));
+          }
+          const visible = [...proc.stats].filter(([pid, s]) => s.tgid === pid && !hidden.includes(pid));
+          expected = new Set([...expected].filter((pid) => proc.stats.has(pid)));
+          for (let grew = true; grew; ) {
+            grew = false;
+            for (const [pid, s] of visible) if (!expected.has(pid) && expected.has(s.ppid)) grew = expected.add(pid) !== undefined;
+          }
+          assert.deepEqual(pidsOf(members), [...expected].sort((a, b) => a - b));
+          // The kernel shows a forked task within microseconds: by the next reading. Threads are never listed by /proc.
+          for (const pid of hidden) proc.show(pid);
+          for (const pid of threads) proc.exit(pid);
+        }
+      } finally {
+        rmSync(proc.root, { recursive: true, force: true });
+      }
+    }),
+    { numRuns: 40 },
+  );
+});
+
+test('TreeMembers on this machine: a grandchild started later is found without walking /proc, a thread is not a process', async (t) => {
+  if (readLastPid() === null) return t.skip('/proc/loadavg cannot be read here');
+  const script = "setTimeout(() => { require('node:child_process').spawn('sleep', ['3'], { stdio: 'ignore' }); new (require('node:worker_threads').Worker)('setTimeout(() => {}, 3000)', { eval: true }); }, 300); setTimeout(() => {}, 3000);";
+  const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+  t.after(() => child.kill('SIGKILL'));
+  const members = new TreeMembers(child.pid!, '/proc', { fullWalkMs: 60_000 });
+  assert.deepEqual(pidsOf(members), [child.pid!]);
+  // The grandchild is node until it execs sleep: waited for, with its worker thread started beside it.
+  const isSleep = (pids: number[]): boolean => pids.some((pid) => readProcStat(pid)?.comm === 'sleep');
+  const tree = await waitFor(() => pidsOf(members), (pids) => pids.length > 2 || isSleep(pids), 5000);
+  await sleep(200);
+  const later = pidsOf(members);
+  assert.equal(later.length, 2, `the node child and its sleep, not the worker thread: ${tree.join(',')} then ${later.join(',')}`);
+  assert.ok(isSleep(later));
+  assert.deepEqual(later, processTree(child.pid!));
   child.kill('SIGKILL');
   await exited(child);
 });
