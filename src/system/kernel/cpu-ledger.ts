@@ -1,0 +1,187 @@
+// The profiler's own CPU, by component. On a job whose CPUs are busy, every
+// CPU-second the profiler spends shows up as stall (DESIGN.md: "The profiler
+// is part of the measurement"); a run's profilerCpuSec says how much, the
+// ledger says who: each periodic component charges the CPU of its own calls
+// to its account, so a feature that raises the total shows by name.
+//
+// Work is timed on the calling thread's CPU clock (clock_gettime
+// CLOCK_THREAD_CPUTIME_ID through libc, as the keepers time themselves; Node
+// 20 has no process.threadCpuUsage): a busy machine that preempts the thread
+// does not inflate it, and neither does work of other threads. Where libc
+// cannot be bound, process.cpuUsage() (the whole process) stands in. A
+// charge costs two clock readings, about 2-3 us of CPU here; clockCostSec()
+// measures it, so a reading can say what the ledger itself cost.
+//
+// The ledger lives in kernel/, the bottom of src/system, so that every folder
+// that charges it (probes, keepers, page-cache) may import it.
+import { loadLibc } from './libc.js';
+
+/** The parts of the profiler that charge their own CPU. */
+export const LEDGER_COMPONENTS = ['sampler', 'events', 'keeper', 'meter', 'warming', 'eviction'] as const;
+
+/**
+ * A component of the profiler: 'sampler' (resource samples of the machine and
+ * the job's tree), 'events' (reading the job's event files and the stopping
+ * rule on them), 'keeper' (the cold keeper or cache cap), 'meter' (a data
+ * source's meter: files read outside --data, the proxy's or the FUSE
+ * daemon's counters), 'warming' (the cached mode's warm-up and warm keeper),
+ * 'eviction' (evicting the dataset before the cold mode).
+ */
+export type LedgerComponent = (typeof LEDGER_COMPONENTS)[number];
+
+/** What one component was charged. */
+export interface LedgerEntry {
+  /** CPU seconds of the component's calls. */
+  cpuSec: number;
+  /** Calls charged (or spans started). */
+  calls: number;
+}
+
+/** Every component's entry at one moment; a difference of two readings is a reading too (`since`). */
+export type LedgerReading = Record<LedgerComponent, LedgerEntry>;
+
+/** A component's account in a ledger: what the component is handed to charge its own work to. */
+export interface CpuAccount {
+  /** Runs `work` and charges its CPU; returns what `work` returned (and throws what it threw, charged all the same). */
+  charge<T>(work: () => T): T;
+  /** Starts timing work that runs in synchronous slices (an async loop between its awaits); call the answer to stop. */
+  start(): () => void;
+  /** Adds CPU the component measured itself (the keepers time their work on the same clock). */
+  add(cpuSec: number, calls?: number): void;
+}
+
+/** CPU seconds on some clock that only moves forward while the thread (or process) runs. */
+export type CpuClock = () => number;
+
+/** The calling thread's CPU clock through libc, or the process's (process.cpuUsage) where libc cannot be bound. */
+export function threadCpuClock(): CpuClock {
+  const load = loadLibc();
+  if (load.ok && load.libc.threadCpuSec() >= 0) {
+    const libc = load.libc;
+    return () => libc.threadCpuSec();
+  }
+  return processCpuClock;
+}
+
+/** CPU seconds of the whole process (user + system). */
+export function processCpuClock(): number {
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1e6;
+}
+
+/** Readings of the clock taken to measure what one costs. */
+const CLOCK_COST_READINGS = 64;
+
+/**
+ * The profiler's CPU, charged by component. Components take the ledger (or
+ * one account of it) as an optional argument and charge it; one that is given
+ * none charges nothing and costs nothing. Charges are not meant to nest: a
+ * component charges its own work, never another's (nested, both would count
+ * the inner work).
+ */
+export class CpuLedger {
+  private readonly entries: LedgerReading = emptyReading();
+  private clock: CpuClock | undefined;
+  private clockCost: number | undefined;
+  private readonly accounts = new Map<LedgerComponent, CpuAccount>();
+
+  /** `clock`: the CPU clock to charge on (tests pass a fake); default threadCpuClock(), bound at the first charge. */
+  constructor(clock?: CpuClock) {
+    this.clock = clock;
+  }
+
+  /** The account of `component`, one object per component. */
+  account(component: LedgerComponent): CpuAccount {
+    let account = this.accounts.get(component);
+    if (!account) {
+      const entry = this.entries[component];
+      account = {
+        charge: <T>(work: () => T): T => {
+          const now = this.now();
+          const started = now();
+          try {
+            return work();
+          } finally {
+            entry.cpuSec += Math.max(0, now() - started);
+            entry.calls++;
+          }
+        },
+        start: () => {
+          const now = this.now();
+          const started = now();
+          let stopped = false;
+          return () => {
+            if (stopped) return;
+            stopped = true;
+            entry.cpuSec += Math.max(0, now() - started);
+            entry.calls++;
+          };
+        },
+        add: (cpuSec, calls = 1) => {
+          entry.cpuSec += Math.max(0, cpuSec);
+          entry.calls += calls;
+        },
+      };
+      this.accounts.set(component, account);
+    }
+    return account;
+  }
+
+  /** Runs `work` and charges its CPU to `component`. */
+  charge<T>(component: LedgerComponent, work: () => T): T {
+    return this.account(component).charge(work);
+  }
+
+  /** `fn`, charging each call to `component` (a timer's callback, for instance). */
+  wrap<A extends unknown[], R>(component: LedgerComponent, fn: (...args: A) => R): (...args: A) => R {
+    const account = this.account(component);
+    return (...args) => account.charge(() => fn(...args));
+  }
+
+  /** A copy of every component's entry now. */
+  reading(): LedgerReading {
+    const copy = emptyReading();
+    for (const component of LEDGER_COMPONENTS) copy[component] = { ...this.entries[component] };
+    return copy;
+  }
+
+  /** What each component was charged since `earlier` (a reading of this ledger): one mode's share, say. */
+  since(earlier: LedgerReading): LedgerReading {
+    const now = this.reading();
+    for (const component of LEDGER_COMPONENTS) {
+      now[component].cpuSec = Math.max(0, now[component].cpuSec - earlier[component].cpuSec);
+      now[component].calls = Math.max(0, now[component].calls - earlier[component].calls);
+    }
+    return now;
+  }
+
+  /**
+   * CPU seconds one clock reading costs, measured once (CLOCK_COST_READINGS
+   * readings): a charge costs about two, so `calls x 2 x clockCostSec()` is
+   * what the ledger itself added to a reading.
+   */
+  clockCostSec(): number {
+    if (this.clockCost === undefined) {
+      const now = this.now();
+      const started = now();
+      for (let i = 1; i < CLOCK_COST_READINGS; i++) now();
+      this.clockCost = Math.max(0, now() - started) / CLOCK_COST_READINGS;
+    }
+    return this.clockCost;
+  }
+
+  private now(): CpuClock {
+    this.clock ??= threadCpuClock();
+    return this.clock;
+  }
+}
+
+/** Zero for every component. */
+export function emptyReading(): LedgerReading {
+  return Object.fromEntries(LEDGER_COMPONENTS.map((component) => [component, { cpuSec: 0, calls: 0 }])) as LedgerReading;
+}
+
+/** CPU seconds of every component together in `reading`. */
+export function totalCpuSec(reading: LedgerReading): number {
+  return LEDGER_COMPONENTS.reduce((sum, component) => sum + reading[component].cpuSec, 0);
+}
