@@ -6,6 +6,7 @@ import { readTextOrNull } from '../kernel/read-text.js';
 import type { ResourceSample } from '../../schema/profile.js';
 import type { GpuSampler } from './gpu.js';
 import { TreeAccounting } from '../kernel/proc.js';
+import type { CpuLedger } from '../kernel/cpu-ledger.js';
 
 /** Bytes per sector in /proc/diskstats, whatever the device's real sector size. */
 const DISKSTATS_SECTOR_BYTES = 512;
@@ -68,6 +69,8 @@ export interface SamplerOptions {
   gpu?: Pick<GpuSampler, 'latest'>;
   /** Called with each sample as it is taken (to save as soon as measured); errors are ignored. */
   onSample?: (sample: ResourceSample) => void;
+  /** Charged with the CPU of each sample, as 'sampler' (onSample's work included); absent: nothing is charged. */
+  ledger?: CpuLedger;
 }
 
 export interface Sampler {
@@ -127,13 +130,15 @@ export function startSampler(options: SamplerOptions): Sampler {
     }
   };
 
-  const safeTake = (): void => {
+  const takeOrSkip = (): void => {
     try {
       take();
     } catch {
       // /proc hiccups are not worth crashing a profile for; the next tick retries
     }
   };
+  const account = options.ledger?.account('sampler');
+  const safeTake = account ? () => account.charge(takeOrSkip) : takeOrSkip;
 
   const timer = setInterval(safeTake, Math.max(1, options.intervalMs));
   timer.unref();

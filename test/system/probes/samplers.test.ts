@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { ResourceSampleSchema } from '../../../src/schema/profile.js';
 import { wholeDiskDevice } from '../../../src/system/kernel/block-device.js';
+import { CpuLedger, totalCpuSec } from '../../../src/system/kernel/cpu-ledger.js';
 import {
   cpuPercent,
   parseCpuTimes,
@@ -88,4 +89,16 @@ test('sampler without a root reports no job until setRoot, and omits GPU fields 
   const after = sampler.stop().at(-1)!;
   assert.ok(after.jobProcesses >= 1);
   assert.ok(after.jobCpuSec > 0);
+});
+
+test('sampler charges each sample to the ledger as sampler, and nothing else', async () => {
+  let cpu = 0;
+  const ledger = new CpuLedger(() => (cpu += 0.001));
+  const sampler = startSampler({ rootPid: process.pid, device: null, intervalMs: 40, ledger });
+  await sleep(150);
+  const samples = sampler.stop();
+  const reading = ledger.reading();
+  assert.equal(reading.sampler.calls, samples.length, 'one charge per sample, the last one at stop included');
+  assert.ok(Math.abs(reading.sampler.cpuSec - 0.001 * samples.length) < 1e-9);
+  assert.equal(totalCpuSec(reading), reading.sampler.cpuSec);
 });
