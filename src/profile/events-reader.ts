@@ -1,7 +1,8 @@
-import { openSync, readSync, closeSync, readdirSync, fstatSync } from 'node:fs';
+import { openSync, readSync, closeSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventSchema, type BlockEvent, type CheckpointEvent, type EndEvent, type EpochEvent, type IterEvent, type StartEvent } from '../schema/events.js';
 import type { Iteration, NodeIdentity } from '../schema/profile.js';
+import type { CpuAccount, CpuLedger } from '../system/kernel/cpu-ledger.js';
 
 /** What the events of one process said so far. */
 export interface ProcessEvents {
@@ -48,11 +49,22 @@ export class EventsReader {
   private readonly offsets = new Map<string, number>();
   private readonly partial = new Map<string, string>();
   private readonly byFile = new Map<string, ProcessEvents>();
+  private readonly cpu: CpuAccount | undefined;
 
-  constructor(private readonly dir: string) {}
+  /** `options.ledger`: charged with the CPU of each poll, as 'events'. */
+  constructor(
+    private readonly dir: string,
+    options: { ledger?: CpuLedger } = {},
+  ) {
+    this.cpu = options.ledger?.account('events');
+  }
 
   /** Reads whatever was appended since the last call; returns one entry per events file. */
   poll(): ProcessEvents[] {
+    return this.cpu ? this.cpu.charge(() => this.readAll()) : this.readAll();
+  }
+
+  private readAll(): ProcessEvents[] {
     let names: string[];
     try {
       names = readdirSync(this.dir).filter((name) => name.endsWith('.jsonl'));
@@ -79,6 +91,15 @@ export class EventsReader {
       events = { file, start: null, iterations: [], end: null, checkpoints: [], epochs: [], blocks: [], badLines: 0, firstBadLine: null, lines: 0 };
       this.byFile.set(file, events);
     }
+    let offset = this.offsets.get(file) ?? 0;
+    let size: number;
+    try {
+      // One stat a poll for a file with nothing new (most polls): no open, no read.
+      size = statSync(file).size;
+    } catch {
+      return;
+    }
+    if (size <= offset) return;
     let fd: number;
     try {
       fd = openSync(file, 'r');
@@ -86,8 +107,6 @@ export class EventsReader {
       return;
     }
     try {
-      let offset = this.offsets.get(file) ?? 0;
-      const size = fstatSync(fd).size;
       const buffer = Buffer.alloc(Math.min(CHUNK_BYTES, Math.max(size - offset, 1)));
       let text = this.partial.get(file) ?? '';
       while (offset < size) {

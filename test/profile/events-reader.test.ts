@@ -4,6 +4,7 @@ import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventsReader, processNode } from '../../src/profile/events-reader.js';
+import { CpuLedger } from '../../src/system/kernel/cpu-ledger.js';
 
 const start = JSON.stringify({ v: 1, type: 'start', t: 1, pid: 7, mode: 'cold', workers: 2 });
 const iter = (i: number) => JSON.stringify({ v: 1, type: 'iter', t: 10 + i, i, waitMs: 1, computeMs: 2, samples: 4 });
@@ -20,6 +21,23 @@ test('reads appended events incrementally and waits for a line to be complete', 
   [events] = reader.poll();
   assert.equal(events.iterations.length, 2);
   assert.equal(events.badLines, 0);
+});
+
+test('a poll with nothing new reads nothing, and each poll is charged to the ledger as events', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-events-'));
+  const file = join(dir, 'events-0-7.jsonl');
+  let cpu = 0;
+  const ledger = new CpuLedger(() => (cpu += 0.0001));
+  const reader = new EventsReader(dir, { ledger });
+  writeFileSync(file, `${start}\n${iter(0)}\n`);
+  assert.equal(reader.poll()[0].iterations.length, 1);
+  assert.equal(reader.poll()[0].iterations.length, 1, 'nothing appended: nothing new');
+  appendFileSync(file, `${iter(1)}\n`);
+  const [events] = reader.finish();
+  assert.equal(events.iterations.length, 2);
+  assert.equal(events.lines, 3, 'no line read twice');
+  assert.equal(ledger.reading().events.calls, 3, 'two polls and the one finish() makes');
+  assert.equal(ledger.reading().sampler.calls, 0);
 });
 
 test('bad lines are counted, never fatal, and the rest is kept', () => {
