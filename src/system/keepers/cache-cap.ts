@@ -18,6 +18,7 @@
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';
 import type { FileRef } from '../page-cache/page-cache.js';
+import type { CpuLedger } from '../kernel/cpu-ledger.js';
 import { startInotifyKeeper, type InotifyKeeper } from './inotify-keeper.js';
 
 /** Options of startCacheCap. */
@@ -28,6 +29,8 @@ export interface CacheCapOptions {
   drainMs?: number;
   /** Time between measurements of the files held open (default 1000 ms). */
   sweepMs?: number;
+  /** Charged with the cap's CPU, as 'keeper'. */
+  ledger?: CpuLedger;
 }
 
 /** A running cap, or why it cannot run here (the point is then not run, with the reason). */
@@ -41,6 +44,7 @@ export function startCacheCap(files: readonly (FileRef & { bytes?: number })[], 
     drainMs: Math.max(1, options.drainMs ?? 100),
     sweepMs: Math.max(1, options.sweepMs ?? 1000),
     capBytes: Math.max(0, options.capBytes),
+    ledger: options.ledger,
   });
   return started.ok ? { ok: true, cap: started.keeper } : { ok: false, reason: started.reason };
 }

@@ -19,6 +19,7 @@
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';
 import type { FileRef } from '../page-cache/page-cache.js';
+import type { CpuLedger } from '../kernel/cpu-ledger.js';
 import { startFanotifyKeeper } from './fanotify-keeper.js';
 import { startInotifyKeeper } from './inotify-keeper.js';
 import { startScanKeeper } from './scan-keeper.js';
@@ -42,6 +43,8 @@ export interface ColdKeeperOptions {
    * events carry no name, so it would evict those too: inotify runs instead.
    */
   onlyListed?: boolean;
+  /** Charged with the keeper's CPU (the stats' cpuSec), as 'keeper'; absent: nothing is charged. */
+  ledger?: CpuLedger;
 }
 
 /**
@@ -58,7 +61,7 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
     );
   }
   const mechanism = options.mechanism ?? 'auto';
-  const timers = { drainMs: Math.max(1, options.intervalMs), sweepMs: Math.max(1, options.sweepIntervalMs ?? 1000) };
+  const timers = { drainMs: Math.max(1, options.intervalMs), sweepMs: Math.max(1, options.sweepIntervalMs ?? 1000), ledger: options.ledger };
   const reasons: string[] = [];
   if (mechanism === 'fanotify' || (mechanism === 'auto' && !options.onlyListed)) {
     const started = options.onlyListed
@@ -77,6 +80,7 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
   return startScanKeeper(load.libc, files, {
     intervalMs: options.intervalMs,
     maxDutyCycle: options.maxDutyCycle,
+    ledger: options.ledger,
     ...(fallbackReason !== undefined ? { fallbackReason } : {}),
   });
 }

@@ -28,6 +28,7 @@ import { adviseDontNeed, type FileRef } from '../page-cache/page-cache.js';
 import { sweepFilePages } from '../page-cache/page-sweep.js';
 import type { FileTable } from '../dataset/file-table.js';
 import { keeperAccounts, type KeeperAccounts } from './keeper-accounts.js';
+import type { CpuLedger } from '../kernel/cpu-ledger.js';
 import { overflowSweep, type OverflowSweep } from './overflow-sweep.js';
 import { keeperTable } from './keeper-dataset.js';
 import { EvictionPolicy, type FileBeingRead } from './eviction-policy.js';
@@ -40,6 +41,8 @@ export interface FanotifyKeeperOptions {
   drainMs: number;
   /** Time between sweeps of the files held open. */
   sweepMs: number;
+  /** Charged with the keeper's CPU, as 'keeper'. */
+  ledger?: CpuLedger;
 }
 
 /** The keeper, or why fanotify cannot be used here (the caller falls back to inotify). */
@@ -86,7 +89,7 @@ class RunningFanotifyKeeper implements ColdKeeper {
     private readonly options: FanotifyKeeperOptions,
   ) {
     this.readEvents = events.reader(this.handlers);
-    this.accounts = keeperAccounts('fanotify', events.marks, libc);
+    this.accounts = keeperAccounts('fanotify', events.marks, libc, options.ledger);
     const { metered, fail } = this.accounts;
     // The keeper's own opens here make events too; each costs one more
     // eviction through its event's descriptor, not a loop (those make none).

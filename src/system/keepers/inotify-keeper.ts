@@ -34,6 +34,7 @@ import { adviseDontNeed, residentBytesOfFd, type FileRef } from '../page-cache/p
 import { sweepFilePages } from '../page-cache/page-sweep.js';
 import type { FileTable } from '../dataset/file-table.js';
 import { keeperAccounts, type KeeperAccounts } from './keeper-accounts.js';
+import type { CpuLedger } from '../kernel/cpu-ledger.js';
 import { overflowSweep, type OverflowSweep } from './overflow-sweep.js';
 import { keeperTable } from './keeper-dataset.js';
 import { EvictionPolicy } from './eviction-policy.js';
@@ -50,6 +51,8 @@ export interface InotifyKeeperOptions {
   drainMs: number;
   /** Time between sweeps of the files held open. */
   sweepMs: number;
+  /** Charged with the keeper's CPU, as 'keeper'. */
+  ledger?: CpuLedger;
   /** Dataset bytes the page cache may hold (an LRU of closed files); 0 or absent: keep the dataset cold. */
   capBytes?: number;
 }
@@ -111,7 +114,7 @@ class RunningInotifyKeeper implements InotifyKeeper {
   ) {
     this.readEvents = events.reader(this.handlers);
     this.policy = new EvictionPolicy<number>(Math.max(0, options.capBytes ?? 0));
-    this.accounts = keeperAccounts('inotify', events.watches, libc);
+    this.accounts = keeperAccounts('inotify', events.watches, libc, options.ledger);
     const { metered, fail } = this.accounts;
     // After lost events: every file evicted once, but what a cap's LRU holds.
     this.afterOverflow = overflowSweep({

@@ -1,6 +1,7 @@
 // What an event-driven keeper (fanotify-keeper.ts, inotify-keeper.ts) counts,
 // and the two ways its work adds to the counts: a failure, and CPU time.
 import type { LibcBindings } from '../kernel/libc.js';
+import type { CpuLedger } from '../kernel/cpu-ledger.js';
 import { errorCode } from '../kernel/errno.js';
 import { keeperMeter, type FileSweep } from '../page-cache/page-sweep.js';
 import { emptyKeeperStats, type ColdKeeperStats, type EventKeeperStats, type KeeperMechanism } from './keeper-types.js';
@@ -18,8 +19,8 @@ export interface KeeperAccounts {
   sweptFile(swept: FileSweep): boolean;
 }
 
-/** Zero counters for a keeper of `mechanism` watching `watchedDirs` directories. */
-export function keeperAccounts(mechanism: KeeperMechanism, watchedDirs: number, libc: LibcBindings): KeeperAccounts {
+/** Zero counters for a keeper of `mechanism` watching `watchedDirs` directories; its metered work is charged to `ledger` too, as 'keeper'. */
+export function keeperAccounts(mechanism: KeeperMechanism, watchedDirs: number, libc: LibcBindings, ledger?: CpuLedger): KeeperAccounts {
   const counters: EventKeeperStats = {
     watchedDirs,
     closeEvents: 0,
@@ -31,6 +32,7 @@ export function keeperAccounts(mechanism: KeeperMechanism, watchedDirs: number, 
   };
   const stats: ColdKeeperStats = { ...emptyKeeperStats(mechanism), events: counters };
   const meter = keeperMeter(libc);
+  const account = ledger?.account('keeper');
   return {
     stats,
     counters,
@@ -43,7 +45,9 @@ export function keeperAccounts(mechanism: KeeperMechanism, watchedDirs: number, 
       try {
         work();
       } finally {
-        stats.cpuSec += meter.stop(started);
+        const cpuSec = meter.stop(started);
+        stats.cpuSec += cpuSec;
+        account?.add(cpuSec);
       }
     },
     sweptFile: (swept) => {

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFanotifyKeeper } from '../../../src/system/keepers/fanotify-keeper.js';
+import { CpuLedger } from '../../../src/system/kernel/cpu-ledger.js';
 import { FakeFanotifyLibc, fanotifyEvent } from '../../support/fake-kernel.js';
 
 const PAGE = 4096;
@@ -110,6 +111,21 @@ describe('fanotify keeper (fake kernel)', () => {
     assert.equal(stats.events?.overflowSweptFiles, 3);
     assert.equal(libc.opened, 3);
     assert.equal(libc.closed.length, 3, 'every descriptor it opened is closed');
+  });
+
+  it('charges its metered CPU to the ledger as keeper: the seconds its stats say', async () => {
+    const { files, libc } = dataset('ledger');
+    const ledger = new CpuLedger();
+    const started = startFanotifyKeeper(libc, files, { ...MANUAL, ledger });
+    assert.ok(started.ok);
+    const fd = fs.openSync(files[0].path, 'r');
+    libc.queue.push(fanotifyEvent(0x1 | 0x10, fd));
+    await started.keeper.scanNow();
+    const stats = await started.keeper.stop();
+    const reading = ledger.reading();
+    assert.ok(reading.keeper.calls >= 1);
+    assert.ok(Math.abs(reading.keeper.cpuSec - stats.cpuSec) < 1e-12, `ledger ${reading.keeper.cpuSec} vs stats ${stats.cpuSec}`);
+    assert.equal(reading.sampler.calls + reading.warming.calls, 0);
   });
 
   it('counts an event it cannot read instead of guessing where its descriptor is', async () => {
