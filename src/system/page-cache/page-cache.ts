@@ -25,6 +25,7 @@ import { ENOSYS, EPERM, O_DIRECTORY_CLOEXEC, loadFileSyscalls, type FileSyscalls
 import { NodeFileSyscalls } from '../kernel/node-file-syscalls.js';
 import { tableOf } from '../dataset/file-table.js';
 import { errnoError, errnoName, errorCode } from '../kernel/errno.js';
+import type { CpuAccount } from '../kernel/cpu-ledger.js';
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
 const MESSAGES = {
@@ -209,13 +210,21 @@ export function residentBytesOfFd(libc: LibcBindings, fd: number, bytes: number)
   return errno === 0 ? resident : -errno;
 }
 
-/** Measures how much of `files` is in the page cache (needs ownership or write access unless root). */
-export async function residency(files: readonly FileRef[], bindings: PageCacheBindings = systemBindings()): Promise<Residency> {
+/**
+ * Measures how much of `files` is in the page cache (needs ownership or write
+ * access unless root). `options.cpu`: the account its work is charged to (a
+ * CPU ledger's 'warming' or 'eviction', for the state it checks).
+ */
+export async function residency(
+  files: readonly FileRef[],
+  bindings: PageCacheBindings = systemBindings(),
+  options: { cpu?: CpuAccount } = {},
+): Promise<Residency> {
   const libc = requireLibc(bindings.libc);
   const calls = perFileCalls(bindings.calls);
   const result = emptyResidency();
   const probe = new ResidencyProbe(libc, calls);
-  await forEachOpenFile(files, calls, (cursor) => {
+  await forEachOpenFile(files, calls, options.cpu, (cursor) => {
     const resident = probe.residentBytes(cursor);
     if (typeof resident === 'string') unknownFile(result, resident, cursor.bytes);
     else if (cursor.bytes > 0) {
@@ -256,11 +265,13 @@ interface FileCursor {
  * Opens each file in turn and calls `visit` with it open; `failed` when it
  * cannot be opened or sized. A FileTable view goes directory by directory
  * (openat on the directory's descriptor with the stored name); any other list
- * opens each path. Yields to the event loop every FILES_PER_TURN files.
+ * opens each path. Yields to the event loop every FILES_PER_TURN files; each
+ * turn between yields is charged to `cpu` when one is given.
  */
 async function forEachOpenFile(
   files: readonly FileRef[],
   calls: FileSyscalls,
+  cpu: CpuAccount | undefined,
   visit: (cursor: FileCursor) => void,
   failed: (cursor: FileCursor, code: string) => void,
   selected: (index: number) => boolean = () => true,
@@ -292,30 +303,40 @@ async function forEachOpenFile(
     }
   };
   let turn = 0;
-  if (table) {
-    for (dir = 0; dir < table.prefixes.length; dir++) {
-      const dirFd = calls.open(table.prefixes[dir] || '.', O_DIRECTORY_CLOEXEC);
-      try {
-        for (let i = table.dirStart[dir]; i < table.dirStart[dir + 1]; i++) {
-          if (!selected(i)) continue;
-          if (++turn % FILES_PER_TURN === 0) await yieldToLoop();
-          cursor.index = i;
-          cursor.bytes = table.sizes[i];
-          cursor.foreign = table.foreign[i];
-          if (dirFd < 0) failed(cursor, errnoName(-dirFd));
-          else run(calls.openat(dirFd, table.nameBytes(i), O_RDONLY_CLOEXEC));
+  let stop = cpu?.start();
+  const nextTurn = async (): Promise<void> => {
+    stop?.();
+    await yieldToLoop();
+    stop = cpu?.start();
+  };
+  try {
+    if (table) {
+      for (dir = 0; dir < table.prefixes.length; dir++) {
+        const dirFd = calls.open(table.prefixes[dir] || '.', O_DIRECTORY_CLOEXEC);
+        try {
+          for (let i = table.dirStart[dir]; i < table.dirStart[dir + 1]; i++) {
+            if (!selected(i)) continue;
+            if (++turn % FILES_PER_TURN === 0) await nextTurn();
+            cursor.index = i;
+            cursor.bytes = table.sizes[i];
+            cursor.foreign = table.foreign[i];
+            if (dirFd < 0) failed(cursor, errnoName(-dirFd));
+            else run(calls.openat(dirFd, table.nameBytes(i), O_RDONLY_CLOEXEC));
+          }
+        } finally {
+          if (dirFd >= 0) calls.close(dirFd);
         }
-      } finally {
-        if (dirFd >= 0) calls.close(dirFd);
       }
+      return;
     }
-    return;
-  }
-  for (let i = 0; i < files.length; i++) {
-    if (!selected(i)) continue;
-    if (++turn % FILES_PER_TURN === 0) await yieldToLoop();
-    cursor.index = i;
-    run(calls.open(files[i].path, O_RDONLY_CLOEXEC));
+    for (let i = 0; i < files.length; i++) {
+      if (!selected(i)) continue;
+      if (++turn % FILES_PER_TURN === 0) await nextTurn();
+      cursor.index = i;
+      run(calls.open(files[i].path, O_RDONLY_CLOEXEC));
+    }
+  } finally {
+    stop?.();
   }
 }
 
@@ -364,12 +385,24 @@ class ResidencyProbe {
  * first (one syncfs(2) per file system, before its first file), since DONTNEED
  * skips dirty pages.
  */
-export async function evict(files: readonly FileRef[], options: { sync: boolean }, bindings: PageCacheBindings = systemBindings()): Promise<EvictResult> {
+export async function evict(
+  files: readonly FileRef[],
+  options: {
+    sync: boolean;
+    /** Charged with the eviction's CPU (a CPU ledger's 'eviction'). */
+    cpu?: CpuAccount;
+  },
+  bindings: PageCacheBindings = systemBindings(),
+): Promise<EvictResult> {
   const libc = requireLibc(bindings.libc);
   const calls = perFileCalls(bindings.calls);
   const started = performance.now();
   const result: EvictResult = { files: 0, bytes: 0, failedFiles: 0, nonResidentFiles: 0, elapsedMs: 0 };
-  if (options.sync) syncFileSystems(libc, calls, files);
+  if (options.sync) {
+    const cpu = options.cpu;
+    if (cpu) cpu.charge(() => syncFileSystems(libc, calls, files));
+    else syncFileSystems(libc, calls, files);
+  }
   const fail = (cursor: FileCursor, code: string): void => {
     result.failedFiles++;
     result.firstError ??= `${cursor.path()}: ${code}`;
@@ -380,7 +413,7 @@ export async function evict(files: readonly FileRef[], options: { sync: boolean 
   // lru_add_drain_all(), which interrupts every CPU (mm/fadvise.c).
   const probe = new ResidencyProbe(libc, calls);
   let residentAfter: number | null = 0;
-  await forEachOpenFile(files, calls, (cursor) => {
+  await forEachOpenFile(files, calls, options.cpu, (cursor) => {
     if (probe.residentBytes(cursor) === 0) {
       result.nonResidentFiles++;
       return;
@@ -480,6 +513,8 @@ export async function warm(
     bufferBytes?: number;
     /** Read each resident file's first byte (default true; see above). A warm that follows one that did can skip it. */
     touchAccessTimes?: boolean;
+    /** Charged with the CPU of the residency passes (a CPU ledger's 'warming'); the parallel reads run in Node's threads, not charged. */
+    cpu?: CpuAccount;
   } = {},
   bindings: PageCacheBindings = systemBindings(),
 ): Promise<WarmResult> {
@@ -507,7 +542,7 @@ export async function warm(
       return true;
     };
     const touch = options.touchAccessTimes !== false;
-    await forEachOpenFile(files, calls, (cursor) => {
+    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
       const resident = probe.residentBytes(cursor);
       if (typeof resident === 'number' && resident >= cursor.bytes) {
         result.residentFiles++;
@@ -515,7 +550,7 @@ export async function warm(
       } else marks[cursor.index] = cursor.bytes <= WILLNEED_MAX_BYTES && advise(cursor.fd, cursor.bytes) ? ADVISED : READ;
     }, (cursor, code) => fail(cursor.path(), code));
     // The advice was given to every file before this pass, so most reads have landed.
-    await forEachOpenFile(files, calls, (cursor) => {
+    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
       const resident = probe.residentBytes(cursor);
       if (typeof resident === 'number' && resident >= cursor.bytes) {
         result.files++;
