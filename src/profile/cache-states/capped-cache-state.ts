@@ -2,6 +2,7 @@ import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 import { evict, residency } from '../../system/page-cache/page-cache.js';
 import { requireCacheCap } from '../../system/keepers/cache-cap.js';
+import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import type { InotifyKeeper, ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 
@@ -16,12 +17,15 @@ export class CappedCacheState implements CacheState {
   constructor(
     /** Dataset bytes the page cache may hold. */
     private readonly capBytes: number,
+    /** The CPU ledger its work is charged to: the eviction as 'eviction', the cap as 'keeper'. */
+    private readonly options: { ledger?: CpuLedger } = {},
   ) {}
 
   async prepare(_mode: Mode, dataset: Dataset): Promise<PreparedState> {
-    await evict(dataset.files, { sync: true });
-    const before = await residency(dataset.files);
-    const cap = requireCacheCap(dataset.files, { capBytes: this.capBytes });
+    const ledger = this.options.ledger;
+    await evict(dataset.files, { sync: true, cpu: ledger?.account('eviction') });
+    const before = await residency(dataset.files, undefined, { cpu: ledger?.account('eviction') });
+    const cap = requireCacheCap(dataset.files, { capBytes: this.capBytes, ledger });
     this.cap = cap;
     return {
       residentBytesBefore: before.residentBytes,

@@ -2,6 +2,7 @@ import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 import { dropCachesGlobally, evict, residency, warm } from '../../system/page-cache/page-cache.js';
 import { startColdKeeper } from '../../system/keepers/cold-keeper.js';
+import type { CpuAccount, CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import { warmForCachedMode } from '../cached-subset.js';
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 
@@ -15,6 +16,8 @@ export interface PageCacheStateOptions {
   warmConcurrency: number;
   /** Seconds warming may take before the cached mode runs on the resident subset warmed by then (default 120). */
   warmLimitSec?: number;
+  /** Charged with the states' CPU: the warm-up, its check and the warm keeper as 'warming', the eviction and its check as 'eviction', the cold keeper as 'keeper'. */
+  ledger?: CpuLedger;
 }
 
 // The warm keeper looks at the cached files at most this often, and spends at most 1/KEEP_WARM_COST_RATIO of a CPU doing so (1%: half the profiler's budget).
@@ -34,7 +37,7 @@ const KEEP_WARM_COST_RATIO = 100;
  * cost of a look (KEEP_WARM_COST_RATIO times the residency pass just timed),
  * so at 1.28M files the keeper stays out of a short mode.
  */
-function keepWarm(files: Dataset['files'], lookMs: number): { stop(): Promise<void> } {
+function keepWarm(files: Dataset['files'], lookMs: number, cpu: CpuAccount | undefined): { stop(): Promise<void> } {
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
@@ -43,7 +46,7 @@ function keepWarm(files: Dataset['files'], lookMs: number): { stop(): Promise<vo
       running = (async () => {
         const started = performance.now();
         // The warm before the run made the access-time updates: a look need not read a byte of every file again.
-        await warm(files, { concurrency: 1, touchAccessTimes: false }).catch(() => undefined);
+        await warm(files, { concurrency: 1, touchAccessTimes: false, cpu }).catch(() => undefined);
         if (!stopped) schedule(performance.now() - started);
       })();
     }, Math.max(KEEP_WARM_MIN_MS, costMs * KEEP_WARM_COST_RATIO));
@@ -70,15 +73,17 @@ export class PageCacheState implements CacheState {
   constructor(private readonly options: PageCacheStateOptions) {}
 
   async prepare(mode: Mode, dataset: Dataset): Promise<PreparedState> {
+    const ledger = this.options.ledger;
     if (mode === 'cached') {
+      const cpu = ledger?.account('warming');
       // A dataset larger than the memory budget, or too slow to warm: a resident subset (cached-subset.ts).
       const plan = await warmForCachedMode(dataset, {
-        warm: (files) => warm(files, { concurrency: this.options.warmConcurrency }),
+        warm: (files) => warm(files, { concurrency: this.options.warmConcurrency, cpu }),
         warmLimitSec: this.options.warmLimitSec,
       });
       const started = performance.now();
-      const before = await residency(plan.dataset.files);
-      const keeper = keepWarm(plan.dataset.files, performance.now() - started);
+      const before = await residency(plan.dataset.files, undefined, { cpu });
+      const keeper = keepWarm(plan.dataset.files, performance.now() - started, cpu);
       return {
         residentBytesBefore: before.residentBytes,
         finish: async () => {
@@ -90,13 +95,15 @@ export class PageCacheState implements CacheState {
     }
     // Per-file eviction re-checks what it advised, so its figure spares a second pass over a large dataset.
     let residentAfterEvict: number | undefined;
+    // The synthetic mode's residency, only recorded, is nobody's: it is read before the run, outside its CPU.
+    const cpu = mode === 'cold' ? ledger?.account('eviction') : undefined;
     if (mode === 'cold') {
       if (this.options.dropCaches) await dropCachesGlobally();
-      else residentAfterEvict = (await evict(dataset.files, { sync: true })).residentBytesAfter;
+      else residentAfterEvict = (await evict(dataset.files, { sync: true, cpu })).residentBytesAfter;
     }
-    const before = residentAfterEvict !== undefined ? { residentBytes: residentAfterEvict } : await residency(dataset.files);
+    const before = residentAfterEvict !== undefined ? { residentBytes: residentAfterEvict } : await residency(dataset.files, undefined, { cpu });
     if (mode !== 'cold') return { residentBytesBefore: before.residentBytes, finish: async () => ({}) };
-    const keeper = startColdKeeper(dataset.files, { intervalMs: this.options.coldKeeperIntervalMs });
+    const keeper = startColdKeeper(dataset.files, { intervalMs: this.options.coldKeeperIntervalMs, ledger });
     return {
       residentBytesBefore: before.residentBytes,
       finish: () => finishKeeper(keeper),
