@@ -6,6 +6,11 @@
  * the proof's words for a source that fetches over the network.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { ExitCode, UserError } from '../../src/errors.js';
 import { LocalFilesSource } from '../../src/profile/data-sources/local-files.js';
@@ -13,6 +18,8 @@ import { proveState, type ProofInput } from '../../src/profile/state-proof.js';
 import type { ResourceSample } from '../../src/schema/profile.js';
 import type { Dataset } from '../../src/system/dataset/dataset.js';
 import { fetchedSeriesOf } from '../../src/profile/window-rates.js';
+import { CpuLedger } from '../../src/system/kernel/cpu-ledger.js';
+import { pageCacheSupport } from '../../src/system/page-cache/page-cache.js';
 
 const dataset = (overrides: Partial<Dataset> = {}): Dataset => ({
   roots: ['/data'],
@@ -51,6 +58,53 @@ test("the local source's meter is the job tree's read_bytes at each sample, and 
   assert.equal(typeof readings.wholeRunBytes, 'number');
   assert.match(readings.wholeRunSource, /\/proc\/self\/io after reaping/);
   assert.equal(readings.otherReads(0), null, 'no job ran, so nothing was read outside --data');
+});
+
+test("the local source's meter names a file the job's tree holds open outside --data, and charges its samples to the ledger as meter", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-local-meter-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'data'));
+  mkdirSync(join(dir, 'labels'));
+  writeFileSync(join(dir, 'labels', 'labels.csv'), 'a,1\n');
+  const ledger = new CpuLedger();
+  const source = new LocalFilesSource([join(dir, 'data')], { dropCaches: false, ledger });
+  const meter = source.startMeter('cold', dataset({ roots: [join(dir, 'data')] }), []);
+  // A job whose child holds the label file open (a grandchild of the root: found among the tree's members).
+  const script = `require('node:child_process').spawn(process.execPath, ['-e', "require('node:fs').openSync(process.argv[1], 'r'); setTimeout(() => {}, 4000)", ${JSON.stringify(join(dir, 'labels', 'labels.csv'))}], { stdio: 'ignore' }); setTimeout(() => {}, 4000);`;
+  const job = spawn(process.execPath, ['-e', script], { stdio: 'ignore', detached: true });
+  t.after(() => {
+    try {
+      process.kill(-job.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  });
+  meter.attach(job.pid!);
+  await sleep(2400);
+  const readings = await meter.finish([]);
+  assert.match(readings.otherReads(0)?.note ?? '', /labels \(1 file\)/);
+  assert.ok(ledger.reading().meter.calls >= 1, 'the 2 s sample was charged');
+});
+
+test("the local source's states charge the ledger: warm-up as warming, eviction as eviction, the cold keeper as keeper", async (t) => {
+  const support = pageCacheSupport();
+  if (!support.evict || !support.residency) return t.skip(`page-cache control is not available here: ${support.reason}`);
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-local-ledger-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (let i = 0; i < 20; i++) writeFileSync(join(dir, `${i}.bin`), Buffer.alloc(64 * 1024, i));
+  const ledger = new CpuLedger();
+  const source = new LocalFilesSource([dir], { dropCaches: false, ledger });
+  const listed = await source.list();
+  const cached = await source.modeState.prepare('cached', listed);
+  await cached.finish();
+  const afterCached = ledger.reading();
+  assert.ok(afterCached.warming.calls >= 1 && afterCached.eviction.calls === 0, JSON.stringify(afterCached));
+  const cold = await source.modeState.prepare('cold', listed);
+  const finish = await cold.finish();
+  const reading = ledger.reading();
+  assert.ok(reading.eviction.calls >= 1 && reading.eviction.cpuSec > 0, JSON.stringify(reading));
+  assert.ok(Math.abs(reading.keeper.cpuSec - (finish.keeper?.cpuSec ?? 0)) < 1e-12, 'the keeper charges what it reports');
+  await source.close();
 });
 
 test('the local source names what limits a proof: a dataset that does not fit, a memory file system', () => {

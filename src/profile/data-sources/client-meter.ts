@@ -10,6 +10,7 @@ import { mean } from '../../analysis/stats.js';
 import { nearestRank } from '../../quantile.js';
 import { counterAt } from '../window-rates.js';
 import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 250;
 
@@ -119,13 +120,13 @@ export function clientMeterEnv(dir: string, origins: readonly string[]): Record<
   return { DSA_NET_DIR: dir, DSA_NET_ORIGINS: origins.join(',') };
 }
 
-/** Starts metering one run whose job writes its counters into `dir` (made by the job's hook). */
-export function startClientMeter(dir: string, origins: readonly string[]): FetchMeter {
+/** Starts metering one run whose job writes its counters into `dir` (made by the job's hook); each reading is charged to `ledger` as 'meter'. */
+export function startClientMeter(dir: string, origins: readonly string[], ledger?: CpuLedger): FetchMeter {
   const startedAt = Date.now();
   const readings: CounterReading[] = [{ t: startedAt, bytes: 0 }];
   const counters = new ClientCounters(dir);
   const read = () => readings.push({ t: Date.now(), bytes: totalBytes(counters.poll()) });
-  const timer = setInterval(read, READ_EVERY_MS);
+  const timer = setInterval(ledger ? ledger.wrap('meter', read) : read, READ_EVERY_MS);
   timer.unref();
   return {
     jobEnv: clientMeterEnv(dir, origins),

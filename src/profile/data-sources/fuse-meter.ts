@@ -14,6 +14,7 @@ import { daemonsOf, fuseDaemons, type FuseDaemon } from '../../system/dataset/fu
 import { cgroupV2Of, groupProcesses, socketCounterObstacle, SocketCounter } from '../../system/network/socket-counter.js';
 import { counterAt } from '../window-rates.js';
 import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 500;
 
@@ -98,8 +99,8 @@ export function withoutCredentials(source: string): string {
   return source.replace(/[^\s/@]*:[^\s/@]*@/g, '');
 }
 
-/** Meters one run: the daemon's received bytes, read every half second and placed at the run's resource samples. */
-export function startSocketMeter(metering: FuseMetering): FetchMeter {
+/** Meters one run: the daemon's received bytes, read every half second and placed at the run's resource samples; each reading's own work is charged to `ledger` as 'meter'. */
+export function startSocketMeter(metering: FuseMetering, ledger?: CpuLedger): FetchMeter {
   const start = metering.counter.readNow().payloadBytes;
   const readings: CounterReading[] = [{ t: Date.now(), bytes: 0 }];
   let reading: Promise<void> = Promise.resolve();
@@ -110,7 +111,7 @@ export function startSocketMeter(metering: FuseMetering): FetchMeter {
     });
     return reading;
   };
-  const timer = setInterval(read, READ_EVERY_MS);
+  const timer = setInterval(ledger ? ledger.wrap('meter', read) : read, READ_EVERY_MS);
   timer.unref();
   return {
     attach() {

@@ -12,7 +12,8 @@ import { listDataset, type Dataset, type DatasetFile } from '../../system/datase
 import { fileSystemLimit, fileSystemWarnings } from '../../system/dataset/file-systems.js';
 import { OutsideReadsSampler, outsideReadsNote } from '../../system/probes/open-files.js';
 import { pageCacheSupport } from '../../system/page-cache/page-cache.js';
-import { processTree, selfReadBytes } from '../../system/kernel/proc.js';
+import { TreeMembers, selfReadBytes } from '../../system/kernel/proc.js';
+import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import { probeReads } from '../../system/probes/read-probe.js';
 import { CappedCacheState } from '../cache-states/capped-cache-state.js';
 import { PageCacheState } from '../cache-states/page-cache-state.js';
@@ -27,9 +28,14 @@ import { meterFuseMount, meteredWarning, startSocketMeter, type FuseMetering } f
 export interface LocalFilesOptions {
   /** Make the cold mode cold with the global drop_caches instead of per-file eviction (root only). */
   dropCaches: boolean;
+  /**
+   * Charged with the source's CPU while runs are set up and run: its meter as 'meter', its states'
+   * warming, eviction and keepers as 'warming', 'eviction' and 'keeper'. Absent: nothing is charged.
+   */
+  ledger?: CpuLedger;
 }
 
-// Period of the open-file sampling (a /proc scan for the tree, then the tree's fds): cheap at 2 s.
+// Period of the open-file sampling (the tree's processes, then their fds): cheap at 2 s.
 const OUTSIDE_SAMPLE_MS = 2000;
 
 /** Messages of the local-file source. */
@@ -58,9 +64,9 @@ export class LocalFilesSource implements DataSource {
   constructor(
     /** The --data folders (or files), absolute. */
     private readonly roots: string[],
-    options: LocalFilesOptions,
+    private readonly options: LocalFilesOptions,
   ) {
-    this.modeState = new PageCacheState({ dropCaches: options.dropCaches, ...CACHE_STATE_SETTINGS });
+    this.modeState = new PageCacheState({ dropCaches: options.dropCaches, ...CACHE_STATE_SETTINGS, ledger: options.ledger });
   }
 
   /** Files on a metered FUSE mount come over the daemon's network. */
@@ -122,11 +128,11 @@ export class LocalFilesSource implements DataSource {
   }
 
   heldShareState(held: readonly DatasetFile[]): CacheState {
-    return new PartialCacheState(held, CACHE_STATE_SETTINGS);
+    return new PartialCacheState(held, { ...CACHE_STATE_SETTINGS, ledger: this.options.ledger });
   }
 
   cappedState(capBytes: number): CappedState {
-    return new CappedCacheState(capBytes);
+    return new CappedCacheState(capBytes, { ledger: this.options.ledger });
   }
 
   cappingObstacle(): string | null {
@@ -147,7 +153,7 @@ export class LocalFilesSource implements DataSource {
 
   startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const metering = this.fuseMetering();
-    return metering ? startSocketMeter(metering) : startReadBytesMeter(mode, dataset.roots, ownDirs);
+    return metering ? startSocketMeter(metering, this.options.ledger) : startReadBytesMeter(mode, dataset.roots, ownDirs, this.options.ledger);
   }
 
   oneLaunchObstacle(dataset: Dataset, modes: readonly Mode[]): string | null {
@@ -180,14 +186,17 @@ function readBytesSeries(resources: readonly ResourceSample[]): CounterReading[]
  * --data would pass for the dataset's reads: its open files are sampled and
  * named (system/probes/open-files.ts).
  */
-function startReadBytesMeter(mode: Mode, roots: readonly string[], ownDirs: readonly string[]): FetchMeter {
+function startReadBytesMeter(mode: Mode, roots: readonly string[], ownDirs: readonly string[], ledger: CpuLedger | undefined): FetchMeter {
   const before = selfReadBytes();
   const outside = new OutsideReadsSampler(roots, ownDirs);
   let timer: NodeJS.Timeout | null = null;
   return {
     attach(pid) {
       if (mode === 'synthetic') return;
-      timer = setInterval(() => outside.sample(processTree(pid)), OUTSIDE_SAMPLE_MS);
+      // The tree's members kept from sample to sample: a sample reads the tree's processes, not the machine's.
+      const tree = new TreeMembers(pid);
+      const sample = (): void => outside.sample(tree.read().map((stat) => stat.pid));
+      timer = setInterval(ledger ? ledger.wrap('meter', sample) : sample, OUTSIDE_SAMPLE_MS);
       timer.unref();
     },
     finish(resources): FetchReadings {

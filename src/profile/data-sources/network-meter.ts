@@ -8,6 +8,7 @@ import { counterAt } from '../window-rates.js';
 import { mean } from '../../analysis/stats.js';
 import { nearestRank } from '../../quantile.js';
 import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 250;
 
@@ -16,8 +17,8 @@ const MESSAGES = {
   wholeRunSource: 'bytes of the data its origin sent through the metering proxy over the whole run',
 } as const;
 
-/** Starts metering one run through `proxy`, under the cap it has now. */
-export function startNetworkMeter(proxy: MeteringProxy): FetchMeter {
+/** Starts metering one run through `proxy`, under the cap it has now; each reading is charged to `ledger` as 'meter'. */
+export function startNetworkMeter(proxy: MeteringProxy, ledger?: CpuLedger): FetchMeter {
   const capBytesPerSec = proxy.capBytesPerSec;
   proxy.resetMaxInFlight();
   proxy.takeRecords(); // an earlier run's, ended after its meter
@@ -25,7 +26,7 @@ export function startNetworkMeter(proxy: MeteringProxy): FetchMeter {
   const startedAt = performance.now();
   const readings: CounterReading[] = [{ t: Date.now(), bytes: 0 }];
   const read = () => readings.push({ t: Date.now(), bytes: proxy.readCounters().originBytes - start.originBytes });
-  const timer = setInterval(read, READ_EVERY_MS);
+  const timer = setInterval(ledger ? ledger.wrap('meter', read) : read, READ_EVERY_MS);
   timer.unref();
   return {
     attach() {

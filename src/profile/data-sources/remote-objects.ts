@@ -24,6 +24,7 @@ import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
 import { nearestRank } from '../../quantile.js';
 import type { CappedState, DataSource, FetchMeter, Throttle } from './data-source.js';
+import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 export interface RemoteOptions {
   /** Folder for the profiler's cache of the objects (under the profile's artefacts); emptied when the source closes. */
@@ -40,6 +41,8 @@ export interface RemoteOptions {
    * the proxy (the cached mode, a cap, an added latency, a held share) use it either way. Default 'client'.
    */
   netMeter?: NetMeter;
+  /** Charged with the meters' readings, as 'meter' (the proxy's relaying is not charged). */
+  ledger?: CpuLedger;
 }
 
 /** Where a remote source's cold mode is metered (--net-meter). */
@@ -184,7 +187,7 @@ export class RemoteObjectsSource implements DataSource {
   startMeter(mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const proxy = this.requireLink().proxy;
     const direct = (this.options.netMeter ?? 'client') === 'client' && mode === 'cold' && proxy.passesThrough;
-    return direct ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins) : startNetworkMeter(proxy);
+    return direct ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins, this.options.ledger) : startNetworkMeter(proxy, this.options.ledger);
   }
 
   oneLaunchObstacle(): string | null {
