@@ -103,6 +103,10 @@ export class FakeInotifyKernel {
       if (file !== undefined) this.close(file);
       return 0;
     },
+    closeRange: (first, last) => {
+      for (let fd = first; fd <= last; fd++) this.libc.close(fd);
+      return 0;
+    },
     threadCpuSec: () => -1,
   };
 }
@@ -129,6 +133,8 @@ export class FakeFanotifyLibc extends FakeLibc {
   readonly queue: Buffer[] = [];
   readonly marked: string[] = [];
   readonly closed: number[] = [];
+  /** close_range calls, as [first, last]; their descriptors are in `closed` too. */
+  readonly closedRanges: [number, number][] = [];
   opened = 0;
   groupOpen = false;
 
@@ -152,6 +158,11 @@ export class FakeFanotifyLibc extends FakeLibc {
   override open(file: string): number {
     this.opened++;
     return fs.openSync(file, 'r');
+  }
+
+  override closeRange(first: number, last: number): number {
+    this.closedRanges.push([first, last]);
+    return super.closeRange(first, last);
   }
 
   override close(fd: number): number {

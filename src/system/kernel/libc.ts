@@ -129,6 +129,12 @@ export interface LibcBindings {
   /** close(fd); returns 0 or errno. */
   close(fd: number): number;
   /**
+   * close_range(first, last, 0) (Linux 5.9, glibc 2.34): closes every
+   * descriptor from first to last in one call; returns 0 or errno (ENOSYS
+   * where the kernel or libc lacks it: close them one by one then).
+   */
+  closeRange(first: number, last: number): number;
+  /**
    * CPU seconds the calling thread has used (clock_gettime(CLOCK_THREAD_CPUTIME_ID)),
    * or -1 where that clock cannot be read. Unlike wall time around a piece of
    * work, it does not count time the thread was preempted on a busy machine.
@@ -137,6 +143,8 @@ export interface LibcBindings {
 }
 
 const CLOCK_THREAD_CPUTIME_ID = 3;
+// errno of a call the kernel or libc does not have.
+const ENOSYS = 38;
 
 /** The outcome of loading libc once: the bindings, or why they are unavailable. */
 export type LibcLoad = { ok: true; libc: LibcBindings } | { ok: false; reason: string };
@@ -197,6 +205,13 @@ function tryLoad(): LibcLoad {
     const read = lib.func('intptr_t read(int fd, _Out_ uint8_t *buf, size_t count)');
     const open = lib.func('int open(const char *path, int flags)');
     const close = lib.func('int close(int fd)');
+    // Optional: a libc older than 2.34 lacks it, and every other binding still works.
+    let closeRangeFunc: ((first: number, last: number, flags: number) => unknown) | null = null;
+    try {
+      closeRangeFunc = lib.func('int close_range(unsigned int first, unsigned int last, int flags)');
+    } catch {
+      closeRangeFunc = null;
+    }
     // struct timespec is two 64-bit words on the 64-bit ABIs koffi's prebuilt binaries cover.
     const clockGettime = lib.func('int clock_gettime(int clock, _Out_ int64_t *ts)');
     const timespec = new BigInt64Array(2);
@@ -239,6 +254,7 @@ function tryLoad(): LibcLoad {
         return fd < 0 ? -errno() : fd;
       },
       close: (fd) => (Number(close(fd)) === 0 ? 0 : errno()),
+      closeRange: (first, last) => (closeRangeFunc === null ? ENOSYS : Number(closeRangeFunc(first, last, 0)) === 0 ? 0 : errno()),
       threadCpuSec: () =>
         Number(clockGettime(CLOCK_THREAD_CPUTIME_ID, timespec)) === 0
           ? Number(timespec[0]) + Number(timespec[1]) / 1e9

@@ -113,6 +113,42 @@ describe('fanotify keeper (fake kernel)', () => {
     assert.equal(libc.closed.length, 3, 'every descriptor it opened is closed');
   });
 
+  it('closes the descriptors of one read\'s events together: each once, a run of consecutive ones in one close_range', async () => {
+    const { files, libc } = dataset('batch');
+    const started = startFanotifyKeeper(libc, files, MANUAL);
+    assert.ok(started.ok);
+    const fds = files.map((file) => fs.openSync(file.path, 'r'));
+    for (const fd of fds) libc.queue.push(fanotifyEvent(0x1 | 0x10, fd));
+    await started.keeper.scanNow();
+    for (const file of files) assert.deepEqual(libc.residentPages(file.path), [], file.path);
+    assert.deepEqual([...libc.closed].sort((a, b) => a - b), [...fds].sort((a, b) => a - b), 'every event descriptor closed once');
+    for (const fd of fds) assert.equal(isOpen(fd), false);
+    const sorted = [...fds].sort((a, b) => a - b);
+    const consecutive = sorted.every((fd, i) => i === 0 || fd === sorted[i - 1] + 1);
+    if (consecutive) assert.deepEqual(libc.closedRanges, [[sorted[0], sorted[2]]]);
+    const stats = await started.keeper.stop();
+    assert.equal(stats.events?.closeEvictions, 3);
+  });
+
+  it('keeps a held file\'s descriptor out of the batch it came in, and closes it at its close event', async () => {
+    const { files, libc } = dataset('held-batch');
+    const started = startFanotifyKeeper(libc, files, MANUAL);
+    assert.ok(started.ok);
+    const readFd = fs.openSync(files[0].path, 'r');
+    const other = fs.openSync(files[1].path, 'r');
+    libc.queue.push(fanotifyEvent(0x1, readFd), fanotifyEvent(0x1 | 0x10, other));
+    await started.keeper.scanNow();
+    assert.equal(isOpen(readFd), true, 'the file being read keeps its descriptor');
+    assert.equal(isOpen(other), false);
+    const closeFd = fs.openSync(files[0].path, 'r');
+    libc.queue.push(fanotifyEvent(0x10, closeFd));
+    await started.keeper.scanNow();
+    assert.equal(isOpen(readFd), false, 'released at its close');
+    assert.equal(isOpen(closeFd), false);
+    assert.deepEqual([...libc.closed].sort((a, b) => a - b), [readFd, other, closeFd].sort((a, b) => a - b));
+    await started.keeper.stop();
+  });
+
   it('charges its metered CPU to the ledger as keeper: the seconds its stats say', async () => {
     const { files, libc } = dataset('ledger');
     const ledger = new CpuLedger();
