@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 
 /**
  * A small kernel file (/proc, /sys) as text, or null when it cannot be read:
@@ -20,4 +20,49 @@ export function readTextOrNull(path: string): string | null {
 export function parseKernelNumber(text: string | null): number | null {
   const trimmed = text?.trim() ?? '';
   return /^\d+$/.test(trimmed) ? Number(trimmed) : null;
+}
+
+// One buffer for every KernelFile (reads are synchronous): grown when a file outgrows it.
+let shared = Buffer.allocUnsafe(16 * 1024);
+
+/**
+ * A kernel file read again and again (a sampler's /proc/stat, a process's
+ * /proc/PID/stat): kept open and read from its start with one pread(2) a
+ * reading, where readTextOrNull costs an open, an fstat, two reads and a
+ * close. A /proc file regenerates its text at offset 0 (seq_file), and a
+ * read shorter than the buffer is the whole text. A descriptor on
+ * /proc/PID/... stays with its process: once that process is reaped a read
+ * fails (ESRCH), even when its pid is reused. Close it when done.
+ */
+export class KernelFile {
+  private fd: number | null = null;
+
+  constructor(readonly path: string) {}
+
+  /** The file's text now, or null when it cannot be opened or read (the descriptor is then closed; the next read opens again). */
+  read(): string | null {
+    try {
+      this.fd ??= openSync(this.path, 'r');
+      let bytes = readSync(this.fd, shared, 0, shared.length, 0);
+      while (bytes === shared.length) {
+        shared = Buffer.allocUnsafe(shared.length * 2);
+        bytes = readSync(this.fd, shared, 0, shared.length, 0);
+      }
+      return shared.toString('utf8', 0, bytes);
+    } catch {
+      this.close();
+      return null;
+    }
+  }
+
+  /** Closes the descriptor; idempotent. */
+  close(): void {
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+    this.fd = null;
+  }
 }
