@@ -190,17 +190,19 @@ function startReadBytesMeter(mode: Mode, roots: readonly string[], ownDirs: read
   const before = selfReadBytes();
   const outside = new OutsideReadsSampler(roots, ownDirs);
   let timer: NodeJS.Timeout | null = null;
+  let tree: TreeMembers | null = null;
   return {
     attach(pid) {
       if (mode === 'synthetic') return;
       // The tree's members kept from sample to sample: a sample reads the tree's processes, not the machine's.
-      const tree = new TreeMembers(pid);
-      const sample = (): void => outside.sample(tree.read().map((stat) => stat.pid));
+      const members = (tree = new TreeMembers(pid));
+      const sample = (): void => outside.sample(members.read().map((stat) => stat.pid));
       timer = setInterval(ledger ? ledger.wrap('meter', sample) : sample, OUTSIDE_SAMPLE_MS);
       timer.unref();
     },
     finish(resources): FetchReadings {
       if (timer) clearInterval(timer);
+      tree?.close();
       const after = selfReadBytes();
       const note = outsideReadsNote(outside.result());
       return {

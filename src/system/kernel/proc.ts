@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { parseKernelNumber, readTextOrNull } from './read-text.js';
+import { KernelFile, parseKernelNumber, readTextOrNull } from './read-text.js';
 
 /** The fields of /proc/PID/stat this tool uses. */
 export interface ProcStat {
@@ -193,8 +193,11 @@ export function processTree(rootPid: number, procRoot = '/proc'): number[] {
  * reading has a pid between that reading and the next. null when unreadable.
  */
 export function readLastPid(procRoot = '/proc'): number | null {
-  const text = readTextOrNull(`${procRoot}/loadavg`);
-  const last = text === null ? NaN : Number(text.trim().split(/\s+/)[4]);
+  return parseLastPid(readTextOrNull(`${procRoot}/loadavg`));
+}
+
+function parseLastPid(loadavg: string | null): number | null {
+  const last = loadavg === null ? NaN : Number(loadavg.slice(loadavg.lastIndexOf(' ') + 1));
   return Number.isInteger(last) && last >= 0 ? last : null;
 }
 
@@ -240,6 +243,14 @@ export class TreeMembers {
   private rootPid: number | null;
   /** Members at the last reading: pid to start time. */
   private known = new Map<number, number>();
+  /**
+   * On the real /proc, each member's stat and /proc/loadavg are kept open
+   * (KernelFile: one pread a reading). A fake /proc's files are read by path:
+   * a descriptor on a regular file would not fail when its "process" goes.
+   */
+  private readonly hold: boolean;
+  private readonly statFiles = new Map<number, KernelFile>();
+  private readonly loadavg: KernelFile;
   /** /proc/loadavg's last pid at the last reading; null: walk next time. */
   private lastPid: number | null = null;
   private walkedAt = -Infinity;
@@ -257,6 +268,8 @@ export class TreeMembers {
     this.rootPid = rootPid;
     this.fullWalkMs = options.fullWalkMs ?? FULL_WALK_MS;
     this.now = options.now ?? Date.now;
+    this.hold = procRoot === '/proc';
+    this.loadavg = new KernelFile(`${procRoot}/loadavg`);
   }
 
   /** Sets the root; the next reading walks every process. */
@@ -268,14 +281,40 @@ export class TreeMembers {
   /** The members' stats now, in no particular order; [] without a root. */
   read(): ProcStat[] {
     if (this.rootPid === null) return [];
-    const last = readLastPid(this.procRoot);
+    const last = parseLastPid(this.hold ? this.loadavg.read() : readTextOrNull(`${this.procRoot}/loadavg`));
     const now = this.now();
     const created = last === null || this.lastPid === null || now - this.walkedAt >= this.fullWalkMs ? null : this.pidsSince(this.lastPid, last);
     const members = created === null ? this.walk(last) : this.update(created);
     if (created === null) this.walkedAt = now;
     this.lastPid = last;
     this.known = new Map([...members.values()].map((s) => [s.pid, s.startTicks]));
+    for (const [pid, file] of this.statFiles) {
+      if (members.has(pid)) continue;
+      file.close();
+      this.statFiles.delete(pid);
+    }
     return [...members.values()];
+  }
+
+  /** Closes the files kept open; a later reading opens them again. */
+  close(): void {
+    for (const file of this.statFiles.values()) file.close();
+    this.statFiles.clear();
+    this.loadavg.close();
+  }
+
+  /** A member's stat: through its kept descriptor on the real /proc (dropped once it fails: the process is gone). */
+  private readMember(pid: number): ProcStat | null {
+    if (!this.hold) return readProcStat(pid, this.procRoot);
+    let file = this.statFiles.get(pid);
+    if (!file) this.statFiles.set(pid, (file = new KernelFile(`${this.procRoot}/${pid}/stat`)));
+    const text = file.read();
+    const stat = text === null ? null : parseProcStat(text);
+    if (stat === null) {
+      file.close();
+      this.statFiles.delete(pid);
+    }
+    return stat;
   }
 
   /**
@@ -296,11 +335,11 @@ export class TreeMembers {
   /** The known members read again, then the processes created since: a child of a member joins. */
   private update(created: number[]): Map<number, ProcStat> {
     const members = new Map<number, ProcStat>();
-    const root = readProcStat(this.rootPid!, this.procRoot);
+    const root = this.readMember(this.rootPid!);
     if (root) members.set(root.pid, root);
     for (const [pid, start] of this.known) {
       if (members.has(pid)) continue;
-      const stat = readProcStat(pid, this.procRoot);
+      const stat = this.readMember(pid);
       if (stat && stat.startTicks === start) members.set(pid, stat);
     }
     const missing: number[] = [];
@@ -356,7 +395,10 @@ export function readBytes(pid: number | 'self', procRoot = '/proc'): number | nu
 
 /** read_bytes and write_bytes of /proc/PID/io in one read; null when the file is gone or unreadable. */
 function ioCounters(pid: number | 'self', procRoot: string): { readBytes: number; writeBytes: number } | null {
-  const text = readTextOrNull(`${procRoot}/${pid}/io`);
+  return parseIoCounters(readTextOrNull(`${procRoot}/${pid}/io`));
+}
+
+function parseIoCounters(text: string | null): { readBytes: number; writeBytes: number } | null {
   if (text === null) return null;
   const read = parseIoReadBytes(text);
   return read === null ? null : { readBytes: read, writeBytes: parseIoWriteBytes(text) ?? 0 };
@@ -422,6 +464,8 @@ interface Credit {
 export class TreeAccounting {
   private readonly members: TreeMembers;
   private readonly tracked = new Map<string, Tracked>();
+  /** Each member's /proc/PID/io kept open (the real /proc only), by pid and start time. */
+  private readonly ioFiles = new Map<string, KernelFile>();
   private credits = new Map<number, Credit[]>();
   private totalTicks = 0;
   private totalReadBytes = 0;
@@ -440,6 +484,21 @@ export class TreeAccounting {
     this.members.setRoot(pid);
   }
 
+  /** Closes the /proc files kept open for the tree; a later sample opens them again. */
+  close(): void {
+    this.members.close();
+    for (const file of this.ioFiles.values()) file.close();
+    this.ioFiles.clear();
+  }
+
+  /** read_bytes and write_bytes of a member, through its kept /proc/PID/io on the real /proc. */
+  private ioOf(stat: ProcStat, key: string): { readBytes: number; writeBytes: number } | null {
+    if (this.procRoot !== '/proc') return ioCounters(stat.pid, this.procRoot);
+    let file = this.ioFiles.get(key);
+    if (!file) this.ioFiles.set(key, (file = new KernelFile(`${this.procRoot}/${stat.pid}/io`)));
+    return parseIoCounters(file.read());
+  }
+
   /** Reads the tree now and returns the accumulated totals. */
   sample(): TreeSnapshot {
     const stats = this.members.read();
@@ -449,6 +508,8 @@ export class TreeAccounting {
     for (const [key, gone] of this.tracked) {
       if (byKey.has(key)) continue;
       this.tracked.delete(key);
+      this.ioFiles.get(key)?.close();
+      this.ioFiles.delete(key);
       const list = this.credits.get(gone.ppid) ?? [];
       list.push({ cpuTicks: gone.cpuTicks, readBytes: gone.readBytes, writeBytes: gone.writeBytes, ttl: 2 });
       this.credits.set(gone.ppid, list);
@@ -459,7 +520,7 @@ export class TreeAccounting {
       const key = `${stat.pid}:${stat.startTicks}`;
       const childTicks = stat.cutimeTicks + stat.cstimeTicks;
       const cpuTicks = stat.utimeTicks + stat.stimeTicks + childTicks;
-      const io = ioCounters(stat.pid, this.procRoot);
+      const io = this.ioOf(stat, key);
       if (io === null) complete = false;
       const previous = this.tracked.get(key);
       const ioNow = io?.readBytes ?? previous?.readBytes ?? 0;

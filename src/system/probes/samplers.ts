@@ -2,7 +2,7 @@
 // time and storage reads, disk throughput of the dataset's device, page-cache
 // size and (optionally) GPU utilisation. Formats: proc(5) for /proc/stat and
 // /proc/meminfo, Documentation/admin-guide/iostats.rst for /proc/diskstats.
-import { readTextOrNull } from '../kernel/read-text.js';
+import { KernelFile } from '../kernel/read-text.js';
 import type { ResourceSample } from '../../schema/profile.js';
 import type { GpuSampler } from './gpu.js';
 import { TreeAccounting } from '../kernel/proc.js';
@@ -21,8 +21,11 @@ export interface CpuTimes {
 
 /** Parses the 'cpu ' line of /proc/stat; null when absent. */
 export function parseCpuTimes(procStat: string): CpuTimes | null {
-  const line = procStat.split('\n').find((l) => l.startsWith('cpu '));
-  if (!line) return null;
+  // The aggregate line comes first; the per-CPU lines and the long intr line after it are not split.
+  const start = procStat.startsWith('cpu ') ? 0 : procStat.indexOf('\ncpu ') + 1;
+  if (start === 0 && !procStat.startsWith('cpu ')) return null;
+  const end = procStat.indexOf('\n', start);
+  const line = procStat.slice(start, end < 0 ? undefined : end);
   // user nice system idle iowait irq softirq steal (guest and guest_nice are already in user/nice)
   const values = line.trim().split(/\s+/).slice(1, 9).map(Number);
   if (values.length < 4 || values.some((v) => !Number.isFinite(v))) return null;
@@ -85,22 +88,24 @@ export interface Sampler {
 /** Starts sampling every `intervalMs`; the timer never keeps Node alive and never throws. */
 export function startSampler(options: SamplerOptions): Sampler {
   const tree = new TreeAccounting(options.rootPid);
+  // Kept open and read again from the start at each sample: one pread each (KernelFile).
+  const files = { stat: new KernelFile('/proc/stat'), diskstats: new KernelFile('/proc/diskstats'), meminfo: new KernelFile('/proc/meminfo') };
   const samples: ResourceSample[] = [];
   let haveRoot = options.rootPid !== null;
-  let lastCpu = parseCpuTimes((readTextOrNull('/proc/stat') ?? ''));
-  let lastDisk = options.device ? parseDiskReadBytes((readTextOrNull('/proc/diskstats') ?? ''), options.device) : null;
+  let lastCpu = parseCpuTimes(files.stat.read() ?? '');
+  let lastDisk = options.device ? parseDiskReadBytes(files.diskstats.read() ?? '', options.device) : null;
   let lastT = Date.now();
   let stopped = false;
 
   const take = (): void => {
     const t = Date.now();
-    const cpu = parseCpuTimes((readTextOrNull('/proc/stat') ?? ''));
+    const cpu = parseCpuTimes(files.stat.read() ?? '');
     const cpuPct = cpu && lastCpu ? cpuPercent(lastCpu, cpu) : 0;
     if (cpu) lastCpu = cpu;
 
     let diskReadBytesPerSec = 0;
     if (options.device) {
-      const disk = parseDiskReadBytes((readTextOrNull('/proc/diskstats') ?? ''), options.device);
+      const disk = parseDiskReadBytes(files.diskstats.read() ?? '', options.device);
       if (disk !== null && lastDisk !== null && t > lastT) {
         diskReadBytesPerSec = Math.max(0, ((disk - lastDisk) * 1000) / (t - lastT));
       }
@@ -117,7 +122,7 @@ export function startSampler(options: SamplerOptions): Sampler {
       jobReadBytes: job?.readBytes ?? 0,
       ...(job ? { jobWriteBytes: job.writeBytes } : {}),
       diskReadBytesPerSec,
-      pageCacheBytes: parseMeminfoCachedBytes((readTextOrNull('/proc/meminfo') ?? '')) ?? 0,
+      pageCacheBytes: parseMeminfoCachedBytes(files.meminfo.read() ?? '') ?? 0,
     };
     const gpu = options.gpu?.latest() ?? null;
     if (gpu?.utilPct != null) sample.gpuUtilPct = gpu.utilPct;
@@ -154,6 +159,8 @@ export function startSampler(options: SamplerOptions): Sampler {
         stopped = true;
         clearInterval(timer);
         safeTake();
+        tree.close();
+        for (const file of Object.values(files)) file.close();
       }
       return samples.slice();
     },
