@@ -31,7 +31,7 @@ export type { ColdKeeper, ColdKeeperStats, EventKeeperStats, KeeperMechanism } f
 export interface ColdKeeperOptions {
   /** scan: time from one scan's start to the next; fanotify, inotify: time between drains of the event queue. */
   intervalMs: number;
-  /** fanotify, inotify: time between sweeps of the files held open (default 1000 ms). */
+  /** fanotify, inotify: time between sweeps of the files held open (default 1000 ms), made at the first drain that long after the last. */
   sweepIntervalMs?: number;
   /** scan: largest share of the interval a scan may take before the interval is stretched. */
   maxDutyCycle?: number;

@@ -39,7 +39,7 @@ import type { ColdKeeper, ColdKeeperStats } from './keeper-types.js';
 export interface FanotifyKeeperOptions {
   /** Time between drains of the event queue. */
   drainMs: number;
-  /** Time between sweeps of the files held open. */
+  /** Time between sweeps of the files held open (made at the first drain this long after the last: no timer of their own). */
   sweepMs: number;
   /** Charged with the keeper's CPU, as 'keeper'. */
   ledger?: CpuLedger;
@@ -75,7 +75,8 @@ class RunningFanotifyKeeper implements ColdKeeper {
   readonly accounts: KeeperAccounts;
   private readonly policy = new EvictionPolicy<string, HeldFile>(0);
   private readonly afterOverflow: OverflowSweep;
-  private readonly sweepTimer: NodeJS.Timeout;
+  /** When the files held open were last swept (performance.now()). */
+  private sweptAt = performance.now();
   private drainTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private stopping: Promise<ColdKeeperStats> | undefined;
@@ -103,10 +104,6 @@ class RunningFanotifyKeeper implements ColdKeeper {
     });
     this.drainTimer = setTimeout(this.tick, options.drainMs);
     this.drainTimer.unref();
-    this.sweepTimer = setInterval(() => {
-      if (!this.stopped && this.policy.readingCount > 0) metered(this.sweepOpen);
-    }, options.sweepMs);
-    this.sweepTimer.unref();
   }
 
   /** What the job did, as the events tell it. */
@@ -148,11 +145,23 @@ class RunningFanotifyKeeper implements ColdKeeper {
   private readonly tick = (): void => {
     if (this.stopped) return;
     let busy = false;
-    this.accounts.metered(() => (busy = this.readEvents()));
+    this.accounts.metered(() => {
+      busy = this.readEvents();
+      this.sweepWhenDue();
+    });
     this.afterOverflow.start();
     this.drainTimer = setTimeout(this.tick, busy ? BUSY_DRAIN_MS : this.options.drainMs);
     this.drainTimer.unref();
   };
+
+  // The sweep of the files held open rides on the drain's timer (no wake-up of
+  // its own): at the first tick at least sweepMs after the last sweep.
+  private sweepWhenDue(): void {
+    const now = performance.now();
+    if (now - this.sweptAt < this.options.sweepMs) return;
+    this.sweptAt = now;
+    if (this.policy.readingCount > 0) this.sweepOpen();
+  }
 
   // The files being read and not closed, page by page: old pages go, just-read
   // ones stay one sweep; idle ones leave, and their descriptors are closed.
@@ -210,7 +219,6 @@ class RunningFanotifyKeeper implements ColdKeeper {
     this.stopping ??= (async () => {
       this.stopped = true;
       clearTimeout(this.drainTimer);
-      clearInterval(this.sweepTimer);
       await this.afterOverflow.settled();
       this.releaseAll();
       // Closing the group's descriptor removes its marks and frees the queued events' references.

@@ -49,7 +49,7 @@ export type { ResidencyReading } from './residency-estimate.js';
 export interface InotifyKeeperOptions {
   /** Time between drains of the event queue. */
   drainMs: number;
-  /** Time between sweeps of the files held open. */
+  /** Time between sweeps of the files held open (made at the first drain this long after the last: no timer of their own). */
   sweepMs: number;
   /** Charged with the keeper's CPU, as 'keeper'. */
   ledger?: CpuLedger;
@@ -97,7 +97,8 @@ class RunningInotifyKeeper implements InotifyKeeper {
   readonly accounts: KeeperAccounts;
   private readonly policy: EvictionPolicy<number>;
   private readonly afterOverflow: OverflowSweep;
-  private readonly sweepTimer: NodeJS.Timeout;
+  /** When the files held open were last swept (performance.now()). */
+  private sweptAt = performance.now();
   private drainTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private stopping: Promise<ColdKeeperStats> | undefined;
@@ -128,10 +129,6 @@ class RunningInotifyKeeper implements InotifyKeeper {
     });
     this.drainTimer = setTimeout(this.tick, options.drainMs);
     this.drainTimer.unref();
-    this.sweepTimer = setInterval(() => {
-      if (!this.stopped && this.policy.readingCount > 0) metered(this.sweep);
-    }, options.sweepMs);
-    this.sweepTimer.unref();
   }
 
   /** What the job did, as the events tell it. */
@@ -156,12 +153,24 @@ class RunningInotifyKeeper implements InotifyKeeper {
   private readonly tick = (): void => {
     if (this.stopped) return;
     let events = 0;
-    this.accounts.metered(() => (events = this.drain()));
+    this.accounts.metered(() => {
+      events = this.drain();
+      this.sweepWhenDue();
+    });
     this.afterOverflow.start();
     const busy = events > this.events.queueCapacity * BUSY_QUEUE_SHARE;
     this.drainTimer = setTimeout(this.tick, busy ? BUSY_DRAIN_MS : this.options.drainMs);
     this.drainTimer.unref();
   };
+
+  // The sweep of the files held open rides on the drain's timer (no wake-up of
+  // its own): at the first tick at least sweepMs after the last sweep.
+  private sweepWhenDue(): void {
+    const now = performance.now();
+    if (now - this.sweptAt < this.options.sweepMs) return;
+    this.sweptAt = now;
+    if (this.policy.readingCount > 0) this.sweep();
+  }
 
   // Reads the queue and evicts what was closed. The keeper's own events are
   // read at once too: an unread close of its own would otherwise merge with
@@ -318,7 +327,6 @@ class RunningInotifyKeeper implements InotifyKeeper {
     this.stopping ??= (async () => {
       this.stopped = true;
       clearTimeout(this.drainTimer);
-      clearInterval(this.sweepTimer);
       await this.afterOverflow.settled();
       // Closing the descriptor removes every watch (inotify(7)).
       this.events.close();
