@@ -147,12 +147,7 @@ export class CpuLedger {
 
   /** What each component was charged since `earlier` (a reading of this ledger): one mode's share, say. */
   since(earlier: LedgerReading): LedgerReading {
-    const now = this.reading();
-    for (const component of LEDGER_COMPONENTS) {
-      now[component].cpuSec = Math.max(0, now[component].cpuSec - earlier[component].cpuSec);
-      now[component].calls = Math.max(0, now[component].calls - earlier[component].calls);
-    }
-    return now;
+    return readingDifference(this.reading(), earlier);
   }
 
   /**
@@ -179,6 +174,16 @@ export class CpuLedger {
 /** Zero for every component. */
 export function emptyReading(): LedgerReading {
   return Object.fromEntries(LEDGER_COMPONENTS.map((component) => [component, { cpuSec: 0, calls: 0 }])) as LedgerReading;
+}
+
+/** What each component was charged between two readings of one ledger, `earlier` and `later`. */
+export function readingDifference(later: LedgerReading, earlier: LedgerReading): LedgerReading {
+  const out = emptyReading();
+  for (const component of LEDGER_COMPONENTS) {
+    out[component].cpuSec = Math.max(0, later[component].cpuSec - earlier[component].cpuSec);
+    out[component].calls = Math.max(0, later[component].calls - earlier[component].calls);
+  }
+  return out;
 }
 
 /** CPU seconds of every component together in `reading`. */
