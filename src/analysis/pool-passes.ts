@@ -147,6 +147,7 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     storageReadBytesPerSec: meanOfKnown(results.map((r) => r.storageReadBytesPerSec)),
     badEventLines: sum(results.map((r) => r.badEventLines)),
     profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined) ? sum(results.map((r) => r.profilerCpuSec!)) : undefined,
+    profilerCpu: results.every((r) => r.profilerCpu !== undefined) ? sumByKey(results.map((r) => r.profilerCpu!)) : undefined,
     passes: runs.map(toPass),
     firstBatch: meanFirstBatch(results),
   };
@@ -328,5 +329,12 @@ function meanOfKnown(values: readonly (number | null)[]): number | null {
 function sum(values: readonly number[]): number {
   let total = 0;
   for (const v of values) total += v;
+  return total;
+}
+
+/** Component-wise sums of records of seconds (the profiler's CPU by component over pooled runs). */
+function sumByKey(records: readonly Record<string, number>[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const record of records) for (const [key, value] of Object.entries(record)) total[key] = (total[key] ?? 0) + value;
   return total;
 }

@@ -168,6 +168,8 @@ export interface BlockEvidence {
   prepared: PreparedState;
   cacheFinish: StateFinish;
   profilerCpuSec: number;
+  /** Of it, what each component charged to the profiler's CPU ledger over the block, s. */
+  profilerCpu: Record<string, number>;
   logs: RunFiles['logs'];
   ending: BlockEnding;
   /** How the launch's job ended. */
@@ -227,6 +229,7 @@ export function blockResult(
     logs: evidence.logs,
     cpus: null,
     profilerCpuSec: evidence.profilerCpuSec,
+    profilerCpu: evidence.profilerCpu,
     ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
     ...(fetched.network ? { network: fetched.network } : {}),
     firstBatch: span.index === 0 ? firstBatchOf(ranks, span.launchStartedAt) : null,

@@ -12,6 +12,7 @@ import { StoppingTracker } from '../analysis/stopping.js';
 import type { Mode } from '../schema/events.js';
 import type { ModeResult } from '../schema/profile.js';
 import { startSampler } from '../system/probes/samplers.js';
+import { CpuLedger, LEDGER_COMPONENTS, type LedgerReading } from '../system/kernel/cpu-ledger.js';
 import { writeSubsetList } from '../system/dataset/resident-subset.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
 import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
@@ -43,6 +44,8 @@ export interface LaunchInput
   blocks: readonly LaunchBlock[];
   /** Called about every poll with the block's progress. */
   onProgress?: (progress: ModeProgress) => void;
+  /** The profile's CPU ledger, which the data source's meter and states charge too; a ledger of the launch's own by default. */
+  ledger?: CpuLedger;
   /** A block after the first starts: its state is set and the job told. */
   onBlockStart?: (block: LaunchBlock) => void;
 }
@@ -69,6 +72,9 @@ interface LiveBlock {
   endedAt: number | null;
   cpuBefore: NodeJS.CpuUsage;
   profilerCpuSec: number | null;
+  /** The ledger when the block started, and the CPU each component charged over the block once it ended. */
+  ledgerAtStart: LedgerReading;
+  components: Record<string, number> | null;
   stopReason: 'precision' | 'budget' | null;
   /** The block's iterations and mean pace as its end was decided (the slowest rank's), for the estimate of what is left. */
   measured: { iterations: number; iterMs: number } | null;
@@ -114,8 +120,10 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const startedAt = Date.now();
   const meterMode = blocks.find((b) => b.mode !== 'synthetic')?.mode ?? 'synthetic';
   const meter = input.dataSource.startMeter(meterMode, input.dataset, [input.modeDir]);
-  const reader = new EventsReader(files.eventsDir);
-  const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: input.pollMs, gpu: input.gpu });
+  // The profiler's own CPU by component, read at each block's start and end.
+  const ledger = input.ledger ?? new CpuLedger();
+  const reader = new EventsReader(files.eventsDir, { ledger });
+  const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: input.pollMs, gpu: input.gpu, ledger });
   let job: Job;
   try {
     job = await (input.startJob ?? SupervisedJob.start)({
@@ -145,10 +153,10 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   sampler.setRoot(job.pid);
   meter.attach(job.pid);
   input.onJobStarted?.(job);
-  const live: LiveBlock[] = [newLiveBlock(first, prepared, startedAt)];
-  const supervised = await superviseBlocks(job, reader, input, live, files.stopFile, controlFile, startedAt);
+  const live: LiveBlock[] = [newLiveBlock(first, prepared, startedAt, ledger)];
+  const supervised = await superviseBlocks(job, reader, input, live, files.stopFile, controlFile, startedAt, ledger);
   const current = live[live.length - 1];
-  closeBlock(current, null);
+  closeBlock(current, null, ledger);
   const sampled = sampler.stop();
   // A state already ended (setting the next one failed after it) is not ended twice.
   if (current.finish === undefined) current.finish = await current.prepared.finish();
@@ -181,6 +189,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
       prepared: block.prepared,
       cacheFinish: block.finish ?? {},
       profilerCpuSec: block.profilerCpuSec ?? 0,
+      profilerCpu: block.components ?? {},
       logs: files.logs,
       subsetApplied: subsetFile !== null,
       launchExit: supervised.exit,
@@ -198,7 +207,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   return { results, notRun: blocks.slice(results.length), switchable: supervised.switchable, jobIterations };
 }
 
-function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: number): LiveBlock {
+function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: number, ledger: CpuLedger): LiveBlock {
   return {
     block,
     prepared,
@@ -206,6 +215,8 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
     endedAt: null,
     cpuBefore: process.cpuUsage(),
     profilerCpuSec: null,
+    ledgerAtStart: ledger.reading(),
+    components: null,
     stopReason: null,
     measured: null,
     lastI: new Map(),
@@ -214,11 +225,13 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
 }
 
 /** Ends a block's measurement: its time, the profiler's CPU over it, and each file's last iteration in it (`slices`; null: all). */
-function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null): void {
+function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null, ledger: CpuLedger): void {
   if (block.endedAt !== null) return;
   block.endedAt = Date.now();
   const used = process.cpuUsage(block.cpuBefore);
   block.profilerCpuSec = (used.user + used.system) / 1e6;
+  const charged = ledger.since(block.ledgerAtStart);
+  block.components = Object.fromEntries(LEDGER_COMPONENTS.filter((c) => charged[c].calls > 0).map((c) => [c, charged[c].cpuSec]));
   for (const slice of slices ?? []) {
     const last = slice.iterations[slice.iterations.length - 1];
     block.lastI.set(slice.file, last ? last.i : slice.startI - 1);
@@ -254,6 +267,7 @@ async function superviseBlocks(
   stopFile: string,
   controlFile: string | null,
   startedAt: number,
+  ledger: CpuLedger,
 ): Promise<SupervisedLaunch> {
   let stopReason: SupervisedLaunch['stopReason'] = null;
   let noIterations = false;
@@ -296,14 +310,14 @@ async function superviseBlocks(
       stop(decision.reason);
       continue;
     }
-    closeBlock(current, slices);
+    closeBlock(current, slices, ledger);
     try {
       // A second block of the same mode keeps the state (the cold keeper runs on); the last of them reports it.
       const keep = next.mode === current.block.mode && next.cacheState === current.block.cacheState;
       if (!keep) current.finish = await current.prepared.finish();
       // The job trains on in the old mode while the new state is set: those iterations belong to no block.
       const prepared = keep ? current.prepared : await next.cacheState.prepare(next.mode, input.dataset);
-      live.push(newLiveBlock(next, prepared, Date.now()));
+      live.push(newLiveBlock(next, prepared, Date.now(), ledger));
       writeControl(controlFile, live.length - 1, next.mode);
       input.onBlockStart?.(next);
     } catch (caught) {

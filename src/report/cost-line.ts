@@ -13,10 +13,11 @@ export function costLine(profile: Profile): string | null {
       ? `${cost.launches} launch${cost.launches === 1 ? '' : 'es'} of the job (the modes as blocks of one)`
       : `${cost.launches} launch${cost.launches === 1 ? '' : 'es'} of the job${cost.scheduleReason ? ` (a launch a run: ${cost.scheduleReason})` : ''}`;
   const profiler = profilerCpuShare(profile);
+  const parts = profilerCpuParts(profile);
   return (
     `cost: ${launches}, ${cost.wallSec.toFixed(1)} s; ${cost.measuredIterations} iterations measured of ${cost.jobIterations} run, ` +
     `${(cost.measuredShare * 100).toFixed(0)}% of the time measuring` +
-    (profiler === null ? '' : `; the profiler used ${(profiler * 100).toFixed(1)}% of one CPU while the job ran`)
+    (profiler === null ? '' : `; the profiler used ${(profiler * 100).toFixed(1)}% of one CPU while the job ran${parts}`)
   );
 }
 
@@ -30,4 +31,18 @@ export function profilerCpuShare(profile: Profile): number | null {
     wallSec += mode.wallSec;
   }
   return wallSec > 0 ? cpuSec / wallSec : null;
+}
+
+/** The ledger's components as shares of one CPU over the modes' wall time, largest first: ' (sampler 0.3%, ...)'; '' without them. */
+function profilerCpuParts(profile: Profile): string {
+  const total: Record<string, number> = {};
+  let wallSec = 0;
+  for (const mode of Object.values(profile.modes)) {
+    if (!mode.profilerCpu) continue;
+    wallSec += mode.wallSec;
+    for (const [component, sec] of Object.entries(mode.profilerCpu)) total[component] = (total[component] ?? 0) + sec;
+  }
+  const parts = Object.entries(total).sort((a, b) => b[1] - a[1]);
+  if (wallSec <= 0 || parts.length === 0) return '';
+  return ` (${parts.map(([component, sec]) => `${component} ${((sec / wallSec) * 100).toFixed(2)}%`).join(', ')})`;
 }

@@ -377,6 +377,12 @@ export const ModeResultSchema = z.object({
   cpus: z.array(z.number().int().nonnegative()).nullable().default(null),
   /** CPU seconds the profiler itself used during the mode (sampling, keeping the dataset evicted); absent in older profiles. */
   profilerCpuSec: nonneg().optional(),
+  /**
+   * Of profilerCpuSec, the CPU seconds each component of the profiler charged
+   * to its ledger (sampler, events, keeper, meter, warming, eviction; see
+   * system/kernel/cpu-ledger.ts); absent in older profiles.
+   */
+  profilerCpu: z.record(z.string(), nonneg()).optional(),
   /** Cached mode on a resident subset of the dataset: which, and why (absent when it ran on the whole dataset). */
   subset: SubsetSchema.optional(),
   /**
