@@ -295,7 +295,8 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     if (exitCode === ExitCode.Ok && !interrupts.interrupted) await storageProbeStep(steps);
     // The probe's launch is part of the price.
     const probe = profile.overlapProbe ? [profile.overlapProbe] : [];
-    const ran = { ...end.ran, launches: end.ran.launches + probe.length };
+    const probeIterations = probe.reduce((sum, run) => sum + Math.max(0, ...run.ranks.map((r) => r.iterations.length)), 0);
+    const ran = { ...end.ran, launches: end.ran.launches + probe.length, jobIterations: end.ran.jobIterations + probeIterations };
     profile.cost = profileCost([...book.results(), ...probe], ran, (Date.now() - profileStartedAt) / 1000);
     if (nodes && exitCode === ExitCode.Ok && !interrupts.interrupted) {
       nodeLost = await nodes.finish(profile.storageProbe ?? null).then(() => undefined, (error: unknown) => lostOrThrow(error));
