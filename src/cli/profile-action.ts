@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
+import { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
 import { RemoteObjectsSource, type NetMeter } from '../profile/data-sources/remote-objects.js';
 import { parseRemoteSpec, redactUrl } from '../system/network/remote-spec.js';
@@ -86,6 +87,8 @@ export function jobNameOf(command: string[]): string {
 
 /** Turns commander's strings into a validated run input; every error names its flag. */
 function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
+  // One ledger for the profile: the sampler, the event reader, the meter and the cache states charge their CPU to it.
+  const ledger = new CpuLedger();
   if (command.length === 0) {
     throw new UserError(`no training command: put it after '--', e.g. ds-analyzer profile --data ./ds -- python train.py`, ExitCode.Usage);
   }
@@ -140,7 +143,8 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
           jobCacheDir,
           netMeter,
         })
-      : new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches) }),
+      : new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches), ledger }),
+    ledger,
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCountList(raw.cpus, '--cpus', 1) : [],
     workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],

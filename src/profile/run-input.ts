@@ -5,6 +5,7 @@ import type { Dataset } from '../system/dataset/dataset.js';
 import type { Sampler, SamplerOptions } from '../system/probes/samplers.js';
 import type { GpuSampler } from '../system/probes/gpu.js';
 import type { Job, StartJob } from './supervisor.js';
+import type { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
 
@@ -66,6 +67,8 @@ export interface ModeRunInput {
   startJob?: StartJob;
   /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/probes/fake-sampler.ts). */
   startSampler?: (options: SamplerOptions) => Sampler;
+  /** The profile's CPU ledger, charged by the sampler and the event reader (and by the data source it was given to); absent: one of the run's own. */
+  ledger?: CpuLedger;
   /** Reports whether the user interrupted. */
   interrupted: () => boolean;
 }

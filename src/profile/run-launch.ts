@@ -44,8 +44,6 @@ export interface LaunchInput
   blocks: readonly LaunchBlock[];
   /** Called about every poll with the block's progress. */
   onProgress?: (progress: ModeProgress) => void;
-  /** The profile's CPU ledger, which the data source's meter and states charge too; a ledger of the launch's own by default. */
-  ledger?: CpuLedger;
   /** A block after the first starts: its state is set and the job told. */
   onBlockStart?: (block: LaunchBlock) => void;
 }

@@ -21,6 +21,7 @@ import { runMode, type ModeProgress } from './run-mode.js';
 import { failureTail, jobRunner, launchRunner, pauseReclaim, runVerdict, sharedRunSettings, startThrottle, type LaunchRunner, type ModeRunner } from './run-setup.js';
 import { runLaunch, type LaunchBlock } from './run-launch.js';
 import { outputsEnv, outputsNote } from './job-outputs.js';
+import type { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { launchPlan, profileCost, type LaunchPlan, type PlannedRun, type ScheduleRan } from './launch-plan.js';
 export { planRuns, type PlannedRun } from './launch-plan.js';
 import type { CacheState } from './cache-states/cache-state.js';
@@ -107,6 +108,8 @@ export interface ProfileRunInput {
   modeRunner?: ModeRunner;
   /** Runs a launch of several modes; the real runLaunch unless a test passes a fake. */
   launchRunner?: LaunchRunner;
+  /** The CPU ledger the data source was given, so that its meter and states charge the same one as the sampler; absent: each launch's own. */
+  ledger?: CpuLedger;
   /** Let the job save its checkpoints and log to its trackers for real (profile --keep-outputs). */
   keepOutputs?: boolean;
   /**
@@ -265,6 +268,7 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
       cacheState,
       ...(numWorkers !== undefined ? { numWorkers } : {}),
       ...(nodes ? { beforeJobStart: () => nodes.barrier(label) } : {}),
+      ...(input.ledger ? { ledger: input.ledger } : {}),
       onProgress: hooks.onProgress,
     });
     // The job ran here: this node's rank is the one its ranks reported (merge-nodes.ts).
@@ -280,6 +284,7 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
       // The launch reads storage under the throttle where one of its blocks is cold.
       wrapArgv: (a) => (throttle && blocks.some((b) => b.mode === 'cold') ? throttle.wrap(a) : a),
       blocks,
+      ...(input.ledger ? { ledger: input.ledger } : {}),
       onBlockStart: (block) => hooks.onModeStart?.(block.label, true),
       onProgress: hooks.onProgress,
     });
