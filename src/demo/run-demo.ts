@@ -16,6 +16,7 @@ import type { RemoteSpec } from '../system/network/remote-spec.js';
 import { artefactsDir, newProfilePath } from '../store/profile-store.js';
 import { startObjectStore } from './object-store.js';
 import { DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
+import { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../profile/run-profile.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { writeReport, type WrittenReport } from '../report/write-report.js';
@@ -88,6 +89,8 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
 
   const store = input.remote ? await startObjectStore(datasetDir) : null;
   const outFile = newProfilePath(input.profilesDir, JOB_NAME);
+  // One ledger for the profile's own CPU by component (system/kernel/cpu-ledger.ts).
+  const ledger = new CpuLedger();
   const argv = [
     process.execPath, EMULATOR, '--data', datasetDir, '--batch-size', String(preset.batchSize), '--workers', String(preset.workers),
     '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs), ...(store ? ['--remote-base', store.url] : []),
@@ -109,7 +112,8 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
         sync: SUPERVISION.sync,
         pollMs: SUPERVISION.pollMs,
         outFile,
-        dataSource: store ? demoRemoteSource(store.url, datasetDir, outFile, input.env) : new LocalFilesSource([datasetDir], { dropCaches: false }),
+        dataSource: store ? demoRemoteSource(store.url, datasetDir, outFile, input.env) : new LocalFilesSource([datasetDir], { dropCaches: false, ledger }),
+        ledger,
         nvidiaSmi: null,
         // The what-if below then rests on a measured overlap of reads and pre-processing.
         overlapProbe: true,
