@@ -44,7 +44,7 @@ export const profileCommand: CommandFactory = (io, result) => {
     .option('--workers <list>', "also run the cached mode at each of these loader worker counts (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4,8, so whatif can fit how prep scales with workers")
     .option('--storage-bw <rate>', 'throttle storage reads of the cold mode (cgroup blkio/io.max), or with --remote the bytes from the origin (at the proxy), e.g. 50MB/s')
     .option('--overlap', 'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it')
-    .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cached, synthetic: the middle mode runs once, twice as long), which cancels a drift of the machine\'s pace; faster to start, blind to drift')
+    .option('--single-pass', 'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic: blocks of one launch where the job switches), which cancels a drift of the machine\'s pace; shorter, blind to drift')
     .option(
       '--separate-launches',
       'start the job once a run instead of once for every mode (the job switches modes at iteration boundaries under the PyTorch hook, ds_analyzer.iterate() or the protocol\'s control file); for a job that must start fresh in each mode',
