@@ -20,7 +20,8 @@
 //   env: BENCH_PROFILER_JOB ('emulated' or 'python'; default python where
 //        /usr/bin/python3 imports torch and torchvision, else emulated),
 //        BENCH_PROFILER_FILES (3000), BENCH_PROFILER_PREP_MS (20),
-//        BENCH_PROFILER_MODES (synthetic,cached,cold)
+//        BENCH_PROFILER_MODES (synthetic,cached,cold), BENCH_PROFILER_MIN_ITERATIONS (the profile's
+//        default, 50: modes of 10 to 20 s here, whose fixed costs weigh; 300 shows the steady state)
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -110,7 +111,7 @@ async function measureMode(mode: Mode, job: BenchJob, dataset: Awaited<ReturnTyp
     dataSource: source,
     modeDir: path.join(dir, 'runs', mode),
     precision: parseFloat(PROFILE_FLAG_DEFAULTS.precision) / 100,
-    minIterations: Number(PROFILE_FLAG_DEFAULTS.minIterations),
+    minIterations: Number(process.env.BENCH_PROFILER_MIN_ITERATIONS ?? PROFILE_FLAG_DEFAULTS.minIterations),
     maxIterations: Number(PROFILE_FLAG_DEFAULTS.maxIterations),
     timeoutSec: 900,
     firstIterationTimeoutSec: 300,
