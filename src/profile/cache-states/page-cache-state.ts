@@ -2,7 +2,7 @@ import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 import { dropCachesGlobally, evict, residency, warm } from '../../system/page-cache/page-cache.js';
 import { startColdKeeper } from '../../system/keepers/cold-keeper.js';
-import type { CpuAccount, CpuLedger } from '../../system/kernel/cpu-ledger.js';
+import { CpuLedger, type CpuAccount } from '../../system/kernel/cpu-ledger.js';
 import { warmForCachedMode } from '../cached-subset.js';
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 
@@ -20,10 +20,13 @@ export interface PageCacheStateOptions {
   ledger?: CpuLedger;
 }
 
-// The warm keeper looks at the cached files at most this often, and spends at most 1/KEEP_WARM_COST_RATIO of a CPU doing so (1%: half the profiler's budget).
+// The warm keeper looks at the cached files at most this often; between two looks it waits KEEP_WARM_COST_RATIO times
+// the last look's wall time and KEEP_WARM_CPU_RATIO times its CPU time, whichever is longer: at most a quarter of the
+// profiler's goal of 1% of a CPU (a look's wall time alone let it take up to 1% on a quiet machine: 0.54% measured here).
 // Every 2 s let a DAMON pageout scheme take 5.0% of a small PyTorch dataset's cached bytes from under the job (CI here); 250 ms costs a small dataset nothing.
 const KEEP_WARM_MIN_MS = 250;
 const KEEP_WARM_COST_RATIO = 100;
+const KEEP_WARM_CPU_RATIO = 400;
 
 /**
  * Keeps the cached mode's files resident while the job runs: every few
@@ -34,25 +37,31 @@ const KEEP_WARM_COST_RATIO = 100;
  * group, up to 6.4% of a cached run's bytes then came from storage. The job's
  * own reads still decide the proof: a page dropped and read by the job before
  * the keeper brought it back counts against it. The period grows with the
- * cost of a look (KEEP_WARM_COST_RATIO times the residency pass just timed),
- * so at 1.28M files the keeper stays out of a short mode.
+ * cost of a look (KEEP_WARM_COST_RATIO times the residency pass just timed,
+ * KEEP_WARM_CPU_RATIO times its CPU), so at 1.28M files the keeper stays out
+ * of a short mode. Each look's CPU is timed on the thread's clock, turn by
+ * turn of its walk (a ledger of its own), and charged to `cpu` too.
  */
 function keepWarm(files: Dataset['files'], lookMs: number, cpu: CpuAccount | undefined): { stop(): Promise<void> } {
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
-  const schedule = (costMs: number): void => {
+  const looks = new CpuLedger();
+  const schedule = (wallMs: number, cpuMs: number): void => {
     timer = setTimeout(() => {
       running = (async () => {
         const started = performance.now();
+        const before = looks.reading().warming.cpuSec;
         // The warm before the run made the access-time updates: a look need not read a byte of every file again.
-        await warm(files, { concurrency: 1, touchAccessTimes: false, cpu }).catch(() => undefined);
-        if (!stopped) schedule(performance.now() - started);
+        await warm(files, { concurrency: 1, touchAccessTimes: false, cpu: looks.account('warming') }).catch(() => undefined);
+        const lookCpuSec = looks.reading().warming.cpuSec - before;
+        cpu?.add(lookCpuSec);
+        if (!stopped) schedule(performance.now() - started, lookCpuSec * 1000);
       })();
-    }, Math.max(KEEP_WARM_MIN_MS, costMs * KEEP_WARM_COST_RATIO));
+    }, Math.max(KEEP_WARM_MIN_MS, wallMs * KEEP_WARM_COST_RATIO, cpuMs * KEEP_WARM_CPU_RATIO));
     timer.unref();
   };
-  schedule(lookMs);
+  schedule(lookMs, 0);
   return {
     stop: async () => {
       stopped = true;
