@@ -3,14 +3,14 @@
 // CPU-ms of prep a sample, 3,000 files of a JPEG's size), by component.
 //
 // Each mode runs once through runMode, as profile runs it (the profile's
-// defaults for precision and iterations), with a CPU ledger
-// (system/kernel/cpu-ledger.ts) handed to the resource sampler and to the
-// local-file source (its meter, its states' warming and eviction, the
-// keepers). A mode's share is its profilerCpuSec (process.cpuUsage around
+// defaults for precision and iterations), with one CPU ledger
+// (system/kernel/cpu-ledger.ts) handed to the run (its resource sampler and
+// events reader) and to the local-file source (its meter, its states'
+// warming and eviction, the keepers), as profile hands it. A mode's share is its profilerCpuSec (process.cpuUsage around
 // the run, as the profile records it) over its wall time; the components'
 // shares are what each charged between the job's start and the run's end.
-// 'other' is the rest of profilerCpuSec: the events reader and stopping rule
-// (runMode does not hand them the ledger yet), supervision, the timers'
+// 'other' is the rest of profilerCpuSec: the stopping rule (the run charges
+// the events reader's polls only), supervision, the timers'
 // wake-ups themselves (about 0.2 ms of CPU each on this VM, uncharged: a
 // component charges its callback), reaping the job's group at its end, the
 // garbage collector, and Node's own threads. Set-up (warming before the
@@ -35,7 +35,6 @@ import { PROFILE_FLAG_DEFAULTS, SUPERVISION } from '../src/profile/run-defaults.
 import { runMode } from '../src/profile/run-mode.js';
 import type { Mode } from '../src/schema/events.js';
 import { CpuLedger, LEDGER_COMPONENTS, readingDifference, totalCpuSec, type LedgerReading } from '../src/system/kernel/cpu-ledger.js';
-import { startSampler } from '../src/system/probes/samplers.js';
 
 const run = promisify(execFile);
 
@@ -122,7 +121,7 @@ async function measureMode(mode: Mode, job: BenchJob, dataset: Awaited<ReturnTyp
     pollMs: SUPERVISION.pollMs,
     wrapArgv: (argv) => argv,
     cacheState: source.modeState,
-    startSampler: (options) => startSampler({ ...options, ledger }),
+    ledger,
     beforeJobStart: async () => {
       atStart = ledger.reading();
     },
