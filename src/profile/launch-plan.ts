@@ -127,3 +127,8 @@ export function planRuns(input: Pick<ScheduleInput, 'modes' | 'cpuSweep' | 'work
 }
 
 
+
+/** Iterations the job ran in one run: the most any of its ranks reported, measured or not. */
+export function iterationsRun(result: Pick<ModeResult, 'ranks'>): number {
+  return Math.max(0, ...result.ranks.map((r) => r.iterations.length));
+}

@@ -202,7 +202,8 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const last = results[results.length - 1];
   const ranOut = live.length > 1 && last.status === 'failed' && supervised.exit.exitCode === 0 && !supervised.exit.timedOut;
   if (ranOut) results.pop();
-  return { results, notRun: blocks.slice(results.length), switchable: supervised.switchable, jobIterations };
+  // Read from every event once the job is reaped: a job that ended before a block did still said whether it switches.
+  return { results, notRun: blocks.slice(results.length), switchable: supervised.switchable || allSwitchable(processes), jobIterations };
 }
 
 function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: number, ledger: CpuLedger): LiveBlock {
@@ -301,7 +302,7 @@ async function superviseBlocks(
     if (!decision.stop) continue;
     current.stopReason = decision.reason;
     current.measured = decision.paceMs !== null ? { iterations: decision.progress.iterations, iterMs: decision.paceMs } : null;
-    switchable = polled.length > 0 && polled.every((p) => p.start?.switchModes === true);
+    switchable = allSwitchable(polled);
     const next = input.blocks[live.length];
     if (next === undefined || !switchable || controlFile === null) {
       stopping = true;
@@ -324,7 +325,7 @@ async function superviseBlocks(
       stop(null);
     }
   }
-  return { exit: await job.done, stopReason, noIterations, switchable: switchable || allSwitchable(reader.poll()), error };
+  return { exit: await job.done, stopReason, noIterations, switchable, error };
 }
 
 function allSwitchable(processes: readonly ProcessEvents[]): boolean {

@@ -22,7 +22,7 @@ import { failureTail, jobRunner, launchRunner, pauseReclaim, runVerdict, sharedR
 import { runLaunch, type LaunchBlock } from './run-launch.js';
 import { outputsEnv, outputsNote } from './job-outputs.js';
 import type { CpuLedger } from '../system/kernel/cpu-ledger.js';
-import { launchPlan, profileCost, type LaunchPlan, type PlannedRun, type ScheduleRan } from './launch-plan.js';
+import { iterationsRun, launchPlan, profileCost, type LaunchPlan, type PlannedRun, type ScheduleRan } from './launch-plan.js';
 export { planRuns, type PlannedRun } from './launch-plan.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
@@ -303,7 +303,7 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     if (exitCode === ExitCode.Ok && !interrupts.interrupted) await storageProbeStep(steps);
     // The probe's launch is part of the price.
     const probe = profile.overlapProbe ? [profile.overlapProbe] : [];
-    const probeIterations = probe.reduce((sum, run) => sum + Math.max(0, ...run.ranks.map((r) => r.iterations.length)), 0);
+    const probeIterations = probe.reduce((sum, run) => sum + iterationsRun(run), 0);
     const ran = { ...end.ran, launches: end.ran.launches + probe.length, jobIterations: end.ran.jobIterations + probeIterations };
     profile.cost = profileCost([...book.results(), ...probe], ran, (Date.now() - profileStartedAt) / 1000);
     if (nodes && exitCode === ExitCode.Ok && !interrupts.interrupted) {
@@ -415,7 +415,7 @@ async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, war
       return nodeEnd(lostOrThrow(error), interrupts, launches, jobIterations);
     }
     launches++;
-    jobIterations += Math.max(0, ...result.ranks.map((r) => r.iterations.length));
+    jobIterations += iterationsRun(result);
     result.cpus = affinity?.cpus ?? null;
     const own = runVerdict(result, run.workers);
     if (own.workersNotApplied === null) book.record(run, result);
