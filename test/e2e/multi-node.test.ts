@@ -161,9 +161,15 @@ test('two namespaced nodes under torchrun --nnodes 2: modes switch together, the
     assert.deepEqual(result.ranks.map((r) => r.node!.hostname).sort(), ['dsa-node0', 'dsa-node1']);
     // The merged pace is the job's own: ranks in step at every all_reduce, metered by the job itself.
     const rank0 = result.ranks.find((r) => r.rank === 0)!;
-    const own = ownMeterMs('two', mode, rank0.iterations.filter((it) => !it.warmup).map((it) => it.i));
-    const pace = result.summary!.iterMs.mean;
-    t.diagnostic(`${mode}: tool ${pace.toFixed(2)} ms, job's own meter ${own.toFixed(2)} ms`);
+    const measured = rank0.iterations.filter((it) => !it.warmup).map((it) => it.i);
+    const own = ownMeterMs('two', mode, measured);
+    // The job's meter counts each epoch's boundary (the last epoch's workers shut down, iter(loader) starting
+    // new ones: every 25 iterations here) in the epoch's first iteration; the tool times it apart (gapMs,
+    // createMs: the boundary stall). Added back here.
+    const inWindow = new Set(measured);
+    const boundaryMs = (rank0.epochs ?? []).filter((e) => inWindow.has(e.i)).reduce((sum, e) => sum + e.createMs + (e.gapMs ?? 0), 0);
+    const pace = result.summary!.iterMs.mean + boundaryMs / measured.length;
+    t.diagnostic(`${mode}: tool ${pace.toFixed(2)} ms (epoch boundaries ${(boundaryMs / measured.length).toFixed(2)}), job's own meter ${own.toFixed(2)} ms`);
     assert.ok(Math.abs(pace - own) <= 0.07 * own, `${mode}: tool ${pace.toFixed(1)} ms, job's own meter ${own.toFixed(1)} ms`);
   }
   const straggler = merged.analysis!.straggler!;
@@ -199,7 +205,8 @@ test("killing one node's CLI ends the other with exit 10 in bounded time, its me
   const tookSec = (Date.now() - killedAt) / 1000;
   await node0;
   assert.equal(r1.exitCode, ExitCode.NodeLost, r1.all);
-  assert.match(r1.stderr, /ds-analyzer: the coordinator at 10\.213\.7\.1:29611 is gone: its connection closed; the synthetic mode is saved in/);
+  // A killed process's socket closes with a FIN, or with a reset when data it had not read was waiting.
+  assert.match(r1.stderr, /ds-analyzer: the coordinator at 10\.213\.7\.1:29611 is gone: its connection (closed|failed \(read ECONNRESET\)); the synthetic mode is saved in/);
   assert.ok(tookSec < 60, `node 1 ended ${tookSec.toFixed(1)} s after node 0 was killed`);
   const own = readProfile(join(work, `killed.${NODES[1].hostname}.json`));
   assert.equal(own.status, 'partial');

@@ -48,9 +48,10 @@ test('Ctrl-C mid-mode saves what was measured, exits 130 and leaves no process b
     ['profile', '--data', data, '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--hang-at-iteration', '30', '--hang-mode', 'cached'])],
     { cwd: work },
   );
-  const cachedEvents = join(work, 'interrupt.d', 'cached', 'events');
+  // One launch: the cached block has begun once the job's events say so.
   const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline && !(existsSync(cachedEvents) && readdirSync(cachedEvents).length > 0)) await sleep(200);
+  while (Date.now() < deadline && !blockBegun(join(work, 'interrupt.d'), 'cached')) await sleep(200);
+  assert.ok(blockBegun(join(work, 'interrupt.d'), 'cached'), 'the job reached its cached block');
   await sleep(1000);
   cli.kill('SIGINT');
   const result = await cli;
@@ -98,6 +99,17 @@ test('a missing --data path, spawned as a user would', async () => {
   assert.equal(result.all.trim().split('\n').length, 1, result.all);
   noStackTrace(result.all);
 });
+
+/** Whether a launch under `profileDir` has written the block event that begins `mode`. */
+function blockBegun(profileDir: string, mode: string): boolean {
+  if (!existsSync(profileDir)) return false;
+  const eventFiles = readdirSync(profileDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'));
+  return eventFiles.some((f) =>
+    readFileSync(join(profileDir, f), 'utf8')
+      .split('\n')
+      .some((line) => line.includes('"type":"block"') && line.includes(`"mode":"${mode}"`)),
+  );
+}
 
 /** A process's command line, its arguments joined by spaces; '' once it is gone. */
 function commandLine(pid: number): string {
