@@ -56,13 +56,15 @@ export function fakeJobStarter(script: FakeJobScript): FakeJobStarter {
     }
     writer?.end(iterations === budget ? 'budget' : 'exhausted', iterations);
     let stopRequested = false;
+    let timedOut = false;
     const done = new Promise<JobExit>((resolve) =>
-      setImmediate(() => resolve({ exitCode: script.exitCode ?? 0, signal: null, stopRequested, timedOut: false })),
+      setImmediate(() => resolve({ exitCode: script.exitCode ?? 0, signal: null, stopRequested, timedOut })),
     );
     return {
       pid: FAKE_JOB_PID,
       done,
       terminate: async () => void (stopRequested = true),
+      timeOut: async () => void ((timedOut = true), (stopRequested = true)),
       kill: () => void (stopRequested = true),
       markStopRequested: () => void (stopRequested = true),
     };
@@ -103,6 +105,7 @@ export function fakeSwitchingJobStarter(script: FakeSwitchingScript): FakeJobSta
     let carried: { mode: typeof mode; left: number } = { mode, left: 0 };
     let stopRequested = false;
     let stopped = false;
+    let timedOut = false;
     const done = (async (): Promise<JobExit> => {
       let i = 0;
       let asked = false;
@@ -120,12 +123,13 @@ export function fakeSwitchingJobStarter(script: FakeSwitchingScript): FakeJobSta
         i++;
       }
       writer?.end(stopped ? 'error' : asked ? 'stop-file' : 'exhausted', i);
-      return { exitCode: 0, signal: null, stopRequested, timedOut: false };
+      return { exitCode: 0, signal: null, stopRequested, timedOut };
     })();
     return {
       pid: FAKE_JOB_PID,
       done,
       terminate: async () => void ((stopped = true), (stopRequested = true)),
+      timeOut: async () => void ((stopped = true), (stopRequested = true), (timedOut = true)),
       kill: () => void ((stopped = true), (stopRequested = true)),
       markStopRequested: () => void (stopRequested = true),
     };

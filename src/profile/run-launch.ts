@@ -137,7 +137,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
       }),
       stdoutFile: files.logs.stdout,
       stderrFile: files.logs.stderr,
-      // Each block may take what one run may.
+      // Each block may take what one run may; superviseBlocks holds each block to it.
       timeoutSec: input.timeoutSec * blocks.length,
       killGraceSec: input.killGraceSec,
       cwd: input.cwd,
@@ -293,6 +293,13 @@ async function superviseBlocks(
       continue;
     }
     const current = live[live.length - 1];
+    // --timeout is per mode: a block that runs past it ends the launch as a separate run's timer would
+    // (the first block's clock starts with the job, as a run's does; the launch's own timer is their sum).
+    if ((Date.now() - current.startedAt) / 1000 > input.timeoutSec) {
+      stopping = true;
+      void job.timeOut();
+      continue;
+    }
     const span: BlockSpan = { index: live.length - 1, mode: current.block.mode, previousMode: live.length > 1 ? live[live.length - 2].block.mode : null, startedAt: current.startedAt, endedAt: null, lastI: current.lastI, launchStartedAt: startedAt, sole: false };
     // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
     const slices = polled.filter((p) => p.iterations.length > 0).map((p) => blockSlice(p, span));

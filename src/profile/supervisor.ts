@@ -40,6 +40,8 @@ export interface Job {
   readonly done: Promise<JobExit>;
   /** Asks the job to stop gently, then kills it after the grace period. */
   terminate(): Promise<void>;
+  /** Ends the job as its timeout does: terminated, its exit marked timed out (a launch's block that ran past --timeout). */
+  timeOut(): Promise<void>;
   /** Kills the whole job at once. */
   kill(): void;
   /** Records that the job was asked to stop through the protocol's stop file. */
@@ -77,10 +79,7 @@ export class SupervisedJob implements Job {
     if (subprocess.pid === undefined) throw new Error('job did not start');
     this.pid = subprocess.pid;
     process.once('exit', this.onToolExit);
-    const timeout = setTimeout(() => {
-      this.timedOut = true;
-      void this.terminate();
-    }, options.timeoutSec * 1000);
+    const timeout = setTimeout(() => void this.timeOut(), options.timeoutSec * 1000);
     timeout.unref();
     this.timers.push(timeout);
     this.done = subprocess.then(async (result) => {
@@ -147,6 +146,11 @@ export class SupervisedJob implements Job {
     const kill = setTimeout(() => this.signalGroup('SIGKILL'), this.options.killGraceSec * 1000);
     kill.unref();
     this.timers.push(kill);
+  }
+
+  async timeOut(): Promise<void> {
+    this.timedOut = true;
+    await this.terminate();
   }
 
   /** Kills the whole group at once. */

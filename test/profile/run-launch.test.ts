@@ -35,7 +35,7 @@ const dataset: Dataset = {
 
 const SCRIPT: FakeSwitchingScript = { waitMs: { synthetic: 0, cached: 4, cold: 10 }, computeMs: 3, inFlight: 3, switches: true };
 
-async function launch(modes: Mode[], script: FakeSwitchingScript, name: string) {
+async function launch(modes: Mode[], script: FakeSwitchingScript, name: string, timeoutSec = 60) {
   const cacheState = new FakeCacheState();
   const job = fakeSwitchingJobStarter(script);
   const blocks: LaunchBlock[] = modes.map((mode, k) => ({ mode, label: `${mode}-${k}`, cacheState, precision: 0.5, minIterations: 25, maxIterations: 30 }));
@@ -47,7 +47,7 @@ async function launch(modes: Mode[], script: FakeSwitchingScript, name: string) 
     dataset,
     dataSource: new FakeDataSource(),
     modeDir: path.join(root, name),
-    timeoutSec: 60,
+    timeoutSec,
     firstIterationTimeoutSec: 60,
     stopGraceSec: 5,
     killGraceSec: 1,
@@ -104,4 +104,14 @@ test('a job whose data runs out in a later block: that block is left to the next
   assert.ok(outcome.results.length >= 1 && outcome.results.length < 3, outcome.results.map((r) => r.mode).join(', '));
   assert.ok(outcome.results.every((r) => r.status === 'ok'));
   assert.deepEqual([...outcome.results.map((r) => r.mode), ...outcome.notRun.map((b) => b.mode)], ['synthetic', 'cached', 'cold']);
+});
+
+test('--timeout is per block: a block that runs past it ends the launch timed out, the blocks before it kept', async () => {
+  // 30 iterations of 3 ms, then cached ones of 200 ms: the cached block cannot reach its 25 iterations in 1 s.
+  const { outcome, job } = await launch(['synthetic', 'cached', 'cold'], { ...SCRIPT, waitMs: { synthetic: 0, cached: 200, cold: 10 } }, 'timeout', 1);
+  assert.equal(job.started.length, 1);
+  assert.deepEqual(outcome.results.map((r) => r.mode), ['synthetic', 'cached']);
+  assert.equal(outcome.results[0].status, 'ok');
+  assert.equal(outcome.results[1].stopReason, 'timeout');
+  assert.deepEqual(outcome.notRun.map((b) => b.mode), ['cold']);
 });
