@@ -87,6 +87,7 @@ export function validateProgressHooks(write: (text: string) => void, isTTY: bool
   return {
     onCachePointsSkipped: (reason) => write(`validate: cache points not run: ${reason}\n`),
     onWarning: (message) => write(`validate: ${message}\n`),
+    onNote: (message) => write(`validate: note: ${message}\n`),
     onPlan: (planned) => {
       plan = planned;
       progress = createValidateProgress(write, isTTY, plan);

@@ -3,6 +3,7 @@ import { summarizeIterations } from '../analysis/summarize.js';
 import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
 import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
+import { outputsEnv, outputsNote } from '../profile/job-outputs.js';
 import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Iteration, Profile, IterationSummary, ModeResult } from '../schema/profile.js';
@@ -92,6 +93,8 @@ export interface ValidateHooks {
   onCachePointsSkipped?: (reason: string) => void;
   /** Something about the machine the points run on, said before they start. */
   onWarning?: (message: string) => void;
+  /** What was done about the job's outputs (its checkpoints, its trackers), said before the first point. */
+  onNote?: (message: string) => void;
   /** The points to run with their estimated times, before the first starts. */
   onPlan?: (plan: PlannedPoint[]) => void;
   /** Called when a point starts. */
@@ -194,7 +197,11 @@ async function runPoints(
   const base = baseScenario(model);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
   const interrupts = new Interrupts(hooks.onSignal);
-  const run = jobRunner(sharedRunSettings(input, dataset), input.modeRunner ?? runMode, interrupts);
+  // Its runs write nothing of the user's, as the profile's did not: checkpoints to scratch files, trackers off.
+  const scratchDir = join(input.workDir, 'scratch');
+  hooks.onNote?.(outputsNote(false, scratchDir, false));
+  const jobInput = { ...input, env: { ...input.env, ...outputsEnv(false, scratchDir) } };
+  const run = jobRunner(sharedRunSettings(jobInput, dataset), input.modeRunner ?? runMode, interrupts);
   const results: ValidationResult[] = [];
   let anchoredModel: FittedModel | null = null;
   try {

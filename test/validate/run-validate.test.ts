@@ -35,15 +35,17 @@ if (fit.kind !== 'fitted') throw new Error('the fixture must fit');
 const model: FittedModel = fit.model;
 const SAMPLES = profile.modes.cached!.summary!.samplesPerIter;
 
+type RunEnv = ModeRunInput['env'];
+
 /** What the fake job does at a run: its samples/s, and for a cache point its hit ratio once the cache filled. */
 type Truth = (input: ModeRunInput) => { samplesPerSec: number; hitRatio: number } | 'fail';
 
 /** A runner that sets the run's state up, runs `truth`'s pace on a virtual clock, reports progress, and undoes the state. */
 function fakeRunner(truth: Truth) {
-  const calls: { mode: string; label: string; numWorkers?: number; argv: string[]; minIterations: number }[] = [];
+  const calls: { mode: string; label: string; numWorkers?: number; argv: string[]; minIterations: number; env: RunEnv }[] = [];
   let clockMs = 1_700_000_000_000;
   const run = async (input: ModeRunInput): Promise<ModeResult> => {
-    calls.push({ mode: input.mode, label: path.basename(input.modeDir), numWorkers: input.numWorkers, argv: input.wrapArgv(input.argv), minIterations: input.minIterations });
+    calls.push({ mode: input.mode, label: path.basename(input.modeDir), numWorkers: input.numWorkers, argv: input.wrapArgv(input.argv), minIterations: input.minIterations, env: input.env });
     const prepared = await input.cacheState.prepare(input.mode, input.dataset);
     const answer = truth(input);
     const startedAt = clockMs;
@@ -152,6 +154,12 @@ test('validate plans its points, runs each in its state, anchors to the control 
   // The profile throttled its cold mode: the cache point reads under the same throttle, and only it.
   assert.deepEqual(source.throttles, [{ name: `validate-${process.pid}`, bytesPerSec: profile.options.storageBwBytesPerSec, removed: true }]);
   assert.deepEqual(runner.calls.map((c) => c.argv[0] === 'throttled'), [false, true, false]);
+  // Like the profile's runs, the points write nothing of the user's: checkpoints to scratch, trackers off.
+  for (const call of runner.calls) {
+    assert.equal(call.env.WANDB_MODE, 'disabled');
+    assert.equal(call.env.DSA_SCRATCH_DIR, path.join(root, 'slower', 'scratch'));
+    assert.equal(call.env.MLFLOW_TRACKING_URI, `file://${path.join(root, 'slower', 'scratch', 'mlruns')}`);
+  }
 
   const [control, cache, workers] = report.results;
   // A machine 25% slower in its CPU-bound stages: the cached points' predictions 25% high, and right once anchored to the control.
