@@ -22,7 +22,7 @@ test('whatif --matrix cells land within 15% of validate runs at the three cells 
   const profile = join(work, 'p.json');
   const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '10', '--prep-ms', '8', '--workers', '2']);
   const profiled = await startCli(
-    ['profile', '--data', data, '--out', profile, '--storage-bw', '20MB/s', '--cpus', '1', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', '--', ...job],
+    ['profile', '--data', data, '--out', profile, '--storage-bw', '20MB/s', '--cpus', '1', '--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', '--', ...job],
     { cwd: work },
   );
   assert.equal(profiled.exitCode, 0, profiled.all);

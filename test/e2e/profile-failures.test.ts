@@ -13,7 +13,7 @@ import { emulatorArgv, FIXTURES, processesMentioning, sleep, startCli } from './
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-fail-'));
 const data = join(work, 'data');
 const fast = ['--batch-size', '4', '--workers', '2', '--compute-ms', '5', '--prep-ms', '1'];
-const quickProfile = ['--precision', '10%', '--min-iterations', '20', '--max-iterations', '200'];
+const quickProfile = ['--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200'];
 
 before(async () => {
   await generateDataset(data, { files: 32, fileBytes: 32 << 10, seed: 3 });

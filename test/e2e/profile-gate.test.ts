@@ -12,7 +12,7 @@ import { emulatorArgv, startCli } from './helpers.js';
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-gate-'));
 const data = join(work, 'data');
 const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '5', '--prep-ms', '1']);
-const quick = ['--precision', '10%', '--min-iterations', '20', '--max-iterations', '300'];
+const quick = ['--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '300'];
 
 before(async () => {
   await generateDataset(data, { files: 32, fileBytes: 32 << 10, seed: 9 });

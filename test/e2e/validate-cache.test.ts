@@ -37,7 +37,7 @@ test('validate holds the page cache at a target share of the dataset and predict
   const profile = join(work, 'p.json');
   const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '10', '--prep-ms', '2', '--workers', '2']);
   const profiled = await startCli(
-    ['profile', '--data', data, '--out', profile, '--storage-bw', '20MB/s', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', '--', ...job],
+    ['profile', '--data', data, '--out', profile, '--storage-bw', '20MB/s', '--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', '--', ...job],
     { cwd: work },
   );
   assert.equal(profiled.exitCode, 0, profiled.all);

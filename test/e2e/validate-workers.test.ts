@@ -21,7 +21,7 @@ test('validate --workers reruns the job at another num_workers and compares with
   await generateDataset(data, { files: 48, fileBytes: 64 * 1024, seed: 3 });
   const profile = join(work, 'p.json');
   const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '5', '--prep-ms', '8', '--workers', '1']);
-  const profiled = await startCli(['profile', '--data', data, '--out', profile, '--precision', '10%', '--min-iterations', '20', '--max-iterations', '120', '--', ...job], { cwd: work });
+  const profiled = await startCli(['profile', '--data', data, '--out', profile, '--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '120', '--', ...job], { cwd: work });
   assert.equal(profiled.exitCode, 0, profiled.all);
 
   const whatif = await startCli(['whatif', profile, '--workers', '2', '--json'], { cwd: work });

@@ -14,7 +14,7 @@ test('validate re-runs the profiled job at fewer CPUs and sets the measured rate
   await generateDataset(data, { files: 32, fileBytes: 32 << 10, seed: 4 });
   const profile = join(work, 'p.json');
   const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '5', '--prep-ms', '4', '--prep-clock', 'cpu']);
-  const profiled = await startCli(['profile', '--data', data, '--out', profile, '--precision', '10%', '--min-iterations', '20', '--max-iterations', '300', '--', ...job], { cwd: work });
+  const profiled = await startCli(['profile', '--data', data, '--out', profile, '--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '300', '--', ...job], { cwd: work });
   assert.equal(profiled.exitCode, 0, profiled.all);
 
   const bad = await startCli(['validate', profile, '--cache', '64X'], { cwd: work });

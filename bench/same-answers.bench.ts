@@ -1,0 +1,215 @@
+/**
+ * The same answers from one launch as from a launch a run, and from the job
+ * run without the tool, side by side in one sitting, on three real PyTorch
+ * jobs the end-to-end tests hold against ground truth:
+ * - the DatasetFolder fixture (test/fixtures/datasetfolder-train.py): prep on
+ *   2 workers, a sleeping step, storage throttled for the cold mode;
+ * - the checkpointing loop (test/fixtures/checkpoint-train.py): a 64 MiB
+ *   torch.save every 5 iterations;
+ * - two ranks under torchrun (gloo), rank 1 preparing its batches slower.
+ * Each is profiled in one launch (the default) and with --separate-launches,
+ * alternated, and run without the tool. Printed: compute, prep, fetch and
+ * checkpoint stalls of both schedules, their difference against the issue's
+ * margin (max(10% of the stall, 3% of the iteration)), and the job's own meter
+ * without the tool beside the tool's pace. Needs /usr/bin/python3 with torch;
+ * the throttled cold mode needs root and an io cgroup (else unthrottled).
+ * Run: npm run bench -- same-answers
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { throttleBlocker } from '../src/demo/run-demo.js';
+import { ProfileSchema, type Estimate, type Profile } from '../src/schema/profile.js';
+
+const CLI = fileURLToPath(new URL('../../bin/ds-analyzer.js', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
+const PYTHON = '/usr/bin/python3';
+const QUICK = ['--precision', '8%', '--min-iterations', '30', '--max-iterations', '200'];
+
+interface Job {
+  name: string;
+  data: string;
+  argv: string[];
+  profileArgs: string[];
+  /** The job without the tool: its mean ms per iteration in the state it names, by its own meter. */
+  plain: () => Promise<{ label: string; ms: number }>;
+  /** The tool's figure for the same thing. */
+  toolFigure: (p: Profile) => number | null;
+}
+
+export async function bench(): Promise<void> {
+  if ((await execa(PYTHON, ['-c', 'import torch'], { reject: false })).exitCode !== 0) {
+    console.log(`same-answers: skipped: ${PYTHON} has no torch`);
+    return;
+  }
+  const work = mkdtempSync(join(tmpdir(), 'dsa-bench-same-'));
+  try {
+    for (const job of [await datasetFolderJob(work), checkpointJob(work), torchrunJob(work)]) await compare(job, work);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function compare(job: Job, work: string): Promise<void> {
+  const dir = join(work, job.name);
+  mkdirSync(dir, { recursive: true });
+  const profileWith = async (label: string, extra: string[]): Promise<Profile | null> => {
+    const out = join(dir, `${label}.json`);
+    const run = await execa(process.execPath, [CLI, 'profile', '--data', job.data, '--out', out, ...QUICK, ...job.profileArgs, ...extra, '--', ...job.argv], { reject: false, cwd: dir });
+    if (run.exitCode !== 0) {
+      console.log(`${job.name} ${label}: profile failed (exit ${run.exitCode}): ${run.stderr.split('\n').slice(-3).join(' | ')}`);
+      return null;
+    }
+    return ProfileSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  };
+  const plainBefore = await job.plain();
+  const one = await profileWith('one-launch', []);
+  const separate = await profileWith('separate', ['--separate-launches']);
+  const plainAfter = await job.plain();
+  if (!one || !separate) return;
+  const iterMs = one.analysis?.iterMs?.mean ?? one.modes.cold?.summary?.iterMs.mean ?? one.modes.cached?.summary?.iterMs.mean ?? 0;
+  console.log(`\n${job.name}: ${one.cost!.launches} launch(es) against ${separate.cost!.launches}; wall ${one.cost!.wallSec.toFixed(0)} s against ${separate.cost!.wallSec.toFixed(0)} s`);
+  console.log('part                one launch         launch a run       difference  margin   within');
+  const rows: [string, (p: Profile) => Estimate | null | undefined][] = [
+    ['compute', (p) => p.analysis?.computeMs],
+    ['prep stall', (p) => p.analysis?.prepStallMs],
+    ['fetch stall', (p) => p.analysis?.fetchStallMs],
+    ['checkpoint stall', (p) => p.analysis?.checkpointStall?.ms],
+  ];
+  for (const [name, pick] of rows) {
+    const a = pick(one);
+    const b = pick(separate);
+    if (!a && !b) continue;
+    const show = (e: Estimate | null | undefined) => (e ? `${e.mean.toFixed(1)} ± ${(e.halfWidth ?? 0).toFixed(1)} ms` : '—');
+    const diff = a && b ? Math.abs(a.mean - b.mean) : null;
+    const margin = Math.max(0.1 * Math.max(a?.mean ?? 0, b?.mean ?? 0), 0.03 * iterMs);
+    console.log(
+      `${name.padEnd(19)} ${show(a).padEnd(18)} ${show(b).padEnd(18)} ${diff === null ? '—'.padEnd(10) : `${diff.toFixed(1)} ms`.padEnd(10)}  ${`${margin.toFixed(1)} ms`.padEnd(8)} ${diff === null ? '—' : diff <= margin ? 'yes' : 'NO'}`,
+    );
+  }
+  const truth = (plainBefore.ms + plainAfter.ms) / 2;
+  const shown = (p: Profile) => job.toolFigure(p)?.toFixed(1) ?? '—';
+  console.log(
+    `${plainBefore.label}: without the tool ${plainBefore.ms.toFixed(1)} and ${plainAfter.ms.toFixed(1)} ms (before, after); ` +
+      `one launch ${shown(one)} ms, a launch a run ${shown(separate)} ms; margin ${Math.max(0.1 * truth, 0.03 * iterMs).toFixed(1)} ms around ${truth.toFixed(1)}`,
+  );
+}
+
+/** 4 classes of 150 files of 96 KiB; 2 workers, 2 smoothing passes a sample, a 40 ms sleeping step; storage at 8 MB/s when it can be throttled. */
+async function datasetFolderJob(work: string): Promise<Job> {
+  const data = join(work, 'folder-data');
+  for (let c = 0; c < 4; c++) {
+    mkdirSync(join(data, `c${c}`), { recursive: true });
+    for (let i = 0; i < 150; i++) writeFileSync(join(data, `c${c}`, `s${String(i).padStart(4, '0')}.bin`), randomBytes(96 << 10));
+  }
+  const throttled = (await throttleBlocker(data, process.env)) === null;
+  const argv = [PYTHON, join(FIXTURES, 'datasetfolder-train.py'), data, '--workers', '2', '--batch', '16', '--work', '2', '--sleep-ms', '40', '--report'];
+  return {
+    name: `DatasetFolder (prep on 2 workers, storage ${throttled ? 'at 8 MB/s' : 'NOT throttled'})`,
+    data,
+    argv,
+    profileArgs: throttled ? ['--storage-bw', '8MB/s'] : [],
+    plain: async () => {
+      // The files read once, so every epoch runs from the page cache; the first epoch (workers starting, warm-up) left out.
+      await execa('sh', ['-c', `find '${data}' -type f -exec cat {} + > /dev/null`]);
+      const run = await execa(argv[0], [...argv.slice(1), '--epochs', '4']);
+      const epochs = [...run.stdout.matchAll(/ms per iteration/g)].length > 0 ? [...run.stdout.matchAll(/([\d.]+) ms per iteration/g)].map((m) => Number(m[1])) : [];
+      return { label: 'cached pace, epochs 2-4 (each with its worker start)', ms: mean(epochs.slice(1)) };
+    },
+    // Cached pace with its epoch boundaries, as the script's epoch meter counts them.
+    toolFigure: (p) => withBoundaries(p, 'cached'),
+  };
+}
+
+/** A 64 MiB torch.save every 5 iterations of a 50 ms step: the checkpoint stall in the steady state. */
+function checkpointJob(work: string): Job {
+  const data = join(work, 'ckpt-data');
+  mkdirSync(data, { recursive: true });
+  for (let i = 0; i < 160; i++) writeFileSync(join(data, `f${String(i).padStart(4, '0')}.bin`), Buffer.alloc(65536, i));
+  const script = join(FIXTURES, 'checkpoint-train.py');
+  const saves = ['--save-every', '5', '--save-mb', '64'];
+  let runs = 0;
+  return {
+    name: 'checkpointing loop (64 MiB torch.save every 5 iterations)',
+    data,
+    argv: [PYTHON, script, '--data', data, ...saves],
+    profileArgs: [],
+    plain: async () => {
+      const meterFile = join(work, `ckpt-meter-${runs++}.json`);
+      await execa(PYTHON, [script, '--data', data, '--meter', meterFile, '--iterations', '150', ...saves], { cwd: work });
+      const meter = JSON.parse(readFileSync(meterFile, 'utf8')) as { batches: number[]; saves: number[] };
+      // A process's first save (the file made, the pickler's first use) is once a run: left out, as the profile's synthetic block leaves it.
+      const perSave = mean(meter.saves.slice(1)) * 1000;
+      return { label: 'checkpoint stall per iteration (steady saves)', ms: perSave / (meter.batches.length / meter.saves.length) };
+    },
+    toolFigure: (p) => p.analysis?.checkpointStall?.ms.mean ?? null,
+  };
+}
+
+/** Two ranks under torchrun (gloo), rank 1 preparing its batches 8 ms a batch against rank 0's 4: the slowest rank sets the pace. */
+function torchrunJob(work: string): Job {
+  const data = join(work, 'ddp-data');
+  mkdirSync(data, { recursive: true });
+  writeFileSync(join(data, 'unused.bin'), Buffer.alloc(4096));
+  const script = join(work, 'ddp_train.py');
+  writeFileSync(
+    script,
+    [
+      'import atexit, json, sys, time, torch, torch.distributed as dist',
+      'from torch.utils.data import DataLoader, TensorDataset',
+      'from torch.utils.data.distributed import DistributedSampler',
+      'dist.init_process_group("gloo")',
+      'rank = dist.get_rank()',
+      'data = TensorDataset(torch.randn(512, 16), torch.randint(0, 2, (512,)))',
+      'sampler = DistributedSampler(data)',
+      'loader = DataLoader(data, batch_size=8, sampler=sampler)',
+      'model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 2))',
+      'opt = torch.optim.SGD(model.parameters(), lr=0.01)',
+      'limit = int(sys.argv[1]) if len(sys.argv) > 1 else 10**9',
+      'times, last, n = [], time.perf_counter(), 0',
+      'atexit.register(lambda: rank == 0 and print("OWN_METER " + json.dumps(times), flush=True))',
+      'for epoch in range(1000):',
+      '    sampler.set_epoch(epoch)',
+      '    for x, y in loader:',
+      '        time.sleep(0.004 * (rank + 1))',
+      '        opt.zero_grad()',
+      '        torch.nn.functional.cross_entropy(model(x), y).backward()',
+      '        opt.step()',
+      '        now = time.perf_counter(); times.append(1000 * (now - last)); last = now; n += 1',
+      '        if n >= limit: sys.exit(0)',
+      '',
+    ].join('\n'),
+  );
+  const torchrun = ['/usr/bin/torchrun', '--standalone', '--nproc_per_node', '2'];
+  return {
+    name: 'two ranks under torchrun (gloo)',
+    data,
+    argv: [...torchrun, script],
+    profileArgs: ['--modes', 'synthetic,cached'],
+    plain: async () => {
+      const run = await execa(torchrun[0], [...torchrun.slice(1), script, '300'], { cwd: work });
+      const line = run.stdout.split('\n').find((l) => l.startsWith('OWN_METER '))!;
+      const times = JSON.parse(line.slice('OWN_METER '.length)) as number[];
+      return { label: 'pace, rank 0 (iterations 50-300)', ms: mean(times.slice(50)) };
+    },
+    toolFigure: (p) => p.modes.cached?.summary?.iterMs.mean ?? null,
+  };
+}
+
+/** A mode's pace plus its epoch boundaries (the last epoch's end to the next one's first batch request) per iteration. */
+function withBoundaries(p: Profile, mode: 'cached' | 'cold'): number | null {
+  const result = p.modes[mode];
+  if (!result?.summary) return null;
+  const rank = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
+  const later = (rank.epochs ?? []).filter((e) => e.epoch > 0 && e.epochIterations);
+  if (later.length === 0) return result.summary.iterMs.mean;
+  const perEpoch = mean(later.map((e) => e.createMs + (e.gapMs ?? 0)));
+  return result.summary.iterMs.mean + perEpoch / later[0].epochIterations!;
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
