@@ -158,8 +158,12 @@ class Recorder(object):
         self._prefix = '{"v":1,"type":"iter","t":'
         self._rank_part = ',"rank":%d,"i":' % config.rank
         # Set by the torch layer when torch.distributed is initialised: a
-        # function (int) -> int that returns the largest value any rank passed.
+        # function (list of int) -> list of int that returns, element by
+        # element, the largest value any rank passed (one all_reduce).
         self.agree = None
+        # (iteration, stop flag, newest block) agreed at the last look: the stop
+        # file and the control file share one collective.
+        self._agreed = None
 
     # -- events -----------------------------------------------------------
     def start(self, batch_size=None, workers=None, subset_files=None, subset_note=None, loader=None):
@@ -294,12 +298,11 @@ class Recorder(object):
             return "budget"
         if cfg.stop_file is None:
             return None
-        agree = self.agree
-        if agree is not None:
+        if self.agree is not None:
             # Same iterations on every rank, one collective: all ranks agree.
             if self.iterations % STOP_CHECK_EVERY_ITERATIONS:
                 return None
-            return "stop-file" if agree(1 if os.path.exists(cfg.stop_file) else 0) else None
+            return "stop-file" if self._agreed_look()[0] else None
         if cfg.world_size > 1:
             # Ranks without a collective to agree through: check at the same
             # iteration numbers at least, which is all that can be done.
@@ -327,11 +330,12 @@ class Recorder(object):
         if self.agree is not None or cfg.world_size > 1:
             if self.iterations % STOP_CHECK_EVERY_ITERATIONS:
                 return None
-            asked = read_control(cfg.control_file)
             if self.agree is not None:
-                newest = self.agree(asked[0] if asked is not None else self.block)
+                asked, newest = self._agreed_look()[1:]
                 if newest > self.block and (asked is None or asked[0] < newest):
                     asked = _read_control_until(cfg.control_file, newest)
+            else:
+                asked = read_control(cfg.control_file)
         else:
             now = self._clock()
             if now < self._next_control_check:
@@ -341,6 +345,18 @@ class Recorder(object):
         if asked is None or asked[0] <= self.block:
             return None
         return asked
+
+    def _agreed_look(self):
+        """(stop flag, control file's line, newest block any rank saw) at this iteration: one all_reduce
+        for the stop file and the control file together, made once an iteration (ranks call it alike)."""
+        if self._agreed is not None and self._agreed[0] == self.iterations:
+            return self._agreed[1:]
+        cfg = self.config
+        stop = 1 if cfg.stop_file is not None and os.path.exists(cfg.stop_file) else 0
+        asked = read_control(cfg.control_file) if cfg.control_file is not None else None
+        stop, newest = self.agree([stop, asked[0] if asked is not None else self.block])
+        self._agreed = (self.iterations, stop, asked, newest)
+        return self._agreed[1:]
 
     def switch(self, block, mode, in_flight):
         """Switches to `mode` from this iteration on, with a block event (docs/protocol.md, 'block')."""

@@ -230,19 +230,20 @@ def _end_job(it, rec, reason):
 
 
 def _agree_fn():
-    """all_reduce(MAX) of an integer (a flag, a block number) across ranks, when torch.distributed is running."""
+    """all_reduce(MAX) of a few integers (a flag, a block number) across ranks, element by element, in one
+    collective, when torch.distributed is running."""
     dist = sys.modules.get("torch.distributed")
     if dist is None or not dist.is_available() or not dist.is_initialized() or dist.get_world_size() < 2:
         return None
     import torch
 
-    def agree(value):
+    def agree(values):
         device = "cpu"
         if dist.get_backend() == "nccl":
             device = torch.device("cuda", torch.cuda.current_device())
-        tensor = torch.tensor([int(value)], dtype=torch.int64, device=device)
+        tensor = torch.tensor([int(v) for v in values], dtype=torch.int64, device=device)
         dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
-        return int(tensor.item())
+        return [int(v) for v in tensor.tolist()]
 
     return agree
 
