@@ -13,7 +13,7 @@
  * margin (max(10% of the stall, 3% of the iteration)), and the job's own meter
  * without the tool beside the tool's pace. Needs /usr/bin/python3 with torch;
  * the throttled cold mode needs root and an io cgroup (else unthrottled).
- * Run: npm run bench -- same-answers
+ * Run: npm run bench -- same-answers  (BENCH_SAME_JOBS=torchrun: one job only)
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -49,7 +49,10 @@ export async function bench(): Promise<void> {
   }
   const work = mkdtempSync(join(tmpdir(), 'dsa-bench-same-'));
   try {
-    for (const job of [await datasetFolderJob(work), checkpointJob(work), torchrunJob(work)]) await compare(job, work);
+    // BENCH_SAME_JOBS=folder,checkpoint,torchrun (any of them): the jobs to compare; all by default.
+    const only = process.env.BENCH_SAME_JOBS?.split(',') ?? ['folder', 'checkpoint', 'torchrun'];
+    const makers: [string, () => Promise<Job> | Job][] = [['folder', () => datasetFolderJob(work)], ['checkpoint', () => checkpointJob(work)], ['torchrun', () => torchrunJob(work)]];
+    for (const [name, make] of makers) if (only.includes(name)) await compare(await make(), work);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
