@@ -1,13 +1,12 @@
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { newestProfile, readProfile } from '../store/profile-store.js';
+import { loadProfile, newestProfile } from '../store/profile-files.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
-import { whatifOutput } from '../schema/whatif-output.js';
+import { matrixOutput, whatifOutput } from '../schema/versions.js';
 import { parseCacheSize, parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
 import { fitModel, isNotEnoughData } from '../whatif/model.js';
 import { CACHE_POLICIES, type CachePolicy } from '../whatif/cache-policy.js';
 import { whatifMatrix } from '../whatif/matrix.js';
-import { matrixOutput } from '../schema/matrix-output.js';
 import { renderMatrix } from '../report/matrix-terminal.js';
 import type { Profile } from '../schema/profile.js';
 import type { Io } from './io.js';
@@ -48,11 +47,11 @@ export interface RawWhatifOptions {
 }
 
 /** What `whatif` does once commander has parsed its flags: predict from the profile, print, return the exit code. */
-export function whatifAction(profileArg: string | undefined, raw: RawWhatifOptions, io: Io): ExitCode {
+export async function whatifAction(profileArg: string | undefined, raw: RawWhatifOptions, io: Io): Promise<ExitCode> {
   const { query, cache } = parseWhatifOptions(raw);
   const pipelineQuery = parsePipelineOptions(raw);
   const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
-  const profile = readProfile(path);
+  const profile = await loadProfile(path);
   if (query.partitioned && query.peerBytesPerSec === undefined) query.peerBytesPerSec = measuredPeerBandwidth(profile);
   if (raw.matrix) return printMatrix(profile, path, query, raw, io);
   // A share (50%) needs the dataset's size, which only the profile knows.
