@@ -182,15 +182,27 @@ function binWidth(maxDistance: number): number {
   return Math.max(1, maxDistance / (MAX_BINS - 1));
 }
 
+/**
+ * Most bins a histogram remembers as touched: beyond, finish() sums every bin.
+ * A small dataset touches a few hundred bins of 65536 at most, and a running
+ * sum over the rest, in code not yet optimised when the CLI starts, was most
+ * of a whatif's own CPU time.
+ */
+const MAX_TOUCHED = 4096;
+
 /** A histogram of hit bytes by distance bin, made cumulative at the end. */
 class Histogram {
   private readonly bins: Float64Array;
   private total = 0;
+  /** Bins added to, in the order first added (while there are at most MAX_TOUCHED; then null). */
+  private touched: Int32Array | null;
+  private touchedCount = 0;
   constructor(
     private readonly binBytes: number,
     maxDistance: number,
   ) {
     this.bins = new Float64Array(Math.min(MAX_BINS, Math.ceil(maxDistance / binBytes) + 1));
+    this.touched = new Int32Array(Math.min(MAX_TOUCHED, this.bins.length));
   }
   private finite = 0;
   /** Adds an access; returns the (unclamped) bin of its distance, or -1 for a first reference. */
@@ -199,20 +211,45 @@ class Histogram {
     if (distance === Infinity) return -1;
     this.finite += size;
     const bin = Math.ceil(distance / this.binBytes - 1e-9);
-    this.bins[Math.min(this.bins.length - 1, bin)] += size;
+    this.addBytes(Math.min(this.bins.length - 1, bin), size);
     return bin;
   }
   /** Adds a hit whose bin is already known (a coarser copy of another histogram). */
   addToBin(bin: number, size: number): void {
     this.total += size;
     this.finite += size;
-    this.bins[Math.min(this.bins.length - 1, bin)] += size;
+    this.addBytes(Math.min(this.bins.length - 1, bin), size);
+  }
+  private addBytes(bin: number, size: number): void {
+    if (this.touched !== null && this.bins[bin] === 0) {
+      // A bin may be listed twice (zero-byte items): finish() skips repeats.
+      if (this.touchedCount === this.touched.length) this.touched = null;
+      else this.touched[this.touchedCount++] = bin;
+    }
+    this.bins[bin] += size;
   }
   finish(): EpochDistances {
-    for (let k = 1; k < this.bins.length; k++) this.bins[k] += this.bins[k - 1];
+    const bins = this.bins;
+    if (this.touched === null) {
+      for (let k = 1; k < bins.length; k++) bins[k] += bins[k - 1];
+    } else {
+      // The same running sum, bin by bin: an untouched bin holds 0, and running + 0 is running, so a run of them is filled.
+      const touched = this.touched.subarray(0, this.touchedCount).sort();
+      let running = 0;
+      let from = 0;
+      for (let i = 0; i < touched.length; i++) {
+        const k = touched[i];
+        if (k < from) continue;
+        bins.fill(running, from, k);
+        running = k === 0 ? bins[0] : bins[k] + running;
+        bins[k] = running;
+        from = k + 1;
+      }
+      bins.fill(running, from);
+    }
     // Summed in the order of `total`, so a cache holding everything hits exactly 100%.
-    if (this.bins.length > 0) this.bins[this.bins.length - 1] = this.finite;
-    return { cumBytes: this.bins, totalBytes: this.total };
+    if (bins.length > 0) bins[bins.length - 1] = this.finite;
+    return { cumBytes: bins, totalBytes: this.total };
   }
 }
 
@@ -271,19 +308,37 @@ export function steadyLruHitRatioByPart(curve: HitRatioCurve, cacheBytes: number
   });
 }
 
-/** Smallest cache size (to a bin) whose steady-state LRU hit ratio reaches `target` (0..1), or null when none does. */
+/**
+ * Smallest cache size (to a bin) whose steady-state LRU hit ratio reaches
+ * `target` (0..1), or null when none does.
+ *
+ * The hit bytes of bin k, summed over the steady epochs, never fall as k
+ * grows below the last bin (each epoch's cumBytes is a running sum, and
+ * rounding keeps order), so the first bin that reaches the target is found
+ * by bisection; the last bin, set to the exact total rather than summed up
+ * to, is asked on its own, last, as the scan bin by bin asked it.
+ */
 export function smallestLruCacheFor(curve: HitRatioCurve, target: number): number | null {
   if (target <= 0) return 0;
   const steady = curve.epochs.slice(1);
   const total = steady.reduce((a, e) => a + e.totalBytes, 0);
   if (total <= 0) return null;
   const bins = steady[0].cumBytes.length;
-  for (let k = 0; k < bins; k++) {
+  const reaches = (k: number) => {
     let hits = 0;
     for (const e of steady) hits += e.cumBytes[k];
-    if (hits / total >= target - 1e-12) return k * curve.binBytes;
+    return hits / total >= target - 1e-12;
+  };
+  // The first k in [low, high) that reaches, else high.
+  let low = 0;
+  let high = bins - 1;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (reaches(mid)) high = mid;
+    else low = mid + 1;
   }
-  return null;
+  if (low < bins - 1) return low * curve.binBytes;
+  return bins > 0 && reaches(bins - 1) ? (bins - 1) * curve.binBytes : null;
 }
 
 /**
