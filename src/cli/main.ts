@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { ExitCode, UserError } from '../errors.js';
-import { isDiskFull } from '../store/free-space.js';
+import { ExitCode, isDiskFull, UserError } from '../errors.js';
 import { TOOL_VERSION } from '../version.js';
 import type { Io } from './io.js';
 import { EXIT_CODES_HELP, type CommandFactory, type CommandResult } from './program.js';

@@ -6,8 +6,6 @@ import { matrixOutput, whatifOutput } from '../schema/versions.js';
 import { parseCacheSize, parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
 import { fitModel, isNotEnoughData } from '../whatif/model.js';
 import { CACHE_POLICIES, type CachePolicy } from '../whatif/cache-policy.js';
-import { whatifMatrix } from '../whatif/matrix.js';
-import { renderMatrix } from '../report/matrix-terminal.js';
 import type { Profile } from '../schema/profile.js';
 import type { Io } from './io.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
@@ -130,8 +128,8 @@ function parseBoolean(value: string | boolean, flag: string): boolean {
   throw new UserError(`${flag}: '${value}' is not true or false`, ExitCode.BadValue);
 }
 
-/** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. */
-function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: RawWhatifOptions, io: Io): ExitCode {
+/** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. Its modules load only here. */
+async function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: RawWhatifOptions, io: Io): Promise<ExitCode> {
   if (query.cpus !== undefined || raw.cache !== undefined) {
     throw new UserError('--matrix sets CPUs and cache per cell: give the grid with --matrix-cpus and --matrix-cache instead of --cpus and --cache', ExitCode.Usage);
   }
@@ -143,6 +141,7 @@ function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: Ra
       ? { cacheBytes: parseCacheSizeList(raw.matrixCache, '--matrix-cache').map((size) => resolveCacheSize(size as CacheSize, profile.dataset.bytes)) }
       : {}),
   };
+  const [{ whatifMatrix }, { renderMatrix }] = await Promise.all([import('../whatif/matrix.js'), import('../report/matrix-terminal.js')]);
   const matrix = whatifMatrix(fit.model, { path, jobName: profile.jobName }, axes, query);
   io.stdout(raw.json ? JSON.stringify(matrixOutput(matrix), null, 1) + '\n' : renderMatrix(matrix));
   return ExitCode.Ok;
