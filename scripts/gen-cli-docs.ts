@@ -3,12 +3,12 @@
 // test/cli/cli-docs.test.ts fails until it is.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { cliReference, GENERATED_BEGIN, GENERATED_END, spliceGenerated } from '../src/cli/cli-docs.js';
+import { cliReference, GENERATED_BEGIN, GENERATED_END, programForDocs, spliceGenerated } from '../src/cli/cli-docs.js';
 
 // From dist/scripts/ back to the repository's docs/.
 const path = fileURLToPath(new URL('../../docs/cli.md', import.meta.url));
 const doc = readFileSync(path, 'utf8');
-const next = spliceGenerated(doc, cliReference());
+const next = spliceGenerated(doc, cliReference(await programForDocs()));
 if (next === null) {
   process.stderr.write(`gen-cli-docs: ${path} lacks the markers '${GENERATED_BEGIN}' and '${GENERATED_END}': put them back where the generated reference goes\n`);
   process.exitCode = 1;

@@ -75,3 +75,9 @@ export function inputError(message: string): UserError {
 export function valueError(message: string): UserError {
   return new UserError(message, ExitCode.BadValue);
 }
+
+/** Whether an error is the file system saying it is full (ENOSPC), or the user's quota is (EDQUOT). */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}

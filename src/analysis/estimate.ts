@@ -8,6 +8,16 @@ import type { Estimate } from '../schema/profile.js';
 import { batchMeans } from './stats.js';
 
 /**
+ * A stall is named only when its 95% interval clears zero by this share of
+ * the iteration time. The profiler may itself take up to 2% of one CPU in a
+ * mode (keeping the dataset cold, sampling); on a job whose pace is set by a
+ * saturated CPU that can lengthen the iteration by as much, so a stall that
+ * does not clear it could be the profiler's own footprint (docs/method.md,
+ * "When a stall is named").
+ */
+export const NAMING_MARGIN = 0.02;
+
+/**
  * 95% half-width of a sum or difference of independent estimates: their
  * variances add, so the half-widths combine as the root of the sum of
  * squares. Null when any of them is unknown; a caller that would rather count

@@ -7,7 +7,7 @@ import { findStraggler, judgedRankWaits } from './straggler.js';
 import type { Mode } from '../schema/events.js';
 import type { Analysis, Estimate, IterationSummary, ModeResult, StallCall } from '../schema/profile.js';
 import { ADVICE_TEXT, VERDICT_TEXT, type Bound, type Severity, type TextContext } from './advice-text.js';
-import { combinedHalfWidth, difference, excludesZero, liesAbove } from './estimate.js';
+import { combinedHalfWidth, difference, excludesZero, liesAbove, NAMING_MARGIN } from './estimate.js';
 import { boundaryStall } from './boundary-stall.js';
 import { checkFreqInterval, checkpointStall, unseenWriteBytesPerIteration } from './checkpoint-stall.js';
 import { BOUNDARY_TEXT, CHECKPOINT_TEXT } from './pipeline-stall-text.js';
@@ -28,15 +28,8 @@ export interface ModeResults {
 export const STALL_THRESHOLD = 0.1;
 /** From this share of the iteration time on, a stall is 'highly' limiting. */
 export const HIGH_STALL_THRESHOLD = 0.5;
-/**
- * A stall is named only when its 95% interval clears zero by this share of
- * the iteration time. The profiler may itself take up to 2% of one CPU in a
- * mode (keeping the dataset cold, sampling); on a job whose pace is set by a
- * saturated CPU that can lengthen the iteration by as much, so a stall that
- * does not clear it could be the profiler's own footprint (docs/method.md,
- * "When a stall is named").
- */
-export const NAMING_MARGIN = 0.02;
+// NAMING_MARGIN lives beside the estimates it is a margin of (estimate.ts), so the what-if model reads it without this module.
+export { NAMING_MARGIN } from './estimate.js';
 
 type Usable = ModeResult & { summary: IterationSummary };
 

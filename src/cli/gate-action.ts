@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { prepareGate, runGate, type RawGateFlags } from '../gate/run-gate.js';
-import { newestProfile, readProfile } from '../store/profile-store.js';
+import { loadProfile, newestProfile } from '../store/profile-files.js';
 import type { Io } from './io.js';
 
 /** Options of `gate` as commander hands them over. */
@@ -9,8 +9,10 @@ export interface RawGateOptions extends RawGateFlags {
 }
 
 /** What `gate` does once commander has parsed its flags: the verdict on the profile, printed, as an exit code. */
-export function gateAction(profileArg: string | undefined, raw: RawGateOptions, io: Io): number {
-  const options = prepareGate(raw, io.cwd);
+export async function gateAction(profileArg: string | undefined, raw: RawGateOptions, io: Io): Promise<number> {
+  const options = await prepareGate(raw, io.cwd);
   const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
-  return runGate(readProfile(profilePath), profileArg ?? profilePath, options, io);
+  const profile = await loadProfile(profilePath);
+  const baseline = options.baselinePath ? await loadProfile(options.baselinePath) : null;
+  return runGate(profile, profileArg ?? profilePath, options, io, baseline);
 }

@@ -50,7 +50,7 @@ Examples:
     .action(async (profileArg: string | undefined, raw: RawGateOptions) => {
       // Loaded when gate runs: the rules, zod and the renderers stay out of every other command's start-up.
       const { gateAction } = await import('./gate-action.js');
-      result.exitCode = gateAction(profileArg, raw, io);
+      result.exitCode = await gateAction(profileArg, raw, io);
     });
   return withExitCodes(command, GATE_EXIT_CODES);
 };

@@ -1,28 +1,30 @@
 import { Command, CommanderError } from 'commander';
-import { ExitCode, UserError } from '../errors.js';
-import { isDiskFull } from '../store/free-space.js';
+import { ExitCode, isDiskFull, UserError } from '../errors.js';
 import { TOOL_VERSION } from '../version.js';
 import type { Io } from './io.js';
 import { EXIT_CODES_HELP, type CommandFactory, type CommandResult } from './program.js';
-import { profileCommand } from './profile.js';
-import { demoCommand } from './demo.js';
-import { doctorCommand } from './doctor.js';
-import { validateCommand } from './validate.js';
-import { whatifCommand } from './whatif.js';
-import { gateCommand } from './gate.js';
-import { compareCommand } from './compare.js';
-import { reportCommand } from './report.js';
-import { cleanCommand } from './clean.js';
-
-const COMMANDS: CommandFactory[] = [profileCommand, demoCommand, doctorCommand, whatifCommand, validateCommand, gateCommand, compareCommand, reportCommand, cleanCommand];
+import { allCommands, commandNamed } from './commands.js';
 
 /**
- * The whole command-line program: every command, with output through `io`
- * and the outcome in `result`. docs/cli.md is generated from it
- * (scripts/gen-cli-docs.ts); `commands` lets a test put a command with fakes
- * in place of the real one.
+ * The commands a run of `argv` needs: the one it names (its flags, help and
+ * errors are its own), none for --version, every one otherwise (--help, no
+ * command, an unknown one, a flag before the command). Each command's module
+ * is loaded on demand (commands.ts), so a run loads only its own.
  */
-export function buildProgram(io: Io, result: CommandResult, commands: readonly CommandFactory[] = COMMANDS): Command {
+async function commandsFor(argv: readonly string[]): Promise<readonly CommandFactory[]> {
+  const first = argv[0];
+  if (argv.length === 1 && (first === '--version' || first === '-V')) return [];
+  const named = first === undefined ? null : await commandNamed(first);
+  return named ? [named] : allCommands();
+}
+
+/**
+ * The whole command-line program: `commands` (allCommands() for every one),
+ * with output through `io` and the outcome in `result`. docs/cli.md is
+ * generated from it (scripts/gen-cli-docs.ts); a test may put a command with
+ * fakes in place of the real one.
+ */
+export function buildProgram(io: Io, result: CommandResult, commands: readonly CommandFactory[]): Command {
   const program = new Command('ds-analyzer')
     .description('find out why a training job waits for data: fetch stalls (storage) versus prep stalls (CPU)')
     .version(TOOL_VERSION)
@@ -50,10 +52,14 @@ ${EXIT_CODES_HELP}`,
   return program;
 }
 
-/** Parses argv, runs one command and returns its exit code; never calls process.exit. */
-export async function run(argv: string[], io: Io, commands: readonly CommandFactory[] = COMMANDS): Promise<number> {
+/**
+ * Parses argv, runs one command and returns its exit code; never calls
+ * process.exit. Without `commands`, those argv needs (every command where it
+ * names none).
+ */
+export async function run(argv: string[], io: Io, commands?: readonly CommandFactory[]): Promise<number> {
   const result: CommandResult = { exitCode: ExitCode.Ok };
-  const program = buildProgram(io, result, commands);
+  const program = buildProgram(io, result, commands ?? (await commandsFor(argv)));
   if (argv.length === 0) {
     io.stderr(program.helpInformation());
     return ExitCode.Usage;

@@ -5,7 +5,7 @@ import { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
 import { RemoteObjectsSource, type NetMeter } from '../profile/data-sources/remote-objects.js';
 import { parseRemoteSpec, redactUrl } from '../system/network/remote-spec.js';
-import { artefactsDir, newProfilePath } from '../store/profile-store.js';
+import { artefactsDir, newProfilePath, readProfile } from '../store/profile-store.js';
 import { fileSink, redactingSink } from '../store/artifact-sink.js';
 import type { ProfileRunInput } from '../profile/run-profile.js';
 import { nodePlan } from '../profile/nodes/node-plan.js';
@@ -59,14 +59,16 @@ export interface RawProfileOptions {
 export async function profileAction(command: string[], raw: RawProfileOptions, io: Io): Promise<number> {
   const input = parseProfileOptions(command, raw, io);
   // A bad gate config fails before anything runs, not after minutes of profiling.
-  const gate = raw.gate ? prepareGate({ config: raw.gate, baseline: raw.baseline, junit: raw.junit }, io.cwd) : null;
+  const gate = raw.gate ? await prepareGate({ config: raw.gate, baseline: raw.baseline, junit: raw.junit }, io.cwd) : null;
   if (!gate && (raw.baseline || raw.junit)) {
     throw new UserError(`--baseline and --junit need --gate CONFIG: name the budgets to check`, ExitCode.Usage);
   }
   const redact = raw.redact ? { home: io.env.HOME ?? null, cwd: io.cwd } : undefined;
   const { exitCode, outcome } = await runAndReport(redact ? { ...input, sink: redactingSink(fileSink, redact) } : input, io, { json: Boolean(raw.json), redact });
   // With --json stdout holds only the profile, so the verdict goes to stderr.
-  return gate && exitCode === ExitCode.Ok ? runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io) : exitCode;
+  if (!gate || exitCode !== ExitCode.Ok) return exitCode;
+  const baseline = gate.baselinePath ? readProfile(gate.baselinePath) : null;
+  return runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io, baseline);
 }
 
 /** Files that name a job better than the launcher or interpreter that runs them. */

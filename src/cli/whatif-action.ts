@@ -1,14 +1,11 @@
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { newestProfile, readProfile } from '../store/profile-store.js';
+import { loadProfile, newestProfile } from '../store/profile-files.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
-import { whatifOutput } from '../schema/whatif-output.js';
+import { matrixOutput, whatifOutput } from '../schema/versions.js';
 import { parseCacheSize, parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
 import { fitModel, isNotEnoughData } from '../whatif/model.js';
 import { CACHE_POLICIES, type CachePolicy } from '../whatif/cache-policy.js';
-import { whatifMatrix } from '../whatif/matrix.js';
-import { matrixOutput } from '../schema/matrix-output.js';
-import { renderMatrix } from '../report/matrix-terminal.js';
 import type { Profile } from '../schema/profile.js';
 import type { Io } from './io.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
@@ -48,11 +45,11 @@ export interface RawWhatifOptions {
 }
 
 /** What `whatif` does once commander has parsed its flags: predict from the profile, print, return the exit code. */
-export function whatifAction(profileArg: string | undefined, raw: RawWhatifOptions, io: Io): ExitCode {
+export async function whatifAction(profileArg: string | undefined, raw: RawWhatifOptions, io: Io): Promise<ExitCode> {
   const { query, cache } = parseWhatifOptions(raw);
   const pipelineQuery = parsePipelineOptions(raw);
   const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
-  const profile = readProfile(path);
+  const profile = await loadProfile(path);
   if (query.partitioned && query.peerBytesPerSec === undefined) query.peerBytesPerSec = measuredPeerBandwidth(profile);
   if (raw.matrix) return printMatrix(profile, path, query, raw, io);
   // A share (50%) needs the dataset's size, which only the profile knows.
@@ -131,8 +128,8 @@ function parseBoolean(value: string | boolean, flag: string): boolean {
   throw new UserError(`${flag}: '${value}' is not true or false`, ExitCode.BadValue);
 }
 
-/** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. */
-function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: RawWhatifOptions, io: Io): ExitCode {
+/** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. Its modules load only here. */
+async function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: RawWhatifOptions, io: Io): Promise<ExitCode> {
   if (query.cpus !== undefined || raw.cache !== undefined) {
     throw new UserError('--matrix sets CPUs and cache per cell: give the grid with --matrix-cpus and --matrix-cache instead of --cpus and --cache', ExitCode.Usage);
   }
@@ -144,6 +141,7 @@ function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: Ra
       ? { cacheBytes: parseCacheSizeList(raw.matrixCache, '--matrix-cache').map((size) => resolveCacheSize(size as CacheSize, profile.dataset.bytes)) }
       : {}),
   };
+  const [{ whatifMatrix }, { renderMatrix }] = await Promise.all([import('../whatif/matrix.js'), import('../report/matrix-terminal.js')]);
   const matrix = whatifMatrix(fit.model, { path, jobName: profile.jobName }, axes, query);
   io.stdout(raw.json ? JSON.stringify(matrixOutput(matrix), null, 1) + '\n' : renderMatrix(matrix));
   return ExitCode.Ok;

@@ -83,7 +83,7 @@ A profile that lacks a mode the model needs exits with code 4.`,
     .action(async (profileArg: string | undefined, raw: RawWhatifOptions) => {
       // Loaded when whatif runs: the model, zod and the renderers stay out of every other command's start-up.
       const { whatifAction } = await import('./whatif-action.js');
-      result.exitCode = whatifAction(profileArg, raw, io);
+      result.exitCode = await whatifAction(profileArg, raw, io);
     });
   return withExitCodes(command, WHATIF_EXIT_CODES);
 };

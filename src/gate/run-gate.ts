@@ -5,11 +5,10 @@
  */
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { readProfile } from '../store/profile-store.js';
 import type { Profile } from '../schema/profile.js';
-import { gateOutput } from '../schema/gate-output.js';
+import { gateOutput } from '../schema/versions.js';
 import { parseDurationSec, parseFraction, parsePositiveNumber } from '../units.js';
-import { readGateConfig, resolveBudgets, type BudgetFlags, type Budgets } from './config.js';
+import { resolveBudgets, type BudgetFlags, type Budgets } from './config.js';
 import { writeJunit } from './junit.js';
 import { evaluateGate } from './rules.js';
 import { appendStepSummary, stepSummaryMarkdown } from './step-summary.js';
@@ -55,9 +54,10 @@ export interface GateIo {
  * missing config 4, invalid config or value 3, no budgets or a regression
  * budget without a baseline 2.
  */
-export function prepareGate(raw: RawGateFlags, cwd: string): GateOptions {
+export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateOptions> {
   const configPath = raw.config ? resolve(cwd, raw.config) : null;
-  const config = configPath ? readGateConfig(configPath) : null;
+  // The config file's schema (zod) is loaded only for a config file.
+  const config = configPath ? (await import('./config-file.js')).readGateConfig(configPath) : null;
   const flags: BudgetFlags = {
     maxFetchStall: raw.maxFetchStall === undefined ? undefined : parseShare(raw.maxFetchStall, '--max-fetch-stall'),
     maxPrepStall: raw.maxPrepStall === undefined ? undefined : parseShare(raw.maxPrepStall, '--max-prep-stall'),
@@ -80,11 +80,11 @@ export function prepareGate(raw: RawGateFlags, cwd: string): GateOptions {
 /**
  * Gates one profile: prints the verdict (stdout), writes JUnit XML when asked,
  * appends Markdown to $GITHUB_STEP_SUMMARY when set, and returns the exit code
- * (0 pass, 1 a budget failed, 5 the job failed). A missing or corrupt baseline
- * throws a UserError (4 or 7).
+ * (0 pass, 1 a budget failed, 5 the job failed). `baseline` is the profile
+ * at options.baselinePath, read by the caller (readProfile or loadProfile:
+ * a missing or corrupt one is a UserError, 4 or 7), null without one.
  */
-export function runGate(profile: Profile, profilePath: string, options: GateOptions, io: GateIo): number {
-  const baseline = options.baselinePath ? readProfile(options.baselinePath) : null;
+export function runGate(profile: Profile, profilePath: string, options: GateOptions, io: GateIo, baseline: Profile | null): number {
   const verdict = evaluateGate(profile, options.budgets, baseline);
   if (options.json) {
     io.stdout(JSON.stringify(gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict }), null, 1) + '\n');

@@ -5,9 +5,10 @@
  * src/gate/rules.ts builds against this schema.
  */
 import { z } from 'zod';
+import { GATE_OUTPUT_VERSION } from './versions.js';
 
-/** Version of gate's JSON; bump when a field is removed or changes meaning (adding one does not). */
-export const GATE_OUTPUT_VERSION = 1;
+/** Version of gate's JSON (in versions.ts, with gateOutput(), so that printing loads no zod); bump when a field is removed or changes meaning (adding one does not). */
+export { GATE_OUTPUT_VERSION, gateOutput } from './versions.js';
 
 /** Outcome of one budget rule. */
 export const RuleOutcomeSchema = z.object({
@@ -59,8 +60,3 @@ export type GateOutput = z.infer<typeof GateOutputSchema>;
 
 /** What the gate core returns with the paths it read: the output without its header. */
 export type GateOutputBody = Omit<GateOutput, 'schemaVersion' | 'kind'>;
-
-/** The printed object: the header first, then the verdict, typed by the schema. */
-export function gateOutput(body: GateOutputBody): GateOutput {
-  return { schemaVersion: GATE_OUTPUT_VERSION, kind: 'gate', ...body };
-}

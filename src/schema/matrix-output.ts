@@ -6,9 +6,10 @@
  */
 import { z } from 'zod';
 import { ScenarioSchema } from './whatif-output.js';
+import { MATRIX_OUTPUT_VERSION } from './versions.js';
 
-/** Version of the matrix JSON; bump when a field is removed or changes meaning (adding one does not). */
-export const MATRIX_OUTPUT_VERSION = 1;
+/** Version of the matrix JSON (in versions.ts, with matrixOutput(), so that printing loads no zod); bump when a field is removed or changes meaning (adding one does not). */
+export { MATRIX_OUTPUT_VERSION, matrixOutput } from './versions.js';
 
 const nonneg = () => z.number().nonnegative();
 
@@ -62,8 +63,3 @@ export const MatrixOutputSchema = z.object({
   validateCommand: z.string().nullable(),
 });
 export type MatrixOutput = z.infer<typeof MatrixOutputSchema>;
-
-/** The printed object: the header first, then the table, typed by the schema. */
-export function matrixOutput(body: Omit<MatrixOutput, 'schemaVersion' | 'kind'>): MatrixOutput {
-  return { schemaVersion: MATRIX_OUTPUT_VERSION, kind: 'whatif-matrix', ...body };
-}

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { CheckpointEventSchema, EpochEventSchema, LoaderSettingsSchema, ModeSchema } from './events.js';
+import { PROFILE_SCHEMA_VERSION } from './versions.js';
 
-/** Version of the profile file format; bump on any incompatible change. */
-export const PROFILE_SCHEMA_VERSION = 1;
+/** Version of the profile file format (in versions.ts, which loads no zod); bump on any incompatible change. */
+export { PROFILE_SCHEMA_VERSION } from './versions.js';
 
 const finite = () => z.number().finite();
 const nonneg = () => z.number().finite().nonnegative();
@@ -775,5 +776,14 @@ export const ProfileSchema = z.object({
   outputs: z.string().optional(),
   /** What the profile cost: its schedule, launches of the job, wall time and the share of it spent measuring; absent in older profiles. */
   cost: ProfileCostSchema.optional(),
+  /**
+   * The writer's seal, always the last field: 'sha256:' and the hex SHA-256
+   * of the file's text without this field, keyed by the tool's version and
+   * the compiled source of this schema (src/store/profile-seal.ts). A file
+   * whose seal matches was validated by this very build when written, so a
+   * reader skips validating it again; any other file is validated in full.
+   * Readers drop it: a profile in memory carries no seal.
+   */
+  integrity: z.string().optional(),
 });
 export type Profile = z.infer<typeof ProfileSchema>;

@@ -6,9 +6,10 @@
  */
 import { z } from 'zod';
 import { ModeSchema } from './events.js';
+import { WHATIF_OUTPUT_VERSION } from './versions.js';
 
-/** Version of whatif's JSON; bump when a field is removed or changes meaning (adding one does not). */
-export const WHATIF_OUTPUT_VERSION = 1;
+/** Version of whatif's JSON (in versions.ts, with whatifOutput(), so that printing loads no zod); bump when a field is removed or changes meaning (adding one does not). */
+export { WHATIF_OUTPUT_VERSION, whatifOutput } from './versions.js';
 
 const nonneg = () => z.number().nonnegative();
 
@@ -359,8 +360,3 @@ export type WhatifOutput = z.infer<typeof WhatifOutputSchema>;
 
 /** What the whatif core returns: the output without its header. */
 export type WhatifOutputBody = Omit<WhatifOutput, 'schemaVersion' | 'kind'>;
-
-/** The printed object: the header first, then the result, typed by the schema. */
-export function whatifOutput(body: WhatifOutputBody): WhatifOutput {
-  return { schemaVersion: WHATIF_OUTPUT_VERSION, kind: 'whatif', ...body };
-}

@@ -4,11 +4,8 @@ import { filesUnder } from './files-under.js';
 /** Bytes kept at the end of each job log when a full disk forces a cut: the tail is what explains a failure. */
 export const KEPT_LOG_BYTES = 64 * 1024;
 
-/** Whether an error is the file system saying it is full (ENOSPC), or the user's quota is (EDQUOT). */
-export function isDiskFull(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT';
-}
+// isDiskFull is with the other error kinds (errors.ts), for the CLI's start-up without this module.
+export { isDiskFull } from '../errors.js';
 
 /** What cutting the logs did. */
 export interface TruncatedLogs {

@@ -1,29 +1,23 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { PROFILE_SCHEMA_VERSION, ProfileSchema, type Profile } from '../schema/profile.js';
+import { ProfileSchema, type Profile } from '../schema/profile.js';
 import { formatBytes } from '../units.js';
 import { isDiskFull, truncateLogs } from './free-space.js';
+import { artefactsDir, readProfileFile } from './profile-files.js';
+import { sealedProfileText } from './profile-seal.js';
 import { writeAtomic } from './write-atomic.js';
 
-/** A file name for a new profile: <job>-<UTC stamp>.json in `dir`. */
-export function newProfilePath(dir: string, jobName: string, now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
-  const safeName = jobName.replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 60) || 'job';
-  return join(dir, `${safeName}-${stamp}.json`);
-}
-
-/** Folder beside a profile for its events and job logs. */
-export function artefactsDir(profilePath: string): string {
-  return profilePath.replace(/\.json$/, '') + '.d';
-}
+// Their home is profile-files.ts (no schema, no zod); long imported from here.
+export { artefactsDir, newestProfile, newProfilePath } from './profile-files.js';
 
 /** Writes a file's whole text; tests pass one that fails as a full disk does. */
 export type WriteText = (path: string, text: string) => void;
 
 /**
  * Validates and writes a profile atomically (writeAtomic), so a reader or a
- * crash never sees half a profile.
+ * crash never sees half a profile. The file is sealed (profile-seal.ts): a
+ * reader of this build takes it as valid without validating it again.
  *
  * On a full disk (ENOSPC, EDQUOT) the profile, a few hundred kB, is what must
  * survive; the job's logs in the artefacts folder are what fills it. So the
@@ -36,7 +30,7 @@ export function writeProfile(path: string, profile: Profile, write: WriteText = 
   const attempt = () => {
     const valid = ProfileSchema.parse(profile);
     mkdirSync(dirname(path), { recursive: true });
-    writeAtomic(path, JSON.stringify(valid, null, 1) + '\n', write);
+    writeAtomic(path, sealedProfileText(valid), write);
   };
   try {
     attempt();
@@ -64,24 +58,19 @@ export function writeProfile(path: string, profile: Profile, write: WriteText = 
   }
 }
 
-/** Reads and validates a profile; a missing or corrupt file is a one-line UserError. */
+/**
+ * Reads and validates a profile; a missing or corrupt file is a one-line
+ * UserError. A file sealed by this build (profile-seal.ts) is not validated
+ * again; loadProfile (profile-files.ts) is the same without loading the
+ * schema for such a file.
+ */
 export function readProfile(path: string): Profile {
-  if (!existsSync(path)) {
-    throw new UserError(`profile '${path}' does not exist: run 'ds-analyzer profile' first or pass a profile file`, ExitCode.MissingInput);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    throw new UserError(`profile '${path}' is not valid JSON: re-run 'ds-analyzer profile' to write a new one`, ExitCode.CorruptFile);
-  }
-  const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
-  if (version !== PROFILE_SCHEMA_VERSION) {
-    throw new UserError(
-      `profile '${path}' has schemaVersion ${JSON.stringify(version)}, this ds-analyzer reads ${PROFILE_SCHEMA_VERSION}: re-run 'ds-analyzer profile'`,
-      ExitCode.CorruptFile,
-    );
-  }
+  const read = readProfileFile(path);
+  return 'sealed' in read ? read.sealed : validateProfile(path, read.unchecked);
+}
+
+/** Validates a profile's parsed JSON (of the right schemaVersion) read from `path`; the first problem is a one-line UserError (exit code 7). */
+export function validateProfile(path: string, json: unknown): Profile {
   const parsed = ProfileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -90,18 +79,7 @@ export function readProfile(path: string): Profile {
       ExitCode.CorruptFile,
     );
   }
+  // A profile in memory carries no seal: it would not match once the profile changed.
+  delete parsed.data.integrity;
   return parsed.data;
-}
-
-/** The most recently written profile in `dir`, or a UserError saying how to make one. */
-export function newestProfile(dir: string): string {
-  const candidates = existsSync(dir)
-    ? readdirSync(dir)
-        .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
-        .map((name) => join(dir, name))
-    : [];
-  if (candidates.length === 0) {
-    throw new UserError(`no profile in '${dir}': run 'ds-analyzer profile' (or 'ds-analyzer demo') first, or pass a profile file`, ExitCode.MissingInput);
-  }
-  return candidates.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }

@@ -31,8 +31,11 @@ export const MAX_BINS = 1 << 16;
 
 /** Hit bytes of one epoch for every cache size: a cumulative histogram of byte stack distances. */
 export interface EpochDistances {
-  /** cumBytes[k] = bytes of the accesses whose distance d has ceil(d / binBytes) <= k. */
-  cumBytes: Float64Array;
+  /**
+   * The cumulative histogram: bytes of the accesses whose distance d has
+   * ceil(d / binBytes) <= k, for bin k (read it with cumBytesAt).
+   */
+  cumBytes: CumulativeBytes;
   /** Bytes of all accesses of the epoch (first references included). */
   totalBytes: number;
   /**
@@ -42,6 +45,31 @@ export interface EpochDistances {
   parts?: EpochDistances[];
   /** Bin width of this histogram when it differs from the curve's (the coarser parts). */
   binBytes?: number;
+}
+
+/**
+ * A cumulative histogram over `bins` bins, dense (every bin's running sum) or,
+ * when few bins were added to, its steps: the running sum changes only at
+ * `steps` (ascending), to `stepBytes`; below the first it is 0. Either way the
+ * last bin holds the exact total of the hits, `lastBytes`.
+ */
+export type CumulativeBytes =
+  | { bins: number; dense: Float64Array }
+  | { bins: number; steps: Int32Array; stepBytes: Float64Array; lastBytes: number };
+
+/** Bytes of a cumulative histogram up to bin k (0 <= k < bins). */
+export function cumBytesAt(cum: CumulativeBytes, k: number): number {
+  if ('dense' in cum) return cum.dense[k];
+  if (k === cum.bins - 1) return cum.lastBytes;
+  // The last step at or below k.
+  let low = 0;
+  let high = cum.steps.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (cum.steps[mid] <= k) low = mid + 1;
+    else high = mid;
+  }
+  return low === 0 ? 0 : cum.stepBytes[low - 1];
 }
 
 /** Parts are binned this much coarser than the whole epoch: their ratios need no finer sizes, and 8 full histograms per epoch cost a third more time. */
@@ -102,7 +130,7 @@ export function curveFromTrace(trace: ArrayLike<number>, sizesBytes: ArrayLike<n
   const binBytes = binWidth(maxDistance);
   const epochs: EpochDistances[] = [];
   for (let start = 0; start < trace.length; start += epochLength) {
-    const histogram = new Histogram(binBytes, maxDistance);
+    const histogram = new Histogram(binBytes, maxDistance, epochLength <= MAX_TOUCHED);
     for (let t = start; t < Math.min(trace.length, start + epochLength); t++) histogram.add(distances[t], sizesBytes[trace[t]]);
     epochs.push(histogram.finish());
   }
@@ -145,8 +173,8 @@ export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number,
   const out: EpochDistances[] = [];
   for (let e = 0; e < epochs; e++) {
     shuffledIndices(positions, mulberry32(mixSeed(seed, e)));
-    const histogram = new Histogram(binBytes, datasetBytes);
-    const parts = e === 0 ? [] : Array.from({ length: EPOCH_PARTS }, () => new Histogram(binBytes * PART_BIN_FACTOR, datasetBytes));
+    const histogram = new Histogram(binBytes, datasetBytes, n <= MAX_TOUCHED);
+    const parts = e === 0 ? [] : Histogram.several(EPOCH_PARTS, binBytes * PART_BIN_FACTOR, datasetBytes, n <= MAX_TOUCHED);
     tree.fill(0);
     let prefix = 0;
     for (let j = 0; j < n; j++) {
@@ -177,20 +205,51 @@ export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number,
   return { items: n, datasetBytes, binBytes, epochs: out };
 }
 
+/** Bins of a histogram of distances up to `maxDistance`, `binBytes` wide. */
+function binCount(binBytes: number, maxDistance: number): number {
+  return Math.min(MAX_BINS, Math.ceil(maxDistance / binBytes) + 1);
+}
+
 /** Bytes per histogram bin for distances up to `maxDistance`. */
 function binWidth(maxDistance: number): number {
   return Math.max(1, maxDistance / (MAX_BINS - 1));
 }
 
+/**
+ * Most bins a histogram remembers as touched; with more, finish() makes the
+ * dense running sum of every bin. A small dataset touches a few hundred bins
+ * of 65536 at most: its steps are all the curve needs, where the dense sum,
+ * in code not yet optimised when the CLI starts, and the memory it fills were
+ * most of a whatif's own CPU time.
+ */
+const MAX_TOUCHED = 4096;
+
 /** A histogram of hit bytes by distance bin, made cumulative at the end. */
 class Histogram {
   private readonly bins: Float64Array;
   private total = 0;
+  /** Bins added to, in the order first added, while `tracking`. */
+  private readonly touched: number[] = [];
+  /**
+   * Whether `touched` lists every bin added to: asked by the maker, where at
+   * most MAX_TOUCHED accesses can hit (a large dataset's adds then pay no
+   * more than a test of it); given up past MAX_TOUCHED bins.
+   */
+  private tracking: boolean;
   constructor(
     private readonly binBytes: number,
     maxDistance: number,
+    tracking: boolean,
+    bins?: Float64Array,
   ) {
-    this.bins = new Float64Array(Math.min(MAX_BINS, Math.ceil(maxDistance / binBytes) + 1));
+    this.bins = bins ?? new Float64Array(binCount(binBytes, maxDistance));
+    this.tracking = tracking;
+  }
+  /** `count` histograms alike, their bins in one allocation (many small typed arrays cost more than one). */
+  static several(count: number, binBytes: number, maxDistance: number, tracking: boolean): Histogram[] {
+    const bins = binCount(binBytes, maxDistance);
+    const storage = new Float64Array(count * bins);
+    return Array.from({ length: count }, (_, i) => new Histogram(binBytes, maxDistance, tracking, storage.subarray(i * bins, (i + 1) * bins)));
   }
   private finite = 0;
   /** Adds an access; returns the (unclamped) bin of its distance, or -1 for a first reference. */
@@ -199,20 +258,45 @@ class Histogram {
     if (distance === Infinity) return -1;
     this.finite += size;
     const bin = Math.ceil(distance / this.binBytes - 1e-9);
-    this.bins[Math.min(this.bins.length - 1, bin)] += size;
+    this.addBytes(Math.min(this.bins.length - 1, bin), size);
     return bin;
   }
   /** Adds a hit whose bin is already known (a coarser copy of another histogram). */
   addToBin(bin: number, size: number): void {
     this.total += size;
     this.finite += size;
-    this.bins[Math.min(this.bins.length - 1, bin)] += size;
+    this.addBytes(Math.min(this.bins.length - 1, bin), size);
+  }
+  private addBytes(bin: number, size: number): void {
+    if (this.tracking && this.bins[bin] === 0) {
+      // A bin may be listed twice (zero-byte items): finish() skips repeats.
+      if (this.touched.length === MAX_TOUCHED) this.tracking = false;
+      else this.touched.push(bin);
+    }
+    this.bins[bin] += size;
   }
   finish(): EpochDistances {
-    for (let k = 1; k < this.bins.length; k++) this.bins[k] += this.bins[k - 1];
-    // Summed in the order of `total`, so a cache holding everything hits exactly 100%.
-    if (this.bins.length > 0) this.bins[this.bins.length - 1] = this.finite;
-    return { cumBytes: this.bins, totalBytes: this.total };
+    const bins = this.bins;
+    if (!this.tracking || bins.length === 0) {
+      for (let k = 1; k < bins.length; k++) bins[k] += bins[k - 1];
+      // Summed in the order of `total`, so a cache holding everything hits exactly 100%.
+      if (bins.length > 0) bins[bins.length - 1] = this.finite;
+      return { cumBytes: { bins: bins.length, dense: bins }, totalBytes: this.total };
+    }
+    // The same running sum, bin by bin, kept where it changes: an untouched bin holds 0, and running + 0 is running.
+    const touched = Int32Array.from(this.touched).sort();
+    const steps = new Int32Array(touched.length);
+    const stepBytes = new Float64Array(touched.length);
+    let count = 0;
+    let running = 0;
+    for (let i = 0; i < touched.length; i++) {
+      const k = touched[i];
+      if (count > 0 && k === steps[count - 1]) continue;
+      running = k === 0 ? bins[0] : bins[k] + running;
+      steps[count] = k;
+      stepBytes[count++] = running;
+    }
+    return { cumBytes: { bins: bins.length, steps: steps.subarray(0, count), stepBytes: stepBytes.subarray(0, count), lastBytes: this.finite }, totalBytes: this.total };
   }
 }
 
@@ -224,10 +308,11 @@ function sum(values: ArrayLike<number>): number {
 
 /** Hit bytes of an epoch for a cache of `cacheBytes`. */
 function hitBytes(curve: HitRatioCurve, epoch: EpochDistances, cacheBytes: number): number {
-  if (!(cacheBytes >= 0) || epoch.cumBytes.length === 0) return 0;
+  const bins = epoch.cumBytes.bins;
+  if (!(cacheBytes >= 0) || bins === 0) return 0;
   // No distance exceeds the dataset: a cache that holds it hits every re-reference, whatever the binning.
-  if (cacheBytes >= curve.datasetBytes) return epoch.cumBytes[epoch.cumBytes.length - 1];
-  return epoch.cumBytes[Math.min(epoch.cumBytes.length - 1, Math.floor(cacheBytes / (epoch.binBytes ?? curve.binBytes) + 1e-9))];
+  if (cacheBytes >= curve.datasetBytes) return cumBytesAt(epoch.cumBytes, bins - 1);
+  return cumBytesAt(epoch.cumBytes, Math.min(bins - 1, Math.floor(cacheBytes / (epoch.binBytes ?? curve.binBytes) + 1e-9)));
 }
 
 /** Bytes-weighted LRU hit ratio of epoch `epoch` (0-based) for a cache of `cacheBytes`. */
@@ -271,19 +356,37 @@ export function steadyLruHitRatioByPart(curve: HitRatioCurve, cacheBytes: number
   });
 }
 
-/** Smallest cache size (to a bin) whose steady-state LRU hit ratio reaches `target` (0..1), or null when none does. */
+/**
+ * Smallest cache size (to a bin) whose steady-state LRU hit ratio reaches
+ * `target` (0..1), or null when none does.
+ *
+ * The hit bytes of bin k, summed over the steady epochs, never fall as k
+ * grows below the last bin (each epoch's cumBytes is a running sum, and
+ * rounding keeps order), so the first bin that reaches the target is found
+ * by bisection; the last bin, set to the exact total rather than summed up
+ * to, is asked on its own, last, as the scan bin by bin asked it.
+ */
 export function smallestLruCacheFor(curve: HitRatioCurve, target: number): number | null {
   if (target <= 0) return 0;
   const steady = curve.epochs.slice(1);
   const total = steady.reduce((a, e) => a + e.totalBytes, 0);
   if (total <= 0) return null;
-  const bins = steady[0].cumBytes.length;
-  for (let k = 0; k < bins; k++) {
+  const bins = steady[0].cumBytes.bins;
+  const reaches = (k: number) => {
     let hits = 0;
-    for (const e of steady) hits += e.cumBytes[k];
-    if (hits / total >= target - 1e-12) return k * curve.binBytes;
+    for (const e of steady) hits += cumBytesAt(e.cumBytes, k);
+    return hits / total >= target - 1e-12;
+  };
+  // The first k in [low, high) that reaches, else high.
+  let low = 0;
+  let high = bins - 1;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (reaches(mid)) high = mid;
+    else low = mid + 1;
   }
-  return null;
+  if (low < bins - 1) return low * curve.binBytes;
+  return bins > 0 && reaches(bins - 1) ? (bins - 1) * curve.binBytes : null;
 }
 
 /**

@@ -115,8 +115,8 @@ test('doctor --require with a name that is no capability is a bad value, listing
   assert.equal(io.out, '');
 });
 
-test("every flag doctor's texts name is a flag of a command", () => {
-  const flags = new Set(programForDocs().commands.flatMap((c) => c.options.map((o) => o.long)));
+test("every flag doctor's texts name is a flag of a command", async () => {
+  const flags = new Set((await programForDocs()).commands.flatMap((c) => c.options.map((o) => o.long)));
   // systemd-run's own flags, in the fix that starts a delegated group.
   const foreign = new Set(['--user', '--scope']);
   const texts = [...Object.values(CAPABILITY_TEXT).flatMap((t) => [t.impact, t.fix]), CGROUP_TEXT.fix];

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExitCode, UserError } from '../../src/errors.js';
-import { parseGateConfig, resolveBudgets } from '../../src/gate/config.js';
+import { resolveBudgets } from '../../src/gate/config.js';
+import { parseGateConfig } from '../../src/gate/config-file.js';
 
 function expectConfigError(json: unknown, pattern: RegExp) {
   assert.throws(

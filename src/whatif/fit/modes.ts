@@ -3,8 +3,7 @@
  * whether a parameter built on them is proven, and whether one mode was
  * really slower than another.
  */
-import { difference, liesAbove } from '../../analysis/estimate.js';
-import { NAMING_MARGIN } from '../../analysis/split.js';
+import { difference, liesAbove, NAMING_MARGIN } from '../../analysis/estimate.js';
 import type { Estimate, IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
 import { MISSING_TEXT } from '../advice-text.js';
 import { notEnoughData, type Fitted, type NotEnoughData } from './fitted.js';

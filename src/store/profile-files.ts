@@ -1,0 +1,81 @@
+/**
+ * Profile files without the schema: their names, the newest in a folder, and
+ * reading one up to validation. A sealed file (profile-seal.ts) needs no
+ * validation, so `loadProfile` loads zod and the schema (profile-store.ts)
+ * only for a file that does: whatif and gate on a profile this build wrote
+ * start without them.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ExitCode, UserError } from '../errors.js';
+import type { Profile } from '../schema/profile.js';
+import { PROFILE_SCHEMA_VERSION } from '../schema/versions.js';
+import { unsealedProfile } from './profile-seal.js';
+
+/** A file name for a new profile: <job>-<UTC stamp>.json in `dir`. */
+export function newProfilePath(dir: string, jobName: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const safeName = jobName.replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 60) || 'job';
+  return join(dir, `${safeName}-${stamp}.json`);
+}
+
+/** Folder beside a profile for its events and job logs. */
+export function artefactsDir(profilePath: string): string {
+  return profilePath.replace(/\.json$/, '') + '.d';
+}
+
+/** The most recently written profile in `dir`, or a UserError saying how to make one. */
+export function newestProfile(dir: string): string {
+  const candidates = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+        .map((name) => join(dir, name))
+    : [];
+  if (candidates.length === 0) {
+    throw new UserError(`no profile in '${dir}': run 'ds-analyzer profile' (or 'ds-analyzer demo') first, or pass a profile file`, ExitCode.MissingInput);
+  }
+  return candidates.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+}
+
+/** A profile file read: the profile when its seal vouches for it, else its JSON, still to be validated. */
+export type ProfileRead = { sealed: Profile } | { unchecked: unknown };
+
+/**
+ * Reads a profile file up to validation: a missing file, text that is not
+ * JSON or another schemaVersion is a one-line UserError (exit codes 4, 7, 7);
+ * a file with this build's matching seal comes back as the profile.
+ */
+export function readProfileFile(path: string): ProfileRead {
+  if (!existsSync(path)) {
+    throw new UserError(`profile '${path}' does not exist: run 'ds-analyzer profile' first or pass a profile file`, ExitCode.MissingInput);
+  }
+  const text = readFileSync(path, 'utf8');
+  const sealed = unsealedProfile(text);
+  if (sealed) return { sealed };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new UserError(`profile '${path}' is not valid JSON: re-run 'ds-analyzer profile' to write a new one`, ExitCode.CorruptFile);
+  }
+  const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (version !== PROFILE_SCHEMA_VERSION) {
+    throw new UserError(
+      `profile '${path}' has schemaVersion ${JSON.stringify(version)}, this ds-analyzer reads ${PROFILE_SCHEMA_VERSION}: re-run 'ds-analyzer profile'`,
+      ExitCode.CorruptFile,
+    );
+  }
+  return { unchecked: json };
+}
+
+/**
+ * readProfile (profile-store.ts) for a caller that can wait: the same profile
+ * and the same one-line errors, but zod and the schema are loaded only when
+ * the file is not sealed by this build.
+ */
+export async function loadProfile(path: string): Promise<Profile> {
+  const read = readProfileFile(path);
+  if ('sealed' in read) return read.sealed;
+  const { validateProfile } = await import('./profile-store.js');
+  return validateProfile(path, read.unchecked);
+}
