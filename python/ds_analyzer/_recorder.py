@@ -161,8 +161,8 @@ class Recorder(object):
         # function (list of int) -> list of int that returns, element by
         # element, the largest value any rank passed (one all_reduce).
         self.agree = None
-        # (iteration, stop flag, newest block) agreed at the last look: the stop
-        # file and the control file share one collective.
+        # (iteration, stop flag, control file's line, newest block) agreed at the
+        # last look: the stop file and the control file share one collective.
         self._agreed = None
 
     # -- events -----------------------------------------------------------
