@@ -161,35 +161,7 @@ function torchrunJob(work: string): Job {
   const data = join(work, 'ddp-data');
   mkdirSync(data, { recursive: true });
   writeFileSync(join(data, 'unused.bin'), Buffer.alloc(4096));
-  const script = join(work, 'ddp_train.py');
-  writeFileSync(
-    script,
-    [
-      'import atexit, json, sys, time, torch, torch.distributed as dist',
-      'from torch.utils.data import DataLoader, TensorDataset',
-      'from torch.utils.data.distributed import DistributedSampler',
-      'dist.init_process_group("gloo")',
-      'rank = dist.get_rank()',
-      'data = TensorDataset(torch.randn(512, 16), torch.randint(0, 2, (512,)))',
-      'sampler = DistributedSampler(data)',
-      'loader = DataLoader(data, batch_size=8, sampler=sampler)',
-      'model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 2))',
-      'opt = torch.optim.SGD(model.parameters(), lr=0.01)',
-      'limit = int(sys.argv[1]) if len(sys.argv) > 1 else 10**9',
-      'times, last, n = [], time.perf_counter(), 0',
-      'atexit.register(lambda: rank == 0 and print("OWN_METER " + json.dumps(times), flush=True))',
-      'for epoch in range(1000):',
-      '    sampler.set_epoch(epoch)',
-      '    for x, y in loader:',
-      '        time.sleep(0.004 * (rank + 1))',
-      '        opt.zero_grad()',
-      '        torch.nn.functional.cross_entropy(model(x), y).backward()',
-      '        opt.step()',
-      '        now = time.perf_counter(); times.append(1000 * (now - last)); last = now; n += 1',
-      '        if n >= limit: sys.exit(0)',
-      '',
-    ].join('\n'),
-  );
+  const script = join(FIXTURES, 'ddp_train.py');
   const torchrun = ['/usr/bin/torchrun', '--standalone', '--nproc_per_node', '2'];
   // Without the tool, Debian 12's torchrun (torch 1.13 on Python 3.11) needs the fix the hook applies in a
   // profiled run (docs/pytorch.md): Std.from_str("0") returns None there.

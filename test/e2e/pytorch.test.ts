@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { processesMentioning, PYTHON, startCli, torchMissing } from './helpers.js';
+import { FIXTURES, processesMentioning, PYTHON, startCli, torchMissing } from './helpers.js';
 
 /**
  * The unmodified example PyTorch script (examples/pytorch/train.py), profiled
@@ -108,30 +108,8 @@ test('a script that never creates a DataLoader: stopped after the first-iteratio
 
 test('torchrun with two ranks on CPU (gloo): per-rank figures and the slowest rank sets the pace', async (t) => {
   if (skipReason) return t.skip(skipReason);
-  const script = join(work, 'ddp_train.py');
-  writeFileSync(
-    script,
-    [
-      'import time, torch, torch.distributed as dist',
-      'from torch.utils.data import DataLoader, TensorDataset',
-      'from torch.utils.data.distributed import DistributedSampler',
-      'dist.init_process_group("gloo")',
-      'rank = dist.get_rank()',
-      'data = TensorDataset(torch.randn(512, 16), torch.randint(0, 2, (512,)))',
-      'sampler = DistributedSampler(data)',
-      'loader = DataLoader(data, batch_size=8, sampler=sampler)',
-      'model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 2))',
-      'opt = torch.optim.SGD(model.parameters(), lr=0.01)',
-      'for epoch in range(100):',
-      '    sampler.set_epoch(epoch)',
-      '    for x, y in loader:',
-      '        time.sleep(0.004 * (rank + 1))  # rank 1 prepares its batches more slowly',
-      '        opt.zero_grad()',
-      '        torch.nn.functional.cross_entropy(model(x), y).backward()',
-      '        opt.step()',
-      '',
-    ].join('\n'),
-  );
+  // test/fixtures/ddp_train.py: two ranks, rank 1 preparing its batches more slowly.
+  const script = join(FIXTURES, 'ddp_train.py');
   const out = join(work, 'ddp.json');
   const result = await startCli(
     ['profile', '--data', train, '--out', out, '--modes', 'synthetic,cached', '--precision', '10%', '--min-iterations', '30', '--max-iterations', '200', '--',
