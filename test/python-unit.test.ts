@@ -8,8 +8,9 @@ import { execa } from 'execa';
  * Runs the Python unit tests of python/ds_analyzer (test/python/) with the
  * interpreter that has torch on Debian: /usr/bin/python3 (the first python3 on
  * PATH may be another one). Tests needing torch skip themselves without it.
- * One subtest a module, two at a time: most of their time is Python and torch
- * starting, which a second core halves.
+ * One subtest a module, one at a time: the unit files beside this one keep
+ * the other core busy, and two modules at once made timings in them (a
+ * replayed epoch's start) depend on the machine's load for no time saved.
  */
 const PYTHON = '/usr/bin/python3';
 const TEST_DIR = fileURLToPath(new URL('../../test/python', import.meta.url));
@@ -18,7 +19,7 @@ const MODULES = readdirSync(TEST_DIR)
   .map((name) => name.slice(0, -'.py'.length))
   .sort();
 
-describe('python unit tests of the ds_analyzer package', { concurrency: 2 }, () => {
+describe('python unit tests of the ds_analyzer package', () => {
   for (const module of MODULES) {
     test(module, async (t) => {
       if (!existsSync(PYTHON)) return t.skip(`needs ${PYTHON}`);

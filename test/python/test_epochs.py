@@ -75,9 +75,13 @@ class EpochTest(unittest.TestCase):
     def test_the_synthetic_mode_replays_with_no_epoch_boundary(self):
         ev, epochs = self.run_job(mode="synthetic", persistent=True, context="None")
         self.assert_epochs(ev, epochs, 2, True)
+        # A replaying iterator starts no worker and no sampler: its later epochs' starts are an order of
+        # magnitude below the first's, which started the workers, in the same run (a bound in ms would be
+        # a timing the machine's load decides: 5.2 ms was seen with the other core busy).
+        first = epochs[0]
         for e in epochs[1:]:
-            self.assertLess(e["createMs"], 5, epochs)  # a replaying iterator: no worker, no sampler start
-            self.assertLess(e["firstWaitMs"], 5, epochs)
+            self.assertLess(e["createMs"], first["createMs"] / 10, epochs)
+            self.assertLess(e["firstWaitMs"], first["firstWaitMs"] / 10, epochs)
 
     def test_a_loader_without_workers(self):
         ev, epochs = self.run_job(workers=0, persistent=False, context="None")
