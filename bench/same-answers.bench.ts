@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { mean } from '../src/analysis/stats.js';
 import { throttleBlocker } from '../src/demo/run-demo.js';
 import { ProfileSchema, type Estimate, type Profile } from '../src/schema/profile.js';
 
@@ -121,7 +122,7 @@ async function datasetFolderJob(work: string): Promise<Job> {
       // The files read once, so every epoch runs from the page cache; the first epoch (workers starting, warm-up) left out.
       await execa('sh', ['-c', `find '${data}' -type f -exec cat {} + > /dev/null`]);
       const run = await execa(argv[0], [...argv.slice(1), '--epochs', '4']);
-      const epochs = [...run.stdout.matchAll(/ms per iteration/g)].length > 0 ? [...run.stdout.matchAll(/([\d.]+) ms per iteration/g)].map((m) => Number(m[1])) : [];
+      const epochs = [...run.stdout.matchAll(/([\d.]+) ms per iteration/g)].map((m) => Number(m[1]));
       return { label: 'cached pace, epochs 2-4 (each with its worker start)', ms: mean(epochs.slice(1)) };
     },
     // Cached pace with its epoch boundaries, as the script's epoch meter counts them.
@@ -209,8 +210,4 @@ function withBoundaries(p: Profile, mode: 'cached' | 'cold'): number | null {
   }
   const perEpoch = mean(later.map((e) => e.createMs + (e.gapMs ?? 0)));
   return result.summary.iterMs.mean + perEpoch / later[0].epochIterations!;
-}
-
-function mean(xs: readonly number[]): number {
-  return xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
