@@ -1,20 +1,22 @@
 // A light job for bench/setup-scale: each iteration reads a batch of random
 // 1 KiB files of the cold-keeper generator's layout (c0000/0.bin ...) and
-// spends a fixed compute time; speaks the event protocol through the writer.
+// spends a fixed compute time; speaks the event protocol through the writer,
+// switching modes when the CLI asks (one launch, as the hook's jobs do).
 //
 //   node dist/bench/setup-scale-job.js DIR FILES [BATCH] [COMPUTE_MS]
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENV } from '../src/schema/events.js';
-import { StopFile, fromEnv } from '../src/protocol/writer.js';
+import { ControlFile, StopFile, fromEnv } from '../src/protocol/writer.js';
 
 const FILES_PER_DIR = 1280;
 const [dir, filesText, batchText = '32', computeText = '5'] = process.argv.slice(2);
 const files = Number(filesText);
 const batch = Number(batchText);
 const computeMs = Number(computeText);
-const mode = process.env[ENV.mode];
-const writer = fromEnv(process.env, { batchSize: batch, workers: 0, source: 'bench' });
+let mode = process.env[ENV.mode];
+const control = new ControlFile(process.env[ENV.controlFile]);
+const writer = fromEnv(process.env, { batchSize: batch, workers: 0, source: 'bench', ...(control.path !== undefined ? { switchModes: true } : {}) });
 const stop = new StopFile(process.env[ENV.stopFile]);
 const budget = Number(process.env[ENV.iterations] ?? 1e9);
 const buffer = Buffer.allocUnsafe(64 * 1024);
@@ -29,6 +31,11 @@ const busy = (ms: number): void => {
 };
 let i = 0;
 for (; i < budget && !stop.requested(); i++) {
+  const switched = control.poll();
+  if (switched !== null) {
+    writer?.block({ block: switched.block, mode: switched.mode, i, inFlight: 0 }); // reads in the loop: nothing in flight
+    mode = switched.mode;
+  }
   const started = performance.now();
   let bytes = 0;
   if (mode !== 'synthetic' || i === 0) {

@@ -110,7 +110,10 @@ async function profileRun(dir: string, data: string, count: number): Promise<voi
       }
     >;
     warnings: string[];
+    cost?: { schedule: string; launches: number; wallSec: number; measuredSec: number; measuredShare: number };
   };
+  const cost = profile.cost;
+  if (cost) console.log(`  cost: ${cost.schedule}, ${cost.launches} launch(es), ${cost.wallSec.toFixed(0)} s of which ${cost.measuredSec.toFixed(1)} s measured (${(cost.measuredShare * 100).toFixed(0)}%)`);
   for (const [mode, result] of Object.entries(profile.modes)) {
     console.log(`  ${mode.padEnd(7)} ${result.state.proven ? 'proven' : 'UNPROVEN'}: ${result.state.reason} (${result.wallSec.toFixed(1)} s, ${result.summary?.measuredIterations ?? 0} measured iterations)`);
     if (result.passes) console.log(`          runs: ${result.passes.map((p) => `${p.label} ${p.proven ? 'proven' : 'UNPROVEN'}`).join(', ')}`);

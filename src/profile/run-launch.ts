@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { StoppingTracker } from '../analysis/stopping.js';
 import type { Mode } from '../schema/events.js';
 import type { ModeResult } from '../schema/profile.js';
-import { startSampler } from '../system/probes/samplers.js';
+import { startSampler, type Sampler } from '../system/probes/samplers.js';
 import { CpuLedger, LEDGER_COMPONENTS, type LedgerReading } from '../system/kernel/cpu-ledger.js';
 import { writeSubsetList } from '../system/dataset/resident-subset.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
@@ -121,7 +121,8 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   // The profiler's own CPU by component, read at each block's start and end.
   const ledger = input.ledger ?? new CpuLedger();
   const reader = new EventsReader(files.eventsDir, { ledger });
-  const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: input.pollMs, gpu: input.gpu, ledger });
+  // No timer of its own: the supervision's poll takes each sample, one wake-up for both.
+  const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: null, gpu: input.gpu, ledger });
   let job: Job;
   try {
     job = await (input.startJob ?? SupervisedJob.start)({
@@ -152,7 +153,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   meter.attach(job.pid);
   input.onJobStarted?.(job);
   const live: LiveBlock[] = [newLiveBlock(first, prepared, startedAt, ledger)];
-  const supervised = await superviseBlocks(job, reader, input, live, files.stopFile, controlFile, startedAt, ledger);
+  const supervised = await superviseBlocks(job, reader, sampler, input, live, files.stopFile, controlFile, startedAt, ledger);
   const current = live[live.length - 1];
   closeBlock(current, null, ledger);
   const sampled = sampler.stop();
@@ -261,6 +262,7 @@ interface SupervisedLaunch {
 async function superviseBlocks(
   job: Job,
   reader: EventsReader,
+  sampler: Pick<Sampler, 'tick'>,
   input: LaunchInput,
   live: LiveBlock[],
   stopFile: string,
@@ -284,6 +286,7 @@ async function superviseBlocks(
   let stopping = false;
   while (!exited) {
     await Promise.race([job.done, sleep(input.pollMs)]);
+    if (!exited) sampler.tick();
     if (exited || stopping) continue;
     const polled = reader.poll();
     if ((Date.now() - startedAt) / 1000 > input.firstIterationTimeoutSec && !polled.some((p) => p.iterations.length > 0)) {
@@ -323,6 +326,8 @@ async function superviseBlocks(
       if (!keep) current.finish = await current.prepared.finish();
       // The job trains on in the old mode while the new state is set: those iterations belong to no block.
       const prepared = keep ? current.prepared : await next.cacheState.prepare(next.mode, input.dataset);
+      // A sample at the block's start: the next one's rates cover the block, not the set-up before it.
+      sampler.tick();
       live.push(newLiveBlock(next, prepared, Date.now(), ledger));
       writeControl(controlFile, live.length - 1, next.mode);
       input.onBlockStart?.(next);

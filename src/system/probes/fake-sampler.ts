@@ -23,6 +23,7 @@ export function fakeSamplerStarter(samples: readonly ResourceSample[]): FakeSamp
     started.push(options);
     return {
       setRoot: (pid) => void roots.push(pid),
+      tick: () => undefined,
       samples: () => samples.slice(),
       stop: () => samples.slice(),
     };

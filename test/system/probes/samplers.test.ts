@@ -102,3 +102,16 @@ test('sampler charges each sample to the ledger as sampler, and nothing else', a
   assert.ok(Math.abs(reading.sampler.cpuSec - 0.001 * samples.length) < 1e-9);
   assert.equal(totalCpuSec(reading), reading.sampler.cpuSec);
 });
+
+test('a sampler without a period samples only when ticked (the caller owns the wake-up), and not after stop', async () => {
+  const sampler = startSampler({ rootPid: process.pid, device: null, intervalMs: null });
+  await sleep(120);
+  assert.equal(sampler.samples().length, 0, 'no timer of its own');
+  sampler.tick();
+  sampler.tick();
+  assert.equal(sampler.samples().length, 2);
+  const all = sampler.stop();
+  assert.equal(all.length, 3, 'stop takes the final sample');
+  sampler.tick();
+  assert.equal(sampler.samples().length, 3, 'a tick after stop takes nothing');
+});
