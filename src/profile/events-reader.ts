@@ -139,7 +139,8 @@ export class EventsReader {
         events.iterations.push(toIteration(iter));
         return;
       }
-      parsed = EventSchema.safeParse(value);
+      // A few of these a process (start, end, saves, epochs, blocks): compiling zod's checks costs more than it saves.
+      parsed = EventSchema.safeParse(value, { jitless: true });
     } catch {
       parsed = { success: false } as ReturnType<typeof EventSchema.safeParse>;
     }

@@ -91,6 +91,20 @@ interface LiveBlock {
 const SAFETY_BUDGET_FACTOR = 10;
 
 /**
+ * How long the supervision sleeps between two polls of a block `ageMs` old:
+ * pollMs at first, then a tenth of the block's age, at most POLL_GROWTH times
+ * pollMs (1 s at the default 250 ms). Each poll reads the events and takes a
+ * resource sample (0.5 to 1 ms of CPU here, the wake-up included); a stop seen
+ * one poll late costs at most a tenth of the block's time (a twentieth on
+ * average), and a block of minutes is polled once a second.
+ */
+export function pollIntervalMs(ageMs: number, pollMs: number): number {
+  return Math.max(pollMs, Math.min(POLL_GROWTH * pollMs, ageMs / 10));
+}
+
+const POLL_GROWTH = 4;
+
+/**
  * Starts the job once and measures its blocks in order. A job whose start
  * event does not offer to switch modes runs the first block only, and the
  * others are returned as not run, for the caller to launch apart.
@@ -149,7 +163,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
     await prepared.finish();
     throw error;
   }
-  sampler.setRoot(job.pid);
+  sampler.setRoot(job.pid, { spawnedNow: true });
   meter.attach(job.pid);
   input.onJobStarted?.(job);
   const live: LiveBlock[] = [newLiveBlock(first, prepared, startedAt, ledger)];
@@ -285,7 +299,7 @@ async function superviseBlocks(
   };
   let stopping = false;
   while (!exited) {
-    await Promise.race([job.done, sleep(input.pollMs)]);
+    await Promise.race([job.done, sleep(pollIntervalMs(Date.now() - live[live.length - 1].startedAt, input.pollMs))]);
     if (!exited) sampler.tick();
     if (exited || stopping) continue;
     const polled = reader.poll();

@@ -13,7 +13,7 @@ import { after, test } from 'node:test';
 import { FakeCacheState } from '../../src/profile/cache-states/fake-cache-state.js';
 import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
 import { fakeSwitchingJobStarter, type FakeSwitchingScript } from '../../src/profile/fake-job.js';
-import { runLaunch, type LaunchBlock } from '../../src/profile/run-launch.js';
+import { pollIntervalMs, runLaunch, type LaunchBlock } from '../../src/profile/run-launch.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Dataset } from '../../src/system/dataset/dataset.js';
 import { fakeSamplerStarter } from '../../src/system/probes/fake-sampler.js';
@@ -114,4 +114,12 @@ test('--timeout is per block: a block that runs past it ends the launch timed ou
   assert.equal(outcome.results[0].status, 'ok');
   assert.equal(outcome.results[1].stopReason, 'timeout');
   assert.deepEqual(outcome.notRun.map((b) => b.mode), ['cold']);
+});
+
+test('pollIntervalMs: pollMs while a block is young, then a tenth of its age, at most 4 x pollMs', () => {
+  assert.equal(pollIntervalMs(0, 250), 250);
+  assert.equal(pollIntervalMs(2_500, 250), 250);
+  assert.equal(pollIntervalMs(6_000, 250), 600);
+  assert.equal(pollIntervalMs(60_000, 250), 1000);
+  assert.equal(pollIntervalMs(60_000, 20), 80);
 });

@@ -42,7 +42,7 @@ const KEEP_WARM_CPU_RATIO = 400;
  * of a short mode. Each look's CPU is timed on the thread's clock, turn by
  * turn of its walk (a ledger of its own), and charged to `cpu` too.
  */
-function keepWarm(files: Dataset['files'], lookMs: number, cpu: CpuAccount | undefined): { stop(): Promise<void> } {
+function keepWarm(files: Dataset['files'], lookMs: number, lookCpuMs: number, cpu: CpuAccount | undefined): { stop(): Promise<void> } {
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
@@ -61,7 +61,7 @@ function keepWarm(files: Dataset['files'], lookMs: number, cpu: CpuAccount | und
     }, Math.max(KEEP_WARM_MIN_MS, wallMs * KEEP_WARM_COST_RATIO, cpuMs * KEEP_WARM_CPU_RATIO));
     timer.unref();
   };
-  schedule(lookMs, 0);
+  schedule(lookMs, lookCpuMs);
   return {
     stop: async () => {
       stopped = true;
@@ -90,9 +90,13 @@ export class PageCacheState implements CacheState {
         warm: (files) => warm(files, { concurrency: this.options.warmConcurrency, cpu }),
         warmLimitSec: this.options.warmLimitSec,
       });
+      // The residency pass is a look's measure: the keeper's first wait is set by its wall time and its CPU alike.
       const started = performance.now();
-      const before = await residency(plan.dataset.files, undefined, { cpu });
-      const keeper = keepWarm(plan.dataset.files, performance.now() - started, cpu);
+      const pass = new CpuLedger();
+      const before = await residency(plan.dataset.files, undefined, { cpu: pass.account('warming') });
+      const passCpuSec = pass.reading().warming.cpuSec;
+      cpu?.add(passCpuSec);
+      const keeper = keepWarm(plan.dataset.files, performance.now() - started, passCpuSec * 1000, cpu);
       return {
         residentBytesBefore: before.residentBytes,
         finish: async () => {

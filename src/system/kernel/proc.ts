@@ -225,6 +225,12 @@ const RECENT_PIDS = 8;
 // walk of every process costs less than reading each new pid.
 const MAX_NEW_PIDS = 64;
 
+/** Where a root came from. */
+export interface RootOrigin {
+  /** This process spawned it just now (no child of it can be older than the last pid handed out at the spawn). */
+  spawnedNow?: boolean;
+}
+
 /**
  * The live processes of a tree: a root, its descendants, and every process
  * once found in the tree while it lives (reparented to init or a subreaper,
@@ -235,7 +241,8 @@ const MAX_NEW_PIDS = 64;
  * out) are looked at for new members; a thread's id is told apart by its
  * Tgid. A new pid not yet shown in /proc (or one of the last RECENT_PIDS
  * before a walk that it did not list) is looked at once more at the next
- * reading. /proc is walked whole at the first reading, when /proc/loadavg
+ * reading. /proc is walked whole at the first reading (not for a root spawned
+ * just now: see RootOrigin), when /proc/loadavg
  * cannot be read, after more than MAX_NEW_PIDS new pids, and every
  * fullWalkMs.
  */
@@ -272,10 +279,15 @@ export class TreeMembers {
     this.loadavg = new KernelFile(`${procRoot}/loadavg`);
   }
 
-  /** Sets the root; the next reading walks every process. */
-  setRoot(pid: number): void {
+  /** Sets the root; the next reading walks every process, unless the root was spawned just now. */
+  setRoot(pid: number, root: RootOrigin = {}): void {
     this.rootPid = pid;
     this.lastPid = null;
+    if (!root.spawnedNow) return;
+    // Its descendants can only hold pids handed out after its own: the first reading looks at those, not at every process.
+    this.lastPid = pid;
+    this.walkedAt = this.now();
+    this.pending = [];
   }
 
   /** The members' stats now, in no particular order; [] without a root. */
@@ -480,8 +492,8 @@ export class TreeAccounting {
   }
 
   /** Sets the root when the job's pid is known only after the accounting started. */
-  setRoot(pid: number): void {
-    this.members.setRoot(pid);
+  setRoot(pid: number, root: RootOrigin = {}): void {
+    this.members.setRoot(pid, root);
   }
 
   /** Closes the /proc files kept open for the tree; a later sample opens them again. */

@@ -5,7 +5,7 @@
 import { KernelFile } from '../kernel/read-text.js';
 import type { ResourceSample } from '../../schema/profile.js';
 import type { GpuSampler } from './gpu.js';
-import { TreeAccounting } from '../kernel/proc.js';
+import { TreeAccounting, type RootOrigin } from '../kernel/proc.js';
 import type { CpuLedger } from '../kernel/cpu-ledger.js';
 
 /** Bytes per sector in /proc/diskstats, whatever the device's real sector size. */
@@ -80,8 +80,8 @@ export interface SamplerOptions {
 }
 
 export interface Sampler {
-  /** Sets the job's root pid when it becomes known. */
-  setRoot(pid: number): void;
+  /** Sets the job's root pid when it becomes known (spawnedNow: the first sample need not walk every process). */
+  setRoot(pid: number, root?: RootOrigin): void;
   /** Takes a sample now (the caller's clock, when intervalMs is null); never throws. */
   tick(): void;
   /** Samples so far (a copy). */
@@ -154,8 +154,8 @@ export function startSampler(options: SamplerOptions): Sampler {
   timer?.unref();
 
   return {
-    setRoot(pid) {
-      tree.setRoot(pid);
+    setRoot(pid, root) {
+      tree.setRoot(pid, root);
       haveRoot = true;
     },
     tick() {

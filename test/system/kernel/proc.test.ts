@@ -352,6 +352,22 @@ test('TreeMembers (fake /proc): new children found among the new pids only, thre
   assert.deepEqual(pidsOf(members), [60, root, child]);
 });
 
+test('TreeMembers (fake /proc): a root spawned just now is read with the pids handed out after it, without a walk', (t) => {
+  const proc = new FakeProc();
+  t.after(() => rmSync(proc.root, { recursive: true, force: true }));
+  const root = proc.add(1);
+  const child = proc.add(root);
+  // A "child" with a pid below the root's cannot exist for a root spawned just now: only a walk would find it.
+  proc.stats.set(50, { ppid: root, tgid: 50, start: 5000 });
+  proc.show(50);
+  const spawned = new TreeMembers(null, proc.root, { fullWalkMs: 60_000 });
+  spawned.setRoot(root, { spawnedNow: true });
+  assert.deepEqual(pidsOf(spawned), [root, child], 'the new pids only');
+  const walked = new TreeMembers(null, proc.root, { fullWalkMs: 60_000 });
+  walked.setRoot(root);
+  assert.deepEqual(pidsOf(walked), [50, root, child], 'a root of unknown origin: the first reading walks');
+});
+
 test('TreeMembers (fake /proc): a new pid /proc does not show yet is looked at again at the next reading', (t) => {
   const proc = new FakeProc();
   t.after(() => rmSync(proc.root, { recursive: true, force: true }));
