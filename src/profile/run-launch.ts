@@ -5,7 +5,7 @@
 // boundary and acknowledges with a block event. Each block is then cut from
 // the launch's events and samples and proven exactly as a launch of its own:
 // a block's result is a ModeResult like any other run's.
-import { renameSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoppingTracker } from '../analysis/stopping.js';
@@ -15,6 +15,7 @@ import { startSampler, type Sampler } from '../system/probes/samplers.js';
 import { CpuLedger, LEDGER_COMPONENTS, type LedgerReading } from '../system/kernel/cpu-ledger.js';
 import { writeSubsetList } from '../system/dataset/resident-subset.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
+import { EventWriter } from '../protocol/writer.js';
 import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
 import type { CacheState, PreparedState, StateFinish } from './cache-states/cache-state.js';
 import { blockResult, blockSlice, freshRunFiles, jobEnv, type BlockSlice, type BlockSpan } from './block-result.js';
@@ -137,7 +138,10 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const reader = new EventsReader(files.eventsDir, { ledger });
   // No timer of its own: the supervision's poll takes each sample, one wake-up for both.
   const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: null, gpu: input.gpu, ledger });
-  if (!input.startSampler) compileSamplerCode(input.dataset.device);
+  if (!input.startSampler) {
+    compileSamplerCode(input.dataset.device);
+    compileEventsCode(join(input.modeDir, 'rehearsal'));
+  }
   let job: Job;
   try {
     job = await (input.startJob ?? SupervisedJob.start)({
@@ -237,6 +241,28 @@ function compileSamplerCode(device: string | null): void {
 }
 
 const SAMPLER_REHEARSALS = 3;
+
+/**
+ * The same for the events reader: a few events of a made-up process written
+ * (start, iterations, end) and read back in a folder of their own, removed
+ * after. The first poll of a job's events otherwise compiles the reader and
+ * the parse of a start event inside the first block.
+ */
+function compileEventsCode(dir: string): void {
+  try {
+    const writer = EventWriter.open({ dir, mode: 'synthetic', batchSize: 1, workers: 0, source: 'rehearsal', flushOnExit: false });
+    const reader = new EventsReader(dir);
+    for (let i = 0; i < 3; i++) {
+      writer.iter(i, 1, 1, 1);
+      writer.flush();
+      reader.poll();
+    }
+    writer.end('budget', 3);
+    reader.finish();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: number, ledger: CpuLedger): LiveBlock {
   return {
