@@ -99,6 +99,13 @@ export interface WarmResult {
   firstError?: string;
   /** Wall time of the whole warm-up. */
   elapsedMs: number;
+  /**
+   * The files' residency as the warm-up left it, each file looked at once it
+   * was brought in (found resident, checked after its advice, or checked
+   * again after its read): what residency() right after would say, without a
+   * second pass over every file. Absent without the page-cache calls.
+   */
+  residency?: Residency;
 }
 
 /** The calls residency, evict and warm make: this machine's, unless a test passes fakes (FakeLibc, FakeFileSyscalls). */
@@ -494,8 +501,9 @@ const READAHEAD_CHUNK_BYTES = 128 * 1024;
  * with no copy and no thread hand-off (7.9 us a 1 KiB file here, against about
  * 80 us through fs.promises), and is checked again once all advice is given;
  * the rest, and any file the advice did not bring in, is read to the end by
- * `concurrency` parallel readers, each reusing one buffer. Verify with
- * residency(): a dataset larger than memory will not stay.
+ * `concurrency` parallel readers, each reusing one buffer, and checked once
+ * read. The result holds the residency it saw (a dataset larger than memory
+ * will not stay).
  *
  * Every file it leaves resident has its first byte read, so that the read's
  * access-time update happens now and not at the job's first read. On a
@@ -530,37 +538,6 @@ export async function warm(
   const ADVISED = 1;
   const READ = 2;
   const marks = new Uint8Array(files.length);
-  const libcLoad = bindings.libc;
-  if (libcLoad.ok) {
-    const libc = libcLoad.libc;
-    const calls = perFileCalls(bindings.calls);
-    const probe = new ResidencyProbe(libc, calls);
-    const advise = (fd: number, bytes: number): boolean => {
-      for (let offset = 0; offset < bytes; offset += READAHEAD_CHUNK_BYTES) {
-        if (libc.posixFadvise(fd, offset, Math.min(READAHEAD_CHUNK_BYTES, bytes - offset), FADV.willNeed) !== 0) return false;
-      }
-      return true;
-    };
-    const touch = options.touchAccessTimes !== false;
-    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'number' && resident >= cursor.bytes) {
-        result.residentFiles++;
-        if (touch) calls.readFirstByte(cursor.fd);
-      } else marks[cursor.index] = cursor.bytes <= WILLNEED_MAX_BYTES && advise(cursor.fd, cursor.bytes) ? ADVISED : READ;
-    }, (cursor, code) => fail(cursor.path(), code));
-    // The advice was given to every file before this pass, so most reads have landed.
-    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'number' && resident >= cursor.bytes) {
-        result.files++;
-        result.advisedFiles++;
-        result.bytesRead += cursor.bytes;
-        if (touch) calls.readFirstByte(cursor.fd);
-      } else marks[cursor.index] = READ;
-    }, (cursor, code) => fail(cursor.path(), code), (index) => marks[index] === ADVISED);
-  } else marks.fill(READ);
-
   let next = 0;
   const reader = async (): Promise<void> => {
     const buffer = READ_BUFFERS.take(bufferBytes);
@@ -585,7 +562,67 @@ export async function warm(
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, reader));
+  const readMarkedFiles = async (): Promise<void> => {
+    await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, reader));
+  };
+  const libcLoad = bindings.libc;
+  if (libcLoad.ok) {
+    const libc = libcLoad.libc;
+    const calls = perFileCalls(bindings.calls);
+    const probe = new ResidencyProbe(libc, calls);
+    const advise = (fd: number, bytes: number): boolean => {
+      for (let offset = 0; offset < bytes; offset += READAHEAD_CHUNK_BYTES) {
+        if (libc.posixFadvise(fd, offset, Math.min(READAHEAD_CHUNK_BYTES, bytes - offset), FADV.willNeed) !== 0) return false;
+      }
+      return true;
+    };
+    const touch = options.touchAccessTimes !== false;
+    const seen = emptyResidency();
+    const count = (cursor: FileCursor, resident: number): void => {
+      if (cursor.bytes === 0) return;
+      seen.residentBytes += resident;
+      seen.totalBytes += cursor.bytes;
+      seen.checkedFiles++;
+    };
+    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
+      const resident = probe.residentBytes(cursor);
+      if (typeof resident === 'number' && resident >= cursor.bytes) {
+        result.residentFiles++;
+        count(cursor, resident);
+        if (touch) calls.readFirstByte(cursor.fd);
+      } else marks[cursor.index] = cursor.bytes <= WILLNEED_MAX_BYTES && advise(cursor.fd, cursor.bytes) ? ADVISED : READ;
+    }, (cursor, code) => {
+      fail(cursor.path(), code);
+      unknownFile(seen, `${cursor.path()}: ${code}`);
+    });
+    // The advice was given to every file before this pass, so most reads have landed.
+    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
+      const resident = probe.residentBytes(cursor);
+      if (typeof resident === 'number' && resident >= cursor.bytes) {
+        result.files++;
+        result.advisedFiles++;
+        result.bytesRead += cursor.bytes;
+        count(cursor, resident);
+        if (touch) calls.readFirstByte(cursor.fd);
+      } else marks[cursor.index] = READ;
+    }, (cursor, code) => {
+      fail(cursor.path(), code);
+      unknownFile(seen, `${cursor.path()}: ${code}`);
+    }, (index) => marks[index] === ADVISED);
+    await readMarkedFiles();
+    // What was read here is looked at once read: only those files get a second look.
+    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
+      const resident = probe.residentBytes(cursor);
+      if (typeof resident === 'string') unknownFile(seen, resident, cursor.bytes);
+      else count(cursor, resident);
+    }, (cursor, code) => unknownFile(seen, `${cursor.path()}: ${code}`), (index) => marks[index] === READ);
+    seen.fraction = seen.totalBytes > 0 ? seen.residentBytes / seen.totalBytes : 0;
+    result.residency = seen;
+  } else {
+    marks.fill(READ);
+    await readMarkedFiles();
+  }
+
   result.elapsedMs = performance.now() - started;
   return result;
 }

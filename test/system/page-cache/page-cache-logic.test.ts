@@ -107,6 +107,7 @@ test('warm leaves resident files alone and reads small ones ahead on advice, thr
   assert.equal(calls.firstByteReads, 3, 'every file left resident had its first byte read (its access-time update done now)');
   const after = await residency(listed.files, bindings);
   assert.equal(after.residentBytes, after.totalBytes);
+  assert.deepEqual(result.residency, after, 'the warm saw each file as it left it: the residency pass after says the same');
   // The warm keeper's looks skip those reads: the first warm did them.
   await warm(listed.files, { concurrency: 2, touchAccessTimes: false }, bindings);
   assert.equal(calls.firstByteReads, 3);

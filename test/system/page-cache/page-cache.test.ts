@@ -59,6 +59,11 @@ describe('page cache', { skip }, () => {
     assert.equal(hot.unknownFiles, 0);
     assert.ok(hot.fraction > 0.99, `fraction after warm: ${hot.fraction}`);
     assert.ok(hot.residentBytes <= hot.totalBytes);
+    // What the warms saw of each file as they left it: what the pass after says, read from storage or found resident.
+    for (const seen of [warmed.residency!, again.residency!]) {
+      assert.deepEqual([seen.totalBytes, seen.checkedFiles, seen.unknownFiles], [hot.totalBytes, hot.checkedFiles, 0]);
+      assert.equal(seen.residentBytes, hot.residentBytes);
+    }
 
     // Just written, so dirty: sync is what lets DONTNEED drop them.
     const evicted = await evict(files, { sync: true });
