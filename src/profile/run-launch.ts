@@ -138,10 +138,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const reader = new EventsReader(files.eventsDir, { ledger });
   // No timer of its own: the supervision's poll takes each sample, one wake-up for both.
   const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: null, gpu: input.gpu, ledger });
-  if (!input.startSampler) {
-    compileSamplerCode(input.dataset.device);
-    compileEventsCode(join(input.modeDir, 'rehearsal'));
-  }
+  if (!input.startSampler) rehearse(input.dataset.device, join(input.modeDir, 'rehearsal'));
   let job: Job;
   try {
     job = await (input.startJob ?? SupervisedJob.start)({
@@ -224,6 +221,16 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   if (ranOut) results.pop();
   // Read from every event once the job is reaped: a job that ended before a block did still said whether it switches.
   return { results, notRun: blocks.slice(results.length), switchable: supervised.switchable || allSwitchable(processes), jobIterations };
+}
+
+/** The rehearsals below, before the job starts; one that fails costs nothing but its purpose. */
+function rehearse(device: string | null, eventsDir: string): void {
+  try {
+    compileSamplerCode(device);
+    compileEventsCode(eventsDir);
+  } catch {
+    // The job's first samples and events then cost a little more, nothing else.
+  }
 }
 
 /**
