@@ -1,6 +1,7 @@
 import { relative, resolve } from 'node:path';
 import { ExitCode } from '../errors.js';
-import { newestProfile, readProfile } from '../store/profile-store.js';
+import { readProfile } from '../store/profile-store.js';
+import { newestProfile } from '../store/profile-files.js';
 import { Redactor, redactProfile } from '../store/redact.js';
 import { modelWhatIf } from '../report/whatif-adapter.js';
 import { reportNotes, writeReport } from '../report/write-report.js';

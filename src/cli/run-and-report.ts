@@ -6,7 +6,7 @@ import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
 import type { Io } from './io.js';
 import type { ModeResult } from '../schema/profile.js';
-import { artefactsDir } from '../store/profile-store.js';
+import { artefactsDir } from '../store/profile-files.js';
 import { hostnamesOf, redactProfile, Redactor, type RedactionPlaces } from '../store/redact.js';
 import { redactLogs } from '../store/redact-logs.js';
 

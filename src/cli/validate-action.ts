@@ -1,5 +1,6 @@
 import { join, relative, resolve } from 'node:path';
-import { artefactsDir, newestProfile, readProfile } from '../store/profile-store.js';
+import { readProfile } from '../store/profile-store.js';
+import { artefactsDir, newestProfile } from '../store/profile-files.js';
 import { validateProgressHooks } from '../report/validate-progress.js';
 import { renderValidation, renderValidationFailure } from '../report/validate-terminal.js';
 import { runValidation, type ValidateInput } from '../validate/run-validate.js';

@@ -13,7 +13,7 @@ import type { EmulatorSettings } from '../emulator/expected.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
 import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
 import type { RemoteSpec } from '../system/network/remote-spec.js';
-import { artefactsDir, newProfilePath } from '../store/profile-store.js';
+import { artefactsDir, newProfilePath } from '../store/profile-files.js';
 import { startObjectStore } from './object-store.js';
 import { DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
 import { CpuLedger } from '../system/kernel/cpu-ledger.js';

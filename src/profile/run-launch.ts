@@ -223,8 +223,10 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   return { results, notRun: blocks.slice(results.length), switchable: supervised.switchable || allSwitchable(processes), jobIterations };
 }
 
-/** The rehearsals below, before the job starts; one that fails costs nothing but its purpose. */
+/** The rehearsals below, before a process's first job starts (the code stays compiled for later launches); one that fails costs nothing but its purpose. */
 function rehearse(device: string | null, eventsDir: string): void {
+  if (rehearsed) return;
+  rehearsed = true;
   try {
     compileSamplerCode(device);
     compileEventsCode(eventsDir);
@@ -248,6 +250,8 @@ function compileSamplerCode(device: string | null): void {
 }
 
 const SAMPLER_REHEARSALS = 3;
+
+let rehearsed = false;
 
 /**
  * The same for the events reader: a few events of a made-up process written

@@ -10,7 +10,7 @@ import { startGpuSampler, type GpuSampler } from '../system/probes/gpu.js';
 import { withCpus } from '../system/cgroups/affinity.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import { sizeHistogram } from '../analysis/size-histogram.js';
-import { artefactsDir } from '../store/profile-store.js';
+import { artefactsDir } from '../store/profile-files.js';
 import type { ArtifactSink } from '../store/artifact-sink.js';
 import { commandWithoutSecrets } from '../store/redact.js';
 import { ProfileBook } from './profile-book.js';

@@ -4,9 +4,6 @@ import { filesUnder } from './files-under.js';
 /** Bytes kept at the end of each job log when a full disk forces a cut: the tail is what explains a failure. */
 export const KEPT_LOG_BYTES = 64 * 1024;
 
-// isDiskFull is with the other error kinds (errors.ts), for the CLI's start-up without this module.
-export { isDiskFull } from '../errors.js';
-
 /** What cutting the logs did. */
 export interface TruncatedLogs {
   /** Log files that were cut. */

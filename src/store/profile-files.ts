@@ -34,7 +34,9 @@ export function newestProfile(dir: string): string {
   if (candidates.length === 0) {
     throw new UserError(`no profile in '${dir}': run 'ds-analyzer profile' (or 'ds-analyzer demo') first, or pass a profile file`, ExitCode.MissingInput);
   }
-  return candidates.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  // One stat a file, not one per comparison.
+  const written = candidates.map((path) => ({ path, mtimeMs: statSync(path).mtimeMs }));
+  return written.reduce((newest, file) => (file.mtimeMs > newest.mtimeMs ? file : newest)).path;
 }
 
 /** A profile file read: the profile when its seal vouches for it, else its JSON, still to be validated. */

@@ -1,15 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { ExitCode, UserError } from '../errors.js';
+import { ExitCode, isDiskFull, UserError } from '../errors.js';
 import { ProfileSchema, type Profile } from '../schema/profile.js';
 import { formatBytes } from '../units.js';
-import { isDiskFull, truncateLogs } from './free-space.js';
+import { truncateLogs } from './free-space.js';
 import { artefactsDir, readProfileFile } from './profile-files.js';
 import { sealedProfileText } from './profile-seal.js';
 import { writeAtomic } from './write-atomic.js';
 
-// Their home is profile-files.ts (no schema, no zod); long imported from here.
-export { artefactsDir, newestProfile, newProfilePath } from './profile-files.js';
 
 /** Writes a file's whole text; tests pass one that fails as a full disk does. */
 export type WriteText = (path: string, text: string) => void;
