@@ -28,8 +28,6 @@ export interface ModeResults {
 export const STALL_THRESHOLD = 0.1;
 /** From this share of the iteration time on, a stall is 'highly' limiting. */
 export const HIGH_STALL_THRESHOLD = 0.5;
-// NAMING_MARGIN lives beside the estimates it is a margin of (estimate.ts), so the what-if model reads it without this module.
-export { NAMING_MARGIN } from './estimate.js';
 
 type Usable = ModeResult & { summary: IterationSummary };
 
