@@ -238,9 +238,9 @@ function rehearse(device: string | null, eventsDir: string): void {
 /**
  * Runs a sampler over the CLI's own process a few times before the job
  * starts: a sample's code compiled and its lookups learnt, the job's first
- * samples cost what later ones do (the first took 3.4 ms of CPU here, the
- * tenth 0.6 ms; in a first block of 4 s, those first ones were a third of
- * the profiler's CPU). Nothing it reads is kept.
+ * samples cost what later ones do (the first took 3.1 to 3.4 ms of CPU here,
+ * the fifteenth 0.5 to 0.6 ms; the first ten together were about a third of
+ * the profiler's CPU in a first block of 3 to 4 s). Nothing it reads is kept.
  */
 function compileSamplerCode(device: string | null): void {
   const rehearsal = startSampler({ rootPid: null, device, intervalMs: null });
