@@ -12,6 +12,7 @@ set -u
 OUT=${OUT:-/tmp/one-launch-cuda}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
+TIMEFORMAT="wall %R s"   # bash's time: /usr/bin/time is not on every server
 say() { echo "[$(date +%T)] $*"; }
 
 mkdir -p /opt/dsa && tar xJf .device/bundle.tar.xz -C /opt/dsa || { say "no bundle: run ../shared/device/pack.sh first"; exit 2; }
@@ -42,16 +43,16 @@ steps=$((16 * per / batch - 5))   # inside the first epoch, so the cold run stay
 
 say "truth, cached: the job alone, its dataset read once before"
 find "$root/ds" -name '*.jpg' -exec cat {} + >/dev/null
-/usr/bin/time -f 'wall %e s' timeout 90 "${job[@]}" --max-steps "$steps" --warmup-iters 15 | grep -E '^=>|wall'
+time timeout 90 "${job[@]}" --max-steps "$steps" --warmup-iters 15 | grep -E '^=>|wall'
 say "truth, cold: the job alone after drop_caches"
 sync && echo 3 >/proc/sys/vm/drop_caches
-/usr/bin/time -f 'wall %e s' timeout 90 "${job[@]}" --max-steps "$steps" --warmup-iters 15 | grep -E '^=>|wall'
+time timeout 90 "${job[@]}" --max-steps "$steps" --warmup-iters 15 | grep -E '^=>|wall'
 
 say "profile, one launch (the defaults)"
-/usr/bin/time -f 'wall %e s' timeout "${ONE_LAUNCH_S:-180}" node /opt/dsa/app/bin/ds-analyzer.js profile --data "$root/ds" \
+time timeout "${ONE_LAUNCH_S:-180}" node /opt/dsa/app/bin/ds-analyzer.js profile --data "$root/ds" \
   --out "$OUT/one-launch.json" -- "${job[@]}"
 say "profile, --separate-launches"
-/usr/bin/time -f 'wall %e s' timeout "${SEPARATE_S:-240}" node /opt/dsa/app/bin/ds-analyzer.js profile --separate-launches \
+time timeout "${SEPARATE_S:-240}" node /opt/dsa/app/bin/ds-analyzer.js profile --separate-launches \
   --data "$root/ds" --out "$OUT/separate-launches.json" -- "${job[@]}"
 
 say "side by side"
