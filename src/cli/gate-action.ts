@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { prepareGate, runGate, type RawGateFlags } from '../gate/run-gate.js';
+import { prepareGate, runGate, withLaterEpochs, type RawGateFlags } from '../gate/run-gate.js';
 import { loadProfile, newestProfile } from '../store/profile-files.js';
 import type { Io } from './io.js';
 
@@ -12,7 +12,7 @@ export interface RawGateOptions extends RawGateFlags {
 export async function gateAction(profileArg: string | undefined, raw: RawGateOptions, io: Io): Promise<number> {
   const options = await prepareGate(raw, io.cwd);
   const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
-  const profile = await loadProfile(profilePath);
-  const baseline = options.baselinePath ? await loadProfile(options.baselinePath) : null;
+  const profile = await withLaterEpochs(await loadProfile(profilePath), options.epochs);
+  const baseline = options.baselinePath ? await withLaterEpochs(await loadProfile(options.baselinePath), options.epochs) : null;
   return runGate(profile, profileArg ?? profilePath, options, io, baseline);
 }

@@ -27,6 +27,7 @@ export const gateCommand: CommandFactory = (io, result) => {
     .option('--max-checkpoint-stall <share>', 'largest checkpoint stall (saves amortised per iteration), as a share of the iteration time')
     .option('--max-time-to-first-batch <duration>', "longest time from the training loader's iter() to its first batch in the cold mode, e.g. 30s or 2m")
     .option('--min-throughput <samples/s>', 'lowest training throughput (cold mode), samples/s')
+    .option('--epochs <which>', "which epochs the stall, throughput and regression budgets judge: 'first' (the dataset cold: the cold mode) or 'later' (epochs 2+: the cached pace where the page cache holds the dataset, else the what-if's steady state) (default: first, or the config's epochs)")
     .option('--baseline <file>', 'baseline profile for the regression rule')
     .option('--max-regression <share>', 'largest growth of the iteration time over the baseline, beyond the noise of both (default 5% with --baseline)')
     .option('--junit <file>', 'also write JUnit XML, one test case per rule')
@@ -39,10 +40,13 @@ Budget flags override the config file, rule by rule, at level error. Stall and
 throughput budgets compare the mean and show its 95% interval; a regression
 fails only when it exceeds the budget beyond the noise of both profiles. A rule
 that rests on a mode whose cache state was not proven fails, with the reason.
-When GITHUB_STEP_SUMMARY is set, a Markdown verdict is appended to it.
+When GITHUB_STEP_SUMMARY is set, a Markdown verdict is appended to it. Each
+rule says which epochs it judged: the first (the dataset cold) or epochs 2+
+(--epochs later); the time to the first batch is always the first epoch's.
 
 Examples:
   $ ds-analyzer gate --max-fetch-stall 20% --max-prep-stall 30%
+  $ ds-analyzer gate --epochs later --max-total-stall 10%
   $ ds-analyzer gate --max-checkpoint-stall 3.5% --max-time-to-first-batch 60s
   $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
   $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json`,

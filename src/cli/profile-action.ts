@@ -14,7 +14,7 @@ import { DEFAULT_PASSES, SUPERVISION } from '../profile/run-defaults.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
 import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
 import { runAndReport } from './run-and-report.js';
-import { prepareGate, runGate } from '../gate/run-gate.js';
+import { prepareGate, runGate, withLaterEpochs } from '../gate/run-gate.js';
 import type { Io } from './io.js';
 
 /** Options of `profile` as commander hands them over (strings, unparsed). */
@@ -68,7 +68,7 @@ export async function profileAction(command: string[], raw: RawProfileOptions, i
   const { exitCode, outcome } = await runAndReport(redact ? { ...input, sink: redactingSink(fileSink, redact) } : input, io, { json: Boolean(raw.json), redact });
   // With --json stdout holds only the profile, so the verdict goes to stderr.
   if (!gate || exitCode !== ExitCode.Ok) return exitCode;
-  const baseline = gate.baselinePath ? readProfile(gate.baselinePath) : null;
+  const baseline = gate.baselinePath ? await withLaterEpochs(readProfile(gate.baselinePath), gate.epochs) : null;
   return runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io, baseline);
 }
 

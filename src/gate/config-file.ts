@@ -31,6 +31,8 @@ const stallBudget = () =>
 export const GateConfigSchema = z.strictObject({
   /** Baseline profile for the regression rule, relative to the config file. */
   baseline: z.string().min(1).optional(),
+  /** Which epochs the pace rules judge: 'first' (the dataset cold, the default) or 'later' (epochs 2+). */
+  epochs: z.enum(['first', 'later']).optional(),
   budgets: z.strictObject({
     /** Fetch stall (storage) as a share of the cold iteration time. */
     fetchStall: stallBudget().optional(),
@@ -73,7 +75,7 @@ export function parseGateConfig(json: unknown, where: string): GateConfig {
   const at = issue.path.join('.') || '(top level)';
   let what: string;
   if (issue.code === 'unrecognized_keys') {
-    const allowed = at === '(top level)' ? 'baseline, budgets' : at === 'budgets' ? RULE_IDS.join(', ') : 'level, max (min for throughput, maxSec for timeToFirstBatch)';
+    const allowed = at === '(top level)' ? 'baseline, epochs, budgets' : at === 'budgets' ? RULE_IDS.join(', ') : 'level, max (min for throughput, maxSec for timeToFirstBatch)';
     what = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')} at ${at}; allowed: ${allowed}`;
   } else if (issue.path.at(-1) === 'level') {
     what = `${at} must be one of error, warn, off`;

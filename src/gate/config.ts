@@ -27,6 +27,14 @@ export interface Budget {
 /** The budgets a gate runs with; a missing key means no such rule. */
 export type Budgets = Partial<Record<RuleId, Budget>>;
 
+/**
+ * Which epochs the rules on the training pace judge (fetch, total stall,
+ * throughput, regression): 'first', the dataset cold (the cold mode), or
+ * 'later', epochs 2+ (the profile's laterEpochs: the cached pace where the
+ * page cache holds the dataset, else the what-if's steady state).
+ */
+export type GateEpochs = 'first' | 'later';
+
 /** The regression limit used when --baseline is given without --max-regression. */
 export const DEFAULT_MAX_REGRESSION = 0.05;
 

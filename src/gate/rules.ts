@@ -8,9 +8,9 @@ import { combinedHalfWidth } from '../analysis/estimate.js';
 import { changeBetween, rateEstimate } from '../compare/noise.js';
 import { ExitCode } from '../errors.js';
 import type { Mode } from '../schema/events.js';
-import type { Estimate, Profile } from '../schema/profile.js';
+import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';
 import { formatNumber } from '../units.js';
-import { RULE_IDS, type Budget, type Budgets, type RuleId } from './config.js';
+import { RULE_IDS, type Budget, type Budgets, type GateEpochs, type RuleId } from './config.js';
 
 /** Outcome of one rule. */
 export interface RuleOutcome {
@@ -34,6 +34,8 @@ export interface RuleOutcome {
   value: number | null;
   /** Where the budget came from. */
   source: string;
+  /** Which epochs the figure is of: every rule but the time to the first batch follows --epochs. */
+  judges: 'first-epoch' | 'later-epochs';
 }
 
 /** The gate's verdict over all rules. */
@@ -73,12 +75,19 @@ const NEEDS: Record<RuleId, Mode[]> = {
   timeToFirstBatch: ['cold'],
 };
 
-/** Evaluates every budget against `profile` (and `baseline` for the regression rule). */
-export function evaluateGate(profile: Profile, budgets: Budgets, baseline: Profile | null = null): GateVerdict {
+/** Which epochs a rule's figure is of: a share of the iteration or a pace is of the epochs asked; the first batch is the first epoch's. */
+function judgedEpochs(id: RuleId, epochs: GateEpochs): RuleOutcome['judges'] {
+  return id !== 'timeToFirstBatch' && epochs === 'later' ? 'later-epochs' : 'first-epoch';
+}
+
+/** Evaluates every budget against `profile` (and `baseline` for the regression rule), the pace rules on `epochs`. */
+export function evaluateGate(profile: Profile, budgets: Budgets, baseline: Profile | null = null, epochs: GateEpochs = 'first'): GateVerdict {
   const rules: RuleOutcome[] = [];
   for (const id of RULE_IDS) {
     const budget = budgets[id];
-    if (budget) rules.push(evaluateRule(id, budget, profile, baseline));
+    if (!budget) continue;
+    const judges = judgedEpochs(id, epochs);
+    rules.push(judges === 'later-epochs' ? evaluateLaterRule(id, budget, profile, baseline) : evaluateRule(id, budget, profile, baseline, judges));
   }
   const failedMode = Object.values(profile.modes).find((m) => m?.status === 'failed');
   const jobFailure = failedMode
@@ -90,17 +99,17 @@ export function evaluateGate(profile: Profile, budgets: Budgets, baseline: Profi
   return { jobName: profile.jobName, rules, failed, warned, jobFailure, exitCode };
 }
 
-function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Profile | null): RuleOutcome {
-  const base = { id, name: NAMES[id], level: budget.level, limit: budget.limit, source: budget.source };
+type Judge = (held: boolean, actual: string, value: number | null, note: string | null) => RuleOutcome;
+
+/** A rule's outcome once its figure is known. */
+function judgeOf(id: RuleId, budget: Budget, judges: RuleOutcome['judges']): Judge {
+  const base = { id, name: NAMES[id], level: budget.level, limit: budget.limit, source: budget.source, judges };
   const expected = expectedText(id, budget.limit);
-  const judge = (held: boolean, actual: string, value: number | null, note: string | null): RuleOutcome => ({
-    ...base,
-    expected,
-    actual,
-    value,
-    note,
-    result: held ? 'pass' : budget.level === 'error' ? 'fail' : 'warn',
-  });
+  return (held, actual, value, note) => ({ ...base, expected, actual, value, note, result: held ? 'pass' : budget.level === 'error' ? 'fail' : 'warn' });
+}
+
+function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Profile | null, judges: RuleOutcome['judges']): RuleOutcome {
+  const judge = judgeOf(id, budget, judges);
 
   const missing = unusableModes(profile, NEEDS[id]);
   if (missing) return judge(false, '—', null, missing);
@@ -133,6 +142,67 @@ function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Pr
   };
   const held = share.mean <= budget.limit;
   return judge(held, fmtShare(share), share.mean, marginNote(share, budget.limit));
+}
+
+/**
+ * A pace rule on epochs 2+ (--epochs later): its figure from the profile's
+ * laterEpochs, measured (the cached pace, the dataset held) or predicted (the
+ * what-if's steady state at the machine's cache, without an interval).
+ */
+function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baseline: Profile | null): RuleOutcome {
+  const judge = judgeOf(id, budget, 'later-epochs');
+  const later = profile.laterEpochs ?? null;
+  if (!later) return judge(false, '—', null, NO_LATER_EPOCHS);
+  const basis = laterBasisNote(later);
+  if (id === 'regression') {
+    if (!baseline) return judge(false, '—', null, 'no baseline profile given');
+    if (!baseline.laterEpochs) return judge(false, '—', null, `baseline: ${NO_LATER_EPOCHS}`);
+    const change = changeBetween(baseline.laterEpochs.iterMs, later.iterMs);
+    if (change.relative === null) return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
+    const low = change.relative - (change.relativeHalfWidth ?? 0);
+    const actual = `${signedPct(change.relative)}${change.relativeHalfWidth === null ? '' : ` ± ${pct(change.relativeHalfWidth)}`}`;
+    const figures = `${formatNumber(baseline.laterEpochs.iterMs.mean, 2)} → ${formatNumber(later.iterMs.mean, 2)} ms/iter; ${basis}`;
+    return judge(low <= budget.limit, actual, change.relative, figures);
+  }
+  if (id === 'throughput') {
+    const cold = profile.modes.cold?.summary;
+    if (!cold) return judge(false, '—', null, NO_LATER_EPOCHS);
+    // The same batches at the later pace: the cold rate scaled by the ratio of the two paces.
+    const rate = rateEstimate(cold.samplesPerSec * (cold.iterMs.mean / later.iterMs.mean), later.iterMs);
+    return judge(rate.mean >= budget.limit, `${fmtEstimate(rate, 1)} samples/s`, rate.mean, joinNotes(marginNote(rate, budget.limit), basis));
+  }
+  const checkpoint = profile.analysis?.checkpointStall ?? null;
+  if (id === 'checkpointStall' && !checkpoint) return judge(true, '0%', 0, 'no checkpoint save seen in the cold mode');
+  const stall =
+    id === 'fetchStall'
+      ? later.fetchStallMs
+      : id === 'checkpointStall'
+        ? checkpoint!.ms
+        : id === 'prepStall'
+          ? later.prepStallMs
+          : later.prepStallMs && sumOf(later.prepStallMs, later.fetchStallMs);
+  if (!stall) return judge(false, '—', null, 'the profile holds no prep stall for epochs 2+: re-run ds-analyzer profile with all three modes');
+  const share: Estimate = { mean: stall.mean / later.iterMs.mean, halfWidth: stall.halfWidth === null ? null : stall.halfWidth / later.iterMs.mean, proven: stall.proven };
+  return judge(share.mean <= budget.limit, fmtShare(share), share.mean, joinNotes(marginNote(share, budget.limit), basis));
+}
+
+const NO_LATER_EPOCHS = 'the profile holds no figures for epochs 2+ (an older profile, or a mode missing): re-run ds-analyzer profile, or judge the first epoch (--epochs first)';
+
+/** Where the later epochs' figure comes from, for the rule's note. */
+function laterBasisNote(later: LaterEpochs): string {
+  return later.basis === 'measured'
+    ? 'epochs 2+ measured: the cached pace (the page cache holds the dataset)'
+    : `epochs 2+ predicted: the what-if's steady state at ${(later.hitRatio * 100).toFixed(0)}% hits (${later.policy ?? 'exact LRU'}), no interval`;
+}
+
+function sumOf(a: Estimate, b: Estimate): Estimate {
+  const halfWidth = a.halfWidth === null || b.halfWidth === null ? null : Math.hypot(a.halfWidth, b.halfWidth);
+  return { mean: a.mean + b.mean, halfWidth, proven: a.proven && b.proven };
+}
+
+function joinNotes(...notes: (string | null)[]): string | null {
+  const kept = notes.filter((n): n is string => n !== null && n !== '');
+  return kept.length ? kept.join('; ') : null;
 }
 
 /**

@@ -8,7 +8,7 @@ import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
 import { gateOutput } from '../schema/versions.js';
 import { parseDurationSec, parseFraction, parsePositiveNumber } from '../units.js';
-import { resolveBudgets, type BudgetFlags, type Budgets } from './config.js';
+import { resolveBudgets, type BudgetFlags, type Budgets, type GateEpochs } from './config.js';
 import { writeJunit } from './junit.js';
 import { evaluateGate } from './rules.js';
 import { appendStepSummary, stepSummaryMarkdown } from './step-summary.js';
@@ -24,6 +24,8 @@ export interface GateOptions {
   junitPath: string | null;
   /** Print the verdict as JSON on stdout instead of the table. */
   json: boolean;
+  /** Which epochs the pace rules judge (--epochs, else the config's epochs, else 'first'). */
+  epochs: GateEpochs;
 }
 
 /** The gate's flags as commander hands them over (strings). */
@@ -32,6 +34,7 @@ export interface RawGateFlags {
   baseline?: string;
   junit?: string;
   json?: boolean;
+  epochs?: string;
   maxFetchStall?: string;
   maxPrepStall?: string;
   maxTotalStall?: string;
@@ -74,7 +77,13 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
       ExitCode.Usage,
     );
   }
-  return { budgets, baselinePath, junitPath: raw.junit ? resolve(cwd, raw.junit) : null, json: Boolean(raw.json) };
+  const epochs = raw.epochs === undefined ? (config?.epochs ?? 'first') : parseEpochs(raw.epochs);
+  return { budgets, baselinePath, junitPath: raw.junit ? resolve(cwd, raw.junit) : null, json: Boolean(raw.json), epochs };
+}
+
+function parseEpochs(text: string): GateEpochs {
+  if (text === 'first' || text === 'later') return text;
+  throw new UserError(`--epochs '${text}' is not one of first, later: pass --epochs first (the dataset cold) or --epochs later (epochs 2+)`, ExitCode.BadValue);
 }
 
 /**
@@ -85,7 +94,7 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
  * a missing or corrupt one is a UserError, 4 or 7), null without one.
  */
 export function runGate(profile: Profile, profilePath: string, options: GateOptions, io: GateIo, baseline: Profile | null): number {
-  const verdict = evaluateGate(profile, options.budgets, baseline);
+  const verdict = evaluateGate(profile, options.budgets, baseline, options.epochs);
   if (options.json) {
     io.stdout(JSON.stringify(gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict }), null, 1) + '\n');
   } else {
@@ -102,6 +111,16 @@ export function runGate(profile: Profile, profilePath: string, options: GateOpti
   }
   if (verdict.jobFailure) io.stderr(`ds-analyzer: ${verdict.jobFailure}: see the job's logs beside the profile\n`);
   return verdict.exitCode;
+}
+
+/**
+ * A profile ready for --epochs later: one written before profiles held their
+ * later epochs gets them here (the what-if's model, loaded only then).
+ */
+export async function withLaterEpochs(profile: Profile, epochs: GateEpochs): Promise<Profile> {
+  if (epochs !== 'later' || profile.laterEpochs !== undefined) return profile;
+  const { laterEpochs } = await import('../whatif/later-epochs.js');
+  return { ...profile, laterEpochs: laterEpochs(profile) };
 }
 
 /** A share budget: '20%' or 0.2; 0% is allowed (no stall at all). */

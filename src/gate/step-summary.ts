@@ -5,6 +5,7 @@
 import { appendFileSync } from 'node:fs';
 import { mdText } from '../report/escape.js';
 import type { GateVerdict } from './rules.js';
+import { EPOCHS_WORD } from './terminal.js';
 
 const ICON = { pass: '✅ pass', fail: '❌ **fail**', warn: '⚠️ warn' } as const;
 
@@ -16,11 +17,11 @@ export function stepSummaryMarkdown(verdict: GateVerdict, profilePath: string, b
     '',
     `Profile \`${mdCode(profilePath)}\`${baselinePath ? `, baseline \`${mdCode(baselinePath)}\`` : ''}.`,
     '',
-    '| rule | level | expected | actual | result |',
-    '| --- | --- | --- | --- | --- |',
+    '| rule | of | level | expected | actual | result |',
+    '| --- | --- | --- | --- | --- | --- |',
   ];
   for (const rule of verdict.rules) {
-    out.push(`| ${rule.name} | ${rule.level} | ${mdText(rule.expected)} | ${mdText(rule.actual)} | ${ICON[rule.result]} |`);
+    out.push(`| ${rule.name} | ${EPOCHS_WORD[rule.judges]} | ${rule.level} | ${mdText(rule.expected)} | ${mdText(rule.actual)} | ${ICON[rule.result]} |`);
   }
   const notes = verdict.rules.filter((r) => r.note);
   if (notes.length || verdict.jobFailure) out.push('');

@@ -3,13 +3,16 @@ import type { GateVerdict } from './rules.js';
 
 const RESULT_WORD = { pass: 'pass', fail: 'FAIL', warn: 'WARN' } as const;
 
+/** Which epochs a rule judged, in the table's words. */
+export const EPOCHS_WORD = { 'first-epoch': 'first epoch', 'later-epochs': 'epochs 2+' } as const;
+
 /** The one-screen verdict: a row per rule (expected, actual, result), notes, and the outcome. */
 export function renderVerdict(verdict: GateVerdict, profilePath: string, baselinePath: string | null): string {
   const out: string[] = [];
   const status = verdict.exitCode === 0 ? 'PASSED' : verdict.jobFailure ? 'JOB FAILED' : 'FAILED';
   out.push(`gate ${status}: ${oneLine(verdict.jobName)} (${profilePath}${baselinePath ? `, baseline ${baselinePath}` : ''})`);
-  const rows = [['rule', 'level', 'expected', 'actual', 'result']];
-  for (const rule of verdict.rules) rows.push([rule.name, rule.level, rule.expected, rule.actual, RESULT_WORD[rule.result]]);
+  const rows = [['rule', 'of', 'level', 'expected', 'actual', 'result']];
+  for (const rule of verdict.rules) rows.push([rule.name, EPOCHS_WORD[rule.judges], rule.level, rule.expected, rule.actual, RESULT_WORD[rule.result]]);
   out.push(table(rows));
   const notes = verdict.rules.filter((r) => r.note);
   for (const rule of notes) out.push(`  ${rule.name}: ${rule.note}`);

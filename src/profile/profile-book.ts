@@ -3,6 +3,7 @@ import { fetchPlace } from '../analysis/fetch-place.js';
 import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
+import { laterEpochs } from '../whatif/later-epochs.js';
 
 /** A run of the schedule as the book files it: its label, the workers it asked for, whether it belongs to the CPU sweep. */
 export interface BookedRun {
@@ -35,6 +36,7 @@ export class ProfileBook {
       profile.modes = pooled.modes;
       if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
       profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, remote: fetchPlace(profile) === 'network' });
+      profile.laterEpochs = laterEpochs(profile);
     } else {
       (profile.cpuSweep ??= []).push(result);
     }

@@ -25,7 +25,9 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   out.push(`Profile: ${mdText(input.profilePath)}`, '');
   out.push('## Verdict', '');
   if (a) {
-    out.push(`**${mdText(a.verdict.text)}**`, '', mdText(a.advice), '');
+    if (profile.laterEpochs) {
+      out.push(`**First epoch (the dataset cold): ${mdText(a.verdict.text)}**`, '', `**Epochs 2+: ${mdText(profile.laterEpochs.text)}**`, '', mdText(a.advice), '');
+    } else out.push(`**${mdText(a.verdict.text)}**`, '', mdText(a.advice), '');
     for (const caveat of a.caveats) out.push(`- caveat: ${mdText(caveat)}`);
     if (a.caveats.length) out.push('');
   } else {

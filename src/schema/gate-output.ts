@@ -32,6 +32,12 @@ export const RuleOutcomeSchema = z.object({
   value: z.number().nullable(),
   /** Where the budget came from: a flag (--max-fetch-stall) or the config file. */
   source: z.string(),
+  /**
+   * Which epochs the figure is of: 'first-epoch' (the dataset cold: the cold
+   * mode) or 'later-epochs' (epochs 2+, with --epochs later; the time to the
+   * first batch is always the first epoch's). Absent from older gates' output.
+   */
+  judges: z.enum(['first-epoch', 'later-epochs']).optional(),
 });
 
 export const GateOutputSchema = z.object({

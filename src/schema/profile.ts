@@ -618,6 +618,34 @@ export const ProfileCostSchema = z.object({
   measuredShare: nonneg(),
 });
 
+/**
+ * The epochs after the first (docs/method.md, "The first epoch and the rest"):
+ * the split and the verdict are of the cold pace, which only the first epoch
+ * keeps where the page cache holds the dataset after it.
+ */
+export const LaterEpochsSchema = z.object({
+  /** The cache the dataset gets as the job runs (M0 of the what-if), bytes, and where that figure comes from. */
+  cacheBytes: nonneg(),
+  cacheSource: z.string(),
+  /** Whether it holds the whole dataset: the epochs after the first read nothing from storage. */
+  holdsDataset: z.boolean(),
+  /** 'measured': the cached mode's pace (the cache holds the dataset); 'predicted': the what-if's steady state at cacheBytes. */
+  basis: z.enum(['measured', 'predicted']),
+  /** Bytes-weighted hit ratio of those epochs: 1 where the cache holds the dataset. */
+  hitRatio: z.number().min(0).max(1),
+  /** The cache policy a prediction assumed; absent where measured. */
+  policy: z.string().optional(),
+  /** Their iteration time, prep and fetch stall, ms; a prediction has no interval. */
+  iterMs: EstimateSchema,
+  prepStallMs: EstimateSchema.nullable(),
+  fetchStallMs: EstimateSchema,
+  /** What bounds them: a stall of 10% of the iteration or more names it, as the verdict does. */
+  bound: z.enum(['compute', 'prep', 'fetch', 'unknown']),
+  /** One line: what bounds them, on what basis, and the first epoch's fetch stall apart. */
+  text: z.string(),
+});
+export type LaterEpochs = z.infer<typeof LaterEpochsSchema>;
+
 export const ProfileSchema = z.object({
   schemaVersion: z.literal(PROFILE_SCHEMA_VERSION),
   tool: z.object({ name: z.string(), version: z.string() }),
@@ -770,6 +798,8 @@ export const ProfileSchema = z.object({
   storageProbe: StorageProbeSchema.optional(),
   /** The differential split; null when no mode finished. */
   analysis: AnalysisSchema.nullable(),
+  /** The epochs after the first; null where the modes it needs are missing; absent in older profiles. */
+  laterEpochs: LaterEpochsSchema.nullable().optional(),
   /** Messages about what could not be done (no throttle permission, ...). */
   warnings: z.array(z.string()),
   /** What was done about the job's own outputs (checkpoints to scratch files, trackers off), in one line; absent in older profiles. */

@@ -23,7 +23,7 @@ test('gate passes a compute-bound profile with exit 0 and a one-screen verdict',
   const { code, out } = await gate([fixturePath('pass'), ...BUDGETS]);
   assert.equal(code, ExitCode.Ok);
   assert.match(out, /^gate PASSED: pass /);
-  assert.match(out, /^fetch stall\s+error\s+≤ 20% of iteration\s+4\.3% ± 0\.\d%\s+pass$/m);
+  assert.match(out, /^fetch stall\s+first epoch\s+error\s+≤ 20% of iteration\s+4\.3% ± 0\.\d%\s+pass$/m);
   assert.match(out, /^4 of 4 rules passed: exit 0$/m);
   const lines = out.trimEnd().split('\n');
   assert.ok(lines.length <= 24, `fits one screen: ${lines.length} lines`);
@@ -33,9 +33,9 @@ test('gate fails a fetch-bound profile with exit 1 and lists expected, actual an
   const { code, out } = await gate([fixturePath('fetch-bound'), ...BUDGETS]);
   assert.equal(code, ExitCode.GateFailed);
   assert.match(out, /^gate FAILED/);
-  assert.match(out, /^fetch stall\s+error\s+≤ 20% of iteration\s+80% ± 0\.\d%\s+FAIL$/m);
-  assert.match(out, /^prep stall\s+error\s+≤ 30% of iteration\s+1\.8% ± 0\.\d%\s+pass$/m);
-  assert.match(out, /^throughput\s+error\s+≥ 300\.0 samples\/s\s+69\.6 ± 0\.\d samples\/s\s+FAIL$/m);
+  assert.match(out, /^fetch stall\s+first epoch\s+error\s+≤ 20% of iteration\s+80% ± 0\.\d%\s+FAIL$/m);
+  assert.match(out, /^prep stall\s+first epoch\s+error\s+≤ 30% of iteration\s+1\.8% ± 0\.\d%\s+pass$/m);
+  assert.match(out, /^throughput\s+first epoch\s+error\s+≥ 300\.0 samples\/s\s+69\.6 ± 0\.\d samples\/s\s+FAIL$/m);
   assert.match(out, /^3 of 4 rules failed: exit 1$/m);
 });
 
@@ -50,13 +50,13 @@ test('a regression within noise passes and the output says so; beyond noise fail
   assert.match(within.out, /regression: .*above the 5% budget but within the noise of both profiles/);
   const beyond = await gate([fixturePath('regressed'), '--baseline', fixturePath('pass'), '--max-regression', '5%']);
   assert.equal(beyond.code, ExitCode.GateFailed);
-  assert.match(beyond.out, /^regression\s+error\s+≤ \+5% iteration time\s+\+2\d% ± \d(\.\d)?%\s+FAIL$/m);
+  assert.match(beyond.out, /^regression\s+first epoch\s+error\s+≤ \+5% iteration time\s+\+2\d% ± \d(\.\d)?%\s+FAIL$/m);
 });
 
 test('an unproven cold mode fails the cold rules with the reason', async () => {
   const { code, out } = await gate([fixturePath('unproven-cold'), ...BUDGETS]);
   assert.equal(code, ExitCode.GateFailed);
-  assert.match(out, /^fetch stall\s+error\s+≤ 20% of iteration\s+—\s+FAIL$/m);
+  assert.match(out, /^fetch stall\s+first epoch\s+error\s+≤ 20% of iteration\s+—\s+FAIL$/m);
   assert.match(out, /fetch stall: the cold mode is unproven: only 40\.0% of consumed bytes/);
   assert.match(out, /^prep stall .*pass$/m);
 });
@@ -66,7 +66,7 @@ test('a config file with warn levels: the gate warns and passes', async () => {
   writeFileSync(config, JSON.stringify({ budgets: { fetchStall: { level: 'warn', max: '20%' }, prepStall: { max: '30%' } } }));
   const { code, out } = await gate([fixturePath('fetch-bound'), '--config', config]);
   assert.equal(code, ExitCode.Ok);
-  assert.match(out, /^fetch stall\s+warn\s+.*WARN$/m);
+  assert.match(out, /^fetch stall\s+first epoch\s+warn\s+.*WARN$/m);
   assert.match(out, /1 of 2 rules passed, 1 warning: exit 0/);
 });
 
@@ -142,8 +142,8 @@ test('the Markdown verdict is appended to GITHUB_STEP_SUMMARY, with the job name
   const md = readFileSync(summary, 'utf8');
   assert.match(md, /^# earlier step\n/, 'appended, not overwritten');
   assert.match(md, /### ds-analyzer gate ❌ failed: fetch-bound/);
-  assert.match(md, /^\| fetch stall \| error \| ≤ 20% of iteration \| 80% ± 0\.\d% \| ❌ \*\*fail\*\* \|$/m);
-  assert.match(md, /^\| prep stall \| error \| .* \| ✅ pass \|$/m);
+  assert.match(md, /^\| fetch stall \| first epoch \| error \| ≤ 20% of iteration \| 80% ± 0\.\d% \| ❌ \*\*fail\*\* \|$/m);
+  assert.match(md, /^\| prep stall \| first epoch \| error \| .* \| ✅ pass \|$/m);
   assert.doesNotMatch(md, /<script|<img|<\/script/i);
   assert.match(md, /&lt;\/script&gt;&lt;script&gt;window.pwned=1/);
   assert.ok(!existsSync(join(dir, 'GITHUB_STEP_SUMMARY')));
@@ -168,4 +168,30 @@ test('gate, compare and report have --help with examples and exit codes', async 
   assert.match(io.out, /Exit codes:\n\s+0\s+every budget at level error held/);
   // One table, not the generic one after the gate's own.
   assert.equal(io.out.match(/Exit codes/g)!.length, 1);
+});
+
+test('--epochs later judges epochs 2+: a fetch-bound first epoch whose dataset the page cache holds passes its fetch budget, and says why', async () => {
+  const first = await gate([fixturePath('fetch-bound'), '--max-fetch-stall', '20%']);
+  assert.equal(first.code, ExitCode.GateFailed);
+  // An older profile without laterEpochs gets them from the what-if's model.
+  const later = await gate([fixturePath('fetch-bound'), '--epochs', 'later', '--max-fetch-stall', '20%', '--max-time-to-first-batch', '1h']);
+  assert.equal(later.code, ExitCode.GateFailed, 'this old profile has no first batch: that rule fails, whatever --epochs says');
+  assert.match(later.out, /^fetch stall\s+epochs 2\+\s+error\s+≤ 20% of iteration\s+0% ± 0%\s+pass$/m);
+  assert.match(later.out, /^time to first batch\s+first epoch\s+/m, 'the first batch is always the first epoch');
+  assert.match(later.out, /fetch stall: epochs 2\+ measured: the cached pace \(the page cache holds the dataset\)/);
+  const json = await gate([fixturePath('fetch-bound'), '--epochs', 'later', '--max-fetch-stall', '20%', '--json']);
+  assert.equal(json.code, ExitCode.Ok);
+  assert.equal(JSON.parse(json.out).rules[0].judges, 'later-epochs');
+});
+
+test("a config file's epochs is honoured, and --epochs overrides it; a wrong value is a one-line error", async () => {
+  const config = join(dir, 'later.json');
+  writeFileSync(config, JSON.stringify({ epochs: 'later', budgets: { fetchStall: { max: '20%' } } }));
+  assert.equal((await gate([fixturePath('fetch-bound'), '--config', config])).code, ExitCode.Ok);
+  assert.equal((await gate([fixturePath('fetch-bound'), '--config', config, '--epochs', 'first'])).code, ExitCode.GateFailed);
+  const bad = await gate([fixturePath('fetch-bound'), '--epochs', 'all', '--max-fetch-stall', '20%']);
+  assert.equal(bad.code, ExitCode.BadValue);
+  assert.match(bad.err, /--epochs 'all' is not one of first, later/);
+  writeFileSync(config, JSON.stringify({ epochs: 'second', budgets: { fetchStall: { max: '20%' } } }));
+  assert.equal((await gate([fixturePath('fetch-bound'), '--config', config])).code, ExitCode.BadValue);
 });

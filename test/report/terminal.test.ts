@@ -20,6 +20,17 @@ test('the summary shows each mode, the split with its CI, the verdict and the ad
   assert.doesNotMatch(text, /UNPROVEN|NaN|undefined/);
 });
 
+test('with the later epochs known, the verdict says it is the first epoch\'s and the epochs 2+ have their own line', async () => {
+  const { laterEpochs } = await import('../../src/whatif/later-epochs.js');
+  const profile = readProfile(FIXTURE);
+  profile.dataset.memoryBudgetBytes = 10 * 2 ** 30;
+  profile.laterEpochs = laterEpochs(profile);
+  const text = renderSummary(profile, '/tmp/p.json');
+  assert.match(text, /^verdict, first epoch \(the dataset cold\): highly fetch-bound/m);
+  assert.match(text, /^verdict, epochs 2\+: .*prep-bound: \d+% of each iteration waits on CPU pre-processing, at the cached pace/m);
+  assert.doesNotMatch(text, /^verdict: /m);
+});
+
 test('an unproven cold mode is flagged, its figures marked ~, and the reason given', () => {
   const profile = readProfile(FIXTURE);
   const cold = profile.modes.cold!;

@@ -48,10 +48,8 @@ export function fitCache(profile: Profile, modes: MeasuredModes, bytesPerSample:
   const { bytes: datasetBytes, files: datasetFiles } = profile.dataset;
   if (!(datasetBytes > 0) || !(datasetFiles > 0)) return notEnoughData('dataset.bytes', 'cold');
   const samplesPerEpoch = datasetBytes / bytesPerSample;
-  const budget = profile.dataset.memoryBudgetBytes;
-  const hasBudget = budget !== undefined && budget !== null;
-  const cacheAsProfiled = profiledCache(profile);
-  const defaultCacheBytes = cacheAsProfiled?.bytes ?? budget ?? Math.floor(profile.host.memBytes * FALLBACK_MEMORY_SHARE);
+  const m0 = profiledCacheBytes(profile);
+  const defaultCacheBytes = m0.bytes;
   const lru = lruCurve(profile, options);
   const lruScale = lru.value.datasetBytes / datasetBytes;
   return {
@@ -62,17 +60,15 @@ export function fitCache(profile: Profile, modes: MeasuredModes, bytesPerSample:
       parameter('D', 'dataset size', datasetBytes, 'bytes', 'dataset.bytes', true),
       parameter('n', 'files in the dataset', datasetFiles, 'files', 'dataset.files', true),
       parameter('S', 'samples per epoch', samplesPerEpoch, 'samples', 'D / s', proven(modes.cold ?? modes.cached)),
-      cacheAsProfiled
-        ? parameter('M0', 'local cache of the data the job had when profiled', defaultCacheBytes, 'bytes', cacheAsProfiled.source, true, cacheAsProfiled.assumed ? 'assumed' : undefined)
-        : parameter(
-            'M0',
-            'cache the page cache could give the dataset when profiled',
-            defaultCacheBytes,
-            'bytes',
-            hasBudget ? 'dataset.memoryBudgetBytes (90% of MemAvailable)' : '90% of host.memBytes (profile lacks dataset.memoryBudgetBytes)',
-            true,
-            hasBudget ? undefined : 'assumed',
-          ),
+      parameter(
+        'M0',
+        m0.jobCache ? 'local cache of the data the job had when profiled' : 'cache the page cache could give the dataset when profiled',
+        defaultCacheBytes,
+        'bytes',
+        m0.source,
+        true,
+        m0.assumed ? 'assumed' : undefined,
+      ),
       ...lru.parameters,
     ],
     caveats: lru.caveats,
@@ -92,6 +88,25 @@ function profiledCache(profile: Profile): { bytes: number; source: string; assum
   if (!remote.jobCacheDir) return { bytes: 0, source: 'none: the job fetches every sample (dataset.remote without a jobCacheDir)', assumed: false };
   const bytes = Math.min(profile.dataset.bytes, profile.dataset.memoryBudgetBytes ?? profile.dataset.bytes);
   return { bytes, source: `dataset.remote.jobCacheDir ${remote.jobCacheDir}: its limit is not known, taken as the data or the free space beside the profile`, assumed: true };
+}
+
+/**
+ * M0: the cache the dataset had as the job ran when profiled, and where the
+ * figure comes from. Remote data: the job's own cache (profiledCache); files:
+ * the page cache's budget, or 90% of the host's memory where the profile
+ * lacks it (assumed).
+ */
+export function profiledCacheBytes(profile: Profile): { bytes: number; source: string; assumed: boolean; jobCache: boolean } {
+  const asProfiled = profiledCache(profile);
+  if (asProfiled) return { ...asProfiled, jobCache: true };
+  const budget = profile.dataset.memoryBudgetBytes;
+  if (budget !== undefined && budget !== null) return { bytes: budget, source: 'dataset.memoryBudgetBytes (90% of MemAvailable)', assumed: false, jobCache: false };
+  return {
+    bytes: Math.floor(profile.host.memBytes * FALLBACK_MEMORY_SHARE),
+    source: '90% of host.memBytes (profile lacks dataset.memoryBudgetBytes)',
+    assumed: true,
+    jobCache: false,
+  };
 }
 
 /** B_memory: the page-cache read rate the cached mode reached, a lower bound of memory bandwidth and no stage; none when the analysis did not show it. */

@@ -1,0 +1,71 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
+import { laterEpochs } from '../../src/whatif/later-epochs.js';
+import { baseScenario, predict } from '../../src/whatif/model.js';
+import { fitOrFail } from './fit-or-fail.js';
+
+const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
+const REMOTE = new URL('../../../test/fixtures/profiles/remote-capped.json', import.meta.url);
+
+function load(url: URL, memoryBudgetBytes?: number): Profile {
+  const profile = ProfileSchema.parse(JSON.parse(readFileSync(url, 'utf8')));
+  if (memoryBudgetBytes !== undefined) profile.dataset.memoryBudgetBytes = memoryBudgetBytes;
+  return profile;
+}
+
+test('a page cache that holds the dataset: epochs 2+ at the cached pace, measured, no fetch stall, the first epoch apart', () => {
+  const profile = load(FIXTURE, 10 * 2 ** 30);
+  const later = laterEpochs(profile)!;
+  assert.equal(later.basis, 'measured');
+  assert.equal(later.holdsDataset, true);
+  assert.equal(later.hitRatio, 1);
+  assert.equal(later.policy, undefined);
+  assert.deepEqual(later.iterMs, { ...profile.modes.cached!.summary!.iterMs, proven: profile.modes.cached!.state.proven });
+  assert.deepEqual(later.prepStallMs, profile.analysis!.prepStallMs);
+  assert.equal(later.fetchStallMs.mean, 0);
+  // The cold verdict is fetch-bound; from memory the prep stall (26% of the cold iteration) is a larger share of a shorter one.
+  assert.match(profile.analysis!.verdict.text, /fetch-bound/);
+  const prepShare = profile.analysis!.prepStallMs!.mean / later.iterMs.mean;
+  assert.equal(later.bound, prepShare >= 0.1 ? 'prep' : 'compute');
+  assert.match(later.text, /at the cached pace .* fits in this machine's page cache .* read nothing from storage/);
+  assert.match(later.text, /the first epoch alone, from storage, adds a fetch stall of \d+\.\d ± \d+\.\d ms an iteration$/);
+});
+
+test("a page cache of half the dataset: epochs 2+ are the what-if's steady state there, said to be predicted and under which policy", () => {
+  const full = load(FIXTURE);
+  const profile = load(FIXTURE, Math.round(full.dataset.bytes / 2));
+  const later = laterEpochs(profile)!;
+  assert.equal(later.basis, 'predicted');
+  assert.equal(later.holdsDataset, false);
+  assert.equal(later.policy, 'exact LRU');
+  const model = fitOrFail(profile);
+  const expected = predict(model, baseScenario(model));
+  assert.equal(later.iterMs.mean, expected.iterMs);
+  assert.equal(later.iterMs.halfWidth, null, 'a prediction has no interval');
+  assert.equal(later.fetchStallMs.mean, expected.fetchStallMs);
+  assert.equal(later.hitRatio, expected.steadyHitRatio);
+  assert.ok(later.hitRatio > 0 && later.hitRatio < 0.5, `half the dataset under LRU and shuffled epochs hits less than half: ${later.hitRatio}`);
+  // Faster than the cold pace (some hits), slower than the cached one (some misses).
+  assert.ok(later.iterMs.mean < profile.modes.cold!.summary!.iterMs.mean);
+  assert.ok(later.iterMs.mean > profile.modes.cached!.summary!.iterMs.mean);
+  assert.match(later.text, /^predicted .*serves \d+% of the reads in the steady state, modelled as exact LRU/);
+});
+
+test('remote data the job keeps no copy of: every epoch fetches again, at the cold pace', () => {
+  const profile = load(REMOTE);
+  const later = laterEpochs(profile)!;
+  assert.equal(later.cacheBytes, 0);
+  assert.equal(later.holdsDataset, false);
+  assert.equal(later.hitRatio, 0);
+  assert.equal(later.bound, 'fetch');
+  const cold = profile.modes.cold!.summary!.iterMs.mean;
+  assert.ok(Math.abs(later.iterMs.mean - cold) / cold < 0.1, `${later.iterMs.mean} against the cold ${cold} ms`);
+});
+
+test('without the cold mode there are no later epochs to tell', () => {
+  const profile = load(FIXTURE);
+  delete profile.modes.cold;
+  assert.equal(laterEpochs(profile), null);
+});
