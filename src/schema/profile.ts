@@ -635,12 +635,12 @@ export const LaterEpochsSchema = z.object({
   hitRatio: z.number().min(0).max(1),
   /** The cache policy a prediction assumed; absent where measured. */
   policy: z.string().optional(),
-  /** Their iteration time, prep and fetch stall, ms; a prediction has no interval. */
+  /** Their iteration time (checkpoint and boundary stalls included, as in analysis.iterMs), prep and fetch stall, ms; a prediction has no interval. */
   iterMs: EstimateSchema,
   prepStallMs: EstimateSchema.nullable(),
   fetchStallMs: EstimateSchema,
-  /** What bounds them: a stall of 10% of the iteration or more names it, as the verdict does. */
-  bound: z.enum(['compute', 'prep', 'fetch', 'unknown']),
+  /** What bounds them: a stall of 10% of the iteration or more names it, the largest, as the verdict does (checkpoint and boundary stalls are the same in every epoch). */
+  bound: z.enum(['compute', 'prep', 'fetch', 'checkpoint', 'boundary', 'unknown']),
   /** One line: what bounds them, on what basis, and the first epoch's fetch stall apart. */
   text: z.string(),
 });

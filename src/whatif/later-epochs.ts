@@ -25,15 +25,18 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
   const m0 = profiledCacheBytes(profile);
   const holdsDataset = m0.bytes > 0 && profile.dataset.bytes <= m0.bytes;
   const cache = { cacheBytes: m0.bytes, cacheSource: m0.source, holdsDataset };
+  const where = m0.jobCache ? "the job's own cache" : "this machine's page cache";
+  const apart = stallsApart(analysis);
   if (holdsDataset) {
-    // Read from memory alone: the cached mode proved that it read nothing from storage.
-    const iterMs = { ...cached.summary.iterMs, proven: cached.state.proven };
+    // The real pace less the fetch stall: the cached mode's steady pace with the checkpoint and boundary stalls
+    // added back, as the split adds them to the cold one; the cached mode proved it read nothing from storage.
+    const fetch = analysis.fetchStallMs?.mean ?? 0;
+    const iterMs: Estimate = { mean: analysis.iterMs.mean - fetch, halfWidth: analysis.iterMs.halfWidth, proven: cached.state.proven };
     const prepStallMs = analysis.prepStallMs;
     // Profiles before stall calls: a stall whose 95% interval clears zero.
     const prepCalled = analysis.stallCalls ? analysis.stallCalls.prep === 'stall' : prepStallMs !== null && clearsZero(prepStallMs);
-    const prepShare = prepCalled && prepStallMs ? prepStallMs.mean / iterMs.mean : 0;
-    const bound = analysis.stallCalls?.prep === 'unknown' || !prepStallMs ? 'unknown' : boundOf(prepShare, 0);
-    const where = m0.jobCache ? "the job's own cache" : "this machine's page cache";
+    const shares = sharesOf(iterMs.mean, prepCalled && prepStallMs ? prepStallMs.mean : 0, 0, apart);
+    const bound = analysis.stallCalls?.prep === 'unknown' || !prepStallMs ? 'unknown' : boundOf(shares);
     return {
       ...cache,
       basis: 'measured',
@@ -43,7 +46,7 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
       fetchStallMs: { mean: 0, halfWidth: 0, proven: cached.state.proven },
       bound,
       text:
-        `${boundText(bound, prepShare, 0, profile)}, at the cached pace (${fmtEstimate(iterMs)} ms an iteration): ` +
+        `${boundText(bound, shares, profile)}, at the cached pace (${fmtEstimate(iterMs)} ms an iteration): ` +
         `the dataset (${formatBytes(profile.dataset.bytes)}) fits in ${where} (${formatBytes(m0.bytes)}), so they read nothing from ${fetchPlace(profile)}; ${firstEpochText(profile)}`,
     };
   }
@@ -52,40 +55,83 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
   const p = predict(fit.model, baseScenario(fit.model));
   const proven = [profile.modes.synthetic, cached, profile.modes.cold].every((m) => m?.state.proven ?? false);
   const estimate = (ms: number): Estimate => ({ mean: ms, halfWidth: null, proven });
-  const prepShare = p.prepStallMs / p.iterMs;
-  const fetchShare = p.fetchStallMs / p.iterMs;
-  const bound = boundOf(prepShare, fetchShare);
-  const share = (p.steadyHitRatio * 100).toFixed(0);
+  // The model's steady pace, with the stalls measured apart added back (the same in every epoch).
+  const iterMs = p.iterMs + apart.checkpointMs + apart.boundaryMs;
+  const shares = sharesOf(iterMs, p.prepStallMs, p.fetchStallMs, apart);
+  const bound = boundOf(shares);
   return {
     ...cache,
     basis: 'predicted',
     hitRatio: p.steadyHitRatio,
     policy: PREDICTED_POLICY,
-    iterMs: estimate(p.iterMs),
+    iterMs: estimate(iterMs),
     prepStallMs: estimate(p.prepStallMs),
     fetchStallMs: estimate(p.fetchStallMs),
     bound,
     text:
-      `predicted ${boundText(bound, prepShare, fetchShare, profile)}, ${p.iterMs.toFixed(1)} ms an iteration: ` +
-      `${m0.jobCache ? "the job's own cache" : "this machine's page cache"} (${formatBytes(m0.bytes)} for a ${formatBytes(profile.dataset.bytes)} dataset) ` +
-      `serves ${share}% of the reads in the steady state, modelled as ${PREDICTED_POLICY} (the kernel's page cache may keep more); ` +
+      `predicted ${boundText(bound, shares, profile)}, ${iterMs.toFixed(1)} ms an iteration: ` +
+      `${where} (${formatBytes(m0.bytes)} for a ${formatBytes(profile.dataset.bytes)} dataset) ` +
+      `serves ${(p.steadyHitRatio * 100).toFixed(0)}% of the reads in the steady state, modelled as ${PREDICTED_POLICY} (the kernel's page cache may keep more); ` +
       `the first epoch, nothing cached, is the verdict above; 'ds-analyzer whatif --cache SIZE' for other memory`,
   };
 }
 
-/** Stalls of 10% of the iteration or more name the bound, the largest first, as the verdict's rule does. */
-function boundOf(prepShare: number, fetchShare: number): LaterEpochs['bound'] {
-  if (prepShare + fetchShare < STALL_THRESHOLD) return 'compute';
-  return fetchShare > prepShare ? 'fetch' : 'prep';
+/** The checkpoint and epoch-boundary stalls, the same in every epoch: their time, and the shares the verdict names (those it calls stalls). */
+interface StallsApart {
+  checkpointMs: number;
+  boundaryMs: number;
+  checkpointCalled: boolean;
+  boundaryCalled: boolean;
 }
 
-function boundText(bound: LaterEpochs['bound'], prepShare: number, fetchShare: number, profile: Profile): string {
+function stallsApart(analysis: NonNullable<Profile['analysis']>): StallsApart {
+  const checkpoint = analysis.checkpointStall ?? null;
+  const boundary = analysis.boundaryStall ?? null;
+  return {
+    checkpointMs: checkpoint?.ms.mean ?? 0,
+    boundaryMs: boundary?.ms.mean ?? 0,
+    checkpointCalled: checkpoint?.call === 'stall',
+    boundaryCalled: boundary?.call === 'stall',
+  };
+}
+
+type Shares = Record<'prep' | 'fetch' | 'checkpoint' | 'boundary', number>;
+
+function sharesOf(iterMs: number, prepMs: number, fetchMs: number, apart: StallsApart): Shares {
+  const share = (ms: number): number => (iterMs > 0 ? ms / iterMs : 0);
+  return {
+    prep: share(prepMs),
+    fetch: share(fetchMs),
+    checkpoint: apart.checkpointCalled ? share(apart.checkpointMs) : 0,
+    boundary: apart.boundaryCalled ? share(apart.boundaryMs) : 0,
+  };
+}
+
+/** Stalls of 10% of the iteration or more name the bound, the largest first (prep before fetch among equals), as the verdict's rule does. */
+function boundOf(shares: Shares): LaterEpochs['bound'] {
+  const total = shares.prep + shares.fetch + shares.checkpoint + shares.boundary;
+  if (total < STALL_THRESHOLD) return 'compute';
+  const order = ['prep', 'fetch', 'checkpoint', 'boundary'] as const;
+  return order.reduce((a, b) => (shares[b] > shares[a] ? b : a));
+}
+
+function boundText(bound: LaterEpochs['bound'], shares: Shares, profile: Profile): string {
   const severity = (share: number): string => (share >= HIGH_STALL_THRESHOLD ? 'highly' : 'moderately');
   const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
-  if (bound === 'prep') return `${severity(prepShare)} prep-bound: ${pct(prepShare)} of each iteration waits on CPU pre-processing`;
-  if (bound === 'fetch') return `${severity(fetchShare)} fetch-bound: ${pct(fetchShare)} of each iteration waits on ${fetchPlace(profile)}`;
-  if (bound === 'compute') return `compute-bound: data stalls take ${pct(prepShare + fetchShare)} of each iteration`;
-  return 'bound by what the profile cannot tell (the prep stall is not measured)';
+  switch (bound) {
+    case 'prep':
+      return `${severity(shares.prep)} prep-bound: ${pct(shares.prep)} of each iteration waits on CPU pre-processing`;
+    case 'fetch':
+      return `${severity(shares.fetch)} fetch-bound: ${pct(shares.fetch)} of each iteration waits on ${fetchPlace(profile)}`;
+    case 'checkpoint':
+      return `${severity(shares.checkpoint)} checkpoint-bound: ${pct(shares.checkpoint)} of each iteration is spent saving checkpoints`;
+    case 'boundary':
+      return `${severity(shares.boundary)} boundary-bound: ${pct(shares.boundary)} of each iteration is lost at epoch starts`;
+    case 'compute':
+      return `compute-bound: stalls take ${pct(shares.prep + shares.fetch + shares.checkpoint + shares.boundary)} of each iteration`;
+    default:
+      return 'bound by what the profile cannot tell (the prep stall is not measured)';
+  }
 }
 
 /** The first epoch's fetch stall, stated apart. */

@@ -22,7 +22,10 @@ test('a page cache that holds the dataset: epochs 2+ at the cached pace, measure
   assert.equal(later.holdsDataset, true);
   assert.equal(later.hitRatio, 1);
   assert.equal(later.policy, undefined);
-  assert.deepEqual(later.iterMs, { ...profile.modes.cached!.summary!.iterMs, proven: profile.modes.cached!.state.proven });
+  const analysis = profile.analysis!;
+  assert.equal(later.iterMs.mean, analysis.iterMs!.mean - analysis.fetchStallMs!.mean, 'the real pace less the fetch stall');
+  assert.equal(later.iterMs.halfWidth, analysis.iterMs!.halfWidth);
+  assert.ok(Math.abs(later.iterMs.mean - profile.modes.cached!.summary!.iterMs.mean) < 1, 'this profile has no checkpoint or boundary stall: the cached pace');
   assert.deepEqual(later.prepStallMs, profile.analysis!.prepStallMs);
   assert.equal(later.fetchStallMs.mean, 0);
   // The cold verdict is fetch-bound; from memory the prep stall (26% of the cold iteration) is a larger share of a shorter one.
@@ -62,6 +65,22 @@ test('remote data the job keeps no copy of: every epoch fetches again, at the co
   assert.equal(later.bound, 'fetch');
   const cold = profile.modes.cold!.summary!.iterMs.mean;
   assert.ok(Math.abs(later.iterMs.mean - cold) / cold < 0.1, `${later.iterMs.mean} against the cold ${cold} ms`);
+});
+
+test('a checkpoint stall is paid in every epoch: a fetch-bound first epoch whose dataset fits is checkpoint-bound after it', () => {
+  const profile = load(FIXTURE, 10 * 2 ** 30);
+  const analysis = profile.analysis!;
+  const checkpointMs = 0.3 * analysis.iterMs!.mean;
+  analysis.checkpointStall = { ms: { mean: checkpointMs, halfWidth: 1, proven: true }, call: 'stall' } as unknown as typeof analysis.checkpointStall;
+  analysis.iterMs = { ...analysis.iterMs!, mean: analysis.iterMs!.mean + checkpointMs };
+  const later = laterEpochs(profile)!;
+  assert.equal(later.bound, 'checkpoint');
+  assert.match(later.text, /^moderately checkpoint-bound: \d+% of each iteration is spent saving checkpoints, at the cached pace/);
+  // Predicted too: the stall measured apart is added to the model's steady pace.
+  const half = load(FIXTURE, Math.round(profile.dataset.bytes / 2));
+  half.analysis!.checkpointStall = analysis.checkpointStall;
+  const model = fitOrFail(half);
+  assert.equal(laterEpochs(half)!.iterMs.mean, predict(model, baseScenario(model)).iterMs + checkpointMs);
 });
 
 test('without the cold mode there are no later epochs to tell', () => {
