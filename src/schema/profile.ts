@@ -302,6 +302,12 @@ export const StorageProbeSchema = z.object({
   requestBytes: z.number().int().positive(),
   /** Remote data: the median time from a request to its first byte in the probe, ms (the network's bandwidth is its rate less that wait); absent for files and older profiles. */
   firstByteMs: nonneg().optional(),
+  /**
+   * Remote data: the median time to a first byte of a few requests sent one at a time before the others, ms:
+   * the network's latency, with no response ahead of it to wait behind (on a full link the loaded
+   * firstByteMs is mostly that queueing); absent for files and older profiles.
+   */
+  idleFirstByteMs: nonneg().optional(),
   /** True when storage delivered at least 90% of the bytes read (the files were really cold). */
   proven: z.boolean(),
   /** One line on the proof. */

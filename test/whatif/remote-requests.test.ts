@@ -108,3 +108,33 @@ test('the first batch: as measured at the profiled settings, and its fetch scale
   const slower = predict(model, { ...base, storageBytesPerSec: base.storageBytesPerSec / 2 }).firstBatchSec!;
   assert.ok(slower > asProfiled, `${slower} > ${asProfiled}`);
 });
+
+test("a saturated link: the probe's first bytes under load are queueing, so the bandwidth is its rate less the wait of requests sent one at a time, and advice names bandwidth, not requests in flight", () => {
+  // remote-capped.json's job (4 MB/s cap; alone 526 ms at 4 MB/s, 264 at 8 MB/s), with the probe as it now runs:
+  // 16 requests of 256 KiB at once over the capped link wait 450 ms each (median) for a first byte behind the others' bytes;
+  // the three sent one at a time before them waited 2 ms.
+  const profile = load('remote-capped.json');
+  const probe = { ...profile.storageProbe!, concurrency: 16, bytesPerSec: 4.0e6, firstByteMs: 450, idleFirstByteMs: 2 };
+  const loaded = probeBandwidth({ ...probe, idleFirstByteMs: undefined });
+  assert.ok(loaded.bytesPerSec > 1.4 * 4.0e6, `the loaded wait taken for latency inflates the link: ${loaded.bytesPerSec}`);
+  const idle = probeBandwidth(probe);
+  assert.ok(Math.abs(idle.bytesPerSec - 4.0e6) / 4.0e6 < 0.01, `the idle wait leaves the rate: ${idle.bytesPerSec}`);
+  profile.storageProbe = probe;
+  // The cold mode's requests, too, waited behind each other: its median first byte is queueing, not latency.
+  profile.modes.cold!.network!.firstByteMs!.p50 = 400;
+  const model = fitOrFail(profile);
+  assert.equal(model.requestLatencySec, 0.002);
+  assert.match(model.parameters.find((p) => p.symbol === 'L')!.source, /^storageProbe\.idleFirstByteMs: requests sent one at a time/);
+  const scenario = { ...baseScenario(model), cacheBytes: 0 };
+  const at = (s: Partial<typeof scenario>) => predict(model, { ...scenario, ...s }).iterMs;
+  within(at({ storageBytesPerSec: 4e6 }), 526, 0.15);
+  within(at({ storageBytesPerSec: 8e6 }), 264, 0.15);
+  // The pace does not follow the requests in flight on a full link.
+  const one = at({ inFlightPerWorker: 1 });
+  assert.ok(Math.abs(at({ inFlightPerWorker: 4 }) - one) / one < 0.05, `q=1 ${one.toFixed(1)} ms, q=4 ${at({ inFlightPerWorker: 4 }).toFixed(1)} ms`);
+  const advice = recommend(model, scenario);
+  const requests = advice.find((r) => r.kind === 'requests');
+  assert.ok(!requests || requests.value === null || requests.value === 0, `requests in flight are not the fix: ${requests?.text}`);
+  const storage = advice.find((r) => r.kind === 'storage')!;
+  assert.ok(storage.value !== null && storage.value > 4e6, storage.text);
+});

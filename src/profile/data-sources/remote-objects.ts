@@ -53,6 +53,8 @@ const FILL_CONCURRENCY = 8;
 const SHARD_SAMPLE_BYTES = 64 * 2 ** 20;
 // Requests the network probe keeps in flight.
 const PROBE_IN_FLIGHT = 16;
+// Requests the network probe sends one at a time first: their first bytes wait behind no other response.
+const PROBE_IDLE_REQUESTS = 3;
 // The cache may take this share of the free space on its file system; the rest is left to the job and the profile.
 const DISK_HEADROOM = 0.9;
 
@@ -234,27 +236,43 @@ export class RemoteObjectsSource implements DataSource {
     await Promise.all(Array.from({ length: Math.min(FILL_CONCURRENCY, objects.length) }, worker));
   }
 
-  /** The network's pace for the storage probe: a sample of objects fetched straight from the origin, as many at once as the job's loaders. */
+  /**
+   * The network's pace for the storage probe: a sample of objects fetched
+   * straight from the origin. A few go one at a time first, so that their
+   * first bytes wait behind nothing (the latency); then many at once, so
+   * that the link is full (the bandwidth). On a full link the loaded requests'
+   * first bytes wait behind each other's bytes: that wait is the bandwidth's,
+   * not latency (whatif/fit/storage.ts).
+   */
   private async probe(files: readonly { path: string }[], limits: Parameters<ReadProber>[1]) {
     const link = this.requireLink();
-    const started = performance.now();
-    let bytesRead = 0;
-    let fetched = 0;
     let next = 0;
-    const firstBytes: number[] = [];
-    const worker = async () => {
+    const fetchNext = async (firstBytes: number[]): Promise<number | null> => {
       for (let k = next++; k < files.length; k = next++) {
-        if (bytesRead >= limits.maxBytes || (performance.now() - started) / 1000 > limits.maxSec) return;
         const object = link.objects.get(files[k].path);
         if (!object) continue;
         const asked = performance.now();
         const { body } = await this.store.fetch(object);
-        let first = true;
+        let bytes = 0;
         for await (const chunk of body) {
-          if (first) firstBytes.push(performance.now() - asked);
-          first = false;
-          bytesRead += (chunk as Buffer).length;
+          if (bytes === 0) firstBytes.push(performance.now() - asked);
+          bytes += (chunk as Buffer).length;
         }
+        return bytes;
+      }
+      return null;
+    };
+    const idleFirstBytes: number[] = [];
+    for (let k = 0; k < PROBE_IDLE_REQUESTS && next < files.length - 1; k++) await fetchNext(idleFirstBytes);
+    const started = performance.now();
+    let bytesRead = 0;
+    let fetched = 0;
+    const firstBytes: number[] = [];
+    const worker = async () => {
+      while (bytesRead < limits.maxBytes && (performance.now() - started) / 1000 <= limits.maxSec) {
+        const bytes = await fetchNext(firstBytes);
+        if (bytes === null) return;
+        bytesRead += bytes;
         fetched++;
       }
     };
@@ -266,7 +284,18 @@ export class RemoteObjectsSource implements DataSource {
     const requestBytes = fetched > 0 ? Math.max(1, Math.round(bytesRead / fetched)) : limits.requestBytes;
     // The median wait for a first byte: what the probe's rate owes to latency, not bandwidth (whatif/fit/storage.ts).
     const firstByteMs = firstBytes.length > 0 ? nearestRank(firstBytes.sort((a, b) => a - b), 0.5) : undefined;
-    return { bytesRead, storageBytes: bytesRead, files: fetched, sec, bytesPerSec: sec > 0 ? bytesRead / sec : 0, concurrency, requestBytes, ...(firstByteMs !== undefined ? { firstByteMs } : {}) };
+    const idleFirstByteMs = idleFirstBytes.length > 0 ? nearestRank(idleFirstBytes.sort((a, b) => a - b), 0.5) : undefined;
+    return {
+      bytesRead,
+      storageBytes: bytesRead,
+      files: fetched,
+      sec,
+      bytesPerSec: sec > 0 ? bytesRead / sec : 0,
+      concurrency,
+      requestBytes,
+      ...(firstByteMs !== undefined ? { firstByteMs } : {}),
+      ...(idleFirstByteMs !== undefined ? { idleFirstByteMs } : {}),
+    };
   }
 
   private requireLink() {

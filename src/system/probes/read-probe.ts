@@ -43,6 +43,8 @@ export interface ReadProbeResult {
   requestBytes: number;
   /** Remote data: the median time from a request to its first byte, ms; absent for files. */
   firstByteMs?: number;
+  /** Remote data: the same for a few requests sent one at a time, nothing ahead of them, ms; absent for files. */
+  idleFirstByteMs?: number;
 }
 
 /** Reads `files` (evicted first) within `limits`; evicts them again after, so no mode inherits them cached. */

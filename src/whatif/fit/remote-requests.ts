@@ -43,7 +43,9 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
   const carried = profile.options.storageBwBytesPerSec ?? (profile.storageProbe?.proven ? probeBandwidth(profile.storageProbe).bytesPerSec : null);
   const readRate = cold.storageReadBytesPerSec;
   const saturated = carried !== null && readRate !== null && readRate >= SATURATED_SHARE * carried;
-  const latency = saturated ? 0 : network.firstByteMs.p50 / 1000;
+  // Saturated: the latency is what the probe's requests sent one at a time waited (none in older profiles: 0).
+  const idleMs = profile.storageProbe?.idleFirstByteMs;
+  const latency = saturated ? (idleMs ?? 0) / 1000 : network.firstByteMs.p50 / 1000;
   const requestsPerSample = 1 / (profile.dataset.remote.samplesPerObject ?? 1);
   // The most at once: a worker's own concurrency (threads) shows when it was busy; the mean counts its idle moments too.
   const loaders = ranks * Math.max(1, workersPerRank ?? 1);
@@ -53,7 +55,9 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
     kind: 'fitted',
     value: { requestLatencySec: latency, requestsPerSample, profiledInFlightPerWorker: inFlight, remoteObjects: true },
     parameters: [
-      saturated
+      saturated && idleMs !== undefined
+        ? parameter('L', 'time from a request to its first byte (median)', latency, 's', `storageProbe.idleFirstByteMs: requests sent one at a time; the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${network.firstByteMs.p50.toFixed(1)} ms) waited behind other responses' bytes`, profile.storageProbe!.proven)
+        : saturated
         ? parameter('L', 'time from a request to its first byte (median)', 0, 's', `assumed 0: the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${network.firstByteMs.p50.toFixed(1)} ms) waited behind other responses' bytes`, false, 'assumed: hidden by a saturated network')
         : parameter('L', 'time from a request to its first byte (median)', latency, 's', `${source}: firstByteMs.p50`, proven(cold)),
       parameter('r', 'requests per sample', requestsPerSample, 'requests', profile.dataset.remote.samplesPerObject ? 'dataset.remote.samplesPerObject (tar shards)' : 'one object per sample', true),
