@@ -151,17 +151,28 @@ function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Pr
  */
 function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baseline: Profile | null): RuleOutcome {
   const judge = judgeOf(id, budget, 'later-epochs');
+  // The later epochs rest on every mode: the prep stall, the cached pace, and the real pace they are taken from.
+  const missing = unusableModes(profile, LATER_NEEDS);
+  if (missing) return judge(false, '—', null, missing);
   const later = profile.laterEpochs ?? null;
   if (!later) return judge(false, '—', null, NO_LATER_EPOCHS);
   const basis = laterBasisNote(later);
   if (id === 'regression') {
     if (!baseline) return judge(false, '—', null, 'no baseline profile given');
+    const baseMissing = unusableModes(baseline, LATER_NEEDS);
+    if (baseMissing) return judge(false, '—', null, `baseline: ${baseMissing}`);
     if (!baseline.laterEpochs) return judge(false, '—', null, `baseline: ${NO_LATER_EPOCHS}`);
-    const change = changeBetween(baseline.laterEpochs.iterMs, later.iterMs);
+    // Per sample when the batch sizes differ, as the first epoch's rule compares.
+    const batch = (p: Profile): number => p.modes.cold!.summary!.samplesPerIter;
+    const perSample = Math.abs(batch(profile) - batch(baseline)) > 1e-9;
+    const scale = (e: Estimate, by: number): Estimate => (perSample && by > 0 ? { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by } : e);
+    const a = scale(baseline.laterEpochs.iterMs, batch(baseline));
+    const b = scale(later.iterMs, batch(profile));
+    const change = changeBetween(a, b);
     if (change.relative === null) return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
     const low = change.relative - (change.relativeHalfWidth ?? 0);
     const actual = `${signedPct(change.relative)}${change.relativeHalfWidth === null ? '' : ` ± ${pct(change.relativeHalfWidth)}`}`;
-    const figures = `${formatNumber(baseline.laterEpochs.iterMs.mean, 2)} → ${formatNumber(later.iterMs.mean, 2)} ms/iter; ${basis}`;
+    const figures = `${formatNumber(a.mean, 2)} → ${formatNumber(b.mean, 2)} ${perSample ? 'ms/sample (batch sizes differ: compared per sample)' : 'ms/iter'}; ${basis}`;
     return judge(low <= budget.limit, actual, change.relative, figures);
   }
   if (id === 'throughput') {
@@ -185,6 +196,8 @@ function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baselin
   const share: Estimate = { mean: stall.mean / later.iterMs.mean, halfWidth: stall.halfWidth === null ? null : stall.halfWidth / later.iterMs.mean, proven: stall.proven };
   return judge(share.mean <= budget.limit, fmtShare(share), share.mean, joinNotes(marginNote(share, budget.limit), basis));
 }
+
+const LATER_NEEDS: Mode[] = ['synthetic', 'cached', 'cold'];
 
 const NO_LATER_EPOCHS = 'the profile holds no figures for epochs 2+ (an older profile, or a mode missing): re-run ds-analyzer profile, or judge the first epoch (--epochs first)';
 

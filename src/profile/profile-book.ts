@@ -36,11 +36,20 @@ export class ProfileBook {
       profile.modes = pooled.modes;
       if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
       profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, remote: fetchPlace(profile) === 'network' });
-      profile.laterEpochs = laterEpochs(profile);
+      this.refreshLaterEpochs();
     } else {
       (profile.cpuSweep ??= []).push(result);
     }
     this.save();
+  }
+
+  /**
+   * The epochs after the first, again: where the dataset does not fit they are
+   * the what-if's prediction, which the storage and overlap probes (filed after
+   * the modes) change.
+   */
+  refreshLaterEpochs(): void {
+    this.profile.laterEpochs = laterEpochs(this.profile);
   }
 
   /** Every run filed so far, in order: the schedule's and the CPU sweep's. */

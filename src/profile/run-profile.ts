@@ -515,19 +515,22 @@ async function overlapStep(steps: ProfileSteps): Promise<void> {
   const probe = await overlapProbe(steps);
   if (!probe) return;
   book.profile.overlapProbe = probe;
+  book.refreshLaterEpochs();
   book.save();
   hooks.onModeDone?.(probe);
   if (probe.status === 'failed') warn(PROFILE_RUN_TEXT.overlapProbeFailed(probe.stopReason, probe.logs.stderr));
 }
 
 /** The storage read probe after the modes; one that cannot read is reported, never fatal: the modes are measured and saved. */
-async function storageProbeStep({ input, book: { profile }, dataset, warn }: ProfileSteps): Promise<void> {
+async function storageProbeStep({ input, book, dataset, warn }: ProfileSteps): Promise<void> {
+  const profile = book.profile;
   const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch((error: unknown) => {
     warn(PROFILE_RUN_TEXT.storageProbeFailed(error instanceof Error ? error.message : String(error)));
     return null;
   });
   if (!probe) return;
   profile.storageProbe = probe;
+  book.refreshLaterEpochs();
   if (!probe.proven) warn(PROFILE_RUN_TEXT.storageProbeUnproven(probe.reason));
 }
 

@@ -11,6 +11,8 @@ import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runn
 import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
 import { ExitCode, UserError } from '../../src/errors.js';
 import { MemorySink } from '../../src/store/memory-sink.js';
+import { laterEpochs } from '../../src/whatif/later-epochs.js';
+import { ProfileBook } from '../../src/profile/profile-book.js';
 
 test('the schedule mirrors the modes and halves each run\'s budget', () => {
   const plan = planRuns({ modes: [...MODES], cpuSweep: [1] }, 2);
@@ -202,6 +204,20 @@ describe('runProfile with a fake mode runner', () => {
     const refused = runProfile(inputFor('no-device', unthrottleable.run, { dataSource: new FakeDataSource({ device: null }), storageBwBytesPerSec: 5e6 }), { onSignal: () => () => {} });
     await assert.rejects(refused, (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment);
     assert.equal(unthrottleable.calls.length, 0);
+  });
+
+  test('the epochs after the first are told again once the storage probe is in: a prediction from the model uses its bandwidth', () => {
+    // A job that fetches every sample (no cache of its own): its later epochs are predicted, from the network probe's bandwidth.
+    const fixture = JSON.parse(fs.readFileSync(new URL('../../../test/fixtures/profiles/remote-latency.json', import.meta.url), 'utf8')) as Profile;
+    const probe = fixture.storageProbe!;
+    const book = new ProfileBook({ ...fixture, storageProbe: undefined }, '/fake/later.json', new MemorySink());
+    book.refreshLaterEpochs();
+    const before = book.profile.laterEpochs!;
+    assert.equal(before.basis, 'predicted');
+    book.profile.storageProbe = probe;
+    book.refreshLaterEpochs();
+    assert.notEqual(book.profile.laterEpochs!.iterMs.mean, before.iterMs.mean, 'the probe moves the prediction');
+    assert.deepEqual(book.profile.laterEpochs, laterEpochs(book.profile));
   });
 
   const profileWithRunner = async (modeRunner: ProfileRunInput['modeRunner'], name: string): Promise<Profile> =>
