@@ -117,7 +117,7 @@ function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Pr
     if (!baseline) return judge(false, '—', null, 'no baseline profile given');
     const baseMissing = unusableModes(baseline, NEEDS[id]);
     if (baseMissing) return judge(false, '—', null, `baseline: ${baseMissing}`);
-    return regression(profile, baseline, budget.limit, judge);
+    return regression(profile, baseline, budget.limit, judge, (p) => p.modes.cold!.summary!.iterMs, null);
   }
 
   const analysis = profile.analysis!;
@@ -162,22 +162,10 @@ function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baselin
     const baseMissing = unusableModes(baseline, LATER_NEEDS);
     if (baseMissing) return judge(false, '—', null, `baseline: ${baseMissing}`);
     if (!baseline.laterEpochs) return judge(false, '—', null, `baseline: ${NO_LATER_EPOCHS}`);
-    // Per sample when the batch sizes differ, as the first epoch's rule compares.
-    const batch = (p: Profile): number => p.modes.cold!.summary!.samplesPerIter;
-    const perSample = Math.abs(batch(profile) - batch(baseline)) > 1e-9;
-    const scale = (e: Estimate, by: number): Estimate => (perSample && by > 0 ? { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by } : e);
-    const a = scale(baseline.laterEpochs.iterMs, batch(baseline));
-    const b = scale(later.iterMs, batch(profile));
-    const change = changeBetween(a, b);
-    if (change.relative === null) return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
-    const low = change.relative - (change.relativeHalfWidth ?? 0);
-    const actual = `${signedPct(change.relative)}${change.relativeHalfWidth === null ? '' : ` ± ${pct(change.relativeHalfWidth)}`}`;
-    const figures = `${formatNumber(a.mean, 2)} → ${formatNumber(b.mean, 2)} ${perSample ? 'ms/sample (batch sizes differ: compared per sample)' : 'ms/iter'}; ${basis}`;
-    return judge(low <= budget.limit, actual, change.relative, figures);
+    return regression(profile, baseline, budget.limit, judge, (p) => p.laterEpochs!.iterMs, basis);
   }
   if (id === 'throughput') {
-    const cold = profile.modes.cold?.summary;
-    if (!cold) return judge(false, '—', null, NO_LATER_EPOCHS);
+    const cold = profile.modes.cold!.summary!;
     // The same batches at the later pace: the cold rate scaled by the ratio of the two paces.
     const rate = rateEstimate(cold.samplesPerSec * (cold.iterMs.mean / later.iterMs.mean), later.iterMs);
     return judge(rate.mean >= budget.limit, `${fmtEstimate(rate, 1)} samples/s`, rate.mean, joinNotes(marginNote(rate, budget.limit), basis));
@@ -209,8 +197,7 @@ function laterBasisNote(later: LaterEpochs): string {
 }
 
 function sumOf(a: Estimate, b: Estimate): Estimate {
-  const halfWidth = a.halfWidth === null || b.halfWidth === null ? null : Math.hypot(a.halfWidth, b.halfWidth);
-  return { mean: a.mean + b.mean, halfWidth, proven: a.proven && b.proven };
+  return { mean: a.mean + b.mean, halfWidth: combinedHalfWidth(a.halfWidth, b.halfWidth), proven: a.proven && b.proven };
 }
 
 function joinNotes(...notes: (string | null)[]): string | null {
@@ -223,11 +210,7 @@ function joinNotes(...notes: (string | null)[]): string | null {
  * mode (the job reported its epoch start), else the loader's first wait the
  * iterations show (its iter() not timed: a lower bound, said so).
  */
-function timeToFirstBatch(
-  profile: Profile,
-  limit: number,
-  judge: (held: boolean, actual: string, value: number | null, note: string | null) => RuleOutcome,
-): RuleOutcome {
+function timeToFirstBatch(profile: Profile, limit: number, judge: Judge): RuleOutcome {
   const cold = profile.modes.cold!;
   const fromEpochs = profile.analysis?.boundaryStall?.mode === 'cold' ? profile.analysis.boundaryStall.firstBatchMs : null;
   const sec = fromEpochs !== null ? fromEpochs / 1000 : (cold.firstBatch?.firstWaitSec ?? null);
@@ -251,27 +234,23 @@ function stallEstimate(id: RuleId, prep: Estimate | null, fetch: Estimate | null
 }
 
 /**
- * Regression of the training pace (cold iteration time, per sample when the
- * batch sizes differ). It fails only when the growth exceeds the budget by
- * more than the noise of both profiles: the lower end of the 95% interval of
- * the relative change must lie above the limit.
+ * Regression of the training pace (`pace`: the cold iteration time, or the
+ * later epochs'; per sample when the batch sizes differ). It fails only when
+ * the growth exceeds the budget by more than the noise of both profiles: the
+ * lower end of the 95% interval of the relative change must lie above the
+ * limit. `basis` (where the later epochs' pace comes from) ends each note.
  */
-function regression(
-  profile: Profile,
-  baseline: Profile,
-  limit: number,
-  judge: (held: boolean, actual: string, value: number | null, note: string | null) => RuleOutcome,
-): RuleOutcome {
+function regression(profile: Profile, baseline: Profile, limit: number, judge: Judge, pace: (p: Profile) => Estimate, basis: string | null): RuleOutcome {
   const now = profile.modes.cold!.summary!;
   const before = baseline.modes.cold!.summary!;
   const perSample = Math.abs(now.samplesPerIter - before.samplesPerIter) > 1e-9;
   const scale = (e: Estimate, by: number): Estimate => (perSample && by > 0 ? { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by } : e);
-  const a = scale(before.iterMs, before.samplesPerIter);
-  const b = scale(now.iterMs, now.samplesPerIter);
+  const a = scale(pace(baseline), before.samplesPerIter);
+  const b = scale(pace(profile), now.samplesPerIter);
   const change = changeBetween(a, b);
   if (change.relative === null) return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
   const unit = perSample ? 'ms/sample' : 'ms/iter';
-  const figures = `${formatNumber(a.mean, 2)} → ${formatNumber(b.mean, 2)} ${unit}${perSample ? ' (batch sizes differ: compared per sample)' : ''}`;
+  const figures = `${formatNumber(a.mean, 2)} → ${formatNumber(b.mean, 2)} ${unit}${perSample ? ' (batch sizes differ: compared per sample)' : ''}${basis ? ` (${basis})` : ''}`;
   const actual = `${signedPct(change.relative)}${change.relativeHalfWidth === null ? '' : ` ± ${pct(change.relativeHalfWidth)}`}`;
   const low = change.relative - (change.relativeHalfWidth ?? 0);
   if (change.relativeHalfWidth === null) {

@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { escapeHtml, jsonForScript } from './escape.js';
+import { capitalised, verdictLines } from './verdict-lines.js';
 import { driftLine, factRows, modeRows, nodeRows, splitRows, pipelineStallLines, stallPartsLine } from './summary-rows.js';
 
 const require = createRequire(import.meta.url);
@@ -144,7 +145,7 @@ export function renderHtml(input: HtmlReportInput): string {
 </header>
 <main>
 <h2>Verdict</h2>
-${a ? `<p class="verdict">${profile.laterEpochs ? 'First epoch (the dataset cold): ' : ''}${escapeHtml(a.verdict.text)}</p>\n${profile.laterEpochs ? `<p class="verdict">Epochs 2+: ${escapeHtml(profile.laterEpochs.text)}</p>\n` : ''}<p>${escapeHtml(a.advice)}</p>` : '<p class="note">No mode finished: this profile has no analysis.</p>'}
+${a ? `${verdictLines(profile).map(({ label, text }) => `<p class="verdict">${label ? `${capitalised(label)}: ` : ''}${escapeHtml(text)}</p>\n`).join('')}<p>${escapeHtml(a.advice)}</p>` : '<p class="note">No mode finished: this profile has no analysis.</p>'}
 ${a && a.caveats.length ? `<ul class="note">${a.caveats.map((c) => `<li>${escapeHtml(c)}</li>`).join('')}</ul>` : ''}
 ${profile.warnings.length ? `<ul class="note">${profile.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>` : ''}
 ${htmlTable(splitRows(profile), [1, 2])}

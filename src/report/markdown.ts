@@ -5,6 +5,7 @@
 import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { mdText } from './escape.js';
+import { capitalised, verdictLines } from './verdict-lines.js';
 import { driftLine, factRows, modeRows, nodeRows, splitRows, pipelineStallLines, stallPartsLine } from './summary-rows.js';
 
 /** Input of the Markdown report; `pngFiles` maps chart id to a path relative to the .md file. */
@@ -25,9 +26,8 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   out.push(`Profile: ${mdText(input.profilePath)}`, '');
   out.push('## Verdict', '');
   if (a) {
-    if (profile.laterEpochs) {
-      out.push(`**First epoch (the dataset cold): ${mdText(a.verdict.text)}**`, '', `**Epochs 2+: ${mdText(profile.laterEpochs.text)}**`, '', mdText(a.advice), '');
-    } else out.push(`**${mdText(a.verdict.text)}**`, '', mdText(a.advice), '');
+    for (const { label, text } of verdictLines(profile)) out.push(`**${label ? `${capitalised(label)}: ` : ''}${mdText(text)}**`, '');
+    out.push(mdText(a.advice), '');
     for (const caveat of a.caveats) out.push(`- caveat: ${mdText(caveat)}`);
     if (a.caveats.length) out.push('');
   } else {

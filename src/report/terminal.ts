@@ -2,6 +2,7 @@ import { costLine } from './cost-line.js';
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
+import { verdictLines } from './verdict-lines.js';
 import { fetchPlace, networkLines } from './network-lines.js';
 import { allRanksLine, driftLine, firstBatchLine, modeRows, nodeRows, pipelineStallLines, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
 
@@ -55,11 +56,7 @@ export function renderSummary(profile: Profile, profilePath: string): string {
     ].filter(Boolean);
     if (bandwidth.length) out.push(`measured: ${bandwidth.join(' · ')}`);
     out.push('');
-    // With the later epochs known, the verdict says it is the first epoch's: the cold pace is that epoch's alone.
-    if (profile.laterEpochs) {
-      out.push(`verdict, first epoch (the dataset cold): ${analysis.verdict.text}`);
-      out.push(`verdict, epochs 2+: ${profile.laterEpochs.text}`);
-    } else out.push(`verdict: ${analysis.verdict.text}`);
+    for (const { label, text } of verdictLines(profile)) out.push(`verdict${label ? `, ${label}` : ''}: ${text}`);
     if (analysis.straggler) out.push(`straggler: ${analysis.straggler.text}`);
     else if (analysis.straggler === null) out.push("straggler: none: no rank waits for its data beyond the other ranks' noise and 3% of the iteration");
     out.push(`advice:  ${analysis.advice}`);

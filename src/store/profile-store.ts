@@ -8,7 +8,6 @@ import { artefactsDir, readProfileFile } from './profile-files.js';
 import { sealedProfileText } from './profile-seal.js';
 import { writeAtomic } from './write-atomic.js';
 
-
 /** Writes a file's whole text; tests pass one that fails as a full disk does. */
 export type WriteText = (path: string, text: string) => void;
 

@@ -7,6 +7,7 @@
  * mode's pace, which the profile measured. Where it does not, the what-if's
  * steady state at M0 predicts them, and says which cache policy it assumed.
  */
+import { combinedHalfWidth, liesAbove } from '../analysis/estimate.js';
 import { fetchPlace } from '../analysis/fetch-place.js';
 import { HIGH_STALL_THRESHOLD, STALL_THRESHOLD } from '../analysis/split.js';
 import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';
@@ -30,11 +31,13 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
   if (holdsDataset) {
     // The real pace less the fetch stall: the cached mode's steady pace with the checkpoint and boundary stalls
     // added back, as the split adds them to the cold one; the cached mode proved it read nothing from storage.
+    // Its interval: the cached mode's, with those of the stalls added back.
     const fetch = analysis.fetchStallMs?.mean ?? 0;
-    const iterMs: Estimate = { mean: analysis.iterMs.mean - fetch, halfWidth: analysis.iterMs.halfWidth, proven: cached.state.proven };
+    const halfWidth = combinedHalfWidth(cached.summary.iterMs.halfWidth, ...apart.halfWidths);
+    const iterMs: Estimate = { mean: analysis.iterMs.mean - fetch, halfWidth, proven: cached.state.proven };
     const prepStallMs = analysis.prepStallMs;
     // Profiles before stall calls: a stall whose 95% interval clears zero.
-    const prepCalled = analysis.stallCalls ? analysis.stallCalls.prep === 'stall' : prepStallMs !== null && clearsZero(prepStallMs);
+    const prepCalled = analysis.stallCalls ? analysis.stallCalls.prep === 'stall' : prepStallMs !== null && liesAbove(prepStallMs);
     const shares = sharesOf(iterMs.mean, prepCalled && prepStallMs ? prepStallMs.mean : 0, 0, apart);
     const bound = analysis.stallCalls?.prep === 'unknown' || !prepStallMs ? 'unknown' : boundOf(shares);
     return {
@@ -80,6 +83,8 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
 interface StallsApart {
   checkpointMs: number;
   boundaryMs: number;
+  /** Their intervals' half-widths, of those measured. */
+  halfWidths: (number | null)[];
   checkpointCalled: boolean;
   boundaryCalled: boolean;
 }
@@ -90,6 +95,7 @@ function stallsApart(analysis: NonNullable<Profile['analysis']>): StallsApart {
   return {
     checkpointMs: checkpoint?.ms.mean ?? 0,
     boundaryMs: boundary?.ms.mean ?? 0,
+    halfWidths: [checkpoint?.ms.halfWidth ?? 0, boundary?.ms.halfWidth ?? 0],
     checkpointCalled: checkpoint?.call === 'stall',
     boundaryCalled: boundary?.call === 'stall',
   };
@@ -140,13 +146,8 @@ function firstEpochText(profile: Profile): string {
   const place = fetchPlace(profile);
   if (!fetch) return `the first epoch reads the dataset from ${place}`;
   const calls = profile.analysis?.stallCalls;
-  if (!(calls ? calls.fetch === 'stall' : clearsZero(fetch))) return `the first epoch, from ${place}, adds no fetch stall beyond noise (${fmtEstimate(fetch)} ms an iteration)`;
+  if (!(calls ? calls.fetch === 'stall' : liesAbove(fetch))) return `the first epoch, from ${place}, adds no fetch stall beyond noise (${fmtEstimate(fetch)} ms an iteration)`;
   return `the first epoch alone, from ${place}, adds a fetch stall of ${fmtEstimate(fetch)} ms an iteration`;
-}
-
-/** A stall's call in a profile from before stall calls: its 95% interval clears zero. */
-function clearsZero(e: Estimate): boolean {
-  return e.mean - (e.halfWidth ?? 0) > 0;
 }
 
 function fmtEstimate(e: Estimate): string {

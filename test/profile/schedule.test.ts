@@ -206,7 +206,7 @@ describe('runProfile with a fake mode runner', () => {
     assert.equal(unthrottleable.calls.length, 0);
   });
 
-  test('the epochs after the first are told again once the storage probe is in: a prediction from the model uses its bandwidth', () => {
+  test("the book tells the epochs after the first again on request: a prediction follows the storage probe's bandwidth", () => {
     // A job that fetches every sample (no cache of its own): its later epochs are predicted, from the network probe's bandwidth.
     const fixture = JSON.parse(fs.readFileSync(new URL('../../../test/fixtures/profiles/remote-latency.json', import.meta.url), 'utf8')) as Profile;
     const probe = fixture.storageProbe!;

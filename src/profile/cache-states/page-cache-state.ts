@@ -86,17 +86,16 @@ export class PageCacheState implements CacheState {
     if (mode === 'cached') {
       const cpu = ledger?.account('warming');
       // Each warm timed on its own ledger (and charged to `cpu` after): the last one sets the keeper's first wait.
-      const warmed: { last?: { files: readonly DatasetFile[]; result: WarmResult; cpuSec: number } } = {};
+      let last: { files: readonly DatasetFile[]; result: WarmResult; cpuSec: number } | undefined;
       const timedWarm = async (files: readonly DatasetFile[]): Promise<WarmResult> => {
         const pass = new CpuLedger();
         const result = await warm(files, { concurrency: this.options.warmConcurrency, cpu: pass.account('warming') });
-        warmed.last = { files, result, cpuSec: pass.reading().warming.cpuSec };
-        cpu?.add(warmed.last.cpuSec);
+        last = { files, result, cpuSec: pass.reading().warming.cpuSec };
+        cpu?.add(last.cpuSec);
         return result;
       };
       // A dataset larger than the memory budget, or too slow to warm: a resident subset (cached-subset.ts).
       const plan = await warmForCachedMode(dataset, { warm: timedWarm, warmLimitSec: this.options.warmLimitSec });
-      const last = warmed.last;
       // A warm of exactly these files looked at each of them as it left them: no second pass (11 s at 1.28M files here).
       const seen = last !== undefined && last.files === plan.dataset.files ? last.result.residency : undefined;
       const before = seen ?? (await residency(plan.dataset.files, undefined, { cpu }));

@@ -12,7 +12,7 @@
  */
 import type { Profile } from '../../schema/profile.js';
 import { formatRate } from '../../units.js';
-import { parameter, type Fitted } from './fitted.js';
+import { parameter, type Fitted, type ModelParameter } from './fitted.js';
 import { proven, type MeasuredModes } from './modes.js';
 import { probeBandwidth } from './storage.js';
 
@@ -45,21 +45,27 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
   const saturated = carried !== null && readRate !== null && readRate >= SATURATED_SHARE * carried;
   // Saturated: the latency is what the probe's requests sent one at a time waited (none in older profiles: 0).
   const idleMs = profile.storageProbe?.idleFirstByteMs;
-  const latency = saturated ? (idleMs ?? 0) / 1000 : network.firstByteMs.p50 / 1000;
+  const loadedMs = network.firstByteMs.p50;
+  const latency = saturated ? (idleMs ?? 0) / 1000 : loadedMs / 1000;
   const requestsPerSample = 1 / (profile.dataset.remote.samplesPerObject ?? 1);
   // The most at once: a worker's own concurrency (threads) shows when it was busy; the mean counts its idle moments too.
   const loaders = ranks * Math.max(1, workersPerRank ?? 1);
   const inFlight = Math.max(1, Math.round(network.maxInFlight / loaders));
   const source = `modes.cold.network (${network.requests} requests ${network.meter === 'client' ? "counted in the job's HTTP clients" : 'through the metering proxy'})`;
+  // L's row: the cold mode's own median, or on a saturated network the probe's idle wait (else assumed 0), saying why.
+  const latencyParameter = (): ModelParameter => {
+    const name = 'time from a request to its first byte (median)';
+    if (!saturated) return parameter('L', name, latency, 's', `${source}: firstByteMs.p50`, proven(cold));
+    const queued = `the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${loadedMs.toFixed(1)} ms) waited behind other responses' bytes`;
+    return idleMs !== undefined
+      ? parameter('L', name, latency, 's', `storageProbe.idleFirstByteMs: requests sent one at a time; ${queued}`, profile.storageProbe!.proven)
+      : parameter('L', name, 0, 's', `assumed 0: ${queued}`, false, 'assumed: hidden by a saturated network');
+  };
   return {
     kind: 'fitted',
     value: { requestLatencySec: latency, requestsPerSample, profiledInFlightPerWorker: inFlight, remoteObjects: true },
     parameters: [
-      saturated && idleMs !== undefined
-        ? parameter('L', 'time from a request to its first byte (median)', latency, 's', `storageProbe.idleFirstByteMs: requests sent one at a time; the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${network.firstByteMs.p50.toFixed(1)} ms) waited behind other responses' bytes`, profile.storageProbe!.proven)
-        : saturated
-        ? parameter('L', 'time from a request to its first byte (median)', 0, 's', `assumed 0: the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${network.firstByteMs.p50.toFixed(1)} ms) waited behind other responses' bytes`, false, 'assumed: hidden by a saturated network')
-        : parameter('L', 'time from a request to its first byte (median)', latency, 's', `${source}: firstByteMs.p50`, proven(cold)),
+      latencyParameter(),
       parameter('r', 'requests per sample', requestsPerSample, 'requests', profile.dataset.remote.samplesPerObject ? 'dataset.remote.samplesPerObject (tar shards)' : 'one object per sample', true),
       parameter('q', 'requests in flight per loader worker', inFlight, 'requests', `${source}: maxInFlight ${network.maxInFlight} over ${loaders} loaders`, proven(cold)),
     ],

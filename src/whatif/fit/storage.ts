@@ -101,7 +101,7 @@ export function probeBandwidth(probe: StorageProbe): { bytesPerSec: number; late
 }
 
 /** The probe's latency, ms: the wait for a first byte with nothing ahead of it, else (older profiles) under load; 0 for files. */
-export function probeLatencyMs(probe: StorageProbe): number {
+function probeLatencyMs(probe: StorageProbe): number {
   return probe.idleFirstByteMs ?? probe.firstByteMs ?? 0;
 }
 
