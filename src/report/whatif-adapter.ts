@@ -42,7 +42,7 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfCurvesOrReaso
       available: true,
       curves: {
         cache: [
-          { policy: 'page-cache', label: 'OS page cache (LRU, reshuffled each epoch)', points: cache.filter((r) => finite(r.lruSamplesPerSec)).map((r) => ({ x: r.cacheBytes, samplesPerSec: r.lruSamplesPerSec })) },
+          { policy: 'page-cache', label: 'OS page cache (reshuffled each epoch)', points: cache.filter((r) => finite(r.pageCacheSamplesPerSec)).map((r) => ({ x: r.cacheBytes, samplesPerSec: r.pageCacheSamplesPerSec })) },
           { policy: 'minio', label: 'application cache that never evicts (MinIO)', points: cache.filter((r) => finite(r.minioSamplesPerSec)).map((r) => ({ x: r.cacheBytes, samplesPerSec: r.minioSamplesPerSec })) },
         ],
         cpus: cpus.filter((r) => finite(r.samplesPerSec)).map((r) => ({ x: r.cpus, samplesPerSec: r.samplesPerSec })),

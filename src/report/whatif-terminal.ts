@@ -9,7 +9,7 @@ export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
   out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
   const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
-  out.push(`asked: ${scenarioLine(r.prediction.scenario, r.changed, r.dataCache, pipelineAsked)}`);
+  out.push(`asked: ${scenarioLine(r.prediction.scenario, r.changed, r.dataCache, r.pageCachePolicy, pipelineAsked)}`);
   out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
   out.push('');
   const p = r.prediction;
@@ -53,7 +53,7 @@ export function renderWhatif(r: WhatifResult): string {
   // Said where the answers are, not among the caveats: a question asked and not answered.
   for (const line of r.unanswered) out.push(`  - ${line}`);
 
-  if (r.cacheSweep.length > 0) out.push('', `Cache sweep (${policyOf(p.scenario, r.dataCache)} vs MinIO; ${p.basis}):`, cacheSweepTable(r));
+  if (r.cacheSweep.length > 0) out.push('', `Cache sweep (${policyOf(p.scenario, r.dataCache, r.pageCachePolicy)} vs MinIO; ${p.basis}):`, cacheSweepTable(r));
 
   const scaling = r.cpuScaling.kind === 'linear' ? 'linear scaling assumed (no CPU sweep)' : `fitted: ${r.cpuScaling.source}`;
   out.push('', `CPU sweep (${scaling}):`);
@@ -123,11 +123,11 @@ function withRange(value: number, range: { low: number; high: number } | undefin
   return `${text} (${range.low.toFixed(digits)}–${range.high.toFixed(digits)})`;
 }
 
-function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: WhatifResult['dataCache'], otherChanges: string[] = []): string {
+function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: WhatifResult['dataCache'], pageCache: WhatifResult['pageCachePolicy'], otherChanges: string[] = []): string {
   const mark = (key: keyof Scenario, text: string): string => (changed.includes(key) ? `${text}*` : text);
   return [
     mark('cacheBytes', `cache ${formatBytes(s.cacheBytes)}`),
-    mark('cachePolicy', policyOf(s, dataCache)),
+    mark('cachePolicy', policyOf(s, dataCache, pageCache)),
     mark('cpus', `${s.cpus} CPU${s.cpus === 1 ? '' : 's'}`),
     // 0: the profile did not measure the storage (no cold mode).
     mark('storageBytesPerSec', `${dataCache === 'object-cache' ? 'network' : 'storage'} ${s.storageBytesPerSec > 0 ? formatRate(s.storageBytesPerSec) : 'not measured'}`),
@@ -164,9 +164,10 @@ function nodesLines(nodes: NonNullable<WhatifResult['nodes']>): string[] {
   ];
 }
 
-function policyOf(s: Scenario, dataCache: WhatifResult['dataCache']): string {
+function policyOf(s: Scenario, dataCache: WhatifResult['dataCache'], pageCache?: WhatifResult['pageCachePolicy']): string {
   if (dataCache === 'object-cache') return s.cachePolicy === 'minio' ? 'local object cache, no eviction' : 'local object cache (LRU)';
-  return s.cachePolicy === 'minio' ? 'MinIO cache' : 'page cache (LRU)';
+  if (s.cachePolicy === 'minio') return 'MinIO cache';
+  return pageCache?.model === 'exact-lru' ? 'page cache (LRU)' : "page cache (Linux's two lists)";
 }
 
 function seconds(sec: number): string {
@@ -191,19 +192,20 @@ function formatParameter(q: ModelParameter): string {
 function cacheSweepTable(r: WhatifResult): string {
   return table(
     [
-      ['cache', 'of dataset', 'LRU hit', 'MinIO hit', 'LRU samples/s', 'MinIO samples/s', 'LRU bound', 'MinIO bound'],
+      ['cache', 'of dataset', 'page-cache hit', '(exact LRU)', 'MinIO hit', 'page-cache samples/s', 'MinIO samples/s', 'page-cache bound', 'MinIO bound'],
       ...r.cacheSweep.map((c) => [
         formatBytes(c.cacheBytes),
         formatPercent(c.cacheFraction),
+        formatPercent(c.pageCacheHitRatio),
         formatPercent(c.lruHitRatio),
         formatPercent(c.minioHitRatio),
-        c.lruSamplesPerSec.toFixed(1),
+        c.pageCacheSamplesPerSec.toFixed(1),
         c.minioSamplesPerSec.toFixed(1),
-        c.lruBottleneck,
+        c.pageCacheBottleneck,
         c.minioBottleneck,
       ]),
     ],
-    [0, 1, 2, 3, 4, 5],
+    [0, 1, 2, 3, 4, 5, 6],
   );
 }
 

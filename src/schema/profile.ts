@@ -165,6 +165,12 @@ export const HostSchema = z.object({
   root: z.boolean(),
   /** 'v1', 'v2' or 'none'. */
   cgroup: z.string(),
+  /**
+   * The kernel's multi-generational LRU (/sys/kernel/mm/lru_gen/enabled): 'on',
+   * 'off', or 'absent' (not built in): with 'off' or 'absent' the classic two
+   * lists run the page cache, which the what-if simulates. Absent in older profiles.
+   */
+  lruGen: z.enum(['on', 'off', 'absent']).optional(),
 });
 export type Host = z.infer<typeof HostSchema>;
 

@@ -13,7 +13,7 @@ import type { WhatifOutput, WhatifOutputBody } from './whatif-output.js';
 export const PROFILE_SCHEMA_VERSION = 1;
 
 /** Version of whatif's JSON; bump when a field is removed or changes meaning (adding one does not). */
-export const WHATIF_OUTPUT_VERSION = 1;
+export const WHATIF_OUTPUT_VERSION = 2;
 
 /** Version of whatif --matrix's JSON; bump when a field is removed or changes meaning (adding one does not). */
 export const MATRIX_OUTPUT_VERSION = 1;

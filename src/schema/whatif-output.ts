@@ -144,16 +144,18 @@ export const CacheSweepRowSchema = z.object({
   cacheBytes: nonneg(),
   /** cacheBytes over the dataset's bytes, 0..1. */
   cacheFraction: nonneg(),
-  /** Steady hit ratio of the page cache (LRU), 0..1. */
+  /** Steady hit ratio of the page cache under the policy assumed (`pageCachePolicy`), 0..1. */
+  pageCacheHitRatio: nonneg(),
+  /** Steady hit ratio of exact LRU at the same size, 0..1: for comparison. */
   lruHitRatio: nonneg(),
   /** Steady hit ratio of a MinIO cache, min(1, cache / dataset). */
   minioHitRatio: nonneg(),
   /** Predicted throughput with the page cache, samples/s. */
-  lruSamplesPerSec: nonneg(),
+  pageCacheSamplesPerSec: nonneg(),
   /** Predicted throughput with a MinIO cache, samples/s. */
   minioSamplesPerSec: nonneg(),
   /** Limiting stage with the page cache. */
-  lruBottleneck: BottleneckSchema,
+  pageCacheBottleneck: BottleneckSchema,
   /** Limiting stage with a MinIO cache. */
   minioBottleneck: BottleneckSchema,
 });
@@ -297,6 +299,13 @@ export const WhatifOutputSchema = z.object({
   prediction: PredictionSchema,
   /** Scenario settings the user changed (flags given). */
   changed: z.array(ScenarioSchema.keyof()),
+  /**
+   * The policy the page cache's hit ratios assume: 'linux-two-list' (the
+   * kernel's active and inactive lists with refault activation, simulated)
+   * or 'exact-lru' (a job's own object cache, validate's cap, or a kernel
+   * with the multi-generational LRU on), and why, in words.
+   */
+  pageCachePolicy: z.object({ model: z.enum(['linux-two-list', 'exact-lru']), why: z.string() }),
   /** Cache sweep at the asked scenario. */
   cacheSweep: z.array(CacheSweepRowSchema),
   /** CPU sweep at the asked scenario. */

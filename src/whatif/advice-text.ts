@@ -53,8 +53,10 @@ export const MISSING_TEXT = {
     `the cached mode and the CPU sweep measured ${cpus} CPUs ${runs.length} times (${runs
       .map((r) => `${r.mean.toFixed(1)}${r.halfWidth === null ? '' : ` ± ${r.halfWidth.toFixed(1)}`} ms per iteration`)
       .join(', ')}): the model uses their precision-weighted mean, ${pooledSamplesPerSec.toFixed(1)} samples/s (the cached mode alone: ${cachedSamplesPerSec.toFixed(1)})`,
-  lruApproximation:
-    'page cache modelled as exact LRU over whole files (Linux uses active/inactive lists and readahead); the first epoch of a job is always cold',
+  pageCachePolicy: (model: 'linux-two-list' | 'exact-lru'): string =>
+    model === 'linux-two-list'
+      ? "page cache simulated as Linux's two lists over whole files, as a job reads them (within 0.04 of the hit ratios measured under memory cgroups, docs/results.md); the first epoch of a job is always cold"
+      : 'page cache modelled as exact LRU over whole files; the first epoch of a job is always cold',
 } as const;
 
 /** A change and what it does, for the text of one recommendation. */
@@ -93,9 +95,9 @@ export const RECOMMENDATION_TEXT = {
     late?: { meanBytes: number; hitByPart: number[] },
   ): string =>
     `${policy}: a cache of ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}% of the dataset) removes the fetch stall from epoch 2 on: ${buys(f)}` +
-    (edgeBytes !== undefined && edgeBytes < bytes ? ` (the stall returns below ${formatBytes(edgeBytes)}: LRU hits come all at once near there, so this leaves slack)` : '') +
+    (edgeBytes !== undefined && edgeBytes < bytes ? ` (the stall returns below ${formatBytes(edgeBytes)}: the hit ratio climbs steeply near there, so this leaves slack)` : '') +
     (late
-      ? ` (at ${formatBytes(late.meanBytes)} the epoch's mean hit ratio would do, but LRU's misses come at the end of each epoch: ` +
+      ? ` (at ${formatBytes(late.meanBytes)} the epoch's mean hit ratio would do, but the misses come late in each epoch: ` +
         `hit ratio by eighth ${late.hitByPart.map((h) => h.toFixed(2)).join(', ')}, and the last eighths would wait on storage)`
       : ''),
   ifSerial: (bytes: number | null, datasetBytes: number, serial: number, validatable: boolean): string =>

@@ -39,7 +39,7 @@ import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import type { CachePolicy } from './cache-policy.js';
 import { effectiveParallelism, type CpuScaling } from './cpu-scaling.js';
-import { minioHitRatio, steadyLruHitRatio } from './hit-ratio.js';
+import { minioHitRatio } from './hit-ratio.js';
 import { dataTime } from './overlap.js';
 import { fitAccelerator, type AcceleratorFit } from './fit/accelerator.js';
 import { assumptionsOf, type Assumption, type PredictionRange } from './fit/assumptions-of.js';
@@ -284,7 +284,7 @@ export function baseScenario(model: FittedModel): Scenario {
 /** Steady-state hit ratio (epoch 2 on) of `policy` for a cache of `cacheBytes`. */
 export function steadyHitRatio(model: FittedModel, policy: CachePolicy, cacheBytes: number): number {
   if (policy === 'minio') return minioHitRatio(cacheBytes, model.datasetBytes);
-  return steadyLruHitRatio(model.lruCurve, cacheBytes * model.lruScale);
+  return model.pageCache.steady(cacheBytes);
 }
 
 /** Nodes of a scenario (1 when absent). */

@@ -4,9 +4,9 @@
  * it buys. All in the steady state (epoch 2 on): the first epoch of a job is
  * cold whatever the cache.
  */
-import { smallestLruCacheFor, steadyLruHitRatioByPart } from './hit-ratio.js';
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
 import { bisect } from './bisect.js';
+import type { PageCacheModel } from './page-cache-curve.js';
 import { dataSec, NEGLIGIBLE_FETCH_STALL, predict, profiledObjectBytes, requestWaitSec, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
 
 /** One recommendation. */
@@ -96,7 +96,8 @@ export function pasteLine(framework: string | null, workers: number): string {
   return `DataLoader(..., num_workers=${workers})${framework === 'lightning' ? " in the LightningDataModule's *_dataloader()" : ''}`;
 }
 
-const POLICY_WORD: Record<CachePolicy, string> = { 'page-cache': 'page cache (LRU)', minio: 'MinIO cache (no eviction)' };
+const POLICY_WORD: Record<CachePolicy, string> = { 'page-cache': 'page cache', minio: 'MinIO cache (no eviction)' };
+const PAGE_CACHE_MODEL_WORD: Record<PageCacheModel, string> = { 'linux-two-list': "Linux's active and inactive lists", 'exact-lru': 'LRU' };
 // Remote objects are cached whole in a local folder: Streaming's cache_limit and LitData's max_cache_size evict least recently used shards.
 const REMOTE_POLICY_WORD: Record<CachePolicy, string> = {
   'page-cache': "local cache of whole objects, LRU (Streaming's cache_limit, LitData's max_cache_size)",
@@ -104,7 +105,8 @@ const REMOTE_POLICY_WORD: Record<CachePolicy, string> = {
 };
 
 function policyWord(model: FittedModel, policy: CachePolicy): string {
-  return (model.remoteObjects ? REMOTE_POLICY_WORD : POLICY_WORD)[policy];
+  if (model.remoteObjects) return REMOTE_POLICY_WORD[policy];
+  return policy === 'page-cache' ? `${POLICY_WORD[policy]} (${PAGE_CACHE_MODEL_WORD[model.pageCachePolicy.model]})` : POLICY_WORD[policy];
 }
 
 function facts(now: Prediction, after: Prediction): RecommendationFacts {
@@ -172,15 +174,15 @@ function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Predi
     const after = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: bytes });
     return { ...base, value: bytes, prediction: after, text: RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after)) };
   }
-  const simulated = smallestLruCacheFor(model.lruCurve, target);
-  if (simulated === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cacheImpossible(policyWord(model, policy)) };
-  const edge = Math.ceil(simulated / model.lruScale);
-  const byMean = Math.min(model.datasetBytes, Math.ceil(edge * (1 + PAGE_CACHE_SLACK)));
+  const smallest = model.pageCache.smallestFor(target);
+  if (smallest === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cacheImpossible(policyWord(model, policy)) };
+  const edge = Math.ceil(smallest);
+  const byMean = Math.min(model.pageCache.wholeBytes, Math.ceil(edge * (1 + PAGE_CACHE_SLACK)));
   // The epoch's mean hit ratio is not enough: LRU's misses come at the end of each epoch.
   const byParts = smallestCacheWithoutLateStall(model, scenario);
   const bytes = Math.max(byMean, byParts ?? byMean);
   const after = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: bytes });
-  const late = bytes > byMean ? { meanBytes: byMean, hitByPart: steadyLruHitRatioByPart(model.lruCurve, byMean * model.lruScale) ?? [] } : undefined;
+  const late = bytes > byMean ? { meanBytes: byMean, hitByPart: model.pageCache.steadyByPart(byMean) ?? [] } : undefined;
   const text =
     RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after), late ? undefined : edge, late) +
     (model.remoteObjects ? RECOMMENDATION_TEXT.cacheLimitPaste(bytes) : '');
@@ -201,7 +203,7 @@ function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Predi
 export function smallestCacheWithoutLateStall(model: FittedModel, scenario: Scenario): number | null {
   const idle = stageTimes(model, scenario, 0);
   const allowed = Math.max(idle.gpu, idle.prep) * (1 + NEGLIGIBLE_FETCH_STALL);
-  const hitsByPart = (bytes: number) => steadyLruHitRatioByPart(model.lruCurve, bytes * model.lruScale);
+  const hitsByPart = (bytes: number) => model.pageCache.steadyByPart(bytes);
   const withinStall = (bytes: number): boolean => {
     const parts = hitsByPart(bytes)!;
     const secPerSample = parts.map((h) => {
@@ -210,8 +212,9 @@ export function smallestCacheWithoutLateStall(model: FittedModel, scenario: Scen
     });
     return secPerSample.reduce((a, b) => a + b, 0) / parts.length <= allowed;
   };
-  if (hitsByPart(model.datasetBytes) === null || !withinStall(model.datasetBytes)) return null;
-  return Math.ceil(bisect(0, model.datasetBytes, withinStall, 50, 1).high);
+  const whole = model.pageCache.wholeBytes;
+  if (hitsByPart(whole) === null || !withinStall(whole)) return null;
+  return Math.ceil(bisect(0, whole, withinStall, 50, 1).high);
 }
 
 /** Smallest CPU count with t_prep(c) <= t_gpu (searched, so a fitted eff(c) works too). */

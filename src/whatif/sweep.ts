@@ -8,16 +8,18 @@ export interface CacheSweepRow {
   cacheBytes: number;
   /** cacheBytes / dataset bytes. */
   cacheFraction: number;
-  /** Steady-state hit ratio of the page cache (LRU). */
+  /** Steady-state hit ratio of the page cache, under the policy the model assumes (FittedModel.pageCachePolicy). */
+  pageCacheHitRatio: number;
+  /** Steady-state hit ratio of exact LRU at the same size, for comparison. */
   lruHitRatio: number;
   /** Steady-state hit ratio of a MinIO cache: min(1, M/D). */
   minioHitRatio: number;
   /** Predicted samples/s with the page cache. */
-  lruSamplesPerSec: number;
+  pageCacheSamplesPerSec: number;
   /** Predicted samples/s with a MinIO cache. */
   minioSamplesPerSec: number;
   /** Bottleneck with the page cache. */
-  lruBottleneck: Bottleneck;
+  pageCacheBottleneck: Bottleneck;
   /** Bottleneck with a MinIO cache. */
   minioBottleneck: Bottleneck;
 }
@@ -43,16 +45,17 @@ export function cacheSweep(model: FittedModel, scenario: Scenario, steps = 10): 
   const rows: CacheSweepRow[] = [];
   for (let k = 0; k <= steps; k++) {
     const cacheBytes = Math.round((model.datasetBytes * k) / steps);
-    const lru = predict(model, { ...scenario, cacheBytes, cachePolicy: 'page-cache' });
+    const pageCache = predict(model, { ...scenario, cacheBytes, cachePolicy: 'page-cache' });
     const minio = predict(model, { ...scenario, cacheBytes, cachePolicy: 'minio' });
     rows.push({
       cacheBytes,
       cacheFraction: k / steps,
-      lruHitRatio: steadyHitRatio(model, 'page-cache', cacheBytes),
+      pageCacheHitRatio: steadyHitRatio(model, 'page-cache', cacheBytes),
+      lruHitRatio: model.lru.steady(cacheBytes),
       minioHitRatio: steadyHitRatio(model, 'minio', cacheBytes),
-      lruSamplesPerSec: lru.samplesPerSec,
+      pageCacheSamplesPerSec: pageCache.samplesPerSec,
       minioSamplesPerSec: minio.samplesPerSec,
-      lruBottleneck: lru.bottleneck,
+      pageCacheBottleneck: pageCache.bottleneck,
       minioBottleneck: minio.bottleneck,
     });
   }

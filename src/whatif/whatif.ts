@@ -47,6 +47,8 @@ export interface WhatifResult {
   prediction: Prediction;
   /** Which settings the user changed. */
   changed: (keyof Scenario)[];
+  /** The policy assumed for the page cache (or the job's object cache), and why. */
+  pageCachePolicy: FittedModel['pageCachePolicy'];
   /** Cache sweep 0..D at the asked scenario. */
   cacheSweep: CacheSweepRow[];
   /** CPU sweep at the asked scenario. */
@@ -163,6 +165,7 @@ export function whatif(
     baseline,
     prediction,
     changed,
+    pageCachePolicy: model.pageCachePolicy,
     cacheSweep: missing ? [] : cacheSweep(model, scenario),
     cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
     workersSweep: workersOfScenario === null ? [] : workersSweep(model, scenario, workersSweepCounts(workersOfScenario, scenario.cpus, workersNeeded === null ? [] : [workersNeeded])),

@@ -8,7 +8,6 @@ import { effectiveParallelism } from '../../src/whatif/cpu-scaling.js';
 import { fitOrFail } from './fit-or-fail.js';
 import { MAX_STORAGE_UTILISATION, recommend, smallestCacheWithoutLateStall } from '../../src/whatif/recommend.js';
 import type { FittedModel, Prediction, Scenario } from '../../src/whatif/model.js';
-import { steadyLruHitRatio, steadyLruHitRatioByPart } from '../../src/whatif/hit-ratio.js';
 import { dataTime } from '../../src/whatif/overlap.js';
 import { MISSING_TEXT } from '../../src/whatif/advice-text.js';
 import { whatif } from '../../src/whatif/whatif.js';
@@ -132,8 +131,8 @@ test('N data-parallel accelerators share CPUs and storage: per-rank prep and fet
   assert.equal(p1.bottleneck, 'fetch');
   assert.ok(Math.abs(p4.samplesPerSec - p1.samplesPerSec) / p1.samplesPerSec < 1e-9);
   // Compute-bound (everything cached, many CPUs): throughput scales with accelerators.
-  const c1 = predict(model, { ...base, cacheBytes: model.datasetBytes, cpus: 64, gpus: 1 });
-  const c4 = predict(model, { ...base, cacheBytes: model.datasetBytes, cpus: 64, gpus: 4 });
+  const c1 = predict(model, { ...base, cacheBytes: model.pageCache.wholeBytes, cpus: 64, gpus: 1 });
+  const c4 = predict(model, { ...base, cacheBytes: model.pageCache.wholeBytes, cpus: 64, gpus: 4 });
   assert.equal(c1.bottleneck, 'compute');
   assert.ok(Math.abs(c4.samplesPerSec / c1.samplesPerSec - 4) < 1e-9);
 });
@@ -150,7 +149,7 @@ test('a faster accelerator divides compute time and lowers utilisation when data
 
 test('the first epoch is cold; --epochs averages it in; split sums to the iteration', () => {
   const model = fitOrFail(load());
-  const base = { ...baseScenario(model), cacheBytes: model.datasetBytes };
+  const base = { ...baseScenario(model), cacheBytes: model.pageCache.wholeBytes };
   const steady = predict(model, base);
   assert.equal(steady.hitRatio, 1);
   assert.ok(steady.firstEpochSec > steady.steadyEpochSec);
@@ -167,14 +166,20 @@ test('the first epoch is cold; --epochs averages it in; split sums to the iterat
   );
 });
 
-test('cache sweep: throughput never falls with more cache, and MinIO hits at least as often as LRU', () => {
+test('cache sweep: throughput never falls with more cache, and MinIO hits at least as often as the page cache', () => {
   const model = fitOrFail(load());
   const rows = cacheSweep(model, baseScenario(model), 20);
   for (let k = 1; k < rows.length; k++) {
-    assert.ok(rows[k].lruSamplesPerSec >= rows[k - 1].lruSamplesPerSec - 1e-9);
+    assert.ok(rows[k].pageCacheSamplesPerSec >= rows[k - 1].pageCacheSamplesPerSec - 1e-9);
+    assert.ok(rows[k].pageCacheHitRatio >= rows[k - 1].pageCacheHitRatio - 1e-12);
+    assert.ok(rows[k].minioHitRatio >= rows[k].pageCacheHitRatio - 1e-12);
     assert.ok(rows[k].minioHitRatio >= rows[k].lruHitRatio - 1e-12);
   }
-  assert.equal(rows[0].lruHitRatio, 0);
+  assert.equal(rows[0].pageCacheHitRatio, 0);
+  // The kernel's page cache holds whole pages: the dataset's bytes hold nearly all of it, not all.
+  assert.ok(rows.at(-1)!.pageCacheHitRatio > 0.9);
+  assert.ok(model.pageCache.wholeBytes > model.datasetBytes && model.pageCache.wholeBytes < 1.1 * model.datasetBytes);
+  assert.equal(model.pageCache.steady(model.pageCache.wholeBytes), 1);
   assert.equal(rows.at(-1)!.lruHitRatio, 1);
 });
 
@@ -218,21 +223,21 @@ test('recommendations are the smallest changes: at the value the stall is gone, 
   assert.match(storage.text, /removes the fetch stall/);
 });
 
-test('LRU misses come late in each epoch: the hit ratio by eighth falls, averages to the mean, and the recommendation covers the last eighths', () => {
+test('the misses come late in each epoch: the hit ratio by eighth falls, averages to the mean, and the recommendation covers the last eighths', () => {
   const model = fitOrFail(load());
-  const cache = 0.9 * model.datasetBytes * model.lruScale;
-  const parts = steadyLruHitRatioByPart(model.lruCurve, cache)!;
+  const cache = 0.9 * model.datasetBytes;
+  const parts = model.pageCache.steadyByPart(cache)!;
   assert.equal(parts.length, 8);
   assert.ok(parts[0] > parts[7] + 0.3, `early ${parts[0]} vs late ${parts[7]}`);
   const mean = parts.reduce((a, b) => a + b, 0) / parts.length;
-  assert.ok(Math.abs(mean - steadyLruHitRatio(model.lruCurve, cache)) < 0.02, 'equal parts average to the epoch');
+  assert.ok(Math.abs(mean - model.pageCache.steady(cache)) < 0.02, 'equal parts average to the epoch');
   const scenario = { ...baseScenario(model), cacheBytes: 0 };
   const late = smallestCacheWithoutLateStall(model, scenario);
   assert.ok(late !== null && late > 0 && late <= model.datasetBytes, `late ${late}`);
-  assert.deepEqual(steadyLruHitRatioByPart(model.lruCurve, model.lruCurve.datasetBytes), Array(8).fill(1), 'a cache of the whole dataset hits everything in every part');
+  assert.deepEqual(model.pageCache.steadyByPart(model.pageCache.wholeBytes), Array(8).fill(1), 'a cache of the whole dataset, in pages, hits everything in every part');
   // Just below it, the pace taken per eighth shows a stall beyond the negligible one.
   const perPart = (bytes: number) => {
-    const hs = steadyLruHitRatioByPart(model.lruCurve, bytes * model.lruScale)!;
+    const hs = model.pageCache.steadyByPart(bytes)!;
     return hs.reduce((sum, h) => { const t = stageTimes(model, scenario, h); return sum + Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial)); }, 0) / hs.length;
   };
   const t0 = stageTimes(model, scenario, 0);

@@ -4,6 +4,7 @@
 import os from 'node:os';
 import type { Profile } from '../../schema/profile.js';
 import { detectCgroups } from '../cgroups/cgroups.js';
+import { lruGenState } from '../kernel/lru-gen.js';
 import { detectGpus, type GpuInfo } from './gpu.js';
 
 /** The host block of a profile. */
@@ -57,5 +58,6 @@ export async function hostFacts(options: HostFactsOptions = {}): Promise<HostFac
     gpus,
     root: process.getuid?.() === 0,
     cgroup: detectCgroups().version,
+    lruGen: lruGenState(),
   };
 }

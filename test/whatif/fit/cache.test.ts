@@ -4,7 +4,7 @@ import { fitCache } from '../../../src/whatif/fit/cache.js';
 import { sizeHistogram } from '../../../src/analysis/size-histogram.js';
 import { loadProfile, modesOf, symbols, valueOf } from './fixture.js';
 
-test('fitCache: the dataset, the cache the host could give it, and the LRU curve; B_memory shown from the analysis', () => {
+test('fitCache: the dataset, the cache the host could give it, and the page cache\'s curve; B_memory shown from the analysis', () => {
   const profile = loadProfile();
   const fit = valueOf(fitCache(profile, modesOf(profile), 250_000));
   assert.equal(fit.value.datasetBytes, profile.dataset.bytes);
@@ -13,9 +13,13 @@ test('fitCache: the dataset, the cache the host could give it, and the LRU curve
   assert.equal(fit.value.defaultCacheBytes, Math.floor(profile.host.memBytes * 0.9));
   assert.deepEqual(symbols(fit), ['B_memory', 'D', 'n', 'S', 'M0', 'h(M)']);
   assert.equal(fit.parameters.find((p) => p.symbol === 'M0')!.note, 'assumed');
-  assert.ok(Math.abs(fit.value.lruScale - 1) < 1e-9, 'every file simulated, at the mean size');
+  assert.equal(fit.parameters.find((p) => p.symbol === 'h(M)')!.value, profile.dataset.files, 'every file simulated, at the mean size');
   assert.match(fit.caveats.join('\n'), /no file-size histogram/);
-  assert.match(fit.caveats[fit.caveats.length - 1], /exact LRU over whole files/);
+  // The fixture does not record lru_gen: the kernel's two lists, and it says it assumed them.
+  assert.equal(fit.value.pageCachePolicy.model, 'linux-two-list');
+  assert.match(fit.value.pageCachePolicy.why, /does not record the kernel's lru_gen/);
+  assert.match(fit.parameters.find((p) => p.symbol === 'h(M)')!.note!, /does not record the kernel's lru_gen/, 'the parameter says the policy and why');
+  assert.match(fit.caveats[fit.caveats.length - 1], /Linux's two lists over whole files/);
 });
 
 test('fitCache: a recorded budget and histogram are used; a large dataset is simulated scaled down and says so', () => {
@@ -28,7 +32,7 @@ test('fitCache: a recorded budget and histogram are used; a large dataset is sim
   assert.ok(!symbols(fit).includes('B_memory'));
   const lru = fit.parameters.find((p) => p.symbol === 'h(M)')!;
   assert.equal(lru.value, 20);
-  assert.equal(lru.note, 'scaled from 65 files');
+  assert.match(lru.note!, /^scaled from 65 files; /);
   assert.doesNotMatch(fit.caveats.join('\n'), /histogram/);
 });
 
