@@ -3,7 +3,7 @@
 // its target, the control, the recommended cache's check, the failures and
 // the model's caveats; and the message of a run that did not end well.
 import { formatBytes } from '../units.js';
-import type { CheckpointCheck, ValidationReport, ValidationResult } from '../validate/results.js';
+import { errorSplit, type CheckpointCheck, type ValidationReport, type ValidationResult } from '../validate/results.js';
 import { WRITE_STALL_ITERATION_FLOOR, WRITE_STALL_TOLERANCE } from '../validate/write-point.js';
 import { modelVerdict, notHeldPoints, recommendationVerdict, type ModelVerdict, type RecommendationVerdict, type ValidationFailure } from '../validate/verdict.js';
 import { table } from './format.js';
@@ -11,6 +11,10 @@ import { describePoint } from './validate-progress.js';
 
 function percent(error: number | null): string {
   return error === null ? '—' : `${(error * 100).toFixed(1)}%`;
+}
+
+function signed(error: number): string {
+  return `${error >= 0 ? '+' : '−'}${Math.abs(error * 100).toFixed(1)}%`;
 }
 
 /** Predicted against measured, point by point, and the verdict against the 10% target. */
@@ -50,6 +54,11 @@ export function renderValidation(report: ValidationReport, path: string): string
       return `${describePoint(r.point)}: first batch ${f.measured.toFixed(2)} s after the job started, predicted ${f.predicted.toFixed(2)} s (${percent((f.predicted - f.measured) / f.measured)})\n`;
     })
     .join('');
+  const splits = report.results
+    .map((r) => ({ r, split: errorSplit(r) }))
+    .filter((s) => s.split !== null)
+    .map(({ r, split }) => `  ${describePoint(r.point)}: ${percent(r.relativeError)} = ${signed(split!.policy)} from the hit ratio (${r.predictedHitRatio!.toFixed(2)} predicted, ${r.measuredHitRatio!.toFixed(2)} measured) ${signed(split!.rest)} from the rest of the model (its pace at the measured hit ratio)\n`)
+    .join('');
   const checkpoints = report.results
     .filter((r) => r.checkpoint !== undefined)
     .map((r) => renderCheckpointCheck(describePoint(r.point), r.checkpoint!))
@@ -58,7 +67,7 @@ export function renderValidation(report: ValidationReport, path: string): string
     .filter((r) => r.failureTail !== null)
     .map((r) => `${describePoint(r.point)} failed; the end of its log:\n${r.failureTail!.replace(/^/gm, '  | ')}\n`)
     .join('');
-  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${firstBatches}${checkpoints}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
+  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${splits ? `the cache points' error, by where it comes from:\n${splits}` : ''}${firstBatches}${checkpoints}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
 }
 
 /** A write point's checkpoint stall and iteration time against whatif --write-bw, with the disks held and what the throttle could not hold. */

@@ -138,6 +138,8 @@ export const ValidationResultSchema = z.object({
   predictedHitRatio: nonneg().nullable(),
   /** Cache points: hit ratio inferred from the storage bytes the job read, 0..1; else null. */
   measuredHitRatio: nonneg().nullable(),
+  /** Cache points: the model's throughput at measuredHitRatio instead of its policy's, samples/s: the error splits at it into the policy's and the rest of the model's; else null. */
+  atMeasuredHitSamplesPerSec: nonneg().nullable(),
   /** Measured throughput over the steady window, samples/s; null when the run failed. */
   measuredSamplesPerSec: nonneg().nullable(),
   /** 95% half-width of measuredSamplesPerSec, samples/s; null without an interval. */

@@ -36,6 +36,12 @@ export interface ValidationResult {
    * fetch with the rest.
    */
   measuredHitRatio: number | null;
+  /**
+   * Cache points: the model's samples/s at the measured hit ratio instead of
+   * its policy's, else null. The error splits in two at it: the policy's
+   * (predicted - this) and the rest of the model's (this - measured).
+   */
+  atMeasuredHitSamplesPerSec: number | null;
   /** Measured samples/s over the steady window, or null when the run failed. */
   measuredSamplesPerSec: number | null;
   /** 95% half-width of the measured rate, samples/s. */
@@ -104,6 +110,15 @@ export interface ValidationReport {
   overlapMeasured: boolean;
   /** Points asked for but not run here (cache points where the page cache cannot be capped). */
   notRun: ValidationPoint[];
+}
+
+/** A cache point's error split: the policy's (its hit ratio against the measured one) and the rest of the model's, each over the measured rate; null where not both are known. */
+export function errorSplit(r: ValidationResult): { policy: number; rest: number } | null {
+  if (r.atMeasuredHitSamplesPerSec === null || !r.measuredSamplesPerSec) return null;
+  return {
+    policy: (r.predictedSamplesPerSec - r.atMeasuredHitSamplesPerSec) / r.measuredSamplesPerSec,
+    rest: (r.atMeasuredHitSamplesPerSec - r.measuredSamplesPerSec) / r.measuredSamplesPerSec,
+  };
 }
 
 /** A point's status from its measured rate and whether its cache and CPU settings held. */

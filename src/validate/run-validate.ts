@@ -130,7 +130,8 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   // A secret taken out of the command cannot be run again.
   if (profile.command.some((arg) => arg.includes(REDACTED))) throw new UserError(VALIDATE_TEXT.redactedCommand, ExitCode.MissingInput);
   // Fitted once, on the profile alone (its CPU sweep included, when it has one): points, plan and predictions rest on it.
-  const fit = fitModel(profile);
+  // The cap holds the page cache as an LRU of the files the job closed (cache-cap.ts): its points are that policy's to predict, not the kernel's.
+  const fit = fitModel(profile, { pageCacheModel: VALIDATE_CAP_POLICY });
   if (fit.kind === 'not-enough-data') return fit;
   const { model } = fit;
   const asked = requestedPoints(profile, model, input.request);
@@ -220,6 +221,7 @@ async function runPoints(
       // A write point's iterations carry the saves at its rate (whatif --write-bw), on top of the steady pace.
       const predicted = writes?.samplesPerSec ?? prediction.samplesPerSec;
       const missRatio = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
+      const measuredHit = point.kind === 'cache' && missRatio !== null ? Math.min(1, Math.max(0, 1 - missRatio)) : null;
       const anchoredPace = anchoredModel ? predict(anchoredModel, asRun) : null;
       const anchoredRate = anchoredPace && point.kind === 'write' ? (writePrediction(profile, anchoredPace, point.bytesPerSec)?.samplesPerSec ?? null) : (anchoredPace?.samplesPerSec ?? null);
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
@@ -234,7 +236,8 @@ async function runPoints(
         predictedSamplesPerSec: predicted,
         residentBytes: measured.residentBytes,
         predictedHitRatio: point.kind === 'cache' ? prediction.steadyHitRatio : null,
-        measuredHitRatio: point.kind === 'cache' && missRatio !== null ? Math.min(1, Math.max(0, 1 - missRatio)) : null,
+        measuredHitRatio: measuredHit,
+        atMeasuredHitSamplesPerSec: measuredHit === null ? null : predict(withHitRatio(model, measuredHit), asRun).samplesPerSec,
         measuredSamplesPerSec: rate,
         measuredHalfWidth: halfWidth,
         relativeError: rate ? (predicted - rate) / rate : null,
@@ -532,6 +535,14 @@ function affinityWatch(affinity: { cpus: number[] } | null): {
     },
     verdict: () => (affinity && verdict === null ? { ...judgeAffinity([], affinity.cpus), example: VALIDATE_TEXT.affinityUnchecked } : verdict),
   };
+}
+
+/** The policy validate's cache points run under: its cap evicts the least recently closed files. */
+export const VALIDATE_CAP_POLICY = { model: 'exact-lru' as const, why: "validate's cap evicts the least recently closed files" };
+
+/** The model with every cache size hitting `hitRatio`: the rest of the model at a hit ratio measured, not simulated. */
+function withHitRatio(model: FittedModel, hitRatio: number): FittedModel {
+  return { ...model, pageCache: { ...model.pageCache, steady: () => hitRatio } };
 }
 
 /** Bytes the data source fetched per consumed sample over `steady` iterations of a run (its hit ratio's evidence); null when not covered. */

@@ -14,9 +14,10 @@ import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';
 import { formatBytes } from '../units.js';
 import { profiledCacheBytes } from './fit/cache.js';
 import { baseScenario, fitModel, predict } from './model.js';
+import type { PageCacheModel } from './page-cache-curve.js';
 
 /** The policy a prediction assumes, as the JSON and the text name it. */
-const PREDICTED_POLICY = 'exact LRU';
+const POLICY_TEXT: Record<PageCacheModel, string> = { 'linux-two-list': "the kernel's two lists", 'exact-lru': 'exact LRU' };
 
 /** The later epochs of a profile; null without the split or the cached and cold modes, or where the model cannot be fitted. */
 export function laterEpochs(profile: Profile): LaterEpochs | null {
@@ -66,7 +67,7 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
     ...cache,
     basis: 'predicted',
     hitRatio: p.steadyHitRatio,
-    policy: PREDICTED_POLICY,
+    policy: POLICY_TEXT[fit.model.pageCachePolicy.model],
     iterMs: estimate(iterMs),
     prepStallMs: estimate(p.prepStallMs),
     fetchStallMs: estimate(p.fetchStallMs),
@@ -74,7 +75,7 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
     text:
       `predicted ${boundText(bound, shares, profile)}, ${iterMs.toFixed(1)} ms an iteration: ` +
       `${where} (${formatBytes(m0.bytes)} for a ${formatBytes(profile.dataset.bytes)} dataset) ` +
-      `serves ${(p.steadyHitRatio * 100).toFixed(0)}% of the reads in the steady state, modelled as ${PREDICTED_POLICY} (the kernel's page cache may keep more); ` +
+      `serves ${(p.steadyHitRatio * 100).toFixed(0)}% of the reads in the steady state, simulated as ${POLICY_TEXT[fit.model.pageCachePolicy.model]} (${fit.model.pageCachePolicy.why}); ` +
       `the first epoch, nothing cached, is the verdict above; 'ds-analyzer whatif --cache SIZE' for other memory`,
   };
 }

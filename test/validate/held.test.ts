@@ -73,6 +73,7 @@ function result(point: ValidationResult['point'], predicted: number, measured: n
     residentBytes: residency?.meanBytes ?? null,
     predictedHitRatio: null,
     measuredHitRatio: null,
+    atMeasuredHitSamplesPerSec: null,
     measuredSamplesPerSec: rate,
     measuredHalfWidth: 1,
     relativeError: (predicted - rate) / rate,

@@ -18,8 +18,8 @@ import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { Iteration, ModeResult, Profile, ResourceSample } from '../../src/schema/profile.js';
 import { MemorySink } from '../../src/store/memory-sink.js';
 import { readProfile } from '../../src/store/profile-store.js';
-import { anchorToControl } from '../../src/validate/results.js';
-import { runValidation, type ValidateInput, type ValidationRun } from '../../src/validate/run-validate.js';
+import { anchorToControl, errorSplit } from '../../src/validate/results.js';
+import { runValidation, VALIDATE_CAP_POLICY, type ValidateInput, type ValidationRun } from '../../src/validate/run-validate.js';
 import type { PlannedPoint } from '../../src/validate/plan.js';
 import { modelVerdict, validationFailure } from '../../src/validate/verdict.js';
 import { baseScenario, fitModel, isNotEnoughData, predict, type FittedModel } from '../../src/whatif/model.js';
@@ -30,7 +30,8 @@ const root = path.join(os.tmpdir(), `dsa-validate-unwritten-${process.pid}`);
 const sink = new MemorySink();
 
 const profile: Profile = readProfile(FIXTURE.pathname);
-const fit = fitModel(profile);
+// As validate fits it: its cap holds an LRU of the closed files, so its cache points are exact LRU's.
+const fit = fitModel(profile, { pageCacheModel: VALIDATE_CAP_POLICY });
 if (fit.kind !== 'fitted') throw new Error('the fixture must fit');
 const model: FittedModel = fit.model;
 const SAMPLES = profile.modes.cached!.summary!.samplesPerIter;
@@ -170,6 +171,12 @@ test('validate plans its points, runs each in its state, anchors to the control 
   const half = { ...baseScenario(model), epochs: null, cacheBytes: CACHE_BYTES, cachePolicy: 'page-cache' as const };
   const storageBound = predict(model, half).samplesPerSec / predict(anchorToControl(model, 1.25), half).samplesPerSec - 1;
   assert.ok(Math.abs(cache.relativeError! - storageBound) < 0.01, `cache: ${cache.relativeError} vs ${storageBound}`);
+  // The job hit as often as exact LRU predicts: none of the error is the policy's, all of it the rest of the model's.
+  assert.equal(model.pageCachePolicy.model, 'exact-lru');
+  assert.ok(Math.abs(cache.measuredHitRatio! - cache.predictedHitRatio!) < 0.01);
+  const split = errorSplit(cache)!;
+  assert.ok(Math.abs(split.policy) < 0.01 && Math.abs(split.policy + split.rest - cache.relativeError!) < 1e-9, JSON.stringify(split));
+  assert.equal(control.atMeasuredHitSamplesPerSec, null, 'only cache points split their error');
   for (const r of [cache, workers]) {
     assert.equal(r.status, 'measured', r.note);
     assert.ok(Math.abs(r.anchoredError!) < 0.01, `${r.point.kind}: anchored ${r.anchoredError}`);

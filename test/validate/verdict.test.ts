@@ -20,6 +20,7 @@ function point(p: ValidationPoint, rate: number | null, halfWidth = 0, predicted
     residentBytes: null,
     predictedHitRatio: p.kind === 'cache' ? 0.9 : null,
     measuredHitRatio: p.kind === 'cache' ? 0.5 : null,
+    atMeasuredHitSamplesPerSec: null,
     measuredSamplesPerSec: rate,
     measuredHalfWidth: rate === null ? null : halfWidth,
     relativeError: rate === null ? null : (predicted - rate) / rate,
