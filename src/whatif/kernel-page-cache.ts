@@ -4,11 +4,11 @@
  * classic reclaim, where /sys/kernel/mm/lru_gen/enabled is absent or 0).
  *
  * Exact LRU (hit-ratio.ts) is wrong for shuffled epochs by up to a third of
- * the hits: on this project's kernel (6.18) a memory cgroup holding 69% of a
- * dataset hit 0.43 of it a shuffled epoch where LRU hits 0.36, and one
- * holding 19% hit 0.05 where LRU hits 0.07 (docs/results.md, "The kernel's
- * page cache"). The rules simulated, each a folio's (a file's pages move
- * together: each read of a whole file touches each of its folios once):
+ * the hits: on this project's kernel (6.18) a memory cgroup holding 68% of a
+ * 4 GiB dataset hit 0.43 of it a shuffled epoch where LRU hits 0.32, and one
+ * holding 19% of 300 MB hit 0.05 where LRU hits 0.02 (docs/results.md, "The
+ * kernel's page cache"). The rules simulated, each a folio's (a file's pages
+ * move together: each read of a whole file touches each of its folios once):
  *
  * - A read of a folio not cached inserts it at the head of the inactive list
  *   and marks it referenced. If its shadow (left when it was evicted) says it
@@ -24,8 +24,10 @@
  * - The active list is scanned, each folio from its tail moved to the
  *   inactive list's head with its mark kept, only when the inactive list is
  *   low (inactive x ratio < active, the ratio sqrt(10 x GiB of the lists), 1
- *   below 1 GiB) or refaults were activated since the last reclaim; then in
- *   proportion to the lists' sizes, as get_scan_count shares one priority.
+ *   below 1 GiB) or refaults were activated; then in proportion to the
+ *   lists' sizes, as get_scan_count shares one priority. Both decisions read
+ *   statistics refreshed now and then, not the live sizes (STATS_REFRESH_SHARE).
+ * - A file takes whole pages (page-cache-curve.ts rounds the sizes).
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
 

@@ -72,14 +72,13 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
   // The page cache holds whole pages: a file takes its size rounded up to them (2% more for 110 kB JPEGs, a third more for 8 kB files).
   const pages = Float64Array.from(sizes, (size) => Math.ceil(size / PAGE_BYTES) * PAGE_BYTES);
   const simulatedBytes = sumOf(pages);
-  // Memory of the real machine to the simulated one, as the sample is to the dataset.
-  const memoryScale = scale;
+  // Memory of the real machine maps to the simulated one as the sample's bytes to the dataset's: `scale`.
   let grid: SettledPoint[] | null = null;
   const gridPoints = (): SettledPoint[] => {
     if (grid) return grid;
     grid = [{ hit: 0, byPart: new Array<number>(EPOCH_PARTS).fill(0) }];
     for (let k = 1; k < GRID_STEPS; k++) {
-      const point = settle(pages, (k / GRID_STEPS) * simulatedBytes, (k / GRID_STEPS) * simulatedBytes / memoryScale, seed);
+      const point = settle(pages, (k / GRID_STEPS) * simulatedBytes, (k / GRID_STEPS) * simulatedBytes / scale, seed);
       grid.push({ ...point, hit: Math.max(point.hit, grid[k - 1].hit) });
     }
     grid.push({ hit: 1, byPart: new Array<number>(EPOCH_PARTS).fill(1) });
@@ -88,9 +87,9 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
   /** `read` of the grid at `cacheBytes`, mixed linearly between the points either side; an empty or whole cache needs no simulation. */
   const interpolate = <T>(cacheBytes: number, read: (p: SettledPoint) => T, mix: (a: T, b: T, w: number) => T, empty: T, whole: T): T => {
     if (!(cacheBytes > 0)) return empty;
-    if (cacheBytes * memoryScale >= simulatedBytes) return whole;
+    if (cacheBytes * scale >= simulatedBytes) return whole;
     const points = gridPoints();
-    const x = ((cacheBytes * memoryScale) / simulatedBytes) * GRID_STEPS;
+    const x = ((cacheBytes * scale) / simulatedBytes) * GRID_STEPS;
     const low = Math.floor(x);
     return x === low ? read(points[low]) : mix(read(points[low]), read(points[low + 1]), x - low);
   };
@@ -98,7 +97,7 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
   const all = new Array<number>(EPOCH_PARTS).fill(1);
   return {
     model: 'linux-two-list',
-    wholeBytes: simulatedBytes / memoryScale,
+    wholeBytes: simulatedBytes / scale,
     steady: (cacheBytes) => interpolate(cacheBytes, (p) => p.hit, (a, b, w) => a + (b - a) * w, 0, 1),
     steadyByPart: (cacheBytes) =>
       interpolate(
@@ -118,7 +117,7 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
       const below = points[k - 1].hit;
       const above = points[k].hit;
       const w = above > below ? (target - below) / (above - below) : 1;
-      return ((k - 1 + Math.max(0, Math.min(1, w))) / GRID_STEPS) * (simulatedBytes / memoryScale);
+      return ((k - 1 + Math.max(0, Math.min(1, w))) / GRID_STEPS) * (simulatedBytes / scale);
     },
   };
 }
@@ -127,10 +126,8 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
 function settle(sizes: ArrayLike<number>, cacheBytes: number, lruvecBytes: number, seed: number): SettledPoint {
   const run = simulateKernelEpochs(sizes, cacheBytes, MAX_EPOCHS, seed, { lruvecBytes, parts: EPOCH_PARTS, stop: settledAfter });
   const last = run.epochs.slice(-BLOCK_EPOCHS);
-  const hits = (e: (typeof last)[number]) => e.hitBytes;
-  const totals = (e: (typeof last)[number]) => e.totalBytes;
   return {
-    hit: ratio(last, hits, totals),
+    hit: ratio(last, (e) => e.hitBytes, (e) => e.totalBytes),
     byPart: Array.from({ length: EPOCH_PARTS }, (_, k) => ratio(last, (e) => e.partHitBytes[k], (e) => e.partTotalBytes[k])),
   };
 }

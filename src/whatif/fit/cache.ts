@@ -135,7 +135,7 @@ function memoryRate(profile: Profile, modes: MeasuredModes): ModelParameter[] {
  * multi-generational LRU, or has it off; exact LRU, said to be a stand-in,
  * where it is on (not modelled here).
  */
-export function pageCachePolicyOf(profile: Profile, options: CacheFitOptions): { model: PageCacheModel; why: string } {
+function pageCachePolicyOf(profile: Profile, options: CacheFitOptions): { model: PageCacheModel; why: string } {
   if (options.pageCacheModel) return options.pageCacheModel;
   if (profile.dataset.remote) return { model: 'exact-lru', why: "the job's own cache of objects evicts the least recently used" };
   switch (profile.host.lruGen) {
