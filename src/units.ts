@@ -36,8 +36,9 @@ export function parseSize(text: string, what = 'size'): number {
       `cannot parse ${what} '${text}': use a number with an optional unit, e.g. 64G, 512MiB, 1.5TB`,
     );
   }
-  if (!Number.isFinite(bytes) || bytes <= 0) {
-    throw valueError(`${what} '${text}' must be greater than zero`);
+  // Under half a byte rounds to none: '.1' is no size either.
+  if (!Number.isFinite(bytes) || Math.round(bytes) <= 0) {
+    throw valueError(`${what} '${text}' must be at least one byte`);
   }
   return Math.round(bytes);
 }

@@ -34,6 +34,11 @@ test('bad sizes are BadValue errors naming the flag', () => {
   }
 });
 
+test('a size under half a byte is no size: it rounds to none', () => {
+  assert.throws(() => parseSize('.1'), /'\.1' must be at least one byte/);
+  assert.equal(parseSize('0.5'), 1);
+});
+
 test('fractions, percentages and durations', () => {
   assert.equal(parseFraction('5%', '--precision'), 0.05);
   assert.equal(parseFraction('0.02', '--precision'), 0.02);

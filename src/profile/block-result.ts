@@ -311,6 +311,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     jobAcknowledgedMode: run.slices.some((s) => s.acknowledged),
     fitsInMemory: measured.fitsInMemory,
     reEvictions: run.cacheFinish.reEvictions,
+    ...(run.prepared.otherActiveFile ? { otherActiveFile: run.prepared.otherActiveFile } : {}),
     keeper: run.cacheFinish.keeper && { ...run.cacheFinish.keeper, modeWallSec: run.wallSec },
     sourceLimit: input.dataSource.proofLimit(mode, input.dataset) ?? run.fetched.proofLimit ?? null,
     ...(subset ? { subset: { files: subset.record.files, reason: subset.record.reason, jobSamples: subsetAck?.subsetFiles, jobNote: subsetNote } } : {}),

@@ -38,6 +38,8 @@ export interface SourceEvidence {
   fitsInMemory: boolean;
   /** Evictions by the cold keeper after the initial one. */
   reEvictions?: number;
+  /** Cold mode: other file pages on the active list when it started (PreparedState.otherActiveFile). */
+  otherActiveFile?: { bytes: number; source: string };
   /** The cold keeper's mechanism and CPU, with the mode's wall time to turn that CPU into a share of one CPU. */
   keeper?: { mechanism: KeeperMechanism; cpuSec: number; fallbackReason?: string; modeWallSec: number };
   /** Why this data cannot hold this state whatever the readings say (tmpfs, NFS, FUSE for local files), or null. */
@@ -119,6 +121,7 @@ function measuredVerdict(input: ProofInput): StateProof {
     readFraction,
     readBytesSource: input.readBytesSource,
     ...(input.reEvictions !== undefined ? { reEvictions: input.reEvictions } : {}),
+    ...(input.otherActiveFile ? { otherActiveFile: input.otherActiveFile } : {}),
     ...(input.keeper ? { keeper: keeperCost(input.keeper) } : {}),
   };
   const verdict = (proven: boolean, reason: string): StateProof => ({ ...base, proven, reason });

@@ -58,11 +58,19 @@ export interface KernelEpochs {
 export interface KernelCacheOptions {
   /**
    * Bytes of the file lists the cache belongs to, for the inactive ratio (the
-   * machine's, or the memory cgroup's): the cache itself when absent.
+   * machine's, or the memory cgroup's), in real bytes where the simulation is
+   * scaled down: the cache and otherActiveBytes when absent.
    */
   lruvecBytes?: number;
   /** Parts of an epoch whose hits are kept apart. */
   parts?: number;
+  /**
+   * Bytes of other file pages on the same active list that stay there (the
+   * job's mapped libraries, other programs' hot files): they count when the
+   * kernel asks whether the inactive list is low, so the dataset's share of
+   * the active list is deactivated sooner. 0 when absent.
+   */
+  otherActiveBytes?: number;
   /** Asked after each epoch with those so far: true ends the run early. */
   stop?: (epochs: KernelEpochs['epochs']) => boolean;
 }
@@ -80,7 +88,8 @@ export function inactiveRatio(lruvecBytes: number): number {
 export function simulateKernelEpochs(sizesBytes: ArrayLike<number>, cacheBytes: number, epochs: number, seed = 1, options: KernelCacheOptions = {}): KernelEpochs {
   const n = sizesBytes.length;
   const parts = options.parts ?? 8;
-  const cache = new KernelCache(sizesBytes, cacheBytes, inactiveRatio(options.lruvecBytes ?? cacheBytes));
+  const other = options.otherActiveBytes ?? 0;
+  const cache = new KernelCache(sizesBytes, cacheBytes, inactiveRatio(options.lruvecBytes ?? cacheBytes + other), other);
   const order = new Int32Array(n);
   const out: KernelEpochs['epochs'] = [];
   for (let e = 0; e < epochs; e++) {
@@ -134,6 +143,8 @@ export class KernelCache {
     private readonly sizes: ArrayLike<number>,
     private readonly cacheBytes: number,
     private readonly ratio: number,
+    /** Other file pages that stay on the active list (KernelCacheOptions.otherActiveBytes). */
+    private readonly otherActive = 0,
   ) {
     const n = sizes.length;
     this.next = new Int32Array(n).fill(-1);
@@ -183,7 +194,7 @@ export class KernelCache {
     const active = this.bytes[ACTIVE];
     if (this.evictedSinceRefresh >= this.refreshEvery) {
       this.seenInactive = inactive;
-      this.seenActive = active;
+      this.seenActive = active + this.otherActive;
       this.seenRefaultsActivated = this.refaultActivations > 0;
       this.evictedSinceRefresh = 0;
       this.refaultActivations = 0;

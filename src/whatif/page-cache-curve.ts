@@ -7,7 +7,7 @@
  * and the sweep ask the same questions of either.
  */
 import { EPOCH_PARTS, smallestLruCacheFor, steadyLruHitRatio, steadyLruHitRatioByPart, type HitRatioCurve } from './hit-ratio.js';
-import { simulateKernelEpochs } from './kernel-page-cache.js';
+import { simulateKernelEpochs, type KernelCacheOptions } from './kernel-page-cache.js';
 
 /** Which policy a curve simulates. */
 export type PageCacheModel = 'linux-two-list' | 'exact-lru';
@@ -65,10 +65,11 @@ interface SettledPoint {
  * small cache keeps growing for many epochs), and interpolated between. The
  * grid is made monotone (a running maximum): the simulation's noise, about
  * 0.005, must not make more memory look slower. The file lists a cache
- * belongs to are taken as the cache itself (a machine's page cache, or a
- * memory cgroup's): their real size sets the inactive list's share.
+ * belongs to are the cache and `otherActiveBytes`, other file pages that
+ * stay on the active list (a machine's page cache, or a memory cgroup's):
+ * their real size sets the inactive list's share.
  */
-export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 1): PageCacheCurve {
+export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 1, otherActiveBytes = 0): PageCacheCurve {
   // The page cache holds whole pages: a file takes its size rounded up to them (2% more for 110 kB JPEGs, a third more for 8 kB files).
   const pages = Float64Array.from(sizes, (size) => Math.ceil(size / PAGE_BYTES) * PAGE_BYTES);
   const simulatedBytes = sumOf(pages);
@@ -78,7 +79,7 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
     if (grid) return grid;
     grid = [{ hit: 0, byPart: new Array<number>(EPOCH_PARTS).fill(0) }];
     for (let k = 1; k < GRID_STEPS; k++) {
-      const point = settle(pages, (k / GRID_STEPS) * simulatedBytes, (k / GRID_STEPS) * simulatedBytes / scale, seed);
+      const point = settle(pages, (k / GRID_STEPS) * simulatedBytes, seed, { otherActiveBytes: otherActiveBytes * scale, lruvecBytes: ((k / GRID_STEPS) * simulatedBytes) / scale + otherActiveBytes });
       grid.push({ ...point, hit: Math.max(point.hit, grid[k - 1].hit) });
     }
     grid.push({ hit: 1, byPart: new Array<number>(EPOCH_PARTS).fill(1) });
@@ -123,8 +124,8 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
 }
 
 /** Simulates block after block of epochs at one cache size until the hit ratio settles. */
-function settle(sizes: ArrayLike<number>, cacheBytes: number, lruvecBytes: number, seed: number): SettledPoint {
-  const run = simulateKernelEpochs(sizes, cacheBytes, MAX_EPOCHS, seed, { lruvecBytes, parts: EPOCH_PARTS, stop: settledAfter });
+function settle(sizes: ArrayLike<number>, cacheBytes: number, seed: number, lists: Pick<KernelCacheOptions, 'otherActiveBytes' | 'lruvecBytes'>): SettledPoint {
+  const run = simulateKernelEpochs(sizes, cacheBytes, MAX_EPOCHS, seed, { ...lists, parts: EPOCH_PARTS, stop: settledAfter });
   const last = run.epochs.slice(-BLOCK_EPOCHS);
   return {
     hit: ratio(last, (e) => e.hitBytes, (e) => e.totalBytes),

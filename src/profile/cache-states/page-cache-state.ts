@@ -2,6 +2,7 @@ import type { Mode } from '../../schema/events.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
 import { dropCachesGlobally, evict, residency, warm, type WarmResult } from '../../system/page-cache/page-cache.js';
 import { startColdKeeper } from '../../system/keepers/cold-keeper.js';
+import { activeFileBytes } from '../../system/cgroups/memory-budget.js';
 import { CpuLedger, type CpuAccount } from '../../system/kernel/cpu-ledger.js';
 import { warmForCachedMode } from '../cached-subset.js';
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
@@ -123,9 +124,12 @@ export class PageCacheState implements CacheState {
     const before = residentAfterEvict !== undefined ? { residentBytes: residentAfterEvict } : await residency(dataset.files, undefined, { cpu });
     if (mode !== 'cold') return { residentBytesBefore: before.residentBytes, finish: async () => ({}) };
     const keeper = startColdKeeper(dataset.files, { intervalMs: this.options.coldKeeperIntervalMs, ledger });
+    // With the dataset evicted, the active file pages left are others': the job's libraries, other programs' files.
+    const active = activeFileBytes();
     return {
       residentBytesBefore: before.residentBytes,
       finish: () => finishKeeper(keeper),
+      ...(active ? { otherActiveFile: { bytes: Math.max(0, active.bytes - before.residentBytes), source: active.source } } : {}),
     };
   }
 }

@@ -134,3 +134,20 @@ function v2Limit(readFile: ReadKernelFile, dir: string): CgroupMemoryLimit | nul
   const limit = max === null && high === null ? null : Math.min(max ?? Infinity, high ?? Infinity);
   return limitOf('v2', dir, limit, bytesIn(readFile(`${dir}/memory.current`)), statField(readFile(`${dir}/memory.stat`), 'file'));
 }
+
+/**
+ * File pages on the active list where the dataset's pages will compete: the
+ * tightest limiting memory cgroup's (its reclaim runs on its own lists), else
+ * the machine's (/proc/meminfo Active(file)); null when neither can be read.
+ */
+export function activeFileBytes(readFile: ReadKernelFile = readTextOrNull): { bytes: number; source: string } | null {
+  const limits = cgroupMemoryLimits(readFile);
+  const tightest = limits.reduce<CgroupMemoryLimit | null>((best, l) => (best === null || l.headroomBytes < best.headroomBytes ? l : best), null);
+  if (tightest) {
+    const stat = readFile(`${tightest.dir}/memory.stat`);
+    const bytes = statField(stat, tightest.version === 'v1' ? 'total_active_file' : 'active_file');
+    return { bytes, source: `memory cgroup ${tightest.dir} (${tightest.version}) memory.stat ${tightest.version === 'v1' ? 'total_active_file' : 'active_file'}` };
+  }
+  const match = /^Active\(file\):\s+(\d+)\s*kB/m.exec(readFile('/proc/meminfo') ?? '');
+  return match ? { bytes: Number(match[1]) * 1024, source: '/proc/meminfo Active(file)' } : null;
+}

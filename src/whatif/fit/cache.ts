@@ -170,10 +170,11 @@ function hitRatioCurves(profile: Profile, options: CacheFitOptions): Fitted<Pick
   const policy = pageCachePolicyOf(profile, options);
   let pageCache = lru;
   let items = lruItems;
+  const other = profile.modes.cold?.state.otherActiveFile;
   if (policy.model === 'linux-two-list') {
     items = Math.min(lruItems, KERNEL_SIMULATED_ITEMS);
     const sizes = items === lruItems ? lruSizes : sizesOf(items);
-    pageCache = kernelPageCache(sizes, sum(sizes) / profile.dataset.bytes, options.seed ?? 1);
+    pageCache = kernelPageCache(sizes, sum(sizes) / profile.dataset.bytes, options.seed ?? 1, other?.bytes ?? 0);
   }
   return {
     kind: 'fitted',
@@ -188,9 +189,22 @@ function hitRatioCurves(profile: Profile, options: CacheFitOptions): Fitted<Pick
         true,
         [...(items < files ? [`scaled from ${files} files`] : []), policy.why].join('; '),
       ),
+      ...(policy.model === 'linux-two-list' ? [otherActiveParameter(other)] : []),
     ],
     caveats: [...(histogram ? [] : [MISSING_TEXT.noHistogram(meanFileBytes)]), MISSING_TEXT.pageCachePolicy(policy.model)],
   };
+}
+
+/**
+ * X: other file pages on the active list, which the kernel counts when it
+ * balances the lists (a PyTorch job's own libraries held 24-34 MB of a
+ * memory group's cache, and took the dataset's hit ratio from 0.115 to 0.055
+ * at a third of it: docs/results.md). As profiled, for any cache asked.
+ */
+function otherActiveParameter(other: { bytes: number; source: string } | undefined): ModelParameter {
+  const name = "other file pages on the active list (the job's libraries, other programs' files), as profiled";
+  if (!other) return parameter('X', name, 0, 'bytes', 'not recorded (a profile before it, or no counter readable): taken as 0', false, 'assumed');
+  return parameter('X', name, other.bytes, 'bytes', `cold state.otherActiveFile (${other.source}, the dataset evicted)`, true);
 }
 
 function sum(values: ArrayLike<number>): number {

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cgroupMemoryLimits, jobMemoryBudget } from '../../../src/system/cgroups/memory-budget.js';
+import { activeFileBytes, cgroupMemoryLimits, jobMemoryBudget } from '../../../src/system/cgroups/memory-budget.js';
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
@@ -110,4 +110,17 @@ describe('memory budget', () => {
     assert.equal(jobMemoryBudget(8 * GiB, read(GiB)).bytes, 8 * GiB);
     assert.equal(jobMemoryBudget(8 * GiB, read(64 * GiB)).bytes, 0);
   });
+});
+
+test('the active file pages the dataset competes with: the limiting memory cgroup\'s, else the machine\'s', () => {
+  const v1 = files({
+    '/proc/self/cgroup': '4:memory:/jobs/a\n0::/\n',
+    '/proc/self/mountinfo': V1_MOUNTINFO,
+    ...v1Group('/sys/fs/cgroup/memory/jobs/a', 2 * GiB, 600 * MiB, 400 * MiB),
+    '/proc/meminfo': 'MemTotal: 100 kB\nActive(file):    2048 kB\n',
+  });
+  assert.deepEqual(activeFileBytes(v1), { bytes: 200 * MiB, source: 'memory cgroup /sys/fs/cgroup/memory/jobs/a (v1) memory.stat total_active_file' });
+  const machine = files({ '/proc/self/cgroup': '0::/\n', '/proc/self/mountinfo': V2_MOUNTINFO, '/proc/meminfo': 'MemTotal: 100 kB\nActive(file):    2048 kB\nInactive(file): 1 kB\n' });
+  assert.deepEqual(activeFileBytes(machine), { bytes: 2 * MiB, source: '/proc/meminfo Active(file)' });
+  assert.equal(activeFileBytes(files({})), null);
 });

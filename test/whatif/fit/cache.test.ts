@@ -11,7 +11,11 @@ test('fitCache: the dataset, the cache the host could give it, and the page cach
   assert.equal(fit.value.samplesPerEpoch, profile.dataset.bytes / 250_000);
   // No budget in the profile: 90% of host memory, marked assumed.
   assert.equal(fit.value.defaultCacheBytes, Math.floor(profile.host.memBytes * 0.9));
-  assert.deepEqual(symbols(fit), ['B_memory', 'D', 'n', 'S', 'M0', 'h(M)']);
+  assert.deepEqual(symbols(fit), ['B_memory', 'D', 'n', 'S', 'M0', 'h(M)', 'X']);
+  // The fixture's cold mode predates the count of other active file pages: 0, said to be assumed.
+  const x = fit.parameters.find((p) => p.symbol === 'X')!;
+  assert.equal(x.value, 0);
+  assert.equal(x.note, 'assumed');
   assert.equal(fit.parameters.find((p) => p.symbol === 'M0')!.note, 'assumed');
   assert.equal(fit.parameters.find((p) => p.symbol === 'h(M)')!.value, profile.dataset.files, 'every file simulated, at the mean size');
   assert.match(fit.caveats.join('\n'), /no file-size histogram/);
@@ -41,4 +45,16 @@ test('fitCache: a dataset of no bytes is not enough data', () => {
   profile.dataset.bytes = 0;
   const fit = fitCache(profile, modesOf(profile), 250_000);
   assert.equal(fit.kind === 'not-enough-data' && fit.missing, 'dataset.bytes');
+});
+
+test('fitCache: the other active file pages the cold mode found are in the kernel\'s lists, and lower a small cache\'s hit ratio', () => {
+  const profile = loadProfile();
+  const without = valueOf(fitCache(profile, modesOf(profile), 250_000));
+  profile.modes.cold!.state.otherActiveFile = { bytes: profile.dataset.bytes, source: '/proc/meminfo Active(file)' };
+  const fit = valueOf(fitCache(profile, modesOf(profile), 250_000));
+  const x = fit.parameters.find((p) => p.symbol === 'X')!;
+  assert.equal(x.value, profile.dataset.bytes);
+  assert.match(x.source, /cold state\.otherActiveFile \(\/proc\/meminfo Active\(file\), the dataset evicted\)/);
+  const third = profile.dataset.bytes / 3;
+  assert.ok(fit.value.pageCache.steady(third) < without.value.pageCache.steady(third), `${fit.value.pageCache.steady(third)} vs ${without.value.pageCache.steady(third)}`);
 });
