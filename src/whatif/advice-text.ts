@@ -55,7 +55,7 @@ export const MISSING_TEXT = {
       .join(', ')}): the model uses their precision-weighted mean, ${pooledSamplesPerSec.toFixed(1)} samples/s (the cached mode alone: ${cachedSamplesPerSec.toFixed(1)})`,
   pageCachePolicy: (model: 'linux-two-list' | 'exact-lru'): string =>
     model === 'linux-two-list'
-      ? "page cache simulated as Linux's two lists over whole files, as a job reads them (within 0.04 of the hit ratios measured under memory cgroups, docs/results.md); the first epoch of a job is always cold"
+      ? "page cache simulated as Linux's two lists over whole files, as a job reads them (within 0.03 of the hit ratios measured under memory cgroups on four datasets, docs/results.md); the first epoch of a job is always cold"
       : 'page cache modelled as exact LRU over whole files; the first epoch of a job is always cold',
 } as const;
 
