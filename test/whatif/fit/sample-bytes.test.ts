@@ -36,3 +36,28 @@ test('fitSampleBytes: without a read fraction a = 1, assumed and unproven; witho
   assert.match(fit.parameters[1].source, /^assumed 1/);
   assert.equal(fit.parameters[1].proven, false);
 });
+
+test('fitSampleBytes: a read excess the loader could have in flight at the windows\' ends is taken as 1; a larger one is kept', () => {
+  const profile = loadProfile();
+  const modes = modesOf(profile);
+  const b = modes.cold.summary.samplesPerIter;
+  const loader = { workers: 2, prefetchFactor: 2 };
+  const cold = (readFraction: number, consumedSamples: number) => ({
+    ...modes.cold,
+    ranks: modes.cold.ranks.map((r) => ({ ...r, loader })),
+    // One run: its window's end alone.
+    passes: undefined,
+    state: { ...modes.cold.state, readFraction, consumedSamples },
+  });
+  // 2 workers x 2 batches x b samples in flight (4 b); 5% of 40 b samples is 2 b: within it.
+  const within = fitSampleBytes(profile, { ...modes, cold: cold(1.05, 40 * b) });
+  assert.equal(within.value.readAmplification, 1);
+  assert.equal(within.parameters[1].note, `read 1.050: the excess is within the ${4 * b} samples the loader could hold read at the windows' ends, taken as 1`);
+  // 50% of 40 b samples is 20 b: more than any loader here held, so it is the job's own amplification (read-ahead, re-reads).
+  const beyond = fitSampleBytes(profile, { ...modes, cold: cold(1.5, 40 * b) });
+  assert.equal(beyond.value.readAmplification, 1.5);
+  assert.equal(beyond.parameters[1].note, undefined);
+  // Without the loader's settings nothing bounds the excess: kept.
+  const unknown = fitSampleBytes(profile, { ...modes, cold: { ...cold(1.05, 40 * b), ranks: modes.cold.ranks.map((r) => ({ ...r, loader: undefined })) } });
+  assert.equal(unknown.value.readAmplification, 1.05);
+});
