@@ -43,7 +43,7 @@ const ACTIVE = 2;
  * collapses and regrows in cycles of a few epochs (measured: a 20% cache's
  * active list grew 5, 11, 18, 24, 30 MB over five epochs and fell to 5 in the
  * sixth). Fitted on one dataset (the steady hit ratio within 0.03 of the
- * measured one from 9% to 87% of it, where live sizes missed by up to 0.05
+ * measured one from 9% to 89% of it, where live sizes missed by up to 0.044
  * on a dataset over 1 GiB) and checked on others (docs/results.md).
  */
 export const STATS_REFRESH_SHARE = 0.2;
