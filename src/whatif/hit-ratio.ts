@@ -300,7 +300,8 @@ class Histogram {
   }
 }
 
-function sum(values: ArrayLike<number>): number {
+/** The sum of `values` (sizes, typed or not). */
+export function sum(values: ArrayLike<number>): number {
   let total = 0;
   for (let i = 0; i < values.length; i++) total += values[i];
   return total;

@@ -30,6 +30,7 @@
  * - A file takes whole pages (page-cache-curve.ts rounds the sizes).
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
+import { sum } from './hit-ratio.js';
 
 const NONE = 0;
 const INACTIVE = 1;
@@ -107,7 +108,7 @@ export function simulateKernelEpochs(sizesBytes: ArrayLike<number>, cacheBytes: 
       partHitBytes[part] = hits;
       partTotalBytes[part] = total;
     }
-    out.push({ hitBytes: sumOf(partHitBytes), totalBytes: sumOf(partTotalBytes), partHitBytes, partTotalBytes });
+    out.push({ hitBytes: sum(partHitBytes), totalBytes: sum(partTotalBytes), partHitBytes, partTotalBytes });
     if (options.stop?.(out)) break;
   }
   return { epochs: out };
@@ -249,8 +250,4 @@ export class KernelCache {
     this.bytes[list] = this.head[list] < 0 ? 0 : this.bytes[list] - this.sizes[item];
     this.on[item] = NONE;
   }
-}
-
-function sumOf(values: number[]): number {
-  return values.reduce((a, b) => a + b, 0);
 }

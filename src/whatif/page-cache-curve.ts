@@ -6,7 +6,7 @@
  * multi-generational LRU). One interface, so the model, the recommendation
  * and the sweep ask the same questions of either.
  */
-import { EPOCH_PARTS, smallestLruCacheFor, steadyLruHitRatio, steadyLruHitRatioByPart, type HitRatioCurve } from './hit-ratio.js';
+import { EPOCH_PARTS, smallestLruCacheFor, steadyLruHitRatio, steadyLruHitRatioByPart, sum, type HitRatioCurve } from './hit-ratio.js';
 import { simulateKernelEpochs, type KernelCacheOptions } from './kernel-page-cache.js';
 
 /** Which policy a curve simulates. */
@@ -14,7 +14,6 @@ export type PageCacheModel = 'linux-two-list' | 'exact-lru';
 
 /** Steady-state hit ratios (the epochs after the first, bytes-weighted) by cache size, in the real dataset's bytes. */
 export interface PageCacheCurve {
-  model: PageCacheModel;
   /** The smallest cache that holds every file: the dataset's bytes, or more where files take whole pages. */
   wholeBytes: number;
   /** Steady hit ratio at a cache of `cacheBytes`. */
@@ -28,7 +27,6 @@ export interface PageCacheCurve {
 /** Exact LRU over the simulated epochs of `curve`, whose bytes are `scale` times the real dataset's. */
 export function lruPageCache(curve: HitRatioCurve, scale: number): PageCacheCurve {
   return {
-    model: 'exact-lru',
     wholeBytes: curve.datasetBytes / scale,
     steady: (cacheBytes) => steadyLruHitRatio(curve, cacheBytes * scale),
     steadyByPart: (cacheBytes) => steadyLruHitRatioByPart(curve, cacheBytes * scale),
@@ -72,7 +70,7 @@ interface SettledPoint {
 export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 1, otherActiveBytes = 0): PageCacheCurve {
   // The page cache holds whole pages: a file takes its size rounded up to them (2% more for 110 kB JPEGs, a third more for 8 kB files).
   const pages = Float64Array.from(sizes, (size) => Math.ceil(size / PAGE_BYTES) * PAGE_BYTES);
-  const simulatedBytes = sumOf(pages);
+  const simulatedBytes = sum(pages);
   // Memory of the real machine maps to the simulated one as the sample's bytes to the dataset's: `scale`.
   let grid: SettledPoint[] | null = null;
   const gridPoints = (): SettledPoint[] => {
@@ -97,7 +95,6 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
   const none = new Array<number>(EPOCH_PARTS).fill(0);
   const all = new Array<number>(EPOCH_PARTS).fill(1);
   return {
-    model: 'linux-two-list',
     wholeBytes: simulatedBytes / scale,
     steady: (cacheBytes) => interpolate(cacheBytes, (p) => p.hit, (a, b, w) => a + (b - a) * w, 0, 1),
     steadyByPart: (cacheBytes) =>
@@ -149,10 +146,4 @@ function ratio<T>(items: T[], hits: (item: T) => number, totals: (item: T) => nu
     t += totals(item);
   }
   return t > 0 ? h / t : 0;
-}
-
-function sumOf(values: ArrayLike<number>): number {
-  let total = 0;
-  for (let i = 0; i < values.length; i++) total += values[i];
-  return total;
 }

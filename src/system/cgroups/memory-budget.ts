@@ -55,8 +55,7 @@ const UNLIMITED_BYTES = 2 ** 62;
  * is 90% of MemAvailable (dataset.ts memoryBudget).
  */
 export function jobMemoryBudget(meminfoBudgetBytes: number | null, readFile: ReadKernelFile = readTextOrNull): JobMemoryBudget {
-  const limits = cgroupMemoryLimits(readFile);
-  const tightest = limits.reduce<CgroupMemoryLimit | null>((best, l) => (best === null || l.headroomBytes < best.headroomBytes ? l : best), null);
+  const tightest = tightestLimit(readFile);
   const cgroupBytes = tightest === null ? null : Math.floor(tightest.headroomBytes * CGROUP_HEADROOM);
   if (cgroupBytes !== null && (meminfoBudgetBytes === null || cgroupBytes < meminfoBudgetBytes)) {
     return {
@@ -70,6 +69,11 @@ export function jobMemoryBudget(meminfoBudgetBytes: number | null, readFile: Rea
     source: meminfoBudgetBytes === null ? '/proc/meminfo could not be read' : '90% of MemAvailable (/proc/meminfo)',
     cgroup: tightest,
   };
+}
+
+/** The limited level with the least headroom, or null: the one whose reclaim a dataset meets first. */
+function tightestLimit(readFile: ReadKernelFile): CgroupMemoryLimit | null {
+  return cgroupMemoryLimits(readFile).reduce<CgroupMemoryLimit | null>((best, l) => (best === null || l.headroomBytes < best.headroomBytes ? l : best), null);
 }
 
 /** Every limited level of this process's memory cgroup, the group first, then its ancestors. */
@@ -141,8 +145,7 @@ function v2Limit(readFile: ReadKernelFile, dir: string): CgroupMemoryLimit | nul
  * the machine's (/proc/meminfo Active(file)); null when neither can be read.
  */
 export function activeFileBytes(readFile: ReadKernelFile = readTextOrNull): { bytes: number; source: string } | null {
-  const limits = cgroupMemoryLimits(readFile);
-  const tightest = limits.reduce<CgroupMemoryLimit | null>((best, l) => (best === null || l.headroomBytes < best.headroomBytes ? l : best), null);
+  const tightest = tightestLimit(readFile);
   if (tightest) {
     const stat = readFile(`${tightest.dir}/memory.stat`);
     const bytes = statField(stat, tightest.version === 'v1' ? 'total_active_file' : 'active_file');

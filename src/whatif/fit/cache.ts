@@ -8,7 +8,7 @@
  */
 import type { Profile } from '../../schema/profile.js';
 import { MISSING_TEXT } from '../advice-text.js';
-import { simulateLruEpochs } from '../hit-ratio.js';
+import { simulateLruEpochs, sum } from '../hit-ratio.js';
 import { kernelPageCache, lruPageCache, type PageCacheCurve, type PageCacheModel } from '../page-cache-curve.js';
 import { sizesFromHistogram, uniformSizes } from '../size-distribution.js';
 import { notEnoughData, parameter, type Fitted, type ModelParameter, type NotEnoughData } from './fitted.js';
@@ -205,10 +205,4 @@ function otherActiveParameter(other: { bytes: number; source: string } | undefin
   const name = "other file pages on the active list (the job's libraries, other programs' files), as profiled";
   if (!other) return parameter('X', name, 0, 'bytes', 'not recorded (a profile before it, or no counter readable): taken as 0', false, 'assumed');
   return parameter('X', name, other.bytes, 'bytes', `cold state.otherActiveFile (${other.source}, the dataset evicted)`, true);
-}
-
-function sum(values: ArrayLike<number>): number {
-  let total = 0;
-  for (let i = 0; i < values.length; i++) total += values[i];
-  return total;
 }
