@@ -52,7 +52,7 @@ export interface ModeRunInput {
   /** Loader workers to ask the job for (DSA_NUM_WORKERS); absent: the script's own setting. */
   numWorkers?: number;
   /** GPU sampler whose latest reading goes into each resource sample. */
-  gpu?: Pick<GpuSampler, 'latest'>;
+  gpu?: Pick<GpuSampler, 'latest' | 'readings'>;
   /** Called about every poll with the progress of the mode. */
   onProgress?: (progress: ModeProgress) => void;
   /**

@@ -13,6 +13,7 @@ import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { escapeHtml, jsonForScript } from './escape.js';
 import { capitalised, verdictLines } from './verdict-lines.js';
+import { gpuRows } from './gpu-rows.js';
 import { driftLine, factRows, modeRows, nodeRows, splitRows, pipelineStallLines, stallPartsLine } from './summary-rows.js';
 
 const require = createRequire(import.meta.url);
@@ -154,6 +155,7 @@ ${[stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)].
 ${htmlTable(modeRows(profile), [1, 2, 3, 4])}
 <p>Figures marked ~ rest on a mode whose cache state was not proven.</p>
 ${nodeRows(profile) ? `<h2>Nodes</h2>\n${htmlTable(nodeRows(profile)!, [2, 4])}` : ''}
+${gpuRows(profile) ? `<h2>GPUs</h2>\n${htmlTable(gpuRows(profile)!)}` : ''}
 <h2>Charts</h2>
 ${mainCharts.map(section).join('\n')}
 <h2>What if</h2>

@@ -6,6 +6,7 @@ import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
 import { mdText } from './escape.js';
 import { capitalised, verdictLines } from './verdict-lines.js';
+import { gpuRows } from './gpu-rows.js';
 import { driftLine, factRows, modeRows, nodeRows, splitRows, pipelineStallLines, stallPartsLine } from './summary-rows.js';
 
 /** Input of the Markdown report; `pngFiles` maps chart id to a path relative to the .md file. */
@@ -40,6 +41,8 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   out.push('## Modes', '', mdTable(modeRows(profile)), '');
   const nodes = nodeRows(profile);
   if (nodes) out.push('## Nodes', '', mdTable(nodes), '');
+  const gpus = gpuRows(profile);
+  if (gpus) out.push('## GPUs', '', mdTable(gpus), '');
   out.push('Figures marked ~ rest on a mode whose cache state was not proven.', '', '## Charts', '');
   const chart = (c: ReportChart) => {
     const file = input.pngFiles[c.id];

@@ -3,6 +3,7 @@ import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table } from './format.js';
 import { verdictLines } from './verdict-lines.js';
+import { gpuRows } from './gpu-rows.js';
 import { fetchPlace, networkLines } from './network-lines.js';
 import { allRanksLine, driftLine, firstBatchLine, modeRows, nodeRows, pipelineStallLines, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
 
@@ -28,6 +29,8 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   if (nodes) out.push('', table(nodes, [2, 4]));
   const ranks = rankRows(profile);
   if (ranks) out.push('', table(ranks.rows, [1, 2, 3, 4]));
+  const gpus = gpuRows(profile);
+  if (gpus) out.push('', table(gpus));
   const probe = profile.overlapProbe;
   if (probe?.summary) {
     out.push(

@@ -91,6 +91,19 @@ export const ResourceSampleSchema = z.object({
   gpuUtilPct: nonneg().optional(),
   /** GPU memory used, bytes, summed over GPUs, when nvidia-smi exists. */
   gpuMemBytes: nonneg().optional(),
+  /** Each GPU's reading (nvidia-smi's index), when nvidia-smi exists; absent in older profiles. */
+  gpus: z
+    .array(
+      z.object({
+        /** The GPU's index as nvidia-smi numbers it. */
+        index: z.number().int().nonnegative(),
+        /** Utilisation, 0..100; null when the GPU does not report it. */
+        utilPct: nonneg().nullable(),
+        /** Memory used, bytes; null when the GPU does not report it. */
+        memBytes: nonneg().nullable(),
+      }),
+    )
+    .optional(),
 });
 export type ResourceSample = z.infer<typeof ResourceSampleSchema>;
 

@@ -25,5 +25,13 @@ test('with nvidia-smi present, the profile records the GPUs and samples their ut
   // The fake reports 30% and 50% (and one GPU without readings): mean 40%, 4000 MiB in all.
   assert.equal(sampled[sampled.length - 1].gpuUtilPct, 40);
   assert.equal(sampled[sampled.length - 1].gpuMemBytes, 4000 * 2 ** 20);
+  assert.deepEqual(sampled[sampled.length - 1].gpus, [
+    { index: 0, utilPct: 30, memBytes: 1000 * 2 ** 20 },
+    { index: 1, utilPct: 50, memBytes: 3000 * 2 ** 20 },
+    { index: 2, utilPct: null, memBytes: null },
+  ]);
+  // The summary's GPUs table: a row per GPU, as sampled.
+  assert.match(result.all, /^GPU 1\s+50% · peak 2\.9 GiB \(\d+\)$/m);
+  assert.match(result.all, /^GPU 2\s+util — · memory — \(\d+\)$/m);
   assert.deepEqual(processesMentioning('fake-nvidia-smi'), [], 'the nvidia-smi sampler was stopped');
 });

@@ -12,6 +12,6 @@ test("a command's run settings keep what it set and take SUPERVISION's defaults 
   assert.deepEqual(sharedRunSettings(job, dataset), { ...job, dataset, ...SUPERVISION, gpu: undefined });
   // profile sets them all from its flags.
   const flags = { firstIterationTimeoutSec: 7, stopGraceSec: 3, killGraceSec: 2, sync: false, pollMs: 50 };
-  const gpu = { latest: () => null };
+  const gpu = { latest: () => null, readings: () => [] };
   assert.deepEqual(sharedRunSettings({ ...job, ...flags }, dataset, gpu), { ...job, dataset, ...flags, gpu });
 });

@@ -80,3 +80,25 @@ test('the overlap probe is shown with its proof, and an unproven one is said to 
   profile.overlapProbe.state = { ...profile.overlapProbe.state, proven: false, reason: 'held part evicted' };
   assert.match(renderSummary(profile, 'p.json'), /UNPROVEN: held part evicted \(whatif does not use it\)/);
 });
+
+test('the GPUs table: each GPU a row, each mode its mean utilisation, peak memory and samples; none without GPU samples', () => {
+  const profile = readProfile(FIXTURE);
+  assert.doesNotMatch(renderSummary(profile, 'p.json'), /GPUs \(nvidia-smi\)/, 'no GPU, no table');
+  const reading = (u0: number, u1: number, mem: number) => [
+    { index: 0, utilPct: u0, memBytes: mem },
+    { index: 1, utilPct: u1, memBytes: null },
+  ];
+  const cold = profile.modes.cold!;
+  cold.resources = cold.resources.slice(0, 3).map((s, i) => ({ ...s, gpus: reading(20 + 10 * i, 90, (1 + i) * 2 ** 30) }));
+  const text = renderSummary(profile, 'p.json');
+  // GPU 0: utilisation 20, 30, 40 (mean 30), memory 1, 2, 3 GiB (peak 3); GPU 1 reports no memory.
+  assert.match(text, /^GPU 0\s+—\s+—\s+30% · peak 3\.0 GiB \(3\)$/m);
+  assert.match(text, /^GPU 1\s+—\s+—\s+90% · memory — \(3\)$/m);
+});
+
+test('a profile from before per-GPU samples gets one row of the mean over GPUs', () => {
+  const profile = readProfile(FIXTURE);
+  const cached = profile.modes.cached!;
+  cached.resources = cached.resources.slice(0, 2).map((s, i) => ({ ...s, gpuUtilPct: 50 + 20 * i, gpuMemBytes: 2 ** 30 }));
+  assert.match(renderSummary(profile, 'p.json'), /^all GPUs \(mean, memory summed\)\s+—\s+60% · peak 1\.0 GiB \(2\)\s+—$/m);
+});

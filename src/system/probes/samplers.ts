@@ -72,7 +72,7 @@ export interface SamplerOptions {
    */
   intervalMs: number | null;
   /** GPU sampler whose latest reading goes into each sample; the caller starts and stops it. */
-  gpu?: Pick<GpuSampler, 'latest'>;
+  gpu?: Pick<GpuSampler, 'latest' | 'readings'>;
   /** Called with each sample as it is taken (to save as soon as measured); errors are ignored. */
   onSample?: (sample: ResourceSample) => void;
   /** Charged with the CPU of each sample, as 'sampler' (onSample's work included); absent: nothing is charged. */
@@ -132,6 +132,7 @@ export function startSampler(options: SamplerOptions): Sampler {
     const gpu = options.gpu?.latest() ?? null;
     if (gpu?.utilPct != null) sample.gpuUtilPct = gpu.utilPct;
     if (gpu?.memBytes != null) sample.gpuMemBytes = gpu.memBytes;
+    if (gpu) sample.gpus = options.gpu!.readings().map((r) => ({ index: r.index, utilPct: r.utilPct, memBytes: r.memUsedBytes }));
     samples.push(sample);
     try {
       options.onSample?.(sample);

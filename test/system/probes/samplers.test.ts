@@ -51,7 +51,13 @@ test('sampler records sane samples of a busy job tree, with GPU fields from a gp
     rootPid: child.pid!,
     device: await wholeDiskDevice('/'),
     intervalMs: 100,
-    gpu: { latest: () => ({ utilPct: 40, memBytes: 4e9, gpus: 2 }) },
+    gpu: {
+      latest: () => ({ utilPct: 40, memBytes: 4e9, gpus: 2 }),
+      readings: () => [
+        { index: 0, utilPct: 30, memUsedBytes: 1e9, memTotalBytes: 8e10 },
+        { index: 1, utilPct: 50, memUsedBytes: 3e9, memTotalBytes: 8e10 },
+      ],
+    },
     onSample: (s) => seen.push(s.t),
   });
   await sleep(700);
@@ -65,6 +71,10 @@ test('sampler records sane samples of a busy job tree, with GPU fields from a gp
     assert.ok(sample.pageCacheBytes > 0);
     assert.equal(sample.gpuUtilPct, 40);
     assert.equal(sample.gpuMemBytes, 4e9);
+    assert.deepEqual(sample.gpus, [
+      { index: 0, utilPct: 30, memBytes: 1e9 },
+      { index: 1, utilPct: 50, memBytes: 3e9 },
+    ]);
   }
   const last = samples.at(-1)!;
   assert.equal(last.jobProcesses, 3); // sh, the busy subshell, sleep
