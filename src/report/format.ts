@@ -26,3 +26,27 @@ export function table(rows: string[][], rightAligned: number[] = []): string {
     )
     .join('\n');
 }
+
+/** The width a line of advice, a verdict or a caveat keeps to on a terminal: details go on the lines after. */
+export const LINE_WIDTH = 120;
+
+/**
+ * `text` after `first` (a label or bullet) and a space, wrapped at spaces into lines of at most `width`
+ * characters, each line after the first indented by `rest`. A word longer than a line (a path) is kept whole.
+ */
+export function wrapLine(first: string, text: string, rest: string, width = LINE_WIDTH): string[] {
+  const lines: string[] = [];
+  let line = first;
+  let words = 0;
+  for (const word of text.split(' ')) {
+    if (words > 0 && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = rest + word;
+    } else {
+      line += ' ' + word;
+    }
+    words += 1;
+  }
+  lines.push(line);
+  return lines;
+}

@@ -1,7 +1,7 @@
 import { costLine } from './cost-line.js';
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
-import { formatEstimate, table } from './format.js';
+import { formatEstimate, table, wrapLine } from './format.js';
 import { verdictLines } from './verdict-lines.js';
 import { gpuRows } from './gpu-rows.js';
 import { fetchPlace, networkLines } from './network-lines.js';
@@ -59,15 +59,15 @@ export function renderSummary(profile: Profile, profilePath: string): string {
     ].filter(Boolean);
     if (bandwidth.length) out.push(`measured: ${bandwidth.join(' · ')}`);
     out.push('');
-    for (const { label, text } of verdictLines(profile)) out.push(`verdict${label ? `, ${label}` : ''}: ${text}`);
-    if (analysis.straggler) out.push(`straggler: ${analysis.straggler.text}`);
-    else if (analysis.straggler === null) out.push("straggler: none: no rank waits for its data beyond the other ranks' noise and 3% of the iteration");
-    out.push(`advice:  ${analysis.advice}`);
+    for (const { label, text } of verdictLines(profile)) out.push(...wrapLine(`verdict${label ? `, ${label}` : ''}:`, text, '  '));
+    if (analysis.straggler) out.push(...wrapLine('straggler:', analysis.straggler.text, '  '));
+    else if (analysis.straggler === null) out.push(...wrapLine('straggler:', "none: no rank waits for its data beyond the other ranks' noise and 3% of the iteration", '  '));
+    out.push(...wrapLine('advice: ', analysis.advice, '  '));
     if (analysis.caveats.length) {
       out.push('caveats:');
-      for (const caveat of analysis.caveats) out.push(`  - ${caveat}`);
+      for (const caveat of analysis.caveats) out.push(...wrapLine('  -', caveat, '    '));
     }
   }
-  for (const warning of profile.warnings) out.push(`warning: ${warning}`);
+  for (const warning of profile.warnings) out.push(...wrapLine('warning:', warning, '  '));
   return out.join('\n') + '\n';
 }

@@ -2,14 +2,14 @@ import { formatBytes, formatRate, percent } from '../units.js';
 import type { ModelParameter, Prediction, Scenario } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
 import type { PipelineWhatif } from '../schema/whatif-output.js';
-import { formatPercent, table } from './format.js';
+import { formatPercent, table, wrapLine } from './format.js';
 
 /** What `ds-analyzer whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats. */
 export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
   out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
   const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
-  out.push(`asked: ${scenarioLine(r.prediction.scenario, r.changed, r.dataCache, r.pageCachePolicy, pipelineAsked)}`);
+  out.push(...wrapLine("asked:", scenarioLine(r.prediction.scenario, r.changed, r.dataCache, r.pageCachePolicy, pipelineAsked), "  "));
   out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
   out.push('');
   const p = r.prediction;
@@ -40,7 +40,7 @@ export function renderWhatif(r: WhatifResult): string {
   const restsOn = [...new Set([...(b.range?.assumptions ?? []), ...(p.range?.assumptions ?? [])])];
   if (restsOn.length > 0) {
     out.push('', 'A range in brackets is how far the answer moves over what no measurement pinned (advice takes the slow end):');
-    for (const a of restsOn) out.push(`  - assumed: ${a}`);
+    for (const a of restsOn) out.push(...wrapLine('  - assumed:', a, '    '));
   }
   if (r.pipeline) out.push('', ...pipelineLines(r.pipeline, two));
   if (r.validateCommand) out.push('', `The profile did not run the asked setting; to measure it: ${r.validateCommand}`);
@@ -48,10 +48,10 @@ export function renderWhatif(r: WhatifResult): string {
   if (r.nodes) out.push('', ...nodesLines(r.nodes));
 
   out.push('', 'To remove each stall (steady state, other settings as asked):');
-  for (const rec of r.recommendations) out.push(`  - ${rec.text}`);
-  if (r.adviceAssumptions.length > 0) out.push(`  (each at the slow end of what it assumes: ${r.adviceAssumptions.join('; ')})`);
+  for (const rec of r.recommendations) out.push(...wrapLine('  -', rec.text, '    '));
+  if (r.adviceAssumptions.length > 0) out.push(...wrapLine('  (each at the slow end of what it assumes:', `${r.adviceAssumptions.join('; ')})`, '   '));
   // Said where the answers are, not among the caveats: a question asked and not answered.
-  for (const line of r.unanswered) out.push(`  - ${line}`);
+  for (const line of r.unanswered) out.push(...wrapLine('  -', line, '    '));
 
   if (r.cacheSweep.length > 0) out.push('', `Cache sweep (${policyOf(p.scenario, r.dataCache, r.pageCachePolicy)} vs MinIO; ${p.basis}):`, cacheSweepTable(r));
 
@@ -111,7 +111,7 @@ export function renderWhatif(r: WhatifResult): string {
   );
   if (r.caveats.length > 0) {
     out.push('', 'Caveats:');
-    for (const c of r.caveats) out.push(`  - ${c}`);
+    for (const c of r.caveats) out.push(...wrapLine('  -', c, '    '));
   }
   return out.join('\n') + '\n';
 }
@@ -253,11 +253,11 @@ function pipelineLines(p: PipelineWhatif, two: boolean): string[] {
         `  at ${c.failures.perDay} failures a day: ${seconds(c.failures.lostShare * 86_400)} of work redone a day, ${percent(c.failures.totalShare, 2)} of the time with the saves; ` +
           `the least is near every ${c.failures.bestEveryIterations} iterations (Young: sqrt(2 x save x time between failures))`,
       );
-    for (const a of c.assumptions) out.push(`  - assumed: ${a}`);
+    for (const a of c.assumptions) out.push(...wrapLine('  - assumed:', a, '    '));
   }
   if (b) {
     if (b.line) out.push(`  paste: ${b.line}`);
-    for (const a of b.assumptions) out.push(`  - assumed: ${a}`);
+    for (const a of b.assumptions) out.push(...wrapLine('  - assumed:', a, '    '));
   }
   return out;
 }
