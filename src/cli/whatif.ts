@@ -66,19 +66,14 @@ Examples:
   $ ds-analyzer whatif --async-save --failures-per-day 2           # background saves; the work two failures a day lose
   $ ds-analyzer whatif --persistent-workers                        # workers kept across epochs: the epoch-boundary stall left
 
-The model (docs/whatif.md), per sample and rank:
-  t = max(t_step, t_prep, d(t_prep_w, t_fetch))   with loader workers
-  t = t_gpu + t_prep + t_fetch                     with --workers 0 (loads in series)
-t_gpu is the synthetic mode's compute over --gpu-speedup; t_step adds the
-hand-over of each ready batch and the step's slow-down beside the workers;
-t_prep is prep CPU over what the workers and the CPUs give, t_prep_w the
-workers' own share of it; t_fetch is the bytes the cache misses over the
-storage bandwidth; d combines reads with the prep in series with them (from
-the larger of the two when they overlap to their sum). Each parameter is
-fitted from the profile's modes and listed with the measurement it comes
-from. Predictions are for the steady
-state (epoch 2 on) unless --epochs is given; the first epoch is always cold.
-A profile that lacks a mode the model needs exits with code 4.`,
+The model, in words (its formula and fit: docs/whatif.md): with loader
+workers, an iteration takes as long as the slowest of three things: the
+accelerator's step, the CPUs pre-processing a batch, and the storage reading
+the bytes the cache misses (reads and pre-processing overlap as far as the
+cold mode showed); with --workers 0 the three add up. Each figure comes from
+the profile's modes and is listed with the measurement it comes from.
+Predictions are for epoch 2 on unless --epochs is given; the first epoch is
+always cold. A profile that lacks a mode the model needs exits with code 4.`,
     )
     .action(async (profileArg: string | undefined, raw: RawWhatifOptions) => {
       // Loaded when whatif runs: the model, zod and the renderers stay out of every other command's start-up.
