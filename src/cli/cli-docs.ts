@@ -39,8 +39,8 @@ function cell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 }
 
-/** One command's section. */
-function commandSection(command: Command): string {
+/** One command's section, with a real run's output where the docs have one (`example`, rendered beforehand). */
+function commandSection(command: Command, example: string | undefined): string {
   const about = command.description();
   const lines = [`### \`ds-analyzer ${command.name()}\``, '', `${about.charAt(0).toUpperCase()}${about.slice(1)}.`, '', '```', `ds-analyzer ${command.name()} ${command.usage()}`, '```', ''];
   const args = command.registeredArguments;
@@ -56,6 +56,7 @@ function commandSection(command: Command): string {
   lines.push('| exit code | meaning here |', '| --- | --- |');
   for (const use of codes) lines.push(`| ${use.code} | ${cell(use.meaning ?? EXIT_CODE_TEXT[use.code])} |`);
   lines.push('');
+  if (example) lines.push('A real run, trimmed (docs/examples/README.md says where and when):', '', '```text', example, '```', '');
   return lines.join('\n');
 }
 
@@ -69,8 +70,8 @@ function exitCodeTable(commands: readonly Command[]): string {
   return lines.join('\n');
 }
 
-/** The generated text, markers included. */
-export function cliReference(program: Command): string {
+/** The generated text, markers included; `examples`: each command's real output, by command name. */
+export function cliReference(program: Command, examples: Record<string, string> = {}): string {
   const commands = program.commands;
   return [
     GENERATED_BEGIN,
@@ -85,7 +86,7 @@ export function cliReference(program: Command): string {
     '',
     'Every flag of every command, with its default (`—`: none, or the default the text names).',
     '',
-    ...commands.map(commandSection),
+    ...commands.map((command) => commandSection(command, examples[command.name()])),
     GENERATED_END,
   ].join('\n');
 }

@@ -14,6 +14,7 @@ import { exitCodesOf } from '../../src/cli/program.js';
 import { EXIT_CODES, ExitCode } from '../../src/errors.js';
 import { ENV, NODE_RANK_ENV } from '../../src/schema/events.js';
 import { fakeIo } from './fake-io.js';
+import { renderExamples } from '../../scripts/doc-examples.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DOC = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
@@ -100,11 +101,11 @@ test("docs/cli.md lists each command's exit codes, and the whole table says whic
   }
 });
 
-test('the generated part of docs/cli.md is what `npm run docs:cli` writes now', () => {
+test('the generated part of docs/cli.md, real outputs included, is what `npm run docs:cli` writes now', async () => {
   const begin = DOC.indexOf(GENERATED_BEGIN);
   const end = DOC.indexOf(GENERATED_END);
   assert.ok(begin >= 0 && end > begin, 'docs/cli.md keeps its generated markers');
-  assert.equal(DOC.slice(begin, end + GENERATED_END.length), cliReference(program), FIX);
+  assert.equal(DOC.slice(begin, end + GENERATED_END.length), cliReference(program, await renderExamples()), FIX);
 });
 
 // What the commands return on a few wrong inputs is among the codes their help lists.
