@@ -12,7 +12,7 @@
  * boundaries, so a wait and a step always nest inside their iteration.
  */
 import type { CheckpointRecord, Iteration, Profile, RankResult } from '../schema/profile.js';
-import { modeSeries, runOf, savesByIteration, type ModeSeries } from './iteration-rows.js';
+import { modeSeries, runOf, savesByIteration, warmupOf, type ModeSeries } from './iteration-rows.js';
 
 /** One trace event (only the fields this file writes). */
 export interface TraceEvent {
@@ -79,9 +79,10 @@ function rankEvents(series: ModeSeries, rank: RankResult, pid: number): TraceEve
   const runStarts = (series.result.passes ?? []).map((pass) => pass.startedAt);
   const epochs = new Map((rank.epochs ?? []).map((e) => [e.i, e]));
   const saves = savesByIteration(rank.checkpoints ?? []);
+  const warmup = warmupOf(rank);
   const events: TraceEvent[] = [];
   let previous: Iteration | null = null;
-  for (const it of [...rank.iterations].sort((a, b) => a.i - b.i)) {
+  for (const [index, it] of [...rank.iterations].sort((a, b) => a.i - b.i).entries()) {
     const endMs = it.t;
     const batchMs = it.t - it.computeMs;
     const startMs = batchMs - it.waitMs;
@@ -102,7 +103,7 @@ function rankEvents(series: ModeSeries, rank: RankResult, pid: number): TraceEve
         samples: it.samples,
         waitMs: it.waitMs,
         computeMs: it.computeMs,
-        ...(it.warmup ? { warmup: true } : {}),
+        ...(warmup(it, index) ? { warmup: true } : {}),
       }),
       slice('data wait', 'data', pid, tid, startMs, batchMs),
       slice('step', 'step', pid, tid, batchMs, endMs),

@@ -11,7 +11,7 @@
  * iteration's end; it began waitMs + computeMs earlier.
  */
 import type { Mode } from '../schema/events.js';
-import type { CheckpointRecord, EpochRecord, ModeResult, Profile, RankResult } from '../schema/profile.js';
+import type { CheckpointRecord, EpochRecord, Iteration, ModeResult, Profile, RankResult } from '../schema/profile.js';
 
 /** The main modes, in the order the rows list them. */
 export const MODE_ORDER: readonly Mode[] = ['synthetic', 'cached', 'cold'];
@@ -92,9 +92,10 @@ function rankRows(profile: Profile, series: ModeSeries, rank: RankResult): Itera
   const epochs = [...(rank.epochs ?? [])].sort((a, b) => a.i - b.i);
   const epochStarts = new Set(epochs.map((e) => e.i));
   const saves = savesByIteration(rank.checkpoints ?? []);
+  const warmup = warmupOf(rank);
   return [...rank.iterations]
     .sort((a, b) => a.i - b.i)
-    .map((it) => {
+    .map((it, index) => {
       const inStep = saves.inStep.get(it.i) ?? [];
       const before = saves.before.get(it.i) ?? [];
       return {
@@ -113,7 +114,7 @@ function rankRows(profile: Profile, series: ModeSeries, rank: RankResult): Itera
         compute_s: it.computeMs / 1000,
         samples: it.samples,
         bytes: it.bytes ?? null,
-        warmup: it.warmup === true,
+        warmup: warmup(it, index),
         epoch_start: epochStarts.has(it.i),
         checkpoint_saves: inStep.length,
         checkpoint_s: blockingSec(inStep),
@@ -121,6 +122,16 @@ function rankRows(profile: Profile, series: ModeSeries, rank: RankResult): Itera
         checkpoint_before_s: blockingSec(before),
       };
     });
+}
+
+/**
+ * Whether an iteration was warm-up: its flag; in profiles written before the
+ * flag (no iteration of the rank has one), the first summary.warmupIterations.
+ */
+export function warmupOf(rank: RankResult): (it: Iteration, index: number) => boolean {
+  if (rank.iterations.some((it) => it.warmup === true)) return (it) => it.warmup === true;
+  const first = rank.summary?.warmupIterations ?? 0;
+  return (_it, index) => index < first;
 }
 
 /** The run an iteration ended in: the last run that had started by then, from 1 (1 for a mode run once). */
