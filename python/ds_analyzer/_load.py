@@ -22,6 +22,8 @@ ITERATION_COLUMNS = (
 )
 
 MODE_ORDER = ("synthetic", "cached", "cold")
+#: The variant of a mode as the profile ran it (sweep points are 'cpus=N', 'workers=N', 'overlap=S').
+DEFAULT_VARIANT = "default"
 
 
 class Profile(object):
@@ -74,7 +76,11 @@ def _frame(rows):
         import pandas
     except ImportError:
         return rows
-    return pandas.DataFrame(rows, columns=list(ITERATION_COLUMNS))
+    frame = pandas.DataFrame(rows, columns=list(ITERATION_COLUMNS))
+    # As pandas.read_csv reads the CSV: an unknown epoch or byte count is NaN in a float column.
+    for column in ("epoch", "bytes"):
+        frame[column] = pandas.to_numeric(frame[column]).astype("float64")
+    return frame
 
 
 def _js_number(value):
@@ -87,7 +93,7 @@ def _js_number(value):
 def mode_series(raw):
     """(mode, variant, result) of every series of iterations: the modes, then the sweeps and the overlap probe."""
     modes = raw.get("modes") or {}
-    series = [(mode, "", modes[mode]) for mode in MODE_ORDER if modes.get(mode) is not None]
+    series = [(mode, DEFAULT_VARIANT, modes[mode]) for mode in MODE_ORDER if modes.get(mode) is not None]
     for result in raw.get("cpuSweep") or []:
         cpus = result.get("cpus")
         series.append((result["mode"], "cpus=%s" % (len(cpus) if cpus is not None else "all"), result))

@@ -12,7 +12,7 @@
  * boundaries, so a wait and a step always nest inside their iteration.
  */
 import type { CheckpointRecord, Iteration, Profile, RankResult } from '../schema/profile.js';
-import { modeSeries, runOf, savesByIteration, warmupOf, type ModeSeries } from './iteration-rows.js';
+import { DEFAULT_VARIANT, modeSeries, runOf, savesByIteration, warmupOf, type ModeSeries } from './iteration-rows.js';
 
 /** One trace event (only the fields this file writes). */
 export interface TraceEvent {
@@ -46,7 +46,7 @@ export function chromeTrace(profile: Profile): ChromeTrace {
   const events: TraceEvent[] = [];
   modeSeries(profile).forEach((series, index) => {
     const pid = index + 1;
-    const name = series.variant ? `${series.mode} (${series.variant})` : series.mode;
+    const name = series.variant === DEFAULT_VARIANT ? series.mode : `${series.mode} (${series.variant})`;
     events.push({ name: 'process_name', ph: 'M', pid, tid: 0, args: { name: `ds-analyzer ${name}` } });
     events.push({ name: 'process_sort_index', ph: 'M', pid, tid: 0, args: { sort_index: pid } });
     for (const rank of [...series.result.ranks].sort((a, b) => a.rank - b.rank)) {

@@ -20,7 +20,7 @@ export const MODE_ORDER: readonly Mode[] = ['synthetic', 'cached', 'cold'];
 export interface IterationRow {
   /** synthetic, cached or cold. */
   mode: Mode;
-  /** '' for the mode itself; 'cpus=N', 'workers=N' or 'overlap=S' for a sweep point or the overlap probe run in that mode. */
+  /** 'default' for the mode itself; 'cpus=N', 'workers=N' or 'overlap=S' for a sweep point or the overlap probe run in that mode. */
   variant: string;
   /** The run of the mode it belongs to, from 1 (a mode measured in several runs of the schedule). */
   run: number;
@@ -60,6 +60,12 @@ export const ITERATION_COLUMNS = [
   'samples', 'bytes', 'warmup', 'epoch_start', 'checkpoint_saves', 'checkpoint_s', 'checkpoint_before_saves', 'checkpoint_before_s',
 ] as const satisfies readonly (keyof IterationRow)[];
 
+/**
+ * The variant of a mode as the profile ran it (never empty: pandas reads an
+ * empty CSV field as NaN, not as '').
+ */
+export const DEFAULT_VARIANT = 'default';
+
 /** A mode's result and the variant it is of that mode. */
 export interface ModeSeries {
   mode: Mode;
@@ -71,7 +77,7 @@ export interface ModeSeries {
 export function modeSeries(profile: Profile): ModeSeries[] {
   const main = MODE_ORDER.flatMap((mode) => {
     const result = profile.modes[mode];
-    return result ? [{ mode, variant: '', result }] : [];
+    return result ? [{ mode, variant: DEFAULT_VARIANT, result }] : [];
   });
   const cpus = (profile.cpuSweep ?? []).map((result) => ({ mode: result.mode, variant: `cpus=${result.cpus?.length ?? 'all'}`, result }));
   const workers = (profile.workersSweep ?? []).map((result) => ({ mode: result.mode, variant: `workers=${result.workersAsked ?? 'script'}`, result }));

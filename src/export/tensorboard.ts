@@ -14,7 +14,7 @@
  *   split/checkpoint_stall_ms, split/boundary_stall_ms
  */
 import type { Profile } from '../schema/profile.js';
-import { modeSeries } from './iteration-rows.js';
+import { DEFAULT_VARIANT, modeSeries } from './iteration-rows.js';
 import { eventFile, type Scalar } from './tfrecord.js';
 
 /** One run of the log dir: its folder name and its scalars. */
@@ -31,7 +31,8 @@ export function tensorBoardRuns(profile: Profile): TensorBoardRun[] {
   for (const series of modeSeries(profile)) {
     const ranks = [...series.result.ranks].sort((a, b) => a.rank - b.rank);
     for (const rank of ranks) {
-      const name = [series.mode, series.variant, ranks.length > 1 ? `rank${rank.rank}` : ''].filter(Boolean).join('-');
+      const variant = series.variant === DEFAULT_VARIANT ? '' : series.variant;
+      const name = [series.mode, variant, ranks.length > 1 ? `rank${rank.rank}` : ''].filter(Boolean).join('-');
       const scalars: Scalar[] = [];
       for (const it of [...rank.iterations].sort((a, b) => a.i - b.i)) {
         const wallTimeSec = it.t / 1000;

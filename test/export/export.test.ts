@@ -40,6 +40,7 @@ function withEvents(): Profile {
     { t: 0, i: 100, inStep: false, api: 'manual', blockingMs: 9, syncMs: 0, bytes: null, persisted: true },
   ];
   cold.ranks.push({ ...structuredClone(rank), rank: 1, node: { hostname: 'gpu-b', nodeRank: 1 }, checkpoints: undefined, epochs: undefined });
+  profile.cpuSweep = [{ ...structuredClone(profile.modes.cached!), cpus: [0, 1] }];
   return profile;
 }
 
@@ -96,6 +97,8 @@ describe('iteration rows', () => {
     const rank1 = rows.filter((r) => r.rank === 1);
     assert.equal(rank1.length, 383);
     assert.ok(rank1.every((r) => r.node === 'gpu-b' && r.node_rank === 1 && r.epoch === null && r.checkpoint_saves === 0));
+    const all = iterationRows(withEvents());
+    assert.deepEqual([...new Set(all.map((r) => `${r.mode} ${r.variant}`))], ['synthetic default', 'cached default', 'cold default', 'cached cpus=2']);
   });
 
   test('as CSV: a header, then each row in the columns’ order', () => {
@@ -123,7 +126,7 @@ describe('chrome trace', () => {
 
   test('a named process per mode and a thread per rank', () => {
     const names = events.filter((e) => e.name === 'process_name').map((e) => [e.pid, e.args!.name]);
-    assert.deepEqual(names, [[1, 'ds-analyzer synthetic'], [2, 'ds-analyzer cached'], [3, 'ds-analyzer cold']]);
+    assert.deepEqual(names, [[1, 'ds-analyzer synthetic'], [2, 'ds-analyzer cached'], [3, 'ds-analyzer cold'], [4, 'ds-analyzer cached (cpus=2)']]);
     const threads = events.filter((e) => e.name === 'thread_name' && e.pid === 3).map((e) => [e.tid, e.args!.name]);
     assert.deepEqual(threads, [[0, `rank 0 (${withEvents().host.hostname})`], [1, 'rank 1 (gpu-b)']]);
   });
@@ -175,7 +178,7 @@ describe('tensorboard', () => {
 
   test('a run per mode and rank, and the split', () => {
     assert.deepEqual(tensorBoardRuns(readProfile(QUICK)).map((r) => r.dir), ['synthetic', 'cached', 'cold', 'split']);
-    assert.deepEqual(tensorBoardRuns(withEvents()).map((r) => r.dir), ['synthetic', 'cached', 'cold-rank0', 'cold-rank1', 'split']);
+    assert.deepEqual(tensorBoardRuns(withEvents()).map((r) => r.dir), ['synthetic', 'cached', 'cold-rank0', 'cold-rank1', 'cached-cpus=2', 'split']);
   });
 
   for (const [name, path] of [['quick', QUICK], ['pooled', POOLED]] as const) {
@@ -219,6 +222,34 @@ describe('python ds_analyzer.load', () => {
         assert.equal(result.exitCode, 0, result.all);
         assert.deepEqual(JSON.parse(result.stdout), JSON.parse(JSON.stringify(iterationRows(profile))));
       }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a DataFrame equal to pandas.read_csv of the CSV', async (t) => {
+    if (!existsSync(PYTHON)) return t.skip(`needs ${PYTHON}`);
+    if ((await execa(PYTHON, ['-c', 'import pandas'], { reject: false })).exitCode !== 0) {
+      return t.skip('needs pandas (Debian: apt-get install python3-pandas)');
+    }
+    const dir = tempDir();
+    try {
+      const path = join(dir, 'profile.json');
+      const profile = withEvents();
+      writeFileSync(path, JSON.stringify(profile));
+      writeFileSync(join(dir, 'profile.csv'), iterationsCsv(iterationRows(profile)));
+      const code = [
+        'import sys; import pandas as pd',
+        `sys.path.insert(0, ${JSON.stringify(PACKAGE_DIR)}); import ds_analyzer`,
+        "read = pd.read_csv(sys.argv[2]); loaded = ds_analyzer.load(sys.argv[1]).iterations",
+        // pandas' default float parser can be a few ulps off (float_precision='round_trip' is exact); an all-zero float column reads back as int64.
+        'pd.testing.assert_frame_equal(read, loaded, check_dtype=False, rtol=1e-12)',
+        "pd.testing.assert_frame_equal(pd.read_csv(sys.argv[2], float_precision='round_trip'), loaded, check_dtype=False, check_exact=True)",
+        "print(len(read), read['epoch'].dtype, read['warmup'].dtype, read['variant'].isna().sum())",
+      ].join('\n');
+      const result = await execa(PYTHON, ['-c', code, path, join(dir, 'profile.csv')], { reject: false, all: true, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+      assert.equal(result.exitCode, 0, result.all);
+      assert.equal(result.stdout.trim(), `${iterationRows(profile).length} float64 bool 0`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
