@@ -31,8 +31,8 @@ pandas.read_csv(path) loads it. ds_analyzer.load(profile) gives the same rows
 in Python.
 chrome-trace: open in https://ui.perfetto.dev or chrome://tracing: a process
 per mode, a thread per rank, each iteration with its data wait and step,
-checkpoint saves and epoch starts; times are wall-clock microseconds since
-the Unix epoch, as a PyTorch Profiler trace of the same run.
+checkpoint saves and epoch starts; ts is wall-clock microseconds since the
+Unix epoch ("baseTimeNanoseconds": 0), the clock of a PyTorch Profiler trace.
 tensorboard: a log dir with a run per mode (and rank): iteration time, data
 wait and samples/s per iteration, the mode's summary, and the split.
 

@@ -32,8 +32,14 @@ export interface TraceEvent {
 
 /** The trace file's JSON object. */
 export interface ChromeTrace {
-  traceEvents: TraceEvent[];
+  /**
+   * What ts = 0 is, ns since the Unix epoch: 0, as ts is absolute. PyTorch
+   * Profiler traces from torch 2.4 on write ts relative to this field, and
+   * tools that merge traces shift each by it; older ones write absolute ts.
+   */
+  baseTimeNanoseconds: 0;
   displayTimeUnit: 'ms';
+  traceEvents: TraceEvent[];
   otherData: Record<string, string>;
 }
 
@@ -57,8 +63,9 @@ export function chromeTrace(profile: Profile): ChromeTrace {
     }
   });
   return {
-    traceEvents: events,
+    baseTimeNanoseconds: 0,
     displayTimeUnit: 'ms',
+    traceEvents: events,
     otherData: { tool: `${profile.tool.name} ${profile.tool.version}`, job: profile.jobName, profileCreatedAt: profile.createdAt, clock: 'ts: wall-clock microseconds since the Unix epoch' },
   };
 }

@@ -124,6 +124,11 @@ describe('chrome trace', () => {
   const events = trace.traceEvents;
   const on = (pid: number, tid: number, name: string) => events.filter((e) => e.pid === pid && e.tid === tid && e.name === name);
 
+  test('absolute µs, said by a zero base time', () => {
+    assert.equal(trace.baseTimeNanoseconds, 0);
+    assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(trace))).slice(0, 3), ['baseTimeNanoseconds', 'displayTimeUnit', 'traceEvents']);
+  });
+
   test('a named process per mode and a thread per rank', () => {
     const names = events.filter((e) => e.name === 'process_name').map((e) => [e.pid, e.args!.name]);
     assert.deepEqual(names, [[1, 'ds-analyzer synthetic'], [2, 'ds-analyzer cached'], [3, 'ds-analyzer cold'], [4, 'ds-analyzer cached (cpus=2)']]);
