@@ -33,20 +33,21 @@ export function tensorBoardRuns(profile: Profile): TensorBoardRun[] {
     for (const rank of ranks) {
       const variant = series.variant === DEFAULT_VARIANT ? '' : series.variant;
       const name = [series.mode, variant, ranks.length > 1 ? `rank${rank.rank}` : ''].filter(Boolean).join('-');
+      // Step 0 first, then the iterations in order: steps never go back within a file.
       const scalars: Scalar[] = [];
-      for (const it of [...rank.iterations].sort((a, b) => a.i - b.i)) {
-        const wallTimeSec = it.t / 1000;
-        const iterMs = it.waitMs + it.computeMs;
-        scalars.push({ tag: 'iteration/time_ms', step: it.i, wallTimeSec, value: iterMs });
-        scalars.push({ tag: 'iteration/data_wait_ms', step: it.i, wallTimeSec, value: it.waitMs });
-        if (iterMs > 0) scalars.push({ tag: 'iteration/samples_per_sec', step: it.i, wallTimeSec, value: it.samples / (iterMs / 1000) });
-      }
       const summary = rank.summary;
       if (summary) {
         const at = { step: 0, wallTimeSec: series.result.startedAt / 1000 };
         scalars.push({ tag: 'summary/iteration_ms', ...at, value: summary.iterMs.mean });
         scalars.push({ tag: 'summary/data_wait_ms', ...at, value: summary.waitMs.mean });
         scalars.push({ tag: 'summary/samples_per_sec', ...at, value: summary.samplesPerSec });
+      }
+      for (const it of [...rank.iterations].sort((a, b) => a.i - b.i)) {
+        const wallTimeSec = it.t / 1000;
+        const iterMs = it.waitMs + it.computeMs;
+        scalars.push({ tag: 'iteration/time_ms', step: it.i, wallTimeSec, value: iterMs });
+        scalars.push({ tag: 'iteration/data_wait_ms', step: it.i, wallTimeSec, value: it.waitMs });
+        if (iterMs > 0) scalars.push({ tag: 'iteration/samples_per_sec', step: it.i, wallTimeSec, value: it.samples / (iterMs / 1000) });
       }
       runs.push({ dir: safeDir(name), scalars });
     }

@@ -2,8 +2,9 @@
 
 Reads TFRecord framing (struct), checks both masked CRC-32Cs of every record
 (its own bitwise CRC-32C, not a table), decodes the Event protobuf with its
-own varint reader, and compares every scalar with the figures it computes
-from the profile's JSON itself. Prints one JSON line of what it checked;
+own varint reader, checks that steps never go back within a file, and
+compares every scalar with the figures it computes from the profile's JSON
+itself. Prints one JSON line of what it checked;
 exits 1 with the first mismatch on stderr.
 
 usage: read-tfevents.py PROFILE LOGDIR
@@ -168,7 +169,12 @@ def main(profile_path, logdir):
         if events[0].get("file_version") != "brain.Event:2":
             fail("%s: first record is not the file version" % run)
         seen = {}
+        last_step = 0
         for ev in events[1:]:
+            # TensorBoard may drop data it sees a step go back for (its out-of-order purge).
+            if ev.get("step", 0) < last_step:
+                fail("%s: step %d after step %d" % (run, ev.get("step", 0), last_step))
+            last_step = ev.get("step", 0)
             if len(ev["scalars"]) != 1:
                 fail("%s: an event with %d values" % (run, len(ev["scalars"])))
             tag, value = ev["scalars"][0]
