@@ -26,6 +26,12 @@ or, when there is no iterable to wrap:
 
 Outside a profiled run (DSA_MODE unset) all of this is a no-op: `iterate`
 returns its argument unchanged and the context managers do nothing.
+
+Reading a profile afterwards (no torch needed; pandas when installed):
+
+    p = ds_analyzer.load("profiles/train-20250101T120000.json")
+    p.iterations                                    # one row per iteration
+    p.split, p.modes                                # the JSON's analysis, modes
 """
 
 import os as _os
@@ -36,7 +42,7 @@ from . import _recorder
 from ._recorder import BudgetReached
 
 __all__ = [
-    "iterate", "data", "compute", "checkpoint", "training_loader", "activate", "enabled", "resident_subset", "use_subset",
+    "iterate", "data", "compute", "checkpoint", "training_loader", "activate", "enabled", "resident_subset", "use_subset", "load",
     "MODE", "SYNTHETIC", "BudgetReached",
 ]
 __version__ = "0.1.0"
@@ -47,6 +53,15 @@ MODE = _os.environ.get("DSA_MODE") if _os.environ.get("DSA_MODE") in _recorder.M
 SYNTHETIC = MODE == "synthetic"
 
 _perf = _time.perf_counter
+
+
+def load(path):
+    """Reads a profile file: its modes, split and per-iteration rows (docs/export.md, "Python")."""
+    # Imported here, not at the top: the job-side hook that sitecustomize
+    # loads into every training process never pays for the reader.
+    from ._load import load as _load_profile
+
+    return _load_profile(path)
 
 
 def enabled():

@@ -18,6 +18,7 @@ const LOADERS: Record<string, () => Promise<CommandFactory>> = {
   gate: async () => (await import('./gate.js')).gateCommand,
   compare: async () => (await import('./compare.js')).compareCommand,
   report: async () => (await import('./report.js')).reportCommand,
+  export: async () => (await import('./export.js')).exportCommand,
   clean: async () => (await import('./clean.js')).cleanCommand,
 };
 
