@@ -5,7 +5,8 @@
  * `npm run docs:examples -- --rerun` runs them again; `npm run docs:cli` renders the blocks; the docs
  * tests render them again and fail when a block and this build's output have drifted apart.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Io } from '../src/cli/io.js';
@@ -68,6 +69,21 @@ export const DOC_EXAMPLES: DocExample[] = [
     render: async () => {
       const { schemaVersion: _v, kind: _k, profile: _p, ...report } = json<ValidationReport & { schemaVersion: number; kind: string; profile: string }>(VALIDATION);
       return renderValidation(report as ValidationReport, PROFILE);
+    },
+  },
+  {
+    name: 'export',
+    shown: `ds-analyzer export ${PROFILE} --format csv --out train.csv && head -4 train.csv`,
+    keep: 6,
+    render: async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'dsa-doc-export-'));
+      try {
+        const printed = await cli(['export', PROFILE, '--format', 'csv', '--out', join(dir, 'train.csv')]);
+        const head = readFileSync(join(dir, 'train.csv'), 'utf8').split('\n').slice(0, 4).join('\n');
+        return `${printed.replace(/export: \S+/, 'export: train.csv')}${head}`;
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   },
   { name: 'doctor', shown: 'ds-analyzer doctor', keep: 30, render: async () => renderDoctor(json<Diagnosis>(DOCTOR)) },

@@ -25,6 +25,8 @@ const env = { ...process.env, PATH: `/usr/bin:${process.env.PATH ?? ''}` };
 const [command, ...rest] = PROFILE_COMMAND.split(' ').slice(1);
 const profileArgs = [command!, '--out', join(ROOT, PROFILE), ...rest.map((a) => (a === 'python3' ? PYTHON : a))];
 await execa(process.execPath, [CLI, ...profileArgs], { cwd: WORK, env, stdio: 'inherit' });
+// The job's logs stay out of the repository: the outputs shown name nothing in them.
+rmSync(join(ROOT, PROFILE.replace(/\.json$/, '.d')), { recursive: true, force: true });
 const validation = await execa(process.execPath, [CLI, 'validate', join(ROOT, PROFILE), ...VALIDATE_ARGS, '--json'], { cwd: WORK, env, stderr: 'inherit', reject: false });
 writeFileSync(join(ROOT, VALIDATION), validation.stdout);
 writeFileSync(join(ROOT, DOCTOR), JSON.stringify(await diagnose({ cwd: WORK, nvidiaSmi: 'nvidia-smi', dataDirs: [join(WORK, 'imagefolder')] }), null, 1) + '\n');
