@@ -1,0 +1,32 @@
+// Files the tool wrote as root for a job run as another user (profile
+// --as-user) are given to that user: their profiles, reports and the job's own
+// folders are theirs to write, read and delete, as if they had run it without sudo.
+import { lchownSync, lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The owner to give files to. */
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * Gives each path to `owner`: with `recursive`, a folder's whole tree too.
+ * Links are changed themselves, never followed (a link in a job's folder
+ * must not hand over what it points at); a path that is gone is skipped.
+ */
+export function handOver(paths: readonly string[], owner: Owner, options: { recursive: boolean }): void {
+  for (const path of paths) give(path, owner, options.recursive);
+}
+
+function give(path: string, owner: Owner, recursive: boolean): void {
+  let isDir: boolean;
+  try {
+    isDir = lstatSync(path).isDirectory();
+    lchownSync(path, owner.uid, owner.gid);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if (recursive && isDir) for (const entry of readdirSync(path)) give(join(path, entry), owner, true);
+}
