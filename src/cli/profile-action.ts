@@ -17,7 +17,7 @@ import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, pars
 import { runAndReport } from './run-and-report.js';
 import { prepareGate, runGate, withLaterEpochs } from '../gate/run-gate.js';
 import type { Io } from './io.js';
-import { chooseRunAs, type RunAs } from '../profile/run-as.js';
+import { chooseRunAs, runAsNote, type RunAs } from '../profile/run-as.js';
 import { withPython } from '../profile/python-flag.js';
 import { handOver } from '../system/kernel/hand-over.js';
 
@@ -71,6 +71,7 @@ export async function profileAction(command: string[], raw: RawProfileOptions, i
     throw new UserError(`--baseline and --junit need --gate CONFIG: name the budgets to check`, ExitCode.Usage);
   }
   const redact = raw.redact ? { home: io.env.HOME ?? null, cwd: io.cwd } : undefined;
+  if (input.runAs) io.stderr(`note: ${runAsNote(input.runAs, raw.asUser)}\n`);
   const handBack = input.runAs ? outputsOf(input, input.runAs, raw.junit ? resolve(io.cwd, raw.junit) : null) : () => {};
   try {
     const { exitCode, outcome } = await runAndReport(redact ? { ...input, sink: redactingSink(fileSink, redact) } : input, io, { json: Boolean(raw.json), redact });
@@ -79,7 +80,12 @@ export async function profileAction(command: string[], raw: RawProfileOptions, i
     const baseline = gate.baselinePath ? await withLaterEpochs(readProfile(gate.baselinePath), gate.epochs) : null;
     return await runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io, baseline);
   } finally {
-    handBack();
+    try {
+      handBack();
+    } catch (error) {
+      // The run's own exit code stands; the user is told which files stayed root's.
+      io.stderr(`ds-analyzer: warning: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
   }
 }
 

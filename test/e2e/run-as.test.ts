@@ -53,6 +53,7 @@ test('under sudo the job runs as SUDO_USER and the profile, its folder and a new
     env: { SUDO_USER: 'nobody', SUDO_UID: String(nobody.uid) },
   });
   assert.equal(result.exitCode, 0, result.all);
+  assert.match(result.all, new RegExp(`note: the job runs as nobody \\(uid ${nobody.uid}\\), who ran sudo; the profile and its folder are theirs`));
   assert.equal(readProfile(out).status, 'complete');
   const lines = whoLines(join(work, 'new-folder', 'as-sudo-user.d'));
   assert.ok(lines.length > 0, 'the job printed who it ran as');

@@ -3,6 +3,7 @@
 // folders are theirs to write, read and delete, as if they had run it without sudo.
 import { lchownSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ExitCode, UserError } from '../../errors.js';
 
 /** The owner to give files to. */
 export interface Owner {
@@ -25,8 +26,10 @@ function give(path: string, owner: Owner, recursive: boolean): void {
     isDir = lstatSync(path).isDirectory();
     lchownSync(path, owner.uid, owner.gid);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    // NFS with root_squash, for one, refuses root's chown.
+    throw new UserError(`cannot give ${path} to uid ${owner.uid} (${code ?? 'error'}): put --out or --profiles-dir on a local disk, or pass --as-user root`, ExitCode.Environment);
   }
   if (recursive && isDir) for (const entry of readdirSync(path)) give(join(path, entry), owner, true);
 }

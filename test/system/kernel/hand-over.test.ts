@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { handOver } from '../../../src/system/kernel/hand-over.js';
 import { lookupUser } from '../../../src/system/kernel/users.js';
+import { ExitCode, UserError } from '../../../src/errors.js';
 
 test('handOver gives a tree to a user, changes links without following them, and skips what is gone', (t) => {
   if (process.geteuid?.() !== 0) return t.skip('needs root to chown to another user');
@@ -39,4 +40,18 @@ test('lookupUser reads the name service by name and by uid; an unknown name is n
   assert.ok(root?.groups.includes(0));
   assert.equal(lookupUser('0')?.name, 'root');
   assert.equal(lookupUser('no-such-user-dsa-32'), null);
+});
+
+test('a chown the file system refuses is a one-line Environment error naming the way out', (t) => {
+  if (process.geteuid?.() === 0) return t.skip('root may chown anything here; the refusal is tested as a user');
+  const root = mkdtempSync(join(tmpdir(), 'dsa-hand-over-'));
+  try {
+    writeFileSync(join(root, 'profile.json'), '{}');
+    assert.throws(
+      () => handOver([join(root, 'profile.json')], { uid: 0, gid: 0 }, { recursive: false }),
+      (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment && /^cannot give .*profile\.json to uid 0 \(EPERM\): .*--as-user root$/.test(error.message),
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
