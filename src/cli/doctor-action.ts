@@ -10,6 +10,7 @@ export interface RawDoctorOptions {
   json?: boolean;
   data?: string[];
   require?: string;
+  python?: string;
 }
 
 /** What `doctor` does once commander has parsed its flags: probes the machine with `diagnoseMachine` (the real probes when none is given), prints, returns the exit code. */
@@ -20,6 +21,8 @@ export async function doctorAction(options: RawDoctorOptions, io: Io, diagnoseMa
     cwd: io.cwd,
     cgroupParent: io.env.DSA_CGROUP_PARENT,
     dataDirs: options.data ? options.data.map((dir) => resolve(io.cwd, dir)) : null,
+    env: io.env,
+    ...(options.python !== undefined ? { python: options.python } : {}),
   });
   io.stdout(options.json ? JSON.stringify(doctorJson(diagnosis, required), null, 1) + '\n' : renderDoctor(diagnosis));
   const missing = missingRequired(diagnosis, required);

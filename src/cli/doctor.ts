@@ -21,6 +21,7 @@ export function doctorCommandWith(diagnoseMachine?: (input: DiagnoseInput) => Pr
       .description('show what this machine allows the profiler to do, and what each missing piece costs')
       .option('--json', 'print what was found as JSON (docs/json-output.md)')
       .option('--data <dir>', "also name the file system of a dataset folder and what it lets the cache modes prove (repeatable)", collect)
+      .option('--python <path>', "the job's interpreter, as profile --python names it: doctor says whether it is found (default: python3 on PATH)")
       .option('--require <list>', `exit with code ${ExitCode.MissingCapability} when any of these capabilities is missing, e.g. storage-throttle,python-torch (a CI pre-flight check); any of ${CAPABILITY_NAMES.join(', ')}`)
       .addHelpText(
         'after',
@@ -28,6 +29,7 @@ export function doctorCommandWith(diagnoseMachine?: (input: DiagnoseInput) => Pr
 Examples:
   $ ds-analyzer doctor
   $ sudo ds-analyzer doctor --json
+  $ sudo ds-analyzer doctor --python ~/venv/bin/python   (the venv a job under sudo should keep)
   $ ds-analyzer doctor --data /mnt/imagenet
   $ ds-analyzer doctor --require python-torch,residency      (in CI, before profiling)`,
       )

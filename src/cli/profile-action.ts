@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { LocalFilesSource } from '../profile/data-sources/local-files.js';
@@ -16,6 +17,9 @@ import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, pars
 import { runAndReport } from './run-and-report.js';
 import { prepareGate, runGate, withLaterEpochs } from '../gate/run-gate.js';
 import type { Io } from './io.js';
+import { chooseRunAs, runAsNote, type RunAs } from '../profile/run-as.js';
+import { withPython } from '../profile/python-flag.js';
+import { handOver } from '../system/kernel/hand-over.js';
 
 /** Options of `profile` as commander hands them over (strings, unparsed). */
 export interface RawProfileOptions {
@@ -54,6 +58,8 @@ export interface RawProfileOptions {
   nnodes?: string;
   coordinator?: string;
   nodesTimeout: string;
+  asUser?: string;
+  python?: string;
 }
 
 /** What `profile` does once commander has parsed its flags: runs the job in each mode, writes and prints the profile, then its gate. */
@@ -65,11 +71,37 @@ export async function profileAction(command: string[], raw: RawProfileOptions, i
     throw new UserError(`--baseline and --junit need --gate CONFIG: name the budgets to check`, ExitCode.Usage);
   }
   const redact = raw.redact ? { home: io.env.HOME ?? null, cwd: io.cwd } : undefined;
-  const { exitCode, outcome } = await runAndReport(redact ? { ...input, sink: redactingSink(fileSink, redact) } : input, io, { json: Boolean(raw.json), redact });
-  // With --json stdout holds only the profile, so the verdict goes to stderr.
-  if (!gate || exitCode !== ExitCode.Ok) return exitCode;
-  const baseline = gate.baselinePath ? await withLaterEpochs(readProfile(gate.baselinePath), gate.epochs) : null;
-  return runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io, baseline);
+  if (input.runAs) io.stderr(`note: ${runAsNote(input.runAs, raw.asUser)}\n`);
+  const handBack = input.runAs ? outputsOf(input, input.runAs, raw.junit ? resolve(io.cwd, raw.junit) : null) : () => {};
+  try {
+    const { exitCode, outcome } = await runAndReport(redact ? { ...input, sink: redactingSink(fileSink, redact) } : input, io, { json: Boolean(raw.json), redact });
+    // With --json stdout holds only the profile, so the verdict goes to stderr.
+    if (!gate || exitCode !== ExitCode.Ok) return exitCode;
+    const baseline = gate.baselinePath ? await withLaterEpochs(readProfile(gate.baselinePath), gate.epochs) : null;
+    return await runGate(outcome.profile, outcome.path, gate, raw.json ? { ...io, stdout: io.stderr } : io, baseline);
+  } finally {
+    try {
+      handBack();
+    } catch (error) {
+      // The run's own exit code stands; the user is told which files stayed root's.
+      io.stderr(`ds-analyzer: warning: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  }
+}
+
+/**
+ * What the run writes, to hand to the user the job ran as once it ends
+ * (failed or interrupted too): the profile, the job's folder beside it, the
+ * JUnit file, and the profiles folder when this run made it. Called before
+ * the run, which is when a folder it makes does not exist yet.
+ */
+function outputsOf(input: ProfileRunInput, user: RunAs, junit: string | null): () => void {
+  const profiles = [input.outFile, ...(input.nodes ? [input.nodes.mergedOutFile] : [])];
+  const newFolders = [...new Set(profiles.map((file) => dirname(file)))].filter((dir) => !existsSync(dir));
+  return () => {
+    handOver([...newFolders, ...profiles, ...(junit ? [junit] : [])], user, { recursive: false });
+    handOver(profiles.map(artefactsDir), user, { recursive: true });
+  };
 }
 
 /** Files that name a job better than the launcher or interpreter that runs them. */
@@ -118,10 +150,14 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   // Each node's own profile and run folders beside the merged one: on a shared folder they must not collide.
   const outFile = plan ? nodeProfilePath(mergedOutFile, hostname()) : mergedOutFile;
   const jobCacheDir = raw.jobCache ? checkJobCache(resolve(io.cwd, raw.jobCache), [io.cwd, outFile, io.env.HOME ?? '/']) : null;
+  // --python first: setpriv is looked up on the PATH it leaves.
+  const env = raw.python !== undefined ? withPython(raw.python, io.env, io.cwd) : io.env;
+  const runAs = chooseRunAs({ flag: raw.asUser, env });
   return {
     argv: command,
     cwd: io.cwd,
-    env: io.env,
+    env,
+    ...(runAs ? { runAs } : {}),
     jobName,
     dataRoots,
     ...(raw.remote ? { remote: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null, jobCache: jobCacheDir, netMeter } } : {}),

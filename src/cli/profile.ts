@@ -55,6 +55,11 @@ export const profileCommand: CommandFactory = (io, result) => {
     )
     .option('--keep-reclaim', "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is paused, where running as root, and turned back on after")
     .option('--redact', "keep host names (as host-0, host-1), absolute paths (~/..., relative, or <abs>/name) and command-line secrets (--token VALUE, --password=...) out of the profile, and out of the job's saved logs once it ends (docs/side-effects.md); credentials in URLs and VAR=value are never written")
+    .option(
+      '--as-user <user>',
+      "start the job as this user (name or uid: their uid, gid, groups and HOME) while the profiler keeps root; the profile and its folder are theirs (default: under sudo, SUDO_USER; 'root' keeps the job root)",
+    )
+    .option('--python <path>', "the job's interpreter, e.g. ~/venv/bin/python: its folder goes first on the job's PATH (python, torchrun and the like in the command resolve there) and VIRTUAL_ENV is set; under sudo, what keeps your venv")
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
     .option('--nnodes <n>', "nodes the job runs on, one ds-analyzer profile on each (default: torchrun's --nnodes in the command, else Slurm's node count under srun, else 1)")
@@ -78,6 +83,7 @@ Examples:
   $ ds-analyzer profile --data ./ds --modes cached,cold --json -- ./my-job --epochs 1 > profile.json
   $ ds-analyzer profile --data ./ds --cpus 1,2 -- python train.py ./ds      (CPU sweep for whatif --cpus)
   $ ds-analyzer profile --data ./ds --workers 2,4,8 -- python train.py ./ds (num_workers sweep, no code change)
+  $ sudo ds-analyzer profile --python ~/venv/bin/python --data ./ds -- python train.py ./ds   (root for the profiler; the job runs as you, in your venv)
   $ ds-analyzer profile --data ./ds --storage-bw 20MB/s --overlap -- python train.py ./ds   (measured overlap for whatif --cache)
   $ ds-analyzer profile --data ./ds --gate budgets.json --baseline main.json --junit gate.xml -- python train.py ./ds
   $ ds-analyzer profile --remote s3://datasets/train --endpoint http://10.0.0.5:9000 -- python train.py

@@ -16,6 +16,7 @@ import type { JobExit } from './supervisor.js';
 import { proveState } from './state-proof.js';
 import { windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
+import { runAsEnv } from './run-as.js';
 import type { PreparedState, StateFinish } from './cache-states/cache-state.js';
 import type { FetchReadings } from './data-sources/data-source.js';
 import type { ModeRunInput } from './run-input.js';
@@ -51,11 +52,12 @@ export interface LaunchEnv {
 }
 
 export function jobEnv(
-  input: Pick<ModeRunInput, 'env' | 'dataSource' | 'sync' | 'numWorkers'>,
+  input: Pick<ModeRunInput, 'env' | 'runAs' | 'dataSource' | 'sync' | 'numWorkers'>,
   launch: LaunchEnv,
 ): Record<string, string | undefined> {
   return {
     ...input.env,
+    ...(input.runAs ? runAsEnv(input.runAs) : {}),
     ...(launch.meterEnv ?? input.dataSource.jobEnv()),
     ...pythonHookEnv(input.env),
     [ENV.mode]: launch.mode,

@@ -8,6 +8,7 @@ import type { Job, StartJob } from './supervisor.js';
 import type { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
+import type { RunAs } from './run-as.js';
 
 /** What one mode needs to run. */
 export interface ModeRunInput {
@@ -19,6 +20,8 @@ export interface ModeRunInput {
   cwd: string;
   /** The CLI's environment, which the job inherits (the protocol's variables added). */
   env: NodeJS.ProcessEnv;
+  /** The user the job is started as (profile --as-user, SUDO_USER by default under sudo); absent: the CLI's own. */
+  runAs?: RunAs;
   /** The dataset the mode reads, as its data source listed it. */
   dataset: Dataset;
   /** The data source: meters the run's fetched bytes and says what limits its proof. */

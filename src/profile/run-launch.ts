@@ -20,6 +20,8 @@ import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
 import type { CacheState, PreparedState, StateFinish } from './cache-states/cache-state.js';
 import { blockResult, blockSlice, freshRunFiles, jobEnv, type BlockSlice, type BlockSpan } from './block-result.js';
 import type { ModeProgress, ModeRunInput } from './run-input.js';
+import { runAsArgv } from './run-as.js';
+import { handOver } from '../system/kernel/hand-over.js';
 
 /** One block of a launch: a mode, its state, and how much of it to measure. */
 export interface LaunchBlock {
@@ -114,6 +116,8 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const blocks = input.blocks;
   const several = blocks.length > 1;
   const files = freshRunFiles(input.modeDir);
+  // A job started as another user writes its events and reads its control files here.
+  if (input.runAs) handOver([input.modeDir], input.runAs, { recursive: true });
   const controlFile = several ? join(input.modeDir, 'CONTROL') : null;
   const first = blocks[0];
   const prepared = await first.cacheState.prepare(first.mode, input.dataset);
@@ -142,7 +146,8 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   let job: Job;
   try {
     job = await (input.startJob ?? SupervisedJob.start)({
-      argv: input.wrapArgv(input.argv),
+      // setpriv inside the cgroup and affinity wraps: those need root, and the job starts as the user in its groups.
+      argv: input.wrapArgv(input.runAs ? runAsArgv(input.runAs, input.argv) : input.argv),
       env: jobEnv(input, {
         mode: first.mode,
         eventsDir: files.eventsDir,

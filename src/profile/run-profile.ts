@@ -31,6 +31,9 @@ import { Interrupts } from './interrupts.js';
 import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
 import { assertRunnable } from './preflight.js';
 import { PROFILE_RUN_TEXT } from './run-text.js';
+import { mkdirSync } from 'node:fs';
+import type { RunAs } from './run-as.js';
+import { handOver } from '../system/kernel/hand-over.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
 export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = SUPERVISION.firstIterationTimeoutSec;
@@ -43,6 +46,8 @@ export interface ProfileRunInput {
   cwd: string;
   /** The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
   env: NodeJS.ProcessEnv;
+  /** The user the job is started as (--as-user; SUDO_USER under sudo), whose the job's folders are; absent: the CLI's own. */
+  runAs?: RunAs;
   /** Name of the job in the profile and its file name. */
   jobName: string;
   /** The dataset's folders (--data), absolute; empty for remote data. */
@@ -255,6 +260,11 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
   }
   // The job's outputs: its checkpoints to scratch files, its trackers off or to the profile's scratch folder.
   const scratchDir = join(artefactsDir(input.outFile), 'scratch');
+  if (input.runAs) {
+    // The job, run as the user, makes its trackers' folders in here.
+    mkdirSync(scratchDir, { recursive: true });
+    handOver([artefactsDir(input.outFile), scratchDir], input.runAs, { recursive: false });
+  }
   profile.outputs = outputsNote(input.keepOutputs === true, scratchDir);
   hooks.onNote?.(profile.outputs);
   const jobInput = { ...input, env: { ...input.env, ...outputsEnv(input.keepOutputs === true, scratchDir) } };

@@ -75,7 +75,7 @@ export async function startThrottle(
 /** What every run of a command shares. */
 export type SharedRunSettings = Pick<
   ModeRunInput,
-  'cwd' | 'env' | 'dataset' | 'dataSource' | 'timeoutSec' | 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs' | 'gpu'
+  'cwd' | 'env' | 'runAs' | 'dataset' | 'dataSource' | 'timeoutSec' | 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs' | 'gpu'
 >;
 
 /** How a command's runs are watched and stopped, where it sets them; SUPERVISION's defaults otherwise. */
@@ -87,13 +87,14 @@ export type Supervision = Partial<Pick<SharedRunSettings, 'firstIterationTimeout
  * defaults for what it leaves unset (validate has no flag for them).
  */
 export function sharedRunSettings(
-  command: Pick<SharedRunSettings, 'cwd' | 'env' | 'dataSource' | 'timeoutSec'> & Supervision,
+  command: Pick<SharedRunSettings, 'cwd' | 'env' | 'runAs' | 'dataSource' | 'timeoutSec'> & Supervision,
   dataset: Dataset,
   gpu?: SharedRunSettings['gpu'],
 ): SharedRunSettings {
   return {
     cwd: command.cwd,
     env: command.env,
+    ...(command.runAs ? { runAs: command.runAs } : {}),
     dataset,
     dataSource: command.dataSource,
     timeoutSec: command.timeoutSec,

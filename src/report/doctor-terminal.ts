@@ -12,6 +12,9 @@ export function renderDoctor(d: Diagnosis): string {
   const missing = d.capabilities.filter((r) => !r.available);
   if (missing.length) text += '\nWhat is missing, and what it costs:\n';
   for (const r of missing) text += `- ${r.name}: ${r.impact}\n  fix: ${r.fix}\n`;
+  const p = d.python;
+  text += `\nThe job's ${p.command}: ${p.path ?? 'not found on PATH'}${p.sudoUser ? ` (under sudo for ${p.sudoUser})` : ''}\n`;
+  if (p.warning) text += `- warning: ${p.warning}\n`;
   if (d.dataset) {
     text += `\n${table([['dataset', 'file system', 'source', 'mounted at'], ...d.dataset.map((f) => [f.root, f.type, f.source, f.mountPoint])])}\n`;
     const limits = [...d.unresolved.map((dir) => `--data ${dir}: cannot be resolved to a mounted file system (does it exist?)`), ...d.fileSystemWarnings];
@@ -29,5 +32,6 @@ export function doctorJson(d: Diagnosis, required: readonly CapabilityName[]): D
     dataset: d.dataset,
     unresolved: d.unresolved,
     fileSystemWarnings: d.fileSystemWarnings,
+    python: d.python,
   });
 }

@@ -36,6 +36,22 @@ export const DatasetFileSystemSchema = z.object({
   kind: z.enum(['disk', 'memory', 'overlay', 'network', 'fuse', 'other']),
 });
 
+/** The Python a job's command gets (PATH lookup as the job sees it). */
+export const JobPythonSchema = z.object({
+  /** The command looked up: python3, or the path given with --python. */
+  command: z.string(),
+  /** The executable it resolves to, or null when none is found. */
+  path: z.string().nullable(),
+  /** The PATH it was looked up in (the job inherits it). */
+  searchPath: z.string(),
+  /** SUDO_USER when doctor runs as root under sudo, else null. */
+  sudoUser: z.string().nullable(),
+  /** The active virtual environment (VIRTUAL_ENV, else CONDA_PREFIX), or null. */
+  virtualEnv: z.string().nullable(),
+  /** Why the job may not get the Python its user means (sudo's secure_path, a venv not on PATH), with the fix; null when nothing looks wrong. */
+  warning: z.string().nullable(),
+});
+
 export const DoctorOutputSchema = z.object({
   /** DOCTOR_OUTPUT_VERSION of the producer. */
   schemaVersion: z.literal(DOCTOR_OUTPUT_VERSION),
@@ -53,6 +69,8 @@ export const DoctorOutputSchema = z.object({
   unresolved: z.array(z.string()),
   /** With --data: what those file systems keep the cached and cold modes from proving, one sentence each. */
   fileSystemWarnings: z.array(z.string()),
+  /** The python3 a profiled job's command will get, and under sudo whether it is the user's. */
+  python: JobPythonSchema,
 });
 export type DoctorOutput = z.infer<typeof DoctorOutputSchema>;
 

@@ -10,6 +10,7 @@ import { CAPABILITY_NAMES, CAPABILITY_TEXT, type CapabilityName } from '../../sr
 import { CGROUP_TEXT } from '../../src/system/cgroups/cgroup-text.js';
 import { programForDocs } from '../../src/cli/cli-docs.js';
 import type { Diagnosis, DiagnoseInput } from '../../src/system/probes/diagnose.js';
+import { jobPython } from '../../src/system/probes/job-python.js';
 import { assertFollowsSchema } from '../schema/follows-schema.js';
 import { mountOf, parseMountinfo } from '../../src/system/kernel/mountinfo.js';
 import { fakeIo } from './fake-io.js';
@@ -60,7 +61,7 @@ function fakeMachine(missing: CapabilityName[]): { asked: DiagnoseInput[]; diagn
     diagnose: async (input) => {
       asked.push(input);
       const capabilities = CAPABILITY_NAMES.map((name) => ({ name, available: !missing.includes(name), detail: `fake ${name}`, ...CAPABILITY_TEXT[name] }));
-      return { capabilities, dataset: null, unresolved: [], fileSystemWarnings: [] };
+      return { capabilities, dataset: null, unresolved: [], fileSystemWarnings: [], python: jobPython(input.env, input.cwd, 0, input.python) };
     },
   };
 }
@@ -71,6 +72,14 @@ async function doctorOn(missing: CapabilityName[], args: string[]) {
   const exitCode = await run(['doctor', ...args], io, [doctorCommandWith(machine.diagnose)]);
   return { exitCode, io, asked: machine.asked };
 }
+
+test('doctor under sudo names the python3 the job gets and why it is not the venv the user activated', async () => {
+  const machine = fakeMachine([]);
+  const io = fakeIo(tmpdir(), { PATH: '/nonexistent/sbin:/nonexistent/bin', SUDO_USER: 'alice', SUDO_UID: '1000' });
+  assert.equal(await run(['doctor'], io, [doctorCommandWith(machine.diagnose)]), ExitCode.Ok, io.err);
+  assert.match(io.out, /The job's python3: not found on PATH \(under sudo for alice\)/);
+  assert.match(io.out, /- warning: running under sudo for alice: sudo's secure_path replaced alice's PATH, so no python3 is on it.*sudo env "PATH=\$PATH" ds-analyzer.*--python ~\/venv\/bin\/python/);
+});
 
 test('plain doctor exits 0 whatever is missing, and passes DSA_NVIDIA_SMI and DSA_CGROUP_PARENT to the probes', async () => {
   const { exitCode, io, asked } = await doctorOn(['storage-throttle', 'root'], []);

@@ -8,6 +8,14 @@ import { ExitCode, UserError } from '../../errors.js';
  * searched. Failing early keeps the error one line and nothing half-measured.
  */
 export function assertCommandExists(file: string, pathVariable: string | undefined, cwd: string): void {
+  const found = findCommand(file, pathVariable, cwd);
+  if (typeof found === 'string') return;
+  const reason = found.sawNonExecutable ? 'is not executable (chmod +x it, or run it through its interpreter)' : 'was not found';
+  throw new UserError(`command '${file}' ${reason}: check the spelling, the PATH, or give the full path after '--'`, ExitCode.CommandNotFound);
+}
+
+/** The file execvp runs for `file` under `pathVariable`, or why there is none. */
+export function findCommand(file: string, pathVariable: string | undefined, cwd: string): string | { sawNonExecutable: boolean } {
   const candidates = file.includes('/')
     ? [isAbsolute(file) ? file : resolve(cwd, file)]
     : (pathVariable ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, file));
@@ -20,11 +28,10 @@ export function assertCommandExists(file: string, pathVariable: string | undefin
     }
     try {
       accessSync(candidate, constants.X_OK);
-      return;
+      return candidate;
     } catch {
       sawNonExecutable = true;
     }
   }
-  const reason = sawNonExecutable ? 'is not executable (chmod +x it, or run it through its interpreter)' : 'was not found';
-  throw new UserError(`command '${file}' ${reason}: check the spelling, the PATH, or give the full path after '--'`, ExitCode.CommandNotFound);
+  return { sawNonExecutable };
 }

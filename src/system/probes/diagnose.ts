@@ -4,6 +4,7 @@
 // from proving.
 import { probeCapabilities, type Capability } from './capabilities.js';
 import type { CapabilityName } from './capability-text.js';
+import { jobPython, type JobPython } from './job-python.js';
 import { fileSystemWarnings, rootFileSystems, type RootFileSystem } from '../dataset/file-systems.js';
 
 /** What doctor is asked to look at. */
@@ -16,6 +17,10 @@ export interface DiagnoseInput {
   cgroupParent?: string;
   /** Absolute dataset folders whose file systems to name (doctor --data), or null for none. */
   dataDirs: string[] | null;
+  /** The environment the job would inherit: its PATH finds the job's python3, its SUDO_USER says sudo ran the CLI. */
+  env: NodeJS.ProcessEnv;
+  /** The interpreter given with --python, if any. */
+  python?: string;
 }
 
 /** What doctor found. */
@@ -28,6 +33,8 @@ export interface Diagnosis {
   unresolved: string[];
   /** What the dataset's file systems keep the cached and cold modes from proving, one sentence each. */
   fileSystemWarnings: string[];
+  /** The python3 the job's command will get, and under sudo whether that is the user's. */
+  python: JobPython;
 }
 
 /** Probes the machine, and the dataset folders' file systems when asked. */
@@ -39,6 +46,7 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
     dataset,
     unresolved: dataset ? (input.dataDirs ?? []).filter((dir) => !dataset.some((d) => d.root === dir)) : [],
     fileSystemWarnings: dataset ? fileSystemWarnings(dataset) : [],
+    python: jobPython(input.env, input.cwd, process.geteuid?.() ?? -1, input.python),
   };
 }
 

@@ -1,0 +1,29 @@
+// profile --python: the job's interpreter, named once. Under sudo the user's
+// PATH (their venv or conda environment) is gone (secure_path); putting the
+// interpreter's folder first on the job's PATH makes `python`, `python3`,
+// `torchrun` and `accelerate` in the command all resolve to that environment,
+// as activating it would (docs/install.md).
+import { existsSync } from 'node:fs';
+import { delimiter, dirname, resolve } from 'node:path';
+import { ExitCode, UserError } from '../errors.js';
+import { findCommand } from '../system/kernel/resolve-command.js';
+
+/** The environment with `python`'s environment active: its folder first on PATH, and VIRTUAL_ENV or CONDA_PREFIX set when it is in one. */
+export function withPython(python: string, env: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
+  const path = python.includes('/') ? resolve(cwd, python) : python;
+  const found = findCommand(path, env.PATH, cwd);
+  if (typeof found !== 'string') {
+    const why = found.sawNonExecutable ? 'is not executable' : 'was not found';
+    throw new UserError(`--python ${python} ${why}: give the interpreter's path, e.g. --python ~/venv/bin/python (which python, before sudo, prints it)`, ExitCode.CommandNotFound);
+  }
+  // The folder as named, not the link's target: a venv's bin/python links to the system's.
+  const bin = dirname(found);
+  const prefix = dirname(bin);
+  const rest = (env.PATH ?? '').split(delimiter).filter((dir) => dir !== '' && dir !== bin);
+  return {
+    ...env,
+    PATH: [bin, ...rest].join(delimiter),
+    ...(existsSync(`${prefix}/pyvenv.cfg`) ? { VIRTUAL_ENV: prefix } : {}),
+    ...(existsSync(`${prefix}/conda-meta`) ? { CONDA_PREFIX: prefix } : {}),
+  };
+}

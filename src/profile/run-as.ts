@@ -1,0 +1,66 @@
+// Whom the job runs as. The profiler needs root (page-cache control, cgroups,
+// the storage throttle); the job does not, and run as root under sudo it
+// writes root-owned checkpoints into the user's folders and finds root's HOME
+// (its caches, its credentials). So under sudo the job runs as SUDO_USER by
+// default, with their uid, gid and supplementary groups (node's own uid option
+// would drop the supplementary ones: GPU device groups, a dataset's group), and
+// --as-user root keeps it root (issue 32; docs/install.md).
+import { ExitCode, UserError } from '../errors.js';
+import { findCommand } from '../system/kernel/resolve-command.js';
+import { lookupUser, type SystemUser } from '../system/kernel/users.js';
+
+/** A user the job is started as, and the setpriv that starts it. */
+export interface RunAs extends SystemUser {
+  /** setpriv's path (util-linux): it sets the ids and groups and execs the job, which keeps its pid. */
+  setpriv: string;
+}
+
+/** What decides whom the job runs as. */
+export interface RunAsRequest {
+  /** --as-user, as given, or undefined. */
+  flag: string | undefined;
+  /** The CLI's environment: SUDO_USER, and the PATH that finds setpriv. */
+  env: NodeJS.ProcessEnv;
+  /** The CLI's effective uid (default: this process's). */
+  euid?: number;
+  /** Looks a user up (lookupUser; a fake in tests). */
+  lookup?: (spec: string) => SystemUser | null;
+}
+
+/** The user to start the job as, or null to start it as the CLI's own user. */
+export function chooseRunAs(request: RunAsRequest): RunAs | null {
+  const lookup = request.lookup ?? lookupUser;
+  const euid = request.euid ?? process.geteuid?.() ?? -1;
+  const sudoUser = request.env.SUDO_USER && request.env.SUDO_USER !== 'root' ? request.env.SUDO_USER : undefined;
+  const spec = request.flag ?? (euid === 0 ? sudoUser : undefined);
+  if (spec === undefined) return null;
+  const flag = request.flag !== undefined ? `--as-user ${spec}` : `under sudo, the job runs as ${spec} (SUDO_USER)`;
+  const user = lookup(spec);
+  if (user === null) throw new UserError(`${flag}: no such user on this machine (getent passwd ${spec} found none): give a user name or uid`, ExitCode.BadValue);
+  if (user.uid === euid) return null;
+  if (euid !== 0) {
+    throw new UserError(`--as-user ${spec}: only root can start the job as another user: run ds-analyzer under sudo, or leave --as-user out`, ExitCode.Environment);
+  }
+  const setpriv = findCommand('setpriv', request.env.PATH, '/');
+  if (typeof setpriv !== 'string') {
+    throw new UserError(`${flag}: setpriv (util-linux) starts it as ${user.name} with their groups, and it is not on PATH: install util-linux, or pass --as-user root to run the job as root`, ExitCode.Environment);
+  }
+  return { ...user, setpriv };
+}
+
+/** The job's argv started as `user`: setpriv sets the ids and groups, then execs it in place (same pid, same process group). */
+export function runAsArgv(user: RunAs, argv: string[]): string[] {
+  const groups = user.groups.length > 0 ? [`--groups=${user.groups.join(',')}`] : ['--clear-groups'];
+  return [user.setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, ...groups, '--', ...argv];
+}
+
+/** What the job's environment says of its user: theirs, not root's (caches under ~, credentials, tools that read USER). */
+export function runAsEnv(user: RunAs): Record<string, string> {
+  return { HOME: user.home, USER: user.name, LOGNAME: user.name };
+}
+
+/** The note that says whom the job runs as, and how to keep it root. */
+export function runAsNote(user: RunAs, flag: string | undefined): string {
+  const who = flag === undefined ? `${user.name} (uid ${user.uid}), who ran sudo` : `${user.name} (uid ${user.uid}, --as-user)`;
+  return `the job runs as ${who}; the profile and its folder are theirs; --as-user root keeps the job root`;
+}

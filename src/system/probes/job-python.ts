@@ -1,0 +1,45 @@
+// Which python3 a profiled job's command gets: the PATH lookup execvp will do
+// with the environment the job inherits. Under sudo that PATH is sudo's
+// secure_path, not the user's, so an activated venv or conda environment is
+// silently lost (issue 32): doctor says so and names the fix.
+import { dirname } from 'node:path';
+import { findCommand } from '../kernel/resolve-command.js';
+import { sudoPathText, venvMismatchText } from './job-python-text.js';
+
+/** The Python a job will run, as doctor reports it. */
+export interface JobPython {
+  /** The command looked up: python3, or the path given with --python. */
+  command: string;
+  /** The executable it resolves to, or null when none is found. */
+  path: string | null;
+  /** The PATH it was looked up in (the job inherits it). */
+  searchPath: string;
+  /** SUDO_USER when running as root under sudo, else null. */
+  sudoUser: string | null;
+  /** The active virtual environment (VIRTUAL_ENV, else CONDA_PREFIX), or null. */
+  virtualEnv: string | null;
+  /** Why the job may not get the Python its user means, with the fix; null when nothing looks wrong. */
+  warning: string | null;
+}
+
+/** The folders sudo's default secure_path holds (Debian, Ubuntu, RHEL): a python3 found there is the system's. */
+const SYSTEM_DIRS = new Set(['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin', '/snap/bin']);
+
+/** Looks python3 (or `python`, from --python) up as the job will; `uid` is the CLI's effective uid. */
+export function jobPython(env: NodeJS.ProcessEnv, cwd: string, uid: number, python?: string): JobPython {
+  const command = python ?? 'python3';
+  const searchPath = env.PATH ?? '';
+  const found = findCommand(command, searchPath, cwd);
+  const path = typeof found === 'string' ? found : null;
+  const sudoUser = uid === 0 && env.SUDO_USER && env.SUDO_USER !== 'root' ? env.SUDO_USER : null;
+  const virtualEnv = env.VIRTUAL_ENV || env.CONDA_PREFIX || null;
+  return { command, path, searchPath, sudoUser, virtualEnv, warning: warningOf(path, sudoUser, virtualEnv, python !== undefined) };
+}
+
+function warningOf(path: string | null, sudoUser: string | null, virtualEnv: string | null, named: boolean): string | null {
+  // An interpreter named with --python is what the user meant.
+  if (named) return null;
+  if (virtualEnv !== null && (path === null || !path.startsWith(`${virtualEnv}/`))) return venvMismatchText(virtualEnv, path);
+  if (sudoUser !== null && virtualEnv === null && (path === null || SYSTEM_DIRS.has(dirname(path)))) return sudoPathText(sudoUser, path);
+  return null;
+}
