@@ -1,0 +1,32 @@
+// Words of the prep-stages block (analysis/prep-stages.ts), shown by the report and the what-if.
+import type { PrepStages } from '../schema/profile.js';
+
+const ms = (value: number) => `${value.toFixed(value < 0.1 ? 3 : 2)} ms`;
+const pct = (share: number) => `${Math.round(share * 100)}%`;
+
+export const PREP_STAGES_TEXT = {
+  noCopy: 'no host-to-device copy: the host has no GPU, the batches stay in host memory',
+  copyNotTimed:
+    'host-to-device copy: not timed by stage (on CUDA it is asynchronous); it runs in the training step, in the synthetic mode too, so it is compute, not prep',
+  /** The block's heading line. */
+  heading: (s: PrepStages): string =>
+    `prep stages (cached mode, ${s.samples} samples, wall time in the loader's processes, ${ms(s.fetchMsPerSample)}/sample):`,
+  /** One stage's line. */
+  stage: (name: string, kind: string, msPerSample: number, share: number): string =>
+    `${name}${kind !== name && kind !== 'transform' ? ` (${kind})` : ''}: ${ms(msPerSample)}/sample, ${pct(share)}`,
+  unnamed: (msPerSample: number, share: number): string => `in no named stage (the dataset's own code): ${ms(msPerSample)}/sample, ${pct(share)}`,
+  /** The check of the stages' sum against the measured prep CPU. */
+  check: (s: PrepStages): string => {
+    if (s.measuredPrepCpuMsPerSample === null || s.coverage === null) {
+      return `the stages add up to ${ms(s.stagesMsPerSample)}/sample; the prep CPU per sample was not measured (cached and synthetic modes needed), so the sum is not checked`;
+    }
+    const verdict = s.withinTolerance ? `within ${pct(s.tolerance)} of it` : `NOT within ${pct(s.tolerance)} of it`;
+    const rest =
+      s.coverage < 1
+        ? `; the other ${ms(s.measuredPrepCpuMsPerSample - s.stagesMsPerSample)} is outside the stages (the batches' transfer between processes, pinning, the dataset's own code)`
+        : s.fetchCpuShare !== null && s.fetchCpuShare < 0.9
+          ? `; the workers ran ${pct(s.fetchCpuShare)} of their fetch time on a CPU: stage times are wall times and include waiting for a core`
+          : '';
+    return `the stages add up to ${ms(s.stagesMsPerSample)}/sample, ${pct(s.coverage)} of the ${ms(s.measuredPrepCpuMsPerSample)} prep CPU measured per sample: ${verdict}${rest}`;
+  },
+};
