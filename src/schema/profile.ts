@@ -572,6 +572,8 @@ export const PrepStageSchema = z.object({
   name: z.string(),
   /** Its wall time per sample in the loader's processes, ms. */
   msPerSample: nonneg(),
+  /** Its CPU time per sample, estimated: msPerSample x fetchCpuShare (its clock is the wall's; a CPU clock per stage costs microseconds), ms. */
+  cpuMsPerSample: nonneg(),
   /** Its share of the loader processes' time per sample (fetchMsPerSample). */
   share: nonneg(),
 });
@@ -588,17 +590,21 @@ export const PrepStagesSchema = z.object({
   samples: z.number().int().nonnegative(),
   /** The stages, costliest first. */
   stages: z.array(PrepStageSchema),
-  /** The stages' sum per sample, ms. */
+  /** The stages' sum per sample, wall time, ms. */
   stagesMsPerSample: nonneg(),
+  /** The stages' sum per sample, CPU time as estimated (stagesMsPerSample x fetchCpuShare), ms. */
+  stagesCpuMsPerSample: nonneg(),
   /** The loader processes' whole fetch (items and collation) per sample, wall time, ms. */
   fetchMsPerSample: nonneg(),
-  /** Of it, time in no stage the hook names (the dataset's own code), ms per sample. */
+  /** The fetching threads' CPU time per sample, measured (their CPU clock, read at each fetch's ends), ms. */
+  fetchCpuMsPerSample: nonneg(),
+  /** Of the fetch, time in no stage the hook names (the dataset's own code), wall time, ms per sample. */
   unnamedMsPerSample: nonneg(),
-  /** The fetching threads' CPU time over their wall time: below 1 when workers waited for a core (or for storage). */
-  fetchCpuShare: nonneg().nullable(),
+  /** fetchCpuMsPerSample / fetchMsPerSample (at most 1): below 1 where the loader's processes waited for a core. */
+  fetchCpuShare: nonneg(),
   /** The prep CPU per sample the differential method measured (analysis.prepCpuSecPerSample), ms; null when not measured. */
   measuredPrepCpuMsPerSample: nonneg().nullable(),
-  /** stagesMsPerSample / measuredPrepCpuMsPerSample; null without the measurement. */
+  /** stagesCpuMsPerSample / measuredPrepCpuMsPerSample; null without the measurement. */
   coverage: nonneg().nullable(),
   /** Whether the stages' sum is within COVERAGE_TOLERANCE of the measured prep CPU; null without the measurement. */
   withinTolerance: z.boolean().nullable(),

@@ -220,8 +220,8 @@ export const PrepStageAdviceSchema = z.object({
   name: z.string(),
   /** Its share of the loader processes' time per sample. */
   share: nonneg(),
-  /** Its wall time per sample, ms. */
-  msPerSample: nonneg(),
+  /** Its CPU time per sample, as estimated (analysis.prepStages), ms. */
+  cpuMsPerSample: nonneg(),
   /** The advice: a line of at most 120 characters, then its details. */
   lines: z.array(z.string()),
 });

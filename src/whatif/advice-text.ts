@@ -169,16 +169,16 @@ const PREP_STAGE_ACTIONS: Record<string, { short: string; detail: string }> = {
   },
 };
 
+const MAX_STAGE_NAME = 28;
+
 const FALLBACK_ACTION = { short: 'make it cheaper, or move it to the GPU', detail: 'it is the largest share of the per-sample work in the loader' };
 
 /** The costliest stage of prep, in two lines (the first within 120 characters). */
 export const PREP_STAGE_TEXT = {
-  advice: (name: string, kind: string, share: number, msPerSample: number): [string, string] => {
+  advice: (name: string, kind: string, share: number, cpuMsPerSample: number): [string, string] => {
     const action = PREP_STAGE_ACTIONS[kind] ?? FALLBACK_ACTION;
-    const what = name === kind ? name : `${name} (${kind})`;
-    return [
-      `prep stages: ${what} is ${Math.round(share * 100)}% of prep (${msPerSample.toFixed(2)} ms/sample): ${action.short}`,
-      action.detail,
-    ];
+    // A transform's class name is the user's: cut so the line keeps within 120 characters.
+    const shown = name.length > MAX_STAGE_NAME ? `${name.slice(0, MAX_STAGE_NAME - 3)}...` : name;
+    return [`prep: ${shown} is ${Math.round(share * 100)}% of prep (${cpuMsPerSample.toFixed(2)} CPU-ms/sample): ${action.short}`, action.detail];
   },
 } as const;

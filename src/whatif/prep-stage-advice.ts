@@ -19,7 +19,7 @@ export function prepStageAdvice(profile: Pick<Profile, 'analysis'>, baseline: Pi
     kind: top.kind,
     name: top.name,
     share: top.share,
-    msPerSample: top.msPerSample,
-    lines: PREP_STAGE_TEXT.advice(top.name, top.kind, top.share, top.msPerSample),
+    cpuMsPerSample: top.cpuMsPerSample,
+    lines: PREP_STAGE_TEXT.advice(top.name, top.kind, top.share, top.cpuMsPerSample),
   };
 }
