@@ -166,7 +166,10 @@ def mark_loader(loader):
     fn = getattr(loader, "collate_fn", None)
     if fn is None or isinstance(fn, TimedCollate):
         return
-    loader.collate_fn = TimedCollate(fn)
+    try:
+        loader.collate_fn = TimedCollate(fn)
+    except Exception:
+        pass  # a loader whose collate_fn cannot be set (a read-only property): its stages go untimed, the job runs
 
 
 def _timed_fetch(original):

@@ -11,7 +11,7 @@ export const PROTOCOL_VERSION = 1;
 export const ENV = {
   /** 'synthetic' | 'cached' | 'cold'. Unset: the job runs unprofiled. */
   mode: 'DSA_MODE',
-  /** Folder where each process writes events-<rank>-<pid>.jsonl. */
+  /** Folder where each process writes events-<rank>-<pid>.jsonl (and each loader process its stages-<pid>.jsonl). */
   eventsDir: 'DSA_EVENTS_DIR',
   /** Maximum number of training iterations; the job ends cleanly after it. */
   iterations: 'DSA_ITERATIONS',
