@@ -67,6 +67,7 @@ def on_torch_loaded(torch):
     except Exception as error:  # never break the user's job because of us
         sys.stderr.write("ds-analyzer: could not instrument PyTorch (%s: %s); the job runs unprofiled\n"
                          % (type(error).__name__, error))
+    _time_stages(torch)
     _patch_saves("patch_torch", torch)
 
 
@@ -79,6 +80,54 @@ def _patch_saves(patcher, module):
     except Exception as error:
         sys.stderr.write("ds-analyzer: could not time the checkpoint saves of %s (%s: %s)\n"
                          % (getattr(module, "__name__", module), type(error).__name__, error))
+
+
+def _stages_wanted():
+    """Prep's stages are timed where prep runs: not in a synthetic run (one launch may switch into a real mode)."""
+    from . import _recorder
+
+    config = _recorder.config_from_env()
+    return config is not None and (config.mode != "synthetic" or config.control_file is not None)
+
+
+def _time_stages(torch):
+    """The training loader's fetches timed by stage (_stages.py); a failure costs only the stage times."""
+    try:
+        from . import _stages
+
+        if not _stages_wanted():
+            return
+        _stages.enable(_recorder_dir())
+        import torch.utils.data._utils.fetch as fetch
+
+        _stages.patch_fetchers(fetch)
+    except Exception as error:
+        sys.stderr.write("ds-analyzer: could not time prep's stages (%s: %s)\n" % (type(error).__name__, error))
+
+
+def _recorder_dir():
+    from . import _recorder
+
+    return _recorder.config_from_env().events_dir
+
+
+def _patch_stage_module(patcher, module):
+    try:
+        from . import _stages
+
+        if _stages_wanted():
+            getattr(_stages, patcher)(module)
+    except Exception as error:
+        sys.stderr.write("ds-analyzer: could not time prep's stages in %s (%s: %s)\n"
+                         % (getattr(module, "__name__", module), type(error).__name__, error))
+
+
+def on_torchvision_loaded(torchvision):
+    _patch_stage_module("patch_torchvision", torchvision)
+
+
+def on_pil_image_file_loaded(image_file):
+    _patch_stage_module("patch_pil", image_file)
 
 
 def on_dcp_loaded(dcp):
@@ -139,6 +188,8 @@ def on_tensorboard_loaded(writer_module):
 _AFTER_IMPORT = {
     "torch": on_torch_loaded,
     "torch.utils.tensorboard.writer": on_tensorboard_loaded,
+    "torchvision": on_torchvision_loaded,
+    "PIL.ImageFile": on_pil_image_file_loaded,
     "torch.distributed.elastic.multiprocessing.api": on_elastic_api_loaded,
     "torch.distributed.checkpoint": on_dcp_loaded,
     "lightning.pytorch": on_lightning_loaded,

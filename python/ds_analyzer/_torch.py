@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from . import _recorder, _subset
+from . import _recorder, _stages, _subset
 
 _perf = time.perf_counter
 
@@ -425,6 +425,9 @@ def _instrumented_get_iterator(self):
     else:
         _restrict_to_subset(self)
         _override_workers(self)
+        if _stages.enabled() and _may_be_training_loader(self):
+            # Before the iterator exists: its workers get the marked collate_fn, and count their fetches.
+            _stages.mark_loader(self)
         it = _originals["_get_iterator"](self)
         it._dsa_loader = self
     # For a subclass whose __iter__ calls _get_iterator() without DataLoader.__iter__ (which overwrites this).

@@ -8,6 +8,7 @@
  * what-if, the report and the gate, which then need not know there were
  * several (as pool-passes.ts does for several runs of one mode).
  */
+import { sumStageTotals } from './prep-stages.js';
 import type { Host, ModeResult, NodeIdentity, Pass, Profile, ProfileNode, RankResult } from '../schema/profile.js';
 import { pickPaceRank } from './pace.js';
 import { poolState, type PooledParts } from './pool-passes.js';
@@ -100,6 +101,7 @@ export function mergeNodes(parts: readonly NodeModeResult[]): ModeResult {
     storageReadBytesPerSec: sumOfAll(results.map((r) => r.storageReadBytesPerSec)),
     badEventLines: results.reduce((total, r) => total + r.badEventLines, 0),
     profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined) ? results.reduce((total, r) => total + r.profilerCpuSec!, 0) : undefined,
+    ...stageTotalsOf(results),
     ...(base.result.passes ? { passes: base.result.passes.map((pass) => mergePass(pass, results)) } : {}),
   };
 }
@@ -139,4 +141,10 @@ function mergePass(pass: Pass, results: readonly ModeResult[]): Pass {
 /** The sum, or null unless every value is known: a sum over some nodes is not the job's. */
 function sumOfAll(values: readonly (number | null)[]): number | null {
   return values.every((v) => v !== null) ? values.reduce((total: number, v) => total + v!, 0) : null;
+}
+
+/** The runs' stage totals added up, as a field only where one of them has any. */
+function stageTotalsOf(results: readonly ModeResult[]): Pick<ModeResult, 'prepStages'> {
+  const totals = sumStageTotals(results.map((r) => r.prepStages));
+  return totals ? { prepStages: totals } : {};
 }

@@ -9,6 +9,7 @@
  * report, gate) need not know there were two runs: iterations and samples
  * concatenated, the state proven only when every run proved it.
  */
+import { sumStageTotals } from './prep-stages.js';
 import type { Mode } from '../schema/events.js';
 import type { Estimate, FirstBatch, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
 import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
@@ -150,6 +151,7 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     profilerCpu: results.every((r) => r.profilerCpu !== undefined) ? sumByKey(results.map((r) => r.profilerCpu!)) : undefined,
     passes: runs.map(toPass),
     firstBatch: meanFirstBatch(results),
+    ...stageTotalsOf(results),
   };
 }
 
@@ -337,4 +339,10 @@ function sumByKey(records: readonly Record<string, number>[]): Record<string, nu
   const total: Record<string, number> = {};
   for (const record of records) for (const [key, value] of Object.entries(record)) total[key] = (total[key] ?? 0) + value;
   return total;
+}
+
+/** The runs' stage totals added up, as a field only where one of them has any. */
+function stageTotalsOf(results: readonly ModeResult[]): Pick<ModeResult, 'prepStages'> {
+  const totals = sumStageTotals(results.map((r) => r.prepStages));
+  return totals ? { prepStages: totals } : {};
 }

@@ -16,6 +16,7 @@ import { allRanksSamplesPerSec, bytesPerSample, prepCpuSecPerSample, reportsByte
 import { driftOfPasses } from './pool-passes.js';
 import { CAVEAT_TEXT } from './caveat-text.js';
 import { subsetCaveat } from './subset-text.js';
+import { prepStages } from './prep-stages.js';
 
 /** The modes of one profile; a partial profile lacks some. */
 export interface ModeResults {
@@ -38,7 +39,7 @@ type Usable = ModeResult & { summary: IterationSummary };
  * is used with a caveat; figures resting on a mode whose cache state was not
  * proven are marked `proven: false` and the caveat gives the mode's reason.
  */
-export function analyze(modes: ModeResults, host: { cpus?: number; remote?: boolean } = {}): Analysis {
+export function analyze(modes: ModeResults, host: { cpus?: number; remote?: boolean; gpus?: number } = {}): Analysis {
   const caveats: string[] = [];
   const measured: Measured = {
     syn: usable('synthetic', modes.synthetic, caveats),
@@ -131,6 +132,7 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     caveats,
     // Multi-rank jobs only: one rank has no straggler to name.
     ...(judgedRankWaits(modes) ? { straggler: findStraggler(modes) } : {}),
+    prepStages: prepStages({ cached: modes.cached, prepCpuSecPerSample: rates.prepCpuSecPerSample, gpus: host.gpus ?? null }),
   };
 }
 

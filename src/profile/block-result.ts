@@ -9,9 +9,10 @@ import { mainCpuMsPerSample } from '../analysis/main-cpu.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { markWarmup } from '../analysis/warmup.js';
-import { ENV, PROTOCOL_VERSION, type CheckpointEvent, type EpochEvent, type Mode, type StartEvent } from '../schema/events.js';
+import { ENV, PROTOCOL_VERSION, type CheckpointEvent, type EpochEvent, type Mode, type StagesEvent, type StartEvent } from '../schema/events.js';
 import type { FirstBatch, Iteration, IterationSummary, ModeResult, RankResult, ResourceSample, StateProof } from '../schema/profile.js';
 import { processNode, type ProcessEvents } from './events-reader.js';
+import { stageTotalsBetween } from './stage-files.js';
 import type { JobExit } from './supervisor.js';
 import { proveState } from './state-proof.js';
 import { windowRates, windowReadProof } from './window-rates.js';
@@ -164,6 +165,8 @@ export interface BlockEvidence {
   slices: BlockSlice[];
   /** Every process's events over the launch (for the subset acknowledgement). */
   processes: ProcessEvents[];
+  /** The loader processes' stage totals over the launch (stage-files.ts); absent: none read. */
+  stageFiles?: StagesEvent[][];
   /** The launch's resource samples. */
   resources: ResourceSample[];
   fetched: FetchReadings;
@@ -210,6 +213,8 @@ export function blockResult(
   const subsetAck = evidence.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = evidence.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
   const paceSlice = evidence.slices.find((s) => s.file === pace?.file);
+  // A block among others owns the stage times of its own span; the sole block all of them.
+  const prepStages = stageTotalsBetween(evidence.stageFiles ?? [], span.sole ? null : span.startedAt, span.sole ? null : endedAt);
   const inLaunch = !(span.sole && span.index === 0);
   return {
     mode: span.mode,
@@ -238,6 +243,7 @@ export function blockResult(
     ...(subset
       ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
       : {}),
+    ...(prepStages !== null ? { prepStages } : {}),
     ...(inLaunch ? { block: { index: span.index, carriedIterations: paceSlice?.carried ?? 0 } } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { EventSchema, type BlockEvent, type CheckpointEvent, type EndEvent, type
 import type { Iteration, NodeIdentity } from '../schema/profile.js';
 import type { CpuAccount, CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { checkedIterEvent } from '../schema/iter-check.js';
+import { STAGES_FILE } from './stage-files.js';
 
 /** What the events of one process said so far. */
 export interface ProcessEvents {
@@ -68,7 +69,8 @@ export class EventsReader {
   private readAll(): ProcessEvents[] {
     let names: string[];
     try {
-      names = readdirSync(this.dir).filter((name) => name.endsWith('.jsonl'));
+      // The loader processes' stage totals (stages-<pid>.jsonl) are not events: stage-files.ts reads them.
+      names = readdirSync(this.dir).filter((name) => name.endsWith('.jsonl') && !STAGES_FILE.test(name));
     } catch {
       names = [];
     }

@@ -35,7 +35,7 @@ export class ProfileBook {
       const pooled = poolPasses(this.scheduled);
       profile.modes = pooled.modes;
       if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
-      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, remote: fetchPlace(profile) === 'network' });
+      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, gpus: profile.host.gpus.length, remote: fetchPlace(profile) === 'network' });
       this.refreshLaterEpochs();
     } else {
       (profile.cpuSweep ??= []).push(result);

@@ -15,6 +15,7 @@ import { startSampler, type Sampler } from '../system/probes/samplers.js';
 import { CpuLedger, LEDGER_COMPONENTS, type LedgerReading } from '../system/kernel/cpu-ledger.js';
 import { writeSubsetList } from '../system/dataset/resident-subset.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
+import { readStageFiles } from './stage-files.js';
 import { EventWriter } from '../protocol/writer.js';
 import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
 import type { CacheState, PreparedState, StateFinish } from './cache-states/cache-state.js';
@@ -188,6 +189,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const fetched = await meter.finish(sampled);
   const resources = fetched.ownCounter ? sampled.map((s, k) => ({ ...s, fetchedBytes: fetched.series[k]?.bytes ?? 0 })) : sampled;
   const processes = reader.finish();
+  const stageFiles = readStageFiles(files.eventsDir);
   const results = live.map((block, k) => {
     const span: BlockSpan = {
       index: k,
@@ -204,6 +206,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
       span,
       slices: processes.map((p) => blockSlice(p, span)),
       processes,
+      stageFiles,
       resources,
       fetched,
       prepared: block.prepared,

@@ -4,6 +4,7 @@ import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, table, wrapLine } from './format.js';
 import { verdictLines } from './verdict-lines.js';
 import { gpuRows } from './gpu-rows.js';
+import { prepStagesLines } from './prep-stages-lines.js';
 import { fetchPlace, networkLines } from './network-lines.js';
 import { allRanksLine, driftLine, firstBatchLine, modeRows, nodeRows, pipelineStallLines, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
 
@@ -58,6 +59,7 @@ export function renderSummary(profile: Profile, profilePath: string): string {
       analysis.prepCpuSecPerSample !== null ? `prep CPU ${(analysis.prepCpuSecPerSample * 1000).toFixed(2)} ms/sample` : null,
     ].filter(Boolean);
     if (bandwidth.length) out.push(`measured: ${bandwidth.join(' · ')}`);
+    out.push(...prepStagesLines(profile));
     out.push('');
     for (const { label, text } of verdictLines(profile)) out.push(...wrapLine(`verdict${label ? `, ${label}` : ''}:`, text, '  '));
     if (analysis.straggler) out.push(...wrapLine('straggler:', analysis.straggler.text, '  '));

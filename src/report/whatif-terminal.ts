@@ -49,6 +49,7 @@ export function renderWhatif(r: WhatifResult): string {
 
   out.push('', 'To remove each stall (steady state, other settings as asked):');
   for (const rec of r.recommendations) out.push(...wrapLine('  -', rec.text, '    '));
+  if (r.prepStage) out.push(...wrapLine('  -', r.prepStage.lines[0]!, '    '), ...r.prepStage.lines.slice(1).flatMap((line) => wrapLine('   ', line, '    ')));
   if (r.adviceAssumptions.length > 0) out.push(...wrapLine('  (each at the slow end of what it assumes:', `${r.adviceAssumptions.join('; ')})`, '   '));
   // Said where the answers are, not among the caveats: a question asked and not answered.
   for (const line of r.unanswered) out.push(...wrapLine('  -', line, '    '));

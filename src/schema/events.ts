@@ -11,7 +11,7 @@ export const PROTOCOL_VERSION = 1;
 export const ENV = {
   /** 'synthetic' | 'cached' | 'cold'. Unset: the job runs unprofiled. */
   mode: 'DSA_MODE',
-  /** Folder where each process writes events-<rank>-<pid>.jsonl. */
+  /** Folder where each process writes events-<rank>-<pid>.jsonl (and each loader process its stages-<pid>.jsonl). */
   eventsDir: 'DSA_EVENTS_DIR',
   /** Maximum number of training iterations; the job ends cleanly after it. */
   iterations: 'DSA_ITERATIONS',
@@ -228,6 +228,47 @@ export const BlockEventSchema = z.object({
    */
   inFlight: z.number().int().nonnegative().nullable(),
 });
+
+/** What a stage of prep is (python/ds_analyzer/_stages.py): a file read, a decode, a transform, the collation. */
+export const STAGE_KINDS = ['read', 'decode', 'transform', 'collate'] as const;
+
+/** One stage's cumulative totals in one loader process. */
+export const StageTotalSchema = z.object({
+  /** STAGE_KINDS; other kinds are kept as given. */
+  kind: z.string().max(100),
+  /** The stage: 'read', 'decode', 'read+decode' (an image that read its file while it decoded), a transform's class name, 'collate'. */
+  name: z.string().max(200),
+  /** Its wall time so far, exclusive of the stages inside it, ms. */
+  ms: z.number().finite().nonnegative(),
+  /** Calls so far (per sample for read, decode and transforms; per batch for collate). */
+  calls: z.number().int().nonnegative(),
+});
+
+/**
+ * A loader process's prep taken apart, cumulative since it started: written
+ * by each process that builds the training loader's batches (a DataLoader
+ * worker; the training process itself without workers) to its own file
+ * stages-<pid>.jsonl, at most every 250 ms after a batch and at its exit.
+ * Not part of EventSchema: these files are read apart from the events files.
+ */
+export const StagesEventSchema = z.object({
+  ...common,
+  type: z.literal('stages'),
+  /** Process id of the writer (a loader worker's own). */
+  pid: z.number().int().positive(),
+  /** Samples in the batches it built so far. */
+  samples: z.number().int().nonnegative(),
+  /** Batches it built so far. */
+  batches: z.number().int().nonnegative(),
+  /** Wall time building them (the loader's fetch: items and collation), ms. */
+  fetchMs: z.number().finite().nonnegative(),
+  /** The building thread's CPU time over the same fetches, ms. */
+  fetchCpuMs: z.number().finite().nonnegative(),
+  /** Each stage seen so far. */
+  stages: z.array(StageTotalSchema).max(1000),
+});
+export type StagesEvent = z.infer<typeof StagesEventSchema>;
+export type StageTotal = z.infer<typeof StageTotalSchema>;
 
 export const EventSchema = z.discriminatedUnion('type', [
   BlockEventSchema,

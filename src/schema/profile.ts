@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CheckpointEventSchema, EpochEventSchema, LoaderSettingsSchema, ModeSchema } from './events.js';
+import { CheckpointEventSchema, EpochEventSchema, LoaderSettingsSchema, ModeSchema, StageTotalSchema } from './events.js';
 import { PROFILE_SCHEMA_VERSION } from './versions.js';
 
 /** Version of the profile file format (in versions.ts, which loads no zod); bump on any incompatible change. */
@@ -375,6 +375,23 @@ export const NetworkUseSchema = z.object({
 });
 export type NetworkUse = z.infer<typeof NetworkUseSchema>;
 
+/** The stage times the training loader's processes reported over a run, summed over the processes. */
+export const PrepStageTotalsSchema = z.object({
+  /** Loader processes that reported (the workers; the training process without workers). */
+  processes: z.number().int().nonnegative(),
+  /** Samples in the batches they built over the run. */
+  samples: z.number().int().nonnegative(),
+  /** Batches they built. */
+  batches: z.number().int().nonnegative(),
+  /** Wall time of those fetches, ms. */
+  fetchMs: nonneg(),
+  /** The fetching threads' CPU time over them, ms. */
+  fetchCpuMs: nonneg(),
+  /** Each stage, its wall time exclusive of the stages inside it. */
+  stages: z.array(StageTotalSchema),
+});
+export type PrepStageTotals = z.infer<typeof PrepStageTotalsSchema>;
+
 export const ModeResultSchema = z.object({
   mode: ModeSchema,
   /** ok: enough iterations measured; failed: the job failed; interrupted: stopped by the user. */
@@ -432,6 +449,8 @@ export const ModeResultSchema = z.object({
   network: NetworkUseSchema.optional(),
   /** The job's first batch (of pooled runs: their mean); null when no rank reported an iteration; absent in older profiles. */
   firstBatch: FirstBatchSchema.nullable().optional(),
+  /** Prep taken apart: the training loader's processes' stage times over the run (python/ds_analyzer/_stages.py); absent when no loader process reported them. */
+  prepStages: PrepStageTotalsSchema.optional(),
   /** A block of a launch that measured several modes (docs/method.md, "One launch"); absent for a launch of its own. */
   block: z
     .object({
@@ -558,6 +577,58 @@ export const BoundaryStallSchema = z.object({
 });
 export type BoundaryStall = z.infer<typeof BoundaryStallSchema>;
 
+/** One stage of prep, per sample (analysis/prep-stages.ts). */
+export const PrepStageSchema = z.object({
+  /** read, decode, transform, collate (as the job named it). */
+  kind: z.string(),
+  /** The stage's name: a transform's class, 'decode', 'read+decode', ... */
+  name: z.string(),
+  /** Its wall time per sample in the loader's processes, ms. */
+  msPerSample: nonneg(),
+  /** Its CPU time per sample, estimated: msPerSample x fetchCpuShare (its clock is the wall's; a CPU clock per stage costs microseconds), ms. */
+  cpuMsPerSample: nonneg(),
+  /** Its share of the loader processes' time per sample (fetchMsPerSample). */
+  share: nonneg(),
+});
+
+/**
+ * Prep taken apart by stage, from the cached mode's loader processes: each
+ * stage's time per sample, checked against the prep CPU per sample the
+ * differential method measured (analysis/prep-stages.ts).
+ */
+export const PrepStagesSchema = z.object({
+  /** The mode whose loader processes reported the stages ('cached': the mode prep CPU is measured from). */
+  mode: ModeSchema,
+  /** Samples behind the figures. */
+  samples: z.number().int().nonnegative(),
+  /** The stages, costliest first. */
+  stages: z.array(PrepStageSchema),
+  /** The stages' sum per sample, wall time, ms. */
+  stagesMsPerSample: nonneg(),
+  /** The stages' sum per sample, CPU time as estimated (stagesMsPerSample x fetchCpuShare), ms. */
+  stagesCpuMsPerSample: nonneg(),
+  /** The loader processes' whole fetch (items and collation) per sample, wall time, ms. */
+  fetchMsPerSample: nonneg(),
+  /** The fetching threads' CPU time per sample, measured (their CPU clock, read at each fetch's ends), ms. */
+  fetchCpuMsPerSample: nonneg(),
+  /** Of the fetch, time in no stage the hook names (the dataset's own code), wall time, ms per sample. */
+  unnamedMsPerSample: nonneg(),
+  /** fetchCpuMsPerSample / fetchMsPerSample (at most 1): below 1 where the loader's processes waited for a core. */
+  fetchCpuShare: nonneg(),
+  /** The prep CPU per sample the differential method measured (analysis.prepCpuSecPerSample), ms; null when not measured. */
+  measuredPrepCpuMsPerSample: nonneg().nullable(),
+  /** stagesCpuMsPerSample / measuredPrepCpuMsPerSample; null without the measurement. */
+  coverage: nonneg().nullable(),
+  /** Whether the stages' sum is within COVERAGE_TOLERANCE of the measured prep CPU; null without the measurement. */
+  withinTolerance: z.boolean().nullable(),
+  /** The tolerance of that check, as a fraction of the measured prep CPU. */
+  tolerance: nonneg(),
+  /** What the tool can say of the host-to-device copy, which it does not time by stage. */
+  copy: z.string(),
+});
+export type PrepStages = z.infer<typeof PrepStagesSchema>;
+export type PrepStage = z.infer<typeof PrepStageSchema>;
+
 export const AnalysisSchema = z.object({
   /** Pure compute per iteration (synthetic mode), ms. */
   computeMs: EstimateSchema.nullable(),
@@ -628,6 +699,8 @@ export const AnalysisSchema = z.object({
   caveats: z.array(z.string()),
   /** Multi-rank jobs: the rank the others wait for, when one waits for its data beyond the others' noise; null when none does; absent in older profiles. */
   straggler: StragglerSchema.nullable().optional(),
+  /** Prep taken apart by stage (the zero-code hook's loader processes); null when no stage was reported; absent in older profiles. */
+  prepStages: PrepStagesSchema.nullable().optional(),
 });
 export type Analysis = z.infer<typeof AnalysisSchema>;
 

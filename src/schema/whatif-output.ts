@@ -212,6 +212,21 @@ export const RecommendationSchema = z.object({
   text: z.string(),
 });
 
+/** The costliest stage of prep and what to do about it (whatif/prep-stage-advice.ts). */
+export const PrepStageAdviceSchema = z.object({
+  /** The stage's kind: read, decode, transform, collate. */
+  kind: z.string(),
+  /** The stage's name (a transform's class, 'decode', ...). */
+  name: z.string(),
+  /** Its share of the loader processes' time per sample. */
+  share: nonneg(),
+  /** Its CPU time per sample, as estimated (analysis.prepStages), ms. */
+  cpuMsPerSample: nonneg(),
+  /** The advice: a line of at most 120 characters, then its details. */
+  lines: z.array(z.string()),
+});
+export type PrepStageAdvice = z.infer<typeof PrepStageAdviceSchema>;
+
 /** A per-iteration time with and without the checkpoint and boundary stalls. */
 const WithStallsSchema = z.object({
   /** The steady model's per-iteration time plus the checkpoint and boundary stalls, ms. */
@@ -314,6 +329,8 @@ export const WhatifOutputSchema = z.object({
   workersSweep: z.array(WorkersSweepRowSchema),
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: z.array(RecommendationSchema),
+  /** The costliest stage of prep, where the profile has prep's stages and a prep stall at its settings; absent otherwise. */
+  prepStage: PrepStageAdviceSchema.optional(),
   /** What the recommendations assumed where nothing measured it, each taken at its slow end, in words. */
   adviceAssumptions: z.array(z.string()),
   /** Assumptions and limits of the prediction, one sentence each. */

@@ -147,3 +147,38 @@ export const RECOMMENDATION_TEXT = {
     `requests in flight: ${needed} per loader worker (${current} now) remove the fetch stall: ${buys(f)}; ` +
     `fetch each batch with a pool of ${needed} threads in the dataset, or raise the client's own download threads`,
 } as const;
+
+/** What to do about the costliest stage of prep, by its kind: a short action, then the details. */
+const PREP_STAGE_ACTIONS: Record<string, { short: string; detail: string }> = {
+  read: {
+    short: 'faster storage, or cache the files',
+    detail: 'keep the dataset in memory or on local SSD, or pack small files into shards (one read per shard, not per sample)',
+  },
+  decode: {
+    short: 'decode at lower resolution, or on the GPU',
+    detail:
+      "PIL's Image.draft('RGB', size) decodes a JPEG at 1/2 to 1/8 scale; torchvision.io.decode_jpeg(device='cuda') or DALI decode on the GPU (nvJPEG); or store the images pre-resized",
+  },
+  transform: {
+    short: 'move it to the GPU, or use a cheaper op',
+    detail: 'run it on the batch after the copy to the device (torchvision.transforms.v2 takes batched tensors), or crop before resizing, or resize once offline',
+  },
+  collate: {
+    short: 'simpler batches, pinned memory',
+    detail: 'return tensors of one shape and dtype (no Python lists or dicts of scalars), and DataLoader(..., pin_memory=True) for the copy',
+  },
+};
+
+const MAX_STAGE_NAME = 28;
+
+const FALLBACK_ACTION = { short: 'make it cheaper, or move it to the GPU', detail: 'it is the largest share of the per-sample work in the loader' };
+
+/** The costliest stage of prep, in two lines (the first within 120 characters). */
+export const PREP_STAGE_TEXT = {
+  advice: (name: string, kind: string, share: number, cpuMsPerSample: number): [string, string] => {
+    const action = PREP_STAGE_ACTIONS[kind] ?? FALLBACK_ACTION;
+    // A transform's class name is the user's: cut so the line keeps within 120 characters.
+    const shown = name.length > MAX_STAGE_NAME ? `${name.slice(0, MAX_STAGE_NAME - 3)}...` : name;
+    return [`prep: ${shown} is ${Math.round(share * 100)}% of prep (${cpuMsPerSample.toFixed(2)} CPU-ms/sample): ${action.short}`, action.detail];
+  },
+} as const;

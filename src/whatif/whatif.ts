@@ -23,7 +23,8 @@ import { recommend, type Recommendation } from './recommend.js';
 import { atEnd, predictionRange } from './assumptions.js';
 import { MISSING_TEXT } from './advice-text.js';
 import { pipelineWhatif, type PipelineQuery } from './pipeline-stalls.js';
-import type { PipelineWhatif } from '../schema/whatif-output.js';
+import type { PipelineWhatif, PrepStageAdvice } from '../schema/whatif-output.js';
+import { prepStageAdvice } from './prep-stage-advice.js';
 import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts, type CacheSweepRow, type CpuSweepRow, type WorkersSweepRow } from './sweep.js';
 
 /** The settings a user changed; the rest stay as profiled. */
@@ -57,6 +58,8 @@ export interface WhatifResult {
   workersSweep: WorkersSweepRow[];
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: Recommendation[];
+  /** The costliest stage of prep, where the profile timed its stages and has a prep stall as profiled. */
+  prepStage?: PrepStageAdvice;
   /** What the recommendations assumed where nothing measured it, each taken at its slow end. */
   adviceAssumptions: string[];
   /** Assumptions and limits. */
@@ -156,6 +159,7 @@ export function whatif(
   }
   const baseline = withRange(model, { ...base, epochs: scenario.epochs });
   const pipeline = pipelineWhatif(profile, pipelineQuery, baseline, prediction);
+  const prepStage = prepStageAdvice(profile, baseline);
   return {
     profilePath,
     jobName: profile.jobName,
@@ -170,6 +174,7 @@ export function whatif(
     cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
     workersSweep: workersOfScenario === null ? [] : workersSweep(model, scenario, workersSweepCounts(workersOfScenario, scenario.cpus, workersNeeded === null ? [] : [workersNeeded])),
     recommendations,
+    ...(prepStage ? { prepStage } : {}),
     adviceAssumptions: model.assumptions.map((a) => a.text),
     caveats,
     // validate fits the whole model, cold mode included: it has no run to offer a profile without one.

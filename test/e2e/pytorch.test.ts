@@ -88,6 +88,26 @@ test('the example script, unmodified, in all three modes: proofs hold and the pr
     `prep stall ${prepStallMs.toFixed(1)} ms vs the script's ${scriptDataMs.toFixed(1)} ms (within 15%); ` +
       `step time synthetic ${meanCompute('synthetic').toFixed(1)} ms vs cached ${meanCompute('cached').toFixed(1)} ms`,
   );
+  // Prep taken apart (docs/pytorch.md, "Prep's stages"): the example's ImageFolder and Compose, timed in the
+  // training process (-j 0), add up to the prep CPU the differential method measured from the whole tree.
+  assert.equal(profile.modes.synthetic!.prepStages, undefined, 'the synthetic mode prepares nothing');
+  const totals = cached.prepStages;
+  assert.ok(totals, 'the cached mode has its stage totals');
+  assert.equal(totals.processes, 1);
+  assert.deepEqual(
+    totals.stages.map((s) => s.name).sort(),
+    ['Normalize', 'RandomHorizontalFlip', 'RandomResizedCrop', 'ToTensor', 'collate', 'decode', 'read'],
+  );
+  const stages = analysis.prepStages!;
+  const shares = stages.stages.map((s) => `${s.name} ${s.cpuMsPerSample.toFixed(2)} ms ${(s.share * 100).toFixed(0)}%`).join(', ');
+  t.diagnostic(
+    `prep stages (CPU): ${shares}; unnamed ${(stages.unnamedMsPerSample * stages.fetchCpuShare).toFixed(2)} ms; sum ${stages.stagesCpuMsPerSample.toFixed(2)} ms vs measured prep CPU ` +
+      `${stages.measuredPrepCpuMsPerSample?.toFixed(2)} ms per sample (${((stages.coverage ?? 0) * 100).toFixed(0)}%); fetch CPU/wall ${stages.fetchCpuShare.toFixed(2)}`,
+  );
+  assert.equal(stages.stages[0].name, 'decode', `decoding 1000x750 JPEGs is the costliest stage: ${shares}`);
+  assert.equal(stages.withinTolerance, true, `the stages' sum is within ${stages.tolerance * 100}% of the measured prep CPU: ${stages.coverage}`);
+  assert.match(result.all, /^prep stages \(cached mode, \d+ samples/m);
+  assert.match(result.all, /^ {2}decode: [\d.]+ ms CPU\/sample, \d+%$/m);
   assert.deepEqual(processesMentioning(root), []);
 });
 

@@ -60,9 +60,10 @@ def run_script(source, mode="cached", iterations=None, stop_file=None, extra_env
     return proc, read_events(os.path.join(events_dir, "events"))
 
 
-def read_events(events_dir):
+def read_events(events_dir, prefix="events-"):
+    """The event files (events-*.jsonl), or with prefix="stages-" the loader processes' stage totals."""
     files = {}
-    for path in sorted(glob.glob(os.path.join(events_dir, "*.jsonl"))):
+    for path in sorted(glob.glob(os.path.join(events_dir, prefix + "*.jsonl"))):
         with open(path) as f:
             files[os.path.basename(path)] = [json.loads(line) for line in f if line.strip()]
     return files

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { MatrixOutputSchema } from '../../src/schema/matrix-output.js';
 import { CompareOutputSchema } from '../../src/schema/compare-output.js';
 import { DoctorOutputSchema } from '../../src/schema/doctor-output.js';
-import { EventSchema } from '../../src/schema/events.js';
+import { EventSchema, StagesEventSchema } from '../../src/schema/events.js';
 import {
   AnalysisSchema,
   BoundaryStallSchema,
@@ -23,6 +23,7 @@ import {
   NodeIdentitySchema,
   NodeSchema,
   PassSchema,
+  PrepStagesSchema,
   ProfileSchema,
   RankResultSchema,
   ResourceSampleSchema,
@@ -136,6 +137,7 @@ const PROFILE_OBJECTS: [string, z.ZodType | string[]][] = [
   ['`storageProbe`', StorageProbeSchema],
   ['`analysis`', AnalysisSchema],
   ['`analysis.straggler`', StragglerSchema],
+  ['`analysis.prepStages`', PrepStagesSchema],
   ['`analysis.checkpointStall`', CheckpointStallSchema],
   ['`analysis.boundaryStall`', BoundaryStallSchema],
 ];
@@ -162,7 +164,7 @@ for (const [heading, keys] of PROFILE_OBJECTS) {
 test('docs/protocol.md names every field of every event', () => {
   const protocol = readFileSync(fileURLToPath(new URL('../../../docs/protocol.md', import.meta.url)), 'utf8');
   const names = new Set<string>();
-  for (const option of EventSchema.options) fieldNames(option, names);
+  for (const option of [...EventSchema.options, StagesEventSchema]) fieldNames(option, names);
   assert.ok(names.has('nodeRank') && names.has('hostname') && names.has('waitMs'), 'the walk found the fields');
   const missing = [...names].filter((name) => !protocol.includes(`\`${name}\``));
   assert.deepEqual(missing, [], 'event fields not named in docs/protocol.md');
