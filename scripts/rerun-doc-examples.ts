@@ -29,5 +29,5 @@ await execa(process.execPath, [CLI, ...profileArgs], { cwd: WORK, env, stdio: 'i
 rmSync(join(ROOT, PROFILE.replace(/\.json$/, '.d')), { recursive: true, force: true });
 const validation = await execa(process.execPath, [CLI, 'validate', join(ROOT, PROFILE), ...VALIDATE_ARGS, '--json'], { cwd: WORK, env, stderr: 'inherit', reject: false });
 writeFileSync(join(ROOT, VALIDATION), validation.stdout);
-writeFileSync(join(ROOT, DOCTOR), JSON.stringify(await diagnose({ cwd: WORK, nvidiaSmi: 'nvidia-smi', dataDirs: [join(WORK, 'imagefolder')] }), null, 1) + '\n');
+writeFileSync(join(ROOT, DOCTOR), JSON.stringify(await diagnose({ cwd: WORK, env: process.env, nvidiaSmi: 'nvidia-smi', dataDirs: [join(WORK, 'imagefolder')] }), null, 1) + '\n');
 process.stdout.write(`docs/examples: written; now npm run docs:cli, and put the date and machine in docs/examples/README.md\n`);
