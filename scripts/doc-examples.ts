@@ -37,6 +37,8 @@ export interface DocExample {
   shown: string;
   /** Lines kept from the top of the output; the rest is cut, saying how many lines were left out. */
   keep: number;
+  /** Where the shown part ends, if before `keep` lines: the first line that matches. */
+  until?: RegExp;
   /** The output, as this build prints it. */
   render(): Promise<string>;
 }
@@ -60,7 +62,7 @@ export const DOC_EXAMPLES: DocExample[] = [
     keep: 40,
     render: async () => renderSummary(readProfile(join(ROOT, PROFILE)), 'profiles/train-profile.json'),
   },
-  { name: 'whatif', shown: `ds-analyzer whatif ${PROFILE} --cpus 4 --cache 50%`, keep: 36, render: () => cli(['whatif', PROFILE, '--cpus', '4', '--cache', '50%']) },
+  { name: 'whatif', shown: `ds-analyzer whatif ${PROFILE} --cpus 4 --cache 50%`, keep: 60, until: /^Cache sweep/, render: () => cli(['whatif', PROFILE, '--cpus', '4', '--cache', '50%']) },
   { name: 'gate', shown: `ds-analyzer gate ${PROFILE} --max-fetch-stall 20% --max-prep-stall 30%`, keep: 20, render: () => cli(['gate', PROFILE, '--max-fetch-stall', '20%', '--max-prep-stall', '30%']) },
   {
     name: 'validate',
@@ -92,8 +94,10 @@ export const DOC_EXAMPLES: DocExample[] = [
 /** A block's text: the command, then the output's first `keep` lines, and a line saying what was cut. */
 export async function renderExample(example: DocExample): Promise<string> {
   const lines = (await example.render()).replaceAll(ROOT, '').trimEnd().split('\n');
-  const cut = lines.length - example.keep;
-  const kept = cut > 1 ? [...lines.slice(0, example.keep), `[... ${cut} more lines]`] : lines;
+  const end = example.until ? lines.findIndex((line) => example.until!.test(line)) : -1;
+  const keep = Math.min(example.keep, end >= 0 ? end : lines.length);
+  const cut = lines.length - keep;
+  const kept = cut > 1 ? [...lines.slice(0, keep), `[... ${cut} more lines]`] : lines;
   return [`$ ${example.shown}`, ...kept].join('\n');
 }
 
