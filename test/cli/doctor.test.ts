@@ -15,6 +15,11 @@ import { assertFollowsSchema } from '../schema/follows-schema.js';
 import { mountOf, parseMountinfo } from '../../src/system/kernel/mountinfo.js';
 import { fakeIo } from './fake-io.js';
 
+/** Terminal text with its wrapped lines joined again (lines wrap at 120 characters, continued indented). */
+function unwrapped(text: string): string {
+  return text.replace(/\n {2,}(?!fix:)/g, ' ');
+}
+
 test('doctor lists every capability with what was found, and for each missing one its cost and fix', async () => {
   const io = fakeIo(tmpdir(), { ...process.env, DSA_NVIDIA_SMI: '/nonexistent/nvidia-smi' });
   assert.equal(await run(['doctor', '--json'], io), 0, io.err);
@@ -44,7 +49,7 @@ test('doctor --data names the file system of a dataset folder and what it cannot
   // Only where /dev/shm itself is a tmpfs mount (any tmpfs elsewhere says nothing of it).
   const shmMount = shm ? mountOf(parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')), realpathSync(shm)) : null;
   if (shmMount?.type === 'tmpfs') {
-    assert.match(io.out, /--data \/dev\/shm is on tmpfs .*there is no cold mode to measure/);
+    assert.match(unwrapped(io.out), /--data \/dev\/shm is on tmpfs .*there is no cold mode to measure/);
   }
   const json = fakeIo(tmpdir(), { ...process.env, DSA_NVIDIA_SMI: '/nonexistent/nvidia-smi' });
   assert.equal(await run(['doctor', '--json', '--data', tmpdir()], json), 0, json.err);
@@ -78,7 +83,7 @@ test('doctor under sudo names the python3 the job gets and why it is not the ven
   const io = fakeIo(tmpdir(), { PATH: '/nonexistent/sbin:/nonexistent/bin', SUDO_USER: 'alice', SUDO_UID: '1000' });
   assert.equal(await run(['doctor'], io, [doctorCommandWith(machine.diagnose)]), ExitCode.Ok, io.err);
   assert.match(io.out, /The job's python3: not found on PATH \(under sudo for alice\)/);
-  assert.match(io.out, /- warning: running under sudo for alice: sudo's secure_path replaced alice's PATH, so no python3 is on it.*sudo env "PATH=\$PATH" ds-analyzer.*--python ~\/venv\/bin\/python/);
+  assert.match(unwrapped(io.out), /- warning: running under sudo for alice: sudo's secure_path replaced alice's PATH, so no python3 is on it.*sudo env "PATH=\$PATH" ds-analyzer.*--python ~\/venv\/bin\/python/);
 });
 
 test('plain doctor exits 0 whatever is missing, and passes DSA_NVIDIA_SMI and DSA_CGROUP_PARENT to the probes', async () => {
@@ -98,7 +103,7 @@ test('doctor --require exits 11 when a capability asked for is missing, naming o
   assert.equal(lines.length, 1, io.err);
   assert.match(lines[0], /^ds-analyzer: --require: missing on this machine: storage-throttle \(each one's cost and fix are listed above\)/);
   assert.doesNotMatch(lines[0], /python-torch|root/, 'neither what is present nor what was not asked for');
-  assert.match(io.out, /- storage-throttle: .*\n  fix: /, 'the fix is in the table');
+  assert.match(io.out, /- storage-throttle: [^]*?\n  fix: /, 'the fix is in the table');
 });
 
 test('doctor --require exits 0 when every capability asked for is present', async () => {
