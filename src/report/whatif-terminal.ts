@@ -9,7 +9,7 @@ export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
   out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
   const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
-  out.push(...wrapLine("asked:", scenarioLine(r.prediction.scenario, r.changed, r.dataCache, r.pageCachePolicy, pipelineAsked), "  "));
+  out.push(...wrapLine('asked:', scenarioLine(r.prediction.scenario, r.changed, r.dataCache, r.pageCachePolicy, pipelineAsked), '  '));
   out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
   out.push('');
   const p = r.prediction;
