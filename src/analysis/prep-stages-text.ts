@@ -10,7 +10,7 @@ export const PREP_STAGES_TEXT = {
     'host-to-device copy: not timed by stage (on CUDA it is asynchronous); it runs in the training step, in the synthetic mode too, so it is compute, not prep',
   /** The block's heading line. */
   heading: (s: PrepStages): string =>
-    `prep stages (cached mode, ${s.samples} samples; ${ms(s.fetchCpuMsPerSample)} CPU/sample in the loader's processes):`,
+    `prep stages (cached mode, ${Number.isInteger(s.samples) ? s.samples : `about ${Math.round(s.samples)}`} samples; ${ms(s.fetchCpuMsPerSample)} CPU/sample in the loader's processes):`,
   /** Where the loader's processes waited for a core, how the stages' CPU was estimated; null where they hardly did. */
   waited: (s: PrepStages): string | null =>
     s.fetchCpuShare < 0.9 ? `the loader ran ${pct(s.fetchCpuShare)} of its time on a CPU (waiting for one): stage CPU = wall x ${s.fetchCpuShare.toFixed(2)}` : null,

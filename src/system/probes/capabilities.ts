@@ -134,9 +134,12 @@ async function torchRow(pythons: string[], timeoutMs: number): Promise<Capabilit
       return { python, ok: false, text: why };
     }),
   );
-  const ok = results.filter((r) => r.ok);
+  // The first interpreter is the one a job's `python3` finds on PATH: torch elsewhere does not help that job.
+  const job = results[0];
+  const elsewhere = results.slice(1).find((r) => r.ok);
   const detail = results.map((r) => `${r.python}: ${r.text}`).join('; ') || 'no interpreter tried';
-  return row('python-torch', ok.length > 0, detail);
+  const hint = job && !job.ok && elsewhere ? `; a job run with ${job.python} gets no torch: run it with ${elsewhere.python}, or profile --python` : '';
+  return row('python-torch', job?.ok ?? false, detail + hint);
 }
 
 function damonRow(): Capability {

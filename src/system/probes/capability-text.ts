@@ -51,7 +51,7 @@ export const CAPABILITY_TEXT: Record<CapabilityName, { impact: string; fix: stri
     fix: 'install the NVIDIA driver utilities (nvidia-smi on PATH); ignore on a machine without NVIDIA GPUs',
   },
   'python-torch': {
-    impact: 'PyTorch training scripts cannot be profiled on this machine (the built-in emulated job and `demo` still work)',
+    impact: "a PyTorch job run with the job's python3 (or --python) fails at `import torch` (the built-in emulated job and `demo` still work)",
     fix: 'install PyTorch for the interpreter you run the job with (pip install torch; on Debian: apt-get install -y python3-torch python3-torchvision)',
   },
   'no-proactive-reclaim': {

@@ -39,14 +39,17 @@ export interface Diagnosis {
 
 /** Probes the machine, and the dataset folders' file systems when asked. */
 export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
-  const capabilities = await probeCapabilities({ nvidiaSmi: input.nvidiaSmi, cwd: input.cwd, cgroupParent: input.cgroupParent });
+  const python = jobPython(input.env, input.cwd, process.geteuid?.() ?? -1, input.python);
+  // torch is checked in the job's interpreter first (python-torch is about that one), then in Debian's.
+  const pythons = [...new Set([python.path ?? python.command, '/usr/bin/python3'])];
+  const capabilities = await probeCapabilities({ nvidiaSmi: input.nvidiaSmi, cwd: input.cwd, cgroupParent: input.cgroupParent, pythons });
   const dataset = input.dataDirs ? await rootFileSystems(input.dataDirs) : null;
   return {
     capabilities,
     dataset,
     unresolved: dataset ? (input.dataDirs ?? []).filter((dir) => !dataset.some((d) => d.root === dir)) : [],
     fileSystemWarnings: dataset ? fileSystemWarnings(dataset) : [],
-    python: jobPython(input.env, input.cwd, process.geteuid?.() ?? -1, input.python),
+    python,
   };
 }
 

@@ -35,3 +35,13 @@ test('probeCapabilities without nvidia-smi', async () => {
   assert.equal(gpu.available, false);
   assert.match(gpu.detail, /not found/);
 });
+
+test("python-torch is the job's python3's: torch in another interpreter is named as the way, not counted as present", async (t) => {
+  const { execa } = await import('execa');
+  const torch = await execa('/usr/bin/python3', ['-c', 'import torch'], { reject: false });
+  if (torch.failed) return t.skip('needs torch in /usr/bin/python3');
+  const rows = await probeCapabilities({ nvidiaSmi: FAKE, pythons: ['/nonexistent/python3', '/usr/bin/python3'], pythonTimeoutMs: 60_000, skipThrottleTest: true, cwd: process.cwd() });
+  const row = rows.find((r) => r.name === 'python-torch')!;
+  assert.equal(row.available, false, row.detail);
+  assert.match(row.detail, /a job run with \/nonexistent\/python3 gets no torch: run it with \/usr\/bin\/python3, or profile --python/);
+});
