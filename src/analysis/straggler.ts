@@ -9,7 +9,7 @@
  * storage (fetch).
  */
 import type { Estimate, ModeResult, RankResult } from '../schema/profile.js';
-import { nearestRank } from '../quantile.js';
+import { tailQuantiles } from '../quantile.js';
 
 /** A rank's wait for data in one mode, per iteration after warm-up. */
 export interface RankWait {
@@ -46,7 +46,7 @@ export function rankWaits(mode: ModeResult): RankWait[] {
   const ranks = mode.ranks.filter((r): r is RankResult & { summary: NonNullable<RankResult['summary']> } => r.summary !== null);
   return ranks
     .map((r) => {
-      const measured = r.iterations.filter((it) => !it.warmup).map((it) => it.waitMs).sort((a, b) => a - b);
+      const tail = tailQuantiles(r.iterations.filter((it) => !it.warmup).map((it) => it.waitMs));
       const sameNode = ranks.filter((o) => sameHost(o, r)).map((o) => o.rank).sort((a, b) => a - b);
       return {
         rank: r.rank,
@@ -55,7 +55,7 @@ export function rankWaits(mode: ModeResult): RankWait[] {
         iterMs: r.summary.iterMs,
         waitMs: r.summary.waitMs,
         stepMs: r.summary.computeMs,
-        waitQuantilesMs: measured.length > 0 ? { p50: nearestRank(measured, 0.5), p95: nearestRank(measured, 0.95), p99: nearestRank(measured, 0.99) } : null,
+        waitQuantilesMs: tail && { p50: tail.p50, p95: tail.p95, p99: tail.p99 },
       };
     })
     .sort((a, b) => a.rank - b.rank);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import { mean } from '../../analysis/stats.js';
-import { nearestRank } from '../../quantile.js';
+import { tailQuantiles } from '../../quantile.js';
 import { counterAt } from '../window-rates.js';
 import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
@@ -171,9 +171,8 @@ export function clientNetworkUse(processes: readonly ProcessCounters[], sec: num
   const last = processes.map((p) => p.last);
   const statuses: Record<string, number> = {};
   for (const line of last) for (const [status, count] of Object.entries(line.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
-  const firstBytes = processes.flatMap((p) => p.firstByteMs).sort((a, b) => a - b);
-  const requestTimes = processes.flatMap((p) => p.requestMs).sort((a, b) => a - b);
-  const quantiles = (sorted: number[]) => ({ p50: nearestRank(sorted, 0.5), p95: nearestRank(sorted, 0.95), p99: nearestRank(sorted, 0.99), n: sorted.length });
+  const firstBytes = processes.flatMap((p) => p.firstByteMs);
+  const requestTimes = processes.flatMap((p) => p.requestMs);
   const failures = last.reduce((sum, l) => sum + l.failures, 0);
   return {
     requests: last.reduce((sum, l) => sum + l.requests, 0),
@@ -185,8 +184,8 @@ export function clientNetworkUse(processes: readonly ProcessCounters[], sec: num
     statuses,
     failures,
     lastFailure: failures > 0 ? 'a request to the origin failed in the job (counted in its HTTP client)' : null,
-    firstByteMs: firstBytes.length > 0 ? quantiles(firstBytes) : null,
-    requestMs: requestTimes.length > 0 ? { mean: mean(requestTimes), ...quantiles(requestTimes) } : null,
+    firstByteMs: tailQuantiles(firstBytes),
+    requestMs: requestTimes.length > 0 ? { mean: mean(requestTimes), ...tailQuantiles(requestTimes)! } : null,
     // The time requests were open, summed over processes, per second of the run: the mean in flight.
     meanInFlight: sec > 0 ? last.reduce((sum, l) => sum + l.busyMs, 0) / 1000 / sec : 0,
     maxInFlight: mostAtOnce(last),

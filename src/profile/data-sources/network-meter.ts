@@ -6,7 +6,7 @@ import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { MeteringProxy, ProxyCounters, RequestRecord } from '../../system/network/metering-proxy.js';
 import { counterAt } from '../window-rates.js';
 import { mean } from '../../analysis/stats.js';
-import { nearestRank } from '../../quantile.js';
+import { tailQuantiles } from '../../quantile.js';
 import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
@@ -71,17 +71,10 @@ export function networkUse(start: ProxyCounters, end: ProxyCounters, records: re
     statuses,
     failures: end.failures - start.failures,
     lastFailure: end.failures > start.failures ? end.lastFailure : null,
-    firstByteMs: quantiles(firstBytes),
-    requestMs: durations.length === 0 ? null : { mean: mean(durations), ...quantiles(durations)! },
+    firstByteMs: tailQuantiles(firstBytes),
+    requestMs: durations.length === 0 ? null : { mean: mean(durations), ...tailQuantiles(durations)! },
     meanInFlight: sec > 0 ? (end.inFlightSec - start.inFlightSec) / sec : 0,
     maxInFlight: end.maxInFlight,
     capBytesPerSec,
   };
-}
-
-/** Nearest-rank p50, p95 and p99 of `values`, or null when there are none. */
-function quantiles(values: number[]): NetworkUse['firstByteMs'] {
-  if (values.length === 0) return null;
-  const sorted = values.sort((a, b) => a - b);
-  return { p50: nearestRank(sorted, 0.5), p95: nearestRank(sorted, 0.95), p99: nearestRank(sorted, 0.99), n: sorted.length };
 }
