@@ -5,17 +5,13 @@
  * Mitigating Data Stalls in DNN Training", VLDB 2021, section 4.2): the three
  * stages of the input pipeline overlap, so the slowest one sets the pace.
  *
- * Per sample and per accelerator (rank), with N ranks per server:
- *   t_gpu   = T_synthetic / (b * X)                  X: --gpu-speedup, b: samples per iteration
- *   t_prep  = max(N * u / eff_w(W),                  u: prep CPU-seconds per sample, eff_w(W): what W
- *                 N * (u + k_s / X) / eff(c))        loader workers give (each one CPU at most), k_s: the
- *                                                    step's own CPU per sample, eff(c): what c CPUs give
- *   t_fetch = N * (1 - h(M)) * a * s / B_storage     s: bytes per sample, a: storage bytes read per
- *             + (1 - h(M)) * r * L / (W * q)         consumed byte when cold, h(M): cache hit ratio;
- *                                                    remote data: r requests per sample, each waiting L
- *                                                    for its first byte, q in flight per worker
- *   t       = max(t_gpu, t_prep, t_fetch)
- * prep stall = max(t_gpu, t_prep) - t_gpu; fetch stall = t - max(t_gpu, t_prep).
+ * The formula, its terms and what each is fitted from are written once, in
+ * docs/whatif.md ("The model"); `predict` and `dataSec` below compute it. In
+ * words: per sample and rank, an iteration takes as long as the slowest of the
+ * step (compute with its hand-over and contention), the CPUs' prep, and the
+ * data time of the workers' prep with the cache's misses read from storage
+ * (overlapped as far as the cold mode showed); without loader workers the
+ * three add up.
  *
  * Capacities, not paces: a resource that did not set a mode's pace is given
  * the capacity its own measurement says (a worker one CPU, a CPU one
