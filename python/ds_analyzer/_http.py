@@ -21,6 +21,8 @@ import threading
 import time
 import weakref
 
+from ._files import append_line
+
 FLUSH_EVERY_S = 0.25
 # Timings kept per process between two lines written: enough for p99, bounded whatever the request rate.
 MAX_SAMPLES = 20000
@@ -77,12 +79,7 @@ class _Counters(object):
     def flush(self):
         if os.getpid() != self.pid:
             return
-        data = self.line().encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        append_line(self.path, self.line())
 
     def run(self):
         while True:

@@ -29,6 +29,8 @@ import os
 import threading
 import time
 
+from ._files import append_line
+
 FLUSH_EVERY_NS = 250_000_000
 
 _ns = time.perf_counter_ns
@@ -68,12 +70,7 @@ class _Totals(object):
         if os.getpid() != self.pid or not self.dirty:
             return
         self.dirty = False
-        data = self.line().encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        append_line(self.path, self.line())
 
 
 _state = {"dir": None, "totals": None, "patched": False}

@@ -128,6 +128,7 @@ export function renderHtml(input: HtmlReportInput): string {
 </figure>`;
   const mainCharts = charts.filter((c) => !c.id.startsWith('whatif-'));
   const whatIfCharts = charts.filter((c) => c.id.startsWith('whatif-'));
+  const gpus = gpuRows(profile);
 
   return `<!doctype html>
 <html lang="en">
@@ -155,7 +156,7 @@ ${[stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)].
 ${htmlTable(modeRows(profile), [1, 2, 3, 4])}
 <p>Figures marked ~ rest on a mode whose cache state was not proven.</p>
 ${nodeRows(profile) ? `<h2>Nodes</h2>\n${htmlTable(nodeRows(profile)!, [2, 4])}` : ''}
-${gpuRows(profile) ? `<h2>GPUs</h2>\n${htmlTable(gpuRows(profile)!)}` : ''}
+${gpus ? `<h2>GPUs</h2>\n${htmlTable(gpus)}` : ''}
 <h2>Charts</h2>
 ${mainCharts.map(section).join('\n')}
 <h2>What if</h2>
