@@ -1,6 +1,6 @@
 import { openSync, readSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+import { loadLibc } from '../system/kernel/libc.js';
 
 /**
  * The clock a sample's prep time is counted on.
@@ -13,8 +13,6 @@ import { performance } from 'node:perf_hooks';
 export type PrepClock = 'wall' | 'cpu';
 
 export const PREP_CLOCKS: readonly PrepClock[] = ['wall', 'cpu'];
-
-const CLOCK_THREAD_CPUTIME_ID = 3;
 
 /**
  * A reader of the calling thread's CPU time in ms. The kernel's scheduler
@@ -44,17 +42,12 @@ export function threadCpuClock(): () => number {
   };
 }
 
-/** clock_gettime(CLOCK_THREAD_CPUTIME_ID) through koffi, loaded only when needed. */
+/** clock_gettime(CLOCK_THREAD_CPUTIME_ID) through the libc bindings, loaded only when needed. */
 function clockGettimeClock(): () => number {
-  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
-  const libc = koffi.load('libc.so.6');
-  // A plain buffer as the out-parameter: marshalling a struct costs more than the call.
-  const clockGettime = libc.func('clock_gettime', 'int', ['int', 'void *']);
-  const timespec = Buffer.alloc(16);
-  return () => {
-    clockGettime(CLOCK_THREAD_CPUTIME_ID, timespec);
-    return Number(timespec.readBigInt64LE(0)) * 1000 + Number(timespec.readBigInt64LE(8)) / 1e6;
-  };
+  const load = loadLibc();
+  if (!load.ok) throw new Error(`no thread CPU clock: ${load.reason}`);
+  const { libc } = load;
+  return () => libc.threadCpuSec() * 1000;
 }
 
 /** A clock for `kind` whose reads are cheap enough for a hot loop. */

@@ -82,7 +82,7 @@ export class FakeInotifyKernel {
     },
     // The cache cap runs on inotify only.
     fanotifyInit: () => -38,
-    fanotifyMark: () => 38,
+    fanotifyMark: () => -38,
     read: (_fd, buffer) => {
       let used = 0;
       while (this.queue.length > 0 && used + this.queue[0].length <= buffer.length) {

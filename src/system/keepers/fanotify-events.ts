@@ -51,10 +51,10 @@ export function markTable(libc: LibcBindings, table: FileTable): FanotifyMarkSta
     return { ok: false, reason: code === 'EPERM' ? 'fanotify needs CAP_SYS_ADMIN (root)' : `fanotify_init failed (${code})` };
   }
   for (const dir of dirs) {
-    const errno = libc.fanotifyMark(fd, FAN.markAdd | FAN.markOnlyDir, MARK_MASK, AT_FDCWD, dir);
-    if (errno !== 0) {
+    const result = libc.fanotifyMark(fd, FAN.markAdd | FAN.markOnlyDir, MARK_MASK, AT_FDCWD, dir);
+    if (result < 0) {
       libc.close(fd);
-      return { ok: false, reason: `cannot mark ${dir} (fanotify_mark: ${errnoName(errno)})` };
+      return { ok: false, reason: `cannot mark ${dir} (fanotify_mark: ${errnoName(-result)})` };
     }
   }
   return { ok: true, events: new FanotifyEvents(libc, fd, dirs.length) };

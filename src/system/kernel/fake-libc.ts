@@ -26,7 +26,7 @@ export class FakeLibc implements LibcBindings {
   private nextAddress = 1 << 30;
   /** Every posix_fadvise call, in order: descriptor, offset, length and advice. */
   readonly advice: { fd: number; offsetBytes: number; lengthBytes: number; advice: number }[] = [];
-  /** An errno mincore answers with instead of working, while set. */
+  /** An errno (positive) whose negation mincore answers with instead of working, while set. */
   failMincore = 0;
 
   constructor(pageSizeBytes = 4096) {
@@ -80,7 +80,7 @@ export class FakeLibc implements LibcBindings {
   posixFadvise(fd: number, offsetBytes: number, lengthBytes: number, advice: number): number {
     this.advice.push({ fd, offsetBytes, lengthBytes, advice });
     const pages = this.pagesOf(fd);
-    if (!pages) return EBADF;
+    if (!pages) return -EBADF;
     const [first, end] = this.pageRange(pages, offsetBytes, lengthBytes);
     if (advice === FADV.dontNeed) pages.fill(0, first, end);
     else if (advice === FADV.willNeed) pages.fill(1, first, end);
@@ -98,16 +98,16 @@ export class FakeLibc implements LibcBindings {
   }
 
   munmap(address: number): number {
-    return this.mappings.delete(address) ? 0 : EINVAL;
+    return this.mappings.delete(address) ? 0 : -EINVAL;
   }
 
   mincore(address: number, lengthBytes: number, vec: Uint8Array): number {
-    if (this.failMincore !== 0) return this.failMincore;
+    if (this.failMincore !== 0) return -this.failMincore;
     // The mapping that holds the address: the one with the highest start at or below it.
     let start = -1;
     for (const mapped of this.mappings.keys()) if (mapped <= address && mapped > start) start = mapped;
     const mapping = this.mappings.get(start);
-    if (!mapping) return EINVAL;
+    if (!mapping) return -EINVAL;
     const pages = mapping.pages;
     const first = mapping.firstPage + (address - start) / this.pageSizeBytes;
     const count = Math.ceil(lengthBytes / this.pageSizeBytes);
@@ -135,7 +135,7 @@ export class FakeLibc implements LibcBindings {
   }
 
   fanotifyMark(_fd: number, _flags: number, _mask: number, _dirFd: number, _path: string): number {
-    return ENOSYS;
+    return -ENOSYS;
   }
 
   read(_fd: number, _buffer: Uint8Array): number {

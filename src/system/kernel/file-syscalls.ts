@@ -1,5 +1,5 @@
 // The per-file system calls that set-up at ImageNet's file count needs, bound
-// in the libc.so.6 that libc.ts opens (a separate interface, so that fakes of
+// from the table in libc-calls.ts (a separate interface, so that fakes of
 // LibcBindings stay valid). At 1.28M files every microsecond per file is 1.3 s: these calls take
 // a directory descriptor and a NUL-terminated name (one path component to
 // resolve, no JS string built per file), and answer numbers, never objects.
@@ -9,7 +9,8 @@
 // fs.openSync + closeSync 3.7 us, openat + close 2.9 us; residency by
 // openat + mmap + mincore + munmap + close 9.8 us, by openat + cachestat +
 // close 4.2 us; eviction by openat + posix_fadvise(DONTNEED) + close 5.5 us.
-import { O_RDONLY_CLOEXEC, loadLibcLibrary } from './libc.js';
+import { bindLibcCalls } from './libc-calls.js';
+import { O_RDONLY_CLOEXEC } from './libc.js';
 
 /** open(2) flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC. */
 export const O_DIRECTORY_CLOEXEC = 0o200000 | O_RDONLY_CLOEXEC;
@@ -37,13 +38,13 @@ export const S_IFREG = 0o100000;
 /** st_mode file type of a directory. */
 export const S_IFDIR = 0o040000;
 
-/** The calls; each returns a number (>= 0 or -errno) and never throws. */
+/** The calls; each returns a number (>= 0 or -errno, libc-calls.ts's convention) and never throws. */
 export interface FileSyscalls {
   /** open(path, flags): a descriptor or -errno. */
   open(path: string, flags: number): number;
   /** openat(dirfd, name, flags), `name` NUL-terminated bytes: a descriptor or -errno. */
   openat(dirFd: number, name: Uint8Array, flags: number): number;
-  /** close(fd): 0 or errno. */
+  /** close(fd): 0 or -errno. */
   close(fd: number): number;
   /** statx(dirfd, name) following symlinks: the facts, or -errno. */
   statx(dirFd: number, name: Uint8Array): StatxFacts | number;
@@ -52,7 +53,7 @@ export interface FileSyscalls {
    * in the page cache, or -errno (-ENOSYS before Linux 6.5).
    */
   cachedPages(fd: number, offsetBytes: number, lengthBytes: number): number;
-  /** syncfs(fd): write back the dirty data of fd's whole file system; 0 or errno. */
+  /** syncfs(fd): write back the dirty data of fd's whole file system; 0 or -errno. */
   syncfs(fd: number): number;
   /** pread(fd, buf, 1, 0): the first byte read into a scratch buffer; 1, 0 at the end of the file, or -errno. */
   readFirstByte(fd: number): number;
@@ -78,64 +79,47 @@ const STATX_MASK = 0x1 | 0x2 | 0x8 | 0x100 | 0x200;
 function tryLoad(): FileSyscallsLoad {
   if (process.platform !== 'linux') return { ok: false, reason: `needs Linux (this is ${process.platform})` };
   if (process.arch !== 'x64' && process.arch !== 'arm64') return { ok: false, reason: `not bound on ${process.arch}` };
-  const opened = loadLibcLibrary();
-  if (!opened.ok) return opened;
-  const { koffi, lib } = opened;
-  try {
-    const open = lib.func('int open(const char *path, int flags)');
-    const openat = lib.func('int openat(int dirfd, const uint8_t *path, int flags)');
-    const close = lib.func('int close(int fd)');
-    const statx = lib.func('int statx(int dirfd, const uint8_t *path, int flags, unsigned int mask, _Out_ uint8_t *buf)');
-    const syncfs = lib.func('int syncfs(int fd)');
-    const pread = lib.func('intptr_t pread(int fd, _Out_ uint8_t *buf, size_t count, int64_t offset)');
-    const scratch = new Uint8Array(1);
-    // glibc's syscall() is variadic; integer and pointer arguments pass the same way
-    // in registers on x86-64 and aarch64, so a fixed prototype is safe for these.
-    const syscall = lib.func('long syscall(long nr, int fd, const uint8_t *range, _Out_ uint8_t *cstat, unsigned int flags)');
-    const errno = (): number => koffi.errno();
-    // struct statx (include/uapi/linux/stat.h): fixed layout on every architecture.
-    const statxBuffer = new Uint8Array(256);
-    const statxView = new DataView(statxBuffer.buffer);
-    // struct cachestat_range { __u64 off, len; } and struct cachestat { __u64 nr_cache, ... }.
-    const range = new BigUint64Array(2);
-    const rangeBytes = new Uint8Array(range.buffer);
-    const cstat = new BigUint64Array(5);
-    const cstatBytes = new Uint8Array(cstat.buffer);
-    const calls: FileSyscalls = {
-      open: (path, flags) => {
-        const fd = Number(open(path, flags));
-        return fd < 0 ? -errno() : fd;
-      },
-      openat: (dirFd, name, flags) => {
-        const fd = Number(openat(dirFd, name, flags));
-        return fd < 0 ? -errno() : fd;
-      },
-      close: (fd) => (Number(close(fd)) === 0 ? 0 : errno()),
-      statx: (dirFd, name) => {
-        if (Number(statx(dirFd, name, AT_STATX_SYNC_AS_STAT, STATX_MASK, statxBuffer)) !== 0) return -errno();
-        const le = true;
-        const mode = statxView.getUint16(28, le);
-        return {
-          type: mode & S_IFMT,
-          bytes: Number(statxView.getBigUint64(40, le)),
-          uid: statxView.getUint32(20, le),
-          key: `${statxView.getUint32(136, le)}:${statxView.getUint32(140, le)}:${statxView.getBigUint64(32, le)}`,
-        };
-      },
-      cachedPages: (fd, offsetBytes, lengthBytes) => {
-        range[0] = BigInt(offsetBytes);
-        range[1] = BigInt(lengthBytes);
-        if (Number(syscall(SYS_CACHESTAT, fd, rangeBytes, cstatBytes, 0)) !== 0) return -errno();
-        return Number(cstat[0]);
-      },
-      syncfs: (fd) => (Number(syncfs(fd)) === 0 ? 0 : errno()),
-      readFirstByte: (fd) => {
-        const bytes = Number(pread(fd, scratch, 1, 0));
-        return bytes < 0 ? -errno() : bytes;
-      },
-    };
-    return { ok: true, calls };
-  } catch (error) {
-    return { ok: false, reason: `cannot bind libc.so.6 (${String(error).split('\n')[0]})` };
-  }
+  const bound = bindLibcCalls();
+  if (!bound.ok) return bound;
+  const { calls: libc } = bound;
+  const open = libc.checked('open');
+  const openat = libc.checked('openat');
+  const statx = libc.checked('statx');
+  const pread = libc.checked('pread');
+  const syscall = libc.checked('syscall');
+  const scratch = new Uint8Array(1);
+  // struct statx (include/uapi/linux/stat.h): fixed layout on every architecture.
+  const statxBuffer = new Uint8Array(256);
+  const statxView = new DataView(statxBuffer.buffer);
+  // struct cachestat_range { __u64 off, len; } and struct cachestat { __u64 nr_cache, ... }.
+  const range = new BigUint64Array(2);
+  const rangeBytes = new Uint8Array(range.buffer);
+  const cstat = new BigUint64Array(5);
+  const cstatBytes = new Uint8Array(cstat.buffer);
+  const calls: FileSyscalls = {
+    open,
+    openat,
+    close: libc.checked('close'),
+    statx: (dirFd, name) => {
+      const result = statx(dirFd, name, AT_STATX_SYNC_AS_STAT, STATX_MASK, statxBuffer);
+      if (result < 0) return result;
+      const le = true;
+      const mode = statxView.getUint16(28, le);
+      return {
+        type: mode & S_IFMT,
+        bytes: Number(statxView.getBigUint64(40, le)),
+        uid: statxView.getUint32(20, le),
+        key: `${statxView.getUint32(136, le)}:${statxView.getUint32(140, le)}:${statxView.getBigUint64(32, le)}`,
+      };
+    },
+    cachedPages: (fd, offsetBytes, lengthBytes) => {
+      range[0] = BigInt(offsetBytes);
+      range[1] = BigInt(lengthBytes);
+      const result = syscall(SYS_CACHESTAT, fd, rangeBytes, cstatBytes, 0);
+      return result < 0 ? result : Number(cstat[0]);
+    },
+    syncfs: libc.checked('syncfs'),
+    readFirstByte: (fd) => pread(fd, scratch, 1, 0),
+  };
+  return { ok: true, calls };
 }

@@ -47,7 +47,7 @@ export class NodeFileSyscalls implements FileSyscalls {
       fs.closeSync(fd);
       return 0;
     } catch {
-      return EBADF;
+      return -EBADF;
     }
   }
 
@@ -76,7 +76,7 @@ export class NodeFileSyscalls implements FileSyscalls {
   }
 
   syncfs(_fd: number): number {
-    return ENOSYS;
+    return -ENOSYS;
   }
 }
 

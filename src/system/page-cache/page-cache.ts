@@ -186,8 +186,8 @@ export function scanFilePages(
     const vec = windowVector(Math.min(totalPages, MINCORE_WINDOW_PAGES));
     for (let first = 0; first < totalPages; first += MINCORE_WINDOW_PAGES) {
       const pages = Math.min(MINCORE_WINDOW_PAGES, totalPages - first);
-      const errno = libc.mincore(address + first * pageBytes, pages * pageBytes, vec);
-      if (errno !== 0) return errno;
+      const result = libc.mincore(address + first * pageBytes, pages * pageBytes, vec);
+      if (result < 0) return -result;
       visit(first, vec, pages);
     }
     return 0;
@@ -456,16 +456,19 @@ function syncFileSystems(libc: LibcBindings, calls: FileSyscalls, files: readonl
     if (synced.has(dev)) continue;
     synced.add(dev);
     const fd = calls.open(dir, O_DIRECTORY_CLOEXEC);
-    const errno = fd < 0 ? -fd : calls.syncfs(fd);
+    const result = fd < 0 ? fd : calls.syncfs(fd);
     if (fd >= 0) calls.close(fd);
-    if (errno !== 0) return libc.sync();
+    if (result < 0) {
+      libc.sync();
+      return;
+    }
   }
 }
 
 /** posix_fadvise(fd, offset, length, DONTNEED); length 0 means to the end of the file. */
 export function adviseDontNeed(libc: LibcBindings, fd: number, offsetBytes: number, lengthBytes: number): void {
-  const errno = libc.posixFadvise(fd, offsetBytes, lengthBytes, FADV.dontNeed);
-  if (errno !== 0) throw errnoError(errno, 'posix_fadvise');
+  const result = libc.posixFadvise(fd, offsetBytes, lengthBytes, FADV.dontNeed);
+  if (result < 0) throw errnoError(-result, 'posix_fadvise');
 }
 
 /**

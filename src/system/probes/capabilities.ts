@@ -11,7 +11,7 @@ import { wholeDiskDevice } from '../kernel/block-device.js';
 import { probeGpus } from './gpu.js';
 import { reclaimingDamonSchemes } from '../cgroups/damon.js';
 import { FADV, MAP_SHARED, PROT_READ, loadLibc } from '../kernel/libc.js';
-import { errorCode } from '../kernel/errno.js';
+import { errnoName, errorCode } from '../kernel/errno.js';
 
 /** One row of the doctor table. */
 export interface Capability {
@@ -73,14 +73,14 @@ function libcRows(): Capability[] {
     fd = openSync(file, 'r');
     const fadvise = libc.posixFadvise(fd, 0, 0, FADV.dontNeed);
     const address = libc.mmap(libc.pageSizeBytes, PROT_READ, MAP_SHARED, fd, 0);
-    let mincore = address < 0 ? -address : -1;
+    let mincore = address;
     if (address >= 0) {
       mincore = libc.mincore(address, libc.pageSizeBytes, new Uint8Array(1));
       libc.munmap(address, libc.pageSizeBytes);
     }
     return [
-      row('page-cache-eviction', fadvise === 0, fadvise === 0 ? 'posix_fadvise(DONTNEED) works' : `posix_fadvise failed (errno ${fadvise})`),
-      row('residency', mincore === 0, mincore === 0 ? 'mincore works' : `mmap/mincore failed (errno ${mincore})`),
+      row('page-cache-eviction', fadvise === 0, fadvise === 0 ? 'posix_fadvise(DONTNEED) works' : `posix_fadvise failed (${errnoName(-fadvise)})`),
+      row('residency', mincore === 0, mincore === 0 ? 'mincore works' : `mmap/mincore failed (${errnoName(-mincore)})`),
     ];
   } catch (error) {
     return [row('page-cache-eviction', false, message(error)), row('residency', false, message(error))];

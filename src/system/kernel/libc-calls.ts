@@ -1,0 +1,126 @@
+// Every libc call the tool binds through koffi, in one table, bound once, and
+// one convention for what a bound call answers: a result >= 0, or -errno.
+// libc.ts (page-cache control, inotify, fanotify) and file-syscalls.ts (the
+// per-file calls of set-up at ImageNet's file count) both take their calls
+// from here, so that `open` and `close` are bound once and read the same way.
+//
+// koffi is required lazily (createRequire, on first use) so that importing this
+// module never fails: on a machine where koffi's prebuilt binary or libc.so.6
+// is missing (macOS, musl, an odd architecture), bindLibcCalls() answers
+// { ok: false, reason } and callers degrade.
+//
+// Addresses are declared as intptr_t so that they come back as plain numbers
+// (user-space addresses are below 2^47, well within Number's exact range) and
+// MAP_FAILED comes back as -1, which the convention turns into -errno.
+import { createRequire } from 'node:module';
+
+/** The C prototype of each call, as koffi parses it (man 2 / man 3 of each name). */
+export const LIBC_PROTOTYPES = {
+  getpagesize: 'int getpagesize(void)',
+  posix_fadvise: 'int posix_fadvise(int fd, int64_t offset, int64_t len, int advice)',
+  mmap: 'intptr_t mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)',
+  munmap: 'int munmap(intptr_t addr, size_t length)',
+  mincore: 'int mincore(intptr_t addr, size_t length, _Out_ uint8_t *vec)',
+  sync: 'void sync(void)',
+  syncfs: 'int syncfs(int fd)',
+  inotify_init1: 'int inotify_init1(int flags)',
+  inotify_add_watch: 'int inotify_add_watch(int fd, const char *path, uint32_t mask)',
+  fanotify_init: 'int fanotify_init(unsigned int flags, unsigned int event_f_flags)',
+  fanotify_mark: 'int fanotify_mark(int fd, unsigned int flags, uint64_t mask, int dirfd, const char *path)',
+  read: 'intptr_t read(int fd, _Out_ uint8_t *buf, size_t count)',
+  pread: 'intptr_t pread(int fd, _Out_ uint8_t *buf, size_t count, int64_t offset)',
+  open: 'int open(const char *path, int flags)',
+  openat: 'int openat(int dirfd, const uint8_t *path, int flags)',
+  close: 'int close(int fd)',
+  // glibc 2.34 and later: a libc without it still binds every other call.
+  close_range: 'int close_range(unsigned int first, unsigned int last, int flags)',
+  statx: 'int statx(int dirfd, const uint8_t *path, int flags, unsigned int mask, _Out_ uint8_t *buf)',
+  // struct timespec is two 64-bit words on the 64-bit ABIs koffi's prebuilt binaries cover.
+  clock_gettime: 'int clock_gettime(int clock, _Out_ int64_t *ts)',
+  // glibc's syscall() is variadic; integer and pointer arguments pass the same way in registers on x86-64 and
+  // aarch64, so a fixed prototype is safe for the one call made through it (cachestat, file-syscalls.ts).
+  syscall: 'long syscall(long nr, int fd, const uint8_t *range, _Out_ uint8_t *cstat, unsigned int flags)',
+} as const;
+
+/** A call's name in the table. */
+export type LibcCallName = keyof typeof LIBC_PROTOTYPES;
+
+/** Calls a libc may lack; every other call binds, or none is bound. */
+const OPTIONAL_CALLS: ReadonlySet<LibcCallName> = new Set<LibcCallName>(['close_range']);
+
+/** A bound call: koffi's function, its arguments as koffi takes them. */
+export type BoundCall = (...args: unknown[]) => unknown;
+
+/** The bound table: each call as koffi answers it, and the thread's errno right after a call. */
+export interface LibcCalls {
+  /** Whether `name` is bound: false only for an optional call this libc lacks. */
+  has(name: LibcCallName): boolean;
+  /** koffi's function for `name`, answering as the C call does (for calls outside the convention). */
+  raw(name: LibcCallName): BoundCall;
+  /**
+   * `name` with the one convention (looked up once: keep the function, the per-file calls are hot): it answers
+   * the call's result when >= 0, or -errno when the call answered < 0 (-1 and errno, as the system calls and
+   * mmap's MAP_FAILED do).
+   */
+  checked(name: LibcCallName): (...args: unknown[]) => number;
+  /** errno as the last call on this thread left it. */
+  errno(): number;
+}
+
+/** The table, or why it could not be bound. */
+export type LibcCallsLoad = { ok: true; calls: LibcCalls } | { ok: false; reason: string };
+
+let table: LibcCallsLoad | undefined;
+
+/** Loads koffi and libc.so.6 and binds the table on first call, memoized; never throws. */
+export function bindLibcCalls(): LibcCallsLoad {
+  table ??= bindAll();
+  return table;
+}
+
+function bindAll(): LibcCallsLoad {
+  if (process.platform !== 'linux') return { ok: false, reason: `needs Linux (this is ${process.platform})` };
+  let koffi: typeof import('koffi');
+  try {
+    koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+  } catch (error) {
+    return { ok: false, reason: `cannot load koffi (${firstLine(error)})` };
+  }
+  const functions = new Map<LibcCallName, BoundCall>();
+  try {
+    const lib = koffi.load('libc.so.6');
+    for (const [name, prototype] of Object.entries(LIBC_PROTOTYPES) as [LibcCallName, string][]) {
+      try {
+        functions.set(name, lib.func(prototype) as BoundCall);
+      } catch (error) {
+        if (!OPTIONAL_CALLS.has(name)) throw error;
+      }
+    }
+  } catch (error) {
+    return { ok: false, reason: `cannot bind libc.so.6 (${firstLine(error)})` };
+  }
+  const errno = (): number => koffi.errno();
+  const bound = (name: LibcCallName): BoundCall => {
+    const call = functions.get(name);
+    if (call === undefined) throw new Error(`${name} is not bound here: ask has(name) first for an optional call`);
+    return call;
+  };
+  const calls: LibcCalls = {
+    has: (name) => functions.has(name),
+    raw: (name) => bound(name),
+    checked: (name) => {
+      const call = bound(name);
+      return (...args) => {
+        const result = Number(call(...args));
+        return result < 0 ? -errno() : result;
+      };
+    },
+    errno,
+  };
+  return { ok: true, calls };
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0];
+}
