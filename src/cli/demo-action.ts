@@ -1,6 +1,9 @@
 import { relative, resolve } from 'node:path';
 import { runDemo, type DemoInput } from '../demo/run-demo.js';
-import { demoProgressHooks, renderDemoOutcome } from '../demo/demo-terminal.js';
+import { ExitCode } from '../errors.js';
+import { demoProgressHooks, renderDemoOutcome } from '../report/demo-terminal.js';
+import { modelWhatIf } from '../report/whatif-adapter.js';
+import { writeReport } from '../report/write-report.js';
 import { profileProgressHooks, reportProfileOutcome } from './run-and-report.js';
 import type { Io } from './io.js';
 
@@ -19,9 +22,14 @@ export interface RawDemoOptions {
 /** What `demo` does once commander has parsed its flags: the demo's run, its summary and report, and the exit code. */
 export async function demoAction(raw: RawDemoOptions, io: Io): Promise<number> {
   const outcome = await runDemo(parseDemoOptions(raw, io), { ...profileProgressHooks(io), ...demoProgressHooks(io.stderr) });
-  const exitCode = reportProfileOutcome(outcome.run, io, { json: Boolean(raw.json) });
+  const { run } = outcome;
+  const report =
+    raw.report && run.exitCode === ExitCode.Ok
+      ? await writeReport(run.profile, run.path, resolve(io.cwd, raw.reportsDir), modelWhatIf)
+      : null;
+  const exitCode = reportProfileOutcome(run, io, { json: Boolean(raw.json) });
   // With --json stdout holds only the profile, so the rest goes to stderr.
-  (raw.json ? io.stderr : io.stdout)(renderDemoOutcome(outcome, (path) => relative(io.cwd, path) || path));
+  (raw.json ? io.stderr : io.stdout)(renderDemoOutcome({ ...outcome, report }, (path) => relative(io.cwd, path) || path));
   return exitCode;
 }
 
@@ -31,7 +39,6 @@ function parseDemoOptions(raw: RawDemoOptions, io: Pick<Io, 'cwd' | 'env'>): Dem
     quick: Boolean(raw.quick),
     datasetDir: raw.datasetDir ?? null,
     profilesDir: resolve(io.cwd, raw.profilesDir),
-    reportsDir: raw.report ? resolve(io.cwd, raw.reportsDir) : null,
     throttle: raw.throttle,
     remote: Boolean(raw.remote),
     cwd: io.cwd,

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { prepareGate, runGate, withLaterEpochs, type RawGateFlags } from '../gate/run-gate.js';
+import { prepareGate, withLaterEpochs, type RawGateFlags } from '../gate/options.js';
+import { runGate } from './run-gate.js';
 import { loadProfile, newestProfile } from '../store/profile-files.js';
 import type { Io } from './io.js';
 

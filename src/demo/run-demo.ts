@@ -18,8 +18,6 @@ import { startObjectStore } from './object-store.js';
 import { DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
 import { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../profile/run-profile.js';
-import { modelWhatIf } from '../report/whatif-adapter.js';
-import { writeReport, type WrittenReport } from '../report/write-report.js';
 import { MODES } from '../schema/events.js';
 import { wholeDiskDevice } from '../system/kernel/block-device.js';
 import { detectCgroups } from '../system/cgroups/cgroups.js';
@@ -39,8 +37,6 @@ export interface DemoInput {
   datasetDir: string | null;
   /** Folder for the profile. */
   profilesDir: string;
-  /** Folder for the HTML and Markdown report; null: no report. */
-  reportsDir: string | null;
   /** Whether cold storage is throttled where this machine permits. */
   throttle: boolean;
   /** Serve the dataset from an object store on loopback and profile it as remote data, capped at the metering proxy. */
@@ -69,11 +65,9 @@ export interface DemoOutcome {
   settings: EmulatorSettings;
   /** The what-if at no cache, or why the profile cannot answer it; null when the job did not end well. */
   whatif: WhatifResult | NotEnoughData | null;
-  /** The report written; null with no reportsDir, or when the job did not end well. */
-  report: WrittenReport | null;
 }
 
-/** Runs the demo: dataset, profile, what-if at no cache, report. */
+/** Runs the demo: dataset, profile, what-if at no cache (the command writes the report of it). */
 export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoOutcome> {
   // Remote data passes every byte through the metering proxy in this process, at about 1.6 ms of CPU per MB
   // (docs/method.md): the full workload's 80 MB/s would take half a CPU of a small machine, so --remote runs the quick one.
@@ -124,11 +118,9 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
     await store?.close();
   }
   const settings: EmulatorSettings = { ...preset, cpus: run.profile.host.cpus, meanFileBytes: run.profile.dataset.meanFileBytes, storageBwBytesPerSec: storageBw };
-  if (run.exitCode !== ExitCode.Ok) return { run, settings, whatif: null, report: null };
+  if (run.exitCode !== ExitCode.Ok) return { run, settings, whatif: null };
   // Would the stall go if the page cache could not hold the dataset: the question the cold mode answers.
-  const answer = whatif(run.profile, run.path, { cacheBytes: 0 });
-  const report = input.reportsDir === null ? null : await writeReport(run.profile, run.path, input.reportsDir, modelWhatIf);
-  return { run, settings, whatif: answer, report };
+  return { run, settings, whatif: whatif(run.profile, run.path, { cacheBytes: 0 }) };
 }
 
 /** The demo's dataset as remote data: each sample file an object of the store at `url`. */

@@ -2,15 +2,21 @@
  * What `ds-analyzer demo` prints after the profile summary: the measured split
  * next to the emulator's settings, the what-if at no cache, and what to try next.
  */
-import type { Profile } from '../schema/profile.js';
+import type { DemoHooks, DemoOutcome } from '../demo/run-demo.js';
 import { impliedSplit, type EmulatorSettings } from '../emulator/expected.js';
-import type { DemoHooks, DemoOutcome } from './run-demo.js';
 import { failedBeforeAnyIteration } from '../profile/run-outcome.js';
+import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { isNotEnoughData } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
-import { table } from '../report/format.js';
-import { reportNotes } from '../report/write-report.js';
+import { table } from './format.js';
+import { reportNotes, type WrittenReport } from './write-report.js';
+
+/** What the demo's summary shows: the demo's run, and the report written of it (null: none). */
+export interface DemoSummary extends DemoOutcome {
+  /** The report written; null with --no-report, or when the job did not end well. */
+  report: WrittenReport | null;
+}
 
 /** The demo's own progress lines (the dataset, the throttle), on `write` (stderr). */
 export function demoProgressHooks(write: (text: string) => void): Pick<DemoHooks, 'onDatasetStart' | 'onDatasetReady' | 'onThrottle'> {
@@ -29,7 +35,7 @@ export function demoProgressHooks(write: (text: string) => void): Pick<DemoHooks
  * and, when the job ended well, the what-if, the report and what to try next.
  * `shown` writes a path as the user should see it.
  */
-export function renderDemoOutcome(outcome: DemoOutcome, shown: (path: string) => string): string {
+export function renderDemoOutcome(outcome: DemoSummary, shown: (path: string) => string): string {
   const parts: string[] = [];
   if (!failedBeforeAnyIteration(outcome.run)) parts.push(renderSettingsCheck(outcome.run.profile, outcome.settings));
   if (outcome.whatif !== null) {

@@ -1,5 +1,6 @@
-import { table } from '../report/format.js';
-import type { GateVerdict } from './rules.js';
+// The gate's verdict on a terminal: the table of rules and the outcome line.
+import type { GateVerdict } from '../gate/rules.js';
+import { table } from './format.js';
 
 const RESULT_WORD = { pass: 'pass', fail: 'FAIL', warn: 'WARN' } as const;
 

@@ -1,16 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import type { DemoOutcome } from '../../src/demo/run-demo.js';
 import { EMULATOR_PRESETS } from '../../src/emulator/presets.js';
 import { ExitCode } from '../../src/errors.js';
-import { demoProgressHooks, renderDemoOutcome } from '../../src/demo/demo-terminal.js';
+import { demoProgressHooks, renderDemoOutcome, type DemoSummary } from '../../src/report/demo-terminal.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { notEnoughData } from '../../src/whatif/fit/fitted.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));
 
-function outcome(exitCode: ExitCode, fields: Partial<DemoOutcome> = {}): DemoOutcome {
+function outcome(exitCode: ExitCode, fields: Partial<DemoSummary> = {}): DemoSummary {
   const profile = readProfile(FIXTURE);
   const preset = EMULATOR_PRESETS.quick;
   return {

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { Builder } from 'junit-report-builder';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { GateVerdict } from './rules.js';
+import type { GateVerdict } from '../gate/rules.js';
 
 // The package is CommonJS (module.exports = builder) while its types declare a
 // default export; under NodeNext that types it as `.default`. Take whichever exists.

@@ -3,9 +3,9 @@
  * (appended, as GitHub expects several steps to share the file).
  */
 import { appendFileSync } from 'node:fs';
-import { mdText } from '../report/escape.js';
-import type { GateVerdict } from './rules.js';
-import { EPOCHS_WORD } from './terminal.js';
+import type { GateVerdict } from '../gate/rules.js';
+import { mdText } from './escape.js';
+import { EPOCHS_WORD } from './gate-terminal.js';
 
 const ICON = { pass: '✅ pass', fail: '❌ **fail**', warn: '⚠️ warn' } as const;
 

@@ -1,18 +1,13 @@
 /**
- * The gate as one call: evaluate the budgets on a profile, print the verdict,
- * write JUnit XML and the GitHub step summary. `gate` and `profile --gate`
- * both go through here.
+ * The gate's options from its flags and config file, checked before anything
+ * runs (`gate` and `profile --gate` both parse them here); cli/run-gate.ts
+ * evaluates and renders the verdict with them.
  */
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
-import { gateOutput } from '../schema/versions.js';
 import { parseDurationSec, parseFraction, parsePositiveNumber } from '../units.js';
 import { resolveBudgets, type BudgetFlags, type Budgets, type GateEpochs } from './config.js';
-import { writeJunit } from './junit.js';
-import { evaluateGate } from './rules.js';
-import { appendStepSummary, stepSummaryMarkdown } from './step-summary.js';
-import { renderVerdict } from './terminal.js';
 
 /** Everything the gate needs besides the profile; built by prepareGate. */
 export interface GateOptions {
@@ -42,13 +37,6 @@ export interface RawGateFlags {
   maxRegression?: string;
   maxCheckpointStall?: string;
   maxTimeToFirstBatch?: string;
-}
-
-/** What runGate may touch: output and the environment (GITHUB_STEP_SUMMARY). */
-export interface GateIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
 }
 
 /**
@@ -84,33 +72,6 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
 function parseEpochs(text: string): GateEpochs {
   if (text === 'first' || text === 'later') return text;
   throw new UserError(`--epochs '${text}' is not one of first, later: pass --epochs first (the dataset cold) or --epochs later (epochs 2+)`, ExitCode.BadValue);
-}
-
-/**
- * Gates one profile: prints the verdict (stdout), writes JUnit XML when asked,
- * appends Markdown to $GITHUB_STEP_SUMMARY when set, and returns the exit code
- * (0 pass, 1 a budget failed, 5 the job failed). `baseline` is the profile
- * at options.baselinePath, read by the caller (readProfile or loadProfile:
- * a missing or corrupt one is a UserError, 4 or 7), null without one.
- */
-export function runGate(profile: Profile, profilePath: string, options: GateOptions, io: GateIo, baseline: Profile | null): number {
-  const verdict = evaluateGate(profile, options.budgets, baseline, options.epochs);
-  if (options.json) {
-    io.stdout(JSON.stringify(gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict }), null, 1) + '\n');
-  } else {
-    io.stdout(renderVerdict(verdict, profilePath, options.baselinePath));
-  }
-  if (options.junitPath) writeJunit(options.junitPath, verdict, profilePath);
-  const summaryPath = io.env.GITHUB_STEP_SUMMARY;
-  if (summaryPath) {
-    try {
-      appendStepSummary(summaryPath, stepSummaryMarkdown(verdict, profilePath, options.baselinePath));
-    } catch (error) {
-      io.stderr(`ds-analyzer: warning: cannot append to GITHUB_STEP_SUMMARY '${summaryPath}': ${(error as Error).message}\n`);
-    }
-  }
-  if (verdict.jobFailure) io.stderr(`ds-analyzer: ${verdict.jobFailure}: see the job's logs beside the profile\n`);
-  return verdict.exitCode;
 }
 
 /**
