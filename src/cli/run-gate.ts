@@ -9,7 +9,7 @@ import { writeJunit } from '../report/gate-junit.js';
 import { appendStepSummary, stepSummaryMarkdown } from '../report/gate-step-summary.js';
 import { renderVerdict } from '../report/gate-terminal.js';
 import type { Profile } from '../schema/profile.js';
-import { gateOutput } from '../schema/versions.js';
+import { gateOutput } from '../schema/output-headers.js';
 
 /** What runGate may touch: output and the environment (GITHUB_STEP_SUMMARY). */
 export interface GateIo {

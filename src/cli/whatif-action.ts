@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { loadProfile, newestProfile } from '../store/profile-files.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
-import { matrixOutput, whatifOutput } from '../schema/versions.js';
+import { matrixOutput, whatifOutput } from '../schema/output-headers.js';
 import { parseCacheSize, parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseLatencySec, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../units.js';
 import { fitModel, isNotEnoughData } from '../whatif/model.js';
 import { CACHE_POLICIES, type CachePolicy } from '../whatif/cache-policy.js';

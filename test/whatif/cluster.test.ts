@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { readProfile } from '../../src/store/profile-store.js';
 import { baseScenario, predict } from '../../src/whatif/model.js';
 import { whatif, type WhatifResult } from '../../src/whatif/whatif.js';
-import { WhatifOutputSchema, whatifOutput } from '../../src/schema/whatif-output.js';
+import { WhatifOutputSchema } from '../../src/schema/whatif-output.js';
+import { whatifOutput } from '../../src/schema/output-headers.js';
 import { renderWhatif } from '../../src/report/whatif-terminal.js';
 import { fitOrFail } from './fit-or-fail.js';
 

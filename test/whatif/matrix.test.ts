@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { readProfile } from '../../src/store/profile-store.js';
 import { whatifMatrix, DEFAULT_MATRIX_CACHE_SHARES } from '../../src/whatif/matrix.js';
 import { baseScenario, predict } from '../../src/whatif/model.js';
-import { MatrixOutputSchema, matrixOutput } from '../../src/schema/matrix-output.js';
+import { MatrixOutputSchema } from '../../src/schema/matrix-output.js';
+import { matrixOutput } from '../../src/schema/output-headers.js';
 import { renderMatrix } from '../../src/report/matrix-terminal.js';
 import { fitOrFail } from './fit-or-fail.js';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
-import { whatifOutput } from '../../src/schema/whatif-output.js';
+import { whatifOutput } from '../../src/schema/output-headers.js';
 import { assertFollowsSchema } from '../schema/follows-schema.js';
 import { WhatifOutputSchema } from '../../src/schema/whatif-output.js';
 import { isNotEnoughData, type Scenario } from '../../src/whatif/model.js';
