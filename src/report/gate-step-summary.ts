@@ -36,6 +36,7 @@ export function appendStepSummary(path: string, markdown: string): void {
   appendFileSync(path, markdown);
 }
 
+/** `text` inside a code span: without backticks (\u0060, written so that no reader takes it for a template) or line ends. */
 function mdCode(text: string): string {
-  return text.replace(/[`\r\n]/g, '');
+  return text.replace(/[\u0060\r\n]/g, '');
 }
