@@ -9,7 +9,10 @@ import type { Iteration } from '../src/schema/profile.js';
 
 function makeSeries(n: number, workers: number): Iteration[] {
   let seed = 12345;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
   return Array.from({ length: n }, (_, i) => ({
     i,
     t: i * 100,

@@ -43,7 +43,9 @@ while (performance.now() - started < seconds * 1000) {
       epochs++;
     }
     const fd = fs.openSync(files[order[next++]], 'r');
-    for (let n; (n = fs.readSync(fd, buffer, 0, buffer.length, null)) > 0; ) consumedBytes += n;
+    for (let n = fs.readSync(fd, buffer, 0, buffer.length, null); n > 0; n = fs.readSync(fd, buffer, 0, buffer.length, null)) {
+      consumedBytes += n;
+    }
     fs.closeSync(fd);
     reads++;
   }

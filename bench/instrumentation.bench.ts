@@ -16,6 +16,7 @@ import { PYTHON_PACKAGE_DIR } from '../src/profile/python-hook.js';
  */
 const PYTHON = '/usr/bin/python3';
 
+// biome-ignore lint/complexity/noUselessStringRaw: raw, so that a backslash added to the Python stays Python's
 const SCRIPT = String.raw`
 import os, sys, time, statistics, json
 import torch

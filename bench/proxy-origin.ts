@@ -7,7 +7,10 @@ const bodies = new Map<number, Buffer>();
 const server = http.createServer((req, res) => {
   const size = Number(/^\/bytes\/(\d+)/.exec(req.url ?? '')?.[1] ?? 0);
   let body = bodies.get(size);
-  if (!body) bodies.set(size, (body = Buffer.alloc(size, 1)));
+  if (!body) {
+    body = Buffer.alloc(size, 1);
+    bodies.set(size, body);
+  }
   res.writeHead(200, { 'content-length': size, 'content-type': 'application/octet-stream' }).end(body);
 });
 server.keepAliveTimeout = 60_000;

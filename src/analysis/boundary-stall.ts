@@ -18,7 +18,7 @@ export function boundaryStall(modes: { cached?: ModeResult; cold?: ModeResult })
   for (const name of ['cold', 'cached'] as const) {
     const mode = modes[name];
     const rank = mode && paceRankOf(mode);
-    if (!mode || !rank || !rank.epochs?.length) continue;
+    if (!mode || !rank?.epochs?.length) continue;
     const measured = ofRank(rank, mode.state.proven);
     if (measured) return { ...measured, mode: name };
   }

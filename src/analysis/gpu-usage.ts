@@ -38,7 +38,10 @@ export function gpuUsage(samples: ResourceSample[]): GpuUsage[] {
   const byIndex = new Map<number | null, Tally>();
   const tallyOf = (index: number | null): Tally => {
     let tally = byIndex.get(index);
-    if (!tally) byIndex.set(index, (tally = { utilSum: 0, utilCount: 0, peakMem: null, samples: 0 }));
+    if (!tally) {
+      tally = { utilSum: 0, utilCount: 0, peakMem: null, samples: 0 };
+      byIndex.set(index, tally);
+    }
     return tally;
   };
   const perDevice = samples.some((s) => s.gpus !== undefined);

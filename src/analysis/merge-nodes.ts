@@ -132,7 +132,7 @@ function mergePass(pass: Pass, results: readonly ModeResult[]): Pass {
   return {
     ...pass,
     // A node without that run has no proof of it.
-    proven: same.every((p) => p !== undefined && p.proven),
+    proven: same.every((p) => p?.proven),
     status: notOk?.status ?? pass.status,
     stopReason: notOk?.stopReason ?? pass.stopReason,
   };

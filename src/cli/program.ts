@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { EXIT_CODES, EXIT_CODE_TEXT, type ExitCode } from '../errors.js';
 import type { Io } from './io.js';
 

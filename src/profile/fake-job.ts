@@ -63,10 +63,19 @@ export function fakeJobStarter(script: FakeJobScript): FakeJobStarter {
     return {
       pid: FAKE_JOB_PID,
       done,
-      terminate: async () => void (stopRequested = true),
-      timeOut: async () => void ((timedOut = true), (stopRequested = true)),
-      kill: () => void (stopRequested = true),
-      markStopRequested: () => void (stopRequested = true),
+      terminate: async () => {
+        stopRequested = true;
+      },
+      timeOut: async () => {
+        timedOut = true;
+        stopRequested = true;
+      },
+      kill: () => {
+        stopRequested = true;
+      },
+      markStopRequested: () => {
+        stopRequested = true;
+      },
     };
   };
   return { start, started };
@@ -109,7 +118,9 @@ export function fakeSwitchingJobStarter(script: FakeSwitchingScript): FakeJobSta
     const done = (async (): Promise<JobExit> => {
       let i = 0;
       let asked = false;
-      while (!stopped && !(asked = stop.requested()) && i < (script.dataIterations ?? Infinity)) {
+      while (!stopped) {
+        asked = stop.requested();
+        if (asked || i >= (script.dataIterations ?? Infinity)) break;
         const next = control.poll();
         if (next) {
           writer?.block({ block: next.block, mode: next.mode, i, inFlight: script.inFlight });
@@ -128,10 +139,22 @@ export function fakeSwitchingJobStarter(script: FakeSwitchingScript): FakeJobSta
     return {
       pid: FAKE_JOB_PID,
       done,
-      terminate: async () => void ((stopped = true), (stopRequested = true)),
-      timeOut: async () => void ((stopped = true), (stopRequested = true), (timedOut = true)),
-      kill: () => void ((stopped = true), (stopRequested = true)),
-      markStopRequested: () => void (stopRequested = true),
+      terminate: async () => {
+        stopped = true;
+        stopRequested = true;
+      },
+      timeOut: async () => {
+        stopped = true;
+        stopRequested = true;
+        timedOut = true;
+      },
+      kill: () => {
+        stopped = true;
+        stopRequested = true;
+      },
+      markStopRequested: () => {
+        stopRequested = true;
+      },
     };
   };
   return { start, started };

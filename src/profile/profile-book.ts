@@ -38,7 +38,8 @@ export class ProfileBook {
       profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, gpus: profile.host.gpus.length, remote: fetchPlace(profile) === 'network' });
       this.refreshLaterEpochs();
     } else {
-      (profile.cpuSweep ??= []).push(result);
+      profile.cpuSweep ??= [];
+      profile.cpuSweep.push(result);
     }
     this.save();
   }

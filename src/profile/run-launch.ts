@@ -481,7 +481,10 @@ function decideBlockStop(slices: readonly BlockSlice[], current: LiveBlock) {
       const workers = s.workers;
       let tracker = current.trackers.get(s.file);
       // The start event (with the workers) may come after the first iterations: a new count, a new tracker.
-      if (!tracker || tracker.workers !== workers) current.trackers.set(s.file, (tracker = new StoppingTracker(workers)));
+      if (!tracker || tracker.workers !== workers) {
+        tracker = new StoppingTracker(workers);
+        current.trackers.set(s.file, tracker);
+      }
       return tracker.decide(s.measured, {
         precision: block.precision,
         minIterations: block.minIterations,

@@ -1,5 +1,5 @@
 import type { FigureDiff, ProfileComparison } from '../compare/diff.js';
-import { table } from './format.js';
+import { oneLine, table } from './format.js';
 import { formatNumber } from '../units.js';
 
 const VERDICT_WORD = { worse: 'worse (beyond noise)', better: 'better (beyond noise)', same: 'within noise', unknown: 'no CI' } as const;
@@ -41,9 +41,4 @@ function changeText(f: FigureDiff): string {
   const sign = d >= 0 ? '+' : '−';
   const rel = f.change.relative === null || f.unit === 'share' ? '' : ` (${f.change.relative >= 0 ? '+' : '−'}${formatNumber(Math.abs(f.change.relative) * 100, 0)}%)`;
   return `${sign}${formatNumber(Math.abs(d), Math.abs(d) < 20 ? 2 : 1)}${f.unit === 'share' ? ' pp' : ''}${rel}`;
-}
-
-function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 120);
 }

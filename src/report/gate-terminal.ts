@@ -1,6 +1,6 @@
 // The gate's verdict on a terminal: the table of rules and the outcome line.
 import type { GateVerdict } from '../gate/rules.js';
-import { table } from './format.js';
+import { oneLine, table } from './format.js';
 
 const RESULT_WORD = { pass: 'pass', fail: 'FAIL', warn: 'WARN' } as const;
 
@@ -30,10 +30,4 @@ export function outcomeLine(verdict: GateVerdict): string {
   if (verdict.warned) parts.push(`${verdict.warned} warning${verdict.warned > 1 ? 's' : ''}`);
   if (verdict.jobFailure) parts.push('the job failed');
   return `${parts.join(', ')}: exit ${verdict.exitCode}`;
-}
-
-/** Job names come from files: keep control characters out of the terminal. */
-function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 120);
 }

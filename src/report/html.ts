@@ -148,7 +148,7 @@ export function renderHtml(input: HtmlReportInput): string {
 <main>
 <h2>Verdict</h2>
 ${a ? `${verdictLines(profile).map(({ label, text }) => `<p class="verdict">${label ? `${capitalised(label)}: ` : ''}${escapeHtml(text)}</p>\n`).join('')}<p>${escapeHtml(a.advice)}</p>` : '<p class="note">No mode finished: this profile has no analysis.</p>'}
-${a && a.caveats.length ? `<ul class="note">${a.caveats.map((c) => `<li>${escapeHtml(c)}</li>`).join('')}</ul>` : ''}
+${a?.caveats.length ? `<ul class="note">${a.caveats.map((c) => `<li>${escapeHtml(c)}</li>`).join('')}</ul>` : ''}
 ${profile.warnings.length ? `<ul class="note">${profile.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>` : ''}
 ${htmlTable(splitRows(profile), [1, 2])}
 ${[stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)].filter((l): l is string => l !== null).map((l) => `<p>${escapeHtml(l)}</p>`).join('\n')}

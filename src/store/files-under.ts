@@ -3,7 +3,7 @@
  * folder, validate's work folder, a demo dataset): what clean sizes, what
  * --redact rewrites, what a full disk cuts. Links are not followed.
  */
-import { readdirSync } from 'node:fs';
+import { type Dirent, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Paths of the regular files under `dir` at any depth; a folder that cannot be read (or `dir` missing) adds none. */
@@ -12,7 +12,7 @@ export function filesUnder(dir: string): string[] {
   const stack = [dir];
   while (stack.length > 0) {
     const here = stack.pop()!;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(here, { withFileTypes: true });
     } catch {

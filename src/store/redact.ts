@@ -51,7 +51,7 @@ const SECRET_QUERY = /(?:^|[?&#])[^=&#]*(token|secret|key|passw(or)?d|pwd|creden
  */
 function urlWithoutSecrets(url: string): string {
   const userinfo = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(url);
-  const withPassword = userinfo !== null && userinfo[2].includes(':');
+  const withPassword = userinfo?.[2].includes(':');
   const query = /[?#].*$/.exec(url)?.[0] ?? '';
   const secretQuery = SECRET_QUERY.test(query);
   if (!withPassword && !secretQuery) return url;

@@ -19,7 +19,10 @@ function assertSameDecision(tracker: StoppingTracker, its: readonly Iteration[],
     assert.equal(f.blocks, p.blocks, `${where}: blocks`);
     assert.equal(f.measuredIterations, p.measuredIterations, `${where}: measured`);
     const close = (a: number | null, b: number | null, what: string): void => {
-      if (a === null || b === null) return assert.equal(a, b, `${where}: ${what}`);
+      if (a === null || b === null) {
+        assert.equal(a, b, `${where}: ${what}`);
+        return;
+      }
       assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${where}: ${what} ${a} vs ${b}`);
     };
     close(f.iterMs.mean, p.iterMs.mean, 'mean');

@@ -103,7 +103,7 @@ test('doctor --require exits 11 when a capability asked for is missing, naming o
   assert.equal(lines.length, 1, io.err);
   assert.match(lines[0], /^ds-analyzer: --require: missing on this machine: storage-throttle \(each one's cost and fix are listed above\)/);
   assert.doesNotMatch(lines[0], /python-torch|root/, 'neither what is present nor what was not asked for');
-  assert.match(io.out, /- storage-throttle: [^]*?\n  fix: /, 'the fix is in the table');
+  assert.match(io.out, /- storage-throttle: [\s\S]*?\n {2}fix: /, 'the fix is in the table');
 });
 
 test('doctor --require exits 0 when every capability asked for is present', async () => {

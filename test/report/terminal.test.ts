@@ -40,7 +40,7 @@ test('an unproven cold mode is flagged, its figures marked ~, and the reason giv
   assert.match(text, /^cold .*UNPROVEN: only 40\.0% of consumed bytes/m);
   assert.match(text, /^fetch stall\s+~\d/m);
   assert.match(text, /^compute\s+\d/m, 'compute does not rest on the cold mode');
-  assert.match(text, /caveats:\n  - .*cold/);
+  assert.match(text, /caveats:\n {2}- .*cold/);
 });
 
 test('a multi-rank profile labels its rates per rank and shows the ranks together', () => {

@@ -49,7 +49,7 @@ test('the report shows the control, the anchored errors, and whether the recomme
   assert.match(text, /control \(as profiled\)\s+measured\s+400\.0\s+380\.0 ± 5\.0\s+5\.3%/);
   assert.match(text, /page cache 200\.0 MiB \(recommended\)\s+measured\s+400\.0\s+370\.0 ± 6\.0\s+8\.1%\s+2\.7%\s+0\.62\/0\.55/);
   // The cache point's 8.1% split at the model's pace for the measured hit ratio (380 samples/s): 5.4% the policy's, 2.7% the rest's.
-  assert.match(text, /the cache points' error, by where it comes from:\n  page cache 200\.0 MiB \(recommended\): 8\.1% = \+5\.4% from the hit ratio \(0\.62 predicted, 0\.55 measured\) \+2\.7% from the rest of the model/);
+  assert.match(text, /the cache points' error, by where it comes from:\n {2}page cache 200\.0 MiB \(recommended\): 8\.1% = \+5\.4% from the hit ratio \(0\.62 predicted, 0\.55 measured\) \+2\.7% from the rest of the model/);
   assert.match(text, /median absolute error 8\.0%: within the 10% target/);
   assert.match(text, /control: the profiled settings re-run landed 5\.3% from the profile/);
   assert.match(text, /anchored to the control .*: median absolute error 3\.0%/);
@@ -61,7 +61,7 @@ test('the report shows the control, the anchored errors, and whether the recomme
   const text2 = renderValidation({ ...report([exact, notGone]), controlAbsError: 0 }, 'p.json');
   assert.doesNotMatch(text2, /failed; the end of its log/);
   const failed = { ...row({ kind: 'cpus', cpus: 1 }, 210, 1, 0), measuredSamplesPerSec: null, relativeError: null, failureTail: "Error: Cannot find module '/gone/job.js'" };
-  assert.match(renderValidation(report([exact, failed]), 'p.json'), /1 CPU\(s\) failed; the end of its log:\n  \| Error: Cannot find module '\/gone\/job\.js'/);
+  assert.match(renderValidation(report([exact, failed]), 'p.json'), /1 CPU\(s\) failed; the end of its log:\n {2}\| Error: Cannot find module '\/gone\/job\.js'/);
   assert.match(text2, /the fetch stall is NOT gone at the recommended cache 200\.0 MiB: 300\.0 vs 380\.0 samples\/s.*21\.1% slower beyond noise\n/);
   // The cache hit as often as predicted: the overlap is what the model got wrong, and the report says so.
   const hits = { ...notGone, measuredHitRatio: 0.67, predictedHitRatio: 0.62 };
@@ -124,5 +124,5 @@ test('a write point shows its checkpoint stall and iteration, predicted and meas
     text,
     /writes held to 40\.0 MB\/s: checkpoint stall 169\.4 ms per iteration, predicted 174\.7 \(3\.1%\): within 15% \(or 3% of the iteration\); iteration 222\.1 ms, predicted 227\.7 \(2\.5%\); synced saves; disks held \(cgroup v1\): vda \(254:0\)\n/,
   );
-  assert.match(text, /writes held to 20\.0 MB\/s: checkpoint stall .*: NOT within 15%.*buffered saves.*\n  note: the throttle cannot hold it\n/);
+  assert.match(text, /writes held to 20\.0 MB\/s: checkpoint stall .*: NOT within 15%.*buffered saves.*\n {2}note: the throttle cannot hold it\n/);
 });

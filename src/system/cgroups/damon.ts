@@ -110,8 +110,6 @@ export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLA
         try {
           writeFileSync(s.file, s.on);
         } catch {
-          // The guardian tries again when it sees this process gone.
-          continue;
         }
       }
       guardian?.kill('SIGKILL');

@@ -188,7 +188,7 @@ export class FileTableBuilder {
     const from = sorted ? this : this.reordered();
     const n = from.count;
     const dirStart = new Uint32Array(from.groups.length + 1);
-    from.groups.forEach((group, i) => (dirStart[i] = group.first));
+    for (const [i, group] of from.groups.entries()) dirStart[i] = group.first;
     dirStart[from.groups.length] = n;
     return new FileTable(
       from.groups.map((group) => group.prefix),

@@ -136,7 +136,10 @@ export class FanotifyEvents {
   }
 
   private dispatch(mask: number, eventFd: number, handlers: FanotifyHandlers): void {
-    if (mask & FAN.queueOverflow) return handlers.overflow();
+    if (mask & FAN.queueOverflow) {
+      handlers.overflow();
+      return;
+    }
     if (eventFd < 0) return;
     let keep = false;
     try {

@@ -188,7 +188,10 @@ class RunningFanotifyKeeper implements ColdKeeper {
   private evictAfterOverflow(k: number): void {
     const path = this.table.path(k);
     const own = this.libc.open(path, O_RDONLY_CLOEXEC);
-    if (own < 0) return this.accounts.fail(path, errnoError(-own, 'open'));
+    if (own < 0) {
+      this.accounts.fail(path, errnoError(-own, 'open'));
+      return;
+    }
     try {
       adviseDontNeed(this.libc, own, 0, 0);
       this.accounts.counters.overflowSweptFiles++;

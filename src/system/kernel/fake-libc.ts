@@ -67,7 +67,10 @@ export class FakeLibc implements LibcBindings {
     }
     const key = `${stat.dev}:${stat.ino}`;
     let pages = this.pages.get(key);
-    if (!pages) this.pages.set(key, (pages = new Uint8Array(Math.ceil(stat.size / this.pageSizeBytes))));
+    if (!pages) {
+      pages = new Uint8Array(Math.ceil(stat.size / this.pageSizeBytes));
+      this.pages.set(key, pages);
+    }
     return pages;
   }
 

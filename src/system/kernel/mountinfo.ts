@@ -27,10 +27,10 @@ export function parseMountinfo(text: string): Mount[] {
     const dash = fields.indexOf('-');
     if (dash < 6 || fields.length < dash + 3) continue;
     mounts.push({
-      root: unescape(fields[3]),
-      mountPoint: unescape(fields[4]),
+      root: unescapeOctal(fields[3]),
+      mountPoint: unescapeOctal(fields[4]),
       type: fields[dash + 1],
-      source: unescape(fields[dash + 2]),
+      source: unescapeOctal(fields[dash + 2]),
       mountOptions: fields[5].split(',').filter(Boolean),
       superOptions: (fields[dash + 3] ?? '').split(',').filter(Boolean),
     });
@@ -39,7 +39,7 @@ export function parseMountinfo(text: string): Mount[] {
 }
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
-function unescape(field: string): string {
+function unescapeOctal(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 

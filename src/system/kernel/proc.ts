@@ -319,7 +319,10 @@ export class TreeMembers {
   private readMember(pid: number): ProcStat | null {
     if (!this.hold) return readProcStat(pid, this.procRoot);
     let file = this.statFiles.get(pid);
-    if (!file) this.statFiles.set(pid, (file = new KernelFile(`${this.procRoot}/${pid}/stat`)));
+    if (!file) {
+      file = new KernelFile(`${this.procRoot}/${pid}/stat`);
+      this.statFiles.set(pid, file);
+    }
     const text = file.read();
     const stat = text === null ? null : parseProcStat(text);
     if (stat === null) {
@@ -507,7 +510,10 @@ export class TreeAccounting {
   private ioOf(stat: ProcStat, key: string): { readBytes: number; writeBytes: number } | null {
     if (this.procRoot !== '/proc') return ioCounters(stat.pid, this.procRoot);
     let file = this.ioFiles.get(key);
-    if (!file) this.ioFiles.set(key, (file = new KernelFile(`${this.procRoot}/${stat.pid}/io`)));
+    if (!file) {
+      file = new KernelFile(`${this.procRoot}/${stat.pid}/io`);
+      this.ioFiles.set(key, file);
+    }
     return parseIoCounters(file.read());
   }
 

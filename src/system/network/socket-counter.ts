@@ -117,7 +117,9 @@ export class SocketCounter {
   ) {
     createInterface({ input: nft.stdout }).on('line', (line) => this.waiting.shift()?.(line));
     // A reader left waiting when nft ends gets an answer that fails to parse, not a hang.
-    nft.on('exit', () => this.waiting.splice(0).forEach((answer) => answer('{}')));
+    nft.on('exit', () => {
+      for (const answer of this.waiting.splice(0)) answer('{}');
+    });
   }
 
   /** The pid of the nft process that answers the readings (the benchmark counts its CPU). */

@@ -44,7 +44,7 @@ export async function hostFacts(options: HostFactsOptions = {}): Promise<HostFac
   ]);
   const osCpus = os.cpus();
   const cpuModel =
-    [cpu?.manufacturer, cpu?.brand].filter((s) => s && s.trim()).join(' ').trim() || osCpus[0]?.model?.trim() || 'unknown';
+    [cpu?.manufacturer, cpu?.brand].filter((s) => s?.trim()).join(' ').trim() || osCpus[0]?.model?.trim() || 'unknown';
   const logical = cpu?.cores && cpu.cores > 0 ? cpu.cores : osCpus.length || os.availableParallelism();
   const distro = osInfo?.distro ? `${osInfo.distro}${osInfo.release ? ` ${osInfo.release}` : ''}` : `${os.type()} ${os.release()}`;
   return {

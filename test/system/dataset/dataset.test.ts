@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ExitCode, UserError, inputError } from '../../../src/errors.js';
+import { type ExitCode, UserError, inputError } from '../../../src/errors.js';
 
 // The exit code of an input-path error, whatever the enum calls it.
 const INPUT_EXIT_CODE = inputError('probe').exitCode;

@@ -12,7 +12,7 @@ test("a kernel file's number: one non-negative integer, whitespace around it all
 test('KernelFile reads a /proc file again from its start at each read, as readTextOrNull does', () => {
   const file = new KernelFile('/proc/self/stat');
   const first = file.read();
-  assert.ok(first !== null && first.startsWith(`${process.pid} (`));
+  assert.ok(first?.startsWith(`${process.pid} (`));
   assert.equal(file.read()?.split(' ')[0], String(process.pid));
   const meminfo = new KernelFile('/proc/meminfo');
   assert.match(meminfo.read() ?? '', /^MemTotal:/);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { expandBraces, parseRemoteSpec, redactUrl } from '../../../src/system/network/remote-spec.js';
 import { withoutHosts } from '../../../src/profile/data-sources/remote-objects.js';
-import { UserError, ExitCode } from '../../../src/errors.js';
+import { type UserError, ExitCode } from '../../../src/errors.js';
 
 test('an s3:// spec at a custom endpoint meters the endpoint path-style and virtual-hosted, and names it without credentials', () => {
   const spec = parseRemoteSpec('s3://data/train/', 'http://key:secret@127.0.0.1:9000', {});
