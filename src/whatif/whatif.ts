@@ -25,7 +25,8 @@ import { MISSING_TEXT } from './advice-text.js';
 import { pipelineWhatif, type PipelineQuery } from './pipeline-stalls.js';
 import type { PipelineWhatif, PrepStageAdvice } from '../schema/whatif-output.js';
 import { prepStageAdvice } from './prep-stage-advice.js';
-import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts, type CacheSweepRow, type CpuSweepRow, type WorkersSweepRow } from './sweep.js';
+import type { CacheSweepRow, CpuSweepRow, WorkersSweepRow } from './sweep.js';
+import { scenarioCurves } from './curves.js';
 
 /** The settings a user changed; the rest stay as profiled. */
 export type WhatifQuery = Partial<Scenario>;
@@ -100,6 +101,9 @@ const FETCH_SETTINGS: Partial<Record<keyof Scenario, string>> = {
   peerBytesPerSec: '--peer-bw',
 };
 
+/** Cache sizes in whatif's sweep table: 0 to the dataset in this many steps. */
+const WHATIF_CACHE_STEPS = 10;
+
 /** The recommendations that change the fetch stage. */
 const FETCH_ADVICE: ReadonlySet<Recommendation['kind']> = new Set(['cache', 'storage', 'requests', 'objects']);
 
@@ -170,9 +174,11 @@ export function whatif(
     prediction,
     changed,
     pageCachePolicy: model.pageCachePolicy,
-    cacheSweep: missing ? [] : cacheSweep(model, scenario),
-    cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
-    workersSweep: workersOfScenario === null ? [] : workersSweep(model, scenario, workersSweepCounts(workersOfScenario, scenario.cpus, workersNeeded === null ? [] : [workersNeeded])),
+    ...scenarioCurves(model, scenario, {
+      cacheSteps: missing ? null : WHATIF_CACHE_STEPS,
+      alsoCpus: cpusNeeded === null ? [] : [cpusNeeded],
+      alsoWorkers: workersNeeded === null ? [] : [workersNeeded],
+    }),
     recommendations,
     ...(prepStage ? { prepStage } : {}),
     adviceAssumptions: model.assumptions.map((a) => a.text),
