@@ -24,7 +24,7 @@ export interface PointOutcome {
   residency: ResidencyVerdict | null;
   /** Points with an affinity mask: whether it reached every thread; null elsewhere. */
   affinity: AffinityVerdict | null;
-  /** Whether a loader-workers point's job ran the asked count, or a bandwidth point's cold state was proven; null for other points. */
+  /** Whether a workers point's job ran the asked count, or a cold point's state was proven; null for others. */
   settingHeld: boolean | null;
   /** Bytes fetched per consumed sample (the hit ratio's evidence); null where not measured. */
   readBytesPerSample: number | null;

@@ -6,7 +6,14 @@
  * sweep a different model.
  */
 import type { Profile } from '../schema/profile.js';
-import { baseScenario, fitModel, scenarioWorkers, type FittedModel, type NotEnoughData, type Scenario } from './model.js';
+import {
+  baseScenario,
+  fitModel,
+  scenarioWorkers,
+  type FittedModel,
+  type NotEnoughData,
+  type Scenario,
+} from './model.js';
 import {
   cacheSweep,
   cpuSweep,
@@ -30,7 +37,7 @@ export interface SweepCurves {
 
 /** How finely to sweep, and which values the sweeps must hold besides their own grid. */
 export interface SweepOptions {
-  /** Steps of the cache sweep from 0 to the dataset; null leaves the cache unswept (its fetch stage was not measured). */
+  /** Steps of the cache sweep from 0 to the dataset; null: no cache sweep (the fetch stage was not measured). */
   cacheSteps: number | null;
   /** CPU counts to include (a recommendation's). */
   alsoCpus?: number[];
@@ -44,7 +51,10 @@ export function scenarioCurves(model: FittedModel, scenario: Scenario, options: 
   return {
     cacheSweep: options.cacheSteps === null ? [] : cacheSweep(model, scenario, options.cacheSteps),
     cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, options.alsoCpus ?? [])),
-    workersSweep: workers === null ? [] : workersSweep(model, scenario, workersSweepCounts(workers, scenario.cpus, options.alsoWorkers ?? [])),
+    workersSweep:
+      workers === null
+        ? []
+        : workersSweep(model, scenario, workersSweepCounts(workers, scenario.cpus, options.alsoWorkers ?? [])),
   };
 }
 
@@ -71,5 +81,6 @@ export function whatifCurves(profile: Profile): ProfiledCurves | NotEnoughData {
   const fit = fitModel(profile);
   if (fit.kind === 'not-enough-data') return fit;
   const scenario = baseScenario(fit.model);
-  return { kind: 'curves', model: fit.model, scenario, curves: scenarioCurves(fit.model, scenario, { cacheSteps: REPORT_CACHE_STEPS }) };
+  const curves = scenarioCurves(fit.model, scenario, { cacheSteps: REPORT_CACHE_STEPS });
+  return { kind: 'curves', model: fit.model, scenario, curves };
 }
