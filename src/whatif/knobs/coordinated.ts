@@ -1,4 +1,4 @@
-/** --coordinated: with --jobs, the jobs share one fetch and prep of each sample (Scenario.coordinated, CoorDL). */
+/** --coordinated: with --jobs, one fetch and prep of each sample for all the jobs (Scenario.coordinated, CoorDL). */
 import { ExitCode, UserError } from '../../errors.js';
 import { rawFlag, type Knob } from './knob.js';
 import { JOBS_KNOB } from './jobs.js';

@@ -1,4 +1,4 @@
-/** --cpus: the CPUs of the server (Scenario.cpus). */
+/** --cpus: the CPUs of the server (Scenario.cpus): c in the CPUs' cap on prep, N · (u + k_s / X) / eff(c). */
 import { parsePositiveInt } from '../../units.js';
 import type { Knob } from './knob.js';
 

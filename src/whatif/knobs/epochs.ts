@@ -1,4 +1,4 @@
-/** --epochs: the epochs of the job to average over, the first cold (Scenario.epochs). */
+/** --epochs: the epochs of the job to average over (Scenario.epochs): the first at h = 0, the rest at h(M). */
 import { parsePositiveInt } from '../../units.js';
 import type { Knob } from './knob.js';
 

@@ -1,4 +1,7 @@
-/** --gpu-speedup: a faster accelerator, its compute time divided by the factor (Scenario.gpuSpeedup). */
+/**
+ * --gpu-speedup: a faster accelerator (Scenario.gpuSpeedup): X in t_gpu = T_synthetic / (b · X), and in a
+ * CPU-trained step's share of the CPUs, k_s / X.
+ */
 import { parsePositiveNumber } from '../../units.js';
 import type { Knob } from './knob.js';
 

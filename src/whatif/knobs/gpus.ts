@@ -1,4 +1,4 @@
-/** --gpus: data-parallel accelerators per server (Scenario.gpus). */
+/** --gpus: data-parallel accelerators per server (Scenario.gpus): N, sharing CPUs, cache and storage in every row. */
 import { parsePositiveInt } from '../../units.js';
 import type { Knob } from './knob.js';
 

@@ -1,4 +1,4 @@
-/** --in-flight: remote data's requests in flight per loader worker (Scenario.inFlightPerWorker). */
+/** --in-flight: remote data's requests in flight per loader worker (Scenario.inFlightPerWorker): q in r L / (W q). */
 import { parsePositiveInt } from '../../units.js';
 import type { Knob } from './knob.js';
 

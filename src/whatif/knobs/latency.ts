@@ -1,4 +1,4 @@
-/** --latency: remote data's time from a request to its first byte (Scenario.requestLatencySec). */
+/** --latency: remote data's time from a request to its first byte (Scenario.requestLatencySec): L in r L / (W q). */
 import { parseLatencySec } from '../../units.js';
 import type { Knob } from './knob.js';
 

@@ -1,4 +1,4 @@
-/** --nodes: servers of the job, each as the scenario describes (Scenario.nodes). */
+/** --nodes: servers of the job, each as the scenario describes (Scenario.nodes), each on its share of an epoch. */
 import { parsePositiveInt } from '../../units.js';
 import type { Knob } from './knob.js';
 

@@ -1,4 +1,7 @@
-/** --object-size: remote data's bytes of one object, fetched by one request (Scenario.objectBytes). */
+/**
+ * --object-size: remote data's bytes of one object, fetched by one request
+ * (Scenario.objectBytes): the requests a sample needs, r = s / object bytes, in r L / (W q).
+ */
 import { parseSize } from '../../units.js';
 import type { Knob } from './knob.js';
 

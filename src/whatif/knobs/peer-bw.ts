@@ -1,4 +1,7 @@
-/** --peer-bw: with a partitioned cache, the bytes/s a node reads from a peer's cache (Scenario.peerBytesPerSec). */
+/**
+ * --peer-bw: with a partitioned cache, the bytes/s a node reads from a peer's cache (Scenario.peerBytesPerSec):
+ * the hits another node holds are fetched at it, beside the storage's misses.
+ */
 import { ExitCode, UserError } from '../../errors.js';
 import type { Profile } from '../../schema/profile.js';
 import { parseRate } from '../../units.js';

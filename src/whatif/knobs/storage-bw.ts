@@ -1,4 +1,4 @@
-/** --storage-bw: the storage read bandwidth of the server (Scenario.storageBytesPerSec). */
+/** --storage-bw: the storage read bandwidth of the server (Scenario.storageBytesPerSec): B_storage in t_fetch. */
 import { parseRate } from '../../units.js';
 import type { Knob } from './knob.js';
 
