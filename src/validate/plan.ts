@@ -11,6 +11,7 @@ import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 import { writePrediction } from './write-point.js';
 import { pointKind, pointScenario, type ValidationPoint } from './point-kinds.js';
 
+// The points a plan is made of, for its callers.
 export type { ValidationPoint } from './point-kinds.js';
 
 /** One point of the plan. */

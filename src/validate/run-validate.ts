@@ -12,8 +12,8 @@ import type { Dataset } from '../system/dataset/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict } from './held.js';
-import { planValidation, type PlannedPoint, type ValidationPoint } from './plan.js';
-import { pointKind, pointScenario, type PointKindName, type PointOf } from './point-kinds.js';
+import { planValidation, type PlannedPoint } from './plan.js';
+import { pointKind, pointScenario, type PointKindName, type PointOf, type ValidationPoint } from './point-kinds.js';
 import { pointOutcome, type PointOutcome } from './point-outcome.js';
 import { ENV } from '../schema/events.js';
 import { formatRate } from '../units.js';
@@ -27,7 +27,7 @@ import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 import { startWriteThrottle, writeThrottleObstacle, type WriteThrottle } from '../system/cgroups/write-throttle.js';
 import { measuredWrites, stallWithinTolerance, writeHeld, writePrediction, type WritePrediction } from './write-point.js';
 
-export type { ValidationPoint } from './plan.js';
+export type { ValidationPoint } from './point-kinds.js';
 export type { ValidationReport, ValidationResult } from './results.js';
 
 /** Live state of a running point. */

@@ -39,4 +39,4 @@ export const KNOBS: readonly Knob[] = [
   EPOCHS_KNOB,
   JOBS_KNOB,
   COORDINATED_KNOB,
-] as Knob[];
+];
