@@ -1,8 +1,10 @@
 /**
  * A what-if knob: one setting of the machine or the job that `whatif` can
  * change (cache size, CPUs, num_workers, ...). Each knob is one module in
- * this folder, listed in ./index.ts; the whatif command, the what-if core and
- * validate read that list instead of naming each knob.
+ * this folder, listed in ./index.ts; the whatif command (its flags and their
+ * parsing, ./query.ts) and the what-if core (whatif.ts: the settings a
+ * profile without the cold mode cannot answer, the validate line) read that
+ * list instead of naming each knob.
  *
  * A knob module declares its flag, the Scenario field it sets and how the
  * flag's value becomes the scenario; the model's formula stays in one place
