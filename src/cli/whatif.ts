@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
 import { percent } from '../units.js';
 import { CHECKFREQ_OVERHEAD_BUDGET } from '../analysis/checkpoint-stall.js';
-import { CACHE_POLICIES } from '../whatif/cache-policy.js';
+import { KNOBS } from '../whatif/knobs/index.js';
 import type { RawWhatifOptions } from './whatif-action.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
@@ -19,22 +19,13 @@ const WHATIF_EXIT_CODES: ExitCodeList = [
 export const whatifCommand: CommandFactory = (io, result) => {
   const command = new Command('whatif')
     .description('predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or accelerator, from a profile')
-    .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
-    .option('--cache <size>', 'cache available to the dataset: bytes (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0 for none (default: the page cache the profiled host could give)')
-    .option('--cpus <n>', 'CPUs of the server (default: as profiled)')
-    .option('--workers <n>', 'loader workers per rank, DataLoader num_workers (default: as profiled; 0 loads in the training process)')
-    .option('--storage-bw <rate>', 'storage read bandwidth of the server (for remote data, the network), e.g. 200MB/s (default: measured in the cold mode)')
-    .option('--in-flight <n>', 'remote data: requests each loader worker keeps in flight (threads per worker; default: as profiled)')
-    .option('--latency <ms>', 'remote data: time from a request to its first byte, e.g. 40ms for a store farther away (default: as measured in the cold mode)')
-    .option('--object-size <size>', 'remote data: bytes of one object, fetched by one request: samples packed in shards of this size, e.g. 64MB (default: as profiled)')
-    .option('--gpus <n>', 'data-parallel accelerators per server, sharing CPUs, cache and storage (default: as profiled)')
-    .option('--gpu-speedup <x>', 'accelerator speed-up: compute time is divided by it, e.g. 2 for a twice-as-fast GPU', '1')
-    .option('--cache-policy <policy>', `cache that holds the dataset: ${[...CACHE_POLICIES, 'partitioned'].join(' | ')} (MinIO: never evicts, as in CoorDL; partitioned, with --nodes: the dataset spread over the nodes' caches, a miss fetched from the peer that holds it, CoorDL)`, 'page-cache')
-    .option('--nodes <n>', 'servers of the job, each as the other flags describe (its CPUs, --cache, storage, --gpus)')
-    .option('--peer-bw <rate>', "with --cache-policy partitioned: bytes/s a node reads from a peer's cache (the network between the nodes), e.g. 1.2GB/s (default: what a profile over several nodes measured as its CLIs met)")
-    .option('--epochs <n>', 'average over this many epochs of the job, the first one cold (default: the steady state, epoch 2 on)')
-    .option('--jobs <n>', 'concurrent jobs on the server reading the same dataset (a hyper-parameter search), each with --gpus ranks: predicts them independent against coordinated (CoorDL: one fetch and prep of each sample for all)')
-    .option('--coordinated', 'with --jobs: the asked scenario has the jobs share one fetch and prep of each sample')
+    .argument('[profile]', 'profile file (default: the newest in --profiles-dir)');
+  // The machine and job to predict for: one flag per what-if knob (src/whatif/knobs/).
+  for (const { flag } of KNOBS) {
+    if (flag.defaultValue === undefined) command.option(flag.syntax, flag.help);
+    else command.option(flag.syntax, flag.help, flag.defaultValue);
+  }
+  command
     .option('--matrix', "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other settings as given (versioned JSON with --json, for a scheduler)")
     .option('--matrix-cpus <list>', 'with --matrix: the CPU counts of the grid (default: 1, 2, 4, ... past twice the profiled count)')
     .option('--matrix-cache <list>', 'with --matrix: the cache sizes of the grid, bytes or shares of the dataset (default: 0,25%,50%,75%,100%)')

@@ -1,21 +1,11 @@
 // validate's plan (each point's estimated time, before anything runs) and its
 // progress while a point runs: one rewritten line on a TTY, a plain line
 // every few seconds otherwise.
-import { formatBytes, formatRate } from '../units.js';
+import { formatBytes } from '../units.js';
 import type { PlannedPoint } from '../validate/plan.js';
+import { describePoint, pointKind } from '../validate/point-kinds.js';
 import type { ValidationResult } from '../validate/results.js';
-import type { PointProgress, ValidateHooks, ValidationPoint } from '../validate/run-validate.js';
-
-/** A point in a few words. */
-export function describePoint(point: ValidationPoint): string {
-  if (point.kind === 'control') return 'control (as profiled)';
-  if (point.kind === 'cpus') return `${point.cpus} CPU(s)`;
-  if (point.kind === 'workers') return `num_workers ${point.workers} per rank`;
-  if (point.kind === 'bandwidth') return `cold at ${formatRate(point.bytesPerSec)}`;
-  if (point.kind === 'latency') return `cold at ${(point.latencySec * 1000).toFixed(0)} ms to a first byte`;
-  if (point.kind === 'write') return `writes held to ${formatRate(point.bytesPerSec)}`;
-  return `page cache ${formatBytes(point.cacheBytes)}${point.recommended ? ' (recommended)' : ''}${point.cpus !== undefined ? ` at ${point.cpus} CPU(s)` : ''}`;
-}
+import type { PointProgress, ValidateHooks } from '../validate/run-validate.js';
 
 /** Seconds as 45s, 3m10s, 1h05m. */
 function formatDuration(sec: number): string {
@@ -30,7 +20,10 @@ function renderPlan(plan: readonly PlannedPoint[], epochs: number): string {
   const total = plan.reduce((sum, p) => sum + p.estimatedSec, 0);
   const most = plan.reduce((sum, p) => sum + p.maxSec, 0);
   const lines = plan.map((p, k) => {
-    const what = p.point.kind === 'cache' ? `${epochs} epochs, ${p.iterations} iterations (the first epoch fills the cache)` : `about ${p.iterations} iterations (until the 95% CI is tight)`;
+    const what =
+      pointKind(p.point).runs === 'epochs'
+        ? `${epochs} epochs, ${p.iterations} iterations (the first epoch fills the cache)`
+        : `about ${p.iterations} iterations (until the 95% CI is tight)`;
     return `  ${k + 1}. ${describePoint(p.point).padEnd(32)} ~${formatDuration(p.estimatedSec).padStart(6)} (at most ${formatDuration(p.maxSec)})  ${what}`;
   });
   return `validate plan (estimated from the profile's rates; about ${formatDuration(total)} in all, at most ${formatDuration(most)} if no point reaches its precision early):\n${lines.join('\n')}\n`;

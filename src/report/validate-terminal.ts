@@ -7,7 +7,7 @@ import { errorSplit, type CheckpointCheck, type ValidationReport, type Validatio
 import { WRITE_STALL_ITERATION_FLOOR, WRITE_STALL_TOLERANCE } from '../validate/write-point.js';
 import { modelVerdict, notHeldPoints, recommendationVerdict, type ModelVerdict, type RecommendationVerdict, type ValidationFailure } from '../validate/verdict.js';
 import { table } from './format.js';
-import { describePoint } from './validate-progress.js';
+import { describePoint } from '../validate/point-kinds.js';
 
 function percent(error: number | null): string {
   return error === null ? '—' : `${(error * 100).toFixed(1)}%`;

@@ -1,27 +1,23 @@
 /**
- * The report's what-if curves from the what-if model in src/whatif (fitModel,
- * cacheSweep, cpuSweep). The model is someone else's contract: a profile it
- * cannot fit (a missing mode, no CPU figures) gives the reason instead of curves.
+ * The report's what-if curves, drawn from the what-if core's own curves of
+ * the profile (whatif/curves.ts `whatifCurves`, the route `whatif` sweeps
+ * through too): this file only labels them and marks what was measured. The
+ * model is someone else's contract: a profile it cannot fit (a missing mode,
+ * no CPU figures) gives the reason instead of curves.
  */
 import type { Profile } from '../schema/profile.js';
 import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';
 import { formatBytes, formatRate } from '../units.js';
-import { baseScenario, fitModel } from '../whatif/model.js';
-import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts } from '../whatif/sweep.js';
+import { whatifCurves } from '../whatif/curves.js';
 import type { WhatIfCurvesOrReason, WhatIfSource } from './whatif-source.js';
-
-/** Cache sizes on the curve: 0 to the dataset size in this many steps. */
-const CACHE_STEPS = 20;
 
 /** What-if curves of a profile from the fitted model. */
 export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfCurvesOrReason => {
   try {
-    const fit = fitModel(profile);
-    if (fit.kind === 'not-enough-data') return notAvailable(fit.reason);
-    const model = fit.model;
-    const scenario = baseScenario(model);
-    const cache = cacheSweep(model, scenario, CACHE_STEPS);
-    const cpus = cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus));
+    const swept = whatifCurves(profile);
+    if (swept.kind === 'not-enough-data') return notAvailable(swept.reason);
+    const { model, scenario } = swept;
+    const { cacheSweep: cache, cpuSweep: cpus, workersSweep: workers } = swept.curves;
     const finite = (v: number) => Number.isFinite(v);
     const cacheMarks: { label: string; x: number; samplesPerSec: number }[] = [];
     // The curves are for all ranks together, so are the marks.
@@ -30,7 +26,6 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfCurvesOrReaso
     if (cold) cacheMarks.push({ label: 'measured: cold (no cache)', x: 0, samplesPerSec: cold });
     if (cached) cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: cached });
     const here = cpus.find((row) => row.cpus === scenario.cpus);
-    const workers = model.profiledWorkers === null ? [] : workersSweep(model, scenario, workersSweepCounts(model.profiledWorkers, scenario.cpus));
     // Measured in the cached mode, as the curve predicts it (the whole dataset cached): the script's count, then the sweep's.
     const workersMarks: { label: string; x: number; samplesPerSec: number }[] = [];
     if (cached && model.profiledWorkers !== null) workersMarks.push({ label: `measured: cached mode (${model.profiledWorkers}, the script's)`, x: model.profiledWorkers, samplesPerSec: cached });

@@ -6,39 +6,13 @@
 // precision when the profile measured the cached mode, and the job's start-up
 // (the cached mode's wall time beyond its iterations).
 import type { Profile } from '../schema/profile.js';
-import { baseScenario, predict, type FittedModel, type Scenario } from '../whatif/model.js';
+import { baseScenario, predict, type FittedModel } from '../whatif/model.js';
 import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 import { writePrediction } from './write-point.js';
+import { pointKind, pointScenario, type ValidationPoint } from './point-kinds.js';
 
-/**
- * One point to check: a cache size, a CPU count, or the control (the profiled
- * settings again, which shows how far the job's pace moves between runs).
- */
-export type ValidationPoint =
-  | { kind: 'cache'; cacheBytes: number; recommended?: boolean; cpus?: number }
-  | { kind: 'cpus'; cpus: number }
-  | { kind: 'workers'; workers: number }
-  | { kind: 'bandwidth'; bytesPerSec: number }
-  | { kind: 'latency'; latencySec: number }
-  | { kind: 'write'; bytesPerSec: number }
-  | { kind: 'control' };
-
-/** The scenario a non-cache point runs: the whole dataset cached, at its CPUs or loader workers (a write point as profiled, its saves added by writePrediction); a bandwidth point nothing cached. */
-export function pointScenario(base: Scenario, point: Exclude<ValidationPoint, { kind: 'cache' }>, datasetBytes: number): Scenario {
-  // A bandwidth point runs cold: nothing cached, every read at the bandwidth.
-  if (point.kind === 'bandwidth') return { ...base, cacheBytes: 0, epochs: null, storageBytesPerSec: point.bytesPerSec };
-  // A latency point runs cold too, every request waiting that long for its first byte.
-  if (point.kind === 'latency') return { ...base, cacheBytes: 0, epochs: null, requestLatencySec: point.latencySec };
-  const cached = { ...base, cacheBytes: datasetBytes, epochs: null };
-  if (point.kind === 'cpus') return { ...cached, cpus: point.cpus };
-  if (point.kind === 'workers') return { ...cached, workers: point.workers };
-  return cached;
-}
-
-/** The scenario a cache point runs: its cache held by the page cache's LRU, at its CPUs where it names them (a cell of whatif --matrix). */
-export function cacheScenario(base: Scenario, point: Extract<ValidationPoint, { kind: 'cache' }>): Scenario {
-  return { ...base, cacheBytes: point.cacheBytes, cachePolicy: 'page-cache', epochs: null, ...(point.cpus !== undefined ? { cpus: point.cpus } : {}) };
-}
+// The points a plan is made of, for its callers.
+export type { ValidationPoint } from './point-kinds.js';
 
 /** One point of the plan. */
 export interface PlannedPoint {
@@ -77,8 +51,8 @@ export function planValidation(
   const measured = profile.modes.cached?.summary?.measuredIterations ?? CONTROL_MIN_ITERATIONS;
   const controlIterations = Math.min(Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations), Math.max(CONTROL_MIN_ITERATIONS, measured));
   return points.map((point) => {
-    if (point.kind === 'cache') {
-      const at = cacheScenario(base, point);
+    if (pointKind(point).runs === 'epochs') {
+      const at = pointScenario(base, point, model.datasetBytes);
       const cold = predict(model, { ...at, cacheBytes: 0 }).samplesPerSec;
       const steady = predict(model, at).samplesPerSec;
       // run-validate.ts lets a cache point run to 3x its epochs when its precision needs them.

@@ -6,7 +6,7 @@ import type { Profile } from '../schema/profile.js';
 import { resolveCacheSize, type CacheSize } from '../units.js';
 import { baseScenario, predict, type FittedModel } from '../whatif/model.js';
 import { cacheFor } from '../whatif/recommend.js';
-import type { ValidationPoint } from './plan.js';
+import type { ValidationPoint } from './point-kinds.js';
 import { checkpointStall } from '../analysis/checkpoint-stall.js';
 import { VALIDATE_TEXT } from './validate-text.js';
 

@@ -4,7 +4,7 @@
 import { median } from '../analysis/stats.js';
 import type { FittedModel } from '../whatif/model.js';
 import type { AffinityVerdict, ResidencyVerdict } from './held.js';
-import type { ValidationPoint } from './plan.js';
+import type { ValidationPoint } from './point-kinds.js';
 
 /**
  * What a point's run amounts to: 'measured' tested the setting it asked for;

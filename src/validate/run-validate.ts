@@ -4,20 +4,22 @@ import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
 import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
 import { outputsEnv, outputsNote } from '../profile/job-outputs.js';
-import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
+import { jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
-import type { Iteration, Profile, IterationSummary, ModeResult } from '../schema/profile.js';
+import type { Iteration, Profile, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
-import { judgeAffinity, judgeResidency, type AffinityVerdict, type ResidencyVerdict } from './held.js';
-import { cacheScenario, planValidation, pointScenario, type PlannedPoint, type ValidationPoint } from './plan.js';
+import { judgeAffinity, judgeResidency, type AffinityVerdict } from './held.js';
+import { planValidation, type PlannedPoint } from './plan.js';
+import { pointKind, pointScenario, type PointKindName, type PointOf, type ValidationPoint } from './point-kinds.js';
+import { pointOutcome, type PointOutcome } from './point-outcome.js';
 import { ENV } from '../schema/events.js';
 import { formatRate } from '../units.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
-import { anchorToControl, errorSummary, pointStatus, type CheckpointCheck, type ValidationReport, type ValidationResult } from './results.js';
+import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
 import { VALIDATE_TEXT } from './validate-text.js';
 import { REDACTED } from '../store/redact.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
@@ -25,7 +27,7 @@ import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 import { startWriteThrottle, writeThrottleObstacle, type WriteThrottle } from '../system/cgroups/write-throttle.js';
 import { measuredWrites, stallWithinTolerance, writeHeld, writePrediction, type WritePrediction } from './write-point.js';
 
-export type { ValidationPoint } from './plan.js';
+export type { ValidationPoint } from './point-kinds.js';
 export type { ValidationReport, ValidationResult } from './results.js';
 
 /** Live state of a running point. */
@@ -209,7 +211,7 @@ async function runPoints(
     for (const [index, point] of points.entries()) {
       if (interrupts.interrupted) break;
       hooks.onPoint?.(point, index);
-      const scenario: Scenario = point.kind === 'cache' ? cacheScenario(base, point) : pointScenario(base, point, dataset.bytes);
+      const scenario: Scenario = pointScenario(base, point, dataset.bytes);
       // Known before the run: a write point's prediction holds no measurement of it (its cache is the whole dataset).
       const writes = point.kind === 'write' ? writePrediction(profile, predict(model, scenario), point.bytesPerSec) : null;
       const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, run, throttle, index, writePrediction: writes });
@@ -283,40 +285,23 @@ interface PointContext {
 /** What every point's run asks for beyond the shared settings: the control's budget and no wrapping. */
 type PointRun = Omit<RunRequest, 'mode' | 'cacheState' | 'modeDir'>;
 
-interface PointOutcome {
-  summary: IterationSummary | null;
-  ranks: number;
-  note: string;
-  residentBytes: number | null;
-  residency: ResidencyVerdict | null;
-  affinity: AffinityVerdict | null;
-  /** Whether a loader-workers point's job ran the asked count, or a bandwidth point's cold state was proven; null for other points. */
-  settingHeld: boolean | null;
-  readBytesPerSample: number | null;
-  failureTail: string | null;
-  /** Cold points (bandwidth, latency): seconds from the job's start to its first batch; null elsewhere. */
-  firstBatchSec: number | null;
-  /** Write points: the run's saves against the prediction; absent elsewhere. */
-  checkpoint?: CheckpointCheck;
-}
+/** Measures one point of a kind: sets up what it holds, runs the job and builds its outcome. */
+type PointMeasurer<P extends ValidationPoint> = (point: P, ctx: PointContext, common: PointRun, modeDir: string) => Promise<PointOutcome>;
+
+/** How each kind of point is measured (its words, folder and scenario: point-kinds.ts). */
+const MEASURERS: { [K in PointKindName]: PointMeasurer<PointOf<K>> } = {
+  control: measureSettingsPoint,
+  cache: measureCachePoint,
+  cpus: measureSettingsPoint,
+  workers: measureSettingsPoint,
+  bandwidth: measureBandwidthPoint,
+  latency: measureLatencyPoint,
+  write: measureWritePoint,
+};
 
 async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<PointOutcome> {
   const { input } = ctx;
-  const label =
-    point.kind === 'cache'
-      ? `cache-${point.cacheBytes}${point.cpus !== undefined ? `-cpus-${point.cpus}` : ''}`
-      : point.kind === 'cpus'
-        ? `cpus-${point.cpus}`
-        : point.kind === 'workers'
-          ? `workers-${point.workers}`
-          : point.kind === 'bandwidth'
-            ? `bandwidth-${Math.round(point.bytesPerSec)}`
-            : point.kind === 'latency'
-              ? `latency-${Math.round(point.latencySec * 1000)}ms`
-              : point.kind === 'write'
-                ? `write-${Math.round(point.bytesPerSec)}`
-                : 'control';
-  const modeDir = join(input.workDir, `point-${ctx.index + 1}-${label}`);
+  const modeDir = join(input.workDir, `point-${ctx.index + 1}-${pointKind(point).folderLabel(point)}`);
   const common: PointRun = {
     argv: input.profile.command,
     precision: input.precision,
@@ -324,11 +309,9 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
     maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
     wrapArgv: (argv) => argv,
   };
-  if (point.kind === 'cache') return measureCachePoint(point, ctx, common, modeDir);
-  if (point.kind === 'bandwidth') return measureBandwidthPoint(point, ctx, common, modeDir);
-  if (point.kind === 'latency') return measureLatencyPoint(point, ctx, common, modeDir);
-  if (point.kind === 'write') return measureWritePoint(point, ctx, common, modeDir);
-  return measureSettingsPoint(point, ctx, common, modeDir);
+  // The table pairs each kind with its own measurer; TypeScript cannot follow that through a union.
+  const measure = MEASURERS[point.kind] as PointMeasurer<ValidationPoint>;
+  return measure(point, ctx, common, modeDir);
 }
 
 /**
@@ -337,7 +320,7 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
  * point's rate, set up for this run alone; its saves' own events give its
  * checkpoint stall, by the profile's arithmetic (checkpointStall).
  */
-async function measureWritePoint(point: Extract<ValidationPoint, { kind: 'write' }>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+async function measureWritePoint(point: PointOf<'write'>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
   const { input } = ctx;
   const prediction = ctx.writePrediction!;
   const held = (input.writeThrottle ?? cgroupWriteThrottle).start(point.bytesPerSec, `validate-${process.pid}-write-${ctx.index}`, input.env);
@@ -363,17 +346,8 @@ async function measureWritePoint(point: Extract<ValidationPoint, { kind: 'write'
     VALIDATE_TEXT.writeNote(formatRate(point.bytesPerSec), held.devices, result.status, result.stopReason) +
     (writes.perSaveMs === null ? VALIDATE_TEXT.writeNoSaves : VALIDATE_TEXT.writeSaves(writes.saves, writes.perSaveMs, prediction.perSaveMs)) +
     (settingHeld === false ? VALIDATE_TEXT.writeNotHeld(writes.perSaveMs!, (prediction.bytesPerSave! / point.bytesPerSec) * 1000) : '');
-  return {
-    summary: ok ? result.summary : null,
-    ranks: Math.max(1, result.ranks.length),
-    note,
-    residentBytes: null,
-    residency: null,
-    affinity: null,
+  return pointOutcome(result, note, {
     settingHeld,
-    readBytesPerSample: null,
-    failureTail: failureTail(result, FAILURE_TAIL_LINES),
-    firstBatchSec: null,
     checkpoint: {
       devices: held.devices,
       cgroup: held.version,
@@ -388,7 +362,7 @@ async function measureWritePoint(point: Extract<ValidationPoint, { kind: 'write'
       stallWithinTolerance: stallWithinTolerance(prediction.stallMsPerIter, writes.stallMsPerIter, iterMs),
       caveat: !prediction.synced && held.version === 'v1' ? VALIDATE_TEXT.bufferedOnV1 : null,
     },
-  };
+  });
 }
 
 /** The median time to a first byte the profile's cold mode measured, s; null where it saw no requests. */
@@ -412,7 +386,7 @@ function latencyObstacle(profile: Profile, points: readonly ValidationPoint[], s
  * the metering proxy for the asked time less the profiled one, so its first
  * byte comes when a store that far away would send it.
  */
-function measureLatencyPoint(point: Extract<ValidationPoint, { kind: 'latency' }>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+function measureLatencyPoint(point: PointOf<'latency'>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
   const addedSec = Math.max(0, point.latencySec - (profiledLatencySec(ctx.input.profile) ?? point.latencySec));
   return measureColdPoint(ctx, common, modeDir, async () => ctx.input.dataSource.delayRequests!(addedSec), (result, unproven) =>
     VALIDATE_TEXT.latencyNote((point.latencySec * 1000).toFixed(0), (addedSec * 1000).toFixed(1), result.status, result.stopReason, unproven),
@@ -424,7 +398,7 @@ function measureLatencyPoint(point: Extract<ValidationPoint, { kind: 'latency' }
  * bandwidth (a storage throttle, or for remote data the metering proxy's
  * cap), set up for this run alone.
  */
-function measureBandwidthPoint(point: Extract<ValidationPoint, { kind: 'bandwidth' }>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+function measureBandwidthPoint(point: PointOf<'bandwidth'>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
   const { input } = ctx;
   return measureColdPoint(
     ctx,
@@ -452,19 +426,12 @@ async function measureColdPoint(
     await held.remove().catch(() => undefined);
   }
   const steady = result.ranks.find((r) => r.rank === result.paceRank)?.iterations.filter((it) => !it.warmup) ?? [];
-  return {
-    summary: result.status === 'ok' ? result.summary : null,
-    ranks: Math.max(1, result.ranks.length),
-    note: noteOf(result, result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason)),
-    residentBytes: null,
-    residency: null,
-    affinity: null,
+  return pointOutcome(result, noteOf(result, result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason)), {
     // A cold mode that was not cold tested another setting: left out of the errors, as a cap that did not hold is.
     settingHeld: result.status === 'ok' ? result.state.proven : null,
     readBytesPerSample: readBytesPerSample(result, steady),
-    failureTail: failureTail(result, FAILURE_TAIL_LINES),
     firstBatchSec: result.firstBatch?.sec ?? null,
-  };
+  });
 }
 
 /**
@@ -473,7 +440,7 @@ async function measureColdPoint(
  * mask; the job ran the workers asked).
  */
 async function measureSettingsPoint(
-  point: Exclude<ValidationPoint, { kind: 'cache' | 'bandwidth' | 'latency' }>,
+  point: PointOf<'control' | 'cpus' | 'workers'>,
   ctx: PointContext,
   common: PointRun,
   modeDir: string,
@@ -502,18 +469,7 @@ async function measureSettingsPoint(
   const applied =
     (checked === null ? '' : checked.held ? VALIDATE_TEXT.affinityHeld(checked.threads) : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example)) +
     (ranWorkers !== null ? VALIDATE_TEXT.workersNotApplied(ranWorkers, ENV.numWorkers) : '');
-  return {
-    summary: result.status === 'ok' ? result.summary : null,
-    ranks: Math.max(1, result.ranks.length),
-    note: VALIDATE_TEXT.cachedNote(where, result.status, result.stopReason, applied),
-    residentBytes: null,
-    residency: null,
-    affinity: checked,
-    settingHeld,
-    readBytesPerSample: null,
-    failureTail: failureTail(result, FAILURE_TAIL_LINES),
-    firstBatchSec: null,
-  };
+  return pointOutcome(result, VALIDATE_TEXT.cachedNote(where, result.status, result.stopReason, applied), { affinity: checked, settingHeld });
 }
 
 /** Whether an affinity mask reached every thread of the job: checked once its loader workers exist. */
@@ -550,9 +506,6 @@ function readBytesPerSample(result: ModeResult, steady: Iteration[]): number | n
   return windowRates(fetchedSeriesOf(result.resources), steady, (r) => r.bytes)?.perSample ?? null;
 }
 
-/** Lines of a failed point's log in the report. */
-const FAILURE_TAIL_LINES = 10;
-
 /** Iterations after which a CPU point's threads are checked (loader workers started). */
 const AFFINITY_CHECK_ITERATIONS = 5;
 
@@ -571,7 +524,7 @@ const READING_DUTY_CYCLE = 0.02;
  * the cap, sampled on large datasets) judge whether the target held.
  */
 async function measureCachePoint(
-  point: Extract<ValidationPoint, { kind: 'cache' }>,
+  point: PointOf<'cache'>,
   ctx: PointContext,
   common: PointRun,
   modeDir: string,
@@ -629,18 +582,15 @@ async function measureCachePoint(
         : VALIDATE_TEXT.residency({ ...verdict, minBytes: verdict.minBytes!, maxBytes: verdict.maxBytes!, meanBytes: verdict.meanBytes, sampled: window.some((r) => !r.exact) });
     const checked = watch.verdict();
     const applied = checked === null ? '' : checked.held ? VALIDATE_TEXT.affinityHeld(checked.threads) : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example);
-    return {
+    const note = VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason) + (affinity ? VALIDATE_TEXT.onCpus(affinity.cpus, applied) : '');
+    return pointOutcome(result, note, {
+      // Its own summary: the epochs after the first, which fills the cache.
       summary,
-      ranks: Math.max(1, result.ranks.length),
-      note: VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason) + (affinity ? VALIDATE_TEXT.onCpus(affinity.cpus, applied) : ''),
       residentBytes: verdict.meanBytes,
       residency: verdict,
       affinity: checked,
-      settingHeld: null,
       readBytesPerSample: readBytesPerSample(result, steady),
-      failureTail: failureTail(result, FAILURE_TAIL_LINES),
-      firstBatchSec: null,
-    };
+    });
   } finally {
     // Every reading beside the job's logs: how the cache went, when it did not hold.
     (input.sink ?? fileSink).writeText(join(modeDir, 'residency.jsonl'), readings.map((r) => JSON.stringify(r) + '\n').join(''));

@@ -25,7 +25,9 @@ import { MISSING_TEXT } from './advice-text.js';
 import { pipelineWhatif, type PipelineQuery } from './pipeline-stalls.js';
 import type { PipelineWhatif, PrepStageAdvice } from '../schema/whatif-output.js';
 import { prepStageAdvice } from './prep-stage-advice.js';
-import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts, type CacheSweepRow, type CpuSweepRow, type WorkersSweepRow } from './sweep.js';
+import type { CacheSweepRow, CpuSweepRow, WorkersSweepRow } from './sweep.js';
+import { scenarioCurves } from './curves.js';
+import { KNOBS } from './knobs/index.js';
 
 /** The settings a user changed; the rest stay as profiled. */
 export type WhatifQuery = Partial<Scenario>;
@@ -85,20 +87,13 @@ export interface WhatifResult {
 
 /**
  * The settings that only the fetch stage answers (storage, the cache,
- * remote requests), each with its flag: a model fitted without the cold
- * mode leaves them as profiled and names them.
+ * remote requests), each with its flag, in --help's order: a model fitted
+ * without the cold mode leaves them as profiled and names them.
  */
-const FETCH_SETTINGS: Partial<Record<keyof Scenario, string>> = {
-  cacheBytes: '--cache',
-  cachePolicy: '--cache-policy',
-  storageBytesPerSec: '--storage-bw',
-  epochs: '--epochs',
-  inFlightPerWorker: '--in-flight',
-  requestLatencySec: '--latency',
-  objectBytes: '--object-size',
-  partitioned: '--cache-policy partitioned',
-  peerBytesPerSec: '--peer-bw',
-};
+const FETCH_SETTINGS: Partial<Record<keyof Scenario, string>> = Object.assign({}, ...KNOBS.map((k) => k.fetchStage));
+
+/** Cache sizes in whatif's sweep table: 0 to the dataset in this many steps. */
+const WHATIF_CACHE_STEPS = 10;
 
 /** The recommendations that change the fetch stage. */
 const FETCH_ADVICE: ReadonlySet<Recommendation['kind']> = new Set(['cache', 'storage', 'requests', 'objects']);
@@ -153,9 +148,9 @@ export function whatif(
   if (jobs > 1) caveats.push(MISSING_TEXT.jobsShareCache(jobs));
   if ((scenario.nodes ?? 1) > 1) caveats.push(MISSING_TEXT.nodesAlike(scenario.nodes!));
   if (model.profiledInFlightPerWorker === null) {
-    if (scenario.inFlightPerWorker != null) caveats.push(MISSING_TEXT.noRequests('--in-flight'));
-    if (scenario.requestLatencySec != null) caveats.push(MISSING_TEXT.noRequests('--latency'));
-    if (scenario.objectBytes != null) caveats.push(MISSING_TEXT.noRequests('--object-size'));
+    for (const knob of KNOBS.filter((k) => k.requestsOnly && scenario[k.field] != null)) {
+      caveats.push(MISSING_TEXT.noRequests(`--${knob.name}`));
+    }
   }
   const baseline = withRange(model, { ...base, epochs: scenario.epochs });
   const pipeline = pipelineWhatif(profile, pipelineQuery, baseline, prediction);
@@ -170,9 +165,11 @@ export function whatif(
     prediction,
     changed,
     pageCachePolicy: model.pageCachePolicy,
-    cacheSweep: missing ? [] : cacheSweep(model, scenario),
-    cpuSweep: cpuSweep(model, scenario, cpuSweepCounts(scenario.cpus, cpusNeeded === null ? [] : [cpusNeeded])),
-    workersSweep: workersOfScenario === null ? [] : workersSweep(model, scenario, workersSweepCounts(workersOfScenario, scenario.cpus, workersNeeded === null ? [] : [workersNeeded])),
+    ...scenarioCurves(model, scenario, {
+      cacheSteps: missing ? null : WHATIF_CACHE_STEPS,
+      alsoCpus: cpusNeeded === null ? [] : [cpusNeeded],
+      alsoWorkers: workersNeeded === null ? [] : [workersNeeded],
+    }),
     recommendations,
     ...(prepStage ? { prepStage } : {}),
     adviceAssumptions: model.assumptions.map((a) => a.text),
@@ -225,23 +222,13 @@ function withRange(model: FittedModel, scenario: Scenario): Prediction {
 /**
  * The validate run that measures the asked setting, where the profile did
  * not: validate runs one setting per point (a cache size, a CPU count or a
- * worker count), so a question that changes exactly one of those has one;
- * others have none.
+ * worker count: the knobs with a validateFlag), so a question that changes
+ * exactly one of those has one; others have none.
  */
 function validateCommand(profilePath: string, model: FittedModel, scenario: Scenario, changed: (keyof Scenario)[]): string | null {
-  if (changed.length !== 1 || measuredSetting(model, scenario, changed[0])) return null;
+  if (changed.length !== 1) return null;
+  const asked = KNOBS.find((k) => k.field === changed[0])?.validateFlag?.(model, scenario) ?? null;
+  if (asked === null) return null;
   const quoted = /^[\w./-]+$/.test(profilePath) ? profilePath : `'${profilePath.replace(/'/g, "'\\''")}'`;
-  const flag = { cacheBytes: `--cache ${Math.round(scenario.cacheBytes)}`, cpus: `--cpus ${scenario.cpus}`, workers: `--workers ${scenario.workers}` } as Partial<Record<keyof Scenario, string>>;
-  const asked = flag[changed[0]];
-  if (asked === undefined) return null;
-  // validate restricts CPUs with an affinity mask: it cannot add any.
-  if (changed[0] === 'cpus' && scenario.cpus > model.profiledCpus) return null;
   return `ds-analyzer validate ${quoted} ${asked}`;
-}
-
-/** Whether the profile itself ran this setting (the script's worker count or a swept one, the profiled or a swept CPU count). */
-function measuredSetting(model: FittedModel, scenario: Scenario, key: keyof Scenario): boolean {
-  if (key === 'workers') return scenario.workers === 0 ? model.serialPrepSecPerSample !== null : model.workersPoints.some((p) => p.workers === scenario.workers);
-  if (key === 'cpus') return scenario.cpus === model.profiledCpus || (model.cpuScaling.kind === 'fitted' && model.cpuScaling.points.some((p) => p.cpus === scenario.cpus));
-  return false;
 }

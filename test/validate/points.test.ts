@@ -5,7 +5,7 @@ import { ExitCode, UserError } from '../../src/errors.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { recommendedCache, requestedPoints } from '../../src/validate/points.js';
 import { fitOrFail } from '../whatif/fit-or-fail.js';
-import { pointScenario } from '../../src/validate/plan.js';
+import { pointScenario } from '../../src/validate/point-kinds.js';
 import { baseScenario } from '../../src/whatif/model.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url));

@@ -1,0 +1,21 @@
+/** --coordinated: with --jobs, one fetch and prep of each sample for all the jobs (Scenario.coordinated, CoorDL). */
+import { ExitCode, UserError } from '../../errors.js';
+import { rawFlag, type Knob } from './knob.js';
+import { JOBS_KNOB } from './jobs.js';
+
+export const COORDINATED_KNOB: Knob<boolean> = {
+  name: 'coordinated',
+  flag: {
+    syntax: '--coordinated',
+    help: 'with --jobs: the asked scenario has the jobs share one fetch and prep of each sample',
+  },
+  field: 'coordinated',
+  reads: ['jobs'],
+  parse: (_text, raw) => {
+    const jobs = rawFlag(raw, 'jobs');
+    if ((jobs === undefined ? 1 : JOBS_KNOB.parse(String(jobs), raw)!) < 2) {
+      throw new UserError('--coordinated shares fetch and prep among jobs: give --jobs 2 or more', ExitCode.Usage);
+    }
+    return true;
+  },
+};
