@@ -46,3 +46,20 @@ export const PROFILE_RUN_TEXT = {
   separateSource: 'this data source cannot set a mode under a running job',
   separateNotSwitchable: 'the job did not offer to switch modes (no switchModes in its start event)',
 } as const;
+
+/** Errors of starting the job as asked: --as-user (or sudo's SUDO_USER) and --python. */
+export const JOB_START_TEXT = {
+  asUserFlag: (spec: string) => `--as-user ${spec}`,
+  sudoUser: (spec: string) => `under sudo, the job runs as ${spec} (SUDO_USER)`,
+  /** `flag` is asUserFlag or sudoUser: what asked for the user. */
+  noSuchUser: (flag: string, spec: string) =>
+    `${flag}: no such user on this machine (getent passwd ${spec} found none): give a user name or uid`,
+  notRoot: (spec: string) =>
+    `--as-user ${spec}: only root can start the job as another user: run ds-analyzer under sudo, or leave --as-user out`,
+  noSetpriv: (flag: string, user: string) =>
+    `${flag}: setpriv (util-linux) starts it as ${user} with their groups, and it is not on PATH: ` +
+    'install util-linux, or pass --as-user root to run the job as root',
+  /** `why` is KERNEL_TEXT.notExecutable or notFound. */
+  pythonNotRunnable: (python: string, why: string) =>
+    `--python ${python} ${why}: give the interpreter's path, e.g. --python ~/venv/bin/python (which python, before sudo, prints it)`,
+} as const;
