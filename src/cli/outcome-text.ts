@@ -6,5 +6,6 @@
 export const OUTCOME_TEXT = {
   /** `saved` says what of the profile was saved, and where. */
   noProtocolEvent: (eventsDir: string, lines: number, saved: string) =>
-    `the job's events in ${eventsDir} hold ${lines} line(s) and none is a protocol v1 event: see docs/protocol.md; ${saved}`,
+    `the job's events in ${eventsDir} hold ${lines} line(s) and none is a protocol v1 event: ` +
+    `see docs/protocol.md; ${saved}`,
 } as const;

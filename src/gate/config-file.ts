@@ -76,7 +76,8 @@ export function parseGateConfig(json: unknown, where: string): GateConfig {
   const at = issue.path.join('.') || '(top level)';
   let what: string;
   if (issue.code === 'unrecognized_keys') {
-    const allowed = at === '(top level)' ? GATE_TEXT.allowedTop : at === 'budgets' ? RULE_IDS.join(', ') : GATE_TEXT.allowedInBudget;
+    const allowed =
+      at === '(top level)' ? GATE_TEXT.allowedTop : at === 'budgets' ? RULE_IDS.join(', ') : GATE_TEXT.allowedInBudget;
     what = GATE_TEXT.unknownKeys(issue.keys, at, allowed);
   } else if (issue.path.at(-1) === 'level') {
     what = GATE_TEXT.badLevel(at);

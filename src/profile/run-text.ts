@@ -55,11 +55,13 @@ export const JOB_START_TEXT = {
   noSuchUser: (flag: string, spec: string) =>
     `${flag}: no such user on this machine (getent passwd ${spec} found none): give a user name or uid`,
   notRoot: (spec: string) =>
-    `--as-user ${spec}: only root can start the job as another user: run ds-analyzer under sudo, or leave --as-user out`,
+    `--as-user ${spec}: only root can start the job as another user: ` +
+    'run ds-analyzer under sudo, or leave --as-user out',
   noSetpriv: (flag: string, user: string) =>
     `${flag}: setpriv (util-linux) starts it as ${user} with their groups, and it is not on PATH: ` +
     'install util-linux, or pass --as-user root to run the job as root',
   /** `why` is KERNEL_TEXT.notExecutable or notFound. */
   pythonNotRunnable: (python: string, why: string) =>
-    `--python ${python} ${why}: give the interpreter's path, e.g. --python ~/venv/bin/python (which python, before sudo, prints it)`,
+    `--python ${python} ${why}: ` +
+    "give the interpreter's path, e.g. --python ~/venv/bin/python (which python, before sudo, prints it)",
 } as const;

@@ -41,13 +41,16 @@ export function writeProfile(path: string, profile: Profile, write: WriteText = 
   } catch (error) {
     if (!isDiskFull(error)) throw error;
     const freed = truncateLogs(artefactsDir(path));
-    if (freed.files === 0) throw new UserError(STORE_TEXT.diskFull(dirname(path), basename(path)), ExitCode.Environment);
+    if (freed.files === 0) {
+      throw new UserError(STORE_TEXT.diskFull(dirname(path), basename(path)), ExitCode.Environment);
+    }
     profile.warnings.push(STORE_TEXT.logsCut(freed.files, artefactsDir(path), freed.keptBytesPerLog, freed.freedBytes));
     try {
       attempt();
     } catch (retryError) {
       if (!isDiskFull(retryError)) throw retryError;
-      throw new UserError(STORE_TEXT.diskFullAfterCut(dirname(path), basename(path), freed.freedBytes), ExitCode.Environment);
+      const message = STORE_TEXT.diskFullAfterCut(dirname(path), basename(path), freed.freedBytes);
+      throw new UserError(message, ExitCode.Environment);
     }
   }
 }
@@ -68,7 +71,8 @@ export function validateProfile(path: string, json: unknown): Profile {
   const parsed = ProfileSchema.safeParse(json, ONE_PARSE);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UserError(STORE_TEXT.malformed(path, issue.path.join('.') || '(top)', issue.message), ExitCode.CorruptFile);
+    const at = issue.path.join('.') || '(top)';
+    throw new UserError(STORE_TEXT.malformed(path, at, issue.message), ExitCode.CorruptFile);
   }
   // A profile in memory carries no seal: it would not match once the profile changed.
   delete parsed.data.integrity;

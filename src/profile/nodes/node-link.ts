@@ -339,7 +339,9 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new UserError(NODES_TEXT.portTaken(plan.coordinator.port, error.code ?? error.message), ExitCode.Environment)),
+        reject(
+          new UserError(NODES_TEXT.portTaken(plan.coordinator.port, error.code ?? error.message), ExitCode.Environment),
+        ),
       );
       server.listen(plan.coordinator.port, () => resolve());
     });

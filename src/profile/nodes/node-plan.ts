@@ -147,7 +147,9 @@ function parseAddress(text: string, flag: string, defaultPort: number | null): C
 
 function portOf(text: string, flag: string): number {
   const port = Number(text);
-  if (!Number.isInteger(port) || port < 1 || port > 65534) throw new UserError(NODES_TEXT.notPort(flag, text), ExitCode.BadValue);
+  if (!Number.isInteger(port) || port < 1 || port > 65534) {
+    throw new UserError(NODES_TEXT.notPort(flag, text), ExitCode.BadValue);
+  }
   return port;
 }
 

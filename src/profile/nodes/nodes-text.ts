@@ -8,7 +8,8 @@ export const NODES_TEXT = {
     '--coordinator needs a job on several nodes: add --nnodes N (or run under torchrun --nnodes N or srun -N N)',
   tasksPerNode: (tasks: number) =>
     `srun started ${tasks} tasks per node, so ${tasks} profilers would switch each node's cache: ` +
-    `run one per node (srun --ntasks-per-node=1 ds-analyzer profile ... -- torchrun --nproc_per_node ${tasks} train.py)`,
+    'run one per node (srun --ntasks-per-node=1 ds-analyzer profile ... -- ' +
+    `torchrun --nproc_per_node ${tasks} train.py)`,
   noAddress: (nodes: number) =>
     `a profile of ${nodes} nodes needs the address where their profilers meet: ` +
     'pass --coordinator HOST:PORT (a port free on the first node), or run under torchrun with --rdzv-endpoint',

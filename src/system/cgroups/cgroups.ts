@@ -242,7 +242,9 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
         mkdirSync(dir);
         created.push(dir);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw envError(CGROUP_TEXT.createFailed(dir, errorText(error)));
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw envError(CGROUP_TEXT.createFailed(dir, errorText(error)));
+        }
       }
     }
     return dir;

@@ -3,6 +3,7 @@
 
 /** Messages of keeping a dataset cold or its page cache capped (one line each: cause, fix). */
 export const KEEPER_TEXT = {
-  cannotKeepCold: (reason: string) => `the cold mode cannot keep the dataset cold here: ${reason}; run on Linux with glibc`,
+  cannotKeepCold: (reason: string) =>
+    `the cold mode cannot keep the dataset cold here: ${reason}; run on Linux with glibc`,
   cannotCap: (reason: string) => `cannot cap the dataset's page cache here: ${reason}`,
 } as const;

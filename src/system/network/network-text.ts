@@ -16,7 +16,8 @@ export const NETWORK_TEXT = {
   accessDenied: (what: string, where: string, code: string) =>
     `${what} ${where}: access denied (${code}): ` +
     'give the credentials the job uses (AWS_ACCESS_KEY_ID/AWS_PROFILE) to ds-analyzer too',
-  notFound: (what: string, where: string, code: string) => `${what} ${where}: not found (${code}): check the bucket, prefix or URL`,
+  notFound: (what: string, where: string, code: string) =>
+    `${what} ${where}: not found (${code}): check the bucket, prefix or URL`,
   noAnswer: (what: string, where: string, code: string) =>
     `${what} ${where}: the endpoint does not answer (${code}): start the server or fix the endpoint`,
   noCredentials: (what: string, where: string) =>

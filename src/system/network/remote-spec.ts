@@ -90,7 +90,9 @@ function httpSpec(text: string): RemoteSpec {
  */
 export function expandBraces(text: string): string[] {
   const total = [...text.matchAll(/\{([^{}]*)\}/g)].reduce((product, group) => product * groupParts(group[1]).length, 1);
-  if (total > MAX_EXPANDED_URLS) throw new UserError(NETWORK_TEXT.tooManyUrls(total, MAX_EXPANDED_URLS), ExitCode.BadValue);
+  if (total > MAX_EXPANDED_URLS) {
+    throw new UserError(NETWORK_TEXT.tooManyUrls(total, MAX_EXPANDED_URLS), ExitCode.BadValue);
+  }
   return expandGroups(text);
 }
 
