@@ -12,7 +12,7 @@ export const NETWORK_TEXT = {
   remoteNotUrl: (shown: string) => `--remote: '${shown}' is not a URL`,
   tooManyUrls: (total: number, max: number) => `--remote: the pattern names ${total} URLs, more than ${max}`,
   badRange: (group: string) => `--remote: the range {${group}} is empty or too long`,
-  // A failed request: `what` is the request ('cannot list'), `where` the spec's display.
+  // A failed request: `what` is the request ('listing', 'fetching'), `where` the spec's display.
   accessDenied: (what: string, where: string, code: string) =>
     `${what} ${where}: access denied (${code}): ` +
     'give the credentials the job uses (AWS_ACCESS_KEY_ID/AWS_PROFILE) to ds-analyzer too',
