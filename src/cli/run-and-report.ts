@@ -5,6 +5,7 @@ import { allRuns, failedBeforeAnyIteration, iterationsSeen } from '../profile/ru
 import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
 import type { Io } from './io.js';
+import { OUTCOME_TEXT } from './outcome-text.js';
 import type { ModeResult } from '../schema/profile.js';
 import { artefactsDir } from '../store/profile-files.js';
 import { hostnamesOf, redactProfile, Redactor, type RedactionPlaces } from '../store/redact.js';
@@ -95,10 +96,8 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   }
   if (outcome.exitCode !== ExitCode.JobFailed || !failed) return outcome.exitCode;
   if (iterationsSeen(failed) === 0 && failed.badEventLines > 0) {
-    throw new UserError(
-      `the job's events in ${join(dirname(failed.logs.stdout), 'events')} hold ${failed.badEventLines} line(s) and none is a protocol v1 event: see docs/protocol.md; ${savedText}`,
-      ExitCode.CorruptFile,
-    );
+    const eventsDir = join(dirname(failed.logs.stdout), 'events');
+    throw new UserError(OUTCOME_TEXT.noProtocolEvent(eventsDir, failed.badEventLines, savedText), ExitCode.CorruptFile);
   }
   const how =
     failed.stopReason === 'timeout'

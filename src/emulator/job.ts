@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { UserError } from '../errors.js';
 import { formatBytes } from '../units.js';
+import { EMULATOR_TEXT } from './emulator-text.js';
 import { ENV, MODES, type Mode } from '../schema/events.js';
 import { ControlFile, fromEnv, readProtocolEnv, restrictToSubset, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
 import { listDatasetFiles } from './generate-dataset.js';
@@ -199,7 +200,7 @@ async function run(argv: readonly string[]): Promise<number> {
   // profile --workers: DSA_NUM_WORKERS overrides --workers, as the PyTorch hook overrides num_workers.
   const workers = env.numWorkers ?? options.workers;
   // Without workers a batch is read synchronously in the training loop; a GET cannot be.
-  if (options.remoteBase && workers === 0) throw new UserError('--remote-base needs loader workers (--workers 1 or more)');
+  if (options.remoteBase && workers === 0) throw new UserError(EMULATOR_TEXT.remoteNeedsWorkers);
 
   const writer: EventWriter | null = fromEnv(process.env, {
     batchSize: options.batchSize,

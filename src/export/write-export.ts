@@ -8,6 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { ExitCode, isDiskFull, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
 import { writeAtomic } from '../store/write-atomic.js';
+import { EXPORT_TEXT } from './export-text.js';
 import { chromeTrace } from './chrome-trace.js';
 import { iterationsCsv } from './csv.js';
 import { iterationRows } from './iteration-rows.js';
@@ -43,7 +44,7 @@ export function writeExport(profile: Profile, format: ExportFormat, out: string,
     if (isDiskFull(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EISDIR') {
-      throw new UserError(`cannot write '${out}' (${code}): pick a folder you can write with --out`, ExitCode.Environment);
+      throw new UserError(EXPORT_TEXT.cannotWrite(out, code), ExitCode.Environment);
     }
     throw error;
   }
@@ -78,10 +79,10 @@ function refuseOverwrite(out: string, format: ExportFormat, force: boolean): voi
   if (force || !existsSync(out)) return;
   const isDir = statSync(out).isDirectory();
   if (format === 'tensorboard') {
-    if (!isDir) throw new UserError(`'${out}' is a file, not a TensorBoard log dir: name a folder with --out`, ExitCode.Usage);
+    if (!isDir) throw new UserError(EXPORT_TEXT.notLogDir(out), ExitCode.Usage);
     if (readdirSync(out).length === 0) return;
   } else if (isDir) {
-    throw new UserError(`'${out}' is a folder: name the ${format} file with --out`, ExitCode.Usage);
+    throw new UserError(EXPORT_TEXT.isFolder(out, format), ExitCode.Usage);
   }
-  throw new UserError(`'${out}' exists: pass --force to replace it, or --out to write elsewhere`, ExitCode.Usage);
+  throw new UserError(EXPORT_TEXT.exists(out), ExitCode.Usage);
 }

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ExitCode, UserError } from '../errors.js';
 import { RULE_IDS } from './config.js';
+import { GATE_TEXT } from './gate-text.js';
 
 /** How a failed budget counts. */
 export const LevelSchema = z.enum(['error', 'warn', 'off']);
@@ -55,14 +56,14 @@ export type GateConfig = z.infer<typeof GateConfigSchema>;
 /** Reads and validates a gate config file; every problem is one line naming the file, the key and the fix. */
 export function readGateConfig(path: string): GateConfig {
   if (!existsSync(path)) {
-    throw new UserError(`gate config '${path}' does not exist: pass an existing file to --config (see docs/ci.md)`, ExitCode.MissingInput);
+    throw new UserError(GATE_TEXT.configMissing(path), ExitCode.MissingInput);
   }
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
     const why = error instanceof Error ? error.message.split('\n')[0] : 'parse error';
-    throw new UserError(`gate config '${path}' is not valid JSON (${why}): fix the file (see docs/ci.md)`, ExitCode.BadValue);
+    throw new UserError(GATE_TEXT.configNotJson(path, why), ExitCode.BadValue);
   }
   return parseGateConfig(json, path);
 }
@@ -75,12 +76,13 @@ export function parseGateConfig(json: unknown, where: string): GateConfig {
   const at = issue.path.join('.') || '(top level)';
   let what: string;
   if (issue.code === 'unrecognized_keys') {
-    const allowed = at === '(top level)' ? 'baseline, epochs, budgets' : at === 'budgets' ? RULE_IDS.join(', ') : 'level, max (min for throughput, maxSec for timeToFirstBatch)';
-    what = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')} at ${at}; allowed: ${allowed}`;
+    const allowed =
+      at === '(top level)' ? GATE_TEXT.allowedTop : at === 'budgets' ? RULE_IDS.join(', ') : GATE_TEXT.allowedInBudget;
+    what = GATE_TEXT.unknownKeys(issue.keys, at, allowed);
   } else if (issue.path.at(-1) === 'level') {
-    what = `${at} must be one of error, warn, off`;
+    what = GATE_TEXT.badLevel(at);
   } else {
     what = `${at}: ${issue.message}`;
   }
-  throw new UserError(`gate config '${where}': ${what} (see docs/ci.md)`, ExitCode.BadValue);
+  throw new UserError(GATE_TEXT.configInvalid(where, what), ExitCode.BadValue);
 }

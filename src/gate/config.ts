@@ -7,6 +7,7 @@
 import { dirname, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import type { GateConfig } from './config-file.js';
+import { GATE_TEXT } from './gate-text.js';
 
 export type { GateConfig, Level } from './config-file.js';
 
@@ -98,10 +99,7 @@ export function resolveBudgets(
     budgets.regression = { level: 'error', limit: DEFAULT_MAX_REGRESSION, source: `default with --baseline` };
   }
   if (budgets.regression && !baselinePath) {
-    throw new UserError(
-      `a regression budget (${budgets.regression.source}) needs a baseline profile: pass --baseline FILE or set "baseline" in the config`,
-      ExitCode.Usage,
-    );
+    throw new UserError(GATE_TEXT.noBaseline(budgets.regression.source), ExitCode.Usage);
   }
   return { budgets, baselinePath: budgets.regression ? baselinePath : null };
 }

@@ -8,6 +8,7 @@ import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
 import { parseDurationSec, parseFraction, parsePositiveNumber } from '../units.js';
 import { resolveBudgets, type BudgetFlags, type Budgets, type GateEpochs } from './config.js';
+import { GATE_TEXT } from './gate-text.js';
 
 /** Everything the gate needs besides the profile; built by prepareGate. */
 export interface GateOptions {
@@ -60,10 +61,7 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
   };
   const { budgets, baselinePath } = resolveBudgets(config, configPath, flags, raw.baseline ?? null, cwd);
   if (Object.keys(budgets).length === 0) {
-    throw new UserError(
-      `no budget to check: pass one such as --max-fetch-stall 20% or --baseline FILE, or a --config file with budgets at level error or warn`,
-      ExitCode.Usage,
-    );
+    throw new UserError(GATE_TEXT.noBudget, ExitCode.Usage);
   }
   const epochs = raw.epochs === undefined ? (config?.epochs ?? 'first') : parseEpochs(raw.epochs);
   return { budgets, baselinePath, junitPath: raw.junit ? resolve(cwd, raw.junit) : null, json: Boolean(raw.json), epochs };
@@ -71,7 +69,7 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
 
 function parseEpochs(text: string): GateEpochs {
   if (text === 'first' || text === 'later') return text;
-  throw new UserError(`--epochs '${text}' is not one of first, later: pass --epochs first (the dataset cold) or --epochs later (epochs 2+)`, ExitCode.BadValue);
+  throw new UserError(GATE_TEXT.badEpochs(text), ExitCode.BadValue);
 }
 
 /**

@@ -6,15 +6,17 @@
 import { existsSync } from 'node:fs';
 import { delimiter, dirname, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
+import { KERNEL_TEXT } from '../system/kernel/kernel-text.js';
 import { findCommand } from '../system/kernel/resolve-command.js';
+import { JOB_START_TEXT } from './run-text.js';
 
 /** The environment with `python`'s environment active: its folder first on PATH, and VIRTUAL_ENV or CONDA_PREFIX set when it is in one. */
 export function withPython(python: string, env: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
   const path = python.includes('/') ? resolve(cwd, python) : python;
   const found = findCommand(path, env.PATH, cwd);
   if (typeof found !== 'string') {
-    const why = found.sawNonExecutable ? 'is not executable' : 'was not found';
-    throw new UserError(`--python ${python} ${why}: give the interpreter's path, e.g. --python ~/venv/bin/python (which python, before sudo, prints it)`, ExitCode.CommandNotFound);
+    const why = found.sawNonExecutable ? KERNEL_TEXT.notExecutable : KERNEL_TEXT.notFound;
+    throw new UserError(JOB_START_TEXT.pythonNotRunnable(python, why), ExitCode.CommandNotFound);
   }
   // The folder as named, not the link's target: a venv's bin/python links to the system's.
   const bin = dirname(found);

@@ -8,6 +8,7 @@
 import { ExitCode, UserError } from '../errors.js';
 import { findCommand } from '../system/kernel/resolve-command.js';
 import { lookupUser, type SystemUser } from '../system/kernel/users.js';
+import { JOB_START_TEXT } from './run-text.js';
 
 /** A user the job is started as, and the setpriv that starts it. */
 export interface RunAs extends SystemUser {
@@ -34,16 +35,16 @@ export function chooseRunAs(request: RunAsRequest): RunAs | null {
   const sudoUser = request.env.SUDO_USER && request.env.SUDO_USER !== 'root' ? request.env.SUDO_USER : undefined;
   const spec = request.flag ?? (euid === 0 ? sudoUser : undefined);
   if (spec === undefined) return null;
-  const flag = request.flag !== undefined ? `--as-user ${spec}` : `under sudo, the job runs as ${spec} (SUDO_USER)`;
+  const flag = request.flag !== undefined ? JOB_START_TEXT.asUserFlag(spec) : JOB_START_TEXT.sudoUser(spec);
   const user = lookup(spec);
-  if (user === null) throw new UserError(`${flag}: no such user on this machine (getent passwd ${spec} found none): give a user name or uid`, ExitCode.BadValue);
+  if (user === null) throw new UserError(JOB_START_TEXT.noSuchUser(flag, spec), ExitCode.BadValue);
   if (user.uid === euid) return null;
   if (euid !== 0) {
-    throw new UserError(`--as-user ${spec}: only root can start the job as another user: run ds-analyzer under sudo, or leave --as-user out`, ExitCode.Environment);
+    throw new UserError(JOB_START_TEXT.notRoot(spec), ExitCode.Environment);
   }
   const setpriv = findCommand('setpriv', request.env.PATH, '/');
   if (typeof setpriv !== 'string') {
-    throw new UserError(`${flag}: setpriv (util-linux) starts it as ${user.name} with their groups, and it is not on PATH: install util-linux, or pass --as-user root to run the job as root`, ExitCode.Environment);
+    throw new UserError(JOB_START_TEXT.noSetpriv(flag, user.name), ExitCode.Environment);
   }
   return { ...user, setpriv };
 }

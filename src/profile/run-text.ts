@@ -1,7 +1,8 @@
 /**
  * What profile and validate tell the user about their runs: warnings of the
- * schedule and the probes, and the notes on the reclaim pause. The code
- * decides when each applies (run-profile.ts, run-setup.ts); the words live here.
+ * schedule and the probes, the notes on the reclaim pause, and the errors of
+ * starting the job as asked. The code decides when each applies
+ * (run-profile.ts, run-setup.ts, run-as.ts, python-flag.ts); the words live here.
  */
 import { CAPABILITY_TEXT } from '../system/probes/capability-text.js';
 
@@ -45,4 +46,23 @@ export const PROFILE_RUN_TEXT = {
   separateWorkersSweep: 'a workers sweep (--workers) needs a launch a run: the loader workers are set when the job starts',
   separateSource: 'this data source cannot set a mode under a running job',
   separateNotSwitchable: 'the job did not offer to switch modes (no switchModes in its start event)',
+} as const;
+
+/** Errors of starting the job as asked: --as-user (or sudo's SUDO_USER) and --python. */
+export const JOB_START_TEXT = {
+  asUserFlag: (spec: string) => `--as-user ${spec}`,
+  sudoUser: (spec: string) => `under sudo, the job runs as ${spec} (SUDO_USER)`,
+  /** `flag` is asUserFlag or sudoUser: what asked for the user. */
+  noSuchUser: (flag: string, spec: string) =>
+    `${flag}: no such user on this machine (getent passwd ${spec} found none): give a user name or uid`,
+  notRoot: (spec: string) =>
+    `--as-user ${spec}: only root can start the job as another user: ` +
+    'run ds-analyzer under sudo, or leave --as-user out',
+  noSetpriv: (flag: string, user: string) =>
+    `${flag}: setpriv (util-linux) starts it as ${user} with their groups, and it is not on PATH: ` +
+    'install util-linux, or pass --as-user root to run the job as root',
+  /** `why` is KERNEL_TEXT.notExecutable or notFound. */
+  pythonNotRunnable: (python: string, why: string) =>
+    `--python ${python} ${why}: ` +
+    "give the interpreter's path, e.g. --python ~/venv/bin/python (which python, before sudo, prints it)",
 } as const;

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { listPids, readProcStat, type ProcStat } from '../system/kernel/proc.js';
 import type { execa } from 'execa';
 import { ExitCode, UserError } from '../errors.js';
+import { KERNEL_TEXT } from '../system/kernel/kernel-text.js';
 
 /** How a supervised job ended. */
 export interface JobExit {
@@ -120,11 +121,8 @@ export class SupervisedJob implements Job {
     });
     if (spawnError) {
       await subprocess.catch(() => undefined);
-      const reason = spawnError.code === 'EACCES' ? 'is not executable' : 'was not found';
-      throw new UserError(
-        `command '${file}' ${reason}: check the spelling, the PATH, or give the full path after '--'`,
-        ExitCode.CommandNotFound,
-      );
+      const reason = spawnError.code === 'EACCES' ? KERNEL_TEXT.notExecutable : KERNEL_TEXT.notFound;
+      throw new UserError(KERNEL_TEXT.commandNotRunnable(file, reason), ExitCode.CommandNotFound);
     }
     return new SupervisedJob(options, subprocess, startWatchdog(execa, process.pid, subprocess.pid!));
   }

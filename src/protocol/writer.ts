@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ExitCode, UserError, valueError } from '../errors.js';
+import { PROTOCOL_TEXT } from './protocol-text.js';
 import type { z } from 'zod';
 import {
   BlockEventSchema,
@@ -395,7 +396,7 @@ export function fromEnv(
   const parsed = readProtocolEnv(env);
   if (parsed.mode === undefined) return null;
   if (parsed.eventsDir === undefined) {
-    throw new UserError(`${ENV.mode} is set but ${ENV.eventsDir} is not: set both (ds-analyzer does) or neither`, ExitCode.Usage);
+    throw new UserError(PROTOCOL_TEXT.noEventsDir(ENV.mode, ENV.eventsDir), ExitCode.Usage);
   }
   return EventWriter.open({
     rank: parsed.rank,

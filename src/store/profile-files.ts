@@ -11,6 +11,7 @@ import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
 import { PROFILE_SCHEMA_VERSION } from '../schema/versions.js';
 import { unsealedProfile } from './profile-seal.js';
+import { STORE_TEXT } from './store-text.js';
 
 /** A file name for a new profile: <job>-<UTC stamp>.json in `dir`. */
 export function newProfilePath(dir: string, jobName: string, now = new Date()): string {
@@ -32,7 +33,7 @@ export function newestProfile(dir: string): string {
         .map((name) => join(dir, name))
     : [];
   if (candidates.length === 0) {
-    throw new UserError(`no profile in '${dir}': run 'ds-analyzer profile' (or 'ds-analyzer demo') first, or pass a profile file`, ExitCode.MissingInput);
+    throw new UserError(STORE_TEXT.noProfile(dir), ExitCode.MissingInput);
   }
   // One stat a file, not one per comparison.
   const written = candidates.map((path) => ({ path, mtimeMs: statSync(path).mtimeMs }));
@@ -49,7 +50,7 @@ export type ProfileRead = { sealed: Profile } | { unchecked: unknown };
  */
 export function readProfileFile(path: string): ProfileRead {
   if (!existsSync(path)) {
-    throw new UserError(`profile '${path}' does not exist: run 'ds-analyzer profile' first or pass a profile file`, ExitCode.MissingInput);
+    throw new UserError(STORE_TEXT.missing(path), ExitCode.MissingInput);
   }
   const text = readFileSync(path, 'utf8');
   const sealed = unsealedProfile(text);
@@ -58,14 +59,11 @@ export function readProfileFile(path: string): ProfileRead {
   try {
     json = JSON.parse(text);
   } catch {
-    throw new UserError(`profile '${path}' is not valid JSON: re-run 'ds-analyzer profile' to write a new one`, ExitCode.CorruptFile);
+    throw new UserError(STORE_TEXT.notJson(path), ExitCode.CorruptFile);
   }
   const version = (json as { schemaVersion?: unknown } | null)?.schemaVersion;
   if (version !== PROFILE_SCHEMA_VERSION) {
-    throw new UserError(
-      `profile '${path}' has schemaVersion ${JSON.stringify(version)}, this ds-analyzer reads ${PROFILE_SCHEMA_VERSION}: re-run 'ds-analyzer profile'`,
-      ExitCode.CorruptFile,
-    );
+    throw new UserError(STORE_TEXT.otherVersion(path, version, PROFILE_SCHEMA_VERSION), ExitCode.CorruptFile);
   }
   return { unchecked: json };
 }

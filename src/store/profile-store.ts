@@ -2,10 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { ExitCode, isDiskFull, UserError } from '../errors.js';
 import { ProfileSchema, type Profile } from '../schema/profile.js';
-import { formatBytes } from '../units.js';
 import { truncateLogs } from './free-space.js';
 import { artefactsDir, readProfileFile } from './profile-files.js';
 import { sealedProfileText } from './profile-seal.js';
+import { STORE_TEXT } from './store-text.js';
 import { writeAtomic } from './write-atomic.js';
 
 /** Writes a file's whole text; tests pass one that fails as a full disk does. */
@@ -41,23 +41,16 @@ export function writeProfile(path: string, profile: Profile, write: WriteText = 
   } catch (error) {
     if (!isDiskFull(error)) throw error;
     const freed = truncateLogs(artefactsDir(path));
-    const fix = `free space there, or pass --out or --profiles-dir on another file system`;
     if (freed.files === 0) {
-      throw new UserError(`no space left on the device of ${dirname(path)} to write the profile ${basename(path)}: ${fix}`, ExitCode.Environment);
+      throw new UserError(STORE_TEXT.diskFull(dirname(path), basename(path)), ExitCode.Environment);
     }
-    profile.warnings.push(
-      `the disk was full when the profile was written: the job's logs of ${freed.files} run(s) in ${artefactsDir(path)} were cut to their last ` +
-        `${formatBytes(freed.keptBytesPerLog)} each, freeing ${formatBytes(freed.freedBytes)}`,
-    );
+    profile.warnings.push(STORE_TEXT.logsCut(freed.files, artefactsDir(path), freed.keptBytesPerLog, freed.freedBytes));
     try {
       attempt();
     } catch (retryError) {
       if (!isDiskFull(retryError)) throw retryError;
-      throw new UserError(
-        `no space left on the device of ${dirname(path)} to write the profile ${basename(path)}, even after cutting the job's logs to their tails ` +
-          `(${formatBytes(freed.freedBytes)} freed): ${fix}`,
-        ExitCode.Environment,
-      );
+      const message = STORE_TEXT.diskFullAfterCut(dirname(path), basename(path), freed.freedBytes);
+      throw new UserError(message, ExitCode.Environment);
     }
   }
 }
@@ -78,10 +71,8 @@ export function validateProfile(path: string, json: unknown): Profile {
   const parsed = ProfileSchema.safeParse(json, ONE_PARSE);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UserError(
-      `profile '${path}' is malformed at '${issue.path.join('.') || '(top)'}': ${issue.message}; re-run 'ds-analyzer profile'`,
-      ExitCode.CorruptFile,
-    );
+    const at = issue.path.join('.') || '(top)';
+    throw new UserError(STORE_TEXT.malformed(path, at, issue.message), ExitCode.CorruptFile);
   }
   // A profile in memory carries no seal: it would not match once the profile changed.
   delete parsed.data.integrity;

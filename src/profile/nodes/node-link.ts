@@ -18,6 +18,7 @@ import { ExitCode, UserError } from '../../errors.js';
 import { HostSchema, ModeResultSchema, NodeIdentitySchema, StorageProbeSchema, type Host, type ModeResult, type NodeIdentity, type StorageProbe } from '../../schema/profile.js';
 import type { RunVerdict } from '../run-setup.js';
 import type { CoordinatorAddress, NodePlan } from './node-plan.js';
+import { NODES_TEXT } from './nodes-text.js';
 
 /** Another node left, failed or never came: this node's measured modes are kept, its schedule ends. */
 export class NodeLostError extends UserError {
@@ -338,7 +339,9 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new UserError(`cannot host the nodes' meeting point on port ${plan.coordinator.port}: ${error.code ?? error.message}: pick a free port with --coordinator HOST:PORT`, ExitCode.Environment)),
+        reject(
+          new UserError(NODES_TEXT.portTaken(plan.coordinator.port, error.code ?? error.message), ExitCode.Environment),
+        ),
       );
       server.listen(plan.coordinator.port, () => resolve());
     });

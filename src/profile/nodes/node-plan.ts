@@ -4,6 +4,7 @@
 // --master-addr/--master-port), else Slurm's variables under srun. Pure: the
 // argv and the environment in, the plan out; nothing is resolved or opened.
 import { ExitCode, UserError } from '../../errors.js';
+import { NODES_TEXT } from './nodes-text.js';
 
 /** The nodes' meeting point: a small coordinator the CLI on one node hosts, the others dial. */
 export interface CoordinatorAddress {
@@ -52,14 +53,11 @@ export function nodePlan(argv: readonly string[], env: NodeJS.ProcessEnv, flags:
   const slurm = slurmStep(env);
   const nodes = flags.nnodes ?? torchrun?.nodes ?? slurm?.nodes ?? 1;
   if (nodes <= 1) {
-    if (flags.coordinator) throw new UserError(`--coordinator needs a job on several nodes: add --nnodes N (or run under torchrun --nnodes N or srun -N N)`, ExitCode.Usage);
+    if (flags.coordinator) throw new UserError(NODES_TEXT.coordinatorAlone, ExitCode.Usage);
     return null;
   }
   if (slurm && slurm.tasksPerNode > 1 && !torchrun) {
-    throw new UserError(
-      `srun started ${slurm.tasksPerNode} tasks per node, so ${slurm.tasksPerNode} profilers would switch each node's cache: run one per node (srun --ntasks-per-node=1 ds-analyzer profile ... -- torchrun --nproc_per_node ${slurm.tasksPerNode} train.py)`,
-      ExitCode.Usage,
-    );
+    throw new UserError(NODES_TEXT.tasksPerNode(slurm.tasksPerNode), ExitCode.Usage);
   }
   const from = flags.nnodes !== undefined ? '--nnodes' : torchrun?.nodes !== undefined ? 'torchrun' : 'Slurm';
   const address = flags.coordinator
@@ -68,16 +66,10 @@ export function nodePlan(argv: readonly string[], env: NodeJS.ProcessEnv, flags:
       ? { host: torchrun.endpoint.host, port: torchrun.endpoint.port + 1 }
       : slurm?.coordinator ?? null;
   if (!address) {
-    throw new UserError(
-      `a profile of ${nodes} nodes needs the address where their profilers meet: pass --coordinator HOST:PORT (a port free on the first node), or run under torchrun with --rdzv-endpoint`,
-      ExitCode.Usage,
-    );
+    throw new UserError(NODES_TEXT.noAddress(nodes), ExitCode.Usage);
   }
   if (isLoopback(address.host)) {
-    throw new UserError(
-      `the nodes' meeting address ${address.host} is loopback, which every node has: name an address of the first node the others reach (--coordinator HOST:PORT, or torchrun's --rdzv-endpoint)`,
-      ExitCode.BadValue,
-    );
+    throw new UserError(NODES_TEXT.loopback(address.host), ExitCode.BadValue);
   }
   return {
     nodes,
@@ -139,7 +131,7 @@ function parseNodeCount(text: string): number {
   const [min, max = min] = text.split(':');
   const count = Number(min);
   if (!Number.isInteger(count) || count < 1 || Number(max) !== count) {
-    throw new UserError(`torchrun --nnodes ${text}: the profile needs a fixed node count to wait for every node: give --nnodes N (or N:N)`, ExitCode.BadValue);
+    throw new UserError(NODES_TEXT.elasticNodes(text), ExitCode.BadValue);
   }
   return count;
 }
@@ -148,14 +140,16 @@ function parseNodeCount(text: string): number {
 function parseAddress(text: string, flag: string, defaultPort: number | null): CoordinatorAddress {
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(text.trim());
   if (!match || (match[2] === undefined && defaultPort === null)) {
-    throw new UserError(`${flag} '${text}' is not HOST:PORT, e.g. 10.0.0.1:29401`, ExitCode.BadValue);
+    throw new UserError(NODES_TEXT.notAddress(flag, text), ExitCode.BadValue);
   }
   return { host: match[1].replace(/^\[|\]$/g, ''), port: match[2] === undefined ? defaultPort! : portOf(match[2], flag) };
 }
 
 function portOf(text: string, flag: string): number {
   const port = Number(text);
-  if (!Number.isInteger(port) || port < 1 || port > 65534) throw new UserError(`${flag} '${text}' is not a port (1-65534)`, ExitCode.BadValue);
+  if (!Number.isInteger(port) || port < 1 || port > 65534) {
+    throw new UserError(NODES_TEXT.notPort(flag, text), ExitCode.BadValue);
+  }
   return port;
 }
 

@@ -15,6 +15,7 @@ import { ProfileBook, type BookedRun } from '../profile-book.js';
 import { runVerdict, type RunVerdict } from '../run-setup.js';
 import { CoordinatorLink, FollowerLink, type NodeHello, type NodeLink, type NodeRunResult, type LinkTiming } from './node-link.js';
 import type { NodePlan } from './node-plan.js';
+import { NODES_TEXT } from './nodes-text.js';
 
 /** What a profile over several nodes needs beyond a one-node profile's input. */
 export interface NodesInput {
@@ -163,10 +164,7 @@ function mergeOrExplain(results: readonly NodeRunResult[]): ModeResult {
     return mergeNodes(distinctNodes(results));
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
-    throw new UserError(
-      `the nodes' results are not one job's (${error.message.replace(/^mergeNodes: /, '')}): launch one job across the nodes (torchrun --nnodes, or srun) so each rank has its own RANK`,
-      ExitCode.BadValue,
-    );
+    throw new UserError(NODES_TEXT.notOneJob(error.message.replace(/^mergeNodes: /, '')), ExitCode.BadValue);
   }
 }
 

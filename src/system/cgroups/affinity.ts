@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
+import { CGROUP_TEXT } from './cgroup-text.js';
 import { assertCommandExists } from '../kernel/resolve-command.js';
 import { processTree } from '../kernel/proc.js';
 
@@ -28,7 +29,7 @@ export function allowedCpus(status = readFileSync('/proc/self/status', 'utf8')):
  */
 export function withCpus(count: number, argv: string[], path: string | undefined, allowed = allowedCpus()): { argv: string[]; cpus: number[] } {
   if (count > allowed.length) {
-    throw new UserError(`--cpus ${count}: only ${allowed.length} CPUs are available here; choose counts up to ${allowed.length}`, ExitCode.BadValue);
+    throw new UserError(CGROUP_TEXT.tooManyCpus(count, allowed.length), ExitCode.BadValue);
   }
   assertCommandExists('taskset', path, '/');
   const cpus = allowed.slice(0, count);

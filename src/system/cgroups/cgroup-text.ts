@@ -1,7 +1,7 @@
-// Messages of the cgroup errors, shown to users: one line each, with the
-// cause, the flag and the fix.
+// Messages of the cgroup and CPU affinity errors, shown to users: one line
+// each, with the cause, the flag and the fix.
 
-/** Messages of the cgroup errors (one line each: cause, flag, fix). */
+/** Messages of the cgroup and CPU affinity errors (one line each: cause, flag, fix). */
 export const CGROUP_TEXT = {
   fix: 'run as root, or use a cgroup v2 delegated subtree (DSA_CGROUP_PARENT=/sys/fs/cgroup/<delegated>), or omit --storage-bw',
   noCgroups: 'no cgroup file system is mounted at /sys/fs/cgroup (or it is not readable)',
@@ -14,4 +14,12 @@ export const CGROUP_TEXT = {
   badDevice: (device: string) => `invalid block device '${device}': expected major:minor, e.g. 254:0`,
   notEmpty: (dir: string) => `cgroup ${dir} still has processes; remove it with rmdir once they exit`,
   joinFailed: 'ds-analyzer: cannot join cgroup',
+  /** An obstacle of the environment, with the fix every one of them shares. */
+  withFix: (cause: string): string => `${cause}; ${CGROUP_TEXT.fix}`,
+  createFailed: (dir: string, why: string) => `cannot create cgroup ${dir}: ${why}`,
+  einval: "EINVAL (the kernel rejected the value: a partition or unknown device needs the whole disk's major:minor)",
+  noCommand: 'no command to run: give the training command after --',
+  badProcsPath: "invalid cgroup.procs path '--'",
+  tooManyCpus: (count: number, available: number) =>
+    `--cpus ${count}: only ${available} CPUs are available here; choose counts up to ${available}`,
 } as const;

@@ -187,13 +187,13 @@ export interface JobCgroupOptions {
 }
 
 function envError(cause: string): UserError {
-  return new UserError(`${cause}; ${CGROUP_TEXT.fix}`, ExitCode.Environment);
+  return new UserError(CGROUP_TEXT.withFix(cause), ExitCode.Environment);
 }
 
 /** The error's code, with what EINVAL means for a cgroup file. */
 function errorText(error: unknown): string {
   const code = errorCode(error);
-  return code === 'EINVAL' ? 'EINVAL (the kernel rejected the value: a partition or unknown device needs the whole disk\'s major:minor)' : code;
+  return code === 'EINVAL' ? CGROUP_TEXT.einval : code;
 }
 
 function write(file: string, value: string): void {
@@ -242,7 +242,9 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
         mkdirSync(dir);
         created.push(dir);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw envError(`cannot create cgroup ${dir}: ${errorText(error)}`);
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw envError(CGROUP_TEXT.createFailed(dir, errorText(error)));
+        }
       }
     }
     return dir;
@@ -336,7 +338,7 @@ const JOIN_SCRIPT = `for f do [ "$f" = -- ] && break; echo $$ > "$f" || { echo "
 
 /** An argument array that joins `procsFiles` and then execs `argv` (nothing is interpolated into a script). */
 export function wrapCommand(procsFiles: string[], argv: string[]): string[] {
-  if (argv.length === 0) throw new UserError('no command to run: give the training command after --');
-  if (procsFiles.some((f) => f === '--')) throw new UserError(`invalid cgroup.procs path '--'`);
+  if (argv.length === 0) throw new UserError(CGROUP_TEXT.noCommand);
+  if (procsFiles.some((f) => f === '--')) throw new UserError(CGROUP_TEXT.badProcsPath);
   return ['sh', '-c', JOIN_SCRIPT, 'sh', ...procsFiles, '--', ...argv];
 }

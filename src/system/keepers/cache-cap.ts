@@ -17,6 +17,7 @@
 // Both show in the residency readings, which is why validate measures them.
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';
+import { KEEPER_TEXT } from './keeper-text.js';
 import type { FileRef } from '../page-cache/page-cache.js';
 import type { CpuLedger } from '../kernel/cpu-ledger.js';
 import { startInotifyKeeper, type InotifyKeeper } from './inotify-keeper.js';
@@ -53,5 +54,5 @@ export function startCacheCap(files: readonly (FileRef & { bytes?: number })[], 
 export function requireCacheCap(files: readonly (FileRef & { bytes?: number })[], options: CacheCapOptions): InotifyKeeper {
   const started = startCacheCap(files, options);
   if (started.ok) return started.cap;
-  throw new UserError(`cannot cap the dataset's page cache here: ${started.reason}`, ExitCode.Environment);
+  throw new UserError(KEEPER_TEXT.cannotCap(started.reason), ExitCode.Environment);
 }

@@ -18,6 +18,7 @@
 // docs/method.md ("Keeping the cold mode cold") has the measured costs.
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';
+import { KEEPER_TEXT } from './keeper-text.js';
 import type { FileRef } from '../page-cache/page-cache.js';
 import type { CpuLedger } from '../kernel/cpu-ledger.js';
 import { startFanotifyKeeper } from './fanotify-keeper.js';
@@ -55,10 +56,7 @@ export interface ColdKeeperOptions {
 export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOptions): ColdKeeper {
   const load = loadLibc();
   if (!load.ok) {
-    throw new UserError(
-      `the cold mode cannot keep the dataset cold here: ${load.reason}; run on Linux with glibc`,
-      ExitCode.Environment,
-    );
+    throw new UserError(KEEPER_TEXT.cannotKeepCold(load.reason), ExitCode.Environment);
   }
   const mechanism = options.mechanism ?? 'auto';
   const timers = { drainMs: Math.max(1, options.intervalMs), sweepMs: Math.max(1, options.sweepIntervalMs ?? 1000), ledger: options.ledger };

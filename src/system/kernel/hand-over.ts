@@ -4,6 +4,7 @@
 import { lchownSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
+import { KERNEL_TEXT } from './kernel-text.js';
 
 /** The owner to give files to. */
 export interface Owner {
@@ -29,7 +30,7 @@ function give(path: string, owner: Owner, recursive: boolean): void {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
     // NFS with root_squash, for one, refuses root's chown.
-    throw new UserError(`cannot give ${path} to uid ${owner.uid} (${code ?? 'error'}): put --out or --profiles-dir on a local disk, or pass --as-user root`, ExitCode.Environment);
+    throw new UserError(KERNEL_TEXT.cannotGive(path, owner.uid, code ?? 'error'), ExitCode.Environment);
   }
   if (recursive && isDir) for (const entry of readdirSync(path)) give(join(path, entry), owner, true);
 }

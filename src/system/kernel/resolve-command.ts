@@ -1,6 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
+import { KERNEL_TEXT } from './kernel-text.js';
 
 /**
  * Checks, before any mode runs, that the job's command can be executed, the
@@ -10,8 +11,8 @@ import { ExitCode, UserError } from '../../errors.js';
 export function assertCommandExists(file: string, pathVariable: string | undefined, cwd: string): void {
   const found = findCommand(file, pathVariable, cwd);
   if (typeof found === 'string') return;
-  const reason = found.sawNonExecutable ? 'is not executable (chmod +x it, or run it through its interpreter)' : 'was not found';
-  throw new UserError(`command '${file}' ${reason}: check the spelling, the PATH, or give the full path after '--'`, ExitCode.CommandNotFound);
+  const reason = found.sawNonExecutable ? KERNEL_TEXT.notExecutableFix : KERNEL_TEXT.notFound;
+  throw new UserError(KERNEL_TEXT.commandNotRunnable(file, reason), ExitCode.CommandNotFound);
 }
 
 /** The file execvp runs for `file` under `pathVariable`, or why there is none. */

@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { ExitCode, UserError } from '../../errors.js';
+import { NETWORK_TEXT } from './network-text.js';
 import { objectKey } from './response-cache.js';
 import { redactUrl, type RemoteSpec } from './remote-spec.js';
 
@@ -45,18 +46,18 @@ function failure(what: string, spec: RemoteSpec, error: unknown): UserError {
   const status = e.$metadata?.httpStatusCode;
   const code = e.code ?? e.cause?.code ?? e.name ?? 'error';
   if (status === 403 || code === 'AccessDenied' || code === 'InvalidAccessKeyId' || code === 'SignatureDoesNotMatch') {
-    return new UserError(`${what} ${spec.display}: access denied (${code}): give the credentials the job uses (AWS_ACCESS_KEY_ID/AWS_PROFILE) to ds-analyzer too`, ExitCode.Environment);
+    return new UserError(NETWORK_TEXT.accessDenied(what, spec.display, code), ExitCode.Environment);
   }
   if (status === 404 || code === 'NoSuchBucket' || code === 'NotFound') {
-    return new UserError(`${what} ${spec.display}: not found (${code}): check the bucket, prefix or URL`, ExitCode.MissingInput);
+    return new UserError(NETWORK_TEXT.notFound(what, spec.display, code), ExitCode.MissingInput);
   }
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH/.test(`${code} ${e.message ?? ''}`)) {
-    return new UserError(`${what} ${spec.display}: the endpoint does not answer (${code}): start the server or fix the endpoint`, ExitCode.Environment);
+    return new UserError(NETWORK_TEXT.noAnswer(what, spec.display, code), ExitCode.Environment);
   }
   if (/credential/i.test(e.message ?? '')) {
-    return new UserError(`${what} ${spec.display}: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE`, ExitCode.Environment);
+    return new UserError(NETWORK_TEXT.noCredentials(what, spec.display), ExitCode.Environment);
   }
-  return new UserError(`${what} ${spec.display}: ${code}${status ? ` (HTTP ${status})` : ''}`, ExitCode.Environment);
+  return new UserError(NETWORK_TEXT.failed(what, spec.display, code, status), ExitCode.Environment);
 }
 
 function s3Store(spec: RemoteSpec): RemoteStore {

@@ -3,6 +3,7 @@
 // name it. A URL's user name, password and query (a presigned signature, a
 // token) are kept for fetching only: `display` never holds them.
 import { ExitCode, UserError } from '../../errors.js';
+import { NETWORK_TEXT } from './network-text.js';
 
 export interface RemoteSpec {
   kind: 's3' | 'http';
@@ -24,10 +25,10 @@ const MAX_EXPANDED_URLS = 1_000_000;
 export function parseRemoteSpec(text: string, endpoint: string | undefined, env: NodeJS.ProcessEnv): RemoteSpec {
   if (text.startsWith('s3://')) return s3Spec(text, endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL, env);
   if (/^https?:\/\//.test(text)) {
-    if (endpoint) throw new UserError('--endpoint applies to s3:// data only: put the host in the --remote URL', ExitCode.Usage);
+    if (endpoint) throw new UserError(NETWORK_TEXT.endpointNotS3, ExitCode.Usage);
     return httpSpec(text);
   }
-  throw new UserError(`--remote: '${redactUrl(text)}' is not s3://BUCKET/PREFIX or an http(s):// URL; e.g. --remote s3://datasets/imagenet/train`, ExitCode.BadValue);
+  throw new UserError(NETWORK_TEXT.notRemote(redactUrl(text)), ExitCode.BadValue);
 }
 
 /** A URL as it may be shown: no user name, password, query or fragment; the rest as written (WebDataset braces kept). */
@@ -37,7 +38,7 @@ export function redactUrl(text: string): string {
 
 function s3Spec(text: string, endpoint: string | undefined, env: NodeJS.ProcessEnv): RemoteSpec {
   const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(text);
-  if (!match || match[1] === '') throw new UserError(`--remote: '${text}' names no bucket; use s3://BUCKET/PREFIX`, ExitCode.BadValue);
+  if (!match || match[1] === '') throw new UserError(NETWORK_TEXT.noBucket(text), ExitCode.BadValue);
   const [, bucket, prefix] = match;
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
   if (endpoint) {
@@ -45,7 +46,7 @@ function s3Spec(text: string, endpoint: string | undefined, env: NodeJS.ProcessE
     try {
       url = new URL(endpoint);
     } catch {
-      throw new UserError(`--endpoint: '${redactUrl(endpoint)}' is not a URL; e.g. --endpoint http://127.0.0.1:9000`, ExitCode.BadValue);
+      throw new UserError(NETWORK_TEXT.endpointNotUrl(redactUrl(endpoint)), ExitCode.BadValue);
     }
     const protocol = url.protocol === 'https:' ? 'https' : 'http';
     const port = url.port || (protocol === 'https' ? '443' : '80');
@@ -73,7 +74,7 @@ function httpSpec(text: string): RemoteSpec {
     try {
       return new URL(u);
     } catch {
-      throw new UserError(`--remote: '${redactUrl(u)}' is not a URL`, ExitCode.BadValue);
+      throw new UserError(NETWORK_TEXT.remoteNotUrl(redactUrl(u)), ExitCode.BadValue);
     }
   });
   const protocol = parsed[0].protocol === 'https:' ? 'https' : 'http';
@@ -89,7 +90,9 @@ function httpSpec(text: string): RemoteSpec {
  */
 export function expandBraces(text: string): string[] {
   const total = [...text.matchAll(/\{([^{}]*)\}/g)].reduce((product, group) => product * groupParts(group[1]).length, 1);
-  if (total > MAX_EXPANDED_URLS) throw new UserError(`--remote: the pattern names ${total} URLs, more than ${MAX_EXPANDED_URLS}`, ExitCode.BadValue);
+  if (total > MAX_EXPANDED_URLS) {
+    throw new UserError(NETWORK_TEXT.tooManyUrls(total, MAX_EXPANDED_URLS), ExitCode.BadValue);
+  }
   return expandGroups(text);
 }
 
@@ -106,7 +109,7 @@ function groupParts(group: string): string[] {
   const range = /^(\d+)\.\.(\d+)$/.exec(group);
   if (!range) return group.split(',');
   const [from, to] = [Number(range[1]), Number(range[2])];
-  if (to < from || to - from >= MAX_EXPANDED_URLS) throw new UserError(`--remote: the range {${group}} is empty or too long`, ExitCode.BadValue);
+  if (to < from || to - from >= MAX_EXPANDED_URLS) throw new UserError(NETWORK_TEXT.badRange(group), ExitCode.BadValue);
   const width = range[1].length;
   return Array.from({ length: to - from + 1 }, (_, k) => String(from + k).padStart(width, '0'));
 }

@@ -26,16 +26,7 @@ import { NodeFileSyscalls } from '../kernel/node-file-syscalls.js';
 import { tableOf } from '../dataset/file-table.js';
 import { errnoError, errnoName, errorCode } from '../kernel/errno.js';
 import type { CpuAccount } from '../kernel/cpu-ledger.js';
-
-// Messages shown to users, in one table (size-limit's MESSAGES pattern).
-const MESSAGES = {
-  unsupported: (reason: string) =>
-    `per-file page-cache control is not available here: ${reason}; run on Linux with glibc, or pass --drop-caches as root`,
-  dropCachesDenied: (code: string) =>
-    `--drop-caches: cannot write /proc/sys/vm/drop_caches (${code}); run as root, or omit --drop-caches to use per-file eviction`,
-  mincoreUntrusted:
-    'mincore reports page-cache residency only for files you own or may write (Linux >= 5.2); run as the files\' owner or as root',
-} as const;
+import { PAGE_CACHE_TEXT } from './page-cache-text.js';
 
 /** A file to act on; only the path is used (sizes are re-read with fstat). */
 export interface FileRef {
@@ -162,7 +153,7 @@ export function pageCacheSupport(): PageCacheSupport {
     residencyOk = false;
     reason = `cannot probe mincore (${errorCode(error)})`;
   }
-  if (residencyOk && !isPrivileged()) reason = MESSAGES.mincoreUntrusted;
+  if (residencyOk && !isPrivileged()) reason = PAGE_CACHE_TEXT.mincoreUntrusted;
   return { evict: true, residency: residencyOk, ...(reason ? { reason } : {}) };
 }
 
@@ -369,7 +360,7 @@ class ResidencyProbe {
       const pages = Math.ceil(bytes / pageBytes);
       const cached = this.calls.cachedPages(cursor.fd, 0, 0);
       if (cached === -ENOSYS) this.cachestat = false;
-      else if (cached === -EPERM) return MESSAGES.mincoreUntrusted;
+      else if (cached === -EPERM) return PAGE_CACHE_TEXT.mincoreUntrusted;
       else if (cached < 0) return `${cursor.path()}: cachestat ${errnoName(-cached)}`;
       else {
         if (cached === 0) return 0;
@@ -380,7 +371,7 @@ class ResidencyProbe {
         return (cached - tail) * pageBytes + tail * (bytes - tailPage);
       }
     }
-    if (cursor.foreign === 1 && !mayWrite(cursor.path())) return MESSAGES.mincoreUntrusted;
+    if (cursor.foreign === 1 && !mayWrite(cursor.path())) return PAGE_CACHE_TEXT.mincoreUntrusted;
     const resident = residentBytesOfFd(this.libc, cursor.fd, bytes);
     return resident < 0 ? `${cursor.path()}: mincore ${errnoName(-resident)}` : resident;
   }
@@ -486,7 +477,7 @@ export async function dropCachesGlobally(): Promise<void> {
   try {
     await fs.promises.writeFile('/proc/sys/vm/drop_caches', '3');
   } catch (error) {
-    throw new UserError(MESSAGES.dropCachesDenied(errorCode(error)), ExitCode.Environment);
+    throw new UserError(PAGE_CACHE_TEXT.dropCachesDenied(errorCode(error)), ExitCode.Environment);
   }
 }
 
@@ -663,7 +654,7 @@ async function readToEnd(path: string, buffer: Buffer): Promise<number> {
 }
 
 function requireLibc(load: LibcLoad): LibcBindings {
-  if (!load.ok) throw new UserError(MESSAGES.unsupported(load.reason), ExitCode.Environment);
+  if (!load.ok) throw new UserError(PAGE_CACHE_TEXT.unsupported(load.reason), ExitCode.Environment);
   return load.libc;
 }
 
