@@ -26,10 +26,6 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  */
 const MOVING = new Set([
   'src/cli/profile-action.ts',
-  'src/cli/whatif-action.ts',
-  'src/cli/validate-action.ts',
-  'src/validate/run-validate.ts',
-  'src/validate/points.ts',
   'src/profile/data-sources/remote-objects.ts',
   'src/profile/data-sources/local-files.ts',
   'src/profile/data-sources/fake-data-source.ts',

@@ -6,6 +6,7 @@ import { renderValidation, renderValidationFailure } from '../report/validate-te
 import { runValidation, type ValidateInput } from '../validate/run-validate.js';
 import { validationFailure } from '../validate/verdict.js';
 import type { PointRequest } from '../validate/points.js';
+import { VALIDATE_TEXT } from '../validate/validate-text.js';
 import { parseCacheSize, parseCacheSizeList, parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseLatencySec, parseRate, type CacheSize } from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
 import { validateOutput } from '../schema/validate-output.js';
@@ -73,7 +74,7 @@ function parseCells(text: string): { cpus: number; cache: CacheSize }[] {
   return text.split(',').map((entry) => {
     const [cpus, cache, extra] = entry.trim().split('@');
     if (cache === undefined || extra !== undefined || cpus === '' || cache === '') {
-      throw new UserError(`--cells: '${entry.trim()}' is not CPUS@CACHE: give a CPU count and a cache size, e.g. 2@50% or 1@8GiB`, ExitCode.BadValue);
+      throw new UserError(VALIDATE_TEXT.notACell(entry.trim()), ExitCode.BadValue);
     }
     return { cpus: parsePositiveInt(cpus, `--cells ${entry.trim()}: the CPU count`), cache: parseCacheSize(cache, `--cells ${entry.trim()}: the cache`) };
   });
@@ -93,7 +94,7 @@ function parseValidateOptions(file: string | undefined, raw: RawValidateOptions,
     control: raw.control,
   };
   if ((request.cells?.length ?? 0) + request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) + (request.latencies?.length ?? 0) + (request.writeBandwidths?.length ?? 0) === 0) {
-    throw new UserError('nothing to validate: pass --cache, --cpus, --cells, --workers, --storage-bw, --latency and/or --write-bw', ExitCode.Usage);
+    throw new UserError(VALIDATE_TEXT.nothingAsked, ExitCode.Usage);
   }
   const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const profile = readProfile(path);

@@ -9,6 +9,7 @@ import type { RawKnobFlags } from '../whatif/knobs/knob.js';
 import { parseKnobFlags, profileDefaults, resolveAgainstProfile } from '../whatif/knobs/query.js';
 import type { Profile } from '../schema/profile.js';
 import type { Io } from './io.js';
+import { WHATIF_TEXT } from './whatif-text.js';
 import { whatif, type WhatifQuery } from '../whatif/whatif.js';
 import type { PipelineQuery } from '../whatif/pipeline-stalls.js';
 import { notEnoughDataError } from './not-enough-data.js';
@@ -34,7 +35,7 @@ export type RawWhatifOptions = RawKnobFlags & {
 export async function whatifAction(profileArg: string | undefined, raw: RawWhatifOptions, io: Io): Promise<ExitCode> {
   const asked = parseKnobFlags(raw);
   if (!raw.matrix && (raw.matrixCpus !== undefined || raw.matrixCache !== undefined)) {
-    throw new UserError('--matrix-cpus and --matrix-cache set the grid of --matrix: add --matrix', ExitCode.Usage);
+    throw new UserError(WHATIF_TEXT.matrixAxesWithoutMatrix, ExitCode.Usage);
   }
   const pipelineQuery = parsePipelineOptions(raw);
   const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
@@ -52,7 +53,7 @@ export async function whatifAction(profileArg: string | undefined, raw: RawWhati
 
 /** The checkpoint and loader flags, parsed; each error names its flag. */
 function parsePipelineOptions(raw: RawWhatifOptions): PipelineQuery {
-  if (raw.asyncSave && raw.syncSave) throw new UserError('--async-save and --sync-save ask for two save modes at once: give one', ExitCode.Usage);
+  if (raw.asyncSave && raw.syncSave) throw new UserError(WHATIF_TEXT.twoSaveModes, ExitCode.Usage);
   const query: PipelineQuery = {};
   if (raw.checkpointEvery !== undefined) query.checkpointEvery = parsePositiveInt(raw.checkpointEvery, '--checkpoint-every');
   if (raw.writeBw !== undefined) query.writeBytesPerSec = parseRate(raw.writeBw, '--write-bw');
@@ -71,13 +72,13 @@ function parseBoolean(value: string | boolean, flag: string): boolean {
   const text = value.toLowerCase();
   if (['true', 'yes', '1', 'on'].includes(text)) return true;
   if (['false', 'no', '0', 'off'].includes(text)) return false;
-  throw new UserError(`${flag}: '${value}' is not true or false`, ExitCode.BadValue);
+  throw new UserError(WHATIF_TEXT.notBoolean(flag, value), ExitCode.BadValue);
 }
 
 /** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. Its modules load only here. */
 async function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: RawWhatifOptions, io: Io): Promise<ExitCode> {
   if (query.cpus !== undefined || raw.cache !== undefined) {
-    throw new UserError('--matrix sets CPUs and cache per cell: give the grid with --matrix-cpus and --matrix-cache instead of --cpus and --cache', ExitCode.Usage);
+    throw new UserError(WHATIF_TEXT.matrixWithCpusOrCache, ExitCode.Usage);
   }
   const fit = fitModel(profile);
   if (fit.kind === 'not-enough-data') throw notEnoughDataError(fit);

@@ -56,10 +56,10 @@ export function recommendedCache(model: FittedModel): number {
   const scenario = { ...baseScenario(model), epochs: null };
   const answer = cacheFor(model, scenario, predict(model, scenario), 'page-cache');
   if (answer.value === null) {
-    throw new UserError("--cache recommended: no page-cache size removes this profile's fetch stall (see 'ds-analyzer whatif')", ExitCode.BadValue);
+    throw new UserError(VALIDATE_TEXT.noCacheRemoves, ExitCode.BadValue);
   }
   if (answer.value === 0) {
-    throw new UserError("--cache recommended: this profile has no fetch stall to remove, so there is no cache to check; pass sizes instead", ExitCode.BadValue);
+    throw new UserError(VALIDATE_TEXT.noFetchStall, ExitCode.BadValue);
   }
   return answer.value;
 }

@@ -146,7 +146,7 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   }
   // Known from the profile alone: refused before the data is listed.
   const latencyBlocker = latencyObstacle(profile, points, input.dataSource);
-  if (latencyBlocker !== null) throw new UserError(`--latency: ${latencyBlocker}`, ExitCode.Environment);
+  if (latencyBlocker !== null) throw new UserError(VALIDATE_TEXT.latencyRefused(latencyBlocker), ExitCode.Environment);
   const dataset = await input.dataSource.list();
   const bandwidthBlocker = points.some((p) => p.kind === 'bandwidth') ? input.dataSource.throttleObstacle(input.env) : null;
   if (bandwidthBlocker !== null) {

@@ -9,6 +9,13 @@ import { formatBytes } from '../units.js';
 const ended = (status: string, stopReason: string): string => `${status} (${stopReason})`;
 
 export const VALIDATE_TEXT = {
+  noCacheRemoves: "--cache recommended: no page-cache size removes this profile's fetch stall (see 'ds-analyzer whatif')",
+  noFetchStall:
+    '--cache recommended: this profile has no fetch stall to remove, so there is no cache to check; pass sizes instead',
+  latencyRefused: (blocker: string) => `--latency: ${blocker}`,
+  notACell: (entry: string) =>
+    `--cells: '${entry}' is not CPUS@CACHE: give a CPU count and a cache size, e.g. 2@50% or 1@8GiB`,
+  nothingAsked: 'nothing to validate: pass --cache, --cpus, --cells, --workers, --storage-bw, --latency and/or --write-bw',
   redactedCommand:
     "the profile's command holds <redacted> where a secret was (a token in a URL, VAR=value, or a flag under profile --redact), so validate cannot run it again: profile again with the secret in an environment variable the job reads, not on its command line",
   nothingToValidate: (obstacle: string) => `nothing to validate here: ${obstacle}; or pass --cpus`,

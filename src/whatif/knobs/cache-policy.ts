@@ -7,6 +7,7 @@
 import { ExitCode, UserError } from '../../errors.js';
 import { CACHE_POLICIES, type CachePolicy } from '../cache-policy.js';
 import { rawFlag, type Knob } from './knob.js';
+import { KNOB_TEXT } from './knob-text.js';
 import { NODES_KNOB } from './nodes.js';
 
 /** The policies the flag takes: the model's, and the partitioned cache over several nodes. */
@@ -27,15 +28,14 @@ export const CACHE_POLICY_KNOB: Knob<CachePolicy | 'partitioned'> = {
     if (text === 'partitioned') {
       const nodes = rawFlag(raw, 'nodes');
       if ((nodes === undefined ? 1 : NODES_KNOB.parse(String(nodes), raw)!) < 2) {
-        const why = '--cache-policy partitioned spreads the dataset over several nodes: give --nodes 2 or more';
-        throw new UserError(why, ExitCode.Usage);
+        throw new UserError(KNOB_TEXT.partitionedNeedsNodes, ExitCode.Usage);
       }
       return 'partitioned';
     }
     // The default, the page cache, is the profiled one: not a change.
     if (text === 'page-cache') return undefined;
     if (!(CACHE_POLICIES as readonly string[]).includes(text)) {
-      throw new UserError(`--cache-policy: unknown policy '${text}'; use ${ASKABLE.join(', ')}`, ExitCode.BadValue);
+      throw new UserError(KNOB_TEXT.unknownPolicy(text, ASKABLE), ExitCode.BadValue);
     }
     return text as CachePolicy;
   },

@@ -1,6 +1,7 @@
 /** --coordinated: with --jobs, one fetch and prep of each sample for all the jobs (Scenario.coordinated, CoorDL). */
 import { ExitCode, UserError } from '../../errors.js';
 import { rawFlag, type Knob } from './knob.js';
+import { KNOB_TEXT } from './knob-text.js';
 import { JOBS_KNOB } from './jobs.js';
 
 export const COORDINATED_KNOB: Knob<boolean> = {
@@ -14,7 +15,7 @@ export const COORDINATED_KNOB: Knob<boolean> = {
   parse: (_text, raw) => {
     const jobs = rawFlag(raw, 'jobs');
     if ((jobs === undefined ? 1 : JOBS_KNOB.parse(String(jobs), raw)!) < 2) {
-      throw new UserError('--coordinated shares fetch and prep among jobs: give --jobs 2 or more', ExitCode.Usage);
+      throw new UserError(KNOB_TEXT.coordinatedNeedsJobs, ExitCode.Usage);
     }
     return true;
   },

@@ -6,6 +6,7 @@ import { ExitCode, UserError } from '../../errors.js';
 import type { Profile } from '../../schema/profile.js';
 import { parseRate } from '../../units.js';
 import { rawFlag, type Knob } from './knob.js';
+import { KNOB_TEXT } from './knob-text.js';
 
 export const PEER_BW_KNOB: Knob<number> = {
   name: 'peer-bw',
@@ -19,9 +20,7 @@ export const PEER_BW_KNOB: Knob<number> = {
   reads: ['cache-policy'],
   parse: (text, raw) => {
     if (rawFlag(raw, 'cache-policy') !== 'partitioned') {
-      const why =
-        '--peer-bw is the network a partitioned cache fetches over: add --cache-policy partitioned and --nodes N';
-      throw new UserError(why, ExitCode.Usage);
+      throw new UserError(KNOB_TEXT.peerBwNeedsPartitioned, ExitCode.Usage);
     }
     return parseRate(text, '--peer-bw');
   },
@@ -40,11 +39,7 @@ function measuredPeerBandwidth(profile: Profile): number {
   const each = [profile.options.nodes?.peerBytesPerSec, ...(profile.nodes ?? []).map((n) => n.peerBytesPerSec)];
   const measured = each.filter((v): v is number => typeof v === 'number' && v > 0);
   if (measured.length === 0) {
-    throw new UserError(
-      "--cache-policy partitioned fetches a miss from a peer's cache: give --peer-bw RATE, the bytes/s one node " +
-        'reads from another; a profile over several nodes measures it (docs/multi-node.md), this one has none',
-      ExitCode.Usage,
-    );
+    throw new UserError(KNOB_TEXT.peerBwUnmeasured, ExitCode.Usage);
   }
   return Math.min(...measured);
 }

@@ -6,6 +6,7 @@
 import { ExitCode, UserError } from '../../errors.js';
 import { parseCountList } from '../../units.js';
 import type { Knob } from './knob.js';
+import { KNOB_TEXT } from './knob-text.js';
 
 export const WORKERS_KNOB: Knob<number> = {
   name: 'workers',
@@ -17,8 +18,7 @@ export const WORKERS_KNOB: Knob<number> = {
   parse: (text) => {
     const counts = parseCountList(text, '--workers');
     if (counts.length !== 1) {
-      const why = `--workers takes one count here (whatif predicts one scenario), got '${text}'`;
-      throw new UserError(why, ExitCode.BadValue);
+      throw new UserError(KNOB_TEXT.oneWorkersCount(text), ExitCode.BadValue);
     }
     return counts[0];
   },
