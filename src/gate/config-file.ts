@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ExitCode, UserError } from '../errors.js';
-import { RULE_IDS } from './config.js';
+import { RULE_IDS } from './rule-ids.js';
 import { GATE_TEXT } from './gate-text.js';
 
 /** How a failed budget counts. */

@@ -8,12 +8,11 @@ import { dirname, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import type { GateConfig } from './config-file.js';
 import { GATE_TEXT } from './gate-text.js';
+import { RULE_IDS, type RuleId } from './rule-ids.js';
 
 export type { GateConfig, Level } from './config-file.js';
 
-/** Names of the rules, in the order they are reported. */
-export const RULE_IDS = ['fetchStall', 'prepStall', 'totalStall', 'checkpointStall', 'timeToFirstBatch', 'throughput', 'regression'] as const;
-export type RuleId = (typeof RULE_IDS)[number];
+export { RULE_IDS, type RuleId } from './rule-ids.js';
 
 /** One budget after merging file and flags. */
 export interface Budget {

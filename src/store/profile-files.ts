@@ -1,7 +1,7 @@
 /**
  * Profile files without the schema: their names, the newest in a folder, and
  * reading one up to validation. A sealed file (profile-seal.ts) needs no
- * validation, so `loadProfile` loads zod and the schema (profile-store.ts)
+ * validation, so `loadProfile` loads zod and the schema (profile-validation.ts)
  * only for a file that does: whatif and gate on a profile this build wrote
  * start without them.
  */
@@ -76,6 +76,6 @@ export function readProfileFile(path: string): ProfileRead {
 export async function loadProfile(path: string): Promise<Profile> {
   const read = readProfileFile(path);
   if ('sealed' in read) return read.sealed;
-  const { validateProfile } = await import('./profile-store.js');
+  const { validateProfile } = await import('./profile-validation.js');
   return validateProfile(path, read.unchecked);
 }

@@ -5,18 +5,13 @@ import { ProfileSchema, type Profile } from '../schema/profile.js';
 import { truncateLogs } from './free-space.js';
 import { artefactsDir, readProfileFile } from './profile-files.js';
 import { sealedProfileText } from './profile-seal.js';
+import { ONE_PARSE, validateProfile } from './profile-validation.js';
 import { STORE_TEXT } from './store-text.js';
 import { writeAtomic } from './write-atomic.js';
 
 /** Writes a file's whole text; tests pass one that fails as a full disk does. */
 export type WriteText = (path: string, text: string) => void;
 
-/**
- * A profile is parsed once a process: zod's compiled checks (a `new Function`
- * per object schema) cost more to build than they save on one parse
- * (48 to 49 ms against 36 to 43 ms for a 155 KiB profile here).
- */
-const ONE_PARSE = { jitless: true } as const;
 
 /**
  * Validates and writes a profile atomically (writeAtomic), so a reader or a
@@ -64,17 +59,4 @@ export function writeProfile(path: string, profile: Profile, write: WriteText = 
 export function readProfile(path: string): Profile {
   const read = readProfileFile(path);
   return 'sealed' in read ? read.sealed : validateProfile(path, read.unchecked);
-}
-
-/** Validates a profile's parsed JSON (of the right schemaVersion) read from `path`; the first problem is a one-line UserError (exit code 7). */
-export function validateProfile(path: string, json: unknown): Profile {
-  const parsed = ProfileSchema.safeParse(json, ONE_PARSE);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const at = issue.path.join('.') || '(top)';
-    throw new UserError(STORE_TEXT.malformed(path, at, issue.message), ExitCode.CorruptFile);
-  }
-  // A profile in memory carries no seal: it would not match once the profile changed.
-  delete parsed.data.integrity;
-  return parsed.data;
 }
