@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
-import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
+import { capObstacle, throttleObstacle, type DataSource, type Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
 import { outputsEnv, outputsNote } from '../profile/job-outputs.js';
-import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
+import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, throttleReads, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Iteration, Profile, IterationSummary, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
@@ -146,7 +146,7 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   const latencyBlocker = latencyObstacle(profile, points, input.dataSource);
   if (latencyBlocker !== null) throw new UserError(`--latency: ${latencyBlocker}`, ExitCode.Environment);
   const dataset = await input.dataSource.list();
-  const bandwidthBlocker = points.some((p) => p.kind === 'bandwidth') ? input.dataSource.throttleObstacle(input.env) : null;
+  const bandwidthBlocker = points.some((p) => p.kind === 'bandwidth') ? throttleObstacle(input.dataSource, input.env) : null;
   if (bandwidthBlocker !== null) {
     await input.dataSource.close().catch(() => undefined);
     throw new UserError(VALIDATE_TEXT.noThrottle(bandwidthBlocker), ExitCode.Environment);
@@ -430,7 +430,7 @@ function measureBandwidthPoint(point: Extract<ValidationPoint, { kind: 'bandwidt
     ctx,
     common,
     modeDir,
-    () => input.dataSource.throttle(ctx.dataset, point.bytesPerSec, `validate-${process.pid}-bw-${ctx.index}`, input.env),
+    () => throttleReads(input.dataSource, ctx.dataset, point.bytesPerSec, `validate-${process.pid}-bw-${ctx.index}`, input.env),
     (result, unproven) => VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, unproven),
   );
 }
@@ -578,7 +578,10 @@ async function measureCachePoint(
 ): Promise<PointOutcome> {
   const { input, dataset, throttle } = ctx;
   const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
-  const cacheState = input.dataSource.cappedState(point.cacheBytes);
+  // Cache points run only where the source can cap its cache (cachePointObstacle refused the others).
+  const cap = input.dataSource.cap;
+  if (!cap) throw new UserError(capObstacle(input.dataSource) ?? '', ExitCode.Environment);
+  const cacheState = cap.state(point.cacheBytes);
   const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];
   let lastReadingAt = 0;
   let readingCostMs = 0;
