@@ -9,13 +9,22 @@
 import { listDataset, type Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { FetchOrigin } from './data-source.js';
-import { LocalFilesSource } from './local-files.js';
+import { LocalFilesSource, type LocalFilesOptions } from './local-files.js';
 
 /** The file-system types of an NFS mount, as /proc/self/mountinfo names them. */
 export const NFS_TYPES: ReadonlySet<string> = new Set(['nfs', 'nfs4']);
 
-/** Files under `roots`, all on one NFS mount. */
+/** Files under `roots`, all on NFS. */
 export class NfsFilesSource extends LocalFilesSource {
+  constructor(
+    roots: string[],
+    options: LocalFilesOptions,
+    /** The NFS mount under the first root, as found when the source was chosen. */
+    private readonly mount: RootFileSystem,
+  ) {
+    super(roots, options);
+  }
+
   /** Uncached bytes come from the NFS server over the network. */
   override get fetchesFrom(): FetchOrigin {
     return 'network';
@@ -23,10 +32,8 @@ export class NfsFilesSource extends LocalFilesSource {
 
   override async list(): Promise<Dataset> {
     const dataset = await listDataset(this.roots);
-    const mount = dataset.fileSystems?.find((f) => NFS_TYPES.has(f.type));
-    // The mount was found before this source was chosen; a listing that no longer finds it records the roots alone.
-    const where = { type: mount?.type ?? 'nfs', server: mount?.source ?? 'unknown', mountPoint: mount?.mountPoint ?? '' };
-    return { ...dataset, source: { kind: 'nfs', roots: [...this.roots], dropCaches: this.options.dropCaches, ...where } };
+    const { type, source: server, mountPoint } = this.mount;
+    return { ...dataset, source: { kind: 'nfs', roots: [...this.roots], dropCaches: this.options.dropCaches, type, server, mountPoint } };
   }
 }
 
