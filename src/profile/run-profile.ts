@@ -82,7 +82,7 @@ export interface ProfileRunInput {
   outFile: string;
   /** What saves the profile; the disk unless a test passes a MemorySink. */
   sink?: ArtifactSink;
-  /** Where the samples come from: lists the data, sets each mode's state, meters its reads (LocalFilesSource; FakeDataSource in tests). */
+  /** Where the samples come from: lists the data, sets each mode's state, meters its reads (openDataSource; FakeDataSource in tests). */
   dataSource: DataSource;
   /**
    * Runs of each mode (default 2): the modes in order, then in reverse, each

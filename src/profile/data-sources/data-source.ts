@@ -1,11 +1,15 @@
 // Where a job's samples come from, as the modes need it: one interface that
 // profile, validate and the overlap probe speak to, so that the data path is
-// chosen once (by the command) and never named in the runs. Local files are
-// its first implementation (local-files.ts: the --data folders, the page
-// cache, /proc read_bytes); a deterministic fake sits beside it
-// (fake-data-source.ts). A remote source (object storage, HTTP shards, metered
-// by a loopback proxy: "cold" is every sample over the network, the proof the
-// bytes that crossed it) is another implementation of the same interface.
+// chosen once (openDataSource, open-data-source.ts) and never named in the
+// runs. Every source answers a core of eight members; what some sources
+// cannot do (throttle, cap, delay requests, hold a share, one launch) is an
+// optional capability, absent there, with the reason users see in `whyNot`.
+// The sources: local files (local-files.ts: the --data folders, the page
+// cache, /proc read_bytes), files on a FUSE mount (fuse-files.ts: its
+// daemon's sockets metered) or on NFS (nfs-files.ts), and remote objects
+// (remote-objects.ts: object storage, HTTP shards, metered by a loopback
+// proxy: "cold" is every sample over the network, the proof the bytes that
+// crossed it); a deterministic fake sits beside them (fake-data-source.ts).
 import type { Mode } from '../../schema/events.js';
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';

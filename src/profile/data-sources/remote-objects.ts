@@ -19,6 +19,7 @@ import type { RemoteSpec } from '../../system/network/remote-spec.js';
 import type { ReadProber } from '../storage-probe.js';
 import { RemoteCacheState, type RemoteLink } from '../cache-states/remote-cache-state.js';
 import type { CacheState } from '../cache-states/cache-state.js';
+import { withJobCache } from '../cache-states/job-cache-state.js';
 import { startNetworkMeter } from './network-meter.js';
 import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
@@ -99,7 +100,7 @@ export class RemoteObjectsSource implements DataSource {
     private readonly options: RemoteOptions,
   ) {
     this.store = remoteStore(spec);
-    this.modeState = new RemoteCacheState(() => this.requireLink());
+    this.modeState = this.withJobCache(new RemoteCacheState(() => this.requireLink()));
     this.readProber = (files, limits) => this.probe(files, limits);
   }
 
@@ -175,7 +176,12 @@ export class RemoteObjectsSource implements DataSource {
   }
 
   heldShareState(held: readonly DatasetFile[]): CacheState {
-    return new RemoteCacheState(() => this.requireLink(), held);
+    return this.withJobCache(new RemoteCacheState(() => this.requireLink(), held));
+  }
+
+  /** The cold mode fetches every sample over the network: what the job cached for itself is removed before and during it. */
+  private withJobCache(state: CacheState): CacheState {
+    return this.options.jobCacheDir ? withJobCache(state, this.options.jobCacheDir) : state;
   }
 
   /** Each request to the origin waits `sec` at the proxy before it leaves: a store that far away. */
@@ -216,7 +222,6 @@ export class RemoteObjectsSource implements DataSource {
       cache,
       objects: byPath,
       keyOf: (file) => objectOf(file).cacheKey,
-      jobCacheDir: this.options.jobCacheDir ?? null,
       storedBytes: (files) => files.reduce((sum, f) => sum + (cache.get(objectOf(f).cacheKey)?.bytes ?? 0), 0),
       fill: (files) => this.fill(files.map(objectOf).filter((o) => cache.get(o.cacheKey) === null), cache),
     };
