@@ -111,7 +111,10 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
         sync: SUPERVISION.sync,
         pollMs: SUPERVISION.pollMs,
         outFile,
-        dataSource: openDataSource(store ? demoRemoteData(store.url, datasetDir, outFile) : { kind: 'files', roots: [datasetDir], dropCaches: false }, { env: input.env, ledger }),
+        dataSource: openDataSource(store ? demoRemoteData(store.url, datasetDir, outFile) : demoFiles(datasetDir), {
+          env: input.env,
+          ledger,
+        }),
         ledger,
         nvidiaSmi: null,
         // The what-if below then rests on a measured overlap of reads and pre-processing.
@@ -137,7 +140,13 @@ function demoRemoteData(url: string, datasetDir: string, outFile: string): DataS
   const spec: RemoteSpec = { kind: 'http', display: `${url}/ (the demo's object store)`, protocol: 'http', origins: [`${origin.hostname}:${origin.port}`], urls };
   // The demo's job is not Python: its requests are counted at the proxy, which the cap needs anyway.
   const cacheDir = join(artefactsDir(outFile), 'remote-cache');
-  return { kind: 'remote', remote: spec, named: { url: spec.display, endpoint: null }, jobCache: null, netMeter: 'proxy', cacheDir, proxyPort: 0 };
+  const named = { url: spec.display, endpoint: null };
+  return { kind: 'remote', remote: spec, named, jobCache: null, netMeter: 'proxy', cacheDir, proxyPort: 0 };
+}
+
+/** The demo's dataset as files in its folder. */
+function demoFiles(datasetDir: string): DataSpec {
+  return { kind: 'files', roots: [datasetDir], dropCaches: false };
 }
 
 /** Why storage cannot be throttled here, or null when it can. */

@@ -82,7 +82,7 @@ export interface ProfileRunInput {
   outFile: string;
   /** What saves the profile; the disk unless a test passes a MemorySink. */
   sink?: ArtifactSink;
-  /** Where the samples come from: lists the data, sets each mode's state, meters its reads (openDataSource; FakeDataSource in tests). */
+  /** Where the samples come from: lists the data, sets each mode's state, meters its reads (openDataSource; fakes). */
   dataSource: DataSource;
   /**
    * Runs of each mode (default 2): the modes in order, then in reverse, each
@@ -387,7 +387,7 @@ function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'
       modes: input.modes,
       passes,
     },
-    // The data as one value, recorded by the source that listed it (the fields above and dataset's stay for older readers).
+    // The data as one value, recorded by the source that listed it (the old fields stay, for older readers).
     ...(dataset.source ? { source: dataset.source } : {}),
     host,
     nodes: [localNode(host, [])],
@@ -572,7 +572,8 @@ async function overlapProbe({ book: { profile }, dataset, input, runOnce, warn }
   }
   const resident = residentSubset(dataset.files, share);
   const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
-  const result = await runOnce({ mode: 'cold', label: PROBE_LABEL, argv: input.argv, cacheState: source.heldShareState(resident) });
+  const cacheState = source.heldShareState(resident);
+  const result = await runOnce({ mode: 'cold', label: PROBE_LABEL, argv: input.argv, cacheState });
   return { ...result, state: proveProbe(result.state, heldShare, source.fetchesFrom), residentShare: heldShare };
 }
 

@@ -81,7 +81,9 @@ export async function throttleReads(
   name: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Throttle> {
-  if (!source.throttle) throw new UserError(source.whyNot?.throttle ?? PROFILE_RUN_TEXT.noThrottle, ExitCode.Environment);
+  if (!source.throttle) {
+    throw new UserError(source.whyNot?.throttle ?? PROFILE_RUN_TEXT.noThrottle, ExitCode.Environment);
+  }
   return source.throttle.start(dataset, bytesPerSec, name, env);
 }
 

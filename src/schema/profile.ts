@@ -760,7 +760,12 @@ export const FuseMountSchema = z.object({
   source: z.string(),
   mountPoint: z.string(),
   /** The daemon serving the mount: its program (never its arguments, which may hold keys), pid and cgroup v2 group. */
-  daemon: z.object({ program: z.string(), pid: z.number().int().positive(), cgroup: z.string(), otherProcesses: z.number().int().nonnegative() }),
+  daemon: z.object({
+    program: z.string(),
+    pid: z.number().int().positive(),
+    cgroup: z.string(),
+    otherProcesses: z.number().int().nonnegative(),
+  }),
 });
 
 /**
@@ -787,7 +792,7 @@ export const DataSourceRecordSchema = z.discriminatedUnion('kind', [
     mount: FuseMountSchema.nullable(),
   }),
   z.object({
-    /** Files on an NFS mount: uncached bytes come over the network from its server, whose own cache is not controlled. */
+    /** Files on NFS: uncached bytes come over the network from its server, whose own cache is not controlled. */
     kind: z.literal('nfs'),
     roots: z.array(z.string()),
     dropCaches: z.boolean(),

@@ -8,7 +8,11 @@ import { capObstacle, throttleObstacle, type DataSource } from '../profile/data-
  * io/blkio cgroup; env's DSA_CGROUP_PARENT names a delegated one). The data
  * source says what it can do.
  */
-export function cachePointObstacle(profile: Profile, env: NodeJS.ProcessEnv, source: Pick<DataSource, 'cap' | 'throttle' | 'whyNot'>): string | null {
+export function cachePointObstacle(
+  profile: Profile,
+  env: NodeJS.ProcessEnv,
+  source: Pick<DataSource, 'cap' | 'throttle' | 'whyNot'>,
+): string | null {
   const capping = capObstacle(source);
   if (capping !== null) return `the dataset's page cache cannot be capped and measured here (${capping})`;
   if (profile.options.storageBwBytesPerSec) {

@@ -4,7 +4,17 @@ import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
 import { capObstacle, throttleObstacle, type DataSource, type Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
 import { outputsEnv, outputsNote } from '../profile/job-outputs.js';
-import { failureTail, jobRunner, pauseReclaim, sharedRunSettings, startThrottle, throttleReads, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
+import {
+  failureTail,
+  jobRunner,
+  pauseReclaim,
+  sharedRunSettings,
+  startThrottle,
+  throttleReads,
+  workersNotApplied,
+  type ModeRunner,
+  type RunRequest,
+} from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Iteration, Profile, IterationSummary, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
@@ -146,7 +156,8 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   const latencyBlocker = latencyObstacle(profile, points, input.dataSource);
   if (latencyBlocker !== null) throw new UserError(`--latency: ${latencyBlocker}`, ExitCode.Environment);
   const dataset = await input.dataSource.list();
-  const bandwidthBlocker = points.some((p) => p.kind === 'bandwidth') ? throttleObstacle(input.dataSource, input.env) : null;
+  const asksBandwidth = points.some((p) => p.kind === 'bandwidth');
+  const bandwidthBlocker = asksBandwidth ? throttleObstacle(input.dataSource, input.env) : null;
   if (bandwidthBlocker !== null) {
     await input.dataSource.close().catch(() => undefined);
     throw new UserError(VALIDATE_TEXT.noThrottle(bandwidthBlocker), ExitCode.Environment);
@@ -424,13 +435,16 @@ function measureLatencyPoint(point: Extract<ValidationPoint, { kind: 'latency' }
  * bandwidth (a storage throttle, or for remote data the metering proxy's
  * cap), set up for this run alone.
  */
+/** The name of a bandwidth point's throttle (its cgroup): this process's, apart from its other points'. */
+const pointThrottleName = (index: number) => `validate-${process.pid}-bw-${index}`;
+
 function measureBandwidthPoint(point: Extract<ValidationPoint, { kind: 'bandwidth' }>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
   const { input } = ctx;
   return measureColdPoint(
     ctx,
     common,
     modeDir,
-    () => throttleReads(input.dataSource, ctx.dataset, point.bytesPerSec, `validate-${process.pid}-bw-${ctx.index}`, input.env),
+    () => throttleReads(input.dataSource, ctx.dataset, point.bytesPerSec, pointThrottleName(ctx.index), input.env),
     (result, unproven) => VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, unproven),
   );
 }

@@ -12,7 +12,7 @@ import type { CacheState, PreparedState } from './cache-state.js';
 // How often the job's own cache folder is swept in the cold mode.
 const SWEEP_MS = 250;
 
-/** `state` with the job's cache folder `dir` emptied and kept empty in the cold mode; its files swept count as re-evictions. */
+/** `state` with the job's cache folder `dir` emptied and kept empty in the cold mode (swept files: re-evictions). */
 export function withJobCache(state: CacheState, dir: string): CacheState {
   return {
     async prepare(mode: Mode, dataset: Dataset): Promise<PreparedState> {

@@ -30,7 +30,7 @@ export class CounterPoll {
     clearInterval(this.timer);
   }
 
-  /** The readings placed at the run's resource samples (the measured window's evidence), or as taken without samples. */
+  /** The readings placed at the run's resource samples (the measured window's evidence), or as taken without any. */
   seriesAt(resources: readonly ResourceSample[]): CounterReading[] {
     if (resources.length === 0) return this.readings;
     return resources.map((s) => ({ t: s.t, bytes: counterAt(this.readings, s.t, (r) => r.bytes) ?? 0 }));

@@ -121,14 +121,14 @@ export type Capability = 'throttle' | 'cap' | 'delayRequests' | 'heldShare' | 'o
  * the words users see for an absent one in `whyNot`.
  */
 export interface DataSource {
-  /** Where uncached bytes come from: 'storage' for this machine's disks, 'network' for remote or network-mounted data. */
+  /** Where uncached bytes come from: 'storage' (this machine's disks) or 'network' (remote data, network mounts). */
   readonly fetchesFrom: FetchOrigin;
   /**
    * Lists the data once, before anything runs: its items (files, objects), bytes and samples (one item, one
    * sample), and the source's own record of itself (Dataset.source, the profile's `source`).
    */
   list(): Promise<Dataset>;
-  /** Releases what the source holds (a proxy, its cache, a counter); called once every run has ended, also after a failure. */
+  /** Releases what the source holds (a proxy, its cache, a counter); called once every run has ended, failed or not. */
   close(): Promise<void>;
   /** What limits the proofs on this data, said before anything runs (a dataset that does not fit, a file system that cannot be made cold). */
   warnings(dataset: Dataset, modes: readonly Mode[]): string[];
@@ -141,7 +141,7 @@ export interface DataSource {
   /** Reads a sample of the data cold for the storage probe. */
   readonly readProber: ReadProber;
 
-  /** Variables the job's environment gets so that its reads go where they are metered (a remote source's proxy); absent: none. */
+  /** Variables the job's environment gets so that its reads go where they are metered (a proxy); absent: none. */
   jobEnv?(): Record<string, string | undefined>;
   /** `held` kept cached and the rest cold (profile --overlap); absent: the overlap probe cannot run. */
   heldShareState?(held: readonly DatasetFile[]): CacheState;
@@ -149,13 +149,15 @@ export interface DataSource {
   readonly throttle?: ReadThrottle;
   /** Caps the data's cache (validate's cache points); absent: it cannot be (whyNot.cap). */
   readonly cap?: CacheCap;
-  /** Delays every request to the origin by `sec` (validate's latency points), undone by the returned hold's remove; absent: requests cannot be delayed. */
+  /** Delays every request to the origin by `sec` (validate's latency points) until its remove; absent: cannot. */
   delayRequests?(sec: number): Throttle;
   /** Sets the modes under one running launch; absent: a launch each (whyNot.oneLaunch says why). */
   readonly oneLaunch?: OneLaunch;
-  /** Why each absent capability is absent, in the words users see; a capability absent from here too gets its caller's generic words. */
+  /** Why each absent capability is absent, in the words users see; one absent from here too gets generic words. */
   readonly whyNot?: Partial<Record<Capability, string>>;
 }
+
+type ThrottleOwner = Pick<DataSource, 'throttle' | 'whyNot'>;
 
 // Said where a source lacks a capability and does not say why in its whyNot.
 const NO_CAPABILITY = {
@@ -164,7 +166,7 @@ const NO_CAPABILITY = {
 } as const;
 
 /** Why reads of `source` cannot be throttled on this machine now, or null when they can. */
-export function throttleObstacle(source: Pick<DataSource, 'throttle' | 'whyNot'>, env: NodeJS.ProcessEnv): string | null {
+export function throttleObstacle(source: ThrottleOwner, env: NodeJS.ProcessEnv): string | null {
   return source.throttle ? source.throttle.obstacle(env) : (source.whyNot?.throttle ?? NO_CAPABILITY.throttle);
 }
 

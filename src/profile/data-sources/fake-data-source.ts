@@ -10,7 +10,8 @@ import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import type { ReadProber } from '../storage-probe.js';
 import { FakeCacheState, type FakeCacheStateOptions } from '../cache-states/fake-cache-state.js';
 import { fetchedSeriesOf } from '../window-rates.js';
-import type { CacheCap, CappedState, DataSource, FetchMeter, FetchOrigin, OneLaunch, ReadThrottle } from './data-source.js';
+import type { CacheCap, CappedState, DataSource, FetchMeter } from './data-source.js';
+import type { FetchOrigin, OneLaunch, ReadThrottle } from './data-source.js';
 
 /** What a FakeDataSource is and answers. */
 export interface FakeDataSourceOptions {
@@ -103,7 +104,8 @@ export class FakeDataSource implements DataSource {
   readonly throttle: ReadThrottle = {
     obstacle: () => this.options.throttleObstacle ?? null,
     start: async (dataset, bytesPerSec, name) => {
-      if (!dataset.device) throw new UserError('--storage-bw: the fake dataset has no block device', ExitCode.Environment);
+      const noDevice = '--storage-bw: the fake dataset has no block device';
+      if (!dataset.device) throw new UserError(noDevice, ExitCode.Environment);
       const record: FakeThrottle = { name, bytesPerSec, removed: false };
       this.throttles.push(record);
       return { wrap: (argv) => ['throttled', ...argv], remove: async () => void (record.removed = true) };
@@ -127,8 +129,11 @@ export class FakeDataSource implements DataSource {
     this.fetchesFrom = options.fetchesFrom ?? 'storage';
     this.modeState = new FakeCacheState(options.states);
     const bytes = 64 << 20;
-    const probe: ReadProber = async (_files, { concurrency, requestBytes }) =>
-      ({ bytesRead: bytes, storageBytes: bytes, files: 16, sec: 0.5, bytesPerSec: bytes / 0.5, concurrency, requestBytes });
+    const probe: ReadProber = async (_files, { concurrency, requestBytes }) => {
+      const sec = 0.5;
+      const files = 16;
+      return { bytesRead: bytes, storageBytes: bytes, files, sec, bytesPerSec: bytes / sec, concurrency, requestBytes };
+    };
     this.readProber = options.readProber ?? probe;
     if (options.ownCounter) this.whyNot = { oneLaunch: 'a fake source with its own counter counts a whole launch' };
     else this.oneLaunch = { obstacle: () => null };

@@ -25,7 +25,7 @@ export class FuseFilesSource extends LocalFilesSource {
   /** The daemon, metered once the data is listed; or why it cannot be; null before the listing. */
   private fuse: FuseMetering | { obstacle: string } | null = null;
 
-  /** The storage probe; on a metered mount its cold bytes are the daemon's network bytes, not read_bytes (which stay 0). */
+  /** The storage probe; on a metered mount its cold bytes are the daemon's network bytes, not read_bytes (0). */
   override readonly readProber: ReadProber = async (files, limits) => {
     const metering = this.metering();
     if (!metering) return probeReads(files, limits);
@@ -37,7 +37,8 @@ export class FuseFilesSource extends LocalFilesSource {
 
   override readonly oneLaunch: OneLaunch = {
     // A daemon's traffic is counted for the whole launch, not a block's window.
-    obstacle: (dataset, modes) => this.subsetObstacle(dataset, modes) ?? (this.metering() ? MESSAGES.needsOwnLaunch : null),
+    obstacle: (dataset, modes) =>
+      this.subsetObstacle(dataset, modes) ?? (this.metering() ? MESSAGES.needsOwnLaunch : null),
   };
 
   /** Files on a metered mount come over the daemon's network. */
@@ -50,7 +51,8 @@ export class FuseFilesSource extends LocalFilesSource {
     await this.close();
     this.fuse = await meterFuseMount(dataset.fileSystems);
     const mount = this.metering()?.record;
-    const source = { kind: 'fuse' as const, roots: [...this.roots], dropCaches: this.options.dropCaches, mount: mount ?? null };
+    const { roots, options } = this;
+    const source = { kind: 'fuse' as const, roots: [...roots], dropCaches: options.dropCaches, mount: mount ?? null };
     return { ...dataset, ...(mount ? { mount } : {}), source };
   }
 

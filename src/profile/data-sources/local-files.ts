@@ -23,7 +23,16 @@ import { PartialCacheState } from '../cache-states/partial-cache-state.js';
 import { CACHE_STATE_SETTINGS } from '../run-defaults.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 import type { ReadProber } from '../storage-probe.js';
-import type { CacheCap, CounterReading, DataSource, FetchMeter, FetchOrigin, FetchReadings, OneLaunch, ReadThrottle } from './data-source.js';
+import type {
+  CacheCap,
+  CounterReading,
+  DataSource,
+  FetchMeter,
+  FetchOrigin,
+  FetchReadings,
+  OneLaunch,
+  ReadThrottle,
+} from './data-source.js';
 
 /** Options of the local-file source. */
 export interface LocalFilesOptions {
@@ -122,10 +131,11 @@ export class LocalFilesSource implements DataSource {
   /** Why the cached mode runs on a subset, or cannot be proven: the dataset does not fit in memory. */
   protected fitWarnings(dataset: Dataset, modes: readonly Mode[]): string[] {
     if (dataset.fitsInMemory || !modes.includes('cached')) return [];
-    return [dataset.memoryBudgetBytes === null ? MESSAGES.noMeminfo : MESSAGES.doesNotFit(dataset, dataset.memoryBudgetBytes)];
+    const budget = dataset.memoryBudgetBytes;
+    return [budget === null ? MESSAGES.noMeminfo : MESSAGES.doesNotFit(dataset, budget)];
   }
 
-  /** The job restricts its loader to a resident subset once, when it starts: only a launch of the cached mode alone can. */
+  /** The job restricts its loader to a resident subset once, at its start: only a launch of the cached mode can. */
   protected subsetObstacle(dataset: Dataset, modes: readonly Mode[]): string | null {
     return !dataset.fitsInMemory && modes.includes('cached') ? MESSAGES.subsetNeedsOwnLaunch : null;
   }

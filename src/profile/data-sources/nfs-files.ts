@@ -33,7 +33,9 @@ export class NfsFilesSource extends LocalFilesSource {
   override async list(): Promise<Dataset> {
     const dataset = await listDataset(this.roots);
     const { type, source: server, mountPoint } = this.mount;
-    return { ...dataset, source: { kind: 'nfs', roots: [...this.roots], dropCaches: this.options.dropCaches, type, server, mountPoint } };
+    const { roots, options } = this;
+    const where = { type, server, mountPoint };
+    return { ...dataset, source: { kind: 'nfs', roots: [...roots], dropCaches: options.dropCaches, ...where } };
   }
 }
 

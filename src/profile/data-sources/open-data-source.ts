@@ -64,7 +64,8 @@ export function openDataSource(spec: DataSpec, deps: SourceDeps): DataSource {
   if (spec.kind === 'remote') {
     const { remote, named, jobCache, netMeter, cacheDir, proxyPort } = spec;
     // Not charged to the ledger: profilerCpu has never counted the remote meters' readings (a change of its own).
-    return new RemoteObjectsSource(remote, { cacheDir, proxyPort, env: deps.env, jobCacheDir: jobCache, netMeter, named });
+    const { env } = deps;
+    return new RemoteObjectsSource(remote, { cacheDir, proxyPort, env, jobCacheDir: jobCache, netMeter, named });
   }
   const options: LocalFilesOptions = { dropCaches: spec.dropCaches, ...(deps.ledger ? { ledger: deps.ledger } : {}) };
   const fileSystems = rootFileSystemsNow(spec.roots, deps.readMountinfo);

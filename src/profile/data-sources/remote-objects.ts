@@ -149,7 +149,8 @@ export class RemoteObjectsSource implements DataSource {
   /** The data as the profile records it: what validate opens again, credentials left to the environment. */
   private record(): DataSourceRecord {
     const { url, endpoint } = this.options.named ?? { url: this.spec.display, endpoint: null };
-    return { kind: 'remote', url, endpoint, jobCache: this.options.jobCacheDir ?? null, netMeter: this.options.netMeter ?? 'client' };
+    const { jobCacheDir, netMeter } = this.options;
+    return { kind: 'remote', url, endpoint, jobCache: jobCacheDir ?? null, netMeter: netMeter ?? 'client' };
   }
 
   /** The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY so its requests reach the proxy. */
@@ -179,7 +180,7 @@ export class RemoteObjectsSource implements DataSource {
     return this.withJobCache(new RemoteCacheState(() => this.requireLink(), held));
   }
 
-  /** The cold mode fetches every sample over the network: what the job cached for itself is removed before and during it. */
+  /** The cold mode fetches every sample over the network: the job's own cache is emptied before and during it. */
   private withJobCache(state: CacheState): CacheState {
     return this.options.jobCacheDir ? withJobCache(state, this.options.jobCacheDir) : state;
   }

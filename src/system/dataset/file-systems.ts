@@ -116,7 +116,8 @@ export function rootFileSystemsNow(
 function fileSystemOf(root: string, resolved: string, mounts: readonly Mount[]): RootFileSystem | null {
   const mount = mountOf(mounts, resolved);
   if (!mount) return null;
-  return { root, mountPoint: mount.mountPoint, type: mount.type, source: mount.source, kind: fileSystemKind(mount.type) };
+  const { mountPoint, type, source } = mount;
+  return { root, mountPoint, type, source, kind: fileSystemKind(type) };
 }
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
