@@ -115,10 +115,10 @@ export interface OneLaunch {
 export type Capability = 'throttle' | 'cap' | 'delayRequests' | 'heldShare' | 'oneLaunch';
 
 /**
- * The data a job reads, and what each mode needs of it. The eight members
- * above the line every source answers; below it are capabilities, absent
- * where the source cannot do them (callers ask: `if (source.throttle)`), with
- * the words users see for an absent one in `whyNot`.
+ * The data a job reads, and what each mode needs of it. Every source answers
+ * the first eight members; those after the blank line are capabilities,
+ * absent where the source cannot do them (callers ask: `if (source.throttle)`),
+ * with the words users see for an absent one in `whyNot`.
  */
 export interface DataSource {
   /** Where uncached bytes come from: 'storage' (this machine's disks) or 'network' (remote data, network mounts). */

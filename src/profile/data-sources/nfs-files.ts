@@ -9,6 +9,7 @@
 import { listDataset, type Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { FetchOrigin } from './data-source.js';
+import { withoutCredentials } from './fuse-meter.js';
 import { LocalFilesSource, type LocalFilesOptions } from './local-files.js';
 
 /** The file-system types of an NFS mount, as /proc/self/mountinfo names them. */
@@ -34,7 +35,8 @@ export class NfsFilesSource extends LocalFilesSource {
     const dataset = await listDataset(this.roots);
     const { type, source: server, mountPoint } = this.mount;
     const { roots, options } = this;
-    const where = { type, server, mountPoint };
+    // A mount's source holds no keys for NFS, but no profile field may ever carry a user:password@ part.
+    const where = { type, server: withoutCredentials(server), mountPoint };
     return { ...dataset, source: { kind: 'nfs', roots: [...roots], dropCaches: options.dropCaches, ...where } };
   }
 }
