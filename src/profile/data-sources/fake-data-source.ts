@@ -79,13 +79,6 @@ export class FakeCappedState extends FakeCacheState implements CappedState {
   }
 }
 
-/** One throttle a FakeDataSource set up: its name and rate, and whether it was removed since. */
-export interface FakeThrottle {
-  name: string;
-  bytesPerSec: number;
-  removed: boolean;
-}
-
 /** The deterministic data source; records what it was asked. */
 export class FakeDataSource implements DataSource {
   readonly fetchesFrom: FetchOrigin;
@@ -93,8 +86,8 @@ export class FakeDataSource implements DataSource {
   readonly readProber: ReadProber;
   /** Each capped state handed out (validate's cache points), in order. */
   readonly cappedStates: FakeCappedState[] = [];
-  /** Each throttle set up, in order. */
-  readonly throttles: FakeThrottle[] = [];
+  /** Each throttle set up, in order: its name and rate, and whether it was removed since. */
+  readonly throttles: { name: string; bytesPerSec: number; removed: boolean }[] = [];
   /** Each meter started: its mode and whether it was attached to a job and finished. */
   readonly meters: { mode: Mode; attached: boolean; finished: boolean }[] = [];
   /** How many times list() ran, and whether close() ran. */
@@ -106,7 +99,7 @@ export class FakeDataSource implements DataSource {
     start: async (dataset, bytesPerSec, name) => {
       const noDevice = '--storage-bw: the fake dataset has no block device';
       if (!dataset.device) throw new UserError(noDevice, ExitCode.Environment);
-      const record: FakeThrottle = { name, bytesPerSec, removed: false };
+      const record = { name, bytesPerSec, removed: false };
       this.throttles.push(record);
       return { wrap: (argv) => ['throttled', ...argv], remove: async () => void (record.removed = true) };
     },
