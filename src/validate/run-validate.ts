@@ -413,7 +413,8 @@ function latencyObstacle(profile: Profile, points: readonly ValidationPoint[], s
   const asked = points.flatMap((p) => (p.kind === 'latency' ? [p.latencySec] : []));
   if (asked.length === 0) return null;
   const profiled = profiledLatencySec(profile);
-  if (profiled === null || !source.delayRequests) return VALIDATE_TEXT.noLatency;
+  if (profiled === null) return VALIDATE_TEXT.noLatency;
+  if (!source.delayRequests) return source.whyNot?.delayRequests ?? VALIDATE_TEXT.noLatency;
   const below = asked.find((sec) => sec < profiled);
   return below === undefined ? null : VALIDATE_TEXT.latencyBelow(below * 1000, profiled * 1000);
 }
