@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { CpuLedger } from '../system/kernel/cpu-ledger.js';
-import { LocalFilesSource } from '../profile/data-sources/local-files.js';
-import { RemoteObjectsSource, type NetMeter } from '../profile/data-sources/remote-objects.js';
+import { openDataSource } from '../profile/data-sources/open-data-source.js';
+import type { NetMeter } from '../profile/data-sources/remote-objects.js';
 import { parseRemoteSpec, redactUrl } from '../system/network/remote-spec.js';
 import { readProfile } from '../store/profile-store.js';
 import { artefactsDir, newProfilePath } from '../store/profile-files.js';
@@ -175,15 +175,20 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     sync: raw.sync,
     pollMs: SUPERVISION.pollMs,
     outFile,
-    dataSource: raw.remote
-      ? new RemoteObjectsSource(parseRemoteSpec(raw.remote, raw.endpoint, io.env), {
-          cacheDir: join(artefactsDir(outFile), 'remote-cache'),
-          proxyPort: raw.proxyPort ? parsePort(raw.proxyPort) : 0,
-          env: io.env,
-          jobCacheDir,
-          netMeter,
-        })
-      : new LocalFilesSource(dataRoots, { dropCaches: Boolean(raw.dropCaches), ledger }),
+    dataSource: openDataSource(
+      raw.remote
+        ? {
+            kind: 'remote',
+            remote: parseRemoteSpec(raw.remote, raw.endpoint, io.env),
+            named: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null },
+            jobCache: jobCacheDir,
+            netMeter,
+            cacheDir: join(artefactsDir(outFile), 'remote-cache'),
+            proxyPort: raw.proxyPort ? parsePort(raw.proxyPort) : 0,
+          }
+        : { kind: 'files', roots: dataRoots, dropCaches: Boolean(raw.dropCaches) },
+      { env: io.env, ledger },
+    ),
     ledger,
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCountList(raw.cpus, '--cpus', 1) : [],

@@ -13,11 +13,10 @@ import { validateOutput } from '../schema/validate-output.js';
 import { isNotEnoughData } from '../whatif/model.js';
 import { notEnoughDataError } from './not-enough-data.js';
 import type { Io } from './io.js';
-import { LocalFilesSource } from '../profile/data-sources/local-files.js';
-import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
+import { dataSpecOf, openDataSource } from '../profile/data-sources/open-data-source.js';
 import type { DataSource } from '../profile/data-sources/data-source.js';
-import { parseRemoteSpec } from '../system/network/remote-spec.js';
 import type { Profile } from '../schema/profile.js';
+import { sourceOfProfile } from '../schema/profile-source.js';
 
 /** Options of `validate` as commander hands them over (strings, unparsed). */
 export interface RawValidateOptions {
@@ -58,15 +57,8 @@ export async function validateAction(file: string | undefined, raw: RawValidateO
  * a URL's user and password are not in the profile).
  */
 function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEnv): DataSource {
-  const remote = profile.options.remote;
-  if (!remote) return new LocalFilesSource(profile.options.data, { dropCaches: false });
-  return new RemoteObjectsSource(parseRemoteSpec(remote.url, remote.endpoint ?? undefined, env), {
-    cacheDir: join(artefactsDir(path), `validate-remote-cache-${process.pid}`),
-    proxyPort: 0,
-    env,
-    jobCacheDir: remote.jobCache ?? null,
-    netMeter: remote.netMeter ?? 'client',
-  });
+  const cacheDir = join(artefactsDir(path), `validate-remote-cache-${process.pid}`);
+  return openDataSource(dataSpecOf(sourceOfProfile(profile), env, cacheDir), { env });
 }
 
 /** --cells: CPUS@CACHE entries, e.g. 2@50%,1@8GiB. */

@@ -10,8 +10,7 @@ import { ExitCode } from '../errors.js';
 import { generateDataset, listDatasetFiles, type Dataset as GeneratedDataset } from '../emulator/generate-dataset.js';
 import { EMULATOR_PRESETS, type EmulatorPreset } from '../emulator/presets.js';
 import type { EmulatorSettings } from '../emulator/expected.js';
-import { LocalFilesSource } from '../profile/data-sources/local-files.js';
-import { RemoteObjectsSource } from '../profile/data-sources/remote-objects.js';
+import { openDataSource, type DataSpec } from '../profile/data-sources/open-data-source.js';
 import type { RemoteSpec } from '../system/network/remote-spec.js';
 import { artefactsDir, newProfilePath } from '../store/profile-files.js';
 import { startObjectStore } from './object-store.js';
@@ -106,7 +105,10 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
         sync: SUPERVISION.sync,
         pollMs: SUPERVISION.pollMs,
         outFile,
-        dataSource: store ? demoRemoteSource(store.url, datasetDir, outFile, input.env) : new LocalFilesSource([datasetDir], { dropCaches: false, ledger }),
+        dataSource: openDataSource(store ? demoRemoteData(store.url, datasetDir, outFile) : demoFiles(datasetDir), {
+          env: input.env,
+          ledger,
+        }),
         ledger,
         nvidiaSmi: null,
         // The what-if below then rests on a measured overlap of reads and pre-processing.
@@ -124,12 +126,19 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
 }
 
 /** The demo's dataset as remote data: each sample file an object of the store at `url`. */
-function demoRemoteSource(url: string, datasetDir: string, outFile: string, env: NodeJS.ProcessEnv): RemoteObjectsSource {
+function demoRemoteData(url: string, datasetDir: string, outFile: string): DataSpec {
   const origin = new URL(url);
   const urls = listDatasetFiles(datasetDir).map((path) => `${url}/${basename(path)}`);
   const spec: RemoteSpec = { kind: 'http', display: `${url}/ (the demo's object store)`, protocol: 'http', origins: [`${origin.hostname}:${origin.port}`], urls };
   // The demo's job is not Python: its requests are counted at the proxy, which the cap needs anyway.
-  return new RemoteObjectsSource(spec, { cacheDir: join(artefactsDir(outFile), 'remote-cache'), proxyPort: 0, env, netMeter: 'proxy' });
+  const cacheDir = join(artefactsDir(outFile), 'remote-cache');
+  const named = { url: spec.display, endpoint: null };
+  return { kind: 'remote', remote: spec, named, jobCache: null, netMeter: 'proxy', cacheDir, proxyPort: 0 };
+}
+
+/** The demo's dataset as files in its folder. */
+function demoFiles(datasetDir: string): DataSpec {
+  return { kind: 'files', roots: [datasetDir], dropCaches: false };
 }
 
 /** Why storage cannot be throttled here, or null when it can. */

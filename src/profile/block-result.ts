@@ -59,7 +59,7 @@ export function jobEnv(
   return {
     ...input.env,
     ...(input.runAs ? runAsEnv(input.runAs) : {}),
-    ...(launch.meterEnv ?? input.dataSource.jobEnv()),
+    ...(launch.meterEnv ?? input.dataSource.jobEnv?.() ?? {}),
     ...pythonHookEnv(input.env),
     [ENV.mode]: launch.mode,
     [ENV.eventsDir]: launch.eventsDir,

@@ -17,7 +17,7 @@ export interface ScheduleInput {
   separateLaunches?: boolean;
   /** True when a test fakes single runs (a modeRunner without a launchRunner): it keeps the schedule it fakes. */
   fakesSingleRuns?: boolean;
-  dataSource: Pick<DataSource, 'oneLaunchObstacle'>;
+  dataSource: Pick<DataSource, 'oneLaunch' | 'whyNot'>;
 }
 
 /** The schedule of a profile's runs. */
@@ -37,8 +37,8 @@ export function oneLaunchObstacle(input: ScheduleInput, dataset: Dataset, multiN
   if (input.separateLaunches || input.fakesSingleRuns) return PROFILE_RUN_TEXT.separateAsked;
   if (multiNode) return PROFILE_RUN_TEXT.separateMultiNode;
   if ((input.workersSweep ?? []).length > 0) return PROFILE_RUN_TEXT.separateWorkersSweep;
-  const obstacle = input.dataSource.oneLaunchObstacle;
-  return obstacle ? obstacle.call(input.dataSource, dataset, input.modes) : PROFILE_RUN_TEXT.separateSource;
+  const { oneLaunch, whyNot } = input.dataSource;
+  return oneLaunch ? oneLaunch.obstacle(dataset, input.modes) : (whyNot?.oneLaunch ?? PROFILE_RUN_TEXT.separateSource);
 }
 
 /**

@@ -82,7 +82,7 @@ export interface ProfileRunInput {
   outFile: string;
   /** What saves the profile; the disk unless a test passes a MemorySink. */
   sink?: ArtifactSink;
-  /** Where the samples come from: lists the data, sets each mode's state, meters its reads (LocalFilesSource; FakeDataSource in tests). */
+  /** Where the samples come from: lists the data, sets each mode's state, meters its reads (openDataSource; fakes). */
   dataSource: DataSource;
   /**
    * Runs of each mode (default 2): the modes in order, then in reverse, each
@@ -387,6 +387,8 @@ function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'
       modes: input.modes,
       passes,
     },
+    // The data as one value, recorded by the source that listed it (the old fields stay, for older readers).
+    ...(dataset.source ? { source: dataset.source } : {}),
     host,
     nodes: [localNode(host, [])],
     dataset: datasetFacts(dataset),
@@ -553,6 +555,11 @@ const PROBE_LABEL = 'cold-partial';
  * warning, when there is nothing to probe.
  */
 async function overlapProbe({ book: { profile }, dataset, input, runOnce, warn }: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
+  const source = input.dataSource;
+  if (!source.heldShareState) {
+    warn(source.whyNot?.heldShare ?? PROFILE_RUN_TEXT.overlapProbeNoHeldShare);
+    return null;
+  }
   const stages = stageSecPerSample(profile.modes.cached, profile.modes.cold);
   if (!stages) {
     warn(PROFILE_RUN_TEXT.overlapProbeNeedsModes);
@@ -565,8 +572,9 @@ async function overlapProbe({ book: { profile }, dataset, input, runOnce, warn }
   }
   const resident = residentSubset(dataset.files, share);
   const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
-  const result = await runOnce({ mode: 'cold', label: PROBE_LABEL, argv: input.argv, cacheState: input.dataSource.heldShareState(resident) });
-  return { ...result, state: proveProbe(result.state, heldShare, input.dataSource.fetchesFrom), residentShare: heldShare };
+  const cacheState = source.heldShareState(resident);
+  const result = await runOnce({ mode: 'cold', label: PROBE_LABEL, argv: input.argv, cacheState });
+  return { ...result, state: proveProbe(result.state, heldShare, source.fetchesFrom), residentShare: heldShare };
 }
 
 /** Fewest blocks before precision may stop one of several pooled runs (t with 4 df is 2.78, against 2.26 with 9). */

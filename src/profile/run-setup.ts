@@ -6,7 +6,8 @@
 // Each command keeps its own plan of runs; how a run is set up is here, once.
 import { workersApplied } from '../analysis/workers-applied.js';
 import type { ModeResult } from '../schema/profile.js';
-import { RECLAIM_TEXT } from './run-text.js';
+import { ExitCode, UserError } from '../errors.js';
+import { PROFILE_RUN_TEXT, RECLAIM_TEXT } from './run-text.js';
 import { pauseReclaimers, reclaimingDamonSchemes } from '../system/cgroups/damon.js';
 import { reclaimPauseFile } from '../paths.js';
 import type { Dataset } from '../system/dataset/dataset.js';
@@ -63,13 +64,27 @@ export function pauseReclaim(wanted: boolean, command: RunCommand, env: NodeJS.P
  * and validate alike: a run at another bandwidth than asked is no measurement of it.
  */
 export async function startThrottle(
-  source: Pick<DataSource, 'throttle'>,
+  source: Pick<DataSource, 'throttle' | 'whyNot'>,
   dataset: Dataset,
   bytesPerSec: number | null,
   name: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Throttle | null> {
-  return bytesPerSec ? source.throttle(dataset, bytesPerSec, name, env) : null;
+  return bytesPerSec ? throttleReads(source, dataset, bytesPerSec, name, env) : null;
+}
+
+/** The data's reads held to `bytesPerSec`; a UserError saying why where the source cannot throttle them. */
+export async function throttleReads(
+  source: Pick<DataSource, 'throttle' | 'whyNot'>,
+  dataset: Dataset,
+  bytesPerSec: number,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Throttle> {
+  if (!source.throttle) {
+    throw new UserError(source.whyNot?.throttle ?? PROFILE_RUN_TEXT.noThrottle, ExitCode.Environment);
+  }
+  return source.throttle.start(dataset, bytesPerSec, name, env);
 }
 
 /** What every run of a command shares. */

@@ -32,6 +32,7 @@ export const PROFILE_RUN_TEXT = {
     'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual API and the event protocol cannot',
   overlapProbeFailed: (stopReason: string, stderrLog: string) => `the overlap probe failed (${stopReason}); its output is in ${stderrLog}`,
   overlapProbeNeedsModes: 'overlap probe not run: it needs the cached and cold modes to have completed',
+  overlapProbeNoHeldShare: 'overlap probe not run: this data source cannot hold a share of the data cached',
   overlapProbeMoot: 'overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not limit the job',
   storageProbeFailed: (message: string) => `the storage read probe failed (${message}); the what-if keeps the cold mode's read rate as a lower bound`,
   failedElsewhere: (label: string) =>
@@ -45,6 +46,7 @@ export const PROFILE_RUN_TEXT = {
   separateMultiNode: 'a profile over several nodes launches the job once a run: the nodes set their states together between launches',
   separateWorkersSweep: 'a workers sweep (--workers) needs a launch a run: the loader workers are set when the job starts',
   separateSource: 'this data source cannot set a mode under a running job',
+  noThrottle: '--storage-bw: this data source cannot throttle its reads; omit --storage-bw',
   separateNotSwitchable: 'the job did not offer to switch modes (no switchModes in its start event)',
 } as const;
 

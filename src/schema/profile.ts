@@ -752,6 +752,70 @@ export const LaterEpochsSchema = z.object({
 });
 export type LaterEpochs = z.infer<typeof LaterEpochsSchema>;
 
+/** A FUSE mount whose daemon was metered (its sockets' received bytes, counted in the kernel). */
+export const FuseMountSchema = z.object({
+  /** The file-system type as /proc/self/mountinfo names it (fuse.s3fs, fuse.rclone). */
+  type: z.string(),
+  /** The mount's source, without a user:password@ part. */
+  source: z.string(),
+  mountPoint: z.string(),
+  /** The daemon serving the mount: its program (never its arguments, which may hold keys), pid and cgroup v2 group. */
+  daemon: z.object({
+    program: z.string(),
+    pid: z.number().int().positive(),
+    cgroup: z.string(),
+    otherProcesses: z.number().int().nonnegative(),
+  }),
+});
+
+/**
+ * The data a profile ran on, as one value tagged by the source that served it
+ * (src/profile/data-sources/): what validate needs to open it again, and
+ * never a credential. Older profiles lack it: sourceOfProfile
+ * (schema/profile-source.ts) derives it from options and dataset.
+ */
+export const DataSourceRecordSchema = z.discriminatedUnion('kind', [
+  z.object({
+    /** Files on this machine's disks, read through its page cache. */
+    kind: z.literal('files'),
+    /** The --data folders (or files), absolute. */
+    roots: z.array(z.string()),
+    /** Whether the global drop_caches made the cold mode cold. */
+    dropCaches: z.boolean(),
+  }),
+  z.object({
+    /** Files on a FUSE mount, read by its daemon. */
+    kind: z.literal('fuse'),
+    roots: z.array(z.string()),
+    dropCaches: z.boolean(),
+    /** The mount and its metered daemon; null when the daemon could not be metered (the proofs then say why). */
+    mount: FuseMountSchema.nullable(),
+  }),
+  z.object({
+    /** Files on NFS: uncached bytes come over the network from its server, whose own cache is not controlled. */
+    kind: z.literal('nfs'),
+    roots: z.array(z.string()),
+    dropCaches: z.boolean(),
+    /** The file-system type (nfs, nfs4), the server and its export as mounted (server:/export), and where. */
+    type: z.string(),
+    server: z.string(),
+    mountPoint: z.string(),
+  }),
+  z.object({
+    /** Objects in S3-compatible storage or files at HTTP(S) URLs, fetched through the metering proxy. */
+    kind: z.literal('remote'),
+    /** --remote as given, without user name, password or query. */
+    url: z.string(),
+    /** --endpoint without credentials, or null. */
+    endpoint: z.string().nullable(),
+    /** The job's own cache folder (--job-cache), kept empty in the cold mode; null: none named. */
+    jobCache: z.string().nullable(),
+    /** Where the cold mode's requests were counted (--net-meter). */
+    netMeter: z.enum(['client', 'proxy']),
+  }),
+]);
+export type DataSourceRecord = z.infer<typeof DataSourceRecordSchema>;
+
 export const ProfileSchema = z.object({
   schemaVersion: z.literal(PROFILE_SCHEMA_VERSION),
   tool: z.object({ name: z.string(), version: z.string() }),
@@ -807,6 +871,12 @@ export const ProfileSchema = z.object({
       })
       .optional(),
   }),
+  /**
+   * The data, as one value tagged by its source; absent in older profiles (read them through sourceOfProfile,
+   * which derives it from options.data, options.remote, options.dropCaches, dataset.remote and dataset.mount,
+   * still written for the readers of those).
+   */
+  source: DataSourceRecordSchema.optional(),
   /** The machine the profiler ran on and ran the job on (with one node, the same as nodes[0]; kept for readers of older profiles). */
   host: HostSchema,
   /**
@@ -859,17 +929,7 @@ export const ProfileSchema = z.object({
       })
       .optional(),
     /** Data on a FUSE mount whose daemon was metered (its sockets' received bytes, counted in the kernel); absent otherwise. */
-    mount: z
-      .object({
-        /** The file-system type as /proc/self/mountinfo names it (fuse.s3fs, fuse.rclone). */
-        type: z.string(),
-        /** The mount's source, without a user:password@ part. */
-        source: z.string(),
-        mountPoint: z.string(),
-        /** The daemon serving the mount: its program (never its arguments, which may hold keys), pid and cgroup v2 group. */
-        daemon: z.object({ program: z.string(), pid: z.number().int().positive(), cgroup: z.string(), otherProcesses: z.number().int().nonnegative() }),
-      })
-      .optional(),
+    mount: FuseMountSchema.optional(),
   }),
   /** Per-mode results; a partial profile lacks some. */
   modes: z.object({

@@ -1,5 +1,5 @@
 import type { Profile } from '../schema/profile.js';
-import type { DataSource } from '../profile/data-sources/data-source.js';
+import { capObstacle, throttleObstacle, type DataSource } from '../profile/data-sources/data-source.js';
 
 /**
  * Why cache points cannot run on this machine, or null: the cap needs
@@ -8,11 +8,15 @@ import type { DataSource } from '../profile/data-sources/data-source.js';
  * io/blkio cgroup; env's DSA_CGROUP_PARENT names a delegated one). The data
  * source says what it can do.
  */
-export function cachePointObstacle(profile: Profile, env: NodeJS.ProcessEnv, source: Pick<DataSource, 'cappingObstacle' | 'throttleObstacle'>): string | null {
-  const capping = source.cappingObstacle();
+export function cachePointObstacle(
+  profile: Profile,
+  env: NodeJS.ProcessEnv,
+  source: Pick<DataSource, 'cap' | 'throttle' | 'whyNot'>,
+): string | null {
+  const capping = capObstacle(source);
   if (capping !== null) return `the dataset's page cache cannot be capped and measured here (${capping})`;
   if (profile.options.storageBwBytesPerSec) {
-    const throttle = source.throttleObstacle(env);
+    const throttle = throttleObstacle(source, env);
     if (throttle !== null) return `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again (${throttle}); run as root, or re-profile without --storage-bw`;
   }
   return null;

@@ -1,10 +1,19 @@
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
-import type { DataSource, Throttle } from '../profile/data-sources/data-source.js';
+import { capObstacle, throttleObstacle, type DataSource, type Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
 import { outputsEnv, outputsNote } from '../profile/job-outputs.js';
-import { jobRunner, pauseReclaim, sharedRunSettings, startThrottle, workersNotApplied, type ModeRunner, type RunRequest } from '../profile/run-setup.js';
+import {
+  jobRunner,
+  pauseReclaim,
+  sharedRunSettings,
+  startThrottle,
+  throttleReads,
+  workersNotApplied,
+  type ModeRunner,
+  type RunRequest,
+} from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import type { Iteration, Profile, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
@@ -148,7 +157,8 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
   const latencyBlocker = latencyObstacle(profile, points, input.dataSource);
   if (latencyBlocker !== null) throw new UserError(VALIDATE_TEXT.latencyRefused(latencyBlocker), ExitCode.Environment);
   const dataset = await input.dataSource.list();
-  const bandwidthBlocker = points.some((p) => p.kind === 'bandwidth') ? input.dataSource.throttleObstacle(input.env) : null;
+  const asksBandwidth = points.some((p) => p.kind === 'bandwidth');
+  const bandwidthBlocker = asksBandwidth ? throttleObstacle(input.dataSource, input.env) : null;
   if (bandwidthBlocker !== null) {
     await input.dataSource.close().catch(() => undefined);
     throw new UserError(VALIDATE_TEXT.noThrottle(bandwidthBlocker), ExitCode.Environment);
@@ -376,7 +386,8 @@ function latencyObstacle(profile: Profile, points: readonly ValidationPoint[], s
   const asked = points.flatMap((p) => (p.kind === 'latency' ? [p.latencySec] : []));
   if (asked.length === 0) return null;
   const profiled = profiledLatencySec(profile);
-  if (profiled === null || !source.delayRequests) return VALIDATE_TEXT.noLatency;
+  if (profiled === null) return VALIDATE_TEXT.noLatency;
+  if (!source.delayRequests) return source.whyNot?.delayRequests ?? VALIDATE_TEXT.noLatency;
   const below = asked.find((sec) => sec < profiled);
   return below === undefined ? null : VALIDATE_TEXT.latencyBelow(below * 1000, profiled * 1000);
 }
@@ -398,13 +409,16 @@ function measureLatencyPoint(point: PointOf<'latency'>, ctx: PointContext, commo
  * bandwidth (a storage throttle, or for remote data the metering proxy's
  * cap), set up for this run alone.
  */
+/** The name of a bandwidth point's throttle (its cgroup): this process's, apart from its other points'. */
+const pointThrottleName = (index: number) => `validate-${process.pid}-bw-${index}`;
+
 function measureBandwidthPoint(point: PointOf<'bandwidth'>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
   const { input } = ctx;
   return measureColdPoint(
     ctx,
     common,
     modeDir,
-    () => input.dataSource.throttle(ctx.dataset, point.bytesPerSec, `validate-${process.pid}-bw-${ctx.index}`, input.env),
+    () => throttleReads(input.dataSource, ctx.dataset, point.bytesPerSec, pointThrottleName(ctx.index), input.env),
     (result, unproven) => VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, unproven),
   );
 }
@@ -531,7 +545,10 @@ async function measureCachePoint(
 ): Promise<PointOutcome> {
   const { input, dataset, throttle } = ctx;
   const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
-  const cacheState = input.dataSource.cappedState(point.cacheBytes);
+  // Cache points run only where the source can cap its cache (cachePointObstacle refused the others).
+  const cap = input.dataSource.cap;
+  if (!cap) throw new UserError(capObstacle(input.dataSource) ?? '', ExitCode.Environment);
+  const cacheState = cap.state(point.cacheBytes);
   const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];
   let lastReadingAt = 0;
   let readingCostMs = 0;

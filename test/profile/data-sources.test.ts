@@ -38,7 +38,7 @@ const sample = (t: number, jobReadBytes: number): ResourceSample => ({ t, cpuPct
 
 test('the local source refuses to throttle a dataset on no block device, naming the flag and the fix', async () => {
   const source = new LocalFilesSource(['/data'], { dropCaches: false });
-  await assert.rejects(source.throttle(dataset(), 1e6, 'test', {}), (error: unknown) => {
+  await assert.rejects(source.throttle.start(dataset(), 1e6, 'test', {}), (error: unknown) => {
     assert.ok(error instanceof UserError);
     assert.equal(error.exitCode, ExitCode.Environment);
     assert.match(error.message, /^--storage-bw: the dataset is not on a block device that can be throttled .*omit --storage-bw$/);

@@ -30,7 +30,7 @@ test('what keeps a launch a run is named: the flag, several nodes, a workers swe
     launchPlan(base, dataset, 2, true),
     launchPlan({ ...base, workersSweep: [1, 2] }, dataset, 2, false),
     launchPlan({ ...base, dataSource: new FakeDataSource({ ownCounter: true }) }, dataset, 2, false),
-    launchPlan({ ...base, dataSource: { oneLaunchObstacle: undefined } }, dataset, 2, false),
+    launchPlan({ ...base, dataSource: {} }, dataset, 2, false),
   ];
   for (const plan of reasons) {
     assert.equal(plan.schedule, 'separate-launches');

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RemoteCacheState, type RemoteLink } from '../../src/profile/cache-states/remote-cache-state.js';
+import { withJobCache } from '../../src/profile/cache-states/job-cache-state.js';
 import type { MeteringProxy } from '../../src/system/network/metering-proxy.js';
 import type { Dataset, DatasetFile } from '../../src/system/dataset/dataset.js';
 
 /** A link whose proxy and cache are records: what was filled, and how the proxy was told to answer. */
-function fakeLink(jobCacheDir: string | null = null) {
+function fakeLink() {
   const stored = new Set<string>();
   const uses: { use: string; keys: string[] | null }[] = [];
   const proxy = { setCacheUse: (use: string, only: ReadonlySet<string> | null = null) => uses.push({ use, keys: only ? [...only].sort() : null }) } as unknown as MeteringProxy;
@@ -18,7 +19,6 @@ function fakeLink(jobCacheDir: string | null = null) {
     keyOf: (f) => `host/${f.path}`,
     fill: async (files) => files.forEach((f) => stored.add(f.path)),
     storedBytes: (files) => files.filter((f) => stored.has(f.path)).reduce((sum, f) => sum + f.bytes, 0),
-    jobCacheDir,
   };
   return { link, stored, uses };
 }
@@ -65,8 +65,9 @@ test("cold: the job's own cache folder is emptied before the run and swept durin
   try {
     mkdirSync(join(dir, 'shards'));
     writeFileSync(join(dir, 'shards', 'old-0000.tar'), 'x'.repeat(100));
-    const { link } = fakeLink(dir);
-    const state = new RemoteCacheState(() => link);
+    const { link } = fakeLink();
+    // Any source's states can take the job's cache: here the remote source's, as it wraps them with --job-cache.
+    const state = withJobCache(new RemoteCacheState(() => link), dir);
     const cached = await state.prepare('cached', dataset(true));
     await cached.finish();
     assert.ok(existsSync(join(dir, 'shards', 'old-0000.tar')), 'the cached mode keeps what the job cached');

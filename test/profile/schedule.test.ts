@@ -78,6 +78,7 @@ describe('runProfile with a fake mode runner', () => {
     const { profile, labels, budgets } = await profileWith(DRIFT_ONLY, 2, 'drift');
     assert.deepEqual(labels, ['synthetic', 'cached', 'cold', 'cold-2', 'cached-2', 'synthetic-2']);
     assert.deepEqual(budgets, [200, 200, 200, 200, 200, 200], 'the same total iterations as one pass of 400');
+    assert.deepEqual(profile.source, { kind: 'files', roots: ['/fake/data'], dropCaches: false }, 'the source recorded itself');
     const a = profile.analysis!;
     assert.deepEqual(a.stallCalls, { prep: 'within-noise', fetch: 'within-noise' });
     assert.equal(a.verdict.bound, 'compute');

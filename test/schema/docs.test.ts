@@ -12,6 +12,7 @@ import {
   BoundaryStallSchema,
   CheckpointRecordSchema,
   CheckpointStallSchema,
+  DataSourceRecordSchema,
   EpochRecordSchema,
   EstimateSchema,
   FirstBatchSchema,
@@ -114,6 +115,7 @@ test('docs/json-output.md names every field of the profile in its profile --json
 const PROFILE_OBJECTS: [string, z.ZodType | string[]][] = [
   ['Top level', ProfileSchema],
   ['`options`', ProfileSchema.shape.options],
+  ['`source`', [...new Set(DataSourceRecordSchema.options.flatMap((kind) => Object.keys(kind.shape)))]],
   ['`host` and `nodes[]`', NodeSchema],
   ['`host` and `nodes[]`', HostSchema],
   ['`dataset`', ProfileSchema.shape.dataset],

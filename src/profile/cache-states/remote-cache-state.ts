@@ -7,10 +7,6 @@ import type { Mode } from '../../schema/events.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
 import type { MeteringProxy } from '../../system/network/metering-proxy.js';
 import type { CacheState, PreparedState } from './cache-state.js';
-import { startSweeper, sweepFolder } from '../../system/keepers/folder-sweeper.js';
-
-// How often the job's own cache folder is swept in the cold mode.
-const SWEEP_MS = 250;
 
 /** What a remote state needs of its source once the data is listed. */
 export interface RemoteLink {
@@ -21,8 +17,6 @@ export interface RemoteLink {
   keyOf(file: DatasetFile): string;
   /** Bytes of the files stored in the profiler's cache. */
   storedBytes(files: readonly DatasetFile[]): number;
-  /** The job's own cache folder (--job-cache), emptied and kept empty in the cold mode; null when none was named. */
-  jobCacheDir: string | null;
 }
 
 export class RemoteCacheState implements CacheState {
@@ -39,13 +33,11 @@ export class RemoteCacheState implements CacheState {
     const local = mode === 'cached' ? (dataset.fitsInMemory ? dataset.files : []) : mode === 'cold' && this.held ? this.held : [];
     if (local.length > 0) await link.fill(local);
     link.proxy.setCacheUse(local.length > 0 ? 'serve' : 'pass', new Set(local.map((f) => link.keyOf(f))));
-    // The cold mode fetches every sample over the network: what the job cached for itself is removed before and during the run.
-    const sweeper = mode === 'cold' && link.jobCacheDir ? (sweepFolder(link.jobCacheDir), startSweeper(link.jobCacheDir, SWEEP_MS)) : null;
     return {
       residentBytesBefore: link.storedBytes(local),
       finish: async () => {
         link.proxy.setCacheUse('pass');
-        return sweeper ? { reEvictions: sweeper.stop().files } : {};
+        return {};
       },
     };
   }

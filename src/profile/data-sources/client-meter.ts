@@ -8,8 +8,8 @@ import { z } from 'zod';
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import { mean } from '../../analysis/stats.js';
 import { tailQuantiles } from '../../quantile.js';
-import { counterAt } from '../window-rates.js';
-import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+import { attachNothing, CounterPoll } from './counter-poll.js';
+import type { FetchMeter, FetchReadings } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 250;
@@ -123,23 +123,18 @@ export function clientMeterEnv(dir: string, origins: readonly string[]): Record<
 /** Starts metering one run whose job writes its counters into `dir` (made by the job's hook); each reading is charged to `ledger` as 'meter'. */
 export function startClientMeter(dir: string, origins: readonly string[], ledger?: CpuLedger): FetchMeter {
   const startedAt = Date.now();
-  const readings: CounterReading[] = [{ t: startedAt, bytes: 0 }];
   const counters = new ClientCounters(dir);
-  const read = () => readings.push({ t: Date.now(), bytes: totalBytes(counters.poll()) });
-  const timer = setInterval(ledger ? ledger.wrap('meter', read) : read, READ_EVERY_MS);
-  timer.unref();
+  const read = (): void => poll.push(totalBytes(counters.poll()));
+  const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
   return {
     jobEnv: clientMeterEnv(dir, origins),
-    attach() {
-      // The job's processes count for themselves: nothing to attach to.
-    },
+    attach: attachNothing,
     finish(resources: readonly ResourceSample[]): FetchReadings {
-      clearInterval(timer);
+      poll.stop();
       const processes = counters.poll();
-      readings.push({ t: Date.now(), bytes: totalBytes(processes) });
-      const series = resources.length > 0 ? resources.map((s) => ({ t: s.t, bytes: counterAt(readings, s.t, (r) => r.bytes) ?? 0 })) : readings;
+      poll.push(totalBytes(processes));
       return {
-        series,
+        series: poll.seriesAt(resources),
         seriesSource: MESSAGES.windowSource,
         wholeRunBytes: totalBytes(processes),
         wholeRunSource: MESSAGES.wholeRunSource,

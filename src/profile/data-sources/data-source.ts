@@ -1,11 +1,15 @@
 // Where a job's samples come from, as the modes need it: one interface that
 // profile, validate and the overlap probe speak to, so that the data path is
-// chosen once (by the command) and never named in the runs. Local files are
-// its first implementation (local-files.ts: the --data folders, the page
-// cache, /proc read_bytes); a deterministic fake sits beside it
-// (fake-data-source.ts). A remote source (object storage, HTTP shards, metered
-// by a loopback proxy: "cold" is every sample over the network, the proof the
-// bytes that crossed it) is another implementation of the same interface.
+// chosen once (openDataSource, open-data-source.ts) and never named in the
+// runs. Every source answers a core of eight members; what some sources
+// cannot do (throttle, cap, delay requests, hold a share, one launch) is an
+// optional capability, absent there, with the reason users see in `whyNot`.
+// The sources: local files (local-files.ts: the --data folders, the page
+// cache, /proc read_bytes), files on a FUSE mount (fuse-files.ts: its
+// daemon's sockets metered) or on NFS (nfs-files.ts), and remote objects
+// (remote-objects.ts: object storage, HTTP shards, metered by a loopback
+// proxy: "cold" is every sample over the network, the proof the bytes that
+// crossed it); a deterministic fake sits beside them (fake-data-source.ts).
 import type { Mode } from '../../schema/events.js';
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
@@ -81,49 +85,92 @@ export interface Throttle {
 /** Where the data's bytes come from when they are not cached here, as the proofs name it. */
 export type FetchOrigin = 'storage' | 'network';
 
-/** The data a job reads, and what each mode needs of it. */
+/** Throttles the data's reads (--storage-bw: profile's cold mode, validate's bandwidth points). */
+export interface ReadThrottle {
+  /** Why reads cannot be throttled on this machine now (`env` names a delegated cgroup), or null when they can. */
+  obstacle(env: NodeJS.ProcessEnv): string | null;
+  /**
+   * Throttles reads of `dataset` to `bytesPerSec` for the jobs run under it
+   * (`name` tells its groups apart); a UserError (Environment) when this
+   * dataset cannot be throttled.
+   */
+  start(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle>;
+}
+
+/** Caps the data's cache at a size that fills as the job reads (validate's cache points). */
+export interface CacheCap {
+  /** Why a cache cannot be capped and measured on this machine, or null when it can. */
+  obstacle(): string | null;
+  /** The capped state at `capBytes`. */
+  state(capBytes: number): CappedState;
+}
+
+/** Sets the modes' states under one running launch of the job (docs/method.md, "One launch"). */
+export interface OneLaunch {
+  /** Why these modes on this dataset still need a launch each, or null when they can be blocks of one. */
+  obstacle(dataset: Dataset, modes: readonly Mode[]): string | null;
+}
+
+/** The optional capabilities of a source, by name: where one is absent, `whyNot` says why. */
+export type Capability = 'throttle' | 'cap' | 'delayRequests' | 'heldShare' | 'oneLaunch';
+
+/**
+ * The data a job reads, and what each mode needs of it. Every source answers
+ * the first eight members; those after the blank line are capabilities,
+ * absent where the source cannot do them (callers ask: `if (source.throttle)`),
+ * with the words users see for an absent one in `whyNot`.
+ */
 export interface DataSource {
-  /** Where uncached bytes come from: 'storage' for files on this machine's disks, 'network' for a remote source. */
+  /** Where uncached bytes come from: 'storage' (this machine's disks) or 'network' (remote data, network mounts). */
   readonly fetchesFrom: FetchOrigin;
-  /** Lists the data once, before anything runs: its items (files, objects), bytes and samples (one item, one sample). */
+  /**
+   * Lists the data once, before anything runs: its items (files, objects), bytes and samples (one item, one
+   * sample), and the source's own record of itself (Dataset.source, the profile's `source`).
+   */
   list(): Promise<Dataset>;
-  /** Variables the job's environment gets so that its reads go where they are metered (a remote source's proxy); empty for local files. */
-  jobEnv(): Record<string, string | undefined>;
-  /** Releases what the source holds (a proxy, its cache); called once every run has ended, also after a failure. */
+  /** Releases what the source holds (a proxy, its cache, a counter); called once every run has ended, failed or not. */
   close(): Promise<void>;
   /** What limits the proofs on this data, said before anything runs (a dataset that does not fit, a file system that cannot be made cold). */
   warnings(dataset: Dataset, modes: readonly Mode[]): string[];
   /** The state of each of the three modes (synthetic, cached, cold). */
   readonly modeState: CacheState;
-  /** `held` kept cached and the rest cold (the overlap probe). */
-  heldShareState(held: readonly DatasetFile[]): CacheState;
-  /** A cache capped at `capBytes` that fills as the job reads (validate's cache points). */
-  cappedState(capBytes: number): CappedState;
-  /** Why a cache cannot be capped and measured here, or null when it can. */
-  cappingObstacle(): string | null;
-  /** Why reads cannot be throttled here, or null when they can (`env` names a delegated cgroup). */
-  throttleObstacle(env: NodeJS.ProcessEnv): string | null;
-  /**
-   * Throttles reads of `dataset` to `bytesPerSec` for the jobs run under it
-   * (`name` tells its groups apart); a UserError (Environment) when this data
-   * cannot be throttled.
-   */
-  throttle(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle>;
-  /**
-   * Remote data: delays every request to the origin by `sec` (validate's
-   * latency points), undone by the returned throttle's remove; absent where
-   * the requests cannot be delayed (local files).
-   */
-  delayRequests?(sec: number): Throttle;
   /** Starts metering the fetched bytes of one run of `mode`; `ownDirs` hold the profiler's own files of the run. */
   startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter;
   /** Why `mode` cannot be proven on this data whatever its readings say, or null. */
   proofLimit(mode: Mode, dataset: Dataset): string | null;
   /** Reads a sample of the data cold for the storage probe. */
   readonly readProber: ReadProber;
-  /**
-   * Why this data's modes cannot be blocks of one launch (docs/method.md, "One launch"): its states cannot be set
-   * under a running job, or its meter depends on the mode; null when they can. Absent: they cannot.
-   */
-  oneLaunchObstacle?(dataset: Dataset, modes: readonly Mode[]): string | null;
+
+  /** Variables the job's environment gets so that its reads go where they are metered (a proxy); absent: none. */
+  jobEnv?(): Record<string, string | undefined>;
+  /** `held` kept cached and the rest cold (profile --overlap); absent: the overlap probe cannot run. */
+  heldShareState?(held: readonly DatasetFile[]): CacheState;
+  /** Throttles the data's reads; absent: they cannot be (whyNot.throttle). */
+  readonly throttle?: ReadThrottle;
+  /** Caps the data's cache (validate's cache points); absent: it cannot be (whyNot.cap). */
+  readonly cap?: CacheCap;
+  /** Delays every request to the origin by `sec` (validate's latency points) until its remove; absent: cannot. */
+  delayRequests?(sec: number): Throttle;
+  /** Sets the modes under one running launch; absent: a launch each (whyNot.oneLaunch says why). */
+  readonly oneLaunch?: OneLaunch;
+  /** Why each absent capability is absent, in the words users see; one absent from here too gets generic words. */
+  readonly whyNot?: Partial<Record<Capability, string>>;
+}
+
+type ThrottleOwner = Pick<DataSource, 'throttle' | 'whyNot'>;
+
+// Said where a source lacks a capability and does not say why in its whyNot.
+const NO_CAPABILITY = {
+  throttle: 'this data source cannot throttle its reads',
+  cap: 'this data source cannot cap its cache',
+} as const;
+
+/** Why reads of `source` cannot be throttled on this machine now, or null when they can. */
+export function throttleObstacle(source: ThrottleOwner, env: NodeJS.ProcessEnv): string | null {
+  return source.throttle ? source.throttle.obstacle(env) : (source.whyNot?.throttle ?? NO_CAPABILITY.throttle);
+}
+
+/** Why the cache of `source` cannot be capped and measured on this machine, or null when it can. */
+export function capObstacle(source: Pick<DataSource, 'cap' | 'whyNot'>): string | null {
+  return source.cap ? source.cap.obstacle() : (source.whyNot?.cap ?? NO_CAPABILITY.cap);
 }

@@ -10,7 +10,8 @@ import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import type { ReadProber } from '../storage-probe.js';
 import { FakeCacheState, type FakeCacheStateOptions } from '../cache-states/fake-cache-state.js';
 import { fetchedSeriesOf } from '../window-rates.js';
-import type { CappedState, DataSource, FetchMeter, FetchOrigin, Throttle } from './data-source.js';
+import type { CacheCap, CappedState, DataSource, FetchMeter } from './data-source.js';
+import type { FetchOrigin, OneLaunch, ReadThrottle } from './data-source.js';
 
 /** What a FakeDataSource is and answers. */
 export interface FakeDataSourceOptions {
@@ -28,7 +29,7 @@ export interface FakeDataSourceOptions {
   states?: FakeCacheStateOptions;
   /** Why each mode cannot be proven here whatever the readings (default none). */
   proofLimits?: Partial<Record<Mode, string>>;
-  /** Why capping or throttling is impossible here (default: both possible). */
+  /** Why capping, or throttling, is impossible on this machine (default: both possible). */
   cappingObstacle?: string;
   throttleObstacle?: string;
   /** Share of a capped state's target its residency readings report (default 1: the cap held). */
@@ -78,37 +79,57 @@ export class FakeCappedState extends FakeCacheState implements CappedState {
   }
 }
 
-/** One throttle a FakeDataSource set up. */
-export interface FakeThrottle {
-  /** Its name and rate. */
-  name: string;
-  bytesPerSec: number;
-  /** Whether it was removed since. */
-  removed: boolean;
-}
-
 /** The deterministic data source; records what it was asked. */
 export class FakeDataSource implements DataSource {
   readonly fetchesFrom: FetchOrigin;
   readonly modeState: FakeCacheState;
   readonly readProber: ReadProber;
-  /** Each held-share state handed out (the overlap probe), in order. */
-  readonly heldStates: { held: number; state: FakeCacheState }[] = [];
   /** Each capped state handed out (validate's cache points), in order. */
   readonly cappedStates: FakeCappedState[] = [];
-  /** Each throttle set up, in order. */
-  readonly throttles: FakeThrottle[] = [];
+  /** Each throttle set up, in order: its name and rate, and whether it was removed since. */
+  readonly throttles: { name: string; bytesPerSec: number; removed: boolean }[] = [];
   /** Each meter started: its mode and whether it was attached to a job and finished. */
   readonly meters: { mode: Mode; attached: boolean; finished: boolean }[] = [];
-  /** How many times list() ran. */
+  /** How many times list() ran, and whether close() ran. */
   listed = 0;
+  closed = false;
+
+  readonly throttle: ReadThrottle = {
+    obstacle: () => this.options.throttleObstacle ?? null,
+    start: async (dataset, bytesPerSec, name) => {
+      const noDevice = '--storage-bw: the fake dataset has no block device';
+      if (!dataset.device) throw new UserError(noDevice, ExitCode.Environment);
+      const record = { name, bytesPerSec, removed: false };
+      this.throttles.push(record);
+      return { wrap: (argv) => ['throttled', ...argv], remove: async () => void (record.removed = true) };
+    },
+  };
+
+  readonly cap: CacheCap = {
+    obstacle: () => this.options.cappingObstacle ?? null,
+    state: (capBytes) => {
+      const state = new FakeCappedState(capBytes, this.options.cappedShare ?? 1);
+      this.cappedStates.push(state);
+      return state;
+    },
+  };
+
+  /** A counter of its own is read for a whole launch (as a FUSE daemon's is): then no one launch. */
+  readonly oneLaunch?: OneLaunch;
+  readonly whyNot?: { oneLaunch: string };
 
   constructor(private readonly options: FakeDataSourceOptions = {}) {
     this.fetchesFrom = options.fetchesFrom ?? 'storage';
     this.modeState = new FakeCacheState(options.states);
-    this.readProber =
-      options.readProber ??
-      (async (_files, limits) => ({ bytesRead: 64 << 20, storageBytes: 64 << 20, files: 16, sec: 0.5, bytesPerSec: (64 << 20) / 0.5, concurrency: limits.concurrency, requestBytes: limits.requestBytes }));
+    const bytes = 64 << 20;
+    const probe: ReadProber = async (_files, { concurrency, requestBytes }) => {
+      const sec = 0.5;
+      const files = 16;
+      return { bytesRead: bytes, storageBytes: bytes, files, sec, bytesPerSec: bytes / sec, concurrency, requestBytes };
+    };
+    this.readProber = options.readProber ?? probe;
+    if (options.ownCounter) this.whyNot = { oneLaunch: 'a fake source with its own counter counts a whole launch' };
+    else this.oneLaunch = { obstacle: () => null };
   }
 
   async list(): Promise<Dataset> {
@@ -126,15 +147,9 @@ export class FakeDataSource implements DataSource {
       fitsInMemory: this.options.fitsInMemory ?? true,
       memoryBudgetBytes: 2 ** 40,
       skippedEntries: 0,
+      source: { kind: 'files', roots: ['/fake/data'], dropCaches: false },
     };
   }
-
-  jobEnv(): Record<string, string | undefined> {
-    return {};
-  }
-
-  /** Whether close() ran. */
-  closed = false;
 
   async close(): Promise<void> {
     this.closed = true;
@@ -144,36 +159,8 @@ export class FakeDataSource implements DataSource {
     return !dataset.fitsInMemory && modes.includes('cached') ? ['the fake dataset does not fit in memory'] : [];
   }
 
-  heldShareState(held: readonly DatasetFile[]): FakeCacheState {
-    const state = new FakeCacheState(this.options.states);
-    this.heldStates.push({ held: held.length, state });
-    return state;
-  }
-
-  cappedState(capBytes: number): FakeCappedState {
-    const state = new FakeCappedState(capBytes, this.options.cappedShare ?? 1);
-    this.cappedStates.push(state);
-    return state;
-  }
-
-  cappingObstacle(): string | null {
-    return this.options.cappingObstacle ?? null;
-  }
-
-  throttleObstacle(): string | null {
-    return this.options.throttleObstacle ?? null;
-  }
-
-  async throttle(dataset: Dataset, bytesPerSec: number, name: string): Promise<Throttle> {
-    if (!dataset.device) throw new UserError('--storage-bw: the fake dataset has no block device', ExitCode.Environment);
-    const record: FakeThrottle = { name, bytesPerSec, removed: false };
-    this.throttles.push(record);
-    return {
-      wrap: (argv) => ['throttled', ...argv],
-      remove: async () => {
-        record.removed = true;
-      },
-    };
+  heldShareState(): FakeCacheState {
+    return new FakeCacheState(this.options.states);
   }
 
   startMeter(mode: Mode): FetchMeter {
@@ -194,10 +181,6 @@ export class FakeDataSource implements DataSource {
         };
       },
     };
-  }
-
-  oneLaunchObstacle(): string | null {
-    return this.options.ownCounter ? 'a fake source with its own counter counts a whole launch' : null;
   }
 
   proofLimit(mode: Mode): string | null {

@@ -12,8 +12,8 @@ import type { Profile, ResourceSample } from '../../schema/profile.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import { daemonsOf, fuseDaemons, type FuseDaemon } from '../../system/dataset/fuse-daemon.js';
 import { cgroupV2Of, groupProcesses, socketCounterObstacle, SocketCounter } from '../../system/network/socket-counter.js';
-import { counterAt } from '../window-rates.js';
-import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+import { attachNothing, CounterPoll } from './counter-poll.js';
+import type { FetchMeter, FetchReadings } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 500;
@@ -102,29 +102,25 @@ export function withoutCredentials(source: string): string {
 /** Meters one run: the daemon's received bytes, read every half second and placed at the run's resource samples; each reading's own work is charged to `ledger` as 'meter'. */
 export function startSocketMeter(metering: FuseMetering, ledger?: CpuLedger): FetchMeter {
   const start = metering.counter.readNow().payloadBytes;
-  const readings: CounterReading[] = [{ t: Date.now(), bytes: 0 }];
+  // Reads of the kernel's counter are asynchronous: each waits for the one before, so the readings stay in order.
   let reading: Promise<void> = Promise.resolve();
   const read = () => {
     reading = reading.then(async () => {
       const now = await metering.counter.read().catch(() => null);
-      if (now) readings.push({ t: Date.now(), bytes: now.payloadBytes - start });
+      if (now) poll.push(now.payloadBytes - start);
     });
     return reading;
   };
-  const timer = setInterval(ledger ? ledger.wrap('meter', read) : read, READ_EVERY_MS);
-  timer.unref();
+  const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
   return {
-    attach() {
-      // The daemon is metered, not the job's tree.
-    },
+    attach: attachNothing,
     async finish(resources: readonly ResourceSample[]): Promise<FetchReadings> {
-      clearInterval(timer);
+      poll.stop();
       await read();
-      const last = readings[readings.length - 1].bytes;
       return {
-        series: resources.length > 0 ? resources.map((s) => ({ t: s.t, bytes: counterAt(readings, s.t, (r) => r.bytes) ?? 0 })) : readings,
+        series: poll.seriesAt(resources),
         seriesSource: MESSAGES.seriesSource(metering.record),
-        wholeRunBytes: last,
+        wholeRunBytes: poll.lastBytes,
         wholeRunSource: MESSAGES.wholeRunSource(metering.record),
         otherReads: () => null,
         ownCounter: true,

@@ -3,7 +3,9 @@
 // the job's process tree (/proc/PID/io: bytes the kernel fetched from the
 // storage layer on the tree's behalf), its throttle a blkio/io cgroup on the
 // dataset's block device, and its proofs are limited by the file systems the
-// folders sit on (tmpfs, NFS, FUSE: system/dataset/file-systems.ts).
+// folders sit on (tmpfs, NFS, FUSE: system/dataset/file-systems.ts). Files on
+// a FUSE or an NFS mount are sources of their own that build on this one
+// (fuse-files.ts, nfs-files.ts), chosen by open-data-source.ts.
 import { ExitCode, UserError } from '../../errors.js';
 import type { Mode } from '../../schema/events.js';
 import type { ResourceSample } from '../../schema/profile.js';
@@ -21,8 +23,16 @@ import { PartialCacheState } from '../cache-states/partial-cache-state.js';
 import { CACHE_STATE_SETTINGS } from '../run-defaults.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 import type { ReadProber } from '../storage-probe.js';
-import type { CappedState, CounterReading, DataSource, FetchMeter, FetchReadings, Throttle } from './data-source.js';
-import { meterFuseMount, meteredWarning, startSocketMeter, type FuseMetering } from './fuse-meter.js';
+import type {
+  CacheCap,
+  CounterReading,
+  DataSource,
+  FetchMeter,
+  FetchOrigin,
+  FetchReadings,
+  OneLaunch,
+  ReadThrottle,
+} from './data-source.js';
 
 /** Options of the local-file source. */
 export interface LocalFilesOptions {
@@ -43,7 +53,6 @@ const MESSAGES = {
   noBlockDevice:
     '--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw',
   subsetNeedsOwnLaunch: 'the dataset does not fit in memory: the cached mode samples a resident subset, which the job takes when it starts',
-  fuseNeedsOwnLaunch: "a FUSE mount's reads are counted on its daemon's sockets for a whole launch",
   noMeminfo: 'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven',
   doesNotFit: (dataset: Dataset, budgetBytes: number) =>
     `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget of ${(budgetBytes / 2 ** 30).toFixed(2)} GiB ` +
@@ -56,44 +65,51 @@ const MESSAGES = {
 /** The files under `roots`, read through this machine's page cache. */
 export class LocalFilesSource implements DataSource {
   readonly modeState: CacheState;
-  readonly readProber: ReadProber = (files, limits) => this.probe(files, limits);
+  readonly readProber: ReadProber = probeReads;
   private detected: { parent: string | undefined; info: CgroupInfo } | null = null;
-  /** A FUSE mount's daemon, metered once the data is listed; or why it cannot be; null when no root is on FUSE. */
-  private fuse: FuseMetering | { obstacle: string } | null = null;
+
+  /** An io/blkio cgroup on the dataset's block device, where the machine lets this process write one. */
+  readonly throttle: ReadThrottle = {
+    obstacle: (env) => {
+      const io = this.cgroups(env).controllers.io;
+      return io.writable ? null : io.reason;
+    },
+    start: async (dataset, bytesPerSec, name, env) => {
+      if (!dataset.device) throw new UserError(MESSAGES.noBlockDevice, ExitCode.Environment);
+      const cgroups = this.cgroups(env);
+      const readBpsDevice = { device: dataset.device, bytesPerSec };
+      const group = createJobCgroup({ name, readBpsDevice, v2Parent: env.DSA_CGROUP_PARENT, cgroups });
+      return { wrap: (argv) => wrapCommand(group.procsFiles, argv), remove: () => group.remove() };
+    },
+  };
+
+  /** The page cache held at a size by evicting what the job reads beyond it. */
+  readonly cap: CacheCap = {
+    obstacle: () => {
+      const support = pageCacheSupport();
+      return support.evict && support.residency ? null : (support.reason ?? 'page-cache control is not available');
+    },
+    state: (capBytes) => new CappedCacheState(capBytes, { ledger: this.options.ledger }),
+  };
+
+  readonly oneLaunch: OneLaunch = { obstacle: (dataset, modes) => this.subsetObstacle(dataset, modes) };
 
   constructor(
     /** The --data folders (or files), absolute. */
-    private readonly roots: string[],
-    private readonly options: LocalFilesOptions,
+    protected readonly roots: string[],
+    protected readonly options: LocalFilesOptions,
   ) {
     this.modeState = new PageCacheState({ dropCaches: options.dropCaches, ...CACHE_STATE_SETTINGS, ledger: options.ledger });
   }
 
-  /** Files on a metered FUSE mount come over the daemon's network. */
-  get fetchesFrom(): 'storage' | 'network' {
-    return this.fuseMetering() ? 'network' : 'storage';
+  /** Uncached bytes come from this machine's disks. */
+  get fetchesFrom(): FetchOrigin {
+    return 'storage';
   }
 
   async list(): Promise<Dataset> {
     const dataset = await listDataset(this.roots);
-    await this.close();
-    this.fuse = await meterFuseMount(dataset.fileSystems);
-    const metering = this.fuseMetering();
-    return metering ? { ...dataset, mount: metering.record } : dataset;
-  }
-
-  /** The storage probe; on a metered FUSE mount its cold bytes are the daemon's network bytes, not read_bytes (which stay 0). */
-  private async probe(files: Parameters<ReadProber>[0], limits: Parameters<ReadProber>[1]) {
-    const metering = this.fuseMetering();
-    if (!metering) return probeReads(files, limits);
-    const before = await metering.counter.read();
-    const result = await probeReads(files, limits);
-    const after = await metering.counter.read();
-    return { ...result, storageBytes: after.payloadBytes - before.payloadBytes };
-  }
-
-  private fuseMetering(): FuseMetering | null {
-    return this.fuse && 'counter' in this.fuse ? this.fuse : null;
+    return { ...dataset, source: { kind: 'files', roots: [...this.roots], dropCaches: this.options.dropCaches } };
   }
 
   /** The machine's cgroups, detected once per parent: the obstacle check and the throttle read the same answer. */
@@ -103,73 +119,38 @@ export class LocalFilesSource implements DataSource {
     return this.detected.info;
   }
 
-  jobEnv(): Record<string, string | undefined> {
-    return {};
-  }
-
   async close(): Promise<void> {
-    // Only a FUSE daemon's counter is held between runs: each state and meter ends with its run.
-    const metering = this.fuseMetering();
-    this.fuse = null;
-    if (!metering) return;
-    await metering.counter.close();
+    // Nothing is held between runs: each state and meter ends with its run.
   }
 
   warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
-    const warnings: string[] = [];
-    if (!dataset.fitsInMemory && modes.includes('cached')) {
-      warnings.push(dataset.memoryBudgetBytes === null ? MESSAGES.noMeminfo : MESSAGES.doesNotFit(dataset, dataset.memoryBudgetBytes));
-    }
     // tmpfs, network and FUSE file systems keep a cache mode from being proven: said before anything runs.
-    const metering = this.fuseMetering();
-    if (metering) return [...warnings, meteredWarning(metering.record)];
-    const fuseObstacle = this.fuse && 'obstacle' in this.fuse ? [`its daemon cannot be metered: ${this.fuse.obstacle}`] : [];
-    return [...warnings, ...fileSystemWarnings(dataset.fileSystems), ...fuseObstacle];
+    return [...this.fitWarnings(dataset, modes), ...fileSystemWarnings(dataset.fileSystems)];
+  }
+
+  /** Why the cached mode runs on a subset, or cannot be proven: the dataset does not fit in memory. */
+  protected fitWarnings(dataset: Dataset, modes: readonly Mode[]): string[] {
+    if (dataset.fitsInMemory || !modes.includes('cached')) return [];
+    const budget = dataset.memoryBudgetBytes;
+    return [budget === null ? MESSAGES.noMeminfo : MESSAGES.doesNotFit(dataset, budget)];
+  }
+
+  /** The job restricts its loader to a resident subset once, at its start: only a launch of the cached mode can. */
+  protected subsetObstacle(dataset: Dataset, modes: readonly Mode[]): string | null {
+    return !dataset.fitsInMemory && modes.includes('cached') ? MESSAGES.subsetNeedsOwnLaunch : null;
   }
 
   heldShareState(held: readonly DatasetFile[]): CacheState {
     return new PartialCacheState(held, { ...CACHE_STATE_SETTINGS, ledger: this.options.ledger });
   }
 
-  cappedState(capBytes: number): CappedState {
-    return new CappedCacheState(capBytes, { ledger: this.options.ledger });
-  }
-
-  cappingObstacle(): string | null {
-    const support = pageCacheSupport();
-    return support.evict && support.residency ? null : (support.reason ?? 'page-cache control is not available');
-  }
-
-  throttleObstacle(env: NodeJS.ProcessEnv): string | null {
-    const io = this.cgroups(env).controllers.io;
-    return io.writable ? null : io.reason;
-  }
-
-  async throttle(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle> {
-    if (!dataset.device) throw new UserError(MESSAGES.noBlockDevice, ExitCode.Environment);
-    const group = createJobCgroup({ name, readBpsDevice: { device: dataset.device, bytesPerSec }, v2Parent: env.DSA_CGROUP_PARENT, cgroups: this.cgroups(env) });
-    return { wrap: (argv) => wrapCommand(group.procsFiles, argv), remove: () => group.remove() };
-  }
-
   startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
-    const metering = this.fuseMetering();
-    return metering ? startSocketMeter(metering, this.options.ledger) : startReadBytesMeter(mode, dataset.roots, ownDirs, this.options.ledger);
-  }
-
-  oneLaunchObstacle(dataset: Dataset, modes: readonly Mode[]): string | null {
-    // The job restricts its loader to a resident subset once, when it starts: only a launch of the cached mode alone can.
-    if (!dataset.fitsInMemory && modes.includes('cached')) return MESSAGES.subsetNeedsOwnLaunch;
-    // A FUSE daemon's traffic is counted for the whole launch, not a block's window.
-    if (this.fuseMetering()) return MESSAGES.fuseNeedsOwnLaunch;
-    return null;
+    return startReadBytesMeter(mode, dataset.roots, ownDirs, this.options.ledger);
   }
 
   proofLimit(mode: Mode, dataset: Dataset): string | null {
-    // On a metered FUSE mount the daemon's network bytes prove both cache modes.
-    if (this.fuseMetering()) return null;
     // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
-    const limit = fileSystemLimit(mode, dataset.fileSystems);
-    return limit && this.fuse && 'obstacle' in this.fuse ? `${limit}, and its daemon cannot be metered: ${this.fuse.obstacle}` : limit;
+    return fileSystemLimit(mode, dataset.fileSystems);
   }
 }
 

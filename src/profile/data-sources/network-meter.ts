@@ -4,10 +4,10 @@
 // first byte, requests in flight, statuses) for the profile.
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { MeteringProxy, ProxyCounters, RequestRecord } from '../../system/network/metering-proxy.js';
-import { counterAt } from '../window-rates.js';
+import { attachNothing, CounterPoll } from './counter-poll.js';
 import { mean } from '../../analysis/stats.js';
 import { tailQuantiles } from '../../quantile.js';
-import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+import type { FetchMeter, FetchReadings } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 250;
@@ -24,21 +24,16 @@ export function startNetworkMeter(proxy: MeteringProxy, ledger?: CpuLedger): Fet
   proxy.takeRecords(); // an earlier run's, ended after its meter
   const start = proxy.readCounters();
   const startedAt = performance.now();
-  const readings: CounterReading[] = [{ t: Date.now(), bytes: 0 }];
-  const read = () => readings.push({ t: Date.now(), bytes: proxy.readCounters().originBytes - start.originBytes });
-  const timer = setInterval(ledger ? ledger.wrap('meter', read) : read, READ_EVERY_MS);
-  timer.unref();
+  const read = (): void => poll.push(proxy.readCounters().originBytes - start.originBytes);
+  const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
   return {
-    attach() {
-      // The proxy sees every process of the job that honours its variables: nothing to attach to.
-    },
+    attach: attachNothing,
     finish(resources: readonly ResourceSample[]): FetchReadings {
-      clearInterval(timer);
-      read();
+      poll.stop();
       const end = proxy.readCounters();
-      const series = resources.length > 0 ? resources.map((s) => ({ t: s.t, bytes: counterAt(readings, s.t, (r) => r.bytes) ?? 0 })) : readings;
+      poll.push(end.originBytes - start.originBytes);
       return {
-        series,
+        series: poll.seriesAt(resources),
         seriesSource: MESSAGES.windowSource,
         wholeRunBytes: end.originBytes - start.originBytes,
         wholeRunSource: MESSAGES.wholeRunSource,

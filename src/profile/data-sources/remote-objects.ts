@@ -19,11 +19,13 @@ import type { RemoteSpec } from '../../system/network/remote-spec.js';
 import type { ReadProber } from '../storage-probe.js';
 import { RemoteCacheState, type RemoteLink } from '../cache-states/remote-cache-state.js';
 import type { CacheState } from '../cache-states/cache-state.js';
+import { withJobCache } from '../cache-states/job-cache-state.js';
 import { startNetworkMeter } from './network-meter.js';
 import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
 import { nearestRank } from '../../quantile.js';
-import type { CappedState, DataSource, FetchMeter, Throttle } from './data-source.js';
+import type { DataSource, FetchMeter, ReadThrottle, Throttle } from './data-source.js';
+import type { DataSourceRecord } from '../../schema/profile.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 export interface RemoteOptions {
@@ -43,6 +45,8 @@ export interface RemoteOptions {
   netMeter?: NetMeter;
   /** Charged with the meters' readings, as 'meter' (the proxy's relaying is not charged). */
   ledger?: CpuLedger;
+  /** --remote and --endpoint as the profile records them (no credentials); absent: the spec's display, no endpoint. */
+  named?: { url: string; endpoint: string | null };
 }
 
 /** Where a remote source's cold mode is metered (--net-meter). */
@@ -63,6 +67,7 @@ const MESSAGES = {
   noObjects: (display: string) => `--remote ${display} holds no objects: check the bucket, prefix or URL`,
   tunnelled: (display: string) =>
     `${display} is served over https: the proxy sees encrypted tunnels, so it cannot answer the cached mode from its cache (the cached mode stays unproven) and counts bytes, not requests`,
+  // The cold mode's meter may be the job's own clients, reached with other variables than the proxy's.
   remoteNeedsOwnLaunch: "remote data's modes are met by different job variables (its own clients' meter in the cold mode, the proxy in the cached)",
   cachedTunnelled: 'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be made local',
   noCapping: "validate's cache points cap the page cache, which remote data does not go through; validate remote data at another --storage-bw instead",
@@ -76,6 +81,17 @@ export class RemoteObjectsSource implements DataSource {
   readonly fetchesFrom = 'network' as const;
   readonly modeState: CacheState;
   readonly readProber: ReadProber;
+  readonly whyNot = { cap: MESSAGES.noCapping, oneLaunch: MESSAGES.remoteNeedsOwnLaunch };
+
+  /** One cap on the data's bytes from the origin, at the proxy: a remote source can always be throttled. */
+  readonly throttle: ReadThrottle = {
+    obstacle: () => null,
+    start: async (_dataset, bytesPerSec) => {
+      const proxy = this.requireLink().proxy;
+      proxy.setBytesPerSec(bytesPerSec);
+      return { wrap: (argv) => argv, remove: async () => proxy.setBytesPerSec(null) };
+    },
+  };
   private readonly store: RemoteStore;
   private link: (RemoteLink & { proxy: MeteringProxy; cache: ResponseCache; objects: Map<string, RemoteObject> }) | null = null;
 
@@ -84,7 +100,7 @@ export class RemoteObjectsSource implements DataSource {
     private readonly options: RemoteOptions,
   ) {
     this.store = remoteStore(spec);
-    this.modeState = new RemoteCacheState(() => this.requireLink());
+    this.modeState = this.withJobCache(new RemoteCacheState(() => this.requireLink()));
     this.readProber = (files, limits) => this.probe(files, limits);
   }
 
@@ -125,8 +141,16 @@ export class RemoteObjectsSource implements DataSource {
       memoryBudgetBytes: free === null ? null : Math.floor(free * DISK_HEADROOM),
       memoryBudgetSource: "free space for the profiler's cache of the objects",
       skippedEntries: 0,
+      source: this.record(),
       remote: { kind: this.spec.kind, location: this.spec.display, protocol: this.spec.protocol, origins: this.spec.origins, cacheDir: this.options.cacheDir, samplesPerObject, jobCacheDir: this.options.jobCacheDir ?? null },
     };
+  }
+
+  /** The data as the profile records it: what validate opens again, credentials left to the environment. */
+  private record(): DataSourceRecord {
+    const { url, endpoint } = this.options.named ?? { url: this.spec.display, endpoint: null };
+    const { jobCacheDir, netMeter } = this.options;
+    return { kind: 'remote', url, endpoint, jobCache: jobCacheDir ?? null, netMeter: netMeter ?? 'client' };
   }
 
   /** The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY so its requests reach the proxy. */
@@ -153,26 +177,12 @@ export class RemoteObjectsSource implements DataSource {
   }
 
   heldShareState(held: readonly DatasetFile[]): CacheState {
-    return new RemoteCacheState(() => this.requireLink(), held);
+    return this.withJobCache(new RemoteCacheState(() => this.requireLink(), held));
   }
 
-  cappedState(): CappedState {
-    throw new UserError(MESSAGES.noCapping, ExitCode.Environment);
-  }
-
-  cappingObstacle(): string | null {
-    return MESSAGES.noCapping;
-  }
-
-  throttleObstacle(): string | null {
-    return null;
-  }
-
-  /** One cap on the data's bytes from the origin, at the proxy: a remote source can always be throttled. */
-  async throttle(_dataset: Dataset, bytesPerSec: number): Promise<Throttle> {
-    const proxy = this.requireLink().proxy;
-    proxy.setBytesPerSec(bytesPerSec);
-    return { wrap: (argv) => argv, remove: async () => proxy.setBytesPerSec(null) };
+  /** The cold mode fetches every sample over the network: the job's own cache is emptied before and during it. */
+  private withJobCache(state: CacheState): CacheState {
+    return this.options.jobCacheDir ? withJobCache(state, this.options.jobCacheDir) : state;
   }
 
   /** Each request to the origin waits `sec` at the proxy before it leaves: a store that far away. */
@@ -190,11 +200,6 @@ export class RemoteObjectsSource implements DataSource {
     const proxy = this.requireLink().proxy;
     const direct = (this.options.netMeter ?? 'client') === 'client' && mode === 'cold' && proxy.passesThrough;
     return direct ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins, this.options.ledger) : startNetworkMeter(proxy, this.options.ledger);
-  }
-
-  oneLaunchObstacle(): string | null {
-    // The cold mode's meter may be the job's own clients, reached with other variables than the proxy's.
-    return MESSAGES.remoteNeedsOwnLaunch;
   }
 
   proofLimit(mode: Mode): string | null {
@@ -218,7 +223,6 @@ export class RemoteObjectsSource implements DataSource {
       cache,
       objects: byPath,
       keyOf: (file) => objectOf(file).cacheKey,
-      jobCacheDir: this.options.jobCacheDir ?? null,
       storedBytes: (files) => files.reduce((sum, f) => sum + (cache.get(objectOf(f).cacheKey)?.bytes ?? 0), 0),
       fill: (files) => this.fill(files.map(objectOf).filter((o) => cache.get(o.cacheKey) === null), cache),
     };

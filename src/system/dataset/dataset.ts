@@ -9,7 +9,7 @@ import { wholeDiskDevice } from '../kernel/block-device.js';
 import { jobMemoryBudget, type ReadKernelFile } from '../cgroups/memory-budget.js';
 import { fileView } from './file-table.js';
 import { nearestRank } from '../../quantile.js';
-import type { Profile } from '../../schema/profile.js';
+import type { DataSourceRecord, Profile } from '../../schema/profile.js';
 import { rootFileSystems, type RootFileSystem } from './file-systems.js';
 import { DatasetWalk, SLOW_SYNC_STAT_US } from './walk.js';
 
@@ -82,6 +82,8 @@ export interface Dataset {
   remote?: RemoteDataset;
   /** Data on a FUSE mount whose daemon is metered (schema/profile.ts dataset.mount); absent otherwise. */
   mount?: Profile['dataset']['mount'];
+  /** The source that listed it, as the profile records it (schema/profile.ts `source`); absent from fakes. */
+  source?: DataSourceRecord;
   /** Mean bytes of one sample where a file holds many (tar shards); absent: one file, one sample (meanFileBytes). */
   sampleBytes?: number;
 }

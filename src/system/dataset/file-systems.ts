@@ -81,10 +81,43 @@ export async function rootFileSystems(
     } catch {
       continue;
     }
-    const mount = mountOf(mounts, resolved);
-    if (mount) result.push({ root, mountPoint: mount.mountPoint, type: mount.type, source: mount.source, kind: fileSystemKind(mount.type) });
+    const fsys = fileSystemOf(root, resolved, mounts);
+    if (fsys) result.push(fsys);
   }
   return result;
+}
+
+/**
+ * rootFileSystems at once, without waiting: what a command reads to choose
+ * the data source before anything is listed (profile/data-sources/open-data-source.ts).
+ */
+export function rootFileSystemsNow(
+  roots: readonly string[],
+  readMountinfo: () => string = () => fs.readFileSync('/proc/self/mountinfo', 'utf8'),
+): RootFileSystem[] {
+  let mounts: Mount[];
+  try {
+    mounts = parseMountinfo(readMountinfo());
+  } catch {
+    return [];
+  }
+  return roots.flatMap((root) => {
+    let resolved: string;
+    try {
+      resolved = fs.realpathSync(path.resolve(root));
+    } catch {
+      return [];
+    }
+    return fileSystemOf(root, resolved, mounts) ?? [];
+  });
+}
+
+/** The file system holding `resolved` (the root `root`, through its symlinks), or null where no mount holds it. */
+function fileSystemOf(root: string, resolved: string, mounts: readonly Mount[]): RootFileSystem | null {
+  const mount = mountOf(mounts, resolved);
+  if (!mount) return null;
+  const { mountPoint, type, source } = mount;
+  return { root, mountPoint, type, source, kind: fileSystemKind(type) };
 }
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).

@@ -1,0 +1,46 @@
+// What the fetch meters that read a counter of their own share (the FUSE
+// daemon's sockets, the metering proxy, the job's HTTP clients): the readings
+// since the run started, a timer that takes them and never keeps the process
+// alive (unref), and nothing to attach to the job, since the counter is not
+// the job's tree. Each meter keeps only its counter and what it reports.
+import type { ResourceSample } from '../../schema/profile.js';
+import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
+import { counterAt } from '../window-rates.js';
+import type { CounterReading } from './data-source.js';
+
+/** A counter read every few milliseconds over one run. */
+export class CounterPoll {
+  /** The bytes the counter rose by since the run started, at each reading (the first: 0 at the start). */
+  readonly readings: CounterReading[] = [{ t: Date.now(), bytes: 0 }];
+  private readonly timer: NodeJS.Timeout;
+
+  /** Calls `poll` every `everyMs` (charged to `ledger` as 'meter'); `poll` records what it reads with `push`. */
+  constructor(poll: () => unknown, everyMs: number, ledger?: CpuLedger) {
+    this.timer = setInterval(ledger ? ledger.wrap('meter', poll) : poll, everyMs);
+    this.timer.unref();
+  }
+
+  /** Records a reading taken now. */
+  push(bytes: number): void {
+    this.readings.push({ t: Date.now(), bytes });
+  }
+
+  /** Stops the timer; the meter takes its last reading after. */
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** The readings placed at the run's resource samples (the measured window's evidence), or as taken without any. */
+  seriesAt(resources: readonly ResourceSample[]): CounterReading[] {
+    if (resources.length === 0) return this.readings;
+    return resources.map((s) => ({ t: s.t, bytes: counterAt(this.readings, s.t, (r) => r.bytes) ?? 0 }));
+  }
+
+  /** The last reading's bytes. */
+  get lastBytes(): number {
+    return this.readings[this.readings.length - 1].bytes;
+  }
+}
+
+/** attach() of a meter whose counter is not the job's tree: the proxy, a daemon or the job's own clients count. */
+export function attachNothing(): void {}

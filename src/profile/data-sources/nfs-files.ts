@@ -1,0 +1,47 @@
+// Files on an NFS mount. The NFS client reads through this machine's page
+// cache and counts the pages it fills in the job's read_bytes
+// (file-systems.ts), so the modes, the meter and the probe are those of local
+// files; what differs is where an uncached byte comes from: the server, over
+// the network, which is how the proofs name it. The server's own cache is not
+// this machine's to evict, so a cold read may be a hit in the server's memory:
+// the cold mode's proof says so (fileSystemLimit), whatever drop_caches does
+// here.
+import { listDataset, type Dataset } from '../../system/dataset/dataset.js';
+import type { RootFileSystem } from '../../system/dataset/file-systems.js';
+import type { FetchOrigin } from './data-source.js';
+import { withoutCredentials } from './fuse-meter.js';
+import { LocalFilesSource, type LocalFilesOptions } from './local-files.js';
+
+/** The file-system types of an NFS mount, as /proc/self/mountinfo names them. */
+export const NFS_TYPES: ReadonlySet<string> = new Set(['nfs', 'nfs4']);
+
+/** Files under `roots`, all on NFS. */
+export class NfsFilesSource extends LocalFilesSource {
+  constructor(
+    roots: string[],
+    options: LocalFilesOptions,
+    /** The NFS mount under the first root, as found when the source was chosen. */
+    private readonly mount: RootFileSystem,
+  ) {
+    super(roots, options);
+  }
+
+  /** Uncached bytes come from the NFS server over the network. */
+  override get fetchesFrom(): FetchOrigin {
+    return 'network';
+  }
+
+  override async list(): Promise<Dataset> {
+    const dataset = await listDataset(this.roots);
+    const { type, source: server, mountPoint } = this.mount;
+    const { roots, options } = this;
+    // A mount's source holds no keys for NFS, but no profile field may ever carry a user:password@ part.
+    const where = { type, server: withoutCredentials(server), mountPoint };
+    return { ...dataset, source: { kind: 'nfs', roots: [...roots], dropCaches: options.dropCaches, ...where } };
+  }
+}
+
+/** Whether every root is on NFS (a mix with other file systems is read as local files, each limit said). */
+export function isOnNfs(fileSystems: readonly RootFileSystem[]): boolean {
+  return fileSystems.length > 0 && fileSystems.every((f) => NFS_TYPES.has(f.type));
+}

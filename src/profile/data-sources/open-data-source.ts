@@ -1,0 +1,87 @@
+// The one place a data source is chosen and built, for profile, validate and
+// the demo alike. A command says what data it was given (folders, or remote
+// objects); the file systems under the folders then choose the source that
+// reads them: a FUSE mount its own (its daemon is metered), an NFS mount its
+// own (its bytes come over the network), any other local files. A new source
+// is a class in this folder and an entry in FILE_SOURCES (or a kind of its
+// own in DataSpec): docs/architecture.md, "A data source".
+import type { DataSourceRecord } from '../../schema/profile.js';
+import { rootFileSystemsNow, type RootFileSystem } from '../../system/dataset/file-systems.js';
+import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
+import { parseRemoteSpec, type RemoteSpec } from '../../system/network/remote-spec.js';
+import type { DataSource } from './data-source.js';
+import { FuseFilesSource, isOnFuse } from './fuse-files.js';
+import { LocalFilesSource, type LocalFilesOptions } from './local-files.js';
+import { isOnNfs, NfsFilesSource } from './nfs-files.js';
+import { RemoteObjectsSource, type NetMeter } from './remote-objects.js';
+
+/** What a command was given as the job's data. */
+export type DataSpec =
+  | {
+      kind: 'files';
+      /** The --data folders (or files), absolute. */
+      roots: string[];
+      /** Make the cold mode cold with the global drop_caches (root only). */
+      dropCaches: boolean;
+    }
+  | {
+      kind: 'remote';
+      /** The objects, parsed from --remote and --endpoint (credentials kept for fetching only). */
+      remote: RemoteSpec;
+      /** --remote and --endpoint as the profile records them: no user name, password or query. */
+      named: { url: string; endpoint: string | null };
+      /** The job's own cache folder (--job-cache), kept empty in the cold mode; null: none. */
+      jobCache: string | null;
+      /** Where the cold mode's requests are counted (--net-meter). */
+      netMeter: NetMeter;
+      /** The profiler's cache of the objects (under the profile's artefacts), emptied when the source closes. */
+      cacheDir: string;
+      /** The metering proxy's port on 127.0.0.1 (0: any free one). */
+      proxyPort: number;
+    };
+
+/** What a source may need of the command that opens it. */
+export interface SourceDeps {
+  /** The CLI's environment (a remote source derives the job's proxy variables from it). */
+  env: NodeJS.ProcessEnv;
+  /** Charged with a file source's CPU (its meter, warming, eviction, keepers); absent: nothing is charged. */
+  ledger?: CpuLedger;
+  /** Reads /proc/self/mountinfo (replaceable in tests). */
+  readMountinfo?: () => string;
+}
+
+/** The sources of files read another way than from a local disk: the first whose test holds reads them. */
+const FILE_SOURCES: readonly {
+  holds: (fileSystems: readonly RootFileSystem[]) => boolean;
+  open: (roots: string[], options: LocalFilesOptions, fileSystems: readonly RootFileSystem[]) => DataSource;
+}[] = [
+  { holds: isOnFuse, open: (roots, options) => new FuseFilesSource(roots, options) },
+  { holds: isOnNfs, open: (roots, options, fileSystems) => new NfsFilesSource(roots, options, fileSystems[0]) },
+];
+
+/** The source that reads `spec`'s data; nothing is listed, started or measured until its list(). */
+export function openDataSource(spec: DataSpec, deps: SourceDeps): DataSource {
+  if (spec.kind === 'remote') {
+    const { remote, named, jobCache, netMeter, cacheDir, proxyPort } = spec;
+    // Not charged to the ledger: profilerCpu has never counted the remote meters' readings (a change of its own).
+    const { env } = deps;
+    return new RemoteObjectsSource(remote, { cacheDir, proxyPort, env, jobCacheDir: jobCache, netMeter, named });
+  }
+  const options: LocalFilesOptions = { dropCaches: spec.dropCaches, ...(deps.ledger ? { ledger: deps.ledger } : {}) };
+  const fileSystems = rootFileSystemsNow(spec.roots, deps.readMountinfo);
+  const chosen = FILE_SOURCES.find((source) => source.holds(fileSystems));
+  return chosen ? chosen.open(spec.roots, options, fileSystems) : new LocalFilesSource(spec.roots, options);
+}
+
+/**
+ * The spec that opens a profile's data again (validate): its folders, or its
+ * remote data named again from the record, credentials coming from `env` as
+ * the job's do; its cache under `cacheDir`. The cold mode is made cold
+ * without drop_caches, whatever the profile did.
+ */
+export function dataSpecOf(record: DataSourceRecord, env: NodeJS.ProcessEnv, cacheDir: string): DataSpec {
+  if (record.kind !== 'remote') return { kind: 'files', roots: record.roots, dropCaches: false };
+  const { url, endpoint, jobCache, netMeter } = record;
+  const remote = parseRemoteSpec(url, endpoint ?? undefined, env);
+  return { kind: 'remote', remote, named: { url, endpoint }, jobCache, netMeter, cacheDir, proxyPort: 0 };
+}
