@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
+import { PROFILE_TEXT } from './profile-text.js';
 import { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { openDataSource } from '../profile/data-sources/open-data-source.js';
 import type { NetMeter } from '../profile/data-sources/remote-objects.js';
@@ -69,7 +70,7 @@ export async function profileAction(command: string[], raw: RawProfileOptions, i
   // A bad gate config fails before anything runs, not after minutes of profiling.
   const gate = raw.gate ? await prepareGate({ config: raw.gate, baseline: raw.baseline, junit: raw.junit }, io.cwd) : null;
   if (!gate && (raw.baseline || raw.junit)) {
-    throw new UserError(`--baseline and --junit need --gate CONFIG: name the budgets to check`, ExitCode.Usage);
+    throw new UserError(PROFILE_TEXT.gateFlagsWithoutGate, ExitCode.Usage);
   }
   const redact = raw.redact ? { home: io.env.HOME ?? null, cwd: io.cwd } : undefined;
   if (input.runAs) io.stderr(`note: ${runAsNote(input.runAs, raw.asUser)}\n`);
@@ -126,16 +127,16 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   // One ledger for the profile: the sampler, the event reader, the meter and the cache states charge their CPU to it.
   const ledger = new CpuLedger();
   if (command.length === 0) {
-    throw new UserError(`no training command: put it after '--', e.g. ds-analyzer profile --data ./ds -- python train.py`, ExitCode.Usage);
+    throw new UserError(PROFILE_TEXT.noCommand, ExitCode.Usage);
   }
   if (raw.remote && raw.data && raw.data.length > 0) {
-    throw new UserError(`--data and --remote name the job's data twice: give one`, ExitCode.Usage);
+    throw new UserError(PROFILE_TEXT.dataTwice, ExitCode.Usage);
   }
   if (!raw.remote && (!raw.data || raw.data.length === 0)) {
-    throw new UserError(`--data is required: pass the folder the job reads its samples from (or --remote URL for data in object storage or at HTTP URLs)`, ExitCode.Usage);
+    throw new UserError(PROFILE_TEXT.noData, ExitCode.Usage);
   }
   if (!raw.remote && (raw.endpoint || raw.proxyPort || raw.jobCache || raw.netMeter)) {
-    throw new UserError(`--endpoint, --proxy-port, --job-cache and --net-meter apply to --remote data only`, ExitCode.Usage);
+    throw new UserError(PROFILE_TEXT.remoteOnlyFlags, ExitCode.Usage);
   }
   const netMeter = parseNetMeter(raw.netMeter);
   const modes = parseModes(raw.modes);
@@ -146,7 +147,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     ...(raw.nnodes !== undefined ? { nnodes: parsePositiveInt(raw.nnodes, '--nnodes') } : {}),
     ...(raw.coordinator !== undefined ? { coordinator: raw.coordinator } : {}),
   });
-  if (plan && raw.overlap) throw new UserError(`--overlap runs on one node only: profile the ${plan.nodes} nodes without it, or one node with it`, ExitCode.Usage);
+  if (plan && raw.overlap) throw new UserError(PROFILE_TEXT.overlapOneNode(plan.nodes), ExitCode.Usage);
   const mergedOutFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
   // Each node's own profile and run folders beside the merged one: on a shared folder they must not collide.
   const outFile = plan ? nodeProfilePath(mergedOutFile, hostname()) : mergedOutFile;
@@ -217,7 +218,7 @@ function checkJobCache(dir: string, guarded: readonly string[]): string {
   const holds = (path: string) => path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`);
   const hit = guarded.find((path) => holds(resolve(path)));
   if (dir === '/' || hit !== undefined) {
-    throw new UserError(`--job-cache ${dir}: its files are deleted in the cold mode, and it holds ${hit ?? '/'}: name the job's cache folder itself (its cache_dir or local setting)`, ExitCode.BadValue);
+    throw new UserError(PROFILE_TEXT.jobCacheHolds(dir, hit ?? '/'), ExitCode.BadValue);
   }
   return dir;
 }
@@ -225,13 +226,13 @@ function checkJobCache(dir: string, guarded: readonly string[]): string {
 /** --net-meter: where the cold mode's requests are counted. */
 function parseNetMeter(text: string | undefined): NetMeter {
   if (text === undefined || text === 'client' || text === 'proxy') return text ?? 'client';
-  throw new UserError(`--net-meter: '${text}' is not a meter: use client (in the job's HTTP clients) or proxy`, ExitCode.BadValue);
+  throw new UserError(PROFILE_TEXT.notANetMeter(text), ExitCode.BadValue);
 }
 
 /** A TCP port for --proxy-port. */
 function parsePort(text: string): number {
   const port = Number(text);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UserError(`--proxy-port: '${text}' is not a port (1-65535)`, ExitCode.BadValue);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UserError(PROFILE_TEXT.notAPort(text), ExitCode.BadValue);
   return port;
 }
 
@@ -239,11 +240,11 @@ function parseModes(text: string): Mode[] {
   const modes = text.split(',').map((m) => m.trim()).filter(Boolean);
   for (const mode of modes) {
     if (!ModeSchema.safeParse(mode).success) {
-      throw new UserError(`--modes: unknown mode '${mode}'; use any of ${MODES.join(', ')}`, ExitCode.BadValue);
+      throw new UserError(PROFILE_TEXT.unknownMode(mode, MODES), ExitCode.BadValue);
     }
   }
   if (modes.length === 0 || new Set(modes).size !== modes.length) {
-    throw new UserError(`--modes must list each of ${MODES.join(', ')} at most once`, ExitCode.BadValue);
+    throw new UserError(PROFILE_TEXT.modesTwice(MODES), ExitCode.BadValue);
   }
   return modes as Mode[];
 }

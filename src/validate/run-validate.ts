@@ -547,7 +547,8 @@ async function measureCachePoint(
   const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
   // Cache points run only where the source can cap its cache (cachePointObstacle refused the others).
   const cap = input.dataSource.cap;
-  if (!cap) throw new UserError(capObstacle(input.dataSource) ?? '', ExitCode.Environment);
+  // Without a cap, capObstacle always says why.
+  if (!cap) throw new UserError(capObstacle(input.dataSource)!, ExitCode.Environment);
   const cacheState = cap.state(point.cacheBytes);
   const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];
   let lastReadingAt = 0;
