@@ -61,8 +61,10 @@ const isTextModule = (path: string): boolean => path.endsWith('-text.ts') && !NO
 test('the check finds inline messages, and lets messages from text modules and parameters through', () => {
   const sample = [
     "throw new UserError('no profile here', ExitCode.MissingInput);",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text the check reads, not a template
     'throw new UserError(`--cpus ${n}: too many`);',
     "throw new UserError('a' + why);",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text the check reads, not a template
     "throw new UserError(ok ? 'a' : `b ${c}`);",
     'throw new UserError(STORE_TEXT.missing(path), ExitCode.MissingInput);',
     'return new UserError(message, exitCode);',

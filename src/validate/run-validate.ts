@@ -495,7 +495,9 @@ function affinityWatch(affinity: { cpus: number[] } | null): {
   let job: { pid: number } | null = null;
   let verdict: AffinityVerdict | null = null;
   return {
-    onJobStarted: (started) => void (job = started),
+    onJobStarted: (started) => {
+      job = started;
+    },
     onProgress: (iterations) => {
       // Once the job iterates, its loader workers exist: every thread must be inside the mask.
       if (affinity && verdict === null && iterations >= AFFINITY_CHECK_ITERATIONS && job) {

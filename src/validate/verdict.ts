@@ -92,7 +92,7 @@ const HIT_RATIO_SLACK = 0.02;
 export function recommendationVerdict(report: ValidationReport): RecommendationVerdict | null {
   const point = report.results.find((r) => r.point.kind === 'cache' && r.point.recommended);
   const control = report.results.find((r) => r.point.kind === 'control');
-  if (!point || point.point.kind !== 'cache' || point.measuredSamplesPerSec === null) return null;
+  if (point?.point.kind !== 'cache' || point.measuredSamplesPerSec === null) return null;
   if (!control || control.measuredSamplesPerSec === null) return { kind: 'no-control' };
   const rates: RecommendedRates = { cacheBytes: point.point.cacheBytes, samplesPerSec: point.measuredSamplesPerSec, controlSamplesPerSec: control.measuredSamplesPerSec };
   const gap = control.measuredSamplesPerSec - point.measuredSamplesPerSec;

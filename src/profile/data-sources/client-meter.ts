@@ -73,7 +73,8 @@ export class ClientCounters {
       for (const line of lines) {
         const parsed = CounterLine.safeParse(parseJson(line));
         if (!parsed.success) continue;
-        const counters = (file.counters ??= { last: parsed.data, firstByteMs: [], requestMs: [] });
+        file.counters ??= { last: parsed.data, firstByteMs: [], requestMs: [] };
+        const counters = file.counters;
         counters.last = parsed.data;
         counters.firstByteMs.push(...parsed.data.firstByteMs);
         counters.requestMs.push(...parsed.data.requestMs);

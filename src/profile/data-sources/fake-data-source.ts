@@ -101,7 +101,10 @@ export class FakeDataSource implements DataSource {
       if (!dataset.device) throw new UserError(noDevice, ExitCode.Environment);
       const record = { name, bytesPerSec, removed: false };
       this.throttles.push(record);
-      return { wrap: (argv) => ['throttled', ...argv], remove: async () => void (record.removed = true) };
+      const remove = async () => {
+        record.removed = true;
+      };
+      return { wrap: (argv) => ['throttled', ...argv], remove };
     },
   };
 
@@ -167,7 +170,9 @@ export class FakeDataSource implements DataSource {
     const record = { mode, attached: false, finished: false };
     this.meters.push(record);
     return {
-      attach: () => void (record.attached = true),
+      attach: () => {
+        record.attached = true;
+      },
       finish: (resources) => {
         record.finished = true;
         const series = fetchedSeriesOf(resources);

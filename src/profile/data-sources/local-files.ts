@@ -177,7 +177,8 @@ function startReadBytesMeter(mode: Mode, roots: readonly string[], ownDirs: read
       if (mode === 'synthetic') return;
       // The tree's members kept from sample to sample: a sample reads the tree's processes, not the machine's.
       // attach() is called as the job is spawned: its first reading need not walk every process.
-      const members = (tree = new TreeMembers(null));
+      const members = new TreeMembers(null);
+      tree = members;
       members.setRoot(pid, { spawnedNow: true });
       const sample = (): void => outside.sample(members.read().map((stat) => stat.pid));
       timer = setInterval(ledger ? ledger.wrap('meter', sample) : sample, OUTSIDE_SAMPLE_MS);

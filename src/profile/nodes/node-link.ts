@@ -189,7 +189,10 @@ class Peer {
       if (end === -1) break;
       const parsed = parseMessage(data.subarray(0, end).toString('utf8'));
       data = data.subarray(end + 1);
-      if (parsed === null) return this.refuse();
+      if (parsed === null) {
+        this.refuse();
+        return;
+      }
       if (parsed.t === 'bulk') {
         this.bulkLeft = parsed.bytes;
         this.bulkBytes = parsed.bytes;
@@ -197,7 +200,10 @@ class Peer {
       } else if (parsed.t !== 'ping') this.onMessage(parsed);
       if (this.closed) return;
     }
-    if (data.length > MAX_LINE_BYTES) return this.refuse();
+    if (data.length > MAX_LINE_BYTES) {
+      this.refuse();
+      return;
+    }
     this.pending = data.length > 0 ? [Buffer.from(data)] : [];
     this.pendingBytes = data.length;
   }

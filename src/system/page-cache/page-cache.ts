@@ -284,7 +284,10 @@ async function forEachOpenFile(
     path: () => (table ? table.path(cursor.index, dir) : files[cursor.index].path),
   };
   const run = (fd: number): void => {
-    if (fd < 0) return failed(cursor, errnoName(-fd));
+    if (fd < 0) {
+      failed(cursor, errnoName(-fd));
+      return;
+    }
     cursor.fd = fd;
     try {
       if (!table) {

@@ -40,7 +40,10 @@ export const CACHE_POLICY_KNOB: Knob<CachePolicy | 'partitioned'> = {
     return text as CachePolicy;
   },
   set: (query, policy) => {
-    if (policy !== 'partitioned') return void (query.cachePolicy = policy);
+    if (policy !== 'partitioned') {
+      query.cachePolicy = policy;
+      return;
+    }
     // Each node's part of the dataset stays: a cache that never evicts.
     query.partitioned = true;
     query.cachePolicy = 'minio';

@@ -17,7 +17,9 @@ export const CACHE_KNOB: Knob<CacheSize> = {
   field: 'cacheBytes',
   parse: (text) => parseCacheSize(text, '--cache'),
   // A share (50%) needs the dataset's size, which only the profile knows.
-  resolve: (query, size, profile) => void (query.cacheBytes = resolveCacheSize(size, profile.dataset.bytes)),
+  resolve: (query, size, profile) => {
+    query.cacheBytes = resolveCacheSize(size, profile.dataset.bytes);
+  },
   fetchStage: { cacheBytes: '--cache' },
   // validate's cache points run any size.
   validateFlag: (_model, scenario) => `--cache ${Math.round(scenario.cacheBytes)}`,

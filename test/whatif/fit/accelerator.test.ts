@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fitAccelerator } from '../../../src/whatif/fit/accelerator.js';
-import { loadProfile, modesOf, symbols, valueOf } from './fixture.js';
+import { loadProfile, modesOf, symbols, fittedValue } from './fixture.js';
 
 test('fitAccelerator: compute per iteration and batch from the synthetic mode, ranks from the cached and cold modes', () => {
   const modes = modesOf(loadProfile());
-  const fit = valueOf(fitAccelerator(modes));
+  const fit = fittedValue(fitAccelerator(modes));
   assert.equal(fit.value.computeSecPerIter, modes.synthetic.summary.iterMs.mean / 1000);
   assert.equal(fit.value.samplesPerIter, 4);
   assert.equal(fit.value.profiledRanks, 1);
@@ -13,7 +13,7 @@ test('fitAccelerator: compute per iteration and batch from the synthetic mode, r
   assert.equal(fit.parameters[0].value, modes.synthetic.summary.iterMs.mean);
   assert.deepEqual(fit.caveats, []);
   const twoRanks = { ...modes, cold: { ...modes.cold, ranks: [...modes.cold.ranks, { ...modes.cold.ranks[0], rank: 1 }] } };
-  assert.equal(valueOf(fitAccelerator(twoRanks)).value.profiledRanks, 2);
+  assert.equal(fittedValue(fitAccelerator(twoRanks)).value.profiledRanks, 2);
 });
 
 test('fitAccelerator: a synthetic mode that measured no time is not enough data', () => {

@@ -2,11 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fitCache } from '../../../src/whatif/fit/cache.js';
 import { sizeHistogram } from '../../../src/analysis/size-histogram.js';
-import { loadProfile, modesOf, symbols, valueOf } from './fixture.js';
+import { loadProfile, modesOf, symbols, fittedValue } from './fixture.js';
 
 test('fitCache: the dataset, the cache the host could give it, and the page cache\'s curve; B_memory shown from the analysis', () => {
   const profile = loadProfile();
-  const fit = valueOf(fitCache(profile, modesOf(profile), 250_000));
+  const fit = fittedValue(fitCache(profile, modesOf(profile), 250_000));
   assert.equal(fit.value.datasetBytes, profile.dataset.bytes);
   assert.equal(fit.value.samplesPerEpoch, profile.dataset.bytes / 250_000);
   // No budget in the profile: 90% of host memory, marked assumed.
@@ -31,7 +31,7 @@ test('fitCache: a recorded budget and histogram are used; a large dataset is sim
   profile.dataset.memoryBudgetBytes = 64 << 20;
   profile.dataset.fileBytesHistogram = sizeHistogram(Array.from({ length: 65 }, (_, i) => 100_000 + i * 5000));
   profile.analysis!.memoryReadBytesPerSec = null;
-  const fit = valueOf(fitCache(profile, modesOf(profile), 250_000, { maxSimulatedItems: 20 }));
+  const fit = fittedValue(fitCache(profile, modesOf(profile), 250_000, { maxSimulatedItems: 20 }));
   assert.equal(fit.value.defaultCacheBytes, 64 << 20);
   assert.ok(!symbols(fit).includes('B_memory'));
   const lru = fit.parameters.find((p) => p.symbol === 'h(M)')!;
@@ -49,9 +49,9 @@ test('fitCache: a dataset of no bytes is not enough data', () => {
 
 test('fitCache: the other active file pages the cold mode found are in the kernel\'s lists, and lower a small cache\'s hit ratio', () => {
   const profile = loadProfile();
-  const without = valueOf(fitCache(profile, modesOf(profile), 250_000));
+  const without = fittedValue(fitCache(profile, modesOf(profile), 250_000));
   profile.modes.cold!.state.otherActiveFile = { bytes: profile.dataset.bytes, source: '/proc/meminfo Active(file)' };
-  const fit = valueOf(fitCache(profile, modesOf(profile), 250_000));
+  const fit = fittedValue(fitCache(profile, modesOf(profile), 250_000));
   const x = fit.parameters.find((p) => p.symbol === 'X')!;
   assert.equal(x.value, profile.dataset.bytes);
   assert.match(x.source, /cold state\.otherActiveFile \(\/proc\/meminfo Active\(file\), the dataset evicted\)/);

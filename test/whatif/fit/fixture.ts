@@ -10,14 +10,14 @@ const FIXTURE = new URL('../../../../test/fixtures/profiles/emulated-quick.json'
 export const loadProfile = (): Profile => ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE, 'utf8')));
 
 /** The value of a fit; fails the test with the reason when the fitter found not enough data. */
-export function valueOf<T>(fit: Fitted<T> | NotEnoughData): Fitted<T> {
+export function fittedValue<T>(fit: Fitted<T> | NotEnoughData): Fitted<T> {
   assert.equal(fit.kind, 'fitted', fit.kind === 'not-enough-data' ? fit.reason : '');
   return fit as Fitted<T>;
 }
 
 /** The profile's three measured modes (the fixture has a cold mode: the test fails where it has none). */
 export function modesOf(profile: Profile): MeasuredModes & { cold: MeasuredMode } {
-  const modes = valueOf(measuredModes(profile)).value;
+  const modes = fittedValue(measuredModes(profile)).value;
   assert.ok(modes.cold, 'the fixture profile has a measured cold mode');
   return modes as MeasuredModes & { cold: MeasuredMode };
 }

@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { effectiveParallelism } from '../../../src/whatif/cpu-scaling.js';
 import { fitPrepCpu } from '../../../src/whatif/fit/prep-cpu.js';
-import { loadProfile, modesOf, symbols, valueOf } from './fixture.js';
+import { loadProfile, modesOf, symbols, fittedValue } from './fixture.js';
 
 test('fitPrepCpu: u is the cached mode\'s CPU per sample less the synthetic mode\'s; linear eff(c) through the prep-bound cached mode', () => {
   const profile = loadProfile();
   const modes = modesOf(profile);
-  const fit = valueOf(fitPrepCpu(profile, modes, 1, 0));
+  const fit = fittedValue(fitPrepCpu(profile, modes, 1, 0));
   const u = modes.cached.jobCpuSecPerSample! - modes.synthetic.jobCpuSecPerSample!;
   assert.equal(fit.value.prepCpuSecPerSample, u);
   assert.equal(fit.value.profiledCpus, profile.host.cpus);
@@ -24,18 +24,18 @@ test('fitPrepCpu: a cached mode no slower than the synthetic one takes a CPU as 
   const profile = loadProfile();
   const modes = modesOf(profile);
   const fast = { ...modes, cached: { ...modes.cached, summary: { ...modes.cached.summary, iterMs: { ...modes.synthetic.summary.iterMs } } } };
-  const fit = valueOf(fitPrepCpu(profile, fast, 1, 0));
+  const fit = fittedValue(fitPrepCpu(profile, fast, 1, 0));
   assert.deepEqual(fit.value.cpuScaling, { kind: 'linear', perCpu: 1 });
   assert.equal(fit.value.cpuShareAssumed, true);
   assert.equal(fit.parameters[2].note, 'assumption: prep did not set the pace, so no measurement bounds a CPU from above');
   // Prep-bound: measured, not assumed.
-  assert.equal(valueOf(fitPrepCpu(profile, modes, 1, 0)).value.cpuShareAssumed, false);
+  assert.equal(fittedValue(fitPrepCpu(profile, modes, 1, 0)).value.cpuShareAssumed, false);
 });
 
 test('fitPrepCpu: a cached mode that used no more CPU than the synthetic one gives u = 0, said in the row', () => {
   const profile = loadProfile();
   const modes = modesOf(profile);
-  const fit = valueOf(fitPrepCpu(profile, { ...modes, cached: { ...modes.cached, jobCpuSecPerSample: modes.synthetic.jobCpuSecPerSample } }, 1, 0));
+  const fit = fittedValue(fitPrepCpu(profile, { ...modes, cached: { ...modes.cached, jobCpuSecPerSample: modes.synthetic.jobCpuSecPerSample } }, 1, 0));
   assert.equal(fit.value.prepCpuSecPerSample, 0);
   assert.match(fit.parameters[0].note ?? '', /^not measurable/);
 });
@@ -44,7 +44,7 @@ test('fitPrepCpu: a caller\'s curve is used as given; the profile\'s sweep is po
   const profile = loadProfile();
   const modes = modesOf(profile);
   const curve = { kind: 'fitted' as const, points: [{ cpus: 1, eff: 1 }, { cpus: 2, eff: 1.5 }], source: 'test sweep' };
-  const given = valueOf(fitPrepCpu(profile, modes, 1, 0, { cpuScaling: curve }));
+  const given = fittedValue(fitPrepCpu(profile, modes, 1, 0, { cpuScaling: curve }));
   assert.equal(given.value.cpuScaling, curve);
   assert.deepEqual(symbols(given), ['u', 'c0', 'eff(c)']);
   assert.deepEqual(given.caveats, []);
@@ -52,7 +52,7 @@ test('fitPrepCpu: a caller\'s curve is used as given; the profile\'s sweep is po
   const all = Array.from({ length: profile.host.cpus }, (_, k) => k);
   const again = { ...modes.cached, cpus: all, summary: { ...modes.cached.summary, iterMs: { mean: 30, halfWidth: 0.5, proven: true } } };
   profile.cpuSweep = [{ ...modes.cached, cpus: [0] }, again];
-  const swept = valueOf(fitPrepCpu(profile, modesOf(profile), 1, 0));
+  const swept = fittedValue(fitPrepCpu(profile, modesOf(profile), 1, 0));
   assert.equal(swept.value.cpuScaling.kind, 'fitted');
   const pooledMs = swept.value.cachedTime.iterMs.mean;
   assert.ok(pooledMs > 30 && pooledMs < modes.cached.summary.iterMs.mean, `pooled ${pooledMs} ms lies between the runs, nearer the tighter`);

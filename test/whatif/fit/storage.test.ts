@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Profile } from '../../../src/schema/profile.js';
 import { fitStorage, type StorageFitInputs } from '../../../src/whatif/fit/storage.js';
 import { dataTime, PERFECT_OVERLAP } from '../../../src/whatif/overlap.js';
-import { loadProfile, modesOf, symbols, valueOf } from './fixture.js';
+import { loadProfile, modesOf, symbols, fittedValue } from './fixture.js';
 
 /** The stage times of the stored profile as the fitters before storage give them (one rank, a = readFraction). */
 function inputsOf(profile: Profile): StorageFitInputs {
@@ -21,7 +21,7 @@ function inputsOf(profile: Profile): StorageFitInputs {
 
 test('fitStorage: a cold mode that read at its throttle was storage-bound: B is what it read, σ = 0 assumed, bounded by its interval', () => {
   const profile = loadProfile();
-  const fit = valueOf(fitStorage(profile, modesOf(profile), inputsOf(profile)));
+  const fit = fittedValue(fitStorage(profile, modesOf(profile), inputsOf(profile)));
   assert.equal(fit.value.storageBytesPerSec, profile.modes.cold!.storageReadBytesPerSec);
   assert.equal(fit.value.storageIsLowerBound, false);
   assert.equal(fit.value.fetchPrepSerial, PERFECT_OVERLAP);
@@ -37,7 +37,7 @@ test('fitStorage: a cold mode that waited on storage well below its throttle fit
   const profile = loadProfile();
   profile.options.storageBwBytesPerSec = profile.modes.cold!.storageReadBytesPerSec! / 0.7;
   const inputs = inputsOf(profile);
-  const fit = valueOf(fitStorage(profile, modesOf(profile), inputs));
+  const fit = fittedValue(fitStorage(profile, modesOf(profile), inputs));
   assert.equal(fit.value.storageBytesPerSec, profile.options.storageBwBytesPerSec);
   assert.equal(fit.value.overlapMeasured, true);
   assert.equal(fit.value.serialUpperBound, fit.value.fetchPrepSerial);
@@ -52,7 +52,7 @@ test('fitStorage: a cold mode no slower than the cached one on unthrottled stora
   const profile = loadProfile();
   profile.options.storageBwBytesPerSec = null;
   const inputs = { ...inputsOf(profile), cachedTime: profile.modes.cold!.summary! };
-  const fit = valueOf(fitStorage(profile, modesOf(profile), inputs));
+  const fit = fittedValue(fitStorage(profile, modesOf(profile), inputs));
   assert.equal(fit.value.storageIsLowerBound, true);
   assert.equal(fit.parameters[0].note, 'lower bound: storage was not the limit in the cold mode');
   assert.match(fit.caveats.join('\n'), /bandwidth is a lower bound/);
@@ -67,12 +67,12 @@ test('fitStorage: a proven overlap probe fits σ and B together; an unproven one
   const probeSec = Math.max(inputs.computeSec, dataTime(inputs.prepSec, (1 - share) * fetchSec, 0.5));
   const iterMs = probeSec * 1000 * cold.summary!.samplesPerIter;
   profile.overlapProbe = { ...cold, summary: { ...cold.summary!, iterMs: { mean: iterMs, halfWidth: 0.01 * iterMs, proven: true } }, residentShare: share };
-  const fit = valueOf(fitStorage(profile, modesOf(profile), inputs));
+  const fit = fittedValue(fitStorage(profile, modesOf(profile), inputs));
   assert.equal(fit.value.overlapMeasured, true);
   assert.ok(fit.value.fetchPrepSerial > 0.2, `σ = ${fit.value.fetchPrepSerial}`);
   assert.match(fit.parameters[1].source, /overlap probe \(cold, 50% of the dataset held resident\)/);
   profile.overlapProbe.state = { ...profile.overlapProbe.state, proven: false };
-  assert.equal(valueOf(fitStorage(profile, modesOf(profile), inputs)).value.overlapMeasured, false);
+  assert.equal(fittedValue(fitStorage(profile, modesOf(profile), inputs)).value.overlapMeasured, false);
 });
 
 test('fitStorage: a cold mode without a storage read rate is not enough data', () => {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Profile } from '../../../src/schema/profile.js';
-import { ExitCode, UserError } from '../../../src/errors.js';
+import { ExitCode, type UserError } from '../../../src/errors.js';
 import { whatifCommand } from '../../../src/cli/whatif.js';
 import { KNOBS, knobAttribute } from '../../../src/whatif/knobs/index.js';
 import { parseKnobFlags, profileDefaults, resolveAgainstProfile } from '../../../src/whatif/knobs/query.js';
