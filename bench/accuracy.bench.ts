@@ -18,7 +18,11 @@ const CLI = fileURLToPath(new URL('../../bin/ds-analyzer.js', import.meta.url));
 export async function bench(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'dsa-bench-accuracy-'));
   try {
-    const run = await execa(process.execPath, [CLI, 'demo', '--quick', '--json', '--dataset-dir', join(work, 'data'), '--profiles-dir', join(work, 'profiles')], { reject: false });
+    const run = await execa(
+      process.execPath,
+      [CLI, 'demo', '--quick', '--json', '--dataset-dir', join(work, 'data'), '--profiles-dir', join(work, 'profiles')],
+      { reject: false },
+    );
     if (run.exitCode !== 0) {
       console.log(`demo failed (exit ${run.exitCode}): ${run.stderr.split('\n').slice(-5).join('\n')}`);
       return;
@@ -26,27 +30,45 @@ export async function bench(): Promise<void> {
     const profile = ProfileSchema.parse(JSON.parse(run.stdout));
     const preset = EMULATOR_PRESETS.quick;
     const throttled = profile.options.storageBwBytesPerSec;
-    const implied = impliedSplit({ ...preset, cpus: profile.host.cpus, meanFileBytes: profile.dataset.meanFileBytes, storageBwBytesPerSec: throttled });
+    const implied = impliedSplit({
+      ...preset,
+      cpus: profile.host.cpus,
+      meanFileBytes: profile.dataset.meanFileBytes,
+      storageBwBytesPerSec: throttled,
+    });
     const a = profile.analysis!;
     const rows: [string, number | undefined, number | null][] = [
       ['compute', a.computeMs?.mean, implied.computeMs],
       ['prep stall', a.prepStallMs?.mean, implied.prepStallMs],
       ['fetch stall', a.fetchStallMs?.mean, implied.fetchStallMs],
     ];
-    console.log(`emulated job, quick preset; storage ${throttled ? `throttled to ${throttled / 1e6} MB/s` : 'NOT throttled (no permission): fetch stall has no set value'}`);
+    console.log(
+      `emulated job, quick preset; storage ${throttled ? `throttled to ${throttled / 1e6} MB/s` : 'NOT throttled (no permission): fetch stall has no set value'}`,
+    );
     for (const [name, measured, expected] of rows) {
-      const error = measured !== undefined && expected ? `${(((measured - expected) / expected) * 100).toFixed(1)}%` : 'n/a';
-      console.log(`${name.padEnd(12)} measured ${measured?.toFixed(2) ?? '—'} ms  set ${expected?.toFixed(2) ?? '—'} ms  error ${error}`);
+      const error =
+        measured !== undefined && expected ? `${(((measured - expected) / expected) * 100).toFixed(1)}%` : 'n/a';
+      console.log(
+        `${name.padEnd(12)} measured ${measured?.toFixed(2) ?? '—'} ms  set ${expected?.toFixed(2) ?? '—'} ms  error ${error}`,
+      );
     }
     for (const mode of ['cached', 'cold'] as const) {
       const state = profile.modes[mode]!.state;
-      console.log(`${mode.padEnd(12)} read from storage / consumed = ${state.readFraction?.toFixed(3)}  (${state.proven ? 'proven' : 'UNPROVEN'})`);
+      console.log(
+        `${mode.padEnd(12)} read from storage / consumed = ${state.readFraction?.toFixed(3)}  (${state.proven ? 'proven' : 'UNPROVEN'})`,
+      );
     }
     const keeper = profile.modes.cold!.state.keeper;
-    if (keeper) console.log(`cold keeper  ${keeper.mechanism}: ${(keeper.cpuShare * 100).toFixed(2)}% of one CPU (${keeper.cpuSec.toFixed(3)} CPU-s)`);
+    if (keeper)
+      console.log(
+        `cold keeper  ${keeper.mechanism}: ${(keeper.cpuShare * 100).toFixed(2)}% of one CPU (${keeper.cpuSec.toFixed(3)} CPU-s)`,
+      );
     // What the schedule costs: the profile's wall time against the time the job spent in measured iterations.
     const modes = Object.values(profile.modes);
-    const measuredSec = modes.reduce((sum, m) => sum + (m.summary ? (m.summary.measuredIterations * m.summary.iterMs.mean) / 1000 : 0), 0);
+    const measuredSec = modes.reduce(
+      (sum, m) => sum + (m.summary ? (m.summary.measuredIterations * m.summary.iterMs.mean) / 1000 : 0),
+      0,
+    );
     const modeWallSec = modes.reduce((sum, m) => sum + m.wallSec, 0);
     const runs = modes.reduce((sum, m) => sum + (m.passes?.length ?? 1), 0);
     console.log(

@@ -50,6 +50,8 @@ export async function bench(): Promise<void> {
   const plainStarted = performance.now();
   for (let k = 0; k < 5; k++) stoppingDecision(its, opts);
   const plainMs = (performance.now() - plainStarted) / 5;
-  console.log(`${'StoppingTracker.decide, 100000 iterations'.padEnd(40)} ${trackerMs.toFixed(3)} ms/call: ${(plainMs / trackerMs).toFixed(0)}x faster than the plain rule here`);
+  console.log(
+    `${'StoppingTracker.decide, 100000 iterations'.padEnd(40)} ${trackerMs.toFixed(3)} ms/call: ${(plainMs / trackerMs).toFixed(0)}x faster than the plain rule here`,
+  );
   time('analyze, empty profile', 1000, () => analyze({}));
 }

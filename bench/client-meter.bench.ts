@@ -28,11 +28,19 @@ function median(values: number[]): number {
 
 export async function bench(): Promise<void> {
   const origin = spawn(process.execPath, [ORIGIN], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => origin.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  const port = await new Promise<number>((resolve) =>
+    origin.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))),
+  );
   try {
     const perUnit: number[] = [];
     for (const phase of PHASES) {
-      const { stdout } = await run(PYTHON, [CLIENT, String(port), String(phase.size), String(phase.count), String(ROUNDS)]);
+      const { stdout } = await run(PYTHON, [
+        CLIENT,
+        String(port),
+        String(phase.size),
+        String(phase.count),
+        String(ROUNDS),
+      ]);
       const { plain, hooked } = JSON.parse(stdout) as { plain: number[]; hooked: number[] };
       const units = phase.unit === 'MB' ? (phase.size * phase.count) / 1e6 : phase.count;
       // Paired rounds: the median of the differences, with their spread (the machine's pace moves).
@@ -46,7 +54,8 @@ export async function bench(): Promise<void> {
     }
     // Per MB from the large objects (their per-request part is small beside), per request from the small ones,
     // or from the stubbed run: the paired real transfers carry the network's noise, the stubbed run none.
-    const project = (perRequest: number) => ((Math.max(0, perUnit[0]) * 200 + Math.max(0, perRequest) * 2000) / 1000) * 100;
+    const project = (perRequest: number) =>
+      ((Math.max(0, perUnit[0]) * 200 + Math.max(0, perRequest) * 2000) / 1000) * 100;
     console.log(
       `projected: ${project(perUnit[1]).toFixed(2)}% of one CPU at 200 MB/s and 2,000 requests/s from the real transfers, ` +
         `${project(perUnit[2]).toFixed(2)}% with the stubbed cost per request (goal: under 2%; the proxy's bench, metering-proxy, projects its own beside)`,

@@ -43,7 +43,11 @@ while (performance.now() - started < seconds * 1000) {
       epochs++;
     }
     const fd = fs.openSync(files[order[next++]], 'r');
-    for (let n = fs.readSync(fd, buffer, 0, buffer.length, null); n > 0; n = fs.readSync(fd, buffer, 0, buffer.length, null)) {
+    for (
+      let n = fs.readSync(fd, buffer, 0, buffer.length, null);
+      n > 0;
+      n = fs.readSync(fd, buffer, 0, buffer.length, null)
+    ) {
       consumedBytes += n;
     }
     fs.closeSync(fd);
@@ -52,4 +56,6 @@ while (performance.now() - started < seconds * 1000) {
   await new Promise((resolve) => setTimeout(resolve, TICK_MS));
 }
 const storageReadBytes = readBytes() - storageBefore;
-console.log(JSON.stringify({ reads, epochs, consumedBytes, storageReadBytes, wallSec: (performance.now() - started) / 1000 }));
+console.log(
+  JSON.stringify({ reads, epochs, consumedBytes, storageReadBytes, wallSec: (performance.now() - started) / 1000 }),
+);

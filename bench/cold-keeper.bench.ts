@@ -49,7 +49,10 @@ export async function bench(): Promise<void> {
     console.log('cold-keeper bench skipped: /proc/self/io is not readable, so storage reads cannot be proven');
     return;
   }
-  const sizes = (process.env.BENCH_KEEPER_FILES ?? '3000,1280000').split(',').map(Number).filter((n) => n > 0);
+  const sizes = (process.env.BENCH_KEEPER_FILES ?? '3000,1280000')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
   const seconds = Number(process.env.BENCH_KEEPER_SEC ?? 10);
   const rate = Number(process.env.BENCH_KEEPER_RATE ?? 1000);
   const scanSecondsLarge = Number(process.env.BENCH_KEEPER_SCAN_SEC ?? 5);
@@ -80,7 +83,8 @@ export async function bench(): Promise<void> {
         await evict(working, { sync: false });
         const listFile = path.join(dir, 'reader-list.txt');
         fs.writeFileSync(listFile, working.map((f) => f.path).join('\n'));
-        const keeper = config.name === 'none' ? null : startColdKeeper(files, { intervalMs: 100, mechanism: config.name });
+        const keeper =
+          config.name === 'none' ? null : startColdKeeper(files, { intervalMs: 100, mechanism: config.name });
         const cpuBefore = process.cpuUsage();
         let reader: ReaderResult;
         let stats: ColdKeeperStats | null = null;
@@ -102,12 +106,23 @@ export async function bench(): Promise<void> {
   }
 }
 
-function line(name: string, stats: ColdKeeperStats | null, processCpuSec: number, reader: ReaderResult, pageBytes: number): string {
+function line(
+  name: string,
+  stats: ColdKeeperStats | null,
+  processCpuSec: number,
+  reader: ReaderResult,
+  pageBytes: number,
+): string {
   const pct = (x: number) => `${(x * 100).toFixed(x < 0.1 ? 2 : 1)}%`;
   const wall = reader.wallSec;
   const pagesConsumed = reader.reads * Math.ceil(FILE_BYTES / pageBytes) * pageBytes;
-  const mechanism = stats ? `${stats.mechanism}${stats.fallbackReason ? ` (fell back: ${stats.fallbackReason})` : ''}` : 'no keeper';
-  const perClose = stats?.events && stats.events.closeEvents > 0 ? `, ${((stats.cpuSec / stats.events.closeEvents) * 1e6).toFixed(1)} us per close` : '';
+  const mechanism = stats
+    ? `${stats.mechanism}${stats.fallbackReason ? ` (fell back: ${stats.fallbackReason})` : ''}`
+    : 'no keeper';
+  const perClose =
+    stats?.events && stats.events.closeEvents > 0
+      ? `, ${((stats.cpuSec / stats.events.closeEvents) * 1e6).toFixed(1)} us per close`
+      : '';
   const pagesFromStorage = reader.storageReadBytes / pagesConsumed;
   // The proof: with a keeper, a re-read must come from storage (at least 90% of the pages).
   const proof = stats ? (pagesFromStorage >= 0.9 ? ' (kept cold)' : ' (NOT kept cold: below 90%)') : '';
@@ -115,7 +130,9 @@ function line(name: string, stats: ColdKeeperStats | null, processCpuSec: number
     `  ${name.padEnd(8)} keeper ${pct((stats?.cpuSec ?? 0) / wall).padStart(6)} of a CPU (process ${pct(processCpuSec / wall)})${perClose}; ` +
     `from storage ${pct(pagesFromStorage)} of pages read${proof} (${pct(reader.storageReadBytes / reader.consumedBytes)} of bytes); ` +
     `${reader.reads} reads in ${reader.epochs} epochs over ${wall.toFixed(1)} s; ${mechanism}` +
-    (stats ? `, setup ${stats.setupSec.toFixed(2)} s, ${stats.reEvictions} re-evictions, ${stats.sweeps} sweeps, ${stats.errors} errors` : '')
+    (stats
+      ? `, setup ${stats.setupSec.toFixed(2)} s, ${stats.reEvictions} re-evictions, ${stats.sweeps} sweeps, ${stats.errors} errors`
+      : '')
   );
 }
 
@@ -144,7 +161,9 @@ function sample(files: FileRef[], count: number): FileRef[] {
 
 async function runReader(listFile: string, rate: number, seconds: number): Promise<ReaderResult> {
   const reader = fileURLToPath(new URL('./cold-keeper-reader.js', import.meta.url));
-  const { stdout } = await run(process.execPath, [reader, listFile, String(rate), String(seconds)], { timeout: (seconds + 60) * 1000 });
+  const { stdout } = await run(process.execPath, [reader, listFile, String(rate), String(seconds)], {
+    timeout: (seconds + 60) * 1000,
+  });
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as ReaderResult;
 }
 

@@ -53,18 +53,51 @@ const QUESTIONS: Question[] = [
   { label: '--cpus 1', whatif: ['--cpus', '1'], workers: WORKERS, sleepMs: SLEEP_MS, cpus: 1 },
   { label: '--gpu-speedup 4', whatif: ['--gpu-speedup', '4'], workers: WORKERS, sleepMs: SLEEP_MS / 4, cpus: null },
   { label: '--gpu-speedup 8', whatif: ['--gpu-speedup', '8'], workers: WORKERS, sleepMs: SLEEP_MS / 8, cpus: null },
-  { label: '--gpu-speedup 8 --workers 1', whatif: ['--gpu-speedup', '8', '--workers', '1'], workers: 1, sleepMs: SLEEP_MS / 8, cpus: null },
-  { label: '--cache 0 --storage-bw 5MB/s', whatif: ['--cache', '0', '--storage-bw', '5MB/s'], workers: WORKERS, sleepMs: SLEEP_MS, cpus: null, coldAtBytesPerSec: SLOW_STORAGE },
+  {
+    label: '--gpu-speedup 8 --workers 1',
+    whatif: ['--gpu-speedup', '8', '--workers', '1'],
+    workers: 1,
+    sleepMs: SLEEP_MS / 8,
+    cpus: null,
+  },
+  {
+    label: '--cache 0 --storage-bw 5MB/s',
+    whatif: ['--cache', '0', '--storage-bw', '5MB/s'],
+    workers: WORKERS,
+    sleepMs: SLEEP_MS,
+    cpus: null,
+    coldAtBytesPerSec: SLOW_STORAGE,
+  },
 ];
 
-const jobArgs = (data: string, workers: number, sleepMs: number): string[] => [SCRIPT, data, '--workers', String(workers), '--batch', String(BATCH), '--work', '10', '--sleep-ms', String(sleepMs)];
+const jobArgs = (data: string, workers: number, sleepMs: number): string[] => [
+  SCRIPT,
+  data,
+  '--workers',
+  String(workers),
+  '--batch',
+  String(BATCH),
+  '--work',
+  '10',
+  '--sleep-ms',
+  String(sleepMs),
+];
 
 /** The script's own ms per iteration for each epoch after the first (which starts the workers). */
 async function measure(data: string, q: Question): Promise<number[]> {
   const args = [...jobArgs(data, q.workers, q.sleepMs), '--epochs', '3', '--report'];
-  let argv = q.cpus === null ? [PYTHON, ...args] : ['taskset', '-c', Array.from({ length: q.cpus }, (_, k) => k).join(','), PYTHON, ...args];
+  let argv =
+    q.cpus === null
+      ? [PYTHON, ...args]
+      : ['taskset', '-c', Array.from({ length: q.cpus }, (_, k) => k).join(','), PYTHON, ...args];
   const dataset = await listDataset([data]);
-  const group = q.coldAtBytesPerSec === undefined ? null : await createJobCgroup({ name: `bench-${process.pid}`, readBpsDevice: { device: dataset.device!, bytesPerSec: q.coldAtBytesPerSec } });
+  const group =
+    q.coldAtBytesPerSec === undefined
+      ? null
+      : await createJobCgroup({
+          name: `bench-${process.pid}`,
+          readBpsDevice: { device: dataset.device!, bytesPerSec: q.coldAtBytesPerSec },
+        });
   if (group) argv = wrapCommand(group.procsFiles, argv);
   let evicting = q.coldAtBytesPerSec !== undefined;
   const keeper = (async () => {
@@ -78,8 +111,11 @@ async function measure(data: string, q: Question): Promise<number[]> {
     await keeper;
     await group?.remove();
   });
-  const ms = [...stdout.matchAll(/^epoch (\d+): \d+ iterations, ([\d.]+) ms per iteration$/gm)].filter((m) => m[1] !== '0').map((m) => Number(m[2]));
-  if (ms.length === 0) throw new Error(`the script printed no epoch times (${q.label}); its output ends: ${stdout.slice(-300)}`);
+  const ms = [...stdout.matchAll(/^epoch (\d+): \d+ iterations, ([\d.]+) ms per iteration$/gm)]
+    .filter((m) => m[1] !== '0')
+    .map((m) => Number(m[2]));
+  if (ms.length === 0)
+    throw new Error(`the script printed no epoch times (${q.label}); its output ends: ${stdout.slice(-300)}`);
   return ms;
 }
 
@@ -90,9 +126,19 @@ interface Answer {
 }
 
 async function ask(profile: string, q: Question): Promise<Answer> {
-  const { stdout } = await run(process.execPath, [CLI, 'whatif', profile, ...q.whatif, '--json'], { maxBuffer: 1 << 24 });
-  const p = (JSON.parse(stdout) as { prediction: { iterMs: number; bottleneck: string; range?: { iterMs: { low: number; high: number } } } }).prediction;
-  return { iterMs: p.iterMs, range: p.range ? [p.range.iterMs.low, p.range.iterMs.high] : null, bottleneck: p.bottleneck };
+  const { stdout } = await run(process.execPath, [CLI, 'whatif', profile, ...q.whatif, '--json'], {
+    maxBuffer: 1 << 24,
+  });
+  const p = (
+    JSON.parse(stdout) as {
+      prediction: { iterMs: number; bottleneck: string; range?: { iterMs: { low: number; high: number } } };
+    }
+  ).prediction;
+  return {
+    iterMs: p.iterMs,
+    range: p.range ? [p.range.iterMs.low, p.range.iterMs.high] : null,
+    bottleneck: p.bottleneck,
+  };
 }
 
 export async function bench(): Promise<void> {
@@ -111,21 +157,42 @@ export async function bench(): Promise<void> {
     if (!fs.existsSync(data)) writeClassFolders(data, { classes: 4, perClass: 128, fileBytes: 96 * 1024 });
     if (!fs.existsSync(profile)) {
       const profileArgs = ['--min-iterations', '30', '--max-iterations', '120', '--precision', '5%'];
-      await run(process.execPath, [CLI, 'profile', '--data', data, ...profileArgs, '--out', profile, '--', PYTHON, ...jobArgs(data, WORKERS, SLEEP_MS)], { maxBuffer: 1 << 24 });
+      await run(
+        process.execPath,
+        [
+          CLI,
+          'profile',
+          '--data',
+          data,
+          ...profileArgs,
+          '--out',
+          profile,
+          '--',
+          PYTHON,
+          ...jobArgs(data, WORKERS, SLEEP_MS),
+        ],
+        { maxBuffer: 1 << 24 },
+      );
     }
     const canThrottle = process.getuid?.() === 0 && (await listDataset([data])).device !== null;
     const questions = QUESTIONS.filter((q) => q.coldAtBytesPerSec === undefined || canThrottle);
-    if (questions.length < QUESTIONS.length) console.log('  (the storage question needs root and a block device to throttle: left out)');
+    if (questions.length < QUESTIONS.length)
+      console.log('  (the storage question needs root and a block device to throttle: left out)');
     let measured: Record<string, number[]>;
     if (fs.existsSync(truthFile)) measured = JSON.parse(fs.readFileSync(truthFile, 'utf8')) as Record<string, number[]>;
     else {
       measured = {};
       // Mirrored: each setting's two runs sit around the middle of the schedule.
-      for (const q of [...questions, ...[...questions].reverse()]) measured[q.label] = [...(measured[q.label] ?? []), ...(await measure(data, q))];
+      for (const q of [...questions, ...[...questions].reverse()])
+        measured[q.label] = [...(measured[q.label] ?? []), ...(await measure(data, q))];
       if (keep) fs.writeFileSync(truthFile, JSON.stringify(measured));
     }
-    console.log(`what-ifs of a job with loader headroom against the script without ds-analyzer (${os.cpus().length} CPUs; ${WORKERS} workers, ${SLEEP_MS} ms sleeping step; ms per iteration)`);
-    console.log('  question                        predicted  range            bottleneck  measured without the tool  error');
+    console.log(
+      `what-ifs of a job with loader headroom against the script without ds-analyzer (${os.cpus().length} CPUs; ${WORKERS} workers, ${SLEEP_MS} ms sleeping step; ms per iteration)`,
+    );
+    console.log(
+      '  question                        predicted  range            bottleneck  measured without the tool  error',
+    );
     for (const q of questions) {
       const a = await ask(profile, q);
       const runs = measured[q.label];

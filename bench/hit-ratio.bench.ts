@@ -27,7 +27,9 @@ export async function bench(): Promise<void> {
   const onePassMs = performance.now() - t0;
   const cpu = process.cpuUsage(started);
   const onePassCpuMs = (cpu.user + cpu.system) / 1000;
-  console.log(`one pass, ${ITEMS.toLocaleString('en')} files x ${EPOCHS} epochs, all cache sizes: ${onePassMs.toFixed(0)} ms wall, ${onePassCpuMs.toFixed(0)} ms CPU`);
+  console.log(
+    `one pass, ${ITEMS.toLocaleString('en')} files x ${EPOCHS} epochs, all cache sizes: ${onePassMs.toFixed(0)} ms wall, ${onePassCpuMs.toFixed(0)} ms CPU`,
+  );
 
   let bruteMs = 0;
   const rows: string[] = [];
@@ -38,7 +40,8 @@ export async function bench(): Promise<void> {
     const c = process.cpuUsage(c1);
     const ms = (c.user + c.system) / 1000;
     bruteMs += ms;
-    const bruteSteady = (reference.hitBytes[1] + reference.hitBytes[2]) / (reference.totalBytes[1] + reference.totalBytes[2]);
+    const bruteSteady =
+      (reference.hitBytes[1] + reference.hitBytes[2]) / (reference.totalBytes[1] + reference.totalBytes[2]);
     const steady = steadyLruHitRatio(curve, cacheBytes);
     const first = lruHitRatio(curve, cacheBytes, 0);
     rows.push(

@@ -69,7 +69,10 @@ export async function bench(): Promise<void> {
         DSA_PROTOCOL: '1',
       },
     });
-    const { plainUs, instUs } = JSON.parse(result.stdout.trim().split('\n').pop()!) as { plainUs: number; instUs: number };
+    const { plainUs, instUs } = JSON.parse(result.stdout.trim().split('\n').pop()!) as {
+      plainUs: number;
+      instUs: number;
+    };
     process.stdout.write(
       `instrumentation: DataLoader loop, ${iterations} iterations x ${rounds} rounds (median round)\n` +
         `  loop uninstrumented:       ${plainUs.toFixed(2)} us/iteration\n` +

@@ -38,7 +38,9 @@ export async function bench(): Promise<void> {
   const started = performance.now();
   const kernel = kernelPageCache(sample, sample.reduce((a, b) => a + b, 0) / datasetBytes, 1);
   kernel.steady(datasetBytes / 2);
-  console.log(`the simulated kernel's curve, ${sample.length} files at 19 sizes: ${(performance.now() - started).toFixed(0)} ms (a whatif pays it once)`);
+  console.log(
+    `the simulated kernel's curve, ${sample.length} files at 19 sizes: ${(performance.now() - started).toFixed(0)} ms (a whatif pays it once)`,
+  );
 
   const skip = unavailable();
   if (skip) {
@@ -56,11 +58,17 @@ export async function bench(): Promise<void> {
     const lines = run.stdout.split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const kernelName = (lines[0] as { kernel: string }).kernel;
     const lru = lruPageCache(simulateLruEpochs(sizesFromHistogram(histogram, sizes.length), 3, 1), 1);
-    console.log(`${sizes.length} files, ${(datasetBytes / 2 ** 20).toFixed(0)} MiB, ${EPOCHS} epochs a size, kernel ${kernelName}; steady = epochs 2 on`);
+    console.log(
+      `${sizes.length} files, ${(datasetBytes / 2 ** 20).toFixed(0)} MiB, ${EPOCHS} epochs a size, kernel ${kernelName}; steady = epochs 2 on`,
+    );
     let worstKernel = 0;
     let worstLru = 0;
     for (const fraction of FRACTIONS) {
-      const epochs = lines.filter((l) => l.fraction === fraction) as { epoch: number; hitRatio: number; cacheHeldBytes: number }[];
+      const epochs = lines.filter((l) => l.fraction === fraction) as {
+        epoch: number;
+        hitRatio: number;
+        cacheHeldBytes: number;
+      }[];
       const steady = epochs.filter((e) => e.epoch >= 2);
       const measured = steady.reduce((a, e) => a + e.hitRatio, 0) / steady.length;
       const held = epochs[epochs.length - 1].cacheHeldBytes;
@@ -68,9 +76,13 @@ export async function bench(): Promise<void> {
       const l = lru.steady(held);
       worstKernel = Math.max(worstKernel, Math.abs(k - measured));
       worstLru = Math.max(worstLru, Math.abs(l - measured));
-      console.log(`  held ${((held / datasetBytes) * 100).toFixed(0)}%: measured ${measured.toFixed(3)}, kernel's lists ${k.toFixed(3)} (${signed(k - measured)}), exact LRU ${l.toFixed(3)} (${signed(l - measured)})`);
+      console.log(
+        `  held ${((held / datasetBytes) * 100).toFixed(0)}%: measured ${measured.toFixed(3)}, kernel's lists ${k.toFixed(3)} (${signed(k - measured)}), exact LRU ${l.toFixed(3)} (${signed(l - measured)})`,
+      );
     }
-    console.log(`worst error: kernel's lists ${worstKernel.toFixed(3)} (goal 0.03: ratio ${(worstKernel / 0.03).toFixed(2)}), exact LRU ${worstLru.toFixed(3)}`);
+    console.log(
+      `worst error: kernel's lists ${worstKernel.toFixed(3)} (goal 0.03: ratio ${(worstKernel / 0.03).toFixed(2)}), exact LRU ${worstLru.toFixed(3)}`,
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

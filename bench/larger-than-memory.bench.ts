@@ -66,7 +66,8 @@ export async function bench(): Promise<void> {
 async function unavailable(): Promise<string | null> {
   if (process.geteuid?.() !== 0) return 'needs root to create a memory cgroup';
   const memory = detectCgroups().controllers.memory;
-  if (!memory.version || !memory.writable) return `needs a writable cgroup v1 or v2 memory controller (${memory.reason})`;
+  if (!memory.version || !memory.writable)
+    return `needs a writable cgroup v1 or v2 memory controller (${memory.reason})`;
   return torchMissing();
 }
 
@@ -109,7 +110,24 @@ export async function largerThanMemory(): Promise<void> {
     console.log(`  group ${g.dir} (${g.version})`);
 
     const out = path.join(work, 'profile.json');
-    const cliArgv = [process.execPath, CLI, 'profile', '--data', data, '--modes', 'cached,cold', ...extraArgs, '--out', out, '--', PYTHON, SCRIPT, data, '--batch', String(BATCH)];
+    const cliArgv = [
+      process.execPath,
+      CLI,
+      'profile',
+      '--data',
+      data,
+      '--modes',
+      'cached,cold',
+      ...extraArgs,
+      '--out',
+      out,
+      '--',
+      PYTHON,
+      SCRIPT,
+      data,
+      '--batch',
+      String(BATCH),
+    ];
     console.log(`  $ ${cliArgv.join(' ')}`);
     const usage = pollUsage(g);
     const started = performance.now();
@@ -131,7 +149,9 @@ export async function largerThanMemory(): Promise<void> {
     if (cli.exitCode !== 0) console.log(`  the CLI failed; its output ends:\n${(cli.all ?? '').slice(-3000)}`);
     const profile = readProfile(out);
     const budget = profile.dataset.memoryBudgetBytes;
-    console.log(`  budget ${budget == null ? 'unknown' : mib(budget)} (${profile.dataset.memoryBudgetSource ?? 'no source'}), fits in memory: ${profile.dataset.fitsInMemory}`);
+    console.log(
+      `  budget ${budget == null ? 'unknown' : mib(budget)} (${profile.dataset.memoryBudgetSource ?? 'no source'}), fits in memory: ${profile.dataset.fitsInMemory}`,
+    );
     for (const mode of ['cached', 'cold'] as const) {
       const result = profile.modes[mode];
       if (!result) {
@@ -148,7 +168,10 @@ export async function largerThanMemory(): Promise<void> {
           `group peak ${mib(peakDuring(samples, result))} polled; ${result.wallSec.toFixed(0)} s wall; ` +
           `${iter ? `${iter.mean.toFixed(2)} ± ${(iter.halfWidth ?? NaN).toFixed(2)} ms per iteration` : 'no iteration time'} (${result.summary?.measuredIterations ?? 0} measured)`,
       );
-      if (result.passes) console.log(`         runs: ${result.passes.map((p) => `${p.label} ${p.proven ? 'proven' : 'UNPROVEN'} ${p.iterMs ? `${p.iterMs.mean.toFixed(2)} ms` : '-'} ${p.wallSec.toFixed(0)} s`).join(', ')}`);
+      if (result.passes)
+        console.log(
+          `         runs: ${result.passes.map((p) => `${p.label} ${p.proven ? 'proven' : 'UNPROVEN'} ${p.iterMs ? `${p.iterMs.mean.toFixed(2)} ms` : '-'} ${p.wallSec.toFixed(0)} s`).join(', ')}`,
+        );
     }
     for (const warning of profile.warnings) console.log(`  warning: ${warning}`);
 
@@ -176,18 +199,25 @@ async function withoutTheTool(group: JobCgroup, g: GroupFiles, data: string, epo
   const samples = usage.stop();
   const wallSec = (performance.now() - started) / 1000;
   const epochLines = [...(run.all ?? '').matchAll(/^epoch (\d+): (\d+) iterations, ([\d.]+) ms per iteration$/gm)];
-  for (const m of epochLines) console.log(`    epoch ${m[1]}: ${m[2]} iterations, ${m[3]} ms per iteration (the script's meter)`);
+  for (const m of epochLines)
+    console.log(`    epoch ${m[1]}: ${m[2]} iterations, ${m[3]} ms per iteration (the script's meter)`);
   const kernelPeak = resetPeak ? readBytes(g.peak) : null;
   console.log(
     `    exit ${run.exitCode}, ${wallSec.toFixed(0)} s wall, group peak ${kernelPeak === null ? '' : `${mib(kernelPeak)} (kernel's), `}${mib(Math.max(0, ...samples.map((s) => s.bytes)))} polled`,
   );
-  if (run.exitCode !== 0 || epochLines.length === 0) console.log(`    its output ends:\n${(run.all ?? '').slice(-2000)}`);
+  if (run.exitCode !== 0 || epochLines.length === 0)
+    console.log(`    its output ends:\n${(run.all ?? '').slice(-2000)}`);
 }
 
 function groupFiles(group: JobCgroup): GroupFiles {
   const dir = group.dirs[0];
   return fs.existsSync(path.join(dir, 'memory.limit_in_bytes'))
-    ? { version: 'v1', dir, usage: path.join(dir, 'memory.usage_in_bytes'), peak: path.join(dir, 'memory.max_usage_in_bytes') }
+    ? {
+        version: 'v1',
+        dir,
+        usage: path.join(dir, 'memory.usage_in_bytes'),
+        peak: path.join(dir, 'memory.max_usage_in_bytes'),
+      }
     : { version: 'v2', dir, usage: path.join(dir, 'memory.current'), peak: path.join(dir, 'memory.peak') };
 }
 

@@ -28,7 +28,14 @@ const CONCURRENCY = 8;
 const ROUNDS = 3;
 
 async function client(originPort: number, phase: Phase, proxyPort: number | null): Promise<number> {
-  const args = [CLIENT, String(originPort), String(phase.size), String(phase.count), String(CONCURRENCY), ...(proxyPort ? [String(proxyPort)] : [])];
+  const args = [
+    CLIENT,
+    String(originPort),
+    String(phase.size),
+    String(phase.count),
+    String(CONCURRENCY),
+    ...(proxyPort ? [String(proxyPort)] : []),
+  ];
   const { stdout } = await run(process.execPath, args);
   return Number(stdout.trim());
 }
@@ -39,8 +46,16 @@ function median(values: number[]): number {
 
 export async function bench(): Promise<void> {
   const origin = spawn(process.execPath, [ORIGIN], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const originPort = await new Promise<number>((resolve) => origin.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
-  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${originPort}`], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  const originPort = await new Promise<number>((resolve) =>
+    origin.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))),
+  );
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [`127.0.0.1:${originPort}`],
+    bytesPerSec: null,
+    cache: null,
+    cacheUse: 'pass',
+  });
   const proxyPort = Number(new URL(proxy.url).port);
   try {
     const perPhase: { cpuMsPerUnit: number; unit: string }[] = [];

@@ -31,12 +31,28 @@ export async function bench(): Promise<void> {
     const data = join(work, 'data');
     await generateDataset(data, { files: preset.files, fileBytes: preset.fileBytes });
     const throttled = (await throttleBlocker(data, process.env)) === null;
-    const job = [process.execPath, EMULATOR, '--data', data, '--batch-size', String(preset.batchSize), '--workers', String(preset.workers),
-      '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs)];
+    const job = [
+      process.execPath,
+      EMULATOR,
+      '--data',
+      data,
+      '--batch-size',
+      String(preset.batchSize),
+      '--workers',
+      String(preset.workers),
+      '--compute-ms',
+      String(preset.computeMs),
+      '--prep-ms',
+      String(preset.prepMs),
+    ];
     const profileWith = async (name: string, extra: string[]): Promise<Profile | null> => {
       const out = join(work, `${name}.json`);
       const bw = throttled ? ['--storage-bw', `${preset.storageBwBytesPerSec}`] : [];
-      const run = await execa(process.execPath, [CLI, 'profile', '--data', data, '--out', out, '--json', ...bw, ...extra, '--', ...job], { reject: false });
+      const run = await execa(
+        process.execPath,
+        [CLI, 'profile', '--data', data, '--out', out, '--json', ...bw, ...extra, '--', ...job],
+        { reject: false },
+      );
       if (run.exitCode !== 0) {
         console.log(`${name}: profile failed (exit ${run.exitCode}): ${run.stderr.split('\n').slice(-4).join('\n')}`);
         return null;
@@ -47,10 +63,21 @@ export async function bench(): Promise<void> {
     const one = await profileWith('one-launch', []);
     const separate = await profileWith('separate', ['--separate-launches']);
     if (!one || !separate) return;
-    const implied = impliedSplit({ ...preset, cpus: one.host.cpus, meanFileBytes: one.dataset.meanFileBytes, storageBwBytesPerSec: throttled ? preset.storageBwBytesPerSec : null });
-    console.log(`emulated job, quick preset; storage ${throttled ? `throttled to ${preset.storageBwBytesPerSec / 1e6} MB/s` : 'NOT throttled: the fetch stall has no set value'}`);
+    const implied = impliedSplit({
+      ...preset,
+      cpus: one.host.cpus,
+      meanFileBytes: one.dataset.meanFileBytes,
+      storageBwBytesPerSec: throttled ? preset.storageBwBytesPerSec : null,
+    });
+    console.log(
+      `emulated job, quick preset; storage ${throttled ? `throttled to ${preset.storageBwBytesPerSec / 1e6} MB/s` : 'NOT throttled: the fetch stall has no set value'}`,
+    );
     console.log('part          one launch      launch a run    set by the emulator');
-    const rows: [string, (p: Profile) => { mean: number; halfWidth: number | null } | null | undefined, number | null][] = [
+    const rows: [
+      string,
+      (p: Profile) => { mean: number; halfWidth: number | null } | null | undefined,
+      number | null,
+    ][] = [
       ['compute', (p) => p.analysis?.computeMs, implied.computeMs],
       ['prep stall', (p) => p.analysis?.prepStallMs, implied.prepStallMs],
       ['fetch stall', (p) => p.analysis?.fetchStallMs, implied.fetchStallMs],
@@ -60,16 +87,22 @@ export async function bench(): Promise<void> {
         const e = pick(p);
         return e ? `${e.mean.toFixed(1)} ± ${(e.halfWidth ?? 0).toFixed(1)} ms` : '—';
       };
-      console.log(`${name.padEnd(13)} ${show(one).padEnd(15)} ${show(separate).padEnd(15)} ${set?.toFixed(1) ?? '—'} ms`);
+      console.log(
+        `${name.padEnd(13)} ${show(one).padEnd(15)} ${show(separate).padEnd(15)} ${set?.toFixed(1) ?? '—'} ms`,
+      );
     }
-    for (const [name, p] of [['one launch', one], ['launch a run', separate]] as const) {
+    for (const [name, p] of [
+      ['one launch', one],
+      ['launch a run', separate],
+    ] as const) {
       const c = p.cost!;
       console.log(
         `${name.padEnd(13)} ${c.launches} launches, ${c.wallSec.toFixed(1)} s, ${c.measuredIterations} of ${c.jobIterations} iterations measured ` +
           `(${(c.measuredShare * 100).toFixed(0)}% of the time)`,
       );
     }
-    const startupSec = one.modes.synthetic?.passes?.[0]?.firstBatch?.startupSec ?? one.modes.synthetic?.firstBatch?.startupSec ?? 0;
+    const startupSec =
+      one.modes.synthetic?.passes?.[0]?.firstBatch?.startupSec ?? one.modes.synthetic?.firstBatch?.startupSec ?? 0;
     const statesSec = stateChangesSec(one);
     const ratio = (one.cost!.wallSec - startupSec - statesSec) / one.cost!.measuredSec;
     console.log(
@@ -90,6 +123,7 @@ function stateChangesSec(profile: Profile): number {
   }
   runs.sort((a, b) => a.startedAt - b.startedAt);
   let gaps = 0;
-  for (let k = 1; k < runs.length; k++) gaps += Math.max(0, runs[k].startedAt - (runs[k - 1].startedAt + runs[k - 1].wallSec * 1000)) / 1000;
+  for (let k = 1; k < runs.length; k++)
+    gaps += Math.max(0, runs[k].startedAt - (runs[k - 1].startedAt + runs[k - 1].wallSec * 1000)) / 1000;
   return gaps;
 }

@@ -28,7 +28,12 @@ export async function bench(): Promise<void> {
     const totalBytes = FILES * FILE_BYTES;
     await evict(files, { sync: true });
 
-    const samples = { sequential: [] as number[], warm: [] as number[], evict: [] as number[], residency: [] as number[] };
+    const samples = {
+      sequential: [] as number[],
+      warm: [] as number[],
+      evict: [] as number[],
+      residency: [] as number[],
+    };
     for (let round = 0; round < ROUNDS; round++) {
       await evict(files, { sync: false });
       samples.sequential.push(timeSequentialRead(files));
@@ -41,7 +46,8 @@ export async function bench(): Promise<void> {
       const started = performance.now();
       const resident = await residency(files);
       samples.residency.push(performance.now() - started);
-      if (resident.fraction < 0.9) console.log(`  note: only ${(resident.fraction * 100).toFixed(0)}% resident after warm`);
+      if (resident.fraction < 0.9)
+        console.log(`  note: only ${(resident.fraction * 100).toFixed(0)}% resident after warm`);
 
       const evicted = await evict(files, { sync: false });
       samples.evict.push(evicted.elapsedMs);
@@ -54,7 +60,9 @@ export async function bench(): Promise<void> {
     for (const name of ['warm', 'evict', 'residency'] as const) {
       const rate = mbPerSec(median(samples[name]));
       const label = { warm: 'warm (8 readers)', evict: 'evict (fadvise)', residency: 'residency (mincore)' }[name];
-      console.log(`  ${label.padEnd(22)} ${rate.toFixed(0).padStart(8)} MB/s ${(rate / sequential).toFixed(2).padStart(6)}x`);
+      console.log(
+        `  ${label.padEnd(22)} ${rate.toFixed(0).padStart(8)} MB/s ${(rate / sequential).toFixed(2).padStart(6)}x`,
+      );
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -34,7 +34,13 @@ import { LocalFilesSource } from '../src/profile/data-sources/local-files.js';
 import { PROFILE_FLAG_DEFAULTS, SUPERVISION } from '../src/profile/run-defaults.js';
 import { runMode } from '../src/profile/run-mode.js';
 import type { Mode } from '../src/schema/events.js';
-import { CpuLedger, LEDGER_COMPONENTS, readingDifference, totalCpuSec, type LedgerReading } from '../src/system/kernel/cpu-ledger.js';
+import {
+  CpuLedger,
+  LEDGER_COMPONENTS,
+  readingDifference,
+  totalCpuSec,
+  type LedgerReading,
+} from '../src/system/kernel/cpu-ledger.js';
 
 const run = promisify(execFile);
 
@@ -72,7 +78,9 @@ export async function bench(): Promise<void> {
     } finally {
       await source.close();
     }
-    console.log(`  (the ledger's own cost: ${(ledger.clockCostSec() * 1e6).toFixed(1)} us a clock reading, two a charge)`);
+    console.log(
+      `  (the ledger's own cost: ${(ledger.clockCostSec() * 1e6).toFixed(1)} us a clock reading, two a charge)`,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -81,11 +89,31 @@ export async function bench(): Promise<void> {
 /** The job: the PyTorch loader on JPEGs where torch is here (or asked for), else the emulated job on its own files. */
 async function prepareJob(dir: string, files: number, prepMs: number): Promise<BenchJob> {
   const asked = process.env.BENCH_PROFILER_JOB;
-  const torch = asked === 'emulated' ? false : await run(PYTHON, ['-c', 'import torch, torchvision, PIL']).then(() => true, () => false);
-  if (asked === 'python' && !torch) throw new Error(`BENCH_PROFILER_JOB=python needs ${PYTHON} with torch, torchvision and PIL`);
+  const torch =
+    asked === 'emulated'
+      ? false
+      : await run(PYTHON, ['-c', 'import torch, torchvision, PIL']).then(
+          () => true,
+          () => false,
+        );
+  if (asked === 'python' && !torch)
+    throw new Error(`BENCH_PROFILER_JOB=python needs ${PYTHON} with torch, torchvision and PIL`);
   if (torch) {
     const classes = 10;
-    await run(PYTHON, [MAKE_JPEGS, path.join(dir, 'jpegs'), '--classes', String(classes), '--train-per-class', String(Math.ceil(files / classes)), '--val-per-class', '1'], { timeout: 600_000 });
+    await run(
+      PYTHON,
+      [
+        MAKE_JPEGS,
+        path.join(dir, 'jpegs'),
+        '--classes',
+        String(classes),
+        '--train-per-class',
+        String(Math.ceil(files / classes)),
+        '--val-per-class',
+        '1',
+      ],
+      { timeout: 600_000 },
+    );
     const data = path.join(dir, 'jpegs', 'train');
     return { kind: 'python', data, argv: [PYTHON, PREP_LOADER, data, String(prepMs)] };
   }
@@ -95,11 +123,33 @@ async function prepareJob(dir: string, files: number, prepMs: number): Promise<B
   return {
     kind: 'emulated',
     data,
-    argv: [process.execPath, EMULATOR, '--data', data, '--workers', '2', '--prep-ms', String(prepMs), '--prep-clock', 'cpu', '--compute-ms', '5', '--batch-size', '8'],
+    argv: [
+      process.execPath,
+      EMULATOR,
+      '--data',
+      data,
+      '--workers',
+      '2',
+      '--prep-ms',
+      String(prepMs),
+      '--prep-clock',
+      'cpu',
+      '--compute-ms',
+      '5',
+      '--batch-size',
+      '8',
+    ],
   };
 }
 
-async function measureMode(mode: Mode, job: BenchJob, dataset: Awaited<ReturnType<LocalFilesSource['list']>>, source: LocalFilesSource, ledger: CpuLedger, dir: string): Promise<void> {
+async function measureMode(
+  mode: Mode,
+  job: BenchJob,
+  dataset: Awaited<ReturnType<LocalFilesSource['list']>>,
+  source: LocalFilesSource,
+  ledger: CpuLedger,
+  dir: string,
+): Promise<void> {
   const before = ledger.reading();
   let atStart: LedgerReading | null = null;
   const result = await runMode({
@@ -134,15 +184,24 @@ async function measureMode(mode: Mode, job: BenchJob, dataset: Awaited<ReturnTyp
   const share = profiler / wall;
   const pct = (sec: number): string => `${((100 * sec) / wall).toFixed(2)}%`;
   const charged = totalCpuSec(during);
-  const parts = LEDGER_COMPONENTS.filter((c) => during[c].calls > 0).map((c) => `${c} ${pct(during[c].cpuSec)} (${during[c].calls})`);
+  const parts = LEDGER_COMPONENTS.filter((c) => during[c].calls > 0).map(
+    (c) => `${c} ${pct(during[c].cpuSec)} (${during[c].calls})`,
+  );
   console.log(
     `  ${mode.padEnd(9)} ${pct(profiler).padStart(6)} of a CPU, ratio ${(share / GOAL_SHARE).toFixed(2)} ` +
       `(${profiler.toFixed(3)} CPU-s over ${wall.toFixed(1)} s, ${result.summary?.measuredIterations ?? 0} measured iterations, ${result.status}, state ${result.state.proven ? 'proven' : 'UNPROVEN'})`,
   );
-  console.log(`            by component: ${parts.join(', ') || 'none charged'}; other ${pct(Math.max(0, profiler - charged))}`);
-  if (result.state.keeper) console.log(`            cold keeper (${result.state.keeper.mechanism}) as the proof reports it: ${(result.state.keeper.cpuShare * 100).toFixed(2)}% of a CPU`);
+  console.log(
+    `            by component: ${parts.join(', ') || 'none charged'}; other ${pct(Math.max(0, profiler - charged))}`,
+  );
+  if (result.state.keeper)
+    console.log(
+      `            cold keeper (${result.state.keeper.mechanism}) as the proof reports it: ${(result.state.keeper.cpuShare * 100).toFixed(2)}% of a CPU`,
+    );
   if (setUp && totalCpuSec(setUp) > 0) {
-    const setUpParts = LEDGER_COMPONENTS.filter((c) => setUp[c].calls > 0).map((c) => `${c} ${setUp[c].cpuSec.toFixed(3)} CPU-s`);
+    const setUpParts = LEDGER_COMPONENTS.filter((c) => setUp[c].calls > 0).map(
+      (c) => `${c} ${setUp[c].cpuSec.toFixed(3)} CPU-s`,
+    );
     console.log(`            set-up before the job (outside the share): ${setUpParts.join(', ')}`);
   }
 }

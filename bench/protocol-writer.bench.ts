@@ -15,7 +15,11 @@ import { EventWriter, StopFile } from '../src/protocol/writer.js';
 const ITERATIONS = 200_000;
 const ROUNDS = 5;
 
-function loop(iterations: number, writer: EventWriter | undefined, stop: StopFile | undefined): { ms: number; sink: number } {
+function loop(
+  iterations: number,
+  writer: EventWriter | undefined,
+  stop: StopFile | undefined,
+): { ms: number; sink: number } {
   let sink = 0;
   const startMs = performance.now();
   for (let i = 0; i < iterations; i++) {

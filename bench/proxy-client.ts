@@ -10,7 +10,13 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
 function get(): Promise<void> {
   const path = `/bytes/${size}`;
   const options = proxyPort
-    ? { host: '127.0.0.1', port: proxyPort, path: `http://127.0.0.1:${originPort}${path}`, headers: { host: `127.0.0.1:${originPort}` }, agent }
+    ? {
+        host: '127.0.0.1',
+        port: proxyPort,
+        path: `http://127.0.0.1:${originPort}${path}`,
+        headers: { host: `127.0.0.1:${originPort}` },
+        agent,
+      }
     : { host: '127.0.0.1', port: originPort, path, agent };
   return new Promise((resolve, reject) => {
     http

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const only = process.argv.slice(2);
-for (const name of readdirSync(dir).filter((n) => n.endsWith('.bench.js')).sort()) {
+for (const name of readdirSync(dir)
+  .filter((n) => n.endsWith('.bench.js'))
+  .sort()) {
   if (only.length && !only.some((o) => name.includes(o))) continue;
   console.log(`\n=== ${name.replace(/\.bench\.js$/, '')} ===`);
   const module = (await import(pathToFileURL(join(dir, name)).href)) as { bench: () => Promise<void> };

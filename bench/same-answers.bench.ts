@@ -52,7 +52,11 @@ export async function bench(): Promise<void> {
   try {
     // BENCH_SAME_JOBS=folder,checkpoint,torchrun (any of them): the jobs to compare; all by default.
     const only = process.env.BENCH_SAME_JOBS?.split(',') ?? ['folder', 'checkpoint', 'torchrun'];
-    const makers: [string, () => Promise<Job> | Job][] = [['folder', () => datasetFolderJob(work)], ['checkpoint', () => checkpointJob(work)], ['torchrun', () => torchrunJob(work)]];
+    const makers: [string, () => Promise<Job> | Job][] = [
+      ['folder', () => datasetFolderJob(work)],
+      ['checkpoint', () => checkpointJob(work)],
+      ['torchrun', () => torchrunJob(work)],
+    ];
     for (const [name, make] of makers) if (only.includes(name)) await compare(await make(), work);
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -64,9 +68,15 @@ async function compare(job: Job, work: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const profileWith = async (label: string, extra: string[]): Promise<Profile | null> => {
     const out = join(dir, `${label}.json`);
-    const run = await execa(process.execPath, [CLI, 'profile', '--data', job.data, '--out', out, ...QUICK, ...job.profileArgs, ...extra, '--', ...job.argv], { reject: false, cwd: dir });
+    const run = await execa(
+      process.execPath,
+      [CLI, 'profile', '--data', job.data, '--out', out, ...QUICK, ...job.profileArgs, ...extra, '--', ...job.argv],
+      { reject: false, cwd: dir },
+    );
     if (run.exitCode !== 0) {
-      console.log(`${job.name} ${label}: profile failed (exit ${run.exitCode}): ${run.stderr.split('\n').slice(-3).join(' | ')}`);
+      console.log(
+        `${job.name} ${label}: profile failed (exit ${run.exitCode}): ${run.stderr.split('\n').slice(-3).join(' | ')}`,
+      );
       return null;
     }
     return ProfileSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
@@ -76,8 +86,11 @@ async function compare(job: Job, work: string): Promise<void> {
   const separate = await profileWith('separate', ['--separate-launches']);
   const plainAfter = await job.plain();
   if (!one || !separate) return;
-  const iterMs = one.analysis?.iterMs?.mean ?? one.modes.cold?.summary?.iterMs.mean ?? one.modes.cached?.summary?.iterMs.mean ?? 0;
-  console.log(`\n${job.name}: ${one.cost!.launches} launch(es) against ${separate.cost!.launches}; wall ${one.cost!.wallSec.toFixed(0)} s against ${separate.cost!.wallSec.toFixed(0)} s`);
+  const iterMs =
+    one.analysis?.iterMs?.mean ?? one.modes.cold?.summary?.iterMs.mean ?? one.modes.cached?.summary?.iterMs.mean ?? 0;
+  console.log(
+    `\n${job.name}: ${one.cost!.launches} launch(es) against ${separate.cost!.launches}; wall ${one.cost!.wallSec.toFixed(0)} s against ${separate.cost!.wallSec.toFixed(0)} s`,
+  );
   console.log('part                one launch         launch a run       difference  margin   within');
   const rows: [string, (p: Profile) => Estimate | null | undefined][] = [
     ['compute', (p) => p.analysis?.computeMs],
@@ -89,7 +102,8 @@ async function compare(job: Job, work: string): Promise<void> {
     const a = pick(one);
     const b = pick(separate);
     if (!a && !b) continue;
-    const show = (e: Estimate | null | undefined) => (e ? `${e.mean.toFixed(1)} ± ${(e.halfWidth ?? 0).toFixed(1)} ms` : '—');
+    const show = (e: Estimate | null | undefined) =>
+      e ? `${e.mean.toFixed(1)} ± ${(e.halfWidth ?? 0).toFixed(1)} ms` : '—';
     const diff = a && b ? Math.abs(a.mean - b.mean) : null;
     const margin = Math.max(0.1 * Math.max(a?.mean ?? 0, b?.mean ?? 0), 0.03 * iterMs);
     console.log(
@@ -109,10 +123,24 @@ async function datasetFolderJob(work: string): Promise<Job> {
   const data = join(work, 'folder-data');
   for (let c = 0; c < 4; c++) {
     mkdirSync(join(data, `c${c}`), { recursive: true });
-    for (let i = 0; i < 150; i++) writeFileSync(join(data, `c${c}`, `s${String(i).padStart(4, '0')}.bin`), randomBytes(96 << 10));
+    for (let i = 0; i < 150; i++)
+      writeFileSync(join(data, `c${c}`, `s${String(i).padStart(4, '0')}.bin`), randomBytes(96 << 10));
   }
   const throttled = (await throttleBlocker(data, process.env)) === null;
-  const argv = [PYTHON, join(FIXTURES, 'datasetfolder-train.py'), data, '--workers', '2', '--batch', '16', '--work', '2', '--sleep-ms', '40', '--report'];
+  const argv = [
+    PYTHON,
+    join(FIXTURES, 'datasetfolder-train.py'),
+    data,
+    '--workers',
+    '2',
+    '--batch',
+    '16',
+    '--work',
+    '2',
+    '--sleep-ms',
+    '40',
+    '--report',
+  ];
   return {
     name: `DatasetFolder (prep on 2 workers, storage ${throttled ? 'at 8 MB/s' : 'NOT throttled'})`,
     data,
@@ -145,13 +173,18 @@ function checkpointJob(work: string): Job {
     profileArgs: [],
     plain: async () => {
       const meterFile = join(work, `ckpt-meter-${runs++}.json`);
-      await execa(PYTHON, [script, '--data', data, '--meter', meterFile, '--iterations', '200', ...saves], { cwd: work });
+      await execa(PYTHON, [script, '--data', data, '--meter', meterFile, '--iterations', '200', ...saves], {
+        cwd: work,
+      });
       const meter = JSON.parse(readFileSync(meterFile, 'utf8')) as { batches: number[]; saves: number[] };
       // A process's first saves cost more: the first makes the file and uses the pickler first; the next few
       // fill the page cache with dirty pages until writeback keeps pace (the 4x saves cluster there). A training
       // run's thousands of saves are the steady ones; the profile's synthetic block absorbs the first.
       const perSave = mean(meter.saves.slice(STEADY_AFTER_SAVES)) * 1000;
-      return { label: `checkpoint stall per iteration (saves after the first ${STEADY_AFTER_SAVES})`, ms: perSave / (meter.batches.length / meter.saves.length) };
+      return {
+        label: `checkpoint stall per iteration (saves after the first ${STEADY_AFTER_SAVES})`,
+        ms: perSave / (meter.batches.length / meter.saves.length),
+      };
     },
     toolFigure: (p) => p.analysis?.checkpointStall?.ms.mean ?? null,
   };

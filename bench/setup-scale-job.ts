@@ -16,7 +16,12 @@ const batch = Number(batchText);
 const computeMs = Number(computeText);
 let mode = process.env[ENV.mode];
 const control = new ControlFile(process.env[ENV.controlFile]);
-const writer = fromEnv(process.env, { batchSize: batch, workers: 0, source: 'bench', ...(control.path !== undefined ? { switchModes: true } : {}) });
+const writer = fromEnv(process.env, {
+  batchSize: batch,
+  workers: 0,
+  source: 'bench',
+  ...(control.path !== undefined ? { switchModes: true } : {}),
+});
 const stop = new StopFile(process.env[ENV.stopFile]);
 const budget = Number(process.env[ENV.iterations] ?? 1e9);
 const buffer = Buffer.allocUnsafe(64 * 1024);
@@ -41,7 +46,10 @@ for (; i < budget && !stop.requested(); i++) {
   if (mode !== 'synthetic' || i === 0) {
     for (let k = 0; k < batch; k++) {
       const index = Math.floor(random() * files);
-      const fd = openSync(join(dir, `c${String(Math.floor(index / FILES_PER_DIR)).padStart(4, '0')}`, `${index}.bin`), 'r');
+      const fd = openSync(
+        join(dir, `c${String(Math.floor(index / FILES_PER_DIR)).padStart(4, '0')}`, `${index}.bin`),
+        'r',
+      );
       bytes += readSync(fd, buffer, 0, buffer.length, 0);
       closeSync(fd);
     }

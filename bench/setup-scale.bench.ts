@@ -41,18 +41,33 @@ export async function bench(): Promise<void> {
     const generated = performance.now();
     writeFiles(data, count);
     libc.libc.sync();
-    console.log(`set-up at scale: ${count.toLocaleString('en')} files x 1 KiB in ${Math.ceil(count / 1280)} dirs (written in ${((performance.now() - generated) / 1000).toFixed(0)} s)`);
+    console.log(
+      `set-up at scale: ${count.toLocaleString('en')} files x 1 KiB in ${Math.ceil(count / 1280)} dirs (written in ${((performance.now() - generated) / 1000).toFixed(0)} s)`,
+    );
 
-    const { stdout } = await run(process.execPath, [here('./setup-scale-child.js'), data], { timeout: 900_000, maxBuffer: 1 << 20 });
+    const { stdout } = await run(process.execPath, [here('./setup-scale-child.js'), data], {
+      timeout: 900_000,
+      maxBuffer: 1 << 20,
+    });
     const steps = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, number>;
     const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
     console.log(`  walk                      ${steps.walkSec.toFixed(1).padStart(6)} s  (${steps.files} files)`);
-    console.log(`  residency, all resident   ${steps.residencyHotSec.toFixed(1).padStart(6)} s  (${pct(steps.residentHot)} resident)`);
+    console.log(
+      `  residency, all resident   ${steps.residencyHotSec.toFixed(1).padStart(6)} s  (${pct(steps.residentHot)} resident)`,
+    );
     console.log(`  evict (syncfs + fadvise)  ${steps.evictSec.toFixed(1).padStart(6)} s`);
-    console.log(`  residency, none resident  ${steps.residencyColdSec.toFixed(1).padStart(6)} s  (${pct(steps.residentCold)} resident)`);
-    console.log(`  warm from cold            ${steps.warmColdSec.toFixed(1).padStart(6)} s  (${steps.warmAdvised} read ahead on advice, ${steps.warmRead} read; then ${pct(steps.residentAfterWarm)} resident)`);
-    console.log(`  warm when resident        ${steps.warmHotSec.toFixed(1).padStart(6)} s  (${steps.warmAgainRead} files read)`);
-    console.log(`  walk + residency + evict  ${(steps.walkSec + steps.residencyHotSec + steps.evictSec).toFixed(1).padStart(6)} s; peak RSS of the set-up process ${steps.peakRssMB} MB`);
+    console.log(
+      `  residency, none resident  ${steps.residencyColdSec.toFixed(1).padStart(6)} s  (${pct(steps.residentCold)} resident)`,
+    );
+    console.log(
+      `  warm from cold            ${steps.warmColdSec.toFixed(1).padStart(6)} s  (${steps.warmAdvised} read ahead on advice, ${steps.warmRead} read; then ${pct(steps.residentAfterWarm)} resident)`,
+    );
+    console.log(
+      `  warm when resident        ${steps.warmHotSec.toFixed(1).padStart(6)} s  (${steps.warmAgainRead} files read)`,
+    );
+    console.log(
+      `  walk + residency + evict  ${(steps.walkSec + steps.residencyHotSec + steps.evictSec).toFixed(1).padStart(6)} s; peak RSS of the set-up process ${steps.peakRssMB} MB`,
+    );
 
     if (process.env.BENCH_SETUP_CLI !== '0') await profileRun(dir, data, count);
   } finally {
@@ -66,9 +81,26 @@ export async function bench(): Promise<void> {
 async function profileRun(dir: string, data: string, count: number): Promise<void> {
   const out = path.join(dir, 'profile.json');
   const argv = [
-    path.join(repoRoot, 'bin/ds-analyzer.js'), 'profile', '--data', data, '--modes', 'cached,cold', '--out', out,
+    path.join(repoRoot, 'bin/ds-analyzer.js'),
+    'profile',
+    '--data',
+    data,
+    '--modes',
+    'cached,cold',
+    '--out',
+    out,
     // 1000 iterations a run at least: the cold keeper's share is measured over runs of seconds, not the 2 s precision alone needs here.
-    '--min-iterations', '1000', '--max-iterations', '2000', '--timeout', '5m', '--', process.execPath, here('./setup-scale-job.js'), data, String(count),
+    '--min-iterations',
+    '1000',
+    '--max-iterations',
+    '2000',
+    '--timeout',
+    '5m',
+    '--',
+    process.execPath,
+    here('./setup-scale-job.js'),
+    data,
+    String(count),
   ];
   const started = performance.now();
   const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -92,9 +124,12 @@ async function profileRun(dir: string, data: string, count: number): Promise<voi
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearInterval(poll);
   const wallSec = (performance.now() - started) / 1000;
-  console.log(`  profile --modes cached,cold: exit ${code}, ${wallSec.toFixed(0)} s wall, peak RSS of the CLI ${(peakKiB / 1024).toFixed(0)} MB`);
+  console.log(
+    `  profile --modes cached,cold: exit ${code}, ${wallSec.toFixed(0)} s wall, peak RSS of the CLI ${(peakKiB / 1024).toFixed(0)} MB`,
+  );
   console.log(`  RSS of the CLI, largest of each 5 s (MB): ${Array.from(timeline, (mb) => mb ?? '-').join(' ')}`);
-  if (process.env.BENCH_SETUP_KEEP_PROFILE && fs.existsSync(out)) fs.copyFileSync(out, process.env.BENCH_SETUP_KEEP_PROFILE);
+  if (process.env.BENCH_SETUP_KEEP_PROFILE && fs.existsSync(out))
+    fs.copyFileSync(out, process.env.BENCH_SETUP_KEEP_PROFILE);
   if (!fs.existsSync(out)) {
     console.log(`  no profile written; stderr ends:\n${stderr}`);
     return;
@@ -113,12 +148,23 @@ async function profileRun(dir: string, data: string, count: number): Promise<voi
     cost?: { schedule: string; launches: number; wallSec: number; measuredSec: number; measuredShare: number };
   };
   const cost = profile.cost;
-  if (cost) console.log(`  cost: ${cost.schedule}, ${cost.launches} launch(es), ${cost.wallSec.toFixed(0)} s of which ${cost.measuredSec.toFixed(1)} s measured (${(cost.measuredShare * 100).toFixed(0)}%)`);
+  if (cost)
+    console.log(
+      `  cost: ${cost.schedule}, ${cost.launches} launch(es), ${cost.wallSec.toFixed(0)} s of which ${cost.measuredSec.toFixed(1)} s measured (${(cost.measuredShare * 100).toFixed(0)}%)`,
+    );
   for (const [mode, result] of Object.entries(profile.modes)) {
-    console.log(`  ${mode.padEnd(7)} ${result.state.proven ? 'proven' : 'UNPROVEN'}: ${result.state.reason} (${result.wallSec.toFixed(1)} s, ${result.summary?.measuredIterations ?? 0} measured iterations)`);
-    if (result.passes) console.log(`          runs: ${result.passes.map((p) => `${p.label} ${p.proven ? 'proven' : 'UNPROVEN'}`).join(', ')}`);
+    console.log(
+      `  ${mode.padEnd(7)} ${result.state.proven ? 'proven' : 'UNPROVEN'}: ${result.state.reason} (${result.wallSec.toFixed(1)} s, ${result.summary?.measuredIterations ?? 0} measured iterations)`,
+    );
+    if (result.passes)
+      console.log(
+        `          runs: ${result.passes.map((p) => `${p.label} ${p.proven ? 'proven' : 'UNPROVEN'}`).join(', ')}`,
+      );
     const keeper = result.state.keeper;
-    if (keeper) console.log(`          cold keeper (${keeper.mechanism}): ${keeper.cpuSec.toFixed(2)} CPU-s, ${(keeper.cpuShare * 100).toFixed(1)}% of one CPU over the run`);
+    if (keeper)
+      console.log(
+        `          cold keeper (${keeper.mechanism}): ${keeper.cpuSec.toFixed(2)} CPU-s, ${(keeper.cpuShare * 100).toFixed(1)}% of one CPU over the run`,
+      );
   }
   for (const warning of profile.warnings) console.log(`  warning: ${warning}`);
 }

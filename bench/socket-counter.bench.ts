@@ -32,8 +32,16 @@ function median(values: number[]): number {
 }
 
 /** CPU ms of the origin and of the client (a reaped child of this process) over one transfer from inside `procs`. */
-async function transfer(originPid: number, originPort: number, phase: (typeof PHASES)[number], procs: string): Promise<number> {
-  const before = { origin: cpuSeconds(originPid)!, children: cpuSeconds('self')! - cpuSeconds('self', { ownOnly: true })! };
+async function transfer(
+  originPid: number,
+  originPort: number,
+  phase: (typeof PHASES)[number],
+  procs: string,
+): Promise<number> {
+  const before = {
+    origin: cpuSeconds(originPid)!,
+    children: cpuSeconds('self')! - cpuSeconds('self', { ownOnly: true })!,
+  };
   const args = [CLIENT, String(originPort), String(phase.size), String(phase.count), String(CONCURRENCY)];
   await run('sh', ['-c', `echo $$ > ${procs} && exec "$0" "$@"`, process.execPath, ...args]);
   const children = cpuSeconds('self')! - cpuSeconds('self', { ownOnly: true })!;
@@ -50,7 +58,9 @@ export async function bench(): Promise<void> {
   mkdirSync(group.dir);
   const procs = join(group.dir, 'cgroup.procs');
   const origin = spawn(process.execPath, [ORIGIN], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const originPort = await new Promise<number>((resolve) => origin.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  const originPort = await new Promise<number>((resolve) =>
+    origin.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))),
+  );
   try {
     const costs: number[] = [];
     for (const phase of PHASES) {
@@ -87,10 +97,14 @@ export async function bench(): Promise<void> {
     for (let k = 0; k < READS; k++) await counter.read();
     const readMs = ((readerCpu() - beforeReads) * 1000) / READS;
     await counter.close();
-    console.log(`one reading (this process and its nft child): ${readMs.toFixed(2)} ms of CPU; the meter reads ${READS_PER_SEC} times a second`);
+    console.log(
+      `one reading (this process and its nft child): ${readMs.toFixed(2)} ms of CPU; the meter reads ${READS_PER_SEC} times a second`,
+    );
     const [perMB, perRequest] = costs.map((c) => Math.max(0, c));
     const share = (perMB * 200 + perRequest * 2000 + readMs * READS_PER_SEC) / 1000;
-    console.log(`projected: ${(share * 100).toFixed(2)}% of one CPU at 200 MB/s and 2,000 requests/s (goal: under 2%; a negative extra counts as 0)`);
+    console.log(
+      `projected: ${(share * 100).toFixed(2)}% of one CPU at 200 MB/s and 2,000 requests/s (goal: under 2%; a negative extra counts as 0)`,
+    );
   } finally {
     origin.kill();
     await new Promise((resolve) => setTimeout(resolve, 200));

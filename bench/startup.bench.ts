@@ -61,7 +61,8 @@ interface Run extends Times {
 /** One process of this node with `argv`, its output thrown away. */
 async function once(argv: string[]): Promise<Run> {
   // `times` prints the shell's own user/sys times, then its children's: the command's.
-  const script = 'start=$EPOCHREALTIME; "$@" > /dev/null 2>&1; code=$?; end=$EPOCHREALTIME; times; echo "$start $end $code"';
+  const script =
+    'start=$EPOCHREALTIME; "$@" > /dev/null 2>&1; code=$?; end=$EPOCHREALTIME; times; echo "$start $end $code"';
   const { stdout } = await execa('bash', ['-c', script, 'bench', process.execPath, ...argv], { env: { LC_ALL: 'C' } });
   const lines = stdout.trim().split('\n');
   const [user, sys] = lines.at(-2)!.split(/\s+/).map(seconds);
@@ -99,13 +100,18 @@ async function timeCases(CASES: Case[]): Promise<void> {
   for (const c of CASES) {
     const median = medianRun(runs.get(c)!);
     const beyondMs = median.cpuMs - node.cpuMs;
-    const goal = c.goalMs === undefined
-      ? `${(median.cpuMs / node.cpuMs).toFixed(2)}x node's own (goal: near 1x)`
-      : c.goalMs === null
-        ? ''
-        : `${(beyondMs / c.goalMs).toFixed(2)}x the goal of ${c.goalMs} ms`;
+    const goal =
+      c.goalMs === undefined
+        ? `${(median.cpuMs / node.cpuMs).toFixed(2)}x node's own (goal: near 1x)`
+        : c.goalMs === null
+          ? ''
+          : `${(beyondMs / c.goalMs).toFixed(2)}x the goal of ${c.goalMs} ms`;
     const failed = runs.get(c)!.filter((r) => r.exitCode !== 0).length;
-    text += row(c.label, median, `${beyondMs.toFixed(0).padStart(5)} ms${goal ? `: ${goal}` : ''}${failed ? `  (exit code not 0 in ${failed} runs)` : ''}`);
+    text += row(
+      c.label,
+      median,
+      `${beyondMs.toFixed(0).padStart(5)} ms${goal ? `: ${goal}` : ''}${failed ? `  (exit code not 0 in ${failed} runs)` : ''}`,
+    );
   }
   process.stdout.write(text);
 }

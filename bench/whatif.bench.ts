@@ -17,7 +17,13 @@ export async function bench(): Promise<void> {
   for (let round = 0; round < ROUNDS; round++) {
     const started = performance.now();
     // `times` prints the shell's own user/sys times, then its children's: the CLI's.
-    const { stdout } = await execa('bash', ['-c', 'node "$1" whatif "$2" --cache 50% --cpus 4 > /dev/null; times', 'bench', CLI, PROFILE]);
+    const { stdout } = await execa('bash', [
+      '-c',
+      'node "$1" whatif "$2" --cache 50% --cpus 4 > /dev/null; times',
+      'bench',
+      CLI,
+      PROFILE,
+    ]);
     wallMs.push(performance.now() - started);
     const children = stdout.trim().split('\n').at(-1)!.split(/\s+/).map(seconds);
     cpuMs.push((children[0] + children[1]) * 1000);

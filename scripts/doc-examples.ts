@@ -27,7 +27,8 @@ export const DOCTOR = `${EXAMPLES}/doctor.json`;
 export const VALIDATION = `${EXAMPLES}/validate.json`;
 
 /** The command that made the profile, as a user types it in the folder the run used (the rerun's cwd). */
-export const PROFILE_COMMAND = 'ds-analyzer profile --data imagefolder/train --data imagefolder/val --max-iterations 120 -- python3 train.py -a squeezenet1_1 -b 32 -j 2 --lr 0.01 --image-size 32 --epochs 30 imagefolder';
+export const PROFILE_COMMAND =
+  'ds-analyzer profile --data imagefolder/train --data imagefolder/val --max-iterations 120 -- python3 train.py -a squeezenet1_1 -b 32 -j 2 --lr 0.01 --image-size 32 --epochs 30 imagefolder';
 export const VALIDATE_ARGS = ['--cpus', '1', '--max-iterations', '150'];
 
 export interface DocExample {
@@ -46,7 +47,14 @@ export interface DocExample {
 /** Runs the CLI in-process from the repository's root and returns what it printed on stdout. */
 async function cli(argv: string[]): Promise<string> {
   let out = '';
-  const io: Io = { stdout: (t) => (out += t), stderr: () => undefined, env: { ...process.env, NO_COLOR: '1' }, cwd: ROOT, isTTY: false, onSignal: () => () => undefined };
+  const io: Io = {
+    stdout: (t) => (out += t),
+    stderr: () => undefined,
+    env: { ...process.env, NO_COLOR: '1' },
+    cwd: ROOT,
+    isTTY: false,
+    onSignal: () => () => undefined,
+  };
   await run(argv, io);
   return out;
 }
@@ -62,14 +70,30 @@ export const DOC_EXAMPLES: DocExample[] = [
     keep: 40,
     render: async () => renderSummary(readProfile(join(ROOT, PROFILE)), 'profiles/train-profile.json'),
   },
-  { name: 'whatif', shown: `ds-analyzer whatif ${PROFILE} --cpus 4 --cache 50%`, keep: 60, until: /^Cache sweep/, render: () => cli(['whatif', PROFILE, '--cpus', '4', '--cache', '50%']) },
-  { name: 'gate', shown: `ds-analyzer gate ${PROFILE} --max-fetch-stall 20% --max-prep-stall 30%`, keep: 20, render: () => cli(['gate', PROFILE, '--max-fetch-stall', '20%', '--max-prep-stall', '30%']) },
+  {
+    name: 'whatif',
+    shown: `ds-analyzer whatif ${PROFILE} --cpus 4 --cache 50%`,
+    keep: 60,
+    until: /^Cache sweep/,
+    render: () => cli(['whatif', PROFILE, '--cpus', '4', '--cache', '50%']),
+  },
+  {
+    name: 'gate',
+    shown: `ds-analyzer gate ${PROFILE} --max-fetch-stall 20% --max-prep-stall 30%`,
+    keep: 20,
+    render: () => cli(['gate', PROFILE, '--max-fetch-stall', '20%', '--max-prep-stall', '30%']),
+  },
   {
     name: 'validate',
     shown: `ds-analyzer validate ${PROFILE} ${VALIDATE_ARGS.join(' ')}`,
     keep: 30,
     render: async () => {
-      const { schemaVersion: _v, kind: _k, profile: _p, ...report } = json<ValidationReport & { schemaVersion: number; kind: string; profile: string }>(VALIDATION);
+      const {
+        schemaVersion: _v,
+        kind: _k,
+        profile: _p,
+        ...report
+      } = json<ValidationReport & { schemaVersion: number; kind: string; profile: string }>(VALIDATION);
       return renderValidation(report as ValidationReport, PROFILE);
     },
   },

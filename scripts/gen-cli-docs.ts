@@ -22,7 +22,9 @@ const path = fileURLToPath(new URL('../../docs/cli.md', import.meta.url));
 const doc = readFileSync(path, 'utf8');
 const next = spliceGenerated(doc, cliReference(await programForDocs(), examples));
 if (next === null) {
-  process.stderr.write(`gen-cli-docs: ${path} lacks the markers '${GENERATED_BEGIN}' and '${GENERATED_END}': put them back where the generated reference goes\n`);
+  process.stderr.write(
+    `gen-cli-docs: ${path} lacks the markers '${GENERATED_BEGIN}' and '${GENERATED_END}': put them back where the generated reference goes\n`,
+  );
   process.exitCode = 1;
 } else {
   update(path, next, doc);

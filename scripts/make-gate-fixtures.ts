@@ -47,10 +47,16 @@ function withMode(source: ModeResult, spec: ModeSpec, seed: number): ModeResult 
   return { ...source, ranks: [rank], paceRank: 0, summary: rank.summary };
 }
 
-function make(name: string, specs: Record<Mode, ModeSpec>, tweak: (p: Profile) => void = () => undefined, seed = 1): Profile {
+function make(
+  name: string,
+  specs: Record<Mode, ModeSpec>,
+  tweak: (p: Profile) => void = () => undefined,
+  seed = 1,
+): Profile {
   const p: Profile = structuredClone(SOURCE);
   p.jobName = name;
-  for (const mode of ['synthetic', 'cached', 'cold'] as const) p.modes[mode] = withMode(SOURCE.modes[mode]!, specs[mode], seed * 10 + mode.length);
+  for (const mode of ['synthetic', 'cached', 'cold'] as const)
+    p.modes[mode] = withMode(SOURCE.modes[mode]!, specs[mode], seed * 10 + mode.length);
   tweak(p);
   p.analysis = analyze(p.modes);
   writeProfile(DIR + `gate/${name}.json`, p);
@@ -65,7 +71,12 @@ function make(name: string, specs: Record<Mode, ModeSpec>, tweak: (p: Profile) =
   return p;
 }
 
-const quiet = (waitMs: number, computeMs = 10.5, iterations = 120): ModeSpec => ({ waitMs, computeMs, jitter: 0.05, iterations });
+const quiet = (waitMs: number, computeMs = 10.5, iterations = 120): ModeSpec => ({
+  waitMs,
+  computeMs,
+  jitter: 0.05,
+  iterations,
+});
 
 // Compute-bound: every budget of the test config holds.
 make('pass', { synthetic: quiet(0.02), cached: quiet(0.5), cold: quiet(1.0) });
@@ -78,18 +89,23 @@ make('prep-bound', { synthetic: quiet(0.02), cached: quiet(16), cold: quiet(16.6
 // Slower than 'pass' by ~25% per iteration, measured tightly: a regression beyond noise.
 make('regressed', { synthetic: quiet(0.02), cached: quiet(0.5), cold: quiet(3.9) }, undefined, 3);
 // Slower than 'pass' by ~8%, but so noisy (few iterations, large jitter) that it is within noise.
-make('regressed-noisy', {
-  synthetic: quiet(0.02),
-  cached: quiet(0.5),
-  cold: { waitMs: 1.9, computeMs: 10.5, jitter: 1, iterations: 30 },
-}, (p) => {
-  // Bursty delivery: every 7th iteration waits 4x longer.
-  const it = p.modes.cold!.ranks[0].iterations;
-  for (const x of it) if (x.i % 7 === 3) x.waitMs *= 4;
-  const s = summarizeIterations(it, { workers: 2 });
-  p.modes.cold!.ranks[0].summary = s;
-  p.modes.cold!.summary = s;
-}, 4);
+make(
+  'regressed-noisy',
+  {
+    synthetic: quiet(0.02),
+    cached: quiet(0.5),
+    cold: { waitMs: 1.9, computeMs: 10.5, jitter: 1, iterations: 30 },
+  },
+  (p) => {
+    // Bursty delivery: every 7th iteration waits 4x longer.
+    const it = p.modes.cold!.ranks[0].iterations;
+    for (const x of it) if (x.i % 7 === 3) x.waitMs *= 4;
+    const s = summarizeIterations(it, { workers: 2 });
+    p.modes.cold!.ranks[0].summary = s;
+    p.modes.cold!.summary = s;
+  },
+  4,
+);
 // Compute-bound but the cold mode's state was not proven.
 make('unproven-cold', { synthetic: quiet(0.02), cached: quiet(0.5), cold: quiet(1.0) }, (p) => {
   p.modes.cold!.state = {
@@ -106,7 +122,8 @@ make('job-failed', { synthetic: quiet(0.02), cached: quiet(0.5), cold: quiet(1.0
 });
 
 // Hostile: markup in every string a report shows, absurd but finite numbers.
-const hostileName = '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2"> | *x* `y` [z](javascript:alert(1))';
+const hostileName =
+  '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2"> | *x* `y` [z](javascript:alert(1))';
 make('hostile', { synthetic: quiet(0.02), cached: quiet(0.5), cold: quiet(1e150) }, (p) => {
   p.command = ['python', hostileName];
   p.host.hostname = '<b>host</b>';

@@ -18,7 +18,18 @@ const CLI = join(ROOT, 'bin/ds-analyzer.js');
 rmSync(WORK, { recursive: true, force: true });
 mkdirSync(WORK, { recursive: true });
 copyFileSync(join(ROOT, 'examples/pytorch/train.py'), join(WORK, 'train.py'));
-await execa(PYTHON, [join(ROOT, 'examples/pytorch/make_dataset.py'), join(WORK, 'imagefolder'), '--classes', '10', '--train-per-class', '150'], { stdio: 'inherit' });
+await execa(
+  PYTHON,
+  [
+    join(ROOT, 'examples/pytorch/make_dataset.py'),
+    join(WORK, 'imagefolder'),
+    '--classes',
+    '10',
+    '--train-per-class',
+    '150',
+  ],
+  { stdio: 'inherit' },
+);
 
 // The command as shown, run with this checkout's CLI and the Python that has torch.
 const env = { ...process.env, PATH: `/usr/bin:${process.env.PATH ?? ''}` };
@@ -27,7 +38,21 @@ const profileArgs = [command!, '--out', join(ROOT, PROFILE), ...rest.map((a) => 
 await execa(process.execPath, [CLI, ...profileArgs], { cwd: WORK, env, stdio: 'inherit' });
 // The job's logs stay out of the repository: the outputs shown name nothing in them.
 rmSync(join(ROOT, PROFILE.replace(/\.json$/, '.d')), { recursive: true, force: true });
-const validation = await execa(process.execPath, [CLI, 'validate', join(ROOT, PROFILE), ...VALIDATE_ARGS, '--json'], { cwd: WORK, env, stderr: 'inherit', reject: false });
+const validation = await execa(process.execPath, [CLI, 'validate', join(ROOT, PROFILE), ...VALIDATE_ARGS, '--json'], {
+  cwd: WORK,
+  env,
+  stderr: 'inherit',
+  reject: false,
+});
 writeFileSync(join(ROOT, VALIDATION), validation.stdout);
-writeFileSync(join(ROOT, DOCTOR), JSON.stringify(await diagnose({ cwd: WORK, env: process.env, nvidiaSmi: 'nvidia-smi', dataDirs: [join(WORK, 'imagefolder')] }), null, 1) + '\n');
-process.stdout.write(`docs/examples: written; now npm run docs:cli, and put the date and machine in docs/examples/README.md\n`);
+writeFileSync(
+  join(ROOT, DOCTOR),
+  JSON.stringify(
+    await diagnose({ cwd: WORK, env: process.env, nvidiaSmi: 'nvidia-smi', dataDirs: [join(WORK, 'imagefolder')] }),
+    null,
+    1,
+  ) + '\n',
+);
+process.stdout.write(
+  `docs/examples: written; now npm run docs:cli, and put the date and machine in docs/examples/README.md\n`,
+);

@@ -45,7 +45,9 @@ function run(phase: Phase): Promise<Outcome> {
 }
 
 const entries = readdirSync(TEST_ROOT, { withFileTypes: true });
-const unit = entries.filter((e) => e.name !== E2E && (e.isDirectory() || e.name.endsWith('.test.js'))).map((e) => join(TEST_ROOT, e.name));
+const unit = entries
+  .filter((e) => e.name !== E2E && (e.isDirectory() || e.name.endsWith('.test.js')))
+  .map((e) => join(TEST_ROOT, e.name));
 const phases: Phase[] = [
   { name: 'unit', paths: unit, concurrency: 2 },
   { name: E2E, paths: [join(TEST_ROOT, E2E)], concurrency: 1 },

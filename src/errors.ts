@@ -38,19 +38,23 @@ export const EXIT_CODE_TEXT: Record<ExitCode, string> = {
   [ExitCode.GateFailed]: 'a gate budget failed',
   [ExitCode.Usage]: 'usage error: no command, an unknown flag, a flag missing the flag it needs',
   [ExitCode.BadValue]: 'a value does not parse or is out of range (size, rate, number, a config value)',
-  [ExitCode.MissingInput]: 'an input is missing: a --data path, a profile or config file; or the profile lacks a mode the what-if model needs',
+  [ExitCode.MissingInput]:
+    'an input is missing: a --data path, a profile or config file; or the profile lacks a mode the what-if model needs',
   [ExitCode.JobFailed]: 'the training job failed (measured modes are saved)',
   [ExitCode.CommandNotFound]: "the job's command was not found",
   [ExitCode.CorruptFile]: 'a corrupt file (events with no valid line, a malformed profile)',
   [ExitCode.Environment]: 'the environment cannot do it (permissions, kernel features, a full disk)',
   [ExitCode.Internal]: 'internal error: a bug in ds-analyzer (please report it)',
-  [ExitCode.NodeLost]: 'profile on several nodes: another node left, failed or never arrived (measured modes are saved)',
+  [ExitCode.NodeLost]:
+    'profile on several nodes: another node left, failed or never arrived (measured modes are saved)',
   [ExitCode.MissingCapability]: 'doctor --require: a capability asked for is missing',
   [ExitCode.Interrupted]: 'interrupted (measured modes are saved)',
 };
 
 /** Every exit code, in numeric order. */
-export const EXIT_CODES: readonly ExitCode[] = (Object.values(ExitCode).filter((v) => typeof v === 'number') as ExitCode[]).sort((a, b) => a - b);
+export const EXIT_CODES: readonly ExitCode[] = (
+  Object.values(ExitCode).filter((v) => typeof v === 'number') as ExitCode[]
+).sort((a, b) => a - b);
 
 /**
  * An error the user can fix. Its message is one line naming the cause and the fix;

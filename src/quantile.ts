@@ -20,5 +20,10 @@ export interface TailQuantiles {
 export function tailQuantiles(values: readonly number[]): TailQuantiles | null {
   if (values.length === 0) return null;
   const sorted = Float64Array.from(values).sort();
-  return { p50: nearestRank(sorted, 0.5), p95: nearestRank(sorted, 0.95), p99: nearestRank(sorted, 0.99), n: sorted.length };
+  return {
+    p50: nearestRank(sorted, 0.5),
+    p95: nearestRank(sorted, 0.95),
+    p99: nearestRank(sorted, 0.99),
+    n: sorted.length,
+  };
 }

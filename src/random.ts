@@ -29,7 +29,10 @@ export function mixSeed(...parts: number[]): number {
 }
 
 /** Fisher-Yates: fills `order` with 0..length-1 in a random order drawn from `random`; returns it. */
-export function shuffledIndices<T extends { length: number; [index: number]: number }>(order: T, random: () => number): T {
+export function shuffledIndices<T extends { length: number; [index: number]: number }>(
+  order: T,
+  random: () => number,
+): T {
   for (let i = 0; i < order.length; i++) order[i] = i;
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));

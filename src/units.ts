@@ -32,9 +32,7 @@ function sizeBytes(text: string): number | null {
 export function parseSize(text: string, what = 'size'): number {
   const bytes = sizeBytes(text);
   if (bytes === null) {
-    throw valueError(
-      `cannot parse ${what} '${text}': use a number with an optional unit, e.g. 64G, 512MiB, 1.5TB`,
-    );
+    throw valueError(`cannot parse ${what} '${text}': use a number with an optional unit, e.g. 64G, 512MiB, 1.5TB`);
   }
   // Under half a byte rounds to none: '.1' is no size either.
   if (!Number.isFinite(bytes) || Math.round(bytes) <= 0) {
@@ -66,7 +64,9 @@ export function parseCacheSize(text: string, what = '--cache'): CacheSize {
   if (share) {
     const value = Number(share[1]) / 100;
     if (value > 1) {
-      throw valueError(`${what} '${text}': a share of the dataset is at most 100%; for a cache larger than the dataset give bytes, e.g. 64G`);
+      throw valueError(
+        `${what} '${text}': a share of the dataset is at most 100%; for a cache larger than the dataset give bytes, e.g. 64G`,
+      );
     }
     return { share: value };
   }
@@ -87,10 +87,13 @@ export function parseCacheSizeList<W extends string>(
   what: string,
   words: readonly W[] = [],
 ): (CacheSize | { word: W })[] {
-  const forms = words.length ? `${CACHE_SIZE_FORMS.replace(/, or 0$/, ', 0')} or ${words.map((w) => `'${w}'`).join(', ')}` : CACHE_SIZE_FORMS;
+  const forms = words.length
+    ? `${CACHE_SIZE_FORMS.replace(/, or 0$/, ', 0')} or ${words.map((w) => `'${w}'`).join(', ')}`
+    : CACHE_SIZE_FORMS;
   return text.split(',').map((part) => {
     const entry = part.trim();
-    if (entry === '') throw valueError(`${what} '${text}' has an empty entry: give a comma list of ${forms}, e.g. 25%,50%,8GiB`);
+    if (entry === '')
+      throw valueError(`${what} '${text}' has an empty entry: give a comma list of ${forms}, e.g. 25%,50%,8GiB`);
     if ((words as readonly string[]).includes(entry)) return { word: entry as W };
     try {
       return parseCacheSize(entry, what);
@@ -140,7 +143,9 @@ export function parseCountList(text: string, what: string, min = 0): number[] {
   const counts = text.split(',').map((part) => {
     const value = Number(part.trim());
     if (part.trim() === '' || !Number.isInteger(value) || value < min) {
-      throw valueError(`${what} takes whole numbers of at least ${min} separated by commas, e.g. ${min + 1},${min + 2}; got '${text}'`);
+      throw valueError(
+        `${what} takes whole numbers of at least ${min} separated by commas, e.g. ${min + 1},${min + 2}; got '${text}'`,
+      );
     }
     return value;
   });

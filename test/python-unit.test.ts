@@ -30,7 +30,10 @@ describe('python unit tests of the ds_analyzer package', () => {
         timeout: 900_000,
         env: { PYTHONDONTWRITEBYTECODE: '1' },
       });
-      const summary = result.all.split('\n').filter((line) => /^(Ran \d+ tests|OK|FAILED)/.test(line)).join('; ');
+      const summary = result.all
+        .split('\n')
+        .filter((line) => /^(Ran \d+ tests|OK|FAILED)/.test(line))
+        .join('; ');
       t.diagnostic(summary);
       const skipped = result.all.split('\n').filter((line) => / skipped /.test(line));
       if (skipped.length) t.diagnostic(`skipped: ${skipped.length} (${skipped[0].replace(/.*skipped /, '')})`);

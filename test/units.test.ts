@@ -1,7 +1,17 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { formatBytes, parseCacheSize, parseCacheSizeList, parseDurationSec, parseFraction, parseRate, parseSize, resolveCacheSize, type CacheSize } from '../src/units.js';
+import {
+  formatBytes,
+  parseCacheSize,
+  parseCacheSizeList,
+  parseDurationSec,
+  parseFraction,
+  parseRate,
+  parseSize,
+  resolveCacheSize,
+  type CacheSize,
+} from '../src/units.js';
 import { ExitCode, UserError } from '../src/errors.js';
 
 /** Writes a cache size back in a form parseCacheSize reads ('1073741824' or '50%'), for the round trips below. */
@@ -28,7 +38,8 @@ test('bad sizes are BadValue errors naming the flag', () => {
   for (const bad of ['64X', '', 'G', '-5G', '0', '1e3', 'NaN', '5 GB extra']) {
     assert.throws(
       () => parseSize(bad, '--cache'),
-      (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.BadValue && error.message.includes('--cache'),
+      (error: unknown) =>
+        error instanceof UserError && error.exitCode === ExitCode.BadValue && error.message.includes('--cache'),
       bad,
     );
   }
@@ -49,7 +60,13 @@ test('fractions, percentages and durations', () => {
 });
 
 test('property: any positive size written with a unit parses back to value x multiplier', () => {
-  const units: [string, number][] = [['', 1], ['K', 1e3], ['MB', 1e6], ['GiB', 2 ** 30], ['t', 1e12]];
+  const units: [string, number][] = [
+    ['', 1],
+    ['K', 1e3],
+    ['MB', 1e6],
+    ['GiB', 2 ** 30],
+    ['t', 1e12],
+  ];
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.constantFrom(...units), (value, [unit, multiplier]) => {
       assert.equal(parseSize(`${value}${unit}`), Math.round(value * multiplier));
@@ -92,7 +109,20 @@ describe('cache sizes', () => {
   });
 
   test('junk is one line naming the flag and the accepted forms (exit code 3)', () => {
-    for (const bad of ['64X', '', 'G', '-5G', '-5%', '1e3', 'NaN', 'half', '5 GB extra', '%', '50%%', '9'.repeat(30) + 'T']) {
+    for (const bad of [
+      '64X',
+      '',
+      'G',
+      '-5G',
+      '-5%',
+      '1e3',
+      'NaN',
+      'half',
+      '5 GB extra',
+      '%',
+      '50%%',
+      '9'.repeat(30) + 'T',
+    ]) {
       assert.throws(
         () => parseCacheSize(bad, '--cache'),
         (error: unknown) =>
@@ -107,10 +137,13 @@ describe('cache sizes', () => {
   });
 
   test('a share above 100% is refused with the way to ask for more than the dataset', () => {
-    assert.throws(() => parseCacheSize('150%', '--cache'), /--cache '150%': a share of the dataset is at most 100%; .* give bytes, e\.g\. 64G/);
+    assert.throws(
+      () => parseCacheSize('150%', '--cache'),
+      /--cache '150%': a share of the dataset is at most 100%; .* give bytes, e\.g\. 64G/,
+    );
   });
 
-  test('lists: sizes, shares, 0 and the command\'s own words; an empty entry is an error', () => {
+  test("lists: sizes, shares, 0 and the command's own words; an empty entry is an error", () => {
     assert.deepEqual(parseCacheSizeList('0, 25%,8GiB,recommended', '--cache', ['recommended']), [
       { bytes: 0 },
       { share: 0.25 },
@@ -118,12 +151,25 @@ describe('cache sizes', () => {
       { word: 'recommended' },
     ]);
     assert.throws(() => parseCacheSizeList('50%,,80%', '--cache'), /--cache '50%,,80%' has an empty entry/);
-    assert.throws(() => parseCacheSizeList('50%,lots', '--cache', ['recommended']), /cannot parse --cache 'lots': use .*, 0 or 'recommended'$/);
+    assert.throws(
+      () => parseCacheSizeList('50%,lots', '--cache', ['recommended']),
+      /cannot parse --cache 'lots': use .*, 0 or 'recommended'$/,
+    );
     assert.throws(() => parseCacheSizeList('recommended', '--cache'), FORMS);
   });
 
   test('property: bytes, with or without a unit, round-trip through formatCacheSize', () => {
-    const units: [string, number][] = [['', 1], ['b', 1], ['K', 1e3], ['kB', 1e3], ['MiB', 2 ** 20], ['GB', 1e9], ['GiB', 2 ** 30], ['t', 1e12], ['TiB', 2 ** 40]];
+    const units: [string, number][] = [
+      ['', 1],
+      ['b', 1],
+      ['K', 1e3],
+      ['kB', 1e3],
+      ['MiB', 2 ** 20],
+      ['GB', 1e9],
+      ['GiB', 2 ** 30],
+      ['t', 1e12],
+      ['TiB', 2 ** 40],
+    ];
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 100_000 }), fc.constantFrom(...units), (value, [unit, multiplier]) => {
         if (value * multiplier > Number.MAX_SAFE_INTEGER) {
@@ -139,14 +185,18 @@ describe('cache sizes', () => {
 
   test('property: shares with up to 4 decimals round-trip exactly, and resolve within the dataset', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 0, max: 2 ** 40 }), (tenThousandths, datasetBytes) => {
-        const percent = tenThousandths / 10_000;
-        const parsed = parseCacheSize(`${percent}%`);
-        assert.deepEqual(parsed, { share: percent / 100 });
-        assert.deepEqual(parseCacheSize(formatCacheSize(parsed)), parsed);
-        const bytes = resolveCacheSize(parsed, datasetBytes);
-        assert.ok(bytes >= 0 && bytes <= datasetBytes);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.integer({ min: 0, max: 2 ** 40 }),
+        (tenThousandths, datasetBytes) => {
+          const percent = tenThousandths / 10_000;
+          const parsed = parseCacheSize(`${percent}%`);
+          assert.deepEqual(parsed, { share: percent / 100 });
+          assert.deepEqual(parseCacheSize(formatCacheSize(parsed)), parsed);
+          const bytes = resolveCacheSize(parsed, datasetBytes);
+          assert.ok(bytes >= 0 && bytes <= datasetBytes);
+        },
+      ),
     );
   });
 
@@ -163,7 +213,10 @@ describe('cache sizes', () => {
       fc.property(fc.integer({ min: 0, max: 2 ** 50 }), (bytes) => {
         const parsed = parseCacheSize(formatBytes(bytes));
         assert.ok('bytes' in parsed);
-        assert.ok(Math.abs(parsed.bytes - bytes) <= 0.05 * bytes + 0.5, `${formatBytes(bytes)} -> ${parsed.bytes}, not ${bytes}`);
+        assert.ok(
+          Math.abs(parsed.bytes - bytes) <= 0.05 * bytes + 0.5,
+          `${formatBytes(bytes)} -> ${parsed.bytes}, not ${bytes}`,
+        );
       }),
     );
   });

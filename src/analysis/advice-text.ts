@@ -100,19 +100,25 @@ export const VERDICT_TEXT: Keyed = {
       `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
   },
   checkpoint: {
-    moderately: (c) => `moderately checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving checkpoints${unprovenTag(c)}`,
-    highly: (c) => `highly checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving checkpoints${unprovenTag(c)}`,
+    moderately: (c) =>
+      `moderately checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving checkpoints${unprovenTag(c)}`,
+    highly: (c) =>
+      `highly checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving checkpoints${unprovenTag(c)}`,
   },
   boundary: {
-    moderately: (c) => `moderately boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch starts${unprovenTag(c)}`,
-    highly: (c) => `highly boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch starts${unprovenTag(c)}`,
+    moderately: (c) =>
+      `moderately boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch starts${unprovenTag(c)}`,
+    highly: (c) =>
+      `highly boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch starts${unprovenTag(c)}`,
   },
   unknown: (c) =>
     c.missingModes.length > 0
       ? `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`
       : c.inconclusive
         ? `inconclusive: no data stall stands out of the noise, but the noise leaves room for one of up to ${pct(c.inconclusive.roomFraction)} of each iteration` +
-          (c.inconclusive.runToRunPct !== null ? ` (the machine's pace moved ${c.inconclusive.runToRunPct.toFixed(0)}% from run to run)` : '')
+          (c.inconclusive.runToRunPct !== null
+            ? ` (the machine's pace moved ${c.inconclusive.runToRunPct.toFixed(0)}% from run to run)`
+            : '')
         : 'unknown: the measured iteration times are zero',
 };
 
@@ -165,7 +171,8 @@ export const ADVICE_TEXT: Keyed = {
     moderately: (c) =>
       c.remote
         ? `Network fetches slow training.${storageNeeded(c)}${remoteFix}`
-        : `Storage reads slow training.${storageNeeded(c)}` + ' More page cache (memory) for the dataset or a local cache copy would remove most of the stall.',
+        : `Storage reads slow training.${storageNeeded(c)}` +
+          ' More page cache (memory) for the dataset or a local cache copy would remove most of the stall.',
     highly: (c) =>
       c.remote
         ? `The network is the bottleneck.${storageNeeded(c)}${remoteFix}`
@@ -200,7 +207,7 @@ function checkpointAdvice(c: TextContext): string {
   return (
     (every !== null
       ? `Save every ${every} iterations instead of every ${k.intervalIterations !== null ? Math.round(k.intervalIterations) : '?'}: ` +
-        'it keeps checkpointing under 3.5% of the training time (CheckFreq\'s budget). '
+        "it keeps checkpointing under 3.5% of the training time (CheckFreq's budget). "
       : '') +
     "Or save without blocking the step (torch.distributed.checkpoint.async_save, Lightning's AsyncCheckpointIO). " +
     "'ds-analyzer whatif --checkpoint-every K --write-bw RATE' predicts each choice, with the work a failure would lose."

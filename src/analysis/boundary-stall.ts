@@ -14,7 +14,10 @@ import { mean, median } from './stats.js';
 const REPEAT_SHARE = 0.5;
 
 /** The boundary stall, measured in the cold mode where it ran, else the cached; null when neither reported an epoch start. */
-export function boundaryStall(modes: { cached?: ModeResult; cold?: ModeResult }): Omit<BoundaryStall, 'fraction' | 'call' | 'text'> | null {
+export function boundaryStall(modes: {
+  cached?: ModeResult;
+  cold?: ModeResult;
+}): Omit<BoundaryStall, 'fraction' | 'call' | 'text'> | null {
   for (const name of ['cold', 'cached'] as const) {
     const mode = modes[name];
     const rank = mode && paceRankOf(mode);
@@ -30,7 +33,8 @@ function ofRank(rank: RankResult, proven: boolean): Omit<BoundaryStall, 'fractio
   const epochs = rank.epochs!;
   const first = epochs.find((e) => e.epoch === 0) ?? null;
   const later = laterEpochs(rank);
-  const persistent = epochs.find((e) => e.persistentWorkers !== undefined)?.persistentWorkers ?? rank.loader?.persistentWorkers ?? null;
+  const persistent =
+    epochs.find((e) => e.persistentWorkers !== undefined)?.persistentWorkers ?? rank.loader?.persistentWorkers ?? null;
   // No later epoch ran: the first epoch's start stands for the later ones only when workers start again each
   // epoch; it also holds one-time costs (the workers' first imports), so it is an upper bound.
   const basis: EpochRecord[] = later.length > 0 ? later : first && persistent !== true ? [first] : [];
@@ -41,7 +45,11 @@ function ofRank(rank: RankResult, proven: boolean): Omit<BoundaryStall, 'fractio
   const epochIterations = epochs.find((e) => e.epochIterations)?.epochIterations ?? gapBetweenStarts(epochs);
   if (epochIterations === null) return null;
   return {
-    ms: { mean: perEpochMs.mean / epochIterations, halfWidth: perEpochMs.halfWidth === null ? null : perEpochMs.halfWidth / epochIterations, proven },
+    ms: {
+      mean: perEpochMs.mean / epochIterations,
+      halfWidth: perEpochMs.halfWidth === null ? null : perEpochMs.halfWidth / epochIterations,
+      proven,
+    },
     perEpochMs,
     createMs: mean(basis.map((e) => e.createMs)),
     firstWaitExcessMs: mean(basis.map((e) => firstWaitExcessMs(e, steady))),

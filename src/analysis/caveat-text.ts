@@ -68,7 +68,14 @@ export const CAVEAT_TEXT = {
   },
 
   /** A stall clamped at 0 because the mode with more to do (`later`) measured faster than `earlier`. */
-  clampedStall: (stall: string, later: Mode, laterMs: number, earlier: Mode, earlierMs: number, sharesOfCold: boolean): string =>
+  clampedStall: (
+    stall: string,
+    later: Mode,
+    laterMs: number,
+    earlier: Mode,
+    earlierMs: number,
+    sharesOfCold: boolean,
+  ): string =>
     `the ${later} mode measured faster than the ${earlier} mode beyond noise (${laterMs.toFixed(1)} vs ${earlierMs.toFixed(1)} ms per iteration): ` +
     `the ${stall} stall is taken as 0${sharesOfCold ? ', so the shares of the cold iteration do not add up to 100%' : ''} ` +
     '(a machine whose speed or load changed between the runs; re-run to tell)',
@@ -95,7 +102,10 @@ export const CAVEAT_TEXT = {
     `(one file per sample), and ${readFraction === null ? 'no cold mode confirms it' : `the cold mode read ${percent(readFraction)} of that estimate from storage, which does not confirm it`}`,
 
   /** The pace moved between a mode's runs by as much as the named stalls; `largest` is the mode that moved most. */
-  driftVersusStalls: (stalls: { name: string; ms: number }[], largest: { mode: Mode; firstMs: number; secondMs: number }): string =>
+  driftVersusStalls: (
+    stalls: { name: string; ms: number }[],
+    largest: { mode: Mode; firstMs: number; secondMs: number },
+  ): string =>
     `the machine's pace moved between the two runs of a mode by as much as the ${stalls.map((x) => `${x.name} stall (${x.ms.toFixed(1)} ms)`).join(' and the ')}: ` +
     `the ${largest.mode} mode ran ${largest.firstMs.toFixed(1)} then ${largest.secondMs.toFixed(1)} ms per iteration. ` +
     'The mirrored order cancels a steady drift and the intervals include the scatter between runs; on a quieter machine the figures would be tighter',

@@ -31,7 +31,9 @@ function inStepInterval(saves: readonly CheckpointRecord[], rank: RankResult): I
   const gaps: number[] = [];
   for (let k = 1; k < saves.length; k++) if (saves[k].i > saves[k - 1].i) gaps.push(saves[k].i - saves[k - 1].i);
   if (gaps.length > 0) return { iterations: median(gaps), source: 'saves' };
-  return saves.length > 0 && rank.iterations.length > 0 ? { iterations: rank.iterations.length / saves.length, source: 'run' } : null;
+  return saves.length > 0 && rank.iterations.length > 0
+    ? { iterations: rank.iterations.length / saves.length, source: 'run' }
+    : null;
 }
 
 /**
@@ -43,12 +45,15 @@ function betweenEpochsInterval(saves: readonly CheckpointRecord[], rank: RankRes
   if (saves.length === 0) return null;
   const epochIterations = (rank.epochs ?? []).find((e) => e.epochIterations)?.epochIterations ?? null;
   const boundaries = laterEpochs(rank).length;
-  if (epochIterations !== null && boundaries > 0) return { iterations: (epochIterations * Math.max(boundaries, saves.length)) / saves.length, source: 'epoch' };
+  if (epochIterations !== null && boundaries > 0)
+    return { iterations: (epochIterations * Math.max(boundaries, saves.length)) / saves.length, source: 'epoch' };
   return rank.iterations.length > 0 ? { iterations: rank.iterations.length / saves.length, source: 'run' } : null;
 }
 
 /** The checkpoint stall of a profile's modes, or null when no mode reported a save. */
-export function checkpointStall(modes: Partial<Record<(typeof PREFERRED)[number], ModeResult>>): Omit<CheckpointStall, 'fraction' | 'call' | 'text'> | null {
+export function checkpointStall(
+  modes: Partial<Record<(typeof PREFERRED)[number], ModeResult>>,
+): Omit<CheckpointStall, 'fraction' | 'call' | 'text'> | null {
   for (const name of PREFERRED) {
     const mode = modes[name];
     const rank = mode && savingRankOf(mode);
@@ -66,9 +71,16 @@ export function checkpointStall(modes: Partial<Record<(typeof PREFERRED)[number]
       { saves: between, costs: costly.between, interval: betweenEpochsInterval(between, rank) },
     ].filter((g) => g.saves.length > 0 && g.interval !== null);
     if (intervals.length === 0) continue;
-    const perIterationMs = intervals.reduce((sum, g) => sum + mean((g.costs.length > 0 ? g.costs : g.saves).map((c) => c.blockingMs)) / g.interval!.iterations, 0);
+    const perIterationMs = intervals.reduce(
+      (sum, g) =>
+        sum + mean((g.costs.length > 0 ? g.costs : g.saves).map((c) => c.blockingMs)) / g.interval!.iterations,
+      0,
+    );
     const savesPerIteration = intervals.reduce((sum, g) => sum + 1 / g.interval!.iterations, 0);
-    const perSave = estimateOf(costly.all.map((c) => c.blockingMs), mode.state.proven);
+    const perSave = estimateOf(
+      costly.all.map((c) => c.blockingMs),
+      mode.state.proven,
+    );
     const bytes = costly.all.every((c) => c.bytes !== null) ? mean(costly.all.map((c) => c.bytes!)) : null;
     const synced = costly.all.filter((c) => c.syncMs > 0);
     const asyncWrites = costly.all.filter((c) => c.writeMs !== undefined && c.writeMs !== null).map((c) => c.writeMs!);
@@ -87,12 +99,18 @@ export function checkpointStall(modes: Partial<Record<(typeof PREFERRED)[number]
       asyncWriteMs: asyncWrites.length > 0 ? mean(asyncWrites) : null,
       bytesPerSave: bytes,
       intervalIterations: 1 / savesPerIteration,
-      intervalSource: intervals.length === 1 ? intervals[0].interval!.source : intervals.some((g) => g.interval!.source === 'run') ? 'run' : 'saves',
+      intervalSource:
+        intervals.length === 1
+          ? intervals[0].interval!.source
+          : intervals.some((g) => g.interval!.source === 'run')
+            ? 'run'
+            : 'saves',
       writeBytesPerSec: bytes !== null && perSave.mean > 0 ? bytes / (perSave.mean / 1000) : null,
       syncedBytesPerSec: syncedRate(synced),
       apis: [...new Set(costly.all.map((c) => c.api))],
       modes: costly.modes,
-      syntheticSaves: name === 'synthetic' ? { scratch, persisted: saves.length - scratch } : syntheticSavesOf(modes.synthetic),
+      syntheticSaves:
+        name === 'synthetic' ? { scratch, persisted: saves.length - scratch } : syntheticSavesOf(modes.synthetic),
       unseenWriteBytesPerIter: unseenWriteBytesPerIteration(mode, rank),
     };
   }
@@ -107,7 +125,12 @@ function realSaves(modes: Partial<Record<(typeof PREFERRED)[number], ModeResult>
     return rank ? [{ name, saves: rank.checkpoints! }] : [];
   });
   const all = used.flatMap((u) => u.saves);
-  return { all, inStep: all.filter((c) => c.inStep), between: all.filter((c) => !c.inStep), modes: used.map((u) => u.name) };
+  return {
+    all,
+    inStep: all.filter((c) => c.inStep),
+    between: all.filter((c) => !c.inStep),
+    modes: used.map((u) => u.name),
+  };
 }
 
 /** Bytes over fsync time of the saves that synced and said their size: the storage's own write rate. */
@@ -149,7 +172,8 @@ function treeWriteBytes(mode: ModeResult): number | null {
   const readings = mode.resources.filter((s) => s.jobWriteBytes !== undefined).map((s) => s.jobWriteBytes!);
   if (readings.length === 0) return null;
   let total = readings[0];
-  for (let k = 1; k < readings.length; k++) total += readings[k] >= readings[k - 1] ? readings[k] - readings[k - 1] : readings[k];
+  for (let k = 1; k < readings.length; k++)
+    total += readings[k] >= readings[k - 1] ? readings[k] - readings[k - 1] : readings[k];
   return total;
 }
 

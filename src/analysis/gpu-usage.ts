@@ -47,9 +47,15 @@ export function gpuUsage(samples: ResourceSample[]): GpuUsage[] {
   const perDevice = samples.some((s) => s.gpus !== undefined);
   for (const sample of samples) {
     if (perDevice) for (const gpu of sample.gpus ?? []) add(tallyOf(gpu.index), gpu.utilPct, gpu.memBytes);
-    else if (sample.gpuUtilPct !== undefined || sample.gpuMemBytes !== undefined) add(tallyOf(null), sample.gpuUtilPct, sample.gpuMemBytes);
+    else if (sample.gpuUtilPct !== undefined || sample.gpuMemBytes !== undefined)
+      add(tallyOf(null), sample.gpuUtilPct, sample.gpuMemBytes);
   }
   return [...byIndex.entries()]
     .sort(([a], [b]) => (a ?? -1) - (b ?? -1))
-    .map(([index, t]) => ({ index, meanUtilPct: t.utilCount ? t.utilSum / t.utilCount : null, peakMemBytes: t.peakMem, samples: t.samples }));
+    .map(([index, t]) => ({
+      index,
+      meanUtilPct: t.utilCount ? t.utilSum / t.utilCount : null,
+      peakMemBytes: t.peakMem,
+      samples: t.samples,
+    }));
 }

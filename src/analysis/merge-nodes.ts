@@ -64,7 +64,9 @@ export function rankNode(rank: RankResult, profile: Pick<Profile, 'host'>): Node
 export function mergeNodes(parts: readonly NodeModeResult[]): ModeResult {
   const ordered = checkParts(parts);
   const ranks = ordered
-    .flatMap((part) => part.result.ranks.map((rank) => ({ part, rank: rank.node !== undefined ? rank : { ...rank, node: part.node } })))
+    .flatMap((part) =>
+      part.result.ranks.map((rank) => ({ part, rank: rank.node !== undefined ? rank : { ...rank, node: part.node } })),
+    )
     .sort((a, b) => a.rank.rank - b.rank.rank);
   for (let k = 1; k < ranks.length; k++) {
     if (ranks[k].rank.rank === ranks[k - 1].rank.rank) {
@@ -100,7 +102,9 @@ export function mergeNodes(parts: readonly NodeModeResult[]): ModeResult {
     jobCpuSecPerSample: sumOfAll(results.map((r) => r.jobCpuSecPerSample)),
     storageReadBytesPerSec: sumOfAll(results.map((r) => r.storageReadBytesPerSec)),
     badEventLines: results.reduce((total, r) => total + r.badEventLines, 0),
-    profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined) ? results.reduce((total, r) => total + r.profilerCpuSec!, 0) : undefined,
+    profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined)
+      ? results.reduce((total, r) => total + r.profilerCpuSec!, 0)
+      : undefined,
     ...stageTotalsOf(results),
     ...(base.result.passes ? { passes: base.result.passes.map((pass) => mergePass(pass, results)) } : {}),
   };
@@ -110,11 +114,16 @@ export function mergeNodes(parts: readonly NodeModeResult[]): ModeResult {
 function checkParts(parts: readonly NodeModeResult[]): NodeModeResult[] {
   if (parts.length === 0) throw new RangeError('mergeNodes: no node results to merge');
   const modes = new Set(parts.map((p) => p.result.mode));
-  if (modes.size > 1) throw new RangeError(`mergeNodes: the nodes' results are of different modes (${[...modes].join(', ')}): merge one mode at a time`);
+  if (modes.size > 1)
+    throw new RangeError(
+      `mergeNodes: the nodes' results are of different modes (${[...modes].join(', ')}): merge one mode at a time`,
+    );
   const ordered = [...parts].sort((a, b) => a.node.nodeRank - b.node.nodeRank);
   for (let k = 1; k < ordered.length; k++) {
     if (ordered[k].node.nodeRank === ordered[k - 1].node.nodeRank) {
-      throw new RangeError(`mergeNodes: two results of node ${ordered[k].node.nodeRank} (${ordered[k - 1].node.hostname}, ${ordered[k].node.hostname})`);
+      throw new RangeError(
+        `mergeNodes: two results of node ${ordered[k].node.nodeRank} (${ordered[k - 1].node.hostname}, ${ordered[k].node.hostname})`,
+      );
     }
   }
   return ordered;

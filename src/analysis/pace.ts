@@ -18,7 +18,9 @@ export function pickPaceRank(ranks: readonly RankResult[]): RankResult | null {
   const summarized = ranks.filter((r): r is Summarized => r.summary !== null);
   if (summarized.length === 0) return null;
   const slow = largest(summarized, (r) => r.summary.iterMs.mean).summary.iterMs;
-  const together = summarized.filter((r) => slow.mean - r.summary.iterMs.mean <= (slow.halfWidth ?? 0) + (r.summary.iterMs.halfWidth ?? 0));
+  const together = summarized.filter(
+    (r) => slow.mean - r.summary.iterMs.mean <= (slow.halfWidth ?? 0) + (r.summary.iterMs.halfWidth ?? 0),
+  );
   return largest(together, (r) => r.summary.waitMs.mean);
 }
 
@@ -26,5 +28,7 @@ type Summarized = RankResult & { summary: NonNullable<RankResult['summary']> };
 
 /** The rank with the largest value; ties go to the lowest rank number. */
 function largest(ranks: readonly Summarized[], value: (r: Summarized) => number): Summarized {
-  return ranks.reduce((best, r) => (value(r) > value(best) || (value(r) === value(best) && r.rank < best.rank) ? r : best));
+  return ranks.reduce((best, r) =>
+    value(r) > value(best) || (value(r) === value(best) && r.rank < best.rank) ? r : best,
+  );
 }

@@ -11,7 +11,15 @@
  */
 import { sumStageTotals } from './prep-stages.js';
 import type { Mode } from '../schema/events.js';
-import type { Estimate, FirstBatch, IterationSummary, ModeResult, Pass, RankResult, StateProof } from '../schema/profile.js';
+import type {
+  Estimate,
+  FirstBatch,
+  IterationSummary,
+  ModeResult,
+  Pass,
+  RankResult,
+  StateProof,
+} from '../schema/profile.js';
 import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
 import { median, tQuantile975 } from './stats.js';
 import { pickPaceRank } from './pace.js';
@@ -72,16 +80,31 @@ function groupOf(run: ScheduledRun): string {
 function runToRunFits(runs: readonly ScheduledRun[]): RunToRunFits {
   // A group waits when any of its runs does: a run that hardly waited is part of its scatter.
   const waiting = new Set(runs.filter((r) => r.result.summary && waits(r.result.summary)).map(groupOf));
-  const points = (pick: (s: IterationSummary) => Estimate, keep: (run: ScheduledRun) => boolean = () => true): RunPoint[] =>
+  const points = (
+    pick: (s: IterationSummary) => Estimate,
+    keep: (run: ScheduledRun) => boolean = () => true,
+  ): RunPoint[] =>
     runs.flatMap((run) => {
       const r = run.result;
       return r.summary && keep(run)
-        ? [{ group: groupOf(run), midSec: windowMidAt(r) / 1000, meanMs: pick(r.summary).mean, seMs: standardError(pick(r.summary), r.summary.blocks) }]
+        ? [
+            {
+              group: groupOf(run),
+              midSec: windowMidAt(r) / 1000,
+              meanMs: pick(r.summary).mean,
+              seMs: standardError(pick(r.summary), r.summary.blocks),
+            },
+          ]
         : [];
     });
   return {
     iter: fitDrift(points((s) => s.iterMs)),
-    wait: fitDrift(points((s) => s.waitMs, (run) => waiting.has(groupOf(run)))),
+    wait: fitDrift(
+      points(
+        (s) => s.waitMs,
+        (run) => waiting.has(groupOf(run)),
+      ),
+    ),
     step: fitDrift(points((s) => s.computeMs)),
   };
 }
@@ -111,7 +134,9 @@ export function driftOfPasses(modes: readonly ModeResult[]): DriftFit | null {
   return fitDrift(
     modes.flatMap((m) =>
       (m.passes ?? []).flatMap((p) =>
-        p.iterMs ? [{ group: m.mode, midSec: p.midAt / 1000, meanMs: p.iterMs.mean, seMs: standardError(p.iterMs, p.blocks) }] : [],
+        p.iterMs
+          ? [{ group: m.mode, midSec: p.midAt / 1000, meanMs: p.iterMs.mean, seMs: standardError(p.iterMs, p.blocks) }]
+          : [],
       ),
     ),
   );
@@ -147,8 +172,12 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
     jobCpuSecPerSample: meanOfKnown(results.map((r) => r.jobCpuSecPerSample)),
     storageReadBytesPerSec: meanOfKnown(results.map((r) => r.storageReadBytesPerSec)),
     badEventLines: sum(results.map((r) => r.badEventLines)),
-    profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined) ? sum(results.map((r) => r.profilerCpuSec!)) : undefined,
-    profilerCpu: results.every((r) => r.profilerCpu !== undefined) ? sumByKey(results.map((r) => r.profilerCpu!)) : undefined,
+    profilerCpuSec: results.every((r) => r.profilerCpuSec !== undefined)
+      ? sum(results.map((r) => r.profilerCpuSec!))
+      : undefined,
+    profilerCpu: results.every((r) => r.profilerCpu !== undefined)
+      ? sumByKey(results.map((r) => r.profilerCpu!))
+      : undefined,
     passes: runs.map(toPass),
     firstBatch: meanFirstBatch(results),
     ...stageTotalsOf(results),
@@ -186,12 +215,19 @@ function meanFirstBatch(results: readonly ModeResult[]): FirstBatch | null {
  * The runs' summaries as one: equal-weight means (see the file comment),
  * counts summed. Runs without a summary are left out; none gives null.
  */
-export function poolSummaries(summaries: readonly (IterationSummary | null)[], fits: RunToRunFits): IterationSummary | null {
+export function poolSummaries(
+  summaries: readonly (IterationSummary | null)[],
+  fits: RunToRunFits,
+): IterationSummary | null {
   const known = summaries.filter((s): s is IterationSummary => s !== null);
   if (known.length === 0) return null;
   if (known.length === 1) return known[0];
   const pool = (pick: (s: IterationSummary) => Estimate, fit: DriftFit | null): Estimate => {
-    const runs: RunMean[] = known.map((s) => ({ meanMs: pick(s).mean, seMs: standardError(pick(s), s.blocks), df: Math.max(1, s.blocks - 1) }));
+    const runs: RunMean[] = known.map((s) => ({
+      meanMs: pick(s).mean,
+      seMs: standardError(pick(s), s.blocks),
+      df: Math.max(1, s.blocks - 1),
+    }));
     const mean = sum(runs.map((r) => r.meanMs)) / runs.length;
     const runToRun = fit ? { varianceMs2: fit.runToRunRelVariance * mean ** 2, df: fit.df } : null;
     const pooled = poolRuns(runs, runToRun, tQuantile975);
@@ -250,7 +286,10 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
       const checkpoints = list.flatMap((r, k) => (r.checkpoints ?? []).map((c) => ({ ...c, i: c.i + offsets[k] })));
       const epochs = list.flatMap((r, k) => (r.epochs ?? []).map((e) => ({ ...e, i: e.i + offsets[k] })));
       const mainCpu = meanOfKnown(list.map((r) => r.mainCpuMsPerSample ?? null));
-      const summary = poolSummaries(list.map((r) => r.summary), fits);
+      const summary = poolSummaries(
+        list.map((r) => r.summary),
+        fits,
+      );
       return {
         rank,
         ...(list[0].node !== undefined ? { node: list[0].node } : {}),
@@ -261,7 +300,10 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
         iterations,
         ...(checkpoints.length > 0 ? { checkpoints } : {}),
         ...(epochs.length > 0 ? { epochs } : {}),
-        summary: summary && list.length > 1 ? { ...summary, medianIterMs: measuredMedian(list) ?? summary.medianIterMs } : summary,
+        summary:
+          summary && list.length > 1
+            ? { ...summary, medianIterMs: measuredMedian(list) ?? summary.medianIterMs }
+            : summary,
       };
     });
 }
@@ -286,17 +328,24 @@ export function poolState(results: readonly ModeResult[], parts: PooledParts = R
   const unproven = results.findIndex((r) => !r.state.proven);
   const readBytes = states.every((s) => s.readBytes !== null) ? sum(states.map((s) => s.readBytes!)) : null;
   const consumedBytes = sum(states.map((s) => s.consumedBytes));
-  const consumedSamples = states.every((s) => s.consumedSamples !== undefined) ? sum(states.map((s) => s.consumedSamples!)) : undefined;
+  const consumedSamples = states.every((s) => s.consumedSamples !== undefined)
+    ? sum(states.map((s) => s.consumedSamples!))
+    : undefined;
   const resident = states.map((s) => s.residentBytesBefore);
   const keepers = states.map((s) => s.keeper).filter((k) => k !== undefined);
   const wallSec = sum(results.map((r) => r.wallSec));
-  const reEvictions = states.some((s) => s.reEvictions !== undefined) ? sum(states.map((s) => s.reEvictions ?? 0)) : undefined;
+  const reEvictions = states.some((s) => s.reEvictions !== undefined)
+    ? sum(states.map((s) => s.reEvictions ?? 0))
+    : undefined;
   const keeperCpuSec = sum(keepers.map((k) => k.cpuSec));
   return {
     ...states[0],
     proven: unproven < 0,
     // Each run's own figures: the first run's are not the second's.
-    reason: unproven < 0 ? provenInEach(states, parts) : `${parts.name(unproven)} of ${states.length}: ${states[unproven].reason}`,
+    reason:
+      unproven < 0
+        ? provenInEach(states, parts)
+        : `${parts.name(unproven)} of ${states.length}: ${states[unproven].reason}`,
     residentBytesBefore: results[0].mode === 'cached' ? Math.min(...resident) : Math.max(...resident),
     readBytes,
     consumedBytes,
@@ -309,7 +358,9 @@ export function poolState(results: readonly ModeResult[], parts: PooledParts = R
             mechanism: keepers.some((k) => k.mechanism === 'scan') ? ('scan' as const) : keepers[0].mechanism,
             cpuSec: keeperCpuSec,
             cpuShare: wallSec > 0 ? keeperCpuSec / wallSec : 0,
-            ...(keepers.find((k) => k.fallbackReason) ? { fallbackReason: keepers.find((k) => k.fallbackReason)!.fallbackReason } : {}),
+            ...(keepers.find((k) => k.fallbackReason)
+              ? { fallbackReason: keepers.find((k) => k.fallbackReason)!.fallbackReason }
+              : {}),
           },
         }
       : {}),
@@ -337,7 +388,8 @@ function sum(values: readonly number[]): number {
 /** Component-wise sums of records of seconds (the profiler's CPU by component over pooled runs). */
 function sumByKey(records: readonly Record<string, number>[]): Record<string, number> {
   const total: Record<string, number> = {};
-  for (const record of records) for (const [key, value] of Object.entries(record)) total[key] = (total[key] ?? 0) + value;
+  for (const record of records)
+    for (const [key, value] of Object.entries(record)) total[key] = (total[key] ?? 0) + value;
   return total;
 }
 

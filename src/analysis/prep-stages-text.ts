@@ -13,7 +13,9 @@ export const PREP_STAGES_TEXT = {
     `prep stages (cached mode, ${Number.isInteger(s.samples) ? s.samples : `about ${Math.round(s.samples)}`} samples; ${ms(s.fetchCpuMsPerSample)} CPU/sample in the loader's processes):`,
   /** Where the loader's processes waited for a core, how the stages' CPU was estimated; null where they hardly did. */
   waited: (s: PrepStages): string | null =>
-    s.fetchCpuShare < 0.9 ? `the loader ran ${pct(s.fetchCpuShare)} of its time on a CPU (waiting for one): stage CPU = wall x ${s.fetchCpuShare.toFixed(2)}` : null,
+    s.fetchCpuShare < 0.9
+      ? `the loader ran ${pct(s.fetchCpuShare)} of its time on a CPU (waiting for one): stage CPU = wall x ${s.fetchCpuShare.toFixed(2)}`
+      : null,
   /** One stage's line. */
   stage: (name: string, kind: string, cpuMsPerSample: number, share: number): string =>
     `${name}${kind !== name && kind !== 'transform' ? ` (${kind})` : ''}: ${ms(cpuMsPerSample)} CPU/sample, ${pct(share)}`,
@@ -22,10 +24,14 @@ export const PREP_STAGES_TEXT = {
   /** The check of the stages' sum against the measured prep CPU, and what lies outside the stages. */
   check: (s: PrepStages): string[] => {
     if (s.measuredPrepCpuMsPerSample === null || s.coverage === null) {
-      return [`the stages add up to ${ms(s.stagesCpuMsPerSample)} CPU/sample; prep CPU per sample not measured (needs cached and synthetic): not checked`];
+      return [
+        `the stages add up to ${ms(s.stagesCpuMsPerSample)} CPU/sample; prep CPU per sample not measured (needs cached and synthetic): not checked`,
+      ];
     }
     const verdict = s.withinTolerance ? `within ${pct(s.tolerance)} of it` : `NOT within ${pct(s.tolerance)} of it`;
-    const lines = [`the stages add up to ${ms(s.stagesCpuMsPerSample)}, ${pct(s.coverage)} of the ${ms(s.measuredPrepCpuMsPerSample)} prep CPU measured per sample: ${verdict}`];
+    const lines = [
+      `the stages add up to ${ms(s.stagesCpuMsPerSample)}, ${pct(s.coverage)} of the ${ms(s.measuredPrepCpuMsPerSample)} prep CPU measured per sample: ${verdict}`,
+    ];
     if (s.coverage < 1) {
       lines.push(
         `the other ${ms(s.measuredPrepCpuMsPerSample - s.stagesCpuMsPerSample)}: moving batches between processes, pinning, the dataset's code, a step slowed by prep`,

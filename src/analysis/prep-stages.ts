@@ -72,11 +72,18 @@ export function prepStages(input: PrepStagesInput): PrepStages | null {
   // share. Capped at 1: the thread's clock misses the intra-op threads of a main process without workers.
   const fetchCpuShare = Math.min(1, totals.fetchCpuMs / totals.fetchMs);
   const stages: PrepStage[] = totals.stages
-    .map((s) => ({ kind: s.kind, name: s.name, msPerSample: perSample(s.ms), cpuMsPerSample: perSample(s.ms) * fetchCpuShare, share: s.ms / totals.fetchMs }))
+    .map((s) => ({
+      kind: s.kind,
+      name: s.name,
+      msPerSample: perSample(s.ms),
+      cpuMsPerSample: perSample(s.ms) * fetchCpuShare,
+      share: s.ms / totals.fetchMs,
+    }))
     .sort((a, b) => b.msPerSample - a.msPerSample);
   const stagesMsPerSample = stages.reduce((sum, s) => sum + s.msPerSample, 0);
   const stagesCpuMsPerSample = stagesMsPerSample * fetchCpuShare;
-  const measured = input.prepCpuSecPerSample !== null && input.prepCpuSecPerSample > 0 ? input.prepCpuSecPerSample * 1000 : null;
+  const measured =
+    input.prepCpuSecPerSample !== null && input.prepCpuSecPerSample > 0 ? input.prepCpuSecPerSample * 1000 : null;
   const coverage = measured !== null ? stagesCpuMsPerSample / measured : null;
   return {
     mode: 'cached',

@@ -50,7 +50,11 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
   const ckptMeasured = checkpointStall(modes);
   const boundaryMeasured = boundaryStall(modes);
   // The stalls between the modes from their steady paces: saves inside steps and epoch starts are terms of their own.
-  const steady: Measured = { syn: steadyOf(measured.syn), cached: steadyOf(measured.cached), cold: steadyOf(measured.cold) };
+  const steady: Measured = {
+    syn: steadyOf(measured.syn),
+    cached: steadyOf(measured.cached),
+    cold: steadyOf(measured.cold),
+  };
   const stalls = stallFigures(steady, caveats, [ckptMeasured?.ms ?? null, boundaryMeasured?.ms ?? null]);
   const checkpoint = ckptMeasured && {
     ...ckptMeasured,
@@ -74,7 +78,11 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
   };
   const drift = driftReport(modes);
   const driftCaveat = drift
-    ? driftVersusStalls(drift, stallCalls.prep === 'stall' ? stalls.prepStallMs : null, stallCalls.fetch === 'stall' ? stalls.fetchStallMs : null)
+    ? driftVersusStalls(
+        drift,
+        stallCalls.prep === 'stall' ? stalls.prepStallMs : null,
+        stallCalls.fetch === 'stall' ? stalls.fetchStallMs : null,
+      )
     : null;
   if (driftCaveat) caveats.push(driftCaveat);
   const verdict = boundOf(measured, stalls, stallCalls, drift, {
@@ -99,7 +107,9 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     fetchFraction: verdict.sigFetch,
     prepFraction: verdict.sigPrep,
     totalStallFraction:
-      stalls.prepStallFraction !== null && stalls.fetchStallFraction !== null ? stalls.prepStallFraction + stalls.fetchStallFraction : null,
+      stalls.prepStallFraction !== null && stalls.fetchStallFraction !== null
+        ? stalls.prepStallFraction + stalls.fetchStallFraction
+        : null,
     storageReadBytesPerSec: rates.storageReadBytesPerSec,
     neededStorageBytesPerSec:
       jobGpuSamplesPerSec !== null && bytesPerSampleValue !== null ? jobGpuSamplesPerSec * bytesPerSampleValue : null,
@@ -113,7 +123,10 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     inconclusive: verdict.inconclusive,
     workersLimit: workersLimit(cached, host.cpus ?? null),
     ...(host.remote ? { remote: true } : {}),
-    checkpoint: checkpoint && { ...checkpoint, everyForBudget: checkFreqInterval(checkpoint.perSaveMs.mean, steadyIterMs(stalls.iterMs, checkpoint.ms)) },
+    checkpoint: checkpoint && {
+      ...checkpoint,
+      everyForBudget: checkFreqInterval(checkpoint.perSaveMs.mean, steadyIterMs(stalls.iterMs, checkpoint.ms)),
+    },
     boundary,
     loaderFramework: (cold ?? cached ?? syn)?.ranks.find((r) => r.loader?.framework)?.loader?.framework ?? null,
   };
@@ -132,7 +145,11 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     caveats,
     // Multi-rank jobs only: one rank has no straggler to name.
     ...(judgedRankWaits(modes) ? { straggler: findStraggler(modes) } : {}),
-    prepStages: prepStages({ cached: modes.cached, prepCpuSecPerSample: rates.prepCpuSecPerSample, gpus: host.gpus ?? null }),
+    prepStages: prepStages({
+      cached: modes.cached,
+      prepCpuSecPerSample: rates.prepCpuSecPerSample,
+      gpus: host.gpus ?? null,
+    }),
   };
 }
 
@@ -144,7 +161,10 @@ interface Measured {
 }
 
 /** The split's time figures: compute, the two stalls with their parts, the iteration they are shares of. */
-type StallFigures = Pick<Analysis, 'computeMs' | 'prepStallMs' | 'fetchStallMs' | 'iterMs' | 'prepStallFraction' | 'fetchStallFraction'> & {
+type StallFigures = Pick<
+  Analysis,
+  'computeMs' | 'prepStallMs' | 'fetchStallMs' | 'iterMs' | 'prepStallFraction' | 'fetchStallFraction'
+> & {
   prepStallParts: StallParts | null;
   fetchStallParts: StallParts | null;
 };
@@ -156,7 +176,11 @@ type StallFigures = Pick<Analysis, 'computeMs' | 'prepStallMs' | 'fetchStallMs' 
  * boundary stalls, measured apart) are added back to the real pace the
  * stalls are shares of.
  */
-function stallFigures({ syn, cached, cold }: Measured, caveats: string[], extras: (Estimate | null)[] = []): StallFigures {
+function stallFigures(
+  { syn, cached, cold }: Measured,
+  caveats: string[],
+  extras: (Estimate | null)[] = [],
+): StallFigures {
   const tSyn = syn && iterEstimate(syn);
   const tCached = cached && iterEstimate(cached);
   const tCold = cold && iterEstimate(cold);
@@ -170,8 +194,10 @@ function stallFigures({ syn, cached, cold }: Measured, caveats: string[], extras
   const fetchStallMs = tCold && tCached ? clampedDifference(tCold, tCached) : null;
   // A negative difference inside the noise is the zero it is clamped to; beyond
   // the noise it needs saying, since the shares then do not add up.
-  if (tCached && tSyn && significant(clampedDifference(tSyn, tCached))) caveats.push(CAVEAT_TEXT.clampedStall('prep', 'cached', tCached.mean, 'synthetic', tSyn.mean, tCold !== null));
-  if (tCold && tCached && significant(clampedDifference(tCached, tCold))) caveats.push(CAVEAT_TEXT.clampedStall('fetch', 'cold', tCold.mean, 'cached', tCached.mean, true));
+  if (tCached && tSyn && significant(clampedDifference(tSyn, tCached)))
+    caveats.push(CAVEAT_TEXT.clampedStall('prep', 'cached', tCached.mean, 'synthetic', tSyn.mean, tCold !== null));
+  if (tCold && tCached && significant(clampedDifference(tCached, tCold)))
+    caveats.push(CAVEAT_TEXT.clampedStall('fetch', 'cold', tCold.mean, 'cached', tCached.mean, true));
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
   const iterMs = withExtras(tCold ?? slowest([tCached, tSyn]), extras);
@@ -188,7 +214,15 @@ function stallFigures({ syn, cached, cold }: Measured, caveats: string[], extras
 }
 
 /** The split's rates. */
-type RateFigures = Pick<Analysis, 'gpuSamplesPerSec' | 'prepSamplesPerSec' | 'coldSamplesPerSec' | 'storageReadBytesPerSec' | 'memoryReadBytesPerSec' | 'prepCpuSecPerSample'>;
+type RateFigures = Pick<
+  Analysis,
+  | 'gpuSamplesPerSec'
+  | 'prepSamplesPerSec'
+  | 'coldSamplesPerSec'
+  | 'storageReadBytesPerSec'
+  | 'memoryReadBytesPerSec'
+  | 'prepCpuSecPerSample'
+>;
 
 /** Samples per second of each mode, the storage and memory rates, and the prep CPU per sample. */
 function rateFigures({ syn, cached, cold }: Measured, caveats: string[]): RateFigures {
@@ -209,19 +243,32 @@ function boundOf(
   stallCalls: { prep: StallCall; fetch: StallCall },
   drift: Analysis['drift'] | null,
   apart: { checkpoint: number | null; boundary: number | null },
-): { bound: Bound; severity: Severity | null; sigPrep: number | null; sigFetch: number | null; missingModes: Mode[]; inconclusive: TextContext['inconclusive'] } {
+): {
+  bound: Bound;
+  severity: Severity | null;
+  sigPrep: number | null;
+  sigFetch: number | null;
+  missingModes: Mode[];
+  inconclusive: TextContext['inconclusive'];
+} {
   const sigPrep = stallCalls.prep === 'stall' ? stalls.prepStallFraction : 0;
   const sigFetch = stallCalls.fetch === 'stall' ? stalls.fetchStallFraction : 0;
-  const missingModes = (['synthetic', 'cached', 'cold'] as const).filter((m) => ({ synthetic: syn, cached, cold })[m] === null);
+  const missingModes = (['synthetic', 'cached', 'cold'] as const).filter(
+    (m) => ({ synthetic: syn, cached, cold })[m] === null,
+  );
   // No stall named, but too noisy to rule one out: say so rather than call it compute-bound.
   // A checkpoint or boundary stall that is named already answers the question, whatever room the noise leaves.
   const apartShare = (apart.checkpoint ?? 0) + (apart.boundary ?? 0);
   const inconclusive =
-    missingModes.length === 0 && sigPrep !== null && sigFetch !== null && sigPrep + sigFetch + apartShare < STALL_THRESHOLD
+    missingModes.length === 0 &&
+    sigPrep !== null &&
+    sigFetch !== null &&
+    sigPrep + sigFetch + apartShare < STALL_THRESHOLD
       ? inconclusiveOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs, drift)
       : null;
   const facts = { sigPrep, sigFetch, missingModes, inconclusive };
-  if (missingModes.length > 0 || sigPrep === null || sigFetch === null || inconclusive) return { ...facts, bound: 'unknown', severity: null };
+  if (missingModes.length > 0 || sigPrep === null || sigFetch === null || inconclusive)
+    return { ...facts, bound: 'unknown', severity: null };
   const shares: { bound: Bound; share: number }[] = [
     { bound: 'prep', share: sigPrep },
     { bound: 'fetch', share: sigFetch },
@@ -229,7 +276,8 @@ function boundOf(
     { bound: 'boundary', share: apart.boundary ?? 0 },
   ];
   // Stalls under 10% of the iteration: the accelerator sets the pace.
-  if (shares.reduce((sum, s) => sum + s.share, 0) < STALL_THRESHOLD) return { ...facts, bound: 'compute', severity: null };
+  if (shares.reduce((sum, s) => sum + s.share, 0) < STALL_THRESHOLD)
+    return { ...facts, bound: 'compute', severity: null };
   // Stall-bound even when compute is the largest single share: removing the
   // stall would speed every iteration up by that much. The largest stall names it
   // (the first of equals: prep before fetch, as before checkpoints were measured).
@@ -347,7 +395,12 @@ function unseenWritesCaveat(modes: ModeResults, checkpoint: ReturnType<typeof ch
   if (!mode) return null;
   const perIter = checkpoint?.unseenWriteBytesPerIter ?? unseenWriteBytesPerIteration(mode, null);
   if (perIter === null || perIter < UNSEEN_WRITE_BYTES_PER_ITER) return null;
-  return CHECKPOINT_TEXT.unseenWrites(perIter, checkpoint?.mode ?? mode.mode, checkpoint?.syncedBytesPerSec ?? null, checkpoint !== null);
+  return CHECKPOINT_TEXT.unseenWrites(
+    perIter,
+    checkpoint?.mode ?? mode.mode,
+    checkpoint?.syncedBytesPerSec ?? null,
+    checkpoint !== null,
+  );
 }
 
 /** a - b of two independent runs (estimate.ts) clamped at 0: a stall cannot be negative; a negative difference is noise. */
@@ -427,7 +480,11 @@ function contentionOf(
   ].filter((c) => calls[c.stall] === 'contention' && c.parts !== null);
   if (found.length === 0 || iter === null || !(iter.mean > 0)) return null;
   const worst = found.reduce((a, b) => (b.parts!.stepGrowthMs.mean > a.parts!.stepGrowthMs.mean ? b : a));
-  return { stall: worst.stall, stepGrowthMs: worst.parts!.stepGrowthMs.mean, fraction: worst.parts!.stepGrowthMs.mean / iter.mean };
+  return {
+    stall: worst.stall,
+    stepGrowthMs: worst.parts!.stepGrowthMs.mean,
+    fraction: worst.parts!.stepGrowthMs.mean / iter.mean,
+  };
 }
 
 /**
@@ -437,7 +494,8 @@ function contentionOf(
  * on a CPU-bound job is never taken for the job's stall.
  */
 function namingMargin(later: Usable | null): number {
-  const share = later && later.profilerCpuSec !== undefined && later.wallSec > 0 ? later.profilerCpuSec / later.wallSec : 0;
+  const share =
+    later && later.profilerCpuSec !== undefined && later.wallSec > 0 ? later.profilerCpuSec / later.wallSec : 0;
   return Math.max(NAMING_MARGIN, share);
 }
 
@@ -447,7 +505,10 @@ function namingMargin(later: Usable | null): number {
  * the unclamped stall).
  */
 function stallParts(before: IterationSummary, after: IterationSummary): NonNullable<Analysis['prepStallParts']> {
-  return { waitGrowthMs: difference(after.waitMs, before.waitMs), stepGrowthMs: difference(after.computeMs, before.computeMs) };
+  return {
+    waitGrowthMs: difference(after.waitMs, before.waitMs),
+    stepGrowthMs: difference(after.computeMs, before.computeMs),
+  };
 }
 
 /** Each mode's first and second run and the drift fitted over all runs; null for one run per mode. */
@@ -455,7 +516,9 @@ function driftReport(modes: ModeResults): NonNullable<Analysis['drift']> | null 
   const pooled = (['synthetic', 'cached', 'cold'] as const).flatMap((m) => (modes[m]?.passes ? [modes[m]!] : []));
   const perMode = pooled.flatMap((m) => {
     const runs = m.passes!.filter((p) => p.iterMs !== null);
-    return runs.length >= 2 ? [{ mode: m.mode, firstMs: runs[0].iterMs!.mean, secondMs: runs[runs.length - 1].iterMs!.mean }] : [];
+    return runs.length >= 2
+      ? [{ mode: m.mode, firstMs: runs[0].iterMs!.mean, secondMs: runs[runs.length - 1].iterMs!.mean }]
+      : [];
   });
   if (perMode.length === 0) return null;
   const fit = driftOfPasses(pooled);
@@ -471,7 +534,11 @@ function driftReport(modes: ModeResults): NonNullable<Analysis['drift']> | null 
  * The mirrored order cancels a steady drift; a drift as large as a named
  * stall is still worth saying, since what is not steady in it lands in the stall.
  */
-function driftVersusStalls(drift: NonNullable<Analysis['drift']>, prep: Estimate | null, fetch: Estimate | null): string | null {
+function driftVersusStalls(
+  drift: NonNullable<Analysis['drift']>,
+  prep: Estimate | null,
+  fetch: Estimate | null,
+): string | null {
   const moves = drift.modes.map((m) => ({ ...m, moveMs: Math.abs(m.secondMs - m.firstMs) }));
   const largest = moves.reduce((a, b) => (b.moveMs > a.moveMs ? b : a));
   const stalls = [
@@ -479,7 +546,10 @@ function driftVersusStalls(drift: NonNullable<Analysis['drift']>, prep: Estimate
     { name: 'fetch', e: fetch },
   ].filter((x) => x.e !== null && x.e.mean > 0 && largest.moveMs >= x.e.mean);
   if (stalls.length === 0) return null;
-  return CAVEAT_TEXT.driftVersusStalls(stalls.map((x) => ({ name: x.name, ms: x.e!.mean })), largest);
+  return CAVEAT_TEXT.driftVersusStalls(
+    stalls.map((x) => ({ name: x.name, ms: x.e!.mean })),
+    largest,
+  );
 }
 
 /** A stall whose 95% CI includes 0 is not called a bottleneck; without a CI, any positive mean counts. */

@@ -6,7 +6,16 @@
  * fetch stalls are the steady ones and the checkpoint and boundary stalls are
  * counted once, in their own terms (checkpoint-stall.ts, boundary-stall.ts).
  */
-import type { CheckpointRecord, EpochRecord, Estimate, Iteration, IterationSummary, ModeResult, Profile, RankResult } from '../schema/profile.js';
+import type {
+  CheckpointRecord,
+  EpochRecord,
+  Estimate,
+  Iteration,
+  IterationSummary,
+  ModeResult,
+  Profile,
+  RankResult,
+} from '../schema/profile.js';
 import { mean } from './stats.js';
 
 /** The iterations of a rank's measured window: those not flagged warm-up. */
@@ -65,10 +74,18 @@ function eventShares(rank: RankResult, saver: RankResult | null): { saveMs: numb
   const window = windowIterations(rank);
   if (window.length === 0) return { saveMs: 0, startMs: 0 };
   const inWindow = new Set(window.map((it) => it.i));
-  const saveMs = sumOf((saver?.checkpoints ?? []).filter((c) => c.inStep && inWindow.has(c.i)), (c: CheckpointRecord) => c.blockingMs);
+  const saveMs = sumOf(
+    (saver?.checkpoints ?? []).filter((c) => c.inStep && inWindow.has(c.i)),
+    (c: CheckpointRecord) => c.blockingMs,
+  );
   const steady = steadyWaitMs(rank);
   const startMs =
-    steady === null ? 0 : sumOf(laterEpochs(rank).filter((e) => inWindow.has(e.i)), (e: EpochRecord) => firstWaitExcessMs(e, steady));
+    steady === null
+      ? 0
+      : sumOf(
+          laterEpochs(rank).filter((e) => inWindow.has(e.i)),
+          (e: EpochRecord) => firstWaitExcessMs(e, steady),
+        );
   return { saveMs: saveMs / window.length, startMs: startMs / window.length };
 }
 
@@ -81,9 +98,16 @@ function eventShares(rank: RankResult, saver: RankResult | null): { saveMs: numb
 export function steadyMode<M extends ModeResult>(mode: M): M {
   const saver = savingRankOf(mode);
   if (!saver && !mode.ranks.some((r) => laterEpochs(r).length > 0)) return mode;
-  const ranks = mode.ranks.map((rank) => (rank.summary ? { ...rank, summary: steadySummary(rank.summary, eventShares(rank, saver)) } : rank));
+  const ranks = mode.ranks.map((rank) =>
+    rank.summary ? { ...rank, summary: steadySummary(rank.summary, eventShares(rank, saver)) } : rank,
+  );
   const pace = ranks.find((r) => r.rank === mode.paceRank);
-  return { ...mode, ranks, summary: mode.summary && pace?.summary ? steadySummary(mode.summary, eventShares(paceRankOf(mode)!, saver)) : mode.summary };
+  return {
+    ...mode,
+    ranks,
+    summary:
+      mode.summary && pace?.summary ? steadySummary(mode.summary, eventShares(paceRankOf(mode)!, saver)) : mode.summary,
+  };
 }
 
 function steadySummary(summary: IterationSummary, shares: { saveMs: number; startMs: number }): IterationSummary {

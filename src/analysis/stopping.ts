@@ -193,7 +193,12 @@ function decideOn(summary: IterationSummary | null, reported: number, opts: Stop
 }
 
 // Batch means (stats.ts batchMeans) of `blocks` blocks from `start`, off prefix sums.
-function blockMeans(prefix: Float64Array, start: number, blockSize: number, blocks: number): { mean: number; halfWidth: number } {
+function blockMeans(
+  prefix: Float64Array,
+  start: number,
+  blockSize: number,
+  blocks: number,
+): { mean: number; halfWidth: number } {
   const grand = (prefix[start + blocks * blockSize] - prefix[start]) / (blocks * blockSize);
   let ss = 0;
   for (let b = 0; b < blocks; b++) {
@@ -245,8 +250,10 @@ class P2Median {
         const parabolic =
           q[i] +
           (s / (n[i + 1] - n[i - 1])) *
-            ((n[i] - n[i - 1] + s) * ((q[i + 1] - q[i]) / (n[i + 1] - n[i])) + (n[i + 1] - n[i] - s) * ((q[i] - q[i - 1]) / (n[i] - n[i - 1])));
-        q[i] = q[i - 1] < parabolic && parabolic < q[i + 1] ? parabolic : q[i] + (s * (q[i + s] - q[i])) / (n[i + s] - n[i]);
+            ((n[i] - n[i - 1] + s) * ((q[i + 1] - q[i]) / (n[i + 1] - n[i])) +
+              (n[i + 1] - n[i] - s) * ((q[i] - q[i - 1]) / (n[i] - n[i - 1])));
+        q[i] =
+          q[i - 1] < parabolic && parabolic < q[i + 1] ? parabolic : q[i] + (s * (q[i + s] - q[i])) / (n[i + s] - n[i]);
         n[i] += s;
       }
     }

@@ -43,11 +43,16 @@ export interface Straggler {
 
 /** Each rank's wait in `mode`, in rank order; ranks without a summary are left out. */
 export function rankWaits(mode: ModeResult): RankWait[] {
-  const ranks = mode.ranks.filter((r): r is RankResult & { summary: NonNullable<RankResult['summary']> } => r.summary !== null);
+  const ranks = mode.ranks.filter(
+    (r): r is RankResult & { summary: NonNullable<RankResult['summary']> } => r.summary !== null,
+  );
   return ranks
     .map((r) => {
       const tail = tailQuantiles(r.iterations.filter((it) => !it.warmup).map((it) => it.waitMs));
-      const sameNode = ranks.filter((o) => sameHost(o, r)).map((o) => o.rank).sort((a, b) => a - b);
+      const sameNode = ranks
+        .filter((o) => sameHost(o, r))
+        .map((o) => o.rank)
+        .sort((a, b) => a - b);
       return {
         rank: r.rank,
         node: r.node ?? null,
@@ -86,7 +91,10 @@ function longestWaiter(waits: readonly RankWait[]): { worst: RankWait; least: Ra
 }
 
 /** The mode the straggler is judged in and its ranks' waits: the cold mode where it ran, else the cached; null with fewer than two ranks. */
-export function judgedRankWaits(modes: { cached?: ModeResult; cold?: ModeResult }): { mode: 'cached' | 'cold'; waits: RankWait[] } | null {
+export function judgedRankWaits(modes: {
+  cached?: ModeResult;
+  cold?: ModeResult;
+}): { mode: 'cached' | 'cold'; waits: RankWait[] } | null {
   const mode = modes.cold ? 'cold' : modes.cached ? 'cached' : null;
   if (!mode || modes[mode]!.ranks.length < 2) return null;
   return { mode, waits: rankWaits(modes[mode]!) };
@@ -105,7 +113,10 @@ export function findStraggler(modes: { cached?: ModeResult; cold?: ModeResult })
   const cause = judged === 'cached' || cachedFound?.worst.rank === worst.rank ? 'prep' : 'fetch';
   const extra: Estimate = {
     mean: worst.waitMs.mean - least.waitMs.mean,
-    halfWidth: worst.waitMs.halfWidth !== null && least.waitMs.halfWidth !== null ? Math.hypot(worst.waitMs.halfWidth, least.waitMs.halfWidth) : null,
+    halfWidth:
+      worst.waitMs.halfWidth !== null && least.waitMs.halfWidth !== null
+        ? Math.hypot(worst.waitMs.halfWidth, least.waitMs.halfWidth)
+        : null,
     proven: worst.waitMs.proven && least.waitMs.proven,
   };
   return {
@@ -122,13 +133,21 @@ export function findStraggler(modes: { cached?: ModeResult; cold?: ModeResult })
   };
 }
 
-function stragglerText(worst: RankWait, least: RankWait, extra: Estimate, cause: 'prep' | 'fetch', mode: 'cached' | 'cold'): string {
-  const where = worst.node ? `local rank ${worst.localRank} on node ${worst.node.hostname}, node rank ${worst.node.nodeRank}` : `local rank ${worst.localRank}`;
+function stragglerText(
+  worst: RankWait,
+  least: RankWait,
+  extra: Estimate,
+  cause: 'prep' | 'fetch',
+  mode: 'cached' | 'cold',
+): string {
+  const where = worst.node
+    ? `local rank ${worst.localRank} on node ${worst.node.hostname}, node rank ${worst.node.nodeRank}`
+    : `local rank ${worst.localRank}`;
   const interval = extra.halfWidth !== null ? ` ± ${extra.halfWidth.toFixed(1)}` : '';
   const why =
     cause === 'prep'
       ? "already with the data in memory: its loader's CPU (dearer samples, fewer loader workers, or a busier core than the other ranks')"
-      : "only when the data comes from storage: its storage or its share of it (a slower disk, a colder cache, a farther server)";
+      : 'only when the data comes from storage: its storage or its share of it (a slower disk, a colder cache, a farther server)';
   return (
     `rank ${worst.rank} (${where}) is the straggler: in the ${mode} mode it waits ${extra.mean.toFixed(1)}${interval} ms more per iteration ` +
     `for its data than rank ${least.rank}, ${why}; every other rank waits for it at the next collective, inside its step`

@@ -46,10 +46,7 @@ export function blockSizeFor(workers: number | null): number {
  * Returns null when fewer than `minBlocks` blocks remain.
  * Iterations are taken in order of their index `i`.
  */
-export function summarizeIterations(
-  iterations: readonly Iteration[],
-  opts: SummarizeOptions,
-): IterationSummary | null {
+export function summarizeIterations(iterations: readonly Iteration[], opts: SummarizeOptions): IterationSummary | null {
   const periodBlock = blockSizeFor(opts.workers);
   const minBlocks = Math.max(2, opts.minBlocks ?? 2);
   if (iterations.length < minBlocks * periodBlock) return null;

@@ -61,7 +61,11 @@ export function detectWarmup(iterMs: readonly number[], opts: WarmupOptions = {}
  * means as iterations arrive (the adaptive stopping rule) pays O(k) per call
  * instead of re-reading every iteration.
  */
-export function mserTruncation(z: Float64Array, k: number, opts: Pick<WarmupOptions, 'maxFraction' | 'minShiftSe'> = {}): number {
+export function mserTruncation(
+  z: Float64Array,
+  k: number,
+  opts: Pick<WarmupOptions, 'maxFraction' | 'minShiftSe'> = {},
+): number {
   const maxFraction = opts.maxFraction ?? 0.5;
   // Shift by one batch mean before squaring to limit cancellation in Q - S^2/n.
   const shift = z[k - 1];
@@ -118,7 +122,10 @@ function isShifted(z: Float64Array, k: number, d: number, minSe: number): boolea
  * counted it) flagged `warmup: true`, so that a report of several runs joined
  * together can still tell each run's warm-up apart.
  */
-export function markWarmup<T extends { i: number }>(iterations: readonly T[], count: number): (T & { warmup?: true })[] {
+export function markWarmup<T extends { i: number }>(
+  iterations: readonly T[],
+  count: number,
+): (T & { warmup?: true })[] {
   if (count <= 0 || iterations.length === 0) return [...iterations];
   const cut = iterations.map((it) => it.i).sort((a, b) => a - b)[Math.min(count, iterations.length) - 1];
   return iterations.map((it) => (it.i <= cut ? { ...it, warmup: true as const } : it));

@@ -8,5 +8,8 @@ import type { ModeResult } from '../schema/profile.js';
  */
 export function workersApplied(result: ModeResult, asked: number): boolean {
   const reporting = result.ranks.filter((rank) => rank.loader !== undefined || rank.workers !== null);
-  return reporting.length > 0 && reporting.every((rank) => rank.workers === asked && rank.loader?.scriptWorkers !== undefined);
+  return (
+    reporting.length > 0 &&
+    reporting.every((rank) => rank.workers === asked && rank.loader?.scriptWorkers !== undefined)
+  );
 }

@@ -11,7 +11,14 @@
  */
 import { emptyAndRemove, findLeftoverCgroups, type CgroupFs } from '../system/cgroups/leftovers.js';
 import { readRecordedPause, restoreRecordedPause } from '../system/cgroups/damon.js';
-import { ARTEFACT_FOLDER, DEMO_DATASET, VALIDATE_FOLDER, foldersIn, removeFolder, type LeftoverFolder } from '../store/leftover-files.js';
+import {
+  ARTEFACT_FOLDER,
+  DEMO_DATASET,
+  VALIDATE_FOLDER,
+  foldersIn,
+  removeFolder,
+  type LeftoverFolder,
+} from '../store/leftover-files.js';
 import { ARTEFACT_WORDS, CLEAN_TEXT } from './clean-text.js';
 
 /** What clean looks at, and what it may do. */
@@ -64,17 +71,28 @@ export interface CleanResult {
 
 /** Cleans up after ds-analyzer as `input` allows; never throws for a single item that fails (it is reported). */
 export async function runClean(input: CleanInput): Promise<CleanResult> {
-  const items = [...(await cleanCgroups(input)), cleanReclaim(input), ...cleanFolders(input), { kind: 'page-cache' as const, outcome: 'none' as const, path: null, text: CLEAN_TEXT.pageCache }];
+  const items = [
+    ...(await cleanCgroups(input)),
+    cleanReclaim(input),
+    ...cleanFolders(input),
+    { kind: 'page-cache' as const, outcome: 'none' as const, path: null, text: CLEAN_TEXT.pageCache },
+  ];
   return { items, failed: items.some((i) => i.outcome === 'failed'), dryRun: input.dryRun };
 }
 
 async function cleanCgroups(input: CleanInput): Promise<CleanItem[]> {
   const { cgroupFs: fs, dryRun } = input;
   const left = findLeftoverCgroups(input.cgroupRoots, fs);
-  if (left.length === 0) return [{ kind: 'cgroup', outcome: 'none', path: null, text: CLEAN_TEXT.noCgroups(input.cgroupRoots) }];
+  if (left.length === 0)
+    return [{ kind: 'cgroup', outcome: 'none', path: null, text: CLEAN_TEXT.noCgroups(input.cgroupRoots) }];
   const items: CleanItem[] = [];
   for (const group of left) {
-    const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({ kind: 'cgroup', outcome, path: group.dir, text });
+    const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({
+      kind: 'cgroup',
+      outcome,
+      path: group.dir,
+      text,
+    });
     if (group.inUse) {
       items.push(item('kept', CLEAN_TEXT.cgroupInUse(group.dir, group.ownerPid!, group.ownerCommand)));
       continue;
@@ -85,12 +103,25 @@ async function cleanCgroups(input: CleanInput): Promise<CleanItem[]> {
       continue;
     }
     if (dryRun) {
-      items.push(item('would', pids.length > 0 ? CLEAN_TEXT.cgroupKilled(group.dir, pids, true) : CLEAN_TEXT.cgroupRemoved(group.dir, true)));
+      items.push(
+        item(
+          'would',
+          pids.length > 0 ? CLEAN_TEXT.cgroupKilled(group.dir, pids, true) : CLEAN_TEXT.cgroupRemoved(group.dir, true),
+        ),
+      );
       continue;
     }
     const { error } = await emptyAndRemove(group.dir, fs);
     if (error !== null) items.push(item('failed', CLEAN_TEXT.cgroupFailed(group.dir, error)));
-    else items.push(item('done', pids.length > 0 ? CLEAN_TEXT.cgroupKilled(group.dir, pids, false) : CLEAN_TEXT.cgroupRemoved(group.dir, false)));
+    else
+      items.push(
+        item(
+          'done',
+          pids.length > 0
+            ? CLEAN_TEXT.cgroupKilled(group.dir, pids, false)
+            : CLEAN_TEXT.cgroupRemoved(group.dir, false),
+        ),
+      );
   }
   return items;
 }
@@ -98,7 +129,12 @@ async function cleanCgroups(input: CleanInput): Promise<CleanItem[]> {
 function cleanReclaim(input: CleanInput): CleanItem {
   const file = input.reclaimPauseFile;
   const record = readRecordedPause(file);
-  const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({ kind: 'reclaim', outcome, path: file, text });
+  const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({
+    kind: 'reclaim',
+    outcome,
+    path: file,
+    text,
+  });
   if (record === null) return { kind: 'reclaim', outcome: 'none', path: null, text: CLEAN_TEXT.noReclaimPause };
   if (record === 'unreadable') return item('failed', CLEAN_TEXT.reclaimUnreadable(file));
   const owner = input.cgroupFs.command(record.pid);
@@ -106,33 +142,68 @@ function cleanReclaim(input: CleanInput): CleanItem {
   const names = record.switches.map((s) => s.name);
   if (input.dryRun) return item('would', CLEAN_TEXT.reclaimRestored(names, record.pid, true));
   const { restored, failures } = restoreRecordedPause(file, record);
-  return failures.length > 0 ? item('failed', CLEAN_TEXT.reclaimFailed(failures, file)) : item('done', CLEAN_TEXT.reclaimRestored(restored, record.pid, false));
+  return failures.length > 0
+    ? item('failed', CLEAN_TEXT.reclaimFailed(failures, file))
+    : item('done', CLEAN_TEXT.reclaimRestored(restored, record.pid, false));
 }
 
 function cleanFolders(input: CleanInput): CleanItem[] {
   const items: CleanItem[] = [];
-  const each = (folders: LeftoverFolder[], kind: 'cache' | 'artefacts', remove: boolean, kept: (f: LeftoverFolder) => string, removed: (f: LeftoverFolder, dryRun: boolean) => string): void => {
+  const each = (
+    folders: LeftoverFolder[],
+    kind: 'cache' | 'artefacts',
+    remove: boolean,
+    kept: (f: LeftoverFolder) => string,
+    removed: (f: LeftoverFolder, dryRun: boolean) => string,
+  ): void => {
     for (const f of folders) {
-      const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({ kind, outcome, path: f.path, bytes: f.bytes, text });
+      const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({
+        kind,
+        outcome,
+        path: f.path,
+        bytes: f.bytes,
+        text,
+      });
       if (!remove) items.push(item('kept', kept(f)));
       else if (input.dryRun) items.push(item('would', removed(f, true)));
       else {
         const error = removeFolder(f.path);
-        items.push(error === null ? item('done', removed(f, false)) : item('failed', CLEAN_TEXT.removeFailed(f.path, error)));
+        items.push(
+          error === null ? item('done', removed(f, false)) : item('failed', CLEAN_TEXT.removeFailed(f.path, error)),
+        );
       }
     }
   };
   const demo = foldersIn(input.cacheDir, DEMO_DATASET);
-  if (demo.length === 0) items.push({ kind: 'cache', outcome: 'none', path: null, text: CLEAN_TEXT.noDemo(input.cacheDir) });
-  each(demo, 'cache', input.cache, (f) => CLEAN_TEXT.demoKept(f.path, f.bytes), (f, dry) => CLEAN_TEXT.demoRemoved(f.path, f.bytes, dry));
+  if (demo.length === 0)
+    items.push({ kind: 'cache', outcome: 'none', path: null, text: CLEAN_TEXT.noDemo(input.cacheDir) });
+  each(
+    demo,
+    'cache',
+    input.cache,
+    (f) => CLEAN_TEXT.demoKept(f.path, f.bytes),
+    (f, dry) => CLEAN_TEXT.demoRemoved(f.path, f.bytes, dry),
+  );
   const profiles = foldersIn(input.profilesDir, ARTEFACT_FOLDER);
   const validate = foldersIn(input.reportsDir, VALIDATE_FOLDER);
-  if (profiles.length + validate.length === 0) items.push({ kind: 'artefacts', outcome: 'none', path: null, text: CLEAN_TEXT.noArtefacts(input.profilesDir, input.reportsDir) });
+  if (profiles.length + validate.length === 0)
+    items.push({
+      kind: 'artefacts',
+      outcome: 'none',
+      path: null,
+      text: CLEAN_TEXT.noArtefacts(input.profilesDir, input.reportsDir),
+    });
   for (const [folders, what] of [
     [profiles, ARTEFACT_WORDS.profile],
     [validate, ARTEFACT_WORDS.validate],
   ] as const) {
-    each(folders, 'artefacts', input.artifacts, (f) => CLEAN_TEXT.artefactsKept(f.path, f.bytes, what), (f, dry) => CLEAN_TEXT.artefactsRemoved(f.path, f.bytes, what, dry));
+    each(
+      folders,
+      'artefacts',
+      input.artifacts,
+      (f) => CLEAN_TEXT.artefactsKept(f.path, f.bytes, what),
+      (f, dry) => CLEAN_TEXT.artefactsRemoved(f.path, f.bytes, what, dry),
+    );
   }
   return items;
 }

@@ -31,7 +31,11 @@ export interface RawCleanOptions {
 }
 
 /** What `clean` does once commander has parsed its flags, on `machine` (this machine's cgroups when none is given). */
-export async function cleanAction(raw: RawCleanOptions, io: Io, machine: CleanMachine = realMachine): Promise<ExitCode> {
+export async function cleanAction(
+  raw: RawCleanOptions,
+  io: Io,
+  machine: CleanMachine = realMachine,
+): Promise<ExitCode> {
   const input: CleanInput = {
     cgroupRoots: machine.cgroupRoots(io),
     cgroupFs: machine.cgroupFs,

@@ -5,9 +5,15 @@ import { withExitCodes, type CommandFactory, type ExitCodeList } from './program
 
 /** The exit codes `clean` can return, in its --help and docs/cli.md. */
 const CLEAN_EXIT_CODES: ExitCodeList = [
-  { code: ExitCode.Ok, meaning: 'success: everything found was removed, restored, or listed as kept (each line says which)' },
+  {
+    code: ExitCode.Ok,
+    meaning: 'success: everything found was removed, restored, or listed as kept (each line says which)',
+  },
   ExitCode.Usage,
-  { code: ExitCode.Environment, meaning: 'something could not be removed or restored (its line names it and the fix; often: run as root)' },
+  {
+    code: ExitCode.Environment,
+    meaning: 'something could not be removed or restored (its line names it and the fix; often: run as root)',
+  },
   ExitCode.Internal,
 ];
 
@@ -15,11 +21,19 @@ const CLEAN_EXIT_CODES: ExitCodeList = [
 export function cleanCommandWith(machine?: CleanMachine): CommandFactory {
   return (io, result) => {
     const command = new Command('clean')
-      .description('remove what ds-analyzer left behind and restore what it changed on this machine (cgroups of killed runs, a DAMON reclaim pause), and list or remove its files')
+      .description(
+        'remove what ds-analyzer left behind and restore what it changed on this machine (cgroups of killed runs, a DAMON reclaim pause), and list or remove its files',
+      )
       .option('--dry-run', 'say what would be done, change nothing')
-      .option('--force', "kill the processes of a killed run still inside its ds-analyzer-* cgroup, then remove the group (default: keep it and name them)")
+      .option(
+        '--force',
+        'kill the processes of a killed run still inside its ds-analyzer-* cgroup, then remove the group (default: keep it and name them)',
+      )
       .option('--cache', "remove the demo's datasets under ~/.cache/ds-analyzer (default: list them with their size)")
-      .option('--artifacts', "remove the profiles' artefact folders (<profile>.d: the job's logs and events) and validate's work folders (reports/validate-*); the profiles themselves are kept (default: list them with their size)")
+      .option(
+        '--artifacts',
+        "remove the profiles' artefact folders (<profile>.d: the job's logs and events) and validate's work folders (reports/validate-*); the profiles themselves are kept (default: list them with their size)",
+      )
       .option('--profiles-dir <dir>', 'folder of the profiles whose artefact folders are listed', 'profiles')
       .option('--reports-dir <dir>', "folder of validate's work folders", 'reports')
       .addHelpText(

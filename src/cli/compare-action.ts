@@ -11,6 +11,8 @@ export function compareAction(pathA: string, pathB: string, raw: { json?: boolea
   const a = readProfile(resolve(io.cwd, pathA));
   const b = readProfile(resolve(io.cwd, pathB));
   const comparison = compareProfiles(a, b);
-  io.stdout(raw.json ? JSON.stringify(compareOutput(comparison), null, 1) + '\n' : renderComparison(comparison, pathA, pathB));
+  io.stdout(
+    raw.json ? JSON.stringify(compareOutput(comparison), null, 1) + '\n' : renderComparison(comparison, pathA, pathB),
+  );
   return ExitCode.Ok;
 }

@@ -13,7 +13,9 @@ const COMPARE_EXIT_CODES: ExitCodeList = [
 
 export const compareCommand: CommandFactory = (io, result) => {
   const command = new Command('compare')
-    .description('show two profiles side by side: each figure, its change, and whether the change is beyond the noise of both')
+    .description(
+      'show two profiles side by side: each figure, its change, and whether the change is beyond the noise of both',
+    )
     .argument('<a>', 'profile A (before)')
     .argument('<b>', 'profile B (after)')
     .option('--json', 'print the comparison as JSON on stdout')

@@ -21,7 +21,10 @@ export interface RawDemoOptions {
 
 /** What `demo` does once commander has parsed its flags: the demo's run, its summary and report, and the exit code. */
 export async function demoAction(raw: RawDemoOptions, io: Io): Promise<number> {
-  const outcome = await runDemo(parseDemoOptions(raw, io), { ...profileProgressHooks(io), ...demoProgressHooks(io.stderr) });
+  const outcome = await runDemo(parseDemoOptions(raw, io), {
+    ...profileProgressHooks(io),
+    ...demoProgressHooks(io.stderr),
+  });
   const { run } = outcome;
   const report =
     raw.report && run.exitCode === ExitCode.Ok
@@ -29,7 +32,9 @@ export async function demoAction(raw: RawDemoOptions, io: Io): Promise<number> {
       : null;
   const exitCode = reportProfileOutcome(run, io, { json: Boolean(raw.json) });
   // With --json stdout holds only the profile, so the rest goes to stderr.
-  (raw.json ? io.stderr : io.stdout)(renderDemoOutcome({ ...outcome, report }, (path) => relative(io.cwd, path) || path));
+  (raw.json ? io.stderr : io.stdout)(
+    renderDemoOutcome({ ...outcome, report }, (path) => relative(io.cwd, path) || path),
+  );
   return exitCode;
 }
 

@@ -24,7 +24,10 @@ export const demoCommand: CommandFactory = (io, result) => {
     .option('--reports-dir <dir>', 'folder for the HTML and Markdown report', 'reports')
     .option('--no-report', 'do not write the report')
     .option('--no-throttle', 'do not throttle storage even where permitted')
-    .option('--remote', 'serve the dataset from an object store on loopback and profile it as remote data, capped at the metering proxy (no root needed); runs the --quick workload, as the proxy handles every byte')
+    .option(
+      '--remote',
+      'serve the dataset from an object store on loopback and profile it as remote data, capped at the metering proxy (no root needed); runs the --quick workload, as the proxy handles every byte',
+    )
     .option('--json', 'print only the profile JSON on stdout')
     .addHelpText(
       'after',

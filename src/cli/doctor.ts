@@ -11,7 +11,10 @@ const DOCTOR_EXIT_CODES: ExitCodeList = [
   ExitCode.Usage,
   { code: ExitCode.BadValue, meaning: '--require names a capability doctor does not check' },
   ExitCode.Internal,
-  { code: ExitCode.MissingCapability, meaning: 'a capability named in --require is missing here (stderr names it; its fix is in the table)' },
+  {
+    code: ExitCode.MissingCapability,
+    meaning: 'a capability named in --require is missing here (stderr names it; its fix is in the table)',
+  },
 ];
 
 /** doctor with the machine probed by `diagnoseMachine`: a fake in tests; the real probes when none is given. */
@@ -20,9 +23,19 @@ export function doctorCommandWith(diagnoseMachine?: (input: DiagnoseInput) => Pr
     const command = new Command('doctor')
       .description('show what this machine allows the profiler to do, and what each missing piece costs')
       .option('--json', 'print what was found as JSON (docs/json-output.md)')
-      .option('--data <dir>', "also name the file system of a dataset folder and what it lets the cache modes prove (repeatable)", collect)
-      .option('--python <path>', "the job's interpreter, as profile --python names it: doctor says whether it is found (default: python3 on PATH)")
-      .option('--require <list>', `exit with code ${ExitCode.MissingCapability} when any of these capabilities is missing, e.g. storage-throttle,python-torch (a CI pre-flight check); any of ${CAPABILITY_NAMES.join(', ')}`)
+      .option(
+        '--data <dir>',
+        'also name the file system of a dataset folder and what it lets the cache modes prove (repeatable)',
+        collect,
+      )
+      .option(
+        '--python <path>',
+        "the job's interpreter, as profile --python names it: doctor says whether it is found (default: python3 on PATH)",
+      )
+      .option(
+        '--require <list>',
+        `exit with code ${ExitCode.MissingCapability} when any of these capabilities is missing, e.g. storage-throttle,python-torch (a CI pre-flight check); any of ${CAPABILITY_NAMES.join(', ')}`,
+      )
       .addHelpText(
         'after',
         `

@@ -19,7 +19,10 @@ export const exportCommand: CommandFactory = (io, result) => {
     .description("write a profile's per-iteration results as CSV, a Chrome/Perfetto trace or TensorBoard scalars")
     .argument('<profile>', 'profile file')
     .requiredOption('--format <format>', 'csv, chrome-trace or tensorboard')
-    .option('--out <path>', 'file to write (a folder for tensorboard) (default: beside the profile: NAME.csv, NAME.trace.json, NAME-tensorboard/)')
+    .option(
+      '--out <path>',
+      'file to write (a folder for tensorboard) (default: beside the profile: NAME.csv, NAME.trace.json, NAME-tensorboard/)',
+    )
     .option('--force', 'replace an existing output (without it, export refuses to; tensorboard: a non-empty log dir)')
     .addHelpText(
       'after',

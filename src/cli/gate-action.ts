@@ -14,6 +14,8 @@ export async function gateAction(profileArg: string | undefined, raw: RawGateOpt
   const options = await prepareGate(raw, io.cwd);
   const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const profile = await withLaterEpochs(await loadProfile(profilePath), options.epochs);
-  const baseline = options.baselinePath ? await withLaterEpochs(await loadProfile(options.baselinePath), options.epochs) : null;
+  const baseline = options.baselinePath
+    ? await withLaterEpochs(await loadProfile(options.baselinePath), options.epochs)
+    : null;
   return runGate(profile, profileArg ?? profilePath, options, io, baseline);
 }

@@ -8,28 +8,49 @@ const GATE_EXIT_CODES: ExitCodeList = [
   { code: ExitCode.Ok, meaning: 'every budget at level error held (warnings may be printed)' },
   { code: ExitCode.GateFailed, meaning: 'a budget at level error failed (the verdict says which, and why)' },
   { code: ExitCode.Usage, meaning: 'usage: no budget given, a regression budget without --baseline, an unknown flag' },
-  { code: ExitCode.BadValue, meaning: 'a bad value: a flag value, or a config file that is not valid JSON or has an unknown key, a wrong type, or a level other than error/warn/off' },
+  {
+    code: ExitCode.BadValue,
+    meaning:
+      'a bad value: a flag value, or a config file that is not valid JSON or has an unknown key, a wrong type, or a level other than error/warn/off',
+  },
   { code: ExitCode.MissingInput, meaning: 'the profile, the baseline or the config file does not exist' },
   { code: ExitCode.JobFailed, meaning: 'the profile records a failed training job' },
-  { code: ExitCode.CorruptFile, meaning: 'the profile or baseline is corrupt (not JSON, wrong schemaVersion, malformed)' },
+  {
+    code: ExitCode.CorruptFile,
+    meaning: 'the profile or baseline is corrupt (not JSON, wrong schemaVersion, malformed)',
+  },
   { code: ExitCode.Environment, meaning: 'the JUnit file or the step summary cannot be written (a full disk)' },
   ExitCode.Internal,
 ];
 
 export const gateCommand: CommandFactory = (io, result) => {
   const command = new Command('gate')
-    .description('check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI')
+    .description(
+      'check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI',
+    )
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--config <file>', 'JSON file of budgets with levels error/warn/off (docs/ci.md)')
     .option('--max-fetch-stall <share>', 'largest fetch stall, as a share of the iteration time, e.g. 20%')
     .option('--max-prep-stall <share>', 'largest prep stall, as a share of the iteration time')
     .option('--max-total-stall <share>', 'largest fetch + prep stall, as a share of the iteration time')
-    .option('--max-checkpoint-stall <share>', 'largest checkpoint stall (saves amortised per iteration), as a share of the iteration time')
-    .option('--max-time-to-first-batch <duration>', "longest time from the training loader's iter() to its first batch in the cold mode, e.g. 30s or 2m")
+    .option(
+      '--max-checkpoint-stall <share>',
+      'largest checkpoint stall (saves amortised per iteration), as a share of the iteration time',
+    )
+    .option(
+      '--max-time-to-first-batch <duration>',
+      "longest time from the training loader's iter() to its first batch in the cold mode, e.g. 30s or 2m",
+    )
     .option('--min-throughput <samples/s>', 'lowest training throughput (cold mode), samples/s')
-    .option('--epochs <which>', "which epochs the stall, throughput and regression budgets judge: 'first' (the dataset cold: the cold mode) or 'later' (epochs 2+: the cached pace where the page cache holds the dataset, else the what-if's steady state) (default: first, or the config's epochs)")
+    .option(
+      '--epochs <which>',
+      "which epochs the stall, throughput and regression budgets judge: 'first' (the dataset cold: the cold mode) or 'later' (epochs 2+: the cached pace where the page cache holds the dataset, else the what-if's steady state) (default: first, or the config's epochs)",
+    )
     .option('--baseline <file>', 'baseline profile for the regression rule')
-    .option('--max-regression <share>', 'largest growth of the iteration time over the baseline, beyond the noise of both (default 5% with --baseline)')
+    .option(
+      '--max-regression <share>',
+      'largest growth of the iteration time over the baseline, beyond the noise of both (default 5% with --baseline)',
+    )
     .option('--junit <file>', 'also write JUnit XML, one test case per rule')
     .option('--json', 'print the verdict as JSON on stdout')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')

@@ -20,7 +20,8 @@ export function processIo(): Io {
   let stdoutOpen = true;
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     stdoutOpen = false;
-    if (error.code !== 'EPIPE') process.stderr.write(`ds-analyzer: cannot write to standard output: ${error.message}\n`);
+    if (error.code !== 'EPIPE')
+      process.stderr.write(`ds-analyzer: cannot write to standard output: ${error.message}\n`);
   });
   return {
     stdout: (text) => {

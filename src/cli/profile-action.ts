@@ -68,15 +68,23 @@ export interface RawProfileOptions {
 export async function profileAction(command: string[], raw: RawProfileOptions, io: Io): Promise<number> {
   const input = parseProfileOptions(command, raw, io);
   // A bad gate config fails before anything runs, not after minutes of profiling.
-  const gate = raw.gate ? await prepareGate({ config: raw.gate, baseline: raw.baseline, junit: raw.junit }, io.cwd) : null;
+  const gate = raw.gate
+    ? await prepareGate({ config: raw.gate, baseline: raw.baseline, junit: raw.junit }, io.cwd)
+    : null;
   if (!gate && (raw.baseline || raw.junit)) {
     throw new UserError(PROFILE_TEXT.gateFlagsWithoutGate, ExitCode.Usage);
   }
   const redact = raw.redact ? { home: io.env.HOME ?? null, cwd: io.cwd } : undefined;
   if (input.runAs) io.stderr(`note: ${runAsNote(input.runAs, raw.asUser)}\n`);
-  const handBack = input.runAs ? outputsOf(input, input.runAs, raw.junit ? resolve(io.cwd, raw.junit) : null) : () => {};
+  const handBack = input.runAs
+    ? outputsOf(input, input.runAs, raw.junit ? resolve(io.cwd, raw.junit) : null)
+    : () => {};
   try {
-    const { exitCode, outcome } = await runAndReport(redact ? { ...input, sink: redactingSink(fileSink, redact) } : input, io, { json: Boolean(raw.json), redact });
+    const { exitCode, outcome } = await runAndReport(
+      redact ? { ...input, sink: redactingSink(fileSink, redact) } : input,
+      io,
+      { json: Boolean(raw.json), redact },
+    );
     // With --json stdout holds only the profile, so the verdict goes to stderr.
     if (!gate || exitCode !== ExitCode.Ok) return exitCode;
     const baseline = gate.baselinePath ? await withLaterEpochs(readProfile(gate.baselinePath), gate.epochs) : null;
@@ -151,7 +159,9 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
   const mergedOutFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
   // Each node's own profile and run folders beside the merged one: on a shared folder they must not collide.
   const outFile = plan ? nodeProfilePath(mergedOutFile, hostname()) : mergedOutFile;
-  const jobCacheDir = raw.jobCache ? checkJobCache(resolve(io.cwd, raw.jobCache), [io.cwd, outFile, io.env.HOME ?? '/']) : null;
+  const jobCacheDir = raw.jobCache
+    ? checkJobCache(resolve(io.cwd, raw.jobCache), [io.cwd, outFile, io.env.HOME ?? '/'])
+    : null;
   // --python first: setpriv is looked up on the PATH it leaves.
   const env = raw.python !== undefined ? withPython(raw.python, io.env, io.cwd) : io.env;
   const runAs = chooseRunAs({ flag: raw.asUser, env });
@@ -162,7 +172,16 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     ...(runAs ? { runAs } : {}),
     jobName,
     dataRoots,
-    ...(raw.remote ? { remote: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null, jobCache: jobCacheDir, netMeter } } : {}),
+    ...(raw.remote
+      ? {
+          remote: {
+            url: redactUrl(raw.remote),
+            endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null,
+            jobCache: jobCacheDir,
+            netMeter,
+          },
+        }
+      : {}),
     modes,
     precision: parseFraction(raw.precision, '--precision'),
     minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
@@ -199,14 +218,24 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
     separateLaunches: Boolean(raw.separateLaunches),
     keepOutputs: Boolean(raw.keepOutputs),
-    ...(plan ? { nodes: { plan, timing: { arriveTimeoutSec: parseDurationSec(raw.nodesTimeout, '--nodes-timeout') }, mergedOutFile } } : {}),
+    ...(plan
+      ? {
+          nodes: {
+            plan,
+            timing: { arriveTimeoutSec: parseDurationSec(raw.nodesTimeout, '--nodes-timeout') },
+            mergedOutFile,
+          },
+        }
+      : {}),
   };
 }
 
 /** A node's own profile beside the merged one: run.json on host gpu-b is run.gpu-b.json. */
 export function nodeProfilePath(mergedOutFile: string, host: string): string {
   const safe = host.replace(/[^A-Za-z0-9._-]/g, '_') || 'node';
-  return mergedOutFile.endsWith('.json') ? `${mergedOutFile.slice(0, -'.json'.length)}.${safe}.json` : `${mergedOutFile}.${safe}.json`;
+  return mergedOutFile.endsWith('.json')
+    ? `${mergedOutFile.slice(0, -'.json'.length)}.${safe}.json`
+    : `${mergedOutFile}.${safe}.json`;
 }
 
 /**
@@ -232,12 +261,16 @@ function parseNetMeter(text: string | undefined): NetMeter {
 /** A TCP port for --proxy-port. */
 function parsePort(text: string): number {
   const port = Number(text);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UserError(PROFILE_TEXT.notAPort(text), ExitCode.BadValue);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new UserError(PROFILE_TEXT.notAPort(text), ExitCode.BadValue);
   return port;
 }
 
 function parseModes(text: string): Mode[] {
-  const modes = text.split(',').map((m) => m.trim()).filter(Boolean);
+  const modes = text
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean);
   for (const mode of modes) {
     if (!ModeSchema.safeParse(mode).success) {
       throw new UserError(PROFILE_TEXT.unknownMode(mode, MODES), ExitCode.BadValue);

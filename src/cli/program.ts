@@ -47,7 +47,9 @@ export function exitCodesOf(command: Command): readonly ExitCodeUse[] | undefine
 
 /** The 'Exit codes:' block of a --help. */
 export function exitCodesHelp(uses: readonly ExitCodeUse[], title = 'Exit codes:'): string {
-  const lines = uses.map(({ code, meaning }) => `  ${String(code).padEnd(4)} ${wrap(meaning ?? EXIT_CODE_TEXT[code], 72, '       ')}`);
+  const lines = uses.map(
+    ({ code, meaning }) => `  ${String(code).padEnd(4)} ${wrap(meaning ?? EXIT_CODE_TEXT[code], 72, '       ')}`,
+  );
   return `\n${title}\n${lines.join('\n')}`;
 }
 

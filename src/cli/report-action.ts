@@ -20,7 +20,12 @@ export async function reportAction(profileArg: string | undefined, raw: RawRepor
   const places = { home: io.env.HOME ?? null, cwd: io.cwd };
   const profile = raw.redact ? redactProfile(readProfile(profilePath), places) : readProfile(profilePath);
   const named = profileArg ?? profilePath;
-  const written = await writeReport(profile, raw.redact ? new Redactor(places).path(named) : named, resolve(io.cwd, raw.outDir), modelWhatIf);
+  const written = await writeReport(
+    profile,
+    raw.redact ? new Redactor(places).path(named) : named,
+    resolve(io.cwd, raw.outDir),
+    modelWhatIf,
+  );
   const show = (path: string) => relative(io.cwd, path) || path;
   io.stdout(`report: ${show(written.html)}\n        ${show(written.markdown)} (+ ${written.pngs.length} PNG charts)\n`);
   for (const note of reportNotes(written)) io.stderr(`ds-analyzer: ${note}\n`);

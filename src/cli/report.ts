@@ -19,7 +19,10 @@ export const reportCommand: CommandFactory = (io, result) => {
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
     .option('--out-dir <dir>', 'folder for the report files', 'reports')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
-    .option('--redact', 'keep host names, absolute paths and command-line secrets out of the report, as profile --redact does (docs/side-effects.md)')
+    .option(
+      '--redact',
+      'keep host names, absolute paths and command-line secrets out of the report, as profile --redact does (docs/side-effects.md)',
+    )
     .addHelpText(
       'after',
       `

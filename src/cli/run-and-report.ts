@@ -1,6 +1,12 @@
 import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
-import { DEFAULT_FIRST_ITERATION_TIMEOUT_SEC, runProfile, type ProfileRunHooks, type ProfileRunInput, type ProfileRunOutcome } from '../profile/run-profile.js';
+import {
+  DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
+  runProfile,
+  type ProfileRunHooks,
+  type ProfileRunInput,
+  type ProfileRunOutcome,
+} from '../profile/run-profile.js';
 import { allRuns, failedBeforeAnyIteration, iterationsSeen } from '../profile/run-outcome.js';
 import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
@@ -23,24 +29,44 @@ export async function runAndReport(
   const measured = await runProfile(input, profileProgressHooks(io));
   // --redact: what is shown is what was written, and the job's logs follow the profile.
   const outcome = options.redact ? redactOutcome(measured, input, options.redact, io) : measured;
-  return { exitCode: reportProfileOutcome(outcome, io, { json: options.json, firstIterationTimeoutSec: input.firstIterationTimeoutSec }), outcome };
+  return {
+    exitCode: reportProfileOutcome(outcome, io, {
+      json: options.json,
+      firstIterationTimeoutSec: input.firstIterationTimeoutSec,
+    }),
+    outcome,
+  };
 }
 
 /** The outcome as --redact shows it, the job's saved logs redacted the same way (said on stderr). */
-function redactOutcome(outcome: ProfileRunOutcome, input: ProfileRunInput, places: RedactionPlaces, io: Io): ProfileRunOutcome {
+function redactOutcome(
+  outcome: ProfileRunOutcome,
+  input: ProfileRunInput,
+  places: RedactionPlaces,
+  io: Io,
+): ProfileRunOutcome {
   const outFile = input.outFile;
   const redactor = new Redactor(places, hostnamesOf(outcome.profile), input.argv);
   const logs = redactLogs(artefactsDir(outFile), redactor);
-  if (logs > 0) io.stderr(`ds-analyzer: --redact: the job's ${logs} logs and event files under ${redactor.path(artefactsDir(outFile))} were redacted as the profile was\n`);
+  if (logs > 0)
+    io.stderr(
+      `ds-analyzer: --redact: the job's ${logs} logs and event files under ${redactor.path(artefactsDir(outFile))} were redacted as the profile was\n`,
+    );
   const failureTail = outcome.failureTail === null ? null : redactor.text(outcome.failureTail);
-  return { ...outcome, profile: redactProfile(outcome.profile, places), path: redactor.path(outcome.path), failureTail };
+  return {
+    ...outcome,
+    profile: redactProfile(outcome.profile, places),
+    path: redactor.path(outcome.path),
+    failureTail,
+  };
 }
 
 /** Hooks of a profile run that show its live progress on stderr. */
 export function profileProgressHooks(io: Io): ProfileRunHooks {
   const progress = createProgress(io.stderr, io.isTTY);
   return {
-    onModeStart: (label, inLaunch) => progress.line(inLaunch ? `${label}: state set; the running job switched modes` : `${label}: starting the job`),
+    onModeStart: (label, inLaunch) =>
+      progress.line(inLaunch ? `${label}: state set; the running job switched modes` : `${label}: starting the job`),
     onProgress: (p) => progress.update(p),
     onModeDone: (result) =>
       progress.line(
@@ -60,7 +86,11 @@ export function profileProgressHooks(io: Io): ProfileRunHooks {
  * profile on stdout), then the failure explained; returns the exit code.
  * `firstIterationTimeoutSec` is the run's, when it set one.
  */
-export function reportProfileOutcome(outcome: ProfileRunOutcome, io: Io, options: { json: boolean; firstIterationTimeoutSec?: number }): number {
+export function reportProfileOutcome(
+  outcome: ProfileRunOutcome,
+  io: Io,
+  options: { json: boolean; firstIterationTimeoutSec?: number },
+): number {
   if (options.json) {
     io.stdout(JSON.stringify(outcome.profile, null, 1) + '\n');
   } else if (!failedBeforeAnyIteration(outcome)) {
@@ -72,14 +102,17 @@ export function reportProfileOutcome(outcome: ProfileRunOutcome, io: Io, options
 
 /** 'cold', 'cached at 1 CPU(s)', or 'overlap probe (45% resident)'. */
 function runName(result: ModeResult & { residentShare?: number }): string {
-  if (result.residentShare !== undefined) return `overlap probe (cold, ${(result.residentShare * 100).toFixed(0)}% held resident)`;
+  if (result.residentShare !== undefined)
+    return `overlap probe (cold, ${(result.residentShare * 100).toFixed(0)}% held resident)`;
   return result.cpus ? `${result.mode} at ${result.cpus.length} CPU(s)` : result.mode;
 }
 
 function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeoutSec: number): number {
   const runs = allRuns(outcome.profile);
   const failed = runs.find((m) => m.status === 'failed') ?? runs.find((m) => m.status !== 'ok');
-  const saved = Object.values(outcome.profile.modes).filter((m) => m.status === 'ok').map((m) => m.mode);
+  const saved = Object.values(outcome.profile.modes)
+    .filter((m) => m.status === 'ok')
+    .map((m) => m.mode);
   const nothing = failedBeforeAnyIteration(outcome);
   const savedText = nothing
     ? `nothing was measured (the partial profile is saved in ${outcome.path})`

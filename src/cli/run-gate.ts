@@ -25,10 +25,18 @@ export interface GateIo {
  * at options.baselinePath, read by the caller (readProfile or loadProfile:
  * a missing or corrupt one is a UserError, 4 or 7), null without one.
  */
-export function runGate(profile: Profile, profilePath: string, options: GateOptions, io: GateIo, baseline: Profile | null): number {
+export function runGate(
+  profile: Profile,
+  profilePath: string,
+  options: GateOptions,
+  io: GateIo,
+  baseline: Profile | null,
+): number {
   const verdict = evaluateGate(profile, options.budgets, baseline, options.epochs);
   if (options.json) {
-    io.stdout(JSON.stringify(gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict }), null, 1) + '\n');
+    io.stdout(
+      JSON.stringify(gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict }), null, 1) + '\n',
+    );
   } else {
     io.stdout(renderVerdict(verdict, profilePath, options.baselinePath));
   }
@@ -38,10 +46,11 @@ export function runGate(profile: Profile, profilePath: string, options: GateOpti
     try {
       appendStepSummary(summaryPath, stepSummaryMarkdown(verdict, profilePath, options.baselinePath));
     } catch (error) {
-      io.stderr(`ds-analyzer: warning: cannot append to GITHUB_STEP_SUMMARY '${summaryPath}': ${(error as Error).message}\n`);
+      io.stderr(
+        `ds-analyzer: warning: cannot append to GITHUB_STEP_SUMMARY '${summaryPath}': ${(error as Error).message}\n`,
+      );
     }
   }
   if (verdict.jobFailure) io.stderr(`ds-analyzer: ${verdict.jobFailure}: see the job's logs beside the profile\n`);
   return verdict.exitCode;
 }
-

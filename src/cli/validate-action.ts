@@ -7,7 +7,17 @@ import { runValidation, type ValidateInput } from '../validate/run-validate.js';
 import { validationFailure } from '../validate/verdict.js';
 import type { PointRequest } from '../validate/points.js';
 import { VALIDATE_TEXT } from '../validate/validate-text.js';
-import { parseCacheSize, parseCacheSizeList, parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseLatencySec, parseRate, type CacheSize } from '../units.js';
+import {
+  parseCacheSize,
+  parseCacheSizeList,
+  parseCountList,
+  parseDurationSec,
+  parseFraction,
+  parsePositiveInt,
+  parseLatencySec,
+  parseRate,
+  type CacheSize,
+} from '../units.js';
 import { ExitCode, UserError } from '../errors.js';
 import { validateOutput } from '../schema/validate-output.js';
 import { isNotEnoughData } from '../whatif/model.js';
@@ -41,11 +51,20 @@ export interface RawValidateOptions {
 /** What `validate` does once commander has parsed its flags: runs the points, compares them with the what-if, prints the verdict. */
 export async function validateAction(file: string | undefined, raw: RawValidateOptions, io: Io): Promise<ExitCode> {
   const { path, input } = parseValidateOptions(file, raw, io);
-  const outcome = await runValidation(input, { ...validateProgressHooks(io.stderr, io.isTTY, input.epochs), onSignal: io.onSignal });
+  const outcome = await runValidation(input, {
+    ...validateProgressHooks(io.stderr, io.isTTY, input.epochs),
+    onSignal: io.onSignal,
+  });
   if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
   const { report, plan } = outcome;
-  io.stderr(`ds-analyzer: each point's job output and events are in ${relative(io.cwd, input.workDir) || input.workDir}\n`);
-  io.stdout(raw.json ? JSON.stringify(validateOutput({ profile: path, ...report }), null, 1) + '\n' : renderValidation(report, path));
+  io.stderr(
+    `ds-analyzer: each point's job output and events are in ${relative(io.cwd, input.workDir) || input.workDir}\n`,
+  );
+  io.stdout(
+    raw.json
+      ? JSON.stringify(validateOutput({ profile: path, ...report }), null, 1) + '\n'
+      : renderValidation(report, path),
+  );
   const failure = validationFailure(report, plan.length);
   if (failure) throw new UserError(renderValidationFailure(failure), failure.exitCode);
   return ExitCode.Ok;
@@ -68,24 +87,43 @@ function parseCells(text: string): { cpus: number; cache: CacheSize }[] {
     if (cache === undefined || extra !== undefined || cpus === '' || cache === '') {
       throw new UserError(VALIDATE_TEXT.notACell(entry.trim()), ExitCode.BadValue);
     }
-    return { cpus: parsePositiveInt(cpus, `--cells ${entry.trim()}: the CPU count`), cache: parseCacheSize(cache, `--cells ${entry.trim()}: the cache`) };
+    return {
+      cpus: parsePositiveInt(cpus, `--cells ${entry.trim()}: the CPU count`),
+      cache: parseCacheSize(cache, `--cells ${entry.trim()}: the cache`),
+    };
   });
 }
 
 /** Turns commander's strings into validate's input; every error names its flag. */
-function parseValidateOptions(file: string | undefined, raw: RawValidateOptions, io: Pick<Io, 'cwd' | 'env'>): { path: string; input: ValidateInput } {
+function parseValidateOptions(
+  file: string | undefined,
+  raw: RawValidateOptions,
+  io: Pick<Io, 'cwd' | 'env'>,
+): { path: string; input: ValidateInput } {
   const request: PointRequest = {
     cacheSizes: raw.cache === undefined ? [] : parseCacheSizeList(raw.cache, '--cache', ['recommended'] as const),
     // Whether this machine has that many CPUs is checked when the point runs (affinity).
     cpuCounts: raw.cpus === undefined ? [] : parseCountList(raw.cpus, '--cpus', 1),
     workerCounts: raw.workers === undefined ? [] : parseCountList(raw.workers, '--workers'),
-    bandwidths: raw.storageBw === undefined ? [] : raw.storageBw.split(',').map((rate) => parseRate(rate.trim(), '--storage-bw')),
-    writeBandwidths: raw.writeBw === undefined ? [] : raw.writeBw.split(',').map((rate) => parseRate(rate.trim(), '--write-bw')),
-    latencies: raw.latency === undefined ? [] : raw.latency.split(',').map((ms) => parseLatencySec(ms.trim(), '--latency')),
+    bandwidths:
+      raw.storageBw === undefined ? [] : raw.storageBw.split(',').map((rate) => parseRate(rate.trim(), '--storage-bw')),
+    writeBandwidths:
+      raw.writeBw === undefined ? [] : raw.writeBw.split(',').map((rate) => parseRate(rate.trim(), '--write-bw')),
+    latencies:
+      raw.latency === undefined ? [] : raw.latency.split(',').map((ms) => parseLatencySec(ms.trim(), '--latency')),
     cells: raw.cells === undefined ? [] : parseCells(raw.cells),
     control: raw.control,
   };
-  if ((request.cells?.length ?? 0) + request.cacheSizes.length + request.cpuCounts.length + request.workerCounts.length + (request.bandwidths?.length ?? 0) + (request.latencies?.length ?? 0) + (request.writeBandwidths?.length ?? 0) === 0) {
+  if (
+    (request.cells?.length ?? 0) +
+      request.cacheSizes.length +
+      request.cpuCounts.length +
+      request.workerCounts.length +
+      (request.bandwidths?.length ?? 0) +
+      (request.latencies?.length ?? 0) +
+      (request.writeBandwidths?.length ?? 0) ===
+    0
+  ) {
     throw new UserError(VALIDATE_TEXT.nothingAsked, ExitCode.Usage);
   }
   const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));

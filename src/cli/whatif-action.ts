@@ -3,7 +3,16 @@ import { ExitCode, UserError } from '../errors.js';
 import { loadProfile, newestProfile } from '../store/profile-files.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { matrixOutput, whatifOutput } from '../schema/output-headers.js';
-import { parseCacheSizeList, parseCountList, parseFraction, parsePositiveInt, parsePositiveNumber, parseRate, resolveCacheSize, type CacheSize } from '../units.js';
+import {
+  parseCacheSizeList,
+  parseCountList,
+  parseFraction,
+  parsePositiveInt,
+  parsePositiveNumber,
+  parseRate,
+  resolveCacheSize,
+  type CacheSize,
+} from '../units.js';
 import { fitModel, isNotEnoughData } from '../whatif/model.js';
 import type { RawKnobFlags } from '../whatif/knobs/knob.js';
 import { parseKnobFlags, profileDefaults, resolveAgainstProfile } from '../whatif/knobs/query.js';
@@ -55,14 +64,19 @@ export async function whatifAction(profileArg: string | undefined, raw: RawWhati
 function parsePipelineOptions(raw: RawWhatifOptions): PipelineQuery {
   if (raw.asyncSave && raw.syncSave) throw new UserError(WHATIF_TEXT.twoSaveModes, ExitCode.Usage);
   const query: PipelineQuery = {};
-  if (raw.checkpointEvery !== undefined) query.checkpointEvery = parsePositiveInt(raw.checkpointEvery, '--checkpoint-every');
+  if (raw.checkpointEvery !== undefined)
+    query.checkpointEvery = parsePositiveInt(raw.checkpointEvery, '--checkpoint-every');
   if (raw.writeBw !== undefined) query.writeBytesPerSec = parseRate(raw.writeBw, '--write-bw');
   if (raw.asyncSave) query.saveMode = 'async';
   if (raw.syncSave) query.saveMode = 'sync';
-  if (raw.checkpointBudget !== undefined) query.overheadBudget = parseFraction(raw.checkpointBudget, '--checkpoint-budget');
-  if (raw.failuresPerDay !== undefined) query.failuresPerDay = parsePositiveNumber(raw.failuresPerDay, '--failures-per-day');
-  if (raw.persistentWorkers !== undefined) query.persistentWorkers = parseBoolean(raw.persistentWorkers, '--persistent-workers');
-  if (raw.prefetchFactor !== undefined) query.prefetchFactor = parsePositiveInt(raw.prefetchFactor, '--prefetch-factor');
+  if (raw.checkpointBudget !== undefined)
+    query.overheadBudget = parseFraction(raw.checkpointBudget, '--checkpoint-budget');
+  if (raw.failuresPerDay !== undefined)
+    query.failuresPerDay = parsePositiveNumber(raw.failuresPerDay, '--failures-per-day');
+  if (raw.persistentWorkers !== undefined)
+    query.persistentWorkers = parseBoolean(raw.persistentWorkers, '--persistent-workers');
+  if (raw.prefetchFactor !== undefined)
+    query.prefetchFactor = parsePositiveInt(raw.prefetchFactor, '--prefetch-factor');
   return query;
 }
 
@@ -76,7 +90,13 @@ function parseBoolean(value: string | boolean, flag: string): boolean {
 }
 
 /** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. Its modules load only here. */
-async function printMatrix(profile: Profile, path: string, query: WhatifQuery, raw: RawWhatifOptions, io: Io): Promise<ExitCode> {
+async function printMatrix(
+  profile: Profile,
+  path: string,
+  query: WhatifQuery,
+  raw: RawWhatifOptions,
+  io: Io,
+): Promise<ExitCode> {
   if (query.cpus !== undefined || raw.cache !== undefined) {
     throw new UserError(WHATIF_TEXT.matrixWithCpusOrCache, ExitCode.Usage);
   }
@@ -85,10 +105,17 @@ async function printMatrix(profile: Profile, path: string, query: WhatifQuery, r
   const axes = {
     ...(raw.matrixCpus !== undefined ? { cpus: parseCountList(raw.matrixCpus, '--matrix-cpus', 1) } : {}),
     ...(raw.matrixCache !== undefined
-      ? { cacheBytes: parseCacheSizeList(raw.matrixCache, '--matrix-cache').map((size) => resolveCacheSize(size as CacheSize, profile.dataset.bytes)) }
+      ? {
+          cacheBytes: parseCacheSizeList(raw.matrixCache, '--matrix-cache').map((size) =>
+            resolveCacheSize(size as CacheSize, profile.dataset.bytes),
+          ),
+        }
       : {}),
   };
-  const [{ whatifMatrix }, { renderMatrix }] = await Promise.all([import('../whatif/matrix.js'), import('../report/matrix-terminal.js')]);
+  const [{ whatifMatrix }, { renderMatrix }] = await Promise.all([
+    import('../whatif/matrix.js'),
+    import('../report/matrix-terminal.js'),
+  ]);
   const matrix = whatifMatrix(fit.model, { path, jobName: profile.jobName }, axes, query);
   io.stdout(raw.json ? JSON.stringify(matrixOutput(matrix), null, 1) + '\n' : renderMatrix(matrix));
   return ExitCode.Ok;

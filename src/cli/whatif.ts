@@ -11,14 +11,20 @@ const WHATIF_EXIT_CODES: ExitCodeList = [
   ExitCode.Ok,
   ExitCode.Usage,
   ExitCode.BadValue,
-  { code: ExitCode.MissingInput, meaning: 'the profile does not exist, or it lacks a mode or measurement the question needs (the message names the field and how to measure it)' },
+  {
+    code: ExitCode.MissingInput,
+    meaning:
+      'the profile does not exist, or it lacks a mode or measurement the question needs (the message names the field and how to measure it)',
+  },
   { code: ExitCode.CorruptFile, meaning: 'the profile is corrupt (not JSON, wrong schemaVersion, malformed)' },
   ExitCode.Internal,
 ];
 
 export const whatifCommand: CommandFactory = (io, result) => {
   const command = new Command('whatif')
-    .description('predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or accelerator, from a profile')
+    .description(
+      'predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or accelerator, from a profile',
+    )
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)');
   // The machine and job to predict for: one flag per what-if knob (src/whatif/knobs/).
   for (const { flag } of KNOBS) {
@@ -26,15 +32,37 @@ export const whatifCommand: CommandFactory = (io, result) => {
     else command.option(flag.syntax, flag.help, flag.defaultValue);
   }
   command
-    .option('--matrix', "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other settings as given (versioned JSON with --json, for a scheduler)")
-    .option('--matrix-cpus <list>', 'with --matrix: the CPU counts of the grid (default: 1, 2, 4, ... past twice the profiled count)')
-    .option('--matrix-cache <list>', 'with --matrix: the cache sizes of the grid, bytes or shares of the dataset (default: 0,25%,50%,75%,100%)')
+    .option(
+      '--matrix',
+      "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other settings as given (versioned JSON with --json, for a scheduler)",
+    )
+    .option(
+      '--matrix-cpus <list>',
+      'with --matrix: the CPU counts of the grid (default: 1, 2, 4, ... past twice the profiled count)',
+    )
+    .option(
+      '--matrix-cache <list>',
+      'with --matrix: the cache sizes of the grid, bytes or shares of the dataset (default: 0,25%,50%,75%,100%)',
+    )
     .option('--checkpoint-every <k>', 'iterations between checkpoint saves (default: as profiled)')
-    .option('--write-bw <rate>', 'bytes/s a checkpoint save writes at, e.g. 200MB/s (default: as the profiled saves wrote)')
-    .option('--async-save', 'saves staged and written in the background (torch.distributed.checkpoint.async_save), the loop blocked for the staging only')
+    .option(
+      '--write-bw <rate>',
+      'bytes/s a checkpoint save writes at, e.g. 200MB/s (default: as the profiled saves wrote)',
+    )
+    .option(
+      '--async-save',
+      'saves staged and written in the background (torch.distributed.checkpoint.async_save), the loop blocked for the staging only',
+    )
     .option('--sync-save', 'saves that block the loop until written (torch.save)')
-    .option('--checkpoint-budget <pct>', "checkpointing's share of the training time to keep under, for the interval it needs (CheckFreq)", percent(CHECKFREQ_OVERHEAD_BUDGET))
-    .option('--failures-per-day <n>', 'failures a day to expect: the work a failure loses at the asked interval, and the interval that loses least with the saves (Young)')
+    .option(
+      '--checkpoint-budget <pct>',
+      "checkpointing's share of the training time to keep under, for the interval it needs (CheckFreq)",
+      percent(CHECKFREQ_OVERHEAD_BUDGET),
+    )
+    .option(
+      '--failures-per-day <n>',
+      'failures a day to expect: the work a failure loses at the asked interval, and the interval that loses least with the saves (Young)',
+    )
     .option('--persistent-workers [bool]', 'DataLoader persistent_workers: workers kept across epochs (true, or false)')
     .option('--prefetch-factor <n>', 'DataLoader prefetch_factor: batches each worker prepares ahead')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')

@@ -40,7 +40,13 @@ export interface ProfileComparison {
 /** Compares profile A (before) with B (after). */
 export function compareProfiles(a: Profile, b: Profile): ProfileComparison {
   const figures: FigureDiff[] = [];
-  const add = (group: string, name: string, unit: FigureDiff['unit'], better: FigureDiff['better'], pick: (p: Profile) => Estimate | null) => {
+  const add = (
+    group: string,
+    name: string,
+    unit: FigureDiff['unit'],
+    better: FigureDiff['better'],
+    pick: (p: Profile) => Estimate | null,
+  ) => {
     const ea = safe(pick, a);
     const eb = safe(pick, b);
     const change = ea && eb ? changeBetween(ea, eb) : null;
@@ -79,12 +85,16 @@ export function compareProfiles(a: Profile, b: Profile): ProfileComparison {
 function judge(change: Change | null, better: 'lower' | 'higher'): FigureDiff['verdict'] {
   if (!change || change.noise === 'unknown') return 'unknown';
   if (change.noise === 'within') return 'same';
-  return (change.delta < 0) === (better === 'lower') ? 'better' : 'worse';
+  return change.delta < 0 === (better === 'lower') ? 'better' : 'worse';
 }
 
 function share(part: Estimate | null | undefined, whole: Estimate | null | undefined): Estimate | null {
   if (!part || !whole || whole.mean <= 0) return null;
-  return { mean: part.mean / whole.mean, halfWidth: part.halfWidth === null ? null : part.halfWidth / whole.mean, proven: part.proven && whole.proven };
+  return {
+    mean: part.mean / whole.mean,
+    halfWidth: part.halfWidth === null ? null : part.halfWidth / whole.mean,
+    proven: part.proven && whole.proven,
+  };
 }
 
 /** A figure without an interval. */

@@ -30,7 +30,8 @@ export function changeBetween(before: Estimate, after: Estimate): Change {
   const delta = change.mean;
   const deltaHalfWidth = change.halfWidth;
   const relative = before.mean !== 0 ? delta / before.mean : null;
-  const relativeHalfWidth = relative !== null && deltaHalfWidth !== null ? deltaHalfWidth / Math.abs(before.mean) : null;
+  const relativeHalfWidth =
+    relative !== null && deltaHalfWidth !== null ? deltaHalfWidth / Math.abs(before.mean) : null;
   const noise = deltaHalfWidth === null ? 'unknown' : excludesZero(change) ? 'beyond' : 'within';
   return { delta, deltaHalfWidth, relative, relativeHalfWidth, noise, proven: change.proven };
 }

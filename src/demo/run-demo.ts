@@ -71,12 +71,21 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
   // Remote data passes every byte through the metering proxy in this process, at about 1.6 ms of CPU per MB
   // (docs/method.md): the full workload's 80 MB/s would take half a CPU of a small machine, so --remote runs the quick one.
   const preset = input.quick || input.remote ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
-  const datasetDir = resolve(input.cwd, input.datasetDir ?? join(toolCacheDir(input.env), `demo-${preset.files}x${preset.fileBytes}`));
+  const datasetDir = resolve(
+    input.cwd,
+    input.datasetDir ?? join(toolCacheDir(input.env), `demo-${preset.files}x${preset.fileBytes}`),
+  );
   hooks.onDatasetStart?.(preset, datasetDir);
-  hooks.onDatasetReady?.(await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 }));
+  hooks.onDatasetReady?.(
+    await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 }),
+  );
 
   // Remote data is capped at the metering proxy, which needs no cgroup.
-  const throttleReason = !input.throttle ? 'disabled by --no-throttle' : input.remote ? null : await throttleBlocker(datasetDir, input.env);
+  const throttleReason = !input.throttle
+    ? 'disabled by --no-throttle'
+    : input.remote
+      ? null
+      : await throttleBlocker(datasetDir, input.env);
   const storageBw = throttleReason === null ? preset.storageBwBytesPerSec : null;
   hooks.onThrottle?.(throttleReason, preset.storageBwBytesPerSec);
 
@@ -85,8 +94,19 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
   // One ledger for the profile's own CPU by component (system/kernel/cpu-ledger.ts).
   const ledger = new CpuLedger();
   const argv = [
-    process.execPath, EMULATOR, '--data', datasetDir, '--batch-size', String(preset.batchSize), '--workers', String(preset.workers),
-    '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs), ...(store ? ['--remote-base', store.url] : []),
+    process.execPath,
+    EMULATOR,
+    '--data',
+    datasetDir,
+    '--batch-size',
+    String(preset.batchSize),
+    '--workers',
+    String(preset.workers),
+    '--compute-ms',
+    String(preset.computeMs),
+    '--prep-ms',
+    String(preset.prepMs),
+    ...(store ? ['--remote-base', store.url] : []),
   ];
   let run: ProfileRunOutcome;
   try {
@@ -119,7 +139,12 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
   } finally {
     await store?.close();
   }
-  const settings: EmulatorSettings = { ...preset, cpus: run.profile.host.cpus, meanFileBytes: run.profile.dataset.meanFileBytes, storageBwBytesPerSec: storageBw };
+  const settings: EmulatorSettings = {
+    ...preset,
+    cpus: run.profile.host.cpus,
+    meanFileBytes: run.profile.dataset.meanFileBytes,
+    storageBwBytesPerSec: storageBw,
+  };
   if (run.exitCode !== ExitCode.Ok) return { run, settings, whatif: null };
   // Would the stall go if the page cache could not hold the dataset: the question the cold mode answers.
   return { run, settings, whatif: whatif(run.profile, run.path, { cacheBytes: 0 }) };
@@ -129,7 +154,13 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
 function demoRemoteData(url: string, datasetDir: string, outFile: string): DataSpec {
   const origin = new URL(url);
   const urls = listDatasetFiles(datasetDir).map((path) => `${url}/${basename(path)}`);
-  const spec: RemoteSpec = { kind: 'http', display: `${url}/ (the demo's object store)`, protocol: 'http', origins: [`${origin.hostname}:${origin.port}`], urls };
+  const spec: RemoteSpec = {
+    kind: 'http',
+    display: `${url}/ (the demo's object store)`,
+    protocol: 'http',
+    origins: [`${origin.hostname}:${origin.port}`],
+    urls,
+  };
   // The demo's job is not Python: its requests are counted at the proxy, which the cap needs anyway.
   const cacheDir = join(artefactsDir(outFile), 'remote-cache');
   const named = { url: spec.display, endpoint: null };

@@ -31,7 +31,9 @@ export interface ImpliedSplit {
 export function impliedSplit(s: EmulatorSettings): ImpliedSplit {
   const prepPerBatchMs = (s.batchSize * s.prepMs) / Math.max(1, Math.min(s.workers, s.cpus));
   const cachedMs = Math.max(s.computeMs, prepPerBatchMs);
-  const fetchPerBatchMs = s.storageBwBytesPerSec ? ((s.batchSize * s.meanFileBytes) / s.storageBwBytesPerSec) * 1000 : null;
+  const fetchPerBatchMs = s.storageBwBytesPerSec
+    ? ((s.batchSize * s.meanFileBytes) / s.storageBwBytesPerSec) * 1000
+    : null;
   return {
     computeMs: s.computeMs,
     prepStallMs: cachedMs - s.computeMs,

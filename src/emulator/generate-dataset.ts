@@ -147,8 +147,12 @@ interface Assembler {
 
 function assembler(options: Required<DatasetOptions>): Assembler {
   const chunkRaw = chunkRawBytes(options.fileBytes);
-  const randomPool = Array.from({ length: RANDOM_POOL }, (_, k) => deflateChunk(randomBytes(chunkRaw, mixSeed(options.seed, 1, k))));
-  const repetitivePool = Array.from({ length: REPETITIVE_POOL }, (_, k) => deflateChunk(repetitiveRaw(chunkRaw, mixSeed(options.seed, 2, k))));
+  const randomPool = Array.from({ length: RANDOM_POOL }, (_, k) =>
+    deflateChunk(randomBytes(chunkRaw, mixSeed(options.seed, 1, k))),
+  );
+  const repetitivePool = Array.from({ length: REPETITIVE_POOL }, (_, k) =>
+    deflateChunk(repetitiveRaw(chunkRaw, mixSeed(options.seed, 2, k))),
+  );
   const mean = (chunks: Chunk[]): number => chunks.reduce((sum, c) => sum + c.deflated.length, 0) / chunks.length;
   const pairBytes = mean(randomPool) + mean(repetitivePool);
   const pairs = Math.max(1, Math.round((options.fileBytes - ZLIB_HEADER.length - FINAL_BLOCK.length - 4) / pairBytes));

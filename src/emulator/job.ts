@@ -5,7 +5,15 @@ import { UserError } from '../errors.js';
 import { formatBytes } from '../units.js';
 import { EMULATOR_TEXT } from './emulator-text.js';
 import { ENV, MODES, type Mode } from '../schema/events.js';
-import { ControlFile, fromEnv, readProtocolEnv, restrictToSubset, StopFile, type EndReason, type EventWriter } from '../protocol/writer.js';
+import {
+  ControlFile,
+  fromEnv,
+  readProtocolEnv,
+  restrictToSubset,
+  StopFile,
+  type EndReason,
+  type EventWriter,
+} from '../protocol/writer.js';
 import { listDatasetFiles } from './generate-dataset.js';
 import { PREP_CLOCKS, type PrepClock } from './prep-clock.js';
 import { usePrepClock } from './prep.js';
@@ -83,16 +91,24 @@ function milliseconds(text: string): number {
 
 function parseOptions(argv: readonly string[]): JobOptions {
   const program = new Command('ds-analyzer-emulated-job')
-    .description('Emulated training job (DataLoader-like loader, sleeping accelerator) speaking the ds-analyzer event protocol v1')
+    .description(
+      'Emulated training job (DataLoader-like loader, sleeping accelerator) speaking the ds-analyzer event protocol v1',
+    )
     .requiredOption('--data <dir>', 'dataset folder (sample-NNNNN.bin files of a generated dataset)')
-    .option('--remote-base <url>', 'fetch each sample with a GET of URL/NAME (through HTTP_PROXY when set) instead of reading it; the names come from --data')
+    .option(
+      '--remote-base <url>',
+      'fetch each sample with a GET of URL/NAME (through HTTP_PROXY when set) instead of reading it; the names come from --data',
+    )
     .option('--batch-size <n>', 'samples per batch', integer(1), 8)
     .option('--workers <n>', 'loader worker threads (0: load in the training loop)', integer(0), 2)
     .option('--prefetch-factor <k>', 'batches in flight per worker', integer(1), 2)
     .option('--compute-ms <ms>', 'emulated accelerator time per batch', milliseconds, 20)
     .option('--prep-ms <ms>', 'CPU pre-processing time per sample', milliseconds, 2)
     .addOption(
-      new Option('--prep-clock <clock>', 'count --prep-ms in wall time, or in CPU time of the worker (CPU limits then slow prep)')
+      new Option(
+        '--prep-clock <clock>',
+        'count --prep-ms in wall time, or in CPU time of the worker (CPU limits then slow prep)',
+      )
         .choices(PREP_CLOCKS)
         .default('wall'),
     )
@@ -101,7 +117,11 @@ function parseOptions(argv: readonly string[]): JobOptions {
     .option('--seed <n>', 'seed of the epoch permutations', integer(0), 1)
     .option('--crash-at-iteration <n>', `for tests: exit with code ${CRASH_EXIT_CODE} after n iterations`, integer(0))
     .addOption(new Option('--crash-mode <mode>', `crash only when ${ENV.mode} is this mode`).choices(MODES))
-    .option('--hang-at-iteration <n>', 'for tests: stop iterating after n iterations and wait until killed (ignores the stop file)', integer(0))
+    .option(
+      '--hang-at-iteration <n>',
+      'for tests: stop iterating after n iterations and wait until killed (ignores the stop file)',
+      integer(0),
+    )
     .addOption(new Option('--hang-mode <mode>', `hang only when ${ENV.mode} is this mode`).choices(MODES))
     .exitOverride()
     .parse(argv, { from: 'user' });
@@ -188,9 +208,12 @@ async function run(argv: readonly string[]): Promise<number> {
   const env = readProtocolEnv(process.env);
   // A cached mode on a resident subset: sample only from the listed files (docs/protocol.md, DSA_SUBSET_FILE).
   const all = listDatasetFiles(options.data);
-  const restricted = env.mode === 'cached' && env.subsetFile !== undefined ? restrictToSubset(all, env.subsetFile) : null;
+  const restricted =
+    env.mode === 'cached' && env.subsetFile !== undefined ? restrictToSubset(all, env.subsetFile) : null;
   const local = restricted && restricted.kept.length > 0 ? restricted.kept : all;
-  const files = options.remoteBase ? local.map((path) => `${options.remoteBase!.replace(/\/$/, '')}/${basename(path)}`) : local;
+  const files = options.remoteBase
+    ? local.map((path) => `${options.remoteBase!.replace(/\/$/, '')}/${basename(path)}`)
+    : local;
   const budget = options.iterations ?? env.iterations ?? Infinity;
   const epochs = options.epochs ?? (Number.isFinite(budget) ? Infinity : 1);
   // The mode now: DSA_MODE, then each block the control file switches to (one launch, several modes).
@@ -211,7 +234,9 @@ async function run(argv: readonly string[]): Promise<number> {
       ...(env.numWorkers !== undefined ? { scriptWorkers: options.workers } : {}),
       ...(workers > 0 ? { prefetchFactor: options.prefetchFactor } : {}),
     },
-    ...(restricted ? { subsetNote: restricted.note, ...(restricted.kept.length > 0 ? { subsetFiles: restricted.kept.length } : {}) } : {}),
+    ...(restricted
+      ? { subsetNote: restricted.note, ...(restricted.kept.length > 0 ? { subsetFiles: restricted.kept.length } : {}) }
+      : {}),
     ...(env.controlFile !== undefined ? { switchModes: true } : {}),
   });
   const stop = new StopFile(env.stopFile);
@@ -242,7 +267,11 @@ async function run(argv: readonly string[]): Promise<number> {
   });
   loaderToClose = loader;
   const source =
-    env.controlFile !== undefined ? switchableBatches(loader, epochs, () => mode) : env.mode === 'synthetic' ? syntheticBatches(loader) : loader.batches(epochs);
+    env.controlFile !== undefined
+      ? switchableBatches(loader, epochs, () => mode)
+      : env.mode === 'synthetic'
+        ? syntheticBatches(loader)
+        : loader.batches(epochs);
 
   const startMs = nowMs();
   let iterations = 0;
@@ -270,7 +299,9 @@ async function run(argv: readonly string[]): Promise<number> {
       const hangAt = inMode(options.hangMode) ? options.hangAtIteration : undefined;
       if (hangAt !== undefined && modeIterations >= hangAt) {
         record(nowMs());
-        process.stderr.write(`emulated job: hanging after ${iterations} iterations as asked (--hang-at-iteration); only a signal ends it\n`);
+        process.stderr.write(
+          `emulated job: hanging after ${iterations} iterations as asked (--hang-at-iteration); only a signal ends it\n`,
+        );
         writer?.flush();
         await hangForever();
       }

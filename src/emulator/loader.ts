@@ -156,7 +156,9 @@ export class Loader {
   private constructor(private readonly options: LoaderOptions) {
     if (options.files.length === 0) throw new RangeError('Loader: no files');
     this.workers = Array.from({ length: options.workers }, () => {
-      const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { prepClock: options.prepClock ?? 'wall' } });
+      const worker = new Worker(new URL('./worker.js', import.meta.url), {
+        workerData: { prepClock: options.prepClock ?? 'wall' },
+      });
       worker.on('message', (reply: WorkerReply) => this.onReply(reply));
       worker.on('error', (error) => this.fail(new Error(`loader worker failed: ${error.message}`)));
       worker.on('exit', (code) => {
@@ -241,7 +243,10 @@ export class Loader {
     const epoch = Math.floor(seq / perEpoch);
     const index = seq % perEpoch;
     if (this.plan?.epoch !== epoch) {
-      this.plan = { epoch, batches: planEpoch(this.options.files.length, this.options.batchSize, this.options.seed, epoch) };
+      this.plan = {
+        epoch,
+        batches: planEpoch(this.options.files.length, this.options.batchSize, this.options.seed, epoch),
+      };
     }
     return { epoch, index, paths: this.plan.batches[index].map((file) => this.options.files[file]) };
   }

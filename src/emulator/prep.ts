@@ -135,7 +135,13 @@ export class BatchAccumulator {
 
   /** The batch so far. */
   result(): PreparedBatch {
-    return { samples: this.samples, bytes: this.bytes, decodeMs: this.decodeMs, overruns: this.overruns, digest: this.digest };
+    return {
+      samples: this.samples,
+      bytes: this.bytes,
+      decodeMs: this.decodeMs,
+      overruns: this.overruns,
+      digest: this.digest,
+    };
   }
 }
 

@@ -5,9 +5,25 @@
  */
 export const EMULATOR_PRESETS = {
   /** The demo: 256 MiB of 1 MiB files, about 2 minutes. */
-  full: { files: 256, fileBytes: 1 << 20, batchSize: 8, workers: 2, computeMs: 20, prepMs: 8, storageBwBytesPerSec: 80e6 },
+  full: {
+    files: 256,
+    fileBytes: 1 << 20,
+    batchSize: 8,
+    workers: 2,
+    computeMs: 20,
+    prepMs: 8,
+    storageBwBytesPerSec: 80e6,
+  },
   /** Smaller and faster: 16 MiB of 256 KiB files, about a minute. */
-  quick: { files: 64, fileBytes: 256 << 10, batchSize: 4, workers: 2, computeMs: 10, prepMs: 15, storageBwBytesPerSec: 12.5e6 },
+  quick: {
+    files: 64,
+    fileBytes: 256 << 10,
+    batchSize: 4,
+    workers: 2,
+    computeMs: 10,
+    prepMs: 15,
+    storageBwBytesPerSec: 12.5e6,
+  },
 } as const;
 
 export type EmulatorPreset = (typeof EMULATOR_PRESETS)[keyof typeof EMULATOR_PRESETS];

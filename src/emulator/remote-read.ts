@@ -24,9 +24,15 @@ export function fetchSample(url: string, env: NodeJS.ProcessEnv = process.env): 
     const req = http.get(options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`GET ${url}: HTTP ${res.statusCode}`))));
+      res.on('end', () =>
+        res.statusCode === 200
+          ? resolve(Buffer.concat(chunks))
+          : reject(new Error(`GET ${url}: HTTP ${res.statusCode}`)),
+      );
       res.on('error', reject);
     });
-    req.on('error', (error) => reject(new Error(`GET ${url}: ${(error as NodeJS.ErrnoException).code ?? error.message}`)));
+    req.on('error', (error) =>
+      reject(new Error(`GET ${url}: ${(error as NodeJS.ErrnoException).code ?? error.message}`)),
+    );
   });
 }

@@ -11,7 +11,7 @@ import { STOP_MESSAGE, type WorkerRequest, type WorkerReply } from './loader.js'
 // disk alone sets the pace when it is the slowest stage (see ./expected.ts).
 if (parentPort === null) throw new Error('emulator worker must run in a worker thread');
 const port = parentPort;
-usePrepClock(((workerData as { prepClock?: PrepClock } | null)?.prepClock) ?? 'wall');
+usePrepClock((workerData as { prepClock?: PrepClock } | null)?.prepClock ?? 'wall');
 
 interface Queued {
   request: WorkerRequest;
@@ -35,7 +35,11 @@ function yieldToEventLoop(): Promise<void> {
 
 function enqueue(request: WorkerRequest): void {
   readsStarted += request.paths.length;
-  const queued: Queued = { request, reads: readBatch(request.paths).catch((error: unknown) => error as Error), readsDone: false };
+  const queued: Queued = {
+    request,
+    reads: readBatch(request.paths).catch((error: unknown) => error as Error),
+    readsDone: false,
+  };
   void queued.reads.then(() => (queued.readsDone = true));
   queue.push(queued);
 }
@@ -75,9 +79,22 @@ async function drain(): Promise<void> {
         batch.add(sample);
       }
       filesDone += request.paths.length;
-      reply = { type: 'batch', seq: request.seq, epoch: request.epoch, index: request.index, readAheadFiles: readsStarted - filesDone, ...batch.result() };
+      reply = {
+        type: 'batch',
+        seq: request.seq,
+        epoch: request.epoch,
+        index: request.index,
+        readAheadFiles: readsStarted - filesDone,
+        ...batch.result(),
+      };
     } catch (error) {
-      reply = { type: 'error', seq: request.seq, epoch: request.epoch, index: request.index, message: (error as Error).message };
+      reply = {
+        type: 'error',
+        seq: request.seq,
+        epoch: request.epoch,
+        index: request.index,
+        message: (error as Error).message,
+      };
     }
     if (stopping) return;
     queue.shift();

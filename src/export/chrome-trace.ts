@@ -45,7 +45,8 @@ export interface ChromeTrace {
 
 /** Where a save with no clock time is drawn, said on the event itself. */
 const IN_STEP_PLACE = 'drawn at the end of its step: the profile keeps which step a save ran in, not its clock time';
-const BETWEEN_PLACE = 'drawn after the previous iteration: the profile keeps which iteration a save preceded, not its clock time';
+const BETWEEN_PLACE =
+  'drawn after the previous iteration: the profile keeps which iteration a save preceded, not its clock time';
 
 /** The profile as a trace. */
 export function chromeTrace(profile: Profile): ChromeTrace {
@@ -66,7 +67,12 @@ export function chromeTrace(profile: Profile): ChromeTrace {
     baseTimeNanoseconds: 0,
     displayTimeUnit: 'ms',
     traceEvents: events,
-    otherData: { tool: `${profile.tool.name} ${profile.tool.version}`, job: profile.jobName, profileCreatedAt: profile.createdAt, clock: 'ts: wall-clock microseconds since the Unix epoch' },
+    otherData: {
+      tool: `${profile.tool.name} ${profile.tool.version}`,
+      job: profile.jobName,
+      profileCreatedAt: profile.createdAt,
+      clock: 'ts: wall-clock microseconds since the Unix epoch',
+    },
   };
 }
 
@@ -76,7 +82,15 @@ function us(ms: number): number {
 }
 
 /** A complete event from `fromMs` to `toMs`, both rounded to whole µs. */
-function slice(name: string, cat: string, pid: number, tid: number, fromMs: number, toMs: number, args?: Record<string, unknown>): TraceEvent {
+function slice(
+  name: string,
+  cat: string,
+  pid: number,
+  tid: number,
+  fromMs: number,
+  toMs: number,
+  args?: Record<string, unknown>,
+): TraceEvent {
   const ts = us(fromMs);
   return { name, cat, ph: 'X', pid, tid, ts, dur: Math.max(0, us(toMs) - ts), ...(args ? { args } : {}) };
 }
@@ -95,12 +109,37 @@ function rankEvents(series: ModeSeries, rank: RankResult, pid: number): TraceEve
     const startMs = batchMs - it.waitMs;
     const epoch = epochs.get(it.i);
     if (epoch) {
-      events.push({ name: `epoch ${epoch.epoch}`, cat: 'epoch', ph: 'i', s: 't', pid, tid, ts: us(startMs - epoch.createMs), args: { epoch: epoch.epoch, firstIteration: it.i } });
-      events.push(slice('iter(loader)', 'epoch', pid, tid, startMs - epoch.createMs, startMs, { epoch: epoch.epoch, createMs: epoch.createMs, ...(epoch.workers !== undefined ? { workers: epoch.workers } : {}) }));
+      events.push({
+        name: `epoch ${epoch.epoch}`,
+        cat: 'epoch',
+        ph: 'i',
+        s: 't',
+        pid,
+        tid,
+        ts: us(startMs - epoch.createMs),
+        args: { epoch: epoch.epoch, firstIteration: it.i },
+      });
+      events.push(
+        slice('iter(loader)', 'epoch', pid, tid, startMs - epoch.createMs, startMs, {
+          epoch: epoch.epoch,
+          createMs: epoch.createMs,
+          ...(epoch.workers !== undefined ? { workers: epoch.workers } : {}),
+        }),
+      );
     }
     let at = previous ? previous.t : startMs - sumBlocking(saves.before.get(it.i) ?? []);
     for (const save of saves.before.get(it.i) ?? []) {
-      events.push(slice(`checkpoint save (${save.api})`, 'checkpoint', pid, tid, at, at + save.blockingMs, saveArgs(save, BETWEEN_PLACE)));
+      events.push(
+        slice(
+          `checkpoint save (${save.api})`,
+          'checkpoint',
+          pid,
+          tid,
+          at,
+          at + save.blockingMs,
+          saveArgs(save, BETWEEN_PLACE),
+        ),
+      );
       at += save.blockingMs;
     }
     events.push(
@@ -120,7 +159,9 @@ function rankEvents(series: ModeSeries, rank: RankResult, pid: number): TraceEve
     let from = Math.max(batchMs, endMs - sumBlocking(inStep));
     for (const save of inStep) {
       const to = Math.min(endMs, from + save.blockingMs);
-      events.push(slice(`checkpoint save (${save.api})`, 'checkpoint', pid, tid, from, to, saveArgs(save, IN_STEP_PLACE)));
+      events.push(
+        slice(`checkpoint save (${save.api})`, 'checkpoint', pid, tid, from, to, saveArgs(save, IN_STEP_PLACE)),
+      );
       from = to;
     }
     previous = it;
@@ -133,5 +174,12 @@ function sumBlocking(saves: readonly CheckpointRecord[]): number {
 }
 
 function saveArgs(save: CheckpointRecord, placement: string): Record<string, unknown> {
-  return { api: save.api, blockingMs: save.blockingMs, syncMs: save.syncMs, bytes: save.bytes, persisted: save.persisted, placement };
+  return {
+    api: save.api,
+    blockingMs: save.blockingMs,
+    syncMs: save.syncMs,
+    bytes: save.bytes,
+    persisted: save.persisted,
+    placement,
+  };
 }

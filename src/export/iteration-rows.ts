@@ -56,8 +56,27 @@ export interface IterationRow {
 
 /** The columns, in order: the CSV's header. */
 export const ITERATION_COLUMNS = [
-  'mode', 'variant', 'run', 'rank', 'node', 'node_rank', 'iteration', 'epoch', 'start_s', 'end_s', 'duration_s', 'wait_s', 'compute_s',
-  'samples', 'bytes', 'warmup', 'epoch_start', 'checkpoint_saves', 'checkpoint_s', 'checkpoint_before_saves', 'checkpoint_before_s',
+  'mode',
+  'variant',
+  'run',
+  'rank',
+  'node',
+  'node_rank',
+  'iteration',
+  'epoch',
+  'start_s',
+  'end_s',
+  'duration_s',
+  'wait_s',
+  'compute_s',
+  'samples',
+  'bytes',
+  'warmup',
+  'epoch_start',
+  'checkpoint_saves',
+  'checkpoint_s',
+  'checkpoint_before_saves',
+  'checkpoint_before_s',
 ] as const satisfies readonly (keyof IterationRow)[];
 
 /**
@@ -79,8 +98,16 @@ export function modeSeries(profile: Profile): ModeSeries[] {
     const result = profile.modes[mode];
     return result ? [{ mode, variant: DEFAULT_VARIANT, result }] : [];
   });
-  const cpus = (profile.cpuSweep ?? []).map((result) => ({ mode: result.mode, variant: `cpus=${result.cpus?.length ?? 'all'}`, result }));
-  const workers = (profile.workersSweep ?? []).map((result) => ({ mode: result.mode, variant: `workers=${result.workersAsked ?? 'script'}`, result }));
+  const cpus = (profile.cpuSweep ?? []).map((result) => ({
+    mode: result.mode,
+    variant: `cpus=${result.cpus?.length ?? 'all'}`,
+    result,
+  }));
+  const workers = (profile.workersSweep ?? []).map((result) => ({
+    mode: result.mode,
+    variant: `workers=${result.workersAsked ?? 'script'}`,
+    result,
+  }));
   const probe = profile.overlapProbe;
   const overlap = probe ? [{ mode: probe.mode, variant: `overlap=${probe.residentShare}`, result: probe }] : [];
   return [...main, ...cpus, ...workers, ...overlap];
@@ -161,7 +188,10 @@ function epochOf(sortedEpochs: readonly EpochRecord[], i: number): number | null
  * step, that is the iteration whose step it ran in; outside the loop (between
  * epochs), the iteration that came next.
  */
-export function savesByIteration(saves: readonly CheckpointRecord[]): { inStep: Map<number, CheckpointRecord[]>; before: Map<number, CheckpointRecord[]> } {
+export function savesByIteration(saves: readonly CheckpointRecord[]): {
+  inStep: Map<number, CheckpointRecord[]>;
+  before: Map<number, CheckpointRecord[]>;
+} {
   const inStep = new Map<number, CheckpointRecord[]>();
   const before = new Map<number, CheckpointRecord[]>();
   for (const save of saves) {

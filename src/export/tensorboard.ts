@@ -47,7 +47,13 @@ export function tensorBoardRuns(profile: Profile): TensorBoardRun[] {
         const iterMs = it.waitMs + it.computeMs;
         scalars.push({ tag: 'iteration/time_ms', step: it.i, wallTimeSec, value: iterMs });
         scalars.push({ tag: 'iteration/data_wait_ms', step: it.i, wallTimeSec, value: it.waitMs });
-        if (iterMs > 0) scalars.push({ tag: 'iteration/samples_per_sec', step: it.i, wallTimeSec, value: it.samples / (iterMs / 1000) });
+        if (iterMs > 0)
+          scalars.push({
+            tag: 'iteration/samples_per_sec',
+            step: it.i,
+            wallTimeSec,
+            value: it.samples / (iterMs / 1000),
+          });
       }
       runs.push({ dir: safeDir(name), scalars });
     }

@@ -101,7 +101,8 @@ export interface Scalar {
 
 /** The Event message of a scalar. */
 export function scalarEvent(scalar: Scalar): Buffer {
-  if (!Number.isSafeInteger(scalar.step) || scalar.step < 0) throw new RangeError(`scalar step must be a non-negative integer (got ${scalar.step})`);
+  if (!Number.isSafeInteger(scalar.step) || scalar.step < 0)
+    throw new RangeError(`scalar step must be a non-negative integer (got ${scalar.step})`);
   const value = Buffer.concat([lengthDelimited(1, Buffer.from(scalar.tag, 'utf8')), float(2, scalar.value)]);
   const summary = lengthDelimited(1, value);
   return Buffer.concat([double(1, scalar.wallTimeSec), key(2, 0), varint(scalar.step), lengthDelimited(5, summary)]);

@@ -31,7 +31,8 @@ export interface WrittenExport {
 /** The default output beside the profile: NAME.csv, NAME.trace.json, NAME-tensorboard/. */
 export function defaultExportPath(profilePath: string, format: ExportFormat): string {
   const stem = basename(profilePath).replace(/\.json$/i, '');
-  const name = format === 'csv' ? `${stem}.csv` : format === 'chrome-trace' ? `${stem}.trace.json` : `${stem}-tensorboard`;
+  const name =
+    format === 'csv' ? `${stem}.csv` : format === 'chrome-trace' ? `${stem}.trace.json` : `${stem}-tensorboard`;
   return join(dirname(profilePath), name);
 }
 

@@ -17,7 +17,10 @@ const PERCENT = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/;
 /** A share written as 0.2 or '20%'. */
 const ShareSchema = z.union([
   z.number().finite().nonnegative(),
-  z.string().regex(PERCENT, "a percentage like '20%'").transform((text) => Number(PERCENT.exec(text)![1]) / 100),
+  z
+    .string()
+    .regex(PERCENT, "a percentage like '20%'")
+    .transform((text) => Number(PERCENT.exec(text)![1]) / 100),
 ]);
 
 const stallBudget = () =>
@@ -48,7 +51,9 @@ export const GateConfigSchema = z.strictObject({
     /** Checkpoint saves, amortised per iteration, as a share of the real iteration time. */
     checkpointStall: stallBudget().optional(),
     /** Longest allowed time from the training loader's iter() to its first batch (cold mode), seconds. */
-    timeToFirstBatch: z.strictObject({ level: LevelSchema.default('error'), maxSec: z.number().finite().positive() }).optional(),
+    timeToFirstBatch: z
+      .strictObject({ level: LevelSchema.default('error'), maxSec: z.number().finite().positive() })
+      .optional(),
   }),
 });
 export type GateConfig = z.infer<typeof GateConfigSchema>;

@@ -54,17 +54,28 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
     maxFetchStall: raw.maxFetchStall === undefined ? undefined : parseShare(raw.maxFetchStall, '--max-fetch-stall'),
     maxPrepStall: raw.maxPrepStall === undefined ? undefined : parseShare(raw.maxPrepStall, '--max-prep-stall'),
     maxTotalStall: raw.maxTotalStall === undefined ? undefined : parseShare(raw.maxTotalStall, '--max-total-stall'),
-    minThroughput: raw.minThroughput === undefined ? undefined : parsePositiveNumber(raw.minThroughput, '--min-throughput'),
+    minThroughput:
+      raw.minThroughput === undefined ? undefined : parsePositiveNumber(raw.minThroughput, '--min-throughput'),
     maxRegression: raw.maxRegression === undefined ? undefined : parseShare(raw.maxRegression, '--max-regression'),
-    maxCheckpointStall: raw.maxCheckpointStall === undefined ? undefined : parseShare(raw.maxCheckpointStall, '--max-checkpoint-stall'),
-    maxTimeToFirstBatch: raw.maxTimeToFirstBatch === undefined ? undefined : parseDurationSec(raw.maxTimeToFirstBatch, '--max-time-to-first-batch'),
+    maxCheckpointStall:
+      raw.maxCheckpointStall === undefined ? undefined : parseShare(raw.maxCheckpointStall, '--max-checkpoint-stall'),
+    maxTimeToFirstBatch:
+      raw.maxTimeToFirstBatch === undefined
+        ? undefined
+        : parseDurationSec(raw.maxTimeToFirstBatch, '--max-time-to-first-batch'),
   };
   const { budgets, baselinePath } = resolveBudgets(config, configPath, flags, raw.baseline ?? null, cwd);
   if (Object.keys(budgets).length === 0) {
     throw new UserError(GATE_TEXT.noBudget, ExitCode.Usage);
   }
   const epochs = raw.epochs === undefined ? (config?.epochs ?? 'first') : parseEpochs(raw.epochs);
-  return { budgets, baselinePath, junitPath: raw.junit ? resolve(cwd, raw.junit) : null, json: Boolean(raw.json), epochs };
+  return {
+    budgets,
+    baselinePath,
+    junitPath: raw.junit ? resolve(cwd, raw.junit) : null,
+    json: Boolean(raw.json),
+    epochs,
+  };
 }
 
 function parseEpochs(text: string): GateEpochs {

@@ -81,13 +81,22 @@ function judgedEpochs(id: RuleId, epochs: GateEpochs): RuleOutcome['judges'] {
 }
 
 /** Evaluates every budget against `profile` (and `baseline` for the regression rule), the pace rules on `epochs`. */
-export function evaluateGate(profile: Profile, budgets: Budgets, baseline: Profile | null = null, epochs: GateEpochs = 'first'): GateVerdict {
+export function evaluateGate(
+  profile: Profile,
+  budgets: Budgets,
+  baseline: Profile | null = null,
+  epochs: GateEpochs = 'first',
+): GateVerdict {
   const rules: RuleOutcome[] = [];
   for (const id of RULE_IDS) {
     const budget = budgets[id];
     if (!budget) continue;
     const judges = judgedEpochs(id, epochs);
-    rules.push(judges === 'later-epochs' ? evaluateLaterRule(id, budget, profile, baseline) : evaluateRule(id, budget, profile, baseline, judges));
+    rules.push(
+      judges === 'later-epochs'
+        ? evaluateLaterRule(id, budget, profile, baseline)
+        : evaluateRule(id, budget, profile, baseline, judges),
+    );
   }
   const failedMode = Object.values(profile.modes).find((m) => m?.status === 'failed');
   const jobFailure = failedMode
@@ -105,10 +114,23 @@ type Judge = (held: boolean, actual: string, value: number | null, note: string 
 function judgeOf(id: RuleId, budget: Budget, judges: RuleOutcome['judges']): Judge {
   const base = { id, name: NAMES[id], level: budget.level, limit: budget.limit, source: budget.source, judges };
   const expected = expectedText(id, budget.limit);
-  return (held, actual, value, note) => ({ ...base, expected, actual, value, note, result: held ? 'pass' : budget.level === 'error' ? 'fail' : 'warn' });
+  return (held, actual, value, note) => ({
+    ...base,
+    expected,
+    actual,
+    value,
+    note,
+    result: held ? 'pass' : budget.level === 'error' ? 'fail' : 'warn',
+  });
 }
 
-function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Profile | null, judges: RuleOutcome['judges']): RuleOutcome {
+function evaluateRule(
+  id: RuleId,
+  budget: Budget,
+  profile: Profile,
+  baseline: Profile | null,
+  judges: RuleOutcome['judges'],
+): RuleOutcome {
   const judge = judgeOf(id, budget, judges);
 
   const missing = unusableModes(profile, NEEDS[id]);
@@ -131,9 +153,17 @@ function evaluateRule(id: RuleId, budget: Budget, profile: Profile, baseline: Pr
   if (id === 'timeToFirstBatch') return timeToFirstBatch(profile, budget.limit, judge);
   if (id === 'checkpointStall' && !analysis.checkpointStall) {
     const iterations = profile.modes.cold!.summary!.measuredIterations + profile.modes.cold!.summary!.warmupIterations;
-    return judge(true, '0%', 0, `no checkpoint save seen in the cold mode's ${iterations} iterations (a job that saves less often needs a longer run: --max-iterations)`);
+    return judge(
+      true,
+      '0%',
+      0,
+      `no checkpoint save seen in the cold mode's ${iterations} iterations (a job that saves less often needs a longer run: --max-iterations)`,
+    );
   }
-  const stall = id === 'checkpointStall' ? analysis.checkpointStall!.ms : stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
+  const stall =
+    id === 'checkpointStall'
+      ? analysis.checkpointStall!.ms
+      : stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
   if (!stall) return judge(false, '—', null, 'the analysis holds no figure for this stall: re-run ds-analyzer profile');
   const share: Estimate = {
     mean: stall.mean / iterMs.mean,
@@ -168,7 +198,12 @@ function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baselin
     const cold = profile.modes.cold!.summary!;
     // The same batches at the later pace: the cold rate scaled by the ratio of the two paces.
     const rate = rateEstimate(cold.samplesPerSec * (cold.iterMs.mean / later.iterMs.mean), later.iterMs);
-    return judge(rate.mean >= budget.limit, `${fmtEstimate(rate, 1)} samples/s`, rate.mean, joinNotes(marginNote(rate, budget.limit), basis));
+    return judge(
+      rate.mean >= budget.limit,
+      `${fmtEstimate(rate, 1)} samples/s`,
+      rate.mean,
+      joinNotes(marginNote(rate, budget.limit), basis),
+    );
   }
   const checkpoint = profile.analysis?.checkpointStall ?? null;
   if (id === 'checkpointStall' && !checkpoint) return judge(true, '0%', 0, 'no checkpoint save seen in the cold mode');
@@ -180,14 +215,30 @@ function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baselin
         : id === 'prepStall'
           ? later.prepStallMs
           : later.prepStallMs && sumOf(later.prepStallMs, later.fetchStallMs);
-  if (!stall) return judge(false, '—', null, 'the profile holds no prep stall for epochs 2+: re-run ds-analyzer profile with all three modes');
-  const share: Estimate = { mean: stall.mean / later.iterMs.mean, halfWidth: stall.halfWidth === null ? null : stall.halfWidth / later.iterMs.mean, proven: stall.proven };
-  return judge(share.mean <= budget.limit, fmtShare(share), share.mean, joinNotes(marginNote(share, budget.limit), basis));
+  if (!stall)
+    return judge(
+      false,
+      '—',
+      null,
+      'the profile holds no prep stall for epochs 2+: re-run ds-analyzer profile with all three modes',
+    );
+  const share: Estimate = {
+    mean: stall.mean / later.iterMs.mean,
+    halfWidth: stall.halfWidth === null ? null : stall.halfWidth / later.iterMs.mean,
+    proven: stall.proven,
+  };
+  return judge(
+    share.mean <= budget.limit,
+    fmtShare(share),
+    share.mean,
+    joinNotes(marginNote(share, budget.limit), basis),
+  );
 }
 
 const LATER_NEEDS: Mode[] = ['synthetic', 'cached', 'cold'];
 
-const NO_LATER_EPOCHS = 'the profile holds no figures for epochs 2+ (an older profile, or a mode missing): re-run ds-analyzer profile, or judge the first epoch (--epochs first)';
+const NO_LATER_EPOCHS =
+  'the profile holds no figures for epochs 2+ (an older profile, or a mode missing): re-run ds-analyzer profile, or judge the first epoch (--epochs first)';
 
 /** Where the later epochs' figure comes from, for the rule's note. */
 function laterBasisNote(later: LaterEpochs): string {
@@ -197,7 +248,11 @@ function laterBasisNote(later: LaterEpochs): string {
 }
 
 function sumOf(a: Estimate, b: Estimate): Estimate {
-  return { mean: a.mean + b.mean, halfWidth: combinedHalfWidth(a.halfWidth, b.halfWidth), proven: a.proven && b.proven };
+  return {
+    mean: a.mean + b.mean,
+    halfWidth: combinedHalfWidth(a.halfWidth, b.halfWidth),
+    proven: a.proven && b.proven,
+  };
 }
 
 function joinNotes(...notes: (string | null)[]): string | null {
@@ -212,10 +267,14 @@ function joinNotes(...notes: (string | null)[]): string | null {
  */
 function timeToFirstBatch(profile: Profile, limit: number, judge: Judge): RuleOutcome {
   const cold = profile.modes.cold!;
-  const fromEpochs = profile.analysis?.boundaryStall?.mode === 'cold' ? profile.analysis.boundaryStall.firstBatchMs : null;
+  const fromEpochs =
+    profile.analysis?.boundaryStall?.mode === 'cold' ? profile.analysis.boundaryStall.firstBatchMs : null;
   const sec = fromEpochs !== null ? fromEpochs / 1000 : (cold.firstBatch?.firstWaitSec ?? null);
   if (sec === null) return judge(false, '—', null, 'the cold mode recorded no first batch: re-run ds-analyzer profile');
-  const note = fromEpochs !== null ? null : "the loader's first wait only (iter(loader) was not timed: an older hook or another framework), a lower bound";
+  const note =
+    fromEpochs !== null
+      ? null
+      : "the loader's first wait only (iter(loader) was not timed: an older hook or another framework), a lower bound";
   return judge(sec <= limit, `${formatNumber(sec, 2)} s`, sec, note);
 }
 
@@ -240,28 +299,52 @@ function stallEstimate(id: RuleId, prep: Estimate | null, fetch: Estimate | null
  * lower end of the 95% interval of the relative change must lie above the
  * limit. `basis` (where the later epochs' pace comes from) ends each note.
  */
-function regression(profile: Profile, baseline: Profile, limit: number, judge: Judge, pace: (p: Profile) => Estimate, basis: string | null): RuleOutcome {
+function regression(
+  profile: Profile,
+  baseline: Profile,
+  limit: number,
+  judge: Judge,
+  pace: (p: Profile) => Estimate,
+  basis: string | null,
+): RuleOutcome {
   const now = profile.modes.cold!.summary!;
   const before = baseline.modes.cold!.summary!;
   const perSample = Math.abs(now.samplesPerIter - before.samplesPerIter) > 1e-9;
-  const scale = (e: Estimate, by: number): Estimate => (perSample && by > 0 ? { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by } : e);
+  const scale = (e: Estimate, by: number): Estimate =>
+    perSample && by > 0 ? { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by } : e;
   const a = scale(pace(baseline), before.samplesPerIter);
   const b = scale(pace(profile), now.samplesPerIter);
   const change = changeBetween(a, b);
-  if (change.relative === null) return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
+  if (change.relative === null)
+    return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
   const unit = perSample ? 'ms/sample' : 'ms/iter';
   const figures = `${formatNumber(a.mean, 2)} → ${formatNumber(b.mean, 2)} ${unit}${perSample ? ' (batch sizes differ: compared per sample)' : ''}${basis ? ` (${basis})` : ''}`;
   const actual = `${signedPct(change.relative)}${change.relativeHalfWidth === null ? '' : ` ± ${pct(change.relativeHalfWidth)}`}`;
   const low = change.relative - (change.relativeHalfWidth ?? 0);
   if (change.relativeHalfWidth === null) {
     const held = change.relative <= limit;
-    return judge(held, actual, change.relative, `${figures}; no confidence interval in one of the profiles: judged on the means`);
+    return judge(
+      held,
+      actual,
+      change.relative,
+      `${figures}; no confidence interval in one of the profiles: judged on the means`,
+    );
   }
   if (low > limit) {
-    return judge(false, actual, change.relative, `${figures}: beyond the ${pct(limit)} budget even after the noise of both profiles`);
+    return judge(
+      false,
+      actual,
+      change.relative,
+      `${figures}: beyond the ${pct(limit)} budget even after the noise of both profiles`,
+    );
   }
   if (change.relative > limit) {
-    return judge(true, actual, change.relative, `${figures}: above the ${pct(limit)} budget but within the noise of both profiles (± ${pct(change.relativeHalfWidth)}), not a proven regression`);
+    return judge(
+      true,
+      actual,
+      change.relative,
+      `${figures}: above the ${pct(limit)} budget but within the noise of both profiles (± ${pct(change.relativeHalfWidth)}), not a proven regression`,
+    );
   }
   return judge(true, actual, change.relative, figures);
 }
@@ -275,10 +358,12 @@ export function unusableModes(profile: Profile, modes: Mode[]): string | null {
   for (const mode of modes) {
     const result = profile.modes[mode];
     if (!result) problems.push(`the ${mode} mode was not run (run ds-analyzer profile with it in --modes)`);
-    else if (!result.summary) problems.push(`the ${mode} mode has too few measured iterations (${result.status}, ${result.stopReason})`);
+    else if (!result.summary)
+      problems.push(`the ${mode} mode has too few measured iterations (${result.status}, ${result.stopReason})`);
     else if (!result.state.proven) problems.push(`the ${mode} mode is unproven: ${result.state.reason}`);
   }
-  if (problems.length === 0 && !profile.analysis?.iterMs) problems.push('the profile has no analysis: re-run ds-analyzer profile');
+  if (problems.length === 0 && !profile.analysis?.iterMs)
+    problems.push('the profile has no analysis: re-run ds-analyzer profile');
   return problems.length ? problems.join('; ') : null;
 }
 

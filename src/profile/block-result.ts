@@ -9,8 +9,24 @@ import { mainCpuMsPerSample } from '../analysis/main-cpu.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { markWarmup } from '../analysis/warmup.js';
-import { ENV, PROTOCOL_VERSION, type CheckpointEvent, type EpochEvent, type Mode, type StagesEvent, type StartEvent } from '../schema/events.js';
-import type { FirstBatch, Iteration, IterationSummary, ModeResult, RankResult, ResourceSample, StateProof } from '../schema/profile.js';
+import {
+  ENV,
+  PROTOCOL_VERSION,
+  type CheckpointEvent,
+  type EpochEvent,
+  type Mode,
+  type StagesEvent,
+  type StartEvent,
+} from '../schema/events.js';
+import type {
+  FirstBatch,
+  Iteration,
+  IterationSummary,
+  ModeResult,
+  RankResult,
+  ResourceSample,
+  StateProof,
+} from '../schema/profile.js';
 import { processNode, type ProcessEvents } from './events-reader.js';
 import { stageTotalsBetween } from './stage-files.js';
 import type { JobExit } from './supervisor.js';
@@ -34,7 +50,11 @@ export function freshRunFiles(modeDir: string): RunFiles {
   const eventsDir = join(modeDir, 'events');
   rmSync(modeDir, { recursive: true, force: true });
   mkdirSync(eventsDir, { recursive: true });
-  return { eventsDir, stopFile: join(modeDir, 'STOP'), logs: { stdout: join(modeDir, 'stdout.log'), stderr: join(modeDir, 'stderr.log') } };
+  return {
+    eventsDir,
+    stopFile: join(modeDir, 'STOP'),
+    logs: { stdout: join(modeDir, 'stdout.log'), stderr: join(modeDir, 'stderr.log') },
+  };
 }
 
 /** What the job's environment says of its launch (the protocol's variables). */
@@ -196,8 +216,12 @@ export function blockResult(
   const wallSec = (endedAt - span.startedAt) / 1000;
   // A block among others owns only the samples of its own time; the sole block of a launch owns them all.
   const oneBlock = span.sole;
-  const resources = oneBlock ? evidence.resources : blockResources(evidence.resources, span.startedAt - input.pollMs, endedAt + input.pollMs);
-  const fetchedSeries = oneBlock ? evidence.fetched.series : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
+  const resources = oneBlock
+    ? evidence.resources
+    : blockResources(evidence.resources, span.startedAt - input.pollMs, endedAt + input.pollMs);
+  const fetchedSeries = oneBlock
+    ? evidence.fetched.series
+    : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
   const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
   const state = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
@@ -208,13 +232,22 @@ export function blockResult(
       ? { status: 'ok' as const, reason: ending.stopReason ?? ('budget' as const) }
       : ending.noIterations && !input.interrupted()
         ? { status: 'failed' as const, reason: 'no-iterations' as const }
-        : classify(ending.exit, ending.stopReason ?? (jobReachedBudget ? 'budget' : null), pace?.summary ?? null, input.interrupted());
+        : classify(
+            ending.exit,
+            ending.stopReason ?? (jobReachedBudget ? 'budget' : null),
+            pace?.summary ?? null,
+            input.interrupted(),
+          );
   const subset = evidence.subsetApplied ? evidence.prepared.subset : undefined;
   const subsetAck = evidence.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = evidence.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
   const paceSlice = evidence.slices.find((s) => s.file === pace?.file);
   // A block among others owns the stage times of its own span; the sole block all of them.
-  const prepStages = stageTotalsBetween(evidence.stageFiles ?? [], span.sole ? null : span.startedAt, span.sole ? null : endedAt);
+  const prepStages = stageTotalsBetween(
+    evidence.stageFiles ?? [],
+    span.sole ? null : span.startedAt,
+    span.sole ? null : endedAt,
+  );
   const inLaunch = !(span.sole && span.index === 0);
   return {
     mode: span.mode,
@@ -241,7 +274,13 @@ export function blockResult(
     ...(fetched.network ? { network: fetched.network } : {}),
     firstBatch: span.index === 0 ? firstBatchOf(ranks, span.launchStartedAt) : null,
     ...(subset
-      ? { subset: { ...subset.record, jobSamples: subsetAck?.subsetFiles ?? null, ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}) } }
+      ? {
+          subset: {
+            ...subset.record,
+            jobSamples: subsetAck?.subsetFiles ?? null,
+            ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}),
+          },
+        }
       : {}),
     ...(prepStages !== null ? { prepStages } : {}),
     ...(inLaunch ? { block: { index: span.index, carriedIterations: paceSlice?.carried ?? 0 } } : {}),
@@ -257,7 +296,11 @@ export function blockResult(
 function blockResources(samples: readonly ResourceSample[], fromMs: number, toMs: number): ResourceSample[] {
   const within = samples.filter((s) => s.t >= fromMs && s.t <= toMs);
   const base = within.find((s) => s.jobWriteBytes !== undefined)?.jobWriteBytes;
-  return base === undefined ? within : within.map((s) => (s.jobWriteBytes === undefined ? s : { ...s, jobWriteBytes: Math.max(0, s.jobWriteBytes - base) }));
+  return base === undefined
+    ? within
+    : within.map((s) =>
+        s.jobWriteBytes === undefined ? s : { ...s, jobWriteBytes: Math.max(0, s.jobWriteBytes - base) },
+      );
 }
 
 /**
@@ -267,7 +310,11 @@ function blockResources(samples: readonly ResourceSample[], fromMs: number, toMs
  * else at its first request for a batch.
  */
 export function firstBatchOf(ranks: readonly RankResult[], startedAt: number): FirstBatch | null {
-  const firsts = ranks.flatMap((r) => (r.iterations[0] ? [{ it: r.iterations[0], epoch: r.epochs?.find((e) => e.epoch === 0 && e.i === r.iterations[0].i) }] : []));
+  const firsts = ranks.flatMap((r) =>
+    r.iterations[0]
+      ? [{ it: r.iterations[0], epoch: r.epochs?.find((e) => e.epoch === 0 && e.i === r.iterations[0].i) }]
+      : [],
+  );
   if (firsts.length === 0) return null;
   const last = firsts.reduce((a, b) => (b.it.t > a.it.t ? b : a));
   const sec = Math.max(0, (last.it.t - startedAt) / 1000);
@@ -294,7 +341,9 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   const measured = subset?.dataset ?? input.dataset;
   const allIterations = run.ranks.flatMap((r) => r.iterations);
   const samples = allIterations.reduce((sum, it) => sum + it.samples, 0);
-  const reportedBytes = allIterations.every((it) => it.bytes !== undefined) ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0) : null;
+  const reportedBytes = allIterations.every((it) => it.bytes !== undefined)
+    ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0)
+    : null;
   // A source's own counter (the proxy, a FUSE daemon's sockets) counts the data's traffic alone, so the cold mode
   // is judged over the whole run: a window misses the reads a deep prefetch made before it opened, when the job
   // ends at its data's end (8 workers x 2 batches ahead counted 85% on a GPU job). The cached mode keeps the
@@ -302,8 +351,16 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // over a whole run, seen), and a read during its window is what disproves it. The job tree's read_bytes also
   // count imports and model loading, so local files are judged over the window, where the readings cover it.
   // A block among others is always judged over its window: the whole launch's bytes are every block's.
-  const wholeRun = mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
-  const window = wholeRun ? null : windowReadProof(run.fetched.series, run.measuredIterations, allIterations, measured.sampleBytes ?? measured.meanFileBytes);
+  const wholeRun =
+    mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
+  const window = wholeRun
+    ? null
+    : windowReadProof(
+        run.fetched.series,
+        run.measuredIterations,
+        allIterations,
+        measured.sampleBytes ?? measured.meanFileBytes,
+      );
   const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
   return proveState({
@@ -322,8 +379,19 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     ...(run.prepared.otherActiveFile ? { otherActiveFile: run.prepared.otherActiveFile } : {}),
     keeper: run.cacheFinish.keeper && { ...run.cacheFinish.keeper, modeWallSec: run.wallSec },
     sourceLimit: input.dataSource.proofLimit(mode, input.dataset) ?? run.fetched.proofLimit ?? null,
-    ...(subset ? { subset: { files: subset.record.files, reason: subset.record.reason, jobSamples: subsetAck?.subsetFiles, jobNote: subsetNote } } : {}),
-    otherReads: run.fetched.otherReads(window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity),
+    ...(subset
+      ? {
+          subset: {
+            files: subset.record.files,
+            reason: subset.record.reason,
+            jobSamples: subsetAck?.subsetFiles,
+            jobNote: subsetNote,
+          },
+        }
+      : {}),
+    otherReads: run.fetched.otherReads(
+      window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity,
+    ),
   });
 }
 
@@ -345,8 +413,12 @@ function toRankResult(slice: BlockSlice): RankResult & { file: string } {
     ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
     iterations: markWarmup(slice.iterations, summary ? warmup : slice.carried),
     summary: shifted,
-    ...(slice.checkpoints.length > 0 ? { checkpoints: slice.checkpoints.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) } : {}),
-    ...(slice.epochs.length > 0 ? { epochs: slice.epochs.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) } : {}),
+    ...(slice.checkpoints.length > 0
+      ? { checkpoints: slice.checkpoints.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) }
+      : {}),
+    ...(slice.epochs.length > 0
+      ? { epochs: slice.epochs.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) }
+      : {}),
   };
 }
 

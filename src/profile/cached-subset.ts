@@ -7,7 +7,14 @@
  */
 import type { Dataset, DatasetFile } from '../system/dataset/dataset.js';
 import type { WarmResult } from '../system/page-cache/page-cache.js';
-import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices, subsetDataset } from '../system/dataset/resident-subset.js';
+import {
+  pickFiles,
+  prefixEnd,
+  seededOrder,
+  sizesOf,
+  sortedIndices,
+  subsetDataset,
+} from '../system/dataset/resident-subset.js';
 import type { Subset } from '../schema/profile.js';
 import { formatBytes, percent as pct } from '../units.js';
 
@@ -83,13 +90,22 @@ export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOpt
   let doneBytes = 0;
   let timedOut = false;
   while (done < end) {
-    const next = Math.max(done + 1, prefixEnd(order, sizes, done, doneBytes, Math.min(targetBytes, doneBytes + partBytes)));
+    const next = Math.max(
+      done + 1,
+      prefixEnd(order, sizes, done, doneBytes, Math.min(targetBytes, doneBytes + partBytes)),
+    );
     for (let k = done; k < next; k++) doneBytes += sizes[order[k]];
     await options.warm(pickFiles(dataset.files, sortedIndices(order, done, next)));
     const first = done === 0;
     done = next;
     const elapsed = now() - started;
-    if (first && dataset.fitsInMemory && doneBytes > 0 && done < end && (elapsed * targetBytes) / doneBytes <= limitMs) {
+    if (
+      first &&
+      dataset.fitsInMemory &&
+      doneBytes > 0 &&
+      done < end &&
+      (elapsed * targetBytes) / doneBytes <= limitMs
+    ) {
       // Fast enough: the rest in the table's order, which is cheaper than scattered parts.
       await options.warm(dataset.files);
       return { dataset };
@@ -103,11 +119,12 @@ export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOpt
   const files = pickFiles(dataset.files, sortedIndices(order, 0, done));
   const subset = subsetDataset(dataset, files);
   const warmSec = (now() - started) / 1000;
-  const how = dataset.fitsInMemory || timedOut
-    ? `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}) warmed in ${warmSec.toFixed(0)} s; ` +
-      `warming ${dataset.fitsInMemory ? `all ${formatBytes(dataset.bytes)}` : `the ${formatBytes(targetBytes)} that fit the memory budget of ${formatBytes(budget!)}`} would have taken longer than ${(limitMs / 1000).toFixed(0)} s`
-    : `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}), ${formatBytes(subset.bytes)}: ` +
-      `half of the memory budget of ${formatBytes(budget!)}${dataset.memoryBudgetSource ? ` (${dataset.memoryBudgetSource})` : ''} less ${formatBytes(JOB_RESERVE_BYTES)} for the job; the rest left to the job`;
+  const how =
+    dataset.fitsInMemory || timedOut
+      ? `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}) warmed in ${warmSec.toFixed(0)} s; ` +
+        `warming ${dataset.fitsInMemory ? `all ${formatBytes(dataset.bytes)}` : `the ${formatBytes(targetBytes)} that fit the memory budget of ${formatBytes(budget!)}`} would have taken longer than ${(limitMs / 1000).toFixed(0)} s`
+      : `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}), ${formatBytes(subset.bytes)}: ` +
+        `half of the memory budget of ${formatBytes(budget!)}${dataset.memoryBudgetSource ? ` (${dataset.memoryBudgetSource})` : ''} less ${formatBytes(JOB_RESERVE_BYTES)} for the job; the rest left to the job`;
   return {
     dataset: subset,
     subset: {

@@ -1,6 +1,14 @@
 import { openSync, readSync, closeSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { EventSchema, type BlockEvent, type CheckpointEvent, type EndEvent, type EpochEvent, type IterEvent, type StartEvent } from '../schema/events.js';
+import {
+  EventSchema,
+  type BlockEvent,
+  type CheckpointEvent,
+  type EndEvent,
+  type EpochEvent,
+  type IterEvent,
+  type StartEvent,
+} from '../schema/events.js';
 import type { Iteration, NodeIdentity } from '../schema/profile.js';
 import type { CpuAccount, CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { checkedIterEvent } from '../schema/iter-check.js';
@@ -91,7 +99,18 @@ export class EventsReader {
   private readNew(file: string): void {
     let events = this.byFile.get(file);
     if (!events) {
-      events = { file, start: null, iterations: [], end: null, checkpoints: [], epochs: [], blocks: [], badLines: 0, firstBadLine: null, lines: 0 };
+      events = {
+        file,
+        start: null,
+        iterations: [],
+        end: null,
+        checkpoints: [],
+        epochs: [],
+        blocks: [],
+        badLines: 0,
+        firstBadLine: null,
+        lines: 0,
+      };
       this.byFile.set(file, events);
     }
     let offset = this.offsets.get(file) ?? 0;

@@ -45,7 +45,11 @@ export function fakeJobStarter(script: FakeJobScript): FakeJobStarter {
   const start = async (options: JobOptions): Promise<Job> => {
     started.push(options);
     let clockMs = script.startMs;
-    const writer = fromEnv(options.env, { workers: script.workers, batchSize: script.samples, source: 'fake-job' }, { pid: FAKE_JOB_PID, clock: () => clockMs, flushOnExit: false });
+    const writer = fromEnv(
+      options.env,
+      { workers: script.workers, batchSize: script.samples, source: 'fake-job' },
+      { pid: FAKE_JOB_PID, clock: () => clockMs, flushOnExit: false },
+    );
     const budget = Number(options.env[ENV.iterations] ?? script.iterations);
     const iterations = Math.min(script.iterations, budget);
     for (let i = 0; i < iterations; i++) {
@@ -107,7 +111,11 @@ export function fakeSwitchingJobStarter(script: FakeSwitchingScript): FakeJobSta
   const start = async (options: JobOptions): Promise<Job> => {
     started.push(options);
     const env = options.env;
-    const writer = fromEnv(env, { workers: 1, batchSize: 1, source: 'fake-job', ...(script.switches ? { switchModes: true } : {}) }, { pid: FAKE_JOB_PID, flushIntervalMs: 0 });
+    const writer = fromEnv(
+      env,
+      { workers: 1, batchSize: 1, source: 'fake-job', ...(script.switches ? { switchModes: true } : {}) },
+      { pid: FAKE_JOB_PID, flushIntervalMs: 0 },
+    );
     const control = new ControlFile(script.switches ? env[ENV.controlFile] : undefined, 0);
     const stop = new StopFile(env[ENV.stopFile], 0);
     let mode = env[ENV.mode] as keyof FakeSwitchingScript['waitMs'];

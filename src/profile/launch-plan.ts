@@ -51,7 +51,8 @@ export function launchPlan(input: ScheduleInput, dataset: Dataset, passes: numbe
   const runs = planRuns(input, passes);
   const reason = oneLaunchObstacle(input, dataset, multiNode);
   const modeRuns = runs.filter((run) => run.cpuCount === null && run.workers === null);
-  if (reason !== null || modeRuns.length < 2) return { schedule: 'separate-launches', reason: modeRuns.length < 2 ? null : reason, blocks: [], runs };
+  if (reason !== null || modeRuns.length < 2)
+    return { schedule: 'separate-launches', reason: modeRuns.length < 2 ? null : reason, blocks: [], runs };
   return { schedule: 'one-launch', reason: null, blocks: modeRuns, runs: runs.filter((run) => run.cpuCount !== null) };
 }
 
@@ -65,7 +66,11 @@ export interface ScheduleRan {
 }
 
 /** What the profile cost the user: launches, wall time, and how much of it measured. */
-export function profileCost(results: readonly ModeResult[], ran: ScheduleRan, wallSec: number): NonNullable<Profile['cost']> {
+export function profileCost(
+  results: readonly ModeResult[],
+  ran: ScheduleRan,
+  wallSec: number,
+): NonNullable<Profile['cost']> {
   let measuredSec = 0;
   let measuredIterations = 0;
   for (const result of results) {
@@ -88,7 +93,6 @@ export function profileCost(results: readonly ModeResult[], ran: ScheduleRan, wa
   };
 }
 
-
 /** One run of the job: a mode, at all CPUs or (CPU sweep) at a few, with the script's loader workers or (workers sweep) others. */
 export interface PlannedRun {
   mode: Mode;
@@ -109,7 +113,10 @@ export interface PlannedRun {
  * right after the cached mode in each pass (the end, without it), so they are
  * mirrored too; the cached mode at each CPU count of the CPU sweep comes last.
  */
-export function planRuns(input: Pick<ScheduleInput, 'modes' | 'cpuSweep' | 'workersSweep'>, passes: number): PlannedRun[] {
+export function planRuns(
+  input: Pick<ScheduleInput, 'modes' | 'cpuSweep' | 'workersSweep'>,
+  passes: number,
+): PlannedRun[] {
   type Step = { mode: Mode; workers: number | null };
   const steps: Step[] = input.modes.map((mode) => ({ mode, workers: null }));
   const sweep: Step[] = (input.workersSweep ?? []).map((workers) => ({ mode: 'cached', workers }));
@@ -119,14 +126,19 @@ export function planRuns(input: Pick<ScheduleInput, 'modes' | 'cpuSweep' | 'work
   for (let pass = 1; pass <= passes; pass++) {
     for (const { mode, workers } of pass % 2 === 1 ? steps : [...steps].reverse()) {
       const base = workers === null ? mode : `${mode}-${workers}workers`;
-      runs.push({ mode, cpuCount: null, workers, label: pass === 1 ? base : `${base}-${pass}`, budgetShare: 1 / passes });
+      runs.push({
+        mode,
+        cpuCount: null,
+        workers,
+        label: pass === 1 ? base : `${base}-${pass}`,
+        budgetShare: 1 / passes,
+      });
     }
   }
-  for (const count of input.cpuSweep ?? []) runs.push({ mode: 'cached', cpuCount: count, workers: null, label: `cached-${count}cpu`, budgetShare: 1 });
+  for (const count of input.cpuSweep ?? [])
+    runs.push({ mode: 'cached', cpuCount: count, workers: null, label: `cached-${count}cpu`, budgetShare: 1 });
   return runs;
 }
-
-
 
 /** Iterations the job ran in one run: the most any of its ranks reported, measured or not. */
 export function iterationsRun(result: Pick<ModeResult, 'ranks'>): number {

@@ -34,8 +34,18 @@ export function probeShare(fetchSecPerSample: number, prepSecPerSample: number):
 }
 
 /** Seconds per sample of fetch and prep the probe balances, from a profile's cached and cold modes; null when either is missing. */
-export function stageSecPerSample(cached: ModeResult | undefined, cold: ModeResult | undefined): { fetch: number; prep: number } | null {
-  if (cached?.status !== 'ok' || cold?.status !== 'ok' || !cached.summary || !cold.summary || !cold.storageReadBytesPerSec) return null;
+export function stageSecPerSample(
+  cached: ModeResult | undefined,
+  cold: ModeResult | undefined,
+): { fetch: number; prep: number } | null {
+  if (
+    cached?.status !== 'ok' ||
+    cold?.status !== 'ok' ||
+    !cached.summary ||
+    !cold.summary ||
+    !cold.storageReadBytesPerSec
+  )
+    return null;
   const consumed = bytesPerSample(cold);
   if (consumed === null) return null;
   return {
@@ -78,7 +88,13 @@ export function proveProbe(state: StateProof, share: number, origin: FetchOrigin
   }
   if (state.readFraction === null) return verdict(false, `${unmeasured} (${state.readBytesSource})`);
   if (Math.abs(state.readFraction - (1 - share)) > READ_TOLERANCE) {
-    return verdict(false, `${pct(state.readFraction)} of consumed bytes ${fetched}, not about ${pct(1 - share)}: the held part did not stay resident, or the rest did not stay cold`);
+    return verdict(
+      false,
+      `${pct(state.readFraction)} of consumed bytes ${fetched}, not about ${pct(1 - share)}: the held part did not stay resident, or the rest did not stay cold`,
+    );
   }
-  return verdict(true, `${pct(resident)} resident before the run (planned ${pct(share)}); ${pct(state.readFraction)} of consumed bytes ${fetched}`);
+  return verdict(
+    true,
+    `${pct(resident)} resident before the run (planned ${pct(share)}); ${pct(state.readFraction)} of consumed bytes ${fetched}`,
+  );
 }

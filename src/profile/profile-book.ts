@@ -31,11 +31,19 @@ export class ProfileBook {
   record(run: BookedRun, result: ModeResult): void {
     const profile = this.profile;
     if (run.cpuCount === null) {
-      this.scheduled.push({ label: run.label, result, ...(run.workers !== null ? { group: `workers-${run.workers}` } : {}) });
+      this.scheduled.push({
+        label: run.label,
+        result,
+        ...(run.workers !== null ? { group: `workers-${run.workers}` } : {}),
+      });
       const pooled = poolPasses(this.scheduled);
       profile.modes = pooled.modes;
       if (pooled.groups.size > 0) profile.workersSweep = [...pooled.groups.values()];
-      profile.analysis = analyze(profile.modes, { cpus: profile.host.cpus, gpus: profile.host.gpus.length, remote: fetchPlace(profile) === 'network' });
+      profile.analysis = analyze(profile.modes, {
+        cpus: profile.host.cpus,
+        gpus: profile.host.gpus.length,
+        remote: fetchPlace(profile) === 'network',
+      });
       this.refreshLaterEpochs();
     } else {
       profile.cpuSweep ??= [];

@@ -9,11 +9,15 @@ import { percent as pct } from '../units.js';
 /** How the reasons name fetched bytes, by where they come from. */
 export const FETCH_WORDS = {
   storage: { fetched: 'read from storage', unmeasured: 'storage reads of the job could not be measured' },
-  network: { fetched: 'fetched over the network', unmeasured: 'the bytes the job fetched over the network could not be measured' },
+  network: {
+    fetched: 'fetched over the network',
+    unmeasured: 'the bytes the job fetched over the network could not be measured',
+  },
 } as const;
 
 export const PROOF_TEXT = {
-  notAcknowledged: (mode: string) => `the job never acknowledged ${mode} mode in a start event (is it speaking protocol v1?)`,
+  notAcknowledged: (mode: string) =>
+    `the job never acknowledged ${mode} mode in a start event (is it speaking protocol v1?)`,
   synthetic: 'the job acknowledged synthetic mode: it replays its first batch without the loader',
   unmeasured: (words: string, source: string) => `${words} (${source})`,
   readShare: (fraction: number, fetched: string) => `${pct(fraction)} of consumed bytes ${fetched}`,
@@ -32,8 +36,10 @@ export const PROOF_TEXT = {
     `only ${readText} although the dataset was not cached: the job does not read --data during its iterations ` +
     `(it may load the dataset into memory before training, or read from elsewhere), so there is no fetch to measure`,
   partlyCached: (readText: string, note: string) => `only ${readText}: part of the data came from a cache${note}`,
-  estimateNote: ' (consumed bytes estimated as samples x the mean file size, one file per sample; the job did not report bytes)',
-  otherReadsMayBeAll: (reason: string, datasetOnly: number) => `${reason}, but as little as ${pct(datasetOnly)} may be the dataset's`,
+  estimateNote:
+    ' (consumed bytes estimated as samples x the mean file size, one file per sample; the job did not report bytes)',
+  otherReadsMayBeAll: (reason: string, datasetOnly: number) =>
+    `${reason}, but as little as ${pct(datasetOnly)} may be the dataset's`,
   subsetNotKept: (reason: 'does-not-fit' | 'warm-time', files: number, jobNote: string | undefined) =>
     `${reason === 'does-not-fit' ? 'the dataset does not fit in the memory budget' : 'warming the whole dataset would take too long'}, so the cached mode offered a resident subset of ${files} files (${ENV.subsetFile}), ` +
     `but the job never said it restricted itself to it${jobNote ? ` (${jobNote})` : ''}: it reads files that are not cached; ` +

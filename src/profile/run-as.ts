@@ -62,6 +62,7 @@ export function runAsEnv(user: RunAs): Record<string, string> {
 
 /** The note that says whom the job runs as, and how to keep it root. */
 export function runAsNote(user: RunAs, flag: string | undefined): string {
-  const who = flag === undefined ? `${user.name} (uid ${user.uid}), who ran sudo` : `${user.name} (uid ${user.uid}, --as-user)`;
+  const who =
+    flag === undefined ? `${user.name} (uid ${user.uid}), who ran sudo` : `${user.name} (uid ${user.uid}, --as-user)`;
   return `the job runs as ${who}; the profile and its folder are theirs; --as-user root keeps the job root`;
 }

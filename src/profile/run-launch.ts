@@ -43,7 +43,10 @@ export interface LaunchBlock {
 
 /** What one launch needs: a run's settings, with blocks in place of one mode. */
 export interface LaunchInput
-  extends Omit<ModeRunInput, 'mode' | 'cacheState' | 'precision' | 'minIterations' | 'maxIterations' | 'minStopBlocks' | 'onProgress'> {
+  extends Omit<
+    ModeRunInput,
+    'mode' | 'cacheState' | 'precision' | 'minIterations' | 'maxIterations' | 'minStopBlocks' | 'onProgress'
+  > {
   /** The blocks, in order; more than one only where the job may switch modes. */
   blocks: readonly LaunchBlock[];
   /** Called about every poll with the block's progress. */
@@ -142,7 +145,13 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const ledger = input.ledger ?? new CpuLedger();
   const reader = new EventsReader(files.eventsDir, { ledger });
   // No timer of its own: the supervision's poll takes each sample, one wake-up for both.
-  const sampler = (input.startSampler ?? startSampler)({ rootPid: null, device: input.dataset.device, intervalMs: null, gpu: input.gpu, ledger });
+  const sampler = (input.startSampler ?? startSampler)({
+    rootPid: null,
+    device: input.dataset.device,
+    intervalMs: null,
+    gpu: input.gpu,
+    ledger,
+  });
   if (!input.startSampler) rehearse(input.dataset.device, join(input.modeDir, 'rehearsal'));
   let job: Job;
   try {
@@ -155,7 +164,9 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
         stopFile: files.stopFile,
         subsetFile,
         controlFile,
-        iterations: several ? blocks.reduce((sum, b) => sum + b.maxIterations, 0) * SAFETY_BUDGET_FACTOR : first.maxIterations,
+        iterations: several
+          ? blocks.reduce((sum, b) => sum + b.maxIterations, 0) * SAFETY_BUDGET_FACTOR
+          : first.maxIterations,
         meterEnv: meter.jobEnv,
       }),
       stdoutFile: files.logs.stdout,
@@ -175,7 +186,17 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   meter.attach(job.pid);
   input.onJobStarted?.(job);
   const live: LiveBlock[] = [newLiveBlock(first, prepared, startedAt, ledger)];
-  const supervised = await superviseBlocks(job, reader, sampler, input, live, files.stopFile, controlFile, startedAt, ledger);
+  const supervised = await superviseBlocks(
+    job,
+    reader,
+    sampler,
+    input,
+    live,
+    files.stopFile,
+    controlFile,
+    startedAt,
+    ledger,
+  );
   const current = live[live.length - 1];
   closeBlock(current, null, ledger);
   const sampled = sampler.stop();
@@ -187,7 +208,9 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   }
   // After the job's tree is reaped: a meter of the tree's reads has all of them.
   const fetched = await meter.finish(sampled);
-  const resources = fetched.ownCounter ? sampled.map((s, k) => ({ ...s, fetchedBytes: fetched.series[k]?.bytes ?? 0 })) : sampled;
+  const resources = fetched.ownCounter
+    ? sampled.map((s, k) => ({ ...s, fetchedBytes: fetched.series[k]?.bytes ?? 0 }))
+    : sampled;
   const processes = reader.finish();
   const stageFiles = readStageFiles(files.eventsDir);
   const results = live.map((block, k) => {
@@ -225,10 +248,16 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   // A job that ended well too soon into a later block (its data ran out) measured nothing of it: that block is
   // launched again, as if not reached. A failure in the first block is the job's, and reported.
   const last = results[results.length - 1];
-  const ranOut = live.length > 1 && last.status === 'failed' && supervised.exit.exitCode === 0 && !supervised.exit.timedOut;
+  const ranOut =
+    live.length > 1 && last.status === 'failed' && supervised.exit.exitCode === 0 && !supervised.exit.timedOut;
   if (ranOut) results.pop();
   // Read from every event once the job is reaped: a job that ended before a block did still said whether it switches.
-  return { results, notRun: blocks.slice(results.length), switchable: supervised.switchable || allSwitchable(processes), jobIterations };
+  return {
+    results,
+    notRun: blocks.slice(results.length),
+    switchable: supervised.switchable || allSwitchable(processes),
+    jobIterations,
+  };
 }
 
 /** The rehearsals below, before a process's first job starts (the code stays compiled for later launches); one that fails costs nothing but its purpose. */
@@ -269,7 +298,14 @@ let rehearsed = false;
  */
 function compileEventsCode(dir: string): void {
   try {
-    const writer = EventWriter.open({ dir, mode: 'synthetic', batchSize: 1, workers: 0, source: 'rehearsal', flushOnExit: false });
+    const writer = EventWriter.open({
+      dir,
+      mode: 'synthetic',
+      batchSize: 1,
+      workers: 0,
+      source: 'rehearsal',
+      flushOnExit: false,
+    });
     const reader = new EventsReader(dir);
     for (let i = 0; i < 3; i++) {
       writer.iter(i, 1, 1, 1);
@@ -307,7 +343,9 @@ function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null, ledg
   const used = process.cpuUsage(block.cpuBefore);
   block.profilerCpuSec = (used.user + used.system) / 1e6;
   const charged = ledger.since(block.ledgerAtStart);
-  block.components = Object.fromEntries(LEDGER_COMPONENTS.filter((c) => charged[c].calls > 0).map((c) => [c, charged[c].cpuSec]));
+  block.components = Object.fromEntries(
+    LEDGER_COMPONENTS.filter((c) => charged[c].calls > 0).map((c) => [c, charged[c].cpuSec]),
+  );
   for (const slice of slices ?? []) {
     const last = slice.iterations[slice.iterations.length - 1];
     block.lastI.set(slice.file, last ? last.i : slice.startI - 1);
@@ -365,7 +403,10 @@ async function superviseBlocks(
     if (!exited) sampler.tick();
     if (exited || stopping) continue;
     const polled = reader.poll();
-    if ((Date.now() - startedAt) / 1000 > input.firstIterationTimeoutSec && !polled.some((p) => p.iterations.length > 0)) {
+    if (
+      (Date.now() - startedAt) / 1000 > input.firstIterationTimeoutSec &&
+      !polled.some((p) => p.iterations.length > 0)
+    ) {
       noIterations = true;
       stopping = true;
       void job.terminate();
@@ -379,15 +420,29 @@ async function superviseBlocks(
       void job.timeOut();
       continue;
     }
-    const span: BlockSpan = { index: live.length - 1, mode: current.block.mode, previousMode: live.length > 1 ? live[live.length - 2].block.mode : null, startedAt: current.startedAt, endedAt: null, lastI: current.lastI, launchStartedAt: startedAt, sole: false };
+    const span: BlockSpan = {
+      index: live.length - 1,
+      mode: current.block.mode,
+      previousMode: live.length > 1 ? live[live.length - 2].block.mode : null,
+      startedAt: current.startedAt,
+      endedAt: null,
+      lastI: current.lastI,
+      launchStartedAt: startedAt,
+      sole: false,
+    };
     // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
     const slices = polled.filter((p) => p.iterations.length > 0).map((p) => blockSlice(p, span));
     const decision = decideBlockStop(slices, current);
     const laterBlocksSec = laterBlocksEstimate(live, input.blocks);
-    input.onProgress?.({ ...decision.progress, elapsedSec: (Date.now() - current.startedAt) / 1000, ...(laterBlocksSec !== null ? { laterBlocksSec } : {}) });
+    input.onProgress?.({
+      ...decision.progress,
+      elapsedSec: (Date.now() - current.startedAt) / 1000,
+      ...(laterBlocksSec !== null ? { laterBlocksSec } : {}),
+    });
     if (!decision.stop) continue;
     current.stopReason = decision.reason;
-    current.measured = decision.paceMs !== null ? { iterations: decision.progress.iterations, iterMs: decision.paceMs } : null;
+    current.measured =
+      decision.paceMs !== null ? { iterations: decision.progress.iterations, iterMs: decision.paceMs } : null;
     switchable = allSwitchable(polled);
     const next = input.blocks[live.length];
     if (next === undefined || !switchable || controlFile === null) {
@@ -429,7 +484,10 @@ function allSwitchable(processes: readonly ProcessEvents[]): boolean {
 export const EPOCH_WAIT_FACTOR = 3;
 
 /** Whether a rank has yet to start its second epoch, due within the budget and EPOCH_WAIT_FACTOR of what it ran. */
-export function awaitingEpochBoundary(processes: readonly Pick<ProcessEvents, 'epochs' | 'iterations'>[], maxIterations: number): boolean {
+export function awaitingEpochBoundary(
+  processes: readonly Pick<ProcessEvents, 'epochs' | 'iterations'>[],
+  maxIterations: number,
+): boolean {
   return processes.some((p) => {
     const first = p.epochs.find((e) => e.epoch === 0);
     const length = first?.epochIterations ?? null;
@@ -499,7 +557,11 @@ function decideBlockStop(slices: readonly BlockSlice[], current: LiveBlock) {
   );
   const iterations = Math.min(...slices.map((s) => s.iterations.length), Infinity);
   const stop =
-    started && decisions.length > 0 && decisions.length === slices.length && decisions.every((d) => d.stop) && !awaitingEpochBoundary(slices, block.maxIterations);
+    started &&
+    decisions.length > 0 &&
+    decisions.length === slices.length &&
+    decisions.every((d) => d.stop) &&
+    !awaitingEpochBoundary(slices, block.maxIterations);
   return {
     stop,
     paceMs: slowest?.summary?.iterMs.mean ?? null,

@@ -13,7 +13,17 @@ export async function runMode(input: ModeRunInput): Promise<ModeResult> {
   const label = mode;
   const { results } = await runLaunch({
     ...rest,
-    blocks: [{ mode, label, cacheState, precision, minIterations, maxIterations, ...(minStopBlocks !== undefined ? { minStopBlocks } : {}) }],
+    blocks: [
+      {
+        mode,
+        label,
+        cacheState,
+        precision,
+        minIterations,
+        maxIterations,
+        ...(minStopBlocks !== undefined ? { minStopBlocks } : {}),
+      },
+    ],
   });
   return results[0];
 }

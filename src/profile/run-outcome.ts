@@ -7,7 +7,11 @@ import type { ProfileRunOutcome } from './run-profile.js';
 
 /** Every run of the profile: the (pooled) modes, the CPU sweep, the overlap probe. */
 export function allRuns(profile: ProfileRunOutcome['profile']): ModeResult[] {
-  return [...Object.values(profile.modes), ...(profile.cpuSweep ?? []), ...(profile.overlapProbe ? [profile.overlapProbe] : [])];
+  return [
+    ...Object.values(profile.modes),
+    ...(profile.cpuSweep ?? []),
+    ...(profile.overlapProbe ? [profile.overlapProbe] : []),
+  ];
 }
 
 /** Iterations the job reported over all its ranks in one run. */

@@ -18,11 +18,28 @@ import { NodeRuns, type NodesInput, type ScheduleOptions } from './nodes/node-ru
 import { NodeLostError } from './nodes/node-link.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
 import { runMode, type ModeProgress } from './run-mode.js';
-import { failureTail, jobRunner, launchRunner, pauseReclaim, runVerdict, sharedRunSettings, startThrottle, type LaunchRunner, type ModeRunner } from './run-setup.js';
+import {
+  failureTail,
+  jobRunner,
+  launchRunner,
+  pauseReclaim,
+  runVerdict,
+  sharedRunSettings,
+  startThrottle,
+  type LaunchRunner,
+  type ModeRunner,
+} from './run-setup.js';
 import { runLaunch, type LaunchBlock } from './run-launch.js';
 import { outputsEnv, outputsNote } from './job-outputs.js';
 import type { CpuLedger } from '../system/kernel/cpu-ledger.js';
-import { iterationsRun, launchPlan, profileCost, type LaunchPlan, type PlannedRun, type ScheduleRan } from './launch-plan.js';
+import {
+  iterationsRun,
+  launchPlan,
+  profileCost,
+  type LaunchPlan,
+  type PlannedRun,
+  type ScheduleRan,
+} from './launch-plan.js';
 export { planRuns, type PlannedRun } from './launch-plan.js';
 import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource } from './data-sources/data-source.js';
@@ -225,7 +242,11 @@ interface RunsEnd {
   nodeLost?: string;
 }
 
-async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, reclaimWarnings: string[]): Promise<ProfileRunOutcome> {
+async function profileModes(
+  input: ProfileRunInput,
+  hooks: ProfileRunHooks,
+  reclaimWarnings: string[],
+): Promise<ProfileRunOutcome> {
   const dataset = await input.dataSource.list();
   const warnings: string[] = [];
   const warn = (message: string) => {
@@ -243,13 +264,24 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
   const book = new ProfileBook(newProfile(input, passes, host, dataset, warnings), input.outFile, input.sink);
   const profile = book.profile;
   // Every node arrives before anything is throttled or run: a node that never comes costs no run.
-  const nodes = input.nodes ? await NodeRuns.open(input.nodes, book, { ...scheduleOf(input), passes }, input.sink) : null;
+  const nodes = input.nodes
+    ? await NodeRuns.open(input.nodes, book, { ...scheduleOf(input), passes }, input.sink)
+    : null;
   const interrupts = new Interrupts(hooks.onSignal);
-  const throttle = await startThrottle(input.dataSource, dataset, input.storageBwBytesPerSec, `${process.pid}`, input.env).catch((error: unknown) => {
+  const throttle = await startThrottle(
+    input.dataSource,
+    dataset,
+    input.storageBwBytesPerSec,
+    `${process.pid}`,
+    input.env,
+  ).catch((error: unknown) => {
     nodes?.link.abort(errorText(error));
     throw error;
   });
-  const gpu: GpuSampler | null = input.nvidiaSmi && host.gpus.length > 0 ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs }) : null;
+  const gpu: GpuSampler | null =
+    input.nvidiaSmi && host.gpus.length > 0
+      ? await startGpuSampler({ command: input.nvidiaSmi, intervalMs: input.pollMs })
+      : null;
   if (nodes) {
     // The job spans the nodes: where one is gone, this node's ranks wait on it in vain.
     nodes.link.onLost((message) => {
@@ -268,7 +300,11 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
   profile.outputs = outputsNote(input.keepOutputs === true, scratchDir);
   hooks.onNote?.(profile.outputs);
   const jobInput = { ...input, env: { ...input.env, ...outputsEnv(input.keepOutputs === true, scratchDir) } };
-  const start = jobRunner(sharedRunSettings(jobInput, dataset, gpu ?? undefined), input.modeRunner ?? runMode, interrupts);
+  const start = jobRunner(
+    sharedRunSettings(jobInput, dataset, gpu ?? undefined),
+    input.modeRunner ?? runMode,
+    interrupts,
+  );
   // The cold mode and the probe read storage under the throttle.
   const runOnce: RunOnce = async ({ mode, label, argv, cacheState, budgetShare = 1, numWorkers }) => {
     hooks.onModeStart?.(label);
@@ -288,7 +324,11 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     if (result.ranks.length > 0) profile.nodes = [localNode(host, result.ranks)];
     return result;
   };
-  const launch = launchRunner(sharedRunSettings(jobInput, dataset, gpu ?? undefined), input.launchRunner ?? runLaunch, interrupts);
+  const launch = launchRunner(
+    sharedRunSettings(jobInput, dataset, gpu ?? undefined),
+    input.launchRunner ?? runLaunch,
+    interrupts,
+  );
   const launchOnce: LaunchOnce = async (blocks, label) => {
     hooks.onModeStart?.(blocks[0].label);
     return launch({
@@ -305,7 +345,12 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
   const steps: ProfileSteps = { input, hooks, book, nodes, dataset, runOnce, launchOnce, interrupts, warn };
   const profileStartedAt = Date.now();
   try {
-    const plan = launchPlan({ ...input, fakesSingleRuns: input.modeRunner !== undefined && input.launchRunner === undefined }, dataset, passes, nodes !== null);
+    const plan = launchPlan(
+      { ...input, fakesSingleRuns: input.modeRunner !== undefined && input.launchRunner === undefined },
+      dataset,
+      passes,
+      nodes !== null,
+    );
     const end = await runPlan(steps, plan);
     let exitCode = end.exitCode;
     let nodeLost = end.nodeLost;
@@ -314,10 +359,17 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
     // The probe's launch is part of the price.
     const probe = profile.overlapProbe ? [profile.overlapProbe] : [];
     const probeIterations = probe.reduce((sum, run) => sum + iterationsRun(run), 0);
-    const ran = { ...end.ran, launches: end.ran.launches + probe.length, jobIterations: end.ran.jobIterations + probeIterations };
+    const ran = {
+      ...end.ran,
+      launches: end.ran.launches + probe.length,
+      jobIterations: end.ran.jobIterations + probeIterations,
+    };
     profile.cost = profileCost([...book.results(), ...probe], ran, (Date.now() - profileStartedAt) / 1000);
     if (nodes && exitCode === ExitCode.Ok && !interrupts.interrupted) {
-      nodeLost = await nodes.finish(profile.storageProbe ?? null).then(() => undefined, (error: unknown) => lostOrThrow(error));
+      nodeLost = await nodes.finish(profile.storageProbe ?? null).then(
+        () => undefined,
+        (error: unknown) => lostOrThrow(error),
+      );
       if (nodeLost !== undefined) exitCode = ExitCode.NodeLost;
     }
     if (interrupts.interrupted && exitCode === ExitCode.Ok) exitCode = ExitCode.Interrupted;
@@ -326,7 +378,13 @@ async function profileModes(input: ProfileRunInput, hooks: ProfileRunHooks, recl
       written.save();
     }
     const shown = nodes?.merged ?? book;
-    return { profile: shown.profile, path: shown.path, exitCode, failureTail: end.failureTail, ...(nodeLost !== undefined ? { nodeLost } : {}) };
+    return {
+      profile: shown.profile,
+      path: shown.path,
+      exitCode,
+      failureTail: end.failureTail,
+      ...(nodeLost !== undefined ? { nodeLost } : {}),
+    };
   } catch (error) {
     // The other nodes hear why at once, not when their wait for this one times out.
     nodes?.link.abort(errorText(error));
@@ -367,7 +425,13 @@ function errorText(error: unknown): string {
 }
 
 /** The profile before its first run: options, host and dataset facts, no mode yet. */
-function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'], dataset: Dataset, warnings: string[]): Profile {
+function newProfile(
+  input: ProfileRunInput,
+  passes: number,
+  host: Profile['host'],
+  dataset: Dataset,
+  warnings: string[],
+): Profile {
   return {
     schemaVersion: PROFILE_SCHEMA_VERSION,
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
@@ -405,7 +469,10 @@ function newProfile(input: ProfileRunInput, passes: number, host: Profile['host'
  * failed job ends the schedule. On several nodes every node follows the
  * verdict of the merged result, so their schedules stay the same.
  */
-async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, warn }: ProfileSteps, runs: readonly PlannedRun[]): Promise<RunsEnd> {
+async function runSchedule(
+  { input, hooks, book, nodes, runOnce, interrupts, warn }: ProfileSteps,
+  runs: readonly PlannedRun[],
+): Promise<RunsEnd> {
   let workersRefused = false;
   let launches = 0;
   let jobIterations = 0;
@@ -446,11 +513,24 @@ async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, war
       // The warning is part of the profile as saved now, not only at the next run.
       for (const written of booksOf(book, nodes)) written.save();
     }
-    if (verdict.status === 'interrupted') return { launches, jobIterations, exitCode: ExitCode.Interrupted, failureTail: null };
+    if (verdict.status === 'interrupted')
+      return { launches, jobIterations, exitCode: ExitCode.Interrupted, failureTail: null };
     if (verdict.status === 'failed') {
       // The job failed on another node: the merged profile (the coordinator's) holds that node's run, a node's own does not.
-      if (own.status !== 'failed' && !nodes?.merged) return { launches, jobIterations, exitCode: ExitCode.JobFailed, failureTail: null, nodeLost: PROFILE_RUN_TEXT.failedElsewhere(run.label) };
-      return { launches, jobIterations, exitCode: ExitCode.JobFailed, failureTail: own.status === 'failed' ? failureTail(result, FAILURE_TAIL_LINES) : null };
+      if (own.status !== 'failed' && !nodes?.merged)
+        return {
+          launches,
+          jobIterations,
+          exitCode: ExitCode.JobFailed,
+          failureTail: null,
+          nodeLost: PROFILE_RUN_TEXT.failedElsewhere(run.label),
+        };
+      return {
+        launches,
+        jobIterations,
+        exitCode: ExitCode.JobFailed,
+        failureTail: own.status === 'failed' ? failureTail(result, FAILURE_TAIL_LINES) : null,
+      };
     }
   }
   return { launches, jobIterations, exitCode: ExitCode.Ok, failureTail: null };
@@ -463,7 +543,10 @@ async function runSchedule({ input, hooks, book, nodes, runOnce, interrupts, war
  * its own; a job that ends before the last block (its data ran out) is
  * launched again for the rest. A failed or interrupted block ends the schedule.
  */
-async function runLaunchSchedule({ input, hooks, book, launchOnce, interrupts }: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd> {
+async function runLaunchSchedule(
+  { input, hooks, book, launchOnce, interrupts }: ProfileSteps,
+  plan: LaunchPlan,
+): Promise<RunsEnd> {
   let pending = plan.blocks;
   let launches = 0;
   let jobIterations = 0;
@@ -472,7 +555,12 @@ async function runLaunchSchedule({ input, hooks, book, launchOnce, interrupts }:
     const batch = switchable ? pending : pending.slice(0, 1);
     launches++;
     const outcome = await launchOnce(
-      batch.map((run) => ({ mode: run.mode, label: run.label, cacheState: input.dataSource.modeState, ...runBudget(input, run.budgetShare) })),
+      batch.map((run) => ({
+        mode: run.mode,
+        label: run.label,
+        cacheState: input.dataSource.modeState,
+        ...runBudget(input, run.budgetShare),
+      })),
       batch.length > 1 ? `launch-${launches}` : batch[0].label,
     );
     switchable &&= outcome.switchable;
@@ -481,8 +569,16 @@ async function runLaunchSchedule({ input, hooks, book, launchOnce, interrupts }:
       const run = batch[k];
       book.record(run, result);
       hooks.onModeDone?.(result);
-      if (result.status === 'interrupted') return { launches, jobIterations, switched: switchable, exitCode: ExitCode.Interrupted, failureTail: null };
-      if (result.status === 'failed') return { launches, jobIterations, switched: switchable, exitCode: ExitCode.JobFailed, failureTail: failureTail(result, FAILURE_TAIL_LINES) };
+      if (result.status === 'interrupted')
+        return { launches, jobIterations, switched: switchable, exitCode: ExitCode.Interrupted, failureTail: null };
+      if (result.status === 'failed')
+        return {
+          launches,
+          jobIterations,
+          switched: switchable,
+          exitCode: ExitCode.JobFailed,
+          failureTail: failureTail(result, FAILURE_TAIL_LINES),
+        };
     }
     pending = pending.slice(outcome.results.length);
   }
@@ -496,10 +592,18 @@ async function runLaunchSchedule({ input, hooks, book, launchOnce, interrupts }:
  */
 async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd & { ran: ScheduleRan }> {
   const inLaunch = plan.blocks.length > 0 ? await runLaunchSchedule(steps, plan) : null;
-  const alone = inLaunch === null || (inLaunch.exitCode === ExitCode.Ok && !steps.interrupts.interrupted) ? await runSchedule(steps, plan.runs) : null;
-  const end: RunsEnd = alone && inLaunch
-    ? { ...alone, launches: inLaunch.launches + alone.launches, jobIterations: inLaunch.jobIterations + alone.jobIterations }
-    : (alone ?? inLaunch)!;
+  const alone =
+    inLaunch === null || (inLaunch.exitCode === ExitCode.Ok && !steps.interrupts.interrupted)
+      ? await runSchedule(steps, plan.runs)
+      : null;
+  const end: RunsEnd =
+    alone && inLaunch
+      ? {
+          ...alone,
+          launches: inLaunch.launches + alone.launches,
+          jobIterations: inLaunch.jobIterations + alone.jobIterations,
+        }
+      : (alone ?? inLaunch)!;
   const notSwitched = inLaunch !== null && inLaunch.switched === false;
   if (notSwitched) steps.warn(PROFILE_RUN_TEXT.notSwitchable(inLaunch.launches));
   const ran: ScheduleRan = {
@@ -536,10 +640,12 @@ async function overlapStep(steps: ProfileSteps): Promise<void> {
 /** The storage read probe after the modes; one that cannot read is reported, never fatal: the modes are measured and saved. */
 async function storageProbeStep({ input, book, dataset, warn }: ProfileSteps): Promise<void> {
   const profile = book.profile;
-  const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch((error: unknown) => {
-    warn(PROFILE_RUN_TEXT.storageProbeFailed(error instanceof Error ? error.message : String(error)));
-    return null;
-  });
+  const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch(
+    (error: unknown) => {
+      warn(PROFILE_RUN_TEXT.storageProbeFailed(error instanceof Error ? error.message : String(error)));
+      return null;
+    },
+  );
   if (!probe) return;
   profile.storageProbe = probe;
   book.refreshLaterEpochs();
@@ -554,7 +660,13 @@ const PROBE_LABEL = 'cold-partial';
  * and runs the cold mode with that share held in the page cache. Null, with a
  * warning, when there is nothing to probe.
  */
-async function overlapProbe({ book: { profile }, dataset, input, runOnce, warn }: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
+async function overlapProbe({
+  book: { profile },
+  dataset,
+  input,
+  runOnce,
+  warn,
+}: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
   const source = input.dataSource;
   if (!source.heldShareState) {
     warn(source.whyNot?.heldShare ?? PROFILE_RUN_TEXT.overlapProbeNoHeldShare);
@@ -615,4 +727,3 @@ function datasetFacts(dataset: Dataset): Profile['dataset'] {
     ...(dataset.mount ? { mount: dataset.mount } : {}),
   };
 }
-

@@ -36,7 +36,6 @@ export interface ReclaimPause {
   restore(): void;
 }
 
-
 /**
  * Pauses DAMON's proactive reclaim where it runs and this process may (root),
  * unless `wanted` is false: a reclaimer evicts the warmed dataset under the
@@ -52,7 +51,9 @@ export function pauseReclaim(wanted: boolean, command: RunCommand, env: NodeJS.P
   const warnings: string[] = [];
   if (paused && paused.paused.length > 0) warnings.push(text.paused(paused.paused.join(' and ')));
   if (reclaimers.length > 0 && (paused === null || paused.failures.length > 0)) {
-    warnings.push(text.running(reclaimers.join('; '), paused ? ` (could not pause: ${paused.failures.join('; ')})` : text.kept));
+    warnings.push(
+      text.running(reclaimers.join('; '), paused ? ` (could not pause: ${paused.failures.join('; ')})` : text.kept),
+    );
   }
   return { warnings, restore: () => paused?.restore() };
 }
@@ -90,11 +91,24 @@ export async function throttleReads(
 /** What every run of a command shares. */
 export type SharedRunSettings = Pick<
   ModeRunInput,
-  'cwd' | 'env' | 'runAs' | 'dataset' | 'dataSource' | 'timeoutSec' | 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs' | 'gpu'
+  | 'cwd'
+  | 'env'
+  | 'runAs'
+  | 'dataset'
+  | 'dataSource'
+  | 'timeoutSec'
+  | 'firstIterationTimeoutSec'
+  | 'stopGraceSec'
+  | 'killGraceSec'
+  | 'sync'
+  | 'pollMs'
+  | 'gpu'
 >;
 
 /** How a command's runs are watched and stopped, where it sets them; SUPERVISION's defaults otherwise. */
-export type Supervision = Partial<Pick<SharedRunSettings, 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs'>>;
+export type Supervision = Partial<
+  Pick<SharedRunSettings, 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs'>
+>;
 
 /**
  * The settings every run of a command shares, built once for profile and
@@ -133,7 +147,11 @@ type UnderInterrupts = SharedRunSettings & { onJobStarted?: (job: Job) => void; 
  * running job is the one a Ctrl-C stops, and a run started after one is told
  * so (ModeRunInput.interrupted).
  */
-export function jobRunner(settings: SharedRunSettings, runner: ModeRunner, interrupts: Interrupts): (run: RunRequest) => Promise<ModeResult> {
+export function jobRunner(
+  settings: SharedRunSettings,
+  runner: ModeRunner,
+  interrupts: Interrupts,
+): (run: RunRequest) => Promise<ModeResult> {
   return underInterrupts<RunRequest, ModeResult>(settings, runner, interrupts);
 }
 
@@ -141,7 +159,11 @@ export function jobRunner(settings: SharedRunSettings, runner: ModeRunner, inter
 export type LaunchRequest = Omit<LaunchInput, keyof SharedRunSettings | 'interrupted'>;
 
 /** Starts launches with the shared settings under the user's interrupts, as jobRunner starts runs. */
-export function launchRunner(settings: SharedRunSettings, runner: LaunchRunner, interrupts: Interrupts): (launch: LaunchRequest) => Promise<LaunchOutcome> {
+export function launchRunner(
+  settings: SharedRunSettings,
+  runner: LaunchRunner,
+  interrupts: Interrupts,
+): (launch: LaunchRequest) => Promise<LaunchOutcome> {
   return underInterrupts<LaunchRequest, LaunchOutcome>(settings, runner, interrupts);
 }
 

@@ -18,33 +18,42 @@ export const RECLAIM_TEXT = {
     kept: ' (--keep-reclaim)',
   },
   validate: {
-    paused: (names: string) => `${names} paused while the points run, as profile does; turned back on after (--keep-reclaim leaves it running)`,
-    running: (reclaimers: string, why: string) => `${reclaimers} runs during the points${why}: its scans take CPU and its pageout takes the dataset's page cache`,
+    paused: (names: string) =>
+      `${names} paused while the points run, as profile does; turned back on after (--keep-reclaim leaves it running)`,
+    running: (reclaimers: string, why: string) =>
+      `${reclaimers} runs during the points${why}: its scans take CPU and its pageout takes the dataset's page cache`,
     kept: '',
   },
 } as const;
 
 /** Warnings of a profile's schedule and its probes. */
 export const PROFILE_RUN_TEXT = {
-  singlePass: "one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs",
+  singlePass:
+    "one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs",
   workersNotApplied: (envName: string, asked: number, ran: string) =>
     `workers sweep skipped: the job did not apply ${envName}=${asked} (its start event reports ${ran} workers and no script setting); ` +
     'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual API and the event protocol cannot',
-  overlapProbeFailed: (stopReason: string, stderrLog: string) => `the overlap probe failed (${stopReason}); its output is in ${stderrLog}`,
+  overlapProbeFailed: (stopReason: string, stderrLog: string) =>
+    `the overlap probe failed (${stopReason}); its output is in ${stderrLog}`,
   overlapProbeNeedsModes: 'overlap probe not run: it needs the cached and cold modes to have completed',
   overlapProbeNoHeldShare: 'overlap probe not run: this data source cannot hold a share of the data cached',
-  overlapProbeMoot: 'overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not limit the job',
-  storageProbeFailed: (message: string) => `the storage read probe failed (${message}); the what-if keeps the cold mode's read rate as a lower bound`,
+  overlapProbeMoot:
+    'overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not limit the job',
+  storageProbeFailed: (message: string) =>
+    `the storage read probe failed (${message}); the what-if keeps the cold mode's read rate as a lower bound`,
   failedElsewhere: (label: string) =>
     `the ${label} run did not end well on another node, so every node stops: the merged profile, on the node that hosts the coordinator, says which and why`,
-  storageProbeUnproven: (reason: string) => `the storage read probe is ${reason}; the what-if keeps the cold mode's read rate as a lower bound`,
+  storageProbeUnproven: (reason: string) =>
+    `the storage read probe is ${reason}; the what-if keeps the cold mode's read rate as a lower bound`,
   notSwitchable: (launches: number) =>
     `the job did not offer to switch modes (no switchModes in its start event: a protocol job that does not read DSA_CONTROL_FILE), so it was launched ${launches} times, once a mode; ` +
     'a job under the PyTorch hook or ds_analyzer.iterate() switches in one launch (docs/protocol.md, "One launch")',
   // Why the modes got a launch each (the profile's cost.scheduleReason).
   separateAsked: 'one launch a run was asked for (--separate-launches)',
-  separateMultiNode: 'a profile over several nodes launches the job once a run: the nodes set their states together between launches',
-  separateWorkersSweep: 'a workers sweep (--workers) needs a launch a run: the loader workers are set when the job starts',
+  separateMultiNode:
+    'a profile over several nodes launches the job once a run: the nodes set their states together between launches',
+  separateWorkersSweep:
+    'a workers sweep (--workers) needs a launch a run: the loader workers are set when the job starts',
   separateSource: 'this data source cannot set a mode under a running job',
   noThrottle: '--storage-bw: this data source cannot throttle its reads; omit --storage-bw',
   separateNotSwitchable: 'the job did not offer to switch modes (no switchModes in its start event)',

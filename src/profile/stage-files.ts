@@ -46,7 +46,11 @@ export function readStageFiles(dir: string): StagesEvent[][] {
  * so a block's edges are that coarse; the per-sample figures are ratios of the same lines, which the edges do
  * not bias. `fromMs` null: from each process's start. Null when no process built a batch in the window.
  */
-export function stageTotalsBetween(files: readonly StagesEvent[][], fromMs: number | null, toMs: number | null): PrepStageTotals | null {
+export function stageTotalsBetween(
+  files: readonly StagesEvent[][],
+  fromMs: number | null,
+  toMs: number | null,
+): PrepStageTotals | null {
   const total: PrepStageTotals = { processes: 0, samples: 0, batches: 0, fetchMs: 0, fetchCpuMs: 0, stages: [] };
   const byKey = new Map<string, PrepStageTotals['stages'][number]>();
   for (const lines of files) {

@@ -73,7 +73,6 @@ export interface SubsetEvidence {
   jobNote: string | undefined;
 }
 
-
 /**
  * Decides whether a mode ran in the cache state it claims: from residency
  * before the run and the storage bytes the job's tree read during it, then
@@ -88,7 +87,10 @@ export function proveState(input: ProofInput): StateProof {
   const outside = input.otherReads;
   if (!outside) return { ...measured, ...verdict };
   // Their storage reads are counted with the dataset's: a cold mode is proven only if the dataset's share alone would be.
-  const datasetOnly = measured.readBytes !== null && input.consumedBytes > 0 ? Math.max(0, measured.readBytes - outside.bytes) / input.consumedBytes : null;
+  const datasetOnly =
+    measured.readBytes !== null && input.consumedBytes > 0
+      ? Math.max(0, measured.readBytes - outside.bytes) / input.consumedBytes
+      : null;
   if (input.mode === 'cold' && verdict.proven && datasetOnly !== null && datasetOnly < PROOF_THRESHOLDS.coldMinRead) {
     verdict = { proven: false, reason: PROOF_TEXT.otherReadsMayBeAll(verdict.reason, datasetOnly) };
   }
@@ -100,7 +102,10 @@ export function proveState(input: ProofInput): StateProof {
  * it must say so in its start event (subsetFiles). A job that never did ran
  * on the whole dataset, which does not stay resident: unproven, with why.
  */
-function subsetVerdict(measured: { proven: boolean; reason: string }, { files, reason, jobSamples, jobNote }: SubsetEvidence): { proven: boolean; reason: string } {
+function subsetVerdict(
+  measured: { proven: boolean; reason: string },
+  { files, reason, jobSamples, jobNote }: SubsetEvidence,
+): { proven: boolean; reason: string } {
   if (jobSamples === undefined) {
     return { proven: false, reason: PROOF_TEXT.subsetNotKept(reason, files, jobNote) };
   }
@@ -154,7 +159,12 @@ function measuredVerdict(input: ProofInput): StateProof {
     if (readFraction < PROOF_THRESHOLDS.cachedMaxRead) {
       // Evicted, yet hardly read: the iterations do not read --data (an
       // in-memory dataset such as torchvision's MNIST loads it at start-up).
-      return verdict(false, input.consumedBytesEstimated ? PROOF_TEXT.hardlyReadEstimated(readText, estimateNote(input)) : PROOF_TEXT.hardlyRead(readText));
+      return verdict(
+        false,
+        input.consumedBytesEstimated
+          ? PROOF_TEXT.hardlyReadEstimated(readText, estimateNote(input))
+          : PROOF_TEXT.hardlyRead(readText),
+      );
     }
     return verdict(false, PROOF_TEXT.partlyCached(readText, estimateNote(input)));
   }

@@ -30,7 +30,11 @@ const READER_THREADS = Number(process.env.UV_THREADPOOL_SIZE) > 0 ? Number(proce
 const COLD_SHARE = 0.9;
 
 /** Runs the probe when it can tell something; null when the throttle or a missing cold mode makes it moot. */
-export async function storageProbe(profile: Profile, files: readonly DatasetFile[], prober: ReadProber = probeReads): Promise<StorageProbe | null> {
+export async function storageProbe(
+  profile: Profile,
+  files: readonly DatasetFile[],
+  prober: ReadProber = probeReads,
+): Promise<StorageProbe | null> {
   const cold = profile.modes.cold;
   if (profile.options.storageBwBytesPerSec !== null || !cold || files.length === 0) return null;
   const workers = cold.ranks.reduce((sum, r) => sum + Math.max(1, r.workers ?? 1), 0);

@@ -79,7 +79,10 @@ export function windowReadProof(
 ): { readBytes: number; consumedBytes: number; consumedSamples: number } | null {
   const span = coveredSpan(series, measured);
   if (!span) return null;
-  const readBytes = Math.max(0, counterAt(series, span.endMs, (s) => s.bytes)! - counterAt(series, span.startMs, (s) => s.bytes)!);
+  const readBytes = Math.max(
+    0,
+    counterAt(series, span.endMs, (s) => s.bytes)! - counterAt(series, span.startMs, (s) => s.bytes)!,
+  );
   let consumedBytes = 0;
   let consumedSamples = 0;
   for (const it of allIterations) {

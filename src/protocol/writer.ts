@@ -275,7 +275,8 @@ export class EventWriter {
   end(reason: EndReason, iterations: number): void {
     if (this.fd === undefined || this.ended) return;
     this.ended = true;
-    this.buffer += this.endPrefix + this.clock() + this.rankField + ',"reason":"' + reason + '","iterations":' + iterations + '}\n';
+    this.buffer +=
+      this.endPrefix + this.clock() + this.rankField + ',"reason":"' + reason + '","iterations":' + iterations + '}\n';
     this.close();
   }
 
@@ -288,7 +289,9 @@ export class EventWriter {
       writeSync(this.fd, text);
     } catch (error) {
       // A profiler must not kill the training it observes: report once and stop writing.
-      this.warn(`ds-analyzer: cannot write events to ${this.path} (${(error as Error).message}); events of this process are lost`);
+      this.warn(
+        `ds-analyzer: cannot write events to ${this.path} (${(error as Error).message}); events of this process are lost`,
+      );
       this.release();
     }
   }
@@ -375,7 +378,11 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
 export function restrictToSubset(paths: readonly string[], subsetFile: string): { kept: string[]; note: string } {
   let listed: Set<string>;
   try {
-    listed = new Set(readFileSync(subsetFile, 'utf8').split('\n').filter((line) => line !== ''));
+    listed = new Set(
+      readFileSync(subsetFile, 'utf8')
+        .split('\n')
+        .filter((line) => line !== ''),
+    );
   } catch (error) {
     return { kept: [], note: `cannot read ${subsetFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
   }

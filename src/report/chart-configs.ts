@@ -19,16 +19,31 @@ export interface ReportChart {
 }
 
 /** A Chart.js config restricted to JSON values. */
-export type ChartJson = { type: string; data: { labels?: string[]; datasets: Record<string, unknown>[] }; options: Record<string, unknown> };
+export type ChartJson = {
+  type: string;
+  data: { labels?: string[]; datasets: Record<string, unknown>[] };
+  options: Record<string, unknown>;
+};
 
 /** Tableau 10: distinguishable, and readable in greyscale order. */
 const MODE_COLOR: Record<Mode, string> = { synthetic: '#4e79a7', cached: '#f28e2b', cold: '#e15759' };
-const PART_COLOR = { compute: '#4e79a7', prep: '#f28e2b', fetch: '#e15759', checkpoint: '#76b7b2', boundary: '#b07aa1' };
+const PART_COLOR = {
+  compute: '#4e79a7',
+  prep: '#f28e2b',
+  fetch: '#e15759',
+  checkpoint: '#76b7b2',
+  boundary: '#b07aa1',
+};
 const WARMUP_COLOR = '#555555';
 
 const FONT = { family: "'DejaVu Sans', 'Liberation Sans', Arial, Helvetica, sans-serif", size: 13 };
 
-function baseOptions(title: string, xTitle: string, yTitle: string, extra: { xType?: string; yType?: string; stacked?: boolean } = {}) {
+function baseOptions(
+  title: string,
+  xTitle: string,
+  yTitle: string,
+  extra: { xType?: string; yType?: string; stacked?: boolean } = {},
+) {
   const axis = (text: string, type: string | undefined) => ({
     // An explicit `type: undefined` would override Chart.js's category default.
     ...(type ? { type } : {}),
@@ -59,11 +74,27 @@ function withYFromZero<T extends { scales: { y: object } }>(options: T, fromZero
   return options;
 }
 
-const lineStyle = (color: string) => ({ borderColor: color, backgroundColor: color, borderWidth: 1.5, pointRadius: 0, fill: false, spanGaps: false });
+const lineStyle = (color: string) => ({
+  borderColor: color,
+  backgroundColor: color,
+  borderWidth: 1.5,
+  pointRadius: 0,
+  fill: false,
+  spanGaps: false,
+});
 
 /** A bar chart of per-iteration times whose datasets stack. */
-function stackedBars(title: string, xTitle: string, labels: string[], datasets: { label: string; data: (number | null)[]; backgroundColor: string | string[] }[]) {
-  return { type: 'bar', data: { labels, datasets }, options: baseOptions(title, xTitle, 'time per iteration (ms)', { stacked: true }) };
+function stackedBars(
+  title: string,
+  xTitle: string,
+  labels: string[],
+  datasets: { label: string; data: (number | null)[]; backgroundColor: string | string[] }[],
+) {
+  return {
+    type: 'bar',
+    data: { labels, datasets },
+    options: baseOptions(title, xTitle, 'time per iteration (ms)', { stacked: true }),
+  };
 }
 
 /** The report's charts, in reading order. */
@@ -75,14 +106,35 @@ export function reportCharts(data: ReportData): ReportChart[] {
     title: 'Where each iteration goes',
     caption:
       'Per-iteration time of each mode split into compute, prep stall (CPU pre-processing not hidden by compute) and fetch stall (storage), by the differential method, and the checkpoint and epoch-boundary stalls where the job saved or started epochs (measured apart); cold is the real training pace.',
-    config: stackedBars('Per-iteration time by mode', 'mode', bars.map((b) => b.mode), [
-      { label: 'compute', data: bars.map((b) => b.computeMs), backgroundColor: PART_COLOR.compute },
-      { label: 'prep stall', data: bars.map((b) => b.prepStallMs), backgroundColor: PART_COLOR.prep },
-      { label: 'fetch stall', data: bars.map((b) => b.fetchStallMs), backgroundColor: PART_COLOR.fetch },
-      // Only where the job reported them: a chart of a job that never saves keeps its three parts.
-      ...(bars.some((b) => (b.checkpointMs ?? 0) > 0) ? [{ label: 'checkpoint stall', data: bars.map((b) => b.checkpointMs), backgroundColor: PART_COLOR.checkpoint }] : []),
-      ...(bars.some((b) => (b.boundaryMs ?? 0) > 0) ? [{ label: 'epoch-boundary stall', data: bars.map((b) => b.boundaryMs), backgroundColor: PART_COLOR.boundary }] : []),
-    ]),
+    config: stackedBars(
+      'Per-iteration time by mode',
+      'mode',
+      bars.map((b) => b.mode),
+      [
+        { label: 'compute', data: bars.map((b) => b.computeMs), backgroundColor: PART_COLOR.compute },
+        { label: 'prep stall', data: bars.map((b) => b.prepStallMs), backgroundColor: PART_COLOR.prep },
+        { label: 'fetch stall', data: bars.map((b) => b.fetchStallMs), backgroundColor: PART_COLOR.fetch },
+        // Only where the job reported them: a chart of a job that never saves keeps its three parts.
+        ...(bars.some((b) => (b.checkpointMs ?? 0) > 0)
+          ? [
+              {
+                label: 'checkpoint stall',
+                data: bars.map((b) => b.checkpointMs),
+                backgroundColor: PART_COLOR.checkpoint,
+              },
+            ]
+          : []),
+        ...(bars.some((b) => (b.boundaryMs ?? 0) > 0)
+          ? [
+              {
+                label: 'epoch-boundary stall',
+                data: bars.map((b) => b.boundaryMs),
+                backgroundColor: PART_COLOR.boundary,
+              },
+            ]
+          : []),
+      ],
+    ),
   });
 
   if (data.ranks) {
@@ -92,11 +144,24 @@ export function reportCharts(data: ReportData): ReportChart[] {
       title: 'Each rank: its wait for data and its step',
       caption:
         `Per-iteration wait for data and step of each rank in the ${mode} mode. Ranks that all-reduce run at one pace: ` +
-        "a rank whose loader falls behind waits for its data, and the others wait for it inside their step (at the collective). The straggler, if any, is named in its label.",
-      config: stackedBars(`Per-iteration time by rank (${mode})`, 'rank', ranks.map((r) => r.label), [
-        { label: 'step (compute, and waiting at the collective)', data: ranks.map((r) => r.stepMs), backgroundColor: PART_COLOR.compute },
-        { label: 'wait for data', data: ranks.map((r) => r.waitMs), backgroundColor: ranks.map((r) => (r.straggler ? PART_COLOR.fetch : PART_COLOR.prep)) },
-      ]),
+        'a rank whose loader falls behind waits for its data, and the others wait for it inside their step (at the collective). The straggler, if any, is named in its label.',
+      config: stackedBars(
+        `Per-iteration time by rank (${mode})`,
+        'rank',
+        ranks.map((r) => r.label),
+        [
+          {
+            label: 'step (compute, and waiting at the collective)',
+            data: ranks.map((r) => r.stepMs),
+            backgroundColor: PART_COLOR.compute,
+          },
+          {
+            label: 'wait for data',
+            data: ranks.map((r) => r.waitMs),
+            backgroundColor: ranks.map((r) => (r.straggler ? PART_COLOR.fetch : PART_COLOR.prep)),
+          },
+        ],
+      ),
     });
   }
 
@@ -138,24 +203,61 @@ export function reportCharts(data: ReportData): ReportChart[] {
           },
         ],
       },
-      options: baseOptions('Per-iteration time series', 'iteration', 'iteration time (ms, log scale)', { xType: 'linear', yType: 'logarithmic' }),
+      options: baseOptions('Per-iteration time series', 'iteration', 'iteration time (ms, log scale)', {
+        xType: 'linear',
+        yType: 'logarithmic',
+      }),
     },
   });
 
-  const resourceChart = (id: string, title: string, yTitle: string, pick: (s: ReportData['resources'][number]) => [number, number | null][], caption: string): ReportChart => ({
+  const resourceChart = (
+    id: string,
+    title: string,
+    yTitle: string,
+    pick: (s: ReportData['resources'][number]) => [number, number | null][],
+    caption: string,
+  ): ReportChart => ({
     id,
     title,
     caption,
     config: {
       type: 'line',
-      data: { datasets: data.resources.map((s) => ({ label: s.mode, data: pick(s).map(([x, y]) => ({ x, y })), ...lineStyle(MODE_COLOR[s.mode]), pointRadius: 1.5 })) },
-      options: withYFromZero(baseOptions(title, 'time since the mode started (s)', yTitle, { xType: 'linear' }), id !== 'page-cache'),
+      data: {
+        datasets: data.resources.map((s) => ({
+          label: s.mode,
+          data: pick(s).map(([x, y]) => ({ x, y })),
+          ...lineStyle(MODE_COLOR[s.mode]),
+          pointRadius: 1.5,
+        })),
+      },
+      options: withYFromZero(
+        baseOptions(title, 'time since the mode started (s)', yTitle, { xType: 'linear' }),
+        id !== 'page-cache',
+      ),
     },
   });
   charts.push(
-    resourceChart('cpu', 'CPU utilisation', `CPU utilisation (%, 100 = all ${data.hostCpus} CPUs)`, (s) => s.cpuPct, 'Whole-machine CPU utilisation while each mode ran.'),
-    resourceChart('disk', 'Disk reads', 'disk read throughput (MB/s)', (s) => s.diskReadMBps, 'Read throughput of the dataset\'s device: near zero in the cached mode, the storage pace in the cold mode.'),
-    resourceChart('page-cache', 'Page cache', 'page cache size (MiB)', (s) => s.pageCacheMiB, 'Size of the OS page cache (Cached in /proc/meminfo) while each mode ran.'),
+    resourceChart(
+      'cpu',
+      'CPU utilisation',
+      `CPU utilisation (%, 100 = all ${data.hostCpus} CPUs)`,
+      (s) => s.cpuPct,
+      'Whole-machine CPU utilisation while each mode ran.',
+    ),
+    resourceChart(
+      'disk',
+      'Disk reads',
+      'disk read throughput (MB/s)',
+      (s) => s.diskReadMBps,
+      "Read throughput of the dataset's device: near zero in the cached mode, the storage pace in the cold mode.",
+    ),
+    resourceChart(
+      'page-cache',
+      'Page cache',
+      'page cache size (MiB)',
+      (s) => s.pageCacheMiB,
+      'Size of the OS page cache (Cached in /proc/meminfo) while each mode ran.',
+    ),
   );
 
   if (data.whatIf.available) {
@@ -182,20 +284,37 @@ export function reportCharts(data: ReportData): ReportChart[] {
     charts.push({
       id: 'whatif-cache',
       title: 'What if: cache size',
-      caption: 'Predicted steady-state training throughput (epoch 2 on) against the memory available for caching the dataset, for the OS page cache (LRU, reshuffled each epoch) and for an application cache that never evicts (MinIO, as in CoorDL).',
+      caption:
+        'Predicted steady-state training throughput (epoch 2 on) against the memory available for caching the dataset, for the OS page cache (LRU, reshuffled each epoch) and for an application cache that never evicts (MinIO, as in CoorDL).',
       config: {
         type: 'line',
         data: {
           datasets: [
-            ...curves.cache.map((c) => ({ label: c.label, data: c.points.map((p) => ({ x: p.x / GiB, y: p.samplesPerSec })), ...lineStyle(policyColor[c.policy]), borderWidth: 2 })),
+            ...curves.cache.map((c) => ({
+              label: c.label,
+              data: c.points.map((p) => ({ x: p.x / GiB, y: p.samplesPerSec })),
+              ...lineStyle(policyColor[c.policy]),
+              borderWidth: 2,
+            })),
             ...marks(curves.cacheMarks, GiB),
           ],
         },
-        options: baseOptions('Throughput against cache size', `cache size (${cacheUnit})`, 'throughput (samples/s)', { xType: 'linear' }),
+        options: baseOptions('Throughput against cache size', `cache size (${cacheUnit})`, 'throughput (samples/s)', {
+          xType: 'linear',
+        }),
       },
     });
     // One predicted curve against a count (CPUs, workers), with the measured points marked.
-    const countChart = (id: string, title: string, caption: string, points: typeof curves.cpus, measured: typeof curves.cpuMarks, color: string, what: string, xLabel: string) =>
+    const countChart = (
+      id: string,
+      title: string,
+      caption: string,
+      points: typeof curves.cpus,
+      measured: typeof curves.cpuMarks,
+      color: string,
+      what: string,
+      xLabel: string,
+    ) =>
       charts.push({
         id,
         title,
@@ -204,7 +323,13 @@ export function reportCharts(data: ReportData): ReportChart[] {
           type: 'line',
           data: {
             datasets: [
-              { label: 'predicted', data: points.map((p) => ({ x: p.x, y: p.samplesPerSec })), ...lineStyle(color), borderWidth: 2, pointRadius: 3 },
+              {
+                label: 'predicted',
+                data: points.map((p) => ({ x: p.x, y: p.samplesPerSec })),
+                ...lineStyle(color),
+                borderWidth: 2,
+                pointRadius: 3,
+              },
               ...marks(measured, 1),
             ],
           },

@@ -17,10 +17,12 @@ let drawing: Promise<Drawing> | null = null;
 
 /** Loads the drawing libraries with the first chart: only a report draws, and they cost about 100 ms of CPU to load. */
 function loadDrawing(): Promise<Drawing> {
-  drawing ??= Promise.all([import('@napi-rs/canvas'), import('chart.js')]).then(([canvas, { Chart, registerables }]) => {
-    Chart.register(...registerables);
-    return { canvas, Chart };
-  });
+  drawing ??= Promise.all([import('@napi-rs/canvas'), import('chart.js')]).then(
+    ([canvas, { Chart, registerables }]) => {
+      Chart.register(...registerables);
+      return { canvas, Chart };
+    },
+  );
   return drawing;
 }
 
@@ -48,7 +50,10 @@ export async function fontsAvailable(): Promise<boolean> {
 
 /** Renders one chart configuration to PNG bytes. */
 export async function renderChartPng(json: ChartJson, size = PNG_SIZE): Promise<Buffer> {
-  const { canvas: { createCanvas }, Chart } = await loadDrawing();
+  const {
+    canvas: { createCanvas },
+    Chart,
+  } = await loadDrawing();
   const canvas = createCanvas(size.width * size.devicePixelRatio, size.height * size.devicePixelRatio);
   const config = structuredClone(json) as unknown as ChartConfiguration;
   config.options = { ...config.options, devicePixelRatio: size.devicePixelRatio, animation: false, responsive: false };

@@ -17,7 +17,9 @@ export function costLine(profile: Profile): string | null {
   return (
     `cost: ${launches}, ${cost.wallSec.toFixed(1)} s; ${cost.measuredIterations} iterations measured of ${cost.jobIterations} run, ` +
     `${(cost.measuredShare * 100).toFixed(0)}% of the time measuring` +
-    (profiler === null ? '' : `; the profiler used ${(profiler * 100).toFixed(1)}% of one CPU while the job ran${parts}`)
+    (profiler === null
+      ? ''
+      : `; the profiler used ${(profiler * 100).toFixed(1)}% of one CPU while the job ran${parts}`)
   );
 }
 

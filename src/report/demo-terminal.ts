@@ -19,13 +19,21 @@ export interface DemoSummary extends DemoOutcome {
 }
 
 /** The demo's own progress lines (the dataset, the throttle), on `write` (stderr). */
-export function demoProgressHooks(write: (text: string) => void): Pick<DemoHooks, 'onDatasetStart' | 'onDatasetReady' | 'onThrottle'> {
+export function demoProgressHooks(
+  write: (text: string) => void,
+): Pick<DemoHooks, 'onDatasetStart' | 'onDatasetReady' | 'onThrottle'> {
   const say = (text: string) => write(`${text}\n`);
   return {
-    onDatasetStart: (preset, dir) => say(`demo: dataset of ${preset.files} files of ${formatBytes(preset.fileBytes)} in ${dir}`),
-    onDatasetReady: (dataset) => say(dataset.reused ? 'demo: reusing the generated dataset' : `demo: generated ${formatBytes(dataset.bytes)}`),
+    onDatasetStart: (preset, dir) =>
+      say(`demo: dataset of ${preset.files} files of ${formatBytes(preset.fileBytes)} in ${dir}`),
+    onDatasetReady: (dataset) =>
+      say(dataset.reused ? 'demo: reusing the generated dataset' : `demo: generated ${formatBytes(dataset.bytes)}`),
     onThrottle: (reason, bytesPerSec) =>
-      say(reason ? `demo: storage is not throttled (${reason}); the cold mode reads at the disk's own speed` : `demo: cold storage throttled to ${formatRate(bytesPerSec)}`),
+      say(
+        reason
+          ? `demo: storage is not throttled (${reason}); the cold mode reads at the disk's own speed`
+          : `demo: cold storage throttled to ${formatRate(bytesPerSec)}`,
+      ),
   };
 }
 
@@ -39,10 +47,16 @@ export function renderDemoOutcome(outcome: DemoSummary, shown: (path: string) =>
   const parts: string[] = [];
   if (!failedBeforeAnyIteration(outcome.run)) parts.push(renderSettingsCheck(outcome.run.profile, outcome.settings));
   if (outcome.whatif !== null) {
-    parts.push(isNotEnoughData(outcome.whatif) ? `what-if: not available for this profile: ${outcome.whatif.reason}\n` : renderDemoWhatif(outcome.whatif));
+    parts.push(
+      isNotEnoughData(outcome.whatif)
+        ? `what-if: not available for this profile: ${outcome.whatif.reason}\n`
+        : renderDemoWhatif(outcome.whatif),
+    );
     const written = outcome.report;
     if (written) {
-      parts.push(`report: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`);
+      parts.push(
+        `report: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`,
+      );
       for (const note of reportNotes(written)) parts.push(`report ${note}\n`);
     }
     parts.push(renderNextSteps(shown(outcome.run.path)));
@@ -56,8 +70,16 @@ function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): stri
   const a = profile.analysis;
   const rows = [['per iteration', 'set by the emulator', 'measured', 'error']];
   const add = (name: string, expected: number | null, measured: number | undefined) => {
-    const error = expected !== null && measured !== undefined && expected > 0 ? `${(((measured - expected) / expected) * 100).toFixed(1)}%` : '—';
-    rows.push([name, expected === null ? 'disk speed' : `${expected.toFixed(1)} ms`, measured === undefined ? '—' : `${measured.toFixed(1)} ms`, error]);
+    const error =
+      expected !== null && measured !== undefined && expected > 0
+        ? `${(((measured - expected) / expected) * 100).toFixed(1)}%`
+        : '—';
+    rows.push([
+      name,
+      expected === null ? 'disk speed' : `${expected.toFixed(1)} ms`,
+      measured === undefined ? '—' : `${measured.toFixed(1)} ms`,
+      error,
+    ]);
   };
   add('compute', implied.computeMs, a?.computeMs?.mean);
   add('prep stall', implied.prepStallMs, a?.prepStallMs?.mean);
@@ -65,7 +87,9 @@ function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): stri
   const header =
     `The emulated job was set to: compute ${settings.computeMs} ms/batch, prep ${settings.prepMs} ms/sample on ${settings.workers} workers, ` +
     `${settings.batchSize} samples of ${formatBytes(settings.meanFileBytes)} per batch` +
-    (settings.storageBwBytesPerSec ? `, storage ${formatRate(settings.storageBwBytesPerSec)}.` : ', storage unthrottled.');
+    (settings.storageBwBytesPerSec
+      ? `, storage ${formatRate(settings.storageBwBytesPerSec)}.`
+      : ', storage unthrottled.');
   return `${header}\n${table(rows, [1, 2, 3])}\n`;
 }
 
@@ -86,10 +110,12 @@ function renderDemoWhatif(r: WhatifResult): string {
 
 /** The commands to try next on the demo's own profile. */
 function renderNextSteps(profilePath: string): string {
-  return [
-    'Next, on this profile:',
-    `  ds-analyzer whatif ${profilePath} --cache 50% --cpus 4   (half the dataset cached, 4 CPUs)`,
-    `  ds-analyzer gate ${profilePath} --max-fetch-stall 20%   (a CI verdict; exit code 1 when a budget fails)`,
-    `  ds-analyzer profile --data DIR -- python train.py DIR   (your own job)`,
-  ].join('\n') + '\n';
+  return (
+    [
+      'Next, on this profile:',
+      `  ds-analyzer whatif ${profilePath} --cache 50% --cpus 4   (half the dataset cached, 4 CPUs)`,
+      `  ds-analyzer gate ${profilePath} --max-fetch-stall 20%   (a CI verdict; exit code 1 when a budget fails)`,
+      `  ds-analyzer profile --data DIR -- python train.py DIR   (your own job)`,
+    ].join('\n') + '\n'
+  );
 }

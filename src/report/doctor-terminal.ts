@@ -8,17 +8,27 @@ import { table, wrapLine } from './format.js';
 
 /** The diagnosis as a terminal text. */
 export function renderDoctor(d: Diagnosis): string {
-  let text = table([['capability', 'ok', 'found'], ...d.capabilities.map((r) => [r.name, r.available ? 'yes' : 'NO', r.detail])]) + '\n';
+  let text =
+    table([
+      ['capability', 'ok', 'found'],
+      ...d.capabilities.map((r) => [r.name, r.available ? 'yes' : 'NO', r.detail]),
+    ]) + '\n';
   const missing = d.capabilities.filter((r) => !r.available);
   if (missing.length) text += '\nWhat is missing, and what it costs:\n';
-  for (const r of missing) text += [...wrapLine('-', `${r.name}: ${r.impact}`, '  '), ...wrapLine('  fix:', r.fix, '    ')].join('\n') + '\n';
+  for (const r of missing)
+    text += [...wrapLine('-', `${r.name}: ${r.impact}`, '  '), ...wrapLine('  fix:', r.fix, '    ')].join('\n') + '\n';
   const p = d.python;
   text += `\nThe job's ${p.command}: ${p.path ?? 'not found on PATH'}${p.sudoUser ? ` (under sudo for ${p.sudoUser})` : ''}\n`;
   if (p.warning) text += wrapLine('- warning:', p.warning, '  ').join('\n') + '\n';
   if (d.dataset) {
     text += `\n${table([['dataset', 'file system', 'source', 'mounted at'], ...d.dataset.map((f) => [f.root, f.type, f.source, f.mountPoint])])}\n`;
-    const limits = [...d.unresolved.map((dir) => `--data ${dir}: cannot be resolved to a mounted file system (does it exist?)`), ...d.fileSystemWarnings];
-    text += limits.length ? limits.map((w) => wrapLine('-', w, '  ').join('\n') + '\n').join('') : 'The cached and cold modes can be proven on these file systems.\n';
+    const limits = [
+      ...d.unresolved.map((dir) => `--data ${dir}: cannot be resolved to a mounted file system (does it exist?)`),
+      ...d.fileSystemWarnings,
+    ];
+    text += limits.length
+      ? limits.map((w) => wrapLine('-', w, '  ').join('\n') + '\n').join('')
+      : 'The cached and cold modes can be proven on these file systems.\n';
   }
   return text;
 }

@@ -21,7 +21,10 @@ const loadJunit = (): Builder => {
 /** The JUnit XML text of a verdict. */
 export function junitXml(verdict: GateVerdict, profilePath: string): string {
   const builder = loadJunit().newBuilder();
-  const suite = builder.testSuite().name(`ds-analyzer gate: ${clean(verdict.jobName)}`).property('profile', clean(profilePath));
+  const suite = builder
+    .testSuite()
+    .name(`ds-analyzer gate: ${clean(verdict.jobName)}`)
+    .property('profile', clean(profilePath));
   for (const rule of verdict.rules) {
     const testCase = suite
       .testCase()
@@ -35,7 +38,11 @@ export function junitXml(verdict: GateVerdict, profilePath: string): string {
     else testCase.standardOutput(clean(rule.result === 'warn' ? `WARNING (level warn): ${detail}` : detail));
   }
   if (verdict.jobFailure) {
-    suite.testCase().className('ds-analyzer.gate').name('the training job ran to the end').failure(clean(verdict.jobFailure), 'job');
+    suite
+      .testCase()
+      .className('ds-analyzer.gate')
+      .name('the training job ran to the end')
+      .failure(clean(verdict.jobFailure), 'job');
   }
   return builder.build();
 }

@@ -21,7 +21,9 @@ export function stepSummaryMarkdown(verdict: GateVerdict, profilePath: string, b
     '| --- | --- | --- | --- | --- | --- |',
   ];
   for (const rule of verdict.rules) {
-    out.push(`| ${rule.name} | ${EPOCHS_WORD[rule.judges]} | ${rule.level} | ${mdText(rule.expected)} | ${mdText(rule.actual)} | ${ICON[rule.result]} |`);
+    out.push(
+      `| ${rule.name} | ${EPOCHS_WORD[rule.judges]} | ${rule.level} | ${mdText(rule.expected)} | ${mdText(rule.actual)} | ${ICON[rule.result]} |`,
+    );
   }
   const notes = verdict.rules.filter((r) => r.note);
   if (notes.length || verdict.jobFailure) out.push('');

@@ -11,9 +11,12 @@ export const EPOCHS_WORD = { 'first-epoch': 'first epoch', 'later-epochs': 'epoc
 export function renderVerdict(verdict: GateVerdict, profilePath: string, baselinePath: string | null): string {
   const out: string[] = [];
   const status = verdict.exitCode === 0 ? 'PASSED' : verdict.jobFailure ? 'JOB FAILED' : 'FAILED';
-  out.push(`gate ${status}: ${oneLine(verdict.jobName)} (${profilePath}${baselinePath ? `, baseline ${baselinePath}` : ''})`);
+  out.push(
+    `gate ${status}: ${oneLine(verdict.jobName)} (${profilePath}${baselinePath ? `, baseline ${baselinePath}` : ''})`,
+  );
   const rows = [['rule', 'of', 'level', 'expected', 'actual', 'result']];
-  for (const rule of verdict.rules) rows.push([rule.name, EPOCHS_WORD[rule.judges], rule.level, rule.expected, rule.actual, RESULT_WORD[rule.result]]);
+  for (const rule of verdict.rules)
+    rows.push([rule.name, EPOCHS_WORD[rule.judges], rule.level, rule.expected, rule.actual, RESULT_WORD[rule.result]]);
   out.push(table(rows));
   const notes = verdict.rules.filter((r) => r.note);
   for (const rule of notes) out.push(`  ${rule.name}: ${rule.note}`);
@@ -25,7 +28,9 @@ export function renderVerdict(verdict: GateVerdict, profilePath: string, baselin
 /** '2 of 5 rules failed, 1 warning: exit 1'. */
 export function outcomeLine(verdict: GateVerdict): string {
   const parts = [
-    verdict.failed ? `${verdict.failed} of ${verdict.rules.length} rules failed` : `${verdict.rules.length - verdict.warned} of ${verdict.rules.length} rules passed`,
+    verdict.failed
+      ? `${verdict.failed} of ${verdict.rules.length} rules failed`
+      : `${verdict.rules.length - verdict.warned} of ${verdict.rules.length} rules passed`,
   ];
   if (verdict.warned) parts.push(`${verdict.warned} warning${verdict.warned > 1 ? 's' : ''}`);
   if (verdict.jobFailure) parts.push('the job failed');

@@ -14,7 +14,15 @@ import type { ReportChart } from './chart-configs.js';
 import { escapeHtml, jsonForScript } from './escape.js';
 import { capitalised, verdictLines } from './verdict-lines.js';
 import { gpuRows } from './gpu-rows.js';
-import { driftLine, factRows, modeRows, nodeRows, splitRows, pipelineStallLines, stallPartsLine } from './summary-rows.js';
+import {
+  driftLine,
+  factRows,
+  modeRows,
+  nodeRows,
+  splitRows,
+  pipelineStallLines,
+  stallPartsLine,
+} from './summary-rows.js';
 
 const require = createRequire(import.meta.url);
 
@@ -147,11 +155,22 @@ export function renderHtml(input: HtmlReportInput): string {
 </header>
 <main>
 <h2>Verdict</h2>
-${a ? `${verdictLines(profile).map(({ label, text }) => `<p class="verdict">${label ? `${capitalised(label)}: ` : ''}${escapeHtml(text)}</p>\n`).join('')}<p>${escapeHtml(a.advice)}</p>` : '<p class="note">No mode finished: this profile has no analysis.</p>'}
+${
+  a
+    ? `${verdictLines(profile)
+        .map(
+          ({ label, text }) => `<p class="verdict">${label ? `${capitalised(label)}: ` : ''}${escapeHtml(text)}</p>\n`,
+        )
+        .join('')}<p>${escapeHtml(a.advice)}</p>`
+    : '<p class="note">No mode finished: this profile has no analysis.</p>'
+}
 ${a?.caveats.length ? `<ul class="note">${a.caveats.map((c) => `<li>${escapeHtml(c)}</li>`).join('')}</ul>` : ''}
 ${profile.warnings.length ? `<ul class="note">${profile.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>` : ''}
 ${htmlTable(splitRows(profile), [1, 2])}
-${[stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)].filter((l): l is string => l !== null).map((l) => `<p>${escapeHtml(l)}</p>`).join('\n')}
+${[stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)]
+  .filter((l): l is string => l !== null)
+  .map((l) => `<p>${escapeHtml(l)}</p>`)
+  .join('\n')}
 <h2>Modes</h2>
 ${htmlTable(modeRows(profile), [1, 2, 3, 4])}
 <p>Figures marked ~ rest on a mode whose cache state was not proven.</p>
@@ -164,7 +183,9 @@ ${input.whatIfNote ? `<p class="note">${escapeHtml(input.whatIfNote)}</p>` : ''}
 ${whatIfCharts.map(section).join('\n')}
 ${input.whatIfNotes.length ? `<ul>${input.whatIfNotes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul>` : ''}
 <h2>Run</h2>
-<table>${factRows(profile).map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>
+<table>${factRows(profile)
+    .map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`)
+    .join('')}</table>
 </main>
 <footer>Made by ds-analyzer ${escapeHtml(input.toolVersion)}. This file is self-contained: it loads nothing from the network.</footer>
 <script type="application/json" id="report-data">${dataJson}</script>

@@ -7,7 +7,15 @@ import type { ReportChart } from './chart-configs.js';
 import { mdText } from './escape.js';
 import { capitalised, verdictLines } from './verdict-lines.js';
 import { gpuRows } from './gpu-rows.js';
-import { driftLine, factRows, modeRows, nodeRows, splitRows, pipelineStallLines, stallPartsLine } from './summary-rows.js';
+import {
+  driftLine,
+  factRows,
+  modeRows,
+  nodeRows,
+  splitRows,
+  pipelineStallLines,
+  stallPartsLine,
+} from './summary-rows.js';
 
 /** Input of the Markdown report; `pngFiles` maps chart id to a path relative to the .md file. */
 export interface MarkdownReportInput {
@@ -27,7 +35,8 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   out.push(`Profile: ${mdText(input.profilePath)}`, '');
   out.push('## Verdict', '');
   if (a) {
-    for (const { label, text } of verdictLines(profile)) out.push(`**${label ? `${capitalised(label)}: ` : ''}${mdText(text)}**`, '');
+    for (const { label, text } of verdictLines(profile))
+      out.push(`**${label ? `${capitalised(label)}: ` : ''}${mdText(text)}**`, '');
     out.push(mdText(a.advice), '');
     for (const caveat of a.caveats) out.push(`- caveat: ${mdText(caveat)}`);
     if (a.caveats.length) out.push('');
@@ -37,7 +46,8 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   for (const warning of profile.warnings) out.push(`- warning: ${mdText(warning)}`);
   if (profile.warnings.length) out.push('');
   out.push(mdTable(splitRows(profile)), '');
-  for (const line of [stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)]) if (line) out.push(mdText(line), '');
+  for (const line of [stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)])
+    if (line) out.push(mdText(line), '');
   out.push('## Modes', '', mdTable(modeRows(profile)), '');
   const nodes = nodeRows(profile);
   if (nodes) out.push('## Nodes', '', mdTable(nodes), '');
@@ -46,7 +56,8 @@ export function renderMarkdown(input: MarkdownReportInput): string {
   out.push('Figures marked ~ rest on a mode whose cache state was not proven.', '', '## Charts', '');
   const chart = (c: ReportChart) => {
     const file = input.pngFiles[c.id];
-    if (file) out.push(`### ${mdText(c.title)}`, '', `![${mdText(c.title)}](${encodeURI(file)})`, '', mdText(c.caption), '');
+    if (file)
+      out.push(`### ${mdText(c.title)}`, '', `![${mdText(c.title)}](${encodeURI(file)})`, '', mdText(c.caption), '');
   };
   input.charts.filter((c) => !c.id.startsWith('whatif-')).forEach(chart);
   out.push('## What if', '');

@@ -10,7 +10,10 @@ export { fetchPlace } from '../analysis/fetch-place.js';
 export function networkLines(profile: Profile): string[] {
   const remote = profile.dataset.remote;
   const mount = profile.dataset.mount;
-  if (mount) return [`mount: ${mount.source} at ${mount.mountPoint} (${mount.type}), read by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`];
+  if (mount)
+    return [
+      `mount: ${mount.source} at ${mount.mountPoint} (${mount.type}), read by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`,
+    ];
   if (!remote) return [];
   const clientMetered = MODES.some((mode) => profile.modes[mode]?.network?.meter === 'client');
   const how = `through the metering proxy${remote.protocol === 'https' ? ': tunnels, counted in bytes' : ''}${clientMetered ? "; the cold mode direct, counted in the job's HTTP clients" : ''}`;
@@ -27,7 +30,9 @@ function networkLine(n: NetworkUse): string {
     `${formatBytes(n.originBytes)} from the origin`,
     n.cacheBytes > 0 ? `${formatBytes(n.cacheBytes)} from the profiler's cache` : null,
     n.tunnels > 0 ? `${n.tunnels} tunnels` : `${n.requests} requests`,
-    n.firstByteMs ? `first byte p50 ${n.firstByteMs.p50.toFixed(1)} / p95 ${n.firstByteMs.p95.toFixed(1)} / p99 ${n.firstByteMs.p99.toFixed(1)} ms` : null,
+    n.firstByteMs
+      ? `first byte p50 ${n.firstByteMs.p50.toFixed(1)} / p95 ${n.firstByteMs.p95.toFixed(1)} / p99 ${n.firstByteMs.p99.toFixed(1)} ms`
+      : null,
     `${n.meanInFlight.toFixed(1)} in flight (max ${n.maxInFlight})`,
     n.capBytesPerSec !== null ? `capped at ${formatRate(n.capBytesPerSec)}` : null,
     troubles(n),
@@ -37,7 +42,14 @@ function networkLine(n: NetworkUse): string {
 
 /** Error statuses and failed connections: the job may have retried or failed on them. */
 function troubles(n: NetworkUse): string | null {
-  const errors = Object.entries(n.statuses).filter(([status]) => Number(status) >= 400).map(([status, count]) => `${count}x HTTP ${status}`);
-  if (n.failures > 0) errors.push(n.meter === 'client' ? `${n.failures} failed requests` : `${n.failures} failed connections (last: ${n.lastFailure})`);
+  const errors = Object.entries(n.statuses)
+    .filter(([status]) => Number(status) >= 400)
+    .map(([status, count]) => `${count}x HTTP ${status}`);
+  if (n.failures > 0)
+    errors.push(
+      n.meter === 'client'
+        ? `${n.failures} failed requests`
+        : `${n.failures} failed connections (last: ${n.lastFailure})`,
+    );
   return errors.length > 0 ? `ERRORS: ${errors.join(', ')}` : null;
 }

@@ -14,13 +14,19 @@ export function prepStagesLines(profile: Pick<Profile, 'analysis'>): string[] {
   if (waited) out.push(`  ${waited}`);
   // A single stage past the limit is listed, not summed as "1 more".
   const listed = s.stages.length <= LISTED + 1 ? s.stages.length : LISTED;
-  for (const stage of s.stages.slice(0, listed)) out.push(`  ${PREP_STAGES_TEXT.stage(stage.name, stage.kind, stage.cpuMsPerSample, stage.share)}`);
+  for (const stage of s.stages.slice(0, listed))
+    out.push(`  ${PREP_STAGES_TEXT.stage(stage.name, stage.kind, stage.cpuMsPerSample, stage.share)}`);
   const rest = s.stages.slice(listed);
   if (rest.length > 0) {
     const restMs = rest.reduce((sum, r) => sum + r.msPerSample, 0);
-    out.push(`  ${PREP_STAGES_TEXT.stage(`${rest.length} more stages`, 'transform', restMs * s.fetchCpuShare, restMs / s.fetchMsPerSample)}`);
+    out.push(
+      `  ${PREP_STAGES_TEXT.stage(`${rest.length} more stages`, 'transform', restMs * s.fetchCpuShare, restMs / s.fetchMsPerSample)}`,
+    );
   }
-  if (s.unnamedMsPerSample > 0) out.push(`  ${PREP_STAGES_TEXT.unnamed(s.unnamedMsPerSample * s.fetchCpuShare, s.unnamedMsPerSample / s.fetchMsPerSample)}`);
+  if (s.unnamedMsPerSample > 0)
+    out.push(
+      `  ${PREP_STAGES_TEXT.unnamed(s.unnamedMsPerSample * s.fetchCpuShare, s.unnamedMsPerSample / s.fetchMsPerSample)}`,
+    );
   for (const line of PREP_STAGES_TEXT.check(s)) out.push(`  ${line}`);
   out.push(`  ${s.copy}`);
   return out;

@@ -91,7 +91,8 @@ export function reportData(profile: Profile, whatIf: WhatIfCurvesOrReason): Repo
       const summary = rank.summary ?? result.summary;
       // Profiles before the warmup flag: the first warmupIterations, as their single run had them.
       const flagged = ordered.some((it) => it.warmup);
-      const isWarmup = (it: Iteration, k: number): boolean => (flagged ? it.warmup === true : k < (summary?.warmupIterations ?? 0));
+      const isWarmup = (it: Iteration, k: number): boolean =>
+        flagged ? it.warmup === true : k < (summary?.warmupIterations ?? 0);
       const step = Math.max(1, Math.ceil(ordered.length / MAX_POINTS));
       const points: [number, number][] = [];
       const warmupPoints: [number, number][] = [];
@@ -131,7 +132,10 @@ function rankBars(profile: Profile): ReportData['ranks'] {
   return { mode: judged.mode, bars };
 }
 
-function blockMeans(iterations: { i: number; waitMs: number; computeMs: number }[], blockSize: number): [number, number][] {
+function blockMeans(
+  iterations: { i: number; waitMs: number; computeMs: number }[],
+  blockSize: number,
+): [number, number][] {
   const out: [number, number][] = [];
   // Thin long runs to at most MAX_POINTS / 4 blocks so the line stays readable.
   const size = Math.max(blockSize, blockSize * Math.ceil(iterations.length / blockSize / (MAX_POINTS / 4)));

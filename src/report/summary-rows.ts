@@ -12,7 +12,9 @@ import { judgedRankWaits } from '../analysis/straggler.js';
 /** Header + rows of the modes table. */
 export function modeRows(profile: Profile): string[][] {
   const rate = maxRanks(profile) > 1 ? 'samples/s per rank' : 'samples/s';
-  const rows = [['mode', 'iteration ms (95% CI)', 'median ms', rate, 'measured iterations', 'warm-up', 'stopped by', 'cache state']];
+  const rows = [
+    ['mode', 'iteration ms (95% CI)', 'median ms', rate, 'measured iterations', 'warm-up', 'stopped by', 'cache state'],
+  ];
   for (const mode of MODES) {
     const r = profile.modes[mode];
     if (!r) continue;
@@ -48,7 +50,9 @@ export function allRanksLine(profile: Profile): string | null {
     if (!m || m.ranks.length === 0 || m.ranks.some((r) => r.summary === null)) return [];
     return [`${mode} ${formatNumber(allRanksSamplesPerSec(m)!)}`];
   });
-  return parts.length ? `all ranks together, samples/s: ${parts.join(' · ')} (the slowest rank sets the pace of each)` : null;
+  return parts.length
+    ? `all ranks together, samples/s: ${parts.join(' · ')} (the slowest rank sets the pace of each)`
+    : null;
 }
 
 /** Whether a mode's job timed iter(loader) (its epoch events): its first wait then starts there. */
@@ -66,9 +70,29 @@ export function splitRows(profile: Profile): string[][] {
     ['compute', formatEstimate(a.computeMs), formatPercent(computeShare)],
     ['prep stall', formatEstimate(a.prepStallMs), stallShare(a.stallCalls?.prep, a.prepStallFraction)],
     ['fetch stall', formatEstimate(a.fetchStallMs), stallShare(a.stallCalls?.fetch, a.fetchStallFraction)],
-    ...(a.checkpointStall ? [['checkpoint stall', formatEstimate(a.checkpointStall.ms), stallShare(a.checkpointStall.call, a.checkpointStall.fraction)]] : []),
-    ...(a.boundaryStall ? [['epoch-boundary stall', formatEstimate(a.boundaryStall.ms), stallShare(a.boundaryStall.call, a.boundaryStall.fraction)]] : []),
-    [profile.modes.cold?.summary ? 'total (cold)' : 'total (slowest mode measured)', formatEstimate(a.iterMs), a.iterMs ? '100%' : '—'],
+    ...(a.checkpointStall
+      ? [
+          [
+            'checkpoint stall',
+            formatEstimate(a.checkpointStall.ms),
+            stallShare(a.checkpointStall.call, a.checkpointStall.fraction),
+          ],
+        ]
+      : []),
+    ...(a.boundaryStall
+      ? [
+          [
+            'epoch-boundary stall',
+            formatEstimate(a.boundaryStall.ms),
+            stallShare(a.boundaryStall.call, a.boundaryStall.fraction),
+          ],
+        ]
+      : []),
+    [
+      profile.modes.cold?.summary ? 'total (cold)' : 'total (slowest mode measured)',
+      formatEstimate(a.iterMs),
+      a.iterMs ? '100%' : '—',
+    ],
   ];
 }
 
@@ -89,7 +113,9 @@ export function pipelineStallLines(profile: Profile): string[] {
 /** The share of a named stall; 'within noise' for one whose interval does not clear the margin; contention said as such. */
 function stallShare(call: StallCall | undefined, fraction: number | null): string {
   if (call === 'within-noise') return 'within noise';
-  return call === 'contention' ? `${formatPercent(fraction)} (step slower, no longer wait: CPU contention)` : formatPercent(fraction);
+  return call === 'contention'
+    ? `${formatPercent(fraction)} (step slower, no longer wait: CPU contention)`
+    : formatPercent(fraction);
 }
 
 /**
@@ -103,8 +129,12 @@ export function stallPartsLine(profile: Profile): string | null {
   const parts = [
     { name: 'prep', p: a.prepStallParts },
     { name: 'fetch', p: a.fetchStallParts },
-  ].flatMap(({ name, p }) => (p ? [`${name} stall = wait ${signed(p.waitGrowthMs)}, step ${signed(p.stepGrowthMs)} ms`] : []));
-  return parts.length ? `stalls taken apart: ${parts.join(' · ')} (a step that grows is CPU contention with the loader, or a machine that changed pace)` : null;
+  ].flatMap(({ name, p }) =>
+    p ? [`${name} stall = wait ${signed(p.waitGrowthMs)}, step ${signed(p.stepGrowthMs)} ms`] : [],
+  );
+  return parts.length
+    ? `stalls taken apart: ${parts.join(' · ')} (a step that grows is CPU contention with the loader, or a machine that changed pace)`
+    : null;
 }
 
 /** How far the machine's pace moved between each mode's two runs; null for a single pass. */
@@ -113,7 +143,9 @@ export function driftLine(profile: Profile): string | null {
   if (!d) return null;
   const modes = d.modes.map((m) => `${m.mode} ${m.firstMs.toFixed(1)} → ${m.secondMs.toFixed(1)}`).join(', ');
   const fit = [
-    d.slopePctPerMin !== null ? `steady drift ${d.slopePctPerMin >= 0 ? '+' : ''}${d.slopePctPerMin.toFixed(1)}%/min (cancelled by the mirrored order)` : null,
+    d.slopePctPerMin !== null
+      ? `steady drift ${d.slopePctPerMin >= 0 ? '+' : ''}${d.slopePctPerMin.toFixed(1)}%/min (cancelled by the mirrored order)`
+      : null,
     d.runToRunPct !== null ? `run-to-run scatter ${d.runToRunPct.toFixed(1)}% (in the intervals)` : null,
   ].filter(Boolean);
   return `drift: ${modes} ms per iteration, first run → second${fit.length ? `; ${fit.join(', ')}` : ''}`;
@@ -125,19 +157,30 @@ export function factRows(profile: Profile): [string, string][] {
   const facts: [string, string][] = [
     ['created', profile.createdAt],
     ['status', profile.status],
-    ['host', `${profile.host.hostname}: ${profile.host.cpus} CPUs (${profile.host.cpuModel}), ${formatBytes(profile.host.memBytes)}${profile.host.gpus.length ? `, ${profile.host.gpus.length} GPU(s)` : ''}`],
-    ['dataset', `${profile.dataset.files} files, ${formatBytes(profile.dataset.bytes)}${profile.dataset.fitsInMemory ? '' : ' (does not fit in memory)'}`],
+    [
+      'host',
+      `${profile.host.hostname}: ${profile.host.cpus} CPUs (${profile.host.cpuModel}), ${formatBytes(profile.host.memBytes)}${profile.host.gpus.length ? `, ${profile.host.gpus.length} GPU(s)` : ''}`,
+    ],
+    [
+      'dataset',
+      `${profile.dataset.files} files, ${formatBytes(profile.dataset.bytes)}${profile.dataset.fitsInMemory ? '' : ' (does not fit in memory)'}`,
+    ],
     ['command', profile.command.join(' ')],
   ];
-  if (profile.options.storageBwBytesPerSec) facts.push(['storage throttle', formatRate(profile.options.storageBwBytesPerSec)]);
+  if (profile.options.storageBwBytesPerSec)
+    facts.push(['storage throttle', formatRate(profile.options.storageBwBytesPerSec)]);
   const perRank = maxRanks(profile) > 1 ? ' per rank' : '';
-  if (a?.gpuSamplesPerSec != null) facts.push(['accelerator could take', `${formatNumber(a.gpuSamplesPerSec)} samples/s${perRank}`]);
-  if (a?.prepSamplesPerSec != null) facts.push(['prep delivers', `${formatNumber(a.prepSamplesPerSec)} samples/s${perRank}`]);
-  if (a?.coldSamplesPerSec != null) facts.push(['cold storage pace', `${formatNumber(a.coldSamplesPerSec)} samples/s${perRank}`]);
+  if (a?.gpuSamplesPerSec != null)
+    facts.push(['accelerator could take', `${formatNumber(a.gpuSamplesPerSec)} samples/s${perRank}`]);
+  if (a?.prepSamplesPerSec != null)
+    facts.push(['prep delivers', `${formatNumber(a.prepSamplesPerSec)} samples/s${perRank}`]);
+  if (a?.coldSamplesPerSec != null)
+    facts.push(['cold storage pace', `${formatNumber(a.coldSamplesPerSec)} samples/s${perRank}`]);
   const together = allRanksLine(profile);
   if (together) facts.push(['all ranks', together.replace(/^all ranks together, /, '')]);
   if (a?.storageReadBytesPerSec != null) facts.push(['storage read', formatRate(a.storageReadBytesPerSec)]);
-  if (a?.prepCpuSecPerSample != null) facts.push(['prep CPU', `${formatNumber(a.prepCpuSecPerSample * 1000, 2)} ms/sample`]);
+  if (a?.prepCpuSecPerSample != null)
+    facts.push(['prep CPU', `${formatNumber(a.prepCpuSecPerSample * 1000, 2)} ms/sample`]);
   return facts;
 }
 
@@ -208,12 +251,18 @@ export function firstBatchLine(profile: Profile): string | null {
   const parts: string[] = [];
   for (const mode of ['cached', 'cold'] as const) {
     const f = profile.modes[mode]?.firstBatch;
-    if (f) parts.push(`${mode} ${f.sec.toFixed(2)} s (start-up ${f.startupSec.toFixed(2)} + loader's first wait ${f.firstWaitSec.toFixed(2)}${iterTimed(profile, mode) ? ', from iter(loader)' : ''})`);
+    if (f)
+      parts.push(
+        `${mode} ${f.sec.toFixed(2)} s (start-up ${f.startupSec.toFixed(2)} + loader's first wait ${f.firstWaitSec.toFixed(2)}${iterTimed(profile, mode) ? ', from iter(loader)' : ''})`,
+      );
   }
   if (parts.length === 0) return null;
   const cached = profile.modes.cached?.firstBatch;
   const cold = profile.modes.cold?.firstBatch;
   const diff = cached && cold ? cold.firstWaitSec - cached.firstWaitSec : null;
-  const fetch = diff !== null ? `; the loader's first wait, cold less cached (the first batch's fetch, one run's noise in it): ${diff >= 0 ? '+' : '-'}${Math.abs(diff).toFixed(2)} s` : '';
+  const fetch =
+    diff !== null
+      ? `; the loader's first wait, cold less cached (the first batch's fetch, one run's noise in it): ${diff >= 0 ? '+' : '-'}${Math.abs(diff).toFixed(2)} s`
+      : '';
   return `first batch after the job started: ${parts.join(' · ')}${fetch}`;
 }

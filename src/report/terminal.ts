@@ -6,7 +6,17 @@ import { verdictLines } from './verdict-lines.js';
 import { gpuRows } from './gpu-rows.js';
 import { prepStagesLines } from './prep-stages-lines.js';
 import { fetchPlace, networkLines } from './network-lines.js';
-import { allRanksLine, driftLine, firstBatchLine, modeRows, nodeRows, pipelineStallLines, rankRows, splitRows, stallPartsLine } from './summary-rows.js';
+import {
+  allRanksLine,
+  driftLine,
+  firstBatchLine,
+  modeRows,
+  nodeRows,
+  pipelineStallLines,
+  rankRows,
+  splitRows,
+  stallPartsLine,
+} from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
 export function renderSummary(profile: Profile, profilePath: string): string {
@@ -16,8 +26,14 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   out.push(`${profile.jobName}: ${profile.status} profile, saved to ${profilePath}`);
   out.push(
     `dataset: ${dataset.files} ${dataset.remote ? 'objects' : 'files'}, ${formatBytes(dataset.bytes)}` +
-      (dataset.fitsInMemory ? '' : dataset.remote ? " (does NOT fit in the profiler's cache)" : ' (does NOT fit in memory)') +
-      (profile.options.storageBwBytesPerSec ? `; cold ${place} throttled to ${formatRate(profile.options.storageBwBytesPerSec)}` : ''),
+      (dataset.fitsInMemory
+        ? ''
+        : dataset.remote
+          ? " (does NOT fit in the profiler's cache)"
+          : ' (does NOT fit in memory)') +
+      (profile.options.storageBwBytesPerSec
+        ? `; cold ${place} throttled to ${formatRate(profile.options.storageBwBytesPerSec)}`
+        : ''),
   );
   out.push(...networkLines(profile));
   const cost = costLine(profile);
@@ -46,9 +62,12 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   if (analysis) {
     out.push('');
     out.push(table(splitRows(profile), [1, 2]));
-    for (const line of [stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)]) if (line) out.push(line);
+    for (const line of [stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)])
+      if (line) out.push(line);
     const facts = [
-      analysis.gpuSamplesPerSec !== null ? `accelerator could take ${analysis.gpuSamplesPerSec.toFixed(1)} samples/s` : null,
+      analysis.gpuSamplesPerSec !== null
+        ? `accelerator could take ${analysis.gpuSamplesPerSec.toFixed(1)} samples/s`
+        : null,
       analysis.prepSamplesPerSec !== null ? `prep delivers ${analysis.prepSamplesPerSec.toFixed(1)} samples/s` : null,
       analysis.coldSamplesPerSec !== null ? `cold ${place} ${analysis.coldSamplesPerSec.toFixed(1)} samples/s` : null,
     ].filter(Boolean);
@@ -56,14 +75,24 @@ export function renderSummary(profile: Profile, profilePath: string): string {
     const bandwidth = [
       analysis.storageReadBytesPerSec !== null ? `${place} read ${formatRate(analysis.storageReadBytesPerSec)}` : null,
       analysis.memoryReadBytesPerSec !== null ? `memory read ${formatRate(analysis.memoryReadBytesPerSec)}` : null,
-      analysis.prepCpuSecPerSample !== null ? `prep CPU ${(analysis.prepCpuSecPerSample * 1000).toFixed(2)} ms/sample` : null,
+      analysis.prepCpuSecPerSample !== null
+        ? `prep CPU ${(analysis.prepCpuSecPerSample * 1000).toFixed(2)} ms/sample`
+        : null,
     ].filter(Boolean);
     if (bandwidth.length) out.push(`measured: ${bandwidth.join(' · ')}`);
     out.push(...prepStagesLines(profile));
     out.push('');
-    for (const { label, text } of verdictLines(profile)) out.push(...wrapLine(`verdict${label ? `, ${label}` : ''}:`, text, '  '));
+    for (const { label, text } of verdictLines(profile))
+      out.push(...wrapLine(`verdict${label ? `, ${label}` : ''}:`, text, '  '));
     if (analysis.straggler) out.push(...wrapLine('straggler:', analysis.straggler.text, '  '));
-    else if (analysis.straggler === null) out.push(...wrapLine('straggler:', "none: no rank waits for its data beyond the other ranks' noise and 3% of the iteration", '  '));
+    else if (analysis.straggler === null)
+      out.push(
+        ...wrapLine(
+          'straggler:',
+          "none: no rank waits for its data beyond the other ranks' noise and 3% of the iteration",
+          '  ',
+        ),
+      );
     out.push(...wrapLine('advice: ', analysis.advice, '  '));
     if (analysis.caveats.length) {
       out.push('caveats:');

@@ -36,8 +36,10 @@ function createValidateProgress(write: (text: string) => void, isTTY: boolean, p
   const describe = (index: number, p: PointProgress): string => {
     const planned = plan[index];
     const share = planned && planned.iterations > 0 ? Math.min(1, p.iterations / planned.iterations) : null;
-    const left = share !== null && share > 0.05 ? `, ~${formatDuration((p.elapsedSec / share) * (1 - share))} left` : '';
-    const epoch = p.epoch !== null ? ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}` : '';
+    const left =
+      share !== null && share > 0.05 ? `, ~${formatDuration((p.elapsedSec / share) * (1 - share))} left` : '';
+    const epoch =
+      p.epoch !== null ? ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}` : '';
     const cached = p.residentBytes !== null ? `, dataset cached ${formatBytes(p.residentBytes)}` : '';
     return `point ${index + 1}/${plan.length}:${epoch} iter ${p.iterations}${planned ? `/${planned.iterations}` : ''}${cached}, ${formatDuration(p.elapsedSec)}${left}`;
   };
@@ -64,8 +66,13 @@ function createValidateProgress(write: (text: string) => void, isTTY: boolean, p
 function pointStatusLine(r: ValidationResult): string {
   const what = describePoint(r.point);
   if (r.status === 'failed') return `${what}: failed (nothing measured)`;
-  const cache = r.residency?.meanBytes != null ? `, dataset cached ${formatBytes(r.residency.meanBytes)} on average (target ${formatBytes(r.residency.targetBytes)} ± ${formatBytes(r.residency.toleranceBytes)})` : '';
-  const cpus = r.affinity ? `, ${r.affinity.held ? 'affinity held' : `affinity did not apply (${r.affinity.example})`}` : '';
+  const cache =
+    r.residency?.meanBytes != null
+      ? `, dataset cached ${formatBytes(r.residency.meanBytes)} on average (target ${formatBytes(r.residency.targetBytes)} ± ${formatBytes(r.residency.toleranceBytes)})`
+      : '';
+  const cpus = r.affinity
+    ? `, ${r.affinity.held ? 'affinity held' : `affinity did not apply (${r.affinity.example})`}`
+    : '';
   return `${what}: ${r.status === 'measured' ? 'done' : 'NOT HELD: the asked setting was not tested'}${cache}${cpus}`;
 }
 
@@ -73,7 +80,11 @@ function pointStatusLine(r: ValidationResult): string {
  * validate's hooks that tell the user what happens, on `write` (stderr): the
  * cache points left out, the plan, and each point as it starts, runs and ends.
  */
-export function validateProgressHooks(write: (text: string) => void, isTTY: boolean, epochs: number): Omit<ValidateHooks, 'onSignal'> {
+export function validateProgressHooks(
+  write: (text: string) => void,
+  isTTY: boolean,
+  epochs: number,
+): Omit<ValidateHooks, 'onSignal'> {
   let plan: readonly PlannedPoint[] = [];
   let progress = createValidateProgress(write, isTTY, plan);
   const tag = (index: number) => `validate: point ${index + 1}/${plan.length}`;
@@ -86,7 +97,8 @@ export function validateProgressHooks(write: (text: string) => void, isTTY: bool
       progress = createValidateProgress(write, isTTY, plan);
       write(renderPlan(plan, epochs));
     },
-    onPoint: (point, index) => progress.line(`${tag(index)}: ${describePoint(point)} (~${formatDuration(plan[index].estimatedSec)} planned)`),
+    onPoint: (point, index) =>
+      progress.line(`${tag(index)}: ${describePoint(point)} (~${formatDuration(plan[index].estimatedSec)} planned)`),
     onProgress: (index, p) => progress.update(index, p),
     onPointDone: (result, index) => progress.line(`${tag(index)}: ${pointStatusLine(result)}`),
   };

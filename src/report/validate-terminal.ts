@@ -5,7 +5,14 @@
 import { formatBytes } from '../units.js';
 import { errorSplit, type CheckpointCheck, type ValidationReport, type ValidationResult } from '../validate/results.js';
 import { WRITE_STALL_ITERATION_FLOOR, WRITE_STALL_TOLERANCE } from '../validate/write-point.js';
-import { modelVerdict, notHeldPoints, recommendationVerdict, type ModelVerdict, type RecommendationVerdict, type ValidationFailure } from '../validate/verdict.js';
+import {
+  modelVerdict,
+  notHeldPoints,
+  recommendationVerdict,
+  type ModelVerdict,
+  type RecommendationVerdict,
+  type ValidationFailure,
+} from '../validate/verdict.js';
 import { table } from './format.js';
 import { describePoint } from '../validate/point-kinds.js';
 
@@ -19,22 +26,42 @@ function signed(error: number): string {
 
 /** Predicted against measured, point by point, and the verdict against the 10% target. */
 export function renderValidation(report: ValidationReport, path: string): string {
-  const rows = [['point', 'status', 'predicted samples/s', 'measured samples/s', 'error', 'anchored error', 'hit ratio pred/meas', 'run']];
+  const rows = [
+    [
+      'point',
+      'status',
+      'predicted samples/s',
+      'measured samples/s',
+      'error',
+      'anchored error',
+      'hit ratio pred/meas',
+      'run',
+    ],
+  ];
   for (const r of report.results) {
     rows.push([
       describePoint(r.point),
       r.status === 'not-held' ? 'NOT HELD' : r.status,
       r.predictedSamplesPerSec.toFixed(1),
-      r.measuredSamplesPerSec === null ? '—' : `${r.measuredSamplesPerSec.toFixed(1)}${r.measuredHalfWidth !== null ? ` ± ${r.measuredHalfWidth.toFixed(1)}` : ''}`,
+      r.measuredSamplesPerSec === null
+        ? '—'
+        : `${r.measuredSamplesPerSec.toFixed(1)}${r.measuredHalfWidth !== null ? ` ± ${r.measuredHalfWidth.toFixed(1)}` : ''}`,
       percent(r.relativeError),
       percent(r.anchoredError),
-      r.predictedHitRatio === null ? '—' : `${r.predictedHitRatio.toFixed(2)}/${r.measuredHitRatio === null ? '?' : r.measuredHitRatio.toFixed(2)}`,
+      r.predictedHitRatio === null
+        ? '—'
+        : `${r.predictedHitRatio.toFixed(2)}/${r.measuredHitRatio === null ? '?' : r.measuredHitRatio.toFixed(2)}`,
       r.note,
     ]);
   }
   const notHeld = notHeldPoints(report);
   const untested = notHeld.length
-    ? notHeld.map((r) => `${describePoint(r.point)}: NOT HELD, so this setting was not tested and its error is left out: ${notHeldWhy(r)}\n`).join('') +
+    ? notHeld
+        .map(
+          (r) =>
+            `${describePoint(r.point)}: NOT HELD, so this setting was not tested and its error is left out: ${notHeldWhy(r)}\n`,
+        )
+        .join('') +
       'the error of a point not held says nothing about the model; see docs/whatif.md ("How validate holds a cache size")\n'
     : '';
   const control =
@@ -57,7 +84,10 @@ export function renderValidation(report: ValidationReport, path: string): string
   const splits = report.results
     .map((r) => ({ r, split: errorSplit(r) }))
     .filter((s) => s.split !== null)
-    .map(({ r, split }) => `  ${describePoint(r.point)}: ${percent(r.relativeError)} = ${signed(split!.policy)} from the hit ratio (${r.predictedHitRatio!.toFixed(2)} predicted, ${r.measuredHitRatio!.toFixed(2)} measured) ${signed(split!.rest)} from the rest of the model (its pace at the measured hit ratio)\n`)
+    .map(
+      ({ r, split }) =>
+        `  ${describePoint(r.point)}: ${percent(r.relativeError)} = ${signed(split!.policy)} from the hit ratio (${r.predictedHitRatio!.toFixed(2)} predicted, ${r.measuredHitRatio!.toFixed(2)} measured) ${signed(split!.rest)} from the rest of the model (its pace at the measured hit ratio)\n`,
+    )
     .join('');
   const checkpoints = report.results
     .filter((r) => r.checkpoint !== undefined)
@@ -72,14 +102,18 @@ export function renderValidation(report: ValidationReport, path: string): string
 
 /** A write point's checkpoint stall and iteration time against whatif --write-bw, with the disks held and what the throttle could not hold. */
 function renderCheckpointCheck(what: string, c: CheckpointCheck): string {
-  const error = (predicted: number, measured: number | null): string => (measured ? percent((predicted - measured) / measured) : '—');
+  const error = (predicted: number, measured: number | null): string =>
+    measured ? percent((predicted - measured) / measured) : '—';
   const stall =
     c.measuredStallMsPerIter === null
       ? `no save in the run, predicted ${c.predictedStallMsPerIter.toFixed(1)} ms per iteration`
       : `${c.measuredStallMsPerIter.toFixed(1)} ms per iteration, predicted ${c.predictedStallMsPerIter.toFixed(1)} (${error(c.predictedStallMsPerIter, c.measuredStallMsPerIter)}): ` +
         (c.stallWithinTolerance ? 'within' : 'NOT within') +
         ` ${WRITE_STALL_TOLERANCE * 100}% (or ${WRITE_STALL_ITERATION_FLOOR * 100}% of the iteration)`;
-  const iteration = c.measuredIterMs === null ? '' : `; iteration ${c.measuredIterMs.toFixed(1)} ms, predicted ${c.predictedIterMs.toFixed(1)} (${error(c.predictedIterMs, c.measuredIterMs)})`;
+  const iteration =
+    c.measuredIterMs === null
+      ? ''
+      : `; iteration ${c.measuredIterMs.toFixed(1)} ms, predicted ${c.predictedIterMs.toFixed(1)} (${error(c.predictedIterMs, c.measuredIterMs)})`;
   return (
     `${what}: checkpoint stall ${stall}${iteration}; ${c.synced ? 'synced' : 'buffered'} saves; disks held (cgroup ${c.cgroup}): ${c.devices.join(', ')}\n` +
     (c.caveat ? `  note: ${c.caveat}\n` : '')
@@ -103,7 +137,8 @@ function renderModelVerdict(verdict: ModelVerdict): string {
 /** Whether the fetch stall is gone at the recommended cache, in a line; '' when no recommended point was measured. */
 function renderRecommendation(verdict: RecommendationVerdict | null): string {
   if (verdict === null) return '';
-  if (verdict.kind === 'no-control') return 'recommended cache: no control run to compare with (the fetch stall cannot be judged)\n';
+  if (verdict.kind === 'no-control')
+    return 'recommended cache: no control run to compare with (the fetch stall cannot be judged)\n';
   const at = `at the recommended cache ${formatBytes(verdict.cacheBytes)}`;
   const rates = `${verdict.samplesPerSec.toFixed(1)} vs ${verdict.controlSamplesPerSec.toFixed(1)} samples/s fully cached (control)`;
   switch (verdict.kind) {
@@ -119,7 +154,9 @@ function renderRecommendation(verdict: RecommendationVerdict | null): string {
       const why = hits
         ? `; the cache hit as often as predicted (${hits.measured.toFixed(2)} vs ${hits.predicted.toFixed(2)}), so what is left is how the misses fall in time, ` +
           'which the model takes as an epoch mean: under LRU the hits come early in each epoch and the misses late' +
-          (verdict.overlapMeasured ? '' : ', and reads may run partly in series with pre-processing, which the profile did not measure (profile --overlap)')
+          (verdict.overlapMeasured
+            ? ''
+            : ', and reads may run partly in series with pre-processing, which the profile did not measure (profile --overlap)')
         : '';
       return `recommended cache: the fetch stall is NOT gone ${at}: ${rates}, ${percent(verdict.slowerShare)} slower beyond noise${why}\n`;
     }
@@ -133,16 +170,21 @@ function notHeldWhy(r: ValidationResult): string {
     if (v.meanBytes === null) return 'no residency reading fell in its measured window';
     const share = `${Math.round(v.inBandShare * 100)}% of ${v.readings} readings in the band`;
     const band = `${formatBytes(Math.max(0, v.targetBytes - v.toleranceBytes))}-${formatBytes(v.targetBytes + v.toleranceBytes)}`;
-    const where = Math.abs(v.meanBytes - v.targetBytes) > v.toleranceBytes ? `outside the band ${band}` : `a mean inside the band ${band}, but most readings outside it`;
+    const where =
+      Math.abs(v.meanBytes - v.targetBytes) > v.toleranceBytes
+        ? `outside the band ${band}`
+        : `a mean inside the band ${band}, but most readings outside it`;
     return `the dataset's page cache held ${formatBytes(v.meanBytes)} on average (${formatBytes(v.minBytes!)}-${formatBytes(v.maxBytes!)}; ${share}), ${where}`;
   }
-  if (r.affinity) return `the CPU affinity did not apply to the job: ${r.affinity.outside} of ${r.affinity.threads} threads outside CPUs ${r.affinity.cpus.join(',')}${r.affinity.example ? ` (${r.affinity.example})` : ''}`;
+  if (r.affinity)
+    return `the CPU affinity did not apply to the job: ${r.affinity.outside} of ${r.affinity.threads} threads outside CPUs ${r.affinity.cpus.join(',')}${r.affinity.example ? ` (${r.affinity.example})` : ''}`;
   return 'its setting did not hold';
 }
 
 /** The one-line message of a run that did not end well. */
 export function renderValidationFailure(failure: ValidationFailure): string {
-  if (failure.kind === 'job-failed') return 'no point was measured: the job failed at every point (the end of its log is in the report)';
+  if (failure.kind === 'job-failed')
+    return 'no point was measured: the job failed at every point (the end of its log is in the report)';
   return failure.completed === 0
     ? 'interrupted before any point completed'
     : `interrupted: ${failure.completed} of ${failure.planned} points completed; the report shows them`;

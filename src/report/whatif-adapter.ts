@@ -24,26 +24,54 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfCurvesOrReaso
     const cold = profile.modes.cold && allRanksSamplesPerSec(profile.modes.cold);
     const cached = profile.modes.cached && allRanksSamplesPerSec(profile.modes.cached);
     if (cold) cacheMarks.push({ label: 'measured: cold (no cache)', x: 0, samplesPerSec: cold });
-    if (cached) cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: cached });
+    if (cached)
+      cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: cached });
     const here = cpus.find((row) => row.cpus === scenario.cpus);
     // Measured in the cached mode, as the curve predicts it (the whole dataset cached): the script's count, then the sweep's.
     const workersMarks: { label: string; x: number; samplesPerSec: number }[] = [];
-    if (cached && model.profiledWorkers !== null) workersMarks.push({ label: `measured: cached mode (${model.profiledWorkers}, the script's)`, x: model.profiledWorkers, samplesPerSec: cached });
+    if (cached && model.profiledWorkers !== null)
+      workersMarks.push({
+        label: `measured: cached mode (${model.profiledWorkers}, the script's)`,
+        x: model.profiledWorkers,
+        samplesPerSec: cached,
+      });
     for (const point of profile.workersSweep ?? []) {
       const rate = point.summary ? allRanksSamplesPerSec(point) : null;
-      if (rate && point.workersAsked !== undefined) workersMarks.push({ label: `measured: profile --workers ${point.workersAsked}`, x: point.workersAsked, samplesPerSec: rate });
+      if (rate && point.workersAsked !== undefined)
+        workersMarks.push({
+          label: `measured: profile --workers ${point.workersAsked}`,
+          x: point.workersAsked,
+          samplesPerSec: rate,
+        });
     }
     return {
       available: true,
       curves: {
         cache: [
-          { policy: 'page-cache', label: 'OS page cache (reshuffled each epoch)', points: cache.filter((r) => finite(r.pageCacheSamplesPerSec)).map((r) => ({ x: r.cacheBytes, samplesPerSec: r.pageCacheSamplesPerSec })) },
-          { policy: 'minio', label: 'application cache that never evicts (MinIO)', points: cache.filter((r) => finite(r.minioSamplesPerSec)).map((r) => ({ x: r.cacheBytes, samplesPerSec: r.minioSamplesPerSec })) },
+          {
+            policy: 'page-cache',
+            label: 'OS page cache (reshuffled each epoch)',
+            points: cache
+              .filter((r) => finite(r.pageCacheSamplesPerSec))
+              .map((r) => ({ x: r.cacheBytes, samplesPerSec: r.pageCacheSamplesPerSec })),
+          },
+          {
+            policy: 'minio',
+            label: 'application cache that never evicts (MinIO)',
+            points: cache
+              .filter((r) => finite(r.minioSamplesPerSec))
+              .map((r) => ({ x: r.cacheBytes, samplesPerSec: r.minioSamplesPerSec })),
+          },
         ],
         cpus: cpus.filter((r) => finite(r.samplesPerSec)).map((r) => ({ x: r.cpus, samplesPerSec: r.samplesPerSec })),
         cacheMarks: cacheMarks.filter((m) => finite(m.samplesPerSec) && finite(m.x)),
-        cpuMarks: here && finite(here.samplesPerSec) ? [{ label: `this machine (${scenario.cpus} CPUs)`, x: scenario.cpus, samplesPerSec: here.samplesPerSec }] : [],
-        workers: workers.filter((r) => finite(r.samplesPerSec)).map((r) => ({ x: r.workers, samplesPerSec: r.samplesPerSec })),
+        cpuMarks:
+          here && finite(here.samplesPerSec)
+            ? [{ label: `this machine (${scenario.cpus} CPUs)`, x: scenario.cpus, samplesPerSec: here.samplesPerSec }]
+            : [],
+        workers: workers
+          .filter((r) => finite(r.samplesPerSec))
+          .map((r) => ({ x: r.workers, samplesPerSec: r.samplesPerSec })),
         workersMarks: workersMarks.filter((m) => finite(m.samplesPerSec)),
         cpuScenario: `cache ${formatBytes(scenario.cacheBytes)} (page cache), storage ${formatRate(scenario.storageBytesPerSec)}`,
         notes: [

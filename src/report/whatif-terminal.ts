@@ -9,7 +9,13 @@ export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
   out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
   const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
-  out.push(...wrapLine('asked:', scenarioLine(r.prediction.scenario, r.changed, r.dataCache, r.pageCachePolicy, pipelineAsked), '  '));
+  out.push(
+    ...wrapLine(
+      'asked:',
+      scenarioLine(r.prediction.scenario, r.changed, r.dataCache, r.pageCachePolicy, pipelineAsked),
+      '  ',
+    ),
+  );
   out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
   out.push('');
   const p = r.prediction;
@@ -23,12 +29,15 @@ export function renderWhatif(r: WhatifResult): string {
   // The steady model's pace; with the job's saves and epoch starts the pace is lower, and this says by how much.
   if (r.pipeline) {
     const withStalls = [r.pipeline.baseline, r.pipeline.prediction].map((x) => x.samplesPerSec.toFixed(1));
-    rows.push(two ? ['  with saves and epoch starts', ...withStalls] : ['  with saves and epoch starts', withStalls[0]]);
+    rows.push(
+      two ? ['  with saves and epoch starts', ...withStalls] : ['  with saves and epoch starts', withStalls[0]],
+    );
   }
   row('epoch time', (x) => seconds(x.epochSec));
   row('  first epoch (cold)', (x) => seconds(x.firstEpochSec));
   row('  later epochs', (x) => seconds(x.steadyEpochSec));
-  if (b.firstBatchSec !== undefined) row('first batch after the start (cold)', (x) => (x.firstBatchSec === undefined ? '—' : seconds(x.firstBatchSec)));
+  if (b.firstBatchSec !== undefined)
+    row('first batch after the start (cold)', (x) => (x.firstBatchSec === undefined ? '—' : seconds(x.firstBatchSec)));
   row('per iteration, ms', (x) => withRange(x.iterMs, x.range?.iterMs, 2));
   row('  compute', (x) => x.computeMs.toFixed(2));
   row('  prep stall', (x) => x.prepStallMs.toFixed(2));
@@ -39,7 +48,10 @@ export function renderWhatif(r: WhatifResult): string {
   out.push(table(rows, two ? [1, 2] : [1]));
   const restsOn = [...new Set([...(b.range?.assumptions ?? []), ...(p.range?.assumptions ?? [])])];
   if (restsOn.length > 0) {
-    out.push('', 'A range in brackets is how far the answer moves over what no measurement pinned (advice takes the slow end):');
+    out.push(
+      '',
+      'A range in brackets is how far the answer moves over what no measurement pinned (advice takes the slow end):',
+    );
     for (const a of restsOn) out.push(...wrapLine('  - assumed:', a, '    '));
   }
   if (r.pipeline) out.push('', ...pipelineLines(r.pipeline, two));
@@ -49,14 +61,25 @@ export function renderWhatif(r: WhatifResult): string {
 
   out.push('', 'To remove each stall (steady state, other settings as asked):');
   for (const rec of r.recommendations) out.push(...wrapLine('  -', rec.text, '    '));
-  if (r.prepStage) out.push(...wrapLine('  -', r.prepStage.lines[0]!, '    '), ...r.prepStage.lines.slice(1).flatMap((line) => wrapLine('   ', line, '    ')));
-  if (r.adviceAssumptions.length > 0) out.push(...wrapLine('  (each at the slow end of what it assumes:', `${r.adviceAssumptions.join('; ')})`, '   '));
+  if (r.prepStage)
+    out.push(
+      ...wrapLine('  -', r.prepStage.lines[0]!, '    '),
+      ...r.prepStage.lines.slice(1).flatMap((line) => wrapLine('   ', line, '    ')),
+    );
+  if (r.adviceAssumptions.length > 0)
+    out.push(...wrapLine('  (each at the slow end of what it assumes:', `${r.adviceAssumptions.join('; ')})`, '   '));
   // Said where the answers are, not among the caveats: a question asked and not answered.
   for (const line of r.unanswered) out.push(...wrapLine('  -', line, '    '));
 
-  if (r.cacheSweep.length > 0) out.push('', `Cache sweep (${policyOf(p.scenario, r.dataCache, r.pageCachePolicy)} vs MinIO; ${p.basis}):`, cacheSweepTable(r));
+  if (r.cacheSweep.length > 0)
+    out.push(
+      '',
+      `Cache sweep (${policyOf(p.scenario, r.dataCache, r.pageCachePolicy)} vs MinIO; ${p.basis}):`,
+      cacheSweepTable(r),
+    );
 
-  const scaling = r.cpuScaling.kind === 'linear' ? 'linear scaling assumed (no CPU sweep)' : `fitted: ${r.cpuScaling.source}`;
+  const scaling =
+    r.cpuScaling.kind === 'linear' ? 'linear scaling assumed (no CPU sweep)' : `fitted: ${r.cpuScaling.source}`;
   out.push('', `CPU sweep (${scaling}):`);
   out.push(
     table(
@@ -81,7 +104,14 @@ export function renderWhatif(r: WhatifResult): string {
       table(
         [
           ['workers', 'prep stall ms', 'iter ms', 'samples/s', 'CPUs needed', 'bound'],
-          ...r.workersSweep.map((w) => [String(w.workers), w.prepStallMs.toFixed(2), w.iterMs.toFixed(2), w.samplesPerSec.toFixed(1), String(w.cpusNeeded), w.bottleneck]),
+          ...r.workersSweep.map((w) => [
+            String(w.workers),
+            w.prepStallMs.toFixed(2),
+            w.iterMs.toFixed(2),
+            w.samplesPerSec.toFixed(1),
+            String(w.cpusNeeded),
+            w.bottleneck,
+          ]),
         ],
         [0, 1, 2, 3, 4],
       ),
@@ -91,7 +121,10 @@ export function renderWhatif(r: WhatifResult): string {
   out.push('', 'Model parameters (~ marks a value from a mode that did not prove its cache state):');
   out.push(
     table(
-      [['', 'value', 'what', 'from'], ...r.parameters.map((q) => [q.symbol, formatParameter(q), q.name, q.source + (q.note ? ` [${q.note}]` : '')])],
+      [
+        ['', 'value', 'what', 'from'],
+        ...r.parameters.map((q) => [q.symbol, formatParameter(q), q.name, q.source + (q.note ? ` [${q.note}]` : '')]),
+      ],
       [1],
     ),
   );
@@ -124,21 +157,39 @@ function withRange(value: number, range: { low: number; high: number } | undefin
   return `${text} (${range.low.toFixed(digits)}–${range.high.toFixed(digits)})`;
 }
 
-function scenarioLine(s: Scenario, changed: (keyof Scenario)[], dataCache: WhatifResult['dataCache'], pageCache: WhatifResult['pageCachePolicy'], otherChanges: string[] = []): string {
+function scenarioLine(
+  s: Scenario,
+  changed: (keyof Scenario)[],
+  dataCache: WhatifResult['dataCache'],
+  pageCache: WhatifResult['pageCachePolicy'],
+  otherChanges: string[] = [],
+): string {
   const mark = (key: keyof Scenario, text: string): string => (changed.includes(key) ? `${text}*` : text);
-  return [
-    mark('cacheBytes', `cache ${formatBytes(s.cacheBytes)}`),
-    mark('cachePolicy', policyOf(s, dataCache, pageCache)),
-    mark('cpus', `${s.cpus} CPU${s.cpus === 1 ? '' : 's'}`),
-    // 0: the profile did not measure the storage (no cold mode).
-    mark('storageBytesPerSec', `${dataCache === 'object-cache' ? 'network' : 'storage'} ${s.storageBytesPerSec > 0 ? formatRate(s.storageBytesPerSec) : 'not measured'}`),
-    mark('gpus', `${s.gpus} accelerator${s.gpus === 1 ? '' : 's'}`),
-    mark('gpuSpeedup', `speed-up ${s.gpuSpeedup}x`),
-    ...((s.jobs ?? 1) > 1 ? [mark('jobs', `${s.jobs} jobs${s.coordinated ? ', coordinated' : ''}`)] : []),
-    ...((s.nodes ?? 1) > 1 ? [mark('nodes', `${s.nodes} nodes${s.partitioned ? `, cache partitioned (peers at ${formatRate(s.peerBytesPerSec ?? 0)})` : ''}`)] : []),
-    // Settings outside the scenario (checkpoints, the loader's epochs), each changed.
-    ...otherChanges.map((text) => `${text}*`),
-  ].join(', ') + (changed.length > 0 || otherChanges.length > 0 ? '  (* changed)' : '  (as profiled)');
+  return (
+    [
+      mark('cacheBytes', `cache ${formatBytes(s.cacheBytes)}`),
+      mark('cachePolicy', policyOf(s, dataCache, pageCache)),
+      mark('cpus', `${s.cpus} CPU${s.cpus === 1 ? '' : 's'}`),
+      // 0: the profile did not measure the storage (no cold mode).
+      mark(
+        'storageBytesPerSec',
+        `${dataCache === 'object-cache' ? 'network' : 'storage'} ${s.storageBytesPerSec > 0 ? formatRate(s.storageBytesPerSec) : 'not measured'}`,
+      ),
+      mark('gpus', `${s.gpus} accelerator${s.gpus === 1 ? '' : 's'}`),
+      mark('gpuSpeedup', `speed-up ${s.gpuSpeedup}x`),
+      ...((s.jobs ?? 1) > 1 ? [mark('jobs', `${s.jobs} jobs${s.coordinated ? ', coordinated' : ''}`)] : []),
+      ...((s.nodes ?? 1) > 1
+        ? [
+            mark(
+              'nodes',
+              `${s.nodes} nodes${s.partitioned ? `, cache partitioned (peers at ${formatRate(s.peerBytesPerSec ?? 0)})` : ''}`,
+            ),
+          ]
+        : []),
+      // Settings outside the scenario (checkpoints, the loader's epochs), each changed.
+      ...otherChanges.map((text) => `${text}*`),
+    ].join(', ') + (changed.length > 0 || otherChanges.length > 0 ? '  (* changed)' : '  (as profiled)')
+  );
 }
 
 /** K jobs on one dataset: independent against coordinated, every job's ranks together. */
@@ -165,8 +216,13 @@ function nodesLines(nodes: NonNullable<WhatifResult['nodes']>): string[] {
   ];
 }
 
-function policyOf(s: Scenario, dataCache: WhatifResult['dataCache'], pageCache?: WhatifResult['pageCachePolicy']): string {
-  if (dataCache === 'object-cache') return s.cachePolicy === 'minio' ? 'local object cache, no eviction' : 'local object cache (LRU)';
+function policyOf(
+  s: Scenario,
+  dataCache: WhatifResult['dataCache'],
+  pageCache?: WhatifResult['pageCachePolicy'],
+): string {
+  if (dataCache === 'object-cache')
+    return s.cachePolicy === 'minio' ? 'local object cache, no eviction' : 'local object cache (LRU)';
   if (s.cachePolicy === 'minio') return 'MinIO cache';
   return pageCache?.model === 'exact-lru' ? 'page cache (LRU)' : "page cache (Linux's two lists)";
 }
@@ -193,7 +249,17 @@ function formatParameter(q: ModelParameter): string {
 function cacheSweepTable(r: WhatifResult): string {
   return table(
     [
-      ['cache', 'of dataset', 'page-cache hit', '(exact LRU)', 'MinIO hit', 'page-cache samples/s', 'MinIO samples/s', 'page-cache bound', 'MinIO bound'],
+      [
+        'cache',
+        'of dataset',
+        'page-cache hit',
+        '(exact LRU)',
+        'MinIO hit',
+        'page-cache samples/s',
+        'MinIO samples/s',
+        'page-cache bound',
+        'MinIO bound',
+      ],
       ...r.cacheSweep.map((c) => [
         formatBytes(c.cacheBytes),
         formatPercent(c.cacheFraction),
@@ -215,10 +281,14 @@ function pipelineChanges(p: PipelineWhatif): string[] {
   const c = p.checkpoint;
   const b = p.boundary;
   return [
-    c && c.asked.everyIterations !== c.profiled.everyIterations ? `saves every ${c.asked.everyIterations} iterations` : null,
+    c && c.asked.everyIterations !== c.profiled.everyIterations
+      ? `saves every ${c.asked.everyIterations} iterations`
+      : null,
     c && c.asked.saveMode !== c.profiled.saveMode ? `${c.asked.saveMode} saves` : null,
     c && c.asked.writeBytesPerSec !== null ? `saves written at ${formatRate(c.asked.writeBytesPerSec)}` : null,
-    b && b.asked.persistentWorkers !== b.profiled.persistentWorkers ? `persistent_workers=${b.asked.persistentWorkers ? 'True' : 'False'}` : null,
+    b && b.asked.persistentWorkers !== b.profiled.persistentWorkers
+      ? `persistent_workers=${b.asked.persistentWorkers ? 'True' : 'False'}`
+      : null,
     b && b.asked.prefetchFactor !== b.profiled.prefetchFactor ? `prefetch_factor=${b.asked.prefetchFactor}` : null,
   ].filter((x): x is string => x !== null);
 }
@@ -231,7 +301,11 @@ function pipelineLines(p: PipelineWhatif, two: boolean): string[] {
   if (c) {
     rows.push(['  saves every, iterations', c.profiled.everyIterations.toFixed(0), c.asked.everyIterations.toFixed(0)]);
     const mode = (m: 'sync' | 'async') => (m === 'async' ? 'async' : 'blocking');
-    rows.push(['  one save blocks, ms', `${c.profiled.perSaveMs.toFixed(1)} (${mode(c.profiled.saveMode)})`, `${c.asked.perSaveMs.toFixed(1)} (${mode(c.asked.saveMode)})`]);
+    rows.push([
+      '  one save blocks, ms',
+      `${c.profiled.perSaveMs.toFixed(1)} (${mode(c.profiled.saveMode)})`,
+      `${c.asked.perSaveMs.toFixed(1)} (${mode(c.asked.saveMode)})`,
+    ]);
     rows.push(['  checkpoint stall, ms/iter', c.profiled.stallMsPerIter.toFixed(2), c.asked.stallMsPerIter.toFixed(2)]);
   }
   if (b) {
@@ -248,7 +322,9 @@ function pipelineLines(p: PipelineWhatif, two: boolean): string[] {
         : `  to keep checkpointing under ${percent(c.budget)} of the training time: save every ${c.everyForBudget} iterations or more (CheckFreq); ` +
             `at the asked interval it takes ${percent(c.asked.overhead)}`,
     );
-    out.push(`  a failure loses ${seconds(c.lostWorkPerFailureSec)} of work on average at the asked interval (half an interval)`);
+    out.push(
+      `  a failure loses ${seconds(c.lostWorkPerFailureSec)} of work on average at the asked interval (half an interval)`,
+    );
     if (c.failures)
       out.push(
         `  at ${c.failures.perDay} failures a day: ${seconds(c.failures.lostShare * 86_400)} of work redone a day, ${percent(c.failures.totalShare, 2)} of the time with the saves; ` +

@@ -30,11 +30,22 @@ export interface WrittenReport {
 
 /** A file-name stem for a profile's report: the profile's own name, made safe. */
 function reportStem(profilePath: string): string {
-  return basename(profilePath).replace(/\.json$/i, '').replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^\.+/, '').slice(0, 80) || 'report';
+  return (
+    basename(profilePath)
+      .replace(/\.json$/i, '')
+      .replace(/[^A-Za-z0-9_.-]+/g, '_')
+      .replace(/^\.+/, '')
+      .slice(0, 80) || 'report'
+  );
 }
 
 /** Renders every chart and writes the HTML, Markdown and PNG files. */
-export async function writeReport(profile: Profile, profilePath: string, outDir: string, whatIf: WhatIfSource): Promise<WrittenReport> {
+export async function writeReport(
+  profile: Profile,
+  profilePath: string,
+  outDir: string,
+  whatIf: WhatIfSource,
+): Promise<WrittenReport> {
   const noFonts = !(await fontsAvailable());
   const whatIfResult = await whatIf(profile);
   const charts = reportCharts(reportData(profile, whatIfResult));
@@ -61,7 +72,9 @@ export async function writeReport(profile: Profile, profilePath: string, outDir:
 /** What a reader of the written report should know: charts without text, what-if curves left out. One line each. */
 export function reportNotes(written: Pick<WrittenReport, 'noFonts' | 'whatIfNote'>): string[] {
   return [
-    ...(written.noFonts ? ['warning: no fonts found, PNG charts will have no text: install a font package (e.g. fonts-dejavu-core)'] : []),
+    ...(written.noFonts
+      ? ['warning: no fonts found, PNG charts will have no text: install a font package (e.g. fonts-dejavu-core)']
+      : []),
     ...(written.whatIfNote ? [`note: ${written.whatIfNote}`] : []),
   ];
 }

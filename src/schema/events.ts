@@ -152,7 +152,14 @@ export const EndEventSchema = z.object({
  * torch.distributed.checkpoint's save and async_save, Lightning's Trainer.save_checkpoint,
  * Hugging Face Trainer's checkpoint, and the manual API (ds_analyzer.checkpoint()).
  */
-export const CHECKPOINT_APIS = ['torch.save', 'dcp.save', 'dcp.async_save', 'lightning', 'hf-trainer', 'manual'] as const;
+export const CHECKPOINT_APIS = [
+  'torch.save',
+  'dcp.save',
+  'dcp.async_save',
+  'lightning',
+  'hf-trainer',
+  'manual',
+] as const;
 
 /**
  * One checkpoint save, written once it is over: at the loop's next batch

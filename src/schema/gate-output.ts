@@ -13,7 +13,15 @@ export { GATE_OUTPUT_VERSION } from './versions.js';
 /** Outcome of one budget rule. */
 export const RuleOutcomeSchema = z.object({
   /** Config key of the rule. */
-  id: z.enum(['fetchStall', 'prepStall', 'totalStall', 'checkpointStall', 'timeToFirstBatch', 'throughput', 'regression']),
+  id: z.enum([
+    'fetchStall',
+    'prepStall',
+    'totalStall',
+    'checkpointStall',
+    'timeToFirstBatch',
+    'throughput',
+    'regression',
+  ]),
   /** Name people read: 'fetch stall'. */
   name: z.string(),
   /** Level the budget was set at ('off' rules are not listed). */

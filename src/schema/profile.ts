@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { CheckpointEventSchema, EpochEventSchema, LoaderSettingsSchema, ModeSchema, StageTotalSchema } from './events.js';
+import {
+  CheckpointEventSchema,
+  EpochEventSchema,
+  LoaderSettingsSchema,
+  ModeSchema,
+  StageTotalSchema,
+} from './events.js';
 import { PROFILE_SCHEMA_VERSION } from './versions.js';
 
 /** Version of the profile file format (in versions.ts, which loads no zod); bump on any incompatible change. */
@@ -361,7 +367,10 @@ export const NetworkUseSchema = z.object({
   /** Time to the first byte of a response, ms, over the run's requests answered by the origin; null when none. */
   firstByteMs: z.object({ p50: nonneg(), p95: nonneg(), p99: nonneg(), n: z.number().int().positive() }).nullable(),
   /** Time from a request's arrival to its last byte, ms, over the same requests (mean and quantiles); null when none; absent in older profiles. */
-  requestMs: z.object({ mean: nonneg(), p50: nonneg(), p95: nonneg(), p99: nonneg(), n: z.number().int().positive() }).nullable().optional(),
+  requestMs: z
+    .object({ mean: nonneg(), p50: nonneg(), p95: nonneg(), p99: nonneg(), n: z.number().int().positive() })
+    .nullable()
+    .optional(),
   /** Requests (or tunnels) in flight at once: the mean over the run, and the most. */
   meanInFlight: nonneg(),
   maxInFlight: z.number().int().nonnegative(),
@@ -527,7 +536,9 @@ export const CheckpointStallSchema = z.object({
   /** The APIs that saved, e.g. ['torch.save']. */
   apis: z.array(z.string()),
   /** Synthetic mode: saves written to a scratch file and removed (the user's files untouched), and saves that could not be diverted (an open file). */
-  syntheticSaves: z.object({ scratch: z.number().int().nonnegative(), persisted: z.number().int().nonnegative() }).nullable(),
+  syntheticSaves: z
+    .object({ scratch: z.number().int().nonnegative(), persisted: z.number().int().nonnegative() })
+    .nullable(),
   /** Bytes the job tree wrote in that mode beyond the saves the hook saw, per iteration; null when not measured. */
   unseenWriteBytesPerIter: nonneg().nullable(),
   /** One line on how it was measured and what it rests on. */
@@ -659,9 +670,7 @@ export const AnalysisSchema = z.object({
    * the margin of docs/method.md, 'within-noise' when it does not, 'unknown'
    * without the modes it needs. Absent in older profiles.
    */
-  stallCalls: z
-    .object({ prep: StallCallSchema, fetch: StallCallSchema })
-    .optional(),
+  stallCalls: z.object({ prep: StallCallSchema, fetch: StallCallSchema }).optional(),
   /**
    * Each stall taken apart: how much the wait for data grew and how much the
    * training step itself grew between the two modes (CPU contention with the
@@ -832,7 +841,12 @@ export const ProfileSchema = z.object({
     data: z.array(z.string()),
     /** Remote data as named on the command line (--remote, --endpoint), without credentials or query; absent for local files. */
     remote: z
-      .object({ url: z.string(), endpoint: z.string().nullable(), jobCache: z.string().nullable().optional(), netMeter: z.enum(['client', 'proxy']).optional() })
+      .object({
+        url: z.string(),
+        endpoint: z.string().nullable(),
+        jobCache: z.string().nullable().optional(),
+        netMeter: z.enum(['client', 'proxy']).optional(),
+      })
       .optional(),
     /** Target relative half-width of the per-iteration time. */
     precision: nonneg(),
@@ -902,7 +916,9 @@ export const ProfileSchema = z.object({
         /** Buckets per octave of size. */
         bucketsPerOctave: z.number().int().positive(),
         /** Non-empty buckets, ascending: [lowBytes, highBytes) holds `files` files of `bytes` bytes in total. */
-        buckets: z.array(z.object({ lowBytes: nonneg(), highBytes: nonneg(), files: z.number().int().nonnegative(), bytes: nonneg() })),
+        buckets: z.array(
+          z.object({ lowBytes: nonneg(), highBytes: nonneg(), files: z.number().int().nonnegative(), bytes: nonneg() }),
+        ),
       })
       .optional(),
     /** Memory the page cache could give the dataset when profiled (90% of MemAvailable, or less under a memory cgroup limit), bytes; optional, null when unknown. */

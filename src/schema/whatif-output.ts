@@ -244,7 +244,13 @@ export const PipelineWhatifSchema = z.object({
   checkpoint: z
     .object({
       /** Save mode, interval, one save's blocking time and the stall per iteration: as profiled, and as asked. */
-      profiled: z.object({ saveMode: z.enum(['sync', 'async']), everyIterations: nonneg(), perSaveMs: nonneg(), stallMsPerIter: nonneg(), synced: z.boolean() }),
+      profiled: z.object({
+        saveMode: z.enum(['sync', 'async']),
+        everyIterations: nonneg(),
+        perSaveMs: nonneg(),
+        stallMsPerIter: nonneg(),
+        synced: z.boolean(),
+      }),
       asked: z.object({
         saveMode: z.enum(['sync', 'async']),
         everyIterations: nonneg(),
@@ -271,8 +277,18 @@ export const PipelineWhatifSchema = z.object({
   /** The epoch-boundary stall; null when the profile saw no epoch start. */
   boundary: z
     .object({
-      profiled: z.object({ perEpochMs: nonneg(), stallMsPerIter: nonneg(), persistentWorkers: z.boolean().nullable(), prefetchFactor: z.number().int().nonnegative().nullable() }),
-      asked: z.object({ perEpochMs: nonneg(), stallMsPerIter: nonneg(), persistentWorkers: z.boolean().nullable(), prefetchFactor: z.number().int().nonnegative().nullable() }),
+      profiled: z.object({
+        perEpochMs: nonneg(),
+        stallMsPerIter: nonneg(),
+        persistentWorkers: z.boolean().nullable(),
+        prefetchFactor: z.number().int().nonnegative().nullable(),
+      }),
+      asked: z.object({
+        perEpochMs: nonneg(),
+        stallMsPerIter: nonneg(),
+        persistentWorkers: z.boolean().nullable(),
+        prefetchFactor: z.number().int().nonnegative().nullable(),
+      }),
       /** The line to paste into the script for the asked loader settings; null when nothing changes. */
       line: z.string().nullable(),
       assumptions: z.array(z.string()),

@@ -30,7 +30,9 @@ export function truncateLogs(dir: string, keepBytes = KEPT_LOG_BYTES): Truncated
     const tail = readTail(file, size, keepBytes);
     const fromLine = tail.indexOf(0x0a) + 1;
     const kept = fromLine > 0 && fromLine < tail.length ? tail.subarray(fromLine) : tail;
-    const header = Buffer.from(`[ds-analyzer: the first ${size - kept.length} bytes of this log were cut because the disk was full]\n`);
+    const header = Buffer.from(
+      `[ds-analyzer: the first ${size - kept.length} bytes of this log were cut because the disk was full]\n`,
+    );
     // Opening with 'w' truncates first, which frees the room the tail is written back into.
     writeFileSync(file, Buffer.concat([header, kept]));
     result.files++;

@@ -40,7 +40,8 @@ let key: string | undefined;
 export function sealKey(): string {
   if (key === undefined) {
     const hash = createHash('sha256').update(`ds-analyzer profile seal\0${TOOL_VERSION}\0${PROFILE_SCHEMA_VERSION}\0`);
-    for (const name of SCHEMA_MODULES) hash.update(readFileSync(new URL(`../schema/${name}`, import.meta.url))).update('\0');
+    for (const name of SCHEMA_MODULES)
+      hash.update(readFileSync(new URL(`../schema/${name}`, import.meta.url))).update('\0');
     key = hash.digest('hex');
   }
   return key;

@@ -12,7 +12,6 @@ import { writeAtomic } from './write-atomic.js';
 /** Writes a file's whole text; tests pass one that fails as a full disk does. */
 export type WriteText = (path: string, text: string) => void;
 
-
 /**
  * Validates and writes a profile atomically (writeAtomic), so a reader or a
  * crash never sees half a profile. The file is sealed (profile-seal.ts): a
@@ -25,7 +24,11 @@ export type WriteText = (path: string, text: string) => void;
  * does not fit, one line names the path and the fix (exit code 8), and the
  * profile written after the previous run stays as it was.
  */
-export function writeProfile(path: string, profile: Profile, write: WriteText = (file, text) => writeFileSync(file, text)): void {
+export function writeProfile(
+  path: string,
+  profile: Profile,
+  write: WriteText = (file, text) => writeFileSync(file, text),
+): void {
   const attempt = () => {
     const valid = ProfileSchema.parse(profile, ONE_PARSE);
     mkdirSync(dirname(path), { recursive: true });

@@ -57,7 +57,11 @@ function urlWithoutSecrets(url: string): string {
   if (!withPassword && !secretQuery) return url;
   const clean = redactUrl(url);
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(clean)?.[0] ?? '';
-  const withUser = withPassword ? `${scheme}${REDACTED}@${clean.slice(scheme.length)}` : userinfo ? `${scheme}${userinfo[2]}@${clean.slice(scheme.length)}` : clean;
+  const withUser = withPassword
+    ? `${scheme}${REDACTED}@${clean.slice(scheme.length)}`
+    : userinfo
+      ? `${scheme}${userinfo[2]}@${clean.slice(scheme.length)}`
+      : clean;
   return withUser + (secretQuery ? `?${REDACTED}` : query);
 }
 
@@ -84,7 +88,13 @@ export function commandWithoutSecrets(argv: readonly string[], flags = false): s
     }
     out.push(textWithoutSecrets(arg));
     // --token VALUE: the next argument is the secret, unless it is another flag.
-    if (flags && /^--?[A-Za-z][\w.-]*$/.test(arg) && SECRET_NAME.test(arg) && i + 1 < argv.length && !argv[i + 1].startsWith('-')) {
+    if (
+      flags &&
+      /^--?[A-Za-z][\w.-]*$/.test(arg) &&
+      SECRET_NAME.test(arg) &&
+      i + 1 < argv.length &&
+      !argv[i + 1].startsWith('-')
+    ) {
       out.push(REDACTED);
       i++;
     }
@@ -127,7 +137,8 @@ export class Redactor {
     const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
     const { home, cwd } = this.places;
     if (cwd !== '/' && (trimmed === cwd || trimmed.startsWith(cwd + '/'))) return relative(cwd, trimmed) || '.';
-    if (home && home !== '/' && (trimmed === home || trimmed.startsWith(home + '/'))) return '~' + trimmed.slice(home.length);
+    if (home && home !== '/' && (trimmed === home || trimmed.startsWith(home + '/')))
+      return '~' + trimmed.slice(home.length);
     const last = trimmed.split('/').filter(Boolean).pop();
     return last === undefined ? '<abs>/' : `<abs>/${last}`;
   }
@@ -137,7 +148,9 @@ export class Redactor {
     let withoutSecrets = textWithoutSecrets(text);
     for (const secret of this.secrets) withoutSecrets = withoutSecrets.split(secret).join(REDACTED);
     const withoutPaths = withoutSecrets.replace(PATH_IN_TEXT, (p) => this.path(p));
-    return this.aliases.size === 0 ? withoutPaths : withoutPaths.replace(this.hosts(), (name) => this.aliases.get(name)!);
+    return this.aliases.size === 0
+      ? withoutPaths
+      : withoutPaths.replace(this.hosts(), (name) => this.aliases.get(name)!);
   }
 
   /** The job's command, redacted argument by argument. */
@@ -202,7 +215,8 @@ export function redactProfile(profile: Profile, places: RedactionPlaces): Profil
   const walk = (value: unknown): unknown => {
     if (typeof value === 'string') return redactor.text(value);
     if (Array.isArray(value)) return value.map(walk);
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
     return value;
   };
   const redacted = walk(profile) as Profile;

@@ -17,7 +17,8 @@ export function cachePointObstacle(
   if (capping !== null) return `the dataset's page cache cannot be capped and measured here (${capping})`;
   if (profile.options.storageBwBytesPerSec) {
     const throttle = throttleObstacle(source, env);
-    if (throttle !== null) return `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again (${throttle}); run as root, or re-profile without --storage-bw`;
+    if (throttle !== null)
+      return `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again (${throttle}); run as root, or re-profile without --storage-bw`;
   }
   return null;
 }

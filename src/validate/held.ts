@@ -41,11 +41,25 @@ export interface ResidencyVerdict {
  * the prediction is made at; the quorum keeps a cache that swung between
  * empty and full, with a mean near the target by chance, from passing.
  */
-export function judgeResidency(readingsBytes: readonly number[], askedBytes: number, datasetBytes: number): ResidencyVerdict {
+export function judgeResidency(
+  readingsBytes: readonly number[],
+  askedBytes: number,
+  datasetBytes: number,
+): ResidencyVerdict {
   const targetBytes = Math.min(askedBytes, datasetBytes);
   const toleranceBytes = Math.max(RESIDENCY_BAND * targetBytes, RESIDENCY_BAND_FLOOR * datasetBytes);
   const n = readingsBytes.length;
-  if (n === 0) return { targetBytes, toleranceBytes, meanBytes: null, minBytes: null, maxBytes: null, readings: 0, inBandShare: 0, held: false };
+  if (n === 0)
+    return {
+      targetBytes,
+      toleranceBytes,
+      meanBytes: null,
+      minBytes: null,
+      maxBytes: null,
+      readings: 0,
+      inBandShare: 0,
+      held: false,
+    };
   const meanBytes = readingsBytes.reduce((a, b) => a + b, 0) / n;
   const inBand = (bytes: number): boolean => Math.abs(bytes - targetBytes) <= toleranceBytes;
   const inBandShare = readingsBytes.filter(inBand).length / n;

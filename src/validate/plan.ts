@@ -49,7 +49,10 @@ export function planValidation(
   // Whole-job samples per second; one sample is one file of the dataset.
   const epochSec = (rate: number): number => (rate > 0 ? options.datasetFiles / rate : 0);
   const measured = profile.modes.cached?.summary?.measuredIterations ?? CONTROL_MIN_ITERATIONS;
-  const controlIterations = Math.min(Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations), Math.max(CONTROL_MIN_ITERATIONS, measured));
+  const controlIterations = Math.min(
+    Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations),
+    Math.max(CONTROL_MIN_ITERATIONS, measured),
+  );
   return points.map((point) => {
     if (pointKind(point).runs === 'epochs') {
       const at = pointScenario(base, point, model.datasetBytes);
@@ -65,9 +68,16 @@ export function planValidation(
     }
     const steady = predict(model, pointScenario(base, point, model.datasetBytes));
     // A write point's iterations carry its saves at the throttled rate.
-    const rate = (point.kind === 'write' ? writePrediction(profile, steady, point.bytesPerSec)?.samplesPerSec : undefined) ?? steady.samplesPerSec;
+    const rate =
+      (point.kind === 'write' ? writePrediction(profile, steady, point.bytesPerSec)?.samplesPerSec : undefined) ??
+      steady.samplesPerSec;
     const iterSec = rate > 0 ? (options.samplesPerIter * ranks) / rate : 0;
     const budget = Math.max(CONTROL_MIN_ITERATIONS, options.maxIterations);
-    return { point, iterations: controlIterations, estimatedSec: start + controlIterations * iterSec, maxSec: start + budget * iterSec };
+    return {
+      point,
+      iterations: controlIterations,
+      estimatedSec: start + controlIterations * iterSec,
+      maxSec: start + budget * iterSec,
+    };
   });
 }

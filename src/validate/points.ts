@@ -42,11 +42,22 @@ export function requestedPoints(profile: Profile, model: FittedModel, request: P
   );
   const cpus: ValidationPoint[] = request.cpuCounts.map((count) => ({ kind: 'cpus', cpus: count }));
   const workers: ValidationPoint[] = request.workerCounts.map((count) => ({ kind: 'workers', workers: count }));
-  const bandwidths: ValidationPoint[] = (request.bandwidths ?? []).map((bytesPerSec) => ({ kind: 'bandwidth', bytesPerSec }));
+  const bandwidths: ValidationPoint[] = (request.bandwidths ?? []).map((bytesPerSec) => ({
+    kind: 'bandwidth',
+    bytesPerSec,
+  }));
   const latencies: ValidationPoint[] = (request.latencies ?? []).map((latencySec) => ({ kind: 'latency', latencySec }));
-  const writes: ValidationPoint[] = (request.writeBandwidths ?? []).map((bytesPerSec) => ({ kind: 'write', bytesPerSec }));
-  if (writes.length > 0 && (checkpointStall(profile.modes)?.intervalIterations ?? null) === null) throw new UserError(VALIDATE_TEXT.noSaves, ExitCode.MissingInput);
-  const cells: ValidationPoint[] = (request.cells ?? []).map((cell) => ({ kind: 'cache', cacheBytes: resolveCacheSize(cell.cache, profile.dataset.bytes), cpus: cell.cpus }));
+  const writes: ValidationPoint[] = (request.writeBandwidths ?? []).map((bytesPerSec) => ({
+    kind: 'write',
+    bytesPerSec,
+  }));
+  if (writes.length > 0 && (checkpointStall(profile.modes)?.intervalIterations ?? null) === null)
+    throw new UserError(VALIDATE_TEXT.noSaves, ExitCode.MissingInput);
+  const cells: ValidationPoint[] = (request.cells ?? []).map((cell) => ({
+    kind: 'cache',
+    cacheBytes: resolveCacheSize(cell.cache, profile.dataset.bytes),
+    cpus: cell.cpus,
+  }));
   const control: ValidationPoint[] = request.control ? [{ kind: 'control' }] : [];
   return [...control, ...cache, ...cells, ...cpus, ...workers, ...bandwidths, ...latencies, ...writes];
 }

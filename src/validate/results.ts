@@ -122,7 +122,12 @@ export function errorSplit(r: ValidationResult): { policy: number; rest: number 
 }
 
 /** A point's status from its measured rate and whether its cache and CPU settings held. */
-export function pointStatus(rate: number | null, residency: ResidencyVerdict | null, affinity: AffinityVerdict | null, settingHeld: boolean | null = null): PointStatus {
+export function pointStatus(
+  rate: number | null,
+  residency: ResidencyVerdict | null,
+  affinity: AffinityVerdict | null,
+  settingHeld: boolean | null = null,
+): PointStatus {
   if (rate === null) return 'failed';
   return (residency?.held ?? true) && (affinity?.held ?? true) && (settingHeld ?? true) ? 'measured' : 'not-held';
 }
@@ -132,7 +137,9 @@ export function pointStatus(rate: number | null, residency: ResidencyVerdict | n
  * held tested another setting, so it says nothing of the model's error and is
  * left out (and counted).
  */
-export function errorSummary(results: readonly ValidationResult[]): Pick<ValidationReport, 'medianAbsError' | 'notHeld' | 'controlAbsError' | 'anchoredMedianAbsError'> {
+export function errorSummary(
+  results: readonly ValidationResult[],
+): Pick<ValidationReport, 'medianAbsError' | 'notHeld' | 'controlAbsError' | 'anchoredMedianAbsError'> {
   const points = results.filter((r) => r.point.kind !== 'control');
   const tested = points.filter((r) => r.status === 'measured');
   const control = results.find((r) => r.point.kind === 'control');

@@ -18,7 +18,14 @@ import { Interrupts } from '../profile/interrupts.js';
 import type { Iteration, Profile, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
 import type { Dataset } from '../system/dataset/dataset.js';
-import { baseScenario, fitModel, predict, type FittedModel, type NotEnoughData, type Scenario } from '../whatif/model.js';
+import {
+  baseScenario,
+  fitModel,
+  predict,
+  type FittedModel,
+  type NotEnoughData,
+  type Scenario,
+} from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
 import { judgeAffinity, judgeResidency, type AffinityVerdict } from './held.js';
 import { planValidation, type PlannedPoint } from './plan.js';
@@ -34,7 +41,13 @@ import { REDACTED } from '../store/redact.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 import { startWriteThrottle, writeThrottleObstacle, type WriteThrottle } from '../system/cgroups/write-throttle.js';
-import { measuredWrites, stallWithinTolerance, writeHeld, writePrediction, type WritePrediction } from './write-point.js';
+import {
+  measuredWrites,
+  stallWithinTolerance,
+  writeHeld,
+  writePrediction,
+  type WritePrediction,
+} from './write-point.js';
 
 export type { ValidationPoint } from './point-kinds.js';
 export type { ValidationReport, ValidationResult } from './results.js';
@@ -96,7 +109,10 @@ export interface WriteThrottler {
   start(bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): WriteThrottle;
 }
 
-const cgroupWriteThrottle: WriteThrottler = { obstacle: (env) => writeThrottleObstacle(env), start: (rate, name, env) => startWriteThrottle(rate, name, env) };
+const cgroupWriteThrottle: WriteThrottler = {
+  obstacle: (env) => writeThrottleObstacle(env),
+  start: (rate, name, env) => startWriteThrottle(rate, name, env),
+};
 
 /** What validate tells its caller while it runs. */
 export interface ValidateHooks {
@@ -136,17 +152,23 @@ export interface ValidationRun {
  * point starts. A profile the model cannot fit is answered with NotEnoughData
  * before anything runs.
  */
-export async function runValidation(input: ValidateInput, hooks: ValidateHooks): Promise<ValidationRun | NotEnoughData> {
+export async function runValidation(
+  input: ValidateInput,
+  hooks: ValidateHooks,
+): Promise<ValidationRun | NotEnoughData> {
   const { profile } = input;
   // A secret taken out of the command cannot be run again.
-  if (profile.command.some((arg) => arg.includes(REDACTED))) throw new UserError(VALIDATE_TEXT.redactedCommand, ExitCode.MissingInput);
+  if (profile.command.some((arg) => arg.includes(REDACTED)))
+    throw new UserError(VALIDATE_TEXT.redactedCommand, ExitCode.MissingInput);
   // Fitted once, on the profile alone (its CPU sweep included, when it has one): points, plan and predictions rest on it.
   // The cap holds the page cache as an LRU of the files the job closed (cache-cap.ts): its points are that policy's to predict, not the kernel's.
   const fit = fitModel(profile, { pageCacheModel: VALIDATE_CAP_POLICY });
   if (fit.kind === 'not-enough-data') return fit;
   const { model } = fit;
   const asked = requestedPoints(profile, model, input.request);
-  const obstacle = asked.some((p) => p.kind === 'cache') ? cachePointObstacle(profile, input.env, input.dataSource) : null;
+  const obstacle = asked.some((p) => p.kind === 'cache')
+    ? cachePointObstacle(profile, input.env, input.dataSource)
+    : null;
   const notRun: ValidationPoint[] = obstacle ? asked.filter((p) => p.kind === 'cache') : [];
   if (obstacle) hooks.onCachePointsSkipped?.(obstacle);
   const points = asked.filter((p) => !notRun.includes(p));
@@ -163,7 +185,9 @@ export async function runValidation(input: ValidateInput, hooks: ValidateHooks):
     await input.dataSource.close().catch(() => undefined);
     throw new UserError(VALIDATE_TEXT.noThrottle(bandwidthBlocker), ExitCode.Environment);
   }
-  const writeBlocker = points.some((p) => p.kind === 'write') ? (input.writeThrottle ?? cgroupWriteThrottle).obstacle(input.env) : null;
+  const writeBlocker = points.some((p) => p.kind === 'write')
+    ? (input.writeThrottle ?? cgroupWriteThrottle).obstacle(input.env)
+    : null;
   if (writeBlocker !== null) {
     await input.dataSource.close().catch(() => undefined);
     throw new UserError(VALIDATE_TEXT.noWriteThrottle(writeBlocker), ExitCode.Environment);
@@ -223,8 +247,18 @@ async function runPoints(
       hooks.onPoint?.(point, index);
       const scenario: Scenario = pointScenario(base, point, dataset.bytes);
       // Known before the run: a write point's prediction holds no measurement of it (its cache is the whole dataset).
-      const writes = point.kind === 'write' ? writePrediction(profile, predict(model, scenario), point.bytesPerSec) : null;
-      const measured = await measurePoint(point, { input, hooks, dataset, samplesPerIter, run, throttle, index, writePrediction: writes });
+      const writes =
+        point.kind === 'write' ? writePrediction(profile, predict(model, scenario), point.bytesPerSec) : null;
+      const measured = await measurePoint(point, {
+        input,
+        hooks,
+        dataset,
+        samplesPerIter,
+        run,
+        throttle,
+        index,
+        writePrediction: writes,
+      });
       // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
       if (interrupts.interrupted) break;
       // Predict at the cache the job really had, which the cap holds near, not exactly at, the target.
@@ -232,14 +266,23 @@ async function runPoints(
       const prediction = predict(model, asRun);
       // A write point's iterations carry the saves at its rate (whatif --write-bw), on top of the steady pace.
       const predicted = writes?.samplesPerSec ?? prediction.samplesPerSec;
-      const missRatio = measured.readBytesPerSample === null ? null : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
+      const missRatio =
+        measured.readBytesPerSample === null
+          ? null
+          : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
       const measuredHit = point.kind === 'cache' && missRatio !== null ? Math.min(1, Math.max(0, 1 - missRatio)) : null;
       const anchoredPace = anchoredModel ? predict(anchoredModel, asRun) : null;
-      const anchoredRate = anchoredPace && point.kind === 'write' ? (writePrediction(profile, anchoredPace, point.bytesPerSec)?.samplesPerSec ?? null) : (anchoredPace?.samplesPerSec ?? null);
+      const anchoredRate =
+        anchoredPace && point.kind === 'write'
+          ? (writePrediction(profile, anchoredPace, point.bytesPerSec)?.samplesPerSec ?? null)
+          : (anchoredPace?.samplesPerSec ?? null);
       const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
       const status = pointStatus(rate, measured.residency, measured.affinity, measured.settingHeld);
       if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
-      const halfWidth = measured.summary?.iterMs.halfWidth != null && rate !== null ? (rate * measured.summary.iterMs.halfWidth) / measured.summary.iterMs.mean : null;
+      const halfWidth =
+        measured.summary?.iterMs.halfWidth != null && rate !== null
+          ? (rate * measured.summary.iterMs.halfWidth) / measured.summary.iterMs.mean
+          : null;
       results.push({
         point,
         status,
@@ -249,7 +292,8 @@ async function runPoints(
         residentBytes: measured.residentBytes,
         predictedHitRatio: point.kind === 'cache' ? prediction.steadyHitRatio : null,
         measuredHitRatio: measuredHit,
-        atMeasuredHitSamplesPerSec: measuredHit === null ? null : predict(withHitRatio(model, measuredHit), asRun).samplesPerSec,
+        atMeasuredHitSamplesPerSec:
+          measuredHit === null ? null : predict(withHitRatio(model, measuredHit), asRun).samplesPerSec,
         measuredSamplesPerSec: rate,
         measuredHalfWidth: halfWidth,
         relativeError: rate ? (predicted - rate) / rate : null,
@@ -296,7 +340,12 @@ interface PointContext {
 type PointRun = Omit<RunRequest, 'mode' | 'cacheState' | 'modeDir'>;
 
 /** Measures one point of a kind: sets up what it holds, runs the job and builds its outcome. */
-type PointMeasurer<P extends ValidationPoint> = (point: P, ctx: PointContext, common: PointRun, modeDir: string) => Promise<PointOutcome>;
+type PointMeasurer<P extends ValidationPoint> = (
+  point: P,
+  ctx: PointContext,
+  common: PointRun,
+  modeDir: string,
+) => Promise<PointOutcome>;
 
 /** How each kind of point is measured (its words, folder and scenario: point-kinds.ts). */
 const MEASURERS: { [K in PointKindName]: PointMeasurer<PointOf<K>> } = {
@@ -330,10 +379,19 @@ async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<
  * point's rate, set up for this run alone; its saves' own events give its
  * checkpoint stall, by the profile's arithmetic (checkpointStall).
  */
-async function measureWritePoint(point: PointOf<'write'>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+async function measureWritePoint(
+  point: PointOf<'write'>,
+  ctx: PointContext,
+  common: PointRun,
+  modeDir: string,
+): Promise<PointOutcome> {
   const { input } = ctx;
   const prediction = ctx.writePrediction!;
-  const held = (input.writeThrottle ?? cgroupWriteThrottle).start(point.bytesPerSec, `validate-${process.pid}-write-${ctx.index}`, input.env);
+  const held = (input.writeThrottle ?? cgroupWriteThrottle).start(
+    point.bytesPerSec,
+    `validate-${process.pid}-write-${ctx.index}`,
+    input.env,
+  );
   let result: ModeResult;
   try {
     result = await ctx.run({
@@ -342,7 +400,14 @@ async function measureWritePoint(point: PointOf<'write'>, ctx: PointContext, com
       modeDir,
       cacheState: input.dataSource.modeState,
       wrapArgv: held.wrap,
-      onProgress: (progress) => ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null }),
+      onProgress: (progress) =>
+        ctx.hooks.onProgress?.(ctx.index, {
+          iterations: progress.iterations,
+          elapsedSec: progress.elapsedSec,
+          epoch: null,
+          epochs: null,
+          residentBytes: null,
+        }),
     });
   } finally {
     await held.remove().catch(() => undefined);
@@ -354,8 +419,12 @@ async function measureWritePoint(point: PointOf<'write'>, ctx: PointContext, com
   const settingHeld = ok ? writeHeld(prediction, writes, point.bytesPerSec) : null;
   const note =
     VALIDATE_TEXT.writeNote(formatRate(point.bytesPerSec), held.devices, result.status, result.stopReason) +
-    (writes.perSaveMs === null ? VALIDATE_TEXT.writeNoSaves : VALIDATE_TEXT.writeSaves(writes.saves, writes.perSaveMs, prediction.perSaveMs)) +
-    (settingHeld === false ? VALIDATE_TEXT.writeNotHeld(writes.perSaveMs!, (prediction.bytesPerSave! / point.bytesPerSec) * 1000) : '');
+    (writes.perSaveMs === null
+      ? VALIDATE_TEXT.writeNoSaves
+      : VALIDATE_TEXT.writeSaves(writes.saves, writes.perSaveMs, prediction.perSaveMs)) +
+    (settingHeld === false
+      ? VALIDATE_TEXT.writeNotHeld(writes.perSaveMs!, (prediction.bytesPerSave! / point.bytesPerSec) * 1000)
+      : '');
   return pointOutcome(result, note, {
     settingHeld,
     checkpoint: {
@@ -397,10 +466,26 @@ function latencyObstacle(profile: Profile, points: readonly ValidationPoint[], s
  * the metering proxy for the asked time less the profiled one, so its first
  * byte comes when a store that far away would send it.
  */
-function measureLatencyPoint(point: PointOf<'latency'>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+function measureLatencyPoint(
+  point: PointOf<'latency'>,
+  ctx: PointContext,
+  common: PointRun,
+  modeDir: string,
+): Promise<PointOutcome> {
   const addedSec = Math.max(0, point.latencySec - (profiledLatencySec(ctx.input.profile) ?? point.latencySec));
-  return measureColdPoint(ctx, common, modeDir, async () => ctx.input.dataSource.delayRequests!(addedSec), (result, unproven) =>
-    VALIDATE_TEXT.latencyNote((point.latencySec * 1000).toFixed(0), (addedSec * 1000).toFixed(1), result.status, result.stopReason, unproven),
+  return measureColdPoint(
+    ctx,
+    common,
+    modeDir,
+    async () => ctx.input.dataSource.delayRequests!(addedSec),
+    (result, unproven) =>
+      VALIDATE_TEXT.latencyNote(
+        (point.latencySec * 1000).toFixed(0),
+        (addedSec * 1000).toFixed(1),
+        result.status,
+        result.stopReason,
+        unproven,
+      ),
   );
 }
 
@@ -412,14 +497,20 @@ function measureLatencyPoint(point: PointOf<'latency'>, ctx: PointContext, commo
 /** The name of a bandwidth point's throttle (its cgroup): this process's, apart from its other points'. */
 const pointThrottleName = (index: number) => `validate-${process.pid}-bw-${index}`;
 
-function measureBandwidthPoint(point: PointOf<'bandwidth'>, ctx: PointContext, common: PointRun, modeDir: string): Promise<PointOutcome> {
+function measureBandwidthPoint(
+  point: PointOf<'bandwidth'>,
+  ctx: PointContext,
+  common: PointRun,
+  modeDir: string,
+): Promise<PointOutcome> {
   const { input } = ctx;
   return measureColdPoint(
     ctx,
     common,
     modeDir,
     () => throttleReads(input.dataSource, ctx.dataset, point.bytesPerSec, pointThrottleName(ctx.index), input.env),
-    (result, unproven) => VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, unproven),
+    (result, unproven) =>
+      VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, unproven),
   );
 }
 
@@ -435,17 +526,27 @@ async function measureColdPoint(
   const held = await hold();
   let result: ModeResult;
   try {
-    result = await ctx.run({ ...common, mode: 'cold', modeDir, cacheState: input.dataSource.modeState, wrapArgv: held.wrap });
+    result = await ctx.run({
+      ...common,
+      mode: 'cold',
+      modeDir,
+      cacheState: input.dataSource.modeState,
+      wrapArgv: held.wrap,
+    });
   } finally {
     await held.remove().catch(() => undefined);
   }
   const steady = result.ranks.find((r) => r.rank === result.paceRank)?.iterations.filter((it) => !it.warmup) ?? [];
-  return pointOutcome(result, noteOf(result, result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason)), {
-    // A cold mode that was not cold tested another setting: left out of the errors, as a cap that did not hold is.
-    settingHeld: result.status === 'ok' ? result.state.proven : null,
-    readBytesPerSample: readBytesPerSample(result, steady),
-    firstBatchSec: result.firstBatch?.sec ?? null,
-  });
+  return pointOutcome(
+    result,
+    noteOf(result, result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason)),
+    {
+      // A cold mode that was not cold tested another setting: left out of the errors, as a cap that did not hold is.
+      settingHeld: result.status === 'ok' ? result.state.proven : null,
+      readBytesPerSample: readBytesPerSample(result, steady),
+      firstBatchSec: result.firstBatch?.sec ?? null,
+    },
+  );
 }
 
 /**
@@ -471,7 +572,13 @@ async function measureSettingsPoint(
     ...(point.kind === 'workers' ? { numWorkers: point.workers } : {}),
     onJobStarted: watch.onJobStarted,
     onProgress: (progress) => {
-      ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch: null, epochs: null, residentBytes: null });
+      ctx.hooks.onProgress?.(ctx.index, {
+        iterations: progress.iterations,
+        elapsedSec: progress.elapsedSec,
+        epoch: null,
+        epochs: null,
+        residentBytes: null,
+      });
       watch.onProgress(progress.iterations);
     },
   });
@@ -481,9 +588,16 @@ async function measureSettingsPoint(
   const ranWorkers = point.kind === 'workers' ? workersNotApplied(result, point.workers) : null;
   const settingHeld = point.kind === 'workers' && result.status === 'ok' ? ranWorkers === null : null;
   const applied =
-    (checked === null ? '' : checked.held ? VALIDATE_TEXT.affinityHeld(checked.threads) : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example)) +
+    (checked === null
+      ? ''
+      : checked.held
+        ? VALIDATE_TEXT.affinityHeld(checked.threads)
+        : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example)) +
     (ranWorkers !== null ? VALIDATE_TEXT.workersNotApplied(ranWorkers, ENV.numWorkers) : '');
-  return pointOutcome(result, VALIDATE_TEXT.cachedNote(where, result.status, result.stopReason, applied), { affinity: checked, settingHeld });
+  return pointOutcome(result, VALIDATE_TEXT.cachedNote(where, result.status, result.stopReason, applied), {
+    affinity: checked,
+    settingHeld,
+  });
 }
 
 /** Whether an affinity mask reached every thread of the job: checked once its loader workers exist. */
@@ -505,12 +619,18 @@ function affinityWatch(affinity: { cpus: number[] } | null): {
         if (threads.length > 0) verdict = judgeAffinity(threads, affinity.cpus);
       }
     },
-    verdict: () => (affinity && verdict === null ? { ...judgeAffinity([], affinity.cpus), example: VALIDATE_TEXT.affinityUnchecked } : verdict),
+    verdict: () =>
+      affinity && verdict === null
+        ? { ...judgeAffinity([], affinity.cpus), example: VALIDATE_TEXT.affinityUnchecked }
+        : verdict,
   };
 }
 
 /** The policy validate's cache points run under: its cap evicts the least recently closed files. */
-export const VALIDATE_CAP_POLICY = { model: 'exact-lru' as const, why: "validate's cap evicts the least recently closed files" };
+export const VALIDATE_CAP_POLICY = {
+  model: 'exact-lru' as const,
+  why: "validate's cap evicts the least recently closed files",
+};
 
 /** The model with every cache size hitting `hitRatio`: the rest of the model at a hit ratio measured, not simulated. */
 function withHitRatio(model: FittedModel, hitRatio: number): FittedModel {
@@ -574,17 +694,30 @@ async function measureCachePoint(
       onProgress: (progress) => {
         watch.onProgress(progress.iterations);
         const now = Date.now();
-        if (cacheState.capping && now - lastReadingAt >= Math.max(READING_INTERVAL_MS, readingCostMs / READING_DUTY_CYCLE)) {
+        if (
+          cacheState.capping &&
+          now - lastReadingAt >= Math.max(READING_INTERVAL_MS, readingCostMs / READING_DUTY_CYCLE)
+        ) {
           const reading = cacheState.readResidency(RESIDENCY_SAMPLE_FILES);
           readingCostMs = Date.now() - now;
           lastReadingAt = Date.now();
           if (reading) {
-            readings.push({ iterations: progress.iterations, residentBytes: reading.residentBytes, exact: reading.exact });
+            readings.push({
+              iterations: progress.iterations,
+              residentBytes: reading.residentBytes,
+              exact: reading.exact,
+            });
             lastResident = reading.residentBytes;
           }
         }
         const epoch = Math.min(epochs, Math.floor(progress.iterations / iterationsPerEpoch) + 1);
-        ctx.hooks.onProgress?.(ctx.index, { iterations: progress.iterations, elapsedSec: progress.elapsedSec, epoch, epochs, residentBytes: lastResident });
+        ctx.hooks.onProgress?.(ctx.index, {
+          iterations: progress.iterations,
+          elapsedSec: progress.elapsedSec,
+          epoch,
+          epochs,
+          residentBytes: lastResident,
+        });
       },
     });
     const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
@@ -599,10 +732,23 @@ async function measureCachePoint(
     const held =
       verdict.meanBytes === null
         ? VALIDATE_TEXT.residencyUnmeasured
-        : VALIDATE_TEXT.residency({ ...verdict, minBytes: verdict.minBytes!, maxBytes: verdict.maxBytes!, meanBytes: verdict.meanBytes, sampled: window.some((r) => !r.exact) });
+        : VALIDATE_TEXT.residency({
+            ...verdict,
+            minBytes: verdict.minBytes!,
+            maxBytes: verdict.maxBytes!,
+            meanBytes: verdict.meanBytes,
+            sampled: window.some((r) => !r.exact),
+          });
     const checked = watch.verdict();
-    const applied = checked === null ? '' : checked.held ? VALIDATE_TEXT.affinityHeld(checked.threads) : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example);
-    const note = VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason) + (affinity ? VALIDATE_TEXT.onCpus(affinity.cpus, applied) : '');
+    const applied =
+      checked === null
+        ? ''
+        : checked.held
+          ? VALIDATE_TEXT.affinityHeld(checked.threads)
+          : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example);
+    const note =
+      VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason) +
+      (affinity ? VALIDATE_TEXT.onCpus(affinity.cpus, applied) : '');
     return pointOutcome(result, note, {
       // Its own summary: the epochs after the first, which fills the cache.
       summary,
@@ -613,7 +759,9 @@ async function measureCachePoint(
     });
   } finally {
     // Every reading beside the job's logs: how the cache went, when it did not hold.
-    (input.sink ?? fileSink).writeText(join(modeDir, 'residency.jsonl'), readings.map((r) => JSON.stringify(r) + '\n').join(''));
+    (input.sink ?? fileSink).writeText(
+      join(modeDir, 'residency.jsonl'),
+      readings.map((r) => JSON.stringify(r) + '\n').join(''),
+    );
   }
 }
-

@@ -34,7 +34,11 @@ export function notHeldPoints(report: ValidationReport): ValidationResult[] {
 export function modelVerdict(report: ValidationReport): ModelVerdict {
   const median = report.medianAbsError;
   if (median === null) return notHeldPoints(report).length ? { kind: 'untested' } : { kind: 'unmeasured' };
-  return { kind: median <= TARGET_MEDIAN_ERROR ? 'within-target' : 'beyond-target', medianAbsError: median, targetAbsError: TARGET_MEDIAN_ERROR };
+  return {
+    kind: median <= TARGET_MEDIAN_ERROR ? 'within-target' : 'beyond-target',
+    medianAbsError: median,
+    targetAbsError: TARGET_MEDIAN_ERROR,
+  };
 }
 
 /** The recommended cache point's rate beside the control's, both measured. */
@@ -94,17 +98,30 @@ export function recommendationVerdict(report: ValidationReport): RecommendationV
   const control = report.results.find((r) => r.point.kind === 'control');
   if (point?.point.kind !== 'cache' || point.measuredSamplesPerSec === null) return null;
   if (!control || control.measuredSamplesPerSec === null) return { kind: 'no-control' };
-  const rates: RecommendedRates = { cacheBytes: point.point.cacheBytes, samplesPerSec: point.measuredSamplesPerSec, controlSamplesPerSec: control.measuredSamplesPerSec };
+  const rates: RecommendedRates = {
+    cacheBytes: point.point.cacheBytes,
+    samplesPerSec: point.measuredSamplesPerSec,
+    controlSamplesPerSec: control.measuredSamplesPerSec,
+  };
   const gap = control.measuredSamplesPerSec - point.measuredSamplesPerSec;
   const runToRun = (report.controlAbsError ?? 0) * control.measuredSamplesPerSec;
   const noise = combinedHalfWidth(point.measuredHalfWidth ?? 0, control.measuredHalfWidth ?? 0, runToRun);
   const slower = gap / control.measuredSamplesPerSec;
   if (gap <= noise) {
-    return { ...rates, kind: 'gone-within-noise', noiseSamplesPerSec: noise, runToRunShare: runToRun > 0 ? report.controlAbsError : null };
+    return {
+      ...rates,
+      kind: 'gone-within-noise',
+      noiseSamplesPerSec: noise,
+      runToRunShare: runToRun > 0 ? report.controlAbsError : null,
+    };
   }
-  if (slower <= NEGLIGIBLE_FETCH_STALL) return { ...rates, kind: 'gone-negligible', slowerShare: slower, negligibleShare: NEGLIGIBLE_FETCH_STALL };
+  if (slower <= NEGLIGIBLE_FETCH_STALL)
+    return { ...rates, kind: 'gone-negligible', slowerShare: slower, negligibleShare: NEGLIGIBLE_FETCH_STALL };
   // Hits as predicted (or more) yet slower: what the epoch-mean model leaves out is when the reads happen.
-  const hitsHeld = point.measuredHitRatio !== null && point.predictedHitRatio !== null && point.measuredHitRatio >= point.predictedHitRatio - HIT_RATIO_SLACK;
+  const hitsHeld =
+    point.measuredHitRatio !== null &&
+    point.predictedHitRatio !== null &&
+    point.measuredHitRatio >= point.predictedHitRatio - HIT_RATIO_SLACK;
   return {
     ...rates,
     kind: 'not-gone',
@@ -135,9 +152,14 @@ export type ValidationFailure =
 
 /** How the run ended, when not well; null when it did. `planned` is the number of points it set out to run. */
 export function validationFailure(report: ValidationReport, planned: number): ValidationFailure | null {
-  if (!report.interrupted && report.results.length > 0 && report.results.every((r) => r.measuredSamplesPerSec === null)) {
+  if (
+    !report.interrupted &&
+    report.results.length > 0 &&
+    report.results.every((r) => r.measuredSamplesPerSec === null)
+  ) {
     return { kind: 'job-failed', exitCode: ExitCode.JobFailed };
   }
-  if (report.interrupted) return { kind: 'interrupted', exitCode: ExitCode.Interrupted, completed: report.results.length, planned };
+  if (report.interrupted)
+    return { kind: 'interrupted', exitCode: ExitCode.Interrupted, completed: report.results.length, planned };
   return null;
 }

@@ -66,7 +66,11 @@ export function measuredWrites(result: ModeResult): WriteMeasurement {
  * (the bound for the stall itself is the larger of a share and 3%
  * of the iteration); null without a measurement.
  */
-export function stallWithinTolerance(predictedMs: number, measuredMs: number | null, measuredIterMs: number | null): boolean | null {
+export function stallWithinTolerance(
+  predictedMs: number,
+  measuredMs: number | null,
+  measuredIterMs: number | null,
+): boolean | null {
   if (measuredMs === null) return null;
   const room = Math.max(WRITE_STALL_TOLERANCE * measuredMs, WRITE_STALL_ITERATION_FLOOR * (measuredIterMs ?? 0));
   return Math.abs(predictedMs - measuredMs) <= room;
@@ -78,7 +82,11 @@ export function stallWithinTolerance(predictedMs: number, measuredMs: number | n
  * not reach (tmpfs, a network file system). Buffered saves cannot tell, nor
  * saves of unknown size: null.
  */
-export function writeHeld(prediction: WritePrediction, measured: WriteMeasurement, bytesPerSec: number): boolean | null {
+export function writeHeld(
+  prediction: WritePrediction,
+  measured: WriteMeasurement,
+  bytesPerSec: number,
+): boolean | null {
   if (!prediction.synced || prediction.bytesPerSave === null || measured.perSaveMs === null) return null;
   return measured.perSaveMs >= HELD_SHARE * (prediction.bytesPerSave / bytesPerSec) * 1000;
 }

@@ -9,7 +9,8 @@ import { formatBytes, formatRate } from '../units.js';
 /** How to measure each mode again. */
 const HOW_TO_GET: Record<Mode, string> = {
   synthetic: "re-run 'ds-analyzer profile --modes synthetic,cached,cold ...' (the synthetic mode measures compute)",
-  cached: "re-run 'ds-analyzer profile' with the cached mode (it measures prep CPU time); it needs a dataset that fits in memory",
+  cached:
+    "re-run 'ds-analyzer profile' with the cached mode (it measures prep CPU time); it needs a dataset that fits in memory",
   cold: "re-run 'ds-analyzer profile' with the cold mode (it measures storage bandwidth)",
 };
 
@@ -49,10 +50,17 @@ export const MISSING_TEXT = {
     "ask a node's own profile (nodes[].profile) what one node would gain from more CPUs, cache or bandwidth",
   workersCap: (cpus: number, workers: number): string =>
     `${cpus} CPUs asked, but the prediction runs ${workers} loader worker${workers === 1 ? '' : 's'} in all, which cannot use more CPUs than that (whatif --workers N raises them)`,
-  pooledCached: (cpus: number, runs: { mean: number; halfWidth: number | null }[], pooledSamplesPerSec: number, cachedSamplesPerSec: number): string =>
+  pooledCached: (
+    cpus: number,
+    runs: { mean: number; halfWidth: number | null }[],
+    pooledSamplesPerSec: number,
+    cachedSamplesPerSec: number,
+  ): string =>
     `the cached mode and the CPU sweep measured ${cpus} CPUs ${runs.length} times (${runs
       .map((r) => `${r.mean.toFixed(1)}${r.halfWidth === null ? '' : ` ± ${r.halfWidth.toFixed(1)}`} ms per iteration`)
-      .join(', ')}): the model uses their precision-weighted mean, ${pooledSamplesPerSec.toFixed(1)} samples/s (the cached mode alone: ${cachedSamplesPerSec.toFixed(1)})`,
+      .join(
+        ', ',
+      )}): the model uses their precision-weighted mean, ${pooledSamplesPerSec.toFixed(1)} samples/s (the cached mode alone: ${cachedSamplesPerSec.toFixed(1)})`,
   pageCachePolicy: (model: 'linux-two-list' | 'exact-lru'): string =>
     model === 'linux-two-list'
       ? "page cache simulated as Linux's two lists over whole files, as a job reads them (within 0.03 of the hit ratios measured under memory cgroups on four datasets, docs/results.md); the first epoch of a job is always cold"
@@ -73,7 +81,10 @@ export interface RecommendationFacts {
 
 const buys = (f: RecommendationFacts): string => {
   const gain = f.fromSamplesPerSec > 0 ? f.toSamplesPerSec / f.fromSamplesPerSec : 1;
-  const how = gain > 1.005 ? `${gain.toFixed(2)}x throughput (${rate(f.fromSamplesPerSec)} -> ${rate(f.toSamplesPerSec)} samples/s)` : 'no throughput change';
+  const how =
+    gain > 1.005
+      ? `${gain.toFixed(2)}x throughput (${rate(f.fromSamplesPerSec)} -> ${rate(f.toSamplesPerSec)} samples/s)`
+      : 'no throughput change';
   return `${how}; then ${f.bottleneckAfter}-bound`;
 };
 const rate = (s: number): string => (s >= 100 ? s.toFixed(0) : s.toPrecision(3));
@@ -95,7 +106,9 @@ export const RECOMMENDATION_TEXT = {
     late?: { meanBytes: number; hitByPart: number[] },
   ): string =>
     `${policy}: a cache of ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}% of the dataset) removes the fetch stall from epoch 2 on: ${buys(f)}` +
-    (edgeBytes !== undefined && edgeBytes < bytes ? ` (the stall returns below ${formatBytes(edgeBytes)}: the hit ratio climbs steeply near there, so this leaves slack)` : '') +
+    (edgeBytes !== undefined && edgeBytes < bytes
+      ? ` (the stall returns below ${formatBytes(edgeBytes)}: the hit ratio climbs steeply near there, so this leaves slack)`
+      : '') +
     (late
       ? ` (at ${formatBytes(late.meanBytes)} the epoch's mean hit ratio would do, but the misses come late in each epoch: ` +
         `hit ratio by eighth ${late.hitByPart.map((h) => h.toFixed(2)).join(', ')}, and the last eighths would wait on storage)`
@@ -105,14 +118,22 @@ export const RECOMMENDATION_TEXT = {
     `if each loader worker reads and then decodes partly in series (σ up to ${serial.toFixed(2)}, the most the cold mode allows), ` +
     (bytes === null
       ? 'no cache removes the stall'
-      : `it takes ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}%)` + (validatable ? ": check with 'ds-analyzer validate --cache recommended'" : '')),
+      : `it takes ${formatBytes(bytes)} (${((bytes / datasetBytes) * 100).toFixed(0)}%)` +
+        (validatable ? ": check with 'ds-analyzer validate --cache recommended'" : '')),
   cacheImpossible: (policy: string): string =>
     `${policy}: no cache size removes the fetch stall (even a cache holding the whole dataset leaves a stall)`,
   cpus: (cpus: number, current: number, f: RecommendationFacts): string =>
     cpus <= current
       ? `CPUs: ${cpus} CPU${cpus === 1 ? '' : 's'} already avoid a prep stall (${current} now)`
       : `CPUs: ${cpus} CPUs (${current} now) remove the prep stall${f.workers !== undefined ? ` with num_workers=${f.workers} per rank` : ''}: ${buys(f)}`,
-  workers: (workers: number, current: number, cpusNeeded: number, cpusNow: number, paste: string, f: RecommendationFacts): string =>
+  workers: (
+    workers: number,
+    current: number,
+    cpusNeeded: number,
+    cpusNow: number,
+    paste: string,
+    f: RecommendationFacts,
+  ): string =>
     workers === current
       ? `loader workers: ${current} per rank already avoid a prep stall`
       : `loader workers: ${workers} per rank (${current} now) remove${workers === 1 ? 's' : ''} the prep stall: ${buys(f)}; ` +
@@ -120,21 +141,25 @@ export const RECOMMENDATION_TEXT = {
   workersBest: (workers: number, current: number, cpusNow: number, paste: string, f: RecommendationFacts): string =>
     `loader workers: no count removes the prep stall on ${cpusNow} CPUs; ${workers} per rank (${current} now) is the most they can use: ${buys(f)}; ` +
     `more CPUs are needed for the rest (see CPUs). Paste: ${paste}`,
-  cpusImpossible: (limit: number): string => `CPUs: even ${limit} CPUs do not remove the prep stall under the fitted scaling curve`,
-  storageNone: (): string => 'storage: the cache serves every read in the steady state; storage bandwidth does not matter after epoch 1',
+  cpusImpossible: (limit: number): string =>
+    `CPUs: even ${limit} CPUs do not remove the prep stall under the fitted scaling curve`,
+  storageNone: (): string =>
+    'storage: the cache serves every read in the steady state; storage bandwidth does not matter after epoch 1',
   storage: (needed: number, current: number, f: RecommendationFacts): string =>
     needed <= current
       ? `storage: ${formatRate(needed)} is enough at this cache (${formatRate(current)} now)`
       : `storage: ${formatRate(needed)} (${formatRate(current)} now) removes the fetch stall at this cache: ${buys(f)}`,
   storageLatency: (): string =>
     'storage: no bandwidth removes the fetch stall at this cache: the requests wait for their first bytes (see requests in flight)',
-  inFlightNone: (current: number): string => `requests in flight: ${current} per loader worker already avoid a fetch stall`,
+  inFlightNone: (current: number): string =>
+    `requests in flight: ${current} per loader worker already avoid a fetch stall`,
   inFlightBandwidth: (current: number): string =>
     `requests in flight: more than ${current} per loader worker do not remove the fetch stall: the network's bandwidth holds it (see storage)`,
   inFlightBest: (enough: number, current: number, f: RecommendationFacts): string =>
     `requests in flight: no count removes the fetch stall; ${enough} per loader worker (${current} now) buy most of what more can (twice as many, under 5% more): ${buys(f)}; ` +
     `the rest is the network's bandwidth or the workers' own prep in series with their reads; fetch each batch with a pool of ${enough} threads in the dataset, or raise the client's own download threads`,
-  objectsNone: (current: number): string => `object size: objects of ${formatBytes(current)} already avoid a fetch stall`,
+  objectsNone: (current: number): string =>
+    `object size: objects of ${formatBytes(current)} already avoid a fetch stall`,
   objectsBandwidth: (current: number): string =>
     `object size: objects larger than ${formatBytes(current)} do not remove the fetch stall: the network's bandwidth holds it (see storage)`,
   objectsBest: (enough: number, current: number, f: RecommendationFacts): string =>
@@ -152,7 +177,8 @@ export const RECOMMENDATION_TEXT = {
 const PREP_STAGE_ACTIONS: Record<string, { short: string; detail: string }> = {
   read: {
     short: 'faster storage, or cache the files',
-    detail: 'keep the dataset in memory or on local SSD, or pack small files into shards (one read per shard, not per sample)',
+    detail:
+      'keep the dataset in memory or on local SSD, or pack small files into shards (one read per shard, not per sample)',
   },
   decode: {
     short: 'decode at lower resolution, or on the GPU',
@@ -161,17 +187,22 @@ const PREP_STAGE_ACTIONS: Record<string, { short: string; detail: string }> = {
   },
   transform: {
     short: 'move it to the GPU, or use a cheaper op',
-    detail: 'run it on the batch after the copy to the device (torchvision.transforms.v2 takes batched tensors), or crop before resizing, or resize once offline',
+    detail:
+      'run it on the batch after the copy to the device (torchvision.transforms.v2 takes batched tensors), or crop before resizing, or resize once offline',
   },
   collate: {
     short: 'simpler batches, pinned memory',
-    detail: 'return tensors of one shape and dtype (no Python lists or dicts of scalars), and DataLoader(..., pin_memory=True) for the copy',
+    detail:
+      'return tensors of one shape and dtype (no Python lists or dicts of scalars), and DataLoader(..., pin_memory=True) for the copy',
   },
 };
 
 const MAX_STAGE_NAME = 28;
 
-const FALLBACK_ACTION = { short: 'make it cheaper, or move it to the GPU', detail: 'it is the largest share of the per-sample work in the loader' };
+const FALLBACK_ACTION = {
+  short: 'make it cheaper, or move it to the GPU',
+  detail: 'it is the largest share of the per-sample work in the loader',
+};
 
 /** The costliest stage of prep, in two lines (the first within 120 characters). */
 export const PREP_STAGE_TEXT = {
@@ -179,6 +210,9 @@ export const PREP_STAGE_TEXT = {
     const action = PREP_STAGE_ACTIONS[kind] ?? FALLBACK_ACTION;
     // A transform's class name is the user's: cut so the line keeps within 120 characters.
     const shown = name.length > MAX_STAGE_NAME ? `${name.slice(0, MAX_STAGE_NAME - 3)}...` : name;
-    return [`prep: ${shown} is ${Math.round(share * 100)}% of prep (${cpuMsPerSample.toFixed(2)} CPU-ms/sample): ${action.short}`, action.detail];
+    return [
+      `prep: ${shown} is ${Math.round(share * 100)}% of prep (${cpuMsPerSample.toFixed(2)} CPU-ms/sample): ${action.short}`,
+      action.detail,
+    ];
   },
 } as const;

@@ -11,7 +11,12 @@ import type { FittedModel, Prediction, Scenario } from './model.js';
 import type { Assumption, PredictionRange } from './fit/assumptions-of.js';
 
 /** The model and scenario with an assumption at `value`. Storage moves only where the scenario kept the profiled bandwidth. */
-export function withAssumption(model: FittedModel, scenario: Scenario, assumption: Assumption, value: number): { model: FittedModel; scenario: Scenario } {
+export function withAssumption(
+  model: FittedModel,
+  scenario: Scenario,
+  assumption: Assumption,
+  value: number,
+): { model: FittedModel; scenario: Scenario } {
   switch (assumption.id) {
     case 'worker-share':
       return { model: { ...model, assumedWorkerShare: value }, scenario };
@@ -22,12 +27,18 @@ export function withAssumption(model: FittedModel, scenario: Scenario, assumptio
     case 'read-amplification':
       return { model: { ...model, readAmplification: value }, scenario };
     case 'storage':
-      return scenario.storageBytesPerSec === model.storageBytesPerSec ? { model, scenario: { ...scenario, storageBytesPerSec: value } } : { model, scenario };
+      return scenario.storageBytesPerSec === model.storageBytesPerSec
+        ? { model, scenario: { ...scenario, storageBytesPerSec: value } }
+        : { model, scenario };
   }
 }
 
 /** Every assumption at one end. */
-export function atEnd(model: FittedModel, scenario: Scenario, end: 'pessimistic' | 'optimistic'): { model: FittedModel; scenario: Scenario } {
+export function atEnd(
+  model: FittedModel,
+  scenario: Scenario,
+  end: 'pessimistic' | 'optimistic',
+): { model: FittedModel; scenario: Scenario } {
   let at = { model, scenario };
   for (const a of model.assumptions) at = withAssumption(at.model, at.scenario, a, a[end]);
   return at;
@@ -41,7 +52,12 @@ const VISIBLE_SHARE = 0.01;
  * model's assumptions: every assumption at its pessimistic end, then at its
  * optimistic end; each assumption that alone moves the answer is named.
  */
-export function predictionRange(model: FittedModel, scenario: Scenario, point: Prediction, predict: (m: FittedModel, s: Scenario) => Prediction): PredictionRange {
+export function predictionRange(
+  model: FittedModel,
+  scenario: Scenario,
+  point: Prediction,
+  predict: (m: FittedModel, s: Scenario) => Prediction,
+): PredictionRange {
   const ends = (['pessimistic', 'optimistic'] as const).map((end) => {
     const at = atEnd(model, scenario, end);
     return predict(at.model, at.scenario).iterMs;
@@ -55,5 +71,9 @@ export function predictionRange(model: FittedModel, scenario: Scenario, point: P
   const low = Math.min(point.iterMs, ...ends);
   const high = Math.max(point.iterMs, ...ends);
   const rate = point.samplesPerSec * point.iterMs;
-  return { iterMs: { low, high }, samplesPerSec: { low: rate / high, high: rate / low }, assumptions: named.map((a) => a.text) };
+  return {
+    iterMs: { low, high },
+    samplesPerSec: { low: rate / high, high: rate / low },
+    assumptions: named.map((a) => a.text),
+  };
 }

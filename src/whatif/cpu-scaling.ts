@@ -59,7 +59,9 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
       return { cpus, eff: setPace ? paced : Math.max(paced, cpus - ranks * stepCpus) };
     })
     .sort((a, b) => a.cpus - b.cpus);
-  const pooled = [...byCpus].filter(([, s]) => s.length > 1).map(([cpus, s]) => `${s.length} runs at ${cpus} CPUs pooled`);
+  const pooled = [...byCpus]
+    .filter(([, s]) => s.length > 1)
+    .map(([cpus, s]) => `${s.length} runs at ${cpus} CPUs pooled`);
   return {
     kind: 'fitted',
     points,
@@ -71,7 +73,10 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
 export function effectiveParallelism(scaling: CpuScaling, cpus: number): number {
   if (scaling.kind === 'linear') return scaling.perCpu * cpus;
   if (scaling.points.length === 0) return cpus;
-  return throughOrigin(scaling.points.map((p) => ({ x: p.cpus, y: p.eff })), cpus);
+  return throughOrigin(
+    scaling.points.map((p) => ({ x: p.cpus, y: p.eff })),
+    cpus,
+  );
 }
 
 /**
@@ -90,5 +95,8 @@ export function pooledSecPerSample(summaries: IterationSummary[]): { sec: number
   }
   const weights = perSample.map((p) => 1 / p.halfWidth! ** 2);
   const total = weights.reduce((a, b) => a + b, 0);
-  return { sec: perSample.reduce((sum, p, k) => sum + p.sec * weights[k], 0) / total, halfWidthSec: 1 / Math.sqrt(total) };
+  return {
+    sec: perSample.reduce((sum, p, k) => sum + p.sec * weights[k], 0) / total,
+    halfWidthSec: 1 / Math.sqrt(total),
+  };
 }

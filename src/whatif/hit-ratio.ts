@@ -19,7 +19,6 @@
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
 
-
 /**
  * Most bins of a distance histogram. Distances are binned by ceil(d / w) with
  * w = max(1 byte, largest distance / (MAX_BINS - 1)): exact to the byte for
@@ -123,7 +122,11 @@ export function lruStackDistances(trace: ArrayLike<number>, sizesBytes: ArrayLik
 }
 
 /** The per-epoch curve of an arbitrary trace cut into epochs of `epochLength` accesses (general, O(T log T)). */
-export function curveFromTrace(trace: ArrayLike<number>, sizesBytes: ArrayLike<number>, epochLength: number): HitRatioCurve {
+export function curveFromTrace(
+  trace: ArrayLike<number>,
+  sizesBytes: ArrayLike<number>,
+  epochLength: number,
+): HitRatioCurve {
   const distances = lruStackDistances(trace, sizesBytes);
   let maxDistance = 0;
   for (const d of distances) if (d !== Infinity && d > maxDistance) maxDistance = d;
@@ -131,7 +134,8 @@ export function curveFromTrace(trace: ArrayLike<number>, sizesBytes: ArrayLike<n
   const epochs: EpochDistances[] = [];
   for (let start = 0; start < trace.length; start += epochLength) {
     const histogram = new Histogram(binBytes, maxDistance, epochLength <= MAX_TOUCHED);
-    for (let t = start; t < Math.min(trace.length, start + epochLength); t++) histogram.add(distances[t], sizesBytes[trace[t]]);
+    for (let t = start; t < Math.min(trace.length, start + epochLength); t++)
+      histogram.add(distances[t], sizesBytes[trace[t]]);
     epochs.push(histogram.finish());
   }
   return { items: sizesBytes.length, datasetBytes: sum(sizesBytes), binBytes, epochs };
@@ -154,7 +158,12 @@ export function curveFromTrace(trace: ArrayLike<number>, sizesBytes: ArrayLike<n
  * positions, so the epoch is drawn as the latter and per-position data is
  * read through it (one random read per access instead of three).
  */
-export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number, seed = 1, traceOut?: Int32Array): HitRatioCurve {
+export function simulateLruEpochs(
+  sizesBytes: ArrayLike<number>,
+  epochs: number,
+  seed = 1,
+  traceOut?: Int32Array,
+): HitRatioCurve {
   const n = sizesBytes.length;
   const datasetBytes = sum(sizesBytes);
   const binBytes = binWidth(datasetBytes);
@@ -174,7 +183,8 @@ export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number,
   for (let e = 0; e < epochs; e++) {
     shuffledIndices(positions, mulberry32(mixSeed(seed, e)));
     const histogram = new Histogram(binBytes, datasetBytes, n <= MAX_TOUCHED);
-    const parts = e === 0 ? [] : Histogram.several(EPOCH_PARTS, binBytes * PART_BIN_FACTOR, datasetBytes, n <= MAX_TOUCHED);
+    const parts =
+      e === 0 ? [] : Histogram.several(EPOCH_PARTS, binBytes * PART_BIN_FACTOR, datasetBytes, n <= MAX_TOUCHED);
     tree.fill(0);
     let prefix = 0;
     for (let j = 0; j < n; j++) {
@@ -198,7 +208,10 @@ export function simulateLruEpochs(sizesBytes: ArrayLike<number>, epochs: number,
     }
     if (traceOut) traceOut.set(nextItemAt, e * n);
     // The first epoch is all first references: its parts would hold no hits.
-    out.push({ ...histogram.finish(), ...(e > 0 ? { parts: parts.map((p) => ({ ...p.finish(), binBytes: binBytes * PART_BIN_FACTOR })) } : {}) });
+    out.push({
+      ...histogram.finish(),
+      ...(e > 0 ? { parts: parts.map((p) => ({ ...p.finish(), binBytes: binBytes * PART_BIN_FACTOR })) } : {}),
+    });
     [byPosition, nextByPosition] = [nextByPosition, byPosition];
     [itemAt, nextItemAt] = [nextItemAt, itemAt];
   }
@@ -249,7 +262,10 @@ class Histogram {
   static several(count: number, binBytes: number, maxDistance: number, tracking: boolean): Histogram[] {
     const bins = binCount(binBytes, maxDistance);
     const storage = new Float64Array(count * bins);
-    return Array.from({ length: count }, (_, i) => new Histogram(binBytes, maxDistance, tracking, storage.subarray(i * bins, (i + 1) * bins)));
+    return Array.from(
+      { length: count },
+      (_, i) => new Histogram(binBytes, maxDistance, tracking, storage.subarray(i * bins, (i + 1) * bins)),
+    );
   }
   private finite = 0;
   /** Adds an access; returns the (unclamped) bin of its distance, or -1 for a first reference. */
@@ -296,7 +312,15 @@ class Histogram {
       steps[count] = k;
       stepBytes[count++] = running;
     }
-    return { cumBytes: { bins: bins.length, steps: steps.subarray(0, count), stepBytes: stepBytes.subarray(0, count), lastBytes: this.finite }, totalBytes: this.total };
+    return {
+      cumBytes: {
+        bins: bins.length,
+        steps: steps.subarray(0, count),
+        stepBytes: stepBytes.subarray(0, count),
+        lastBytes: this.finite,
+      },
+      totalBytes: this.total,
+    };
   }
 }
 
@@ -313,7 +337,10 @@ function hitBytes(curve: HitRatioCurve, epoch: EpochDistances, cacheBytes: numbe
   if (!(cacheBytes >= 0) || bins === 0) return 0;
   // No distance exceeds the dataset: a cache that holds it hits every re-reference, whatever the binning.
   if (cacheBytes >= curve.datasetBytes) return cumBytesAt(epoch.cumBytes, bins - 1);
-  return cumBytesAt(epoch.cumBytes, Math.min(bins - 1, Math.floor(cacheBytes / (epoch.binBytes ?? curve.binBytes) + 1e-9)));
+  return cumBytesAt(
+    epoch.cumBytes,
+    Math.min(bins - 1, Math.floor(cacheBytes / (epoch.binBytes ?? curve.binBytes) + 1e-9)),
+  );
 }
 
 /** Bytes-weighted LRU hit ratio of epoch `epoch` (0-based) for a cache of `cacheBytes`. */
@@ -399,4 +426,3 @@ export function minioHitRatio(cacheBytes: number, datasetBytes: number): number 
   if (datasetBytes <= 0) return 1;
   return Math.min(1, Math.max(0, cacheBytes / datasetBytes));
 }
-

@@ -86,11 +86,22 @@ export function inactiveRatio(lruvecBytes: number): number {
  * Simulates `epochs` shuffled epochs over items of `sizesBytes` through a page
  * cache of `cacheBytes` run by the kernel's two lists; deterministic for a seed.
  */
-export function simulateKernelEpochs(sizesBytes: ArrayLike<number>, cacheBytes: number, epochs: number, seed = 1, options: KernelCacheOptions = {}): KernelEpochs {
+export function simulateKernelEpochs(
+  sizesBytes: ArrayLike<number>,
+  cacheBytes: number,
+  epochs: number,
+  seed = 1,
+  options: KernelCacheOptions = {},
+): KernelEpochs {
   const n = sizesBytes.length;
   const parts = options.parts ?? 8;
   const other = options.otherActiveBytes ?? 0;
-  const cache = new KernelCache(sizesBytes, cacheBytes, inactiveRatio(options.lruvecBytes ?? cacheBytes + other), other);
+  const cache = new KernelCache(
+    sizesBytes,
+    cacheBytes,
+    inactiveRatio(options.lruvecBytes ?? cacheBytes + other),
+    other,
+  );
   const order = new Int32Array(n);
   const out: KernelEpochs['epochs'] = [];
   for (let e = 0; e < epochs; e++) {

@@ -17,7 +17,10 @@ import { baseScenario, fitModel, predict } from './model.js';
 import type { PageCacheModel } from './page-cache-curve.js';
 
 /** The policy a prediction assumes, as the JSON and the text name it. */
-const POLICY_TEXT: Record<PageCacheModel, string> = { 'linux-two-list': "the kernel's two lists", 'exact-lru': 'exact LRU' };
+const POLICY_TEXT: Record<PageCacheModel, string> = {
+  'linux-two-list': "the kernel's two lists",
+  'exact-lru': 'exact LRU',
+};
 
 /** The later epochs of a profile; null without the split or the cached and cold modes, or where the model cannot be fitted. */
 export function laterEpochs(profile: Profile): LaterEpochs | null {
@@ -38,7 +41,9 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
     const iterMs: Estimate = { mean: analysis.iterMs.mean - fetch, halfWidth, proven: cached.state.proven };
     const prepStallMs = analysis.prepStallMs;
     // Profiles before stall calls: a stall whose 95% interval clears zero.
-    const prepCalled = analysis.stallCalls ? analysis.stallCalls.prep === 'stall' : prepStallMs !== null && liesAbove(prepStallMs);
+    const prepCalled = analysis.stallCalls
+      ? analysis.stallCalls.prep === 'stall'
+      : prepStallMs !== null && liesAbove(prepStallMs);
     const shares = sharesOf(iterMs.mean, prepCalled && prepStallMs ? prepStallMs.mean : 0, 0, apart);
     const bound = analysis.stallCalls?.prep === 'unknown' || !prepStallMs ? 'unknown' : boundOf(shares);
     return {
@@ -147,7 +152,8 @@ function firstEpochText(profile: Profile): string {
   const place = fetchPlace(profile);
   if (!fetch) return `the first epoch reads the dataset from ${place}`;
   const calls = profile.analysis?.stallCalls;
-  if (!(calls ? calls.fetch === 'stall' : liesAbove(fetch))) return `the first epoch, from ${place}, adds no fetch stall beyond noise (${fmtEstimate(fetch)} ms an iteration)`;
+  if (!(calls ? calls.fetch === 'stall' : liesAbove(fetch)))
+    return `the first epoch, from ${place}, adds no fetch stall beyond noise (${fmtEstimate(fetch)} ms an iteration)`;
   return `the first epoch alone, from ${place}, adds a fetch stall of ${fmtEstimate(fetch)} ms an iteration`;
 }
 

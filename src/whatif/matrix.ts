@@ -64,7 +64,9 @@ export function whatifMatrix(
   const base = baseScenario(model);
   const scenario: Scenario = { ...base, ...definedOnly(query) };
   const cpus = uniqueSorted(axes.cpus ?? cpuSweepCounts(model.profiledCpus));
-  const cacheBytes = uniqueSorted(axes.cacheBytes ?? DEFAULT_MATRIX_CACHE_SHARES.map((share) => Math.round(share * model.datasetBytes)));
+  const cacheBytes = uniqueSorted(
+    axes.cacheBytes ?? DEFAULT_MATRIX_CACHE_SHARES.map((share) => Math.round(share * model.datasetBytes)),
+  );
   const assumptions = new Set<string>();
   const cells: MatrixCell[] = [];
   for (const cache of cacheBytes) {
@@ -103,7 +105,10 @@ export function whatifMatrix(
 
 /** CPU counts the profile ran the cached mode at: the profiled one, and a CPU sweep's. */
 function measuredCpus(model: FittedModel): number[] {
-  return [model.profiledCpus, ...(model.cpuScaling.kind === 'fitted' ? model.cpuScaling.points.map((p) => p.cpus) : [])];
+  return [
+    model.profiledCpus,
+    ...(model.cpuScaling.kind === 'fitted' ? model.cpuScaling.points.map((p) => p.cpus) : []),
+  ];
 }
 
 /** Whether the cells' other settings are the profiled ones (only then can a cell have been measured). */
@@ -118,19 +123,29 @@ function sameOtherwise(scenario: Scenario, base: Scenario): boolean {
  * the profiled count, and caps the page cache, so none at 0); null when the cells' other settings are not the
  * profiled ones, which validate cannot run.
  */
-function validateCells(profilePath: string, model: FittedModel, cells: readonly MatrixCell[], scenario: Scenario, base: Scenario): string | null {
+function validateCells(
+  profilePath: string,
+  model: FittedModel,
+  cells: readonly MatrixCell[],
+  scenario: Scenario,
+  base: Scenario,
+): string | null {
   if (!sameOtherwise(scenario, base)) return null;
   // No cache at all is the cold mode, which the profile ran; validate's cap cannot hold 0 (the files being read stay resident).
-  const runnable = cells.filter((c) => !c.measured && c.cpus <= model.profiledCpus && c.cacheBytes > 0 && c.cacheBytes <= model.datasetBytes);
+  const runnable = cells.filter(
+    (c) => !c.measured && c.cpus <= model.profiledCpus && c.cacheBytes > 0 && c.cacheBytes <= model.datasetBytes,
+  );
   if (runnable.length === 0) return null;
   // Spread over both axes: the first, middle and last cache sizes, the CPU counts alternating from the most.
   const caches = [...new Set(runnable.map((c) => c.cacheBytes))];
   const counts = [...new Set(runnable.map((c) => c.cpus))];
-  const picks: MatrixCell[] = [...new Set([0, Math.floor((caches.length - 1) / 2), caches.length - 1])].map((row, k) => {
-    const inRow = runnable.filter((c) => c.cacheBytes === caches[row]);
-    const want = counts[k % 2 === 0 ? counts.length - 1 : 0];
-    return inRow.find((c) => c.cpus === want) ?? inRow[0];
-  });
+  const picks: MatrixCell[] = [...new Set([0, Math.floor((caches.length - 1) / 2), caches.length - 1])].map(
+    (row, k) => {
+      const inRow = runnable.filter((c) => c.cacheBytes === caches[row]);
+      const want = counts[k % 2 === 0 ? counts.length - 1 : 0];
+      return inRow.find((c) => c.cpus === want) ?? inRow[0];
+    },
+  );
   // A grid of fewer rows still offers three cells where it has them.
   for (const cell of runnable) if (picks.length < 3 && !picks.includes(cell)) picks.push(cell);
   const quoted = /^[\w./-]+$/.test(profilePath) ? profilePath : `'${profilePath.replace(/'/g, "'\\''")}'`;

@@ -63,7 +63,6 @@ export { isNotEnoughData } from './fit/fitted.js';
  */
 export const NEGLIGIBLE_FETCH_STALL = 0.02;
 
-
 export type { CachePolicy };
 
 /** What limits the pace: the stage with the largest time per sample. */
@@ -74,7 +73,16 @@ export type Bottleneck = 'compute' | 'prep' | 'fetch';
  * (each field documented there), with their parameter rows and caveats.
  * Values in SI units (seconds, bytes).
  */
-export interface FittedModel extends AcceleratorFit, CpuShareFit, Omit<PrepCpuFit, 'cachedTime'>, LoaderWorkersFit, SampleBytesFit, StorageFit, CacheFit, RemoteRequestsFit, FirstBatchFit {
+export interface FittedModel
+  extends AcceleratorFit,
+    CpuShareFit,
+    Omit<PrepCpuFit, 'cachedTime'>,
+    LoaderWorkersFit,
+    SampleBytesFit,
+    StorageFit,
+    CacheFit,
+    RemoteRequestsFit,
+    FirstBatchFit {
   /** Every parameter with its source, for the report. */
   parameters: ModelParameter[];
   /** The values no measurement pinned, each with its pessimistic and optimistic end (./fit/assumptions-of.ts). */
@@ -184,7 +192,13 @@ export interface Prediction {
 export type FitOptions = PrepCpuOptions & CacheFitOptions & { fetchOptional?: boolean };
 
 /** The fetch stage where nothing measured it: reads never wait (fetchUnmeasured says why). */
-const UNMEASURED_STORAGE: StorageFit = { storageBytesPerSec: 0, storageIsLowerBound: false, fetchPrepSerial: 0, overlapMeasured: true, serialUpperBound: 0 };
+const UNMEASURED_STORAGE: StorageFit = {
+  storageBytesPerSec: 0,
+  storageIsLowerBound: false,
+  fetchPrepSerial: 0,
+  overlapMeasured: true,
+  serialUpperBound: 0,
+};
 
 /** What fitModel answers: the model, or what the profile lacks for it. */
 export type ModelFit = { kind: 'fitted'; model: FittedModel } | NotEnoughData;
@@ -213,8 +227,16 @@ export function fitModel(measuredProfile: Profile, options: FitOptions = {}): Mo
   const workers = fitLoaderWorkers(profile, modes.value, profiledRanks, prepCpuSecPerSample, cachedTime);
   const bytes = fitSampleBytes(profile, modes.value);
   const { bytesPerSample, readAmplification } = bytes.value;
-  const profiledPrep = profiledPrepSec(profiledRanks, prepCpuSecPerSample, cpuShare.value.stepCpuSecPerSample, cpuScaling, profiledCpus, workers.value);
-  const stepSec = (computeSecPerIter + besideLoaderSecPerIter(workers.value, workers.value.profiledWorkers)) / samplesPerIter;
+  const profiledPrep = profiledPrepSec(
+    profiledRanks,
+    prepCpuSecPerSample,
+    cpuShare.value.stepCpuSecPerSample,
+    cpuScaling,
+    profiledCpus,
+    workers.value,
+  );
+  const stepSec =
+    (computeSecPerIter + besideLoaderSecPerIter(workers.value, workers.value.profiledWorkers)) / samplesPerIter;
   const requests = fitRemoteRequests(profile, modes.value, profiledRanks, workers.value.profiledWorkers);
   const storage = fitStorage(profile, modes.value, {
     requestPaced: requests.value.requestLatencySec > 0,
@@ -226,11 +248,16 @@ export function fitModel(measuredProfile: Profile, options: FitOptions = {}): Mo
   });
   if (storage.kind === 'not-enough-data' && !options.fetchOptional) return storage;
   const fetchUnmeasured = storage.kind === 'not-enough-data' ? storage : null;
-  const storageFit: Fitted<StorageFit> = storage.kind === 'fitted' ? storage : { kind: 'fitted', value: UNMEASURED_STORAGE, parameters: [], caveats: [MISSING_TEXT.fetchUnmeasured(storage)] };
+  const storageFit: Fitted<StorageFit> =
+    storage.kind === 'fitted'
+      ? storage
+      : { kind: 'fitted', value: UNMEASURED_STORAGE, parameters: [], caveats: [MISSING_TEXT.fetchUnmeasured(storage)] };
   const cache = fitCache(profile, modes.value, bytesPerSample, options);
   if (cache.kind === 'not-enough-data') return cache;
   // The first batch's fetch is a storage read too: not modelled without the storage.
-  const firstBatch = fetchUnmeasured ? { kind: 'fitted' as const, value: { firstBatch: null }, parameters: [], caveats: [] } : fitFirstBatch(modes.value);
+  const firstBatch = fetchUnmeasured
+    ? { kind: 'fitted' as const, value: { firstBatch: null }, parameters: [], caveats: [] }
+    : fitFirstBatch(modes.value);
   // The report lists parameters and caveats in this order.
   const fits = [modes, accelerator, cpuShare, prep, workers, bytes, storageFit, requests, cache, firstBatch];
   const fitted = {
@@ -256,7 +283,14 @@ export function fitModel(measuredProfile: Profile, options: FitOptions = {}): Mo
 }
 
 /** Prep per sample at the profiled settings, s, as prepSec splits it: the fit of storage weighs the cold mode against it. */
-function profiledPrepSec(ranks: number, u: number, stepCpu: number, cpuScaling: CpuScaling, cpus: number, workers: LoaderWorkersFit): { pace: number; inSeries: number } {
+function profiledPrepSec(
+  ranks: number,
+  u: number,
+  stepCpu: number,
+  cpuScaling: CpuScaling,
+  cpus: number,
+  workers: LoaderWorkersFit,
+): { pace: number; inSeries: number } {
   const cpu = cpuCapSec(ranks, u, stepCpu, cpuScaling, cpus);
   if (workers.profiledWorkers === null || workers.profiledWorkers === 0) return { pace: cpu, inSeries: cpu };
   const loader = (ranks * u) / workersParallelism(workers, workers.profiledWorkers);
@@ -294,7 +328,8 @@ export function scenarioNodes(scenario: Scenario): number {
  * together hold it (min(1, N M / D), none evicting), on this node for 1 in N.
  */
 export function scenarioHitRatio(model: FittedModel, scenario: Scenario): number {
-  if (scenario.partitioned && scenarioNodes(scenario) > 1) return minioHitRatio(scenarioNodes(scenario) * scenario.cacheBytes, model.datasetBytes);
+  if (scenario.partitioned && scenarioNodes(scenario) > 1)
+    return minioHitRatio(scenarioNodes(scenario) * scenario.cacheBytes, model.datasetBytes);
   return steadyHitRatio(model, scenario.cachePolicy, scenario.cacheBytes);
 }
 
@@ -324,7 +359,14 @@ export function jobShare(scenario: Scenario): JobShare {
  * faster accelerator: k_s / X) over e * c. A step that runs on the CPU shares
  * the CPUs with prep, rather than holding a whole CPU off the top.
  */
-function cpuCapSec(ranks: number, u: number, stepCpuSec: number, scaling: CpuScaling, cpus: number, share: JobShare = ONE_JOB): number {
+function cpuCapSec(
+  ranks: number,
+  u: number,
+  stepCpuSec: number,
+  scaling: CpuScaling,
+  cpus: number,
+  share: JobShare = ONE_JOB,
+): number {
   // K jobs: each rank's steps K times over; their prep K times, or once where the jobs share it (coordinated).
   // A fitted curve holds one job's steps already: only the other jobs' are added.
   const steps = scaling.kind === 'fitted' ? (share.stepCopies - 1) * stepCpuSec : share.stepCopies * stepCpuSec;
@@ -344,15 +386,25 @@ function cpuCapSec(ranks: number, u: number, stepCpuSec: number, scaling: CpuSca
 function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): { pace: number; inSeries: number } {
   const u = model.prepCpuSecPerSample;
   const workers = scenarioWorkers(model, scenario);
-  const cpu = cpuCapSec(scenario.gpus, u, model.stepCpuSecPerSample / scenario.gpuSpeedup, model.cpuScaling, scenario.cpus, jobShare(scenario));
+  const cpu = cpuCapSec(
+    scenario.gpus,
+    u,
+    model.stepCpuSecPerSample / scenario.gpuSpeedup,
+    model.cpuScaling,
+    scenario.cpus,
+    jobShare(scenario),
+  );
   if (workers === 0) {
     // One process a rank, each at most one CPU, and no more than the CPUs give it.
-    const serial = model.serialPrepSecPerSample ?? u / Math.min(1, effectiveParallelism(model.cpuScaling, scenario.cpus) / scenario.gpus);
+    const serial =
+      model.serialPrepSecPerSample ??
+      u / Math.min(1, effectiveParallelism(model.cpuScaling, scenario.cpus) / scenario.gpus);
     const pace = Math.max(serial, cpu - gpuSec);
     return { pace, inSeries: pace };
   }
   if (workers === null) return { pace: cpu, inSeries: cpu };
-  const loader = u === 0 ? 0 : (scenario.gpus * u) / ((scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
+  const loader =
+    u === 0 ? 0 : (scenario.gpus * u) / ((scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
   // A worker reads, then pre-processes: its reads can be in series with its own prep, not with the CPUs' cap (a read takes no CPU).
   return { pace: Math.max(loader, cpu), inSeries: loader };
 }
@@ -369,7 +421,10 @@ export function dataSec(model: FittedModel, t: { prep: number; prepInSeries: num
 }
 
 /** What the step pays per iteration beside loader workers: the hand-over and its slow-down from sharing cores with them; loading in series (W = 0), neither. */
-function besideLoaderSecPerIter(fit: Pick<LoaderWorkersFit, 'handoverSecPerIter' | 'contentionSecPerIter'>, workers: number | null): number {
+function besideLoaderSecPerIter(
+  fit: Pick<LoaderWorkersFit, 'handoverSecPerIter' | 'contentionSecPerIter'>,
+  workers: number | null,
+): number {
   return workers === 0 ? 0 : fit.handoverSecPerIter + fit.contentionSecPerIter;
 }
 
@@ -379,7 +434,11 @@ function besideLoaderSecPerIter(fit: Pick<LoaderWorkersFit, 'handoverSecPerIter'
  * each ready batch from its loader workers and the compute's slow-down
  * beside them (none without workers).
  */
-export function stageTimes(model: FittedModel, scenario: Scenario, hitRatio: number): { gpu: number; step: number; prep: number; prepInSeries: number; fetch: number } {
+export function stageTimes(
+  model: FittedModel,
+  scenario: Scenario,
+  hitRatio: number,
+): { gpu: number; step: number; prep: number; prepInSeries: number; fetch: number } {
   const n = scenario.gpus;
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
   const step = gpu + besideLoaderSecPerIter(model, scenarioWorkers(model, scenario)) / model.samplesPerIter;
@@ -455,8 +514,11 @@ export function firstBatchFetchSec(model: FittedModel, scenario: Scenario): numb
  */
 export function firstBatchSec(model: FittedModel, scenario: Scenario): number {
   const measured = model.firstBatch!;
-  const residual = measured.coldFirstWaitSec - measured.cachedFirstWaitSec - firstBatchFetchSec(model, baseScenario(model));
-  return measured.startupSec + measured.cachedFirstWaitSec + Math.max(0, firstBatchFetchSec(model, scenario) + residual);
+  const residual =
+    measured.coldFirstWaitSec - measured.cachedFirstWaitSec - firstBatchFetchSec(model, baseScenario(model));
+  return (
+    measured.startupSec + measured.cachedFirstWaitSec + Math.max(0, firstBatchFetchSec(model, scenario) + residual)
+  );
 }
 
 /** Predicts one scenario. Pure. */
@@ -481,10 +543,12 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const dataPace = inSeries ? t.gpu + t.prep : Math.max(t.step, t.prep);
   const iterSec = meanSec * b;
   const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.step * (1 + 1e-9);
-  const bottleneck: Bottleneck = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
+  const bottleneck: Bottleneck =
+    meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
   // Every job's and every node's ranks together: K jobs each train at this pace, N nodes each on their share of every epoch.
   const samplesPerSec = (Math.max(1, scenario.jobs ?? 1) * scenarioNodes(scenario) * scenario.gpus) / meanSec;
-  const epochSecAt = (secPerSample: number): number => (model.samplesPerEpoch * secPerSample) / (scenario.gpus * scenarioNodes(scenario));
+  const epochSecAt = (secPerSample: number): number =>
+    (model.samplesPerEpoch * secPerSample) / (scenario.gpus * scenarioNodes(scenario));
   return {
     scenario,
     steadyHitRatio: steady,
@@ -505,7 +569,10 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
 }
 
 /** The model at the profiled settings, against each measured mode's steady pace: it reproduces them by construction, up to noise. */
-export function selfCheck(model: FittedModel, profile: Profile): { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] {
+export function selfCheck(
+  model: FittedModel,
+  profile: Profile,
+): { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] {
   const base = { ...baseScenario(model), epochs: null };
   const out: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] = [];
   const at = (h: number, withPrep: boolean): number => {

@@ -80,8 +80,10 @@ export function fitOverlapJoint(inputs: JointOverlapInputs): { serial: number; f
   const { computeSec, prepSec, coldSec, probeSec, share } = inputs;
   if (!(coldSec > Math.max(computeSec, prepSec) * 1.001) || !(share > 0 && share < 1)) return null;
   /** The fetch time that makes the cold equation hold at σ (d grows with fetch). */
-  const fetchAt = (serial: number): number => middle(bisect(0, coldSec, (fetch) => dataTime(prepSec, fetch, serial) >= coldSec));
-  const probeAt = (serial: number): number => Math.max(computeSec, dataTime(prepSec, (1 - share) * fetchAt(serial), serial));
+  const fetchAt = (serial: number): number =>
+    middle(bisect(0, coldSec, (fetch) => dataTime(prepSec, fetch, serial) >= coldSec));
+  const probeAt = (serial: number): number =>
+    Math.max(computeSec, dataTime(prepSec, (1 - share) * fetchAt(serial), serial));
   // The probe's predicted time grows with σ: the cold time pins the sum, and the balanced probe feels the series most.
   if (probeAt(PERFECT_OVERLAP) >= probeSec) return { serial: PERFECT_OVERLAP, fetchSec: fetchAt(PERFECT_OVERLAP) };
   if (probeAt(1) <= probeSec) return { serial: 1, fetchSec: fetchAt(1) };

@@ -6,7 +6,14 @@
  * multi-generational LRU). One interface, so the model, the recommendation
  * and the sweep ask the same questions of either.
  */
-import { EPOCH_PARTS, smallestLruCacheFor, steadyLruHitRatio, steadyLruHitRatioByPart, sum, type HitRatioCurve } from './hit-ratio.js';
+import {
+  EPOCH_PARTS,
+  smallestLruCacheFor,
+  steadyLruHitRatio,
+  steadyLruHitRatioByPart,
+  sum,
+  type HitRatioCurve,
+} from './hit-ratio.js';
 import { simulateKernelEpochs, type KernelCacheOptions } from './kernel-page-cache.js';
 
 /** Which policy a curve simulates. */
@@ -67,7 +74,12 @@ interface SettledPoint {
  * stay on the active list (a machine's page cache, or a memory cgroup's):
  * their real size sets the inactive list's share.
  */
-export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 1, otherActiveBytes = 0): PageCacheCurve {
+export function kernelPageCache(
+  sizes: ArrayLike<number>,
+  scale: number,
+  seed = 1,
+  otherActiveBytes = 0,
+): PageCacheCurve {
   // The page cache holds whole pages: a file takes its size rounded up to them (2% more for 110 kB JPEGs, a third more for 8 kB files).
   const pages = Float64Array.from(sizes, (size) => Math.ceil(size / PAGE_BYTES) * PAGE_BYTES);
   const simulatedBytes = sum(pages);
@@ -77,14 +89,23 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
     if (grid) return grid;
     grid = [{ hit: 0, byPart: new Array<number>(EPOCH_PARTS).fill(0) }];
     for (let k = 1; k < GRID_STEPS; k++) {
-      const point = settle(pages, (k / GRID_STEPS) * simulatedBytes, seed, { otherActiveBytes: otherActiveBytes * scale, lruvecBytes: ((k / GRID_STEPS) * simulatedBytes) / scale + otherActiveBytes });
+      const point = settle(pages, (k / GRID_STEPS) * simulatedBytes, seed, {
+        otherActiveBytes: otherActiveBytes * scale,
+        lruvecBytes: ((k / GRID_STEPS) * simulatedBytes) / scale + otherActiveBytes,
+      });
       grid.push({ ...point, hit: Math.max(point.hit, grid[k - 1].hit) });
     }
     grid.push({ hit: 1, byPart: new Array<number>(EPOCH_PARTS).fill(1) });
     return grid;
   };
   /** `read` of the grid at `cacheBytes`, mixed linearly between the points either side; an empty or whole cache needs no simulation. */
-  const interpolate = <T>(cacheBytes: number, read: (p: SettledPoint) => T, mix: (a: T, b: T, w: number) => T, empty: T, whole: T): T => {
+  const interpolate = <T>(
+    cacheBytes: number,
+    read: (p: SettledPoint) => T,
+    mix: (a: T, b: T, w: number) => T,
+    empty: T,
+    whole: T,
+  ): T => {
     if (!(cacheBytes > 0)) return empty;
     if (cacheBytes * scale >= simulatedBytes) return whole;
     const points = gridPoints();
@@ -96,7 +117,14 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
   const all = new Array<number>(EPOCH_PARTS).fill(1);
   return {
     wholeBytes: simulatedBytes / scale,
-    steady: (cacheBytes) => interpolate(cacheBytes, (p) => p.hit, (a, b, w) => a + (b - a) * w, 0, 1),
+    steady: (cacheBytes) =>
+      interpolate(
+        cacheBytes,
+        (p) => p.hit,
+        (a, b, w) => a + (b - a) * w,
+        0,
+        1,
+      ),
     steadyByPart: (cacheBytes) =>
       interpolate(
         cacheBytes,
@@ -121,12 +149,31 @@ export function kernelPageCache(sizes: ArrayLike<number>, scale: number, seed = 
 }
 
 /** Simulates block after block of epochs at one cache size until the hit ratio settles. */
-function settle(sizes: ArrayLike<number>, cacheBytes: number, seed: number, lists: Pick<KernelCacheOptions, 'otherActiveBytes' | 'lruvecBytes'>): SettledPoint {
-  const run = simulateKernelEpochs(sizes, cacheBytes, MAX_EPOCHS, seed, { ...lists, parts: EPOCH_PARTS, stop: settledAfter });
+function settle(
+  sizes: ArrayLike<number>,
+  cacheBytes: number,
+  seed: number,
+  lists: Pick<KernelCacheOptions, 'otherActiveBytes' | 'lruvecBytes'>,
+): SettledPoint {
+  const run = simulateKernelEpochs(sizes, cacheBytes, MAX_EPOCHS, seed, {
+    ...lists,
+    parts: EPOCH_PARTS,
+    stop: settledAfter,
+  });
   const last = run.epochs.slice(-BLOCK_EPOCHS);
   return {
-    hit: ratio(last, (e) => e.hitBytes, (e) => e.totalBytes),
-    byPart: Array.from({ length: EPOCH_PARTS }, (_, k) => ratio(last, (e) => e.partHitBytes[k], (e) => e.partTotalBytes[k])),
+    hit: ratio(
+      last,
+      (e) => e.hitBytes,
+      (e) => e.totalBytes,
+    ),
+    byPart: Array.from({ length: EPOCH_PARTS }, (_, k) =>
+      ratio(
+        last,
+        (e) => e.partHitBytes[k],
+        (e) => e.partTotalBytes[k],
+      ),
+    ),
   };
 }
 
@@ -134,7 +181,12 @@ function settle(sizes: ArrayLike<number>, cacheBytes: number, seed: number, list
 function settledAfter(epochs: { hitBytes: number; totalBytes: number }[]): boolean {
   const warm = epochs.length - 1;
   if (warm < 2 * BLOCK_EPOCHS || warm % BLOCK_EPOCHS !== 0) return false;
-  const block = (from: number) => ratio(epochs.slice(from, from + BLOCK_EPOCHS), (e) => e.hitBytes, (e) => e.totalBytes);
+  const block = (from: number) =>
+    ratio(
+      epochs.slice(from, from + BLOCK_EPOCHS),
+      (e) => e.hitBytes,
+      (e) => e.totalBytes,
+    );
   return Math.abs(block(epochs.length - BLOCK_EPOCHS) - block(epochs.length - 2 * BLOCK_EPOCHS)) < CONVERGED;
 }
 

@@ -52,7 +52,12 @@ export function asksPipeline(query: PipelineQuery): boolean {
  * The stalls as profiled and as asked, on top of the steady model's baseline
  * and asked paces; null when the profile saw neither a save nor an epoch start.
  */
-export function pipelineWhatif(profile: Profile, query: PipelineQuery, baseline: SteadyPace, asked: SteadyPace): PipelineWhatif | null {
+export function pipelineWhatif(
+  profile: Profile,
+  query: PipelineQuery,
+  baseline: SteadyPace,
+  asked: SteadyPace,
+): PipelineWhatif | null {
   const checkpoint = checkpointWhatif(profile, query, asked.iterMs);
   const boundary = boundaryWhatif(profile, query);
   if (checkpoint === null && boundary === null) return null;
@@ -84,7 +89,8 @@ function checkpointWhatif(profile: Profile, query: PipelineQuery, askedIterMs: n
   const bandwidth = query.writeBytesPerSec ?? null;
   if (bandwidth !== null && bytes === null) assumptions.push(PIPELINE_TEXT.bytesUnknown);
   // A script that saves at each epoch's end has no interval to set: another one is a change to the script.
-  if (query.checkpointEvery !== undefined && measured.intervalSource === 'epoch') assumptions.push(PIPELINE_TEXT.savesPerEpoch(measured.intervalIterations));
+  if (query.checkpointEvery !== undefined && measured.intervalSource === 'epoch')
+    assumptions.push(PIPELINE_TEXT.savesPerEpoch(measured.intervalIterations));
   // Writing one save at the asked bandwidth, or as measured.
   const writeMs = bandwidth !== null && bytes !== null ? (bytes / bandwidth) * 1000 : null;
   const serialiseMs = Math.max(0, perSaveMeasured - syncMs);
@@ -107,7 +113,8 @@ function checkpointWhatif(profile: Profile, query: PipelineQuery, askedIterMs: n
 
   if (saveMode === 'async' && profiledMode === 'sync') assumptions.push(PIPELINE_TEXT.stagingAssumed(serialiseMs));
   if (saveMode === 'sync' && !synced && profiledMode === 'sync') assumptions.push(PIPELINE_TEXT.bufferedSaves);
-  if (bandwidth === null && saveMode !== profiledMode && measured.asyncWriteMs === null && !synced) assumptions.push(PIPELINE_TEXT.writeUnmeasured);
+  if (bandwidth === null && saveMode !== profiledMode && measured.asyncWriteMs === null && !synced)
+    assumptions.push(PIPELINE_TEXT.writeUnmeasured);
 
   const askedPerSave = perSave(every);
   const stallMsPerIter = askedPerSave / every;
@@ -115,12 +122,26 @@ function checkpointWhatif(profile: Profile, query: PipelineQuery, askedIterMs: n
   const everyForBudget = fewestIterationsWithin(budget, askedIterMs, perSave);
   const lostWorkPerFailureSec = (every * (askedIterMs + stallMsPerIter)) / 2 / 1000;
   return {
-    profiled: { saveMode: profiledMode, everyIterations: measured.intervalIterations, perSaveMs: perSaveMeasured, stallMsPerIter: measured.ms.mean, synced },
-    asked: { saveMode, everyIterations: every, perSaveMs: askedPerSave, stallMsPerIter, overhead: stallMsPerIter / (askedIterMs + stallMsPerIter), writeBytesPerSec: bandwidth },
+    profiled: {
+      saveMode: profiledMode,
+      everyIterations: measured.intervalIterations,
+      perSaveMs: perSaveMeasured,
+      stallMsPerIter: measured.ms.mean,
+      synced,
+    },
+    asked: {
+      saveMode,
+      everyIterations: every,
+      perSaveMs: askedPerSave,
+      stallMsPerIter,
+      overhead: stallMsPerIter / (askedIterMs + stallMsPerIter),
+      writeBytesPerSec: bandwidth,
+    },
     budget,
     everyForBudget,
     lostWorkPerFailureSec,
-    failures: query.failuresPerDay !== undefined ? failureCost(query.failuresPerDay, askedIterMs, every, perSave) : null,
+    failures:
+      query.failuresPerDay !== undefined ? failureCost(query.failuresPerDay, askedIterMs, every, perSave) : null,
     // The overhead and the budget's interval are shares of the asked pace.
     assumptions: askedIterMs > 0 ? assumptions : [...assumptions, PIPELINE_TEXT.noPace],
   };
@@ -148,7 +169,12 @@ function fewestIterationsWithin(budget: number, iterMs: number, perSave: (k: num
  * interval sqrt(2 C M) that makes the sum least (C one save, M the time
  * between failures), in iterations.
  */
-function failureCost(perDay: number, iterMs: number, every: number, perSave: (k: number) => number): NonNullable<CheckpointAnswer['failures']> {
+function failureCost(
+  perDay: number,
+  iterMs: number,
+  every: number,
+  perSave: (k: number) => number,
+): NonNullable<CheckpointAnswer['failures']> {
   const dayMs = 86_400_000;
   const intervalMs = every * iterMs + perSave(every);
   const lostShare = Math.min(1, (perDay * intervalMs) / 2 / dayMs);
@@ -190,12 +216,27 @@ function boundaryWhatif(profile: Profile, query: PipelineQuery): BoundaryAnswer 
   } else if (askedPersistent === false && persistent === true) {
     assumptions.push(PIPELINE_TEXT.restartUnmeasured);
   }
-  if (query.prefetchFactor !== undefined && query.prefetchFactor !== prefetch) assumptions.push(PIPELINE_TEXT.prefetchNoEffect);
+  if (query.prefetchFactor !== undefined && query.prefetchFactor !== prefetch)
+    assumptions.push(PIPELINE_TEXT.prefetchNoEffect);
   const askedPrefetch = query.prefetchFactor ?? prefetch;
   return {
-    profiled: { perEpochMs: measured.perEpochMs.mean, stallMsPerIter: measured.ms.mean, persistentWorkers: persistent, prefetchFactor: prefetch },
-    asked: { perEpochMs, stallMsPerIter: perEpochMs / measured.epochIterations, persistentWorkers: askedPersistent, prefetchFactor: askedPrefetch },
-    line: loaderLine(askedPersistent !== persistent ? askedPersistent : null, askedPrefetch !== prefetch ? askedPrefetch : null, rank?.loader?.framework),
+    profiled: {
+      perEpochMs: measured.perEpochMs.mean,
+      stallMsPerIter: measured.ms.mean,
+      persistentWorkers: persistent,
+      prefetchFactor: prefetch,
+    },
+    asked: {
+      perEpochMs,
+      stallMsPerIter: perEpochMs / measured.epochIterations,
+      persistentWorkers: askedPersistent,
+      prefetchFactor: askedPrefetch,
+    },
+    line: loaderLine(
+      askedPersistent !== persistent ? askedPersistent : null,
+      askedPrefetch !== prefetch ? askedPrefetch : null,
+      rank?.loader?.framework,
+    ),
     assumptions,
   };
 }
@@ -203,9 +244,15 @@ function boundaryWhatif(profile: Profile, query: PipelineQuery): BoundaryAnswer 
 /** The line to paste for the changed loader settings, in the framework's own words where it has them. */
 function loaderLine(persistent: boolean | null, prefetch: number | null, framework: string | undefined): string | null {
   const args = [
-    persistent !== null ? `${framework === 'hf-trainer' ? 'dataloader_persistent_workers' : 'persistent_workers'}=${persistent ? 'True' : 'False'}` : null,
-    prefetch !== null ? `${framework === 'hf-trainer' ? 'dataloader_prefetch_factor' : 'prefetch_factor'}=${prefetch}` : null,
+    persistent !== null
+      ? `${framework === 'hf-trainer' ? 'dataloader_persistent_workers' : 'persistent_workers'}=${persistent ? 'True' : 'False'}`
+      : null,
+    prefetch !== null
+      ? `${framework === 'hf-trainer' ? 'dataloader_prefetch_factor' : 'prefetch_factor'}=${prefetch}`
+      : null,
   ].filter((a): a is string => a !== null);
   if (args.length === 0) return null;
-  return framework === 'hf-trainer' ? `TrainingArguments(..., ${args.join(', ')})` : `DataLoader(..., ${args.join(', ')})`;
+  return framework === 'hf-trainer'
+    ? `TrainingArguments(..., ${args.join(', ')})`
+    : `DataLoader(..., ${args.join(', ')})`;
 }

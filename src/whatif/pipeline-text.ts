@@ -5,7 +5,8 @@
 const ms = (value: number): string => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
 
 export const PIPELINE_TEXT = {
-  bytesUnknown: 'the saves did not say their size (a save to an open file object): --write-bw cannot be applied, saves stay as measured',
+  bytesUnknown:
+    'the saves did not say their size (a save to an open file object): --write-bw cannot be applied, saves stay as measured',
   stagingAssumed: (serialiseMs: number) =>
     `an async save blocks the loop for its staging; assumed to cost what the measured save spent not writing (${ms(serialiseMs)} ms)`,
   bufferedSaves:

@@ -10,7 +10,10 @@ import { PREP_STAGE_TEXT } from './advice-text.js';
 import { NEGLIGIBLE_FETCH_STALL, type Prediction } from './model.js';
 
 /** The costliest stage's advice, or null without stages or without a prep stall worth removing. */
-export function prepStageAdvice(profile: Pick<Profile, 'analysis'>, baseline: Pick<Prediction, 'prepStallMs' | 'computeMs'>): PrepStageAdvice | null {
+export function prepStageAdvice(
+  profile: Pick<Profile, 'analysis'>,
+  baseline: Pick<Prediction, 'prepStallMs' | 'computeMs'>,
+): PrepStageAdvice | null {
   const stages = profile.analysis?.prepStages;
   const top = stages?.stages[0];
   if (!stages || !top) return null;

@@ -7,7 +7,19 @@
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
 import { bisect } from './bisect.js';
 import type { PageCacheModel } from './page-cache-curve.js';
-import { dataSec, NEGLIGIBLE_FETCH_STALL, predict, profiledObjectBytes, requestWaitSec, scenarioWorkers, stageTimes, type CachePolicy, type FittedModel, type Prediction, type Scenario } from './model.js';
+import {
+  dataSec,
+  NEGLIGIBLE_FETCH_STALL,
+  predict,
+  profiledObjectBytes,
+  requestWaitSec,
+  scenarioWorkers,
+  stageTimes,
+  type CachePolicy,
+  type FittedModel,
+  type Prediction,
+  type Scenario,
+} from './model.js';
 
 /** One recommendation. */
 export interface Recommendation {
@@ -41,7 +53,11 @@ export function recommend(model: FittedModel, scenario: Scenario): Recommendatio
   const steady: Scenario = { ...scenario, epochs: null };
   const now = predict(model, steady);
   const workers = workersFor(model, steady, now);
-  const workersFirst = workers !== null && now.bottleneck === 'prep' && workers.value !== null && workers.value !== scenarioWorkers(model, steady);
+  const workersFirst =
+    workers !== null &&
+    now.bottleneck === 'prep' &&
+    workers.value !== null &&
+    workers.value !== scenarioWorkers(model, steady);
   return [
     // When the loader's workers hold prep back, raising them is the first thing to try: it costs nothing.
     ...(workersFirst ? [workers!] : []),
@@ -50,7 +66,9 @@ export function recommend(model: FittedModel, scenario: Scenario): Recommendatio
     cpusFor(model, steady, now),
     storageFor(model, steady, now),
     ...(workers && !workersFirst ? [workers] : []),
-    ...[inFlightFor(model, steady, now), objectSizeFor(model, steady, now)].filter((r): r is Recommendation => r !== null),
+    ...[inFlightFor(model, steady, now), objectSizeFor(model, steady, now)].filter(
+      (r): r is Recommendation => r !== null,
+    ),
   ];
 }
 
@@ -68,21 +86,53 @@ export function workersFor(model: FittedModel, scenario: Scenario, now: Predicti
   if (current === null) return null;
   const base = { kind: 'workers' as const, unit: 'workers' as const };
   const at = (workers: number): Prediction => predict(model, { ...scenario, workers });
-  const removes = (p: Prediction): boolean => p.bottleneck !== 'prep' && p.prepStallMs <= now.computeMs * NEGLIGIBLE_FETCH_STALL;
+  const removes = (p: Prediction): boolean =>
+    p.bottleneck !== 'prep' && p.prepStallMs <= now.computeMs * NEGLIGIBLE_FETCH_STALL;
   const paste = (w: number): string => pasteLine(model.loaderFramework, w);
-  if (removes(now)) return { ...base, value: current, prediction: now, text: RECOMMENDATION_TEXT.workers(current, current, cpusNeeded(model, scenario, current), scenario.cpus, paste(current), facts(now, now)) };
+  if (removes(now))
+    return {
+      ...base,
+      value: current,
+      prediction: now,
+      text: RECOMMENDATION_TEXT.workers(
+        current,
+        current,
+        cpusNeeded(model, scenario, current),
+        scenario.cpus,
+        paste(current),
+        facts(now, now),
+      ),
+    };
   // The smallest count that removes it; failing that, the smallest that reaches the best pace here.
   let best = Math.max(1, current);
   let bestPrediction = at(best);
   for (let w = 1; w <= MAX_WORKERS; w++) {
     const after = w === best ? bestPrediction : at(w);
-    if (removes(after)) return { ...base, value: w, prediction: after, text: RECOMMENDATION_TEXT.workers(w, current, cpusNeeded(model, scenario, w), scenario.cpus, paste(w), facts(now, after)) };
+    if (removes(after))
+      return {
+        ...base,
+        value: w,
+        prediction: after,
+        text: RECOMMENDATION_TEXT.workers(
+          w,
+          current,
+          cpusNeeded(model, scenario, w),
+          scenario.cpus,
+          paste(w),
+          facts(now, after),
+        ),
+      };
     if (after.samplesPerSec > bestPrediction.samplesPerSec * (1 + 1e-6)) {
       best = w;
       bestPrediction = after;
     }
   }
-  return { ...base, value: null, prediction: bestPrediction, text: RECOMMENDATION_TEXT.workersBest(best, current, scenario.cpus, paste(best), facts(now, bestPrediction)) };
+  return {
+    ...base,
+    value: null,
+    prediction: bestPrediction,
+    text: RECOMMENDATION_TEXT.workersBest(best, current, scenario.cpus, paste(best), facts(now, bestPrediction)),
+  };
 }
 
 /** CPUs that `workers` loader workers per rank and the training processes need: a CPU a worker at most. */
@@ -92,12 +142,16 @@ export function cpusNeeded(model: FittedModel, scenario: Scenario, workers: numb
 
 /** The line a user pastes to set the workers, in the framework that built the loader. */
 export function pasteLine(framework: string | null, workers: number): string {
-  if (framework === 'hf-trainer') return `TrainingArguments(..., dataloader_num_workers=${workers}) (or --dataloader_num_workers ${workers})`;
+  if (framework === 'hf-trainer')
+    return `TrainingArguments(..., dataloader_num_workers=${workers}) (or --dataloader_num_workers ${workers})`;
   return `DataLoader(..., num_workers=${workers})${framework === 'lightning' ? " in the LightningDataModule's *_dataloader()" : ''}`;
 }
 
 const POLICY_WORD: Record<CachePolicy, string> = { 'page-cache': 'page cache', minio: 'MinIO cache (no eviction)' };
-const PAGE_CACHE_MODEL_WORD: Record<PageCacheModel, string> = { 'linux-two-list': "Linux's active and inactive lists", 'exact-lru': 'LRU' };
+const PAGE_CACHE_MODEL_WORD: Record<PageCacheModel, string> = {
+  'linux-two-list': "Linux's active and inactive lists",
+  'exact-lru': 'LRU',
+};
 // Remote objects are cached whole in a local folder: Streaming's cache_limit and LitData's max_cache_size evict least recently used shards.
 const REMOTE_POLICY_WORD: Record<CachePolicy, string> = {
   'page-cache': "local cache of whole objects, LRU (Streaming's cache_limit, LitData's max_cache_size)",
@@ -106,11 +160,17 @@ const REMOTE_POLICY_WORD: Record<CachePolicy, string> = {
 
 function policyWord(model: FittedModel, policy: CachePolicy): string {
   if (model.remoteObjects) return REMOTE_POLICY_WORD[policy];
-  return policy === 'page-cache' ? `${POLICY_WORD[policy]} (${PAGE_CACHE_MODEL_WORD[model.pageCachePolicy.model]})` : POLICY_WORD[policy];
+  return policy === 'page-cache'
+    ? `${POLICY_WORD[policy]} (${PAGE_CACHE_MODEL_WORD[model.pageCachePolicy.model]})`
+    : POLICY_WORD[policy];
 }
 
 function facts(now: Prediction, after: Prediction): RecommendationFacts {
-  return { fromSamplesPerSec: now.samplesPerSec, toSamplesPerSec: after.samplesPerSec, bottleneckAfter: after.bottleneck };
+  return {
+    fromSamplesPerSec: now.samplesPerSec,
+    toSamplesPerSec: after.samplesPerSec,
+    bottleneckAfter: after.bottleneck,
+  };
 }
 
 /**
@@ -126,7 +186,10 @@ export const MAX_STORAGE_UTILISATION = 0.9;
  * busy, and prep and fetch together (partly in series, overlap.ts) within the
  * negligible stall of the data-free pace max(compute, prep).
  */
-export function maxFetchWithoutStall(model: FittedModel, t: { gpu: number; prep: number; prepInSeries: number }): number {
+export function maxFetchWithoutStall(
+  model: FittedModel,
+  t: { gpu: number; prep: number; prepInSeries: number },
+): number {
   const pace = Math.max(t.gpu, t.prep);
   const allowed = pace * (1 + NEGLIGIBLE_FETCH_STALL);
   let fetch = MAX_STORAGE_UTILISATION * pace;
@@ -155,37 +218,68 @@ export function cacheFor(model: FittedModel, scenario: Scenario, now: Prediction
   if (model.overlapMeasured || model.serialUpperBound <= model.fetchPrepSerial) return answer;
   if (answer.value === null || answer.value === 0 || stageTimes(model, scenario, 0).prep === 0) return answer;
   // σ unknown: the same question at the largest σ the cold mode allows bounds the answer from above.
-  const serial = cacheAssumingOverlap({ ...model, fetchPrepSerial: model.serialUpperBound }, scenario, now, policy).value;
+  const serial = cacheAssumingOverlap(
+    { ...model, fetchPrepSerial: model.serialUpperBound },
+    scenario,
+    now,
+    policy,
+  ).value;
   if (serial === answer.value) return answer;
   return {
     ...answer,
     ifSerialBytes: serial,
-    text: answer.text + RECOMMENDATION_TEXT.ifSerial(serial, model.datasetBytes, model.serialUpperBound, policy === 'page-cache'),
+    text:
+      answer.text +
+      RECOMMENDATION_TEXT.ifSerial(serial, model.datasetBytes, model.serialUpperBound, policy === 'page-cache'),
   };
 }
 
-function cacheAssumingOverlap(model: FittedModel, scenario: Scenario, now: Prediction, policy: CachePolicy): Recommendation {
+function cacheAssumingOverlap(
+  model: FittedModel,
+  scenario: Scenario,
+  now: Prediction,
+  policy: CachePolicy,
+): Recommendation {
   const t = stageTimes(model, scenario, 0);
   const target = t.fetch > 0 ? 1 - maxFetchWithoutStall(model, t) / t.fetch : 0;
   const base = { kind: 'cache' as const, cachePolicy: policy, unit: 'bytes' as const };
-  if (target <= 0) return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.cacheNone(policyWord(model, policy)) };
+  if (target <= 0)
+    return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.cacheNone(policyWord(model, policy)) };
   if (policy === 'minio') {
     const bytes = Math.ceil(target * model.datasetBytes);
     const after = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: bytes });
-    return { ...base, value: bytes, prediction: after, text: RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after)) };
+    return {
+      ...base,
+      value: bytes,
+      prediction: after,
+      text: RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after)),
+    };
   }
   const smallest = model.pageCache.smallestFor(target);
-  if (smallest === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cacheImpossible(policyWord(model, policy)) };
+  if (smallest === null)
+    return {
+      ...base,
+      value: null,
+      prediction: null,
+      text: RECOMMENDATION_TEXT.cacheImpossible(policyWord(model, policy)),
+    };
   const edge = Math.ceil(smallest);
   const byMean = Math.min(model.pageCache.wholeBytes, Math.ceil(edge * (1 + PAGE_CACHE_SLACK)));
   // The epoch's mean hit ratio is not enough: LRU's misses come at the end of each epoch.
   const byParts = smallestCacheWithoutLateStall(model, scenario);
   const bytes = Math.max(byMean, byParts ?? byMean);
   const after = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: bytes });
-  const late = bytes > byMean ? { meanBytes: byMean, hitByPart: model.pageCache.steadyByPart(byMean) ?? [] } : undefined;
+  const late =
+    bytes > byMean ? { meanBytes: byMean, hitByPart: model.pageCache.steadyByPart(byMean) ?? [] } : undefined;
   const text =
-    RECOMMENDATION_TEXT.cache(policyWord(model, policy), bytes, model.datasetBytes, facts(now, after), late ? undefined : edge, late) +
-    (model.remoteObjects ? RECOMMENDATION_TEXT.cacheLimitPaste(bytes) : '');
+    RECOMMENDATION_TEXT.cache(
+      policyWord(model, policy),
+      bytes,
+      model.datasetBytes,
+      facts(now, after),
+      late ? undefined : edge,
+      late,
+    ) + (model.remoteObjects ? RECOMMENDATION_TEXT.cacheLimitPaste(bytes) : '');
   return { ...base, value: bytes, edgeBytes: edge, prediction: after, text };
 }
 
@@ -223,7 +317,11 @@ export function cpusFor(model: FittedModel, scenario: Scenario, now: Prediction)
   const gpuSec = stageTimes(model, scenario, 0).gpu;
   // With the workers raised to use the CPUs (more CPUs than workers would sit idle), in the model predict uses.
   const workers = scenarioWorkers(model, scenario);
-  const at = (c: number): Scenario => ({ ...scenario, cpus: c, ...(workers === null ? {} : { workers: Math.max(workers, Math.ceil(c / scenario.gpus)) }) });
+  const at = (c: number): Scenario => ({
+    ...scenario,
+    cpus: c,
+    ...(workers === null ? {} : { workers: Math.max(workers, Math.ceil(c / scenario.gpus)) }),
+  });
   let cpus: number | null = null;
   for (let c = 1; c <= MAX_CPUS; c++) {
     if (stageTimes(model, at(c), 0).prep <= gpuSec * (1 + 1e-9)) {
@@ -231,12 +329,18 @@ export function cpusFor(model: FittedModel, scenario: Scenario, now: Prediction)
       break;
     }
   }
-  if (cpus === null) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cpusImpossible(MAX_CPUS) };
+  if (cpus === null)
+    return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.cpusImpossible(MAX_CPUS) };
   const asked = at(Math.max(cpus, scenario.cpus));
   const after = predict(model, asked);
   const enough = asked.workers ?? null;
   const raised = enough !== null && workers !== null && enough > workers ? { workers: enough } : {};
-  return { ...base, value: cpus, prediction: after, text: RECOMMENDATION_TEXT.cpus(cpus, scenario.cpus, { ...facts(now, after), ...raised }) };
+  return {
+    ...base,
+    value: cpus,
+    prediction: after,
+    text: RECOMMENDATION_TEXT.cpus(cpus, scenario.cpus, { ...facts(now, after), ...raised }),
+  };
 }
 
 /** Storage bandwidth that brings the fetch time at the scenario's cache down to maxFetchWithoutStall. */
@@ -250,7 +354,12 @@ export function storageFor(model: FittedModel, scenario: Scenario, now: Predicti
   if (!(room > 0)) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.storageLatency() };
   const needed = (scenario.gpus * (1 - h) * model.readAmplification * model.bytesPerSample) / room;
   const after = predict(model, { ...scenario, storageBytesPerSec: Math.max(needed, scenario.storageBytesPerSec) });
-  return { ...base, value: needed, prediction: after, text: RECOMMENDATION_TEXT.storage(needed, scenario.storageBytesPerSec, facts(now, after)) };
+  return {
+    ...base,
+    value: needed,
+    prediction: after,
+    text: RECOMMENDATION_TEXT.storage(needed, scenario.storageBytesPerSec, facts(now, after)),
+  };
 }
 
 /** Most requests in flight per worker the search tries. */
@@ -268,7 +377,8 @@ export function inFlightFor(model: FittedModel, scenario: Scenario, now: Predict
   if ((scenario.requestLatencySec ?? model.requestLatencySec) === 0) return null;
   const base = { kind: 'requests' as const, unit: 'requests' as const };
   const current = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker ?? 1;
-  if (now.bottleneck !== 'fetch') return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.inFlightNone(current) };
+  if (now.bottleneck !== 'fetch')
+    return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.inFlightNone(current) };
   const at = (q: number): Prediction => predict(model, { ...scenario, epochs: null, inFlightPerWorker: q });
   const most = at(MAX_IN_FLIGHT);
   if (most.bottleneck === 'fetch') {
@@ -281,13 +391,26 @@ export function inFlightFor(model: FittedModel, scenario: Scenario, now: Predict
       enough *= 2;
       rate = doubled;
     }
-    if (enough <= current) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.inFlightBandwidth(current) };
+    if (enough <= current)
+      return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.inFlightBandwidth(current) };
     const after = at(enough);
-    return { ...base, value: enough, prediction: after, text: RECOMMENDATION_TEXT.inFlightBest(enough, current, facts(now, after)) };
+    return {
+      ...base,
+      value: enough,
+      prediction: after,
+      text: RECOMMENDATION_TEXT.inFlightBest(enough, current, facts(now, after)),
+    };
   }
-  const needed = Math.ceil(bisect(current, MAX_IN_FLIGHT, (q) => at(Math.ceil(q)).bottleneck !== 'fetch', 60, 0.5).high);
+  const needed = Math.ceil(
+    bisect(current, MAX_IN_FLIGHT, (q) => at(Math.ceil(q)).bottleneck !== 'fetch', 60, 0.5).high,
+  );
   const after = at(needed);
-  return { ...base, value: needed, prediction: after, text: RECOMMENDATION_TEXT.inFlight(needed, current, facts(now, after)) };
+  return {
+    ...base,
+    value: needed,
+    prediction: after,
+    text: RECOMMENDATION_TEXT.inFlight(needed, current, facts(now, after)),
+  };
 }
 
 /** Largest object the search tries: 4 GiB, past any shard size in use. */
@@ -301,24 +424,37 @@ const MAX_OBJECT_BYTES = 4 * 2 ** 30;
  * each waiting L for its first byte; the bytes are the same.
  */
 export function objectSizeFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation | null {
-  if ((scenario.requestLatencySec ?? model.requestLatencySec) === 0 || model.profiledInFlightPerWorker === null) return null;
+  if ((scenario.requestLatencySec ?? model.requestLatencySec) === 0 || model.profiledInFlightPerWorker === null)
+    return null;
   const base = { kind: 'objects' as const, unit: 'bytes' as const };
   const current = scenario.objectBytes ?? profiledObjectBytes(model);
-  if (now.bottleneck !== 'fetch') return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.objectsNone(current) };
+  if (now.bottleneck !== 'fetch')
+    return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.objectsNone(current) };
   const at = (bytes: number): Prediction => predict(model, { ...scenario, epochs: null, objectBytes: bytes });
   let size = current;
   let rate = now.samplesPerSec;
   while (2 * size <= MAX_OBJECT_BYTES) {
     const doubled = at(2 * size);
     if (doubled.bottleneck !== 'fetch') {
-      return { ...base, value: 2 * size, prediction: doubled, text: RECOMMENDATION_TEXT.objects(2 * size, current, facts(now, doubled)) };
+      return {
+        ...base,
+        value: 2 * size,
+        prediction: doubled,
+        text: RECOMMENDATION_TEXT.objects(2 * size, current, facts(now, doubled)),
+      };
     }
     // Past the knee, where doubling the object buys under 5%: the bandwidth holds the rest.
     if (doubled.samplesPerSec < KNEE_GAIN * rate) break;
     size *= 2;
     rate = doubled.samplesPerSec;
   }
-  if (size <= current) return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.objectsBandwidth(current) };
+  if (size <= current)
+    return { ...base, value: null, prediction: null, text: RECOMMENDATION_TEXT.objectsBandwidth(current) };
   const after = at(size);
-  return { ...base, value: size, prediction: after, text: RECOMMENDATION_TEXT.objectsBest(size, current, facts(now, after)) };
+  return {
+    ...base,
+    value: size,
+    prediction: after,
+    text: RECOMMENDATION_TEXT.objectsBest(size, current, facts(now, after)),
+  };
 }

@@ -101,7 +101,12 @@ export interface WorkersSweepRow {
 }
 
 /** Worker counts 0, 1, 2, 4, ... past twice the profiled count and the CPUs (and `alsoInclude`), capped at `maxWorkers`. */
-export function workersSweepCounts(profiled: number, cpus: number, alsoInclude: number[] = [], maxWorkers = 128): number[] {
+export function workersSweepCounts(
+  profiled: number,
+  cpus: number,
+  alsoInclude: number[] = [],
+  maxWorkers = 128,
+): number[] {
   const counts = new Set<number>([0, profiled, ...alsoInclude.filter((w) => w >= 0 && w <= maxWorkers)]);
   for (let w = 1; w <= Math.min(maxWorkers, Math.max(2 * profiled, cpus, 8)); w *= 2) counts.add(w);
   return [...counts].sort((a, b) => a - b);

@@ -128,9 +128,14 @@ export function whatif(
   for (const key of changed) (scenario as unknown as Record<string, unknown>)[key] = query[key];
   // Advice is made on the pessimistic end of what the model assumed.
   const pessimistic = atEnd(model, scenario, 'pessimistic');
-  const recommendations = recommend(pessimistic.model, pessimistic.scenario).filter((r) => !missing || !FETCH_ADVICE.has(r.kind));
+  const recommendations = recommend(pessimistic.model, pessimistic.scenario).filter(
+    (r) => !missing || !FETCH_ADVICE.has(r.kind),
+  );
   const unanswered = missing
-    ? [...(refused.length > 0 ? [MISSING_TEXT.notAnswered(refusedFlags(refused), missing)] : []), MISSING_TEXT.fetchAdviceUnanswered(missing)]
+    ? [
+        ...(refused.length > 0 ? [MISSING_TEXT.notAnswered(refusedFlags(refused), missing)] : []),
+        MISSING_TEXT.fetchAdviceUnanswered(missing),
+      ]
     : [];
   const cpusNeeded = recommendations.find((r) => r.kind === 'cpus')?.value ?? null;
   const workersNeeded = recommendations.find((r) => r.kind === 'workers')?.value ?? null;
@@ -141,8 +146,10 @@ export function whatif(
   const prediction = withRange(model, scenario);
   // The workers the prediction ran with, all ranks together: as asked, or as profiled.
   const workers = workersOfScenario === null ? null : workersOfScenario * scenario.gpus;
-  if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus)) caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
-  if (scenario.workers !== null && model.profiledWorkers === null) caveats.push(MISSING_TEXT.workersUnknown(scenario.workers));
+  if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus))
+    caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
+  if (scenario.workers !== null && model.profiledWorkers === null)
+    caveats.push(MISSING_TEXT.workersUnknown(scenario.workers));
   const jobs = scenario.jobs ?? 1;
   // K jobs share the page cache; each is taken to hit it as one job alone would (see jobsComparison).
   if (jobs > 1) caveats.push(MISSING_TEXT.jobsShareCache(jobs));
@@ -178,7 +185,9 @@ export function whatif(
     validateCommand: missing ? null : validateCommand(profilePath, model, scenario, changed),
     dataCache: model.remoteObjects ? 'object-cache' : 'page-cache',
     ...(jobs > 1 ? { jobs: jobsComparison(model, scenario, jobs) } : {}),
-    ...(scenario.partitioned && (scenario.nodes ?? 1) > 1 ? { nodes: nodesComparison(model, scenario, scenario.nodes!) } : {}),
+    ...(scenario.partitioned && (scenario.nodes ?? 1) > 1
+      ? { nodes: nodesComparison(model, scenario, scenario.nodes!) }
+      : {}),
     ...(pipeline ? { pipeline } : {}),
     unanswered,
   };
@@ -186,8 +195,12 @@ export function whatif(
 
 /** The flags of the refused settings, each once, in the order of --help (--cache-policy partitioned sets two). */
 function refusedFlags(keys: (keyof Scenario)[]): string[] {
-  const flags = (Object.keys(FETCH_SETTINGS) as (keyof Scenario)[]).filter((k) => keys.includes(k)).map((k) => FETCH_SETTINGS[k]!);
-  return [...new Set(flags.includes('--cache-policy partitioned') ? flags.filter((f) => f !== '--cache-policy') : flags)];
+  const flags = (Object.keys(FETCH_SETTINGS) as (keyof Scenario)[])
+    .filter((k) => keys.includes(k))
+    .map((k) => FETCH_SETTINGS[k]!);
+  return [
+    ...new Set(flags.includes('--cache-policy partitioned') ? flags.filter((f) => f !== '--cache-policy') : flags),
+  ];
 }
 
 /**
@@ -198,7 +211,12 @@ function refusedFlags(keys: (keyof Scenario)[]): string[] {
 function nodesComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['nodes']> {
   const partitioned = withRange(model, { ...scenario, nodes: count, partitioned: true, cachePolicy: 'minio' });
   const independent = withRange(model, { ...scenario, nodes: count, partitioned: false, cachePolicy: 'page-cache' });
-  return { count, independent, partitioned, speedup: independent.samplesPerSec > 0 ? partitioned.samplesPerSec / independent.samplesPerSec : 0 };
+  return {
+    count,
+    independent,
+    partitioned,
+    speedup: independent.samplesPerSec > 0 ? partitioned.samplesPerSec / independent.samplesPerSec : 0,
+  };
 }
 
 /**
@@ -210,7 +228,12 @@ function nodesComparison(model: FittedModel, scenario: Scenario, count: number):
 function jobsComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['jobs']> {
   const independent = withRange(model, { ...scenario, jobs: count, coordinated: false });
   const coordinated = withRange(model, { ...scenario, jobs: count, coordinated: true });
-  return { count, independent, coordinated, speedup: independent.samplesPerSec > 0 ? coordinated.samplesPerSec / independent.samplesPerSec : 0 };
+  return {
+    count,
+    independent,
+    coordinated,
+    speedup: independent.samplesPerSec > 0 ? coordinated.samplesPerSec / independent.samplesPerSec : 0,
+  };
 }
 
 /** A prediction with the range its assumptions span. */
@@ -225,7 +248,12 @@ function withRange(model: FittedModel, scenario: Scenario): Prediction {
  * worker count: the knobs with a validateFlag), so a question that changes
  * exactly one of those has one; others have none.
  */
-function validateCommand(profilePath: string, model: FittedModel, scenario: Scenario, changed: (keyof Scenario)[]): string | null {
+function validateCommand(
+  profilePath: string,
+  model: FittedModel,
+  scenario: Scenario,
+  changed: (keyof Scenario)[],
+): string | null {
   if (changed.length !== 1) return null;
   const asked = KNOBS.find((k) => k.field === changed[0])?.validateFlag?.(model, scenario) ?? null;
   if (asked === null) return null;

@@ -9,7 +9,12 @@ const ORDER = ['synthetic', 'cached', 'cold', 'cold', 'cached', 'synthetic'];
 const BASE: Record<string, number> = { synthetic: 100, cached: 130, cold: 180 };
 
 function schedule(slopePerSec: number, jitter: number[] = [0, 0, 0, 0, 0, 0], seMs: number | null = 1): RunPoint[] {
-  return ORDER.map((group, k) => ({ group, midSec: 60 * k, meanMs: BASE[group] * Math.exp(slopePerSec * 60 * k) * (1 + jitter[k]), seMs }));
+  return ORDER.map((group, k) => ({
+    group,
+    midSec: 60 * k,
+    meanMs: BASE[group] * Math.exp(slopePerSec * 60 * k) * (1 + jitter[k]),
+    seMs,
+  }));
 }
 
 test('a steady drift is fitted and leaves no run-to-run scatter', () => {
@@ -40,13 +45,24 @@ test('without enough runs for a slope the scatter is taken around each mode alon
 
 test('pooling weights the runs equally, so a steady drift cancels whatever their lengths', () => {
   fc.assert(
-    fc.property(fc.double({ min: -0.003, max: 0.003, noNaN: true }), fc.double({ min: 0.1, max: 5, noNaN: true }), (slope, se) => {
-      // Symmetric runs around the middle: the equal-weight mean is the pace at the middle whatever their errors.
-      const first = 100 * (1 - slope * 120);
-      const second = 100 * (1 + slope * 120);
-      const pooled = poolRuns([{ meanMs: first, seMs: se, df: 9 }, { meanMs: second, seMs: 4 * se, df: 29 }], null, tQuantile975);
-      return Math.abs(pooled.meanMs - 100) < 1e-9;
-    }),
+    fc.property(
+      fc.double({ min: -0.003, max: 0.003, noNaN: true }),
+      fc.double({ min: 0.1, max: 5, noNaN: true }),
+      (slope, se) => {
+        // Symmetric runs around the middle: the equal-weight mean is the pace at the middle whatever their errors.
+        const first = 100 * (1 - slope * 120);
+        const second = 100 * (1 + slope * 120);
+        const pooled = poolRuns(
+          [
+            { meanMs: first, seMs: se, df: 9 },
+            { meanMs: second, seMs: 4 * se, df: 29 },
+          ],
+          null,
+          tQuantile975,
+        );
+        return Math.abs(pooled.meanMs - 100) < 1e-9;
+      },
+    ),
   );
 });
 

@@ -25,15 +25,19 @@ test('liesAbove: the lower end of the interval clears the floor; without an inte
 
 test('excludesZero: beyond noise either way, |mean| > half-width', () => {
   fc.assert(
-    fc.property(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.double({ min: 0, max: 1e6, noNaN: true }), (mean, halfWidth) => {
-      return excludesZero(e(mean, halfWidth)) === Math.abs(mean) > halfWidth;
-    }),
+    fc.property(
+      fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+      fc.double({ min: 0, max: 1e6, noNaN: true }),
+      (mean, halfWidth) => {
+        return excludesZero(e(mean, halfWidth)) === Math.abs(mean) > halfWidth;
+      },
+    ),
   );
   assert.equal(excludesZero(e(-3, null)), true);
   assert.equal(excludesZero(e(0, null)), false);
 });
 
-test('prepCpuSecPerSample: the cached mode\'s CPU per sample less the synthetic mode\'s, null when either lacks it', () => {
+test("prepCpuSecPerSample: the cached mode's CPU per sample less the synthetic mode's, null when either lacks it", () => {
   const mode = (jobCpuSecPerSample: number | null) => ({ jobCpuSecPerSample }) as ModeResult;
   assert.equal(prepCpuSecPerSample(mode(0.001), mode(0.005)), 0.004);
   assert.equal(prepCpuSecPerSample(mode(0.005), mode(0.001)), -0.004, 'not measurable: each caller decides');

@@ -39,8 +39,15 @@ function rankResult(rank: number, iterMs: number, node: NodeIdentity | undefined
 /** One node's result of the cold mode: its ranks, its own pace (the slowest of them) and its own state proof. */
 function fakeNode(spec: FakeNode): NodeModeResult {
   const node = { hostname: spec.hostname, nodeRank: spec.nodeRank };
-  const base = modeResult('cold', { iterMs: 1, proven: spec.proven ?? true, reason: spec.reason ?? 'cold: read 100% of what it consumed', status: spec.status });
-  const ranks = Object.entries(spec.ranks).map(([rank, ms]) => rankResult(Number(rank), ms, spec.ranksUnnamed ? undefined : node));
+  const base = modeResult('cold', {
+    iterMs: 1,
+    proven: spec.proven ?? true,
+    reason: spec.reason ?? 'cold: read 100% of what it consumed',
+    status: spec.status,
+  });
+  const ranks = Object.entries(spec.ranks).map(([rank, ms]) =>
+    rankResult(Number(rank), ms, spec.ranksUnnamed ? undefined : node),
+  );
   const pace = [...ranks].sort((a, b) => b.summary!.iterMs.mean - a.summary!.iterMs.mean)[0];
   const consumedBytes = spec.consumedBytes ?? 1e8;
   const readBytes = spec.readBytes === undefined ? consumedBytes : spec.readBytes;
@@ -62,7 +69,17 @@ function fakeNode(spec: FakeNode): NodeModeResult {
       paceRank: pace.rank,
       // The node's own summary of its pace (pooled over runs, it differs from the rank's: here by its median).
       summary: { ...pace.summary!, medianIterMs: pace.summary!.iterMs.mean + 0.25 },
-      resources: [{ t: T0 + spec.nodeRank, cpuPct: 10 * (spec.nodeRank + 1), jobCpuSec: 0, jobProcesses: 3, jobReadBytes: 0, diskReadBytesPerSec: 0, pageCacheBytes: 0 }],
+      resources: [
+        {
+          t: T0 + spec.nodeRank,
+          cpuPct: 10 * (spec.nodeRank + 1),
+          jobCpuSec: 0,
+          jobProcesses: 3,
+          jobReadBytes: 0,
+          diskReadBytesPerSec: 0,
+          pageCacheBytes: 0,
+        },
+      ],
       jobCpuSecPerSample: spec.jobCpuSecPerSample === undefined ? 0.01 : spec.jobCpuSecPerSample,
       storageReadBytesPerSec: spec.storageReadBytesPerSec === undefined ? 5e7 : spec.storageReadBytesPerSec,
       badEventLines: spec.nodeRank,
@@ -76,7 +93,7 @@ const A = { nodeRank: 0, hostname: 'gpu-a' };
 const B = { nodeRank: 1, hostname: 'gpu-b' };
 const C = { nodeRank: 2, hostname: 'gpu-c' };
 
-test('two nodes: every rank, each with its node; the slowest rank, on node 1, sets the pace with its node\'s summary', () => {
+test("two nodes: every rank, each with its node; the slowest rank, on node 1, sets the pace with its node's summary", () => {
   const merged = mergeNodes([
     fakeNode({ ...A, ranks: { 0: 10, 1: 11 } }),
     fakeNode({ ...B, ranks: { 2: 12, 3: 15 }, startedAt: T0 + 2000, wallSec: 61 }),
@@ -93,7 +110,11 @@ test('two nodes: every rank, each with its node; the slowest rank, on node 1, se
   assert.equal(merged.paceRank, 3);
   assert.equal(merged.summary?.iterMs.mean, 15);
   assert.equal(merged.summary?.medianIterMs, 15.25, "node 1's own summary of its pace rank, not the rank's");
-  assert.deepEqual(merged.resources.map((s) => s.cpuPct), [20], "one machine's samples: the pace node's");
+  assert.deepEqual(
+    merged.resources.map((s) => s.cpuPct),
+    [20],
+    "one machine's samples: the pace node's",
+  );
   assert.equal(merged.logs.stderr, 'node1/err.log');
   assert.equal(merged.startedAt, T0);
   assert.equal(merged.wallSec, 63, 'from the first start to the last end');
@@ -115,7 +136,12 @@ test('three nodes, one of them unproven: the merge is unproven and says which no
   const parts = [
     fakeNode({ ...A, ranks: { 0: 10, 1: 10 } }),
     fakeNode({ ...B, ranks: { 2: 14, 3: 10 }, readBytes: 5e7 }),
-    fakeNode({ ...C, ranks: { 4: 10, 5: 11 }, proven: false, reason: 'cold: only 40% of what the job consumed came from storage' }),
+    fakeNode({
+      ...C,
+      ranks: { 4: 10, 5: 11 },
+      proven: false,
+      reason: 'cold: only 40% of what the job consumed came from storage',
+    }),
   ];
   const merged = mergeNodes(parts);
   assert.equal(merged.state.proven, false);
@@ -124,16 +150,26 @@ test('three nodes, one of them unproven: the merge is unproven and says which no
   assert.equal(merged.state.consumedBytes, 3e8);
   assert.equal(merged.state.readFraction, 2.5e8 / 3e8);
   assert.equal(merged.paceRank, 2);
-  assert.deepEqual(merged.ranks.map((r) => r.node?.nodeRank), [0, 0, 1, 1, 2, 2]);
-  assert.deepEqual(mergeNodes([parts[2], parts[0], parts[1]]), merged, 'the order the nodes are given in does not matter');
+  assert.deepEqual(
+    merged.ranks.map((r) => r.node?.nodeRank),
+    [0, 0, 1, 1, 2, 2],
+  );
+  assert.deepEqual(
+    mergeNodes([parts[2], parts[0], parts[1]]),
+    merged,
+    'the order the nodes are given in does not matter',
+  );
 
   const unknownReads = mergeNodes([parts[0], fakeNode({ ...B, ranks: { 2: 10 }, readBytes: null })]);
-  assert.equal(unknownReads.state.readBytes, null, 'a sum over some nodes is not the job\'s reads');
+  assert.equal(unknownReads.state.readBytes, null, "a sum over some nodes is not the job's reads");
   assert.equal(unknownReads.state.readFraction, null);
 });
 
 test('rates that one node did not measure are unknown for the job', () => {
-  const merged = mergeNodes([fakeNode({ ...A, ranks: { 0: 10 } }), fakeNode({ ...B, ranks: { 1: 10 }, jobCpuSecPerSample: null, storageReadBytesPerSec: null })]);
+  const merged = mergeNodes([
+    fakeNode({ ...A, ranks: { 0: 10 } }),
+    fakeNode({ ...B, ranks: { 1: 10 }, jobCpuSecPerSample: null, storageReadBytesPerSec: null }),
+  ]);
   assert.equal(merged.jobCpuSecPerSample, null);
   assert.equal(merged.storageReadBytesPerSec, null);
 });
@@ -143,17 +179,27 @@ test('a node that failed makes the merge fail, with its stop reason and logs', (
   failed.result.stopReason = 'job-failed';
   failed.result.jobExitCode = 3;
   const merged = mergeNodes([fakeNode({ ...A, ranks: { 0: 12 } }), failed]);
-  assert.deepEqual([merged.status, merged.stopReason, merged.jobExitCode, merged.logs.stderr], ['failed', 'job-failed', 3, 'node1/err.log']);
+  assert.deepEqual(
+    [merged.status, merged.stopReason, merged.jobExitCode, merged.logs.stderr],
+    ['failed', 'job-failed', 3, 'node1/err.log'],
+  );
   assert.equal(merged.paceRank, 0, 'the pace is still the slowest rank');
 });
 
-test("ranks that do not name their node get the node they were measured on; those that do keep theirs", () => {
+test('ranks that do not name their node get the node they were measured on; those that do keep theirs', () => {
   const unnamed = fakeNode({ ...B, ranks: { 2: 10, 3: 10 }, ranksUnnamed: true });
   const own = fakeNode({ ...A, ranks: { 0: 10 } });
   own.result.ranks[0].node = { hostname: 'gpu-a.cluster', nodeRank: 0 };
   const merged = mergeNodes([own, unnamed]);
-  assert.deepEqual(merged.ranks.map((r) => r.node), [{ hostname: 'gpu-a.cluster', nodeRank: 0 }, B, B]);
-  assert.deepEqual(mergeNodes([unnamed]).ranks.map((r) => r.node), [B, B], 'one node: its result, its ranks named');
+  assert.deepEqual(
+    merged.ranks.map((r) => r.node),
+    [{ hostname: 'gpu-a.cluster', nodeRank: 0 }, B, B],
+  );
+  assert.deepEqual(
+    mergeNodes([unnamed]).ranks.map((r) => r.node),
+    [B, B],
+    'one node: its result, its ranks named',
+  );
   assert.equal(mergeNodes([unnamed]).state.reason, unnamed.result.state.reason, 'one node: its own proof, untouched');
 });
 
@@ -186,11 +232,17 @@ test("the pace node's runs, each proven only where every node proved it", () => 
   a.result.passes = [pass('cold', true), pass('cold-2', false)];
   b.result.passes = [pass('cold', true), pass('cold-2', true)];
   const merged = mergeNodes([a, b]);
-  assert.deepEqual(merged.passes?.map((p) => [p.label, p.proven, p.iterMs?.mean]), [
-    ['cold', true, 15],
-    ['cold-2', false, 15],
-  ]);
-  assert.equal(mergeNodes([fakeNode({ ...A, ranks: { 0: 10 } }), fakeNode({ ...B, ranks: { 1: 15 } })]).passes, undefined);
+  assert.deepEqual(
+    merged.passes?.map((p) => [p.label, p.proven, p.iterMs?.mean]),
+    [
+      ['cold', true, 15],
+      ['cold-2', false, 15],
+    ],
+  );
+  assert.equal(
+    mergeNodes([fakeNode({ ...A, ranks: { 0: 10 } }), fakeNode({ ...B, ranks: { 1: 15 } })]).passes,
+    undefined,
+  );
 });
 
 test('results that cannot be one mode of one job are refused', () => {
@@ -198,14 +250,17 @@ test('results that cannot be one mode of one job are refused', () => {
   const cached = fakeNode({ ...B, ranks: { 1: 10 } });
   cached.result.mode = 'cached';
   assert.throws(() => mergeNodes([fakeNode({ ...A, ranks: { 0: 10 } }), cached]), /different modes \(cold, cached\)/);
-  assert.throws(() => mergeNodes([fakeNode({ ...A, ranks: { 0: 10 } }), fakeNode({ ...A, hostname: 'gpu-z', ranks: { 1: 10 } })]), /two results of node 0/);
+  assert.throws(
+    () => mergeNodes([fakeNode({ ...A, ranks: { 0: 10 } }), fakeNode({ ...A, hostname: 'gpu-z', ranks: { 1: 10 } })]),
+    /two results of node 0/,
+  );
   assert.throws(
     () => mergeNodes([fakeNode({ ...A, ranks: { 0: 10, 1: 10 } }), fakeNode({ ...B, ranks: { 1: 10 } })]),
     /rank 1 was measured on node 0 and on node 1/,
   );
 });
 
-test('pooling runs keeps each rank\'s node', () => {
+test("pooling runs keeps each rank's node", () => {
   const run = (startedAt: number) => {
     const result = fakeNode({ ...B, ranks: { 2: 10 }, startedAt }).result;
     return { ...result, passes: undefined };
@@ -215,17 +270,34 @@ test('pooling runs keeps each rank\'s node', () => {
     { label: 'cold-2', result: run(T0 + 100_000) },
   ]).modes.cold!;
   assert.equal(pooled.passes?.length, 2);
-  assert.deepEqual(pooled.ranks.map((r) => r.node), [B]);
+  assert.deepEqual(
+    pooled.ranks.map((r) => r.node),
+    [B],
+  );
   assert.match(pooled.state.reason, /\(each of 2 runs\)$/, 'runs are still runs in the reason');
 });
 
-const HOST: Host = { hostname: 'gpu-a', cpuModel: 'x', cpus: 8, memBytes: 2 ** 34, os: 'Linux', kernel: '6.1', gpus: [], root: false, cgroup: 'v2' };
+const HOST: Host = {
+  hostname: 'gpu-a',
+  cpuModel: 'x',
+  cpus: 8,
+  memBytes: 2 ** 34,
+  os: 'Linux',
+  kernel: '6.1',
+  gpus: [],
+  root: false,
+  cgroup: 'v2',
+};
 
 test('the local node has the host facts and the node rank its ranks reported, 0 before any', () => {
   assert.deepEqual(localNode(HOST, []), { nodeRank: 0, ...HOST });
   const ranks = fakeNode({ ...B, ranks: { 5: 10, 4: 10 } }).result.ranks;
   assert.deepEqual(localNode(HOST, ranks), { nodeRank: 1, ...HOST });
-  assert.equal(localNode(HOST, fakeNode({ ...B, ranks: { 0: 1 }, ranksUnnamed: true }).result.ranks).nodeRank, 0, 'ranks that did not say: node 0');
+  assert.equal(
+    localNode(HOST, fakeNode({ ...B, ranks: { 0: 1 }, ranksUnnamed: true }).result.ranks).nodeRank,
+    0,
+    'ranks that did not say: node 0',
+  );
 });
 
 test("a profile's nodes and a rank's node, an older profile's by default", () => {

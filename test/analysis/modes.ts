@@ -25,7 +25,12 @@ export interface ModeSpec {
   totalSamples?: number;
 }
 
-export function summary(iterMs: number, halfWidth: number | null, samplesPerIter = 32, computeMs = iterMs): IterationSummary {
+export function summary(
+  iterMs: number,
+  halfWidth: number | null,
+  samplesPerIter = 32,
+  computeMs = iterMs,
+): IterationSummary {
   return {
     warmupIterations: 1,
     measuredIterations: 600,
@@ -42,7 +47,9 @@ export function summary(iterMs: number, halfWidth: number | null, samplesPerIter
 }
 
 export function modeResult(mode: Mode, spec: ModeSpec): ModeResult {
-  const s = spec.noSummary ? null : summary(spec.iterMs, spec.halfWidth === undefined ? 1 : spec.halfWidth, spec.samplesPerIter, spec.computeMs);
+  const s = spec.noSummary
+    ? null
+    : summary(spec.iterMs, spec.halfWidth === undefined ? 1 : spec.halfWidth, spec.samplesPerIter, spec.computeMs);
   const totalSamples = spec.totalSamples ?? 601 * (spec.samplesPerIter ?? 32);
   return {
     mode,
@@ -69,7 +76,16 @@ export function modeResult(mode: Mode, spec: ModeSpec): ModeResult {
         pid: 100,
         workers: 2,
         // A job that reports its consumed bytes puts them on its iterations.
-        iterations: [{ i: 0, t: 0, waitMs: 0, computeMs: 1, samples: totalSamples, ...(spec.consumedBytes !== undefined ? { bytes: spec.consumedBytes } : {}) }],
+        iterations: [
+          {
+            i: 0,
+            t: 0,
+            waitMs: 0,
+            computeMs: 1,
+            samples: totalSamples,
+            ...(spec.consumedBytes !== undefined ? { bytes: spec.consumedBytes } : {}),
+          },
+        ],
         summary: s,
       },
     ],

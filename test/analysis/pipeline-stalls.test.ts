@@ -4,7 +4,13 @@ import { analyze } from '../../src/analysis/split.js';
 import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { markWarmup } from '../../src/analysis/warmup.js';
 import { checkFreqInterval } from '../../src/analysis/checkpoint-stall.js';
-import { AnalysisSchema, type CheckpointRecord, type EpochRecord, type Iteration, type ModeResult } from '../../src/schema/profile.js';
+import {
+  AnalysisSchema,
+  type CheckpointRecord,
+  type EpochRecord,
+  type Iteration,
+  type ModeResult,
+} from '../../src/schema/profile.js';
 import type { Mode } from '../../src/schema/events.js';
 import { mulberry32 } from '../../src/random.js';
 import { modeResult } from './modes.js';
@@ -58,10 +64,28 @@ function shapedMode(mode: Mode, shape: JobShape): ModeResult {
     if (shape.saveEvery && (i + 1) % shape.saveEvery === 0) {
       const blockingMs = (shape.saveMs ?? 0) * jitter();
       computeMs += blockingMs;
-      checkpoints.push({ t: i, i, inStep: true, api: 'torch.save', blockingMs, syncMs: 0, bytes: 128e6, persisted: mode !== 'synthetic' });
+      checkpoints.push({
+        t: i,
+        i,
+        inStep: true,
+        api: 'torch.save',
+        blockingMs,
+        syncMs: 0,
+        bytes: 128e6,
+        persisted: mode !== 'synthetic',
+      });
     }
     if (shape.endSaveMs && (i + 1) % epochLen === 0) {
-      checkpoints.push({ t: i, i: i + 1, inStep: false, api: 'torch.save', blockingMs: shape.endSaveMs * jitter(), syncMs: 0, bytes: 64e6, persisted: mode !== 'synthetic' });
+      checkpoints.push({
+        t: i,
+        i: i + 1,
+        inStep: false,
+        api: 'torch.save',
+        blockingMs: shape.endSaveMs * jitter(),
+        syncMs: 0,
+        bytes: 64e6,
+        persisted: mode !== 'synthetic',
+      });
     }
     iterations.push({ i, t: i, waitMs, computeMs, samples: 32 });
   }
@@ -120,7 +144,15 @@ test('without saves or epoch starts the split is unchanged', () => {
 });
 
 test('saves at each epoch end are amortised over the epoch; restarting workers are the boundary stall', () => {
-  const shape = { stepMs: 50, waitMs: 0, epochIterations: 40, endSaveMs: 400, createMs: 300, firstExtraMs: 500, persistent: false };
+  const shape = {
+    stepMs: 50,
+    waitMs: 0,
+    epochIterations: 40,
+    endSaveMs: 400,
+    createMs: 300,
+    firstExtraMs: 500,
+    persistent: false,
+  };
   const a = analyze(threeShaped(shape, 0.1, 0.1));
   AnalysisSchema.parse(a);
   near(a.checkpointStall?.ms.mean, 10, 0.5, 'checkpoint ms per iteration');
@@ -155,7 +187,11 @@ test('a named boundary stall is the verdict even when the noise leaves room for 
   const shape = { stepMs: 50, waitMs: 0, epochIterations: 20, createMs: 20, firstExtraMs: 400, persistent: false };
   const modes = threeShaped(shape, 0.1, 0.1);
   // A cold run whose wait is noisy: its interval leaves room for a fetch stall but names none.
-  modes.cold.summary = { ...modes.cold.summary!, waitMs: { ...modes.cold.summary!.waitMs, halfWidth: 15 }, iterMs: { ...modes.cold.summary!.iterMs, halfWidth: 15 } };
+  modes.cold.summary = {
+    ...modes.cold.summary!,
+    waitMs: { ...modes.cold.summary!.waitMs, halfWidth: 15 },
+    iterMs: { ...modes.cold.summary!.iterMs, halfWidth: 15 },
+  };
   const a = analyze(modes);
   assert.equal(a.boundaryStall?.call, 'stall');
   assert.equal(a.verdict.bound, 'boundary', a.verdict.text);

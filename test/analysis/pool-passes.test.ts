@@ -8,11 +8,25 @@ import { modeResult } from './modes.js';
 
 // One run of the cached mode: `warmup` slow iterations, then `measured` at `ms` each.
 function cachedRun(startedAt: number, warmup: number, measured: number, ms: number) {
-  const times = [...Array.from({ length: warmup }, () => 5 * ms), ...Array.from({ length: measured }, (_, k) => ms + (k % 3))];
-  const iterations: Iteration[] = times.map((t, i) => ({ i, t: startedAt + i * ms, waitMs: 0, computeMs: t, samples: 32 }));
+  const times = [
+    ...Array.from({ length: warmup }, () => 5 * ms),
+    ...Array.from({ length: measured }, (_, k) => ms + (k % 3)),
+  ];
+  const iterations: Iteration[] = times.map((t, i) => ({
+    i,
+    t: startedAt + i * ms,
+    waitMs: 0,
+    computeMs: t,
+    samples: 32,
+  }));
   const result = modeResult('cached', { iterMs: ms + 1 });
   const summary = { ...result.summary!, warmupIterations: warmup, measuredIterations: measured, medianIterMs: ms + 1 };
-  return { ...result, startedAt, summary, ranks: [{ ...result.ranks[0], iterations: markWarmup(iterations, warmup), summary }] };
+  return {
+    ...result,
+    startedAt,
+    summary,
+    ranks: [{ ...result.ranks[0], iterations: markWarmup(iterations, warmup), summary }],
+  };
 }
 
 test('markWarmup flags the iterations with the lowest indices, whatever their order', () => {
@@ -44,5 +58,8 @@ test("a mode pooled over two runs keeps each run's warm-up, and its median is ov
     [0, 1, 2, 3, 34, 35, 36, 37, 38, 39],
     "the chart marks both runs' warm-ups",
   );
-  assert.ok(chart.blockMeans.every(([, ms]) => ms < 50), `no block mixes in a warm-up iteration (5x slower): ${JSON.stringify(chart.blockMeans)}`);
+  assert.ok(
+    chart.blockMeans.every(([, ms]) => ms < 50),
+    `no block mixes in a warm-up iteration (5x slower): ${JSON.stringify(chart.blockMeans)}`,
+  );
 });

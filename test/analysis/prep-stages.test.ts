@@ -13,16 +13,28 @@ import type { PrepStageTotals } from '../../src/schema/profile.js';
 import { modeResult } from './modes.js';
 
 /** Totals as a loader reports them: 1,000 samples, ms per sample given by stage. */
-function totals(perSample: Record<string, [string, number]>, unnamedMsPerSample = 0.2, samples = 1000): PrepStageTotals {
-  const stages = Object.entries(perSample).map(([name, [kind, ms]]) => ({ kind, name, ms: ms * samples, calls: kind === 'collate' ? samples / 10 : samples }));
+function totals(
+  perSample: Record<string, [string, number]>,
+  unnamedMsPerSample = 0.2,
+  samples = 1000,
+): PrepStageTotals {
+  const stages = Object.entries(perSample).map(([name, [kind, ms]]) => ({
+    kind,
+    name,
+    ms: ms * samples,
+    calls: kind === 'collate' ? samples / 10 : samples,
+  }));
   const fetchMs = stages.reduce((sum, s) => sum + s.ms, 0) + unnamedMsPerSample * samples;
   return { processes: 2, samples, batches: samples / 10, fetchMs, fetchCpuMs: 0.95 * fetchMs, stages };
 }
 
-const IMAGENET_LIKE = { decode: ['decode', 5.0], RandomResizedCrop: ['transform', 1.2], ToTensor: ['transform', 0.6], read: ['read', 0.3], collate: ['collate', 0.1] } as Record<
-  string,
-  [string, number]
->;
+const IMAGENET_LIKE = {
+  decode: ['decode', 5.0],
+  RandomResizedCrop: ['transform', 1.2],
+  ToTensor: ['transform', 0.6],
+  read: ['read', 0.3],
+  collate: ['collate', 0.1],
+} as Record<string, [string, number]>;
 
 test('each stage costs its time over the samples, costliest first, with its share of the loader time', () => {
   const cached = { ...modeResult('cached', { iterMs: 100 }), prepStages: totals(IMAGENET_LIKE) };
@@ -49,11 +61,23 @@ test('each stage costs its time over the samples, costliest first, with its shar
 
 test('a sum far from the measured prep CPU is not within the tolerance, either way', () => {
   const cached = { ...modeResult('cached', { iterMs: 100 }), prepStages: totals(IMAGENET_LIKE) };
-  const low = prepStages({ cached, prepCpuSecPerSample: (0.95 * 7.2) / (1 - COVERAGE_TOLERANCE - 0.05) / 1000, gpus: 1 })!;
+  const low = prepStages({
+    cached,
+    prepCpuSecPerSample: (0.95 * 7.2) / (1 - COVERAGE_TOLERANCE - 0.05) / 1000,
+    gpus: 1,
+  })!;
   assert.equal(low.withinTolerance, false);
-  const high = prepStages({ cached, prepCpuSecPerSample: (0.95 * 7.2) / (1 + COVERAGE_TOLERANCE + 0.05) / 1000, gpus: 1 })!;
+  const high = prepStages({
+    cached,
+    prepCpuSecPerSample: (0.95 * 7.2) / (1 + COVERAGE_TOLERANCE + 0.05) / 1000,
+    gpus: 1,
+  })!;
   assert.equal(high.withinTolerance, false);
-  const edge = prepStages({ cached, prepCpuSecPerSample: (0.95 * 7.2) / (1 - COVERAGE_TOLERANCE + 0.01) / 1000, gpus: 1 })!;
+  const edge = prepStages({
+    cached,
+    prepCpuSecPerSample: (0.95 * 7.2) / (1 - COVERAGE_TOLERANCE + 0.01) / 1000,
+    gpus: 1,
+  })!;
   assert.equal(edge.withinTolerance, true);
 });
 
@@ -68,30 +92,54 @@ test('without a measured prep CPU the sum is given and not checked; without a GP
 });
 
 test('no stages reported, no block: the synthetic mode and jobs without the hook', () => {
-  assert.equal(prepStages({ cached: modeResult('cached', { iterMs: 100 }), prepCpuSecPerSample: 0.005, gpus: 1 }), null);
+  assert.equal(
+    prepStages({ cached: modeResult('cached', { iterMs: 100 }), prepCpuSecPerSample: 0.005, gpus: 1 }),
+    null,
+  );
   assert.equal(prepStages({ cached: undefined, prepCpuSecPerSample: null, gpus: 1 }), null);
   assert.deepEqual(prepStagesLines({ analysis: null } as never), []);
 });
 
 test('analyze() reads the cached mode against its measured prep CPU', () => {
   const syn = modeResult('synthetic', { iterMs: 50, jobCpuSecPerSample: 0.002 });
-  const cached = { ...modeResult('cached', { iterMs: 100, jobCpuSecPerSample: 0.0098 }), prepStages: totals(IMAGENET_LIKE) };
+  const cached = {
+    ...modeResult('cached', { iterMs: 100, jobCpuSecPerSample: 0.0098 }),
+    prepStages: totals(IMAGENET_LIKE),
+  };
   const a = analyze({ synthetic: syn, cached }, { cpus: 4, gpus: 0 });
   assert.ok(a.prepStages);
   assert.ok(Math.abs(a.prepStages.measuredPrepCpuMsPerSample! - 7.8) < 1e-9);
   assert.equal(a.prepStages.withinTolerance, true);
   const lines = prepStagesLines({ analysis: a });
-  assert.match(lines[0], /^prep stages \(cached mode, 1000 samples; 7\.03 ms CPU\/sample in the loader's processes\):$/);
+  assert.match(
+    lines[0],
+    /^prep stages \(cached mode, 1000 samples; 7\.03 ms CPU\/sample in the loader's processes\):$/,
+  );
   assert.match(lines[1], /^ {2}decode: 4\.75 ms CPU\/sample, 68%$/);
-  assert.ok(lines.some((l) => /in no named stage .*: 0\.19 ms CPU\/sample, 3%/.test(l)), lines.join('\n'));
-  assert.ok(lines.some((l) => /^ {2}the stages add up to 6\.84 ms, 88% of the 7\.80 ms prep CPU measured per sample: within 25% of it$/.test(l)), lines.join('\n'));
-  assert.ok(lines.some((l) => /^ {2}the other 0\.96 ms: moving batches/.test(l)), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => /in no named stage .*: 0\.19 ms CPU\/sample, 3%/.test(l)),
+    lines.join('\n'),
+  );
+  assert.ok(
+    lines.some((l) =>
+      /^ {2}the stages add up to 6\.84 ms, 88% of the 7\.80 ms prep CPU measured per sample: within 25% of it$/.test(l),
+    ),
+    lines.join('\n'),
+  );
+  assert.ok(
+    lines.some((l) => /^ {2}the other 0\.96 ms: moving batches/.test(l)),
+    lines.join('\n'),
+  );
   for (const l of lines.slice(1)) assert.ok(l.length <= 120, l);
 });
 
 test('loader processes that waited for a core: each stage is charged its share of the CPU they ran, and the heading says so', () => {
   const waited = { ...totals(IMAGENET_LIKE), fetchCpuMs: 0.44 * totals(IMAGENET_LIKE).fetchMs };
-  const s = prepStages({ cached: { ...modeResult('cached', { iterMs: 100 }), prepStages: waited }, prepCpuSecPerSample: 0.004, gpus: 1 })!;
+  const s = prepStages({
+    cached: { ...modeResult('cached', { iterMs: 100 }), prepStages: waited },
+    prepCpuSecPerSample: 0.004,
+    gpus: 1,
+  })!;
   assert.ok(Math.abs(s.stages[0].cpuMsPerSample - 0.44 * 5.0) < 1e-9);
   assert.ok(Math.abs(s.coverage! - (0.44 * 7.2) / 4) < 1e-9);
   // Shares of the loader's time do not depend on the clock.
@@ -146,7 +194,10 @@ test("a block's stage totals are the difference of each process's lines across i
 test('stage files are read leniently; events files are not stage files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dsa-stages-'));
   try {
-    writeFileSync(join(dir, 'stages-12.jsonl'), `${JSON.stringify(line(1, 8, 4, 12))}\nnot json\n${JSON.stringify({ v: 1, type: 'stages' })}\n${JSON.stringify(line(2, 16, 9, 12))}\n{"v":1,"ty`);
+    writeFileSync(
+      join(dir, 'stages-12.jsonl'),
+      `${JSON.stringify(line(1, 8, 4, 12))}\nnot json\n${JSON.stringify({ v: 1, type: 'stages' })}\n${JSON.stringify(line(2, 16, 9, 12))}\n{"v":1,"ty`,
+    );
     writeFileSync(join(dir, 'events-0-11.jsonl'), `${JSON.stringify(line(1, 8, 4, 11))}\n`);
     const files = readStageFiles(dir);
     assert.equal(files.length, 1);
@@ -164,7 +215,10 @@ test('the what-if names the costliest stage in a line of at most 120 characters,
   const s = prepStages({ cached, prepCpuSecPerSample: 0.0078, gpus: 1 })!;
   const advice = prepStageAdvice({ analysis: { prepStages: s } as never }, { prepStallMs: 30, computeMs: 50 })!;
   assert.equal(advice.name, 'decode');
-  assert.match(advice.lines[0], /^prep: decode is 68% of prep \(4\.75 CPU-ms\/sample\): decode at lower resolution, or on the GPU$/);
+  assert.match(
+    advice.lines[0],
+    /^prep: decode is 68% of prep \(4\.75 CPU-ms\/sample\): decode at lower resolution, or on the GPU$/,
+  );
   assert.match(advice.lines[1], /draft.*decode_jpeg\(device='cuda'\)/);
   for (const [kind, name, action] of [
     ['transform', 'RandomResizedCrop', /move it to the GPU/],

@@ -50,7 +50,10 @@ test('a step that takes longer in the cached mode than in the synthetic mode is 
   const a = analyze(modes);
   assert.equal(a.prepStallMs!.mean, 50, 'the split itself is unchanged');
   assert.equal(a.caveats.length, 1);
-  assert.match(a.caveats[0], /step itself took 100\.0 ms in the synthetic mode and 125\.0 ms in the cached mode \(\+25\.0 ms\)/);
+  assert.match(
+    a.caveats[0],
+    /step itself took 100\.0 ms in the synthetic mode and 125\.0 ms in the cached mode \(\+25\.0 ms\)/,
+  );
   // Within the combined noise, or under 10% of the step: no caveat.
   modes.cached = modeResult('cached', { iterMs: 150, computeMs: 125, halfWidth: 30 });
   assert.deepEqual(analyze(modes).caveats, []);
@@ -68,15 +71,22 @@ test('a fetch stall that is mostly a slower step, not a longer wait, says so', (
   assert.equal(a.fetchStallMs!.mean, 120, 'the split itself is unchanged');
   const caveat = a.caveats.find((c) => c.includes('fetch stall includes'));
   assert.ok(caveat, a.caveats.join('\n'));
-  assert.match(caveat, /938\.6 ms in the cached mode and 1056\.9 ms in the cold mode \(\+118\.3 ms\): the fetch stall includes this difference; the wait for data grew by 1\.7 ms per iteration/);
+  assert.match(
+    caveat,
+    /938\.6 ms in the cached mode and 1056\.9 ms in the cold mode \(\+118\.3 ms\): the fetch stall includes this difference; the wait for data grew by 1\.7 ms per iteration/,
+  );
   assert.match(caveat, /an accelerator would not feel it/);
 });
 
-test('the profiler\'s own CPU is named when it reaches a tenth of a CPU in a mode', () => {
+test("the profiler's own CPU is named when it reaches a tenth of a CPU in a mode", () => {
   const modes = three(100, 150, 400);
   modes.cached!.profilerCpuSec = 1.2; // 2% of the 60 s mode
   modes.cold!.profilerCpuSec = 9; // 15%
-  modes.cold!.state = { ...modes.cold!.state, reEvictions: 1000, keeper: { mechanism: 'scan', cpuSec: 8.4, cpuShare: 0.14, fallbackReason: 'inotify watch limit too low' } };
+  modes.cold!.state = {
+    ...modes.cold!.state,
+    reEvictions: 1000,
+    keeper: { mechanism: 'scan', cpuSec: 8.4, cpuShare: 0.14, fallbackReason: 'inotify watch limit too low' },
+  };
   assert.match(
     analyze(modes).caveats.join('\n'),
     /the profiler itself used 15% of a CPU in the cold mode \(keeping the dataset evicted, by rescanning every file: 14% of a CPU; scanning because inotify watch limit too low\), 2% in the cached mode/,
@@ -100,7 +110,10 @@ test('stalls are clamped at 0 when a slower mode measures faster', () => {
   assert.equal(a.verdict.bound, 'compute');
   assert.equal(a.verdict.severity, null);
   assert.match(a.advice, /keeps up/);
-  assert.match(a.caveats.join('\n'), /the cold mode measured faster than the cached mode beyond noise \(90\.0 vs 95\.0 ms per iteration\): the fetch stall is taken as 0, so the shares/);
+  assert.match(
+    a.caveats.join('\n'),
+    /the cold mode measured faster than the cached mode beyond noise \(90\.0 vs 95\.0 ms per iteration\): the fetch stall is taken as 0, so the shares/,
+  );
   // Within the noise, the clamp is just the zero it reads: no caveat.
   assert.doesNotMatch(analyze(three(100, 99.5, 99)).caveats.join('\n'), /measured faster/);
   assert.match(a.caveats.join('\n'), /the cached mode measured faster than the synthetic mode/);
@@ -108,7 +121,12 @@ test('stalls are clamped at 0 when a slower mode measures faster', () => {
 
 test('an unproven mode marks every estimate built on it and adds a caveat with its reason', () => {
   const modes = three(100, 150, 400);
-  modes.cold = modeResult('cold', { iterMs: 400, computeMs: 100, proven: false, reason: 'read only 12% of consumed bytes from storage' });
+  modes.cold = modeResult('cold', {
+    iterMs: 400,
+    computeMs: 100,
+    proven: false,
+    reason: 'read only 12% of consumed bytes from storage',
+  });
   const a = analyze(modes);
   assert.equal(a.computeMs!.proven, true);
   assert.equal(a.prepStallMs!.proven, true);
@@ -202,7 +220,10 @@ test('verdict and advice text interpolate the measured numbers', () => {
   assert.doesNotMatch(a.advice, /num_workers/, 'the host is not known: no claim about workers and CPUs');
   // The same job's 2 workers on a 16-CPU host: num_workers is named first; on 2 CPUs it is not.
   const onSixteen = analyze(modes, { cpus: 16 });
-  assert.match(onSixteen.advice, /^Raise num_workers first: 2 loader workers per rank \(2 in all\) pre-process on at most 2 of the job's 16 CPUs/);
+  assert.match(
+    onSixteen.advice,
+    /^Raise num_workers first: 2 loader workers per rank \(2 in all\) pre-process on at most 2 of the job's 16 CPUs/,
+  );
   assert.doesNotMatch(analyze(modes, { cpus: 2 }).advice, /num_workers/);
   // Stalls of 2 ms in a 104 ms iteration do not clear the 2% margin: within noise, and said so.
   const compute = analyze(three(100, 102, 104));
@@ -235,19 +256,24 @@ test('a byte count estimated from the mean file size needs the cold mode to conf
   modes.cold!.state = { ...modes.cold!.state, readFraction: 0 };
   const a = analyze(modes);
   assert.equal(a.memoryReadBytesPerSec, null);
-  assert.match(a.caveats.join('\n'), /memory read rate not shown: .*the cold mode read 0\.0% of that estimate from storage, which does not confirm it/);
+  assert.match(
+    a.caveats.join('\n'),
+    /memory read rate not shown: .*the cold mode read 0\.0% of that estimate from storage, which does not confirm it/,
+  );
   // The cold mode read about what was estimated: the estimate holds.
   modes.cold!.state = { ...modes.cold!.state, readFraction: 1.02 };
   assert.ok(analyze(modes).memoryReadBytesPerSec! > 0);
 });
 
-test('prep CPU per sample that does not exceed the synthetic mode\'s is not measurable: null and a caveat, not 0', () => {
+test("prep CPU per sample that does not exceed the synthetic mode's is not measurable: null and a caveat, not 0", () => {
   const modes = three(100, 150, 150);
   modes.synthetic = modeResult('synthetic', { iterMs: 100, jobCpuSecPerSample: 0.02 });
   modes.cached = modeResult('cached', { iterMs: 150, computeMs: 100, jobCpuSecPerSample: 0.01 });
   const a = analyze(modes);
   assert.equal(a.prepCpuSecPerSample, null);
-  assert.deepEqual(a.caveats, ['prep CPU per sample not measurable: the cached mode used 10.00 CPU-ms per sample, no more than the synthetic mode\'s 20.00']);
+  assert.deepEqual(a.caveats, [
+    "prep CPU per sample not measurable: the cached mode used 10.00 CPU-ms per sample, no more than the synthetic mode's 20.00",
+  ]);
 });
 
 test('property: any three modes give a schema-valid, self-consistent analysis', () => {
@@ -278,10 +304,15 @@ test('property: any three modes give a schema-valid, self-consistent analysis', 
       const p = clears(prepWait) ? a.prepStallFraction! : 0;
       const f = clears(fetchWait) ? a.fetchStallFraction! : 0;
       // Nothing named, yet room for a 10% wait within the noise: inconclusive.
-      const room = [prepWait, fetchWait].filter((w) => !clears(w)).reduce((sum, w) => sum + Math.max(0, w.mean + w.hw), 0);
+      const room = [prepWait, fetchWait]
+        .filter((w) => !clears(w))
+        .reduce((sum, w) => sum + Math.max(0, w.mean + w.hw), 0);
       const bound = p + f < 0.1 ? (room >= 0.1 * k ? 'unknown' : 'compute') : f > p ? 'fetch' : 'prep';
       assert.equal(a.verdict.bound, bound);
-      assert.equal(a.verdict.severity, bound === 'compute' || bound === 'unknown' ? null : Math.max(p, f) >= 0.5 ? 'highly' : 'moderately');
+      assert.equal(
+        a.verdict.severity,
+        bound === 'compute' || bound === 'unknown' ? null : Math.max(p, f) >= 0.5 ? 'highly' : 'moderately',
+      );
     }),
     { numRuns: 300 },
   );
@@ -289,7 +320,12 @@ test('property: any three modes give a schema-valid, self-consistent analysis', 
 
 test('advice speaks of the whole job: with two ranks in lockstep, the accelerators consume twice the storage rate one does', () => {
   const one = three(100, 150, 400);
-  one.cold = modeResult('cold', { iterMs: 400, computeMs: 100, storageReadBytesPerSec: 6.4e6, consumedBytes: 601 * 32 * 100_000 });
+  one.cold = modeResult('cold', {
+    iterMs: 400,
+    computeMs: 100,
+    storageReadBytesPerSec: 6.4e6,
+    consumedBytes: 601 * 32 * 100_000,
+  });
   const single = analyze(one);
   const two = structuredClone(one);
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
@@ -299,11 +335,14 @@ test('advice speaks of the whole job: with two ranks in lockstep, the accelerato
   }
   const double = analyze(two);
   const consume = (text: string) => Number(/could consume ([\d.]+) MB\/s/.exec(text)![1]);
-  assert.ok(Math.abs(consume(double.advice) - 2 * consume(single.advice)) < 0.2, `${double.advice} vs ${single.advice}`);
-  assert.equal(double.gpuSamplesPerSec, single.gpuSamplesPerSec, 'the profile keeps the pace-setting rank\'s rate');
+  assert.ok(
+    Math.abs(consume(double.advice) - 2 * consume(single.advice)) < 0.2,
+    `${double.advice} vs ${single.advice}`,
+  );
+  assert.equal(double.gpuSamplesPerSec, single.gpuSamplesPerSec, "the profile keeps the pace-setting rank's rate");
 });
 
-test('a stall must clear the profiler\'s own share of a CPU in its mode before it is named', () => {
+test("a stall must clear the profiler's own share of a CPU in its mode before it is named", () => {
   // A 6 ms fetch stall in a 106 ms iteration clears the 2% margin...
   const modes = three(100, 100, 106, 0.5);
   assert.equal(analyze(modes).stallCalls!.fetch, 'stall');

@@ -50,11 +50,15 @@ test('tQuantile975 handles fractional df (Welch) to 3 decimals', () => {
 
 test('tQuantile975 decreases with df and stays above the normal quantile', () => {
   fc.assert(
-    fc.property(fc.double({ min: 1, max: 1e6, noNaN: true }), fc.double({ min: 0.01, max: 100, noNaN: true }), (df, step) => {
-      const a = tQuantile975(df);
-      const b = tQuantile975(df + step);
-      return b <= a + 1e-12 && b > 1.959963;
-    }),
+    fc.property(
+      fc.double({ min: 1, max: 1e6, noNaN: true }),
+      fc.double({ min: 0.01, max: 100, noNaN: true }),
+      (df, step) => {
+        const a = tQuantile975(df);
+        const b = tQuantile975(df + step);
+        return b <= a + 1e-12 && b > 1.959963;
+      },
+    ),
   );
 });
 

@@ -8,7 +8,12 @@ import { series } from './series.js';
 // The incremental rule must take the decisions of the plain one at every check
 // of a growing series; numbers may differ in the last bits (prefix sums), so a
 // relative precision within 1e-9 of the target is allowed to round either way.
-function assertSameDecision(tracker: StoppingTracker, its: readonly Iteration[], opts: StoppingOptions, where: string): void {
+function assertSameDecision(
+  tracker: StoppingTracker,
+  its: readonly Iteration[],
+  opts: StoppingOptions,
+  where: string,
+): void {
   const plain = stoppingDecision(its, opts);
   const fast = tracker.decide(its, opts);
   const p = plain.summary;

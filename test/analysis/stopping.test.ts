@@ -28,7 +28,7 @@ test('first precision stop comes at a sensible point, and its CI holds the truth
       }
     }
     // Per-iteration sd = 100 cv, so n ~ (1.96 cv / 0.02)^2 iterations are needed.
-    const expected = Math.max(base.minIterations, (1.96 * cv / 0.02) ** 2);
+    const expected = Math.max(base.minIterations, ((1.96 * cv) / 0.02) ** 2);
     assert.ok(stopAt > 0 && stopAt < 3 * expected + 40, `cv ${cv}: stopped at ${stopAt}, expected ~${expected}`);
     assert.ok(stopAt > 0.4 * expected, `cv ${cv}: stopped too early at ${stopAt}, expected ~${expected}`);
   }

@@ -37,7 +37,10 @@ function leftBehind(): { input: CleanInput; state: FakeCgroupState; home: string
   const switchFile = join(home, 'kdamond-0-state');
   writeFileSync(switchFile, 'off\n');
   mkdirSync(toolCacheDir(env), { recursive: true });
-  writeFileSync(reclaimPauseFile(env), JSON.stringify({ pid: DEAD, switches: [{ name: 'kdamond 0', file: switchFile, on: 'on' }] }));
+  writeFileSync(
+    reclaimPauseFile(env),
+    JSON.stringify({ pid: DEAD, switches: [{ name: 'kdamond 0', file: switchFile, on: 'on' }] }),
+  );
   const state = emptyCgroupState();
   state.groups.set(`${ROOT}/ds-analyzer-${DEAD}`, []);
   state.groups.set(`${ROOT}/ds-analyzer-validate-${DEAD}-bw-1`, [77]);
@@ -60,7 +63,7 @@ function leftBehind(): { input: CleanInput; state: FakeCgroupState; home: string
   return { input, state, home, cwd, switchFile };
 }
 
-test("job cgroup names give the pid of the CLI that made them; cgroup.procs parses one pid a line", () => {
+test('job cgroup names give the pid of the CLI that made them; cgroup.procs parses one pid a line', () => {
   assert.equal(ownerPidOf('ds-analyzer-1234'), 1234);
   assert.equal(ownerPidOf('ds-analyzer-validate-1234'), 1234);
   assert.equal(ownerPidOf('ds-analyzer-validate-1234-bw-3'), 1234);
@@ -77,7 +80,10 @@ test('by default clean removes the empty groups of dead runs and restores DAMON,
   const lines = result.items.map((i) => `${i.kind} ${i.outcome}: ${i.text}`);
   assert.equal(result.failed, false, lines.join('\n'));
   assert.ok(!state.groups.has(`${ROOT}/ds-analyzer-${DEAD}`), 'the empty left group is gone');
-  assert.ok(state.groups.has(`${ROOT}/ds-analyzer-validate-${DEAD}-bw-1`), 'a group with processes is kept without --force');
+  assert.ok(
+    state.groups.has(`${ROOT}/ds-analyzer-validate-${DEAD}-bw-1`),
+    'a group with processes is kept without --force',
+  );
   assert.ok(state.groups.has(`${ROOT}/ds-analyzer-${ALIVE}`), "a running CLI's group is kept");
   assert.ok(state.groups.has(`${ROOT}/someone-else`), 'groups not ours are never looked at');
   assert.deepEqual(state.killed, []);
@@ -88,10 +94,19 @@ test('by default clean removes the empty groups of dead runs and restores DAMON,
   assert.ok(existsSync(join(cwd, 'reports', 'validate-1700000000000')));
   const text = lines.join('\n');
   assert.match(text, /cgroup done: removed the empty cgroup \/fake\/cgroup\/blkio\/ds-analyzer-4000001/);
-  assert.match(text, /cgroup kept: kept the cgroup .*bw-1: 1 process of a killed run still in it \(77 python train\.py --data \/data\); stop it, or run 'ds-analyzer clean --force'/);
+  assert.match(
+    text,
+    /cgroup kept: kept the cgroup .*bw-1: 1 process of a killed run still in it \(77 python train\.py --data \/data\); stop it, or run 'ds-analyzer clean --force'/,
+  );
   assert.match(text, /cgroup kept: kept the cgroup .*ds-analyzer-4000002: the process that made it still runs/);
-  assert.match(text, /reclaim done: turned DAMON's reclaim back on \(kdamond 0\), paused by ds-analyzer 4000001, which is gone/);
-  assert.match(text, /cache kept: kept the demo dataset .*demo-2048x131072 \(1000 B\): 'ds-analyzer clean --cache' removes it/);
+  assert.match(
+    text,
+    /reclaim done: turned DAMON's reclaim back on \(kdamond 0\), paused by ds-analyzer 4000001, which is gone/,
+  );
+  assert.match(
+    text,
+    /cache kept: kept the demo dataset .*demo-2048x131072 \(1000 B\): 'ds-analyzer clean --cache' removes it/,
+  );
   assert.match(text, /artefacts kept: kept the profile's artefacts .*job-20250101T000000\.d \(500 B\)/);
   assert.match(text, /artefacts kept: kept validate's work folder .*validate-1700000000000/);
   assert.doesNotMatch(text, /job-report/, 'a report folder is not an artefact folder');
@@ -112,7 +127,7 @@ test('--dry-run says what it would do and changes nothing', async () => {
   assert.ok(result.items.every((i) => i.outcome !== 'done'));
 });
 
-test('--force kills the processes left in a dead run\'s group, then removes it; --cache and --artifacts remove the files, the profiles stay', async () => {
+test("--force kills the processes left in a dead run's group, then removes it; --cache and --artifacts remove the files, the profiles stay", async () => {
   const { input, state, cwd } = leftBehind();
   const result = await runClean({ ...input, force: true, cache: true, artifacts: true });
   assert.equal(result.failed, false);
@@ -129,11 +144,20 @@ test('--force kills the processes left in a dead run\'s group, then removes it; 
 test('what cannot be removed or restored is a failed line naming the fix; a pause whose run still goes on is kept', async () => {
   const { input, state } = leftBehind();
   state.refuse.set(`${ROOT}/ds-analyzer-${DEAD}`, 'EACCES');
-  writeFileSync(input.reclaimPauseFile, JSON.stringify({ pid: ALIVE, switches: [{ name: 'kdamond 0', file: '/nonexistent/state', on: 'on' }] }));
+  writeFileSync(
+    input.reclaimPauseFile,
+    JSON.stringify({ pid: ALIVE, switches: [{ name: 'kdamond 0', file: '/nonexistent/state', on: 'on' }] }),
+  );
   const result = await runClean(input);
   assert.equal(result.failed, true);
-  assert.match(result.items.find((i) => i.outcome === 'failed')!.text, /could not remove the cgroup .*ds-analyzer-4000001 \(EACCES\): remove it as root/);
-  assert.match(result.items.find((i) => i.kind === 'reclaim')!.text, /paused by a run that still goes on \(4000002 node/);
+  assert.match(
+    result.items.find((i) => i.outcome === 'failed')!.text,
+    /could not remove the cgroup .*ds-analyzer-4000001 \(EACCES\): remove it as root/,
+  );
+  assert.match(
+    result.items.find((i) => i.kind === 'reclaim')!.text,
+    /paused by a run that still goes on \(4000002 node/,
+  );
   writeFileSync(input.reclaimPauseFile, 'not json');
   assert.match((await runClean(input)).items.find((i) => i.kind === 'reclaim')!.text, /does not parse/);
 });

@@ -29,7 +29,11 @@ test('a missing --data path', () =>
   expectError(['profile', '--data', join(dir, 'nope'), '--', 'true'], ExitCode.MissingInput, /nope/));
 
 test('an unparseable size', () =>
-  expectError(['profile', '--data', dir, '--storage-bw', '50XB/s', '--', 'true'], ExitCode.BadValue, /--storage-bw '50XB\/s'/));
+  expectError(
+    ['profile', '--data', dir, '--storage-bw', '50XB/s', '--', 'true'],
+    ExitCode.BadValue,
+    /--storage-bw '50XB\/s'/,
+  ));
 
 test('an unparseable precision', () =>
   expectError(['profile', '--data', dir, '--precision', 'tight', '--', 'true'], ExitCode.BadValue, /--precision/));

@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { cliReference, defaultText, GENERATED_BEGIN, GENERATED_END, programForDocs, visibleOptions } from '../../src/cli/cli-docs.js';
+import {
+  cliReference,
+  defaultText,
+  GENERATED_BEGIN,
+  GENERATED_END,
+  programForDocs,
+  visibleOptions,
+} from '../../src/cli/cli-docs.js';
 import { run } from '../../src/cli/main.js';
 import { exitCodesOf } from '../../src/cli/program.js';
 import { EXIT_CODES, ExitCode } from '../../src/errors.js';
@@ -49,9 +56,14 @@ test('every command declares the exit codes it can return (withExitCodes), among
   assert.ok(commands.length >= 8, 'the program has its commands');
   for (const command of commands) {
     const codes = declared(command);
-    assert.ok(codes.length > 0, `'${command.name()}' declares no exit codes: wrap it in withExitCodes (src/cli/program.ts)`);
-    for (const code of [ExitCode.Ok, ExitCode.Usage, ExitCode.Internal]) assert.ok(codes.includes(code), `'${command.name()}' can return ${code}`);
-    for (const code of codes) assert.ok(EXIT_CODES.includes(code), `'${command.name()}': ${code} is in the ExitCode enum`);
+    assert.ok(
+      codes.length > 0,
+      `'${command.name()}' declares no exit codes: wrap it in withExitCodes (src/cli/program.ts)`,
+    );
+    for (const code of [ExitCode.Ok, ExitCode.Usage, ExitCode.Internal])
+      assert.ok(codes.includes(code), `'${command.name()}' can return ${code}`);
+    for (const code of codes)
+      assert.ok(EXIT_CODES.includes(code), `'${command.name()}': ${code} is in the ExitCode enum`);
   }
 });
 
@@ -79,10 +91,17 @@ test('docs/cli.md names every flag of every command with the same default', () =
     for (const option of visibleOptions(command)) {
       const row = section.split('\n').find((line) => line.startsWith(`| \`${option.flags}\` |`));
       assert.ok(row, `docs/cli.md: '${command.name()} ${option.flags}' is missing: ${FIX}`);
-      assert.ok(row.startsWith(`| \`${option.flags}\` | ${defaultText(option)} |`), `docs/cli.md: '${command.name()} ${option.flags}' default is not ${defaultText(option)}: ${FIX}`);
+      assert.ok(
+        row.startsWith(`| \`${option.flags}\` | ${defaultText(option)} |`),
+        `docs/cli.md: '${command.name()} ${option.flags}' default is not ${defaultText(option)}: ${FIX}`,
+      );
     }
     const rows = section.split('\n').filter((line) => /^\| `-/.test(line));
-    assert.equal(rows.length, visibleOptions(command).length, `docs/cli.md: '${command.name()}' lists flags it does not have: ${FIX}`);
+    assert.equal(
+      rows.length,
+      visibleOptions(command).length,
+      `docs/cli.md: '${command.name()}' lists flags it does not have: ${FIX}`,
+    );
   }
 });
 
@@ -97,7 +116,9 @@ test("docs/cli.md lists each command's exit codes, and the whole table says whic
     const row = table.split('\n').find((line) => line.startsWith(`| ${code} |`));
     assert.ok(row, `docs/cli.md's exit-code table has ${code}`);
     const by = commands.filter((c) => declared(c).includes(code));
-    if (by.length < commands.length) for (const c of by) assert.ok(row.includes(`\`${c.name()}\``), `docs/cli.md: ${code} is returned by '${c.name()}': ${FIX}`);
+    if (by.length < commands.length)
+      for (const c of by)
+        assert.ok(row.includes(`\`${c.name()}\``), `docs/cli.md: ${code} is returned by '${c.name()}': ${FIX}`);
   }
 });
 
@@ -117,17 +138,32 @@ test('the codes commands return on wrong input are among those their --help list
   const probes: Record<string, string[][]> = {
     whatif: [[missing], [corrupt], [corrupt, '--cache', '64X']],
     report: [[missing], [corrupt]],
-    gate: [[missing, '--max-fetch-stall', '20%'], [corrupt, '--max-fetch-stall', '20%'], [corrupt, '--max-fetch-stall', 'lots'], [corrupt]],
-    compare: [[missing, corrupt], [corrupt, corrupt]],
+    gate: [
+      [missing, '--max-fetch-stall', '20%'],
+      [corrupt, '--max-fetch-stall', '20%'],
+      [corrupt, '--max-fetch-stall', 'lots'],
+      [corrupt],
+    ],
+    compare: [
+      [missing, corrupt],
+      [corrupt, corrupt],
+    ],
     validate: [[missing, '--cpus', '1'], [corrupt, '--cpus', '1'], [corrupt, '--cpus', 'x'], [corrupt]],
     doctor: [['--require', 'gpu']],
-    profile: [['--data', join(dir, 'nope'), '--', 'true'], ['--data', dir, '--precision', 'tight', '--', 'true'], ['--', 'true']],
+    profile: [
+      ['--data', join(dir, 'nope'), '--', 'true'],
+      ['--data', dir, '--precision', 'tight', '--', 'true'],
+      ['--', 'true'],
+    ],
   };
   for (const command of commands) {
     for (const args of [['--frobnicate'], ...(probes[command.name()] ?? [])]) {
       const io = fakeIo(dir);
       const code = await run([command.name(), ...args], io);
-      assert.ok(declared(command).includes(code), `'${command.name()} ${args.join(' ')}' returned ${code}, which its --help does not list (${io.err.trim()})`);
+      assert.ok(
+        declared(command).includes(code),
+        `'${command.name()} ${args.join(' ')}' returned ${code}, which its --help does not list (${io.err.trim()})`,
+      );
     }
   }
 });
@@ -145,12 +181,20 @@ test('docs/cli.md names every environment variable the tool reads or sets for th
   const section = DOC.slice(DOC.indexOf('\n## Environment variables\n'));
   assert.ok(section.length > 100, 'docs/cli.md has its environment variables section');
   const names = new Set<string>([...Object.values(ENV), ...NODE_RANK_ENV]);
-  const patterns = [/\bDSA_[A-Z0-9_]+/g, /\b(?:process\.env|env)\.([A-Z][A-Z0-9_]+)\b/g, /\benv(?:\.get)?[[(]\s*['"]([A-Z][A-Z0-9_]+)['"]/g, /_int_env\(env, "([A-Z_]+)"/g];
+  const patterns = [
+    /\bDSA_[A-Z0-9_]+/g,
+    /\b(?:process\.env|env)\.([A-Z][A-Z0-9_]+)\b/g,
+    /\benv(?:\.get)?[[(]\s*['"]([A-Z][A-Z0-9_]+)['"]/g,
+    /_int_env\(env, "([A-Z_]+)"/g,
+  ];
   for (const file of [...sourceFiles(join(ROOT, 'src'), ['.ts']), ...sourceFiles(join(ROOT, 'python'), ['.py'])]) {
     const text = readFileSync(file, 'utf8');
     for (const pattern of patterns) for (const m of text.matchAll(pattern)) names.add(m[1] ?? m[0]);
   }
-  assert.ok(names.has('DSA_CGROUP_PARENT') && names.has('DSA_NVIDIA_SMI') && names.has('GITHUB_STEP_SUMMARY'), 'the scan found the variables');
+  assert.ok(
+    names.has('DSA_CGROUP_PARENT') && names.has('DSA_NVIDIA_SMI') && names.has('GITHUB_STEP_SUMMARY'),
+    'the scan found the variables',
+  );
   const missing = [...names].filter((name) => !section.includes(`\`${name}\``));
   assert.deepEqual(missing, [], 'variables not named in the table of docs/cli.md');
 });

@@ -13,7 +13,10 @@ test('each command name loads the factory of the command of that name, in --help
   const result = { exitCode: 0 };
   const io = fakeIo(process.cwd());
   const all = await allCommands();
-  assert.deepEqual(all.map((factory) => factory(io, result).name()), COMMAND_NAMES);
+  assert.deepEqual(
+    all.map((factory) => factory(io, result).name()),
+    COMMAND_NAMES,
+  );
   for (const name of COMMAND_NAMES) assert.equal((await commandNamed(name))!(io, result).name(), name);
   assert.equal(await commandNamed('nope'), null);
   assert.equal(await commandNamed('toString'), null, 'no inherited name is a command');
@@ -21,7 +24,16 @@ test('each command name loads the factory of the command of that name, in --help
 
 test('a run of one command, of --help, --version and an unknown command print what the whole program prints', async () => {
   const all = await allCommands();
-  for (const argv of [['whatif', '--help'], ['gate', '--help'], ['--version'], ['--help'], ['nope'], ['whatif', '--nope'], ['help', 'gate'], []]) {
+  for (const argv of [
+    ['whatif', '--help'],
+    ['gate', '--help'],
+    ['--version'],
+    ['--help'],
+    ['nope'],
+    ['whatif', '--nope'],
+    ['help', 'gate'],
+    [],
+  ]) {
     const lazy = fakeIo(process.cwd());
     const whole = fakeIo(process.cwd());
     assert.equal(await run(argv, lazy), await run(argv, whole, all), argv.join(' '));

@@ -31,5 +31,6 @@ test('the examples show real figures, and their advice keeps to the line width',
   assert.match(examples.whatif!, /^To remove each stall/m);
   assert.match(examples.gate!, /^rule\s+of\s+level\s+expected\s+actual\s+result$/m);
   const advice = examples.whatif!.slice(examples.whatif!.indexOf('To remove each stall'));
-  for (const line of advice.split('\n').slice(0, 12)) assert.ok(line.length <= LINE_WIDTH || !line.includes(' '), `over ${LINE_WIDTH}: ${line}`);
+  for (const line of advice.split('\n').slice(0, 12))
+    assert.ok(line.length <= LINE_WIDTH || !line.includes(' '), `over ${LINE_WIDTH}: ${line}`);
 });

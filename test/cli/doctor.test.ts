@@ -27,7 +27,10 @@ test('doctor lists every capability with what was found, and for each missing on
   assert.equal(output.kind, 'doctor');
   assert.equal(output.dataset, null, 'no dataset without --data');
   const rows = output.capabilities;
-  assert.deepEqual(rows.map((r) => r.name), [...CAPABILITY_NAMES]);
+  assert.deepEqual(
+    rows.map((r) => r.name),
+    [...CAPABILITY_NAMES],
+  );
   const gpu = rows.find((r) => r.name === 'nvidia-smi')!;
   assert.equal(gpu.available, false, 'a missing nvidia-smi is reported as missing');
   for (const row of rows) {
@@ -47,7 +50,9 @@ test('doctor --data names the file system of a dataset folder and what it cannot
   assert.match(io.out, /dataset +file system +source +mounted at/);
   assert.match(io.out, /- --data \/no\/such\/folder: cannot be resolved/);
   // Only where /dev/shm itself is a tmpfs mount (any tmpfs elsewhere says nothing of it).
-  const shmMount = shm ? mountOf(parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')), realpathSync(shm)) : null;
+  const shmMount = shm
+    ? mountOf(parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')), realpathSync(shm))
+    : null;
   if (shmMount?.type === 'tmpfs') {
     assert.match(unwrapped(io.out), /--data \/dev\/shm is on tmpfs .*there is no cold mode to measure/);
   }
@@ -59,21 +64,38 @@ test('doctor --data names the file system of a dataset folder and what it cannot
 });
 
 /** A machine where every capability works except `missing`; records what doctor asked it. */
-function fakeMachine(missing: CapabilityName[]): { asked: DiagnoseInput[]; diagnose: (input: DiagnoseInput) => Promise<Diagnosis> } {
+function fakeMachine(missing: CapabilityName[]): {
+  asked: DiagnoseInput[];
+  diagnose: (input: DiagnoseInput) => Promise<Diagnosis>;
+} {
   const asked: DiagnoseInput[] = [];
   return {
     asked,
     diagnose: async (input) => {
       asked.push(input);
-      const capabilities = CAPABILITY_NAMES.map((name) => ({ name, available: !missing.includes(name), detail: `fake ${name}`, ...CAPABILITY_TEXT[name] }));
-      return { capabilities, dataset: null, unresolved: [], fileSystemWarnings: [], python: jobPython(input.env, input.cwd, 0, input.python) };
+      const capabilities = CAPABILITY_NAMES.map((name) => ({
+        name,
+        available: !missing.includes(name),
+        detail: `fake ${name}`,
+        ...CAPABILITY_TEXT[name],
+      }));
+      return {
+        capabilities,
+        dataset: null,
+        unresolved: [],
+        fileSystemWarnings: [],
+        python: jobPython(input.env, input.cwd, 0, input.python),
+      };
     },
   };
 }
 
 async function doctorOn(missing: CapabilityName[], args: string[]) {
   const machine = fakeMachine(missing);
-  const io = fakeIo(tmpdir(), { DSA_NVIDIA_SMI: '/opt/nv/nvidia-smi', DSA_CGROUP_PARENT: '/sys/fs/cgroup/user.slice/ds' });
+  const io = fakeIo(tmpdir(), {
+    DSA_NVIDIA_SMI: '/opt/nv/nvidia-smi',
+    DSA_CGROUP_PARENT: '/sys/fs/cgroup/user.slice/ds',
+  });
   const exitCode = await run(['doctor', ...args], io, [doctorCommandWith(machine.diagnose)]);
   return { exitCode, io, asked: machine.asked };
 }
@@ -83,7 +105,10 @@ test('doctor under sudo names the python3 the job gets and why it is not the ven
   const io = fakeIo(tmpdir(), { PATH: '/nonexistent/sbin:/nonexistent/bin', SUDO_USER: 'alice', SUDO_UID: '1000' });
   assert.equal(await run(['doctor'], io, [doctorCommandWith(machine.diagnose)]), ExitCode.Ok, io.err);
   assert.match(io.out, /The job's python3: not found on PATH \(under sudo for alice\)/);
-  assert.match(unwrapped(io.out), /- warning: running under sudo for alice: sudo's secure_path replaced alice's PATH, so no python3 is on it.*sudo env "PATH=\$PATH" ds-analyzer.*--python ~\/venv\/bin\/python/);
+  assert.match(
+    unwrapped(io.out),
+    /- warning: running under sudo for alice: sudo's secure_path replaced alice's PATH, so no python3 is on it.*sudo env "PATH=\$PATH" ds-analyzer.*--python ~\/venv\/bin\/python/,
+  );
 });
 
 test('plain doctor exits 0 whatever is missing, and passes DSA_NVIDIA_SMI and DSA_CGROUP_PARENT to the probes', async () => {
@@ -101,7 +126,10 @@ test('doctor --require exits 11 when a capability asked for is missing, naming o
   assert.equal(ExitCode.MissingCapability, 11);
   const lines = io.err.trimEnd().split('\n');
   assert.equal(lines.length, 1, io.err);
-  assert.match(lines[0], /^ds-analyzer: --require: missing on this machine: storage-throttle \(each one's cost and fix are listed above\)/);
+  assert.match(
+    lines[0],
+    /^ds-analyzer: --require: missing on this machine: storage-throttle \(each one's cost and fix are listed above\)/,
+  );
   assert.doesNotMatch(lines[0], /python-torch|root/, 'neither what is present nor what was not asked for');
   assert.match(io.out, /- storage-throttle: [\s\S]*?\n {2}fix: /, 'the fix is in the table');
 });
@@ -113,7 +141,10 @@ test('doctor --require exits 0 when every capability asked for is present', asyn
 });
 
 test('doctor --json --require: the JSON names what was asked and what is missing, and the exit code says so', async () => {
-  const { exitCode, io } = await doctorOn(['nvidia-smi', 'drop-caches'], ['--json', '--require', 'drop-caches,residency,drop-caches']);
+  const { exitCode, io } = await doctorOn(
+    ['nvidia-smi', 'drop-caches'],
+    ['--json', '--require', 'drop-caches,residency,drop-caches'],
+  );
   assert.equal(exitCode, ExitCode.MissingCapability);
   const output = assertFollowsSchema(DoctorOutputSchema, JSON.parse(io.out), 'doctor --json --require');
   assert.deepEqual(output.required, ['drop-caches', 'residency']);
@@ -124,7 +155,10 @@ test('doctor --json --require: the JSON names what was asked and what is missing
 test('doctor --require with a name that is no capability is a bad value, listing the names', async () => {
   const { exitCode, io, asked } = await doctorOn([], ['--require', 'storage-throttle,gpu']);
   assert.equal(exitCode, ExitCode.BadValue);
-  assert.match(io.err, /^ds-analyzer: --require: 'gpu' is not a capability doctor checks; use any of root, cgroup, .*no-proactive-reclaim\n$/);
+  assert.match(
+    io.err,
+    /^ds-analyzer: --require: 'gpu' is not a capability doctor checks; use any of root, cgroup, .*no-proactive-reclaim\n$/,
+  );
   assert.equal(asked.length, 0, 'fails before probing the machine');
   assert.equal(io.out, '');
 });
@@ -136,5 +170,9 @@ test("every flag doctor's texts name is a flag of a command", async () => {
   const texts = [...Object.values(CAPABILITY_TEXT).flatMap((t) => [t.impact, t.fix]), CGROUP_TEXT.fix];
   const named = texts.flatMap((text) => [...text.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map((m) => m[0]));
   assert.ok(named.includes('--storage-bw'), 'the scan found the flags');
-  assert.deepEqual(named.filter((flag) => !flags.has(flag) && !foreign.has(flag)), [], 'flags that no command has');
+  assert.deepEqual(
+    named.filter((flag) => !flags.has(flag) && !foreign.has(flag)),
+    [],
+    'flags that no command has',
+  );
 });

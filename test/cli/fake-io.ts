@@ -30,7 +30,10 @@ export async function expectOneLineError(cwd: string, args: string[], code: numb
   const io = fakeIo(cwd);
   const exitCode = await run(args, io);
   assert.equal(exitCode, code, `exit code of ${args.join(' ')}; stderr: ${io.err}`);
-  const lines = io.err.trimEnd().split('\n').filter((line) => !line.startsWith('('));
+  const lines = io.err
+    .trimEnd()
+    .split('\n')
+    .filter((line) => !line.startsWith('('));
   assert.equal(lines.length, 1, `one line of error, got: ${io.err}`);
   assert.match(lines[0], pattern);
   assert.doesNotMatch(io.err, /\bat .+:\d+:\d+\)?$/m, 'no stack trace');

@@ -28,7 +28,10 @@ function failingRun(input: ModeRunInput, code: number | null, signal: string | n
   fs.mkdirSync(input.modeDir, { recursive: true });
   const logs = { stdout: path.join(input.modeDir, 'stdout.log'), stderr: path.join(input.modeDir, 'stderr.log') };
   fs.writeFileSync(logs.stdout, 'loading the model\n');
-  fs.writeFileSync(logs.stderr, 'Traceback (most recent call last):\n  File "train.py", line 3\nModuleNotFoundError: No module named \'torchvision\'\n');
+  fs.writeFileSync(
+    logs.stderr,
+    'Traceback (most recent call last):\n  File "train.py", line 3\nModuleNotFoundError: No module named \'torchvision\'\n',
+  );
   return {
     mode: input.mode,
     status: 'failed',
@@ -37,7 +40,16 @@ function failingRun(input: ModeRunInput, code: number | null, signal: string | n
     jobSignal: signal,
     startedAt: 1_700_000_000_000,
     wallSec: 0.4,
-    state: { proven: false, reason: 'no iterations', residentBytesBefore: 0, datasetBytes: 1, readBytes: null, consumedBytes: 0, readFraction: null, readBytesSource: 'fake' },
+    state: {
+      proven: false,
+      reason: 'no iterations',
+      residentBytesBefore: 0,
+      datasetBytes: 1,
+      readBytes: null,
+      consumedBytes: 0,
+      readFraction: null,
+      readBytesSource: 'fake',
+    },
     ranks: [],
     paceRank: null,
     summary: null,
@@ -68,7 +80,8 @@ test('a job that fails before any iteration: the mode, its exit code, where its 
       'last lines of its output:\n' +
       '  | Traceback (most recent call last):\n  |   File "train.py", line 3\n  | ModuleNotFoundError: No module named \'torchvision\'\n',
   );
-  for (const noise of [/verdict/, /advice/, /caveat/, /unknown/, /----/, /profile the missing/, /UNPROVEN/]) assert.doesNotMatch(io.err, noise);
+  for (const noise of [/verdict/, /advice/, /caveat/, /unknown/, /----/, /profile the missing/, /UNPROVEN/])
+    assert.doesNotMatch(io.err, noise);
   // The partial profile is still saved, and records the failed mode.
   const saved = readProfile(run.outFile);
   assert.equal(saved.status, 'partial');
@@ -78,10 +91,17 @@ test('a job that fails before any iteration: the mode, its exit code, where its 
 
 test('a job killed by a signal before any iteration says which signal', async () => {
   const io = fakeIo(dir);
-  const { exitCode } = await runAndReport(input('killed', async (mode) => failingRun(mode, null, 'SIGKILL')), io, { json: false });
+  const { exitCode } = await runAndReport(
+    input('killed', async (mode) => failingRun(mode, null, 'SIGKILL')),
+    io,
+    { json: false },
+  );
   assert.equal(exitCode, ExitCode.JobFailed);
   assert.equal(io.out, '');
-  assert.match(io.err, /^ds-analyzer: the job was killed by SIGKILL in synthetic mode before its first iteration; nothing was measured/m);
+  assert.match(
+    io.err,
+    /^ds-analyzer: the job was killed by SIGKILL in synthetic mode before its first iteration; nothing was measured/m,
+  );
 });
 
 test('with --json the partial profile is still the only thing on stdout', async () => {

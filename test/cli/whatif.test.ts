@@ -25,7 +25,19 @@ test('whatif on the newest profile prints the prediction, answers, sweeps and pa
   assert.equal(await run(['whatif', '--cache', '8MB', '--cpus', '4'], io), ExitCode.Ok, io.err);
   const cpu = process.cpuUsage(started);
   assert.ok((cpu.user + cpu.system) / 1000 < 1000, 'well under a second of process time');
-  for (const text of ['throughput, samples/s', 'bottleneck', "page cache (Linux's active and inactive lists): a cache of", 'MinIO cache', 'CPUs:', 'storage:', 'Cache sweep', 'CPU sweep', 'B_storage', 'storageReadBytesPerSec', 'linear scaling assumed']) {
+  for (const text of [
+    'throughput, samples/s',
+    'bottleneck',
+    "page cache (Linux's active and inactive lists): a cache of",
+    'MinIO cache',
+    'CPUs:',
+    'storage:',
+    'Cache sweep',
+    'CPU sweep',
+    'B_storage',
+    'storageReadBytesPerSec',
+    'linear scaling assumed',
+  ]) {
     assert.ok(io.out.includes(text), `output has '${text}'`);
   }
   assert.match(io.out, /cache 7\.6 MiB\*/);
@@ -33,7 +45,28 @@ test('whatif on the newest profile prints the prediction, answers, sweeps and pa
 
 test('--json prints only the result, parameters with sources', async () => {
   const io = fakeIo(dir);
-  assert.equal(await run(['whatif', join(dir, 'profiles', 'job.json'), '--gpus', '2', '--gpu-speedup', '1.5', '--cache-policy', 'minio', '--storage-bw', '200MB/s', '--epochs', '3', '--json'], io), ExitCode.Ok, io.err);
+  assert.equal(
+    await run(
+      [
+        'whatif',
+        join(dir, 'profiles', 'job.json'),
+        '--gpus',
+        '2',
+        '--gpu-speedup',
+        '1.5',
+        '--cache-policy',
+        'minio',
+        '--storage-bw',
+        '200MB/s',
+        '--epochs',
+        '3',
+        '--json',
+      ],
+      io,
+    ),
+    ExitCode.Ok,
+    io.err,
+  );
   const result = JSON.parse(io.out);
   assert.equal(result.prediction.scenario.gpus, 2);
   assert.equal(result.prediction.scenario.gpuSpeedup, 1.5);
@@ -44,23 +77,36 @@ test('--json prints only the result, parameters with sources', async () => {
   assert.equal(result.cacheSweep.length, 11);
 });
 
-test('--cache 0 (no cache) and --cache 50% (of the profile\'s dataset) answer, like validate\'s sizes', async () => {
+test("--cache 0 (no cache) and --cache 50% (of the profile's dataset) answer, like validate's sizes", async () => {
   const datasetBytes: number = profile.dataset.bytes;
   const answers: Record<string, { cacheBytes: number; iterMs: number; hit: number }> = {};
   for (const cache of ['0', '50%', '100%']) {
     const io = fakeIo(dir);
     assert.equal(await run(['whatif', '--cache', cache, '--json'], io), ExitCode.Ok, io.err);
     const { prediction } = JSON.parse(io.out);
-    answers[cache] = { cacheBytes: prediction.scenario.cacheBytes, iterMs: prediction.iterMs, hit: prediction.hitRatio };
-    assert.ok(Number.isFinite(prediction.iterMs) && prediction.iterMs > 0, `${cache}: an iteration time, got ${prediction.iterMs}`);
+    answers[cache] = {
+      cacheBytes: prediction.scenario.cacheBytes,
+      iterMs: prediction.iterMs,
+      hit: prediction.hitRatio,
+    };
+    assert.ok(
+      Number.isFinite(prediction.iterMs) && prediction.iterMs > 0,
+      `${cache}: an iteration time, got ${prediction.iterMs}`,
+    );
   }
   assert.equal(answers['0'].cacheBytes, 0);
   assert.equal(answers['0'].hit, 0, 'no cache, no hits: every read from storage');
   assert.equal(answers['50%'].cacheBytes, Math.round(datasetBytes / 2));
   assert.equal(answers['100%'].cacheBytes, datasetBytes);
   // Less cache can only mean more reads from storage: the iteration is no faster.
-  assert.ok(answers['0'].iterMs >= answers['50%'].iterMs && answers['50%'].iterMs >= answers['100%'].iterMs, JSON.stringify(answers));
-  assert.ok(answers['0'].iterMs > answers['100%'].iterMs, `the fixture is fetch-bound cold, so no cache is slower: ${JSON.stringify(answers)}`);
+  assert.ok(
+    answers['0'].iterMs >= answers['50%'].iterMs && answers['50%'].iterMs >= answers['100%'].iterMs,
+    JSON.stringify(answers),
+  );
+  assert.ok(
+    answers['0'].iterMs > answers['100%'].iterMs,
+    `the fixture is fetch-bound cold, so no cache is slower: ${JSON.stringify(answers)}`,
+  );
 
   for (const cache of ['0', '50%']) {
     const io = fakeIo(dir);
@@ -74,7 +120,11 @@ test('--cache 0 (no cache) and --cache 50% (of the profile\'s dataset) answer, l
 test('a profile without the cold mode answers --workers, --cpus and the accelerator, and names what it cannot answer in one line', async () => {
   for (const args of [['--workers', '8'], ['--cpus', '8'], ['--gpus', '2', '--gpu-speedup', '2'], []]) {
     const io = fakeIo(dir);
-    assert.equal(await run(['whatif', join(dir, 'no-cold.json'), ...args], io), ExitCode.Ok, `${args.join(' ')}: ${io.err}`);
+    assert.equal(
+      await run(['whatif', join(dir, 'no-cold.json'), ...args], io),
+      ExitCode.Ok,
+      `${args.join(' ')}: ${io.err}`,
+    );
     assert.match(io.out, /throughput, samples\/s/);
     assert.match(io.out, /storage not measured/);
     const unanswered = io.out.split('\n').filter((l) => l.includes('need the cold mode'));
@@ -82,18 +132,29 @@ test('a profile without the cold mode answers --workers, --cpus and the accelera
     assert.doesNotMatch(io.out, /Cache sweep/);
   }
   const io = fakeIo(dir);
-  assert.equal(await run(['whatif', join(dir, 'no-cold.json'), '--workers', '8', '--cache', '0', '--json'], io), ExitCode.Ok, io.err);
+  assert.equal(
+    await run(['whatif', join(dir, 'no-cold.json'), '--workers', '8', '--cache', '0', '--json'], io),
+    ExitCode.Ok,
+    io.err,
+  );
   const result = JSON.parse(io.out);
   assert.deepEqual(result.changed, ['workers']);
   assert.equal(result.prediction.scenario.workers, 8);
   assert.match(result.unanswered[0], /^not answered: --cache needs the cold mode/);
-  assert.ok(result.recommendations.every((r: { kind: string }) => r.kind === 'cpus' || r.kind === 'workers'), JSON.stringify(result.recommendations.map((r: { kind: string }) => r.kind)));
+  assert.ok(
+    result.recommendations.every((r: { kind: string }) => r.kind === 'cpus' || r.kind === 'workers'),
+    JSON.stringify(result.recommendations.map((r: { kind: string }) => r.kind)),
+  );
 });
 
 test('bad values name the flag (exit code 3)', async () => {
   await expectError(['--cache', '64X'], ExitCode.BadValue, /--cache '64X'/);
   await expectError(['--cache', '150%'], ExitCode.BadValue, /--cache '150%': a share of the dataset is at most 100%/);
-  await expectError(['--cache', 'half'], ExitCode.BadValue, /cannot parse --cache 'half': use bytes with a unit \(64G, 512MiB, 1\.5TB\), a share of the dataset \(50%\), or 0/);
+  await expectError(
+    ['--cache', 'half'],
+    ExitCode.BadValue,
+    /cannot parse --cache 'half': use bytes with a unit \(64G, 512MiB, 1\.5TB\), a share of the dataset \(50%\), or 0/,
+  );
   await expectError(['--cpus', '-2'], ExitCode.BadValue, /--cpus must be a positive number/);
   await expectError(['--cpus', '1.5'], ExitCode.BadValue, /--cpus must be a whole number/);
   await expectError(['--gpus', '0'], ExitCode.BadValue, /--gpus/);
@@ -105,7 +166,11 @@ test('bad values name the flag (exit code 3)', async () => {
 
 test('a profile missing a mode, or no profile at all, is one line naming what is missing (exit code 4)', async () => {
   // Without the cold mode only a question that asks nothing but the cache or storage is refused (more: test/whatif/without-cold.test.ts).
-  await expectError([join(dir, 'no-cold.json'), '--cache', '50%', '--storage-bw', '100MB/s'], ExitCode.MissingInput, /^ds-analyzer: not answered: --cache and --storage-bw need the cold mode \(the profile lacks modes\.cold\)/);
+  await expectError(
+    [join(dir, 'no-cold.json'), '--cache', '50%', '--storage-bw', '100MB/s'],
+    ExitCode.MissingInput,
+    /^ds-analyzer: not answered: --cache and --storage-bw need the cold mode \(the profile lacks modes\.cold\)/,
+  );
   await expectError([join(dir, 'nope.json')], ExitCode.MissingInput, /does not exist/);
   await expectError(['--profiles-dir', join(dir, 'empty')], ExitCode.MissingInput, /no profile in/);
 });

@@ -12,7 +12,11 @@ import { fixture, fixturePath } from '../gate/fixtures.js';
 
 test('changeBetween: beyond noise only when the interval of the difference excludes 0', () => {
   const a = { mean: 100, halfWidth: 3, proven: true };
-  assert.equal(changeBetween(a, { mean: 105, halfWidth: 4, proven: true }).noise, 'within', '5 < hypot(3,4) = 5 is not beyond');
+  assert.equal(
+    changeBetween(a, { mean: 105, halfWidth: 4, proven: true }).noise,
+    'within',
+    '5 < hypot(3,4) = 5 is not beyond',
+  );
   assert.equal(changeBetween(a, { mean: 105.1, halfWidth: 4, proven: true }).noise, 'beyond');
   assert.equal(changeBetween(a, { mean: 94, halfWidth: 4, proven: true }).noise, 'beyond');
   assert.equal(changeBetween(a, { mean: 110, halfWidth: null, proven: true }).noise, 'unknown');
@@ -23,7 +27,8 @@ test('changeBetween: beyond noise only when the interval of the difference exclu
 });
 
 test('compare: a regression is worse beyond noise; a re-run of the same job is mostly within noise', () => {
-  const byName = (cmp: ReturnType<typeof compareProfiles>, group: string, name: string) => cmp.figures.find((f) => f.group === group && f.name === name)!;
+  const byName = (cmp: ReturnType<typeof compareProfiles>, group: string, name: string) =>
+    cmp.figures.find((f) => f.group === group && f.name === name)!;
   const regressed = compareProfiles(fixture('pass'), fixture('regressed'));
   assert.equal(byName(regressed, 'split', 'iteration time').verdict, 'worse');
   assert.equal(byName(regressed, 'cold', 'throughput').verdict, 'worse');
@@ -39,12 +44,18 @@ test('compare CLI prints each figure with A, B, change and verdict', async () =>
   const code = await run(['compare', fixturePath('pass'), fixturePath('regressed')], io);
   assert.equal(code, ExitCode.Ok, io.err);
   assert.match(io.out, /^split: compute\s+ms\s+/m);
-  assert.match(io.out, /^cold: iteration time\s+ms\s+11\.50 ± 0\.0\d\s+14\.37 ± 0\.0\d\s+\+2\.87 \(\+25%\)\s+worse \(beyond noise\)$/m);
+  assert.match(
+    io.out,
+    /^cold: iteration time\s+ms\s+11\.50 ± 0\.0\d\s+14\.37 ± 0\.0\d\s+\+2\.87 \(\+25%\)\s+worse \(beyond noise\)$/m,
+  );
   assert.match(io.out, /figure\(s\) worse and \d+ better beyond the noise of both profiles/);
 });
 
 test('compare: a corrupt profile is a one-line error with exit 7', async () => {
   const io = fakeIo(tmpdir());
-  assert.equal(await run(['compare', fixturePath('pass'), fixturePath('wrong-schema-version')], io), ExitCode.CorruptFile);
+  assert.equal(
+    await run(['compare', fixturePath('pass'), fixturePath('wrong-schema-version')], io),
+    ExitCode.CorruptFile,
+  );
   assert.match(io.err, /^ds-analyzer: profile '.*wrong-schema-version\.json' has schemaVersion 99/);
 });

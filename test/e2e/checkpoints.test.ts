@@ -38,14 +38,38 @@ interface Meter {
 const readMeter = (path: string): Meter => JSON.parse(readFileSync(path, 'utf8')) as Meter;
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-async function profile(name: string, jobArgs: string[], extra: string[] = [], env: Record<string, string> = {}): Promise<Profile> {
+async function profile(
+  name: string,
+  jobArgs: string[],
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Profile> {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
   const out = join(dir, 'profile.json');
-  const result = await startCli(['profile', '--data', data, '--out', out, ...quick, ...extra, '--', PYTHON, SCRIPT, '--data', data, '--meter', join(dir, 'meter.json'), ...jobArgs], {
-    cwd: dir,
-    env,
-  });
+  const result = await startCli(
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      ...quick,
+      ...extra,
+      '--',
+      PYTHON,
+      SCRIPT,
+      '--data',
+      data,
+      '--meter',
+      join(dir, 'meter.json'),
+      ...jobArgs,
+    ],
+    {
+      cwd: dir,
+      env,
+    },
+  );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   assert.doesNotMatch(result.all, /^\s+at .+\(.+:\d+:\d+\)$/m, 'no stack trace');
   return readProfile(out);
@@ -60,12 +84,17 @@ async function profile(name: string, jobArgs: string[], extra: string[] = [], en
 async function plainRun(name: string, jobArgs: string[]): Promise<{ stallMs: number; iterMs: number }> {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
-  await execa(PYTHON, [SCRIPT, '--data', data, '--meter', join(dir, 'meter.json'), '--iterations', '100', ...jobArgs], { cwd: dir });
+  await execa(PYTHON, [SCRIPT, '--data', data, '--meter', join(dir, 'meter.json'), '--iterations', '100', ...jobArgs], {
+    cwd: dir,
+  });
   const meter = readMeter(join(dir, 'meter.json'));
   const b = meter.batches;
   const later = meter.saves.slice(1);
   const iterationsPerSave = b.length / meter.saves.length;
-  return { stallMs: (1000 * mean(later)) / iterationsPerSave, iterMs: (1000 * (b[b.length - 1] - b[5])) / (b.length - 6) };
+  return {
+    stallMs: (1000 * mean(later)) / iterationsPerSave,
+    iterMs: (1000 * (b[b.length - 1] - b[5])) / (b.length - 6),
+  };
 }
 
 test('a save every 5 iterations: the checkpoint stall against the job run without the tool, and the saves against its own timer', async (t) => {
@@ -94,13 +123,18 @@ test('a save every 5 iterations: the checkpoint stall against the job run withou
   assert.ok(p.modes.cold!.ranks[0].checkpoints!.length >= 5, 'the cold blocks timed saves of their own');
   const hookMs = mean(saves.map((s) => s.blockingMs));
   const scriptMs = 1000 * mean(meter.saves);
-  assert.ok(Math.abs(hookMs - scriptMs) <= 0.05 * scriptMs + 0.5, `hook ${hookMs.toFixed(1)} ms a save, script ${scriptMs.toFixed(1)} ms`);
+  assert.ok(
+    Math.abs(hookMs - scriptMs) <= 0.05 * scriptMs + 0.5,
+    `hook ${hookMs.toFixed(1)} ms a save, script ${scriptMs.toFixed(1)} ms`,
+  );
   // Ground truth: the job without the tool, before and after. The machine's own run-to-run spread is allowed for.
   const truth = (before.stallMs + after.stallMs) / 2;
   const spread = Math.abs(before.stallMs - after.stallMs);
   // Two runs give a weak estimate of that spread: twice it is allowed.
   const tolerance = Math.max(0.1 * truth, 0.03 * before.iterMs) + 2 * spread;
-  t.diagnostic(`checkpoint stall ${c.ms.mean.toFixed(2)} ms/iter; without the tool ${before.stallMs.toFixed(2)} and ${after.stallMs.toFixed(2)} (iteration ${before.iterMs.toFixed(1)} ms)`);
+  t.diagnostic(
+    `checkpoint stall ${c.ms.mean.toFixed(2)} ms/iter; without the tool ${before.stallMs.toFixed(2)} and ${after.stallMs.toFixed(2)} (iteration ${before.iterMs.toFixed(1)} ms)`,
+  );
   assert.ok(Math.abs(c.ms.mean - truth) <= tolerance, `checkpoint stall ${c.ms.mean} vs ${truth} ± ${tolerance}`);
   assert.equal(p.analysis!.verdict.bound, 'checkpoint', p.analysis!.verdict.text);
   assert.match(p.analysis!.advice, /Save every \d+ iterations instead of every 5/);
@@ -116,12 +150,36 @@ test("the synthetic mode leaves the script's checkpoint alone: saves go to scrat
   writeFileSync(target, 'the real checkpoint');
   const out = join(dir, 'profile.json');
   const result = await startCli(
-    ['profile', '--data', data, '--out', out, '--modes', 'synthetic', ...quick, '--', PYTHON, SCRIPT, '--data', data, '--save-every', '5', '--save-mb', '8', '--save-path', target],
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      '--modes',
+      'synthetic',
+      ...quick,
+      '--',
+      PYTHON,
+      SCRIPT,
+      '--data',
+      data,
+      '--save-every',
+      '5',
+      '--save-mb',
+      '8',
+      '--save-path',
+      target,
+    ],
     { cwd: dir },
   );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   assert.equal(readFileSync(target, 'utf8'), 'the real checkpoint');
-  assert.deepEqual(readdirSync(dir).filter((f) => f.includes('dsa-scratch')), [], 'no scratch file left');
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.includes('dsa-scratch')),
+    [],
+    'no scratch file left',
+  );
   const saves = readProfile(out).modes.synthetic!.ranks[0].checkpoints!;
   assert.ok(saves.length >= 5 && saves.every((s) => !s.persisted && s.bytes! > 8e6), JSON.stringify(saves.slice(0, 2)));
 });
@@ -145,17 +203,23 @@ test('workers started again each epoch are the boundary stall; persistent worker
   // One launch: the cold block's first epoch is one of the launch's, and the script stamps every epoch.
   const first = epochs[0].createMs + epochs[0].firstWaitMs;
   const scriptFirst = 1000 * meter.firstBatch[epochs[0].epoch];
-  assert.ok(Math.abs(first - scriptFirst) <= 0.1 * scriptFirst, `first batch of epoch ${epochs[0].epoch}: ${first} vs script ${scriptFirst} ms`);
+  assert.ok(
+    Math.abs(first - scriptFirst) <= 0.1 * scriptFirst,
+    `first batch of epoch ${epochs[0].epoch}: ${first} vs script ${scriptFirst} ms`,
+  );
 
   const persistent = await profile('persistent', ['--workers', '2', '--persistent'], [], slowStart);
   const kept = persistent.analysis!.boundaryStall!;
   assert.equal(kept.persistentWorkers, true);
   assert.notEqual(kept.call, 'stall', kept.text);
-  assert.ok(kept.perEpochMs.mean < 0.25 * b.perEpochMs.mean, `persistent ${kept.perEpochMs.mean} vs ${b.perEpochMs.mean} ms an epoch`);
+  assert.ok(
+    kept.perEpochMs.mean < 0.25 * b.perEpochMs.mean,
+    `persistent ${kept.perEpochMs.mean} vs ${b.perEpochMs.mean} ms an epoch`,
+  );
   assert.notEqual(persistent.analysis!.verdict.bound, 'boundary');
 });
 
-test('a writer the hook cannot see (os.write + fsync) is named from the job tree\'s write_bytes', async (t) => {
+test("a writer the hook cannot see (os.write + fsync) is named from the job tree's write_bytes", async (t) => {
   if (skipReason) return t.skip(skipReason);
   const p = await profile('raw-writer', ['--save-every', '5', '--save-mb', '16', '--writer', 'raw']);
   assert.equal(p.analysis!.checkpointStall, null);

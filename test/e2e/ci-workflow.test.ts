@@ -12,7 +12,17 @@
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,10 +68,14 @@ test('the workflow bootstraps on a push to main, gates pull requests, has the pe
   assert.ok('pull_request' in workflow.on);
   assert.equal(workflow.permissions.checks, 'write');
   assert.equal(workflow.permissions.contents, 'read');
-  for (const step of steps.filter((s) => s.uses)) assert.match(step.uses!, /@v\d+(\.\d+)*$/, `${step.uses} is pinned by a tag`);
+  for (const step of steps.filter((s) => s.uses))
+    assert.match(step.uses!, /@v\d+(\.\d+)*$/, `${step.uses} is pinned by a tag`);
   const own = steps.find((s) => s.uses?.includes('/ds-analyzer@'));
   assert.equal(own?.uses, `OWNER/ds-analyzer@v${version}`, "ds-analyzer's pin is this version's tag");
-  const selfHosted = parse(yamlBlockAfter(doc, '### On a self-hosted GPU runner')) as { 'runs-on': string[]; steps: Step[] };
+  const selfHosted = parse(yamlBlockAfter(doc, '### On a self-hosted GPU runner')) as {
+    'runs-on': string[];
+    steps: Step[];
+  };
   assert.ok(selfHosted['runs-on'].includes('self-hosted') && selfHosted['runs-on'].includes('gpu'));
   assert.match(selfHosted.steps.map((s) => s.run ?? '').join('\n'), /nvidia-smi/);
 });
@@ -81,14 +95,20 @@ before(async () => {
   writeFileSync(join(repo, 'requirements.txt'), 'torch\n');
   // setup-python gives the job `python`; npm is stood in: this checkout is built already.
   symlinkSync(PYTHON, join(toolsDir, 'python'));
-  writeFileSync(join(toolsDir, 'npm'), '#!/bin/sh\n[ "$*" = "ci --no-audit --no-fund" ] || { echo "unexpected npm $*" >&2; exit 2; }\necho "$PWD" >> "$NPM_CALLS"\n');
+  writeFileSync(
+    join(toolsDir, 'npm'),
+    '#!/bin/sh\n[ "$*" = "ci --no-audit --no-fund" ] || { echo "unexpected npm $*" >&2; exit 2; }\necho "$PWD" >> "$NPM_CALLS"\n',
+  );
   chmodSync(join(toolsDir, 'npm'), 0o755);
 });
 
 /** train.py: the emulated job at `computeMs` a step (it ignores --epochs). */
 function writeTrainPy(computeMs: number): void {
   const job = emulatorArgv('./data/train', ['--batch-size', '4', '--compute-ms', String(computeMs), '--prep-ms', '1']);
-  writeFileSync(join(repo, 'train.py'), `# A stand-in for a training script: the emulated job.\nimport os\nargv = ${JSON.stringify(job)}\nos.execv(argv[0], argv)\n`);
+  writeFileSync(
+    join(repo, 'train.py'),
+    `# A stand-in for a training script: the emulated job.\nimport os\nargv = ${JSON.stringify(job)}\nos.execv(argv[0], argv)\n`,
+  );
 }
 
 /** Replaces ${{ github.X }} by the event's values; any other expression is a test failure. */
@@ -116,7 +136,12 @@ interface RunLog {
 
 /** Plays the workflow's steps for one event, as a runner would in `repo`. */
 async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
-  const github = { event_name: event, sha: event === 'push' ? 'a1b2c3' : 'd4e5f6', ref_name: 'main', base_ref: event === 'pull_request' ? 'main' : '' };
+  const github = {
+    event_name: event,
+    sha: event === 'push' ? 'a1b2c3' : 'd4e5f6',
+    ref_name: 'main',
+    base_ref: event === 'pull_request' ? 'main' : '',
+  };
   const runnerTemp = mkdtempSync(join(work, `runner-${event}-`));
   const githubPath = join(runnerTemp, 'github-path');
   writeFileSync(githubPath, '');
@@ -135,7 +160,14 @@ async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
   };
   const bash = async (script: string, extraEnv: Record<string, string> = {}) => {
     // The runner's default shell for `run:`.
-    const result = await execa('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], { cwd: repo, env: { ...env(), ...extraEnv }, extendEnv: false, reject: false, all: true, timeout: 300_000 });
+    const result = await execa('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], {
+      cwd: repo,
+      env: { ...env(), ...extraEnv },
+      extendEnv: false,
+      reject: false,
+      all: true,
+      timeout: 300_000,
+    });
     log.outputs.push(`$ ${script}\n${result.all}`);
     return result.exitCode === 0;
   };
@@ -151,20 +183,30 @@ async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
       ok = await bash(expand(step.run, github));
     } else {
       const action = step.uses!.split('@')[0]!;
-      const inputs = Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(String(v), github)]));
+      const inputs = Object.fromEntries(
+        Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(String(v), github)]),
+      );
       if (action === 'actions/checkout' || action === 'actions/setup-python') {
         // The scratch repository is the checkout; toolsDir's python is setup-python's.
       } else if (action.endsWith('/ds-analyzer')) {
         const own = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as { runs: { using: string; steps: Step[] } };
         assert.equal(own.runs.using, 'composite');
         for (const inner of own.runs.steps) {
-          if (inner.uses) assert.match(inner.uses, /^actions\/setup-node@v\d+$/, 'the action only sets up node besides its script');
+          if (inner.uses)
+            assert.match(inner.uses, /^actions\/setup-node@v\d+$/, 'the action only sets up node besides its script');
           else ok &&= await bash(inner.run!, { GITHUB_ACTION_PATH: ROOT });
         }
-        assert.deepEqual(readFileSync(join(runnerTemp, 'npm-calls'), 'utf8').trim().split('\n'), [ROOT.replace(/\/$/, '')], 'the action ran npm ci in its own checkout');
+        assert.deepEqual(
+          readFileSync(join(runnerTemp, 'npm-calls'), 'utf8').trim().split('\n'),
+          [ROOT.replace(/\/$/, '')],
+          'the action ran npm ci in its own checkout',
+        );
       } else if (action === 'actions/cache/restore') {
         const prefix = inputs['restore-keys']!;
-        const hit = readdirSync(cacheDir).filter((key) => key.startsWith(prefix)).sort().at(-1);
+        const hit = readdirSync(cacheDir)
+          .filter((key) => key.startsWith(prefix))
+          .sort()
+          .at(-1);
         if (hit) {
           mkdirSync(dirname(join(repo, inputs.path!)), { recursive: true });
           copyFileSync(join(cacheDir, hit), join(repo, inputs.path!));
@@ -172,9 +214,12 @@ async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
       } else if (action === 'actions/cache/save') {
         copyFileSync(join(repo, inputs.path!), join(cacheDir, inputs.key!));
       } else if (action === 'actions/upload-artifact') {
-        for (const path of inputs.path!.split('\n').filter(Boolean)) assert.ok(existsSync(join(repo, path)), `the artifact's ${path} exists`);
+        for (const path of inputs.path!.split('\n').filter(Boolean))
+          assert.ok(existsSync(join(repo, path)), `the artifact's ${path} exists`);
       } else if (action === 'mikepenz/action-junit-report') {
-        const xml = new XMLParser({ ignoreAttributes: false }).parse(readFileSync(join(repo, inputs.report_paths!), 'utf8'));
+        const xml = new XMLParser({ ignoreAttributes: false }).parse(
+          readFileSync(join(repo, inputs.report_paths!), 'utf8'),
+        );
         assert.ok(xml.testsuites, 'the JUnit report parses');
       } else {
         assert.fail(`the test has no stand-in for ${step.uses}`);
@@ -200,7 +245,10 @@ test("the workflow's steps run in a repository with a train.py: a push to main s
   assert.equal(pr.failed, 'gate', text);
   assert.doesNotMatch(text, /^no baseline from main yet/m);
   assert.match(text, /regression .* FAIL/, 'the gate failed the regression against main');
-  assert.ok(existsSync(join(repo, 'reports/compare.txt')), 'the pull request was compared with main, the gate failed or not');
+  assert.ok(
+    existsSync(join(repo, 'reports/compare.txt')),
+    'the pull request was compared with main, the gate failed or not',
+  );
   assert.ok(existsSync(join(repo, 'reports/run.html')), 'the report was written after the failed gate');
   assert.deepEqual(readdirSync(cacheDir), ['ds-analyzer-baseline-main-a1b2c3'], 'a pull request saves no baseline');
 });

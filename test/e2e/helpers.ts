@@ -12,8 +12,17 @@ export const EMULATOR = fileURLToPath(new URL('../../src/emulator/job.js', impor
 export const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/', import.meta.url));
 
 /** Starts the real CLI in a child process; never rejects. */
-export function startCli(args: string[], options: { cwd: string; env?: Record<string, string> }): ResultPromise<{ reject: false; all: true }> {
-  return execa(process.execPath, [CLI, ...args], { cwd: options.cwd, env: options.env, reject: false, all: true, timeout: 600_000 });
+export function startCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): ResultPromise<{ reject: false; all: true }> {
+  return execa(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    reject: false,
+    all: true,
+    timeout: 600_000,
+  });
 }
 
 /** Pids of processes whose command line mentions `marker` (left-over jobs). */
@@ -53,11 +62,15 @@ export function sleep(ms: number): Promise<void> {
  * of `perClass` files sNNNN.bin of `fileBytes` each (what the DatasetFolder
  * fixture script reads).
  */
-export function writeClassFolders(root: string, layout: { classes: number; perClass: number; fileBytes: number }): void {
+export function writeClassFolders(
+  root: string,
+  layout: { classes: number; perClass: number; fileBytes: number },
+): void {
   for (let c = 0; c < layout.classes; c++) {
     const dir = join(root, `c${c}`);
     mkdirSync(dir, { recursive: true });
-    for (let i = 0; i < layout.perClass; i++) writeFileSync(join(dir, `s${String(i).padStart(4, '0')}.bin`), randomBytes(layout.fileBytes));
+    for (let i = 0; i < layout.perClass; i++)
+      writeFileSync(join(dir, `s${String(i).padStart(4, '0')}.bin`), randomBytes(layout.fileBytes));
   }
 }
 
@@ -67,5 +80,7 @@ export const PYTHON = '/usr/bin/python3';
 /** Why the torch tests cannot run here (no torch or torchvision for PYTHON), or null when they can. */
 export async function torchMissing(): Promise<string | null> {
   const probe = await execa(PYTHON, ['-c', 'import torch, torchvision'], { reject: false });
-  return probe.exitCode === 0 ? null : `needs ${PYTHON} with torch and torchvision (apt-get install python3-torch python3-torchvision)`;
+  return probe.exitCode === 0
+    ? null
+    : `needs ${PYTHON} with torch and torchvision (apt-get install python3-torch python3-torchvision)`;
 }

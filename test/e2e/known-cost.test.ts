@@ -20,7 +20,10 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
     return;
   }
   const work = mkdtempSync(join(tmpdir(), 'dsa-known-cost-'));
-  const result = await startCli(['demo', '--quick', '--json', '--dataset-dir', join(work, 'data'), '--profiles-dir', join(work, 'profiles')], { cwd: work });
+  const result = await startCli(
+    ['demo', '--quick', '--json', '--dataset-dir', join(work, 'data'), '--profiles-dir', join(work, 'profiles')],
+    { cwd: work },
+  );
   assert.equal(result.exitCode, 0, result.stderr);
   const profile = ProfileSchema.parse(JSON.parse(result.stdout));
   const preset = EMULATOR_PRESETS.quick;
@@ -29,7 +32,10 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   const check = (name: string, measured: number | undefined, expected: number) => {
     assert.ok(measured !== undefined, `${name} measured`);
     const error = Math.abs(measured - expected) / expected;
-    assert.ok(error <= TOLERANCE, `${name}: measured ${measured.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms (error ${(error * 100).toFixed(1)}%)`);
+    assert.ok(
+      error <= TOLERANCE,
+      `${name}: measured ${measured.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms (error ${(error * 100).toFixed(1)}%)`,
+    );
   };
   check('compute', analysis.computeMs?.mean, implied.computeMs);
   check('prep stall', analysis.prepStallMs?.mean, implied.prepStallMs);
@@ -37,7 +43,10 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
 
   const cold = profile.modes.cold!.state;
   const cached = profile.modes.cached!.state;
-  assert.ok(cold.proven && cold.readFraction! >= 0.9, `cold read ${cold.readFraction} of consumed bytes from storage: ${cold.reason}`);
+  assert.ok(
+    cold.proven && cold.readFraction! >= 0.9,
+    `cold read ${cold.readFraction} of consumed bytes from storage: ${cold.reason}`,
+  );
   assert.ok(cached.proven && cached.readFraction! <= 0.05, `cached read ${cached.readFraction}: ${cached.reason}`);
   assert.ok(profile.modes.synthetic!.state.proven);
   assert.equal(analysis.verdict.bound, 'fetch');
@@ -54,7 +63,10 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   assert.match(result.stderr, /What would remove the stall if the page cache could not hold the dataset/);
   assert.match(result.stderr, /storage: [\d.]+ [kMG]B\/s \([\d.]+ [kMG]B\/s now\) removes the fetch stall/);
   const reports = readdirSync(join(work, 'reports'));
-  assert.ok(reports.some((f) => f.endsWith('.html')) && reports.some((f) => f.endsWith('.png')), `report files: ${reports.join(', ')}`);
+  assert.ok(
+    reports.some((f) => f.endsWith('.html')) && reports.some((f) => f.endsWith('.png')),
+    `report files: ${reports.join(', ')}`,
+  );
   // The cold mode read at the throttled rate, within 15%.
   const bw = analysis.storageReadBytesPerSec!;
   assert.ok(Math.abs(bw - preset.storageBwBytesPerSec) / preset.storageBwBytesPerSec <= 0.15, `storage read ${bw} B/s`);
@@ -63,7 +75,20 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
 test('demo --remote: the same job fetching its samples over HTTP through the metering proxy, capped there, recovers the same split', async () => {
   // No throttling cgroup needed: the cap is the proxy's.
   const work = mkdtempSync(join(tmpdir(), 'dsa-known-cost-remote-'));
-  const result = await startCli(['demo', '--quick', '--remote', '--json', '--no-report', '--dataset-dir', join(work, 'data'), '--profiles-dir', join(work, 'profiles')], { cwd: work });
+  const result = await startCli(
+    [
+      'demo',
+      '--quick',
+      '--remote',
+      '--json',
+      '--no-report',
+      '--dataset-dir',
+      join(work, 'data'),
+      '--profiles-dir',
+      join(work, 'profiles'),
+    ],
+    { cwd: work },
+  );
   assert.equal(result.exitCode, 0, result.stderr);
   const profile = ProfileSchema.parse(JSON.parse(result.stdout));
   assert.equal(profile.dataset.remote?.kind, 'http');
@@ -76,10 +101,21 @@ test('demo --remote: the same job fetching its samples over HTTP through the met
     ['prep stall', analysis.prepStallMs?.mean, implied.prepStallMs],
     ['fetch stall', analysis.fetchStallMs?.mean, implied.fetchStallMs!],
   ] as const) {
-    assert.ok(measured !== undefined && Math.abs(measured - expected) / expected <= TOLERANCE, `${name}: measured ${measured?.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms`);
+    assert.ok(
+      measured !== undefined && Math.abs(measured - expected) / expected <= TOLERANCE,
+      `${name}: measured ${measured?.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms`,
+    );
   }
-  for (const mode of ['synthetic', 'cached', 'cold'] as const) assert.ok(profile.modes[mode]!.state.proven, `${mode}: ${profile.modes[mode]!.state.reason}`);
-  assert.ok(profile.modes.cold!.network!.requests > 0 && profile.modes.cold!.network!.capBytesPerSec === preset.storageBwBytesPerSec);
+  for (const mode of ['synthetic', 'cached', 'cold'] as const)
+    assert.ok(profile.modes[mode]!.state.proven, `${mode}: ${profile.modes[mode]!.state.reason}`);
+  assert.ok(
+    profile.modes.cold!.network!.requests > 0 &&
+      profile.modes.cold!.network!.capBytesPerSec === preset.storageBwBytesPerSec,
+  );
   assert.match(analysis.verdict.text, /waits on the network/);
-  assert.match(result.stderr, /The emulated job was set to: .*storage 12\.5 MB\/s\./, 'the cap was applied at the proxy');
+  assert.match(
+    result.stderr,
+    /The emulated job was set to: .*storage 12\.5 MB\/s\./,
+    'the cap was applied at the proxy',
+  );
 });

@@ -68,19 +68,54 @@ after(async () => {
 test('a DatasetFolder script inside a memory cgroup smaller than its dataset: the cached mode is proven on a resident subset', async (t) => {
   if (skipReason) return t.skip(skipReason);
   const out = join(work, 'profile.json');
-  const cli = ['profile', '--data', data, '--modes', 'cached,cold', '--single-pass', '--precision', '10%', '--min-iterations', '150', '--max-iterations', '200', '--out', out];
+  const cli = [
+    'profile',
+    '--data',
+    data,
+    '--modes',
+    'cached,cold',
+    '--single-pass',
+    '--precision',
+    '10%',
+    '--min-iterations',
+    '150',
+    '--max-iterations',
+    '200',
+    '--out',
+    out,
+  ];
   // The shell joins the group, then becomes the CLI: the CLI and the job it starts are both charged to it.
-  const result = await execa('sh', ['-c', `echo $$ > ${group}/cgroup.procs && exec "$@"`, 'sh', process.execPath, CLI, ...cli, '--', PYTHON, SCRIPT, data, '--batch', '32'], {
-    cwd: work,
-    reject: false,
-    all: true,
-    timeout: 300_000,
-  });
+  const result = await execa(
+    'sh',
+    [
+      '-c',
+      `echo $$ > ${group}/cgroup.procs && exec "$@"`,
+      'sh',
+      process.execPath,
+      CLI,
+      ...cli,
+      '--',
+      PYTHON,
+      SCRIPT,
+      data,
+      '--batch',
+      '32',
+    ],
+    {
+      cwd: work,
+      reject: false,
+      all: true,
+      timeout: 300_000,
+    },
+  );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   assert.doesNotMatch(result.all, /^\s+at .+\(.+:\d+:\d+\)$/m, 'no stack trace');
   const profile = readProfile(out);
   assert.equal(profile.dataset.fitsInMemory, false);
-  assert.ok(profile.dataset.memoryBudgetBytes! < LIMIT_BYTES, `budget ${profile.dataset.memoryBudgetBytes} from the group's limit`);
+  assert.ok(
+    profile.dataset.memoryBudgetBytes! < LIMIT_BYTES,
+    `budget ${profile.dataset.memoryBudgetBytes} from the group's limit`,
+  );
 
   const cached = profile.modes.cached!;
   assert.equal(cached.state.proven, true, cached.state.reason);
@@ -92,7 +127,9 @@ test('a DatasetFolder script inside a memory cgroup smaller than its dataset: th
   assert.equal(subset.datasetFiles, CLASSES * PER_CLASS);
   assert.ok(subset.files > 100 && subset.bytes < LIMIT_BYTES / 2, `${subset.files} files, ${subset.bytes} bytes`);
   assert.equal(cached.state.datasetBytes, subset.bytes, 'residency is proven for the subset');
-  const listed = readFileSync(join(work, 'profile.d', 'cached', 'subset.txt'), 'utf8').trim().split('\n');
+  const listed = readFileSync(join(work, 'profile.d', 'cached', 'subset.txt'), 'utf8')
+    .trim()
+    .split('\n');
   assert.equal(listed.length, subset.files);
 
   const cold = profile.modes.cold!;

@@ -29,7 +29,8 @@ let skipReason: string | null = null;
 async function blocker(): Promise<string | null> {
   if (process.getuid?.() !== 0) return 'needs root to make network namespaces';
   for (const tool of ['ip', 'nsenter', 'unshare', '/usr/bin/torchrun']) {
-    if (execaSync('sh', ['-c', `command -v ${tool}`], { reject: false }).exitCode !== 0) return `needs ${tool} (iproute2, util-linux, python3-torch)`;
+    if (execaSync('sh', ['-c', `command -v ${tool}`], { reject: false }).exitCode !== 0)
+      return `needs ${tool} (iproute2, util-linux, python3-torch)`;
   }
   const torch = await torchMissing();
   if (torch) return torch;
@@ -50,19 +51,25 @@ before(async () => {
     sh(`ip link add ${NODES[0].ifname} type veth peer name ${NODES[1].ifname}`);
     for (const node of NODES) {
       sh(`ip link set ${node.ifname} netns ${node.ns}`);
-      sh(`ip -n ${node.ns} addr add ${node.address}/24 dev ${node.ifname} && ip -n ${node.ns} link set ${node.ifname} up && ip -n ${node.ns} link set lo up`);
+      sh(
+        `ip -n ${node.ns} addr add ${node.address}/24 dev ${node.ifname} && ip -n ${node.ns} link set ${node.ifname} up && ip -n ${node.ns} link set lo up`,
+      );
     }
   } catch (error) {
     skipReason = `cannot make two network namespaces joined by a veth pair: ${(error as Error).message.split('\n')[0]}`;
     return;
   }
   work = mkdtempSync(join(tmpdir(), 'dsa-e2e-nodes-'));
-  writeFileSync(join(work, 'hosts'), `127.0.0.1 localhost\n${NODES.map((n) => `${n.address} ${n.hostname}`).join('\n')}\n`);
+  writeFileSync(
+    join(work, 'hosts'),
+    `127.0.0.1 localhost\n${NODES.map((n) => `${n.address} ${n.hostname}`).join('\n')}\n`,
+  );
   writeFileSync(join(work, 'train.py'), TRAIN_PY);
   for (const k of [0, 1]) {
     const data = join(work, `node${k}`, 'data');
     mkdirSync(data, { recursive: true });
-    for (let i = 0; i < 400; i++) writeFileSync(join(data, `f${String(i).padStart(4, '0')}.bin`), Buffer.alloc(64 * 1024, (i * 7 + k) % 251));
+    for (let i = 0; i < 400; i++)
+      writeFileSync(join(data, `f${String(i).padStart(4, '0')}.bin`), Buffer.alloc(64 * 1024, (i * 7 + k) % 251));
   }
 });
 
@@ -108,15 +115,58 @@ function startNode(k: 0 | 1, name: string, extra: string[]): ResultPromise<{ rej
   const node = NODES[k];
   const data = join(work, `node${k}`, 'data');
   const job = [
-    '/usr/bin/torchrun', '--nnodes', '2', '--nproc_per_node', '1', '--rdzv_backend', 'c10d', '--rdzv_endpoint', `${NODES[0].address}:29610`, '--rdzv_id', name,
-    join(work, 'train.py'), data,
+    '/usr/bin/torchrun',
+    '--nnodes',
+    '2',
+    '--nproc_per_node',
+    '1',
+    '--rdzv_backend',
+    'c10d',
+    '--rdzv_endpoint',
+    `${NODES[0].address}:29610`,
+    '--rdzv_id',
+    name,
+    join(work, 'train.py'),
+    data,
   ];
-  const cli = [process.execPath, CLI, 'profile', '--data', data, '--out', join(work, `${name}.json`), '--precision', '10%', '--min-iterations', '20', '--max-iterations', '200', '--single-pass', ...extra, '--', ...job];
+  const cli = [
+    process.execPath,
+    CLI,
+    'profile',
+    '--data',
+    data,
+    '--out',
+    join(work, `${name}.json`),
+    '--precision',
+    '10%',
+    '--min-iterations',
+    '20',
+    '--max-iterations',
+    '200',
+    '--single-pass',
+    ...extra,
+    '--',
+    ...job,
+  ];
   const quoted = cli.map((arg) => `'${arg}'`).join(' ');
   return execa(
     'nsenter',
-    [`--net=/run/netns/${node.ns}`, 'unshare', '--uts', '--mount', 'sh', '-c', `mount --bind ${join(work, 'hosts')} /etc/hosts && hostname ${node.hostname} && exec ${quoted}`],
-    { env: { ...process.env, GLOO_SOCKET_IFNAME: node.ifname, PATH: `${process.env.PATH}` }, reject: false, all: true, timeout: 600_000, cwd: work },
+    [
+      `--net=/run/netns/${node.ns}`,
+      'unshare',
+      '--uts',
+      '--mount',
+      'sh',
+      '-c',
+      `mount --bind ${join(work, 'hosts')} /etc/hosts && hostname ${node.hostname} && exec ${quoted}`,
+    ],
+    {
+      env: { ...process.env, GLOO_SOCKET_IFNAME: node.ifname, PATH: `${process.env.PATH}` },
+      reject: false,
+      all: true,
+      timeout: 600_000,
+      cwd: work,
+    },
   );
 }
 
@@ -139,7 +189,7 @@ function ownMeterMs(name: string, mode: string, measured: readonly number[]): nu
   throw new Error(`no OWN_METER line of rank 0 in the ${mode} run`);
 }
 
-test('two namespaced nodes under torchrun --nnodes 2: modes switch together, the merged pace is the job\'s own, the throttled node is named', async (t) => {
+test("two namespaced nodes under torchrun --nnodes 2: modes switch together, the merged pace is the job's own, the throttled node is named", async (t) => {
   if (skipReason) return t.skip(skipReason);
   const node0 = startNode(0, 'two', []);
   const node1 = startNode(1, 'two', ['--storage-bw', '2MB/s']);
@@ -148,12 +198,24 @@ test('two namespaced nodes under torchrun --nnodes 2: modes switch together, the
   assert.equal(r1.exitCode, ExitCode.Ok, r1.all);
   const merged = readProfile(join(work, 'two.json'));
   const { peerBytesPerSec: _measured, ...nodesOption } = merged.options.nodes!;
-  assert.deepEqual(nodesOption, { count: 2, coordinator: `${NODES[0].address}:29611`, hostsCoordinator: true, merged: true });
-  assert.deepEqual(merged.nodes!.map((n) => [n.nodeRank, n.hostname]).sort(), [[0, 'dsa-node0'], [1, 'dsa-node1']].sort());
+  assert.deepEqual(nodesOption, {
+    count: 2,
+    coordinator: `${NODES[0].address}:29611`,
+    hostsCoordinator: true,
+    merged: true,
+  });
+  assert.deepEqual(
+    merged.nodes!.map((n) => [n.nodeRank, n.hostname]).sort(),
+    [
+      [0, 'dsa-node0'],
+      [1, 'dsa-node1'],
+    ].sort(),
+  );
   // Each node proved its own state in each mode, and the merged state says so node by node.
   for (const node of NODES) {
     const own = readProfile(join(work, `two.${node.hostname}.json`));
-    for (const mode of ['synthetic', 'cached', 'cold'] as const) assert.equal(own.modes[mode]!.state.proven, true, `${node.hostname} ${mode}: ${own.modes[mode]!.state.reason}`);
+    for (const mode of ['synthetic', 'cached', 'cold'] as const)
+      assert.equal(own.modes[mode]!.state.proven, true, `${node.hostname} ${mode}: ${own.modes[mode]!.state.reason}`);
   }
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
     const result = merged.modes[mode]!;
@@ -167,10 +229,17 @@ test('two namespaced nodes under torchrun --nnodes 2: modes switch together, the
     // new ones: every 25 iterations here) in the epoch's first iteration; the tool times it apart (gapMs,
     // createMs: the boundary stall). Added back here.
     const inWindow = new Set(measured);
-    const boundaryMs = (rank0.epochs ?? []).filter((e) => inWindow.has(e.i)).reduce((sum, e) => sum + e.createMs + (e.gapMs ?? 0), 0);
+    const boundaryMs = (rank0.epochs ?? [])
+      .filter((e) => inWindow.has(e.i))
+      .reduce((sum, e) => sum + e.createMs + (e.gapMs ?? 0), 0);
     const pace = result.summary!.iterMs.mean + boundaryMs / measured.length;
-    t.diagnostic(`${mode}: tool ${pace.toFixed(2)} ms (epoch boundaries ${(boundaryMs / measured.length).toFixed(2)}), job's own meter ${own.toFixed(2)} ms`);
-    assert.ok(Math.abs(pace - own) <= 0.07 * own, `${mode}: tool ${pace.toFixed(1)} ms, job's own meter ${own.toFixed(1)} ms`);
+    t.diagnostic(
+      `${mode}: tool ${pace.toFixed(2)} ms (epoch boundaries ${(boundaryMs / measured.length).toFixed(2)}), job's own meter ${own.toFixed(2)} ms`,
+    );
+    assert.ok(
+      Math.abs(pace - own) <= 0.07 * own,
+      `${mode}: tool ${pace.toFixed(1)} ms, job's own meter ${own.toFixed(1)} ms`,
+    );
   }
   const straggler = merged.analysis!.straggler!;
   assert.ok(straggler, 'a straggler is named');
@@ -179,12 +248,19 @@ test('two namespaced nodes under torchrun --nnodes 2: modes switch together, the
   assert.match(r0.stdout, /straggler: rank \d \(local rank 0 on node dsa-node1/);
   // The veth between the nodes, measured as the CLIs met, is what a partitioned cache's misses would cross.
   const peer = merged.nodes!.map((n) => n.peerBytesPerSec!);
-  assert.ok(peer.every((rate) => rate > 10e6), `peer reads ${peer.join(', ')} bytes/s`);
-  const asked = await startCli([
-    'whatif', join(work, 'two.json'), '--nodes', '2', '--cache', '50%', '--cache-policy', 'partitioned', '--json',
-  ], { cwd: work });
+  assert.ok(
+    peer.every((rate) => rate > 10e6),
+    `peer reads ${peer.join(', ')} bytes/s`,
+  );
+  const asked = await startCli(
+    ['whatif', join(work, 'two.json'), '--nodes', '2', '--cache', '50%', '--cache-policy', 'partitioned', '--json'],
+    { cwd: work },
+  );
   assert.equal(asked.exitCode, ExitCode.Ok, asked.all);
-  const answer = JSON.parse(asked.stdout) as { prediction: { scenario: { peerBytesPerSec: number } }; nodes: { speedup: number } };
+  const answer = JSON.parse(asked.stdout) as {
+    prediction: { scenario: { peerBytesPerSec: number } };
+    nodes: { speedup: number };
+  };
   assert.equal(answer.prediction.scenario.peerBytesPerSec, Math.min(...peer, merged.options.nodes!.peerBytesPerSec!));
   assert.deepEqual(processesMentioning(join(work, 'train.py')), []);
 });
@@ -206,7 +282,10 @@ test("killing one node's CLI ends the other with exit 10 in bounded time, its me
   await node0;
   assert.equal(r1.exitCode, ExitCode.NodeLost, r1.all);
   // A killed process's socket closes with a FIN, or with a reset when data it had not read was waiting.
-  assert.match(r1.stderr, /ds-analyzer: the coordinator at 10\.213\.7\.1:29611 is gone: its connection (closed|failed \(read ECONNRESET\)); the synthetic mode is saved in/);
+  assert.match(
+    r1.stderr,
+    /ds-analyzer: the coordinator at 10\.213\.7\.1:29611 is gone: its connection (closed|failed \(read ECONNRESET\)); the synthetic mode is saved in/,
+  );
   assert.ok(tookSec < 60, `node 1 ended ${tookSec.toFixed(1)} s after node 0 was killed`);
   const own = readProfile(join(work, `killed.${NODES[1].hostname}.json`));
   assert.equal(own.status, 'partial');
@@ -215,7 +294,11 @@ test("killing one node's CLI ends the other with exit 10 in bounded time, its me
   const gone = Date.now() + 15_000;
   while (Date.now() < gone && processesMentioning(join(work, 'train.py')).length > 0) await sleep(200);
   assert.deepEqual(processesMentioning(join(work, 'train.py')).map(describeProcess), []);
-  const groups = execaSync('sh', ['-c', `find /sys/fs/cgroup -maxdepth 4 -name 'ds-analyzer-${node1.pid}' 2>/dev/null`], { reject: false }).stdout;
+  const groups = execaSync(
+    'sh',
+    ['-c', `find /sys/fs/cgroup -maxdepth 4 -name 'ds-analyzer-${node1.pid}' 2>/dev/null`],
+    { reject: false },
+  ).stdout;
   assert.equal(groups.trim(), '', 'node 1 removed its throttle');
 });
 

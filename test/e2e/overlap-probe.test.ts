@@ -20,10 +20,36 @@ test('profile --overlap runs the cold mode with a share of the dataset held resi
   const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-overlap-'));
   const data = join(work, 'data');
   await generateDataset(data, { files: preset.files, fileBytes: preset.fileBytes, seed: 5 });
-  const job = emulatorArgv(data, ['--batch-size', String(preset.batchSize), '--workers', String(preset.workers), '--compute-ms', String(preset.computeMs), '--prep-ms', String(preset.prepMs)]);
+  const job = emulatorArgv(data, [
+    '--batch-size',
+    String(preset.batchSize),
+    '--workers',
+    String(preset.workers),
+    '--compute-ms',
+    String(preset.computeMs),
+    '--prep-ms',
+    String(preset.prepMs),
+  ]);
   const out = join(work, 'p.json');
   const result = await startCli(
-    ['profile', '--data', data, '--out', out, '--storage-bw', String(preset.storageBwBytesPerSec), '--overlap', '--precision', '5%', '--min-iterations', '40', '--max-iterations', '400', '--', ...job],
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      '--storage-bw',
+      String(preset.storageBwBytesPerSec),
+      '--overlap',
+      '--precision',
+      '5%',
+      '--min-iterations',
+      '40',
+      '--max-iterations',
+      '400',
+      '--',
+      ...job,
+    ],
     { cwd: work },
   );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
@@ -37,7 +63,10 @@ test('profile --overlap runs the cold mode with a share of the dataset held resi
   // It read about the part not held, and ran between fully cached and cold.
   assert.ok(Math.abs(probe.state.readFraction! - (1 - probe.residentShare)) <= 0.1, `read ${probe.state.readFraction}`);
   const iter = (m: { summary: { iterMs: { mean: number } } | null }) => m.summary!.iterMs.mean;
-  assert.ok(iter(probe) < iter(profile.modes.cold!) && iter(probe) > 0.9 * iter(profile.modes.cached!), `probe ${iter(probe)} ms`);
+  assert.ok(
+    iter(probe) < iter(profile.modes.cold!) && iter(probe) > 0.9 * iter(profile.modes.cached!),
+    `probe ${iter(probe)} ms`,
+  );
   assert.match(result.stdout, /overlap probe: cold with \d+% of the dataset held resident/);
   const model = fitOrFail(profile);
   assert.equal(model.overlapMeasured, true);

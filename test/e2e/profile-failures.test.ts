@@ -26,7 +26,16 @@ function noStackTrace(output: string) {
 test('a job crashing in the cold mode leaves the earlier modes in a valid partial profile and no process behind', async () => {
   const out = join(work, 'crash.json');
   const result = await startCli(
-    ['profile', '--data', data, '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--crash-at-iteration', '15', '--crash-mode', 'cold'])],
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      ...quickProfile,
+      '--',
+      ...emulatorArgv(data, [...fast, '--crash-at-iteration', '15', '--crash-mode', 'cold']),
+    ],
     { cwd: work },
   );
   assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
@@ -45,7 +54,16 @@ test('Ctrl-C mid-mode saves what was measured, exits 130 and leaves no process b
   const out = join(work, 'interrupt.json');
   const cli = startCli(
     // The job hangs in the cached mode after 30 iterations, so the interrupt lands mid-mode.
-    ['profile', '--data', data, '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--hang-at-iteration', '30', '--hang-mode', 'cached'])],
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      ...quickProfile,
+      '--',
+      ...emulatorArgv(data, [...fast, '--hang-at-iteration', '30', '--hang-mode', 'cached']),
+    ],
     { cwd: work },
   );
   // One launch: the cached block has begun once the job's events say so.
@@ -69,7 +87,18 @@ test('Ctrl-C mid-mode saves what was measured, exits 130 and leaves no process b
 test('a job that hangs is killed at the per-mode --timeout, with its whole tree', async () => {
   const out = join(work, 'timeout.json');
   const result = await startCli(
-    ['profile', '--data', data, '--out', out, '--timeout', '6s', ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--hang-at-iteration', '3', '--hang-mode', 'synthetic'])],
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      '--timeout',
+      '6s',
+      ...quickProfile,
+      '--',
+      ...emulatorArgv(data, [...fast, '--hang-at-iteration', '3', '--hang-mode', 'synthetic']),
+    ],
     { cwd: work },
   );
   assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
@@ -87,7 +116,10 @@ test('a command that does not exist', async () => {
 });
 
 test('a corrupt events file', async () => {
-  const result = await startCli(['profile', '--data', data, '--modes', 'cached', '--', join(FIXTURES, 'corrupt-events-job.sh')], { cwd: work });
+  const result = await startCli(
+    ['profile', '--data', data, '--modes', 'cached', '--', join(FIXTURES, 'corrupt-events-job.sh')],
+    { cwd: work },
+  );
   assert.equal(result.exitCode, ExitCode.CorruptFile, result.all);
   assert.match(result.all, /hold 2 line\(s\) and none is a protocol v1 event/);
   noStackTrace(result.all);
@@ -122,12 +154,27 @@ function commandLine(pid: number): string {
 
 test('a CLI killed with SIGKILL (no exit hooks run) leaves no job behind: its watchdog kills the group', async () => {
   const out = join(work, 'sigkill.json');
-  const cli = startCli(['profile', '--data', data, '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--hang-at-iteration', '3', '--hang-mode', 'synthetic'])], {
-    cwd: work,
-  });
+  const cli = startCli(
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      ...quickProfile,
+      '--',
+      ...emulatorArgv(data, [...fast, '--hang-at-iteration', '3', '--hang-mode', 'synthetic']),
+    ],
+    {
+      cwd: work,
+    },
+  );
   // Wait for the job itself: a short-lived helper of the CLI naming the data once passed for it, and the job
   // had not started when the CLI was killed (a CI run saw two processes, then one).
-  const jobRunning = () => processesMentioning(data).some((pid) => commandLine(pid).includes('emulator/job.js') && !commandLine(pid).includes('ds-analyzer.js'));
+  const jobRunning = () =>
+    processesMentioning(data).some(
+      (pid) => commandLine(pid).includes('emulator/job.js') && !commandLine(pid).includes('ds-analyzer.js'),
+    );
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline && !jobRunning()) await sleep(100);
   assert.ok(jobRunning() && processesMentioning(data).length >= 2, 'the CLI and its job are running');
@@ -141,8 +188,12 @@ test('a CLI killed with SIGKILL (no exit hooks run) leaves no job behind: its wa
 test('a CLI killed with SIGKILL leaves no job behind even when the job would run on alone (a shell, a launcher like torchrun)', async () => {
   const out = join(work, 'sigkill-shell.json');
   // A job that never notices its profiler is gone: a shell that waits in a child of its own.
-  const cli = startCli(['profile', '--data', data, '--out', out, ...quickProfile, '--', '/bin/sh', '-c', 'sleep 600; : "$0"', data], { cwd: work });
-  const shellRunning = () => processesMentioning(data).find((pid) => commandLine(pid).startsWith('/bin/sh -c sleep 600'));
+  const cli = startCli(
+    ['profile', '--data', data, '--out', out, ...quickProfile, '--', '/bin/sh', '-c', 'sleep 600; : "$0"', data],
+    { cwd: work },
+  );
+  const shellRunning = () =>
+    processesMentioning(data).find((pid) => commandLine(pid).startsWith('/bin/sh -c sleep 600'));
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline && shellRunning() === undefined) await sleep(100);
   const shell = shellRunning();
@@ -194,11 +245,27 @@ test('remote data whose server starts dropping connections mid-run: the job fail
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
     const out = join(work, 'dropped.json');
-    const names = readdirSync(data).filter((n) => n.endsWith('.bin')).sort();
+    const names = readdirSync(data)
+      .filter((n) => n.endsWith('.bin'))
+      .sort();
     const pattern = `${base}/sample-{00000..${String(names.length - 1).padStart(5, '0')}}.bin`;
     const result = await startCli(
       // The emulator's job is Node, not Python: its requests are counted at the proxy.
-      ['profile', '--remote', pattern, '--net-meter', 'proxy', '--modes', 'synthetic,cold', '--single-pass', '--out', out, ...quickProfile, '--', ...emulatorArgv(data, [...fast, '--remote-base', base])],
+      [
+        'profile',
+        '--remote',
+        pattern,
+        '--net-meter',
+        'proxy',
+        '--modes',
+        'synthetic,cold',
+        '--single-pass',
+        '--out',
+        out,
+        ...quickProfile,
+        '--',
+        ...emulatorArgv(data, [...fast, '--remote-base', base]),
+      ],
       { cwd: work },
     );
     assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
@@ -208,7 +275,10 @@ test('remote data whose server starts dropping connections mid-run: the job fail
     assert.equal(profile.modes.synthetic?.status, 'ok');
     assert.equal(profile.modes.cold?.status, 'failed');
     const network = profile.modes.cold!.network!;
-    assert.ok(network.failures > 0 || Object.keys(network.statuses).some((s) => Number(s) >= 500), `the cut connections were counted: ${JSON.stringify(network)}`);
+    assert.ok(
+      network.failures > 0 || Object.keys(network.statuses).some((s) => Number(s) >= 500),
+      `the cut connections were counted: ${JSON.stringify(network)}`,
+    );
     assert.deepEqual(processesMentioning(data), []);
   } finally {
     server.closeAllConnections();

@@ -22,7 +22,23 @@ test('profile --gate profiles and gates in one command: a throughput budget the 
   const config = join(work, 'budgets.json');
   writeFileSync(config, JSON.stringify({ budgets: { throughput: { level: 'error', min: 1e9 } } }));
   const junit = join(work, 'gate.xml');
-  const result = await startCli(['profile', '--data', data, '--out', join(work, 'p.json'), ...quick, '--gate', config, '--junit', junit, '--', ...job], { cwd: work });
+  const result = await startCli(
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      join(work, 'p.json'),
+      ...quick,
+      '--gate',
+      config,
+      '--junit',
+      junit,
+      '--',
+      ...job,
+    ],
+    { cwd: work },
+  );
   assert.equal(result.exitCode, ExitCode.GateFailed, result.all);
   assert.match(result.all, /throughput/);
   const xml = new XMLParser({ ignoreAttributes: false }).parse(readFileSync(junit, 'utf8'));
@@ -38,7 +54,10 @@ test('profile --gate profiles and gates in one command: a throughput budget the 
 test('profile --gate with a bad config fails before the job runs', async () => {
   const config = join(work, 'bad.json');
   writeFileSync(config, JSON.stringify({ budgets: { fetchStal: { level: 'error', max: '20%' } } }));
-  const result = await startCli(['profile', '--data', data, '--out', join(work, 'never.json'), '--gate', config, '--', ...job], { cwd: work });
+  const result = await startCli(
+    ['profile', '--data', data, '--out', join(work, 'never.json'), '--gate', config, '--', ...job],
+    { cwd: work },
+  );
   assert.notEqual(result.exitCode, ExitCode.Ok);
   assert.match(result.all, /fetchStal/);
   assert.doesNotMatch(result.all, /starting the job/);

@@ -13,7 +13,23 @@ test('with nvidia-smi present, the profile records the GPUs and samples their ut
   await generateDataset(data, { files: 16, fileBytes: 16 << 10, seed: 5 });
   const out = join(work, 'gpu.json');
   const result = await startCli(
-    ['profile', '--data', data, '--out', out, '--modes', 'synthetic', '--min-iterations', '20', '--precision', '20%', '--nvidia-smi', join(FIXTURES, 'fake-nvidia-smi'), '--', ...emulatorArgv(data, ['--compute-ms', '30', '--batch-size', '2'])],
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      '--modes',
+      'synthetic',
+      '--min-iterations',
+      '20',
+      '--precision',
+      '20%',
+      '--nvidia-smi',
+      join(FIXTURES, 'fake-nvidia-smi'),
+      '--',
+      ...emulatorArgv(data, ['--compute-ms', '30', '--batch-size', '2']),
+    ],
     { cwd: work },
   );
   assert.equal(result.exitCode, 0, result.all);

@@ -31,12 +31,22 @@ const root = join(work, 'imagefolder');
 const train = join(root, 'train');
 const quick = ['--precision', '10%', '--min-iterations', '30', '--max-iterations', '150'];
 
-
 let skipReason: string | null = null;
 before(async () => {
   skipReason = await torchMissing();
   if (skipReason) return;
-  await execa(PYTHON, [join(EXAMPLES, 'make_dataset.py'), root, '--classes', '10', '--train-per-class', '60', '--val-per-class', '5', '--size', '1000x750']);
+  await execa(PYTHON, [
+    join(EXAMPLES, 'make_dataset.py'),
+    root,
+    '--classes',
+    '10',
+    '--train-per-class',
+    '60',
+    '--val-per-class',
+    '5',
+    '--size',
+    '1000x750',
+  ]);
 });
 
 function noStackTrace(output: string) {
@@ -46,10 +56,29 @@ function noStackTrace(output: string) {
 test('the example script, unmodified, in all three modes: proofs hold and the prep stall matches its own data timer', async (t) => {
   if (skipReason) return t.skip(skipReason);
   const out = join(work, 'train.json');
-  const script = [PYTHON, join(EXAMPLES, 'train.py'), '-a', 'squeezenet1_1', '-b', '16', '-j', '0', '--lr', '0.01', '--image-size', '32', '--epochs', '20', root];
+  const script = [
+    PYTHON,
+    join(EXAMPLES, 'train.py'),
+    '-a',
+    'squeezenet1_1',
+    '-b',
+    '16',
+    '-j',
+    '0',
+    '--lr',
+    '0.01',
+    '--image-size',
+    '32',
+    '--epochs',
+    '20',
+    root,
+  ];
   // One launch per mode: the script's own timer is compared with the instrumentation over the same launch
   // (a pooled mode's log is its last run's, its iterations those of both; one launch's log holds every mode).
-  const result = await startCli(['profile', '--data', train, '--out', out, ...quick, '--single-pass', '--separate-launches', '--', ...script], { cwd: work });
+  const result = await startCli(
+    ['profile', '--data', train, '--out', out, ...quick, '--single-pass', '--separate-launches', '--', ...script],
+    { cwd: work },
+  );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   noStackTrace(result.all);
   const profile = readProfile(out);
@@ -72,9 +101,17 @@ test('the example script, unmodified, in all three modes: proofs hold and the pr
   // Same iterations, two clocks: the script's timer and the instrumentation's waitMs.
   const iterations = cached.ranks[0].iterations.slice(10);
   const waitMs = iterations.reduce((s, it) => s + it.waitMs, 0) / iterations.length;
-  t.diagnostic(`prep stall ${prepStallMs.toFixed(1)} ms; script's mean data time ${scriptDataMs.toFixed(1)} ms; instrumented wait ${waitMs.toFixed(1)} ms`);
-  assert.ok(Math.abs(waitMs - scriptDataMs) / scriptDataMs < 0.05, `instrumented wait ${waitMs} vs script ${scriptDataMs}`);
-  assert.ok(prepStallMs > 0.3 * (analysis.iterMs?.mean ?? Infinity), 'the prep stall is a significant part of the iteration');
+  t.diagnostic(
+    `prep stall ${prepStallMs.toFixed(1)} ms; script's mean data time ${scriptDataMs.toFixed(1)} ms; instrumented wait ${waitMs.toFixed(1)} ms`,
+  );
+  assert.ok(
+    Math.abs(waitMs - scriptDataMs) / scriptDataMs < 0.05,
+    `instrumented wait ${waitMs} vs script ${scriptDataMs}`,
+  );
+  assert.ok(
+    prepStallMs > 0.3 * (analysis.iterMs?.mean ?? Infinity),
+    'the prep stall is a significant part of the iteration',
+  );
   // prep stall = T_cached - T_synthetic equals the data wait only if the step
   // itself costs the same in both runs: on a machine whose load changes
   // between the two modes it does not, and the message shows by how much.
@@ -94,18 +131,29 @@ test('the example script, unmodified, in all three modes: proofs hold and the pr
   const totals = cached.prepStages;
   assert.ok(totals, 'the cached mode has its stage totals');
   assert.equal(totals.processes, 1);
-  assert.deepEqual(
-    totals.stages.map((s) => s.name).sort(),
-    ['Normalize', 'RandomHorizontalFlip', 'RandomResizedCrop', 'ToTensor', 'collate', 'decode', 'read'],
-  );
+  assert.deepEqual(totals.stages.map((s) => s.name).sort(), [
+    'Normalize',
+    'RandomHorizontalFlip',
+    'RandomResizedCrop',
+    'ToTensor',
+    'collate',
+    'decode',
+    'read',
+  ]);
   const stages = analysis.prepStages!;
-  const shares = stages.stages.map((s) => `${s.name} ${s.cpuMsPerSample.toFixed(2)} ms ${(s.share * 100).toFixed(0)}%`).join(', ');
+  const shares = stages.stages
+    .map((s) => `${s.name} ${s.cpuMsPerSample.toFixed(2)} ms ${(s.share * 100).toFixed(0)}%`)
+    .join(', ');
   t.diagnostic(
     `prep stages (CPU): ${shares}; unnamed ${(stages.unnamedMsPerSample * stages.fetchCpuShare).toFixed(2)} ms; sum ${stages.stagesCpuMsPerSample.toFixed(2)} ms vs measured prep CPU ` +
       `${stages.measuredPrepCpuMsPerSample?.toFixed(2)} ms per sample (${((stages.coverage ?? 0) * 100).toFixed(0)}%); fetch CPU/wall ${stages.fetchCpuShare.toFixed(2)}`,
   );
   assert.equal(stages.stages[0].name, 'decode', `decoding 1000x750 JPEGs is the costliest stage: ${shares}`);
-  assert.equal(stages.withinTolerance, true, `the stages' sum is within ${stages.tolerance * 100}% of the measured prep CPU: ${stages.coverage}`);
+  assert.equal(
+    stages.withinTolerance,
+    true,
+    `the stages' sum is within ${stages.tolerance * 100}% of the measured prep CPU: ${stages.coverage}`,
+  );
   assert.match(result.all, /^prep stages \(cached mode, \d+ samples/m);
   assert.match(result.all, /^ {2}decode: [\d.]+ ms CPU\/sample, \d+%$/m);
   assert.deepEqual(processesMentioning(root), []);
@@ -116,7 +164,23 @@ test('a script that never creates a DataLoader: stopped after the first-iteratio
   const script = join(work, 'no_loader.py');
   writeFileSync(script, 'import time\nwhile True:\n    time.sleep(0.1)\n');
   const out = join(work, 'no-loader.json');
-  const result = await startCli(['profile', '--data', train, '--out', out, '--modes', 'cached', '--first-iteration-timeout', '4s', '--', PYTHON, script], { cwd: work });
+  const result = await startCli(
+    [
+      'profile',
+      '--data',
+      train,
+      '--out',
+      out,
+      '--modes',
+      'cached',
+      '--first-iteration-timeout',
+      '4s',
+      '--',
+      PYTHON,
+      script,
+    ],
+    { cwd: work },
+  );
   assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
   assert.match(result.all, /no iterations were seen within 4 s \(--first-iteration-timeout\)/);
   assert.match(result.all, /from ds_analyzer import iterate/);
@@ -132,8 +196,27 @@ test('torchrun with two ranks on CPU (gloo): per-rank figures and the slowest ra
   const script = join(FIXTURES, 'ddp_train.py');
   const out = join(work, 'ddp.json');
   const result = await startCli(
-    ['profile', '--data', train, '--out', out, '--modes', 'synthetic,cached', '--precision', '10%', '--min-iterations', '30', '--max-iterations', '200', '--',
-      '/usr/bin/torchrun', '--standalone', '--nproc_per_node', '2', script],
+    [
+      'profile',
+      '--data',
+      train,
+      '--out',
+      out,
+      '--modes',
+      'synthetic,cached',
+      '--precision',
+      '10%',
+      '--min-iterations',
+      '30',
+      '--max-iterations',
+      '200',
+      '--',
+      '/usr/bin/torchrun',
+      '--standalone',
+      '--nproc_per_node',
+      '2',
+      script,
+    ],
     { cwd: work },
   );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
@@ -162,7 +245,7 @@ test('torchrun with two ranks on CPU (gloo): per-rank figures and the slowest ra
       }),
   );
   // synthetic, cached, cached-2 (two blocks back to back), synthetic-2: three switches.
-  assert.equal(switches[0].length, 3, `three switches: ${switches[0].join(", ")}`);
+  assert.equal(switches[0].length, 3, `three switches: ${switches[0].join(', ')}`);
   assert.deepEqual(switches[0], switches[1], 'the ranks switch at the same iteration');
   assert.deepEqual(processesMentioning(script), []);
 });

@@ -6,7 +6,18 @@
  */
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,12 +49,22 @@ test('the launcher runs the bundled node on the bundled CLI, through an absolute
     symlinkSync(join(dir, 'bin/ds-analyzer'), join(links, 'abs'));
     symlinkSync('abs', join(links, 'rel')); // relative to the link's own folder, not the caller's
     for (const entry of [join(dir, 'bin/ds-analyzer'), join(links, 'abs'), join(links, 'rel')]) {
-      const result = await execa(entry, ['doctor', '--json', 'two words'], { cwd: '/', reject: false, env: { PATH: '/usr/bin:/bin' }, extendEnv: false });
+      const result = await execa(entry, ['doctor', '--json', 'two words'], {
+        cwd: '/',
+        reject: false,
+        env: { PATH: '/usr/bin:/bin' },
+        extendEnv: false,
+      });
       assert.equal(result.exitCode, 0, `${entry}: ${result.stderr}`);
       assert.deepEqual(result.stdout.split('\n'), expected, entry);
     }
     // Found through PATH, as after `ln -s .../bin/ds-analyzer /usr/local/bin/`.
-    const viaPath = await execa('rel', ['x'], { cwd: tmp, reject: false, env: { PATH: `${links}:/usr/bin:/bin` }, extendEnv: false });
+    const viaPath = await execa('rel', ['x'], {
+      cwd: tmp,
+      reject: false,
+      env: { PATH: `${links}:/usr/bin:/bin` },
+      extendEnv: false,
+    });
     assert.deepEqual(viaPath.stdout.split('\n'), [expected[0], 'x']);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -52,7 +73,8 @@ test('the launcher runs the bundled node on the bundled CLI, through an absolute
 
 /** Why the artefact cannot be built here, or null. */
 function cannotBuild(): string | null {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return `the release is linux-x64 only (this is ${process.platform}-${process.arch})`;
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    return `the release is linux-x64 only (this is ${process.platform}-${process.arch})`;
   if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) return 'dist/src is not built';
   return null;
 }
@@ -84,7 +106,15 @@ test('the release tarball runs doctor with no node or npm on PATH and no network
     assert.ok(existsSync(tarball), built.stdout);
     await execa('tar', ['xzf', tarball, '-C', tmp]);
     const dir = join(tmp, basename(tarball, '.tar.gz'));
-    for (const path of ['bin/ds-analyzer', 'bin/ds-analyzer.js', 'runtime/node', 'dist/src/cli/main.js', 'python/sitecustomize.py', 'INSTALL.md', 'node_modules/koffi/build/koffi/linux_x64']) {
+    for (const path of [
+      'bin/ds-analyzer',
+      'bin/ds-analyzer.js',
+      'runtime/node',
+      'dist/src/cli/main.js',
+      'python/sitecustomize.py',
+      'INSTALL.md',
+      'node_modules/koffi/build/koffi/linux_x64',
+    ]) {
       assert.ok(existsSync(join(dir, path)), `missing ${path}`);
     }
     // Production dependencies only, and koffi's binding for this platform alone.
@@ -97,15 +127,28 @@ test('the release tarball runs doctor with no node or npm on PATH and no network
     mkdirSync(link);
     symlinkSync(join(dir, 'bin/ds-analyzer'), join(link, 'ds-analyzer'));
     const path = `${link}:${pathWithoutNode(tmp)}`;
-    const noNode = await execa('sh', ['-c', 'command -v node'], { env: { PATH: path }, extendEnv: false, reject: false });
+    const noNode = await execa('sh', ['-c', 'command -v node'], {
+      env: { PATH: path },
+      extendEnv: false,
+      reject: false,
+    });
     assert.notEqual(noNode.exitCode, 0, `node is still on the test's PATH: ${noNode.stdout}`);
     // No network: a namespace of its own where root can make one (unshare -n), else the network is left as it is.
-    const isolated = process.getuid?.() === 0 && (await execa('unshare', ['-n', 'true'], { reject: false })).exitCode === 0;
+    const isolated =
+      process.getuid?.() === 0 && (await execa('unshare', ['-n', 'true'], { reject: false })).exitCode === 0;
     const argv = isolated ? ['unshare', '-n', 'ds-analyzer'] : ['ds-analyzer'];
     if (!isolated) t.diagnostic('not root or no unshare: doctor ran with the network');
-    const doctor = await execa(argv[0], [...argv.slice(1), 'doctor', '--json'], { cwd: home, env: { HOME: home, PATH: path }, extendEnv: false, reject: false });
+    const doctor = await execa(argv[0], [...argv.slice(1), 'doctor', '--json'], {
+      cwd: home,
+      env: { HOME: home, PATH: path },
+      extendEnv: false,
+      reject: false,
+    });
     assert.equal(doctor.exitCode, 0, doctor.stderr);
-    const output = JSON.parse(doctor.stdout) as { kind: string; capabilities: { name: string; available: boolean; detail: string }[] };
+    const output = JSON.parse(doctor.stdout) as {
+      kind: string;
+      capabilities: { name: string; available: boolean; detail: string }[];
+    };
     assert.equal(output.kind, 'doctor');
     // mincore works for any user on Linux: a missing residency row means the packed koffi did not load.
     const residency = output.capabilities.find((c) => c.name === 'residency');

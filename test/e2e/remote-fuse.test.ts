@@ -1,6 +1,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,10 +47,27 @@ let daemonGroup: string | null = null;
 before(async () => {
   skipReason = (await torchMissing()) ?? (await socketCounterObstacle()) ?? (await s3fsMissing());
   if (skipReason) return;
-  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: join(work, 's3'), configureBuckets: [{ name: 'data', configs: [] }] });
+  server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: join(work, 's3'),
+    configureBuckets: [{ name: 'data', configs: [] }],
+  });
   const endpoint = `http://127.0.0.1:${((await server.run()) as AddressInfo).port}`;
   const images = join(work, 'images');
-  await execa(PYTHON, [join(EXAMPLES, 'make_dataset.py'), images, '--classes', '4', '--train-per-class', '40', '--val-per-class', '2', '--size', '800x600']);
+  await execa(PYTHON, [
+    join(EXAMPLES, 'make_dataset.py'),
+    images,
+    '--classes',
+    '4',
+    '--train-per-class',
+    '40',
+    '--val-per-class',
+    '2',
+    '--size',
+    '800x600',
+  ]);
   await upload(images, endpoint);
   // s3fs in a group of its own, as systemd runs a mount service; the test's own traffic stays outside it.
   const group = groupAt(`/dsa-e2e-fuse-${process.pid}`, cgroupV2Mount()!);
@@ -50,13 +77,18 @@ before(async () => {
   const passwd = join(work, 'passwd');
   writeFileSync(passwd, `${SECRET}:${SECRET}\n`, { mode: 0o600 });
   const options = `passwd_file=${passwd},url=${endpoint},use_path_request_style,kernel_cache,ro`;
-  await execa('sh', ['-c', `echo $$ > ${join(group.dir, 'cgroup.procs')} && exec s3fs data ${mountPoint} -o ${options}`]);
-  for (let k = 0; k < 100 && !readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${mountPoint} `); k++) await sleep(100);
+  await execa('sh', [
+    '-c',
+    `echo $$ > ${join(group.dir, 'cgroup.procs')} && exec s3fs data ${mountPoint} -o ${options}`,
+  ]);
+  for (let k = 0; k < 100 && !readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${mountPoint} `); k++)
+    await sleep(100);
 });
 
 after(async () => {
   if (existsSync(mountPoint)) await execa('fusermount', ['-u', mountPoint], { reject: false });
-  for (let k = 0; daemonGroup && k < 50 && readFileSync(join(daemonGroup, 'cgroup.procs'), 'utf8').trim() !== ''; k++) await sleep(100);
+  for (let k = 0; daemonGroup && k < 50 && readFileSync(join(daemonGroup, 'cgroup.procs'), 'utf8').trim() !== ''; k++)
+    await sleep(100);
   if (daemonGroup) rmdirSync(daemonGroup);
   await server?.close();
   rmSync(work, { recursive: true, force: true });
@@ -70,20 +102,55 @@ async function s3fsMissing(): Promise<string | null> {
 
 /** Every file under `dir` as an object, and a marker object for each folder (s3rver lists a folder only with one). */
 async function upload(dir: string, endpoint: string): Promise<void> {
-  const client = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: SECRET, secretAccessKey: SECRET } });
-  const walk = (d: string): string[] => readdirSync(d).flatMap((e) => (statSync(join(d, e)).isDirectory() ? [`${join(d, e)}/`, ...walk(join(d, e))] : [join(d, e)]));
+  const client = new S3Client({
+    endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: SECRET, secretAccessKey: SECRET },
+  });
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((e) =>
+      statSync(join(d, e)).isDirectory() ? [`${join(d, e)}/`, ...walk(join(d, e))] : [join(d, e)],
+    );
   for (const path of walk(dir)) {
     const key = relative(dir, path) + (path.endsWith('/') ? '/' : '');
-    await client.send(new PutObjectCommand({ Bucket: 'data', Key: key, Body: path.endsWith('/') ? Buffer.alloc(0) : readFileSync(path) }));
+    await client.send(
+      new PutObjectCommand({
+        Bucket: 'data',
+        Key: key,
+        Body: path.endsWith('/') ? Buffer.alloc(0) : readFileSync(path),
+      }),
+    );
   }
   client.destroy();
 }
 
-test('an ImageFolder on an s3fs mount: the cached and cold modes proven from the daemon\'s socket bytes, the mount recorded without its keys', async (t) => {
+test("an ImageFolder on an s3fs mount: the cached and cold modes proven from the daemon's socket bytes, the mount recorded without its keys", async (t) => {
   if (skipReason) return t.skip(skipReason);
   const out = join(work, 'fuse.json');
-  const job = [PYTHON, join(EXAMPLES, 'train.py'), '-a', 'squeezenet1_1', '-b', '8', '-j', '2', '--lr', '0.01', '--image-size', '32', '--epochs', '50', '-p', '1000', mountPoint];
-  const result = await startCli(['profile', '--data', join(mountPoint, 'train'), '--out', out, ...quick, '--', ...job], { cwd: work });
+  const job = [
+    PYTHON,
+    join(EXAMPLES, 'train.py'),
+    '-a',
+    'squeezenet1_1',
+    '-b',
+    '8',
+    '-j',
+    '2',
+    '--lr',
+    '0.01',
+    '--image-size',
+    '32',
+    '--epochs',
+    '50',
+    '-p',
+    '1000',
+    mountPoint,
+  ];
+  const result = await startCli(
+    ['profile', '--data', join(mountPoint, 'train'), '--out', out, ...quick, '--', ...job],
+    { cwd: work },
+  );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   const profile = readProfile(out);
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
@@ -91,8 +158,14 @@ test('an ImageFolder on an s3fs mount: the cached and cold modes proven from the
     assert.equal(m.state.proven, true, `${mode}: ${m.state.reason}`);
   }
   assert.match(profile.modes.cold!.state.reason, /fetched over the network/);
-  assert.match(profile.modes.cold!.state.readBytesSource, /bytes the FUSE daemon \(s3fs(, pid \d+)?\) received over its sockets( over the whole run)?/);
-  assert.ok(profile.modes.cached!.state.readFraction! < 0.05, 'the page cache in front of the mount served the cached mode');
+  assert.match(
+    profile.modes.cold!.state.readBytesSource,
+    /bytes the FUSE daemon \(s3fs(, pid \d+)?\) received over its sockets( over the whole run)?/,
+  );
+  assert.ok(
+    profile.modes.cached!.state.readFraction! < 0.05,
+    'the page cache in front of the mount served the cached mode',
+  );
   const mount = profile.dataset.mount!;
   assert.equal(mount.type, 'fuse.s3fs');
   assert.equal(mount.mountPoint, mountPoint);
@@ -102,9 +175,13 @@ test('an ImageFolder on an s3fs mount: the cached and cold modes proven from the
   // The summary names the network as where the cold mode's bytes came from.
   assert.match(result.stdout, /cold network [\d.]+ samples\/s/);
   assert.match(result.stdout, /measured: network read /);
-  assert.doesNotMatch(readFileSync(out, 'utf8'), /passwd_file|S3RVER:S3RVER/, 'the daemon\'s arguments are not saved');
+  assert.doesNotMatch(readFileSync(out, 'utf8'), /passwd_file|S3RVER:S3RVER/, "the daemon's arguments are not saved");
   // Tests beside this one may hold tables of their own: none may belong to a process that has ended.
   const tables = await execa('nft', ['list', 'tables', 'inet']);
   const owners = [...tables.stdout.matchAll(/ds_analyzer_(\d+)_/g)].map((m) => Number(m[1]));
-  assert.deepEqual(owners.filter((pid) => !existsSync(`/proc/${pid}`)), [], 'the counting table is gone with the profile');
+  assert.deepEqual(
+    owners.filter((pid) => !existsSync(`/proc/${pid}`)),
+    [],
+    'the counting table is gone with the profile',
+  );
 });

@@ -31,12 +31,26 @@ before(async () => {
   skipReason = await torchMissing();
   if (skipReason) return;
   const shards = join(work, 'shards');
-  await execa(PYTHON, [join(EXAMPLES, 'make_shards.py'), shards, '--shards', String(SHARDS), '--per-shard', String(PER_SHARD), '--sample-bytes', String(SAMPLE_BYTES)]);
+  await execa(PYTHON, [
+    join(EXAMPLES, 'make_shards.py'),
+    shards,
+    '--shards',
+    String(SHARDS),
+    '--per-shard',
+    String(PER_SHARD),
+    '--sample-bytes',
+    String(SAMPLE_BYTES),
+  ]);
   const port = await freePort();
-  server = execa(PYTHON, ['-m', 'http.server', '--bind', '127.0.0.1', '--directory', shards, String(port)], { reject: false });
+  server = execa(PYTHON, ['-m', 'http.server', '--bind', '127.0.0.1', '--directory', shards, String(port)], {
+    reject: false,
+  });
   base = `http://127.0.0.1:${port}`;
   for (let tries = 0; tries < 50; tries++) {
-    const up = await fetch(`${base}/shard-0000.tar`, { method: 'HEAD' }).then((r) => r.ok, () => false);
+    const up = await fetch(`${base}/shard-0000.tar`, { method: 'HEAD' }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -61,7 +75,17 @@ test('tar shards over HTTP: samples per shard counted, cold and cached modes pro
   if (skipReason) return t.skip(skipReason);
   const out = join(work, 'shards.json');
   const pattern = `${base}/shard-{0000..${String(SHARDS - 1).padStart(4, '0')}}.tar`;
-  const job = [PYTHON, join(EXAMPLES, 'wds_train.py'), pattern, '--workers', '2', '--batch-size', '8', '--epochs', '40'];
+  const job = [
+    PYTHON,
+    join(EXAMPLES, 'wds_train.py'),
+    pattern,
+    '--workers',
+    '2',
+    '--batch-size',
+    '8',
+    '--epochs',
+    '40',
+  ];
   const result = await startCli(['profile', '--remote', pattern, '--out', out, ...quick, '--', ...job], { cwd: work });
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   const profile = readProfile(out);
@@ -75,7 +99,10 @@ test('tar shards over HTTP: samples per shard counted, cold and cached modes pro
   const cold = profile.modes.cold!;
   // One GET per shard read: far fewer requests than samples.
   const samples = cold.ranks.flatMap((r) => r.iterations).reduce((sum, it) => sum + it.samples, 0);
-  assert.ok(cold.network!.requests > 0 && cold.network!.requests < samples / 4, `${cold.network!.requests} requests for ${samples} samples`);
+  assert.ok(
+    cold.network!.requests > 0 && cold.network!.requests < samples / 4,
+    `${cold.network!.requests} requests for ${samples} samples`,
+  );
   assert.ok(profile.modes.cached!.network!.cacheHits > 0, "the cached mode was answered from the profiler's cache");
 });
 
@@ -83,8 +110,32 @@ test("a job with its own shard cache (WebDataset's cache_dir): cold unproven whe
   if (skipReason) return t.skip(skipReason);
   const pattern = `${base}/shard-{0000..${String(SHARDS - 1).padStart(4, '0')}}.tar`;
   const cacheDir = join(work, 'wds-cache');
-  const job = [PYTHON, join(EXAMPLES, 'wds_train.py'), pattern, '--workers', '2', '--batch-size', '8', '--epochs', '40', '--cache-dir', cacheDir];
-  const args = (out: string, extra: string[]) => ['profile', '--remote', pattern, '--modes', 'cold', '--out', out, ...extra, ...quick, '--', ...job];
+  const job = [
+    PYTHON,
+    join(EXAMPLES, 'wds_train.py'),
+    pattern,
+    '--workers',
+    '2',
+    '--batch-size',
+    '8',
+    '--epochs',
+    '40',
+    '--cache-dir',
+    cacheDir,
+  ];
+  const args = (out: string, extra: string[]) => [
+    'profile',
+    '--remote',
+    pattern,
+    '--modes',
+    'cold',
+    '--out',
+    out,
+    ...extra,
+    ...quick,
+    '--',
+    ...job,
+  ];
 
   const unkept = await startCli(args(join(work, 'unkept.json'), []), { cwd: work });
   assert.equal(unkept.exitCode, ExitCode.Ok, unkept.all);
@@ -103,7 +154,12 @@ test("a job with its own shard cache (WebDataset's cache_dir): cold unproven whe
 });
 
 test('--job-cache refuses a folder whose deletion would reach the working folder', async () => {
-  const result = await startCli(['profile', '--remote', `${base}/shard-0000.tar`, '--job-cache', '..', '--', 'true'], { cwd: work });
+  const result = await startCli(['profile', '--remote', `${base}/shard-0000.tar`, '--job-cache', '..', '--', 'true'], {
+    cwd: work,
+  });
   assert.equal(result.exitCode, ExitCode.BadValue, result.all);
-  assert.match(result.stderr.trim(), /^ds-analyzer: --job-cache \S+: its files are deleted in the cold mode, and it holds \S+: name the job's cache folder itself/);
+  assert.match(
+    result.stderr.trim(),
+    /^ds-analyzer: --job-cache \S+: its files are deleted in the cold mode, and it holds \S+: name the job's cache folder itself/,
+  );
 });

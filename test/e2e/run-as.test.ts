@@ -15,7 +15,17 @@ import { emulatorArgv, startCli } from './helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-run-as-'));
 const data = join(work, 'data');
-const quick = ['--modes', 'synthetic,cached', '--single-pass', '--precision', '20%', '--min-iterations', '10', '--max-iterations', '60'];
+const quick = [
+  '--modes',
+  'synthetic,cached',
+  '--single-pass',
+  '--precision',
+  '20%',
+  '--min-iterations',
+  '10',
+  '--max-iterations',
+  '60',
+];
 const fast = ['--batch-size', '4', '--workers', '1', '--compute-ms', '2', '--prep-ms', '1'];
 let nobody: SystemUser | null = null;
 let skipReason: string | null = null;
@@ -42,18 +52,30 @@ function whoAmIThen(argv: string[]): string[] {
 function whoLines(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((path) => path.endsWith('stdout.log'))
-    .flatMap((path) => readFileSync(join(dir, path), 'utf8').split('\n').filter((line) => line.startsWith('who: ')));
+    .flatMap((path) =>
+      readFileSync(join(dir, path), 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('who: ')),
+    );
 }
 
 test('under sudo the job runs as SUDO_USER and the profile, its folder and a new profiles folder are theirs', async (t) => {
   if (skipReason || !nobody) return t.skip(skipReason ?? '');
   const out = join(work, 'new-folder', 'as-sudo-user.json');
-  const result = await startCli(['profile', '--data', data, '--out', out, ...quick, '--', ...whoAmIThen(emulatorArgv(data, fast))], {
-    cwd: work,
-    env: { SUDO_USER: 'nobody', SUDO_UID: String(nobody.uid) },
-  });
+  const result = await startCli(
+    ['profile', '--data', data, '--out', out, ...quick, '--', ...whoAmIThen(emulatorArgv(data, fast))],
+    {
+      cwd: work,
+      env: { SUDO_USER: 'nobody', SUDO_UID: String(nobody.uid) },
+    },
+  );
   assert.equal(result.exitCode, 0, result.all);
-  assert.match(result.all, new RegExp(`note: the job runs as nobody \\(uid ${nobody.uid}\\), who ran sudo; the profile and its folder are theirs`));
+  assert.match(
+    result.all,
+    new RegExp(
+      `note: the job runs as nobody \\(uid ${nobody.uid}\\), who ran sudo; the profile and its folder are theirs`,
+    ),
+  );
   assert.equal(readProfile(out).status, 'complete');
   const lines = whoLines(join(work, 'new-folder', 'as-sudo-user.d'));
   assert.ok(lines.length > 0, 'the job printed who it ran as');
@@ -67,10 +89,24 @@ test('under sudo the job runs as SUDO_USER and the profile, its folder and a new
 test('--as-user root keeps the job root under sudo, and its files root', async (t) => {
   if (skipReason || !nobody) return t.skip(skipReason ?? '');
   const out = join(work, 'as-root.json');
-  const result = await startCli(['profile', '--as-user', 'root', '--data', data, '--out', out, ...quick, '--', ...whoAmIThen(emulatorArgv(data, fast))], {
-    cwd: work,
-    env: { SUDO_USER: 'nobody', SUDO_UID: String(nobody.uid) },
-  });
+  const result = await startCli(
+    [
+      'profile',
+      '--as-user',
+      'root',
+      '--data',
+      data,
+      '--out',
+      out,
+      ...quick,
+      '--',
+      ...whoAmIThen(emulatorArgv(data, fast)),
+    ],
+    {
+      cwd: work,
+      env: { SUDO_USER: 'nobody', SUDO_UID: String(nobody.uid) },
+    },
+  );
   assert.equal(result.exitCode, 0, result.all);
   const lines = whoLines(join(work, 'as-root.d'));
   assert.ok(lines.length > 0 && lines.every((line) => line.startsWith('who: 0 0 ')), lines.join('\n'));

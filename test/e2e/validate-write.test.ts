@@ -49,13 +49,34 @@ async function plainRunThrottled(dir: string, rate: number): Promise<{ iterMs: n
     if (io.version === 'v1') writeFileSync(join(group, 'blkio.throttle.write_bps_device'), `${device} ${rate}`);
     else writeFileSync(join(group, 'io.max'), `${device} wbps=${rate}`);
     const script = `echo $$ > "$1/cgroup.procs" && shift && exec "$@"`;
-    await execa('sh', ['-c', script, 'sh', group, PYTHON, SCRIPT, '--data', data, '--meter', join(dir, 'meter.json'), '--iterations', '150', ...job], { cwd: dir });
+    await execa(
+      'sh',
+      [
+        '-c',
+        script,
+        'sh',
+        group,
+        PYTHON,
+        SCRIPT,
+        '--data',
+        data,
+        '--meter',
+        join(dir, 'meter.json'),
+        '--iterations',
+        '150',
+        ...job,
+      ],
+      { cwd: dir },
+    );
   } finally {
     rmdirSync(group);
   }
   const meter = JSON.parse(readFileSync(join(dir, 'meter.json'), 'utf8')) as { batches: number[]; saves: number[] };
   const b = meter.batches;
-  return { iterMs: (1000 * (b[b.length - 1] - b[5])) / (b.length - 6), perSaveMs: (1000 * meter.saves.reduce((a, x) => a + x, 0)) / meter.saves.length };
+  return {
+    iterMs: (1000 * (b[b.length - 1] - b[5])) / (b.length - 6),
+    perSaveMs: (1000 * meter.saves.reduce((a, x) => a + x, 0)) / meter.saves.length,
+  };
 }
 
 test('validate --write-bw: synced saves held to 40 MB/s against whatif --write-bw, and whatif against the job run there without the tool', async (t) => {
@@ -64,23 +85,61 @@ test('validate --write-bw: synced saves held to 40 MB/s against whatif --write-b
   mkdirSync(dir, { recursive: true });
   const profile = join(dir, 'profile.json');
   const quick = ['--precision', '5%', '--min-iterations', '40', '--max-iterations', '200', '--single-pass'];
-  const profiled = await startCli(['profile', '--data', data, '--out', profile, ...quick, '--', PYTHON, SCRIPT, '--data', data, '--meter', join(dir, 'meter.json'), ...job], { cwd: dir });
+  const profiled = await startCli(
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      profile,
+      ...quick,
+      '--',
+      PYTHON,
+      SCRIPT,
+      '--data',
+      data,
+      '--meter',
+      join(dir, 'meter.json'),
+      ...job,
+    ],
+    { cwd: dir },
+  );
   assert.equal(profiled.exitCode, ExitCode.Ok, profiled.all);
 
-  const validated = await startCli(['validate', profile, '--write-bw', '40MB/s', '--no-control', '--max-iterations', '150', '--precision', '5%', '--json'], { cwd: dir });
+  const validated = await startCli(
+    [
+      'validate',
+      profile,
+      '--write-bw',
+      '40MB/s',
+      '--no-control',
+      '--max-iterations',
+      '150',
+      '--precision',
+      '5%',
+      '--json',
+    ],
+    { cwd: dir },
+  );
   assert.equal(validated.exitCode, ExitCode.Ok, validated.all);
   assert.doesNotMatch(validated.all, /^\s+at .+\(.+:\d+:\d+\)$/m, 'no stack trace');
   const output = JSON.parse(validated.stdout) as ValidateOutput;
   const [point] = output.results;
   assert.deepEqual(point.point, { kind: 'write', bytesPerSec: RATE });
   const c = point.checkpoint!;
-  assert.ok(c.devices.some((d) => d.endsWith(`(${device})`)), `the working folder's disk ${device} among ${c.devices.join(', ')}`);
+  assert.ok(
+    c.devices.some((d) => d.endsWith(`(${device})`)),
+    `the working folder's disk ${device} among ${c.devices.join(', ')}`,
+  );
   assert.equal(c.synced, true);
   assert.equal(point.status, 'measured', point.note);
 
-  const whatif = await startCli(['whatif', profile, '--checkpoint-every', '5', '--write-bw', '40MB/s', '--json'], { cwd: dir });
+  const whatif = await startCli(['whatif', profile, '--checkpoint-every', '5', '--write-bw', '40MB/s', '--json'], {
+    cwd: dir,
+  });
   assert.equal(whatif.exitCode, ExitCode.Ok, whatif.all);
-  const predictedIterMs = (JSON.parse(whatif.stdout) as { pipeline: { prediction: { iterMs: number } } }).pipeline.prediction.iterMs;
+  const predictedIterMs = (JSON.parse(whatif.stdout) as { pipeline: { prediction: { iterMs: number } } }).pipeline
+    .prediction.iterMs;
   const plain = await plainRunThrottled(join(work, 'plain'), RATE);
 
   t.diagnostic(
@@ -90,9 +149,18 @@ test('validate --write-bw: synced saves held to 40 MB/s against whatif --write-b
       `stall ${c.predictedStallMsPerIter.toFixed(1)} vs ${c.measuredStallMsPerIter?.toFixed(1)} ms/iter`,
   );
   // The checkpoint dominates: a save takes longer than its 5 steps.
-  assert.ok(plain.perSaveMs > 0.8 * ((32 * 2 ** 20) / RATE) * 1000, `the plain run's saves were held: ${plain.perSaveMs.toFixed(0)} ms`);
-  assert.ok(Math.abs(predictedIterMs - plain.iterMs) <= 0.15 * plain.iterMs, `whatif ${predictedIterMs.toFixed(1)} ms vs ${plain.iterMs.toFixed(1)} ms without the tool`);
+  assert.ok(
+    plain.perSaveMs > 0.8 * ((32 * 2 ** 20) / RATE) * 1000,
+    `the plain run's saves were held: ${plain.perSaveMs.toFixed(0)} ms`,
+  );
+  assert.ok(
+    Math.abs(predictedIterMs - plain.iterMs) <= 0.15 * plain.iterMs,
+    `whatif ${predictedIterMs.toFixed(1)} ms vs ${plain.iterMs.toFixed(1)} ms without the tool`,
+  );
   // validate's own comparison: the stall and the iteration within the same bound.
   assert.equal(c.stallWithinTolerance, true, point.note);
-  assert.ok(Math.abs(c.predictedIterMs - c.measuredIterMs!) <= 0.15 * c.measuredIterMs!, `validate: ${c.predictedIterMs} vs ${c.measuredIterMs} ms`);
+  assert.ok(
+    Math.abs(c.predictedIterMs - c.measuredIterMs!) <= 0.15 * c.measuredIterMs!,
+    `validate: ${c.predictedIterMs} vs ${c.measuredIterMs} ms`,
+  );
 });

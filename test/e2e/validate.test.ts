@@ -14,7 +14,25 @@ test('validate re-runs the profiled job at fewer CPUs and sets the measured rate
   await generateDataset(data, { files: 32, fileBytes: 32 << 10, seed: 4 });
   const profile = join(work, 'p.json');
   const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '5', '--prep-ms', '4', '--prep-clock', 'cpu']);
-  const profiled = await startCli(['profile', '--data', data, '--out', profile, '--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '300', '--', ...job], { cwd: work });
+  const profiled = await startCli(
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      profile,
+      '--single-pass',
+      '--precision',
+      '10%',
+      '--min-iterations',
+      '20',
+      '--max-iterations',
+      '300',
+      '--',
+      ...job,
+    ],
+    { cwd: work },
+  );
   assert.equal(profiled.exitCode, 0, profiled.all);
 
   const bad = await startCli(['validate', profile, '--cache', '64X'], { cwd: work });
@@ -23,21 +41,31 @@ test('validate re-runs the profiled job at fewer CPUs and sets the measured rate
   // Latency points delay remote requests: a profile of files has none to delay, and says so before anything runs.
   const local = await startCli(['validate', profile, '--latency', '60ms'], { cwd: work });
   assert.equal(local.exitCode, ExitCode.Environment, local.all);
-  assert.match(local.stderr.trim(), /^ds-analyzer: --latency: a latency point delays the requests of remote data at the metering proxy: this profile saw no requests/);
+  assert.match(
+    local.stderr.trim(),
+    /^ds-analyzer: --latency: a latency point delays the requests of remote data at the metering proxy: this profile saw no requests/,
+  );
 
   const result = await startCli(['validate', profile, '--cpus', '1', '--json'], { cwd: work });
   assert.equal(result.exitCode, 0, result.all);
   const report = ValidateOutputSchema.parse(JSON.parse(result.stdout));
-  assert.deepEqual(report.results.map((r) => r.point.kind), ['control', 'cpus'], 'the control runs first');
+  assert.deepEqual(
+    report.results.map((r) => r.point.kind),
+    ['control', 'cpus'],
+    'the control runs first',
+  );
   for (const r of report.results) {
     assert.ok(r.measuredSamplesPerSec! > 0, `${r.point.kind} was measured`);
     assert.ok(r.predictedSamplesPerSec > 0);
   }
   assert.ok(report.medianAbsError !== null && report.controlAbsError !== null);
-  assert.ok(report.results[1].anchoredError !== null && report.anchoredMedianAbsError !== null, 'the CPU point is also set against the control');
+  assert.ok(
+    report.results[1].anchoredError !== null && report.anchoredMedianAbsError !== null,
+    'the CPU point is also set against the control',
+  );
 });
 
-test('validate whose job fails at every point exits 5 and shows the end of the job\'s log', async () => {
+test("validate whose job fails at every point exits 5 and shows the end of the job's log", async () => {
   const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-validate-fail-'));
   const data = join(work, 'data');
   await generateDataset(data, { files: 8, fileBytes: 4 << 10, seed: 5 });

@@ -32,7 +32,29 @@ test('profile --workers 1,2 sweeps num_workers of an unmodified DataLoader scrip
   if (skipReason) return t.skip(skipReason);
   const out = join(work, 'profile.json');
   const result = await startCli(
-    ['profile', '--data', data, '--modes', 'cached', '--workers', '1,2', '--min-iterations', '20', '--max-iterations', '60', '--precision', '20%', '--out', out, '--', PYTHON, SCRIPT, data, '--batch', '8'],
+    [
+      'profile',
+      '--data',
+      data,
+      '--modes',
+      'cached',
+      '--workers',
+      '1,2',
+      '--min-iterations',
+      '20',
+      '--max-iterations',
+      '60',
+      '--precision',
+      '20%',
+      '--out',
+      out,
+      '--',
+      PYTHON,
+      SCRIPT,
+      data,
+      '--batch',
+      '8',
+    ],
     { cwd: work, env: { PATH: process.env.PATH ?? '' } },
   );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
@@ -43,15 +65,35 @@ test('profile --workers 1,2 sweeps num_workers of an unmodified DataLoader scrip
   assert.ok(cached.ranks[0].mainCpuMsPerSample! > 0, 'the training process reports its own CPU');
 
   const sweep = profile.workersSweep!;
-  assert.deepEqual(sweep.map((r) => r.workersAsked), [1, 2]);
-  assert.deepEqual(sweep.map((r) => r.ranks[0].workers), [1, 2]);
-  assert.deepEqual(sweep.map((r) => r.ranks[0].loader?.scriptWorkers), [0, 0]);
-  assert.deepEqual(sweep.map((r) => r.passes?.map((p) => p.label)), [['cached-1workers', 'cached-1workers-2'], ['cached-2workers', 'cached-2workers-2']]);
+  assert.deepEqual(
+    sweep.map((r) => r.workersAsked),
+    [1, 2],
+  );
+  assert.deepEqual(
+    sweep.map((r) => r.ranks[0].workers),
+    [1, 2],
+  );
+  assert.deepEqual(
+    sweep.map((r) => r.ranks[0].loader?.scriptWorkers),
+    [0, 0],
+  );
+  assert.deepEqual(
+    sweep.map((r) => r.passes?.map((p) => p.label)),
+    [
+      ['cached-1workers', 'cached-1workers-2'],
+      ['cached-2workers', 'cached-2workers-2'],
+    ],
+  );
   for (const point of sweep) assert.equal(point.state.proven, true, point.state.reason);
   assert.deepEqual(processesMentioning(SCRIPT), [], 'no job process left behind');
   t.diagnostic(
     `per iteration: script (0 workers) ${cached.summary!.iterMs.mean.toFixed(1)} ms; ` +
-      sweep.map((r) => `${r.workersAsked} workers ${r.summary!.iterMs.mean.toFixed(1)} ± ${r.summary!.iterMs.halfWidth?.toFixed(1)} ms`).join('; ') +
+      sweep
+        .map(
+          (r) =>
+            `${r.workersAsked} workers ${r.summary!.iterMs.mean.toFixed(1)} ± ${r.summary!.iterMs.halfWidth?.toFixed(1)} ms`,
+        )
+        .join('; ') +
       `; main process ${cached.ranks[0].mainCpuMsPerSample!.toFixed(2)} ms CPU per sample`,
   );
 });

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -40,15 +49,23 @@ test('files are valid zlib streams of about fileBytes, half random, decompressin
     const dataset = await generateDataset(dir, { files: 12, fileBytes, seed: 5 });
     assert.equal(dataset.files, 12);
     assert.equal(dataset.reused, false);
-    const names = readdirSync(dir).filter((n) => n.startsWith('sample-')).sort();
-    assert.deepEqual(names, Array.from({ length: 12 }, (_, i) => sampleName(i)));
+    const names = readdirSync(dir)
+      .filter((n) => n.startsWith('sample-'))
+      .sort();
+    assert.deepEqual(
+      names,
+      Array.from({ length: 12 }, (_, i) => sampleName(i)),
+    );
     assert.equal(names[0], 'sample-00000.bin');
     let total = 0;
     const contents = new Set<string>();
     for (const name of names) {
       const data = readFileSync(join(dir, name));
       total += data.length;
-      assert.ok(Math.abs(data.length - fileBytes) / fileBytes < 0.1, `${name}: ${data.length} bytes, target ${fileBytes}`);
+      assert.ok(
+        Math.abs(data.length - fileBytes) / fileBytes < 0.1,
+        `${name}: ${data.length} bytes, target ${fileBytes}`,
+      );
       const raw = inflateSync(data); // throws on a bad stream or checksum
       const ratio = raw.length / data.length;
       assert.ok(ratio > 1.6 && ratio < 2.5, `${name}: ratio ${ratio.toFixed(2)}`);
@@ -96,15 +113,26 @@ test('listDatasetFiles lists samples in order, with or without a manifest, and n
   const dir = tempDir();
   try {
     await generateDataset(dir, { files: 3, fileBytes: 4096 });
-    assert.deepEqual(listDatasetFiles(dir), [0, 1, 2].map((i) => join(dir, sampleName(i))));
+    assert.deepEqual(
+      listDatasetFiles(dir),
+      [0, 1, 2].map((i) => join(dir, sampleName(i))),
+    );
     unlinkSync(join(dir, MANIFEST_NAME));
-    assert.deepEqual(listDatasetFiles(dir), [0, 1, 2].map((i) => join(dir, sampleName(i))));
-    assert.throws(() => listDatasetFiles(join(dir, 'nope')), (e: unknown) => e instanceof UserError && /does not exist.*--data/.test(e.message));
+    assert.deepEqual(
+      listDatasetFiles(dir),
+      [0, 1, 2].map((i) => join(dir, sampleName(i))),
+    );
+    assert.throws(
+      () => listDatasetFiles(join(dir, 'nope')),
+      (e: unknown) => e instanceof UserError && /does not exist.*--data/.test(e.message),
+    );
     const empty = join(dir, 'empty');
     mkdirSync(empty);
-    assert.throws(() => listDatasetFiles(empty), (e: unknown) => e instanceof UserError && /no sample-NNNNN.bin/.test(e.message));
+    assert.throws(
+      () => listDatasetFiles(empty),
+      (e: unknown) => e instanceof UserError && /no sample-NNNNN.bin/.test(e.message),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
-

@@ -40,8 +40,16 @@ function jobEnv(extra: Record<string, string>): Record<string, string> {
   return { ...env, ...extra };
 }
 
-function startJob(args: string[], extra: Record<string, string>): ResultPromise<{ reject: false; extendEnv: false; env: Record<string, string> }> {
-  return execa('node', [JOB, '--data', data, ...args], { reject: false, extendEnv: false, env: jobEnv(extra), timeout: 120_000 });
+function startJob(
+  args: string[],
+  extra: Record<string, string>,
+): ResultPromise<{ reject: false; extendEnv: false; env: Record<string, string> }> {
+  return execa('node', [JOB, '--data', data, ...args], {
+    reject: false,
+    extendEnv: false,
+    env: jobEnv(extra),
+    timeout: 120_000,
+  });
 }
 
 interface Events {
@@ -126,7 +134,11 @@ test('cached mode: 30 iterations within budget, every epoch reads every file onc
 
 test('--iterations overrides DSA_ITERATIONS', async () => {
   const events = freshDir('events');
-  const result = await startJob([...BASE_ARGS, '--iterations', '5'], { DSA_MODE: 'cold', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '30' });
+  const result = await startJob([...BASE_ARGS, '--iterations', '5'], {
+    DSA_MODE: 'cold',
+    DSA_EVENTS_DIR: events,
+    DSA_ITERATIONS: '30',
+  });
   assert.equal(result.exitCode, 0, result.stderr);
   const { iters, end } = readEvents(events);
   assert.equal(iters.length, 5);
@@ -156,7 +168,10 @@ test('a prep-bound job waits for its workers; synthetic mode reads one batch and
   assert.equal(sum(iters.map((e) => e.bytes ?? 0)), iters[0].bytes, 'replayed batches read nothing');
   assert.ok(iters.every((e) => e.samples === 4 && e.computeMs >= 5));
   const replayWaitMs = sum(iters.slice(1).map((e) => e.waitMs)) / (iters.length - 1);
-  assert.ok(replayWaitMs < 10, `a replayed batch does not wait for the loader (mean wait ${replayWaitMs.toFixed(2)} ms)`);
+  assert.ok(
+    replayWaitMs < 10,
+    `a replayed batch does not wait for the loader (mean wait ${replayWaitMs.toFixed(2)} ms)`,
+  );
 });
 
 // The job's CRASH_EXIT_CODE (importing job.js would run the job).
@@ -164,7 +179,11 @@ const CRASH_EXIT_CODE = 42;
 
 test('--crash-at-iteration exits 42 after writing that many iterations; --crash-mode and --hang-mode limit them to one mode', async () => {
   const events = freshDir('events');
-  const crashed = await startJob([...BASE_ARGS, '--crash-at-iteration', '5'], { DSA_MODE: 'cached', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '30' });
+  const crashed = await startJob([...BASE_ARGS, '--crash-at-iteration', '5'], {
+    DSA_MODE: 'cached',
+    DSA_EVENTS_DIR: events,
+    DSA_ITERATIONS: '30',
+  });
   assert.equal(crashed.exitCode, CRASH_EXIT_CODE);
   assert.match(crashed.stderr, /crashing after 5 iterations/);
   const { iters, end } = readEvents(events);
@@ -172,11 +191,24 @@ test('--crash-at-iteration exits 42 after writing that many iterations; --crash-
   assert.equal(end, undefined, 'no end event after a crash');
 
   const otherMode = freshDir('events');
-  const spared = await startJob([...BASE_ARGS, '--crash-at-iteration', '5', '--crash-mode', 'cold', '--hang-at-iteration', '3', '--hang-mode', 'synthetic'], {
-    DSA_MODE: 'cached',
-    DSA_EVENTS_DIR: otherMode,
-    DSA_ITERATIONS: '10',
-  });
+  const spared = await startJob(
+    [
+      ...BASE_ARGS,
+      '--crash-at-iteration',
+      '5',
+      '--crash-mode',
+      'cold',
+      '--hang-at-iteration',
+      '3',
+      '--hang-mode',
+      'synthetic',
+    ],
+    {
+      DSA_MODE: 'cached',
+      DSA_EVENTS_DIR: otherMode,
+      DSA_ITERATIONS: '10',
+    },
+  );
   assert.equal(spared.exitCode, 0, spared.stderr);
   assert.equal(readEvents(otherMode).end?.reason, 'budget');
 });
@@ -184,7 +216,12 @@ test('--crash-at-iteration exits 42 after writing that many iterations; --crash-
 test('the stop file ends the job cleanly with reason stop-file', async () => {
   const events = freshDir('events');
   const stopFile = join(root, `stop-${runs++}`);
-  const job = startJob(BASE_ARGS, { DSA_MODE: 'cached', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '1000000', DSA_STOP_FILE: stopFile });
+  const job = startJob(BASE_ARGS, {
+    DSA_MODE: 'cached',
+    DSA_EVENTS_DIR: events,
+    DSA_ITERATIONS: '1000000',
+    DSA_STOP_FILE: stopFile,
+  });
   await waitForIterations(events, 3);
   writeFileSync(stopFile, '');
   const result = await job;
@@ -252,7 +289,10 @@ test('without DSA_MODE the job runs one epoch unprofiled and prints a summary', 
   const events = freshDir('events');
   const result = await startJob(BASE_ARGS, { DSA_EVENTS_DIR: events });
   assert.equal(result.exitCode, 0, result.stderr);
-  assert.match(result.stdout, /emulated job: 8 iterations \(exhausted\), 32 samples, [\d.]+ (B|KiB|MiB|GiB) read .*\(unprofiled\)/);
+  assert.match(
+    result.stdout,
+    /emulated job: 8 iterations \(exhausted\), 32 samples, [\d.]+ (B|KiB|MiB|GiB) read .*\(unprofiled\)/,
+  );
   assert.equal(existsSync(events), false, 'no events are written');
 });
 
@@ -263,7 +303,11 @@ test('bad options and environment fail with a one-line message and no stack trac
   const badMode = await startJob(BASE_ARGS, { DSA_MODE: 'warm', DSA_EVENTS_DIR: freshDir('events') });
   assert.equal(badMode.exitCode, 3);
   assert.match(badMode.stderr, /DSA_MODE='warm'/);
-  const noData = await execa('node', [JOB, '--data', join(root, 'missing')], { reject: false, env: jobEnv({}), extendEnv: false });
+  const noData = await execa('node', [JOB, '--data', join(root, 'missing')], {
+    reject: false,
+    env: jobEnv({}),
+    extendEnv: false,
+  });
   assert.equal(noData.exitCode, 4);
   assert.match(noData.stderr, /does not exist/);
   for (const result of [badFlag, badMode, noData]) assert.doesNotMatch(result.stderr, /\n\s+at /);
@@ -275,7 +319,12 @@ test('cached mode with DSA_SUBSET_FILE: the job samples only the listed files an
   const kept = [files[1], files[5], files[6], files[20]];
   const list = join(root, `subset-${runs++}.txt`);
   writeFileSync(list, `${kept.join('\n')}\n/elsewhere/not-in-the-dataset.bin\n`);
-  const result = await startJob([...BASE_ARGS, '--batch-size', '2'], { DSA_MODE: 'cached', DSA_EVENTS_DIR: events, DSA_ITERATIONS: '10', DSA_SUBSET_FILE: list });
+  const result = await startJob([...BASE_ARGS, '--batch-size', '2'], {
+    DSA_MODE: 'cached',
+    DSA_EVENTS_DIR: events,
+    DSA_ITERATIONS: '10',
+    DSA_SUBSET_FILE: list,
+  });
   assert.equal(result.exitCode, 0, result.stderr);
   const { start, iters } = readEvents(events);
   assert.equal(start.subsetFiles, 4);
@@ -284,7 +333,10 @@ test('cached mode with DSA_SUBSET_FILE: the job samples only the listed files an
   const keptBytes = kept.map((f) => statSync(f).size);
   for (let epoch = 0; epoch < 5; epoch++) {
     const plan = planEpoch(4, 2, 1, epoch);
-    assert.deepEqual(iters.slice(epoch * 2, epoch * 2 + 2).map((e) => e.bytes), plan.map((batch) => sum(batch.map((f) => keptBytes[f]))));
+    assert.deepEqual(
+      iters.slice(epoch * 2, epoch * 2 + 2).map((e) => e.bytes),
+      plan.map((batch) => sum(batch.map((f) => keptBytes[f]))),
+    );
   }
 
   // Other modes ignore it; an unreadable list leaves the dataset whole and says why.
@@ -292,7 +344,12 @@ test('cached mode with DSA_SUBSET_FILE: the job samples only the listed files an
   await startJob(BASE_ARGS, { DSA_MODE: 'cold', DSA_EVENTS_DIR: cold, DSA_ITERATIONS: '2', DSA_SUBSET_FILE: list });
   assert.equal(readEvents(cold).start.subsetFiles, undefined);
   const missing = freshDir('events');
-  await startJob(BASE_ARGS, { DSA_MODE: 'cached', DSA_EVENTS_DIR: missing, DSA_ITERATIONS: '2', DSA_SUBSET_FILE: join(root, 'no-such-list') });
+  await startJob(BASE_ARGS, {
+    DSA_MODE: 'cached',
+    DSA_EVENTS_DIR: missing,
+    DSA_ITERATIONS: '2',
+    DSA_SUBSET_FILE: join(root, 'no-such-list'),
+  });
   assert.equal(readEvents(missing).start.subsetFiles, undefined);
   assert.match(readEvents(missing).start.subsetNote ?? '', /cannot read .*no-such-list: ENOENT/);
 });

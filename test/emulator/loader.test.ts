@@ -49,7 +49,16 @@ interface Run {
 
 async function run(options: Partial<LoaderOptions>, epochs?: number, limit?: number): Promise<Run> {
   const dispatches: Dispatch[] = [];
-  const loader = Loader.start({ files, batchSize: 4, workers: 2, prefetchFactor: 2, prepMs: 0.5, seed: 1, onDispatch: (d) => dispatches.push(d), ...options });
+  const loader = Loader.start({
+    files,
+    batchSize: 4,
+    workers: 2,
+    prefetchFactor: 2,
+    prepMs: 0.5,
+    seed: 1,
+    onDispatch: (d) => dispatches.push(d),
+    ...options,
+  });
   const batches: Batch[] = [];
   const dispatchedAtDelivery: number[] = [];
   try {
@@ -66,12 +75,16 @@ async function run(options: Partial<LoaderOptions>, epochs?: number, limit?: num
 for (const workers of [0, 1, 3]) {
   test(`with ${workers} workers batches arrive in order, numbered across epochs, and each epoch reads every file once`, async () => {
     const { batches } = await run({ workers }, 2);
-    const expected = [0, 1].flatMap((epoch) => planEpoch(files.length, 4, 1, epoch).map((plan, index) => ({ epoch, index, plan })));
+    const expected = [0, 1].flatMap((epoch) =>
+      planEpoch(files.length, 4, 1, epoch).map((plan, index) => ({ epoch, index, plan })),
+    );
     assert.deepEqual(
       batches.map((b) => [b.seq, b.epoch, b.index, b.samples]),
       expected.map((e, seq) => [seq, e.epoch, e.index, e.plan.length]),
     );
-    batches.forEach((b, seq) => assert.equal(b.bytes, sum(expected[seq].plan.map((f) => sizes[f])), `bytes of batch ${seq}`));
+    batches.forEach((b, seq) =>
+      assert.equal(b.bytes, sum(expected[seq].plan.map((f) => sizes[f])), `bytes of batch ${seq}`),
+    );
   });
 }
 
@@ -124,13 +137,23 @@ test('a worker reads the files of its queued batches while it prepares the curre
   // One worker and three batches in flight: when the first batch is being prepared,
   // the two after it have been asked for, and their reads must already have started.
   const { batches } = await run({ workers: 1, prefetchFactor: 3, prepMs: 5 }, 1);
-  assert.equal(batches[0].readAheadFiles, 8, 'both queued batches (4 files each) were being read while batch 0 was prepared');
+  assert.equal(
+    batches[0].readAheadFiles,
+    8,
+    'both queued batches (4 files each) were being read while batch 0 was prepared',
+  );
   // Later on, the batch after the next is asked for two batches of preparation ahead; a
   // loose bound, as a busy machine may delay the loop that asks.
   const ahead = batches.slice(1, -1).map((b) => b.readAheadFiles);
-  assert.ok(ahead.filter((files) => files > 0).length >= ahead.length / 2, `files read ahead per batch: ${ahead.join(' ')}`);
+  assert.ok(
+    ahead.filter((files) => files > 0).length >= ahead.length / 2,
+    `files read ahead per batch: ${ahead.join(' ')}`,
+  );
   const { batches: inline } = await run({ workers: 0 }, 1);
-  assert.ok(inline.every((b) => b.readAheadFiles === 0), 'without workers nothing is read ahead');
+  assert.ok(
+    inline.every((b) => b.readAheadFiles === 0),
+    'without workers nothing is read ahead',
+  );
 });
 
 test('a missing file fails the stream with a message naming it', async () => {
@@ -158,7 +181,10 @@ test('prepareData takes prepMs of wall clock from the start of decoding or a car
   assert.equal(prepareData(data, 10, fromMs).deadlineMs, fromMs + 10, 'prep time counts from the previous deadline');
   const nowMs = performance.now();
   const stale = prepareData(data, 10, nowMs - 1000);
-  assert.ok(stale.deadlineMs >= nowMs, `a stale deadline carries at most the prep time (${(stale.deadlineMs - nowMs).toFixed(2)} ms)`);
+  assert.ok(
+    stale.deadlineMs >= nowMs,
+    `a stale deadline carries at most the prep time (${(stale.deadlineMs - nowMs).toFixed(2)} ms)`,
+  );
   const batch = prepareBatch(files.slice(0, 3), 1e-6);
   assert.equal(batch.samples, 3);
   assert.equal(batch.bytes, sum(sizes.slice(0, 3)));

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { threadCpuClock } from '../../src/emulator/prep-clock.js';
 
-test('the thread CPU clock counts this thread\'s work, never more than the wall time, and not sleep', async () => {
+test("the thread CPU clock counts this thread's work, never more than the wall time, and not sleep", async () => {
   const cpu = threadCpuClock();
   // The kernel brings the count up to date at each scheduler tick (4 ms at
   // HZ=250), so a read may lag the thread's true CPU time by up to a tick.

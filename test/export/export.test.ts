@@ -39,7 +39,13 @@ function withEvents(): Profile {
     { t: 0, i: 50, inStep: true, api: 'torch.save', blockingMs: 2.5, syncMs: 0, bytes: 1000, persisted: true },
     { t: 0, i: 100, inStep: false, api: 'manual', blockingMs: 9, syncMs: 0, bytes: null, persisted: true },
   ];
-  cold.ranks.push({ ...structuredClone(rank), rank: 1, node: { hostname: 'gpu-b', nodeRank: 1 }, checkpoints: undefined, epochs: undefined });
+  cold.ranks.push({
+    ...structuredClone(rank),
+    rank: 1,
+    node: { hostname: 'gpu-b', nodeRank: 1 },
+    checkpoints: undefined,
+    epochs: undefined,
+  });
   profile.cpuSweep = [{ ...structuredClone(profile.modes.cached!), cpus: [0, 1] }];
   return profile;
 }
@@ -59,11 +65,15 @@ describe('iteration rows', () => {
       assert.equal(mine.length, rank.iterations.length, mode);
       assert.equal(mine.filter((r) => r.warmup).length, summary.warmupIterations, mode);
       const window = mine.filter((r) => !r.warmup).slice(0, summary.measuredIterations);
-      const meanMs = (pick: (r: IterationRow) => number) => (1000 * window.reduce((s, r) => s + pick(r), 0)) / window.length;
+      const meanMs = (pick: (r: IterationRow) => number) =>
+        (1000 * window.reduce((s, r) => s + pick(r), 0)) / window.length;
       assert.ok(Math.abs(meanMs((r) => r.duration_s) - summary.iterMs.mean) < 1e-6, mode);
       assert.ok(Math.abs(meanMs((r) => r.wait_s) - summary.waitMs.mean) < 1e-6, mode);
       const samples = window.reduce((s, r) => s + r.samples, 0);
-      assert.ok(Math.abs(samples / ((meanMs((r) => r.duration_s) * window.length) / 1000) - summary.samplesPerSec) < 1e-6, mode);
+      assert.ok(
+        Math.abs(samples / ((meanMs((r) => r.duration_s) * window.length) / 1000) - summary.samplesPerSec) < 1e-6,
+        mode,
+      );
       // t is an iteration's end: the next starts there, never before it.
       const gaps = mine.slice(1).map((r, k) => r.start_s - mine[k].end_s);
       assert.ok(Math.min(...gaps) > -0.001, `${mode}: iterations overlap by ${-Math.min(...gaps)} s`);
@@ -82,7 +92,11 @@ describe('iteration rows', () => {
       passes.forEach((pass, k) => {
         const mine = rows.filter((r) => r.mode === mode && r.run === k + 1);
         assert.ok(mine.length > 0, `${mode} run ${k + 1}`);
-        for (const r of mine) assert.ok(r.end_s * 1000 >= pass.startedAt && r.end_s * 1000 <= pass.startedAt + pass.wallSec * 1000, `${mode} ${r.iteration}`);
+        for (const r of mine)
+          assert.ok(
+            r.end_s * 1000 >= pass.startedAt && r.end_s * 1000 <= pass.startedAt + pass.wallSec * 1000,
+            `${mode} ${r.iteration}`,
+          );
       });
     }
   });
@@ -90,15 +104,26 @@ describe('iteration rows', () => {
   test('carry epochs, saves and nodes', () => {
     const rows = iterationRows(withEvents()).filter((r) => r.mode === 'cold');
     const rank0 = new Map(rows.filter((r) => r.rank === 0).map((r) => [r.iteration, r]));
-    assert.deepEqual([0, 99, 100, 382].map((i) => rank0.get(i)!.epoch), [0, 0, 1, 1]);
-    assert.deepEqual([...rank0.values()].filter((r) => r.epoch_start).map((r) => r.iteration), [0, 100]);
+    assert.deepEqual(
+      [0, 99, 100, 382].map((i) => rank0.get(i)!.epoch),
+      [0, 0, 1, 1],
+    );
+    assert.deepEqual(
+      [...rank0.values()].filter((r) => r.epoch_start).map((r) => r.iteration),
+      [0, 100],
+    );
     assert.deepEqual([rank0.get(50)!.checkpoint_saves, rank0.get(50)!.checkpoint_s], [2, 0.0085]);
     assert.deepEqual([rank0.get(100)!.checkpoint_before_saves, rank0.get(100)!.checkpoint_before_s], [1, 0.009]);
     const rank1 = rows.filter((r) => r.rank === 1);
     assert.equal(rank1.length, 383);
-    assert.ok(rank1.every((r) => r.node === 'gpu-b' && r.node_rank === 1 && r.epoch === null && r.checkpoint_saves === 0));
+    assert.ok(
+      rank1.every((r) => r.node === 'gpu-b' && r.node_rank === 1 && r.epoch === null && r.checkpoint_saves === 0),
+    );
     const all = iterationRows(withEvents());
-    assert.deepEqual([...new Set(all.map((r) => `${r.mode} ${r.variant}`))], ['synthetic default', 'cached default', 'cold default', 'cached cpus=2']);
+    assert.deepEqual(
+      [...new Set(all.map((r) => `${r.mode} ${r.variant}`))],
+      ['synthetic default', 'cached default', 'cold default', 'cached cpus=2'],
+    );
   });
 
   test('as CSV: a header, then each row in the columns’ order', () => {
@@ -122,18 +147,31 @@ describe('iteration rows', () => {
 describe('chrome trace', () => {
   const trace = chromeTrace(withEvents());
   const events = trace.traceEvents;
-  const on = (pid: number, tid: number, name: string) => events.filter((e) => e.pid === pid && e.tid === tid && e.name === name);
+  const on = (pid: number, tid: number, name: string) =>
+    events.filter((e) => e.pid === pid && e.tid === tid && e.name === name);
 
   test('absolute µs, said by a zero base time', () => {
     assert.equal(trace.baseTimeNanoseconds, 0);
-    assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(trace))).slice(0, 3), ['baseTimeNanoseconds', 'displayTimeUnit', 'traceEvents']);
+    assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(trace))).slice(0, 3), [
+      'baseTimeNanoseconds',
+      'displayTimeUnit',
+      'traceEvents',
+    ]);
   });
 
   test('a named process per mode and a thread per rank', () => {
     const names = events.filter((e) => e.name === 'process_name').map((e) => [e.pid, e.args!.name]);
-    assert.deepEqual(names, [[1, 'ds-analyzer synthetic'], [2, 'ds-analyzer cached'], [3, 'ds-analyzer cold'], [4, 'ds-analyzer cached (cpus=2)']]);
+    assert.deepEqual(names, [
+      [1, 'ds-analyzer synthetic'],
+      [2, 'ds-analyzer cached'],
+      [3, 'ds-analyzer cold'],
+      [4, 'ds-analyzer cached (cpus=2)'],
+    ]);
     const threads = events.filter((e) => e.name === 'thread_name' && e.pid === 3).map((e) => [e.tid, e.args!.name]);
-    assert.deepEqual(threads, [[0, `rank 0 (${withEvents().host.hostname})`], [1, 'rank 1 (gpu-b)']]);
+    assert.deepEqual(threads, [
+      [0, `rank 0 (${withEvents().host.hostname})`],
+      [1, 'rank 1 (gpu-b)'],
+    ]);
   });
 
   test('each iteration at its wall-clock µs, its wait and step inside it', () => {
@@ -152,23 +190,35 @@ describe('chrome trace', () => {
       assert.equal(steps[k].ts! + steps[k].dur!, ev.ts! + ev.dur!);
       assert.ok(Math.abs(waits[k].dur! - its[k].waitMs * 1000) <= 2, `wait ${k}: ${waits[k].dur} µs`);
     });
-    assert.equal(iterations.filter((e) => e.args!.warmup).length, profile.modes.cold!.ranks[0].summary!.warmupIterations);
+    assert.equal(
+      iterations.filter((e) => e.args!.warmup).length,
+      profile.modes.cold!.ranks[0].summary!.warmupIterations,
+    );
   });
 
   test('saves inside their step, and epoch starts before their first wait', () => {
     const saves = on(3, 0, 'checkpoint save (torch.save)');
     const step50 = on(3, 0, 'step')[50];
-    assert.deepEqual(saves.map((s) => s.dur), [6000, 2500]);
+    assert.deepEqual(
+      saves.map((s) => s.dur),
+      [6000, 2500],
+    );
     assert.ok(saves.every((s) => s.ts! >= step50.ts! && s.ts! + s.dur! <= step50.ts! + step50.dur!));
     const between = on(3, 0, 'checkpoint save (manual)');
     assert.equal(between.length, 1);
     assert.equal(between[0].ts, on(3, 0, 'iteration')[99].ts! + on(3, 0, 'iteration')[99].dur!);
     const loaders = on(3, 0, 'iter(loader)');
-    assert.deepEqual(loaders.map((e) => [e.dur, e.ts! + e.dur!]), [
-      [40000, on(3, 0, 'iteration')[0].ts],
-      [35000, on(3, 0, 'iteration')[100].ts],
-    ]);
-    assert.deepEqual(events.filter((e: TraceEvent) => e.ph === 'i').map((e) => e.name), ['epoch 0', 'epoch 1']);
+    assert.deepEqual(
+      loaders.map((e) => [e.dur, e.ts! + e.dur!]),
+      [
+        [40000, on(3, 0, 'iteration')[0].ts],
+        [35000, on(3, 0, 'iteration')[100].ts],
+      ],
+    );
+    assert.deepEqual(
+      events.filter((e: TraceEvent) => e.ph === 'i').map((e) => e.name),
+      ['epoch 0', 'epoch 1'],
+    );
   });
 });
 
@@ -182,11 +232,20 @@ describe('tensorboard', () => {
   });
 
   test('a run per mode and rank, and the split', () => {
-    assert.deepEqual(tensorBoardRuns(readProfile(QUICK)).map((r) => r.dir), ['synthetic', 'cached', 'cold', 'split']);
-    assert.deepEqual(tensorBoardRuns(withEvents()).map((r) => r.dir), ['synthetic', 'cached', 'cold-rank0', 'cold-rank1', 'cached-cpus=2', 'split']);
+    assert.deepEqual(
+      tensorBoardRuns(readProfile(QUICK)).map((r) => r.dir),
+      ['synthetic', 'cached', 'cold', 'split'],
+    );
+    assert.deepEqual(
+      tensorBoardRuns(withEvents()).map((r) => r.dir),
+      ['synthetic', 'cached', 'cold-rank0', 'cold-rank1', 'cached-cpus=2', 'split'],
+    );
   });
 
-  for (const [name, path] of [['quick', QUICK], ['pooled', POOLED]] as const) {
+  for (const [name, path] of [
+    ['quick', QUICK],
+    ['pooled', POOLED],
+  ] as const) {
     test(`event files an independent reader checks (${name})`, async (t) => {
       if (!existsSync(PYTHON)) return t.skip(`needs ${PYTHON} to read the event files back`);
       const dir = tempDir();
@@ -223,7 +282,11 @@ describe('python ds_analyzer.load', () => {
         const path = join(dir, 'profile.json');
         writeFileSync(path, JSON.stringify(profile));
         const code = `import json, sys; sys.path.insert(0, ${JSON.stringify(PACKAGE_DIR)}); import ds_analyzer; print(json.dumps(ds_analyzer.load(sys.argv[1]).iteration_rows()))`;
-        const result = await execa(PYTHON, ['-c', code, path], { reject: false, all: true, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+        const result = await execa(PYTHON, ['-c', code, path], {
+          reject: false,
+          all: true,
+          env: { PYTHONDONTWRITEBYTECODE: '1' },
+        });
         assert.equal(result.exitCode, 0, result.all);
         assert.deepEqual(JSON.parse(result.stdout), JSON.parse(JSON.stringify(iterationRows(profile))));
       }
@@ -246,13 +309,17 @@ describe('python ds_analyzer.load', () => {
       const code = [
         'import sys; import pandas as pd',
         `sys.path.insert(0, ${JSON.stringify(PACKAGE_DIR)}); import ds_analyzer`,
-        "read = pd.read_csv(sys.argv[2]); loaded = ds_analyzer.load(sys.argv[1]).iterations",
+        'read = pd.read_csv(sys.argv[2]); loaded = ds_analyzer.load(sys.argv[1]).iterations',
         // pandas' default float parser can be a few ulps off (float_precision='round_trip' is exact); an all-zero float column reads back as int64.
         'pd.testing.assert_frame_equal(read, loaded, check_dtype=False, rtol=1e-12)',
         "pd.testing.assert_frame_equal(pd.read_csv(sys.argv[2], float_precision='round_trip'), loaded, check_dtype=False, check_exact=True)",
         "print(len(read), read['epoch'].dtype, read['warmup'].dtype, read['variant'].isna().sum())",
       ].join('\n');
-      const result = await execa(PYTHON, ['-c', code, path, join(dir, 'profile.csv')], { reject: false, all: true, env: { PYTHONDONTWRITEBYTECODE: '1' } });
+      const result = await execa(PYTHON, ['-c', code, path, join(dir, 'profile.csv')], {
+        reject: false,
+        all: true,
+        env: { PYTHONDONTWRITEBYTECODE: '1' },
+      });
       assert.equal(result.exitCode, 0, result.all);
       assert.equal(result.stdout.trim(), `${iterationRows(profile).length} float64 bool 0`);
     } finally {
@@ -276,7 +343,11 @@ describe('export command', () => {
         'chrome-trace': `${3 * iterations + 3 * 4} trace events`,
         tensorboard: `${runs.reduce((sum, r) => sum + r.scalars.length, 0)} scalars in 4 runs`,
       };
-      for (const [format, out] of [['csv', 'train.csv'], ['chrome-trace', 'train.trace.json'], ['tensorboard', 'train-tensorboard']] as const) {
+      for (const [format, out] of [
+        ['csv', 'train.csv'],
+        ['chrome-trace', 'train.trace.json'],
+        ['tensorboard', 'train-tensorboard'],
+      ] as const) {
         const io = fakeIo(dir);
         assert.equal(await run(['export', 'train.json', '--format', format], io), 0, io.err);
         assert.equal(io.out, `export: ${out} (${format}: ${what[format]})\n`);
@@ -287,7 +358,12 @@ describe('export command', () => {
       assert.equal(readFileSync(join(dir, 'train.csv'), 'utf8'), iterationsCsv(iterationRows(readProfile(QUICK))));
       assert.equal(await run(['export', 'train.json', '--format', 'csv', '--out', 'sub/x.csv'], fakeIo(dir)), 0);
       assert.ok(existsSync(join(dir, 'sub', 'x.csv')));
-      await expectOneLineError(dir, ['export', 'train.json', '--format', 'parquet'], 3, /--format parquet .*csv, chrome-trace, tensorboard/);
+      await expectOneLineError(
+        dir,
+        ['export', 'train.json', '--format', 'parquet'],
+        3,
+        /--format parquet .*csv, chrome-trace, tensorboard/,
+      );
       await expectOneLineError(dir, ['export', 'missing.json', '--format', 'csv'], 4, /does not exist/);
       await expectOneLineError(dir, ['export', 'train.json', '--format', 'csv', '--out', 'sub'], 2, /is a folder/);
     } finally {

@@ -10,7 +10,16 @@ import { fakeIo } from '../cli/fake-io.js';
 import { fixturePath } from './fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dsa-gate-'));
-const BUDGETS = ['--max-fetch-stall', '20%', '--max-prep-stall', '30%', '--max-total-stall', '40%', '--min-throughput', '300'];
+const BUDGETS = [
+  '--max-fetch-stall',
+  '20%',
+  '--max-prep-stall',
+  '30%',
+  '--max-total-stall',
+  '40%',
+  '--min-throughput',
+  '300',
+];
 
 async function gate(args: string[], env: NodeJS.ProcessEnv = {}) {
   const io = fakeIo(dir, env);
@@ -45,7 +54,13 @@ test('options may follow the profile argument', async () => {
 });
 
 test('a regression within noise passes and the output says so; beyond noise fails', async () => {
-  const within = await gate([fixturePath('regressed-noisy'), '--baseline', fixturePath('pass'), '--max-regression', '5%']);
+  const within = await gate([
+    fixturePath('regressed-noisy'),
+    '--baseline',
+    fixturePath('pass'),
+    '--max-regression',
+    '5%',
+  ]);
   assert.equal(within.code, ExitCode.Ok);
   assert.match(within.out, /regression: .*above the 5% budget but within the noise of both profiles/);
   const beyond = await gate([fixturePath('regressed'), '--baseline', fixturePath('pass'), '--max-regression', '5%']);
@@ -63,7 +78,10 @@ test('an unproven cold mode fails the cold rules with the reason', async () => {
 
 test('a config file with warn levels: the gate warns and passes', async () => {
   const config = join(dir, 'warn.json');
-  writeFileSync(config, JSON.stringify({ budgets: { fetchStall: { level: 'warn', max: '20%' }, prepStall: { max: '30%' } } }));
+  writeFileSync(
+    config,
+    JSON.stringify({ budgets: { fetchStall: { level: 'warn', max: '20%' }, prepStall: { max: '30%' } } }),
+  );
   const { code, out } = await gate([fixturePath('fetch-bound'), '--config', config]);
   assert.equal(code, ExitCode.Ok);
   assert.match(out, /^fetch stall\s+first epoch\s+warn\s+.*WARN$/m);
@@ -78,21 +96,69 @@ test('a profile recording a failed job exits 5', async () => {
 
 const errors: [string, string[], ExitCode, RegExp][] = [
   ['no budget', [fixturePath('pass')], ExitCode.Usage, /no budget to check: pass one such as --max-fetch-stall 20%/],
-  ['a regression budget without a baseline', [fixturePath('pass'), '--max-regression', '5%'], ExitCode.Usage, /needs a baseline profile/],
-  ['a bad share', [fixturePath('pass'), '--max-fetch-stall', 'lots'], ExitCode.BadValue, /--max-fetch-stall must be a fraction/],
-  ['a missing profile', [join(dir, 'nope.json'), '--max-fetch-stall', '20%'], ExitCode.MissingInput, /nope\.json' does not exist/],
-  ['a missing config', [fixturePath('pass'), '--config', join(dir, 'nope-config.json')], ExitCode.MissingInput, /gate config .* does not exist/],
-  ['a wrong schemaVersion', [fixturePath('wrong-schema-version'), '--max-fetch-stall', '20%'], ExitCode.CorruptFile, /schemaVersion 99, this ds-analyzer reads 1/],
-  ['missing fields', [fixturePath('missing-fields'), '--max-fetch-stall', '20%'], ExitCode.CorruptFile, /malformed at 'host'/],
-  ['a huge number', [fixturePath('huge-number'), '--max-fetch-stall', '20%'], ExitCode.CorruptFile, /malformed at 'modes\.synthetic/],
-  ['a file that is not JSON', [fixturePath('not-json'), '--max-fetch-stall', '20%'], ExitCode.CorruptFile, /is not valid JSON/],
-  ['a corrupt baseline', [fixturePath('pass'), '--baseline', fixturePath('wrong-schema-version')], ExitCode.CorruptFile, /schemaVersion 99/],
+  [
+    'a regression budget without a baseline',
+    [fixturePath('pass'), '--max-regression', '5%'],
+    ExitCode.Usage,
+    /needs a baseline profile/,
+  ],
+  [
+    'a bad share',
+    [fixturePath('pass'), '--max-fetch-stall', 'lots'],
+    ExitCode.BadValue,
+    /--max-fetch-stall must be a fraction/,
+  ],
+  [
+    'a missing profile',
+    [join(dir, 'nope.json'), '--max-fetch-stall', '20%'],
+    ExitCode.MissingInput,
+    /nope\.json' does not exist/,
+  ],
+  [
+    'a missing config',
+    [fixturePath('pass'), '--config', join(dir, 'nope-config.json')],
+    ExitCode.MissingInput,
+    /gate config .* does not exist/,
+  ],
+  [
+    'a wrong schemaVersion',
+    [fixturePath('wrong-schema-version'), '--max-fetch-stall', '20%'],
+    ExitCode.CorruptFile,
+    /schemaVersion 99, this ds-analyzer reads 1/,
+  ],
+  [
+    'missing fields',
+    [fixturePath('missing-fields'), '--max-fetch-stall', '20%'],
+    ExitCode.CorruptFile,
+    /malformed at 'host'/,
+  ],
+  [
+    'a huge number',
+    [fixturePath('huge-number'), '--max-fetch-stall', '20%'],
+    ExitCode.CorruptFile,
+    /malformed at 'modes\.synthetic/,
+  ],
+  [
+    'a file that is not JSON',
+    [fixturePath('not-json'), '--max-fetch-stall', '20%'],
+    ExitCode.CorruptFile,
+    /is not valid JSON/,
+  ],
+  [
+    'a corrupt baseline',
+    [fixturePath('pass'), '--baseline', fixturePath('wrong-schema-version')],
+    ExitCode.CorruptFile,
+    /schemaVersion 99/,
+  ],
 ];
 for (const [what, args, code, pattern] of errors) {
   test(`gate with ${what}: one line, exit ${code}`, async () => {
     const result = await gate(args);
     assert.equal(result.code, code, result.err);
-    const lines = result.err.trimEnd().split('\n').filter((l) => !l.startsWith('('));
+    const lines = result.err
+      .trimEnd()
+      .split('\n')
+      .filter((l) => !l.startsWith('('));
     assert.equal(lines.length, 1, result.err);
     assert.match(lines[0], pattern);
   });
@@ -119,7 +185,10 @@ test('--junit writes JUnit XML that parses: one test case per rule, failures mar
   assert.equal(suite.tests, '4');
   assert.equal(suite.failures, '3');
   const cases = suite.testcase as { name: string; failure?: { message: string } }[];
-  assert.deepEqual(cases.map((c) => c.name.split(' ').slice(0, 2).join(' ')), ['fetch stall', 'prep stall', 'total stall', 'throughput ≥']);
+  assert.deepEqual(
+    cases.map((c) => c.name.split(' ').slice(0, 2).join(' ')),
+    ['fetch stall', 'prep stall', 'total stall', 'throughput ≥'],
+  );
   assert.match(cases[0].failure!.message, /fetch stall: expected ≤ 20% of iteration, actual 80%/);
   assert.equal(cases[1].failure, undefined);
 });
@@ -142,7 +211,10 @@ test('the Markdown verdict is appended to GITHUB_STEP_SUMMARY, with the job name
   const md = readFileSync(summary, 'utf8');
   assert.match(md, /^# earlier step\n/, 'appended, not overwritten');
   assert.match(md, /### ds-analyzer gate ❌ failed: fetch-bound/);
-  assert.match(md, /^\| fetch stall \| first epoch \| error \| ≤ 20% of iteration \| 80% ± 0\.\d% \| ❌ \*\*fail\*\* \|$/m);
+  assert.match(
+    md,
+    /^\| fetch stall \| first epoch \| error \| ≤ 20% of iteration \| 80% ± 0\.\d% \| ❌ \*\*fail\*\* \|$/m,
+  );
   assert.match(md, /^\| prep stall \| first epoch \| error \| .* \| ✅ pass \|$/m);
   assert.doesNotMatch(md, /<script|<img|<\/script/i);
   assert.match(md, /&lt;\/script&gt;&lt;script&gt;window.pwned=1/);
@@ -174,8 +246,20 @@ test('--epochs later judges epochs 2+: a fetch-bound first epoch whose dataset t
   const first = await gate([fixturePath('fetch-bound'), '--max-fetch-stall', '20%']);
   assert.equal(first.code, ExitCode.GateFailed);
   // An older profile without laterEpochs gets them from the what-if's model.
-  const later = await gate([fixturePath('fetch-bound'), '--epochs', 'later', '--max-fetch-stall', '20%', '--max-time-to-first-batch', '1h']);
-  assert.equal(later.code, ExitCode.GateFailed, 'this old profile has no first batch: that rule fails, whatever --epochs says');
+  const later = await gate([
+    fixturePath('fetch-bound'),
+    '--epochs',
+    'later',
+    '--max-fetch-stall',
+    '20%',
+    '--max-time-to-first-batch',
+    '1h',
+  ]);
+  assert.equal(
+    later.code,
+    ExitCode.GateFailed,
+    'this old profile has no first batch: that rule fails, whatever --epochs says',
+  );
   assert.match(later.out, /^fetch stall\s+epochs 2\+\s+error\s+≤ 20% of iteration\s+0% ± 0%\s+pass$/m);
   assert.match(later.out, /^time to first batch\s+first epoch\s+/m, 'the first batch is always the first epoch');
   assert.match(later.out, /fetch stall: epochs 2\+ measured: the cached pace \(the page cache holds the dataset\)/);
@@ -188,7 +272,10 @@ test("a config file's epochs is honoured, and --epochs overrides it; a wrong val
   const config = join(dir, 'later.json');
   writeFileSync(config, JSON.stringify({ epochs: 'later', budgets: { fetchStall: { max: '20%' } } }));
   assert.equal((await gate([fixturePath('fetch-bound'), '--config', config])).code, ExitCode.Ok);
-  assert.equal((await gate([fixturePath('fetch-bound'), '--config', config, '--epochs', 'first'])).code, ExitCode.GateFailed);
+  assert.equal(
+    (await gate([fixturePath('fetch-bound'), '--config', config, '--epochs', 'first'])).code,
+    ExitCode.GateFailed,
+  );
   const bad = await gate([fixturePath('fetch-bound'), '--epochs', 'all', '--max-fetch-stall', '20%']);
   assert.equal(bad.code, ExitCode.BadValue);
   assert.match(bad.err, /--epochs 'all' is not one of first, later/);

@@ -31,16 +31,36 @@ interface Counts {
   skipped: string;
 }
 interface JunitDoc {
-  testsuites: Counts & { testsuite: (Counts & { name: string; properties: { property: Property[] }; testcase: TestCase[] })[] };
+  testsuites: Counts & {
+    testsuite: (Counts & { name: string; properties: { property: Property[] }; testcase: TestCase[] })[];
+  };
 }
 
 const work = mkdtempSync(join(tmpdir(), 'dsa-junit-shape-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 const warnConfig = join(work, 'warn.json');
-writeFileSync(warnConfig, JSON.stringify({ budgets: { fetchStall: { level: 'warn', max: '20%' }, prepStall: { max: '30%' } } }));
+writeFileSync(
+  warnConfig,
+  JSON.stringify({ budgets: { fetchStall: { level: 'warn', max: '20%' }, prepStall: { max: '30%' } } }),
+);
 
 const CASES: [string, string[]][] = [
-  ['every rule, some failing', [fixturePath('fetch-bound'), '--max-fetch-stall', '20%', '--max-prep-stall', '30%', '--max-total-stall', '40%', '--min-throughput', '300', '--baseline', fixturePath('pass')]],
+  [
+    'every rule, some failing',
+    [
+      fixturePath('fetch-bound'),
+      '--max-fetch-stall',
+      '20%',
+      '--max-prep-stall',
+      '30%',
+      '--max-total-stall',
+      '40%',
+      '--min-throughput',
+      '300',
+      '--baseline',
+      fixturePath('pass'),
+    ],
+  ],
   ['warn levels', [fixturePath('fetch-bound'), '--config', warnConfig]],
   ['a failed job', [fixturePath('job-failed'), '--max-fetch-stall', '20%']],
   ['a hostile job name', [fixturePath('hostile'), '--max-fetch-stall', '20%']],
@@ -53,11 +73,16 @@ async function gateBoth(args: string[], name: string): Promise<{ verdict: GateOu
   await run(['gate', ...args, '--json', '--junit', xmlPath], io);
   const xml = readFileSync(xmlPath, 'utf8');
   assert.equal(XMLValidator.validate(xml), true, 'well-formed XML');
-  const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (tag) => ['testsuite', 'testcase', 'property'].includes(tag) });
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (tag) => ['testsuite', 'testcase', 'property'].includes(tag),
+  });
   return { verdict: GateOutputSchema.parse(JSON.parse(io.out)), doc: parser.parse(xml) as JunitDoc };
 }
 
-const props = (list: Property[] | undefined): Record<string, string> => Object.fromEntries((list ?? []).map((p) => [p.name, p.value]));
+const props = (list: Property[] | undefined): Record<string, string> =>
+  Object.fromEntries((list ?? []).map((p) => [p.name, p.value]));
 
 for (const [what, args] of CASES) {
   test(`gate's JUnit XML has the documented shape: ${what}`, async () => {
@@ -69,12 +94,20 @@ for (const [what, args] of CASES) {
     assert.deepEqual(props(suite.properties.property), { profile: verdict.profile });
 
     const cases = suite.testcase;
-    assert.equal(cases.length, verdict.rules.length + (verdict.jobFailure ? 1 : 0), 'one testcase per rule, and one for a failed job');
+    assert.equal(
+      cases.length,
+      verdict.rules.length + (verdict.jobFailure ? 1 : 0),
+      'one testcase per rule, and one for a failed job',
+    );
     for (const [k, rule] of verdict.rules.entries()) {
       const testCase = cases[k];
       assert.equal(testCase.classname, 'ds-analyzer.gate');
       assert.equal(testCase.name, `${rule.name} ${rule.expected}`);
-      assert.deepEqual(props(testCase.properties?.property), { level: rule.level, actual: rule.actual, source: rule.source });
+      assert.deepEqual(props(testCase.properties?.property), {
+        level: rule.level,
+        actual: rule.actual,
+        source: rule.source,
+      });
       const detail = `${rule.name}: expected ${rule.expected}, actual ${rule.actual}${rule.note ? `; ${rule.note}` : ''}`;
       if (rule.result === 'fail') {
         assert.deepEqual(testCase.failure, { message: detail, type: 'budget' });

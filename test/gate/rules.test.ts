@@ -17,12 +17,15 @@ const ALL: Budgets = {
 
 test('a compute-bound profile passes every budget', () => {
   const verdict = evaluateGate(fixture('pass'), ALL);
-  assert.deepEqual(verdict.rules.map((r) => [r.id, r.result]), [
-    ['fetchStall', 'pass'],
-    ['prepStall', 'pass'],
-    ['totalStall', 'pass'],
-    ['throughput', 'pass'],
-  ]);
+  assert.deepEqual(
+    verdict.rules.map((r) => [r.id, r.result]),
+    [
+      ['fetchStall', 'pass'],
+      ['prepStall', 'pass'],
+      ['totalStall', 'pass'],
+      ['throughput', 'pass'],
+    ],
+  );
   assert.equal(verdict.exitCode, ExitCode.Ok);
   assert.equal(verdict.failed, 0);
 });
@@ -75,7 +78,10 @@ test('a regression above the budget but within the noise passes, and says so', (
   // The mean alone exceeds the budget: only the noise keeps this from failing.
   assert.ok(rule.value! > 0.05, `mean change ${rule.value}`);
   assert.equal(rule.result, 'pass');
-  assert.match(rule.note!, /above the 5% budget but within the noise of both profiles \(± \d+(\.\d)?%\), not a proven regression/);
+  assert.match(
+    rule.note!,
+    /above the 5% budget but within the noise of both profiles \(± \d+(\.\d)?%\), not a proven regression/,
+  );
   assert.equal(verdict.exitCode, ExitCode.Ok);
 });
 
@@ -164,7 +170,7 @@ test('the checkpoint-stall rule fails on saves over budget, passes (saying so) w
   assert.equal(evaluateGate(profile, { checkpointStall: err(0.25) }).rules[0].result, 'pass');
 });
 
-test('the time-to-first-batch rule reads the epoch start, or the loader\'s first wait as a lower bound', () => {
+test("the time-to-first-batch rule reads the epoch start, or the loader's first wait as a lower bound", () => {
   const profile = fixture('pass');
   profile.modes.cold!.firstBatch = { sec: 9, startupSec: 7, firstWaitSec: 2 };
   const fallback = evaluateGate(profile, { timeToFirstBatch: err(1) });

@@ -32,15 +32,31 @@ interface Case {
 const CASES: Case[] = [
   { name: 'whatif-quick', args: ['whatif', quick] },
   { name: 'whatif-quick-json', args: ['whatif', quick, '--json'] },
-  { name: 'whatif-quick-knobs', args: ['whatif', quick, '--cache', '50%', '--cpus', '4', '--storage-bw', '50MB/s', '--gpus', '2', '--epochs', '10'] },
-  { name: 'whatif-quick-minio-json', args: ['whatif', quick, '--cache', '0', '--cache-policy', 'minio', '--gpu-speedup', '2', '--json'] },
+  {
+    name: 'whatif-quick-knobs',
+    args: ['whatif', quick, '--cache', '50%', '--cpus', '4', '--storage-bw', '50MB/s', '--gpus', '2', '--epochs', '10'],
+  },
+  {
+    name: 'whatif-quick-minio-json',
+    args: ['whatif', quick, '--cache', '0', '--cache-policy', 'minio', '--gpu-speedup', '2', '--json'],
+  },
   { name: 'whatif-fetch-bound', args: ['whatif', gate('fetch-bound')] },
   { name: 'whatif-prep-bound', args: ['whatif', gate('prep-bound')] },
   { name: 'whatif-unproven-cold', args: ['whatif', gate('unproven-cold')] },
   { name: 'gate-pass', args: ['gate', gate('pass'), '--max-fetch-stall', '20%', '--max-prep-stall', '30%'] },
-  { name: 'gate-fetch-bound-json', args: ['gate', gate('fetch-bound'), '--max-fetch-stall', '10%', '--min-throughput', '100', '--json'] },
-  { name: 'gate-regressed', args: ['gate', gate('regressed'), '--baseline', gate('pass'), '--max-regression', '5%', '--junit', 'gate.xml'], files: ['gate.xml'] },
-  { name: 'gate-regressed-noisy', args: ['gate', gate('regressed-noisy'), '--baseline', gate('pass'), '--max-regression', '5%', '--json'] },
+  {
+    name: 'gate-fetch-bound-json',
+    args: ['gate', gate('fetch-bound'), '--max-fetch-stall', '10%', '--min-throughput', '100', '--json'],
+  },
+  {
+    name: 'gate-regressed',
+    args: ['gate', gate('regressed'), '--baseline', gate('pass'), '--max-regression', '5%', '--junit', 'gate.xml'],
+    files: ['gate.xml'],
+  },
+  {
+    name: 'gate-regressed-noisy',
+    args: ['gate', gate('regressed-noisy'), '--baseline', gate('pass'), '--max-regression', '5%', '--json'],
+  },
   { name: 'gate-unproven-cold', args: ['gate', gate('unproven-cold'), '--max-total-stall', '25%'] },
   { name: 'gate-job-failed', args: ['gate', gate('job-failed'), '--max-fetch-stall', '20%'] },
   { name: 'compare-pass-regressed', args: ['compare', gate('pass'), gate('regressed')] },
@@ -73,7 +89,11 @@ for (const testCase of CASES) {
       writeFileSync(goldenPath, actual);
       return;
     }
-    assert.equal(actual, readFileSync(goldenPath, 'utf8'), `output differs from ${goldenPath} (rewrite with DSA_UPDATE_GOLDEN=1 if the change is meant)`);
+    assert.equal(
+      actual,
+      readFileSync(goldenPath, 'utf8'),
+      `output differs from ${goldenPath} (rewrite with DSA_UPDATE_GOLDEN=1 if the change is meant)`,
+    );
   });
 }
 

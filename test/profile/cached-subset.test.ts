@@ -12,7 +12,11 @@ function dataset(dirs: number, perDir: number, size: (i: number) => number, budg
   const builder = new FileTableBuilder();
   let i = 0;
   for (let d = 0; d < dirs; d++) {
-    const files = Array.from({ length: perDir }, (_, k) => ({ name: `f${String(k).padStart(4, '0')}`, bytes: size(i++), foreign: false }));
+    const files = Array.from({ length: perDir }, (_, k) => ({
+      name: `f${String(k).padStart(4, '0')}`,
+      bytes: size(i++),
+      foreign: false,
+    }));
     builder.addDirectory(`/data/c${String(d).padStart(3, '0')}/`, files);
   }
   const table = builder.build();
@@ -46,7 +50,10 @@ function fakeWarm(clock: { ms: number }, msPerMiB: number) {
 describe('subset choice', () => {
   test('the seeded order is a permutation, the same for a seed and different across seeds', () => {
     const a = seededOrder(1000, 7);
-    assert.deepEqual([...a].sort((x, y) => x - y), Array.from({ length: 1000 }, (_, i) => i));
+    assert.deepEqual(
+      [...a].sort((x, y) => x - y),
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
     assert.deepEqual(seededOrder(1000, 7), a);
     assert.notDeepEqual(seededOrder(1000, 8), a);
   });
@@ -60,14 +67,15 @@ describe('subset choice', () => {
   });
 
   test('over many seeds, the subset mean file size matches the dataset (sizes 1..100 KiB)', () => {
-    const ds = dataset(10, 100, (i) => ((i * 37) % 100 + 1) * 1024, null);
+    const ds = dataset(10, 100, (i) => (((i * 37) % 100) + 1) * 1024, null);
     const sizes = tableOf(ds.files)!.sizes;
     let meanRatio = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const order = seededOrder(sizes.length, seed);
       const end = prefixEnd(order, sizes, 0, 0, ds.bytes / 4);
       const picked = sortedIndices(order, 0, end);
-      meanRatio += Array.from(picked, (i) => sizes[i]).reduce((a, b) => a + b, 0) / picked.length / ds.meanFileBytes / 40;
+      meanRatio +=
+        Array.from(picked, (i) => sizes[i]).reduce((a, b) => a + b, 0) / picked.length / ds.meanFileBytes / 40;
     }
     assert.ok(Math.abs(meanRatio - 1) < 0.03, `subset mean / dataset mean ${meanRatio}`);
   });
@@ -76,12 +84,15 @@ describe('subset choice', () => {
     const ds = dataset(3, 4, (i) => i + 1, null);
     const picked = pickFiles(ds.files, Uint32Array.from([1, 4, 5, 11]));
     assert.ok(tableOf(picked), 'a compact table');
-    assert.deepEqual([...picked], [
-      { path: '/data/c000/f0001', bytes: 2 },
-      { path: '/data/c001/f0000', bytes: 5 },
-      { path: '/data/c001/f0001', bytes: 6 },
-      { path: '/data/c002/f0003', bytes: 12 },
-    ]);
+    assert.deepEqual(
+      [...picked],
+      [
+        { path: '/data/c000/f0001', bytes: 2 },
+        { path: '/data/c001/f0000', bytes: 5 },
+        { path: '/data/c001/f0001', bytes: 6 },
+        { path: '/data/c002/f0003', bytes: 12 },
+      ],
+    );
   });
 });
 
@@ -104,9 +115,16 @@ describe('warming for the cached mode', () => {
     const warmed = new Set(calls.flat().map((f) => f.path));
     assert.deepEqual(new Set([...plan.dataset.files].map((f) => f.path)), warmed, 'exactly the subset was warmed');
     assert.ok(new Set([...plan.dataset.files].map((f) => f.path.slice(0, 11))).size > 10, 'spread over the folders');
-    assert.match(plan.subset.how, /half of the memory budget of 612\.0 MiB \(a fake budget\) less 256\.0 MiB for the job/);
+    assert.match(
+      plan.subset.how,
+      /half of the memory budget of 612\.0 MiB \(a fake budget\) less 256\.0 MiB for the job/,
+    );
     const again = await warmForCachedMode(ds, { warm: fakeWarm({ ms: 0 }, 1).warm, now: () => 0, seed: 3 });
-    assert.deepEqual([...again.dataset.files], [...plan.dataset.files], 'the same seed, the same subset (both passes of the cached mode)');
+    assert.deepEqual(
+      [...again.dataset.files],
+      [...plan.dataset.files],
+      'the same seed, the same subset (both passes of the cached mode)',
+    );
   });
 
   test('a dataset that fits and warms fast is warmed whole, with no subset', async () => {

@@ -3,14 +3,31 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClientCounters, clientNetworkUse, startClientMeter, type ProcessCounters } from '../../src/profile/data-sources/client-meter.js';
+import {
+  ClientCounters,
+  clientNetworkUse,
+  startClientMeter,
+  type ProcessCounters,
+} from '../../src/profile/data-sources/client-meter.js';
 
 /** One counters line as python/ds_analyzer/_http.py writes it. */
 function line(pid: number, fields: Partial<Record<string, unknown>>): string {
   return (
     JSON.stringify({
-      pid, t: 0, requests: 0, bytes: 0, busyMs: 0, inFlight: 0, maxInFlight: 0, firstMs: null, lastEndMs: null,
-      statuses: {}, failures: 0, firstByteMs: [], requestMs: [], ...fields,
+      pid,
+      t: 0,
+      requests: 0,
+      bytes: 0,
+      busyMs: 0,
+      inFlight: 0,
+      maxInFlight: 0,
+      firstMs: null,
+      lastEndMs: null,
+      statuses: {},
+      failures: 0,
+      firstByteMs: [],
+      requestMs: [],
+      ...fields,
     }) + '\n'
   );
 }
@@ -19,7 +36,11 @@ function line(pid: number, fields: Partial<Record<string, unknown>>): string {
 function asCounters(processes: string[][]): ProcessCounters[] {
   return processes.map((lines) => {
     const parsed = lines.map((l) => JSON.parse(l));
-    return { last: parsed.at(-1), firstByteMs: parsed.flatMap((l) => l.firstByteMs), requestMs: parsed.flatMap((l) => l.requestMs) };
+    return {
+      last: parsed.at(-1),
+      firstByteMs: parsed.flatMap((l) => l.firstByteMs),
+      requestMs: parsed.flatMap((l) => l.requestMs),
+    };
   });
 }
 
@@ -33,27 +54,69 @@ test('the counters of every process are read as they grow, a line cut short by a
   const dir = netDir();
   const counters = new ClientCounters(dir);
   assert.deepEqual(new ClientCounters(join(dir, 'missing')).poll(), [], 'no folder yet: nothing counted');
-  appendFileSync(join(dir, 'net-10.jsonl'), line(10, { requests: 1, bytes: 100, firstByteMs: [3] }) + line(10, { requests: 2, bytes: 250, firstByteMs: [4] }));
+  appendFileSync(
+    join(dir, 'net-10.jsonl'),
+    line(10, { requests: 1, bytes: 100, firstByteMs: [3] }) + line(10, { requests: 2, bytes: 250, firstByteMs: [4] }),
+  );
   // Cut where a prefix still ends in a brace: a line is whole only with its newline.
-  appendFileSync(join(dir, 'net-11.jsonl'), line(11, { requests: 1, bytes: 40 }) + '{"pid":11,"t":5,"bytes":90,"statuses":{"200":1}');
+  appendFileSync(
+    join(dir, 'net-11.jsonl'),
+    line(11, { requests: 1, bytes: 40 }) + '{"pid":11,"t":5,"bytes":90,"statuses":{"200":1}',
+  );
   appendFileSync(join(dir, 'net-12.jsonl'), 'not json}\n' + line(12, { requests: 1, bytes: 7 }));
   appendFileSync(join(dir, 'other.txt'), 'not counters\n');
   const bytes = (processes: ProcessCounters[]) => processes.map((p) => p.last.bytes).sort((a, b) => a - b);
   assert.deepEqual(bytes(counters.poll()), [7, 40, 250]);
   // The rest of the cut line arrives, and a new line: the next poll reads only what was appended.
-  appendFileSync(join(dir, 'net-11.jsonl'), ',"requests":2,"busyMs":0,"inFlight":0,"maxInFlight":1,"firstMs":null,"lastEndMs":null,"failures":0,"firstByteMs":[],"requestMs":[]}\n');
+  appendFileSync(
+    join(dir, 'net-11.jsonl'),
+    ',"requests":2,"busyMs":0,"inFlight":0,"maxInFlight":1,"firstMs":null,"lastEndMs":null,"failures":0,"firstByteMs":[],"requestMs":[]}\n',
+  );
   appendFileSync(join(dir, 'net-10.jsonl'), line(10, { requests: 3, bytes: 300, firstByteMs: [5] }));
   const later = counters.poll();
   assert.deepEqual(bytes(later), [7, 90, 300]);
-  assert.deepEqual(later.find((p) => p.last.pid === 10)!.firstByteMs, [3, 4, 5], 'every line\'s timings, each once');
+  assert.deepEqual(later.find((p) => p.last.pid === 10)!.firstByteMs, [3, 4, 5], "every line's timings, each once");
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('a run\'s network use: totals from the last lines, timings from all, the mean in flight from the time requests were open', () => {
+test("a run's network use: totals from the last lines, timings from all, the mean in flight from the time requests were open", () => {
   const processes = asCounters([
-    [line(1, { requests: 2, bytes: 200, busyMs: 100, maxInFlight: 1, firstMs: 0, lastEndMs: 900, statuses: { '200': 2 }, firstByteMs: [5, 7] }),
-      line(1, { requests: 4, bytes: 400, busyMs: 300, maxInFlight: 1, firstMs: 0, lastEndMs: 1900, statuses: { '200': 4 }, firstByteMs: [6, 8], requestMs: [10, 20] })],
-    [line(2, { requests: 3, bytes: 300, busyMs: 700, maxInFlight: 2, firstMs: 100, lastEndMs: 1800, statuses: { '200': 2, '503': 1 }, failures: 1, firstByteMs: [9] })],
+    [
+      line(1, {
+        requests: 2,
+        bytes: 200,
+        busyMs: 100,
+        maxInFlight: 1,
+        firstMs: 0,
+        lastEndMs: 900,
+        statuses: { '200': 2 },
+        firstByteMs: [5, 7],
+      }),
+      line(1, {
+        requests: 4,
+        bytes: 400,
+        busyMs: 300,
+        maxInFlight: 1,
+        firstMs: 0,
+        lastEndMs: 1900,
+        statuses: { '200': 4 },
+        firstByteMs: [6, 8],
+        requestMs: [10, 20],
+      }),
+    ],
+    [
+      line(2, {
+        requests: 3,
+        bytes: 300,
+        busyMs: 700,
+        maxInFlight: 2,
+        firstMs: 100,
+        lastEndMs: 1800,
+        statuses: { '200': 2, '503': 1 },
+        failures: 1,
+        firstByteMs: [9],
+      }),
+    ],
   ]);
   const use = clientNetworkUse(processes, 2);
   assert.equal(use.requests, 7);
@@ -67,8 +130,13 @@ test('a run\'s network use: totals from the last lines, timings from all, the me
 });
 
 test('workers of successive epochs are not in flight together: the most at once is the most of those fetching at one time', () => {
-  const epoch = (pid: number, from: number) => [line(pid, { requests: 10, maxInFlight: 1, firstMs: from, lastEndMs: from + 900 })];
-  const use = clientNetworkUse(asCounters([epoch(1, 0), epoch(2, 0), epoch(3, 1000), epoch(4, 1000), epoch(5, 2000), epoch(6, 2000)]), 3);
+  const epoch = (pid: number, from: number) => [
+    line(pid, { requests: 10, maxInFlight: 1, firstMs: from, lastEndMs: from + 900 }),
+  ];
+  const use = clientNetworkUse(
+    asCounters([epoch(1, 0), epoch(2, 0), epoch(3, 1000), epoch(4, 1000), epoch(5, 2000), epoch(6, 2000)]),
+    3,
+  );
   assert.equal(use.maxInFlight, 2);
 });
 

@@ -34,14 +34,25 @@ const dataset = (overrides: Partial<Dataset> = {}): Dataset => ({
   ...overrides,
 });
 
-const sample = (t: number, jobReadBytes: number): ResourceSample => ({ t, cpuPct: 0, jobCpuSec: 0, jobProcesses: 1, jobReadBytes, diskReadBytesPerSec: 0, pageCacheBytes: 0 });
+const sample = (t: number, jobReadBytes: number): ResourceSample => ({
+  t,
+  cpuPct: 0,
+  jobCpuSec: 0,
+  jobProcesses: 1,
+  jobReadBytes,
+  diskReadBytesPerSec: 0,
+  pageCacheBytes: 0,
+});
 
 test('the local source refuses to throttle a dataset on no block device, naming the flag and the fix', async () => {
   const source = new LocalFilesSource(['/data'], { dropCaches: false });
   await assert.rejects(source.throttle.start(dataset(), 1e6, 'test', {}), (error: unknown) => {
     assert.ok(error instanceof UserError);
     assert.equal(error.exitCode, ExitCode.Environment);
-    assert.match(error.message, /^--storage-bw: the dataset is not on a block device that can be throttled .*omit --storage-bw$/);
+    assert.match(
+      error.message,
+      /^--storage-bw: the dataset is not on a block device that can be throttled .*omit --storage-bw$/,
+    );
     return true;
   });
 });
@@ -50,9 +61,16 @@ test("the local source's meter is the job tree's read_bytes at each sample, and 
   const source = new LocalFilesSource(['/data'], { dropCaches: false });
   const meter = source.startMeter('synthetic', dataset(), []);
   const readings = await meter.finish([sample(1000, 0), sample(2000, 5000)]);
-  assert.deepEqual(readings.series, [{ t: 1000, bytes: 0 }, { t: 2000, bytes: 5000 }]);
+  assert.deepEqual(readings.series, [
+    { t: 1000, bytes: 0 },
+    { t: 2000, bytes: 5000 },
+  ]);
   assert.deepEqual(fetchedSeriesOf([sample(3000, 7)]), [{ t: 3000, bytes: 7 }]);
-  assert.deepEqual(fetchedSeriesOf([{ ...sample(3000, 7), fetchedBytes: 9 }]), [{ t: 3000, bytes: 9 }], "a source's own counter wins over read_bytes");
+  assert.deepEqual(
+    fetchedSeriesOf([{ ...sample(3000, 7), fetchedBytes: 9 }]),
+    [{ t: 3000, bytes: 9 }],
+    "a source's own counter wins over read_bytes",
+  );
   assert.match(readings.seriesSource, /^read_bytes of the job tree over the measured window/);
   // /proc/self/io exists on Linux: the figure is a count, not null, and says where it came from.
   assert.equal(typeof readings.wholeRunBytes, 'number');
@@ -88,7 +106,8 @@ test("the local source's meter names a file the job's tree holds open outside --
 
 test("the local source's states charge the ledger: warm-up as warming, eviction as eviction, the cold keeper as keeper", async (t) => {
   const support = pageCacheSupport();
-  if (!support.evict || !support.residency) return t.skip(`page-cache control is not available here: ${support.reason}`);
+  if (!support.evict || !support.residency)
+    return t.skip(`page-cache control is not available here: ${support.reason}`);
   const dir = mkdtempSync(join(tmpdir(), 'dsa-local-ledger-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   for (let i = 0; i < 20; i++) writeFileSync(join(dir, `${i}.bin`), Buffer.alloc(64 * 1024, i));
@@ -103,13 +122,18 @@ test("the local source's states charge the ledger: warm-up as warming, eviction 
   const finish = await cold.finish();
   const reading = ledger.reading();
   assert.ok(reading.eviction.calls >= 1 && reading.eviction.cpuSec > 0, JSON.stringify(reading));
-  assert.ok(Math.abs(reading.keeper.cpuSec - (finish.keeper?.cpuSec ?? 0)) < 1e-12, 'the keeper charges what it reports');
+  assert.ok(
+    Math.abs(reading.keeper.cpuSec - (finish.keeper?.cpuSec ?? 0)) < 1e-12,
+    'the keeper charges what it reports',
+  );
   await source.close();
 });
 
 test('the local source names what limits a proof: a dataset that does not fit, a memory file system', () => {
   const source = new LocalFilesSource(['/data'], { dropCaches: false });
-  const tmpfs = dataset({ fileSystems: [{ root: '/data', mountPoint: '/dev/shm', type: 'tmpfs', source: 'tmpfs', kind: 'memory' }] });
+  const tmpfs = dataset({
+    fileSystems: [{ root: '/data', mountPoint: '/dev/shm', type: 'tmpfs', source: 'tmpfs', kind: 'memory' }],
+  });
   assert.match(source.proofLimit('cold', tmpfs)!, /tmpfs at \/dev\/shm: its pages cannot be evicted/);
   assert.equal(source.proofLimit('cached', tmpfs), null);
   assert.equal(source.proofLimit('cold', dataset()), null);
@@ -120,10 +144,22 @@ test('the local source names what limits a proof: a dataset that does not fit, a
 });
 
 test('a proof on a source that fetches over the network says so', () => {
-  const cold: ProofInput = { mode: 'cold', residentBytesBefore: 0, datasetBytes: 100, readBytes: 95, readBytesSource: 'proxy', consumedBytes: 100, jobAcknowledgedMode: true, fitsInMemory: true };
+  const cold: ProofInput = {
+    mode: 'cold',
+    residentBytesBefore: 0,
+    datasetBytes: 100,
+    readBytes: 95,
+    readBytesSource: 'proxy',
+    consumedBytes: 100,
+    jobAcknowledgedMode: true,
+    fitsInMemory: true,
+  };
   assert.match(proveState(cold).reason, /95\.0% of consumed bytes read from storage$/);
   const remote = proveState({ ...cold, fetchesFrom: 'network' });
   assert.equal(remote.proven, true);
   assert.match(remote.reason, /95\.0% of consumed bytes fetched over the network$/);
-  assert.match(proveState({ ...cold, fetchesFrom: 'network', readBytes: null }).reason, /^the bytes the job fetched over the network could not be measured \(proxy\)/);
+  assert.match(
+    proveState({ ...cold, fetchesFrom: 'network', readBytes: null }).reason,
+    /^the bytes the job fetched over the network could not be measured \(proxy\)/,
+  );
 });

@@ -42,7 +42,10 @@ test('a poll with nothing new reads nothing, and each poll is charged to the led
 
 test('bad lines are counted, never fatal, and the rest is kept', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dsa-events-'));
-  writeFileSync(join(dir, 'events-0-1.jsonl'), `${start}\nnot json\n{"v":2,"type":"iter"}\n${iter(0)}\n{"v":1,"type":"iter","t":1,"i":1,"waitMs":-5,"computeMs":1,"samples":1}\n`);
+  writeFileSync(
+    join(dir, 'events-0-1.jsonl'),
+    `${start}\nnot json\n{"v":2,"type":"iter"}\n${iter(0)}\n{"v":1,"type":"iter","t":1,"i":1,"waitMs":-5,"computeMs":1,"samples":1}\n`,
+  );
   const [events] = new EventsReader(dir).finish();
   assert.equal(events.badLines, 3);
   assert.equal(events.firstBadLine, 'not json');
@@ -55,12 +58,24 @@ test('finish() takes a last line without newline; files of several processes sta
   writeFileSync(join(dir, 'events-1-2.jsonl'), `${iter(0)}\n${iter(1)}\n`);
   writeFileSync(join(dir, 'notes.txt'), 'ignored');
   const all = new EventsReader(dir).finish();
-  assert.deepEqual(all.map((e) => e.iterations.length), [1, 2]);
+  assert.deepEqual(
+    all.map((e) => e.iterations.length),
+    [1, 2],
+  );
 });
 
 test("a process's node is the one its start event names; a job that named none ran on the CLI's machine, node 0", () => {
   const dir = mkdtempSync(join(tmpdir(), 'dsa-events-'));
-  const named = JSON.stringify({ v: 1, type: 'start', t: 1, rank: 3, pid: 8, mode: 'cold', hostname: 'gpu-b', nodeRank: 1 });
+  const named = JSON.stringify({
+    v: 1,
+    type: 'start',
+    t: 1,
+    rank: 3,
+    pid: 8,
+    mode: 'cold',
+    hostname: 'gpu-b',
+    nodeRank: 1,
+  });
   writeFileSync(join(dir, 'events-0-7.jsonl'), `${start}\n${iter(0)}\n`);
   writeFileSync(join(dir, 'events-3-8.jsonl'), `${named}\n`);
   writeFileSync(join(dir, 'events-4-9.jsonl'), `${iter(0)}\n`);

@@ -63,7 +63,13 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
   const calls: FakeRunner['calls'] = [];
   const run = async (input: ModeRunInput): Promise<ModeResult> => {
     const label = input.modeDir.split('/').pop()!;
-    calls.push({ mode: input.mode, label, maxIterations: input.maxIterations, precision: input.precision, argv: input.wrapArgv(input.argv) });
+    calls.push({
+      mode: input.mode,
+      label,
+      maxIterations: input.maxIterations,
+      precision: input.precision,
+      argv: input.wrapArgv(input.argv),
+    });
     // The mode's state is set up before the job and undone after, as runMode does.
     const prepared = await input.cacheState.prepare(input.mode, input.dataset);
     try {
@@ -104,7 +110,17 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
         readFraction: null,
         readBytesSource: 'fake',
       },
-      ranks: [{ rank: job.rank ?? 0, node: processNode({ start: (job.node ?? {}) as StartEvent }, FAKE_LOCAL_HOSTNAME), pid: 1, workers, loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) }, iterations, summary }],
+      ranks: [
+        {
+          rank: job.rank ?? 0,
+          node: processNode({ start: (job.node ?? {}) as StartEvent }, FAKE_LOCAL_HOSTNAME),
+          pid: 1,
+          workers,
+          loader: { workers, ...(applied ? { scriptWorkers: SCRIPT_WORKERS } : {}) },
+          iterations,
+          summary,
+        },
+      ],
       paceRank: job.rank ?? 0,
       summary,
       resources: [],
@@ -124,7 +140,12 @@ export function fakeModeRunner(job: FakeJob): FakeRunner {
  * `<dir>/<name>.json`: every mode, on a made-up dataset (FakeDataSource: no
  * file listed or read, no page cache).
  */
-export function fakeProfileInput(dir: string, name: string, modeRunner: ProfileRunInput['modeRunner'], overrides: Partial<ProfileRunInput> = {}): ProfileRunInput {
+export function fakeProfileInput(
+  dir: string,
+  name: string,
+  modeRunner: ProfileRunInput['modeRunner'],
+  overrides: Partial<ProfileRunInput> = {},
+): ProfileRunInput {
   return {
     // A command that exists: runProfile checks it before anything runs, though the fake runner never starts it.
     argv: [process.execPath],

@@ -8,7 +8,7 @@ import type { Dataset } from '../../src/system/dataset/dataset.js';
 const dataset = { fitsInMemory: true } as Dataset;
 const base: ScheduleInput = { modes: ['synthetic', 'cached', 'cold'], dataSource: new FakeDataSource() };
 
-test('the mirrored schedule as blocks of one launch, the middle mode\'s two runs back to back', () => {
+test("the mirrored schedule as blocks of one launch, the middle mode's two runs back to back", () => {
   const plan = launchPlan(base, dataset, 2, false);
   assert.equal(plan.schedule, 'one-launch');
   assert.deepEqual(
@@ -20,8 +20,14 @@ test('the mirrored schedule as blocks of one launch, the middle mode\'s two runs
 
 test('the CPU sweep keeps a launch a run after the one launch', () => {
   const plan = launchPlan({ ...base, cpuSweep: [1, 2] }, dataset, 1, false);
-  assert.deepEqual(plan.blocks.map((b) => b.label), ['synthetic', 'cached', 'cold']);
-  assert.deepEqual(plan.runs.map((r) => r.label), ['cached-1cpu', 'cached-2cpu']);
+  assert.deepEqual(
+    plan.blocks.map((b) => b.label),
+    ['synthetic', 'cached', 'cold'],
+  );
+  assert.deepEqual(
+    plan.runs.map((r) => r.label),
+    ['cached-1cpu', 'cached-2cpu'],
+  );
 });
 
 test('what keeps a launch a run is named: the flag, several nodes, a workers sweep, the data source', () => {
@@ -48,8 +54,21 @@ test('one mode once needs no reason for its single launch', () => {
 });
 
 test("the cost: the pace rank's iterations after warm-up, against the wall time", () => {
-  const it = (i: number, warmup = false) => ({ i, t: i, waitMs: 50, computeMs: 50, samples: 1, ...(warmup ? { warmup: true as const } : {}) });
-  const result = { paceRank: 1, ranks: [{ rank: 0, iterations: [it(0), it(1)] }, { rank: 1, iterations: [it(0, true), it(1), it(2), it(3)] }] } as unknown as ModeResult;
+  const it = (i: number, warmup = false) => ({
+    i,
+    t: i,
+    waitMs: 50,
+    computeMs: 50,
+    samples: 1,
+    ...(warmup ? { warmup: true as const } : {}),
+  });
+  const result = {
+    paceRank: 1,
+    ranks: [
+      { rank: 0, iterations: [it(0), it(1)] },
+      { rank: 1, iterations: [it(0, true), it(1), it(2), it(3)] },
+    ],
+  } as unknown as ModeResult;
   const cost = profileCost([result], { schedule: 'one-launch', reason: null, launches: 1, jobIterations: 10 }, 0.6);
   assert.equal(cost.measuredIterations, 3);
   assert.ok(Math.abs(cost.measuredSec - 0.3) < 1e-9);

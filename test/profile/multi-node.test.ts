@@ -23,9 +23,23 @@ import { renderMarkdown } from '../../src/report/markdown.js';
 import { renderHtml } from '../../src/report/html.js';
 
 describe('the node plan, from the launcher the user runs', () => {
-  const torchrun = ['torchrun', '--nnodes', '2', '--nproc_per_node=8', '--rdzv_backend', 'c10d', '--rdzv-endpoint', '10.0.0.1:29400', '--rdzv-id', 'job7', 'train.py', '--nnodes', '9'];
+  const torchrun = [
+    'torchrun',
+    '--nnodes',
+    '2',
+    '--nproc_per_node=8',
+    '--rdzv_backend',
+    'c10d',
+    '--rdzv-endpoint',
+    '10.0.0.1:29400',
+    '--rdzv-id',
+    'job7',
+    'train.py',
+    '--nnodes',
+    '9',
+  ];
 
-  test('torchrun: its node count, its rendezvous host with the port above, its run id; the script\'s own flags are not torchrun\'s', () => {
+  test("torchrun: its node count, its rendezvous host with the port above, its run id; the script's own flags are not torchrun's", () => {
     assert.deepEqual(nodePlan(torchrun, {}, {}), {
       nodes: 2,
       coordinator: { host: '10.0.0.1', port: 29401 },
@@ -33,16 +47,26 @@ describe('the node plan, from the launcher the user runs', () => {
       from: 'torchrun',
       runId: 'job7',
     });
-    assert.deepEqual(torchrunOptions(['python', '-m', 'torch.distributed.run', '--nnodes=3:3', '--master_addr', 'n0', 'x.py']), {
-      nodes: 3,
-      endpoint: { host: 'n0', port: 29500 },
-    });
+    assert.deepEqual(
+      torchrunOptions(['python', '-m', 'torch.distributed.run', '--nnodes=3:3', '--master_addr', 'n0', 'x.py']),
+      {
+        nodes: 3,
+        endpoint: { host: 'n0', port: 29500 },
+      },
+    );
     assert.equal(nodePlan(['torchrun', '--standalone', '--nproc_per_node', '2', 'x.py'], {}, {}), null);
     assert.equal(nodePlan(['python', 'train.py'], {}, {}), null);
   });
 
   test('Slurm: node count and node id from srun, the first host of the list, a port from the job id', () => {
-    const env = { SLURM_PROCID: '1', SLURM_JOB_ID: '123456', SLURM_NNODES: '4', SLURM_NODEID: '1', SLURM_JOB_NODELIST: 'gpu[07-10]', SLURM_NTASKS_PER_NODE: '1' };
+    const env = {
+      SLURM_PROCID: '1',
+      SLURM_JOB_ID: '123456',
+      SLURM_NNODES: '4',
+      SLURM_NODEID: '1',
+      SLURM_JOB_NODELIST: 'gpu[07-10]',
+      SLURM_NTASKS_PER_NODE: '1',
+    };
     assert.deepEqual(nodePlan(['python', 'train.py'], env, {}), {
       nodes: 4,
       coordinator: { host: 'gpu07', port: 15000 + 3456 },
@@ -51,21 +75,52 @@ describe('the node plan, from the launcher the user runs', () => {
       runId: '123456',
     });
     assert.equal(nodePlan(['python', 'train.py'], { ...env, SLURM_NODEID: '0' }, {})!.hostsCoordinator, true);
-    assert.deepEqual(nodePlan(['python', 'train.py'], { ...env, MASTER_ADDR: 'head', MASTER_PORT: '29500' }, {})!.coordinator, { host: 'head', port: 29501 });
+    assert.deepEqual(
+      nodePlan(['python', 'train.py'], { ...env, MASTER_ADDR: 'head', MASTER_PORT: '29500' }, {})!.coordinator,
+      { host: 'head', port: 29501 },
+    );
     assert.equal(firstHost('gpu[007-009,12],cpu1'), 'gpu007');
     assert.equal(firstHost('a1,a2'), 'a1');
     assert.equal(firstHost(''), null);
   });
 
   test('plans the nodes could not follow are refused in one line naming the fix', () => {
-    const refused = (argv: string[], env: NodeJS.ProcessEnv, flags: Parameters<typeof nodePlan>[2], pattern: RegExp, code: ExitCode) =>
-      assert.throws(() => nodePlan(argv, env, flags), (e: unknown) => e instanceof UserError && e.exitCode === code && pattern.test(e.message) && !e.message.includes('\n'));
+    const refused = (
+      argv: string[],
+      env: NodeJS.ProcessEnv,
+      flags: Parameters<typeof nodePlan>[2],
+      pattern: RegExp,
+      code: ExitCode,
+    ) =>
+      assert.throws(
+        () => nodePlan(argv, env, flags),
+        (e: unknown) =>
+          e instanceof UserError && e.exitCode === code && pattern.test(e.message) && !e.message.includes('\n'),
+      );
     refused(['torchrun', '--nnodes', '1:4', 'x.py'], {}, {}, /fixed node count/, ExitCode.BadValue);
-    refused(['torchrun', '--nnodes', '2', '--rdzv-endpoint', 'localhost:29400', 'x.py'], {}, {}, /loopback/, ExitCode.BadValue);
+    refused(
+      ['torchrun', '--nnodes', '2', '--rdzv-endpoint', 'localhost:29400', 'x.py'],
+      {},
+      {},
+      /loopback/,
+      ExitCode.BadValue,
+    );
     refused(['python', 'x.py'], {}, { nnodes: 2 }, /--coordinator HOST:PORT/, ExitCode.Usage);
     refused(['python', 'x.py'], {}, { nnodes: 2, coordinator: '10.0.0.1' }, /not HOST:PORT/, ExitCode.BadValue);
     refused(['python', 'x.py'], {}, { coordinator: '10.0.0.1:5000' }, /needs a job on several nodes/, ExitCode.Usage);
-    refused(['python', 'x.py'], { SLURM_PROCID: '0', SLURM_JOB_ID: '1', SLURM_NNODES: '2', SLURM_STEP_TASKS_PER_NODE: '8(x2)', SLURM_JOB_NODELIST: 'n[1-2]' }, {}, /--ntasks-per-node=1/, ExitCode.Usage);
+    refused(
+      ['python', 'x.py'],
+      {
+        SLURM_PROCID: '0',
+        SLURM_JOB_ID: '1',
+        SLURM_NNODES: '2',
+        SLURM_STEP_TASKS_PER_NODE: '8(x2)',
+        SLURM_JOB_NODELIST: 'n[1-2]',
+      },
+      {},
+      /--ntasks-per-node=1/,
+      ExitCode.Usage,
+    );
   });
 
   test("each node's own profile sits beside the merged one", () => {
@@ -98,35 +153,60 @@ describe('two CLIs kept in step over a real TCP link', () => {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const planAt = (port: number, hosts: boolean): NodePlan => ({ nodes: 2, coordinator: { host: '127.0.0.1', port }, hostsCoordinator: hosts, from: '--nnodes', runId: 'test' });
+  const planAt = (port: number, hosts: boolean): NodePlan => ({
+    nodes: 2,
+    coordinator: { host: '127.0.0.1', port },
+    hostsCoordinator: hosts,
+    from: '--nnodes',
+    runId: 'test',
+  });
 
   /** A node's input: its own profile as <name>.json, the merged one (the coordinator's) as merged.json. */
-  const nodeInput = (name: string, plan: NodePlan, runner: ProfileRunInput['modeRunner'], overrides: Partial<ProfileRunInput> = {}): ProfileRunInput =>
+  const nodeInput = (
+    name: string,
+    plan: NodePlan,
+    runner: ProfileRunInput['modeRunner'],
+    overrides: Partial<ProfileRunInput> = {},
+  ): ProfileRunInput =>
     fakeProfileInput(dir, name, runner, {
       modes: ['synthetic', 'cached', 'cold'],
       maxIterations: 120,
       minIterations: 20,
-      nodes: { plan, timing: { arriveTimeoutSec: 10, silenceSec: 2, pingMs: 200 }, mergedOutFile: path.join(dir, `${name}-merged.json`) },
+      nodes: {
+        plan,
+        timing: { arriveTimeoutSec: 10, silenceSec: 2, pingMs: 200 },
+        mergedOutFile: path.join(dir, `${name}-merged.json`),
+      },
       ...overrides,
     });
 
   /** Wraps a runner to log, per node, each run's label when the run starts (after the barrier) and ends. */
-  const logged = (log: string[], node: string, run: (input: ModeRunInput) => Promise<unknown>) => async (input: ModeRunInput) => {
-    const label = path.basename(input.modeDir);
-    const result = await run({ ...input, beforeJobStart: async () => {
-      await input.beforeJobStart?.();
-      log.push(`${node} starts ${label}`);
-    } });
-    log.push(`${node} ends ${label}`);
-    return result as never;
-  };
+  const logged =
+    (log: string[], node: string, run: (input: ModeRunInput) => Promise<unknown>) => async (input: ModeRunInput) => {
+      const label = path.basename(input.modeDir);
+      const result = await run({
+        ...input,
+        beforeJobStart: async () => {
+          await input.beforeJobStart?.();
+          log.push(`${node} starts ${label}`);
+        },
+      });
+      log.push(`${node} ends ${label}`);
+      return result as never;
+    };
 
   test('both nodes run the schedule in step; the merged profile has every rank, the slow node sets the pace and is named', async () => {
     const port = await freePort();
     const log: string[] = [];
     const a = fakeModeRunner({ ...BASE_JOB, seed: 1, rank: 0, node: { hostname: 'node-a', nodeRank: 0 } });
     // Node b's loader waits 40 ms more in the cold mode: its storage is the slow one.
-    const b = fakeModeRunner({ ...BASE_JOB, waitMs: { synthetic: 0, cached: 5, cold: 50 }, seed: 2, rank: 1, node: { hostname: 'node-b', nodeRank: 1 } });
+    const b = fakeModeRunner({
+      ...BASE_JOB,
+      waitMs: { synthetic: 0, cached: 5, cold: 50 },
+      seed: 2,
+      rank: 1,
+      node: { hostname: 'node-b', nodeRank: 1 },
+    });
     const [outA, outB] = await Promise.all([
       runProfile(nodeInput('a', planAt(port, true), logged(log, 'a', a.run)), { onSignal: () => () => {} }),
       runProfile(nodeInput('b', planAt(port, false), logged(log, 'b', b.run)), { onSignal: () => () => {} }),
@@ -135,11 +215,19 @@ describe('two CLIs kept in step over a real TCP link', () => {
     assert.equal(outB.exitCode, ExitCode.Ok);
     // No node starts a run before every node has set its state for it, nor before every node ended the run before.
     const labels = a.calls.map((c) => c.label);
-    assert.deepEqual(labels, b.calls.map((c) => c.label));
+    assert.deepEqual(
+      labels,
+      b.calls.map((c) => c.label),
+    );
     for (const label of labels) {
       const starts = Math.max(log.indexOf(`a starts ${label}`), log.indexOf(`b starts ${label}`));
       const previous = labels[labels.indexOf(label) - 1];
-      if (previous) assert.ok(Math.min(log.indexOf(`a starts ${label}`), log.indexOf(`b starts ${label}`)) > Math.max(log.indexOf(`a ends ${previous}`), log.indexOf(`b ends ${previous}`)), log.join('\n'));
+      if (previous)
+        assert.ok(
+          Math.min(log.indexOf(`a starts ${label}`), log.indexOf(`b starts ${label}`)) >
+            Math.max(log.indexOf(`a ends ${previous}`), log.indexOf(`b ends ${previous}`)),
+          log.join('\n'),
+        );
       assert.ok(starts !== -1);
     }
     // The coordinator's CLI shows the merged profile; each node keeps its own.
@@ -150,26 +238,73 @@ describe('two CLIs kept in step over a real TCP link', () => {
     assert.deepEqual(nodesOption, { count: 2, coordinator: '127.0.0.1:' + port, hostsCoordinator: true, merged: true });
     // The network between the two CLIs, measured as they met, is on every node's entry and in each own profile.
     assert.ok(peerBytesPerSec! > 1e6, `coordinator read ${peerBytesPerSec} bytes/s`);
-    assert.ok(merged.nodes!.every((n) => n.peerBytesPerSec! > 1e6), JSON.stringify(merged.nodes!.map((n) => n.peerBytesPerSec)));
-    assert.deepEqual(merged.nodes!.map((n) => [n.nodeRank, n.profile]), [[0, path.join(dir, 'a.json')], [1, path.join(dir, 'b.json')]]);
-    assert.deepEqual(merged.modes.cold!.ranks.map((r) => [r.rank, r.node!.hostname]), [[0, 'node-a'], [1, 'node-b']]);
+    assert.ok(
+      merged.nodes!.every((n) => n.peerBytesPerSec! > 1e6),
+      JSON.stringify(merged.nodes!.map((n) => n.peerBytesPerSec)),
+    );
+    assert.deepEqual(
+      merged.nodes!.map((n) => [n.nodeRank, n.profile]),
+      [
+        [0, path.join(dir, 'a.json')],
+        [1, path.join(dir, 'b.json')],
+      ],
+    );
+    assert.deepEqual(
+      merged.modes.cold!.ranks.map((r) => [r.rank, r.node!.hostname]),
+      [
+        [0, 'node-a'],
+        [1, 'node-b'],
+      ],
+    );
     assert.equal(merged.modes.cold!.paceRank, 1, 'the slow node sets the pace');
     assert.equal(merged.analysis!.straggler?.rank, 1);
     assert.equal(merged.analysis!.straggler?.node?.hostname, 'node-b');
     // The summary has a row per node: its host, its ranks, where its own profile is.
     const summary = renderSummary(merged, outA.path);
-    assert.match(summary, new RegExp(`node 1\\s+${os.hostname().replace(/[.]/g, '\\.')}\\s+\\d+\\s+\\S+ \\S+\\s+\\d+\\s+1\\s+${path.join(dir, 'b.json').replace(/[.]/g, '\\.')}`));
+    assert.match(
+      summary,
+      new RegExp(
+        `node 1\\s+${os.hostname().replace(/[.]/g, '\\.')}\\s+\\d+\\s+\\S+ \\S+\\s+\\d+\\s+1\\s+${path.join(dir, 'b.json').replace(/[.]/g, '\\.')}`,
+      ),
+    );
     assert.match(summary, /straggler \(fetch\)/);
     // The reports have the table too; a one-node profile's have none.
-    const markdown = renderMarkdown({ profile: merged, profilePath: outA.path, charts: [], pngFiles: {}, whatIfNote: null, whatIfNotes: [] });
+    const markdown = renderMarkdown({
+      profile: merged,
+      profilePath: outA.path,
+      charts: [],
+      pngFiles: {},
+      whatIfNote: null,
+      whatIfNotes: [],
+    });
     assert.match(markdown, /## Nodes\n\n\|[^\n]*its own profile/);
     assert.ok(markdown.includes(path.join(dir, 'b.json')));
-    const html = renderHtml({ profile: merged, profilePath: outA.path, charts: [], whatIfNote: null, whatIfNotes: [], toolVersion: 'test' });
+    const html = renderHtml({
+      profile: merged,
+      profilePath: outA.path,
+      charts: [],
+      whatIfNote: null,
+      whatIfNotes: [],
+      toolVersion: 'test',
+    });
     assert.match(html, /<h2>Nodes<\/h2>/);
     const single = readProfile(path.join(dir, 'b.json'));
-    assert.doesNotMatch(renderMarkdown({ profile: single, profilePath: 'b.json', charts: [], pngFiles: {}, whatIfNote: null, whatIfNotes: [] }), /## Nodes/);
+    assert.doesNotMatch(
+      renderMarkdown({
+        profile: single,
+        profilePath: 'b.json',
+        charts: [],
+        pngFiles: {},
+        whatIfNote: null,
+        whatIfNotes: [],
+      }),
+      /## Nodes/,
+    );
     const own = readProfile(path.join(dir, 'b.json'));
-    assert.deepEqual(own.modes.cold!.ranks.map((r) => r.rank), [1]);
+    assert.deepEqual(
+      own.modes.cold!.ranks.map((r) => r.rank),
+      [1],
+    );
     assert.equal(own.options.nodes!.hostsCoordinator, false);
     assert.ok(own.options.nodes!.peerBytesPerSec! > 1e6);
     assert.equal(own.options.nodes!.merged, undefined);
@@ -212,8 +347,20 @@ describe('two CLIs kept in step over a real TCP link', () => {
     const port = await freePort();
     const b = fakeModeRunner({ ...BASE_JOB, seed: 6, rank: 1 });
     await assert.rejects(
-      runProfile(nodeInput('f', planAt(port, false), b.run, { nodes: { plan: planAt(port, false), timing: { arriveTimeoutSec: 1 }, mergedOutFile: path.join(dir, 'f-merged.json') } }), { onSignal: () => () => {} }),
-      (e: unknown) => e instanceof UserError && e.exitCode === ExitCode.NodeLost && /no coordinator answered at 127\.0\.0\.1:\d+ within 1 s/.test(e.message),
+      runProfile(
+        nodeInput('f', planAt(port, false), b.run, {
+          nodes: {
+            plan: planAt(port, false),
+            timing: { arriveTimeoutSec: 1 },
+            mergedOutFile: path.join(dir, 'f-merged.json'),
+          },
+        }),
+        { onSignal: () => () => {} },
+      ),
+      (e: unknown) =>
+        e instanceof UserError &&
+        e.exitCode === ExitCode.NodeLost &&
+        /no coordinator answered at 127\.0\.0\.1:\d+ within 1 s/.test(e.message),
     );
     assert.equal(b.calls.length, 0);
   });
@@ -231,12 +378,18 @@ describe('two CLIs kept in step over a real TCP link', () => {
     assert.equal(outB.nodeLost, undefined, 'its own job failed: its own log says why');
     assert.equal(outA.exitCode, ExitCode.JobFailed, 'the merged cached run failed');
     assert.equal(outA.nodeLost, undefined, 'the coordinator shows the merged profile, where the failed run is');
-    assert.deepEqual(a.calls.map((c) => c.label), ['synthetic', 'cached']);
-    assert.deepEqual(b.calls.map((c) => c.label), ['synthetic', 'cached']);
+    assert.deepEqual(
+      a.calls.map((c) => c.label),
+      ['synthetic', 'cached'],
+    );
+    assert.deepEqual(
+      b.calls.map((c) => c.label),
+      ['synthetic', 'cached'],
+    );
     assert.equal(readProfile(outA.path).modes.cached!.status, 'failed');
   });
 
-  test('where the job fails on the coordinator\'s node, the other node stops after that run and says it failed elsewhere', async () => {
+  test("where the job fails on the coordinator's node, the other node stops after that run and says it failed elsewhere", async () => {
     const port = await freePort();
     const a = fakeModeRunner({ ...BASE_JOB, seed: 9, rank: 0 });
     const b = fakeModeRunner({ ...BASE_JOB, seed: 10, rank: 1 });
@@ -248,7 +401,10 @@ describe('two CLIs kept in step over a real TCP link', () => {
     assert.equal(outA.exitCode, ExitCode.JobFailed);
     assert.equal(outB.exitCode, ExitCode.JobFailed);
     assert.match(outB.nodeLost!, /the synthetic run did not end well on another node/);
-    assert.deepEqual(b.calls.map((c) => c.label), ['synthetic']);
+    assert.deepEqual(
+      b.calls.map((c) => c.label),
+      ['synthetic'],
+    );
   });
 });
 
@@ -266,8 +422,28 @@ async function helloThenSilence(port: number, dir: string, name: string): Promis
   const profile = await own;
   const socket = connect({ host: '127.0.0.1', port });
   await new Promise((resolve) => socket.once('connect', resolve));
-  const schedule = JSON.stringify({ modes: profile.options.modes, precision: 0.05, minIterations: 20, maxIterations: 120, cpuSweep: [], workersSweep: [], passes: 2 });
-  socket.write(JSON.stringify({ t: 'hello', hello: { version: profile.tool.version, schedule, runId: 'test', host: profile.host, dataset: { files: profile.dataset.files, bytes: profile.dataset.bytes } }, profilePath: '/elsewhere.json' }) + '\n');
+  const schedule = JSON.stringify({
+    modes: profile.options.modes,
+    precision: 0.05,
+    minIterations: 20,
+    maxIterations: 120,
+    cpuSweep: [],
+    workersSweep: [],
+    passes: 2,
+  });
+  socket.write(
+    JSON.stringify({
+      t: 'hello',
+      hello: {
+        version: profile.tool.version,
+        schedule,
+        runId: 'test',
+        host: profile.host,
+        dataset: { files: profile.dataset.files, bytes: profile.dataset.bytes },
+      },
+      profilePath: '/elsewhere.json',
+    }) + '\n',
+  );
   // It takes part in the network probe as a node does (a bulk acknowledged, a bulk sent when asked), then says nothing more.
   let buffer = Buffer.alloc(0);
   let bulk = 0;

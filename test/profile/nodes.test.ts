@@ -40,7 +40,11 @@ test("the profile's one node has the host's facts and the node rank its ranks re
   assert.deepEqual(profile.nodes, [{ nodeRank: 1, ...profile.host }]);
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
     assert.equal(profile.modes[mode]?.passes?.length, 2, `${mode} pooled over its two runs`);
-    assert.deepEqual(profile.modes[mode]?.ranks.map((r) => r.node), [node], mode);
+    assert.deepEqual(
+      profile.modes[mode]?.ranks.map((r) => r.node),
+      [node],
+      mode,
+    );
   }
   assert.deepEqual(saved.nodes, profile.nodes, 'the file holds nodes[]');
   assert.deepEqual(saved.modes.cold?.ranks[0].node, node, "the file holds each rank's node");

@@ -17,18 +17,22 @@ import { RemoteObjectsSource } from '../../src/profile/data-sources/remote-objec
 import { proveState } from '../../src/profile/state-proof.js';
 
 /** A mountinfo with one file system of `type` mounted at /, so that it holds every folder. */
-const rootMountedAs = (type: string, source: string) => () => `22 1 0:21 / / rw,relatime shared:1 - ${type} ${source} rw\n`;
+const rootMountedAs = (type: string, source: string) => () =>
+  `22 1 0:21 / / rw,relatime shared:1 - ${type} ${source} rw\n`;
 
 const files = (roots: string[]) => ({ kind: 'files' as const, roots, dropCaches: false });
 
 test('the file system under the folders chooses the source: FUSE, NFS, or local files', () => {
   const roots = [tmpdir()];
-  const open = (type: string, source: string) => openDataSource(files(roots), { env: {}, readMountinfo: rootMountedAs(type, source) });
+  const open = (type: string, source: string) =>
+    openDataSource(files(roots), { env: {}, readMountinfo: rootMountedAs(type, source) });
   assert.ok(open('fuse.s3fs', 's3fs') instanceof FuseFilesSource);
   assert.ok(open('nfs4', 'filer:/export/data') instanceof NfsFilesSource);
   assert.ok(open('nfs', 'filer:/export/data') instanceof NfsFilesSource);
   const local = open('ext4', '/dev/vda1');
-  assert.ok(local instanceof LocalFilesSource && !(local instanceof NfsFilesSource) && !(local instanceof FuseFilesSource));
+  assert.ok(
+    local instanceof LocalFilesSource && !(local instanceof NfsFilesSource) && !(local instanceof FuseFilesSource),
+  );
   // cifs is a network file system too, but not NFS: read as local files, its limits said as before.
   const cifs = open('cifs', '//filer/data');
   assert.equal(cifs.constructor, LocalFilesSource);
@@ -43,25 +47,64 @@ test('the NFS source fetches over the network, records its mount, and cannot pro
   assert.equal(source.fetchesFrom, 'network');
   const dataset = await source.list();
   assert.equal(dataset.files.length, 1);
-  assert.deepEqual(dataset.source, { kind: 'nfs', roots: [dir], dropCaches: false, type: 'nfs4', server: 'filer:/export/data', mountPoint: '/' });
+  assert.deepEqual(dataset.source, {
+    kind: 'nfs',
+    roots: [dir],
+    dropCaches: false,
+    type: 'nfs4',
+    server: 'filer:/export/data',
+    mountPoint: '/',
+  });
   // The listing's own file systems are the machine's; the proof's limit is said on the NFS ones.
-  const onNfs = { ...dataset, fileSystems: [{ root: dir, mountPoint: '/mnt/data', type: 'nfs4', source: 'filer:/export/data', kind: 'network' as const }] };
-  assert.match(source.proofLimit('cold', onNfs)!, /nfs4 \(filer:\/export\/data\): the server's cache cannot be evicted from here/);
+  const onNfs = {
+    ...dataset,
+    fileSystems: [
+      { root: dir, mountPoint: '/mnt/data', type: 'nfs4', source: 'filer:/export/data', kind: 'network' as const },
+    ],
+  };
+  assert.match(
+    source.proofLimit('cold', onNfs)!,
+    /nfs4 \(filer:\/export\/data\): the server's cache cannot be evicted from here/,
+  );
   assert.equal(source.proofLimit('cached', onNfs), null);
   assert.match(source.warnings(onNfs, ['cold']).join('\n'), /the server's own cache cannot be evicted from here/);
   // Its capabilities are local files': a throttle that asks for a block device, a cap, a held share, one launch.
   assert.ok(source.throttle && source.cap && source.heldShareState && source.oneLaunch);
-  await assert.rejects(source.throttle.start({ ...onNfs, device: null }, 1e6, 'test', {}), /--storage-bw: the dataset is not on a block device/);
+  await assert.rejects(
+    source.throttle.start({ ...onNfs, device: null }, 1e6, 'test', {}),
+    /--storage-bw: the dataset is not on a block device/,
+  );
   // Its proofs name the network, read_bytes being the NFS client's pages filled.
-  const proof = proveState({ mode: 'cold', residentBytesBefore: 0, datasetBytes: 100, readBytes: 95, readBytesSource: 'read_bytes', consumedBytes: 100, jobAcknowledgedMode: true, fitsInMemory: true, fetchesFrom: source.fetchesFrom });
+  const proof = proveState({
+    mode: 'cold',
+    residentBytesBefore: 0,
+    datasetBytes: 100,
+    readBytes: 95,
+    readBytesSource: 'read_bytes',
+    consumedBytes: 100,
+    jobAcknowledgedMode: true,
+    fitsInMemory: true,
+    fetchesFrom: source.fetchesFrom,
+  });
   assert.match(proof.reason, /fetched over the network$/);
   await source.close();
 });
 
 test("a profile's record opens its data again: folders as files, remote data named again without credentials", () => {
   const cacheDir = join(tmpdir(), 'dsa-validate-cache');
-  assert.deepEqual(dataSpecOf({ kind: 'nfs', roots: ['/mnt/data'], dropCaches: true, type: 'nfs4', server: 'filer:/x', mountPoint: '/mnt' }, {}, cacheDir), files(['/mnt/data']));
-  const spec = dataSpecOf({ kind: 'remote', url: 's3://bucket/train', endpoint: 'http://127.0.0.1:9000', jobCache: null, netMeter: 'proxy' }, {}, cacheDir);
+  assert.deepEqual(
+    dataSpecOf(
+      { kind: 'nfs', roots: ['/mnt/data'], dropCaches: true, type: 'nfs4', server: 'filer:/x', mountPoint: '/mnt' },
+      {},
+      cacheDir,
+    ),
+    files(['/mnt/data']),
+  );
+  const spec = dataSpecOf(
+    { kind: 'remote', url: 's3://bucket/train', endpoint: 'http://127.0.0.1:9000', jobCache: null, netMeter: 'proxy' },
+    {},
+    cacheDir,
+  );
   assert.equal(spec.kind, 'remote');
   assert.equal(spec.kind === 'remote' && spec.remote.display, 's3://bucket/train at http://127.0.0.1:9000');
   assert.ok(openDataSource(spec, { env: {} }) instanceof RemoteObjectsSource);

@@ -18,8 +18,16 @@ test('the resident subset is a seeded random choice holding about the share of t
   const half = residentSubset(files, 0.5);
   const bytes = half.reduce((s, f) => s + f.bytes, 0);
   assert.ok(Math.abs(bytes - 0.5 * total) <= 2000, `${bytes} of ${total}: the share, within half the largest file`);
-  assert.deepEqual(residentSubset(files, 0.5).map((f) => f.path), half.map((f) => f.path), 'the same seed, the same files');
-  assert.notDeepEqual(half.slice(0, 10).map((f) => f.path), files.slice(0, 10).map((f) => f.path), 'not simply the first files');
+  assert.deepEqual(
+    residentSubset(files, 0.5).map((f) => f.path),
+    half.map((f) => f.path),
+    'the same seed, the same files',
+  );
+  assert.notDeepEqual(
+    half.slice(0, 10).map((f) => f.path),
+    files.slice(0, 10).map((f) => f.path),
+    'not simply the first files',
+  );
   const shards = Array.from({ length: 8 }, (_, k) => ({ path: `/s/${k}.tar`, bytes: 1e9 }));
   assert.equal(residentSubset(shards, 0.1).length, 1, 'a tenth of 8 shards: one, not none');
   assert.equal(residentSubset(shards, 0.3).length, 2, '2.4 shards: 2');
@@ -38,8 +46,14 @@ test('the probe is proven when the planned share was resident and about the rest
   });
   const ok = proveProbe(state(0.49, 0.52), 0.5);
   assert.equal(ok.proven, true);
-  assert.match(ok.reason, /49\.0% resident before the run \(planned 50\.0%\); 52\.0% of consumed bytes read from storage/);
-  assert.match(proveProbe(state(0.3, 0.52), 0.5).reason, /30\.0% of the dataset was resident before the run, not the 50\.0% planned/);
+  assert.match(
+    ok.reason,
+    /49\.0% resident before the run \(planned 50\.0%\); 52\.0% of consumed bytes read from storage/,
+  );
+  assert.match(
+    proveProbe(state(0.3, 0.52), 0.5).reason,
+    /30\.0% of the dataset was resident before the run, not the 50\.0% planned/,
+  );
   assert.equal(proveProbe(state(0.5, 0.9), 0.5).proven, false, 'the held part was evicted: reads of nearly everything');
   assert.equal(proveProbe(state(0.5, null), 0.5).proven, false);
 });

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +22,10 @@ import type { Dataset, DatasetFile } from '../../src/system/dataset/dataset.js';
 function fakeLink() {
   const stored = new Set<string>();
   const uses: { use: string; keys: string[] | null }[] = [];
-  const proxy = { setCacheUse: (use: string, only: ReadonlySet<string> | null = null) => uses.push({ use, keys: only ? [...only].sort() : null }) } as unknown as MeteringProxy;
+  const proxy = {
+    setCacheUse: (use: string, only: ReadonlySet<string> | null = null) =>
+      uses.push({ use, keys: only ? [...only].sort() : null }),
+  } as unknown as MeteringProxy;
   const link: RemoteLink = {
     proxy,
     keyOf: (f) => `host/${f.path}`,
@@ -25,8 +37,15 @@ function fakeLink() {
 
 const files: DatasetFile[] = [0, 1, 2, 3].map((k) => ({ path: `b/${k}`, bytes: 100 }));
 const dataset = (fits: boolean): Dataset => ({
-  roots: ['s3://b/'], files, bytes: 400, meanFileBytes: 100, fileBytesQuantiles: { p10: 100, p50: 100, p90: 100, max: 100 },
-  device: null, fitsInMemory: fits, memoryBudgetBytes: fits ? 1000 : 200, skippedEntries: 0,
+  roots: ['s3://b/'],
+  files,
+  bytes: 400,
+  meanFileBytes: 100,
+  fileBytesQuantiles: { p10: 100, p50: 100, p90: 100, max: 100 },
+  device: null,
+  fitsInMemory: fits,
+  memoryBudgetBytes: fits ? 1000 : 200,
+  skippedEntries: 0,
 });
 
 test('cached: every object fetched into the cache and answered from it; cold and synthetic: every request to the origin', async () => {

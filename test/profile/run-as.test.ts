@@ -23,7 +23,10 @@ function pathWithSetpriv(): { root: string; withIt: string; without: string } {
 }
 
 function userError(fn: () => unknown, code: ExitCode, pattern: RegExp): void {
-  assert.throws(fn, (error: unknown) => error instanceof UserError && error.exitCode === code && pattern.test(error.message));
+  assert.throws(
+    fn,
+    (error: unknown) => error instanceof UserError && error.exitCode === code && pattern.test(error.message),
+  );
 }
 
 test('under sudo the job runs as SUDO_USER by default, and --as-user root keeps it root', () => {
@@ -48,9 +51,21 @@ test('under sudo the job runs as SUDO_USER by default, and --as-user root keeps 
 test('--as-user errors: an unknown user, another user without root, and no setpriv each name the fix', () => {
   const { root, withIt, without } = pathWithSetpriv();
   try {
-    userError(() => chooseRunAs({ flag: 'bob', env: { PATH: withIt }, euid: 0, lookup: users }), ExitCode.BadValue, /^--as-user bob: no such user on this machine/);
-    userError(() => chooseRunAs({ flag: 'root', env: { PATH: withIt }, euid: 1000, lookup: users }), ExitCode.Environment, /only root can start the job as another user: run ds-analyzer under sudo/);
-    userError(() => chooseRunAs({ flag: undefined, env: { PATH: without, SUDO_USER: 'alice' }, euid: 0, lookup: users }), ExitCode.Environment, /^under sudo, the job runs as alice \(SUDO_USER\): setpriv .*install util-linux, or pass --as-user root/);
+    userError(
+      () => chooseRunAs({ flag: 'bob', env: { PATH: withIt }, euid: 0, lookup: users }),
+      ExitCode.BadValue,
+      /^--as-user bob: no such user on this machine/,
+    );
+    userError(
+      () => chooseRunAs({ flag: 'root', env: { PATH: withIt }, euid: 1000, lookup: users }),
+      ExitCode.Environment,
+      /only root can start the job as another user: run ds-analyzer under sudo/,
+    );
+    userError(
+      () => chooseRunAs({ flag: undefined, env: { PATH: without, SUDO_USER: 'alice' }, euid: 0, lookup: users }),
+      ExitCode.Environment,
+      /^under sudo, the job runs as alice \(SUDO_USER\): setpriv .*install util-linux, or pass --as-user root/,
+    );
     // Asking for oneself is no switch, root or not.
     assert.equal(chooseRunAs({ flag: 'alice', env: { PATH: without }, euid: 1000, lookup: users }), null);
   } finally {
@@ -60,7 +75,17 @@ test('--as-user errors: an unknown user, another user without root, and no setpr
 
 test("the job's argv goes through setpriv with every group of the user, and its HOME, USER and LOGNAME are theirs", () => {
   const user = { ...ALICE, setpriv: '/usr/bin/setpriv' };
-  assert.deepEqual(runAsArgv(user, ['python', 'train.py', '--', 'x']), ['/usr/bin/setpriv', '--reuid=1000', '--regid=1000', '--groups=1000,44,109', '--', 'python', 'train.py', '--', 'x']);
+  assert.deepEqual(runAsArgv(user, ['python', 'train.py', '--', 'x']), [
+    '/usr/bin/setpriv',
+    '--reuid=1000',
+    '--regid=1000',
+    '--groups=1000,44,109',
+    '--',
+    'python',
+    'train.py',
+    '--',
+    'x',
+  ]);
   assert.deepEqual(runAsArgv({ ...user, groups: [] }, ['job']).slice(3), ['--clear-groups', '--', 'job']);
   assert.deepEqual(runAsEnv(user), { HOME: '/home/alice', USER: 'alice', LOGNAME: 'alice' });
 });
@@ -78,7 +103,11 @@ test("--python puts the venv's bin first on PATH (once), sets VIRTUAL_ENV, and a
     assert.equal(env.VIRTUAL_ENV, venv);
     assert.equal(env.HOME, '/root');
     assert.equal(withPython(join(venv, 'bin/python'), { PATH: '/bin' }, '/').CONDA_PREFIX, undefined);
-    userError(() => withPython('venv/bin/python9', { PATH: '/bin' }, root), ExitCode.CommandNotFound, /^--python venv\/bin\/python9 was not found: give the interpreter's path/);
+    userError(
+      () => withPython('venv/bin/python9', { PATH: '/bin' }, root),
+      ExitCode.CommandNotFound,
+      /^--python venv\/bin\/python9 was not found: give the interpreter's path/,
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -33,12 +33,24 @@ const dataset: Dataset = {
   skippedEntries: 0,
 };
 
-const SCRIPT: FakeSwitchingScript = { waitMs: { synthetic: 0, cached: 4, cold: 10 }, computeMs: 3, inFlight: 3, switches: true };
+const SCRIPT: FakeSwitchingScript = {
+  waitMs: { synthetic: 0, cached: 4, cold: 10 },
+  computeMs: 3,
+  inFlight: 3,
+  switches: true,
+};
 
 async function launch(modes: Mode[], script: FakeSwitchingScript, name: string, timeoutSec = 60) {
   const cacheState = new FakeCacheState();
   const job = fakeSwitchingJobStarter(script);
-  const blocks: LaunchBlock[] = modes.map((mode, k) => ({ mode, label: `${mode}-${k}`, cacheState, precision: 0.5, minIterations: 25, maxIterations: 30 }));
+  const blocks: LaunchBlock[] = modes.map((mode, k) => ({
+    mode,
+    label: `${mode}-${k}`,
+    cacheState,
+    precision: 0.5,
+    minIterations: 25,
+    maxIterations: 30,
+  }));
   const outcome = await runLaunch({
     blocks,
     argv: ['train'],
@@ -70,21 +82,50 @@ test('one launch measures each block in its mode, its state set while the job ru
   assert.equal(env.DSA_PROFILING, '1');
   assert.equal(outcome.switchable, true);
   assert.deepEqual(outcome.notRun, []);
-  assert.deepEqual(outcome.results.map((r) => r.mode), ['synthetic', 'cached', 'cold', 'cold']);
+  assert.deepEqual(
+    outcome.results.map((r) => r.mode),
+    ['synthetic', 'cached', 'cold', 'cold'],
+  );
   // Each state set once, in order, and ended; the second cold block kept the first's.
-  assert.deepEqual(cacheState.prepared.map((p) => [p.mode, p.finished]), [['synthetic', true], ['cached', true], ['cold', true]]);
+  assert.deepEqual(
+    cacheState.prepared.map((p) => [p.mode, p.finished]),
+    [
+      ['synthetic', true],
+      ['cached', true],
+      ['cold', true],
+    ],
+  );
   for (const [k, result] of outcome.results.entries()) {
     assert.equal(result.status, 'ok', `${result.mode}: ${result.stopReason}`);
     assert.equal(result.block?.index, k);
-    if (result.mode === 'synthetic') assert.equal(result.state.proven, true, `block ${k} acknowledged by its start or block event: ${result.state.reason}`);
+    if (result.mode === 'synthetic')
+      assert.equal(
+        result.state.proven,
+        true,
+        `block ${k} acknowledged by its start or block event: ${result.state.reason}`,
+      );
     const expected = SCRIPT.waitMs[result.mode] + SCRIPT.computeMs;
     // Timers overshoot a little on a busy machine; the carried batches (another mode's pace) would pull it off further.
-    assert.ok(Math.abs(result.summary!.iterMs.mean - expected) < 3, `${result.mode}: ${result.summary!.iterMs.mean} ms against ${expected}`);
+    assert.ok(
+      Math.abs(result.summary!.iterMs.mean - expected) < 3,
+      `${result.mode}: ${result.summary!.iterMs.mean} ms against ${expected}`,
+    );
   }
   // A switch of mode leaves out the batches in flight; a block after one of its own mode carries nothing.
-  assert.deepEqual(outcome.results.map((r) => r.block?.carriedIterations), [0, 3, 3, 0]);
+  assert.deepEqual(
+    outcome.results.map((r) => r.block?.carriedIterations),
+    [0, 3, 3, 0],
+  );
   const cached = outcome.results[1].ranks[0].iterations;
-  assert.deepEqual(cached.slice(0, 3).map((it) => [it.waitMs, it.warmup]), [[0, true], [0, true], [0, true]], 'the synthetic-paced batches are warm-up');
+  assert.deepEqual(
+    cached.slice(0, 3).map((it) => [it.waitMs, it.warmup]),
+    [
+      [0, true],
+      [0, true],
+      [0, true],
+    ],
+    'the synthetic-paced batches are warm-up',
+  );
   // The blocks do not overlap, and the iterations between them (the state being set) belong to none.
   const spans = outcome.results.map((r) => [r.ranks[0].iterations[0].i, r.ranks[0].iterations.at(-1)!.i]);
   for (let k = 1; k < spans.length; k++) assert.ok(spans[k][0] > spans[k - 1][1], JSON.stringify(spans));
@@ -92,28 +133,52 @@ test('one launch measures each block in its mode, its state set while the job ru
 });
 
 test('a job that does not offer to switch runs its first block; the others are left for launches of their own', async () => {
-  const { outcome, job } = await launch(['synthetic', 'cached', 'cold'], { ...SCRIPT, switches: false }, 'not-switching');
+  const { outcome, job } = await launch(
+    ['synthetic', 'cached', 'cold'],
+    { ...SCRIPT, switches: false },
+    'not-switching',
+  );
   assert.equal(job.started.length, 1);
   assert.equal(outcome.switchable, false);
-  assert.deepEqual(outcome.results.map((r) => [r.mode, r.status]), [['synthetic', 'ok']]);
-  assert.deepEqual(outcome.notRun.map((b) => b.mode), ['cached', 'cold']);
+  assert.deepEqual(
+    outcome.results.map((r) => [r.mode, r.status]),
+    [['synthetic', 'ok']],
+  );
+  assert.deepEqual(
+    outcome.notRun.map((b) => b.mode),
+    ['cached', 'cold'],
+  );
 });
 
 test('a job whose data runs out in a later block: that block is left to the next launch, not failed', async () => {
   const { outcome } = await launch(['synthetic', 'cached', 'cold'], { ...SCRIPT, dataIterations: 70 }, 'runs-out');
   assert.ok(outcome.results.length >= 1 && outcome.results.length < 3, outcome.results.map((r) => r.mode).join(', '));
   assert.ok(outcome.results.every((r) => r.status === 'ok'));
-  assert.deepEqual([...outcome.results.map((r) => r.mode), ...outcome.notRun.map((b) => b.mode)], ['synthetic', 'cached', 'cold']);
+  assert.deepEqual(
+    [...outcome.results.map((r) => r.mode), ...outcome.notRun.map((b) => b.mode)],
+    ['synthetic', 'cached', 'cold'],
+  );
 });
 
 test('--timeout is per block: a block that runs past it ends the launch timed out, the blocks before it kept', async () => {
   // 30 iterations of 3 ms, then cached ones of 200 ms: the cached block cannot reach its 25 iterations in 1 s.
-  const { outcome, job } = await launch(['synthetic', 'cached', 'cold'], { ...SCRIPT, waitMs: { synthetic: 0, cached: 200, cold: 10 } }, 'timeout', 1);
+  const { outcome, job } = await launch(
+    ['synthetic', 'cached', 'cold'],
+    { ...SCRIPT, waitMs: { synthetic: 0, cached: 200, cold: 10 } },
+    'timeout',
+    1,
+  );
   assert.equal(job.started.length, 1);
-  assert.deepEqual(outcome.results.map((r) => r.mode), ['synthetic', 'cached']);
+  assert.deepEqual(
+    outcome.results.map((r) => r.mode),
+    ['synthetic', 'cached'],
+  );
   assert.equal(outcome.results[0].status, 'ok');
   assert.equal(outcome.results[1].stopReason, 'timeout');
-  assert.deepEqual(outcome.notRun.map((b) => b.mode), ['cold']);
+  assert.deepEqual(
+    outcome.notRun.map((b) => b.mode),
+    ['cold'],
+  );
 });
 
 test('pollIntervalMs: pollMs while a block is young, then a tenth of its age, at most 4 x pollMs', () => {

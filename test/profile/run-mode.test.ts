@@ -36,7 +36,15 @@ const dataset: Dataset = {
   skippedEntries: 0,
 };
 
-const JOB: FakeJobScript = { iterations: 300, waitMs: 2, computeMs: 18, samples: 4, bytes: 4 * FILE_BYTES, workers: 2, startMs: 1_700_000_000_000 };
+const JOB: FakeJobScript = {
+  iterations: 300,
+  waitMs: 2,
+  computeMs: 18,
+  samples: 4,
+  bytes: 4 * FILE_BYTES,
+  workers: 2,
+  startMs: 1_700_000_000_000,
+};
 
 /**
  * Samples every 100 ms of the job's clock, from before its start to after its end; the tree reads `readShare` of
@@ -48,7 +56,15 @@ function samplesFor(job: FakeJobScript, readShare: number, leadMs = 0): Resource
   const samples: ResourceSample[] = [];
   for (let t = job.startMs - 1000; t <= job.startMs + job.iterations * iterMs + 1000; t += 100) {
     const elapsed = t < job.startMs ? 0 : Math.min(t + leadMs - job.startMs, job.iterations * iterMs);
-    samples.push({ t, cpuPct: 50, jobCpuSec: elapsed / 1000, jobProcesses: 3, jobReadBytes: elapsed * bytesPerMs, diskReadBytesPerSec: 0, pageCacheBytes: 0 });
+    samples.push({
+      t,
+      cpuPct: 50,
+      jobCpuSec: elapsed / 1000,
+      jobProcesses: 3,
+      jobReadBytes: elapsed * bytesPerMs,
+      diskReadBytesPerSec: 0,
+      pageCacheBytes: 0,
+    });
   }
   return samples;
 }
@@ -94,13 +110,20 @@ async function runFaked(
 test('runMode sets the cache state up before the job, undoes it after, and hands the job its environment', async () => {
   const { result, cacheState, job, sampler, source } = await runFaked('cached', 1, 0);
   assert.deepEqual(cacheState.prepared, [{ mode: 'cached', datasetBytes: dataset.bytes, finished: true }]);
-  assert.deepEqual(source.meters, [{ mode: 'cached', attached: true, finished: true }], "the data source's meter ran over the job");
+  assert.deepEqual(
+    source.meters,
+    [{ mode: 'cached', attached: true, finished: true }],
+    "the data source's meter ran over the job",
+  );
   assert.equal(job.started.length, 1);
   const env = job.started[0].env;
   assert.equal(env.HOME, '/home/someone', 'the CLI environment is inherited');
   assert.equal(env.DSA_MODE, 'cached');
   assert.equal(env.DSA_ITERATIONS, '1000');
-  assert.ok(env.PYTHONPATH?.endsWith(':/opt/lib'), `the Python hook goes first, the user's path after: ${env.PYTHONPATH}`);
+  assert.ok(
+    env.PYTHONPATH?.endsWith(':/opt/lib'),
+    `the Python hook goes first, the user's path after: ${env.PYTHONPATH}`,
+  );
   assert.equal(job.started[0].cwd, root);
   assert.deepEqual(sampler.roots, [result.ranks[0].pid]);
   assert.equal(result.status, 'ok');
@@ -120,7 +143,11 @@ test('runMode proves the cached and cold states from the residency before the ru
   assert.equal(cold.proven, true, cold.reason);
   assert.equal(cold.reEvictions, 3, "the cache state's counters reach the proof");
   assert.ok(Math.abs(cold.readFraction! - 1) < 0.02, String(cold.readFraction));
-  assert.equal(cold.readBytesSource, 'the fake meter over the measured window', "the reads come from the source's meter over the window, not from /proc/self/io");
+  assert.equal(
+    cold.readBytesSource,
+    'the fake meter over the measured window',
+    "the reads come from the source's meter over the window, not from /proc/self/io",
+  );
 
   const halfCold = (await runFaked('cold', 0, 0.5)).result.state;
   assert.equal(halfCold.proven, false);
@@ -169,12 +196,22 @@ test("the first batch: the last rank's first iteration, after the job's start, s
     { rank: 1, pid: 2, workers: 2, iterations: [it(5_400, 900)], summary: null },
   ];
   const first = firstBatchOf(ranks, 1_000)!;
-  assert.deepEqual([first.sec, first.startupSec, first.firstWaitSec].map((v) => Number(v.toFixed(6))), [4.4, 3.5, 0.9]);
+  assert.deepEqual(
+    [first.sec, first.startupSec, first.firstWaitSec].map((v) => Number(v.toFixed(6))),
+    [4.4, 3.5, 0.9],
+  );
   assert.equal(firstBatchOf([{ ...ranks[0], iterations: [] }], 1_000), null);
   // A wait reported longer than the run so far (clocks of two processes) is held to the run.
-  assert.deepEqual(firstBatchOf([{ ...ranks[0], iterations: [it(1_500, 900)] }], 1_000), { sec: 0.5, startupSec: 0, firstWaitSec: 0.5 });
+  assert.deepEqual(firstBatchOf([{ ...ranks[0], iterations: [it(1_500, 900)] }], 1_000), {
+    sec: 0.5,
+    startupSec: 0,
+    firstWaitSec: 0.5,
+  });
   // A job that timed iter(loader) (its first epoch event): the workers' start there is the loader's, not the job's start-up.
   const epoch = { t: 5_000, epoch: 0, i: 0, createMs: 1_200, firstWaitMs: 300 };
   const timed = firstBatchOf([{ ...ranks[0], epochs: [epoch] }], 1_000)!;
-  assert.deepEqual([timed.sec, timed.startupSec, timed.firstWaitSec].map((v) => Number(v.toFixed(6))), [4, 2.5, 1.5]);
+  assert.deepEqual(
+    [timed.sec, timed.startupSec, timed.firstWaitSec].map((v) => Number(v.toFixed(6))),
+    [4, 2.5, 1.5],
+  );
 });

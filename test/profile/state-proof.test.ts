@@ -43,7 +43,10 @@ test('unmeasurable reads and an unacknowledged mode are never proven', () => {
 });
 
 test("the cold keeper's CPU becomes a share of one CPU over the mode's wall time", () => {
-  const proof = proveState({ ...base, keeper: { mechanism: 'scan', cpuSec: 3, fallbackReason: 'no watches', modeWallSec: 60 } });
+  const proof = proveState({
+    ...base,
+    keeper: { mechanism: 'scan', cpuSec: 3, fallbackReason: 'no watches', modeWallSec: 60 },
+  });
   assert.deepEqual(proof.keeper, { mechanism: 'scan', cpuSec: 3, cpuShare: 0.05, fallbackReason: 'no watches' });
   assert.equal(proveState(base).keeper, undefined);
 });
@@ -57,21 +60,37 @@ test('a subset the job never acknowledged, and a file system that cannot hold th
   const ignored = proveState({ ...cached, subset: { ...offered, jobSamples: undefined } });
   assert.equal(ignored.proven, false);
   assert.match(ignored.reason, /never said it restricted itself to it/);
-  const tmpfs = proveState({ ...base, sourceLimit: 'the dataset is on tmpfs at /dev/shm: its pages cannot be evicted' });
+  const tmpfs = proveState({
+    ...base,
+    sourceLimit: 'the dataset is on tmpfs at /dev/shm: its pages cannot be evicted',
+  });
   assert.equal(tmpfs.proven, false);
   assert.match(tmpfs.reason, /^the dataset is on tmpfs/);
   assert.equal(tmpfs.readFraction, 0.98, 'the measured figures stay in the proof');
 });
 
-test("reads outside --data are named, and a cold mode they could account for is not proven", () => {
+test('reads outside --data are named, and a cold mode they could account for is not proven', () => {
   const note = 'the job also read files outside --data: /other (10 files)';
   const small = proveState({ ...base, otherReads: { bytes: 2e6, note } });
-  assert.equal(small.proven, true, '96% of the consumed bytes are the dataset\'s even if every outside byte came from storage');
+  assert.equal(
+    small.proven,
+    true,
+    "96% of the consumed bytes are the dataset's even if every outside byte came from storage",
+  );
   assert.ok(small.reason.endsWith(`; ${note}`));
   const large = proveState({ ...base, otherReads: { bytes: 40e6, note } });
   assert.equal(large.proven, false);
-  assert.match(large.reason, /98\.0% of consumed bytes read from storage, but as little as 58\.0% may be the dataset's; the job also read/);
-  const cached = proveState({ ...base, mode: 'cached', residentBytesBefore: 100e6, readBytes: 1e6, otherReads: { bytes: 40e6, note } });
-  assert.equal(cached.proven, true, 'outside reads can only add to a cached mode\'s storage reads');
+  assert.match(
+    large.reason,
+    /98\.0% of consumed bytes read from storage, but as little as 58\.0% may be the dataset's; the job also read/,
+  );
+  const cached = proveState({
+    ...base,
+    mode: 'cached',
+    residentBytesBefore: 100e6,
+    readBytes: 1e6,
+    otherReads: { bytes: 40e6, note },
+  });
+  assert.equal(cached.proven, true, "outside reads can only add to a cached mode's storage reads");
   assert.ok(cached.reason.endsWith(`; ${note}`));
 });

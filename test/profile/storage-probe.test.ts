@@ -4,24 +4,40 @@ import { test } from 'node:test';
 import type { Profile } from '../../src/schema/profile.js';
 import { storageProbe, type ReadProber } from '../../src/profile/storage-probe.js';
 
-const stored = JSON.parse(readFileSync(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url), 'utf8')) as Profile;
+const stored = JSON.parse(
+  readFileSync(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url), 'utf8'),
+) as Profile;
 const files = Array.from({ length: 100 }, (_, k) => ({ path: `/data/f${k}`, bytes: 4 << 20 }));
 
 /** A prober that records what it was asked and answers as storage that delivered `share` of the bytes. */
-function fakeProber(share: number | null): { prober: ReadProber; asked: { files: number; concurrency: number; maxBytes: number }[] } {
+function fakeProber(share: number | null): {
+  prober: ReadProber;
+  asked: { files: number; concurrency: number; maxBytes: number }[];
+} {
   const asked: { files: number; concurrency: number; maxBytes: number }[] = [];
   const prober: ReadProber = async (picked, limits) => {
     asked.push({ files: picked.length, concurrency: limits.concurrency, maxBytes: limits.maxBytes });
     const bytesRead = 64 << 20;
     const storageBytes = share === null ? null : share * bytesRead;
-    return { bytesRead, storageBytes, files: 16, sec: 0.5, bytesPerSec: (storageBytes ?? bytesRead) / 0.5, concurrency: limits.concurrency, requestBytes: limits.requestBytes };
+    return {
+      bytesRead,
+      storageBytes,
+      files: 16,
+      sec: 0.5,
+      bytesPerSec: (storageBytes ?? bytesRead) / 0.5,
+      concurrency: limits.concurrency,
+      requestBytes: limits.requestBytes,
+    };
   };
   return { prober, asked };
 }
 
-const unthrottled = (): Profile => ({ ...structuredClone(stored), options: { ...stored.options, storageBwBytesPerSec: null } });
+const unthrottled = (): Profile => ({
+  ...structuredClone(stored),
+  options: { ...stored.options, storageBwBytesPerSec: null },
+});
 
-test('the storage probe reads a bounded sample of the dataset at the loader workers\' concurrency, and proves it was cold', async () => {
+test("the storage probe reads a bounded sample of the dataset at the loader workers' concurrency, and proves it was cold", async () => {
   const { prober, asked } = fakeProber(1);
   const probe = await storageProbe(unthrottled(), files, prober);
   assert.ok(probe);

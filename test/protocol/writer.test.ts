@@ -31,7 +31,16 @@ function fakeClock(startMs = 1_700_000_000_000): { now: () => number; advance: (
 test('start, iter and end events parse with EventSchema and carry what was written', () => {
   const dir = tempDir();
   try {
-    const writer = EventWriter.open({ dir, mode: 'cached', rank: 2, worldSize: 4, pid: 4242, batchSize: 8, workers: 3, source: 'manual' });
+    const writer = EventWriter.open({
+      dir,
+      mode: 'cached',
+      rank: 2,
+      worldSize: 4,
+      pid: 4242,
+      batchSize: 8,
+      workers: 3,
+      source: 'manual',
+    });
     assert.equal(writer.path, join(dir, 'events-2-4242.jsonl'));
     writer.iter(0, 12.5, 30.25, 8, 1024);
     writer.iter(1, 0, 31, 7);
@@ -69,33 +78,95 @@ test('checkpoint and epoch events parse with EventSchema; a value the schema rej
   const dir = tempDir();
   try {
     const writer = EventWriter.open({ dir, mode: 'synthetic', rank: 1, pid: 31, flushOnExit: false });
-    writer.epoch({ epoch: 0, i: 0, createMs: 812.5, firstWaitMs: 40.25, epochIterations: 5, workers: 2, persistentWorkers: true });
+    writer.epoch({
+      epoch: 0,
+      i: 0,
+      createMs: 812.5,
+      firstWaitMs: 40.25,
+      epochIterations: 5,
+      workers: 2,
+      persistentWorkers: true,
+    });
     writer.iter(0, 40.25, 10, 8);
-    writer.checkpoint({ i: 1, inStep: true, api: 'torch.save', blockingMs: 12.5, syncMs: 3, bytes: 4096, persisted: false, note: 'scratch' });
+    writer.checkpoint({
+      i: 1,
+      inStep: true,
+      api: 'torch.save',
+      blockingMs: 12.5,
+      syncMs: 3,
+      bytes: 4096,
+      persisted: false,
+      note: 'scratch',
+    });
     assert.deepEqual(
       readEvents(writer.path).map((e) => e.type),
       ['start', 'epoch', 'iter', 'checkpoint'],
       'a checkpoint is written at once, with what was buffered before it',
     );
-    writer.checkpoint({ i: 1, inStep: false, api: 'dcp.async_save', blockingMs: 2, writeMs: null, bytes: null, persisted: true });
+    writer.checkpoint({
+      i: 1,
+      inStep: false,
+      api: 'dcp.async_save',
+      blockingMs: 2,
+      writeMs: null,
+      bytes: null,
+      persisted: true,
+    });
     writer.epoch({ epoch: 1, i: 5, createMs: 0.5, firstWaitMs: 1, gapMs: 250, epochIterations: null });
     writer.end('budget', 6);
     const events = readEvents(writer.path);
     const [epoch0, , save, asyncSave, epoch1] = events.slice(1);
     assert.deepEqual(
       { ...epoch0, t: 0 },
-      { v: 1, type: 'epoch', t: 0, rank: 1, epoch: 0, i: 0, createMs: 812.5, firstWaitMs: 40.25, epochIterations: 5, workers: 2, persistentWorkers: true },
+      {
+        v: 1,
+        type: 'epoch',
+        t: 0,
+        rank: 1,
+        epoch: 0,
+        i: 0,
+        createMs: 812.5,
+        firstWaitMs: 40.25,
+        epochIterations: 5,
+        workers: 2,
+        persistentWorkers: true,
+      },
     );
     assert.deepEqual(
       { ...save, t: 0 },
-      { v: 1, type: 'checkpoint', t: 0, rank: 1, i: 1, inStep: true, api: 'torch.save', blockingMs: 12.5, syncMs: 3, bytes: 4096, persisted: false, note: 'scratch' },
+      {
+        v: 1,
+        type: 'checkpoint',
+        t: 0,
+        rank: 1,
+        i: 1,
+        inStep: true,
+        api: 'torch.save',
+        blockingMs: 12.5,
+        syncMs: 3,
+        bytes: 4096,
+        persisted: false,
+        note: 'scratch',
+      },
     );
-    assert.ok(asyncSave.type === 'checkpoint' && asyncSave.writeMs === null && asyncSave.bytes === null && asyncSave.syncMs === 0, 'syncMs defaults to 0');
+    assert.ok(
+      asyncSave.type === 'checkpoint' &&
+        asyncSave.writeMs === null &&
+        asyncSave.bytes === null &&
+        asyncSave.syncMs === 0,
+      'syncMs defaults to 0',
+    );
     assert.ok(epoch1.type === 'epoch' && epoch1.gapMs === 250 && epoch1.epochIterations === null);
 
     const other = EventWriter.open({ dir, mode: 'cold', pid: 32, flushOnExit: false });
-    assert.throws(() => other.checkpoint({ i: -1, inStep: false, api: 'manual', blockingMs: 1, bytes: 0, persisted: true }), /checkpoint: i:/);
-    assert.throws(() => other.checkpoint({ i: 0, inStep: false, api: 'manual', blockingMs: Number.NaN, bytes: 0, persisted: true }), RangeError);
+    assert.throws(
+      () => other.checkpoint({ i: -1, inStep: false, api: 'manual', blockingMs: 1, bytes: 0, persisted: true }),
+      /checkpoint: i:/,
+    );
+    assert.throws(
+      () => other.checkpoint({ i: 0, inStep: false, api: 'manual', blockingMs: Number.NaN, bytes: 0, persisted: true }),
+      RangeError,
+    );
     assert.throws(() => other.epoch({ epoch: 0, i: 0, createMs: 1, firstWaitMs: -1 }), /epoch: firstWaitMs:/);
     other.end('budget', 0);
     assert.deepEqual(
@@ -172,7 +243,15 @@ test('iter lines are buffered and written after the flush interval or when the b
   const dir = tempDir();
   try {
     const clock = fakeClock();
-    const writer = EventWriter.open({ dir, mode: 'cached', pid: 9, clock: clock.now, flushIntervalMs: 100, maxBufferChars: 2000, flushOnExit: false });
+    const writer = EventWriter.open({
+      dir,
+      mode: 'cached',
+      pid: 9,
+      clock: clock.now,
+      flushIntervalMs: 100,
+      maxBufferChars: 2000,
+      flushOnExit: false,
+    });
     const count = (): number => readEvents(writer.path).length;
     assert.equal(count(), 1, 'the start event is written at once');
     writer.iter(0, 1, 2, 3);
@@ -219,12 +298,21 @@ test('fromEnv returns null without DSA_MODE and a writer named after RANK and th
     assert.equal(fromEnv({ DSA_EVENTS_DIR: dir }), null);
     assert.equal(fromEnv({ DSA_MODE: '', DSA_EVENTS_DIR: dir }), null);
     assert.deepEqual(readdirSync(dir), [], 'no file is created for an unprofiled job');
-    const writer = fromEnv({ DSA_MODE: 'synthetic', DSA_EVENTS_DIR: dir, RANK: '3', WORLD_SIZE: '8' }, { batchSize: 16, source: 'emulator' });
+    const writer = fromEnv(
+      { DSA_MODE: 'synthetic', DSA_EVENTS_DIR: dir, RANK: '3', WORLD_SIZE: '8' },
+      { batchSize: 16, source: 'emulator' },
+    );
     assert.ok(writer);
     assert.equal(writer.path, eventsFilePath(dir, 3, process.pid));
     writer.end('budget', 0);
     const [start, end] = readEvents(writer.path);
-    assert.ok(start.type === 'start' && start.mode === 'synthetic' && start.worldSize === 8 && start.rank === 3 && start.batchSize === 16);
+    assert.ok(
+      start.type === 'start' &&
+        start.mode === 'synthetic' &&
+        start.worldSize === 8 &&
+        start.rank === 3 &&
+        start.batchSize === 16,
+    );
     assert.ok(end.type === 'end' && end.iterations === 0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -233,50 +321,81 @@ test('fromEnv returns null without DSA_MODE and a writer named after RANK and th
 
 test('fromEnv and readProtocolEnv reject malformed variables with a UserError', () => {
   const expectUserError = (fn: () => unknown, pattern: RegExp, code: ExitCode): void => {
-    assert.throws(fn, (error: unknown) => error instanceof UserError && pattern.test(error.message) && error.exitCode === code);
+    assert.throws(
+      fn,
+      (error: unknown) => error instanceof UserError && pattern.test(error.message) && error.exitCode === code,
+    );
   };
-  expectUserError(() => fromEnv({ DSA_MODE: 'warm', DSA_EVENTS_DIR: '/tmp' }), /DSA_MODE='warm'.*synthetic, cached or cold/, ExitCode.BadValue);
+  expectUserError(
+    () => fromEnv({ DSA_MODE: 'warm', DSA_EVENTS_DIR: '/tmp' }),
+    /DSA_MODE='warm'.*synthetic, cached or cold/,
+    ExitCode.BadValue,
+  );
   expectUserError(() => fromEnv({ DSA_MODE: 'cold' }), /DSA_EVENTS_DIR is not/, ExitCode.Usage);
   expectUserError(() => readProtocolEnv({ DSA_ITERATIONS: '0' }), /DSA_ITERATIONS='0'/, ExitCode.BadValue);
   expectUserError(() => readProtocolEnv({ DSA_ITERATIONS: '2.5' }), /DSA_ITERATIONS/, ExitCode.BadValue);
   expectUserError(() => readProtocolEnv({ RANK: '-1' }), /RANK='-1'/, ExitCode.BadValue);
   expectUserError(() => readProtocolEnv({ DSA_PROTOCOL: '2' }), /DSA_PROTOCOL='2'.*version 1/, ExitCode.BadValue);
-  assert.deepEqual(readProtocolEnv({ DSA_ITERATIONS: '30', DSA_STOP_FILE: '/x/stop', DSA_SYNC: '1', DSA_PROTOCOL: '1' }), {
-    mode: undefined,
-    eventsDir: undefined,
-    iterations: 30,
-    stopFile: '/x/stop',
-    sync: true,
-    rank: 0,
-    worldSize: 1,
-    nodeRank: 0,
-  });
+  assert.deepEqual(
+    readProtocolEnv({ DSA_ITERATIONS: '30', DSA_STOP_FILE: '/x/stop', DSA_SYNC: '1', DSA_PROTOCOL: '1' }),
+    {
+      mode: undefined,
+      eventsDir: undefined,
+      iterations: 30,
+      stopFile: '/x/stop',
+      sync: true,
+      rank: 0,
+      worldSize: 1,
+      nodeRank: 0,
+    },
+  );
 });
 
 test("the start event names the node: the launcher's node rank (GROUP_RANK, then NODE_RANK, then SLURM_NODEID) and the host name", () => {
   assert.equal(readProtocolEnv({}).nodeRank, 0, 'one node without a launcher: node 0');
   assert.equal(readProtocolEnv({ SLURM_NODEID: '3' }).nodeRank, 3);
   assert.equal(readProtocolEnv({ NODE_RANK: '2', SLURM_NODEID: '3' }).nodeRank, 2);
-  assert.equal(readProtocolEnv({ GROUP_RANK: '1', NODE_RANK: '2', SLURM_NODEID: '3' }).nodeRank, 1, "torchrun's agent rank comes first");
+  assert.equal(
+    readProtocolEnv({ GROUP_RANK: '1', NODE_RANK: '2', SLURM_NODEID: '3' }).nodeRank,
+    1,
+    "torchrun's agent rank comes first",
+  );
   assert.equal(readProtocolEnv({ GROUP_RANK: '', NODE_RANK: '2' }).nodeRank, 2, 'an empty variable counts as unset');
   assert.throws(
     () => readProtocolEnv({ GROUP_RANK: 'node-1' }),
-    (error: unknown) => error instanceof UserError && /GROUP_RANK='node-1'/.test(error.message) && error.exitCode === ExitCode.BadValue,
+    (error: unknown) =>
+      error instanceof UserError && /GROUP_RANK='node-1'/.test(error.message) && error.exitCode === ExitCode.BadValue,
   );
 
   const dir = tempDir();
   try {
-    const writer = fromEnv({ DSA_MODE: 'cold', DSA_EVENTS_DIR: dir, RANK: '5', NODE_RANK: '1' }, {}, { pid: 11, flushOnExit: false });
+    const writer = fromEnv(
+      { DSA_MODE: 'cold', DSA_EVENTS_DIR: dir, RANK: '5', NODE_RANK: '1' },
+      {},
+      { pid: 11, flushOnExit: false },
+    );
     writer!.end('budget', 0);
     const [start] = readEvents(writer!.path);
     assert.ok(start.type === 'start');
     if (start.type === 'start') assert.deepEqual([start.rank, start.nodeRank, start.hostname], [5, 1, hostname()]);
 
-    const named = EventWriter.open({ dir, mode: 'cold', pid: 12, hostname: 'n'.repeat(300), nodeRank: 4, flushOnExit: false });
+    const named = EventWriter.open({
+      dir,
+      mode: 'cold',
+      pid: 12,
+      hostname: 'n'.repeat(300),
+      nodeRank: 4,
+      flushOnExit: false,
+    });
     named.end('budget', 0);
     const [own] = readEvents(named.path);
     assert.ok(own.type === 'start');
-    if (own.type === 'start') assert.deepEqual([own.nodeRank, own.hostname?.length], [4, 255], 'a host name past 255 characters is cut, not a bad line');
+    if (own.type === 'start')
+      assert.deepEqual(
+        [own.nodeRank, own.hostname?.length],
+        [4, 255],
+        'a host name past 255 characters is cut, not a bad line',
+      );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -58,7 +58,7 @@ test('the HTML report draws every chart offline and is not blank', async (t) => 
   const dom = await chromium(['--dump-dom'], url);
   const body = /<body[^>]*>/.exec(dom)?.[0] ?? '';
   assert.match(body, /data-charts="ok"/, `charts drew: ${body}`);
-  assert.match(body, /data-charts-drawn="8"/, "seven charts and the loader workers chart");
+  assert.match(body, /data-charts-drawn="8"/, 'seven charts and the loader workers chart');
   assert.doesNotMatch(dom, /<p class="note">This chart could not be drawn/);
 
   const shot = join(dir, 'quick.png');
@@ -72,7 +72,12 @@ test('the HTML report draws every chart offline and is not blank', async (t) => 
 
 test('a hostile profile renders as text: no injected element, no injected script ran', async (t) => {
   if (!existsSync(CHROMIUM)) return t.skip('needs chromium at /usr/bin/chromium (apt-get install -y chromium)');
-  const written = await writeReport(readProfile(fixturePath('hostile')), fixturePath('hostile'), join(dir, 'hostile'), noWhatIf);
+  const written = await writeReport(
+    readProfile(fixturePath('hostile')),
+    fixturePath('hostile'),
+    join(dir, 'hostile'),
+    noWhatIf,
+  );
   const dom = await chromium(['--dump-dom'], pathToFileURL(written.html).href);
   assert.match(/<body[^>]*>/.exec(dom)![0], /data-charts="ok"/);
   assert.doesNotMatch(dom, /<img[^>]*src="x"/i);

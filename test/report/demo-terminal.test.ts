@@ -14,7 +14,12 @@ function outcome(exitCode: ExitCode, fields: Partial<DemoSummary> = {}): DemoSum
   const preset = EMULATOR_PRESETS.quick;
   return {
     run: { profile, path: '/work/profiles/emulated-demo.json', exitCode, failureTail: null },
-    settings: { ...preset, cpus: profile.host.cpus, meanFileBytes: profile.dataset.meanFileBytes, storageBwBytesPerSec: preset.storageBwBytesPerSec },
+    settings: {
+      ...preset,
+      cpus: profile.host.cpus,
+      meanFileBytes: profile.dataset.meanFileBytes,
+      storageBwBytesPerSec: preset.storageBwBytesPerSec,
+    },
     whatif: null,
     report: null,
     ...fields,
@@ -27,7 +32,13 @@ test('after a run that ended well: the settings check, the what-if (or why there
   const text = renderDemoOutcome(
     outcome(ExitCode.Ok, {
       whatif: notEnoughData('modes.cold.storageReadBytesPerSec', 'cold'),
-      report: { html: '/work/reports/d.html', markdown: '/work/reports/d.md', pngs: ['a.png', 'b.png'], whatIfNote: null, noFonts: false },
+      report: {
+        html: '/work/reports/d.html',
+        markdown: '/work/reports/d.md',
+        pngs: ['a.png', 'b.png'],
+        whatIfNote: null,
+        noFonts: false,
+      },
     }),
     shown,
   );

@@ -44,7 +44,10 @@ test('report writes HTML, Markdown and one non-blank PNG per chart', async () =>
 test('every chart has a title, axis titles with units and a legend', () => {
   const charts = reportCharts(reportData(readProfile(QUICK), noWhatIf(readProfile(QUICK))));
   for (const chart of charts) {
-    const options = chart.config.options as { plugins: { title: { text: string }; legend: { display: boolean } }; scales: Record<string, { title: { text: string } }> };
+    const options = chart.config.options as {
+      plugins: { title: { text: string }; legend: { display: boolean } };
+      scales: Record<string, { title: { text: string } }>;
+    };
     assert.ok(options.plugins.title.text, chart.id);
     assert.equal(options.plugins.legend.display, true, chart.id);
     assert.match(options.scales.y.title.text, /\((ms|%|MB\/s|MiB|samples\/s)/, `${chart.id} y unit`);
@@ -52,13 +55,25 @@ test('every chart has a title, axis titles with units and a legend', () => {
   }
 });
 
-test('a multi-rank profile gets a chart of each rank\'s wait and step, the straggler named in its label', () => {
+test("a multi-rank profile gets a chart of each rank's wait and step, the straggler named in its label", () => {
   const profile = readProfile(QUICK);
-  assert.ok(!reportCharts(reportData(profile, noWhatIf(profile))).some((c) => c.id === 'ranks'), 'one rank: no rank chart');
+  assert.ok(
+    !reportCharts(reportData(profile, noWhatIf(profile))).some((c) => c.id === 'ranks'),
+    'one rank: no rank chart',
+  );
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
     const m = profile.modes[mode]!;
     const slower = m.ranks[0].iterations.map((it) => ({ ...it, waitMs: it.waitMs + 20 }));
-    m.ranks = [m.ranks[0], { ...m.ranks[0], rank: 1, pid: m.ranks[0].pid + 1, iterations: slower, summary: summarizeIterations(slower, { workers: m.ranks[0].workers }) }];
+    m.ranks = [
+      m.ranks[0],
+      {
+        ...m.ranks[0],
+        rank: 1,
+        pid: m.ranks[0].pid + 1,
+        iterations: slower,
+        summary: summarizeIterations(slower, { workers: m.ranks[0].workers }),
+      },
+    ];
   }
   profile.analysis = analyze(profile.modes);
   const chart = reportCharts(reportData(profile, noWhatIf(profile))).find((c) => c.id === 'ranks');
@@ -78,9 +93,16 @@ test('without a what-if model the report says so instead of drawing curves', asy
 
 test('the HTML is self-contained: no network reference, a strict CSP, data as escaped JSON', () => {
   const html = readFileSync(join(dir, 'out', 'emulated-quick.html'), 'utf8');
-  assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; script-src &#39;sha256-/);
+  assert.match(
+    html,
+    /<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; script-src &#39;sha256-/,
+  );
   assert.doesNotMatch(html, /<(script|link|img|iframe)[^>]+(src|href)=/i);
-  assert.doesNotMatch(html, /https?:\/\/(?!www\.chartjs\.org|github\.com)[a-z]/i, 'no URL other than the licence banner');
+  assert.doesNotMatch(
+    html,
+    /https?:\/\/(?!www\.chartjs\.org|github\.com)[a-z]/i,
+    'no URL other than the licence banner',
+  );
   const json = /<script type="application\/json" id="report-data">([^<]*)<\/script>/.exec(html);
   assert.ok(json, 'embedded data with no raw <');
   const data = JSON.parse(json![1]) as { charts: { id: string }[] };
@@ -89,12 +111,20 @@ test('the HTML is self-contained: no network reference, a strict CSP, data as es
 });
 
 test('a hostile profile: markup in the job name and reasons is escaped, huge numbers render', async () => {
-  const written = await writeReport(readProfile(fixturePath('hostile')), fixturePath('hostile'), join(dir, 'hostile'), noWhatIf);
+  const written = await writeReport(
+    readProfile(fixturePath('hostile')),
+    fixturePath('hostile'),
+    join(dir, 'hostile'),
+    noWhatIf,
+  );
   const html = readFileSync(written.html, 'utf8');
   assert.doesNotMatch(html, /<script>window\.pwned/);
   assert.doesNotMatch(html, /<img src=x/i);
   assert.doesNotMatch(html, /<svg/i);
-  assert.match(html, /<h1>ds-analyzer report: &lt;\/script&gt;&lt;script&gt;window\.pwned=1&lt;\/script&gt;&lt;img src=x onerror=&quot;window\.pwned=2&quot;&gt;/);
+  assert.match(
+    html,
+    /<h1>ds-analyzer report: &lt;\/script&gt;&lt;script&gt;window\.pwned=1&lt;\/script&gt;&lt;img src=x onerror=&quot;window\.pwned=2&quot;&gt;/,
+  );
   // Exactly three script elements: the data, Chart.js, the page's own.
   assert.equal(html.match(/<script\b/g)!.length, 3);
   const md = readFileSync(written.markdown, 'utf8');

@@ -47,14 +47,16 @@ function fieldNames(schema: z.ZodType, into = new Set<string>()): Set<string> {
       fieldNames(field, into);
     }
   } else if (schema instanceof z.ZodArray) fieldNames(schema.element as z.ZodType, into);
-  else if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) fieldNames(schema.unwrap() as z.ZodType, into);
+  else if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault)
+    fieldNames(schema.unwrap() as z.ZodType, into);
   else if (schema instanceof z.ZodUnion) for (const option of schema.options as z.ZodType[]) fieldNames(option, into);
   return into;
 }
 
 /** The keys of an object schema itself (through optional, nullable and default wrappers), not of the objects inside it. */
 function ownKeys(schema: z.ZodType): string[] {
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault) return ownKeys(schema.unwrap() as z.ZodType);
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault)
+    return ownKeys(schema.unwrap() as z.ZodType);
   assert.ok(schema instanceof z.ZodObject, 'an object schema');
   return Object.keys(schema.shape as Record<string, z.ZodType>);
 }
@@ -93,7 +95,15 @@ test('docs/json-output.md names the header fields once for all', () => {
 
 test("docs/json-output.md names every field of the profile's nodes and of a rank's node", () => {
   const text = section('profile --json');
-  const names = new Set([...fieldNames(NodeSchema), ...fieldNames(NodeIdentitySchema), 'host', 'nodes', 'node', 'rank', 'paceRank']);
+  const names = new Set([
+    ...fieldNames(NodeSchema),
+    ...fieldNames(NodeIdentitySchema),
+    'host',
+    'nodes',
+    'node',
+    'rank',
+    'paceRank',
+  ]);
   assert.ok(names.size > 12, 'the walk found the fields');
   const missing = [...names].filter((name) => !text.includes(`\`${name}\``));
   assert.deepEqual(missing, [], 'fields not named in the profile --json section of docs/json-output.md');
@@ -103,7 +113,18 @@ test('docs/json-output.md names every field of the profile in its profile --json
   const text = section('profile --json');
   const names = [...fieldNames(ProfileSchema)];
   // The walk reaches every part: modes, ranks, iterations, checkpoints, epochs, the probes and the analysis.
-  for (const name of ['schemaVersion', 'warmup', 'blockingMs', 'createMs', 'residentShare', 'firstByteMs', 'syntheticSaves', 'perEpochMs', 'leastWaitingRank', 'slopePctPerMin']) {
+  for (const name of [
+    'schemaVersion',
+    'warmup',
+    'blockingMs',
+    'createMs',
+    'residentShare',
+    'firstByteMs',
+    'syntheticSaves',
+    'perEpochMs',
+    'leastWaitingRank',
+    'slopePctPerMin',
+  ]) {
     assert.ok(names.includes(name), `the walk found '${name}'`);
   }
   assert.ok(names.length > 200, `the walk found the fields (${names.length})`);
@@ -134,7 +155,12 @@ const PROFILE_OBJECTS: [string, z.ZodType | string[]][] = [
   ['`resources[]`', ResourceSampleSchema],
   [
     '`cpuSweep`, `workersSweep`, `overlapProbe`',
-    ['cpuSweep', 'workersSweep', 'overlapProbe', ...ownKeys(ProfileSchema.shape.overlapProbe).filter((key) => !(key in ModeResultSchema.shape))],
+    [
+      'cpuSweep',
+      'workersSweep',
+      'overlapProbe',
+      ...ownKeys(ProfileSchema.shape.overlapProbe).filter((key) => !(key in ModeResultSchema.shape)),
+    ],
   ],
   ['`storageProbe`', StorageProbeSchema],
   ['`analysis`', AnalysisSchema],
@@ -159,7 +185,11 @@ for (const [heading, keys] of PROFILE_OBJECTS) {
     const names = Array.isArray(keys) ? keys : ownKeys(keys);
     assert.ok(names.length > 0, 'the keys were found');
     const missing = names.filter((name) => !text.includes(`\`${name}\``));
-    assert.deepEqual(missing, [], `keys not named under '### ${heading}' in the profile --json section of docs/json-output.md`);
+    assert.deepEqual(
+      missing,
+      [],
+      `keys not named under '### ${heading}' in the profile --json section of docs/json-output.md`,
+    );
   });
 }
 

@@ -20,7 +20,13 @@ test('a start event carries its node: host name and node rank', () => {
 });
 
 test('a start event with a malformed node is a bad line', () => {
-  for (const bad of [{ nodeRank: -1 }, { nodeRank: 1.5 }, { nodeRank: '1' }, { hostname: 7 }, { hostname: 'h'.repeat(MAX_HOSTNAME_CHARS + 1) }]) {
+  for (const bad of [
+    { nodeRank: -1 },
+    { nodeRank: 1.5 },
+    { nodeRank: '1' },
+    { hostname: 7 },
+    { hostname: 'h'.repeat(MAX_HOSTNAME_CHARS + 1) },
+  ]) {
     assert.equal(EventSchema.safeParse({ ...OLD_START, ...bad }).success, false, JSON.stringify(bad).slice(0, 60));
   }
   assert.equal(EventSchema.safeParse({ ...OLD_START, hostname: 'h'.repeat(MAX_HOSTNAME_CHARS) }).success, true);

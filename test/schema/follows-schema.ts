@@ -17,7 +17,10 @@ export function assertFollowsSchema<T>(schema: z.ZodType<T>, value: unknown, wha
 }
 
 /** Runs the CLI in-process in `cwd` and returns its exit code and stdout parsed as JSON. */
-export async function runJson(args: string[], cwd: string): Promise<{ exitCode: number; json: unknown; stderr: string }> {
+export async function runJson(
+  args: string[],
+  cwd: string,
+): Promise<{ exitCode: number; json: unknown; stderr: string }> {
   const io = fakeIo(cwd, { PATH: process.env.PATH });
   const exitCode = await run(args, io);
   return { exitCode, json: JSON.parse(io.out), stderr: io.err };

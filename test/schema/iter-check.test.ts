@@ -6,7 +6,24 @@ import { checkedIterEvent } from '../../src/schema/iter-check.js';
 
 // Values at and around each rule's edges, and of the wrong kinds.
 const edgy = fc.oneof(
-  fc.constantFrom(0, 1, -1, 0.5, -0.5, MAX_ITERATION_MS, MAX_ITERATION_MS + 1, 2 ** 53, 2 ** 53 - 1, 1e300, -0, null, '1', true, [], {}),
+  fc.constantFrom(
+    0,
+    1,
+    -1,
+    0.5,
+    -0.5,
+    MAX_ITERATION_MS,
+    MAX_ITERATION_MS + 1,
+    2 ** 53,
+    2 ** 53 - 1,
+    1e300,
+    -0,
+    null,
+    '1',
+    true,
+    [],
+    {},
+  ),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.nat(),
 );
@@ -73,7 +90,10 @@ test('checkedIterEvent takes every well-formed iteration (the fast path is the o
 test('checkedIterEvent leaves other events and malformed iterations to the schema', () => {
   assert.equal(checkedIterEvent({ v: 1, type: 'end', t: 1, reason: 'budget', iterations: 3 }), null);
   assert.equal(checkedIterEvent({ v: 1, type: 'iter', t: 1, i: 0.5, waitMs: 1, computeMs: 1, samples: 8 }), null);
-  assert.equal(checkedIterEvent({ v: 1, type: 'iter', t: 1, i: 0, waitMs: MAX_ITERATION_MS + 1, computeMs: 1, samples: 8 }), null);
+  assert.equal(
+    checkedIterEvent({ v: 1, type: 'iter', t: 1, i: 0, waitMs: MAX_ITERATION_MS + 1, computeMs: 1, samples: 8 }),
+    null,
+  );
   assert.equal(checkedIterEvent([1]), null);
   assert.equal(checkedIterEvent(null), null);
 });

@@ -9,24 +9,52 @@ import { fileURLToPath } from 'node:url';
 import { readProfile } from '../../src/store/profile-store.js';
 import { sourceOfProfile } from '../../src/schema/profile-source.js';
 
-const fixture = (name: string) => readProfile(fileURLToPath(new URL(`../../../test/fixtures/profiles/${name}.json`, import.meta.url)));
+const fixture = (name: string) =>
+  readProfile(fileURLToPath(new URL(`../../../test/fixtures/profiles/${name}.json`, import.meta.url)));
 
 test('an older profile of local files reads as files, with its roots and drop_caches', () => {
   const profile = fixture('emulated-quick');
   assert.equal(profile.source, undefined, 'the fixture predates the field');
-  assert.deepEqual(sourceOfProfile(profile), { kind: 'files', roots: profile.options.data, dropCaches: profile.options.dropCaches });
+  assert.deepEqual(sourceOfProfile(profile), {
+    kind: 'files',
+    roots: profile.options.data,
+    dropCaches: profile.options.dropCaches,
+  });
 });
 
 test('an older profile of remote data reads as remote, counted at the proxy as it was', () => {
   const source = sourceOfProfile(fixture('remote-capped'));
-  assert.deepEqual(source, { kind: 'remote', url: 's3://ds/train/', endpoint: 'http://127.0.0.1:4580', jobCache: null, netMeter: 'proxy' });
+  assert.deepEqual(source, {
+    kind: 'remote',
+    url: 's3://ds/train/',
+    endpoint: 'http://127.0.0.1:4580',
+    jobCache: null,
+    netMeter: 'proxy',
+  });
 });
 
 test("an older profile on a metered FUSE mount reads as fuse, with the mount; a profile's own source wins", () => {
   const profile = fixture('emulated-quick');
-  const mount = { type: 'fuse.s3fs', source: 'bucket', mountPoint: '/mnt/s3', daemon: { program: 's3fs', pid: 42, cgroup: '/s3fs', otherProcesses: 0 } };
+  const mount = {
+    type: 'fuse.s3fs',
+    source: 'bucket',
+    mountPoint: '/mnt/s3',
+    daemon: { program: 's3fs', pid: 42, cgroup: '/s3fs', otherProcesses: 0 },
+  };
   const onFuse = { ...profile, dataset: { ...profile.dataset, mount } };
-  assert.deepEqual(sourceOfProfile(onFuse), { kind: 'fuse', roots: profile.options.data, dropCaches: profile.options.dropCaches, mount });
-  const own = { kind: 'nfs' as const, roots: ['/mnt/data'], dropCaches: false, type: 'nfs4', server: 'filer:/x', mountPoint: '/mnt' };
+  assert.deepEqual(sourceOfProfile(onFuse), {
+    kind: 'fuse',
+    roots: profile.options.data,
+    dropCaches: profile.options.dropCaches,
+    mount,
+  });
+  const own = {
+    kind: 'nfs' as const,
+    roots: ['/mnt/data'],
+    dropCaches: false,
+    type: 'nfs4',
+    server: 'filer:/x',
+    mountPoint: '/mnt',
+  };
   assert.deepEqual(sourceOfProfile({ ...onFuse, source: own }), own);
 });

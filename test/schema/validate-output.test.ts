@@ -25,7 +25,18 @@ async function quickProfile(name: string, command?: string[]): Promise<string> {
   await generateDataset(data, { files: 16, fileBytes: 4096, seed: 3 });
   const profile = JSON.parse(readFileSync(QUICK, 'utf8'));
   profile.options.data = [data];
-  profile.command = command ?? [process.execPath, EMULATOR, '--data', data, '--batch-size', '4', '--compute-ms', '1', '--prep-ms', '1'];
+  profile.command = command ?? [
+    process.execPath,
+    EMULATOR,
+    '--data',
+    data,
+    '--batch-size',
+    '4',
+    '--compute-ms',
+    '1',
+    '--prep-ms',
+    '1',
+  ];
   const path = join(dir, 'p.json');
   writeFileSync(path, JSON.stringify(profile));
   return path;
@@ -33,7 +44,10 @@ async function quickProfile(name: string, command?: string[]): Promise<string> {
 
 test('validate --json with a control, cache points and a CPU point follows ValidateOutputSchema', async () => {
   const profile = await quickProfile('every-kind');
-  const { exitCode, json, stderr } = await runJson(['validate', profile, '--cache', '50%,recommended', '--cpus', '1', '--max-iterations', '60', '--json'], dirname(profile));
+  const { exitCode, json, stderr } = await runJson(
+    ['validate', profile, '--cache', '50%,recommended', '--cpus', '1', '--max-iterations', '60', '--json'],
+    dirname(profile),
+  );
   assert.equal(exitCode, ExitCode.Ok, stderr);
   const output = assertFollowsSchema(ValidateOutputSchema, json, 'validate --json');
   assert.equal(output.schemaVersion, VALIDATE_OUTPUT_VERSION);
@@ -45,7 +59,10 @@ test('validate --json with a control, cache points and a CPU point follows Valid
 
 test('validate --json whose job fails follows ValidateOutputSchema (a failed point, its log)', async () => {
   const profile = await quickProfile('failing-job', ['/bin/sh', '-c', 'echo "loader exploded" >&2; exit 3']);
-  const { exitCode, json } = await runJson(['validate', profile, '--cpus', '1', '--no-control', '--json'], dirname(profile));
+  const { exitCode, json } = await runJson(
+    ['validate', profile, '--cpus', '1', '--no-control', '--json'],
+    dirname(profile),
+  );
   assert.equal(exitCode, ExitCode.JobFailed);
   const output = assertFollowsSchema(ValidateOutputSchema, json, 'validate --json (failed job)');
   assert.equal(output.results[0].status, 'failed');

@@ -25,7 +25,24 @@ function withCpuSweep(): string {
 // epochs basis, a stall that no value removes) is printed by some case.
 const CASES: [string, string[]][] = [
   ['the profiled settings', [QUICK]],
-  ['every knob', [QUICK, '--cache', '50%', '--cpus', '4', '--storage-bw', '50MB/s', '--gpus', '2', '--gpu-speedup', '2', '--epochs', '10']],
+  [
+    'every knob',
+    [
+      QUICK,
+      '--cache',
+      '50%',
+      '--cpus',
+      '4',
+      '--storage-bw',
+      '50MB/s',
+      '--gpus',
+      '2',
+      '--gpu-speedup',
+      '2',
+      '--epochs',
+      '10',
+    ],
+  ],
   ['a fitted CPU scaling', [withCpuSweep(), '--cpus', '8']],
   ['MinIO with no cache', [QUICK, '--cache', '0', '--cache-policy', 'minio']],
   ['a fetch-bound profile', [fixturePath('fetch-bound')]],
@@ -47,8 +64,17 @@ for (const [what, args] of CASES) {
 test('the schema check sees a field the schema does not name, at any depth, and a wrong version', async () => {
   const { json } = await runJson(['whatif', QUICK, '--json'], work);
   const output = WhatifOutputSchema.parse(json);
-  const nested = { ...output, baseline: { ...output.baseline, scenario: { ...output.baseline.scenario, ramBytes: 1 } } };
+  const nested = {
+    ...output,
+    baseline: { ...output.baseline, scenario: { ...output.baseline.scenario, ramBytes: 1 } },
+  };
   assert.throws(() => assertFollowsSchema(WhatifOutputSchema, nested, 'nested'), /fields its schema does not name/);
-  assert.throws(() => assertFollowsSchema(WhatifOutputSchema, { ...output, extra: 1 }, 'top'), /fields its schema does not name/);
-  assert.throws(() => assertFollowsSchema(WhatifOutputSchema, { ...output, schemaVersion: WHATIF_OUTPUT_VERSION + 1 }, 'version'), /schemaVersion/);
+  assert.throws(
+    () => assertFollowsSchema(WhatifOutputSchema, { ...output, extra: 1 }, 'top'),
+    /fields its schema does not name/,
+  );
+  assert.throws(
+    () => assertFollowsSchema(WhatifOutputSchema, { ...output, schemaVersion: WHATIF_OUTPUT_VERSION + 1 }, 'version'),
+    /schemaVersion/,
+  );
 });

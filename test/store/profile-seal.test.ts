@@ -22,7 +22,14 @@ const CLI = fileURLToPath(new URL('../../../bin/ds-analyzer.js', import.meta.url
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-seal-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-const FIXTURE_NAMES = ['emulated-quick.json', 'remote-capped.json', 'remote-latency.json', 'gate/pass.json', 'gate/hostile.json', 'gate/job-failed.json'];
+const FIXTURE_NAMES = [
+  'emulated-quick.json',
+  'remote-capped.json',
+  'remote-latency.json',
+  'gate/pass.json',
+  'gate/hostile.json',
+  'gate/job-failed.json',
+];
 
 /** `name` written afresh by writeProfile (sealed) into the temporary folder; its path. */
 function sealedCopy(name: string): string {
@@ -33,7 +40,9 @@ function sealedCopy(name: string): string {
 
 function malformedError(file: string) {
   return (error: unknown) =>
-    error instanceof UserError && error.exitCode === ExitCode.CorruptFile && error.message.startsWith(`profile '${file}' is malformed at 'dataset.bytes'`);
+    error instanceof UserError &&
+    error.exitCode === ExitCode.CorruptFile &&
+    error.message.startsWith(`profile '${file}' is malformed at 'dataset.bytes'`);
 }
 
 test('a profile this build wrote reads back sealed, equal to the same file validated, without the seal', async () => {
@@ -76,7 +85,12 @@ test('an edited sealed profile is validated: a valid edit reads with the edit, a
 
   // Another build's seal (another key) on an invalid profile: validated all the same.
   const otherSeal = path.join(root, 'other-seal.json');
-  fs.writeFileSync(otherSeal, text.replace(`"bytes": ${bytes},`, `"bytes": -${bytes},`).replace(/sha256:[0-9a-f]{64}/, `sha256:${'0'.repeat(64)}`));
+  fs.writeFileSync(
+    otherSeal,
+    text
+      .replace(`"bytes": ${bytes},`, `"bytes": -${bytes},`)
+      .replace(/sha256:[0-9a-f]{64}/, `sha256:${'0'.repeat(64)}`),
+  );
   assert.throws(() => readProfile(otherSeal), malformedError(otherSeal));
 });
 
@@ -85,7 +99,11 @@ test('a sealed profile cut short or re-indented is not taken as sealed', () => {
   const text = fs.readFileSync(file, 'utf8');
   const cut = path.join(root, 'cut.json');
   fs.writeFileSync(cut, text.slice(0, 1000));
-  assert.throws(() => readProfile(cut), (e: unknown) => e instanceof UserError && e.exitCode === ExitCode.CorruptFile && /is not valid JSON/.test(e.message));
+  assert.throws(
+    () => readProfile(cut),
+    (e: unknown) =>
+      e instanceof UserError && e.exitCode === ExitCode.CorruptFile && /is not valid JSON/.test(e.message),
+  );
   const reindented = path.join(root, 'reindented.json');
   fs.writeFileSync(reindented, JSON.stringify(JSON.parse(text), null, 2) + '\n');
   assert.ok('unchecked' in readProfileFile(reindented));
@@ -118,7 +136,10 @@ test('whatif and gate on a sealed profile never load zod; on an unsealed one the
       `  return resolved;\n}\n`,
   );
   const register = path.join(root, 'register.mjs');
-  fs.writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  fs.writeFileSync(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+  );
   const zodLoadedBy = (args: string[]): boolean => {
     fs.rmSync(log, { force: true });
     execFileSync(process.execPath, ['--import', pathToFileURL(register).href, CLI, ...args], { stdio: 'pipe' });
@@ -128,6 +149,14 @@ test('whatif and gate on a sealed profile never load zod; on an unsealed one the
   const sealedGate = sealedCopy('gate/pass.json');
   assert.equal(zodLoadedBy(['whatif', sealed]), false, 'whatif on a sealed profile');
   assert.equal(zodLoadedBy(['gate', sealedGate, '--max-fetch-stall', '20%']), false, 'gate on a sealed profile');
-  assert.equal(zodLoadedBy(['gate', sealedGate, '--max-fetch-stall', '20%', '--json']), false, 'gate --json on a sealed profile');
-  assert.equal(zodLoadedBy(['whatif', path.join(FIXTURES, 'emulated-quick.json')]), true, 'whatif on the unsealed fixture');
+  assert.equal(
+    zodLoadedBy(['gate', sealedGate, '--max-fetch-stall', '20%', '--json']),
+    false,
+    'gate --json on a sealed profile',
+  );
+  assert.equal(
+    zodLoadedBy(['whatif', path.join(FIXTURES, 'emulated-quick.json')]),
+    true,
+    'whatif on the unsealed fixture',
+  );
 });

@@ -30,7 +30,8 @@ test('a stored profile from before nodes reads: one node, node 0, its host; its 
 test('a profile with nodes[] and ranks named on them reads back as written; an empty nodes[] is malformed', () => {
   const profile = readProfile(OLD);
   profile.nodes = [{ nodeRank: 0, ...profile.host }];
-  for (const mode of Object.values(profile.modes)) for (const rank of mode.ranks) rank.node = { hostname: profile.host.hostname, nodeRank: 0 };
+  for (const mode of Object.values(profile.modes))
+    for (const rank of mode.ranks) rank.node = { hostname: profile.host.hostname, nodeRank: 0 };
   const file = path.join(root, 'with-nodes.json');
   writeProfile(file, profile);
   assert.deepEqual(readProfile(file), profile);
@@ -39,6 +40,9 @@ test('a profile with nodes[] and ranks named on them reads back as written; an e
   fs.writeFileSync(empty, JSON.stringify({ ...profile, nodes: [] }));
   assert.throws(
     () => readProfile(empty),
-    (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.CorruptFile && /malformed at 'nodes'/.test(error.message),
+    (error: unknown) =>
+      error instanceof UserError &&
+      error.exitCode === ExitCode.CorruptFile &&
+      /malformed at 'nodes'/.test(error.message),
   );
 });

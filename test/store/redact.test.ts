@@ -18,15 +18,51 @@ const AWS = 'AKIAIOSFODNN7EXAMPLE';
 test('secrets on a command line, with and without --redact (table)', () => {
   const cases: [string[], string[], string[]][] = [
     // argv, always, with --redact
-    [['python', 'train.py', `--token=${TOKEN}`], ['python', 'train.py', `--token=${TOKEN}`], ['python', 'train.py', `--token=${REDACTED}`]],
-    [['python', 'train.py', '--api-key', TOKEN, '--lr', '0.1'], ['python', 'train.py', '--api-key', TOKEN, '--lr', '0.1'], ['python', 'train.py', '--api-key', REDACTED, '--lr', '0.1']],
-    [['python', 't.py', '--password', '--verbose'], ['python', 't.py', '--password', '--verbose'], ['python', 't.py', '--password', '--verbose']],
-    [['env', `HF_TOKEN=${TOKEN}`, 'python', 't.py'], ['env', `HF_TOKEN=${REDACTED}`, 'python', 't.py'], ['env', `HF_TOKEN=${REDACTED}`, 'python', 't.py']],
-    [['python', 't.py', `--url=https://bob:pa55@store.example.com/x`], ['python', 't.py', `--url=https://${REDACTED}@store.example.com/x`], ['python', 't.py', `--url=https://${REDACTED}@store.example.com/x`]],
-    [['python', 't.py', 'https://s3.example.com/b/o?X-Amz-Signature=abc&x=1'], ['python', 't.py', `https://s3.example.com/b/o?${REDACTED}`], ['python', 't.py', `https://s3.example.com/b/o?${REDACTED}`]],
-    [['python', 't.py', 'https://example.com/data?page=2'], ['python', 't.py', 'https://example.com/data?page=2'], ['python', 't.py', 'https://example.com/data?page=2']],
-    [['aws', 's3', 'cp', AWS], ['aws', 's3', 'cp', REDACTED], ['aws', 's3', 'cp', REDACTED]],
-    [['python', 'train.py', '--epochs', '3', '--keyframes', '4'], ['python', 'train.py', '--epochs', '3', '--keyframes', '4'], ['python', 'train.py', '--epochs', '3', '--keyframes', REDACTED]],
+    [
+      ['python', 'train.py', `--token=${TOKEN}`],
+      ['python', 'train.py', `--token=${TOKEN}`],
+      ['python', 'train.py', `--token=${REDACTED}`],
+    ],
+    [
+      ['python', 'train.py', '--api-key', TOKEN, '--lr', '0.1'],
+      ['python', 'train.py', '--api-key', TOKEN, '--lr', '0.1'],
+      ['python', 'train.py', '--api-key', REDACTED, '--lr', '0.1'],
+    ],
+    [
+      ['python', 't.py', '--password', '--verbose'],
+      ['python', 't.py', '--password', '--verbose'],
+      ['python', 't.py', '--password', '--verbose'],
+    ],
+    [
+      ['env', `HF_TOKEN=${TOKEN}`, 'python', 't.py'],
+      ['env', `HF_TOKEN=${REDACTED}`, 'python', 't.py'],
+      ['env', `HF_TOKEN=${REDACTED}`, 'python', 't.py'],
+    ],
+    [
+      ['python', 't.py', `--url=https://bob:pa55@store.example.com/x`],
+      ['python', 't.py', `--url=https://${REDACTED}@store.example.com/x`],
+      ['python', 't.py', `--url=https://${REDACTED}@store.example.com/x`],
+    ],
+    [
+      ['python', 't.py', 'https://s3.example.com/b/o?X-Amz-Signature=abc&x=1'],
+      ['python', 't.py', `https://s3.example.com/b/o?${REDACTED}`],
+      ['python', 't.py', `https://s3.example.com/b/o?${REDACTED}`],
+    ],
+    [
+      ['python', 't.py', 'https://example.com/data?page=2'],
+      ['python', 't.py', 'https://example.com/data?page=2'],
+      ['python', 't.py', 'https://example.com/data?page=2'],
+    ],
+    [
+      ['aws', 's3', 'cp', AWS],
+      ['aws', 's3', 'cp', REDACTED],
+      ['aws', 's3', 'cp', REDACTED],
+    ],
+    [
+      ['python', 'train.py', '--epochs', '3', '--keyframes', '4'],
+      ['python', 'train.py', '--epochs', '3', '--keyframes', '4'],
+      ['python', 'train.py', '--epochs', '3', '--keyframes', REDACTED],
+    ],
   ];
   for (const [argv, always, redacted] of cases) {
     assert.deepEqual(commandWithoutSecrets(argv), always, `always: ${argv.join(' ')}`);
@@ -53,16 +89,24 @@ test('paths and host names (table)', () => {
 test('redacted text never holds the home folder, a known host name or a secret flag value (property)', () => {
   const segment = fc.stringMatching(/^[a-z0-9_-]{1,8}$/);
   fc.assert(
-    fc.property(fc.array(segment, { minLength: 1, maxLength: 4 }), segment, fc.stringMatching(/^[A-Za-z0-9]{8,20}$/), (parts, host, secret) => {
-      const hostname = `${host}-node`;
-      const r = new Redactor(places, [hostname]);
-      const path = `${HOME}/${parts.join('/')}`;
-      const text = r.text(`wrote ${path} on ${hostname}`);
-      assert.ok(!text.includes(HOME), text);
-      assert.ok(!new RegExp(`(^|[^\\w-])${hostname}([^\\w-]|$)`).test(text), text);
-      const argv = r.command(['python', path, '--secret', secret, `--auth-token=${secret}`]);
-      assert.ok(argv.every((a) => !a.includes(HOME) && a !== secret && !a.endsWith(`=${secret}`)), argv.join(' '));
-    }),
+    fc.property(
+      fc.array(segment, { minLength: 1, maxLength: 4 }),
+      segment,
+      fc.stringMatching(/^[A-Za-z0-9]{8,20}$/),
+      (parts, host, secret) => {
+        const hostname = `${host}-node`;
+        const r = new Redactor(places, [hostname]);
+        const path = `${HOME}/${parts.join('/')}`;
+        const text = r.text(`wrote ${path} on ${hostname}`);
+        assert.ok(!text.includes(HOME), text);
+        assert.ok(!new RegExp(`(^|[^\\w-])${hostname}([^\\w-]|$)`).test(text), text);
+        const argv = r.command(['python', path, '--secret', secret, `--auth-token=${secret}`]);
+        assert.ok(
+          argv.every((a) => !a.includes(HOME) && a !== secret && !a.endsWith(`=${secret}`)),
+          argv.join(' '),
+        );
+      },
+    ),
   );
 });
 
@@ -71,11 +115,25 @@ function usersProfile(): Profile {
   const profile = ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE, 'utf8')));
   const raw = JSON.stringify(profile);
   const own = JSON.parse(raw.split(profile.host.hostname).join('alice-ws.corp.example')) as Profile;
-  own.command = ['python', `${HOME}/work/proj/train.py`, '--data', `${HOME}/datasets/tiny`, '--hf-token', TOKEN, `--wandb-key=${TOKEN}`];
+  own.command = [
+    'python',
+    `${HOME}/work/proj/train.py`,
+    '--data',
+    `${HOME}/datasets/tiny`,
+    '--hf-token',
+    TOKEN,
+    `--wandb-key=${TOKEN}`,
+  ];
   own.options.data = [`${HOME}/datasets/tiny`];
   own.dataset.roots = [`${HOME}/datasets/tiny`];
-  own.modes.cold!.logs = { stdout: `${CWD}/profiles/job.d/cold/stdout.log`, stderr: `${CWD}/profiles/job.d/cold/stderr.log` };
-  own.warnings = [...(own.warnings ?? []), `the job read /home/alice/.cache/torch/hub outside --data on alice-ws.corp.example`];
+  own.modes.cold!.logs = {
+    stdout: `${CWD}/profiles/job.d/cold/stdout.log`,
+    stderr: `${CWD}/profiles/job.d/cold/stderr.log`,
+  };
+  own.warnings = [
+    ...(own.warnings ?? []),
+    `the job read /home/alice/.cache/torch/hub outside --data on alice-ws.corp.example`,
+  ];
   return ProfileSchema.parse(own);
 }
 
@@ -90,7 +148,15 @@ test('a profile written through the redacting sink holds no host name, no home p
     for (const leak of ['alice-ws', HOME, TOKEN, '/home/']) assert.ok(!text.includes(leak), `the file holds '${leak}'`);
     const saved = ProfileSchema.parse(JSON.parse(text));
     assert.equal(saved.host.hostname, 'host-0');
-    assert.deepEqual(saved.command, ['python', 'train.py', '--data', '~/datasets/tiny', '--hf-token', REDACTED, `--wandb-key=${REDACTED}`]);
+    assert.deepEqual(saved.command, [
+      'python',
+      'train.py',
+      '--data',
+      '~/datasets/tiny',
+      '--hf-token',
+      REDACTED,
+      `--wandb-key=${REDACTED}`,
+    ]);
     assert.deepEqual(saved.dataset.roots, ['~/datasets/tiny']);
     assert.equal(saved.modes.cold!.logs.stdout, 'profiles/job.d/cold/stdout.log');
     // Numbers and structure are the profile's own.

@@ -1,7 +1,13 @@
 /** validate's point kinds (src/validate/point-kinds.ts): each kind's words, folder and scenario in one row. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describePoint, pointKind, pointScenario, POINT_KINDS, type ValidationPoint } from '../../src/validate/point-kinds.js';
+import {
+  describePoint,
+  pointKind,
+  pointScenario,
+  POINT_KINDS,
+  type ValidationPoint,
+} from '../../src/validate/point-kinds.js';
 import type { Scenario } from '../../src/whatif/model.js';
 
 const base: Scenario = {
@@ -35,7 +41,17 @@ test('each kind names its folder and says what it runs', () => {
 test('a cache point runs epochs at its own cache; a cold point nothing cached; the others the whole dataset', () => {
   assert.equal(pointKind({ kind: 'cache', cacheBytes: 0 }).runs, 'epochs');
   assert.deepEqual(pointScenario(base, { kind: 'cache', cacheBytes: 5 }, 99), { ...base, cacheBytes: 5, epochs: null });
-  assert.deepEqual(pointScenario(base, { kind: 'bandwidth', bytesPerSec: 7 }, 99), { ...base, cacheBytes: 0, epochs: null, storageBytesPerSec: 7 });
-  assert.deepEqual(pointScenario(base, { kind: 'workers', workers: 2 }, 99), { ...base, cacheBytes: 99, epochs: null, workers: 2 });
+  assert.deepEqual(pointScenario(base, { kind: 'bandwidth', bytesPerSec: 7 }, 99), {
+    ...base,
+    cacheBytes: 0,
+    epochs: null,
+    storageBytesPerSec: 7,
+  });
+  assert.deepEqual(pointScenario(base, { kind: 'workers', workers: 2 }, 99), {
+    ...base,
+    cacheBytes: 99,
+    epochs: null,
+    workers: 2,
+  });
   assert.equal(pointKind({ kind: 'control' }).runs, 'until-precise');
 });

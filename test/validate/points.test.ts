@@ -13,7 +13,12 @@ const FIXTURE = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-
 test('the points run in order: the control, the cache sizes as given (shares of the dataset resolved), then the CPU counts', () => {
   const profile = readProfile(FIXTURE);
   const model = fitOrFail(profile);
-  const points = requestedPoints(profile, model, { cacheSizes: [{ share: 0.5 }, { bytes: 8 << 20 }, { bytes: 0 }], cpuCounts: [2, 1], workerCounts: [4, 0], control: true });
+  const points = requestedPoints(profile, model, {
+    cacheSizes: [{ share: 0.5 }, { bytes: 8 << 20 }, { bytes: 0 }],
+    cpuCounts: [2, 1],
+    workerCounts: [4, 0],
+    control: true,
+  });
   assert.deepEqual(points, [
     { kind: 'control' },
     { kind: 'cache', cacheBytes: Math.round(profile.dataset.bytes / 2) },
@@ -24,13 +29,22 @@ test('the points run in order: the control, the cache sizes as given (shares of 
     { kind: 'workers', workers: 4 },
     { kind: 'workers', workers: 0 },
   ]);
-  assert.deepEqual(requestedPoints(profile, model, { cacheSizes: [], cpuCounts: [1], workerCounts: [], control: false }), [{ kind: 'cpus', cpus: 1 }], '--no-control');
+  assert.deepEqual(
+    requestedPoints(profile, model, { cacheSizes: [], cpuCounts: [1], workerCounts: [], control: false }),
+    [{ kind: 'cpus', cpus: 1 }],
+    '--no-control',
+  );
 });
 
 test("'recommended' is whatif's smallest LRU cache that removes the fetch stall, marked as such", () => {
   const profile = readProfile(FIXTURE);
   const model = fitOrFail(profile);
-  const [point] = requestedPoints(profile, model, { cacheSizes: [{ word: 'recommended' }], cpuCounts: [], workerCounts: [], control: false });
+  const [point] = requestedPoints(profile, model, {
+    cacheSizes: [{ word: 'recommended' }],
+    cpuCounts: [],
+    workerCounts: [],
+    control: false,
+  });
   assert.equal(point.kind, 'cache');
   assert.equal(point.kind === 'cache' && point.recommended, true);
   const bytes = recommendedCache(model);
@@ -45,15 +59,30 @@ test("'recommended' on a job without a fetch stall is a bad value that says to p
   const noStall = { ...model, storageBytesPerSec: 1e15, fetchPrepSerial: 0 };
   assert.throws(
     () => recommendedCache(noStall),
-    (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.BadValue && /no fetch stall to remove.*pass sizes instead/.test(error.message),
+    (error: unknown) =>
+      error instanceof UserError &&
+      error.exitCode === ExitCode.BadValue &&
+      /no fetch stall to remove.*pass sizes instead/.test(error.message),
   );
 });
 
 test('latency points come last and run cold, every request at the asked time to its first byte', () => {
   const profile = readProfile(FIXTURE);
   const model = fitOrFail(profile);
-  const points = requestedPoints(profile, model, { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [4e6], latencies: [0.06, 0.1], control: true });
-  assert.deepEqual(points, [{ kind: 'control' }, { kind: 'bandwidth', bytesPerSec: 4e6 }, { kind: 'latency', latencySec: 0.06 }, { kind: 'latency', latencySec: 0.1 }]);
+  const points = requestedPoints(profile, model, {
+    cacheSizes: [],
+    cpuCounts: [],
+    workerCounts: [],
+    bandwidths: [4e6],
+    latencies: [0.06, 0.1],
+    control: true,
+  });
+  assert.deepEqual(points, [
+    { kind: 'control' },
+    { kind: 'bandwidth', bytesPerSec: 4e6 },
+    { kind: 'latency', latencySec: 0.06 },
+    { kind: 'latency', latencySec: 0.1 },
+  ]);
   const scenario = pointScenario(baseScenario(model), { kind: 'latency', latencySec: 0.06 }, profile.dataset.bytes);
   assert.equal(scenario.cacheBytes, 0);
   assert.equal(scenario.requestLatencySec, 0.06);

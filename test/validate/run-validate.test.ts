@@ -19,7 +19,12 @@ import type { Iteration, ModeResult, Profile, ResourceSample } from '../../src/s
 import { MemorySink } from '../../src/store/memory-sink.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { anchorToControl, errorSplit } from '../../src/validate/results.js';
-import { runValidation, VALIDATE_CAP_POLICY, type ValidateInput, type ValidationRun } from '../../src/validate/run-validate.js';
+import {
+  runValidation,
+  VALIDATE_CAP_POLICY,
+  type ValidateInput,
+  type ValidationRun,
+} from '../../src/validate/run-validate.js';
 import type { PlannedPoint } from '../../src/validate/plan.js';
 import { modelVerdict, validationFailure } from '../../src/validate/verdict.js';
 import { baseScenario, fitModel, isNotEnoughData, predict, type FittedModel } from '../../src/whatif/model.js';
@@ -43,17 +48,40 @@ type Truth = (input: ModeRunInput) => { samplesPerSec: number; hitRatio: number 
 
 /** A runner that sets the run's state up, runs `truth`'s pace on a virtual clock, reports progress, and undoes the state. */
 function fakeRunner(truth: Truth) {
-  const calls: { mode: string; label: string; numWorkers?: number; argv: string[]; minIterations: number; env: RunEnv }[] = [];
+  const calls: {
+    mode: string;
+    label: string;
+    numWorkers?: number;
+    argv: string[];
+    minIterations: number;
+    env: RunEnv;
+  }[] = [];
   let clockMs = 1_700_000_000_000;
   const run = async (input: ModeRunInput): Promise<ModeResult> => {
-    calls.push({ mode: input.mode, label: path.basename(input.modeDir), numWorkers: input.numWorkers, argv: input.wrapArgv(input.argv), minIterations: input.minIterations, env: input.env });
+    calls.push({
+      mode: input.mode,
+      label: path.basename(input.modeDir),
+      numWorkers: input.numWorkers,
+      argv: input.wrapArgv(input.argv),
+      minIterations: input.minIterations,
+      env: input.env,
+    });
     const prepared = await input.cacheState.prepare(input.mode, input.dataset);
     const answer = truth(input);
     const startedAt = clockMs;
     const iterations: Iteration[] = [];
     const resources: ResourceSample[] = [];
     let readBytes = 0;
-    const sample = () => resources.push({ t: clockMs, cpuPct: 50, jobCpuSec: 0, jobProcesses: 1, jobReadBytes: readBytes, diskReadBytesPerSec: 0, pageCacheBytes: 0 });
+    const sample = () =>
+      resources.push({
+        t: clockMs,
+        cpuPct: 50,
+        jobCpuSec: 0,
+        jobProcesses: 1,
+        jobReadBytes: readBytes,
+        diskReadBytesPerSec: 0,
+        pageCacheBytes: 0,
+      });
     sample();
     const count = answer === 'fail' ? 0 : input.minIterations;
     for (let i = 0; i < count && answer !== 'fail'; i++) {
@@ -67,7 +95,14 @@ function fakeRunner(truth: Truth) {
     }
     clockMs += 1000;
     sample();
-    input.onProgress?.({ mode: input.mode, iterations: count, maxIterations: input.maxIterations, relativePrecision: null, medianIterMs: null, elapsedSec: 1 });
+    input.onProgress?.({
+      mode: input.mode,
+      iterations: count,
+      maxIterations: input.maxIterations,
+      relativePrecision: null,
+      medianIterMs: null,
+      elapsedSec: 1,
+    });
     await prepared.finish();
     const summary = summarizeIterations(iterations, { workers: 2 });
     return {
@@ -78,8 +113,26 @@ function fakeRunner(truth: Truth) {
       jobSignal: null,
       startedAt,
       wallSec: (clockMs - startedAt) / 1000,
-      state: { proven: true, reason: 'fake', residentBytesBefore: 0, datasetBytes: input.dataset.bytes, readBytes: null, consumedBytes: 0, readFraction: null, readBytesSource: 'fake' },
-      ranks: [{ rank: 0, pid: 1, workers: input.numWorkers ?? 2, ...(input.numWorkers !== undefined ? { loader: { workers: input.numWorkers, scriptWorkers: 2 } } : {}), iterations, summary }],
+      state: {
+        proven: true,
+        reason: 'fake',
+        residentBytesBefore: 0,
+        datasetBytes: input.dataset.bytes,
+        readBytes: null,
+        consumedBytes: 0,
+        readFraction: null,
+        readBytesSource: 'fake',
+      },
+      ranks: [
+        {
+          rank: 0,
+          pid: 1,
+          workers: input.numWorkers ?? 2,
+          ...(input.numWorkers !== undefined ? { loader: { workers: input.numWorkers, scriptWorkers: 2 } } : {}),
+          iterations,
+          summary,
+        },
+      ],
       paceRank: 0,
       summary,
       resources,
@@ -127,7 +180,10 @@ const slowerMachine = (slower: number): Truth => {
       return { samplesPerSec: at.samplesPerSec, hitRatio: at.steadyHitRatio };
     }
     const workers = input.numWorkers !== undefined ? { workers: input.numWorkers } : {};
-    return { samplesPerSec: predict(anchored, { ...base, cacheBytes: model.datasetBytes, ...workers }).samplesPerSec, hitRatio: 1 };
+    return {
+      samplesPerSec: predict(anchored, { ...base, cacheBytes: model.datasetBytes, ...workers }).samplesPerSec,
+      hitRatio: 1,
+    };
   };
 };
 
@@ -144,17 +200,40 @@ test('validate plans its points, runs each in its state, anchors to the control 
   const { run, plans } = await validate(validateInput('slower', source, runner.run));
   const { report, plan } = run;
   assert.deepEqual(plans, [plan], 'the plan is announced once, before the first point');
-  assert.deepEqual(plan.map((p) => p.point.kind), ['control', 'cache', 'workers']);
-  assert.deepEqual(runner.calls.map((c) => c.label), ['point-1-control', `point-2-cache-${CACHE_BYTES}`, 'point-3-workers-4']);
+  assert.deepEqual(
+    plan.map((p) => p.point.kind),
+    ['control', 'cache', 'workers'],
+  );
+  assert.deepEqual(
+    runner.calls.map((c) => c.label),
+    ['point-1-control', `point-2-cache-${CACHE_BYTES}`, 'point-3-workers-4'],
+  );
   // The control and workers points run cached; the cache point runs cold under a cap, its epochs measured after the first.
-  assert.deepEqual(runner.calls.map((c) => c.mode), ['cached', 'cold', 'cached']);
+  assert.deepEqual(
+    runner.calls.map((c) => c.mode),
+    ['cached', 'cold', 'cached'],
+  );
   assert.equal(runner.calls[1].minIterations, Math.ceil(profile.dataset.files / SAMPLES) * 2);
   assert.equal(runner.calls[2].numWorkers, 4);
-  assert.deepEqual(source.modeState.prepared.map((p) => [p.mode, p.finished]), [['cached', true], ['cached', true]]);
-  assert.deepEqual(source.cappedStates.map((s) => [s.capBytes, s.prepared.length, s.prepared[0].finished]), [[CACHE_BYTES, 1, true]]);
+  assert.deepEqual(
+    source.modeState.prepared.map((p) => [p.mode, p.finished]),
+    [
+      ['cached', true],
+      ['cached', true],
+    ],
+  );
+  assert.deepEqual(
+    source.cappedStates.map((s) => [s.capBytes, s.prepared.length, s.prepared[0].finished]),
+    [[CACHE_BYTES, 1, true]],
+  );
   // The profile throttled its cold mode: the cache point reads under the same throttle, and only it.
-  assert.deepEqual(source.throttles, [{ name: `validate-${process.pid}`, bytesPerSec: profile.options.storageBwBytesPerSec, removed: true }]);
-  assert.deepEqual(runner.calls.map((c) => c.argv[0] === 'throttled'), [false, true, false]);
+  assert.deepEqual(source.throttles, [
+    { name: `validate-${process.pid}`, bytesPerSec: profile.options.storageBwBytesPerSec, removed: true },
+  ]);
+  assert.deepEqual(
+    runner.calls.map((c) => c.argv[0] === 'throttled'),
+    [false, true, false],
+  );
   // Like the profile's runs, the points write nothing of the user's: checkpoints to scratch, trackers off.
   for (const call of runner.calls) {
     assert.equal(call.env.WANDB_MODE, 'disabled');
@@ -169,13 +248,17 @@ test('validate plans its points, runs each in its state, anchors to the control 
   assert.ok(Math.abs(workers.relativeError! - 0.25) < 0.01, `workers: ${workers.relativeError}`);
   // At half the cache the job waits on storage, which the slower CPUs do not change: the unanchored model is as right there.
   const half = { ...baseScenario(model), epochs: null, cacheBytes: CACHE_BYTES, cachePolicy: 'page-cache' as const };
-  const storageBound = predict(model, half).samplesPerSec / predict(anchorToControl(model, 1.25), half).samplesPerSec - 1;
+  const storageBound =
+    predict(model, half).samplesPerSec / predict(anchorToControl(model, 1.25), half).samplesPerSec - 1;
   assert.ok(Math.abs(cache.relativeError! - storageBound) < 0.01, `cache: ${cache.relativeError} vs ${storageBound}`);
   // The job hit as often as exact LRU predicts: none of the error is the policy's, all of it the rest of the model's.
   assert.equal(model.pageCachePolicy.model, 'exact-lru');
   assert.ok(Math.abs(cache.measuredHitRatio! - cache.predictedHitRatio!) < 0.01);
   const split = errorSplit(cache)!;
-  assert.ok(Math.abs(split.policy) < 0.01 && Math.abs(split.policy + split.rest - cache.relativeError!) < 1e-9, JSON.stringify(split));
+  assert.ok(
+    Math.abs(split.policy) < 0.01 && Math.abs(split.policy + split.rest - cache.relativeError!) < 1e-9,
+    JSON.stringify(split),
+  );
   assert.equal(control.atMeasuredHitSamplesPerSec, null, 'only cache points split their error');
   for (const r of [cache, workers]) {
     assert.equal(r.status, 'measured', r.note);
@@ -186,12 +269,23 @@ test('validate plans its points, runs each in its state, anchors to the control 
   assert.equal(cache.residency?.held, true);
   // Its readings, kept beside its logs for when a cap does not hold.
   assert.ok(sink.folders.has(path.join(root, 'slower')));
-  const readings = sink.files.get(path.join(root, 'slower', `point-2-cache-${CACHE_BYTES}`, 'residency.jsonl'))!.trimEnd().split('\n').map((line) => JSON.parse(line));
+  const readings = sink.files
+    .get(path.join(root, 'slower', `point-2-cache-${CACHE_BYTES}`, 'residency.jsonl'))!
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line));
   assert.ok(readings.length > 0 && readings.every((r) => r.residentBytes === CACHE_BYTES), JSON.stringify(readings));
-  assert.ok(Math.abs(cache.measuredHitRatio! - cache.predictedHitRatio!) < 0.01, `${cache.measuredHitRatio} vs ${cache.predictedHitRatio}`);
+  assert.ok(
+    Math.abs(cache.measuredHitRatio! - cache.predictedHitRatio!) < 0.01,
+    `${cache.measuredHitRatio} vs ${cache.predictedHitRatio}`,
+  );
   // Median over the cache and workers points: half of 25% off and half near 0 lands between.
   assert.ok(report.medianAbsError! > 0.1, String(report.medianAbsError));
-  assert.deepEqual(modelVerdict(report), { kind: 'beyond-target', medianAbsError: report.medianAbsError, targetAbsError: 0.1 });
+  assert.deepEqual(modelVerdict(report), {
+    kind: 'beyond-target',
+    medianAbsError: report.medianAbsError,
+    targetAbsError: 0.1,
+  });
   assert.ok(Math.abs(report.anchoredMedianAbsError!) < 0.01);
   assert.equal(validationFailure(report, plan.length), null);
 });
@@ -213,47 +307,95 @@ test('a job that fails at every point is a failed validation, with its log tail'
   const { run } = await validate(validateInput('failing', fakeData(), runner.run));
   assert.equal(runner.calls.length, 3, 'a failed point does not stop the others');
   assert.ok(run.report.results.every((r) => r.status === 'failed' && r.measuredSamplesPerSec === null));
-  assert.deepEqual(validationFailure(run.report, run.plan.length), { kind: 'job-failed', exitCode: ExitCode.JobFailed });
+  assert.deepEqual(validationFailure(run.report, run.plan.length), {
+    kind: 'job-failed',
+    exitCode: ExitCode.JobFailed,
+  });
 });
 
 test('cache points of a throttled profile on data that cannot be throttled are refused before anything runs', async () => {
   const runner = fakeRunner(slowerMachine(1));
   const plans: PlannedPoint[][] = [];
-  const refused = runValidation(validateInput('refused', fakeData({ device: null }), runner.run), { onSignal: () => () => {}, onPlan: (p) => plans.push(p) });
-  await assert.rejects(refused, (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment);
+  const refused = runValidation(validateInput('refused', fakeData({ device: null }), runner.run), {
+    onSignal: () => () => {},
+    onPlan: (p) => plans.push(p),
+  });
+  await assert.rejects(
+    refused,
+    (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment,
+  );
   assert.deepEqual([runner.calls.length, plans.length], [0, 0]);
   // Without cache points nothing reads storage, so nothing needs the throttle.
-  const noCache = { ...validateInput('no-cache', fakeData({ device: null }), runner.run), request: { cacheSizes: [], cpuCounts: [], workerCounts: [4], control: true } };
+  const noCache = {
+    ...validateInput('no-cache', fakeData({ device: null }), runner.run),
+    request: { cacheSizes: [], cpuCounts: [], workerCounts: [4], control: true },
+  };
   const { run } = await validate(noCache);
-  assert.deepEqual(run.report.results.map((r) => r.status), ['measured', 'measured']);
+  assert.deepEqual(
+    run.report.results.map((r) => r.status),
+    ['measured', 'measured'],
+  );
 });
 
 test('a bandwidth point runs the cold mode under a throttle of its own, removed after it, and is judged against whatif --cache 0 at that bandwidth', async () => {
   const source = fakeData();
   const bandwidth = 5e6;
   // The job as the model predicts it cold at the bandwidth: the unanchored model is right.
-  const cold = predict(model, { ...baseScenario(model), epochs: null, cacheBytes: 0, storageBytesPerSec: bandwidth }).samplesPerSec;
-  const runner = fakeRunner((input) => (input.mode === 'cold' ? { samplesPerSec: cold, hitRatio: 0 } : slowerMachine(1)(input)));
-  const input = { ...validateInput('bandwidth', source, runner.run), request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [bandwidth], control: true } };
+  const cold = predict(model, {
+    ...baseScenario(model),
+    epochs: null,
+    cacheBytes: 0,
+    storageBytesPerSec: bandwidth,
+  }).samplesPerSec;
+  const runner = fakeRunner((input) =>
+    input.mode === 'cold' ? { samplesPerSec: cold, hitRatio: 0 } : slowerMachine(1)(input),
+  );
+  const input = {
+    ...validateInput('bandwidth', source, runner.run),
+    request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [bandwidth], control: true },
+  };
   const { run } = await validate(input);
-  assert.deepEqual(run.plan.map((p) => p.point), [{ kind: 'control' }, { kind: 'bandwidth', bytesPerSec: bandwidth }]);
-  assert.deepEqual(runner.calls.map((c) => [c.label, c.mode]), [['point-1-control', 'cached'], [`point-2-bandwidth-${bandwidth}`, 'cold']]);
+  assert.deepEqual(
+    run.plan.map((p) => p.point),
+    [{ kind: 'control' }, { kind: 'bandwidth', bytesPerSec: bandwidth }],
+  );
+  assert.deepEqual(
+    runner.calls.map((c) => [c.label, c.mode]),
+    [
+      ['point-1-control', 'cached'],
+      [`point-2-bandwidth-${bandwidth}`, 'cold'],
+    ],
+  );
   assert.deepEqual(source.throttles, [{ name: `validate-${process.pid}-bw-1`, bytesPerSec: bandwidth, removed: true }]);
-  assert.deepEqual(runner.calls.map((c) => c.argv[0] === 'throttled'), [false, true]);
+  assert.deepEqual(
+    runner.calls.map((c) => c.argv[0] === 'throttled'),
+    [false, true],
+  );
   const point = run.report.results[1];
   assert.equal(point.status, 'measured', point.note);
   assert.match(point.note, /^cold mode with reads held to 5\.0 MB\/s: ok/);
   assert.ok(Math.abs(point.relativeError!) < 0.01, `bandwidth point: ${point.relativeError}`);
-  assert.ok(point.measuredSamplesPerSec! < run.report.results[0].measuredSamplesPerSec!, 'the throttled cold mode ran slower than the control');
+  assert.ok(
+    point.measuredSamplesPerSec! < run.report.results[0].measuredSamplesPerSec!,
+    'the throttled cold mode ran slower than the control',
+  );
 });
 
 test('a bandwidth point whose cold mode was not proven cold tested another setting: not held, left out of the errors', async () => {
   const runner = fakeRunner(slowerMachine(1));
   const unproven: ValidateInput['modeRunner'] = async (input) => {
     const result = await runner.run(input);
-    return input.mode === 'cold' ? { ...result, state: { ...result.state, proven: false, reason: '40% of the dataset was still in the page cache' } } : result;
+    return input.mode === 'cold'
+      ? {
+          ...result,
+          state: { ...result.state, proven: false, reason: '40% of the dataset was still in the page cache' },
+        }
+      : result;
   };
-  const input = { ...validateInput('bandwidth-unproven', fakeData(), unproven), request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [5e6], control: true } };
+  const input = {
+    ...validateInput('bandwidth-unproven', fakeData(), unproven),
+    request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [5e6], control: true },
+  };
   const { run } = await validate(input);
   const point = run.report.results[1];
   assert.equal(point.status, 'not-held', point.note);
@@ -264,8 +406,17 @@ test('a bandwidth point whose cold mode was not proven cold tested another setti
 
 test('bandwidth points on data that cannot be throttled are refused before anything runs', async () => {
   const runner = fakeRunner(slowerMachine(1));
-  const input = { ...validateInput('no-throttle', fakeData({ throttleObstacle: 'no io controller' }), runner.run), request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [5e6], control: true } };
-  await assert.rejects(runValidation(input, { onSignal: () => () => {} }), (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment && /cannot be held to a bandwidth here \(no io controller\)/.test(error.message));
+  const input = {
+    ...validateInput('no-throttle', fakeData({ throttleObstacle: 'no io controller' }), runner.run),
+    request: { cacheSizes: [], cpuCounts: [], workerCounts: [], bandwidths: [5e6], control: true },
+  };
+  await assert.rejects(
+    runValidation(input, { onSignal: () => () => {} }),
+    (error: unknown) =>
+      error instanceof UserError &&
+      error.exitCode === ExitCode.Environment &&
+      /cannot be held to a bandwidth here \(no io controller\)/.test(error.message),
+  );
   assert.equal(runner.calls.length, 0);
 });
 

@@ -17,14 +17,24 @@ test('a CPU sweep gives eff(c) = R*u*b / T_cached(c) at each CPU count, ascendin
   const profile = readProfile(FIXTURE);
   const cached = profile.modes.cached!;
   const u = cached.jobCpuSecPerSample! - profile.modes.synthetic!.jobCpuSecPerSample!;
-  const slower = { ...cached, cpus: [0], summary: { ...cached.summary!, iterMs: { ...cached.summary!.iterMs, mean: cached.summary!.iterMs.mean * 2 } } };
+  const slower = {
+    ...cached,
+    cpus: [0],
+    summary: { ...cached.summary!, iterMs: { ...cached.summary!.iterMs, mean: cached.summary!.iterMs.mean * 2 } },
+  };
   profile.cpuSweep = [slower];
   const scaling = fitCpuScaling(profile)!;
   assert.equal(scaling.kind, 'fitted');
-  assert.deepEqual(scaling.points.map((p) => p.cpus), [1, profile.host.cpus]);
-  const secPerSample = (cached.summary!.iterMs.mean / 1000) / cached.summary!.samplesPerIter;
+  assert.deepEqual(
+    scaling.points.map((p) => p.cpus),
+    [1, profile.host.cpus],
+  );
+  const secPerSample = cached.summary!.iterMs.mean / 1000 / cached.summary!.samplesPerIter;
   assert.ok(Math.abs(scaling.points[1].eff - u / secPerSample) < 1e-9);
-  assert.ok(Math.abs(scaling.points[0].eff - scaling.points[1].eff / 2) < 1e-9, 'twice the time per sample: half the parallelism');
+  assert.ok(
+    Math.abs(scaling.points[0].eff - scaling.points[1].eff / 2) < 1e-9,
+    'twice the time per sample: half the parallelism',
+  );
 });
 
 test('anchored to a control run 1.5x slower: compute and prep take 1.5x, storage is unchanged', () => {

@@ -16,7 +16,17 @@ function withSaves(save: Partial<CheckpointRecord>, every = 5): Profile {
   const rank = profile.modes.cold!.ranks[0];
   rank.checkpoints = rank.iterations
     .filter((it) => (it.i + 1) % every === 0)
-    .map((it) => ({ t: it.t, i: it.i, inStep: true, api: 'torch.save', blockingMs: 60, syncMs: 20, bytes: 32e6, persisted: true, ...save }));
+    .map((it) => ({
+      t: it.t,
+      i: it.i,
+      inStep: true,
+      api: 'torch.save',
+      blockingMs: 60,
+      syncMs: 20,
+      bytes: 32e6,
+      persisted: true,
+      ...save,
+    }));
   return profile;
 }
 
@@ -25,12 +35,33 @@ const pace = { iterMs: 50, samplesPerSec: 160 };
 test('write points come last, one per rate; a profile without saves is refused, naming the flag and the fix', () => {
   const profile = withSaves({});
   const model = fitOrFail(profile);
-  const points = requestedPoints(profile, model, { cacheSizes: [], cpuCounts: [1], workerCounts: [], writeBandwidths: [20e6, 50e6], control: true });
-  assert.deepEqual(points, [{ kind: 'control' }, { kind: 'cpus', cpus: 1 }, { kind: 'write', bytesPerSec: 20e6 }, { kind: 'write', bytesPerSec: 50e6 }]);
+  const points = requestedPoints(profile, model, {
+    cacheSizes: [],
+    cpuCounts: [1],
+    workerCounts: [],
+    writeBandwidths: [20e6, 50e6],
+    control: true,
+  });
+  assert.deepEqual(points, [
+    { kind: 'control' },
+    { kind: 'cpus', cpus: 1 },
+    { kind: 'write', bytesPerSec: 20e6 },
+    { kind: 'write', bytesPerSec: 50e6 },
+  ]);
   const bare = ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE, 'utf8')));
   assert.throws(
-    () => requestedPoints(bare, fitOrFail(bare), { cacheSizes: [], cpuCounts: [], workerCounts: [], writeBandwidths: [20e6], control: false }),
-    (e: unknown) => e instanceof UserError && e.exitCode === ExitCode.MissingInput && /^--write-bw: the profile saw no checkpoint save .*: profile a job that saves/.test(e.message),
+    () =>
+      requestedPoints(bare, fitOrFail(bare), {
+        cacheSizes: [],
+        cpuCounts: [],
+        workerCounts: [],
+        writeBandwidths: [20e6],
+        control: false,
+      }),
+    (e: unknown) =>
+      e instanceof UserError &&
+      e.exitCode === ExitCode.MissingInput &&
+      /^--write-bw: the profile saw no checkpoint save .*: profile a job that saves/.test(e.message),
   );
 });
 
@@ -43,14 +74,28 @@ test('a synced save at a rate: its part that was not syncing plus its bytes at t
   assert.ok(Math.abs(w.stallMsPerIter - 168) < 1e-9, String(w.stallMsPerIter));
   assert.ok(Math.abs(w.iterMs - (50 + 168)) < 1e-9, String(w.iterMs));
   assert.ok(Math.abs(w.samplesPerSec - (160 * 50) / 218) < 1e-9);
-  assert.equal(writePrediction(ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE, 'utf8'))), pace, 40e6), null, 'no save, no prediction');
+  assert.equal(
+    writePrediction(ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE, 'utf8'))), pace, 40e6),
+    null,
+    'no save, no prediction',
+  );
 });
 
 test("the plan's time for a write point carries the saves at its rate", () => {
   const profile = withSaves({});
   const model = fitOrFail(profile);
-  const options = { epochs: 2, maxIterations: 100, datasetFiles: profile.dataset.files, samplesPerIter: profile.modes.cached!.summary!.samplesPerIter };
-  const [control, slow] = planValidation(profile, model, [{ kind: 'control' }, { kind: 'write', bytesPerSec: 10e6 }], options);
+  const options = {
+    epochs: 2,
+    maxIterations: 100,
+    datasetFiles: profile.dataset.files,
+    samplesPerIter: profile.modes.cached!.summary!.samplesPerIter,
+  };
+  const [control, slow] = planValidation(
+    profile,
+    model,
+    [{ kind: 'control' }, { kind: 'write', bytesPerSec: 10e6 }],
+    options,
+  );
   // 3.2 s a save every 5 iterations: 640 ms more an iteration than the control.
   const perIteration = (slow.estimatedSec - control.estimatedSec) / control.iterations;
   assert.ok(Math.abs(perIteration - 0.64) < 0.05, String(perIteration));
@@ -78,7 +123,11 @@ test('the stall is judged within 15% of itself, or 3% of the iteration for a sma
 
 test('a synced save faster than its bytes at the rate was not held; buffered saves cannot tell', () => {
   const synced = writePrediction(withSaves({}), pace, 40e6)!;
-  const ran = (perSaveMs: number | null) => ({ perSaveMs, stallMsPerIter: perSaveMs === null ? null : perSaveMs / 5, saves: 10 });
+  const ran = (perSaveMs: number | null) => ({
+    perSaveMs,
+    stallMsPerIter: perSaveMs === null ? null : perSaveMs / 5,
+    saves: 10,
+  });
   assert.equal(writeHeld(synced, ran(850), 40e6), true);
   assert.equal(writeHeld(synced, ran(61), 40e6), false, 'tmpfs: 32 MB in 61 ms');
   assert.equal(writeHeld(synced, ran(null), 40e6), null);

@@ -19,7 +19,10 @@ test('--jobs K: independent jobs share the CPUs and storage (K preps, K reads), 
   const profile = readProfile(FIXTURE);
   const model = fitOrFail(profile);
   const one = predict(model, baseScenario(model));
-  assert.deepEqual(predict(model, { ...baseScenario(model), jobs: 1 }), { ...one, scenario: { ...one.scenario, jobs: 1 } });
+  assert.deepEqual(predict(model, { ...baseScenario(model), jobs: 1 }), {
+    ...one,
+    scenario: { ...one.scenario, jobs: 1 },
+  });
   const result = whatif(profile, FIXTURE, { jobs: 3 });
   assert.ok(!('kind' in result && result.kind === 'not-enough-data'));
   const jobs = (result as WhatifResult).jobs!;
@@ -35,7 +38,10 @@ test('--jobs K: independent jobs share the CPUs and storage (K preps, K reads), 
   const fetchBound = predict(model, cold);
   assert.equal(fetchBound.bottleneck, 'fetch', 'the fixture reads storage slower than it prepares');
   const independent = predict(model, { ...cold, jobs: 3 });
-  assert.ok(Math.abs(independent.samplesPerSec - fetchBound.samplesPerSec) <= 0.05 * fetchBound.samplesPerSec, `${independent.samplesPerSec} vs ${fetchBound.samplesPerSec}`);
+  assert.ok(
+    Math.abs(independent.samplesPerSec - fetchBound.samplesPerSec) <= 0.05 * fetchBound.samplesPerSec,
+    `${independent.samplesPerSec} vs ${fetchBound.samplesPerSec}`,
+  );
   const coordinated = predict(model, { ...cold, jobs: 3, coordinated: true });
   assert.ok(coordinated.samplesPerSec > 2 * independent.samplesPerSec, 'one read of each sample feeds all three');
   assert.match((result as { caveats: string[] }).caveats.join('\n'), /3 jobs share the cache/);
@@ -51,19 +57,38 @@ test('--nodes N --cache-policy partitioned: N caches hold the dataset once, a mi
   assert.equal(alone.steadyHitRatio, one.steadyHitRatio);
   assert.ok(Math.abs(alone.samplesPerSec - 4 * one.samplesPerSec) < 1e-9 * one.samplesPerSec);
   // Partitioned, the four quarters hold the whole dataset: every read is a hit, 3 in 4 from a peer.
-  const fastPeers = { ...baseScenario(model), cacheBytes: d / 4, nodes: 4, partitioned: true, cachePolicy: 'minio' as const, peerBytesPerSec: 1e12 };
+  const fastPeers = {
+    ...baseScenario(model),
+    cacheBytes: d / 4,
+    nodes: 4,
+    partitioned: true,
+    cachePolicy: 'minio' as const,
+    peerBytesPerSec: 1e12,
+  };
   const partitioned = predict(model, fastPeers);
   assert.equal(partitioned.steadyHitRatio, 1);
   assert.equal(partitioned.fetchStallMs, 0, 'peers this fast cost nothing');
   // A slow network between the nodes brings a fetch stall back: 3 in 4 samples over it.
   const slow = predict(model, { ...fastPeers, peerBytesPerSec: 1e5 });
   const perSampleSec = (model.profiledRanks * (3 / 4) * model.bytesPerSample) / 1e5;
-  assert.ok(slow.fetchStallMs > 0 && slow.iterMs / 1000 / model.samplesPerIter >= 0.99 * perSampleSec, `${slow.iterMs} ms`);
+  assert.ok(
+    slow.fetchStallMs > 0 && slow.iterMs / 1000 / model.samplesPerIter >= 0.99 * perSampleSec,
+    `${slow.iterMs} ms`,
+  );
 
-  const result = whatif(profile, FIXTURE, { cacheBytes: d / 4, nodes: 4, partitioned: true, cachePolicy: 'minio', peerBytesPerSec: 1e9 }) as WhatifResult;
+  const result = whatif(profile, FIXTURE, {
+    cacheBytes: d / 4,
+    nodes: 4,
+    partitioned: true,
+    cachePolicy: 'minio',
+    peerBytesPerSec: 1e9,
+  }) as WhatifResult;
   const nodes = result.nodes!;
   assert.equal(nodes.count, 4);
-  assert.ok(nodes.partitioned.samplesPerSec > nodes.independent.samplesPerSec, 'a cache the size of the dataset over the nodes beats four quarter caches on fetch-bound data');
+  assert.ok(
+    nodes.partitioned.samplesPerSec > nodes.independent.samplesPerSec,
+    'a cache the size of the dataset over the nodes beats four quarter caches on fetch-bound data',
+  );
   assert.ok(Math.abs(nodes.speedup - nodes.partitioned.samplesPerSec / nodes.independent.samplesPerSec) < 1e-12);
   assert.match(result.caveats.join('\n'), /the collectives between nodes .* are not modelled/);
   const parsed = WhatifOutputSchema.strict().safeParse(whatifOutput(result));

@@ -12,7 +12,9 @@ import { isNotEnoughData } from '../../src/whatif/model.js';
 import { summary } from '../analysis/modes.js';
 import { fitOrFail } from './fit-or-fail.js';
 
-const stored = JSON.parse(readFileSync(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url), 'utf8')) as Profile;
+const stored = JSON.parse(
+  readFileSync(new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url), 'utf8'),
+) as Profile;
 
 /** A job as the profile would measure it. Times per iteration in ms, CPU per sample in CPU-ms. */
 interface Job {
@@ -40,7 +42,11 @@ function profileOf(job: Job): Profile {
   const p = structuredClone(stored);
   p.options.storageBwBytesPerSec = null;
   p.host.cpus = job.cpus;
-  const times = { synthetic: job.stepMs, cached: job.cachedMs ?? job.stepMs, cold: job.coldMs ?? job.cachedMs ?? job.stepMs };
+  const times = {
+    synthetic: job.stepMs,
+    cached: job.cachedMs ?? job.stepMs,
+    cold: job.coldMs ?? job.cachedMs ?? job.stepMs,
+  };
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
     const m = p.modes[mode]!;
     const s = summary(times[mode], times[mode] * 0.005, job.batch, job.stepMs);
@@ -54,24 +60,55 @@ function profileOf(job: Job): Profile {
   }
   const external = job.externalCpus ?? 0;
   // Samples every 250 ms for 10 s: the machine busy with the job's own CPU (none here) and the other load.
-  p.modes.cached!.resources = Array.from({ length: 41 }, (_, k) => ({ t: k * 250, cpuPct: (100 * external) / job.cpus, jobCpuSec: 0, jobProcesses: 3, jobReadBytes: 0, diskReadBytesPerSec: 0, pageCacheBytes: 0 }));
+  p.modes.cached!.resources = Array.from({ length: 41 }, (_, k) => ({
+    t: k * 250,
+    cpuPct: (100 * external) / job.cpus,
+    jobCpuSec: 0,
+    jobProcesses: 3,
+    jobReadBytes: 0,
+    diskReadBytesPerSec: 0,
+    pageCacheBytes: 0,
+  }));
   p.modes.cold!.storageReadBytesPerSec = job.readRate;
   if (job.probeRate !== null) {
-    p.storageProbe = { bytesPerSec: job.probeRate, bytesRead: 2e8, storageBytes: 2e8, files: 700, sec: 2e8 / job.probeRate, concurrency: job.workers, requestBytes: 262144, proven: true, reason: 'test' };
+    p.storageProbe = {
+      bytesPerSec: job.probeRate,
+      bytesRead: 2e8,
+      storageBytes: 2e8,
+      files: 700,
+      sec: 2e8 / job.probeRate,
+      concurrency: job.workers,
+      requestBytes: 262144,
+      proven: true,
+      reason: 'test',
+    };
   }
   return p;
 }
 
 /** Per-iteration ms at a scenario. */
-const at = (model: FittedModel, change: Partial<Scenario>): number => predict(model, { ...baseScenario(model), ...change }).iterMs;
+const at = (model: FittedModel, change: Partial<Scenario>): number =>
+  predict(model, { ...baseScenario(model), ...change }).iterMs;
 
 /** Within 1% of the truth. */
 function near(actual: number, truth: number, what: string): void {
-  assert.ok(Math.abs(actual - truth) <= 0.01 * truth, `${what}: predicted ${actual.toFixed(2)} ms, truth ${truth.toFixed(2)} ms`);
+  assert.ok(
+    Math.abs(actual - truth) <= 0.01 * truth,
+    `${what}: predicted ${actual.toFixed(2)} ms, truth ${truth.toFixed(2)} ms`,
+  );
 }
 
 // A sleeping accelerator (no CPU): 200 ms a batch of 16, 2 ms of prep CPU a sample (32 ms a batch), 2 workers on 2 CPUs.
-const sleeping: Job = { batch: 16, stepMs: 200, stepCpuMs: 0, prepCpuMs: 2, workers: 2, cpus: 2, readRate: 7e6, probeRate: 2e8 };
+const sleeping: Job = {
+  batch: 16,
+  stepMs: 200,
+  stepCpuMs: 0,
+  prepCpuMs: 2,
+  workers: 2,
+  cpus: 2,
+  readRate: 7e6,
+  probeRate: 2e8,
+};
 
 test('a loader with headroom: a faster accelerator gains until the workers cap it, never "no gain"', () => {
   const model = fitOrFail(profileOf(sleeping));
@@ -94,7 +131,16 @@ test('a loader with headroom: fewer workers and fewer CPUs cost nothing until th
 });
 
 // CPU training: the step itself keeps one CPU busy (320 ms a batch of 32, 10 CPU-ms a sample), 2.12 CPU-ms of prep a sample.
-const cpuTraining: Job = { batch: 32, stepMs: 320, stepCpuMs: 10, prepCpuMs: 2.12, workers: 2, cpus: 2, readRate: 5e6, probeRate: 2e8 };
+const cpuTraining: Job = {
+  batch: 32,
+  stepMs: 320,
+  stepCpuMs: 10,
+  prepCpuMs: 2.12,
+  workers: 2,
+  cpus: 2,
+  readRate: 5e6,
+  probeRate: 2e8,
+};
 
 test('a step that runs on the CPU shares the CPUs with prep instead of holding one off the top', () => {
   const model = fitOrFail(profileOf(cpuTraining));
@@ -131,7 +177,7 @@ test('storage that never set the pace is taken from the probe; without one, the 
   const result = whatif(unprobed, 'p.json', question);
   if (isNotEnoughData(result)) return assert.fail(result.reason);
   // The point keeps the rate the cold mode read (a lower bound); the fast end lets storage be as fast as it may be.
-  near(result.prediction.iterMs, fetchAt(7e6, probed.readAmplification), 'point at the cold mode\'s rate');
+  near(result.prediction.iterMs, fetchAt(7e6, probed.readAmplification), "point at the cold mode's rate");
   near(result.prediction.range!.iterMs.low, 25, 'fast end');
   assert.match(result.prediction.range!.assumptions.join('\n'), /storage is no faster than the cold mode read it/);
 });
@@ -208,7 +254,16 @@ test('whatif names the validate run for a setting the profile did not run, and n
  * iteration waited 16 ms for a ready batch, within the 2% the profile names a stall by: compute-bound.
  */
 function contended(): Profile {
-  const p = profileOf({ batch: 32, stepMs: 560, stepCpuMs: 17.5, prepCpuMs: 10.12, workers: 2, cpus: 2, readRate: 4.4e6, probeRate: 2e8 });
+  const p = profileOf({
+    batch: 32,
+    stepMs: 560,
+    stepCpuMs: 17.5,
+    prepCpuMs: 10.12,
+    workers: 2,
+    cpus: 2,
+    readRate: 4.4e6,
+    probeRate: 2e8,
+  });
   for (const mode of ['cached', 'cold'] as const) {
     const m = p.modes[mode]!;
     // Waits 16 ± 6 ms: the lower end (10) does not clear 2% of 640 ms.
@@ -218,7 +273,7 @@ function contended(): Profile {
   return p;
 }
 
-test("a step that ran slower beside its loader is contention, not a loader at capacity: fewer workers cost nothing", () => {
+test('a step that ran slower beside its loader is contention, not a loader at capacity: fewer workers cost nothing', () => {
   const model = fitOrFail(contended());
   assert.equal(model.workersPoints[0].prepBound, false);
   near(model.contentionSecPerIter * 1000, 64, 'g');
@@ -241,7 +296,10 @@ test("slow storage: a worker's reads run in series with its own prep, never with
   if (isNotEnoughData(result)) return assert.fail(result.reason);
   const fetchMs = ((model.readAmplification * model.bytesPerSample * 32) / 16e6) * 1000;
   const workerPrepMs = (10.12 * 32) / 2;
-  assert.ok(fetchMs < 640 && fetchMs + workerPrepMs > 640, `the case: fetch ${fetchMs.toFixed(0)} ms, in series ${(fetchMs + workerPrepMs).toFixed(0)} ms`);
+  assert.ok(
+    fetchMs < 640 && fetchMs + workerPrepMs > 640,
+    `the case: fetch ${fetchMs.toFixed(0)} ms, in series ${(fetchMs + workerPrepMs).toFixed(0)} ms`,
+  );
   near(result.prediction.iterMs, 640, 'point: reads overlap prep');
   // Slow end: every byte from storage, in series with one worker's prep; not (17.5 + 10.12) * 32 / 2 = 442 ms of CPU cap plus the reads.
   const fetchAll = ((model.bytesPerSample * 32) / 16e6) * 1000;

@@ -67,17 +67,28 @@ test('one-pass hit ratios equal a brute-force LRU run for every cache size (rand
 
 test('epoch permutations: the permutation-specialised pass matches brute-force LRU at every size, epoch by epoch', () => {
   fc.assert(
-    fc.property(fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }), fc.nat(1000), fc.double({ min: 0, max: 1.2, noNaN: true }), (sizes, seed, fraction) => {
-      const trace = new Int32Array(sizes.length * 3);
-      const curve = simulateLruEpochs(sizes, 3, seed, trace);
-      const cacheBytes = fraction * curve.datasetBytes;
-      const reference = simulateLru(trace, sizes, cacheBytes, sizes.length);
-      for (let e = 0; e < 3; e++) {
-        assert.ok(Math.abs(lruHitRatio(curve, cacheBytes, e) - reference.hitBytes[e] / reference.totalBytes[e]) < 1e-12);
-      }
-      // Each epoch is a permutation of all items.
-      for (let e = 0; e < 3; e++) assert.deepEqual([...trace.slice(e * sizes.length, (e + 1) * sizes.length)].sort((a, b) => a - b), sizes.map((_, i) => i));
-    }),
+    fc.property(
+      fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }),
+      fc.nat(1000),
+      fc.double({ min: 0, max: 1.2, noNaN: true }),
+      (sizes, seed, fraction) => {
+        const trace = new Int32Array(sizes.length * 3);
+        const curve = simulateLruEpochs(sizes, 3, seed, trace);
+        const cacheBytes = fraction * curve.datasetBytes;
+        const reference = simulateLru(trace, sizes, cacheBytes, sizes.length);
+        for (let e = 0; e < 3; e++) {
+          assert.ok(
+            Math.abs(lruHitRatio(curve, cacheBytes, e) - reference.hitBytes[e] / reference.totalBytes[e]) < 1e-12,
+          );
+        }
+        // Each epoch is a permutation of all items.
+        for (let e = 0; e < 3; e++)
+          assert.deepEqual(
+            [...trace.slice(e * sizes.length, (e + 1) * sizes.length)].sort((a, b) => a - b),
+            sizes.map((_, i) => i),
+          );
+      },
+    ),
     { numRuns: 200 },
   );
 });
@@ -126,6 +137,9 @@ test('size histogram: stratified sizes keep the mix and totals', () => {
   const sizes = [0, 1, 10, 10, 100, 1000, 1000, 1000, 65536, 1e9];
   const hist = sizeHistogram(sizes);
   const expanded = sizesFromHistogram(hist, sizes.length);
-  assert.equal(expanded.reduce((a, b) => a + b, 0), sizes.reduce((a, b) => a + b, 0));
+  assert.equal(
+    expanded.reduce((a, b) => a + b, 0),
+    sizes.reduce((a, b) => a + b, 0),
+  );
   assert.equal(sizesFromHistogram(hist, 1000).length, 1000);
 });

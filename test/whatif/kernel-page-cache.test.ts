@@ -50,7 +50,11 @@ test('a cache that holds the dataset hits every read after the first epoch; an e
   assert.ok(none.epochs.every((e) => e.hitBytes === 0));
   const parts = simulateKernelEpochs(sizes, total / 2, 3, 5).epochs[2];
   assert.equal(parts.partHitBytes.length, 8);
-  assert.equal(parts.partTotalBytes.reduce((a, b) => a + b, 0), parts.totalBytes, 'the parts cover the epoch');
+  assert.equal(
+    parts.partTotalBytes.reduce((a, b) => a + b, 0),
+    parts.totalBytes,
+    'the parts cover the epoch',
+  );
 });
 
 test('other pages held on the active list count when the kernel balances the lists: the dataset keeps less of a small cache', () => {
@@ -72,7 +76,9 @@ interface MeasuredDataset {
   points: { heldBytes: number; steadyHitRatio: number }[];
 }
 
-const measured = JSON.parse(readFileSync(new URL('../../../test/fixtures/kernel-hit-ratios.json', import.meta.url), 'utf8')) as { kernel: string; datasets: MeasuredDataset[] };
+const measured = JSON.parse(
+  readFileSync(new URL('../../../test/fixtures/kernel-hit-ratios.json', import.meta.url), 'utf8'),
+) as { kernel: string; datasets: MeasuredDataset[] };
 
 test(`the simulated kernel against hit ratios measured under memory cgroups on ${measured.kernel}: within 0.03 at every size, where exact LRU misses by up to 0.12`, () => {
   let worstKernel = 0;
@@ -85,12 +91,18 @@ test(`the simulated kernel against hit ratios measured under memory cgroups on $
     const lru = lruPageCache(simulateLruEpochs(sizesFromHistogram(dataset.histogram, dataset.files), 3, 1), 1);
     for (const point of dataset.points) {
       const error = kernel.steady(point.heldBytes) - point.steadyHitRatio;
-      assert.ok(Math.abs(error) <= 0.03, `${dataset.name} at ${(point.heldBytes / dataset.bytes).toFixed(2)}: model ${kernel.steady(point.heldBytes).toFixed(3)}, measured ${point.steadyHitRatio}`);
+      assert.ok(
+        Math.abs(error) <= 0.03,
+        `${dataset.name} at ${(point.heldBytes / dataset.bytes).toFixed(2)}: model ${kernel.steady(point.heldBytes).toFixed(3)}, measured ${point.steadyHitRatio}`,
+      );
       worstKernel = Math.max(worstKernel, Math.abs(error));
       worstLru = Math.max(worstLru, Math.abs(lru.steady(point.heldBytes) - point.steadyHitRatio));
     }
   }
-  assert.ok(worstLru > 0.1 && worstKernel < worstLru / 3, `kernel ${worstKernel.toFixed(3)} against LRU ${worstLru.toFixed(3)}`);
+  assert.ok(
+    worstLru > 0.1 && worstKernel < worstLru / 3,
+    `kernel ${worstKernel.toFixed(3)} against LRU ${worstLru.toFixed(3)}`,
+  );
 });
 
 test('the curve rises with the cache, is 0 empty and 1 holding the files in whole pages, and inverts: smallestFor reaches its target', () => {

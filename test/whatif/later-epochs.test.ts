@@ -23,9 +23,20 @@ test('a page cache that holds the dataset: epochs 2+ at the cached pace, measure
   assert.equal(later.hitRatio, 1);
   assert.equal(later.policy, undefined);
   const analysis = profile.analysis!;
-  assert.equal(later.iterMs.mean, analysis.iterMs!.mean - analysis.fetchStallMs!.mean, 'the real pace less the fetch stall');
-  assert.equal(later.iterMs.halfWidth, profile.modes.cached!.summary!.iterMs.halfWidth, "the cached mode's interval (no stall added back here)");
-  assert.ok(Math.abs(later.iterMs.mean - profile.modes.cached!.summary!.iterMs.mean) < 1, 'this profile has no checkpoint or boundary stall: the cached pace');
+  assert.equal(
+    later.iterMs.mean,
+    analysis.iterMs!.mean - analysis.fetchStallMs!.mean,
+    'the real pace less the fetch stall',
+  );
+  assert.equal(
+    later.iterMs.halfWidth,
+    profile.modes.cached!.summary!.iterMs.halfWidth,
+    "the cached mode's interval (no stall added back here)",
+  );
+  assert.ok(
+    Math.abs(later.iterMs.mean - profile.modes.cached!.summary!.iterMs.mean) < 1,
+    'this profile has no checkpoint or boundary stall: the cached pace',
+  );
   assert.deepEqual(later.prepStallMs, profile.analysis!.prepStallMs);
   assert.equal(later.fetchStallMs.mean, 0);
   // The cold verdict is fetch-bound; from memory the prep stall (26% of the cold iteration) is a larger share of a shorter one.
@@ -33,7 +44,10 @@ test('a page cache that holds the dataset: epochs 2+ at the cached pace, measure
   const prepShare = profile.analysis!.prepStallMs!.mean / later.iterMs.mean;
   assert.equal(later.bound, prepShare >= 0.1 ? 'prep' : 'compute');
   assert.match(later.text, /at the cached pace .* fits in this machine's page cache .* read nothing from storage/);
-  assert.match(later.text, /the first epoch alone, from storage, adds a fetch stall of \d+\.\d ± \d+\.\d ms an iteration$/);
+  assert.match(
+    later.text,
+    /the first epoch alone, from storage, adds a fetch stall of \d+\.\d ± \d+\.\d ms an iteration$/,
+  );
 });
 
 test("a page cache of half the dataset: epochs 2+ are the what-if's steady state there, said to be predicted and under which policy", () => {
@@ -49,11 +63,17 @@ test("a page cache of half the dataset: epochs 2+ are the what-if's steady state
   assert.equal(later.iterMs.halfWidth, null, 'a prediction has no interval');
   assert.equal(later.fetchStallMs.mean, expected.fetchStallMs);
   assert.equal(later.hitRatio, expected.steadyHitRatio);
-  assert.ok(later.hitRatio > 0 && later.hitRatio < 0.5, `half the dataset under LRU and shuffled epochs hits less than half: ${later.hitRatio}`);
+  assert.ok(
+    later.hitRatio > 0 && later.hitRatio < 0.5,
+    `half the dataset under LRU and shuffled epochs hits less than half: ${later.hitRatio}`,
+  );
   // Faster than the cold pace (some hits), slower than the cached one (some misses).
   assert.ok(later.iterMs.mean < profile.modes.cold!.summary!.iterMs.mean);
   assert.ok(later.iterMs.mean > profile.modes.cached!.summary!.iterMs.mean);
-  assert.match(later.text, /^predicted .*serves \d+% of the reads in the steady state, simulated as the kernel's two lists \(assumed: the profile does not record the kernel's lru_gen\)/);
+  assert.match(
+    later.text,
+    /^predicted .*serves \d+% of the reads in the steady state, simulated as the kernel's two lists \(assumed: the profile does not record the kernel's lru_gen\)/,
+  );
 });
 
 test('remote data the job keeps no copy of: every epoch fetches again, at the cold pace', () => {
@@ -71,12 +91,22 @@ test('a checkpoint stall is paid in every epoch: a fetch-bound first epoch whose
   const profile = load(FIXTURE, 10 * 2 ** 30);
   const analysis = profile.analysis!;
   const checkpointMs = 0.3 * analysis.iterMs!.mean;
-  analysis.checkpointStall = { ms: { mean: checkpointMs, halfWidth: 1, proven: true }, call: 'stall' } as unknown as typeof analysis.checkpointStall;
+  analysis.checkpointStall = {
+    ms: { mean: checkpointMs, halfWidth: 1, proven: true },
+    call: 'stall',
+  } as unknown as typeof analysis.checkpointStall;
   analysis.iterMs = { ...analysis.iterMs!, mean: analysis.iterMs!.mean + checkpointMs };
   const later = laterEpochs(profile)!;
   assert.equal(later.bound, 'checkpoint');
-  assert.equal(later.iterMs.halfWidth, Math.hypot(profile.modes.cached!.summary!.iterMs.halfWidth!, 1, 0), "the cached mode's interval with the checkpoint stall's");
-  assert.match(later.text, /^moderately checkpoint-bound: \d+% of each iteration is spent saving checkpoints, at the cached pace/);
+  assert.equal(
+    later.iterMs.halfWidth,
+    Math.hypot(profile.modes.cached!.summary!.iterMs.halfWidth!, 1, 0),
+    "the cached mode's interval with the checkpoint stall's",
+  );
+  assert.match(
+    later.text,
+    /^moderately checkpoint-bound: \d+% of each iteration is spent saving checkpoints, at the cached pace/,
+  );
   // Predicted too: the stall measured apart is added to the model's steady pace.
   const half = load(FIXTURE, Math.round(profile.dataset.bytes / 2));
   half.analysis!.checkpointStall = analysis.checkpointStall;

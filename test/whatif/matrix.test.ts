@@ -15,7 +15,10 @@ test('the matrix has a cell per CPU count and cache size, each the prediction at
   const profile = readProfile(FIXTURE);
   const model = fitOrFail(profile);
   const matrix = whatifMatrix(model, { path: FIXTURE, jobName: profile.jobName }, {});
-  assert.deepEqual(matrix.cacheBytes, DEFAULT_MATRIX_CACHE_SHARES.map((share) => Math.round(share * model.datasetBytes)));
+  assert.deepEqual(
+    matrix.cacheBytes,
+    DEFAULT_MATRIX_CACHE_SHARES.map((share) => Math.round(share * model.datasetBytes)),
+  );
   assert.ok(matrix.cpus.includes(model.profiledCpus) && matrix.cpus[0] === 1);
   assert.equal(matrix.cells.length, matrix.cpus.length * matrix.cacheBytes.length);
   const base = baseScenario(model);
@@ -23,12 +26,16 @@ test('the matrix has a cell per CPU count and cache size, each the prediction at
     const expected = predict(model, { ...base, cpus: cell.cpus, cacheBytes: cell.cacheBytes });
     assert.equal(cell.samplesPerSec, expected.samplesPerSec);
     assert.equal(cell.bottleneck, expected.bottleneck);
-    assert.ok(cell.samplesPerSecRange.low <= cell.samplesPerSec + 1e-9 && cell.samplesPerSec <= cell.samplesPerSecRange.high + 1e-9);
+    assert.ok(
+      cell.samplesPerSecRange.low <= cell.samplesPerSec + 1e-9 &&
+        cell.samplesPerSec <= cell.samplesPerSecRange.high + 1e-9,
+    );
   }
   // Cache sizes ascend row by row; with the rest fixed, more cache never predicts less.
   for (const cpus of matrix.cpus) {
     const column = matrix.cells.filter((c) => c.cpus === cpus).map((c) => c.samplesPerSec);
-    for (let k = 1; k < column.length; k++) assert.ok(column[k] >= column[k - 1] - 1e-9, `${cpus} CPUs: ${column.join(', ')}`);
+    for (let k = 1; k < column.length; k++)
+      assert.ok(column[k] >= column[k - 1] - 1e-9, `${cpus} CPUs: ${column.join(', ')}`);
   }
   // The profiled setting, the whole dataset cached, is the one cell the profile measured.
   assert.deepEqual(
@@ -42,7 +49,11 @@ test('the matrix has a cell per CPU count and cache size, each the prediction at
 test('axes as asked, the other settings from the query; validate is offered three cells off the profiled axes, none above the profiled CPUs', () => {
   const profile = readProfile(FIXTURE);
   const model = fitOrFail(profile);
-  const matrix = whatifMatrix(model, { path: '/p/run.json', jobName: 'job' }, { cpus: [4, 1, 2, 2], cacheBytes: [model.datasetBytes, 0] });
+  const matrix = whatifMatrix(
+    model,
+    { path: '/p/run.json', jobName: 'job' },
+    { cpus: [4, 1, 2, 2], cacheBytes: [model.datasetBytes, 0] },
+  );
   assert.deepEqual(matrix.cpus, [1, 2, 4]);
   assert.deepEqual(matrix.cacheBytes, [0, model.datasetBytes]);
   const match = /^ds-analyzer validate \/p\/run\.json --cells (.+)$/.exec(matrix.validateCommand ?? '');

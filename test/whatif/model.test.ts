@@ -32,10 +32,16 @@ const load = (): Profile => {
 test('the fitted model reproduces the three measured modes', () => {
   const profile = load();
   const checks = selfCheck(fitOrFail(profile), profile);
-  assert.deepEqual(checks.map((c) => c.mode), ['synthetic', 'cached', 'cold']);
+  assert.deepEqual(
+    checks.map((c) => c.mode),
+    ['synthetic', 'cached', 'cold'],
+  );
   for (const c of checks) {
     const error = Math.abs(c.predictedIterMs - c.measuredIterMs) / c.measuredIterMs;
-    assert.ok(error < 0.03, `${c.mode}: model ${c.predictedIterMs.toFixed(2)} vs measured ${c.measuredIterMs.toFixed(2)}`);
+    assert.ok(
+      error < 0.03,
+      `${c.mode}: model ${c.predictedIterMs.toFixed(2)} vs measured ${c.measuredIterMs.toFixed(2)}`,
+    );
   }
 });
 
@@ -59,7 +65,10 @@ test('a missing mode or measurement is answered with not-enough-data naming the 
     if (fit.kind !== 'not-enough-data') return;
     assert.equal(fit.missing, `modes.${mode}`);
     assert.equal(fit.mode, mode);
-    assert.match(fit.reason, new RegExp(`^the profile lacks modes\\.${mode}, which the what-if model needs: re-run 'ds-analyzer profile`));
+    assert.match(
+      fit.reason,
+      new RegExp(`^the profile lacks modes\\.${mode}, which the what-if model needs: re-run 'ds-analyzer profile`),
+    );
   }
   const profile = load();
   profile.modes.cold!.storageReadBytesPerSec = null;
@@ -67,14 +76,20 @@ test('a missing mode or measurement is answered with not-enough-data naming the 
     kind: 'not-enough-data',
     missing: 'modes.cold.storageReadBytesPerSec',
     mode: 'cold',
-    reason: "the profile lacks modes.cold.storageReadBytesPerSec, which the what-if model needs: re-run 'ds-analyzer profile' with the cold mode (it measures storage bandwidth)",
+    reason:
+      "the profile lacks modes.cold.storageReadBytesPerSec, which the what-if model needs: re-run 'ds-analyzer profile' with the cold mode (it measures storage bandwidth)",
   });
 });
 
 test('a profile without its cold mode: fitModel answers not-enough-data unless asked to fit without the fetch stage (whatif: test/whatif/without-cold.test.ts)', () => {
   const profile = load();
   delete profile.modes.cold;
-  const expected = { kind: 'not-enough-data', missing: 'modes.cold', mode: 'cold', reason: MISSING_TEXT.field('modes.cold', 'cold') };
+  const expected = {
+    kind: 'not-enough-data',
+    missing: 'modes.cold',
+    mode: 'cold',
+    reason: MISSING_TEXT.field('modes.cold', 'cold'),
+  };
   assert.deepEqual(fitModel(profile), expected);
   const fit = fitModel(profile, { fetchOptional: true });
   assert.equal(fit.kind, 'fitted');
@@ -110,7 +125,17 @@ test('more CPUs divide prep time linearly; a fitted eff(c) replaces the assumpti
   const t2 = stageTimes(model, base, 1).prep;
   const t4 = stageTimes(model, { ...base, cpus: 4 }, 1).prep;
   assert.ok(Math.abs(t2 / t4 - 2) < 1e-9);
-  const fitted = fitOrFail(profile, { cpuScaling: { kind: 'fitted', points: [{ cpus: 1, eff: 1 }, { cpus: 2, eff: 1.5 }, { cpus: 4, eff: 2 }], source: 'test sweep' } });
+  const fitted = fitOrFail(profile, {
+    cpuScaling: {
+      kind: 'fitted',
+      points: [
+        { cpus: 1, eff: 1 },
+        { cpus: 2, eff: 1.5 },
+        { cpus: 4, eff: 2 },
+      ],
+      source: 'test sweep',
+    },
+  });
   assert.equal(effectiveParallelism(fitted.cpuScaling, 3), 1.75);
   assert.ok(!fitted.caveats.some((c) => c.includes('linearly')));
   const slower = stageTimes(fitted, { ...base, cpus: 4 }, 1).prep;
@@ -158,11 +183,16 @@ test('the first epoch is cold; --epochs averages it in; split sums to the iterat
   const one = predict(model, { ...base, epochs: 1 });
   assert.ok(Math.abs(one.epochSec - one.firstEpochSec) < 1e-9);
   fc.assert(
-    fc.property(fc.double({ min: 0, max: 2, noNaN: true }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 8 }), (f, cpus, gpus) => {
-      const p = predict(model, { ...base, cacheBytes: f * model.datasetBytes, cpus, gpus });
-      assert.ok(Math.abs(p.computeMs + p.prepStallMs + p.fetchStallMs - p.iterMs) < 1e-9 * p.iterMs);
-      assert.ok(p.acceleratorUtilization > 0 && p.acceleratorUtilization <= 1 + 1e-12);
-    }),
+    fc.property(
+      fc.double({ min: 0, max: 2, noNaN: true }),
+      fc.integer({ min: 1, max: 64 }),
+      fc.integer({ min: 1, max: 8 }),
+      (f, cpus, gpus) => {
+        const p = predict(model, { ...base, cacheBytes: f * model.datasetBytes, cpus, gpus });
+        assert.ok(Math.abs(p.computeMs + p.prepStallMs + p.fetchStallMs - p.iterMs) < 1e-9 * p.iterMs);
+        assert.ok(p.acceleratorUtilization > 0 && p.acceleratorUtilization <= 1 + 1e-12);
+      },
+    ),
   );
 });
 
@@ -199,11 +229,17 @@ test('recommendations are the smallest changes: at the value the stall is gone, 
       const byParts = smallestCacheWithoutLateStall(model, scenario);
       assert.equal(rec.value, Math.max(byMean, byParts ?? byMean));
     }
-    assert.ok(storageBusy(model, scenario, predict(model, { ...scenario, cachePolicy: policy, cacheBytes: edge })) <= MAX_STORAGE_UTILISATION + 1e-9);
+    assert.ok(
+      storageBusy(model, scenario, predict(model, { ...scenario, cachePolicy: policy, cacheBytes: edge })) <=
+        MAX_STORAGE_UTILISATION + 1e-9,
+    );
     const below = predict(model, { ...scenario, cachePolicy: policy, cacheBytes: edge * 0.97 });
     assert.ok(at.fetchStallMs < 1e-6 * at.iterMs, `${policy}: no fetch stall at ${rec.value}`);
     // The smallest: just below it, storage would be busier than the 90% the recommendation leaves it.
-    assert.ok(storageBusy(model, scenario, at) <= MAX_STORAGE_UTILISATION + 1e-9, `${policy}: storage under 90% busy at the value`);
+    assert.ok(
+      storageBusy(model, scenario, at) <= MAX_STORAGE_UTILISATION + 1e-9,
+      `${policy}: storage under 90% busy at the value`,
+    );
     assert.ok(storageBusy(model, scenario, below) > MAX_STORAGE_UTILISATION, `${policy}: busier just below`);
   }
   const lru = recs.find((r) => r.cachePolicy === 'page-cache')!.value!;
@@ -219,7 +255,10 @@ test('recommendations are the smallest changes: at the value the stall is gone, 
   const fast = predict(model, { ...scenario, storageBytesPerSec: storage.value! * 1.0001 });
   const slow = predict(model, { ...scenario, storageBytesPerSec: storage.value! * 0.97 });
   assert.ok(fast.fetchStallMs < 1e-6 * fast.iterMs);
-  assert.ok(storageBusy(model, fast.scenario, fast) <= MAX_STORAGE_UTILISATION && storageBusy(model, slow.scenario, slow) > MAX_STORAGE_UTILISATION);
+  assert.ok(
+    storageBusy(model, fast.scenario, fast) <= MAX_STORAGE_UTILISATION &&
+      storageBusy(model, slow.scenario, slow) > MAX_STORAGE_UTILISATION,
+  );
   assert.match(storage.text, /removes the fetch stall/);
 });
 
@@ -234,11 +273,20 @@ test('the misses come late in each epoch: the hit ratio by eighth falls, average
   const scenario = { ...baseScenario(model), cacheBytes: 0 };
   const late = smallestCacheWithoutLateStall(model, scenario);
   assert.ok(late !== null && late > 0 && late <= model.datasetBytes, `late ${late}`);
-  assert.deepEqual(model.pageCache.steadyByPart(model.pageCache.wholeBytes), Array(8).fill(1), 'a cache of the whole dataset, in pages, hits everything in every part');
+  assert.deepEqual(
+    model.pageCache.steadyByPart(model.pageCache.wholeBytes),
+    Array(8).fill(1),
+    'a cache of the whole dataset, in pages, hits everything in every part',
+  );
   // Just below it, the pace taken per eighth shows a stall beyond the negligible one.
   const perPart = (bytes: number) => {
     const hs = model.pageCache.steadyByPart(bytes)!;
-    return hs.reduce((sum, h) => { const t = stageTimes(model, scenario, h); return sum + Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial)); }, 0) / hs.length;
+    return (
+      hs.reduce((sum, h) => {
+        const t = stageTimes(model, scenario, h);
+        return sum + Math.max(t.gpu, dataTime(t.prep, t.fetch, model.fetchPrepSerial));
+      }, 0) / hs.length
+    );
   };
   const t0 = stageTimes(model, scenario, 0);
   const pace = Math.max(t0.gpu, t0.prep);

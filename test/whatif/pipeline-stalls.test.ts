@@ -8,13 +8,27 @@ import { pipelineWhatif } from '../../src/whatif/pipeline-stalls.js';
 const FIXTURE = new URL('../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
 
 /** The fixture with saves every `every` iterations (each `save`) in its cold mode, and epoch starts when given. */
-function withSaves(save: Partial<CheckpointRecord>, every = 5, epochs?: Partial<EpochRecord> & { length: number; persistent: boolean }): Profile {
+function withSaves(
+  save: Partial<CheckpointRecord>,
+  every = 5,
+  epochs?: Partial<EpochRecord> & { length: number; persistent: boolean },
+): Profile {
   const profile = ProfileSchema.parse(JSON.parse(readFileSync(FIXTURE, 'utf8')));
   const cold = profile.modes.cold!;
   const rank = cold.ranks[0];
   rank.checkpoints = rank.iterations
     .filter((it) => (it.i + 1) % every === 0)
-    .map((it) => ({ t: it.t, i: it.i, inStep: true, api: 'torch.save', blockingMs: 150, syncMs: 0, bytes: 128e6, persisted: true, ...save }));
+    .map((it) => ({
+      t: it.t,
+      i: it.i,
+      inStep: true,
+      api: 'torch.save',
+      blockingMs: 150,
+      syncMs: 0,
+      bytes: 128e6,
+      persisted: true,
+      ...save,
+    }));
   if (epochs) {
     rank.epochs = [0, 1, 2].map((epoch) => ({
       t: 0,
@@ -74,7 +88,7 @@ test('async saves block for the staging; a background write longer than the inte
   assert.equal(behind.checkpoint!.asked.perSaveMs, 100 + 1280 - 500);
 });
 
-test('failures a day: the work redone at the interval, and Young\'s interval', () => {
+test("failures a day: the work redone at the interval, and Young's interval", () => {
   const r = pipelineWhatif(withSaves({ blockingMs: 200 }), { failuresPerDay: 24, checkpointEvery: 100 }, pace, pace)!;
   const f = r.checkpoint!.failures!;
   // One failure an hour loses half of (100 x 100 ms + 200 ms) = 5.1 s.
@@ -103,9 +117,21 @@ test('saves at each epoch end: another interval is said to be a change to the sc
   const profile = withSaves({ inStep: false }, 5, { length: 100, persistent: true });
   const cold = profile.modes.cold!.ranks[0];
   // One save at the end of each of the first two epochs.
-  cold.checkpoints = [100, 200].map((i) => ({ t: 0, i, inStep: false, api: 'torch.save', blockingMs: 150, syncMs: 0, bytes: 128e6, persisted: true }));
+  cold.checkpoints = [100, 200].map((i) => ({
+    t: 0,
+    i,
+    inStep: false,
+    api: 'torch.save',
+    blockingMs: 150,
+    syncMs: 0,
+    bytes: 128e6,
+    persisted: true,
+  }));
   const r = pipelineWhatif(profile, { checkpointEvery: 1000 }, pace, pace)!;
   assert.equal(r.checkpoint!.profiled.everyIterations, 100);
-  assert.ok(r.checkpoint!.assumptions.some((a) => /saves at each epoch's end \(every 100 iterations\)/.test(a)), r.checkpoint!.assumptions.join('\n'));
+  assert.ok(
+    r.checkpoint!.assumptions.some((a) => /saves at each epoch's end \(every 100 iterations\)/.test(a)),
+    r.checkpoint!.assumptions.join('\n'),
+  );
   assert.ok(!pipelineWhatif(profile, {}, pace, pace)!.checkpoint!.assumptions.some((a) => /epoch's end/.test(a)));
 });

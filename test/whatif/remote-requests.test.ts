@@ -15,18 +15,22 @@ import { recommend } from '../../src/whatif/recommend.js';
 import { probeBandwidth } from '../../src/whatif/fit/storage.js';
 import { fitOrFail } from './fit-or-fail.js';
 
-const load = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/profiles/${name}`, import.meta.url), 'utf8')) as Profile;
+const load = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../../../test/fixtures/profiles/${name}`, import.meta.url), 'utf8')) as Profile;
 const within = (predicted: number, truth: number, share: number) =>
   assert.ok(Math.abs(predicted - truth) / truth <= share, `predicted ${predicted.toFixed(1)} ms, measured ${truth} ms`);
 
-test("requests in flight: latency-paced fetches shrink with the threads per worker, as the job did", () => {
+test('requests in flight: latency-paced fetches shrink with the threads per worker, as the job did', () => {
   const profile = load('remote-latency.json');
   const model = fitOrFail(profile);
   assert.ok(Math.abs(model.requestLatencySec - 0.045) < 0.005, `L ${model.requestLatencySec}`);
   assert.equal(model.profiledInFlightPerWorker, 1);
   assert.equal(model.requestsPerSample, 1);
   // The cold mode's rate is what one request per worker got: the network probe, many at once, says what it carries.
-  assert.ok(model.storageBytesPerSec > 3 * profile.modes.cold!.storageReadBytesPerSec!, `B ${model.storageBytesPerSec} is the probe's, not the cold mode's read rate`);
+  assert.ok(
+    model.storageBytesPerSec > 3 * profile.modes.cold!.storageReadBytesPerSec!,
+    `B ${model.storageBytesPerSec} is the probe's, not the cold mode's read rate`,
+  );
   assert.match(model.parameters.find((p) => p.symbol === 'B_storage')!.source, /^storageProbe/);
   const at = (q: number) => predict(model, { ...baseScenario(model), cacheBytes: 0, inFlightPerWorker: q }).iterMs;
   within(at(1), 226, 0.15);
@@ -39,7 +43,8 @@ test('bandwidth: a saturated network hides latency, so L is assumed 0 and the ba
   assert.equal(model.requestLatencySec, 0);
   const latency = model.parameters.find((p) => p.symbol === 'L')!;
   assert.match(latency.source, /^assumed 0: the cold mode read 4\.0 MB\/s of the 4\.0 MB\/s/);
-  const at = (bytesPerSec: number) => predict(model, { ...baseScenario(model), cacheBytes: 0, storageBytesPerSec: bytesPerSec }).iterMs;
+  const at = (bytesPerSec: number) =>
+    predict(model, { ...baseScenario(model), cacheBytes: 0, storageBytesPerSec: bytesPerSec }).iterMs;
   within(at(4e6), 526, 0.15);
   within(at(8e6), 264, 0.15);
 });
@@ -71,22 +76,47 @@ test('object size: shards of many samples need fewer requests per sample, so the
 });
 
 test("the network probe's rate less its requests' waits for a first byte is the bandwidth; a probe the waits explain bounds it from below", () => {
-  const probe = { bytesPerSec: 20e6, bytesRead: 50e6, storageBytes: 50e6, files: 384, sec: 2.5, concurrency: 16, requestBytes: 140e3, proven: true, reason: '' };
-  assert.deepEqual(probeBandwidth(probe), { bytesPerSec: 20e6, latencyShare: 0, lowerBound: false }, 'files: no waits, the rate is the bandwidth');
+  const probe = {
+    bytesPerSec: 20e6,
+    bytesRead: 50e6,
+    storageBytes: 50e6,
+    files: 384,
+    sec: 2.5,
+    concurrency: 16,
+    requestBytes: 140e3,
+    proven: true,
+    reason: '',
+  };
+  assert.deepEqual(
+    probeBandwidth(probe),
+    { bytesPerSec: 20e6, latencyShare: 0, lowerBound: false },
+    'files: no waits, the rate is the bandwidth',
+  );
   // 16 requests of 140 kB, each waiting 45.9 ms: the waits take 41% of the probe's time (seen on a 40 ms loopback "network").
   const remote = probeBandwidth({ ...probe, firstByteMs: 45.9 });
   assert.ok(Math.abs(remote.latencyShare - 0.41) < 0.01, `${remote.latencyShare}`);
   assert.ok(Math.abs(remote.bytesPerSec - 20e6 / (1 - remote.latencyShare)) < 1, `${remote.bytesPerSec}`);
   assert.equal(remote.lowerBound, false);
-  assert.equal(probeBandwidth({ ...probe, firstByteMs: 120 }).lowerBound, true, 'waits that explain the whole probe leave only a bound');
+  assert.equal(
+    probeBandwidth({ ...probe, firstByteMs: 120 }).lowerBound,
+    true,
+    'waits that explain the whole probe leave only a bound',
+  );
 });
 
 test('remote data as profiled has no cache of its own, and cache advice names a local LRU cache of whole objects with the line to paste', () => {
   const model = fitOrFail(load('remote-latency.json'));
-  assert.equal(model.defaultCacheBytes, 0, 'a boto3 job keeps no copy: the profiler\'s cache in the cached mode is not the job\'s');
+  assert.equal(
+    model.defaultCacheBytes,
+    0,
+    "a boto3 job keeps no copy: the profiler's cache in the cached mode is not the job's",
+  );
   assert.match(model.parameters.find((p) => p.symbol === 'M0')!.source, /^none: the job fetches every sample/);
   const lru = recommend(model, baseScenario(model)).find((r) => r.kind === 'cache' && r.cachePolicy === 'page-cache')!;
-  assert.match(lru.text, /^local cache of whole objects, LRU \(Streaming's cache_limit, LitData's max_cache_size\): a cache of /);
+  assert.match(
+    lru.text,
+    /^local cache of whole objects, LRU \(Streaming's cache_limit, LitData's max_cache_size\): a cache of /,
+  );
   assert.match(lru.text, /Paste: StreamingDataset\(\.\.\., cache_limit='\d+mb'\)/);
 });
 
@@ -97,7 +127,10 @@ test('the first batch: as measured at the profiled settings, and its fetch scale
   profile.modes.cached!.firstBatch = { sec: 3.0, startupSec: 2.9, firstWaitSec: 0.1 };
   profile.modes.cold!.firstBatch = { sec: 3.4, startupSec: 2.95, firstWaitSec: 0.45 };
   const model = fitOrFail(profile);
-  assert.deepEqual(model.parameters.filter((p) => ['T0', 'W1', 'W1c'].includes(p.symbol)).map((p) => p.value), [2.95, 0.1, 0.45]);
+  assert.deepEqual(
+    model.parameters.filter((p) => ['T0', 'W1', 'W1c'].includes(p.symbol)).map((p) => p.value),
+    [2.95, 0.1, 0.45],
+  );
   const base = baseScenario(model);
   const asProfiled = predict(model, base).firstBatchSec!;
   assert.ok(Math.abs(asProfiled - 3.4) < 1e-9, `as profiled it is what was measured: ${asProfiled}`);
@@ -116,7 +149,10 @@ test("a saturated link: the probe's first bytes under load are queueing, so the 
   const profile = load('remote-capped.json');
   const probe = { ...profile.storageProbe!, concurrency: 16, bytesPerSec: 4.0e6, firstByteMs: 450, idleFirstByteMs: 2 };
   const loaded = probeBandwidth({ ...probe, idleFirstByteMs: undefined });
-  assert.ok(loaded.bytesPerSec > 1.4 * 4.0e6, `the loaded wait taken for latency inflates the link: ${loaded.bytesPerSec}`);
+  assert.ok(
+    loaded.bytesPerSec > 1.4 * 4.0e6,
+    `the loaded wait taken for latency inflates the link: ${loaded.bytesPerSec}`,
+  );
   const idle = probeBandwidth(probe);
   assert.ok(Math.abs(idle.bytesPerSec - 4.0e6) / 4.0e6 < 0.01, `the idle wait leaves the rate: ${idle.bytesPerSec}`);
   profile.storageProbe = probe;
@@ -124,17 +160,26 @@ test("a saturated link: the probe's first bytes under load are queueing, so the 
   profile.modes.cold!.network!.firstByteMs!.p50 = 400;
   const model = fitOrFail(profile);
   assert.equal(model.requestLatencySec, 0.002);
-  assert.match(model.parameters.find((p) => p.symbol === 'L')!.source, /^storageProbe\.idleFirstByteMs: requests sent one at a time/);
+  assert.match(
+    model.parameters.find((p) => p.symbol === 'L')!.source,
+    /^storageProbe\.idleFirstByteMs: requests sent one at a time/,
+  );
   const scenario = { ...baseScenario(model), cacheBytes: 0 };
   const at = (s: Partial<typeof scenario>) => predict(model, { ...scenario, ...s }).iterMs;
   within(at({ storageBytesPerSec: 4e6 }), 526, 0.15);
   within(at({ storageBytesPerSec: 8e6 }), 264, 0.15);
   // The pace does not follow the requests in flight on a full link.
   const one = at({ inFlightPerWorker: 1 });
-  assert.ok(Math.abs(at({ inFlightPerWorker: 4 }) - one) / one < 0.05, `q=1 ${one.toFixed(1)} ms, q=4 ${at({ inFlightPerWorker: 4 }).toFixed(1)} ms`);
+  assert.ok(
+    Math.abs(at({ inFlightPerWorker: 4 }) - one) / one < 0.05,
+    `q=1 ${one.toFixed(1)} ms, q=4 ${at({ inFlightPerWorker: 4 }).toFixed(1)} ms`,
+  );
   const advice = recommend(model, scenario);
   const requests = advice.find((r) => r.kind === 'requests');
-  assert.ok(!requests || requests.value === null || requests.value === 0, `requests in flight are not the fix: ${requests?.text}`);
+  assert.ok(
+    !requests || requests.value === null || requests.value === 0,
+    `requests in flight are not the fix: ${requests?.text}`,
+  );
   const storage = advice.find((r) => r.kind === 'storage')!;
   assert.ok(storage.value !== null && storage.value > 4e6, storage.text);
 });

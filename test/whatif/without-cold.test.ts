@@ -42,7 +42,10 @@ for (const [flags, query] of QUESTIONS) {
     const expected = answered(full, { ...query, ...all }).prediction;
     const got = answered(withoutCold(), query);
     assert.equal(expected.fetchStallMs, 0, 'the reference reads nothing from storage');
-    assert.ok(Math.abs(got.prediction.samplesPerSec - expected.samplesPerSec) <= 1e-9 * expected.samplesPerSec, `${got.prediction.samplesPerSec} vs ${expected.samplesPerSec}`);
+    assert.ok(
+      Math.abs(got.prediction.samplesPerSec - expected.samplesPerSec) <= 1e-9 * expected.samplesPerSec,
+      `${got.prediction.samplesPerSec} vs ${expected.samplesPerSec}`,
+    );
     assert.equal(got.prediction.bottleneck, expected.bottleneck);
     assert.deepEqual(got.changed, Object.keys(query));
     assert.equal(got.prediction.fetchStallMs, 0);
@@ -59,7 +62,11 @@ test('without the cold mode the answer says in one line what needs it, drops the
   assert.ok(result.caveats.some((c) => c.startsWith('reads are taken never to wait')));
   assert.equal(result.prediction.scenario.storageBytesPerSec, 0);
   assert.equal(result.validateCommand, null, 'validate needs the cold mode too: no run to offer');
-  assertFollowsSchema(WhatifOutputSchema, JSON.parse(JSON.stringify(whatifOutput(result))), 'whatif --json without the cold mode');
+  assertFollowsSchema(
+    WhatifOutputSchema,
+    JSON.parse(JSON.stringify(whatifOutput(result))),
+    'whatif --json without the cold mode',
+  );
   // The full profile answers everything.
   assert.deepEqual(answered(load(), { workers: 8 }).unanswered, []);
 });
@@ -68,7 +75,10 @@ test('without the cold mode, cache and storage flags asked beside an answerable 
   const result = answered(withoutCold(), { workers: 8, cacheBytes: 0, storageBytesPerSec: 1e8, epochs: 3 });
   assert.deepEqual(result.changed, ['workers']);
   assert.equal(result.prediction.scenario.epochs, null);
-  assert.match(result.unanswered[0], /^not answered: --cache, --storage-bw and --epochs need the cold mode \(the profile lacks modes\.cold\): re-run/);
+  assert.match(
+    result.unanswered[0],
+    /^not answered: --cache, --storage-bw and --epochs need the cold mode \(the profile lacks modes\.cold\): re-run/,
+  );
 });
 
 test('without the cold mode, a query of only cache and storage questions is not enough data, in one line', () => {
@@ -77,9 +87,17 @@ test('without the cold mode, a query of only cache and storage questions is not 
   assert.equal(answer.missing, 'modes.cold');
   assert.equal(answer.reason.split('\n').length, 1);
   assert.match(answer.reason, /^not answered: --cache and --storage-bw need the cold mode/);
-  const partitioned = whatif(withoutCold(), 'p.json', { nodes: 2, partitioned: true, cachePolicy: 'minio', peerBytesPerSec: 1e9 });
+  const partitioned = whatif(withoutCold(), 'p.json', {
+    nodes: 2,
+    partitioned: true,
+    cachePolicy: 'minio',
+    peerBytesPerSec: 1e9,
+  });
   assert.ok(!isNotEnoughData(partitioned), 'the nodes themselves are answered');
-  assert.match((partitioned as WhatifResult).unanswered[0], /^not answered: --cache-policy partitioned and --peer-bw need the cold mode/);
+  assert.match(
+    (partitioned as WhatifResult).unanswered[0],
+    /^not answered: --cache-policy partitioned and --peer-bw need the cold mode/,
+  );
 });
 
 test('a cold mode that read nothing from storage is the same missing piece: named, the rest answered', () => {

@@ -43,23 +43,33 @@ const KEEP_WARM_CPU_RATIO = 400;
  * of a short mode. Each look's CPU is timed on the thread's clock, turn by
  * turn of its walk (a ledger of its own), and charged to `cpu` too.
  */
-function keepWarm(files: Dataset['files'], lookMs: number, lookCpuMs: number, cpu: CpuAccount | undefined): { stop(): Promise<void> } {
+function keepWarm(
+  files: Dataset['files'],
+  lookMs: number,
+  lookCpuMs: number,
+  cpu: CpuAccount | undefined,
+): { stop(): Promise<void> } {
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const looks = new CpuLedger();
   const schedule = (wallMs: number, cpuMs: number): void => {
-    timer = setTimeout(() => {
-      running = (async () => {
-        const started = performance.now();
-        const before = looks.reading().warming.cpuSec;
-        // The warm before the run made the access-time updates: a look need not read a byte of every file again.
-        await warm(files, { concurrency: 1, touchAccessTimes: false, cpu: looks.account('warming') }).catch(() => undefined);
-        const lookCpuSec = looks.reading().warming.cpuSec - before;
-        cpu?.add(lookCpuSec);
-        if (!stopped) schedule(performance.now() - started, lookCpuSec * 1000);
-      })();
-    }, Math.max(KEEP_WARM_MIN_MS, wallMs * KEEP_WARM_COST_RATIO, cpuMs * KEEP_WARM_CPU_RATIO));
+    timer = setTimeout(
+      () => {
+        running = (async () => {
+          const started = performance.now();
+          const before = looks.reading().warming.cpuSec;
+          // The warm before the run made the access-time updates: a look need not read a byte of every file again.
+          await warm(files, { concurrency: 1, touchAccessTimes: false, cpu: looks.account('warming') }).catch(
+            () => undefined,
+          );
+          const lookCpuSec = looks.reading().warming.cpuSec - before;
+          cpu?.add(lookCpuSec);
+          if (!stopped) schedule(performance.now() - started, lookCpuSec * 1000);
+        })();
+      },
+      Math.max(KEEP_WARM_MIN_MS, wallMs * KEEP_WARM_COST_RATIO, cpuMs * KEEP_WARM_CPU_RATIO),
+    );
     timer.unref();
   };
   schedule(lookMs, lookCpuMs);
@@ -121,7 +131,10 @@ export class PageCacheState implements CacheState {
       if (this.options.dropCaches) await dropCachesGlobally();
       else residentAfterEvict = (await evict(dataset.files, { sync: true, cpu })).residentBytesAfter;
     }
-    const before = residentAfterEvict !== undefined ? { residentBytes: residentAfterEvict } : await residency(dataset.files, undefined, { cpu });
+    const before =
+      residentAfterEvict !== undefined
+        ? { residentBytes: residentAfterEvict }
+        : await residency(dataset.files, undefined, { cpu });
     if (mode !== 'cold') return { residentBytesBefore: before.residentBytes, finish: async () => ({}) };
     const keeper = startColdKeeper(dataset.files, { intervalMs: this.options.coldKeeperIntervalMs, ledger });
     // With the dataset evicted, the active file pages left are others': the job's libraries, other programs' files.
@@ -129,7 +142,9 @@ export class PageCacheState implements CacheState {
     return {
       residentBytesBefore: before.residentBytes,
       finish: () => finishKeeper(keeper),
-      ...(active ? { otherActiveFile: { bytes: Math.max(0, active.bytes - before.residentBytes), source: active.source } } : {}),
+      ...(active
+        ? { otherActiveFile: { bytes: Math.max(0, active.bytes - before.residentBytes), source: active.source } }
+        : {}),
     };
   }
 }

@@ -153,11 +153,16 @@ export function startClientMeter(dir: string, origins: readonly string[], ledger
  * that were fetching at the same time (loader workers of one epoch, not the workers of every epoch).
  */
 function mostAtOnce(last: readonly CounterLine[]): number {
-  const spans = last.filter((l) => l.firstMs !== null).map((l) => ({ from: l.firstMs!, to: Math.max(l.firstMs!, l.lastEndMs ?? l.t), most: l.maxInFlight }));
+  const spans = last
+    .filter((l) => l.firstMs !== null)
+    .map((l) => ({ from: l.firstMs!, to: Math.max(l.firstMs!, l.lastEndMs ?? l.t), most: l.maxInFlight }));
   let most = 0;
   for (const span of spans) {
     const overlapping = spans.filter((other) => other.from <= span.from && other.to >= span.from);
-    most = Math.max(most, overlapping.reduce((sum, other) => sum + other.most, 0));
+    most = Math.max(
+      most,
+      overlapping.reduce((sum, other) => sum + other.most, 0),
+    );
   }
   return most;
 }
@@ -166,7 +171,8 @@ function mostAtOnce(last: readonly CounterLine[]): number {
 export function clientNetworkUse(processes: readonly ProcessCounters[], sec: number): NetworkUse {
   const last = processes.map((p) => p.last);
   const statuses: Record<string, number> = {};
-  for (const line of last) for (const [status, count] of Object.entries(line.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+  for (const line of last)
+    for (const [status, count] of Object.entries(line.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
   const firstBytes = processes.flatMap((p) => p.firstByteMs);
   const requestTimes = processes.flatMap((p) => p.requestMs);
   const failures = last.reduce((sum, l) => sum + l.failures, 0);

@@ -139,7 +139,10 @@ export class FakeDataSource implements DataSource {
     this.listed++;
     const count = this.options.files ?? 1000;
     const fileBytes = this.options.fileBytes ?? 100_000;
-    const files: DatasetFile[] = Array.from({ length: count }, (_, k) => ({ path: `/fake/data/${k}.bin`, bytes: fileBytes }));
+    const files: DatasetFile[] = Array.from({ length: count }, (_, k) => ({
+      path: `/fake/data/${k}.bin`,
+      bytes: fileBytes,
+    }));
     return {
       roots: ['/fake/data'],
       files,

@@ -11,7 +11,12 @@ import { basename } from 'node:path';
 import type { Profile, ResourceSample } from '../../schema/profile.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import { daemonsOf, fuseDaemons, type FuseDaemon } from '../../system/dataset/fuse-daemon.js';
-import { cgroupV2Of, groupProcesses, socketCounterObstacle, SocketCounter } from '../../system/network/socket-counter.js';
+import {
+  cgroupV2Of,
+  groupProcesses,
+  socketCounterObstacle,
+  SocketCounter,
+} from '../../system/network/socket-counter.js';
 import { attachNothing, CounterPoll } from './counter-poll.js';
 import type { FetchMeter, FetchReadings } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
@@ -28,25 +33,30 @@ export interface FuseMetering {
 }
 
 const MESSAGES = {
-  mixed: 'the --data roots mix a FUSE mount with other file systems, whose reads one meter cannot tell apart: profile them apart',
+  mixed:
+    'the --data roots mix a FUSE mount with other file systems, whose reads one meter cannot tell apart: profile them apart',
   several: 'the --data roots are on more than one FUSE mount: profile one mount at a time',
   noDaemon: (fsys: RootFileSystem) =>
     `no process holding /dev/fuse names ${fsys.mountPoint} on its command line, so the daemon serving it is not known`,
   ambiguous: (fsys: RootFileSystem, daemons: readonly FuseDaemon[]) =>
     `${daemons.length} processes may serve ${fsys.mountPoint} (pids ${daemons.map((d) => d.pid).join(', ')}): the daemon is not known`,
   noGroup: (pid: number) => `the cgroup v2 group of the FUSE daemon (pid ${pid}) could not be read`,
-  seriesSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon.program}, pid ${record.daemon.pid}) received over its sockets (nftables counter on cgroup ${record.daemon.cgroup}, sampled)`,
-  wholeRunSource: (record: MountRecord) => `bytes the FUSE daemon (${record.daemon.program}) received over its sockets over the whole run`,
+  seriesSource: (record: MountRecord) =>
+    `bytes the FUSE daemon (${record.daemon.program}, pid ${record.daemon.pid}) received over its sockets (nftables counter on cgroup ${record.daemon.cgroup}, sampled)`,
+  wholeRunSource: (record: MountRecord) =>
+    `bytes the FUSE daemon (${record.daemon.program}) received over its sockets over the whole run`,
   metered: (record: MountRecord) =>
     `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its daemon ${record.daemon.program} (pid ${record.daemon.pid}): ` +
     `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}. ` +
-    'The cached mode holds only where the daemon lets the kernel keep a file\'s pages between opens (s3fs -o kernel_cache) or keeps its own copy (rclone --vfs-cache-mode full, which the cold mode cannot empty)',
+    "The cached mode holds only where the daemon lets the kernel keep a file's pages between opens (s3fs -o kernel_cache) or keeps its own copy (rclone --vfs-cache-mode full, which the cold mode cannot empty)",
   rootGroup: (pid: number) =>
     `the FUSE daemon (pid ${pid}) runs in the root cgroup with every process, so its sockets cannot be told apart: start it in a group of its own (systemd-run --scope, or a systemd mount unit)`,
 } as const;
 
 /** What metering the FUSE roots gives: a meter, or why there is none; null when no root is on FUSE. */
-export async function meterFuseMount(fileSystems: readonly RootFileSystem[] | undefined): Promise<FuseMetering | { obstacle: string } | null> {
+export async function meterFuseMount(
+  fileSystems: readonly RootFileSystem[] | undefined,
+): Promise<FuseMetering | { obstacle: string } | null> {
   const fuse = (fileSystems ?? []).filter((f) => f.kind === 'fuse');
   if (fuse.length === 0) return null;
   if (fuse.length < (fileSystems ?? []).length) return { obstacle: MESSAGES.mixed };

@@ -52,8 +52,10 @@ const OUTSIDE_SAMPLE_MS = 2000;
 const MESSAGES = {
   noBlockDevice:
     '--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw',
-  subsetNeedsOwnLaunch: 'the dataset does not fit in memory: the cached mode samples a resident subset, which the job takes when it starts',
-  noMeminfo: 'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven',
+  subsetNeedsOwnLaunch:
+    'the dataset does not fit in memory: the cached mode samples a resident subset, which the job takes when it starts',
+  noMeminfo:
+    'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven',
   doesNotFit: (dataset: Dataset, budgetBytes: number) =>
     `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget of ${(budgetBytes / 2 ** 30).toFixed(2)} GiB ` +
     `(${dataset.memoryBudgetSource ?? 'MemAvailable'}): the cached mode runs on a resident random subset, which the job must sample from (DSA_SUBSET_FILE, docs/protocol.md)`,
@@ -99,7 +101,11 @@ export class LocalFilesSource implements DataSource {
     protected readonly roots: string[],
     protected readonly options: LocalFilesOptions,
   ) {
-    this.modeState = new PageCacheState({ dropCaches: options.dropCaches, ...CACHE_STATE_SETTINGS, ledger: options.ledger });
+    this.modeState = new PageCacheState({
+      dropCaches: options.dropCaches,
+      ...CACHE_STATE_SETTINGS,
+      ledger: options.ledger,
+    });
   }
 
   /** Uncached bytes come from this machine's disks. */
@@ -115,7 +121,8 @@ export class LocalFilesSource implements DataSource {
   /** The machine's cgroups, detected once per parent: the obstacle check and the throttle read the same answer. */
   private cgroups(env: NodeJS.ProcessEnv): CgroupInfo {
     const parent = env.DSA_CGROUP_PARENT;
-    if (!this.detected || this.detected.parent !== parent) this.detected = { parent, info: detectCgroups({ v2Parent: parent }) };
+    if (!this.detected || this.detected.parent !== parent)
+      this.detected = { parent, info: detectCgroups({ v2Parent: parent }) };
     return this.detected.info;
   }
 
@@ -167,7 +174,12 @@ function readBytesSeries(resources: readonly ResourceSample[]): CounterReading[]
  * --data would pass for the dataset's reads: its open files are sampled and
  * named (system/probes/open-files.ts).
  */
-function startReadBytesMeter(mode: Mode, roots: readonly string[], ownDirs: readonly string[], ledger: CpuLedger | undefined): FetchMeter {
+function startReadBytesMeter(
+  mode: Mode,
+  roots: readonly string[],
+  ownDirs: readonly string[],
+  ledger: CpuLedger | undefined,
+): FetchMeter {
   const before = selfReadBytes();
   const outside = new OutsideReadsSampler(roots, ownDirs);
   let timer: NodeJS.Timeout | null = null;
@@ -195,7 +207,8 @@ function startReadBytesMeter(mode: Mode, roots: readonly string[], ownDirs: read
         wholeRunBytes: before !== null && after !== null ? Math.max(0, after - before) : null,
         wholeRunSource: before !== null && after !== null ? MESSAGES.wholeRunSource : MESSAGES.noSelfIo,
         // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a checkpoint loaded at start-up is not).
-        otherReads: (sinceMs) => (note === null ? null : { bytes: outside.result(sinceMs).dirs.reduce((total, d) => total + d.bytes, 0), note }),
+        otherReads: (sinceMs) =>
+          note === null ? null : { bytes: outside.result(sinceMs).dirs.reduce((total, d) => total + d.bytes, 0), note },
       };
     },
   };

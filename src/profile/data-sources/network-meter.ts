@@ -39,14 +39,23 @@ export function startNetworkMeter(proxy: MeteringProxy, ledger?: CpuLedger): Fet
         wholeRunSource: MESSAGES.wholeRunSource,
         otherReads: () => null,
         ownCounter: true,
-        network: { ...networkUse(start, end, proxy.takeRecords(), (performance.now() - startedAt) / 1000, capBytesPerSec), meter: 'proxy' },
+        network: {
+          ...networkUse(start, end, proxy.takeRecords(), (performance.now() - startedAt) / 1000, capBytesPerSec),
+          meter: 'proxy',
+        },
       };
     },
   };
 }
 
 /** What one run fetched: the counters' rise over it, and its requests' latency. */
-export function networkUse(start: ProxyCounters, end: ProxyCounters, records: readonly RequestRecord[], sec: number, capBytesPerSec: number | null): NetworkUse {
+export function networkUse(
+  start: ProxyCounters,
+  end: ProxyCounters,
+  records: readonly RequestRecord[],
+  sec: number,
+  capBytesPerSec: number | null,
+): NetworkUse {
   const statuses: Record<string, number> = {};
   for (const [status, count] of Object.entries(end.statuses)) {
     const rise = count - (start.statuses[status] ?? 0);

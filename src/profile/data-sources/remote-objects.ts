@@ -63,14 +63,18 @@ const PROBE_IDLE_REQUESTS = 3;
 const DISK_HEADROOM = 0.9;
 
 const MESSAGES = {
-  portTaken: (port: number) => `--proxy-port ${port} is already taken on 127.0.0.1: pick another port, or omit --proxy-port to use any free one`,
+  portTaken: (port: number) =>
+    `--proxy-port ${port} is already taken on 127.0.0.1: pick another port, or omit --proxy-port to use any free one`,
   noObjects: (display: string) => `--remote ${display} holds no objects: check the bucket, prefix or URL`,
   tunnelled: (display: string) =>
     `${display} is served over https: the proxy sees encrypted tunnels, so it cannot answer the cached mode from its cache (the cached mode stays unproven) and counts bytes, not requests`,
   // The cold mode's meter may be the job's own clients, reached with other variables than the proxy's.
-  remoteNeedsOwnLaunch: "remote data's modes are met by different job variables (its own clients' meter in the cold mode, the proxy in the cached)",
-  cachedTunnelled: 'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be made local',
-  noCapping: "validate's cache points cap the page cache, which remote data does not go through; validate remote data at another --storage-bw instead",
+  remoteNeedsOwnLaunch:
+    "remote data's modes are met by different job variables (its own clients' meter in the cold mode, the proxy in the cached)",
+  cachedTunnelled:
+    'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be made local',
+  noCapping:
+    "validate's cache points cap the page cache, which remote data does not go through; validate remote data at another --storage-bw instead",
   doesNotFit: (dataset: Dataset, free: number) =>
     `the dataset (${formatBytes(dataset.bytes)}) does not fit in the free space for the profiler's cache (${formatBytes(free)}): the cached mode cannot be made local; free space, or put the profile (--out) on a larger disk`,
   unlisted: 'the remote data is used before it was listed (a bug: please report it)',
@@ -93,7 +97,9 @@ export class RemoteObjectsSource implements DataSource {
     },
   };
   private readonly store: RemoteStore;
-  private link: (RemoteLink & { proxy: MeteringProxy; cache: ResponseCache; objects: Map<string, RemoteObject> }) | null = null;
+  private link:
+    | (RemoteLink & { proxy: MeteringProxy; cache: ResponseCache; objects: Map<string, RemoteObject> })
+    | null = null;
 
   constructor(
     private readonly spec: RemoteSpec,
@@ -142,7 +148,15 @@ export class RemoteObjectsSource implements DataSource {
       memoryBudgetSource: "free space for the profiler's cache of the objects",
       skippedEntries: 0,
       source: this.record(),
-      remote: { kind: this.spec.kind, location: this.spec.display, protocol: this.spec.protocol, origins: this.spec.origins, cacheDir: this.options.cacheDir, samplesPerObject, jobCacheDir: this.options.jobCacheDir ?? null },
+      remote: {
+        kind: this.spec.kind,
+        location: this.spec.display,
+        protocol: this.spec.protocol,
+        origins: this.spec.origins,
+        cacheDir: this.options.cacheDir,
+        samplesPerObject,
+        jobCacheDir: this.options.jobCacheDir ?? null,
+      },
     };
   }
 
@@ -157,7 +171,14 @@ export class RemoteObjectsSource implements DataSource {
   jobEnv(): Record<string, string | undefined> {
     const url = this.requireLink().proxy.url;
     const noProxy = withoutHosts(this.options.env.NO_PROXY ?? this.options.env.no_proxy ?? '', this.spec.origins);
-    return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: noProxy, no_proxy: noProxy };
+    return {
+      HTTP_PROXY: url,
+      HTTPS_PROXY: url,
+      http_proxy: url,
+      https_proxy: url,
+      NO_PROXY: noProxy,
+      no_proxy: noProxy,
+    };
   }
 
   async close(): Promise<void> {
@@ -172,7 +193,8 @@ export class RemoteObjectsSource implements DataSource {
   warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
     const warnings: string[] = [];
     if (this.spec.protocol === 'https') warnings.push(MESSAGES.tunnelled(this.spec.display));
-    else if (!dataset.fitsInMemory && modes.includes('cached')) warnings.push(MESSAGES.doesNotFit(dataset, dataset.memoryBudgetBytes ?? 0));
+    else if (!dataset.fitsInMemory && modes.includes('cached'))
+      warnings.push(MESSAGES.doesNotFit(dataset, dataset.memoryBudgetBytes ?? 0));
     return warnings;
   }
 
@@ -199,7 +221,9 @@ export class RemoteObjectsSource implements DataSource {
   startMeter(mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const proxy = this.requireLink().proxy;
     const direct = (this.options.netMeter ?? 'client') === 'client' && mode === 'cold' && proxy.passesThrough;
-    return direct ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins, this.options.ledger) : startNetworkMeter(proxy, this.options.ledger);
+    return direct
+      ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins, this.options.ledger)
+      : startNetworkMeter(proxy, this.options.ledger);
   }
 
   proofLimit(mode: Mode): string | null {
@@ -210,21 +234,33 @@ export class RemoteObjectsSource implements DataSource {
     let proxy: MeteringProxy;
     const cache = new ResponseCache(this.options.cacheDir);
     try {
-      proxy = await MeteringProxy.start({ port: this.options.proxyPort, dataOrigins: this.spec.origins, bytesPerSec: null, cache, cacheUse: 'pass' });
+      proxy = await MeteringProxy.start({
+        port: this.options.proxyPort,
+        dataOrigins: this.spec.origins,
+        bytesPerSec: null,
+        cache,
+        cacheUse: 'pass',
+      });
     } catch (error) {
       cache.clear();
-      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UserError(MESSAGES.portTaken(this.options.proxyPort), ExitCode.Environment);
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+        throw new UserError(MESSAGES.portTaken(this.options.proxyPort), ExitCode.Environment);
       throw error;
     }
     const byPath = new Map(objects.map((o) => [o.path, o]));
-    const objectOf = (file: DatasetFile) => byPath.get(file.path) ?? { path: file.path, bytes: file.bytes, cacheKey: file.path };
+    const objectOf = (file: DatasetFile) =>
+      byPath.get(file.path) ?? { path: file.path, bytes: file.bytes, cacheKey: file.path };
     this.link = {
       proxy,
       cache,
       objects: byPath,
       keyOf: (file) => objectOf(file).cacheKey,
       storedBytes: (files) => files.reduce((sum, f) => sum + (cache.get(objectOf(f).cacheKey)?.bytes ?? 0), 0),
-      fill: (files) => this.fill(files.map(objectOf).filter((o) => cache.get(o.cacheKey) === null), cache),
+      fill: (files) =>
+        this.fill(
+          files.map(objectOf).filter((o) => cache.get(o.cacheKey) === null),
+          cache,
+        ),
     };
   }
 
@@ -287,8 +323,20 @@ export class RemoteObjectsSource implements DataSource {
     // Each request is a whole object's GET: their mean size, in whole bytes (objects of mixed sizes give a fraction).
     const requestBytes = fetched > 0 ? Math.max(1, Math.round(bytesRead / fetched)) : limits.requestBytes;
     // The median wait for a first byte: what the probe's rate owes to latency, not bandwidth (whatif/fit/storage.ts).
-    const firstByteMs = firstBytes.length > 0 ? nearestRank(firstBytes.sort((a, b) => a - b), 0.5) : undefined;
-    const idleFirstByteMs = idleFirstBytes.length > 0 ? nearestRank(idleFirstBytes.sort((a, b) => a - b), 0.5) : undefined;
+    const firstByteMs =
+      firstBytes.length > 0
+        ? nearestRank(
+            firstBytes.sort((a, b) => a - b),
+            0.5,
+          )
+        : undefined;
+    const idleFirstByteMs =
+      idleFirstBytes.length > 0
+        ? nearestRank(
+            idleFirstBytes.sort((a, b) => a - b),
+            0.5,
+          )
+        : undefined;
     return {
       bytesRead,
       storageBytes: bytesRead,

@@ -15,7 +15,16 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { z } from 'zod';
 import { ExitCode, UserError } from '../../errors.js';
-import { HostSchema, ModeResultSchema, NodeIdentitySchema, StorageProbeSchema, type Host, type ModeResult, type NodeIdentity, type StorageProbe } from '../../schema/profile.js';
+import {
+  HostSchema,
+  ModeResultSchema,
+  NodeIdentitySchema,
+  StorageProbeSchema,
+  type Host,
+  type ModeResult,
+  type NodeIdentity,
+  type StorageProbe,
+} from '../../schema/profile.js';
 import type { RunVerdict } from '../run-setup.js';
 import type { CoordinatorAddress, NodePlan } from './node-plan.js';
 import { NODES_TEXT } from './nodes-text.js';
@@ -83,8 +92,18 @@ const MessageSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('ping') }),
   z.object({ t: z.literal('ready'), label: z.string() }),
   z.object({ t: z.literal('go'), label: z.string() }),
-  z.object({ t: z.literal('result'), label: z.string(), node: NodeIdentitySchema, result: ModeResultSchema.passthrough() }),
-  z.object({ t: z.literal('verdict'), label: z.string(), workersNotApplied: z.string().nullable(), status: z.enum(['ok', 'failed', 'interrupted']) }),
+  z.object({
+    t: z.literal('result'),
+    label: z.string(),
+    node: NodeIdentitySchema,
+    result: ModeResultSchema.passthrough(),
+  }),
+  z.object({
+    t: z.literal('verdict'),
+    label: z.string(),
+    workersNotApplied: z.string().nullable(),
+    status: z.enum(['ok', 'failed', 'interrupted']),
+  }),
   z.object({ t: z.literal('final'), storageProbe: StorageProbeSchema.nullable() }),
   // reason null: an orderly end; else the profile was aborted, and why.
   z.object({ t: z.literal('end'), reason: z.string().nullable() }),
@@ -305,7 +324,11 @@ export interface NodeLink {
    * coordinator decided from every node's (the same verdict on every node),
    * and on the coordinator with every node's results too.
    */
-  settle(label: string, own: NodeRunResult, decide: (results: NodeRunResult[]) => RunVerdict): Promise<{ verdict: RunVerdict; results: NodeRunResult[] | null }>;
+  settle(
+    label: string,
+    own: NodeRunResult,
+    decide: (results: NodeRunResult[]) => RunVerdict,
+  ): Promise<{ verdict: RunVerdict; results: NodeRunResult[] | null }>;
   /** Ends the profile in order; the coordinator gets every node's last words. */
   finish(final: NodeFinal): Promise<NodeFinal[]>;
   /** Ends the profile now, telling every peer why. */
@@ -462,9 +485,11 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     if (message.t === 'bulk-ack') this.acked[index] = message.bytes;
     else if (message.t === 'bulk-received') this.received[index] = message.bytes;
     else if (message.t === 'ready') this.ready[index] = message.label;
-    else if (message.t === 'result') this.results[index].push({ label: message.label, node: message.node, result: message.result as ModeResult });
+    else if (message.t === 'result')
+      this.results[index].push({ label: message.label, node: message.node, result: message.result as ModeResult });
     else if (message.t === 'final') this.finals[index] = { storageProbe: message.storageProbe };
-    else if (message.t === 'end' && message.reason !== null) this.lose(`node ${this.nameOf(index)} ended the profile: ${message.reason}`);
+    else if (message.t === 'end' && message.reason !== null)
+      this.lose(`node ${this.nameOf(index)} ended the profile: ${message.reason}`);
     this.pump();
   }
 
@@ -517,7 +542,8 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
 
 /** Why a node's hello cannot join this profile, or null when it can. */
 function helloMismatch(own: NodeHello, theirs: NodeHello): string | null {
-  if (theirs.version !== own.version) return `it runs ds-analyzer ${theirs.version} and the first node ${own.version}: install one version on every node`;
+  if (theirs.version !== own.version)
+    return `it runs ds-analyzer ${theirs.version} and the first node ${own.version}: install one version on every node`;
   if (theirs.runId !== own.runId) return `it belongs to another job (run id '${theirs.runId}', not '${own.runId}')`;
   if (theirs.schedule !== own.schedule) {
     return `its profile options differ from the first node's (${scheduleDifference(theirs.schedule, own.schedule)}): give every node the same --modes, --precision, iteration limits and sweeps`;
@@ -529,7 +555,9 @@ function helloMismatch(own: NodeHello, theirs: NodeHello): string | null {
 function scheduleDifference(theirs: string, own: string): string {
   const a = JSON.parse(theirs) as Record<string, unknown>;
   const b = JSON.parse(own) as Record<string, unknown>;
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(
+    (k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]),
+  );
   return keys.map((k) => `${k} ${JSON.stringify(a[k])} against ${JSON.stringify(b[k])}`).join(', ');
 }
 
@@ -559,11 +587,19 @@ export class FollowerLink extends LinkBase implements NodeLink {
     const where = `${plan.coordinator.host}:${plan.coordinator.port}`;
     const socket = await dial(plan.coordinator, full.arriveTimeoutSec, where);
     const link = new FollowerLink(plan.nodes, where);
-    link.peer = new Peer(socket, full, (message) => link.receive(message), (why) => {
-      if (!link.ended) link.lose(`the coordinator at ${where} is gone: ${why}`);
-    });
+    link.peer = new Peer(
+      socket,
+      full,
+      (message) => link.receive(message),
+      (why) => {
+        if (!link.ended) link.lose(`the coordinator at ${where} is gone: ${why}`);
+      },
+    );
     link.peer.send({ t: 'hello', hello, profilePath });
-    const timer = setTimeout(() => link.lose(`the coordinator at ${where} did not answer within ${full.arriveTimeoutSec} s`), full.arriveTimeoutSec * 1000);
+    const timer = setTimeout(
+      () => link.lose(`the coordinator at ${where} did not answer within ${full.arriveTimeoutSec} s`),
+      full.arriveTimeoutSec * 1000,
+    );
     try {
       await link.wait(() => link.welcomed);
     } finally {
@@ -584,7 +620,8 @@ export class FollowerLink extends LinkBase implements NodeLink {
     else if (message.t === 'peer-bw') this.peerBytesPerSec = message.bytesPerSec;
     else if (message.t === 'welcome') this.welcomed = true;
     else if (message.t === 'go') this.go.add(message.label);
-    else if (message.t === 'verdict') this.verdicts.set(message.label, { workersNotApplied: message.workersNotApplied, status: message.status });
+    else if (message.t === 'verdict')
+      this.verdicts.set(message.label, { workersNotApplied: message.workersNotApplied, status: message.status });
     else if (message.t === 'end') {
       this.ended = true;
       if (message.reason !== null) this.lose(`the coordinator at ${this.where} ended the profile: ${message.reason}`);
@@ -636,5 +673,7 @@ async function dial(address: CoordinatorAddress, timeoutSec: number, where: stri
       await new Promise((resolve) => setTimeout(resolve, DIAL_RETRY_MS));
     }
   }
-  throw new NodeLostError(`no coordinator answered at ${where} within ${timeoutSec} s (last: ${last}): start ds-analyzer profile on the first node too, with the same command, or raise --nodes-timeout`);
+  throw new NodeLostError(
+    `no coordinator answered at ${where} within ${timeoutSec} s (last: ${last}): start ds-analyzer profile on the first node too, with the same command, or raise --nodes-timeout`,
+  );
 }

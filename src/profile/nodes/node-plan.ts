@@ -64,7 +64,7 @@ export function nodePlan(argv: readonly string[], env: NodeJS.ProcessEnv, flags:
     ? parseAddress(flags.coordinator, '--coordinator', null)
     : torchrun?.endpoint
       ? { host: torchrun.endpoint.host, port: torchrun.endpoint.port + 1 }
-      : slurm?.coordinator ?? null;
+      : (slurm?.coordinator ?? null);
   if (!address) {
     throw new UserError(NODES_TEXT.noAddress(nodes), ExitCode.Usage);
   }
@@ -109,20 +109,34 @@ export function torchrunOptions(argv: readonly string[]): TorchrunNodes | null {
   const rdzv = options.get('rdzv-endpoint');
   const master = options.get('master-addr');
   if (rdzv) result.endpoint = parseAddress(rdzv, 'torchrun --rdzv-endpoint', TORCHRUN_RDZV_PORT);
-  else if (master) result.endpoint = { host: master, port: portOf(options.get('master-port') ?? String(TORCHRUN_MASTER_PORT), 'torchrun --master-port') };
+  else if (master)
+    result.endpoint = {
+      host: master,
+      port: portOf(options.get('master-port') ?? String(TORCHRUN_MASTER_PORT), 'torchrun --master-port'),
+    };
   const id = options.get('rdzv-id');
   if (id) result.runId = id;
   return result;
 }
 
 /** torchrun's options that take no value (the rest take one). */
-const BOOLEAN_OPTIONS = new Set(['standalone', 'no-python', 'run-path', 'module', 'use-env', 'tee-none', 'redirects-none']);
+const BOOLEAN_OPTIONS = new Set([
+  'standalone',
+  'no-python',
+  'run-path',
+  'module',
+  'use-env',
+  'tee-none',
+  'redirects-none',
+]);
 
 /** Where torchrun's own options start in the job's command, or null. */
 function launcherIndex(argv: readonly string[]): number | null {
   const run = argv.findIndex((arg) => /(^|\/)torchrun$/.test(arg));
   if (run !== -1) return run + 1;
-  const module = argv.findIndex((arg, k) => arg === '-m' && /^torch\.distributed\.(run|launch)$/.test(argv[k + 1] ?? ''));
+  const module = argv.findIndex(
+    (arg, k) => arg === '-m' && /^torch\.distributed\.(run|launch)$/.test(argv[k + 1] ?? ''),
+  );
   return module === -1 ? null : module + 2;
 }
 
@@ -142,7 +156,10 @@ function parseAddress(text: string, flag: string, defaultPort: number | null): C
   if (!match || (match[2] === undefined && defaultPort === null)) {
     throw new UserError(NODES_TEXT.notAddress(flag, text), ExitCode.BadValue);
   }
-  return { host: match[1].replace(/^\[|\]$/g, ''), port: match[2] === undefined ? defaultPort! : portOf(match[2], flag) };
+  return {
+    host: match[1].replace(/^\[|\]$/g, ''),
+    port: match[2] === undefined ? defaultPort! : portOf(match[2], flag),
+  };
 }
 
 function portOf(text: string, flag: string): number {
@@ -173,7 +190,9 @@ export function slurmStep(env: NodeJS.ProcessEnv): SlurmStep | null {
   const nodes = Number(env.SLURM_STEP_NUM_NODES ?? env.SLURM_NNODES ?? env.SLURM_JOB_NUM_NODES ?? '1');
   const nodeList = env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST ?? '';
   const host = env.MASTER_ADDR ?? firstHost(nodeList);
-  const port = env.MASTER_PORT ? portOf(env.MASTER_PORT, 'MASTER_PORT') + 1 : SLURM_PORT_BASE + (Number(env.SLURM_JOB_ID.slice(-4)) || 0);
+  const port = env.MASTER_PORT
+    ? portOf(env.MASTER_PORT, 'MASTER_PORT') + 1
+    : SLURM_PORT_BASE + (Number(env.SLURM_JOB_ID.slice(-4)) || 0);
   return {
     nodes: Number.isInteger(nodes) && nodes > 0 ? nodes : 1,
     nodeId: Number(env.SLURM_NODEID ?? '0'),
@@ -195,7 +214,7 @@ function tasksPerNode(text: string): number {
  */
 export function firstHost(list: string): string | null {
   const match = /^([^,[]*)(?:\[([^\]]*)\]([^,]*))?/.exec(list.trim());
-  if (!match || !match[1] && match[2] === undefined) return null;
+  if (!match || (!match[1] && match[2] === undefined)) return null;
   if (match[2] === undefined) return match[1] || null;
   const first = match[2].split(',')[0].split('-')[0];
   return `${match[1]}${first}${match[3]}`;

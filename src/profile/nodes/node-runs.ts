@@ -13,7 +13,14 @@ import type { ArtifactSink } from '../../store/artifact-sink.js';
 import { TOOL_VERSION } from '../../version.js';
 import { ProfileBook, type BookedRun } from '../profile-book.js';
 import { runVerdict, type RunVerdict } from '../run-setup.js';
-import { CoordinatorLink, FollowerLink, type NodeHello, type NodeLink, type NodeRunResult, type LinkTiming } from './node-link.js';
+import {
+  CoordinatorLink,
+  FollowerLink,
+  type NodeHello,
+  type NodeLink,
+  type NodeRunResult,
+  type LinkTiming,
+} from './node-link.js';
 import type { NodePlan } from './node-plan.js';
 import { NODES_TEXT } from './nodes-text.js';
 
@@ -52,7 +59,12 @@ export class NodeRuns {
    * where this machine holds its address), else dials it; resolves once
    * every node has arrived with the same schedule.
    */
-  static async open(nodes: NodesInput, own: ProfileBook, schedule: ScheduleOptions, sink?: ArtifactSink): Promise<NodeRuns> {
+  static async open(
+    nodes: NodesInput,
+    own: ProfileBook,
+    schedule: ScheduleOptions,
+    sink?: ArtifactSink,
+  ): Promise<NodeRuns> {
     const profile = own.profile;
     const hello: NodeHello = {
       version: TOOL_VERSION,
@@ -62,7 +74,11 @@ export class NodeRuns {
       dataset: { files: profile.dataset.files, bytes: profile.dataset.bytes },
     };
     const hosts = nodes.plan.hostsCoordinator ?? (await holdsAddress(nodes.plan.coordinator.host));
-    profile.options.nodes = { count: nodes.plan.nodes, coordinator: `${nodes.plan.coordinator.host}:${nodes.plan.coordinator.port}`, hostsCoordinator: hosts };
+    profile.options.nodes = {
+      count: nodes.plan.nodes,
+      coordinator: `${nodes.plan.coordinator.host}:${nodes.plan.coordinator.port}`,
+      hostsCoordinator: hosts,
+    };
     own.save();
     if (!hosts) {
       const follower = await FollowerLink.open(nodes.plan, hello, own.path, nodes.timing);
@@ -91,7 +107,10 @@ export class NodeRuns {
     );
     for (const node of link.arrived) {
       const theirs = node.hello.dataset;
-      if (theirs.files !== profile.dataset.files || Math.abs(theirs.bytes - profile.dataset.bytes) > 0.01 * profile.dataset.bytes) {
+      if (
+        theirs.files !== profile.dataset.files ||
+        Math.abs(theirs.bytes - profile.dataset.bytes) > 0.01 * profile.dataset.bytes
+      ) {
         profile.warnings.push(
           `node ${node.hello.host.hostname} profiles ${theirs.files} files (${theirs.bytes} bytes) and this node ${profile.dataset.files} (${profile.dataset.bytes}): ` +
             `the merged profile describes this node's dataset; each node's own profile has its own`,

@@ -27,7 +27,12 @@ export function allowedCpus(status = readFileSync('/proc/self/status', 'utf8')):
  * workers and torchrun ranks share those CPUs as they would on a smaller machine.
  * `path` is the PATH of the caller's environment, where taskset must be.
  */
-export function withCpus(count: number, argv: string[], path: string | undefined, allowed = allowedCpus()): { argv: string[]; cpus: number[] } {
+export function withCpus(
+  count: number,
+  argv: string[],
+  path: string | undefined,
+  allowed = allowedCpus(),
+): { argv: string[]; cpus: number[] } {
   if (count > allowed.length) {
     throw new UserError(CGROUP_TEXT.tooManyCpus(count, allowed.length), ExitCode.BadValue);
   }

@@ -5,7 +5,8 @@
 export const CGROUP_TEXT = {
   fix: 'run as root, or use a cgroup v2 delegated subtree (DSA_CGROUP_PARENT=/sys/fs/cgroup/<delegated>), or omit --storage-bw',
   noCgroups: 'no cgroup file system is mounted at /sys/fs/cgroup (or it is not readable)',
-  notWritable: (controller: string, dir: string) => `the cgroup ${controller} controller at ${dir} is not writable by this user`,
+  notWritable: (controller: string, dir: string) =>
+    `the cgroup ${controller} controller at ${dir} is not writable by this user`,
   notAvailable: (controller: string) => `the cgroup ${controller} controller is not available on this machine`,
   v2NoParent: (controller: string, reasons: string) =>
     `no cgroup v2 group where the ${controller} controller can be enabled for a child (${reasons})`,

@@ -50,7 +50,6 @@ export function parseProcCgroup(text: string): Map<string, string> {
   return paths;
 }
 
-
 function canWrite(path: string): boolean {
   try {
     accessSync(path, constants.W_OK);
@@ -110,7 +109,11 @@ export function detectCgroups(sources: CgroupSources = {}): CgroupInfo {
   const v2Parent = sources.v2Parent;
   const v1Mounts = mounts.filter((m) => m.type === 'cgroup');
   const v2Mount = mounts.find((m) => m.type === 'cgroup2');
-  const anyV1Controller = v1Mounts.some((m) => m.superOptions.some((o) => Object.values(V1_NAME).includes(o) || ['cpu', 'cpuacct', 'pids', 'devices', 'freezer'].includes(o)));
+  const anyV1Controller = v1Mounts.some((m) =>
+    m.superOptions.some(
+      (o) => Object.values(V1_NAME).includes(o) || ['cpu', 'cpuacct', 'pids', 'devices', 'freezer'].includes(o),
+    ),
+  );
 
   const controllers = {} as Record<CgroupController, ControllerStatus>;
   for (const controller of CONTROLLERS) {
@@ -121,7 +124,9 @@ export function detectCgroups(sources: CgroupSources = {}): CgroupInfo {
         version: 'v1',
         writable,
         parentDir: v1.mountPoint,
-        reason: writable ? `v1 ${V1_NAME[controller]} at ${v1.mountPoint}` : CGROUP_TEXT.notWritable(V1_NAME[controller], v1.mountPoint),
+        reason: writable
+          ? `v1 ${V1_NAME[controller]} at ${v1.mountPoint}`
+          : CGROUP_TEXT.notWritable(V1_NAME[controller], v1.mountPoint),
       };
       continue;
     }
@@ -146,7 +151,12 @@ export function detectCgroups(sources: CgroupSources = {}): CgroupInfo {
       };
       continue;
     }
-    controllers[controller] = { version: null, writable: false, parentDir: null, reason: CGROUP_TEXT.notAvailable(controller) };
+    controllers[controller] = {
+      version: null,
+      writable: false,
+      parentDir: null,
+      reason: CGROUP_TEXT.notAvailable(controller),
+    };
   }
   const version = anyV1Controller ? 'v1' : v2Mount ? 'v2' : 'none';
   return { version, controllers };
@@ -207,7 +217,10 @@ function write(file: string, value: string): void {
 /** Creates ds-analyzer-<name> with the requested limits; throws a UserError (Environment) when not permitted. */
 export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
   if (!/^[A-Za-z0-9_.-]+$/.test(options.name)) throw new UserError(CGROUP_TEXT.badName(options.name));
-  const devices = [...(options.readBpsDevice ? [options.readBpsDevice.device] : []), ...(options.writeBpsDevices?.devices ?? [])];
+  const devices = [
+    ...(options.readBpsDevice ? [options.readBpsDevice.device] : []),
+    ...(options.writeBpsDevices?.devices ?? []),
+  ];
   const bad = devices.find((d) => !/^\d+:\d+$/.test(d));
   if (bad !== undefined) throw new UserError(CGROUP_TEXT.badDevice(bad));
   const needed: CgroupController[] = [];

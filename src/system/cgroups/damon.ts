@@ -20,7 +20,10 @@ const DAMON_RECLAIM_ENABLED = '/sys/module/damon_reclaim/parameters/enabled';
 export function reclaimingDamonSchemes(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): string[] {
   // DAMON_RECLAIM (mm/damon/reclaim.c) runs its own physical-memory pageout, not listed under admin/.
   const module = read(reclaimModule) === 'Y' ? ['DAMON_RECLAIM: pageout on paddr memory'] : [];
-  return [...module, ...reclaimingKdamonds(admin).flatMap((k) => Array(k.schemes).fill(`kdamond ${k.id}: pageout on paddr memory`))];
+  return [
+    ...module,
+    ...reclaimingKdamonds(admin).flatMap((k) => Array(k.schemes).fill(`kdamond ${k.id}: pageout on paddr memory`)),
+  ];
 }
 
 /** The running kdamonds with paddr pageout schemes: their number and how many such schemes each runs. */
@@ -36,7 +39,8 @@ function reclaimingKdamonds(admin: string): { id: string; schemes: number }[] {
       // Only physical-address pageout reaches the page cache of any file; vaddr
       // schemes touch chosen processes, lru_deprio only reorders the LRU.
       if (read(join(context, 'operations')) !== 'paddr') continue;
-      for (const s of numbered(join(context, 'schemes'))) if (read(join(context, 'schemes', s, 'action')) === 'pageout') schemes++;
+      for (const s of numbered(join(context, 'schemes')))
+        if (read(join(context, 'schemes', s, 'action')) === 'pageout') schemes++;
     }
     if (schemes > 0) found.push({ id: k, schemes });
   }
@@ -82,10 +86,15 @@ interface Switch {
  * without the reclaim its owner set up. It checks every second and exits
  * once it has restored them, or at once when restore() runs.
  */
-export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED, stateFile: string | null = null): PausedReclaimers {
+export function pauseReclaimers(
+  admin = DAMON_ADMIN,
+  reclaimModule = DAMON_RECLAIM_ENABLED,
+  stateFile: string | null = null,
+): PausedReclaimers {
   const switches: Switch[] = [];
   if (read(reclaimModule) === 'Y') switches.push({ name: 'DAMON_RECLAIM', file: reclaimModule, off: 'N', on: 'Y' });
-  for (const k of reclaimingKdamonds(admin)) switches.push({ name: `kdamond ${k.id}`, file: join(admin, 'kdamonds', k.id, 'state'), off: 'off', on: 'on' });
+  for (const k of reclaimingKdamonds(admin))
+    switches.push({ name: `kdamond ${k.id}`, file: join(admin, 'kdamonds', k.id, 'state'), off: 'off', on: 'on' });
   const paused: Switch[] = [];
   const failures: string[] = [];
   for (const s of switches) {
@@ -109,8 +118,7 @@ export function pauseReclaimers(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLA
       for (const s of paused) {
         try {
           writeFileSync(s.file, s.on);
-        } catch {
-        }
+        } catch {}
       }
       guardian?.kill('SIGKILL');
       if (recorded) rmSync(stateFile!, { force: true });
@@ -128,7 +136,10 @@ export interface RecordedPause {
 
 /** Writes the pause's record; false when it cannot (a read-only home): the guardian still restores. */
 function recordPause(stateFile: string, paused: readonly Switch[]): boolean {
-  const record: RecordedPause = { pid: process.pid, switches: paused.map(({ name, file, on }) => ({ name, file, on })) };
+  const record: RecordedPause = {
+    pid: process.pid,
+    switches: paused.map(({ name, file, on }) => ({ name, file, on })),
+  };
   try {
     mkdirSync(dirname(stateFile), { recursive: true });
     writeFileSync(stateFile, JSON.stringify(record) + '\n');
@@ -147,7 +158,10 @@ export function readRecordedPause(stateFile: string): RecordedPause | null | 'un
     const valid =
       Number.isInteger(record.pid) &&
       Array.isArray(record.switches) &&
-      record.switches.every((s) => typeof s.name === 'string' && typeof s.file === 'string' && typeof s.on === 'string' && /^(on|Y)$/.test(s.on));
+      record.switches.every(
+        (s) =>
+          typeof s.name === 'string' && typeof s.file === 'string' && typeof s.on === 'string' && /^(on|Y)$/.test(s.on),
+      );
     return valid ? record : 'unreadable';
   } catch {
     return 'unreadable';
@@ -159,7 +173,10 @@ export function readRecordedPause(stateFile: string): RecordedPause | null | 'un
  * recorded, each a DAMON switch) and removes the record once all are back.
  * Returns what was turned on and what could not be, with its errno code.
  */
-export function restoreRecordedPause(stateFile: string, record: RecordedPause): { restored: string[]; failures: string[] } {
+export function restoreRecordedPause(
+  stateFile: string,
+  record: RecordedPause,
+): { restored: string[]; failures: string[] } {
   const restored: string[] = [];
   const failures: string[] = [];
   for (const s of record.switches) {
@@ -176,7 +193,10 @@ export function restoreRecordedPause(stateFile: string, record: RecordedPause): 
 
 /** A shell that restores `paused` once this process is gone, and removes the pause's record. */
 function startGuardian(paused: readonly Switch[], stateFile: string | null): ChildProcess {
-  const restoreAll = [...paused.map((s) => `echo ${s.on} > ${shellQuoted(s.file)}`), ...(stateFile ? [`rm -f ${shellQuoted(stateFile)}`] : [])].join('; ');
+  const restoreAll = [
+    ...paused.map((s) => `echo ${s.on} > ${shellQuoted(s.file)}`),
+    ...(stateFile ? [`rm -f ${shellQuoted(stateFile)}`] : []),
+  ].join('; ');
   const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${restoreAll}`;
   const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' });
   child.unref();

@@ -34,7 +34,11 @@ export function fakeCgroupFs(state: FakeCgroupState): CgroupFs {
       if (!state.commands.has(pid)) return false;
       state.killed.push(pid);
       state.commands.delete(pid);
-      for (const [dir, pids] of state.groups) state.groups.set(dir, pids.filter((p) => p !== pid));
+      for (const [dir, pids] of state.groups)
+        state.groups.set(
+          dir,
+          pids.filter((p) => p !== pid),
+        );
       return true;
     },
     command: (pid) => state.commands.get(pid) ?? null,

@@ -104,7 +104,10 @@ export function ownerPidOf(name: string): number | null {
 export function findLeftoverCgroups(roots: readonly string[], fs: CgroupFs = realCgroupFs): LeftoverCgroup[] {
   const found: LeftoverCgroup[] = [];
   for (const root of roots) {
-    for (const name of fs.children(root).filter((n) => n.startsWith(JOB_CGROUP_PREFIX)).sort()) {
+    for (const name of fs
+      .children(root)
+      .filter((n) => n.startsWith(JOB_CGROUP_PREFIX))
+      .sort()) {
       const dir = join(root, name);
       const ownerPid = ownerPidOf(name);
       const ownerCommand = ownerPid === null ? null : fs.command(ownerPid);
@@ -120,7 +123,11 @@ export function findLeftoverCgroups(roots: readonly string[], fs: CgroupFs = rea
  * removes it. Returns the pids killed and the errno code of a removal that
  * failed, or null.
  */
-export async function emptyAndRemove(dir: string, fs: CgroupFs = realCgroupFs, timeoutMs = 5000): Promise<{ killed: number[]; error: string | null }> {
+export async function emptyAndRemove(
+  dir: string,
+  fs: CgroupFs = realCgroupFs,
+  timeoutMs = 5000,
+): Promise<{ killed: number[]; error: string | null }> {
   const killed: number[] = [];
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -54,7 +54,10 @@ const UNLIMITED_BYTES = 2 ** 62;
  * cgroup of this process and its ancestors, v1 and v2. `meminfoBudgetBytes`
  * is 90% of MemAvailable (dataset.ts memoryBudget).
  */
-export function jobMemoryBudget(meminfoBudgetBytes: number | null, readFile: ReadKernelFile = readTextOrNull): JobMemoryBudget {
+export function jobMemoryBudget(
+  meminfoBudgetBytes: number | null,
+  readFile: ReadKernelFile = readTextOrNull,
+): JobMemoryBudget {
   const tightest = tightestLimit(readFile);
   const cgroupBytes = tightest === null ? null : Math.floor(tightest.headroomBytes * CGROUP_HEADROOM);
   if (cgroupBytes !== null && (meminfoBudgetBytes === null || cgroupBytes < meminfoBudgetBytes)) {
@@ -73,7 +76,10 @@ export function jobMemoryBudget(meminfoBudgetBytes: number | null, readFile: Rea
 
 /** The limited level with the least headroom, or null: the one whose reclaim a dataset meets first. */
 function tightestLimit(readFile: ReadKernelFile): CgroupMemoryLimit | null {
-  return cgroupMemoryLimits(readFile).reduce<CgroupMemoryLimit | null>((best, l) => (best === null || l.headroomBytes < best.headroomBytes ? l : best), null);
+  return cgroupMemoryLimits(readFile).reduce<CgroupMemoryLimit | null>(
+    (best, l) => (best === null || l.headroomBytes < best.headroomBytes ? l : best),
+    null,
+  );
 }
 
 /** Every limited level of this process's memory cgroup, the group first, then its ancestors. */
@@ -85,7 +91,9 @@ export function cgroupMemoryLimits(readFile: ReadKernelFile = readTextOrNull): C
   for (const v1 of [true, false]) {
     const groupPath = groups.get(v1 ? 'memory' : '');
     if (groupPath === undefined) continue;
-    const mount = mounts.find((m) => (v1 ? m.type === 'cgroup' && m.superOptions.includes('memory') : m.type === 'cgroup2'));
+    const mount = mounts.find((m) =>
+      v1 ? m.type === 'cgroup' && m.superOptions.includes('memory') : m.type === 'cgroup2',
+    );
     if (!mount) continue;
     for (const dir of groupDirs(mount, groupPath)) {
       const limit = v1 ? v1Limit(readFile, dir) : v2Limit(readFile, dir);
@@ -101,10 +109,12 @@ export function cgroupMemoryLimits(readFile: ReadKernelFile = readTextOrNull): C
  */
 function groupDirs(mount: Mount, groupPath: string): string[] {
   let relative = groupPath;
-  if (mount.root !== '/' && (relative === mount.root || relative.startsWith(`${mount.root}/`))) relative = relative.slice(mount.root.length);
+  if (mount.root !== '/' && (relative === mount.root || relative.startsWith(`${mount.root}/`)))
+    relative = relative.slice(mount.root.length);
   const parts = relative.split('/').filter(Boolean);
   const dirs: string[] = [];
-  for (let n = parts.length; n >= 0; n--) dirs.push([mount.mountPoint.replace(/\/$/, ''), ...parts.slice(0, n)].join('/') || '/');
+  for (let n = parts.length; n >= 0; n--)
+    dirs.push([mount.mountPoint.replace(/\/$/, ''), ...parts.slice(0, n)].join('/') || '/');
   return dirs;
 }
 
@@ -118,17 +128,36 @@ function statField(text: string | null, name: string): number {
   return match ? Number(match[1]) : 0;
 }
 
-function limitOf(version: 'v1' | 'v2', dir: string, limitBytes: number | null, usageBytes: number | null, fileBytes: number): CgroupMemoryLimit | null {
+function limitOf(
+  version: 'v1' | 'v2',
+  dir: string,
+  limitBytes: number | null,
+  usageBytes: number | null,
+  fileBytes: number,
+): CgroupMemoryLimit | null {
   if (limitBytes === null || usageBytes === null || !(limitBytes < UNLIMITED_BYTES)) return null;
   const file = Math.min(fileBytes, usageBytes);
-  return { version, dir, limitBytes, usageBytes, fileBytes: file, headroomBytes: Math.max(0, Math.min(limitBytes, limitBytes - usageBytes + file)) };
+  return {
+    version,
+    dir,
+    limitBytes,
+    usageBytes,
+    fileBytes: file,
+    headroomBytes: Math.max(0, Math.min(limitBytes, limitBytes - usageBytes + file)),
+  };
 }
 
 function v1Limit(readFile: ReadKernelFile, dir: string): CgroupMemoryLimit | null {
   const stat = readFile(`${dir}/memory.stat`);
   // total_*: the group and its descendants (hierarchical), as usage_in_bytes is.
   const file = statField(stat, 'total_inactive_file') + statField(stat, 'total_active_file');
-  return limitOf('v1', dir, bytesIn(readFile(`${dir}/memory.limit_in_bytes`)), bytesIn(readFile(`${dir}/memory.usage_in_bytes`)), file);
+  return limitOf(
+    'v1',
+    dir,
+    bytesIn(readFile(`${dir}/memory.limit_in_bytes`)),
+    bytesIn(readFile(`${dir}/memory.usage_in_bytes`)),
+    file,
+  );
 }
 
 function v2Limit(readFile: ReadKernelFile, dir: string): CgroupMemoryLimit | null {
@@ -136,7 +165,13 @@ function v2Limit(readFile: ReadKernelFile, dir: string): CgroupMemoryLimit | nul
   const high = bytesIn(readFile(`${dir}/memory.high`));
   // memory.high throttles and reclaims above it: the cache cannot grow past it either.
   const limit = max === null && high === null ? null : Math.min(max ?? Infinity, high ?? Infinity);
-  return limitOf('v2', dir, limit, bytesIn(readFile(`${dir}/memory.current`)), statField(readFile(`${dir}/memory.stat`), 'file'));
+  return limitOf(
+    'v2',
+    dir,
+    limit,
+    bytesIn(readFile(`${dir}/memory.current`)),
+    statField(readFile(`${dir}/memory.stat`), 'file'),
+  );
 }
 
 /**
@@ -149,7 +184,10 @@ export function activeFileBytes(readFile: ReadKernelFile = readTextOrNull): { by
   if (tightest) {
     const stat = readFile(`${tightest.dir}/memory.stat`);
     const bytes = statField(stat, tightest.version === 'v1' ? 'total_active_file' : 'active_file');
-    return { bytes, source: `memory cgroup ${tightest.dir} (${tightest.version}) memory.stat ${tightest.version === 'v1' ? 'total_active_file' : 'active_file'}` };
+    return {
+      bytes,
+      source: `memory cgroup ${tightest.dir} (${tightest.version}) memory.stat ${tightest.version === 'v1' ? 'total_active_file' : 'active_file'}`,
+    };
   }
   const match = /^Active\(file\):\s+(\d+)\s*kB/m.exec(readFile('/proc/meminfo') ?? '');
   return match ? { bytes: Number(match[1]) * 1024, source: '/proc/meminfo Active(file)' } : null;

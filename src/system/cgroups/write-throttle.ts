@@ -40,7 +40,10 @@ export interface WriteThrottleSources {
 }
 
 function setup(env: NodeJS.ProcessEnv, sources: WriteThrottleSources): { cgroups: CgroupInfo; disks: WholeDisk[] } {
-  return { cgroups: sources.cgroups ?? detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }), disks: wholeDisks(sources.sysfs) };
+  return {
+    cgroups: sources.cgroups ?? detectCgroups({ v2Parent: env.DSA_CGROUP_PARENT }),
+    disks: wholeDisks(sources.sysfs),
+  };
 }
 
 /** Why writes cannot be throttled here, or null when they can. */
@@ -53,9 +56,19 @@ export function writeThrottleObstacle(env: NodeJS.ProcessEnv, sources: WriteThro
 }
 
 /** Holds every whole disk's writes to `bytesPerSec` for the jobs run through `wrap`; a UserError (Environment) when not permitted. */
-export function startWriteThrottle(bytesPerSec: number, name: string, env: NodeJS.ProcessEnv, sources: WriteThrottleSources = {}): WriteThrottle {
+export function startWriteThrottle(
+  bytesPerSec: number,
+  name: string,
+  env: NodeJS.ProcessEnv,
+  sources: WriteThrottleSources = {},
+): WriteThrottle {
   const { cgroups, disks } = setup(env, sources);
-  const group = createJobCgroup({ name, writeBpsDevices: { devices: disks.map((d) => d.device), bytesPerSec }, v2Parent: env.DSA_CGROUP_PARENT, cgroups });
+  const group = createJobCgroup({
+    name,
+    writeBpsDevices: { devices: disks.map((d) => d.device), bytesPerSec },
+    v2Parent: env.DSA_CGROUP_PARENT,
+    cgroups,
+  });
   return {
     devices: disks.map((d) => `${d.name} (${d.device})`),
     version: cgroups.controllers.io.version === 'v2' ? 'v2' : 'v1',

@@ -140,7 +140,10 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
   for (const root of roots) await addRoot(walk, root, flag);
   const table = walk.builder.build();
   const bytes = table.totalBytes();
-  const budget = jobMemoryBudget(await memoryBudget(options.readMeminfo ?? (() => fs.promises.readFile('/proc/meminfo', 'utf8'))), options.readCgroupFile);
+  const budget = jobMemoryBudget(
+    await memoryBudget(options.readMeminfo ?? (() => fs.promises.readFile('/proc/meminfo', 'utf8'))),
+    options.readCgroupFile,
+  );
   const memoryBudgetBytes = budget.bytes;
   const fileSystems = await rootFileSystems(roots, options.readMountinfo);
   return {
@@ -184,7 +187,12 @@ async function addRoot(walk: DatasetWalk, root: string, flag: string): Promise<v
 export function fileBytesQuantiles(sizes: ArrayLike<number>): FileBytesQuantiles {
   if (sizes.length === 0) return { p10: 0, p50: 0, p90: 0, max: 0 };
   const sorted = Float64Array.from(sizes).sort();
-  return { p10: nearestRank(sorted, 0.1), p50: nearestRank(sorted, 0.5), p90: nearestRank(sorted, 0.9), max: sorted[sorted.length - 1] };
+  return {
+    p10: nearestRank(sorted, 0.1),
+    p50: nearestRank(sorted, 0.5),
+    p90: nearestRank(sorted, 0.9),
+    max: sorted[sorted.length - 1],
+  };
 }
 
 // The fraction of MemAvailable the dataset may take; the rest is left to the job

@@ -46,11 +46,41 @@ export interface RootFileSystem {
 const MEMORY = new Set(['tmpfs', 'ramfs', 'devtmpfs', 'hugetlbfs']);
 const OVERLAY = new Set(['overlay', 'overlayfs', 'aufs', 'unionfs']);
 const NETWORK = new Set([
-  'nfs', 'nfs4', 'cifs', 'smb3', 'smbfs', '9p', 'ceph', 'glusterfs', 'lustre', 'gpfs', 'afs', 'beegfs',
-  'davfs', 'orangefs', 'ocfs2', 'gfs2', 'wekafs',
+  'nfs',
+  'nfs4',
+  'cifs',
+  'smb3',
+  'smbfs',
+  '9p',
+  'ceph',
+  'glusterfs',
+  'lustre',
+  'gpfs',
+  'afs',
+  'beegfs',
+  'davfs',
+  'orangefs',
+  'ocfs2',
+  'gfs2',
+  'wekafs',
 ]);
 const FUSE = new Set(['fuse', 'fuseblk', 'virtiofs', 'juicefs', 'alluxio']);
-const DISK = new Set(['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'zfs', 'f2fs', 'jfs', 'reiserfs', 'bcachefs', 'vfat', 'exfat', 'ntfs', 'ntfs3']);
+const DISK = new Set([
+  'ext2',
+  'ext3',
+  'ext4',
+  'xfs',
+  'btrfs',
+  'zfs',
+  'f2fs',
+  'jfs',
+  'reiserfs',
+  'bcachefs',
+  'vfat',
+  'exfat',
+  'ntfs',
+  'ntfs3',
+]);
 
 /** The kind of a mountinfo file-system type. */
 export function fileSystemKind(type: string): FileSystemKind {
@@ -130,7 +160,8 @@ const MESSAGES = {
     `--data ${fsys.root} is on ${fsys.type} (${fsys.source} at ${fsys.mountPoint}): a FUSE daemon does the reads, so they are not the job's read_bytes and its caches cannot be evicted from here; the cached and cold modes cannot be proven`,
   overlay: (fsys: RootFileSystem) =>
     `--data ${fsys.root} is on ${fsys.type} (mounted at ${fsys.mountPoint}): eviction and residency go through to the layer below, but no block device is known, so disk throughput is not sampled; mount the dataset as a volume to get it`,
-  coldOnMemory: (fsys: RootFileSystem) => `the dataset is on ${fsys.type} at ${fsys.mountPoint}: its pages cannot be evicted, so a cold mode does not exist there`,
+  coldOnMemory: (fsys: RootFileSystem) =>
+    `the dataset is on ${fsys.type} at ${fsys.mountPoint}: its pages cannot be evicted, so a cold mode does not exist there`,
   serverCache: (fsys: RootFileSystem) =>
     `the dataset is on ${fsys.type} (${fsys.source}): the server's cache cannot be evicted from here, so a read counted as the job's may have come from the server's memory, not its storage`,
   unattributed: (fsys: RootFileSystem) =>

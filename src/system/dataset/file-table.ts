@@ -113,7 +113,9 @@ export class FileTable {
    * compared as a string.
    */
   indexOfName(dir: number, name: Uint8Array): number {
-    for (let k = 0; k < name.length; k++) if (name[k] >= 0x80) return this.indexIn(dir, Buffer.from(name.buffer, name.byteOffset, name.length).toString('utf8'));
+    for (let k = 0; k < name.length; k++)
+      if (name[k] >= 0x80)
+        return this.indexIn(dir, Buffer.from(name.buffer, name.byteOffset, name.length).toString('utf8'));
     let lo = this.dirStart[dir];
     let hi = this.dirStart[dir + 1] - 1;
     while (lo <= hi) {
@@ -227,7 +229,11 @@ export class FileTableBuilder {
   private copyGroup(from: FileTableBuilder, group: { prefix: string; first: number; count: number }): void {
     this.groups.push({ prefix: group.prefix, first: this.count, count: group.count });
     for (let i = group.first; i < group.first + group.count; i++) {
-      this.pushBytes(from.names.subarray(from.nameStart[i], from.nameStart[i + 1]), from.sizes[i], from.foreign[i] === 1);
+      this.pushBytes(
+        from.names.subarray(from.nameStart[i], from.nameStart[i + 1]),
+        from.sizes[i],
+        from.foreign[i] === 1,
+      );
     }
   }
 
@@ -297,7 +303,8 @@ export function fileView(table: FileTable): readonly TableFile[] {
   function* iterate(): IterableIterator<TableFile> {
     for (let dir = 0; dir < table.prefixes.length; dir++) {
       const prefix = table.prefixes[dir];
-      for (let i = table.dirStart[dir]; i < table.dirStart[dir + 1]; i++) yield { path: prefix + table.name(i), bytes: table.sizes[i] };
+      for (let i = table.dirStart[dir]; i < table.dirStart[dir + 1]; i++)
+        yield { path: prefix + table.name(i), bytes: table.sizes[i] };
     }
   }
   const readOnly = (): never => {

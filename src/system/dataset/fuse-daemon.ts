@@ -20,7 +20,12 @@ export function fuseDaemons(procRoot = '/proc'): FuseDaemon[] {
     if (!/^\d+$/.test(entry)) continue;
     if (!holdsDevFuse(join(procRoot, entry, 'fd'))) continue;
     try {
-      daemons.push({ pid: Number(entry), argv: readFileSync(join(procRoot, entry, 'cmdline'), 'utf8').split('\0').filter(Boolean) });
+      daemons.push({
+        pid: Number(entry),
+        argv: readFileSync(join(procRoot, entry, 'cmdline'), 'utf8')
+          .split('\0')
+          .filter(Boolean),
+      });
     } catch {
       // gone meanwhile
     }

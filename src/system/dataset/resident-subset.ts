@@ -24,7 +24,13 @@ export function seededOrder(n: number, seed: number): Uint32Array {
  * `usedBytes` already taken: the prefix stops at the first file that would
  * overflow (never skipping it for a smaller one). Returns the end index.
  */
-export function prefixEnd(order: Uint32Array, sizes: ArrayLike<number>, start: number, usedBytes: number, targetBytes: number): number {
+export function prefixEnd(
+  order: Uint32Array,
+  sizes: ArrayLike<number>,
+  start: number,
+  usedBytes: number,
+  targetBytes: number,
+): number {
   let bytes = usedBytes;
   let end = start;
   while (end < order.length && bytes + sizes[order[end]] <= targetBytes) bytes += sizes[order[end++]];
@@ -80,7 +86,11 @@ export function subsetDataset(dataset: Dataset, files: DatasetFile[]): Dataset {
  * docs/protocol.md. A path holding a newline cannot be written so; it is left
  * out and counted.
  */
-export function writeSubsetList(file: string, files: readonly DatasetFile[], cwd: string): { files: number; leftOut: number } {
+export function writeSubsetList(
+  file: string,
+  files: readonly DatasetFile[],
+  cwd: string,
+): { files: number; leftOut: number } {
   const fd = fs.openSync(file, 'w');
   let written = 0;
   let leftOut = 0;

@@ -67,7 +67,9 @@ export class DatasetWalk {
   /** Adds a root that is one file. */
   addFile(root: string, stat: fs.BigIntStats): void {
     const slash = root.lastIndexOf('/');
-    this.builder.addDirectory(root.slice(0, slash + 1), [{ name: root.slice(slash + 1), bytes: Number(stat.size), foreign: this.isForeign(Number(stat.uid)) }]);
+    this.builder.addDirectory(root.slice(0, slash + 1), [
+      { name: root.slice(slash + 1), bytes: Number(stat.size), foreign: this.isForeign(Number(stat.uid)) },
+    ]);
   }
 
   /** Walks a root directory depth first, in path order. */
@@ -117,7 +119,9 @@ export class DatasetWalk {
   private async entryNames(dir: string): Promise<string[]> {
     let entries: fs.Dirent[];
     try {
-      entries = this.parallel ? await fs.promises.readdir(dir, { withFileTypes: true }) : fs.readdirSync(dir, { withFileTypes: true });
+      entries = this.parallel
+        ? await fs.promises.readdir(dir, { withFileTypes: true })
+        : fs.readdirSync(dir, { withFileTypes: true });
     } catch (error) {
       this.skip(dir, error);
       return [];
@@ -128,13 +132,19 @@ export class DatasetWalk {
     const names: string[] = [];
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
-      if (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory() || isUnknownType(entry)) names.push(entry.name);
+      if (entry.isFile() || entry.isSymbolicLink() || entry.isDirectory() || isUnknownType(entry))
+        names.push(entry.name);
     }
     return names;
   }
 
   /** Sync stats, a slice at a time, until the names end or stats turn slow; returns the index of the first name left. */
-  private async statInSlices(dir: string, prefix: string, names: string[], take: (name: string, stat: EntryStat) => void): Promise<number> {
+  private async statInSlices(
+    dir: string,
+    prefix: string,
+    names: string[],
+    take: (name: string, stat: EntryStat) => void,
+  ): Promise<number> {
     const { calls, slowStatMicros } = this.options;
     let next = 0;
     const dirFd = calls ? calls.open(dir, O_DIRECTORY_CLOEXEC) : -1;
@@ -165,7 +175,12 @@ export class DatasetWalk {
   }
 
   /** Async stats of names[first..], `concurrency` in flight. */
-  private async statInParallel(prefix: string, names: string[], first: number, take: (name: string, stat: EntryStat) => void): Promise<void> {
+  private async statInParallel(
+    prefix: string,
+    names: string[],
+    first: number,
+    take: (name: string, stat: EntryStat) => void,
+  ): Promise<void> {
     let next = first;
     const worker = async (): Promise<void> => {
       while (next < names.length) {
@@ -185,7 +200,12 @@ export class DatasetWalk {
     if (calls && dirFd >= 0) {
       const facts = calls.statx(dirFd, Buffer.from(`${name}\0`));
       if (typeof facts === 'number') throw errnoError(-facts);
-      return { kind: facts.type === S_IFREG ? 'file' : facts.type === S_IFDIR ? 'dir' : 'other', bytes: facts.bytes, uid: facts.uid, key: facts.key };
+      return {
+        kind: facts.type === S_IFREG ? 'file' : facts.type === S_IFDIR ? 'dir' : 'other',
+        bytes: facts.bytes,
+        uid: facts.uid,
+        key: facts.key,
+      };
     }
     return fromStats(fs.statSync(prefix + name, { bigint: true }));
   }
@@ -209,5 +229,13 @@ function fromStats(stat: fs.BigIntStats): EntryStat {
 
 // DT_UNKNOWN: some file systems (older XFS, some FUSE) do not fill d_type; stat decides.
 function isUnknownType(entry: fs.Dirent): boolean {
-  return !entry.isFile() && !entry.isDirectory() && !entry.isSymbolicLink() && !entry.isFIFO() && !entry.isSocket() && !entry.isBlockDevice() && !entry.isCharacterDevice();
+  return (
+    !entry.isFile() &&
+    !entry.isDirectory() &&
+    !entry.isSymbolicLink() &&
+    !entry.isFIFO() &&
+    !entry.isSocket() &&
+    !entry.isBlockDevice() &&
+    !entry.isCharacterDevice()
+  );
 }

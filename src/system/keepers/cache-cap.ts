@@ -38,7 +38,10 @@ export interface CacheCapOptions {
 export type CacheCapStart = { ok: true; cap: InotifyKeeper } | { ok: false; reason: string };
 
 /** Starts capping the page cache of `files` at `capBytes`; never throws. */
-export function startCacheCap(files: readonly (FileRef & { bytes?: number })[], options: CacheCapOptions): CacheCapStart {
+export function startCacheCap(
+  files: readonly (FileRef & { bytes?: number })[],
+  options: CacheCapOptions,
+): CacheCapStart {
   const load = loadLibc();
   if (!load.ok) return { ok: false, reason: load.reason };
   const started = startInotifyKeeper(load.libc, files, {
@@ -51,7 +54,10 @@ export function startCacheCap(files: readonly (FileRef & { bytes?: number })[], 
 }
 
 /** startCacheCap, or a UserError naming why the cache cannot be capped here. */
-export function requireCacheCap(files: readonly (FileRef & { bytes?: number })[], options: CacheCapOptions): InotifyKeeper {
+export function requireCacheCap(
+  files: readonly (FileRef & { bytes?: number })[],
+  options: CacheCapOptions,
+): InotifyKeeper {
   const started = startCacheCap(files, options);
   if (started.ok) return started.cap;
   throw new UserError(KEEPER_TEXT.cannotCap(started.reason), ExitCode.Environment);

@@ -59,7 +59,11 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
     throw new UserError(KEEPER_TEXT.cannotKeepCold(load.reason), ExitCode.Environment);
   }
   const mechanism = options.mechanism ?? 'auto';
-  const timers = { drainMs: Math.max(1, options.intervalMs), sweepMs: Math.max(1, options.sweepIntervalMs ?? 1000), ledger: options.ledger };
+  const timers = {
+    drainMs: Math.max(1, options.intervalMs),
+    sweepMs: Math.max(1, options.sweepIntervalMs ?? 1000),
+    ledger: options.ledger,
+  };
   const reasons: string[] = [];
   if (mechanism === 'fanotify' || (mechanism === 'auto' && !options.onlyListed)) {
     const started = options.onlyListed

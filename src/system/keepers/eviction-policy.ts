@@ -120,7 +120,10 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
    * sweeps in a row leaves the sweeps and is handed to `left` (a close that
    * merged into another, or a file open and idle: a later read brings it back).
    */
-  sweepReading(sweep: (file: File, state: State) => boolean, left: (file: File, state: State) => void = () => {}): void {
+  sweepReading(
+    sweep: (file: File, state: State) => boolean,
+    left: (file: File, state: State) => void = () => {},
+  ): void {
     for (const file of this.previous.keys()) if (!this.reading.has(file)) this.previous.delete(file);
     for (const [file, state] of this.reading) {
       if (sweep(file, state)) state.idleSweeps = 0;

@@ -48,7 +48,10 @@ export function markTable(libc: LibcBindings, table: FileTable): FanotifyMarkSta
   const fd = libc.fanotifyInit(flags, FAN.eventFileFlags);
   if (fd < 0) {
     const code = errnoName(-fd);
-    return { ok: false, reason: code === 'EPERM' ? 'fanotify needs CAP_SYS_ADMIN (root)' : `fanotify_init failed (${code})` };
+    return {
+      ok: false,
+      reason: code === 'EPERM' ? 'fanotify needs CAP_SYS_ADMIN (root)' : `fanotify_init failed (${code})`,
+    };
   }
   for (const dir of dirs) {
     const result = libc.fanotifyMark(fd, FAN.markAdd | FAN.markOnlyDir, MARK_MASK, AT_FDCWD, dir);
@@ -84,7 +87,8 @@ export class FanotifyEvents {
    */
   reader(handlers: FanotifyHandlers): () => boolean {
     const visit = (mask: number, eventFd: number): void => this.dispatch(mask, eventFd, handlers);
-    const unreadable = (): void => handlers.failed('(fanotify read)', new Error('an event this code cannot read (another metadata version)'));
+    const unreadable = (): void =>
+      handlers.failed('(fanotify read)', new Error('an event this code cannot read (another metadata version)'));
     return () => {
       for (let reads = 0; reads < MAX_READS_PER_DRAIN; reads++) {
         const bytes = this.libc.read(this.fd, this.buffer);

@@ -59,7 +59,11 @@ interface HeldFile extends FileBeingRead {
 }
 
 /** Starts the fanotify keeper over `files`, or answers why it cannot run; never throws. */
-export function startFanotifyKeeper(libc: LibcBindings, files: readonly FileRef[], options: FanotifyKeeperOptions): FanotifyKeeperStart {
+export function startFanotifyKeeper(
+  libc: LibcBindings,
+  files: readonly FileRef[],
+  options: FanotifyKeeperOptions,
+): FanotifyKeeperStart {
   const setupStarted = performance.now();
   const table = keeperTable(files);
   const marking = markTable(libc, table);

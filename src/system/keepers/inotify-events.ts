@@ -63,7 +63,10 @@ export type InotifyWatchStart = { ok: true; events: InotifyEvents } | { ok: fals
 /** Watches every directory of `table` that holds files; never throws. */
 export function watchTable(libc: LibcBindings, table: FileTable): InotifyWatchStart {
   const dirs = watchedDirs(table);
-  const limitReason = watchLimitReason(dirs.length, parseKernelNumber(readTextOrNull('/proc/sys/fs/inotify/max_user_watches')));
+  const limitReason = watchLimitReason(
+    dirs.length,
+    parseKernelNumber(readTextOrNull('/proc/sys/fs/inotify/max_user_watches')),
+  );
   if (limitReason) return { ok: false, reason: limitReason };
   const fd = libc.inotifyInit1(IN.nonblock | IN.cloexec);
   if (fd < 0) return { ok: false, reason: MESSAGES.initFailed(errnoName(-fd)) };
@@ -83,7 +86,8 @@ export function watchTable(libc: LibcBindings, table: FileTable): InotifyWatchSt
 /** A keeper's inotify queue over its table. */
 export class InotifyEvents {
   /** Events the queue holds at most (fs.inotify.max_queued_events). */
-  readonly queueCapacity = parseKernelNumber(readTextOrNull('/proc/sys/fs/inotify/max_queued_events')) ?? DEFAULT_QUEUED_EVENTS;
+  readonly queueCapacity =
+    parseKernelNumber(readTextOrNull('/proc/sys/fs/inotify/max_queued_events')) ?? DEFAULT_QUEUED_EVENTS;
   private readonly buffer = Buffer.alloc(EVENT_BUFFER_BYTES);
   /** Closes still to come from the keeper's own opens, per file. */
   private readonly ownCloses = new Map<number, number>();

@@ -20,7 +20,12 @@ export interface KeeperAccounts {
 }
 
 /** Zero counters for a keeper of `mechanism` watching `watchedDirs` directories; its metered work is charged to `ledger` too, as 'keeper'. */
-export function keeperAccounts(mechanism: KeeperMechanism, watchedDirs: number, libc: LibcBindings, ledger?: CpuLedger): KeeperAccounts {
+export function keeperAccounts(
+  mechanism: KeeperMechanism,
+  watchedDirs: number,
+  libc: LibcBindings,
+  ledger?: CpuLedger,
+): KeeperAccounts {
   const counters: EventKeeperStats = {
     watchedDirs,
     closeEvents: 0,

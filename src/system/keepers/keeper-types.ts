@@ -63,5 +63,14 @@ export interface ColdKeeper {
 
 /** A keeper's counters before it has done anything. */
 export function emptyKeeperStats(mechanism: KeeperMechanism): ColdKeeperStats {
-  return { mechanism, cpuSec: 0, setupSec: 0, reEvictions: 0, reEvictedBytes: 0, blindEvictions: 0, errors: 0, sweeps: 0 };
+  return {
+    mechanism,
+    cpuSec: 0,
+    setupSec: 0,
+    reEvictions: 0,
+    reEvictedBytes: 0,
+    blindEvictions: 0,
+    errors: 0,
+    sweeps: 0,
+  };
 }

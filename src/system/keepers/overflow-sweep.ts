@@ -43,7 +43,8 @@ export function overflowSweep(hooks: OverflowSweepHooks): OverflowSweep {
       pending = false;
       for (let first = 0; first < hooks.files && !hooks.stopped(); first += FILES_PER_TURN) {
         hooks.metered(() => {
-          for (let k = first; k < Math.min(hooks.files, first + FILES_PER_TURN); k++) if (!hooks.keep?.(k)) hooks.evict(k);
+          for (let k = first; k < Math.min(hooks.files, first + FILES_PER_TURN); k++)
+            if (!hooks.keep?.(k)) hooks.evict(k);
           hooks.drain();
         });
         await yieldToLoop();

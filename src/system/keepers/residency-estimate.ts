@@ -63,7 +63,12 @@ export function estimateResidency(sample: ResidencySample): Omit<ResidencyReadin
   const inOthers =
     others === 0
       ? { resident: 0, measured: 0, exact: true }
-      : estimateGroup(sample, (j) => (otherFiles ? otherFiles[j] : pickOther(j)), others, Math.max(0, sample.datasetBytes - heldSizeBytes));
+      : estimateGroup(
+          sample,
+          (j) => (otherFiles ? otherFiles[j] : pickOther(j)),
+          others,
+          Math.max(0, sample.datasetBytes - heldSizeBytes),
+        );
   return {
     residentBytes: inHeld.resident + inOthers.resident,
     measuredFiles: inHeld.measured + inOthers.measured,

@@ -173,7 +173,9 @@ export class CpuLedger {
 
 /** Zero for every component. */
 export function emptyReading(): LedgerReading {
-  return Object.fromEntries(LEDGER_COMPONENTS.map((component) => [component, { cpuSec: 0, calls: 0 }])) as LedgerReading;
+  return Object.fromEntries(
+    LEDGER_COMPONENTS.map((component) => [component, { cpuSec: 0, calls: 0 }]),
+  ) as LedgerReading;
 }
 
 /** What each component was charged between two readings of one ledger, `earlier` and `later`. */

@@ -76,7 +76,10 @@ export class FakeLibc implements LibcBindings {
 
   private pageRange(pages: Uint8Array, offsetBytes: number, lengthBytes: number): [number, number] {
     const first = Math.floor(offsetBytes / this.pageSizeBytes);
-    const end = lengthBytes === 0 ? pages.length : Math.min(pages.length, Math.ceil((offsetBytes + lengthBytes) / this.pageSizeBytes));
+    const end =
+      lengthBytes === 0
+        ? pages.length
+        : Math.min(pages.length, Math.ceil((offsetBytes + lengthBytes) / this.pageSizeBytes));
     return [first, end];
   }
 

@@ -20,10 +20,20 @@ const littleEndian = endianness() === 'LE';
  * descriptors of the events left cannot be found safely, so they stay open.
  * Returns the events visited.
  */
-export function forEachFanotifyEvent(buffer: Buffer, length: number, visit: (mask: number, fd: number) => void, unreadable: () => void = () => {}): number {
+export function forEachFanotifyEvent(
+  buffer: Buffer,
+  length: number,
+  visit: (mask: number, fd: number) => void,
+  unreadable: () => void = () => {},
+): number {
   let events = 0;
   for (let offset = 0; offset < length; ) {
-    const eventBytes = offset + METADATA_BYTES <= length ? (littleEndian ? buffer.readUInt32LE(offset) : buffer.readUInt32BE(offset)) : 0;
+    const eventBytes =
+      offset + METADATA_BYTES <= length
+        ? littleEndian
+          ? buffer.readUInt32LE(offset)
+          : buffer.readUInt32BE(offset)
+        : 0;
     if (buffer[offset + 4] !== METADATA_VERSION || eventBytes < METADATA_BYTES || offset + eventBytes > length) {
       unreadable();
       break;

@@ -181,7 +181,10 @@ function tryLoad(): LibcLoad {
     inotifyAddWatch: calls.checked('inotify_add_watch'),
     fanotifyInit: calls.checked('fanotify_init'),
     fanotifyMark: calls.checked('fanotify_mark'),
-    read: ((read) => (fd: number, buffer: Uint8Array) => read(fd, buffer, buffer.length))(calls.checked('read')),
+    read: (
+      (read) => (fd: number, buffer: Uint8Array) =>
+        read(fd, buffer, buffer.length)
+    )(calls.checked('read')),
     open: calls.checked('open'),
     close: calls.checked('close'),
     closeRange: (first, last) => (closeRange === null ? -ENOSYS : closeRange(first, last, 0)),

@@ -48,7 +48,8 @@ export function mountOf(mounts: readonly Mount[], resolved: string): Mount | nul
   let best: Mount | null = null;
   for (const mount of mounts) {
     const point = mount.mountPoint;
-    const inside = point === '/' || resolved === point || resolved.startsWith(point.endsWith('/') ? point : `${point}/`);
+    const inside =
+      point === '/' || resolved === point || resolved.startsWith(point.endsWith('/') ? point : `${point}/`);
     if (inside && (best === null || point.length >= best.mountPoint.length)) best = mount;
   }
   return best;

@@ -57,7 +57,12 @@ export class NodeFileSyscalls implements FileSyscalls {
     try {
       const stat = fs.statSync(path.join(dir, nameOf(name)), { bigint: true });
       const { major, minor } = splitDev(stat.dev);
-      return { type: stat.isFile() ? S_IFREG : stat.isDirectory() ? S_IFDIR : 0, bytes: Number(stat.size), uid: Number(stat.uid), key: `${major}:${minor}:${stat.ino}` };
+      return {
+        type: stat.isFile() ? S_IFREG : stat.isDirectory() ? S_IFDIR : 0,
+        bytes: Number(stat.size),
+        uid: Number(stat.uid),
+        key: `${major}:${minor}:${stat.ino}`,
+      };
     } catch (error) {
       return negativeErrno(error);
     }

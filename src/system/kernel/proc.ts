@@ -42,7 +42,10 @@ export function parseProcStat(text: string): ProcStat | null {
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return null;
   const pid = Number(text.slice(0, open).trim());
-  const rest = text.slice(close + 1).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
   // rest[0] is field 3 (state); field n is rest[n - 3].
   if (rest.length < 20 || !Number.isInteger(pid)) return null;
   const field = (n: number): number => Number(rest[n - 3]);
@@ -58,7 +61,15 @@ export function parseProcStat(text: string): ProcStat | null {
     cstimeTicks: field(17),
     startTicks: field(22),
   };
-  const numbers = [stat.ppid, stat.pgrp, stat.utimeTicks, stat.stimeTicks, stat.cutimeTicks, stat.cstimeTicks, stat.startTicks];
+  const numbers = [
+    stat.ppid,
+    stat.pgrp,
+    stat.utimeTicks,
+    stat.stimeTicks,
+    stat.cutimeTicks,
+    stat.cstimeTicks,
+    stat.startTicks,
+  ];
   return numbers.every((n) => Number.isFinite(n) && n >= 0) ? stat : null;
 }
 
@@ -113,7 +124,11 @@ export function auxvValue(path: string, type: number): number | null {
   }
   const word = process.arch === 'ia32' || process.arch === 'arm' ? 4 : 8;
   const read = (offset: number): number =>
-    word === 8 ? Number(endianness() === 'LE' ? bytes.readBigUInt64LE(offset) : bytes.readBigUInt64BE(offset)) : endianness() === 'LE' ? bytes.readUInt32LE(offset) : bytes.readUInt32BE(offset);
+    word === 8
+      ? Number(endianness() === 'LE' ? bytes.readBigUInt64LE(offset) : bytes.readBigUInt64BE(offset))
+      : endianness() === 'LE'
+        ? bytes.readUInt32LE(offset)
+        : bytes.readUInt32BE(offset);
   for (let offset = 0; offset + 2 * word <= bytes.length; offset += 2 * word) {
     const key = read(offset);
     if (key === 0) break; // AT_NULL ends the vector
@@ -133,7 +148,6 @@ function getconfClkTck(): number | null {
     return null;
   }
 }
-
 
 /** Reads and parses /proc/PID/stat; null when the process is gone. */
 export function readProcStat(pid: number | 'self', procRoot = '/proc'): ProcStat | null {
@@ -295,7 +309,10 @@ export class TreeMembers {
     if (this.rootPid === null) return [];
     const last = parseLastPid(this.hold ? this.loadavg.read() : readTextOrNull(`${this.procRoot}/loadavg`));
     const now = this.now();
-    const created = last === null || this.lastPid === null || now - this.walkedAt >= this.fullWalkMs ? null : this.pidsSince(this.lastPid, last);
+    const created =
+      last === null || this.lastPid === null || now - this.walkedAt >= this.fullWalkMs
+        ? null
+        : this.pidsSince(this.lastPid, last);
     const members = created === null ? this.walk(last) : this.update(created);
     if (created === null) this.walkedAt = now;
     this.lastPid = last;
@@ -340,7 +357,8 @@ export class TreeMembers {
   private walk(last: number | null): Map<number, ProcStat> {
     const stats = allStats(this.procRoot);
     const listed = new Set(stats.map((s) => s.pid));
-    this.pending = last === null ? [] : range(Math.max(1, last - RECENT_PIDS + 1), last).filter((pid) => !listed.has(pid));
+    this.pending =
+      last === null ? [] : range(Math.max(1, last - RECENT_PIDS + 1), last).filter((pid) => !listed.has(pid));
     const roots = [this.rootPid!];
     for (const stat of stats) if (this.known.get(stat.pid) === stat.startTicks) roots.push(stat.pid);
     const members = descendants(roots, stats);
@@ -565,7 +583,14 @@ export class TreeAccounting {
       this.totalTicks += cpuInc;
       this.totalReadBytes += ioInc;
       this.totalWriteBytes += writeInc;
-      this.tracked.set(key, { pid: stat.pid, ppid: stat.ppid, cpuTicks, readBytes: ioNow, writeBytes: writeNow, childTicks });
+      this.tracked.set(key, {
+        pid: stat.pid,
+        ppid: stat.ppid,
+        cpuTicks,
+        readBytes: ioNow,
+        writeBytes: writeNow,
+        childTicks,
+      });
     }
 
     const kept = new Map<number, Credit[]>();

@@ -16,10 +16,17 @@ export function assertCommandExists(file: string, pathVariable: string | undefin
 }
 
 /** The file execvp runs for `file` under `pathVariable`, or why there is none. */
-export function findCommand(file: string, pathVariable: string | undefined, cwd: string): string | { sawNonExecutable: boolean } {
+export function findCommand(
+  file: string,
+  pathVariable: string | undefined,
+  cwd: string,
+): string | { sawNonExecutable: boolean } {
   const candidates = file.includes('/')
     ? [isAbsolute(file) ? file : resolve(cwd, file)]
-    : (pathVariable ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, file));
+    : (pathVariable ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, file));
   let sawNonExecutable = false;
   for (const candidate of candidates) {
     try {

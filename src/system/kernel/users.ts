@@ -21,7 +21,11 @@ export function lookupUser(spec: string): SystemUser | null {
   if (entry === null) return null;
   const [name, , uid, gid, , home] = entry.trim().split('\n')[0].split(':');
   if (name === undefined || home === undefined || !/^\d+$/.test(uid) || !/^\d+$/.test(gid)) return null;
-  const groups = (run('id', ['-G', name]) ?? gid).trim().split(/\s+/).filter((g) => /^\d+$/.test(g)).map(Number);
+  const groups = (run('id', ['-G', name]) ?? gid)
+    .trim()
+    .split(/\s+/)
+    .filter((g) => /^\d+$/.test(g))
+    .map(Number);
   return { name, uid: Number(uid), gid: Number(gid), groups: groups.length > 0 ? groups : [Number(gid)], home };
 }
 

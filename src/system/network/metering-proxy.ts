@@ -67,12 +67,31 @@ export interface ProxyCounters {
 }
 
 // Hop-by-hop headers: meant for the proxy, never forwarded.
-const HOP_BY_HOP = ['connection', 'proxy-connection', 'keep-alive', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'upgrade'];
+const HOP_BY_HOP = [
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'upgrade',
+];
 
 export class MeteringProxy {
   private readonly counters: ProxyCounters = {
-    originBytes: 0, cacheBytes: 0, otherBytes: 0, requests: 0, cacheHits: 0, tunnels: 0,
-    statuses: {}, failures: 0, lastFailure: null, inFlight: 0, maxInFlight: 0, inFlightSec: 0,
+    originBytes: 0,
+    cacheBytes: 0,
+    otherBytes: 0,
+    requests: 0,
+    cacheHits: 0,
+    tunnels: 0,
+    statuses: {},
+    failures: 0,
+    lastFailure: null,
+    inFlight: 0,
+    maxInFlight: 0,
+    inFlightSec: 0,
   };
   private readonly records: RequestRecord[] = [];
   private inFlightSince = performance.now();
@@ -200,7 +219,9 @@ export class MeteringProxy {
     try {
       target = new URL(req.url ?? '');
     } catch {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('ds-analyzer metering proxy: only absolute-form requests (through HTTP_PROXY) are served\n');
+      res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('ds-analyzer metering proxy: only absolute-form requests (through HTTP_PROXY) are served\n');
       return;
     }
     const hostPort = `${target.hostname}:${target.port || (target.protocol === 'https:' ? 443 : 80)}`;
@@ -228,19 +249,27 @@ export class MeteringProxy {
       return;
     }
     // A farther store: the request waits before it leaves, so its first byte comes that much later.
-    if (this.addedLatencyMs > 0) setTimeout(() => this.forward(req, res, target, { record, started }), this.addedLatencyMs);
+    if (this.addedLatencyMs > 0)
+      setTimeout(() => this.forward(req, res, target, { record, started }), this.addedLatencyMs);
     else this.forward(req, res, target, { record, started });
   }
 
   /** The stored response for a GET or HEAD in 'serve' use, or null. */
   private storedAnswer(req: http.IncomingMessage, target: URL): CachedResponse | null {
-    if (this.cacheUse !== 'serve' || !this.options.cache || (req.method !== 'GET' && req.method !== 'HEAD')) return null;
+    if (this.cacheUse !== 'serve' || !this.options.cache || (req.method !== 'GET' && req.method !== 'HEAD'))
+      return null;
     const key = objectKey(target);
     return this.servedKeys && !this.servedKeys.has(key) ? null : this.options.cache.get(key);
   }
 
   /** Answers from the cache, with a single byte range where one is asked (S3 clients read parts). */
-  private serveStored(req: http.IncomingMessage, res: http.ServerResponse, stored: CachedResponse, record: RequestRecord, started: number): void {
+  private serveStored(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    stored: CachedResponse,
+    record: RequestRecord,
+    started: number,
+  ): void {
     const range = parseRange(req.headers.range, stored.bytes);
     const headers: Record<string, string> = { ...stored.headers, 'accept-ranges': 'bytes' };
     let status = 200;
@@ -264,15 +293,33 @@ export class MeteringProxy {
       res.end();
       return;
     }
-    this.relay(createReadStream(stored.bodyFile, { start, end, highWaterMark: 256 * 1024 }), res, record, 'cacheBytes', null);
+    this.relay(
+      createReadStream(stored.bodyFile, { start, end, highWaterMark: 256 * 1024 }),
+      res,
+      record,
+      'cacheBytes',
+      null,
+    );
   }
 
   /** Sends the request on to its origin and the response back, metered (and capped) when it is the data's. */
-  private forward(req: http.IncomingMessage, res: http.ServerResponse, target: URL, data: { record: RequestRecord; started: number } | null): void {
+  private forward(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    target: URL,
+    data: { record: RequestRecord; started: number } | null,
+  ): void {
     const headers = { ...req.headers };
     for (const name of HOP_BY_HOP) delete headers[name];
     const upstream = http.request(
-      { host: target.hostname, port: target.port || 80, method: req.method, path: `${target.pathname}${target.search}`, headers, agent: this.agent },
+      {
+        host: target.hostname,
+        port: target.port || 80,
+        method: req.method,
+        path: `${target.pathname}${target.search}`,
+        headers,
+        agent: this.agent,
+      },
       (response) => {
         const responseHeaders = { ...response.headers };
         for (const name of HOP_BY_HOP) delete responseHeaders[name];
@@ -358,7 +405,8 @@ export class MeteringProxy {
     let ended = false;
     source.on('data', (chunk: Buffer) => {
       counters[counter] += chunk.length;
-      if (record && record.firstByteMs === null && started !== undefined) record.firstByteMs = performance.now() - started;
+      if (record && record.firstByteMs === null && started !== undefined)
+        record.firstByteMs = performance.now() - started;
       const waitMs = bucket ? bucket.take(chunk.length) : 0;
       if (waitMs > 0) {
         // Held back until the cap allows it: the bytes leave no sooner than the rate says.
@@ -388,7 +436,10 @@ export class MeteringProxy {
 }
 
 /** A single byte range of a `bytes=` Range header, clamped to the body; null for none or a form not handled (the whole body is sent). */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | 'unsatisfiable' | null {
   const match = header?.match(/^bytes=(\d*)-(\d*)$/);
   if (!match || (match[1] === '' && match[2] === '')) return null;
   if (match[1] === '') {

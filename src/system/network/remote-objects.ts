@@ -42,7 +42,13 @@ export function remoteStore(spec: RemoteSpec): RemoteStore {
 
 /** The fix for a failed request, by what failed. */
 function failure(what: string, spec: RemoteSpec, error: unknown): UserError {
-  const e = error as { code?: string; name?: string; message?: string; $metadata?: { httpStatusCode?: number }; cause?: { code?: string } };
+  const e = error as {
+    code?: string;
+    name?: string;
+    message?: string;
+    $metadata?: { httpStatusCode?: number };
+    cause?: { code?: string };
+  };
   const status = e.$metadata?.httpStatusCode;
   const code = e.code ?? e.cause?.code ?? e.name ?? 'error';
   if (status === 403 || code === 'AccessDenied' || code === 'InvalidAccessKeyId' || code === 'SignatureDoesNotMatch') {
@@ -73,7 +79,13 @@ function s3Store(spec: RemoteSpec): RemoteStore {
   };
   // The job's client asks a custom endpoint path-style (host/bucket/key), AWS virtual-hosted (bucket.host/key): the proxy's key follows.
   const keyOf = (key: string) =>
-    objectKey(new URL(endpoint ? `${endpoint}/${bucket}/${encodeKey(key)}` : `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`));
+    objectKey(
+      new URL(
+        endpoint
+          ? `${endpoint}/${bucket}/${encodeKey(key)}`
+          : `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`,
+      ),
+    );
   return {
     async list() {
       const objects: RemoteObject[] = [];
@@ -81,7 +93,9 @@ function s3Store(spec: RemoteSpec): RemoteStore {
       const { s3, client } = await sdk();
       try {
         do {
-          const page = await client.send(new s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, ContinuationToken: token }));
+          const page = await client.send(
+            new s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, ContinuationToken: token }),
+          );
           for (const item of page.Contents ?? []) {
             if (item.Key === undefined || item.Key.endsWith('/')) continue;
             objects.push({ path: `${bucket}/${item.Key}`, bytes: item.Size ?? 0, cacheKey: keyOf(item.Key) });
@@ -124,7 +138,10 @@ function encodeKey(key: string): string {
 function httpRequest(url: string, method: 'HEAD' | 'GET'): Promise<http.IncomingMessage> {
   const parsed = new URL(url);
   const client = parsed.protocol === 'https:' ? https : http;
-  const auth = parsed.username || parsed.password ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` : undefined;
+  const auth =
+    parsed.username || parsed.password
+      ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`
+      : undefined;
   return new Promise((resolve, reject) => {
     const req = client.request(parsed, { method, auth }, resolve);
     req.on('error', reject);
@@ -145,7 +162,11 @@ function httpStore(spec: RemoteSpec): RemoteStore {
     const status = response.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       response.resume();
-      throw failure(what, { ...spec, display: redactUrl(url) }, { $metadata: { httpStatusCode: status }, code: `HTTP ${status}` });
+      throw failure(
+        what,
+        { ...spec, display: redactUrl(url) },
+        { $metadata: { httpStatusCode: status }, code: `HTTP ${status}` },
+      );
     }
     return response;
   };
@@ -160,7 +181,11 @@ function httpStore(spec: RemoteSpec): RemoteStore {
           response.resume();
           const length = Number(response.headers['content-length']);
           const url = new URL(urls[k]);
-          objects[k] = { path: `${url.host}${url.pathname}`, bytes: Number.isFinite(length) ? length : 0, cacheKey: objectKey(url) };
+          objects[k] = {
+            path: `${url.host}${url.pathname}`,
+            bytes: Number.isFinite(length) ? length : 0,
+            cacheKey: objectKey(url),
+          };
         }
       };
       await Promise.all(Array.from({ length: Math.min(HEAD_CONCURRENCY, urls.length) }, worker));
@@ -170,7 +195,8 @@ function httpStore(spec: RemoteSpec): RemoteStore {
       const url = byKey.get(object.cacheKey) ?? urls[0];
       const response = await get(url, 'GET');
       const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') headers[name] = value;
+      for (const [name, value] of Object.entries(response.headers))
+        if (typeof value === 'string') headers[name] = value;
       return { headers, body: response };
     },
     close: () => undefined,

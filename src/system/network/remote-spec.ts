@@ -63,7 +63,12 @@ function s3Spec(text: string, endpoint: string | undefined, env: NodeJS.ProcessE
     kind: 's3',
     display: `s3://${bucket}/${prefix}`,
     protocol: 'https',
-    origins: [`${bucket}.s3.${region}.amazonaws.com:443`, `s3.${region}.amazonaws.com:443`, `${bucket}.s3.amazonaws.com:443`, 's3.amazonaws.com:443'],
+    origins: [
+      `${bucket}.s3.${region}.amazonaws.com:443`,
+      `s3.${region}.amazonaws.com:443`,
+      `${bucket}.s3.amazonaws.com:443`,
+      's3.amazonaws.com:443',
+    ],
     s3: { endpoint: null, bucket, prefix, region },
   };
 }
@@ -89,7 +94,10 @@ function httpSpec(text: string): RemoteSpec {
  * not built.
  */
 export function expandBraces(text: string): string[] {
-  const total = [...text.matchAll(/\{([^{}]*)\}/g)].reduce((product, group) => product * groupParts(group[1]).length, 1);
+  const total = [...text.matchAll(/\{([^{}]*)\}/g)].reduce(
+    (product, group) => product * groupParts(group[1]).length,
+    1,
+  );
   if (total > MAX_EXPANDED_URLS) {
     throw new UserError(NETWORK_TEXT.tooManyUrls(total, MAX_EXPANDED_URLS), ExitCode.BadValue);
   }

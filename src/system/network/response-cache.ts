@@ -19,7 +19,14 @@ export interface CachedResponse {
 }
 
 // Headers that describe the stored body and may be sent again; the rest (dates, connection, request ids) are per response.
-const KEPT_HEADERS = ['content-type', 'etag', 'last-modified', 'cache-control', 'content-encoding', 'content-disposition'];
+const KEPT_HEADERS = [
+  'content-type',
+  'etag',
+  'last-modified',
+  'cache-control',
+  'content-encoding',
+  'content-disposition',
+];
 
 /**
  * The key of a request for an object: its host and decoded path. Clients
@@ -49,7 +56,11 @@ export class ResponseCache {
   }
 
   /** Stores `body` as the response for `key`, replacing any; written to a temporary file first so a failed fill stores nothing. */
-  async put(key: string, headers: Record<string, string | string[] | undefined>, body: Readable | Buffer): Promise<CachedResponse> {
+  async put(
+    key: string,
+    headers: Record<string, string | string[] | undefined>,
+    body: Readable | Buffer,
+  ): Promise<CachedResponse> {
     const name = createHash('sha1').update(key).digest('hex');
     const bodyFile = join(this.dir, name);
     const partial = `${bodyFile}.partial`;

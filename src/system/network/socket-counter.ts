@@ -48,7 +48,7 @@ export interface SocketReading {
 }
 
 const MESSAGES = {
-  notRoot: 'counting a cgroup\'s socket bytes needs root (nftables)',
+  notRoot: "counting a cgroup's socket bytes needs root (nftables)",
   noNft: 'nftables is not installed (apt-get install nftables)',
   noV2: 'no cgroup v2 hierarchy under /sys/fs/cgroup (nftables matches sockets by their v2 group)',
   nftFailed: (what: string, stderr: string) => `nft could not ${what}: ${stderr.trim().split('\n')[0] ?? 'no message'}`,
@@ -93,7 +93,9 @@ export async function socketCounterObstacle(): Promise<string | null> {
 /** The table's rules: every packet received by a socket of one of the groups, counted once. */
 function tableRules(table: string, groups: readonly CgroupV2Group[]): string {
   // One rule per group, each ending the chain for its packets, so a packet of nested groups counts once.
-  const rules = groups.map((g) => `    socket cgroupv2 level ${g.level} ${JSON.stringify(g.nftPath)} counter name "rx" accept`).join('\n');
+  const rules = groups
+    .map((g) => `    socket cgroupv2 level ${g.level} ${JSON.stringify(g.nftPath)} counter name "rx" accept`)
+    .join('\n');
   return `table inet ${table} {\n  counter rx {\n  }\n  chain input {\n    type filter hook input priority -150; policy accept;\n${rules}\n  }\n}\n`;
 }
 
@@ -140,7 +142,8 @@ export class SocketCounter {
 
   /** The counter now. */
   read(): Promise<SocketReading> {
-    if (this.closed || this.nft.exitCode !== null) return Promise.reject(new Error(MESSAGES.nftFailed('read its counter', 'the counter is closed')));
+    if (this.closed || this.nft.exitCode !== null)
+      return Promise.reject(new Error(MESSAGES.nftFailed('read its counter', 'the counter is closed')));
     return new Promise((resolve, reject) => {
       this.waiting.push((line) => {
         try {
@@ -172,10 +175,15 @@ export class SocketCounter {
 
 /** A reading from `nft -j list counter`'s output. */
 export function parseCounter(json: string): SocketReading {
-  const objects = (JSON.parse(json) as { nftables?: Array<{ counter?: { bytes: number; packets: number } }> }).nftables ?? [];
+  const objects =
+    (JSON.parse(json) as { nftables?: Array<{ counter?: { bytes: number; packets: number } }> }).nftables ?? [];
   const counter = objects.find((o) => o.counter)?.counter;
   if (!counter) throw new Error('nft listed no counter');
-  return { bytes: counter.bytes, packets: counter.packets, payloadBytes: Math.max(0, counter.bytes - counter.packets * HEADER_BYTES) };
+  return {
+    bytes: counter.bytes,
+    packets: counter.packets,
+    payloadBytes: Math.max(0, counter.bytes - counter.packets * HEADER_BYTES),
+  };
 }
 
 /** Removes the tables of profilers that are gone (a kill -9 leaves its table behind). */

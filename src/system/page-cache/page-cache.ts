@@ -20,8 +20,23 @@ import fs from 'node:fs';
 import pathModule from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ExitCode, UserError } from '../../errors.js';
-import { FADV, MAP_SHARED, O_RDONLY_CLOEXEC, PROT_READ, loadLibc, type LibcBindings, type LibcLoad } from '../kernel/libc.js';
-import { ENOSYS, EPERM, O_DIRECTORY_CLOEXEC, loadFileSyscalls, type FileSyscalls, type FileSyscallsLoad } from '../kernel/file-syscalls.js';
+import {
+  FADV,
+  MAP_SHARED,
+  O_RDONLY_CLOEXEC,
+  PROT_READ,
+  loadLibc,
+  type LibcBindings,
+  type LibcLoad,
+} from '../kernel/libc.js';
+import {
+  ENOSYS,
+  EPERM,
+  O_DIRECTORY_CLOEXEC,
+  loadFileSyscalls,
+  type FileSyscalls,
+  type FileSyscallsLoad,
+} from '../kernel/file-syscalls.js';
 import { NodeFileSyscalls } from '../kernel/node-file-syscalls.js';
 import { tableOf } from '../dataset/file-table.js';
 import { errnoError, errnoName, errorCode } from '../kernel/errno.js';
@@ -222,15 +237,21 @@ export async function residency(
   const calls = perFileCalls(bindings.calls);
   const result = emptyResidency();
   const probe = new ResidencyProbe(libc, calls);
-  await forEachOpenFile(files, calls, options.cpu, (cursor) => {
-    const resident = probe.residentBytes(cursor);
-    if (typeof resident === 'string') unknownFile(result, resident, cursor.bytes);
-    else if (cursor.bytes > 0) {
-      result.residentBytes += resident;
-      result.totalBytes += cursor.bytes;
-      result.checkedFiles++;
-    }
-  }, (cursor, code) => unknownFile(result, `${cursor.path()}: ${code}`));
+  await forEachOpenFile(
+    files,
+    calls,
+    options.cpu,
+    (cursor) => {
+      const resident = probe.residentBytes(cursor);
+      if (typeof resident === 'string') unknownFile(result, resident, cursor.bytes);
+      else if (cursor.bytes > 0) {
+        result.residentBytes += resident;
+        result.totalBytes += cursor.bytes;
+        result.checkedFiles++;
+      }
+    },
+    (cursor, code) => unknownFile(result, `${cursor.path()}: ${code}`),
+  );
   result.fraction = result.totalBytes > 0 ? result.residentBytes / result.totalBytes : 0;
   return result;
 }
@@ -414,21 +435,27 @@ export async function evict(
   // lru_add_drain_all(), which interrupts every CPU (mm/fadvise.c).
   const probe = new ResidencyProbe(libc, calls);
   let residentAfter: number | null = 0;
-  await forEachOpenFile(files, calls, options.cpu, (cursor) => {
-    if (probe.residentBytes(cursor) === 0) {
-      result.nonResidentFiles++;
-      return;
-    }
-    adviseDontNeed(libc, cursor.fd, 0, 0);
-    result.bytes += cursor.bytes;
-    result.files++;
-    // Pages DONTNEED could not drop (dirty, mapped by another process) stay: count them, so no second pass is needed.
-    const left = probe.residentBytes(cursor);
-    residentAfter = typeof left === 'number' && residentAfter !== null ? residentAfter + left : null;
-  }, (cursor, code) => {
-    residentAfter = null;
-    fail(cursor, code);
-  });
+  await forEachOpenFile(
+    files,
+    calls,
+    options.cpu,
+    (cursor) => {
+      if (probe.residentBytes(cursor) === 0) {
+        result.nonResidentFiles++;
+        return;
+      }
+      adviseDontNeed(libc, cursor.fd, 0, 0);
+      result.bytes += cursor.bytes;
+      result.files++;
+      // Pages DONTNEED could not drop (dirty, mapped by another process) stay: count them, so no second pass is needed.
+      const left = probe.residentBytes(cursor);
+      residentAfter = typeof left === 'number' && residentAfter !== null ? residentAfter + left : null;
+    },
+    (cursor, code) => {
+      residentAfter = null;
+      fail(cursor, code);
+    },
+  );
   if (residentAfter !== null) result.residentBytesAfter = residentAfter;
   result.elapsedMs = performance.now() - started;
   return result;
@@ -526,7 +553,14 @@ export async function warm(
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 8));
   const bufferBytes = Math.max(64 * 1024, Math.floor(options.bufferBytes ?? 4 * 1024 * 1024));
   const started = performance.now();
-  const result: WarmResult = { files: 0, bytesRead: 0, residentFiles: 0, advisedFiles: 0, failedFiles: 0, elapsedMs: 0 };
+  const result: WarmResult = {
+    files: 0,
+    bytesRead: 0,
+    residentFiles: 0,
+    advisedFiles: 0,
+    failedFiles: 0,
+    elapsedMs: 0,
+  };
   const fail = (path: string, code: string): void => {
     result.failedFiles++;
     result.firstError ??= `${path}: ${code}`;
@@ -569,7 +603,8 @@ export async function warm(
     const probe = new ResidencyProbe(libc, calls);
     const advise = (fd: number, bytes: number): boolean => {
       for (let offset = 0; offset < bytes; offset += READAHEAD_CHUNK_BYTES) {
-        if (libc.posixFadvise(fd, offset, Math.min(READAHEAD_CHUNK_BYTES, bytes - offset), FADV.willNeed) !== 0) return false;
+        if (libc.posixFadvise(fd, offset, Math.min(READAHEAD_CHUNK_BYTES, bytes - offset), FADV.willNeed) !== 0)
+          return false;
       }
       return true;
     };
@@ -581,38 +616,59 @@ export async function warm(
       seen.totalBytes += cursor.bytes;
       seen.checkedFiles++;
     };
-    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'number' && resident >= cursor.bytes) {
-        result.residentFiles++;
-        count(cursor, resident);
-        if (touch) calls.readFirstByte(cursor.fd);
-      } else marks[cursor.index] = cursor.bytes <= WILLNEED_MAX_BYTES && advise(cursor.fd, cursor.bytes) ? ADVISED : READ;
-    }, (cursor, code) => {
-      fail(cursor.path(), code);
-      unknownFile(seen, `${cursor.path()}: ${code}`);
-    });
+    await forEachOpenFile(
+      files,
+      calls,
+      options.cpu,
+      (cursor) => {
+        const resident = probe.residentBytes(cursor);
+        if (typeof resident === 'number' && resident >= cursor.bytes) {
+          result.residentFiles++;
+          count(cursor, resident);
+          if (touch) calls.readFirstByte(cursor.fd);
+        } else
+          marks[cursor.index] = cursor.bytes <= WILLNEED_MAX_BYTES && advise(cursor.fd, cursor.bytes) ? ADVISED : READ;
+      },
+      (cursor, code) => {
+        fail(cursor.path(), code);
+        unknownFile(seen, `${cursor.path()}: ${code}`);
+      },
+    );
     // The advice was given to every file before this pass, so most reads have landed.
-    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'number' && resident >= cursor.bytes) {
-        result.files++;
-        result.advisedFiles++;
-        result.bytesRead += cursor.bytes;
-        count(cursor, resident);
-        if (touch) calls.readFirstByte(cursor.fd);
-      } else marks[cursor.index] = READ;
-    }, (cursor, code) => {
-      fail(cursor.path(), code);
-      unknownFile(seen, `${cursor.path()}: ${code}`);
-    }, (index) => marks[index] === ADVISED);
+    await forEachOpenFile(
+      files,
+      calls,
+      options.cpu,
+      (cursor) => {
+        const resident = probe.residentBytes(cursor);
+        if (typeof resident === 'number' && resident >= cursor.bytes) {
+          result.files++;
+          result.advisedFiles++;
+          result.bytesRead += cursor.bytes;
+          count(cursor, resident);
+          if (touch) calls.readFirstByte(cursor.fd);
+        } else marks[cursor.index] = READ;
+      },
+      (cursor, code) => {
+        fail(cursor.path(), code);
+        unknownFile(seen, `${cursor.path()}: ${code}`);
+      },
+      (index) => marks[index] === ADVISED,
+    );
     await readMarkedFiles();
     // What was read here is looked at once read: only those files get a second look.
-    await forEachOpenFile(files, calls, options.cpu, (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'string') unknownFile(seen, resident, cursor.bytes);
-      else count(cursor, resident);
-    }, (cursor, code) => unknownFile(seen, `${cursor.path()}: ${code}`), (index) => marks[index] === READ);
+    await forEachOpenFile(
+      files,
+      calls,
+      options.cpu,
+      (cursor) => {
+        const resident = probe.residentBytes(cursor);
+        if (typeof resident === 'string') unknownFile(seen, resident, cursor.bytes);
+        else count(cursor, resident);
+      },
+      (cursor, code) => unknownFile(seen, `${cursor.path()}: ${code}`),
+      (index) => marks[index] === READ,
+    );
     seen.fraction = seen.totalBytes > 0 ? seen.residentBytes / seen.totalBytes : 0;
     result.residency = seen;
   } else {

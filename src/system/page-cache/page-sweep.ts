@@ -27,7 +27,12 @@ export interface FileSweep {
  * the `arrived` of the previous sweep of the same file. Throws a Node-style
  * error (with .code) when mincore or fadvise fail.
  */
-export function sweepFilePages(libc: LibcBindings, fd: number, path: string, before: Uint8Array | undefined): FileSweep {
+export function sweepFilePages(
+  libc: LibcBindings,
+  fd: number,
+  path: string,
+  before: Uint8Array | undefined,
+): FileSweep {
   const stat = fs.fstatSync(fd);
   const bytes = stat.size;
   if (bytes === 0) return { evictedBytes: 0, blind: false };

@@ -79,7 +79,11 @@ function libcRows(): Capability[] {
       libc.munmap(address, libc.pageSizeBytes);
     }
     return [
-      row('page-cache-eviction', fadvise === 0, fadvise === 0 ? 'posix_fadvise(DONTNEED) works' : `posix_fadvise failed (${errnoName(-fadvise)})`),
+      row(
+        'page-cache-eviction',
+        fadvise === 0,
+        fadvise === 0 ? 'posix_fadvise(DONTNEED) works' : `posix_fadvise failed (${errnoName(-fadvise)})`,
+      ),
       row('residency', mincore === 0, mincore === 0 ? 'mincore works' : `mmap/mincore failed (${errnoName(-mincore)})`),
     ];
   } catch (error) {
@@ -138,13 +142,20 @@ async function torchRow(pythons: string[], timeoutMs: number): Promise<Capabilit
   const job = results[0];
   const elsewhere = results.slice(1).find((r) => r.ok);
   const detail = results.map((r) => `${r.python}: ${r.text}`).join('; ') || 'no interpreter tried';
-  const hint = job && !job.ok && elsewhere ? `; a job run with ${job.python} gets no torch: run it with ${elsewhere.python}, or profile --python` : '';
+  const hint =
+    job && !job.ok && elsewhere
+      ? `; a job run with ${job.python} gets no torch: run it with ${elsewhere.python}, or profile --python`
+      : '';
   return row('python-torch', job?.ok ?? false, detail + hint);
 }
 
 function damonRow(): Capability {
   const schemes = reclaimingDamonSchemes();
-  return row('no-proactive-reclaim', schemes.length === 0, schemes.length === 0 ? 'no DAMON pageout of physical memory (sysfs schemes, DAMON_RECLAIM)' : schemes.join('; '));
+  return row(
+    'no-proactive-reclaim',
+    schemes.length === 0,
+    schemes.length === 0 ? 'no DAMON pageout of physical memory (sysfs schemes, DAMON_RECLAIM)' : schemes.join('; '),
+  );
 }
 
 /** Checks everything `doctor` reports; never throws. Rows come in CAPABILITY_NAMES order. */

@@ -38,12 +38,13 @@ export const CAPABILITY_TEXT: Record<CapabilityName, { impact: string; fix: stri
     fix: 'make the koffi package load (npm install koffi; needs glibc libc.so.6 on Linux)',
   },
   'storage-throttle': {
-    impact: '--storage-bw is unavailable on local data: profile cannot measure the job at a slower storage, and validate cannot check whatif --storage-bw against it',
+    impact:
+      '--storage-bw is unavailable on local data: profile cannot measure the job at a slower storage, and validate cannot check whatif --storage-bw against it',
     fix: 'run as root (cgroup v1 blkio or v2 io), or name a delegated cgroup v2 group with the io controller in DSA_CGROUP_PARENT, or omit --storage-bw',
   },
   'drop-caches': {
     impact:
-      '--drop-caches is unavailable; per-file eviction (posix_fadvise) still works and is preferred, since the global drop also evicts the framework\'s libraries',
+      "--drop-caches is unavailable; per-file eviction (posix_fadvise) still works and is preferred, since the global drop also evicts the framework's libraries",
     fix: 'run as root to write /proc/sys/vm/drop_caches, or rely on per-file eviction',
   },
   'nvidia-smi': {
@@ -51,19 +52,20 @@ export const CAPABILITY_TEXT: Record<CapabilityName, { impact: string; fix: stri
     fix: 'install the NVIDIA driver utilities (nvidia-smi on PATH); ignore on a machine without NVIDIA GPUs',
   },
   'python-torch': {
-    impact: "a PyTorch job run with the job's python3 (or --python) fails at `import torch` (the built-in emulated job and `demo` still work)",
+    impact:
+      "a PyTorch job run with the job's python3 (or --python) fails at `import torch` (the built-in emulated job and `demo` still work)",
     fix: 'install PyTorch for the interpreter you run the job with (pip install torch; on Debian: apt-get install -y python3-torch python3-torchvision)',
   },
   'no-proactive-reclaim': {
     impact:
-      'a DAMON pageout scheme evicts pages that sit idle, the dataset\'s page cache included: a cached mode whose epochs are slower than the scheme\'s minimum age reads from storage and is reported unproven',
-    fix: "stop the scheme while profiling (echo off > /sys/kernel/mm/damon/admin/kdamonds/N/state, as root), or profile with a smaller dataset so an epoch is quick",
+      "a DAMON pageout scheme evicts pages that sit idle, the dataset's page cache included: a cached mode whose epochs are slower than the scheme's minimum age reads from storage and is reported unproven",
+    fix: 'stop the scheme while profiling (echo off > /sys/kernel/mm/damon/admin/kdamonds/N/state, as root), or profile with a smaller dataset so an epoch is quick',
   },
 };
 
 /** doctor --require: the one line saying which capabilities asked for are missing, and where their fixes are. */
 export function requiredMissingText(names: readonly CapabilityName[], json: boolean): string {
-  const where = json ? "each one's fix is in its row's \"fix\"" : "each one's cost and fix are listed above";
+  const where = json ? 'each one\'s fix is in its row\'s "fix"' : "each one's cost and fix are listed above";
   return `--require: missing on this machine: ${names.join(', ')} (${where}); plain 'ds-analyzer doctor' reports without failing`;
 }
 

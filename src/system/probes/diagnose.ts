@@ -42,7 +42,12 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
   const python = jobPython(input.env, input.cwd, process.geteuid?.() ?? -1, input.python);
   // torch is checked in the job's interpreter first (python-torch is about that one), then in Debian's.
   const pythons = [...new Set([python.path ?? python.command, '/usr/bin/python3'])];
-  const capabilities = await probeCapabilities({ nvidiaSmi: input.nvidiaSmi, cwd: input.cwd, cgroupParent: input.cgroupParent, pythons });
+  const capabilities = await probeCapabilities({
+    nvidiaSmi: input.nvidiaSmi,
+    cwd: input.cwd,
+    cgroupParent: input.cgroupParent,
+    pythons,
+  });
   const dataset = input.dataDirs ? await rootFileSystems(input.dataDirs) : null;
   return {
     capabilities,
@@ -54,6 +59,9 @@ export async function diagnose(input: DiagnoseInput): Promise<Diagnosis> {
 }
 
 /** The capabilities among `required` that this diagnosis found missing, in CAPABILITY_NAMES order. */
-export function missingRequired(diagnosis: Pick<Diagnosis, 'capabilities'>, required: readonly CapabilityName[]): Capability[] {
+export function missingRequired(
+  diagnosis: Pick<Diagnosis, 'capabilities'>,
+  required: readonly CapabilityName[],
+): Capability[] {
   return diagnosis.capabilities.filter((c) => required.includes(c.name) && !c.available);
 }

@@ -219,7 +219,9 @@ export async function probeGpus(command = 'nvidia-smi', timeoutMs = 10_000): Pro
     if (result.failed) {
       const code = (result.cause as { code?: string } | undefined)?.code;
       if (code === 'ENOENT') return { status: 'missing', gpus: [], detail: `${command} not found` };
-      const why = String(result.stderr || result.stdout || result.shortMessage).trim().split('\n')[0];
+      const why = String(result.stderr || result.stdout || result.shortMessage)
+        .trim()
+        .split('\n')[0];
       return { status: 'failed', gpus: [], detail: `${command} failed: ${why}` };
     }
     const gpus = parseGpuList(String(result.stdout));

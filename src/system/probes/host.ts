@@ -44,9 +44,16 @@ export async function hostFacts(options: HostFactsOptions = {}): Promise<HostFac
   ]);
   const osCpus = os.cpus();
   const cpuModel =
-    [cpu?.manufacturer, cpu?.brand].filter((s) => s?.trim()).join(' ').trim() || osCpus[0]?.model?.trim() || 'unknown';
+    [cpu?.manufacturer, cpu?.brand]
+      .filter((s) => s?.trim())
+      .join(' ')
+      .trim() ||
+    osCpus[0]?.model?.trim() ||
+    'unknown';
   const logical = cpu?.cores && cpu.cores > 0 ? cpu.cores : osCpus.length || os.availableParallelism();
-  const distro = osInfo?.distro ? `${osInfo.distro}${osInfo.release ? ` ${osInfo.release}` : ''}` : `${os.type()} ${os.release()}`;
+  const distro = osInfo?.distro
+    ? `${osInfo.distro}${osInfo.release ? ` ${osInfo.release}` : ''}`
+    : `${os.type()} ${os.release()}`;
   return {
     // gethostname(2), the name the ranks give (the writer's and the Python hook's default) and fall back to: one source.
     hostname: os.hostname(),

@@ -17,8 +17,31 @@ export interface OutsideReads {
 }
 
 // Where a job's own machinery lives: libraries, interpreters, devices, the kernel's files.
-const SYSTEM_PREFIXES = ['/proc/', '/sys/', '/dev/', '/run/', '/usr/', '/lib/', '/lib64/', '/bin/', '/sbin/', '/etc/', '/snap/', '/var/lib/', '/var/cache/'];
-const SYSTEM_PARTS = ['/site-packages/', '/dist-packages/', '/node_modules/', '/lib/python', '/.cache/', '/__pycache__/', '/.triton/', '/.nv/'];
+const SYSTEM_PREFIXES = [
+  '/proc/',
+  '/sys/',
+  '/dev/',
+  '/run/',
+  '/usr/',
+  '/lib/',
+  '/lib64/',
+  '/bin/',
+  '/sbin/',
+  '/etc/',
+  '/snap/',
+  '/var/lib/',
+  '/var/cache/',
+];
+const SYSTEM_PARTS = [
+  '/site-packages/',
+  '/dist-packages/',
+  '/node_modules/',
+  '/lib/python',
+  '/.cache/',
+  '/__pycache__/',
+  '/.triton/',
+  '/.nv/',
+];
 // O_ACCMODE and O_WRONLY from <fcntl.h>: a file opened write-only is an output (a checkpoint, a log).
 const O_ACCMODE = 3;
 const O_WRONLY = 1;
@@ -102,12 +125,15 @@ export class OutsideReadsSampler {
       entry.bytes += bytes;
       byDir.set(dir, entry);
     }
-    const dirs = [...byDir].map(([dir, e]) => ({ dir, ...e })).sort((a, b) => b.files - a.files || (a.dir < b.dir ? -1 : 1));
+    const dirs = [...byDir]
+      .map(([dir, e]) => ({ dir, ...e }))
+      .sort((a, b) => b.files - a.files || (a.dir < b.dir ? -1 : 1));
     return { dirs, files };
   }
 
   private isCandidate(file: string): boolean {
-    if (this.inside.some((root) => file === root || file.startsWith(root.endsWith('/') ? root : `${root}/`))) return false;
+    if (this.inside.some((root) => file === root || file.startsWith(root.endsWith('/') ? root : `${root}/`)))
+      return false;
     if (this.ownDirs.some((dir) => file.startsWith(`${dir}/`))) return false;
     if (SYSTEM_PREFIXES.some((prefix) => file.startsWith(prefix))) return false;
     return !SYSTEM_PARTS.some((part) => file.includes(part));
@@ -130,6 +156,9 @@ export function outsideReadsNote(reads: OutsideReads, shown = 3): string | null 
     .slice(0, shown)
     .map((d) => `${d.dir} (${d.files} file${d.files === 1 ? '' : 's'})`)
     .join(', ');
-  const more = reads.dirs.length > shown ? ` and ${reads.dirs.length - shown} more director${reads.dirs.length - shown === 1 ? 'y' : 'ies'}` : '';
+  const more =
+    reads.dirs.length > shown
+      ? ` and ${reads.dirs.length - shown} more director${reads.dirs.length - shown === 1 ? 'y' : 'ies'}`
+      : '';
   return `the job also read files outside --data: ${named}${more}; their storage reads count as the dataset's, pass their folders to --data too if they are training input`;
 }

@@ -79,5 +79,13 @@ export async function probeReads(files: readonly FileRef[], limits: ReadProbeLim
   const after = selfReadBytes();
   const storageBytes = before === null || after === null ? null : Math.max(0, after - before);
   await evict(files.slice(0, next), { sync: false });
-  return { bytesRead, storageBytes, files: done, sec, bytesPerSec: sec > 0 ? (storageBytes ?? bytesRead) / sec : 0, concurrency: Math.max(1, limits.concurrency), requestBytes: limits.requestBytes };
+  return {
+    bytesRead,
+    storageBytes,
+    files: done,
+    sec,
+    bytesPerSec: sec > 0 ? (storageBytes ?? bytesRead) / sec : 0,
+    concurrency: Math.max(1, limits.concurrency),
+    requestBytes: limits.requestBytes,
+  };
 }

@@ -60,7 +60,6 @@ export function parseMeminfoCachedBytes(meminfo: string): number | null {
   return match ? Number(match[1]) * 1024 : null;
 }
 
-
 export interface SamplerOptions {
   /** Root of the job's process tree; null when it is known only later (see setRoot). */
   rootPid: number | null;
@@ -94,7 +93,11 @@ export interface Sampler {
 export function startSampler(options: SamplerOptions): Sampler {
   const tree = new TreeAccounting(options.rootPid);
   // Kept open and read again from the start at each sample: one pread each (KernelFile).
-  const files = { stat: new KernelFile('/proc/stat'), diskstats: new KernelFile('/proc/diskstats'), meminfo: new KernelFile('/proc/meminfo') };
+  const files = {
+    stat: new KernelFile('/proc/stat'),
+    diskstats: new KernelFile('/proc/diskstats'),
+    meminfo: new KernelFile('/proc/meminfo'),
+  };
   const samples: ResourceSample[] = [];
   let haveRoot = options.rootPid !== null;
   let lastCpu = parseCpuTimes(files.stat.read() ?? '');
@@ -132,7 +135,10 @@ export function startSampler(options: SamplerOptions): Sampler {
     const gpu = options.gpu?.latest() ?? null;
     if (gpu?.utilPct != null) sample.gpuUtilPct = gpu.utilPct;
     if (gpu?.memBytes != null) sample.gpuMemBytes = gpu.memBytes;
-    if (gpu) sample.gpus = options.gpu!.readings().map((r) => ({ index: r.index, utilPct: r.utilPct, memBytes: r.memUsedBytes }));
+    if (gpu)
+      sample.gpus = options
+        .gpu!.readings()
+        .map((r) => ({ index: r.index, utilPct: r.utilPct, memBytes: r.memUsedBytes }));
     samples.push(sample);
     try {
       options.onSample?.(sample);

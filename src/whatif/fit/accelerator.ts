@@ -21,14 +21,29 @@ export function fitAccelerator(modes: MeasuredModes): Fitted<AcceleratorFit> | N
   const { synthetic, cached, cold } = modes;
   const samplesPerIter = synthetic.summary.samplesPerIter;
   const computeSecPerIter = synthetic.summary.iterMs.mean / 1000;
-  if (!(samplesPerIter > 0) || !(computeSecPerIter > 0)) return notEnoughData('modes.synthetic.summary.iterMs', 'synthetic');
+  if (!(samplesPerIter > 0) || !(computeSecPerIter > 0))
+    return notEnoughData('modes.synthetic.summary.iterMs', 'synthetic');
   const profiledRanks = Math.max(1, cached.ranks.length, cold?.ranks.length ?? 0);
   return {
     kind: 'fitted',
     value: { computeSecPerIter, samplesPerIter, profiledRanks },
     parameters: [
-      parameter('T_gpu', 'accelerator compute per iteration', computeSecPerIter * 1000, 'ms', 'synthetic mode summary.iterMs', proven(synthetic)),
-      parameter('b', 'samples per iteration per rank', samplesPerIter, 'samples', 'synthetic mode summary.samplesPerIter', proven(synthetic)),
+      parameter(
+        'T_gpu',
+        'accelerator compute per iteration',
+        computeSecPerIter * 1000,
+        'ms',
+        'synthetic mode summary.iterMs',
+        proven(synthetic),
+      ),
+      parameter(
+        'b',
+        'samples per iteration per rank',
+        samplesPerIter,
+        'samples',
+        'synthetic mode summary.samplesPerIter',
+        proven(synthetic),
+      ),
       parameter('R', 'ranks in the profiled job', profiledRanks, 'ranks', 'ranks of the cached and cold modes', true),
     ],
     caveats: [],

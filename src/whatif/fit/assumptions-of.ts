@@ -28,7 +28,10 @@ export interface Assumption {
 type Values = Pick<LoaderWorkersFit, 'profiledWorkers' | 'workerShareMeasured'> &
   Pick<CpuShareFit, 'cpuShareLow'> &
   Pick<PrepCpuFit, 'cpuScaling' | 'cpuShareAssumed'> &
-  Pick<StorageFit, 'overlapMeasured' | 'serialUpperBound' | 'fetchPrepSerial' | 'storageIsLowerBound' | 'storageBytesPerSec'> &
+  Pick<
+    StorageFit,
+    'overlapMeasured' | 'serialUpperBound' | 'fetchPrepSerial' | 'storageIsLowerBound' | 'storageBytesPerSec'
+  > &
   Pick<SampleBytesFit, 'readAmplification'>;
 
 /** The assumptions of a fitted model: each one where its two ends differ. */

@@ -56,7 +56,12 @@ export interface CacheFitOptions {
 }
 
 /** The cache's parameters for samples of `bytesPerSample`; not enough data without the dataset's size. */
-export function fitCache(profile: Profile, modes: MeasuredModes, bytesPerSample: number, options: CacheFitOptions = {}): Fitted<CacheFit> | NotEnoughData {
+export function fitCache(
+  profile: Profile,
+  modes: MeasuredModes,
+  bytesPerSample: number,
+  options: CacheFitOptions = {},
+): Fitted<CacheFit> | NotEnoughData {
   const { bytes: datasetBytes, files: datasetFiles } = profile.dataset;
   if (!(datasetBytes > 0) || !(datasetFiles > 0)) return notEnoughData('dataset.bytes', 'cold');
   const samplesPerEpoch = datasetBytes / bytesPerSample;
@@ -73,7 +78,9 @@ export function fitCache(profile: Profile, modes: MeasuredModes, bytesPerSample:
       parameter('S', 'samples per epoch', samplesPerEpoch, 'samples', 'D / s', proven(modes.cold ?? modes.cached)),
       parameter(
         'M0',
-        m0.jobCache ? 'local cache of the data the job had when profiled' : 'cache the page cache could give the dataset when profiled',
+        m0.jobCache
+          ? 'local cache of the data the job had when profiled'
+          : 'cache the page cache could give the dataset when profiled',
         defaultCacheBytes,
         'bytes',
         m0.source,
@@ -96,9 +103,18 @@ export function fitCache(profile: Profile, modes: MeasuredModes, bytesPerSample:
 function profiledCache(profile: Profile): { bytes: number; source: string; assumed: boolean } | null {
   const remote = profile.dataset.remote;
   if (!remote) return null;
-  if (!remote.jobCacheDir) return { bytes: 0, source: 'none: the job fetches every sample (dataset.remote without a jobCacheDir)', assumed: false };
+  if (!remote.jobCacheDir)
+    return {
+      bytes: 0,
+      source: 'none: the job fetches every sample (dataset.remote without a jobCacheDir)',
+      assumed: false,
+    };
   const bytes = Math.min(profile.dataset.bytes, profile.dataset.memoryBudgetBytes ?? profile.dataset.bytes);
-  return { bytes, source: `dataset.remote.jobCacheDir ${remote.jobCacheDir}: its limit is not known, taken as the data or the free space beside the profile`, assumed: true };
+  return {
+    bytes,
+    source: `dataset.remote.jobCacheDir ${remote.jobCacheDir}: its limit is not known, taken as the data or the free space beside the profile`,
+    assumed: true,
+  };
 }
 
 /**
@@ -107,11 +123,22 @@ function profiledCache(profile: Profile): { bytes: number; source: string; assum
  * the page cache's budget, or 90% of the host's memory where the profile
  * lacks it (assumed).
  */
-export function profiledCacheBytes(profile: Profile): { bytes: number; source: string; assumed: boolean; jobCache: boolean } {
+export function profiledCacheBytes(profile: Profile): {
+  bytes: number;
+  source: string;
+  assumed: boolean;
+  jobCache: boolean;
+} {
   const asProfiled = profiledCache(profile);
   if (asProfiled) return { ...asProfiled, jobCache: true };
   const budget = profile.dataset.memoryBudgetBytes;
-  if (budget !== undefined && budget !== null) return { bytes: budget, source: 'dataset.memoryBudgetBytes (90% of MemAvailable)', assumed: false, jobCache: false };
+  if (budget !== undefined && budget !== null)
+    return {
+      bytes: budget,
+      source: 'dataset.memoryBudgetBytes (90% of MemAvailable)',
+      assumed: false,
+      jobCache: false,
+    };
   return {
     bytes: Math.floor(profile.host.memBytes * FALLBACK_MEMORY_SHARE),
     source: '90% of host.memBytes (profile lacks dataset.memoryBudgetBytes)',
@@ -125,7 +152,17 @@ function memoryRate(profile: Profile, modes: MeasuredModes): ModelParameter[] {
   const rate = profile.analysis?.memoryReadBytesPerSec ?? null;
   if (rate === null) return [];
   const name = 'page-cache read rate reached (hits cost CPU time, counted in u)';
-  return [parameter('B_memory', name, rate, 'bytes/s', 'analysis.memoryReadBytesPerSec (cached mode)', proven(modes.cached), 'lower bound, not used as a stage')];
+  return [
+    parameter(
+      'B_memory',
+      name,
+      rate,
+      'bytes/s',
+      'analysis.memoryReadBytesPerSec (cached mode)',
+      proven(modes.cached),
+      'lower bound, not used as a stage',
+    ),
+  ];
 }
 
 /**
@@ -137,13 +174,20 @@ function memoryRate(profile: Profile, modes: MeasuredModes): ModelParameter[] {
  */
 function pageCachePolicyOf(profile: Profile, options: CacheFitOptions): { model: PageCacheModel; why: string } {
   if (options.pageCacheModel) return options.pageCacheModel;
-  if (profile.dataset.remote) return { model: 'exact-lru', why: "the job's own cache of objects evicts the least recently used" };
+  if (profile.dataset.remote)
+    return { model: 'exact-lru', why: "the job's own cache of objects evicts the least recently used" };
   switch (profile.host.lruGen) {
     case 'on':
-      return { model: 'exact-lru', why: 'the kernel runs the multi-generational LRU (lru_gen on), not simulated: exact LRU stands in' };
+      return {
+        model: 'exact-lru',
+        why: 'the kernel runs the multi-generational LRU (lru_gen on), not simulated: exact LRU stands in',
+      };
     case 'off':
     case 'absent':
-      return { model: 'linux-two-list', why: `kernel ${profile.host.kernel} runs the active and inactive lists (lru_gen ${profile.host.lruGen})` };
+      return {
+        model: 'linux-two-list',
+        why: `kernel ${profile.host.kernel} runs the active and inactive lists (lru_gen ${profile.host.lruGen})`,
+      };
     default:
       return { model: 'linux-two-list', why: "assumed: the profile does not record the kernel's lru_gen" };
   }
@@ -160,9 +204,15 @@ const POLICY_NAME: Record<PageCacheModel, string> = {
  * depend on M/D). Without a size histogram every file is the mean size, and
  * the model says so.
  */
-function hitRatioCurves(profile: Profile, options: CacheFitOptions): Fitted<Pick<CacheFit, 'pageCache' | 'lru' | 'pageCachePolicy'>> {
+function hitRatioCurves(
+  profile: Profile,
+  options: CacheFitOptions,
+): Fitted<Pick<CacheFit, 'pageCache' | 'lru' | 'pageCachePolicy'>> {
   const { files, meanFileBytes, fileBytesHistogram: histogram } = profile.dataset;
-  const sizesOf = (items: number) => (histogram && histogram.buckets.length > 0 ? sizesFromHistogram(histogram, items) : uniformSizes(meanFileBytes, items));
+  const sizesOf = (items: number) =>
+    histogram && histogram.buckets.length > 0
+      ? sizesFromHistogram(histogram, items)
+      : uniformSizes(meanFileBytes, items);
   const lruItems = Math.min(files, options.maxSimulatedItems ?? DEFAULT_MAX_SIMULATED_ITEMS);
   const lruSizes = sizesOf(lruItems);
   const lruCurve = simulateLruEpochs(lruSizes, options.simulatedEpochs ?? 3, options.seed ?? 1);
@@ -185,13 +235,17 @@ function hitRatioCurves(profile: Profile, options: CacheFitOptions): Fitted<Pick
         `page-cache hit ratio curve (${POLICY_NAME[policy.model]}, fresh permutation per epoch, bytes-weighted)`,
         items,
         'files simulated',
-        (histogram ? 'dataset.fileBytesHistogram' : 'dataset.meanFileBytes (no histogram)') + (policy.model === 'exact-lru' ? ', Mattson stack distances' : ', kernel-page-cache.ts'),
+        (histogram ? 'dataset.fileBytesHistogram' : 'dataset.meanFileBytes (no histogram)') +
+          (policy.model === 'exact-lru' ? ', Mattson stack distances' : ', kernel-page-cache.ts'),
         true,
         [...(items < files ? [`scaled from ${files} files`] : []), policy.why].join('; '),
       ),
       ...(policy.model === 'linux-two-list' ? [otherActiveParameter(other)] : []),
     ],
-    caveats: [...(histogram ? [] : [MISSING_TEXT.noHistogram(meanFileBytes)]), MISSING_TEXT.pageCachePolicy(policy.model)],
+    caveats: [
+      ...(histogram ? [] : [MISSING_TEXT.noHistogram(meanFileBytes)]),
+      MISSING_TEXT.pageCachePolicy(policy.model),
+    ],
   };
 }
 
@@ -203,6 +257,22 @@ function hitRatioCurves(profile: Profile, options: CacheFitOptions): Fitted<Pick
  */
 function otherActiveParameter(other: { bytes: number; source: string } | undefined): ModelParameter {
   const name = "other file pages on the active list (the job's libraries, other programs' files), as profiled";
-  if (!other) return parameter('X', name, 0, 'bytes', 'not recorded (a profile before it, or no counter readable): taken as 0', false, 'assumed');
-  return parameter('X', name, other.bytes, 'bytes', `cold state.otherActiveFile (${other.source}, the dataset evicted)`, true);
+  if (!other)
+    return parameter(
+      'X',
+      name,
+      0,
+      'bytes',
+      'not recorded (a profile before it, or no counter readable): taken as 0',
+      false,
+      'assumed',
+    );
+  return parameter(
+    'X',
+    name,
+    other.bytes,
+    'bytes',
+    `cold state.otherActiveFile (${other.source}, the dataset evicted)`,
+    true,
+  );
 }

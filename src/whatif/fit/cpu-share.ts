@@ -47,13 +47,27 @@ export function fitCpuShare(profile: Profile, modes: MeasuredModes, profiledCpus
       'CPUs the training step keeps busy itself',
       stepCpus,
       'CPUs',
-      stepMs === null ? 'not reported (processCpuMs): taken as 0' : 'synthetic mode ranks[].mainCpuMsPerSample / (T_gpu / b)',
+      stepMs === null
+        ? 'not reported (processCpuMs): taken as 0'
+        : 'synthetic mode ranks[].mainCpuMsPerSample / (T_gpu / b)',
       proven(synthetic),
       computeOnCpu ? 'the step runs on the CPU: it shares the CPUs with prep' : undefined,
     ),
-    parameter('x_ext', 'CPUs busy outside the job (other load, the profiler)', externalCpus, 'CPUs', 'cached mode resources: machine cpuPct less the job tree CPU', true),
+    parameter(
+      'x_ext',
+      'CPUs busy outside the job (other load, the profiler)',
+      externalCpus,
+      'CPUs',
+      'cached mode resources: machine cpuPct less the job tree CPU',
+      true,
+    ),
   ];
-  return { kind: 'fitted', value: { stepCpuSecPerSample, stepCpus, computeOnCpu, externalCpus, cpuShareLow }, parameters: rows, caveats: [] };
+  return {
+    kind: 'fitted',
+    value: { stepCpuSecPerSample, stepCpus, computeOnCpu, externalCpus, cpuShareLow },
+    parameters: rows,
+    caveats: [],
+  };
 }
 
 /** The step's own CPU per sample (the synthetic mode's training process; null when not reported) and the CPUs it keeps busy (0 then). */

@@ -16,15 +16,41 @@ export interface FirstBatchFit {
 export function fitFirstBatch(modes: MeasuredModes): Fitted<FirstBatchFit> {
   const cached = modes.cached.firstBatch;
   const cold = modes.cold?.firstBatch;
-  if (!cached || !cold || !modes.cold) return { kind: 'fitted', value: { firstBatch: null }, parameters: [], caveats: [] };
-  const value = { startupSec: cold.startupSec, cachedFirstWaitSec: cached.firstWaitSec, coldFirstWaitSec: cold.firstWaitSec };
+  if (!cached || !cold || !modes.cold)
+    return { kind: 'fitted', value: { firstBatch: null }, parameters: [], caveats: [] };
+  const value = {
+    startupSec: cold.startupSec,
+    cachedFirstWaitSec: cached.firstWaitSec,
+    coldFirstWaitSec: cold.firstWaitSec,
+  };
   return {
     kind: 'fitted',
     value: { firstBatch: value },
     parameters: [
-      parameter('T0', "the job's start-up before its loader is first asked", value.startupSec, 's', 'modes.cold.firstBatch.startupSec', proven(modes.cold)),
-      parameter('W1', "the loader's first wait, data in memory", value.cachedFirstWaitSec, 's', 'modes.cached.firstBatch.firstWaitSec', proven(modes.cached)),
-      parameter('W1c', "the loader's first wait, cold", value.coldFirstWaitSec, 's', 'modes.cold.firstBatch.firstWaitSec', proven(modes.cold)),
+      parameter(
+        'T0',
+        "the job's start-up before its loader is first asked",
+        value.startupSec,
+        's',
+        'modes.cold.firstBatch.startupSec',
+        proven(modes.cold),
+      ),
+      parameter(
+        'W1',
+        "the loader's first wait, data in memory",
+        value.cachedFirstWaitSec,
+        's',
+        'modes.cached.firstBatch.firstWaitSec',
+        proven(modes.cached),
+      ),
+      parameter(
+        'W1c',
+        "the loader's first wait, cold",
+        value.coldFirstWaitSec,
+        's',
+        'modes.cold.firstBatch.firstWaitSec',
+        proven(modes.cold),
+      ),
     ],
     caveats: [],
   };

@@ -61,6 +61,16 @@ export function isNotEnoughData(answer: object): answer is NotEnoughData {
 }
 
 /** A parameter row; one without a note carries no `note` key. */
-export function parameter(symbol: string, name: string, value: number, unit: string, source: string, proven: boolean, note?: string): ModelParameter {
-  return note === undefined ? { symbol, name, value, unit, source, proven } : { symbol, name, value, unit, source, proven, note };
+export function parameter(
+  symbol: string,
+  name: string,
+  value: number,
+  unit: string,
+  source: string,
+  proven: boolean,
+  note?: string,
+): ModelParameter {
+  return note === undefined
+    ? { symbol, name, value, unit, source, proven }
+    : { symbol, name, value, unit, source, proven, note };
 }

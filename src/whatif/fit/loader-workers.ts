@@ -75,7 +75,13 @@ export interface LoaderWorkersFit {
 }
 
 /** Fits eff_w from the cached mode and the workers sweep, for a job of `ranks` ranks and prep CPU `u` s per sample. */
-export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: number, u: number, cachedTime: IterationSummary): Fitted<LoaderWorkersFit> {
+export function fitLoaderWorkers(
+  profile: Profile,
+  modes: MeasuredModes,
+  ranks: number,
+  u: number,
+  cachedTime: IterationSummary,
+): Fitted<LoaderWorkersFit> {
   const cached = modes.cached;
   const profiledWorkers = workersOf(cached);
   const pace = cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0];
@@ -95,35 +101,66 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
     contentionSecPerIter: 0,
   };
   if (profiledWorkers === null) {
-    return { kind: 'fitted', value: empty, parameters: [], caveats: ['the job did not report its loader workers: predictions assume prep can use every CPU'] };
+    return {
+      kind: 'fitted',
+      value: empty,
+      parameters: [],
+      caveats: ['the job did not report its loader workers: predictions assume prep can use every CPU'],
+    };
   }
   const gpuSecPerSample = modes.synthetic.summary.iterMs.mean / 1000 / modes.synthetic.summary.samplesPerIter;
   const runs: { workers: number; summary: IterationSummary }[] = [{ workers: profiledWorkers, summary: cachedTime }];
   // num_workers=0: the cached mode itself loaded in series with the step.
   let serial: number | null = profiledWorkers === 0 ? Math.max(0, secPerSample(cachedTime) - gpuSecPerSample) : null;
-  for (const point of (profile.workersSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.workersAsked !== undefined)) {
-    if (point.workersAsked === 0 && profiledWorkers !== 0) serial = Math.max(0, secPerSample(point.summary!) - gpuSecPerSample);
+  for (const point of (profile.workersSweep ?? []).filter(
+    (r) => r.status === 'ok' && r.summary && r.workersAsked !== undefined,
+  )) {
+    if (point.workersAsked === 0 && profiledWorkers !== 0)
+      serial = Math.max(0, secPerSample(point.summary!) - gpuSecPerSample);
     else runs.push({ workers: point.workersAsked!, summary: point.summary! });
   }
   // A count measured twice (the script's own, swept again) is one point: the mean of its runs.
   const byCount = new Map<number, WorkersPoint[]>();
   for (const r of runs.filter((run) => run.workers > 0)) {
-    const point = { workers: r.workers, eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0, prepBound: loaderSetPace(r.summary, modes.synthetic.summary), capacity: ranks * r.workers };
+    const point = {
+      workers: r.workers,
+      eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0,
+      prepBound: loaderSetPace(r.summary, modes.synthetic.summary),
+      capacity: ranks * r.workers,
+    };
     byCount.set(r.workers, [...(byCount.get(r.workers) ?? []), point]);
   }
   const points = [...byCount.values()]
-    .map((same) => ({ workers: same[0].workers, eff: same.reduce((sum, p) => sum + p.eff, 0) / same.length, prepBound: same.some((p) => p.prepBound), capacity: same[0].capacity }))
+    .map((same) => ({
+      workers: same[0].workers,
+      eff: same.reduce((sum, p) => sum + p.eff, 0) / same.length,
+      prepBound: same.some((p) => p.prepBound),
+      capacity: same[0].capacity,
+    }))
     .sort((a, b) => a.workers - b.workers);
   const swept = (profile.workersSweep ?? []).map((r) => r.workersAsked).filter((w) => w !== undefined);
-  const source = swept.length > 0 ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}` : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
+  const source =
+    swept.length > 0
+      ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}`
+      : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
   const forPrep = cpusForPrep(profiledCpusOf(profile, cached), ranks, mainCpusPerRank);
   const largest = points.filter((p) => p.prepBound).at(-1);
   // Workers that share CPUs with each other and the step get less than a CPU each: the measured share per busy unit.
   const measuredShare = largest ? Math.min(1, largest.eff / Math.min(largest.capacity, forPrep)) : null;
   const share = measuredShare ?? 1;
-  const perWorker = workersParallelism({ ...empty, profiledWorkers, workersPoints: points, assumedWorkerShare: share }, 1);
+  const perWorker = workersParallelism(
+    { ...empty, profiledWorkers, workersPoints: points, assumedWorkerShare: share },
+    1,
+  );
   const rows = [
-    parameter('W0', 'loader workers per rank, as profiled', profiledWorkers, 'workers', 'start event loader.workers (ranks[].workers)', true),
+    parameter(
+      'W0',
+      'loader workers per rank, as profiled',
+      profiledWorkers,
+      'workers',
+      'start event loader.workers (ranks[].workers)',
+      true,
+    ),
     parameter(
       'eff_w(1)',
       'effective parallelism of one worker',
@@ -137,17 +174,51 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
     ),
   ];
   if (mainCpu !== null) {
-    rows.push(parameter('m', "CPUs each rank's training process keeps busy itself (prep left out)", mainCpusPerRank, 'CPUs', `${mainCpu.source} x cached samples/s per rank`, true));
+    rows.push(
+      parameter(
+        'm',
+        "CPUs each rank's training process keeps busy itself (prep left out)",
+        mainCpusPerRank,
+        'CPUs',
+        `${mainCpu.source} x cached samples/s per rank`,
+        true,
+      ),
+    );
   }
   const handover = profiledWorkers === 0 ? null : handoverOf(profile, modes, cachedTime);
-  if (handover !== null) rows.push(parameter('h', 'time per iteration to take a ready batch from the loader, in series with the step', handover.sec * 1000, 'ms', handover.source, proven(modes.synthetic, cached)));
+  if (handover !== null)
+    rows.push(
+      parameter(
+        'h',
+        'time per iteration to take a ready batch from the loader, in series with the step',
+        handover.sec * 1000,
+        'ms',
+        handover.source,
+        proven(modes.synthetic, cached),
+      ),
+    );
   const contention = profiledWorkers === 0 ? 0 : contentionOf(modes, cachedTime);
   if (contention > 0) {
-    rows.push(parameter('g', 'time per iteration the step runs slower beside the loader (CPU contention)', contention * 1000, 'ms', 'cached computeMs - synthetic computeMs (the loader kept up; beyond noise)', proven(modes.synthetic, cached)));
+    rows.push(
+      parameter(
+        'g',
+        'time per iteration the step runs slower beside the loader (CPU contention)',
+        contention * 1000,
+        'ms',
+        'cached computeMs - synthetic computeMs (the loader kept up; beyond noise)',
+        proven(modes.synthetic, cached),
+      ),
+    );
   }
   const caveats: string[] = [];
-  if (swept.length === 0 && profiledWorkers > 0) caveats.push(`workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers measures it)`);
-  if (mainCpu === null) caveats.push("the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use");
+  if (swept.length === 0 && profiledWorkers > 0)
+    caveats.push(
+      `workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers measures it)`,
+    );
+  if (mainCpu === null)
+    caveats.push(
+      "the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use",
+    );
   return {
     kind: 'fitted',
     value: {
@@ -173,10 +244,19 @@ export function fitLoaderWorkers(profile: Profile, modes: MeasuredModes, ranks: 
  * capacity is its workers at the assumed share of a CPU each, never less than
  * what it did. Infinity when workers are not modelled.
  */
-export function workersParallelism(fit: Pick<LoaderWorkersFit, 'profiledWorkers' | 'workersPoints' | 'assumedWorkerShare'>, workers: number): number {
+export function workersParallelism(
+  fit: Pick<LoaderWorkersFit, 'profiledWorkers' | 'workersPoints' | 'assumedWorkerShare'>,
+  workers: number,
+): number {
   const points = fit.workersPoints;
   if (fit.profiledWorkers === null || points.length === 0) return Infinity;
-  return throughOrigin(points.map((p) => ({ x: p.workers, y: p.prepBound ? p.eff : Math.max(p.eff, p.capacity * fit.assumedWorkerShare) })), workers);
+  return throughOrigin(
+    points.map((p) => ({
+      x: p.workers,
+      y: p.prepBound ? p.eff : Math.max(p.eff, p.capacity * fit.assumedWorkerShare),
+    })),
+    workers,
+  );
 }
 
 /**
@@ -185,7 +265,11 @@ export function workersParallelism(fit: Pick<LoaderWorkersFit, 'profiledWorkers'
  * where prep set the pace the wait is mostly stall, so the training process's
  * own CPU beyond its step is taken, a lower bound.
  */
-function handoverOf(profile: Profile, modes: MeasuredModes, cachedTime: IterationSummary): { sec: number; source: string } | null {
+function handoverOf(
+  profile: Profile,
+  modes: MeasuredModes,
+  cachedTime: IterationSummary,
+): { sec: number; source: string } | null {
   const b = cachedTime.samplesPerIter;
   if (!loaderSetPace(cachedTime, modes.synthetic.summary)) {
     const wait = Math.max(0, cachedTime.waitMs.mean - modes.synthetic.summary.waitMs.mean) / 1000;
@@ -194,7 +278,11 @@ function handoverOf(profile: Profile, modes: MeasuredModes, cachedTime: Iteratio
   const own = mainCpuPerSample(profile, modes);
   const step = stepCpuOf(modes.synthetic).secPerSample;
   if (own === null || step === null) return null;
-  return { sec: Math.max(0, own.sec - step) * b, source: "(cached - synthetic) ranks[].mainCpuMsPerSample x b (prep-bound: the training process's own CPU, a lower bound)" };
+  return {
+    sec: Math.max(0, own.sec - step) * b,
+    source:
+      "(cached - synthetic) ranks[].mainCpuMsPerSample x b (prep-bound: the training process's own CPU, a lower bound)",
+  };
 }
 
 /**
@@ -220,7 +308,12 @@ export function cpusForPrep(profiledCpus: number, ranks: number, mainCpusPerRank
 }
 
 /** CPUs each rank's training process kept busy itself in the cached mode: its CPU per sample x its samples/s; 0 when not reported. */
-export function mainCpusOf(profile: Profile, modes: MeasuredModes, cachedTime: IterationSummary, ranks: number): number {
+export function mainCpusOf(
+  profile: Profile,
+  modes: MeasuredModes,
+  cachedTime: IterationSummary,
+  ranks: number,
+): number {
   const own = mainCpuPerSample(profile, modes);
   return own === null ? 0 : own.sec * (cachedTime.samplesPerSec / Math.max(1, ranks));
 }
@@ -237,13 +330,16 @@ export function mainCpuPerSample(profile: Profile, modes: MeasuredModes): { sec:
     return pace?.mainCpuMsPerSample != null ? pace.mainCpuMsPerSample / 1000 : null;
   };
   const cached = own(modes.cached);
-  if (cached !== null && (workersOf(modes.cached) ?? 0) > 0) return { sec: cached, source: 'cached mode ranks[].mainCpuMsPerSample' };
+  if (cached !== null && (workersOf(modes.cached) ?? 0) > 0)
+    return { sec: cached, source: 'cached mode ranks[].mainCpuMsPerSample' };
   for (const point of profile.workersSweep ?? []) {
     const sec = (point.workersAsked ?? 0) > 0 && point.status === 'ok' ? own(point) : null;
     if (sec !== null) return { sec, source: `profile --workers ${point.workersAsked}: ranks[].mainCpuMsPerSample` };
   }
   const synthetic = own(modes.synthetic);
-  return synthetic !== null ? { sec: synthetic, source: 'synthetic mode ranks[].mainCpuMsPerSample (the step alone)' } : null;
+  return synthetic !== null
+    ? { sec: synthetic, source: 'synthetic mode ranks[].mainCpuMsPerSample (the step alone)' }
+    : null;
 }
 
 /** num_workers per rank of a mode's pace rank, when the job reported it. */

@@ -53,9 +53,26 @@ export function fitPrepCpu(
   const profiledCpus = profiledCpusOf(profile, cached);
   const sweep = options.cpuScaling ?? fitCpuScaling(profile);
   // The sweep's runs at c0 measured the cached time again; a caller's curve brings no runs.
-  const repeats = sweep !== null && !options.cpuScaling ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus) : [];
-  const cachedTime = pooledCachedTime(cached.summary, repeats.map((r) => r.summary!), profiledCpus);
-  const curve = scalingCurve(modes, profiledRanks, u.value, profiledCpus, cachedTime.value, sweep, workersOf(cached), mainCpusOf(profile, modes, cachedTime.value, profiledRanks), stepCpuSecPerSample);
+  const repeats =
+    sweep !== null && !options.cpuScaling
+      ? (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus?.length === profiledCpus)
+      : [];
+  const cachedTime = pooledCachedTime(
+    cached.summary,
+    repeats.map((r) => r.summary!),
+    profiledCpus,
+  );
+  const curve = scalingCurve(
+    modes,
+    profiledRanks,
+    u.value,
+    profiledCpus,
+    cachedTime.value,
+    sweep,
+    workersOf(cached),
+    mainCpusOf(profile, modes, cachedTime.value, profiledRanks),
+    stepCpuSecPerSample,
+  );
   return {
     kind: 'fitted',
     value: {
@@ -67,7 +84,14 @@ export function fitPrepCpu(
     },
     parameters: [
       ...u.parameters,
-      parameter('c0', 'CPUs the profiled job could use', profiledCpus, 'CPUs', cached.cpus ? 'cached mode cpus (affinity)' : 'host.cpus', true),
+      parameter(
+        'c0',
+        'CPUs the profiled job could use',
+        profiledCpus,
+        'CPUs',
+        cached.cpus ? 'cached mode cpus (affinity)' : 'host.cpus',
+        true,
+      ),
       ...curve.parameters,
     ],
     caveats: [...cachedTime.caveats, ...curve.caveats],
@@ -78,9 +102,27 @@ export function fitPrepCpu(
 function prepCpu(modes: MeasuredModes): Fitted<number> {
   const measured = prepCpuSecPerSample(modes.synthetic, modes.cached)!;
   const u = Math.max(0, measured);
-  const note = measured > 0 ? undefined : 'not measurable (the cached mode used no more CPU per sample than the synthetic mode): taken as 0';
+  const note =
+    measured > 0
+      ? undefined
+      : 'not measurable (the cached mode used no more CPU per sample than the synthetic mode): taken as 0';
   const source = 'cached jobCpuSecPerSample - synthetic jobCpuSecPerSample';
-  return { kind: 'fitted', value: u, parameters: [parameter('u', 'prep CPU time per sample', u * 1000, 'CPU-ms', source, proven(modes.synthetic, modes.cached), note)], caveats: [] };
+  return {
+    kind: 'fitted',
+    value: u,
+    parameters: [
+      parameter(
+        'u',
+        'prep CPU time per sample',
+        u * 1000,
+        'CPU-ms',
+        source,
+        proven(modes.synthetic, modes.cached),
+        note,
+      ),
+    ],
+    caveats: [],
+  };
 }
 
 /**
@@ -89,17 +131,32 @@ function prepCpu(modes: MeasuredModes): Fitted<number> {
  * overwriting the other: on a shared machine one of them can land in a slow
  * spell (../cpu-scaling.ts).
  */
-function pooledCachedTime(cached: IterationSummary, repeats: IterationSummary[], cpus: number): Fitted<IterationSummary> {
+function pooledCachedTime(
+  cached: IterationSummary,
+  repeats: IterationSummary[],
+  cpus: number,
+): Fitted<IterationSummary> {
   if (repeats.length === 0) return { kind: 'fitted', value: cached, parameters: [], caveats: [] };
   const runs = [cached, ...repeats];
   const pooled = pooledSecPerSample(runs);
   const toIterMs = 1000 * cached.samplesPerIter;
-  const iterMs = { mean: pooled.sec * toIterMs, halfWidth: pooled.halfWidthSec === null ? null : pooled.halfWidthSec * toIterMs, proven: runs.every((x) => x.iterMs.proven) };
+  const iterMs = {
+    mean: pooled.sec * toIterMs,
+    halfWidth: pooled.halfWidthSec === null ? null : pooled.halfWidthSec * toIterMs,
+    proven: runs.every((x) => x.iterMs.proven),
+  };
   return {
     kind: 'fitted',
     value: { ...cached, iterMs },
     parameters: [],
-    caveats: [MISSING_TEXT.pooledCached(cpus, runs.map((x) => x.iterMs), 1 / pooled.sec, cached.samplesPerSec)],
+    caveats: [
+      MISSING_TEXT.pooledCached(
+        cpus,
+        runs.map((x) => x.iterMs),
+        1 / pooled.sec,
+        cached.samplesPerSec,
+      ),
+    ],
   };
 }
 
@@ -131,11 +188,19 @@ function scalingCurve(
   stepCpuSecPerSample: number,
 ): Fitted<CpuScaling> {
   if (sweep) {
-    const row = parameter('eff(c)', 'effective parallelism of c CPUs', effectiveParallelism(sweep, profiledCpus), 'CPUs at c0', `fitted: ${sweep.source}`, true);
+    const row = parameter(
+      'eff(c)',
+      'effective parallelism of c CPUs',
+      effectiveParallelism(sweep, profiledCpus),
+      'CPUs at c0',
+      `fitted: ${sweep.source}`,
+      true,
+    );
     return { kind: 'fitted', value: sweep, parameters: [row], caveats: [] };
   }
   // num_workers=0 loads in series with the step: the prep rate is what is left of the cached time after it.
-  const serialStep = workers === 0 ? modes.synthetic.summary.iterMs.mean / 1000 / modes.synthetic.summary.samplesPerIter : 0;
+  const serialStep =
+    workers === 0 ? modes.synthetic.summary.iterMs.mean / 1000 / modes.synthetic.summary.samplesPerIter : 0;
   const cachedSecPerSample = Math.max(1e-9, cachedTime.iterMs.mean / 1000 / cachedTime.samplesPerIter - serialStep);
   const prepBound = loaderSetPace(cachedTime, modes.synthetic.summary);
   const measuredEff = u > 0 ? (ranks * u) / cachedSecPerSample : 0;
@@ -144,7 +209,11 @@ function scalingCurve(
   // With num_workers=0 each rank's training process is its one pre-processing CPU.
   const busy = workers !== null ? Math.min(forPrep, ranks * Math.max(1, workers)) : forPrep;
   const cpusSetPace = busy === forPrep && workers !== 0;
-  const perCpu = !prepBound ? 1 : cpusSetPace ? (ranks * (u + stepCpuSecPerSample)) / (profiledCpus * cachedSecPerSample) : measuredEff / busy;
+  const perCpu = !prepBound
+    ? 1
+    : cpusSetPace
+      ? (ranks * (u + stepCpuSecPerSample)) / (profiledCpus * cachedSecPerSample)
+      : measuredEff / busy;
   const source = !prepBound
     ? 'assumed 1: a CPU gives one CPU-second a second (cached mode was not prep-bound, so its pace is only a lower bound)'
     : cpusSetPace
@@ -159,5 +228,10 @@ function scalingCurve(
     proven(modes.synthetic, modes.cached),
     prepBound ? undefined : 'assumption: prep did not set the pace, so no measurement bounds a CPU from above',
   );
-  return { kind: 'fitted', value: { kind: 'linear', perCpu }, parameters: [row], caveats: [MISSING_TEXT.linearScaling] };
+  return {
+    kind: 'fitted',
+    value: { kind: 'linear', perCpu },
+    parameters: [row],
+    caveats: [MISSING_TEXT.linearScaling],
+  };
 }

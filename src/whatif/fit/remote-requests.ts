@@ -30,17 +30,34 @@ export interface RemoteRequestsFit {
 /** A cold mode that read this share of what the network carries kept it saturated. */
 const SATURATED_SHARE = 0.9;
 
-const NONE: RemoteRequestsFit = { requestLatencySec: 0, requestsPerSample: 1, profiledInFlightPerWorker: null, remoteObjects: false };
+const NONE: RemoteRequestsFit = {
+  requestLatencySec: 0,
+  requestsPerSample: 1,
+  profiledInFlightPerWorker: null,
+  remoteObjects: false,
+};
 
 /** L, r and q from the cold mode's network use; none for local files. */
-export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks: number, workersPerRank: number | null): Fitted<RemoteRequestsFit> {
+export function fitRemoteRequests(
+  profile: Profile,
+  modes: MeasuredModes,
+  ranks: number,
+  workersPerRank: number | null,
+): Fitted<RemoteRequestsFit> {
   const cold = modes.cold;
   const network = cold?.network;
   if (!profile.dataset.remote || !cold || !network || network.firstByteMs === null) {
-    return { kind: 'fitted', value: { ...NONE, remoteObjects: profile.dataset.remote !== undefined }, parameters: [], caveats: [] };
+    return {
+      kind: 'fitted',
+      value: { ...NONE, remoteObjects: profile.dataset.remote !== undefined },
+      parameters: [],
+      caveats: [],
+    };
   }
   // On a saturated network a response's first byte waits behind other responses' bytes: that wait is the bandwidth term's, not latency.
-  const carried = profile.options.storageBwBytesPerSec ?? (profile.storageProbe?.proven ? probeBandwidth(profile.storageProbe).bytesPerSec : null);
+  const carried =
+    profile.options.storageBwBytesPerSec ??
+    (profile.storageProbe?.proven ? probeBandwidth(profile.storageProbe).bytesPerSec : null);
   const readRate = cold.storageReadBytesPerSec;
   const saturated = carried !== null && readRate !== null && readRate >= SATURATED_SHARE * carried;
   // Saturated: the latency is what the probe's requests sent one at a time waited (none in older profiles: 0).
@@ -58,7 +75,14 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
     if (!saturated) return parameter('L', name, latency, 's', `${source}: firstByteMs.p50`, proven(cold));
     const queued = `the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${loadedMs.toFixed(1)} ms) waited behind other responses' bytes`;
     return idleMs !== undefined
-      ? parameter('L', name, latency, 's', `storageProbe.idleFirstByteMs: requests sent one at a time; ${queued}`, profile.storageProbe!.proven)
+      ? parameter(
+          'L',
+          name,
+          latency,
+          's',
+          `storageProbe.idleFirstByteMs: requests sent one at a time; ${queued}`,
+          profile.storageProbe!.proven,
+        )
       : parameter('L', name, 0, 's', `assumed 0: ${queued}`, false, 'assumed: hidden by a saturated network');
   };
   return {
@@ -66,8 +90,24 @@ export function fitRemoteRequests(profile: Profile, modes: MeasuredModes, ranks:
     value: { requestLatencySec: latency, requestsPerSample, profiledInFlightPerWorker: inFlight, remoteObjects: true },
     parameters: [
       latencyParameter(),
-      parameter('r', 'requests per sample', requestsPerSample, 'requests', profile.dataset.remote.samplesPerObject ? 'dataset.remote.samplesPerObject (tar shards)' : 'one object per sample', true),
-      parameter('q', 'requests in flight per loader worker', inFlight, 'requests', `${source}: maxInFlight ${network.maxInFlight} over ${loaders} loaders`, proven(cold)),
+      parameter(
+        'r',
+        'requests per sample',
+        requestsPerSample,
+        'requests',
+        profile.dataset.remote.samplesPerObject
+          ? 'dataset.remote.samplesPerObject (tar shards)'
+          : 'one object per sample',
+        true,
+      ),
+      parameter(
+        'q',
+        'requests in flight per loader worker',
+        inFlight,
+        'requests',
+        `${source}: maxInFlight ${network.maxInFlight} over ${loaders} loaders`,
+        proven(cold),
+      ),
     ],
     caveats: [],
   };

@@ -41,12 +41,17 @@ function samplesInFlight(cold: MeasuredMode): number | null {
  */
 function readAmplificationOf(cold: MeasuredMode | null): { value: number; source: string; note?: string } {
   const fraction = cold?.state.readFraction ?? null;
-  if (cold === null || fraction === null || !(fraction > 0)) return { value: 1, source: 'assumed 1 (cold readFraction unknown)' };
+  if (cold === null || fraction === null || !(fraction > 0))
+    return { value: 1, source: 'assumed 1 (cold readFraction unknown)' };
   const source = 'cold state.readFraction (readBytes / consumedBytes)';
   const consumed = cold.state.consumedSamples;
   const inFlight = samplesInFlight(cold);
   if (fraction > 1 && consumed !== undefined && inFlight !== null && (fraction - 1) * consumed <= inFlight) {
-    return { value: 1, source, note: `read ${fraction.toFixed(3)}: the excess is within the ${inFlight} samples the loader could hold read at the windows' ends, taken as 1` };
+    return {
+      value: 1,
+      source,
+      note: `read ${fraction.toFixed(3)}: the excess is within the ${inFlight} samples the loader could hold read at the windows' ends, taken as 1`,
+    };
   }
   return { value: fraction, source };
 }
@@ -64,8 +69,22 @@ export function fitSampleBytes(profile: Profile, modes: MeasuredModes): Fitted<S
     value: { bytesPerSample, readAmplification },
     parameters: [
       cold === null
-        ? parameter('s', 'bytes per sample', bytesPerSample, 'bytes', 'cached state.consumedBytes / samples consumed (no cold mode)', proven(cached))
-        : parameter('s', 'bytes per sample', bytesPerSample, 'bytes', 'cold state.consumedBytes / samples consumed', proven(cold)),
+        ? parameter(
+            's',
+            'bytes per sample',
+            bytesPerSample,
+            'bytes',
+            'cached state.consumedBytes / samples consumed (no cold mode)',
+            proven(cached),
+          )
+        : parameter(
+            's',
+            'bytes per sample',
+            bytesPerSample,
+            'bytes',
+            'cold state.consumedBytes / samples consumed',
+            proven(cold),
+          ),
       parameter(
         'a',
         'storage bytes read per consumed byte when cold',

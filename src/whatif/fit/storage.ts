@@ -93,7 +93,11 @@ const LATENCY_BOUND_SHARE = 0.9;
  * link as 6.6 MB/s. Older profiles have only the loaded wait. Where the waits
  * explain 90% of the probe's time or more, B is known only from below (R).
  */
-export function probeBandwidth(probe: StorageProbe): { bytesPerSec: number; latencyShare: number; lowerBound: boolean } {
+export function probeBandwidth(probe: StorageProbe): {
+  bytesPerSec: number;
+  latencyShare: number;
+  lowerBound: boolean;
+} {
   const waitSecPerByte = probeLatencyMs(probe) / 1000 / (probe.concurrency * probe.requestBytes);
   const latencyShare = Math.min(1, waitSecPerByte * probe.bytesPerSec);
   if (latencyShare >= LATENCY_BOUND_SHARE) return { bytesPerSec: probe.bytesPerSec, latencyShare, lowerBound: true };
@@ -118,7 +122,11 @@ function probeLatencyNote(probe: StorageProbe, probed: ReturnType<typeof probeBa
 }
 
 /** B_storage and σ; not enough data when the cold mode has no storage read rate. */
-export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: StorageFitInputs): Fitted<StorageFit> | NotEnoughData {
+export function fitStorage(
+  profile: Profile,
+  modes: MeasuredModes,
+  inputs: StorageFitInputs,
+): Fitted<StorageFit> | NotEnoughData {
   const { synthetic, cached, cold } = modes;
   if (cold === null) return notEnoughData('modes.cold', 'cold');
   const readRate = cold.storageReadBytesPerSec;
@@ -130,9 +138,14 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
   const probe = !fetchBound && throttle === null && profile.storageProbe?.proven ? profile.storageProbe : null;
   const probed = probe && probeBandwidth(probe);
   const storageIsLowerBound = !fetchBound && throttle === null && (probed === null || probed.lowerBound);
-  const stages: ProfiledStages = { computeSec: inputs.computeSec, prepSec: inputs.prepSec, coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter };
+  const stages: ProfiledStages = {
+    computeSec: inputs.computeSec,
+    prepSec: inputs.prepSec,
+    coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter,
+  };
   const asRead: Candidate = {
-    storageBytesPerSec: !fetchBound && throttle !== null ? throttle : probed ? Math.max(probed.bytesPerSec, readRate) : readRate,
+    storageBytesPerSec:
+      !fetchBound && throttle !== null ? throttle : probed ? Math.max(probed.bytesPerSec, readRate) : readRate,
     storageSource: fetchBound
       ? 'cold mode storageReadBytesPerSec (cold mode was storage-bound)'
       : throttle !== null
@@ -145,11 +158,14 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
     measured: false,
   };
   const fromColdMode =
-    fetchBound && throttle !== null && readRate < UNSATURATED_SHARE * throttle ? belowThrottle(asRead, stages, inputs.missBytesPerSample, throttle, readRate) : null;
-  const fit = fromColdMode ?? withProbe(profile, stages, inputs.missBytesPerSample, readRate) ?? {
-    ...asRead,
-    serialSource: `${asRead.serialSource}; assumed: not measured (profile --overlap measures it)`,
-  };
+    fetchBound && throttle !== null && readRate < UNSATURATED_SHARE * throttle
+      ? belowThrottle(asRead, stages, inputs.missBytesPerSample, throttle, readRate)
+      : null;
+  const fit = fromColdMode ??
+    withProbe(profile, stages, inputs.missBytesPerSample, readRate) ?? {
+      ...asRead,
+      serialSource: `${asRead.serialSource}; assumed: not measured (profile --overlap measures it)`,
+    };
   const serialUpperBound = fit.measured
     ? fit.serial
     : Math.max(
@@ -159,12 +175,21 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
           fetchSec: inputs.missBytesPerSample / fit.storageBytesPerSec,
           // The upper end of the cold mode's 95% interval: the most σ it allows. A cold mode
           // that ran faster than the step as fitted (the machine's pace moved) bounds σ no tighter than the step does.
-          coldSec: Math.max(stages.computeSec, stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter),
+          coldSec: Math.max(
+            stages.computeSec,
+            stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
+          ),
         }),
       );
   return {
     kind: 'fitted',
-    value: { storageBytesPerSec: fit.storageBytesPerSec, storageIsLowerBound, fetchPrepSerial: fit.serial, overlapMeasured: fit.measured, serialUpperBound },
+    value: {
+      storageBytesPerSec: fit.storageBytesPerSec,
+      storageIsLowerBound,
+      fetchPrepSerial: fit.serial,
+      overlapMeasured: fit.measured,
+      serialUpperBound,
+    },
     parameters: [
       parameter(
         'B_storage',
@@ -175,7 +200,14 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
         proven(cold),
         storageIsLowerBound ? 'lower bound: storage was not the limit in the cold mode' : undefined,
       ),
-      parameter('σ', 'share of fetch and prep in series: data time (prep^(1/σ) + fetch^(1/σ))^σ', fit.serial, 'share', fit.serialSource, proven(synthetic, cached, cold)),
+      parameter(
+        'σ',
+        'share of fetch and prep in series: data time (prep^(1/σ) + fetch^(1/σ))^σ',
+        fit.serial,
+        'share',
+        fit.serialSource,
+        proven(synthetic, cached, cold),
+      ),
     ],
     caveats: storageIsLowerBound ? [MISSING_TEXT.storageLowerBound] : [],
   };
@@ -187,7 +219,13 @@ export function fitStorage(profile: Profile, modes: MeasuredModes, inputs: Stora
  * job spent not reading. Null when no σ explains the cold time (storage
  * slower than its throttle), so the probe may still say.
  */
-function belowThrottle(asRead: Candidate, stages: ProfiledStages, missBytesPerSample: number, throttle: number, readRate: number): Candidate | null {
+function belowThrottle(
+  asRead: Candidate,
+  stages: ProfiledStages,
+  missBytesPerSample: number,
+  throttle: number,
+  readRate: number,
+): Candidate | null {
   const serial = fitOverlap({ ...stages, fetchSec: missBytesPerSample / throttle });
   if (serial === null) return null;
   // The max of the stages explains the cold time: measured, and nothing to change.
@@ -206,7 +244,12 @@ function belowThrottle(asRead: Candidate, stages: ProfiledStages, missBytesPerSa
  * mode run once more with part of the dataset resident, fetch and prep
  * balanced (../overlap.ts, fitOverlapJoint). Null without a usable probe.
  */
-function withProbe(profile: Profile, stages: ProfiledStages, missBytesPerSample: number, readRate: number): Candidate | null {
+function withProbe(
+  profile: Profile,
+  stages: ProfiledStages,
+  missBytesPerSample: number,
+  readRate: number,
+): Candidate | null {
   const probe = profile.overlapProbe;
   if (probe?.status !== 'ok' || !probe.summary || !probe.state.proven) return null;
   const fitted = fitOverlapJoint({

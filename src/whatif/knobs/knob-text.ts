@@ -13,6 +13,5 @@ export const KNOB_TEXT = {
   peerBwUnmeasured:
     "--cache-policy partitioned fetches a miss from a peer's cache: give --peer-bw RATE, the bytes/s one node " +
     'reads from another; a profile over several nodes measures it (docs/multi-node.md), this one has none',
-  oneWorkersCount: (text: string) =>
-    `--workers takes one count here (whatif predicts one scenario), got '${text}'`,
+  oneWorkersCount: (text: string) => `--workers takes one count here (whatif predicts one scenario), got '${text}'`,
 } as const;

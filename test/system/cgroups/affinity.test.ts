@@ -18,6 +18,7 @@ test('withCpus restricts the command to the first allowed CPUs with taskset', ()
 test('asking for more CPUs than allowed is a BadValue error naming the limit', () => {
   assert.throws(
     () => withCpus(3, ['true'], process.env.PATH, [0, 1]),
-    (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.BadValue && /only 2 CPUs/.test(error.message),
+    (error: unknown) =>
+      error instanceof UserError && error.exitCode === ExitCode.BadValue && /only 2 CPUs/.test(error.message),
   );
 });

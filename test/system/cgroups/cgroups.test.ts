@@ -49,12 +49,20 @@ test('createJobCgroup without cgroups or permission: UserError (Environment) nam
   assert.throws(
     () => createJobCgroup({ name: 't', readBpsDevice: { device: '254:0', bytesPerSec: 1e6 }, cgroups: none }),
     (error: unknown) =>
-      error instanceof UserError && error.exitCode === ExitCode.Environment && /run as root/.test(error.message) && /--storage-bw/.test(error.message),
+      error instanceof UserError &&
+      error.exitCode === ExitCode.Environment &&
+      /run as root/.test(error.message) &&
+      /--storage-bw/.test(error.message),
   );
   const readOnly: CgroupInfo = {
     version: 'v1',
     controllers: {
-      io: { version: 'v1', writable: false, parentDir: '/sys/fs/cgroup/blkio', reason: 'the cgroup blkio controller at /sys/fs/cgroup/blkio is not writable by this user' },
+      io: {
+        version: 'v1',
+        writable: false,
+        parentDir: '/sys/fs/cgroup/blkio',
+        reason: 'the cgroup blkio controller at /sys/fs/cgroup/blkio is not writable by this user',
+      },
       memory: { version: null, writable: false, parentDir: null, reason: 'absent' },
       cpuset: { version: null, writable: false, parentDir: null, reason: 'absent' },
     },
@@ -64,7 +72,10 @@ test('createJobCgroup without cgroups or permission: UserError (Environment) nam
     /not writable by this user; run as root/,
   );
   assert.throws(() => createJobCgroup({ name: '../x', cgroups: readOnly }), /invalid cgroup name/);
-  assert.throws(() => createJobCgroup({ name: 'x', readBpsDevice: { device: 'vda', bytesPerSec: 1 }, cgroups: readOnly }), /major:minor/);
+  assert.throws(
+    () => createJobCgroup({ name: 'x', readBpsDevice: { device: 'vda', bytesPerSec: 1 }, cgroups: readOnly }),
+    /major:minor/,
+  );
 });
 
 test('wrapCommand passes user arguments verbatim, never through the script text', async () => {
@@ -92,7 +103,9 @@ test('a throttled group slows buffered reads of a cold 20 MB file to 10 MB/s', a
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const device = await wholeDiskDevice(dir);
   if (!root || !info.controllers.io.writable || !device) {
-    t.skip(`needs root and a writable cgroup blkio/io controller and a block device for ${dir}: ${root ? '' : 'not root; '}${info.controllers.io.reason}; device ${device}`);
+    t.skip(
+      `needs root and a writable cgroup blkio/io controller and a block device for ${dir}: ${root ? '' : 'not root; '}${info.controllers.io.reason}; device ${device}`,
+    );
     return;
   }
   // Random data (no holes, which would read without I/O), flushed so eviction can drop it.
@@ -104,7 +117,11 @@ test('a throttled group slows buffered reads of a cold 20 MB file to 10 MB/s', a
   // GNU dd with iflag=nocache and count=0 drops the whole file from the page cache.
   execFileSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0'], { stdio: 'ignore' });
 
-  const group = createJobCgroup({ name: `test-${process.pid}`, readBpsDevice: { device, bytesPerSec: 10_000_000 }, cgroups: info });
+  const group = createJobCgroup({
+    name: `test-${process.pid}`,
+    readBpsDevice: { device, bytesPerSec: 10_000_000 },
+    cgroups: info,
+  });
   t.after(() => group.remove({ timeoutMs: 5000 }).catch(() => undefined));
   assert.ok(group.procsFiles.length >= 1);
   const argv = wrapCommand(group.procsFiles, ['sh', '-c', 'cat "$1" > /dev/null', 'sh', file]);
@@ -128,9 +145,23 @@ test('cgroup v2 (fake tree): picks a parent that can enable io, writes subtree_c
   };
   // Root offers io and memory; /user.slice is a delegated parent with io enabled;
   // our own group /user.slice/job.scope holds processes (the no-internal-process rule).
-  group('.', { 'cgroup.controllers': 'cpuset io memory pids\n', 'cgroup.subtree_control': 'io memory\n', 'cgroup.procs': '1\n' });
-  group('user.slice', { 'cgroup.controllers': 'io memory\n', 'cgroup.subtree_control': 'memory\n', 'cgroup.procs': '', 'cgroup.type': 'domain\n' });
-  group('user.slice/job.scope', { 'cgroup.controllers': 'io memory\n', 'cgroup.subtree_control': '', 'cgroup.procs': '4242\n', 'cgroup.type': 'domain\n' });
+  group('.', {
+    'cgroup.controllers': 'cpuset io memory pids\n',
+    'cgroup.subtree_control': 'io memory\n',
+    'cgroup.procs': '1\n',
+  });
+  group('user.slice', {
+    'cgroup.controllers': 'io memory\n',
+    'cgroup.subtree_control': 'memory\n',
+    'cgroup.procs': '',
+    'cgroup.type': 'domain\n',
+  });
+  group('user.slice/job.scope', {
+    'cgroup.controllers': 'io memory\n',
+    'cgroup.subtree_control': '',
+    'cgroup.procs': '4242\n',
+    'cgroup.type': 'domain\n',
+  });
   const info = detectCgroups({
     mountinfo: `41 31 0:38 / ${mount} rw,relatime - cgroup2 cgroup2 rw`,
     procCgroup: '0::/user.slice/job.scope\n',
@@ -144,7 +175,12 @@ test('cgroup v2 (fake tree): picks a parent that can enable io, writes subtree_c
   assert.equal(info.controllers.io.parentDir, join(mount, 'user.slice'));
   assert.equal(info.controllers.cpuset.writable, false);
   assert.match(info.controllers.cpuset.reason, /does not offer cpuset/);
-  const job = createJobCgroup({ name: 'v2', readBpsDevice: { device: '8:0', bytesPerSec: 5e7 }, memoryLimitBytes: 1e9, cgroups: info });
+  const job = createJobCgroup({
+    name: 'v2',
+    readBpsDevice: { device: '8:0', bytesPerSec: 5e7 },
+    memoryLimitBytes: 1e9,
+    cgroups: info,
+  });
   const dir = join(mount, 'user.slice', 'ds-analyzer-v2');
   assert.deepEqual(job.dirs, [dir]);
   assert.deepEqual(job.procsFiles, [join(dir, 'cgroup.procs')]);

@@ -32,10 +32,25 @@ function fakeDamon(kdamonds: { state: string; operations: string; actions: strin
 const NO_MODULE = join(tmpdir(), 'no-such-damon-reclaim');
 
 test('a running DAMON pageout scheme on physical memory is found; stopped ones, other actions, vaddr and a missing DAMON are not', () => {
-  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'paddr', actions: ['pageout'] }]), NO_MODULE), ['kdamond 0: pageout on paddr memory']);
-  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'off', operations: 'paddr', actions: ['pageout'] }]), NO_MODULE), []);
-  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'paddr', actions: ['lru_deprio', 'stat'] }]), NO_MODULE), []);
-  assert.deepEqual(reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'vaddr', actions: ['pageout'] }]), NO_MODULE), []);
+  assert.deepEqual(
+    reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'paddr', actions: ['pageout'] }]), NO_MODULE),
+    ['kdamond 0: pageout on paddr memory'],
+  );
+  assert.deepEqual(
+    reclaimingDamonSchemes(fakeDamon([{ state: 'off', operations: 'paddr', actions: ['pageout'] }]), NO_MODULE),
+    [],
+  );
+  assert.deepEqual(
+    reclaimingDamonSchemes(
+      fakeDamon([{ state: 'on', operations: 'paddr', actions: ['lru_deprio', 'stat'] }]),
+      NO_MODULE,
+    ),
+    [],
+  );
+  assert.deepEqual(
+    reclaimingDamonSchemes(fakeDamon([{ state: 'on', operations: 'vaddr', actions: ['pageout'] }]), NO_MODULE),
+    [],
+  );
   assert.deepEqual(reclaimingDamonSchemes(join(tmpdir(), 'no-such-damon'), NO_MODULE), []);
 });
 
@@ -44,7 +59,9 @@ test('the DAMON_RECLAIM module counts when enabled', () => {
   made.push(dir);
   const enabled = join(dir, 'enabled');
   writeFileSync(enabled, 'Y\n');
-  assert.deepEqual(reclaimingDamonSchemes(join(tmpdir(), 'no-such-damon'), enabled), ['DAMON_RECLAIM: pageout on paddr memory']);
+  assert.deepEqual(reclaimingDamonSchemes(join(tmpdir(), 'no-such-damon'), enabled), [
+    'DAMON_RECLAIM: pageout on paddr memory',
+  ]);
   writeFileSync(enabled, 'N\n');
   assert.deepEqual(reclaimingDamonSchemes(join(tmpdir(), 'no-such-damon'), enabled), []);
 });
@@ -69,12 +86,20 @@ test('pauseReclaimers turns reclaiming kdamonds and DAMON_RECLAIM off, leaves th
 test('a profiler killed with SIGKILL while reclaim is paused: the guardian turns it back on within seconds', async () => {
   const admin = fakeDamon([{ state: 'on', operations: 'paddr', actions: ['pageout'] }]);
   const damonModule = new URL('../../../src/system/cgroups/damon.js', import.meta.url).href;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     const { pauseReclaimers } = await import(${JSON.stringify(damonModule)});
     const p = pauseReclaimers(${JSON.stringify(admin)}, '/nonexistent');
     console.log(p.paused.join(','));
     setInterval(() => {}, 1000);
-  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  `,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const [line] = (await once(child.stdout!, 'data')) as [Buffer];
   assert.equal(line.toString().trim(), 'kdamond 0');
   const state = () => readFileSync(join(admin, 'kdamonds', '0', 'state'), 'utf8').trim();
@@ -90,17 +115,28 @@ test('a pause is recorded on disk for clean while it lasts: restore removes the 
   const admin = fakeDamon([{ state: 'on', operations: 'paddr', actions: ['pageout'] }]);
   const record = join(admin, 'cache', 'ds-analyzer', 'damon-paused.json');
   const paused = pauseReclaimers(admin, NO_MODULE, record);
-  assert.deepEqual(readRecordedPause(record), { pid: process.pid, switches: [{ name: 'kdamond 0', file: join(admin, 'kdamonds', '0', 'state'), on: 'on' }] });
+  assert.deepEqual(readRecordedPause(record), {
+    pid: process.pid,
+    switches: [{ name: 'kdamond 0', file: join(admin, 'kdamonds', '0', 'state'), on: 'on' }],
+  });
   paused.restore();
   assert.equal(existsSync(record), false);
 
   const damonModule = new URL('../../../src/system/cgroups/damon.js', import.meta.url).href;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     const { pauseReclaimers } = await import(${JSON.stringify(damonModule)});
     pauseReclaimers(${JSON.stringify(admin)}, '/nonexistent', ${JSON.stringify(record)});
     console.log('paused');
     setInterval(() => {}, 1000);
-  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  `,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await once(child.stdout!, 'data');
   assert.equal(existsSync(record), true);
   child.kill('SIGKILL');

@@ -72,7 +72,10 @@ describe('memory budget', () => {
       '/sys/fs/cgroup/outer/memory.current': `${3 * GiB}\n`,
     });
     const limits = cgroupMemoryLimits(read);
-    assert.deepEqual(limits.map((l) => l.dir), ['/sys/fs/cgroup/outer/inner', '/sys/fs/cgroup/outer']);
+    assert.deepEqual(
+      limits.map((l) => l.dir),
+      ['/sys/fs/cgroup/outer/inner', '/sys/fs/cgroup/outer'],
+    );
     const budget = jobMemoryBudget(20 * GiB, read);
     assert.equal(budget.cgroup?.dir, '/sys/fs/cgroup/outer');
     assert.equal(budget.bytes, Math.floor(GiB * 0.9));
@@ -94,7 +97,12 @@ describe('memory budget', () => {
       '/proc/self/mountinfo': V1_MOUNTINFO,
       ...v1Group('/sys/fs/cgroup/memory', V1_UNLIMITED, GiB, 0),
     });
-    const v2 = files({ '/proc/self/cgroup': '0::/\n', '/proc/self/mountinfo': V2_MOUNTINFO, '/sys/fs/cgroup/memory.max': 'max\n', '/sys/fs/cgroup/memory.current': '5\n' });
+    const v2 = files({
+      '/proc/self/cgroup': '0::/\n',
+      '/proc/self/mountinfo': V2_MOUNTINFO,
+      '/sys/fs/cgroup/memory.max': 'max\n',
+      '/sys/fs/cgroup/memory.current': '5\n',
+    });
     for (const read of [v1, v2, files({})]) {
       const budget = jobMemoryBudget(10 * GiB, read);
       assert.equal(budget.bytes, 10 * GiB);
@@ -106,21 +114,32 @@ describe('memory budget', () => {
 
   test('a limited group looser than MemAvailable leaves MemAvailable in charge; a full group gives 0, not a negative budget', () => {
     const read = (usage: number) =>
-      files({ '/proc/self/cgroup': '4:memory:/a\n', '/proc/self/mountinfo': V1_MOUNTINFO, ...v1Group('/sys/fs/cgroup/memory/a', 64 * GiB, usage, 0) });
+      files({
+        '/proc/self/cgroup': '4:memory:/a\n',
+        '/proc/self/mountinfo': V1_MOUNTINFO,
+        ...v1Group('/sys/fs/cgroup/memory/a', 64 * GiB, usage, 0),
+      });
     assert.equal(jobMemoryBudget(8 * GiB, read(GiB)).bytes, 8 * GiB);
     assert.equal(jobMemoryBudget(8 * GiB, read(64 * GiB)).bytes, 0);
   });
 });
 
-test('the active file pages the dataset competes with: the limiting memory cgroup\'s, else the machine\'s', () => {
+test("the active file pages the dataset competes with: the limiting memory cgroup's, else the machine's", () => {
   const v1 = files({
     '/proc/self/cgroup': '4:memory:/jobs/a\n0::/\n',
     '/proc/self/mountinfo': V1_MOUNTINFO,
     ...v1Group('/sys/fs/cgroup/memory/jobs/a', 2 * GiB, 600 * MiB, 400 * MiB),
     '/proc/meminfo': 'MemTotal: 100 kB\nActive(file):    2048 kB\n',
   });
-  assert.deepEqual(activeFileBytes(v1), { bytes: 200 * MiB, source: 'memory cgroup /sys/fs/cgroup/memory/jobs/a (v1) memory.stat total_active_file' });
-  const machine = files({ '/proc/self/cgroup': '0::/\n', '/proc/self/mountinfo': V2_MOUNTINFO, '/proc/meminfo': 'MemTotal: 100 kB\nActive(file):    2048 kB\nInactive(file): 1 kB\n' });
+  assert.deepEqual(activeFileBytes(v1), {
+    bytes: 200 * MiB,
+    source: 'memory cgroup /sys/fs/cgroup/memory/jobs/a (v1) memory.stat total_active_file',
+  });
+  const machine = files({
+    '/proc/self/cgroup': '0::/\n',
+    '/proc/self/mountinfo': V2_MOUNTINFO,
+    '/proc/meminfo': 'MemTotal: 100 kB\nActive(file):    2048 kB\nInactive(file): 1 kB\n',
+  });
   assert.deepEqual(activeFileBytes(machine), { bytes: 2 * MiB, source: '/proc/meminfo Active(file)' });
   assert.equal(activeFileBytes(files({})), null);
 });

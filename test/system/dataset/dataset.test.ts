@@ -108,7 +108,11 @@ describe('listDataset', () => {
   it('rejects a root with no data, naming the flag given', async () => {
     const empty = path.join(dir, 'nothing');
     await assert.rejects(listDataset([path.join(dir, 'data'), empty], { flag: '--dataset' }), (error) =>
-      assertUserError(error, new RegExp(`^--dataset ${empty}: no non-empty regular files found; pass`), INPUT_EXIT_CODE),
+      assertUserError(
+        error,
+        new RegExp(`^--dataset ${empty}: no non-empty regular files found; pass`),
+        INPUT_EXIT_CODE,
+      ),
     );
     await assert.rejects(listDataset([]), (error) => assertUserError(error, /^--data is empty/, INPUT_EXIT_CODE));
   });

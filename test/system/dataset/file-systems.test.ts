@@ -1,6 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileSystemKind, fileSystemLimit, fileSystemWarnings, rootFileSystems } from '../../../src/system/dataset/file-systems.js';
+import {
+  fileSystemKind,
+  fileSystemLimit,
+  fileSystemWarnings,
+  rootFileSystems,
+} from '../../../src/system/dataset/file-systems.js';
 import { mountOf, parseMountinfo } from '../../../src/system/kernel/mountinfo.js';
 
 const MOUNTINFO = [
@@ -21,13 +26,43 @@ describe('file systems of the dataset', () => {
     assert.equal(mountOf(mounts, '/dev/shm/imagenet')?.type, 'tmpfs');
     assert.equal(mountOf(mounts, '/mnt/nfs/train/x.jpg')?.source, 'server:/export');
     assert.equal(mountOf(mounts, '/mnt/nfs/local disk/x')?.type, 'xfs');
-    assert.equal(mountOf(mounts, '/mnt/nfsother')?.type, 'ext4', 'a prefix that is not a path component does not count');
+    assert.equal(
+      mountOf(mounts, '/mnt/nfsother')?.type,
+      'ext4',
+      'a prefix that is not a path component does not count',
+    );
   });
 
   it('sorts file-system types into what they allow', () => {
     assert.deepEqual(
-      ['ext4', 'xfs', 'tmpfs', 'ramfs', 'overlay', 'nfs4', 'cifs', '9p', 'fuse.s3fs', 'fuse.gcsfuse', 'ceph', 'squashfs'].map(fileSystemKind),
-      ['disk', 'disk', 'memory', 'memory', 'overlay', 'network', 'network', 'network', 'fuse', 'fuse', 'network', 'other'],
+      [
+        'ext4',
+        'xfs',
+        'tmpfs',
+        'ramfs',
+        'overlay',
+        'nfs4',
+        'cifs',
+        '9p',
+        'fuse.s3fs',
+        'fuse.gcsfuse',
+        'ceph',
+        'squashfs',
+      ].map(fileSystemKind),
+      [
+        'disk',
+        'disk',
+        'memory',
+        'memory',
+        'overlay',
+        'network',
+        'network',
+        'network',
+        'fuse',
+        'fuse',
+        'network',
+        'other',
+      ],
     );
   });
 
@@ -35,13 +70,22 @@ describe('file systems of the dataset', () => {
     const read = async () => MOUNTINFO;
     const [shm] = await rootFileSystems(['/dev/shm'], read);
     assert.deepEqual(shm, { root: '/dev/shm', mountPoint: '/dev/shm', type: 'tmpfs', source: 'tmpfs', kind: 'memory' });
-    const nfs = { root: '/mnt/nfs/train', mountPoint: '/mnt/nfs', type: 'nfs4', source: 'server:/export', kind: 'network' as const };
+    const nfs = {
+      root: '/mnt/nfs/train',
+      mountPoint: '/mnt/nfs',
+      type: 'nfs4',
+      source: 'server:/export',
+      kind: 'network' as const,
+    };
     const disk = { ...nfs, type: 'ext4', kind: 'disk' as const };
 
     assert.match(fileSystemLimit('cold', [shm]) ?? '', /tmpfs at \/dev\/shm: its pages cannot be evicted/);
     assert.equal(fileSystemLimit('cached', [shm]), null);
     assert.equal(fileSystemLimit('cached', [nfs]), null);
-    assert.match(fileSystemLimit('cold', [disk, nfs]) ?? '', /nfs4 \(server:\/export\): the server's cache cannot be evicted/);
+    assert.match(
+      fileSystemLimit('cold', [disk, nfs]) ?? '',
+      /nfs4 \(server:\/export\): the server's cache cannot be evicted/,
+    );
     const s3 = { root: '/mnt/s3', mountPoint: '/mnt/s3', type: 'fuse.s3fs', source: 's3fs', kind: 'fuse' as const };
     assert.match(fileSystemLimit('cached', [s3]) ?? '', /fuse\.s3fs \(s3fs\): a FUSE daemon does the reads/);
     assert.match(fileSystemLimit('cold', [s3]) ?? '', /read_bytes/);
@@ -49,7 +93,13 @@ describe('file systems of the dataset', () => {
     assert.equal(fileSystemLimit('cold', [disk]), null);
     assert.equal(fileSystemLimit('cold', undefined), null);
 
-    const warnings = fileSystemWarnings([shm, nfs, disk, { ...disk, type: 'overlay', kind: 'overlay' }, { ...disk, type: 'fuse.s3fs', kind: 'fuse' }]);
+    const warnings = fileSystemWarnings([
+      shm,
+      nfs,
+      disk,
+      { ...disk, type: 'overlay', kind: 'overlay' },
+      { ...disk, type: 'fuse.s3fs', kind: 'fuse' },
+    ]);
     assert.equal(warnings.length, 4);
     assert.match(warnings[3], /a FUSE daemon does the reads/);
     assert.match(warnings[0], /^--data \/dev\/shm is on tmpfs .*copy the dataset to a disk/);

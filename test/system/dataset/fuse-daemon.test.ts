@@ -19,8 +19,15 @@ test('the daemons of a mount are the /dev/fuse holders that name its mount point
     mkdirSync(join(proc, 'self'));
     const daemons = fuseDaemons(proc);
     assert.deepEqual(daemons.map((d) => d.pid).sort(), [10, 11], 'only processes holding /dev/fuse');
-    assert.deepEqual(daemonsOf('/mnt/a', daemons).map((d) => d.pid), [10], 'a trailing slash names the same mount');
-    assert.deepEqual(daemonsOf('/mnt/b', daemons).map((d) => d.pid), [11]);
+    assert.deepEqual(
+      daemonsOf('/mnt/a', daemons).map((d) => d.pid),
+      [10],
+      'a trailing slash names the same mount',
+    );
+    assert.deepEqual(
+      daemonsOf('/mnt/b', daemons).map((d) => d.pid),
+      [11],
+    );
     assert.deepEqual(daemonsOf('/mnt/c', daemons), []);
   } finally {
     rmSync(proc, { recursive: true, force: true });

@@ -75,9 +75,12 @@ describe('cache cap (fake kernel)', () => {
     assert.deepEqual(kernel.evictions, ['a', 'b', 'd']);
     assert.equal(kernel.total(), 3 * MiB);
     const reading = cap.readResidency(1000)!;
-    assert.deepEqual({ resident: reading.residentBytes, held: reading.heldBytes, exact: reading.exact }, { resident: 3 * MiB, held: 3 * MiB, exact: true });
+    assert.deepEqual(
+      { resident: reading.residentBytes, held: reading.heldBytes, exact: reading.exact },
+      { resident: 3 * MiB, held: 3 * MiB, exact: true },
+    );
     const stats = await cap.stop();
-    assert.equal(stats.events?.closeEvents, 7, 'the job closed 7 files; the keeper\'s own closes are not counted');
+    assert.equal(stats.events?.closeEvents, 7, "the job closed 7 files; the keeper's own closes are not counted");
     assert.equal(stats.errors, 0);
   });
 
@@ -121,7 +124,7 @@ describe('cache cap (fake kernel)', () => {
     for (let k = 0; k < 10; k++) kernel.readAndClose(file(`f${k}`));
     await cap.scanNow();
     let seed = 1;
-    const random = (): number => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    const random = (): number => (seed = (seed * 16807) % 2147483647) / 2147483647;
     const reading = cap.readResidency(4, random)!;
     assert.equal(reading.exact, false);
     assert.equal(reading.measuredFiles, 8);

@@ -21,7 +21,10 @@ describe('eviction policy', () => {
     assert.deepEqual(policy.evictions(), []);
     policy.startReading('d', { idleSweeps: 0 });
     // d holds 15 bytes: the LRU may keep 15 of its 30, so a and b go.
-    assert.equal(policy.measureReading(() => 15), false);
+    assert.equal(
+      policy.measureReading(() => 15),
+      false,
+    );
     assert.deepEqual(policy.evictions(), ['a', 'b']);
     assert.equal(policy.heldBytes(), 25);
     assert.deepEqual(policy.heldFiles().sort(), ['c', 'd']);
@@ -44,7 +47,10 @@ describe('eviction policy', () => {
   it('files held open alone over the cap must be swept', () => {
     const policy = new EvictionPolicy<string>(10);
     policy.startReading('f', { idleSweeps: 0 });
-    assert.equal(policy.measureReading(() => 11), true);
+    assert.equal(
+      policy.measureReading(() => 11),
+      true,
+    );
     policy.measuredOverCap();
     assert.equal(policy.heldBytes(), 0);
   });
@@ -55,7 +61,11 @@ describe('eviction policy', () => {
     policy.startReading('idle', { idleSweeps: 0 });
     policy.setPreviousPages('idle', new Uint8Array([1]));
     const left: string[] = [];
-    for (let sweep = 0; sweep < IDLE_SWEEPS; sweep++) policy.sweepReading((file) => file === 'busy', (file) => left.push(file));
+    for (let sweep = 0; sweep < IDLE_SWEEPS; sweep++)
+      policy.sweepReading(
+        (file) => file === 'busy',
+        (file) => left.push(file),
+      );
     assert.deepEqual(left, ['idle']);
     assert.equal(policy.readingCount, 1);
     assert.equal(policy.previousPages('idle'), undefined);
@@ -66,7 +76,10 @@ describe('eviction policy', () => {
     policy.closed('kept', 10);
     policy.startReading('r', { idleSweeps: 0, fd: 7 });
     policy.setPreviousPages('r', new Uint8Array([1]));
-    assert.deepEqual(policy.forgetReading().map((state) => state.fd), [7]);
+    assert.deepEqual(
+      policy.forgetReading().map((state) => state.fd),
+      [7],
+    );
     assert.equal(policy.readingCount, 0);
     assert.equal(policy.previousPages('r'), undefined);
     assert.equal(policy.keeps('kept'), true);

@@ -45,7 +45,7 @@ const isOpen = (fd: number): boolean => {
 };
 
 describe('fanotify keeper (fake kernel)', () => {
-  it('evicts a closed file through its event\'s descriptor and closes that descriptor once', async () => {
+  it("evicts a closed file through its event's descriptor and closes that descriptor once", async () => {
     const { files, libc } = dataset('close');
     const started = startFanotifyKeeper(libc, files, MANUAL);
     assert.ok(started.ok);
@@ -113,7 +113,7 @@ describe('fanotify keeper (fake kernel)', () => {
     assert.equal(libc.closed.length, 3, 'every descriptor it opened is closed');
   });
 
-  it('closes the descriptors of one read\'s events together: each once, a run of consecutive ones in one close_range', async () => {
+  it("closes the descriptors of one read's events together: each once, a run of consecutive ones in one close_range", async () => {
     const { files, libc } = dataset('batch');
     const started = startFanotifyKeeper(libc, files, MANUAL);
     assert.ok(started.ok);
@@ -121,7 +121,11 @@ describe('fanotify keeper (fake kernel)', () => {
     for (const fd of fds) libc.queue.push(fanotifyEvent(0x1 | 0x10, fd));
     await started.keeper.scanNow();
     for (const file of files) assert.deepEqual(libc.residentPages(file.path), [], file.path);
-    assert.deepEqual([...libc.closed].sort((a, b) => a - b), [...fds].sort((a, b) => a - b), 'every event descriptor closed once');
+    assert.deepEqual(
+      [...libc.closed].sort((a, b) => a - b),
+      [...fds].sort((a, b) => a - b),
+      'every event descriptor closed once',
+    );
     for (const fd of fds) assert.equal(isOpen(fd), false);
     const sorted = [...fds].sort((a, b) => a - b);
     const consecutive = sorted.every((fd, i) => i === 0 || fd === sorted[i - 1] + 1);
@@ -130,7 +134,7 @@ describe('fanotify keeper (fake kernel)', () => {
     assert.equal(stats.events?.closeEvictions, 3);
   });
 
-  it('keeps a held file\'s descriptor out of the batch it came in, and closes it at its close event', async () => {
+  it("keeps a held file's descriptor out of the batch it came in, and closes it at its close event", async () => {
     const { files, libc } = dataset('held-batch');
     const started = startFanotifyKeeper(libc, files, MANUAL);
     assert.ok(started.ok);
@@ -145,7 +149,10 @@ describe('fanotify keeper (fake kernel)', () => {
     await started.keeper.scanNow();
     assert.equal(isOpen(readFd), false, 'released at its close');
     assert.equal(isOpen(closeFd), false);
-    assert.deepEqual([...libc.closed].sort((a, b) => a - b), [readFd, other, closeFd].sort((a, b) => a - b));
+    assert.deepEqual(
+      [...libc.closed].sort((a, b) => a - b),
+      [readFd, other, closeFd].sort((a, b) => a - b),
+    );
     await started.keeper.stop();
   });
 
@@ -160,7 +167,10 @@ describe('fanotify keeper (fake kernel)', () => {
     const stats = await started.keeper.stop();
     const reading = ledger.reading();
     assert.ok(reading.keeper.calls >= 1);
-    assert.ok(Math.abs(reading.keeper.cpuSec - stats.cpuSec) < 1e-12, `ledger ${reading.keeper.cpuSec} vs stats ${stats.cpuSec}`);
+    assert.ok(
+      Math.abs(reading.keeper.cpuSec - stats.cpuSec) < 1e-12,
+      `ledger ${reading.keeper.cpuSec} vs stats ${stats.cpuSec}`,
+    );
     assert.equal(reading.sampler.calls + reading.warming.calls, 0);
   });
 
@@ -174,7 +184,7 @@ describe('fanotify keeper (fake kernel)', () => {
     const stats = await started.keeper.stop();
     assert.equal(stats.errors, 1);
     assert.match(stats.lastError ?? '', /another metadata version/);
-    assert.deepEqual(libc.closed, [], 'a descriptor found by guessing could be another file\'s');
+    assert.deepEqual(libc.closed, [], "a descriptor found by guessing could be another file's");
     fs.closeSync(fd);
   });
 });

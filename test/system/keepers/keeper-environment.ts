@@ -8,7 +8,8 @@ import { loadLibc } from '../../../src/system/kernel/libc.js';
  * skip.
  */
 export function inotifyUnavailable(): string | null {
-  if (!fs.existsSync('/proc/sys/fs/inotify/max_user_watches')) return 'the kernel has no inotify (/proc/sys/fs/inotify missing)';
+  if (!fs.existsSync('/proc/sys/fs/inotify/max_user_watches'))
+    return 'the kernel has no inotify (/proc/sys/fs/inotify missing)';
   const libc = loadLibc();
   return libc.ok ? null : `libc cannot be bound: ${libc.reason}`;
 }

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CpuLedger, LEDGER_COMPONENTS, emptyReading, processCpuClock, readingDifference, threadCpuClock, totalCpuSec } from '../../../src/system/kernel/cpu-ledger.js';
+import {
+  CpuLedger,
+  LEDGER_COMPONENTS,
+  emptyReading,
+  processCpuClock,
+  readingDifference,
+  threadCpuClock,
+  totalCpuSec,
+} from '../../../src/system/kernel/cpu-ledger.js';
 
 /** A clock the test moves by hand. */
 function fakeClock(): { clock: () => number; advance: (sec: number) => void } {
@@ -17,23 +25,31 @@ function spin(ms: number): void {
 test('a charge adds the CPU of its work to its component only, and counts the call', () => {
   const { clock, advance } = fakeClock();
   const ledger = new CpuLedger(clock);
-  assert.equal(ledger.charge('sampler', () => (advance(0.002), 'value')), 'value');
+  assert.equal(
+    ledger.charge('sampler', () => (advance(0.002), 'value')),
+    'value',
+  );
   ledger.charge('sampler', () => advance(0.001));
   ledger.charge('events', () => advance(0.0005));
   const reading = ledger.reading();
   assert.deepEqual(reading.sampler, { cpuSec: 0.003, calls: 2 });
   assert.deepEqual(reading.events, { cpuSec: 0.0005, calls: 1 });
-  for (const component of ['keeper', 'meter', 'warming', 'eviction'] as const) assert.deepEqual(reading[component], { cpuSec: 0, calls: 0 });
+  for (const component of ['keeper', 'meter', 'warming', 'eviction'] as const)
+    assert.deepEqual(reading[component], { cpuSec: 0, calls: 0 });
   assert.equal(totalCpuSec(reading), 0.0035);
 });
 
 test('work that throws is charged all the same, and the error passes through', () => {
   const { clock, advance } = fakeClock();
   const ledger = new CpuLedger(clock);
-  assert.throws(() => ledger.charge('keeper', () => {
-    advance(0.01);
-    throw new Error('EBADF');
-  }), /EBADF/);
+  assert.throws(
+    () =>
+      ledger.charge('keeper', () => {
+        advance(0.01);
+        throw new Error('EBADF');
+      }),
+    /EBADF/,
+  );
   assert.deepEqual(ledger.reading().keeper, { cpuSec: 0.01, calls: 1 });
 });
 
@@ -83,7 +99,10 @@ test('the real clocks: the thread clock moves with busy work and not with sleep,
   const processUsed = processCpuClock() - processBefore;
   const busy = ledger.reading().sampler.cpuSec;
   // The process's clock counts Node's other threads too (GC helpers): the thread's share of it is most, never more.
-  assert.ok(busy >= 0.01 && busy <= processUsed + 0.002, `30 ms of busy work (the process used ${processUsed} s) charged ${busy} s`);
+  assert.ok(
+    busy >= 0.01 && busy <= processUsed + 0.002,
+    `30 ms of busy work (the process used ${processUsed} s) charged ${busy} s`,
+  );
   const before = clock();
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.ok(clock() - before < 0.02, 'sleeping is not CPU');

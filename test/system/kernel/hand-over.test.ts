@@ -49,7 +49,10 @@ test('a chown the file system refuses is a one-line Environment error naming the
     writeFileSync(join(root, 'profile.json'), '{}');
     assert.throws(
       () => handOver([join(root, 'profile.json')], { uid: 0, gid: 0 }, { recursive: false }),
-      (error: unknown) => error instanceof UserError && error.exitCode === ExitCode.Environment && /^cannot give .*profile\.json to uid 0 \(EPERM\): .*--as-user root$/.test(error.message),
+      (error: unknown) =>
+        error instanceof UserError &&
+        error.exitCode === ExitCode.Environment &&
+        /^cannot give .*profile\.json to uid 0 \(EPERM\): .*--as-user root$/.test(error.message),
     );
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -24,9 +24,15 @@ function event(wd: number, mask: number, name: string, padded = 0): Buffer {
 }
 
 test('inotify events are split by their len field and names lose their NUL padding', () => {
-  const bytes = Buffer.concat([event(1, 0x20, 'n01440764_10026.JPEG', 32), event(-1, 0x4000, ''), event(7, 0x10, 'é.bin', 16)]);
+  const bytes = Buffer.concat([
+    event(1, 0x20, 'n01440764_10026.JPEG', 32),
+    event(-1, 0x4000, ''),
+    event(7, 0x10, 'é.bin', 16),
+  ]);
   const seen: [number, number, string][] = [];
-  const count = forEachInotifyEvent(bytes, bytes.length, (wd, mask, name) => seen.push([wd, mask, name.toString('utf8')]));
+  const count = forEachInotifyEvent(bytes, bytes.length, (wd, mask, name) =>
+    seen.push([wd, mask, name.toString('utf8')]),
+  );
   assert.equal(count, 3);
   assert.deepEqual(seen, [
     [1, 0x20, 'n01440764_10026.JPEG'],
@@ -38,7 +44,10 @@ test('inotify events are split by their len field and names lose their NUL paddi
 test('a truncated tail is not read past the length given', () => {
   const bytes = Buffer.concat([event(1, 0x10, 'a', 16), event(2, 0x10, 'b', 16)]);
   const seen: string[] = [];
-  assert.equal(forEachInotifyEvent(bytes, bytes.length - 4, (_wd, _mask, name) => seen.push(name.toString('utf8'))), 1);
+  assert.equal(
+    forEachInotifyEvent(bytes, bytes.length - 4, (_wd, _mask, name) => seen.push(name.toString('utf8'))),
+    1,
+  );
   assert.deepEqual(seen, ['a']);
 });
 

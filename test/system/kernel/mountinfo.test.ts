@@ -14,7 +14,14 @@ const MOUNTINFO = [
 test('parseMountinfo: root, mount point, type, source, mount and super options, escapes undone, malformed lines skipped', () => {
   const mounts = parseMountinfo(MOUNTINFO);
   assert.equal(mounts.length, 4);
-  assert.deepEqual(mounts[1], { root: '/docker/abc', mountPoint: '/sys/fs/cgroup/memory', type: 'cgroup', source: 'cgroup', mountOptions: ['rw', 'relatime'], superOptions: ['rw', 'memory'] });
+  assert.deepEqual(mounts[1], {
+    root: '/docker/abc',
+    mountPoint: '/sys/fs/cgroup/memory',
+    type: 'cgroup',
+    source: 'cgroup',
+    mountOptions: ['rw', 'relatime'],
+    superOptions: ['rw', 'memory'],
+  });
   assert.deepEqual(mounts[2].superOptions, ['rw', 'blkio']);
   assert.equal(mounts[3].mountPoint, '/mnt/with space');
 });

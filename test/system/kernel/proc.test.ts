@@ -25,7 +25,13 @@ import {
 import { evict, pageCacheSupport, residency } from '../../../src/system/page-cache/page-cache.js';
 import { expectedWholeDisk } from './whole-disk.js';
 
-function statLine(pid: number, comm: string, ppid: number, ticks: { u: number; s: number; cu: number; cs: number }, start = 1000): string {
+function statLine(
+  pid: number,
+  comm: string,
+  ppid: number,
+  ticks: { u: number; s: number; cu: number; cs: number },
+  start = 1000,
+): string {
   const f5to13 = Array(9).fill(0).join(' ');
   const f18to21 = Array(4).fill(0).join(' ');
   const tail = Array(30).fill(0).join(' ');
@@ -53,7 +59,10 @@ test('parseProcStat splits at the last parenthesis (comm with spaces and parenth
   assert.equal(stat.pid, 42);
   assert.equal(stat.comm, 'evil) (name x');
   assert.equal(stat.ppid, 7);
-  assert.deepEqual([stat.utimeTicks, stat.stimeTicks, stat.cutimeTicks, stat.cstimeTicks, stat.startTicks], [11, 12, 13, 14, 999]);
+  assert.deepEqual(
+    [stat.utimeTicks, stat.stimeTicks, stat.cutimeTicks, stat.cstimeTicks, stat.startTicks],
+    [11, 12, 13, 14, 999],
+  );
   assert.equal(parseProcStat('garbage'), null);
   assert.equal(parseProcStat('1 (x) S 0 1 2'), null);
 });
@@ -68,7 +77,7 @@ test('parseIoReadBytes reads read_bytes only', () => {
   assert.equal(parseIoReadBytes('rchar: 5\n'), null);
 });
 
-test('clkTck is a positive integer, getconf\'s answer', () => {
+test("clkTck is a positive integer, getconf's answer", () => {
   assert.ok(Number.isInteger(clkTck()) && clkTck() > 0);
   const getconf = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
   assert.equal(clkTck(), getconf);
@@ -81,12 +90,28 @@ test('auxvValue reads an entry of an auxiliary vector, stops at AT_NULL, and ans
   const vector = (pairs: number[][]): Buffer => {
     const bytes = Buffer.alloc(pairs.length * 2 * words);
     const le = endianness() === 'LE';
-    pairs.flat().forEach((value, i) =>
-      words === 8 ? (le ? bytes.writeBigUInt64LE(BigInt(value), i * 8) : bytes.writeBigUInt64BE(BigInt(value), i * 8)) : le ? bytes.writeUInt32LE(value, i * 4) : bytes.writeUInt32BE(value, i * 4),
-    );
+    pairs
+      .flat()
+      .forEach((value, i) =>
+        words === 8
+          ? le
+            ? bytes.writeBigUInt64LE(BigInt(value), i * 8)
+            : bytes.writeBigUInt64BE(BigInt(value), i * 8)
+          : le
+            ? bytes.writeUInt32LE(value, i * 4)
+            : bytes.writeUInt32BE(value, i * 4),
+      );
     return bytes;
   };
-  writeFileSync(join(dir, 'auxv'), vector([[6, 4096], [17, 250], [0, 0], [17, 999]]));
+  writeFileSync(
+    join(dir, 'auxv'),
+    vector([
+      [6, 4096],
+      [17, 250],
+      [0, 0],
+      [17, 999],
+    ]),
+  );
   assert.equal(auxvValue(join(dir, 'auxv'), 17), 250);
   assert.equal(auxvValue(join(dir, 'auxv'), 6), 4096);
   assert.equal(auxvValue(join(dir, 'auxv'), 33), null);
@@ -96,7 +121,10 @@ test('auxvValue reads an entry of an auxiliary vector, stops at AT_NULL, and ans
 test("processTree of sh -c 'sleep 2 & sleep 2 & wait' sees 3 processes", async (t) => {
   const child = spawn('sh', ['-c', 'sleep 2 & sleep 2 & wait'], { stdio: 'ignore' });
   t.after(() => child.kill('SIGKILL'));
-  const tree = await waitFor(() => processTree(child.pid!), (pids) => pids.length >= 3);
+  const tree = await waitFor(
+    () => processTree(child.pid!),
+    (pids) => pids.length >= 3,
+  );
   assert.equal(tree.length, 3);
   assert.ok(tree.includes(child.pid!));
   child.kill('SIGKILL');
@@ -110,9 +138,16 @@ test('processTree of a missing pid is empty', () => {
 test('cpuSeconds of a busy child increases', async (t) => {
   const child = spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' });
   t.after(() => child.kill('SIGKILL'));
-  const first = await waitFor(() => cpuSeconds(child.pid!), (v) => v !== null);
+  const first = await waitFor(
+    () => cpuSeconds(child.pid!),
+    (v) => v !== null,
+  );
   assert.ok(first !== null);
-  const later = await waitFor(() => cpuSeconds(child.pid!) ?? 0, (v) => v >= first + 0.05, 5000);
+  const later = await waitFor(
+    () => cpuSeconds(child.pid!) ?? 0,
+    (v) => v >= first + 0.05,
+    5000,
+  );
   assert.ok(later >= first + 0.05, `cpu ${first} -> ${later}`);
   child.kill('SIGKILL');
   await exited(child);
@@ -135,8 +170,9 @@ function ioReadBytesHere(): number | null {
   }
 }
 
-test('selfReadBytes is this process\'s read_bytes, and grows by a cold read from storage', async (t) => {
-  if (ioReadBytesHere() === null) return t.skip('/proc/self/io cannot be read here (a kernel without task I/O accounting)');
+test("selfReadBytes is this process's read_bytes, and grows by a cold read from storage", async (t) => {
+  if (ioReadBytesHere() === null)
+    return t.skip('/proc/self/io cannot be read here (a kernel without task I/O accounting)');
   const dir = mkdtempSync(join(tmpdir(), 'dsa-selfio-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // read_bytes counts what came from a block device: a tmpfs read never shows.
@@ -153,16 +189,28 @@ test('selfReadBytes is this process\'s read_bytes, and grows by a cold read from
   const below = ioReadBytesHere()!;
   const before = selfReadBytes();
   const above = ioReadBytesHere()!;
-  assert.ok(before !== null && below <= before && before <= above, `read_bytes ${below}..${above}, selfReadBytes ${before}`);
+  assert.ok(
+    before !== null && below <= before && before <= above,
+    `read_bytes ${below}..${above}, selfReadBytes ${before}`,
+  );
   readFileSync(file);
   const after = selfReadBytes();
-  assert.ok(after !== null && after - before >= bytes, `a cold read of ${bytes} bytes moved selfReadBytes by ${after === null ? 'null' : after - before}`);
+  assert.ok(
+    after !== null && after - before >= bytes,
+    `a cold read of ${bytes} bytes moved selfReadBytes by ${after === null ? 'null' : after - before}`,
+  );
 });
 
 test('TreeAccounting (fake /proc): reaped child counted once, auto-reaped child not lost', (t) => {
   const proc = mkdtempSync(join(tmpdir(), 'dsa-fakeproc-'));
   t.after(() => rmSync(proc, { recursive: true, force: true }));
-  const put = (pid: number, ppid: number, ticks: { u: number; s: number; cu: number; cs: number }, io: number, start = 1000): void => {
+  const put = (
+    pid: number,
+    ppid: number,
+    ticks: { u: number; s: number; cu: number; cs: number },
+    io: number,
+    start = 1000,
+  ): void => {
     mkdirSync(join(proc, String(pid)), { recursive: true });
     writeFileSync(join(proc, String(pid), 'stat'), statLine(pid, 'job (x)', ppid, ticks, start));
     writeFileSync(join(proc, String(pid), 'io'), `rchar: 0\nread_bytes: ${io}\nwrite_bytes: 0\n`);
@@ -250,7 +298,8 @@ test('TreeAccounting stays monotone and counts once when a real child exits', as
     await sleep(40);
   }
   assert.ok(sawTwo, 'saw the tree with two processes');
-  for (let i = 1; i < series.length; i++) assert.ok(series[i] >= series[i - 1], `monotone at ${i}: ${series.join(',')}`);
+  for (let i = 1; i < series.length; i++)
+    assert.ok(series[i] >= series[i - 1], `monotone at ${i}: ${series.join(',')}`);
   const total = series.at(-1)!;
   const rootWithChildren = cpuSeconds(child.pid!) ?? 0;
   assert.ok(total > 0.05, `busy child counted (${total})`);
@@ -308,7 +357,11 @@ class FakeProc {
   }
 }
 
-const pidsOf = (members: TreeMembers): number[] => members.read().map((s) => s.pid).sort((a, b) => a - b);
+const pidsOf = (members: TreeMembers): number[] =>
+  members
+    .read()
+    .map((s) => s.pid)
+    .sort((a, b) => a - b);
 
 test('readLastPid reads the last field of /proc/loadavg; null without the file', (t) => {
   const proc = new FakeProc(4321);
@@ -400,7 +453,10 @@ test('TreeMembers (fake /proc): many new pids, or pid_max wrapped, are read by w
 
 test('TreeMembers gives the answer of a walk at every reading (fake /proc, random histories)', () => {
   type Step = { kind: 'child' | 'thread' | 'unrelated' | 'exit' | 'hidden'; pick: number };
-  const step = fc.record({ kind: fc.constantFrom<Step['kind']>('child', 'child', 'thread', 'unrelated', 'exit', 'hidden'), pick: fc.nat() });
+  const step = fc.record({
+    kind: fc.constantFrom<Step['kind']>('child', 'child', 'thread', 'unrelated', 'exit', 'hidden'),
+    pick: fc.nat(),
+  });
   fc.assert(
     fc.property(fc.array(fc.array(step, { maxLength: 4 }), { minLength: 1, maxLength: 8 }), (rounds) => {
       const proc = new FakeProc(500, 32768);
@@ -415,7 +471,9 @@ test('TreeMembers gives the answer of a walk at every reading (fake /proc, rando
           const threads: number[] = [];
           for (const { kind, pick } of round) {
             // A process forks once it runs: never while the kernel has yet to show it.
-            const live = [...proc.stats.keys()].filter((pid) => proc.stats.get(pid)!.tgid === pid && pid !== root && !hidden.includes(pid));
+            const live = [...proc.stats.keys()].filter(
+              (pid) => proc.stats.get(pid)!.tgid === pid && pid !== root && !hidden.includes(pid),
+            );
             const parents = [root, ...live];
             if (kind === 'child') proc.add(parents[pick % parents.length]);
             else if (kind === 'unrelated') proc.add(1);
@@ -429,9 +487,13 @@ test('TreeMembers gives the answer of a walk at every reading (fake /proc, rando
           expected = new Set([...expected].filter((pid) => proc.stats.has(pid)));
           for (let grew = true; grew; ) {
             grew = false;
-            for (const [pid, s] of visible) if (!expected.has(pid) && expected.has(s.ppid)) grew = expected.add(pid) !== undefined;
+            for (const [pid, s] of visible)
+              if (!expected.has(pid) && expected.has(s.ppid)) grew = expected.add(pid) !== undefined;
           }
-          assert.deepEqual(pidsOf(members), [...expected].sort((a, b) => a - b));
+          assert.deepEqual(
+            pidsOf(members),
+            [...expected].sort((a, b) => a - b),
+          );
           // The kernel shows a forked task within microseconds: by the next reading. Threads are never listed by /proc.
           for (const pid of hidden) proc.show(pid);
           for (const pid of threads) proc.exit(pid);
@@ -446,17 +508,26 @@ test('TreeMembers gives the answer of a walk at every reading (fake /proc, rando
 
 test('TreeMembers on this machine: a grandchild started later is found without walking /proc, a thread is not a process', async (t) => {
   if (readLastPid() === null) return t.skip('/proc/loadavg cannot be read here');
-  const script = "setTimeout(() => { require('node:child_process').spawn('sleep', ['3'], { stdio: 'ignore' }); new (require('node:worker_threads').Worker)('setTimeout(() => {}, 3000)', { eval: true }); }, 300); setTimeout(() => {}, 3000);";
+  const script =
+    "setTimeout(() => { require('node:child_process').spawn('sleep', ['3'], { stdio: 'ignore' }); new (require('node:worker_threads').Worker)('setTimeout(() => {}, 3000)', { eval: true }); }, 300); setTimeout(() => {}, 3000);";
   const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
   t.after(() => child.kill('SIGKILL'));
   const members = new TreeMembers(child.pid!, '/proc', { fullWalkMs: 60_000 });
   assert.deepEqual(pidsOf(members), [child.pid!]);
   // The grandchild is node until it execs sleep: waited for, with its worker thread started beside it.
   const isSleep = (pids: number[]): boolean => pids.some((pid) => readProcStat(pid)?.comm === 'sleep');
-  const tree = await waitFor(() => pidsOf(members), (pids) => pids.length > 2 || isSleep(pids), 5000);
+  const tree = await waitFor(
+    () => pidsOf(members),
+    (pids) => pids.length > 2 || isSleep(pids),
+    5000,
+  );
   await sleep(200);
   const later = pidsOf(members);
-  assert.equal(later.length, 2, `the node child and its sleep, not the worker thread: ${tree.join(',')} then ${later.join(',')}`);
+  assert.equal(
+    later.length,
+    2,
+    `the node child and its sleep, not the worker thread: ${tree.join(',')} then ${later.join(',')}`,
+  );
   assert.ok(isSleep(later));
   assert.deepEqual(later, processTree(child.pid!));
   child.kill('SIGKILL');

@@ -55,8 +55,11 @@ export function expectedWholeDisk(target: string): ExpectedDisk {
   if (mount === null) return { skip: `no mount in /proc/self/mountinfo holds ${resolved}` };
   const [majorMinor, type, point] = mount;
   // Major 0: an anonymous device (tmpfs, overlay, NFS, a btrfs subvolume), no block device.
-  if (majorMinor.startsWith('0:')) return { skip: `${resolved} is on ${type} at ${point} (device ${majorMinor}), which has no block device` };
+  if (majorMinor.startsWith('0:'))
+    return { skip: `${resolved} is on ${type} at ${point} (device ${majorMinor}), which has no block device` };
   if (!fs.existsSync('/sys/block')) return { skip: 'no /sys/block here (sysfs not mounted)' };
   const disk = diskInSysBlock(majorMinor, '/sys/block');
-  return disk === null ? { skip: `/sys/block lists no disk for ${majorMinor} (the ${type} mount at ${point})` } : { device: disk };
+  return disk === null
+    ? { skip: `/sys/block lists no disk for ${majorMinor} (the ${type} mount at ${point})` }
+    : { device: disk };
 }

@@ -15,30 +15,48 @@ async function startOrigin(size: number): Promise<{ server: http.Server; port: n
   const server = http.createServer((req, res) => {
     hits += 1;
     if (req.url?.startsWith('/missing/')) res.writeHead(404).end('no such key');
-    else res.writeHead(200, { 'content-type': 'application/octet-stream', etag: '"e1"', 'content-length': size }).end(body);
+    else
+      res
+        .writeHead(200, { 'content-type': 'application/octet-stream', etag: '"e1"', 'content-length': size })
+        .end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as net.AddressInfo).port, hits: () => hits };
 }
 
 /** GET `url` through the proxy in absolute form, as a client honouring HTTP_PROXY does. */
-function getThrough(proxyUrl: string, url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer; headers: http.IncomingHttpHeaders }> {
+function getThrough(
+  proxyUrl: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Buffer; headers: http.IncomingHttpHeaders }> {
   const proxy = new URL(proxyUrl);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: proxy.hostname, port: proxy.port, path: url, headers: { host: new URL(url).host, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }));
-    });
+    const req = http.request(
+      { host: proxy.hostname, port: proxy.port, path: url, headers: { host: new URL(url).host, ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
-test('the proxy counts the data\'s bytes, requests and statuses apart from other hosts\' traffic', async () => {
+test("the proxy counts the data's bytes, requests and statuses apart from other hosts' traffic", async () => {
   const origin = await startOrigin(100_000);
   const other = await startOrigin(5_000);
-  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${origin.port}`], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [`127.0.0.1:${origin.port}`],
+    bytesPerSec: null,
+    cache: null,
+    cacheUse: 'pass',
+  });
   try {
     const ok = await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/a.jpg`);
     assert.equal(ok.status, 200);
@@ -62,15 +80,24 @@ test('the proxy counts the data\'s bytes, requests and statuses apart from other
   }
 });
 
-test('the cap holds the data\'s bytes to its rate across concurrent requests', async () => {
+test("the cap holds the data's bytes to its rate across concurrent requests", async () => {
   const origin = await startOrigin(400_000);
-  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${origin.port}`], bytesPerSec: 2_000_000, cache: null, cacheUse: 'pass' });
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [`127.0.0.1:${origin.port}`],
+    bytesPerSec: 2_000_000,
+    cache: null,
+    cacheUse: 'pass',
+  });
   try {
     const started = performance.now();
     await Promise.all([1, 2, 3, 4, 5].map((i) => getThrough(proxy.url, `http://127.0.0.1:${origin.port}/o${i}`)));
     const elapsedSec = (performance.now() - started) / 1000;
     // 2 MB at 2 MB/s, less the bucket's burst (64 KiB): a slow machine can only make it longer.
-    assert.ok(elapsedSec >= (2_000_000 - 65_536) / 2_000_000 - 0.02, `2 MB under a 2 MB/s cap took ${elapsedSec.toFixed(2)} s`);
+    assert.ok(
+      elapsedSec >= (2_000_000 - 65_536) / 2_000_000 - 0.02,
+      `2 MB under a 2 MB/s cap took ${elapsedSec.toFixed(2)} s`,
+    );
     const counters = proxy.readCounters();
     assert.equal(counters.originBytes, 2_000_000);
     assert.ok(counters.maxInFlight >= 2, `requests in flight at once: ${counters.maxInFlight}`);
@@ -86,14 +113,26 @@ test('in serve use the proxy answers stored objects (whole or a byte range) and 
   const dir = mkdtempSync(join(tmpdir(), 'dsa-cache-'));
   const cache = new ResponseCache(join(dir, 'objects'));
   const url = `http://127.0.0.1:${origin.port}/bucket/key%20one.bin`;
-  await cache.put(objectKey(new URL(url)), { 'content-type': 'image/jpeg', etag: '"x"', date: 'now' }, Buffer.from('0123456789'));
-  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${origin.port}`], bytesPerSec: null, cache, cacheUse: 'serve' });
+  await cache.put(
+    objectKey(new URL(url)),
+    { 'content-type': 'image/jpeg', etag: '"x"', date: 'now' },
+    Buffer.from('0123456789'),
+  );
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [`127.0.0.1:${origin.port}`],
+    bytesPerSec: null,
+    cache,
+    cacheUse: 'serve',
+  });
   try {
     const whole = await getThrough(proxy.url, url);
     assert.equal(whole.body.toString(), '0123456789');
     assert.equal(whole.headers['content-type'], 'image/jpeg');
     assert.equal(whole.headers.date === 'now', false, 'per-response headers are not stored');
-    const part = await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/key%20one.bin`, { range: 'bytes=2-4' });
+    const part = await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/key%20one.bin`, {
+      range: 'bytes=2-4',
+    });
     assert.equal(part.status, 206);
     assert.equal(part.body.toString(), '234');
     assert.equal(part.headers['content-range'], 'bytes 2-4/10');
@@ -112,7 +151,7 @@ test('in serve use the proxy answers stored objects (whole or a byte range) and 
   }
 });
 
-test('a CONNECT tunnel to the data\'s origin is counted without being decrypted, and a dead origin is a counted failure', async () => {
+test("a CONNECT tunnel to the data's origin is counted without being decrypted, and a dead origin is a counted failure", async () => {
   const echo = net.createServer((socket) => socket.pipe(socket));
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   const echoPort = (echo.address() as net.AddressInfo).port;
@@ -120,11 +159,19 @@ test('a CONNECT tunnel to the data\'s origin is counted without being decrypted,
   await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
   const deadPort = (dead.address() as net.AddressInfo).port;
   await new Promise<void>((resolve) => dead.close(() => resolve()));
-  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${echoPort}`, `127.0.0.1:${deadPort}`], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [`127.0.0.1:${echoPort}`, `127.0.0.1:${deadPort}`],
+    bytesPerSec: null,
+    cache: null,
+    cacheUse: 'pass',
+  });
   try {
     const port = Number(new URL(proxy.url).port);
     const tunnelled = await new Promise<string>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => socket.write(`CONNECT 127.0.0.1:${echoPort} HTTP/1.1\r\nHost: 127.0.0.1:${echoPort}\r\n\r\n`));
+      const socket = net.connect(port, '127.0.0.1', () =>
+        socket.write(`CONNECT 127.0.0.1:${echoPort} HTTP/1.1\r\nHost: 127.0.0.1:${echoPort}\r\n\r\n`),
+      );
       let text = '';
       socket.on('data', (chunk) => {
         text += chunk.toString();
@@ -148,10 +195,19 @@ test('a CONNECT tunnel to the data\'s origin is counted without being decrypted,
 });
 
 test('a port already taken is the listen error, and nothing is left listening', async () => {
-  const first = await MeteringProxy.start({ port: 0, dataOrigins: [], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  const first = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [],
+    bytesPerSec: null,
+    cache: null,
+    cacheUse: 'pass',
+  });
   try {
     const port = Number(new URL(first.url).port);
-    await assert.rejects(MeteringProxy.start({ port, dataOrigins: [], bytesPerSec: null, cache: null, cacheUse: 'pass' }), { code: 'EADDRINUSE' });
+    await assert.rejects(
+      MeteringProxy.start({ port, dataOrigins: [], bytesPerSec: null, cache: null, cacheUse: 'pass' }),
+      { code: 'EADDRINUSE' },
+    );
     await first.close();
     // Closed, the port answers nobody: nothing of either proxy is left listening.
     const refused = await new Promise<string>((resolve) => {
@@ -170,10 +226,18 @@ test('a capped tunnel whose origin sends and closes at once still delivers every
   const origin = net.createServer((socket) => socket.end(payload));
   await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
   const originPort = (origin.address() as net.AddressInfo).port;
-  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${originPort}`], bytesPerSec: 1_000_000, cache: null, cacheUse: 'pass' });
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [`127.0.0.1:${originPort}`],
+    bytesPerSec: 1_000_000,
+    cache: null,
+    cacheUse: 'pass',
+  });
   try {
     const received = await new Promise<number>((resolve) => {
-      const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1', () => socket.write(`CONNECT 127.0.0.1:${originPort} HTTP/1.1\r\n\r\n`));
+      const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1', () =>
+        socket.write(`CONNECT 127.0.0.1:${originPort} HTTP/1.1\r\n\r\n`),
+      );
       let bytes = 0;
       let headerDone = false;
       socket.on('data', (chunk: Buffer) => {
@@ -205,7 +269,13 @@ test('parseRange reads the single-range forms clients send', () => {
 
 test("an added latency holds each request for the data before it leaves (validate's latency points), and none once taken off", async () => {
   const origin = await startOrigin(1_000);
-  const proxy = await MeteringProxy.start({ port: 0, dataOrigins: [`127.0.0.1:${origin.port}`], bytesPerSec: null, cache: null, cacheUse: 'pass' });
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [`127.0.0.1:${origin.port}`],
+    bytesPerSec: null,
+    cache: null,
+    cacheUse: 'pass',
+  });
   try {
     proxy.setAddedLatencyMs(80);
     assert.equal((await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/a.jpg`)).body.length, 1_000);

@@ -16,17 +16,28 @@ function member(name: string, data: Buffer, type = '0'): Buffer {
 /** A WebDataset shard of `n` samples, KEY.bin and KEY.cls each, in a folder entry's company. */
 function shard(n: number, sampleBytes: number): Buffer {
   const parts = [member('train/', Buffer.alloc(0), '5')];
-  for (let k = 0; k < n; k++) parts.push(member(`train/${String(k).padStart(6, '0')}.bin`, Buffer.alloc(sampleBytes, k)), member(`train/${String(k).padStart(6, '0')}.cls`, Buffer.from(String(k % 10))));
+  for (let k = 0; k < n; k++)
+    parts.push(
+      member(`train/${String(k).padStart(6, '0')}.bin`, Buffer.alloc(sampleBytes, k)),
+      member(`train/${String(k).padStart(6, '0')}.cls`, Buffer.from(String(k % 10))),
+    );
   return Buffer.concat([...parts, Buffer.alloc(1024)]);
 }
 
 /** The stream in chunks that cut headers and data anywhere. */
-const chunked = (bytes: Buffer, size: number) => Readable.from(Array.from({ length: Math.ceil(bytes.length / size) }, (_, k) => bytes.subarray(k * size, (k + 1) * size)));
+const chunked = (bytes: Buffer, size: number) =>
+  Readable.from(
+    Array.from({ length: Math.ceil(bytes.length / size) }, (_, k) => bytes.subarray(k * size, (k + 1) * size)),
+  );
 
 test('counts the samples of a tar shard by key, whatever the chunking, skipping folders', async () => {
   const bytes = shard(7, 1000);
   for (const size of [100, 512, 777, bytes.length]) {
-    assert.deepEqual(await countTarSamples(chunked(bytes, size)), { samples: 7, bytesRead: bytes.length, complete: true }, `chunks of ${size}`);
+    assert.deepEqual(
+      await countTarSamples(chunked(bytes, size)),
+      { samples: 7, bytesRead: bytes.length, complete: true },
+      `chunks of ${size}`,
+    );
   }
 });
 

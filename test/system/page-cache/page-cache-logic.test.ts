@@ -38,10 +38,15 @@ function dataset(name: string): { dir: string; whole: string; tail: string; empt
 type Strategy = 'cachestat' | 'mincore' | 'node fs';
 const STRATEGIES: readonly Strategy[] = ['cachestat', 'mincore', 'node fs'];
 
-function fakes(strategy: Strategy = 'cachestat'): { libc: FakeLibc; calls: FakeFileSyscalls; bindings: PageCacheBindings } {
+function fakes(strategy: Strategy = 'cachestat'): {
+  libc: FakeLibc;
+  calls: FakeFileSyscalls;
+  bindings: PageCacheBindings;
+} {
   const libc = new FakeLibc(PAGE);
   const calls = new FakeFileSyscalls(libc, { cachestat: strategy === 'cachestat' });
-  const load: PageCacheBindings['calls'] = strategy === 'node fs' ? { ok: false, reason: 'not bound in this test' } : { ok: true, calls };
+  const load: PageCacheBindings['calls'] =
+    strategy === 'node fs' ? { ok: false, reason: 'not bound in this test' } : { ok: true, calls };
   return { libc, calls, bindings: { libc: { ok: true, libc }, calls: load } };
 }
 
@@ -63,7 +68,10 @@ for (const strategy of STRATEGIES) {
       // The walked dataset's table, directory by directory: the same bytes.
       const listed = await listDataset([dir], { readMeminfo: async () => 'MemAvailable: 100000000 kB\n' });
       const walked = await residency(listed.files, bindings);
-      assert.deepEqual([walked.residentBytes, walked.totalBytes, walked.checkedFiles, walked.unknownFiles], [4.5 * PAGE, 5.5 * PAGE, 2, 0]);
+      assert.deepEqual(
+        [walked.residentBytes, walked.totalBytes, walked.checkedFiles, walked.unknownFiles],
+        [4.5 * PAGE, 5.5 * PAGE, 2, 0],
+      );
     });
 
     test('evict advises out only the files with cached pages, after one sync, and counts what is left', async () => {
@@ -80,7 +88,11 @@ for (const strategy of STRATEGIES) {
       assert.equal(result.residentBytesAfter, 0);
       assert.equal(result.failedFiles, 0);
       assert.deepEqual(libc.residentPages(whole), []);
-      assert.deepEqual(libc.advice.map((a) => a.advice), [FADV.dontNeed], 'no advice for the files with nothing cached');
+      assert.deepEqual(
+        libc.advice.map((a) => a.advice),
+        [FADV.dontNeed],
+        'no advice for the files with nothing cached',
+      );
 
       const { calls: unsynced, libc: unsyncedLibc, bindings: noSync } = fakes(strategy);
       const failed = await evict([{ path: whole }, { path: missing }], { sync: false }, noSync);
@@ -92,7 +104,7 @@ for (const strategy of STRATEGIES) {
   });
 }
 
-test('warm leaves resident files alone and reads small ones ahead on advice, through a dataset\'s file table', async () => {
+test("warm leaves resident files alone and reads small ones ahead on advice, through a dataset's file table", async () => {
   const { dir, whole, tail } = dataset('warm');
   const { libc, calls, bindings } = fakes();
   libc.setResident(whole, [0, 1, 2]);
@@ -104,10 +116,18 @@ test('warm leaves resident files alone and reads small ones ahead on advice, thr
   assert.equal(result.bytesRead, 2.5 * PAGE);
   assert.equal(result.failedFiles, 0);
   assert.deepEqual(libc.residentPages(tail), [0, 1, 2]);
-  assert.equal(calls.firstByteReads, 3, 'every file left resident had its first byte read (its access-time update done now)');
+  assert.equal(
+    calls.firstByteReads,
+    3,
+    'every file left resident had its first byte read (its access-time update done now)',
+  );
   const after = await residency(listed.files, bindings);
   assert.equal(after.residentBytes, after.totalBytes);
-  assert.deepEqual(result.residency, after, 'the warm saw each file as it left it: the residency pass after says the same');
+  assert.deepEqual(
+    result.residency,
+    after,
+    'the warm saw each file as it left it: the residency pass after says the same',
+  );
   // The warm keeper's looks skip those reads: the first warm did them.
   await warm(listed.files, { concurrency: 2, touchAccessTimes: false }, bindings);
   assert.equal(calls.firstByteReads, 3);

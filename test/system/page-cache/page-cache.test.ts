@@ -9,7 +9,13 @@ import { loadLibc } from '../../../src/system/kernel/libc.js';
 import { loadFileSyscalls } from '../../../src/system/kernel/file-syscalls.js';
 import { listDataset } from '../../../src/system/dataset/dataset.js';
 import { mountOf, parseMountinfo } from '../../../src/system/kernel/mountinfo.js';
-import { dropCachesGlobally, evict, pageCacheSupport, residency, warm } from '../../../src/system/page-cache/page-cache.js';
+import {
+  dropCachesGlobally,
+  evict,
+  pageCacheSupport,
+  residency,
+  warm,
+} from '../../../src/system/page-cache/page-cache.js';
 
 const MiB = 1024 * 1024;
 const support = pageCacheSupport();
@@ -51,7 +57,11 @@ describe('page cache', { skip }, () => {
     // The 1-byte file is read ahead on advice; the others are read.
     assert.equal(warmed.advisedFiles, 1);
     const again = await warm(files, { concurrency: 3 });
-    assert.deepEqual([again.files, again.bytesRead, again.residentFiles], [0, 0, files.length], 'a resident file is not read again');
+    assert.deepEqual(
+      [again.files, again.bytesRead, again.residentFiles],
+      [0, 0, files.length],
+      'a resident file is not read again',
+    );
 
     const hot = await residency(files);
     assert.equal(hot.totalBytes, total());
@@ -76,10 +86,17 @@ describe('page cache', { skip }, () => {
 
     // Nothing cached any more: a second eviction only checks residency and advises nothing (issue 10, item 3).
     const again2 = await evict(files, { sync: false });
-    assert.deepEqual([again2.files, again2.bytes, again2.nonResidentFiles, again2.failedFiles], [0, 0, files.length, 0]);
+    assert.deepEqual(
+      [again2.files, again2.bytes, again2.nonResidentFiles, again2.failedFiles],
+      [0, 0, files.length, 0],
+    );
     await warm([files[1]], { concurrency: 1 });
     const one = await evict(files, { sync: false });
-    assert.deepEqual([one.files, one.bytes, one.nonResidentFiles], [1, files[1].bytes, files.length - 1], 'only the resident file is advised');
+    assert.deepEqual(
+      [one.files, one.bytes, one.nonResidentFiles],
+      [1, files[1].bytes, files.length - 1],
+      'only the resident file is advised',
+    );
     assert.equal(one.residentBytesAfter, 0, 'what is left resident is counted in the same pass');
     assert.equal(again2.residentBytesAfter, 0);
     assert.ok((await residency(files)).fraction < 0.01);
@@ -126,17 +143,19 @@ describe('page cache', { skip }, () => {
     assert.equal(warmed.bytesRead, total());
   });
 
-  it('warm makes the access-time update of a resident file, so the job\'s first read has none to write', async (t) => {
+  it("warm makes the access-time update of a resident file, so the job's first read has none to write", async (t) => {
     const mount = mountOf(parseMountinfo(fs.readFileSync('/proc/self/mountinfo', 'utf8')), fs.realpathSync(dir));
     const options = mount?.mountOptions ?? [];
-    if (options.includes('noatime') || options.includes('ro')) return t.skip(`${dir} is mounted ${options.join(',')}: reads never update atime`);
+    if (options.includes('noatime') || options.includes('ro'))
+      return t.skip(`${dir} is mounted ${options.join(',')}: reads never update atime`);
     const file = files[0];
     // Without cachestat residency falls back to mmap, and mapping a file updates its atime too: the test could not fail.
     const calls = loadFileSyscalls();
     const probe = fs.openSync(file.path, 'r');
     const cachestat = calls.ok && calls.calls.cachedPages(probe, 0, 0) >= 0;
     fs.closeSync(probe);
-    if (!cachestat) return t.skip('no cachestat(2) here (Linux < 6.5): residency maps the file, which updates atime by itself');
+    if (!cachestat)
+      return t.skip('no cachestat(2) here (Linux < 6.5): residency maps the file, which updates atime by itself');
     await warm([file]);
     // An access time older than the modification time: relatime's rule updates it at the next read.
     const { mtime } = fs.statSync(file.path);
@@ -153,7 +172,8 @@ describe('page cache over a walked dataset (directory by directory)', { skip }, 
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-page-cache-table-'));
     for (let d = 0; d < 3; d++) {
       fs.mkdirSync(path.join(dir, `class${d}`));
-      for (let f = 0; f < 50; f++) fs.writeFileSync(path.join(dir, `class${d}`, `${f}.bin`), Buffer.alloc(1024 + d * 5000 + f, 1));
+      for (let f = 0; f < 50; f++)
+        fs.writeFileSync(path.join(dir, `class${d}`, `${f}.bin`), Buffer.alloc(1024 + d * 5000 + f, 1));
     }
     // A large file goes through the readers, not read-ahead advice.
     fs.writeFileSync(path.join(dir, 'class0', 'big.bin'), Buffer.alloc(3 * MiB + 17, 2));

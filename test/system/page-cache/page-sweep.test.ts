@@ -46,7 +46,10 @@ test('a sweep evicts the pages resident now and at the previous sweep, and spare
   assert.deepEqual(libc.residentPages(file), [6], 'the page that just arrived stays for one interval');
   assert.deepEqual(
     libc.advice.map((a) => [a.offsetBytes / PAGE, a.lengthBytes / PAGE]),
-    [[0, 3], [5, 1]],
+    [
+      [0, 3],
+      [5, 1],
+    ],
     'one DONTNEED per run of old pages',
   );
 

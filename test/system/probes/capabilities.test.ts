@@ -10,8 +10,16 @@ const FAKE = fileURLToPath(new URL('../../../../test/fixtures/fake-nvidia-smi', 
 chmodSync(FAKE, 0o755);
 
 test('probeCapabilities reports every capability with detail, impact and fix', async () => {
-  const rows = await probeCapabilities({ nvidiaSmi: FAKE, pythons: ['/nonexistent/python3'], pythonTimeoutMs: 5000, cwd: process.cwd() });
-  assert.deepEqual(rows.map((r) => r.name), [...CAPABILITY_NAMES]);
+  const rows = await probeCapabilities({
+    nvidiaSmi: FAKE,
+    pythons: ['/nonexistent/python3'],
+    pythonTimeoutMs: 5000,
+    cwd: process.cwd(),
+  });
+  assert.deepEqual(
+    rows.map((r) => r.name),
+    [...CAPABILITY_NAMES],
+  );
   for (const row of rows) {
     assert.equal(typeof row.available, 'boolean');
     for (const text of [row.detail, row.impact, row.fix]) assert.ok(text.length > 0, `${row.name} has text`);
@@ -30,7 +38,12 @@ test('probeCapabilities reports every capability with detail, impact and fix', a
 });
 
 test('probeCapabilities without nvidia-smi', async () => {
-  const rows = await probeCapabilities({ nvidiaSmi: '/nonexistent/nvidia-smi', pythons: [], skipThrottleTest: true, cwd: process.cwd() });
+  const rows = await probeCapabilities({
+    nvidiaSmi: '/nonexistent/nvidia-smi',
+    pythons: [],
+    skipThrottleTest: true,
+    cwd: process.cwd(),
+  });
   const gpu = rows.find((r) => r.name === 'nvidia-smi')!;
   assert.equal(gpu.available, false);
   assert.match(gpu.detail, /not found/);
@@ -40,8 +53,17 @@ test("python-torch is the job's python3's: torch in another interpreter is named
   const { execa } = await import('execa');
   const torch = await execa('/usr/bin/python3', ['-c', 'import torch'], { reject: false });
   if (torch.failed) return t.skip('needs torch in /usr/bin/python3');
-  const rows = await probeCapabilities({ nvidiaSmi: FAKE, pythons: ['/nonexistent/python3', '/usr/bin/python3'], pythonTimeoutMs: 60_000, skipThrottleTest: true, cwd: process.cwd() });
+  const rows = await probeCapabilities({
+    nvidiaSmi: FAKE,
+    pythons: ['/nonexistent/python3', '/usr/bin/python3'],
+    pythonTimeoutMs: 60_000,
+    skipThrottleTest: true,
+    cwd: process.cwd(),
+  });
   const row = rows.find((r) => r.name === 'python-torch')!;
   assert.equal(row.available, false, row.detail);
-  assert.match(row.detail, /a job run with \/nonexistent\/python3 gets no torch: run it with \/usr\/bin\/python3, or profile --python/);
+  assert.match(
+    row.detail,
+    /a job run with \/nonexistent\/python3 gets no torch: run it with \/usr\/bin\/python3, or profile --python/,
+  );
 });

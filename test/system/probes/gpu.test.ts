@@ -5,7 +5,14 @@ import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { aggregateGpus, detectGpus, parseGpuLine, parseGpuList, probeGpus, startGpuSampler } from '../../../src/system/probes/gpu.js';
+import {
+  aggregateGpus,
+  detectGpus,
+  parseGpuLine,
+  parseGpuList,
+  probeGpus,
+  startGpuSampler,
+} from '../../../src/system/probes/gpu.js';
 
 // Tests run from dist/test/system/probes; fixtures stay in the source tree.
 const FAKE = fileURLToPath(new URL('../../../../test/fixtures/fake-nvidia-smi', import.meta.url));
@@ -15,9 +22,28 @@ chmodSync(FAKE_FAIL, 0o755);
 const MIB = 1024 * 1024;
 
 test('parseGpuLine validates lines and tolerates [N/A]', () => {
-  assert.deepEqual(parseGpuLine('0, 37, 1024, 16384'), { index: 0, utilPct: 37, memUsedBytes: 1024 * MIB, memTotalBytes: 16384 * MIB });
-  assert.deepEqual(parseGpuLine('3, [N/A], [N/A], 80'), { index: 3, utilPct: null, memUsedBytes: null, memTotalBytes: 80 * MIB });
-  for (const bad of ['', 'garbage', '0, 1, 2', '0, 1, 2, 3, 4', 'x, 1, 2, 3', '0, 20x, 2, 3', '0, -1, 2, 3', '0, , 2, 3']) {
+  assert.deepEqual(parseGpuLine('0, 37, 1024, 16384'), {
+    index: 0,
+    utilPct: 37,
+    memUsedBytes: 1024 * MIB,
+    memTotalBytes: 16384 * MIB,
+  });
+  assert.deepEqual(parseGpuLine('3, [N/A], [N/A], 80'), {
+    index: 3,
+    utilPct: null,
+    memUsedBytes: null,
+    memTotalBytes: 80 * MIB,
+  });
+  for (const bad of [
+    '',
+    'garbage',
+    '0, 1, 2',
+    '0, 1, 2, 3, 4',
+    'x, 1, 2, 3',
+    '0, 20x, 2, 3',
+    '0, -1, 2, 3',
+    '0, , 2, 3',
+  ]) {
     assert.equal(parseGpuLine(bad), null, bad);
   }
 });
@@ -49,7 +75,10 @@ test('startGpuSampler parses a fake nvidia-smi: utilisation, memory, bad lines c
   assert.equal(latest.utilPct, 40);
   assert.equal(latest.memBytes, 4000 * MIB);
   assert.equal(latest.gpus, 3);
-  assert.deepEqual(gpu.readings().map((r) => r.index), [0, 1, 2]);
+  assert.deepEqual(
+    gpu.readings().map((r) => r.index),
+    [0, 1, 2],
+  );
   const stats = gpu.stats();
   assert.equal(stats.badLines, 2);
   assert.ok(stats.lines >= 6);

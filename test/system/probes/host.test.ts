@@ -14,7 +14,11 @@ test('hostFacts matches the profile host block', async () => {
   const host = await hostFacts({ nvidiaSmi: '/nonexistent/nvidia-smi' });
   ProfileSchema.shape.host.parse(host);
   assert.equal(host.root, process.getuid?.() === 0);
-  assert.equal(host.hostname, os.hostname(), "the name a rank falls back to (runMode's processNode), so nodes[] and ranks[].node agree");
+  assert.equal(
+    host.hostname,
+    os.hostname(),
+    "the name a rank falls back to (runMode's processNode), so nodes[] and ranks[].node agree",
+  );
   assert.ok(['v1', 'v2', 'none'].includes(host.cgroup));
   assert.ok(host.cpus >= 1);
   assert.ok(host.memBytes > 0);

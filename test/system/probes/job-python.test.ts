@@ -23,7 +23,10 @@ test("under sudo, a python3 from sudo's secure_path is the system's: the warning
   if (found.path === null) return t.skip('no python3 in the system folders here');
   assert.match(found.path, /^\/(usr\/)?(local\/)?s?bin\/python3$/);
   assert.equal(found.sudoUser, 'alice');
-  assert.match(found.warning ?? '', /^running under sudo for alice: sudo's secure_path replaced alice's PATH, so python3 is \/.*python3, not the python3 of a venv/);
+  assert.match(
+    found.warning ?? '',
+    /^running under sudo for alice: sudo's secure_path replaced alice's PATH, so python3 is \/.*python3, not the python3 of a venv/,
+  );
   assert.match(found.warning ?? '', /sudo env "PATH=\$PATH" ds-analyzer .*--python ~\/venv\/bin\/python/);
 });
 
@@ -59,7 +62,10 @@ test('VIRTUAL_ENV kept (sudo -E) while PATH lost it: the job would get another p
   const { root, venv, empty } = layout();
   try {
     const found = jobPython({ PATH: empty, SUDO_USER: 'alice', VIRTUAL_ENV: venv }, '/', 0);
-    assert.match(found.warning ?? '', new RegExp(`^VIRTUAL_ENV is ${venv} but no python3 is on PATH: .*--python ${venv}/bin/python$`));
+    assert.match(
+      found.warning ?? '',
+      new RegExp(`^VIRTUAL_ENV is ${venv} but no python3 is on PATH: .*--python ${venv}/bin/python$`),
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -12,13 +12,22 @@ test('fitAccelerator: compute per iteration and batch from the synthetic mode, r
   assert.deepEqual(symbols(fit), ['T_gpu', 'b', 'R']);
   assert.equal(fit.parameters[0].value, modes.synthetic.summary.iterMs.mean);
   assert.deepEqual(fit.caveats, []);
-  const twoRanks = { ...modes, cold: { ...modes.cold, ranks: [...modes.cold.ranks, { ...modes.cold.ranks[0], rank: 1 }] } };
+  const twoRanks = {
+    ...modes,
+    cold: { ...modes.cold, ranks: [...modes.cold.ranks, { ...modes.cold.ranks[0], rank: 1 }] },
+  };
   assert.equal(fittedValue(fitAccelerator(twoRanks)).value.profiledRanks, 2);
 });
 
 test('fitAccelerator: a synthetic mode that measured no time is not enough data', () => {
   const modes = modesOf(loadProfile());
-  const noTime = { ...modes, synthetic: { ...modes.synthetic, summary: { ...modes.synthetic.summary, iterMs: { mean: 0, halfWidth: null, proven: true } } } };
+  const noTime = {
+    ...modes,
+    synthetic: {
+      ...modes.synthetic,
+      summary: { ...modes.synthetic.summary, iterMs: { mean: 0, halfWidth: null, proven: true } },
+    },
+  };
   const fit = fitAccelerator(noTime);
   assert.equal(fit.kind, 'not-enough-data');
   assert.equal(fit.kind === 'not-enough-data' && fit.missing, 'modes.synthetic.summary.iterMs');

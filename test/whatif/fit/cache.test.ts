@@ -4,7 +4,7 @@ import { fitCache } from '../../../src/whatif/fit/cache.js';
 import { sizeHistogram } from '../../../src/analysis/size-histogram.js';
 import { loadProfile, modesOf, symbols, fittedValue } from './fixture.js';
 
-test('fitCache: the dataset, the cache the host could give it, and the page cache\'s curve; B_memory shown from the analysis', () => {
+test("fitCache: the dataset, the cache the host could give it, and the page cache's curve; B_memory shown from the analysis", () => {
   const profile = loadProfile();
   const fit = fittedValue(fitCache(profile, modesOf(profile), 250_000));
   assert.equal(fit.value.datasetBytes, profile.dataset.bytes);
@@ -17,12 +17,20 @@ test('fitCache: the dataset, the cache the host could give it, and the page cach
   assert.equal(x.value, 0);
   assert.equal(x.note, 'assumed');
   assert.equal(fit.parameters.find((p) => p.symbol === 'M0')!.note, 'assumed');
-  assert.equal(fit.parameters.find((p) => p.symbol === 'h(M)')!.value, profile.dataset.files, 'every file simulated, at the mean size');
+  assert.equal(
+    fit.parameters.find((p) => p.symbol === 'h(M)')!.value,
+    profile.dataset.files,
+    'every file simulated, at the mean size',
+  );
   assert.match(fit.caveats.join('\n'), /no file-size histogram/);
   // The fixture does not record lru_gen: the kernel's two lists, and it says it assumed them.
   assert.equal(fit.value.pageCachePolicy.model, 'linux-two-list');
   assert.match(fit.value.pageCachePolicy.why, /does not record the kernel's lru_gen/);
-  assert.match(fit.parameters.find((p) => p.symbol === 'h(M)')!.note!, /does not record the kernel's lru_gen/, 'the parameter says the policy and why');
+  assert.match(
+    fit.parameters.find((p) => p.symbol === 'h(M)')!.note!,
+    /does not record the kernel's lru_gen/,
+    'the parameter says the policy and why',
+  );
   assert.match(fit.caveats[fit.caveats.length - 1], /Linux's two lists over whole files/);
 });
 
@@ -47,7 +55,7 @@ test('fitCache: a dataset of no bytes is not enough data', () => {
   assert.equal(fit.kind === 'not-enough-data' && fit.missing, 'dataset.bytes');
 });
 
-test('fitCache: the other active file pages the cold mode found are in the kernel\'s lists, and lower a small cache\'s hit ratio', () => {
+test("fitCache: the other active file pages the cold mode found are in the kernel's lists, and lower a small cache's hit ratio", () => {
   const profile = loadProfile();
   const without = fittedValue(fitCache(profile, modesOf(profile), 250_000));
   profile.modes.cold!.state.otherActiveFile = { bytes: profile.dataset.bytes, source: '/proc/meminfo Active(file)' };
@@ -56,5 +64,8 @@ test('fitCache: the other active file pages the cold mode found are in the kerne
   assert.equal(x.value, profile.dataset.bytes);
   assert.match(x.source, /cold state\.otherActiveFile \(\/proc\/meminfo Active\(file\), the dataset evicted\)/);
   const third = profile.dataset.bytes / 3;
-  assert.ok(fit.value.pageCache.steady(third) < without.value.pageCache.steady(third), `${fit.value.pageCache.steady(third)} vs ${without.value.pageCache.steady(third)}`);
+  assert.ok(
+    fit.value.pageCache.steady(third) < without.value.pageCache.steady(third),
+    `${fit.value.pageCache.steady(third)} vs ${without.value.pageCache.steady(third)}`,
+  );
 });

@@ -14,7 +14,10 @@ test('measuredModes: the three modes, with a caveat for each one that did not pr
   profile.modes.cold!.state = { ...profile.modes.cold!.state, proven: false, reason: 'half the dataset was resident' };
   const unproven = measuredModes(profile);
   assert.equal(unproven.kind === 'fitted' && unproven.caveats.length, 1);
-  assert.match(unproven.kind === 'fitted' ? unproven.caveats[0] : '', /^cold mode did not prove its cache state \(half the dataset was resident\)/);
+  assert.match(
+    unproven.kind === 'fitted' ? unproven.caveats[0] : '',
+    /^cold mode did not prove its cache state \(half the dataset was resident\)/,
+  );
 });
 
 test('measuredModes: the first mode missing, or measured without a summary, is not enough data', () => {
@@ -36,7 +39,10 @@ test('proven: every mode proved its state and ran to its end', () => {
 
 test('reallySlower: beyond the combined noise of both and at least 3% of the slower mode', () => {
   const base = modesOf(loadProfile()).synthetic.summary;
-  const at = (mean: number, halfWidth: number | null): IterationSummary => ({ ...base, iterMs: { mean, halfWidth, proven: true } });
+  const at = (mean: number, halfWidth: number | null): IterationSummary => ({
+    ...base,
+    iterMs: { mean, halfWidth, proven: true },
+  });
   assert.equal(reallySlower(at(110, 3), at(100, 3)), true, '10 ms apart, noise ±4.2');
   assert.equal(reallySlower(at(104, 3), at(100, 3)), false, '4 ms apart, within noise ±4.2');
   assert.equal(reallySlower(at(102, 0.1), at(100, 0.1)), false, 'beyond noise, but under 3%');

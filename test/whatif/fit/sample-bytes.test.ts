@@ -9,7 +9,9 @@ test('fitSampleBytes: s from the bytes the cold mode consumed per sample, a from
   const fit = fitSampleBytes(profile, modes);
   // An older profile without consumedSamples: the samples after each rank's warm-up, the window consumedBytes covers.
   assert.equal(modes.cold.state.consumedSamples, undefined);
-  const samples = modes.cold.ranks.flatMap((r) => r.iterations.slice(r.summary!.warmupIterations)).reduce((n, it) => n + it.samples, 0);
+  const samples = modes.cold.ranks
+    .flatMap((r) => r.iterations.slice(r.summary!.warmupIterations))
+    .reduce((n, it) => n + it.samples, 0);
   assert.ok(modes.cold.ranks[0].summary!.warmupIterations > 0);
   assert.equal(fit.value.bytesPerSample, modes.cold.state.consumedBytes / samples);
   assert.equal(fit.value.readAmplification, modes.cold.state.readFraction);
@@ -37,7 +39,7 @@ test('fitSampleBytes: without a read fraction a = 1, assumed and unproven; witho
   assert.equal(fit.parameters[1].proven, false);
 });
 
-test('fitSampleBytes: a read excess the loader could have in flight at the windows\' ends is taken as 1; a larger one is kept', () => {
+test("fitSampleBytes: a read excess the loader could have in flight at the windows' ends is taken as 1; a larger one is kept", () => {
   const profile = loadProfile();
   const modes = modesOf(profile);
   const b = modes.cold.summary.samplesPerIter;
@@ -52,12 +54,18 @@ test('fitSampleBytes: a read excess the loader could have in flight at the windo
   // 2 workers x 2 batches x b samples in flight (4 b); 5% of 40 b samples is 2 b: within it.
   const within = fitSampleBytes(profile, { ...modes, cold: cold(1.05, 40 * b) });
   assert.equal(within.value.readAmplification, 1);
-  assert.equal(within.parameters[1].note, `read 1.050: the excess is within the ${4 * b} samples the loader could hold read at the windows' ends, taken as 1`);
+  assert.equal(
+    within.parameters[1].note,
+    `read 1.050: the excess is within the ${4 * b} samples the loader could hold read at the windows' ends, taken as 1`,
+  );
   // 50% of 40 b samples is 20 b: more than any loader here held, so it is the job's own amplification (read-ahead, re-reads).
   const beyond = fitSampleBytes(profile, { ...modes, cold: cold(1.5, 40 * b) });
   assert.equal(beyond.value.readAmplification, 1.5);
   assert.equal(beyond.parameters[1].note, undefined);
   // Without the loader's settings nothing bounds the excess: kept.
-  const unknown = fitSampleBytes(profile, { ...modes, cold: { ...cold(1.05, 40 * b), ranks: modes.cold.ranks.map((r) => ({ ...r, loader: undefined })) } });
+  const unknown = fitSampleBytes(profile, {
+    ...modes,
+    cold: { ...cold(1.05, 40 * b), ranks: modes.cold.ranks.map((r) => ({ ...r, loader: undefined })) },
+  });
   assert.equal(unknown.value.readAmplification, 1.05);
 });

@@ -43,7 +43,10 @@ test('fitStorage: a cold mode that waited on storage well below its throttle fit
   assert.equal(fit.value.serialUpperBound, fit.value.fetchPrepSerial);
   const cold = profile.modes.cold!.summary!;
   const coldSec = cold.iterMs.mean / 1000 / cold.samplesPerIter;
-  const modelled = Math.max(inputs.computeSec, dataTime(inputs.prepSec, inputs.missBytesPerSample / fit.value.storageBytesPerSec, fit.value.fetchPrepSerial));
+  const modelled = Math.max(
+    inputs.computeSec,
+    dataTime(inputs.prepSec, inputs.missBytesPerSample / fit.value.storageBytesPerSec, fit.value.fetchPrepSerial),
+  );
   assert.ok(Math.abs(modelled - coldSec) / coldSec < 1e-6, `${modelled} vs ${coldSec}`);
   assert.match(fit.parameters[0].source, /alternated reading and pre-processing/);
 });
@@ -66,7 +69,11 @@ test('fitStorage: a proven overlap probe fits σ and B together; an unproven one
   const share = 0.5;
   const probeSec = Math.max(inputs.computeSec, dataTime(inputs.prepSec, (1 - share) * fetchSec, 0.5));
   const iterMs = probeSec * 1000 * cold.summary!.samplesPerIter;
-  profile.overlapProbe = { ...cold, summary: { ...cold.summary!, iterMs: { mean: iterMs, halfWidth: 0.01 * iterMs, proven: true } }, residentShare: share };
+  profile.overlapProbe = {
+    ...cold,
+    summary: { ...cold.summary!, iterMs: { mean: iterMs, halfWidth: 0.01 * iterMs, proven: true } },
+    residentShare: share,
+  };
   const fit = fittedValue(fitStorage(profile, modesOf(profile), inputs));
   assert.equal(fit.value.overlapMeasured, true);
   assert.ok(fit.value.fetchPrepSerial > 0.2, `σ = ${fit.value.fetchPrepSerial}`);

@@ -42,7 +42,10 @@ test('defaults left as they are ask for nothing', () => {
 test('--cache-policy partitioned reads --nodes: set after it, and its errors first', () => {
   const asked = parseKnobFlags({ cachePolicy: 'partitioned', nodes: '4', peerBw: '1GB/s' });
   assert.deepEqual(asked.query, { nodes: 4, partitioned: true, cachePolicy: 'minio', peerBytesPerSec: 1e9 });
-  assert.throws(() => parseKnobFlags({ cachePolicy: 'partitioned' }), (e: UserError) => e.exitCode === ExitCode.Usage);
+  assert.throws(
+    () => parseKnobFlags({ cachePolicy: 'partitioned' }),
+    (e: UserError) => e.exitCode === ExitCode.Usage,
+  );
   assert.throws(() => parseKnobFlags({ cachePolicy: 'partitioned', nodes: 'x' }), /--nodes/);
   assert.throws(() => parseKnobFlags({ peerBw: '1GB/s' }), /--peer-bw is the network/);
 });
