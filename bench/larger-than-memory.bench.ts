@@ -98,7 +98,8 @@ export async function largerThanMemory(): Promise<void> {
     const writing = performance.now();
     writeClassFolders(data, { classes, perClass, fileBytes });
     const files = (await listDataset([data])).files;
-    // Written by this process, the files sit in the page cache charged to its group: out, so the CLI warms them inside the small one.
+    // Written by this process, the files sit in the page cache charged to its group: out, so the CLI warms them inside
+    // the small one.
     await evict(files, { sync: true });
     console.log(
       `larger than memory: ${files.length} files x ${(fileBytes / 1024).toFixed(0)} KiB in ${classes} classes, ${gib(files.length * fileBytes)} ` +
@@ -190,7 +191,8 @@ async function withoutTheTool(group: JobCgroup, g: GroupFiles, data: string, epo
   await evict((await listDataset([data])).files, { sync: false });
   const argv = [PYTHON, SCRIPT, data, '--batch', String(BATCH), '--epochs', String(epochs), '--report'];
   console.log(`  without the tool, evicted first, in the same group: $ ${argv.join(' ')}`);
-  // v1's high-water mark can be reset (v2's memory.peak only per open file, on recent kernels): the kernel's figure for this run too.
+  // v1's high-water mark can be reset (v2's memory.peak only per open file, on recent kernels): the kernel's figure for
+  // this run too.
   const resetPeak = g.version === 'v1' && trySet(g.peak, '0');
   const usage = pollUsage(g);
   const started = performance.now();

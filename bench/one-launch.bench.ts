@@ -21,7 +21,10 @@ import { ProfileSchema, type Profile } from '../src/schema/profile.js';
 const CLI = fileURLToPath(new URL('../../bin/ds-analyzer.js', import.meta.url));
 const EMULATOR = fileURLToPath(new URL('../src/emulator/job.js', import.meta.url));
 
-/** Goal: a one-launch profile's wall time, less its start-up and state changes, within this many times its measured iterations. */
+/**
+ * Goal: a one-launch profile's wall time, less its start-up and state changes, within this many times its measured
+ * iterations.
+ */
 const WALL_GOAL = 1.5;
 
 export async function bench(): Promise<void> {

@@ -6,7 +6,8 @@
 // defaults for precision and iterations), with one CPU ledger
 // (system/kernel/cpu-ledger.ts) handed to the run (its resource sampler and
 // events reader) and to the local-file source (its meter, its states'
-// warming and eviction, the keepers), as profile hands it. A mode's share is its profilerCpuSec (process.cpuUsage around
+// warming and eviction, the keepers), as profile hands it. A mode's share is its profilerCpuSec (process.cpuUsage
+// around
 // the run, as the profile records it) over its wall time; the components'
 // shares are what each charged between the job's start and the run's end.
 // 'other' is the rest of profilerCpuSec: the stopping rule (the run charges

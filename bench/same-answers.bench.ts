@@ -118,7 +118,10 @@ async function compare(job: Job, work: string): Promise<void> {
   );
 }
 
-/** 4 classes of 150 files of 96 KiB; 2 workers, 2 smoothing passes a sample, a 40 ms sleeping step; storage at 8 MB/s when it can be throttled. */
+/**
+ * 4 classes of 150 files of 96 KiB; 2 workers, 2 smoothing passes a sample, a 40 ms sleeping step; storage at 8 MB/s
+ * when it can be throttled.
+ */
 async function datasetFolderJob(work: string): Promise<Job> {
   const data = join(work, 'folder-data');
   for (let c = 0; c < 4; c++) {
@@ -147,7 +150,8 @@ async function datasetFolderJob(work: string): Promise<Job> {
     argv,
     profileArgs: throttled ? ['--storage-bw', '8MB/s'] : [],
     plain: async () => {
-      // The files read once, so every epoch runs from the page cache; the first epoch (workers starting, warm-up) left out.
+      // The files read once, so every epoch runs from the page cache; the first epoch (workers starting, warm-up) left
+      // out.
       await execa('sh', ['-c', `find '${data}' -type f -exec cat {} + > /dev/null`]);
       const run = await execa(argv[0], [...argv.slice(1), '--epochs', '4']);
       const epochs = [...run.stdout.matchAll(/([\d.]+) ms per iteration/g)].map((m) => Number(m[1]));
@@ -190,7 +194,10 @@ function checkpointJob(work: string): Job {
   };
 }
 
-/** Two ranks under torchrun (gloo), rank 1 preparing its batches 8 ms a batch against rank 0's 4: the slowest rank sets the pace. */
+/**
+ * Two ranks under torchrun (gloo), rank 1 preparing its batches 8 ms a batch against rank 0's 4: the slowest rank sets
+ * the pace.
+ */
 function torchrunJob(work: string): Job {
   const data = join(work, 'ddp-data');
   mkdirSync(data, { recursive: true });
@@ -230,7 +237,9 @@ function torchrunJob(work: string): Job {
   };
 }
 
-/** A mode's pace plus its epoch boundaries (the last epoch's end to the next one's first batch request) per iteration. */
+/**
+ * A mode's pace plus its epoch boundaries (the last epoch's end to the next one's first batch request) per iteration.
+ */
 function withBoundaries(p: Profile, mode: 'cached' | 'cold'): number | null {
   const result = p.modes[mode];
   if (!result?.summary) return null;

@@ -89,7 +89,8 @@ async function profileRun(dir: string, data: string, count: number): Promise<voi
     'cached,cold',
     '--out',
     out,
-    // 1000 iterations a run at least: the cold keeper's share is measured over runs of seconds, not the 2 s precision alone needs here.
+    // 1000 iterations a run at least: the cold keeper's share is measured over runs of seconds, not the 2 s precision
+    // alone needs here.
     '--min-iterations',
     '1000',
     '--max-iterations',

@@ -26,7 +26,10 @@ const PROFILE = fileURLToPath(new URL('../../test/fixtures/profiles/emulated-qui
 const GATE_PROFILE = fileURLToPath(new URL('../../test/fixtures/profiles/gate/pass.json', import.meta.url));
 const ROUNDS = 9;
 
-/** A command to time: node's arguments, and its goal in ms of CPU beyond node's own (none: near node's own; null: shown only). */
+/**
+ * A command to time: node's arguments, and its goal in ms of CPU beyond node's own (none: near node's own; null: shown
+ * only).
+ */
 interface Case {
   label: string;
   argv: string[];

@@ -65,7 +65,8 @@ export function parseCacheSize(text: string, what = '--cache'): CacheSize {
     const value = Number(share[1]) / 100;
     if (value > 1) {
       throw valueError(
-        `${what} '${text}': a share of the dataset is at most 100%; for a cache larger than the dataset give bytes, e.g. 64G`,
+        `${what} '${text}': a share of the dataset is at most 100%; for a cache larger than the dataset give ` +
+          `bytes, e.g. 64G`,
       );
     }
     return { share: value };
@@ -172,14 +173,20 @@ export function parseDurationSec(text: string, what: string): number {
   return seconds;
 }
 
-/** A latency: milliseconds by default or with ms, or seconds with s ('50', '50ms', '0.05s'); 0 allowed (no latency). Seconds out. */
+/**
+ * A latency: milliseconds by default or with ms, or seconds with s ('50', '50ms', '0.05s'); 0 allowed (no latency).
+ * Seconds out.
+ */
 export function parseLatencySec(text: string, what: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$/.exec(text);
   if (!match) throw valueError(`cannot parse ${what} '${text}': use milliseconds or a unit, e.g. 40, 40ms, 0.04s`);
   return Number(match[1]) / (match[2] === 's' ? 1 : 1000);
 }
 
-/** A plain number with `digits` decimals; exponent form from 1e9 on, so an absurd value (a hostile profile) cannot widen a table. */
+/**
+ * A plain number with `digits` decimals; exponent form from 1e9 on, so an absurd value (a hostile profile) cannot widen
+ * a table.
+ */
 export function formatNumber(value: number, digits = 1): string {
   return Math.abs(value) >= 1e9 ? value.toExponential(2) : value.toFixed(digits);
 }

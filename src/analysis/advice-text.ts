@@ -43,7 +43,10 @@ export interface TextContext {
   workersLimit: { perRank: number; workers: number; cpus: number } | null;
   /** True for remote data: fetched bytes came over the network, not from storage (absent: local files). */
   remote?: boolean;
-  /** The checkpoint stall, with CheckFreq's interval for its overhead budget (everyForBudget); null when no save was seen. */
+  /**
+   * The checkpoint stall, with CheckFreq's interval for its overhead budget (everyForBudget); null when no save was
+   * seen.
+   */
   checkpoint?: (Omit<CheckpointStall, 'text'> & { everyForBudget: number }) | null;
   /** The epoch-boundary stall; null when no epoch start was reported. */
   boundary?: Omit<BoundaryStall, 'text'> | null;
@@ -78,7 +81,8 @@ const CONTENTION_WITH = { prep: 'loader', fetch: 'reads from storage' } as const
 export const VERDICT_TEXT: Keyed = {
   compute: (c) =>
     c.contention
-      ? `compute-bound: the job does not wait longer for data, but its step ran ${c.contention.stepGrowthMs.toFixed(1)} ms ` +
+      ? `compute-bound: the job does not wait longer for data, but its step ` +
+        `ran ${c.contention.stepGrowthMs.toFixed(1)} ms ` +
         `(${pct(c.contention.fraction)}) slower beside the ${CONTENTION_WITH[c.contention.stall]} (CPU contention)`
       : c.stallsWithinNoise
         ? 'compute-bound: the data stalls are within noise of zero'
@@ -101,21 +105,26 @@ export const VERDICT_TEXT: Keyed = {
   },
   checkpoint: {
     moderately: (c) =>
-      `moderately checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving checkpoints${unprovenTag(c)}`,
+      `moderately checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving ` +
+      `checkpoints${unprovenTag(c)}`,
     highly: (c) =>
-      `highly checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving checkpoints${unprovenTag(c)}`,
+      `highly checkpoint-bound: ${pct(c.checkpoint?.fraction ?? null)} of each iteration is spent saving ` +
+      `checkpoints${unprovenTag(c)}`,
   },
   boundary: {
     moderately: (c) =>
-      `moderately boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch starts${unprovenTag(c)}`,
+      `moderately boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch ` +
+      `starts${unprovenTag(c)}`,
     highly: (c) =>
-      `highly boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch starts${unprovenTag(c)}`,
+      `highly boundary-bound: ${pct(c.boundary?.fraction ?? null)} of each iteration is lost at epoch ` +
+      `starts${unprovenTag(c)}`,
   },
   unknown: (c) =>
     c.missingModes.length > 0
       ? `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`
       : c.inconclusive
-        ? `inconclusive: no data stall stands out of the noise, but the noise leaves room for one of up to ${pct(c.inconclusive.roomFraction)} of each iteration` +
+        ? `inconclusive: no data stall stands out of the noise, but the noise leaves room for one of up ` +
+          `to ${pct(c.inconclusive.roomFraction)} of each iteration` +
           (c.inconclusive.runToRunPct !== null
             ? ` (the machine's pace moved ${c.inconclusive.runToRunPct.toFixed(0)}% from run to run)`
             : '')
@@ -135,27 +144,34 @@ const workersFirst = (c: TextContext): string =>
     ? ''
     : 'Raise num_workers first: ' +
       (c.workersLimit.perRank === 0
-        ? `the training process loads every batch itself (num_workers=0), in series with its step, on one of the job's ${c.workersLimit.cpus} CPUs; `
+        ? `the training process loads every batch itself (num_workers=0), in series with its step, on one of the ` +
+          `job's ${c.workersLimit.cpus} CPUs; `
         : `${c.workersLimit.perRank} loader worker${c.workersLimit.perRank === 1 ? '' : 's'} per rank ` +
-          `(${c.workersLimit.workers} in all) pre-process on at most ${c.workersLimit.workers} of the job's ${c.workersLimit.cpus} CPUs; `) +
-      "'ds-analyzer whatif' says whether more of them remove the stall, and gives the count and the line to paste (profile --workers measures the counts). ";
+          `(${c.workersLimit.workers} in all) pre-process on at most ${c.workersLimit.workers} of the ` +
+          `job's ${c.workersLimit.cpus} CPUs; `) +
+      "'ds-analyzer whatif' says whether more of them remove the stall, and gives the count and the line to " +
+      'paste (profile --workers measures the counts). ';
 
 const storageNeeded = (c: TextContext): string =>
   c.neededStorageBytesPerSec !== null
-    ? ` The accelerator could consume ${rate(c.neededStorageBytesPerSec)}; ${source(c)} delivered ${rate(c.storageReadBytesPerSec)}.`
+    ? ` The accelerator could ` +
+      `consume ${rate(c.neededStorageBytesPerSec)}; ${source(c)} delivered ${rate(c.storageReadBytesPerSec)}.`
     : ` ${c.remote ? 'The network' : 'Storage'} delivered ${rate(c.storageReadBytesPerSec)}.`;
 
 /** Remote data: a local cache, more requests in flight, or a faster network; the what-if says which. */
 const remoteFix =
-  " Keep a local cache of the objects (the client's cache directory, or a copy on local disk), raise the requests in flight per loader worker" +
-  " where latency holds them back, or move the data closer: 'ds-analyzer whatif --cache', '--in-flight' and '--storage-bw' say what each buys; more CPUs will not help.";
+  " Keep a local cache of the objects (the client's cache directory, or a copy on local disk), raise the " +
+  'requests in flight per loader worker' +
+  " where latency holds them back, or move the data closer: 'ds-analyzer whatif --cache', '--in-flight' and " +
+  "'--storage-bw' say what each buys; more CPUs will not help.";
 
 /** One piece of advice per verdict. */
 export const ADVICE_TEXT: Keyed = {
   compute: (c) =>
     c.contention
       ? 'Nothing in data loading makes the job wait. The step itself is slower while the ' +
-        `${CONTENTION_WITH[c.contention.stall]} works, because they share the CPU cores: on an accelerator this cost goes away; ` +
+        `${CONTENTION_WITH[c.contention.stall]} works, because they share the CPU cores: on an accelerator this ` +
+        `cost goes away; ` +
         'on CPU, fewer loader workers or cheaper transforms give the step its cores back.'
       : 'The data pipeline keeps up with the accelerator: nothing to change in data loading.',
   prep: {
@@ -163,7 +179,8 @@ export const ADVICE_TEXT: Keyed = {
       `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) falls behind the accelerator.` +
       `${cpusNeeded(c)} Add loader workers or CPUs, or make transforms cheaper.`,
     highly: (c) =>
-      `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) is the bottleneck.${cpusNeeded(c)}` +
+      `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) is the ` +
+      `bottleneck.${cpusNeeded(c)}` +
       ' Add loader workers or CPUs, make transforms cheaper (decode at lower resolution, cache decoded data),' +
       ' or decode on the GPU (NVIDIA DALI).',
   },
@@ -192,7 +209,8 @@ export const ADVICE_TEXT: Keyed = {
     c.missingModes.length > 0
       ? `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`
       : c.inconclusive
-        ? 'Profile again when the machine is quieter, or with more iterations per mode (--min-iterations), to tell a compute-bound job from a data-bound one.'
+        ? 'Profile again when the machine is quieter, or with more iterations per mode (--min-iterations), to ' +
+          'tell a compute-bound job from a data-bound one.'
         : 'Check that the job reports its iteration times (waitMs, computeMs).',
 };
 
@@ -210,7 +228,8 @@ function checkpointAdvice(c: TextContext): string {
         "it keeps checkpointing under 3.5% of the training time (CheckFreq's budget). "
       : '') +
     "Or save without blocking the step (torch.distributed.checkpoint.async_save, Lightning's AsyncCheckpointIO). " +
-    "'ds-analyzer whatif --checkpoint-every K --write-bw RATE' predicts each choice, with the work a failure would lose."
+    "'ds-analyzer whatif --checkpoint-every K --write-bw RATE' predicts each choice, with the work a failure " +
+    'would lose.'
   );
 }
 
@@ -219,9 +238,13 @@ function boundaryAdvice(c: TextContext): string {
   const b = c.boundary;
   if (b && b.persistentWorkers === false && (b.workers ?? 0) > 0)
     return (
-      `The ${b.workers} loader workers start again at every epoch: keep them, DataLoader(..., persistent_workers=True)` +
+      `The ${b.workers} loader workers start again at every epoch: keep them, DataLoader(..., ` +
+      `persistent_workers=True)` +
       (c.loaderFramework === 'hf-trainer' ? ' (TrainingArguments(dataloader_persistent_workers=True))' : '') +
       ". 'ds-analyzer whatif --persistent-workers' predicts what is left."
     );
-  return 'Each epoch starts with an empty pipeline: the first batch waits for its full preparation. Longer epochs (fewer, larger shards of work per epoch) spread it thinner.';
+  return (
+    'Each epoch starts with an empty pipeline: the first batch waits for its full preparation. Longer ' +
+    'epochs (fewer, larger shards of work per epoch) spread it thinner.'
+  );
 }

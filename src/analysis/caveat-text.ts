@@ -50,10 +50,13 @@ export const CAVEAT_TEXT = {
     `${mode} mode: the ${STATE_WORD[mode]} state was not proven (${reason}); figures built on it are marked unproven`,
 
   prepCpuNotMeasurable: (cachedCpuSecPerSample: number, syntheticCpuSecPerSample: number): string =>
-    `prep CPU per sample not measurable: the cached mode used ${(cachedCpuSecPerSample * 1000).toFixed(2)} CPU-ms per sample, ` +
+    `prep CPU per sample not measurable: the cached mode ` +
+    `used ${(cachedCpuSecPerSample * 1000).toFixed(2)} CPU-ms per sample, ` +
     `no more than the synthetic mode's ${(syntheticCpuSecPerSample * 1000).toFixed(2)}`,
 
-  /** The profiler's own CPU in its worst mode, next to the least it used in another (null when only one mode had it). */
+  /**
+   * The profiler's own CPU in its worst mode, next to the least it used in another (null when only one mode had it).
+   */
   profilerOverhead: (worst: ProfilerShare, least: ProfilerShare | null): string => {
     const pct = (x: number) => percent(x, 0);
     return (
@@ -76,29 +79,41 @@ export const CAVEAT_TEXT = {
     earlierMs: number,
     sharesOfCold: boolean,
   ): string =>
-    `the ${later} mode measured faster than the ${earlier} mode beyond noise (${laterMs.toFixed(1)} vs ${earlierMs.toFixed(1)} ms per iteration): ` +
+    `the ${later} mode measured faster than the ${earlier} mode beyond noise ` +
+    `(${laterMs.toFixed(1)} vs ${earlierMs.toFixed(1)} ms per iteration): ` +
     `the ${stall} stall is taken as 0${sharesOfCold ? ', so the shares of the cold iteration do not add up to 100%' : ''} ` +
     '(a machine whose speed or load changed between the runs; re-run to tell)',
 
-  /** The step itself took another time in the later mode of a stall (`fromMs` to `toMs`, `diff` apart) while the wait for data grew by `waitGrowthMs`. */
+  /**
+   * The step itself took another time in the later mode of a stall (`fromMs` to `toMs`, `diff` apart) while the wait
+   * for data grew by `waitGrowthMs`.
+   */
   stepShift: (stall: 'prep' | 'fetch', fromMs: number, toMs: number, diff: number, waitGrowthMs: number): string => {
     const [from, to] = stall === 'prep' ? ['synthetic', 'cached'] : ['cached', 'cold'];
     return (
-      `the training step itself took ${fromMs.toFixed(1)} ms in the ${from} mode and ${toMs.toFixed(1)} ms in the ${to} mode ` +
+      `the training step itself took ${fromMs.toFixed(1)} ms in the ${from} mode and ${toMs.toFixed(1)} ms in ` +
+      `the ${to} mode ` +
       `(${diff > 0 ? '+' : ''}${diff.toFixed(1)} ms): the ${stall} stall includes this difference; the wait for data ` +
       `${waitGrowthMs >= 0 ? 'grew' : 'shrank'} by ${Math.abs(waitGrowthMs).toFixed(1)} ms per iteration. ` +
       (diff < 0
-        ? 'A step that got faster is most likely a machine whose speed or load changed between the runs (re-run to tell)'
+        ? 'A step that got faster is most likely a machine whose speed or load changed between the runs (re-run ' +
+          'to tell)'
         : (stall === 'prep'
-            ? 'Pre-processing that competes with the step for CPU cores or caches makes the step slower (a real cost of the data pipeline); '
-            : 'Reading from storage costs CPU too (the kernel, the loader, the profiler keeping the dataset evicted), which slows a step that runs on the CPU; an accelerator would not feel it; ') +
+            ? 'Pre-processing that competes with the step for CPU cores or caches makes the step slower (a real ' +
+              'cost of the data pipeline); '
+            : 'Reading from storage costs CPU too (the kernel, the loader, the profiler keeping the dataset ' +
+              'evicted), which slows a step that runs on the CPU; an accelerator would not feel it; ') +
           'a machine whose speed or load changed between the runs does too (re-run to tell)')
     );
   },
 
-  /** The memory rate left out: bytes per sample were estimated and `readFraction` of the estimate (null: no cold mode) does not confirm them. */
+  /**
+   * The memory rate left out: bytes per sample were estimated and `readFraction` of the estimate (null: no cold mode)
+   * does not confirm them.
+   */
   byteEstimateUnconfirmed: (readFraction: number | null): string =>
-    'memory read rate not shown: the job did not report bytes per batch, so they are estimated as samples x the mean file size ' +
+    'memory read rate not shown: the job did not report bytes per batch, so they are estimated as samples x the ' +
+    'mean file size ' +
     `(one file per sample), and ${readFraction === null ? 'no cold mode confirms it' : `the cold mode read ${percent(readFraction)} of that estimate from storage, which does not confirm it`}`,
 
   /** The pace moved between a mode's runs by as much as the named stalls; `largest` is the mode that moved most. */
@@ -107,6 +122,8 @@ export const CAVEAT_TEXT = {
     largest: { mode: Mode; firstMs: number; secondMs: number },
   ): string =>
     `the machine's pace moved between the two runs of a mode by as much as the ${stalls.map((x) => `${x.name} stall (${x.ms.toFixed(1)} ms)`).join(' and the ')}: ` +
-    `the ${largest.mode} mode ran ${largest.firstMs.toFixed(1)} then ${largest.secondMs.toFixed(1)} ms per iteration. ` +
-    'The mirrored order cancels a steady drift and the intervals include the scatter between runs; on a quieter machine the figures would be tighter',
+    `the ${largest.mode} mode ran ${largest.firstMs.toFixed(1)} then ${largest.secondMs.toFixed(1)} ms per ` +
+    `iteration. ` +
+    'The mirrored order cancels a steady drift and the intervals include the scatter between runs; on a quieter ' +
+    'machine the figures would be tighter',
 } as const;

@@ -117,7 +117,10 @@ export function checkpointStall(
   return null;
 }
 
-/** The saves that wrote to the script's own targets (the cached and cold modes' savers), or the synthetic mode's when it alone saved. */
+/**
+ * The saves that wrote to the script's own targets (the cached and cold modes' savers), or the synthetic mode's when it
+ * alone saved.
+ */
 function realSaves(modes: Partial<Record<(typeof PREFERRED)[number], ModeResult>>, syntheticOnly: boolean) {
   const names = syntheticOnly ? (['synthetic'] as const) : (['cold', 'cached'] as const);
   const used = names.flatMap((name) => {
@@ -158,7 +161,8 @@ export function unseenWriteBytesPerIteration(mode: ModeResult, saver: RankResult
   const written = treeWriteBytes(mode);
   const iterations = Math.max(...mode.ranks.map((r) => r.iterations.length), 0);
   if (written === null || iterations === 0) return null;
-  // Every save the hook saw wrote its bytes, a synthetic-mode scratch file too (write_bytes counts pages as they are dirtied).
+  // Every save the hook saw wrote its bytes, a synthetic-mode scratch file too (write_bytes counts pages as they are
+  // dirtied).
   const saved = (saver?.checkpoints ?? []).reduce((sum, c) => sum + (c.bytes ?? 0), 0);
   return Math.max(0, written - saved) / iterations;
 }

@@ -71,7 +71,8 @@ export function mergeNodes(parts: readonly NodeModeResult[]): ModeResult {
   for (let k = 1; k < ranks.length; k++) {
     if (ranks[k].rank.rank === ranks[k - 1].rank.rank) {
       throw new RangeError(
-        `mergeNodes: rank ${ranks[k].rank.rank} was measured on node ${ranks[k - 1].part.node.nodeRank} and on node ${ranks[k].part.node.nodeRank}: ` +
+        `mergeNodes: rank ${ranks[k].rank.rank} was measured on node ${ranks[k - 1].part.node.nodeRank} and on ` +
+          `node ${ranks[k].part.node.nodeRank}: ` +
           "ranks are numbered across the job's nodes (torchrun's RANK)",
       );
     }
@@ -122,7 +123,8 @@ function checkParts(parts: readonly NodeModeResult[]): NodeModeResult[] {
   for (let k = 1; k < ordered.length; k++) {
     if (ordered[k].node.nodeRank === ordered[k - 1].node.nodeRank) {
       throw new RangeError(
-        `mergeNodes: two results of node ${ordered[k].node.nodeRank} (${ordered[k - 1].node.hostname}, ${ordered[k].node.hostname})`,
+        `mergeNodes: two results of ` +
+          `node ${ordered[k].node.nodeRank} (${ordered[k - 1].node.hostname}, ${ordered[k].node.hostname})`,
       );
     }
   }
@@ -134,7 +136,10 @@ function nodeParts(ordered: readonly NodeModeResult[]): PooledParts {
   return { plural: 'nodes', name: (index) => `node ${ordered[index].node.nodeRank} (${ordered[index].node.hostname})` };
 }
 
-/** A run of the pace node, proven only where every node proved its run of that label, and not ok where any node's was not. */
+/**
+ * A run of the pace node, proven only where every node proved its run of that label, and not ok where any node's was
+ * not.
+ */
 function mergePass(pass: Pass, results: readonly ModeResult[]): Pass {
   const same = results.map((r) => r.passes?.find((p) => p.label === pass.label));
   const notOk = same.find((p) => p !== undefined && p.status !== 'ok');

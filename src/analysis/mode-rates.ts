@@ -17,7 +17,10 @@ export function bytesPerSample(m: ModeResult): number | null {
   return samples > 0 && m.state.consumedBytes > 0 ? m.state.consumedBytes / samples : null;
 }
 
-/** Samples of a rank's iterations after warm-up: those not flagged, or, where none is flagged (older profiles), after the first summary.warmupIterations. */
+/**
+ * Samples of a rank's iterations after warm-up: those not flagged, or, where none is flagged (older profiles), after
+ * the first summary.warmupIterations.
+ */
 function measuredSamples(rank: RankResult): number {
   const flagged = rank.iterations.some((it) => it.warmup);
   const skip = flagged ? 0 : (rank.summary?.warmupIterations ?? 0);

@@ -44,9 +44,11 @@ export const CHECKPOINT_TEXT = {
     `the job's processes wrote ${formatBytes(bytesPerIter)} per iteration in the ${mode} mode ` +
     `${sawSaves ? 'beyond the saves the hook timed' : 'and no save the hook knows was seen'} (a copy of a checkpoint, a writer of its own, logs): ` +
     (syncedBytesPerSec !== null
-      ? `at the storage's synced write rate (${formatRate(syncedBytesPerSec)}) that is up to ${ms((bytesPerIter / syncedBytesPerSec) * 1000)} ms an iteration, `
+      ? `at the storage's synced write rate (${formatRate(syncedBytesPerSec)}) that is up ` +
+        `to ${ms((bytesPerIter / syncedBytesPerSec) * 1000)} ms an iteration, `
       : '') +
-    "inside a step or between epochs (the tree's counter cannot tell which), where no term of the breakdown shows it; time the writer with ds_analyzer.checkpoint() to measure it",
+    "inside a step or between epochs (the tree's counter cannot tell which), where no term of the breakdown " +
+    'shows it; time the writer with ds_analyzer.checkpoint() to measure it',
 };
 
 const intervalWords: Record<NonNullable<CheckpointStall['intervalSource']>, string> = {
@@ -69,6 +71,7 @@ export const BOUNDARY_TEXT = {
       ? `; ${b.workers} workers restart every epoch (persistent_workers=False)`
       : '') +
     (b.gapMs != null && b.gapMs >= 1
-      ? `; between epochs the script spent ${ms(b.gapMs)} ms outside the training loop (its validation, saves between epochs, its own work: not a data stall)`
+      ? `; between epochs the script spent ${ms(b.gapMs)} ms outside the training loop (its validation, saves ` +
+        `between epochs, its own work: not a data stall)`
       : ''),
 };

@@ -60,7 +60,10 @@ export interface PrepStagesInput {
   gpus: number | null;
 }
 
-/** The stages per sample, costliest first, checked against the measured prep CPU; null when no loader process reported one. */
+/**
+ * The stages per sample, costliest first, checked against the measured prep CPU; null when no loader process reported
+ * one.
+ */
 export function prepStages(input: PrepStagesInput): PrepStages | null {
   const totals = input.cached?.prepStages;
   if (!totals || totals.samples === 0 || totals.fetchMs <= 0) return null;

@@ -90,7 +90,10 @@ function longestWaiter(waits: readonly RankWait[]): { worst: RankWait; least: Ra
   return worst.rank !== least.rank && material && beyondNoise(worst.waitMs, least.waitMs) ? { worst, least } : null;
 }
 
-/** The mode the straggler is judged in and its ranks' waits: the cold mode where it ran, else the cached; null with fewer than two ranks. */
+/**
+ * The mode the straggler is judged in and its ranks' waits: the cold mode where it ran, else the cached; null with
+ * fewer than two ranks.
+ */
 export function judgedRankWaits(modes: {
   cached?: ModeResult;
   cold?: ModeResult;
@@ -100,7 +103,10 @@ export function judgedRankWaits(modes: {
   return { mode, waits: rankWaits(modes[mode]!) };
 }
 
-/** The straggler of a multi-rank profile, or null (one rank, or no rank waits beyond the others' noise and 3% of its iteration). */
+/**
+ * The straggler of a multi-rank profile, or null (one rank, or no rank waits beyond the others' noise and 3% of its
+ * iteration).
+ */
 export function findStraggler(modes: { cached?: ModeResult; cold?: ModeResult }): Straggler | null {
   const judgedWaits = judgedRankWaits(modes);
   if (!judgedWaits) return null;
@@ -108,7 +114,8 @@ export function findStraggler(modes: { cached?: ModeResult; cold?: ModeResult })
   const found = longestWaiter(judgedWaits.waits);
   if (!found) return null;
   const { worst, least } = found;
-  // Already behind with its data in memory: its loader's CPU. Behind only when the data comes from storage: its storage.
+  // Already behind with its data in memory: its loader's CPU. Behind only when the data comes from storage: its
+  // storage.
   const cachedFound = judged === 'cold' && modes.cached ? longestWaiter(rankWaits(modes.cached)) : null;
   const cause = judged === 'cached' || cachedFound?.worst.rank === worst.rank ? 'prep' : 'fetch';
   const extra: Estimate = {
@@ -146,10 +153,14 @@ function stragglerText(
   const interval = extra.halfWidth !== null ? ` ± ${extra.halfWidth.toFixed(1)}` : '';
   const why =
     cause === 'prep'
-      ? "already with the data in memory: its loader's CPU (dearer samples, fewer loader workers, or a busier core than the other ranks')"
-      : 'only when the data comes from storage: its storage or its share of it (a slower disk, a colder cache, a farther server)';
+      ? "already with the data in memory: its loader's CPU (dearer samples, fewer loader workers, or a busier " +
+        "core than the other ranks')"
+      : 'only when the data comes from storage: its storage or its share of it (a slower disk, a colder cache, a ' +
+        'farther server)';
   return (
-    `rank ${worst.rank} (${where}) is the straggler: in the ${mode} mode it waits ${extra.mean.toFixed(1)}${interval} ms more per iteration ` +
-    `for its data than rank ${least.rank}, ${why}; every other rank waits for it at the next collective, inside its step`
+    `rank ${worst.rank} (${where}) is the straggler: in the ${mode} mode it ` +
+    `waits ${extra.mean.toFixed(1)}${interval} ms more per iteration ` +
+    `for its data than rank ${least.rank}, ${why}; every other rank waits for it at the next collective, inside ` +
+    `its step`
   );
 }

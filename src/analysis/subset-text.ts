@@ -18,8 +18,11 @@ export function subsetCaveat(subset: Subset): string {
   const meanSubset = subset.files > 0 ? subset.bytes / subset.files : 0;
   const meanAll = subset.datasetFiles > 0 ? subset.datasetBytes / subset.datasetFiles : 0;
   return (
-    `cached mode on a resident subset: ${subset.files} of ${subset.datasetFiles} files (${formatBytes(subset.bytes)} of ${formatBytes(subset.datasetBytes)}), ` +
-    `because ${WHY[subset.reason]}; the prep stall still holds, since pre-processing costs the same per sample whichever files are read, ` +
-    `and the subset is a seeded random sample of the files (mean file ${formatBytes(meanSubset)}, dataset ${formatBytes(meanAll)})`
+    `cached mode on a resident subset: ${subset.files} of ${subset.datasetFiles} files ` +
+    `(${formatBytes(subset.bytes)} of ${formatBytes(subset.datasetBytes)}), ` +
+    `because ${WHY[subset.reason]}; the prep stall still holds, since pre-processing costs the same per sample ` +
+    `whichever files are read, ` +
+    `and the subset is a seeded random sample of the files (mean file ${formatBytes(meanSubset)}, ` +
+    `dataset ${formatBytes(meanAll)})`
   );
 }

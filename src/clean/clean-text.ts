@@ -15,7 +15,8 @@ export const CLEAN_TEXT = {
   cgroupRemoved: (dir: string, dryRun: boolean): string =>
     `${dryRun ? 'would remove' : 'removed'} the empty cgroup ${dir}, left by a run that was killed`,
   cgroupInUse: (dir: string, pid: number, command: string | null): string =>
-    `kept the cgroup ${dir}: the process that made it still runs (${list([{ pid, command }])}); run clean again once it has ended`,
+    `kept the cgroup ${dir}: the process that made it still runs (${list([{ pid, command }])}); run clean again ` +
+    `once it has ended`,
   cgroupHolds: (dir: string, pids: { pid: number; command: string | null }[]): string =>
     `kept the cgroup ${dir}: ${pids.length} process${pids.length === 1 ? '' : 'es'} of a killed run still in it (${list(pids)}); stop ${pids.length === 1 ? 'it' : 'them'}, or run 'ds-analyzer clean --force' to kill ${pids.length === 1 ? 'it' : 'them'} and remove the group`,
   cgroupKilled: (dir: string, pids: { pid: number; command: string | null }[], dryRun: boolean): string =>
@@ -31,11 +32,13 @@ export const CLEAN_TEXT = {
   reclaimRestored: (names: string[], pid: number, dryRun: boolean): string =>
     `${dryRun ? 'would turn' : 'turned'} DAMON's reclaim back on (${names.join(' and ')}), paused by ds-analyzer ${pid}, which is gone`,
   reclaimInUse: (pid: number, command: string): string =>
-    `DAMON's reclaim is paused by a run that still goes on (${list([{ pid, command }])}): it turns it back on when it ends`,
+    `DAMON's reclaim is paused by a run that still goes on (${list([{ pid, command }])}): it turns it back on ` +
+    `when it ends`,
   reclaimFailed: (failures: string[], file: string): string =>
     `could not turn DAMON's reclaim back on (${failures.join('; ')}): run 'ds-analyzer clean' as root; the record stays in ${file}`,
   reclaimUnreadable: (file: string): string =>
-    `the record of a DAMON pause ${file} does not parse: check /sys/kernel/mm/damon/admin/kdamonds/*/state by hand, then delete it`,
+    `the record of a DAMON pause ${file} does not parse: check /sys/kernel/mm/damon/admin/kdamonds/*/state by ` +
+    `hand, then delete it`,
   noReclaimPause: 'DAMON: no reclaim pause left behind',
   demoKept: (path: string, bytes: number): string =>
     `kept the demo dataset ${path} (${formatBytes(bytes)}): 'ds-analyzer clean --cache' removes it`,

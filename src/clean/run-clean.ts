@@ -49,7 +49,10 @@ export interface CleanInput {
 export interface CleanItem {
   /** What it is. */
   kind: 'cgroup' | 'reclaim' | 'cache' | 'artefacts' | 'page-cache';
-  /** done: removed or restored; would: the same, in a dry run; kept: left (in use, or not asked); failed: could not; none: nothing found. */
+  /**
+   * done: removed or restored; would: the same, in a dry run; kept: left (in use, or not asked); failed: could not;
+   * none: nothing found.
+   */
   outcome: 'done' | 'would' | 'kept' | 'failed' | 'none';
   /** The folder or file it is about; null for a summary line. */
   path: string | null;

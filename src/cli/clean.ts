@@ -22,17 +22,20 @@ export function cleanCommandWith(machine?: CleanMachine): CommandFactory {
   return (io, result) => {
     const command = new Command('clean')
       .description(
-        'remove what ds-analyzer left behind and restore what it changed on this machine (cgroups of killed runs, a DAMON reclaim pause), and list or remove its files',
+        'remove what ds-analyzer left behind and restore what it changed on this machine (cgroups of killed ' +
+          'runs, a DAMON reclaim pause), and list or remove its files',
       )
       .option('--dry-run', 'say what would be done, change nothing')
       .option(
         '--force',
-        'kill the processes of a killed run still inside its ds-analyzer-* cgroup, then remove the group (default: keep it and name them)',
+        'kill the processes of a killed run still inside its ds-analyzer-* cgroup, then remove the group ' +
+          '(default: keep it and name them)',
       )
       .option('--cache', "remove the demo's datasets under ~/.cache/ds-analyzer (default: list them with their size)")
       .option(
         '--artifacts',
-        "remove the profiles' artefact folders (<profile>.d: the job's logs and events) and validate's work folders (reports/validate-*); the profiles themselves are kept (default: list them with their size)",
+        "remove the profiles' artefact folders (<profile>.d: the job's logs and events) and validate's work " +
+          'folders (reports/validate-*); the profiles themselves are kept (default: list them with their size)',
       )
       .option('--profiles-dir <dir>', 'folder of the profiles whose artefact folders are listed', 'profiles')
       .option('--reports-dir <dir>', "folder of validate's work folders", 'reports')

@@ -26,7 +26,8 @@ export const demoCommand: CommandFactory = (io, result) => {
     .option('--no-throttle', 'do not throttle storage even where permitted')
     .option(
       '--remote',
-      'serve the dataset from an object store on loopback and profile it as remote data, capped at the metering proxy (no root needed); runs the --quick workload, as the proxy handles every byte',
+      'serve the dataset from an object store on loopback and profile it as remote data, capped at the metering ' +
+        'proxy (no root needed); runs the --quick workload, as the proxy handles every byte',
     )
     .option('--json', 'print only the profile JSON on stdout')
     .addHelpText(

@@ -18,7 +18,10 @@ export interface RawDoctorOptions {
   python?: string;
 }
 
-/** What `doctor` does once commander has parsed its flags: probes the machine with `diagnoseMachine` (the real probes when none is given), prints, returns the exit code. */
+/**
+ * What `doctor` does once commander has parsed its flags: probes the machine with `diagnoseMachine` (the real probes
+ * when none is given), prints, returns the exit code.
+ */
 export async function doctorAction(
   options: RawDoctorOptions,
   io: Io,

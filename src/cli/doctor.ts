@@ -30,7 +30,8 @@ export function doctorCommandWith(diagnoseMachine?: (input: DiagnoseInput) => Pr
       )
       .option(
         '--python <path>',
-        "the job's interpreter, as profile --python names it: doctor says whether it is found (default: python3 on PATH)",
+        "the job's interpreter, as profile --python names it: doctor says whether it is found (default: python3 " +
+          'on PATH)',
       )
       .option(
         '--require <list>',

@@ -21,7 +21,8 @@ export const exportCommand: CommandFactory = (io, result) => {
     .requiredOption('--format <format>', 'csv, chrome-trace or tensorboard')
     .option(
       '--out <path>',
-      'file to write (a folder for tensorboard) (default: beside the profile: NAME.csv, NAME.trace.json, NAME-tensorboard/)',
+      'file to write (a folder for tensorboard) (default: beside the profile: NAME.csv, NAME.trace.json, ' +
+        'NAME-tensorboard/)',
     )
     .option('--force', 'replace an existing output (without it, export refuses to; tensorboard: a non-empty log dir)')
     .addHelpText(

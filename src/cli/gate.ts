@@ -11,7 +11,8 @@ const GATE_EXIT_CODES: ExitCodeList = [
   {
     code: ExitCode.BadValue,
     meaning:
-      'a bad value: a flag value, or a config file that is not valid JSON or has an unknown key, a wrong type, or a level other than error/warn/off',
+      'a bad value: a flag value, or a config file that is not valid JSON or has an unknown key, a wrong type, ' +
+      'or a level other than error/warn/off',
   },
   { code: ExitCode.MissingInput, meaning: 'the profile, the baseline or the config file does not exist' },
   { code: ExitCode.JobFailed, meaning: 'the profile records a failed training job' },
@@ -44,7 +45,9 @@ export const gateCommand: CommandFactory = (io, result) => {
     .option('--min-throughput <samples/s>', 'lowest training throughput (cold mode), samples/s')
     .option(
       '--epochs <which>',
-      "which epochs the stall, throughput and regression budgets judge: 'first' (the dataset cold: the cold mode) or 'later' (epochs 2+: the cached pace where the page cache holds the dataset, else the what-if's steady state) (default: first, or the config's epochs)",
+      "which epochs the stall, throughput and regression budgets judge: 'first' (the dataset cold: the cold " +
+        "mode) or 'later' (epochs 2+: the cached pace where the page cache holds the dataset, else the what-if's " +
+        "steady state) (default: first, or the config's epochs)",
     )
     .option('--baseline <file>', 'baseline profile for the regression rule')
     .option(

@@ -64,7 +64,10 @@ export interface RawProfileOptions {
   python?: string;
 }
 
-/** What `profile` does once commander has parsed its flags: runs the job in each mode, writes and prints the profile, then its gate. */
+/**
+ * What `profile` does once commander has parsed its flags: runs the job in each mode, writes and prints the profile,
+ * then its gate.
+ */
 export async function profileAction(command: string[], raw: RawProfileOptions, io: Io): Promise<number> {
   const input = parseProfileOptions(command, raw, io);
   // A bad gate config fails before anything runs, not after minutes of profiling.

@@ -24,26 +24,32 @@ const PROFILE_EXIT_CODES: ExitCodeList = [
 export const profileCommand: CommandFactory = (io, result) => {
   const command = new Command('profile')
     .description(
-      'run a training command in synthetic, cached and cold modes and split its iteration time into compute, prep stall and fetch stall',
+      'run a training command in synthetic, cached and cold modes and split its iteration time into compute, ' +
+        'prep stall and fetch stall',
     )
     .argument('[command...]', 'the training command, after --')
     .option('--data <dir>', 'dataset folder the job reads (repeatable)', collect)
     .option(
       '--remote <url>',
-      'remote data the job reads instead: s3://BUCKET/PREFIX, or http(s) URLs with WebDataset braces (https://host/shard-{0000..0099}.tar); the job reaches it through a metering proxy (HTTP_PROXY)',
+      'remote data the job reads instead: s3://BUCKET/PREFIX, or http(s) URLs with WebDataset braces ' +
+        '(https://host/shard-{0000..0099}.tar); the job reaches it through a metering proxy (HTTP_PROXY)',
     )
     .option(
       '--endpoint <url>',
-      'with --remote s3://: the S3-compatible endpoint the job uses (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)',
+      'with --remote s3://: the S3-compatible endpoint the job uses (default: AWS_ENDPOINT_URL_S3, ' +
+        'AWS_ENDPOINT_URL, else AWS)',
     )
     .option('--proxy-port <n>', "with --remote: the metering proxy's port on 127.0.0.1 (default: any free one)")
     .option(
       '--net-meter <where>',
-      "with --remote: where the cold mode's requests are counted: 'client' (in the job's Python HTTP clients: boto3, requests, urllib; the job reaches the origin directly) or 'proxy' (any client that honours HTTP_PROXY, at a CPU cost per MB) (default: client)",
+      "with --remote: where the cold mode's requests are counted: 'client' (in the job's Python HTTP clients: " +
+        "boto3, requests, urllib; the job reaches the origin directly) or 'proxy' (any client that honours " +
+        'HTTP_PROXY, at a CPU cost per MB) (default: client)',
     )
     .option(
       '--job-cache <dir>',
-      "with --remote: the job's own cache folder (WebDataset cache_dir, Streaming's local, LITDATA_CACHE_DIR): its files are deleted before the cold mode and while it runs, so every sample comes over the network",
+      "with --remote: the job's own cache folder (WebDataset cache_dir, Streaming's local, LITDATA_CACHE_DIR): " +
+        'its files are deleted before the cold mode and while it runs, so every sample comes over the network',
     )
     .option('--modes <list>', 'modes to run, in order', MODES.join(','))
     .option('--precision <pct>', 'stop a mode when the 95% CI of the iteration time is within this', DEFAULTS.precision)
@@ -61,53 +67,70 @@ export const profileCommand: CommandFactory = (io, result) => {
     )
     .option(
       '--workers <list>',
-      "also run the cached mode at each of these loader worker counts (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4,8, so whatif can fit how prep scales with workers",
+      'also run the cached mode at each of these loader worker counts (DSA_NUM_WORKERS overrides the training ' +
+        "DataLoader's num_workers), e.g. 2,4,8, so whatif can fit how prep scales with workers",
     )
     .option(
       '--storage-bw <rate>',
-      'throttle storage reads of the cold mode (cgroup blkio/io.max), or with --remote the bytes from the origin (at the proxy), e.g. 50MB/s',
+      'throttle storage reads of the cold mode (cgroup blkio/io.max), or with --remote the bytes from the origin ' +
+        '(at the proxy), e.g. 50MB/s',
     )
     .option(
       '--overlap',
-      'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and pre-processing overlap instead of assuming it',
+      'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and ' +
+        'pre-processing overlap instead of assuming it',
     )
     .option(
       '--single-pass',
-      "run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic: blocks of one launch where the job switches), which cancels a drift of the machine's pace; shorter, blind to drift",
+      'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic: ' +
+        "blocks of one launch where the job switches), which cancels a drift of the machine's pace; shorter, " +
+        'blind to drift',
     )
     .option(
       '--separate-launches',
-      "start the job once a run instead of once for every mode (the job switches modes at iteration boundaries under the PyTorch hook, ds_analyzer.iterate() or the protocol's control file); for a job that must start fresh in each mode",
+      'start the job once a run instead of once for every mode (the job switches modes at iteration boundaries ' +
+        "under the PyTorch hook, ds_analyzer.iterate() or the protocol's control file); for a job that must " +
+        'start fresh in each mode',
     )
     .option(
       '--keep-outputs',
-      "let the job save its checkpoints and log to its trackers for real; by default its saves go to scratch files beside their targets (removed at its exit), W&B is disabled and MLflow and TensorBoard log under the profile's folder",
+      'let the job save its checkpoints and log to its trackers for real; by default its saves go to scratch ' +
+        'files beside their targets (removed at its exit), W&B is disabled and MLflow and TensorBoard log under ' +
+        "the profile's folder",
     )
     .option(
       '--keep-reclaim',
-      "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is paused, where running as root, and turned back on after",
+      "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is " +
+        'paused, where running as root, and turned back on after',
     )
     .option(
       '--redact',
-      "keep host names (as host-0, host-1), absolute paths (~/..., relative, or <abs>/name) and command-line secrets (--token VALUE, --password=...) out of the profile, and out of the job's saved logs once it ends (docs/side-effects.md); credentials in URLs and VAR=value are never written",
+      'keep host names (as host-0, host-1), absolute paths (~/..., relative, or <abs>/name) and command-line ' +
+        "secrets (--token VALUE, --password=...) out of the profile, and out of the job's saved logs once it " +
+        'ends (docs/side-effects.md); credentials in URLs and VAR=value are never written',
     )
     .option(
       '--as-user <user>',
-      "start the job as this user (name or uid: their uid, gid, groups and HOME) while the profiler keeps root; the profile and its folder are theirs (default: under sudo, SUDO_USER; 'root' keeps the job root)",
+      'start the job as this user (name or uid: their uid, gid, groups and HOME) while the profiler keeps root; ' +
+        "the profile and its folder are theirs (default: under sudo, SUDO_USER; 'root' keeps the job root)",
     )
     .option(
       '--python <path>',
-      "the job's interpreter, e.g. ~/venv/bin/python: its folder goes first on the job's PATH (python, torchrun and the like in the command resolve there) and VIRTUAL_ENV is set; under sudo, what keeps your venv",
+      "the job's interpreter, e.g. ~/venv/bin/python: its folder goes first on the job's PATH (python, torchrun " +
+        'and the like in the command resolve there) and VIRTUAL_ENV is set; under sudo, what keeps your venv',
     )
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
     .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
     .option(
       '--nnodes <n>',
-      "nodes the job runs on, one ds-analyzer profile on each (default: torchrun's --nnodes in the command, else Slurm's node count under srun, else 1)",
+      "nodes the job runs on, one ds-analyzer profile on each (default: torchrun's --nnodes in the command, else " +
+        "Slurm's node count under srun, else 1)",
     )
     .option(
       '--coordinator <host:port>',
-      "where the nodes' profilers meet: an address of the node that hosts it and a free port (default: torchrun's rendezvous endpoint with its port + 1; under srun the first node, port 15000 + the job id's last 4 digits)",
+      "where the nodes' profilers meet: an address of the node that hosts it and a free port (default: " +
+        "torchrun's rendezvous endpoint with its port + 1; under srun the first node, port 15000 + the job id's " +
+        'last 4 digits)',
     )
     .option(
       '--nodes-timeout <duration>',
@@ -116,7 +139,8 @@ export const profileCommand: CommandFactory = (io, result) => {
     )
     .option(
       '--out <file>',
-      'profile file to write (default: PROFILES_DIR/<name>-<time>.json); with several nodes, the merged profile, and each node writes its own beside it as <file>.<host>.json',
+      'profile file to write (default: PROFILES_DIR/<name>-<time>.json); with several nodes, the merged profile, ' +
+        'and each node writes its own beside it as <file>.<host>.json',
     )
     .option('--profiles-dir <dir>', 'folder for profiles', DEFAULTS.profilesDir)
     .option('--name <name>', 'job name shown in reports (default: the script name)')
@@ -151,7 +175,8 @@ The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
 (docs/protocol.md). PyTorch scripts need no change (see README).`,
     )
     .action(async (command: string[], raw: RawProfileOptions) => {
-      // Loaded when a profile runs: data sources, supervision and the report stay out of every other command's start-up.
+      // Loaded when a profile runs: data sources, supervision and the report stay out of every other command's
+      // start-up.
       const { profileAction } = await import('./profile-action.js');
       result.exitCode = await profileAction(command, raw, io);
     });

@@ -21,7 +21,8 @@ export const reportCommand: CommandFactory = (io, result) => {
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
     .option(
       '--redact',
-      'keep host names, absolute paths and command-line secrets out of the report, as profile --redact does (docs/side-effects.md)',
+      'keep host names, absolute paths and command-line secrets out of the report, as profile --redact does ' +
+        '(docs/side-effects.md)',
     )
     .addHelpText(
       'after',

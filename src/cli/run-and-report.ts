@@ -50,7 +50,8 @@ function redactOutcome(
   const logs = redactLogs(artefactsDir(outFile), redactor);
   if (logs > 0)
     io.stderr(
-      `ds-analyzer: --redact: the job's ${logs} logs and event files under ${redactor.path(artefactsDir(outFile))} were redacted as the profile was\n`,
+      `ds-analyzer: --redact: the job's ${logs} logs and event files ` +
+        `under ${redactor.path(artefactsDir(outFile))} were redacted as the profile was\n`,
     );
   const failureTail = outcome.failureTail === null ? null : redactor.text(outcome.failureTail);
   return {

@@ -48,7 +48,10 @@ export interface RawValidateOptions {
   json?: boolean;
 }
 
-/** What `validate` does once commander has parsed its flags: runs the points, compares them with the what-if, prints the verdict. */
+/**
+ * What `validate` does once commander has parsed its flags: runs the points, compares them with the what-if, prints the
+ * verdict.
+ */
 export async function validateAction(file: string | undefined, raw: RawValidateOptions, io: Io): Promise<ExitCode> {
   const { path, input } = parseValidateOptions(file, raw, io);
   const outcome = await runValidation(input, {

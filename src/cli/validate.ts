@@ -30,37 +30,45 @@ const VALIDATE_EXIT_CODES: ExitCodeList = [
 export const validateCommand: CommandFactory = (io, result) => {
   const command = new Command('validate')
     .description(
-      'run the profiled job again at other cache sizes and CPU counts and compare what it does with what whatif predicted',
+      'run the profiled job again at other cache sizes and CPU counts and compare what it does with what whatif ' +
+        'predicted',
     )
     .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
     .option(
       '--cache <list>',
-      "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB",
+      "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's " +
+        'smallest LRU cache that removes the fetch stall), e.g. 0,25%,50%,recommended or 8MiB',
     )
     .option('--cpus <list>', 'CPU counts to run at (affinity), e.g. 1,2')
     .option(
       '--cells <list>',
-      'cells of whatif --matrix to run at, each CPUS@CACHE: the page cache held at CACHE with the job on CPUS CPUs, e.g. 1@25%,2@50%,1@8GiB',
+      'cells of whatif --matrix to run at, each CPUS@CACHE: the page cache held at CACHE with the job on CPUS ' +
+        'CPUs, e.g. 1@25%,2@50%,1@8GiB',
     )
     .option(
       '--latency <list>',
-      'remote data: times to a first byte to run the cold mode at (each request delayed at the metering proxy), e.g. 60ms,100ms; compared with whatif --cache 0 --latency',
+      'remote data: times to a first byte to run the cold mode at (each request delayed at the metering proxy), ' +
+        'e.g. 60ms,100ms; compared with whatif --cache 0 --latency',
     )
     .option(
       '--storage-bw <list>',
-      "read bandwidths to run the cold mode at (a storage throttle, or for remote data the metering proxy's cap), e.g. 20MB/s,80MB/s; compared with whatif --cache 0 --storage-bw",
+      "read bandwidths to run the cold mode at (a storage throttle, or for remote data the metering proxy's " +
+        'cap), e.g. 20MB/s,80MB/s; compared with whatif --cache 0 --storage-bw',
     )
     .option(
       '--write-bw <list>',
-      "write bandwidths to run the cached mode at (every disk's writes held to the rate by a cgroup write throttle; root), e.g. 20MB/s,50MB/s; the checkpoint stall and iteration time compared with whatif --write-bw",
+      "write bandwidths to run the cached mode at (every disk's writes held to the rate by a cgroup write " +
+        'throttle; root), e.g. 20MB/s,50MB/s; the checkpoint stall and iteration time compared with whatif --write-bw',
     )
     .option(
       '--workers <list>',
-      "loader worker counts per rank to run at (DSA_NUM_WORKERS overrides the training DataLoader's num_workers), e.g. 2,4",
+      "loader worker counts per rank to run at (DSA_NUM_WORKERS overrides the training DataLoader's " +
+        'num_workers), e.g. 2,4',
     )
     .option(
       '--keep-reclaim',
-      "leave DAMON's proactive reclaim running while the points run (by default paused as root, as profile does, and turned back on after)",
+      "leave DAMON's proactive reclaim running while the points run (by default paused as root, as profile does, " +
+        'and turned back on after)',
     )
     .option('--epochs <n>', 'epochs per cache point; the first (cold) one is not measured', DEFAULTS.epochs)
     .option(

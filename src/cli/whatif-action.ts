@@ -89,7 +89,10 @@ function parseBoolean(value: string | boolean, flag: string): boolean {
   throw new UserError(WHATIF_TEXT.notBoolean(flag, value), ExitCode.BadValue);
 }
 
-/** whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. Its modules load only here. */
+/**
+ * whatif --matrix: the table over the grid asked (its axes replace --cpus and --cache), as text or versioned JSON. Its
+ * modules load only here.
+ */
 async function printMatrix(
   profile: Profile,
   path: string,

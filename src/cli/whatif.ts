@@ -14,7 +14,8 @@ const WHATIF_EXIT_CODES: ExitCodeList = [
   {
     code: ExitCode.MissingInput,
     meaning:
-      'the profile does not exist, or it lacks a mode or measurement the question needs (the message names the field and how to measure it)',
+      'the profile does not exist, or it lacks a mode or measurement the question needs (the message names the ' +
+      'field and how to measure it)',
   },
   { code: ExitCode.CorruptFile, meaning: 'the profile is corrupt (not JSON, wrong schemaVersion, malformed)' },
   ExitCode.Internal,
@@ -23,7 +24,8 @@ const WHATIF_EXIT_CODES: ExitCodeList = [
 export const whatifCommand: CommandFactory = (io, result) => {
   const command = new Command('whatif')
     .description(
-      'predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or accelerator, from a profile',
+      'predict throughput, epoch time and stalls with another cache size, CPU count, storage bandwidth or ' +
+        'accelerator, from a profile',
     )
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)');
   // The machine and job to predict for: one flag per what-if knob (src/whatif/knobs/).
@@ -34,7 +36,8 @@ export const whatifCommand: CommandFactory = (io, result) => {
   command
     .option(
       '--matrix',
-      "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other settings as given (versioned JSON with --json, for a scheduler)",
+      "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other " +
+        'settings as given (versioned JSON with --json, for a scheduler)',
     )
     .option(
       '--matrix-cpus <list>',
@@ -51,7 +54,8 @@ export const whatifCommand: CommandFactory = (io, result) => {
     )
     .option(
       '--async-save',
-      'saves staged and written in the background (torch.distributed.checkpoint.async_save), the loop blocked for the staging only',
+      'saves staged and written in the background (torch.distributed.checkpoint.async_save), the loop blocked ' +
+        'for the staging only',
     )
     .option('--sync-save', 'saves that block the loop until written (torch.save)')
     .option(
@@ -61,7 +65,8 @@ export const whatifCommand: CommandFactory = (io, result) => {
     )
     .option(
       '--failures-per-day <n>',
-      'failures a day to expect: the work a failure loses at the asked interval, and the interval that loses least with the saves (Young)',
+      'failures a day to expect: the work a failure loses at the asked interval, and the interval that loses ' +
+        'least with the saves (Young)',
     )
     .option('--persistent-workers [bool]', 'DataLoader persistent_workers: workers kept across epochs (true, or false)')
     .option('--prefetch-factor <n>', 'DataLoader prefetch_factor: batches each worker prepares ahead')

@@ -42,7 +42,10 @@ export interface DemoInput {
   remote?: boolean;
   /** Working folder of the job. */
   cwd: string;
-  /** The CLI's environment: the job inherits it; XDG_CACHE_HOME and HOME name the user's cache folder, DSA_CGROUP_PARENT a delegated cgroup. */
+  /**
+   * The CLI's environment: the job inherits it; XDG_CACHE_HOME and HOME name the user's cache folder, DSA_CGROUP_PARENT
+   * a delegated cgroup.
+   */
   env: NodeJS.ProcessEnv;
 }
 
@@ -69,7 +72,8 @@ export interface DemoOutcome {
 /** Runs the demo: dataset, profile, what-if at no cache (the command writes the report of it). */
 export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoOutcome> {
   // Remote data passes every byte through the metering proxy in this process, at about 1.6 ms of CPU per MB
-  // (docs/method.md): the full workload's 80 MB/s would take half a CPU of a small machine, so --remote runs the quick one.
+  // (docs/method.md): the full workload's 80 MB/s would take half a CPU of a small machine, so --remote runs the quick
+  // one.
   const preset = input.quick || input.remote ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
   const datasetDir = resolve(
     input.cwd,

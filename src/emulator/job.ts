@@ -35,7 +35,10 @@ import { Loader, type Batch } from './loader.js';
 export interface JobOptions {
   /** Dataset folder. */
   data: string;
-  /** Fetch each sample from this URL's folder instead of reading it (the demo's object store): the file names come from --data. */
+  /**
+   * Fetch each sample from this URL's folder instead of reading it (the demo's object store): the file names come from
+   * --data.
+   */
   remoteBase?: string;
   /** Samples per batch. */
   batchSize: number;
@@ -57,7 +60,10 @@ export interface JobOptions {
   seed: number;
   /** Exit with CRASH_EXIT_CODE after this many iterations. */
   crashAtIteration?: number;
-  /** Crash only in this mode (DSA_MODE, or the block the control file switched to); the count is of the mode's iterations. */
+  /**
+   * Crash only in this mode (DSA_MODE, or the block the control file switched to); the count is of the mode's
+   * iterations.
+   */
   crashMode?: Mode;
   /** Stop iterating after this many iterations and wait until killed. */
   hangAtIteration?: number;
@@ -97,7 +103,8 @@ function parseOptions(argv: readonly string[]): JobOptions {
     .requiredOption('--data <dir>', 'dataset folder (sample-NNNNN.bin files of a generated dataset)')
     .option(
       '--remote-base <url>',
-      'fetch each sample with a GET of URL/NAME (through HTTP_PROXY when set) instead of reading it; the names come from --data',
+      'fetch each sample with a GET of URL/NAME (through HTTP_PROXY when set) instead of reading it; the names ' +
+        'come from --data',
     )
     .option('--batch-size <n>', 'samples per batch', integer(1), 8)
     .option('--workers <n>', 'loader worker threads (0: load in the training loop)', integer(0), 2)
@@ -261,7 +268,8 @@ async function run(argv: readonly string[]): Promise<number> {
     seed: options.seed,
     onDecodeOverrun: (overrun) =>
       process.stderr.write(
-        `emulated job: warning: decoding alone took longer than --prep-ms ${options.prepMs} for ${overrun.overruns} of ${overrun.samples} samples ` +
+        `emulated job: warning: decoding alone took longer than ` +
+          `--prep-ms ${options.prepMs} for ${overrun.overruns} of ${overrun.samples} samples ` +
           `(mean decode ${formatMs(overrun.meanDecodeMs)} ms); those samples take longer than asked: raise --prep-ms\n`,
       ),
   });
@@ -300,7 +308,8 @@ async function run(argv: readonly string[]): Promise<number> {
       if (hangAt !== undefined && modeIterations >= hangAt) {
         record(nowMs());
         process.stderr.write(
-          `emulated job: hanging after ${iterations} iterations as asked (--hang-at-iteration); only a signal ends it\n`,
+          `emulated job: hanging after ${iterations} iterations as asked (--hang-at-iteration); only a signal ` +
+            `ends it\n`,
         );
         writer?.flush();
         await hangForever();
@@ -361,7 +370,8 @@ async function run(argv: readonly string[]): Promise<number> {
   const elapsedS = (nowMs() - startMs) / 1000;
   const per = Math.max(iterations, 1);
   process.stdout.write(
-    `emulated job: ${iterations} iterations (${reason}), ${samples} samples, ${formatBytes(bytes)} read in ${elapsedS.toFixed(2)} s; ` +
+    `emulated job: ${iterations} iterations (${reason}), ${samples} samples, ${formatBytes(bytes)} read ` +
+      `in ${elapsedS.toFixed(2)} s; ` +
       `per iteration: wait ${formatMs(waitTotalMs / per)} ms, compute ${formatMs(computeTotalMs / per)} ms` +
       `${mode ? ` (mode ${mode})` : ' (unprofiled)'}\n`,
   );

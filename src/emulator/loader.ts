@@ -173,7 +173,10 @@ export class Loader {
     return new Loader(options);
   }
 
-  /** Batches handed to workers and not yet to the training loop (a switch of mode: they were prepared under the old state). */
+  /**
+   * Batches handed to workers and not yet to the training loop (a switch of mode: they were prepared under the old
+   * state).
+   */
   get inFlight(): number {
     return this.dispatched - this.handed;
   }

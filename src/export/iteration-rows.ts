@@ -20,7 +20,10 @@ export const MODE_ORDER: readonly Mode[] = ['synthetic', 'cached', 'cold'];
 export interface IterationRow {
   /** synthetic, cached or cold. */
   mode: Mode;
-  /** 'default' for the mode itself; 'cpus=N', 'workers=N' or 'overlap=S' for a sweep point or the overlap probe run in that mode. */
+  /**
+   * 'default' for the mode itself; 'cpus=N', 'workers=N' or 'overlap=S' for a sweep point or the overlap probe run in
+   * that mode.
+   */
   variant: string;
   /** The run of the mode it belongs to, from 1 (a mode measured in several runs of the schedule). */
   run: number;
@@ -49,7 +52,10 @@ export interface IterationRow {
   /** Checkpoint saves made inside this iteration's step, and the time they blocked the loop, s (inside compute_s). */
   checkpoint_saves: number;
   checkpoint_s: number;
-  /** Saves made outside the loop just before this iteration (between epochs), and their blocking time, s (in no iteration's time). */
+  /**
+   * Saves made outside the loop just before this iteration (between epochs), and their blocking time, s (in no
+   * iteration's time).
+   */
   checkpoint_before_saves: number;
   checkpoint_before_s: number;
 }

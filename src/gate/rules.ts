@@ -75,7 +75,10 @@ const NEEDS: Record<RuleId, Mode[]> = {
   timeToFirstBatch: ['cold'],
 };
 
-/** Which epochs a rule's figure is of: a share of the iteration or a pace is of the epochs asked; the first batch is the first epoch's. */
+/**
+ * Which epochs a rule's figure is of: a share of the iteration or a pace is of the epochs asked; the first batch is the
+ * first epoch's.
+ */
 function judgedEpochs(id: RuleId, epochs: GateEpochs): RuleOutcome['judges'] {
   return id !== 'timeToFirstBatch' && epochs === 'later' ? 'later-epochs' : 'first-epoch';
 }
@@ -157,7 +160,8 @@ function evaluateRule(
       true,
       '0%',
       0,
-      `no checkpoint save seen in the cold mode's ${iterations} iterations (a job that saves less often needs a longer run: --max-iterations)`,
+      `no checkpoint save seen in the cold mode's ${iterations} iterations (a job that saves less often needs a ` +
+        `longer run: --max-iterations)`,
     );
   }
   const stall =
@@ -238,7 +242,8 @@ function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baselin
 const LATER_NEEDS: Mode[] = ['synthetic', 'cached', 'cold'];
 
 const NO_LATER_EPOCHS =
-  'the profile holds no figures for epochs 2+ (an older profile, or a mode missing): re-run ds-analyzer profile, or judge the first epoch (--epochs first)';
+  'the profile holds no figures for epochs 2+ (an older profile, or a mode missing): re-run ds-analyzer profile, ' +
+  'or judge the first epoch (--epochs first)';
 
 /** Where the later epochs' figure comes from, for the rule's note. */
 function laterBasisNote(later: LaterEpochs): string {
@@ -343,7 +348,8 @@ function regression(
       true,
       actual,
       change.relative,
-      `${figures}: above the ${pct(limit)} budget but within the noise of both profiles (± ${pct(change.relativeHalfWidth)}), not a proven regression`,
+      `${figures}: above the ${pct(limit)} budget but within the noise of both profiles ` +
+        `(± ${pct(change.relativeHalfWidth)}), not a proven regression`,
     );
   }
   return judge(true, actual, change.relative, figures);

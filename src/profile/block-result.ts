@@ -45,7 +45,10 @@ export interface RunFiles {
   logs: { stdout: string; stderr: string };
 }
 
-/** The launch's folder, emptied: a folder left by an earlier run to the same --out must not lend it events or a stop request. */
+/**
+ * The launch's folder, emptied: a folder left by an earlier run to the same --out must not lend it events or a stop
+ * request.
+ */
 export function freshRunFiles(modeDir: string): RunFiles {
   const eventsDir = join(modeDir, 'events');
   rmSync(modeDir, { recursive: true, force: true });
@@ -125,7 +128,9 @@ export interface BlockSlice {
   startI: number;
   /** Its iterations, the carried ones included. */
   iterations: Iteration[];
-  /** Of those, the first ones prepared under the previous block's state: the loader's batches in flight at the switch. */
+  /**
+   * Of those, the first ones prepared under the previous block's state: the loader's batches in flight at the switch.
+   */
   carried: number;
   /** Its iterations after the carried ones: what the block measures. */
   measured: Iteration[];

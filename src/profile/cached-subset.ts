@@ -39,7 +39,10 @@ export function subsetTargetBytes(budgetBytes: number): number {
 }
 /** Warming is cut into this many parts by bytes: the first part measures the warm rate. */
 const WARM_PARTS = 16;
-/** Warming the whole dataset may take this long before the cached mode runs on what has been warmed: longer than most cached modes run. */
+/**
+ * Warming the whole dataset may take this long before the cached mode runs on what has been warmed: longer than most
+ * cached modes run.
+ */
 const DEFAULT_WARM_LIMIT_SEC = 120;
 
 /** What the cached mode will run on. */
@@ -121,9 +124,11 @@ export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOpt
   const warmSec = (now() - started) / 1000;
   const how =
     dataset.fitsInMemory || timedOut
-      ? `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}) warmed in ${warmSec.toFixed(0)} s; ` +
+      ? `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}) warmed ` +
+        `in ${warmSec.toFixed(0)} s; ` +
         `warming ${dataset.fitsInMemory ? `all ${formatBytes(dataset.bytes)}` : `the ${formatBytes(targetBytes)} that fit the memory budget of ${formatBytes(budget!)}`} would have taken longer than ${(limitMs / 1000).toFixed(0)} s`
-      : `a seeded random ${pct(done / n)} of the files (the first of a permutation, seed ${seed}), ${formatBytes(subset.bytes)}: ` +
+      : `a seeded random ${pct(done / n)} of the files (the first of a permutation, ` +
+        `seed ${seed}), ${formatBytes(subset.bytes)}: ` +
         `half of the memory budget of ${formatBytes(budget!)}${dataset.memoryBudgetSource ? ` (${dataset.memoryBudgetSource})` : ''} less ${formatBytes(JOB_RESERVE_BYTES)} for the job; the rest left to the job`;
   return {
     dataset: subset,

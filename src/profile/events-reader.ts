@@ -154,7 +154,8 @@ export class EventsReader {
     let parsed: ReturnType<typeof EventSchema.safeParse>;
     try {
       const value: unknown = JSON.parse(line);
-      // The iteration, most lines, checked by hand; anything else (or anything the check does not vouch for) by the schema.
+      // The iteration, most lines, checked by hand; anything else (or anything the check does not vouch for) by the
+      // schema.
       const iter = checkedIterEvent(value);
       if (iter !== null) {
         events.iterations.push(toIteration(iter));

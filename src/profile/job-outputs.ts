@@ -17,10 +17,15 @@ export function outputsEnv(keepOutputs: boolean, scratchDir: string): Record<str
   };
 }
 
-/** The one line that says what was done about the job's outputs; `offersKeep`: the command has --keep-outputs (validate has not). */
+/**
+ * The one line that says what was done about the job's outputs; `offersKeep`: the command has --keep-outputs (validate
+ * has not).
+ */
 export function outputsNote(keepOutputs: boolean, scratchDir: string, offersKeep = true): string {
   return keepOutputs
-    ? "the job's outputs are its own (--keep-outputs): its checkpoints are saved for real, and its trackers log as they would"
-    : `the job's checkpoints go to scratch files beside them, removed at its exit; W&B is disabled (WANDB_MODE), MLflow and TensorBoard log under ${scratchDir}; ` +
+    ? "the job's outputs are its own (--keep-outputs): its checkpoints are saved for real, and its trackers log " +
+        'as they would'
+    : `the job's checkpoints go to scratch files beside them, removed at its exit; W&B is disabled (WANDB_MODE), ` +
+        `MLflow and TensorBoard log under ${scratchDir}; ` +
         `${ENV.profiling}=1 tells the script it is profiled${offersKeep ? '; --keep-outputs saves and logs for real' : ''}`;
 }

@@ -93,7 +93,10 @@ export function profileCost(
   };
 }
 
-/** One run of the job: a mode, at all CPUs or (CPU sweep) at a few, with the script's loader workers or (workers sweep) others. */
+/**
+ * One run of the job: a mode, at all CPUs or (CPU sweep) at a few, with the script's loader workers or (workers sweep)
+ * others.
+ */
 export interface PlannedRun {
   mode: Mode;
   /** CPUs to restrict the job to, or null for all. */

@@ -33,7 +33,10 @@ export function probeShare(fetchSecPerSample: number, prepSecPerSample: number):
   return Math.min(MAX_SHARE, Math.max(MIN_SHARE, 1 - prepSecPerSample / fetchSecPerSample));
 }
 
-/** Seconds per sample of fetch and prep the probe balances, from a profile's cached and cold modes; null when either is missing. */
+/**
+ * Seconds per sample of fetch and prep the probe balances, from a profile's cached and cold modes; null when either is
+ * missing.
+ */
 export function stageSecPerSample(
   cached: ModeResult | undefined,
   cold: ModeResult | undefined,
@@ -90,11 +93,13 @@ export function proveProbe(state: StateProof, share: number, origin: FetchOrigin
   if (Math.abs(state.readFraction - (1 - share)) > READ_TOLERANCE) {
     return verdict(
       false,
-      `${pct(state.readFraction)} of consumed bytes ${fetched}, not about ${pct(1 - share)}: the held part did not stay resident, or the rest did not stay cold`,
+      `${pct(state.readFraction)} of consumed bytes ${fetched}, not about ${pct(1 - share)}: the held part did ` +
+        `not stay resident, or the rest did not stay cold`,
     );
   }
   return verdict(
     true,
-    `${pct(resident)} resident before the run (planned ${pct(share)}); ${pct(state.readFraction)} of consumed bytes ${fetched}`,
+    `${pct(resident)} resident before the run (planned ${pct(share)}); ${pct(state.readFraction)} of consumed ` +
+      `bytes ${fetched}`,
   );
 }

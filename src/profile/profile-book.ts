@@ -5,7 +5,9 @@ import type { ModeResult, Profile } from '../schema/profile.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { laterEpochs } from '../whatif/later-epochs.js';
 
-/** A run of the schedule as the book files it: its label, the workers it asked for, whether it belongs to the CPU sweep. */
+/**
+ * A run of the schedule as the book files it: its label, the workers it asked for, whether it belongs to the CPU sweep.
+ */
 export interface BookedRun {
   label: string;
   workers: number | null;

@@ -24,13 +24,16 @@ export const PROOF_TEXT = {
   doesNotFit: 'the dataset does not fit in memory, so it cannot stay cached',
   notResident: (resident: number) => `only ${pct(resident)} of the dataset was in the page cache before the run`,
   cacheDidNotHold: (readText: string, note: string) =>
-    `${readText}: the cache did not hold the dataset during the run, or the job read other files in the measured window (a validation set, checkpoints)${note}`,
+    `${readText}: the cache did not hold the dataset during the run, or the job read other files in the measured ` +
+    `window (a validation set, checkpoints)${note}`,
   held: (resident: number, readText: string) => `${pct(resident)} resident before the run; ${readText}`,
   stillResident: (resident: number) => `${pct(resident)} of the dataset was still in the page cache before the run`,
-  // Evicted, yet hardly read: the iterations do not read --data (an in-memory dataset such as torchvision's MNIST loads it at start-up).
+  // Evicted, yet hardly read: the iterations do not read --data (an in-memory dataset such as torchvision's MNIST loads
+  // it at start-up).
   hardlyReadEstimated: (readText: string, note: string) =>
     `only ${readText} although the dataset was not cached: either the job does not read --data during its iterations ` +
-    `(it loads the dataset into memory before training, or reads from elsewhere), or it reads far less per sample than a whole file ` +
+    `(it loads the dataset into memory before training, or reads from elsewhere), or it reads far less per ` +
+    `sample than a whole file ` +
     `(a few large files read in parts, such as LMDB, HDF5 or tar shards)${note}`,
   hardlyRead: (readText: string) =>
     `only ${readText} although the dataset was not cached: the job does not read --data during its iterations ` +
@@ -43,7 +46,8 @@ export const PROOF_TEXT = {
   subsetNotKept: (reason: 'does-not-fit' | 'warm-time', files: number, jobNote: string | undefined) =>
     `${reason === 'does-not-fit' ? 'the dataset does not fit in the memory budget' : 'warming the whole dataset would take too long'}, so the cached mode offered a resident subset of ${files} files (${ENV.subsetFile}), ` +
     `but the job never said it restricted itself to it${jobNote ? ` (${jobNote})` : ''}: it reads files that are not cached; ` +
-    `use a torchvision ImageFolder/DatasetFolder or a dataset with a list of file paths, or honour ${ENV.subsetFile} (docs/protocol.md)`,
+    `use a torchvision ImageFolder/DatasetFolder or a dataset with a list of file paths, or ` +
+    `honour ${ENV.subsetFile} (docs/protocol.md)`,
   onSubset: (files: number, jobSamples: number, jobNote: string | undefined, reason: string) =>
     `on a resident subset of ${files} files (the job kept ${jobSamples} samples${jobNote ? `: ${jobNote}` : ''}): ${reason}`,
 } as const;

@@ -49,13 +49,18 @@ export function chooseRunAs(request: RunAsRequest): RunAs | null {
   return { ...user, setpriv };
 }
 
-/** The job's argv started as `user`: setpriv sets the ids and groups, then execs it in place (same pid, same process group). */
+/**
+ * The job's argv started as `user`: setpriv sets the ids and groups, then execs it in place (same pid, same process
+ * group).
+ */
 export function runAsArgv(user: RunAs, argv: string[]): string[] {
   const groups = user.groups.length > 0 ? [`--groups=${user.groups.join(',')}`] : ['--clear-groups'];
   return [user.setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, ...groups, '--', ...argv];
 }
 
-/** What the job's environment says of its user: theirs, not root's (caches under ~, credentials, tools that read USER). */
+/**
+ * What the job's environment says of its user: theirs, not root's (caches under ~, credentials, tools that read USER).
+ */
 export function runAsEnv(user: RunAs): Record<string, string> {
   return { HOME: user.home, USER: user.name, LOGNAME: user.name };
 }

@@ -70,7 +70,10 @@ export interface ModeRunInput {
   startJob?: StartJob;
   /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/probes/fake-sampler.ts). */
   startSampler?: (options: SamplerOptions) => Sampler;
-  /** The profile's CPU ledger, charged by the sampler and the event reader (and by the data source it was given to); absent: one of the run's own. */
+  /**
+   * The profile's CPU ledger, charged by the sampler and the event reader (and by the data source it was given to);
+   * absent: one of the run's own.
+   */
   ledger?: CpuLedger;
   /** Reports whether the user interrupted. */
   interrupted: () => boolean;

@@ -59,7 +59,9 @@ export interface LaunchInput
 export interface LaunchOutcome {
   /** One result per block the job ran, in order. */
   results: ModeResult[];
-  /** The blocks the job never reached: it cannot switch modes (no switchModes in its start event), or it ended first. */
+  /**
+   * The blocks the job never reached: it cannot switch modes (no switchModes in its start event), or it ended first.
+   */
   notRun: LaunchBlock[];
   /** False when the job's start event did not offer to switch modes. */
   switchable: boolean;
@@ -81,7 +83,9 @@ interface LiveBlock {
   ledgerAtStart: LedgerReading;
   components: Record<string, number> | null;
   stopReason: 'precision' | 'budget' | null;
-  /** The block's iterations and mean pace as its end was decided (the slowest rank's), for the estimate of what is left. */
+  /**
+   * The block's iterations and mean pace as its end was decided (the slowest rank's), for the estimate of what is left.
+   */
   measured: { iterations: number; iterMs: number } | null;
   /** Last iteration of the block in each events file, once the block ended. */
   lastI: Map<string, number>;
@@ -260,7 +264,10 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   };
 }
 
-/** The rehearsals below, before a process's first job starts (the code stays compiled for later launches); one that fails costs nothing but its purpose. */
+/**
+ * The rehearsals below, before a process's first job starts (the code stays compiled for later launches); one that
+ * fails costs nothing but its purpose.
+ */
 function rehearse(device: string | null, eventsDir: string): void {
   if (rehearsed) return;
   rehearsed = true;
@@ -336,7 +343,10 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
   };
 }
 
-/** Ends a block's measurement: its time, the profiler's CPU over it, and each file's last iteration in it (`slices`; null: all). */
+/**
+ * Ends a block's measurement: its time, the profiler's CPU over it, and each file's last iteration in it (`slices`;
+ * null: all).
+ */
 function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null, ledger: CpuLedger): void {
   if (block.endedAt !== null) return;
   block.endedAt = Date.now();

@@ -61,9 +61,14 @@ export interface ProfileRunInput {
   argv: string[];
   /** Working folder of the job. */
   cwd: string;
-  /** The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
+  /**
+   * The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup.
+   */
   env: NodeJS.ProcessEnv;
-  /** The user the job is started as (--as-user; SUDO_USER under sudo), whose the job's folders are; absent: the CLI's own. */
+  /**
+   * The user the job is started as (--as-user; SUDO_USER under sudo), whose the job's folders are; absent: the CLI's
+   * own.
+   */
   runAs?: RunAs;
   /** Name of the job in the profile and its file name. */
   jobName: string;
@@ -126,11 +131,17 @@ export interface ProfileRunInput {
   nvidiaSmi: string | null;
   /** Reads of the storage probe after the modes; the data source's unless a test passes its own. */
   readProber?: ReadProber;
-  /** Runs one mode of the job; the real runMode unless a test passes a deterministic fake (the schedule is then one launch a run). */
+  /**
+   * Runs one mode of the job; the real runMode unless a test passes a deterministic fake (the schedule is then one
+   * launch a run).
+   */
   modeRunner?: ModeRunner;
   /** Runs a launch of several modes; the real runLaunch unless a test passes a fake. */
   launchRunner?: LaunchRunner;
-  /** The CPU ledger the data source was given, so that its meter and states charge the same one as the sampler; absent: each launch's own. */
+  /**
+   * The CPU ledger the data source was given, so that its meter and states charge the same one as the sampler; absent:
+   * each launch's own.
+   */
   ledger?: CpuLedger;
   /** Let the job save its checkpoints and log to its trackers for real (profile --keep-outputs). */
   keepOutputs?: boolean;
@@ -171,7 +182,9 @@ export interface ProfileRunOutcome {
   exitCode: ExitCode;
   /** For a failed job: the last lines of its stderr. */
   failureTail: string | null;
-  /** A profile over several nodes that another node ended (exit NodeLost, or JobFailed where the job failed there): why. */
+  /**
+   * A profile over several nodes that another node ended (exit NodeLost, or JobFailed where the job failed there): why.
+   */
   nodeLost?: string;
 }
 
@@ -254,7 +267,8 @@ async function profileModes(
     hooks.onWarning?.(message);
   };
   for (const warning of reclaimWarnings) warn(warning);
-  // What keeps a mode from being proven on this data (a dataset that does not fit, tmpfs, NFS): said before anything runs.
+  // What keeps a mode from being proven on this data (a dataset that does not fit, tmpfs, NFS): said before anything
+  // runs.
   for (const warning of input.dataSource.warnings(dataset, input.modes)) warn(warning);
   const passes = Math.max(1, Math.round(input.passes ?? DEFAULT_PASSES));
   if (passes === 1 && input.modes.length > 1) {
@@ -516,7 +530,8 @@ async function runSchedule(
     if (verdict.status === 'interrupted')
       return { launches, jobIterations, exitCode: ExitCode.Interrupted, failureTail: null };
     if (verdict.status === 'failed') {
-      // The job failed on another node: the merged profile (the coordinator's) holds that node's run, a node's own does not.
+      // The job failed on another node: the merged profile (the coordinator's) holds that node's run, a node's own does
+      // not.
       if (own.status !== 'failed' && !nodes?.merged)
         return {
           launches,
@@ -625,7 +640,9 @@ function nodeEnd(message: string, interrupts: Interrupts, launches: number, jobI
 /** Lines of a failed job's log shown when the profile stops. */
 const FAILURE_TAIL_LINES = 20;
 
-/** The overlap probe after the modes, saved in the profile; a failed probe leaves the modes whole: reported, not fatal. */
+/**
+ * The overlap probe after the modes, saved in the profile; a failed probe leaves the modes whole: reported, not fatal.
+ */
 async function overlapStep(steps: ProfileSteps): Promise<void> {
   const { hooks, book, warn } = steps;
   const probe = await overlapProbe(steps);
@@ -637,7 +654,10 @@ async function overlapStep(steps: ProfileSteps): Promise<void> {
   if (probe.status === 'failed') warn(PROFILE_RUN_TEXT.overlapProbeFailed(probe.stopReason, probe.logs.stderr));
 }
 
-/** The storage read probe after the modes; one that cannot read is reported, never fatal: the modes are measured and saved. */
+/**
+ * The storage read probe after the modes; one that cannot read is reported, never fatal: the modes are measured and
+ * saved.
+ */
 async function storageProbeStep({ input, book, dataset, warn }: ProfileSteps): Promise<void> {
   const profile = book.profile;
   const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch(

@@ -187,7 +187,10 @@ function underInterrupts<R extends { onJobStarted?: (job: Job) => void }, O>(
   };
 }
 
-/** The end of a run's log (stderr, else stdout) when the job did not end well, so a report can say why; null for a run that ended well. */
+/**
+ * The end of a run's log (stderr, else stdout) when the job did not end well, so a report can say why; null for a run
+ * that ended well.
+ */
 export function failureTail(result: ModeResult, lines: number): string | null {
   if (result.status === 'ok') return null;
   return tail(result.logs.stderr, lines) || tail(result.logs.stdout, lines) || null;
@@ -195,7 +198,10 @@ export function failureTail(result: ModeResult, lines: number): string | null {
 
 /** What a run's end means for the schedule, the same on every node of a profile (node-link.ts). */
 export interface RunVerdict {
-  /** The loader workers count the job did not apply ('2, 2' per rank): the workers sweep ends. Null: applied, or no sweep run. */
+  /**
+   * The loader workers count the job did not apply ('2, 2' per rank): the workers sweep ends. Null: applied, or no
+   * sweep run.
+   */
   workersNotApplied: string | null;
   /** Whether the schedule goes on: a failed or interrupted run ends it. */
   status: ModeResult['status'];

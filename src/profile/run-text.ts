@@ -10,9 +10,12 @@ import { CAPABILITY_TEXT } from '../system/probes/capability-text.js';
 export const RECLAIM_TEXT = {
   profile: {
     paused: (names: string) =>
-      `${names} (DAMON pageout of idle memory, the page cache included) paused while profiling, so its pageout does not take the warmed files (each mode's state proof says whether its state held); ` +
-      "turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes the job's own idle pages " +
-      '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim measures with it running',
+      `${names} (DAMON pageout of idle memory, the page cache included) paused while profiling, so its pageout ` +
+      `does not take the warmed files (each mode's state proof says whether its state held); ` +
+      'turned back on when the profile ends, by a guardian process if this one is killed. Its pageout also takes ' +
+      "the job's own idle pages " +
+      '(the libraries its loader workers map), so the job may run at another pace where it runs: --keep-reclaim ' +
+      'measures with it running',
     running: (reclaimers: string, why: string) =>
       `${reclaimers}${why}: ${CAPABILITY_TEXT['no-proactive-reclaim'].impact}; ${CAPABILITY_TEXT['no-proactive-reclaim'].fix}`,
     kept: ' (--keep-reclaim)',
@@ -29,24 +32,30 @@ export const RECLAIM_TEXT = {
 /** Warnings of a profile's schedule and its probes. */
 export const PROFILE_RUN_TEXT = {
   singlePass:
-    "one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the machine's pace between runs",
+    'one run per mode (--single-pass): the intervals hold the noise within each run, not a drift of the ' +
+    "machine's pace between runs",
   workersNotApplied: (envName: string, asked: number, ran: string) =>
-    `workers sweep skipped: the job did not apply ${envName}=${asked} (its start event reports ${ran} workers and no script setting); ` +
-    'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual API and the event protocol cannot',
+    `workers sweep skipped: the job did not apply ${envName}=${asked} (its start event reports ${ran} workers ` +
+    `and no script setting); ` +
+    'only a torch DataLoader seen by the zero-code hook, or the emulated job, can change its workers; the manual ' +
+    'API and the event protocol cannot',
   overlapProbeFailed: (stopReason: string, stderrLog: string) =>
     `the overlap probe failed (${stopReason}); its output is in ${stderrLog}`,
   overlapProbeNeedsModes: 'overlap probe not run: it needs the cached and cold modes to have completed',
   overlapProbeNoHeldShare: 'overlap probe not run: this data source cannot hold a share of the data cached',
   overlapProbeMoot:
-    'overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not limit the job',
+    'overlap probe not run: reads take no longer than pre-processing per sample, so how they overlap does not ' +
+    'limit the job',
   storageProbeFailed: (message: string) =>
     `the storage read probe failed (${message}); the what-if keeps the cold mode's read rate as a lower bound`,
   failedElsewhere: (label: string) =>
-    `the ${label} run did not end well on another node, so every node stops: the merged profile, on the node that hosts the coordinator, says which and why`,
+    `the ${label} run did not end well on another node, so every node stops: the merged profile, on the node ` +
+    `that hosts the coordinator, says which and why`,
   storageProbeUnproven: (reason: string) =>
     `the storage read probe is ${reason}; the what-if keeps the cold mode's read rate as a lower bound`,
   notSwitchable: (launches: number) =>
-    `the job did not offer to switch modes (no switchModes in its start event: a protocol job that does not read DSA_CONTROL_FILE), so it was launched ${launches} times, once a mode; ` +
+    `the job did not offer to switch modes (no switchModes in its start event: a protocol job that does not read ` +
+    `DSA_CONTROL_FILE), so it was launched ${launches} times, once a mode; ` +
     'a job under the PyTorch hook or ds_analyzer.iterate() switches in one launch (docs/protocol.md, "One launch")',
   // Why the modes got a launch each (the profile's cost.scheduleReason).
   separateAsked: 'one launch a run was asked for (--separate-launches)',

@@ -44,7 +44,9 @@ export interface SourceEvidence {
   keeper?: { mechanism: KeeperMechanism; cpuSec: number; fallbackReason?: string; modeWallSec: number };
   /** Why this data cannot hold this state whatever the readings say (tmpfs, NFS, FUSE for local files), or null. */
   sourceLimit?: string | null;
-  /** Reads the meter counted that may not be the data's (files outside --data): their bytes and the note naming them. */
+  /**
+   * Reads the meter counted that may not be the data's (files outside --data): their bytes and the note naming them.
+   */
   otherReads?: OtherReads | null;
 }
 
@@ -86,7 +88,8 @@ export function proveState(input: ProofInput): StateProof {
   if (input.sourceLimit) verdict = { proven: false, reason: input.sourceLimit };
   const outside = input.otherReads;
   if (!outside) return { ...measured, ...verdict };
-  // Their storage reads are counted with the dataset's: a cold mode is proven only if the dataset's share alone would be.
+  // Their storage reads are counted with the dataset's: a cold mode is proven only if the dataset's share alone would
+  // be.
   const datasetOnly =
     measured.readBytes !== null && input.consumedBytes > 0
       ? Math.max(0, measured.readBytes - outside.bytes) / input.consumedBytes

@@ -50,8 +50,10 @@ export async function storageProbe(
     share === null
       ? 'not proven: /proc/self/io read_bytes could not be read, so page-cache hits cannot be told from storage reads'
       : proven
-        ? `storage delivered ${percent(share)} of the ${formatBytes(result.bytesRead)} read from ${result.files} evicted files`
-        : `not proven: storage delivered only ${percent(share)} of the ${formatBytes(result.bytesRead)} read: the rest came from the page cache`;
+        ? `storage delivered ${percent(share)} of the ${formatBytes(result.bytesRead)} read ` +
+          `from ${result.files} evicted files`
+        : `not proven: storage delivered only ${percent(share)} of the ${formatBytes(result.bytesRead)} read: ` +
+          `the rest came from the page cache`;
   return { ...result, proven, reason };
 }
 

@@ -41,7 +41,9 @@ export interface Job {
   readonly done: Promise<JobExit>;
   /** Asks the job to stop gently, then kills it after the grace period. */
   terminate(): Promise<void>;
-  /** Ends the job as its timeout does: terminated, its exit marked timed out (a launch's block that ran past --timeout). */
+  /**
+   * Ends the job as its timeout does: terminated, its exit marked timed out (a launch's block that ran past --timeout).
+   */
   timeOut(): Promise<void>;
   /** Kills the whole job at once. */
   kill(): void;
@@ -198,7 +200,8 @@ export class SupervisedJob implements Job {
  * script with the pids as arguments, never interpolated text.
  */
 function startWatchdog(run: typeof execa, cliPid: number, jobPgid: number): ReturnType<typeof execa> {
-  // No '--' before the group: dash's kill takes it for a pid, fails, and kills nothing (seen: a torchrun job left behind).
+  // No '--' before the group: dash's kill takes it for a pid, fails, and kills nothing (seen: a torchrun job left
+  // behind).
   const script = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -KILL "-$2" 2>/dev/null';
   const watchdog = run('sh', ['-c', script, 'ds-analyzer-watchdog', String(cliPid), String(jobPgid)], {
     detached: true,

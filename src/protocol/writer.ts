@@ -35,7 +35,9 @@ export type EndReason = EndEvent['reason'];
 /** One checkpoint save, as `checkpoint()` takes it: CheckpointEventSchema's fields after v, type, t and rank. */
 export type CheckpointInfo = Omit<z.input<typeof CheckpointEventSchema>, 'v' | 'type' | 't' | 'rank'>;
 
-/** The start of one training-loader epoch, as `epoch()` takes it: EpochEventSchema's fields after v, type, t and rank. */
+/**
+ * The start of one training-loader epoch, as `epoch()` takes it: EpochEventSchema's fields after v, type, t and rank.
+ */
 export type EpochInfo = Omit<z.input<typeof EpochEventSchema>, 'v' | 'type' | 't' | 'rank'>;
 
 /** A switch of mode, as `block()` takes it: BlockEventSchema's fields after v, type, t and rank. */
@@ -290,7 +292,8 @@ export class EventWriter {
     } catch (error) {
       // A profiler must not kill the training it observes: report once and stop writing.
       this.warn(
-        `ds-analyzer: cannot write events to ${this.path} (${(error as Error).message}); events of this process are lost`,
+        `ds-analyzer: cannot write events to ${this.path} (${(error as Error).message}); events of this process ` +
+          `are lost`,
       );
       this.release();
     }
@@ -339,7 +342,8 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
   const protocol = env[ENV.protocol];
   if (protocol !== undefined && protocol !== '' && protocol !== String(PROTOCOL_VERSION)) {
     throw valueError(
-      `${ENV.protocol}='${protocol}' asks for an event protocol this writer does not speak (it writes version ${PROTOCOL_VERSION}): use matching versions of ds-analyzer and the job`,
+      `${ENV.protocol}='${protocol}' asks for an event protocol this writer does not speak (it writes ` +
+        `version ${PROTOCOL_VERSION}): use matching versions of ds-analyzer and the job`,
     );
   }
   const iterationsText = env[ENV.iterations];

@@ -105,7 +105,9 @@ export function reportCharts(data: ReportData): ReportChart[] {
     id: 'breakdown',
     title: 'Where each iteration goes',
     caption:
-      'Per-iteration time of each mode split into compute, prep stall (CPU pre-processing not hidden by compute) and fetch stall (storage), by the differential method, and the checkpoint and epoch-boundary stalls where the job saved or started epochs (measured apart); cold is the real training pace.',
+      'Per-iteration time of each mode split into compute, prep stall (CPU pre-processing not hidden by compute) ' +
+      'and fetch stall (storage), by the differential method, and the checkpoint and epoch-boundary stalls ' +
+      'where the job saved or started epochs (measured apart); cold is the real training pace.',
     config: stackedBars(
       'Per-iteration time by mode',
       'mode',
@@ -143,8 +145,10 @@ export function reportCharts(data: ReportData): ReportChart[] {
       id: 'ranks',
       title: 'Each rank: its wait for data and its step',
       caption:
-        `Per-iteration wait for data and step of each rank in the ${mode} mode. Ranks that all-reduce run at one pace: ` +
-        'a rank whose loader falls behind waits for its data, and the others wait for it inside their step (at the collective). The straggler, if any, is named in its label.',
+        `Per-iteration wait for data and step of each rank in the ${mode} mode. Ranks that all-reduce run at one ` +
+        `pace: ` +
+        'a rank whose loader falls behind waits for its data, and the others wait for it inside their step (at ' +
+        'the collective). The straggler, if any, is named in its label.',
       config: stackedBars(
         `Per-iteration time by rank (${mode})`,
         'rank',
@@ -170,7 +174,9 @@ export function reportCharts(data: ReportData): ReportChart[] {
     id: 'iterations',
     title: 'Iteration times',
     caption:
-      'Every iteration of each mode (wait + compute; dots) and the mean of each block of consecutive iterations the confidence intervals are built from (lines). Crosses mark the warm-up iterations that were detected and discarded.',
+      'Every iteration of each mode (wait + compute; dots) and the mean of each block of consecutive iterations ' +
+      'the confidence intervals are built from (lines). Crosses mark the warm-up iterations that were detected ' +
+      'and discarded.',
     config: {
       type: 'line',
       data: {
@@ -285,7 +291,9 @@ export function reportCharts(data: ReportData): ReportChart[] {
       id: 'whatif-cache',
       title: 'What if: cache size',
       caption:
-        'Predicted steady-state training throughput (epoch 2 on) against the memory available for caching the dataset, for the OS page cache (LRU, reshuffled each epoch) and for an application cache that never evicts (MinIO, as in CoorDL).',
+        'Predicted steady-state training throughput (epoch 2 on) against the memory available for caching the ' +
+        'dataset, for the OS page cache (LRU, reshuffled each epoch) and for an application cache that never ' +
+        'evicts (MinIO, as in CoorDL).',
       config: {
         type: 'line',
         data: {
@@ -350,7 +358,8 @@ export function reportCharts(data: ReportData): ReportChart[] {
       countChart(
         'whatif-workers',
         'What if: loader workers',
-        `Predicted training throughput against the DataLoader's num_workers per rank on this machine's CPUs (${curves.cpuScenario}), with the measured counts marked.`,
+        `Predicted training throughput against the DataLoader's num_workers per rank on this machine's CPUs ` +
+          `(${curves.cpuScenario}), with the measured counts marked.`,
         curves.workers,
         curves.workersMarks,
         '#f28e2b',

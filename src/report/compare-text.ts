@@ -34,7 +34,8 @@ export function renderComparison(cmp: ProfileComparison, pathA: string, pathB: s
   out.push(table(rows, [2, 3, 4]));
   out.push('');
   out.push(
-    `${cmp.worse} figure(s) worse and ${cmp.better} better beyond the noise of both profiles (95% intervals); '~' marks figures built on an unproven mode.`,
+    `${cmp.worse} figure(s) worse and ${cmp.better} better beyond the noise of both profiles (95% intervals); ` +
+      `'~' marks figures built on an unproven mode.`,
   );
   return out.join('\n') + '\n';
 }

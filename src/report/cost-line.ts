@@ -15,7 +15,8 @@ export function costLine(profile: Profile): string | null {
   const profiler = profilerCpuShare(profile);
   const parts = profilerCpuParts(profile);
   return (
-    `cost: ${launches}, ${cost.wallSec.toFixed(1)} s; ${cost.measuredIterations} iterations measured of ${cost.jobIterations} run, ` +
+    `cost: ${launches}, ${cost.wallSec.toFixed(1)} s; ${cost.measuredIterations} iterations measured ` +
+    `of ${cost.jobIterations} run, ` +
     `${(cost.measuredShare * 100).toFixed(0)}% of the time measuring` +
     (profiler === null
       ? ''
@@ -35,7 +36,10 @@ export function profilerCpuShare(profile: Profile): number | null {
   return wallSec > 0 ? cpuSec / wallSec : null;
 }
 
-/** The ledger's components as shares of one CPU over the modes' wall time, largest first: ' (sampler 0.3%, ...)'; '' without them. */
+/**
+ * The ledger's components as shares of one CPU over the modes' wall time, largest first: ' (sampler 0.3%, ...)'; ''
+ * without them.
+ */
 function profilerCpuParts(profile: Profile): string {
   const total: Record<string, number> = {};
   let wallSec = 0;

@@ -55,7 +55,8 @@ export function renderDemoOutcome(outcome: DemoSummary, shown: (path: string) =>
     const written = outcome.report;
     if (written) {
       parts.push(
-        `report: ${shown(written.html)} (self-contained) and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`,
+        `report: ${shown(written.html)} (self-contained) ` +
+          `and ${shown(written.markdown)} with ${written.pngs.length} PNG charts\n`,
       );
       for (const note of reportNotes(written)) parts.push(`report ${note}\n`);
     }
@@ -85,7 +86,8 @@ function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): stri
   add('prep stall', implied.prepStallMs, a?.prepStallMs?.mean);
   add('fetch stall', implied.fetchStallMs, a?.fetchStallMs?.mean);
   const header =
-    `The emulated job was set to: compute ${settings.computeMs} ms/batch, prep ${settings.prepMs} ms/sample on ${settings.workers} workers, ` +
+    `The emulated job was set to: compute ${settings.computeMs} ms/batch, prep ${settings.prepMs} ms/sample ` +
+    `on ${settings.workers} workers, ` +
     `${settings.batchSize} samples of ${formatBytes(settings.meanFileBytes)} per batch` +
     (settings.storageBwBytesPerSec
       ? `, storage ${formatRate(settings.storageBwBytesPerSec)}.`
@@ -101,8 +103,10 @@ function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): stri
 function renderDemoWhatif(r: WhatifResult): string {
   const p = r.prediction;
   const lines = [
-    `What would remove the stall if the page cache could not hold the dataset (the what-if model with no cache, as in the cold mode):`,
-    `  predicted: ${p.samplesPerSec.toFixed(1)} samples/s, ${p.bottleneck}-bound (prep stall ${p.prepStallMs.toFixed(1)} ms, fetch stall ${p.fetchStallMs.toFixed(1)} ms per iteration)`,
+    `What would remove the stall if the page cache could not hold the dataset (the what-if model with no cache, ` +
+      `as in the cold mode):`,
+    `  predicted: ${p.samplesPerSec.toFixed(1)} samples/s, ${p.bottleneck}-bound (prep ` +
+      `stall ${p.prepStallMs.toFixed(1)} ms, fetch stall ${p.fetchStallMs.toFixed(1)} ms per iteration)`,
     ...r.recommendations.map((rec) => `  - ${rec.text}`),
   ];
   return lines.join('\n') + '\n';

@@ -38,7 +38,10 @@ export function appendStepSummary(path: string, markdown: string): void {
   appendFileSync(path, markdown);
 }
 
-/** `text` inside a code span: without backticks (\u0060, written so that no reader takes it for a template) or line ends. */
+/**
+ * `text` inside a code span: without backticks (\u0060, written so that no reader takes it for a template) or line
+ * ends.
+ */
 function mdCode(text: string): string {
   return text.replace(/[\u0060\r\n]/g, '');
 }

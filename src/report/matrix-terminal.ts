@@ -14,7 +14,8 @@ export function renderMatrix(matrix: WhatifMatrix): string {
   const out: string[] = [];
   out.push(`${matrix.jobName}: predicted samples/s, all ranks together, by CPUs and cache (${matrix.profilePath})`);
   out.push(
-    `profiled: ${matrix.profiled.cpus} CPUs, ${formatBytes(matrix.profiled.cacheBytes)} cache for a ${formatBytes(matrix.datasetBytes)} dataset`,
+    `profiled: ${matrix.profiled.cpus} CPUs, ${formatBytes(matrix.profiled.cacheBytes)} cache for ` +
+      `a ${formatBytes(matrix.datasetBytes)} dataset`,
   );
   out.push('');
   const header = ['cache \\ CPUs', ...matrix.cpus.map(String)];
@@ -25,7 +26,8 @@ export function renderMatrix(matrix: WhatifMatrix): string {
   out.push(table([header, ...rows], header.map((_, k) => k).slice(1)));
   out.push('');
   out.push(
-    'C, P, F: the stage that limits the cell (compute, prep, fetch); *: the profile ran this setting; (low–high): the range over what the model assumed',
+    'C, P, F: the stage that limits the cell (compute, prep, fetch); *: the profile ran this setting; ' +
+      '(low–high): the range over what the model assumed',
   );
   if (matrix.assumptions.length > 0) {
     out.push('assumed where nothing measured it:');

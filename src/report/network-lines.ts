@@ -12,7 +12,8 @@ export function networkLines(profile: Profile): string[] {
   const mount = profile.dataset.mount;
   if (mount)
     return [
-      `mount: ${mount.source} at ${mount.mountPoint} (${mount.type}), read by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`,
+      `mount: ${mount.source} at ${mount.mountPoint} (${mount.type}), read ` +
+        `by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`,
     ];
   if (!remote) return [];
   const clientMetered = MODES.some((mode) => profile.modes[mode]?.network?.meter === 'client');
@@ -31,7 +32,8 @@ function networkLine(n: NetworkUse): string {
     n.cacheBytes > 0 ? `${formatBytes(n.cacheBytes)} from the profiler's cache` : null,
     n.tunnels > 0 ? `${n.tunnels} tunnels` : `${n.requests} requests`,
     n.firstByteMs
-      ? `first byte p50 ${n.firstByteMs.p50.toFixed(1)} / p95 ${n.firstByteMs.p95.toFixed(1)} / p99 ${n.firstByteMs.p99.toFixed(1)} ms`
+      ? `first byte p50 ${n.firstByteMs.p50.toFixed(1)} / p95 ${n.firstByteMs.p95.toFixed(1)} / ` +
+        `p99 ${n.firstByteMs.p99.toFixed(1)} ms`
       : null,
     `${n.meanInFlight.toFixed(1)} in flight (max ${n.maxInFlight})`,
     n.capBytesPerSec !== null ? `capped at ${formatRate(n.capBytesPerSec)}` : null,

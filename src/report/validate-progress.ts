@@ -24,7 +24,10 @@ function renderPlan(plan: readonly PlannedPoint[], epochs: number): string {
       pointKind(p.point).runs === 'epochs'
         ? `${epochs} epochs, ${p.iterations} iterations (the first epoch fills the cache)`
         : `about ${p.iterations} iterations (until the 95% CI is tight)`;
-    return `  ${k + 1}. ${describePoint(p.point).padEnd(32)} ~${formatDuration(p.estimatedSec).padStart(6)} (at most ${formatDuration(p.maxSec)})  ${what}`;
+    return (
+      `  ${k + 1}. ${describePoint(p.point).padEnd(32)} ~${formatDuration(p.estimatedSec).padStart(6)} (at ` +
+      `most ${formatDuration(p.maxSec)})  ${what}`
+    );
   });
   return `validate plan (estimated from the profile's rates; about ${formatDuration(total)} in all, at most ${formatDuration(most)} if no point reaches its precision early):\n${lines.join('\n')}\n`;
 }
@@ -68,7 +71,8 @@ function pointStatusLine(r: ValidationResult): string {
   if (r.status === 'failed') return `${what}: failed (nothing measured)`;
   const cache =
     r.residency?.meanBytes != null
-      ? `, dataset cached ${formatBytes(r.residency.meanBytes)} on average (target ${formatBytes(r.residency.targetBytes)} ± ${formatBytes(r.residency.toleranceBytes)})`
+      ? `, dataset cached ${formatBytes(r.residency.meanBytes)} on average ` +
+        `(target ${formatBytes(r.residency.targetBytes)} ± ${formatBytes(r.residency.toleranceBytes)})`
       : '';
   const cpus = r.affinity
     ? `, ${r.affinity.held ? 'affinity held' : `affinity did not apply (${r.affinity.example})`}`

@@ -59,26 +59,33 @@ export function renderValidation(report: ValidationReport, path: string): string
     ? notHeld
         .map(
           (r) =>
-            `${describePoint(r.point)}: NOT HELD, so this setting was not tested and its error is left out: ${notHeldWhy(r)}\n`,
+            `${describePoint(r.point)}: NOT HELD, so this setting was not tested and its error is left ` +
+            `out: ${notHeldWhy(r)}\n`,
         )
         .join('') +
-      'the error of a point not held says nothing about the model; see docs/whatif.md ("How validate holds a cache size")\n'
+      'the error of a point not held says nothing about the model; see docs/whatif.md ("How validate holds a ' +
+      'cache size")\n'
     : '';
   const control =
     report.controlAbsError === null
       ? ''
-      : `control: the profiled settings re-run landed ${percent(report.controlAbsError)} from the profile: the job's own ` +
+      : `control: the profiled settings re-run landed ${percent(report.controlAbsError)} from the profile: the ` +
+        `job's own ` +
         `run-to-run variation on this machine, which no model removes\n` +
         (report.anchoredMedianAbsError === null
           ? ''
-          : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute error ${percent(report.anchoredMedianAbsError)}\n`);
+          : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute ` +
+            `error ${percent(report.anchoredMedianAbsError)}\n`);
   const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
   const recommended = renderRecommendation(recommendationVerdict(report));
   const firstBatches = report.results
     .filter((r) => r.firstBatchSec !== undefined)
     .map((r) => {
       const f = r.firstBatchSec!;
-      return `${describePoint(r.point)}: first batch ${f.measured.toFixed(2)} s after the job started, predicted ${f.predicted.toFixed(2)} s (${percent((f.predicted - f.measured) / f.measured)})\n`;
+      return (
+        `${describePoint(r.point)}: first batch ${f.measured.toFixed(2)} s after the job started, ` +
+        `predicted ${f.predicted.toFixed(2)} s (${percent((f.predicted - f.measured) / f.measured)})\n`
+      );
     })
     .join('');
   const splits = report.results
@@ -86,7 +93,8 @@ export function renderValidation(report: ValidationReport, path: string): string
     .filter((s) => s.split !== null)
     .map(
       ({ r, split }) =>
-        `  ${describePoint(r.point)}: ${percent(r.relativeError)} = ${signed(split!.policy)} from the hit ratio (${r.predictedHitRatio!.toFixed(2)} predicted, ${r.measuredHitRatio!.toFixed(2)} measured) ${signed(split!.rest)} from the rest of the model (its pace at the measured hit ratio)\n`,
+        `  ${describePoint(r.point)}: ${percent(r.relativeError)} = ${signed(split!.policy)} from the hit ratio ` +
+        `(${r.predictedHitRatio!.toFixed(2)} predicted, ${r.measuredHitRatio!.toFixed(2)} measured) ${signed(split!.rest)} from the rest of the model (its pace at the measured hit ratio)\n`,
     )
     .join('');
   const checkpoints = report.results
@@ -100,20 +108,25 @@ export function renderValidation(report: ValidationReport, path: string): string
   return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${splits ? `the cache points' error, by where it comes from:\n${splits}` : ''}${firstBatches}${checkpoints}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
 }
 
-/** A write point's checkpoint stall and iteration time against whatif --write-bw, with the disks held and what the throttle could not hold. */
+/**
+ * A write point's checkpoint stall and iteration time against whatif --write-bw, with the disks held and what the
+ * throttle could not hold.
+ */
 function renderCheckpointCheck(what: string, c: CheckpointCheck): string {
   const error = (predicted: number, measured: number | null): string =>
     measured ? percent((predicted - measured) / measured) : '—';
   const stall =
     c.measuredStallMsPerIter === null
       ? `no save in the run, predicted ${c.predictedStallMsPerIter.toFixed(1)} ms per iteration`
-      : `${c.measuredStallMsPerIter.toFixed(1)} ms per iteration, predicted ${c.predictedStallMsPerIter.toFixed(1)} (${error(c.predictedStallMsPerIter, c.measuredStallMsPerIter)}): ` +
+      : `${c.measuredStallMsPerIter.toFixed(1)} ms per iteration, ` +
+        `predicted ${c.predictedStallMsPerIter.toFixed(1)} (${error(c.predictedStallMsPerIter, c.measuredStallMsPerIter)}): ` +
         (c.stallWithinTolerance ? 'within' : 'NOT within') +
         ` ${WRITE_STALL_TOLERANCE * 100}% (or ${WRITE_STALL_ITERATION_FLOOR * 100}% of the iteration)`;
   const iteration =
     c.measuredIterMs === null
       ? ''
-      : `; iteration ${c.measuredIterMs.toFixed(1)} ms, predicted ${c.predictedIterMs.toFixed(1)} (${error(c.predictedIterMs, c.measuredIterMs)})`;
+      : `; iteration ${c.measuredIterMs.toFixed(1)} ms, ` +
+        `predicted ${c.predictedIterMs.toFixed(1)} (${error(c.predictedIterMs, c.measuredIterMs)})`;
   return (
     `${what}: checkpoint stall ${stall}${iteration}; ${c.synced ? 'synced' : 'buffered'} saves; disks held (cgroup ${c.cgroup}): ${c.devices.join(', ')}\n` +
     (c.caveat ? `  note: ${c.caveat}\n` : '')
@@ -128,9 +141,15 @@ function renderModelVerdict(verdict: ModelVerdict): string {
     case 'unmeasured':
       return 'no point measured: nothing to say about the model';
     case 'within-target':
-      return `median absolute error ${(verdict.medianAbsError * 100).toFixed(1)}%: within the ${verdict.targetAbsError * 100}% target`;
+      return (
+        `median absolute error ${(verdict.medianAbsError * 100).toFixed(1)}%: within ` +
+        `the ${verdict.targetAbsError * 100}% target`
+      );
     case 'beyond-target':
-      return `median absolute error ${(verdict.medianAbsError * 100).toFixed(1)}%: NOT within the ${verdict.targetAbsError * 100}% target; trust the what-if less for this job`;
+      return (
+        `median absolute error ${(verdict.medianAbsError * 100).toFixed(1)}%: NOT within ` +
+        `the ${verdict.targetAbsError * 100}% target; trust the what-if less for this job`
+      );
   }
 }
 
@@ -140,7 +159,9 @@ function renderRecommendation(verdict: RecommendationVerdict | null): string {
   if (verdict.kind === 'no-control')
     return 'recommended cache: no control run to compare with (the fetch stall cannot be judged)\n';
   const at = `at the recommended cache ${formatBytes(verdict.cacheBytes)}`;
-  const rates = `${verdict.samplesPerSec.toFixed(1)} vs ${verdict.controlSamplesPerSec.toFixed(1)} samples/s fully cached (control)`;
+  const rates =
+    `${verdict.samplesPerSec.toFixed(1)} vs ${verdict.controlSamplesPerSec.toFixed(1)} samples/s ` +
+    `fully cached (control)`;
   switch (verdict.kind) {
     case 'gone-within-noise': {
       // Say how wide the noise was: a disturbed profile makes the run-to-run term, and so this judgement, loose.
@@ -148,17 +169,26 @@ function renderRecommendation(verdict: RecommendationVerdict | null): string {
       return `recommended cache: the fetch stall is gone within noise ${at}: ${rates} (${width})\n`;
     }
     case 'gone-negligible':
-      return `recommended cache: the fetch stall is gone ${at}: ${rates}, ${percent(verdict.slowerShare)} slower, beyond noise but under the ${percent(verdict.negligibleShare)} the model counts as no stall\n`;
+      return (
+        `recommended cache: the fetch stall is ` +
+        `gone ${at}: ${rates}, ${percent(verdict.slowerShare)} slower, beyond noise but under ` +
+        `the ${percent(verdict.negligibleShare)} the model counts as no stall\n`
+      );
     case 'not-gone': {
       const hits = verdict.heldHitRatios;
       const why = hits
-        ? `; the cache hit as often as predicted (${hits.measured.toFixed(2)} vs ${hits.predicted.toFixed(2)}), so what is left is how the misses fall in time, ` +
+        ? `; the cache hit as often as predicted (${hits.measured.toFixed(2)} vs ${hits.predicted.toFixed(2)}), ` +
+          `so what is left is how the misses fall in time, ` +
           'which the model takes as an epoch mean: under LRU the hits come early in each epoch and the misses late' +
           (verdict.overlapMeasured
             ? ''
-            : ', and reads may run partly in series with pre-processing, which the profile did not measure (profile --overlap)')
+            : ', and reads may run partly in series with pre-processing, which the profile did not measure ' +
+              '(profile --overlap)')
         : '';
-      return `recommended cache: the fetch stall is NOT gone ${at}: ${rates}, ${percent(verdict.slowerShare)} slower beyond noise${why}\n`;
+      return (
+        `recommended cache: the fetch stall is NOT ` +
+        `gone ${at}: ${rates}, ${percent(verdict.slowerShare)} slower beyond noise${why}\n`
+      );
     }
   }
 }
@@ -174,7 +204,10 @@ function notHeldWhy(r: ValidationResult): string {
       Math.abs(v.meanBytes - v.targetBytes) > v.toleranceBytes
         ? `outside the band ${band}`
         : `a mean inside the band ${band}, but most readings outside it`;
-    return `the dataset's page cache held ${formatBytes(v.meanBytes)} on average (${formatBytes(v.minBytes!)}-${formatBytes(v.maxBytes!)}; ${share}), ${where}`;
+    return (
+      `the dataset's page cache held ${formatBytes(v.meanBytes)} on average ` +
+      `(${formatBytes(v.minBytes!)}-${formatBytes(v.maxBytes!)}; ${share}), ${where}`
+    );
   }
   if (r.affinity)
     return `the CPU affinity did not apply to the job: ${r.affinity.outside} of ${r.affinity.threads} threads outside CPUs ${r.affinity.cpus.join(',')}${r.affinity.example ? ` (${r.affinity.example})` : ''}`;

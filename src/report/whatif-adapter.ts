@@ -27,7 +27,8 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfCurvesOrReaso
     if (cached)
       cacheMarks.push({ label: 'measured: cached (whole dataset)', x: model.datasetBytes, samplesPerSec: cached });
     const here = cpus.find((row) => row.cpus === scenario.cpus);
-    // Measured in the cached mode, as the curve predicts it (the whole dataset cached): the script's count, then the sweep's.
+    // Measured in the cached mode, as the curve predicts it (the whole dataset cached): the script's count, then the
+    // sweep's.
     const workersMarks: { label: string; x: number; samplesPerSec: number }[] = [];
     if (cached && model.profiledWorkers !== null)
       workersMarks.push({
@@ -73,7 +74,9 @@ export const modelWhatIf: WhatIfSource = (profile: Profile): WhatIfCurvesOrReaso
           .filter((r) => finite(r.samplesPerSec))
           .map((r) => ({ x: r.workers, samplesPerSec: r.samplesPerSec })),
         workersMarks: workersMarks.filter((m) => finite(m.samplesPerSec)),
-        cpuScenario: `cache ${formatBytes(scenario.cacheBytes)} (page cache), storage ${formatRate(scenario.storageBytesPerSec)}`,
+        cpuScenario:
+          `cache ${formatBytes(scenario.cacheBytes)} (page cache), ` +
+          `storage ${formatRate(scenario.storageBytesPerSec)}`,
         notes: [
           model.cpuScaling.kind === 'linear'
             ? 'CPU scaling assumed linear: no CPU sweep was run (profile with a CPU sweep to fit it).'

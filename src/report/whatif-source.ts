@@ -25,7 +25,10 @@ export interface WhatIfCurves {
   cpuMarks: { label: string; x: number; samplesPerSec: number }[];
   /** Throughput against loader workers per rank (x = workers); empty when the job did not report its workers. */
   workers: WhatIfPoint[];
-  /** Points to mark on the workers chart (x = workers): the cached mode at the script's count and the profile --workers sweep. */
+  /**
+   * Points to mark on the workers chart (x = workers): the cached mode at the script's count and the profile --workers
+   * sweep.
+   */
   workersMarks: { label: string; x: number; samplesPerSec: number }[];
   /** Scenario the CPU curve holds fixed, in words (cache size, storage). */
   cpuScenario: string;
@@ -33,7 +36,10 @@ export interface WhatIfCurves {
   notes: string[];
 }
 
-/** What the report's what-if section draws: the model's curves, or the reason there are none (the whatif command's own answer is WhatifResult). */
+/**
+ * What the report's what-if section draws: the model's curves, or the reason there are none (the whatif command's own
+ * answer is WhatifResult).
+ */
 export type WhatIfCurvesOrReason = { available: true; curves: WhatIfCurves } | { available: false; reason: string };
 
 /** Computes the curves of a profile. */
@@ -43,5 +49,6 @@ export type WhatIfSource = (profile: Profile) => WhatIfCurvesOrReason | Promise<
 export const noWhatIf = (_profile?: Profile): WhatIfCurvesOrReason => ({
   available: false,
   reason:
-    'what-if model not available in this build: the curves of throughput against cache size and CPUs will appear here once src/whatif provides them',
+    'what-if model not available in this build: the curves of throughput against cache size and CPUs will appear ' +
+    'here once src/whatif provides them',
 });

@@ -4,7 +4,9 @@ import type { WhatifResult } from '../whatif/whatif.js';
 import type { PipelineWhatif } from '../schema/whatif-output.js';
 import { formatPercent, table, wrapLine } from './format.js';
 
-/** What `ds-analyzer whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats. */
+/**
+ * What `ds-analyzer whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats.
+ */
 export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
   out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
@@ -195,7 +197,8 @@ function scenarioLine(
 /** K jobs on one dataset: independent against coordinated, every job's ranks together. */
 function jobsLines(jobs: NonNullable<WhatifResult['jobs']>): string[] {
   const line = (name: string, p: Prediction): string =>
-    `  ${name}: ${withRange(p.samplesPerSec, p.range?.samplesPerSec, 1)} samples/s for all ${jobs.count} jobs, ${p.iterMs.toFixed(1)} ms per iteration, ${p.bottleneck}-bound`;
+    `  ${name}: ${withRange(p.samplesPerSec, p.range?.samplesPerSec, 1)} samples/s for ` +
+    `all ${jobs.count} jobs, ${p.iterMs.toFixed(1)} ms per iteration, ${p.bottleneck}-bound`;
   return [
     `${jobs.count} jobs reading this dataset at once:`,
     line('each fetching and preparing its own samples', jobs.independent),
@@ -207,7 +210,8 @@ function jobsLines(jobs: NonNullable<WhatifResult['jobs']>): string[] {
 /** N nodes: their caches partitioned against each caching alone, every node's ranks together. */
 function nodesLines(nodes: NonNullable<WhatifResult['nodes']>): string[] {
   const line = (name: string, p: Prediction): string =>
-    `  ${name}: ${withRange(p.samplesPerSec, p.range?.samplesPerSec, 1)} samples/s for all ${nodes.count} nodes, hit ratio ${formatPercent(p.hitRatio)}, ${p.bottleneck}-bound`;
+    `  ${name}: ${withRange(p.samplesPerSec, p.range?.samplesPerSec, 1)} samples/s for all ${nodes.count} nodes, ` +
+    `hit ratio ${formatPercent(p.hitRatio)}, ${p.bottleneck}-bound`;
   return [
     `${nodes.count} nodes of this job:`,
     line("each node's page cache holding what it read", nodes.independent),
@@ -319,16 +323,20 @@ function pipelineLines(p: PipelineWhatif, two: boolean): string[] {
     out.push(
       c.everyForBudget === null
         ? `  checkpointing stays above ${percent(c.budget)} of the training time at any interval`
-        : `  to keep checkpointing under ${percent(c.budget)} of the training time: save every ${c.everyForBudget} iterations or more (CheckFreq); ` +
+        : `  to keep checkpointing under ${percent(c.budget)} of the training time: save ` +
+            `every ${c.everyForBudget} iterations or more (CheckFreq); ` +
             `at the asked interval it takes ${percent(c.asked.overhead)}`,
     );
     out.push(
-      `  a failure loses ${seconds(c.lostWorkPerFailureSec)} of work on average at the asked interval (half an interval)`,
+      `  a failure loses ${seconds(c.lostWorkPerFailureSec)} of work on average at the asked interval (half an ` +
+        `interval)`,
     );
     if (c.failures)
       out.push(
-        `  at ${c.failures.perDay} failures a day: ${seconds(c.failures.lostShare * 86_400)} of work redone a day, ${percent(c.failures.totalShare, 2)} of the time with the saves; ` +
-          `the least is near every ${c.failures.bestEveryIterations} iterations (Young: sqrt(2 x save x time between failures))`,
+        `  at ${c.failures.perDay} failures a day: ${seconds(c.failures.lostShare * 86_400)} of work redone a ` +
+          `day, ${percent(c.failures.totalShare, 2)} of the time with the saves; ` +
+          `the least is near every ${c.failures.bestEveryIterations} iterations (Young: sqrt(2 x save x time ` +
+          `between failures))`,
       );
     for (const a of c.assumptions) out.push(...wrapLine('  - assumed:', a, '    '));
   }

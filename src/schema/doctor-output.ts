@@ -10,7 +10,10 @@ export const DOCTOR_OUTPUT_VERSION = 1;
 
 /** One capability the profiler uses, as found on this machine. */
 export const CapabilityRowSchema = z.object({
-  /** Its name: root, cgroup, page-cache-eviction, residency, storage-throttle, drop-caches, nvidia-smi, python-torch, no-proactive-reclaim (the list may grow). */
+  /**
+   * Its name: root, cgroup, page-cache-eviction, residency, storage-throttle, drop-caches, nvidia-smi, python-torch,
+   * no-proactive-reclaim (the list may grow).
+   */
   name: z.string(),
   /** Whether it works here. */
   available: z.boolean(),
@@ -48,7 +51,10 @@ export const JobPythonSchema = z.object({
   sudoUser: z.string().nullable(),
   /** The active virtual environment (VIRTUAL_ENV, else CONDA_PREFIX), or null. */
   virtualEnv: z.string().nullable(),
-  /** Why the job may not get the Python its user means (sudo's secure_path, a venv not on PATH), with the fix; null when nothing looks wrong. */
+  /**
+   * Why the job may not get the Python its user means (sudo's secure_path, a venv not on PATH), with the fix; null when
+   * nothing looks wrong.
+   */
   warning: z.string().nullable(),
 });
 

@@ -173,21 +173,39 @@ export const CheckpointEventSchema = z.object({
   type: z.literal('checkpoint'),
   /** Iterations this process had recorded when the save began (the save ran in iteration i's step when inStep). */
   i: z.number().int().nonnegative(),
-  /** True when the save ran inside a training step (a batch out, the next not yet asked): its time is inside that iteration's computeMs; false between epochs or after the loop. */
+  /**
+   * True when the save ran inside a training step (a batch out, the next not yet asked): its time is inside that
+   * iteration's computeMs; false between epochs or after the loop.
+   */
   inStep: z.boolean(),
   /** The API that saved (CHECKPOINT_APIS; other names are kept as given). */
   api: z.string().max(100),
   /** Time the training loop was blocked by the save, ms (an async save: until the call returned, its staging). */
   blockingMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
-  /** Of blockingMs, time spent in fsync/fdatasync of the saved files (inside the save, or right after it in the same step: note 'synced-after'), ms; 0 when the save never synced. */
+  /**
+   * Of blockingMs, time spent in fsync/fdatasync of the saved files (inside the save, or right after it in the same
+   * step: note 'synced-after'), ms; 0 when the save never synced.
+   */
   syncMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).default(0),
-  /** Async save: from the call to the end of its background write, ms; null when the job ended first; absent for a blocking save. */
+  /**
+   * Async save: from the call to the end of its background write, ms; null when the job ended first; absent for a
+   * blocking save.
+   */
   writeMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).nullable().optional(),
-  /** Bytes the save wrote (its files' sizes after it); null when the hook could not tell (an open file object it did not track). */
+  /**
+   * Bytes the save wrote (its files' sizes after it); null when the hook could not tell (an open file object it did not
+   * track).
+   */
   bytes: z.number().finite().nonnegative().nullable(),
-  /** False when the save did not land where the script asked: a profiled run writes to a scratch file beside the target and removes it (docs/side-effects.md, "Your outputs"). */
+  /**
+   * False when the save did not land where the script asked: a profiled run writes to a scratch file beside the target
+   * and removes it (docs/side-effects.md, "Your outputs").
+   */
   persisted: z.boolean(),
-  /** How a save that was not persisted was handled, or why a synthetic-mode save still was ('open-file': the script handed an open file). */
+  /**
+   * How a save that was not persisted was handled, or why a synthetic-mode save still was ('open-file': the script
+   * handed an open file).
+   */
   note: z.string().max(500).optional(),
 });
 
@@ -202,11 +220,19 @@ export const EpochEventSchema = z.object({
   epoch: z.number().int().nonnegative(),
   /** Index of the epoch's first iteration (whose waitMs is firstWaitMs). */
   i: z.number().int().nonnegative(),
-  /** Time in iter(loader): worker start-up when workers are not persistent, the persistent workers' reset, the sampler's start, ms. */
+  /**
+   * Time in iter(loader): worker start-up when workers are not persistent, the persistent workers' reset, the sampler's
+   * start, ms.
+   */
   createMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
-  /** The epoch's first wait for a batch, from the first request to the batch, ms (the same as its iteration's waitMs). */
+  /**
+   * The epoch's first wait for a batch, from the first request to the batch, ms (the same as its iteration's waitMs).
+   */
   firstWaitMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
-  /** From the end of the previous epoch's loop (its StopIteration) to iter(loader) for this one (validation, saves, the script's own work), ms; absent for the first epoch. */
+  /**
+   * From the end of the previous epoch's loop (its StopIteration) to iter(loader) for this one (validation, saves, the
+   * script's own work), ms; absent for the first epoch.
+   */
   gapMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS).optional(),
   /** Batches in an epoch (len(loader)); null when the loader has no length. */
   epochIterations: z.number().int().positive().nullable().optional(),
@@ -243,7 +269,10 @@ export const STAGE_KINDS = ['read', 'decode', 'transform', 'collate'] as const;
 export const StageTotalSchema = z.object({
   /** STAGE_KINDS; other kinds are kept as given. */
   kind: z.string().max(100),
-  /** The stage: 'read', 'decode', 'read+decode' (an image that read its file while it decoded), a transform's class name, 'collate'. */
+  /**
+   * The stage: 'read', 'decode', 'read+decode' (an image that read its file while it decoded), a transform's class
+   * name, 'collate'.
+   */
   name: z.string().max(200),
   /** Its wall time so far, exclusive of the stages inside it, ms. */
   ms: z.number().finite().nonnegative(),

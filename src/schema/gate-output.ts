@@ -7,7 +7,10 @@
 import { z } from 'zod';
 import { GATE_OUTPUT_VERSION } from './versions.js';
 
-/** Version of gate's JSON (in versions.ts, with gateOutput(), so that printing loads no zod); bump when a field is removed or changes meaning (adding one does not). */
+/**
+ * Version of gate's JSON (in versions.ts, with gateOutput(), so that printing loads no zod); bump when a field is
+ * removed or changes meaning (adding one does not).
+ */
 export { GATE_OUTPUT_VERSION } from './versions.js';
 
 /** Outcome of one budget rule. */
@@ -34,7 +37,10 @@ export const RuleOutcomeSchema = z.object({
   actual: z.string(),
   /** Why, when the numbers alone do not say it (unproven mode, noise, missing mode); else null. */
   note: z.string().nullable(),
-  /** The limit: a share of the iteration time (0.2 = 20%) for stalls and regression, samples/s for throughput, seconds for the time to the first batch. */
+  /**
+   * The limit: a share of the iteration time (0.2 = 20%) for stalls and regression, samples/s for throughput, seconds
+   * for the time to the first batch.
+   */
   limit: z.number(),
   /** The measured value in the unit of `limit`; null when not measurable. */
   value: z.number().nullable(),

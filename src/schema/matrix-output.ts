@@ -8,7 +8,10 @@ import { z } from 'zod';
 import { ScenarioSchema } from './whatif-output.js';
 import { MATRIX_OUTPUT_VERSION } from './versions.js';
 
-/** Version of the matrix JSON (in versions.ts, with matrixOutput(), so that printing loads no zod); bump when a field is removed or changes meaning (adding one does not). */
+/**
+ * Version of the matrix JSON (in versions.ts, with matrixOutput(), so that printing loads no zod); bump when a field is
+ * removed or changes meaning (adding one does not).
+ */
 export { MATRIX_OUTPUT_VERSION } from './versions.js';
 
 const nonneg = () => z.number().nonnegative();
@@ -32,7 +35,10 @@ export const MatrixCellSchema = z.object({
   fetchStallMs: nonneg(),
   /** The limiting stage. */
   bottleneck: z.enum(['compute', 'prep', 'fetch']),
-  /** True where the profile itself ran this setting (the cached mode, the whole dataset cached, at a CPU count it measured). */
+  /**
+   * True where the profile itself ran this setting (the cached mode, the whole dataset cached, at a CPU count it
+   * measured).
+   */
   measured: z.boolean(),
 });
 
@@ -57,7 +63,9 @@ export const MatrixOutputSchema = z.object({
   cacheBytes: z.array(nonneg()),
   /** One per cache size and CPU count: cache sizes in order, CPU counts in order within each. */
   cells: z.array(MatrixCellSchema),
-  /** The assumptions that move some cell by more than 1%, in words; empty when every cell rests on measurements alone. */
+  /**
+   * The assumptions that move some cell by more than 1%, in words; empty when every cell rests on measurements alone.
+   */
   assumptions: z.array(z.string()),
   /** A validate command that measures up to three cells the profile did not run; null when none can be. */
   validateCommand: z.string().nullable(),

@@ -41,14 +41,19 @@ export const IterationSchema = z.object({
   bytes: nonneg().optional(),
   /** CPU time of the process that wrote the events so far (not its loader workers), ms, when reported. */
   processCpuMs: nonneg().optional(),
-  /** Set on the iterations detected as warm-up and discarded (profiles before it: the first summary.warmupIterations). */
+  /**
+   * Set on the iterations detected as warm-up and discarded (profiles before it: the first summary.warmupIterations).
+   */
   warmup: z.literal(true).optional(),
 });
 export type Iteration = z.infer<typeof IterationSchema>;
 
 /** Statistics of one iteration series after warm-up removal. */
 export const IterationSummarySchema = z.object({
-  /** Iterations detected as warm-up and discarded (a mode pooled over runs: the sum of its runs', each at the start of its run; the iterations' warmup flags say which). */
+  /**
+   * Iterations detected as warm-up and discarded (a mode pooled over runs: the sum of its runs', each at the start of
+   * its run; the iterations' warmup flags say which).
+   */
   warmupIterations: z.number().int().nonnegative(),
   /** Iterations in the measured window. */
   measuredIterations: z.number().int().nonnegative(),
@@ -85,9 +90,15 @@ export const ResourceSampleSchema = z.object({
   jobProcesses: z.number().int().nonnegative(),
   /** Bytes read from storage so far by the job's tree (/proc/PID/io read_bytes). */
   jobReadBytes: nonneg(),
-  /** Bytes the job's tree sent to storage so far (/proc/PID/io write_bytes: checkpoints, logs, anything it writes); absent in older profiles. */
+  /**
+   * Bytes the job's tree sent to storage so far (/proc/PID/io write_bytes: checkpoints, logs, anything it writes);
+   * absent in older profiles.
+   */
   jobWriteBytes: nonneg().optional(),
-  /** Bytes of the data fetched so far by the data source's own meter, where it is not read_bytes (remote data: bytes its origin sent through the proxy); absent for local files. */
+  /**
+   * Bytes of the data fetched so far by the data source's own meter, where it is not read_bytes (remote data: bytes its
+   * origin sent through the proxy); absent for local files.
+   */
   fetchedBytes: nonneg().optional(),
   /** Disk read throughput of the dataset's device over the last interval, bytes/s. */
   diskReadBytesPerSec: nonneg(),
@@ -143,10 +154,15 @@ export const StateProofSchema = z.object({
   otherActiveFile: z.object({ bytes: nonneg(), source: z.string() }).optional(),
   /** Times the cold keeper re-evicted dataset pages during the run (cold mode). */
   reEvictions: z.number().int().nonnegative().optional(),
-  /** How the cold keeper kept the dataset cold during the run, and what it cost (cold mode; absent in older profiles). */
+  /**
+   * How the cold keeper kept the dataset cold during the run, and what it cost (cold mode; absent in older profiles).
+   */
   keeper: z
     .object({
-      /** 'fanotify' (root) or 'inotify': each file is evicted when the job closes it, files held open are swept slowly; 'scan': every file's residency is rescanned. */
+      /**
+       * 'fanotify' (root) or 'inotify': each file is evicted when the job closes it, files held open are swept slowly;
+       * 'scan': every file's residency is rescanned.
+       */
       mechanism: z.enum(['fanotify', 'inotify', 'scan']),
       /** CPU seconds the keeper itself used over the run. */
       cpuSec: nonneg(),
@@ -167,7 +183,9 @@ export type StateProof = z.infer<typeof StateProofSchema>;
 export const NodeIdentitySchema = z.object({
   /** Host name of the machine. */
   hostname: z.string(),
-  /** Rank of the machine among the job's nodes (torchrun GROUP_RANK or NODE_RANK, Slurm SLURM_NODEID; 0 on one node). */
+  /**
+   * Rank of the machine among the job's nodes (torchrun GROUP_RANK or NODE_RANK, Slurm SLURM_NODEID; 0 on one node).
+   */
   nodeRank: z.number().int().nonnegative(),
 });
 export type NodeIdentity = z.infer<typeof NodeIdentitySchema>;
@@ -208,7 +226,9 @@ export const NodeSchema = z.object({
   ...HostSchema.shape,
   /** A merged profile of several nodes: where that node's CLI wrote its own profile, on that node. */
   profile: z.string().optional(),
-  /** A merged profile of several nodes: bytes/s that node read from another node's CLI as they met (null: not measured). */
+  /**
+   * A merged profile of several nodes: bytes/s that node read from another node's CLI as they met (null: not measured).
+   */
   peerBytesPerSec: z.number().nonnegative().nullable().optional(),
 });
 export type ProfileNode = z.infer<typeof NodeSchema>;
@@ -242,9 +262,15 @@ export const RankResultSchema = z.object({
   iterations: z.array(IterationSchema),
   /** Statistics over the measured window; null with too few iterations. */
   summary: IterationSummarySchema.nullable(),
-  /** Checkpoint saves the job reported (the checkpoint event without its envelope); absent when none, and in older profiles. */
+  /**
+   * Checkpoint saves the job reported (the checkpoint event without its envelope); absent when none, and in older
+   * profiles.
+   */
   checkpoints: z.array(CheckpointRecordSchema).optional(),
-  /** The training loader's epoch starts the job reported (the epoch event without its envelope); absent when none, and in older profiles. */
+  /**
+   * The training loader's epoch starts the job reported (the epoch event without its envelope); absent when none, and
+   * in older profiles.
+   */
   epochs: z.array(EpochRecordSchema).optional(),
 });
 export type RankResult = z.infer<typeof RankResultSchema>;
@@ -290,7 +316,10 @@ export const PassSchema = z.object({
 });
 export type Pass = z.infer<typeof PassSchema>;
 
-/** The resident subset a cached mode ran on, when the dataset did not fit or would take too long to warm (absent in older profiles). */
+/**
+ * The resident subset a cached mode ran on, when the dataset did not fit or would take too long to warm (absent in
+ * older profiles).
+ */
 export const SubsetSchema = z.object({
   /** Why a subset: the dataset does not fit in the memory budget, or warming it all would take longer than the mode. */
   reason: z.enum(['does-not-fit', 'warm-time']),
@@ -310,7 +339,10 @@ export const SubsetSchema = z.object({
   budgetBytes: nonneg().nullable(),
   /** Seconds spent warming the subset. */
   warmSec: nonneg(),
-  /** Samples the job said it kept after restricting its dataset to the subset (start event subsetFiles); null when it never said. */
+  /**
+   * Samples the job said it kept after restricting its dataset to the subset (start event subsetFiles); null when it
+   * never said.
+   */
   jobSamples: z.number().int().nonnegative().nullable(),
   /** What the job said about the restriction (start event subsetNote), if anything. */
   jobNote: z.string().optional(),
@@ -333,7 +365,10 @@ export const StorageProbeSchema = z.object({
   concurrency: z.number().int().positive(),
   /** Bytes per read request. */
   requestBytes: z.number().int().positive(),
-  /** Remote data: the median time from a request to its first byte in the probe, ms (the network's bandwidth is its rate less that wait); absent for files and older profiles. */
+  /**
+   * Remote data: the median time from a request to its first byte in the probe, ms (the network's bandwidth is its rate
+   * less that wait); absent for files and older profiles.
+   */
   firstByteMs: nonneg().optional(),
   /**
    * Remote data: the median time to a first byte of a few requests sent one at a time before the others, ms:
@@ -357,7 +392,9 @@ export const NetworkUseSchema = z.object({
   originBytes: nonneg(),
   cacheBytes: nonneg(),
   cacheHits: z.number().int().nonnegative(),
-  /** Bytes hosts that are not the data's origins sent (a model download, telemetry); what the job sends is not counted. */
+  /**
+   * Bytes hosts that are not the data's origins sent (a model download, telemetry); what the job sends is not counted.
+   */
   otherBytes: nonneg(),
   /** Responses of the data by HTTP status. */
   statuses: z.record(z.string(), z.number().int().nonnegative()),
@@ -366,7 +403,10 @@ export const NetworkUseSchema = z.object({
   lastFailure: z.string().nullable(),
   /** Time to the first byte of a response, ms, over the run's requests answered by the origin; null when none. */
   firstByteMs: z.object({ p50: nonneg(), p95: nonneg(), p99: nonneg(), n: z.number().int().positive() }).nullable(),
-  /** Time from a request's arrival to its last byte, ms, over the same requests (mean and quantiles); null when none; absent in older profiles. */
+  /**
+   * Time from a request's arrival to its last byte, ms, over the same requests (mean and quantiles); null when none;
+   * absent in older profiles.
+   */
   requestMs: z
     .object({ mean: nonneg(), p50: nonneg(), p95: nonneg(), p99: nonneg(), n: z.number().int().positive() })
     .nullable()
@@ -435,7 +475,10 @@ export const ModeResultSchema = z.object({
   logs: z.object({ stdout: z.string(), stderr: z.string() }),
   /** CPU affinity the mode ran with (null: unrestricted). */
   cpus: z.array(z.number().int().nonnegative()).nullable().default(null),
-  /** CPU seconds the profiler itself used during the mode (sampling, keeping the dataset evicted); absent in older profiles. */
+  /**
+   * CPU seconds the profiler itself used during the mode (sampling, keeping the dataset evicted); absent in older
+   * profiles.
+   */
   profilerCpuSec: nonneg().optional(),
   /**
    * Of profilerCpuSec, the CPU seconds each component of the profiler charged
@@ -456,16 +499,25 @@ export const ModeResultSchema = z.object({
   workersAsked: z.number().int().nonnegative().optional(),
   /** Remote data: what the run fetched over the network; absent for local files. */
   network: NetworkUseSchema.optional(),
-  /** The job's first batch (of pooled runs: their mean); null when no rank reported an iteration; absent in older profiles. */
+  /**
+   * The job's first batch (of pooled runs: their mean); null when no rank reported an iteration; absent in older
+   * profiles.
+   */
   firstBatch: FirstBatchSchema.nullable().optional(),
-  /** Prep taken apart: the training loader's processes' stage times over the run (python/ds_analyzer/_stages.py); absent when no loader process reported them. */
+  /**
+   * Prep taken apart: the training loader's processes' stage times over the run (python/ds_analyzer/_stages.py); absent
+   * when no loader process reported them.
+   */
   prepStages: PrepStageTotalsSchema.optional(),
   /** A block of a launch that measured several modes (docs/method.md, "One launch"); absent for a launch of its own. */
   block: z
     .object({
       /** Its place in the launch, from 0. */
       index: z.number().int().nonnegative(),
-      /** Iterations at its start left out as carried over from the previous block's state (the pace rank's; the loader's batches in flight at the switch). */
+      /**
+       * Iterations at its start left out as carried over from the previous block's state (the pace rank's; the loader's
+       * batches in flight at the switch).
+       */
       carriedIterations: z.number().int().nonnegative(),
     })
     .optional(),
@@ -511,7 +563,10 @@ export const CheckpointStallSchema = z.object({
   call: StallCallSchema,
   /** The mode whose save interval it uses: the cold mode where it ran, else the cached, else the synthetic. */
   mode: ModeSchema,
-  /** The modes whose saves give one save's cost: those that saved to the script's own targets (cached, cold); the synthetic mode's scratch saves only where nothing else saved. */
+  /**
+   * The modes whose saves give one save's cost: those that saved to the script's own targets (cached, cold); the
+   * synthetic mode's scratch saves only where nothing else saved.
+   */
   modes: z.array(ModeSchema),
   /** Saves behind the cost per save, over those modes' saving rank (the rank whose saves blocked longest). */
   saves: z.number().int().nonnegative(),
@@ -527,7 +582,10 @@ export const CheckpointStallSchema = z.object({
   bytesPerSave: nonneg().nullable(),
   /** Iterations between saves; null when it could not be told (one save and no epoch length). */
   intervalIterations: nonneg().nullable(),
-  /** Where the interval came from: consecutive saves, the epoch's length (one save an epoch), or the whole run (one save). */
+  /**
+   * Where the interval came from: consecutive saves, the epoch's length (one save an epoch), or the whole run (one
+   * save).
+   */
   intervalSource: z.enum(['saves', 'epoch', 'run']).nullable(),
   /** Bytes written over the blocking time: the rate the loop saw, bytes/s; null when bytes are unknown. */
   writeBytesPerSec: nonneg().nullable(),
@@ -535,7 +593,10 @@ export const CheckpointStallSchema = z.object({
   syncedBytesPerSec: nonneg().nullable(),
   /** The APIs that saved, e.g. ['torch.save']. */
   apis: z.array(z.string()),
-  /** Synthetic mode: saves written to a scratch file and removed (the user's files untouched), and saves that could not be diverted (an open file). */
+  /**
+   * Synthetic mode: saves written to a scratch file and removed (the user's files untouched), and saves that could not
+   * be diverted (an open file).
+   */
   syntheticSaves: z
     .object({ scratch: z.number().int().nonnegative(), persisted: z.number().int().nonnegative() })
     .nullable(),
@@ -568,7 +629,10 @@ export const BoundaryStallSchema = z.object({
   firstWaitExcessMs: nonneg(),
   /** A steady iteration's wait in that mode (epoch starts left out), ms. */
   steadyWaitMs: nonneg(),
-  /** 'later-epochs': measured at the starts of epochs after the first; 'first-epoch': no later epoch ran, estimated from the first epoch's start (an upper bound: it holds one-time costs). */
+  /**
+   * 'later-epochs': measured at the starts of epochs after the first; 'first-epoch': no later epoch ran, estimated from
+   * the first epoch's start (an upper bound: it holds one-time costs).
+   */
   basis: z.enum(['later-epochs', 'first-epoch']),
   /** Epoch starts it rests on. */
   epochs: z.number().int().nonnegative(),
@@ -577,11 +641,17 @@ export const BoundaryStallSchema = z.object({
   /** Loader workers and persistent_workers, as the job ran them; null when not reported. */
   workers: z.number().int().nonnegative().nullable(),
   persistentWorkers: z.boolean().nullable(),
-  /** Whether it comes back every epoch: each later epoch measured paid at least half the mean; null with fewer than two later epochs. */
+  /**
+   * Whether it comes back every epoch: each later epoch measured paid at least half the mean; null with fewer than two
+   * later epochs.
+   */
   repeats: z.boolean().nullable(),
   /** The first epoch: from iter(loader) to its first batch, ms (the time to the first batch). */
   firstBatchMs: nonneg().nullable(),
-  /** Between epochs, outside the training loop: from an epoch's last batch to iter(loader) for the next (validation, saves, the script's own work), mean ms; null when not reported. Not a data stall, and not in ms. */
+  /**
+   * Between epochs, outside the training loop: from an epoch's last batch to iter(loader) for the next (validation,
+   * saves, the script's own work), mean ms; null when not reported. Not a data stall, and not in ms.
+   */
   gapMs: nonneg().nullable().optional(),
   /** One line on how it was measured. */
   text: z.string(),
@@ -596,7 +666,10 @@ export const PrepStageSchema = z.object({
   name: z.string(),
   /** Its wall time per sample in the loader's processes, ms. */
   msPerSample: nonneg(),
-  /** Its CPU time per sample, estimated: msPerSample x fetchCpuShare (its clock is the wall's; a CPU clock per stage costs microseconds), ms. */
+  /**
+   * Its CPU time per sample, estimated: msPerSample x fetchCpuShare (its clock is the wall's; a CPU clock per stage
+   * costs microseconds), ms.
+   */
   cpuMsPerSample: nonneg(),
   /** Its share of the loader processes' time per sample (fetchMsPerSample). */
   share: nonneg(),
@@ -626,7 +699,10 @@ export const PrepStagesSchema = z.object({
   unnamedMsPerSample: nonneg(),
   /** fetchCpuMsPerSample / fetchMsPerSample (at most 1): below 1 where the loader's processes waited for a core. */
   fetchCpuShare: nonneg(),
-  /** The prep CPU per sample the differential method measured (analysis.prepCpuSecPerSample), ms; null when not measured. */
+  /**
+   * The prep CPU per sample the differential method measured (analysis.prepCpuSecPerSample), ms; null when not
+   * measured.
+   */
   measuredPrepCpuMsPerSample: nonneg().nullable(),
   /** stagesCpuMsPerSample / measuredPrepCpuMsPerSample; null without the measurement. */
   coverage: nonneg().nullable(),
@@ -692,9 +768,15 @@ export const AnalysisSchema = z.object({
     })
     .nullable()
     .optional(),
-  /** Checkpoint writes, per iteration amortised over the saves' interval; null when the job saved nothing the profiler saw; absent in older profiles. */
+  /**
+   * Checkpoint writes, per iteration amortised over the saves' interval; null when the job saved nothing the profiler
+   * saw; absent in older profiles.
+   */
   checkpointStall: CheckpointStallSchema.nullable().optional(),
-  /** The training loader's epoch boundaries, per iteration amortised over the epoch; null when no epoch start was reported; absent in older profiles. */
+  /**
+   * The training loader's epoch boundaries, per iteration amortised over the epoch; null when no epoch start was
+   * reported; absent in older profiles.
+   */
   boundaryStall: BoundaryStallSchema.nullable().optional(),
   /** Bottleneck verdict. */
   verdict: z.object({
@@ -706,9 +788,15 @@ export const AnalysisSchema = z.object({
   advice: z.string(),
   /** Reasons some figures are not trustworthy (unproven states, missing modes). */
   caveats: z.array(z.string()),
-  /** Multi-rank jobs: the rank the others wait for, when one waits for its data beyond the others' noise; null when none does; absent in older profiles. */
+  /**
+   * Multi-rank jobs: the rank the others wait for, when one waits for its data beyond the others' noise; null when none
+   * does; absent in older profiles.
+   */
   straggler: StragglerSchema.nullable().optional(),
-  /** Prep taken apart by stage (the zero-code hook's loader processes); null when no stage was reported; absent in older profiles. */
+  /**
+   * Prep taken apart by stage (the zero-code hook's loader processes); null when no stage was reported; absent in older
+   * profiles.
+   */
   prepStages: PrepStagesSchema.nullable().optional(),
 });
 export type Analysis = z.infer<typeof AnalysisSchema>;
@@ -744,17 +832,26 @@ export const LaterEpochsSchema = z.object({
   cacheSource: z.string(),
   /** Whether it holds the whole dataset: the epochs after the first read nothing from storage. */
   holdsDataset: z.boolean(),
-  /** 'measured': the cached mode's pace (the cache holds the dataset); 'predicted': the what-if's steady state at cacheBytes. */
+  /**
+   * 'measured': the cached mode's pace (the cache holds the dataset); 'predicted': the what-if's steady state at
+   * cacheBytes.
+   */
   basis: z.enum(['measured', 'predicted']),
   /** Bytes-weighted hit ratio of those epochs: 1 where the cache holds the dataset. */
   hitRatio: z.number().min(0).max(1),
   /** The cache policy a prediction assumed; absent where measured. */
   policy: z.string().optional(),
-  /** Their iteration time (checkpoint and boundary stalls included, as in analysis.iterMs), prep and fetch stall, ms; a prediction has no interval. */
+  /**
+   * Their iteration time (checkpoint and boundary stalls included, as in analysis.iterMs), prep and fetch stall, ms; a
+   * prediction has no interval.
+   */
   iterMs: EstimateSchema,
   prepStallMs: EstimateSchema.nullable(),
   fetchStallMs: EstimateSchema,
-  /** What bounds them: a stall of 10% of the iteration or more names it, the largest, as the verdict does (checkpoint and boundary stalls are the same in every epoch). */
+  /**
+   * What bounds them: a stall of 10% of the iteration or more names it, the largest, as the verdict does (checkpoint
+   * and boundary stalls are the same in every epoch).
+   */
   bound: z.enum(['compute', 'prep', 'fetch', 'checkpoint', 'boundary', 'unknown']),
   /** One line: what bounds them, on what basis, and the first epoch's fetch stall apart. */
   text: z.string(),
@@ -839,7 +936,10 @@ export const ProfileSchema = z.object({
   options: z.object({
     /** Dataset roots. */
     data: z.array(z.string()),
-    /** Remote data as named on the command line (--remote, --endpoint), without credentials or query; absent for local files. */
+    /**
+     * Remote data as named on the command line (--remote, --endpoint), without credentials or query; absent for local
+     * files.
+     */
     remote: z
       .object({
         url: z.string(),
@@ -891,7 +991,10 @@ export const ProfileSchema = z.object({
    * still written for the readers of those).
    */
   source: DataSourceRecordSchema.optional(),
-  /** The machine the profiler ran on and ran the job on (with one node, the same as nodes[0]; kept for readers of older profiles). */
+  /**
+   * The machine the profiler ran on and ran the job on (with one node, the same as nodes[0]; kept for readers of older
+   * profiles).
+   */
   host: HostSchema,
   /**
    * Every machine the job ran on, by node rank, each with its facts; a rank's
@@ -910,7 +1013,10 @@ export const ProfileSchema = z.object({
     device: z.string().nullable(),
     /** Whether the dataset fits in memory available for the page cache. */
     fitsInMemory: z.boolean(),
-    /** Log-spaced file-size histogram (optional: profiles before whatif lack it; the model then assumes every file is meanFileBytes). */
+    /**
+     * Log-spaced file-size histogram (optional: profiles before whatif lack it; the model then assumes every file is
+     * meanFileBytes).
+     */
     fileBytesHistogram: z
       .object({
         /** Buckets per octave of size. */
@@ -921,9 +1027,14 @@ export const ProfileSchema = z.object({
         ),
       })
       .optional(),
-    /** Memory the page cache could give the dataset when profiled (90% of MemAvailable, or less under a memory cgroup limit), bytes; optional, null when unknown. */
+    /**
+     * Memory the page cache could give the dataset when profiled (90% of MemAvailable, or less under a memory cgroup
+     * limit), bytes; optional, null when unknown.
+     */
     memoryBudgetBytes: nonneg().nullable().optional(),
-    /** Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (absent in older profiles). */
+    /**
+     * Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (absent in older profiles).
+     */
     memoryBudgetSource: z.string().optional(),
     /** Remote data: where it was fetched from (host only: no credentials, no query); absent for local files. */
     remote: z
@@ -936,15 +1047,27 @@ export const ProfileSchema = z.object({
         protocol: z.enum(['http', 'https']),
         /** The origins (host:port) the metering proxy counted as the data's. */
         origins: z.array(z.string()),
-        /** The profiler's cache that answered the cached mode (a folder under the profile's artefacts), emptied at the end. */
+        /**
+         * The profiler's cache that answered the cached mode (a folder under the profile's artefacts), emptied at the
+         * end.
+         */
         cacheDir: z.string().nullable(),
-        /** Samples in one object where objects are tar shards (counted in the first shard, as WebDataset groups members by key); null: one object, one sample. */
+        /**
+         * Samples in one object where objects are tar shards (counted in the first shard, as WebDataset groups members
+         * by key); null: one object, one sample.
+         */
         samplesPerObject: z.number().positive().nullable().optional(),
-        /** The job's own cache folder (--job-cache), emptied and kept empty in the cold mode; null or absent: none named. */
+        /**
+         * The job's own cache folder (--job-cache), emptied and kept empty in the cold mode; null or absent: none
+         * named.
+         */
         jobCacheDir: z.string().nullable().optional(),
       })
       .optional(),
-    /** Data on a FUSE mount whose daemon was metered (its sockets' received bytes, counted in the kernel); absent otherwise. */
+    /**
+     * Data on a FUSE mount whose daemon was metered (its sockets' received bytes, counted in the kernel); absent
+     * otherwise.
+     */
     mount: FuseMountSchema.optional(),
   }),
   /** Per-mode results; a partial profile lacks some. */
@@ -984,9 +1107,15 @@ export const ProfileSchema = z.object({
   laterEpochs: LaterEpochsSchema.nullable().optional(),
   /** Messages about what could not be done (no throttle permission, ...). */
   warnings: z.array(z.string()),
-  /** What was done about the job's own outputs (checkpoints to scratch files, trackers off), in one line; absent in older profiles. */
+  /**
+   * What was done about the job's own outputs (checkpoints to scratch files, trackers off), in one line; absent in
+   * older profiles.
+   */
   outputs: z.string().optional(),
-  /** What the profile cost: its schedule, launches of the job, wall time and the share of it spent measuring; absent in older profiles. */
+  /**
+   * What the profile cost: its schedule, launches of the job, wall time and the share of it spent measuring; absent in
+   * older profiles.
+   */
   cost: ProfileCostSchema.optional(),
   /**
    * The writer's seal, always the last field: 'sha256:' and the hex SHA-256

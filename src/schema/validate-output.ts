@@ -19,7 +19,10 @@ export const ValidationPointSchema = z.discriminatedUnion('kind', [
     cacheBytes: nonneg(),
     /** True when it is whatif's recommended cache (--cache recommended). */
     recommended: z.boolean().optional(),
-    /** A cell of whatif --matrix (validate --cells): the CPU count it ran at too, with an affinity mask; absent: the profiled CPUs. */
+    /**
+     * A cell of whatif --matrix (validate --cells): the CPU count it ran at too, with an affinity mask; absent: the
+     * profiled CPUs.
+     */
     cpus: z.number().int().positive().optional(),
   }),
   z.object({
@@ -41,13 +44,19 @@ export const ValidationPointSchema = z.discriminatedUnion('kind', [
     bytesPerSec: nonneg(),
   }),
   z.object({
-    /** Remote data: the cold mode with every request to the origin delayed at the metering proxy, so its first byte comes this long after it is sent. */
+    /**
+     * Remote data: the cold mode with every request to the origin delayed at the metering proxy, so its first byte
+     * comes this long after it is sent.
+     */
     kind: z.literal('latency'),
     /** The time to a first byte asked for, s: the profiled median plus the delay added. */
     latencySec: nonneg(),
   }),
   z.object({
-    /** The cached mode with the job's writes to every disk held to a rate (a write throttle): its checkpoint stall against whatif --write-bw. */
+    /**
+     * The cached mode with the job's writes to every disk held to a rate (a write throttle): its checkpoint stall
+     * against whatif --write-bw.
+     */
     kind: z.literal('write'),
     /** The rate the writes were held to, bytes/s. */
     bytesPerSec: nonneg(),
@@ -124,7 +133,10 @@ export const CheckpointCheckSchema = z.object({
 export const ValidationResultSchema = z.object({
   /** The point. */
   point: ValidationPointSchema,
-  /** 'measured': tested its setting; 'not-held': ran, but its setting did not hold (left out of the error); 'failed': nothing measured. */
+  /**
+   * 'measured': tested its setting; 'not-held': ran, but its setting did not hold (left out of the error); 'failed':
+   * nothing measured.
+   */
   status: z.enum(['measured', 'not-held', 'failed']),
   /** Cache points: how residency went against the target; else null. */
   residency: ResidencyVerdictSchema.nullable(),
@@ -138,7 +150,10 @@ export const ValidationResultSchema = z.object({
   predictedHitRatio: nonneg().nullable(),
   /** Cache points: hit ratio inferred from the storage bytes the job read, 0..1; else null. */
   measuredHitRatio: nonneg().nullable(),
-  /** Cache points: the model's throughput at measuredHitRatio instead of its policy's, samples/s: the error splits at it into the policy's and the rest of the model's; else null. */
+  /**
+   * Cache points: the model's throughput at measuredHitRatio instead of its policy's, samples/s: the error splits at it
+   * into the policy's and the rest of the model's; else null.
+   */
   atMeasuredHitSamplesPerSec: nonneg().nullable(),
   /** Measured throughput over the steady window, samples/s; null when the run failed. */
   measuredSamplesPerSec: nonneg().nullable(),
@@ -154,9 +169,15 @@ export const ValidationResultSchema = z.object({
   note: z.string(),
   /** When the job did not end well: the last lines of its log; else null. */
   failureTail: z.string().nullable(),
-  /** Cold points (bandwidth, latency): seconds from the job's start to its first batch, predicted and measured; absent elsewhere and in older outputs. */
+  /**
+   * Cold points (bandwidth, latency): seconds from the job's start to its first batch, predicted and measured; absent
+   * elsewhere and in older outputs.
+   */
   firstBatchSec: z.object({ predicted: nonneg(), measured: nonneg() }).optional(),
-  /** Write points: the checkpoint stall and iteration time, predicted and measured; absent elsewhere and in older outputs. */
+  /**
+   * Write points: the checkpoint stall and iteration time, predicted and measured; absent elsewhere and in older
+   * outputs.
+   */
   checkpoint: CheckpointCheckSchema.optional(),
 });
 

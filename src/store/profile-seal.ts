@@ -36,7 +36,9 @@ const HEX_LENGTH = 64;
 
 let key: string | undefined;
 
-/** This build's key: the tool's version, the profile format's and the schema's compiled source, hashed (once a process). */
+/**
+ * This build's key: the tool's version, the profile format's and the schema's compiled source, hashed (once a process).
+ */
 export function sealKey(): string {
   if (key === undefined) {
     const hash = createHash('sha256').update(`ds-analyzer profile seal\0${TOOL_VERSION}\0${PROFILE_SCHEMA_VERSION}\0`);

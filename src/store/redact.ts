@@ -131,7 +131,9 @@ export class Redactor {
     return alias;
   }
 
-  /** A path as it may be written: ~/... under home, relative under the working folder, else <abs>/ and its last name. */
+  /**
+   * A path as it may be written: ~/... under home, relative under the working folder, else <abs>/ and its last name.
+   */
   path(path: string): string {
     if (!isAbsolute(path) || KERNEL_PATHS.test(path)) return path;
     const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
@@ -172,7 +174,10 @@ export class Redactor {
   }
 }
 
-/** The values --redact takes out of a command (a secret flag's value, a secret variable's), each at least 4 characters long. */
+/**
+ * The values --redact takes out of a command (a secret flag's value, a secret variable's), each at least 4 characters
+ * long.
+ */
 export function secretsOf(argv: readonly string[]): string[] {
   const redacted = commandWithoutSecrets(argv, true);
   const found: string[] = [];

@@ -18,7 +18,10 @@ export function cachePointObstacle(
   if (profile.options.storageBwBytesPerSec) {
     const throttle = throttleObstacle(source, env);
     if (throttle !== null)
-      return `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again (${throttle}); run as root, or re-profile without --storage-bw`;
+      return (
+        `the profile throttled storage (--storage-bw) and no writable io cgroup can do it again ` +
+        `(${throttle}); run as root, or re-profile without --storage-bw`
+      );
   }
   return null;
 }

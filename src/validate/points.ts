@@ -25,7 +25,10 @@ export interface PointRequest {
   bandwidths?: number[];
   /** Remote data: times to a first byte to run the cold mode at, s, in the order given (absent: none). */
   latencies?: number[];
-  /** Write bandwidths to run the cached mode at (a write throttle on every disk), bytes/s, in the order given (absent: none). */
+  /**
+   * Write bandwidths to run the cached mode at (a write throttle on every disk), bytes/s, in the order given (absent:
+   * none).
+   */
   writeBandwidths?: number[];
   /** Cells of whatif --matrix to run at: a CPU count and a cache size at once (absent: none). */
   cells?: { cpus: number; cache: CacheSize }[];
@@ -33,7 +36,10 @@ export interface PointRequest {
   control: boolean;
 }
 
-/** The points, in run order: the control, then the cache points, the matrix cells, the CPU points, the loader-workers points, the bandwidth, latency and write points. */
+/**
+ * The points, in run order: the control, then the cache points, the matrix cells, the CPU points, the loader-workers
+ * points, the bandwidth, latency and write points.
+ */
 export function requestedPoints(profile: Profile, model: FittedModel, request: PointRequest): ValidationPoint[] {
   const cache: ValidationPoint[] = request.cacheSizes.map((size) =>
     'word' in size

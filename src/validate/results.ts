@@ -25,7 +25,9 @@ export interface ValidationResult {
   affinity: AffinityVerdict | null;
   /** Predicted samples/s (steady state) at the point; for a cache point, at the cache the job really had. */
   predictedSamplesPerSec: number;
-  /** Cache points: mean dataset bytes resident over the measured window (mincore, sampled on large datasets), else null. */
+  /**
+   * Cache points: mean dataset bytes resident over the measured window (mincore, sampled on large datasets), else null.
+   */
   residentBytes: number | null;
   /** Cache points: the model's steady hit ratio at residentBytes, else null. */
   predictedHitRatio: number | null;
@@ -56,7 +58,10 @@ export interface ValidationResult {
   note: string;
   /** When the job did not end well: the last lines of its stderr (or stdout), for the report. */
   failureTail: string | null;
-  /** Cold points (bandwidth, latency): seconds from the job's start to its first batch, predicted and measured; absent elsewhere. */
+  /**
+   * Cold points (bandwidth, latency): seconds from the job's start to its first batch, predicted and measured; absent
+   * elsewhere.
+   */
   firstBatchSec?: { predicted: number; measured: number };
   /** Write points: the checkpoint stall and the iteration time, predicted and measured; absent elsewhere. */
   checkpoint?: CheckpointCheck;
@@ -84,7 +89,10 @@ export interface CheckpointCheck {
   predictedIterMs: number;
   /** The run's mean iteration time over its measured window, ms; null when it failed. */
   measuredIterMs: number | null;
-  /** Whether the stall is within 15% of the measured one, or 3% of the iteration (write-point.ts); null without a measurement. */
+  /**
+   * Whether the stall is within 15% of the measured one, or 3% of the iteration (write-point.ts); null without a
+   * measurement.
+   */
   stallWithinTolerance: boolean | null;
   /** What the throttle could not hold, in words (buffered saves on cgroup v1), or null. */
   caveat: string | null;
@@ -112,7 +120,10 @@ export interface ValidationReport {
   notRun: ValidationPoint[];
 }
 
-/** A cache point's error split: the policy's (its hit ratio against the measured one) and the rest of the model's, each over the measured rate; null where not both are known. */
+/**
+ * A cache point's error split: the policy's (its hit ratio against the measured one) and the rest of the model's, each
+ * over the measured rate; null where not both are known.
+ */
 export function errorSplit(r: ValidationResult): { policy: number; rest: number } | null {
   if (r.atMeasuredHitSamplesPerSec === null || !r.measuredSamplesPerSec) return null;
   return {
@@ -170,7 +181,8 @@ export function anchorToControl(model: FittedModel, k: number): FittedModel {
     ...model,
     computeSecPerIter: model.computeSecPerIter * k,
     prepCpuSecPerSample: model.prepCpuSecPerSample * k,
-    // The step's own CPU, taking a ready batch, the step's slow-down beside the loader and loading in series are CPU work too.
+    // The step's own CPU, taking a ready batch, the step's slow-down beside the loader and loading in series are CPU
+    // work too.
     stepCpuSecPerSample: model.stepCpuSecPerSample * k,
     handoverSecPerIter: model.handoverSecPerIter * k,
     contentionSecPerIter: model.contentionSecPerIter * k,

@@ -81,7 +81,9 @@ export interface ValidateInput {
   dataSource: DataSource;
   /** Working folder of the job. */
   cwd: string;
-  /** The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
+  /**
+   * The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup.
+   */
   env: NodeJS.ProcessEnv;
   /** Folder for the points' events, logs and residency readings; created here. */
   workDir: string;
@@ -95,9 +97,14 @@ export interface ValidateInput {
    * on the machine the profile measured.
    */
   pauseReclaim?: boolean;
-  /** Runs one point's job; the real runMode unless a test passes a deterministic fake (as ProfileRunInput.modeRunner). */
+  /**
+   * Runs one point's job; the real runMode unless a test passes a deterministic fake (as ProfileRunInput.modeRunner).
+   */
   modeRunner?: ModeRunner;
-  /** Holds the job's writes for the write points; the real cgroup throttle (system/cgroups/write-throttle.ts) unless a test passes a fake. */
+  /**
+   * Holds the job's writes for the write points; the real cgroup throttle (system/cgroups/write-throttle.ts) unless a
+   * test passes a fake.
+   */
   writeThrottle?: WriteThrottler;
 }
 
@@ -160,8 +167,10 @@ export async function runValidation(
   // A secret taken out of the command cannot be run again.
   if (profile.command.some((arg) => arg.includes(REDACTED)))
     throw new UserError(VALIDATE_TEXT.redactedCommand, ExitCode.MissingInput);
-  // Fitted once, on the profile alone (its CPU sweep included, when it has one): points, plan and predictions rest on it.
-  // The cap holds the page cache as an LRU of the files the job closed (cache-cap.ts): its points are that policy's to predict, not the kernel's.
+  // Fitted once, on the profile alone (its CPU sweep included, when it has one): points, plan and predictions rest on
+  // it.
+  // The cap holds the page cache as an LRU of the files the job closed (cache-cap.ts): its points are that policy's to
+  // predict, not the kernel's.
   const fit = fitModel(profile, { pageCacheModel: VALIDATE_CAP_POLICY });
   if (fit.kind === 'not-enough-data') return fit;
   const { model } = fit;
@@ -450,7 +459,10 @@ function profiledLatencySec(profile: Profile): number | null {
   return firstByte ? firstByte.p50 / 1000 : null;
 }
 
-/** Why the latency points cannot run, or null: no requests were seen, the data's requests cannot be delayed, or one asks for less than was measured. */
+/**
+ * Why the latency points cannot run, or null: no requests were seen, the data's requests cannot be delayed, or one asks
+ * for less than was measured.
+ */
 function latencyObstacle(profile: Profile, points: readonly ValidationPoint[], source: DataSource): string | null {
   const asked = points.flatMap((p) => (p.kind === 'latency' ? [p.latencySec] : []));
   if (asked.length === 0) return null;
@@ -514,7 +526,9 @@ function measureBandwidthPoint(
   );
 }
 
-/** The cold mode under a hold set up for this run alone (a throttle, delayed requests), removed however the run ends. */
+/**
+ * The cold mode under a hold set up for this run alone (a throttle, delayed requests), removed however the run ends.
+ */
 async function measureColdPoint(
   ctx: PointContext,
   common: PointRun,
@@ -637,7 +651,10 @@ function withHitRatio(model: FittedModel, hitRatio: number): FittedModel {
   return { ...model, pageCache: { ...model.pageCache, steady: () => hitRatio } };
 }
 
-/** Bytes the data source fetched per consumed sample over `steady` iterations of a run (its hit ratio's evidence); null when not covered. */
+/**
+ * Bytes the data source fetched per consumed sample over `steady` iterations of a run (its hit ratio's evidence); null
+ * when not covered.
+ */
 function readBytesPerSample(result: ModeResult, steady: Iteration[]): number | null {
   return windowRates(fetchedSeriesOf(result.resources), steady, (r) => r.bytes)?.perSample ?? null;
 }

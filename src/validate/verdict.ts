@@ -76,7 +76,10 @@ export type RecommendationVerdict =
       kind: 'not-gone';
       /** How much slower than the control, a share of the control's rate. */
       slowerShare: number;
-      /** Hit ratios when the cache hit as often as predicted (or more), so the misses' timing is what is left; else null. */
+      /**
+       * Hit ratios when the cache hit as often as predicted (or more), so the misses' timing is what is left; else
+       * null.
+       */
       heldHitRatios: { measured: number; predicted: number } | null;
       /** Whether the profile measured the overlap of reads and pre-processing (else the model assumed it). */
       overlapMeasured: boolean;

@@ -10,7 +10,10 @@ import { pipelineWhatif, type SteadyPace } from '../whatif/pipeline-stalls.js';
 export const WRITE_STALL_TOLERANCE = 0.15;
 /** ...or within this share of the iteration, for stalls too small for a share of themselves to mean much. */
 export const WRITE_STALL_ITERATION_FLOOR = 0.03;
-/** A synced save that took less than this share of bytes / rate was not held: its writes went where the throttle does not reach. */
+/**
+ * A synced save that took less than this share of bytes / rate was not held: its writes went where the throttle does
+ * not reach.
+ */
 const HELD_SHARE = 0.8;
 
 /** What the model predicts at a write bandwidth, the rest as profiled. */

@@ -10,7 +10,10 @@
 import type { FittedModel, Prediction, Scenario } from './model.js';
 import type { Assumption, PredictionRange } from './fit/assumptions-of.js';
 
-/** The model and scenario with an assumption at `value`. Storage moves only where the scenario kept the profiled bandwidth. */
+/**
+ * The model and scenario with an assumption at `value`. Storage moves only where the scenario kept the profiled
+ * bandwidth.
+ */
 export function withAssumption(
   model: FittedModel,
   scenario: Scenario,

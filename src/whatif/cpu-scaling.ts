@@ -54,7 +54,8 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
   const points = [...byCpus]
     .map(([cpus, summaries]) => {
       const paced = (ranks * u) / pooledSecPerSample(summaries).sec;
-      // A count where prep did not set the pace measured a lower bound only: its capacity is its CPUs less the steps' own.
+      // A count where prep did not set the pace measured a lower bound only: its capacity is its CPUs less the steps'
+      // own.
       const setPace = summaries.some((s) => reallySlower(s, syn.summary!));
       return { cpus, eff: setPace ? paced : Math.max(paced, cpus - ranks * stepCpus) };
     })
@@ -69,7 +70,10 @@ export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fi
   };
 }
 
-/** eff(c): linear, or piecewise linear through a fitted sweep (proportional below its first point, last slope beyond its last). */
+/**
+ * eff(c): linear, or piecewise linear through a fitted sweep (proportional below its first point, last slope beyond its
+ * last).
+ */
 export function effectiveParallelism(scaling: CpuScaling, cpus: number): number {
   if (scaling.kind === 'linear') return scaling.perCpu * cpus;
   if (scaling.points.length === 0) return cpus;

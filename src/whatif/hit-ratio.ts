@@ -71,7 +71,10 @@ export function cumBytesAt(cum: CumulativeBytes, k: number): number {
   return low === 0 ? 0 : cum.stepBytes[low - 1];
 }
 
-/** Parts are binned this much coarser than the whole epoch: their ratios need no finer sizes, and 8 full histograms per epoch cost a third more time. */
+/**
+ * Parts are binned this much coarser than the whole epoch: their ratios need no finer sizes, and 8 full histograms per
+ * epoch cost a third more time.
+ */
 const PART_BIN_FACTOR = 16;
 
 /** Parts of an epoch whose hit ratios are kept apart. */

@@ -143,7 +143,10 @@ export class KernelCache {
   private readonly bytes = new Float64Array(3);
   /** workingset's nonresident age: bytes evicted or activated so far. */
   private clock = 0;
-  /** What reclaim decides from: the lists' sizes and whether refaults were activated, as of the last refresh of the statistics. */
+  /**
+   * What reclaim decides from: the lists' sizes and whether refaults were activated, as of the last refresh of the
+   * statistics.
+   */
   private refaultActivations = 0;
   private evictedSinceRefresh = Infinity;
   private seenInactive = 0;
@@ -212,7 +215,8 @@ export class KernelCache {
       this.refaultActivations = 0;
     }
     const inactiveLow = this.seenInactive * this.ratio < this.seenActive;
-    // New refault activations trigger one reclaim's deactivation (the kernel then snapshots the counter); nothing inactive forces it (force_deactivate).
+    // New refault activations trigger one reclaim's deactivation (the kernel then snapshots the counter); nothing
+    // inactive forces it (force_deactivate).
     const inactiveEmpty = this.tail[INACTIVE] < 0;
     const deactivate = inactiveLow || this.seenRefaultsActivated || inactiveEmpty;
     this.seenRefaultsActivated = false;

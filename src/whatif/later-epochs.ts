@@ -22,7 +22,10 @@ const POLICY_TEXT: Record<PageCacheModel, string> = {
   'exact-lru': 'exact LRU',
 };
 
-/** The later epochs of a profile; null without the split or the cached and cold modes, or where the model cannot be fitted. */
+/**
+ * The later epochs of a profile; null without the split or the cached and cold modes, or where the model cannot be
+ * fitted.
+ */
 export function laterEpochs(profile: Profile): LaterEpochs | null {
   const analysis = profile.analysis;
   const cached = profile.modes.cached;
@@ -56,7 +59,8 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
       bound,
       text:
         `${boundText(bound, shares, profile)}, at the cached pace (${fmtEstimate(iterMs)} ms an iteration): ` +
-        `the dataset (${formatBytes(profile.dataset.bytes)}) fits in ${where} (${formatBytes(m0.bytes)}), so they read nothing from ${fetchPlace(profile)}; ${firstEpochText(profile)}`,
+        `the dataset (${formatBytes(profile.dataset.bytes)}) fits in ${where} (${formatBytes(m0.bytes)}), so ` +
+        `they read nothing from ${fetchPlace(profile)}; ${firstEpochText(profile)}`,
     };
   }
   const fit = fitModel(profile);
@@ -80,12 +84,16 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
     text:
       `predicted ${boundText(bound, shares, profile)}, ${iterMs.toFixed(1)} ms an iteration: ` +
       `${where} (${formatBytes(m0.bytes)} for a ${formatBytes(profile.dataset.bytes)} dataset) ` +
-      `serves ${(p.steadyHitRatio * 100).toFixed(0)}% of the reads in the steady state, simulated as ${POLICY_TEXT[fit.model.pageCachePolicy.model]} (${fit.model.pageCachePolicy.why}); ` +
+      `serves ${(p.steadyHitRatio * 100).toFixed(0)}% of the reads in the steady state, simulated ` +
+      `as ${POLICY_TEXT[fit.model.pageCachePolicy.model]} (${fit.model.pageCachePolicy.why}); ` +
       `the first epoch, nothing cached, is the verdict above; 'ds-analyzer whatif --cache SIZE' for other memory`,
   };
 }
 
-/** The checkpoint and epoch-boundary stalls, the same in every epoch: their time, and the shares the verdict names (those it calls stalls). */
+/**
+ * The checkpoint and epoch-boundary stalls, the same in every epoch: their time, and the shares the verdict names
+ * (those it calls stalls).
+ */
 interface StallsApart {
   checkpointMs: number;
   boundaryMs: number;
@@ -119,7 +127,10 @@ function sharesOf(iterMs: number, prepMs: number, fetchMs: number, apart: Stalls
   };
 }
 
-/** Stalls of 10% of the iteration or more name the bound, the largest first (prep before fetch among equals), as the verdict's rule does. */
+/**
+ * Stalls of 10% of the iteration or more name the bound, the largest first (prep before fetch among equals), as the
+ * verdict's rule does.
+ */
 function boundOf(shares: Shares): LaterEpochs['bound'] {
   const total = shares.prep + shares.fetch + shares.checkpoint + shares.boundary;
   if (total < STALL_THRESHOLD) return 'compute';
@@ -134,13 +145,25 @@ function boundText(bound: LaterEpochs['bound'], shares: Shares, profile: Profile
     case 'prep':
       return `${severity(shares.prep)} prep-bound: ${pct(shares.prep)} of each iteration waits on CPU pre-processing`;
     case 'fetch':
-      return `${severity(shares.fetch)} fetch-bound: ${pct(shares.fetch)} of each iteration waits on ${fetchPlace(profile)}`;
+      return (
+        `${severity(shares.fetch)} fetch-bound: ${pct(shares.fetch)} of each iteration waits ` +
+        `on ${fetchPlace(profile)}`
+      );
     case 'checkpoint':
-      return `${severity(shares.checkpoint)} checkpoint-bound: ${pct(shares.checkpoint)} of each iteration is spent saving checkpoints`;
+      return (
+        `${severity(shares.checkpoint)} checkpoint-bound: ${pct(shares.checkpoint)} of each iteration is ` +
+        `spent saving checkpoints`
+      );
     case 'boundary':
-      return `${severity(shares.boundary)} boundary-bound: ${pct(shares.boundary)} of each iteration is lost at epoch starts`;
+      return (
+        `${severity(shares.boundary)} boundary-bound: ${pct(shares.boundary)} of each iteration is lost at ` +
+        `epoch starts`
+      );
     case 'compute':
-      return `compute-bound: stalls take ${pct(shares.prep + shares.fetch + shares.checkpoint + shares.boundary)} of each iteration`;
+      return (
+        `compute-bound: stalls ` +
+        `take ${pct(shares.prep + shares.fetch + shares.checkpoint + shares.boundary)} of each iteration`
+      );
     default:
       return 'bound by what the profile cannot tell (the prep stall is not measured)';
   }

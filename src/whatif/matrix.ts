@@ -29,7 +29,10 @@ export interface MatrixCell {
   measured: boolean;
 }
 
-/** The table: its axes, the scenario its other settings come from, and the cells row by row (cache sizes), CPUs within a row. */
+/**
+ * The table: its axes, the scenario its other settings come from, and the cells row by row (cache sizes), CPUs within a
+ * row.
+ */
 export interface WhatifMatrix {
   profilePath: string;
   jobName: string;
@@ -41,7 +44,10 @@ export interface WhatifMatrix {
   cpus: number[];
   cacheBytes: number[];
   cells: MatrixCell[];
-  /** What the cells rest on where nothing measured it, each named once (assumptions that move some cell by more than 1%). */
+  /**
+   * What the cells rest on where nothing measured it, each named once (assumptions that move some cell by more than
+   * 1%).
+   */
   assumptions: string[];
   /** The validate command that measures three cells off the profiled axes, or null when the grid has none. */
   validateCommand: string | null;
@@ -131,7 +137,8 @@ function validateCells(
   base: Scenario,
 ): string | null {
   if (!sameOtherwise(scenario, base)) return null;
-  // No cache at all is the cold mode, which the profile ran; validate's cap cannot hold 0 (the files being read stay resident).
+  // No cache at all is the cold mode, which the profile ran; validate's cap cannot hold 0 (the files being read stay
+  // resident).
   const runnable = cells.filter(
     (c) => !c.measured && c.cpus <= model.profiledCpus && c.cacheBytes > 0 && c.cacheBytes <= model.datasetBytes,
   );

@@ -115,13 +115,19 @@ export interface Scenario {
   cachePolicy: CachePolicy;
   /** Epochs of the job to average over (the first one cold), or null for the steady state (epoch 2 on). */
   epochs: number | null;
-  /** Loader workers per rank (DataLoader num_workers); null: as profiled, or not modelled when the job did not report them. */
+  /**
+   * Loader workers per rank (DataLoader num_workers); null: as profiled, or not modelled when the job did not report
+   * them.
+   */
   workers: number | null;
   /** Remote data: requests in flight per loader worker (threads per worker); null or absent: as profiled. */
   inFlightPerWorker?: number | null;
   /** Remote data: seconds from a request to its first byte (a farther or nearer store); null or absent: as profiled. */
   requestLatencySec?: number | null;
-  /** Remote data: bytes of one object (a shard of many samples), each fetched by one request; null or absent: as profiled. */
+  /**
+   * Remote data: bytes of one object (a shard of many samples), each fetched by one request; null or absent: as
+   * profiled.
+   */
   objectBytes?: number | null;
   /**
    * Concurrent jobs on this server reading the same dataset (a hyper-parameter
@@ -168,7 +174,10 @@ export interface Prediction {
   epochSec: number;
   /** The first (cold-cache) epoch, s. */
   firstEpochSec: number;
-  /** Seconds from the job's start to its first batch, the cache empty (firstBatchSec); absent where the profile did not record it. */
+  /**
+   * Seconds from the job's start to its first batch, the cache empty (firstBatchSec); absent where the profile did not
+   * record it.
+   */
   firstBatchSec?: number;
   /** An epoch in the steady state, s. */
   steadyEpochSec: number;
@@ -178,7 +187,10 @@ export interface Prediction {
   bottleneck: Bottleneck;
   /** 'steady state (epoch 2 on)' or 'mean over N epochs, the first cold'. */
   basis: string;
-  /** How far the answer moves over the model's assumptions (./assumptions.ts); set on the baseline and the asked prediction only. */
+  /**
+   * How far the answer moves over the model's assumptions (./assumptions.ts); set on the baseline and the asked
+   * prediction only.
+   */
   range?: PredictionRange;
 }
 
@@ -240,7 +252,8 @@ export function fitModel(measuredProfile: Profile, options: FitOptions = {}): Mo
   const requests = fitRemoteRequests(profile, modes.value, profiledRanks, workers.value.profiledWorkers);
   const storage = fitStorage(profile, modes.value, {
     requestPaced: requests.value.requestLatencySec > 0,
-    // What reads can hide behind: the step and the pace prep sets; what they can run in series with: the loader's own prep (dataSec).
+    // What reads can hide behind: the step and the pace prep sets; what they can run in series with: the loader's own
+    // prep (dataSec).
     computeSec: Math.max(stepSec, profiledPrep.pace),
     prepSec: profiledPrep.inSeries,
     missBytesPerSample: profiledRanks * readAmplification * bytesPerSample,
@@ -282,7 +295,10 @@ export function fitModel(measuredProfile: Profile, options: FitOptions = {}): Mo
   return { kind: 'fitted', model: { ...fitted, assumptions: assumptionsOf(fitted) } };
 }
 
-/** Prep per sample at the profiled settings, s, as prepSec splits it: the fit of storage weighs the cold mode against it. */
+/**
+ * Prep per sample at the profiled settings, s, as prepSec splits it: the fit of storage weighs the cold mode against
+ * it.
+ */
 function profiledPrepSec(
   ranks: number,
   u: number,
@@ -405,7 +421,8 @@ function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): { pace
   if (workers === null) return { pace: cpu, inSeries: cpu };
   const loader =
     u === 0 ? 0 : (scenario.gpus * u) / ((scenario.gpus / model.profiledRanks) * workersParallelism(model, workers));
-  // A worker reads, then pre-processes: its reads can be in series with its own prep, not with the CPUs' cap (a read takes no CPU).
+  // A worker reads, then pre-processes: its reads can be in series with its own prep, not with the CPUs' cap (a read
+  // takes no CPU).
   return { pace: Math.max(loader, cpu), inSeries: loader };
 }
 
@@ -420,7 +437,10 @@ export function dataSec(model: FittedModel, t: { prep: number; prepInSeries: num
   return Math.max(t.prep, dataTime(t.prepInSeries, fetchSec, model.fetchPrepSerial));
 }
 
-/** What the step pays per iteration beside loader workers: the hand-over and its slow-down from sharing cores with them; loading in series (W = 0), neither. */
+/**
+ * What the step pays per iteration beside loader workers: the hand-over and its slow-down from sharing cores with them;
+ * loading in series (W = 0), neither.
+ */
 function besideLoaderSecPerIter(
   fit: Pick<LoaderWorkersFit, 'handoverSecPerIter' | 'contentionSecPerIter'>,
   workers: number | null,
@@ -442,8 +462,10 @@ export function stageTimes(
   const n = scenario.gpus;
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
   const step = gpu + besideLoaderSecPerIter(model, scenarioWorkers(model, scenario)) / model.samplesPerIter;
-  // Each remote request waits for its first byte, then its bytes share the bandwidth: the two add up (0 latency for local files).
-  // K independent jobs each read what they miss; coordinated ones read it once for all (the same cache hit ratio: see whatif.ts).
+  // Each remote request waits for its first byte, then its bytes share the bandwidth: the two add up (0 latency for
+  // local files).
+  // K independent jobs each read what they miss; coordinated ones read it once for all (the same cache hit ratio: see
+  // whatif.ts).
   const reads = jobShare(scenario).prepCopies;
   const fetch = model.fetchUnmeasured
     ? 0
@@ -481,7 +503,10 @@ export function requestWaitSec(model: FittedModel, scenario: Scenario): number {
   return (requestsPerSample(model, scenario) * latency) / (loaders * inFlight);
 }
 
-/** Requests a sample needs, r: as profiled, or one per object of the scenario's size (a sample's bytes over the object's). */
+/**
+ * Requests a sample needs, r: as profiled, or one per object of the scenario's size (a sample's bytes over the
+ * object's).
+ */
 export function requestsPerSample(model: FittedModel, scenario: Scenario): number {
   return scenario.objectBytes ? model.bytesPerSample / scenario.objectBytes : model.requestsPerSample;
 }
@@ -545,7 +570,8 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.step * (1 + 1e-9);
   const bottleneck: Bottleneck =
     meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
-  // Every job's and every node's ranks together: K jobs each train at this pace, N nodes each on their share of every epoch.
+  // Every job's and every node's ranks together: K jobs each train at this pace, N nodes each on their share of every
+  // epoch.
   const samplesPerSec = (Math.max(1, scenario.jobs ?? 1) * scenarioNodes(scenario) * scenario.gpus) / meanSec;
   const epochSecAt = (secPerSample: number): number =>
     (model.samplesPerEpoch * secPerSample) / (scenario.gpus * scenarioNodes(scenario));
@@ -568,7 +594,10 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   };
 }
 
-/** The model at the profiled settings, against each measured mode's steady pace: it reproduces them by construction, up to noise. */
+/**
+ * The model at the profiled settings, against each measured mode's steady pace: it reproduces them by construction, up
+ * to noise.
+ */
 export function selfCheck(
   model: FittedModel,
   profile: Profile,

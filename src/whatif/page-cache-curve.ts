@@ -47,11 +47,16 @@ export function lruPageCache(curve: HitRatioCurve, scale: number): PageCacheCurv
 /** Bytes of a page: the page cache's unit on x86-64 and most arm64 kernels. */
 const PAGE_BYTES = 4096;
 
-/** Grid steps between an empty cache and one that holds the dataset: the kernel's curve is simulated at k / GRID_STEPS of it. */
+/**
+ * Grid steps between an empty cache and one that holds the dataset: the kernel's curve is simulated at k / GRID_STEPS
+ * of it.
+ */
 const GRID_STEPS = 20;
 /** Epochs simulated per block; the run stops when a block's hit ratio is within CONVERGED of the block before. */
 const BLOCK_EPOCHS = 4;
-/** Most epochs simulated: a cache under a fifth of the dataset grows its active list for 10-20 epochs before it settles. */
+/**
+ * Most epochs simulated: a cache under a fifth of the dataset grows its active list for 10-20 epochs before it settles.
+ */
 const MAX_EPOCHS = 1 + 6 * BLOCK_EPOCHS;
 const CONVERGED = 0.01;
 
@@ -80,7 +85,8 @@ export function kernelPageCache(
   seed = 1,
   otherActiveBytes = 0,
 ): PageCacheCurve {
-  // The page cache holds whole pages: a file takes its size rounded up to them (2% more for 110 kB JPEGs, a third more for 8 kB files).
+  // The page cache holds whole pages: a file takes its size rounded up to them (2% more for 110 kB JPEGs, a third more
+  // for 8 kB files).
   const pages = Float64Array.from(sizes, (size) => Math.ceil(size / PAGE_BYTES) * PAGE_BYTES);
   const simulatedBytes = sum(pages);
   // Memory of the real machine maps to the simulated one as the sample's bytes to the dataset's: `scale`.
@@ -98,7 +104,10 @@ export function kernelPageCache(
     grid.push({ hit: 1, byPart: new Array<number>(EPOCH_PARTS).fill(1) });
     return grid;
   };
-  /** `read` of the grid at `cacheBytes`, mixed linearly between the points either side; an empty or whole cache needs no simulation. */
+  /**
+   * `read` of the grid at `cacheBytes`, mixed linearly between the points either side; an empty or whole cache needs no
+   * simulation.
+   */
   const interpolate = <T>(
     cacheBytes: number,
     read: (p: SettledPoint) => T,
@@ -177,7 +186,9 @@ function settle(
   };
 }
 
-/** Whether the run may stop after `epochs` (index 0 the cold one): the last block within CONVERGED of the one before. */
+/**
+ * Whether the run may stop after `epochs` (index 0 the cold one): the last block within CONVERGED of the one before.
+ */
 function settledAfter(epochs: { hitBytes: number; totalBytes: number }[]): boolean {
   const warm = epochs.length - 1;
   if (warm < 2 * BLOCK_EPOCHS || warm % BLOCK_EPOCHS !== 0) return false;

@@ -152,7 +152,8 @@ const PAGE_CACHE_MODEL_WORD: Record<PageCacheModel, string> = {
   'linux-two-list': "Linux's active and inactive lists",
   'exact-lru': 'LRU',
 };
-// Remote objects are cached whole in a local folder: Streaming's cache_limit and LitData's max_cache_size evict least recently used shards.
+// Remote objects are cached whole in a local folder: Streaming's cache_limit and LitData's max_cache_size evict least
+// recently used shards.
 const REMOTE_POLICY_WORD: Record<CachePolicy, string> = {
   'page-cache': "local cache of whole objects, LRU (Streaming's cache_limit, LitData's max_cache_size)",
   minio: 'local cache of whole objects that never evicts (WebDataset cache_dir)',

@@ -100,7 +100,9 @@ export interface WorkersSweepRow {
   cpusNeeded: number;
 }
 
-/** Worker counts 0, 1, 2, 4, ... past twice the profiled count and the CPUs (and `alsoInclude`), capped at `maxWorkers`. */
+/**
+ * Worker counts 0, 1, 2, 4, ... past twice the profiled count and the CPUs (and `alsoInclude`), capped at `maxWorkers`.
+ */
 export function workersSweepCounts(
   profiled: number,
   cpus: number,

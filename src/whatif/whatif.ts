@@ -66,7 +66,10 @@ export interface WhatifResult {
   adviceAssumptions: string[];
   /** Assumptions and limits. */
   caveats: string[];
-  /** The validate command that would check the asked answer, when it rests on an assumption validate can test; null otherwise. */
+  /**
+   * The validate command that would check the asked answer, when it rests on an assumption validate can test; null
+   * otherwise.
+   */
   validateCommand: string | null;
   /** What a cache of this data is: the page cache over files, or (remote data) a local folder of whole objects. */
   dataCache: 'page-cache' | 'object-cache';
@@ -74,7 +77,10 @@ export interface WhatifResult {
   jobs?: { count: number; independent: Prediction; coordinated: Prediction; speedup: number };
   /** --nodes N with a partitioned cache: against each node caching alone (CoorDL), at the asked scenario otherwise. */
   nodes?: { count: number; independent: Prediction; partitioned: Prediction; speedup: number };
-  /** Checkpoint and epoch-boundary stalls, as profiled and as asked, added to the steady paces; absent when the profile saw neither. */
+  /**
+   * Checkpoint and epoch-boundary stalls, as profiled and as asked, added to the steady paces; absent when the profile
+   * saw neither.
+   */
   pipeline?: PipelineWhatif;
   /**
    * What the profile could not answer, one line each, naming the flags and

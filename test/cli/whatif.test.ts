@@ -165,7 +165,8 @@ test('bad values name the flag (exit code 3)', async () => {
 });
 
 test('a profile missing a mode, or no profile at all, is one line naming what is missing (exit code 4)', async () => {
-  // Without the cold mode only a question that asks nothing but the cache or storage is refused (more: test/whatif/without-cold.test.ts).
+  // Without the cold mode only a question that asks nothing but the cache or storage is refused (more:
+  // test/whatif/without-cold.test.ts).
   await expectError(
     [join(dir, 'no-cold.json'), '--cache', '50%', '--storage-bw', '100MB/s'],
     ExitCode.MissingInput,

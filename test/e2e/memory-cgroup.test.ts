@@ -48,7 +48,8 @@ before(async () => {
   skipReason = await unavailable();
   if (skipReason) return;
   writeClassFolders(data, { classes: CLASSES, perClass: PER_CLASS, fileBytes: FILE_BYTES });
-  // Written by this process, the files sit in the page cache charged to its group: out, so the CLI warms them inside the small one.
+  // Written by this process, the files sit in the page cache charged to its group: out, so the CLI warms them inside
+  // the small one.
   await evict((await listDataset([data])).files, { sync: true });
   mkdirSync(group);
   writeFileSync(join(group, 'memory.limit_in_bytes'), String(LIMIT_BYTES));

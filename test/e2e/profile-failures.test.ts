@@ -230,7 +230,8 @@ function membersOf(pgid: number): number[] {
 }
 
 test('remote data whose server starts dropping connections mid-run: the job fails in the cold mode, the synthetic mode stays saved, the failures are counted', async () => {
-  // A shard server that answers HEADs (the listing) always and GETs until its budget is spent, then cuts every connection.
+  // A shard server that answers HEADs (the listing) always and GETs until its budget is spent, then cuts every
+  // connection.
   let gets = 0;
   const server = http.createServer((req, res) => {
     const name = basename(req.url ?? '');

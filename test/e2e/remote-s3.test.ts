@@ -25,7 +25,9 @@ const SCRIPT = fileURLToPath(new URL('../../../examples/remote/s3_map_train.py',
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-s3-'));
 const OBJECTS = 120;
 const OBJECT_BYTES = 256 * 1024;
-/** Objects of slightly mixed sizes, as real ones are: the network probe's bytes per request is then a mean, not a size. */
+/**
+ * Objects of slightly mixed sizes, as real ones are: the network probe's bytes per request is then a mean, not a size.
+ */
 const objectBytes = (k: number) => OBJECT_BYTES + (k % 7);
 const TOTAL_BYTES = Array.from({ length: OBJECTS }, (_, k) => objectBytes(k)).reduce((a, b) => a + b, 0);
 const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_DEFAULT_REGION: 'us-east-1' };
@@ -174,7 +176,8 @@ test('capped at the proxy (--storage-bw), the same job turns fetch-bound and the
   const fetchStallMs = profile.analysis!.fetchStallMs!.mean;
   const capMs = ((8 * OBJECT_BYTES) / 4e6) * 1000;
   t.diagnostic(`fetch stall ${fetchStallMs.toFixed(0)} ms; the cap alone takes ${capMs.toFixed(0)} ms per batch`);
-  // The stall is the cap's time per batch less what the loader overlaps with the step: below the cap's time, and most of it.
+  // The stall is the cap's time per batch less what the loader overlaps with the step: below the cap's time, and most
+  // of it.
   assert.ok(
     fetchStallMs < capMs * 1.1 && fetchStallMs > capMs * 0.6,
     `fetch stall ${fetchStallMs} ms vs ${capMs} ms of capped transfer per batch`,

@@ -96,7 +96,8 @@ test('validate holds the page cache at a target share of the dataset and predict
   assert.equal(point.residency?.held, true);
   assert.match(point.note, /mincore/);
   assert.ok(point.measuredSamplesPerSec! > 0 && point.relativeError !== null);
-  // Half the dataset cached: some reads hit, some miss, near what LRU over a fresh permutation each epoch predicts (~0.16).
+  // Half the dataset cached: some reads hit, some miss, near what LRU over a fresh permutation each epoch predicts
+  // (~0.16).
   assert.ok(
     point.measuredHitRatio !== null && point.measuredHitRatio > 0 && point.measuredHitRatio < 0.9,
     'half the dataset cached: some reads hit, some miss',

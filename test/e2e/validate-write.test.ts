@@ -39,7 +39,10 @@ before(async () => {
   for (let i = 0; i < 160; i++) writeFileSync(join(data, `f${String(i).padStart(4, '0')}.bin`), Buffer.alloc(65536, i));
 });
 
-/** The job without ds-analyzer, its writes to `device` held to `rate` by a cgroup made here (not the tool's): its iteration time by its own meter. */
+/**
+ * The job without ds-analyzer, its writes to `device` held to `rate` by a cgroup made here (not the tool's): its
+ * iteration time by its own meter.
+ */
 async function plainRunThrottled(dir: string, rate: number): Promise<{ iterMs: number; perSaveMs: number }> {
   mkdirSync(dir, { recursive: true });
   const io = detectCgroups().controllers.io;

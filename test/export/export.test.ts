@@ -182,7 +182,8 @@ describe('chrome trace', () => {
     const waits = on(3, 0, 'data wait');
     const steps = on(3, 0, 'step');
     iterations.forEach((ev, k) => {
-      // Each boundary is a whole µs (at 1.8e15 µs a double is good to a quarter µs): within 2 µs of the event's own times.
+      // Each boundary is a whole µs (at 1.8e15 µs a double is good to a quarter µs): within 2 µs of the event's own
+      // times.
       assert.equal(ev.ts! + ev.dur!, Math.round(its[k].t * 1000), `iteration ${k} ends at t`);
       assert.ok(Math.abs(ev.dur! - (its[k].waitMs + its[k].computeMs) * 1000) <= 2, `iteration ${k}`);
       assert.equal(waits[k].ts, ev.ts);
@@ -310,7 +311,8 @@ describe('python ds_analyzer.load', () => {
         'import sys; import pandas as pd',
         `sys.path.insert(0, ${JSON.stringify(PACKAGE_DIR)}); import ds_analyzer`,
         'read = pd.read_csv(sys.argv[2]); loaded = ds_analyzer.load(sys.argv[1]).iterations',
-        // pandas' default float parser can be a few ulps off (float_precision='round_trip' is exact); an all-zero float column reads back as int64.
+        // pandas' default float parser can be a few ulps off (float_precision='round_trip' is exact); an all-zero float
+        // column reads back as int64.
         'pd.testing.assert_frame_equal(read, loaded, check_dtype=False, rtol=1e-12)',
         "pd.testing.assert_frame_equal(pd.read_csv(sys.argv[2], float_precision='round_trip'), loaded, check_dtype=False, check_exact=True)",
         "print(len(read), read['epoch'].dtype, read['warmup'].dtype, read['variant'].isna().sum())",

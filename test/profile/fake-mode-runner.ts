@@ -32,7 +32,10 @@ export interface FakeJob {
   /** Virtual seconds each run spends starting up before its first iteration. */
   startupSec: number;
   seed: number;
-  /** ms per iteration waiting for data in the cached mode when the run asks for this many loader workers (DSA_NUM_WORKERS). */
+  /**
+   * ms per iteration waiting for data in the cached mode when the run asks for this many loader workers
+   * (DSA_NUM_WORKERS).
+   */
   waitMsAtWorkers?: Record<number, number>;
   /** The job cannot change its loader's workers (the manual API, a protocol job): it reports its own 2. */
   ignoresWorkers?: boolean;

@@ -444,7 +444,8 @@ async function helloThenSilence(port: number, dir: string, name: string): Promis
       profilePath: '/elsewhere.json',
     }) + '\n',
   );
-  // It takes part in the network probe as a node does (a bulk acknowledged, a bulk sent when asked), then says nothing more.
+  // It takes part in the network probe as a node does (a bulk acknowledged, a bulk sent when asked), then says nothing
+  // more.
   let buffer = Buffer.alloc(0);
   let bulk = 0;
   let skip = 0;

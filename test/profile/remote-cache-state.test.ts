@@ -92,7 +92,8 @@ test("cold: the job's own cache folder is emptied before the run and swept durin
     assert.ok(existsSync(join(dir, 'shards', 'old-0000.tar')), 'the cached mode keeps what the job cached');
     const cold = await state.prepare('cold', dataset(true));
     assert.ok(!existsSync(join(dir, 'shards')), 'emptied before the cold run, its folders too');
-    // A download the job has read is swept; one not read yet (still being written, or renamed and not yet opened) is not.
+    // A download the job has read is swept; one not read yet (still being written, or renamed and not yet opened) is
+    // not.
     const past = new Date(Date.now() - 5000);
     writeFileSync(join(dir, 'read.tar'), 'y');
     utimesSync(join(dir, 'read.tar'), past, past);

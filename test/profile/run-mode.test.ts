@@ -207,7 +207,8 @@ test("the first batch: the last rank's first iteration, after the job's start, s
     startupSec: 0,
     firstWaitSec: 0.5,
   });
-  // A job that timed iter(loader) (its first epoch event): the workers' start there is the loader's, not the job's start-up.
+  // A job that timed iter(loader) (its first epoch event): the workers' start there is the loader's, not the job's
+  // start-up.
   const epoch = { t: 5_000, epoch: 0, i: 0, createMs: 1_200, firstWaitMs: 300 };
   const timed = firstBatchOf([{ ...ranks[0], epochs: [epoch] }], 1_000)!;
   assert.deepEqual(

@@ -125,7 +125,8 @@ describe('runProfile with a fake mode runner', () => {
     assert.equal(a.verdict.bound, 'compute');
     assert.match(a.verdict.text, /within noise/);
     assert.match(a.advice, /nothing to change in data loading/);
-    // The drift is reported: every mode's second run slower than its first, and the fitted slope near the truth (6%/min).
+    // The drift is reported: every mode's second run slower than its first, and the fitted slope near the truth
+    // (6%/min).
     assert.ok(a.drift, 'drift reported');
     for (const m of a.drift.modes) assert.ok(m.secondMs > m.firstMs, `${m.mode}: ${m.firstMs} then ${m.secondMs}`);
     assert.ok(Math.abs(a.drift.slopePctPerMin! - 6) < 1.5, `slope ${a.drift.slopePctPerMin}%/min`);
@@ -301,7 +302,8 @@ describe('runProfile with a fake mode runner', () => {
   });
 
   test("the book tells the epochs after the first again on request: a prediction follows the storage probe's bandwidth", () => {
-    // A job that fetches every sample (no cache of its own): its later epochs are predicted, from the network probe's bandwidth.
+    // A job that fetches every sample (no cache of its own): its later epochs are predicted, from the network probe's
+    // bandwidth.
     const fixture = JSON.parse(
       fs.readFileSync(new URL('../../../test/fixtures/profiles/remote-latency.json', import.meta.url), 'utf8'),
     ) as Profile;

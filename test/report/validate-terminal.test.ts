@@ -57,7 +57,8 @@ test('the report shows the control, the anchored errors, and whether the recomme
     text,
     /page cache 200\.0 MiB \(recommended\)\s+measured\s+400\.0\s+370\.0 ± 6\.0\s+8\.1%\s+2\.7%\s+0\.62\/0\.55/,
   );
-  // The cache point's 8.1% split at the model's pace for the measured hit ratio (380 samples/s): 5.4% the policy's, 2.7% the rest's.
+  // The cache point's 8.1% split at the model's pace for the measured hit ratio (380 samples/s): 5.4% the policy's,
+  // 2.7% the rest's.
   assert.match(
     text,
     /the cache points' error, by where it comes from:\n {2}page cache 200\.0 MiB \(recommended\): 8\.1% = \+5\.4% from the hit ratio \(0\.62 predicted, 0\.55 measured\) \+2\.7% from the rest of the model/,

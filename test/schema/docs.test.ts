@@ -53,7 +53,9 @@ function fieldNames(schema: z.ZodType, into = new Set<string>()): Set<string> {
   return into;
 }
 
-/** The keys of an object schema itself (through optional, nullable and default wrappers), not of the objects inside it. */
+/**
+ * The keys of an object schema itself (through optional, nullable and default wrappers), not of the objects inside it.
+ */
 function ownKeys(schema: z.ZodType): string[] {
   if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault)
     return ownKeys(schema.unwrap() as z.ZodType);

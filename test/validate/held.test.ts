@@ -41,7 +41,8 @@ test('residency is held when its mean and most readings lie within ±10% of the 
   assert.equal(swing.held, false);
   // No reading in the window: not held (nothing shows it was).
   assert.equal(judgeResidency([], target, dataset).held, false);
-  // A cap of 0 keeps the files in flight: the band is at least 1% of the dataset; a target above the dataset is the dataset.
+  // A cap of 0 keeps the files in flight: the band is at least 1% of the dataset; a target above the dataset is the
+  // dataset.
   assert.equal(judgeResidency([3 * MiB, 8 * MiB], 0, dataset).held, true);
   assert.equal(judgeResidency([990 * MiB], 2000 * MiB, dataset).held, true);
 });

@@ -46,7 +46,10 @@ type RunEnv = ModeRunInput['env'];
 /** What the fake job does at a run: its samples/s, and for a cache point its hit ratio once the cache filled. */
 type Truth = (input: ModeRunInput) => { samplesPerSec: number; hitRatio: number } | 'fail';
 
-/** A runner that sets the run's state up, runs `truth`'s pace on a virtual clock, reports progress, and undoes the state. */
+/**
+ * A runner that sets the run's state up, runs `truth`'s pace on a virtual clock, reports progress, and undoes the
+ * state.
+ */
 function fakeRunner(truth: Truth) {
   const calls: {
     mode: string;
@@ -170,7 +173,9 @@ function validateInput(name: string, source: FakeDataSource, runner: ValidateInp
 const fakeData = (options: ConstructorParameters<typeof FakeDataSource>[0] = {}) =>
   new FakeDataSource({ files: profile.dataset.files, fileBytes: profile.dataset.meanFileBytes, ...options });
 
-/** The job on a machine `slower` times slower in its CPU-bound stages than when profiled: the anchored model's rates. */
+/**
+ * The job on a machine `slower` times slower in its CPU-bound stages than when profiled: the anchored model's rates.
+ */
 const slowerMachine = (slower: number): Truth => {
   const anchored = anchorToControl(model, slower);
   const base = { ...baseScenario(model), epochs: null };
@@ -208,7 +213,8 @@ test('validate plans its points, runs each in its state, anchors to the control 
     runner.calls.map((c) => c.label),
     ['point-1-control', `point-2-cache-${CACHE_BYTES}`, 'point-3-workers-4'],
   );
-  // The control and workers points run cached; the cache point runs cold under a cap, its epochs measured after the first.
+  // The control and workers points run cached; the cache point runs cold under a cap, its epochs measured after the
+  // first.
   assert.deepEqual(
     runner.calls.map((c) => c.mode),
     ['cached', 'cold', 'cached'],
@@ -242,11 +248,13 @@ test('validate plans its points, runs each in its state, anchors to the control 
   }
 
   const [control, cache, workers] = report.results;
-  // A machine 25% slower in its CPU-bound stages: the cached points' predictions 25% high, and right once anchored to the control.
+  // A machine 25% slower in its CPU-bound stages: the cached points' predictions 25% high, and right once anchored to
+  // the control.
   assert.ok(Math.abs(control.relativeError! - 0.25) < 1e-6, String(control.relativeError));
   assert.ok(Math.abs(report.controlAbsError! - 0.25) < 1e-6);
   assert.ok(Math.abs(workers.relativeError! - 0.25) < 0.01, `workers: ${workers.relativeError}`);
-  // At half the cache the job waits on storage, which the slower CPUs do not change: the unanchored model is as right there.
+  // At half the cache the job waits on storage, which the slower CPUs do not change: the unanchored model is as right
+  // there.
   const half = { ...baseScenario(model), epochs: null, cacheBytes: CACHE_BYTES, cachePolicy: 'page-cache' as const };
   const storageBound =
     predict(model, half).samplesPerSec / predict(anchorToControl(model, 1.25), half).samplesPerSec - 1;

@@ -27,7 +27,8 @@ test('--jobs K: independent jobs share the CPUs and storage (K preps, K reads), 
   assert.ok(!('kind' in result && result.kind === 'not-enough-data'));
   const jobs = (result as WhatifResult).jobs!;
   assert.equal(jobs.count, 3);
-  // Coordinated: each sample read and prepared once, so the three jobs together run up to 3x one job, never below independent.
+  // Coordinated: each sample read and prepared once, so the three jobs together run up to 3x one job, never below
+  // independent.
   assert.ok(jobs.coordinated.samplesPerSec >= jobs.independent.samplesPerSec);
   assert.ok(jobs.coordinated.samplesPerSec <= 3 * one.samplesPerSec + 1e-9);
   // Independent: three times the demand on the same CPUs and storage; together no faster than 3x one job.

@@ -98,7 +98,8 @@ function near(actual: number, truth: number, what: string): void {
   );
 }
 
-// A sleeping accelerator (no CPU): 200 ms a batch of 16, 2 ms of prep CPU a sample (32 ms a batch), 2 workers on 2 CPUs.
+// A sleeping accelerator (no CPU): 200 ms a batch of 16, 2 ms of prep CPU a sample (32 ms a batch), 2 workers on 2
+// CPUs.
 const sleeping: Job = {
   batch: 16,
   stepMs: 200,
@@ -130,7 +131,8 @@ test('a loader with headroom: fewer workers and fewer CPUs cost nothing until th
   near(at(model, { gpuSpeedup: 8, cpus: 1 }), 32, '8x on one CPU');
 });
 
-// CPU training: the step itself keeps one CPU busy (320 ms a batch of 32, 10 CPU-ms a sample), 2.12 CPU-ms of prep a sample.
+// CPU training: the step itself keeps one CPU busy (320 ms a batch of 32, 10 CPU-ms a sample), 2.12 CPU-ms of prep a
+// sample.
 const cpuTraining: Job = {
   batch: 32,
   stepMs: 320,
@@ -209,7 +211,8 @@ test("other load on the machine widens an answer that leans on a worker's CPU, a
   near(result.prediction.iterMs, 32, 'point: a whole CPU');
   near(range.iterMs.high, 64, 'slow end: half a CPU');
   assert.match(range.assumptions.join('\n'), /a loader worker gets a whole CPU/);
-  // At the slow end 2 CPUs give 32 ms of prep a batch against a 25 ms step: the advice asks for 3 CPUs (64 / 3 = 21 ms).
+  // At the slow end 2 CPUs give 32 ms of prep a batch against a 25 ms step: the advice asks for 3 CPUs (64 / 3 = 21
+  // ms).
   const cpus = result.recommendations.find((r) => r.kind === 'cpus')!;
   assert.equal(cpus.value, 3, cpus.text);
   // Nothing assumed moves the profiled answer, so it carries no range.
@@ -301,7 +304,8 @@ test("slow storage: a worker's reads run in series with its own prep, never with
     `the case: fetch ${fetchMs.toFixed(0)} ms, in series ${(fetchMs + workerPrepMs).toFixed(0)} ms`,
   );
   near(result.prediction.iterMs, 640, 'point: reads overlap prep');
-  // Slow end: every byte from storage, in series with one worker's prep; not (17.5 + 10.12) * 32 / 2 = 442 ms of CPU cap plus the reads.
+  // Slow end: every byte from storage, in series with one worker's prep; not (17.5 + 10.12) * 32 / 2 = 442 ms of CPU
+  // cap plus the reads.
   const fetchAll = ((model.bytesPerSample * 32) / 16e6) * 1000;
   near(result.prediction.range!.iterMs.high, fetchAll + workerPrepMs, 'slow end');
 });

@@ -63,7 +63,8 @@ test('other pages held on the active list count when the kernel balances the lis
   const total = sizes.reduce((a, b) => a + b, 0);
   const alone = kernelPageCache(sizes, 1, 1).steady(total / 3);
   const beside = kernelPageCache(sizes, 1, 1, total / 3).steady(total / 3);
-  // Measured on a PyTorch job with 24 MB of its libraries active beside a 31 MB share of its 85 MB dataset: 0.055 (docs/results.md).
+  // Measured on a PyTorch job with 24 MB of its libraries active beside a 31 MB share of its 85 MB dataset: 0.055
+  // (docs/results.md).
   assert.ok(beside < alone * 0.75, `beside ${beside} alone ${alone}`);
   assert.ok(beside > 0);
 });

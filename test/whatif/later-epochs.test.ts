@@ -39,7 +39,8 @@ test('a page cache that holds the dataset: epochs 2+ at the cached pace, measure
   );
   assert.deepEqual(later.prepStallMs, profile.analysis!.prepStallMs);
   assert.equal(later.fetchStallMs.mean, 0);
-  // The cold verdict is fetch-bound; from memory the prep stall (26% of the cold iteration) is a larger share of a shorter one.
+  // The cold verdict is fetch-bound; from memory the prep stall (26% of the cold iteration) is a larger share of a
+  // shorter one.
   assert.match(profile.analysis!.verdict.text, /fetch-bound/);
   const prepShare = profile.analysis!.prepStallMs!.mean / later.iterMs.mean;
   assert.equal(later.bound, prepShare >= 0.1 ? 'prep' : 'compute');

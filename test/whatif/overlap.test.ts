@@ -126,7 +126,8 @@ test('where the overlap was not measured, a cache recommendation also gives the 
       );
     }
   }
-  // The bound is the largest σ the cold mode allows: the model with it still reproduces the cold mode within its 95% interval.
+  // The bound is the largest σ the cold mode allows: the model with it still reproduces the cold mode within its 95%
+  // interval.
   assert.ok(saturated.serialUpperBound > 0 && saturated.serialUpperBound < 1, `σ max ${saturated.serialUpperBound}`);
   const coldProfile = throttledBelowItsLimit(0.97).modes.cold!.summary!;
   const atBound = selfCheck(
@@ -175,7 +176,8 @@ test('the overlap probe measures σ where the cold mode could not: fitted from i
     model.parameters.find((p) => p.symbol === 'σ')!.source,
     /the cold mode and the overlap probe \(cold, 50% of the dataset held resident\)/,
   );
-  // σ and B fitted together reproduce both runs: the cold mode, and the probe as a never-evicting cache of half the dataset.
+  // σ and B fitted together reproduce both runs: the cold mode, and the probe as a never-evicting cache of half the
+  // dataset.
   const coldCheck = selfCheck(model, profile).find((c) => c.mode === 'cold')!;
   assert.ok(
     Math.abs(coldCheck.predictedIterMs - coldCheck.measuredIterMs) / coldCheck.measuredIterMs < 0.01,

@@ -92,7 +92,8 @@ test("the network probe's rate less its requests' waits for a first byte is the 
     { bytesPerSec: 20e6, latencyShare: 0, lowerBound: false },
     'files: no waits, the rate is the bandwidth',
   );
-  // 16 requests of 140 kB, each waiting 45.9 ms: the waits take 41% of the probe's time (seen on a 40 ms loopback "network").
+  // 16 requests of 140 kB, each waiting 45.9 ms: the waits take 41% of the probe's time (seen on a 40 ms loopback
+  // "network").
   const remote = probeBandwidth({ ...probe, firstByteMs: 45.9 });
   assert.ok(Math.abs(remote.latencyShare - 0.41) < 0.01, `${remote.latencyShare}`);
   assert.ok(Math.abs(remote.bytesPerSec - 20e6 / (1 - remote.latencyShare)) < 1, `${remote.bytesPerSec}`);
@@ -134,7 +135,8 @@ test('the first batch: as measured at the profiled settings, and its fetch scale
   const base = baseScenario(model);
   const asProfiled = predict(model, base).firstBatchSec!;
   assert.ok(Math.abs(asProfiled - 3.4) < 1e-9, `as profiled it is what was measured: ${asProfiled}`);
-  // Each worker's 8 requests for its first batch wait L, one at a time (the workers side by side): 0.1 s more adds 0.8 s.
+  // Each worker's 8 requests for its first batch wait L, one at a time (the workers side by side): 0.1 s more adds 0.8
+  // s.
   const farther = predict(model, { ...base, requestLatencySec: model.requestLatencySec + 0.1 }).firstBatchSec!;
   assert.ok(Math.abs(farther - asProfiled - 0.8) < 1e-6, `${farther} vs ${asProfiled}`);
   // Half the bandwidth: the first batches' bytes take twice as long.
@@ -144,7 +146,8 @@ test('the first batch: as measured at the profiled settings, and its fetch scale
 
 test("a saturated link: the probe's first bytes under load are queueing, so the bandwidth is its rate less the wait of requests sent one at a time, and advice names bandwidth, not requests in flight", () => {
   // remote-capped.json's job (4 MB/s cap; alone 526 ms at 4 MB/s, 264 at 8 MB/s), with the probe as it now runs:
-  // 16 requests of 256 KiB at once over the capped link wait 450 ms each (median) for a first byte behind the others' bytes;
+  // 16 requests of 256 KiB at once over the capped link wait 450 ms each (median) for a first byte behind the others'
+  // bytes;
   // the three sent one at a time before them waited 2 ms.
   const profile = load('remote-capped.json');
   const probe = { ...profile.storageProbe!, concurrency: 16, bytesPerSec: 4.0e6, firstByteMs: 450, idleFirstByteMs: 2 };

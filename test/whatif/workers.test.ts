@@ -118,7 +118,8 @@ test("the script's own count swept again is one point, the mean of both runs", (
 });
 
 test('a noisy sweep of a saturating loader: predictions between and past the measured counts stay near the truth', () => {
-  // Truth: each worker adds 0.45 CPUs' worth of prep until 6 CPUs' worth (the 16-CPU server's workers share what is left).
+  // Truth: each worker adds 0.45 CPUs' worth of prep until 6 CPUs' worth (the 16-CPU server's workers share what is
+  // left).
   const samplesPerIter = stored.modes.cached!.summary!.samplesPerIter;
   const prepCpuMs = 14.36; // u of the stored profile, CPU-ms per sample
   const trueEff = (w: number) => Math.min(0.45 * w, 6);
@@ -138,7 +139,8 @@ test('a noisy sweep of a saturating loader: predictions between and past the mea
         `trial ${trial}, ${w} workers: ${predicted.toFixed(1)} ms vs ${trueIterMs(w).toFixed(1)}`,
       );
     }
-    // Between the last prep-bound count (8) and one that kept up (16, a lower bound of eff), the line errs slow, never fast.
+    // Between the last prep-bound count (8) and one that kept up (16, a lower bound of eff), the line errs slow, never
+    // fast.
     const at12 = predict(model, { ...base, workers: 12 }).iterMs;
     assert.ok(
       at12 >= trueIterMs(12) * 0.95,

@@ -32,7 +32,10 @@ export interface PreparedState {
   residentBytesBefore: number;
   /** Ends the state (stops the cold keeper); returns its counters. */
   finish(): Promise<StateFinish>;
-  /** Cold mode: file pages on the active list besides the dataset's just before the job reads (where the dataset's pages will compete); absent elsewhere or unreadable. */
+  /**
+   * Cold mode: file pages on the active list besides the dataset's just before the job reads (where the dataset's pages
+   * will compete); absent elsewhere or unreadable.
+   */
   otherActiveFile?: { bytes: number; source: string };
   /** Cached mode on a resident subset: the subset (as a dataset) and its record; absent on the whole dataset. */
   subset?: { dataset: Dataset; record: NonNullable<CachedPlan['subset']> };

@@ -17,14 +17,19 @@ export interface PageCacheStateOptions {
   warmConcurrency: number;
   /** Seconds warming may take before the cached mode runs on the resident subset warmed by then (default 120). */
   warmLimitSec?: number;
-  /** Charged with the states' CPU: the warm-up, its check and the warm keeper as 'warming', the eviction and its check as 'eviction', the cold keeper as 'keeper'. */
+  /**
+   * Charged with the states' CPU: the warm-up, its check and the warm keeper as 'warming', the eviction and its check
+   * as 'eviction', the cold keeper as 'keeper'.
+   */
   ledger?: CpuLedger;
 }
 
 // The warm keeper looks at the cached files at most this often; between two looks it waits KEEP_WARM_COST_RATIO times
 // the last look's wall time and KEEP_WARM_CPU_RATIO times its CPU time, whichever is longer: at most a quarter of the
-// profiler's goal of 1% of a CPU (a look's wall time alone let it take up to 1% on a quiet machine: 0.54% measured here).
-// Every 2 s let a DAMON pageout scheme take 5.0% of a small PyTorch dataset's cached bytes from under the job (CI here); 250 ms costs a small dataset nothing.
+// profiler's goal of 1% of a CPU (a look's wall time alone let it take up to 1% on a quiet machine: 0.54% measured
+// here).
+// Every 2 s let a DAMON pageout scheme take 5.0% of a small PyTorch dataset's cached bytes from under the job (CI
+// here); 250 ms costs a small dataset nothing.
 const KEEP_WARM_MIN_MS = 250;
 const KEEP_WARM_COST_RATIO = 100;
 const KEEP_WARM_CPU_RATIO = 400;
@@ -107,7 +112,8 @@ export class PageCacheState implements CacheState {
       };
       // A dataset larger than the memory budget, or too slow to warm: a resident subset (cached-subset.ts).
       const plan = await warmForCachedMode(dataset, { warm: timedWarm, warmLimitSec: this.options.warmLimitSec });
-      // A warm of exactly these files looked at each of them as it left them: no second pass (11 s at 1.28M files here).
+      // A warm of exactly these files looked at each of them as it left them: no second pass (11 s at 1.28M files
+      // here).
       const seen = last !== undefined && last.files === plan.dataset.files ? last.result.residency : undefined;
       const before = seen ?? (await residency(plan.dataset.files, undefined, { cpu }));
       // A look of the keeper is a warm of files already resident, its wall time its CPU: the last warm's CPU

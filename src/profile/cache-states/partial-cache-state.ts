@@ -14,7 +14,10 @@ export class PartialCacheState implements CacheState {
   constructor(
     /** The files held resident (overlap-probe.ts residentSubset). */
     private readonly resident: readonly DatasetFile[],
-    /** Cold keeper scan period (ms), parallel readers of the warm-up, and the CPU ledger its work is charged to (eviction, warming, keeper). */
+    /**
+     * Cold keeper scan period (ms), parallel readers of the warm-up, and the CPU ledger its work is charged to
+     * (eviction, warming, keeper).
+     */
     private readonly options: { coldKeeperIntervalMs: number; warmConcurrency: number; ledger?: CpuLedger },
   ) {}
 

@@ -29,7 +29,8 @@ export class RemoteCacheState implements CacheState {
 
   async prepare(mode: Mode, dataset: Dataset): Promise<PreparedState> {
     const link = this.link();
-    // A dataset larger than the room for the profiler's cache is not fetched into it: the cached mode then runs remote, unproven (it does not fit).
+    // A dataset larger than the room for the profiler's cache is not fetched into it: the cached mode then runs remote,
+    // unproven (it does not fit).
     const local =
       mode === 'cached' ? (dataset.fitsInMemory ? dataset.files : []) : mode === 'cold' && this.held ? this.held : [];
     if (local.length > 0) await link.fill(local);

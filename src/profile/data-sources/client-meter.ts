@@ -16,7 +16,8 @@ const READ_EVERY_MS = 250;
 
 const MESSAGES = {
   unseen:
-    "the job's HTTP clients counted no request to the origin: its client is not Python's http.client (boto3, requests, urllib3 and urllib are), or it reaches the data through another proxy; profile with --net-meter proxy",
+    "the job's HTTP clients counted no request to the origin: its client is not Python's http.client (boto3, " +
+    'requests, urllib3 and urllib are), or it reaches the data through another proxy; profile with --net-meter proxy',
   windowSource: "body bytes the job's HTTP clients took from the origin, counted in its processes (sampled)",
   wholeRunSource: "body bytes the job's HTTP clients took from the origin over the whole run, counted in its processes",
 } as const;
@@ -121,7 +122,10 @@ export function clientMeterEnv(dir: string, origins: readonly string[]): Record<
   return { DSA_NET_DIR: dir, DSA_NET_ORIGINS: origins.join(',') };
 }
 
-/** Starts metering one run whose job writes its counters into `dir` (made by the job's hook); each reading is charged to `ledger` as 'meter'. */
+/**
+ * Starts metering one run whose job writes its counters into `dir` (made by the job's hook); each reading is charged to
+ * `ledger` as 'meter'.
+ */
 export function startClientMeter(dir: string, origins: readonly string[], ledger?: CpuLedger): FetchMeter {
   const startedAt = Date.now();
   const counters = new ClientCounters(dir);

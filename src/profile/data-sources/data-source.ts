@@ -43,13 +43,22 @@ export interface FetchReadings {
   wholeRunBytes: number | null;
   /** How wholeRunBytes was measured, or why it could not be. */
   wholeRunSource: string;
-  /** Reads counted in the series that may not be the data's, among those still open at `sinceMs` (ms since the epoch); null when none. */
+  /**
+   * Reads counted in the series that may not be the data's, among those still open at `sinceMs` (ms since the epoch);
+   * null when none.
+   */
   otherReads(sinceMs: number): OtherReads | null;
   /** Remote data: what the run fetched over the network (requests, latency, in flight); absent for local files. */
   network?: NetworkUse;
-  /** True when the series is the source's own counter, not the samples' read_bytes: it is kept on the samples (ResourceSample.fetchedBytes). */
+  /**
+   * True when the series is the source's own counter, not the samples' read_bytes: it is kept on the samples
+   * (ResourceSample.fetchedBytes).
+   */
   ownCounter?: boolean;
-  /** Why these readings cannot prove the run's state whatever they say (a meter that saw none of the job's traffic); absent: none. */
+  /**
+   * Why these readings cannot prove the run's state whatever they say (a meter that saw none of the job's traffic);
+   * absent: none.
+   */
   proofLimit?: string;
 }
 
@@ -62,7 +71,10 @@ export interface FetchMeter {
   jobEnv?: Record<string, string>;
   /** The job started: the root of its process tree. */
   attach(pid: number): void;
-  /** Stops metering; `resources` are the run's resource samples (a meter that reads a counter outside this process takes its last reading first). */
+  /**
+   * Stops metering; `resources` are the run's resource samples (a meter that reads a counter outside this process takes
+   * its last reading first).
+   */
   finish(resources: readonly ResourceSample[]): FetchReadings | Promise<FetchReadings>;
 }
 
@@ -130,7 +142,10 @@ export interface DataSource {
   list(): Promise<Dataset>;
   /** Releases what the source holds (a proxy, its cache, a counter); called once every run has ended, failed or not. */
   close(): Promise<void>;
-  /** What limits the proofs on this data, said before anything runs (a dataset that does not fit, a file system that cannot be made cold). */
+  /**
+   * What limits the proofs on this data, said before anything runs (a dataset that does not fit, a file system that
+   * cannot be made cold).
+   */
   warnings(dataset: Dataset, modes: readonly Mode[]): string[];
   /** The state of each of the three modes (synthetic, cached, cold). */
   readonly modeState: CacheState;

@@ -36,7 +36,10 @@ export interface FakeDataSourceOptions {
   cappedShare?: number;
   /** Answers of the storage probe's reads (default: all 64 MiB from storage in half a second). */
   readProber?: ReadProber;
-  /** Whether its meter is a counter of the data's bytes alone (a proxy, a FUSE daemon's sockets), not read_bytes (default false). */
+  /**
+   * Whether its meter is a counter of the data's bytes alone (a proxy, a FUSE daemon's sockets), not read_bytes
+   * (default false).
+   */
   ownCounter?: boolean;
 }
 

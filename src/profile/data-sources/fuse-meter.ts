@@ -34,7 +34,8 @@ export interface FuseMetering {
 
 const MESSAGES = {
   mixed:
-    'the --data roots mix a FUSE mount with other file systems, whose reads one meter cannot tell apart: profile them apart',
+    'the --data roots mix a FUSE mount with other file systems, whose reads one meter cannot tell apart: profile ' +
+    'them apart',
   several: 'the --data roots are on more than one FUSE mount: profile one mount at a time',
   noDaemon: (fsys: RootFileSystem) =>
     `no process holding /dev/fuse names ${fsys.mountPoint} on its command line, so the daemon serving it is not known`,
@@ -42,15 +43,19 @@ const MESSAGES = {
     `${daemons.length} processes may serve ${fsys.mountPoint} (pids ${daemons.map((d) => d.pid).join(', ')}): the daemon is not known`,
   noGroup: (pid: number) => `the cgroup v2 group of the FUSE daemon (pid ${pid}) could not be read`,
   seriesSource: (record: MountRecord) =>
-    `bytes the FUSE daemon (${record.daemon.program}, pid ${record.daemon.pid}) received over its sockets (nftables counter on cgroup ${record.daemon.cgroup}, sampled)`,
+    `bytes the FUSE daemon (${record.daemon.program}, pid ${record.daemon.pid}) received over its sockets ` +
+    `(nftables counter on cgroup ${record.daemon.cgroup}, sampled)`,
   wholeRunSource: (record: MountRecord) =>
     `bytes the FUSE daemon (${record.daemon.program}) received over its sockets over the whole run`,
   metered: (record: MountRecord) =>
-    `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its daemon ${record.daemon.program} (pid ${record.daemon.pid}): ` +
+    `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its ` +
+    `daemon ${record.daemon.program} (pid ${record.daemon.pid}): ` +
     `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}. ` +
-    "The cached mode holds only where the daemon lets the kernel keep a file's pages between opens (s3fs -o kernel_cache) or keeps its own copy (rclone --vfs-cache-mode full, which the cold mode cannot empty)",
+    "The cached mode holds only where the daemon lets the kernel keep a file's pages between opens (s3fs -o " +
+    'kernel_cache) or keeps its own copy (rclone --vfs-cache-mode full, which the cold mode cannot empty)',
   rootGroup: (pid: number) =>
-    `the FUSE daemon (pid ${pid}) runs in the root cgroup with every process, so its sockets cannot be told apart: start it in a group of its own (systemd-run --scope, or a systemd mount unit)`,
+    `the FUSE daemon (pid ${pid}) runs in the root cgroup with every process, so its sockets cannot be told ` +
+    `apart: start it in a group of its own (systemd-run --scope, or a systemd mount unit)`,
 } as const;
 
 /** What metering the FUSE roots gives: a meter, or why there is none; null when no root is on FUSE. */
@@ -90,7 +95,10 @@ export function meteredWarning(record: MountRecord): string {
   return MESSAGES.metered(record);
 }
 
-/** The daemon of one mount: the one holding /dev/fuse that names the mount point, else the only one running the mount type's program. */
+/**
+ * The daemon of one mount: the one holding /dev/fuse that names the mount point, else the only one running the mount
+ * type's program.
+ */
 function daemonOf(fsys: RootFileSystem): FuseDaemon | { obstacle: string } {
   const all = fuseDaemons();
   let candidates = daemonsOf(fsys.mountPoint, all);
@@ -109,7 +117,10 @@ export function withoutCredentials(source: string): string {
   return source.replace(/[^\s/@]*:[^\s/@]*@/g, '');
 }
 
-/** Meters one run: the daemon's received bytes, read every half second and placed at the run's resource samples; each reading's own work is charged to `ledger` as 'meter'. */
+/**
+ * Meters one run: the daemon's received bytes, read every half second and placed at the run's resource samples; each
+ * reading's own work is charged to `ledger` as 'meter'.
+ */
 export function startSocketMeter(metering: FuseMetering, ledger?: CpuLedger): FetchMeter {
   const start = metering.counter.readNow().payloadBytes;
   // Reads of the kernel's counter are asynchronous: each waits for the one before, so the readings stay in order.

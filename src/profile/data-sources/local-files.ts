@@ -51,13 +51,15 @@ const OUTSIDE_SAMPLE_MS = 2000;
 /** Messages of the local-file source. */
 const MESSAGES = {
   noBlockDevice:
-    '--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file system); put it on a local disk or omit --storage-bw',
+    '--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file ' +
+    'system); put it on a local disk or omit --storage-bw',
   subsetNeedsOwnLaunch:
     'the dataset does not fit in memory: the cached mode samples a resident subset, which the job takes when it starts',
   noMeminfo:
     'the memory available to the page cache could not be read (/proc/meminfo): the cached mode cannot be proven',
   doesNotFit: (dataset: Dataset, budgetBytes: number) =>
-    `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget of ${(budgetBytes / 2 ** 30).toFixed(2)} GiB ` +
+    `the dataset (${(dataset.bytes / 2 ** 30).toFixed(2)} GiB) does not fit in the memory budget ` +
+    `of ${(budgetBytes / 2 ** 30).toFixed(2)} GiB ` +
     `(${dataset.memoryBudgetSource ?? 'MemAvailable'}): the cached mode runs on a resident random subset, which the job must sample from (DSA_SUBSET_FILE, docs/protocol.md)`,
   windowSource: 'read_bytes of the job tree over the measured window (/proc, sampled)',
   wholeRunSource: 'read_bytes of the whole job tree over the whole run (/proc/self/io after reaping)',
@@ -156,7 +158,8 @@ export class LocalFilesSource implements DataSource {
   }
 
   proofLimit(mode: Mode, dataset: Dataset): string | null {
-    // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes (file-systems.ts).
+    // A dataset on tmpfs or NFS cannot be proven cold; on FUSE its reads are not the job's read_bytes
+    // (file-systems.ts).
     return fileSystemLimit(mode, dataset.fileSystems);
   }
 }
@@ -206,7 +209,8 @@ function startReadBytesMeter(
         seriesSource: MESSAGES.windowSource,
         wholeRunBytes: before !== null && after !== null ? Math.max(0, after - before) : null,
         wholeRunSource: before !== null && after !== null ? MESSAGES.wholeRunSource : MESSAGES.noSelfIo,
-        // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a checkpoint loaded at start-up is not).
+        // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a
+        // checkpoint loaded at start-up is not).
         otherReads: (sinceMs) =>
           note === null ? null : { bytes: outside.result(sinceMs).dirs.reduce((total, d) => total + d.bytes, 0), note },
       };

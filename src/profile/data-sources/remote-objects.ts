@@ -39,7 +39,8 @@ export interface RemoteOptions {
   jobCacheDir?: string | null;
   /**
    * Where the cold mode's requests are counted (--net-meter): 'client', in the job's own HTTP clients, with the
-   * job reaching its origin directly (a proxy carrying the bytes costs about a CPU core at 200 MB/s), or 'proxy'. Runs that need
+   * job reaching its origin directly (a proxy carrying the bytes costs about a CPU core at 200 MB/s), or 'proxy'. Runs
+   * that need
    * the proxy (the cached mode, a cap, an added latency, a held share) use it either way. Default 'client'.
    */
   netMeter?: NetMeter;
@@ -67,16 +68,22 @@ const MESSAGES = {
     `--proxy-port ${port} is already taken on 127.0.0.1: pick another port, or omit --proxy-port to use any free one`,
   noObjects: (display: string) => `--remote ${display} holds no objects: check the bucket, prefix or URL`,
   tunnelled: (display: string) =>
-    `${display} is served over https: the proxy sees encrypted tunnels, so it cannot answer the cached mode from its cache (the cached mode stays unproven) and counts bytes, not requests`,
+    `${display} is served over https: the proxy sees encrypted tunnels, so it cannot answer the cached mode from ` +
+    `its cache (the cached mode stays unproven) and counts bytes, not requests`,
   // The cold mode's meter may be the job's own clients, reached with other variables than the proxy's.
   remoteNeedsOwnLaunch:
-    "remote data's modes are met by different job variables (its own clients' meter in the cold mode, the proxy in the cached)",
+    "remote data's modes are met by different job variables (its own clients' meter in the cold mode, the proxy " +
+    'in the cached)',
   cachedTunnelled:
-    'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be made local',
+    'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be ' +
+    'made local',
   noCapping:
-    "validate's cache points cap the page cache, which remote data does not go through; validate remote data at another --storage-bw instead",
+    "validate's cache points cap the page cache, which remote data does not go through; validate remote data at " +
+    'another --storage-bw instead',
   doesNotFit: (dataset: Dataset, free: number) =>
-    `the dataset (${formatBytes(dataset.bytes)}) does not fit in the free space for the profiler's cache (${formatBytes(free)}): the cached mode cannot be made local; free space, or put the profile (--out) on a larger disk`,
+    `the dataset (${formatBytes(dataset.bytes)}) does not fit in the free space for the profiler's cache ` +
+    `(${formatBytes(free)}): the cached mode cannot be made local; free space, or put the profile (--out) on a ` +
+    `larger disk`,
   unlisted: 'the remote data is used before it was listed (a bug: please report it)',
 } as const;
 
@@ -167,7 +174,10 @@ export class RemoteObjectsSource implements DataSource {
     return { kind: 'remote', url, endpoint, jobCache: jobCacheDir ?? null, netMeter: netMeter ?? 'client' };
   }
 
-  /** The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY so its requests reach the proxy. */
+  /**
+   * The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY so its requests reach the
+   * proxy.
+   */
   jobEnv(): Record<string, string | undefined> {
     const url = this.requireLink().proxy.url;
     const noProxy = withoutHosts(this.options.env.NO_PROXY ?? this.options.env.no_proxy ?? '', this.spec.origins);

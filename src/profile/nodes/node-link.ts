@@ -69,7 +69,10 @@ export interface ArrivedNode {
   profilePath: string;
 }
 
-/** The bulk that measures the network between two nodes, and the small one whose time (a round trip, the framing) is taken off it. */
+/**
+ * The bulk that measures the network between two nodes, and the small one whose time (a round trip, the framing) is
+ * taken off it.
+ */
 const PROBE_BYTES = 32 * 1024 * 1024;
 const PROBE_BASE_BYTES = 64 * 1024;
 const MAX_BULK_BYTES = PROBE_BYTES;
@@ -137,7 +140,10 @@ const DIAL_RETRY_MS = 500;
  * by its raw bytes), pings, and the silence that means it is gone.
  */
 class Peer {
-  /** Bytes of a line not ended yet, kept as they came (joined once its end comes: a result of a few MB comes in many chunks). */
+  /**
+   * Bytes of a line not ended yet, kept as they came (joined once its end comes: a result of a few MB comes in many
+   * chunks).
+   */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   /** Raw bytes of a bulk still to come, and the bulk's size. */
@@ -349,7 +355,10 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
   /** The network probe: the last bulk each node acknowledged, and the last each sent here. */
   private readonly acked: (number | null)[] = [];
   private readonly received: (number | null)[] = [];
-  /** Bytes/s each node read from this one at arrival, and what this one read from them (the slowest); null where not measured. */
+  /**
+   * Bytes/s each node read from this one at arrival, and what this one read from them (the slowest); null where not
+   * measured.
+   */
   readonly peerBytesPerSec: (number | null)[] = [];
   ownPeerBytesPerSec: number | null = null;
   private closing = false;
@@ -389,8 +398,10 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
   private allArrived(plan: NodePlan): Promise<void> {
     const timer = setTimeout(() => {
       this.lose(
-        `only ${this.arrived.length + 1} of ${plan.nodes} nodes reached the meeting point ${plan.coordinator.host}:${plan.coordinator.port} within ${this.timing.arriveTimeoutSec} s: ` +
-          `start ds-analyzer profile on every node with the same command (its --nnodes and rendezvous), or raise --nodes-timeout`,
+        `only ${this.arrived.length + 1} of ${plan.nodes} nodes reached the meeting ` +
+          `point ${plan.coordinator.host}:${plan.coordinator.port} within ${this.timing.arriveTimeoutSec} s: ` +
+          `start ds-analyzer profile on every node with the same command (its --nnodes and rendezvous), or raise ` +
+          `--nodes-timeout`,
       );
     }, this.timing.arriveTimeoutSec * 1000);
     return this.wait(() => this.arrived.length === this.nodes - 1).finally(() => clearTimeout(timer));
@@ -422,7 +433,10 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     this.ownPeerBytesPerSec = ups.length > 0 ? Math.min(...ups) : null;
   }
 
-  /** Bytes/s of PROBE_BYTES over PROBE_BASE_BYTES, each started by `start`, done when its check holds; null when the difference is lost in the noise. */
+  /**
+   * Bytes/s of PROBE_BYTES over PROBE_BASE_BYTES, each started by `start`, done when its check holds; null when the
+   * difference is lost in the noise.
+   */
   private async timeBulks(start: (bytes: number) => () => boolean): Promise<number | null> {
     const timeOf = async (bytes: number): Promise<number> => {
       const began = process.hrtime.bigint();
@@ -454,7 +468,9 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     );
   }
 
-  /** A new node's hello: its index among the peers when its schedule is this one's; -1 (and the door closed) when not. */
+  /**
+   * A new node's hello: its index among the peers when its schedule is this one's; -1 (and the door closed) when not.
+   */
   private greet(peer: Peer, message: PeerEvent): number {
     if (message.t !== 'hello') {
       peer.send({ t: 'end', reason: 'a node must say hello first' });
@@ -546,7 +562,11 @@ function helloMismatch(own: NodeHello, theirs: NodeHello): string | null {
     return `it runs ds-analyzer ${theirs.version} and the first node ${own.version}: install one version on every node`;
   if (theirs.runId !== own.runId) return `it belongs to another job (run id '${theirs.runId}', not '${own.runId}')`;
   if (theirs.schedule !== own.schedule) {
-    return `its profile options differ from the first node's (${scheduleDifference(theirs.schedule, own.schedule)}): give every node the same --modes, --precision, iteration limits and sweeps`;
+    return (
+      `its profile options differ from the first node's ` +
+      `(${scheduleDifference(theirs.schedule, own.schedule)}): give every node the same --modes, --precision, ` +
+      `iteration limits and sweeps`
+    );
   }
   return null;
 }
@@ -674,6 +694,7 @@ async function dial(address: CoordinatorAddress, timeoutSec: number, where: stri
     }
   }
   throw new NodeLostError(
-    `no coordinator answered at ${where} within ${timeoutSec} s (last: ${last}): start ds-analyzer profile on the first node too, with the same command, or raise --nodes-timeout`,
+    `no coordinator answered at ${where} within ${timeoutSec} s (last: ${last}): start ds-analyzer profile on ` +
+      `the first node too, with the same command, or raise --nodes-timeout`,
   );
 }

@@ -25,7 +25,9 @@ export interface NodePlan {
   hostsCoordinator: boolean | null;
   /** Where the plan came from, for messages: '--nnodes', 'torchrun', 'Slurm'. */
   from: string;
-  /** Names this run of the job, so CLIs of two jobs meeting on one port tell each other apart ('' when none is known). */
+  /**
+   * Names this run of the job, so CLIs of two jobs meeting on one port tell each other apart ('' when none is known).
+   */
   runId: string;
 }
 
@@ -38,7 +40,9 @@ export interface NodeFlags {
 /** torchrun's default c10d rendezvous port and static master port (torch.distributed.run). */
 const TORCHRUN_RDZV_PORT = 29400;
 const TORCHRUN_MASTER_PORT = 29500;
-/** Under Slurm without MASTER_PORT: a port from the job id, as Lightning picks its own (15000 + the id's last 4 digits). */
+/**
+ * Under Slurm without MASTER_PORT: a port from the job id, as Lightning picks its own (15000 + the id's last 4 digits).
+ */
 const SLURM_PORT_BASE = 15000;
 
 /**

@@ -28,7 +28,10 @@ import { NODES_TEXT } from './nodes-text.js';
 export interface NodesInput {
   plan: NodePlan;
   timing: LinkTiming;
-  /** Where the node that hosts the coordinator writes the merged profile (--out); every node's own profile is the run's outFile. */
+  /**
+   * Where the node that hosts the coordinator writes the merged profile (--out); every node's own profile is the run's
+   * outFile.
+   */
   mergedOutFile: string;
 }
 
@@ -112,7 +115,8 @@ export class NodeRuns {
         Math.abs(theirs.bytes - profile.dataset.bytes) > 0.01 * profile.dataset.bytes
       ) {
         profile.warnings.push(
-          `node ${node.hello.host.hostname} profiles ${theirs.files} files (${theirs.bytes} bytes) and this node ${profile.dataset.files} (${profile.dataset.bytes}): ` +
+          `node ${node.hello.host.hostname} profiles ${theirs.files} files (${theirs.bytes} bytes) and this ` +
+            `node ${profile.dataset.files} (${profile.dataset.bytes}): ` +
             `the merged profile describes this node's dataset; each node's own profile has its own`,
         );
       }
@@ -144,7 +148,9 @@ export class NodeRuns {
     return verdict;
   }
 
-  /** Ends the profile in order; the merged profile takes the slowest node's storage probe (its storage bounds the job). */
+  /**
+   * Ends the profile in order; the merged profile takes the slowest node's storage probe (its storage bounds the job).
+   */
   async finish(ownProbe: StorageProbe | null): Promise<void> {
     const finals = await this.link.finish({ storageProbe: ownProbe });
     if (!this.merged) return;
@@ -154,7 +160,10 @@ export class NodeRuns {
     else delete this.merged.profile.storageProbe;
   }
 
-  /** The node ranks the job's ranks reported, once known, on the merged profile's nodes (the coordinator's node first, then as they arrived). */
+  /**
+   * The node ranks the job's ranks reported, once known, on the merged profile's nodes (the coordinator's node first,
+   * then as they arrived).
+   */
   private placeNodes(results: readonly NodeRunResult[]): void {
     const nodes = this.merged!.profile.nodes!;
     results.forEach((r, k) => {
@@ -191,7 +200,10 @@ function ownNode(host: Host, nodeRank: number, profile: string, peerBytesPerSec:
   return { nodeRank, ...host, profile, peerBytesPerSec };
 }
 
-/** Whether this machine holds `host`'s address (its name, or an address of one of its interfaces): it hosts the coordinator. */
+/**
+ * Whether this machine holds `host`'s address (its name, or an address of one of its interfaces): it hosts the
+ * coordinator.
+ */
 export async function holdsAddress(host: string): Promise<boolean> {
   if (host === hostname()) return true;
   const local = new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)));

@@ -3,7 +3,9 @@
 
 /** Messages of the cgroup and CPU affinity errors (one line each: cause, flag, fix). */
 export const CGROUP_TEXT = {
-  fix: 'run as root, or use a cgroup v2 delegated subtree (DSA_CGROUP_PARENT=/sys/fs/cgroup/<delegated>), or omit --storage-bw',
+  fix:
+    'run as root, or use a cgroup v2 delegated subtree (DSA_CGROUP_PARENT=/sys/fs/cgroup/<delegated>), or ' +
+    'omit --storage-bw',
   noCgroups: 'no cgroup file system is mounted at /sys/fs/cgroup (or it is not readable)',
   notWritable: (controller: string, dir: string) =>
     `the cgroup ${controller} controller at ${dir} is not writable by this user`,

@@ -192,7 +192,10 @@ export interface JobCgroupOptions {
   cpus?: number[];
   /** Detected setup (default: detectCgroups() with v2Parent). */
   cgroups?: CgroupInfo;
-  /** A delegated v2 group to create the group under when it is detected here (DSA_CGROUP_PARENT of the caller's environment). */
+  /**
+   * A delegated v2 group to create the group under when it is detected here (DSA_CGROUP_PARENT of the caller's
+   * environment).
+   */
   v2Parent?: string;
 }
 
@@ -347,7 +350,9 @@ async function removeGroups(dirs: string[], timeoutMs: number): Promise<void> {
 // Joins each cgroup.procs file given before '--' (the shell's own pid, which
 // exec keeps for the job), then execs the job: the job is in its groups from
 // its first instruction. User arguments reach the script only as "$@".
-const JOIN_SCRIPT = `for f do [ "$f" = -- ] && break; echo $$ > "$f" || { echo "${CGROUP_TEXT.joinFailed} $f" >&2; exit 126; }; shift; done; shift; exec "$@"`;
+const JOIN_SCRIPT =
+  `for f do [ "$f" = -- ] && break; echo $$ > "$f" || { echo "${CGROUP_TEXT.joinFailed} $f" ` +
+  `>&2; exit 126; }; shift; done; shift; exec "$@"`;
 
 /** An argument array that joins `procsFiles` and then execs `argv` (nothing is interpolated into a script). */
 export function wrapCommand(procsFiles: string[], argv: string[]): string[] {

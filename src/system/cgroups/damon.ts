@@ -149,7 +149,9 @@ function recordPause(stateFile: string, paused: readonly Switch[]): boolean {
   }
 }
 
-/** The pause a run recorded and never restored; null when none is recorded, 'unreadable' for a file that does not parse. */
+/**
+ * The pause a run recorded and never restored; null when none is recorded, 'unreadable' for a file that does not parse.
+ */
 export function readRecordedPause(stateFile: string): RecordedPause | null | 'unreadable' {
   const text = readTextOrNull(stateFile);
   if (text === null) return null;

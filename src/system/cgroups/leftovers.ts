@@ -31,7 +31,10 @@ export interface LeftoverCgroup {
   dir: string;
   /** The CLI that made it (the pid in its name); null where the name holds none. */
   ownerPid: number | null;
-  /** True when that pid still runs: the group may be in use (a CLI, or a test that runs one in-process), and is left alone. */
+  /**
+   * True when that pid still runs: the group may be in use (a CLI, or a test that runs one in-process), and is left
+   * alone.
+   */
   inUse: boolean;
   /** The command of the live owner; null when it is gone. */
   ownerCommand: string | null;
@@ -89,7 +92,10 @@ export function cgroupRoots(info: CgroupInfo): string[] {
   return [...new Set(Object.values(info.controllers).flatMap((c) => (c.parentDir ? [c.parentDir] : [])))];
 }
 
-/** The pid in a job group's name: ds-analyzer-1234, ds-analyzer-validate-1234[-bw-2 | -write-2], ds-analyzer-doctor-1234. */
+/**
+ * The pid in a job group's name: ds-analyzer-1234, ds-analyzer-validate-1234[-bw-2 | -write-2],
+ * ds-analyzer-doctor-1234.
+ */
 export function ownerPidOf(name: string): number | null {
   const match = /^ds-analyzer-(?:[a-z]+-)?(\d+)(?:-[a-z]+-\d+)?$/.exec(name);
   return match ? Number(match[1]) : null;

@@ -63,7 +63,9 @@ export function jobMemoryBudget(
   if (cgroupBytes !== null && (meminfoBudgetBytes === null || cgroupBytes < meminfoBudgetBytes)) {
     return {
       bytes: cgroupBytes,
-      source: `90% of the headroom of memory cgroup ${tightest!.dir} (${tightest!.version}: limit ${formatBytes(tightest!.limitBytes, 2)}, ${formatBytes(tightest!.usageBytes - tightest!.fileBytes, 2)} in use besides reclaimable file pages)`,
+      source:
+        `90% of the headroom of memory cgroup ${tightest!.dir} (${tightest!.version}: ` +
+        `limit ${formatBytes(tightest!.limitBytes, 2)}, ${formatBytes(tightest!.usageBytes - tightest!.fileBytes, 2)} in use besides reclaimable file pages)`,
       cgroup: tightest,
     };
   }

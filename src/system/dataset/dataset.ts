@@ -70,7 +70,10 @@ export interface Dataset {
   fitsInMemory: boolean;
   /** The memory the rule compared against, bytes; null when /proc/meminfo could not be read. */
   memoryBudgetBytes: number | null;
-  /** Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (memory-budget.ts); absent from fakes. */
+  /**
+   * Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (memory-budget.ts); absent
+   * from fakes.
+   */
   memoryBudgetSource?: string;
   /** Entries below the roots that could not be read (permission, vanished mid-walk) and were left out. */
   skippedEntries: number;
@@ -78,7 +81,10 @@ export interface Dataset {
   firstSkipped?: string;
   /** The file system of each root, and what it allows (see file-systems.ts); absent from fakes. */
   fileSystems?: RootFileSystem[];
-  /** Remote data: where it is fetched from, as the profile records it (schema/profile.ts dataset.remote); absent for local files. */
+  /**
+   * Remote data: where it is fetched from, as the profile records it (schema/profile.ts dataset.remote); absent for
+   * local files.
+   */
   remote?: RemoteDataset;
   /** Data on a FUSE mount whose daemon is metered (schema/profile.ts dataset.mount); absent otherwise. */
   mount?: Profile['dataset']['mount'];

@@ -153,19 +153,29 @@ function fileSystemOf(root: string, resolved: string, mounts: readonly Mount[]):
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
 const MESSAGES = {
   memory: (fsys: RootFileSystem) =>
-    `--data ${fsys.root} is on ${fsys.type} (mounted at ${fsys.mountPoint}): its page cache is its storage, so nothing can be evicted and there is no cold mode to measure; copy the dataset to a disk to profile fetching`,
+    `--data ${fsys.root} is on ${fsys.type} (mounted at ${fsys.mountPoint}): its page cache is its storage, so ` +
+    `nothing can be evicted and there is no cold mode to measure; copy the dataset to a disk to profile fetching`,
   network: (fsys: RootFileSystem) =>
-    `--data ${fsys.root} is on ${fsys.type} (${fsys.source} at ${fsys.mountPoint}): the server's own cache cannot be evicted from here, so the cold mode may read from the server's memory rather than its storage; copy the dataset to a local disk to profile the storage itself`,
+    `--data ${fsys.root} is on ${fsys.type} (${fsys.source} at ${fsys.mountPoint}): the server's own cache ` +
+    `cannot be evicted from here, so the cold mode may read from the server's memory rather than its storage; ` +
+    `copy the dataset to a local disk to profile the storage itself`,
   fuse: (fsys: RootFileSystem) =>
-    `--data ${fsys.root} is on ${fsys.type} (${fsys.source} at ${fsys.mountPoint}): a FUSE daemon does the reads, so they are not the job's read_bytes and its caches cannot be evicted from here; the cached and cold modes cannot be proven`,
+    `--data ${fsys.root} is on ${fsys.type} (${fsys.source} at ${fsys.mountPoint}): a FUSE daemon does the ` +
+    `reads, so they are not the job's read_bytes and its caches cannot be evicted from here; the cached and ` +
+    `cold modes cannot be proven`,
   overlay: (fsys: RootFileSystem) =>
-    `--data ${fsys.root} is on ${fsys.type} (mounted at ${fsys.mountPoint}): eviction and residency go through to the layer below, but no block device is known, so disk throughput is not sampled; mount the dataset as a volume to get it`,
+    `--data ${fsys.root} is on ${fsys.type} (mounted at ${fsys.mountPoint}): eviction and residency go through ` +
+    `to the layer below, but no block device is known, so disk throughput is not sampled; mount the dataset as ` +
+    `a volume to get it`,
   coldOnMemory: (fsys: RootFileSystem) =>
-    `the dataset is on ${fsys.type} at ${fsys.mountPoint}: its pages cannot be evicted, so a cold mode does not exist there`,
+    `the dataset is on ${fsys.type} at ${fsys.mountPoint}: its pages cannot be evicted, so a cold mode does not ` +
+    `exist there`,
   serverCache: (fsys: RootFileSystem) =>
-    `the dataset is on ${fsys.type} (${fsys.source}): the server's cache cannot be evicted from here, so a read counted as the job's may have come from the server's memory, not its storage`,
+    `the dataset is on ${fsys.type} (${fsys.source}): the server's cache cannot be evicted from here, so a read ` +
+    `counted as the job's may have come from the server's memory, not its storage`,
   unattributed: (fsys: RootFileSystem) =>
-    `the dataset is on ${fsys.type} (${fsys.source}): a FUSE daemon does the reads, so they are not counted in the job's read_bytes and the storage-read proof cannot be made`,
+    `the dataset is on ${fsys.type} (${fsys.source}): a FUSE daemon does the reads, so they are not counted in ` +
+    `the job's read_bytes and the storage-read proof cannot be made`,
 } as const;
 
 /** The profile's warnings about the dataset's file systems, one per root that limits a mode. */

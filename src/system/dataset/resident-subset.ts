@@ -65,7 +65,10 @@ export function pickFiles(files: readonly DatasetFile[], indices: Uint32Array): 
   return fileView(builder.build()) as DatasetFile[];
 }
 
-/** The dataset restricted to `files` (a subset of its files): sizes and quantiles of the subset; it fits by construction. */
+/**
+ * The dataset restricted to `files` (a subset of its files): sizes and quantiles of the subset; it fits by
+ * construction.
+ */
 export function subsetDataset(dataset: Dataset, files: DatasetFile[]): Dataset {
   const sizes = sizesOf(files);
   let bytes = 0;

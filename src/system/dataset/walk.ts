@@ -27,7 +27,10 @@ export const SLOW_SYNC_STAT_US = 200;
 export interface WalkOptions {
   /** Parallel stat calls in flight once metadata proves slow to read. */
   concurrency: number;
-  /** Microseconds per sync stat above which (for most stats of a slice) the walk goes parallel; 0 or less: parallel from the start. */
+  /**
+   * Microseconds per sync stat above which (for most stats of a slice) the walk goes parallel; 0 or less: parallel from
+   * the start.
+   */
   slowStatMicros: number;
   /** statx through koffi, or null for Node's fs. */
   calls: FileSyscalls | null;
@@ -138,7 +141,9 @@ export class DatasetWalk {
     return names;
   }
 
-  /** Sync stats, a slice at a time, until the names end or stats turn slow; returns the index of the first name left. */
+  /**
+   * Sync stats, a slice at a time, until the names end or stats turn slow; returns the index of the first name left.
+   */
   private async statInSlices(
     dir: string,
     prefix: string,

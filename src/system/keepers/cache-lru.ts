@@ -7,7 +7,10 @@
 // bytes standing for its pages. A Map keeps insertion order, so re-inserting a
 // file moves it to the most recent end in O(1).
 
-/** Files closed by the job and still counted as cached, in least-recently-closed order; a file is its path or its index in a file table. */
+/**
+ * Files closed by the job and still counted as cached, in least-recently-closed order; a file is its path or its index
+ * in a file table.
+ */
 export class CacheLru<File = string> {
   private readonly files = new Map<File, number>();
   private total = 0;

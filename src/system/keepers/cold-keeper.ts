@@ -32,11 +32,17 @@ export type { ColdKeeper, ColdKeeperStats, EventKeeperStats, KeeperMechanism } f
 export interface ColdKeeperOptions {
   /** scan: time from one scan's start to the next; fanotify, inotify: time between drains of the event queue. */
   intervalMs: number;
-  /** fanotify, inotify: time between sweeps of the files held open (default 1000 ms), made at the first drain that long after the last. */
+  /**
+   * fanotify, inotify: time between sweeps of the files held open (default 1000 ms), made at the first drain that long
+   * after the last.
+   */
   sweepIntervalMs?: number;
   /** scan: largest share of the interval a scan may take before the interval is stretched. */
   maxDutyCycle?: number;
-  /** 'auto' (default): fanotify, else inotify, else scanning; one named: that one, falling back to scanning (benchmarks, tests). */
+  /**
+   * 'auto' (default): fanotify, else inotify, else scanning; one named: that one, falling back to scanning (benchmarks,
+   * tests).
+   */
   mechanism?: 'auto' | 'fanotify' | 'inotify' | 'scan';
   /**
    * Other files of the same directories must stay as they are (the overlap

@@ -25,11 +25,17 @@ export interface FileBeingRead {
   idleSweeps: number;
 }
 
-/** The eviction policy of one keeper; a file is whatever the keeper knows it by (an index in its table, a device and inode). */
+/**
+ * The eviction policy of one keeper; a file is whatever the keeper knows it by (an index in its table, a device and
+ * inode).
+ */
 export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
   /** Files being read and not closed since. */
   private readonly reading = new Map<File, State>();
-  /** Pages of swept files seen resident at the previous sweep (page-sweep.ts); kept until the file is evicted or no longer read. */
+  /**
+   * Pages of swept files seen resident at the previous sweep (page-sweep.ts); kept until the file is evicted or no
+   * longer read.
+   */
   private readonly previous = new Map<File, Uint8Array>();
   /** Files closed and still cached, least recently closed first. */
   private readonly lru = new CacheLru<File>();
@@ -70,7 +76,10 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     this.lru.closed(file, bytes);
   }
 
-  /** `file` is no longer read and its pages are gone (closed and evicted at once); returns its state when it was being read. */
+  /**
+   * `file` is no longer read and its pages are gone (closed and evicted at once); returns its state when it was being
+   * read.
+   */
   stopReading(file: File): State | undefined {
     const state = this.reading.get(file);
     this.reading.delete(file);
@@ -95,7 +104,10 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     return this.lru.has(file);
   }
 
-  /** Events were lost: what was believed about the files being read is void. Returns their states (to release what they hold). */
+  /**
+   * Events were lost: what was believed about the files being read is void. Returns their states (to release what they
+   * hold).
+   */
   forgetReading(): State[] {
     const states = [...this.reading.values()];
     this.reading.clear();

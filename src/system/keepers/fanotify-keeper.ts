@@ -39,7 +39,10 @@ import type { ColdKeeper, ColdKeeperStats } from './keeper-types.js';
 export interface FanotifyKeeperOptions {
   /** Time between drains of the event queue. */
   drainMs: number;
-  /** Time between sweeps of the files held open (made at the first drain this long after the last: no timer of their own). */
+  /**
+   * Time between sweeps of the files held open (made at the first drain this long after the last: no timer of their
+   * own).
+   */
   sweepMs: number;
   /** Charged with the keeper's CPU, as 'keeper'. */
   ledger?: CpuLedger;

@@ -14,7 +14,9 @@
 import { lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** A file not read since written is removed once left unchanged this long (ms): a noatime mount, a download abandoned. */
+/**
+ * A file not read since written is removed once left unchanged this long (ms): a noatime mount, a download abandoned.
+ */
 const SETTLED_MS = 10_000;
 
 /** What a sweep removed. */

@@ -24,11 +24,13 @@ import { watchedDirs } from './keeper-dataset.js';
 const MESSAGES = {
   tooManyDirs: (dirs: number, limit: number) =>
     `the dataset spans ${dirs} directories but fs.inotify.max_user_watches is ${limit}; ` +
-    `raise it (sysctl fs.inotify.max_user_watches=${Math.max(dirs * 2, 65536)}) to keep the dataset cold at a fraction of the CPU`,
+    `raise it (sysctl fs.inotify.max_user_watches=${Math.max(dirs * 2, 65536)}) to keep the dataset cold at a ` +
+    `fraction of the CPU`,
   initFailed: (code: string) => `inotify_init1 failed (${code})`,
   watchFailed: (dir: string, code: string) =>
     code === 'ENOSPC'
-      ? `cannot watch ${dir}: the user's inotify watches are used up (fs.inotify.max_user_watches); raise it with sysctl`
+      ? `cannot watch ${dir}: the user's inotify watches are used up (fs.inotify.max_user_watches); raise it ` +
+        `with sysctl`
       : `cannot watch ${dir} (inotify_add_watch: ${code})`,
 } as const;
 
@@ -126,7 +128,10 @@ export class InotifyEvents {
     };
   }
 
-  /** Opens file `k` for the keeper's own use; its close event is then expected and ignored. Throws where it cannot be opened. */
+  /**
+   * Opens file `k` for the keeper's own use; its close event is then expected and ignored. Throws where it cannot be
+   * opened.
+   */
   withOwnDescriptor(k: number, work: (fd: number) => void): void {
     const own = this.libc.open(this.table.path(k), O_RDONLY_CLOEXEC);
     if (own < 0) throw errnoError(-own, 'open');

@@ -49,7 +49,10 @@ export type { ResidencyReading } from './residency-estimate.js';
 export interface InotifyKeeperOptions {
   /** Time between drains of the event queue. */
   drainMs: number;
-  /** Time between sweeps of the files held open (made at the first drain this long after the last: no timer of their own). */
+  /**
+   * Time between sweeps of the files held open (made at the first drain this long after the last: no timer of their
+   * own).
+   */
   sweepMs: number;
   /** Charged with the keeper's CPU, as 'keeper'. */
   ledger?: CpuLedger;

@@ -19,7 +19,10 @@ export interface KeeperAccounts {
   sweptFile(swept: FileSweep): boolean;
 }
 
-/** Zero counters for a keeper of `mechanism` watching `watchedDirs` directories; its metered work is charged to `ledger` too, as 'keeper'. */
+/**
+ * Zero counters for a keeper of `mechanism` watching `watchedDirs` directories; its metered work is charged to `ledger`
+ * too, as 'keeper'.
+ */
 export function keeperAccounts(
   mechanism: KeeperMechanism,
   watchedDirs: number,

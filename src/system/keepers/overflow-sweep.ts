@@ -25,12 +25,18 @@ export interface OverflowSweepHooks {
   stopped(): boolean;
 }
 
-/** The sweep of one keeper: request() after an overflow event, start() from the keeper's timer, settled() to wait for it. */
+/**
+ * The sweep of one keeper: request() after an overflow event, start() from the keeper's timer, settled() to wait for
+ * it.
+ */
 export interface OverflowSweep {
   request(): void;
   start(): void;
   settled(): Promise<void>;
-  /** A keeper's scanNow: `work` (a drain and a sweep) metered between any sweep running and any it asks for, both awaited. */
+  /**
+   * A keeper's scanNow: `work` (a drain and a sweep) metered between any sweep running and any it asks for, both
+   * awaited.
+   */
   scanNow(work: () => void): Promise<void>;
 }
 

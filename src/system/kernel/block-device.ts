@@ -49,7 +49,10 @@ export interface WholeDisk {
   device: string;
 }
 
-/** Names of /sys/block entries that hold no storage a job writes to: loop devices, RAM disks, zram swap, optical and floppy drives. */
+/**
+ * Names of /sys/block entries that hold no storage a job writes to: loop devices, RAM disks, zram swap, optical and
+ * floppy drives.
+ */
 const NOT_STORAGE = /^(loop|ram|zram|sr|fd)\d*/;
 
 /**

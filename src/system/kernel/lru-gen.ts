@@ -1,6 +1,9 @@
 import { readTextOrNull } from './read-text.js';
 
-/** Where the kernel says whether the multi-generational LRU runs its page cache (Documentation/admin-guide/mm/multigen_lru.rst). */
+/**
+ * Where the kernel says whether the multi-generational LRU runs its page cache
+ * (Documentation/admin-guide/mm/multigen_lru.rst).
+ */
 export const LRU_GEN_PATH = '/sys/kernel/mm/lru_gen/enabled';
 
 /**

@@ -114,7 +114,9 @@ export function clkTck(auxvPath = '/proc/self/auxv'): number {
   return clockTicks;
 }
 
-/** One entry of an auxiliary vector file (pairs of unsigned longs in the host's order); null when absent or unreadable. */
+/**
+ * One entry of an auxiliary vector file (pairs of unsigned longs in the host's order); null when absent or unreadable.
+ */
 export function auxvValue(path: string, type: number): number | null {
   let bytes: Buffer;
   try {
@@ -298,7 +300,8 @@ export class TreeMembers {
     this.rootPid = pid;
     this.lastPid = null;
     if (!root.spawnedNow) return;
-    // Its descendants can only hold pids handed out after its own: the first reading looks at those, not at every process.
+    // Its descendants can only hold pids handed out after its own: the first reading looks at those, not at every
+    // process.
     this.lastPid = pid;
     this.walkedAt = this.now();
     this.pending = [];

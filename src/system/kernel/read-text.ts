@@ -39,7 +39,10 @@ export class KernelFile {
 
   constructor(readonly path: string) {}
 
-  /** The file's text now, or null when it cannot be opened or read (the descriptor is then closed; the next read opens again). */
+  /**
+   * The file's text now, or null when it cannot be opened or read (the descriptor is then closed; the next read opens
+   * again).
+   */
   read(): string | null {
     try {
       this.fd ??= openSync(this.path, 'r');

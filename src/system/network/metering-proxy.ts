@@ -13,13 +13,19 @@ import { pipeline, type Readable, type Writable } from 'node:stream';
 import { TokenBucket } from './token-bucket.js';
 import { objectKey, type CachedResponse, type ResponseCache } from './response-cache.js';
 
-/** Whether the proxy answers GETs it has stored ('serve', the cached mode) or sends every request to the origin ('pass'). */
+/**
+ * Whether the proxy answers GETs it has stored ('serve', the cached mode) or sends every request to the origin
+ * ('pass').
+ */
 export type CacheUse = 'pass' | 'serve';
 
 export interface ProxyOptions {
   /** Port on 127.0.0.1; 0 picks a free one. */
   port: number;
-  /** The data's origins as host:port: their traffic is the data's, the rest is counted apart (a model download, telemetry). */
+  /**
+   * The data's origins as host:port: their traffic is the data's, the rest is counted apart (a model download,
+   * telemetry).
+   */
   dataOrigins: readonly string[];
   /** Byte-rate cap on the data's bytes from the origin; null for none. */
   bytesPerSec: number | null;
@@ -62,7 +68,10 @@ export interface ProxyCounters {
   /** Requests (or tunnels) of the data open now, and the most at once. */
   inFlight: number;
   maxInFlight: number;
-  /** Integral of requests in flight over time, request-seconds: its rise over a window, divided by the window, is the mean in flight. */
+  /**
+   * Integral of requests in flight over time, request-seconds: its rise over a window, divided by the window, is the
+   * mean in flight.
+   */
   inFlightSec: number;
 }
 
@@ -143,12 +152,18 @@ export class MeteringProxy {
     return { ...this.counters, statuses: { ...this.counters.statuses } };
   }
 
-  /** The data's requests and tunnels that ended since the last call, handed over and forgotten (a long profile does not pile them up). */
+  /**
+   * The data's requests and tunnels that ended since the last call, handed over and forgotten (a long profile does not
+   * pile them up).
+   */
   takeRecords(): RequestRecord[] {
     return this.records.splice(0, this.records.length);
   }
 
-  /** Delays each request for the data that goes to the origin by `ms` before sending it (validate's latency points); 0: none. */
+  /**
+   * Delays each request for the data that goes to the origin by `ms` before sending it (validate's latency points); 0:
+   * none.
+   */
   setAddedLatencyMs(ms: number): void {
     this.addedLatencyMs = Math.max(0, ms);
   }
@@ -379,7 +394,8 @@ export class MeteringProxy {
       if (!client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
       finish();
     });
-    // The origin's end reaches the client through relay(), after any bytes the cap still holds; the tunnel ends with the client.
+    // The origin's end reaches the client through relay(), after any bytes the cap still holds; the tunnel ends with
+    // the client.
     client.on('error', finish);
     client.on('close', finish);
   }
@@ -435,7 +451,10 @@ export class MeteringProxy {
   }
 }
 
-/** A single byte range of a `bytes=` Range header, clamped to the body; null for none or a form not handled (the whole body is sent). */
+/**
+ * A single byte range of a `bytes=` Range header, clamped to the body; null for none or a form not handled (the whole
+ * body is sent).
+ */
 export function parseRange(
   header: string | undefined,
   size: number,

@@ -68,7 +68,8 @@ function failure(what: string, spec: RemoteSpec, error: unknown): UserError {
 
 function s3Store(spec: RemoteSpec): RemoteStore {
   const { endpoint, bucket, prefix, region } = spec.s3!;
-  // The SDK warns on Node 20 that its releases after January 2027 need Node 22: the version locked here runs, and the warning would be noise in every profile.
+  // The SDK warns on Node 20 that its releases after January 2027 need Node 22: the version locked here runs, and the
+  // warning would be noise in every profile.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let client: S3Client | null = null;
   // The SDK loads with the first request (about 250 ms of CPU): local data and HTTP shards never need it.
@@ -77,7 +78,8 @@ function s3Store(spec: RemoteSpec): RemoteStore {
     client ??= new s3.S3Client({ region, ...(endpoint ? { endpoint, forcePathStyle: true } : {}), maxAttempts: 2 });
     return { s3, client };
   };
-  // The job's client asks a custom endpoint path-style (host/bucket/key), AWS virtual-hosted (bucket.host/key): the proxy's key follows.
+  // The job's client asks a custom endpoint path-style (host/bucket/key), AWS virtual-hosted (bucket.host/key): the
+  // proxy's key follows.
   const keyOf = (key: string) =>
     objectKey(
       new URL(

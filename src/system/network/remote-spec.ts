@@ -21,7 +21,10 @@ export interface RemoteSpec {
 
 const MAX_EXPANDED_URLS = 1_000_000;
 
-/** The spec of `--remote TEXT` (with `--endpoint`, or the AWS endpoint variables for s3://); a UserError naming the fix when it does not parse. */
+/**
+ * The spec of `--remote TEXT` (with `--endpoint`, or the AWS endpoint variables for s3://); a UserError naming the fix
+ * when it does not parse.
+ */
 export function parseRemoteSpec(text: string, endpoint: string | undefined, env: NodeJS.ProcessEnv): RemoteSpec {
   if (text.startsWith('s3://')) return s3Spec(text, endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL, env);
   if (/^https?:\/\//.test(text)) {
@@ -31,7 +34,9 @@ export function parseRemoteSpec(text: string, endpoint: string | undefined, env:
   throw new UserError(NETWORK_TEXT.notRemote(redactUrl(text)), ExitCode.BadValue);
 }
 
-/** A URL as it may be shown: no user name, password, query or fragment; the rest as written (WebDataset braces kept). */
+/**
+ * A URL as it may be shown: no user name, password, query or fragment; the rest as written (WebDataset braces kept).
+ */
 export function redactUrl(text: string): string {
   return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1').replace(/[?#].*$/, '');
 }

@@ -18,7 +18,8 @@ export interface CachedResponse {
   bytes: number;
 }
 
-// Headers that describe the stored body and may be sent again; the rest (dates, connection, request ids) are per response.
+// Headers that describe the stored body and may be sent again; the rest (dates, connection, request ids) are per
+// response.
 const KEPT_HEADERS = [
   'content-type',
   'etag',
@@ -55,7 +56,10 @@ export class ResponseCache {
     return this.index.get(key) ?? null;
   }
 
-  /** Stores `body` as the response for `key`, replacing any; written to a temporary file first so a failed fill stores nothing. */
+  /**
+   * Stores `body` as the response for `key`, replacing any; written to a temporary file first so a failed fill stores
+   * nothing.
+   */
   async put(
     key: string,
     headers: Record<string, string | string[] | undefined>,

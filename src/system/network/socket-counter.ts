@@ -96,7 +96,10 @@ function tableRules(table: string, groups: readonly CgroupV2Group[]): string {
   const rules = groups
     .map((g) => `    socket cgroupv2 level ${g.level} ${JSON.stringify(g.nftPath)} counter name "rx" accept`)
     .join('\n');
-  return `table inet ${table} {\n  counter rx {\n  }\n  chain input {\n    type filter hook input priority -150; policy accept;\n${rules}\n  }\n}\n`;
+  return (
+    `table inet ${table} {\n  counter rx {\n  }\n  chain input {\n    type filter hook input priority -150; ` +
+    `policy accept;\n${rules}\n  }\n}\n`
+  );
 }
 
 let tables = 0;

@@ -114,7 +114,9 @@ export interface WarmResult {
   residency?: Residency;
 }
 
-/** The calls residency, evict and warm make: this machine's, unless a test passes fakes (FakeLibc, FakeFileSyscalls). */
+/**
+ * The calls residency, evict and warm make: this machine's, unless a test passes fakes (FakeLibc, FakeFileSyscalls).
+ */
 export interface PageCacheBindings {
   /** libc's page-cache calls (mincore, posix_fadvise), or why there are none. */
   libc: LibcLoad;
@@ -461,7 +463,10 @@ export async function evict(
   return result;
 }
 
-/** syncfs(2) once on each file system holding the files' directories; sync(2), which writes back them all, where syncfs fails. */
+/**
+ * syncfs(2) once on each file system holding the files' directories; sync(2), which writes back them all, where syncfs
+ * fails.
+ */
 function syncFileSystems(libc: LibcBindings, calls: FileSyscalls, files: readonly FileRef[]): void {
   const table = tableOf(files);
   const dirs = new Set<string>(table ? table.prefixes.map((prefix) => prefix || '.') : []);
@@ -545,7 +550,10 @@ export async function warm(
     bufferBytes?: number;
     /** Read each resident file's first byte (default true; see above). A warm that follows one that did can skip it. */
     touchAccessTimes?: boolean;
-    /** Charged with the CPU of the residency passes (a CPU ledger's 'warming'); the parallel reads run in Node's threads, not charged. */
+    /**
+     * Charged with the CPU of the residency passes (a CPU ledger's 'warming'); the parallel reads run in Node's
+     * threads, not charged.
+     */
     cpu?: CpuAccount;
   } = {},
   bindings: PageCacheBindings = systemBindings(),
@@ -717,7 +725,9 @@ function requireLibc(load: LibcLoad): LibcBindings {
   return load.libc;
 }
 
-/** Whether mincore shows the pages of a file owned by `uid` to us without asking for write access: root, or the owner. */
+/**
+ * Whether mincore shows the pages of a file owned by `uid` to us without asking for write access: root, or the owner.
+ */
 function ownedOrPrivileged(uid: number): boolean {
   return isPrivileged() || (typeof process.geteuid === 'function' && uid === process.geteuid());
 }

@@ -14,7 +14,10 @@ import { errnoError } from '../kernel/errno.js';
 
 /** What one sweep of one file did. */
 export interface FileSweep {
-  /** Pages resident now that were not at the previous sweep (one bit per page), to pass back next time; undefined when none. */
+  /**
+   * Pages resident now that were not at the previous sweep (one bit per page), to pass back next time; undefined when
+   * none.
+   */
   arrived?: Uint8Array;
   /** Bytes advised out of the cache (0 when nothing was old enough). */
   evictedBytes: number;

@@ -4,8 +4,10 @@
 export function sudoPathText(sudoUser: string, python: string | null): string {
   const found = python === null ? 'no python3 is on it' : `python3 is ${python}`;
   return (
-    `running under sudo for ${sudoUser}: sudo's secure_path replaced ${sudoUser}'s PATH, so ${found}, not the python3 of a venv or conda environment ${sudoUser} activated. ` +
-    `Keep theirs: sudo env "PATH=$PATH" ds-analyzer ..., or name the interpreter: ds-analyzer profile --python ~/venv/bin/python ... (or its full path after '--')`
+    `running under sudo for ${sudoUser}: sudo's secure_path replaced ${sudoUser}'s PATH, so ${found}, not the ` +
+    `python3 of a venv or conda environment ${sudoUser} activated. ` +
+    `Keep theirs: sudo env "PATH=$PATH" ds-analyzer ..., or name the interpreter: ds-analyzer profile --python ` +
+    `~/venv/bin/python ... (or its full path after '--')`
   );
 }
 

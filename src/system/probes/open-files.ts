@@ -160,5 +160,8 @@ export function outsideReadsNote(reads: OutsideReads, shown = 3): string | null 
     reads.dirs.length > shown
       ? ` and ${reads.dirs.length - shown} more director${reads.dirs.length - shown === 1 ? 'y' : 'ies'}`
       : '';
-  return `the job also read files outside --data: ${named}${more}; their storage reads count as the dataset's, pass their folders to --data too if they are training input`;
+  return (
+    `the job also read files outside --data: ${named}${more}; their storage reads count as the dataset's, ` +
+    `pass their folders to --data too if they are training input`
+  );
 }

@@ -42,7 +42,9 @@ export function assumptionsOf(model: Values): Assumption[] {
   if (model.profiledWorkers !== null && model.profiledWorkers > 0 && !model.workerShareMeasured && share < 1) {
     out.push({
       id: 'worker-share',
-      text: `a loader worker gets a whole CPU when it needs one (no measured count was prep-bound; other load took ${pct(1 - share)} of the CPUs while profiling)`,
+      text:
+        `a loader worker gets a whole CPU when it needs one (no measured count was prep-bound; other load ` +
+        `took ${pct(1 - share)} of the CPUs while profiling)`,
       pessimistic: share,
       optimistic: 1,
     });
@@ -50,7 +52,9 @@ export function assumptionsOf(model: Values): Assumption[] {
   if (model.cpuScaling.kind === 'linear' && model.cpuShareAssumed && share < 1) {
     out.push({
       id: 'cpu-share',
-      text: `a CPU gives the job a whole CPU-second a second (prep never set the pace; other load took ${pct(1 - share)} of the CPUs while profiling)`,
+      text:
+        `a CPU gives the job a whole CPU-second a second (prep never set the pace; other load ` +
+        `took ${pct(1 - share)} of the CPUs while profiling)`,
       pessimistic: share,
       optimistic: 1,
     });
@@ -58,7 +62,9 @@ export function assumptionsOf(model: Values): Assumption[] {
   if (!model.overlapMeasured && model.serialUpperBound > model.fetchPrepSerial) {
     out.push({
       id: 'overlap',
-      text: `reads and pre-processing overlap (σ = ${model.fetchPrepSerial.toFixed(2)}; not measured, the cold mode allows up to ${model.serialUpperBound.toFixed(2)}: profile --overlap measures it)`,
+      text:
+        `reads and pre-processing overlap (σ = ${model.fetchPrepSerial.toFixed(2)}; not measured, the cold ` +
+        `mode allows up to ${model.serialUpperBound.toFixed(2)}: profile --overlap measures it)`,
       pessimistic: model.serialUpperBound,
       optimistic: model.fetchPrepSerial,
     });
@@ -66,7 +72,9 @@ export function assumptionsOf(model: Values): Assumption[] {
   if (model.readAmplification < 1) {
     out.push({
       id: 'read-amplification',
-      text: `a miss reads ${pct(model.readAmplification)} of its bytes from storage, as the cold mode did (the rest of its reads hit pages not yet evicted; every byte from storage is the slow end)`,
+      text:
+        `a miss reads ${pct(model.readAmplification)} of its bytes from storage, as the cold mode did (the ` +
+        `rest of its reads hit pages not yet evicted; every byte from storage is the slow end)`,
       pessimistic: 1,
       optimistic: model.readAmplification,
     });

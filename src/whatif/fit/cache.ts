@@ -51,7 +51,10 @@ export interface CacheFitOptions {
   simulatedEpochs?: number;
   /** Seed of the simulated epoch orders. */
   seed?: number;
-  /** The page cache's policy, where the caller knows it (validate's cap holds an LRU of closed files); else from the profiled kernel. */
+  /**
+   * The page cache's policy, where the caller knows it (validate's cap holds an LRU of closed files); else from the
+   * profiled kernel.
+   */
   pageCacheModel?: { model: PageCacheModel; why: string };
 }
 
@@ -112,7 +115,9 @@ function profiledCache(profile: Profile): { bytes: number; source: string; assum
   const bytes = Math.min(profile.dataset.bytes, profile.dataset.memoryBudgetBytes ?? profile.dataset.bytes);
   return {
     bytes,
-    source: `dataset.remote.jobCacheDir ${remote.jobCacheDir}: its limit is not known, taken as the data or the free space beside the profile`,
+    source:
+      `dataset.remote.jobCacheDir ${remote.jobCacheDir}: its limit is not known, taken as the data or the ` +
+      `free space beside the profile`,
     assumed: true,
   };
 }
@@ -147,7 +152,10 @@ export function profiledCacheBytes(profile: Profile): {
   };
 }
 
-/** B_memory: the page-cache read rate the cached mode reached, a lower bound of memory bandwidth and no stage; none when the analysis did not show it. */
+/**
+ * B_memory: the page-cache read rate the cached mode reached, a lower bound of memory bandwidth and no stage; none when
+ * the analysis did not show it.
+ */
 function memoryRate(profile: Profile, modes: MeasuredModes): ModelParameter[] {
   const rate = profile.analysis?.memoryReadBytesPerSec ?? null;
   if (rate === null) return [];

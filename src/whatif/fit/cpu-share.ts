@@ -15,7 +15,10 @@ const CPU_STEP_SHARE = 0.5;
 
 /** The CPUs as fitted. */
 export interface CpuShareFit {
-  /** CPU-seconds the training process takes per sample for the step alone (synthetic mode, loader not consulted); 0 when not reported. */
+  /**
+   * CPU-seconds the training process takes per sample for the step alone (synthetic mode, loader not consulted); 0 when
+   * not reported.
+   */
   stepCpuSecPerSample: number;
   /** CPUs the step keeps busy: its CPU per sample over its time per sample. */
   stepCpus: number;
@@ -70,7 +73,10 @@ export function fitCpuShare(profile: Profile, modes: MeasuredModes, profiledCpus
   };
 }
 
-/** The step's own CPU per sample (the synthetic mode's training process; null when not reported) and the CPUs it keeps busy (0 then). */
+/**
+ * The step's own CPU per sample (the synthetic mode's training process; null when not reported) and the CPUs it keeps
+ * busy (0 then).
+ */
 export function stepCpuOf(synthetic: ModeResult): { secPerSample: number | null; cpus: number } {
   const pace = synthetic.ranks.find((r) => r.rank === synthetic.paceRank) ?? synthetic.ranks[0];
   const ms = pace?.mainCpuMsPerSample ?? null;

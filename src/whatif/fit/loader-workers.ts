@@ -33,13 +33,19 @@ export interface WorkersPoint {
 
 /** The loader-workers fit. */
 export interface LoaderWorkersFit {
-  /** num_workers per rank the profiled job ran with; null when the job did not report it (then workers are not modelled). */
+  /**
+   * num_workers per rank the profiled job ran with; null when the job did not report it (then workers are not
+   * modelled).
+   */
   profiledWorkers: number | null;
   /** Measured points (W >= 1), ascending in workers; the profiled count first among equals. */
   workersPoints: WorkersPoint[];
   /** CPUs each rank's training process kept busy itself in the cached mode (0 when not reported). */
   mainCpusPerRank: number;
-  /** Seconds per sample the training process took to load a sample itself (W = 0), measured by a sweep at 0; null when not measured. */
+  /**
+   * Seconds per sample the training process took to load a sample itself (W = 0), measured by a sweep at 0; null when
+   * not measured.
+   */
   serialPrepSecPerSample: number | null;
   /** The framework whose trainer built the loader ('hf-trainer', 'lightning'), for the line to paste. */
   loaderFramework: string | null;
@@ -170,7 +176,8 @@ export function fitLoaderWorkers(
       proven(modes.synthetic, cached),
       points.some((p) => p.prepBound)
         ? undefined
-        : 'assumed: prep did not set the pace at any measured count, so each worker is taken to get up to one CPU (its pace there was only a lower bound)',
+        : 'assumed: prep did not set the pace at any measured count, so each worker is taken to get up to one ' +
+            'CPU (its pace there was only a lower bound)',
     ),
   ];
   if (mainCpu !== null) {
@@ -213,7 +220,8 @@ export function fitLoaderWorkers(
   const caveats: string[] = [];
   if (swept.length === 0 && profiledWorkers > 0)
     caveats.push(
-      `workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers measures it)`,
+      `workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers ` +
+        `measures it)`,
     );
   if (mainCpu === null)
     caveats.push(
@@ -302,12 +310,18 @@ export function profiledCpusOf(profile: Profile, cached: ModeResult): number {
   return cached.cpus?.length ?? profile.host.cpus;
 }
 
-/** CPUs left to pre-processing: the job's less what its ranks' training processes kept busy themselves (model.ts, prepParallelism). */
+/**
+ * CPUs left to pre-processing: the job's less what its ranks' training processes kept busy themselves (model.ts,
+ * prepParallelism).
+ */
 export function cpusForPrep(profiledCpus: number, ranks: number, mainCpusPerRank: number): number {
   return Math.max(1e-9, profiledCpus - ranks * mainCpusPerRank);
 }
 
-/** CPUs each rank's training process kept busy itself in the cached mode: its CPU per sample x its samples/s; 0 when not reported. */
+/**
+ * CPUs each rank's training process kept busy itself in the cached mode: its CPU per sample x its samples/s; 0 when not
+ * reported.
+ */
 export function mainCpusOf(
   profile: Profile,
   modes: MeasuredModes,

@@ -17,7 +17,10 @@ export interface MeasuredModes {
   synthetic: MeasuredMode;
   /** The whole dataset in the page cache: compute and prep. */
   cached: MeasuredMode;
-  /** Nothing cached: compute, prep and fetch; null where the profile has no measured cold mode (`--modes synthetic,cached`): the fetch stage is then not fitted (coldMissing). */
+  /**
+   * Nothing cached: compute, prep and fetch; null where the profile has no measured cold mode (`--modes
+   * synthetic,cached`): the fetch stage is then not fitted (coldMissing).
+   */
   cold: MeasuredMode | null;
 }
 

@@ -38,7 +38,9 @@ export interface PrepCpuOptions {
   cpuScaling?: Extract<CpuScaling, { kind: 'fitted' }>;
 }
 
-/** u, c0 and eff(c) for a job of `profiledRanks` ranks; not enough data when either mode lacks its CPU time per sample. */
+/**
+ * u, c0 and eff(c) for a job of `profiledRanks` ranks; not enough data when either mode lacks its CPU time per sample.
+ */
 export function fitPrepCpu(
   profile: Profile,
   modes: MeasuredModes,
@@ -215,7 +217,8 @@ function scalingCurve(
       ? (ranks * (u + stepCpuSecPerSample)) / (profiledCpus * cachedSecPerSample)
       : measuredEff / busy;
   const source = !prepBound
-    ? 'assumed 1: a CPU gives one CPU-second a second (cached mode was not prep-bound, so its pace is only a lower bound)'
+    ? 'assumed 1: a CPU gives one CPU-second a second (cached mode was not prep-bound, so its pace is only a ' +
+      'lower bound)'
     : cpusSetPace
       ? 'R*(u + k_s) / (cached iterMs / samplesPerIter) / c0 (cached mode was prep-bound on its CPUs)'
       : `R*u / (cached iterMs / samplesPerIter${serialStep > 0 ? ' - T_gpu / b, num_workers=0' : ''}) / ${workers === 0 ? 'R (num_workers=0: one CPU per rank)' : 'R*W0 (fewer workers than CPUs)'} (cached mode was prep-bound)`;

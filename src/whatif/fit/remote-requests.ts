@@ -17,11 +17,16 @@ import { proven, type MeasuredModes } from './modes.js';
 import { probeBandwidth } from './storage.js';
 
 export interface RemoteRequestsFit {
-  /** Seconds from a request to its first byte (median), L; 0 where no request was timed (local files, HTTPS tunnels). */
+  /**
+   * Seconds from a request to its first byte (median), L; 0 where no request was timed (local files, HTTPS tunnels).
+   */
   requestLatencySec: number;
   /** Requests per sample, r: 1 for an object per sample, 1 / samples per shard. */
   requestsPerSample: number;
-  /** Requests in flight per loader worker (per rank without workers) in the cold mode, q; null where no request was seen. */
+  /**
+   * Requests in flight per loader worker (per rank without workers) in the cold mode, q; null where no request was
+   * seen.
+   */
   profiledInFlightPerWorker: number | null;
   /** Whether the data is remote objects (a cache of them is a local folder of whole objects, not the page cache). */
   remoteObjects: boolean;
@@ -54,7 +59,8 @@ export function fitRemoteRequests(
       caveats: [],
     };
   }
-  // On a saturated network a response's first byte waits behind other responses' bytes: that wait is the bandwidth term's, not latency.
+  // On a saturated network a response's first byte waits behind other responses' bytes: that wait is the bandwidth
+  // term's, not latency.
   const carried =
     profile.options.storageBwBytesPerSec ??
     (profile.storageProbe?.proven ? probeBandwidth(profile.storageProbe).bytesPerSec : null);
@@ -65,7 +71,8 @@ export function fitRemoteRequests(
   const loadedMs = network.firstByteMs.p50;
   const latency = saturated ? (idleMs ?? 0) / 1000 : loadedMs / 1000;
   const requestsPerSample = 1 / (profile.dataset.remote.samplesPerObject ?? 1);
-  // The most at once: a worker's own concurrency (threads) shows when it was busy; the mean counts its idle moments too.
+  // The most at once: a worker's own concurrency (threads) shows when it was busy; the mean counts its idle moments
+  // too.
   const loaders = ranks * Math.max(1, workersPerRank ?? 1);
   const inFlight = Math.max(1, Math.round(network.maxInFlight / loaders));
   const source = `modes.cold.network (${network.requests} requests ${network.meter === 'client' ? "counted in the job's HTTP clients" : 'through the metering proxy'})`;
@@ -73,7 +80,9 @@ export function fitRemoteRequests(
   const latencyParameter = (): ModelParameter => {
     const name = 'time from a request to its first byte (median)';
     if (!saturated) return parameter('L', name, latency, 's', `${source}: firstByteMs.p50`, proven(cold));
-    const queued = `the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network carries, so its first bytes (median ${loadedMs.toFixed(1)} ms) waited behind other responses' bytes`;
+    const queued =
+      `the cold mode read ${formatRate(readRate!)} of the ${formatRate(carried!)} the network ` +
+      `carries, so its first bytes (median ${loadedMs.toFixed(1)} ms) waited behind other responses' bytes`;
     return idleMs !== undefined
       ? parameter(
           'L',

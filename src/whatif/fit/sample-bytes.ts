@@ -50,7 +50,9 @@ function readAmplificationOf(cold: MeasuredMode | null): { value: number; source
     return {
       value: 1,
       source,
-      note: `read ${fraction.toFixed(3)}: the excess is within the ${inFlight} samples the loader could hold read at the windows' ends, taken as 1`,
+      note:
+        `read ${fraction.toFixed(3)}: the excess is within the ${inFlight} samples the loader could hold ` +
+        `read at the windows' ends, taken as 1`,
     };
   }
   return { value: fraction, source };

@@ -24,7 +24,10 @@ const UNSATURATED_SHARE = 0.9;
 export interface StorageFit {
   /** Storage read bandwidth, bytes/s, at the job's read concurrency. */
   storageBytesPerSec: number;
-  /** True when the cold mode was not storage-bound and no proven read probe measured the storage, so storageBytesPerSec is only what the job asked for. */
+  /**
+   * True when the cold mode was not storage-bound and no proven read probe measured the storage, so storageBytesPerSec
+   * is only what the job asked for.
+   */
   storageIsLowerBound: boolean;
   /** Share of fetch and prep that runs in series, σ (../overlap.ts): 0 for perfect overlap, 1 for none. */
   fetchPrepSerial: number;
@@ -45,7 +48,10 @@ export interface StorageFit {
 
 /** What the storage fit needs from the fits before it, per sample at the profiled settings. */
 export interface StorageFitInputs {
-  /** What reads can hide behind per sample, s: the step (T_gpu / b with the loader's hand-over and contention) or the pace prep sets, the larger. */
+  /**
+   * What reads can hide behind per sample, s: the step (T_gpu / b with the loader's hand-over and contention) or the
+   * pace prep sets, the larger.
+   */
   computeSec: number;
   /** Prep per sample that reads can run in series with, s: the loader workers' own (model.ts, dataSec). */
   prepSec: number;
@@ -76,10 +82,15 @@ interface Candidate {
   measured: boolean;
 }
 
-/** What every overlap fit starts from: compute, prep and the cold mode's time, per sample at the profiled settings, s. */
+/**
+ * What every overlap fit starts from: compute, prep and the cold mode's time, per sample at the profiled settings, s.
+ */
 type ProfiledStages = Omit<OverlapInputs, 'fetchSec'>;
 
-/** Latency explains at least this share of a probe's time: its rate is then a bound on the bandwidth, not a measure of it. */
+/**
+ * Latency explains at least this share of a probe's time: its rate is then a bound on the bandwidth, not a measure of
+ * it.
+ */
 const LATENCY_BOUND_SHARE = 0.9;
 
 /**
@@ -104,7 +115,10 @@ export function probeBandwidth(probe: StorageProbe): {
   return { bytesPerSec: 1 / (1 / probe.bytesPerSec - waitSecPerByte), latencyShare, lowerBound: false };
 }
 
-/** The probe's latency, ms: the wait for a first byte with nothing ahead of it, else (older profiles) under load; 0 for files. */
+/**
+ * The probe's latency, ms: the wait for a first byte with nothing ahead of it, else (older profiles) under load; 0 for
+ * files.
+ */
 function probeLatencyMs(probe: StorageProbe): number {
   return probe.idleFirstByteMs ?? probe.firstByteMs ?? 0;
 }
@@ -114,10 +128,12 @@ function probeLatencyNote(probe: StorageProbe, probed: ReturnType<typeof probeBa
   if (probe.firstByteMs === undefined) return '';
   const wait =
     probe.idleFirstByteMs !== undefined
-      ? `its requests sent one at a time waited ${probe.idleFirstByteMs.toFixed(1)} ms for a first byte (${probe.firstByteMs.toFixed(1)} ms under load)`
+      ? `its requests sent one at a time waited ${probe.idleFirstByteMs.toFixed(1)} ms for a first byte ` +
+        `(${probe.firstByteMs.toFixed(1)} ms under load)`
       : `its requests waited ${probe.firstByteMs.toFixed(1)} ms for a first byte`;
   return probed.lowerBound
-    ? `; ${wait}, ${Math.round(probed.latencyShare * 100)}% of its time, so its ${formatRate(probe.bytesPerSec)} bounds the bandwidth from below`
+    ? `; ${wait}, ${Math.round(probed.latencyShare * 100)}% of its time, so ` +
+        `its ${formatRate(probe.bytesPerSec)} bounds the bandwidth from below`
     : `: ${formatRate(probe.bytesPerSec)}, less the ${Math.round(probed.latencyShare * 100)}% of its time ${wait}`;
 }
 
@@ -151,7 +167,8 @@ export function fitStorage(
       : throttle !== null
         ? 'options.storageBwBytesPerSec (the throttle; cold mode was not storage-bound)'
         : probe !== null && probed !== null
-          ? `storageProbe.bytesPerSec (a read probe of ${probe.files} evicted files, ${probe.concurrency} at once${probeLatencyNote(probe, probed)}; the cold mode, not storage-bound, read ${formatRate(readRate)})`
+          ? `storageProbe.bytesPerSec (a read probe of ${probe.files} evicted files, ${probe.concurrency} at ` +
+            `once${probeLatencyNote(probe, probed)}; the cold mode, not storage-bound, read ${formatRate(readRate)})`
           : 'cold mode storageReadBytesPerSec',
     serial: PERFECT_OVERLAP,
     serialSource: 'perfect overlap (the max of the two stages)',
@@ -232,7 +249,9 @@ function belowThrottle(
   if (serial === PERFECT_OVERLAP) return { ...asRead, measured: true };
   return {
     storageBytesPerSec: throttle,
-    storageSource: `options.storageBwBytesPerSec (the throttle; the cold mode read ${formatRate(readRate)}: its workers alternated reading and pre-processing)`,
+    storageSource:
+      `options.storageBwBytesPerSec (the throttle; the cold mode read ${formatRate(readRate)}: its ` +
+      `workers alternated reading and pre-processing)`,
     serial,
     serialSource: 'fitted: the cold mode time per sample, prep from the cached mode, fetch at the throttle',
     measured: true,

@@ -39,7 +39,8 @@ test('cgroup v1 (fake tree): every disk but loop devices gets a write_bps_device
     readFileSync(join(blkio, 'ds-analyzer-wt', 'blkio.throttle.write_bps_device'), 'utf8'),
     '254:0 40000000',
   );
-  // The job joins the throttled group before it runs: the cgroup join wrapper, with the group's procs file and the command.
+  // The job joins the throttled group before it runs: the cgroup join wrapper, with the group's procs file and the
+  // command.
   assert.deepEqual(held.wrap(['true']), wrapCommand([join(blkio, 'ds-analyzer-wt', 'cgroup.procs')], ['true']));
 });
 

@@ -54,7 +54,8 @@ describe('residency estimate', () => {
       residentOf: (k) => (calls.set(k, (calls.get(k) ?? 0) + 1), 0),
       random: mulberry32(9),
     });
-    // Each held file is read once, in its own group; the sample of the others draws 300 times (with replacement), never a held file.
+    // Each held file is read once, in its own group; the sample of the others draws 300 times (with replacement), never
+    // a held file.
     for (let k = 0; k < 200; k++) assert.equal(calls.get(k), 1, `held file ${k}`);
     assert.equal(
       [...calls.values()].reduce((a, b) => a + b, 0),

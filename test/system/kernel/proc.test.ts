@@ -391,7 +391,8 @@ test('TreeMembers (fake /proc): new children found among the new pids only, thre
   // /proc lists processes only: the fake's thread goes before the next walk lists it.
   proc.exit(thread);
 
-  // A child whose pid lies below the last reading (as if /proc had not shown it yet during a walk) waits for the next walk.
+  // A child whose pid lies below the last reading (as if /proc had not shown it yet during a walk) waits for the next
+  // walk.
   now = 500;
   proc.stats.set(60, { ppid: root, tgid: 60, start: 5000 });
   proc.show(60);

@@ -6,7 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** The expected 'major:minor' of the whole disk under `target`, or why this machine has none to expect (a reason for t.skip). */
+/**
+ * The expected 'major:minor' of the whole disk under `target`, or why this machine has none to expect (a reason for
+ * t.skip).
+ */
 export type ExpectedDisk = { device: string } | { skip: string };
 
 /** mountinfo escapes space, tab, newline and backslash as \ooo octal. */
@@ -14,7 +17,10 @@ function unescapeMountField(text: string): string {
   return text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 
-/** The mount holding `resolved` (the longest mount point above it; of equal ones the last, which shadows the others), as [major:minor, type, mount point]. */
+/**
+ * The mount holding `resolved` (the longest mount point above it; of equal ones the last, which shadows the others), as
+ * [major:minor, type, mount point].
+ */
 function mountOfPath(resolved: string, mountinfo: string): [string, string, string] | null {
   let best: [string, string, string] | null = null;
   for (const line of mountinfo.split('\n')) {

@@ -149,7 +149,8 @@ describe('page cache', { skip }, () => {
     if (options.includes('noatime') || options.includes('ro'))
       return t.skip(`${dir} is mounted ${options.join(',')}: reads never update atime`);
     const file = files[0];
-    // Without cachestat residency falls back to mmap, and mapping a file updates its atime too: the test could not fail.
+    // Without cachestat residency falls back to mmap, and mapping a file updates its atime too: the test could not
+    // fail.
     const calls = loadFileSyscalls();
     const probe = fs.openSync(file.path, 'r');
     const cachestat = calls.ok && calls.calls.cachedPages(probe, 0, 0) >= 0;

@@ -22,7 +22,8 @@ test('fitSampleBytes: s from the bytes the cold mode consumed per sample, a from
 test('fitSampleBytes: s counts the samples of the window the consumed bytes cover, not the warm-up too', () => {
   const profile = loadProfile();
   const modes = modesOf(profile);
-  // A pooled PyTorch profile: 104 iterations of 32, of which 30 were warm-up; the window held 74 (2,368 samples) of 77.4 KiB.
+  // A pooled PyTorch profile: 104 iterations of 32, of which 30 were warm-up; the window held 74 (2,368 samples) of
+  // 77.4 KiB.
   const state = { ...modes.cold.state, consumedBytes: 2368 * 79_260, consumedSamples: 2368 };
   const fit = fitSampleBytes(profile, { ...modes, cold: { ...modes.cold, state } });
   assert.equal(fit.value.bytesPerSample, 79_260);
@@ -58,7 +59,8 @@ test("fitSampleBytes: a read excess the loader could have in flight at the windo
     within.parameters[1].note,
     `read 1.050: the excess is within the ${4 * b} samples the loader could hold read at the windows' ends, taken as 1`,
   );
-  // 50% of 40 b samples is 20 b: more than any loader here held, so it is the job's own amplification (read-ahead, re-reads).
+  // 50% of 40 b samples is 20 b: more than any loader here held, so it is the job's own amplification (read-ahead,
+  // re-reads).
   const beyond = fitSampleBytes(profile, { ...modes, cold: cold(1.5, 40 * b) });
   assert.equal(beyond.value.readAmplification, 1.5);
   assert.equal(beyond.parameters[1].note, undefined);
