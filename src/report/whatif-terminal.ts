@@ -1,6 +1,7 @@
 import { formatBytes, formatRate, percent } from '../units.js';
 import type { ModelParameter, Prediction, Scenario } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
+import { KNOBS } from '../whatif/knobs/index.js';
 import type { PipelineWhatif } from '../schema/whatif-output.js';
 import { formatPercent, table, wrapLine } from './format.js';
 
@@ -188,6 +189,11 @@ function scenarioLine(
             ),
           ]
         : []),
+      // The knobs that say themselves where they are not as profiled (whatif/knobs/).
+      ...KNOBS.flatMap((knob) => {
+        const words = knob.asked?.(s);
+        return words ? [mark(knob.field, words)] : [];
+      }),
       // Settings outside the scenario (checkpoints, the loader's epochs), each changed.
       ...otherChanges.map((text) => `${text}*`),
     ].join(', ') + (changed.length > 0 || otherChanges.length > 0 ? '  (* changed)' : '  (as profiled)')

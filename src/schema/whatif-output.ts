@@ -8,7 +8,10 @@ import { z } from 'zod';
 import { ModeSchema } from './events.js';
 import { WHATIF_OUTPUT_VERSION } from './versions.js';
 
-/** Version of whatif's JSON (in versions.ts, with whatifOutput(), so that printing loads no zod); bump when a field is removed or changes meaning (adding one does not). */
+/**
+ * Version of whatif's JSON (in versions.ts, with whatifOutput(), so that printing loads no zod); bump when a field is
+ * removed or changes meaning (adding one does not).
+ */
 export { WHATIF_OUTPUT_VERSION } from './versions.js';
 
 const nonneg = () => z.number().nonnegative();
@@ -58,12 +61,17 @@ export const ScenarioSchema = z.object({
   cacheBytes: nonneg(),
   /** CPUs of the whole server (all ranks). */
   cpus: nonneg(),
-  /** Storage read bandwidth of the whole server, bytes/s; 0 where the profile did not measure it (no cold mode: see `unanswered`). */
+  /**
+   * Storage read bandwidth of the whole server, bytes/s; 0 where the profile did not measure it (no cold mode: see
+   * `unanswered`).
+   */
   storageBytesPerSec: nonneg(),
   /** Accelerators (data-parallel ranks) per server. */
   gpus: nonneg(),
   /** Accelerator speed-up: compute time is divided by it. */
   gpuSpeedup: nonneg(),
+  /** Pre-processing speed-up: the prep CPU per sample is divided by it; absent: 1, as profiled. */
+  prepSpeedup: z.number().positive().optional(),
   /** Which cache holds the dataset: the OS page cache (LRU) or one that never evicts (MinIO). */
   cachePolicy: CachePolicySchema,
   /** Epochs averaged over (the first cold), or null for the steady state (epoch 2 on). */
@@ -78,11 +86,16 @@ export const ScenarioSchema = z.object({
   objectBytes: nonneg().nullable().optional(),
   /** Concurrent jobs on the server reading the same dataset, each with `gpus` ranks; null or absent: one. */
   jobs: z.number().int().positive().nullable().optional(),
-  /** With several jobs: true when they share one fetch and prep of each sample (CoorDL); null or absent: independent. */
+  /**
+   * With several jobs: true when they share one fetch and prep of each sample (CoorDL); null or absent: independent.
+   */
   coordinated: z.boolean().nullable().optional(),
   /** Servers of the job, each as the rest of the scenario describes; null or absent: one. */
   nodes: z.number().int().positive().nullable().optional(),
-  /** With several nodes: true when the dataset is spread over their caches (CoorDL's partitioned cache); null or absent: each node caches alone. */
+  /**
+   * With several nodes: true when the dataset is spread over their caches (CoorDL's partitioned cache); null or absent:
+   * each node caches alone.
+   */
   partitioned: z.boolean().nullable().optional(),
   /** Bytes/s a node reads from a peer's cache; set with `partitioned`. */
   peerBytesPerSec: nonneg().nullable().optional(),
@@ -110,7 +123,10 @@ export const PredictionSchema = z.object({
   epochSec: nonneg(),
   /** The first (cold-cache) epoch, s. */
   firstEpochSec: nonneg(),
-  /** Seconds from the job's start to its first batch, nothing cached; absent where the profile did not record its first batch. */
+  /**
+   * Seconds from the job's start to its first batch, nothing cached; absent where the profile did not record its first
+   * batch.
+   */
   firstBatchSec: nonneg().optional(),
   /** An epoch in the steady state, s. */
   steadyEpochSec: nonneg(),
@@ -206,7 +222,10 @@ export const RecommendationSchema = z.object({
   prediction: PredictionSchema.nullable(),
   /** Page cache only: the size below which the stall returns, bytes; `value` leaves slack above it. */
   edgeBytes: nonneg().optional(),
-  /** A cache when the overlap of reads and prep was not measured: the size needed if they run in series, bytes (null: none). */
+  /**
+   * A cache when the overlap of reads and prep was not measured: the size needed if they run in series, bytes (null:
+   * none).
+   */
   ifSerialBytes: nonneg().nullable().optional(),
   /** The sentence shown in the terminal. */
   text: z.string(),
@@ -261,12 +280,18 @@ export const PipelineWhatifSchema = z.object({
         /** The write bandwidth asked (--write-bw), bytes/s; null: as profiled. */
         writeBytesPerSec: nonneg().nullable(),
       }),
-      /** The overhead budget (CheckFreq: 3.5%) and the fewest iterations between saves that keep under it at the asked bandwidth and save mode. */
+      /**
+       * The overhead budget (CheckFreq: 3.5%) and the fewest iterations between saves that keep under it at the asked
+       * bandwidth and save mode.
+       */
       budget: nonneg(),
       everyForBudget: nonneg().nullable(),
       /** Work lost by a failure at the asked interval, on average half an interval, s. */
       lostWorkPerFailureSec: nonneg(),
-      /** With --failures-per-day: the share of time lost to failures and to saving at the asked interval, and the interval that makes their sum least (Young's rule, sqrt(2 x save time x MTBF)). */
+      /**
+       * With --failures-per-day: the share of time lost to failures and to saving at the asked interval, and the
+       * interval that makes their sum least (Young's rule, sqrt(2 x save time x MTBF)).
+       */
       failures: z
         .object({ perDay: nonneg(), lostShare: nonneg(), totalShare: nonneg(), bestEveryIterations: nonneg() })
         .nullable(),
@@ -345,7 +370,10 @@ export const WhatifOutputSchema = z.object({
   workersSweep: z.array(WorkersSweepRowSchema),
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: z.array(RecommendationSchema),
-  /** The costliest stage of prep, where the profile has prep's stages and a prep stall at its settings; absent otherwise. */
+  /**
+   * The costliest stage of prep, where the profile has prep's stages and a prep stall at its settings; absent
+   * otherwise.
+   */
   prepStage: PrepStageAdviceSchema.optional(),
   /** What the recommendations assumed where nothing measured it, each taken at its slow end, in words. */
   adviceAssumptions: z.array(z.string()),
@@ -357,11 +385,20 @@ export const WhatifOutputSchema = z.object({
    * storage questions and recommendations); empty when everything was answered.
    */
   unanswered: z.array(z.string()),
-  /** The validate command that would run the asked setting, when the profile did not run it and validate can (one cache size, CPU count or worker count); null otherwise. */
+  /**
+   * The validate command that would run the asked setting, when the profile did not run it and validate can (one cache
+   * size, CPU count or worker count); null otherwise.
+   */
   validateCommand: z.string().nullable(),
-  /** What a cache of this data is: the OS page cache over files, or (remote data) a local folder of whole objects; absent in older outputs: the page cache. */
+  /**
+   * What a cache of this data is: the OS page cache over files, or (remote data) a local folder of whole objects;
+   * absent in older outputs: the page cache.
+   */
   dataCache: z.enum(['page-cache', 'object-cache']).optional(),
-  /** Checkpoint and epoch-boundary stalls, as profiled and as asked (--checkpoint-every, --write-bw, --async-save, --persistent-workers); absent when the profile saw neither. */
+  /**
+   * Checkpoint and epoch-boundary stalls, as profiled and as asked (--checkpoint-every, --write-bw, --async-save,
+   * --persistent-workers); absent when the profile saw neither.
+   */
   pipeline: PipelineWhatifSchema.optional(),
   /**
    * whatif --jobs K: the K jobs each reading and pre-processing their own

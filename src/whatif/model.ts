@@ -111,6 +111,8 @@ export interface Scenario {
   gpus: number;
   /** Accelerator speed-up factor: compute time is divided by it. */
   gpuSpeedup: number;
+  /** Pre-processing speed-up factor: the prep CPU per sample is divided by it; absent: 1, as profiled. */
+  prepSpeedup?: number;
   /** Cache policy. */
   cachePolicy: CachePolicy;
   /** Epochs of the job to average over (the first one cold), or null for the steady state (epoch 2 on). */
@@ -400,7 +402,8 @@ function cpuCapSec(
  * cap step and prep together.
  */
 function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): { pace: number; inSeries: number } {
-  const u = model.prepCpuSecPerSample;
+  const prepSpeedup = scenario.prepSpeedup ?? 1;
+  const u = model.prepCpuSecPerSample / prepSpeedup;
   const workers = scenarioWorkers(model, scenario);
   const cpu = cpuCapSec(
     scenario.gpus,
@@ -413,8 +416,9 @@ function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): { pace
   if (workers === 0) {
     // One process a rank, each at most one CPU, and no more than the CPUs give it.
     const serial =
-      model.serialPrepSecPerSample ??
-      u / Math.min(1, effectiveParallelism(model.cpuScaling, scenario.cpus) / scenario.gpus);
+      model.serialPrepSecPerSample !== null
+        ? model.serialPrepSecPerSample / prepSpeedup
+        : u / Math.min(1, effectiveParallelism(model.cpuScaling, scenario.cpus) / scenario.gpus);
     const pace = Math.max(serial, cpu - gpuSec);
     return { pace, inSeries: pace };
   }

@@ -12,6 +12,7 @@ import { LATENCY_KNOB } from './latency.js';
 import { OBJECT_SIZE_KNOB } from './object-size.js';
 import { GPUS_KNOB } from './gpus.js';
 import { GPU_SPEEDUP_KNOB } from './gpu-speedup.js';
+import { PREP_SPEEDUP_KNOB } from './prep-speedup.js';
 import { CACHE_POLICY_KNOB } from './cache-policy.js';
 import { NODES_KNOB } from './nodes.js';
 import { PEER_BW_KNOB } from './peer-bw.js';
@@ -33,6 +34,7 @@ export const KNOBS: readonly Knob[] = [
   OBJECT_SIZE_KNOB,
   GPUS_KNOB,
   GPU_SPEEDUP_KNOB,
+  PREP_SPEEDUP_KNOB,
   CACHE_POLICY_KNOB,
   NODES_KNOB,
   PEER_BW_KNOB,

@@ -58,6 +58,11 @@ export interface Knob<V = unknown> {
    * words that name the flag in the answer; absent: none.
    */
   fetchStage?: Partial<Record<keyof Scenario, string>>;
+  /**
+   * The setting in the 'asked:' line of whatif's answer, or null where it is as profiled and goes unsaid; absent:
+   * the line names it among the settings every answer shows (cache, CPUs, storage, accelerators).
+   */
+  asked?(scenario: Scenario): string | null;
   /** Remote data's requests alone answer it: a profile that saw none says so in a caveat. */
   requestsOnly?: boolean;
   /**
