@@ -1,4 +1,5 @@
 import { valueError } from './errors.js';
+import { CACHE_SIZE_FORMS, UNITS_TEXT } from './units-text.js';
 
 // Decimal and binary multipliers, as users write them: 64G, 512MiB, 1.5TB.
 // A bare G/M/K means the decimal unit (as in 'df -H' and storage datasheets).
@@ -32,11 +33,11 @@ function sizeBytes(text: string): number | null {
 export function parseSize(text: string, what = 'size'): number {
   const bytes = sizeBytes(text);
   if (bytes === null) {
-    throw valueError(`cannot parse ${what} '${text}': use a number with an optional unit, e.g. 64G, 512MiB, 1.5TB`);
+    throw valueError(UNITS_TEXT.notASize(what, text));
   }
   // Under half a byte rounds to none: '.1' is no size either.
   if (!Number.isFinite(bytes) || Math.round(bytes) <= 0) {
-    throw valueError(`${what} '${text}' must be at least one byte`);
+    throw valueError(UNITS_TEXT.underOneByte(what, text));
   }
   return Math.round(bytes);
 }
@@ -48,9 +49,6 @@ export function parseSize(text: string, what = 'size'): number {
  * accept the same forms.
  */
 export type CacheSize = { bytes: number } | { share: number };
-
-/** The forms a cache size may take, as error messages list them. */
-const CACHE_SIZE_FORMS = 'bytes with a unit (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0';
 
 const SHARE_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*%\s*$/;
 
@@ -64,17 +62,14 @@ export function parseCacheSize(text: string, what = '--cache'): CacheSize {
   if (share) {
     const value = Number(share[1]) / 100;
     if (value > 1) {
-      throw valueError(
-        `${what} '${text}': a share of the dataset is at most 100%; for a cache larger than the dataset give ` +
-          `bytes, e.g. 64G`,
-      );
+      throw valueError(UNITS_TEXT.shareOver100(what, text));
     }
     return { share: value };
   }
   const raw = sizeBytes(text);
-  if (raw === null) throw valueError(`cannot parse ${what} '${text}': use ${CACHE_SIZE_FORMS}`);
+  if (raw === null) throw valueError(UNITS_TEXT.notACacheSize(what, text, CACHE_SIZE_FORMS));
   const bytes = Math.round(raw);
-  if (!Number.isSafeInteger(bytes)) throw valueError(`${what} '${text}' is too large: use ${CACHE_SIZE_FORMS}`);
+  if (!Number.isSafeInteger(bytes)) throw valueError(UNITS_TEXT.cacheTooLarge(what, text));
   return { bytes };
 }
 
@@ -93,15 +88,14 @@ export function parseCacheSizeList<W extends string>(
     : CACHE_SIZE_FORMS;
   return text.split(',').map((part) => {
     const entry = part.trim();
-    if (entry === '')
-      throw valueError(`${what} '${text}' has an empty entry: give a comma list of ${forms}, e.g. 25%,50%,8GiB`);
+    if (entry === '') throw valueError(UNITS_TEXT.emptyEntry(what, text, forms));
     if ((words as readonly string[]).includes(entry)) return { word: entry as W };
     try {
       return parseCacheSize(entry, what);
     } catch (error) {
       // Name every accepted form, the words included.
       if (words.length && error instanceof Error && error.message.startsWith('cannot parse')) {
-        throw valueError(`cannot parse ${what} '${entry}': use ${forms}`);
+        throw valueError(UNITS_TEXT.notACacheSize(what, entry, forms));
       }
       throw error;
     }
@@ -119,7 +113,7 @@ export function parseRate(text: string, what = 'rate'): number {
   try {
     return parseSize(withoutPerSecond, what);
   } catch {
-    throw valueError(`cannot parse ${what} '${text}': use a rate such as 50MB/s, 1.5GiB/s or 200M`);
+    throw valueError(UNITS_TEXT.notARate(what, text));
   }
 }
 
@@ -127,7 +121,7 @@ export function parseRate(text: string, what = 'rate'): number {
 export function parsePositiveNumber(text: string, what: string): number {
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
-    throw valueError(`${what} must be a positive number, got '${text}'`);
+    throw valueError(UNITS_TEXT.notPositive(what, text));
   }
   return value;
 }
@@ -135,7 +129,7 @@ export function parsePositiveNumber(text: string, what: string): number {
 /** Parses a positive integer; names the flag in the error. */
 export function parsePositiveInt(text: string, what: string): number {
   const value = parsePositiveNumber(text, what);
-  if (!Number.isInteger(value)) throw valueError(`${what} must be a whole number, got '${text}'`);
+  if (!Number.isInteger(value)) throw valueError(UNITS_TEXT.notWhole(what, text));
   return value;
 }
 
@@ -144,13 +138,11 @@ export function parseCountList(text: string, what: string, min = 0): number[] {
   const counts = text.split(',').map((part) => {
     const value = Number(part.trim());
     if (part.trim() === '' || !Number.isInteger(value) || value < min) {
-      throw valueError(
-        `${what} takes whole numbers of at least ${min} separated by commas, e.g. ${min + 1},${min + 2}; got '${text}'`,
-      );
+      throw valueError(UNITS_TEXT.notCounts(what, text, min));
     }
     return value;
   });
-  if (new Set(counts).size !== counts.length) throw valueError(`${what} lists a count twice: '${text}'`);
+  if (new Set(counts).size !== counts.length) throw valueError(UNITS_TEXT.countTwice(what, text));
   return counts;
 }
 
@@ -159,7 +151,7 @@ export function parseFraction(text: string, what: string): number {
   const percent = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(text);
   const value = percent ? Number(percent[1]) / 100 : Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value >= 1) {
-    throw valueError(`${what} must be a fraction between 0 and 1 or a percentage like 5%, got '${text}'`);
+    throw valueError(UNITS_TEXT.notAFraction(what, text));
   }
   return value;
 }
@@ -167,9 +159,9 @@ export function parseFraction(text: string, what: string): number {
 /** Parses a duration: '90', '90s', '5m', '1h' into seconds. */
 export function parseDurationSec(text: string, what: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$/.exec(text);
-  if (!match) throw valueError(`cannot parse ${what} '${text}': use seconds or a unit, e.g. 90, 90s, 5m`);
+  if (!match) throw valueError(UNITS_TEXT.notADuration(what, text));
   const seconds = Number(match[1]) * ({ s: 1, m: 60, h: 3600 } as const)[(match[2] ?? 's') as 's' | 'm' | 'h'];
-  if (seconds <= 0) throw valueError(`${what} must be greater than zero, got '${text}'`);
+  if (seconds <= 0) throw valueError(UNITS_TEXT.notAboveZero(what, text));
   return seconds;
 }
 
@@ -179,7 +171,7 @@ export function parseDurationSec(text: string, what: string): number {
  */
 export function parseLatencySec(text: string, what: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$/.exec(text);
-  if (!match) throw valueError(`cannot parse ${what} '${text}': use milliseconds or a unit, e.g. 40, 40ms, 0.04s`);
+  if (!match) throw valueError(UNITS_TEXT.notALatency(what, text));
   return Number(match[1]) / (match[2] === 's' ? 1 : 1000);
 }
 

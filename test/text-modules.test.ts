@@ -2,9 +2,10 @@
  * The words a user is shown live in text modules (`<area>-text.ts`, beside
  * their code; STYLE.md, "Words"): the code throws
  * `new UserError(AREA_TEXT.name(args), ExitCode.X)`. This test reads every
- * .ts file under src/ and fails on a `new UserError(` whose message is
- * written in place: a string or template literal (or one joined with + or
- * chosen by ?:) outside a text module.
+ * .ts file under src/ and fails on a `new UserError(` (or errors.ts's
+ * `inputError(`, `valueError(`) whose message is written in place: a string or
+ * template literal (or one joined with + or chosen by ?:) outside a text
+ * module.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,12 +41,23 @@ function holdsLiteral(node: ts.Expression): boolean {
   return false;
 }
 
-/** Each `new UserError(...)` in `text`: its line and whether its message is written in place. */
+/** errors.ts's shorthands that build a UserError from the message they are given. */
+const USER_ERROR_SHORTHANDS = new Set(['inputError', 'valueError']);
+
+/** Whether `node` builds a UserError from its first argument: `new UserError(...)`, `inputError(...)`, `valueError(...)`. */
+function buildsUserError(node: ts.Node): node is ts.NewExpression | ts.CallExpression {
+  if (ts.isNewExpression(node)) return ts.isIdentifier(node.expression) && node.expression.text === 'UserError';
+  return (
+    ts.isCallExpression(node) && ts.isIdentifier(node.expression) && USER_ERROR_SHORTHANDS.has(node.expression.text)
+  );
+}
+
+/** Each user error built in `text`: its line and whether its message is written in place. */
 function userErrors(path: string, text: string): { line: number; inline: boolean }[] {
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, true);
   const found: { line: number; inline: boolean }[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'UserError') {
+    if (buildsUserError(node)) {
       const message = node.arguments?.[0];
       const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
       found.push({ line, inline: message !== undefined && holdsLiteral(message) });
@@ -68,10 +80,13 @@ test('the check finds inline messages, and lets messages from text modules and p
     "throw new UserError(ok ? 'a' : `b ${c}`);",
     'throw new UserError(STORE_TEXT.missing(path), ExitCode.MissingInput);',
     'return new UserError(message, exitCode);',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text the check reads, not a template
+    "throw valueError(`${what} '${text}' must be at least one byte`);",
+    'throw inputError(MESSAGES.missing(flag, root));',
   ].join('\n');
   assert.deepEqual(
     userErrors('sample.ts', sample).map((e) => e.inline),
-    [true, true, true, true, false, false],
+    [true, true, true, true, false, false, true, false],
   );
 });
 

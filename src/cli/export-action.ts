@@ -1,5 +1,6 @@
 import { relative, resolve } from 'node:path';
 import { ExitCode, valueError } from '../errors.js';
+import { EXPORT_TEXT } from '../export/export-text.js';
 import { defaultExportPath, EXPORT_FORMATS, writeExport, type ExportFormat } from '../export/write-export.js';
 import { readProfile } from '../store/profile-store.js';
 import type { Io } from './io.js';
@@ -24,6 +25,6 @@ export function exportAction(profileArg: string, raw: RawExportOptions, io: Io):
 
 function parseFormat(value: string): ExportFormat {
   const format = EXPORT_FORMATS.find((f) => f === value);
-  if (!format) throw valueError(`--format ${value} is not a format export writes: use ${EXPORT_FORMATS.join(', ')}`);
+  if (!format) throw valueError(EXPORT_TEXT.notAFormat(value, EXPORT_FORMATS));
   return format;
 }

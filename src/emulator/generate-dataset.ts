@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { inputError } from '../errors.js';
+import { EMULATOR_TEXT } from './emulator-text.js';
 import { mixSeed, mulberry32, randomBytes } from '../random.js';
 
 /**
@@ -274,7 +275,7 @@ export async function generateDataset(dir: string, options: DatasetOptions): Pro
 export function listDatasetFiles(dir: string): string[] {
   const absolute = resolve(dir);
   if (!existsSync(absolute)) {
-    throw inputError(`dataset folder ${absolute} does not exist: pass the folder of a generated dataset with --data`);
+    throw inputError(EMULATOR_TEXT.noDatasetFolder(absolute));
   }
   const manifest = readManifest(absolute);
   if (manifest !== undefined) {
@@ -284,7 +285,7 @@ export function listDatasetFiles(dir: string): string[] {
     .filter((name) => SAMPLE_PATTERN.test(name))
     .sort();
   if (names.length === 0) {
-    throw inputError(`dataset folder ${absolute} holds no sample-NNNNN.bin files: generate a dataset there first`);
+    throw inputError(EMULATOR_TEXT.noSamples(absolute));
   }
   return names.map((name) => join(absolute, name));
 }

@@ -323,7 +323,7 @@ function parseNonNegativeInt(env: NodeJS.ProcessEnv, name: string, fallback: num
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
   if (!Number.isInteger(value) || value < 0) {
-    throw valueError(`${name}='${text}' is not a non-negative integer: fix or unset it`);
+    throw valueError(PROTOCOL_TEXT.notNonNegative(name, text));
   }
   return value;
 }
@@ -335,23 +335,20 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
   if (modeText !== undefined && modeText !== '') {
     const parsed = ModeSchema.safeParse(modeText);
     if (!parsed.success) {
-      throw valueError(`${ENV.mode}='${modeText}' is not a mode: use synthetic, cached or cold, or unset it`);
+      throw valueError(PROTOCOL_TEXT.notAMode(ENV.mode, modeText));
     }
     mode = parsed.data;
   }
   const protocol = env[ENV.protocol];
   if (protocol !== undefined && protocol !== '' && protocol !== String(PROTOCOL_VERSION)) {
-    throw valueError(
-      `${ENV.protocol}='${protocol}' asks for an event protocol this writer does not speak (it writes ` +
-        `version ${PROTOCOL_VERSION}): use matching versions of ds-analyzer and the job`,
-    );
+    throw valueError(PROTOCOL_TEXT.otherProtocol(ENV.protocol, protocol, PROTOCOL_VERSION));
   }
   const iterationsText = env[ENV.iterations];
   let iterations: number | undefined;
   if (iterationsText !== undefined && iterationsText !== '') {
     iterations = Number(iterationsText);
     if (!Number.isInteger(iterations) || iterations <= 0) {
-      throw valueError(`${ENV.iterations}='${iterationsText}' is not a positive integer: fix or unset it`);
+      throw valueError(PROTOCOL_TEXT.notPositive(ENV.iterations, iterationsText));
     }
   }
   const worldSize = parseNonNegativeInt(env, 'WORLD_SIZE', 1);
