@@ -41,7 +41,7 @@ export interface CpuSweepRow {
 }
 
 /** Cache sizes 0, D/steps, ..., D under both policies (the scenario's epochs basis applies). */
-export function cacheSweep(model: FittedModel, scenario: Scenario, steps = 10): CacheSweepRow[] {
+export function cacheSweep(model: FittedModel, scenario: Scenario, steps: number): CacheSweepRow[] {
   const rows: CacheSweepRow[] = [];
   for (let k = 0; k <= steps; k++) {
     const cacheBytes = Math.round((model.datasetBytes * k) / steps);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { FuseFilesSource } from '../../src/profile/data-sources/fuse-files.js';
 import { LocalFilesSource } from '../../src/profile/data-sources/local-files.js';
-import { NfsFilesSource } from '../../src/profile/data-sources/nfs-files.js';
+import { isOnNfs, NfsFilesSource } from '../../src/profile/data-sources/nfs-files.js';
 import { dataSpecOf, openDataSource } from '../../src/profile/data-sources/open-data-source.js';
 import { RemoteObjectsSource } from '../../src/profile/data-sources/remote-objects.js';
 import { proveState } from '../../src/profile/state-proof.js';
@@ -39,6 +39,19 @@ test('the file system under the folders chooses the source: FUSE, NFS, or local 
   assert.equal(cifs.fetchesFrom, 'storage');
 });
 
+test('roots on two NFS mounts are read as local files: the NFS record names one server and mount point', () => {
+  const onMount = (root: string, mountPoint: string) => ({
+    root,
+    mountPoint,
+    type: 'nfs4',
+    source: `filer:${mountPoint}`,
+    kind: 'network' as const,
+  });
+  assert.equal(isOnNfs([onMount('/a', '/mnt/a'), onMount('/a/b', '/mnt/a')]), true);
+  assert.equal(isOnNfs([onMount('/a', '/mnt/a'), onMount('/b', '/mnt/b')]), false);
+  assert.equal(isOnNfs([]), false);
+});
+
 test('the NFS source fetches over the network, records its mount, and cannot prove a cold mode past the server cache', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'dsa-nfs-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,13 +68,13 @@ test('the NFS source fetches over the network, records its mount, and cannot pro
     server: 'filer:/export/data',
     mountPoint: '/',
   });
-  // The listing's own file systems are the machine's; the proof's limit is said on the NFS ones.
-  const onNfs = {
-    ...dataset,
-    fileSystems: [
-      { root: dir, mountPoint: '/mnt/data', type: 'nfs4', source: 'filer:/export/data', kind: 'network' as const },
-    ],
-  };
+  // The listing records the file systems the source was chosen by (mountinfo is read once), and the proof's limit is
+  // said on them.
+  assert.deepEqual(
+    dataset.fileSystems?.map((f) => [f.type, f.source]),
+    [['nfs4', 'filer:/export/data']],
+  );
+  const onNfs = dataset;
   assert.match(
     source.proofLimit('cold', onNfs)!,
     /nfs4 \(filer:\/export\/data\): the server's cache cannot be evicted from here/,

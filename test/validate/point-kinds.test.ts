@@ -16,7 +16,8 @@ const base: Scenario = {
   storageBytesPerSec: 1e8,
   gpus: 1,
   gpuSpeedup: 1,
-  cachePolicy: 'page-cache',
+  // Not the page cache: a cache point must set its own policy.
+  cachePolicy: 'minio',
   epochs: 3,
   workers: null,
 };
@@ -40,7 +41,19 @@ test('each kind names its folder and says what it runs', () => {
 
 test('a cache point runs epochs at its own cache; a cold point nothing cached; the others the whole dataset', () => {
   assert.equal(pointKind({ kind: 'cache', cacheBytes: 0 }).runs, 'epochs');
-  assert.deepEqual(pointScenario(base, { kind: 'cache', cacheBytes: 5 }, 99), { ...base, cacheBytes: 5, epochs: null });
+  assert.deepEqual(pointScenario(base, { kind: 'cache', cacheBytes: 5 }, 99), {
+    ...base,
+    cacheBytes: 5,
+    cachePolicy: 'page-cache',
+    epochs: null,
+  });
+  assert.deepEqual(pointScenario(base, { kind: 'cache', cacheBytes: 5, cpus: 2 }, 99), {
+    ...base,
+    cacheBytes: 5,
+    cachePolicy: 'page-cache',
+    epochs: null,
+    cpus: 2,
+  });
   assert.deepEqual(pointScenario(base, { kind: 'bandwidth', bytesPerSec: 7 }, 99), {
     ...base,
     cacheBytes: 0,

@@ -47,7 +47,7 @@ export class FuseFilesSource extends LocalFilesSource {
   }
 
   override async list(): Promise<Dataset> {
-    const dataset = await listDataset(this.roots);
+    const dataset = await listDataset(this.roots, { fileSystems: this.options.fileSystems });
     await this.close();
     this.fuse = await meterFuseMount(dataset.fileSystems);
     const mount = this.metering()?.record;

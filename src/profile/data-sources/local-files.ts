@@ -11,7 +11,7 @@ import type { Mode } from '../../schema/events.js';
 import type { ResourceSample } from '../../schema/profile.js';
 import { detectCgroups, createJobCgroup, wrapCommand, type CgroupInfo } from '../../system/cgroups/cgroups.js';
 import { listDataset, type Dataset, type DatasetFile } from '../../system/dataset/dataset.js';
-import { fileSystemLimit, fileSystemWarnings } from '../../system/dataset/file-systems.js';
+import { fileSystemLimit, fileSystemWarnings, type RootFileSystem } from '../../system/dataset/file-systems.js';
 import { OutsideReadsSampler, outsideReadsNote } from '../../system/probes/open-files.js';
 import { pageCacheSupport } from '../../system/page-cache/page-cache.js';
 import { TreeMembers, selfReadBytes } from '../../system/kernel/proc.js';
@@ -43,6 +43,8 @@ export interface LocalFilesOptions {
    * warming, eviction and keepers as 'warming', 'eviction' and 'keeper'. Absent: nothing is charged.
    */
   ledger?: CpuLedger;
+  /** The roots' file systems, read once when the source was chosen (openDataSource); absent: list() reads them. */
+  fileSystems?: readonly RootFileSystem[];
 }
 
 // Period of the open-file sampling (the tree's processes, then their fds): cheap at 2 s.
@@ -116,7 +118,7 @@ export class LocalFilesSource implements DataSource {
   }
 
   async list(): Promise<Dataset> {
-    const dataset = await listDataset(this.roots);
+    const dataset = await listDataset(this.roots, { fileSystems: this.options.fileSystems });
     return { ...dataset, source: { kind: 'files', roots: [...this.roots], dropCaches: this.options.dropCaches } };
   }
 

@@ -10,38 +10,36 @@ import { listDataset, type Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { FetchOrigin } from './data-source.js';
 import { withoutCredentials } from './fuse-meter.js';
-import { LocalFilesSource, type LocalFilesOptions } from './local-files.js';
+import { LocalFilesSource } from './local-files.js';
 
 /** The file-system types of an NFS mount, as /proc/self/mountinfo names them. */
-export const NFS_TYPES: ReadonlySet<string> = new Set(['nfs', 'nfs4']);
+const NFS_TYPES: ReadonlySet<string> = new Set(['nfs', 'nfs4']);
 
 /** Files under `roots`, all on NFS. */
 export class NfsFilesSource extends LocalFilesSource {
-  constructor(
-    roots: string[],
-    options: LocalFilesOptions,
-    /** The NFS mount under the first root, as found when the source was chosen. */
-    private readonly mount: RootFileSystem,
-  ) {
-    super(roots, options);
-  }
-
   /** Uncached bytes come from the NFS server over the network. */
   override get fetchesFrom(): FetchOrigin {
     return 'network';
   }
 
   override async list(): Promise<Dataset> {
-    const dataset = await listDataset(this.roots);
-    const { type, source: server, mountPoint } = this.mount;
+    const dataset = await listDataset(this.roots, { fileSystems: this.options.fileSystems });
+    // One NFS mount under every root: isOnNfs chose this source for no other (without one, the files' record).
+    const mount = dataset.fileSystems?.find((f) => NFS_TYPES.has(f.type));
     const { roots, options } = this;
+    if (!mount) return { ...dataset, source: { kind: 'files', roots: [...roots], dropCaches: options.dropCaches } };
+    const { type, source: server, mountPoint } = mount;
     // A mount's source holds no keys for NFS, but no profile field may ever carry a user:password@ part.
     const where = { type, server: withoutCredentials(server), mountPoint };
     return { ...dataset, source: { kind: 'nfs', roots: [...roots], dropCaches: options.dropCaches, ...where } };
   }
 }
 
-/** Whether every root is on NFS (a mix with other file systems is read as local files, each limit said). */
+/**
+ * Whether every root is on one NFS mount: the source records one server and mount point. A mix with other file
+ * systems, or roots on several mounts, is read as local files, each limit said.
+ */
 export function isOnNfs(fileSystems: readonly RootFileSystem[]): boolean {
-  return fileSystems.length > 0 && fileSystems.every((f) => NFS_TYPES.has(f.type));
+  const mounts = new Set(fileSystems.map((f) => f.mountPoint));
+  return mounts.size === 1 && fileSystems.every((f) => NFS_TYPES.has(f.type));
 }

@@ -53,10 +53,10 @@ export interface SourceDeps {
 /** The sources of files read another way than from a local disk: the first whose test holds reads them. */
 const FILE_SOURCES: readonly {
   holds: (fileSystems: readonly RootFileSystem[]) => boolean;
-  open: (roots: string[], options: LocalFilesOptions, fileSystems: readonly RootFileSystem[]) => DataSource;
+  open: (roots: string[], options: LocalFilesOptions) => DataSource;
 }[] = [
   { holds: isOnFuse, open: (roots, options) => new FuseFilesSource(roots, options) },
-  { holds: isOnNfs, open: (roots, options, fileSystems) => new NfsFilesSource(roots, options, fileSystems[0]) },
+  { holds: isOnNfs, open: (roots, options) => new NfsFilesSource(roots, options) },
 ];
 
 /** The source that reads `spec`'s data; nothing is listed, started or measured until its list(). */
@@ -67,10 +67,15 @@ export function openDataSource(spec: DataSpec, deps: SourceDeps): DataSource {
     const { env } = deps;
     return new RemoteObjectsSource(remote, { cacheDir, proxyPort, env, jobCacheDir: jobCache, netMeter, named });
   }
-  const options: LocalFilesOptions = { dropCaches: spec.dropCaches, ...(deps.ledger ? { ledger: deps.ledger } : {}) };
+  // Read once: the file systems that choose the source are the ones its listing records.
   const fileSystems = rootFileSystemsNow(spec.roots, deps.readMountinfo);
+  const options: LocalFilesOptions = {
+    dropCaches: spec.dropCaches,
+    fileSystems,
+    ...(deps.ledger ? { ledger: deps.ledger } : {}),
+  };
   const chosen = FILE_SOURCES.find((source) => source.holds(fileSystems));
-  return chosen ? chosen.open(spec.roots, options, fileSystems) : new LocalFilesSource(spec.roots, options);
+  return chosen ? chosen.open(spec.roots, options) : new LocalFilesSource(spec.roots, options);
 }
 
 /**

@@ -119,6 +119,8 @@ export interface ListDatasetOptions {
   readMeminfo?: () => Promise<string>;
   /** Reads /proc/self/mountinfo (replaceable in tests). */
   readMountinfo?: () => Promise<string>;
+  /** The roots' file systems as the caller already read them (the source was chosen by them); absent: read here. */
+  fileSystems?: readonly RootFileSystem[];
   /** Reads the memory cgroup's files (replaceable in tests; see memory-budget.ts). */
   readCgroupFile?: ReadKernelFile;
   /** Use fs.statSync instead of statx through koffi (tests of the fallback). */
@@ -151,7 +153,9 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
     options.readCgroupFile,
   );
   const memoryBudgetBytes = budget.bytes;
-  const fileSystems = await rootFileSystems(roots, options.readMountinfo);
+  const fileSystems = options.fileSystems
+    ? [...options.fileSystems]
+    : await rootFileSystems(roots, options.readMountinfo);
   return {
     roots: [...roots],
     files: fileView(table) as DatasetFile[],

@@ -97,24 +97,13 @@ export async function rootFileSystems(
   roots: readonly string[],
   readMountinfo: () => Promise<string> = () => fs.promises.readFile('/proc/self/mountinfo', 'utf8'),
 ): Promise<RootFileSystem[]> {
-  let mounts: Mount[];
+  let text: string;
   try {
-    mounts = parseMountinfo(await readMountinfo());
+    text = await readMountinfo();
   } catch {
     return [];
   }
-  const result: RootFileSystem[] = [];
-  for (const root of roots) {
-    let resolved: string;
-    try {
-      resolved = await fs.promises.realpath(path.resolve(root));
-    } catch {
-      continue;
-    }
-    const fsys = fileSystemOf(root, resolved, mounts);
-    if (fsys) result.push(fsys);
-  }
-  return result;
+  return rootFileSystemsNow(roots, () => text);
 }
 
 /**

@@ -161,6 +161,7 @@ function tryLoad(): LibcLoad {
   if (!(pageSizeBytes > 0)) return { ok: false, reason: 'getpagesize() returned no page size' };
   const fadvise = calls.raw('posix_fadvise');
   const mmap = calls.checked('mmap');
+  const read = calls.checked('read');
   const sync = calls.raw('sync');
   const closeRange = calls.has('close_range') ? calls.checked('close_range') : null;
   const clockGettime = calls.raw('clock_gettime');
@@ -181,10 +182,7 @@ function tryLoad(): LibcLoad {
     inotifyAddWatch: calls.checked('inotify_add_watch'),
     fanotifyInit: calls.checked('fanotify_init'),
     fanotifyMark: calls.checked('fanotify_mark'),
-    read: (
-      (read) => (fd: number, buffer: Uint8Array) =>
-        read(fd, buffer, buffer.length)
-    )(calls.checked('read')),
+    read: (fd, buffer) => read(fd, buffer, buffer.length),
     open: calls.checked('open'),
     close: calls.checked('close'),
     closeRange: (first, last) => (closeRange === null ? -ENOSYS : closeRange(first, last, 0)),

@@ -59,8 +59,9 @@ export interface Knob<V = unknown> {
    */
   fetchStage?: Partial<Record<keyof Scenario, string>>;
   /**
-   * The setting in the 'asked:' line of whatif's answer, or null where it is as profiled and goes unsaid; absent:
-   * the line names it among the settings every answer shows (cache, CPUs, storage, accelerators).
+   * The setting in the 'asked:' line of whatif's answer, or null where it is as profiled and goes unsaid. Absent:
+   * the line's own words, which name cache, policy, CPUs, storage, accelerators, GPU speed-up, jobs and nodes
+   * (report/whatif-terminal.ts), and leave the others unsaid there (their answers say them).
    */
   asked?(scenario: Scenario): string | null;
   /** Remote data's requests alone answer it: a profile that saw none says so in a caveat. */
