@@ -32,13 +32,33 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Whether `node` is, or is built of, a string or template literal. */
-function holdsLiteral(node: ts.Expression): boolean {
+/**
+ * Whether `node` is, or is built of, a string or template literal: also through a `const` of the same file that
+ * holds one (`const why = '...'; throw new UserError(why)`), named in `consts`.
+ */
+function holdsLiteral(node: ts.Expression, consts: ReadonlyMap<string, ts.Expression[]>): boolean {
+  const holds = (child: ts.Expression): boolean => holdsLiteral(child, consts);
   if (ts.isStringLiteral(node) || ts.isTemplateLiteral(node)) return true;
-  if (ts.isParenthesizedExpression(node)) return holdsLiteral(node.expression);
-  if (ts.isBinaryExpression(node)) return holdsLiteral(node.left) || holdsLiteral(node.right);
-  if (ts.isConditionalExpression(node)) return holdsLiteral(node.whenTrue) || holdsLiteral(node.whenFalse);
+  if (ts.isParenthesizedExpression(node)) return holds(node.expression);
+  if (ts.isBinaryExpression(node)) return holds(node.left) || holds(node.right);
+  if (ts.isConditionalExpression(node)) return holds(node.whenTrue) || holds(node.whenFalse);
+  if (ts.isIdentifier(node)) return (consts.get(node.text) ?? []).some(holds);
   return false;
+}
+
+/** The initialisers of the file's `const` declarations, by name (a name declared twice has both). */
+function constInitialisers(source: ts.SourceFile): Map<string, ts.Expression[]> {
+  const consts = new Map<string, ts.Expression[]>();
+  const visit = (node: ts.Node): void => {
+    const isConst = (declaration: ts.VariableDeclaration): boolean =>
+      ts.isVariableDeclarationList(declaration.parent) && (declaration.parent.flags & ts.NodeFlags.Const) !== 0;
+    if (ts.isVariableDeclaration(node) && isConst(node) && ts.isIdentifier(node.name) && node.initializer) {
+      consts.set(node.name.text, [...(consts.get(node.name.text) ?? []), node.initializer]);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return consts;
 }
 
 /** errors.ts's shorthands that build a UserError from the message they are given. */
@@ -56,11 +76,12 @@ function buildsUserError(node: ts.Node): node is ts.NewExpression | ts.CallExpre
 function userErrors(path: string, text: string): { line: number; inline: boolean }[] {
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, true);
   const found: { line: number; inline: boolean }[] = [];
+  const consts = constInitialisers(source);
   const visit = (node: ts.Node): void => {
     if (buildsUserError(node)) {
       const message = node.arguments?.[0];
       const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
-      found.push({ line, inline: message !== undefined && holdsLiteral(message) });
+      found.push({ line, inline: message !== undefined && holdsLiteral(message, consts) });
     }
     ts.forEachChild(node, visit);
   };
@@ -83,10 +104,12 @@ test('the check finds inline messages, and lets messages from text modules and p
     // biome-ignore lint/suspicious/noTemplateCurlyInString: source text the check reads, not a template
     "throw valueError(`${what} '${text}' must be at least one byte`);",
     'throw inputError(MESSAGES.missing(flag, root));',
+    "const why = 'a';",
+    'throw new UserError(why);',
   ].join('\n');
   assert.deepEqual(
     userErrors('sample.ts', sample).map((e) => e.inline),
-    [true, true, true, true, false, false, true, false],
+    [true, true, true, true, false, false, true, false, true],
   );
 });
 

@@ -1,8 +1,8 @@
 // The demo (`ds-analyzer demo`): a generated dataset of real compressed files,
 // an emulated job profiled on it with the demo's run settings, then the
-// what-if at no cache and the report. Everything the demo does to the machine
-// (the dataset, the cgroup check, the job, the report files) happens here;
-// the command only parses its flags and renders the outcome.
+// what-if at no cache. Everything the demo does to the machine (the dataset,
+// the cgroup check, the job) happens here; the command parses its flags,
+// writes the report (cli/demo-action.ts, as profile does) and renders the outcome.
 import { toolCacheDir } from '../paths.js';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -47,6 +47,8 @@ function clockGettimeClock(): () => number {
   const load = loadLibc();
   if (!load.ok) throw new Error(`no thread CPU clock: ${load.reason}`);
   const { libc } = load;
+  // -1 where the clock cannot be read: said once here, not as a prep time of -1000 ms on every read.
+  if (libc.threadCpuSec() < 0) throw new Error('no thread CPU clock: clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed');
   return () => libc.threadCpuSec() * 1000;
 }
 

@@ -12,8 +12,6 @@ import { RULE_IDS, type RuleId } from './rule-ids.js';
 
 export type { GateConfig, Level } from './config-file.js';
 
-export { RULE_IDS, type RuleId } from './rule-ids.js';
-
 /** One budget after merging file and flags. */
 export interface Budget {
   /** error | warn (rules at 'off' are dropped before evaluation). */

@@ -10,7 +10,8 @@ import { ExitCode } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';
 import { formatNumber } from '../units.js';
-import { RULE_IDS, type Budget, type Budgets, type GateEpochs, type RuleId } from './config.js';
+import type { Budget, Budgets, GateEpochs } from './config.js';
+import { RULE_IDS, type RuleId } from './rule-ids.js';
 
 /** Outcome of one rule. */
 export interface RuleOutcome {

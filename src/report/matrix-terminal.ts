@@ -1,6 +1,6 @@
 import type { WhatifMatrix } from '../whatif/matrix.js';
 import { formatBytes } from '../units.js';
-import { table } from './format.js';
+import { oneLine, table } from './format.js';
 
 /** A cell's rate with the range its assumptions span, where that is wider than 1%. */
 function cellText(cell: WhatifMatrix['cells'][number]): string {
@@ -12,7 +12,9 @@ function cellText(cell: WhatifMatrix['cells'][number]): string {
 /** The CPU x cache table as a person reads it: a row per cache size, a column per CPU count. */
 export function renderMatrix(matrix: WhatifMatrix): string {
   const out: string[] = [];
-  out.push(`${matrix.jobName}: predicted samples/s, all ranks together, by CPUs and cache (${matrix.profilePath})`);
+  out.push(
+    `${oneLine(matrix.jobName)}: predicted samples/s, all ranks together, by CPUs and cache (${matrix.profilePath})`,
+  );
   out.push(
     `profiled: ${matrix.profiled.cpus} CPUs, ${formatBytes(matrix.profiled.cacheBytes)} cache for ` +
       `a ${formatBytes(matrix.datasetBytes)} dataset`,

@@ -1,7 +1,7 @@
 import { costLine } from './cost-line.js';
 import type { Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
-import { formatEstimate, table, wrapLine } from './format.js';
+import { formatEstimate, oneLine, table, wrapLine } from './format.js';
 import { verdictLines } from './verdict-lines.js';
 import { gpuRows } from './gpu-rows.js';
 import { prepStagesLines } from './prep-stages-lines.js';
@@ -23,7 +23,7 @@ export function renderSummary(profile: Profile, profilePath: string): string {
   const out: string[] = [];
   const { dataset, analysis } = profile;
   const place = fetchPlace(profile);
-  out.push(`${profile.jobName}: ${profile.status} profile, saved to ${profilePath}`);
+  out.push(`${oneLine(profile.jobName)}: ${profile.status} profile, saved to ${profilePath}`);
   out.push(
     `dataset: ${dataset.files} ${dataset.remote ? 'objects' : 'files'}, ${formatBytes(dataset.bytes)}` +
       (dataset.fitsInMemory

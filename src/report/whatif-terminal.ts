@@ -3,14 +3,14 @@ import type { ModelParameter, Prediction, Scenario } from '../whatif/model.js';
 import type { WhatifResult } from '../whatif/whatif.js';
 import { KNOBS } from '../whatif/knobs/index.js';
 import type { PipelineWhatif } from '../schema/whatif-output.js';
-import { formatPercent, table, wrapLine } from './format.js';
+import { formatPercent, oneLine, table, wrapLine } from './format.js';
 
 /**
  * What `ds-analyzer whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats.
  */
 export function renderWhatif(r: WhatifResult): string {
   const out: string[] = [];
-  out.push(`what-if for ${r.jobName} (profile ${r.profilePath})`);
+  out.push(`what-if for ${oneLine(r.jobName)} (profile ${r.profilePath})`);
   const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
   out.push(
     ...wrapLine(

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExitCode } from '../../src/errors.js';
-import type { Budgets, RuleId } from '../../src/gate/config.js';
+import type { Budgets } from '../../src/gate/config.js';
+import type { RuleId } from '../../src/gate/rule-ids.js';
 import { evaluateGate } from '../../src/gate/rules.js';
 import { fixture } from './fixtures.js';
 

@@ -12,6 +12,7 @@ import { FakeCacheState, type FakeCacheStateOptions } from '../cache-states/fake
 import { fetchedSeriesOf } from '../window-rates.js';
 import type { CacheCap, CappedState, DataSource, FetchMeter } from './data-source.js';
 import type { FetchOrigin, OneLaunch, ReadThrottle } from './data-source.js';
+import { MESSAGES as LOCAL_FILES_MESSAGES } from './local-files.js';
 
 /** What a FakeDataSource is and answers. */
 export interface FakeDataSourceOptions {
@@ -100,8 +101,8 @@ export class FakeDataSource implements DataSource {
   readonly throttle: ReadThrottle = {
     obstacle: () => this.options.throttleObstacle ?? null,
     start: async (dataset, bytesPerSec, name) => {
-      const noDevice = '--storage-bw: the fake dataset has no block device';
-      if (!dataset.device) throw new UserError(noDevice, ExitCode.Environment);
+      // As local files refuse a dataset off a block device.
+      if (!dataset.device) throw new UserError(LOCAL_FILES_MESSAGES.noBlockDevice, ExitCode.Environment);
       const record = { name, bytesPerSec, removed: false };
       this.throttles.push(record);
       const remove = async () => {

@@ -50,8 +50,8 @@ export interface LocalFilesOptions {
 // Period of the open-file sampling (the tree's processes, then their fds): cheap at 2 s.
 const OUTSIDE_SAMPLE_MS = 2000;
 
-/** Messages of the local-file source. */
-const MESSAGES = {
+/** Messages of the local-file source (the fake source refuses a throttle with its words). */
+export const MESSAGES = {
   noBlockDevice:
     '--storage-bw: the dataset is not on a block device that can be throttled (tmpfs, overlay or network file ' +
     'system); put it on a local disk or omit --storage-bw',

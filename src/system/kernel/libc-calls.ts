@@ -14,8 +14,11 @@
 // MAP_FAILED comes back as -1, which the convention turns into -errno.
 import { createRequire } from 'node:module';
 
-/** The C prototype of each call, as koffi parses it (man 2 / man 3 of each name). */
-export const LIBC_PROTOTYPES = {
+/**
+ * The C prototype of each call, as koffi parses it (man 2 / man 3 of each name). posix_fadvise answers its error
+ * number itself, never -1: read it through raw(), not checked().
+ */
+const LIBC_PROTOTYPES = {
   getpagesize: 'int getpagesize(void)',
   posix_fadvise: 'int posix_fadvise(int fd, int64_t offset, int64_t len, int advice)',
   mmap: 'intptr_t mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)',
@@ -51,7 +54,7 @@ const OPTIONAL_CALLS: ReadonlySet<LibcCallName> = new Set<LibcCallName>(['close_
 /** A bound call: koffi's function, its arguments as koffi takes them. */
 export type BoundCall = (...args: unknown[]) => unknown;
 
-/** The bound table: each call as koffi answers it, and the thread's errno right after a call. */
+/** The bound table: each call as koffi answers it, or under the convention. */
 export interface LibcCalls {
   /** Whether `name` is bound: false only for an optional call this libc lacks. */
   has(name: LibcCallName): boolean;
@@ -63,8 +66,6 @@ export interface LibcCalls {
    * mmap's MAP_FAILED do).
    */
   checked(name: LibcCallName): (...args: unknown[]) => number;
-  /** errno as the last call on this thread left it. */
-  errno(): number;
 }
 
 /** The table, or why it could not be bound. */
@@ -109,7 +110,6 @@ function bindAll(): LibcCallsLoad {
     has: (name) => functions.has(name),
     raw: (name) => bound(name),
     checked: (name) => withErrno(bound(name), arity(LIBC_PROTOTYPES[name]), errno),
-    errno,
   };
   return { ok: true, calls };
 }
