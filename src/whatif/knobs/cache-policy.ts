@@ -6,9 +6,8 @@
  */
 import { ExitCode, UserError } from '../../errors.js';
 import { CACHE_POLICIES, type CachePolicy } from '../cache-policy.js';
-import { rawFlag, type Knob } from './knob.js';
+import type { Knob } from './knob.js';
 import { KNOB_TEXT } from './knob-text.js';
-import { NODES_KNOB } from './nodes.js';
 
 /** The policies the flag takes: the model's, and the partitioned cache over several nodes. */
 const ASKABLE = [...CACHE_POLICIES, 'partitioned'] as const;
@@ -24,10 +23,9 @@ export const CACHE_POLICY_KNOB: Knob<CachePolicy | 'partitioned'> = {
   },
   field: 'cachePolicy',
   reads: ['nodes'],
-  parse: (text, raw) => {
+  parse: (text, asked) => {
     if (text === 'partitioned') {
-      const nodes = rawFlag(raw, 'nodes');
-      if ((nodes === undefined ? 1 : NODES_KNOB.parse(String(nodes), raw)!) < 2) {
+      if ((asked.nodes ?? 1) < 2) {
         throw new UserError(KNOB_TEXT.partitionedNeedsNodes, ExitCode.Usage);
       }
       return 'partitioned';

@@ -1,8 +1,7 @@
 /** --coordinated: with --jobs, one fetch and prep of each sample for all the jobs (Scenario.coordinated, CoorDL). */
 import { ExitCode, UserError } from '../../errors.js';
-import { rawFlag, type Knob } from './knob.js';
+import type { Knob } from './knob.js';
 import { KNOB_TEXT } from './knob-text.js';
-import { JOBS_KNOB } from './jobs.js';
 
 export const COORDINATED_KNOB: Knob<boolean> = {
   name: 'coordinated',
@@ -12,9 +11,8 @@ export const COORDINATED_KNOB: Knob<boolean> = {
   },
   field: 'coordinated',
   reads: ['jobs'],
-  parse: (_text, raw) => {
-    const jobs = rawFlag(raw, 'jobs');
-    if ((jobs === undefined ? 1 : JOBS_KNOB.parse(String(jobs), raw)!) < 2) {
+  parse: (_text, asked) => {
+    if ((asked.jobs ?? 1) < 2) {
       throw new UserError(KNOB_TEXT.coordinatedNeedsJobs, ExitCode.Usage);
     }
     return true;

@@ -40,11 +40,11 @@ export interface Knob<V = unknown> {
    * The flag's text parsed, before the profile is read (every error names the
    * flag: exit code 3, or 2 for a flag that needs another); undefined where
    * the value asks for the profiled setting (a default left as it is). A
-   * switch's text is 'true'. `raw` is every knob flag as given, for a flag
-   * that needs another.
+   * switch's text is 'true'. `asked` is the query so far, which holds the
+   * settings of the flags in `reads`, for a flag that needs another.
    */
-  parse(text: string, raw: RawKnobFlags): V | undefined;
-  /** Flags its `parse` reads beside its own: the query gets their values first (as their checks come first). */
+  parse(text: string, asked: Partial<Scenario>): V | undefined;
+  /** Flags whose settings its `parse` reads: they are parsed and set first (as their checks come first). */
   reads?: string[];
   /** Sets the parsed value on the query; absent: `query[field] = value` (unless `resolve` sets it). */
   set?(query: Partial<Scenario>, value: V): void;
@@ -79,7 +79,3 @@ export function knobAttribute(knob: Pick<Knob, 'name'>): string {
   return knob.name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }
 
-/** The flag as given, or undefined. */
-export function rawFlag(raw: RawKnobFlags, name: string): string | boolean | undefined {
-  return raw[knobAttribute({ name })];
-}

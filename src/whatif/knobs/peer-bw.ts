@@ -5,7 +5,7 @@
 import { ExitCode, UserError } from '../../errors.js';
 import type { Profile } from '../../schema/profile.js';
 import { parseRate } from '../../units.js';
-import { rawFlag, type Knob } from './knob.js';
+import type { Knob } from './knob.js';
 import { KNOB_TEXT } from './knob-text.js';
 
 export const PEER_BW_KNOB: Knob<number> = {
@@ -18,8 +18,8 @@ export const PEER_BW_KNOB: Knob<number> = {
   },
   field: 'peerBytesPerSec',
   reads: ['cache-policy'],
-  parse: (text, raw) => {
-    if (rawFlag(raw, 'cache-policy') !== 'partitioned') {
+  parse: (text, asked) => {
+    if (asked.partitioned !== true) {
       throw new UserError(KNOB_TEXT.peerBwNeedsPartitioned, ExitCode.Usage);
     }
     return parseRate(text, '--peer-bw');

@@ -45,7 +45,7 @@ export function parseKnobFlags(raw: RawKnobFlags): KnobQuery {
   for (const knob of knobsInOrder()) {
     const text = raw[knobAttribute(knob)];
     if (text === undefined || text === false) continue;
-    const value = knob.parse(String(text), raw);
+    const value = knob.parse(String(text), query);
     if (value === undefined) continue;
     given.push({ knob, value });
     if (knob.set) knob.set(query, value);
