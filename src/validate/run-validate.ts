@@ -602,12 +602,7 @@ async function measureSettingsPoint(
   const ranWorkers = point.kind === 'workers' ? workersNotApplied(result, point.workers) : null;
   const settingHeld = point.kind === 'workers' && result.status === 'ok' ? ranWorkers === null : null;
   const applied =
-    (checked === null
-      ? ''
-      : checked.held
-        ? VALIDATE_TEXT.affinityHeld(checked.threads)
-        : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example)) +
-    (ranWorkers !== null ? VALIDATE_TEXT.workersNotApplied(ranWorkers, ENV.numWorkers) : '');
+    affinityWords(checked) + (ranWorkers !== null ? VALIDATE_TEXT.workersNotApplied(ranWorkers, ENV.numWorkers) : '');
   return pointOutcome(result, VALIDATE_TEXT.cachedNote(where, result.status, result.stopReason, applied), {
     affinity: checked,
     settingHeld,
@@ -757,12 +752,7 @@ async function measureCachePoint(
             sampled: window.some((r) => !r.exact),
           });
     const checked = watch.verdict();
-    const applied =
-      checked === null
-        ? ''
-        : checked.held
-          ? VALIDATE_TEXT.affinityHeld(checked.threads)
-          : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example);
+    const applied = affinityWords(checked);
     const note =
       VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason) +
       (affinity ? VALIDATE_TEXT.onCpus(affinity.cpus, applied) : '');
@@ -781,4 +771,12 @@ async function measureCachePoint(
       readings.map((r) => JSON.stringify(r) + '\n').join(''),
     );
   }
+}
+
+/** What a point's note says of its CPU affinity: held on every thread, not held, or nothing when unchecked. */
+function affinityWords(checked: AffinityVerdict | null): string {
+  if (checked === null) return '';
+  return checked.held
+    ? VALIDATE_TEXT.affinityHeld(checked.threads)
+    : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example);
 }

@@ -141,7 +141,7 @@ export function startClientMeter(dir: string, origins: readonly string[], ledger
       return {
         series: poll.seriesAt(resources),
         seriesSource: MESSAGES.windowSource,
-        wholeRunBytes: totalBytes(processes),
+        wholeRunBytes: poll.lastBytes,
         wholeRunSource: MESSAGES.wholeRunSource,
         otherReads: () => null,
         ownCounter: true,

@@ -37,7 +37,7 @@ export function startNetworkMeter(proxy: MeteringProxy, ledger?: CpuLedger): Fet
       return {
         series: poll.seriesAt(resources),
         seriesSource: MESSAGES.windowSource,
-        wholeRunBytes: end.originBytes - start.originBytes,
+        wholeRunBytes: poll.lastBytes,
         wholeRunSource: MESSAGES.wholeRunSource,
         otherReads: () => null,
         ownCounter: true,

@@ -78,4 +78,3 @@ export interface Knob<V = unknown> {
 export function knobAttribute(knob: Pick<Knob, 'name'>): string {
   return knob.name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }
-
