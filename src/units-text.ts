@@ -29,6 +29,7 @@ export const UNITS_TEXT = {
   notADuration: (what: string, text: string) =>
     `cannot parse ${what} '${text}': use seconds or a unit, e.g. 90, 90s, 5m`,
   notAboveZero: (what: string, text: string) => `${what} must be greater than zero, got '${text}'`,
+  notAPort: (what: string, text: string, max: number) => `${what}: '${text}' is not a port (1-${max})`,
   notALatency: (what: string, text: string) =>
     `cannot parse ${what} '${text}': use milliseconds or a unit, e.g. 40, 40ms, 0.04s`,
 } as const;

@@ -210,3 +210,10 @@ export function formatRate(bytesPerSec: number): string {
   if (bytesPerSec >= 1e6) return `${(bytesPerSec / 1e6).toFixed(1)} MB/s`;
   return `${(bytesPerSec / 1e3).toFixed(1)} kB/s`;
 }
+
+/** Parses a TCP port, 1 to `max` (a port and the next one, for a flag that takes two: 65534); names the flag. */
+export function parsePort(text: string, what: string, max = 65535): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > max) throw valueError(UNITS_TEXT.notAPort(what, text, max));
+  return port;
+}

@@ -14,7 +14,7 @@ import type { ProfileRunInput } from '../profile/run-profile.js';
 import { nodePlan } from '../profile/nodes/node-plan.js';
 import { DEFAULT_PASSES, SUPERVISION } from '../profile/run-defaults.js';
 import { MODES, ModeSchema, type Mode } from '../schema/events.js';
-import { parseCountList, parseDurationSec, parseFraction, parsePositiveInt, parseRate } from '../units.js';
+import { parseCountList, parseDurationSec, parseFraction, parsePort, parsePositiveInt, parseRate } from '../units.js';
 import { runAndReport } from './run-and-report.js';
 import { prepareGate, withLaterEpochs } from '../gate/options.js';
 import { runGate } from './run-gate.js';
@@ -207,7 +207,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
             jobCache: jobCacheDir,
             netMeter,
             cacheDir: join(artefactsDir(outFile), 'remote-cache'),
-            proxyPort: raw.proxyPort ? parsePort(raw.proxyPort) : 0,
+            proxyPort: raw.proxyPort ? parsePort(raw.proxyPort, '--proxy-port') : 0,
           }
         : { kind: 'files', roots: dataRoots, dropCaches: Boolean(raw.dropCaches) },
       { env: io.env, ledger },
@@ -259,14 +259,6 @@ function checkJobCache(dir: string, guarded: readonly string[]): string {
 function parseNetMeter(text: string | undefined): NetMeter {
   if (text === undefined || text === 'client' || text === 'proxy') return text ?? 'client';
   throw new UserError(PROFILE_TEXT.notANetMeter(text), ExitCode.BadValue);
-}
-
-/** A TCP port for --proxy-port. */
-function parsePort(text: string): number {
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 1 || port > 65535)
-    throw new UserError(PROFILE_TEXT.notAPort(text), ExitCode.BadValue);
-  return port;
 }
 
 function parseModes(text: string): Mode[] {

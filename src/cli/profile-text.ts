@@ -18,7 +18,6 @@ export const PROFILE_TEXT = {
     'folder itself (its cache_dir or local setting)',
   notANetMeter: (text: string) =>
     `--net-meter: '${text}' is not a meter: use client (in the job's HTTP clients) or proxy`,
-  notAPort: (text: string) => `--proxy-port: '${text}' is not a port (1-65535)`,
   unknownMode: (mode: string, modes: readonly string[]) =>
     `--modes: unknown mode '${mode}'; use any of ${modes.join(', ')}`,
   modesTwice: (modes: readonly string[]) => `--modes must list each of ${modes.join(', ')} at most once`,

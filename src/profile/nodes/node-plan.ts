@@ -5,6 +5,7 @@
 // argv and the environment in, the plan out; nothing is resolved or opened.
 import { ExitCode, UserError } from '../../errors.js';
 import { NODES_TEXT } from './nodes-text.js';
+import { parsePort } from '../../units.js';
 
 /** The nodes' meeting point: a small coordinator the CLI on one node hosts, the others dial. */
 export interface CoordinatorAddress {
@@ -116,7 +117,7 @@ export function torchrunOptions(argv: readonly string[]): TorchrunNodes | null {
   else if (master)
     result.endpoint = {
       host: master,
-      port: portOf(options.get('master-port') ?? String(TORCHRUN_MASTER_PORT), 'torchrun --master-port'),
+      port: parsePort(options.get('master-port') ?? String(TORCHRUN_MASTER_PORT), 'torchrun --master-port', 65534),
     };
   const id = options.get('rdzv-id');
   if (id) result.runId = id;
@@ -162,16 +163,8 @@ function parseAddress(text: string, flag: string, defaultPort: number | null): C
   }
   return {
     host: match[1].replace(/^\[|\]$/g, ''),
-    port: match[2] === undefined ? defaultPort! : portOf(match[2], flag),
+    port: match[2] === undefined ? defaultPort! : parsePort(match[2], flag, 65534),
   };
-}
-
-function portOf(text: string, flag: string): number {
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 1 || port > 65534) {
-    throw new UserError(NODES_TEXT.notPort(flag, text), ExitCode.BadValue);
-  }
-  return port;
 }
 
 /** A loopback address: every node has it, so no node can host the meeting there for the others. */
@@ -195,7 +188,7 @@ export function slurmStep(env: NodeJS.ProcessEnv): SlurmStep | null {
   const nodeList = env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST ?? '';
   const host = env.MASTER_ADDR ?? firstHost(nodeList);
   const port = env.MASTER_PORT
-    ? portOf(env.MASTER_PORT, 'MASTER_PORT') + 1
+    ? parsePort(env.MASTER_PORT, 'MASTER_PORT', 65534) + 1
     : SLURM_PORT_BASE + (Number(env.SLURM_JOB_ID.slice(-4)) || 0);
   return {
     nodes: Number.isInteger(nodes) && nodes > 0 ? nodes : 1,

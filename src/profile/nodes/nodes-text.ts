@@ -19,7 +19,6 @@ export const NODES_TEXT = {
   elasticNodes: (text: string) =>
     `torchrun --nnodes ${text}: the profile needs a fixed node count to wait for every node: give --nnodes N (or N:N)`,
   notAddress: (flag: string, text: string) => `${flag} '${text}' is not HOST:PORT, e.g. 10.0.0.1:29401`,
-  notPort: (flag: string, text: string) => `${flag} '${text}' is not a port (1-65534)`,
   portTaken: (port: number, code: string) =>
     `cannot host the nodes' meeting point on port ${port}: ${code}: pick a free port with --coordinator HOST:PORT`,
   notOneJob: (why: string) =>
