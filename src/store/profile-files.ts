@@ -44,15 +44,15 @@ export function newestProfile(dir: string): string {
 export type ProfileRead = { sealed: Profile } | { unchecked: unknown };
 
 /**
- * Reads a profile file up to validation: a missing file, text that is not
- * JSON or another schemaVersion is a one-line UserError (exit codes 4, 7, 7);
+ * Reads a profile file up to validation: a missing file, a folder, an unreadable file, text that is not
+ * JSON or another schemaVersion is a one-line UserError (exit codes 4, 4, 4, 7, 7);
  * a file with this build's matching seal comes back as the profile.
  */
 export function readProfileFile(path: string): ProfileRead {
   if (!existsSync(path)) {
     throw new UserError(STORE_TEXT.missing(path), ExitCode.MissingInput);
   }
-  const text = readFileSync(path, 'utf8');
+  const text = readText(path);
   const sealed = unsealedProfile(text);
   if (sealed) return { sealed };
   let json: unknown;
@@ -66,6 +66,18 @@ export function readProfileFile(path: string): ProfileRead {
     throw new UserError(STORE_TEXT.otherVersion(path, version, PROFILE_SCHEMA_VERSION), ExitCode.CorruptFile);
   }
   return { unchecked: json };
+}
+
+/** The file's text; a folder or a file this user cannot read is a one-line UserError (exit 4), not a crash. */
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EISDIR') throw new UserError(STORE_TEXT.isFolder(path), ExitCode.MissingInput);
+    if (code === 'EACCES' || code === 'EPERM') throw new UserError(STORE_TEXT.unreadable(path), ExitCode.MissingInput);
+    throw error;
+  }
 }
 
 /**

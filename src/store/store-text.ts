@@ -13,6 +13,9 @@ export const STORE_TEXT = {
   noProfile: (dir: string) =>
     `no profile in '${dir}': run 'ds-analyzer profile' (or 'ds-analyzer demo') first, or pass a profile file`,
   missing: (path: string) => `profile '${path}' does not exist: run 'ds-analyzer profile' first or pass a profile file`,
+  isFolder: (path: string) => `profile '${path}' is a folder, not a profile file: pass one of the .json profiles in it`,
+  unreadable: (path: string) =>
+    `profile '${path}' cannot be read by this user: fix its permissions, or run as the user who wrote it`,
   notJson: (path: string) => `profile '${path}' is not valid JSON: re-run 'ds-analyzer profile' to write a new one`,
   otherVersion: (path: string, version: unknown, reads: number) =>
     `profile '${path}' has schemaVersion ${JSON.stringify(version)}, this ds-analyzer reads ${reads}: ` +

@@ -57,3 +57,23 @@ test('every command has --help with examples and exit codes', async () => {
     assert.match(io.out, /Exit codes:/, command);
   }
 });
+
+test('a folder given as a profile is a missing input, one line, for every command that reads one', async () => {
+  for (const args of [
+    ['whatif', dir],
+    ['gate', dir, '--max-fetch-stall', '20%'],
+    ['compare', dir, dir],
+    ['report', dir],
+    ['export', dir, '--format', 'csv'],
+  ]) {
+    await expectError(args, ExitCode.MissingInput, /is a folder, not a profile file/);
+  }
+});
+
+test('a profile this user cannot read is a missing input, one line', {
+  skip: process.getuid?.() === 0 && 'root reads any file',
+}, async () => {
+  const locked = join(dir, 'locked.json');
+  writeFileSync(locked, '{}', { mode: 0o000 });
+  await expectError(['whatif', locked], ExitCode.MissingInput, /cannot be read by this user/);
+});
