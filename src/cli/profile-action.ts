@@ -21,6 +21,7 @@ import { runGate } from './run-gate.js';
 import type { Io } from './io.js';
 import { chooseRunAs, runAsNote, type RunAs } from '../profile/run-as.js';
 import { withPython } from '../profile/python-flag.js';
+import { registryDir } from '../profile/run-registry.js';
 import { handOver } from '../system/kernel/hand-over.js';
 
 /** Options of `profile` as commander hands them over (strings, unparsed). */
@@ -50,6 +51,7 @@ export interface RawProfileOptions {
   workers?: string;
   overlap?: boolean;
   keepReclaim?: boolean;
+  allowConcurrent?: boolean;
   redact?: boolean;
   singlePass?: boolean;
   separateLaunches?: boolean;
@@ -218,6 +220,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     workersSweep: raw.workers ? parseCountList(raw.workers, '--workers') : [],
     overlapProbe: Boolean(raw.overlap),
     pauseReclaim: !raw.keepReclaim,
+    registry: { dir: registryDir(io.env), allowConcurrent: Boolean(raw.allowConcurrent) },
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
     separateLaunches: Boolean(raw.separateLaunches),
     keepOutputs: Boolean(raw.keepOutputs),

@@ -99,6 +99,11 @@ export const profileCommand: CommandFactory = (io, result) => {
         "the profile's folder",
     )
     .option(
+      '--allow-concurrent',
+      'run even where another profile runs on this machine (by default refused, naming it): both profiles then ' +
+        "say so, since each evicts the other's warmed data and takes its CPU",
+    )
+    .option(
       '--keep-reclaim',
       "leave DAMON's proactive reclaim (pageout of idle memory) running while profiling; by default it is " +
         'paused, where running as root, and turned back on after',

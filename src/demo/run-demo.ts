@@ -16,6 +16,7 @@ import { artefactsDir, newProfilePath } from '../store/profile-files.js';
 import { startObjectStore } from './object-store.js';
 import { DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
 import { CpuLedger } from '../system/kernel/cpu-ledger.js';
+import { registryDir } from '../profile/run-registry.js';
 import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../profile/run-profile.js';
 import { MODES } from '../schema/events.js';
 import { wholeDiskDevice } from '../system/kernel/block-device.js';
@@ -137,6 +138,8 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
         nvidiaSmi: null,
         // The what-if below then rests on a measured overlap of reads and pre-processing.
         overlapProbe: true,
+        // A first look is not refused for another profile running: both say so instead.
+        registry: { dir: registryDir(input.env), allowConcurrent: true },
       },
       hooks,
     );

@@ -27,6 +27,8 @@ export class ProfileBook {
     readonly profile: Profile,
     readonly path: string,
     private readonly sink: ArtifactSink = fileSink,
+    /** Called before each save: the last word on the profile's warnings. */
+    private readonly beforeSave: () => void = () => {},
   ) {}
 
   /** Files a run's result and saves the profile. */
@@ -69,6 +71,7 @@ export class ProfileBook {
   }
 
   save(): void {
+    this.beforeSave();
     this.sink.saveProfile(this.path, this.profile);
   }
 }

@@ -14,6 +14,7 @@ import { artefactsDir } from '../store/profile-files.js';
 import type { ArtifactSink } from '../store/artifact-sink.js';
 import { commandWithoutSecrets } from '../store/redact.js';
 import { ProfileBook } from './profile-book.js';
+import { registerRun, type RunRegistration } from './run-registry.js';
 import { NodeRuns, type NodesInput, type ScheduleOptions } from './nodes/node-runs.js';
 import { NodeLostError } from './nodes/node-link.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
@@ -125,6 +126,11 @@ export interface ProfileRunInput {
    * process may (default true; profile --keep-reclaim sets false).
    */
   pauseReclaim?: boolean;
+  /**
+   * Where the profiles running on this machine are registered (run-registry.ts), and whether this one may run beside
+   * another (profile --allow-concurrent); absent: not registered (a test's fake runs touch nothing machine-wide).
+   */
+  registry?: { dir: string; allowConcurrent: boolean };
   /** Run the overlap probe after the modes (profile --overlap). */
   overlapProbe?: boolean;
   /** nvidia-smi command, or null to skip GPU sampling. */
@@ -197,12 +203,17 @@ export interface ProfileRunOutcome {
  */
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
   assertRunnable(input);
+  // Before the reclaim pause: a second profile must not find reclaim paused by the first and resume it at its end.
+  const registration = input.registry
+    ? registerRun(input.registry.dir, input.outFile, input.registry.allowConcurrent)
+    : null;
   // Paused from before the walk to the end, so the whole profile sees one state of the machine.
   const reclaim = pauseReclaim(input.pauseReclaim !== false, 'profile', input.env);
   try {
-    return await profileModes(input, hooks, reclaim.warnings);
+    return await profileModes(input, hooks, reclaim.warnings, registration);
   } finally {
     reclaim.restore();
+    registration?.release();
     // The source's proxy and cache (remote data) outlive no profile, whatever ended it.
     await input.dataSource.close().catch(() => undefined);
   }
@@ -259,6 +270,7 @@ async function profileModes(
   input: ProfileRunInput,
   hooks: ProfileRunHooks,
   reclaimWarnings: string[],
+  registration: RunRegistration | null,
 ): Promise<ProfileRunOutcome> {
   const dataset = await input.dataSource.list();
   const warnings: string[] = [];
@@ -275,7 +287,10 @@ async function profileModes(
     warn(PROFILE_RUN_TEXT.singlePass);
   }
   const host = await hostFacts({ nvidiaSmi: input.nvidiaSmi ?? undefined });
-  const book = new ProfileBook(newProfile(input, passes, host, dataset, warnings), input.outFile, input.sink);
+  // Each save first names the profiles that ran beside this one (where --allow-concurrent let one).
+  const book = new ProfileBook(newProfile(input, passes, host, dataset, warnings), input.outFile, input.sink, () =>
+    registration?.noteNeighbours(warnings),
+  );
   const profile = book.profile;
   // Every node arrives before anything is throttled or run: a node that never comes costs no run.
   const nodes = input.nodes

@@ -86,3 +86,15 @@ export const JOB_START_TEXT = {
     `--python ${python} ${why}: ` +
     "give the interpreter's path, e.g. --python ~/venv/bin/python (which python, before sudo, prints it)",
 } as const;
+
+/** What profile says of other profiles running on the machine (run-registry.ts). */
+export const REGISTRY_TEXT = {
+  refused: (other: { pid: number; profile: string; startedAt: string }) =>
+    `another profile runs on this machine (PID ${other.pid}, writing ${other.profile}, since ${other.startedAt}): ` +
+    "two at once evict each other's warmed data and share the CPUs; wait for it to end, or pass " +
+    '--allow-concurrent to run beside it (both profiles will say so)',
+  beside: (other: { pid: number; profile: string; startedAt: string }) =>
+    `another profile ran on this machine at the same time (PID ${other.pid}, writing ${other.profile}, ` +
+    `since ${other.startedAt}): each may have evicted the other's warmed data and taken its CPU, so the ` +
+    'modes measured beside it are not a quiet machine',
+} as const;

@@ -161,7 +161,13 @@ function startNode(k: 0 | 1, name: string, extra: string[]): ResultPromise<{ rej
       `mount --bind ${join(work, 'hosts')} /etc/hosts && hostname ${node.hostname} && exec ${quoted}`,
     ],
     {
-      env: { ...process.env, GLOO_SOCKET_IFNAME: node.ifname, PATH: `${process.env.PATH}` },
+      // The two "nodes" share this machine's /tmp: each keeps its own registry of running profiles, as two machines do.
+      env: {
+        ...process.env,
+        GLOO_SOCKET_IFNAME: node.ifname,
+        PATH: `${process.env.PATH}`,
+        DSA_RUN_REGISTRY: join(work, `runs-${node.ns}`),
+      },
       reject: false,
       all: true,
       timeout: 600_000,
