@@ -119,13 +119,24 @@ function expand(text: string, github: Record<string, string>): string {
   });
 }
 
-/** Whether a step runs: the `if` forms the workflow uses, nothing else. */
-function shouldRun(step: Step, event: string, failed: boolean): boolean {
+/**
+ * Whether a step runs: the `if` forms the workflow uses (terms joined by &&), nothing else. The scratch
+ * repository's pull requests are its own branches, never a fork's.
+ */
+function shouldRun(step: Step, event: string, failed: boolean, cwd: string): boolean {
   if (step.if === undefined) return !failed;
-  if (step.if === 'always()') return true;
-  const match = /^github\.event_name == '(\w+)'$/.exec(step.if);
-  assert.ok(match, `the test understands if: ${step.if}`);
-  return !failed && match[1] === event;
+  const terms = step.if.split(' && ');
+  let always = false;
+  const holds = terms.every((term) => {
+    if (term === 'always()') return (always = true);
+    if (term === '!github.event.pull_request.head.repo.fork') return true;
+    const file = /^hashFiles\('([^']+)'\) != ''$/.exec(term);
+    if (file) return existsSync(join(cwd, file[1]));
+    const match = /^github\.event_name == '(\w+)'$/.exec(term);
+    assert.ok(match, `the test understands if: ${step.if}`);
+    return match[1] === event;
+  });
+  return holds && (always || !failed);
 }
 
 interface RunLog {
@@ -155,6 +166,8 @@ async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
       GITHUB_PATH: githubPath,
       RUNNER_TEMP: runnerTemp,
       NPM_CALLS: join(runnerTemp, 'npm-calls'),
+      // Where the machine's running profiles register, where the test's caller moved it (run-registry.ts).
+      ...(process.env.DSA_RUN_REGISTRY ? { DSA_RUN_REGISTRY: process.env.DSA_RUN_REGISTRY } : {}),
       PATH: [...added, toolsDir, dirname(process.execPath), '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(':'),
     };
   };
@@ -173,7 +186,7 @@ async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
   };
   for (const step of steps) {
     const label = step.name ?? step.uses ?? step.run!;
-    if (!shouldRun(step, event, log.failed !== null)) continue;
+    if (!shouldRun(step, event, log.failed !== null, repo)) continue;
     let ok = true;
     if (step.run !== undefined) {
       if (step.run.startsWith('pip install')) {
@@ -215,7 +228,7 @@ async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
         copyFileSync(join(repo, inputs.path!), join(cacheDir, inputs.key!));
       } else if (action === 'actions/upload-artifact') {
         for (const path of inputs.path!.split('\n').filter(Boolean))
-          assert.ok(existsSync(join(repo, path)), `the artifact's ${path} exists`);
+          assert.ok(existsSync(join(repo, path)), `the artifact's ${path} exists\n${log.outputs.join('\n')}`);
       } else if (action === 'mikepenz/action-junit-report') {
         const xml = new XMLParser({ ignoreAttributes: false }).parse(
           readFileSync(join(repo, inputs.report_paths!), 'utf8'),
@@ -237,6 +250,10 @@ test("the workflow's steps run in a repository with a train.py: a push to main s
   assert.deepEqual(push.skipped, ['pip install -r requirements.txt: no PyPI here']);
   assert.match(push.outputs.join('\n'), /^no baseline from main yet: budgets only$/m);
   assert.deepEqual(readdirSync(cacheDir), ['ds-analyzer-baseline-main-a1b2c3'], 'main saved its baseline');
+  // A red main (its gate failed) keeps its baseline too, where its profile was written.
+  const keepers = steps.filter((step) => /main's baseline/.test(step.name ?? '') && step.if?.includes("'push'"));
+  assert.equal(keepers.length, 2);
+  for (const step of keepers) assert.ok(shouldRun(step, 'push', true, repo), `${step.name} runs on a red main`);
 
   // The pull request makes each step twice as long: far beyond the 5% budget and this machine's noise.
   writeTrainPy(16);
