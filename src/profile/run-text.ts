@@ -59,8 +59,6 @@ export const PROFILE_RUN_TEXT = {
     'a job under the PyTorch hook or ds_analyzer.iterate() switches in one launch (docs/protocol.md, "One launch")',
   // Why the modes got a launch each (the profile's cost.scheduleReason).
   separateAsked: 'one launch a run was asked for (--separate-launches)',
-  separateMultiNode:
-    'a profile over several nodes launches the job once a run: the nodes set their states together between launches',
   separateWorkersSweep:
     'a workers sweep (--workers) needs a launch a run: the loader workers are set when the job starts',
   separateSource: 'this data source cannot set a mode under a running job',
