@@ -89,6 +89,7 @@ from torch.utils.data.distributed import DistributedSampler
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 root = sys.argv[1]
+with open(sys.argv[2], "a") as f: f.write("start rank %d\\n" % rank)
 files = sorted(os.path.join(root, f) for f in os.listdir(root))
 class Files(Dataset):
     def __len__(self): return len(files)
@@ -128,6 +129,8 @@ function startNode(k: 0 | 1, name: string, extra: string[]): ResultPromise<{ rej
     name,
     join(work, 'train.py'),
     data,
+    // Each rank of each launch writes a line here: the job's starts, counted.
+    join(work, `${name}.starts`),
   ];
   const cli = [
     process.execPath,
@@ -171,12 +174,12 @@ function startNode(k: 0 | 1, name: string, extra: string[]): ResultPromise<{ rej
 }
 
 /**
- * The job's own meter of rank 0 in the run of `mode`, over the iterations the
- * tool measured (its warm-up left out on both sides): mean ms per iteration.
+ * The job's own meter of rank 0 in the launch of `mode` (its folder: `launch`), over the iterations the tool
+ * measured (its warm-up left out on both sides): mean ms per iteration.
  */
-function ownMeterMs(name: string, mode: string, measured: readonly number[]): number {
+function ownMeterMs(name: string, mode: string, measured: readonly number[], launch = mode): number {
   for (const k of [0, 1]) {
-    const log = join(work, `${name}.${NODES[k].hostname}.d`, mode, 'stdout.log');
+    const log = join(work, `${name}.${NODES[k].hostname}.d`, launch, 'stdout.log');
     for (const line of readFileSync(log, 'utf8').split('\n')) {
       if (!line.startsWith('OWN_METER ')) continue;
       const meter = JSON.parse(line.slice('OWN_METER '.length)) as { rank: number; timesMs: number[] };
@@ -189,13 +192,34 @@ function ownMeterMs(name: string, mode: string, measured: readonly number[]): nu
   throw new Error(`no OWN_METER line of rank 0 in the ${mode} run`);
 }
 
-test("two namespaced nodes under torchrun --nnodes 2: modes switch together, the merged pace is the job's own, the throttled node is named", async (t) => {
-  if (skipReason) return t.skip(skipReason);
-  const node0 = startNode(0, 'two', []);
-  const node1 = startNode(1, 'two', ['--storage-bw', '2MB/s']);
-  const [r0, r1] = await Promise.all([node0, node1]);
+/** Both nodes' CLIs profiling the job into <name>.json, node 1's storage throttled; both must end well. */
+async function profileTwo(name: string, extra: string[]) {
+  const [r0, r1] = await Promise.all([
+    startNode(0, name, extra),
+    startNode(1, name, ['--storage-bw', '2MB/s', ...extra]),
+  ]);
   assert.equal(r0.exitCode, ExitCode.Ok, r0.all);
   assert.equal(r1.exitCode, ExitCode.Ok, r1.all);
+  return r0;
+}
+
+/** The lines the job's ranks wrote as they started, over every launch of profile <name>. */
+function jobStarts(name: string): string[] {
+  return readFileSync(join(work, `${name}.starts`), 'utf8')
+    .trim()
+    .split('\n')
+    .sort();
+}
+
+test("two namespaced nodes under torchrun --nnodes 2, in one launch: modes switch together, the merged pace is the job's own, the throttled node is named as a launch per mode names it", async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const r0 = await profileTwo('two', []);
+  // One launch on each node: each rank started once, and each node's profile says so.
+  assert.deepEqual(jobStarts('two'), ['start rank 0', 'start rank 1']);
+  for (const node of NODES) {
+    const cost = readProfile(join(work, `two.${node.hostname}.json`)).cost!;
+    assert.deepEqual([cost.schedule, cost.launches], ['one-launch', 1]);
+  }
   const merged = readProfile(join(work, 'two.json'));
   const { peerBytesPerSec: _measured, ...nodesOption } = merged.options.nodes!;
   assert.deepEqual(nodesOption, {
@@ -224,7 +248,7 @@ test("two namespaced nodes under torchrun --nnodes 2: modes switch together, the
     // The merged pace is the job's own: ranks in step at every all_reduce, metered by the job itself.
     const rank0 = result.ranks.find((r) => r.rank === 0)!;
     const measured = rank0.iterations.filter((it) => !it.warmup).map((it) => it.i);
-    const own = ownMeterMs('two', mode, measured);
+    const own = ownMeterMs('two', mode, measured, 'launch-1');
     // The job's meter counts each epoch's boundary (the last epoch's workers shut down, iter(loader) starting
     // new ones: every 25 iterations here) in the epoch's first iteration; the tool times it apart (gapMs,
     // createMs: the boundary stall). Added back here.
@@ -263,12 +287,21 @@ test("two namespaced nodes under torchrun --nnodes 2: modes switch together, the
   };
   assert.equal(answer.prediction.scenario.peerBytesPerSec, Math.min(...peer, merged.options.nodes!.peerBytesPerSec!));
   assert.deepEqual(processesMentioning(join(work, 'train.py')), []);
+  // The same job, a launch per mode (the schedule before one launch on nodes): the same verdict and straggler.
+  await profileTwo('apart', ['--separate-launches']);
+  assert.equal(jobStarts('apart').length, 6, 'each rank started once a mode');
+  const apart = readProfile(join(work, 'apart.json'));
+  t.diagnostic(`one launch: ${merged.analysis!.verdict.text}; a launch per mode: ${apart.analysis!.verdict.text}`);
+  assert.equal(merged.analysis!.verdict.bound, apart.analysis!.verdict.bound);
+  const apartStraggler = apart.analysis!.straggler!;
+  // Rank numbers are c10d's to hand out, in any order each launch: the node and the cause are what must agree.
+  assert.deepEqual([straggler.node!.hostname, straggler.cause], [apartStraggler.node!.hostname, apartStraggler.cause]);
 });
 
 test("killing one node's CLI ends the other with exit 10 in bounded time, its measured modes saved, nothing left running", async (t) => {
   if (skipReason) return t.skip(skipReason);
-  const node0 = startNode(0, 'killed', []);
-  const node1 = startNode(1, 'killed', ['--storage-bw', '2MB/s']);
+  const node0 = startNode(0, 'killed', ['--separate-launches']);
+  const node1 = startNode(1, 'killed', ['--storage-bw', '2MB/s', '--separate-launches']);
   // Kill the coordinator's CLI once both nodes run their cached mode (the synthetic one is then measured).
   const cachedDir = join(work, `killed.${NODES[1].hostname}.d`, 'cached');
   const deadline = Date.now() + 120_000;
