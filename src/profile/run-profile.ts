@@ -585,11 +585,13 @@ async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise
     );
     switchable &&= outcome.switchable;
     jobIterations += outcome.jobIterations;
+    // Every block saved before the nodes settle them: a node lost meanwhile leaves this node's blocks kept.
     for (const [k, result] of outcome.results.entries()) {
-      const run = batch[k];
-      book.record(run, result);
+      book.record(batch[k], result);
       hooks.onModeDone?.(result);
-      const ended = await blockEnd(steps, run, result, { launches, jobIterations, switched: switchable });
+    }
+    for (const [k, result] of outcome.results.entries()) {
+      const ended = await blockEnd(steps, batch[k], result, { launches, jobIterations, switched: switchable });
       if (ended) return ended;
     }
     pending = pending.slice(outcome.results.length);
@@ -647,7 +649,7 @@ async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd &
         }
       : (alone ?? inLaunch)!;
   const notSwitched = inLaunch !== null && inLaunch.switched === false;
-  if (notSwitched) steps.warn(PROFILE_RUN_TEXT.notSwitchable(inLaunch.launches));
+  if (notSwitched) steps.warn(PROFILE_RUN_TEXT.notSwitchable(inLaunch.launches, steps.nodes !== null));
   const ran: ScheduleRan = {
     schedule: plan.schedule === 'one-launch' && !notSwitched ? 'one-launch' : 'separate-launches',
     reason: notSwitched ? PROFILE_RUN_TEXT.separateNotSwitchable : plan.reason,

@@ -7,7 +7,7 @@
  * torch and a storage throttle; skipped with the reason otherwise.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -298,15 +298,28 @@ test("two namespaced nodes under torchrun --nnodes 2, in one launch: modes switc
   assert.deepEqual([straggler.node!.hostname, straggler.cause], [apartStraggler.node!.hostname, apartStraggler.cause]);
 });
 
-test("killing one node's CLI ends the other with exit 10 in bounded time, its measured modes saved, nothing left running", async (t) => {
-  if (skipReason) return t.skip(skipReason);
-  const node0 = startNode(0, 'killed', ['--separate-launches']);
-  const node1 = startNode(1, 'killed', ['--storage-bw', '2MB/s', '--separate-launches']);
+/** Whether node 1's job of profile <name> runs its cached mode: in a launch of its own, or switched to it in one. */
+function inCachedMode(name: string, oneLaunch: boolean): boolean {
+  const d = join(work, `${name}.${NODES[1].hostname}.d`);
+  if (!oneLaunch) return existsSync(join(d, 'cached', 'stdout.log'));
+  const events = join(d, 'launch-1', 'events');
+  if (!existsSync(events)) return false;
+  return readdirSync(events).some((f) => readFileSync(join(events, f), 'utf8').includes('"type":"block","t"'));
+}
+
+for (const oneLaunch of [false, true])
+  test(`killing one node's CLI ends the other with exit 10 in bounded time, its measured modes saved, nothing left running (${oneLaunch ? 'one launch' : 'a launch per mode'})`, async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    await killOneNode(oneLaunch ? 'killed-one' : 'killed', oneLaunch ? [] : ['--separate-launches'], oneLaunch);
+  });
+
+async function killOneNode(name: string, extra: string[], oneLaunch: boolean): Promise<void> {
+  const node0 = startNode(0, name, extra);
+  const node1 = startNode(1, name, ['--storage-bw', '2MB/s', ...extra]);
   // Kill the coordinator's CLI once both nodes run their cached mode (the synthetic one is then measured).
-  const cachedDir = join(work, `killed.${NODES[1].hostname}.d`, 'cached');
   const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline && !existsSync(join(cachedDir, 'stdout.log'))) await sleep(200);
-  assert.ok(existsSync(join(cachedDir, 'stdout.log')), 'node 1 reached the cached mode');
+  while (Date.now() < deadline && !inCachedMode(name, oneLaunch)) await sleep(200);
+  assert.ok(inCachedMode(name, oneLaunch), 'node 1 reached the cached mode');
   await sleep(2000);
   const killedAt = Date.now();
   node0.kill('SIGKILL');
@@ -320,7 +333,7 @@ test("killing one node's CLI ends the other with exit 10 in bounded time, its me
     /ds-analyzer: the coordinator at 10\.213\.7\.1:29611 is gone: its connection (closed|failed \(read ECONNRESET\)); the synthetic mode is saved in/,
   );
   assert.ok(tookSec < 60, `node 1 ended ${tookSec.toFixed(1)} s after node 0 was killed`);
-  const own = readProfile(join(work, `killed.${NODES[1].hostname}.json`));
+  const own = readProfile(join(work, `${name}.${NODES[1].hostname}.json`));
   assert.equal(own.status, 'partial');
   assert.equal(own.modes.synthetic!.status, 'ok');
   // No job, and no throttle group of node 1's CLI, left behind.
@@ -333,7 +346,7 @@ test("killing one node's CLI ends the other with exit 10 in bounded time, its me
     { reject: false },
   ).stdout;
   assert.equal(groups.trim(), '', 'node 1 removed its throttle');
-});
+}
 
 /** A process as a failure message shows it: its pid, parent and command line. */
 function describeProcess(pid: number): string {

@@ -45,7 +45,7 @@ interface Seen {
  * A launch as runLaunch makes it, faked: the barrier before the job starts, then each block timed by `runner` (its
  * state set and undone there); `fail` makes that block's job fail.
  */
-function fakeLaunch(runner: FakeRunner, seen: Seen, fail?: string) {
+function fakeLaunch(runner: FakeRunner, seen: Seen, fail?: string, switches = true) {
   return async (input: LaunchInput): Promise<LaunchOutcome> => {
     await input.beforeJobStart?.();
     seen.launches.push(path.basename(input.modeDir));
@@ -59,9 +59,9 @@ function fakeLaunch(runner: FakeRunner, seen: Seen, fail?: string) {
         beforeJobStart: undefined,
       });
       results.push(block.label === fail ? { ...result, status: 'failed', jobExitCode: 1 } : result);
-      if (block.label === fail) break;
+      if (block.label === fail || !switches) break;
     }
-    return { results, notRun: input.blocks.slice(results.length), switchable: true, jobIterations: 100 };
+    return { results, notRun: input.blocks.slice(results.length), switchable: switches, jobIterations: 100 };
   };
 }
 
@@ -131,6 +131,32 @@ test('two nodes, one launch each: the job is told the node count, the merged pro
     assert.deepEqual([own.cost!.schedule, own.cost!.launches], ['one-launch', 1]);
     assert.deepEqual(Object.keys(own.modes).sort(), ['cached', 'cold', 'synthetic']);
   }
+});
+
+test('a job that does not offer to switch on several nodes gets a launch a mode, every node starting each together', async () => {
+  const port = await freePort();
+  const a = fakeModeRunner({ ...BASE_JOB, seed: 5, rank: 0, node: { hostname: 'node-a', nodeRank: 0 } });
+  const b = fakeModeRunner({ ...BASE_JOB, seed: 6, rank: 1, node: { hostname: 'node-b', nodeRank: 1 } });
+  const seenA: Seen = { launches: [], nodesEnv: [] };
+  const seenB: Seen = { launches: [], nodesEnv: [] };
+  const warnings: string[] = [];
+  const [outA, outB] = await Promise.all([
+    runProfile(nodeInput('e', port, true, fakeLaunch(a, seenA, undefined, false)), {
+      onSignal: () => () => {},
+      onWarning: (w) => warnings.push(w),
+    }),
+    runProfile(nodeInput('f', port, false, fakeLaunch(b, seenB, undefined, false)), { onSignal: () => () => {} }),
+  ]);
+  assert.equal(outA.exitCode, ExitCode.Ok);
+  assert.equal(outB.exitCode, ExitCode.Ok);
+  for (const seen of [seenA, seenB]) assert.deepEqual(seen.launches, ['launch-1', 'cached', 'cold']);
+  assert.deepEqual(Object.keys(readProfile(outA.path).modes).sort(), ['cached', 'cold', 'synthetic']);
+  const own = readProfile(path.join(dir, 'e.json'));
+  assert.deepEqual([own.cost!.schedule, own.cost!.launches], ['separate-launches', 3]);
+  assert.ok(
+    warnings.some((w) => w.includes('on several nodes')),
+    warnings.join('\n'),
+  );
 });
 
 test("a block that failed on one node ends both nodes' schedules with the job's failure", async () => {
