@@ -386,6 +386,8 @@ async function profileModes(
       jobIterations: end.ran.jobIterations + probeIterations,
     };
     profile.cost = profileCost([...book.results(), ...probe], ran, (Date.now() - profileStartedAt) / 1000);
+    // Every node ran the same schedule and launches: the merged profile says what it cost as this node measured it.
+    if (nodes?.merged) nodes.merged.profile.cost = profile.cost;
     if (nodes && exitCode === ExitCode.Ok && !interrupts.interrupted) {
       nodeLost = await nodes.finish(profile.storageProbe ?? null).then(
         () => undefined,

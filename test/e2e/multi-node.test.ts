@@ -221,6 +221,7 @@ test("two namespaced nodes under torchrun --nnodes 2, in one launch: modes switc
     assert.deepEqual([cost.schedule, cost.launches], ['one-launch', 1]);
   }
   const merged = readProfile(join(work, 'two.json'));
+  assert.deepEqual([merged.cost!.schedule, merged.cost!.launches], ['one-launch', 1]);
   const { peerBytesPerSec: _measured, ...nodesOption } = merged.options.nodes!;
   assert.deepEqual(nodesOption, {
     count: 2,

@@ -126,6 +126,7 @@ test('two nodes, one launch each: the job is told the node count, the merged pro
       ],
     );
   assert.equal(merged.analysis!.straggler?.node?.hostname, 'node-b');
+  assert.deepEqual([merged.cost!.schedule, merged.cost!.launches], ['one-launch', 1]);
   for (const name of ['a', 'b']) {
     const own = readProfile(path.join(dir, `${name}.json`));
     assert.deepEqual([own.cost!.schedule, own.cost!.launches], ['one-launch', 1]);
