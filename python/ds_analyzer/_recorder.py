@@ -202,8 +202,9 @@ class Recorder(object):
         if loader:
             fields.append('"loader":' + json.dumps(loader, separators=(",", ":")))
         # On several nodes a switch waits for every node's profiler, which only a collective can tell:
-        # a job without torch.distributed there gets a launch a block (docs/multi-node.md).
-        if cfg.control_file is not None and (cfg.nodes <= 1 or found is not None):
+        # a job without one there (no torch.distributed, or the manual API) gets a launch a block
+        # (docs/multi-node.md).
+        if cfg.control_file is not None and (cfg.nodes <= 1 or self.agree is not None):
             fields.append('"switchModes":true')
         with self._lock:
             self._lines.append("{" + ",".join(fields) + "}\n")

@@ -145,10 +145,11 @@ class OneNode(unittest.TestCase):
 
 
 class StartEvent(unittest.TestCase):
-    def start_fields(self, nodes):
+    def start_fields(self, nodes, agree=None):
         root = temp_dir("dsa-agree-start-")
         config = _recorder.Config(mode="synthetic", events_dir=root, control_file=os.path.join(root, "CONTROL"), nodes=nodes)
         rec = _recorder.Recorder(config)
+        rec.agree = agree
         rec.start()
         rec.end("budget")
         (name,) = [n for n in os.listdir(root) if n.startswith("events-")]
@@ -159,8 +160,11 @@ class StartEvent(unittest.TestCase):
         self.assertTrue(self.start_fields(1).get("switchModes"))
 
     def test_several_nodes_without_torch_distributed_do_not(self):
-        # No collective to wait for the other nodes' profilers: a launch a block instead.
+        # No collective to wait for the other nodes' profilers (no torch.distributed, or the manual API): a launch a block.
         self.assertNotIn("switchModes", self.start_fields(2))
+
+    def test_several_nodes_with_a_collective_do(self):
+        self.assertTrue(self.start_fields(2, agree=lambda values: values).get("switchModes"))
 
 
 if __name__ == "__main__":
