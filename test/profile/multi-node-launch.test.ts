@@ -48,7 +48,8 @@ interface Seen {
 function fakeLaunch(runner: FakeRunner, seen: Seen, fail?: string, switches = true) {
   return async (input: LaunchInput): Promise<LaunchOutcome> => {
     await input.beforeJobStart?.();
-    seen.launches.push(path.basename(input.modeDir));
+    // A launch on nodes waits for every node's first state: one without the barrier is marked, and fails the test.
+    seen.launches.push(`${path.basename(input.modeDir)}${input.beforeJobStart ? '' : ' without the barrier'}`);
     seen.nodesEnv.push(input.env[ENV.nodes]);
     const results: ModeResult[] = [];
     for (const block of input.blocks) {
