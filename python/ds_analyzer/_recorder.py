@@ -40,13 +40,15 @@ class Config(object):
     """What the CLI asked for, read from DSA_* environment variables."""
 
     __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size", "num_workers", "node_rank", "hostname",
-                 "control_file")
+                 "control_file", "nodes")
 
     def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1, num_workers=None,
-                 node_rank=0, hostname=None, control_file=None):
+                 node_rank=0, hostname=None, control_file=None, nodes=1):
         # The mode now: DSA_MODE, then each block DSA_CONTROL_FILE switches to (one launch, several modes).
         self.mode = mode
         self.control_file = control_file
+        # DSA_NODES: how many nodes' profilers run this job, each writing the control file of its own ranks.
+        self.nodes = nodes
         # DSA_NUM_WORKERS: the training loader's num_workers for this run (profile --workers), or None.
         self.num_workers = num_workers
         self.events_dir = events_dir
@@ -100,6 +102,7 @@ def config_from_env(env=None):
         num_workers=num_workers if num_workers >= 0 else None,
         node_rank=node_rank_from_env(env),
         control_file=env.get("DSA_CONTROL_FILE") or None,
+        nodes=max(1, _int_env(env, "DSA_NODES", 1)),
     )
 
 
@@ -198,7 +201,10 @@ class Recorder(object):
         # The training loader's settings (num_workers as run and as the script set it, prefetch, pinning).
         if loader:
             fields.append('"loader":' + json.dumps(loader, separators=(",", ":")))
-        if cfg.control_file is not None:
+        # On several nodes a switch waits for every node's profiler, which only a collective can tell:
+        # a job without one there (no torch.distributed, or the manual API) gets a launch a block
+        # (docs/multi-node.md).
+        if cfg.control_file is not None and (cfg.nodes <= 1 or self.agree is not None):
             fields.append('"switchModes":true')
         with self._lock:
             self._lines.append("{" + ",".join(fields) + "}\n")
@@ -322,7 +328,8 @@ class Recorder(object):
         """(block, mode) when the control file asks for a newer block at this boundary, else None.
 
         Looked at as the stop file is: at most every STOP_CHECK_INTERVAL_S in one process; at the
-        same iteration numbers on every rank, agreed with one all_reduce, so the ranks switch together.
+        same iteration numbers on every rank, agreed with one all_reduce, so the ranks switch together
+        (on several nodes, once every node's profiler has set its state for the block: agree_look).
         """
         cfg = self.config
         if cfg.control_file is None:
@@ -332,7 +339,9 @@ class Recorder(object):
                 return None
             if self.agree is not None:
                 asked, newest = self._agreed_look()[1:]
-                if newest > self.block and (asked is None or asked[0] < newest):
+                if newest <= self.block:
+                    return None  # on several nodes: this node's profiler is ready, another is not yet
+                if asked is None or asked[0] < newest:
                     asked = _read_control_until(cfg.control_file, newest)
             else:
                 asked = read_control(cfg.control_file)
@@ -347,14 +356,14 @@ class Recorder(object):
         return asked
 
     def _agreed_look(self):
-        """(stop flag, control file's line, newest block any rank saw) at this iteration: one all_reduce
-        for the stop file and the control file together, made once an iteration (ranks call it alike)."""
+        """(stop flag, control file's line, the block to be in) at this iteration: one all_reduce for the
+        stop file and the control file together, made once an iteration (ranks call it alike)."""
         if self._agreed is not None and self._agreed[0] == self.iterations:
             return self._agreed[1:]
         cfg = self.config
         stop = 1 if cfg.stop_file is not None and os.path.exists(cfg.stop_file) else 0
         asked = read_control(cfg.control_file) if cfg.control_file is not None else None
-        stop, newest = self.agree([stop, asked[0] if asked is not None else self.block])
+        stop, newest = agree_look(self.agree, stop, asked[0] if asked is not None else self.block, cfg.nodes)
         self._agreed = (self.iterations, stop, asked, newest)
         return self._agreed[1:]
 
@@ -369,6 +378,23 @@ class Recorder(object):
         if os.getpid() != self._pid:
             return
         self.end("error" if self._failed else "exhausted")
+
+
+def agree_look(agree, stop, asked, nodes):
+    """(stop, block to be in) agreed by every rank through `agree` (an element-wise MAX over ranks).
+
+    The stop is the MAX: a rank that sees the stop file stops them all. The block, on one node, is the
+    newest any rank saw (one profiler wrote the file all ranks read; a rank that read it a moment before
+    the rename is pulled along). On several nodes each node's profiler writes its own ranks' file only
+    once it has set its page cache for the block, so the block is the oldest any rank saw: the MAX of
+    its negation. The switch then waits for the slowest node. A rank whose read came just before the
+    rename holds the switch one look longer, never apart.
+    """
+    if nodes <= 1:
+        stop, newest = agree([stop, asked])
+        return stop, newest
+    stop, oldest = agree([stop, -asked])
+    return stop, -oldest
 
 
 def read_control(path):

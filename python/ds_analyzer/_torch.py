@@ -254,6 +254,9 @@ def _instrumented_next(self):
         return _originals["__next__"](self)
     if counted is None:
         rec = _recorder.recorder()
+        if rec is not None and rec.agree is None:
+            # Before the start event, which offers to switch on several nodes only with a collective to agree through.
+            rec.agree = _agree_fn()
         if rec is None or rec.ended or not _decide(self, rec):
             self._dsa = False
             return _originals["__next__"](self)
@@ -262,8 +265,6 @@ def _instrumented_next(self):
             # One launch, a new epoch inside a synthetic block: replay from its first batch.
             counted.replaying = True
             counted.epoch_len = _len_or_none(self)
-        if rec.agree is None:
-            rec.agree = _agree_fn()
     rec = counted.rec
 
     # Iteration boundary: the previous batch's compute ends here.

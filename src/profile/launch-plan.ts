@@ -32,10 +32,13 @@ export interface LaunchPlan {
   runs: PlannedRun[];
 }
 
-/** Why this profile's modes cannot share one launch, or null when they can. */
-export function oneLaunchObstacle(input: ScheduleInput, dataset: Dataset, multiNode: boolean): string | null {
+/**
+ * Why this profile's modes cannot share one launch, or null when they can. Several nodes are no obstacle: their
+ * ranks wait for every node's state through the job's own collective (DSA_NODES), and a job without one says so by
+ * not offering to switch.
+ */
+export function oneLaunchObstacle(input: ScheduleInput, dataset: Dataset): string | null {
   if (input.separateLaunches || input.fakesSingleRuns) return PROFILE_RUN_TEXT.separateAsked;
-  if (multiNode) return PROFILE_RUN_TEXT.separateMultiNode;
   if ((input.workersSweep ?? []).length > 0) return PROFILE_RUN_TEXT.separateWorkersSweep;
   const { oneLaunch, whyNot } = input.dataSource;
   return oneLaunch ? oneLaunch.obstacle(dataset, input.modes) : (whyNot?.oneLaunch ?? PROFILE_RUN_TEXT.separateSource);
@@ -47,9 +50,9 @@ export function oneLaunchObstacle(input: ScheduleInput, dataset: Dataset, multiN
  * mode's two runs are two blocks back to back, so the drift fit keeps its six
  * runs), else one launch a run.
  */
-export function launchPlan(input: ScheduleInput, dataset: Dataset, passes: number, multiNode: boolean): LaunchPlan {
+export function launchPlan(input: ScheduleInput, dataset: Dataset, passes: number): LaunchPlan {
   const runs = planRuns(input, passes);
-  const reason = oneLaunchObstacle(input, dataset, multiNode);
+  const reason = oneLaunchObstacle(input, dataset);
   const modeRuns = runs.filter((run) => run.cpuCount === null && run.workers === null);
   if (reason !== null || modeRuns.length < 2)
     return { schedule: 'separate-launches', reason: modeRuns.length < 2 ? null : reason, blocks: [], runs };

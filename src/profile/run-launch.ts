@@ -222,7 +222,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
       index: k,
       mode: block.block.mode,
       previousMode: k > 0 ? live[k - 1].block.mode : null,
-      startedAt: block.startedAt,
+      startedAt: switchedAt(processes, k, block.startedAt, block.endedAt),
       endedAt: block.endedAt ?? Date.now(),
       lastI: block.lastI,
       launchStartedAt: startedAt,
@@ -262,6 +262,18 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
     switchable: supervised.switchable || allSwitchable(processes),
     jobIterations,
   };
+}
+
+/**
+ * When the job took block `index`: its ranks' first block event (the same clock as the samples: this machine's wall
+ * clock), not before the state was set. On several nodes the ranks switch once the slowest node is ready, and the
+ * time this node waited for it is none of the block's (its samples, its reads, its wall time).
+ */
+function switchedAt(processes: readonly ProcessEvents[], index: number, setAt: number, endedAt: number | null): number {
+  if (index === 0) return setAt;
+  const times = processes.flatMap((p) => p.blocks.filter((b) => b.block === index).map((b) => b.t));
+  const first = times.length > 0 ? Math.min(...times) : setAt;
+  return Math.min(Math.max(setAt, first), endedAt ?? Number.POSITIVE_INFINITY);
 }
 
 /**

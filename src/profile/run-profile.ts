@@ -328,7 +328,10 @@ async function profileModes(
   }
   profile.outputs = outputsNote(input.keepOutputs === true, scratchDir);
   hooks.onNote?.(profile.outputs);
-  const jobInput = { ...input, env: { ...input.env, ...outputsEnv(input.keepOutputs === true, scratchDir) } };
+  const jobInput = {
+    ...input,
+    env: { ...input.env, ...outputsEnv(input.keepOutputs === true, scratchDir), ...(nodes ? nodes.jobEnv : {}) },
+  };
   const start = jobRunner(
     sharedRunSettings(jobInput, dataset, gpu ?? undefined),
     input.modeRunner ?? runMode,
@@ -360,16 +363,21 @@ async function profileModes(
   );
   const launchOnce: LaunchOnce = async (blocks, label) => {
     hooks.onModeStart?.(blocks[0].label);
-    return launch({
+    const outcome = await launch({
       argv: input.argv,
       modeDir: join(artefactsDir(input.outFile), label),
       // The launch reads storage under the throttle where one of its blocks is cold.
       wrapArgv: (a) => (throttle && blocks.some((b) => b.mode === 'cold') ? throttle.wrap(a) : a),
       blocks,
+      // Every node has set its first block's state before any rank starts; the later blocks wait in the job (DSA_NODES).
+      ...(nodes ? { beforeJobStart: () => nodes.barrier(label) } : {}),
       ...(input.ledger ? { ledger: input.ledger } : {}),
       onBlockStart: (block) => hooks.onModeStart?.(block.label, true),
       onProgress: hooks.onProgress,
     });
+    const ranks = outcome.results.find((result) => result.ranks.length > 0)?.ranks;
+    if (ranks) profile.nodes = [localNode(host, ranks)];
+    return outcome;
   };
   const steps: ProfileSteps = { input, hooks, book, nodes, dataset, runOnce, launchOnce, interrupts, warn };
   const profileStartedAt = Date.now();
@@ -378,7 +386,6 @@ async function profileModes(
       { ...input, fakesSingleRuns: input.modeRunner !== undefined && input.launchRunner === undefined },
       dataset,
       passes,
-      nodes !== null,
     );
     const end = await runPlan(steps, plan);
     let exitCode = end.exitCode;
@@ -394,6 +401,8 @@ async function profileModes(
       jobIterations: end.ran.jobIterations + probeIterations,
     };
     profile.cost = profileCost([...book.results(), ...probe], ran, (Date.now() - profileStartedAt) / 1000);
+    // Every node ran the same schedule and launches: the merged profile says what it cost as this node measured it.
+    if (nodes?.merged) nodes.merged.profile.cost = profile.cost;
     if (nodes && exitCode === ExitCode.Ok && !interrupts.interrupted) {
       nodeLost = await nodes.finish(profile.storageProbe ?? null).then(
         () => undefined,
@@ -573,10 +582,8 @@ async function runSchedule(
  * its own; a job that ends before the last block (its data ran out) is
  * launched again for the rest. A failed or interrupted block ends the schedule.
  */
-async function runLaunchSchedule(
-  { input, hooks, book, launchOnce, interrupts }: ProfileSteps,
-  plan: LaunchPlan,
-): Promise<RunsEnd> {
+async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd> {
+  const { input, hooks, book, launchOnce, interrupts } = steps;
   let pending = plan.blocks;
   let launches = 0;
   let jobIterations = 0;
@@ -595,24 +602,48 @@ async function runLaunchSchedule(
     );
     switchable &&= outcome.switchable;
     jobIterations += outcome.jobIterations;
+    // Every block saved before the nodes settle them: a node lost meanwhile leaves this node's blocks kept.
     for (const [k, result] of outcome.results.entries()) {
-      const run = batch[k];
-      book.record(run, result);
+      book.record(batch[k], result);
       hooks.onModeDone?.(result);
-      if (result.status === 'interrupted')
-        return { launches, jobIterations, switched: switchable, exitCode: ExitCode.Interrupted, failureTail: null };
-      if (result.status === 'failed')
-        return {
-          launches,
-          jobIterations,
-          switched: switchable,
-          exitCode: ExitCode.JobFailed,
-          failureTail: failureTail(result, FAILURE_TAIL_LINES),
-        };
+    }
+    for (const [k, result] of outcome.results.entries()) {
+      const ended = await blockEnd(steps, batch[k], result, { launches, jobIterations, switched: switchable });
+      if (ended) return ended;
     }
     pending = pending.slice(outcome.results.length);
   }
   return { launches, jobIterations, switched: switchable, exitCode: ExitCode.Ok, failureTail: null };
+}
+
+/**
+ * The schedule's end after a block of a launch, or null to go on: where it failed or was interrupted, on this node
+ * or (settled with the others, the merged profile filing every node's) on another.
+ */
+async function blockEnd(
+  { nodes, book, interrupts }: ProfileSteps,
+  run: PlannedRun,
+  result: ModeResult,
+  counts: Pick<RunsEnd, 'launches' | 'jobIterations' | 'switched'>,
+): Promise<RunsEnd | null> {
+  let status = result.status;
+  if (nodes) {
+    try {
+      status = (await nodes.settle(run, result, localNode(book.profile.host, result.ranks))).status;
+    } catch (error) {
+      return { ...nodeEnd(lostOrThrow(error), interrupts, counts.launches, counts.jobIterations), ...counts };
+    }
+  }
+  if (status === 'interrupted') return { ...counts, exitCode: ExitCode.Interrupted, failureTail: null };
+  if (status !== 'failed') return null;
+  // The job failed on another node: the merged profile (the coordinator's) holds that node's block, a node's own not.
+  const elsewhere = result.status !== 'failed' && !nodes?.merged;
+  return {
+    ...counts,
+    exitCode: ExitCode.JobFailed,
+    failureTail: result.status === 'failed' ? failureTail(result, FAILURE_TAIL_LINES) : null,
+    ...(elsewhere ? { nodeLost: PROFILE_RUN_TEXT.failedElsewhere(run.label) } : {}),
+  };
 }
 
 /**
@@ -635,7 +666,7 @@ async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd &
         }
       : (alone ?? inLaunch)!;
   const notSwitched = inLaunch !== null && inLaunch.switched === false;
-  if (notSwitched) steps.warn(PROFILE_RUN_TEXT.notSwitchable(inLaunch.launches));
+  if (notSwitched) steps.warn(PROFILE_RUN_TEXT.notSwitchable(inLaunch.launches, steps.nodes !== null));
   const ran: ScheduleRan = {
     schedule: plan.schedule === 'one-launch' && !notSwitched ? 'one-launch' : 'separate-launches',
     reason: notSwitched ? PROFILE_RUN_TEXT.separateNotSwitchable : plan.reason,

@@ -53,14 +53,16 @@ export const PROFILE_RUN_TEXT = {
     `that hosts the coordinator, says which and why`,
   storageProbeUnproven: (reason: string) =>
     `the storage read probe is ${reason}; the what-if keeps the cold mode's read rate as a lower bound`,
-  notSwitchable: (launches: number) =>
-    `the job did not offer to switch modes (no switchModes in its start event: a protocol job that does not read ` +
-    `DSA_CONTROL_FILE), so it was launched ${launches} times, once a mode; ` +
-    'a job under the PyTorch hook or ds_analyzer.iterate() switches in one launch (docs/protocol.md, "One launch")',
+  notSwitchable: (launches: number, severalNodes: boolean) =>
+    severalNodes
+      ? `the job did not offer to switch modes on several nodes (its ranks share no torch.distributed process group ` +
+        `to wait for every node's cache through, or it does not read DSA_CONTROL_FILE), so it was launched ` +
+        `${launches} times, once a mode (docs/multi-node.md, "One launch on several nodes")`
+      : `the job did not offer to switch modes (no switchModes in its start event: a protocol job that does not read ` +
+        `DSA_CONTROL_FILE), so it was launched ${launches} times, once a mode; ` +
+        'a job under the PyTorch hook or ds_analyzer.iterate() switches in one launch (docs/protocol.md, "One launch")',
   // Why the modes got a launch each (the profile's cost.scheduleReason).
   separateAsked: 'one launch a run was asked for (--separate-launches)',
-  separateMultiNode:
-    'a profile over several nodes launches the job once a run: the nodes set their states together between launches',
   separateWorkersSweep:
     'a workers sweep (--workers) needs a launch a run: the loader workers are set when the job starts',
   separateSource: 'this data source cannot set a mode under a running job',

@@ -364,7 +364,11 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
     nodeRank: nodeRankName === undefined ? 0 : parseNonNegativeInt(env, nodeRankName, 0),
     ...(env[ENV.subsetFile] ? { subsetFile: env[ENV.subsetFile] } : {}),
     ...(env[ENV.numWorkers] ? { numWorkers: parseNonNegativeInt(env, ENV.numWorkers, 0) } : {}),
-    ...(env[ENV.controlFile] ? { controlFile: env[ENV.controlFile] } : {}),
+    // On several nodes a switch must wait for every node's profiler, which a job without a collective across its
+    // ranks cannot tell: it ignores the control file and is started once a mode (docs/multi-node.md).
+    ...(env[ENV.controlFile] && parseNonNegativeInt(env, ENV.nodes, 1) <= 1
+      ? { controlFile: env[ENV.controlFile] }
+      : {}),
   };
 }
 

@@ -40,6 +40,12 @@ export const ENV = {
    * start event (switchModes) and writes a block event at each switch.
    */
   controlFile: 'DSA_CONTROL_FILE',
+  /**
+   * One launch on several nodes: how many nodes' profilers run the job, each
+   * writing its own ranks' control file once its state is set. The ranks
+   * switch once every node's file names the block (docs/multi-node.md).
+   */
+  nodes: 'DSA_NODES',
   /** '1' in every process of a profiled job: the script may skip its own side effects (docs/side-effects.md). */
   profiling: 'DSA_PROFILING',
   /** '1' (profile --keep-outputs): the job's checkpoints are saved for real and its trackers log as they would. */

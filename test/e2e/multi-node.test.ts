@@ -7,7 +7,7 @@
  * torch and a storage throttle; skipped with the reason otherwise.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -89,6 +89,7 @@ from torch.utils.data.distributed import DistributedSampler
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 root = sys.argv[1]
+with open(sys.argv[2], "a") as f: f.write("start rank %d\\n" % rank)
 files = sorted(os.path.join(root, f) for f in os.listdir(root))
 class Files(Dataset):
     def __len__(self): return len(files)
@@ -128,6 +129,8 @@ function startNode(k: 0 | 1, name: string, extra: string[]): ResultPromise<{ rej
     name,
     join(work, 'train.py'),
     data,
+    // Each rank of each launch writes a line here: the job's starts, counted.
+    join(work, `${name}.starts`),
   ];
   const cli = [
     process.execPath,
@@ -177,12 +180,12 @@ function startNode(k: 0 | 1, name: string, extra: string[]): ResultPromise<{ rej
 }
 
 /**
- * The job's own meter of rank 0 in the run of `mode`, over the iterations the
- * tool measured (its warm-up left out on both sides): mean ms per iteration.
+ * The job's own meter of rank 0 in the launch of `mode` (its folder: `launch`), over the iterations the tool
+ * measured (its warm-up left out on both sides): mean ms per iteration.
  */
-function ownMeterMs(name: string, mode: string, measured: readonly number[]): number {
+function ownMeterMs(name: string, mode: string, measured: readonly number[], launch = mode): number {
   for (const k of [0, 1]) {
-    const log = join(work, `${name}.${NODES[k].hostname}.d`, mode, 'stdout.log');
+    const log = join(work, `${name}.${NODES[k].hostname}.d`, launch, 'stdout.log');
     for (const line of readFileSync(log, 'utf8').split('\n')) {
       if (!line.startsWith('OWN_METER ')) continue;
       const meter = JSON.parse(line.slice('OWN_METER '.length)) as { rank: number; timesMs: number[] };
@@ -195,14 +198,36 @@ function ownMeterMs(name: string, mode: string, measured: readonly number[]): nu
   throw new Error(`no OWN_METER line of rank 0 in the ${mode} run`);
 }
 
-test("two namespaced nodes under torchrun --nnodes 2: modes switch together, the merged pace is the job's own, the throttled node is named", async (t) => {
-  if (skipReason) return t.skip(skipReason);
-  const node0 = startNode(0, 'two', []);
-  const node1 = startNode(1, 'two', ['--storage-bw', '2MB/s']);
-  const [r0, r1] = await Promise.all([node0, node1]);
+/** Both nodes' CLIs profiling the job into <name>.json, node 1's storage throttled; both must end well. */
+async function profileTwo(name: string, extra: string[]) {
+  const [r0, r1] = await Promise.all([
+    startNode(0, name, extra),
+    startNode(1, name, ['--storage-bw', '2MB/s', ...extra]),
+  ]);
   assert.equal(r0.exitCode, ExitCode.Ok, r0.all);
   assert.equal(r1.exitCode, ExitCode.Ok, r1.all);
+  return r0;
+}
+
+/** The lines the job's ranks wrote as they started, over every launch of profile <name>. */
+function jobStarts(name: string): string[] {
+  return readFileSync(join(work, `${name}.starts`), 'utf8')
+    .trim()
+    .split('\n')
+    .sort();
+}
+
+test("two namespaced nodes under torchrun --nnodes 2, in one launch: modes switch together, the merged pace is the job's own, the throttled node is named as a launch per mode names it", async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const r0 = await profileTwo('two', []);
+  // One launch on each node: each rank started once, and each node's profile says so.
+  assert.deepEqual(jobStarts('two'), ['start rank 0', 'start rank 1']);
+  for (const node of NODES) {
+    const cost = readProfile(join(work, `two.${node.hostname}.json`)).cost!;
+    assert.deepEqual([cost.schedule, cost.launches], ['one-launch', 1]);
+  }
   const merged = readProfile(join(work, 'two.json'));
+  assert.deepEqual([merged.cost!.schedule, merged.cost!.launches], ['one-launch', 1]);
   const { peerBytesPerSec: _measured, ...nodesOption } = merged.options.nodes!;
   assert.deepEqual(nodesOption, {
     count: 2,
@@ -230,7 +255,7 @@ test("two namespaced nodes under torchrun --nnodes 2: modes switch together, the
     // The merged pace is the job's own: ranks in step at every all_reduce, metered by the job itself.
     const rank0 = result.ranks.find((r) => r.rank === 0)!;
     const measured = rank0.iterations.filter((it) => !it.warmup).map((it) => it.i);
-    const own = ownMeterMs('two', mode, measured);
+    const own = ownMeterMs('two', mode, measured, 'launch-1');
     // The job's meter counts each epoch's boundary (the last epoch's workers shut down, iter(loader) starting
     // new ones: every 25 iterations here) in the epoch's first iteration; the tool times it apart (gapMs,
     // createMs: the boundary stall). Added back here.
@@ -269,17 +294,39 @@ test("two namespaced nodes under torchrun --nnodes 2: modes switch together, the
   };
   assert.equal(answer.prediction.scenario.peerBytesPerSec, Math.min(...peer, merged.options.nodes!.peerBytesPerSec!));
   assert.deepEqual(processesMentioning(join(work, 'train.py')), []);
+  // The same job, a launch per mode (the schedule before one launch on nodes): the same verdict and straggler.
+  await profileTwo('apart', ['--separate-launches']);
+  assert.equal(jobStarts('apart').length, 6, 'each rank started once a mode');
+  const apart = readProfile(join(work, 'apart.json'));
+  t.diagnostic(`one launch: ${merged.analysis!.verdict.text}; a launch per mode: ${apart.analysis!.verdict.text}`);
+  assert.equal(merged.analysis!.verdict.bound, apart.analysis!.verdict.bound);
+  const apartStraggler = apart.analysis!.straggler!;
+  // Rank numbers are c10d's to hand out, in any order each launch: the node and the cause are what must agree.
+  assert.deepEqual([straggler.node!.hostname, straggler.cause], [apartStraggler.node!.hostname, apartStraggler.cause]);
 });
 
-test("killing one node's CLI ends the other with exit 10 in bounded time, its measured modes saved, nothing left running", async (t) => {
-  if (skipReason) return t.skip(skipReason);
-  const node0 = startNode(0, 'killed', []);
-  const node1 = startNode(1, 'killed', ['--storage-bw', '2MB/s']);
+/** Whether node 1's job of profile <name> runs its cached mode: in a launch of its own, or switched to it in one. */
+function inCachedMode(name: string, oneLaunch: boolean): boolean {
+  const d = join(work, `${name}.${NODES[1].hostname}.d`);
+  if (!oneLaunch) return existsSync(join(d, 'cached', 'stdout.log'));
+  const events = join(d, 'launch-1', 'events');
+  if (!existsSync(events)) return false;
+  return readdirSync(events).some((f) => readFileSync(join(events, f), 'utf8').includes('"type":"block","t"'));
+}
+
+for (const oneLaunch of [false, true])
+  test(`killing one node's CLI ends the other with exit 10 in bounded time, its measured modes saved, nothing left running (${oneLaunch ? 'one launch' : 'a launch per mode'})`, async (t) => {
+    if (skipReason) return t.skip(skipReason);
+    await killOneNode(oneLaunch ? 'killed-one' : 'killed', oneLaunch ? [] : ['--separate-launches'], oneLaunch);
+  });
+
+async function killOneNode(name: string, extra: string[], oneLaunch: boolean): Promise<void> {
+  const node0 = startNode(0, name, extra);
+  const node1 = startNode(1, name, ['--storage-bw', '2MB/s', ...extra]);
   // Kill the coordinator's CLI once both nodes run their cached mode (the synthetic one is then measured).
-  const cachedDir = join(work, `killed.${NODES[1].hostname}.d`, 'cached');
   const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline && !existsSync(join(cachedDir, 'stdout.log'))) await sleep(200);
-  assert.ok(existsSync(join(cachedDir, 'stdout.log')), 'node 1 reached the cached mode');
+  while (Date.now() < deadline && !inCachedMode(name, oneLaunch)) await sleep(200);
+  assert.ok(inCachedMode(name, oneLaunch), 'node 1 reached the cached mode');
   await sleep(2000);
   const killedAt = Date.now();
   node0.kill('SIGKILL');
@@ -293,7 +340,7 @@ test("killing one node's CLI ends the other with exit 10 in bounded time, its me
     /ds-analyzer: the coordinator at 10\.213\.7\.1:29611 is gone: its connection (closed|failed \(read ECONNRESET\)); the synthetic mode is saved in/,
   );
   assert.ok(tookSec < 60, `node 1 ended ${tookSec.toFixed(1)} s after node 0 was killed`);
-  const own = readProfile(join(work, `killed.${NODES[1].hostname}.json`));
+  const own = readProfile(join(work, `${name}.${NODES[1].hostname}.json`));
   assert.equal(own.status, 'partial');
   assert.equal(own.modes.synthetic!.status, 'ok');
   // No job, and no throttle group of node 1's CLI, left behind.
@@ -306,7 +353,7 @@ test("killing one node's CLI ends the other with exit 10 in bounded time, its me
     { reject: false },
   ).stdout;
   assert.equal(groups.trim(), '', 'node 1 removed its throttle');
-});
+}
 
 /** A process as a failure message shows it: its pid, parent and command line. */
 function describeProcess(pid: number): string {

@@ -9,7 +9,7 @@ const dataset = { fitsInMemory: true } as Dataset;
 const base: ScheduleInput = { modes: ['synthetic', 'cached', 'cold'], dataSource: new FakeDataSource() };
 
 test("the mirrored schedule as blocks of one launch, the middle mode's two runs back to back", () => {
-  const plan = launchPlan(base, dataset, 2, false);
+  const plan = launchPlan(base, dataset, 2);
   assert.equal(plan.schedule, 'one-launch');
   assert.deepEqual(
     plan.blocks.map((b) => `${b.label}:${b.budgetShare}`),
@@ -19,7 +19,7 @@ test("the mirrored schedule as blocks of one launch, the middle mode's two runs 
 });
 
 test('the CPU sweep keeps a launch a run after the one launch', () => {
-  const plan = launchPlan({ ...base, cpuSweep: [1, 2] }, dataset, 1, false);
+  const plan = launchPlan({ ...base, cpuSweep: [1, 2] }, dataset, 1);
   assert.deepEqual(
     plan.blocks.map((b) => b.label),
     ['synthetic', 'cached', 'cold'],
@@ -30,13 +30,12 @@ test('the CPU sweep keeps a launch a run after the one launch', () => {
   );
 });
 
-test('what keeps a launch a run is named: the flag, several nodes, a workers sweep, the data source', () => {
+test('what keeps a launch a run is named: the flag, a workers sweep, the data source', () => {
   const reasons = [
-    launchPlan({ ...base, separateLaunches: true }, dataset, 2, false),
-    launchPlan(base, dataset, 2, true),
-    launchPlan({ ...base, workersSweep: [1, 2] }, dataset, 2, false),
-    launchPlan({ ...base, dataSource: new FakeDataSource({ ownCounter: true }) }, dataset, 2, false),
-    launchPlan({ ...base, dataSource: {} }, dataset, 2, false),
+    launchPlan({ ...base, separateLaunches: true }, dataset, 2),
+    launchPlan({ ...base, workersSweep: [1, 2] }, dataset, 2),
+    launchPlan({ ...base, dataSource: new FakeDataSource({ ownCounter: true }) }, dataset, 2),
+    launchPlan({ ...base, dataSource: {} }, dataset, 2),
   ];
   for (const plan of reasons) {
     assert.equal(plan.schedule, 'separate-launches');
@@ -48,7 +47,7 @@ test('what keeps a launch a run is named: the flag, several nodes, a workers swe
 });
 
 test('one mode once needs no reason for its single launch', () => {
-  const plan = launchPlan({ ...base, modes: ['cold'] }, dataset, 1, false);
+  const plan = launchPlan({ ...base, modes: ['cold'] }, dataset, 1);
   assert.equal(plan.schedule, 'separate-launches');
   assert.equal(plan.reason, null);
 });

@@ -1,13 +1,15 @@
 // A profile's runs on several nodes at once: each node's CLI runs the same
 // schedule on its own machine and writes its own profile; the link keeps
-// the runs in step (every node's cache state set before any job starts), and
-// the CLI that hosts the coordinator merges every node's result of each run
-// into the merged profile (merge-nodes.ts: the slowest rank of all sets the
-// pace).
+// the launches in step (every node's cache state set before any job starts),
+// and the CLI that hosts the coordinator merges every node's result of each
+// run into the merged profile (merge-nodes.ts: the slowest rank of all sets
+// the pace). Inside one launch the blocks switch through the job's own
+// collective, not the link (DSA_NODES).
 import { lookup } from 'node:dns/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import { mergeNodes } from '../../analysis/merge-nodes.js';
 import { ExitCode, UserError } from '../../errors.js';
+import { ENV } from '../../schema/events.js';
 import type { Host, ModeResult, NodeIdentity, ProfileNode, StorageProbe } from '../../schema/profile.js';
 import type { ArtifactSink } from '../../store/artifact-sink.js';
 import { TOOL_VERSION } from '../../version.js';
@@ -123,6 +125,14 @@ export class NodeRuns {
     }
     merged.save();
     return new NodeRuns(link, merged);
+  }
+
+  /**
+   * What the job's ranks on this node are told: how many nodes' profilers run it, so that a block switch waits until
+   * every node has set its state (the ranks' all-reduce, _recorder.agree_look). The launch needs no link for it.
+   */
+  get jobEnv(): Record<string, string> {
+    return { [ENV.nodes]: String(this.link.nodes) };
   }
 
   /** Resolves once every node has set its cache state for the run. */
