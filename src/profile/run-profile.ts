@@ -14,7 +14,7 @@ import { artefactsDir } from '../store/profile-files.js';
 import type { ArtifactSink } from '../store/artifact-sink.js';
 import { commandWithoutSecrets } from '../store/redact.js';
 import { ProfileBook } from './profile-book.js';
-import { registerRun, type RunRegistration } from './run-registry.js';
+import { RunRegistration } from './run-registry.js';
 import { NodeRuns, type NodesInput, type ScheduleOptions } from './nodes/node-runs.js';
 import { NodeLostError } from './nodes/node-link.js';
 import { storageProbe, type ReadProber } from './storage-probe.js';
@@ -203,9 +203,9 @@ export interface ProfileRunOutcome {
  */
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
   assertRunnable(input);
-  // Before the reclaim pause: a second profile must not find reclaim paused by the first and resume it at its end.
+  // Entered once the data is listed (profileModes); released whatever ended the run.
   const registration = input.registry
-    ? registerRun(input.registry.dir, input.outFile, input.registry.allowConcurrent)
+    ? new RunRegistration(input.registry.dir, input.outFile, input.registry.allowConcurrent)
     : null;
   // Paused from before the walk to the end, so the whole profile sees one state of the machine.
   const reclaim = pauseReclaim(input.pauseReclaim !== false, 'profile', input.env);
@@ -273,6 +273,8 @@ async function profileModes(
   registration: RunRegistration | null,
 ): Promise<ProfileRunOutcome> {
   const dataset = await input.dataSource.list();
+  // Another profile on this machine is refused here, before anything is measured or changed.
+  registration?.enter();
   const warnings: string[] = [];
   const warn = (message: string) => {
     warnings.push(message);

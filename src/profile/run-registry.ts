@@ -20,57 +20,76 @@ export interface RegisteredRun {
   startedAt: string;
 }
 
-/** This run's place in the registry. */
-export interface RunRegistration {
-  /** The words, once each, for every run that ran beside this one (added to the profile's warnings). */
-  noteNeighbours(warnings: string[]): void;
-  /** Removes this run's files; idempotent. */
-  release(): void;
-}
-
 /** The machine-wide folder: in /tmp, every user's, unless DSA_RUN_REGISTRY moves it (tests, one per fake node). */
 export function registryDir(env: NodeJS.ProcessEnv): string {
   return env.DSA_RUN_REGISTRY || '/tmp/ds-analyzer-runs';
 }
 
 /**
- * Registers this process's profile: refused with a UserError naming the
- * running one unless `allowConcurrent`, in which case each is told of the
- * other (this one now, the other at its next save).
+ * This run's place in the registry: entered once the run's inputs are known to
+ * be good (a typo in --data is said as such, not as another profile running),
+ * released when the run ends.
  */
+export class RunRegistration {
+  private others: RegisteredRun[] = [];
+  private readonly told = new Set<string>();
+  private readonly file: string;
+  private readonly beside: string;
+
+  constructor(
+    private readonly dir: string,
+    private readonly profile: string,
+    private readonly allowConcurrent: boolean,
+  ) {
+    this.file = join(dir, `${process.pid}.json`);
+    this.beside = join(dir, `${process.pid}.beside`);
+  }
+
+  /**
+   * Registers this process's profile: refused with a UserError naming the
+   * running one unless `allowConcurrent`, in which case each is told of the
+   * other (this one now, the other at its next save).
+   */
+  enter(): void {
+    openFolder(this.dir);
+    this.others = liveRuns(this.dir);
+    if (this.others.length > 0 && !this.allowConcurrent)
+      throw new UserError(REGISTRY_TEXT.refused(this.others[0]), ExitCode.Environment);
+    const self: RegisteredRun = {
+      pid: process.pid,
+      startTicks: startTicks(process.pid) ?? 0,
+      profile: this.profile,
+      startedAt: new Date().toISOString(),
+    };
+    writeFileSync(this.file, JSON.stringify(self));
+    // Others append to it: writable by every user, as the folder is.
+    writeFileSync(this.beside, '');
+    chmodSync(this.beside, 0o666);
+    for (const other of this.others) appendFileSync(join(this.dir, `${other.pid}.beside`), `${JSON.stringify(self)}\n`);
+  }
+
+  /** The words, once each, for every run that ran beside this one (added to the profile's warnings). */
+  noteNeighbours(warnings: string[]): void {
+    for (const run of [...this.others, ...readBeside(this.beside)]) {
+      const words = REGISTRY_TEXT.beside(run);
+      if (this.told.has(words)) continue;
+      this.told.add(words);
+      warnings.push(words);
+    }
+  }
+
+  /** Removes this run's files; idempotent. */
+  release(): void {
+    rmSync(this.file, { force: true });
+    rmSync(this.beside, { force: true });
+  }
+}
+
+/** A registration entered at once (tests, and callers with nothing to check first). */
 export function registerRun(dir: string, profile: string, allowConcurrent: boolean): RunRegistration {
-  openFolder(dir);
-  const others = liveRuns(dir);
-  if (others.length > 0 && !allowConcurrent)
-    throw new UserError(REGISTRY_TEXT.refused(others[0]), ExitCode.Environment);
-  const self: RegisteredRun = {
-    pid: process.pid,
-    startTicks: startTicks(process.pid) ?? 0,
-    profile,
-    startedAt: new Date().toISOString(),
-  };
-  const file = join(dir, `${self.pid}.json`);
-  const beside = join(dir, `${self.pid}.beside`);
-  writeFileSync(file, JSON.stringify(self));
-  // Others append to it: writable by every user, as the folder is.
-  writeFileSync(beside, '');
-  chmodSync(beside, 0o666);
-  for (const other of others) appendFileSync(join(dir, `${other.pid}.beside`), `${JSON.stringify(self)}\n`);
-  const told = new Set<string>();
-  return {
-    noteNeighbours(warnings) {
-      for (const run of [...others, ...readBeside(beside)]) {
-        const words = REGISTRY_TEXT.beside(run);
-        if (told.has(words)) continue;
-        told.add(words);
-        warnings.push(words);
-      }
-    },
-    release() {
-      rmSync(file, { force: true });
-      rmSync(beside, { force: true });
-    },
-  };
+  const registration = new RunRegistration(dir, profile, allowConcurrent);
+  registration.enter();
+  return registration;
 }
 
 /** The folder, made sticky and open to every user when this run makes it (as /tmp itself is). */
