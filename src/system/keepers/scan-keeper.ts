@@ -29,119 +29,109 @@ const FILES_PER_TURN = 256;
 /** Starts rescanning `files` every interval; see cold-keeper.ts. */
 export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], options: ScanKeeperOptions): ColdKeeper {
   const setupStarted = performance.now();
-  const keeper = new ScanKeeper(libc, files, options);
-  keeper.schedule();
-  keeper.stats.setupSec = (performance.now() - setupStarted) / 1000;
-  return keeper;
-}
-
-class ScanKeeper implements ColdKeeper {
-  readonly mechanism = 'scan';
-  readonly stats: ColdKeeperStats;
-  private readonly maxDutyCycle: number;
-  private readonly baseIntervalMs: number;
-  private readonly meter: ReturnType<typeof keeperMeter>;
-  private readonly account: ReturnType<CpuLedger['account']> | undefined;
+  const maxDutyCycle = options.maxDutyCycle ?? 0.25;
+  const baseIntervalMs = Math.max(1, options.intervalMs);
+  const meter = keeperMeter(libc);
+  const account = options.ledger?.account('keeper');
   // Pages seen resident at the previous scan and not evicted then, per file
   // index; only files with such pages have an entry.
-  private readonly previous = new Map<number, Uint8Array>();
-  private wallMsTotal = 0;
-  private stopped = false;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> = Promise.resolve();
+  const previous = new Map<number, Uint8Array>();
+  const stats: ColdKeeperStats = {
+    ...emptyKeeperStats('scan'),
+    ...(options.fallbackReason !== undefined ? { fallbackReason: options.fallbackReason } : {}),
+    effectiveIntervalMs: baseIntervalMs,
+  };
+  let wallMsTotal = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly libc: LibcBindings,
-    private readonly files: readonly FileRef[],
-    options: ScanKeeperOptions,
-  ) {
-    this.maxDutyCycle = options.maxDutyCycle ?? 0.25;
-    this.baseIntervalMs = Math.max(1, options.intervalMs);
-    this.meter = keeperMeter(libc);
-    this.account = options.ledger?.account('keeper');
-    this.stats = {
-      ...emptyKeeperStats('scan'),
-      ...(options.fallbackReason !== undefined ? { fallbackReason: options.fallbackReason } : {}),
-      effectiveIntervalMs: this.baseIntervalMs,
-    };
-  }
-
-  scanNow(): Promise<void> {
-    return this.stopped ? this.running : this.enqueue();
-  }
-
-  async stop(): Promise<ColdKeeperStats> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-    return { ...this.stats };
-  }
-
-  schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.enqueue().then(() => this.schedule());
-    }, this.stats.effectiveIntervalMs);
-    this.timer.unref();
-  }
-
-  private enqueue(): Promise<void> {
-    this.running = this.running.then(() => this.scan()).catch((error: unknown) => this.fail('(scan)', error));
-    return this.running;
-  }
-
-  private fail(path: string, error: unknown): void {
-    this.stats.errors++;
-    this.stats.lastError = `${path}: ${errorCode(error)}`;
-  }
-
-  private async scan(): Promise<void> {
-    const { files, stats } = this;
+  const scan = async (): Promise<void> => {
     let wallMs = 0;
     for (let first = 0; first < files.length; first += FILES_PER_TURN) {
       if (first > 0) {
         await yieldToLoop();
-        if (this.stopped) return;
+        if (stopped) return;
       }
       const wallStarted = performance.now();
-      const cpuStarted = this.meter.start();
-      for (let index = first; index < Math.min(files.length, first + FILES_PER_TURN); index++) this.sweepOne(index);
-      const cpuSec = this.meter.stop(cpuStarted);
+      const cpuStarted = meter.start();
+      for (let index = first; index < Math.min(files.length, first + FILES_PER_TURN); index++)
+        sweepFile(libc, files[index].path, index, previous, stats);
+      const cpuSec = meter.stop(cpuStarted);
       stats.cpuSec += cpuSec;
-      this.account?.add(cpuSec);
+      account?.add(cpuSec);
       wallMs += performance.now() - wallStarted;
     }
     stats.sweeps++;
-    this.wallMsTotal += wallMs;
+    wallMsTotal += wallMs;
     // Stretch by the mean scan time, not the last one: one slow scan (the first
     // one warms the libc bindings; a busy machine) must not slow the keeper for good.
-    stats.effectiveIntervalMs = Math.max(this.baseIntervalMs, this.wallMsTotal / stats.sweeps / this.maxDutyCycle);
-  }
+    stats.effectiveIntervalMs = Math.max(baseIntervalMs, wallMsTotal / stats.sweeps / maxDutyCycle);
+  };
 
-  private sweepOne(index: number): void {
-    // Read from the list as needed: over a compact file table, a copy of every path would be ~150 MB at 1.28M files.
-    const path = this.files[index].path;
-    const { previous, stats } = this;
-    let fd: number;
-    try {
-      fd = fs.openSync(path, 'r');
-    } catch (error) {
-      previous.delete(index);
-      this.fail(path, error);
-      return;
-    }
-    try {
-      const swept = sweepFilePages(this.libc, fd, path, previous.get(index));
-      if (swept.arrived) previous.set(index, swept.arrived);
-      else previous.delete(index);
-      if (swept.blind) stats.blindEvictions++;
-      else if (swept.evictedBytes > 0) stats.reEvictions++;
-      stats.reEvictedBytes += swept.blind ? 0 : swept.evictedBytes;
-    } catch (error) {
-      previous.delete(index);
-      this.fail(path, error);
-    } finally {
-      fs.closeSync(fd);
-    }
+  const enqueue = (): Promise<void> => {
+    running = running.then(scan).catch((error: unknown) => failed(stats, '(scan)', error));
+    return running;
+  };
+
+  const schedule = (): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void enqueue().then(schedule);
+    }, stats.effectiveIntervalMs);
+    timer.unref();
+  };
+  schedule();
+  stats.setupSec = (performance.now() - setupStarted) / 1000;
+
+  return {
+    mechanism: 'scan',
+    scanNow: () => (stopped ? running : enqueue()),
+    stop: async () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      return { ...stats };
+    },
+  };
+}
+
+/**
+ * Sweeps one file (index `index` of the list), evicting the pages that arrived since the previous scan; `previous`
+ * keeps what it saw resident for the next. Read from the list as needed: over a compact file table, a copy of every
+ * path would be ~150 MB at 1.28M files.
+ */
+function sweepFile(
+  libc: LibcBindings,
+  path: string,
+  index: number,
+  previous: Map<number, Uint8Array>,
+  stats: ColdKeeperStats,
+): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, 'r');
+  } catch (error) {
+    previous.delete(index);
+    failed(stats, path, error);
+    return;
   }
+  try {
+    const swept = sweepFilePages(libc, fd, path, previous.get(index));
+    if (swept.arrived) previous.set(index, swept.arrived);
+    else previous.delete(index);
+    if (swept.blind) stats.blindEvictions++;
+    else if (swept.evictedBytes > 0) stats.reEvictions++;
+    stats.reEvictedBytes += swept.blind ? 0 : swept.evictedBytes;
+  } catch (error) {
+    previous.delete(index);
+    failed(stats, path, error);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function failed(stats: ColdKeeperStats, path: string, error: unknown): void {
+  stats.errors++;
+  stats.lastError = `${path}: ${errorCode(error)}`;
 }
