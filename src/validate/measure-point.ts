@@ -97,19 +97,13 @@ async function measureWritePoint(
     `validate-${process.pid}-write-${ctx.index}`,
     input.env,
   );
-  let result: ModeResult;
-  try {
-    result = await ctx.run({
-      ...common,
-      mode: 'cached',
-      modeDir,
-      cacheState: input.dataSource.modeState,
-      wrapArgv: held.wrap,
-      onProgress: (progress) => ctx.hooks.onProgress?.(ctx.index, progressOf(progress)),
-    });
-  } finally {
-    await held.remove().catch(() => undefined);
-  }
+  const result = await runHeld(ctx, held, {
+    ...common,
+    mode: 'cached',
+    modeDir,
+    cacheState: input.dataSource.modeState,
+    onProgress: (progress) => ctx.hooks.onProgress?.(ctx.index, progressOf(progress)),
+  });
   const writes = measuredWrites(result);
   const ok = result.status === 'ok';
   const iterMs = ok ? (result.summary?.iterMs.mean ?? null) : null;
@@ -231,18 +225,7 @@ async function measureColdPoint(
 ): Promise<PointOutcome> {
   const { input } = ctx;
   const held = await hold();
-  let result: ModeResult;
-  try {
-    result = await ctx.run({
-      ...common,
-      mode: 'cold',
-      modeDir,
-      cacheState: input.dataSource.modeState,
-      wrapArgv: held.wrap,
-    });
-  } finally {
-    await held.remove().catch(() => undefined);
-  }
+  const result = await runHeld(ctx, held, { ...common, mode: 'cold', modeDir, cacheState: input.dataSource.modeState });
   const steady = result.ranks.find((r) => r.rank === result.paceRank)?.iterations.filter((it) => !it.warmup) ?? [];
   return pointOutcome(
     result,
@@ -254,6 +237,19 @@ async function measureColdPoint(
       firstBatchSec: result.firstBatch?.sec ?? null,
     },
   );
+}
+
+/** Runs a point's job under a hold set up for this run alone (a throttle, delayed requests), removed however it ends. */
+async function runHeld(
+  ctx: PointContext,
+  held: Pick<Throttle, 'wrap' | 'remove'>,
+  request: Omit<RunRequest, 'wrapArgv'>,
+): Promise<ModeResult> {
+  try {
+    return await ctx.run({ ...request, wrapArgv: held.wrap });
+  } finally {
+    await held.remove().catch(() => undefined);
+  }
 }
 
 /**
