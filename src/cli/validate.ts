@@ -33,7 +33,20 @@ export const validateCommand: CommandFactory = (io, result) => {
       'run the profiled job again at other cache sizes and CPU counts and compare what it does with what whatif ' +
         'predicted',
     )
-    .argument('[profile]', 'profile to validate (default: the newest in profiles/)')
+    .argument('[profile]', 'profile to validate (default: the newest in profiles/)');
+  runOptions(pointOptions(command))
+    .addHelpText('after', VALIDATE_HELP)
+    .action(async (file: string | undefined, raw: RawValidateOptions) => {
+      // Loaded when validate runs: its runs, the model and the renderers stay out of every other command's start-up.
+      const { validateAction } = await import('./validate-action.js');
+      result.exitCode = await validateAction(file, raw, io);
+    });
+  return withExitCodes(command, VALIDATE_EXIT_CODES);
+};
+
+/** The points to run at: one flag for each thing a point changes. */
+function pointOptions(command: Command): Command {
+  return command
     .option(
       '--cache <list>',
       "page-cache sizes to run at: bytes (8GiB), shares of the dataset (50%), 0, or 'recommended' (whatif's " +
@@ -64,7 +77,12 @@ export const validateCommand: CommandFactory = (io, result) => {
       '--workers <list>',
       "loader worker counts per rank to run at (DSA_NUM_WORKERS overrides the training DataLoader's " +
         'num_workers), e.g. 2,4',
-    )
+    );
+}
+
+/** How each point runs, and where its results go. */
+function runOptions(command: Command): Command {
+  return command
     .option(
       '--keep-reclaim',
       "leave DAMON's proactive reclaim running while the points run (by default paused as root, as profile does, " +
@@ -85,10 +103,10 @@ export const validateCommand: CommandFactory = (io, result) => {
       'reports',
     )
     .option('--no-control', 'skip the control run (the profiled settings again, first)')
-    .option('--json', 'print the comparison as JSON')
-    .addHelpText(
-      'after',
-      `
+    .option('--json', 'print the comparison as JSON');
+}
+
+const VALIDATE_HELP = `
 Cache points hold the dataset's page cache at each size with a cap in user
 space: each dataset file the job closes enters an LRU, and the least recently
 closed files are evicted (posix_fadvise) while the LRU holds more than the
@@ -120,12 +138,4 @@ Examples:
   $ ds-analyzer validate --storage-bw 4MB/s,8MB/s     # the cold mode at these bandwidths (remote data: the network), as whatif --cache 0 --storage-bw predicts?
   $ ds-analyzer validate --write-bw 20MB/s,50MB/s   # the checkpoint stall with slower storage, as whatif --write-bw predicts?
   $ ds-analyzer validate --latency 100ms              # remote data: the cold mode with a store farther away, as whatif --latency predicts?
-  $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json`,
-    )
-    .action(async (file: string | undefined, raw: RawValidateOptions) => {
-      // Loaded when validate runs: its runs, the model and the renderers stay out of every other command's start-up.
-      const { validateAction } = await import('./validate-action.js');
-      result.exitCode = await validateAction(file, raw, io);
-    });
-  return withExitCodes(command, VALIDATE_EXIT_CODES);
-};
+  $ ds-analyzer validate profiles/train.json --cache 16GiB --epochs 3 --json`;

@@ -33,7 +33,21 @@ export const whatifCommand: CommandFactory = (io, result) => {
     if (flag.defaultValue === undefined) command.option(flag.syntax, flag.help);
     else command.option(flag.syntax, flag.help, flag.defaultValue);
   }
-  command
+  pipelineOptions(matrixOptions(command))
+    .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
+    .option('--json', 'print only the result JSON on stdout')
+    .addHelpText('after', WHATIF_HELP)
+    .action(async (profileArg: string | undefined, raw: RawWhatifOptions) => {
+      // Loaded when whatif runs: the model, zod and the renderers stay out of every other command's start-up.
+      const { whatifAction } = await import('./whatif-action.js');
+      result.exitCode = await whatifAction(profileArg, raw, io);
+    });
+  return withExitCodes(command, WHATIF_EXIT_CODES);
+};
+
+/** Synergy's grid: predicted throughput at each CPU count and cache size. */
+function matrixOptions(command: Command): Command {
+  return command
     .option(
       '--matrix',
       "print Synergy's table instead: predicted throughput at each CPU count and cache size of a grid, the other " +
@@ -46,7 +60,12 @@ export const whatifCommand: CommandFactory = (io, result) => {
     .option(
       '--matrix-cache <list>',
       'with --matrix: the cache sizes of the grid, bytes or shares of the dataset (default: 0,25%,50%,75%,100%)',
-    )
+    );
+}
+
+/** Checkpoints and the loader's epochs: settings outside the scenario's knobs. */
+function pipelineOptions(command: Command): Command {
+  return command
     .option('--checkpoint-every <k>', 'iterations between checkpoint saves (default: as profiled)')
     .option(
       '--write-bw <rate>',
@@ -69,12 +88,10 @@ export const whatifCommand: CommandFactory = (io, result) => {
         'least with the saves (Young)',
     )
     .option('--persistent-workers [bool]', 'DataLoader persistent_workers: workers kept across epochs (true, or false)')
-    .option('--prefetch-factor <n>', 'DataLoader prefetch_factor: batches each worker prepares ahead')
-    .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
-    .option('--json', 'print only the result JSON on stdout')
-    .addHelpText(
-      'after',
-      `
+    .option('--prefetch-factor <n>', 'DataLoader prefetch_factor: batches each worker prepares ahead');
+}
+
+const WHATIF_HELP = `
 Examples:
   $ ds-analyzer whatif                                   # newest profile, as profiled, with sweeps and recommendations
   $ ds-analyzer whatif profiles/resnet-20250101T120000.json --cache 64G --cpus 16
@@ -97,12 +114,4 @@ the bytes the cache misses (reads and pre-processing overlap as far as the
 cold mode showed); with --workers 0 the three add up. Each figure comes from
 the profile's modes and is listed with the measurement it comes from.
 Predictions are for epoch 2 on unless --epochs is given; the first epoch is
-always cold. A profile that lacks a mode the model needs exits with code 4.`,
-    )
-    .action(async (profileArg: string | undefined, raw: RawWhatifOptions) => {
-      // Loaded when whatif runs: the model, zod and the renderers stay out of every other command's start-up.
-      const { whatifAction } = await import('./whatif-action.js');
-      result.exitCode = await whatifAction(profileArg, raw, io);
-    });
-  return withExitCodes(command, WHATIF_EXIT_CODES);
-};
+always cold. A profile that lacks a mode the model needs exits with code 4.`;

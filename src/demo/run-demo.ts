@@ -76,14 +76,7 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
   // (docs/method.md): the full workload's 80 MB/s would take half a CPU of a small machine, so --remote runs the quick
   // one.
   const preset = input.quick || input.remote ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
-  const datasetDir = resolve(
-    input.cwd,
-    input.datasetDir ?? join(toolCacheDir(input.env), `demo-${preset.files}x${preset.fileBytes}`),
-  );
-  hooks.onDatasetStart?.(preset, datasetDir);
-  hooks.onDatasetReady?.(
-    await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 }),
-  );
+  const datasetDir = await demoDataset(input, preset, hooks);
 
   // Remote data is capped at the metering proxy, which needs no cgroup.
   const throttleReason = !input.throttle
@@ -98,21 +91,7 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
   const outFile = newProfilePath(input.profilesDir, JOB_NAME);
   // One ledger for the profile's own CPU by component (system/kernel/cpu-ledger.ts).
   const ledger = new CpuLedger();
-  const argv = [
-    process.execPath,
-    EMULATOR,
-    '--data',
-    datasetDir,
-    '--batch-size',
-    String(preset.batchSize),
-    '--workers',
-    String(preset.workers),
-    '--compute-ms',
-    String(preset.computeMs),
-    '--prep-ms',
-    String(preset.prepMs),
-    ...(store ? ['--remote-base', store.url] : []),
-  ];
+  const argv = emulatorArgv(preset, datasetDir, store?.url ?? null);
   let run: ProfileRunOutcome;
   try {
     run = await runProfile(
@@ -155,6 +134,38 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
   if (run.exitCode !== ExitCode.Ok) return { run, settings, whatif: null };
   // Would the stall go if the page cache could not hold the dataset: the question the cold mode answers.
   return { run, settings, whatif: whatif(run.profile, run.path, { cacheBytes: 0 }) };
+}
+
+/** The demo's dataset, generated once into the tool's cache (or --dataset-dir) and reused after. */
+async function demoDataset(input: DemoInput, preset: EmulatorPreset, hooks: DemoHooks): Promise<string> {
+  const datasetDir = resolve(
+    input.cwd,
+    input.datasetDir ?? join(toolCacheDir(input.env), `demo-${preset.files}x${preset.fileBytes}`),
+  );
+  hooks.onDatasetStart?.(preset, datasetDir);
+  hooks.onDatasetReady?.(
+    await generateDataset(datasetDir, { files: preset.files, fileBytes: preset.fileBytes, seed: 1 }),
+  );
+  return datasetDir;
+}
+
+/** The emulated job's command line at the preset's settings; with a store, it fetches each sample from it. */
+function emulatorArgv(preset: EmulatorPreset, datasetDir: string, storeUrl: string | null): string[] {
+  return [
+    process.execPath,
+    EMULATOR,
+    '--data',
+    datasetDir,
+    '--batch-size',
+    String(preset.batchSize),
+    '--workers',
+    String(preset.workers),
+    '--compute-ms',
+    String(preset.computeMs),
+    '--prep-ms',
+    String(preset.prepMs),
+    ...(storeUrl ? ['--remote-base', storeUrl] : []),
+  ];
 }
 
 /** The demo's dataset as remote data: each sample file an object of the store at `url`. */

@@ -210,10 +210,11 @@ function formatMs(ms: number): string {
   return ms.toFixed(ms < 10 ? 2 : 1);
 }
 
-async function run(argv: readonly string[]): Promise<number> {
-  const options = parseOptions(argv);
-  const env = readProtocolEnv(process.env);
-  // A cached mode on a resident subset: sample only from the listed files (docs/protocol.md, DSA_SUBSET_FILE).
+type ProtocolEnv = ReturnType<typeof readProtocolEnv>;
+type Subset = ReturnType<typeof restrictToSubset> | null;
+
+/** The files to read: a cached mode on a resident subset samples only from the listed ones (DSA_SUBSET_FILE). */
+function datasetFiles(options: JobOptions, env: ProtocolEnv): { files: string[]; restricted: Subset } {
   const all = listDatasetFiles(options.data);
   const restricted =
     env.mode === 'cached' && env.subsetFile !== undefined ? restrictToSubset(all, env.subsetFile) : null;
@@ -221,18 +222,11 @@ async function run(argv: readonly string[]): Promise<number> {
   const files = options.remoteBase
     ? local.map((path) => `${options.remoteBase!.replace(/\/$/, '')}/${basename(path)}`)
     : local;
-  const budget = options.iterations ?? env.iterations ?? Infinity;
-  const epochs = options.epochs ?? (Number.isFinite(budget) ? Infinity : 1);
-  // The mode now: DSA_MODE, then each block the control file switches to (one launch, several modes).
-  let mode = env.mode;
-  const control = new ControlFile(env.controlFile);
-  const inMode = (asked: Mode | undefined): boolean => asked === undefined || asked === mode;
-  // profile --workers: DSA_NUM_WORKERS overrides --workers, as the PyTorch hook overrides num_workers.
-  const workers = env.numWorkers ?? options.workers;
-  // Without workers a batch is read synchronously in the training loop; a GET cannot be.
-  if (options.remoteBase && workers === 0) throw new UserError(EMULATOR_TEXT.remoteNeedsWorkers);
+  return { files, restricted };
+}
 
-  const writer: EventWriter | null = fromEnv(process.env, {
+function openWriter(options: JobOptions, env: ProtocolEnv, workers: number, restricted: Subset): EventWriter | null {
+  return fromEnv(process.env, {
     batchSize: options.batchSize,
     workers,
     source: 'emulator',
@@ -246,19 +240,12 @@ async function run(argv: readonly string[]): Promise<number> {
       : {}),
     ...(env.controlFile !== undefined ? { switchModes: true } : {}),
   });
-  const stop = new StopFile(env.stopFile);
-  let loaderToClose: Loader | undefined;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    // Keep what was measured; no end event: the job did not finish its loop.
-    writer?.close();
-    void exitAfterWorkers(loaderToClose, signal === 'SIGINT' ? 130 : 143);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+}
 
+function startLoader(options: JobOptions, files: string[], workers: number): Loader {
   // With --workers 0 the batches are prepared in this thread.
   usePrepClock(options.prepClock);
-  const loader = Loader.start({
+  return Loader.start({
     files,
     batchSize: options.batchSize,
     workers,
@@ -273,101 +260,169 @@ async function run(argv: readonly string[]): Promise<number> {
           `(mean decode ${formatMs(overrun.meanDecodeMs)} ms); those samples take longer than asked: raise --prep-ms\n`,
       ),
   });
+}
+
+/**
+ * What the loop has done so far, and the mode it is in. An iteration's compute
+ * is the time from receiving its batch to asking for the next one (protocol v1),
+ * so writing its event, the stop-file check and any bookkeeping count too: its
+ * event is written when the next request starts.
+ */
+class Progress {
+  iterations = 0;
+  /** Iterations since the mode began: --crash-at-iteration and --hang-at-iteration count these. */
+  modeIterations = 0;
+  samples = 0;
+  bytes = 0;
+  waitTotalMs = 0;
+  computeTotalMs = 0;
+  private pending: { i: number; waitMs: number; receivedMs: number; samples: number; bytes: number } | null = null;
+
+  constructor(
+    private readonly writer: EventWriter | null,
+    /** The mode now: DSA_MODE, then each block the control file switches to (one launch, several modes). */
+    public mode: Mode | undefined,
+  ) {}
+
+  inMode(asked: Mode | undefined): boolean {
+    return asked === undefined || asked === this.mode;
+  }
+
+  switchTo(mode: Mode): void {
+    this.mode = mode;
+    this.modeIterations = 0;
+  }
+
+  /** Writes the pending iteration's event, its compute ending at `endMs`. */
+  record(endMs: number): void {
+    const pending = this.pending;
+    if (pending === null) return;
+    const computeMs = endMs - pending.receivedMs;
+    this.writer?.iter(pending.i, pending.waitMs, computeMs, pending.samples, pending.bytes);
+    this.computeTotalMs += computeMs;
+    this.pending = null;
+  }
+
+  received(batch: Batch, askedMs: number, receivedMs: number): void {
+    this.pending = {
+      i: this.iterations,
+      waitMs: receivedMs - askedMs,
+      receivedMs,
+      samples: batch.samples,
+      bytes: batch.bytes,
+    };
+    this.iterations++;
+    this.modeIterations++;
+    this.samples += batch.samples;
+    this.bytes += batch.bytes;
+    this.waitTotalMs += receivedMs - askedMs;
+  }
+}
+
+/** The loop's own context: what it reads from and where it reports. */
+interface LoopContext {
+  options: JobOptions;
+  loader: Loader;
+  source: AsyncIterator<Batch>;
+  writer: EventWriter | null;
+  progress: Progress;
+  budget: number;
+  stop: StopFile;
+  control: ControlFile;
+}
+
+/** The training loop: runs until the budget, the stop file or the data ends it (or a test's crash or hang). */
+async function trainLoop({ options, loader, source, writer, progress, budget, stop, control }: LoopContext) {
+  let yieldedMs = nowMs();
+  for (;;) {
+    const hangAt = progress.inMode(options.hangMode) ? options.hangAtIteration : undefined;
+    if (hangAt !== undefined && progress.modeIterations >= hangAt) {
+      progress.record(nowMs());
+      process.stderr.write(
+        `emulated job: hanging after ${progress.iterations} iterations as asked (--hang-at-iteration); only a ` +
+          `signal ends it\n`,
+      );
+      writer?.flush();
+      await hangForever();
+    }
+    if (progress.iterations >= budget) return 'budget';
+    if (stop.requested()) return 'stop-file';
+    const switched = control.poll();
+    if (switched !== null) {
+      writer?.block({ block: switched.block, mode: switched.mode, i: progress.iterations, inFlight: loader.inFlight });
+      progress.switchTo(switched.mode);
+    }
+    const askedMs = nowMs();
+    progress.record(askedMs);
+    // Loader replies that came during the blocking compute are taken when the
+    // batch is not at hand yet: then the loop waits, and the event loop runs.
+    if (askedMs - yieldedMs >= YIELD_EVERY_MS) {
+      await yieldToEventLoop();
+      yieldedMs = nowMs();
+    }
+    const next = await source.next();
+    if (next.done) return 'exhausted';
+    const receivedMs = nowMs();
+    blockUntil(receivedMs + options.computeMs);
+    progress.received(next.value, askedMs, receivedMs);
+    const crashAt = progress.inMode(options.crashMode) ? options.crashAtIteration : undefined;
+    if (crashAt !== undefined && progress.modeIterations >= crashAt) {
+      progress.record(nowMs());
+      process.stderr.write(
+        `emulated job: crashing after ${progress.iterations} iterations as asked (--crash-at-iteration)\n`,
+      );
+      writer?.close();
+      await exitAfterWorkers(loader, CRASH_EXIT_CODE);
+    }
+  }
+}
+
+async function run(argv: readonly string[]): Promise<number> {
+  const options = parseOptions(argv);
+  const env = readProtocolEnv(process.env);
+  const { files, restricted } = datasetFiles(options, env);
+  const budget = options.iterations ?? env.iterations ?? Infinity;
+  const epochs = options.epochs ?? (Number.isFinite(budget) ? Infinity : 1);
+  // profile --workers: DSA_NUM_WORKERS overrides --workers, as the PyTorch hook overrides num_workers.
+  const workers = env.numWorkers ?? options.workers;
+  // Without workers a batch is read synchronously in the training loop; a GET cannot be.
+  if (options.remoteBase && workers === 0) throw new UserError(EMULATOR_TEXT.remoteNeedsWorkers);
+  const control = new ControlFile(env.controlFile);
+  const writer = openWriter(options, env, workers, restricted);
+  const stop = new StopFile(env.stopFile);
+  let loaderToClose: Loader | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    // Keep what was measured; no end event: the job did not finish its loop.
+    writer?.close();
+    void exitAfterWorkers(loaderToClose, signal === 'SIGINT' ? 130 : 143);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const loader = startLoader(options, files, workers);
   loaderToClose = loader;
+  const progress = new Progress(writer, env.mode);
   const source =
     env.controlFile !== undefined
-      ? switchableBatches(loader, epochs, () => mode)
+      ? switchableBatches(loader, epochs, () => progress.mode)
       : env.mode === 'synthetic'
         ? syntheticBatches(loader)
         : loader.batches(epochs);
 
   const startMs = nowMs();
-  let iterations = 0;
-  // Iterations since the mode began: --crash-at-iteration and --hang-at-iteration count these.
-  let modeIterations = 0;
-  let samples = 0;
-  let bytes = 0;
-  let waitTotalMs = 0;
-  let computeTotalMs = 0;
   let reason: EndReason;
-  let yieldedMs = nowMs();
-  // An iteration's compute is the time from receiving its batch to asking for
-  // the next one (protocol v1), so writing its event, the stop-file check and
-  // any bookkeeping count too: its event is written when the next request starts.
-  let pending: { i: number; waitMs: number; receivedMs: number; samples: number; bytes: number } | null = null;
-  const record = (endMs: number): void => {
-    if (pending === null) return;
-    const computeMs = endMs - pending.receivedMs;
-    writer?.iter(pending.i, pending.waitMs, computeMs, pending.samples, pending.bytes);
-    computeTotalMs += computeMs;
-    pending = null;
-  };
   try {
-    for (;;) {
-      const hangAt = inMode(options.hangMode) ? options.hangAtIteration : undefined;
-      if (hangAt !== undefined && modeIterations >= hangAt) {
-        record(nowMs());
-        process.stderr.write(
-          `emulated job: hanging after ${iterations} iterations as asked (--hang-at-iteration); only a signal ` +
-            `ends it\n`,
-        );
-        writer?.flush();
-        await hangForever();
-      }
-      if (iterations >= budget) {
-        reason = 'budget';
-        break;
-      }
-      if (stop.requested()) {
-        reason = 'stop-file';
-        break;
-      }
-      const switched = control.poll();
-      if (switched !== null) {
-        writer?.block({ block: switched.block, mode: switched.mode, i: iterations, inFlight: loader.inFlight });
-        mode = switched.mode;
-        modeIterations = 0;
-      }
-      const askedMs = nowMs();
-      record(askedMs);
-      // Loader replies that came during the blocking compute are taken when the
-      // batch is not at hand yet: then the loop waits, and the event loop runs.
-      if (askedMs - yieldedMs >= YIELD_EVERY_MS) {
-        await yieldToEventLoop();
-        yieldedMs = nowMs();
-      }
-      const next = await source.next();
-      if (next.done) {
-        reason = 'exhausted';
-        break;
-      }
-      const receivedMs = nowMs();
-      blockUntil(receivedMs + options.computeMs);
-      const batch = next.value;
-      pending = { i: iterations, waitMs: receivedMs - askedMs, receivedMs, samples: batch.samples, bytes: batch.bytes };
-      iterations++;
-      modeIterations++;
-      samples += batch.samples;
-      bytes += batch.bytes;
-      waitTotalMs += receivedMs - askedMs;
-      const crashAt = inMode(options.crashMode) ? options.crashAtIteration : undefined;
-      if (crashAt !== undefined && modeIterations >= crashAt) {
-        record(nowMs());
-        process.stderr.write(`emulated job: crashing after ${iterations} iterations as asked (--crash-at-iteration)\n`);
-        writer?.close();
-        await exitAfterWorkers(loader, CRASH_EXIT_CODE);
-      }
-    }
-    record(nowMs());
+    reason = await trainLoop({ options, loader, source, writer, progress, budget, stop, control });
+    progress.record(nowMs());
   } catch (error) {
-    writer?.end('error', iterations);
+    writer?.end('error', progress.iterations);
     await loader.close();
     process.stderr.write(`emulated job: ${(error as Error).message}\n`);
     return 1;
   }
-  writer?.end(reason, iterations);
+  writer?.end(reason, progress.iterations);
   await loader.close();
   const elapsedS = (nowMs() - startMs) / 1000;
+  const { iterations, samples, bytes, waitTotalMs, computeTotalMs, mode } = progress;
   const per = Math.max(iterations, 1);
   process.stdout.write(
     `emulated job: ${iterations} iterations (${reason}), ${samples} samples, ${formatBytes(bytes)} read ` +

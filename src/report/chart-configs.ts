@@ -99,9 +99,21 @@ function stackedBars(
 
 /** The report's charts, in reading order. */
 export function reportCharts(data: ReportData): ReportChart[] {
-  const charts: ReportChart[] = [];
-  const bars = data.breakdown;
-  charts.push({
+  return [
+    breakdownChart(data.breakdown),
+    ...(data.ranks ? [ranksChart(data.ranks)] : []),
+    iterationsChart(data.iterations),
+    ...resourceCharts(data),
+    ...(data.whatIf.available ? whatifCharts(data.whatIf.curves) : []),
+  ];
+}
+
+function breakdownChart(bars: ReportData['breakdown']): ReportChart {
+  // The checkpoint and epoch-boundary parts only where the job reported them: a chart of a job that never saves
+  // keeps its three parts.
+  const optional = (label: string, data: (number | null | undefined)[], backgroundColor: string) =>
+    data.some((v) => (v ?? 0) > 0) ? [{ label, data: data as (number | null)[], backgroundColor }] : [];
+  return {
     id: 'breakdown',
     title: 'Where each iteration goes',
     caption:
@@ -116,61 +128,54 @@ export function reportCharts(data: ReportData): ReportChart[] {
         { label: 'compute', data: bars.map((b) => b.computeMs), backgroundColor: PART_COLOR.compute },
         { label: 'prep stall', data: bars.map((b) => b.prepStallMs), backgroundColor: PART_COLOR.prep },
         { label: 'fetch stall', data: bars.map((b) => b.fetchStallMs), backgroundColor: PART_COLOR.fetch },
-        // Only where the job reported them: a chart of a job that never saves keeps its three parts.
-        ...(bars.some((b) => (b.checkpointMs ?? 0) > 0)
-          ? [
-              {
-                label: 'checkpoint stall',
-                data: bars.map((b) => b.checkpointMs),
-                backgroundColor: PART_COLOR.checkpoint,
-              },
-            ]
-          : []),
-        ...(bars.some((b) => (b.boundaryMs ?? 0) > 0)
-          ? [
-              {
-                label: 'epoch-boundary stall',
-                data: bars.map((b) => b.boundaryMs),
-                backgroundColor: PART_COLOR.boundary,
-              },
-            ]
-          : []),
+        ...optional(
+          'checkpoint stall',
+          bars.map((b) => b.checkpointMs),
+          PART_COLOR.checkpoint,
+        ),
+        ...optional(
+          'epoch-boundary stall',
+          bars.map((b) => b.boundaryMs),
+          PART_COLOR.boundary,
+        ),
       ],
     ),
-  });
+  };
+}
 
-  if (data.ranks) {
-    const { mode, bars: ranks } = data.ranks;
-    charts.push({
-      id: 'ranks',
-      title: 'Each rank: its wait for data and its step',
-      caption:
-        `Per-iteration wait for data and step of each rank in the ${mode} mode. Ranks that all-reduce run at one ` +
-        `pace: ` +
-        'a rank whose loader falls behind waits for its data, and the others wait for it inside their step (at ' +
-        'the collective). The straggler, if any, is named in its label.',
-      config: stackedBars(
-        `Per-iteration time by rank (${mode})`,
-        'rank',
-        ranks.map((r) => r.label),
-        [
-          {
-            label: 'step (compute, and waiting at the collective)',
-            data: ranks.map((r) => r.stepMs),
-            backgroundColor: PART_COLOR.compute,
-          },
-          {
-            label: 'wait for data',
-            data: ranks.map((r) => r.waitMs),
-            backgroundColor: ranks.map((r) => (r.straggler ? PART_COLOR.fetch : PART_COLOR.prep)),
-          },
-        ],
-      ),
-    });
-  }
+function ranksChart({ mode, bars: ranks }: NonNullable<ReportData['ranks']>): ReportChart {
+  return {
+    id: 'ranks',
+    title: 'Each rank: its wait for data and its step',
+    caption:
+      `Per-iteration wait for data and step of each rank in the ${mode} mode. Ranks that all-reduce run at one ` +
+      `pace: ` +
+      'a rank whose loader falls behind waits for its data, and the others wait for it inside their step (at ' +
+      'the collective). The straggler, if any, is named in its label.',
+    config: stackedBars(
+      `Per-iteration time by rank (${mode})`,
+      'rank',
+      ranks.map((r) => r.label),
+      [
+        {
+          label: 'step (compute, and waiting at the collective)',
+          data: ranks.map((r) => r.stepMs),
+          backgroundColor: PART_COLOR.compute,
+        },
+        {
+          label: 'wait for data',
+          data: ranks.map((r) => r.waitMs),
+          backgroundColor: ranks.map((r) => (r.straggler ? PART_COLOR.fetch : PART_COLOR.prep)),
+        },
+      ],
+    ),
+  };
+}
 
-  const warmup = data.iterations.flatMap((s) => s.warmupPoints.map(([x, y]) => ({ x, y })));
-  charts.push({
+const xy = ([x, y]: [number, number | null]) => ({ x, y });
+
+function iterationsChart(series: ReportData['iterations']): ReportChart {
+  return {
     id: 'iterations',
     title: 'Iteration times',
     caption:
@@ -181,16 +186,16 @@ export function reportCharts(data: ReportData): ReportChart[] {
       type: 'line',
       data: {
         datasets: [
-          ...data.iterations.map((s) => ({
+          ...series.map((s) => ({
             label: `${s.mode} (mean of each block)`,
-            data: s.blockMeans.map(([x, y]) => ({ x, y })),
+            data: s.blockMeans.map(xy),
             ...lineStyle(MODE_COLOR[s.mode]),
             borderWidth: 3,
           })),
-          ...data.iterations.map((s) => ({
+          ...series.map((s) => ({
             type: 'scatter',
             label: `${s.mode} (each iteration)`,
-            data: s.points.map(([x, y]) => ({ x, y })),
+            data: s.points.map(xy),
             borderColor: MODE_COLOR[s.mode] + '66',
             backgroundColor: MODE_COLOR[s.mode] + '66',
             pointRadius: 1.8,
@@ -199,7 +204,7 @@ export function reportCharts(data: ReportData): ReportChart[] {
           {
             type: 'scatter',
             label: 'warm-up (discarded)',
-            data: warmup,
+            data: series.flatMap((s) => s.warmupPoints.map(xy)),
             borderColor: WARMUP_COLOR,
             backgroundColor: WARMUP_COLOR,
             pointStyle: 'crossRot',
@@ -214,8 +219,11 @@ export function reportCharts(data: ReportData): ReportChart[] {
         yType: 'logarithmic',
       }),
     },
-  });
+  };
+}
 
+/** CPU, disk reads and page cache against time, one line per mode. */
+function resourceCharts(data: ReportData): ReportChart[] {
   const resourceChart = (
     id: string,
     title: string,
@@ -231,7 +239,7 @@ export function reportCharts(data: ReportData): ReportChart[] {
       data: {
         datasets: data.resources.map((s) => ({
           label: s.mode,
-          data: pick(s).map(([x, y]) => ({ x, y })),
+          data: pick(s).map(xy),
           ...lineStyle(MODE_COLOR[s.mode]),
           pointRadius: 1.5,
         })),
@@ -242,7 +250,7 @@ export function reportCharts(data: ReportData): ReportChart[] {
       ),
     },
   });
-  charts.push(
+  return [
     resourceChart(
       'cpu',
       'CPU utilisation',
@@ -264,86 +272,32 @@ export function reportCharts(data: ReportData): ReportChart[] {
       (s) => s.pageCacheMiB,
       'Size of the OS page cache (Cached in /proc/meminfo) while each mode ran.',
     ),
-  );
+  ];
+}
 
-  if (data.whatIf.available) {
-    const curves = data.whatIf.curves;
-    // Axis unit by magnitude, so a 17 MB dataset is not drawn as 0.016 GiB.
-    const maxCache = Math.max(0, ...curves.cache.flatMap((c) => c.points.map((p) => p.x)));
-    const [cacheUnit, GiB] = maxCache >= 2 ** 30 ? ['GiB', 2 ** 30] : ['MiB', 2 ** 20];
-    const policyColor = { 'page-cache': '#e15759', minio: '#59a14f' } as const;
-    const markStyles = [
-      { pointStyle: 'rectRot', color: '#000000' },
-      { pointStyle: 'triangle', color: '#7f3c8d' },
-    ];
-    const marks = (points: { label: string; x: number; samplesPerSec: number }[], scaleX: number) =>
-      points.map((m, k) => ({
-        type: 'scatter',
-        label: m.label,
-        data: [{ x: m.x / scaleX, y: m.samplesPerSec }],
-        backgroundColor: markStyles[k % 2].color,
-        borderColor: markStyles[k % 2].color,
-        pointStyle: markStyles[k % 2].pointStyle,
-        pointRadius: 8,
-        showLine: false,
-      }));
-    charts.push({
-      id: 'whatif-cache',
-      title: 'What if: cache size',
-      caption:
-        'Predicted steady-state training throughput (epoch 2 on) against the memory available for caching the ' +
-        'dataset, for the OS page cache (LRU, reshuffled each epoch) and for an application cache that never ' +
-        'evicts (MinIO, as in CoorDL).',
-      config: {
-        type: 'line',
-        data: {
-          datasets: [
-            ...curves.cache.map((c) => ({
-              label: c.label,
-              data: c.points.map((p) => ({ x: p.x / GiB, y: p.samplesPerSec })),
-              ...lineStyle(policyColor[c.policy]),
-              borderWidth: 2,
-            })),
-            ...marks(curves.cacheMarks, GiB),
-          ],
-        },
-        options: baseOptions('Throughput against cache size', `cache size (${cacheUnit})`, 'throughput (samples/s)', {
-          xType: 'linear',
-        }),
-      },
-    });
-    // One predicted curve against a count (CPUs, workers), with the measured points marked.
-    const countChart = (
-      id: string,
-      title: string,
-      caption: string,
-      points: typeof curves.cpus,
-      measured: typeof curves.cpuMarks,
-      color: string,
-      what: string,
-      xLabel: string,
-    ) =>
-      charts.push({
-        id,
-        title,
-        caption,
-        config: {
-          type: 'line',
-          data: {
-            datasets: [
-              {
-                label: 'predicted',
-                data: points.map((p) => ({ x: p.x, y: p.samplesPerSec })),
-                ...lineStyle(color),
-                borderWidth: 2,
-                pointRadius: 3,
-              },
-              ...marks(measured, 1),
-            ],
-          },
-          options: baseOptions(`Throughput against ${what}`, xLabel, 'throughput (samples/s)', { xType: 'linear' }),
-        },
-      });
+type WhatifCurves = Extract<ReportData['whatIf'], { available: true }>['curves'];
+
+const markStyles = [
+  { pointStyle: 'rectRot', color: '#000000' },
+  { pointStyle: 'triangle', color: '#7f3c8d' },
+];
+
+/** The measured points on a what-if curve, each its own marker. */
+const marks = (points: { label: string; x: number; samplesPerSec: number }[], scaleX: number) =>
+  points.map((m, k) => ({
+    type: 'scatter',
+    label: m.label,
+    data: [{ x: m.x / scaleX, y: m.samplesPerSec }],
+    backgroundColor: markStyles[k % 2].color,
+    borderColor: markStyles[k % 2].color,
+    pointStyle: markStyles[k % 2].pointStyle,
+    pointRadius: 8,
+    showLine: false,
+  }));
+
+function whatifCharts(curves: WhatifCurves): ReportChart[] {
+  return [
+    whatifCacheChart(curves),
     countChart(
       'whatif-cpus',
       'What if: CPUs',
@@ -353,20 +307,87 @@ export function reportCharts(data: ReportData): ReportChart[] {
       '#4e79a7',
       'CPUs',
       'CPUs',
-    );
-    if (curves.workers.length > 0) {
-      countChart(
-        'whatif-workers',
-        'What if: loader workers',
-        `Predicted training throughput against the DataLoader's num_workers per rank on this machine's CPUs ` +
-          `(${curves.cpuScenario}), with the measured counts marked.`,
-        curves.workers,
-        curves.workersMarks,
-        '#f28e2b',
-        'loader workers',
-        'num_workers per rank',
-      );
-    }
-  }
-  return charts;
+    ),
+    ...(curves.workers.length > 0
+      ? [
+          countChart(
+            'whatif-workers',
+            'What if: loader workers',
+            `Predicted training throughput against the DataLoader's num_workers per rank on this machine's CPUs ` +
+              `(${curves.cpuScenario}), with the measured counts marked.`,
+            curves.workers,
+            curves.workersMarks,
+            '#f28e2b',
+            'loader workers',
+            'num_workers per rank',
+          ),
+        ]
+      : []),
+  ];
+}
+
+function whatifCacheChart(curves: WhatifCurves): ReportChart {
+  // Axis unit by magnitude, so a 17 MB dataset is not drawn as 0.016 GiB.
+  const maxCache = Math.max(0, ...curves.cache.flatMap((c) => c.points.map((p) => p.x)));
+  const [cacheUnit, GiB] = maxCache >= 2 ** 30 ? ['GiB', 2 ** 30] : ['MiB', 2 ** 20];
+  const policyColor = { 'page-cache': '#e15759', minio: '#59a14f' } as const;
+  return {
+    id: 'whatif-cache',
+    title: 'What if: cache size',
+    caption:
+      'Predicted steady-state training throughput (epoch 2 on) against the memory available for caching the ' +
+      'dataset, for the OS page cache (LRU, reshuffled each epoch) and for an application cache that never ' +
+      'evicts (MinIO, as in CoorDL).',
+    config: {
+      type: 'line',
+      data: {
+        datasets: [
+          ...curves.cache.map((c) => ({
+            label: c.label,
+            data: c.points.map((p) => ({ x: p.x / GiB, y: p.samplesPerSec })),
+            ...lineStyle(policyColor[c.policy]),
+            borderWidth: 2,
+          })),
+          ...marks(curves.cacheMarks, GiB),
+        ],
+      },
+      options: baseOptions('Throughput against cache size', `cache size (${cacheUnit})`, 'throughput (samples/s)', {
+        xType: 'linear',
+      }),
+    },
+  };
+}
+
+/** One predicted curve against a count (CPUs, workers), with the measured points marked. */
+function countChart(
+  id: string,
+  title: string,
+  caption: string,
+  points: WhatifCurves['cpus'],
+  measured: WhatifCurves['cpuMarks'],
+  color: string,
+  what: string,
+  xLabel: string,
+): ReportChart {
+  return {
+    id,
+    title,
+    caption,
+    config: {
+      type: 'line',
+      data: {
+        datasets: [
+          {
+            label: 'predicted',
+            data: points.map((p) => ({ x: p.x, y: p.samplesPerSec })),
+            ...lineStyle(color),
+            borderWidth: 2,
+            pointRadius: 3,
+          },
+          ...marks(measured, 1),
+        ],
+      },
+      options: baseOptions(`Throughput against ${what}`, xLabel, 'throughput (samples/s)', { xType: 'linear' }),
+    },
+  };
 }

@@ -116,24 +116,8 @@ export interface HtmlReportInput {
 /** Renders the HTML report. */
 export function renderHtml(input: HtmlReportInput): string {
   const { profile, charts } = input;
-  const a = profile.analysis;
   const dataJson = jsonForScript({ charts: charts.map((c) => ({ id: c.id, config: c.config })) });
   const chartJs = chartJsBundle();
-  const csp = [
-    "default-src 'none'",
-    `script-src ${sha256(chartJs)} ${sha256(BOOT_SCRIPT)}`,
-    `style-src ${sha256(STYLE)}`,
-    'img-src data:',
-    "base-uri 'none'",
-    "form-action 'none'",
-  ].join('; ');
-
-  const section = (chart: ReportChart) => `
-<figure>
-<h3>${escapeHtml(chart.title)}</h3>
-<canvas id="chart-${escapeHtml(chart.id)}" width="900" height="450" role="img" aria-label="${escapeHtml(chart.title)}"></canvas>
-<figcaption>${escapeHtml(chart.caption)}</figcaption>
-</figure>`;
   const mainCharts = charts.filter((c) => !c.id.startsWith('whatif-'));
   const whatIfCharts = charts.filter((c) => c.id.startsWith('whatif-'));
   const gpus = gpuRows(profile);
@@ -142,7 +126,7 @@ export function renderHtml(input: HtmlReportInput): string {
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(chartJs))}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>ds-analyzer report: ${escapeHtml(profile.jobName)}</title>
@@ -155,33 +139,18 @@ export function renderHtml(input: HtmlReportInput): string {
 </header>
 <main>
 <h2>Verdict</h2>
-${
-  a
-    ? `${verdictLines(profile)
-        .map(
-          ({ label, text }) => `<p class="verdict">${label ? `${capitalised(label)}: ` : ''}${escapeHtml(text)}</p>\n`,
-        )
-        .join('')}<p>${escapeHtml(a.advice)}</p>`
-    : '<p class="note">No mode finished: this profile has no analysis.</p>'
-}
-${a?.caveats.length ? `<ul class="note">${a.caveats.map((c) => `<li>${escapeHtml(c)}</li>`).join('')}</ul>` : ''}
-${profile.warnings.length ? `<ul class="note">${profile.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>` : ''}
-${htmlTable(splitRows(profile), [1, 2])}
-${[stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)]
-  .filter((l): l is string => l !== null)
-  .map((l) => `<p>${escapeHtml(l)}</p>`)
-  .join('\n')}
+${verdictHtml(profile)}
 <h2>Modes</h2>
 ${htmlTable(modeRows(profile), [1, 2, 3, 4])}
 <p>Figures marked ~ rest on a mode whose cache state was not proven.</p>
 ${nodeRows(profile) ? `<h2>Nodes</h2>\n${htmlTable(nodeRows(profile)!, [2, 4])}` : ''}
 ${gpus ? `<h2>GPUs</h2>\n${htmlTable(gpus)}` : ''}
 <h2>Charts</h2>
-${mainCharts.map(section).join('\n')}
+${mainCharts.map(chartFigure).join('\n')}
 <h2>What if</h2>
 ${input.whatIfNote ? `<p class="note">${escapeHtml(input.whatIfNote)}</p>` : ''}
-${whatIfCharts.map(section).join('\n')}
-${input.whatIfNotes.length ? `<ul>${input.whatIfNotes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul>` : ''}
+${whatIfCharts.map(chartFigure).join('\n')}
+${input.whatIfNotes.length ? htmlList(input.whatIfNotes) : ''}
 <h2>Run</h2>
 <table>${factRows(profile)
     .map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`)
@@ -194,6 +163,53 @@ ${input.whatIfNotes.length ? `<ul>${input.whatIfNotes.map((n) => `<li>${escapeHt
 </body>
 </html>
 `;
+}
+
+/** Nothing loads but the page's own scripts and style, each pinned by its hash. */
+function contentSecurityPolicy(chartJs: string): string {
+  return [
+    "default-src 'none'",
+    `script-src ${sha256(chartJs)} ${sha256(BOOT_SCRIPT)}`,
+    `style-src ${sha256(STYLE)}`,
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+/** The verdict and advice, the caveats and warnings, the split table and the stall lines. */
+function verdictHtml(profile: Profile): string {
+  const a = profile.analysis;
+  return `${
+    a
+      ? `${verdictLines(profile)
+          .map(
+            ({ label, text }) =>
+              `<p class="verdict">${label ? `${capitalised(label)}: ` : ''}${escapeHtml(text)}</p>\n`,
+          )
+          .join('')}<p>${escapeHtml(a.advice)}</p>`
+      : '<p class="note">No mode finished: this profile has no analysis.</p>'
+  }
+${a?.caveats.length ? htmlList(a.caveats, 'note') : ''}
+${profile.warnings.length ? htmlList(profile.warnings, 'note') : ''}
+${htmlTable(splitRows(profile), [1, 2])}
+${[stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)]
+  .filter((l): l is string => l !== null)
+  .map((l) => `<p>${escapeHtml(l)}</p>`)
+  .join('\n')}`;
+}
+
+function chartFigure(chart: ReportChart): string {
+  return `
+<figure>
+<h3>${escapeHtml(chart.title)}</h3>
+<canvas id="chart-${escapeHtml(chart.id)}" width="900" height="450" role="img" aria-label="${escapeHtml(chart.title)}"></canvas>
+<figcaption>${escapeHtml(chart.caption)}</figcaption>
+</figure>`;
+}
+
+function htmlList(items: string[], className?: string): string {
+  return `<ul${className ? ` class="${className}"` : ''}>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>`;
 }
 
 function htmlTable(rows: string[][], numeric: number[] = []): string {

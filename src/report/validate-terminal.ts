@@ -26,6 +26,27 @@ function signed(error: number): string {
 
 /** Predicted against measured, point by point, and the verdict against the 10% target. */
 export function renderValidation(report: ValidationReport, path: string): string {
+  const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
+  const splits = splitLines(report);
+  return (
+    `validation of ${path}\n${pointsTable(report)}\n${untestedLines(report)}` +
+    (splits ? `the cache points' error, by where it comes from:\n${splits}` : '') +
+    firstBatchLines(report) +
+    report.results
+      .filter((r) => r.checkpoint !== undefined)
+      .map((r) => renderCheckpointCheck(describePoint(r.point), r.checkpoint!))
+      .join('') +
+    `${renderModelVerdict(modelVerdict(report))}\n${controlLines(report)}` +
+    renderRecommendation(recommendationVerdict(report)) +
+    report.results
+      .filter((r) => r.failureTail !== null)
+      .map((r) => `${describePoint(r.point)} failed; the end of its log:\n${r.failureTail!.replace(/^/gm, '  | ')}\n`)
+      .join('') +
+    (caveats ? `model caveats:\n${caveats}\n` : '')
+  );
+}
+
+function pointsTable(report: ValidationReport): string {
   const rows = [
     [
       'point',
@@ -54,31 +75,43 @@ export function renderValidation(report: ValidationReport, path: string): string
       r.note,
     ]);
   }
+  return table(rows, [2, 3, 4, 5, 6]);
+}
+
+/** The points whose setting did not hold, left out of the error, and why. */
+function untestedLines(report: ValidationReport): string {
   const notHeld = notHeldPoints(report);
-  const untested = notHeld.length
-    ? notHeld
-        .map(
-          (r) =>
-            `${describePoint(r.point)}: NOT HELD, so this setting was not tested and its error is left ` +
-            `out: ${notHeldWhy(r)}\n`,
-        )
-        .join('') +
-      'the error of a point not held says nothing about the model; see docs/whatif.md ("How validate holds a ' +
-      'cache size")\n'
-    : '';
-  const control =
-    report.controlAbsError === null
+  if (!notHeld.length) return '';
+  return (
+    notHeld
+      .map(
+        (r) =>
+          `${describePoint(r.point)}: NOT HELD, so this setting was not tested and its error is left ` +
+          `out: ${notHeldWhy(r)}\n`,
+      )
+      .join('') +
+    'the error of a point not held says nothing about the model; see docs/whatif.md ("How validate holds a ' +
+    'cache size")\n'
+  );
+}
+
+/** The control run: the job's own variation, and the error of the model anchored to it. */
+function controlLines(report: ValidationReport): string {
+  if (report.controlAbsError === null) return '';
+  return (
+    `control: the profiled settings re-run landed ${percent(report.controlAbsError)} from the profile: the ` +
+    `job's own ` +
+    `run-to-run variation on this machine, which no model removes\n` +
+    (report.anchoredMedianAbsError === null
       ? ''
-      : `control: the profiled settings re-run landed ${percent(report.controlAbsError)} from the profile: the ` +
-        `job's own ` +
-        `run-to-run variation on this machine, which no model removes\n` +
-        (report.anchoredMedianAbsError === null
-          ? ''
-          : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute ` +
-            `error ${percent(report.anchoredMedianAbsError)}\n`);
-  const caveats = report.modelCaveats.map((c) => `  - ${c}`).join('\n');
-  const recommended = renderRecommendation(recommendationVerdict(report));
-  const firstBatches = report.results
+      : `anchored to the control (compute and prep scaled by its pace, storage kept): median absolute ` +
+        `error ${percent(report.anchoredMedianAbsError)}\n`)
+  );
+}
+
+/** Cold points: the job's first batch against the model's. */
+function firstBatchLines(report: ValidationReport): string {
+  return report.results
     .filter((r) => r.firstBatchSec !== undefined)
     .map((r) => {
       const f = r.firstBatchSec!;
@@ -88,7 +121,11 @@ export function renderValidation(report: ValidationReport, path: string): string
       );
     })
     .join('');
-  const splits = report.results
+}
+
+/** Each cache point's error split into the hit ratio's part and the rest of the model's. */
+function splitLines(report: ValidationReport): string {
+  return report.results
     .map((r) => ({ r, split: errorSplit(r) }))
     .filter((s) => s.split !== null)
     .map(
@@ -97,15 +134,6 @@ export function renderValidation(report: ValidationReport, path: string): string
         `(${r.predictedHitRatio!.toFixed(2)} predicted, ${r.measuredHitRatio!.toFixed(2)} measured) ${signed(split!.rest)} from the rest of the model (its pace at the measured hit ratio)\n`,
     )
     .join('');
-  const checkpoints = report.results
-    .filter((r) => r.checkpoint !== undefined)
-    .map((r) => renderCheckpointCheck(describePoint(r.point), r.checkpoint!))
-    .join('');
-  const failures = report.results
-    .filter((r) => r.failureTail !== null)
-    .map((r) => `${describePoint(r.point)} failed; the end of its log:\n${r.failureTail!.replace(/^/gm, '  | ')}\n`)
-    .join('');
-  return `validation of ${path}\n${table(rows, [2, 3, 4, 5, 6])}\n${untested}${splits ? `the cache points' error, by where it comes from:\n${splits}` : ''}${firstBatches}${checkpoints}${renderModelVerdict(modelVerdict(report))}\n${control}${recommended}${failures}${caveats ? `model caveats:\n${caveats}\n` : ''}`;
 }
 
 /**

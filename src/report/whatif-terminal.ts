@@ -9,21 +9,35 @@ import { formatPercent, oneLine, table, wrapLine } from './format.js';
  * What `ds-analyzer whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats.
  */
 export function renderWhatif(r: WhatifResult): string {
-  const out: string[] = [];
-  out.push(`what-if for ${oneLine(r.jobName)} (profile ${r.profilePath})`);
   const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
-  out.push(
+  const two = r.changed.length > 0 || pipelineAsked.length > 0;
+  const out = [
+    `what-if for ${oneLine(r.jobName)} (profile ${r.profilePath})`,
     ...wrapLine(
       'asked:',
       scenarioLine(r.prediction.scenario, r.changed, r.dataCache, r.pageCachePolicy, pipelineAsked),
       '  ',
     ),
-  );
-  out.push(`basis: ${r.prediction.basis}; throughput is for all accelerators together`);
-  out.push('');
+    `basis: ${r.prediction.basis}; throughput is for all accelerators together`,
+    '',
+    ...answerLines(r, two),
+  ];
+  if (r.pipeline) out.push('', ...pipelineLines(r.pipeline, two));
+  if (r.validateCommand) out.push('', `The profile did not run the asked setting; to measure it: ${r.validateCommand}`);
+  if (r.jobs) out.push('', ...jobsLines(r.jobs));
+  if (r.nodes) out.push('', ...nodesLines(r.nodes));
+  out.push('', ...adviceLines(r), ...sweepLines(r), ...modelLines(r));
+  if (r.caveats.length > 0) {
+    out.push('', 'Caveats:');
+    for (const c of r.caveats) out.push(...wrapLine('  -', c, '    '));
+  }
+  return out.join('\n') + '\n';
+}
+
+/** The answer as profiled (and as asked), with what its ranges rest on. */
+function answerLines(r: WhatifResult, two: boolean): string[] {
   const p = r.prediction;
   const b = r.baseline;
-  const two = r.changed.length > 0 || pipelineAsked.length > 0;
   const rows: string[][] = [two ? ['', 'as profiled', 'asked'] : ['', 'as profiled']];
   const row = (label: string, f: (x: Prediction) => string): void => {
     rows.push(two ? [label, f(b), f(p)] : [label, f(b)]);
@@ -48,7 +62,7 @@ export function renderWhatif(r: WhatifResult): string {
   row('accelerator utilisation', (x) => formatPercent(x.acceleratorUtilization));
   row('cache hit ratio', (x) => formatPercent(x.hitRatio));
   row('bottleneck', (x) => x.bottleneck);
-  out.push(table(rows, two ? [1, 2] : [1]));
+  const out = [table(rows, two ? [1, 2] : [1])];
   const restsOn = [...new Set([...(b.range?.assumptions ?? []), ...(p.range?.assumptions ?? [])])];
   if (restsOn.length > 0) {
     out.push(
@@ -57,12 +71,12 @@ export function renderWhatif(r: WhatifResult): string {
     );
     for (const a of restsOn) out.push(...wrapLine('  - assumed:', a, '    '));
   }
-  if (r.pipeline) out.push('', ...pipelineLines(r.pipeline, two));
-  if (r.validateCommand) out.push('', `The profile did not run the asked setting; to measure it: ${r.validateCommand}`);
-  if (r.jobs) out.push('', ...jobsLines(r.jobs));
-  if (r.nodes) out.push('', ...nodesLines(r.nodes));
+  return out;
+}
 
-  out.push('', 'To remove each stall (steady state, other settings as asked):');
+/** How to remove each stall, and the questions asked and not answered. */
+function adviceLines(r: WhatifResult): string[] {
+  const out = ['To remove each stall (steady state, other settings as asked):'];
   for (const rec of r.recommendations) out.push(...wrapLine('  -', rec.text, '    '));
   if (r.prepStage)
     out.push(
@@ -73,14 +87,19 @@ export function renderWhatif(r: WhatifResult): string {
     out.push(...wrapLine('  (each at the slow end of what it assumes:', `${r.adviceAssumptions.join('; ')})`, '   '));
   // Said where the answers are, not among the caveats: a question asked and not answered.
   for (const line of r.unanswered) out.push(...wrapLine('  -', line, '    '));
+  return out;
+}
 
+/** The cache, CPU and loader-workers sweeps. */
+function sweepLines(r: WhatifResult): string[] {
+  const out: string[] = [];
   if (r.cacheSweep.length > 0)
     out.push(
       '',
-      `Cache sweep (${policyOf(p.scenario, r.dataCache, r.pageCachePolicy)} vs MinIO; ${p.basis}):`,
+      `Cache sweep (${policyOf(r.prediction.scenario, r.dataCache, r.pageCachePolicy)} vs MinIO; ` +
+        `${r.prediction.basis}):`,
       cacheSweepTable(r),
     );
-
   const scaling =
     r.cpuScaling.kind === 'linear' ? 'linear scaling assumed (no CPU sweep)' : `fitted: ${r.cpuScaling.source}`;
   out.push('', `CPU sweep (${scaling}):`);
@@ -100,7 +119,6 @@ export function renderWhatif(r: WhatifResult): string {
       [0, 1, 2, 3, 4],
     ),
   );
-
   if (r.workersSweep.length > 0) {
     out.push('', `Loader workers sweep (num_workers per rank, ${r.prediction.scenario.cpus} CPUs):`);
     out.push(
@@ -120,9 +138,14 @@ export function renderWhatif(r: WhatifResult): string {
       ),
     );
   }
+  return out;
+}
 
-  out.push('', 'Model parameters (~ marks a value from a mode that did not prove its cache state):');
-  out.push(
+/** The model's parameters and its check against the measured modes. */
+function modelLines(r: WhatifResult): string[] {
+  return [
+    '',
+    'Model parameters (~ marks a value from a mode that did not prove its cache state):',
     table(
       [
         ['', 'value', 'what', 'from'],
@@ -130,9 +153,8 @@ export function renderWhatif(r: WhatifResult): string {
       ],
       [1],
     ),
-  );
-  out.push('', 'Model at the profiled settings vs measured (reproduced by construction, up to noise):');
-  out.push(
+    '',
+    'Model at the profiled settings vs measured (reproduced by construction, up to noise):',
     table(
       [
         ['mode', 'measured ms', 'model ms', 'error'],
@@ -145,12 +167,7 @@ export function renderWhatif(r: WhatifResult): string {
       ],
       [1, 2, 3],
     ),
-  );
-  if (r.caveats.length > 0) {
-    out.push('', 'Caveats:');
-    for (const c of r.caveats) out.push(...wrapLine('  -', c, '    '));
-  }
-  return out.join('\n') + '\n';
+  ];
 }
 
 /** A value with its range in brackets, when the range is wider than 1% of it. */

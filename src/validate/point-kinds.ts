@@ -3,7 +3,7 @@
 // The plan (plan.ts), the runs (run-validate.ts) and the progress lines
 // (report/validate-progress.ts) read this table instead of telling the kinds
 // apart themselves, so a new kind is one row here and its measurer in
-// run-validate.ts (MEASURERS).
+// measure-point.ts (MEASURERS).
 import { formatBytes, formatRate } from '../units.js';
 import type { Scenario } from '../whatif/model.js';
 

@@ -1,22 +1,11 @@
 import { join } from 'node:path';
-import { summarizeIterations } from '../analysis/summarize.js';
-import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
-import { capObstacle, throttleObstacle, type DataSource, type Throttle } from '../profile/data-sources/data-source.js';
+import { throttleObstacle, type Throttle } from '../profile/data-sources/data-source.js';
 import { runMode } from '../profile/run-mode.js';
 import { outputsEnv, outputsNote } from '../profile/job-outputs.js';
-import {
-  jobRunner,
-  pauseReclaim,
-  sharedRunSettings,
-  startThrottle,
-  throttleReads,
-  workersNotApplied,
-  type ModeRunner,
-  type RunRequest,
-} from '../profile/run-setup.js';
+import { jobRunner, pauseReclaim, sharedRunSettings, startThrottle, type ModeRunner } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
-import type { Iteration, Profile, ModeResult } from '../schema/profile.js';
-import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
+import type { Profile } from '../schema/profile.js';
+import type { DataSource } from '../profile/data-sources/data-source.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import {
   baseScenario,
@@ -27,27 +16,18 @@ import {
   type Scenario,
 } from '../whatif/model.js';
 import { ExitCode, UserError } from '../errors.js';
-import { judgeAffinity, judgeResidency, type AffinityVerdict } from './held.js';
 import { planValidation, type PlannedPoint } from './plan.js';
-import { pointKind, pointScenario, type PointKindName, type PointOf, type ValidationPoint } from './point-kinds.js';
-import { pointOutcome, type PointOutcome } from './point-outcome.js';
-import { ENV } from '../schema/events.js';
-import { formatRate } from '../units.js';
+import { pointScenario, type ValidationPoint } from './point-kinds.js';
+import type { PointOutcome } from './point-outcome.js';
 import { requestedPoints, type PointRequest } from './points.js';
 import { cachePointObstacle } from './cache-obstacle.js';
 import { anchorToControl, errorSummary, pointStatus, type ValidationReport, type ValidationResult } from './results.js';
 import { VALIDATE_TEXT } from './validate-text.js';
 import { REDACTED } from '../store/redact.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
-import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
-import { startWriteThrottle, writeThrottleObstacle, type WriteThrottle } from '../system/cgroups/write-throttle.js';
-import {
-  measuredWrites,
-  stallWithinTolerance,
-  writeHeld,
-  writePrediction,
-  type WritePrediction,
-} from './write-point.js';
+import type { WriteThrottle } from '../system/cgroups/write-throttle.js';
+import { writePrediction, type WritePrediction } from './write-point.js';
+import { cgroupWriteThrottle, latencyObstacle, measurePoint } from './measure-point.js';
 
 export type { ValidationPoint } from './point-kinds.js';
 export type { ValidationReport, ValidationResult } from './results.js';
@@ -115,11 +95,6 @@ export interface WriteThrottler {
   /** Holds the writes of the jobs it wraps to `bytesPerSec`; `name` tells its groups apart. */
   start(bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): WriteThrottle;
 }
-
-const cgroupWriteThrottle: WriteThrottler = {
-  obstacle: (env) => writeThrottleObstacle(env),
-  start: (rate, name, env) => startWriteThrottle(rate, name, env),
-};
 
 /** What validate tells its caller while it runs. */
 export interface ValidateHooks {
@@ -270,53 +245,11 @@ async function runPoints(
       });
       // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
       if (interrupts.interrupted) break;
-      // Predict at the cache the job really had, which the cap holds near, not exactly at, the target.
-      const asRun = measured.residentBytes === null ? scenario : { ...scenario, cacheBytes: measured.residentBytes };
-      const prediction = predict(model, asRun);
-      // A write point's iterations carry the saves at its rate (whatif --write-bw), on top of the steady pace.
-      const predicted = writes?.samplesPerSec ?? prediction.samplesPerSec;
-      const missRatio =
-        measured.readBytesPerSample === null
-          ? null
-          : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
-      const measuredHit = point.kind === 'cache' && missRatio !== null ? Math.min(1, Math.max(0, 1 - missRatio)) : null;
-      const anchoredPace = anchoredModel ? predict(anchoredModel, asRun) : null;
-      const anchoredRate =
-        anchoredPace && point.kind === 'write'
-          ? (writePrediction(profile, anchoredPace, point.bytesPerSec)?.samplesPerSec ?? null)
-          : (anchoredPace?.samplesPerSec ?? null);
-      const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
-      const status = pointStatus(rate, measured.residency, measured.affinity, measured.settingHeld);
-      if (point.kind === 'control' && rate) anchoredModel = anchorToControl(model, predicted / rate);
-      const halfWidth =
-        measured.summary?.iterMs.halfWidth != null && rate !== null
-          ? (rate * measured.summary.iterMs.halfWidth) / measured.summary.iterMs.mean
-          : null;
-      results.push({
-        point,
-        status,
-        residency: measured.residency,
-        affinity: measured.affinity,
-        predictedSamplesPerSec: predicted,
-        residentBytes: measured.residentBytes,
-        predictedHitRatio: point.kind === 'cache' ? prediction.steadyHitRatio : null,
-        measuredHitRatio: measuredHit,
-        atMeasuredHitSamplesPerSec:
-          measuredHit === null ? null : predict(withHitRatio(model, measuredHit), asRun).samplesPerSec,
-        measuredSamplesPerSec: rate,
-        measuredHalfWidth: halfWidth,
-        relativeError: rate ? (predicted - rate) / rate : null,
-        anchoredSamplesPerSec: anchoredRate,
-        anchoredError: rate && anchoredRate ? (anchoredRate - rate) / rate : null,
-        note: measured.note,
-        failureTail: measured.failureTail,
-        // Cold points: the job's first batch, nothing cached, against the model's.
-        ...(measured.firstBatchSec !== null && prediction.firstBatchSec !== undefined
-          ? { firstBatchSec: { predicted: prediction.firstBatchSec, measured: measured.firstBatchSec } }
-          : {}),
-        ...(measured.checkpoint ? { checkpoint: measured.checkpoint } : {}),
-      });
-      hooks.onPointDone?.(results[results.length - 1], index);
+      const result = pointResult(profile, { model, anchoredModel }, point, scenario, writes, measured);
+      if (point.kind === 'control' && result.measuredSamplesPerSec)
+        anchoredModel = anchorToControl(model, result.predictedSamplesPerSec / result.measuredSamplesPerSec);
+      results.push(result);
+      hooks.onPointDone?.(result, index);
     }
   } finally {
     interrupts.dispose();
@@ -331,307 +264,60 @@ async function runPoints(
   };
 }
 
-interface PointContext {
-  input: ValidateInput;
-  hooks: ValidateHooks;
-  dataset: Dataset;
-  samplesPerIter: number;
-  /** Runs the job once with the shared settings, under the user's interrupts. */
-  run: (request: RunRequest) => Promise<ModeResult>;
-  /** The profile's storage throttle, for the cache points; null without one. */
-  throttle: Throttle | null;
-  index: number;
-  /** Write points: the model's answer at the point's rate; null elsewhere. */
-  writePrediction: WritePrediction | null;
-}
-
-/** What every point's run asks for beyond the shared settings: the control's budget and no wrapping. */
-type PointRun = Omit<RunRequest, 'mode' | 'cacheState' | 'modeDir'>;
-
-/** Measures one point of a kind: sets up what it holds, runs the job and builds its outcome. */
-type PointMeasurer<P extends ValidationPoint> = (
-  point: P,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-) => Promise<PointOutcome>;
-
-/** How each kind of point is measured (its words, folder and scenario: point-kinds.ts). */
-const MEASURERS: { [K in PointKindName]: PointMeasurer<PointOf<K>> } = {
-  control: measureSettingsPoint,
-  cache: measureCachePoint,
-  cpus: measureSettingsPoint,
-  workers: measureSettingsPoint,
-  bandwidth: measureBandwidthPoint,
-  latency: measureLatencyPoint,
-  write: measureWritePoint,
-};
-
-async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<PointOutcome> {
-  const { input } = ctx;
-  const modeDir = join(input.workDir, `point-${ctx.index + 1}-${pointKind(point).folderLabel(point)}`);
-  const common: PointRun = {
-    argv: input.profile.command,
-    precision: input.precision,
-    minIterations: CONTROL_MIN_ITERATIONS,
-    maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
-    wrapArgv: (argv) => argv,
-  };
-  // The table pairs each kind with its own measurer; TypeScript cannot follow that through a union.
-  const measure = MEASURERS[point.kind] as PointMeasurer<ValidationPoint>;
-  return measure(point, ctx, common, modeDir);
-}
-
 /**
- * A write point: the cached mode (the data in memory, so the saves are what
- * the throttle changes) with the job's writes to every disk held to the
- * point's rate, set up for this run alone; its saves' own events give its
- * checkpoint stall, by the profile's arithmetic (checkpointStall).
+ * A point's measurement beside the model's prediction at the cache the job really had (which the cap holds near, not
+ * exactly at, the target), and beside the model anchored to the control run once there is one.
  */
-async function measureWritePoint(
-  point: PointOf<'write'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
-  const { input } = ctx;
-  const prediction = ctx.writePrediction!;
-  const held = (input.writeThrottle ?? cgroupWriteThrottle).start(
-    point.bytesPerSec,
-    `validate-${process.pid}-write-${ctx.index}`,
-    input.env,
-  );
-  let result: ModeResult;
-  try {
-    result = await ctx.run({
-      ...common,
-      mode: 'cached',
-      modeDir,
-      cacheState: input.dataSource.modeState,
-      wrapArgv: held.wrap,
-      onProgress: (progress) =>
-        ctx.hooks.onProgress?.(ctx.index, {
-          iterations: progress.iterations,
-          elapsedSec: progress.elapsedSec,
-          epoch: null,
-          epochs: null,
-          residentBytes: null,
-        }),
-    });
-  } finally {
-    await held.remove().catch(() => undefined);
-  }
-  const writes = measuredWrites(result);
-  const ok = result.status === 'ok';
-  const iterMs = ok ? (result.summary?.iterMs.mean ?? null) : null;
-  // A synced save faster than its bytes at the rate was not held: it tested another setting.
-  const settingHeld = ok ? writeHeld(prediction, writes, point.bytesPerSec) : null;
-  const note =
-    VALIDATE_TEXT.writeNote(formatRate(point.bytesPerSec), held.devices, result.status, result.stopReason) +
-    (writes.perSaveMs === null
-      ? VALIDATE_TEXT.writeNoSaves
-      : VALIDATE_TEXT.writeSaves(writes.saves, writes.perSaveMs, prediction.perSaveMs)) +
-    (settingHeld === false
-      ? VALIDATE_TEXT.writeNotHeld(writes.perSaveMs!, (prediction.bytesPerSave! / point.bytesPerSec) * 1000)
-      : '');
-  return pointOutcome(result, note, {
-    settingHeld,
-    checkpoint: {
-      devices: held.devices,
-      cgroup: held.version,
-      synced: prediction.synced,
-      saves: writes.saves,
-      predictedPerSaveMs: prediction.perSaveMs,
-      measuredPerSaveMs: writes.perSaveMs,
-      predictedStallMsPerIter: prediction.stallMsPerIter,
-      measuredStallMsPerIter: writes.stallMsPerIter,
-      predictedIterMs: prediction.iterMs,
-      measuredIterMs: iterMs,
-      stallWithinTolerance: stallWithinTolerance(prediction.stallMsPerIter, writes.stallMsPerIter, iterMs),
-      caveat: !prediction.synced && held.version === 'v1' ? VALIDATE_TEXT.bufferedOnV1 : null,
-    },
-  });
-}
-
-/** The median time to a first byte the profile's cold mode measured, s; null where it saw no requests. */
-function profiledLatencySec(profile: Profile): number | null {
-  const firstByte = profile.modes.cold?.network?.firstByteMs;
-  return firstByte ? firstByte.p50 / 1000 : null;
-}
-
-/**
- * Why the latency points cannot run, or null: no requests were seen, the data's requests cannot be delayed, or one asks
- * for less than was measured.
- */
-function latencyObstacle(profile: Profile, points: readonly ValidationPoint[], source: DataSource): string | null {
-  const asked = points.flatMap((p) => (p.kind === 'latency' ? [p.latencySec] : []));
-  if (asked.length === 0) return null;
-  const profiled = profiledLatencySec(profile);
-  if (profiled === null) return VALIDATE_TEXT.noLatency;
-  if (!source.delayRequests) return source.whyNot?.delayRequests ?? VALIDATE_TEXT.noLatency;
-  const below = asked.find((sec) => sec < profiled);
-  return below === undefined ? null : VALIDATE_TEXT.latencyBelow(below * 1000, profiled * 1000);
-}
-
-/**
- * A latency point: the cold mode with every request to the origin held at
- * the metering proxy for the asked time less the profiled one, so its first
- * byte comes when a store that far away would send it.
- */
-function measureLatencyPoint(
-  point: PointOf<'latency'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
-  const addedSec = Math.max(0, point.latencySec - (profiledLatencySec(ctx.input.profile) ?? point.latencySec));
-  return measureColdPoint(
-    ctx,
-    common,
-    modeDir,
-    async () => ctx.input.dataSource.delayRequests!(addedSec),
-    (result, unproven) =>
-      VALIDATE_TEXT.latencyNote(
-        (point.latencySec * 1000).toFixed(0),
-        (addedSec * 1000).toFixed(1),
-        result.status,
-        result.stopReason,
-        unproven,
-      ),
-  );
-}
-
-/**
- * A bandwidth point: the cold mode with the data's reads held to the point's
- * bandwidth (a storage throttle, or for remote data the metering proxy's
- * cap), set up for this run alone.
- */
-/** The name of a bandwidth point's throttle (its cgroup): this process's, apart from its other points'. */
-const pointThrottleName = (index: number) => `validate-${process.pid}-bw-${index}`;
-
-function measureBandwidthPoint(
-  point: PointOf<'bandwidth'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
-  const { input } = ctx;
-  return measureColdPoint(
-    ctx,
-    common,
-    modeDir,
-    () => throttleReads(input.dataSource, ctx.dataset, point.bytesPerSec, pointThrottleName(ctx.index), input.env),
-    (result, unproven) =>
-      VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, unproven),
-  );
-}
-
-/**
- * The cold mode under a hold set up for this run alone (a throttle, delayed requests), removed however the run ends.
- */
-async function measureColdPoint(
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-  hold: () => Promise<Throttle>,
-  noteOf: (result: ModeResult, unproven: string) => string,
-): Promise<PointOutcome> {
-  const { input } = ctx;
-  const held = await hold();
-  let result: ModeResult;
-  try {
-    result = await ctx.run({
-      ...common,
-      mode: 'cold',
-      modeDir,
-      cacheState: input.dataSource.modeState,
-      wrapArgv: held.wrap,
-    });
-  } finally {
-    await held.remove().catch(() => undefined);
-  }
-  const steady = result.ranks.find((r) => r.rank === result.paceRank)?.iterations.filter((it) => !it.warmup) ?? [];
-  return pointOutcome(
-    result,
-    noteOf(result, result.state.proven ? '' : VALIDATE_TEXT.coldUnproven(result.state.reason)),
-    {
-      // A cold mode that was not cold tested another setting: left out of the errors, as a cap that did not hold is.
-      settingHeld: result.status === 'ok' ? result.state.proven : null,
-      readBytesPerSample: readBytesPerSample(result, steady),
-      firstBatchSec: result.firstBatch?.sec ?? null,
-    },
-  );
-}
-
-/**
- * A control, CPU or loader-workers point: the cached mode at the point's
- * setting, then whether the setting held (every thread inside the affinity
- * mask; the job ran the workers asked).
- */
-async function measureSettingsPoint(
-  point: PointOf<'control' | 'cpus' | 'workers'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
-  const { input } = ctx;
-  const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
-  const watch = affinityWatch(affinity);
-  const result = await ctx.run({
-    ...common,
-    mode: 'cached',
-    argv: affinity?.argv ?? input.profile.command,
-    modeDir,
-    cacheState: input.dataSource.modeState,
-    ...(point.kind === 'workers' ? { numWorkers: point.workers } : {}),
-    onJobStarted: watch.onJobStarted,
-    onProgress: (progress) => {
-      ctx.hooks.onProgress?.(ctx.index, {
-        iterations: progress.iterations,
-        elapsedSec: progress.elapsedSec,
-        epoch: null,
-        epochs: null,
-        residentBytes: null,
-      });
-      watch.onProgress(progress.iterations);
-    },
-  });
-  const checked = watch.verdict();
-  const where = VALIDATE_TEXT.cachedWhere(affinity?.cpus ?? null, point.kind === 'workers' ? point.workers : null);
-  // A job that cannot change its loader (manual API, protocol) ran its own count: that tested another setting.
-  const ranWorkers = point.kind === 'workers' ? workersNotApplied(result, point.workers) : null;
-  const settingHeld = point.kind === 'workers' && result.status === 'ok' ? ranWorkers === null : null;
-  const applied =
-    affinityWords(checked) + (ranWorkers !== null ? VALIDATE_TEXT.workersNotApplied(ranWorkers, ENV.numWorkers) : '');
-  return pointOutcome(result, VALIDATE_TEXT.cachedNote(where, result.status, result.stopReason, applied), {
-    affinity: checked,
-    settingHeld,
-  });
-}
-
-/** Whether an affinity mask reached every thread of the job: checked once its loader workers exist. */
-function affinityWatch(affinity: { cpus: number[] } | null): {
-  onJobStarted: (job: { pid: number }) => void;
-  onProgress: (iterations: number) => void;
-  verdict: () => AffinityVerdict | null;
-} {
-  let job: { pid: number } | null = null;
-  let verdict: AffinityVerdict | null = null;
+function pointResult(
+  profile: Profile,
+  { model, anchoredModel }: { model: FittedModel; anchoredModel: FittedModel | null },
+  point: ValidationPoint,
+  scenario: Scenario,
+  writes: WritePrediction | null,
+  measured: PointOutcome,
+): ValidationResult {
+  const asRun = measured.residentBytes === null ? scenario : { ...scenario, cacheBytes: measured.residentBytes };
+  const prediction = predict(model, asRun);
+  // A write point's iterations carry the saves at its rate (whatif --write-bw), on top of the steady pace.
+  const predicted = writes?.samplesPerSec ?? prediction.samplesPerSec;
+  const missRatio =
+    measured.readBytesPerSample === null
+      ? null
+      : measured.readBytesPerSample / (model.bytesPerSample * model.readAmplification);
+  const measuredHit = point.kind === 'cache' && missRatio !== null ? Math.min(1, Math.max(0, 1 - missRatio)) : null;
+  const anchoredPace = anchoredModel ? predict(anchoredModel, asRun) : null;
+  const anchoredRate =
+    anchoredPace && point.kind === 'write'
+      ? (writePrediction(profile, anchoredPace, point.bytesPerSec)?.samplesPerSec ?? null)
+      : (anchoredPace?.samplesPerSec ?? null);
+  const rate = measured.summary ? measured.summary.samplesPerSec * measured.ranks : null;
+  const halfWidth =
+    measured.summary?.iterMs.halfWidth != null && rate !== null
+      ? (rate * measured.summary.iterMs.halfWidth) / measured.summary.iterMs.mean
+      : null;
   return {
-    onJobStarted: (started) => {
-      job = started;
-    },
-    onProgress: (iterations) => {
-      // Once the job iterates, its loader workers exist: every thread must be inside the mask.
-      if (affinity && verdict === null && iterations >= AFFINITY_CHECK_ITERATIONS && job) {
-        const threads = threadAffinities(job.pid);
-        if (threads.length > 0) verdict = judgeAffinity(threads, affinity.cpus);
-      }
-    },
-    verdict: () =>
-      affinity && verdict === null
-        ? { ...judgeAffinity([], affinity.cpus), example: VALIDATE_TEXT.affinityUnchecked }
-        : verdict,
+    point,
+    status: pointStatus(rate, measured.residency, measured.affinity, measured.settingHeld),
+    residency: measured.residency,
+    affinity: measured.affinity,
+    predictedSamplesPerSec: predicted,
+    residentBytes: measured.residentBytes,
+    predictedHitRatio: point.kind === 'cache' ? prediction.steadyHitRatio : null,
+    measuredHitRatio: measuredHit,
+    atMeasuredHitSamplesPerSec:
+      measuredHit === null ? null : predict(withHitRatio(model, measuredHit), asRun).samplesPerSec,
+    measuredSamplesPerSec: rate,
+    measuredHalfWidth: halfWidth,
+    relativeError: rate ? (predicted - rate) / rate : null,
+    anchoredSamplesPerSec: anchoredRate,
+    anchoredError: rate && anchoredRate ? (anchoredRate - rate) / rate : null,
+    note: measured.note,
+    failureTail: measured.failureTail,
+    // Cold points: the job's first batch, nothing cached, against the model's.
+    ...(measured.firstBatchSec !== null && prediction.firstBatchSec !== undefined
+      ? { firstBatchSec: { predicted: prediction.firstBatchSec, measured: measured.firstBatchSec } }
+      : {}),
+    ...(measured.checkpoint ? { checkpoint: measured.checkpoint } : {}),
   };
 }
 
@@ -644,139 +330,4 @@ export const VALIDATE_CAP_POLICY = {
 /** The model with every cache size hitting `hitRatio`: the rest of the model at a hit ratio measured, not simulated. */
 function withHitRatio(model: FittedModel, hitRatio: number): FittedModel {
   return { ...model, pageCache: { ...model.pageCache, steady: () => hitRatio } };
-}
-
-/**
- * Bytes the data source fetched per consumed sample over `steady` iterations of a run (its hit ratio's evidence); null
- * when not covered.
- */
-function readBytesPerSample(result: ModeResult, steady: Iteration[]): number | null {
-  return windowRates(fetchedSeriesOf(result.resources), steady, (r) => r.bytes)?.perSample ?? null;
-}
-
-/** Iterations after which a CPU point's threads are checked (loader workers started). */
-const AFFINITY_CHECK_ITERATIONS = 5;
-
-/** Files of each group (held by the cap, not held) a residency reading reads at most; more are sampled. */
-const RESIDENCY_SAMPLE_FILES = 512;
-/** Least time between two residency readings. */
-const READING_INTERVAL_MS = 250;
-/** Largest share of the time the readings may take: a slow reading spaces the next ones out. */
-const READING_DUTY_CYCLE = 0.02;
-
-/**
- * One run of a cache point: the dataset evicted, then the job run with the
- * cap holding the dataset's page cache at the target (an LRU of the files it
- * closed). The first epoch fills the cache and is not measured; the epochs
- * after it are the model's steady state. Residency readings (mincore, through
- * the cap, sampled on large datasets) judge whether the target held.
- */
-async function measureCachePoint(
-  point: PointOf<'cache'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
-  const { input, dataset, throttle } = ctx;
-  const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
-  // Cache points run only where the source can cap its cache (cachePointObstacle refused the others).
-  const cap = input.dataSource.cap;
-  // Without a cap, capObstacle always says why.
-  if (!cap) throw new UserError(capObstacle(input.dataSource)!, ExitCode.Environment);
-  const cacheState = cap.state(point.cacheBytes);
-  const readings: { iterations: number; residentBytes: number; exact: boolean }[] = [];
-  let lastReadingAt = 0;
-  let readingCostMs = 0;
-  let lastResident: number | null = null;
-  const epochs = input.epochs;
-  // A cell of whatif --matrix: the cache point at a CPU count too.
-  const affinity = point.cpus !== undefined ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
-  const watch = affinityWatch(affinity);
-  try {
-    const result = await ctx.run({
-      ...common,
-      mode: 'cold',
-      argv: affinity?.argv ?? common.argv,
-      minIterations: iterationsPerEpoch * epochs,
-      maxIterations: iterationsPerEpoch * epochs * 3,
-      modeDir,
-      wrapArgv: (argv) => (throttle ? throttle.wrap(argv) : argv),
-      cacheState,
-      onJobStarted: watch.onJobStarted,
-      onProgress: (progress) => {
-        watch.onProgress(progress.iterations);
-        const now = Date.now();
-        if (
-          cacheState.capping &&
-          now - lastReadingAt >= Math.max(READING_INTERVAL_MS, readingCostMs / READING_DUTY_CYCLE)
-        ) {
-          const reading = cacheState.readResidency(RESIDENCY_SAMPLE_FILES);
-          readingCostMs = Date.now() - now;
-          lastReadingAt = Date.now();
-          if (reading) {
-            readings.push({
-              iterations: progress.iterations,
-              residentBytes: reading.residentBytes,
-              exact: reading.exact,
-            });
-            lastResident = reading.residentBytes;
-          }
-        }
-        const epoch = Math.min(epochs, Math.floor(progress.iterations / iterationsPerEpoch) + 1);
-        ctx.hooks.onProgress?.(ctx.index, {
-          iterations: progress.iterations,
-          elapsedSec: progress.elapsedSec,
-          epoch,
-          epochs,
-          residentBytes: lastResident,
-        });
-      },
-    });
-    const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
-    const steady = pace ? pace.iterations.slice(iterationsPerEpoch) : [];
-    const summary = result.status === 'ok' ? summarizeIterations(steady, { workers: pace?.workers ?? null }) : null;
-    const window = readings.filter((r) => r.iterations >= iterationsPerEpoch);
-    const verdict = judgeResidency(
-      window.map((r) => r.residentBytes),
-      point.cacheBytes,
-      dataset.bytes,
-    );
-    const held =
-      verdict.meanBytes === null
-        ? VALIDATE_TEXT.residencyUnmeasured
-        : VALIDATE_TEXT.residency({
-            ...verdict,
-            minBytes: verdict.minBytes!,
-            maxBytes: verdict.maxBytes!,
-            meanBytes: verdict.meanBytes,
-            sampled: window.some((r) => !r.exact),
-          });
-    const checked = watch.verdict();
-    const applied = affinityWords(checked);
-    const note =
-      VALIDATE_TEXT.cacheNote(point.cacheBytes, held, result.status, result.stopReason) +
-      (affinity ? VALIDATE_TEXT.onCpus(affinity.cpus, applied) : '');
-    return pointOutcome(result, note, {
-      // Its own summary: the epochs after the first, which fills the cache.
-      summary,
-      residentBytes: verdict.meanBytes,
-      residency: verdict,
-      affinity: checked,
-      readBytesPerSample: readBytesPerSample(result, steady),
-    });
-  } finally {
-    // Every reading beside the job's logs: how the cache went, when it did not hold.
-    (input.sink ?? fileSink).writeText(
-      join(modeDir, 'residency.jsonl'),
-      readings.map((r) => JSON.stringify(r) + '\n').join(''),
-    );
-  }
-}
-
-/** What a point's note says of its CPU affinity: held on every thread, not held, or nothing when unchecked. */
-function affinityWords(checked: AffinityVerdict | null): string {
-  if (checked === null) return '';
-  return checked.held
-    ? VALIDATE_TEXT.affinityHeld(checked.threads)
-    : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example);
 }

@@ -1,7 +1,7 @@
 // validate --write-bw: the job run again with its writes held to a rate, its
 // checkpoint stall and iteration time against whatif --write-bw's prediction
 // (pipelineWhatif: the steady pace plus the saves at that bandwidth). Pure:
-// run-validate.ts runs the job under the throttle and hands the results here.
+// measure-point.ts runs the job under the throttle and hands the results here.
 import { checkpointStall } from '../analysis/checkpoint-stall.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import { pipelineWhatif, type SteadyPace } from '../whatif/pipeline-stalls.js';

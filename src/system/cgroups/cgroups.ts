@@ -219,6 +219,39 @@ function write(file: string, value: string): void {
 
 /** Creates ds-analyzer-<name> with the requested limits; throws a UserError (Environment) when not permitted. */
 export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
+  const needed = neededControllers(options);
+  const info = options.cgroups ?? detectCgroups({ v2Parent: options.v2Parent });
+  for (const controller of needed) {
+    const status = info.controllers[controller];
+    if (info.version === 'none') throw envError(CGROUP_TEXT.noCgroups);
+    if (!status.version) throw envError(CGROUP_TEXT.notAvailable(controller));
+    if (!status.writable || !status.parentDir) throw envError(status.reason);
+  }
+  const created: string[] = [];
+  let dirFor: Map<CgroupController, string>;
+  try {
+    dirFor = makeGroups(info, needed, `${JOB_CGROUP_PREFIX}${options.name}`, created);
+    setLimits(options, info, dirFor);
+  } catch (error) {
+    for (const dir of created.reverse()) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // best effort
+      }
+    }
+    throw error;
+  }
+  const dirs = [...new Set(dirFor.values())];
+  return {
+    dirs,
+    procsFiles: dirs.map((dir) => join(dir, 'cgroup.procs')),
+    remove: (removeOptions = {}) => removeGroups(dirs, removeOptions.timeoutMs ?? 30_000),
+  };
+}
+
+/** The controllers the limits need, once the name and devices are checked. */
+function neededControllers(options: JobCgroupOptions): CgroupController[] {
   if (!/^[A-Za-z0-9_.-]+$/.test(options.name)) throw new UserError(CGROUP_TEXT.badName(options.name));
   const devices = [
     ...(options.readBpsDevice ? [options.readBpsDevice.device] : []),
@@ -230,27 +263,17 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
   if (options.readBpsDevice || options.writeBpsDevices) needed.push('io');
   if (options.memoryLimitBytes !== undefined) needed.push('memory');
   if (options.cpus !== undefined) needed.push('cpuset');
+  return needed;
+}
 
-  const info = options.cgroups ?? detectCgroups({ v2Parent: options.v2Parent });
-  for (const controller of needed) {
-    const status = info.controllers[controller];
-    if (info.version === 'none') throw envError(CGROUP_TEXT.noCgroups);
-    if (!status.version) throw envError(CGROUP_TEXT.notAvailable(controller));
-    if (!status.writable || !status.parentDir) throw envError(status.reason);
-  }
-
-  const groupName = `${JOB_CGROUP_PREFIX}${options.name}`;
-  const created: string[] = [];
+/** The group's folder under each needed controller, made where missing; `created` lists those made, to roll back. */
+function makeGroups(
+  info: CgroupInfo,
+  needed: CgroupController[],
+  groupName: string,
+  created: string[],
+): Map<CgroupController, string> {
   const dirFor = new Map<CgroupController, string>();
-  const rollback = (): void => {
-    for (const dir of created.reverse()) {
-      try {
-        rmdirSync(dir);
-      } catch {
-        // best effort
-      }
-    }
-  };
   const makeGroup = (parent: string): string => {
     const dir = join(parent, groupName);
     if (!created.includes(dir)) {
@@ -265,65 +288,56 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
     }
     return dir;
   };
-
-  try {
-    const v2 = needed.filter((c) => info.controllers[c].version === 'v2');
-    if (v2.length > 0) {
-      // One v2 group for all controllers; its parent must offer them all.
-      const parent = info.controllers[v2[0]].parentDir!;
-      const obstacle = v2Obstacle(parent, v2);
-      if (obstacle) throw envError(obstacle);
-      const enabled = words(join(parent, 'cgroup.subtree_control'));
-      const toEnable = v2.filter((c) => !enabled.includes(c));
-      if (toEnable.length > 0) write(join(parent, 'cgroup.subtree_control'), toEnable.map((c) => `+${c}`).join(' '));
-      const dir = makeGroup(parent);
-      for (const c of v2) dirFor.set(c, dir);
-    }
-    for (const c of needed.filter((c) => info.controllers[c].version === 'v1')) {
-      dirFor.set(c, makeGroup(info.controllers[c].parentDir!));
-    }
-
-    if (options.readBpsDevice) {
-      const { device: dev, bytesPerSec } = options.readBpsDevice;
-      const dir = dirFor.get('io')!;
-      const rate = Math.max(1, Math.round(bytesPerSec));
-      if (info.controllers.io.version === 'v1') write(join(dir, 'blkio.throttle.read_bps_device'), `${dev} ${rate}`);
-      else write(join(dir, 'io.max'), `${dev} rbps=${rate}`);
-    }
-    if (options.writeBpsDevices) {
-      const dir = dirFor.get('io')!;
-      const rate = Math.max(1, Math.round(options.writeBpsDevices.bytesPerSec));
-      // One device a write: both files take one 'MAJ:MIN ...' line at a time.
-      for (const dev of options.writeBpsDevices.devices) {
-        if (info.controllers.io.version === 'v1') write(join(dir, 'blkio.throttle.write_bps_device'), `${dev} ${rate}`);
-        else write(join(dir, 'io.max'), `${dev} wbps=${rate}`);
-      }
-    }
-    if (options.memoryLimitBytes !== undefined) {
-      const dir = dirFor.get('memory')!;
-      const bytes = String(Math.max(1, Math.round(options.memoryLimitBytes)));
-      write(join(dir, info.controllers.memory.version === 'v1' ? 'memory.limit_in_bytes' : 'memory.max'), bytes);
-    }
-    if (options.cpus !== undefined) {
-      const dir = dirFor.get('cpuset')!;
-      if (info.controllers.cpuset.version === 'v1') {
-        // A v1 cpuset group accepts no task until both cpus and mems are set.
-        const mems = (readTextOrNull(join(dirname(dir), 'cpuset.mems')) ?? '0').trim() || '0';
-        write(join(dir, 'cpuset.mems'), mems);
-      }
-      write(join(dir, 'cpuset.cpus'), options.cpus.join(','));
-    }
-  } catch (error) {
-    rollback();
-    throw error;
+  const v2 = needed.filter((c) => info.controllers[c].version === 'v2');
+  if (v2.length > 0) {
+    // One v2 group for all controllers; its parent must offer them all.
+    const parent = info.controllers[v2[0]].parentDir!;
+    const obstacle = v2Obstacle(parent, v2);
+    if (obstacle) throw envError(obstacle);
+    const enabled = words(join(parent, 'cgroup.subtree_control'));
+    const toEnable = v2.filter((c) => !enabled.includes(c));
+    if (toEnable.length > 0) write(join(parent, 'cgroup.subtree_control'), toEnable.map((c) => `+${c}`).join(' '));
+    const dir = makeGroup(parent);
+    for (const c of v2) dirFor.set(c, dir);
   }
+  for (const c of needed.filter((c) => info.controllers[c].version === 'v1')) {
+    dirFor.set(c, makeGroup(info.controllers[c].parentDir!));
+  }
+  return dirFor;
+}
 
-  const dirs = [...new Set(dirFor.values())];
-  return {
-    dirs,
-    procsFiles: dirs.map((dir) => join(dir, 'cgroup.procs')),
-    remove: (removeOptions = {}) => removeGroups(dirs, removeOptions.timeoutMs ?? 30_000),
-  };
+/** Writes each asked limit into its controller's file (v1 and v2 name them differently). */
+function setLimits(options: JobCgroupOptions, info: CgroupInfo, dirFor: Map<CgroupController, string>): void {
+  const io = info.controllers.io.version;
+  if (options.readBpsDevice) {
+    const { device: dev, bytesPerSec } = options.readBpsDevice;
+    const rate = Math.max(1, Math.round(bytesPerSec));
+    if (io === 'v1') write(join(dirFor.get('io')!, 'blkio.throttle.read_bps_device'), `${dev} ${rate}`);
+    else write(join(dirFor.get('io')!, 'io.max'), `${dev} rbps=${rate}`);
+  }
+  if (options.writeBpsDevices) {
+    const dir = dirFor.get('io')!;
+    const rate = Math.max(1, Math.round(options.writeBpsDevices.bytesPerSec));
+    // One device a write: both files take one 'MAJ:MIN ...' line at a time.
+    for (const dev of options.writeBpsDevices.devices) {
+      if (io === 'v1') write(join(dir, 'blkio.throttle.write_bps_device'), `${dev} ${rate}`);
+      else write(join(dir, 'io.max'), `${dev} wbps=${rate}`);
+    }
+  }
+  if (options.memoryLimitBytes !== undefined) {
+    const bytes = String(Math.max(1, Math.round(options.memoryLimitBytes)));
+    const file = info.controllers.memory.version === 'v1' ? 'memory.limit_in_bytes' : 'memory.max';
+    write(join(dirFor.get('memory')!, file), bytes);
+  }
+  if (options.cpus !== undefined) {
+    const dir = dirFor.get('cpuset')!;
+    if (info.controllers.cpuset.version === 'v1') {
+      // A v1 cpuset group accepts no task until both cpus and mems are set.
+      const mems = (readTextOrNull(join(dirname(dir), 'cpuset.mems')) ?? '0').trim() || '0';
+      write(join(dir, 'cpuset.mems'), mems);
+    }
+    write(join(dir, 'cpuset.cpus'), options.cpus.join(','));
+  }
 }
 
 async function removeGroups(dirs: string[], timeoutMs: number): Promise<void> {

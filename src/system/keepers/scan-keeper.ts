@@ -46,37 +46,6 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
 
-  const fail = (path: string, error: unknown): void => {
-    stats.errors++;
-    stats.lastError = `${path}: ${errorCode(error)}`;
-  };
-
-  const sweepOne = (index: number): void => {
-    // Read from the list as needed: over a compact file table, a copy of every path would be ~150 MB at 1.28M files.
-    const path = files[index].path;
-    let fd: number;
-    try {
-      fd = fs.openSync(path, 'r');
-    } catch (error) {
-      previous.delete(index);
-      fail(path, error);
-      return;
-    }
-    try {
-      const swept = sweepFilePages(libc, fd, path, previous.get(index));
-      if (swept.arrived) previous.set(index, swept.arrived);
-      else previous.delete(index);
-      if (swept.blind) stats.blindEvictions++;
-      else if (swept.evictedBytes > 0) stats.reEvictions++;
-      stats.reEvictedBytes += swept.blind ? 0 : swept.evictedBytes;
-    } catch (error) {
-      previous.delete(index);
-      fail(path, error);
-    } finally {
-      fs.closeSync(fd);
-    }
-  };
-
   const scan = async (): Promise<void> => {
     let wallMs = 0;
     for (let first = 0; first < files.length; first += FILES_PER_TURN) {
@@ -86,7 +55,8 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
       }
       const wallStarted = performance.now();
       const cpuStarted = meter.start();
-      for (let index = first; index < Math.min(files.length, first + FILES_PER_TURN); index++) sweepOne(index);
+      for (let index = first; index < Math.min(files.length, first + FILES_PER_TURN); index++)
+        sweepFile(libc, files[index].path, index, previous, stats);
       const cpuSec = meter.stop(cpuStarted);
       stats.cpuSec += cpuSec;
       account?.add(cpuSec);
@@ -100,7 +70,7 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
   };
 
   const enqueue = (): Promise<void> => {
-    running = running.then(scan).catch((error: unknown) => fail('(scan)', error));
+    running = running.then(scan).catch((error: unknown) => failed(stats, '(scan)', error));
     return running;
   };
 
@@ -124,4 +94,44 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
       return { ...stats };
     },
   };
+}
+
+/**
+ * Sweeps one file (index `index` of the list), evicting the pages that arrived since the previous scan; `previous`
+ * keeps what it saw resident for the next. Read from the list as needed: over a compact file table, a copy of every
+ * path would be ~150 MB at 1.28M files.
+ */
+function sweepFile(
+  libc: LibcBindings,
+  path: string,
+  index: number,
+  previous: Map<number, Uint8Array>,
+  stats: ColdKeeperStats,
+): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, 'r');
+  } catch (error) {
+    previous.delete(index);
+    failed(stats, path, error);
+    return;
+  }
+  try {
+    const swept = sweepFilePages(libc, fd, path, previous.get(index));
+    if (swept.arrived) previous.set(index, swept.arrived);
+    else previous.delete(index);
+    if (swept.blind) stats.blindEvictions++;
+    else if (swept.evictedBytes > 0) stats.reEvictions++;
+    stats.reEvictedBytes += swept.blind ? 0 : swept.evictedBytes;
+  } catch (error) {
+    previous.delete(index);
+    failed(stats, path, error);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function failed(stats: ColdKeeperStats, path: string, error: unknown): void {
+  stats.errors++;
+  stats.lastError = `${path}: ${errorCode(error)}`;
 }

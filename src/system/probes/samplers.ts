@@ -5,7 +5,8 @@
 import { KernelFile } from '../kernel/read-text.js';
 import type { ResourceSample } from '../../schema/profile.js';
 import type { GpuSampler } from './gpu.js';
-import { TreeAccounting, type RootOrigin } from '../kernel/proc.js';
+import type { RootOrigin } from '../kernel/proc.js';
+import { TreeAccounting } from '../kernel/tree-accounting.js';
 import type { CpuLedger } from '../kernel/cpu-ledger.js';
 
 /** Bytes per sector in /proc/diskstats, whatever the device's real sector size. */
@@ -100,27 +101,12 @@ export function startSampler(options: SamplerOptions): Sampler {
   };
   const samples: ResourceSample[] = [];
   let haveRoot = options.rootPid !== null;
-  let lastCpu = parseCpuTimes(files.stat.read() ?? '');
-  let lastDisk = options.device ? parseDiskReadBytes(files.diskstats.read() ?? '', options.device) : null;
-  let lastT = Date.now();
+  const rates = machineRates(files, options.device);
   let stopped = false;
 
   const take = (): void => {
     const t = Date.now();
-    const cpu = parseCpuTimes(files.stat.read() ?? '');
-    const cpuPct = cpu && lastCpu ? cpuPercent(lastCpu, cpu) : 0;
-    if (cpu) lastCpu = cpu;
-
-    let diskReadBytesPerSec = 0;
-    if (options.device) {
-      const disk = parseDiskReadBytes(files.diskstats.read() ?? '', options.device);
-      if (disk !== null && lastDisk !== null && t > lastT) {
-        diskReadBytesPerSec = Math.max(0, ((disk - lastDisk) * 1000) / (t - lastT));
-      }
-      if (disk !== null) lastDisk = disk;
-    }
-    lastT = t;
-
+    const { cpuPct, diskReadBytesPerSec } = rates(t);
     const job = haveRoot ? tree.sample() : null;
     const sample: ResourceSample = {
       t,
@@ -132,13 +118,7 @@ export function startSampler(options: SamplerOptions): Sampler {
       diskReadBytesPerSec,
       pageCacheBytes: parseMeminfoCachedBytes(files.meminfo.read() ?? '') ?? 0,
     };
-    const gpu = options.gpu?.latest() ?? null;
-    if (gpu?.utilPct != null) sample.gpuUtilPct = gpu.utilPct;
-    if (gpu?.memBytes != null) sample.gpuMemBytes = gpu.memBytes;
-    if (gpu)
-      sample.gpus = options
-        .gpu!.readings()
-        .map((r) => ({ index: r.index, utilPct: r.utilPct, memBytes: r.memUsedBytes }));
+    if (options.gpu) addGpu(sample, options.gpu);
     samples.push(sample);
     try {
       options.onSample?.(sample);
@@ -180,4 +160,38 @@ export function startSampler(options: SamplerOptions): Sampler {
       return samples.slice();
     },
   };
+}
+
+/** Whole-machine CPU utilisation and the device's read rate since the previous call (the first: since the start). */
+function machineRates(
+  files: { stat: KernelFile; diskstats: KernelFile },
+  device: string | null,
+): (t: number) => { cpuPct: number; diskReadBytesPerSec: number } {
+  let lastCpu = parseCpuTimes(files.stat.read() ?? '');
+  let lastDisk = device ? parseDiskReadBytes(files.diskstats.read() ?? '', device) : null;
+  let lastT = Date.now();
+  return (t) => {
+    const cpu = parseCpuTimes(files.stat.read() ?? '');
+    const cpuPct = cpu && lastCpu ? cpuPercent(lastCpu, cpu) : 0;
+    if (cpu) lastCpu = cpu;
+    let diskReadBytesPerSec = 0;
+    if (device) {
+      const disk = parseDiskReadBytes(files.diskstats.read() ?? '', device);
+      if (disk !== null && lastDisk !== null && t > lastT) {
+        diskReadBytesPerSec = Math.max(0, ((disk - lastDisk) * 1000) / (t - lastT));
+      }
+      if (disk !== null) lastDisk = disk;
+    }
+    lastT = t;
+    return { cpuPct, diskReadBytesPerSec };
+  };
+}
+
+/** The accelerators' latest readings, on the sample. */
+function addGpu(sample: ResourceSample, gpu: Pick<GpuSampler, 'latest' | 'readings'>): void {
+  const latest = gpu.latest();
+  if (!latest) return;
+  if (latest.utilPct != null) sample.gpuUtilPct = latest.utilPct;
+  if (latest.memBytes != null) sample.gpuMemBytes = latest.memBytes;
+  sample.gpus = gpu.readings().map((r) => ({ index: r.index, utilPct: r.utilPct, memBytes: r.memUsedBytes }));
 }

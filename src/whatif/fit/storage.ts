@@ -159,21 +159,7 @@ export function fitStorage(
     prepSec: inputs.prepSec,
     coldSec: cold.summary.iterMs.mean / 1000 / cold.summary.samplesPerIter,
   };
-  const asRead: Candidate = {
-    storageBytesPerSec:
-      !fetchBound && throttle !== null ? throttle : probed ? Math.max(probed.bytesPerSec, readRate) : readRate,
-    storageSource: fetchBound
-      ? 'cold mode storageReadBytesPerSec (cold mode was storage-bound)'
-      : throttle !== null
-        ? 'options.storageBwBytesPerSec (the throttle; cold mode was not storage-bound)'
-        : probe !== null && probed !== null
-          ? `storageProbe.bytesPerSec (a read probe of ${probe.files} evicted files, ${probe.concurrency} at ` +
-            `once${probeLatencyNote(probe, probed)}; the cold mode, not storage-bound, read ${formatRate(readRate)})`
-          : 'cold mode storageReadBytesPerSec',
-    serial: PERFECT_OVERLAP,
-    serialSource: 'perfect overlap (the max of the two stages)',
-    measured: false,
-  };
+  const asRead = asReadCandidate(fetchBound, throttle, probe, readRate);
   const fromColdMode =
     fetchBound && throttle !== null && readRate < UNSATURATED_SHARE * throttle
       ? belowThrottle(asRead, stages, inputs.missBytesPerSample, throttle, readRate)
@@ -183,21 +169,7 @@ export function fitStorage(
       ...asRead,
       serialSource: `${asRead.serialSource}; assumed: not measured (profile --overlap measures it)`,
     };
-  const serialUpperBound = fit.measured
-    ? fit.serial
-    : Math.max(
-        fit.serial,
-        largestSerial({
-          ...stages,
-          fetchSec: inputs.missBytesPerSample / fit.storageBytesPerSec,
-          // The upper end of the cold mode's 95% interval: the most σ it allows. A cold mode
-          // that ran faster than the step as fitted (the machine's pace moved) bounds σ no tighter than the step does.
-          coldSec: Math.max(
-            stages.computeSec,
-            stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
-          ),
-        }),
-      );
+  const serialUpperBound = fit.measured ? fit.serial : Math.max(fit.serial, widestSerial(stages, inputs, fit, cold));
   return {
     kind: 'fitted',
     value: {
@@ -228,6 +200,50 @@ export function fitStorage(
     ],
     caveats: storageIsLowerBound ? [MISSING_TEXT.storageLowerBound] : [],
   };
+}
+
+/** The bandwidth as the cold mode read it, its throttle, or its probe, with where it comes from; σ not yet fitted. */
+function asReadCandidate(
+  fetchBound: boolean,
+  throttle: number | null,
+  probe: StorageProbe | null,
+  readRate: number,
+): Candidate {
+  const probed = probe && probeBandwidth(probe);
+  return {
+    storageBytesPerSec:
+      !fetchBound && throttle !== null ? throttle : probed ? Math.max(probed.bytesPerSec, readRate) : readRate,
+    storageSource: fetchBound
+      ? 'cold mode storageReadBytesPerSec (cold mode was storage-bound)'
+      : throttle !== null
+        ? 'options.storageBwBytesPerSec (the throttle; cold mode was not storage-bound)'
+        : probe !== null && probed !== null
+          ? `storageProbe.bytesPerSec (a read probe of ${probe.files} evicted files, ${probe.concurrency} at ` +
+            `once${probeLatencyNote(probe, probed)}; the cold mode, not storage-bound, read ${formatRate(readRate)})`
+          : 'cold mode storageReadBytesPerSec',
+    serial: PERFECT_OVERLAP,
+    serialSource: 'perfect overlap (the max of the two stages)',
+    measured: false,
+  };
+}
+
+/** The most σ the cold mode allows at the fitted bandwidth, where σ was not measured. */
+function widestSerial(
+  stages: ProfiledStages,
+  inputs: StorageFitInputs,
+  fit: Candidate,
+  cold: NonNullable<MeasuredModes['cold']>,
+): number {
+  return largestSerial({
+    ...stages,
+    fetchSec: inputs.missBytesPerSample / fit.storageBytesPerSec,
+    // The upper end of the cold mode's 95% interval: the most σ it allows. A cold mode
+    // that ran faster than the step as fitted (the machine's pace moved) bounds σ no tighter than the step does.
+    coldSec: Math.max(
+      stages.computeSec,
+      stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
+    ),
+  });
 }
 
 /**
