@@ -1,7 +1,7 @@
 /**
  * The test command (npm test): the unit tests two files at a time, then the
- * end-to-end tests one at a time, and one last line CI reads: "N passed, N
- * failed". The end-to-end tests hold timings against the same job run without
+ * end-to-end tests one at a time, each phase's ten slowest files (on stderr),
+ * and one last line CI reads: "N passed, N failed". The end-to-end tests hold timings against the same job run without
  * the tool, so nothing runs beside them; the unit tests hold no timing that a
  * second file on the other core would disturb. Exit code 1 when a test failed
  * or a run could not finish.
@@ -15,6 +15,8 @@ import { createInterface } from 'node:readline';
 
 const TEST_ROOT = fileURLToPath(new URL('../test/', import.meta.url));
 const E2E = 'e2e';
+// The ten slowest files of each phase, on stderr at its end (slowest-files.ts).
+const SLOWEST_REPORTER = new URL('./slowest-files.js', import.meta.url).href;
 
 interface Phase {
   name: string;
@@ -30,7 +32,15 @@ interface Outcome {
 
 /** Runs node's test runner on `phase`, its output passed through, and counts from its summary. */
 function run(phase: Phase): Promise<Outcome> {
-  const args = ['--test', `--test-concurrency=${phase.concurrency}`, '--test-reporter=tap', ...phase.paths];
+  const args = [
+    '--test',
+    `--test-concurrency=${phase.concurrency}`,
+    '--test-reporter=tap',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${SLOWEST_REPORTER}`,
+    '--test-reporter-destination=stderr',
+    ...phase.paths,
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const counts = { passed: 0, failed: 0 };
   // The summary's last "# pass N" and "# fail N" lines (diagnostics of a test may also start with "#").
