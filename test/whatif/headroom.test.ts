@@ -345,3 +345,20 @@ test('profiled at num_workers=0 on 2 CPUs with the step on the CPU: the CPUs cap
   // The CPUs: (7.5 + 1) x 32 / 2 = 136 ms a batch, over the two workers' 120.
   near(at(model, { workers: 2 }), 136, 'two workers share 2 CPUs with the step');
 });
+
+test('the bottleneck a prediction names is its largest stall: a prep stall larger than the fetch stall is prep', () => {
+  // The loader at 400 ms a batch (a prep stall of 200 ms), reads adding 100 ms more in the cold mode.
+  const model = fitOrFail(profileOf({ ...sleeping, prepCpuMs: 50, cachedMs: 400, coldMs: 500, probeRate: null }));
+  const cold = predict(model, { ...baseScenario(model), cacheBytes: 0 });
+  assert.ok(cold.fetchStallMs > 0.05 * cold.iterMs, `a fetch stall shows: ${cold.fetchStallMs.toFixed(1)} ms`);
+  assert.ok(cold.prepStallMs > cold.fetchStallMs, `prep ${cold.prepStallMs} > fetch ${cold.fetchStallMs}`);
+  assert.equal(cold.bottleneck, 'prep');
+  // Slower storage makes the fetch stall the larger: then it is named.
+  const slow = predict(model, {
+    ...baseScenario(model),
+    cacheBytes: 0,
+    storageBytesPerSec: model.storageBytesPerSec / 4,
+  });
+  assert.ok(slow.fetchStallMs > slow.prepStallMs);
+  assert.equal(slow.bottleneck, 'fetch');
+});
