@@ -234,7 +234,8 @@ export function fitLoaderWorkers(
   if (serialWorkerEff !== null)
     caveats.push(
       'workers: profiled at num_workers=0, each loader worker is assumed to prepare a sample in the time the ' +
-        'training process took, all of them side by side, with the CPUs shared (profile --workers measures it)',
+        'training process took, all of them side by side, with the CPUs shared; the hand-over of a ready batch ' +
+        'was not measured and counts as 0 (profile --workers measures both)',
     );
   if (swept.length === 0 && profiledWorkers > 0)
     caveats.push(
