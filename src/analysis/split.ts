@@ -119,8 +119,11 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     missingModes: verdict.missingModes,
     unproven: dominant !== null && !dominant.proven,
     stallsWithinNoise: stallCalls.prep === 'within-noise' && stallCalls.fetch === 'within-noise',
-    contention: contentionOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs),
+    contention: contentionOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs, verdict.bound),
+    boundIsContention:
+      (verdict.bound === 'prep' || verdict.bound === 'fetch') && stallCalls[verdict.bound] === 'contention',
     inconclusive: verdict.inconclusive,
+    noiseRoom: verdict.bound === 'compute' ? verdict.noiseRoom : null,
     workersLimit: workersLimit(cached, host.cpus ?? null),
     ...(host.remote ? { remote: true } : {}),
     checkpoint: checkpoint && {
@@ -250,23 +253,29 @@ function boundOf(
   sigFetch: number | null;
   missingModes: Mode[];
   inconclusive: TextContext['inconclusive'];
+  noiseRoom: TextContext['inconclusive'];
 } {
-  const sigPrep = stallCalls.prep === 'stall' ? stalls.prepStallFraction : 0;
-  const sigFetch = stallCalls.fetch === 'stall' ? stalls.fetchStallFraction : 0;
+  // A stall the split table names (a wait, or the step slowed beside the loader) counts toward the verdict: the
+  // table and the verdict read the same calls (issue 42).
+  const sigPrep = isNamed(stallCalls.prep) ? stalls.prepStallFraction : 0;
+  const sigFetch = isNamed(stallCalls.fetch) ? stalls.fetchStallFraction : 0;
   const missingModes = (['synthetic', 'cached', 'cold'] as const).filter(
     (m) => ({ synthetic: syn, cached, cold })[m] === null,
   );
-  // No stall named, but too noisy to rule one out: say so rather than call it compute-bound.
-  // A checkpoint or boundary stall that is named already answers the question, whatever room the noise leaves.
   const apartShare = (apart.checkpoint ?? 0) + (apart.boundary ?? 0);
-  const inconclusive =
+  // The room the noise leaves for a stall not named, beside those that are under STALL_THRESHOLD together.
+  const noiseRoom =
     missingModes.length === 0 &&
     sigPrep !== null &&
     sigFetch !== null &&
     sigPrep + sigFetch + apartShare < STALL_THRESHOLD
       ? inconclusiveOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs, drift)
       : null;
-  const facts = { sigPrep, sigFetch, missingModes, inconclusive };
+  // No stall named at all, but too noisy to rule one out: say so rather than call it compute-bound. A stall that is
+  // named (even a small one, and a checkpoint or boundary stall) answers the question: never beside "inconclusive".
+  const anyNamed = isNamed(stallCalls.prep) || isNamed(stallCalls.fetch) || apartShare > 0;
+  const inconclusive = anyNamed ? null : noiseRoom;
+  const facts = { sigPrep, sigFetch, missingModes, inconclusive, noiseRoom: inconclusive ? null : noiseRoom };
   if (missingModes.length > 0 || sigPrep === null || sigFetch === null || inconclusive)
     return { ...facts, bound: 'unknown', severity: null };
   const shares: { bound: Bound; share: number }[] = [
@@ -428,10 +437,11 @@ type StallParts = NonNullable<Analysis['prepStallParts']>;
 /**
  * 'within-noise' unless the interval's lower end clears `margin` of the
  * iteration (without an interval, the mean must). A stall that does clear it
- * while the wait for data did not grow beyond the same margin is
- * 'contention': the job never waited longer for data, its step ran slower
- * beside the loader (a CPU-run step sharing cores with the workers). It stays
- * in the stall's figure, but is not a data stall.
+ * while the wait for data did not grow beyond the same margin, and whose step
+ * grew beyond it by more than the wait did, is 'contention': the job never
+ * waited longer for data, its step ran slower beside the loader (a CPU-run
+ * step sharing cores with the workers). A stall whose step did not grow is a
+ * wait, however noisy the wait's own interval: 'stall'.
  */
 function callStall(stall: Estimate | null, parts: StallParts | null, iter: Estimate | null, margin: number): StallCall {
   if (stall === null || iter === null) return 'unknown';
@@ -440,7 +450,13 @@ function callStall(stall: Estimate | null, parts: StallParts | null, iter: Estim
   // step's own noise (a machine whose pace moved) blurs the stall's total.
   if (parts !== null && clears(parts.waitGrowthMs)) return 'stall';
   if (!clears(stall)) return 'within-noise';
-  return parts !== null ? 'contention' : 'stall';
+  const stepGrew = parts !== null && clears(parts.stepGrowthMs) && parts.stepGrowthMs.mean > parts.waitGrowthMs.mean;
+  return stepGrew ? 'contention' : 'stall';
+}
+
+/** Whether a call names its stall in the split table: a wait for data, or the step slowed beside the loader. */
+export function isNamed(call: StallCall | undefined): boolean {
+  return call === 'stall' || call === 'contention';
 }
 
 /**
@@ -462,26 +478,32 @@ function inconclusiveOf(
     [calls.prep, prep],
     [calls.fetch, fetch],
   ] as const) {
-    if (call === 'stall' || parts === null || parts.waitGrowthMs.halfWidth === null) continue;
+    if (isNamed(call) || parts === null || parts.waitGrowthMs.halfWidth === null) continue;
     roomMs += Math.max(0, parts.waitGrowthMs.mean + parts.waitGrowthMs.halfWidth);
   }
   const roomFraction = roomMs / iter.mean;
   return roomFraction >= STALL_THRESHOLD ? { roomFraction, runToRunPct: drift?.runToRunPct ?? null } : null;
 }
 
-/** The stall that is contention, with its step growth and share; the larger when both are. */
+/**
+ * The stall that is contention, with its step growth and share: the verdict's own when it names one, else the larger
+ * when both are.
+ */
 function contentionOf(
   calls: { prep: StallCall; fetch: StallCall },
   prep: StallParts | null,
   fetch: StallParts | null,
   iter: Estimate | null,
+  bound: Bound,
 ): TextContext['contention'] {
   const found = [
     { stall: 'prep' as const, parts: prep },
     { stall: 'fetch' as const, parts: fetch },
   ].filter((c) => calls[c.stall] === 'contention' && c.parts !== null);
   if (found.length === 0 || iter === null || !(iter.mean > 0)) return null;
-  const worst = found.reduce((a, b) => (b.parts!.stepGrowthMs.mean > a.parts!.stepGrowthMs.mean ? b : a));
+  const worst =
+    found.find((c) => c.stall === bound) ??
+    found.reduce((a, b) => (b.parts!.stepGrowthMs.mean > a.parts!.stepGrowthMs.mean ? b : a));
   return {
     stall: worst.stall,
     stepGrowthMs: worst.parts!.stepGrowthMs.mean,
