@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import {
@@ -27,16 +28,36 @@ export async function runAndReport(
   options: { json: boolean; redact?: RedactionPlaces },
 ): Promise<{ exitCode: number; outcome: ProfileRunOutcome }> {
   const shownWarnings = new Set<string>();
-  const measured = await runProfile(input, profileProgressHooks(io, shownWarnings));
+  // --redact: what is printed, live lines included (notes name the run's folders), holds no absolute path either.
+  const shown = options.redact
+    ? redactingIo(io, new Redactor(options.redact, [hostname()], input.argv), options.json)
+    : io;
+  const measured = await runProfile(input, profileProgressHooks(shown, shownWarnings));
   // --redact: what is shown is what was written, and the job's logs follow the profile.
-  const outcome = options.redact ? redactOutcome(measured, input, options.redact, io) : measured;
+  const outcome = options.redact ? redactOutcome(measured, input, options.redact, shown) : measured;
   return {
-    exitCode: reportProfileOutcome(outcome, io, {
+    exitCode: reportProfileOutcome(outcome, shown, {
       json: options.json,
       firstIterationTimeoutSec: input.firstIterationTimeoutSec,
-      shownWarnings,
+      // The summary's warnings are the redacted profile's: those shown live, redacted as they were written.
+      shownWarnings: options.redact
+        ? new Set(
+            [...shownWarnings].map(
+              (w) => redactProfile({ ...measured.profile, warnings: [w] }, options.redact!).warnings[0],
+            ),
+          )
+        : shownWarnings,
     }),
     outcome,
+  };
+}
+
+/** The io with --redact applied to what it prints; with --json, stdout's profile is redacted already. */
+function redactingIo(io: Io, redactor: Redactor, json: boolean): Io {
+  return {
+    ...io,
+    stdout: json ? io.stdout : (text) => io.stdout(redactor.text(text)),
+    stderr: (text) => io.stderr(redactor.text(text)),
   };
 }
 
