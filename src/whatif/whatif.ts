@@ -268,12 +268,14 @@ function validateCommand(
   return `ds-analyzer validate ${quoted} ${asked}`;
 }
 
-/** The flags each pipeline term answers, as the user gave them (src/cli/whatif-action.ts). */
+/**
+ * The flags each pipeline term answers, as the user gave them (src/cli/whatif-action.ts); --checkpoint-budget has a
+ * default, so it is always set and says nothing of its own.
+ */
 const SAVE_FLAGS: [keyof PipelineQuery, string][] = [
   ['checkpointEvery', '--checkpoint-every'],
   ['writeBytesPerSec', '--write-bw'],
   ['saveMode', '--async-save/--sync-save'],
-  ['overheadBudget', '--checkpoint-budget'],
   ['failuresPerDay', '--failures-per-day'],
 ];
 const EPOCH_FLAGS: [keyof PipelineQuery, string][] = [
