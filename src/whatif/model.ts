@@ -550,14 +550,6 @@ export function firstBatchSec(model: FittedModel, scenario: Scenario): number {
   );
 }
 
-/**
- * Whether a prediction's fetch stall shows: beyond NEGLIGIBLE_FETCH_STALL of the pace without it, whether or not it is
- * the largest stall (the bottleneck names the largest).
- */
-export function fetchStalls(p: Pick<Prediction, 'fetchStallMs' | 'iterMs'>): boolean {
-  return p.fetchStallMs > (p.iterMs - p.fetchStallMs) * NEGLIGIBLE_FETCH_STALL;
-}
-
 /** Predicts one scenario. Pure. */
 export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const steady = scenarioHitRatio(model, scenario);

@@ -10,7 +10,6 @@ import type { PageCacheModel } from './page-cache-curve.js';
 import {
   dataSec,
   NEGLIGIBLE_FETCH_STALL,
-  fetchStalls,
   predict,
   profiledObjectBytes,
   requestWaitSec,
@@ -21,6 +20,14 @@ import {
   type Prediction,
   type Scenario,
 } from './model.js';
+
+/**
+ * Whether a prediction's fetch stall shows: beyond NEGLIGIBLE_FETCH_STALL of the pace without it, whether or not it is
+ * the largest stall (the bottleneck names the largest).
+ */
+export function fetchStalls(p: Pick<Prediction, 'fetchStallMs' | 'iterMs'>): boolean {
+  return p.fetchStallMs > (p.iterMs - p.fetchStallMs) * NEGLIGIBLE_FETCH_STALL;
+}
 
 /** One recommendation. */
 export interface Recommendation {

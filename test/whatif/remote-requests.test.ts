@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { Profile } from '../../src/schema/profile.js';
-import { baseScenario, fetchStalls, predict, requestWaitSec } from '../../src/whatif/model.js';
-import { recommend } from '../../src/whatif/recommend.js';
+import { baseScenario, predict, requestWaitSec } from '../../src/whatif/model.js';
+import { fetchStalls, recommend } from '../../src/whatif/recommend.js';
 import { probeBandwidth } from '../../src/whatif/fit/storage.js';
 import { fitOrFail } from './fit-or-fail.js';
 
