@@ -39,6 +39,10 @@ export interface TextContext {
   inconclusive: { roomFraction: number; runToRunPct: number | null } | null;
   /** A stall that is the step slowing beside the loader, not a longer wait for data; null when none is. */
   contention: { stall: 'prep' | 'fetch'; stepGrowthMs: number; fraction: number } | null;
+  /** True when the stall the verdict names (prep or fetch) is that contention, not a longer wait. */
+  boundIsContention?: boolean;
+  /** A compute-bound verdict beside small named stalls: the room the noise leaves for one not named; null otherwise. */
+  noiseRoom?: { roomFraction: number } | null;
   /** Loader workers (per rank, all ranks) fewer than the job's CPUs (cpus); null when not, or not reported. */
   workersLimit: { perRank: number; workers: number; cpus: number } | null;
   /** True for remote data: fetched bytes came over the network, not from storage (absent: local files). */
@@ -74,6 +78,20 @@ const unprovenTag = (c: TextContext): string => (c.unproven ? ' (cache state unp
 const otherStall = (other: number | null, what: string): string =>
   other !== null && other > 0 ? `, ${pct(other)} on ${what}` : '';
 
+/** The noise's room for a stall not named, beside a compute-bound verdict's small named stalls. */
+const roomNote = (c: TextContext): string =>
+  c.noiseRoom ? ` (the noise leaves room for one of up to ${pct(c.noiseRoom.roomFraction)})` : '';
+
+/** A prep or fetch stall that is the step running slower beside the loader or the reads: named, as contention. */
+function contentionVerdict(severity: Severity, stall: 'prep' | 'fetch', c: TextContext): string {
+  const share = stall === 'prep' ? c.prepFraction : c.fetchFraction;
+  return (
+    `${severity} ${stall}-bound by CPU contention: ${pct(share)} of each iteration is the step running ` +
+    `${c.contention?.stepGrowthMs.toFixed(1) ?? '?'} ms slower beside the ${CONTENTION_WITH[stall]}, not a longer ` +
+    `wait for data${unprovenTag(c)}`
+  );
+}
+
 /** What a step that slows in each stall's mode shares its cores with. */
 const CONTENTION_WITH = { prep: 'loader', fetch: 'reads from storage' } as const;
 
@@ -86,22 +104,30 @@ export const VERDICT_TEXT: Keyed = {
         `(${pct(c.contention.fraction)}) slower beside the ${CONTENTION_WITH[c.contention.stall]} (CPU contention)`
       : c.stallsWithinNoise
         ? 'compute-bound: the data stalls are within noise of zero'
-        : `compute-bound: data stalls take ${pct(c.totalStallFraction)} of each iteration`,
+        : `compute-bound: data stalls take ${pct(c.totalStallFraction)} of each iteration${roomNote(c)}`,
   prep: {
     moderately: (c) =>
-      `moderately prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
-      `${otherStall(c.fetchFraction, source(c))}${unprovenTag(c)}`,
+      c.boundIsContention
+        ? contentionVerdict('moderately', 'prep', c)
+        : `moderately prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
+          `${otherStall(c.fetchFraction, source(c))}${unprovenTag(c)}`,
     highly: (c) =>
-      `highly prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
-      `${otherStall(c.fetchFraction, source(c))}${unprovenTag(c)}`,
+      c.boundIsContention
+        ? contentionVerdict('highly', 'prep', c)
+        : `highly prep-bound: ${pct(c.prepFraction)} of each iteration waits on CPU pre-processing` +
+          `${otherStall(c.fetchFraction, source(c))}${unprovenTag(c)}`,
   },
   fetch: {
     moderately: (c) =>
-      `moderately fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on ${source(c)}` +
-      `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
+      c.boundIsContention
+        ? contentionVerdict('moderately', 'fetch', c)
+        : `moderately fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on ${source(c)}` +
+          `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
     highly: (c) =>
-      `highly fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on ${source(c)}` +
-      `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
+      c.boundIsContention
+        ? contentionVerdict('highly', 'fetch', c)
+        : `highly fetch-bound: ${pct(c.fetchFraction)} of each iteration waits on ${source(c)}` +
+          `${otherStall(c.prepFraction, 'CPU pre-processing')}${unprovenTag(c)}`,
   },
   checkpoint: {
     moderately: (c) =>
@@ -169,33 +195,38 @@ const remoteFix =
 export const ADVICE_TEXT: Keyed = {
   compute: (c) =>
     c.contention
-      ? 'Nothing in data loading makes the job wait. The step itself is slower while the ' +
-        `${CONTENTION_WITH[c.contention.stall]} works, because they share the CPU cores: on an accelerator this ` +
-        `cost goes away; ` +
-        'on CPU, fewer loader workers or cheaper transforms give the step its cores back.'
+      ? contentionAdvice(c.contention.stall)
       : 'The data pipeline keeps up with the accelerator: nothing to change in data loading.',
   prep: {
     moderately: (c) =>
-      `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) falls behind the accelerator.` +
-      `${cpusNeeded(c)} Add loader workers or CPUs, or make transforms cheaper.`,
+      c.boundIsContention
+        ? contentionAdvice('prep')
+        : `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) falls behind the accelerator.` +
+          `${cpusNeeded(c)} Add loader workers or CPUs, or make transforms cheaper.`,
     highly: (c) =>
-      `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) is the ` +
-      `bottleneck.${cpusNeeded(c)}` +
-      ' Add loader workers or CPUs, make transforms cheaper (decode at lower resolution, cache decoded data),' +
-      ' or decode on the GPU (NVIDIA DALI).',
+      c.boundIsContention
+        ? contentionAdvice('prep')
+        : `${workersFirst(c)}Pre-processing (P = ${perSec(c.prepSamplesPerSec)} samples/s) is the ` +
+          `bottleneck.${cpusNeeded(c)}` +
+          ' Add loader workers or CPUs, make transforms cheaper (decode at lower resolution, cache decoded data),' +
+          ' or decode on the GPU (NVIDIA DALI).',
   },
   fetch: {
     moderately: (c) =>
-      c.remote
-        ? `Network fetches slow training.${storageNeeded(c)}${remoteFix}`
-        : `Storage reads slow training.${storageNeeded(c)}` +
-          ' More page cache (memory) for the dataset or a local cache copy would remove most of the stall.',
+      c.boundIsContention
+        ? contentionAdvice('fetch')
+        : c.remote
+          ? `Network fetches slow training.${storageNeeded(c)}${remoteFix}`
+          : `Storage reads slow training.${storageNeeded(c)}` +
+            ' More page cache (memory) for the dataset or a local cache copy would remove most of the stall.',
     highly: (c) =>
-      c.remote
-        ? `The network is the bottleneck.${storageNeeded(c)}${remoteFix}`
-        : `Storage is the bottleneck.${storageNeeded(c)}` +
-          ' Give the page cache room for the dataset, copy it to faster local storage, or keep a local cache' +
-          ' copy (e.g. a MinIO-style cache as in CoorDL); more CPUs will not help.',
+      c.boundIsContention
+        ? contentionAdvice('fetch')
+        : c.remote
+          ? `The network is the bottleneck.${storageNeeded(c)}${remoteFix}`
+          : `Storage is the bottleneck.${storageNeeded(c)}` +
+            ' Give the page cache room for the dataset, copy it to faster local storage, or keep a local cache' +
+            ' copy (e.g. a MinIO-style cache as in CoorDL); more CPUs will not help.',
   },
   checkpoint: {
     moderately: (c) => checkpointAdvice(c),
@@ -213,6 +244,15 @@ export const ADVICE_TEXT: Keyed = {
           'tell a compute-bound job from a data-bound one.'
         : 'Check that the job reports its iteration times (waitMs, computeMs).',
 };
+
+/** The step slower beside the loader or the reads: they share the CPU cores. */
+function contentionAdvice(stall: 'prep' | 'fetch'): string {
+  return (
+    'Nothing in data loading makes the job wait. The step itself is slower while the ' +
+    `${CONTENTION_WITH[stall]} works, because they share the CPU cores: on an accelerator this cost goes away; ` +
+    'on CPU, fewer loader workers or cheaper transforms give the step its cores back.'
+  );
+}
 
 /**
  * Save less often, or off the training loop's path: CheckFreq's interval for a

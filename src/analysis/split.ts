@@ -17,6 +17,7 @@ import { driftOfPasses } from './pool-passes.js';
 import { CAVEAT_TEXT } from './caveat-text.js';
 import { subsetCaveat } from './subset-text.js';
 import { prepStages } from './prep-stages.js';
+import { callStall, contentionOf, inconclusiveOf, isNamed, STALL_THRESHOLD, type StallParts } from './stall-calls.js';
 
 /** The modes of one profile; a partial profile lacks some. */
 export interface ModeResults {
@@ -25,8 +26,7 @@ export interface ModeResults {
   cold?: ModeResult;
 }
 
-/** Below this share of the iteration time, data stalls are not worth acting on. */
-export const STALL_THRESHOLD = 0.1;
+export { isNamed, STALL_THRESHOLD } from './stall-calls.js';
 /** From this share of the iteration time on, a stall is 'highly' limiting. */
 export const HIGH_STALL_THRESHOLD = 0.5;
 
@@ -119,8 +119,11 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     missingModes: verdict.missingModes,
     unproven: dominant !== null && !dominant.proven,
     stallsWithinNoise: stallCalls.prep === 'within-noise' && stallCalls.fetch === 'within-noise',
-    contention: contentionOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs),
+    contention: contentionOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs, verdict.bound),
+    boundIsContention:
+      (verdict.bound === 'prep' || verdict.bound === 'fetch') && stallCalls[verdict.bound] === 'contention',
     inconclusive: verdict.inconclusive,
+    noiseRoom: verdict.bound === 'compute' ? verdict.noiseRoom : null,
     workersLimit: workersLimit(cached, host.cpus ?? null),
     ...(host.remote ? { remote: true } : {}),
     checkpoint: checkpoint && {
@@ -250,23 +253,29 @@ function boundOf(
   sigFetch: number | null;
   missingModes: Mode[];
   inconclusive: TextContext['inconclusive'];
+  noiseRoom: TextContext['inconclusive'];
 } {
-  const sigPrep = stallCalls.prep === 'stall' ? stalls.prepStallFraction : 0;
-  const sigFetch = stallCalls.fetch === 'stall' ? stalls.fetchStallFraction : 0;
+  // A stall the split table names (a wait, or the step slowed beside the loader) counts toward the verdict: the
+  // table and the verdict read the same calls (issue 42).
+  const sigPrep = isNamed(stallCalls.prep) ? stalls.prepStallFraction : 0;
+  const sigFetch = isNamed(stallCalls.fetch) ? stalls.fetchStallFraction : 0;
   const missingModes = (['synthetic', 'cached', 'cold'] as const).filter(
     (m) => ({ synthetic: syn, cached, cold })[m] === null,
   );
-  // No stall named, but too noisy to rule one out: say so rather than call it compute-bound.
-  // A checkpoint or boundary stall that is named already answers the question, whatever room the noise leaves.
   const apartShare = (apart.checkpoint ?? 0) + (apart.boundary ?? 0);
-  const inconclusive =
+  // The room the noise leaves for a stall not named, beside those that are under STALL_THRESHOLD together.
+  const noiseRoom =
     missingModes.length === 0 &&
     sigPrep !== null &&
     sigFetch !== null &&
     sigPrep + sigFetch + apartShare < STALL_THRESHOLD
       ? inconclusiveOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs, drift)
       : null;
-  const facts = { sigPrep, sigFetch, missingModes, inconclusive };
+  // No stall named at all, but too noisy to rule one out: say so rather than call it compute-bound. A stall that is
+  // named (even a small one, and a checkpoint or boundary stall) answers the question: never beside "inconclusive".
+  const anyNamed = isNamed(stallCalls.prep) || isNamed(stallCalls.fetch) || apartShare > 0;
+  const inconclusive = anyNamed ? null : noiseRoom;
+  const facts = { sigPrep, sigFetch, missingModes, inconclusive, noiseRoom: inconclusive ? null : noiseRoom };
   if (missingModes.length > 0 || sigPrep === null || sigFetch === null || inconclusive)
     return { ...facts, bound: 'unknown', severity: null };
   const shares: { bound: Bound; share: number }[] = [
@@ -421,72 +430,6 @@ function slowest(estimates: (Estimate | null)[]): Estimate | null {
 function fraction(part: Estimate | null, whole: Estimate | null): number | null {
   if (part === null || whole === null || !(whole.mean > 0)) return null;
   return Math.min(1, Math.max(0, part.mean / whole.mean));
-}
-
-type StallParts = NonNullable<Analysis['prepStallParts']>;
-
-/**
- * 'within-noise' unless the interval's lower end clears `margin` of the
- * iteration (without an interval, the mean must). A stall that does clear it
- * while the wait for data did not grow beyond the same margin is
- * 'contention': the job never waited longer for data, its step ran slower
- * beside the loader (a CPU-run step sharing cores with the workers). It stays
- * in the stall's figure, but is not a data stall.
- */
-function callStall(stall: Estimate | null, parts: StallParts | null, iter: Estimate | null, margin: number): StallCall {
-  if (stall === null || iter === null) return 'unknown';
-  const clears = (e: Estimate) => liesAbove(e, margin * iter.mean);
-  // A wait for data that grew beyond the margin is a data stall even when the
-  // step's own noise (a machine whose pace moved) blurs the stall's total.
-  if (parts !== null && clears(parts.waitGrowthMs)) return 'stall';
-  if (!clears(stall)) return 'within-noise';
-  return parts !== null ? 'contention' : 'stall';
-}
-
-/**
- * When no stall is named, whether the noise still leaves room for a data
- * stall: the upper ends of the wait growths of the stalls not named, together,
- * reach STALL_THRESHOLD of the iteration. Then the profile cannot tell a
- * compute-bound job from a data-bound one on this machine, and says so.
- */
-function inconclusiveOf(
-  calls: { prep: StallCall; fetch: StallCall },
-  prep: StallParts | null,
-  fetch: StallParts | null,
-  iter: Estimate | null,
-  drift: Analysis['drift'] | null,
-): TextContext['inconclusive'] {
-  if (iter === null || !(iter.mean > 0)) return null;
-  let roomMs = 0;
-  for (const [call, parts] of [
-    [calls.prep, prep],
-    [calls.fetch, fetch],
-  ] as const) {
-    if (call === 'stall' || parts === null || parts.waitGrowthMs.halfWidth === null) continue;
-    roomMs += Math.max(0, parts.waitGrowthMs.mean + parts.waitGrowthMs.halfWidth);
-  }
-  const roomFraction = roomMs / iter.mean;
-  return roomFraction >= STALL_THRESHOLD ? { roomFraction, runToRunPct: drift?.runToRunPct ?? null } : null;
-}
-
-/** The stall that is contention, with its step growth and share; the larger when both are. */
-function contentionOf(
-  calls: { prep: StallCall; fetch: StallCall },
-  prep: StallParts | null,
-  fetch: StallParts | null,
-  iter: Estimate | null,
-): TextContext['contention'] {
-  const found = [
-    { stall: 'prep' as const, parts: prep },
-    { stall: 'fetch' as const, parts: fetch },
-  ].filter((c) => calls[c.stall] === 'contention' && c.parts !== null);
-  if (found.length === 0 || iter === null || !(iter.mean > 0)) return null;
-  const worst = found.reduce((a, b) => (b.parts!.stepGrowthMs.mean > a.parts!.stepGrowthMs.mean ? b : a));
-  return {
-    stall: worst.stall,
-    stepGrowthMs: worst.parts!.stepGrowthMs.mean,
-    fraction: worst.parts!.stepGrowthMs.mean / iter.mean,
-  };
 }
 
 /**

@@ -21,8 +21,9 @@ export interface RawDemoOptions {
 
 /** What `demo` does once commander has parsed its flags: the demo's run, its summary and report, and the exit code. */
 export async function demoAction(raw: RawDemoOptions, io: Io): Promise<number> {
+  const shownWarnings = new Set<string>();
   const outcome = await runDemo(parseDemoOptions(raw, io), {
-    ...profileProgressHooks(io),
+    ...profileProgressHooks(io, shownWarnings),
     ...demoProgressHooks(io.stderr),
   });
   const { run } = outcome;
@@ -30,7 +31,7 @@ export async function demoAction(raw: RawDemoOptions, io: Io): Promise<number> {
     raw.report && run.exitCode === ExitCode.Ok
       ? await writeReport(run.profile, run.path, resolve(io.cwd, raw.reportsDir), modelWhatIf)
       : null;
-  const exitCode = reportProfileOutcome(run, io, { json: Boolean(raw.json) });
+  const exitCode = reportProfileOutcome(run, io, { json: Boolean(raw.json), shownWarnings });
   // With --json stdout holds only the profile, so the rest goes to stderr.
   (raw.json ? io.stderr : io.stdout)(
     renderDemoOutcome({ ...outcome, report }, (path) => relative(io.cwd, path) || path),

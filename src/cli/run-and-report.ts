@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import {
@@ -26,15 +27,37 @@ export async function runAndReport(
   io: Io,
   options: { json: boolean; redact?: RedactionPlaces },
 ): Promise<{ exitCode: number; outcome: ProfileRunOutcome }> {
-  const measured = await runProfile(input, profileProgressHooks(io));
+  const shownWarnings = new Set<string>();
+  // --redact: what is printed, live lines included (notes name the run's folders), holds no absolute path either.
+  const shown = options.redact
+    ? redactingIo(io, new Redactor(options.redact, [hostname()], input.argv), options.json)
+    : io;
+  const measured = await runProfile(input, profileProgressHooks(shown, shownWarnings));
   // --redact: what is shown is what was written, and the job's logs follow the profile.
-  const outcome = options.redact ? redactOutcome(measured, input, options.redact, io) : measured;
+  const outcome = options.redact ? redactOutcome(measured, input, options.redact, shown) : measured;
   return {
-    exitCode: reportProfileOutcome(outcome, io, {
+    exitCode: reportProfileOutcome(outcome, shown, {
       json: options.json,
       firstIterationTimeoutSec: input.firstIterationTimeoutSec,
+      // The summary's warnings are the redacted profile's: those shown live, redacted as they were written.
+      shownWarnings: options.redact
+        ? new Set(
+            [...shownWarnings].map(
+              (w) => redactProfile({ ...measured.profile, warnings: [w] }, options.redact!).warnings[0],
+            ),
+          )
+        : shownWarnings,
     }),
     outcome,
+  };
+}
+
+/** The io with --redact applied to what it prints; with --json, stdout's profile is redacted already. */
+function redactingIo(io: Io, redactor: Redactor, json: boolean): Io {
+  return {
+    ...io,
+    stdout: json ? io.stdout : (text) => io.stdout(redactor.text(text)),
+    stderr: (text) => io.stderr(redactor.text(text)),
   };
 }
 
@@ -63,7 +86,7 @@ function redactOutcome(
 }
 
 /** Hooks of a profile run that show its live progress on stderr. */
-export function profileProgressHooks(io: Io): ProfileRunHooks {
+export function profileProgressHooks(io: Io, shownWarnings?: Set<string>): ProfileRunHooks {
   const progress = createProgress(io.stderr, io.isTTY);
   return {
     onModeStart: (label, inLaunch) =>
@@ -77,7 +100,10 @@ export function profileProgressHooks(io: Io): ProfileRunHooks {
           (result.status === 'failed' ? '' : `; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`),
       ),
     onNote: (message) => progress.line(`note: ${message}`),
-    onWarning: (message) => progress.line(`warning: ${message}`),
+    onWarning: (message) => {
+      shownWarnings?.add(message);
+      progress.line(`warning: ${message}`);
+    },
     onSignal: (handler) => io.onSignal(handler),
   };
 }
@@ -90,13 +116,14 @@ export function profileProgressHooks(io: Io): ProfileRunHooks {
 export function reportProfileOutcome(
   outcome: ProfileRunOutcome,
   io: Io,
-  options: { json: boolean; firstIterationTimeoutSec?: number },
+  options: { json: boolean; firstIterationTimeoutSec?: number; shownWarnings?: ReadonlySet<string> },
 ): number {
   if (options.json) {
     io.stdout(JSON.stringify(outcome.profile, null, 1) + '\n');
   } else if (!failedBeforeAnyIteration(outcome)) {
     // A job that failed before its first iteration has no table, verdict or advice to show: only the failure, below.
-    io.stdout('\n' + renderSummary(outcome.profile, outcome.path));
+    // The warnings that went to stderr as they came (profileProgressHooks) are not printed again under the summary.
+    io.stdout('\n' + renderSummary(outcome.profile, outcome.path, { shownWarnings: options.shownWarnings }));
   }
   return explainOutcome(outcome, io, options.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC);
 }

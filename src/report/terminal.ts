@@ -19,7 +19,11 @@ import {
 } from './summary-rows.js';
 
 /** The summary a person reads after `ds-analyzer profile`: modes, split, verdict, advice, caveats. */
-export function renderSummary(profile: Profile, profilePath: string): string {
+export function renderSummary(
+  profile: Profile,
+  profilePath: string,
+  options: { shownWarnings?: ReadonlySet<string> } = {},
+): string {
   const out: string[] = [];
   const { dataset, analysis } = profile;
   const place = fetchPlace(profile);
@@ -99,6 +103,14 @@ export function renderSummary(profile: Profile, profilePath: string): string {
       for (const caveat of analysis.caveats) out.push(...wrapLine('  -', caveat, '    '));
     }
   }
-  for (const warning of profile.warnings) out.push(...wrapLine('warning:', warning, '  '));
+  // A run that printed its warnings as they came (profile, demo) prints each once: those not again under the summary.
+  const shown = profile.warnings.filter((w) => options.shownWarnings?.has(w));
+  if (shown.length > 0)
+    out.push(
+      `${shown.length} warning${shown.length === 1 ? '' : 's'} printed above as ${shown.length === 1 ? 'it' : 'they'} ` +
+        "came (kept in the profile; 'ds-analyzer report' shows them again)",
+    );
+  for (const warning of profile.warnings.filter((w) => !options.shownWarnings?.has(w)))
+    out.push(...wrapLine('warning:', warning, '  '));
   return out.join('\n') + '\n';
 }

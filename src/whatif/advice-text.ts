@@ -45,6 +45,13 @@ export const MISSING_TEXT = {
   noHistogram: (meanBytes: number): string =>
     `the profile has no file-size histogram (dataset.fileBytesHistogram): every file is assumed to ` +
     `be ${formatBytes(meanBytes)}; re-profile to record the distribution`,
+  noSaves: (flags: string): string =>
+    `${flags} asked, but the profile saw no checkpoint save in any mode: there is no ` +
+    'save to change, so the prediction leaves saves out (profile a run that saves, or report its saves as ' +
+    'checkpoint events: docs/protocol.md)',
+  noEpochStarts: (flags: string): string =>
+    `${flags} asked, but the profile saw no epoch start: there is no boundary stall to change, so the prediction ` +
+    'leaves it out',
   noRequests: (flag: string): string =>
     `${flag} changes remote requests, and this profile saw none (local files, or HTTPS tunnels): the prediction ` +
     `ignores it (profile --remote over http measures them)`,

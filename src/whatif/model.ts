@@ -572,8 +572,13 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const dataPace = inSeries ? t.gpu + t.prep : Math.max(t.step, t.prep);
   const iterSec = meanSec * b;
   const prepShows = inSeries ? t.prep > t.gpu * 1e-9 : t.prep > t.step * (1 + 1e-9);
+  const fetchShows = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL);
+  const prepStallSec = dataPace - t.gpu;
+  const fetchStallSec = Math.max(0, meanSec - dataPace);
+  // The bottleneck named is the largest stall that shows (issue 42): a fetch stall smaller than the prep stall
+  // beside it is not the limit (fetchStalls says whether one shows at all).
   const bottleneck: Bottleneck =
-    meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL) ? 'fetch' : prepShows ? 'prep' : 'compute';
+    fetchShows && (!prepShows || fetchStallSec >= prepStallSec) ? 'fetch' : prepShows ? 'prep' : 'compute';
   // Every job's and every node's ranks together: K jobs each train at this pace, N nodes each on their share of every
   // epoch.
   const samplesPerSec = (Math.max(1, scenario.jobs ?? 1) * scenarioNodes(scenario) * scenario.gpus) / meanSec;
@@ -584,8 +589,8 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
     steadyHitRatio: steady,
     hitRatio,
     computeMs: t.gpu * b * 1000,
-    prepStallMs: (dataPace - t.gpu) * b * 1000,
-    fetchStallMs: Math.max(0, meanSec - dataPace) * b * 1000,
+    prepStallMs: prepStallSec * b * 1000,
+    fetchStallMs: fetchStallSec * b * 1000,
     iterMs: iterSec * 1000,
     samplesPerSec,
     epochSec: epochSecAt(meanSec),

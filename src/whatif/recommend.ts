@@ -21,6 +21,14 @@ import {
   type Scenario,
 } from './model.js';
 
+/**
+ * Whether a prediction's fetch stall shows: beyond NEGLIGIBLE_FETCH_STALL of the pace without it, whether or not it is
+ * the largest stall (the bottleneck names the largest).
+ */
+export function fetchStalls(p: Pick<Prediction, 'fetchStallMs' | 'iterMs'>): boolean {
+  return p.fetchStallMs > (p.iterMs - p.fetchStallMs) * NEGLIGIBLE_FETCH_STALL;
+}
+
 /** One recommendation. */
 export interface Recommendation {
   /** What is changed. */
@@ -55,6 +63,7 @@ export function recommend(model: FittedModel, scenario: Scenario): Recommendatio
   const workers = workersFor(model, steady, now);
   const workersFirst =
     workers !== null &&
+    !fetchStalls(now) &&
     now.bottleneck === 'prep' &&
     workers.value !== null &&
     workers.value !== scenarioWorkers(model, steady);
@@ -87,7 +96,7 @@ export function workersFor(model: FittedModel, scenario: Scenario, now: Predicti
   const base = { kind: 'workers' as const, unit: 'workers' as const };
   const at = (workers: number): Prediction => predict(model, { ...scenario, workers });
   const removes = (p: Prediction): boolean =>
-    p.bottleneck !== 'prep' && p.prepStallMs <= now.computeMs * NEGLIGIBLE_FETCH_STALL;
+    (fetchStalls(p) || p.bottleneck !== 'prep') && p.prepStallMs <= now.computeMs * NEGLIGIBLE_FETCH_STALL;
   const paste = (w: number): string => pasteLine(model.loaderFramework, w);
   if (removes(now))
     return {
@@ -378,11 +387,10 @@ export function inFlightFor(model: FittedModel, scenario: Scenario, now: Predict
   if ((scenario.requestLatencySec ?? model.requestLatencySec) === 0) return null;
   const base = { kind: 'requests' as const, unit: 'requests' as const };
   const current = scenario.inFlightPerWorker ?? model.profiledInFlightPerWorker ?? 1;
-  if (now.bottleneck !== 'fetch')
-    return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.inFlightNone(current) };
+  if (!fetchStalls(now)) return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.inFlightNone(current) };
   const at = (q: number): Prediction => predict(model, { ...scenario, epochs: null, inFlightPerWorker: q });
   const most = at(MAX_IN_FLIGHT);
-  if (most.bottleneck === 'fetch') {
+  if (fetchStalls(most)) {
     // No count removes it: past the knee, where doubling the requests in flight buys under 5%.
     let enough = current;
     let rate = at(enough).samplesPerSec;
@@ -402,9 +410,7 @@ export function inFlightFor(model: FittedModel, scenario: Scenario, now: Predict
       text: RECOMMENDATION_TEXT.inFlightBest(enough, current, facts(now, after)),
     };
   }
-  const needed = Math.ceil(
-    bisect(current, MAX_IN_FLIGHT, (q) => at(Math.ceil(q)).bottleneck !== 'fetch', 60, 0.5).high,
-  );
+  const needed = Math.ceil(bisect(current, MAX_IN_FLIGHT, (q) => !fetchStalls(at(Math.ceil(q))), 60, 0.5).high);
   const after = at(needed);
   return {
     ...base,
@@ -429,14 +435,13 @@ export function objectSizeFor(model: FittedModel, scenario: Scenario, now: Predi
     return null;
   const base = { kind: 'objects' as const, unit: 'bytes' as const };
   const current = scenario.objectBytes ?? profiledObjectBytes(model);
-  if (now.bottleneck !== 'fetch')
-    return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.objectsNone(current) };
+  if (!fetchStalls(now)) return { ...base, value: 0, prediction: now, text: RECOMMENDATION_TEXT.objectsNone(current) };
   const at = (bytes: number): Prediction => predict(model, { ...scenario, epochs: null, objectBytes: bytes });
   let size = current;
   let rate = now.samplesPerSec;
   while (2 * size <= MAX_OBJECT_BYTES) {
     const doubled = at(2 * size);
-    if (doubled.bottleneck !== 'fetch') {
+    if (!fetchStalls(doubled)) {
       return {
         ...base,
         value: 2 * size,

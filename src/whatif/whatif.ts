@@ -167,6 +167,7 @@ export function whatif(
   }
   const baseline = withRange(model, { ...base, epochs: scenario.epochs });
   const pipeline = pipelineWhatif(profile, pipelineQuery, baseline, prediction);
+  caveats.push(...unappliedPipelineFlags(pipelineQuery, pipeline));
   const prepStage = prepStageAdvice(profile, baseline);
   return {
     profilePath,
@@ -265,4 +266,31 @@ function validateCommand(
   if (asked === null) return null;
   const quoted = /^[\w./-]+$/.test(profilePath) ? profilePath : `'${profilePath.replace(/'/g, "'\\''")}'`;
   return `ds-analyzer validate ${quoted} ${asked}`;
+}
+
+/**
+ * The flags each pipeline term answers, as the user gave them (src/cli/whatif-action.ts); --checkpoint-budget has a
+ * default, so it is always set and says nothing of its own.
+ */
+const SAVE_FLAGS: [keyof PipelineQuery, string][] = [
+  ['checkpointEvery', '--checkpoint-every'],
+  ['writeBytesPerSec', '--write-bw'],
+  ['saveMode', '--async-save/--sync-save'],
+  ['failuresPerDay', '--failures-per-day'],
+];
+const EPOCH_FLAGS: [keyof PipelineQuery, string][] = [
+  ['persistentWorkers', '--persistent-workers'],
+  ['prefetchFactor', '--prefetch-factor'],
+];
+
+/** A caveat for each asked pipeline setting the profile has nothing to apply to: never ignored without a word. */
+function unappliedPipelineFlags(query: PipelineQuery, pipeline: PipelineWhatif | null): string[] {
+  const asked = (flags: [keyof PipelineQuery, string][]) =>
+    flags.filter(([field]) => query[field] !== undefined).map(([, flag]) => flag);
+  const saves = pipeline?.checkpoint ? [] : asked(SAVE_FLAGS);
+  const epochs = pipeline?.boundary ? [] : asked(EPOCH_FLAGS);
+  return [
+    ...(saves.length > 0 ? [MISSING_TEXT.noSaves(saves.join(', '))] : []),
+    ...(epochs.length > 0 ? [MISSING_TEXT.noEpochStarts(epochs.join(', '))] : []),
+  ];
 }

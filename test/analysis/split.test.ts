@@ -293,21 +293,26 @@ test('property: any three modes give a schema-valid, self-consistent analysis', 
       assert.equal(a.prepStallMs!.proven, proven);
       assert.equal(a.fetchStallMs!.proven, proven);
       // Independent restatement of the rule: stalls that clear 2% of the cold iteration only, 10% and 50% thresholds.
-      // A stall is named from its wait growth (the step may only add noise); one whose wait did not
-      // grow past the margin is contention or noise, not counted.
+      // A stall is named from its wait growth, or from its total when that clears and its step did not grow more
+      // than its wait (then contention: named too, as the table names it); nothing named and room for a 10% wait
+      // within the noise: inconclusive.
       const hw = (x: number | null, y: number | null) => (x === null || y === null ? 0 : Math.hypot(x, y));
-      const waitCached = c - Math.min(s, c);
-      const waitCold = k - Math.min(s, k);
-      const prepWait = { mean: waitCached, hw: hw(hs, hc) };
-      const fetchWait = { mean: waitCold - waitCached, hw: hw(hc, hk) };
       const clears = (w: { mean: number; hw: number }) => w.mean - w.hw > 0.02 * k;
-      const p = clears(prepWait) ? a.prepStallFraction! : 0;
-      const f = clears(fetchWait) ? a.fetchStallFraction! : 0;
-      // Nothing named, yet room for a 10% wait within the noise: inconclusive.
-      const room = [prepWait, fetchWait]
-        .filter((w) => !clears(w))
-        .reduce((sum, w) => sum + Math.max(0, w.mean + w.hw), 0);
-      const bound = p + f < 0.1 ? (room >= 0.1 * k ? 'unknown' : 'compute') : f > p ? 'fetch' : 'prep';
+      const stall = (before: number, after: number, hb: number | null, ha: number | null, stepGrowth: number) => {
+        const wait = { mean: after - before - stepGrowth, hw: hw(hb, ha) };
+        const total = { mean: Math.max(0, after - before), hw: hw(hb, ha) };
+        const named = clears(wait) || clears(total);
+        return { wait, named, share: named ? Math.min(1, Math.max(0, after - before) / k) : 0 };
+      };
+      const prep = stall(s, c, hs, hc, Math.min(s, c) - s);
+      const fetch = stall(c, k, hc, hk, Math.min(s, k) - Math.min(s, c));
+      const p = prep.share;
+      const f = fetch.share;
+      const room = [prep, fetch]
+        .filter((x) => !x.named)
+        .reduce((sum, x) => sum + Math.max(0, x.wait.mean + x.wait.hw), 0);
+      const anyNamed = prep.named || fetch.named;
+      const bound = p + f < 0.1 ? (!anyNamed && room >= 0.1 * k ? 'unknown' : 'compute') : f > p ? 'fetch' : 'prep';
       assert.equal(a.verdict.bound, bound);
       assert.equal(
         a.verdict.severity,

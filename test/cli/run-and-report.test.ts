@@ -129,3 +129,16 @@ test('a failure after a mode was measured keeps the summary and adds the failure
   assert.doesNotMatch(io.err, /before its first iteration/);
   assert.match(io.err, /ModuleNotFoundError/);
 });
+
+test('--redact: nothing printed, live or after, holds an absolute path of the run', async () => {
+  const io = fakeIo(dir);
+  const run = input('redacted', async (mode) => failingRun(mode, 1));
+  // The data and the profile lie outside the working folder and home: each absolute path is shown as <abs>/NAME.
+  const { exitCode } = await runAndReport(run, io, {
+    json: false,
+    redact: { home: '/nonexistent-home', cwd: '/nonexistent-cwd' },
+  });
+  assert.equal(exitCode, ExitCode.JobFailed);
+  assert.ok(!(io.out + io.err).includes(dir), `${io.err}\n${io.out}`);
+  assert.match(io.err, /<abs>\/redacted\.json/);
+});

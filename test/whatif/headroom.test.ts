@@ -309,3 +309,56 @@ test("slow storage: a worker's reads run in series with its own prep, never with
   const fetchAll = ((model.bytesPerSample * 32) / 16e6) * 1000;
   near(result.prediction.range!.iterMs.high, fetchAll + workerPrepMs, 'slow end');
 });
+
+// Serial loading (W = 0) as profiled: the cached mode is the step and the training process's own prep in series,
+// 30 ms + 32 x 7.5 ms = 270 ms a batch. A worker does what the training process did, in its time; W of them side by
+// side, the CPUs shared with the step (docs/whatif.md, "Loader workers").
+const serialLoading: Job = {
+  batch: 32,
+  stepMs: 30,
+  stepCpuMs: 0,
+  prepCpuMs: 7.5,
+  workers: 0,
+  cpus: 4,
+  cachedMs: 270,
+  coldMs: 270,
+  readRate: 7e6,
+  probeRate: null,
+};
+
+test('profiled at num_workers=0: workers take the prep off the step, one sample each in the serial time', () => {
+  const model = fitOrFail(profileOf(serialLoading));
+  near(at(model, {}), 270, 'as profiled (the stages in series)');
+  near(at(model, { workers: 1 }), 240, 'one worker: 32 x 7.5 ms, the step beside it');
+  near(at(model, { workers: 2 }), 120, 'two workers');
+  near(at(model, { workers: 4 }), 60, 'four workers on 4 CPUs');
+  near(at(model, { workers: 8 }), 60, 'eight workers still on 4 CPUs');
+  assert.equal(predict(model, { ...baseScenario(model), workers: 1 }).bottleneck, 'prep');
+  const effW1 = model.parameters.find((p) => p.symbol === 'eff_w(1)');
+  assert.ok(effW1 && Number.isFinite(effW1.value), `eff_w(1) is a number: ${effW1?.value}`);
+});
+
+test('profiled at num_workers=0 on 2 CPUs with the step on the CPU: the CPUs cap the workers and the step together', () => {
+  const model = fitOrFail(profileOf({ ...serialLoading, cpus: 2, stepCpuMs: 1 }));
+  near(at(model, {}), 270, 'as profiled');
+  near(at(model, { workers: 1 }), 240, 'one worker');
+  // The CPUs: (7.5 + 1) x 32 / 2 = 136 ms a batch, over the two workers' 120.
+  near(at(model, { workers: 2 }), 136, 'two workers share 2 CPUs with the step');
+});
+
+test('the bottleneck a prediction names is its largest stall: a prep stall larger than the fetch stall is prep', () => {
+  // The loader at 400 ms a batch (a prep stall of 200 ms), reads adding 100 ms more in the cold mode.
+  const model = fitOrFail(profileOf({ ...sleeping, prepCpuMs: 50, cachedMs: 400, coldMs: 500, probeRate: null }));
+  const cold = predict(model, { ...baseScenario(model), cacheBytes: 0 });
+  assert.ok(cold.fetchStallMs > 0.05 * cold.iterMs, `a fetch stall shows: ${cold.fetchStallMs.toFixed(1)} ms`);
+  assert.ok(cold.prepStallMs > cold.fetchStallMs, `prep ${cold.prepStallMs} > fetch ${cold.fetchStallMs}`);
+  assert.equal(cold.bottleneck, 'prep');
+  // Slower storage makes the fetch stall the larger: then it is named.
+  const slow = predict(model, {
+    ...baseScenario(model),
+    cacheBytes: 0,
+    storageBytesPerSec: model.storageBytesPerSec / 4,
+  });
+  assert.ok(slow.fetchStallMs > slow.prepStallMs);
+  assert.equal(slow.bottleneck, 'fetch');
+});

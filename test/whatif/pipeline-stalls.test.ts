@@ -135,3 +135,17 @@ test('saves at each epoch end: another interval is said to be a change to the sc
   );
   assert.ok(!pipelineWhatif(profile, {}, pace, pace)!.checkpoint!.assumptions.some((a) => /epoch's end/.test(a)));
 });
+
+test('--checkpoint-every on a profile with no saves is not ignored without a word: a caveat names the flag', async () => {
+  const { whatif } = await import('../../src/whatif/whatif.js');
+  const stored = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Profile;
+  const r = whatif(stored, 'p.json', {}, {}, { checkpointEvery: 500, writeBytesPerSec: 2e8 });
+  assert.ok(!('kind' in r && r.kind === 'not-enough-data'));
+  const caveats = (r as { caveats: string[] }).caveats;
+  assert.ok(
+    caveats.some((c) => /^--checkpoint-every, --write-bw asked, but the profile saw no checkpoint save/.test(c)),
+    caveats.join('\n'),
+  );
+  const plain = whatif(stored, 'p.json', {}) as { caveats: string[] };
+  assert.ok(!plain.caveats.some((c) => c.includes('no checkpoint save')));
+});

@@ -47,6 +47,12 @@ export interface LoaderWorkersFit {
    * not measured.
    */
   serialPrepSecPerSample: number | null;
+  /**
+   * Profiled at num_workers=0 with no count of workers measured: CPUs' worth of prep per second, all ranks, that one
+   * worker a rank gives, R*u / s with s the serial prep time per sample (a worker does what the training process did,
+   * in the same time); eff_w(W) = W times it. Null otherwise.
+   */
+  serialWorkerEff: number | null;
   /** The framework whose trainer built the loader ('hf-trainer', 'lightning'), for the line to paste. */
   loaderFramework: string | null;
   /** Where the points came from. */
@@ -99,6 +105,7 @@ export function fitLoaderWorkers(
     workersPoints: [],
     mainCpusPerRank,
     serialPrepSecPerSample: null,
+    serialWorkerEff: null,
     loaderFramework: framework,
     workersSource: 'not reported',
     assumedWorkerShare: 1,
@@ -149,13 +156,15 @@ export function fitLoaderWorkers(
     swept.length > 0
       ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}`
       : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
+  // Serial loading alone (W = 0, no sweep): one worker does per sample what the training process did, in its time.
+  const serialWorkerEff = points.length === 0 && serial !== null && serial > 0 && u > 0 ? (ranks * u) / serial : null;
   const forPrep = cpusForPrep(profiledCpusOf(profile, cached), ranks, mainCpusPerRank);
   const largest = points.filter((p) => p.prepBound).at(-1);
   // Workers that share CPUs with each other and the step get less than a CPU each: the measured share per busy unit.
   const measuredShare = largest ? Math.min(1, largest.eff / Math.min(largest.capacity, forPrep)) : null;
   const share = measuredShare ?? 1;
   const perWorker = workersParallelism(
-    { ...empty, profiledWorkers, workersPoints: points, assumedWorkerShare: share },
+    { ...empty, profiledWorkers, workersPoints: points, assumedWorkerShare: share, serialWorkerEff },
     1,
   );
   const rows = [
@@ -172,9 +181,13 @@ export function fitLoaderWorkers(
       'effective parallelism of one worker',
       perWorker,
       'CPUs per worker',
-      swept.length > 0 ? `fitted through ${source}` : `R*u / cached time / W0 (${source})`,
+      swept.length > 0
+        ? `fitted through ${source}`
+        : serialWorkerEff !== null
+          ? 'R*u / (cached - synthetic time per sample): a worker prepares a sample in the time the training process took'
+          : `R*u / cached time / W0 (${source})`,
       proven(modes.synthetic, cached),
-      points.some((p) => p.prepBound)
+      points.some((p) => p.prepBound) || serialWorkerEff !== null
         ? undefined
         : 'assumed: prep did not set the pace at any measured count, so each worker is taken to get up to one ' +
             'CPU (its pace there was only a lower bound)',
@@ -218,6 +231,12 @@ export function fitLoaderWorkers(
     );
   }
   const caveats: string[] = [];
+  if (serialWorkerEff !== null)
+    caveats.push(
+      'workers: profiled at num_workers=0, each loader worker is assumed to prepare a sample in the time the ' +
+        'training process took, all of them side by side, with the CPUs shared; the hand-over of a ready batch ' +
+        'was not measured and counts as 0 (profile --workers measures both)',
+    );
   if (swept.length === 0 && profiledWorkers > 0)
     caveats.push(
       `workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers ` +
@@ -233,6 +252,7 @@ export function fitLoaderWorkers(
       ...empty,
       workersPoints: points,
       serialPrepSecPerSample: serial,
+      serialWorkerEff,
       workersSource: source,
       assumedWorkerShare: share,
       workerShareMeasured: measuredShare !== null,
@@ -250,13 +270,17 @@ export function fitLoaderWorkers(
  * workers buy nothing; through the origin with one point, the no-sweep case).
  * A point where prep did not set the pace only bounds eff from below: its
  * capacity is its workers at the assumed share of a CPU each, never less than
- * what it did. Infinity when workers are not modelled.
+ * what it did. Profiled at W = 0 alone: W times what the serial loading
+ * gives (serialWorkerEff). Infinity when workers are not modelled.
  */
 export function workersParallelism(
-  fit: Pick<LoaderWorkersFit, 'profiledWorkers' | 'workersPoints' | 'assumedWorkerShare'>,
+  fit: Pick<LoaderWorkersFit, 'profiledWorkers' | 'workersPoints' | 'assumedWorkerShare'> &
+    Partial<Pick<LoaderWorkersFit, 'serialWorkerEff'>>,
   workers: number,
 ): number {
   const points = fit.workersPoints;
+  if (fit.profiledWorkers !== null && points.length === 0 && fit.serialWorkerEff != null)
+    return workers * fit.serialWorkerEff;
   if (fit.profiledWorkers === null || points.length === 0) return Infinity;
   return throughOrigin(
     points.map((p) => ({
