@@ -74,7 +74,11 @@ export function profileProgressHooks(io: Io): ProfileRunHooks {
         `${runName(result)}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
           `${result.summary?.measuredIterations ?? 0} measured iterations` +
           // A failed run's cache state proves nothing worth a word: the failure follows.
-          (result.status === 'failed' ? '' : `; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`),
+          (result.stalled
+            ? `; STALLED: ${result.stalled.text}`
+            : result.status === 'failed'
+              ? ''
+              : `; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`),
       ),
     onNote: (message) => progress.line(`note: ${message}`),
     onWarning: (message) => progress.line(`warning: ${message}`),
@@ -112,7 +116,7 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   const runs = allRuns(outcome.profile);
   const failed = runs.find((m) => m.status === 'failed') ?? runs.find((m) => m.status !== 'ok');
   const saved = Object.values(outcome.profile.modes)
-    .filter((m) => m.status === 'ok')
+    .filter((m) => m.status === 'ok' && !m.stalled)
     .map((m) => m.mode);
   const nothing = failedBeforeAnyIteration(outcome);
   const savedText = nothing
@@ -127,6 +131,12 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   if (outcome.nodeLost !== undefined) {
     io.stderr(`ds-analyzer: ${outcome.nodeLost}; ${savedText}\n`);
     return outcome.exitCode;
+  }
+  const stalled = runs.find((m) => m.stalled);
+  if (outcome.exitCode === ExitCode.JobFailed && stalled?.stalled) {
+    io.stderr(`ds-analyzer: ${OUTCOME_TEXT.stalled(runName(stalled), stalled.stalled.text, savedText)}\n`);
+    io.stderr(`its output: ${stalled.logs.stdout} and ${stalled.logs.stderr}\n`);
+    return ExitCode.JobFailed;
   }
   if (outcome.exitCode !== ExitCode.JobFailed || !failed) return outcome.exitCode;
   if (iterationsSeen(failed) === 0 && failed.badEventLines > 0) {

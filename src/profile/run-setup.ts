@@ -98,6 +98,7 @@ export type SharedRunSettings = Pick<
   | 'dataSource'
   | 'timeoutSec'
   | 'firstIterationTimeoutSec'
+  | 'hangTimeoutSec'
   | 'stopGraceSec'
   | 'killGraceSec'
   | 'sync'
@@ -107,7 +108,10 @@ export type SharedRunSettings = Pick<
 
 /** How a command's runs are watched and stopped, where it sets them; SUPERVISION's defaults otherwise. */
 export type Supervision = Partial<
-  Pick<SharedRunSettings, 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs'>
+  Pick<
+    SharedRunSettings,
+    'firstIterationTimeoutSec' | 'hangTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs'
+  >
 >;
 
 /**
@@ -128,6 +132,7 @@ export function sharedRunSettings(
     dataSource: command.dataSource,
     timeoutSec: command.timeoutSec,
     firstIterationTimeoutSec: command.firstIterationTimeoutSec ?? SUPERVISION.firstIterationTimeoutSec,
+    hangTimeoutSec: command.hangTimeoutSec ?? SUPERVISION.hangTimeoutSec,
     stopGraceSec: command.stopGraceSec ?? SUPERVISION.stopGraceSec,
     killGraceSec: command.killGraceSec ?? SUPERVISION.killGraceSec,
     sync: command.sync ?? SUPERVISION.sync,
