@@ -254,7 +254,7 @@ export function blockResult(
   const stalled =
     status === 'interrupted'
       ? null
-      : stallOf(input, evidence, { fetched, endedAt, wallSec, measured: pace?.summary?.measuredIterations });
+      : stallOf(input, evidence, { fetched, endedAt, wallSec, status, measured: pace?.summary?.measuredIterations });
   const state = stalled ? { ...proof, proven: false, reason: STALL_TEXT.proofReason(stalled.text) } : proof;
   const subset = evidence.subsetApplied ? evidence.prepared.subset : undefined;
   const subsetAck = evidence.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
@@ -313,7 +313,13 @@ export function blockResult(
 function stallOf(
   input: Pick<ModeRunInput, 'dataSource' | 'timeoutSec'>,
   { span, ending, slices, minIterations }: BlockEvidence,
-  run: { fetched: FetchReadings; endedAt: number; wallSec: number; measured: number | undefined },
+  run: {
+    fetched: FetchReadings;
+    endedAt: number;
+    wallSec: number;
+    status: ModeResult['status'];
+    measured: number | undefined;
+  },
 ): Stall | null {
   const endedByTimeout = ending.exit?.timedOut === true;
   const arrivals = slices.flatMap((s) => s.iterations);
@@ -322,7 +328,13 @@ function stallOf(
     ...block,
     fetchesFrom: input.dataSource.fetchesFrom ?? 'storage',
   });
-  const timeout = timeoutStall({ ...block, wallSec: run.wallSec }, run.measured ?? 0, minIterations, input.timeoutSec);
+  // A failed block is no measurement already, and says why; an ok one that --timeout cut short is none either.
+  const timeout = timeoutStall(
+    { ...block, endedByTimeout: endedByTimeout && run.status === 'ok', wallSec: run.wallSec },
+    run.measured ?? 0,
+    minIterations,
+    input.timeoutSec,
+  );
   return blockStall(span.mode, span.startedAt, { hang: ending.hang, fetch, timeout });
 }
 

@@ -286,3 +286,43 @@ test('remote data whose server starts dropping connections mid-run: the job fail
     server.close();
   }
 });
+
+test('a job that stops making progress mid-block is stopped as hung, long before --timeout; the modes before are kept', async () => {
+  const out = join(work, 'hung.json');
+  const started = Date.now();
+  const result = await startCli(
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      '--timeout',
+      '5m',
+      '--hang-timeout',
+      '3s',
+      ...quickProfile,
+      '--',
+      ...emulatorArgv(data, [...fast, '--hang-at-iteration', '40', '--hang-mode', 'cached']),
+    ],
+    { cwd: work },
+  );
+  const sec = (Date.now() - started) / 1000;
+  assert.ok(sec < 120, `took ${sec} s against a --timeout of 300 s per mode`);
+  assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+  assert.match(
+    result.all,
+    /the cached block stalled: no iteration for \d+(\.\d)? s, \d+x the median [\d.]+ s: the job looks hung \(its last iteration [\d.]+ s into the cached block\); it is kept in the profile, marked stalled/,
+  );
+  assert.match(result.all, /the synthetic mode is saved/);
+  noStackTrace(result.all);
+  const profile = readProfile(out);
+  assert.equal(profile.status, 'partial');
+  assert.equal(profile.modes.synthetic?.status, 'ok');
+  assert.equal(profile.modes.synthetic?.stalled, undefined);
+  assert.equal(profile.modes.cached?.stalled?.cause, 'hung');
+  assert.equal(profile.modes.cached?.state.proven, false);
+  assert.equal(profile.modes.cold, undefined, 'no mode runs after a stalled one');
+  assert.notEqual(profile.analysis?.verdict.bound, 'compute');
+  assert.deepEqual(processesMentioning(data), []);
+});
