@@ -4,6 +4,7 @@
  * they can be reviewed and changed in one place.
  */
 import type { BoundaryStall, CheckpointStall } from '../schema/profile.js';
+import { STALL_TEXT } from './stall-text.js';
 import { formatRate } from '../units.js';
 
 /** Bottleneck kinds of the verdict. */
@@ -32,7 +33,7 @@ export interface TextContext {
   /** Modes missing for a verdict. */
   missingModes: string[];
   /** Of them, the modes that ran but stalled (analysis/stalls.ts), and why; absent or empty: none. */
-  stalled?: { mode: string; text: string }[];
+  stalled?: { mode: string; cause: 'no-bytes' | 'request-errors' | 'hung' | 'timeout'; text: string }[];
   /** True when the dominant stall rests on an unproven cache state. */
   unproven: boolean;
   /** True when neither stall clears the noise (docs/method.md, "When a stall is named"). */
@@ -212,8 +213,7 @@ export const ADVICE_TEXT: Keyed = {
   },
   unknown: (c) =>
     c.stalled?.length
-      ? `Profile again once the data's source answers steadily (the ${c.stalled[0].mode} block stalled); ` +
-        'a job that hangs by itself needs fixing first.'
+      ? `The ${c.stalled[0].mode} block stalled: ${STALL_TEXT.fix[c.stalled[0].cause]}.`
       : c.missingModes.length > 0
         ? `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`
         : c.inconclusive

@@ -327,10 +327,10 @@ function withoutStalled(modes: ModeResults): ModeResults {
 }
 
 /** The stalled modes and why, for the verdict's words. */
-function stalledModes(modes: ModeResults): { mode: Mode; text: string }[] {
+function stalledModes(modes: ModeResults): NonNullable<TextContext['stalled']> {
   return (['synthetic', 'cached', 'cold'] as const).flatMap((mode) => {
     const stalled = modes[mode]?.stalled;
-    return stalled ? [{ mode, text: stalled.text }] : [];
+    return stalled ? [{ mode, cause: stalled.cause, text: stalled.text }] : [];
   });
 }
 

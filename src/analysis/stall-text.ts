@@ -16,8 +16,9 @@ export const STALL_TEXT = {
     `no iteration for ${sec(sinceSec)} s, ${Math.round(sinceSec / medianSec)}x the median ${sec(medianSec)} s: ` +
     'the job looks hung',
 
-  hungInBlock: (mode: Mode, atSec: number, hung: string): string =>
-    `${hung} (its last iteration ${sec(atSec)} s into the ${mode} block)`,
+  hungInBlock: (mode: Mode, atSec: number, sinceSec: number, medianSec: number): string =>
+    `no iteration for ${sec(sinceSec)} s from ${sec(atSec)} s into the ${mode} block, ` +
+    `${Math.round(sinceSec / medianSec)}x the median ${sec(medianSec)} s: the job looks hung`,
 
   /** A fetch stall that also set off the watchdog. */
   fetchAndHung: (fetch: string, hung: string): string => `${fetch}; the block was ended: ${hung}`,
@@ -25,6 +26,16 @@ export const STALL_TEXT = {
   timedOut: (mode: Mode, timeoutSec: number, measured: number, minIterations: number): string =>
     `the ${mode} block reached --timeout (${sec(timeoutSec)} s) with ${measured} measured iteration` +
     `${measured === 1 ? '' : 's'}, fewer than the ${minIterations} a mode needs`,
+
+  /** What to do about a stall of each cause. */
+  fix: {
+    'no-bytes': "check the data's source (the endpoint, the link, the storage) and profile again once it answers",
+    'request-errors': "check the data's source: the job's requests for the data failed; profile again once they pass",
+    hung:
+      'find where the job waits (py-spy dump --pid PID shows its stacks), fix it and profile again; ' +
+      '--hang-timeout sets the least silence called hung',
+    timeout: 'raise --timeout, or lower --min-iterations, so that the block can measure what it needs',
+  } as Record<'no-bytes' | 'request-errors' | 'hung' | 'timeout', string>,
 
   /** The state proof's reason on a stalled block. */
   proofReason: (text: string): string => `the block stalled (${text})`,

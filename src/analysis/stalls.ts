@@ -182,7 +182,7 @@ export function blockStall(
   if (fetch) return fetch;
   if (hang) {
     const atSec = Math.max(0, (hang.lastAt - startedAt) / 1000);
-    return { cause: 'hung', atSec, text: STALL_TEXT.hungInBlock(mode, atSec, hang.text) };
+    return { cause: 'hung', atSec, text: STALL_TEXT.hungInBlock(mode, atSec, hang.sinceSec, hang.medianSec) };
   }
   return timeout;
 }

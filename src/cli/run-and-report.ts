@@ -12,6 +12,7 @@ import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
 import type { Io } from './io.js';
 import { OUTCOME_TEXT } from './outcome-text.js';
+import { STALL_TEXT } from '../analysis/stall-text.js';
 import type { ModeResult } from '../schema/profile.js';
 import { artefactsDir } from '../store/profile-files.js';
 import { hostnamesOf, redactProfile, Redactor, type RedactionPlaces } from '../store/redact.js';
@@ -134,7 +135,8 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   }
   const stalled = runs.find((m) => m.stalled);
   if (outcome.exitCode === ExitCode.JobFailed && stalled?.stalled) {
-    io.stderr(`ds-analyzer: ${OUTCOME_TEXT.stalled(runName(stalled), stalled.stalled.text, savedText)}\n`);
+    const { text, cause } = stalled.stalled;
+    io.stderr(`ds-analyzer: ${OUTCOME_TEXT.stalled(runName(stalled), text, savedText, STALL_TEXT.fix[cause])}\n`);
     io.stderr(`its output: ${stalled.logs.stdout} and ${stalled.logs.stderr}\n`);
     return ExitCode.JobFailed;
   }
