@@ -134,16 +134,15 @@ export function timeoutStall(
   };
 }
 
-/** An iteration of the job as the watchdog reads it: when its batch came, and its wait and step, ms. */
+/** An iteration of the job as the watchdog reads it: its wait and step, ms. */
 export interface WatchedIteration {
-  t: number;
   waitMs: number;
   computeMs: number;
 }
 
 /** The watchdog's finding: how long since the last iteration, against the median. */
 export interface Hang {
-  /** When the last iteration came, ms since the epoch. */
+  /** When the last iteration was seen, ms since the epoch (the profiler's clock). */
   lastAt: number;
   sinceSec: number;
   medianSec: number;
@@ -151,17 +150,18 @@ export interface Hang {
 }
 
 /**
- * Whether the job stopped making progress: no iteration (of any process) for hungFactor times its median iteration
- * (wait and step) and at least minSec. Null before its first iteration (--first-iteration-timeout covers that).
+ * Whether the job stopped making progress: no new iteration (of any process) seen since `lastAt` for hungFactor
+ * times its median iteration (wait and step) and at least minSec. The times are the profiler's own clock, not the
+ * job's. Null before its first iteration (--first-iteration-timeout covers that).
  */
 export function hangOf(
   iterations: readonly WatchedIteration[],
+  lastAt: number,
   nowMs: number,
   minSec: number = STALL_LIMITS.hungMinSec,
   factor: number = STALL_LIMITS.hungFactor,
 ): Hang | null {
   if (iterations.length === 0) return null;
-  const lastAt = iterations.reduce((latest, it) => Math.max(latest, it.t), -Infinity);
   const medianSec = Math.max(1e-3, median(iterations.map((it) => it.waitMs + it.computeMs)) / 1000);
   const sinceSec = (nowMs - lastAt) / 1000;
   if (sinceSec < minSec || sinceSec < factor * medianSec) return null;

@@ -134,7 +134,9 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
     return outcome.exitCode;
   }
   const stalled = runs.find((m) => m.stalled);
-  if (outcome.exitCode === ExitCode.JobFailed && stalled?.stalled) {
+  // A job that exited with an error is told as a failure first; a hung one was stopped by the watchdog, not failed.
+  const stallFirst = stalled?.stalled && (stalled.status !== 'failed' || stalled.stalled.cause === 'hung');
+  if (outcome.exitCode === ExitCode.JobFailed && stalled?.stalled && stallFirst) {
     const { text, cause } = stalled.stalled;
     io.stderr(`ds-analyzer: ${OUTCOME_TEXT.stalled(runName(stalled), text, savedText, STALL_TEXT.fix[cause])}\n`);
     io.stderr(`its output: ${stalled.logs.stdout} and ${stalled.logs.stderr}\n`);
@@ -156,6 +158,7 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   const when = nothing && failed.stopReason !== 'no-iterations' ? ' before its first iteration' : '';
   io.stderr(`ds-analyzer: the job ${how} in ${runName(failed)} mode${when}; ${savedText}\n`);
   if (failed.stopReason === 'no-iterations') io.stderr(NO_ITERATIONS_FIX);
+  if (failed.stalled) io.stderr(`the ${runName(failed)} block also stalled: ${failed.stalled.text}\n`);
   io.stderr(`its output: ${failed.logs.stdout} and ${failed.logs.stderr}\n`);
   if (outcome.failureTail) {
     io.stderr(`last lines of its output:\n${outcome.failureTail.replace(/^/gm, '  | ')}\n`);

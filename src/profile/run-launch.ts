@@ -408,6 +408,8 @@ async function superviseBlocks(
   let stopReason: SupervisedLaunch['stopReason'] = null;
   let noIterations = false;
   let hang: Hang | null = null;
+  // The iterations seen so far, and when their count last grew (the profiler's clock: the watchdog's).
+  let seen = { iterations: 0, at: Date.now() };
   let switchable = false;
   let error: unknown = null;
   let exited = false;
@@ -436,7 +438,9 @@ async function superviseBlocks(
     }
     // A job with no iteration for many times its median, and at least --hang-timeout, is stopped as hung (SIGTERM,
     // SIGKILL after the grace), its block ended as a timeout would end it.
-    hang = hangOf(recentIterations(polled), Date.now(), input.hangTimeoutSec ?? STALL_LIMITS.hungMinSec);
+    const iterations = polled.reduce((sum, p) => sum + p.iterations.length, 0);
+    if (iterations > seen.iterations) seen = { iterations, at: Date.now() };
+    hang = hangOf(recentIterations(polled), seen.at, Date.now(), input.hangTimeoutSec ?? STALL_LIMITS.hungMinSec);
     if (hang !== null) {
       stopping = true;
       void job.timeOut();
