@@ -98,7 +98,7 @@ export function splitRows(profile: Profile): string[][] {
         ]
       : []),
     [
-      profile.modes.cold?.summary ? 'total (cold)' : 'total (slowest mode measured)',
+      profile.modes.cold?.summary && !profile.modes.cold.stalled ? 'total (cold)' : 'total (slowest mode measured)',
       formatEstimate(a.iterMs),
       a.iterMs ? '100%' : '—',
     ],
