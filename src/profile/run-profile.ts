@@ -551,7 +551,7 @@ async function runSchedule(
     }
     // A stalled run (its data stopped coming, its job hung) ends the schedule as a failure does: the runs after it
     // would wait on the same source.
-    if (result.stalled) return stalledEnd(result, launches, jobIterations);
+    if (verdict.stalled) return stalledEnd(result, launches, jobIterations);
   }
   return { launches, jobIterations, exitCode: ExitCode.Ok, failureTail: null };
 }

@@ -210,11 +210,17 @@ export interface RunVerdict {
   workersNotApplied: string | null;
   /** Whether the schedule goes on: a failed or interrupted run ends it. */
   status: ModeResult['status'];
+  /** The run stalled (on any node: analysis/stalls.ts): the schedule ends there too. */
+  stalled: boolean;
 }
 
 /** The verdict on a run that asked for `workers` loader workers (null: the script's own). */
 export function runVerdict(result: ModeResult, workers: number | null): RunVerdict {
-  return { status: result.status, workersNotApplied: workers === null ? null : workersNotApplied(result, workers) };
+  return {
+    status: result.status,
+    stalled: result.stalled !== undefined,
+    workersNotApplied: workers === null ? null : workersNotApplied(result, workers),
+  };
 }
 
 /**
