@@ -20,8 +20,13 @@ export const STALL_LIMITS = {
   failedShare: 0.01,
   /** The watchdog: a job with no iteration for this many times its median iteration looks hung... */
   hungFactor: 30,
-  /** ...once that is at least this long, s (profile --hang-timeout's default). */
+  /** ...once that is at least this long, s (profile --hang-timeout's default)... */
   hungMinSec: 60,
+  /**
+   * ...while its processes used less than this share of one CPU: a validation pass or a save between iterations keeps
+   * them busy, a deadlocked loader or a wait on a frozen endpoint does not.
+   */
+  hungMaxCpuShare: 0.1,
 } as const;
 
 /** A meter's cumulative reading: bytes fetched, and (where the meter counts them) requests and failed requests. */
@@ -151,17 +156,19 @@ export interface Hang {
 
 /**
  * Whether the job stopped making progress: no new iteration (of any process) seen since `lastAt` for hungFactor
- * times its median iteration (wait and step) and at least minSec. The times are the profiler's own clock, not the
- * job's. Null before its first iteration (--first-iteration-timeout covers that).
+ * times its median iteration (wait and step) and at least minSec, its processes using under hungMaxCpuShare of a CPU
+ * meanwhile (`cpuShare`; null: not measured). The times are the profiler's own clock, not the job's. Null before its
+ * first iteration (--first-iteration-timeout covers that).
  */
 export function hangOf(
   iterations: readonly WatchedIteration[],
   lastAt: number,
   nowMs: number,
   minSec: number = STALL_LIMITS.hungMinSec,
-  factor: number = STALL_LIMITS.hungFactor,
+  cpuShare: number | null = null,
 ): Hang | null {
-  if (iterations.length === 0) return null;
+  if (iterations.length === 0 || (cpuShare !== null && cpuShare >= STALL_LIMITS.hungMaxCpuShare)) return null;
+  const factor = STALL_LIMITS.hungFactor;
   const medianSec = Math.max(1e-3, median(iterations.map((it) => it.waitMs + it.computeMs)) / 1000);
   const sinceSec = (nowMs - lastAt) / 1000;
   if (sinceSec < minSec || sinceSec < factor * medianSec) return null;

@@ -10,13 +10,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StoppingTracker } from '../analysis/stopping.js';
 import type { Mode } from '../schema/events.js';
-import type { ModeResult } from '../schema/profile.js';
+import type { ModeResult, ResourceSample } from '../schema/profile.js';
 import { startSampler, type Sampler } from '../system/probes/samplers.js';
 import { CpuLedger, LEDGER_COMPONENTS, type LedgerReading } from '../system/kernel/cpu-ledger.js';
 import { writeSubsetList } from '../system/dataset/resident-subset.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
 import { decideBlockStop } from './block-stop.js';
-import { hangOf, STALL_LIMITS, type Hang } from '../analysis/stalls.js';
+import type { Hang } from '../analysis/stalls.js';
+import { HangWatch } from './hang-watch.js';
 import { readStageFiles } from './stage-files.js';
 import { EventWriter } from '../protocol/writer.js';
 import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
@@ -151,12 +152,17 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const ledger = input.ledger ?? new CpuLedger();
   const reader = new EventsReader(files.eventsDir, { ledger });
   // No timer of its own: the supervision's poll takes each sample, one wake-up for both.
+  // The latest sample, for the watchdog: a job busy between iterations (a validation pass) is not hung.
+  let latestSample: ResourceSample | null = null;
   const sampler = (input.startSampler ?? startSampler)({
     rootPid: null,
     device: input.dataset.device,
     intervalMs: null,
     gpu: input.gpu,
     ledger,
+    onSample: (sample) => {
+      latestSample = sample;
+    },
   });
   if (!input.startSampler) rehearse(input.dataset.device, join(input.modeDir, 'rehearsal'));
   let job: Job;
@@ -195,7 +201,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const supervised = await superviseBlocks(
     job,
     reader,
-    sampler,
+    { tick: () => sampler.tick(), latest: () => latestSample },
     input,
     live,
     files.stopFile,
@@ -397,7 +403,7 @@ interface SupervisedLaunch {
 async function superviseBlocks(
   job: Job,
   reader: EventsReader,
-  sampler: Pick<Sampler, 'tick'>,
+  sampler: Pick<Sampler, 'tick'> & { latest(): ResourceSample | null },
   input: LaunchInput,
   live: LiveBlock[],
   stopFile: string,
@@ -408,8 +414,7 @@ async function superviseBlocks(
   let stopReason: SupervisedLaunch['stopReason'] = null;
   let noIterations = false;
   let hang: Hang | null = null;
-  // The iterations seen so far, and when their count last grew (the profiler's clock: the watchdog's).
-  let seen = { iterations: 0, at: Date.now() };
+  const watch = new HangWatch(input.hangTimeoutSec);
   let switchable = false;
   let error: unknown = null;
   let exited = false;
@@ -438,9 +443,7 @@ async function superviseBlocks(
     }
     // A job with no iteration for many times its median, and at least --hang-timeout, is stopped as hung (SIGTERM,
     // SIGKILL after the grace), its block ended as a timeout would end it.
-    const iterations = polled.reduce((sum, p) => sum + p.iterations.length, 0);
-    if (iterations > seen.iterations) seen = { iterations, at: Date.now() };
-    hang = hangOf(recentIterations(polled), seen.at, Date.now(), input.hangTimeoutSec ?? STALL_LIMITS.hungMinSec);
+    hang = watch.check(polled, sampler.latest(), Date.now());
     if (hang !== null) {
       stopping = true;
       void job.timeOut();
@@ -504,13 +507,6 @@ async function superviseBlocks(
   }
   return { exit: await job.done, stopReason, noIterations, hang, switchable, error };
 }
-
-/** Each process's latest iterations: the watchdog's median needs no more, and a poll stays cheap. */
-function recentIterations(processes: readonly ProcessEvents[]): ProcessEvents['iterations'] {
-  return processes.flatMap((p) => p.iterations.slice(-WATCHED_ITERATIONS));
-}
-
-const WATCHED_ITERATIONS = 200;
 
 function allSwitchable(processes: readonly ProcessEvents[]): boolean {
   return processes.length > 0 && processes.every((p) => p.start?.switchModes === true);

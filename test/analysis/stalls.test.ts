@@ -171,6 +171,9 @@ test('the watchdog: no iteration for 30x the median and at least the minimum is 
   // The minimum is a setting (--hang-timeout); no iteration yet is the first-iteration timeout's to judge.
   assert.ok(hangOf(steady(50, 10), T0, T0 + 1_500, 1));
   assert.equal(hangOf([], T0, T0 + 1e9), null);
+  // Busy without iterations (a validation pass, a save): half a CPU meanwhile is no hang; a deadlock idles.
+  assert.equal(hangOf(fast, last, last + 61_000, 60, 0.5), null);
+  assert.ok(hangOf(fast, last, last + 61_000, 60, 0.02));
 });
 
 test('a block stall names the fetch cause where the watchdog also fired, the hang alone otherwise', () => {
