@@ -63,7 +63,7 @@ export const profileCommand: CommandFactory = (io, result) => {
     )
     .option(
       '--hang-timeout <duration>',
-      'stop a job that reports no iteration for this long and 30x its median iteration: it looks hung',
+      'stop a job that reports no iteration for this long and 30x its median iteration, its processes idle: it looks hung',
       DEFAULTS.hangTimeout,
     )
     .option(
