@@ -14,7 +14,7 @@ export enum ExitCode {
   BadValue = 3,
   /** A path that does not exist or holds nothing usable: --data, a profile file. */
   MissingInput = 4,
-  /** The training job itself failed (non-zero exit, crash, timeout, no iterations). */
+  /** The training job itself failed (non-zero exit, crash, timeout, no iterations), hung, or its data stalled. */
   JobFailed = 5,
   /** The job's command does not exist or is not executable. */
   CommandNotFound = 6,
@@ -40,7 +40,7 @@ export const EXIT_CODE_TEXT: Record<ExitCode, string> = {
   [ExitCode.BadValue]: 'a value does not parse or is out of range (size, rate, number, a config value)',
   [ExitCode.MissingInput]:
     'an input is missing: a --data path, a profile or config file; or the profile lacks a mode the what-if model needs',
-  [ExitCode.JobFailed]: 'the training job failed (measured modes are saved)',
+  [ExitCode.JobFailed]: 'the training job failed, hung or its data stalled (measured modes are saved)',
   [ExitCode.CommandNotFound]: "the job's command was not found",
   [ExitCode.CorruptFile]: 'a corrupt file (events with no valid line, a malformed profile)',
   [ExitCode.Environment]: 'the environment cannot do it (permissions, kernel features, a full disk)',

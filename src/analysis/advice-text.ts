@@ -4,6 +4,7 @@
  * they can be reviewed and changed in one place.
  */
 import type { BoundaryStall, CheckpointStall } from '../schema/profile.js';
+import { STALL_TEXT } from './stall-text.js';
 import { formatRate } from '../units.js';
 
 /** Bottleneck kinds of the verdict. */
@@ -31,6 +32,8 @@ export interface TextContext {
   prepSamplesPerSec: number | null;
   /** Modes missing for a verdict. */
   missingModes: string[];
+  /** Of them, the modes that ran but stalled (analysis/stalls.ts), and why; absent or empty: none. */
+  stalled?: { mode: string; cause: 'no-bytes' | 'request-errors' | 'hung' | 'timeout'; text: string }[];
   /** True when the dominant stall rests on an unproven cache state. */
   unproven: boolean;
   /** True when neither stall clears the noise (docs/method.md, "When a stall is named"). */
@@ -146,15 +149,18 @@ export const VERDICT_TEXT: Keyed = {
       `starts${unprovenTag(c)}`,
   },
   unknown: (c) =>
-    c.missingModes.length > 0
-      ? `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`
-      : c.inconclusive
-        ? `inconclusive: no data stall stands out of the noise, but the noise leaves room for one of up ` +
-          `to ${pct(c.inconclusive.roomFraction)} of each iteration` +
-          (c.inconclusive.runToRunPct !== null
-            ? ` (the machine's pace moved ${c.inconclusive.runToRunPct.toFixed(0)}% from run to run)`
-            : '')
-        : 'unknown: the measured iteration times are zero',
+    c.stalled?.length
+      ? `unknown: the ${c.stalled.map((s) => s.mode).join(' and ')} mode stalled (${c.stalled[0].text}); ` +
+        'a verdict needs the synthetic, cached and cold modes measured'
+      : c.missingModes.length > 0
+        ? `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`
+        : c.inconclusive
+          ? `inconclusive: no data stall stands out of the noise, but the noise leaves room for one of up ` +
+            `to ${pct(c.inconclusive.roomFraction)} of each iteration` +
+            (c.inconclusive.runToRunPct !== null
+              ? ` (the machine's pace moved ${c.inconclusive.runToRunPct.toFixed(0)}% from run to run)`
+              : '')
+          : 'unknown: the measured iteration times are zero',
 };
 
 const cpusNeeded = (c: TextContext): string =>
@@ -237,12 +243,14 @@ export const ADVICE_TEXT: Keyed = {
     highly: (c) => boundaryAdvice(c),
   },
   unknown: (c) =>
-    c.missingModes.length > 0
-      ? `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`
-      : c.inconclusive
-        ? 'Profile again when the machine is quieter, or with more iterations per mode (--min-iterations), to ' +
-          'tell a compute-bound job from a data-bound one.'
-        : 'Check that the job reports its iteration times (waitMs, computeMs).',
+    c.stalled?.length
+      ? `The ${c.stalled[0].mode} block stalled: ${STALL_TEXT.fix[c.stalled[0].cause]}.`
+      : c.missingModes.length > 0
+        ? `Profile the missing modes (${c.missingModes.join(', ')}) to get a verdict.`
+        : c.inconclusive
+          ? 'Profile again when the machine is quieter, or with more iterations per mode (--min-iterations), to ' +
+            'tell a compute-bound job from a data-bound one.'
+          : 'Check that the job reports its iteration times (waitMs, computeMs).',
 };
 
 /** The step slower beside the loader or the reads: they share the CPU cores. */

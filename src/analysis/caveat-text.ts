@@ -46,6 +46,9 @@ export const CAVEAT_TEXT = {
   endedEarly: (mode: Mode, result: Pick<ModeResult, 'status' | 'stopReason'>): string =>
     `${mode} mode ended early (${howItEnded(result)}): its figures come from a partial run`,
 
+  stalled: (mode: Mode, text: string): string =>
+    `${mode} mode stalled (${text}): its figures are left out and the ${NEEDED_FOR[mode]} are unknown`,
+
   unprovenState: (mode: Mode, reason: string): string =>
     `${mode} mode: the ${STATE_WORD[mode]} state was not proven (${reason}); figures built on it are marked unproven`,
 

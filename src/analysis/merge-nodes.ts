@@ -87,8 +87,12 @@ export function mergeNodes(parts: readonly NodeModeResult[]): ModeResult {
   const notOk = results.find((r) => r.status !== 'ok');
   const startedAt = Math.min(...results.map((r) => r.startedAt));
   const endedAt = Math.max(...results.map((r) => r.startedAt + r.wallSec * 1000));
+  // A node whose run stalled leaves the merged run stalled: the slowest sets the pace, and that node's did not hold.
+  const stalled = results.find((r) => r.stalled)?.stalled;
+  const { stalled: _baseStalled, ...baseResult } = base.result;
   return {
-    ...base.result,
+    ...baseResult,
+    ...(stalled ? { stalled } : {}),
     status: notOk?.status ?? 'ok',
     stopReason: notOk?.stopReason ?? base.result.stopReason,
     jobExitCode: notOk?.jobExitCode ?? base.result.jobExitCode,

@@ -154,8 +154,12 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
   // The pace rank of the pooled ranks: each run's own may differ (two ranks within noise of each other), and
   // pooling one run's pace rank with another's mixes two ranks' waits (a wait of 79 +- 1,983 ms was seen).
   const pace = pickPaceRank(ranks);
+  // One stalled run leaves the pooled mode stalled: its figures are part of the pool.
+  const stalled = results.find((r) => r.stalled)?.stalled;
+  const { stalled: _lastStalled, ...lastResult } = last;
   return {
-    ...last,
+    ...lastResult,
+    ...(stalled ? { stalled } : {}),
     status: notOk?.status ?? 'ok',
     stopReason: notOk?.stopReason ?? last.stopReason,
     jobExitCode: notOk?.jobExitCode ?? last.jobExitCode,

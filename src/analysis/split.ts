@@ -39,13 +39,15 @@ type Usable = ModeResult & { summary: IterationSummary };
  * is used with a caveat; figures resting on a mode whose cache state was not
  * proven are marked `proven: false` and the caveat gives the mode's reason.
  */
-export function analyze(modes: ModeResults, host: { cpus?: number; remote?: boolean; gpus?: number } = {}): Analysis {
+export function analyze(given: ModeResults, host: { cpus?: number; remote?: boolean; gpus?: number } = {}): Analysis {
   const caveats: string[] = [];
   const measured: Measured = {
-    syn: usable('synthetic', modes.synthetic, caveats),
-    cached: usable('cached', modes.cached, caveats),
-    cold: usable('cold', modes.cold, caveats),
+    syn: usable('synthetic', given.synthetic, caveats),
+    cached: usable('cached', given.cached, caveats),
+    cold: usable('cold', given.cold, caveats),
   };
+  // A stalled mode's figures stay out of everything below: the stalls apart (saves, epoch starts) and the drift too.
+  const modes = withoutStalled(given);
   if (modes.cached?.subset) caveats.push(subsetCaveat(modes.cached.subset));
   const ckptMeasured = checkpointStall(modes);
   const boundaryMeasured = boundaryStall(modes);
@@ -117,6 +119,7 @@ export function analyze(modes: ModeResults, host: { cpus?: number; remote?: bool
     gpuSamplesPerSec: jobGpuSamplesPerSec,
     prepSamplesPerSec: cached && allRanksSamplesPerSec(cached),
     missingModes: verdict.missingModes,
+    stalled: stalledModes(given),
     unproven: dominant !== null && !dominant.proven,
     stallsWithinNoise: stallCalls.prep === 'within-noise' && stallCalls.fetch === 'within-noise',
     contention: contentionOf(stallCalls, stalls.prepStallParts, stalls.fetchStallParts, stalls.iterMs, verdict.bound),
@@ -314,6 +317,10 @@ function usable(mode: Mode, result: ModeResult | undefined, caveats: string[]): 
     caveats.push(CAVEAT_TEXT.missingMode(mode));
     return null;
   }
+  if (result.stalled) {
+    caveats.push(CAVEAT_TEXT.stalled(mode, result.stalled.text));
+    return null;
+  }
   if (result.summary === null) {
     caveats.push(CAVEAT_TEXT.tooFewIterations(mode, result));
     return null;
@@ -321,6 +328,19 @@ function usable(mode: Mode, result: ModeResult | undefined, caveats: string[]): 
   if (result.status !== 'ok') caveats.push(CAVEAT_TEXT.endedEarly(mode, result));
   if (!result.state.proven) caveats.push(CAVEAT_TEXT.unprovenState(mode, result.state.reason));
   return result as Usable;
+}
+
+/** The modes that did not stall (analysis/stalls.ts): a stalled one is as good as missing. */
+function withoutStalled(modes: ModeResults): ModeResults {
+  return Object.fromEntries(Object.entries(modes).filter(([, result]) => result && !result.stalled));
+}
+
+/** The stalled modes and why, for the verdict's words. */
+function stalledModes(modes: ModeResults): NonNullable<TextContext['stalled']> {
+  return (['synthetic', 'cached', 'cold'] as const).flatMap((mode) => {
+    const stalled = modes[mode]?.stalled;
+    return stalled ? [{ mode, cause: stalled.cause, text: stalled.text }] : [];
+  });
 }
 
 /** From this share of one CPU on, the profiler's own work is worth naming. */

@@ -38,6 +38,7 @@ export interface RawProfileOptions {
   maxIterations: string;
   timeout: string;
   firstIterationTimeout: string;
+  hangTimeout: string;
   storageBw?: string;
   dropCaches?: boolean;
   sync: boolean;
@@ -193,6 +194,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
     timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
     firstIterationTimeoutSec: parseDurationSec(raw.firstIterationTimeout, '--first-iteration-timeout'),
+    hangTimeoutSec: parseDurationSec(raw.hangTimeout, '--hang-timeout'),
     stopGraceSec: parseDurationSec(raw.stopGrace, '--stop-grace'),
     killGraceSec: SUPERVISION.killGraceSec,
     storageBwBytesPerSec: raw.storageBw ? parseRate(raw.storageBw, '--storage-bw') : null,

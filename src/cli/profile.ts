@@ -62,6 +62,11 @@ export const profileCommand: CommandFactory = (io, result) => {
       DEFAULTS.firstIterationTimeout,
     )
     .option(
+      '--hang-timeout <duration>',
+      'stop a job that reports no iteration for this long and 30x its median iteration, its processes idle: it looks hung',
+      DEFAULTS.hangTimeout,
+    )
+    .option(
       '--cpus <list>',
       'also run the cached mode at each of these CPU counts (affinity), e.g. 1,2, so whatif can fit CPU scaling',
     )

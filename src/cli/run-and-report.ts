@@ -13,6 +13,7 @@ import { createProgress } from '../report/progress.js';
 import { renderSummary } from '../report/terminal.js';
 import type { Io } from './io.js';
 import { OUTCOME_TEXT } from './outcome-text.js';
+import { STALL_TEXT } from '../analysis/stall-text.js';
 import type { ModeResult } from '../schema/profile.js';
 import { artefactsDir } from '../store/profile-files.js';
 import { hostnamesOf, redactProfile, Redactor, type RedactionPlaces } from '../store/redact.js';
@@ -97,7 +98,11 @@ export function profileProgressHooks(io: Io, shownWarnings?: Set<string>): Profi
         `${runName(result)}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
           `${result.summary?.measuredIterations ?? 0} measured iterations` +
           // A failed run's cache state proves nothing worth a word: the failure follows.
-          (result.status === 'failed' ? '' : `; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`),
+          (result.stalled
+            ? `; STALLED: ${result.stalled.text}`
+            : result.status === 'failed'
+              ? ''
+              : `; state ${result.state.proven ? 'proven' : 'UNPROVEN'}`),
       ),
     onNote: (message) => progress.line(`note: ${message}`),
     onWarning: (message) => {
@@ -139,7 +144,7 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   const runs = allRuns(outcome.profile);
   const failed = runs.find((m) => m.status === 'failed') ?? runs.find((m) => m.status !== 'ok');
   const saved = Object.values(outcome.profile.modes)
-    .filter((m) => m.status === 'ok')
+    .filter((m) => m.status === 'ok' && !m.stalled)
     .map((m) => m.mode);
   const nothing = failedBeforeAnyIteration(outcome);
   const savedText = nothing
@@ -154,6 +159,15 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   if (outcome.nodeLost !== undefined) {
     io.stderr(`ds-analyzer: ${outcome.nodeLost}; ${savedText}\n`);
     return outcome.exitCode;
+  }
+  const stalled = runs.find((m) => m.stalled);
+  // A job that exited with an error is told as a failure first; a hung one was stopped by the watchdog, not failed.
+  const stallFirst = stalled?.stalled && (stalled.status !== 'failed' || stalled.stalled.cause === 'hung');
+  if (outcome.exitCode === ExitCode.JobFailed && stalled?.stalled && stallFirst) {
+    const { text, cause } = stalled.stalled;
+    io.stderr(`ds-analyzer: ${OUTCOME_TEXT.stalled(runName(stalled), text, savedText, STALL_TEXT.fix[cause])}\n`);
+    io.stderr(`its output: ${stalled.logs.stdout} and ${stalled.logs.stderr}\n`);
+    return ExitCode.JobFailed;
   }
   if (outcome.exitCode !== ExitCode.JobFailed || !failed) return outcome.exitCode;
   if (iterationsSeen(failed) === 0 && failed.badEventLines > 0) {
@@ -171,6 +185,7 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
   const when = nothing && failed.stopReason !== 'no-iterations' ? ' before its first iteration' : '';
   io.stderr(`ds-analyzer: the job ${how} in ${runName(failed)} mode${when}; ${savedText}\n`);
   if (failed.stopReason === 'no-iterations') io.stderr(NO_ITERATIONS_FIX);
+  if (failed.stalled) io.stderr(`the ${runName(failed)} block also stalled: ${failed.stalled.text}\n`);
   io.stderr(`its output: ${failed.logs.stdout} and ${failed.logs.stderr}\n`);
   if (outcome.failureTail) {
     io.stderr(`last lines of its output:\n${outcome.failureTail.replace(/^/gm, '  | ')}\n`);

@@ -103,9 +103,13 @@ export function evaluateGate(
     );
   }
   const failedMode = Object.values(profile.modes).find((m) => m?.status === 'failed');
-  const jobFailure = failedMode
-    ? `the job failed in ${failedMode.mode} mode (${failedMode.stopReason}${failedMode.jobExitCode !== null ? `, exit code ${failedMode.jobExitCode}` : failedMode.jobSignal ? `, ${failedMode.jobSignal}` : ''})`
-    : null;
+  // A stalled mode (analysis/stalls.ts) is no measurement to judge, as a failed one is not.
+  const stalledMode = Object.values(profile.modes).find((m) => m?.stalled);
+  const jobFailure = stalledMode?.stalled
+    ? `the ${stalledMode.mode} mode stalled: ${stalledMode.stalled.text}`
+    : failedMode
+      ? `the job failed in ${failedMode.mode} mode (${failedMode.stopReason}${failedMode.jobExitCode !== null ? `, exit code ${failedMode.jobExitCode}` : failedMode.jobSignal ? `, ${failedMode.jobSignal}` : ''})`
+      : null;
   const failed = rules.filter((r) => r.result === 'fail').length;
   const warned = rules.filter((r) => r.result === 'warn').length;
   const exitCode = jobFailure ? ExitCode.JobFailed : failed > 0 ? ExitCode.GateFailed : ExitCode.Ok;

@@ -9,6 +9,8 @@ import { mainCpuMsPerSample } from '../analysis/main-cpu.js';
 import { pickPaceRank } from '../analysis/pace.js';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { markWarmup } from '../analysis/warmup.js';
+import { blockStall, fetchStall, timeoutStall, type Hang } from '../analysis/stalls.js';
+import { STALL_TEXT } from '../analysis/stall-text.js';
 import {
   ENV,
   PROTOCOL_VERSION,
@@ -25,6 +27,7 @@ import type {
   ModeResult,
   RankResult,
   ResourceSample,
+  Stall,
   StateProof,
 } from '../schema/profile.js';
 import { processNode, type ProcessEvents } from './events-reader.js';
@@ -182,6 +185,8 @@ export interface BlockEnding {
   exit: JobExit | null;
   stopReason: 'precision' | 'budget' | null;
   noIterations: boolean;
+  /** The watchdog ended the block: the job made no progress (analysis/stalls.ts hangOf); null when it did not. */
+  hang: Hang | null;
 }
 
 /** What a block's result is built from, once the launch's job is reaped. */
@@ -206,11 +211,13 @@ export interface BlockEvidence {
   launchExit: JobExit;
   /** True when the job was asked to sample only the prepared state's resident subset (a launch of one cached block). */
   subsetApplied: boolean;
+  /** Fewest measured iterations the block needs: a timeout that left fewer stalls it. */
+  minIterations: number;
 }
 
 /** A block's result: a ModeResult as a run of its own would give, with its place in the launch. */
 export function blockResult(
-  input: Pick<ModeRunInput, 'dataset' | 'dataSource' | 'pollMs' | 'numWorkers' | 'interrupted'>,
+  input: Pick<ModeRunInput, 'dataset' | 'dataSource' | 'pollMs' | 'numWorkers' | 'interrupted' | 'timeoutSec'>,
   evidence: BlockEvidence,
 ): ModeResult {
   const { span, ending } = evidence;
@@ -228,7 +235,7 @@ export function blockResult(
     ? evidence.fetched.series
     : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
   const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
-  const state = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
+  const proof = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
   const readRate = windowRates(fetched.series, measuredIterations, (s) => s.bytes);
   const jobReachedBudget = evidence.slices.some((s) => s.end?.reason === 'budget');
@@ -243,6 +250,12 @@ export function blockResult(
             pace?.summary ?? null,
             input.interrupted(),
           );
+  // An interrupted block is the user's stop, not a stall.
+  const stalled =
+    status === 'interrupted'
+      ? null
+      : stallOf(input, evidence, { fetched, endedAt, wallSec, status, measured: pace?.summary?.measuredIterations });
+  const state = stalled ? { ...proof, proven: false, reason: STALL_TEXT.proofReason(stalled.text) } : proof;
   const subset = evidence.subsetApplied ? evidence.prepared.subset : undefined;
   const subsetAck = evidence.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = evidence.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
@@ -289,7 +302,40 @@ export function blockResult(
       : {}),
     ...(prepStages !== null ? { prepStages } : {}),
     ...(inLaunch ? { block: { index: span.index, carriedIterations: paceSlice?.carried ?? 0 } } : {}),
+    ...(stalled ? { stalled } : {}),
   };
+}
+
+/**
+ * Whether the block stalled (analysis/stalls.ts): its meter's readings against its batches, the watchdog's finding,
+ * and a timeout that left too few iterations. Only the block the launch ended in can have been ended by a timeout.
+ */
+function stallOf(
+  input: Pick<ModeRunInput, 'dataSource' | 'timeoutSec'>,
+  { span, ending, slices, minIterations }: BlockEvidence,
+  run: {
+    fetched: FetchReadings;
+    endedAt: number;
+    wallSec: number;
+    status: ModeResult['status'];
+    measured: number | undefined;
+  },
+): Stall | null {
+  const endedByTimeout = ending.exit?.timedOut === true;
+  const arrivals = slices.flatMap((s) => s.iterations);
+  const block = { mode: span.mode, startedAt: span.startedAt, endedAt: run.endedAt, endedByTimeout };
+  const fetch = fetchStall(run.fetched.series, arrivals, {
+    ...block,
+    fetchesFrom: input.dataSource.fetchesFrom ?? 'storage',
+  });
+  // A failed block is no measurement already, and says why; an ok one that --timeout cut short is none either.
+  const timeout = timeoutStall(
+    { ...block, endedByTimeout: endedByTimeout && run.status === 'ok', wallSec: run.wallSec },
+    run.measured ?? 0,
+    minIterations,
+    input.timeoutSec,
+  );
+  return blockStall(span.mode, span.startedAt, { hang: ending.hang, fetch, timeout });
 }
 
 /**

@@ -97,6 +97,8 @@ export interface FakeSwitchingScript {
   switches: boolean;
   /** Iterations after which its data runs out (it ends, exit 0); default: none. */
   dataIterations?: number;
+  /** The iteration at which it hangs (a deadlocked loader) until it is stopped; default: none. */
+  hangAtIteration?: number;
 }
 
 /**
@@ -137,6 +139,8 @@ export function fakeSwitchingJobStarter(script: FakeSwitchingScript): FakeJobSta
         }
         const waitMs = carried.left > 0 ? script.waitMs[carried.mode] : script.waitMs[mode];
         if (carried.left > 0) carried.left--;
+        while (i === script.hangAtIteration && !stopped) await sleepMs(10);
+        if (stopped) break;
         await sleepMs(waitMs + script.computeMs);
         writer?.iter(i, waitMs, script.computeMs, 1);
         i++;

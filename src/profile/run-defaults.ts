@@ -8,6 +8,7 @@
 // flag reaches are plain numbers with their unit in the name.
 
 import { parseDurationSec } from '../units.js';
+import { STALL_LIMITS } from '../analysis/stalls.js';
 
 /** Defaults of `profile`'s flags, as typed on the command line. */
 export const PROFILE_FLAG_DEFAULTS = {
@@ -21,6 +22,8 @@ export const PROFILE_FLAG_DEFAULTS = {
   timeout: '15m',
   /** --first-iteration-timeout: a mode whose job reports no iteration within this long is stopped. */
   firstIterationTimeout: '5m',
+  /** --hang-timeout: a job with no iteration for this long, and 30x its median iteration, is stopped as hung. */
+  hangTimeout: `${STALL_LIMITS.hungMinSec}s`,
   /** --stop-grace: time the job gets to exit after it is asked to stop. */
   stopGrace: '30s',
   /** --profiles-dir: folder for profiles. */
@@ -53,6 +56,8 @@ export const SUPERVISION = {
   stopGraceSec: parseDurationSec(PROFILE_FLAG_DEFAULTS.stopGrace, '--stop-grace'),
   /** Seconds a job may run before its first iteration (profile's --first-iteration-timeout default). */
   firstIterationTimeoutSec: parseDurationSec(PROFILE_FLAG_DEFAULTS.firstIterationTimeout, '--first-iteration-timeout'),
+  /** Fewest seconds without an iteration before a job is stopped as hung (profile's --hang-timeout default). */
+  hangTimeoutSec: parseDurationSec(PROFILE_FLAG_DEFAULTS.hangTimeout, '--hang-timeout'),
   /** Whether the accelerator is synchronised at iteration boundaries (DSA_SYNC=1). */
   sync: true,
 } as const;

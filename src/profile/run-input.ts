@@ -40,6 +40,11 @@ export interface ModeRunInput {
   timeoutSec: number;
   /** Seconds the job may run without reporting an iteration before it is stopped ('no-iterations'). */
   firstIterationTimeoutSec: number;
+  /**
+   * Fewest seconds without an iteration before the watchdog stops the job as hung (it also waits 30x the median
+   * iteration; analysis/stalls.ts); default STALL_LIMITS.hungMinSec.
+   */
+  hangTimeoutSec?: number;
   /** Seconds the job gets to exit after the stop file appears, before SIGTERM. */
   stopGraceSec: number;
   /** Seconds between SIGTERM and SIGKILL. */

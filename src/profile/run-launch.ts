@@ -8,13 +8,16 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StoppingTracker } from '../analysis/stopping.js';
+import type { StoppingTracker } from '../analysis/stopping.js';
 import type { Mode } from '../schema/events.js';
-import type { ModeResult } from '../schema/profile.js';
+import type { ModeResult, ResourceSample } from '../schema/profile.js';
 import { startSampler, type Sampler } from '../system/probes/samplers.js';
 import { CpuLedger, LEDGER_COMPONENTS, type LedgerReading } from '../system/kernel/cpu-ledger.js';
 import { writeSubsetList } from '../system/dataset/resident-subset.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
+import { decideBlockStop } from './block-stop.js';
+import type { Hang } from '../analysis/stalls.js';
+import { HangWatch } from './hang-watch.js';
 import { readStageFiles } from './stage-files.js';
 import { EventWriter } from '../protocol/writer.js';
 import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
@@ -149,12 +152,17 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const ledger = input.ledger ?? new CpuLedger();
   const reader = new EventsReader(files.eventsDir, { ledger });
   // No timer of its own: the supervision's poll takes each sample, one wake-up for both.
+  // The latest sample, for the watchdog: a job busy between iterations (a validation pass) is not hung.
+  let latestSample: ResourceSample | null = null;
   const sampler = (input.startSampler ?? startSampler)({
     rootPid: null,
     device: input.dataset.device,
     intervalMs: null,
     gpu: input.gpu,
     ledger,
+    onSample: (sample) => {
+      latestSample = sample;
+    },
   });
   if (!input.startSampler) rehearse(input.dataset.device, join(input.modeDir, 'rehearsal'));
   let job: Job;
@@ -193,7 +201,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const supervised = await superviseBlocks(
     job,
     reader,
-    sampler,
+    { tick: () => sampler.tick(), latest: () => latestSample },
     input,
     live,
     files.stopFile,
@@ -243,9 +251,15 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
       logs: files.logs,
       subsetApplied: subsetFile !== null,
       launchExit: supervised.exit,
+      minIterations: block.block.minIterations,
       ending: last
-        ? { exit: supervised.exit, stopReason: supervised.stopReason, noIterations: supervised.noIterations }
-        : { exit: null, stopReason: block.stopReason, noIterations: false },
+        ? {
+            exit: supervised.exit,
+            stopReason: supervised.stopReason,
+            noIterations: supervised.noIterations,
+            hang: supervised.hang,
+          }
+        : { exit: null, stopReason: block.stopReason, noIterations: false, hang: null },
     });
   });
   const jobIterations = Math.max(0, ...processes.map((p) => p.iterations.length));
@@ -381,6 +395,8 @@ interface SupervisedLaunch {
   stopReason: 'precision' | 'budget' | null;
   /** True when the job reported no iteration before firstIterationTimeoutSec. */
   noIterations: boolean;
+  /** The watchdog stopped the job: no iteration for many times its median (analysis/stalls.ts); else null. */
+  hang: Hang | null;
   /** Whether every process offered to switch modes. */
   switchable: boolean;
   /** Setting a block's state failed: the job was stopped, and the error goes to the caller. */
@@ -392,13 +408,14 @@ interface SupervisedLaunch {
  * every rank measured enough of it; the next block's state is then set (the
  * job trains on meanwhile, in the old mode) and the control file names it.
  * After the last block, or when the job cannot switch, the stop file ends the
- * job (SIGTERM after the grace). A job that never reports an iteration is
- * stopped early rather than at --timeout.
+ * job (SIGTERM after the grace). A job that never reports an iteration, or
+ * stops reporting them (the watchdog: hangOf), is stopped early rather than
+ * at --timeout.
  */
 async function superviseBlocks(
   job: Job,
   reader: EventsReader,
-  sampler: Pick<Sampler, 'tick'>,
+  sampler: Pick<Sampler, 'tick'> & { latest(): ResourceSample | null },
   input: LaunchInput,
   live: LiveBlock[],
   stopFile: string,
@@ -408,6 +425,8 @@ async function superviseBlocks(
 ): Promise<SupervisedLaunch> {
   let stopReason: SupervisedLaunch['stopReason'] = null;
   let noIterations = false;
+  let hang: Hang | null = null;
+  const watch = new HangWatch(input.hangTimeoutSec);
   let switchable = false;
   let error: unknown = null;
   let exited = false;
@@ -432,6 +451,14 @@ async function superviseBlocks(
       noIterations = true;
       stopping = true;
       void job.terminate();
+      continue;
+    }
+    // A job with no iteration for many times its median, and at least --hang-timeout, is stopped as hung (SIGTERM,
+    // SIGKILL after the grace), its block ended as a timeout would end it.
+    hang = watch.check(polled, sampler.latest(), Date.now());
+    if (hang !== null) {
+      stopping = true;
+      void job.timeOut();
       continue;
     }
     const current = live[live.length - 1];
@@ -490,33 +517,11 @@ async function superviseBlocks(
       stop(null);
     }
   }
-  return { exit: await job.done, stopReason, noIterations, switchable, error };
+  return { exit: await job.done, stopReason, noIterations, hang, switchable, error };
 }
 
 function allSwitchable(processes: readonly ProcessEvents[]): boolean {
   return processes.length > 0 && processes.every((p) => p.start?.switchModes === true);
-}
-
-/**
- * A precision stop waits for the training loader's first epoch boundary when
- * it comes within this many times the iterations already run: a boundary's
- * cost (workers started again, saves at the epoch's end) is measured only
- * there; a later one is estimated from the first epoch's start instead.
- */
-export const EPOCH_WAIT_FACTOR = 3;
-
-/** Whether a rank has yet to start its second epoch, due within the budget and EPOCH_WAIT_FACTOR of what it ran. */
-export function awaitingEpochBoundary(
-  processes: readonly Pick<ProcessEvents, 'epochs' | 'iterations'>[],
-  maxIterations: number,
-): boolean {
-  return processes.some((p) => {
-    const first = p.epochs.find((e) => e.epoch === 0);
-    const length = first?.epochIterations ?? null;
-    if (first === undefined || length === null || p.epochs.some((e) => e.epoch > 0)) return false;
-    const boundary = first.i + length + 1;
-    return boundary <= maxIterations && boundary <= EPOCH_WAIT_FACTOR * p.iterations.length;
-  });
 }
 
 /**
@@ -544,57 +549,4 @@ function writeControl(path: string, block: number, mode: Mode): void {
   const partial = `${path}.partial`;
   writeFileSync(partial, `${block} ${mode}\n`);
   renameSync(partial, path);
-}
-
-/**
- * Whether the block in progress has measured enough: every rank that reported
- * has entered it (a rank still in the old mode would stop it early) and has
- * reached the block's precision or budget. Each rank's carried iterations
- * (prefetched under the previous block's state) are left out of its count.
- */
-function decideBlockStop(slices: readonly BlockSlice[], current: LiveBlock) {
-  const block = current.block;
-  const started = slices.length > 0 && slices.every((s) => s.entered);
-  const decisions = slices
-    .filter((s) => s.measured.length > 0)
-    .map((s) => {
-      const workers = s.workers;
-      let tracker = current.trackers.get(s.file);
-      // The start event (with the workers) may come after the first iterations: a new count, a new tracker.
-      if (!tracker || tracker.workers !== workers) {
-        tracker = new StoppingTracker(workers);
-        current.trackers.set(s.file, tracker);
-      }
-      return tracker.decide(s.measured, {
-        precision: block.precision,
-        minIterations: block.minIterations,
-        maxIterations: Math.max(1, block.maxIterations - s.carried),
-        workers,
-        minBlocks: block.minStopBlocks,
-      });
-    });
-  const slowest = decisions.reduce<(typeof decisions)[number] | null>(
-    (worst, d) => (worst === null || (d.summary?.iterMs.mean ?? 0) > (worst.summary?.iterMs.mean ?? 0) ? d : worst),
-    null,
-  );
-  const iterations = Math.min(...slices.map((s) => s.iterations.length), Infinity);
-  const stop =
-    started &&
-    decisions.length > 0 &&
-    decisions.length === slices.length &&
-    decisions.every((d) => d.stop) &&
-    !awaitingEpochBoundary(slices, block.maxIterations);
-  return {
-    stop,
-    paceMs: slowest?.summary?.iterMs.mean ?? null,
-    reason: decisions.some((d) => d.reason === 'precision') ? ('precision' as const) : ('budget' as const),
-    progress: {
-      mode: block.mode,
-      label: block.label,
-      iterations: Number.isFinite(iterations) ? iterations : 0,
-      maxIterations: block.maxIterations,
-      relativePrecision: slowest?.summary?.relativePrecision ?? null,
-      medianIterMs: slowest?.summary?.medianIterMs ?? null,
-    },
-  };
 }

@@ -89,6 +89,8 @@ export interface ProfileRunInput {
   timeoutSec: number;
   /** Seconds without a first iteration before a mode is stopped as 'no-iterations' (default 300). */
   firstIterationTimeoutSec?: number;
+  /** Fewest seconds without an iteration before the job is stopped as hung (default 60; analysis/stalls.ts). */
+  hangTimeoutSec?: number;
   /** Seconds the job gets to exit after the stop file appears, before SIGTERM. */
   stopGraceSec: number;
   /** Seconds between SIGTERM and SIGKILL. */
@@ -573,6 +575,9 @@ async function runSchedule(
         failureTail: own.status === 'failed' ? failureTail(result, FAILURE_TAIL_LINES) : null,
       };
     }
+    // A stalled run (its data stopped coming, its job hung) ends the schedule as a failure does: the runs after it
+    // would wait on the same source.
+    if (verdict.stalled) return stalledEnd(result, launches, jobIterations);
   }
   return { launches, jobIterations, exitCode: ExitCode.Ok, failureTail: null };
 }
@@ -590,7 +595,8 @@ async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise
   let launches = 0;
   let jobIterations = 0;
   let switchable = true;
-  while (pending.length > 0 && !interrupts.interrupted) {
+  let stalled: ModeResult | undefined;
+  while (pending.length > 0 && !interrupts.interrupted && stalled === undefined) {
     const batch = switchable ? pending : pending.slice(0, 1);
     launches++;
     const outcome = await launchOnce(
@@ -612,9 +618,12 @@ async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise
     for (const [k, result] of outcome.results.entries()) {
       const ended = await blockEnd(steps, batch[k], result, { launches, jobIterations, switched: switchable });
       if (ended) return ended;
+      // The blocks after a stalled one in the same launch are kept; no launch follows it.
+      stalled ??= result.stalled ? result : undefined;
     }
     pending = pending.slice(outcome.results.length);
   }
+  if (stalled) return { ...stalledEnd(stalled, launches, jobIterations), switched: switchable };
   return { launches, jobIterations, switched: switchable, exitCode: ExitCode.Ok, failureTail: null };
 }
 
@@ -683,6 +692,16 @@ function nodeEnd(message: string, interrupts: Interrupts, launches: number, jobI
   return interrupts.userInterrupted
     ? { launches, jobIterations, exitCode: ExitCode.Interrupted, failureTail: null }
     : { launches, jobIterations, exitCode: ExitCode.NodeLost, failureTail: null, nodeLost: message };
+}
+
+/** The schedule's end at a stalled run (analysis/stalls.ts): exit JobFailed, with the job's last lines. */
+function stalledEnd(result: ModeResult, launches: number, jobIterations: number): RunsEnd {
+  return {
+    launches,
+    jobIterations,
+    exitCode: ExitCode.JobFailed,
+    failureTail: failureTail(result, FAILURE_TAIL_LINES),
+  };
 }
 
 /** Lines of a failed job's log shown when the profile stops. */

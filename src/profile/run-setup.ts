@@ -98,6 +98,7 @@ export type SharedRunSettings = Pick<
   | 'dataSource'
   | 'timeoutSec'
   | 'firstIterationTimeoutSec'
+  | 'hangTimeoutSec'
   | 'stopGraceSec'
   | 'killGraceSec'
   | 'sync'
@@ -107,7 +108,10 @@ export type SharedRunSettings = Pick<
 
 /** How a command's runs are watched and stopped, where it sets them; SUPERVISION's defaults otherwise. */
 export type Supervision = Partial<
-  Pick<SharedRunSettings, 'firstIterationTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs'>
+  Pick<
+    SharedRunSettings,
+    'firstIterationTimeoutSec' | 'hangTimeoutSec' | 'stopGraceSec' | 'killGraceSec' | 'sync' | 'pollMs'
+  >
 >;
 
 /**
@@ -128,6 +132,7 @@ export function sharedRunSettings(
     dataSource: command.dataSource,
     timeoutSec: command.timeoutSec,
     firstIterationTimeoutSec: command.firstIterationTimeoutSec ?? SUPERVISION.firstIterationTimeoutSec,
+    hangTimeoutSec: command.hangTimeoutSec ?? SUPERVISION.hangTimeoutSec,
     stopGraceSec: command.stopGraceSec ?? SUPERVISION.stopGraceSec,
     killGraceSec: command.killGraceSec ?? SUPERVISION.killGraceSec,
     sync: command.sync ?? SUPERVISION.sync,
@@ -205,11 +210,17 @@ export interface RunVerdict {
   workersNotApplied: string | null;
   /** Whether the schedule goes on: a failed or interrupted run ends it. */
   status: ModeResult['status'];
+  /** The run stalled (on any node: analysis/stalls.ts): the schedule ends there too. */
+  stalled: boolean;
 }
 
 /** The verdict on a run that asked for `workers` loader workers (null: the script's own). */
 export function runVerdict(result: ModeResult, workers: number | null): RunVerdict {
-  return { status: result.status, workersNotApplied: workers === null ? null : workersNotApplied(result, workers) };
+  return {
+    status: result.status,
+    stalled: result.stalled !== undefined,
+    workersNotApplied: workers === null ? null : workersNotApplied(result, workers),
+  };
 }
 
 /**

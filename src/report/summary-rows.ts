@@ -26,11 +26,20 @@ export function modeRows(profile: Profile): string[][] {
       s ? formatNumber(s.samplesPerSec) : '—',
       String(s?.measuredIterations ?? 0),
       String(s?.warmupIterations ?? 0),
-      r.status === 'ok' || r.status === r.stopReason ? r.stopReason : `${r.status} (${r.stopReason})`,
+      (r.status === 'ok' || r.status === r.stopReason ? r.stopReason : `${r.status} (${r.stopReason})`) +
+        (r.stalled ? ', STALLED' : ''),
       `${r.state.proven ? 'proven' : 'UNPROVEN'}: ${r.state.reason}`,
     ]);
   }
   return rows;
+}
+
+/** One line per stalled mode: why and when it stalled, and that its figures are left out (analysis/stalls.ts). */
+export function stalledLines(profile: Profile): string[] {
+  return MODES.flatMap((mode) => {
+    const stalled = profile.modes[mode]?.stalled;
+    return stalled ? [`${mode} STALLED: ${stalled.text}; its figures are left out of the split and the verdict`] : [];
+  });
 }
 
 /** Most ranks any mode ran. */
@@ -89,7 +98,7 @@ export function splitRows(profile: Profile): string[][] {
         ]
       : []),
     [
-      profile.modes.cold?.summary ? 'total (cold)' : 'total (slowest mode measured)',
+      profile.modes.cold?.summary && !profile.modes.cold.stalled ? 'total (cold)' : 'total (slowest mode measured)',
       formatEstimate(a.iterMs),
       a.iterMs ? '100%' : '—',
     ],

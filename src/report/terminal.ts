@@ -11,6 +11,7 @@ import {
   driftLine,
   firstBatchLine,
   modeRows,
+  stalledLines,
   nodeRows,
   pipelineStallLines,
   rankRows,
@@ -45,7 +46,8 @@ export function renderSummary(
   out.push('');
 
   out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
-  for (const line of [allRanksLine(profile), firstBatchLine(profile)]) if (line) out.push(line);
+  for (const line of [...stalledLines(profile), allRanksLine(profile), firstBatchLine(profile)])
+    if (line) out.push(line);
   const nodes = nodeRows(profile);
   if (nodes) out.push('', table(nodes, [2, 4]));
   const ranks = rankRows(profile);

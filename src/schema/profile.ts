@@ -441,6 +441,25 @@ export const PrepStageTotalsSchema = z.object({
 });
 export type PrepStageTotals = z.infer<typeof PrepStageTotalsSchema>;
 
+/**
+ * A block whose figures cannot stand (analysis/stalls.ts): its fetches stalled, its job stopped making progress,
+ * or --timeout ended it before it measured enough. Its state is not proven and the split leaves it out.
+ */
+export const StallSchema = z.object({
+  /**
+   * no-bytes: no fetched byte while the job waited on data; request-errors: requests for the data failed; hung: no
+   * iteration for many times the median (the watchdog ended the block); timeout: --timeout ended it too soon.
+   */
+  cause: z.enum(['no-bytes', 'request-errors', 'hung', 'timeout']),
+  /** When it began, s into the block. */
+  atSec: nonneg(),
+  /** no-bytes: how long nothing came, s. */
+  silentSec: nonneg().optional(),
+  /** One line naming the cause and its time. */
+  text: z.string(),
+});
+export type Stall = z.infer<typeof StallSchema>;
+
 export const ModeResultSchema = z.object({
   mode: ModeSchema,
   /** ok: enough iterations measured; failed: the job failed; interrupted: stopped by the user. */
@@ -509,6 +528,8 @@ export const ModeResultSchema = z.object({
    * when no loader process reported them.
    */
   prepStages: PrepStageTotalsSchema.optional(),
+  /** The block stalled (its fetches, or its job): not proven, left out of the split; absent when it did not. */
+  stalled: StallSchema.optional(),
   /** A block of a launch that measured several modes (docs/method.md, "One launch"); absent for a launch of its own. */
   block: z
     .object({

@@ -357,3 +357,33 @@ test("a stall must clear the profiler's own share of a CPU in its mode before it
   assert.equal(a.stallCalls!.fetch, 'within-noise');
   assert.equal(a.verdict.bound, 'compute');
 });
+
+test('a stalled mode stays out of the split and the verdict: unknown, with why and when it stalled', () => {
+  const stalled = {
+    cause: 'no-bytes' as const,
+    atSec: 12,
+    silentSec: 48,
+    text: 'the endpoint sent nothing from 12 s into the cold block, for 48 s until the block ended, while the job waited on data',
+  };
+  const modes = {
+    synthetic: modeResult('synthetic', { iterMs: 100, halfWidth: 2 }),
+    cached: modeResult('cached', { iterMs: 150, computeMs: 104, halfWidth: 3 }),
+    // Its few iterations, each waiting long, would read as a huge fetch stall.
+    cold: { ...modeResult('cold', { iterMs: 5000, computeMs: 104, halfWidth: 4000, stopReason: 'timeout' }), stalled },
+  };
+  const a = analyze(modes);
+  AnalysisSchema.parse(a);
+  assert.equal(a.fetchStallMs, null, 'no fetch stall from a stalled cold mode');
+  assert.equal(a.fetchStallFraction, null);
+  assert.equal(a.verdict.bound, 'unknown');
+  assert.match(
+    a.verdict.text,
+    /^unknown: the cold mode stalled \(the endpoint sent nothing from 12 s into the cold block/,
+  );
+  assert.ok(
+    a.caveats.some((c) => /^cold mode stalled \(.*\): its figures are left out/.test(c)),
+    a.caveats.join('\n'),
+  );
+  // The modes that held still give their split.
+  assert.equal(a.prepStallMs?.mean, 50);
+});

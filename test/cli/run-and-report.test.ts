@@ -142,3 +142,38 @@ test('--redact: nothing printed, live or after, holds an absolute path of the ru
   assert.ok(!(io.out + io.err).includes(dir), `${io.err}\n${io.out}`);
   assert.match(io.err, /<abs>\/redacted\.json/);
 });
+
+test('a cold mode whose endpoint froze: STALLED in the summary, verdict unknown, a partial profile and exit 5', async () => {
+  const ok = fakeModeRunner({
+    waitMs: { synthetic: 0, cached: 5, cold: 20 },
+    stepMs: { synthetic: 50, cached: 50, cold: 50 },
+    driftPerSec: 0,
+    noise: 0.02,
+    startupSec: 1,
+    seed: 3,
+  });
+  const text =
+    'the endpoint sent nothing from 12 s into the cold block, for 48 s until the block ended, while the job waited on data';
+  const io = fakeIo(dir);
+  const run = input('frozen', async (mode) => {
+    const result = await ok.run(mode);
+    return mode.mode === 'cold'
+      ? { ...result, stalled: { cause: 'no-bytes', atSec: 12, silentSec: 48, text } }
+      : result;
+  });
+  const { exitCode } = await runAndReport(run, io, { json: false });
+  assert.equal(exitCode, ExitCode.JobFailed);
+  assert.match(io.out, /^cold\s.*STALLED/m);
+  assert.match(io.out, /^cold STALLED: the endpoint sent nothing from 12 s into the cold block/m);
+  // The first epoch's verdict needs the cold mode; the later epochs' (the cached pace) stands.
+  assert.match(io.out, /verdict, first epoch \(the dataset cold\): unknown: the cold mode stalled/);
+  assert.doesNotMatch(io.out, /fetch-bound/);
+  assert.match(
+    io.err,
+    /^ds-analyzer: the cold block stalled: the endpoint sent nothing from 12 s .*; it is kept in the profile, marked stalled and left out of the verdict; the synthetic and cached modes are saved in .*; check the data's source/m,
+  );
+  const saved = readProfile(run.outFile);
+  assert.equal(saved.status, 'partial');
+  assert.equal(saved.modes.cold?.stalled?.cause, 'no-bytes');
+  assert.equal(saved.analysis?.fetchStallMs, null);
+});

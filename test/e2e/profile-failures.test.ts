@@ -286,3 +286,104 @@ test('remote data whose server starts dropping connections mid-run: the job fail
     server.close();
   }
 });
+
+test('a job that stops making progress mid-block is stopped as hung, long before --timeout; the modes before are kept', async () => {
+  const out = join(work, 'hung.json');
+  const started = Date.now();
+  const result = await startCli(
+    [
+      'profile',
+      '--data',
+      data,
+      '--out',
+      out,
+      '--timeout',
+      '5m',
+      '--hang-timeout',
+      '3s',
+      ...quickProfile,
+      '--',
+      ...emulatorArgv(data, [...fast, '--hang-at-iteration', '40', '--hang-mode', 'cached']),
+    ],
+    { cwd: work },
+  );
+  const sec = (Date.now() - started) / 1000;
+  assert.ok(sec < 120, `took ${sec} s against a --timeout of 300 s per mode`);
+  assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+  assert.match(
+    result.all,
+    /the cached block stalled: no iteration for [\d.]+ s from [\d.]+ s into the cached block, \d+x the median [\d.]+ s: the job looks hung; it is kept in the profile, marked stalled.*; find where the job waits/,
+  );
+  assert.match(result.all, /the synthetic mode is saved/);
+  noStackTrace(result.all);
+  const profile = readProfile(out);
+  assert.equal(profile.status, 'partial');
+  assert.equal(profile.modes.synthetic?.status, 'ok');
+  assert.equal(profile.modes.synthetic?.stalled, undefined);
+  assert.equal(profile.modes.cached?.stalled?.cause, 'hung');
+  assert.equal(profile.modes.cached?.state.proven, false);
+  assert.equal(profile.modes.cold, undefined, 'no mode runs after a stalled one');
+  assert.notEqual(profile.analysis?.verdict.bound, 'compute');
+  assert.deepEqual(processesMentioning(data), []);
+});
+
+test('remote data whose server freezes mid cold mode: the cold block is marked stalled with the time, never proven, exit 5', async () => {
+  // A shard server that answers HEADs always and GETs until its budget is spent, then holds every GET unanswered.
+  let gets = 0;
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    const path = join(data, basename(req.url ?? ''));
+    if (!existsSync(path)) return void res.writeHead(404).end();
+    if (req.method === 'GET' && ++gets > 60) return void held.push(res);
+    const body = readFileSync(path);
+    res.writeHead(200, { 'content-length': body.length });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const out = join(work, 'frozen.json');
+    const count = readdirSync(data).filter((n) => n.endsWith('.bin')).length;
+    const pattern = `${base}/sample-{00000..${String(count - 1).padStart(5, '0')}}.bin`;
+    const started = Date.now();
+    const result = await startCli(
+      [
+        'profile',
+        '--remote',
+        pattern,
+        '--net-meter',
+        'proxy',
+        '--modes',
+        'synthetic,cold',
+        '--out',
+        out,
+        // Long enough for the 10 s without a byte that a fetch stall needs; far under --timeout.
+        '--hang-timeout',
+        '15s',
+        '--timeout',
+        '5m',
+        ...quickProfile,
+        '--',
+        ...emulatorArgv(data, [...fast, '--remote-base', base]),
+      ],
+      { cwd: work },
+    );
+    assert.ok((Date.now() - started) / 1000 < 150, 'ended long before --timeout');
+    assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+    assert.match(result.all, /the cold block stalled: the endpoint sent nothing from [\d.]+ s into the cold block/);
+    assert.doesNotMatch(result.all, /cold: .*state proven/);
+    noStackTrace(result.all);
+    const profile = readProfile(out);
+    assert.equal(profile.status, 'partial');
+    assert.equal(profile.modes.synthetic?.stalled, undefined);
+    assert.equal(profile.modes.cold?.stalled?.cause, 'no-bytes');
+    assert.equal(profile.modes.cold?.state.proven, false);
+    assert.equal(profile.analysis?.fetchStallMs, null);
+    assert.equal(profile.analysis?.verdict.bound, 'unknown');
+    assert.deepEqual(processesMentioning(data), []);
+  } finally {
+    for (const res of held) res.socket?.destroy();
+    server.closeAllConnections();
+    server.close();
+  }
+});

@@ -202,3 +202,11 @@ test("the time-to-first-batch rule reads the epoch start, or the loader's first 
   assert.equal(measured.rules[0].note, null);
   assert.equal(evaluateGate(profile, { timeToFirstBatch: err(2) }).rules[0].result, 'fail');
 });
+
+test('a profile with a stalled mode exits with the job-failed code and names the stall', () => {
+  const profile = fixture('pass');
+  profile.modes.cold!.stalled = { cause: 'hung', atSec: 12, text: 'no iteration for 74 s: the job looks hung' };
+  const verdict = evaluateGate(profile, { prepStall: err(0.3), fetchStall: err(0.2) });
+  assert.equal(verdict.exitCode, ExitCode.JobFailed);
+  assert.equal(verdict.jobFailure, 'the cold mode stalled: no iteration for 74 s: the job looks hung');
+});

@@ -9,6 +9,7 @@ import {
   startClientMeter,
   type ProcessCounters,
 } from '../../src/profile/data-sources/client-meter.js';
+import type { ResourceSample } from '../../src/schema/profile.js';
 
 /** One counters line as python/ds_analyzer/_http.py writes it. */
 function line(pid: number, fields: Partial<Record<string, unknown>>): string {
@@ -158,5 +159,20 @@ test('a run whose clients counted no request cannot be proven by them, and says 
   const dir = netDir();
   const readings = await startClientMeter(dir, ['127.0.0.1:9000']).finish([]);
   assert.match(readings.proofLimit ?? '', /counted no request to the origin.*--net-meter proxy/);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("the meter's readings carry the processes' requests and failed requests, a resource sample taking the last before it", async () => {
+  const dir = netDir();
+  const meter = startClientMeter(dir, ['127.0.0.1:9000']);
+  appendFileSync(join(dir, 'net-7.jsonl'), line(7, { requests: 40, bytes: 4000 }));
+  appendFileSync(join(dir, 'net-8.jsonl'), line(8, { requests: 10, bytes: 1000, failures: 3 }));
+  const t = Date.now() + 5;
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  const readings = await meter.finish([
+    { t, jobCpuSec: 0 } as ResourceSample,
+    { t: Date.now() + 1000, jobCpuSec: 0 } as ResourceSample,
+  ]);
+  assert.deepEqual(readings.series.at(-1), { t: readings.series.at(-1)!.t, bytes: 5000, requests: 50, failures: 3 });
   rmSync(dir, { recursive: true, force: true });
 });

@@ -11,7 +11,14 @@ test("a command's run settings keep what it set and take SUPERVISION's defaults 
   // validate sets none of the supervision settings.
   assert.deepEqual(sharedRunSettings(job, dataset), { ...job, dataset, ...SUPERVISION, gpu: undefined });
   // profile sets them all from its flags.
-  const flags = { firstIterationTimeoutSec: 7, stopGraceSec: 3, killGraceSec: 2, sync: false, pollMs: 50 };
+  const flags = {
+    firstIterationTimeoutSec: 7,
+    hangTimeoutSec: 9,
+    stopGraceSec: 3,
+    killGraceSec: 2,
+    sync: false,
+    pollMs: 50,
+  };
   const gpu = { latest: () => null, readings: () => [] };
   assert.deepEqual(sharedRunSettings({ ...job, ...flags }, dataset, gpu), { ...job, dataset, ...flags, gpu });
 });

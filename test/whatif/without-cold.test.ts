@@ -107,3 +107,15 @@ test('a cold mode that read nothing from storage is the same missing piece: name
   assert.match(result.unanswered[0], /lacks modes\.cold\.storageReadBytesPerSec/);
   assert.equal(result.prediction.firstBatchSec, undefined, 'the first batch is a read from storage too');
 });
+
+test('a stalled cold mode is as good as none: the same answers, and the reason names the stall', () => {
+  const stalled = load();
+  stalled.modes.cold!.stalled = { cause: 'no-bytes', atSec: 12, silentSec: 48, text: 'the endpoint sent nothing' };
+  for (const [flags, query] of QUESTIONS) {
+    const got = answered(stalled, query);
+    const expected = answered(withoutCold(), query);
+    assert.equal(got.prediction.samplesPerSec, expected.prediction.samplesPerSec, flags);
+    assert.equal(got.prediction.fetchStallMs, 0, flags);
+  }
+  assert.match(answered(stalled, { workers: 8 }).unanswered.join('\n'), /a cold mode that did not stall/);
+});

@@ -117,6 +117,14 @@ function totalBytes(processes: readonly ProcessCounters[]): number {
   return processes.reduce((sum, p) => sum + p.last.bytes, 0);
 }
 
+/** The requests all processes had made, and had fail, by their latest lines. */
+function totalRequests(processes: readonly ProcessCounters[]): { requests: number; failures: number } {
+  return {
+    requests: processes.reduce((sum, p) => sum + p.last.requests, 0),
+    failures: processes.reduce((sum, p) => sum + p.last.failures, 0),
+  };
+}
+
 /** The environment a job needs for its clients to count: the folder, and the origins whose requests count. */
 export function clientMeterEnv(dir: string, origins: readonly string[]): Record<string, string> {
   return { DSA_NET_DIR: dir, DSA_NET_ORIGINS: origins.join(',') };
@@ -129,7 +137,10 @@ export function clientMeterEnv(dir: string, origins: readonly string[]): Record<
 export function startClientMeter(dir: string, origins: readonly string[], ledger?: CpuLedger): FetchMeter {
   const startedAt = Date.now();
   const counters = new ClientCounters(dir);
-  const read = (): void => poll.push(totalBytes(counters.poll()));
+  const read = (): void => {
+    const processes = counters.poll();
+    poll.push(totalBytes(processes), totalRequests(processes));
+  };
   const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
   return {
     jobEnv: clientMeterEnv(dir, origins),
@@ -137,7 +148,7 @@ export function startClientMeter(dir: string, origins: readonly string[], ledger
     finish(resources: readonly ResourceSample[]): FetchReadings {
       poll.stop();
       const processes = counters.poll();
-      poll.push(totalBytes(processes));
+      poll.push(totalBytes(processes), totalRequests(processes));
       return {
         series: poll.seriesAt(resources),
         seriesSource: MESSAGES.windowSource,

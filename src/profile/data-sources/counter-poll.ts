@@ -20,9 +20,9 @@ export class CounterPoll {
     this.timer.unref();
   }
 
-  /** Records a reading taken now. */
-  push(bytes: number): void {
-    this.readings.push({ t: Date.now(), bytes });
+  /** Records a reading taken now, with the requests and failures since the run started where the counter has them. */
+  push(bytes: number, requests?: { requests: number; failures: number }): void {
+    this.readings.push({ t: Date.now(), bytes, ...requests });
   }
 
   /** Stops the timer; the meter takes its last reading after. */
@@ -33,7 +33,21 @@ export class CounterPoll {
   /** The readings placed at the run's resource samples (the measured window's evidence), or as taken without any. */
   seriesAt(resources: readonly ResourceSample[]): CounterReading[] {
     if (resources.length === 0) return this.readings;
-    return resources.map((s) => ({ t: s.t, bytes: counterAt(this.readings, s.t, (r) => r.bytes) ?? 0 }));
+    return resources.map((s) => ({
+      t: s.t,
+      bytes: counterAt(this.readings, s.t, (r) => r.bytes) ?? 0,
+      ...this.requestsAt(s.t),
+    }));
+  }
+
+  /** The requests and failures of the last reading at or before `t` (counts do not interpolate); none uncounted. */
+  private requestsAt(t: number): Pick<CounterReading, 'requests' | 'failures'> {
+    let at: CounterReading | undefined;
+    for (const r of this.readings) {
+      if (r.t > t) break;
+      if (r.failures !== undefined) at = r;
+    }
+    return at ? { requests: at.requests ?? 0, failures: at.failures! } : {};
   }
 
   /** The last reading's bytes. */

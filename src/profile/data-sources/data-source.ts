@@ -23,6 +23,10 @@ export interface CounterReading {
   t: number;
   /** Bytes fetched from storage (or the network) since the counter started, never decreasing. */
   bytes: number;
+  /** Requests for the data since the counter started, where the meter counts them (the proxy, the job's clients). */
+  requests?: number;
+  /** Of them, the failed ones (no answer, a reset, a timeout), where the meter counts them. */
+  failures?: number;
 }
 
 /** Reads a fetch counter may include that are not the data's (files the job read outside --data). */

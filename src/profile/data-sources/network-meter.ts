@@ -26,14 +26,21 @@ export function startNetworkMeter(proxy: MeteringProxy, ledger?: CpuLedger): Fet
   proxy.takeRecords(); // an earlier run's, ended after its meter
   const start = proxy.readCounters();
   const startedAt = performance.now();
-  const read = (): void => poll.push(proxy.readCounters().originBytes - start.originBytes);
+  const since = (now: ProxyCounters) => ({
+    requests: now.requests - start.requests,
+    failures: now.failures - start.failures,
+  });
+  const read = (): void => {
+    const now = proxy.readCounters();
+    poll.push(now.originBytes - start.originBytes, since(now));
+  };
   const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
   return {
     attach: attachNothing,
     finish(resources: readonly ResourceSample[]): FetchReadings {
       poll.stop();
       const end = proxy.readCounters();
-      poll.push(end.originBytes - start.originBytes);
+      poll.push(end.originBytes - start.originBytes, since(end));
       return {
         series: poll.seriesAt(resources),
         seriesSource: MESSAGES.windowSource,

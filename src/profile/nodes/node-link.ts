@@ -106,6 +106,7 @@ const MessageSchema = z.discriminatedUnion('t', [
     label: z.string(),
     workersNotApplied: z.string().nullable(),
     status: z.enum(['ok', 'failed', 'interrupted']),
+    stalled: z.boolean().optional(),
   }),
   z.object({ t: z.literal('final'), storageProbe: StorageProbeSchema.nullable() }),
   // reason null: an orderly end; else the profile was aborted, and why.
@@ -641,7 +642,11 @@ export class FollowerLink extends LinkBase implements NodeLink {
     else if (message.t === 'welcome') this.welcomed = true;
     else if (message.t === 'go') this.go.add(message.label);
     else if (message.t === 'verdict')
-      this.verdicts.set(message.label, { workersNotApplied: message.workersNotApplied, status: message.status });
+      this.verdicts.set(message.label, {
+        workersNotApplied: message.workersNotApplied,
+        status: message.status,
+        stalled: message.stalled === true,
+      });
     else if (message.t === 'end') {
       this.ended = true;
       if (message.reason !== null) this.lose(`the coordinator at ${this.where} ended the profile: ${message.reason}`);

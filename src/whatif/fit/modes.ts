@@ -42,6 +42,8 @@ export function measuredModes(profile: Profile): Fitted<MeasuredModes> | NotEnou
     const result = profile.modes[mode];
     if (!result) return notEnoughData(`modes.${mode}`, mode);
     if (result.summary === null) return notEnoughData(`modes.${mode}.summary`, mode);
+    // A stalled mode's figures are not a measurement (analysis/stalls.ts): as good as missing.
+    if (result.stalled) return notEnoughData(`a ${mode} mode that did not stall (modes.${mode}.stalled)`, mode);
     modes[mode] = result as MeasuredMode;
   }
   modes.cold = coldMissing(profile) === null ? (profile.modes.cold as MeasuredMode) : null;
@@ -57,6 +59,7 @@ export function coldMissing(profile: Profile): NotEnoughData | null {
   const cold = profile.modes.cold;
   if (!cold) return notEnoughData('modes.cold', 'cold');
   if (cold.summary === null) return notEnoughData('modes.cold.summary', 'cold');
+  if (cold.stalled) return notEnoughData('a cold mode that did not stall (modes.cold.stalled)', 'cold');
   return null;
 }
 

@@ -15,7 +15,7 @@ import { formatRate } from '../../units.js';
 import { MISSING_TEXT } from '../advice-text.js';
 import { fitOverlap, fitOverlapJoint, largestSerial, PERFECT_OVERLAP, type OverlapInputs } from '../overlap.js';
 import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
-import { loaderSetPace, proven, type MeasuredModes } from './modes.js';
+import { coldMissing, loaderSetPace, proven, type MeasuredModes } from './modes.js';
 
 /** A cold mode that read below this share of its throttle did not keep storage busy. */
 const UNSATURATED_SHARE = 0.9;
@@ -144,7 +144,7 @@ export function fitStorage(
   inputs: StorageFitInputs,
 ): Fitted<StorageFit> | NotEnoughData {
   const { synthetic, cached, cold } = modes;
-  if (cold === null) return notEnoughData('modes.cold', 'cold');
+  if (cold === null) return coldMissing(profile) ?? notEnoughData('modes.cold', 'cold');
   const readRate = cold.storageReadBytesPerSec;
   if (readRate === null || !(readRate > 0)) return notEnoughData('modes.cold.storageReadBytesPerSec', 'cold');
   // Bandwidth set the pace only where the loader waited on it: not where the job's own requests did.
