@@ -210,7 +210,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
             proxyPort: raw.proxyPort ? parsePort(raw.proxyPort, '--proxy-port') : 0,
           }
         : { kind: 'files', roots: dataRoots, dropCaches: Boolean(raw.dropCaches) },
-      { env: io.env, ledger },
+      { env: io.env, ledger, say: (line) => io.stderr(`note: ${line}\n`) },
     ),
     ledger,
     nvidiaSmi: raw.nvidiaSmi,

@@ -228,6 +228,9 @@ export function blockResult(
     ? evidence.fetched.series
     : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
   const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
+  // A block among others fetched what the network carried over its own time, where the meter can say.
+  const network =
+    !oneBlock && fetched.networkBetween ? fetched.networkBetween(span.startedAt, endedAt) : fetched.network;
   const state = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
   const readRate = windowRates(fetched.series, measuredIterations, (s) => s.bytes);
@@ -276,7 +279,7 @@ export function blockResult(
     profilerCpuSec: evidence.profilerCpuSec,
     profilerCpu: evidence.profilerCpu,
     ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
-    ...(fetched.network ? { network: fetched.network } : {}),
+    ...(network ? { network } : {}),
     firstBatch: span.index === 0 ? firstBatchOf(ranks, span.launchStartedAt) : null,
     ...(subset
       ? {
@@ -374,6 +377,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     datasetBytes: measured.bytes,
     readBytes: window?.readBytes ?? run.fetched.wholeRunBytes,
     readBytesSource: window ? run.fetched.seriesSource : run.fetched.wholeRunSource,
+    ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
     fetchesFrom: input.dataSource.fetchesFrom,
     consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * (measured.sampleBytes ?? measured.meanFileBytes),
     consumedSamples: window?.consumedSamples ?? samples,

@@ -20,9 +20,9 @@ export class CounterPoll {
     this.timer.unref();
   }
 
-  /** Records a reading taken now. */
-  push(bytes: number): void {
-    this.readings.push({ t: Date.now(), bytes });
+  /** Records a reading taken now (with the bytes answered locally, where the counter has them). */
+  push(bytes: number, localBytes?: number): void {
+    this.readings.push({ t: Date.now(), bytes, ...(localBytes !== undefined ? { localBytes } : {}) });
   }
 
   /** Stops the timer; the meter takes its last reading after. */
@@ -33,7 +33,12 @@ export class CounterPoll {
   /** The readings placed at the run's resource samples (the measured window's evidence), or as taken without any. */
   seriesAt(resources: readonly ResourceSample[]): CounterReading[] {
     if (resources.length === 0) return this.readings;
-    return resources.map((s) => ({ t: s.t, bytes: counterAt(this.readings, s.t, (r) => r.bytes) ?? 0 }));
+    const local = this.readings.some((r) => r.localBytes !== undefined);
+    return resources.map((s) => ({
+      t: s.t,
+      bytes: counterAt(this.readings, s.t, (r) => r.bytes) ?? 0,
+      ...(local ? { localBytes: counterAt(this.readings, s.t, (r) => r.localBytes ?? 0) ?? 0 } : {}),
+    }));
   }
 
   /** The last reading's bytes. */
