@@ -255,7 +255,7 @@ function checkJobCache(dir: string, guarded: readonly string[]): string {
   return dir;
 }
 
-/** --net-meter: where the cold mode's requests are counted. */
+/** --net-meter: where the job's requests are counted and the cached mode answered. */
 function parseNetMeter(text: string | undefined): NetMeter {
   if (text === undefined || text === 'client' || text === 'proxy') return text ?? 'client';
   throw new UserError(PROFILE_TEXT.notANetMeter(text), ExitCode.BadValue);

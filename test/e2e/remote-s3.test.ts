@@ -17,9 +17,10 @@ import { PYTHON, startCli, torchMissing } from './helpers.js';
  * Remote data, end to end: an S3-compatible server (s3rver) on loopback, and
  * an unmodified-looking PyTorch script (examples/remote/s3_map_train.py) whose
  * map-style dataset GETs one object per sample with boto3. The profiler lists
- * the bucket, puts a metering proxy between the job and the server
- * (HTTP_PROXY), answers the cached mode from its own cache and caps the
- * origin's bytes for --storage-bw.
+ * the bucket; by default the job reaches the server directly in one launch,
+ * its hook counting its requests and answering the cached block from the
+ * profiler's copy; with --storage-bw a metering proxy between the job and
+ * the server (HTTP_PROXY) caps the origin's bytes.
  */
 const SCRIPT = fileURLToPath(new URL('../../../examples/remote/s3_map_train.py', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-s3-'));
