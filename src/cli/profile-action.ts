@@ -22,6 +22,7 @@ import type { Io } from './io.js';
 import { chooseRunAs, runAsNote, type RunAs } from '../profile/run-as.js';
 import { withPython } from '../profile/python-flag.js';
 import { handOver } from '../system/kernel/hand-over.js';
+import { REMOTE_COPY_FOLDER } from '../store/leftover-files.js';
 
 /** Options of `profile` as commander hands them over (strings, unparsed). */
 export interface RawProfileOptions {
@@ -206,7 +207,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
             named: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null },
             jobCache: jobCacheDir,
             netMeter,
-            cacheDir: join(artefactsDir(outFile), 'remote-cache'),
+            cacheDir: join(artefactsDir(outFile), REMOTE_COPY_FOLDER),
             proxyPort: raw.proxyPort ? parsePort(raw.proxyPort, '--proxy-port') : 0,
           }
         : { kind: 'files', roots: dataRoots, dropCaches: Boolean(raw.dropCaches) },
