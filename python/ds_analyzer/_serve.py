@@ -114,21 +114,28 @@ def request_key(connection, url):
     return host + ("" if port == connection.default_port else ":%s" % port) + unquote(path or "/")
 
 
-def entry_for(key):
-    """The stored object answering `key`: its own, else one of the copy picked by the key's hash."""
+def entry_for(key, url="/"):
+    """The stored object answering `key`: its own, else one of the copy picked by the key's hash, where the request
+    asks for an object (a listing, `GET /bucket?list-type=2`, or a folder's URL goes to the origin)."""
     objects = _state["objects"]
     entry = objects.get(key)
-    if entry is not None or not objects:
+    if entry is not None or not objects or not _asks_for_object(url):
         return entry
     sizes = _state["by_size"]
     return objects[sizes[zlib.crc32(key.encode("utf-8", "surrogateescape")) % len(sizes)][1]]
+
+
+def _asks_for_object(url):
+    """Whether a request's URL can be an object's GET: no query but S3's own `x-id=GetObject`, not a folder."""
+    parts = urlsplit(url)
+    return parts.query in ("", "x-id=GetObject") and not parts.path.endswith("/")
 
 
 def answer(connection, method, url):
     """A local socket answering this request from the copy, or None when it goes to the network."""
     if method not in ("GET", "HEAD") or mode_now() != "cached" or not _state["objects"]:
         return None
-    entry = entry_for(request_key(connection, url))
+    entry = entry_for(request_key(connection, url), url)
     if entry is None:
         return None
     try:

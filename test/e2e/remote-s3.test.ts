@@ -99,7 +99,7 @@ function job(): string[] {
   ];
 }
 
-test("a boto3 job against an S3 server on loopback: cold and cached modes proven from the proxy's counts, and its network use recorded", async (t) => {
+test("a boto3 job against an S3 server on loopback, in one launch: cold and cached modes proven from its clients' counts, and its network use recorded", async (t) => {
   if (skipReason) return t.skip(skipReason);
   const out = join(work, 'uncapped.json');
   const result = await startCli(
@@ -111,6 +111,7 @@ test("a boto3 job against an S3 server on loopback: cold and cached modes proven
   assert.equal(profile.dataset.files, OBJECTS);
   assert.equal(profile.dataset.bytes, TOTAL_BYTES);
   assert.equal(profile.dataset.remote?.kind, 's3');
+  assert.equal(profile.cost?.launches, 1, profile.cost?.scheduleReason);
   assert.match(profile.dataset.remote?.location ?? '', /^s3:\/\/data\/train\/ at http:\/\/127\.0\.0\.1:\d+$/);
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
     const m = profile.modes[mode]!;
@@ -132,7 +133,7 @@ test("a boto3 job against an S3 server on loopback: cold and cached modes proven
   );
   assert.ok(
     cached.network && cached.network.cacheHits >= 20 * 8,
-    "the cached mode was answered from the profiler's cache",
+    "the cached mode was answered from the profiler's copy",
   );
   assert.ok(cached.network.originBytes < 0.05 * cached.network.cacheBytes, 'and the origin served (nearly) nothing');
   // The resource samples hold the proxy's counter, so validate and the report read the same bytes.

@@ -124,10 +124,11 @@ c.request("HEAD", "/b/k1"); r = c.getresponse(); print(r.status, r.getheader("Co
 import urllib.request
 print(len(urllib.request.urlopen("http://127.0.0.1:%d/b/other" % PORT).read()))
 urllib.request.urlopen("http://localhost:%d/b/only" % PORT).read()   # another host: not the data, not answered
+urllib.request.urlopen("http://127.0.0.1:%d/b?list-type=2" % PORT).read()   # a listing: the origin answers it
 ''', "cached", index=index)
         self.assertEqual(out.strip(), "102400")
-        self.assertEqual(_Handler.seen, ["/b/only"])
-        self.assertEqual((counts["localBytes"], counts["bytes"]), (102400, 0))
+        self.assertEqual(_Handler.seen, ["/b/only", "/b?list-type=2"])
+        self.assertEqual((counts["localBytes"], counts["bytes"]), (102400, BODY), "the listing came over the network")
 
     def test_the_control_file_switches_every_process_between_network_and_copy(self):
         index = self.copy_of(self.port, ["b/k"])
