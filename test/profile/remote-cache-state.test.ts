@@ -26,6 +26,7 @@ function fakeLink(inJob = false) {
   const stored = new Set<string>();
   const indexes: string[][] = [];
   const expected: (number | null)[] = [];
+  const said: { files: number; leftBytes: number; measured: boolean }[] = [];
   const uses: { use: string; keys: string[] | null }[] = [] as { use: string; keys: string[] | null }[];
   const proxy = {
     setCacheUse: (use: string, only: ReadonlySet<string> | null = null) =>
@@ -38,12 +39,13 @@ function fakeLink(inJob = false) {
     storedBytes: (files) => files.filter((f) => stored.has(f.path)).reduce((sum, f) => sum + f.bytes, 0),
     servesInJob: () => inJob,
     writeIndex: (files) => indexes.push(files.map((f) => f.path)),
+    announce: (files, _data, leftBytes, rate) => said.push({ files: files.length, leftBytes, measured: rate !== null }),
     copyFiles: (data, bytes) => {
       expected.push(bytes);
       return bytes === null ? data.files : data.files.slice(0, Math.ceil(bytes / 100));
     },
   };
-  return { link, stored, uses, indexes, expected };
+  return { link, stored, uses, indexes, expected, said };
 }
 
 const files: DatasetFile[] = [0, 1, 2, 3].map((k) => ({ path: `b/${k}`, bytes: 100 }));
@@ -76,12 +78,19 @@ test('cached: every object fetched into the cache and answered from it; cold and
 });
 
 test('answered in the job: the cached mode fills the copy the link bounds and names it in the index; the proxy is left passing', async () => {
-  const { link, stored, uses, indexes, expected } = fakeLink(true);
+  const { link, stored, uses, indexes, expected, said } = fakeLink(true);
   const state = new RemoteCacheState(() => link);
   const cached = await state.prepare('cached', dataset(false), { expectedBytes: 150 });
   assert.deepEqual(expected, [150]);
   assert.deepEqual([...stored], ['b/0', 'b/1'], 'only the bounded copy is fetched');
   assert.deepEqual(indexes, [['b/0', 'b/1']]);
+  assert.deepEqual(
+    said,
+    [{ files: 2, leftBytes: 100, measured: true }],
+    'said once its first object measured the rate',
+  );
+  await state.prepare('cached', dataset(false), { expectedBytes: 150 });
+  assert.equal(said.length, 1, 'a copy already there is not said again');
   assert.equal(cached.residentBytesBefore, 200);
   assert.equal(uses.length, 0, 'the proxy is never told to answer');
   const cold = await state.prepare('cold', dataset(false));

@@ -64,6 +64,7 @@ test('with the client meter every mode is a block of one launch, metered in the 
       said[0],
       /^cached mode: 29\.3 KiB from http:\/\/127\.0\.0\.1:\d+\/shard-\{0\.\.7\}\.bin \(a seeded 37\.5%/,
     );
+    assert.match(said[0], /, about \d+ s left at the rate measured; removed when the profile ends$/);
     assert.equal(remote.proofLimit('cached'), null);
   } finally {
     await remote.close();

@@ -126,8 +126,6 @@ export class RemoteObjectsSource implements DataSource {
     },
   };
   private readonly store: RemoteStore;
-  /** The network's rate the storage probe measured, for the copy's announced time; null before the probe. */
-  private probedBytesPerSec: number | null = null;
   private link:
     | (RemoteLink & { proxy: MeteringProxy; cache: ResponseCache; objects: Map<string, RemoteObject> })
     | null = null;
@@ -138,11 +136,7 @@ export class RemoteObjectsSource implements DataSource {
   ) {
     this.store = remoteStore(spec);
     this.modeState = this.withJobCache(new RemoteCacheState(() => this.requireLink()));
-    this.readProber = async (files, limits) => {
-      const probed = await this.probe(files, limits);
-      this.probedBytesPerSec = probed.bytesPerSec > 0 ? probed.bytesPerSec : null;
-      return probed;
-    };
+    this.readProber = (files, limits) => this.probe(files, limits);
   }
 
   /**
@@ -317,33 +311,10 @@ export class RemoteObjectsSource implements DataSource {
           this.copyIndex(),
           files.map((f) => objectOf(f).cacheKey),
         ),
-      copyFiles: (dataset, expectedBytes) =>
-        this.copyFiles(dataset, expectedBytes, (f) => cache.get(objectOf(f).cacheKey) !== null),
+      copyFiles: (dataset, expectedBytes) => copyFiles(dataset, expectedBytes),
+      announce: (files, dataset, leftBytes, bytesPerSec) =>
+        this.options.say?.(copyLine(this.spec.display, files, dataset, leftBytes, bytesPerSec)),
     };
-  }
-
-  /**
-   * The objects the cached mode's copy holds: all of them when they fit the room for it and the block's expected
-   * reads, else the first of a seeded permutation that does (the hook answers a request for another object with one of
-   * these: cached-subset.ts's idea, at the request). Said before the copy is fetched, with its time at the rate the
-   * storage probe measured.
-   */
-  private copyFiles(
-    dataset: Dataset,
-    expectedBytes: number | null,
-    stored: (f: DatasetFile) => boolean,
-  ): DatasetFile[] {
-    const room = dataset.memoryBudgetBytes ?? dataset.bytes;
-    const target = Math.min(dataset.bytes, room, expectedBytes ?? Infinity);
-    let files: DatasetFile[] = dataset.files;
-    if (target < dataset.bytes) {
-      const order = seededOrder(dataset.files.length, COPY_SEED);
-      const end = Math.max(1, prefixEnd(order, sizesOf(dataset.files), 0, 0, target));
-      files = pickFiles(dataset.files, sortedIndices(order, 0, end));
-    }
-    const missing = files.filter((f) => !stored(f)).reduce((sum, f) => sum + f.bytes, 0);
-    if (missing > 0) this.options.say?.(copyLine(this.spec.display, files, dataset, missing, this.probedBytesPerSec));
-    return files;
   }
 
   /** Fetches the objects into the cache, a few at once. */
@@ -438,7 +409,21 @@ export class RemoteObjectsSource implements DataSource {
   }
 }
 
-/** What the cached mode's copy is, said before it is fetched. */
+/**
+ * The objects the cached mode's copy holds: all of them when they fit the room for it and the block's expected reads,
+ * else the first of a seeded permutation that does (the hook answers a request for another object with one of these:
+ * cached-subset.ts's idea, at the request).
+ */
+function copyFiles(dataset: Dataset, expectedBytes: number | null): DatasetFile[] {
+  const room = dataset.memoryBudgetBytes ?? dataset.bytes;
+  const target = Math.min(dataset.bytes, room, expectedBytes ?? Infinity);
+  if (target >= dataset.bytes) return dataset.files;
+  const order = seededOrder(dataset.files.length, COPY_SEED);
+  const end = Math.max(1, prefixEnd(order, sizesOf(dataset.files), 0, 0, target));
+  return pickFiles(dataset.files, sortedIndices(order, 0, end));
+}
+
+/** What the cached mode's copy is and what is left of its fetch, said once its first part measured the rate. */
 function copyLine(
   display: string,
   files: readonly DatasetFile[],
@@ -452,8 +437,8 @@ function copyLine(
       ? `all ${files.length} objects`
       : `a seeded ${pct(bytes / dataset.bytes)} of the objects (${files.length} of ${dataset.files.length}), ` +
         'what the block reads and the disk holds';
-  const time = bytesPerSec ? `, about ${Math.ceil(missingBytes / bytesPerSec)} s at the rate measured` : '';
-  return MESSAGES.copying(formatBytes(missingBytes), display, part, time);
+  const time = bytesPerSec ? `, about ${Math.ceil(missingBytes / bytesPerSec)} s left at the rate measured` : '';
+  return MESSAGES.copying(formatBytes(bytes), display, part, time);
 }
 
 /** Free bytes on the file system that will hold `dir` (its nearest existing parent), or null. */
