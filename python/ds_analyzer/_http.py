@@ -179,6 +179,18 @@ def _end_local(response):
         counters.dirty = True
 
 
+def _begin_local(response):
+    """A response answered from the local copy: counted apart while it is read."""
+    counters = _counters()
+    with counters.lock:
+        counters.open_local.add(response)
+    response._dsa_length = response.length
+    response._dsa_local = True
+    if response.length == 0 or response.fp is None:
+        _end_local(response)
+    return response
+
+
 def _answer_locally(connection, method, url):
     """Puts a local socket under a request the copy answers (closing an idle one to the origin); True if so."""
     local = _serve.answer(connection, method, url)
@@ -250,14 +262,7 @@ def install(env):
             _end(self, None, failed=True)
             raise
         if self.__dict__.pop("_dsa_local", False):
-            counters = _counters()
-            with counters.lock:
-                counters.open_local.add(response)
-            response._dsa_length = response.length
-            response._dsa_local = True
-            if response.length == 0 or response.fp is None:
-                _end_local(response)
-            return response
+            return _begin_local(response)
         started = self.__dict__.pop("_dsa_started", None)
         if started is not None:
             counters = _counters()
