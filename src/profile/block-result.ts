@@ -361,14 +361,21 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // A block among others is always judged over its window: the whole launch's bytes are every block's.
   const wholeRun =
     mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
+  const sampleBytes = measured.sampleBytes ?? measured.meanFileBytes;
+  // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
+  // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
+  const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
   const window = wholeRun
     ? null
-    : windowReadProof(
-        run.fetched.series,
-        run.measuredIterations,
-        allIterations,
-        measured.sampleBytes ?? measured.meanFileBytes,
-      );
+    : (windowReadProof(run.fetched.series, run.measuredIterations, allIterations, sampleBytes) ??
+      (answered
+        ? windowReadProof(
+            run.fetched.series,
+            allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t),
+            allIterations,
+            sampleBytes,
+          )
+        : null));
   const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
   return proveState({

@@ -27,7 +27,8 @@ const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-https-'));
 const OBJECTS = 330;
 const OBJECT_BYTES = 256 * 1024;
 const BATCH = 8;
-const BLOCK_ITERATIONS = 30;
+/** The iteration budget of a mode: each of its two blocks (the default schedule, S C K K C S) gets half. */
+const MODE_ITERATIONS = 60;
 const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_DEFAULT_REGION: 'us-east-1' };
 
 let skipReason: string | null = null;
@@ -113,9 +114,9 @@ test('a boto3 job over HTTPS with its own CA, in one launch: every mode proven, 
   const job = [PYTHON, SCRIPT, '--endpoint', endpoint, '--bucket', 'data', '--prefix', 'train/'];
   const result = await startCli(
     [
-      ...['profile', '--remote', 's3://data/train/', '--endpoint', endpoint, '--out', out, '--single-pass'],
-      ...['--precision', '10%', '--min-iterations', String(BLOCK_ITERATIONS)],
-      ...['--max-iterations', String(BLOCK_ITERATIONS), '--', ...counted, ...job],
+      ...['profile', '--remote', 's3://data/train/', '--endpoint', endpoint, '--out', out],
+      ...['--precision', '10%', '--min-iterations', '20'],
+      ...['--max-iterations', String(MODE_ITERATIONS), '--', ...counted, ...job],
       ...['--workers', '2', '--batch-size', String(BATCH), '--epochs', '50'],
     ],
     { cwd: work, env: { ...CREDENTIALS, AWS_CA_BUNDLE: cert, NODE_EXTRA_CA_CERTS: cert } },
@@ -133,14 +134,16 @@ test('a boto3 job over HTTPS with its own CA, in one launch: every mode proven, 
   const cached = profile.modes.cached!;
   const cold = profile.modes.cold!;
   assert.match(cached.state.reason, /answered in the job from the local copy/);
-  assert.ok(cached.network && cached.network.cacheHits > 0 && cached.network.originBytes === 0, 'nothing fetched');
+  // A block's network use is read from the counters' lines, written every quarter second: the first line of a block
+  // may still carry the end of the block before it.
+  assert.ok(cached.network && cached.network.cacheHits > 0, 'the cached block was answered in the job');
+  assert.ok(cached.network.originBytes < 0.1 * cached.network.cacheBytes, 'and fetched (nearly) nothing');
   t.diagnostic(`cold: ${JSON.stringify(cold.network)}; cached: ${JSON.stringify(cached.network)}`);
   assert.ok(cold.state.readFraction! >= 0.9, cold.state.reason);
-  // The counters' lines come every quarter second: the first of the cold block may still carry the cached block's end.
   assert.ok(cold.network!.cacheBytes < 0.1 * cold.network!.originBytes, 'the cold block fetched over the network');
   // The copy: what the block reads at most (its budget at the bytes per iteration), a part of the dataset.
   const copyBytes = cached.state.residentBytesBefore;
-  const blockRead = BLOCK_ITERATIONS * BATCH * OBJECT_BYTES;
+  const blockRead = (MODE_ITERATIONS / 2) * BATCH * OBJECT_BYTES;
   t.diagnostic(`copy ${copyBytes} B of ${OBJECTS * OBJECT_BYTES}; the block read ${cached.network.cacheBytes} B`);
   assert.ok(copyBytes > 0 && copyBytes <= blockRead + OBJECT_BYTES, `copy ${copyBytes} B vs ${blockRead} B`);
   assert.ok(copyBytes < OBJECTS * OBJECT_BYTES, 'not the whole dataset');
