@@ -7,6 +7,10 @@ request and nothing per byte (bench/client-meter.bench.ts). It patches Python's 
 (host:port, comma-separated). What it cannot see: other clients (curl, the AWS CRT, a native library),
 and bodies without a Content-Length (chunked), whose bytes are not counted.
 
+In a cached block of one launch the requests for the data's objects are answered from the CLI's local copy
+(_serve.py): those count apart, as localRequests and localBytes, and never in requests or bytes, which stay
+what came over the network.
+
 Bytes are the body bytes the client took: the response's declared length less what is left unread, read
 when a request ends or when the counters are written, so no read is wrapped. Each process appends its
 cumulative counters to DSA_NET_DIR/net-PID.jsonl at most every FLUSH_EVERY_S (from a daemon thread, so a
@@ -21,6 +25,7 @@ import threading
 import time
 import weakref
 
+from . import _serve
 from ._files import append_line
 
 FLUSH_EVERY_S = 0.25
@@ -49,11 +54,17 @@ class _Counters(object):
         self.first_byte_ms = []
         self.request_ms = []
         self.open = weakref.WeakSet()  # responses of matched requests still being read (one dropped unread ends)
+        self.local_requests = 0
+        self.local_ended_bytes = 0
+        self.open_local = weakref.WeakSet()  # responses answered from the local copy still being read
         self.dirty = False
         self.thread = None
 
     def bytes_now(self):
         return self.ended_bytes + sum(_read_so_far(r) for r in list(self.open))
+
+    def local_bytes_now(self):
+        return self.local_ended_bytes + sum(_read_so_far(r) for r in list(self.open_local))
 
     def line(self):
         with self.lock:
@@ -71,6 +82,8 @@ class _Counters(object):
                 "failures": self.failures,
                 "firstByteMs": self.first_byte_ms,
                 "requestMs": self.request_ms,
+                "localRequests": self.local_requests,
+                "localBytes": self.local_bytes_now(),
             }
             self.first_byte_ms, self.request_ms = [], []
             self.dirty = False
@@ -84,14 +97,14 @@ class _Counters(object):
     def run(self):
         while True:
             time.sleep(FLUSH_EVERY_S)
-            if self.dirty or self.open:
+            if self.dirty or self.open or self.open_local:
                 try:
                     self.flush()
                 except OSError:
                     return
 
 
-_state = {"dir": None, "origins": frozenset(), "counters": None, "creating": threading.Lock()}
+_state = {"dir": None, "origins": frozenset(), "counters": None, "creating": threading.Lock(), "serving": False}
 
 
 def _counters():
@@ -155,6 +168,50 @@ def _end(holder, response, failed):
         counters.dirty = True
 
 
+def _end_local(response):
+    """A response answered from the local copy was read or closed: its bytes go to the local totals."""
+    if not response.__dict__.pop("_dsa_local", False):
+        return
+    counters = _counters()
+    with counters.lock:
+        counters.open_local.discard(response)
+        counters.local_ended_bytes += _read_so_far(response)
+        counters.dirty = True
+
+
+def _begin_local(response):
+    """A response answered from the local copy: counted apart while it is read."""
+    counters = _counters()
+    with counters.lock:
+        counters.open_local.add(response)
+    response._dsa_length = response.length
+    response._dsa_local = True
+    if response.length == 0 or response.fp is None:
+        _end_local(response)
+    return response
+
+
+def _answer_locally(connection, method, url):
+    """Puts a local socket under a request the copy answers (closing an idle one to the origin); True if so."""
+    local = _serve.answer(connection, method, url)
+    if local is None:
+        if isinstance(connection.sock, _serve._LocalSocket):
+            connection.sock = None  # the next request to the origin connects again
+        return False
+    if connection.sock is not None:
+        try:
+            connection.sock.close()
+        except OSError:
+            pass
+    connection.sock = local
+    counters = _counters()
+    with counters.lock:
+        counters.local_requests += 1
+        counters.dirty = True
+    connection._dsa_local = True
+    return True
+
+
 def install(env):
     """Patches http.client when DSA_NET_DIR names the folder for the counters."""
     directory = env.get("DSA_NET_DIR", "")
@@ -167,12 +224,14 @@ def install(env):
     os.register_at_fork(after_in_child=lambda: _state.update(counters=None, creating=threading.Lock()))
     _state["dir"] = directory
     _state["origins"] = frozenset(o.strip() for o in env.get("DSA_NET_ORIGINS", "").split(",") if o.strip())
+    _state["serving"] = _serve.configure(env)
     connection_cls, response_cls = client.HTTPConnection, client.HTTPResponse
     putrequest, endheaders, getresponse = connection_cls.putrequest, connection_cls.endheaders, connection_cls.getresponse
     close_conn = response_cls._close_conn
 
     def counted_putrequest(self, method, url, *args, **kwargs):
-        if _is_data(self):
+        self.__dict__.pop("_dsa_local", None)
+        if _is_data(self) and not (_state["serving"] and _answer_locally(self, method, url)):
             if "_dsa_started" in self.__dict__:  # sent again before its answer came (a failed send): that one ended
                 _end(self, None, failed=True)
             counters = _counters()
@@ -202,6 +261,8 @@ def install(env):
         except BaseException:
             _end(self, None, failed=True)
             raise
+        if self.__dict__.pop("_dsa_local", False):
+            return _begin_local(response)
         started = self.__dict__.pop("_dsa_started", None)
         if started is not None:
             counters = _counters()
@@ -218,6 +279,7 @@ def install(env):
         return response
 
     def counted_close_conn(self):
+        _end_local(self)
         _end(self, self, failed=False)
         return close_conn(self)
 

@@ -45,6 +45,12 @@ export const CLEAN_TEXT = {
   demoRemoved: (path: string, bytes: number, dryRun: boolean): string =>
     `${dryRun ? 'would remove' : 'removed'} the demo dataset ${path} (${formatBytes(bytes)})`,
   noDemo: (dir: string): string => `cache: no demo dataset in ${dir}`,
+  copyKept: (path: string, bytes: number): string =>
+    `kept a copy of remote data ${path} (${formatBytes(bytes)}), the objects a profile that was stopped before its ` +
+    `end fetched for its cached mode: 'ds-analyzer clean --cache' removes it`,
+  copyRemoved: (path: string, bytes: number, dryRun: boolean): string =>
+    `${dryRun ? 'would remove' : 'removed'} a copy of remote data ${path} (${formatBytes(bytes)}), left by a ` +
+    'profile stopped before its end',
   artefactsKept: (path: string, bytes: number, what: string): string =>
     `kept ${what} ${path} (${formatBytes(bytes)}): 'ds-analyzer clean --artifacts' removes it`,
   artefactsRemoved: (path: string, bytes: number, what: string, dryRun: boolean): string =>

@@ -16,6 +16,7 @@ import {
   DEMO_DATASET,
   VALIDATE_FOLDER,
   foldersIn,
+  remoteCopiesIn,
   removeFolder,
   type LeftoverFolder,
 } from '../store/leftover-files.js';
@@ -188,6 +189,14 @@ function cleanFolders(input: CleanInput): CleanItem[] {
     (f, dry) => CLEAN_TEXT.demoRemoved(f.path, f.bytes, dry),
   );
   const profiles = foldersIn(input.profilesDir, ARTEFACT_FOLDER);
+  // A copy of remote data is a dataset, named as one and removed with the demo's (--cache), before its folder.
+  each(
+    remoteCopiesIn(profiles),
+    'cache',
+    input.cache,
+    (f) => CLEAN_TEXT.copyKept(f.path, f.bytes),
+    (f, dry) => CLEAN_TEXT.copyRemoved(f.path, f.bytes, dry),
+  );
   const validate = foldersIn(input.reportsDir, VALIDATE_FOLDER);
   if (profiles.length + validate.length === 0)
     items.push({

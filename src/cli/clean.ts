@@ -31,7 +31,11 @@ export function cleanCommandWith(machine?: CleanMachine): CommandFactory {
         'kill the processes of a killed run still inside its ds-analyzer-* cgroup, then remove the group ' +
           '(default: keep it and name them)',
       )
-      .option('--cache', "remove the demo's datasets under ~/.cache/ds-analyzer (default: list them with their size)")
+      .option(
+        '--cache',
+        "remove the demo's datasets under ~/.cache/ds-analyzer and the copies of remote data killed profiles left " +
+          '(default: list them with their size)',
+      )
       .option(
         '--artifacts',
         "remove the profiles' artefact folders (<profile>.d: the job's logs and events) and validate's work " +

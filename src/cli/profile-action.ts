@@ -23,6 +23,7 @@ import { chooseRunAs, runAsNote, type RunAs } from '../profile/run-as.js';
 import { withPython } from '../profile/python-flag.js';
 import { registryDir } from '../profile/run-registry.js';
 import { handOver } from '../system/kernel/hand-over.js';
+import { REMOTE_COPY_FOLDER } from '../store/leftover-files.js';
 
 /** Options of `profile` as commander hands them over (strings, unparsed). */
 export interface RawProfileOptions {
@@ -210,11 +211,11 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
             named: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null },
             jobCache: jobCacheDir,
             netMeter,
-            cacheDir: join(artefactsDir(outFile), 'remote-cache'),
+            cacheDir: join(artefactsDir(outFile), REMOTE_COPY_FOLDER),
             proxyPort: raw.proxyPort ? parsePort(raw.proxyPort, '--proxy-port') : 0,
           }
         : { kind: 'files', roots: dataRoots, dropCaches: Boolean(raw.dropCaches) },
-      { env: io.env, ledger },
+      { env: io.env, ledger, say: (line) => io.stderr(`note: ${line}\n`) },
     ),
     ledger,
     nvidiaSmi: raw.nvidiaSmi,
@@ -260,7 +261,7 @@ function checkJobCache(dir: string, guarded: readonly string[]): string {
   return dir;
 }
 
-/** --net-meter: where the cold mode's requests are counted. */
+/** --net-meter: where the job's requests are counted and the cached mode answered. */
 function parseNetMeter(text: string | undefined): NetMeter {
   if (text === undefined || text === 'client' || text === 'proxy') return text ?? 'client';
   throw new UserError(PROFILE_TEXT.notANetMeter(text), ExitCode.BadValue);

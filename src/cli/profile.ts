@@ -42,9 +42,10 @@ export const profileCommand: CommandFactory = (io, result) => {
     .option('--proxy-port <n>', "with --remote: the metering proxy's port on 127.0.0.1 (default: any free one)")
     .option(
       '--net-meter <where>',
-      "with --remote: where the cold mode's requests are counted: 'client' (in the job's Python HTTP clients: " +
-        "boto3, requests, urllib; the job reaches the origin directly) or 'proxy' (any client that honours " +
-        'HTTP_PROXY, at a CPU cost per MB) (default: client)',
+      "with --remote: where the job's requests are counted and the cached mode answered: 'client' (in the job's " +
+        'Python HTTP clients: boto3, requests, urllib, over HTTP and HTTPS; the job reaches the origin directly and ' +
+        "the modes share one launch) or 'proxy' (any client that honours HTTP_PROXY, a launch a mode, at a CPU " +
+        'cost per MB; over HTTPS its cached mode is unproven) (default: client)',
     )
     .option(
       '--job-cache <dir>',

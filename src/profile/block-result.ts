@@ -235,6 +235,9 @@ export function blockResult(
     ? evidence.fetched.series
     : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
   const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
+  // A block among others fetched what the network carried over its own time, where the meter can say.
+  const network =
+    !oneBlock && fetched.networkBetween ? fetched.networkBetween(span.startedAt, endedAt) : fetched.network;
   const proof = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
   const readRate = windowRates(fetched.series, measuredIterations, (s) => s.bytes);
@@ -289,7 +292,7 @@ export function blockResult(
     profilerCpuSec: evidence.profilerCpuSec,
     profilerCpu: evidence.profilerCpu,
     ...(input.numWorkers !== undefined ? { workersAsked: input.numWorkers } : {}),
-    ...(fetched.network ? { network: fetched.network } : {}),
+    ...(network ? { network } : {}),
     firstBatch: span.index === 0 ? firstBatchOf(ranks, span.launchStartedAt) : null,
     ...(subset
       ? {
@@ -404,14 +407,21 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // A block among others is always judged over its window: the whole launch's bytes are every block's.
   const wholeRun =
     mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
+  const sampleBytes = measured.sampleBytes ?? measured.meanFileBytes;
+  // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
+  // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
+  const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
   const window = wholeRun
     ? null
-    : windowReadProof(
-        run.fetched.series,
-        run.measuredIterations,
-        allIterations,
-        measured.sampleBytes ?? measured.meanFileBytes,
-      );
+    : (windowReadProof(run.fetched.series, run.measuredIterations, allIterations, sampleBytes) ??
+      (answered
+        ? windowReadProof(
+            run.fetched.series,
+            allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t),
+            allIterations,
+            sampleBytes,
+          )
+        : null));
   const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
   return proveState({
@@ -420,6 +430,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     datasetBytes: measured.bytes,
     readBytes: window?.readBytes ?? run.fetched.wholeRunBytes,
     readBytesSource: window ? run.fetched.seriesSource : run.fetched.wholeRunSource,
+    ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
     fetchesFrom: input.dataSource.fetchesFrom,
     consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * (measured.sampleBytes ?? measured.meanFileBytes),
     consumedSamples: window?.consumedSamples ?? samples,

@@ -17,6 +17,7 @@ import {
 } from '../system/dataset/resident-subset.js';
 import type { Subset } from '../schema/profile.js';
 import { formatBytes, percent as pct } from '../units.js';
+import type { ProcessEvents } from './events-reader.js';
 
 /**
  * Memory set aside for the job before the subset is sized: the budget is read
@@ -145,4 +146,26 @@ export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOpt
       warmSec,
     },
   };
+}
+
+/**
+ * Bytes a block reads at most: its iteration budget at the samples each rank's iteration took so far (summed over
+ * ranks), at the bytes the job reported per sample or the dataset's; null before any iteration.
+ */
+export function expectedBlockBytes(
+  processes: readonly Pick<ProcessEvents, 'iterations'>[],
+  maxIterations: number,
+  dataset: Pick<Dataset, 'sampleBytes' | 'meanFileBytes'>,
+): number | null {
+  let perIteration = 0;
+  for (const p of processes) {
+    if (p.iterations.length === 0) continue;
+    const samples = p.iterations.reduce((sum, it) => sum + it.samples, 0);
+    const reported = p.iterations.every((it) => it.bytes !== undefined);
+    const bytes = reported
+      ? p.iterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0)
+      : samples * (dataset.sampleBytes ?? dataset.meanFileBytes);
+    perIteration += bytes / p.iterations.length;
+  }
+  return perIteration > 0 ? Math.ceil(perIteration * maxIterations) : null;
 }

@@ -38,6 +38,14 @@ export const PROOF_TEXT = {
   hardlyRead: (readText: string) =>
     `only ${readText} although the dataset was not cached: the job does not read --data during its iterations ` +
     `(it may load the dataset into memory before training, or read from elsewhere), so there is no fetch to measure`,
+  answeredLocally: (local: number, fetched: number) =>
+    `${pct(local)} of consumed bytes answered in the job from the local copy, ${pct(fetched)} fetched over the network`,
+  copyDidNotHold: (text: string, note: string) =>
+    `${text}: the job fetched objects the hook did not answer (a client other than Python's http.client, a request ` +
+    `other than GET or HEAD); profile with --net-meter proxy${note}`,
+  copyNotRead: (text: string, note: string) =>
+    `${text}: the job's reads went neither to the copy nor over the network (a cache of its own: name it with ` +
+    `--job-cache)${note}`,
   partlyCached: (readText: string, note: string) => `only ${readText}: part of the data came from a cache${note}`,
   estimateNote:
     ' (consumed bytes estimated as samples x the mean file size, one file per sample; the job did not report bytes)',

@@ -25,6 +25,7 @@ import type { CacheState, PreparedState, StateFinish } from './cache-states/cach
 import { blockResult, blockSlice, freshRunFiles, jobEnv, type BlockSlice, type BlockSpan } from './block-result.js';
 import type { ModeProgress, ModeRunInput } from './run-input.js';
 import { runAsArgv } from './run-as.js';
+import { expectedBlockBytes } from './cached-subset.js';
 import { handOver } from '../system/kernel/hand-over.js';
 
 /** One block of a launch: a mode, its state, and how much of it to measure. */
@@ -505,7 +506,8 @@ async function superviseBlocks(
       const keep = next.mode === current.block.mode && next.cacheState === current.block.cacheState;
       if (!keep) current.finish = await current.prepared.finish();
       // The job trains on in the old mode while the new state is set: those iterations belong to no block.
-      const prepared = keep ? current.prepared : await next.cacheState.prepare(next.mode, input.dataset);
+      const hint = { expectedBytes: expectedBlockBytes(polled, next.maxIterations, input.dataset) };
+      const prepared = keep ? current.prepared : await next.cacheState.prepare(next.mode, input.dataset, hint);
       // A sample at the block's start: the next one's rates cover the block, not the set-up before it.
       sampler.tick();
       live.push(newLiveBlock(next, prepared, Date.now(), ledger));

@@ -14,6 +14,10 @@ const PROOF_THRESHOLDS = {
   coldMaxResident: 0.05,
   /** cold: at least this fraction of consumed bytes read from storage. */
   coldMinRead: 0.9,
+  /** cached, answered in the job: at most this fraction of consumed bytes fetched over the network. */
+  answeredMaxRead: 0.01,
+  /** cached, answered in the job: at least this fraction of consumed bytes answered from the copy. */
+  answeredMinLocal: 0.9,
 } as const;
 
 /**
@@ -32,6 +36,11 @@ export interface SourceEvidence {
   readBytes: number | null;
   /** How readBytes was measured, or why it could not be. */
   readBytesSource: string;
+  /**
+   * Remote data answered in the job: bytes its hook answered from the local copy over the same window; absent where
+   * nothing answers locally. A cached mode with them is judged on them, not on residency.
+   */
+  localBytes?: number;
   /** Where fetched bytes come from, as the reasons name it (default 'storage'). */
   fetchesFrom?: FetchOrigin;
   /** Whether the data fits in the memory available to hold it locally. */
@@ -145,6 +154,8 @@ function measuredVerdict(input: ProofInput): StateProof {
     return verdict(false, PROOF_TEXT.unmeasured(words.unmeasured, input.readBytesSource));
   }
   const readText = PROOF_TEXT.readShare(readFraction, words.fetched);
+  if (input.mode === 'cached' && input.localBytes !== undefined)
+    return verdict(...answeredLocally(input, readFraction));
   if (input.mode === 'cached') {
     if (!input.fitsInMemory) return verdict(false, PROOF_TEXT.doesNotFit);
     if (resident < PROOF_THRESHOLDS.cachedMinResident) {
@@ -172,6 +183,20 @@ function measuredVerdict(input: ProofInput): StateProof {
     return verdict(false, PROOF_TEXT.partlyCached(readText, estimateNote(input)));
   }
   return verdict(true, PROOF_TEXT.held(resident, readText));
+}
+
+/**
+ * A cached mode answered in the job (remote data): proven when at least 99% of the consumed bytes did not come over
+ * the network and the copy answered most of them (a job whose reads went elsewhere, such as a cache of its own, did
+ * not read the copy). The copy may hold a part of the dataset: the hook answers every request from it.
+ */
+function answeredLocally(input: ProofInput, readFraction: number): [boolean, string] {
+  const local = (input.localBytes ?? 0) / input.consumedBytes;
+  const text = PROOF_TEXT.answeredLocally(local, readFraction);
+  if (readFraction > PROOF_THRESHOLDS.answeredMaxRead)
+    return [false, PROOF_TEXT.copyDidNotHold(text, estimateNote(input))];
+  if (local < PROOF_THRESHOLDS.answeredMinLocal) return [false, PROOF_TEXT.copyNotRead(text, estimateNote(input))];
+  return [true, text];
 }
 
 function keeperCost({ modeWallSec, ...keeper }: NonNullable<ProofInput['keeper']>): NonNullable<StateProof['keeper']> {

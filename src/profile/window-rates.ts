@@ -72,17 +72,18 @@ export function windowRates<S extends Timed>(
  * imports and model loading do not pass for dataset reads.
  */
 export function windowReadProof(
-  series: readonly { t: number; bytes: number }[],
+  series: readonly { t: number; bytes: number; localBytes?: number }[],
   measured: Iteration[],
   allIterations: Iteration[],
   meanFileBytes: number,
-): { readBytes: number; consumedBytes: number; consumedSamples: number } | null {
+): { readBytes: number; localBytes?: number; consumedBytes: number; consumedSamples: number } | null {
   const span = coveredSpan(series, measured);
   if (!span) return null;
-  const readBytes = Math.max(
-    0,
-    counterAt(series, span.endMs, (s) => s.bytes)! - counterAt(series, span.startMs, (s) => s.bytes)!,
-  );
+  const rise = (pick: (s: (typeof series)[number]) => number) =>
+    Math.max(0, counterAt(series, span.endMs, pick)! - counterAt(series, span.startMs, pick)!);
+  const readBytes = rise((s) => s.bytes);
+  // Bytes the job's hook answered from the local copy (remote data's cached mode), where the series counts them.
+  const local = series.some((s) => s.localBytes !== undefined) ? { localBytes: rise((s) => s.localBytes ?? 0) } : {};
   let consumedBytes = 0;
   let consumedSamples = 0;
   for (const it of allIterations) {
@@ -90,5 +91,5 @@ export function windowReadProof(
     consumedBytes += it.bytes ?? it.samples * meanFileBytes;
     consumedSamples += it.samples;
   }
-  return consumedBytes > 0 ? { readBytes, consumedBytes, consumedSamples } : null;
+  return consumedBytes > 0 ? { readBytes, ...local, consumedBytes, consumedSamples } : null;
 }

@@ -16,8 +16,7 @@ export function networkLines(profile: Profile): string[] {
         `by ${mount.daemon.program} (pid ${mount.daemon.pid}); network bytes counted at its sockets`,
     ];
   if (!remote) return [];
-  const clientMetered = MODES.some((mode) => profile.modes[mode]?.network?.meter === 'client');
-  const how = `through the metering proxy${remote.protocol === 'https' ? ': tunnels, counted in bytes' : ''}${clientMetered ? "; the cold mode direct, counted in the job's HTTP clients" : ''}`;
+  const how = meteredHow(profile, remote.protocol);
   const lines = [`remote: ${remote.location} (${remote.protocol}, ${how})`];
   for (const mode of MODES) {
     const network = profile.modes[mode]?.network;
@@ -26,10 +25,27 @@ export function networkLines(profile: Profile): string[] {
   return lines;
 }
 
+/** Where the modes' requests were counted: in the job's own clients, through the proxy, or some of each. */
+function meteredHow(profile: Profile, protocol: string): string {
+  const meters = MODES.flatMap((mode) => {
+    const meter = profile.modes[mode]?.network?.meter;
+    return meter ? [{ mode, meter }] : [];
+  });
+  const proxy = `through the metering proxy${protocol === 'https' ? ': tunnels, counted in bytes' : ''}`;
+  const client = "direct, counted in the job's HTTP clients";
+  const direct = meters.filter((m) => m.meter === 'client').map((m) => m.mode);
+  if (direct.length === 0) return proxy;
+  if (direct.length === meters.length)
+    return `${client}${profile.modes.cached?.network?.meter === 'client' ? "; the cached mode answered in the job from the profiler's copy" : ''}`;
+  return `${proxy}; ${direct.join(' and ')} ${client}`;
+}
+
 function networkLine(n: NetworkUse): string {
   const parts = [
     `${formatBytes(n.originBytes)} from the origin`,
-    n.cacheBytes > 0 ? `${formatBytes(n.cacheBytes)} from the profiler's cache` : null,
+    n.cacheBytes > 0
+      ? `${formatBytes(n.cacheBytes)} from the profiler's ${n.meter === 'client' ? 'copy, answered in the job' : 'cache'}`
+      : null,
     n.tunnels > 0 ? `${n.tunnels} tunnels` : `${n.requests} requests`,
     n.firstByteMs
       ? `first byte p50 ${n.firstByteMs.p50.toFixed(1)} / p95 ${n.firstByteMs.p95.toFixed(1)} / ` +

@@ -2,8 +2,8 @@
  * The files ds-analyzer leaves on disk on purpose, found and sized for
  * `ds-analyzer clean`: each profile's artefact folder (profiles/<name>.d: the
  * job's logs and events per run), validate's work folders
- * (reports/validate-<ms>), and the demo's datasets under the tool's cache
- * folder. Removed only where clean is told to.
+ * (reports/validate-<ms>), the demo's datasets under the tool's cache
+ * folder, and a copy of remote data a killed profile left in its artefacts. Removed only where clean is told to.
  */
 import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,6 +50,17 @@ export const ARTEFACT_FOLDER = /\.d$/;
 export const VALIDATE_FOLDER = /^validate-\d+$/;
 /** The demo's generated datasets: demo-<files>x<bytes>. */
 export const DEMO_DATASET = /^demo-\d+x\d+$/;
+
+/**
+ * The folder of a profile's copy of remote objects, under its artefacts: removed when the profile ends, left only by
+ * one that was killed (remote-objects.ts).
+ */
+export const REMOTE_COPY_FOLDER = 'remote-cache';
+
+/** The copies of remote data left in these artefact folders, each with its size. */
+export function remoteCopiesIn(artefacts: readonly LeftoverFolder[]): LeftoverFolder[] {
+  return artefacts.flatMap((f) => foldersIn(f.path, new RegExp(`^${REMOTE_COPY_FOLDER}$`)));
+}
 
 /** Removes a folder and everything under it; the errno code when it cannot, else null. */
 export function removeFolder(path: string): string | null {

@@ -141,6 +141,22 @@ test("--force kills the processes left in a dead run's group, then removes it; -
   assert.ok(existsSync(join(cwd, 'reports', 'job-report')));
 });
 
+test("a killed profile's copy of remote data is named as the dataset copy it is, and --cache removes it", async () => {
+  const { input, cwd } = leftBehind();
+  const copy = join(cwd, 'profiles', 'job-20250101T000000.d', 'remote-cache');
+  mkdirSync(copy);
+  writeFileSync(join(copy, 'da39a3ee5e6b4b0d3255bfef95601890afd80709'), Buffer.alloc(3000));
+  const kept = (await runClean(input)).items.find((i) => i.path === copy);
+  assert.equal(kept?.kind, 'cache');
+  assert.equal(kept?.outcome, 'kept');
+  assert.equal(kept?.bytes, 3000);
+  assert.match(kept?.text ?? '', /^kept a copy of remote data .*remote-cache \(2\.9 KiB\).*clean --cache' removes it/);
+  const removed = (await runClean({ ...input, cache: true })).items.find((i) => i.path === copy);
+  assert.equal(removed?.outcome, 'done');
+  assert.ok(!existsSync(copy), 'the copy is gone');
+  assert.ok(existsSync(join(cwd, 'profiles', 'job-20250101T000000.d', 'cold')), 'the logs stay without --artifacts');
+});
+
 test('what cannot be removed or restored is a failed line naming the fix; a pause whose run still goes on is kept', async () => {
   const { input, state } = leftBehind();
   state.refuse.set(`${ROOT}/ds-analyzer-${DEAD}`, 'EACCES');

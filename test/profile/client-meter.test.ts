@@ -176,3 +176,41 @@ test("the meter's readings carry the processes' requests and failed requests, a 
   assert.deepEqual(readings.series.at(-1), { t: readings.series.at(-1)!.t, bytes: 5000, requests: 50, failures: 3 });
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('with a copy to answer from, the job is told its index and the bytes answered locally are a series of their own', async () => {
+  const dir = netDir();
+  const meter = startClientMeter(dir, ['127.0.0.1:9000'], undefined, '/copy/index.json');
+  assert.equal(meter.jobEnv?.DSA_NET_COPY, '/copy/index.json');
+  appendFileSync(join(dir, 'net-7.jsonl'), line(7, { requests: 1, bytes: 100, localRequests: 4, localBytes: 4000 }));
+  appendFileSync(join(dir, 'net-8.jsonl'), line(8, { localRequests: 1, localBytes: 500 }));
+  const readings = await meter.finish([{ t: Date.now() + 1 } as never]);
+  assert.deepEqual(
+    { bytes: readings.series.at(-1)?.bytes, localBytes: readings.series.at(-1)?.localBytes },
+    { bytes: 100, localBytes: 4500 },
+    'network bytes stay apart from those answered locally',
+  );
+  assert.equal(readings.proofLimit, undefined);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('a block of one launch gets the network use of its own time: the rise of the totals and the timings between', async () => {
+  const dir = netDir();
+  const meter = startClientMeter(dir, ['127.0.0.1:9000'], undefined, '/copy/index.json');
+  appendFileSync(
+    join(dir, 'net-7.jsonl'),
+    line(7, { t: 1000, requests: 10, bytes: 1000, statuses: { 200: 10 }, firstByteMs: [5] }) +
+      line(7, { t: 2000, requests: 12, bytes: 1200, statuses: { 200: 12 }, firstByteMs: [6, 7], localRequests: 0 }) +
+      line(7, { t: 3000, requests: 12, bytes: 1200, statuses: { 200: 12 }, localRequests: 30, localBytes: 3000 }),
+  );
+  const readings = await meter.finish([]);
+  const cold = readings.networkBetween?.(500, 2000);
+  assert.deepEqual([cold?.requests, cold?.originBytes, cold?.firstByteMs?.n], [12, 1200, 3]);
+  const cached = readings.networkBetween?.(2000, 3000);
+  assert.deepEqual(
+    [cached?.requests, cached?.originBytes, cached?.cacheHits, cached?.cacheBytes, cached?.firstByteMs],
+    [0, 0, 30, 3000, null],
+    'the cached block fetched nothing and answered 30 requests locally',
+  );
+  assert.deepEqual(readings.network?.cacheHits, 30);
+  rmSync(dir, { recursive: true, force: true });
+});

@@ -18,10 +18,16 @@ import { withJobCache } from '../../src/profile/cache-states/job-cache-state.js'
 import type { MeteringProxy } from '../../src/system/network/metering-proxy.js';
 import type { Dataset, DatasetFile } from '../../src/system/dataset/dataset.js';
 
-/** A link whose proxy and cache are records: what was filled, and how the proxy was told to answer. */
-function fakeLink() {
+/**
+ * A link whose proxy and cache are records: what was filled, how the proxy was told to answer, and (where the job's
+ * hook answers, `inJob`) the copy's index and the bytes the block was expected to read.
+ */
+function fakeLink(inJob = false) {
   const stored = new Set<string>();
-  const uses: { use: string; keys: string[] | null }[] = [];
+  const indexes: string[][] = [];
+  const expected: (number | null)[] = [];
+  const said: { files: number; leftBytes: number; measured: boolean }[] = [];
+  const uses: { use: string; keys: string[] | null }[] = [] as { use: string; keys: string[] | null }[];
   const proxy = {
     setCacheUse: (use: string, only: ReadonlySet<string> | null = null) =>
       uses.push({ use, keys: only ? [...only].sort() : null }),
@@ -31,8 +37,15 @@ function fakeLink() {
     keyOf: (f) => `host/${f.path}`,
     fill: async (files) => files.forEach((f) => stored.add(f.path)),
     storedBytes: (files) => files.filter((f) => stored.has(f.path)).reduce((sum, f) => sum + f.bytes, 0),
+    servesInJob: () => inJob,
+    writeIndex: (files) => indexes.push(files.map((f) => f.path)),
+    announce: (files, _data, leftBytes, rate) => said.push({ files: files.length, leftBytes, measured: rate !== null }),
+    copyFiles: (data, bytes) => {
+      expected.push(bytes);
+      return bytes === null ? data.files : data.files.slice(0, Math.ceil(bytes / 100));
+    },
   };
-  return { link, stored, uses };
+  return { link, stored, uses, indexes, expected, said };
 }
 
 const files: DatasetFile[] = [0, 1, 2, 3].map((k) => ({ path: `b/${k}`, bytes: 100 }));
@@ -62,6 +75,27 @@ test('cached: every object fetched into the cache and answered from it; cold and
     assert.equal(prepared.residentBytesBefore, 0);
     assert.equal(uses.at(-1)!.use, 'pass', mode);
   }
+});
+
+test('answered in the job: the cached mode fills the copy the link bounds and names it in the index; the proxy is left passing', async () => {
+  const { link, stored, uses, indexes, expected, said } = fakeLink(true);
+  const state = new RemoteCacheState(() => link);
+  const cached = await state.prepare('cached', dataset(false), { expectedBytes: 150 });
+  assert.deepEqual(expected, [150]);
+  assert.deepEqual([...stored], ['b/0', 'b/1'], 'only the bounded copy is fetched');
+  assert.deepEqual(indexes, [['b/0', 'b/1']]);
+  assert.deepEqual(
+    said,
+    [{ files: 2, leftBytes: 100, measured: true }],
+    'said once its first object measured the rate',
+  );
+  await state.prepare('cached', dataset(false), { expectedBytes: 150 });
+  assert.equal(said.length, 1, 'a copy already there is not said again');
+  assert.equal(cached.residentBytesBefore, 200);
+  assert.equal(uses.length, 0, 'the proxy is never told to answer');
+  const cold = await state.prepare('cold', dataset(false));
+  assert.equal(cold.residentBytesBefore, 0);
+  assert.deepEqual(uses.at(-1), { use: 'pass', keys: [] });
 });
 
 test("the overlap probe's held share is answered locally, the rest from the origin", async () => {

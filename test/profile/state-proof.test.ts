@@ -33,6 +33,24 @@ test('cached needs residency before, few storage reads, and a dataset that fits'
   assert.match(proveState({ ...cached, fitsInMemory: false }).reason, /does not fit in memory/);
 });
 
+test('cached answered in the job: proven on the local share, whatever the copy holds of the dataset', () => {
+  const answered: ProofInput = {
+    ...base,
+    mode: 'cached',
+    residentBytesBefore: 10e6,
+    fitsInMemory: false,
+    readBytes: 0.5e6,
+    localBytes: 99e6,
+  };
+  const proof = proveState(answered);
+  assert.equal(proof.proven, true, proof.reason);
+  assert.match(proof.reason, /99\.0% of consumed bytes answered in the job from the local copy, 0\.5% fetched/);
+  const fetched = proveState({ ...answered, readBytes: 2e6 });
+  assert.equal(fetched.proven, false, 'more than 1% came over the network');
+  assert.match(fetched.reason, /--net-meter proxy/);
+  assert.match(proveState({ ...answered, localBytes: 50e6 }).reason, /--job-cache/);
+});
+
 test('unmeasurable reads and an unacknowledged mode are never proven', () => {
   assert.equal(proveState({ ...base, readBytes: null }).proven, false);
   assert.equal(proveState({ ...base, readBytes: null }).readFraction, null);

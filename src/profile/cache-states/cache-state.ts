@@ -54,8 +54,17 @@ export async function finishKeeper(keeper: ColdKeeper): Promise<StateFinish> {
   };
 }
 
+/** What the launch knows of a block before its state is set. */
+export interface PrepareHint {
+  /**
+   * Bytes the block reads at most: its iteration budget at the samples per iteration and the bytes per sample seen so
+   * far; absent or null before any iteration was seen.
+   */
+  expectedBytes?: number | null;
+}
+
 /** Page-cache control for a mode; tests pass FakeCacheState. */
 export interface CacheState {
-  /** Sets the state up for `mode` on `dataset`, just before the job starts. */
-  prepare(mode: Mode, dataset: Dataset): Promise<PreparedState>;
+  /** Sets the state up for `mode` on `dataset`, just before the job starts (or the block is switched to). */
+  prepare(mode: Mode, dataset: Dataset, hint?: PrepareHint): Promise<PreparedState>;
 }

@@ -7,7 +7,7 @@
 import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 import { startSweeper, sweepFolder } from '../../system/keepers/folder-sweeper.js';
-import type { CacheState, PreparedState } from './cache-state.js';
+import type { CacheState, PrepareHint, PreparedState } from './cache-state.js';
 
 // How often the job's own cache folder is swept in the cold mode.
 const SWEEP_MS = 250;
@@ -15,8 +15,8 @@ const SWEEP_MS = 250;
 /** `state` with the job's cache folder `dir` emptied and kept empty in the cold mode (swept files: re-evictions). */
 export function withJobCache(state: CacheState, dir: string): CacheState {
   return {
-    async prepare(mode: Mode, dataset: Dataset): Promise<PreparedState> {
-      const prepared = await state.prepare(mode, dataset);
+    async prepare(mode: Mode, dataset: Dataset, hint?: PrepareHint): Promise<PreparedState> {
+      const prepared = await state.prepare(mode, dataset, hint);
       if (mode !== 'cold') return prepared;
       sweepFolder(dir);
       const sweeper = startSweeper(dir, SWEEP_MS);

@@ -16,8 +16,10 @@ const READ_EVERY_MS = 250;
 
 const MESSAGES = {
   unseen:
-    "the job's HTTP clients counted no request to the origin: its client is not Python's http.client (boto3, " +
-    'requests, urllib3 and urllib are), or it reaches the data through another proxy; profile with --net-meter proxy',
+    "the job's HTTP clients counted no request to the origin and answered none from the copy: its client is not " +
+    "Python's http.client (boto3, requests, urllib3 and urllib are; the AWS CRT, curl and native readers are not), " +
+    'or it reaches the data through another proxy, so the hook can neither count nor answer it; profile with ' +
+    '--net-meter proxy (the proxy counts and answers any client that honours HTTP_PROXY, a launch a mode)',
   windowSource: "body bytes the job's HTTP clients took from the origin, counted in its processes (sampled)",
   wholeRunSource: "body bytes the job's HTTP clients took from the origin over the whole run, counted in its processes",
 } as const;
@@ -36,6 +38,9 @@ const CounterLine = z.object({
   failures: z.number().int().nonnegative(),
   firstByteMs: z.array(z.number().nonnegative()),
   requestMs: z.array(z.number().nonnegative()),
+  /** Requests and body bytes the hook answered from the local copy (cached mode); absent from an older hook. */
+  localRequests: z.number().int().nonnegative().optional(),
+  localBytes: z.number().nonnegative().optional(),
 });
 type CounterLine = z.infer<typeof CounterLine>;
 
@@ -44,6 +49,8 @@ export interface ProcessCounters {
   last: CounterLine;
   firstByteMs: number[];
   requestMs: number[];
+  /** Every line it wrote, in order (a block of one launch takes its share of them: networkBetween); absent: none kept. */
+  lines?: CounterLine[];
 }
 
 /**
@@ -74,9 +81,10 @@ export class ClientCounters {
       for (const line of lines) {
         const parsed = CounterLine.safeParse(parseJson(line));
         if (!parsed.success) continue;
-        file.counters ??= { last: parsed.data, firstByteMs: [], requestMs: [] };
+        file.counters ??= { last: parsed.data, firstByteMs: [], requestMs: [], lines: [] };
         const counters = file.counters;
         counters.last = parsed.data;
+        counters.lines?.push(parsed.data);
         counters.firstByteMs.push(...parsed.data.firstByteMs);
         counters.requestMs.push(...parsed.data.requestMs);
       }
@@ -125,30 +133,45 @@ function totalRequests(processes: readonly ProcessCounters[]): { requests: numbe
   };
 }
 
-/** The environment a job needs for its clients to count: the folder, and the origins whose requests count. */
-export function clientMeterEnv(dir: string, origins: readonly string[]): Record<string, string> {
-  return { DSA_NET_DIR: dir, DSA_NET_ORIGINS: origins.join(',') };
+/** The bytes all processes' hooks had answered from the local copy by their latest lines. */
+function totalLocalBytes(processes: readonly ProcessCounters[]): number {
+  return processes.reduce((sum, p) => sum + (p.last.localBytes ?? 0), 0);
+}
+
+/**
+ * The environment a job needs for its clients to count: the folder, and the origins whose requests count; with
+ * `copyIndex`, the index of the local copy its hook answers the cached mode from.
+ */
+export function clientMeterEnv(dir: string, origins: readonly string[], copyIndex?: string): Record<string, string> {
+  return { DSA_NET_DIR: dir, DSA_NET_ORIGINS: origins.join(','), ...(copyIndex ? { DSA_NET_COPY: copyIndex } : {}) };
 }
 
 /**
  * Starts metering one run whose job writes its counters into `dir` (made by the job's hook); each reading is charged to
  * `ledger` as 'meter'.
  */
-export function startClientMeter(dir: string, origins: readonly string[], ledger?: CpuLedger): FetchMeter {
+export function startClientMeter(
+  dir: string,
+  origins: readonly string[],
+  ledger?: CpuLedger,
+  copyIndex?: string,
+): FetchMeter {
   const startedAt = Date.now();
   const counters = new ClientCounters(dir);
-  const read = (): void => {
-    const processes = counters.poll();
-    poll.push(totalBytes(processes), totalRequests(processes));
-  };
+  const push = (processes: readonly ProcessCounters[]): void =>
+    poll.push(totalBytes(processes), {
+      ...totalRequests(processes),
+      ...(copyIndex ? { localBytes: totalLocalBytes(processes) } : {}),
+    });
+  const read = (): void => push(counters.poll());
   const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
   return {
-    jobEnv: clientMeterEnv(dir, origins),
+    jobEnv: clientMeterEnv(dir, origins, copyIndex),
     attach: attachNothing,
     finish(resources: readonly ResourceSample[]): FetchReadings {
       poll.stop();
       const processes = counters.poll();
-      poll.push(totalBytes(processes), totalRequests(processes));
+      push(processes);
       return {
         series: poll.seriesAt(resources),
         seriesSource: MESSAGES.windowSource,
@@ -157,9 +180,59 @@ export function startClientMeter(dir: string, origins: readonly string[], ledger
         otherReads: () => null,
         ownCounter: true,
         network: clientNetworkUse(processes, (Date.now() - startedAt) / 1000),
-        ...(processes.some((p) => p.last.requests > 0) ? {} : { proofLimit: MESSAGES.unseen }),
+        networkBetween: (fromMs, toMs) =>
+          clientNetworkUse(
+            processes.map((p) => countersBetween(p, fromMs, toMs)),
+            (toMs - fromMs) / 1000,
+          ),
+        ...(processes.some((p) => p.last.requests > 0 || (p.last.localRequests ?? 0) > 0)
+          ? {}
+          : { proofLimit: MESSAGES.unseen }),
       };
     },
+  };
+}
+
+/**
+ * A process's counters over a window of the run (a block of one launch): the rise of its totals between its last
+ * lines at or before `fromMs` and `toMs`, and the timings its lines in between carried. Its most in flight is the
+ * most up to the window's end (the lines carry a running most).
+ */
+function countersBetween(p: ProcessCounters, fromMs: number, toMs: number): ProcessCounters {
+  const lines = p.lines ?? [p.last];
+  const before = lines.filter((l) => l.t <= fromMs).at(-1);
+  const within = lines.filter((l) => l.t > fromMs && l.t <= toMs);
+  const end = within.at(-1) ?? before;
+  const zero = { requests: 0, bytes: 0, busyMs: 0, failures: 0, localRequests: 0, localBytes: 0 };
+  if (!end)
+    return {
+      last: { ...p.last, ...zero, statuses: {}, firstMs: null, lastEndMs: null },
+      firstByteMs: [],
+      requestMs: [],
+    };
+  const start = before ?? { ...zero, statuses: {} as Record<string, number> };
+  const statuses: Record<string, number> = {};
+  for (const [status, count] of Object.entries(end.statuses)) {
+    const rise = count - (start.statuses[status] ?? 0);
+    if (rise > 0) statuses[status] = rise;
+  }
+  const last: CounterLine = {
+    ...end,
+    requests: end.requests - start.requests,
+    bytes: Math.max(0, end.bytes - start.bytes),
+    busyMs: Math.max(0, end.busyMs - start.busyMs),
+    failures: end.failures - start.failures,
+    localRequests: (end.localRequests ?? 0) - (start.localRequests ?? 0),
+    localBytes: Math.max(0, (end.localBytes ?? 0) - (start.localBytes ?? 0)),
+    statuses,
+    firstMs: end.firstMs === null ? null : Math.max(end.firstMs, fromMs),
+  };
+  // A process that sent nothing to the origin in the window (a worker of an earlier block) had nothing in flight in it.
+  if (last.requests === 0) last.firstMs = null;
+  return {
+    last,
+    firstByteMs: within.flatMap((l) => l.firstByteMs),
+    requestMs: within.flatMap((l) => l.requestMs),
   };
 }
 
@@ -195,8 +268,9 @@ export function clientNetworkUse(processes: readonly ProcessCounters[], sec: num
     requests: last.reduce((sum, l) => sum + l.requests, 0),
     tunnels: 0,
     originBytes: totalBytes(processes),
-    cacheBytes: 0,
-    cacheHits: 0,
+    // The cached mode's answers from the local copy, made in the job by its hook (python/ds_analyzer/_serve.py).
+    cacheBytes: totalLocalBytes(processes),
+    cacheHits: last.reduce((sum, l) => sum + (l.localRequests ?? 0), 0),
     otherBytes: 0,
     statuses,
     failures,

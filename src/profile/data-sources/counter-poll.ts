@@ -20,9 +20,12 @@ export class CounterPoll {
     this.timer.unref();
   }
 
-  /** Records a reading taken now, with the requests and failures since the run started where the counter has them. */
-  push(bytes: number, requests?: { requests: number; failures: number }): void {
-    this.readings.push({ t: Date.now(), bytes, ...requests });
+  /**
+   * Records a reading taken now, with the requests and failures since the run started and the bytes answered locally,
+   * where the counter has them.
+   */
+  push(bytes: number, extra?: { requests?: number; failures?: number; localBytes?: number }): void {
+    this.readings.push({ t: Date.now(), bytes, ...extra });
   }
 
   /** Stops the timer; the meter takes its last reading after. */
@@ -33,9 +36,11 @@ export class CounterPoll {
   /** The readings placed at the run's resource samples (the measured window's evidence), or as taken without any. */
   seriesAt(resources: readonly ResourceSample[]): CounterReading[] {
     if (resources.length === 0) return this.readings;
+    const local = this.readings.some((r) => r.localBytes !== undefined);
     return resources.map((s) => ({
       t: s.t,
       bytes: counterAt(this.readings, s.t, (r) => r.bytes) ?? 0,
+      ...(local ? { localBytes: counterAt(this.readings, s.t, (r) => r.localBytes ?? 0) ?? 0 } : {}),
       ...this.requestsAt(s.t),
     }));
   }

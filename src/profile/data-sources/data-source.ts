@@ -27,6 +27,11 @@ export interface CounterReading {
   requests?: number;
   /** Of them, the failed ones (no answer, a reset, a timeout), where the meter counts them. */
   failures?: number;
+  /**
+   * Remote data answered in the job: bytes its hook answered from the local copy since the counter started (cached
+   * mode, python/ds_analyzer/_serve.py), never in `bytes`; absent where nothing answers locally.
+   */
+  localBytes?: number;
 }
 
 /** Reads a fetch counter may include that are not the data's (files the job read outside --data). */
@@ -54,6 +59,8 @@ export interface FetchReadings {
   otherReads(sinceMs: number): OtherReads | null;
   /** Remote data: what the run fetched over the network (requests, latency, in flight); absent for local files. */
   network?: NetworkUse;
+  /** Remote data: what it fetched between two times (ms since the epoch: a block of one launch); absent: not kept. */
+  networkBetween?(fromMs: number, toMs: number): NetworkUse;
   /**
    * True when the series is the source's own counter, not the samples' read_bytes: it is kept on the samples
    * (ResourceSample.fetchedBytes).

@@ -48,6 +48,8 @@ export interface SourceDeps {
   ledger?: CpuLedger;
   /** Reads /proc/self/mountinfo (replaceable in tests). */
   readMountinfo?: () => string;
+  /** Says a line on the terminal before a long step of the source (remote data's copy for the cached mode). */
+  say?: (line: string) => void;
 }
 
 /** The sources of files read another way than from a local disk: the first whose test holds reads them. */
@@ -64,8 +66,8 @@ export function openDataSource(spec: DataSpec, deps: SourceDeps): DataSource {
   if (spec.kind === 'remote') {
     const { remote, named, jobCache, netMeter, cacheDir, proxyPort } = spec;
     // Not charged to the ledger: profilerCpu has never counted the remote meters' readings (a change of its own).
-    const { env } = deps;
-    return new RemoteObjectsSource(remote, { cacheDir, proxyPort, env, jobCacheDir: jobCache, netMeter, named });
+    const { env, say } = deps;
+    return new RemoteObjectsSource(remote, { cacheDir, proxyPort, env, jobCacheDir: jobCache, netMeter, named, say });
   }
   // Read once: the file systems that choose the source are the ones its listing records.
   const fileSystems = rootFileSystemsNow(spec.roots, deps.readMountinfo);

@@ -1,15 +1,20 @@
 // The second data source: objects in an S3-compatible store or files at
-// HTTP(S) URLs, read by the job's own client. The job reaches its origin
+// HTTP(S) URLs, read by the job's own client. Under the Python hook the job
+// reaches its origin directly in every mode: its own HTTP clients count the
+// bytes (client-meter.ts) and, in the cached mode, the hook answers its
+// requests from the profiler's copy of the objects, above TLS
+// (python/ds_analyzer/_serve.py), so the modes can be blocks of one launch.
+// A cap, an added latency, a held share or --net-meter proxy send the job
 // through the metering proxy (HTTP_PROXY, HTTPS_PROXY), which counts every
-// byte the origin sends (the meter: network-meter.ts), caps them (the
-// throttle) and, in the cached mode, answers from the profiler's cache
-// (cache-states/remote-cache-state.ts). Proofs follow from the proxy's
-// counts: cold when the network brought at least 90% of the consumed bytes,
-// cached when it brought (nearly) none.
+// byte the origin sends (network-meter.ts), caps them (the throttle) and
+// answers from the same copy (cache-states/remote-cache-state.ts), a launch
+// a mode. Proofs follow from the counts: cold when the network brought at
+// least 90% of the consumed bytes, cached when it brought (nearly) none.
 import { statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
-import { formatBytes } from '../../units.js';
+import { formatBytes, percent as pct } from '../../units.js';
+import { pickFiles, prefixEnd, seededOrder, sizesOf, sortedIndices } from '../../system/dataset/resident-subset.js';
 import type { Mode } from '../../schema/events.js';
 import { fileBytesQuantiles, type Dataset, type DatasetFile } from '../../system/dataset/dataset.js';
 import { MeteringProxy } from '../../system/network/metering-proxy.js';
@@ -24,7 +29,7 @@ import { startNetworkMeter } from './network-meter.js';
 import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
 import { nearestRank } from '../../quantile.js';
-import type { DataSource, FetchMeter, ReadThrottle, Throttle } from './data-source.js';
+import type { DataSource, FetchMeter, OneLaunch, ReadThrottle, Throttle } from './data-source.js';
 import type { DataSourceRecord } from '../../schema/profile.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
@@ -48,6 +53,8 @@ export interface RemoteOptions {
   ledger?: CpuLedger;
   /** --remote and --endpoint as the profile records them (no credentials); absent: the spec's display, no endpoint. */
   named?: { url: string; endpoint: string | null };
+  /** Says a line on the terminal before a long step (the cached mode's copy); absent: nothing is said. */
+  say?: (line: string) => void;
 }
 
 /** Where a remote source's cold mode is metered (--net-meter). */
@@ -62,6 +69,8 @@ const PROBE_IN_FLIGHT = 16;
 const PROBE_IDLE_REQUESTS = 3;
 // The cache may take this share of the free space on its file system; the rest is left to the job and the profile.
 const DISK_HEADROOM = 0.9;
+// Seed of the permutation a bounded copy takes its objects from (the resident subset's, cached-subset.ts).
+const COPY_SEED = 1;
 
 const MESSAGES = {
   portTaken: (port: number) =>
@@ -70,10 +79,13 @@ const MESSAGES = {
   tunnelled: (display: string) =>
     `${display} is served over https: the proxy sees encrypted tunnels, so it cannot answer the cached mode from ` +
     `its cache (the cached mode stays unproven) and counts bytes, not requests`,
-  // The cold mode's meter may be the job's own clients, reached with other variables than the proxy's.
-  remoteNeedsOwnLaunch:
-    "remote data's modes are met by different job variables (its own clients' meter in the cold mode, the proxy " +
-    'in the cached)',
+  // Where the job goes through the proxy, each mode needs its own launch's variables.
+  proxyMeterOwnLaunch:
+    '--net-meter proxy: the job reaches its origin through the proxy, whose modes are set by variables given at ' +
+    'each launch',
+  proxyNeededOwnLaunch:
+    'the cap or added latency runs at the proxy, which the job reaches through variables given at its launch: a ' +
+    'launch a mode',
   cachedTunnelled:
     'the data is fetched over https, which the proxy cannot answer from its cache: the cached mode cannot be ' +
     'made local',
@@ -85,6 +97,8 @@ const MESSAGES = {
     `(${formatBytes(free)}): the cached mode cannot be made local; free space, or put the profile (--out) on a ` +
     `larger disk`,
   unlisted: 'the remote data is used before it was listed (a bug: please report it)',
+  copying: (bytes: string, display: string, part: string, time: string) =>
+    `cached mode: ${bytes} from ${display} (${part})${time}; removed when the profile ends`,
 } as const;
 
 /** Objects in an S3-compatible store or at HTTP(S) URLs, metered through a proxy on loopback. */
@@ -92,7 +106,15 @@ export class RemoteObjectsSource implements DataSource {
   readonly fetchesFrom = 'network' as const;
   readonly modeState: CacheState;
   readonly readProber: ReadProber;
-  readonly whyNot = { cap: MESSAGES.noCapping, oneLaunch: MESSAGES.remoteNeedsOwnLaunch };
+  readonly whyNot = { cap: MESSAGES.noCapping };
+
+  /** The job's hook answers the cached mode and its clients count: every mode is a block of one launch. */
+  readonly oneLaunch: OneLaunch = {
+    obstacle: () => {
+      if ((this.options.netMeter ?? 'client') === 'proxy') return MESSAGES.proxyMeterOwnLaunch;
+      return this.servesInJob() ? null : MESSAGES.proxyNeededOwnLaunch;
+    },
+  };
 
   /** One cap on the data's bytes from the origin, at the proxy: a remote source can always be throttled. */
   readonly throttle: ReadThrottle = {
@@ -202,8 +224,8 @@ export class RemoteObjectsSource implements DataSource {
 
   warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
     const warnings: string[] = [];
-    if (this.spec.protocol === 'https') warnings.push(MESSAGES.tunnelled(this.spec.display));
-    else if (!dataset.fitsInMemory && modes.includes('cached'))
+    if (this.spec.protocol === 'https' && !this.servesInJob()) warnings.push(MESSAGES.tunnelled(this.spec.display));
+    else if (!dataset.fitsInMemory && modes.includes('cached') && !this.servesInJob())
       warnings.push(MESSAGES.doesNotFit(dataset, dataset.memoryBudgetBytes ?? 0));
     return warnings;
   }
@@ -228,16 +250,28 @@ export class RemoteObjectsSource implements DataSource {
    * The cold mode, uncapped and undelayed, with nothing served from the cache, is metered in the job's own
    * HTTP clients and reaches the origin directly; every other run goes through the proxy, which it needs.
    */
-  startMeter(mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
+  startMeter(_mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const proxy = this.requireLink().proxy;
-    const direct = (this.options.netMeter ?? 'client') === 'client' && mode === 'cold' && proxy.passesThrough;
-    return direct
-      ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins, this.options.ledger)
+    return this.servesInJob()
+      ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins, this.options.ledger, this.copyIndex())
       : startNetworkMeter(proxy, this.options.ledger);
   }
 
   proofLimit(mode: Mode): string | null {
-    return mode === 'cached' && this.spec.protocol === 'https' ? MESSAGES.cachedTunnelled : null;
+    return mode === 'cached' && this.spec.protocol === 'https' && !this.servesInJob() ? MESSAGES.cachedTunnelled : null;
+  }
+
+  /**
+   * Whether the job's own clients count and its hook answers the cached mode: --net-meter client, and no cap, added
+   * latency or held share at the proxy (those need the job's requests to go through it).
+   */
+  private servesInJob(): boolean {
+    return (this.options.netMeter ?? 'client') === 'client' && (this.link?.proxy.passesThrough ?? true);
+  }
+
+  /** The copy's index the job's hook reads (DSA_NET_COPY). */
+  private copyIndex(): string {
+    return join(this.options.cacheDir, 'index.json');
   }
 
   private async open(objects: RemoteObject[]): Promise<void> {
@@ -271,6 +305,15 @@ export class RemoteObjectsSource implements DataSource {
           files.map(objectOf).filter((o) => cache.get(o.cacheKey) === null),
           cache,
         ),
+      servesInJob: () => this.servesInJob(),
+      writeIndex: (files) =>
+        cache.writeIndex(
+          this.copyIndex(),
+          files.map((f) => objectOf(f).cacheKey),
+        ),
+      copyFiles: (dataset, expectedBytes) => copyFiles(dataset, expectedBytes),
+      announce: (files, dataset, leftBytes, bytesPerSec) =>
+        this.options.say?.(copyLine(this.spec.display, files, dataset, leftBytes, bytesPerSec)),
     };
   }
 
@@ -364,6 +407,38 @@ export class RemoteObjectsSource implements DataSource {
     if (!this.link) throw new Error(MESSAGES.unlisted);
     return this.link;
   }
+}
+
+/**
+ * The objects the cached mode's copy holds: all of them when they fit the room for it and the block's expected reads,
+ * else the first of a seeded permutation that does (the hook answers a request for another object with one of these:
+ * cached-subset.ts's idea, at the request).
+ */
+function copyFiles(dataset: Dataset, expectedBytes: number | null): DatasetFile[] {
+  const room = dataset.memoryBudgetBytes ?? dataset.bytes;
+  const target = Math.min(dataset.bytes, room, expectedBytes ?? Infinity);
+  if (target >= dataset.bytes) return dataset.files;
+  const order = seededOrder(dataset.files.length, COPY_SEED);
+  const end = Math.max(1, prefixEnd(order, sizesOf(dataset.files), 0, 0, target));
+  return pickFiles(dataset.files, sortedIndices(order, 0, end));
+}
+
+/** What the cached mode's copy is and what is left of its fetch, said once its first part measured the rate. */
+function copyLine(
+  display: string,
+  files: readonly DatasetFile[],
+  dataset: Dataset,
+  missingBytes: number,
+  bytesPerSec: number | null,
+): string {
+  const bytes = files.reduce((sum, f) => sum + f.bytes, 0);
+  const part =
+    files.length === dataset.files.length
+      ? `all ${files.length} objects`
+      : `a seeded ${pct(bytes / dataset.bytes)} of the objects (${files.length} of ${dataset.files.length}), ` +
+        'what the block reads and the disk holds';
+  const time = bytesPerSec ? `, about ${Math.ceil(missingBytes / bytesPerSec)} s left at the rate measured` : '';
+  return MESSAGES.copying(formatBytes(bytes), display, part, time);
 }
 
 /** Free bytes on the file system that will hold `dir` (its nearest existing parent), or null. */

@@ -81,6 +81,25 @@ export class ResponseCache {
     return entry;
   }
 
+  /**
+   * Writes the index the job's hook answers a cached block from (python/ds_analyzer/_serve.py): the stored
+   * responses of `keys` (those stored), replacing the file whole (write, then rename) so the hook never reads
+   * half of it. Returns the bytes it names.
+   */
+  writeIndex(path: string, keys: Iterable<string>): number {
+    const objects: Record<string, { file: string; headers: Record<string, string> }> = {};
+    let bytes = 0;
+    for (const key of keys) {
+      const entry = this.index.get(key);
+      if (!entry) continue;
+      objects[key] = { file: entry.bodyFile, headers: entry.headers };
+      bytes += entry.bytes;
+    }
+    writeFileSync(`${path}.partial`, JSON.stringify({ objects }));
+    renameSync(`${path}.partial`, path);
+    return bytes;
+  }
+
   /** Removes every stored response and the folder. */
   clear(): void {
     this.index.clear();
