@@ -69,6 +69,7 @@ export function profileProgressHooks(io: Io): ProfileRunHooks {
     onModeStart: (label, inLaunch) =>
       progress.line(inLaunch ? `${label}: state set; the running job switched modes` : `${label}: starting the job`),
     onProgress: (p) => progress.update(p),
+    onDownload: (p) => progress.download(p),
     onModeDone: (result) =>
       progress.line(
         `${runName(result)}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
@@ -124,8 +125,9 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
     io.stderr(`ds-analyzer: interrupted; ${savedText}\n`);
     return ExitCode.Interrupted;
   }
-  if (outcome.nodeLost !== undefined) {
-    io.stderr(`ds-analyzer: ${outcome.nodeLost}; ${savedText}\n`);
+  const stopped = outcome.nodeLost ?? outcome.stopped;
+  if (stopped !== undefined) {
+    io.stderr(`ds-analyzer: ${stopped}; ${savedText}\n`);
     return outcome.exitCode;
   }
   if (outcome.exitCode !== ExitCode.JobFailed || !failed) return outcome.exitCode;

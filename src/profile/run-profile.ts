@@ -42,7 +42,9 @@ import {
 } from './launch-plan.js';
 export { planRuns, type PlannedRun } from './launch-plan.js';
 import type { CacheState } from './cache-states/cache-state.js';
-import type { DataSource } from './data-sources/data-source.js';
+import type { DataSource, DownloadProgress } from './data-sources/data-source.js';
+import { EndpointError } from '../system/network/remote-objects.js';
+import { isAbort } from '../system/network/deadlines.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
 import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
@@ -167,6 +169,8 @@ export interface ProfileRunHooks {
   onModeDone?: (result: ModeResult) => void;
   /** What the profile does that the user should know, said once (what happens to the job's outputs). */
   onNote?: (message: string) => void;
+  /** A download of the data source's (remote data's cached mode): at its start, about once a second, at its end. */
+  onDownload?: (progress: DownloadProgress) => void;
   /** Something limits what the profile can prove; said as soon as it is known. */
   onWarning?: (message: string) => void;
   /** Registers a SIGINT/SIGTERM handler; returns its remover. */
@@ -186,6 +190,8 @@ export interface ProfileRunOutcome {
    * A profile over several nodes that another node ended (exit NodeLost, or JobFailed where the job failed there): why.
    */
   nodeLost?: string;
+  /** The data's endpoint failed or stopped answering after the profile was started (exit Environment...): why. */
+  stopped?: string;
 }
 
 /**
@@ -282,6 +288,12 @@ async function profileModes(
     ? await NodeRuns.open(input.nodes, book, { ...scheduleOf(input), passes }, input.sink)
     : null;
   const interrupts = new Interrupts(hooks.onSignal);
+  // A download before a mode stops at the user's interrupt, and says how it comes on.
+  input.dataSource.bindRun?.({
+    signal: interrupts.signal,
+    ...(hooks.onDownload ? { onDownload: hooks.onDownload } : {}),
+    rateBytesPerSec: () => networkRate(profile),
+  });
   const throttle = await startThrottle(
     input.dataSource,
     dataset,
@@ -402,7 +414,12 @@ async function profileModes(
   } catch (error) {
     // The other nodes hear why at once, not when their wait for this one times out.
     nodes?.link.abort(errorText(error));
-    throw error;
+    const stopped = stoppedBy(error, interrupts);
+    if (!stopped) throw error;
+    // The modes measured before stay saved, as partial.
+    for (const written of booksOf(book, nodes)) written.save();
+    const shown = nodes?.merged ?? book;
+    return { profile: shown.profile, path: shown.path, failureTail: null, ...stopped };
   } finally {
     nodes?.link.abort(`node ${host.hostname} ended its profile`);
     interrupts.dispose();
@@ -426,6 +443,23 @@ function scheduleOf(input: ProfileRunInput): Omit<ScheduleOptions, 'passes'> {
 /** Every profile this CLI writes: its own, and on the coordinator's node the merged one. */
 function booksOf(book: ProfileBook, nodes: NodeRuns | null): ProfileBook[] {
   return nodes?.merged ? [book, nodes.merged] : [book];
+}
+
+/**
+ * How a profile ends that its data's endpoint stopped (it failed, or stopped answering: a download or the probe), or
+ * the user's interrupt during a download; null for any other error, which goes on up.
+ */
+function stoppedBy(error: unknown, interrupts: Interrupts): Pick<ProfileRunOutcome, 'exitCode' | 'stopped'> | null {
+  if (interrupts.interrupted && isAbort(error)) return { exitCode: ExitCode.Interrupted };
+  if (error instanceof EndpointError) return { exitCode: error.exitCode, stopped: error.message };
+  return null;
+}
+
+/** The data's rate over the network in the cold mode, bytes/s (a download's estimate), or null before it ran. */
+function networkRate(profile: Profile): number | null {
+  const cold = profile.modes.cold;
+  const bytes = cold?.network?.originBytes ?? 0;
+  return cold && bytes > 0 && cold.wallSec > 0 ? bytes / cold.wallSec : null;
 }
 
 /** A lost node's message, for the outcome; any other error goes on up. */
@@ -662,6 +696,8 @@ async function storageProbeStep({ input, book, dataset, warn }: ProfileSteps): P
   const profile = book.profile;
   const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch(
     (error: unknown) => {
+      // An endpoint that stopped answering ends the profile: what follows would wait on it too.
+      if (error instanceof EndpointError && error.stalled) throw error;
       warn(PROFILE_RUN_TEXT.storageProbeFailed(error instanceof Error ? error.message : String(error)));
       return null;
     },
