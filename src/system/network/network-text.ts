@@ -21,7 +21,7 @@ export const NETWORK_TEXT = {
   noAnswer: (what: string, where: string, code: string) =>
     `${what} ${where}: the endpoint does not answer (${code}): start the server or fix the endpoint`,
   stalled: (what: string, where: string, sec: number) =>
-    `${what} ${where}: the endpoint stopped answering (nothing for ${sec} s): check that the server runs and that ` +
+    `${what} ${where}: the endpoint stopped answering (nothing for ${Number(sec.toFixed(1))} s): check that the server runs and that ` +
     'the network reaches it',
   noCredentials: (what: string, where: string) =>
     `${what} ${where}: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE`,

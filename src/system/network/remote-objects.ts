@@ -73,7 +73,7 @@ function failure(what: string, spec: RemoteSpec, error: unknown): Error {
   if (isAbort(error) || error instanceof EndpointError) return error as Error;
   if (error instanceof StallError)
     return new EndpointError(
-      NETWORK_TEXT.stalled(what, spec.display, Math.round(error.afterMs / 1000)),
+      NETWORK_TEXT.stalled(what, spec.display, error.afterMs / 1000),
       ExitCode.Environment,
       true,
     );
