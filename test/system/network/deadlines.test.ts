@@ -6,7 +6,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { ExitCode } from '../../../src/errors.js';
+import { MeteringProxy } from '../../../src/system/network/metering-proxy.js';
 import { DEADLINE_ENV, netDeadlines } from '../../../src/system/network/deadlines.js';
 import { EndpointError, remoteStore } from '../../../src/system/network/remote-objects.js';
 import { parseRemoteSpec } from '../../../src/system/network/remote-spec.js';
@@ -127,3 +129,50 @@ test("a caller's abort ends a fetch in flight at once, with the abort's reason, 
     await silent.close();
   }
 });
+
+test('the metering proxy answers 504 for an origin that never answers, and cuts a body that stalls; the failures are counted', async () => {
+  const silent = await startSilent();
+  const stalling = await startStalling(1 << 20, 4096);
+  const origins = [`127.0.0.1:${silent.port}`, `127.0.0.1:${stalling.port}`];
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: origins,
+    bytesPerSec: null,
+    cache: null,
+    cacheUse: 'pass',
+    deadlines: SHORT,
+  });
+  try {
+    const started = performance.now();
+    const unanswered = await getThrough(proxy.url, `http://${origins[0]}/a.bin`);
+    assert.equal(unanswered.status, 504);
+    assert.ok(performance.now() - started < BOUND_MS);
+    const cut = await getThrough(proxy.url, `http://${origins[1]}/b.bin`);
+    assert.equal(cut.status, 200);
+    assert.equal(cut.error, true, 'the stalled body ends as a cut connection, not as a whole response');
+    assert.equal(cut.bytes, 4096);
+    const counters = proxy.readCounters();
+    assert.equal(counters.failures, 2);
+    assert.match(counters.lastFailure ?? '', /no byte of the body within/);
+    await waitFor(() => silent.open() === 0 && stalling.open() === 0, "the origins' sockets are closed");
+  } finally {
+    await proxy.close();
+    await silent.close();
+    await stalling.close();
+  }
+});
+
+/** GET `url` through the proxy (absolute form): its status, the body's bytes, and whether the response was cut. */
+function getThrough(proxyUrl: string, url: string): Promise<{ status: number; bytes: number; error: boolean }> {
+  const proxy = new URL(proxyUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: proxy.hostname, port: proxy.port, path: url }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, error: false }));
+      res.on('error', () => resolve({ status: res.statusCode ?? 0, bytes, error: true }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
