@@ -79,10 +79,9 @@ export async function beforeDeadline<T>(
 }
 
 /**
- * `body` behind an idle watchdog: the stream it returns fails with `failure(StallError)` when no byte comes for `ms`,
- * with the caller's abort reason when `signal` aborts, and with `failure(error)` when the body fails; `body` (its
- * socket) is destroyed then. The watchdog also counts a wait of the reader's own (back-pressure from a disk that
- * holds its writes that long): a disk that stalls 30 s has failed too.
+ * `body` behind an idle watchdog: the stream it returns fails with `failure(StallError)` when no byte comes for `ms`
+ * while the reader wants them, with the caller's abort reason when `signal` aborts, and with `failure(error)` when
+ * the body fails; `body` (its socket) is destroyed then.
  */
 export function watchBody(
   body: Readable,
@@ -92,7 +91,8 @@ export function watchBody(
   /** Told each chunk's bytes as it passes (a download's progress). */
   onBytes?: (bytes: number) => void,
 ): Readable {
-  const timer = setTimeout(() => fail(new StallError('body', ms)), ms);
+  // A body its reader holds back (back-pressure pauses it) is waiting on the reader, not on the endpoint.
+  const timer = setTimeout(() => (body.isPaused() ? timer.refresh() : fail(new StallError('body', ms))), ms);
   timer.unref();
   const watched = new Transform({
     transform(chunk, _encoding, done) {

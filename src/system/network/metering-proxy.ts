@@ -348,8 +348,10 @@ export class MeteringProxy {
       },
       (response) => {
         clearTimeout(deadline);
+        // A response the cap or the job holds back (paused) waits on them, not on the origin.
         deadline = setTimeout(
-          () => upstream.destroy(new StallError('body', this.deadlines.idleMs)),
+          () =>
+            response.isPaused() ? deadline.refresh() : upstream.destroy(new StallError('body', this.deadlines.idleMs)),
           this.deadlines.idleMs,
         );
         response.on('data', () => deadline.refresh());

@@ -176,3 +176,19 @@ function getThrough(proxyUrl: string, url: string): Promise<{ status: number; by
     req.end();
   });
 }
+
+test('a body its reader holds back longer than the idle deadline is not a stall: it is read whole afterwards', async () => {
+  const whole = await startStalling(1 << 20, 1 << 20);
+  try {
+    const spec = parseRemoteSpec(`http://127.0.0.1:${whole.port}/big.bin`, undefined, {});
+    const store = remoteStore(spec, SHORT);
+    const [object] = await store.list();
+    const { body } = await store.fetch(object);
+    await new Promise((resolve) => setTimeout(resolve, 3 * SHORT.idleMs));
+    let bytes = 0;
+    for await (const chunk of body) bytes += (chunk as Buffer).length;
+    assert.equal(bytes, 1 << 20);
+  } finally {
+    await whole.close();
+  }
+});
