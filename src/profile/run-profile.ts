@@ -45,6 +45,7 @@ import type { CacheState } from './cache-states/cache-state.js';
 import type { DataSource, DownloadProgress } from './data-sources/data-source.js';
 import { EndpointError } from '../system/network/remote-objects.js';
 import { isAbort } from '../system/network/deadlines.js';
+import { networkRate, stoppedBy } from './run-outcome.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
 import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
@@ -414,7 +415,7 @@ async function profileModes(
   } catch (error) {
     // The other nodes hear why at once, not when their wait for this one times out.
     nodes?.link.abort(errorText(error));
-    const stopped = stoppedBy(error, interrupts);
+    const stopped = stoppedBy(error, interrupts.interrupted);
     if (!stopped) throw error;
     // The modes measured before stay saved, as partial.
     for (const written of booksOf(book, nodes)) written.save();
@@ -443,23 +444,6 @@ function scheduleOf(input: ProfileRunInput): Omit<ScheduleOptions, 'passes'> {
 /** Every profile this CLI writes: its own, and on the coordinator's node the merged one. */
 function booksOf(book: ProfileBook, nodes: NodeRuns | null): ProfileBook[] {
   return nodes?.merged ? [book, nodes.merged] : [book];
-}
-
-/**
- * How a profile ends that its data's endpoint stopped (it failed, or stopped answering: a download or the probe), or
- * the user's interrupt during a download; null for any other error, which goes on up.
- */
-function stoppedBy(error: unknown, interrupts: Interrupts): Pick<ProfileRunOutcome, 'exitCode' | 'stopped'> | null {
-  if (interrupts.interrupted && isAbort(error)) return { exitCode: ExitCode.Interrupted };
-  if (error instanceof EndpointError) return { exitCode: error.exitCode, stopped: error.message };
-  return null;
-}
-
-/** The data's rate over the network in the cold mode, bytes/s (a download's estimate), or null before it ran. */
-function networkRate(profile: Profile): number | null {
-  const cold = profile.modes.cold;
-  const bytes = cold?.network?.originBytes ?? 0;
-  return cold && bytes > 0 && cold.wallSec > 0 ? bytes / cold.wallSec : null;
 }
 
 /** A lost node's message, for the outcome; any other error goes on up. */
@@ -696,8 +680,8 @@ async function storageProbeStep({ input, book, dataset, warn }: ProfileSteps): P
   const profile = book.profile;
   const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch(
     (error: unknown) => {
-      // An endpoint that stopped answering ends the profile: what follows would wait on it too.
-      if (error instanceof EndpointError && error.stalled) throw error;
+      // An endpoint that stopped answering ends the profile (what follows would wait on it too), as does Ctrl-C.
+      if ((error instanceof EndpointError && error.stalled) || isAbort(error)) throw error;
       warn(PROFILE_RUN_TEXT.storageProbeFailed(error instanceof Error ? error.message : String(error)));
       return null;
     },
