@@ -354,7 +354,6 @@ export class MeteringProxy {
             response.isPaused() ? deadline.refresh() : upstream.destroy(new StallError('body', this.deadlines.idleMs)),
           this.deadlines.idleMs,
         );
-        response.on('data', () => deadline.refresh());
         response.once('close', () => clearTimeout(deadline));
         const responseHeaders = { ...response.headers };
         for (const name of HOP_BY_HOP) delete responseHeaders[name];
@@ -363,8 +362,8 @@ export class MeteringProxy {
           data.record.status = response.statusCode ?? 0;
           data.record.firstByteMs = performance.now() - data.started;
         }
-        if (data) this.relay(response, res, data.record, 'originBytes', this.bucket);
-        else this.relay(response, res, null, 'otherBytes', null);
+        if (data) this.relay(response, res, data.record, 'originBytes', this.bucket, undefined, deadline);
+        else this.relay(response, res, null, 'otherBytes', null, undefined, deadline);
       },
     );
     upstream.on('error', (error) => {
@@ -443,12 +442,15 @@ export class MeteringProxy {
     bucket: TokenBucket | null,
     /** performance.now() at the record's start, where its first byte is timed here (a tunnel's). */
     started?: number,
+    /** The source's idle deadline, pushed back by each chunk (a second 'data' listener slowed the capped relay). */
+    idle?: NodeJS.Timeout,
   ): void {
     const counters = this.counters;
     // A paused source still ends once its buffer is empty: the sink ends after the last held chunk.
     let held = 0;
     let ended = false;
     source.on('data', (chunk: Buffer) => {
+      idle?.refresh();
       counters[counter] += chunk.length;
       if (record && record.firstByteMs === null && started !== undefined)
         record.firstByteMs = performance.now() - started;
