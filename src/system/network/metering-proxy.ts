@@ -442,7 +442,7 @@ export class MeteringProxy {
     bucket: TokenBucket | null,
     /** performance.now() at the record's start, where its first byte is timed here (a tunnel's). */
     started?: number,
-    /** The source's idle deadline, pushed back by each chunk (a second 'data' listener slowed the capped relay). */
+    /** The source's idle deadline, pushed back by each chunk here: no second listener on every byte's path. */
     idle?: NodeJS.Timeout,
   ): void {
     const counters = this.counters;
