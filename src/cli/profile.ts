@@ -15,7 +15,12 @@ const PROFILE_EXIT_CODES: ExitCodeList = [
   ExitCode.JobFailed,
   ExitCode.CommandNotFound,
   { code: ExitCode.CorruptFile, meaning: "the job's events hold no valid line, or the --baseline profile is corrupt" },
-  ExitCode.Environment,
+  {
+    code: ExitCode.Environment,
+    meaning:
+      'the environment cannot do it (permissions, kernel features, a full disk), or the --remote endpoint failed or ' +
+      'stopped answering (measured modes are saved)',
+  },
   ExitCode.Internal,
   ExitCode.NodeLost,
   ExitCode.Interrupted,

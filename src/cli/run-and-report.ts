@@ -93,6 +93,7 @@ export function profileProgressHooks(io: Io, shownWarnings?: Set<string>): Profi
     onModeStart: (label, inLaunch) =>
       progress.line(inLaunch ? `${label}: state set; the running job switched modes` : `${label}: starting the job`),
     onProgress: (p) => progress.update(p),
+    onDownload: (p) => progress.download(p),
     onModeDone: (result) =>
       progress.line(
         `${runName(result)}: ${result.status} (${result.stopReason}) after ${result.wallSec.toFixed(1)} s, ` +
@@ -156,8 +157,9 @@ function explainOutcome(outcome: ProfileRunOutcome, io: Io, firstIterationTimeou
     io.stderr(`ds-analyzer: interrupted; ${savedText}\n`);
     return ExitCode.Interrupted;
   }
-  if (outcome.nodeLost !== undefined) {
-    io.stderr(`ds-analyzer: ${outcome.nodeLost}; ${savedText}\n`);
+  const stopped = outcome.nodeLost ?? outcome.stopped;
+  if (stopped !== undefined) {
+    io.stderr(`ds-analyzer: ${stopped}; ${savedText}\n`);
     return outcome.exitCode;
   }
   const stalled = runs.find((m) => m.stalled);

@@ -11,10 +11,12 @@ export class Interrupts {
   private job: Job | null = null;
   private readonly removeHandler: () => void;
   private readonly listeners: (() => void)[] = [];
+  private readonly aborter = new AbortController();
 
   constructor(onSignal: (handler: () => void) => () => void) {
     this.removeHandler = onSignal(() => {
       this.count++;
+      this.aborter.abort();
       if (this.count > 1 || this.stopped) this.job?.kill();
       else void this.job?.terminate();
       for (const listener of this.listeners) listener();
@@ -33,7 +35,13 @@ export class Interrupts {
    */
   stop(): void {
     this.stopped = true;
+    this.aborter.abort();
     void this.job?.terminate();
+  }
+
+  /** Aborted at the first interrupt (or stop()): the profiler's own waits between jobs (a download) end at once. */
+  get signal(): AbortSignal {
+    return this.aborter.signal;
   }
 
   /** Whether the runs were interrupted: by the user, or by stop(). */

@@ -43,7 +43,10 @@ import {
 } from './launch-plan.js';
 export { planRuns, type PlannedRun } from './launch-plan.js';
 import type { CacheState } from './cache-states/cache-state.js';
-import type { DataSource } from './data-sources/data-source.js';
+import type { DataSource, DownloadProgress } from './data-sources/data-source.js';
+import { EndpointError } from '../system/network/remote-objects.js';
+import { isAbort } from '../system/network/deadlines.js';
+import { networkRate, stoppedBy } from './run-outcome.js';
 import { probeShare, proveProbe, residentSubset, stageSecPerSample } from './overlap-probe.js';
 import { Interrupts } from './interrupts.js';
 import { DEFAULT_PASSES, SUPERVISION } from './run-defaults.js';
@@ -175,6 +178,8 @@ export interface ProfileRunHooks {
   onModeDone?: (result: ModeResult) => void;
   /** What the profile does that the user should know, said once (what happens to the job's outputs). */
   onNote?: (message: string) => void;
+  /** A download of the data source's (remote data's cached mode): at its start, about once a second, at its end. */
+  onDownload?: (progress: DownloadProgress) => void;
   /** Something limits what the profile can prove; said as soon as it is known. */
   onWarning?: (message: string) => void;
   /** Registers a SIGINT/SIGTERM handler; returns its remover. */
@@ -194,6 +199,8 @@ export interface ProfileRunOutcome {
    * A profile over several nodes that another node ended (exit NodeLost, or JobFailed where the job failed there): why.
    */
   nodeLost?: string;
+  /** The data's endpoint failed or stopped answering after the profile was started (exit Environment...): why. */
+  stopped?: string;
 }
 
 /**
@@ -301,6 +308,12 @@ async function profileModes(
     ? await NodeRuns.open(input.nodes, book, { ...scheduleOf(input), passes }, input.sink)
     : null;
   const interrupts = new Interrupts(hooks.onSignal);
+  // A download before a mode stops at the user's interrupt, and says how it comes on.
+  input.dataSource.bindRun?.({
+    signal: interrupts.signal,
+    ...(hooks.onDownload ? { onDownload: hooks.onDownload } : {}),
+    rateBytesPerSec: () => networkRate(profile),
+  });
   const throttle = await startThrottle(
     input.dataSource,
     dataset,
@@ -430,7 +443,12 @@ async function profileModes(
   } catch (error) {
     // The other nodes hear why at once, not when their wait for this one times out.
     nodes?.link.abort(errorText(error));
-    throw error;
+    const stopped = stoppedBy(error, interrupts.interrupted);
+    if (!stopped) throw error;
+    // The modes measured before stay saved, as partial.
+    for (const written of booksOf(book, nodes)) written.save();
+    const shown = nodes?.merged ?? book;
+    return { profile: shown.profile, path: shown.path, failureTail: null, ...stopped };
   } finally {
     nodes?.link.abort(`node ${host.hostname} ended its profile`);
     interrupts.dispose();
@@ -729,6 +747,8 @@ async function storageProbeStep({ input, book, dataset, warn }: ProfileSteps): P
   const profile = book.profile;
   const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch(
     (error: unknown) => {
+      // An endpoint that stopped answering ends the profile (what follows would wait on it too), as does Ctrl-C.
+      if ((error instanceof EndpointError && error.stalled) || isAbort(error)) throw error;
       warn(PROFILE_RUN_TEXT.storageProbeFailed(error instanceof Error ? error.message : String(error)));
       return null;
     },

@@ -10,12 +10,16 @@ import type { Mode } from '../../schema/events.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
 import type { MeteringProxy } from '../../system/network/metering-proxy.js';
 import type { CacheState, PrepareHint, PreparedState } from './cache-state.js';
+import type { FillOptions } from '../data-sources/remote-fill.js';
 
 /** What a remote state needs of its source once the data is listed. */
 export interface RemoteLink {
   proxy: MeteringProxy;
-  /** Stores the files' objects in the profiler's cache (those not stored yet). */
-  fill(files: readonly DatasetFile[]): Promise<void>;
+  /**
+   * Stores the files' objects in the profiler's cache (those not stored yet); `options` default to the run's interrupt
+   * and progress (DataSource.bindRun).
+   */
+  fill(files: readonly DatasetFile[], options?: FillOptions): Promise<void>;
   /** The proxy's key for a file's requests. */
   keyOf(file: DatasetFile): string;
   /** Bytes of the files stored in the profiler's cache. */

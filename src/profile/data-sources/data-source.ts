@@ -17,6 +17,33 @@ import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import type { ReadProber } from '../storage-probe.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 
+/** How far a source's download (remote data's cached mode) has come. */
+export interface DownloadProgress {
+  /** The data as messages name it: no credentials, no query. */
+  source: string;
+  /** Objects and bytes to fetch. */
+  objects: number;
+  bytesTotal: number;
+  /** Bytes fetched so far. */
+  bytesDone: number;
+  /** Seconds since the download started. */
+  elapsedSec: number;
+  /** Seconds the whole download should take at the rate measured before it; null where none was. */
+  estimateSec: number | null;
+  /** 'start' before the first request, 'running' while it runs, 'done' once every object is stored. */
+  phase: 'start' | 'running' | 'done';
+}
+
+/** What a run tells its source about itself (DataSource.bindRun). */
+export interface SourceRun {
+  /** Aborted at the user's interrupt: the source's own network waits stop at once. */
+  signal: AbortSignal;
+  /** Told how a download of the source's comes on, about once a second. */
+  onDownload?: (progress: DownloadProgress) => void;
+  /** The data's rate over the network measured so far (the cold mode's), bytes/s, or null. */
+  rateBytesPerSec?: () => number | null;
+}
+
 /** A reading of a cumulative counter of fetched bytes. */
 export interface CounterReading {
   /** ms since the epoch. */
@@ -167,6 +194,8 @@ export interface DataSource {
   /** Reads a sample of the data cold for the storage probe. */
   readonly readProber: ReadProber;
 
+  /** Ties the source's own network waits (a download before a mode) to the run; absent: a source with none. */
+  bindRun?(run: SourceRun): void;
   /** Variables the job's environment gets so that its reads go where they are metered (a proxy); absent: none. */
   jobEnv?(): Record<string, string | undefined>;
   /** `held` kept cached and the rest cold (profile --overlap); absent: the overlap probe cannot run. */

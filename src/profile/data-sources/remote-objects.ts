@@ -29,7 +29,8 @@ import { startNetworkMeter } from './network-meter.js';
 import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
 import { nearestRank } from '../../quantile.js';
-import type { DataSource, FetchMeter, OneLaunch, ReadThrottle, Throttle } from './data-source.js';
+import type { DataSource, FetchMeter, OneLaunch, ReadThrottle, SourceRun, Throttle } from './data-source.js';
+import { fillCache, type FillOptions } from './remote-fill.js';
 import type { DataSourceRecord } from '../../schema/profile.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
@@ -60,7 +61,6 @@ export interface RemoteOptions {
 /** Where a remote source's cold mode is metered (--net-meter). */
 export type NetMeter = 'client' | 'proxy';
 
-const FILL_CONCURRENCY = 8;
 // Bytes of the first tar shard read to count its samples.
 const SHARD_SAMPLE_BYTES = 64 * 2 ** 20;
 // Requests the network probe keeps in flight.
@@ -126,6 +126,10 @@ export class RemoteObjectsSource implements DataSource {
     },
   };
   private readonly store: RemoteStore;
+  /** The run this source serves (bindRun): its interrupt and progress; null outside a profile. */
+  private run: SourceRun | null = null;
+  /** The rate of the source's own reads before a download (the tar shard's count), bytes/s, or null. */
+  private ownRate: number | null = null;
   private link:
     | (RemoteLink & { proxy: MeteringProxy; cache: ResponseCache; objects: Map<string, RemoteObject> })
     | null = null;
@@ -146,7 +150,10 @@ export class RemoteObjectsSource implements DataSource {
    */
   private async samplesPerShard(objects: RemoteObject[]): Promise<number | null> {
     if (!objects.every((o) => o.path.endsWith('.tar'))) return null;
+    const started = performance.now();
     const counted = await countTarSamples((await this.store.fetch(objects[0])).body, SHARD_SAMPLE_BYTES);
+    const sec = (performance.now() - started) / 1000;
+    if (counted.bytesRead > 0 && sec > 0) this.ownRate = counted.bytesRead / sec;
     if (counted.samples === 0) return null;
     return counted.complete ? counted.samples : (counted.samples * objects[0].bytes) / counted.bytesRead;
   }
@@ -211,6 +218,10 @@ export class RemoteObjectsSource implements DataSource {
       NO_PROXY: noProxy,
       no_proxy: noProxy,
     };
+  }
+
+  bindRun(run: SourceRun): void {
+    this.run = run;
   }
 
   async close(): Promise<void> {
@@ -300,10 +311,11 @@ export class RemoteObjectsSource implements DataSource {
       objects: byPath,
       keyOf: (file) => objectOf(file).cacheKey,
       storedBytes: (files) => files.reduce((sum, f) => sum + (cache.get(objectOf(f).cacheKey)?.bytes ?? 0), 0),
-      fill: (files) =>
+      fill: (files, options) =>
         this.fill(
           files.map(objectOf).filter((o) => cache.get(o.cacheKey) === null),
           cache,
+          options,
         ),
       servesInJob: () => this.servesInJob(),
       writeIndex: (files) =>
@@ -317,16 +329,21 @@ export class RemoteObjectsSource implements DataSource {
     };
   }
 
-  /** Fetches the objects into the cache, a few at once. */
-  private async fill(objects: RemoteObject[], cache: ResponseCache): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-      for (let k = next++; k < objects.length; k = next++) {
-        const fetched = await this.store.fetch(objects[k]);
-        await cache.put(objects[k].cacheKey, fetched.headers, fetched.body);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(FILL_CONCURRENCY, objects.length) }, worker));
+  /**
+   * Fetches the objects into the cache, a few at once: under the run's interrupt and told to its progress, unless
+   * `options` say otherwise.
+   */
+  private fill(objects: RemoteObject[], cache: ResponseCache, options: FillOptions = {}): Promise<void> {
+    const run = this.run;
+    const signal = options.signal ?? run?.signal;
+    const onProgress = options.onProgress ?? run?.onDownload;
+    return fillCache(
+      this.store,
+      objects,
+      cache,
+      { source: this.spec.display, rateBytesPerSec: run?.rateBytesPerSec?.() ?? this.ownRate },
+      { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) },
+    );
   }
 
   /**
@@ -339,13 +356,16 @@ export class RemoteObjectsSource implements DataSource {
    */
   private async probe(files: readonly { path: string }[], limits: Parameters<ReadProber>[1]) {
     const link = this.requireLink();
+    // A failed or stalled request ends the others at once, as does the user's interrupt.
+    const all = new AbortController();
+    const signal = this.run ? AbortSignal.any([this.run.signal, all.signal]) : all.signal;
     let next = 0;
     const fetchNext = async (firstBytes: number[]): Promise<number | null> => {
       for (let k = next++; k < files.length; k = next++) {
         const object = link.objects.get(files[k].path);
         if (!object) continue;
         const asked = performance.now();
-        const { body } = await this.store.fetch(object);
+        const { body } = await this.store.fetch(object, { signal });
         let bytes = 0;
         for await (const chunk of body) {
           if (bytes === 0) firstBytes.push(performance.now() - asked);
@@ -371,7 +391,9 @@ export class RemoteObjectsSource implements DataSource {
     };
     // Many requests at once: what the network carries, not what one request's latency allows.
     const concurrency = Math.min(files.length, Math.max(limits.concurrency, PROBE_IN_FLIGHT));
-    await Promise.all(Array.from({ length: concurrency }, worker));
+    // Every request has ended before the probe answers: a failure's reason is the abort's.
+    await Promise.allSettled(Array.from({ length: concurrency }, () => worker().catch((error) => all.abort(error))));
+    if (signal.aborted) throw signal.reason;
     const sec = (performance.now() - started) / 1000;
     // Each request is a whole object's GET: their mean size, in whole bytes (objects of mixed sizes give a fraction).
     const requestBytes = fetched > 0 ? Math.max(1, Math.round(bytesRead / fetched)) : limits.requestBytes;

@@ -5,11 +5,13 @@
 // first byte, and the requests in flight. HTTPS arrives as CONNECT tunnels,
 // counted and capped without decrypting them: bytes and connections, not
 // requests. One token bucket caps the data's bytes from the origin, as one
-// network link would.
+// network link would. An origin that stops answering gets the deadlines of
+// deadlines.ts: the job's request is answered 504, not left waiting on it.
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { pipeline, type Readable, type Writable } from 'node:stream';
+import { netDeadlines, StallError, type NetDeadlines } from './deadlines.js';
 import { TokenBucket } from './token-bucket.js';
 import { objectKey, type CachedResponse, type ResponseCache } from './response-cache.js';
 
@@ -32,6 +34,8 @@ export interface ProxyOptions {
   /** Stored objects, answered in 'serve' use. */
   cache: ResponseCache | null;
   cacheUse: CacheUse;
+  /** How long an origin may leave a request unanswered or a body stalled; default netDeadlines(). */
+  deadlines?: NetDeadlines;
 }
 
 /** One request for the data, or one tunnel to its origin. */
@@ -111,6 +115,7 @@ export class MeteringProxy {
   private servedKeys: ReadonlySet<string> | null = null;
   private readonly sockets = new Set<net.Socket>();
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  private readonly deadlines: NetDeadlines;
 
   private constructor(
     private readonly server: http.Server,
@@ -118,6 +123,7 @@ export class MeteringProxy {
   ) {
     this.bucket = options.bytesPerSec ? new TokenBucket(options.bytesPerSec) : null;
     this.cacheUse = options.cacheUse;
+    this.deadlines = options.deadlines ?? netDeadlines();
   }
 
   /** Starts the proxy on 127.0.0.1; rejects with the listen error (EADDRINUSE when the port is taken). */
@@ -326,6 +332,11 @@ export class MeteringProxy {
   ): void {
     const headers = { ...req.headers };
     for (const name of HOP_BY_HOP) delete headers[name];
+    // The origin's answer, then each chunk of its body, must come before a deadline: a stalled origin is cut.
+    let deadline = setTimeout(
+      () => upstream.destroy(new StallError('answer', this.deadlines.answerMs)),
+      this.deadlines.answerMs,
+    );
     const upstream = http.request(
       {
         host: target.hostname,
@@ -336,6 +347,14 @@ export class MeteringProxy {
         agent: this.agent,
       },
       (response) => {
+        clearTimeout(deadline);
+        // A response the cap or the job holds back (paused) waits on them, not on the origin.
+        deadline = setTimeout(
+          () =>
+            response.isPaused() ? deadline.refresh() : upstream.destroy(new StallError('body', this.deadlines.idleMs)),
+          this.deadlines.idleMs,
+        );
+        response.once('close', () => clearTimeout(deadline));
         const responseHeaders = { ...response.headers };
         for (const name of HOP_BY_HOP) delete responseHeaders[name];
         res.writeHead(response.statusCode ?? 502, responseHeaders);
@@ -343,17 +362,19 @@ export class MeteringProxy {
           data.record.status = response.statusCode ?? 0;
           data.record.firstByteMs = performance.now() - data.started;
         }
-        if (data) this.relay(response, res, data.record, 'originBytes', this.bucket);
-        else this.relay(response, res, null, 'otherBytes', null);
+        if (data) this.relay(response, res, data.record, 'originBytes', this.bucket, undefined, deadline);
+        else this.relay(response, res, null, 'otherBytes', null, undefined, deadline);
       },
     );
     upstream.on('error', (error) => {
+      clearTimeout(deadline);
       if (data) {
         this.counters.failures += 1;
         this.counters.lastFailure = `${target.host}: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
       }
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end();
+      // A body cut short is not a whole response: the job's client sees the connection end.
+      if (res.headersSent) res.destroy();
+      else res.writeHead(error instanceof StallError ? 504 : 502, { 'content-type': 'text/plain' }).end();
     });
     pipeline(req, upstream, () => undefined);
   }
@@ -370,16 +391,23 @@ export class MeteringProxy {
       this.opened();
     }
     const origin = net.connect(port, host, () => {
+      // Connected: a tunnel may then idle as long as its client keeps it (a pooled TLS connection), so no deadline.
+      clearTimeout(deadline);
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) origin.write(head);
       if (data) this.relay(origin, client, record, 'originBytes', this.bucket, started);
       else this.relay(origin, client, null, 'otherBytes', null);
       client.pipe(origin);
     });
+    const deadline = setTimeout(
+      () => origin.destroy(new StallError('answer', this.deadlines.answerMs)),
+      this.deadlines.answerMs,
+    );
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
+      clearTimeout(deadline);
       client.destroy();
       origin.destroy();
       if (!data) return;
@@ -414,12 +442,15 @@ export class MeteringProxy {
     bucket: TokenBucket | null,
     /** performance.now() at the record's start, where its first byte is timed here (a tunnel's). */
     started?: number,
+    /** The source's idle deadline, pushed back by each chunk here: no second listener on every byte's path. */
+    idle?: NodeJS.Timeout,
   ): void {
     const counters = this.counters;
     // A paused source still ends once its buffer is empty: the sink ends after the last held chunk.
     let held = 0;
     let ended = false;
     source.on('data', (chunk: Buffer) => {
+      idle?.refresh();
       counters[counter] += chunk.length;
       if (record && record.firstByteMs === null && started !== undefined)
         record.firstByteMs = performance.now() - started;

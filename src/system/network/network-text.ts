@@ -20,6 +20,9 @@ export const NETWORK_TEXT = {
     `${what} ${where}: not found (${code}): check the bucket, prefix or URL`,
   noAnswer: (what: string, where: string, code: string) =>
     `${what} ${where}: the endpoint does not answer (${code}): start the server or fix the endpoint`,
+  stalled: (what: string, where: string, sec: number) =>
+    `${what} ${where}: the endpoint stopped answering (nothing for ${Number(sec.toFixed(1))} s): check that the server runs and that ` +
+    'the network reaches it',
   noCredentials: (what: string, where: string) =>
     `${what} ${where}: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE`,
   failed: (what: string, where: string, code: string, status: number | undefined) =>

@@ -2,12 +2,15 @@
 // ListObjectsV2, or a HEAD of each HTTP URL) and fetched directly, not through
 // the proxy, to fill the profiler's cache and to probe the network. S3 goes
 // through the AWS SDK, so credentials come from the standard chain
-// (environment, shared files, instance roles) and are never seen here.
+// (environment, shared files, instance roles) and are never seen here. Every
+// request has the deadlines of deadlines.ts: an endpoint that stops answering
+// is an EndpointError naming it, never a hang.
 import type { S3Client } from '@aws-sdk/client-s3';
 import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { ExitCode, UserError } from '../../errors.js';
+import { beforeDeadline, isAbort, netDeadlines, StallError, watchBody, type NetDeadlines } from './deadlines.js';
 import { NETWORK_TEXT } from './network-text.js';
 import { objectKey } from './response-cache.js';
 import { redactUrl, type RemoteSpec } from './remote-spec.js';
@@ -27,21 +30,53 @@ export interface FetchedObject {
   body: Readable;
 }
 
+/** How one object is fetched. */
+export interface FetchOptions {
+  /** Aborts the request and its body. */
+  signal?: AbortSignal;
+  /** Told the bytes of each chunk of the body as it is read. */
+  onBytes?: (bytes: number) => void;
+}
+
 /** Lists and fetches the objects of one spec. */
 export interface RemoteStore {
   list(): Promise<RemoteObject[]>;
-  fetch(object: RemoteObject): Promise<FetchedObject>;
+  /**
+   * The object's headers and body; `signal` aborts the request and its body (the body then fails with the signal's
+   * reason). The body fails with an EndpointError when the endpoint fails or stalls.
+   */
+  fetch(object: RemoteObject, options?: FetchOptions): Promise<FetchedObject>;
   close(): void;
+}
+
+/** A request to the data's endpoint failed, or it stopped answering (`stalled`): a user error naming the endpoint. */
+export class EndpointError extends UserError {
+  constructor(
+    message: string,
+    exitCode: ExitCode,
+    /** The endpoint stopped answering: a deadline passed. */
+    readonly stalled = false,
+  ) {
+    super(message, exitCode);
+  }
 }
 
 const HEAD_CONCURRENCY = 16;
 
-export function remoteStore(spec: RemoteSpec): RemoteStore {
-  return spec.kind === 's3' ? s3Store(spec) : httpStore(spec);
+/** The store of `spec`'s objects; `deadlines` default to netDeadlines() (DSA_NET_DEADLINE_SEC). */
+export function remoteStore(spec: RemoteSpec, deadlines: NetDeadlines = netDeadlines()): RemoteStore {
+  return spec.kind === 's3' ? s3Store(spec, deadlines) : httpStore(spec, deadlines);
 }
 
-/** The fix for a failed request, by what failed. */
-function failure(what: string, spec: RemoteSpec, error: unknown): UserError {
+/** The fix for a failed request, by what failed; an abort (the caller's signal) goes on as it is. */
+function failure(what: string, spec: RemoteSpec, error: unknown): Error {
+  if (isAbort(error) || error instanceof EndpointError) return error as Error;
+  if (error instanceof StallError)
+    return new EndpointError(
+      NETWORK_TEXT.stalled(what, spec.display, error.afterMs / 1000),
+      ExitCode.Environment,
+      true,
+    );
   const e = error as {
     code?: string;
     name?: string;
@@ -52,21 +87,21 @@ function failure(what: string, spec: RemoteSpec, error: unknown): UserError {
   const status = e.$metadata?.httpStatusCode;
   const code = e.code ?? e.cause?.code ?? e.name ?? 'error';
   if (status === 403 || code === 'AccessDenied' || code === 'InvalidAccessKeyId' || code === 'SignatureDoesNotMatch') {
-    return new UserError(NETWORK_TEXT.accessDenied(what, spec.display, code), ExitCode.Environment);
+    return new EndpointError(NETWORK_TEXT.accessDenied(what, spec.display, code), ExitCode.Environment);
   }
   if (status === 404 || code === 'NoSuchBucket' || code === 'NotFound') {
-    return new UserError(NETWORK_TEXT.notFound(what, spec.display, code), ExitCode.MissingInput);
+    return new EndpointError(NETWORK_TEXT.notFound(what, spec.display, code), ExitCode.MissingInput);
   }
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH/.test(`${code} ${e.message ?? ''}`)) {
-    return new UserError(NETWORK_TEXT.noAnswer(what, spec.display, code), ExitCode.Environment);
+    return new EndpointError(NETWORK_TEXT.noAnswer(what, spec.display, code), ExitCode.Environment);
   }
   if (/credential/i.test(e.message ?? '')) {
-    return new UserError(NETWORK_TEXT.noCredentials(what, spec.display), ExitCode.Environment);
+    return new EndpointError(NETWORK_TEXT.noCredentials(what, spec.display), ExitCode.Environment);
   }
-  return new UserError(NETWORK_TEXT.failed(what, spec.display, code, status), ExitCode.Environment);
+  return new EndpointError(NETWORK_TEXT.failed(what, spec.display, code, status), ExitCode.Environment);
 }
 
-function s3Store(spec: RemoteSpec): RemoteStore {
+function s3Store(spec: RemoteSpec, deadlines: NetDeadlines): RemoteStore {
   const { endpoint, bucket, prefix, region } = spec.s3!;
   // The SDK warns on Node 20 that its releases after January 2027 need Node 22: the version locked here runs, and the
   // warning would be noise in every profile.
@@ -75,7 +110,19 @@ function s3Store(spec: RemoteSpec): RemoteStore {
   // The SDK loads with the first request (about 250 ms of CPU): local data and HTTP shards never need it.
   const sdk = async () => {
     const s3 = await import('@aws-sdk/client-s3');
-    client ??= new s3.S3Client({ region, ...(endpoint ? { endpoint, forcePathStyle: true } : {}), maxAttempts: 2 });
+    client ??= new s3.S3Client({
+      region,
+      ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+      maxAttempts: 2,
+      // The SDK's own timeouts under each attempt (a connection that never opens, headers that never come, a socket
+      // gone quiet mid-body); beforeDeadline bounds the attempts together.
+      requestHandler: {
+        connectionTimeout: deadlines.answerMs,
+        requestTimeout: deadlines.answerMs,
+        throwOnRequestTimeout: true,
+        socketTimeout: deadlines.idleMs,
+      },
+    });
     return { s3, client };
   };
   // The job's client asks a custom endpoint path-style (host/bucket/key), AWS virtual-hosted (bucket.host/key): the
@@ -95,8 +142,13 @@ function s3Store(spec: RemoteSpec): RemoteStore {
       const { s3, client } = await sdk();
       try {
         do {
-          const page = await client.send(
-            new s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, ContinuationToken: token }),
+          const command = new s3.ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: prefix || undefined,
+            ContinuationToken: token,
+          });
+          const page = await beforeDeadline(deadlines.answerMs, undefined, (signal) =>
+            client.send(command, { abortSignal: signal }),
           );
           for (const item of page.Contents ?? []) {
             if (item.Key === undefined || item.Key.endsWith('/')) continue;
@@ -109,16 +161,26 @@ function s3Store(spec: RemoteSpec): RemoteStore {
       }
       return objects;
     },
-    async fetch(object) {
+    async fetch(object, options) {
       const key = object.path.slice(bucket.length + 1);
       const { s3, client } = await sdk();
       try {
-        const got = await client.send(new s3.GetObjectCommand({ Bucket: bucket, Key: key }));
+        const command = new s3.GetObjectCommand({ Bucket: bucket, Key: key });
+        const got = await beforeDeadline(deadlines.answerMs, options?.signal, (signal) =>
+          client.send(command, { abortSignal: signal }),
+        );
         const headers: Record<string, string> = {};
         if (got.ContentType) headers['content-type'] = got.ContentType;
         if (got.ETag) headers.etag = got.ETag;
         if (got.LastModified) headers['last-modified'] = got.LastModified.toUTCString();
-        return { headers, body: got.Body as Readable };
+        const body = watchBody(
+          got.Body as Readable,
+          deadlines.idleMs,
+          (error) => failure('fetching', spec, error),
+          options?.signal,
+          options?.onBytes,
+        );
+        return { headers, body };
       } catch (error) {
         throw failure('fetching', spec, error);
       }
@@ -136,8 +198,9 @@ function encodeKey(key: string): string {
  * A request straight to the origin with node's http client: fetch() refuses
  * URLs with credentials and the ports the Fetch standard blocks (9, 6000...),
  * which a private shard server may well use. Redirects are not followed.
+ * `signal` destroys the request (and its response).
  */
-function httpRequest(url: string, method: 'HEAD' | 'GET'): Promise<http.IncomingMessage> {
+function httpRequest(url: string, method: 'HEAD' | 'GET', signal: AbortSignal): Promise<http.IncomingMessage> {
   const parsed = new URL(url);
   const client = parsed.protocol === 'https:' ? https : http;
   const auth =
@@ -145,30 +208,27 @@ function httpRequest(url: string, method: 'HEAD' | 'GET'): Promise<http.Incoming
       ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`
       : undefined;
   return new Promise((resolve, reject) => {
-    const req = client.request(parsed, { method, auth }, resolve);
+    const req = client.request(parsed, { method, auth, signal }, resolve);
     req.on('error', reject);
     req.end();
   });
 }
 
-function httpStore(spec: RemoteSpec): RemoteStore {
+function httpStore(spec: RemoteSpec, deadlines: NetDeadlines): RemoteStore {
   const urls = spec.urls!;
-  const get = async (url: string, method: 'HEAD' | 'GET'): Promise<http.IncomingMessage> => {
+  const get = async (url: string, method: 'HEAD' | 'GET', signal?: AbortSignal): Promise<http.IncomingMessage> => {
     const what = method === 'HEAD' ? 'listing' : 'fetching';
+    const named = { ...spec, display: redactUrl(url) };
     let response: http.IncomingMessage;
     try {
-      response = await httpRequest(url, method);
+      response = await beforeDeadline(deadlines.answerMs, signal, (bounded) => httpRequest(url, method, bounded));
     } catch (error) {
-      throw failure(what, { ...spec, display: redactUrl(url) }, error);
+      throw failure(what, named, error);
     }
     const status = response.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       response.resume();
-      throw failure(
-        what,
-        { ...spec, display: redactUrl(url) },
-        { $metadata: { httpStatusCode: status }, code: `HTTP ${status}` },
-      );
+      throw failure(what, named, { $metadata: { httpStatusCode: status }, code: `HTTP ${status}` });
     }
     return response;
   };
@@ -193,13 +253,16 @@ function httpStore(spec: RemoteSpec): RemoteStore {
       await Promise.all(Array.from({ length: Math.min(HEAD_CONCURRENCY, urls.length) }, worker));
       return objects;
     },
-    async fetch(object) {
+    async fetch(object, options) {
       const url = byKey.get(object.cacheKey) ?? urls[0];
-      const response = await get(url, 'GET');
+      const response = await get(url, 'GET', options?.signal);
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(response.headers))
         if (typeof value === 'string') headers[name] = value;
-      return { headers, body: response };
+      const named = { ...spec, display: redactUrl(url) };
+      const failed = (error: unknown) => failure('fetching', named, error);
+      const body = watchBody(response, deadlines.idleMs, failed, options?.signal, options?.onBytes);
+      return { headers, body };
     },
     close: () => undefined,
   };

@@ -68,8 +68,14 @@ export class ResponseCache {
     const name = createHash('sha1').update(key).digest('hex');
     const bodyFile = join(this.dir, name);
     const partial = `${bodyFile}.partial`;
-    if (Buffer.isBuffer(body)) writeFileSync(partial, body);
-    else await pipeline(body, createWriteStream(partial));
+    try {
+      if (Buffer.isBuffer(body)) writeFileSync(partial, body);
+      else await pipeline(body, createWriteStream(partial));
+    } catch (error) {
+      // A body cut short (a stalled endpoint, an interrupt) leaves nothing behind.
+      rmSync(partial, { force: true });
+      throw error;
+    }
     renameSync(partial, bodyFile);
     const kept: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
