@@ -183,7 +183,8 @@ def _inside_a_save():
 def _begin(api):
     """A _Save for an outermost save when profiled, else None (the original runs untouched)."""
     rec = _recorder.recorder()
-    if rec is None or _inside_a_save():
+    # profile --continue after the blocks: the job's saves are its own, untimed and written where it asks.
+    if rec is None or rec.passive or _inside_a_save():
         return None
     if rec.ended:
         if not diverting(rec.config.mode):
