@@ -9,7 +9,7 @@ import sys
 import time
 import unittest
 
-from helpers import HAVE_TORCH, NEEDS_TORCH, PACKAGE_DIR, read_events, temp_dir
+from helpers import HAVE_TORCH, NEEDS_TORCH, PACKAGE_DIR, read_events, run_script, temp_dir
 
 FIXTURE = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "fixtures", "continue-train.py"))
 # (iteration at or after which the next block is asked, block, mode): S C K S, then the blocks are over.
@@ -83,6 +83,34 @@ class ContinueTest(unittest.TestCase):
         # Passive after `train`: no iteration event after the switch's iteration.
         last = max(e["i"] for e in events if e["type"] == "iter")
         self.assertLess(last, snaps[-1]["i"] + 12)
+
+
+
+class IterateTest(unittest.TestCase):
+    def test_iterate_never_replays_under_continue_and_says_why(self):
+        control = os.path.join(temp_dir("dsa-continue-iterate-"), "CONTROL")
+        proc, events = run_script(r'''
+import os, time
+import ds_analyzer
+CONTROL = os.environ["DSA_CONTROL_FILE"]
+seen = []
+for k, batch in enumerate(ds_analyzer.iterate([[k] * 4 for k in range(300)])):
+    if k == 20:
+        with open(CONTROL + ".partial", "w") as f:
+            f.write("1 train\n")
+        os.rename(CONTROL + ".partial", CONTROL)
+    seen.append(batch[0])
+    time.sleep(0.002)
+print(seen == list(range(300)))
+''', mode="synthetic", extra_env={"DSA_CONTINUE": "1", "DSA_CONTROL_FILE": control})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.strip(), "True")  # every batch real: nothing replayed, nothing to undo
+        (evs,) = events.values()
+        refused = [e for e in evs if e["type"] == "snapshot"]
+        self.assertEqual([(e["block"], e["action"]) for e in refused], [(0, "refused")])
+        self.assertIn("iterate()", refused[0]["reason"])
+        # Passive after `train`: the iterations stop being written soon after the switch.
+        self.assertLess(max(e["i"] for e in evs if e["type"] == "iter"), 40)
 
 
 if __name__ == "__main__":
