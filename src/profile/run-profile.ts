@@ -429,8 +429,14 @@ async function profileModes(
       written.save();
     }
     // --continue: the profile is written; the job trains on to its end, and its exit code is this command's.
-    if (end.continuing) exitCode = await trainOn(book, end.continuing, { interrupts, letGo, note: hooks.onNote });
-    else if (input.continueRun && end.jobExit) exitCode = jobExitCode(end.jobExit);
+    if (end.continuing) {
+      // The GPU sampler's nvidia-smi too: nothing of the profiler stays beside the run.
+      const release = () => {
+        letGo();
+        void gpu?.stop();
+      };
+      exitCode = await trainOn(book, end.continuing, { interrupts, letGo: release, note: hooks.onNote });
+    } else if (input.continueRun && end.jobExit) exitCode = jobExitCode(end.jobExit);
     const shown = nodes?.merged ?? book;
     return {
       profile: shown.profile,

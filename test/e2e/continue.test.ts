@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { FIXTURES, PYTHON, sleep, startCli, torchMissing } from './helpers.js';
+import { FIXTURES, PYTHON, processesMentioning, sleep, startCli, torchMissing } from './helpers.js';
 
 /**
  * profile --continue rides the real run (issue 43): a deterministic CPU training run
@@ -118,6 +118,22 @@ test("--continue exits with the job's own exit code", async (t) => {
   const result = await cli;
   assert.equal(result.exitCode, 3, result.all);
   assert.equal(readProfile(out).cost?.continued?.jobExitCode, 3);
+});
+
+test('--continue: an interrupt after the blocks goes to the job, and the CLI exits with what ended it', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const { dir, out, cli } = continued('interrupted', [PYTHON], ['--epochs', '200']);
+  let ended = false;
+  void cli.then(() => (ended = true));
+  while (!ended && !(existsSync(out) && readProfile(out).status === 'complete')) await sleep(100);
+  assert.ok(!ended, 'the job trains on after the blocks');
+  cli.kill('SIGTERM');
+  const result = await cli;
+  // Python dies of SIGTERM: the CLI exits 128 + 15, as a shell would for the job itself.
+  assert.equal(result.exitCode, 143, result.all);
+  assert.equal(readProfile(out).cost?.continued?.jobSignal, 'SIGTERM');
+  assert.ok(!existsSync(join(dir, 'run.json')), 'the job was ended before its last epoch');
+  assert.deepEqual(processesMentioning(dir), [], 'nothing of the job is left');
 });
 
 test('--continue under torchrun, two ranks (gloo): each rank restores its own, both end bit-identical', async (t) => {
