@@ -430,6 +430,13 @@ def _go_passive(rec, block):
     _state["passive"] = True
     _state["pending"] = None
     _state["replay"] = None
+    # The loader's next workers fetch untimed (persistent workers keep the copy they were given).
+    loader = _state["loader"]
+    if isinstance(getattr(loader, "collate_fn", None), _stages.TimedCollate):
+        try:
+            loader.collate_fn = loader.collate_fn.fn
+        except Exception:
+            pass
     rec.flush()
 
 
@@ -504,7 +511,7 @@ def _instrumented_get_iterator(self):
     else:
         _restrict_to_subset(self)
         _override_workers(self)
-        if _stages.enabled() and _may_be_training_loader(self):
+        if _stages.enabled() and not _state["passive"] and _may_be_training_loader(self):
             # Before the iterator exists: its workers get the marked collate_fn, and count their fetches.
             _stages.mark_loader(self)
         it = _originals["_get_iterator"](self)
