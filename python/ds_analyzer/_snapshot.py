@@ -153,8 +153,8 @@ class Snapshot(object):
                           if torch.is_tensor(v))
         limit = allowance_bytes() if allowance is None else allowance
         if limit is not None and self.bytes > limit:
-            raise CannotHold("the training state is %d MB, over the %d MB its copy may take (DSA_SNAPSHOT_SHARE)"
-                             % (self.bytes >> 20, limit >> 20))
+            raise CannotHold("the training state is %.1f MiB, over the %.1f MiB its copy may take (DSA_SNAPSHOT_SHARE)"
+                             % (self.bytes / 2.0 ** 20, limit / 2.0 ** 20))
         with torch.no_grad():
             self.params = [(p, _host_copy(p), None if p.grad is None else _host_copy(p.grad)) for p in params]
             self.buffers = [(owner, name, b, _host_copy(b)) for owner, name, b in buffers]

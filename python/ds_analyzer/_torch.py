@@ -265,7 +265,8 @@ def _instrumented_next(self):
             self._dsa = False
             return _originals["__next__"](self)
         counted = self._dsa = _Counted(getattr(self, "_dsa_loader", None), _cuda_sync_wanted(rec), rec)
-        if rec.config.control_file is not None and rec.config.mode == "synthetic" and _state["replay"] is not None:
+        held = not rec.config.continue_run or _state["snapshot"] is not None
+        if rec.config.control_file is not None and rec.config.mode == "synthetic" and _state["replay"] is not None and held:
             # One launch, a new epoch inside a synthetic block: replay from its first batch.
             counted.replaying = True
             counted.epoch_len = _len_or_none(self)
@@ -320,11 +321,14 @@ def _instrumented_next(self):
             _state["replay"] = (batch, samples)
             counted.replaying = rec.config.mode == "synthetic"
             counted.epoch_len = _len_or_none(self)
-            if counted.replaying and rec.config.continue_run and rec.block == 0 and _state["snapshot"] is None:
-                # The first block's first batch is real: held now, before any step, and trained on after the block.
-                counted.replaying = _hold(rec, 0)
-                if counted.replaying:
-                    _state["owed"] = (batch, samples)
+            if counted.replaying and rec.config.continue_run:
+                if _state["unheld"] is not None:
+                    counted.replaying = False  # the state cannot be held: this synthetic block trains on real batches
+                elif rec.block == 0 and _state["snapshot"] is None:
+                    # The first block's first batch is real: held now, before any step, and trained on after the block.
+                    counted.replaying = _hold(rec, 0)
+                    if counted.replaying:
+                        _state["owed"] = (batch, samples)
         elif rec.config.mode == "synthetic":
             _begin_replay(self, counted, batch, samples)
     counted.returned_at = _perf()

@@ -61,13 +61,14 @@ async function plain(name: string, launcher: string[] = [PYTHON], extra: string[
   return dir;
 }
 
-function continued(name: string, launcher: string[] = [PYTHON], extra: string[] = []) {
+function continued(name: string, launcher: string[] = [PYTHON], extra: string[] = [], env?: Record<string, string>) {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
   const out = join(dir, 'profile.json');
   const cli = startCli(
     ['profile', '--continue', '--data', data, '--out', out, ...quick, '--', ...launcher, ...jobArgs(dir, extra)],
-    { cwd: dir },
+    // A registry of its own: a profile of another suite on this machine does not refuse this one.
+    { cwd: dir, env: { DSA_RUN_REGISTRY: join(work, 'registry'), ...env } },
   );
   return { dir, out, cli };
 }
@@ -110,6 +111,26 @@ test('--continue: the run ends bit-identical to the plain run, its checkpoints a
   assert.ok(cost.syntheticSec > 0 && cost.snapshotSec > 0 && cost.snapshotBytes > 0, JSON.stringify(cost));
   assert.ok(cost.runSec! > cost.blocksSec, 'the run went on after the blocks');
   assert.equal(cost.extraSec, cost.syntheticSec + cost.snapshotSec + cost.preparationSec + cost.coldExtraSec);
+});
+
+test('--continue where the state cannot be held: the synthetic blocks train on real batches and are left out, said so', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const plainDir = await plain('plain-unheld');
+  const { dir, out, cli } = continued('unheld', [PYTHON], [], { DSA_SNAPSHOT_SHARE: '0' });
+  const result = await cli;
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  assert.match(result.all, /the synthetic block trained on real batches, not replays/);
+  const profile = readProfile(out);
+  assert.deepEqual(Object.keys(profile.modes).sort(), ['cached', 'cold']);
+  assert.deepEqual(
+    profile.cost?.continued?.refusedBlocks.map((b) => b.label),
+    ['synthetic', 'synthetic-2'],
+  );
+  // Nothing was replayed: the run is the plain run, every iteration of it.
+  const a = readRun(join(plainDir, 'run.json'));
+  const b = readRun(join(dir, 'run.json'));
+  assert.equal(b.hash, a.hash);
+  assert.deepEqual(b.losses, a.losses);
 });
 
 test("--continue exits with the job's own exit code", async (t) => {
