@@ -193,7 +193,8 @@ export async function trainOn(
   deps: { interrupts: Interrupts; letGo: () => void; note?: (message: string) => void },
 ): Promise<number> {
   deps.letGo();
-  deps.note?.(PROFILE_RUN_TEXT.trainingOn(book.path));
+  const logs = book.results()[0]?.logs;
+  deps.note?.(PROFILE_RUN_TEXT.trainingOn(book.path, logs ? `${logs.stdout} and ${logs.stderr}` : null));
   deps.interrupts.attach(continuing.job);
   const exit = await continuing.job.done;
   deps.interrupts.detach();

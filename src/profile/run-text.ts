@@ -76,9 +76,9 @@ export const PROFILE_RUN_TEXT = {
   continueNotHeld: (label: string, reason: string) =>
     `the ${label} block trained on real batches, not replays: the job's training state could not be held to undo ` +
     `it (${reason}), so it is left out of the profile; raise DSA_SNAPSHOT_SHARE, or profile without --continue`,
-  trainingOn: (path: string) =>
-    `the blocks are measured and the profile is written to ${path}; the job trains on to its end, unprofiled, ` +
-    "and this command exits with the job's exit code",
+  trainingOn: (path: string, log: string | null) =>
+    `the blocks are measured and the profile is written to ${path}; the job trains on to its end, unprofiled` +
+    `${log ? ` (its output goes on to ${log})` : ''}, and this command exits with the job's exit code`,
 } as const;
 
 /** Errors of starting the job as asked: --as-user (or sudo's SUDO_USER) and --python. */
