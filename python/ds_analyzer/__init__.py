@@ -328,6 +328,7 @@ def _go_passive(rec, block):
 def _cannot_hold(rec):
     """profile --continue: iterate() cannot see the training state to undo a synthetic block, so it trains on real
     batches, and says so: the CLI leaves the block out (docs/pytorch.md, "Training unharmed")."""
+    rec.unheld = True
     rec.event("snapshot", {"block": rec.block, "action": "refused", "i": rec.iterations,
                            "reason": "ds_analyzer.iterate() cannot hold the training state; the zero-code DataLoader "
                                      "hook can"})

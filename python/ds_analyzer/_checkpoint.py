@@ -851,6 +851,12 @@ def diverting(mode=None):
     """Whether saves go to scratch paths: the synthetic mode always (its model trains on one batch); every other
     mode unless the user asked for real saves (DSA_KEEP_OUTPUTS=1, profile --keep-outputs). `mode`: DSA_MODE."""
     mode = os.environ.get("DSA_MODE") if mode is None else mode
+    if mode == "synthetic" and os.environ.get("DSA_CONTINUE") == "1":
+        # profile --continue where the state cannot be held: the synthetic block trains on real batches, so its
+        # saves are the run's own.
+        rec = _recorder.recorder()
+        if rec is not None and rec.unheld:
+            return False
     return mode == "synthetic" or os.environ.get("DSA_KEEP_OUTPUTS") != "1"
 
 

@@ -161,6 +161,8 @@ class Recorder(object):
         self.block = 0
         # profile --continue, once the blocks are over: nothing more is looked at or written but the end event.
         self.passive = False
+        # profile --continue, where the training state cannot be held: synthetic blocks train on real batches.
+        self.unheld = False
         self._failed = False
         self._prefix = '{"v":1,"type":"iter","t":'
         self._rank_part = ',"rank":%d,"i":' % config.rank

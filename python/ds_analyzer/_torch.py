@@ -422,6 +422,7 @@ def _hold(rec, block):
             rec.event("snapshot", {"block": block, "action": "take", "i": rec.iterations,
                                    "ms": round(snap.take_s * 1000.0, 3), "bytes": snap.bytes})
             return True
+    rec.unheld = True
     rec.event("snapshot", {"block": block, "action": "refused", "i": rec.iterations, "reason": _state["unheld"][:1000]})
     return False
 

@@ -126,6 +126,8 @@ test('--continue where the state cannot be held: the synthetic blocks train on r
     profile.cost?.continued?.refusedBlocks.map((b) => b.label),
     ['synthetic', 'synthetic-2'],
   );
+  // The blocks trained for real, so their saves are the run's own too.
+  assert.deepEqual(readdirSync(join(dir, 'ckpt')).sort(), readdirSync(join(plainDir, 'ckpt')).sort());
   // Nothing was replayed: the run is the plain run, every iteration of it.
   const a = readRun(join(plainDir, 'run.json'));
   const b = readRun(join(dir, 'run.json'));
