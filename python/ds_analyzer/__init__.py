@@ -171,12 +171,20 @@ def _iterate(iterable, rec, samples):
                 rec.end(reason or "budget")
                 raise BudgetReached(reason or "budget")
             switch = rec.switch_asked()
+            if switch is not None and switch[1] == _recorder.TRAIN:
+                # profile --continue: the blocks are over; the loop runs on its iterable, unprofiled.
+                _go_passive(rec, switch[0])
+                for batch in it:
+                    yield batch
+                return
             if switch is not None:
                 # A plain iterable does not say what it prefetched: the CLI then finds the carried batches itself.
                 rec.switch(switch[0], switch[1], None)
+            if rec.config.continue_run and rec.config.mode == "synthetic" and (switch is not None or not count):
+                _cannot_hold(rec)
             start = _perf()
             switchable = rec.config.control_file is not None
-            if _REPLAY and rec.config.mode == "synthetic":
+            if _REPLAY and rec.config.mode == "synthetic" and not rec.config.continue_run:
                 batch, count = _REPLAY[0]
             else:
                 try:
@@ -307,3 +315,20 @@ def activate():
 
     _auto.install()
     return True
+
+
+def _go_passive(rec, block):
+    rec.block = block
+    rec.config.mode = _recorder.TRAIN
+    rec.passive = True
+    _STEP_OPEN[0] = False
+    rec.flush()
+
+
+def _cannot_hold(rec):
+    """profile --continue: iterate() cannot see the training state to undo a synthetic block, so it trains on real
+    batches, and says so: the CLI leaves the block out (docs/pytorch.md, "Training unharmed")."""
+    rec.unheld = True
+    rec.event("snapshot", {"block": rec.block, "action": "refused", "i": rec.iterations,
+                           "reason": "ds_analyzer.iterate() cannot hold the training state; the zero-code DataLoader "
+                                     "hook can"})

@@ -183,7 +183,8 @@ def _inside_a_save():
 def _begin(api):
     """A _Save for an outermost save when profiled, else None (the original runs untouched)."""
     rec = _recorder.recorder()
-    if rec is None or _inside_a_save():
+    # profile --continue after the blocks: the job's saves are its own, untimed and written where it asks.
+    if rec is None or rec.passive or _inside_a_save():
         return None
     if rec.ended:
         if not diverting(rec.config.mode):
@@ -850,6 +851,12 @@ def diverting(mode=None):
     """Whether saves go to scratch paths: the synthetic mode always (its model trains on one batch); every other
     mode unless the user asked for real saves (DSA_KEEP_OUTPUTS=1, profile --keep-outputs). `mode`: DSA_MODE."""
     mode = os.environ.get("DSA_MODE") if mode is None else mode
+    if mode == "synthetic" and os.environ.get("DSA_CONTINUE") == "1":
+        # profile --continue where the state cannot be held: the synthetic block trains on real batches, so its
+        # saves are the run's own.
+        rec = _recorder.recorder()
+        if rec is not None and rec.unheld:
+            return False
     return mode == "synthetic" or os.environ.get("DSA_KEEP_OUTPUTS") != "1"
 
 

@@ -14,6 +14,8 @@ import threading
 import time
 
 MODES = ("synthetic", "cached", "cold")
+# What the control file may also say under profile --continue: the blocks are over, train on unprofiled.
+TRAIN = "train"
 PROTOCOL_VERSION = 1
 
 # Buffered lines are written at most this often (and at the end): the profiler
@@ -40,10 +42,12 @@ class Config(object):
     """What the CLI asked for, read from DSA_* environment variables."""
 
     __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size", "num_workers", "node_rank", "hostname",
-                 "control_file", "nodes")
+                 "control_file", "nodes", "continue_run")
 
     def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1, num_workers=None,
-                 node_rank=0, hostname=None, control_file=None, nodes=1):
+                 node_rank=0, hostname=None, control_file=None, nodes=1, continue_run=False):
+        # DSA_CONTINUE=1 (profile --continue): the job is the real run; synthetic blocks are undone (_snapshot.py).
+        self.continue_run = continue_run
         # The mode now: DSA_MODE, then each block DSA_CONTROL_FILE switches to (one launch, several modes).
         self.mode = mode
         self.control_file = control_file
@@ -103,6 +107,7 @@ def config_from_env(env=None):
         node_rank=node_rank_from_env(env),
         control_file=env.get("DSA_CONTROL_FILE") or None,
         nodes=max(1, _int_env(env, "DSA_NODES", 1)),
+        continue_run=env.get("DSA_CONTINUE") == "1",
     )
 
 
@@ -157,6 +162,10 @@ class Recorder(object):
         self._stop_seen = False
         # The block the job runs in (0: DSA_MODE; then each switch the control file asked for).
         self.block = 0
+        # profile --continue, once the blocks are over: nothing more is looked at or written but the end event.
+        self.passive = False
+        # profile --continue, where the training state cannot be held: synthetic blocks train on real batches.
+        self.unheld = False
         self._failed = False
         self._prefix = '{"v":1,"type":"iter","t":'
         self._rank_part = ',"rank":%d,"i":' % config.rank
@@ -404,7 +413,7 @@ def read_control(path):
             parts = f.read(64).split()
     except OSError:
         return None
-    if len(parts) != 2 or parts[1] not in MODES:
+    if len(parts) != 2 or (parts[1] not in MODES and parts[1] != TRAIN):
         return None
     try:
         block = int(parts[0])

@@ -28,6 +28,11 @@ _state = {
     "chosen": False,
     "epochs": 0,  # epoch events written (the training loader's epochs, this process)
     "epoch_ended_at": None,  # perf_counter when the training loader's last epoch raised StopIteration
+    # profile --continue (docs/pytorch.md, "Training unharmed"):
+    "snapshot": None,  # the state at the synthetic block's start (_snapshot.Snapshot), put back at its end
+    "owed": None,  # (batch, samples): the first block's real batch, trained on for real once that block is undone
+    "unheld": None,  # why the state cannot be held: synthetic blocks then train on real batches
+    "passive": False,  # the blocks are over: the loader runs untouched
 }
 _originals = {}
 
@@ -249,6 +254,8 @@ def _agree_fn():
 
 
 def _instrumented_next(self):
+    if _state["passive"]:
+        return _passive_next(self)
     counted = self.__dict__.get("_dsa")
     if counted is False:
         return _originals["__next__"](self)
@@ -261,7 +268,8 @@ def _instrumented_next(self):
             self._dsa = False
             return _originals["__next__"](self)
         counted = self._dsa = _Counted(getattr(self, "_dsa_loader", None), _cuda_sync_wanted(rec), rec)
-        if rec.config.control_file is not None and rec.config.mode == "synthetic" and _state["replay"] is not None:
+        held = not rec.config.continue_run or _state["snapshot"] is not None
+        if rec.config.control_file is not None and rec.config.mode == "synthetic" and _state["replay"] is not None and held:
             # One launch, a new epoch inside a synthetic block: replay from its first batch.
             counted.replaying = True
             counted.epoch_len = _len_or_none(self)
@@ -287,14 +295,21 @@ def _instrumented_next(self):
     switch = rec.switch_asked()
     if switch is not None:
         _switch_mode(self, counted, rec, switch)
+        if _state["passive"]:
+            return _passive_next(self)
 
     start = _perf()
     if counted.replaying:
-        if counted.epoch_len is not None and self._num_yielded >= counted.epoch_len:
-            _state["epoch_ended_at"] = start
-            raise StopIteration
-        self._num_yielded += 1
+        # Under --continue the replay never ends the script's epoch: the epoch it is in is real, and ends with its data.
+        if not rec.config.continue_run:
+            if counted.epoch_len is not None and self._num_yielded >= counted.epoch_len:
+                _state["epoch_ended_at"] = start
+                raise StopIteration
+            self._num_yielded += 1
         batch, samples = _state["replay"]
+    elif _state["owed"] is not None:
+        batch, samples = _state["owed"]
+        _state["owed"] = None
     else:
         try:
             batch = _originals["__next__"](self)
@@ -307,6 +322,14 @@ def _instrumented_next(self):
             _state["replay"] = (batch, samples)
             counted.replaying = rec.config.mode == "synthetic"
             counted.epoch_len = _len_or_none(self)
+            if counted.replaying and rec.config.continue_run:
+                if _state["unheld"] is not None:
+                    counted.replaying = False  # the state cannot be held: this synthetic block trains on real batches
+                elif rec.block == 0 and _state["snapshot"] is None:
+                    # The first block's first batch is real: held now, before any step, and trained on after the block.
+                    counted.replaying = _hold(rec, 0)
+                    if counted.replaying:
+                        _state["owed"] = (batch, samples)
         elif rec.config.mode == "synthetic":
             _begin_replay(self, counted, batch, samples)
     counted.returned_at = _perf()
@@ -359,9 +382,77 @@ def _switch_mode(it, counted, rec, switch):
     epoch; the batches they hold were prefetched under the old state, and the block event says how many.
     """
     block, mode = switch
-    rec.switch(block, mode, _in_flight(it, counted))
-    counted.replaying = mode == "synthetic" and _state["replay"] is not None
+    in_flight = _in_flight(it, counted)
+    held = True
+    if rec.config.continue_run:
+        held = _unharmed_switch(rec, block, mode)
+        if _state["owed"] is not None and in_flight is not None:
+            in_flight += 1  # the owed batch was fetched in the first block's state
+        if mode == _recorder.TRAIN:
+            _go_passive(rec, block)
+            return
+    rec.switch(block, mode, in_flight)
+    counted.replaying = mode == "synthetic" and _state["replay"] is not None and held
     counted.epoch_len = _len_or_none(it)
+
+
+def _unharmed_switch(rec, block, mode):
+    """profile --continue at a switch: the synthetic block ending is undone; one starting is held. Whether held."""
+    snap = _state["snapshot"]
+    if snap is not None:
+        _state["snapshot"] = None
+        restore_s = snap.restore()
+        rec.event("snapshot", {"block": rec.block, "action": "restore", "i": rec.iterations,
+                               "ms": round(restore_s * 1000.0, 3), "bytes": snap.bytes})
+    return _hold(rec, block) if mode == "synthetic" else True
+
+
+def _hold(rec, block):
+    """Takes the state the synthetic block starting now will change; False (said once) where it cannot be held."""
+    from . import _snapshot
+
+    if _state["unheld"] is None:
+        try:
+            snap = _snapshot.Snapshot()
+        except Exception as error:  # CannotHold, or anything else: the job is never harmed for a measurement
+            _state["unheld"] = str(error) if isinstance(error, _snapshot.CannotHold) else "%s: %s" % (type(error).__name__, error)
+            sys.stderr.write("ds-analyzer: the training state cannot be held (%s): synthetic blocks train on real "
+                             "batches instead\n" % _state["unheld"])
+        else:
+            _state["snapshot"] = snap
+            rec.event("snapshot", {"block": block, "action": "take", "i": rec.iterations,
+                                   "ms": round(snap.take_s * 1000.0, 3), "bytes": snap.bytes})
+            return True
+    rec.unheld = True
+    rec.event("snapshot", {"block": block, "action": "refused", "i": rec.iterations, "reason": _state["unheld"][:1000]})
+    return False
+
+
+def _go_passive(rec, block):
+    """The blocks are over (control file: `<block> train`): from here the loader runs as if never patched."""
+    rec.block = block
+    rec.config.mode = _recorder.TRAIN
+    rec.passive = True
+    _state["passive"] = True
+    _state["pending"] = None
+    _state["replay"] = None
+    # The loader's next workers fetch untimed (persistent workers keep the copy they were given).
+    loader = _state["loader"]
+    if isinstance(getattr(loader, "collate_fn", None), _stages.TimedCollate):
+        try:
+            loader.collate_fn = loader.collate_fn.fn
+        except Exception:
+            pass
+    rec.flush()
+
+
+def _passive_next(it):
+    """The loader's own __next__, but for the first block's owed batch when no real block came after it."""
+    owed = _state["owed"]
+    if owed is not None and it.__dict__.get("_dsa"):
+        _state["owed"] = None
+        return owed[0]
+    return _originals["__next__"](it)
 
 
 def _in_flight(it, counted):
@@ -426,7 +517,7 @@ def _instrumented_get_iterator(self):
     else:
         _restrict_to_subset(self)
         _override_workers(self)
-        if _stages.enabled() and _may_be_training_loader(self):
+        if _stages.enabled() and not _state["passive"] and _may_be_training_loader(self):
             # Before the iterator exists: its workers get the marked collate_fn, and count their fetches.
             _stages.mark_loader(self)
         it = _originals["_get_iterator"](self)
@@ -502,8 +593,9 @@ def unpatch(dataloader_module):
 
 
 def reset_for_tests():
-    for key in ("loader", "dataset", "explicit", "replay", "pending", "epoch_ended_at"):
+    for key in ("loader", "dataset", "explicit", "replay", "pending", "epoch_ended_at", "snapshot", "owed", "unheld"):
         _state[key] = None
+    _state["passive"] = False
     _state["chosen"] = False
     _state["epochs"] = 0
 

@@ -58,6 +58,7 @@ export interface RawProfileOptions {
   singlePass?: boolean;
   separateLaunches?: boolean;
   keepOutputs?: boolean;
+  continue?: boolean;
   gate?: string;
   baseline?: string;
   junit?: string;
@@ -163,6 +164,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     ...(raw.coordinator !== undefined ? { coordinator: raw.coordinator } : {}),
   });
   if (plan && raw.overlap) throw new UserError(PROFILE_TEXT.overlapOneNode(plan.nodes), ExitCode.Usage);
+  if (raw.continue) refuseBesideContinue(raw, plan !== null);
   const mergedOutFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
   // Each node's own profile and run folders beside the merged one: on a shared folder they must not collide.
   const outFile = plan ? nodeProfilePath(mergedOutFile, hostname()) : mergedOutFile;
@@ -227,6 +229,7 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
     passes: raw.singlePass ? 1 : DEFAULT_PASSES,
     separateLaunches: Boolean(raw.separateLaunches),
     keepOutputs: Boolean(raw.keepOutputs),
+    ...(raw.continue ? { continueRun: true } : {}),
     ...(plan
       ? {
           nodes: {
@@ -237,6 +240,23 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
         }
       : {}),
   };
+}
+
+/**
+ * --continue rides one launch of the real run: no flag that needs launches of its own (a sweep, the overlap probe,
+ * separate launches, several nodes) nor one that would stay in its way to its end (a storage throttle).
+ */
+function refuseBesideContinue(raw: RawProfileOptions, multiNode: boolean): void {
+  const flags: [string, unknown][] = [
+    ['--separate-launches', raw.separateLaunches],
+    ['--cpus', raw.cpus],
+    ['--workers', raw.workers],
+    ['--overlap', raw.overlap],
+    ['--storage-bw', raw.storageBw],
+    ['--nnodes', multiNode],
+  ];
+  const found = flags.find(([, value]) => Boolean(value));
+  if (found) throw new UserError(PROFILE_TEXT.continueWith(found[0]), ExitCode.Usage);
 }
 
 /** A node's own profile beside the merged one: run.json on host gpu-b is run.gpu-b.json. */

@@ -21,4 +21,7 @@ export const PROFILE_TEXT = {
   unknownMode: (mode: string, modes: readonly string[]) =>
     `--modes: unknown mode '${mode}'; use any of ${modes.join(', ')}`,
   modesTwice: (modes: readonly string[]) => `--modes must list each of ${modes.join(', ')} at most once`,
+  continueWith: (flag: string) =>
+    `--continue rides the real run, where ${flag} has no place (it needs launches of its own, or would stay in ` +
+    `the run's way to its end): drop ${flag}, or profile without --continue`,
 } as const;

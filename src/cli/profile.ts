@@ -110,6 +110,12 @@ export const profileCommand: CommandFactory = (io, result) => {
         "the profile's folder",
     )
     .option(
+      '--continue',
+      'profile the real training run: measure the blocks at its start, write the profile, then let the job train ' +
+        'on to its end unprofiled (what a synthetic block trains is undone; checkpoints are saved for real) and ' +
+        "exit with the job's exit code",
+    )
+    .option(
       '--allow-concurrent',
       'run even where another profile runs on this machine (by default refused, naming it): both profiles then ' +
         "say so, since each evicts the other's warmed data and takes its CPU",

@@ -76,6 +76,8 @@ export interface LaunchEnv {
   iterations: number | null;
   /** Variables the data source's meter needs, in place of its jobEnv(). */
   meterEnv: Record<string, string> | undefined;
+  /** profile --continue (DSA_CONTINUE). */
+  continueRun?: boolean;
 }
 
 export function jobEnv(
@@ -93,7 +95,8 @@ export function jobEnv(
     [ENV.stopFile]: launch.stopFile,
     [ENV.sync]: input.sync ? '1' : '0',
     [ENV.protocol]: String(PROTOCOL_VERSION),
-    [ENV.profiling]: '1',
+    // profile --continue: the job is the user's real run, whose own side effects (uploads, trackers) must happen.
+    ...(launch.continueRun ? { [ENV.continueRun]: '1' } : { [ENV.profiling]: '1' }),
     ...(launch.subsetFile !== null ? { [ENV.subsetFile]: launch.subsetFile } : {}),
     ...(launch.controlFile !== null ? { [ENV.controlFile]: launch.controlFile } : {}),
     ...(input.numWorkers !== undefined ? { [ENV.numWorkers]: String(input.numWorkers) } : {}),

@@ -46,8 +46,9 @@ export function awaitingEpochBoundary(
  * has entered it (a rank still in the old mode would stop it early) and has
  * reached the block's precision or budget. Each rank's carried iterations
  * (prefetched under the previous block's state) are left out of its count.
+ * `waitForEpoch` false (profile --continue): no wait for an epoch's end, the run's own epochs go on after.
  */
-export function decideBlockStop(slices: readonly BlockSlice[], current: StopState) {
+export function decideBlockStop(slices: readonly BlockSlice[], current: StopState, waitForEpoch = true) {
   const block = current.block;
   const started = slices.length > 0 && slices.every((s) => s.entered);
   const decisions = slices
@@ -78,7 +79,7 @@ export function decideBlockStop(slices: readonly BlockSlice[], current: StopStat
     decisions.length > 0 &&
     decisions.length === slices.length &&
     decisions.every((d) => d.stop) &&
-    !awaitingEpochBoundary(slices, block.maxIterations);
+    !(waitForEpoch && awaitingEpochBoundary(slices, block.maxIterations));
   return {
     stop,
     paceMs: slowest?.summary?.iterMs.mean ?? null,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   EventSchema,
   type BlockEvent,
+  type SnapshotEvent,
   type CheckpointEvent,
   type EndEvent,
   type EpochEvent,
@@ -30,6 +31,8 @@ export interface ProcessEvents {
   epochs: EpochEvent[];
   /** Switches of mode within the launch (DSA_CONTROL_FILE), in arrival order. */
   blocks: BlockEvent[];
+  /** profile --continue: the synthetic blocks' state taken and put back (or refused). */
+  snapshots: SnapshotEvent[];
   /** Lines that were not valid protocol v1 events. */
   badLines: number;
   /** First bad line, shortened, for the error message. */
@@ -107,6 +110,7 @@ export class EventsReader {
         checkpoints: [],
         epochs: [],
         blocks: [],
+        snapshots: [],
         badLines: 0,
         firstBadLine: null,
         lines: 0,
@@ -177,6 +181,7 @@ export class EventsReader {
     else if (event.type === 'checkpoint') events.checkpoints.push(event);
     else if (event.type === 'epoch') events.epochs.push(event);
     else if (event.type === 'block') events.blocks.push(event);
+    else if (event.type === 'snapshot') events.snapshots.push(event);
     else events.iterations.push(toIteration(event));
   }
 }

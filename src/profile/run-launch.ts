@@ -5,7 +5,7 @@
 // boundary and acknowledges with a block event. Each block is then cut from
 // the launch's events and samples and proven exactly as a launch of its own:
 // a block's result is a ModeResult like any other run's.
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StoppingTracker } from '../analysis/stopping.js';
@@ -19,7 +19,6 @@ import { decideBlockStop } from './block-stop.js';
 import type { Hang } from '../analysis/stalls.js';
 import { HangWatch } from './hang-watch.js';
 import { readStageFiles } from './stage-files.js';
-import { EventWriter } from '../protocol/writer.js';
 import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
 import type { CacheState, PreparedState, StateFinish } from './cache-states/cache-state.js';
 import { blockResult, blockSlice, freshRunFiles, jobEnv, type BlockSlice, type BlockSpan } from './block-result.js';
@@ -27,6 +26,8 @@ import type { ModeProgress, ModeRunInput } from './run-input.js';
 import { runAsArgv } from './run-as.js';
 import { expectedBlockBytes } from './cached-subset.js';
 import { handOver } from '../system/kernel/hand-over.js';
+import { heldState, type HeldState } from './continue-run.js';
+import { rehearse } from './rehearsal.js';
 
 /** One block of a launch: a mode, its state, and how much of it to measure. */
 export interface LaunchBlock {
@@ -57,6 +58,12 @@ export interface LaunchInput
   onProgress?: (progress: ModeProgress) => void;
   /** A block after the first starts: its state is set and the job told. */
   onBlockStart?: (block: LaunchBlock) => void;
+  /**
+   * profile --continue: the job is the real run. No iteration budget and no timer of its own; after the last block
+   * (or once it shows it cannot switch) the control file says `<n> train` and the launch returns with the job
+   * still running (LaunchOutcome.continuing), never stopped by the profiler.
+   */
+  continueRun?: boolean;
 }
 
 /** How a launch ended. */
@@ -71,6 +78,10 @@ export interface LaunchOutcome {
   switchable: boolean;
   /** Iterations the job ran (the most of any process), measured or not. */
   jobIterations: number;
+  /** profile --continue: the job, training on after its blocks, and when the blocks ended (ms since the epoch). */
+  continuing?: { job: Job; blocksEndedAt: number };
+  /** profile --continue: what holding the synthetic blocks' state cost, and the blocks it could not be held for. */
+  held?: HeldState;
 }
 
 /** A block while the launch runs. */
@@ -177,15 +188,18 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
         stopFile: files.stopFile,
         subsetFile,
         controlFile,
-        iterations: several
-          ? blocks.reduce((sum, b) => sum + b.maxIterations, 0) * SAFETY_BUDGET_FACTOR
-          : first.maxIterations,
+        iterations: input.continueRun
+          ? null
+          : several
+            ? blocks.reduce((sum, b) => sum + b.maxIterations, 0) * SAFETY_BUDGET_FACTOR
+            : first.maxIterations,
         meterEnv: meter.jobEnv,
+        continueRun: input.continueRun === true,
       }),
       stdoutFile: files.logs.stdout,
       stderrFile: files.logs.stderr,
       // Each block may take what one run may; superviseBlocks holds each block to it.
-      timeoutSec: input.timeoutSec * blocks.length,
+      timeoutSec: input.continueRun ? null : input.timeoutSec * blocks.length,
       killGraceSec: input.killGraceSec,
       cwd: input.cwd,
     });
@@ -219,7 +233,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
     await meter.finish(sampled);
     throw supervised.error;
   }
-  // After the job's tree is reaped: a meter of the tree's reads has all of them.
+  // After the job's tree is reaped: a meter of the tree's reads has all of them (--continue: those of the blocks).
   const fetched = await meter.finish(sampled);
   const resources = fetched.ownCounter
     ? sampled.map((s, k) => ({ ...s, fetchedBytes: fetched.series[k]?.bytes ?? 0 }))
@@ -251,16 +265,17 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
       profilerCpu: block.components ?? {},
       logs: files.logs,
       subsetApplied: subsetFile !== null,
-      launchExit: supervised.exit,
+      launchExit: supervised.exit ?? STILL_RUNNING,
       minIterations: block.block.minIterations,
-      ending: last
-        ? {
-            exit: supervised.exit,
-            stopReason: supervised.stopReason,
-            noIterations: supervised.noIterations,
-            hang: supervised.hang,
-          }
-        : { exit: null, stopReason: block.stopReason, noIterations: false, hang: null },
+      ending:
+        last && supervised.exit !== null
+          ? {
+              exit: supervised.exit,
+              stopReason: supervised.stopReason,
+              noIterations: supervised.noIterations,
+              hang: supervised.hang,
+            }
+          : { exit: null, stopReason: block.stopReason, noIterations: false, hang: null },
     });
   });
   const jobIterations = Math.max(0, ...processes.map((p) => p.iterations.length));
@@ -268,7 +283,11 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   // launched again, as if not reached. A failure in the first block is the job's, and reported.
   const last = results[results.length - 1];
   const ranOut =
-    live.length > 1 && last.status === 'failed' && supervised.exit.exitCode === 0 && !supervised.exit.timedOut;
+    live.length > 1 &&
+    last.status === 'failed' &&
+    supervised.exit?.exitCode === 0 &&
+    !supervised.exit.timedOut &&
+    supervised.continuedAt === null;
   if (ranOut) results.pop();
   // Read from every event once the job is reaped: a job that ended before a block did still said whether it switches.
   return {
@@ -276,6 +295,8 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
     notRun: blocks.slice(results.length),
     switchable: supervised.switchable || allSwitchable(processes),
     jobIterations,
+    ...(supervised.continuedAt !== null ? { continuing: { job, blocksEndedAt: supervised.continuedAt } } : {}),
+    ...(input.continueRun ? { held: heldState(processes) } : {}),
   };
 }
 
@@ -289,68 +310,6 @@ function switchedAt(processes: readonly ProcessEvents[], index: number, setAt: n
   const times = processes.flatMap((p) => p.blocks.filter((b) => b.block === index).map((b) => b.t));
   const first = times.length > 0 ? Math.min(...times) : setAt;
   return Math.min(Math.max(setAt, first), endedAt ?? Number.POSITIVE_INFINITY);
-}
-
-/**
- * The rehearsals below, before a process's first job starts (the code stays compiled for later launches); one that
- * fails costs nothing but its purpose.
- */
-function rehearse(device: string | null, eventsDir: string): void {
-  if (rehearsed) return;
-  rehearsed = true;
-  try {
-    compileSamplerCode(device);
-    compileEventsCode(eventsDir);
-  } catch {
-    // The job's first samples and events then cost a little more, nothing else.
-  }
-}
-
-/**
- * Runs a sampler over the CLI's own process a few times before the job
- * starts: a sample's code compiled and its lookups learnt, the job's first
- * samples cost what later ones do (the first took 3.1 to 3.4 ms of CPU here,
- * the fifteenth 0.5 to 0.6 ms; the first ten together were about a third of
- * the profiler's CPU in a first block of 3 to 4 s). Nothing it reads is kept.
- */
-function compileSamplerCode(device: string | null): void {
-  const rehearsal = startSampler({ rootPid: null, device, intervalMs: null });
-  rehearsal.setRoot(process.pid, { spawnedNow: true });
-  for (let k = 0; k < SAMPLER_REHEARSALS; k++) rehearsal.tick();
-  rehearsal.stop();
-}
-
-const SAMPLER_REHEARSALS = 3;
-
-let rehearsed = false;
-
-/**
- * The same for the events reader: a few events of a made-up process written
- * (start, iterations, end) and read back in a folder of their own, removed
- * after. The first poll of a job's events otherwise compiles the reader and
- * the parse of a start event inside the first block.
- */
-function compileEventsCode(dir: string): void {
-  try {
-    const writer = EventWriter.open({
-      dir,
-      mode: 'synthetic',
-      batchSize: 1,
-      workers: 0,
-      source: 'rehearsal',
-      flushOnExit: false,
-    });
-    const reader = new EventsReader(dir);
-    for (let i = 0; i < 3; i++) {
-      writer.iter(i, 1, 1, 1);
-      writer.flush();
-      reader.poll();
-    }
-    writer.end('budget', 3);
-    reader.finish();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: number, ledger: CpuLedger): LiveBlock {
@@ -389,9 +348,15 @@ function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null, ledg
   }
 }
 
+/** A job still running when its blocks' results are built (profile --continue). */
+const STILL_RUNNING: JobExit = { exitCode: null, signal: null, stopRequested: false, timedOut: false };
+
 /** How the supervision of a launch ended. */
 interface SupervisedLaunch {
-  exit: JobExit;
+  /** How the job ended; null when it trains on (profile --continue). */
+  exit: JobExit | null;
+  /** profile --continue: when the blocks ended and the job was told to train on, else null. */
+  continuedAt: number | null;
   /** Why the profiler asked the job to stop, or null when it did not. */
   stopReason: 'precision' | 'budget' | null;
   /** True when the job reported no iteration before firstIterationTimeoutSec. */
@@ -440,6 +405,12 @@ async function superviseBlocks(
     void job.done.then(() => clearTimeout(grace));
   };
   let stopping = false;
+  // --continue: the blocks are over (or cannot go on); the job is told to train on, and the profiler lets go of it.
+  const letGo = (current: LiveBlock, slices: readonly BlockSlice[] | null): SupervisedLaunch => {
+    closeBlock(current, slices, ledger);
+    writeControl(controlFile!, live.length, 'train');
+    return { exit: null, continuedAt: Date.now(), stopReason, noIterations, hang, switchable, error };
+  };
   while (!exited) {
     await Promise.race([job.done, sleep(pollIntervalMs(Date.now() - live[live.length - 1].startedAt, input.pollMs))]);
     if (!exited) sampler.tick();
@@ -450,6 +421,8 @@ async function superviseBlocks(
       !polled.some((p) => p.iterations.length > 0)
     ) {
       noIterations = true;
+      // --continue: the profiler never stops the real run; it lets go of it.
+      if (input.continueRun && controlFile !== null) return letGo(live[live.length - 1], null);
       stopping = true;
       void job.terminate();
       continue;
@@ -458,6 +431,8 @@ async function superviseBlocks(
     // SIGKILL after the grace), its block ended as a timeout would end it.
     hang = watch.check(polled, sampler.latest(), Date.now());
     if (hang !== null) {
+      // The real run is never stopped by the profiler (--continue): the block is marked and the job left to itself.
+      if (input.continueRun && controlFile !== null) return letGo(live[live.length - 1], null);
       stopping = true;
       void job.timeOut();
       continue;
@@ -466,6 +441,7 @@ async function superviseBlocks(
     // --timeout is per mode: a block that runs past it ends the launch as a separate run's timer would
     // (the first block's clock starts with the job, as a run's does; the launch's own timer is their sum).
     if ((Date.now() - current.startedAt) / 1000 > input.timeoutSec) {
+      if (input.continueRun && controlFile !== null) return letGo(current, null);
       stopping = true;
       void job.timeOut();
       continue;
@@ -482,7 +458,8 @@ async function superviseBlocks(
     };
     // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
     const slices = polled.filter((p) => p.iterations.length > 0).map((p) => blockSlice(p, span));
-    const decision = decideBlockStop(slices, current);
+    // --continue: a synthetic block never ends the script's epoch, so the first block has no boundary to wait for.
+    const decision = decideBlockStop(slices, current, input.continueRun !== true);
     const laterBlocksSec = laterBlocksEstimate(live, input.blocks);
     input.onProgress?.({
       ...decision.progress,
@@ -495,6 +472,7 @@ async function superviseBlocks(
       decision.paceMs !== null ? { iterations: decision.progress.iterations, iterMs: decision.paceMs } : null;
     switchable = allSwitchable(polled);
     const next = input.blocks[live.length];
+    if (input.continueRun && controlFile !== null && (next === undefined || !switchable)) return letGo(current, slices);
     if (next === undefined || !switchable || controlFile === null) {
       stopping = true;
       stop(decision.reason);
@@ -519,7 +497,7 @@ async function superviseBlocks(
       stop(null);
     }
   }
-  return { exit: await job.done, stopReason, noIterations, hang, switchable, error };
+  return { exit: await job.done, continuedAt: null, stopReason, noIterations, hang, switchable, error };
 }
 
 function allSwitchable(processes: readonly ProcessEvents[]): boolean {
@@ -547,7 +525,7 @@ function laterBlocksEstimate(live: readonly LiveBlock[], blocks: readonly Launch
 }
 
 /** Replaces the control file whole (write, then rename): the job never reads half a line. */
-function writeControl(path: string, block: number, mode: Mode): void {
+function writeControl(path: string, block: number, mode: Mode | 'train'): void {
   const partial = `${path}.partial`;
   writeFileSync(partial, `${block} ${mode}\n`);
   renameSync(partial, path);

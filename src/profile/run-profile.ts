@@ -55,6 +55,8 @@ import { PROFILE_RUN_TEXT } from './run-text.js';
 import { mkdirSync } from 'node:fs';
 import type { RunAs } from './run-as.js';
 import { handOver } from '../system/kernel/hand-over.js';
+import type { JobExit } from './supervisor.js';
+import { assertRidable, jobExitCode, rodeRun, trainOn, type Continuing } from './continue-run.js';
 
 /** Seconds a job may run before its first iteration when the caller does not say (the CLI's 5m). */
 export const DEFAULT_FIRST_ITERATION_TIMEOUT_SEC = SUPERVISION.firstIterationTimeoutSec;
@@ -157,6 +159,11 @@ export interface ProfileRunInput {
   /** Let the job save its checkpoints and log to its trackers for real (profile --keep-outputs). */
   keepOutputs?: boolean;
   /**
+   * profile --continue: the blocks run at the start of the real training run, the profile is written once they are
+   * measured, and the job trains on to its end, unprofiled; the outcome's exit code is the job's (continue-run.ts).
+   */
+  continueRun?: boolean;
+  /**
    * Start the job once for every mode and pass (default), or once a run
    * (profile --separate-launches): the schedule of a job that cannot switch.
    */
@@ -219,7 +226,12 @@ export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks)
   // Paused from before the walk to the end, so the whole profile sees one state of the machine.
   const reclaim = pauseReclaim(input.pauseReclaim !== false, 'profile', input.env);
   try {
-    return await profileModes(input, hooks, reclaim.warnings, registration);
+    // --continue: once the blocks are measured, the machine is the job's again (reclaim back on, the registry freed).
+    const letGo = () => {
+      reclaim.restore();
+      registration?.release();
+    };
+    return await profileModes(input, hooks, reclaim.warnings, registration, letGo);
   } finally {
     reclaim.restore();
     registration?.release();
@@ -273,6 +285,10 @@ interface RunsEnd {
   failureTail: string | null;
   /** Why another node ended this node's runs (exit NodeLost, or JobFailed for a job that failed there), else absent. */
   nodeLost?: string;
+  /** profile --continue: the job training on after its blocks, and what they cost it. */
+  continuing?: Continuing;
+  /** profile --continue, a job that ended before its blocks did: how it ended. */
+  jobExit?: Pick<JobExit, 'exitCode' | 'signal'>;
 }
 
 async function profileModes(
@@ -280,6 +296,7 @@ async function profileModes(
   hooks: ProfileRunHooks,
   reclaimWarnings: string[],
   registration: RunRegistration | null,
+  letGo: () => void,
 ): Promise<ProfileRunOutcome> {
   const dataset = await input.dataSource.list();
   // Another profile on this machine is refused here, before anything is measured or changed.
@@ -343,11 +360,13 @@ async function profileModes(
     mkdirSync(scratchDir, { recursive: true });
     handOver([artefactsDir(input.outFile), scratchDir], input.runAs, { recursive: false });
   }
-  profile.outputs = outputsNote(input.keepOutputs === true, scratchDir);
+  // --continue: the run's own saves are real; a synthetic block's still go to scratch (the hook diverts them).
+  const ownOutputs = input.keepOutputs === true || input.continueRun === true;
+  profile.outputs = input.continueRun ? PROFILE_RUN_TEXT.continueOutputs : outputsNote(ownOutputs, scratchDir);
   hooks.onNote?.(profile.outputs);
   const jobInput = {
     ...input,
-    env: { ...input.env, ...outputsEnv(input.keepOutputs === true, scratchDir), ...(nodes ? nodes.jobEnv : {}) },
+    env: { ...input.env, ...outputsEnv(ownOutputs, scratchDir), ...(nodes ? nodes.jobEnv : {}) },
   };
   const start = jobRunner(
     sharedRunSettings(jobInput, dataset, gpu ?? undefined),
@@ -391,6 +410,7 @@ async function profileModes(
       ...(input.ledger ? { ledger: input.ledger } : {}),
       onBlockStart: (block) => hooks.onModeStart?.(block.label, true),
       onProgress: hooks.onProgress,
+      ...(input.continueRun ? { continueRun: true } : {}),
     });
     const ranks = outcome.results.find((result) => result.ranks.length > 0)?.ranks;
     if (ranks) profile.nodes = [localNode(host, ranks)];
@@ -404,6 +424,7 @@ async function profileModes(
       dataset,
       passes,
     );
+    if (input.continueRun) assertRidable(plan);
     const end = await runPlan(steps, plan);
     let exitCode = end.exitCode;
     let nodeLost = end.nodeLost;
@@ -420,6 +441,7 @@ async function profileModes(
     profile.cost = profileCost([...book.results(), ...probe], ran, (Date.now() - profileStartedAt) / 1000);
     // Every node ran the same schedule and launches: the merged profile says what it cost as this node measured it.
     if (nodes?.merged) nodes.merged.profile.cost = profile.cost;
+    if (end.continuing) profile.cost.continued = end.continuing.cost;
     if (nodes && exitCode === ExitCode.Ok && !interrupts.interrupted) {
       nodeLost = await nodes.finish(profile.storageProbe ?? null).then(
         () => undefined,
@@ -432,6 +454,15 @@ async function profileModes(
       written.profile.status = exitCode === ExitCode.Ok ? 'complete' : 'partial';
       written.save();
     }
+    // --continue: the profile is written; the job trains on to its end, and its exit code is this command's.
+    if (end.continuing) {
+      // The GPU sampler's nvidia-smi too: nothing of the profiler stays beside the run.
+      const release = () => {
+        letGo();
+        void gpu?.stop();
+      };
+      exitCode = await trainOn(book, end.continuing, { interrupts, letGo: release, note: hooks.onNote });
+    } else if (input.continueRun && end.jobExit) exitCode = jobExitCode(end.jobExit);
     const shown = nodes?.merged ?? book;
     return {
       profile: shown.profile,
@@ -608,7 +639,7 @@ async function runSchedule(
  * launched again for the rest. A failed or interrupted block ends the schedule.
  */
 async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd> {
-  const { input, hooks, book, launchOnce, interrupts } = steps;
+  const { input, hooks, book, launchOnce, interrupts, warn } = steps;
   let pending = plan.blocks;
   let launches = 0;
   let jobIterations = 0;
@@ -628,6 +659,7 @@ async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise
     );
     switchable &&= outcome.switchable;
     jobIterations += outcome.jobIterations;
+    if (input.continueRun) return rodeRun(outcome, batch, { book, hooks, warn }, { launches, jobIterations });
     // Every block saved before the nodes settle them: a node lost meanwhile leaves this node's blocks kept.
     for (const [k, result] of outcome.results.entries()) {
       book.record(batch[k], result);
@@ -683,7 +715,8 @@ async function blockEnd(
 async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd & { ran: ScheduleRan }> {
   const inLaunch = plan.blocks.length > 0 ? await runLaunchSchedule(steps, plan) : null;
   const alone =
-    inLaunch === null || (inLaunch.exitCode === ExitCode.Ok && !steps.interrupts.interrupted)
+    inLaunch === null ||
+    (inLaunch.exitCode === ExitCode.Ok && !steps.interrupts.interrupted && !steps.input.continueRun)
       ? await runSchedule(steps, plan.runs)
       : null;
   const end: RunsEnd =

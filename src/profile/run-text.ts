@@ -68,6 +68,19 @@ export const PROFILE_RUN_TEXT = {
   separateSource: 'this data source cannot set a mode under a running job',
   noThrottle: '--storage-bw: this data source cannot throttle its reads; omit --storage-bw',
   separateNotSwitchable: 'the job did not offer to switch modes (no switchModes in its start event)',
+  // profile --continue (continue-run.ts).
+  continueNeedsOneLaunch: (reason: string | null) =>
+    `--continue rides one launch of the real run, with every mode a block of it, and nothing launched after: ` +
+    `${reason ?? 'fewer than two modes were asked'}; drop --continue, or the option that stands in the way`,
+  continueOutputs:
+    'the job is the real run (--continue): its checkpoints are saved for real and its trackers log as they would; ' +
+    "a synthetic block's saves go to scratch files, and what the block trained is undone at its end",
+  continueNotHeld: (label: string, reason: string) =>
+    `the ${label} block trained on real batches, not replays: the job's training state could not be held to undo ` +
+    `it (${reason}), so it is left out of the profile; raise DSA_SNAPSHOT_SHARE, or profile without --continue`,
+  trainingOn: (path: string, log: string | null) =>
+    `the blocks are measured and the profile is written to ${path}; the job trains on to its end, unprofiled` +
+    `${log ? ` (its output goes on to ${log})` : ''}, and this command exits with the job's exit code`,
 } as const;
 
 /** Errors of starting the job as asked: --as-user (or sudo's SUDO_USER) and --python. */

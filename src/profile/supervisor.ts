@@ -25,8 +25,8 @@ export interface JobOptions {
   stdoutFile: string;
   /** File receiving the job's stderr. */
   stderrFile: string;
-  /** Kill the job tree after this many seconds. */
-  timeoutSec: number;
+  /** Kill the job tree after this many seconds; null: never (profile --continue: the run is the user's own). */
+  timeoutSec: number | null;
   /** Seconds between SIGTERM and SIGKILL. */
   killGraceSec: number;
   /** Working directory. */
@@ -82,9 +82,11 @@ export class SupervisedJob implements Job {
     if (subprocess.pid === undefined) throw new Error('job did not start');
     this.pid = subprocess.pid;
     process.once('exit', this.onToolExit);
-    const timeout = setTimeout(() => void this.timeOut(), options.timeoutSec * 1000);
-    timeout.unref();
-    this.timers.push(timeout);
+    if (options.timeoutSec !== null) {
+      const timeout = setTimeout(() => void this.timeOut(), options.timeoutSec * 1000);
+      timeout.unref();
+      this.timers.push(timeout);
+    }
     this.done = subprocess.then(async (result) => {
       this.exited = true;
       for (const timer of this.timers) clearTimeout(timer);

@@ -20,7 +20,20 @@ export function costLine(profile: Profile): string | null {
     `${(cost.measuredShare * 100).toFixed(0)}% of the time measuring` +
     (profiler === null
       ? ''
-      : `; the profiler used ${(profiler * 100).toFixed(1)}% of one CPU while the job ran${parts}`)
+      : `; the profiler used ${(profiler * 100).toFixed(1)}% of one CPU while the job ran${parts}`) +
+    (cost.continued ? `\n${continuedLine(cost.continued)}` : '')
+  );
+}
+
+/** profile --continue: the blocks' share of the real run they rode, and the time they added to it at most. */
+export function continuedLine(c: NonNullable<NonNullable<Profile['cost']>['continued']>): string {
+  const run = c.runSec !== undefined ? ` of the run's ${c.runSec.toFixed(1)} s` : ' (the run trains on)';
+  const refused = c.refusedBlocks.length > 0 ? `; left out: ${c.refusedBlocks.map((b) => b.label).join(', ')}` : '';
+  return (
+    `rode the real run (--continue): the blocks took ${c.blocksSec.toFixed(1)} s${run}, adding at most ` +
+    `${c.extraSec.toFixed(1)} s (synthetic blocks ${c.syntheticSec.toFixed(1)} s, snapshots ` +
+    `${c.snapshotSec.toFixed(2)} s of ${(c.snapshotBytes / 2 ** 20).toFixed(1)} MiB, setting states ` +
+    `${c.preparationSec.toFixed(1)} s, cold blocks over the cached pace ${c.coldExtraSec.toFixed(1)} s)${refused}`
   );
 }
 

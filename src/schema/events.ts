@@ -52,6 +52,11 @@ export const ENV = {
   keepOutputs: 'DSA_KEEP_OUTPUTS',
   /** Where the job's trackers log instead of their own places (TensorBoard's SummaryWriter under the hook). */
   scratchDir: 'DSA_SCRATCH_DIR',
+  /**
+   * '1' (profile --continue): the job is the real training run; each synthetic block is undone at its end, and the
+   * control file's `<block> train` ends the blocks: the job trains on unprofiled (docs/protocol.md, "Continue").
+   */
+  continueRun: 'DSA_CONTINUE',
 } as const;
 
 /**
@@ -268,6 +273,26 @@ export const BlockEventSchema = z.object({
   inFlight: z.number().int().nonnegative().nullable(),
 });
 
+/**
+ * profile --continue: the training state a synthetic block changes, taken at its start ('take') and put back at its
+ * end ('restore'); 'refused' where it cannot be held (the block then trains on real batches: not a synthetic block).
+ */
+export const SnapshotEventSchema = z.object({
+  ...common,
+  type: z.literal('snapshot'),
+  /** The synthetic block's number (0: the first block, DSA_MODE). */
+  block: z.number().int().nonnegative(),
+  action: z.enum(['take', 'restore', 'refused']),
+  /** The iteration index at which it was taken or put back. */
+  i: z.number().int().nonnegative(),
+  /** How long taking or putting back the copy held the training loop, ms. */
+  ms: z.number().finite().nonnegative().optional(),
+  /** Bytes of the copy (host memory). */
+  bytes: z.number().int().nonnegative().optional(),
+  /** Why the state cannot be held ('refused'). */
+  reason: z.string().max(1000).optional(),
+});
+
 /** What a stage of prep is (python/ds_analyzer/_stages.py): a file read, a decode, a transform, the collation. */
 export const STAGE_KINDS = ['read', 'decode', 'transform', 'collate'] as const;
 
@@ -314,6 +339,7 @@ export type StageTotal = z.infer<typeof StageTotalSchema>;
 
 export const EventSchema = z.discriminatedUnion('type', [
   BlockEventSchema,
+  SnapshotEventSchema,
   StartEventSchema,
   IterEventSchema,
   EndEventSchema,
@@ -326,4 +352,5 @@ export type EndEvent = z.infer<typeof EndEventSchema>;
 export type CheckpointEvent = z.infer<typeof CheckpointEventSchema>;
 export type EpochEvent = z.infer<typeof EpochEventSchema>;
 export type BlockEvent = z.infer<typeof BlockEventSchema>;
+export type SnapshotEvent = z.infer<typeof SnapshotEventSchema>;
 export type JobEvent = z.infer<typeof EventSchema>;

@@ -840,6 +840,33 @@ export const ProfileCostSchema = z.object({
   measuredSec: nonneg(),
   /** measuredSec / wallSec. */
   measuredShare: nonneg(),
+  /** profile --continue: what the blocks cost the real run they rode (docs/json-output.md, "cost.continued"). */
+  continued: z
+    .object({
+      /** Wall time from the job's start to the blocks' end (its start-up included), s. */
+      blocksSec: nonneg(),
+      /** Time of the synthetic blocks' iterations: trained on replays and undone, so none of it trained the run, s. */
+      syntheticSec: nonneg(),
+      /** Time the training loop was held while the synthetic blocks' state was copied and put back, s. */
+      snapshotSec: nonneg(),
+      /** Largest copy of one process's training state (host memory), bytes. */
+      snapshotBytes: nonneg(),
+      /** Time between blocks while the next cache state was set (warming, eviction), the job training on, s. */
+      preparationSec: nonneg(),
+      /** The cold blocks' iterations over the same iterations at the cached pace, s. */
+      coldExtraSec: nonneg(),
+      /** syntheticSec + snapshotSec + preparationSec + coldExtraSec: the run's time the profile added, at most. */
+      extraSec: nonneg(),
+      /** Synthetic blocks whose state could not be held: they trained on real batches and are not in the profile. */
+      refusedBlocks: z.array(z.object({ label: z.string(), reason: z.string() })),
+      /** Wall time of the whole run, its start to its end; absent while it runs. */
+      runSec: nonneg().optional(),
+      /** The job's own exit code (null: ended by a signal); absent while it runs. */
+      jobExitCode: z.number().int().nullable().optional(),
+      /** The signal that ended the job, or null; absent while it runs. */
+      jobSignal: z.string().nullable().optional(),
+    })
+    .optional(),
 });
 
 /**

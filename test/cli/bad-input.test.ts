@@ -41,6 +41,15 @@ test('an unparseable precision', () =>
 test('an unknown mode', () =>
   expectError(['profile', '--data', dir, '--modes', 'warm', '--', 'true'], ExitCode.BadValue, /unknown mode 'warm'/));
 
+test('--continue beside a flag that needs launches of its own, or would stay in the run', async () => {
+  for (const extra of [['--separate-launches'], ['--cpus', '1'], ['--overlap'], ['--storage-bw', '50MB/s']])
+    await expectError(
+      ['profile', '--continue', ...extra, '--data', dir, '--', 'true'],
+      ExitCode.Usage,
+      new RegExp(`--continue rides the real run, where ${extra[0]} has no place`),
+    );
+});
+
 test('an unknown flag', () => expectError(['doctor', '--frobnicate'], ExitCode.Usage, /unknown option '--frobnicate'/));
 
 test('--version prints the package version', async () => {

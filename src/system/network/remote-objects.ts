@@ -101,69 +101,90 @@ function failure(what: string, spec: RemoteSpec, error: unknown): Error {
   return new EndpointError(NETWORK_TEXT.failed(what, spec.display, code, status), ExitCode.Environment);
 }
 
-function s3Store(spec: RemoteSpec, deadlines: NetDeadlines): RemoteStore {
-  const { endpoint, bucket, prefix, region } = spec.s3!;
+/** The AWS SDK, loaded with the first request (about 250 ms of CPU: local data and HTTP shards never need it). */
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+
+/** One S3 client for a spec, made with the first request, under the deadlines. */
+function lazyS3Client(spec: RemoteSpec, deadlines: NetDeadlines) {
+  const { endpoint, region } = spec.s3!;
   // The SDK warns on Node 20 that its releases after January 2027 need Node 22: the version locked here runs, and the
   // warning would be noise in every profile.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let client: S3Client | null = null;
-  // The SDK loads with the first request (about 250 ms of CPU): local data and HTTP shards never need it.
-  const sdk = async () => {
-    const s3 = await import('@aws-sdk/client-s3');
-    client ??= new s3.S3Client({
-      region,
-      ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
-      maxAttempts: 2,
-      // The SDK's own timeouts under each attempt (a connection that never opens, headers that never come, a socket
-      // gone quiet mid-body); beforeDeadline bounds the attempts together.
-      requestHandler: {
-        connectionTimeout: deadlines.answerMs,
-        requestTimeout: deadlines.answerMs,
-        throwOnRequestTimeout: true,
-        socketTimeout: deadlines.idleMs,
-      },
-    });
-    return { s3, client };
+  return {
+    async get(): Promise<{ s3: S3Sdk; client: S3Client }> {
+      const s3 = await import('@aws-sdk/client-s3');
+      client ??= new s3.S3Client({
+        region,
+        ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+        maxAttempts: 2,
+        // The SDK's own timeouts under each attempt (a connection that never opens, headers that never come, a socket
+        // gone quiet mid-body); beforeDeadline bounds the attempts together.
+        requestHandler: {
+          connectionTimeout: deadlines.answerMs,
+          requestTimeout: deadlines.answerMs,
+          throwOnRequestTimeout: true,
+          socketTimeout: deadlines.idleMs,
+        },
+      });
+      return { s3, client };
+    },
+    close: () => client?.destroy(),
   };
-  // The job's client asks a custom endpoint path-style (host/bucket/key), AWS virtual-hosted (bucket.host/key): the
-  // proxy's key follows.
-  const keyOf = (key: string) =>
-    objectKey(
-      new URL(
-        endpoint
-          ? `${endpoint}/${bucket}/${encodeKey(key)}`
-          : `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`,
-      ),
+}
+
+/**
+ * The proxy's key for an object's requests: the job's client asks a custom endpoint path-style (host/bucket/key), AWS
+ * virtual-hosted (bucket.host/key).
+ */
+function s3KeyOf(spec: RemoteSpec, key: string): string {
+  const { endpoint, bucket, region } = spec.s3!;
+  return objectKey(
+    new URL(
+      endpoint
+        ? `${endpoint}/${bucket}/${encodeKey(key)}`
+        : `https://${bucket}.s3.${region}.amazonaws.com/${encodeKey(key)}`,
+    ),
+  );
+}
+
+/** Every object under the spec's prefix, a page at a time (ListObjectsV2), each page under the answer deadline. */
+async function listS3(spec: RemoteSpec, deadlines: NetDeadlines, { s3, client }: { s3: S3Sdk; client: S3Client }) {
+  const { bucket, prefix } = spec.s3!;
+  const objects: RemoteObject[] = [];
+  let token: string | undefined;
+  do {
+    const command = new s3.ListObjectsV2Command({
+      Bucket: bucket,
+      Prefix: prefix || undefined,
+      ContinuationToken: token,
+    });
+    const page = await beforeDeadline(deadlines.answerMs, undefined, (signal) =>
+      client.send(command, { abortSignal: signal }),
     );
+    for (const item of page.Contents ?? []) {
+      if (item.Key === undefined || item.Key.endsWith('/')) continue;
+      objects.push({ path: `${bucket}/${item.Key}`, bytes: item.Size ?? 0, cacheKey: s3KeyOf(spec, item.Key) });
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return objects;
+}
+
+function s3Store(spec: RemoteSpec, deadlines: NetDeadlines): RemoteStore {
+  const { bucket } = spec.s3!;
+  const sdk = lazyS3Client(spec, deadlines);
   return {
     async list() {
-      const objects: RemoteObject[] = [];
-      let token: string | undefined;
-      const { s3, client } = await sdk();
       try {
-        do {
-          const command = new s3.ListObjectsV2Command({
-            Bucket: bucket,
-            Prefix: prefix || undefined,
-            ContinuationToken: token,
-          });
-          const page = await beforeDeadline(deadlines.answerMs, undefined, (signal) =>
-            client.send(command, { abortSignal: signal }),
-          );
-          for (const item of page.Contents ?? []) {
-            if (item.Key === undefined || item.Key.endsWith('/')) continue;
-            objects.push({ path: `${bucket}/${item.Key}`, bytes: item.Size ?? 0, cacheKey: keyOf(item.Key) });
-          }
-          token = page.IsTruncated ? page.NextContinuationToken : undefined;
-        } while (token);
+        return await listS3(spec, deadlines, await sdk.get());
       } catch (error) {
         throw failure('listing', spec, error);
       }
-      return objects;
     },
     async fetch(object, options) {
       const key = object.path.slice(bucket.length + 1);
-      const { s3, client } = await sdk();
+      const { s3, client } = await sdk.get();
       try {
         const command = new s3.GetObjectCommand({ Bucket: bucket, Key: key });
         const got = await beforeDeadline(deadlines.answerMs, options?.signal, (signal) =>
@@ -185,7 +206,7 @@ function s3Store(spec: RemoteSpec, deadlines: NetDeadlines): RemoteStore {
         throw failure('fetching', spec, error);
       }
     },
-    close: () => client?.destroy(),
+    close: () => sdk.close(),
   };
 }
 

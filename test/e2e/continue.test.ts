@@ -1,0 +1,174 @@
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { readProfile } from '../../src/store/profile-store.js';
+import { ExitCode } from '../../src/errors.js';
+import { FIXTURES, PYTHON, processesMentioning, sleep, startCli, torchMissing } from './helpers.js';
+
+/**
+ * profile --continue rides the real run (issue 43): a deterministic CPU training run
+ * (test/fixtures/continue-train.py: seeded shuffling and workers, dropout, BatchNorm, Adam, OneCycleLR, a
+ * GradScaler, Python and NumPy draws) run plain and under the flag by the real CLI: the final state (weights,
+ * buffers, Adam's state) hashes the same, every iteration after the blocks has the same loss bit for bit, the
+ * run's checkpoints are its own, the profile is written while the job still trains, and the CLI exits with the
+ * job's code.
+ */
+const SCRIPT = join(FIXTURES, 'continue-train.py');
+const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-continue-'));
+const data = join(work, 'data');
+// 160 files: 20 batches of 8 an epoch; the blocks take about 170 iterations of the run's 400.
+const EPOCHS = '20';
+const quick = ['--precision', '10%', '--min-iterations', '10', '--max-iterations', '30'];
+
+let skipReason: string | null = null;
+before(async () => {
+  skipReason = await torchMissing();
+  if (skipReason) return;
+  mkdirSync(data, { recursive: true });
+  for (let i = 0; i < 160; i++) writeFileSync(join(data, `f${String(i).padStart(4, '0')}.bin`), Buffer.alloc(256, i));
+});
+
+interface Run {
+  losses: string[];
+  hash: string;
+}
+const readRun = (path: string): Run => JSON.parse(readFileSync(path, 'utf8')) as Run;
+
+/** The fixture's arguments; `dir` holds its results and checkpoints. */
+const jobArgs = (dir: string, extra: string[] = []) => [
+  SCRIPT,
+  '--data',
+  data,
+  '--epochs',
+  EPOCHS,
+  '--step-ms',
+  '10',
+  '--out',
+  join(dir, 'run.json'),
+  '--save-dir',
+  join(dir, 'ckpt'),
+  ...extra,
+];
+
+async function plain(name: string, launcher: string[] = [PYTHON], extra: string[] = []): Promise<string> {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  const result = await execa(launcher[0], [...launcher.slice(1), ...jobArgs(dir, extra)], { cwd: dir, reject: false });
+  assert.equal(result.exitCode, 0, result.stderr);
+  return dir;
+}
+
+function continued(name: string, launcher: string[] = [PYTHON], extra: string[] = [], env?: Record<string, string>) {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, 'profile.json');
+  const cli = startCli(
+    ['profile', '--continue', '--data', data, '--out', out, ...quick, '--', ...launcher, ...jobArgs(dir, extra)],
+    // A registry of its own: a profile of another suite on this machine does not refuse this one.
+    { cwd: dir, env: { DSA_RUN_REGISTRY: join(work, 'registry'), ...env } },
+  );
+  return { dir, out, cli };
+}
+
+/** The plain run's losses are the continued run's with the synthetic blocks' (undone) iterations left out. */
+function assertUnharmed(plainDir: string, contDir: string, file = 'run.json'): void {
+  const a = readRun(join(plainDir, file));
+  const b = readRun(join(contDir, file));
+  assert.equal(b.hash, a.hash, 'the final weights, buffers and optimizer state are bit-identical');
+  assert.ok(b.losses.length > a.losses.length, 'the synthetic blocks ran iterations of their own');
+  // The blocks end within the first half of the run: every iteration after them is the plain run's, bit for bit.
+  const after = Math.floor(a.losses.length / 2);
+  assert.deepEqual(b.losses.slice(-after), a.losses.slice(-after));
+}
+
+test('--continue: the run ends bit-identical to the plain run, its checkpoints are its own, the profile is written while it trains', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const plainDir = await plain('plain');
+  const { dir, out, cli } = continued('continued');
+  // The profile is complete before the job's end: the job writes run.json only once trained.
+  let writtenWhileTraining = false;
+  let ended = false;
+  void cli.then(() => (ended = true));
+  while (!ended && !writtenWhileTraining) {
+    await sleep(100);
+    writtenWhileTraining =
+      existsSync(out) && readProfile(out).status === 'complete' && !existsSync(join(dir, 'run.json'));
+  }
+  const result = await cli;
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  assert.doesNotMatch(result.all, /^\s+at .+\(.+:\d+:\d+\)$/m, 'no stack trace');
+  assert.ok(writtenWhileTraining, 'the profile was complete while the job still trained');
+  assertUnharmed(plainDir, dir);
+  assert.deepEqual(readdirSync(join(dir, 'ckpt')).sort(), readdirSync(join(plainDir, 'ckpt')).sort());
+  const profile = readProfile(out);
+  assert.deepEqual(Object.keys(profile.modes).sort(), ['cached', 'cold', 'synthetic']);
+  const cost = profile.cost?.continued;
+  assert.ok(cost, 'cost.continued');
+  assert.equal(cost.jobExitCode, 0);
+  assert.ok(cost.syntheticSec > 0 && cost.snapshotSec > 0 && cost.snapshotBytes > 0, JSON.stringify(cost));
+  assert.ok(cost.runSec! > cost.blocksSec, 'the run went on after the blocks');
+  assert.equal(cost.extraSec, cost.syntheticSec + cost.snapshotSec + cost.preparationSec + cost.coldExtraSec);
+});
+
+test('--continue where the state cannot be held: the synthetic blocks train on real batches and are left out, said so', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const plainDir = await plain('plain-unheld');
+  const { dir, out, cli } = continued('unheld', [PYTHON], [], { DSA_SNAPSHOT_SHARE: '0' });
+  const result = await cli;
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  assert.match(result.all, /the synthetic block trained on real batches, not replays/);
+  const profile = readProfile(out);
+  assert.deepEqual(Object.keys(profile.modes).sort(), ['cached', 'cold']);
+  assert.deepEqual(
+    profile.cost?.continued?.refusedBlocks.map((b) => b.label),
+    ['synthetic', 'synthetic-2'],
+  );
+  // The blocks trained for real, so their saves are the run's own too.
+  assert.deepEqual(readdirSync(join(dir, 'ckpt')).sort(), readdirSync(join(plainDir, 'ckpt')).sort());
+  // Nothing was replayed: the run is the plain run, every iteration of it.
+  const a = readRun(join(plainDir, 'run.json'));
+  const b = readRun(join(dir, 'run.json'));
+  assert.equal(b.hash, a.hash);
+  assert.deepEqual(b.losses, a.losses);
+});
+
+test("--continue exits with the job's own exit code", async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const { out, cli } = continued('exit-code', [PYTHON], ['--exit-code', '3']);
+  const result = await cli;
+  assert.equal(result.exitCode, 3, result.all);
+  assert.equal(readProfile(out).cost?.continued?.jobExitCode, 3);
+});
+
+test('--continue: an interrupt after the blocks goes to the job, and the CLI exits with what ended it', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const { dir, out, cli } = continued('interrupted', [PYTHON], ['--epochs', '200']);
+  let ended = false;
+  void cli.then(() => (ended = true));
+  while (!ended && !(existsSync(out) && readProfile(out).status === 'complete')) await sleep(100);
+  assert.ok(!ended, 'the job trains on after the blocks');
+  cli.kill('SIGTERM');
+  const result = await cli;
+  // Python dies of SIGTERM: the CLI exits 128 + 15, as a shell would for the job itself.
+  assert.equal(result.exitCode, 143, result.all);
+  assert.equal(readProfile(out).cost?.continued?.jobSignal, 'SIGTERM');
+  assert.ok(!existsSync(join(dir, 'run.json')), 'the job was ended before its last epoch');
+  assert.deepEqual(processesMentioning(dir), [], 'nothing of the job is left');
+});
+
+test('--continue under torchrun, two ranks (gloo): each rank restores its own, both end bit-identical', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  // torch 1.13's torchrun on Python 3.12 cannot map its default redirects (Std.NONE is not iterated): name one.
+  const launcher = [PYTHON, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', '2'];
+  launcher.push('--redirects', '1', '--tee', '1');
+  // Each rank gets half of an epoch's batches: twice the epochs, so that the blocks end in the first half.
+  const longer = ['--epochs', String(2 * Number(EPOCHS))];
+  const plainDir = await plain('ddp-plain', launcher, longer);
+  const { dir, cli } = continued('ddp-continued', launcher, longer);
+  const result = await cli;
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  for (const rank of [0, 1]) assertUnharmed(plainDir, dir, `run-rank${rank}.json`);
+});
