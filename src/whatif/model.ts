@@ -51,6 +51,15 @@ import type { Fitted } from './fit/fitted.js';
 import { MISSING_TEXT } from './advice-text.js';
 import { fitFirstBatch, type FirstBatchFit } from './fit/first-batch.js';
 import { fitRemoteRequests, type RemoteRequestsFit } from './fit/remote-requests.js';
+import {
+  ONE_JOB,
+  baseScenario,
+  jobShare,
+  scenarioNodes,
+  scenarioWorkers,
+  type JobShare,
+  type Scenario,
+} from './scenario.js';
 
 export type { CpuScaling } from './cpu-scaling.js';
 export type { ModelParameter, NotEnoughData } from './fit/fitted.js';
@@ -64,6 +73,7 @@ export { isNotEnoughData } from './fit/fitted.js';
 export const NEGLIGIBLE_FETCH_STALL = 0.02;
 
 export type { CachePolicy };
+export { baseScenario, scenarioWorkers, type Scenario } from './scenario.js';
 
 /** What limits the pace: the stage with the largest time per sample. */
 export type Bottleneck = 'compute' | 'prep' | 'fetch';
@@ -97,61 +107,6 @@ export interface FittedModel
    * answered; null when the fetch stage was fitted.
    */
   fetchUnmeasured: NotEnoughData | null;
-}
-
-/** A question: the machine and job to predict for. */
-export interface Scenario {
-  /** Cache available to the dataset, bytes. */
-  cacheBytes: number;
-  /** CPUs for the whole server (all ranks). */
-  cpus: number;
-  /** Storage read bandwidth for the whole server, bytes/s. */
-  storageBytesPerSec: number;
-  /** Accelerators (data-parallel ranks) per server. */
-  gpus: number;
-  /** Accelerator speed-up factor: compute time is divided by it. */
-  gpuSpeedup: number;
-  /** Pre-processing speed-up factor: the prep CPU per sample is divided by it; absent: 1, as profiled. */
-  prepSpeedup?: number;
-  /** Cache policy. */
-  cachePolicy: CachePolicy;
-  /** Epochs of the job to average over (the first one cold), or null for the steady state (epoch 2 on). */
-  epochs: number | null;
-  /**
-   * Loader workers per rank (DataLoader num_workers); null: as profiled, or not modelled when the job did not report
-   * them.
-   */
-  workers: number | null;
-  /** Remote data: requests in flight per loader worker (threads per worker); null or absent: as profiled. */
-  inFlightPerWorker?: number | null;
-  /** Remote data: seconds from a request to its first byte (a farther or nearer store); null or absent: as profiled. */
-  requestLatencySec?: number | null;
-  /**
-   * Remote data: bytes of one object (a shard of many samples), each fetched by one request; null or absent: as
-   * profiled.
-   */
-  objectBytes?: number | null;
-  /**
-   * Concurrent jobs on this server reading the same dataset (a hyper-parameter
-   * search), each with `gpus` ranks of its own; null or absent: one.
-   */
-  jobs?: number | null;
-  /**
-   * With several jobs: whether they share one fetch and one prep of each
-   * sample (CoorDL's coordinated prep) instead of each reading and
-   * pre-processing its own; null or absent: independent.
-   */
-  coordinated?: boolean | null;
-  /** Servers of the job, each as this scenario describes (its CPUs, cache, storage, ranks); null or absent: one. */
-  nodes?: number | null;
-  /**
-   * With several nodes: the dataset spread over the nodes' caches (CoorDL's
-   * partitioned cache, each never evicting): a miss on one node is read from
-   * the peer that holds the sample; null or absent: each node caches alone.
-   */
-  partitioned?: boolean | null;
-  /** Bytes/s a node reads from a peer's cache (the network between the nodes); needed with `partitioned`. */
-  peerBytesPerSec?: number | null;
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
@@ -315,29 +270,10 @@ function profiledPrepSec(
   return { pace: Math.max(cpu, loader), inSeries: loader };
 }
 
-/** The scenario of the profiled machine: default cache, profiled CPUs, measured storage, profiled ranks. */
-export function baseScenario(model: FittedModel): Scenario {
-  return {
-    cacheBytes: model.defaultCacheBytes,
-    cpus: model.profiledCpus,
-    storageBytesPerSec: model.storageBytesPerSec,
-    gpus: model.profiledRanks,
-    gpuSpeedup: 1,
-    cachePolicy: 'page-cache',
-    epochs: null,
-    workers: null,
-  };
-}
-
 /** Steady-state hit ratio (epoch 2 on) of `policy` for a cache of `cacheBytes`. */
 export function steadyHitRatio(model: FittedModel, policy: CachePolicy, cacheBytes: number): number {
   if (policy === 'minio') return minioHitRatio(cacheBytes, model.datasetBytes);
   return model.pageCache.steady(cacheBytes);
-}
-
-/** Nodes of a scenario (1 when absent). */
-export function scenarioNodes(scenario: Scenario): number {
-  return Math.max(1, scenario.nodes ?? 1);
 }
 
 /**
@@ -349,25 +285,6 @@ export function scenarioHitRatio(model: FittedModel, scenario: Scenario): number
   if (scenario.partitioned && scenarioNodes(scenario) > 1)
     return minioHitRatio(scenarioNodes(scenario) * scenario.cacheBytes, model.datasetBytes);
   return steadyHitRatio(model, scenario.cachePolicy, scenario.cacheBytes);
-}
-
-/** Loader workers per rank of a scenario: asked, or as profiled (null: not modelled). */
-export function scenarioWorkers(model: FittedModel, scenario: Scenario): number | null {
-  return scenario.workers ?? model.profiledWorkers;
-}
-
-/** How many times the server does each rank's prep and each rank's step per sample: K jobs, sharing prep or not. */
-interface JobShare {
-  prepCopies: number;
-  stepCopies: number;
-}
-
-const ONE_JOB: JobShare = { prepCopies: 1, stepCopies: 1 };
-
-/** The scenario's jobs: K steps of each rank; K preps and fetches, or one where coordinated. */
-export function jobShare(scenario: Scenario): JobShare {
-  const jobs = Math.max(1, scenario.jobs ?? 1);
-  return { prepCopies: scenario.coordinated ? 1 : jobs, stepCopies: jobs };
 }
 
 /**

@@ -145,29 +145,11 @@ export function whatif(
     : [];
   const cpusNeeded = recommendations.find((r) => r.kind === 'cpus')?.value ?? null;
   const workersNeeded = recommendations.find((r) => r.kind === 'workers')?.value ?? null;
-  const workersOfScenario = scenarioWorkers(model, scenario);
-  const caveats = [...model.caveats];
-  const nodes = profile.nodes?.length ?? 1;
-  if (nodes > 1) caveats.push(MISSING_TEXT.severalNodes(nodes));
   const prediction = withRange(model, scenario);
-  // The workers the prediction ran with, all ranks together: as asked, or as profiled.
-  const workers = workersOfScenario === null ? null : workersOfScenario * scenario.gpus;
-  if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus))
-    caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
-  if (scenario.workers !== null && model.profiledWorkers === null)
-    caveats.push(MISSING_TEXT.workersUnknown(scenario.workers));
   const jobs = scenario.jobs ?? 1;
-  // K jobs share the page cache; each is taken to hit it as one job alone would (see jobsComparison).
-  if (jobs > 1) caveats.push(MISSING_TEXT.jobsShareCache(jobs));
-  if ((scenario.nodes ?? 1) > 1) caveats.push(MISSING_TEXT.nodesAlike(scenario.nodes!));
-  if (model.profiledInFlightPerWorker === null) {
-    for (const knob of KNOBS.filter((k) => k.requestsOnly && scenario[k.field] != null)) {
-      caveats.push(MISSING_TEXT.noRequests(`--${knob.name}`));
-    }
-  }
   const baseline = withRange(model, { ...base, epochs: scenario.epochs });
   const pipeline = pipelineWhatif(profile, pipelineQuery, baseline, prediction);
-  caveats.push(...unappliedPipelineFlags(pipelineQuery, pipeline));
+  const caveats = [...scenarioCaveats(profile, model, scenario), ...unappliedPipelineFlags(pipelineQuery, pipeline)];
   const prepStage = prepStageAdvice(profile, baseline);
   return {
     profilePath,
@@ -200,6 +182,30 @@ export function whatif(
   };
 }
 
+/** The model's caveats, then the asked scenario's: several nodes, workers beyond the CPUs, jobs, remote requests. */
+function scenarioCaveats(profile: Profile, model: FittedModel, scenario: Scenario): string[] {
+  const caveats = [...model.caveats];
+  const nodes = profile.nodes?.length ?? 1;
+  if (nodes > 1) caveats.push(MISSING_TEXT.severalNodes(nodes));
+  const workersOfScenario = scenarioWorkers(model, scenario);
+  // The workers the prediction ran with, all ranks together: as asked, or as profiled.
+  const workers = workersOfScenario === null ? null : workersOfScenario * scenario.gpus;
+  if (workers !== null && scenario.cpus > Math.max(workers, model.profiledCpus))
+    caveats.push(MISSING_TEXT.workersCap(scenario.cpus, workers));
+  if (scenario.workers !== null && model.profiledWorkers === null)
+    caveats.push(MISSING_TEXT.workersUnknown(scenario.workers));
+  const jobs = scenario.jobs ?? 1;
+  // K jobs share the page cache; each is taken to hit it as one job alone would (see jobsComparison).
+  if (jobs > 1) caveats.push(MISSING_TEXT.jobsShareCache(jobs));
+  if ((scenario.nodes ?? 1) > 1) caveats.push(MISSING_TEXT.nodesAlike(scenario.nodes!));
+  if (model.profiledInFlightPerWorker === null) {
+    for (const knob of KNOBS.filter((k) => k.requestsOnly && scenario[k.field] != null)) {
+      caveats.push(MISSING_TEXT.noRequests(`--${knob.name}`));
+    }
+  }
+  return caveats;
+}
+
 /** The flags of the refused settings, each once, in the order of --help (--cache-policy partitioned sets two). */
 function refusedFlags(keys: (keyof Scenario)[]): string[] {
   const flags = (Object.keys(FETCH_SETTINGS) as (keyof Scenario)[])
@@ -218,12 +224,7 @@ function refusedFlags(keys: (keyof Scenario)[]): string[] {
 function nodesComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['nodes']> {
   const partitioned = withRange(model, { ...scenario, nodes: count, partitioned: true, cachePolicy: 'minio' });
   const independent = withRange(model, { ...scenario, nodes: count, partitioned: false, cachePolicy: 'page-cache' });
-  return {
-    count,
-    independent,
-    partitioned,
-    speedup: independent.samplesPerSec > 0 ? partitioned.samplesPerSec / independent.samplesPerSec : 0,
-  };
+  return { count, independent, partitioned, speedup: speedup(partitioned, independent) };
 }
 
 /**
@@ -235,12 +236,12 @@ function nodesComparison(model: FittedModel, scenario: Scenario, count: number):
 function jobsComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['jobs']> {
   const independent = withRange(model, { ...scenario, jobs: count, coordinated: false });
   const coordinated = withRange(model, { ...scenario, jobs: count, coordinated: true });
-  return {
-    count,
-    independent,
-    coordinated,
-    speedup: independent.samplesPerSec > 0 ? coordinated.samplesPerSec / independent.samplesPerSec : 0,
-  };
+  return { count, independent, coordinated, speedup: speedup(coordinated, independent) };
+}
+
+/** How many times faster `faster` trains than `slower` (0 when `slower` makes no progress). */
+function speedup(faster: Prediction, slower: Prediction): number {
+  return slower.samplesPerSec > 0 ? faster.samplesPerSec / slower.samplesPerSec : 0;
 }
 
 /** A prediction with the range its assumptions span. */

@@ -14,7 +14,7 @@
  */
 import type { IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
 import { difference, liesAbove } from '../../analysis/estimate.js';
-import { parameter, type Fitted } from './fitted.js';
+import { parameter, type Fitted, type ModelParameter } from './fitted.js';
 import { throughOrigin } from '../through-origin.js';
 import { loaderSetPace, proven, type MeasuredModes } from './modes.js';
 import { stepCpuOf } from './cpu-share.js';
@@ -96,17 +96,14 @@ export function fitLoaderWorkers(
 ): Fitted<LoaderWorkersFit> {
   const cached = modes.cached;
   const profiledWorkers = workersOf(cached);
-  const pace = cached.ranks.find((r) => r.rank === cached.paceRank) ?? cached.ranks[0];
   const mainCpu = mainCpuPerSample(profile, modes);
-  const mainCpusPerRank = mainCpusOf(profile, modes, cachedTime, ranks);
-  const framework = pace?.loader?.framework ?? null;
   const empty: LoaderWorkersFit = {
     profiledWorkers,
     workersPoints: [],
-    mainCpusPerRank,
+    mainCpusPerRank: mainCpusOf(profile, modes, cachedTime, ranks),
     serialPrepSecPerSample: null,
     serialWorkerEff: null,
-    loaderFramework: framework,
+    loaderFramework: paceOf(cached)?.loader?.framework ?? null,
     workersSource: 'not reported',
     assumedWorkerShare: 1,
     workerShareMeasured: false,
@@ -121,57 +118,87 @@ export function fitLoaderWorkers(
       caveats: ['the job did not report its loader workers: predictions assume prep can use every CPU'],
     };
   }
-  const gpuSecPerSample = modes.synthetic.summary.iterMs.mean / 1000 / modes.synthetic.summary.samplesPerIter;
-  const runs: { workers: number; summary: IterationSummary }[] = [{ workers: profiledWorkers, summary: cachedTime }];
-  // num_workers=0: the cached mode itself loaded in series with the step.
-  let serial: number | null = profiledWorkers === 0 ? Math.max(0, secPerSample(cachedTime) - gpuSecPerSample) : null;
-  for (const point of (profile.workersSweep ?? []).filter(
-    (r) => r.status === 'ok' && r.summary && r.workersAsked !== undefined,
-  )) {
-    if (point.workersAsked === 0 && profiledWorkers !== 0)
-      serial = Math.max(0, secPerSample(point.summary!) - gpuSecPerSample);
-    else runs.push({ workers: point.workersAsked!, summary: point.summary! });
-  }
-  // A count measured twice (the script's own, swept again) is one point: the mean of its runs.
-  const byCount = new Map<number, WorkersPoint[]>();
-  for (const r of runs.filter((run) => run.workers > 0)) {
-    const point = {
-      workers: r.workers,
-      eff: u > 0 ? (ranks * u) / secPerSample(r.summary) : 0,
-      prepBound: loaderSetPace(r.summary, modes.synthetic.summary),
-      capacity: ranks * r.workers,
-    };
-    byCount.set(r.workers, [...(byCount.get(r.workers) ?? []), point]);
-  }
-  const points = [...byCount.values()]
-    .map((same) => ({
-      workers: same[0].workers,
-      eff: same.reduce((sum, p) => sum + p.eff, 0) / same.length,
-      prepBound: same.some((p) => p.prepBound),
-      capacity: same[0].capacity,
-    }))
-    .sort((a, b) => a.workers - b.workers);
+  const { points, serial } = measuredPoints(profile, modes, ranks, u, cachedTime, profiledWorkers);
   const swept = (profile.workersSweep ?? []).map((r) => r.workersAsked).filter((w) => w !== undefined);
-  const source =
-    swept.length > 0
-      ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}`
-      : `cached mode at ${profiledWorkers} workers (the script's); no sweep`;
   // Serial loading alone (W = 0, no sweep): one worker does per sample what the training process did, in its time.
   const serialWorkerEff = points.length === 0 && serial !== null && serial > 0 && u > 0 ? (ranks * u) / serial : null;
-  const forPrep = cpusForPrep(profiledCpusOf(profile, cached), ranks, mainCpusPerRank);
+  const forPrep = cpusForPrep(profiledCpusOf(profile, cached), ranks, empty.mainCpusPerRank);
   const largest = points.filter((p) => p.prepBound).at(-1);
   // Workers that share CPUs with each other and the step get less than a CPU each: the measured share per busy unit.
   const measuredShare = largest ? Math.min(1, largest.eff / Math.min(largest.capacity, forPrep)) : null;
-  const share = measuredShare ?? 1;
-  const perWorker = workersParallelism(
-    { ...empty, profiledWorkers, workersPoints: points, assumedWorkerShare: share, serialWorkerEff },
-    1,
-  );
+  const handover = profiledWorkers === 0 ? null : handoverOf(profile, modes, cachedTime);
+  const value: LoaderWorkersFit = {
+    ...empty,
+    workersPoints: points,
+    serialPrepSecPerSample: serial,
+    serialWorkerEff,
+    workersSource:
+      swept.length > 0
+        ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}`
+        : `cached mode at ${profiledWorkers} workers (the script's); no sweep`,
+    assumedWorkerShare: measuredShare ?? 1,
+    workerShareMeasured: measuredShare !== null,
+    handoverSecPerIter: handover?.sec ?? 0,
+    contentionSecPerIter: profiledWorkers === 0 ? 0 : contentionOf(modes, cachedTime),
+  };
+  return {
+    kind: 'fitted',
+    value,
+    parameters: workersRows(value, modes, swept.length > 0, mainCpu, handover),
+    caveats: workersCaveats(value, swept.length > 0, mainCpu),
+  };
+}
+
+/**
+ * The measured counts (W >= 1), ascending, a count measured twice (the script's own, swept again) one point at the
+ * mean of its runs; and the seconds per sample of loading in series with the step (W = 0), where measured.
+ */
+function measuredPoints(
+  profile: Profile,
+  modes: MeasuredModes,
+  ranks: number,
+  u: number,
+  cachedTime: IterationSummary,
+  profiledWorkers: number,
+): { points: WorkersPoint[]; serial: number | null } {
+  const synthetic = modes.synthetic.summary;
+  const serialOf = (summary: IterationSummary) => Math.max(0, secPerSample(summary) - secPerSample(synthetic));
+  const byCount = new Map<number, IterationSummary[]>();
+  const add = (workers: number, summary: IterationSummary) => {
+    if (workers > 0) byCount.set(workers, [...(byCount.get(workers) ?? []), summary]);
+  };
+  add(profiledWorkers, cachedTime);
+  // num_workers=0: the cached mode itself loaded in series with the step.
+  let serial = profiledWorkers === 0 ? serialOf(cachedTime) : null;
+  for (const point of (profile.workersSweep ?? []).filter(
+    (r) => r.status === 'ok' && r.summary && r.workersAsked !== undefined,
+  )) {
+    if (point.workersAsked === 0 && profiledWorkers !== 0) serial = serialOf(point.summary!);
+    else add(point.workersAsked!, point.summary!);
+  }
+  const points = [...byCount].map(([workers, runs]) => ({
+    workers,
+    eff: runs.reduce((sum, r) => sum + (u > 0 ? (ranks * u) / secPerSample(r) : 0), 0) / runs.length,
+    prepBound: runs.some((r) => loaderSetPace(r, synthetic)),
+    capacity: ranks * workers,
+  }));
+  return { points: points.sort((a, b) => a.workers - b.workers), serial };
+}
+
+/** The fit's parameter rows: W0, eff_w(1), and m, h and g where measured. */
+function workersRows(
+  fit: LoaderWorkersFit,
+  modes: MeasuredModes,
+  swept: boolean,
+  mainCpu: { source: string } | null,
+  handover: { sec: number; source: string } | null,
+): ModelParameter[] {
+  const measured = proven(modes.synthetic, modes.cached);
   const rows = [
     parameter(
       'W0',
       'loader workers per rank, as profiled',
-      profiledWorkers,
+      fit.profiledWorkers!,
       'workers',
       'start event loader.workers (ranks[].workers)',
       true,
@@ -179,89 +206,55 @@ export function fitLoaderWorkers(
     parameter(
       'eff_w(1)',
       'effective parallelism of one worker',
-      perWorker,
+      workersParallelism(fit, 1),
       'CPUs per worker',
-      swept.length > 0
-        ? `fitted through ${source}`
-        : serialWorkerEff !== null
+      swept
+        ? `fitted through ${fit.workersSource}`
+        : fit.serialWorkerEff !== null
           ? 'R*u / (cached - synthetic time per sample): a worker prepares a sample in the time the training process took'
-          : `R*u / cached time / W0 (${source})`,
-      proven(modes.synthetic, cached),
-      points.some((p) => p.prepBound) || serialWorkerEff !== null
+          : `R*u / cached time / W0 (${fit.workersSource})`,
+      measured,
+      fit.workersPoints.some((p) => p.prepBound) || fit.serialWorkerEff !== null
         ? undefined
         : 'assumed: prep did not set the pace at any measured count, so each worker is taken to get up to one ' +
             'CPU (its pace there was only a lower bound)',
     ),
   ];
   if (mainCpu !== null) {
-    rows.push(
-      parameter(
-        'm',
-        "CPUs each rank's training process keeps busy itself (prep left out)",
-        mainCpusPerRank,
-        'CPUs',
-        `${mainCpu.source} x cached samples/s per rank`,
-        true,
-      ),
-    );
+    const what = "CPUs each rank's training process keeps busy itself (prep left out)";
+    rows.push(parameter('m', what, fit.mainCpusPerRank, 'CPUs', `${mainCpu.source} x cached samples/s per rank`, true));
   }
-  const handover = profiledWorkers === 0 ? null : handoverOf(profile, modes, cachedTime);
-  if (handover !== null)
-    rows.push(
-      parameter(
-        'h',
-        'time per iteration to take a ready batch from the loader, in series with the step',
-        handover.sec * 1000,
-        'ms',
-        handover.source,
-        proven(modes.synthetic, cached),
-      ),
-    );
-  const contention = profiledWorkers === 0 ? 0 : contentionOf(modes, cachedTime);
-  if (contention > 0) {
-    rows.push(
-      parameter(
-        'g',
-        'time per iteration the step runs slower beside the loader (CPU contention)',
-        contention * 1000,
-        'ms',
-        'cached computeMs - synthetic computeMs (the loader kept up; beyond noise)',
-        proven(modes.synthetic, cached),
-      ),
-    );
+  if (handover !== null) {
+    const what = 'time per iteration to take a ready batch from the loader, in series with the step';
+    rows.push(parameter('h', what, handover.sec * 1000, 'ms', handover.source, measured));
   }
+  if (fit.contentionSecPerIter > 0) {
+    const what = 'time per iteration the step runs slower beside the loader (CPU contention)';
+    const source = 'cached computeMs - synthetic computeMs (the loader kept up; beyond noise)';
+    rows.push(parameter('g', what, fit.contentionSecPerIter * 1000, 'ms', source, measured));
+  }
+  return rows;
+}
+
+/** What the fit assumed where nothing measured it. */
+function workersCaveats(fit: LoaderWorkersFit, swept: boolean, mainCpu: object | null): string[] {
   const caveats: string[] = [];
-  if (serialWorkerEff !== null)
+  if (fit.serialWorkerEff !== null)
     caveats.push(
       'workers: profiled at num_workers=0, each loader worker is assumed to prepare a sample in the time the ' +
         'training process took, all of them side by side, with the CPUs shared; the hand-over of a ready batch ' +
         'was not measured and counts as 0 (profile --workers measures both)',
     );
-  if (swept.length === 0 && profiledWorkers > 0)
+  if (!swept && (fit.profiledWorkers ?? 0) > 0)
     caveats.push(
-      `workers: each added loader worker is assumed to add what one did at ${profiledWorkers} (profile --workers ` +
+      `workers: each added loader worker is assumed to add what one did at ${fit.profiledWorkers} (profile --workers ` +
         `measures it)`,
     );
   if (mainCpu === null)
     caveats.push(
       "the training process's own CPU was not reported: it is not subtracted from the CPUs the workers can use",
     );
-  return {
-    kind: 'fitted',
-    value: {
-      ...empty,
-      workersPoints: points,
-      serialPrepSecPerSample: serial,
-      serialWorkerEff,
-      workersSource: source,
-      assumedWorkerShare: share,
-      workerShareMeasured: measuredShare !== null,
-      handoverSecPerIter: handover?.sec ?? 0,
-      contentionSecPerIter: contention,
-    },
-    parameters: rows,
-    caveats,
-  };
+  return caveats;
 }
 
 /**
@@ -364,8 +357,8 @@ export function mainCpusOf(
  */
 export function mainCpuPerSample(profile: Profile, modes: MeasuredModes): { sec: number; source: string } | null {
   const own = (result: ModeResult): number | null => {
-    const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
-    return pace?.mainCpuMsPerSample != null ? pace.mainCpuMsPerSample / 1000 : null;
+    const ms = paceOf(result)?.mainCpuMsPerSample;
+    return ms != null ? ms / 1000 : null;
   };
   const cached = own(modes.cached);
   if (cached !== null && (workersOf(modes.cached) ?? 0) > 0)
@@ -382,8 +375,12 @@ export function mainCpuPerSample(profile: Profile, modes: MeasuredModes): { sec:
 
 /** num_workers per rank of a mode's pace rank, when the job reported it. */
 export function workersOf(result: ModeResult): number | null {
-  const pace = result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
-  return pace?.workers ?? null;
+  return paceOf(result)?.workers ?? null;
+}
+
+/** The rank that set a mode's pace (the first rank where none is named). */
+function paceOf(result: ModeResult): ModeResult['ranks'][number] | undefined {
+  return result.ranks.find((r) => r.rank === result.paceRank) ?? result.ranks[0];
 }
 
 function secPerSample(summary: IterationSummary): number {
