@@ -7,10 +7,15 @@ import type { Io } from './io.js';
 /** Options of `gate` as commander hands them over. */
 export interface RawGateOptions extends RawGateFlags {
   profilesDir: string;
+  history?: string;
 }
 
 /** What `gate` does once commander has parsed its flags: the verdict on the profile, printed, as an exit code. */
 export async function gateAction(profileArg: string | undefined, raw: RawGateOptions, io: Io): Promise<number> {
+  if (raw.history !== undefined) {
+    const { gateHistoryAction } = await import('./gate-history-action.js');
+    return gateHistoryAction(raw.history, profileArg, raw, io);
+  }
   const options = await prepareGate(raw, io.cwd);
   const profilePath = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const profile = await withLaterEpochs(await loadProfile(profilePath), options.epochs);
