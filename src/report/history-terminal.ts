@@ -30,8 +30,9 @@ function signed(fraction: number | null): string {
 
 function seriesLines(s: HistorySeries, verdict: HistoryVerdict): string[] {
   const label = `${s.name} (ms/sample)`.padEnd(28);
-  const lines = [`${label}${sparkline(s.values)}`, `${' '.repeat(28)}${stepMarks(s.values.length, s.changes)}`];
+  const lines = [`${label}${sparkline(s.values)}`];
   if (s.changes.length === 0) lines.push('  no step found');
+  else lines.push(`${' '.repeat(28)}${stepMarks(s.values.length, s.changes)}`);
   for (const c of s.changes) {
     const at = verdict.points[c.index];
     lines.push(
@@ -48,8 +49,8 @@ export function renderHistory(verdict: HistoryVerdict, dir: string): string {
   const head = `gate ${failing ? 'FAILED' : 'PASSED'}: history of ${points.length} profiles in ${dir}, ${points[0].createdAt} to ${points.at(-1)!.createdAt}`;
   const lines = [head, '', ...verdict.series.flatMap((s) => [...seriesLines(s, verdict), ''])];
   lines.push(
-    `Steps by E-divisive means (permutation test at p = ${verdict.pValue}); profiles record no commit, so each ` +
-      'step is named by its file.',
+    `Steps by E-divisive means (permutation test at p = ${verdict.pValue}).`,
+    'Profiles record no commit: each step is named by its file and its recorded time.',
   );
   const budget = `the ${(verdict.maxRegression * 100).toFixed(1)}% budget`;
   if (failing) {
