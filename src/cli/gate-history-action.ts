@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { HISTORY_TEXT } from '../gate/history-text.js';
-import { judgeHistory, loadHistory } from '../gate/history.js';
+import { judgeHistory, loadHistory, type HistoryVerdict } from '../gate/history.js';
+import { writeAtomic } from '../store/write-atomic.js';
 import type { RawGateFlags } from '../gate/options.js';
 import { renderHistory } from '../report/history-terminal.js';
 import { parseFraction } from '../units.js';
@@ -21,13 +22,16 @@ const ONE_PROFILE_FLAGS: (keyof RawGateFlags)[] = [
   'maxTimeToFirstBatch',
 ];
 
+/** Version of gate --history's JSON; bump when a field is removed or changes meaning (adding one does not). */
+const HISTORY_OUTPUT_VERSION = 1;
+
 const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /** `gate --history DIR`: the steps in main's profiles, the series drawn, the newest slowdown judged. */
 export async function gateHistoryAction(
   dir: string,
   profileArg: string | undefined,
-  raw: RawGateFlags,
+  raw: RawGateFlags & { chart?: string },
   io: Io,
 ): Promise<number> {
   const others = ONE_PROFILE_FLAGS.filter((key) => raw[key] !== undefined).map(flagName);
@@ -36,6 +40,19 @@ export async function gateHistoryAction(
   const maxRegression = raw.maxRegression === undefined ? 0.05 : parseFraction(raw.maxRegression, '--max-regression');
   const points = await loadHistory(resolve(io.cwd, dir), io.stderr);
   const verdict = judgeHistory(points, maxRegression);
-  io.stdout(raw.json ? JSON.stringify({ history: dir, ...verdict }, null, 1) + '\n' : renderHistory(verdict, dir));
+  const json = { schemaVersion: HISTORY_OUTPUT_VERSION, kind: 'gate-history', history: dir, ...verdict };
+  io.stdout(raw.json ? JSON.stringify(json, null, 1) + '\n' : renderHistory(verdict, dir));
+  if (raw.chart !== undefined) await writeChart(resolve(io.cwd, raw.chart), verdict);
   return verdict.exitCode;
+}
+
+/** The PNG of the series (Chart.js and the canvas loaded only then); an unwritable path is a one-line error, exit 8. */
+async function writeChart(path: string, verdict: HistoryVerdict): Promise<void> {
+  const { historyChartPng } = await import('../report/history-chart.js');
+  const png = await historyChartPng(verdict);
+  try {
+    writeAtomic(path, png);
+  } catch (error) {
+    throw new UserError(HISTORY_TEXT.chartUnwritable(path, (error as Error).message), ExitCode.Environment);
+  }
 }

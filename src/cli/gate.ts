@@ -35,7 +35,10 @@ const GATE_EXIT_CODES: ExitCodeList = [
     code: ExitCode.CorruptFile,
     meaning: 'the profile or baseline is corrupt (not JSON, wrong schemaVersion, malformed)',
   },
-  { code: ExitCode.Environment, meaning: 'the JUnit file or the step summary cannot be written (a full disk)' },
+  {
+    code: ExitCode.Environment,
+    meaning: 'the JUnit file, the step summary or the --chart PNG cannot be written (a full disk)',
+  },
   ExitCode.Internal,
 ];
 
@@ -74,6 +77,7 @@ export const gateCommand: CommandFactory = (io, result) => {
       "judge main's profiles of one job in that folder, in the time each recorded: steps in the cold iteration " +
         'time per sample, found by E-divisive means; fails on a slowdown beyond --max-regression among the newest 5',
     )
+    .option('--chart <file.png>', 'with --history: also draw the iteration time per sample as a PNG, steps marked')
     .option('--junit <file>', 'also write JUnit XML, one test case per rule')
     .option('--json', 'print the verdict as JSON on stdout')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
@@ -101,7 +105,7 @@ Examples:
   $ ds-analyzer gate --max-checkpoint-stall 3.5% --max-time-to-first-batch 60s
   $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
   $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
-  $ ds-analyzer gate --history main-profiles/ --max-regression 5%`,
+  $ ds-analyzer gate --history main-profiles/ --max-regression 5% --chart history.png`,
     )
     .action(async (profileArg: string | undefined, raw: RawGateOptions) => {
       // Loaded when gate runs: the rules, zod and the renderers stay out of every other command's start-up.

@@ -18,4 +18,7 @@ export const HISTORY_TEXT = {
     'a step may be a change of settings, not of code\n',
   skipped: (file: string, why: string) => `ds-analyzer: warning: ${file} left out of the history: ${why}\n`,
   noCold: 'no measured cold mode',
+  chartWithoutHistory: '--chart draws the history: pass it with --history DIR',
+  chartUnwritable: (path: string, why: string) =>
+    `cannot write the chart '${path}' (${why}): pass --chart a path in a writable folder`,
 } as const;

@@ -53,7 +53,10 @@ test('a 10% slowdown at the newest profiles fails the history gate, naming the p
   assert.match(out, /exit 1$/m);
   const json = await gate(['--history', dir, '--json']);
   const verdict = JSON.parse(json.out);
+  assert.equal(verdict.kind, 'gate-history');
+  assert.equal(verdict.schemaVersion, 1);
   assert.equal(verdict.failing.index, 10);
+  assert.equal(verdict.series[0].changes[0].index, 10);
   assert.match(verdict.points[10].file, /^run-\d\d-10\.json$/);
 });
 
@@ -104,4 +107,20 @@ test('profiles of one job with different commands are judged, with a warning', a
   const { code, err } = await gate(['--history', dir]);
   assert.equal(code, ExitCode.Ok);
   assert.match(err, /warning: the history's profiles ran 2 different commands of one job/);
+});
+
+test('--chart draws the series as a PNG; without --history, or to a folder that is not there, one line each', async () => {
+  const png = join(root, 'history.png');
+  const { code } = await gate(['--history', join(root, 'step'), '--chart', png]);
+  assert.equal(code, ExitCode.GateFailed);
+  const bytes = readFileSync(png);
+  assert.deepEqual([...bytes.subarray(1, 4)], [...Buffer.from('PNG')]);
+  assert.ok(bytes.length > 10_000, `a drawn chart, not an empty one: ${bytes.length} bytes`);
+  const alone = await gate([fixturePath('pass'), '--max-fetch-stall', '20%', '--chart', png]);
+  assert.equal(alone.code, ExitCode.Usage);
+  assert.match(alone.err, /--chart draws the history: pass it with --history DIR/);
+  const nowhere = await gate(['--history', join(root, 'step'), '--chart', join(root, 'no', 'such', 'c.png')]);
+  assert.equal(nowhere.code, ExitCode.Environment);
+  assert.match(nowhere.err, /^ds-analyzer: cannot write the chart '.*c\.png' \(.*\): pass --chart a path/);
+  assert.equal(nowhere.err.trimEnd().split('\n').length, 1);
 });
