@@ -33,7 +33,7 @@ const GATE_EXIT_CODES: ExitCodeList = [
   { code: ExitCode.JobFailed, meaning: 'the profile records a failed training job' },
   {
     code: ExitCode.CorruptFile,
-    meaning: 'the profile or baseline is corrupt (not JSON, wrong schemaVersion, malformed)',
+    meaning: 'the profile, the baseline or a --history profile is corrupt (not JSON, wrong schemaVersion, malformed)',
   },
   {
     code: ExitCode.Environment,

@@ -92,7 +92,12 @@ test('history errors are one line each with their own exit codes', async () => {
   const withBudget = await gate(['--history', join(root, 'flat'), '--max-fetch-stall', '20%']);
   assert.equal(withBudget.code, ExitCode.Usage);
   assert.match(withBudget.err, /--max-fetch-stall cannot go with it/);
-  for (const r of [missing, few, jobs, withBudget]) assert.equal(r.err.trimEnd().split('\n').length, 1, r.err);
+  const corruptDir = historyFolder('corrupt', 8, () => 1);
+  writeFileSync(join(corruptDir, 'broken.json'), '{"schemaVersion": 1,');
+  const corrupt = await gate(['--history', corruptDir]);
+  assert.equal(corrupt.code, ExitCode.CorruptFile);
+  assert.match(corrupt.err, /broken\.json/);
+  for (const r of [missing, few, jobs, withBudget, corrupt]) assert.equal(r.err.trimEnd().split('\n').length, 1, r.err);
 });
 
 test('profiles of one job with different commands are judged, with a warning', async () => {
