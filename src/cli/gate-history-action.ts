@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { HISTORY_TEXT } from '../gate/history-text.js';
 import { judgeHistory, loadHistory, type HistoryVerdict } from '../gate/history.js';
+import { HISTORY_OUTPUT_VERSION } from '../schema/versions.js';
 import { writeAtomic } from '../store/write-atomic.js';
 import type { RawGateFlags } from '../gate/options.js';
 import { renderHistory } from '../report/history-terminal.js';
@@ -21,9 +22,6 @@ const ONE_PROFILE_FLAGS: (keyof RawGateFlags)[] = [
   'maxCheckpointStall',
   'maxTimeToFirstBatch',
 ];
-
-/** Version of gate --history's JSON; bump when a field is removed or changes meaning (adding one does not). */
-const HISTORY_OUTPUT_VERSION = 1;
 
 const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 

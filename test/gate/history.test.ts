@@ -8,6 +8,8 @@ import { ExitCode } from '../../src/errors.js';
 import { mixSeed, mulberry32 } from '../../src/random.js';
 import { fakeIo } from '../cli/fake-io.js';
 import { fixturePath } from './fixtures.js';
+import { HistoryOutputSchema } from '../../src/schema/history-output.js';
+import { assertFollowsSchema } from '../schema/follows-schema.js';
 
 /** The fields a test alters. */
 type Edited = { jobName: string; command: string[] };
@@ -52,10 +54,11 @@ test('a 10% slowdown at the newest profiles fails the history gate, naming the p
   assert.match(out, /[▁▂▃▄▅▆▇█]{14}/);
   assert.match(out, /exit 1$/m);
   const json = await gate(['--history', dir, '--json']);
-  const verdict = JSON.parse(json.out);
+  const verdict = assertFollowsSchema(HistoryOutputSchema, JSON.parse(json.out), 'gate --history --json');
+  assert.equal(verdict.exitCode, json.code);
   assert.equal(verdict.kind, 'gate-history');
   assert.equal(verdict.schemaVersion, 1);
-  assert.equal(verdict.failing.index, 10);
+  assert.equal(verdict.failing?.index, 10);
   assert.equal(verdict.series[0].changes[0].index, 10);
   assert.match(verdict.points[10].file, /^run-\d\d-10\.json$/);
 });
