@@ -6,21 +6,39 @@ import { withExitCodes, type CommandFactory, type ExitCodeList } from './program
 /** The exit codes `gate` can return, in its --help and docs/cli.md. */
 const GATE_EXIT_CODES: ExitCodeList = [
   { code: ExitCode.Ok, meaning: 'every budget at level error held (warnings may be printed)' },
-  { code: ExitCode.GateFailed, meaning: 'a budget at level error failed (the verdict says which, and why)' },
-  { code: ExitCode.Usage, meaning: 'usage: no budget given, a regression budget without --baseline, an unknown flag' },
+  {
+    code: ExitCode.GateFailed,
+    meaning:
+      'a budget at level error failed (the verdict says which, and why); with --history: a slowdown beyond ' +
+      '--max-regression began among the newest 5 profiles',
+  },
+  {
+    code: ExitCode.Usage,
+    meaning:
+      'usage: no budget given, a regression budget without --baseline, an unknown flag; --history over ' +
+      "profiles of different jobs, or with a profile or another budget's flag",
+  },
   {
     code: ExitCode.BadValue,
     meaning:
       'a bad value: a flag value, or a config file that is not valid JSON or has an unknown key, a wrong type, ' +
       'or a level other than error/warn/off',
   },
-  { code: ExitCode.MissingInput, meaning: 'the profile, the baseline or the config file does not exist' },
+  {
+    code: ExitCode.MissingInput,
+    meaning:
+      'the profile, the baseline or the config file does not exist; the --history folder does not, or holds ' +
+      'fewer than 6 usable profiles',
+  },
   { code: ExitCode.JobFailed, meaning: 'the profile records a failed training job' },
   {
     code: ExitCode.CorruptFile,
-    meaning: 'the profile or baseline is corrupt (not JSON, wrong schemaVersion, malformed)',
+    meaning: 'the profile, the baseline or a --history profile is corrupt (not JSON, wrong schemaVersion, malformed)',
   },
-  { code: ExitCode.Environment, meaning: 'the JUnit file or the step summary cannot be written (a full disk)' },
+  {
+    code: ExitCode.Environment,
+    meaning: 'the JUnit file, the step summary or the --chart PNG cannot be written (a full disk)',
+  },
   ExitCode.Internal,
 ];
 
@@ -52,8 +70,14 @@ export const gateCommand: CommandFactory = (io, result) => {
     .option('--baseline <file>', 'baseline profile for the regression rule')
     .option(
       '--max-regression <share>',
-      'largest growth of the iteration time over the baseline, beyond the noise of both (default 5% with --baseline)',
+      'largest growth of the iteration time over the baseline, beyond the noise of both (default 5% with --baseline or --history)',
     )
+    .option(
+      '--history <dir>',
+      "judge main's profiles of one job in that folder, in the time each recorded: steps in the cold iteration " +
+        'time per sample, found by E-divisive means; fails on a slowdown beyond --max-regression among the newest 5',
+    )
+    .option('--chart <file.png>', 'with --history: also draw the iteration time per sample as a PNG, steps marked')
     .option('--junit <file>', 'also write JUnit XML, one test case per rule')
     .option('--json', 'print the verdict as JSON on stdout')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
@@ -68,12 +92,20 @@ When GITHUB_STEP_SUMMARY is set, a Markdown verdict is appended to it. Each
 rule says which epochs it judged: the first (the dataset cold) or epochs 2+
 (--epochs later); the time to the first batch is always the first epoch's.
 
+--history judges a folder of main's profiles instead of one profile: it finds
+the steps (change points, p = 0.05) in the cold iteration time per sample and
+in the fetch and prep stalls, names the profile where each began, draws each
+series with its steps marked (^), and fails only when the newest step of the
+iteration time is a slowdown beyond --max-regression (default 5%) that began
+among the newest 5 profiles. It needs at least 6 profiles (docs/ci.md).
+
 Examples:
   $ ds-analyzer gate --max-fetch-stall 20% --max-prep-stall 30%
   $ ds-analyzer gate --epochs later --max-total-stall 10%
   $ ds-analyzer gate --max-checkpoint-stall 3.5% --max-time-to-first-batch 60s
   $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
-  $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json`,
+  $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
+  $ ds-analyzer gate --history main-profiles/ --max-regression 5% --chart history.png`,
     )
     .action(async (profileArg: string | undefined, raw: RawGateOptions) => {
       // Loaded when gate runs: the rules, zod and the renderers stay out of every other command's start-up.

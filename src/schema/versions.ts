@@ -16,3 +16,6 @@ export const MATRIX_OUTPUT_VERSION = 1;
 
 /** Version of gate's JSON; bump when a field is removed or changes meaning (adding one does not). */
 export const GATE_OUTPUT_VERSION = 1;
+
+/** Version of gate --history's JSON; bump when a field is removed or changes meaning (adding one does not). */
+export const HISTORY_OUTPUT_VERSION = 1;

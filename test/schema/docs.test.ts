@@ -34,6 +34,7 @@ import {
   SubsetSchema,
 } from '../../src/schema/profile.js';
 import { GateOutputSchema } from '../../src/schema/gate-output.js';
+import { HistoryOutputSchema } from '../../src/schema/history-output.js';
 import { ValidateOutputSchema } from '../../src/schema/validate-output.js';
 import { WhatifOutputSchema } from '../../src/schema/whatif-output.js';
 
@@ -76,6 +77,7 @@ const OUTPUTS: [string, z.ZodType][] = [
   ['whatif --json', WhatifOutputSchema],
   ['whatif --matrix --json', MatrixOutputSchema],
   ['gate --json', GateOutputSchema],
+  ['gate --history --json', HistoryOutputSchema],
   ['compare --json', CompareOutputSchema],
   ['validate --json', ValidateOutputSchema],
   ['doctor --json', DoctorOutputSchema],
