@@ -109,8 +109,9 @@ print(seen == list(range(300)))
         refused = [e for e in evs if e["type"] == "snapshot"]
         self.assertEqual([(e["block"], e["action"]) for e in refused], [(0, "refused")])
         self.assertIn("iterate()", refused[0]["reason"])
-        # Passive after `train`: the iterations stop being written soon after the switch.
-        self.assertLess(max(e["i"] for e in evs if e["type"] == "iter"), 40)
+        # Passive after `train`: the iterations stop being written soon after the switch (the control file is looked
+        # at every 0.1 s, about 50 of these iterations: well short of the 300 the loop runs).
+        self.assertLess(max(e["i"] for e in evs if e["type"] == "iter"), 150)
 
 
 if __name__ == "__main__":
