@@ -167,8 +167,7 @@ test('Ctrl-C during the download stops it within a second: exit 130, the cold mo
     );
     await seen(
       cli,
-      // The copy's first part (its rate says the time left of the rest).
-      /local copy: downloading [\d.]+ KiB \(1 object\) from http:\/\/127\.0\.0\.1:\d+\/obj-\{0\.\.7\}\.bin/,
+      /local copy: downloading [\d.]+ [KM]iB \(\d objects?\) from http:\/\/127\.0\.0\.1:\d+\/obj-\{0\.\.7\}\.bin/,
     );
     await sleep(500);
     assert.ok(sockets.size > 0, 'the download is under way');
