@@ -190,7 +190,7 @@ export interface ProfileRunHooks {
   /** Something limits what the profile can prove; said as soon as it is known. */
   onWarning?: (message: string) => void;
   /** Registers a SIGINT/SIGTERM handler; returns its remover. */
-  onSignal: (handler: () => void) => () => void;
+  onSignal: (handler: (signal?: NodeJS.Signals) => void) => () => void;
 }
 
 export interface ProfileRunOutcome {

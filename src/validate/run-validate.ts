@@ -113,7 +113,7 @@ export interface ValidateHooks {
   /** Called about every poll while a point runs. */
   onProgress?: (index: number, progress: PointProgress) => void;
   /** Registers a SIGINT/SIGTERM handler; returns its remover. */
-  onSignal: (handler: () => void) => () => void;
+  onSignal: (handler: (signal?: NodeJS.Signals) => void) => () => void;
 }
 
 /** A validate run's report, with the plan it followed. */

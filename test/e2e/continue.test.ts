@@ -143,18 +143,23 @@ test("--continue exits with the job's own exit code", async (t) => {
   assert.equal(readProfile(out).cost?.continued?.jobExitCode, 3);
 });
 
-test('--continue: an interrupt after the blocks goes to the job, and the CLI exits with what ended it', async (t) => {
+test('--continue: signals after the blocks reach the job as themselves, and the CLI exits with its code', async (t) => {
   if (skipReason) return t.skip(skipReason);
   const { dir, out, cli } = continued('interrupted', [PYTHON], ['--epochs', '200']);
   let ended = false;
   void cli.then(() => (ended = true));
   while (!ended && !(existsSync(out) && readProfile(out).status === 'complete')) await sleep(100);
   assert.ok(!ended, 'the job trains on after the blocks');
-  cli.kill('SIGTERM');
+  // Slurm's warning before a time limit: the job's own signal, passed on; the CLI does not stop.
+  cli.kill('SIGUSR1');
+  for (let waited = 0; !ended && !existsSync(join(dir, 'usr1')) && waited < 20_000; waited += 50) await sleep(50);
+  assert.ok(!ended, 'SIGUSR1 reached the job, and neither it nor the CLI ended');
+  // Ctrl-C reaches the job as SIGINT (not SIGTERM): it saves its checkpoint and exits 130, as the CLI then does.
+  cli.kill('SIGINT');
   const result = await cli;
-  // Python dies of SIGTERM: the CLI exits 128 + 15, as a shell would for the job itself.
-  assert.equal(result.exitCode, 143, result.all);
-  assert.equal(readProfile(out).cost?.continued?.jobSignal, 'SIGTERM');
+  assert.equal(result.exitCode, 130, result.all);
+  assert.equal(readProfile(out).cost?.continued?.jobExitCode, 130);
+  assert.ok(existsSync(join(dir, 'ckpt', 'interrupted.pt')), "the job's own Ctrl-C handler ran");
   assert.ok(!existsSync(join(dir, 'run.json')), 'the job was ended before its last epoch');
   assert.deepEqual(processesMentioning(dir), [], 'nothing of the job is left');
 });
