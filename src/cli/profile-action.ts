@@ -108,10 +108,9 @@ export async function profileAction(command: string[], raw: RawProfileOptions, i
 }
 
 /**
- * What the run writes, to hand to the user the job ran as once it ends
- * (failed or interrupted too): the profile, the job's folder beside it, the
- * JUnit file, and the profiles folder when this run made it. Called before
- * the run, which is when a folder it makes does not exist yet.
+ * What the run writes, to hand to the user the job ran as once it ends (failed or interrupted too): the profile, the
+ * job's folder beside it, the JUnit file, and the profiles folder when this run made it. Called before the run, which
+ * is when a folder it makes does not exist yet.
  */
 function outputsOf(input: ProfileRunInput, user: RunAs, junit: string | null): () => void {
   const profiles = [input.outFile, ...(input.nodes ? [input.nodes.mergedOutFile] : [])];
@@ -126,9 +125,8 @@ function outputsOf(input: ProfileRunInput, user: RunAs, junit: string | null): (
 const SCRIPT = /\.(py|sh|js|mjs|cjs|ts|rb|pl|jl|lua)$/i;
 
 /**
- * The job's name: its script (train.py in 'torchrun --nproc_per_node 2
- * train.py', where the first non-option argument is the option's value 2),
- * else the first argument that is not an option, else the command.
+ * The job's name: its script (train.py in 'torchrun --nproc_per_node 2 train.py', where the first non-option argument
+ * is the option's value 2), else the first argument that is not an option, else the command.
  */
 export function jobNameOf(command: string[]): string {
   // Options and their inline values (--config=cfg.py) are not the script.
@@ -287,9 +285,8 @@ export function nodeProfilePath(mergedOutFile: string, host: string): string {
 }
 
 /**
- * The --job-cache folder, whose files the cold mode deletes: refused where a
- * slip of the path would delete what matters (the root, the home folder, the
- * working folder, the profile's own folder, or a folder holding any of them).
+ * The --job-cache folder, whose files the cold mode deletes: refused where a slip of the path would delete what matters
+ * (the root, the home folder, the working folder, the profile's own folder, or a folder holding any of them).
  */
 function checkJobCache(dir: string, guarded: readonly string[]): string {
   const holds = (path: string) => path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`);

@@ -66,9 +66,8 @@ export interface ProfileRunInput {
   /** Where the samples come from: lists the data, sets each mode's state, meters its reads (openDataSource; fakes). */
   dataSource: DataSource;
   /**
-   * Runs of each mode (default 2): the modes in order, then in reverse, each
-   * run with half the iteration budget, so a steady drift of the machine's
-   * pace cancels (docs/method.md, "Drift"). 1: one run of each mode.
+   * Runs of each mode (default 2): the modes in order, then in reverse, each run with half the iteration budget, so a
+   * steady drift of the machine's pace cancels (docs/method.md, "Drift"). 1: one run of each mode.
    */
   passes?: number;
   /** CPU counts at which to run the cached mode again (profile --cpus), or none. */
@@ -120,9 +119,8 @@ export interface ProfileRunInput {
    */
   separateLaunches?: boolean;
   /**
-   * A job on several nodes, one CLI on each (src/profile/nodes/): every run
-   * starts once every node has set its cache state, and the CLI that hosts
-   * the coordinator writes the merged profile. Absent: one node.
+   * A job on several nodes, one CLI on each (src/profile/nodes/): every run starts once every node has set its cache
+   * state, and the CLI that hosts the coordinator writes the merged profile. Absent: one node.
    */
   nodes?: NodesInput;
 }

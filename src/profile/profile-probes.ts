@@ -46,9 +46,8 @@ export async function storageProbeStep({ input, book, dataset, warn }: ProfileSt
 const PROBE_LABEL = 'cold-partial';
 
 /**
- * The overlap probe: plans the resident share from the cached and cold modes
- * and runs the cold mode with that share held in the page cache. Null, with a
- * warning, when there is nothing to probe.
+ * The overlap probe: plans the resident share from the cached and cold modes and runs the cold mode with that share
+ * held in the page cache. Null, with a warning, when there is nothing to probe.
  */
 async function overlapProbe({
   book: { profile },

@@ -72,9 +72,8 @@ export interface RunsEnd extends Counts {
 }
 
 /**
- * The plan's launches: the blocks of one launch (where planned), then the runs
- * launched one by one (the CPU sweep; every run for separate launches); and
- * how the schedule ran, for the profile's cost.
+ * The plan's launches: the blocks of one launch (where planned), then the runs launched one by one (the CPU sweep;
+ * every run for separate launches); and how the schedule ran, for the profile's cost.
  */
 export async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd & { ran: ScheduleRan }> {
   const inLaunch = plan.blocks.length > 0 ? await runLaunchSchedule(steps, plan) : null;
@@ -103,11 +102,9 @@ export async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<Ru
 }
 
 /**
- * The planned runs in order (planRuns), each saved as soon as it ends: a
- * mode's runs pooled and analysed, a CPU-sweep run kept apart. A workers
- * count the job did not apply ends the workers sweep; an interrupt or a
- * failed job ends the schedule. On several nodes every node follows the
- * verdict of the merged result, so their schedules stay the same.
+ * The planned runs in order (planRuns), each saved as soon as it ends: a mode's runs pooled and analysed, a CPU-sweep
+ * run kept apart. A workers count the job did not apply ends the workers sweep; an interrupt or a failed job ends the
+ * schedule. On several nodes every node follows the verdict of the merged result, so their schedules stay the same.
  */
 async function runSchedule(steps: ProfileSteps, runs: readonly PlannedRun[]): Promise<RunsEnd> {
   const { input, hooks, book, nodes, runOnce, interrupts, warn } = steps;
@@ -154,11 +151,10 @@ async function runSchedule(steps: ProfileSteps, runs: readonly PlannedRun[]): Pr
 }
 
 /**
- * The modes as blocks of as few launches as the job allows: one, where it
- * switches modes; each block saved as soon as its launch ends. A job that
- * cannot switch runs its first block, and every other block gets a launch of
- * its own; a job that ends before the last block (its data ran out) is
- * launched again for the rest. A failed or interrupted block ends the schedule.
+ * The modes as blocks of as few launches as the job allows: one, where it switches modes; each block saved as soon as
+ * its launch ends. A job that cannot switch runs its first block, and every other block gets a launch of its own; a job
+ * that ends before the last block (its data ran out) is launched again for the rest. A failed or interrupted block ends
+ * the schedule.
  */
 async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd> {
   const { input, hooks, book, launchOnce, interrupts, warn } = steps;
@@ -276,10 +272,9 @@ export function booksOf(book: ProfileBook, nodes: NodeRuns | null): ProfileBook[
 const MIN_POOLED_RUN_BLOCKS = 5;
 
 /**
- * Iteration budget and precision target of one run that gets `share` of a
- * mode's budget: the iteration floor and ceiling scale with it, and the
- * precision target widens by 1/sqrt(share), so the pooled runs together reach
- * about the asked precision in the same total iterations as one run would.
+ * Iteration budget and precision target of one run that gets `share` of a mode's budget: the iteration floor and
+ * ceiling scale with it, and the precision target widens by 1/sqrt(share), so the pooled runs together reach about the
+ * asked precision in the same total iterations as one run would.
  */
 export function runBudget(
   input: Pick<ProfileRunInput, 'precision' | 'minIterations' | 'maxIterations'>,

@@ -32,11 +32,9 @@ export type { ProfileRunHooks, ProfileRunInput, ProfileRunOutcome } from './prof
 export { runBudget } from './profile-schedule.js';
 
 /**
- * Runs the requested modes, as blocks of one launch of the job where it
- * switches modes (launch-plan.ts) or one launch a run, and writes the profile
- * after each launch's blocks and each run, so a crash or an interrupt leaves
- * every measured mode saved (a crash inside a launch ends it: the blocks it
- * measured are kept).
+ * Runs the requested modes, as blocks of one launch of the job where it switches modes (launch-plan.ts) or one launch a
+ * run, and writes the profile after each launch's blocks and each run, so a crash or an interrupt leaves every measured
+ * mode saved (a crash inside a launch ends it: the blocks it measured are kept).
  */
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
   assertRunnable(input);

@@ -88,9 +88,8 @@ export const CheckpointStallSchema = z.object({
 export type CheckpointStall = z.infer<typeof CheckpointStallSchema>;
 
 /**
- * The epoch-boundary stall (analysis/boundary-stall.ts): per epoch, the time
- * in iter(loader) (worker start-up) and the first batch's wait beyond a
- * steady iteration's, amortised over the epoch.
+ * The epoch-boundary stall (analysis/boundary-stall.ts): per epoch, the time in iter(loader) (worker start-up) and the
+ * first batch's wait beyond a steady iteration's, amortised over the epoch.
  */
 export const BoundaryStallSchema = z.object({
   /** Per iteration, amortised over the epoch's iterations, ms. */
@@ -156,9 +155,8 @@ export const PrepStageSchema = z.object({
 });
 
 /**
- * Prep taken apart by stage, from the cached mode's loader processes: each
- * stage's time per sample, checked against the prep CPU per sample the
- * differential method measured (analysis/prep-stages.ts).
+ * Prep taken apart by stage, from the cached mode's loader processes: each stage's time per sample, checked against the
+ * prep CPU per sample the differential method measured (analysis/prep-stages.ts).
  */
 export const PrepStagesSchema = z.object({
   /** The mode whose loader processes reported the stages ('cached': the mode prep CPU is measured from). */
@@ -222,15 +220,13 @@ export const AnalysisSchema = z.object({
   /** CPU seconds of pre-processing per sample (cached minus synthetic CPU, per sample). */
   prepCpuSecPerSample: nonneg().nullable(),
   /**
-   * Whether each stall is named: 'stall' when its 95% interval clears zero by
-   * the margin of docs/method.md, 'within-noise' when it does not, 'unknown'
-   * without the modes it needs. Absent in older profiles.
+   * Whether each stall is named: 'stall' when its 95% interval clears zero by the margin of docs/method.md,
+   * 'within-noise' when it does not, 'unknown' without the modes it needs. Absent in older profiles.
    */
   stallCalls: z.object({ prep: StallCallSchema, fetch: StallCallSchema }).optional(),
   /**
-   * Each stall taken apart: how much the wait for data grew and how much the
-   * training step itself grew between the two modes (CPU contention with the
-   * loader slows a CPU-run step). The stall counts both. Absent without the modes.
+   * Each stall taken apart: how much the wait for data grew and how much the training step itself grew between the two
+   * modes (CPU contention with the loader slows a CPU-run step). The stall counts both. Absent without the modes.
    */
   prepStallParts: z.object({ waitGrowthMs: EstimateSchema, stepGrowthMs: EstimateSchema }).nullable().optional(),
   fetchStallParts: z.object({ waitGrowthMs: EstimateSchema, stepGrowthMs: EstimateSchema }).nullable().optional(),

@@ -3,9 +3,8 @@ import { z } from 'zod';
 import { nonneg } from './numbers.js';
 
 /**
- * Which machine of the job a rank ran on, as its start event said. Ranks are
- * numbered across the whole job (torchrun's RANK), so a rank number names one
- * rank whatever its node.
+ * Which machine of the job a rank ran on, as its start event said. Ranks are numbered across the whole job (torchrun's
+ * RANK), so a rank number names one rank whatever its node.
  */
 export const NodeIdentitySchema = z.object({
   /** Host name of the machine. */
@@ -38,9 +37,8 @@ export const HostSchema = z.object({
   /** 'v1', 'v2' or 'none'. */
   cgroup: z.string(),
   /**
-   * The kernel's multi-generational LRU (/sys/kernel/mm/lru_gen/enabled): 'on',
-   * 'off', or 'absent' (not built in): with 'off' or 'absent' the classic two
-   * lists run the page cache, which the what-if simulates. Absent in older profiles.
+   * The kernel's multi-generational LRU (/sys/kernel/mm/lru_gen/enabled): 'on', 'off', or 'absent' (not built in): with
+   * 'off' or 'absent' the classic two lists run the page cache, which the what-if simulates. Absent in older profiles.
    */
   lruGen: z.enum(['on', 'off', 'absent']).optional(),
 });

@@ -134,11 +134,9 @@ export const StateProofSchema = z.object({
   /** How readBytes was measured. */
   readBytesSource: z.string(),
   /**
-   * Cold mode: file pages on the active list besides the dataset's when it
-   * started (the job's mapped libraries, other programs' files): `bytes`, and
-   * the memory cgroup's or the machine's counter it came from (`source`). The
-   * what-if's simulated kernel counts them in the active list. Absent in older
-   * profiles and where neither counter could be read.
+   * Cold mode: file pages on the active list besides the dataset's when it started (the job's mapped libraries, other
+   * programs' files): `bytes`, and the memory cgroup's or the machine's counter it came from (`source`). The what-if's
+   * simulated kernel counts them in the active list. Absent in older profiles and where neither counter could be read.
    */
   otherActiveFile: z.object({ bytes: nonneg(), source: z.string() }).optional(),
   /** Times the cold keeper re-evicted dataset pages during the run (cold mode). */

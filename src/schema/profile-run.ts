@@ -37,9 +37,8 @@ export const RankResultSchema = z.object({
   /** The training loader's settings as the job reported them (absent: not reported, or an older profile). */
   loader: LoaderSettingsSchema.optional(),
   /**
-   * CPU time of the training process itself (collation, pin memory, kernel
-   * launches; not its loader workers) per sample over the measured window, ms;
-   * null when the job did not report it (processCpuMs).
+   * CPU time of the training process itself (collation, pin memory, kernel launches; not its loader workers) per sample
+   * over the measured window, ms; null when the job did not report it (processCpuMs).
    */
   mainCpuMsPerSample: nonneg().nullable().optional(),
   /** Raw iterations as reported. */
@@ -284,18 +283,16 @@ export const ModeResultSchema = z.object({
    */
   profilerCpuSec: nonneg().optional(),
   /**
-   * Of profilerCpuSec, the CPU seconds each component of the profiler charged
-   * to its ledger (sampler, events, keeper, meter, warming, eviction; see
-   * system/kernel/cpu-ledger.ts); absent in older profiles.
+   * Of profilerCpuSec, the CPU seconds each component of the profiler charged to its ledger (sampler, events, keeper,
+   * meter, warming, eviction; see system/kernel/cpu-ledger.ts); absent in older profiles.
    */
   profilerCpu: z.record(z.string(), nonneg()).optional(),
   /** Cached mode on a resident subset of the dataset: which, and why (absent when it ran on the whole dataset). */
   subset: SubsetSchema.optional(),
   /**
-   * The runs this result pools, in the order they ran, when the mode was
-   * measured more than once (profile's default schedule); absent for one run.
-   * The figures above are then the runs' equal-weight means, with intervals
-   * that include the run-to-run variation.
+   * The runs this result pools, in the order they ran, when the mode was measured more than once (profile's default
+   * schedule); absent for one run. The figures above are then the runs' equal-weight means, with intervals that include
+   * the run-to-run variation.
    */
   passes: z.array(PassSchema).optional(),
   /** The loader workers this run asked the job for (DSA_NUM_WORKERS, profile --workers); absent: the script's own. */

@@ -63,9 +63,8 @@ export const ProfileCostSchema = z.object({
 });
 
 /**
- * The epochs after the first (docs/method.md, "The first epoch and the rest"):
- * the split and the verdict are of the cold pace, which only the first epoch
- * keeps where the page cache holds the dataset after it.
+ * The epochs after the first (docs/method.md, "The first epoch and the rest"): the split and the verdict are of the
+ * cold pace, which only the first epoch keeps where the page cache holds the dataset after it.
  */
 export const LaterEpochsSchema = z.object({
   /** The cache the dataset gets as the job runs (M0 of the what-if), bytes, and where that figure comes from. */
@@ -116,9 +115,8 @@ export const FuseMountSchema = z.object({
 });
 
 /**
- * The data a profile ran on, as one value tagged by the source that served it
- * (src/profile/data-sources/): what validate needs to open it again, and
- * never a credential. Older profiles lack it: sourceOfProfile
+ * The data a profile ran on, as one value tagged by the source that served it (src/profile/data-sources/): what
+ * validate needs to open it again, and never a credential. Older profiles lack it: sourceOfProfile
  * (schema/profile-source.ts) derives it from options and dataset.
  */
 export const DataSourceRecordSchema = z.discriminatedUnion('kind', [
@@ -218,9 +216,8 @@ export const ProfileSchema = z.object({
         /** True for the merged profile of every node (written by the coordinator's CLI); absent on a node's own. */
         merged: z.literal(true).optional(),
         /**
-         * Bytes/s this node read from another node's CLI as they met (a
-         * 32 MiB bulk, a small one's time taken off; the coordinator's: the
-         * slowest from any node); null: not measured; absent before it was.
+         * Bytes/s this node read from another node's CLI as they met (a 32 MiB bulk, a small one's time taken off; the
+         * coordinator's: the slowest from any node); null: not measured; absent before it was.
          */
         peerBytesPerSec: z.number().nonnegative().nullable().optional(),
       })
@@ -320,9 +317,8 @@ export const ProfileSchema = z.object({
   /** The cached mode again at fewer CPUs (profile --cpus), to fit how prep scales with CPUs. */
   cpuSweep: z.array(ModeResultSchema).optional(),
   /**
-   * The cached mode again at other loader worker counts (profile --workers),
-   * each pooled over its runs in the drift-cancelling schedule; workersAsked
-   * says which count. Only counts the job was seen to apply are kept.
+   * The cached mode again at other loader worker counts (profile --workers), each pooled over its runs in the
+   * drift-cancelling schedule; workersAsked says which count. Only counts the job was seen to apply are kept.
    */
   workersSweep: z.array(ModeResultSchema).optional(),
   /**
@@ -334,12 +330,10 @@ export const ProfileSchema = z.object({
     residentShare: z.number().min(0).max(1),
   }).optional(),
   /**
-   * The dataset's storage measured directly after the modes (no --storage-bw
-   * throttle): a short, bounded read of evicted dataset files at the job's
-   * read concurrency. Its bandwidth is the storage's own, where the cold mode
-   * only shows what the job asked for when storage never set its pace.
-   * Absent when a throttle was set (its rate is the bandwidth), without a cold
-   * mode, and in older profiles.
+   * The dataset's storage measured directly after the modes (no --storage-bw throttle): a short, bounded read of
+   * evicted dataset files at the job's read concurrency. Its bandwidth is the storage's own, where the cold mode only
+   * shows what the job asked for when storage never set its pace. Absent when a throttle was set (its rate is the
+   * bandwidth), without a cold mode, and in older profiles.
    */
   storageProbe: StorageProbeSchema.optional(),
   /** The differential split; null when no mode finished. */
@@ -359,12 +353,10 @@ export const ProfileSchema = z.object({
    */
   cost: ProfileCostSchema.optional(),
   /**
-   * The writer's seal, always the last field: 'sha256:' and the hex SHA-256
-   * of the file's text without this field, keyed by the tool's version and
-   * the compiled source of this schema (src/store/profile-seal.ts). A file
-   * whose seal matches was validated by this very build when written, so a
-   * reader skips validating it again; any other file is validated in full.
-   * Readers drop it: a profile in memory carries no seal.
+   * The writer's seal, always the last field: 'sha256:' and the hex SHA-256 of the file's text without this field,
+   * keyed by the tool's version and the compiled source of this schema (src/store/profile-seal.ts). A file whose seal
+   * matches was validated by this very build when written, so a reader skips validating it again; any other file is
+   * validated in full. Readers drop it: a profile in memory carries no seal.
    */
   integrity: z.string().optional(),
 });
