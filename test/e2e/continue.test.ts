@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { FIXTURES, PYTHON, processesMentioning, sleep, startCli, torchMissing } from './helpers.js';
+import { CLI, FIXTURES, PYTHON, processesMentioning, sleep, startCli, torchMissing } from './helpers.js';
 
 /**
  * profile --continue rides the real run (issue 43): a deterministic CPU training run
@@ -111,6 +111,16 @@ test('--continue: the run ends bit-identical to the plain run, its checkpoints a
   assert.ok(cost.syntheticSec > 0 && cost.snapshotSec > 0 && cost.snapshotBytes > 0, JSON.stringify(cost));
   assert.ok(cost.runSec! > cost.blocksSec, 'the run went on after the blocks');
   assert.equal(cost.extraSec, cost.syntheticSec + cost.snapshotSec + cost.preparationSec + cost.coldExtraSec);
+  // The real run's profile is a data point as any other: whatif, gate and compare read it.
+  for (const args of [
+    ['whatif', out, '--cache', '50%'],
+    ['gate', out, '--baseline', out],
+    ['compare', out, out],
+  ]) {
+    const run = await execa(process.execPath, [CLI, ...args], { cwd: dir, reject: false, all: true });
+    assert.ok(run.exitCode === ExitCode.Ok || run.exitCode === ExitCode.GateFailed, `${args[0]}: ${run.all}`);
+    assert.doesNotMatch(run.all ?? '', /internal error|^\s+at .+:\d+:\d+\)$/m, args[0]);
+  }
 });
 
 test('--continue where the state cannot be held: the synthetic blocks train on real batches and are left out, said so', async (t) => {
