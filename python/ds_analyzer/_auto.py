@@ -65,8 +65,10 @@ def on_torch_loaded(torch):
 
         _torch.patch(dataloader)
     except Exception as error:  # never break the user's job because of us
-        sys.stderr.write("ds-analyzer: could not instrument PyTorch (%s: %s); the job runs unprofiled\n"
-                         % (type(error).__name__, error))
+        sys.stderr.write(
+            "ds-analyzer: could not instrument PyTorch (%s: %s); the job runs unprofiled\n"
+            % (type(error).__name__, error)
+        )
     _time_stages(torch)
     _patch_saves("patch_torch", torch)
 
@@ -78,8 +80,10 @@ def _patch_saves(patcher, module):
 
         getattr(_checkpoint, patcher)(module)
     except Exception as error:
-        sys.stderr.write("ds-analyzer: could not time the checkpoint saves of %s (%s: %s)\n"
-                         % (getattr(module, "__name__", module), type(error).__name__, error))
+        sys.stderr.write(
+            "ds-analyzer: could not time the checkpoint saves of %s (%s: %s)\n"
+            % (getattr(module, "__name__", module), type(error).__name__, error)
+        )
 
 
 def _stages_wanted():
@@ -118,8 +122,10 @@ def _patch_stage_module(patcher, module):
         if _stages_wanted():
             getattr(_stages, patcher)(module)
     except Exception as error:
-        sys.stderr.write("ds-analyzer: could not time prep's stages in %s (%s: %s)\n"
-                         % (getattr(module, "__name__", module), type(error).__name__, error))
+        sys.stderr.write(
+            "ds-analyzer: could not time prep's stages in %s (%s: %s)\n"
+            % (getattr(module, "__name__", module), type(error).__name__, error)
+        )
 
 
 def on_torchvision_loaded(torchvision):
@@ -207,7 +213,9 @@ def install():
 
         _http.install(os.environ)  # remote data, cold mode: the job's requests counted in its own processes
     except Exception as error:
-        sys.stderr.write("ds-analyzer: could not count the job's HTTP requests (%s: %s)\n" % (type(error).__name__, error))
+        sys.stderr.write(
+            "ds-analyzer: could not count the job's HTTP requests (%s: %s)\n" % (type(error).__name__, error)
+        )
     if os.environ.get("DSA_MODE") == "synthetic" or os.environ.get("DSA_KEEP_OUTPUTS") != "1":
         try:
             from . import _checkpoint
@@ -215,8 +223,9 @@ def install():
             # Before the script runs: `from shutil import copyfile` gets the wrapper that follows a scratch save.
             _checkpoint.follow_diversions()
         except Exception as error:
-            sys.stderr.write("ds-analyzer: could not follow scratch checkpoints (%s: %s)\n"
-                             % (type(error).__name__, error))
+            sys.stderr.write(
+                "ds-analyzer: could not follow scratch checkpoints (%s: %s)\n" % (type(error).__name__, error)
+            )
     # Modules imported before this ran (activate() from a script): patched now.
     for name in list(_AFTER_IMPORT):
         module = sys.modules.get(name)

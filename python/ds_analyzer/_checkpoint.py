@@ -116,7 +116,10 @@ class _Save(object):
     def fields(self, write_ms=False):
         blocking_ms = self.blocking_s * 1000.0
         fields = {
-            "i": self.i, "inStep": self.in_step, "api": self.api, "blockingMs": round(blocking_ms, 4),
+            "i": self.i,
+            "inStep": self.in_step,
+            "api": self.api,
+            "blockingMs": round(blocking_ms, 4),
             # Helper threads' fsyncs run in parallel and may add up past the save's own time.
             "syncMs": round(min(self.sync_s * 1000.0, blocking_ms), 4),
         }
@@ -171,6 +174,7 @@ class _Save(object):
 
 
 # -- running a save ------------------------------------------------------------
+
 
 def _inside_a_save():
     if getattr(_local, "depth", 0):
@@ -395,13 +399,14 @@ def _finish_quietly(save, write_ms=False):
 
 # -- what each API saves to ----------------------------------------------------
 
+
 def _arg(args, kwargs, index, name):
     return args[index] if len(args) > index else kwargs.get(name)
 
 
 def _with_arg(args, kwargs, index, name, value):
     if len(args) > index:
-        return args[:index] + (value,) + args[index + 1:], kwargs
+        return args[:index] + (value,) + args[index + 1 :], kwargs
     kwargs = dict(kwargs)
     kwargs[name] = value
     return args, kwargs
@@ -428,8 +433,11 @@ def _prepare_path_or_file(save, target, divert, folder=False):
         save.identify = lambda: _file_of_stream(target)
         if divert:
             save.note = "open-file"
-            _warn_once("open-file", "profiled run: a checkpoint saved to an open file object cannot be diverted "
-                                    "to a scratch file; it is written for real")
+            _warn_once(
+                "open-file",
+                "profiled run: a checkpoint saved to an open file object cannot be diverted "
+                "to a scratch file; it is written for real",
+            )
         return target
     _cannot_divert(save, divert)
     return target
@@ -438,8 +446,11 @@ def _prepare_path_or_file(save, target, divert, folder=False):
 def _cannot_divert(save, divert):
     if divert:
         save.note = "custom-writer"
-        _warn_once("custom-writer", "profiled run: a checkpoint written by a custom writer cannot be diverted "
-                                    "to a scratch path; it is written for real")
+        _warn_once(
+            "custom-writer",
+            "profiled run: a checkpoint written by a custom writer cannot be diverted "
+            "to a scratch path; it is written for real",
+        )
 
 
 def _prepare_torch_save(save, args, kwargs, divert):
@@ -503,6 +514,7 @@ def _prepare_hf(save, args, kwargs, divert):
 
 
 # -- sizes and scratch paths ---------------------------------------------------
+
 
 def _unknown():
     """A save's size or files when nothing says where it wrote."""
@@ -752,6 +764,7 @@ def _follow_open(original):
                 elif found[1] is not None:
                     _undivert(found[1])  # the script writes the file itself
         return original(file, mode, *args, **kwargs)
+
     return open
 
 
@@ -764,11 +777,13 @@ def _follow_os_open(original):
             if found is not None:
                 path = found[0]  # an fd on the scratch (an fsync of the saved file after the save)
         return original(path, flags, mode, dir_fd=dir_fd)
+
     return open
 
 
 def _follow_path(original):
     """A call whose first argument is a path it reads (os.path.exists, Path.is_file as self, torch.load)."""
+
     def follow(path, *args, **kwargs):
         if _diverted or _overlays:
             found = _lookup(path)
@@ -776,6 +791,7 @@ def _follow_path(original):
                 # A pathlib method needs a Path for self; the others take either.
                 path = type(path)(found[0]) if isinstance(path, pathlib.PurePath) else found[0]
         return original(path, *args, **kwargs)
+
     return follow
 
 
@@ -789,6 +805,7 @@ def _follow_remove(original):
                 _undivert(found[1])  # the scratch and the diversion both go
                 return None
         return original(path, *args, **kwargs)
+
     return remove
 
 
@@ -812,11 +829,13 @@ def _follow_rename(original):
                 return None
             _wrote_for_real(dst)
         return original(src, dst, *args, **kwargs)
+
     return rename
 
 
 def _follow_copy(original, into_folder=True, moves=False):
     """shutil.copyfile/copy/copy2/move: a diverted source is copied (moved) from its scratch to a scratch beside `dst`."""
+
     def copy(src, dst, *args, **kwargs):
         if _diverted or _overlays:
             found = _lookup(src)
@@ -831,18 +850,29 @@ def _follow_copy(original, into_folder=True, moves=False):
                 return dst if key == _key(dst) else os.path.join(dst, os.path.basename(key))
             _wrote_for_real(dst)
         return original(src, dst, *args, **kwargs)
+
     return copy
 
 
 _FOLLOWED = (
-    (builtins, "open", _follow_open), (io, "open", _follow_open), (os, "open", _follow_os_open),
-    (os, "replace", _follow_rename), (os, "rename", _follow_rename),
-    (os, "remove", _follow_remove), (os, "unlink", _follow_remove),
-    (shutil, "copyfile", lambda original: _follow_copy(original, into_folder=False)), (shutil, "copy", _follow_copy), (shutil, "copy2", _follow_copy),
+    (builtins, "open", _follow_open),
+    (io, "open", _follow_open),
+    (os, "open", _follow_os_open),
+    (os, "replace", _follow_rename),
+    (os, "rename", _follow_rename),
+    (os, "remove", _follow_remove),
+    (os, "unlink", _follow_remove),
+    (shutil, "copyfile", lambda original: _follow_copy(original, into_folder=False)),
+    (shutil, "copy", _follow_copy),
+    (shutil, "copy2", _follow_copy),
     (shutil, "move", lambda original: _follow_copy(original, moves=True)),
-    (os.path, "exists", _follow_path), (os.path, "isfile", _follow_path), (os.path, "isdir", _follow_path),
+    (os.path, "exists", _follow_path),
+    (os.path, "isfile", _follow_path),
+    (os.path, "isdir", _follow_path),
     (os.path, "getsize", _follow_path),
-    (pathlib.Path, "exists", _follow_path), (pathlib.Path, "is_file", _follow_path), (pathlib.Path, "is_dir", _follow_path),
+    (pathlib.Path, "exists", _follow_path),
+    (pathlib.Path, "is_file", _follow_path),
+    (pathlib.Path, "is_dir", _follow_path),
 )
 _FOLLOWING = []
 
@@ -894,11 +924,14 @@ def follow_diversions(torch=None):
                     setattr(owner, name, original)
                 except Exception:
                     pass
-                _say("profiled run: could not follow scratch checkpoints through %s (%s: %s)"
-                     % (label, type(error).__name__, error))
+                _say(
+                    "profiled run: could not follow scratch checkpoints through %s (%s: %s)"
+                    % (label, type(error).__name__, error)
+                )
 
 
 # -- fsync accounting ----------------------------------------------------------
+
 
 def _timed_sync(original):
     """os.fsync/os.fdatasync, adding their time to the save in progress.
@@ -942,6 +975,7 @@ def _patch_syncs():
 
 # -- in a training step? -------------------------------------------------------
 
+
 def _in_step():
     """Whether a counted batch is out and the loop has not asked for the next one."""
     torch_layer = sys.modules.get("ds_analyzer._torch")
@@ -952,6 +986,7 @@ def _in_step():
 
 
 # -- patches -------------------------------------------------------------------
+
 
 def _patch(owner, name, api, prepare, wrap=_timed):
     original = getattr(owner, name, None)
@@ -995,6 +1030,7 @@ def patch_transformers_trainer(module):
 
 
 # -- the manual API ------------------------------------------------------------
+
 
 class ManualCheckpoint(object):
     """`with ds_analyzer.checkpoint(path):` the block is one save (api 'manual'), sized from `path` after."""

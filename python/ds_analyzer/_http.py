@@ -226,7 +226,11 @@ def install(env):
     _state["origins"] = frozenset(o.strip() for o in env.get("DSA_NET_ORIGINS", "").split(",") if o.strip())
     _state["serving"] = _serve.configure(env)
     connection_cls, response_cls = client.HTTPConnection, client.HTTPResponse
-    putrequest, endheaders, getresponse = connection_cls.putrequest, connection_cls.endheaders, connection_cls.getresponse
+    putrequest, endheaders, getresponse = (
+        connection_cls.putrequest,
+        connection_cls.endheaders,
+        connection_cls.getresponse,
+    )
     close_conn = response_cls._close_conn
 
     def counted_putrequest(self, method, url, *args, **kwargs):
@@ -296,5 +300,7 @@ def uninstall():
 
     originals = _state.pop("originals", None)
     if originals is not None:
-        client.HTTPConnection.putrequest, client.HTTPConnection.endheaders, client.HTTPConnection.getresponse = originals[:3]
+        client.HTTPConnection.putrequest, client.HTTPConnection.endheaders, client.HTTPConnection.getresponse = (
+            originals[:3]
+        )
         client.HTTPResponse._close_conn = originals[3]

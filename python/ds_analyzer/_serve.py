@@ -43,9 +43,15 @@ _state = {
 
 def configure(env):
     """Reads the launch's variables; True when there is a copy to answer from."""
-    _state.update(mode=env.get("DSA_MODE") or None, control=env.get("DSA_CONTROL_FILE") or None,
-                  control_sig=None, index_path=env.get("DSA_NET_COPY") or None, index_sig=None,
-                  objects={}, by_size=[])
+    _state.update(
+        mode=env.get("DSA_MODE") or None,
+        control=env.get("DSA_CONTROL_FILE") or None,
+        control_sig=None,
+        index_path=env.get("DSA_NET_COPY") or None,
+        index_sig=None,
+        objects={},
+        by_size=[],
+    )
     return _state["index_path"] is not None
 
 

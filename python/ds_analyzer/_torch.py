@@ -155,7 +155,9 @@ def _framework():
 def _may_be_training_loader(loader):
     """At iterator creation, before any batch: whether _decide would count this loader."""
     if _state["chosen"]:
-        return loader is _state["loader"] or (_state["dataset"] is not None and getattr(loader, "dataset", None) is _state["dataset"])
+        return loader is _state["loader"] or (
+            _state["dataset"] is not None and getattr(loader, "dataset", None) is _state["dataset"]
+        )
     if _recorder.manual_owns_counting or _is_worker_process():
         return False
     explicit = _state["explicit"]
@@ -180,7 +182,6 @@ def _override_workers(loader):
         _shutdown_workers(loader._iterator)
         loader._iterator = None
     loader.num_workers = wanted
-
 
 
 def _cuda_sync_wanted(rec):
@@ -269,7 +270,12 @@ def _instrumented_next(self):
             return _originals["__next__"](self)
         counted = self._dsa = _Counted(getattr(self, "_dsa_loader", None), _cuda_sync_wanted(rec), rec)
         held = not rec.config.continue_run or _state["snapshot"] is not None
-        if rec.config.control_file is not None and rec.config.mode == "synthetic" and _state["replay"] is not None and held:
+        if (
+            rec.config.control_file is not None
+            and rec.config.mode == "synthetic"
+            and _state["replay"] is not None
+            and held
+        ):
             # One launch, a new epoch inside a synthetic block: replay from its first batch.
             counted.replaying = True
             counted.epoch_len = _len_or_none(self)
@@ -350,7 +356,9 @@ def _write_epoch(rec, counted, epoch_start):
     _state["epoch_ended_at"] = None
     loader = counted.loader
     fields = {
-        "epoch": _state["epochs"], "i": rec.iterations, "createMs": round(create_s * 1000.0, 4),
+        "epoch": _state["epochs"],
+        "i": rec.iterations,
+        "createMs": round(create_s * 1000.0, 4),
         "firstWaitMs": round(counted.wait_s * 1000.0, 4),
     }
     # Absent for epoch 0, and when the last epoch was left with `break` (it never ended).
@@ -402,8 +410,16 @@ def _unharmed_switch(rec, block, mode):
     if snap is not None:
         _state["snapshot"] = None
         restore_s = snap.restore()
-        rec.event("snapshot", {"block": rec.block, "action": "restore", "i": rec.iterations,
-                               "ms": round(restore_s * 1000.0, 3), "bytes": snap.bytes})
+        rec.event(
+            "snapshot",
+            {
+                "block": rec.block,
+                "action": "restore",
+                "i": rec.iterations,
+                "ms": round(restore_s * 1000.0, 3),
+                "bytes": snap.bytes,
+            },
+        )
     return _hold(rec, block) if mode == "synthetic" else True
 
 
@@ -415,13 +431,25 @@ def _hold(rec, block):
         try:
             snap = _snapshot.Snapshot()
         except Exception as error:  # CannotHold, or anything else: the job is never harmed for a measurement
-            _state["unheld"] = str(error) if isinstance(error, _snapshot.CannotHold) else "%s: %s" % (type(error).__name__, error)
-            sys.stderr.write("ds-analyzer: the training state cannot be held (%s): synthetic blocks train on real "
-                             "batches instead\n" % _state["unheld"])
+            _state["unheld"] = (
+                str(error) if isinstance(error, _snapshot.CannotHold) else "%s: %s" % (type(error).__name__, error)
+            )
+            sys.stderr.write(
+                "ds-analyzer: the training state cannot be held (%s): synthetic blocks train on real "
+                "batches instead\n" % _state["unheld"]
+            )
         else:
             _state["snapshot"] = snap
-            rec.event("snapshot", {"block": block, "action": "take", "i": rec.iterations,
-                                   "ms": round(snap.take_s * 1000.0, 3), "bytes": snap.bytes})
+            rec.event(
+                "snapshot",
+                {
+                    "block": block,
+                    "action": "take",
+                    "i": rec.iterations,
+                    "ms": round(snap.take_s * 1000.0, 3),
+                    "bytes": snap.bytes,
+                },
+            )
             return True
     rec.unheld = True
     rec.event("snapshot", {"block": block, "action": "refused", "i": rec.iterations, "reason": _state["unheld"][:1000]})
@@ -510,8 +538,10 @@ def _instrumented_get_iterator(self):
     began = _perf()
     rec = _recorder.recorder()
     switchable = rec is not None and rec.config.control_file is not None
-    if not switchable and _state["replay"] is not None and (
-        (self is _state["loader"]) or (_state["dataset"] is not None and self.dataset is _state["dataset"])
+    if (
+        not switchable
+        and _state["replay"] is not None
+        and ((self is _state["loader"]) or (_state["dataset"] is not None and self.dataset is _state["dataset"]))
     ):
         it = _ReplayIter(self)
     else:
@@ -610,6 +640,7 @@ def mark_training_loader(loader):
 
 # -- torch.accelerator shim --------------------------------------------------
 
+
 def install_accelerator_shim(torch):
     """torch < 2.6 lacks torch.accelerator, which current example scripts call.
 
@@ -633,6 +664,7 @@ def install_accelerator_shim(torch):
                 "ds-analyzer: torch %s has no torch.accelerator (torch >= 2.6); a shim backed by torch.cuda "
                 "stands in for this profiled run (DSA_NO_SHIM=1 turns it off)\n" % torch.__version__
             )
+
     mod.__doc__ = "ds-analyzer shim of torch.accelerator (torch < 2.6), backed by torch.cuda"
 
     def is_available():

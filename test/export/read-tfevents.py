@@ -41,13 +41,13 @@ def records(path):
         blob = f.read()
     pos = 0
     while pos < len(blob):
-        header = blob[pos:pos + 8]
+        header = blob[pos : pos + 8]
         (length,) = struct.unpack("<Q", header)
-        (length_crc,) = struct.unpack("<I", blob[pos + 8:pos + 12])
+        (length_crc,) = struct.unpack("<I", blob[pos + 8 : pos + 12])
         if length_crc != masked(header):
             fail("%s: bad length CRC at byte %d" % (path, pos))
-        data = blob[pos + 12:pos + 12 + length]
-        (data_crc,) = struct.unpack("<I", blob[pos + 12 + length:pos + 16 + length])
+        data = blob[pos + 12 : pos + 12 + length]
+        (data_crc,) = struct.unpack("<I", blob[pos + 12 + length : pos + 16 + length])
         if data_crc != masked(data):
             fail("%s: bad data CRC at byte %d" % (path, pos))
         yield data
@@ -75,12 +75,12 @@ def fields(data):
         if wire == 0:
             value, pos = varint(data, pos)
         elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
+            value, pos = data[pos : pos + 8], pos + 8
         elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
+            value, pos = data[pos : pos + 4], pos + 4
         elif wire == 2:
             length, pos = varint(data, pos)
-            value, pos = data[pos:pos + length], pos + length
+            value, pos = data[pos : pos + length], pos + length
         else:
             fail("unexpected wire type %d" % wire)
         out.append((number, wire, value))
@@ -139,14 +139,24 @@ def expected(profile):
     a = profile.get("analysis")
     if a:
         split = {}
-        for tag, key in (("split/compute_ms", "computeMs"), ("split/prep_stall_ms", "prepStallMs"), ("split/fetch_stall_ms", "fetchStallMs"),
-                         ("split/iteration_ms", "iterMs")):
+        for tag, key in (
+            ("split/compute_ms", "computeMs"),
+            ("split/prep_stall_ms", "prepStallMs"),
+            ("split/fetch_stall_ms", "fetchStallMs"),
+            ("split/iteration_ms", "iterMs"),
+        ):
             if a.get(key):
                 split[(tag, 0)] = (a[key]["mean"], None)
-        for tag, key in (("split/prep_stall_fraction", "prepStallFraction"), ("split/fetch_stall_fraction", "fetchStallFraction")):
+        for tag, key in (
+            ("split/prep_stall_fraction", "prepStallFraction"),
+            ("split/fetch_stall_fraction", "fetchStallFraction"),
+        ):
             if a.get(key) is not None:
                 split[(tag, 0)] = (a[key], None)
-        for tag, key in (("split/checkpoint_stall_ms", "checkpointStall"), ("split/boundary_stall_ms", "boundaryStall")):
+        for tag, key in (
+            ("split/checkpoint_stall_ms", "checkpointStall"),
+            ("split/boundary_stall_ms", "boundaryStall"),
+        ):
             if a.get(key):
                 split[(tag, 0)] = (a[key]["ms"]["mean"], None)
         runs["split"] = split

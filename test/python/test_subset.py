@@ -108,7 +108,9 @@ class RestrictTest(unittest.TestCase):
 
     def test_subset_paths_reads_the_list_only_in_the_cached_mode(self):
         name = write_list(["/a/b", "/c d/e"])
-        self.assertEqual(_subset.subset_paths({"DSA_MODE": "cached", "DSA_SUBSET_FILE": name}), frozenset(["/a/b", "/c d/e"]))
+        self.assertEqual(
+            _subset.subset_paths({"DSA_MODE": "cached", "DSA_SUBSET_FILE": name}), frozenset(["/a/b", "/c d/e"])
+        )
         self.assertIsNone(_subset.subset_paths({"DSA_MODE": "cold", "DSA_SUBSET_FILE": name}))
         self.assertIsNone(_subset.subset_paths({"DSA_MODE": "cached"}))
 
@@ -146,7 +148,7 @@ class TorchRestrictTest(unittest.TestCase):
         self.assertIn("Subset(DatasetFolder)", note)
 
 
-SCRIPT = r'''
+SCRIPT = r"""
 import os, sys
 import torch
 from torch.utils.data import DataLoader
@@ -170,7 +172,7 @@ for epoch in range(3):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
 print("len", len(ds))
-'''
+"""
 
 
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
@@ -198,7 +200,7 @@ class HookTest(unittest.TestCase):
         self.assertGreater(len(iters(file_events)), 0)
 
     def test_a_dataset_the_hook_cannot_restrict_is_reported_without_subset_files(self):
-        source = r'''
+        source = r"""
 import torch
 from torch.utils.data import DataLoader, Dataset
 class Gen(Dataset):
@@ -207,7 +209,7 @@ class Gen(Dataset):
 model = torch.nn.Linear(4, 2)
 for x, y in DataLoader(Gen(), batch_size=4):
     torch.nn.functional.cross_entropy(model(x), y).backward()
-'''
+"""
         proc, events = run_script(source, mode="cached", extra_env={"DSA_SUBSET_FILE": write_list(["/nowhere/a.bin"])})
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (file_events,) = events.values()
