@@ -36,7 +36,7 @@ class Cgroup:
             self.limit_file, self.file_key = "memory.limit_in_bytes", "cache"
         else:
             raise SystemExit(
-                "kernel_hit_ratio: needs a memory cgroup (v2 at %s, or v1 at %s/memory)" % (CGROUP_ROOT, CGROUP_ROOT)
+                f"kernel_hit_ratio: needs a memory cgroup (v2 at {CGROUP_ROOT}, or v1 at {CGROUP_ROOT}/memory)"
             )
         self.path = os.path.join(self.root, name)
         os.mkdir(self.path)
@@ -156,7 +156,8 @@ def main():
                         asked[part] += -(-size // page) * page
                         read_so_far += size
                         if args.rate_mb > 0:
-                            # A job's pace: the kernel's reclaim reads its statistics with a lag of up to 2 s (memcg stats), so a reader far faster than a job sees another policy.
+                            # A job's pace: the kernel's reclaim reads its statistics with a lag of up to 2 s (memcg
+                            # stats), so a reader far faster than a job sees another policy.
                             ahead = read_so_far / (args.rate_mb * 1e6) - (time.monotonic() - started)
                             if ahead > 0:
                                 time.sleep(ahead)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes a small ImageFolder dataset of real JPEG files: ROOT/{train,val}/<class>/<n>.jpg
 
-Images (500x375 by default, about the mean ImageNet photo) are smooth colour fields with shapes and grain, so they compress and
-decode like photographs of their size (a few KB to tens of KB), not like
+Images (500x375 by default, about the mean ImageNet photo) are smooth colour fields with shapes and grain,
+so they compress and decode like photographs of their size (a few KB to tens of KB), not like
 noise (incompressible) or flat colour (free to decode). Deterministic per --seed.
 
     python3 examples/pytorch/make_dataset.py ./tiny-imagenet --classes 10 --train-per-class 150
@@ -30,7 +30,7 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-class Grain(object):
+class Grain:
     """Film grain cut at random offsets from one bank: drawing fresh noise for
     every image would make generation several times slower."""
 

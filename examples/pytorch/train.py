@@ -67,7 +67,7 @@ parser.add_argument(
 )
 
 
-class AverageMeter(object):
+class AverageMeter:
     """Computes and stores the average and current value"""
 
     def __init__(self, name, fmt=":f"):
@@ -88,7 +88,7 @@ class AverageMeter(object):
         return ("{name} {val" + self.fmt + "} ({avg" + self.fmt + "})").format(**self.__dict__)
 
 
-class RunTotals(object):
+class RunTotals:
     """Data wait over the whole run, after the warm-up iterations."""
 
     def __init__(self, warmup):
@@ -157,7 +157,7 @@ def main():
         pin_memory=device.type == "cuda",
     )
 
-    print("=> creating model '{}'".format(args.arch), flush=True)
+    print(f"=> creating model '{args.arch}'", flush=True)
     model = models.__dict__[args.arch](num_classes=len(train_dataset.classes)).to(device)
     criterion = nn.CrossEntropyLoss().to(device)
     optimizer = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum, weight_decay=args.weight_decay)
@@ -200,7 +200,7 @@ def train(train_loader, model, criterion, optimizer, epoch, device, args, totals
         totals.update(data_s, batch_s)
         if i % args.print_freq == 0:
             print(
-                "Epoch: [{}][{}/{}]\t{}\t{}\t{}".format(epoch, i, len(train_loader), batch_time, data_time, losses),
+                f"Epoch: [{epoch}][{i}/{len(train_loader)}]\t{batch_time}\t{data_time}\t{losses}",
                 flush=True,
             )
         if args.max_steps and totals.seen >= args.max_steps:
@@ -218,7 +218,7 @@ def validate(val_loader, model, criterion, device, args):
             output = model(images)
             correct += (output.argmax(1) == target).sum().item()
             total += target.size(0)
-    print(" * Acc@1 {:.3f}".format(100.0 * correct / max(1, total)), flush=True)
+    print(f" * Acc@1 {100.0 * correct / max(1, total):.3f}", flush=True)
 
 
 if __name__ == "__main__":

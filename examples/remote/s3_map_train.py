@@ -14,9 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 import boto3
 import botocore.config
 import torch
-from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
-
 from small_cnn import to_image, train
+from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
 
 
 class S3Objects(Dataset):

@@ -17,9 +17,8 @@ import shutil
 import tarfile
 import urllib.request
 
-from torch.utils.data import DataLoader, IterableDataset, get_worker_info
-
 from small_cnn import to_image, train
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 
 def expand(pattern):

@@ -219,7 +219,7 @@ def _iterate(iterable, rec, samples):
             close()
 
 
-class _Phases(object):
+class _Phases:
     """State of the data()/compute() context managers (one loop per process)."""
 
     def __init__(self):
@@ -231,7 +231,7 @@ class _Phases(object):
 _PHASES = _Phases()
 
 
-class _Data(object):
+class _Data:
     __slots__ = ("rec",)
 
     def __enter__(self):
@@ -252,7 +252,7 @@ class _Data(object):
         return False
 
 
-class _Compute(object):
+class _Compute:
     __slots__ = ("rec", "samples")
 
     def __init__(self, samples):

@@ -53,7 +53,7 @@ _held = None
 MTIME_SLACK_S = 0.05
 
 
-class _Save(object):
+class _Save:
     """One outermost save: where it wrote, its clocks, and what to undo after it."""
 
     def __init__(self, api, rec):
@@ -152,7 +152,7 @@ class _Save(object):
             try:
                 step()
             except Exception as error:
-                _say("could not undo a checkpoint diversion (%s: %s)" % (type(error).__name__, error))
+                _say(f"could not undo a checkpoint diversion ({type(error).__name__}: {error})")
         del self.undo[:]
 
     def owns(self, fd):
@@ -234,7 +234,7 @@ def _begin_prepared(api, prepare, args, kwargs):
         call_args, call_kwargs = prepare(save, args, kwargs, diverting(save.rec.config.mode))
     except Exception as error:
         save.abandon()
-        _say("could not time a checkpoint save (%s: %s); it runs untimed" % (type(error).__name__, error))
+        _say(f"could not time a checkpoint save ({type(error).__name__}: {error}); it runs untimed")
         return None, args, kwargs
     return save, call_args, call_kwargs
 
@@ -289,7 +289,7 @@ def _timed_async(api, original, prepare):
         try:
             _when_written(result, save)
         except Exception as error:
-            _say("could not follow an async checkpoint save (%s: %s)" % (type(error).__name__, error))
+            _say(f"could not follow an async checkpoint save ({type(error).__name__}: {error})")
         return result
 
     return async_save_wrapper
@@ -356,7 +356,7 @@ def _hold(save):
     try:
         files = None if rec.ended else save.identify()
     except Exception as error:
-        _say("could not follow a checkpoint save (%s: %s)" % (type(error).__name__, error))
+        _say(f"could not follow a checkpoint save ({type(error).__name__}: {error})")
         files = None
     if not files:
         _finish_quietly(save)  # nothing a sync could be matched with
@@ -394,7 +394,7 @@ def _finish_quietly(save, write_ms=False):
     try:
         save.finish(write_ms)
     except Exception as error:
-        _say("could not record a checkpoint save (%s: %s)" % (type(error).__name__, error))
+        _say(f"could not record a checkpoint save ({type(error).__name__}: {error})")
 
 
 # -- what each API saves to ----------------------------------------------------
@@ -459,7 +459,8 @@ def _prepare_torch_save(save, args, kwargs, divert):
 
 
 def _prepare_dcp(save, args, kwargs, divert):
-    """dcp.save(state_dict, *, checkpoint_id=None, storage_writer=None, ...); older: save(state_dict, storage_writer)."""
+    """dcp.save(state_dict, *, checkpoint_id=None, storage_writer=None, ...);
+    older: save(state_dict, storage_writer)."""
     checkpoint_id = kwargs.get("checkpoint_id")  # keyword-only
     if checkpoint_id is not None and _is_local_path(checkpoint_id):
         kwargs = dict(kwargs, checkpoint_id=_prepare_path_or_file(save, checkpoint_id, divert, folder=True))
@@ -738,7 +739,7 @@ def _remove_scratches():
         except FileNotFoundError:
             pass
         except Exception as error:
-            _say("could not remove the scratch checkpoint %s (%s: %s)" % (scratch, type(error).__name__, error))
+            _say(f"could not remove the scratch checkpoint {scratch} ({type(error).__name__}: {error})")
 
 
 def _start_over():
@@ -834,7 +835,8 @@ def _follow_rename(original):
 
 
 def _follow_copy(original, into_folder=True, moves=False):
-    """shutil.copyfile/copy/copy2/move: a diverted source is copied (moved) from its scratch to a scratch beside `dst`."""
+    """shutil.copyfile/copy/copy2/move: a diverted source is copied (moved) from its scratch to a scratch
+    beside `dst`."""
 
     def copy(src, dst, *args, **kwargs):
         if _diverted or _overlays:
@@ -911,7 +913,7 @@ def follow_diversions(torch=None):
             original = getattr(owner, name, None)
             if original is None or getattr(original, "_dsa", False):
                 continue
-            label = "%s.%s" % (getattr(owner, "__name__", owner), name)
+            label = "{}.{}".format(getattr(owner, "__name__", owner), name)
             try:
                 if owner is io and original is getattr(builtins.open, "__wrapped__", None):
                     wrapped = builtins.open  # the same open, one wrapper
@@ -925,8 +927,8 @@ def follow_diversions(torch=None):
                 except Exception:
                     pass
                 _say(
-                    "profiled run: could not follow scratch checkpoints through %s (%s: %s)"
-                    % (label, type(error).__name__, error)
+                    f"profiled run: could not follow scratch checkpoints through {label} "
+                    f"({type(error).__name__}: {error})"
                 )
 
 
@@ -1032,7 +1034,7 @@ def patch_transformers_trainer(module):
 # -- the manual API ------------------------------------------------------------
 
 
-class ManualCheckpoint(object):
+class ManualCheckpoint:
     """`with ds_analyzer.checkpoint(path):` the block is one save (api 'manual'), sized from `path` after."""
 
     __slots__ = ("path", "save")
@@ -1070,4 +1072,4 @@ def _warn_once(key, message):
 
 
 def _say(message):
-    sys.stderr.write("ds-analyzer: %s\n" % message)
+    sys.stderr.write(f"ds-analyzer: {message}\n")

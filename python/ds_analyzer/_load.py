@@ -44,7 +44,7 @@ MODE_ORDER = ("synthetic", "cached", "cold")
 DEFAULT_VARIANT = "default"
 
 
-class Profile(object):
+class Profile:
     """A profile file, read.
 
     ``modes``: each mode's result as the JSON holds it (docs/json-output.md),
@@ -81,11 +81,11 @@ class Profile(object):
 
 def load(path):
     """Reads the profile at ``path`` (a file ``ds-analyzer profile`` wrote)."""
-    with open(path, "r", encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         try:
             raw = json.load(f)
         except ValueError as error:
-            raise ValueError("%s is not a profile: not JSON (%s)" % (path, error))
+            raise ValueError(f"{path} is not a profile: not JSON ({error})") from error
     if not isinstance(raw, dict) or raw.get("schemaVersion") != PROFILE_SCHEMA_VERSION:
         version = raw.get("schemaVersion") if isinstance(raw, dict) else None
         raise ValueError(
@@ -126,7 +126,7 @@ def mode_series(raw):
         series.append((result["mode"], "workers=%s" % (_js_number(asked) if asked is not None else "script"), result))
     probe = raw.get("overlapProbe")
     if probe is not None:
-        series.append((probe["mode"], "overlap=%s" % _js_number(probe["residentShare"]), probe))
+        series.append((probe["mode"], "overlap={}".format(_js_number(probe["residentShare"])), probe))
     return series
 
 

@@ -38,7 +38,7 @@ NODE_RANK_ENV = ("GROUP_RANK", "NODE_RANK", "SLURM_NODEID")
 MAX_HOSTNAME_CHARS = 255
 
 
-class Config(object):
+class Config:
     """What the CLI asked for, read from DSA_* environment variables."""
 
     __slots__ = (
@@ -155,7 +155,7 @@ class BudgetReached(SystemExit):
         self.reason = reason
 
 
-class Recorder(object):
+class Recorder:
     """Writes this process's events and decides when the job must end."""
 
     def __init__(self, config, source="pytorch", clock=time.perf_counter, wall=time.time, cpu=time.process_time):
@@ -226,8 +226,8 @@ class Recorder(object):
             '"rank":%d' % cfg.rank,
             '"pid":%d' % self._pid,
             '"worldSize":%d' % cfg.world_size,
-            '"mode":"%s"' % cfg.mode,
-            '"source":"%s"' % self.source,
+            f'"mode":"{cfg.mode}"',
+            f'"source":"{self.source}"',
             '"hostname":' + json.dumps(str(cfg.hostname)[:MAX_HOSTNAME_CHARS]),
             '"nodeRank":%d' % cfg.node_rank,
         ]
@@ -312,7 +312,7 @@ class Recorder(object):
             try:
                 hook()
             except Exception as error:
-                sys.stderr.write("ds-analyzer: %s: %s\n" % (type(error).__name__, error))
+                sys.stderr.write(f"ds-analyzer: {type(error).__name__}: {error}\n")
         self.ended = True
         self.end_reason = reason
         self._lines.append(

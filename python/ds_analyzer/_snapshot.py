@@ -58,7 +58,7 @@ def _unsupported(obj):
     name = type(obj).__name__
     module = type(obj).__module__ or ""
     if name in ("FullyShardedDataParallel", "ZeroRedundancyOptimizer") or module.startswith("deepspeed"):
-        return "%s.%s shards or offloads its state" % (module, name)
+        return f"{module}.{name} shards or offloads its state"
     return None
 
 
@@ -140,7 +140,7 @@ def allowance_bytes(env=None):
     return None if available is None else int(available * share / local)
 
 
-class Snapshot(object):
+class Snapshot:
     """A copy of the job's training state, put back in place by restore()."""
 
     def __init__(self, torch=None, allowance=None):
@@ -162,8 +162,8 @@ class Snapshot(object):
         limit = allowance_bytes() if allowance is None else allowance
         if limit is not None and self.bytes > limit:
             raise CannotHold(
-                "the training state is %.1f MiB, over the %.1f MiB its copy may take (DSA_SNAPSHOT_SHARE)"
-                % (self.bytes / 2.0**20, limit / 2.0**20)
+                f"the training state is {self.bytes / 2.0**20:.1f} MiB, over the {limit / 2.0**20:.1f} MiB "
+                "its copy may take (DSA_SNAPSHOT_SHARE)"
             )
         with torch.no_grad():
             self.params = [(p, _host_copy(p), None if p.grad is None else _host_copy(p.grad)) for p in params]

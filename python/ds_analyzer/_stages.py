@@ -38,7 +38,7 @@ _cpu_ns = time.thread_time_ns
 _ident = threading.get_ident
 
 
-class _Totals(object):
+class _Totals:
     """One process's cumulative stage times; only the thread inside a counted fetch adds to them."""
 
     def __init__(self, directory):
@@ -150,7 +150,7 @@ def timed(kind, name, fn, *args, **kwargs):
         entry[1] += 1
 
 
-class TimedCollate(object):
+class TimedCollate:
     """The training loader's collate_fn, timed; also the mark that its fetches are counted."""
 
     __slots__ = ("fn",)

@@ -37,7 +37,7 @@ _state = {
 _originals = {}
 
 
-class _Counted(object):
+class _Counted:
     """Per-iterator timing state of the training loader's iterators."""
 
     __slots__ = ("loader", "rec", "returned_at", "wait_s", "samples", "sync", "replaying", "epoch_len")
@@ -116,7 +116,7 @@ def _decide(it, rec):
         settings = loader_settings(loader, workers) if loader is not None else None
         subset = _subset.result_for(dataset) if dataset is not None else None
         if subset is None and _subset.subset_paths() is not None:
-            subset = (None, "the training loader's dataset was not restricted (%s)" % type(dataset).__name__)
+            subset = (None, f"the training loader's dataset was not restricted ({type(dataset).__name__})")
         kept, note = subset if subset is not None else (None, None)
         rec.start(batch_size=batch_size, workers=workers, subset_files=kept, subset_note=note, loader=settings)
     return ok
@@ -432,11 +432,11 @@ def _hold(rec, block):
             snap = _snapshot.Snapshot()
         except Exception as error:  # CannotHold, or anything else: the job is never harmed for a measurement
             _state["unheld"] = (
-                str(error) if isinstance(error, _snapshot.CannotHold) else "%s: %s" % (type(error).__name__, error)
+                str(error) if isinstance(error, _snapshot.CannotHold) else f"{type(error).__name__}: {error}"
             )
             sys.stderr.write(
-                "ds-analyzer: the training state cannot be held (%s): synthetic blocks train on real "
-                "batches instead\n" % _state["unheld"]
+                "ds-analyzer: the training state cannot be held ({}): synthetic blocks train on real "
+                "batches instead\n".format(_state["unheld"])
             )
         else:
             _state["snapshot"] = snap
@@ -567,7 +567,7 @@ def _restrict_to_subset(loader):
     if kept is not None:
         _subset.fix_sampler(loader)
     if not seen:
-        sys.stderr.write("ds-analyzer: cached mode on a resident subset: %s\n" % note)
+        sys.stderr.write(f"ds-analyzer: cached mode on a resident subset: {note}\n")
 
 
 _ReplayIter = None
@@ -661,8 +661,9 @@ def install_accelerator_shim(torch):
         if not noted:
             noted.append(True)
             sys.stderr.write(
-                "ds-analyzer: torch %s has no torch.accelerator (torch >= 2.6); a shim backed by torch.cuda "
-                "stands in for this profiled run (DSA_NO_SHIM=1 turns it off)\n" % torch.__version__
+                f"ds-analyzer: torch {torch.__version__} has no torch.accelerator (torch >= 2.6); "
+                "a shim backed by torch.cuda "
+                "stands in for this profiled run (DSA_NO_SHIM=1 turns it off)\n"
             )
 
     mod.__doc__ = "ds-analyzer shim of torch.accelerator (torch < 2.6), backed by torch.cuda"

@@ -169,7 +169,7 @@ def main(profile_path, logdir):
     want = expected(profile)
     got_runs = sorted(os.listdir(logdir))
     if got_runs != sorted(want):
-        fail("runs %s, expected %s" % (got_runs, sorted(want)))
+        fail(f"runs {got_runs}, expected {sorted(want)}")
     checked = 0
     for run, values in want.items():
         files = glob.glob(os.path.join(logdir, run, "events.out.tfevents.*"))
@@ -177,7 +177,7 @@ def main(profile_path, logdir):
             fail("%s: %d event files" % (run, len(files)))
         events = [event(r) for r in records(files[0])]
         if events[0].get("file_version") != "brain.Event:2":
-            fail("%s: first record is not the file version" % run)
+            fail(f"{run}: first record is not the file version")
         seen = {}
         last_step = 0
         for ev in events[1:]:
@@ -190,12 +190,12 @@ def main(profile_path, logdir):
             tag, value = ev["scalars"][0]
             seen[(tag, ev.get("step", 0))] = (value, ev["wall_time"])
         if set(seen) != set(values):
-            fail("%s: tags and steps differ: %s" % (run, sorted(set(seen) ^ set(values))[:5]))
+            fail(f"{run}: tags and steps differ: {sorted(set(seen) ^ set(values))[:5]}")
         for k, (value, wall) in values.items():
             if seen[k][0] != f32(value):
-                fail("%s %s: %r, expected %r" % (run, k, seen[k][0], f32(value)))
+                fail(f"{run} {k}: {seen[k][0]!r}, expected {f32(value)!r}")
             if wall is not None and abs(seen[k][1] - wall) > 1e-6:
-                fail("%s %s: wall time %r, expected %r" % (run, k, seen[k][1], wall))
+                fail(f"{run} {k}: wall time {seen[k][1]!r}, expected {wall!r}")
             checked += 1
     print(json.dumps({"runs": len(want), "scalars": checked}))
 

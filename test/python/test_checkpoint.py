@@ -51,7 +51,7 @@ def checkpoints(events):
 
 
 def only_file(events):
-    assert len(events) == 1, "expected one events file, got %s" % list(events)
+    assert len(events) == 1, f"expected one events file, got {list(events)}"
     return list(events.values())[0]
 
 
@@ -106,7 +106,7 @@ print(sorted(os.listdir("ckpt")), os.getpid())
             self.assertEqual(f.read(), b"the user's real checkpoint")
         # While the job runs, one scratch per target (the second save to last.pt overwrote the first's).
         listing, pid = proc.stdout.strip().rsplit(" ", 1)
-        self.assertEqual(listing, "['.last.pt.dsa-scratch-%s', '.new.pt.dsa-scratch-%s', 'last.pt']" % (pid, pid))
+        self.assertEqual(listing, f"['.last.pt.dsa-scratch-{pid}', '.new.pt.dsa-scratch-{pid}', 'last.pt']")
         self.assertEqual(
             os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no new file, no scratch left at the exit"
         )
@@ -464,7 +464,8 @@ def durable(save, sync):
     save()
     returned = time.perf_counter()
     sync_ms = sync()
-    timed.append({"saveMs": (returned - began) * 1000.0, "syncMs": sync_ms, "spanMs": (time.perf_counter() - began) * 1000.0})
+    span_ms = (time.perf_counter() - began) * 1000.0
+    timed.append({"saveMs": (returned - began) * 1000.0, "syncMs": sync_ms, "spanMs": span_ms})
 def fsync_path(path):
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -518,9 +519,10 @@ print(json.dumps(timed))
         self.assertLess(kinds.index(("checkpoint", 2)), kinds.index(("iter", 2)))
         self.assertEqual(len(iters(ev)), 5)
         sys.stderr.write(
-            "\n32 MiB torch.save + fsync of its path: the script saw the save %.1f ms, the fsync %.1f ms; "
-            "the event: blockingMs %.1f, syncMs %.1f\n"
-            % (timed["saveMs"], timed["syncMs"], save["blockingMs"], save["syncMs"])
+            "\n32 MiB torch.save + fsync of its path: the script saw the save {:.1f} ms, the fsync {:.1f} ms; "
+            "the event: blockingMs {:.1f}, syncMs {:.1f}\n".format(
+                timed["saveMs"], timed["syncMs"], save["blockingMs"], save["syncMs"]
+            )
         )
 
     def test_a_save_to_an_open_file_flushed_and_fsynced_is_extended(self):
@@ -726,7 +728,8 @@ class ScratchFollowsTheScriptTest(unittest.TestCase):
     """Synthetic mode: the scratch stands in for its target through the script's own file operations until the exit."""
 
     def assert_no_scratch_and(self, proc, files):
-        """The job exited 0, no scratch is left, and the job's folder holds exactly `files` (name -> bytes, or None: any)."""
+        """The job exited 0, no scratch is left, and the job's folder holds exactly `files` (name -> bytes,
+        or None: any)."""
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(scratch_left(proc.job_dir), [])
         found = sorted(n for n in os.listdir(proc.job_dir) if n not in ("job.py", "events"))

@@ -36,7 +36,7 @@ def step(x, y):
 
 
 def only_file(events):
-    assert len(events) == 1, "expected one events file (no worker may write), got %s" % list(events)
+    assert len(events) == 1, f"expected one events file (no worker may write), got {list(events)}"
     return list(events.values())[0]
 
 
@@ -167,7 +167,9 @@ def record_worker(_):
     util.Finalize(None, say_clean, exitpriority=100)
 
 def main():
-    train = DataLoader(Counting(16, counter), batch_size=4, num_workers=2, persistent_workers=True, worker_init_fn=record_worker)
+    train = DataLoader(
+        Counting(16, counter), batch_size=4, num_workers=2, persistent_workers=True, worker_init_fn=record_worker
+    )
     for epoch in range(2):
         for x, y in train:
             step(x, y)

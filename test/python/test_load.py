@@ -145,17 +145,17 @@ class LoadTest(unittest.TestCase):
     def test_a_list_without_pandas(self):
         # pandas hidden (a None entry in sys.modules makes its import fail), in a process of its own.
         code = (
-            "import sys; sys.modules['pandas'] = None; sys.path.insert(0, %r); import ds_analyzer; "
-            "p = ds_analyzer.load(%r); print(type(p.iterations).__name__, len(p.iterations), sorted(p.iterations[0]) == sorted(%r))"
-            % (PACKAGE_DIR, QUICK, list(_load.ITERATION_COLUMNS))
+            f"import sys; sys.modules['pandas'] = None; sys.path.insert(0, {PACKAGE_DIR!r}); import ds_analyzer; "
+            f"p = ds_analyzer.load({QUICK!r}); print(type(p.iterations).__name__, len(p.iterations), "
+            f"sorted(p.iterations[0]) == sorted({list(_load.ITERATION_COLUMNS)!r}))"
         )
         out = subprocess.check_output([sys.executable, "-c", code]).decode().split()
         self.assertEqual(out, ["list", "623", "True"])
 
     def test_importing_the_package_loads_neither_the_reader_nor_pandas(self):
         code = (
-            "import sys; sys.path.insert(0, %r); import ds_analyzer; "
-            "print([m for m in ('ds_analyzer._load', 'pandas', 'torch') if m in sys.modules])" % PACKAGE_DIR
+            f"import sys; sys.path.insert(0, {PACKAGE_DIR!r}); import ds_analyzer; "
+            "print([m for m in ('ds_analyzer._load', 'pandas', 'torch') if m in sys.modules])"
         )
         self.assertEqual(subprocess.check_output([sys.executable, "-c", code]).decode().strip(), "[]")
 

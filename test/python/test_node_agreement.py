@@ -15,7 +15,7 @@ from helpers import temp_dir
 from ds_analyzer import _recorder
 
 
-class FakeGroup(object):
+class FakeGroup:
     """all_reduce(MAX) element by element over `size` threads, as torch.distributed's would be."""
 
     def __init__(self, size):
@@ -168,7 +168,8 @@ class StartEvent(unittest.TestCase):
         self.assertTrue(self.start_fields(1).get("switchModes"))
 
     def test_several_nodes_without_torch_distributed_do_not(self):
-        # No collective to wait for the other nodes' profilers (no torch.distributed, or the manual API): a launch a block.
+        # No collective to wait for the other nodes' profilers (no torch.distributed, or the manual API):
+        # a launch a block.
         self.assertNotIn("switchModes", self.start_fields(2))
 
     def test_several_nodes_with_a_collective_do(self):

@@ -141,7 +141,7 @@ c.request("HEAD", "/b/k1"); r = c.getresponse(); print(r.status, r.getheader("Co
             index=index,
         )
         lines = out.splitlines()
-        self.assertEqual(lines[0], "102400 True 206 bytes 10-19/102400 %s" % list(range(10, 20)))
+        self.assertEqual(lines[0], f"102400 True 206 bytes 10-19/102400 {list(range(10, 20))}")
         self.assertEqual(lines[1:], ["206 5", "200 102400 b''"])
         self.assertEqual(_Handler.seen, [], "the origin saw no request")
         self.assertEqual(counts, {"requests": 0, "bytes": 0, "localRequests": 4, "localBytes": 102400 + 10 + 5})

@@ -9,6 +9,7 @@ from helpers import HAVE_TORCH, NEEDS_TORCH
 if HAVE_TORCH:
     import numpy
     import torch
+
     from ds_analyzer import _snapshot
 
 

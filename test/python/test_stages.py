@@ -1,6 +1,5 @@
 """Prep's stages (_stages.py): real torchvision transforms on real JPEG files, timed by stage."""
 
-import json
 import os
 import unittest
 
@@ -33,9 +32,10 @@ class StageTimingTest(unittest.TestCase):
     """In this process: the wrappers on torchvision's Compose, pil_loader and PIL, and on torch's fetchers."""
 
     def setUp(self):
+        import PIL.ImageFile
         import torch.utils.data._utils.fetch as fetch
         import torchvision
-        import PIL.ImageFile
+
         from ds_analyzer import _stages
 
         self.stages, self.fetch = _stages, fetch
@@ -151,7 +151,7 @@ class StagesInAJobTest(unittest.TestCase):
 
     def run_job(self, mode):
         root = make_image_folder(temp_dir("dsa-stages-data-"), images=16, size=64)
-        proc, _ = run_script("ROOT = %r\n" % root + SCRIPT, mode=mode)
+        proc, _ = run_script(f"ROOT = {root!r}\n" + SCRIPT, mode=mode)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("done", proc.stdout)
         events_dir = os.path.join(proc.job_dir, "events")

@@ -1,6 +1,5 @@
 """Cached mode on a resident subset: the hook restricts a dataset to DSA_SUBSET_FILE."""
 
-import json
 import os
 import unittest
 
@@ -30,7 +29,7 @@ def write_list(paths):
     return name
 
 
-class PathListDataset(object):
+class PathListDataset:
     """A dataset that keeps its file paths in a list, labels in another (no torch)."""
 
     def __init__(self, paths):
@@ -45,7 +44,7 @@ class PathListDataset(object):
         return self.files[i], self.labels[i]
 
 
-class NoPaths(object):
+class NoPaths:
     def __init__(self, n):
         self.n = n
 
@@ -181,7 +180,7 @@ class HookTest(unittest.TestCase):
         root, paths = make_folder(classes=3, per_class=20)
         subset = paths[::4]
         log = os.path.join(temp_dir("dsa-subset-log-"), "read")
-        source = SCRIPT.replace("sys.argv[1], sys.argv[2]", "%r, %r" % (root, log))
+        source = SCRIPT.replace("sys.argv[1], sys.argv[2]", f"{root!r}, {log!r}")
         proc, events = run_script(source, mode="cached", extra_env={"DSA_SUBSET_FILE": write_list(subset)})
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("len %d" % len(subset), proc.stdout)

@@ -108,7 +108,7 @@ class TorchrunTest(unittest.TestCase):
         self.assertEqual(len(events), 2, list(events))  # one file per rank, none from the agent
         by_rank = {ev[0]["rank"]: ev for ev in events.values()}
         self.assertEqual(sorted(by_rank), [0, 1])
-        for rank, ev in by_rank.items():
+        for ev in by_rank.values():
             self.assertEqual(ev[0]["worldSize"], 2)
             # torchrun --standalone is one node: its agent's GROUP_RANK is 0.
             self.assertEqual((ev[0]["nodeRank"], ev[0]["hostname"]), (0, socket.gethostname()))
