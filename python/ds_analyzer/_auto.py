@@ -3,7 +3,7 @@
 Importing torch costs seconds, so nothing here imports it: a post-import hook
 on the `torch` module patches DataLoader and torch.save once torch has finished
 loading, and hooks on the checkpoint modules (DCP, Lightning, Hugging Face's
-Trainer) patch their saves when the script imports them (_checkpoint.py).
+Trainer) patch their saves when the script imports them (_checkpoint/).
 """
 
 import sys

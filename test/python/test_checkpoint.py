@@ -441,8 +441,8 @@ time.sleep(0.1)
             + r"""
 import concurrent.futures
 never = concurrent.futures.Future()              # a write that never reports back
-from ds_analyzer import _checkpoint
-stuck = _checkpoint._timed_async("dcp.async_save", lambda *a, **k: never, _checkpoint._prepare_dcp)
+from ds_analyzer._checkpoint import targets, timing
+stuck = timing.timed_async("dcp.async_save", lambda *a, **k: never, targets.prepare_dcp)
 epochs(1, between=lambda e: stuck(model.state_dict(), checkpoint_id="dcp/x"))
 """,
             mode="cached",
