@@ -3,7 +3,8 @@
 Each test runs a job in a fresh interpreter with the hook on PYTHONPATH. Lightning, Hugging Face and
 torch.distributed.checkpoint are absent from Debian's torch 1.13: fakes with their signatures stand in
 (written as packages the job imports, so the import hook itself is exercised, or a module patched the way
-the hook patches it).
+the hook patches it). The diversion logic case by case (the table of scratch paths, each file operation that
+follows it, each API's target) is tested in this process, without torch, in test_diversions.py.
 """
 
 import json
@@ -116,27 +117,27 @@ print(sorted(os.listdir("ckpt")), os.getpid())
             self.assertEqual((save["api"], save["persisted"], save["note"]), ("torch.save", False, "scratch"))
             self.assertGreater(save["bytes"], 500)  # the scratch file was measured before it went
 
-    def test_by_default_every_mode_saves_to_scratch_files(self):
-        for mode in ("cached", "cold"):
-            proc, events = run_script(
-                LOOP
-                + r"""
+    def test_by_default_a_real_mode_saves_to_scratch_files(self):
+        # diverting()'s answer for every mode and flag: test_diversions.DivertingTest.
+        proc, events = run_script(
+            LOOP
+            + r"""
 os.makedirs("ckpt")
 with open("ckpt/last.pt", "wb") as f:
     f.write(b"the user's real checkpoint")
 epochs(2, between=lambda e: torch.save(model.state_dict(), "ckpt/last.pt"))
 print(torch.load("ckpt/last.pt").keys())   # the script's own load follows its save
 """,
-                mode=mode,
-                extra_env={"DSA_KEEP_OUTPUTS": None},
-            )
-            self.assertEqual(proc.returncode, 0, proc.stderr)
-            self.assertIn("weight", proc.stdout)
-            with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
-                self.assertEqual(f.read(), b"the user's real checkpoint", mode)
-            self.assertEqual(os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no scratch left at the exit")
-            saves = checkpoints(only_file(events))
-            self.assertEqual([(s["persisted"], s["note"]) for s in saves], [(False, "scratch")] * 2, mode)
+            mode="cold",
+            extra_env={"DSA_KEEP_OUTPUTS": None},
+        )
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("weight", proc.stdout)
+        with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
+            self.assertEqual(f.read(), b"the user's real checkpoint")
+        self.assertEqual(os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no scratch left at the exit")
+        saves = checkpoints(only_file(events))
+        self.assertEqual([(s["persisted"], s["note"]) for s in saves], [(False, "scratch")] * 2)
 
     def test_synthetic_mode_times_a_save_to_an_open_file_for_real_and_warns_once(self):
         proc, events = run_script(
@@ -725,7 +726,10 @@ print(json.dumps(timed))
 
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
 class ScratchFollowsTheScriptTest(unittest.TestCase):
-    """Synthetic mode: the scratch stands in for its target through the script's own file operations until the exit."""
+    """Synthetic mode: the scratch stands in for its target through the script's own file operations until the exit.
+
+    Each file operation's case (an earlier run's files, copies into a folder, moves, removals) is in
+    test_diversions.FollowTest, without torch; here the hook installs it all in a real job."""
 
     def assert_no_scratch_and(self, proc, files):
         """The job exited 0, no scratch is left, and the job's folder holds exactly `files` (name -> bytes,
@@ -773,27 +777,6 @@ with open("notes.txt", "w") as f:
         saves = checkpoints(only_file(events))
         self.assertEqual([(s["api"], s["note"], s["persisted"]) for s in saves], [("torch.save", "scratch", False)] * 2)
 
-    def test_a_stale_checkpoint_from_an_earlier_run_is_neither_read_nor_copied_over_model_best(self):
-        proc, events = run_script(
-            r"""
-for name in ("checkpoint.pth.tar", "model_best.pth.tar", "notes.txt"):
-    with open(name, "wb") as f:
-        f.write(b"an earlier run's " + name.encode())
-"""
-            + self.IMAGENET,
-            mode="synthetic",
-        )
-        self.assertEqual(proc.stdout.splitlines(), ["0 True True 1 1", "1 True True 2 2", "True"], proc.stderr)
-        self.assert_no_scratch_and(
-            proc,
-            {
-                "checkpoint.pth.tar": b"an earlier run's checkpoint.pth.tar",
-                "model_best.pth.tar": b"an earlier run's model_best.pth.tar",
-                "notes.txt": b"an earlier run's notes.txt",
-                "notes-copy.txt": b"an earlier run's notes.txt",
-            },
-        )
-
     def test_an_atomic_save_tmp_then_os_replace_follows_and_its_fsync_is_the_saves(self):
         proc, events = run_script(
             LOOP
@@ -820,51 +803,16 @@ with open("other.pt", "rb") as f:
         self.assertEqual([s["note"] for s in saves], ["scratch,synced-after"] * 2 + ["scratch"])
         self.assertTrue(all(s["syncMs"] > 0 for s in saves[:2]), saves)
 
-    def test_resume_if_exists_then_remove_and_move(self):
-        proc, events = run_script(
-            LOOP
-            + r"""
-import shutil
-from shutil import copy2                         # bound by name: wrapped at start-up, so still followed
-from pathlib import Path
-state = {"epoch": 0}
-def resume_style(e):
-    global state
-    if os.path.exists("resume.pt") and Path("resume.pt").is_file():
-        state = torch.load("resume.pt")
-    state = {"epoch": state["epoch"] + 1}
-    torch.save(state, "resume.pt")
-epochs(3, between=resume_style)
-print(state["epoch"], torch.load("resume.pt")["epoch"])
-os.makedirs("keep")
-print(copy2("resume.pt", "keep"), shutil.move("resume.pt", "moved.pt"), os.path.exists("resume.pt"))
-print(torch.load("keep/resume.pt")["epoch"], torch.load("moved.pt")["epoch"],
-      os.listdir("keep") == [".resume.pt.dsa-scratch-%d" % os.getpid()])
-os.remove("moved.pt")
-print(os.path.exists("moved.pt"))
-try:
-    os.remove("moved.pt")
-except FileNotFoundError:
-    print("gone")
-""",
-            mode="synthetic",
-        )
-        self.assertEqual(
-            proc.stdout.splitlines(), ["3 3", "keep/resume.pt moved.pt False", "3 3 True", "False", "gone"], proc.stderr
-        )
-        self.assert_no_scratch_and(proc, {"keep": None})
-        self.assertEqual(os.listdir(os.path.join(proc.job_dir, "keep")), [])
-
     def test_a_save_after_the_budget_ends_the_job_is_still_diverted_and_followed(self):
         proc, events = run_script(
             LOOP
             + r"""
-import shutil
+from shutil import copyfile                      # bound by name: wrapped at start-up, so still followed
 try:
     epochs(2, in_step=lambda e: torch.save(model.state_dict(), "step.pt"))
 finally:                                          # the budget's SystemExit runs it
     torch.save({"final": 1}, "final.pt")
-    shutil.copyfile("step.pt", "best.pt")
+    copyfile("step.pt", "best.pt")
     print(torch.load("final.pt")["final"], os.path.exists("best.pt"))
 """,
             mode="synthetic",

@@ -73,10 +73,10 @@ def divert(target, folder=False, overlay=False):
     """(scratch, made): the scratch that stands in for `target`, the one it has already
     (overwritten by this save) unless an async save is still writing it."""
     key = path_key(target)
+    if owner_pid[0] != os.getpid():
+        start_over()  # before the lock (the parent's may be held) and the table (the parent's) are taken
     table = overlays if overlay else targets
     with lock:
-        if owner_pid[0] != os.getpid():
-            start_over()
         scratch = table.get(key)
         if scratch is not None and not scratch_in_use(scratch):
             return scratch, False
