@@ -3,12 +3,14 @@
 // python/, examples/, test/ and bench/. A plain .mjs, so that it runs without a build:
 //   node scripts/ruff.mjs           lints and checks the formatting; exit 1 on a finding
 //   node scripts/ruff.mjs --write   formats, sorts the imports (isort's fix, the one always safe), then lints
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+//   --root DIR                      the tree to check (it holds ruff.toml); default: this checkout
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PositionEncoding, Workspace } from '@astral-sh/ruff-wasm-nodejs';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const rootAt = process.argv.indexOf('--root');
+const ROOT = rootAt > 0 ? process.argv[rootAt + 1] : fileURLToPath(new URL('..', import.meta.url));
 const FOLDERS = ['python', 'examples', 'test', 'bench'];
 const SKIP = new Set(['__pycache__', 'node_modules', 'dist']);
 // The import order's fix: applied by --write, the other findings are fixed by hand.
@@ -106,7 +108,9 @@ function lintFile(workspace, path, write) {
 function main() {
   const write = process.argv.includes('--write');
   const workspace = new Workspace(readConfig(readFileSync(join(ROOT, 'ruff.toml'), 'utf8')), PositionEncoding.Utf16);
-  const files = FOLDERS.flatMap(pythonFiles).sort();
+  const files = FOLDERS.filter((dir) => existsSync(join(ROOT, dir)))
+    .flatMap(pythonFiles)
+    .sort();
   const findings = files.flatMap((path) => lintFile(workspace, path, write));
   for (const line of findings) process.stdout.write(`${line}\n`);
   process.stdout.write(`ruff ${Workspace.version()}: ${files.length} Python files, ${findings.length} findings\n`);
