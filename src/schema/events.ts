@@ -214,8 +214,8 @@ export const CheckpointEventSchema = z.object({
    */
   persisted: z.boolean(),
   /**
-   * How a save that was not persisted was handled, or why a synthetic-mode save still was ('open-file': the script
-   * handed an open file).
+   * How a save that was not persisted was handled ('scratch'), or why a save that should have been diverted was written
+   * to its target ('open-file': the script handed an open file).
    */
   note: z.string().max(500).optional(),
 });
