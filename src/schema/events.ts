@@ -159,20 +159,6 @@ export const EndEventSchema = z.object({
 });
 
 /**
- * APIs whose saves the Python hook times (docs/pytorch.md, "Checkpoints"): torch.save,
- * torch.distributed.checkpoint's save and async_save, Lightning's Trainer.save_checkpoint,
- * Hugging Face Trainer's checkpoint, and the manual API (ds_analyzer.checkpoint()).
- */
-export const CHECKPOINT_APIS = [
-  'torch.save',
-  'dcp.save',
-  'dcp.async_save',
-  'lightning',
-  'hf-trainer',
-  'manual',
-] as const;
-
-/**
  * One checkpoint save, written once it is over: at the loop's next batch
  * request, next save or end (an fsync of the saved file in between is part of
  * it); an async save when its background write finishes, or at exit when it
@@ -293,9 +279,6 @@ export const SnapshotEventSchema = z.object({
   reason: z.string().max(1000).optional(),
 });
 
-/** What a stage of prep is (python/ds_analyzer/_stages.py): a file read, a decode, a transform, the collation. */
-export const STAGE_KINDS = ['read', 'decode', 'transform', 'collate'] as const;
-
 /** One stage's cumulative totals in one loader process. */
 export const StageTotalSchema = z.object({
   /** STAGE_KINDS; other kinds are kept as given. */
@@ -335,7 +318,6 @@ export const StagesEventSchema = z.object({
   stages: z.array(StageTotalSchema).max(1000),
 });
 export type StagesEvent = z.infer<typeof StagesEventSchema>;
-export type StageTotal = z.infer<typeof StageTotalSchema>;
 
 export const EventSchema = z.discriminatedUnion('type', [
   BlockEventSchema,
