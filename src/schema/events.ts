@@ -175,7 +175,7 @@ export const CheckpointEventSchema = z.object({
    * iteration's computeMs; false between epochs or after the loop.
    */
   inStep: z.boolean(),
-  /** The API that saved (CHECKPOINT_APIS; other names are kept as given). */
+  /** The API that saved: torch.save, dcp.save, dcp.async_save, lightning, hf-trainer, manual (others kept as given). */
   api: z.string().max(100),
   /** Time the training loop was blocked by the save, ms (an async save: until the call returned, its staging). */
   blockingMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
@@ -281,7 +281,7 @@ export const SnapshotEventSchema = z.object({
 
 /** One stage's cumulative totals in one loader process. */
 export const StageTotalSchema = z.object({
-  /** STAGE_KINDS; other kinds are kept as given. */
+  /** read, decode, transform or collate (python/ds_analyzer/_stages.py); other kinds are kept as given. */
   kind: z.string().max(100),
   /**
    * The stage: 'read', 'decode', 'read+decode' (an image that read its file while it decoded), a transform's class
