@@ -29,7 +29,6 @@ import type { WriteThrottle } from '../system/cgroups/write-throttle.js';
 import { writePrediction, type WritePrediction } from './write-point.js';
 import { cgroupWriteThrottle, latencyObstacle, measurePoint } from './measure-point.js';
 
-export type { ValidationPoint } from './point-kinds.js';
 export type { ValidationReport, ValidationResult } from './results.js';
 
 /** Live state of a running point. */
