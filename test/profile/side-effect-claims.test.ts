@@ -82,7 +82,7 @@ module = types.SimpleNamespace(SummaryWriter=SummaryWriter)
 _auto.on_tensorboard_loaded(module)
 module.SummaryWriter("runs/exp1")
 print(json.dumps({"diverting": _checkpoint.diverting(${JSON.stringify(mode)}),
-                  "scratch": _checkpoint._scratch_beside("/ck/model.pt"),
+                  "scratch": _checkpoint.diversions.scratch_beside("/ck/model.pt"),
                   "tensorboard": None if logged[0] == "runs/exp1" else logged[0]}))`;
   const out = spawnSync('python3', ['-c', script], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
   assert.equal(out.status, 0, out.stderr);
