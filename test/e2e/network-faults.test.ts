@@ -265,7 +265,7 @@ test('a link cut to 400 kbit/s as the cold block starts: the block --timeout end
   const out = join(work, 'crawl.json');
   const cli = profile(
     'crawl',
-    ['--modes', 'synthetic,cold', '--timeout', '20s', ...quick],
+    ['--modes', 'synthetic,cold', '--timeout', '10s', ...quick],
     emulatorArgv(data, [...fast, '--remote-base', BASE]),
     // The default deadlines (30 s): a link this slow is slow, not stopped, and the requests wait for it.
     null,
