@@ -20,8 +20,8 @@ setTimeout(() => console.log('not signalled'), 2000);
 `;
 }
 
-test('SIGINT, SIGTERM and SIGHUP reach the handler of a command as an interrupt', async () => {
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+test("SIGINT, SIGTERM and SIGHUP (interrupts) and SIGUSR1/2 (the job's, passed on) reach a command's handler", async () => {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'] as const) {
     const result = await execa(process.execPath, ['--input-type=module', '-e', script(signal, false)], {
       reject: false,
     });
