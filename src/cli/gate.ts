@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
 import type { RawGateOptions } from './gate-action.js';
-import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
+import { collect, withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
+import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS } from '../gate/against-defaults.js';
 
 /** The exit codes `gate` can return, in its --help and docs/cli.md. */
 const GATE_EXIT_CODES: ExitCodeList = [
@@ -47,7 +48,8 @@ export const gateCommand: CommandFactory = (io, result) => {
     .description(
       'check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI',
     )
-    .argument('[profile]', 'profile file (default: the newest in --profiles-dir)')
+    .argument('[profile]', 'profile file (default: the newest in --profiles-dir); with --against: the candidate command, after --')
+    .allowExcessArguments()
     .option('--config <file>', 'JSON file of budgets with levels error/warn/off (docs/ci.md)')
     .option('--max-fetch-stall <share>', 'largest fetch stall, as a share of the iteration time, e.g. 20%')
     .option('--max-prep-stall <share>', 'largest prep stall, as a share of the iteration time')
@@ -78,6 +80,11 @@ export const gateCommand: CommandFactory = (io, result) => {
         'time per sample, found by E-divisive means; fails on a slowdown beyond --max-regression among the newest 5',
     )
     .option('--chart <file.png>', 'with --history: also draw the iteration time per sample as a PNG, steps marked')
+    .option(
+      '--noise-history <dir>',
+      "with --baseline: main's stored profiles of this job (the --history folder); the spread of their cold pace " +
+        'between runs widens the regression interval where it is wider than the noise within the two profiles',
+    )
     .option('--junit <file>', 'also write JUnit XML, one test case per rule')
     .option('--json', 'print the verdict as JSON on stdout')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
@@ -99,18 +106,53 @@ series with its steps marked (^), and fails only when the newest step of the
 iteration time is a slowdown beyond --max-regression (default 5%) that began
 among the newest 5 profiles. It needs at least 6 profiles (docs/ci.md).
 
+--against REF -- CMD is A/B in one run: the reference command REF and the
+candidate CMD run in alternating short profiles of the cold mode, in the order
+A B B A A B B A ... (--rounds pairs), so the drift of a shared runner falls on
+both and cancels in each pair. The regression fails only when the whole 95%
+interval of the paired change lies above --max-regression (default 5%). Each
+round's profile and comparison.json are written to --out-dir.
+
+--noise-history DIR adds the noise between runs to --baseline's regression:
+the spread of the cold pace over main's stored profiles (at least 6); the
+verdict says which noise it used and by how much the interval widened.
+
 Examples:
   $ ds-analyzer gate --max-fetch-stall 20% --max-prep-stall 30%
   $ ds-analyzer gate --epochs later --max-total-stall 10%
   $ ds-analyzer gate --max-checkpoint-stall 3.5% --max-time-to-first-batch 60s
   $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
   $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
-  $ ds-analyzer gate --history main-profiles/ --max-regression 5% --chart history.png`,
+  $ ds-analyzer gate --history main-profiles/ --max-regression 5% --chart history.png
+  $ ds-analyzer gate profiles/train.json --baseline main.json --noise-history main-profiles/
+  $ ds-analyzer gate --against 'python train.py' --data ./ds -- python train.py --new-aug`,
     )
-    .action(async (profileArg: string | undefined, raw: RawGateOptions) => {
+    .action(async (_profile: string | undefined, raw: RawGateOptions, self: Command) => {
       // Loaded when gate runs: the rules, zod and the renderers stay out of every other command's start-up.
       const { gateAction } = await import('./gate-action.js');
-      result.exitCode = await gateAction(profileArg, raw, io);
+      result.exitCode = await gateAction(self.args, raw, io);
     });
-  return withExitCodes(command, GATE_EXIT_CODES);
+  return withExitCodes(withAgainstOptions(command), GATE_EXIT_CODES);
 };
+
+/** The flags of gate --against (A/B in one run), after the others in --help. */
+function withAgainstOptions(command: Command): Command {
+  return command
+    .option(
+      '--against <command>',
+      'A/B in one run: the reference command (quoted, one string); the candidate follows --, and both run in ' +
+        'alternating rounds A B B A ...',
+    )
+    .option('--data <dir>', 'with --against: dataset folder the jobs read (repeatable)', collect)
+    .option('--rounds <pairs>', `with --against: pairs of rounds, at least 2 (default ${DEFAULT_PAIRS})`)
+    .option(
+      '--max-iterations <n>',
+      `with --against: measured iterations of each round (default ${DEFAULT_ROUND_ITERATIONS})`,
+    )
+    .option('--timeout <duration>', 'with --against: kill a round\'s job tree after this long (default 15m)')
+    .option(
+      '--out-dir <dir>',
+      "with --against: folder for the rounds' profiles and comparison.json (default: --profiles-dir/ab-<time>)",
+    )
+    .option('--allow-concurrent', 'with --against: run even where another profile runs on this machine');
+}

@@ -139,7 +139,7 @@ export function jobNameOf(command: string[]): string {
 }
 
 /** Turns commander's strings into a validated run input; every error names its flag. */
-function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
+export function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
   // One ledger for the profile: the sampler, the event reader, the meter and the cache states charge their CPU to it.
   const ledger = new CpuLedger();
   if (command.length === 0) {

@@ -4,7 +4,7 @@
  * both go through here.
  */
 import type { GateOptions } from '../gate/options.js';
-import { evaluateGate } from '../gate/rules.js';
+import { evaluateGate, type GateVerdict } from '../gate/rules.js';
 import { writeJunit } from '../report/gate-junit.js';
 import { appendStepSummary, stepSummaryMarkdown } from '../report/gate-step-summary.js';
 import { renderVerdict } from '../report/gate-terminal.js';
@@ -32,11 +32,26 @@ export function runGate(
   io: GateIo,
   baseline: Profile | null,
 ): number {
-  const verdict = evaluateGate(profile, options.budgets, baseline, options.epochs);
+  const verdict = evaluateGate(profile, options.budgets, baseline, options.epochs, options.betweenRuns ?? null);
+  emitVerdict(verdict, profilePath, options, io);
+  return verdict.exitCode;
+}
+
+/**
+ * Prints a verdict (the table, or with options.json its JSON with `extra`
+ * fields), writes JUnit XML when asked and appends Markdown to
+ * $GITHUB_STEP_SUMMARY when set: what every gate does with its verdict.
+ */
+export function emitVerdict(
+  verdict: GateVerdict,
+  profilePath: string,
+  options: Pick<GateOptions, 'baselinePath' | 'json' | 'junitPath'>,
+  io: GateIo,
+  extra: Record<string, unknown> = {},
+): void {
   if (options.json) {
-    io.stdout(
-      JSON.stringify(gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict }), null, 1) + '\n',
-    );
+    const body = gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict });
+    io.stdout(JSON.stringify({ ...body, ...extra }, null, 1) + '\n');
   } else {
     io.stdout(renderVerdict(verdict, profilePath, options.baselinePath));
   }
@@ -52,5 +67,4 @@ export function runGate(
     }
   }
   if (verdict.jobFailure) io.stderr(`ds-analyzer: ${verdict.jobFailure}: see the job's logs beside the profile\n`);
-  return verdict.exitCode;
 }

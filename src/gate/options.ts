@@ -9,6 +9,7 @@ import type { Profile } from '../schema/profile.js';
 import { parseDurationSec, parseFraction, parsePositiveNumber } from '../units.js';
 import { resolveBudgets, type BudgetFlags, type Budgets, type GateEpochs } from './config.js';
 import { GATE_TEXT } from './gate-text.js';
+import type { BetweenRuns } from './between-runs.js';
 
 /** Everything the gate needs besides the profile; built by prepareGate. */
 export interface GateOptions {
@@ -22,6 +23,8 @@ export interface GateOptions {
   json: boolean;
   /** Which epochs the pace rules judge (--epochs, else the config's epochs, else 'first'). */
   epochs: GateEpochs;
+  /** The noise between runs (--noise-history), counted in the regression against the baseline; absent: not counted. */
+  betweenRuns?: BetweenRuns | null;
 }
 
 /** The gate's flags as commander hands them over (strings). */
