@@ -39,7 +39,8 @@ export async function gateAction(args: string[], raw: RawGateOptions, io: Io): P
   const baseline = options.baselinePath
     ? await withLaterEpochs(await loadProfile(options.baselinePath), options.epochs)
     : null;
-  const noise = raw.noiseHistory === undefined ? null : await betweenRunNoise(resolve(io.cwd, raw.noiseHistory), options, io);
+  const noise =
+    raw.noiseHistory === undefined ? null : await betweenRunNoise(resolve(io.cwd, raw.noiseHistory), options, io);
   return runGate(profile, profileArg ?? profilePath, { ...options, betweenRuns: noise }, io, baseline);
 }
 
@@ -49,7 +50,8 @@ async function betweenRunNoise(dir: string, options: GateOptions, io: Io): Promi
   const { loadHistory } = await import('../gate/history.js');
   const points = await loadHistory(dir, io.stderr).catch((error: unknown) => {
     // The history's own messages name --history: here the folder came with --noise-history.
-    if (error instanceof UserError) throw new UserError(error.message.replace('--history', '--noise-history'), error.exitCode);
+    if (error instanceof UserError)
+      throw new UserError(error.message.replace('--history', '--noise-history'), error.exitCode);
     throw error;
   });
   const spread = betweenRunSpread(

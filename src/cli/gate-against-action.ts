@@ -34,7 +34,6 @@ export interface RawAgainstFlags {
   allowConcurrent?: boolean;
 }
 
-
 /** Everything the rounds need, parsed before any job runs. */
 interface AgainstPlan {
   argv: Record<Arm, string[]>;
@@ -61,7 +60,11 @@ export async function gateAgainstAction(
   const verdict = againstVerdict(plan.jobName, plan.budget, measured.rounds);
   const change = measured.rounds.failure === null ? pairedChange(measured.rounds.rounds) : null;
   const against = { reference: plan.argv.reference, candidate: plan.argv.candidate, rounds: measured.files, change };
-  const options = { baselinePath: null, json: Boolean(raw.json), junitPath: raw.junit ? resolve(io.cwd, raw.junit) : null };
+  const options = {
+    baselinePath: null,
+    json: Boolean(raw.json),
+    junitPath: raw.junit ? resolve(io.cwd, raw.junit) : null,
+  };
   emitVerdict(verdict, plan.outDir, options, io, { against });
   const comparison = { kind: 'gate-against', ...verdict, against };
   writeAtomic(join(plan.outDir, 'comparison.json'), JSON.stringify(comparison, null, 1) + '\n');

@@ -11,13 +11,15 @@ const GATE_EXIT_CODES: ExitCodeList = [
     code: ExitCode.GateFailed,
     meaning:
       'a budget at level error failed (the verdict says which, and why); with --history: a slowdown beyond ' +
-      '--max-regression began among the newest 5 profiles',
+      '--max-regression began among the newest 5 profiles; with --against: the whole 95% interval of the paired ' +
+      'change lies above --max-regression',
   },
   {
     code: ExitCode.Usage,
     meaning:
       'usage: no budget given, a regression budget without --baseline, an unknown flag; --history over ' +
-      "profiles of different jobs, or with a profile or another budget's flag",
+      "profiles of different jobs, or with a profile or another budget's flag; --against without a candidate " +
+      'command or --data, or with a flag that judges a stored profile',
   },
   {
     code: ExitCode.BadValue,
@@ -31,7 +33,11 @@ const GATE_EXIT_CODES: ExitCodeList = [
       'the profile, the baseline or the config file does not exist; the --history folder does not, or holds ' +
       'fewer than 6 usable profiles',
   },
-  { code: ExitCode.JobFailed, meaning: 'the profile records a failed training job' },
+  {
+    code: ExitCode.JobFailed,
+    meaning: "the profile records a failed training job; with --against: a round's job failed or gave no pace",
+  },
+  { code: ExitCode.CommandNotFound, meaning: "with --against: a round's command was not found" },
   {
     code: ExitCode.CorruptFile,
     meaning: 'the profile, the baseline or a --history profile is corrupt (not JSON, wrong schemaVersion, malformed)',
@@ -41,14 +47,56 @@ const GATE_EXIT_CODES: ExitCodeList = [
     meaning: 'the JUnit file, the step summary or the --chart PNG cannot be written (a full disk)',
   },
   ExitCode.Internal,
+  { code: ExitCode.Interrupted, meaning: "with --against: interrupted (the rounds' profiles so far are saved)" },
 ];
+
+/** What gate's --help says after its flags: how the budgets are judged, the history, A/B in one run, examples. */
+const GATE_HELP = `
+Budget flags override the config file, rule by rule, at level error. Stall and
+throughput budgets compare the mean and show its 95% interval; a regression
+fails only when it exceeds the budget beyond the noise of both profiles. A rule
+that rests on a mode whose cache state was not proven fails, with the reason.
+When GITHUB_STEP_SUMMARY is set, a Markdown verdict is appended to it. Each
+rule says which epochs it judged: the first (the dataset cold) or epochs 2+
+(--epochs later); the time to the first batch is always the first epoch's.
+
+--history judges a folder of main's profiles instead of one profile: it finds
+the steps (change points, p = 0.05) in the cold iteration time per sample and
+in the fetch and prep stalls, names the profile where each began, draws each
+series with its steps marked (^), and fails only when the newest step of the
+iteration time is a slowdown beyond --max-regression (default 5%) that began
+among the newest 5 profiles. It needs at least 6 profiles (docs/ci.md).
+
+--against REF -- CMD is A/B in one run: the reference command REF and the
+candidate CMD run in alternating short profiles of the cold mode, in the order
+A B B A A B B A ... (--rounds pairs), so the drift of a shared runner falls on
+both and cancels in each pair. The regression fails only when the whole 95%
+interval of the paired change lies above --max-regression (default 5%). Each
+round's profile and comparison.json are written to --out-dir.
+
+--noise-history DIR adds the noise between runs to --baseline's regression:
+the spread of the cold pace over main's stored profiles (at least 6); the
+verdict says which noise it used and by how much the interval widened.
+
+Examples:
+  $ ds-analyzer gate --max-fetch-stall 20% --max-prep-stall 30%
+  $ ds-analyzer gate --epochs later --max-total-stall 10%
+  $ ds-analyzer gate --max-checkpoint-stall 3.5% --max-time-to-first-batch 60s
+  $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
+  $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
+  $ ds-analyzer gate --history main-profiles/ --max-regression 5% --chart history.png
+  $ ds-analyzer gate profiles/train.json --baseline main.json --noise-history main-profiles/
+  $ ds-analyzer gate --against 'python train.py' --data ./ds -- python train.py --new-aug`;
 
 export const gateCommand: CommandFactory = (io, result) => {
   const command = new Command('gate')
     .description(
       'check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI',
     )
-    .argument('[profile]', 'profile file (default: the newest in --profiles-dir); with --against: the candidate command, after --')
+    .argument(
+      '[profile]',
+      'profile file (default: the newest in --profiles-dir); with --against: the candidate command, after --',
+    )
     .allowExcessArguments()
     .option('--config <file>', 'JSON file of budgets with levels error/warn/off (docs/ci.md)')
     .option('--max-fetch-stall <share>', 'largest fetch stall, as a share of the iteration time, e.g. 20%')
@@ -88,45 +136,7 @@ export const gateCommand: CommandFactory = (io, result) => {
     .option('--junit <file>', 'also write JUnit XML, one test case per rule')
     .option('--json', 'print the verdict as JSON on stdout')
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
-    .addHelpText(
-      'after',
-      `
-Budget flags override the config file, rule by rule, at level error. Stall and
-throughput budgets compare the mean and show its 95% interval; a regression
-fails only when it exceeds the budget beyond the noise of both profiles. A rule
-that rests on a mode whose cache state was not proven fails, with the reason.
-When GITHUB_STEP_SUMMARY is set, a Markdown verdict is appended to it. Each
-rule says which epochs it judged: the first (the dataset cold) or epochs 2+
-(--epochs later); the time to the first batch is always the first epoch's.
-
---history judges a folder of main's profiles instead of one profile: it finds
-the steps (change points, p = 0.05) in the cold iteration time per sample and
-in the fetch and prep stalls, names the profile where each began, draws each
-series with its steps marked (^), and fails only when the newest step of the
-iteration time is a slowdown beyond --max-regression (default 5%) that began
-among the newest 5 profiles. It needs at least 6 profiles (docs/ci.md).
-
---against REF -- CMD is A/B in one run: the reference command REF and the
-candidate CMD run in alternating short profiles of the cold mode, in the order
-A B B A A B B A ... (--rounds pairs), so the drift of a shared runner falls on
-both and cancels in each pair. The regression fails only when the whole 95%
-interval of the paired change lies above --max-regression (default 5%). Each
-round's profile and comparison.json are written to --out-dir.
-
---noise-history DIR adds the noise between runs to --baseline's regression:
-the spread of the cold pace over main's stored profiles (at least 6); the
-verdict says which noise it used and by how much the interval widened.
-
-Examples:
-  $ ds-analyzer gate --max-fetch-stall 20% --max-prep-stall 30%
-  $ ds-analyzer gate --epochs later --max-total-stall 10%
-  $ ds-analyzer gate --max-checkpoint-stall 3.5% --max-time-to-first-batch 60s
-  $ ds-analyzer gate profiles/train.json --baseline baseline.json --max-regression 5% --junit gate.xml
-  $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
-  $ ds-analyzer gate --history main-profiles/ --max-regression 5% --chart history.png
-  $ ds-analyzer gate profiles/train.json --baseline main.json --noise-history main-profiles/
-  $ ds-analyzer gate --against 'python train.py' --data ./ds -- python train.py --new-aug`,
-    )
+    .addHelpText('after', GATE_HELP)
     .action(async (_profile: string | undefined, raw: RawGateOptions, self: Command) => {
       // Loaded when gate runs: the rules, zod and the renderers stay out of every other command's start-up.
       const { gateAction } = await import('./gate-action.js');
@@ -149,7 +159,7 @@ function withAgainstOptions(command: Command): Command {
       '--max-iterations <n>',
       `with --against: measured iterations of each round (default ${DEFAULT_ROUND_ITERATIONS})`,
     )
-    .option('--timeout <duration>', 'with --against: kill a round\'s job tree after this long (default 15m)')
+    .option('--timeout <duration>', "with --against: kill a round's job tree after this long (default 15m)")
     .option(
       '--out-dir <dir>',
       "with --against: folder for the rounds' profiles and comparison.json (default: --profiles-dir/ab-<time>)",

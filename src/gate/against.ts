@@ -39,9 +39,7 @@ export function againstVerdict(jobName: string, budget: Budget, measured: Agains
   const judged = judgePaired(change, budget.limit);
   const held = judged !== 'fail';
   const interval =
-    change.low === null || change.high === null
-      ? ''
-      : ` (95%: ${signedPct(change.low)} to ${signedPct(change.high)})`;
+    change.low === null || change.high === null ? '' : ` (95%: ${signedPct(change.low)} to ${signedPct(change.high)})`;
   const notes = [
     AGAINST_TEXT.paces(meanPace(measured.rounds, 'reference'), meanPace(measured.rounds, 'candidate'), change.pairs),
     AGAINST_TEXT.judged[judged](pct(budget.limit)),
@@ -56,7 +54,14 @@ export function againstVerdict(jobName: string, budget: Budget, measured: Agains
   };
   const failed = rule.result === 'fail' ? 1 : 0;
   const warned = rule.result === 'warn' ? 1 : 0;
-  return { jobName, rules: [rule], failed, warned, jobFailure: null, exitCode: failed ? ExitCode.GateFailed : ExitCode.Ok };
+  return {
+    jobName,
+    rules: [rule],
+    failed,
+    warned,
+    jobFailure: null,
+    exitCode: failed ? ExitCode.GateFailed : ExitCode.Ok,
+  };
 }
 
 /** The geometric mean pace of one version's rounds, ms/sample (the mean the log ratios judge). */

@@ -5,8 +5,7 @@
 export const BETWEEN_RUNS_TEXT = {
   withoutBaseline:
     '--noise-history widens the regression against a baseline: pass --baseline FILE too, or drop --noise-history',
-  withHistory:
-    '--noise-history goes with --baseline, not --history (which judges the folder itself): drop one of them',
+  withHistory: '--noise-history goes with --baseline, not --history (which judges the folder itself): drop one of them',
   tooFlat: (dir: string) =>
     `--noise-history '${dir}' gives fewer than 3 run-to-run changes outside its steps: keep more of main's ` +
     'profiles there (see docs/ci.md)',

@@ -5,8 +5,8 @@
  * the same window of the shared machine, so its slow drift falls on both and
  * cancels in each pair (duet benchmarking: Bulej et al., ICPE 2020); the
  * mirrored order makes a linear drift add +d and -d to alternate pairs, so it
- * cancels in their mean too and only widens their spread (the interval stays
- * honest). Pure functions: the runs are cli/gate-against-action.ts's.
+ * cancels in their mean, and is fitted out of their spread. Pure functions:
+ * the runs are cli/gate-against-action.ts's.
  */
 import { tQuantile975 } from '../analysis/stats.js';
 
@@ -55,22 +55,58 @@ export interface PairedChange {
  */
 export function pairedChange(rounds: readonly RoundPace[]): PairedChange {
   const logs: number[] = [];
+  const orders: number[] = [];
   for (let k = 0; k + 1 < rounds.length; k += 2) {
-    const pair = [rounds[k], rounds[k + 1]];
-    const a = pair.find((r) => r.arm === 'reference');
-    const b = pair.find((r) => r.arm === 'candidate');
+    const a = [rounds[k], rounds[k + 1]].find((r) => r.arm === 'reference');
+    const b = [rounds[k], rounds[k + 1]].find((r) => r.arm === 'candidate');
     if (!a || !b) throw new RangeError(`rounds ${k + 1} and ${k + 2} are not one of each version`);
     if (!(a.msPerSample > 0) || !(b.msPerSample > 0)) throw new RangeError(`round ${k + 1} or ${k + 2} has no pace`);
     logs.push(Math.log(b.msPerSample / a.msPerSample));
+    orders.push(rounds[k] === a ? 1 : -1);
   }
-  const n = logs.length;
-  if (n === 0) throw new RangeError('no complete pair of rounds');
-  const mean = logs.reduce((s, v) => s + v, 0) / n;
+  if (logs.length === 0) throw new RangeError('no complete pair of rounds');
+  const fit = orderAdjustedMean(logs, orders);
   const perPair = logs.map((v) => Math.expm1(v));
-  if (n < 2) return { pairs: n, perPair, relative: Math.expm1(mean), low: null, high: null };
-  const variance = logs.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1);
-  const half = tQuantile975(n - 1) * Math.sqrt(variance / n);
-  return { pairs: n, perPair, relative: Math.expm1(mean), low: Math.expm1(mean - half), high: Math.expm1(mean + half) };
+  if (fit.halfWidth === null)
+    return { pairs: logs.length, perPair, relative: Math.expm1(fit.mean), low: null, high: null };
+  return {
+    pairs: logs.length,
+    perPair,
+    relative: Math.expm1(fit.mean),
+    low: Math.expm1(fit.mean - fit.halfWidth),
+    high: Math.expm1(fit.mean + fit.halfWidth),
+  };
+}
+
+/**
+ * The mean log ratio with its 95% half-width, the order of each pair taken
+ * out: d_k = m + delta s_k + e_k, with s_k = +1 for a pair run A then B and
+ * -1 for B then A. A drift of the machine (or a first round that warms it
+ * for the second) adds +delta to one order and -delta to the other: in the
+ * mirrored schedule it cancels from m, and fitting it keeps it out of the
+ * spread too (least squares, n - 2 degrees of freedom). With fewer than 3
+ * pairs, or one order only, the plain mean and t-interval (n - 1).
+ */
+export function orderAdjustedMean(
+  d: readonly number[],
+  s: readonly number[],
+): { mean: number; halfWidth: number | null } {
+  const n = d.length;
+  const sum = (f: (k: number) => number) => d.reduce((acc, _, k) => acc + f(k), 0);
+  const sd = sum((k) => d[k]);
+  const ss = sum((k) => s[k]);
+  const det = n * n - ss * ss;
+  if (n >= 3 && det > 0) {
+    const sds = sum((k) => d[k] * s[k]);
+    const mean = (n * sd - ss * sds) / det;
+    const delta = (n * sds - ss * sd) / det;
+    const rss = sum((k) => (d[k] - mean - delta * s[k]) ** 2);
+    return { mean, halfWidth: tQuantile975(n - 2) * Math.sqrt(((rss / (n - 2)) * n) / det) };
+  }
+  const mean = sd / n;
+  if (n < 2) return { mean, halfWidth: null };
+  const variance = sum((k) => (d[k] - mean) ** 2) / (n - 1);
+  return { mean, halfWidth: tQuantile975(n - 1) * Math.sqrt(variance / n) };
 }
 
 /** The regression verdict on a paired change: 'fail' only when the whole interval lies above the limit. */

@@ -388,7 +388,13 @@ function noiseBetweenRuns(
   const withinText = within === null ? 'none' : pct(within);
   const note =
     widened.used === 'between'
-      ? BETWEEN_RUNS_TEXT.used(withinText, pct(between.halfWidth), widened.factor === Number.POSITIVE_INFINITY ? '∞' : widened.factor.toFixed(1), between.profiles, between.source)
+      ? BETWEEN_RUNS_TEXT.used(
+          withinText,
+          pct(between.halfWidth),
+          widened.factor === Number.POSITIVE_INFINITY ? '∞' : widened.factor.toFixed(1),
+          between.profiles,
+          between.source,
+        )
       : BETWEEN_RUNS_TEXT.notUsed(withinText, pct(between.halfWidth), between.profiles, between.source);
   return { halfWidth: widened.halfWidth, used: widened.used, note };
 }
