@@ -91,7 +91,8 @@ Examples:
 export const gateCommand: CommandFactory = (io, result) => {
   const command = new Command('gate')
     .description(
-      'check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI',
+      'check a profile against performance budgets (stalls, throughput, regression against a baseline) for CI, ' +
+        'or two versions of a job run side by side (--against)',
     )
     .argument(
       '[profile]',
@@ -120,7 +121,7 @@ export const gateCommand: CommandFactory = (io, result) => {
     .option('--baseline <file>', 'baseline profile for the regression rule')
     .option(
       '--max-regression <share>',
-      'largest growth of the iteration time over the baseline, beyond the noise of both (default 5% with --baseline or --history)',
+      'largest growth of the iteration time over the baseline, beyond the noise (default 5% with --baseline, --history or --against)',
     )
     .option(
       '--history <dir>',
