@@ -1,7 +1,8 @@
 /**
  * gate --against REF -- CANDIDATE: A/B in one run. The two commands run in
  * alternating short profiles of the cold mode (the job's real first-epoch
- * pace), in the order A B B A A B ..., each round a profile of its own in the
+ * pace; with --epochs later the cached mode, the dataset in the page cache,
+ * as epochs 2+ run), in the order A B B A A B ..., each round a profile of its own in the
  * output folder; the regression is judged on the paired rounds
  * (gate/paired.ts) and written beside them as comparison.json.
  */
@@ -13,6 +14,7 @@ import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS } from '../gate/against-default
 import { AGAINST_TEXT } from '../gate/against-text.js';
 import { commandWords } from '../gate/command-words.js';
 import { DEFAULT_MAX_REGRESSION, type Budget } from '../gate/config.js';
+import { parseEpochs } from '../gate/options.js';
 import { abbaOrder, pairedChange, type Arm } from '../gate/paired.js';
 import { runProfile, type ProfileRunHooks } from '../profile/run-profile.js';
 import { PROFILE_FLAG_DEFAULTS } from '../profile/run-defaults.js';
@@ -40,6 +42,8 @@ interface AgainstPlan {
   jobName: string;
   pairs: number;
   budget: Budget;
+  /** The mode each round runs: cold (the first epoch) or cached (epochs 2+, --epochs later). */
+  mode: 'cold' | 'cached';
   outDir: string;
   raw: RawGateOptions & RawAgainstFlags;
 }
@@ -57,7 +61,7 @@ export async function gateAgainstAction(
     io.stderr(`ds-analyzer: interrupted; ${AGAINST_TEXT.written(plan.outDir)}\n`);
     return ExitCode.Interrupted;
   }
-  const verdict = againstVerdict(plan.jobName, plan.budget, measured.rounds);
+  const verdict = againstVerdict(plan.jobName, plan.budget, measured.rounds, plan.mode);
   const change = measured.rounds.failure === null ? pairedChange(measured.rounds.rounds) : null;
   const against = { reference: plan.argv.reference, candidate: plan.argv.candidate, rounds: measured.files, change };
   const options = {
@@ -76,7 +80,6 @@ export async function gateAgainstAction(
 const ONE_PROFILE_FLAGS = [
   'config',
   'baseline',
-  'epochs',
   'history',
   'chart',
   'maxFetchStall',
@@ -106,6 +109,7 @@ function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags,
     jobName: jobNameOf(candidate),
     pairs,
     budget: { level: 'error', limit, source },
+    mode: raw.epochs === undefined ? 'cold' : parseEpochs(raw.epochs) === 'later' ? 'cached' : 'cold',
     outDir: resolve(io.cwd, raw.outDir ?? join(raw.profilesDir, `ab-${stamp}`)),
     raw,
   };
@@ -128,17 +132,19 @@ async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interr
     const input = parseProfileOptions(plan.argv[arm], roundFlags(plan, out), io);
     const outcome = await runProfile(input, roundHooks(io, shown, index === 1));
     if (outcome.exitCode === ExitCode.Interrupted) return 'interrupted';
-    const cold = outcome.profile.modes.cold;
-    const summary = cold?.summary;
+    const measuredMode = outcome.profile.modes[plan.mode];
+    const summary = measuredMode?.summary;
     const msPerSample = summary && summary.samplesPerIter > 0 ? summary.iterMs.mean / summary.samplesPerIter : null;
     run.files.push({ round: index, arm, profile: outcome.path, msPerSample });
     if (outcome.exitCode !== ExitCode.Ok || msPerSample === null || !Number.isFinite(msPerSample)) {
-      const why = cold ? `${cold.status} (${cold.stopReason})` : 'the cold mode did not run';
+      const why = measuredMode
+        ? `${measuredMode.status} (${measuredMode.stopReason})`
+        : `the ${plan.mode} mode did not run`;
       const tail = outcome.failureTail ? `; last lines of its output:\n${outcome.failureTail}` : '';
       run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, why, outcome.path) + tail;
       return run;
     }
-    if (!cold!.state.proven) run.rounds.unproven += 1;
+    if (!measuredMode!.state.proven) run.rounds.unproven += 1;
     run.rounds.rounds.push({ arm, msPerSample });
     const pace = formatNumber(msPerSample, 3);
     io.stderr(`${AGAINST_TEXT.roundDone(index, order.length, arm, pace, summary!.measuredIterations)}\n`);
@@ -146,13 +152,13 @@ async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interr
   return run;
 }
 
-/** A round's profile flags: the cold mode alone, once, to its iteration budget. */
+/** A round's profile flags: one mode alone (cold, or cached with --epochs later), once, to its iteration budget. */
 function roundFlags(plan: AgainstPlan, out: string): RawProfileOptions {
   const maxIterations = plan.raw.maxIterations ?? DEFAULT_ROUND_ITERATIONS;
   return {
     ...PROFILE_FLAG_DEFAULTS,
     data: plan.raw.data,
-    modes: 'cold',
+    modes: plan.mode,
     singlePass: true,
     // A round runs its whole budget: stopping early at a precision would give the rounds unequal lengths.
     precision: '0.1%',

@@ -116,7 +116,8 @@ export const gateCommand: CommandFactory = (io, result) => {
       '--epochs <which>',
       "which epochs the stall, throughput and regression budgets judge: 'first' (the dataset cold: the cold " +
         "mode) or 'later' (epochs 2+: the cached pace where the page cache holds the dataset, else the what-if's " +
-        "steady state) (default: first, or the config's epochs)",
+        "steady state) (default: first, or the config's epochs); with --against: the rounds run the cold mode " +
+        '(first) or the cached mode (later)',
     )
     .option('--baseline <file>', 'baseline profile for the regression rule')
     .option(

@@ -6,8 +6,8 @@ import type { PairedJudgement } from './paired.js';
 
 /** Messages of gate --against. */
 export const AGAINST_TEXT = {
-  paces: (reference: string, candidate: string, pairs: number) =>
-    `${reference} → ${candidate} ms/sample (cold pace, reference → candidate), judged on ${pairs} pairs of ` +
+  paces: (reference: string, candidate: string, mode: string, pairs: number) =>
+    `${reference} → ${candidate} ms/sample (${mode} pace, reference → candidate), judged on ${pairs} pairs of ` +
     'adjacent rounds run A B B A: the drift of the machine falls on both versions',
   judged: {
     fail: (limit: string) => `beyond the ${limit} budget: the whole 95% interval of the paired change lies above it`,
@@ -16,8 +16,8 @@ export const AGAINST_TEXT = {
       `above the ${limit} budget but the 95% interval of the paired change reaches below it: not a proven ` +
       'regression (more --rounds narrow it)',
   } satisfies Record<PairedJudgement, (limit: string) => string>,
-  unproven: (count: number, of: number) =>
-    `${count} of ${of} rounds did not prove their cold state (both versions ran the same way, so the pair still ` +
+  unproven: (count: number, of: number, mode: string) =>
+    `${count} of ${of} rounds did not prove their ${mode} state (both versions ran the same way, so the pair still ` +
     'compares like with like)',
   noCandidate:
     'gate --against needs the candidate command after --: ' +

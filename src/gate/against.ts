@@ -14,21 +14,26 @@ import type { GateVerdict, RuleOutcome } from './rules.js';
 export interface AgainstRounds {
   /** The measured rounds, in run order. */
   rounds: RoundPace[];
-  /** Rounds whose cold state was not proven: the pace is of the same state for both versions, said in the note. */
+  /** Rounds whose cache state was not proven: the pace is of the same state for both versions, said in the note. */
   unproven: number;
   /** Set when a round's job failed or gave no pace: the verdict is then that failure. */
   failure: string | null;
 }
 
 /** The gate's verdict on the paired rounds against the regression budget. */
-export function againstVerdict(jobName: string, budget: Budget, measured: AgainstRounds): GateVerdict {
+export function againstVerdict(
+  jobName: string,
+  budget: Budget,
+  measured: AgainstRounds,
+  mode: 'cold' | 'cached' = 'cold',
+): GateVerdict {
   const base = {
     id: 'regression' as const,
     name: 'regression (A/B in one run)',
     level: budget.level,
     limit: budget.limit,
     source: budget.source,
-    judges: 'first-epoch' as const,
+    judges: mode === 'cold' ? ('first-epoch' as const) : ('later-epochs' as const),
     expected: `≤ +${pct(budget.limit)} iteration time`,
   };
   if (measured.failure !== null) {
@@ -41,9 +46,14 @@ export function againstVerdict(jobName: string, budget: Budget, measured: Agains
   const interval =
     change.low === null || change.high === null ? '' : ` (95%: ${signedPct(change.low)} to ${signedPct(change.high)})`;
   const notes = [
-    AGAINST_TEXT.paces(meanPace(measured.rounds, 'reference'), meanPace(measured.rounds, 'candidate'), change.pairs),
+    AGAINST_TEXT.paces(
+      meanPace(measured.rounds, 'reference'),
+      meanPace(measured.rounds, 'candidate'),
+      mode,
+      change.pairs,
+    ),
     AGAINST_TEXT.judged[judged](pct(budget.limit)),
-    ...(measured.unproven > 0 ? [AGAINST_TEXT.unproven(measured.unproven, measured.rounds.length)] : []),
+    ...(measured.unproven > 0 ? [AGAINST_TEXT.unproven(measured.unproven, measured.rounds.length, mode)] : []),
   ];
   const rule: RuleOutcome = {
     ...base,

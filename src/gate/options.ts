@@ -81,7 +81,8 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
   };
 }
 
-function parseEpochs(text: string): GateEpochs {
+/** --epochs: 'first' or 'later'; anything else a one-line error (exit 3). */
+export function parseEpochs(text: string): GateEpochs {
   if (text === 'first' || text === 'later') return text;
   throw new UserError(GATE_TEXT.badEpochs(text), ExitCode.BadValue);
 }

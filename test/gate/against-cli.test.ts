@@ -43,6 +43,12 @@ test('gate --against: bad command lines are one-line errors with their own codes
     ExitCode.Usage,
     /drop --baseline/,
   );
+  await expectOneLineError(
+    cwd,
+    ['gate', '--against', 'node job.js', '--data', cwd, '--epochs', 'second', ...job],
+    ExitCode.BadValue,
+    /--epochs 'second' is not one of first, later/,
+  );
 });
 
 test('gate: the flags of --against without it, and two profiles, are refused', async () => {

@@ -112,6 +112,9 @@ test("the verdict reads as the gate's: its interval, the paces, exit 1 on a regr
   const passed = againstVerdict('train.py', budget, { rounds: same, unproven: 2, failure: null });
   assert.equal(passed.exitCode, ExitCode.Ok);
   assert.match(passed.rules[0].note!, /2 of 6 rounds did not prove their cold state/);
+  const later = againstVerdict('train.py', budget, { rounds: same, unproven: 0, failure: null }, 'cached');
+  assert.equal(later.rules[0].judges, 'later-epochs');
+  assert.match(later.rules[0].note!, /ms\/sample \(cached pace, reference → candidate\)/);
   const crashed = againstVerdict('train.py', budget, { rounds: [], unproven: 0, failure: 'round 2 gave no pace' });
   assert.equal(crashed.exitCode, ExitCode.JobFailed);
   assert.equal(crashed.jobFailure, 'round 2 gave no pace');
