@@ -55,7 +55,11 @@ export async function gateAgainstAction(
   io: Io,
 ): Promise<number> {
   const plan = planAgainst(candidate, raw, io);
-  mkdirSync(plan.outDir, { recursive: true });
+  try {
+    mkdirSync(plan.outDir, { recursive: true });
+  } catch (error) {
+    throw new UserError(AGAINST_TEXT.outDirUnwritable(plan.outDir, (error as Error).message), ExitCode.Environment);
+  }
   const measured = await runRounds(plan, io);
   if (measured === 'interrupted') {
     io.stderr(`ds-analyzer: interrupted; ${AGAINST_TEXT.written(plan.outDir)}\n`);

@@ -44,7 +44,8 @@ const GATE_EXIT_CODES: ExitCodeList = [
   },
   {
     code: ExitCode.Environment,
-    meaning: 'the JUnit file, the step summary or the --chart PNG cannot be written (a full disk)',
+    meaning:
+      "the JUnit file, the step summary, the --chart PNG or --against's --out-dir cannot be written (a full disk)",
   },
   ExitCode.Internal,
   { code: ExitCode.Interrupted, meaning: "with --against: interrupted (the rounds' profiles so far are saved)" },

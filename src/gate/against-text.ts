@@ -41,5 +41,7 @@ export const AGAINST_TEXT = {
     `round ${index}/${total} ${arm}: ${pace} ms/sample over ${iterations} measured iterations`,
   roundFailed: (index: number, arm: string, why: string, path: string) =>
     `round ${index} (${arm}) gave no pace: ${why}; see ${path}`,
+  outDirUnwritable: (dir: string, why: string) =>
+    `cannot make the rounds' folder '${dir}' (${why}): pass --out-dir a folder you may write`,
   written: (dir: string) => `the rounds' profiles and the comparison (comparison.json) are in ${dir}`,
 } as const;

@@ -43,6 +43,13 @@ test('gate --against: bad command lines are one-line errors with their own codes
     ExitCode.Usage,
     /drop --baseline/,
   );
+  writeFileSync(join(cwd, 'a-file'), '');
+  await expectOneLineError(
+    cwd,
+    ['gate', '--against', 'node job.js', '--data', cwd, '--out-dir', join(cwd, 'a-file', 'ab'), ...job],
+    ExitCode.Environment,
+    /cannot make the rounds' folder .*pass --out-dir/,
+  );
   await expectOneLineError(
     cwd,
     ['gate', '--against', 'node job.js', '--data', cwd, '--epochs', 'second', ...job],
