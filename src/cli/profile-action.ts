@@ -137,7 +137,7 @@ export function jobNameOf(command: string[]): string {
 }
 
 /** Turns commander's strings into a validated run input; every error names its flag. */
-function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
+export function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
   refuseMissing(command, raw);
   const netMeter = parseNetMeter(raw.netMeter);
   const modes = parseModes(raw.modes);

@@ -5,7 +5,7 @@
  */
 import type { GateOptions } from '../gate/options.js';
 import { profileDifferences } from '../compare/differences.js';
-import { evaluateGate } from '../gate/rules.js';
+import { evaluateGate, type GateVerdict } from '../gate/rules.js';
 import { writeJunit } from '../report/gate-junit.js';
 import { appendStepSummary, stepSummaryMarkdown } from '../report/gate-step-summary.js';
 import { renderVerdict } from '../report/gate-terminal.js';
@@ -33,11 +33,29 @@ export function runGate(
   io: GateIo,
   baseline: Profile | null,
 ): number {
-  const verdict = evaluateGate(profile, options.budgets, baseline, options.epochs);
+  const verdict = evaluateGate(profile, options.budgets, baseline, options.epochs, options.betweenRuns ?? null);
+  emitVerdict(verdict, profilePath, options, io);
+  const differences = baseline ? profileDifferences(baseline, profile) : [];
+  if (differences.length > 0)
+    io.stderr(`ds-analyzer: note: the baseline is another job or setting (${differences.join('; ')})\n`);
+  return verdict.exitCode;
+}
+
+/**
+ * Prints a verdict (the table, or with options.json its JSON with `extra`
+ * fields), writes JUnit XML when asked and appends Markdown to
+ * $GITHUB_STEP_SUMMARY when set: what every gate does with its verdict.
+ */
+export function emitVerdict(
+  verdict: GateVerdict,
+  profilePath: string,
+  options: Pick<GateOptions, 'baselinePath' | 'json' | 'junitPath'>,
+  io: GateIo,
+  extra: Record<string, unknown> = {},
+): void {
   if (options.json) {
-    io.stdout(
-      JSON.stringify(gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict }), null, 1) + '\n',
-    );
+    const body = gateOutput({ profile: profilePath, baseline: options.baselinePath, ...verdict });
+    io.stdout(JSON.stringify({ ...body, ...extra }, null, 1) + '\n');
   } else {
     io.stdout(renderVerdict(verdict, profilePath, options.baselinePath));
   }
@@ -52,9 +70,5 @@ export function runGate(
       );
     }
   }
-  const differences = baseline ? profileDifferences(baseline, profile) : [];
-  if (differences.length > 0)
-    io.stderr(`ds-analyzer: note: the baseline is another job or setting (${differences.join('; ')})\n`);
   if (verdict.jobFailure) io.stderr(`ds-analyzer: ${verdict.jobFailure}: see the job's logs beside the profile\n`);
-  return verdict.exitCode;
 }

@@ -9,6 +9,7 @@ import type { Profile } from '../schema/profile.js';
 import { parseDurationSec, parseFraction, parsePositiveNumber } from '../units.js';
 import { resolveBudgets, type BudgetFlags, type Budgets, type GateEpochs } from './config.js';
 import { GATE_TEXT } from './gate-text.js';
+import type { BetweenRuns } from './between-runs.js';
 
 /** Everything the gate needs besides the profile; built by prepareGate. */
 export interface GateOptions {
@@ -22,6 +23,8 @@ export interface GateOptions {
   json: boolean;
   /** Which epochs the pace rules judge (--epochs, else the config's epochs, else 'first'). */
   epochs: GateEpochs;
+  /** The noise between runs (--noise-history), counted in the regression against the baseline; absent: not counted. */
+  betweenRuns?: BetweenRuns | null;
 }
 
 /** The gate's flags as commander hands them over (strings). */
@@ -78,7 +81,8 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
   };
 }
 
-function parseEpochs(text: string): GateEpochs {
+/** --epochs: 'first' or 'later'; anything else a one-line error (exit 3). */
+export function parseEpochs(text: string): GateEpochs {
   if (text === 'first' || text === 'later') return text;
   throw new UserError(GATE_TEXT.badEpochs(text), ExitCode.BadValue);
 }

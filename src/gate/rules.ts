@@ -12,6 +12,8 @@ import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';
 import { formatNumber } from '../units.js';
 import type { Budget, Budgets, GateEpochs } from './config.js';
 import { RULE_IDS, type RuleId } from './rule-ids.js';
+import { widenedInterval, type BetweenRuns } from './between-runs.js';
+import { BETWEEN_RUNS_TEXT } from './between-runs-text.js';
 
 /** Outcome of one rule. */
 export interface RuleOutcome {
@@ -90,6 +92,7 @@ export function evaluateGate(
   budgets: Budgets,
   baseline: Profile | null = null,
   epochs: GateEpochs = 'first',
+  betweenRuns: BetweenRuns | null = null,
 ): GateVerdict {
   const rules: RuleOutcome[] = [];
   for (const id of RULE_IDS) {
@@ -98,8 +101,8 @@ export function evaluateGate(
     const judges = judgedEpochs(id, epochs);
     rules.push(
       judges === 'later-epochs'
-        ? evaluateLaterRule(id, budget, profile, baseline)
-        : evaluateRule(id, budget, profile, baseline, judges),
+        ? evaluateLaterRule(id, budget, profile, baseline, betweenRuns)
+        : evaluateRule(id, budget, profile, baseline, judges, betweenRuns),
     );
   }
   const failedMode = Object.values(profile.modes).find((m) => m?.status === 'failed');
@@ -138,6 +141,7 @@ function evaluateRule(
   profile: Profile,
   baseline: Profile | null,
   judges: RuleOutcome['judges'],
+  betweenRuns: BetweenRuns | null,
 ): RuleOutcome {
   const judge = judgeOf(id, budget, judges);
 
@@ -147,7 +151,8 @@ function evaluateRule(
     if (!baseline) return judge(false, '—', null, 'no baseline profile given');
     const baseMissing = unusableModes(baseline, NEEDS[id]);
     if (baseMissing) return judge(false, '—', null, `baseline: ${baseMissing}`);
-    return regression(profile, baseline, budget.limit, judge, (p) => p.modes.cold!.summary!.iterMs, null);
+    const pace = (p: Profile) => p.modes.cold!.summary!.iterMs;
+    return regression({ profile, baseline, limit: budget.limit, pace, basis: null, betweenRuns }, judge);
   }
 
   const analysis = profile.analysis!;
@@ -188,7 +193,13 @@ function evaluateRule(
  * laterEpochs, measured (the cached pace, the dataset held) or predicted (the
  * what-if's steady state at the machine's cache, without an interval).
  */
-function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baseline: Profile | null): RuleOutcome {
+function evaluateLaterRule(
+  id: RuleId,
+  budget: Budget,
+  profile: Profile,
+  baseline: Profile | null,
+  betweenRuns: BetweenRuns | null,
+): RuleOutcome {
   const judge = judgeOf(id, budget, 'later-epochs');
   // The later epochs rest on every mode: the prep stall, the cached pace, and the real pace they are taken from.
   const missing = unusableModes(profile, LATER_NEEDS);
@@ -201,7 +212,8 @@ function evaluateLaterRule(id: RuleId, budget: Budget, profile: Profile, baselin
     const baseMissing = unusableModes(baseline, LATER_NEEDS);
     if (baseMissing) return judge(false, '—', null, `baseline: ${baseMissing}`);
     if (!baseline.laterEpochs) return judge(false, '—', null, `baseline: ${NO_LATER_EPOCHS}`);
-    return regression(profile, baseline, budget.limit, judge, (p) => p.laterEpochs!.iterMs, basis);
+    const pace = (p: Profile) => p.laterEpochs!.iterMs;
+    return regression({ profile, baseline, limit: budget.limit, pace, basis, betweenRuns }, judge);
   }
   if (id === 'throughput') {
     const cold = profile.modes.cold!.summary!;
@@ -302,21 +314,28 @@ function stallEstimate(id: RuleId, prep: Estimate | null, fetch: Estimate | null
   };
 }
 
+/** What the regression rule compares: two profiles' pace, the budget, and the noise between runs when known. */
+interface RegressionInput {
+  profile: Profile;
+  baseline: Profile;
+  limit: number;
+  /** The pace compared: the cold iteration time, or the later epochs'. */
+  pace: (p: Profile) => Estimate;
+  /** Where the later epochs' pace comes from, ending each note; null for the cold pace. */
+  basis: string | null;
+  /** The stored history's spread between runs (--noise-history), or null: the two profiles' noise only. */
+  betweenRuns: BetweenRuns | null;
+}
+
 /**
- * Regression of the training pace (`pace`: the cold iteration time, or the
- * later epochs'; per sample when the batch sizes differ). It fails only when
- * the growth exceeds the budget by more than the noise of both profiles: the
- * lower end of the 95% interval of the relative change must lie above the
- * limit. `basis` (where the later epochs' pace comes from) ends each note.
+ * Regression of the training pace (per sample when the batch sizes differ).
+ * It fails only when the growth exceeds the budget by more than the noise:
+ * the lower end of the 95% interval of the relative change must lie above
+ * the limit. The noise is that of both profiles, or the noise between runs
+ * learned from the stored history where that is wider (between-runs.ts).
  */
-function regression(
-  profile: Profile,
-  baseline: Profile,
-  limit: number,
-  judge: Judge,
-  pace: (p: Profile) => Estimate,
-  basis: string | null,
-): RuleOutcome {
+function regression(input: RegressionInput, judge: Judge): RuleOutcome {
+  const { profile, baseline, limit, pace, basis } = input;
   const now = profile.modes.cold!.summary!;
   const before = baseline.modes.cold!.summary!;
   const perSample = Math.abs(now.samplesPerIter - before.samplesPerIter) > 1e-9;
@@ -328,36 +347,56 @@ function regression(
   if (change.relative === null)
     return judge(false, '—', null, 'the baseline iteration time is 0: record a new baseline');
   const unit = perSample ? 'ms/sample' : 'ms/iter';
+  const noise = noiseBetweenRuns(change.relativeHalfWidth, input.betweenRuns);
   const figures = `${formatNumber(a.mean, 2)} → ${formatNumber(b.mean, 2)} ${unit}${perSample ? ' (batch sizes differ: compared per sample)' : ''}${basis ? ` (${basis})` : ''}`;
-  const actual = `${signedPct(change.relative)}${change.relativeHalfWidth === null ? '' : ` ± ${pct(change.relativeHalfWidth)}`}`;
-  const low = change.relative - (change.relativeHalfWidth ?? 0);
-  if (change.relativeHalfWidth === null) {
+  // The note ends with which noise was judged, when the history was asked for.
+  const judgeWith: Judge = (held, actual, value, note) =>
+    judge(held, actual, value, noise.note && note ? `${note}; ${noise.note}` : note);
+  const halfWidth = noise.halfWidth;
+  const actual = `${signedPct(change.relative)}${halfWidth === null ? '' : ` ± ${pct(halfWidth)}`}`;
+  if (halfWidth === null) {
     const held = change.relative <= limit;
-    return judge(
+    return judgeWith(
       held,
       actual,
       change.relative,
       `${figures}; no confidence interval in one of the profiles: judged on the means`,
     );
   }
-  if (low > limit) {
-    return judge(
-      false,
-      actual,
-      change.relative,
-      `${figures}: beyond the ${pct(limit)} budget even after the noise of both profiles`,
-    );
+  const of = noise.used === 'between' ? 'the noise between runs' : 'the noise of both profiles';
+  if (change.relative - halfWidth > limit) {
+    return judgeWith(false, actual, change.relative, `${figures}: beyond the ${pct(limit)} budget even after ${of}`);
   }
   if (change.relative > limit) {
-    return judge(
+    return judgeWith(
       true,
       actual,
       change.relative,
-      `${figures}: above the ${pct(limit)} budget but within the noise of both profiles ` +
-        `(± ${pct(change.relativeHalfWidth)}), not a proven regression`,
+      `${figures}: above the ${pct(limit)} budget but within ${of} (± ${pct(halfWidth)}), not a proven regression`,
     );
   }
-  return judge(true, actual, change.relative, figures);
+  return judgeWith(true, actual, change.relative, figures);
+}
+
+/** The relative half-width judged and the note saying which noise set it (none without --noise-history). */
+function noiseBetweenRuns(
+  within: number | null,
+  between: BetweenRuns | null,
+): { halfWidth: number | null; used: 'within' | 'between'; note: string | null } {
+  if (between === null) return { halfWidth: within, used: 'within', note: null };
+  const widened = widenedInterval(within ?? 0, between);
+  const withinText = within === null ? 'none' : pct(within);
+  const note =
+    widened.used === 'between'
+      ? BETWEEN_RUNS_TEXT.used(
+          withinText,
+          pct(between.halfWidth),
+          widened.factor === Number.POSITIVE_INFINITY ? '∞' : widened.factor.toFixed(1),
+          between.profiles,
+          between.source,
+        )
+      : BETWEEN_RUNS_TEXT.notUsed(withinText, pct(between.halfWidth), between.profiles, between.source);
+  return { halfWidth: widened.halfWidth, used: widened.used, note };
 }
 
 /**

@@ -1,0 +1,195 @@
+/**
+ * gate --against REF -- CANDIDATE: A/B in one run. The two commands run in
+ * alternating short profiles of the cold mode (the job's real first-epoch
+ * pace; with --epochs later the cached mode, the dataset in the page cache,
+ * as epochs 2+ run), in the order A B B A A B ..., each round a profile of its own in the
+ * output folder; the regression is judged on the paired rounds
+ * (gate/paired.ts) and written beside them as comparison.json.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ExitCode, UserError } from '../errors.js';
+import { againstVerdict, type AgainstRounds } from '../gate/against.js';
+import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS } from '../gate/against-defaults.js';
+import { AGAINST_TEXT } from '../gate/against-text.js';
+import { commandWords } from '../gate/command-words.js';
+import { DEFAULT_MAX_REGRESSION, type Budget } from '../gate/config.js';
+import { parseEpochs } from '../gate/options.js';
+import { abbaOrder, pairedChange, type Arm } from '../gate/paired.js';
+import { runProfile, type ProfileRunHooks } from '../profile/run-profile.js';
+import { PROFILE_FLAG_DEFAULTS } from '../profile/run-defaults.js';
+import { writeAtomic } from '../store/write-atomic.js';
+import { formatNumber, parseFraction, parsePositiveInt } from '../units.js';
+import type { RawGateOptions } from './gate-action.js';
+import type { Io } from './io.js';
+import { jobNameOf, parseProfileOptions, type RawProfileOptions } from './profile-action.js';
+import { emitVerdict } from './run-gate.js';
+
+/** gate's flags that --against reads (the rest are refused beside it). */
+export interface RawAgainstFlags {
+  against?: string;
+  data?: string[];
+  rounds?: string;
+  maxIterations?: string;
+  timeout?: string;
+  outDir?: string;
+  allowConcurrent?: boolean;
+}
+
+/** Everything the rounds need, parsed before any job runs. */
+interface AgainstPlan {
+  argv: Record<Arm, string[]>;
+  jobName: string;
+  pairs: number;
+  budget: Budget;
+  /** The mode each round runs: cold (the first epoch) or cached (epochs 2+, --epochs later). */
+  mode: 'cold' | 'cached';
+  outDir: string;
+  raw: RawGateOptions & RawAgainstFlags;
+}
+
+/** Runs the rounds, judges the paired change, writes comparison.json and prints the verdict; the gate's exit code. */
+export async function gateAgainstAction(
+  candidate: string[],
+  raw: RawGateOptions & RawAgainstFlags,
+  io: Io,
+): Promise<number> {
+  const plan = planAgainst(candidate, raw, io);
+  try {
+    mkdirSync(plan.outDir, { recursive: true });
+  } catch (error) {
+    throw new UserError(AGAINST_TEXT.outDirUnwritable(plan.outDir, (error as Error).message), ExitCode.Environment);
+  }
+  const measured = await runRounds(plan, io);
+  if (measured === 'interrupted') {
+    io.stderr(`ds-analyzer: interrupted; ${AGAINST_TEXT.written(plan.outDir)}\n`);
+    return ExitCode.Interrupted;
+  }
+  const verdict = againstVerdict(plan.jobName, plan.budget, measured.rounds, plan.mode);
+  const change = measured.rounds.failure === null ? pairedChange(measured.rounds.rounds) : null;
+  const against = { reference: plan.argv.reference, candidate: plan.argv.candidate, rounds: measured.files, change };
+  const options = {
+    baselinePath: null,
+    json: Boolean(raw.json),
+    junitPath: raw.junit ? resolve(io.cwd, raw.junit) : null,
+  };
+  emitVerdict(verdict, plan.outDir, options, io, { against });
+  const comparison = { kind: 'gate-against', ...verdict, against };
+  writeAtomic(join(plan.outDir, 'comparison.json'), JSON.stringify(comparison, null, 1) + '\n');
+  io.stderr(`${AGAINST_TEXT.written(plan.outDir)}\n`);
+  return verdict.exitCode;
+}
+
+/** Flags that judge one stored profile: given with --against they are refused, not ignored. */
+const ONE_PROFILE_FLAGS = [
+  'config',
+  'baseline',
+  'history',
+  'chart',
+  'maxFetchStall',
+  'maxPrepStall',
+  'maxTotalStall',
+  'minThroughput',
+  'maxCheckpointStall',
+  'maxTimeToFirstBatch',
+] as const;
+
+function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags, io: Io): AgainstPlan {
+  const others = ONE_PROFILE_FLAGS.filter((key) => raw[key] !== undefined).map(
+    (key) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+  );
+  if (others.length > 0) throw new UserError(AGAINST_TEXT.withOthers(others.join(', ')), ExitCode.Usage);
+  const reference = commandWords(raw.against ?? '');
+  if (candidate.length === 0) throw new UserError(AGAINST_TEXT.noCandidate, ExitCode.Usage);
+  if (!raw.data || raw.data.length === 0) throw new UserError(AGAINST_TEXT.noData, ExitCode.Usage);
+  const pairs = raw.rounds === undefined ? DEFAULT_PAIRS : parsePositiveInt(raw.rounds, '--rounds');
+  if (pairs < 2) throw new UserError(AGAINST_TEXT.roundsTooFew(raw.rounds ?? ''), ExitCode.BadValue);
+  const limit =
+    raw.maxRegression === undefined ? DEFAULT_MAX_REGRESSION : parseFraction(raw.maxRegression, '--max-regression');
+  const source = raw.maxRegression === undefined ? 'default with --against' : '--max-regression';
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  return {
+    argv: { reference, candidate },
+    jobName: jobNameOf(candidate),
+    pairs,
+    budget: { level: 'error', limit, source },
+    mode: raw.epochs === undefined ? 'cold' : parseEpochs(raw.epochs) === 'later' ? 'cached' : 'cold',
+    outDir: resolve(io.cwd, raw.outDir ?? join(raw.profilesDir, `ab-${stamp}`)),
+    raw,
+  };
+}
+
+/** What the rounds left: the paces (or the failure) and each round's profile. */
+interface RoundsRun {
+  rounds: AgainstRounds;
+  files: { round: number; arm: Arm; profile: string; msPerSample: number | null }[];
+}
+
+/** Runs the rounds in A B B A order; stops at the first round that gives no pace, or at an interrupt. */
+async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interrupted'> {
+  const order = abbaOrder(plan.pairs);
+  const run: RoundsRun = { rounds: { rounds: [], unproven: 0, failure: null }, files: [] };
+  const shown = new Set<string>();
+  for (const [k, arm] of order.entries()) {
+    const index = k + 1;
+    const out = join(plan.outDir, `round-${String(index).padStart(2, '0')}-${arm}.json`);
+    const input = parseProfileOptions(plan.argv[arm], roundFlags(plan, out), io);
+    const outcome = await runProfile(input, roundHooks(io, shown, index === 1));
+    if (outcome.exitCode === ExitCode.Interrupted) return 'interrupted';
+    const measuredMode = outcome.profile.modes[plan.mode];
+    const summary = measuredMode?.summary;
+    const msPerSample = summary && summary.samplesPerIter > 0 ? summary.iterMs.mean / summary.samplesPerIter : null;
+    run.files.push({ round: index, arm, profile: outcome.path, msPerSample });
+    if (outcome.exitCode !== ExitCode.Ok || msPerSample === null || !Number.isFinite(msPerSample)) {
+      const why = measuredMode
+        ? `${measuredMode.status} (${measuredMode.stopReason})`
+        : `the ${plan.mode} mode did not run`;
+      const tail = outcome.failureTail ? `; last lines of its output:\n${outcome.failureTail}` : '';
+      run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, why, outcome.path) + tail;
+      return run;
+    }
+    if (!measuredMode!.state.proven) run.rounds.unproven += 1;
+    run.rounds.rounds.push({ arm, msPerSample });
+    const pace = formatNumber(msPerSample, 3);
+    io.stderr(`${AGAINST_TEXT.roundDone(index, order.length, arm, pace, summary!.measuredIterations)}\n`);
+  }
+  return run;
+}
+
+/** A round's profile flags: one mode alone (cold, or cached with --epochs later), once, to its iteration budget. */
+function roundFlags(plan: AgainstPlan, out: string): RawProfileOptions {
+  const maxIterations = plan.raw.maxIterations ?? DEFAULT_ROUND_ITERATIONS;
+  return {
+    ...PROFILE_FLAG_DEFAULTS,
+    data: plan.raw.data,
+    modes: plan.mode,
+    singlePass: true,
+    // A round runs its whole budget: stopping early at a precision would give the rounds unequal lengths.
+    precision: '0.1%',
+    minIterations: maxIterations,
+    maxIterations,
+    timeout: plan.raw.timeout ?? PROFILE_FLAG_DEFAULTS.timeout,
+    sync: true,
+    nvidiaSmi: 'nvidia-smi',
+    out,
+    name: plan.jobName,
+    allowConcurrent: plan.raw.allowConcurrent,
+  };
+}
+
+/**
+ * A round's hooks: warnings once over all rounds, notes of the first round only (the rounds' notes differ only in
+ * their folders), Ctrl-C to the running round.
+ */
+function roundHooks(io: Io, shown: Set<string>, first: boolean): ProfileRunHooks {
+  const once = (line: string) => {
+    if (shown.has(line)) return;
+    shown.add(line);
+    io.stderr(`${line}\n`);
+  };
+  return {
+    onNote: (message) => (first ? once(`note: ${message}`) : undefined),
+    onWarning: (message) => once(`warning: ${message}`),
+    onSignal: (handler) => io.onSignal(handler),
+  };
+}

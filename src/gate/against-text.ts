@@ -1,0 +1,47 @@
+// Words of gate --against (A/B in one run): the verdict's notes and the
+// one-line errors of its flags (cause, flag, fix). against.ts and
+// cli/gate-against-action.ts decide; the words live here.
+
+import type { PairedJudgement } from './paired.js';
+
+/** Messages of gate --against. */
+export const AGAINST_TEXT = {
+  paces: (reference: string, candidate: string, mode: string, pairs: number) =>
+    `${reference} → ${candidate} ms/sample (${mode} pace, reference → candidate), judged on ${pairs} pairs of ` +
+    'adjacent rounds run A B B A: the drift of the machine falls on both versions',
+  judged: {
+    fail: (limit: string) => `beyond the ${limit} budget: the whole 95% interval of the paired change lies above it`,
+    pass: (limit: string) => `within the ${limit} budget`,
+    'pass-within-noise': (limit: string) =>
+      `above the ${limit} budget but the 95% interval of the paired change reaches below it: not a proven ` +
+      'regression (more --rounds narrow it)',
+  } satisfies Record<PairedJudgement, (limit: string) => string>,
+  unproven: (count: number, of: number, mode: string) =>
+    `${count} of ${of} rounds did not prove their ${mode} state (both versions ran the same way, so the pair still ` +
+    'compares like with like)',
+  noCandidate:
+    'gate --against needs the candidate command after --: ' +
+    "gate --against 'python train.py' --data ./ds -- python train.py --new",
+  noData: 'gate --against needs the dataset the jobs read: pass --data DIR (repeatable)',
+  againstEmpty: "--against '' names no command: pass the reference command, e.g. --against 'python train.py'",
+  shellSyntax: (token: string) =>
+    `--against holds shell syntax '${token}' that is run without a shell: wrap it as --against "sh -c '...'"`,
+  unclosedQuote: (text: string) => `--against '${text}' has an unclosed quote: close it or quote the command once`,
+  withOthers: (flags: string) =>
+    `gate --against judges the regression of the candidate over the reference only: drop ${flags}, ` +
+    'or gate a stored profile with them',
+  withoutAgainst: (flags: string) =>
+    `${flags} belong${flags.includes(',') ? '' : 's'} to A/B in one run: add --against 'REFERENCE COMMAND' and the ` +
+    'candidate command after --, or drop them',
+  extraProfiles: (count: number) =>
+    `gate takes one profile, got ${count}: pass one profile file, or run two commands with --against CMD -- CMD`,
+  roundsTooFew: (text: string) =>
+    `--rounds '${text}' is below 2: the interval needs at least 2 pairs of rounds (default 6)`,
+  roundDone: (index: number, total: number, arm: string, pace: string, iterations: number) =>
+    `round ${index}/${total} ${arm}: ${pace} ms/sample over ${iterations} measured iterations`,
+  roundFailed: (index: number, arm: string, why: string, path: string) =>
+    `round ${index} (${arm}) gave no pace: ${why}; see ${path}`,
+  outDirUnwritable: (dir: string, why: string) =>
+    `cannot make the rounds' folder '${dir}' (${why}): pass --out-dir a folder you may write`,
+  written: (dir: string) => `the rounds' profiles and the comparison (comparison.json) are in ${dir}`,
+} as const;

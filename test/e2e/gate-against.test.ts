@@ -1,0 +1,72 @@
+/**
+ * gate --against (A/B in one run) on the known-cost emulator: the same job
+ * against itself passes; a candidate whose accelerator step takes twice as
+ * long (its iteration well over 10% longer) fails with exit 1. Behaviour, not
+ * speed: no time is asserted.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { generateDataset } from '../../src/emulator/generate-dataset.js';
+import { ExitCode } from '../../src/errors.js';
+import { emulatorArgv, startCli } from './helpers.js';
+
+const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-against-'));
+const data = join(work, 'data');
+const job = (computeMs: number) =>
+  emulatorArgv(data, ['--batch-size', '4', '--compute-ms', String(computeMs), '--prep-ms', '1']);
+/** The reference as one string, as a user types it (the emulator's path holds no blank or quote). */
+const reference = job(20).join(' ');
+const env = { ...process.env, DSA_RUN_REGISTRY: join(work, 'runs') };
+const quick = ['--rounds', '4', '--max-iterations', '20', '--data', data];
+
+before(async () => {
+  // 256 samples: a round's 20 iterations of 4 (and its warm-up) read each sample once, so every round's cold state is proven.
+  await generateDataset(data, { files: 256, fileBytes: 16 << 10, seed: 4 });
+});
+
+test('gate --against: the job against itself passes, each round profiled and the comparison written', async () => {
+  const out = join(work, 'aa');
+  const result = await startCli(['gate', '--against', reference, ...quick, '--out-dir', out, '--', ...job(20)], {
+    cwd: work,
+    env,
+  });
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  assert.match(result.all, /gate PASSED/);
+  assert.match(result.all, /judged on 4 pairs of adjacent rounds run A B B A/);
+  assert.doesNotMatch(result.all, /\bat .+:\d+:\d+\)?$/m, 'no stack trace');
+  const rounds = readdirSync(out).filter((f) => /^round-\d\d-(reference|candidate)\.json$/.test(f));
+  assert.deepEqual(
+    rounds.sort().map((f) => f.slice(9, 10)),
+    ['r', 'c', 'c', 'r', 'r', 'c', 'c', 'r'],
+  );
+  const comparison = JSON.parse(readFileSync(join(out, 'comparison.json'), 'utf8'));
+  assert.equal(comparison.exitCode, ExitCode.Ok);
+  assert.equal(comparison.against.rounds.length, 8);
+  assert.equal(comparison.against.change.pairs, 4);
+});
+
+test('gate --against: a candidate with a twice-as-long accelerator step fails with exit 1 and its interval', async () => {
+  const out = join(work, 'ab');
+  const junit = join(work, 'ab.xml');
+  const result = await startCli(
+    ['gate', '--against', reference, ...quick, '--out-dir', out, '--junit', junit, '--json', '--', ...job(40)],
+    { cwd: work, env },
+  );
+  assert.equal(result.exitCode, ExitCode.GateFailed, result.all);
+  const verdict = JSON.parse(result.stdout as string);
+  assert.equal(verdict.kind, 'gate');
+  assert.equal(verdict.rules[0].result, 'fail');
+  assert.ok(verdict.rules[0].value > 0.1, `the candidate's change ${verdict.rules[0].value}`);
+  assert.ok(verdict.against.change.low > 0.05, JSON.stringify(verdict.against.change));
+  assert.ok(existsSync(junit), 'the JUnit file is written');
+});
+
+test('gate --against without the candidate command is a one-line usage error before any job runs', async () => {
+  const result = await startCli(['gate', '--against', reference, '--data', data], { cwd: work, env });
+  assert.equal(result.exitCode, ExitCode.Usage, result.all);
+  assert.match(result.all, /needs the candidate command after --/);
+  assert.doesNotMatch(result.all, /round 1/);
+});
