@@ -16,10 +16,8 @@ const MAX_FILE_LINES = 600;
 const KNOWN = new Map([
   ['src/cli/profile.ts:profileCommand', 178],
   ['src/profile/run-profile.ts:profileModes', 196],
-  ['src/profile/run-launch.ts:runLaunch', 164],
   ['src/analysis/split.ts:analyze', 119],
   ['src/cli/profile-action.ts:parseProfileOptions', 102],
-  ['src/profile/run-launch.ts:superviseBlocks', 121],
   ['src/report/terminal.ts:renderSummary', 96],
   ['src/profile/block-result.ts:blockResult', 92],
   ['src/schema/profile.ts', 1178],
