@@ -19,7 +19,6 @@ const KNOWN = new Map([
   ['src/analysis/split.ts:analyze', 119],
   ['src/cli/profile-action.ts:parseProfileOptions', 102],
   ['src/report/terminal.ts:renderSummary', 96],
-  ['src/profile/block-result.ts:blockResult', 92],
   ['src/schema/profile.ts', 1178],
   ['src/profile/run-profile.ts', 869],
   ['src/profile/nodes/node-link.ts', 705],
