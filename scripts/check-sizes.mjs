@@ -18,7 +18,6 @@ const KNOWN = new Map([
   ['src/profile/run-profile.ts:profileModes', 196],
   ['src/analysis/split.ts:analyze', 119],
   ['src/cli/profile-action.ts:parseProfileOptions', 102],
-  ['src/report/terminal.ts:renderSummary', 96],
   ['src/schema/profile.ts', 1178],
   ['src/profile/run-profile.ts', 869],
   ['src/profile/nodes/node-link.ts', 705],
