@@ -16,7 +16,6 @@ const MAX_FILE_LINES = 600;
 const KNOWN = new Map([
   ['src/cli/profile.ts:profileCommand', 178],
   ['src/profile/run-profile.ts:profileModes', 196],
-  ['src/analysis/split.ts:analyze', 119],
   ['src/cli/profile-action.ts:parseProfileOptions', 102],
   ['src/schema/profile.ts', 1178],
   ['src/profile/run-profile.ts', 869],
