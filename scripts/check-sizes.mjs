@@ -19,7 +19,6 @@ const KNOWN = new Map([
   ['src/cli/profile-action.ts:parseProfileOptions', 102],
   ['src/schema/profile.ts', 1178],
   ['src/profile/run-profile.ts', 869],
-  ['src/profile/nodes/node-link.ts', 705],
 ]);
 
 /** Every .ts file under `dir`, as paths relative to `root` with forward slashes. */
