@@ -215,9 +215,9 @@ function stallFigures(
   const fetchStallMs = tCold && tCached ? clampedDifference(tCold, tCached) : null;
   // A negative difference inside the noise is the zero it is clamped to; beyond
   // the noise it needs saying, since the shares then do not add up.
-  if (tCached && tSyn && significant(clampedDifference(tSyn, tCached)))
+  if (tCached && tSyn && liesAbove(clampedDifference(tSyn, tCached)))
     caveats.push(CAVEAT_TEXT.clampedStall('prep', 'cached', tCached.mean, 'synthetic', tSyn.mean, tCold !== null));
-  if (tCold && tCached && significant(clampedDifference(tCached, tCold)))
+  if (tCold && tCached && liesAbove(clampedDifference(tCached, tCold)))
     caveats.push(CAVEAT_TEXT.clampedStall('fetch', 'cold', tCold.mean, 'cached', tCached.mean, true));
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
@@ -458,9 +458,7 @@ function clampedDifference(a: Estimate, b: Estimate): Estimate {
 }
 
 function slowest(estimates: (Estimate | null)[]): Estimate | null {
-  let best: Estimate | null = null;
-  for (const e of estimates) if (e !== null && (best === null || e.mean > best.mean)) best = e;
-  return best;
+  return estimates.reduce((a, e) => (e !== null && (a === null || e.mean > a.mean) ? e : a), null);
 }
 
 /** Share of the iteration time, kept within [0, 1] (noise could push a stall past a faster cold run). */
@@ -532,11 +530,6 @@ function driftVersusStalls(
     stalls.map((x) => ({ name: x.name, ms: x.e!.mean })),
     largest,
   );
-}
-
-/** A stall whose 95% CI includes 0 is not called a bottleneck; without a CI, any positive mean counts. */
-function significant(stall: Estimate | null): boolean {
-  return stall !== null && liesAbove(stall);
 }
 
 /** samples / T, samples per second of the mode's pace-setting rank. */

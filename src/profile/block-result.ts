@@ -432,17 +432,9 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
   // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
   const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
-  const window = wholeRun
-    ? null
-    : (windowReadProof(run.fetched.series, run.measuredIterations, allIterations, sampleBytes) ??
-      (answered
-        ? windowReadProof(
-            run.fetched.series,
-            allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t),
-            allIterations,
-            sampleBytes,
-          )
-        : null));
+  const over = (window: Iteration[]) => windowReadProof(run.fetched.series, window, allIterations, sampleBytes);
+  const afterCarried = () => allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t);
+  const window = wholeRun ? null : (over(run.measuredIterations) ?? (answered ? over(afterCarried()) : null));
   return proveState({
     mode,
     residentBytesBefore: run.prepared.residentBytesBefore,
@@ -487,11 +479,17 @@ function toRankResult(slice: BlockSlice): RankResult & { file: string } {
     ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
     iterations: markWarmup(slice.iterations, summary ? warmup : slice.carried),
     summary: shifted,
-    ...(slice.checkpoints.length > 0
-      ? { checkpoints: slice.checkpoints.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) }
-      : {}),
-    ...(slice.epochs.length > 0
-      ? { epochs: slice.epochs.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) }
-      : {}),
+    ...(slice.checkpoints.length > 0 ? { checkpoints: slice.checkpoints.map(eventRecord) } : {}),
+    ...(slice.epochs.length > 0 ? { epochs: slice.epochs.map(eventRecord) } : {}),
   };
+}
+
+/** An event as the profile keeps it: without the protocol's version, type and rank (the rank's result has those). */
+function eventRecord<T extends { v: unknown; type: unknown; rank?: unknown }>({
+  v: _v,
+  type: _t,
+  rank: _r,
+  ...record
+}: T) {
+  return record;
 }
