@@ -102,17 +102,18 @@ interface LiveBlock {
   /** What the state reported when it ended (the cold keeper's counters). */
   finish?: StateFinish;
   startedAt: number;
-  endedAt: number | null;
+  /** When the block ended, and the profiler's CPU over it (absent while it runs). */
+  endedAt?: number;
   cpuBefore: NodeJS.CpuUsage;
-  profilerCpuSec: number | null;
+  profilerCpuSec?: number;
   /** The ledger when the block started, and the CPU each component charged over the block once it ended. */
   ledgerAtStart: LedgerReading;
-  components: Record<string, number> | null;
+  components?: Record<string, number>;
   stopReason: 'precision' | 'budget' | null;
   /**
    * The block's iterations and mean pace as its end was decided (the slowest rank's), for the estimate of what is left.
    */
-  measured: { iterations: number; iterMs: number } | null;
+  measured?: { iterations: number; iterMs: number } | null;
   /** Last iteration of the block in each events file, once the block ended. */
   lastI: Map<string, number>;
   trackers: Map<string, StoppingTracker>;
@@ -368,7 +369,7 @@ function blockSpan(
  * clock), not before the state was set. On several nodes the ranks switch once the slowest node is ready, and the
  * time this node waited for it is none of the block's (its samples, its reads, its wall time).
  */
-function switchedAt(processes: readonly ProcessEvents[], index: number, setAt: number, endedAt: number | null): number {
+function switchedAt(processes: readonly ProcessEvents[], index: number, setAt: number, endedAt?: number): number {
   if (index === 0) return setAt;
   const times = processes.flatMap((p) => p.blocks.filter((b) => b.block === index).map((b) => b.t));
   const first = times.length > 0 ? Math.min(...times) : setAt;
@@ -380,13 +381,9 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
     block,
     prepared,
     startedAt,
-    endedAt: null,
     cpuBefore: process.cpuUsage(),
-    profilerCpuSec: null,
     ledgerAtStart: ledger.reading(),
-    components: null,
     stopReason: null,
-    measured: null,
     lastI: new Map(),
     trackers: new Map(),
   };
@@ -397,7 +394,7 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
  * null: all).
  */
 function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null, ledger: CpuLedger): void {
-  if (block.endedAt !== null) return;
+  if (block.endedAt !== undefined) return;
   block.endedAt = Date.now();
   const used = process.cpuUsage(block.cpuBefore);
   block.profilerCpuSec = (used.user + used.system) / 1e6;
@@ -566,7 +563,7 @@ function allSwitchable(processes: readonly ProcessEvents[]): boolean {
  * not yet measured is at least that slow). Null before a block has ended.
  */
 function laterBlocksEstimate(live: readonly LiveBlock[], blocks: readonly LaunchBlock[]): number | null {
-  const ended = live.filter((b) => b.measured !== null);
+  const ended = live.filter((b) => b.measured);
   if (ended.length === 0) return null;
   const iterations = ended.reduce((sum, b) => sum + b.measured!.iterations, 0) / ended.length;
   const slowest = Math.max(...ended.map((b) => b.measured!.iterMs));
