@@ -84,15 +84,15 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
   }
 
   private allArrived(plan: NodePlan): Promise<void> {
-    const timer = setTimeout(() => {
-      this.lose(
-        `only ${this.arrived.length + 1} of ${plan.nodes} nodes reached the meeting ` +
-          `point ${plan.coordinator.host}:${plan.coordinator.port} within ${this.timing.arriveTimeoutSec} s: ` +
-          `start ds-analyzer profile on every node with the same command (its --nnodes and rendezvous), or raise ` +
-          `--nodes-timeout`,
-      );
-    }, this.timing.arriveTimeoutSec * 1000);
-    return this.wait(() => this.arrived.length === this.nodes - 1).finally(() => clearTimeout(timer));
+    const where = `${plan.coordinator.host}:${plan.coordinator.port}`;
+    return this.waitWithin(
+      () => this.arrived.length === this.nodes - 1,
+      this.timing.arriveTimeoutSec,
+      () =>
+        `only ${this.arrived.length + 1} of ${plan.nodes} nodes reached the meeting point ${where} within ` +
+        `${this.timing.arriveTimeoutSec} s: start ds-analyzer profile on every node with the same command (its ` +
+        `--nnodes and rendezvous), or raise --nodes-timeout`,
+    );
   }
 
   /**

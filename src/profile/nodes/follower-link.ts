@@ -51,15 +51,8 @@ export class FollowerLink extends LinkBase implements NodeLink {
       },
     );
     link.peer.send({ t: 'hello', hello, profilePath });
-    const timer = setTimeout(
-      () => link.lose(`the coordinator at ${where} did not answer within ${full.arriveTimeoutSec} s`),
-      full.arriveTimeoutSec * 1000,
-    );
-    try {
-      await link.wait(() => link.welcomed);
-    } finally {
-      clearTimeout(timer);
-    }
+    const silent = () => `the coordinator at ${where} did not answer within ${full.arriveTimeoutSec} s`;
+    await link.waitWithin(() => link.welcomed, full.arriveTimeoutSec, silent);
     return link;
   }
 

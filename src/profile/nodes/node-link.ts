@@ -84,6 +84,12 @@ export abstract class LinkBase {
     return new Promise((resolve, reject) => this.waiters.push({ check, resolve, reject }));
   }
 
+  /** A wait that loses the link, saying `why`, when `check` does not hold within `sec`. */
+  protected waitWithin(check: () => boolean, sec: number, why: () => string): Promise<void> {
+    const timer = setTimeout(() => this.lose(why()), sec * 1000);
+    return this.wait(check).finally(() => clearTimeout(timer));
+  }
+
   /** Re-checks every wait after a message. */
   protected pump(): void {
     const pending = this.waiters;
