@@ -10,18 +10,6 @@ import ts from 'typescript';
 const MAX_FUNCTION_LINES = 80;
 const MAX_FILE_LINES = 600;
 
-// The ratchet: offenders that were there when the check came, each held at or below its length then. A new
-// offender, or one that grows, fails the check. The list is meant to shrink to empty: take a function apart
-// along its seams, or a file's cohesive part to its own module, and remove its line here.
-const KNOWN = new Map([
-  ['src/profile/run-launch.ts:runLaunch', 164],
-  ['src/analysis/split.ts:analyze', 119],
-  ['src/profile/run-launch.ts:superviseBlocks', 121],
-  ['src/report/terminal.ts:renderSummary', 96],
-  ['src/profile/block-result.ts:blockResult', 92],
-  ['src/profile/nodes/node-link.ts', 705],
-]);
-
 /** Every .ts file under `dir`, as paths relative to `root` with forward slashes. */
 function tsFiles(root, dir) {
   return readdirSync(join(root, dir)).flatMap((name) => {
@@ -44,13 +32,13 @@ function functionName(node, line) {
   return ts.isConstructorDeclaration(node) ? 'constructor' : `<anonymous at ${line}>`;
 }
 
-/** Each function and file over its limit: { key, where, lines, limit }. */
+/** Each function and file over its limit: { where, lines, limit }. */
 export function oversized(root) {
   const found = [];
   for (const path of tsFiles(root, 'src')) {
     const text = readFileSync(join(root, path), 'utf8');
     const lines = lineCount(text);
-    if (lines > MAX_FILE_LINES) found.push({ key: path, where: `${path} (file)`, lines, limit: MAX_FILE_LINES });
+    if (lines > MAX_FILE_LINES) found.push({ where: `${path} (file)`, lines, limit: MAX_FILE_LINES });
     const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
     const visit = (node) => {
       if (ts.isFunctionLike(node) && node.body) {
@@ -60,7 +48,6 @@ export function oversized(root) {
         if (length > MAX_FUNCTION_LINES) {
           const name = functionName(node, first);
           found.push({
-            key: `${path}:${name}`,
             where: `${path}:${first} ${name}`,
             lines: length,
             limit: MAX_FUNCTION_LINES,
@@ -74,26 +61,18 @@ export function oversized(root) {
   return found;
 }
 
-/** Prints the offenders and what the ratchet allows them; returns the exit code (1 when any is not allowed). */
+/** Prints each offender; returns the exit code (1 when there is any). */
 export function checkSizes(root) {
   const found = oversized(root);
-  const failures = found.filter((o) => !(KNOWN.has(o.key) && o.lines <= KNOWN.get(o.key)));
-  for (const o of failures) {
-    const allowed = KNOWN.get(o.key);
-    const why = allowed === undefined ? `over ${o.limit}` : `grew past its ${allowed} (the ratchet in this script)`;
-    console.error(`${o.where}: ${o.lines} lines, ${why}`);
-  }
-  const stale = [...KNOWN.keys()].filter((key) => !found.some((o) => o.key === key));
-  for (const key of stale) console.log(`check-sizes: ${key} is within the limit now: remove it from KNOWN`);
-  const held = found.length - failures.length;
-  if (failures.length > 0) {
+  for (const o of found) console.error(`${o.where}: ${o.lines} lines, over ${o.limit}`);
+  if (found.length > 0) {
     console.error(
-      `check-sizes: ${failures.length} over the limit (functions ${MAX_FUNCTION_LINES} lines, files ` +
+      `check-sizes: ${found.length} over the limit (functions ${MAX_FUNCTION_LINES} lines, files ` +
         `${MAX_FILE_LINES}): take them apart along their seams`,
     );
     return 1;
   }
-  console.log(`check-sizes: ok (${held} known offenders held at or below their listed lengths)`);
+  console.log(`check-sizes: ok (no function over ${MAX_FUNCTION_LINES} lines, no file over ${MAX_FILE_LINES})`);
   return 0;
 }
 

@@ -49,35 +49,9 @@ export function analyze(given: ModeResults, host: { cpus?: number; remote?: bool
   // A stalled mode's figures stay out of everything below: the stalls apart (saves, epoch starts) and the drift too.
   const modes = withoutStalled(given);
   if (modes.cached?.subset) caveats.push(subsetCaveat(modes.cached.subset));
-  const ckptMeasured = checkpointStall(modes);
-  const boundaryMeasured = boundaryStall(modes);
-  // The stalls between the modes from their steady paces: saves inside steps and epoch starts are terms of their own.
-  const steady: Measured = {
-    syn: steadyOf(measured.syn),
-    cached: steadyOf(measured.cached),
-    cold: steadyOf(measured.cold),
-  };
-  const stalls = stallFigures(steady, caveats, [ckptMeasured?.ms ?? null, boundaryMeasured?.ms ?? null]);
-  const checkpoint = ckptMeasured && {
-    ...ckptMeasured,
-    fraction: fraction(ckptMeasured.ms, stalls.iterMs),
-    call: callStall(ckptMeasured.ms, null, stalls.iterMs, NAMING_MARGIN),
-  };
-  const boundary = boundaryMeasured && {
-    ...boundaryMeasured,
-    fraction: fraction(boundaryMeasured.ms, stalls.iterMs),
-    call: callStall(boundaryMeasured.ms, null, stalls.iterMs, NAMING_MARGIN),
-  };
-  const unseen = unseenWritesCaveat(modes, ckptMeasured);
-  if (unseen) caveats.push(unseen);
+  const terms = stallTerms(measured, modes, caveats);
+  const { stalls, stallCalls, checkpoint, boundary } = terms;
   const rates = rateFigures(measured, caveats);
-  const { syn, cached, cold } = measured;
-
-  // Whether a stall is real: its 95% CI must clear 0 by the margin, otherwise it is noise.
-  const stallCalls = {
-    prep: callStall(stalls.prepStallMs, stalls.prepStallParts, stalls.iterMs, namingMargin(cached)),
-    fetch: callStall(stalls.fetchStallMs, stalls.fetchStallParts, stalls.iterMs, namingMargin(cold)),
-  };
   const drift = driftReport(modes);
   const driftCaveat = drift
     ? driftVersusStalls(
@@ -91,21 +65,83 @@ export function analyze(given: ModeResults, host: { cpus?: number; remote?: bool
     checkpoint: checkpoint && checkpoint.call === 'stall' ? checkpoint.fraction : 0,
     boundary: boundary && boundary.call === 'stall' ? boundary.fraction : 0,
   });
-  const dominant =
-    verdict.bound === 'fetch'
-      ? stalls.fetchStallMs
-      : verdict.bound === 'prep'
-        ? stalls.prepStallMs
-        : verdict.bound === 'checkpoint'
-          ? checkpoint!.ms
-          : verdict.bound === 'boundary'
-            ? boundary!.ms
-            : null;
+  const context = verdictContext(given, measured, terms, rates, verdict, host);
+  const { bound, severity } = verdict;
+  const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];
+  const advice = bound === 'compute' || bound === 'unknown' ? ADVICE_TEXT[bound] : ADVICE_TEXT[bound][severity!];
+  return {
+    ...stalls,
+    ...rates,
+    checkpointStall: checkpoint && { ...checkpoint, text: CHECKPOINT_TEXT.measured(checkpoint) },
+    boundaryStall: boundary && { ...boundary, text: BOUNDARY_TEXT.measured(boundary) },
+    stallCalls,
+    drift,
+    verdict: { bound, severity, text: text(context) },
+    advice: advice(context),
+    caveats,
+    // Multi-rank jobs only: one rank has no straggler to name.
+    ...(judgedRankWaits(modes) ? { straggler: findStraggler(modes) } : {}),
+    prepStages: prepStages({
+      cached: modes.cached,
+      prepCpuSecPerSample: rates.prepCpuSecPerSample,
+      gpus: host.gpus ?? null,
+    }),
+  };
+}
+
+/** The stall terms of the split: the stalls between the modes, called, and the stalls measured apart from them. */
+type StallTerms = ReturnType<typeof stallTerms>;
+
+/**
+ * The stalls between the modes from their steady paces, and the stalls apart from them (saves inside steps, epoch
+ * starts), each a share of the real iteration, which takes them all.
+ */
+function stallTerms(measured: Measured, modes: ModeResults, caveats: string[]) {
+  const checkpoint = checkpointStall(modes);
+  const boundary = boundaryStall(modes);
+  const steady = { syn: steadyOf(measured.syn), cached: steadyOf(measured.cached), cold: steadyOf(measured.cold) };
+  const stalls = stallFigures(steady, caveats, [checkpoint?.ms ?? null, boundary?.ms ?? null]);
+  const unseen = unseenWritesCaveat(modes, checkpoint);
+  if (unseen) caveats.push(unseen);
+  const apart = <T extends { ms: Estimate }>(term: T | null) =>
+    term && {
+      ...term,
+      fraction: fraction(term.ms, stalls.iterMs),
+      call: callStall(term.ms, null, stalls.iterMs, NAMING_MARGIN),
+    };
+  return {
+    stalls,
+    // Whether a stall is real: its 95% CI must clear 0 by the margin, otherwise it is noise.
+    stallCalls: {
+      prep: callStall(stalls.prepStallMs, stalls.prepStallParts, stalls.iterMs, namingMargin(measured.cached)),
+      fetch: callStall(stalls.fetchStallMs, stalls.fetchStallParts, stalls.iterMs, namingMargin(measured.cold)),
+    },
+    checkpoint: apart(checkpoint),
+    boundary: apart(boundary),
+  };
+}
+
+/** What the verdict's and the advice's words read: the shares, rates and calls as the whole job sees them. */
+function verdictContext(
+  given: ModeResults,
+  { syn, cached, cold }: Measured,
+  { stalls, stallCalls, checkpoint, boundary }: StallTerms,
+  rates: RateFigures,
+  verdict: Verdict,
+  host: { cpus?: number; remote?: boolean },
+): TextContext {
+  const terms: Partial<Record<Bound, Estimate | null>> = {
+    prep: stalls.prepStallMs,
+    fetch: stalls.fetchStallMs,
+    checkpoint: checkpoint?.ms,
+    boundary: boundary?.ms,
+  };
+  const dominant = terms[verdict.bound] ?? null;
   const bytesPerSampleValue = (cold && bytesPerSample(cold)) ?? (cached && bytesPerSample(cached));
-  // The rates above are the pace-setting rank's; the advice speaks of the whole
-  // job, whose ranks share the storage and the CPUs.
+  // The rates are the pace-setting rank's; the advice speaks of the whole job, whose ranks share the storage and the
+  // CPUs.
   const jobGpuSamplesPerSec = syn && allRanksSamplesPerSec(syn);
-  const context: TextContext = {
+  return {
     fetchFraction: verdict.sigFetch,
     prepFraction: verdict.sigPrep,
     totalStallFraction:
@@ -135,27 +171,6 @@ export function analyze(given: ModeResults, host: { cpus?: number; remote?: bool
     },
     boundary,
     loaderFramework: (cold ?? cached ?? syn)?.ranks.find((r) => r.loader?.framework)?.loader?.framework ?? null,
-  };
-  const { bound, severity } = verdict;
-  const text = bound === 'compute' || bound === 'unknown' ? VERDICT_TEXT[bound] : VERDICT_TEXT[bound][severity!];
-  const advice = bound === 'compute' || bound === 'unknown' ? ADVICE_TEXT[bound] : ADVICE_TEXT[bound][severity!];
-  return {
-    ...stalls,
-    ...rates,
-    checkpointStall: checkpoint && { ...checkpoint, text: CHECKPOINT_TEXT.measured(checkpoint) },
-    boundaryStall: boundary && { ...boundary, text: BOUNDARY_TEXT.measured(boundary) },
-    stallCalls,
-    drift,
-    verdict: { bound, severity, text: text(context) },
-    advice: advice(context),
-    caveats,
-    // Multi-rank jobs only: one rank has no straggler to name.
-    ...(judgedRankWaits(modes) ? { straggler: findStraggler(modes) } : {}),
-    prepStages: prepStages({
-      cached: modes.cached,
-      prepCpuSecPerSample: rates.prepCpuSecPerSample,
-      gpus: host.gpus ?? null,
-    }),
   };
 }
 
@@ -200,9 +215,9 @@ function stallFigures(
   const fetchStallMs = tCold && tCached ? clampedDifference(tCold, tCached) : null;
   // A negative difference inside the noise is the zero it is clamped to; beyond
   // the noise it needs saying, since the shares then do not add up.
-  if (tCached && tSyn && significant(clampedDifference(tSyn, tCached)))
+  if (tCached && tSyn && liesAbove(clampedDifference(tSyn, tCached)))
     caveats.push(CAVEAT_TEXT.clampedStall('prep', 'cached', tCached.mean, 'synthetic', tSyn.mean, tCold !== null));
-  if (tCold && tCached && significant(clampedDifference(tCached, tCold)))
+  if (tCold && tCached && liesAbove(clampedDifference(tCached, tCold)))
     caveats.push(CAVEAT_TEXT.clampedStall('fetch', 'cold', tCold.mean, 'cached', tCached.mean, true));
   // Fractions are of the real training pace (cold); without it, of the slowest
   // mode measured, which is the closest available stand-in.
@@ -243,13 +258,7 @@ function rateFigures({ syn, cached, cold }: Measured, caveats: string[]): RateFi
 }
 
 /** What bounds the job, how much, and what the verdict's words need to know of it. */
-function boundOf(
-  { syn, cached, cold }: Measured,
-  stalls: StallFigures,
-  stallCalls: { prep: StallCall; fetch: StallCall },
-  drift: Analysis['drift'] | null,
-  apart: { checkpoint: number | null; boundary: number | null },
-): {
+interface Verdict {
   bound: Bound;
   severity: Severity | null;
   sigPrep: number | null;
@@ -257,7 +266,15 @@ function boundOf(
   missingModes: Mode[];
   inconclusive: TextContext['inconclusive'];
   noiseRoom: TextContext['inconclusive'];
-} {
+}
+
+function boundOf(
+  { syn, cached, cold }: Measured,
+  stalls: StallFigures,
+  stallCalls: { prep: StallCall; fetch: StallCall },
+  drift: Analysis['drift'] | null,
+  apart: { checkpoint: number | null; boundary: number | null },
+): Verdict {
   // A stall the split table names (a wait, or the step slowed beside the loader) counts toward the verdict: the
   // table and the verdict read the same calls (issue 42).
   const sigPrep = isNamed(stallCalls.prep) ? stalls.prepStallFraction : 0;
@@ -441,9 +458,7 @@ function clampedDifference(a: Estimate, b: Estimate): Estimate {
 }
 
 function slowest(estimates: (Estimate | null)[]): Estimate | null {
-  let best: Estimate | null = null;
-  for (const e of estimates) if (e !== null && (best === null || e.mean > best.mean)) best = e;
-  return best;
+  return estimates.reduce((a, e) => (e !== null && (a === null || e.mean > a.mean) ? e : a), null);
 }
 
 /** Share of the iteration time, kept within [0, 1] (noise could push a stall past a faster cold run). */
@@ -515,11 +530,6 @@ function driftVersusStalls(
     stalls.map((x) => ({ name: x.name, ms: x.e!.mean })),
     largest,
   );
-}
-
-/** A stall whose 95% CI includes 0 is not called a bottleneck; without a CI, any positive mean counts. */
-function significant(stall: Estimate | null): boolean {
-  return stall !== null && liesAbove(stall);
 }
 
 /** samples / T, samples per second of the mode's pace-setting rank. */

@@ -33,7 +33,7 @@ import type {
 import { processNode, type ProcessEvents } from './events-reader.js';
 import { stageTotalsBetween } from './stage-files.js';
 import type { JobExit } from './supervisor.js';
-import { proveState } from './state-proof.js';
+import { proveState, type SubsetEvidence } from './state-proof.js';
 import { windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
 import { runAsEnv } from './run-as.js';
@@ -223,56 +223,31 @@ export function blockResult(
   input: Pick<ModeRunInput, 'dataset' | 'dataSource' | 'pollMs' | 'numWorkers' | 'interrupted' | 'timeoutSec'>,
   evidence: BlockEvidence,
 ): ModeResult {
-  const { span, ending } = evidence;
+  const { span } = evidence;
   const ranks = evidence.slices.filter((s) => s.start !== null || s.iterations.length > 0).map(toRankResult);
   const pace = pickPaceRank(ranks) as (typeof ranks)[number] | null;
   const measuredIterations = pace?.summary ? pace.iterations.filter((it) => !it.warmup) : [];
   const endedAt = span.endedAt ?? Date.now();
   const wallSec = (endedAt - span.startedAt) / 1000;
-  // A block among others owns only the samples of its own time; the sole block of a launch owns them all.
-  const oneBlock = span.sole;
-  const resources = oneBlock
-    ? evidence.resources
-    : blockResources(evidence.resources, span.startedAt - input.pollMs, endedAt + input.pollMs);
-  const fetchedSeries = oneBlock
-    ? evidence.fetched.series
-    : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
-  const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
-  // A block among others fetched what the network carried over its own time, where the meter can say.
-  const network =
-    !oneBlock && fetched.networkBetween ? fetched.networkBetween(span.startedAt, endedAt) : fetched.network;
+  const { resources, fetched, network } = blockReadings(input.pollMs, evidence, endedAt);
   const proof = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
   const readRate = windowRates(fetched.series, measuredIterations, (s) => s.bytes);
-  const jobReachedBudget = evidence.slices.some((s) => s.end?.reason === 'budget');
-  const { status, reason } =
-    ending.exit === null
-      ? { status: 'ok' as const, reason: ending.stopReason ?? ('budget' as const) }
-      : ending.noIterations && !input.interrupted()
-        ? { status: 'failed' as const, reason: 'no-iterations' as const }
-        : classify(
-            ending.exit,
-            ending.stopReason ?? (jobReachedBudget ? 'budget' : null),
-            pace?.summary ?? null,
-            input.interrupted(),
-          );
+  const { status, reason } = classify(evidence, pace?.summary ?? null, input.interrupted());
   // An interrupted block is the user's stop, not a stall.
   const stalled =
     status === 'interrupted'
       ? null
       : stallOf(input, evidence, { fetched, endedAt, wallSec, status, measured: pace?.summary?.measuredIterations });
-  const state = stalled ? { ...proof, proven: false, reason: STALL_TEXT.proofReason(stalled.text) } : proof;
+  const answer = subsetAnswer(evidence.processes);
   const subset = evidence.subsetApplied ? evidence.prepared.subset : undefined;
-  const subsetAck = evidence.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
-  const subsetNote = evidence.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
-  const paceSlice = evidence.slices.find((s) => s.file === pace?.file);
   // A block among others owns the stage times of its own span; the sole block all of them.
   const prepStages = stageTotalsBetween(
     evidence.stageFiles ?? [],
     span.sole ? null : span.startedAt,
     span.sole ? null : endedAt,
   );
-  const inLaunch = !(span.sole && span.index === 0);
+  const carriedIterations = evidence.slices.find((s) => s.file === pace?.file)?.carried ?? 0;
   return {
     mode: span.mode,
     status,
@@ -282,7 +257,7 @@ export function blockResult(
     jobSignal: evidence.launchExit.signal,
     startedAt: span.startedAt,
     wallSec,
-    state,
+    state: stalled ? { ...proof, proven: false, reason: STALL_TEXT.proofReason(stalled.text) } : proof,
     ranks: ranks.map(({ file: _file, ...rank }) => rank),
     paceRank: pace?.rank ?? null,
     summary: pace?.summary ?? null,
@@ -301,14 +276,57 @@ export function blockResult(
       ? {
           subset: {
             ...subset.record,
-            jobSamples: subsetAck?.subsetFiles ?? null,
-            ...(subsetNote !== undefined ? { jobNote: subsetNote } : {}),
+            jobSamples: answer.jobSamples ?? null,
+            ...(answer.jobNote !== undefined ? { jobNote: answer.jobNote } : {}),
           },
         }
       : {}),
     ...(prepStages !== null ? { prepStages } : {}),
-    ...(inLaunch ? { block: { index: span.index, carriedIterations: paceSlice?.carried ?? 0 } } : {}),
+    ...(span.sole && span.index === 0 ? {} : { block: { index: span.index, carriedIterations } }),
     ...(stalled ? { stalled } : {}),
+  };
+}
+
+/**
+ * The launch's readings over the block's own time (its samples, its meter's series, the network it used, where the
+ * meter can say); the sole block of a launch owns them all.
+ */
+function blockReadings(pollMs: number, { span, resources, fetched }: BlockEvidence, endedAt: number) {
+  if (span.sole) return { resources, fetched, network: fetched.network };
+  const [from, to] = [span.startedAt - pollMs, endedAt + pollMs];
+  return {
+    resources: blockResources(resources, from, to),
+    fetched: { ...fetched, series: fetched.series.filter((s) => s.t >= from && s.t <= to) },
+    network: fetched.networkBetween ? fetched.networkBetween(span.startedAt, endedAt) : fetched.network,
+  };
+}
+
+/**
+ * The block's status and why it stopped: a block the CLI ended and the launch went on is ok; the block the job ended
+ * in goes as the job did.
+ */
+function classify(
+  { ending, slices }: BlockEvidence,
+  summary: IterationSummary | null,
+  interrupted: boolean,
+): { status: ModeResult['status']; reason: ModeResult['stopReason'] } {
+  const exit = ending.exit;
+  if (exit === null) return { status: 'ok', reason: ending.stopReason ?? 'budget' };
+  if (interrupted) return { status: 'interrupted', reason: 'interrupted' };
+  if (ending.noIterations) return { status: 'failed', reason: 'no-iterations' };
+  if (exit.timedOut) return summary ? { status: 'ok', reason: 'timeout' } : { status: 'failed', reason: 'timeout' };
+  const stopReason = ending.stopReason ?? (slices.some((s) => s.end?.reason === 'budget') ? 'budget' : null);
+  if (stopReason !== null) return { status: 'ok', reason: stopReason };
+  if (exit.exitCode !== 0) return { status: 'failed', reason: 'job-failed' };
+  if (!summary) return { status: 'failed', reason: 'no-iterations' };
+  return { status: 'ok', reason: 'job-exit' };
+}
+
+/** What the job said of the resident subset it was asked to keep (its start event): the samples it kept, its note. */
+function subsetAnswer(processes: readonly ProcessEvents[]): Pick<SubsetEvidence, 'jobSamples' | 'jobNote'> {
+  return {
+    jobSamples: processes.find((p) => p.start?.subsetFiles !== undefined)?.start?.subsetFiles,
+    jobNote: processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote,
   };
 }
 
@@ -414,19 +432,9 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
   // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
   const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
-  const window = wholeRun
-    ? null
-    : (windowReadProof(run.fetched.series, run.measuredIterations, allIterations, sampleBytes) ??
-      (answered
-        ? windowReadProof(
-            run.fetched.series,
-            allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t),
-            allIterations,
-            sampleBytes,
-          )
-        : null));
-  const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
-  const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
+  const over = (window: Iteration[]) => windowReadProof(run.fetched.series, window, allIterations, sampleBytes);
+  const afterCarried = () => allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t);
+  const window = wholeRun ? null : (over(run.measuredIterations) ?? (answered ? over(afterCarried()) : null));
   return proveState({
     mode,
     residentBytesBefore: run.prepared.residentBytesBefore,
@@ -435,7 +443,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     readBytesSource: window ? run.fetched.seriesSource : run.fetched.wholeRunSource,
     ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
     fetchesFrom: input.dataSource.fetchesFrom,
-    consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * (measured.sampleBytes ?? measured.meanFileBytes),
+    consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * sampleBytes,
     consumedSamples: window?.consumedSamples ?? samples,
     consumedBytesEstimated: reportedBytes === null,
     jobAcknowledgedMode: run.slices.some((s) => s.acknowledged),
@@ -445,14 +453,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     keeper: run.cacheFinish.keeper && { ...run.cacheFinish.keeper, modeWallSec: run.wallSec },
     sourceLimit: input.dataSource.proofLimit(mode, input.dataset) ?? run.fetched.proofLimit ?? null,
     ...(subset
-      ? {
-          subset: {
-            files: subset.record.files,
-            reason: subset.record.reason,
-            jobSamples: subsetAck?.subsetFiles,
-            jobNote: subsetNote,
-          },
-        }
+      ? { subset: { files: subset.record.files, reason: subset.record.reason, ...subsetAnswer(run.processes) } }
       : {}),
     otherReads: run.fetched.otherReads(
       window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity,
@@ -478,25 +479,17 @@ function toRankResult(slice: BlockSlice): RankResult & { file: string } {
     ...(mainCpu !== null ? { mainCpuMsPerSample: mainCpu } : {}),
     iterations: markWarmup(slice.iterations, summary ? warmup : slice.carried),
     summary: shifted,
-    ...(slice.checkpoints.length > 0
-      ? { checkpoints: slice.checkpoints.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) }
-      : {}),
-    ...(slice.epochs.length > 0
-      ? { epochs: slice.epochs.map(({ v: _v, type: _type, rank: _rank, ...record }) => record) }
-      : {}),
+    ...(slice.checkpoints.length > 0 ? { checkpoints: slice.checkpoints.map(eventRecord) } : {}),
+    ...(slice.epochs.length > 0 ? { epochs: slice.epochs.map(eventRecord) } : {}),
   };
 }
 
-function classify(
-  exit: JobExit,
-  stopReason: 'precision' | 'budget' | null,
-  summary: IterationSummary | null,
-  interrupted: boolean,
-): { status: ModeResult['status']; reason: ModeResult['stopReason'] } {
-  if (interrupted) return { status: 'interrupted', reason: 'interrupted' };
-  if (exit.timedOut) return summary ? { status: 'ok', reason: 'timeout' } : { status: 'failed', reason: 'timeout' };
-  if (stopReason !== null) return { status: 'ok', reason: stopReason };
-  if (exit.exitCode !== 0) return { status: 'failed', reason: 'job-failed' };
-  if (!summary) return { status: 'failed', reason: 'no-iterations' };
-  return { status: 'ok', reason: 'job-exit' };
+/** An event as the profile keeps it: without the protocol's version, type and rank (the rank's result has those). */
+function eventRecord<T extends { v: unknown; type: unknown; rank?: unknown }>({
+  v: _v,
+  type: _t,
+  rank: _r,
+  ...record
+}: T) {
+  return record;
 }

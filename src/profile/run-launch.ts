@@ -12,6 +12,7 @@ import type { StoppingTracker } from '../analysis/stopping.js';
 import type { Mode } from '../schema/events.js';
 import type { ModeResult, ResourceSample } from '../schema/profile.js';
 import { startSampler, type Sampler } from '../system/probes/samplers.js';
+import type { FetchMeter } from './data-sources/data-source.js';
 import { CpuLedger, LEDGER_COMPONENTS, type LedgerReading } from '../system/kernel/cpu-ledger.js';
 import { writeSubsetList } from '../system/dataset/resident-subset.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';
@@ -21,7 +22,17 @@ import { HangWatch } from './hang-watch.js';
 import { readStageFiles } from './stage-files.js';
 import { SupervisedJob, type Job, type JobExit } from './supervisor.js';
 import type { CacheState, PreparedState, StateFinish } from './cache-states/cache-state.js';
-import { blockResult, blockSlice, freshRunFiles, jobEnv, type BlockSlice, type BlockSpan } from './block-result.js';
+import {
+  blockResult,
+  blockSlice,
+  freshRunFiles,
+  jobEnv,
+  type BlockEvidence,
+  type BlockSlice,
+  type BlockSpan,
+  type LaunchEnv,
+  type RunFiles,
+} from './block-result.js';
 import type { ModeProgress, ModeRunInput } from './run-input.js';
 import { runAsArgv } from './run-as.js';
 import { expectedBlockBytes } from './cached-subset.js';
@@ -91,17 +102,18 @@ interface LiveBlock {
   /** What the state reported when it ended (the cold keeper's counters). */
   finish?: StateFinish;
   startedAt: number;
-  endedAt: number | null;
+  /** When the block ended, and the profiler's CPU over it (absent while it runs). */
+  endedAt?: number;
   cpuBefore: NodeJS.CpuUsage;
-  profilerCpuSec: number | null;
+  profilerCpuSec?: number;
   /** The ledger when the block started, and the CPU each component charged over the block once it ended. */
   ledgerAtStart: LedgerReading;
-  components: Record<string, number> | null;
+  components?: Record<string, number>;
   stopReason: 'precision' | 'budget' | null;
   /**
    * The block's iterations and mean pace as its end was decided (the slowest rank's), for the estimate of what is left.
    */
-  measured: { iterations: number; iterMs: number } | null;
+  measured?: { iterations: number; iterMs: number } | null;
   /** Last iteration of the block in each events file, once the block ended. */
   lastI: Map<string, number>;
   trackers: Map<string, StoppingTracker>;
@@ -130,42 +142,63 @@ export function pollIntervalMs(ageMs: number, pollMs: number): number {
 
 const POLL_GROWTH = 4;
 
+/** A launch under way: its job, what measures it, and its blocks so far (the last one in progress). */
+interface Launch {
+  input: LaunchInput;
+  files: RunFiles;
+  /** The control file of a launch of several blocks, else null. */
+  controlFile: string | null;
+  /** True when the job was asked to sample only the first block's resident subset. */
+  subsetApplied: boolean;
+  startedAt: number;
+  /** The profiler's own CPU by component, read at each block's start and end. */
+  ledger: CpuLedger;
+  reader: EventsReader;
+  sampler: Sampler;
+  /** The latest sample, for the watchdog: a job busy between iterations (a validation pass) is not hung. */
+  latestSample(): ResourceSample | null;
+  meter: FetchMeter;
+  job: Job;
+  live: LiveBlock[];
+}
+
 /**
  * Starts the job once and measures its blocks in order. A job whose start
  * event does not offer to switch modes runs the first block only, and the
  * others are returned as not run, for the caller to launch apart.
  */
 export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
-  const blocks = input.blocks;
-  const several = blocks.length > 1;
+  const launch = await startLaunch(input);
+  return launchOutcome(launch, await superviseBlocks(launch));
+}
+
+/** Sets the first block's state, then starts the meter, the sampler and the job; what started is ended on a failure. */
+async function startLaunch(input: LaunchInput): Promise<Launch> {
+  const several = input.blocks.length > 1;
   const files = freshRunFiles(input.modeDir);
   // A job started as another user writes its events and reads its control files here.
   if (input.runAs) handOver([input.modeDir], input.runAs, { recursive: true });
   const controlFile = several ? join(input.modeDir, 'CONTROL') : null;
-  const first = blocks[0];
+  const first = input.blocks[0];
   const prepared = await first.cacheState.prepare(first.mode, input.dataset);
   // A cached mode on a resident subset measures the subset: the job is asked to sample only from it (DSA_SUBSET_FILE).
   // The job restricts its loader once, at its start: a launch of several blocks cannot restrict only one.
   const subset = several ? undefined : prepared.subset;
   const subsetFile = subset ? join(input.modeDir, 'subset.txt') : null;
   if (subset && subsetFile) writeSubsetList(subsetFile, subset.dataset.files, input.cwd);
-  if (input.beforeJobStart) {
-    try {
-      await input.beforeJobStart();
-    } catch (error) {
-      await prepared.finish();
-      throw error;
-    }
+  try {
+    await input.beforeJobStart?.();
+  } catch (error) {
+    await prepared.finish();
+    throw error;
   }
   const startedAt = Date.now();
-  const meterMode = blocks.find((b) => b.mode !== 'synthetic')?.mode ?? 'synthetic';
+  const meterMode = input.blocks.find((b) => b.mode !== 'synthetic')?.mode ?? 'synthetic';
   const meter = input.dataSource.startMeter(meterMode, input.dataset, [input.modeDir]);
-  // The profiler's own CPU by component, read at each block's start and end.
   const ledger = input.ledger ?? new CpuLedger();
   const reader = new EventsReader(files.eventsDir, { ledger });
   // No timer of its own: the supervision's poll takes each sample, one wake-up for both.
-  // The latest sample, for the watchdog: a job busy between iterations (a validation pass) is not hung.
-  let latestSample: ResourceSample | null = null;
+  let latest: ResourceSample | null = null;
   const sampler = (input.startSampler ?? startSampler)({
     rootPid: null,
     device: input.dataset.device,
@@ -173,36 +206,14 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
     gpu: input.gpu,
     ledger,
     onSample: (sample) => {
-      latestSample = sample;
+      latest = sample;
     },
   });
   if (!input.startSampler) rehearse(input.dataset.device, join(input.modeDir, 'rehearsal'));
   let job: Job;
   try {
-    job = await (input.startJob ?? SupervisedJob.start)({
-      // setpriv inside the cgroup and affinity wraps: those need root, and the job starts as the user in its groups.
-      argv: input.wrapArgv(input.runAs ? runAsArgv(input.runAs, input.argv) : input.argv),
-      env: jobEnv(input, {
-        mode: first.mode,
-        eventsDir: files.eventsDir,
-        stopFile: files.stopFile,
-        subsetFile,
-        controlFile,
-        iterations: input.continueRun
-          ? null
-          : several
-            ? blocks.reduce((sum, b) => sum + b.maxIterations, 0) * SAFETY_BUDGET_FACTOR
-            : first.maxIterations,
-        meterEnv: meter.jobEnv,
-        continueRun: input.continueRun === true,
-      }),
-      stdoutFile: files.logs.stdout,
-      stderrFile: files.logs.stderr,
-      // Each block may take what one run may; superviseBlocks holds each block to it.
-      timeoutSec: input.continueRun ? null : input.timeoutSec * blocks.length,
-      killGraceSec: input.killGraceSec,
-      cwd: input.cwd,
-    });
+    const env = { mode: first.mode, subsetFile, controlFile, meterEnv: meter.jobEnv };
+    job = await startJob(input, files, env);
   } catch (error) {
     sampler.stop();
     await meter.finish([]);
@@ -212,79 +223,74 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   sampler.setRoot(job.pid, { spawnedNow: true });
   meter.attach(job.pid);
   input.onJobStarted?.(job);
-  const live: LiveBlock[] = [newLiveBlock(first, prepared, startedAt, ledger)];
-  const supervised = await superviseBlocks(
-    job,
-    reader,
-    { tick: () => sampler.tick(), latest: () => latestSample },
+  const live = [newLiveBlock(first, prepared, startedAt, ledger)];
+  const subsetApplied = subsetFile !== null;
+  return {
     input,
-    live,
-    files.stopFile,
+    files,
     controlFile,
+    subsetApplied,
     startedAt,
     ledger,
-  );
-  const current = live[live.length - 1];
-  closeBlock(current, null, ledger);
-  const sampled = sampler.stop();
+    reader,
+    sampler,
+    meter,
+    job,
+    live,
+    latestSample: () => latest,
+  };
+}
+
+/** Starts the job with the protocol's variables, and its budget and timer (none under --continue). */
+function startJob(
+  input: LaunchInput,
+  files: RunFiles,
+  launch: Pick<LaunchEnv, 'mode' | 'subsetFile' | 'controlFile' | 'meterEnv'>,
+): Promise<Job> {
+  const { blocks, continueRun } = input;
+  const budget =
+    blocks.length > 1
+      ? blocks.reduce((sum, b) => sum + b.maxIterations, 0) * SAFETY_BUDGET_FACTOR
+      : blocks[0].maxIterations;
+  return (input.startJob ?? SupervisedJob.start)({
+    // setpriv inside the cgroup and affinity wraps: those need root, and the job starts as the user in its groups.
+    argv: input.wrapArgv(input.runAs ? runAsArgv(input.runAs, input.argv) : input.argv),
+    env: jobEnv(input, {
+      ...launch,
+      eventsDir: files.eventsDir,
+      stopFile: files.stopFile,
+      iterations: continueRun ? null : budget,
+      continueRun: continueRun === true,
+    }),
+    stdoutFile: files.logs.stdout,
+    stderrFile: files.logs.stderr,
+    // Each block may take what one run may; superviseBlocks holds each block to it.
+    timeoutSec: continueRun ? null : input.timeoutSec * blocks.length,
+    killGraceSec: input.killGraceSec,
+    cwd: input.cwd,
+  });
+}
+
+/** Ends the last block and the measurement, and cuts each block's result from the launch's events and samples. */
+async function launchOutcome(launch: Launch, supervised: SupervisedLaunch): Promise<LaunchOutcome> {
+  const current = launch.live[launch.live.length - 1];
+  closeBlock(current, null, launch.ledger);
+  const sampled = launch.sampler.stop();
   // A state already ended (setting the next one failed after it) is not ended twice.
   if (current.finish === undefined) current.finish = await current.prepared.finish();
-  if (supervised.error !== null) {
-    await meter.finish(sampled);
-    throw supervised.error;
-  }
   // After the job's tree is reaped: a meter of the tree's reads has all of them (--continue: those of the blocks).
-  const fetched = await meter.finish(sampled);
+  const fetched = await launch.meter.finish(sampled);
+  if (supervised.error !== null) throw supervised.error;
   const resources = fetched.ownCounter
     ? sampled.map((s, k) => ({ ...s, fetchedBytes: fetched.series[k]?.bytes ?? 0 }))
     : sampled;
-  const processes = reader.finish();
-  const stageFiles = readStageFiles(files.eventsDir);
-  const results = live.map((block, k) => {
-    const span: BlockSpan = {
-      index: k,
-      mode: block.block.mode,
-      previousMode: k > 0 ? live[k - 1].block.mode : null,
-      startedAt: switchedAt(processes, k, block.startedAt, block.endedAt),
-      endedAt: block.endedAt ?? Date.now(),
-      lastI: block.lastI,
-      launchStartedAt: startedAt,
-      sole: live.length === 1,
-    };
-    const last = k === live.length - 1;
-    return blockResult(input, {
-      span,
-      slices: processes.map((p) => blockSlice(p, span)),
-      processes,
-      stageFiles,
-      resources,
-      fetched,
-      prepared: block.prepared,
-      cacheFinish: block.finish ?? {},
-      profilerCpuSec: block.profilerCpuSec ?? 0,
-      profilerCpu: block.components ?? {},
-      logs: files.logs,
-      subsetApplied: subsetFile !== null,
-      launchExit: supervised.exit ?? STILL_RUNNING,
-      minIterations: block.block.minIterations,
-      ending:
-        last && supervised.exit !== null
-          ? {
-              exit: supervised.exit,
-              stopReason: supervised.stopReason,
-              noIterations: supervised.noIterations,
-              hang: supervised.hang,
-            }
-          : { exit: null, stopReason: block.stopReason, noIterations: false, hang: null },
-    });
-  });
-  const jobIterations = Math.max(0, ...processes.map((p) => p.iterations.length));
+  const processes = launch.reader.finish();
+  const results = blockResults(launch, supervised, { processes, resources, fetched });
   // A job that ended well too soon into a later block (its data ran out) measured nothing of it: that block is
   // launched again, as if not reached. A failure in the first block is the job's, and reported.
-  const last = results[results.length - 1];
   const ranOut =
-    live.length > 1 &&
-    last.status === 'failed' &&
+    results.length > 1 &&
+    results[results.length - 1].status === 'failed' &&
     supervised.exit?.exitCode === 0 &&
     !supervised.exit.timedOut &&
     supervised.continuedAt === null;
@@ -292,11 +298,69 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   // Read from every event once the job is reaped: a job that ended before a block did still said whether it switches.
   return {
     results,
-    notRun: blocks.slice(results.length),
+    notRun: launch.input.blocks.slice(results.length),
     switchable: supervised.switchable || allSwitchable(processes),
-    jobIterations,
-    ...(supervised.continuedAt !== null ? { continuing: { job, blocksEndedAt: supervised.continuedAt } } : {}),
-    ...(input.continueRun ? { held: heldState(processes) } : {}),
+    jobIterations: Math.max(0, ...processes.map((p) => p.iterations.length)),
+    ...(supervised.continuedAt !== null
+      ? { continuing: { job: launch.job, blocksEndedAt: supervised.continuedAt } }
+      : {}),
+    ...(launch.input.continueRun ? { held: heldState(processes) } : {}),
+  };
+}
+
+/** Each block's result, once the job is reaped; the last block ends as the job did. */
+function blockResults(
+  launch: Launch,
+  supervised: SupervisedLaunch,
+  measured: Pick<BlockEvidence, 'processes' | 'resources' | 'fetched'>,
+): ModeResult[] {
+  const { live } = launch;
+  const stageFiles = readStageFiles(launch.files.eventsDir);
+  const jobEnding = supervised.exit && {
+    exit: supervised.exit,
+    stopReason: supervised.stopReason,
+    noIterations: supervised.noIterations,
+    hang: supervised.hang,
+  };
+  return live.map((block, k) => {
+    const span = blockSpan(launch, k, {
+      startedAt: switchedAt(measured.processes, k, block.startedAt, block.endedAt),
+      endedAt: block.endedAt ?? Date.now(),
+      sole: live.length === 1,
+    });
+    const cliEnding = { exit: null, stopReason: block.stopReason, noIterations: false, hang: null };
+    return blockResult(launch.input, {
+      ...measured,
+      span,
+      slices: measured.processes.map((p) => blockSlice(p, span)),
+      stageFiles,
+      prepared: block.prepared,
+      cacheFinish: block.finish ?? {},
+      profilerCpuSec: block.profilerCpuSec ?? 0,
+      profilerCpu: block.components ?? {},
+      logs: launch.files.logs,
+      subsetApplied: launch.subsetApplied,
+      launchExit: supervised.exit ?? STILL_RUNNING,
+      minIterations: block.block.minIterations,
+      ending: k === live.length - 1 && jobEnding ? jobEnding : cliEnding,
+    });
+  });
+}
+
+/** Block `k`'s place in the launch, with its times as the caller knows them. */
+function blockSpan(
+  { live, startedAt }: Launch,
+  k: number,
+  times: Pick<BlockSpan, 'startedAt' | 'endedAt' | 'sole'>,
+): BlockSpan {
+  const previousMode = k > 0 ? live[k - 1].block.mode : null;
+  return {
+    index: k,
+    mode: live[k].block.mode,
+    previousMode,
+    lastI: live[k].lastI,
+    launchStartedAt: startedAt,
+    ...times,
   };
 }
 
@@ -305,7 +369,7 @@ export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
  * clock), not before the state was set. On several nodes the ranks switch once the slowest node is ready, and the
  * time this node waited for it is none of the block's (its samples, its reads, its wall time).
  */
-function switchedAt(processes: readonly ProcessEvents[], index: number, setAt: number, endedAt: number | null): number {
+function switchedAt(processes: readonly ProcessEvents[], index: number, setAt: number, endedAt?: number): number {
   if (index === 0) return setAt;
   const times = processes.flatMap((p) => p.blocks.filter((b) => b.block === index).map((b) => b.t));
   const first = times.length > 0 ? Math.min(...times) : setAt;
@@ -317,13 +381,9 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
     block,
     prepared,
     startedAt,
-    endedAt: null,
     cpuBefore: process.cpuUsage(),
-    profilerCpuSec: null,
     ledgerAtStart: ledger.reading(),
-    components: null,
     stopReason: null,
-    measured: null,
     lastI: new Map(),
     trackers: new Map(),
   };
@@ -334,7 +394,7 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
  * null: all).
  */
 function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null, ledger: CpuLedger): void {
-  if (block.endedAt !== null) return;
+  if (block.endedAt !== undefined) return;
   block.endedAt = Date.now();
   const used = process.cpuUsage(block.cpuBefore);
   block.profilerCpuSec = (used.user + used.system) / 1e6;
@@ -351,12 +411,8 @@ function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null, ledg
 /** A job still running when its blocks' results are built (profile --continue). */
 const STILL_RUNNING: JobExit = { exitCode: null, signal: null, stopRequested: false, timedOut: false };
 
-/** How the supervision of a launch ended. */
-interface SupervisedLaunch {
-  /** How the job ended; null when it trains on (profile --continue). */
-  exit: JobExit | null;
-  /** profile --continue: when the blocks ended and the job was told to train on, else null. */
-  continuedAt: number | null;
+/** What the supervision found as it polled. */
+interface Findings {
   /** Why the profiler asked the job to stop, or null when it did not. */
   stopReason: 'precision' | 'budget' | null;
   /** True when the job reported no iteration before firstIterationTimeoutSec. */
@@ -370,134 +426,130 @@ interface SupervisedLaunch {
 }
 
 /**
+ * How the supervision of a launch ended: how the job ended (null while it trains on, under --continue), and when the
+ * profiler let go of it (--continue; else null).
+ */
+type SupervisedLaunch = Findings & { exit: JobExit | null; continuedAt: number | null };
+
+/** Why a poll ends the launch's blocks. */
+type Ending =
+  | { why: 'no-iterations' | 'hang' | 'timeout' | 'state-failed' }
+  | { why: 'measured'; reason: 'precision' | 'budget'; slices: BlockSlice[] };
+
+/**
  * Polls the job's events until it exits. The block in progress ends once
- * every rank measured enough of it; the next block's state is then set (the
- * job trains on meanwhile, in the old mode) and the control file names it.
+ * every rank measured enough of it, and the next one starts (switchBlock).
  * After the last block, or when the job cannot switch, the stop file ends the
  * job (SIGTERM after the grace). A job that never reports an iteration, or
  * stops reporting them (the watchdog: hangOf), is stopped early rather than
- * at --timeout.
+ * at --timeout. Under --continue the profiler never stops the real run: it
+ * lets go of it instead, unless a block's state could not be set.
  */
-async function superviseBlocks(
-  job: Job,
-  reader: EventsReader,
-  sampler: Pick<Sampler, 'tick'> & { latest(): ResourceSample | null },
-  input: LaunchInput,
-  live: LiveBlock[],
-  stopFile: string,
-  controlFile: string | null,
-  startedAt: number,
-  ledger: CpuLedger,
-): Promise<SupervisedLaunch> {
-  let stopReason: SupervisedLaunch['stopReason'] = null;
-  let noIterations = false;
-  let hang: Hang | null = null;
+async function superviseBlocks(launch: Launch): Promise<SupervisedLaunch> {
+  const { input, job, live } = launch;
+  const found: Findings = { stopReason: null, noIterations: false, hang: null, switchable: false, error: null };
   const watch = new HangWatch(input.hangTimeoutSec);
-  let switchable = false;
-  let error: unknown = null;
   let exited = false;
   void job.done.then(() => (exited = true));
-  const stop = (reason: 'precision' | 'budget' | null): void => {
-    stopReason = reason;
-    writeFileSync(stopFile, 'enough data\n');
-    job.markStopRequested();
-    const grace = setTimeout(() => void job.terminate(), input.stopGraceSec * 1000);
-    void job.done.then(() => clearTimeout(grace));
-  };
   let stopping = false;
-  // --continue: the blocks are over (or cannot go on); the job is told to train on, and the profiler lets go of it.
-  const letGo = (current: LiveBlock, slices: readonly BlockSlice[] | null): SupervisedLaunch => {
-    closeBlock(current, slices, ledger);
-    writeControl(controlFile!, live.length, 'train');
-    return { exit: null, continuedAt: Date.now(), stopReason, noIterations, hang, switchable, error };
-  };
   while (!exited) {
     await Promise.race([job.done, sleep(pollIntervalMs(Date.now() - live[live.length - 1].startedAt, input.pollMs))]);
-    if (!exited) sampler.tick();
+    if (!exited) launch.sampler.tick();
     if (exited || stopping) continue;
-    const polled = reader.poll();
-    if (
-      (Date.now() - startedAt) / 1000 > input.firstIterationTimeoutSec &&
-      !polled.some((p) => p.iterations.length > 0)
-    ) {
-      noIterations = true;
-      // --continue: the profiler never stops the real run; it lets go of it.
-      if (input.continueRun && controlFile !== null) return letGo(live[live.length - 1], null);
-      stopping = true;
-      void job.terminate();
-      continue;
-    }
-    // A job with no iteration for many times its median, and at least --hang-timeout, is stopped as hung (SIGTERM,
-    // SIGKILL after the grace), its block ended as a timeout would end it.
-    hang = watch.check(polled, sampler.latest(), Date.now());
-    if (hang !== null) {
-      // The real run is never stopped by the profiler (--continue): the block is marked and the job left to itself.
-      if (input.continueRun && controlFile !== null) return letGo(live[live.length - 1], null);
-      stopping = true;
-      void job.timeOut();
-      continue;
-    }
-    const current = live[live.length - 1];
-    // --timeout is per mode: a block that runs past it ends the launch as a separate run's timer would
-    // (the first block's clock starts with the job, as a run's does; the launch's own timer is their sum).
-    if ((Date.now() - current.startedAt) / 1000 > input.timeoutSec) {
-      if (input.continueRun && controlFile !== null) return letGo(current, null);
-      stopping = true;
-      void job.timeOut();
-      continue;
-    }
-    const span: BlockSpan = {
-      index: live.length - 1,
-      mode: current.block.mode,
-      previousMode: live.length > 1 ? live[live.length - 2].block.mode : null,
-      startedAt: current.startedAt,
-      endedAt: null,
-      lastI: current.lastI,
-      launchStartedAt: startedAt,
-      sole: false,
-    };
-    // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
-    const slices = polled.filter((p) => p.iterations.length > 0).map((p) => blockSlice(p, span));
-    // --continue: a synthetic block never ends the script's epoch, so the first block has no boundary to wait for.
-    const decision = decideBlockStop(slices, current, input.continueRun !== true);
-    const laterBlocksSec = laterBlocksEstimate(live, input.blocks);
-    input.onProgress?.({
-      ...decision.progress,
-      elapsedSec: (Date.now() - current.startedAt) / 1000,
-      ...(laterBlocksSec !== null ? { laterBlocksSec } : {}),
-    });
-    if (!decision.stop) continue;
-    current.stopReason = decision.reason;
-    current.measured =
-      decision.paceMs !== null ? { iterations: decision.progress.iterations, iterMs: decision.paceMs } : null;
-    switchable = allSwitchable(polled);
-    const next = input.blocks[live.length];
-    if (input.continueRun && controlFile !== null && (next === undefined || !switchable)) return letGo(current, slices);
-    if (next === undefined || !switchable || controlFile === null) {
-      stopping = true;
-      stop(decision.reason);
-      continue;
-    }
-    closeBlock(current, slices, ledger);
-    try {
-      // A second block of the same mode keeps the state (the cold keeper runs on); the last of them reports it.
-      const keep = next.mode === current.block.mode && next.cacheState === current.block.cacheState;
-      if (!keep) current.finish = await current.prepared.finish();
-      // The job trains on in the old mode while the new state is set: those iterations belong to no block.
-      const hint = { expectedBytes: expectedBlockBytes(polled, next.maxIterations, input.dataset) };
-      const prepared = keep ? current.prepared : await next.cacheState.prepare(next.mode, input.dataset, hint);
-      // A sample at the block's start: the next one's rates cover the block, not the set-up before it.
-      sampler.tick();
-      live.push(newLiveBlock(next, prepared, Date.now(), ledger));
-      writeControl(controlFile, live.length - 1, next.mode);
-      input.onBlockStart?.(next);
-    } catch (caught) {
-      error = caught;
-      stopping = true;
-      stop(null);
-    }
+    const ending = await pollBlocks(launch, found, watch);
+    if (ending === null) continue;
+    if (input.continueRun && launch.controlFile !== null && ending.why !== 'state-failed')
+      return letGo(launch, ending.why === 'measured' ? ending.slices : null, found);
+    stopping = true;
+    if (ending.why === 'no-iterations') void job.terminate();
+    else if (ending.why === 'hang' || ending.why === 'timeout') void job.timeOut();
+    else askToStop(launch, ending.why === 'measured' ? ending.reason : null, found);
   }
-  return { exit: await job.done, continuedAt: null, stopReason, noIterations, hang, switchable, error };
+  return { ...found, exit: await job.done, continuedAt: null };
+}
+
+/**
+ * One poll: the watchdogs (no first iteration, a hang, the block's --timeout), then whether the block in progress
+ * measured enough, and if so the switch to the next block where there is one the job can take. Null: the launch goes on.
+ */
+async function pollBlocks(launch: Launch, found: Findings, watch: HangWatch): Promise<Ending | null> {
+  const { input, live } = launch;
+  const polled = launch.reader.poll();
+  const elapsedSec = (Date.now() - launch.startedAt) / 1000;
+  if (elapsedSec > input.firstIterationTimeoutSec && !polled.some((p) => p.iterations.length > 0)) {
+    found.noIterations = true;
+    return { why: 'no-iterations' };
+  }
+  // A job with no iteration for many times its median, and at least --hang-timeout, is stopped as hung (SIGTERM,
+  // SIGKILL after the grace), its block ended as a timeout would end it.
+  found.hang = watch.check(polled, launch.latestSample(), Date.now());
+  if (found.hang !== null) return { why: 'hang' };
+  const current = live[live.length - 1];
+  // --timeout is per mode: a block that runs past it ends the launch as a separate run's timer would
+  // (the first block's clock starts with the job, as a run's does; the launch's own timer is their sum).
+  if ((Date.now() - current.startedAt) / 1000 > input.timeoutSec) return { why: 'timeout' };
+  const span = blockSpan(launch, live.length - 1, { startedAt: current.startedAt, endedAt: null, sole: false });
+  // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
+  const slices = polled.filter((p) => p.iterations.length > 0).map((p) => blockSlice(p, span));
+  // --continue: a synthetic block never ends the script's epoch, so the first block has no boundary to wait for.
+  const decision = decideBlockStop(slices, current, input.continueRun !== true);
+  const laterBlocksSec = laterBlocksEstimate(live, input.blocks);
+  input.onProgress?.({
+    ...decision.progress,
+    elapsedSec: (Date.now() - current.startedAt) / 1000,
+    ...(laterBlocksSec !== null ? { laterBlocksSec } : {}),
+  });
+  if (!decision.stop) return null;
+  current.stopReason = decision.reason;
+  current.measured =
+    decision.paceMs !== null ? { iterations: decision.progress.iterations, iterMs: decision.paceMs } : null;
+  found.switchable = allSwitchable(polled);
+  const next = input.blocks[live.length];
+  if (next === undefined || !found.switchable || launch.controlFile === null)
+    return { why: 'measured', reason: decision.reason, slices };
+  closeBlock(current, slices, launch.ledger);
+  try {
+    await switchBlock(launch, next, polled);
+    return null;
+  } catch (caught) {
+    found.error = caught;
+    return { why: 'state-failed' };
+  }
+}
+
+/**
+ * Sets the next block's state while the job trains on in the old mode (those iterations belong to no block), then
+ * names it in the control file. A second block of the same mode keeps the state (the cold keeper runs on); the last
+ * of them reports it.
+ */
+async function switchBlock(launch: Launch, next: LaunchBlock, polled: readonly ProcessEvents[]): Promise<void> {
+  const { input, live } = launch;
+  const current = live[live.length - 1];
+  const keep = next.mode === current.block.mode && next.cacheState === current.block.cacheState;
+  if (!keep) current.finish = await current.prepared.finish();
+  const hint = { expectedBytes: expectedBlockBytes(polled, next.maxIterations, input.dataset) };
+  const prepared = keep ? current.prepared : await next.cacheState.prepare(next.mode, input.dataset, hint);
+  // A sample at the block's start: the next one's rates cover the block, not the set-up before it.
+  launch.sampler.tick();
+  live.push(newLiveBlock(next, prepared, Date.now(), launch.ledger));
+  writeControl(launch.controlFile!, live.length - 1, next.mode);
+  input.onBlockStart?.(next);
+}
+
+/** Asks the job to stop through the stop file, and ends it after the grace. */
+function askToStop({ input, job, files }: Launch, reason: Findings['stopReason'], found: Findings): void {
+  found.stopReason = reason;
+  writeFileSync(files.stopFile, 'enough data\n');
+  job.markStopRequested();
+  const grace = setTimeout(() => void job.terminate(), input.stopGraceSec * 1000);
+  void job.done.then(() => clearTimeout(grace));
+}
+
+/** --continue: the blocks are over (or cannot go on); the job is told to train on, and the profiler lets go of it. */
+function letGo(launch: Launch, slices: readonly BlockSlice[] | null, found: Findings): SupervisedLaunch {
+  closeBlock(launch.live[launch.live.length - 1], slices, launch.ledger);
+  writeControl(launch.controlFile!, launch.live.length, 'train');
+  return { ...found, exit: null, continuedAt: Date.now() };
 }
 
 function allSwitchable(processes: readonly ProcessEvents[]): boolean {
@@ -511,7 +563,7 @@ function allSwitchable(processes: readonly ProcessEvents[]): boolean {
  * not yet measured is at least that slow). Null before a block has ended.
  */
 function laterBlocksEstimate(live: readonly LiveBlock[], blocks: readonly LaunchBlock[]): number | null {
-  const ended = live.filter((b) => b.measured !== null);
+  const ended = live.filter((b) => b.measured);
   if (ended.length === 0) return null;
   const iterations = ended.reduce((sum, b) => sum + b.measured!.iterations, 0) / ended.length;
   const slowest = Math.max(...ended.map((b) => b.measured!.iterMs));

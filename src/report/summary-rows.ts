@@ -74,29 +74,16 @@ export function splitRows(profile: Profile): string[][] {
   const a = profile.analysis;
   if (!a) return [];
   const computeShare = a.computeMs && a.iterMs && a.iterMs.mean > 0 ? a.computeMs.mean / a.iterMs.mean : null;
+  // The stalls measured apart from the modes' paces, each a row where the job reported it.
+  const apart = (name: string, stall: { ms: Estimate; call: StallCall; fraction: number | null } | null | undefined) =>
+    stall ? [[name, formatEstimate(stall.ms), stallShare(stall.call, stall.fraction)]] : [];
   return [
     ['per iteration', 'ms (95% CI)', 'share of iteration'],
     ['compute', formatEstimate(a.computeMs), formatPercent(computeShare)],
     ['prep stall', formatEstimate(a.prepStallMs), stallShare(a.stallCalls?.prep, a.prepStallFraction)],
     ['fetch stall', formatEstimate(a.fetchStallMs), stallShare(a.stallCalls?.fetch, a.fetchStallFraction)],
-    ...(a.checkpointStall
-      ? [
-          [
-            'checkpoint stall',
-            formatEstimate(a.checkpointStall.ms),
-            stallShare(a.checkpointStall.call, a.checkpointStall.fraction),
-          ],
-        ]
-      : []),
-    ...(a.boundaryStall
-      ? [
-          [
-            'epoch-boundary stall',
-            formatEstimate(a.boundaryStall.ms),
-            stallShare(a.boundaryStall.call, a.boundaryStall.fraction),
-          ],
-        ]
-      : []),
+    ...apart('checkpoint stall', a.checkpointStall),
+    ...apart('epoch-boundary stall', a.boundaryStall),
     [
       profile.modes.cold?.summary && !profile.modes.cold.stalled ? 'total (cold)' : 'total (slowest mode measured)',
       formatEstimate(a.iterMs),

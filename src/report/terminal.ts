@@ -1,5 +1,5 @@
 import { costLine } from './cost-line.js';
-import type { Profile } from '../schema/profile.js';
+import type { Analysis, Profile } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';
 import { formatEstimate, oneLine, table, wrapLine } from './format.js';
 import { verdictLines } from './verdict-lines.js';
@@ -25,29 +25,43 @@ export function renderSummary(
   profilePath: string,
   options: { shownWarnings?: ReadonlySet<string> } = {},
 ): string {
-  const out: string[] = [];
-  const { dataset, analysis } = profile;
-  const place = fetchPlace(profile);
-  out.push(`${oneLine(profile.jobName)}: ${profile.status} profile, saved to ${profilePath}`);
-  out.push(
-    `dataset: ${dataset.files} ${dataset.remote ? 'objects' : 'files'}, ${formatBytes(dataset.bytes)}` +
-      (dataset.fitsInMemory
-        ? ''
-        : dataset.remote
-          ? " (does NOT fit in the profiler's cache)"
-          : ' (does NOT fit in memory)') +
-      (profile.options.storageBwBytesPerSec
-        ? `; cold ${place} throttled to ${formatRate(profile.options.storageBwBytesPerSec)}`
-        : ''),
-  );
-  out.push(...networkLines(profile));
-  const cost = costLine(profile);
-  if (cost) out.push(cost);
-  out.push('');
+  const out = [...headerLines(profile, profilePath), '', ...measuredLines(profile)];
+  if (profile.analysis) out.push('', ...analysisLines(profile, profile.analysis));
+  // A run that printed its warnings as they came (profile, demo) prints each once: those not again under the summary.
+  const shown = profile.warnings.filter((w) => options.shownWarnings?.has(w));
+  if (shown.length > 0)
+    out.push(
+      `${shown.length} warning${shown.length === 1 ? '' : 's'} printed above as ${shown.length === 1 ? 'it' : 'they'} ` +
+        "came (kept in the profile; 'ds-analyzer report' shows them again)",
+    );
+  for (const warning of profile.warnings.filter((w) => !options.shownWarnings?.has(w)))
+    out.push(...wrapLine('warning:', warning, '  '));
+  return out.join('\n') + '\n';
+}
 
-  out.push(table(modeRows(profile), [1, 2, 3, 4, 5]));
-  for (const line of [...stalledLines(profile), allRanksLine(profile), firstBatchLine(profile)])
-    if (line) out.push(line);
+/** The job, where its profile went, its dataset, the network and the cost. */
+function headerLines(profile: Profile, profilePath: string): string[] {
+  const { dataset } = profile;
+  const fits = dataset.fitsInMemory
+    ? ''
+    : dataset.remote
+      ? " (does NOT fit in the profiler's cache)"
+      : ' (does NOT fit in memory)';
+  const throttle = profile.options.storageBwBytesPerSec
+    ? `; cold ${fetchPlace(profile)} throttled to ${formatRate(profile.options.storageBwBytesPerSec)}`
+    : '';
+  return [
+    `${oneLine(profile.jobName)}: ${profile.status} profile, saved to ${profilePath}`,
+    `dataset: ${dataset.files} ${dataset.remote ? 'objects' : 'files'}, ${formatBytes(dataset.bytes)}${fits}${throttle}`,
+    ...networkLines(profile),
+    ...present([costLine(profile)]),
+  ];
+}
+
+/** The modes as measured: their table, then the nodes', the ranks', the GPUs' and the overlap probe's. */
+function measuredLines(profile: Profile): string[] {
+  const out = [table(modeRows(profile), [1, 2, 3, 4, 5])];
+  out.push(...present([...stalledLines(profile), allRanksLine(profile), firstBatchLine(profile)]));
   const nodes = nodeRows(profile);
   if (nodes) out.push('', table(nodes, [2, 4]));
   const ranks = rankRows(profile);
@@ -64,55 +78,47 @@ export function renderSummary(
           : `UNPROVEN: ${probe.state.reason} (whatif does not use it)`),
     );
   }
+  return out;
+}
 
-  if (analysis) {
-    out.push('');
-    out.push(table(splitRows(profile), [1, 2]));
-    for (const line of [stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)])
-      if (line) out.push(line);
-    const facts = [
-      analysis.gpuSamplesPerSec !== null
-        ? `accelerator could take ${analysis.gpuSamplesPerSec.toFixed(1)} samples/s`
-        : null,
-      analysis.prepSamplesPerSec !== null ? `prep delivers ${analysis.prepSamplesPerSec.toFixed(1)} samples/s` : null,
-      analysis.coldSamplesPerSec !== null ? `cold ${place} ${analysis.coldSamplesPerSec.toFixed(1)} samples/s` : null,
-    ].filter(Boolean);
-    if (facts.length) out.push(`rates: ${facts.join(' · ')}`);
-    const bandwidth = [
-      analysis.storageReadBytesPerSec !== null ? `${place} read ${formatRate(analysis.storageReadBytesPerSec)}` : null,
-      analysis.memoryReadBytesPerSec !== null ? `memory read ${formatRate(analysis.memoryReadBytesPerSec)}` : null,
-      analysis.prepCpuSecPerSample !== null
-        ? `prep CPU ${(analysis.prepCpuSecPerSample * 1000).toFixed(2)} ms/sample`
-        : null,
-    ].filter(Boolean);
-    if (bandwidth.length) out.push(`measured: ${bandwidth.join(' · ')}`);
-    out.push(...prepStagesLines(profile));
-    out.push('');
-    for (const { label, text } of verdictLines(profile))
-      out.push(...wrapLine(`verdict${label ? `, ${label}` : ''}:`, text, '  '));
-    if (analysis.straggler) out.push(...wrapLine('straggler:', analysis.straggler.text, '  '));
-    else if (analysis.straggler === null)
-      out.push(
-        ...wrapLine(
-          'straggler:',
-          "none: no rank waits for its data beyond the other ranks' noise and 3% of the iteration",
-          '  ',
-        ),
-      );
-    out.push(...wrapLine('advice: ', analysis.advice, '  '));
-    if (analysis.caveats.length) {
-      out.push('caveats:');
-      for (const caveat of analysis.caveats) out.push(...wrapLine('  -', caveat, '    '));
-    }
+/** The split and its rates, then the verdict, the straggler, the advice and the caveats. */
+function analysisLines(profile: Profile, analysis: Analysis): string[] {
+  const place = fetchPlace(profile);
+  const rate = (value: number | null, text: (v: number) => string) => (value !== null ? text(value) : null);
+  const facts = present([
+    rate(analysis.gpuSamplesPerSec, (v) => `accelerator could take ${v.toFixed(1)} samples/s`),
+    rate(analysis.prepSamplesPerSec, (v) => `prep delivers ${v.toFixed(1)} samples/s`),
+    rate(analysis.coldSamplesPerSec, (v) => `cold ${place} ${v.toFixed(1)} samples/s`),
+  ]);
+  const bandwidth = present([
+    rate(analysis.storageReadBytesPerSec, (v) => `${place} read ${formatRate(v)}`),
+    rate(analysis.memoryReadBytesPerSec, (v) => `memory read ${formatRate(v)}`),
+    rate(analysis.prepCpuSecPerSample, (v) => `prep CPU ${(v * 1000).toFixed(2)} ms/sample`),
+  ]);
+  const out = [
+    table(splitRows(profile), [1, 2]),
+    ...present([stallPartsLine(profile), driftLine(profile), ...pipelineStallLines(profile)]),
+    ...(facts.length ? [`rates: ${facts.join(' · ')}`] : []),
+    ...(bandwidth.length ? [`measured: ${bandwidth.join(' · ')}`] : []),
+    ...prepStagesLines(profile),
+    '',
+  ];
+  for (const { label, text } of verdictLines(profile))
+    out.push(...wrapLine(`verdict${label ? `, ${label}` : ''}:`, text, '  '));
+  const straggler =
+    analysis.straggler === null
+      ? "none: no rank waits for its data beyond the other ranks' noise and 3% of the iteration"
+      : analysis.straggler?.text;
+  if (straggler !== undefined) out.push(...wrapLine('straggler:', straggler, '  '));
+  out.push(...wrapLine('advice: ', analysis.advice, '  '));
+  if (analysis.caveats.length) {
+    out.push('caveats:');
+    for (const caveat of analysis.caveats) out.push(...wrapLine('  -', caveat, '    '));
   }
-  // A run that printed its warnings as they came (profile, demo) prints each once: those not again under the summary.
-  const shown = profile.warnings.filter((w) => options.shownWarnings?.has(w));
-  if (shown.length > 0)
-    out.push(
-      `${shown.length} warning${shown.length === 1 ? '' : 's'} printed above as ${shown.length === 1 ? 'it' : 'they'} ` +
-        "came (kept in the profile; 'ds-analyzer report' shows them again)",
-    );
-  for (const warning of profile.warnings.filter((w) => !options.shownWarnings?.has(w)))
-    out.push(...wrapLine('warning:', warning, '  '));
-  return out.join('\n') + '\n';
+  return out;
+}
+
+/** The lines that are there. */
+function present(lines: readonly (string | null | undefined)[]): string[] {
+  return lines.filter((line): line is string => Boolean(line));
 }

@@ -15,14 +15,10 @@ import type { ArtifactSink } from '../../store/artifact-sink.js';
 import { TOOL_VERSION } from '../../version.js';
 import { ProfileBook, type BookedRun } from '../profile-book.js';
 import { runVerdict, type RunVerdict } from '../run-setup.js';
-import {
-  CoordinatorLink,
-  FollowerLink,
-  type NodeHello,
-  type NodeLink,
-  type NodeRunResult,
-  type LinkTiming,
-} from './node-link.js';
+import { CoordinatorLink } from './coordinator-link.js';
+import { FollowerLink } from './follower-link.js';
+import type { NodeHello, NodeLink, NodeRunResult } from './node-link.js';
+import type { LinkTiming } from './peer.js';
 import type { NodePlan } from './node-plan.js';
 import { NODES_TEXT } from './nodes-text.js';
 
