@@ -47,6 +47,7 @@ export async function gateAction(args: string[], raw: RawGateOptions, io: Io): P
 /** --noise-history DIR: the spread between runs of main's stored profiles, for --baseline's regression. */
 async function betweenRunNoise(dir: string, options: GateOptions, io: Io): Promise<BetweenRuns> {
   if (!options.baselinePath) throw new UserError(BETWEEN_RUNS_TEXT.withoutBaseline, ExitCode.Usage);
+  if (options.epochs === 'later') throw new UserError(BETWEEN_RUNS_TEXT.laterEpochs, ExitCode.Usage);
   const { loadHistory } = await import('../gate/history.js');
   const points = await loadHistory(dir, io.stderr).catch((error: unknown) => {
     // The history's own messages name --history: here the folder came with --noise-history.

@@ -18,6 +18,8 @@ import { parseEpochs } from '../gate/options.js';
 import { abbaOrder, pairedChange, type Arm } from '../gate/paired.js';
 import { runProfile, type ProfileRunHooks } from '../profile/run-profile.js';
 import { PROFILE_FLAG_DEFAULTS } from '../profile/run-defaults.js';
+import { GATE_OUTPUT_VERSION } from '../schema/versions.js';
+import { commandWithoutSecrets } from '../store/redact.js';
 import { writeAtomic } from '../store/write-atomic.js';
 import { formatNumber, parseFraction, parsePositiveInt } from '../units.js';
 import type { RawGateOptions } from './gate-action.js';
@@ -62,19 +64,26 @@ export async function gateAgainstAction(
   }
   const measured = await runRounds(plan, io);
   if (measured === 'interrupted') {
-    io.stderr(`ds-analyzer: interrupted; ${AGAINST_TEXT.written(plan.outDir)}\n`);
+    io.stderr(`ds-analyzer: ${AGAINST_TEXT.interrupted(plan.outDir)}\n`);
     return ExitCode.Interrupted;
   }
   const verdict = againstVerdict(plan.jobName, plan.budget, measured.rounds, plan.mode);
   const change = measured.rounds.failure === null ? pairedChange(measured.rounds.rounds) : null;
-  const against = { reference: plan.argv.reference, candidate: plan.argv.candidate, rounds: measured.files, change };
+  // The commands as profiles keep them: a token or a signed URL in an argument never reaches a CI artefact.
+  const against = {
+    reference: commandWithoutSecrets(plan.argv.reference),
+    candidate: commandWithoutSecrets(plan.argv.candidate),
+    rounds: measured.files,
+    change,
+  };
   const options = {
     baselinePath: null,
     json: Boolean(raw.json),
     junitPath: raw.junit ? resolve(io.cwd, raw.junit) : null,
   };
   emitVerdict(verdict, plan.outDir, options, io, { against });
-  const comparison = { kind: 'gate-against', ...verdict, against };
+  if (measured.failureTail) io.stderr(`${AGAINST_TEXT.lastLines(measured.failureTail)}\n`);
+  const comparison = { schemaVersion: GATE_OUTPUT_VERSION, kind: 'gate-against', ...verdict, against };
   writeAtomic(join(plan.outDir, 'comparison.json'), JSON.stringify(comparison, null, 1) + '\n');
   io.stderr(`${AGAINST_TEXT.written(plan.outDir)}\n`);
   return verdict.exitCode;
@@ -85,6 +94,7 @@ const ONE_PROFILE_FLAGS = [
   'config',
   'baseline',
   'history',
+  'noiseHistory',
   'chart',
   'maxFetchStall',
   'maxPrepStall',
@@ -107,7 +117,8 @@ function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags,
   const limit =
     raw.maxRegression === undefined ? DEFAULT_MAX_REGRESSION : parseFraction(raw.maxRegression, '--max-regression');
   const source = raw.maxRegression === undefined ? 'default with --against' : '--max-regression';
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  // The pid too: two gates started in the same second keep their rounds apart.
+  const stamp = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${process.pid}`;
   return {
     argv: { reference, candidate },
     jobName: jobNameOf(candidate),
@@ -122,13 +133,15 @@ function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags,
 /** What the rounds left: the paces (or the failure) and each round's profile. */
 interface RoundsRun {
   rounds: AgainstRounds;
+  /** The failed round's last lines of output, printed apart from the verdict; null when none failed. */
+  failureTail: string | null;
   files: { round: number; arm: Arm; profile: string; msPerSample: number | null }[];
 }
 
 /** Runs the rounds in A B B A order; stops at the first round that gives no pace, or at an interrupt. */
 async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interrupted'> {
   const order = abbaOrder(plan.pairs);
-  const run: RoundsRun = { rounds: { rounds: [], unproven: 0, failure: null }, files: [] };
+  const run: RoundsRun = { rounds: { rounds: [], unproven: 0, failure: null }, failureTail: null, files: [] };
   const shown = new Set<string>();
   for (const [k, arm] of order.entries()) {
     const index = k + 1;
@@ -144,8 +157,8 @@ async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interr
       const why = measuredMode
         ? `${measuredMode.status} (${measuredMode.stopReason})`
         : `the ${plan.mode} mode did not run`;
-      const tail = outcome.failureTail ? `; last lines of its output:\n${outcome.failureTail}` : '';
-      run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, why, outcome.path) + tail;
+      run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, why, outcome.path);
+      run.failureTail = outcome.failureTail;
       return run;
     }
     if (!measuredMode!.state.proven) run.rounds.unproven += 1;

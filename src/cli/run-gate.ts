@@ -5,6 +5,7 @@
  */
 import type { GateOptions } from '../gate/options.js';
 import { profileDifferences } from '../compare/differences.js';
+import { GATE_TEXT } from '../gate/gate-text.js';
 import { evaluateGate, type GateVerdict } from '../gate/rules.js';
 import { writeJunit } from '../report/gate-junit.js';
 import { appendStepSummary, stepSummaryMarkdown } from '../report/gate-step-summary.js';
@@ -36,8 +37,7 @@ export function runGate(
   const verdict = evaluateGate(profile, options.budgets, baseline, options.epochs, options.betweenRuns ?? null);
   emitVerdict(verdict, profilePath, options, io);
   const differences = baseline ? profileDifferences(baseline, profile) : [];
-  if (differences.length > 0)
-    io.stderr(`ds-analyzer: note: the baseline is another job or setting (${differences.join('; ')})\n`);
+  if (differences.length > 0) io.stderr(`ds-analyzer: ${GATE_TEXT.baselineDiffers(differences)}\n`);
   return verdict.exitCode;
 }
 

@@ -2,6 +2,7 @@
 // one-line errors of its flags (cause, flag, fix). against.ts and
 // cli/gate-against-action.ts decide; the words live here.
 
+import { DEFAULT_PAIRS } from './against-defaults.js';
 import type { PairedJudgement } from './paired.js';
 
 /** Messages of gate --against. */
@@ -26,7 +27,7 @@ export const AGAINST_TEXT = {
   againstEmpty: "--against '' names no command: pass the reference command, e.g. --against 'python train.py'",
   shellSyntax: (token: string) =>
     `--against holds shell syntax '${token}' that is run without a shell: wrap it as --against "sh -c '...'"`,
-  unclosedQuote: (text: string) => `--against '${text}' has an unclosed quote: close it or quote the command once`,
+  unclosedQuote: '--against has an unclosed quote: close it or quote the command once',
   withOthers: (flags: string) =>
     `gate --against judges the regression of the candidate over the reference only: drop ${flags}, ` +
     'or gate a stored profile with them',
@@ -36,7 +37,7 @@ export const AGAINST_TEXT = {
   extraProfiles: (count: number) =>
     `gate takes one profile, got ${count}: pass one profile file, or run two commands with --against CMD -- CMD`,
   roundsTooFew: (text: string) =>
-    `--rounds '${text}' is below 2: the interval needs at least 2 pairs of rounds (default 6)`,
+    `--rounds '${text}' is below 2: the interval needs at least 2 pairs of rounds (default ${DEFAULT_PAIRS})`,
   roundDone: (index: number, total: number, arm: string, pace: string, iterations: number) =>
     `round ${index}/${total} ${arm}: ${pace} ms/sample over ${iterations} measured iterations`,
   roundFailed: (index: number, arm: string, why: string, path: string) =>
@@ -44,4 +45,6 @@ export const AGAINST_TEXT = {
   outDirUnwritable: (dir: string, why: string) =>
     `cannot make the rounds' folder '${dir}' (${why}): pass --out-dir a folder you may write`,
   written: (dir: string) => `the rounds' profiles and the comparison (comparison.json) are in ${dir}`,
+  interrupted: (dir: string) => `interrupted; the rounds measured so far are in ${dir}`,
+  lastLines: (tail: string) => `the failed round's last lines of output:\n${tail}`,
 } as const;

@@ -6,6 +6,9 @@ export const BETWEEN_RUNS_TEXT = {
   withoutBaseline:
     '--noise-history widens the regression against a baseline: pass --baseline FILE too, or drop --noise-history',
   withHistory: '--noise-history goes with --baseline, not --history (which judges the folder itself): drop one of them',
+  laterEpochs:
+    '--noise-history learns the spread of the first-epoch (cold) pace, not of epochs 2+: drop --epochs later, or ' +
+    'drop --noise-history',
   tooFlat: (dir: string) =>
     `--noise-history '${dir}' gives fewer than 3 run-to-run changes outside its steps: keep more of main's ` +
     'profiles there (see docs/ci.md)',

@@ -40,7 +40,7 @@ export function commandWords(text: string): string[] {
       word = (word ?? '') + c;
     }
   }
-  if (quote !== null) throw new UserError(AGAINST_TEXT.unclosedQuote(text), ExitCode.Usage);
+  if (quote !== null) throw new UserError(AGAINST_TEXT.unclosedQuote, ExitCode.Usage);
   if (word !== null) words.push(word);
   if (words.length === 0) throw new UserError(AGAINST_TEXT.againstEmpty, ExitCode.Usage);
   return words;

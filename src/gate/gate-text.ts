@@ -4,6 +4,9 @@
 
 /** Messages of gate's config and options (one line each: cause, flag, fix). */
 export const GATE_TEXT = {
+  /** gate --baseline of another job or setting (compare/differences.ts): said, not refused (a PR changes the job). */
+  baselineDiffers: (differences: readonly string[]) =>
+    `note: the baseline is another job or setting (${differences.join('; ')})`,
   configMissing: (path: string) =>
     `gate config '${path}' does not exist: pass an existing file to --config (see docs/ci.md)`,
   configNotJson: (path: string, why: string) =>

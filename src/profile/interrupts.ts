@@ -76,7 +76,7 @@ export class Interrupts {
   /** The job the profile now rides on (profile --continue): signals reach it as themselves. */
   passOn(job: Job): void {
     this.passing = true;
-    this.attach(job);
+    this.job = job;
   }
 
   /** The job has ended. */

@@ -246,11 +246,15 @@ async function measure(steps: ProfileSteps, passes: number, release: () => void)
   const plan = launchPlan({ ...input, fakesSingleRuns }, dataset, passes);
   if (input.continueRun) assertRidable(plan);
   const end = await runPlan(steps, plan);
+  // The run --continue rides is the user's from here: its signals go to it as themselves, and no probe reads the
+  // dataset beside it (the what-if keeps the cold blocks' read rate as a lower bound).
+  if (end.continuing) interrupts.passOn(end.continuing.job);
   let exitCode = end.exitCode;
   let nodeLost = end.nodeLost;
   const goesOn = () => exitCode === ExitCode.Ok && !interrupts.interrupted;
-  if (input.overlapProbe && goesOn()) await overlapStep(steps);
-  if (goesOn()) await storageProbeStep(steps);
+  const probes = !input.continueRun;
+  if (input.overlapProbe && probes && goesOn()) await overlapStep(steps);
+  if (probes && goesOn()) await storageProbeStep(steps);
   recordCost(steps, end, startedAt);
   if (nodes && goesOn()) {
     nodeLost = await nodes.finish(book.profile.storageProbe ?? null).then(() => undefined, lostOrThrow);

@@ -185,32 +185,43 @@ export async function runValidation(
   }
 }
 
-/** Lists the data, sets up its throttle, plans and runs the points; every source and throttle is closed after. */
+/** What validatePoints works from: the fitted model, the points asked and left out, the user's interrupts. */
+interface PointsContext {
+  model: FittedModel;
+  points: ValidationPoint[];
+  notRun: ValidationPoint[];
+  interrupts: Interrupts;
+}
+
+/** The points of listed data; the data source is closed after, however they end (a failed or stopped listing too). */
 async function validatePoints(
   input: ValidateInput,
   hooks: ValidateHooks,
-  {
-    model,
-    points,
-    notRun,
-    interrupts,
-  }: { model: FittedModel; points: ValidationPoint[]; notRun: ValidationPoint[]; interrupts: Interrupts },
+  context: PointsContext,
+): Promise<ValidationRun> {
+  try {
+    return await pointsOfListedData(input, hooks, context);
+  } finally {
+    // The source's proxy and cache (remote data) outlive no validate.
+    await input.dataSource.close().catch(() => undefined);
+  }
+}
+
+/** Lists the data, sets up its throttle, plans and runs the points; the throttle is removed after. */
+async function pointsOfListedData(
+  input: ValidateInput,
+  hooks: ValidateHooks,
+  { model, points, notRun, interrupts }: PointsContext,
 ): Promise<ValidationRun> {
   const { profile } = input;
   const dataset = await input.dataSource.list();
   const asksBandwidth = points.some((p) => p.kind === 'bandwidth');
   const bandwidthBlocker = asksBandwidth ? throttleObstacle(input.dataSource, input.env) : null;
-  if (bandwidthBlocker !== null) {
-    await input.dataSource.close().catch(() => undefined);
-    throw new UserError(VALIDATE_TEXT.noThrottle(bandwidthBlocker), ExitCode.Environment);
-  }
+  if (bandwidthBlocker !== null) throw new UserError(VALIDATE_TEXT.noThrottle(bandwidthBlocker), ExitCode.Environment);
   const writeBlocker = points.some((p) => p.kind === 'write')
     ? (input.writeThrottle ?? cgroupWriteThrottle).obstacle(input.env)
     : null;
-  if (writeBlocker !== null) {
-    await input.dataSource.close().catch(() => undefined);
-    throw new UserError(VALIDATE_TEXT.noWriteThrottle(writeBlocker), ExitCode.Environment);
-  }
+  if (writeBlocker !== null) throw new UserError(VALIDATE_TEXT.noWriteThrottle(writeBlocker), ExitCode.Environment);
   // Storage as the profile saw it: its cold mode's throttle, for the cache points (the others run cached);
   // refused before any point runs where this data cannot be throttled, as profile refuses.
   const throttleBps = points.some((p) => p.kind === 'cache') ? profile.options.storageBwBytesPerSec : null;
@@ -235,8 +246,6 @@ async function validatePoints(
     }
   } finally {
     await throttle?.remove().catch(() => undefined);
-    // The source's proxy and cache (remote data) outlive no validate.
-    await input.dataSource.close().catch(() => undefined);
   }
 }
 
