@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ALONE, testPlan } from '../scripts/test-plan.js';
+
+const TEST_ROOT = fileURLToPath(new URL('./', import.meta.url));
+
+test('every test file runs once: side by side or alone', () => {
+  const phases = testPlan();
+  assert.deepEqual(
+    phases.map((p) => p.name),
+    ['side-by-side', 'alone'],
+  );
+  const planned = phases.flatMap((p) => p.paths).sort();
+  const files = readdirSync(TEST_ROOT, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.test.js'))
+    .map((name) => join(TEST_ROOT, name))
+    .sort();
+  assert.deepEqual(planned, files);
+  assert.equal(phases[1].concurrency, 1, 'the timed files run one at a time');
+});
+
+test('each file named to run alone exists, so a renamed timed test does not slip in beside others', () => {
+  for (const name of ALONE)
+    assert.ok(existsSync(join(TEST_ROOT, 'e2e', `${name}.test.js`)), `test/e2e/${name}.test.ts`);
+  const alone = testPlan()[1].paths.map((path) => path.slice(join(TEST_ROOT, 'e2e/').length, -'.test.js'.length));
+  assert.deepEqual(alone.sort(), [...ALONE].sort());
+});
