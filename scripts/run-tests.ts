@@ -21,29 +21,55 @@ interface Outcome {
   exitCode: number;
 }
 
-/** Runs node's test runner on `phase`, its output passed through, and counts from its summary. */
-function run(phase: Phase): Promise<Outcome> {
+/**
+ * Runs node's test runner on `files`, `concurrency` at a time, and counts from its summary. Its output is passed
+ * through as it comes, or with `held`, kept and passed through once `held` resolves (two runs side by side do not
+ * mix their TAP).
+ */
+async function run(files: string[], concurrency: number, held?: Promise<unknown>): Promise<Outcome> {
   const args = [
     '--test',
-    `--test-concurrency=${phase.concurrency}`,
+    `--test-concurrency=${concurrency}`,
     '--test-reporter=tap',
     '--test-reporter-destination=stdout',
     `--test-reporter=${SLOWEST_REPORTER}`,
     '--test-reporter-destination=stderr',
-    ...phase.paths,
+    ...files,
   ];
-  process.stderr.write(`# phase ${phase.name}: ${phase.paths.length} files, ${phase.concurrency} at a time\n`);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const counts = { passed: 0, failed: 0 };
+  const kept: string[] = [];
   // The summary's last "# pass N" and "# fail N" lines (diagnostics of a test may also start with "#").
   createInterface({ input: child.stdout }).on('line', (line) => {
-    process.stdout.write(`${line}\n`);
+    if (held) kept.push(line);
+    else process.stdout.write(`${line}\n`);
     const pass = /^# pass (\d+)$/.exec(line);
     const fail = /^# fail (\d+)$/.exec(line);
     if (pass) counts.passed = Number(pass[1]);
     if (fail) counts.failed = Number(fail[1]);
   });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ ...counts, exitCode: code ?? 1 })));
+  const exitCode = await new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  if (held) {
+    await held;
+    for (const line of kept) process.stdout.write(`${line}\n`);
+  }
+  return { ...counts, exitCode };
+}
+
+/** Runs a phase: its runs side by side, the first one's output as it comes. */
+async function runPhase(phase: Phase): Promise<Outcome> {
+  const files = phase.runs.reduce((n, r) => n + r.paths.length, 0);
+  const at = phase.runs.map((r) => r.concurrency).join(' + ');
+  process.stderr.write(`# phase ${phase.name}: ${files} files, ${at} at a time\n`);
+  const [first, ...others] = phase.runs;
+  if (!first) return { passed: 0, failed: 0, exitCode: 0 };
+  const streamed = run(first.paths, first.concurrency);
+  const outcomes = await Promise.all([streamed, ...others.map((r) => run(r.paths, r.concurrency, streamed))]);
+  return outcomes.reduce((a, b) => ({
+    passed: a.passed + b.passed,
+    failed: a.failed + b.failed,
+    exitCode: a.exitCode !== 0 ? a.exitCode : b.exitCode,
+  }));
 }
 
 const phases = testPlan();
@@ -59,7 +85,7 @@ let passed = 0;
 let failed = 0;
 let exitCode = 0;
 for (const phase of chosen) {
-  const outcome = await run(phase);
+  const outcome = await runPhase(phase);
   passed += outcome.passed;
   failed += outcome.failed;
   // A runner that ended badly without a failed test (a crash, a file that did not load) still fails the run.

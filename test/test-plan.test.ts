@@ -13,18 +13,24 @@ test('every test file runs once: side by side or alone', () => {
     phases.map((p) => p.name),
     ['side-by-side', 'alone'],
   );
-  const planned = phases.flatMap((p) => p.paths).sort();
+  const planned = phases.flatMap((p) => p.runs.flatMap((r) => r.paths)).sort();
   const files = readdirSync(TEST_ROOT, { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.test.js'))
     .map((name) => join(TEST_ROOT, name))
     .sort();
   assert.deepEqual(planned, files);
-  assert.equal(phases[1].concurrency, 1, 'the timed files run one at a time');
+  assert.deepEqual(
+    phases[1].runs.map((r) => r.concurrency),
+    [1],
+    'the timed files run one at a time, in one run',
+  );
 });
 
 test('each file named to run alone exists, so a renamed timed test does not slip in beside others', () => {
   for (const name of ALONE)
     assert.ok(existsSync(join(TEST_ROOT, 'e2e', `${name}.test.js`)), `test/e2e/${name}.test.ts`);
-  const alone = testPlan()[1].paths.map((path) => path.slice(join(TEST_ROOT, 'e2e/').length, -'.test.js'.length));
+  const alone = testPlan()[1].runs[0].paths.map((path) =>
+    path.slice(join(TEST_ROOT, 'e2e/').length, -'.test.js'.length),
+  );
   assert.deepEqual(alone.sort(), [...ALONE].sort());
 });
