@@ -1,11 +1,11 @@
 /**
  * Which test files run side by side and which alone (run-tests.ts).
  *
- * Alone: the end-to-end files that hold a measured time, an accuracy or a
- * proof against the machine (the job run without the tool, a prediction, a
+ * Alone: the files that hold a measured time, an accuracy or a proof against
+ * the machine (the job run without the tool, a prediction, a
  * block's share of bytes at its edges): a second file on the other core would
- * move what they measure. Everything else runs side by side: the unit tests,
- * which hold no timing, and the end-to-end files that check behaviour (exit
+ * move what they measure. Everything else runs side by side: the unit tests
+ * that hold no timing, and the end-to-end files that check behaviour (exit
  * codes, files, messages, processes left behind), each CLI run of them with a
  * run registry of its own (test/e2e/helpers.ts), so their real profiles do not
  * refuse each other.
@@ -28,21 +28,23 @@ export interface Phase {
 
 const TEST_ROOT = fileURLToPath(new URL('../test/', import.meta.url));
 
-/** End-to-end files (test/e2e/NAME.test.ts) that run with nothing beside them. */
+/** Files (test/NAME.test.ts) that run with nothing beside them. */
 export const ALONE = new Set([
-  'checkpoints', // the checkpoint and boundary stalls against the job run without the tool
-  'ci-workflow', // the gate passes on main only with the cold mode proven
-  'known-cost', // the split against the emulator's settings; the overlap probe's proof
-  'matrix-cells', // whatif --matrix within 15% of validate runs
-  'multi-node', // the merged pace against the job's own meter
-  'pytorch', // the prep stall against the script's own data timer
-  'remote-fuse', // the modes proven from the daemon's socket bytes
-  'remote-http-shards', // the modes proven at block edges
-  'remote-https', // one launch: every mode proven at block edges
-  'remote-s3', // one launch; the fetch stall against the cap; validate --latency
-  'validate-cache', // the hit ratio held and predicted
-  'validate-workers', // the second worker measured faster
-  'validate-write', // whatif --write-bw against the job run there
+  'e2e/checkpoints', // the checkpoint and boundary stalls against the job run without the tool
+  'e2e/ci-workflow', // the gate passes on main only with the cold mode proven
+  'e2e/known-cost', // the split against the emulator's settings; the overlap probe's proof
+  'e2e/matrix-cells', // whatif --matrix within 15% of validate runs
+  'e2e/multi-node', // the merged pace against the job's own meter
+  'e2e/pytorch', // the prep stall against the script's own data timer
+  'e2e/remote-fuse', // the modes proven from the daemon's socket bytes
+  'e2e/remote-http-shards', // the modes proven at block edges
+  'e2e/remote-https', // one launch: every mode proven at block edges
+  'e2e/remote-s3', // one launch; the fetch stall against the cap; validate --latency
+  'e2e/validate-cache', // the hit ratio held and predicted
+  'e2e/validate-workers', // the second worker measured faster
+  'e2e/validate-write', // whatif --write-bw against the job run there
+  'emulator/job', // the emulated compute against the clock
+  'emulator/prep-clock', // a thread's CPU clock against a sleep
 ]);
 
 /**
@@ -64,13 +66,11 @@ function testFiles(dir: string): string[] {
 /** The phases of a whole run, in order. */
 export function testPlan(root = TEST_ROOT): Phase[] {
   const all = testFiles(root);
-  const e2eName = (path: string): string | null => {
-    const rel = relative(root, path);
-    return rel.startsWith('e2e/') ? rel.slice('e2e/'.length, -'.test.js'.length) : null;
-  };
-  const alone = all.filter((path) => ALONE.has(e2eName(path) ?? ''));
-  const e2eSide = all.filter((path) => e2eName(path) !== null && !alone.includes(path));
-  const unit = all.filter((path) => e2eName(path) === null);
+  const name = (path: string): string => relative(root, path).slice(0, -'.test.js'.length);
+  const isE2e = (path: string): boolean => name(path).startsWith('e2e/');
+  const alone = all.filter((path) => ALONE.has(name(path)));
+  const e2eSide = all.filter((path) => isE2e(path) && !alone.includes(path));
+  const unit = all.filter((path) => !isE2e(path) && !alone.includes(path));
   const longest = unit.filter((path) => path.endsWith(`/${LONGEST}`));
   return [
     {

@@ -27,10 +27,7 @@ test('every test file runs once: side by side or alone', () => {
 });
 
 test('each file named to run alone exists, so a renamed timed test does not slip in beside others', () => {
-  for (const name of ALONE)
-    assert.ok(existsSync(join(TEST_ROOT, 'e2e', `${name}.test.js`)), `test/e2e/${name}.test.ts`);
-  const alone = testPlan()[1].runs[0].paths.map((path) =>
-    path.slice(join(TEST_ROOT, 'e2e/').length, -'.test.js'.length),
-  );
+  for (const name of ALONE) assert.ok(existsSync(join(TEST_ROOT, `${name}.test.js`)), `test/${name}.test.ts`);
+  const alone = testPlan()[1].runs[0].paths.map((path) => path.slice(TEST_ROOT.length, -'.test.js'.length));
   assert.deepEqual(alone.sort(), [...ALONE].sort());
 });
