@@ -1,33 +1,25 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
-import { readProfile } from '../../src/store/profile-store.js';
-import { ExitCode } from '../../src/errors.js';
-import type { Profile } from '../../src/schema/profile.js';
-import { FIXTURES, PYTHON, startCli, torchMissing } from './helpers.js';
+import { profileCheckpointJob, SCRIPT, writeCheckpointData } from './checkpoint-job.js';
+import { PYTHON, torchMissing } from './helpers.js';
 
 /**
- * Checkpoint saves and epoch boundaries of a real PyTorch loop
- * (test/fixtures/checkpoint-train.py: a DataLoader over real files, a 50 ms
- * emulated step, torch.save of a state dict), profiled by the real CLI and
- * held against the script's own meter and against the same job run without
- * the tool, side by side in this test.
+ * Checkpoint saves and epoch boundaries of a real PyTorch loop (checkpoint-job.ts), held against the script's
+ * own meter and against the same job run without the tool, side by side in this test: timings, so this file
+ * runs alone (scripts/test-plan.ts). Where the saves go: checkpoint-writes.test.ts.
  */
-const SCRIPT = join(FIXTURES, 'checkpoint-train.py');
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-ckpt-'));
 const data = join(work, 'data');
-const quick = ['--precision', '8%', '--min-iterations', '30', '--max-iterations', '150', '--single-pass'];
 
 let skipReason: string | null = null;
 before(async () => {
   skipReason = await torchMissing();
   if (skipReason) return;
-  mkdirSync(data, { recursive: true });
-  // 160 files of 64 KiB: 20 batches of 8 an epoch.
-  for (let i = 0; i < 160; i++) writeFileSync(join(data, `f${String(i).padStart(4, '0')}.bin`), Buffer.alloc(65536, i));
+  writeCheckpointData(data);
 });
 
 interface Meter {
@@ -38,41 +30,8 @@ interface Meter {
 const readMeter = (path: string): Meter => JSON.parse(readFileSync(path, 'utf8')) as Meter;
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-async function profile(
-  name: string,
-  jobArgs: string[],
-  extra: string[] = [],
-  env: Record<string, string> = {},
-): Promise<Profile> {
-  const dir = join(work, name);
-  mkdirSync(dir, { recursive: true });
-  const out = join(dir, 'profile.json');
-  const result = await startCli(
-    [
-      'profile',
-      '--data',
-      data,
-      '--out',
-      out,
-      ...quick,
-      ...extra,
-      '--',
-      PYTHON,
-      SCRIPT,
-      '--data',
-      data,
-      '--meter',
-      join(dir, 'meter.json'),
-      ...jobArgs,
-    ],
-    {
-      cwd: dir,
-      env,
-    },
-  );
-  assert.equal(result.exitCode, ExitCode.Ok, result.all);
-  assert.doesNotMatch(result.all, /^\s+at .+\(.+:\d+:\d+\)$/m, 'no stack trace');
-  return readProfile(out);
+function profile(name: string, jobArgs: string[], extra: string[] = [], env: Record<string, string> = {}) {
+  return profileCheckpointJob(work, data, name, jobArgs, extra, env);
 }
 
 /**
@@ -142,48 +101,6 @@ test('a save every 5 iterations: the checkpoint stall against the job run withou
   assert.ok(Math.abs(p.analysis!.computeMs!.mean - 50) < 10, `compute ${p.analysis!.computeMs!.mean}`);
 });
 
-test("the synthetic mode leaves the script's checkpoint alone: saves go to scratch files, removed", async (t) => {
-  if (skipReason) return t.skip(skipReason);
-  const dir = join(work, 'synthetic-only');
-  mkdirSync(dir, { recursive: true });
-  const target = join(dir, 'checkpoint.pt');
-  writeFileSync(target, 'the real checkpoint');
-  const out = join(dir, 'profile.json');
-  const result = await startCli(
-    [
-      'profile',
-      '--data',
-      data,
-      '--out',
-      out,
-      '--modes',
-      'synthetic',
-      ...quick,
-      '--',
-      PYTHON,
-      SCRIPT,
-      '--data',
-      data,
-      '--save-every',
-      '5',
-      '--save-mb',
-      '8',
-      '--save-path',
-      target,
-    ],
-    { cwd: dir },
-  );
-  assert.equal(result.exitCode, ExitCode.Ok, result.all);
-  assert.equal(readFileSync(target, 'utf8'), 'the real checkpoint');
-  assert.deepEqual(
-    readdirSync(dir).filter((f) => f.includes('dsa-scratch')),
-    [],
-    'no scratch file left',
-  );
-  const saves = readProfile(out).modes.synthetic!.ranks[0].checkpoints!;
-  assert.ok(saves.length >= 5 && saves.every((s) => !s.persisted && s.bytes! > 8e6), JSON.stringify(saves.slice(0, 2)));
-});
-
 test('workers started again each epoch are the boundary stall; persistent workers remove it; the first batch matches the script', async (t) => {
   if (skipReason) return t.skip(skipReason);
   const slowStart = { WORKER_START_SEC: '0.3' };
@@ -217,16 +134,4 @@ test('workers started again each epoch are the boundary stall; persistent worker
     `persistent ${kept.perEpochMs.mean} vs ${b.perEpochMs.mean} ms an epoch`,
   );
   assert.notEqual(persistent.analysis!.verdict.bound, 'boundary');
-});
-
-test("a writer the hook cannot see (os.write + fsync) is named from the job tree's write_bytes", async (t) => {
-  if (skipReason) return t.skip(skipReason);
-  const p = await profile('raw-writer', ['--save-every', '5', '--save-mb', '16', '--writer', 'raw']);
-  assert.equal(p.analysis!.checkpointStall, null);
-  const caveat = p.analysis!.caveats.find((c) => /no save the hook knows was seen/.test(c));
-  assert.ok(caveat, p.analysis!.caveats.join('\n'));
-  // 16 MiB every 5 iterations: about 3.4 MB an iteration.
-  const perIter = Number(/wrote ([\d.]+) MiB per iteration/.exec(caveat)?.[1]);
-  assert.ok(perIter > 2.5 && perIter < 4.5, caveat);
-  assert.ok(existsSync(join(work, 'raw-writer', 'checkpoint.pt')));
 });

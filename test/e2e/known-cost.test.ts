@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { impliedSplit } from '../../src/emulator/expected.js';
 import { EMULATOR_PRESETS } from '../../src/emulator/presets.js';
-import { ProfileSchema } from '../../src/schema/profile.js';
+import { renderSummary } from '../../src/report/terminal.js';
+import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
+import { fitOrFail } from '../whatif/fit-or-fail.js';
 import { canThrottle, startCli } from './helpers.js';
 
 // The emulated job with set compute, prep and throttled storage: the profile must
@@ -13,7 +15,7 @@ import { canThrottle, startCli } from './helpers.js';
 // test stays stable on a busy 2-core machine; `npm run bench` prints the actual errors.
 const TOLERANCE = 0.2;
 
-test('the profile recovers the compute, prep stall and fetch stall the emulator was set to', async (t) => {
+test('the profile recovers the compute, prep stall and fetch stall the emulator was set to; its overlap probe is proven and fits σ', async (t) => {
   const blocker = await canThrottle();
   if (blocker) {
     t.skip(`needs storage throttling (root and a writable cgroup blkio/io controller): ${blocker}`);
@@ -59,6 +61,7 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   assert.ok(profile.overlapProbe, 'the overlap probe ran');
   assert.equal(profile.overlapProbe.state.proven, true, profile.overlapProbe.state.reason);
   assert.doesNotMatch(result.stderr, /This assumes reads overlap/);
+  checkOverlapProbe(profile, result.stderr);
   // The demo goes on to the what-if at no cache and the report.
   assert.match(result.stderr, /What would remove the stall if the page cache could not hold the dataset/);
   assert.match(result.stderr, /storage: [\d.]+ [kMG]B\/s \([\d.]+ [kMG]B\/s now\) removes the fetch stall/);
@@ -71,6 +74,30 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   const bw = analysis.storageReadBytesPerSec!;
   assert.ok(Math.abs(bw - preset.storageBwBytesPerSec) / preset.storageBwBytesPerSec <= 0.15, `storage read ${bw} B/s`);
 });
+
+/**
+ * The overlap probe of the demo's profile: the cold mode run again with a share of the dataset held resident.
+ * The emulated job's workers read a sample, then pre-process it, as a DataLoader worker does; throttled storage
+ * makes the cold mode keep storage busy, so only the probe can show how the two overlap. (profile --overlap
+ * reaches the same probe: test/e2e/profile-gate.test.ts.)
+ */
+function checkOverlapProbe(profile: Profile, stderr: string): void {
+  assert.match(stderr, /overlap probe \(cold, \d+% held resident\): ok/);
+  const probe = profile.overlapProbe!;
+  assert.equal(probe.status, 'ok');
+  assert.ok(probe.residentShare > 0.1 && probe.residentShare < 0.9, `held ${probe.residentShare}`);
+  // It read about the part not held, and ran between fully cached and cold.
+  assert.ok(Math.abs(probe.state.readFraction! - (1 - probe.residentShare)) <= 0.1, `read ${probe.state.readFraction}`);
+  const iter = (m: { summary: { iterMs: { mean: number } } | null }) => m.summary!.iterMs.mean;
+  assert.ok(
+    iter(probe) < iter(profile.modes.cold!) && iter(probe) > 0.9 * iter(profile.modes.cached!),
+    `probe ${iter(probe)} ms`,
+  );
+  assert.match(renderSummary(profile, 'p.json'), /overlap probe: cold with \d+% of the dataset held resident/);
+  const model = fitOrFail(profile);
+  assert.equal(model.overlapMeasured, true);
+  assert.match(model.parameters.find((p) => p.symbol === 'σ')!.source, /overlap probe/);
+}
 
 test('demo --remote: the same job fetching its samples over HTTP through the metering proxy, capped there, recovers the same split', async () => {
   // No throttling cgroup needed: the cap is the proxy's.

@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { readProfile } from '../../src/store/profile-store.js';
+import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
+import { fakeIo } from '../cli/fake-io.js';
 import { emulatorArgv, FIXTURES, processesMentioning, sleep, startCli } from './helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-fail-'));
@@ -108,21 +110,25 @@ test('a job that hangs is killed at the per-mode --timeout, with its whole tree'
   assert.deepEqual(processesMentioning(data), []);
 });
 
+// The error paths below run the CLI in-process; the spawned one's is 'a missing --data path, spawned as a user would'.
 test('a command that does not exist', async () => {
-  const result = await startCli(['profile', '--data', data, '--', 'no-such-command-dsa'], { cwd: work });
-  assert.equal(result.exitCode, ExitCode.CommandNotFound, result.all);
-  assert.equal(result.all.trim().split('\n').length, 1, result.all);
-  assert.match(result.all, /command 'no-such-command-dsa' was not found/);
+  const io = fakeIo(work);
+  assert.equal(await run(['profile', '--data', data, '--', 'no-such-command-dsa'], io), ExitCode.CommandNotFound);
+  const all = io.out + io.err;
+  assert.equal(all.trim().split('\n').length, 1, all);
+  assert.match(all, /command 'no-such-command-dsa' was not found/);
 });
 
 test('a corrupt events file', async () => {
-  const result = await startCli(
+  const io = fakeIo(work);
+  const exitCode = await run(
     ['profile', '--data', data, '--modes', 'cached', '--', join(FIXTURES, 'corrupt-events-job.sh')],
-    { cwd: work },
+    io,
   );
-  assert.equal(result.exitCode, ExitCode.CorruptFile, result.all);
-  assert.match(result.all, /hold 2 line\(s\) and none is a protocol v1 event/);
-  noStackTrace(result.all);
+  const all = io.out + io.err;
+  assert.equal(exitCode, ExitCode.CorruptFile, all);
+  assert.match(all, /hold 2 line\(s\) and none is a protocol v1 event/);
+  noStackTrace(all);
 });
 
 test('a missing --data path, spawned as a user would', async () => {

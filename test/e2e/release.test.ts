@@ -90,7 +90,9 @@ function pathWithoutNode(parent: string): string {
   return dir;
 }
 
-test('the release tarball runs doctor with no node or npm on PATH and no network', { timeout: 120_000 }, async (t) => {
+// A guard against a hang, not a timing: the packing copies node_modules, beside other files (scripts/test-plan.ts)
+// on a machine that may be busy (seen: over 120 s at a load of 20 on 2 cores).
+test('the release tarball runs doctor with no node or npm on PATH and no network', { timeout: 300_000 }, async (t) => {
   const why = cannotBuild();
   if (why) return t.skip(why);
   const tmp = mkdtempSync(join(tmpdir(), 'dsa-release-'));

@@ -10,7 +10,9 @@ import type { AddressInfo } from 'node:net';
 import S3rver from 's3rver';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { readProfile } from '../../src/store/profile-store.js';
+import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
+import { fakeIo } from '../cli/fake-io.js';
 import { PYTHON, startCli, torchMissing } from './helpers.js';
 
 /**
@@ -189,8 +191,10 @@ test('capped at the proxy (--storage-bw), the same job turns fetch-bound and the
 });
 
 test('an endpoint that does not answer is one line naming the cause and the fix, and credentials in a URL are never printed or saved', async (t) => {
+  // In-process, as the other error paths here: the spawned CLI's are the runs above.
   const out = join(work, 'refused.json');
-  const result = await startCli(
+  const io = fakeIo(work);
+  const exitCode = await run(
     [
       'profile',
       '--remote',
@@ -200,8 +204,9 @@ test('an endpoint that does not answer is one line naming the cause and the fix,
       '--',
       'true',
     ],
-    { cwd: work },
+    io,
   );
+  const result = { exitCode, stderr: io.err, all: io.out + io.err };
   assert.equal(result.exitCode, ExitCode.Environment, result.all);
   assert.match(
     result.stderr.trim(),

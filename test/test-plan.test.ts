@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ALONE, testPlan } from '../scripts/test-plan.js';
+
+const TEST_ROOT = fileURLToPath(new URL('./', import.meta.url));
+
+test('every test file runs once: side by side or alone', () => {
+  const phases = testPlan();
+  assert.deepEqual(
+    phases.map((p) => p.name),
+    ['side-by-side', 'alone'],
+  );
+  const planned = phases.flatMap((p) => p.runs.flatMap((r) => r.paths)).sort();
+  const files = readdirSync(TEST_ROOT, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.test.js'))
+    .map((name) => join(TEST_ROOT, name))
+    .sort();
+  assert.deepEqual(planned, files);
+  assert.deepEqual(
+    phases[1].runs.map((r) => r.concurrency),
+    [1],
+    'the timed files run one at a time, in one run',
+  );
+});
+
+test('each file named to run alone exists, so a renamed timed test does not slip in beside others', () => {
+  for (const name of ALONE) assert.ok(existsSync(join(TEST_ROOT, `${name}.test.js`)), `test/${name}.test.ts`);
+  const alone = testPlan()[1].runs[0].paths.map((path) => path.slice(TEST_ROOT.length, -'.test.js'.length));
+  assert.deepEqual(alone.sort(), [...ALONE].sort());
+});
