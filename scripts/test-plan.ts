@@ -32,6 +32,7 @@ const TEST_ROOT = fileURLToPath(new URL('../test/', import.meta.url));
 export const ALONE = new Set([
   'e2e/checkpoints', // the checkpoint and boundary stalls against the job run without the tool
   'e2e/ci-workflow', // the gate passes on main only with the cold mode proven
+  'e2e/gate-against', // A/A passes and a slower candidate fails, on paired paces
   'e2e/known-cost', // the split against the emulator's settings; the overlap probe's proof
   'e2e/matrix-cells', // whatif --matrix within 15% of validate runs
   'e2e/multi-node', // the merged pace against the job's own meter
