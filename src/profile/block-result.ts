@@ -24,6 +24,7 @@ import type {
   FirstBatch,
   Iteration,
   IterationSummary,
+  NetworkUse,
   ModeResult,
   RankResult,
   ResourceSample,
@@ -239,9 +240,12 @@ export function blockResult(
     : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
   const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
   // A block among others fetched what the network carried over its own time, where the meter can say.
-  const network =
-    !oneBlock && fetched.networkBetween ? fetched.networkBetween(span.startedAt, endedAt) : fetched.network;
-  const proof = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
+  // A block among others fetched what the job's clients counted under it, where they count by block.
+  const blockNetwork =
+    !oneBlock && fetched.networkOfBlock ? fetched.networkOfBlock(span.index, span.startedAt, endedAt) : undefined;
+  const network = blockNetwork ?? fetched.network;
+  const proofEvidence = { ...evidence, fetched, ranks, measuredIterations, wallSec, blockNetwork };
+  const proof = proveBlock(input, span.mode, proofEvidence);
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
   const readRate = windowRates(fetched.series, measuredIterations, (s) => s.bytes);
   const jobReachedBudget = evidence.slices.some((s) => s.end?.reason === 'budget');
@@ -385,6 +389,8 @@ interface ProofEvidence extends BlockEvidence {
   /** The pace-setting rank's iterations after its warm-up. */
   measuredIterations: Iteration[];
   wallSec: number;
+  /** What the job's clients counted under this block (one launch, remote data counted in the job); absent: none. */
+  blockNetwork?: NetworkUse;
 }
 
 /**
@@ -414,17 +420,20 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
   // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
   const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
-  const window = wholeRun
-    ? null
-    : (windowReadProof(run.fetched.series, run.measuredIterations, allIterations, sampleBytes) ??
-      (answered
-        ? windowReadProof(
-            run.fetched.series,
-            allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t),
-            allIterations,
-            sampleBytes,
-          )
-        : null));
+  const byBlock = run.blockNetwork ? blockReadProof(run.blockNetwork, run.slices, sampleBytes, answered) : null;
+  const window = byBlock
+    ? byBlock
+    : wholeRun
+      ? null
+      : (windowReadProof(run.fetched.series, run.measuredIterations, allIterations, sampleBytes) ??
+        (answered
+          ? windowReadProof(
+              run.fetched.series,
+              allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t),
+              allIterations,
+              sampleBytes,
+            )
+          : null));
   const subsetAck = run.processes.find((p) => p.start?.subsetFiles !== undefined)?.start;
   const subsetNote = run.processes.find((p) => p.start?.subsetNote !== undefined)?.start?.subsetNote;
   return proveState({
@@ -432,7 +441,11 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     residentBytesBefore: run.prepared.residentBytesBefore,
     datasetBytes: measured.bytes,
     readBytes: window?.readBytes ?? run.fetched.wholeRunBytes,
-    readBytesSource: window ? run.fetched.seriesSource : run.fetched.wholeRunSource,
+    readBytesSource: byBlock
+      ? (run.fetched.blockSource ?? run.fetched.seriesSource)
+      : window
+        ? run.fetched.seriesSource
+        : run.fetched.wholeRunSource,
     ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
     fetchesFrom: input.dataSource.fetchesFrom,
     consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * (measured.sampleBytes ?? measured.meanFileBytes),
@@ -458,6 +471,30 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
       window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity,
     ),
   });
+}
+
+/**
+ * A block's bytes as the job's clients counted them under it (their lines carry the block, so a line read late still
+ * counts in its own block), against what the block's iterations after the carried ones consumed: the batches its own
+ * fetches served. The block's last fetches serve the next block's carried batches, as the block before it served its
+ * own: at the same rate they weigh alike, and a short block's share may pass 100%.
+ */
+function blockReadProof(
+  network: NetworkUse,
+  slices: readonly BlockSlice[],
+  sampleBytes: number,
+  answered: boolean,
+): { readBytes: number; localBytes?: number; consumedBytes: number; consumedSamples: number } | null {
+  const measured = slices.flatMap((s) => s.measured);
+  const consumedBytes = measured.reduce((sum, it) => sum + (it.bytes ?? it.samples * sampleBytes), 0);
+  const consumedSamples = measured.reduce((sum, it) => sum + it.samples, 0);
+  if (consumedBytes <= 0) return null;
+  return {
+    readBytes: network.originBytes,
+    ...(answered ? { localBytes: network.cacheBytes } : {}),
+    consumedBytes,
+    consumedSamples,
+  };
 }
 
 /** A rank's result over its slice of the block; the carried iterations count as its warm-up. */
