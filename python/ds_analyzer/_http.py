@@ -13,9 +13,9 @@ what came over the network.
 
 Bytes are the body bytes the client took: the response's declared length less what is left unread, read
 when a request ends or when the counters are written, so no read is wrapped. Each line carries the block of one launch
-it was counted in (the control file's, as _serve.py reads it): a process that sees the block change at a
-request writes its line of the old block first, so a block's counts are the rise of its lines, whenever the
-CLI reads them. Each process appends its
+it was counted in (the control file's, as _serve.py reads it): a process that sees the block change (at a
+request, or when its writer thread looks) writes its line of the old block first, so a block's counts are the
+rise of its lines, whenever the CLI reads them. Each process appends its
 cumulative counters to DSA_NET_DIR/net-PID.jsonl at most every FLUSH_EVERY_S (from a daemon thread, so a
 long shard download is seen while it streams) and once more as it exits; a process killed by a signal loses
 at most its last FLUSH_EVERY_S of counts.
@@ -105,7 +105,7 @@ class _Counters(object):
             append_line(self.path, self.line(next_block))
 
     def follow_block(self):
-        """At a request: where the block changed, the old block's line is written before this request counts."""
+        """At a request, and at each line: where the block changed, the old block's line is written first."""
         block = _serve.block_now()
         if block != self.block:
             try:
@@ -116,6 +116,8 @@ class _Counters(object):
     def run(self):
         while True:
             time.sleep(FLUSH_EVERY_S)
+            # A body read across a switch (a shard streamed over many batches) counts in the new block from here.
+            self.follow_block()
             if self.dirty or self.open or self.open_local:
                 try:
                     self.flush()
