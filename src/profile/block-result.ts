@@ -239,13 +239,8 @@ export function blockResult(
     ? evidence.fetched.series
     : evidence.fetched.series.filter((s) => s.t >= span.startedAt - input.pollMs && s.t <= endedAt + input.pollMs);
   const fetched: FetchReadings = { ...evidence.fetched, series: fetchedSeries };
-  // A block among others fetched what the network carried over its own time, where the meter can say.
-  // A block among others fetched what the job's clients counted under it, where they count by block.
-  const blockNetwork =
-    !oneBlock && fetched.networkOfBlock ? fetched.networkOfBlock(span.index, span.startedAt, endedAt) : undefined;
-  const network = blockNetwork ?? fetched.network;
-  const proofEvidence = { ...evidence, fetched, ranks, measuredIterations, wallSec, blockNetwork };
-  const proof = proveBlock(input, span.mode, proofEvidence);
+  const network = blockNetworkOf(fetched, span, endedAt) ?? fetched.network;
+  const proof = proveBlock(input, span.mode, { ...evidence, fetched, ranks, measuredIterations, wallSec });
   const cpuRate = windowRates(resources, measuredIterations, (s) => s.jobCpuSec);
   const readRate = windowRates(fetched.series, measuredIterations, (s) => s.bytes);
   const jobReachedBudget = evidence.slices.some((s) => s.end?.reason === 'budget');
@@ -389,8 +384,11 @@ interface ProofEvidence extends BlockEvidence {
   /** The pace-setting rank's iterations after its warm-up. */
   measuredIterations: Iteration[];
   wallSec: number;
-  /** What the job's clients counted under this block (one launch, remote data counted in the job); absent: none. */
-  blockNetwork?: NetworkUse;
+}
+
+/** What the job's clients counted under a block among others, where they count by block (one launch, remote data). */
+function blockNetworkOf(fetched: FetchReadings, span: BlockSpan, endedAt: number): NetworkUse | undefined {
+  return span.sole ? undefined : fetched.networkOfBlock?.(span.index, span.startedAt, endedAt);
 }
 
 /**
@@ -413,14 +411,16 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // window: the start-up's metadata (an s3fs HEAD per file an ImageFolder lists) would count against it (5.2%
   // over a whole run, seen), and a read during its window is what disproves it. The job tree's read_bytes also
   // count imports and model loading, so local files are judged over the window, where the readings cover it.
-  // A block among others is always judged over its window: the whole launch's bytes are every block's.
+  // A block among others is judged over its window (the whole launch's bytes are every block's), or by the bytes
+  // counted under it where the job's clients count by block (blockReadProof).
   const wholeRun =
     mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
   const sampleBytes = measured.sampleBytes ?? measured.meanFileBytes;
   // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
   // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
   const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
-  const byBlock = run.blockNetwork ? blockReadProof(run.blockNetwork, run.slices, sampleBytes, answered) : null;
+  const blockNetwork = blockNetworkOf(run.fetched, run.span, run.span.startedAt + run.wallSec * 1000);
+  const byBlock = blockNetwork ? blockReadProof(blockNetwork, run.slices, sampleBytes, answered) : null;
   const window = byBlock
     ? byBlock
     : wholeRun
