@@ -37,7 +37,7 @@ def _activate():
     except Exception as error:  # the job must run even if the profiler cannot
         import sys
 
-        sys.stderr.write("ds-analyzer: instrumentation not installed (%s: %s)\n" % (type(error).__name__, error))
+        sys.stderr.write(f"ds-analyzer: instrumentation not installed ({type(error).__name__}: {error})\n")
 
 
 try:

@@ -1,5 +1,5 @@
 /**
- * The real outputs the docs show (docs/cli.md, a section a command; the README's next steps), rendered by
+ * The real outputs the docs show (docs/cli.md, a section a command; a README block `<!-- example: NAME -->`), rendered by
  * this build from the artefacts of real runs kept in docs/examples/: a profile of examples/pytorch/train.py,
  * doctor's findings and a validate run of that profile (docs/examples/README.md says when and where).
  * `npm run docs:examples -- --rerun` runs them again; `npm run docs:cli` renders the blocks; the docs

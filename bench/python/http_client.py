@@ -2,6 +2,7 @@
 on one keep-alive connection with http.client (what boto3, requests and urllib send through), in ROUNDS pairs:
 once plain and once with ds-analyzer's hook installed (alternating, so a drift of the machine's pace hits
 both alike). Prints one JSON line: the CPU seconds of each round of each kind."""
+
 import http.client
 import json
 import os

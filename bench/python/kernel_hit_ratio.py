@@ -35,7 +35,9 @@ class Cgroup:
             self.root = os.path.join(CGROUP_ROOT, "memory")
             self.limit_file, self.file_key = "memory.limit_in_bytes", "cache"
         else:
-            raise SystemExit("kernel_hit_ratio: needs a memory cgroup (v2 at %s, or v1 at %s/memory)" % (CGROUP_ROOT, CGROUP_ROOT))
+            raise SystemExit(
+                f"kernel_hit_ratio: needs a memory cgroup (v2 at {CGROUP_ROOT}, or v1 at {CGROUP_ROOT}/memory)"
+            )
         self.path = os.path.join(self.root, name)
         os.mkdir(self.path)
 
@@ -101,8 +103,18 @@ def main():
     p.add_argument("--fractions", default="0.25,0.5,0.75")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--slack-mb", type=int, default=2, help="memory beyond the cache fraction (cgroup v2 charges the reader's own memory too)")
-    p.add_argument("--rate-mb", type=float, default=0, help="read at most this many MB/s, as a training job does (0: as fast as the disk)")
+    p.add_argument(
+        "--slack-mb",
+        type=int,
+        default=2,
+        help="memory beyond the cache fraction (cgroup v2 charges the reader's own memory too)",
+    )
+    p.add_argument(
+        "--rate-mb",
+        type=float,
+        default=0,
+        help="read at most this many MB/s, as a training job does (0: as fast as the disk)",
+    )
     args = p.parse_args()
 
     files = files_of(args.root)
@@ -114,7 +126,10 @@ def main():
     if os.path.exists("/sys/kernel/mm/lru_gen/enabled"):
         with open("/sys/kernel/mm/lru_gen/enabled") as f:
             lru_gen = f.read().strip()
-    print(json.dumps({"files": len(files), "datasetBytes": dataset, "kernel": os.uname().release, "lruGen": lru_gen}), flush=True)
+    print(
+        json.dumps({"files": len(files), "datasetBytes": dataset, "kernel": os.uname().release, "lruGen": lru_gen}),
+        flush=True,
+    )
 
     buffer = bytearray(1 << 20)
     rng = random.Random(args.seed)
@@ -136,26 +151,40 @@ def main():
                 read_so_far = 0
                 for part in range(PARTS):
                     disk_before = disk_read_bytes()
-                    for path, size in order[part * len(order) // PARTS:(part + 1) * len(order) // PARTS]:
+                    for path, size in order[part * len(order) // PARTS : (part + 1) * len(order) // PARTS]:
                         read_whole(path, buffer)
                         asked[part] += -(-size // page) * page
                         read_so_far += size
                         if args.rate_mb > 0:
-                            # A job's pace: the kernel's reclaim reads its statistics with a lag of up to 2 s (memcg stats), so a reader far faster than a job sees another policy.
+                            # A job's pace: the kernel's reclaim reads its statistics with a lag of up to 2 s (memcg
+                            # stats), so a reader far faster than a job sees another policy.
                             ahead = read_so_far / (args.rate_mb * 1e6) - (time.monotonic() - started)
                             if ahead > 0:
                                 time.sleep(ahead)
                     disk[part] = disk_read_bytes() - disk_before
                 after = group.stat()
-                print(json.dumps({
-                    "fraction": fraction, "limitBytes": limit, "epoch": epoch,
-                    "cacheHeldBytes": after["file"], "anonBytes": after["anon"],
-                    "askedBytes": paged, "diskBytes": sum(disk), "hitRatio": round(1 - sum(disk) / paged, 4),
-                    "hitByPart": [round(1 - d / a, 4) if a else None for d, a in zip(disk, asked)],
-                    "refaultFile": after.get("workingset_refault_file", 0) - before.get("workingset_refault_file", 0),
-                    "activateFile": after.get("workingset_activate_file", 0) - before.get("workingset_activate_file", 0),
-                    "activeFile": after.get("active_file", 0), "inactiveFile": after.get("inactive_file", 0),
-                }), flush=True)
+                print(
+                    json.dumps(
+                        {
+                            "fraction": fraction,
+                            "limitBytes": limit,
+                            "epoch": epoch,
+                            "cacheHeldBytes": after["file"],
+                            "anonBytes": after["anon"],
+                            "askedBytes": paged,
+                            "diskBytes": sum(disk),
+                            "hitRatio": round(1 - sum(disk) / paged, 4),
+                            "hitByPart": [round(1 - d / a, 4) if a else None for d, a in zip(disk, asked)],
+                            "refaultFile": after.get("workingset_refault_file", 0)
+                            - before.get("workingset_refault_file", 0),
+                            "activateFile": after.get("workingset_activate_file", 0)
+                            - before.get("workingset_activate_file", 0),
+                            "activeFile": after.get("active_file", 0),
+                            "inactiveFile": after.get("inactive_file", 0),
+                        }
+                    ),
+                    flush=True,
+                )
         finally:
             group.leave()
     return 0

@@ -6,6 +6,7 @@ loader sets the pace, as on the prep-bound job of the profiler's CPU issue.
 
     prep_loader.py IMAGE_FOLDER [PREP_MS]
 """
+
 import sys
 import time
 

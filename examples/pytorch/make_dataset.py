@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes a small ImageFolder dataset of real JPEG files: ROOT/{train,val}/<class>/<n>.jpg
 
-Images (500x375 by default, about the mean ImageNet photo) are smooth colour fields with shapes and grain, so they compress and
-decode like photographs of their size (a few KB to tens of KB), not like
+Images (500x375 by default, about the mean ImageNet photo) are smooth colour fields with shapes and grain,
+so they compress and decode like photographs of their size (a few KB to tens of KB), not like
 noise (incompressible) or flat colour (free to decode). Deterministic per --seed.
 
     python3 examples/pytorch/make_dataset.py ./tiny-imagenet --classes 10 --train-per-class 150
@@ -22,13 +22,15 @@ def parse_args(argv=None):
     p.add_argument("--classes", type=int, default=10)
     p.add_argument("--train-per-class", type=int, default=150)
     p.add_argument("--val-per-class", type=int, default=20)
-    p.add_argument("--size", default="500x375", help="WIDTHxHEIGHT of every image (default 500x375, a typical ImageNet photo)")
+    p.add_argument(
+        "--size", default="500x375", help="WIDTHxHEIGHT of every image (default 500x375, a typical ImageNet photo)"
+    )
     p.add_argument("--quality", type=int, default=90, help="JPEG quality (default 90)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
 
-class Grain(object):
+class Grain:
     """Film grain cut at random offsets from one bank: drawing fresh noise for
     every image would make generation several times slower."""
 
@@ -38,7 +40,7 @@ class Grain(object):
 
     def cut(self, rng):
         y, x = rng.randrange(self.height), rng.randrange(self.width)
-        return self.bank[y:y + self.height, x:x + self.width]
+        return self.bank[y : y + self.height, x : x + self.width]
 
 
 def make_image(rng, grain, width, height, label, classes):
@@ -46,8 +48,9 @@ def make_image(rng, grain, width, height, label, classes):
     hue = label / max(1, classes)
     base = np.array([255 * hue, 255 * (1 - hue), 128 + 127 * np.sin(6.28 * hue)], dtype=np.float32)
     angle = rng.uniform(0, 6.28)
-    ramp = (np.cos(angle) * np.arange(width, dtype=np.float32) / width)[None, :, None] + \
-        (np.sin(angle) * np.arange(height, dtype=np.float32) / height)[:, None, None]
+    ramp = (np.cos(angle) * np.arange(width, dtype=np.float32) / width)[None, :, None] + (
+        np.sin(angle) * np.arange(height, dtype=np.float32) / height
+    )[:, None, None]
     pixels = (base * (0.6 + 0.4 * ramp)).astype(np.int16) + grain.cut(rng)
     image = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "RGB")
     draw = ImageDraw.Draw(image)

@@ -31,24 +31,43 @@ model_names = sorted(
 
 parser = argparse.ArgumentParser(description="PyTorch ImageFolder Training")
 parser.add_argument("data", metavar="DIR", help="path to dataset (with train/ and val/)")
-parser.add_argument("-a", "--arch", metavar="ARCH", default="resnet18", choices=model_names,
-                    help="model architecture: " + " | ".join(model_names) + " (default: resnet18)")
-parser.add_argument("-j", "--workers", default=4, type=int, metavar="N", help="number of data loading workers (default: 4)")
+parser.add_argument(
+    "-a",
+    "--arch",
+    metavar="ARCH",
+    default="resnet18",
+    choices=model_names,
+    help="model architecture: " + " | ".join(model_names) + " (default: resnet18)",
+)
+parser.add_argument(
+    "-j", "--workers", default=4, type=int, metavar="N", help="number of data loading workers (default: 4)"
+)
 parser.add_argument("--epochs", default=90, type=int, metavar="N", help="number of total epochs to run")
 parser.add_argument("-b", "--batch-size", default=256, type=int, metavar="N", help="mini-batch size (default: 256)")
-parser.add_argument("--lr", "--learning-rate", default=0.1, type=float, metavar="LR", help="initial learning rate", dest="lr")
+parser.add_argument(
+    "--lr", "--learning-rate", default=0.1, type=float, metavar="LR", help="initial learning rate", dest="lr"
+)
 parser.add_argument("--momentum", default=0.9, type=float, metavar="M", help="momentum")
-parser.add_argument("--wd", "--weight-decay", default=1e-4, type=float, metavar="W", help="weight decay", dest="weight_decay")
+parser.add_argument(
+    "--wd", "--weight-decay", default=1e-4, type=float, metavar="W", help="weight decay", dest="weight_decay"
+)
 parser.add_argument("-p", "--print-freq", default=10, type=int, metavar="N", help="print frequency (default: 10)")
 parser.add_argument("--image-size", default=224, type=int, metavar="PX", help="training crop size (default: 224)")
-parser.add_argument("--max-steps", default=0, type=int, metavar="N", help="stop after N training iterations (0: no limit)")
+parser.add_argument(
+    "--max-steps", default=0, type=int, metavar="N", help="stop after N training iterations (0: no limit)"
+)
 parser.add_argument("--no-val", action="store_true", help="skip the validation pass after each epoch")
 parser.add_argument("--seed", default=None, type=int, help="seed for initializing training")
-parser.add_argument("--warmup-iters", default=10, type=int, metavar="N",
-                    help="iterations left out of the final mean data time (default: 10)")
+parser.add_argument(
+    "--warmup-iters",
+    default=10,
+    type=int,
+    metavar="N",
+    help="iterations left out of the final mean data time (default: 10)",
+)
 
 
-class AverageMeter(object):
+class AverageMeter:
     """Computes and stores the average and current value"""
 
     def __init__(self, name, fmt=":f"):
@@ -69,7 +88,7 @@ class AverageMeter(object):
         return ("{name} {val" + self.fmt + "} ({avg" + self.fmt + "})").format(**self.__dict__)
 
 
-class RunTotals(object):
+class RunTotals:
     """Data wait over the whole run, after the warm-up iterations."""
 
     def __init__(self, warmup):
@@ -85,9 +104,12 @@ class RunTotals(object):
             self.batch.update(batch_s)
 
     def report(self):
-        print("=> mean data time per iteration: %.3f ms; mean iteration time: %.3f ms "
-              "(%d iterations after the first %d)"
-              % (self.data.avg * 1000, self.batch.avg * 1000, self.data.count, min(self.seen, self.warmup)), flush=True)
+        print(
+            "=> mean data time per iteration: %.3f ms; mean iteration time: %.3f ms "
+            "(%d iterations after the first %d)"
+            % (self.data.avg * 1000, self.batch.avg * 1000, self.data.count, min(self.seen, self.warmup)),
+            flush=True,
+        )
 
 
 def main():
@@ -100,28 +122,42 @@ def main():
     normalize = transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
     train_dataset = datasets.ImageFolder(
         args.data.rstrip("/") + "/train",
-        transforms.Compose([
-            transforms.RandomResizedCrop(args.image_size),
-            transforms.RandomHorizontalFlip(),
-            transforms.ToTensor(),
-            normalize,
-        ]))
+        transforms.Compose(
+            [
+                transforms.RandomResizedCrop(args.image_size),
+                transforms.RandomHorizontalFlip(),
+                transforms.ToTensor(),
+                normalize,
+            ]
+        ),
+    )
     val_dataset = datasets.ImageFolder(
         args.data.rstrip("/") + "/val",
-        transforms.Compose([
-            transforms.Resize(int(args.image_size * 256 / 224)),
-            transforms.CenterCrop(args.image_size),
-            transforms.ToTensor(),
-            normalize,
-        ]))
+        transforms.Compose(
+            [
+                transforms.Resize(int(args.image_size * 256 / 224)),
+                transforms.CenterCrop(args.image_size),
+                transforms.ToTensor(),
+                normalize,
+            ]
+        ),
+    )
     train_loader = torch.utils.data.DataLoader(
-        train_dataset, batch_size=args.batch_size, shuffle=True,
-        num_workers=args.workers, pin_memory=device.type == "cuda")
+        train_dataset,
+        batch_size=args.batch_size,
+        shuffle=True,
+        num_workers=args.workers,
+        pin_memory=device.type == "cuda",
+    )
     val_loader = torch.utils.data.DataLoader(
-        val_dataset, batch_size=args.batch_size, shuffle=False,
-        num_workers=args.workers, pin_memory=device.type == "cuda")
+        val_dataset,
+        batch_size=args.batch_size,
+        shuffle=False,
+        num_workers=args.workers,
+        pin_memory=device.type == "cuda",
+    )
 
-    print("=> creating model '{}'".format(args.arch), flush=True)
+    print(f"=> creating model '{args.arch}'", flush=True)
     model = models.__dict__[args.arch](num_classes=len(train_dataset.classes)).to(device)
     criterion = nn.CrossEntropyLoss().to(device)
     optimizer = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum, weight_decay=args.weight_decay)
@@ -163,7 +199,10 @@ def train(train_loader, model, criterion, optimizer, epoch, device, args, totals
         batch_time.update(batch_s)
         totals.update(data_s, batch_s)
         if i % args.print_freq == 0:
-            print("Epoch: [{}][{}/{}]\t{}\t{}\t{}".format(epoch, i, len(train_loader), batch_time, data_time, losses), flush=True)
+            print(
+                f"Epoch: [{epoch}][{i}/{len(train_loader)}]\t{batch_time}\t{data_time}\t{losses}",
+                flush=True,
+            )
         if args.max_steps and totals.seen >= args.max_steps:
             return False
         end = time.time()
@@ -179,7 +218,7 @@ def validate(val_loader, model, criterion, device, args):
             output = model(images)
             correct += (output.argmax(1) == target).sum().item()
             total += target.size(0)
-    print(" * Acc@1 {:.3f}".format(100.0 * correct / max(1, total)), flush=True)
+    print(f" * Acc@1 {100.0 * correct / max(1, total):.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -7,15 +7,15 @@ training scripts over object storage do. Each object holds raw uint8 pixels
     python s3_map_train.py --endpoint http://127.0.0.1:9000 --bucket data --prefix train/ \
         --batch-size 8 --workers 2 --epochs 5 [--threads 4]
 """
+
 import argparse
 from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import botocore.config
 import torch
-from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
-
 from small_cnn import to_image, train
+from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
 
 
 class S3Objects(Dataset):
@@ -38,7 +38,11 @@ class S3Objects(Dataset):
             samples = list(self._pool.map(self.__getitem__, index))
             return torch.stack([image for image, _ in samples]), torch.tensor([label for _, label in samples])
         if self._client is None:
-            self._client = boto3.client("s3", endpoint_url=self.endpoint, config=botocore.config.Config(max_pool_connections=max(10, self.threads)))
+            self._client = boto3.client(
+                "s3",
+                endpoint_url=self.endpoint,
+                config=botocore.config.Config(max_pool_connections=max(10, self.threads)),
+            )
         body = self._client.get_object(Bucket=self.bucket, Key=self.keys[index])["Body"].read()
         return to_image(body, self.size), index % 10
 

@@ -3,6 +3,7 @@
 Each epoch prints its mean time per iteration and the mean time the loop waited
 for data, the script's own meter to hold ds-analyzer's split against.
 """
+
 import time
 
 import torch
@@ -20,8 +21,13 @@ def train(loader, epochs, width):
     """Trains a two-layer CNN of `width` channels (its step's cost) on the loader's (images, labels)."""
     torch.set_num_threads(1)
     model = nn.Sequential(
-        nn.Conv2d(3, width, 3, padding=1), nn.ReLU(), nn.Conv2d(width, width, 3, padding=1), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(width, 10),
+        nn.Conv2d(3, width, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(width, width, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(width, 10),
     )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     for epoch in range(epochs):
@@ -35,5 +41,8 @@ def train(loader, epochs, width):
             batches += 1
             mark = time.perf_counter()
         elapsed = time.perf_counter() - started
-        print(f"epoch {epoch}: {batches} batches, {1000 * elapsed / max(1, batches):.1f} ms/iter, "
-              f"mean data time per iteration: {1000 * data_time / max(1, batches):.1f} ms", flush=True)
+        print(
+            f"epoch {epoch}: {batches} batches, {1000 * elapsed / max(1, batches):.1f} ms/iter, "
+            f"mean data time per iteration: {1000 * data_time / max(1, batches):.1f} ms",
+            flush=True,
+        )

@@ -9,6 +9,7 @@ cache_dir.
 
     python wds_train.py 'http://127.0.0.1:8000/shard-{0000..0007}.tar' --workers 2 --epochs 5
 """
+
 import argparse
 import os
 import re
@@ -16,9 +17,8 @@ import shutil
 import tarfile
 import urllib.request
 
-from torch.utils.data import DataLoader, IterableDataset, get_worker_info
-
 from small_cnn import to_image, train
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 
 def expand(pattern):
@@ -26,7 +26,10 @@ def expand(pattern):
     if not match:
         return [pattern]
     first, last = match.group(1), match.group(2)
-    return [pattern[: match.start()] + str(k).zfill(len(first)) + pattern[match.end():] for k in range(int(first), int(last) + 1)]
+    return [
+        pattern[: match.start()] + str(k).zfill(len(first)) + pattern[match.end() :]
+        for k in range(int(first), int(last) + 1)
+    ]
 
 
 def cached_open(url, cache_dir):
@@ -76,11 +79,15 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--width", type=int, default=32)
-    parser.add_argument("--cache-dir", default=os.environ.get("WDS_CACHE"), help="keep downloaded shards here (default: WDS_CACHE)")
+    parser.add_argument(
+        "--cache-dir", default=os.environ.get("WDS_CACHE"), help="keep downloaded shards here (default: WDS_CACHE)"
+    )
     args = parser.parse_args()
     if args.cache_dir:
         os.makedirs(args.cache_dir, exist_ok=True)
-    loader = DataLoader(TarShards(expand(args.shards), args.size, args.cache_dir), batch_size=args.batch_size, num_workers=args.workers)
+    loader = DataLoader(
+        TarShards(expand(args.shards), args.size, args.cache_dir), batch_size=args.batch_size, num_workers=args.workers
+    )
     train(loader, args.epochs, args.width)
 
 

@@ -42,8 +42,19 @@ from . import _recorder
 from ._recorder import BudgetReached
 
 __all__ = [
-    "iterate", "data", "compute", "checkpoint", "training_loader", "activate", "enabled", "resident_subset", "use_subset", "load",
-    "MODE", "SYNTHETIC", "BudgetReached",
+    "iterate",
+    "data",
+    "compute",
+    "checkpoint",
+    "training_loader",
+    "activate",
+    "enabled",
+    "resident_subset",
+    "use_subset",
+    "load",
+    "MODE",
+    "SYNTHETIC",
+    "BudgetReached",
 ]
 __version__ = "0.1.0"
 
@@ -208,7 +219,7 @@ def _iterate(iterable, rec, samples):
             close()
 
 
-class _Phases(object):
+class _Phases:
     """State of the data()/compute() context managers (one loop per process)."""
 
     def __init__(self):
@@ -220,7 +231,7 @@ class _Phases(object):
 _PHASES = _Phases()
 
 
-class _Data(object):
+class _Data:
     __slots__ = ("rec",)
 
     def __enter__(self):
@@ -241,7 +252,7 @@ class _Data(object):
         return False
 
 
-class _Compute(object):
+class _Compute:
     __slots__ = ("rec", "samples")
 
     def __init__(self, samples):
@@ -329,6 +340,12 @@ def _cannot_hold(rec):
     """profile --continue: iterate() cannot see the training state to undo a synthetic block, so it trains on real
     batches, and says so: the CLI leaves the block out (docs/pytorch.md, "Training unharmed")."""
     rec.unheld = True
-    rec.event("snapshot", {"block": rec.block, "action": "refused", "i": rec.iterations,
-                           "reason": "ds_analyzer.iterate() cannot hold the training state; the zero-code DataLoader "
-                                     "hook can"})
+    rec.event(
+        "snapshot",
+        {
+            "block": rec.block,
+            "action": "refused",
+            "i": rec.iterations,
+            "reason": "ds_analyzer.iterate() cannot hold the training state; the zero-code DataLoader hook can",
+        },
+    )

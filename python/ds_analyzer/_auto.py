@@ -3,13 +3,13 @@
 Importing torch costs seconds, so nothing here imports it: a post-import hook
 on the `torch` module patches DataLoader and torch.save once torch has finished
 loading, and hooks on the checkpoint modules (DCP, Lightning, Hugging Face's
-Trainer) patch their saves when the script imports them (_checkpoint.py).
+Trainer) patch their saves when the script imports them (_checkpoint/).
 """
 
 import sys
 
 
-class _TorchImportHook(object):
+class _TorchImportHook:
     """A meta-path finder that only wraps the loaders of the modules in _AFTER_IMPORT."""
 
     def find_spec(self, name, path=None, target=None):
@@ -65,8 +65,9 @@ def on_torch_loaded(torch):
 
         _torch.patch(dataloader)
     except Exception as error:  # never break the user's job because of us
-        sys.stderr.write("ds-analyzer: could not instrument PyTorch (%s: %s); the job runs unprofiled\n"
-                         % (type(error).__name__, error))
+        sys.stderr.write(
+            f"ds-analyzer: could not instrument PyTorch ({type(error).__name__}: {error}); the job runs unprofiled\n"
+        )
     _time_stages(torch)
     _patch_saves("patch_torch", torch)
 
@@ -78,8 +79,11 @@ def _patch_saves(patcher, module):
 
         getattr(_checkpoint, patcher)(module)
     except Exception as error:
-        sys.stderr.write("ds-analyzer: could not time the checkpoint saves of %s (%s: %s)\n"
-                         % (getattr(module, "__name__", module), type(error).__name__, error))
+        sys.stderr.write(
+            "ds-analyzer: could not time the checkpoint saves of {} ({}: {})\n".format(
+                getattr(module, "__name__", module), type(error).__name__, error
+            )
+        )
 
 
 def _stages_wanted():
@@ -102,7 +106,7 @@ def _time_stages(torch):
 
         _stages.patch_fetchers(fetch)
     except Exception as error:
-        sys.stderr.write("ds-analyzer: could not time prep's stages (%s: %s)\n" % (type(error).__name__, error))
+        sys.stderr.write(f"ds-analyzer: could not time prep's stages ({type(error).__name__}: {error})\n")
 
 
 def _recorder_dir():
@@ -118,8 +122,11 @@ def _patch_stage_module(patcher, module):
         if _stages_wanted():
             getattr(_stages, patcher)(module)
     except Exception as error:
-        sys.stderr.write("ds-analyzer: could not time prep's stages in %s (%s: %s)\n"
-                         % (getattr(module, "__name__", module), type(error).__name__, error))
+        sys.stderr.write(
+            "ds-analyzer: could not time prep's stages in {} ({}: {})\n".format(
+                getattr(module, "__name__", module), type(error).__name__, error
+            )
+        )
 
 
 def on_torchvision_loaded(torchvision):
@@ -158,7 +165,7 @@ def on_elastic_api_loaded(api):
                 return cls(int(vm))
             if re.match(api._MAPPING_REGEX, vm):
                 return {int(i): cls(int(v)) for i, v in (m.split(":") for m in vm.split(","))}
-            raise ValueError("%s does not match: <%s> or <%s>" % (vm, api._VALUE_REGEX, api._MAPPING_REGEX))
+            raise ValueError(f"{vm} does not match: <{api._VALUE_REGEX}> or <{api._MAPPING_REGEX}>")
 
         std.from_str = classmethod(from_str)
     except Exception:
@@ -207,7 +214,7 @@ def install():
 
         _http.install(os.environ)  # remote data, cold mode: the job's requests counted in its own processes
     except Exception as error:
-        sys.stderr.write("ds-analyzer: could not count the job's HTTP requests (%s: %s)\n" % (type(error).__name__, error))
+        sys.stderr.write(f"ds-analyzer: could not count the job's HTTP requests ({type(error).__name__}: {error})\n")
     if os.environ.get("DSA_MODE") == "synthetic" or os.environ.get("DSA_KEEP_OUTPUTS") != "1":
         try:
             from . import _checkpoint
@@ -215,8 +222,7 @@ def install():
             # Before the script runs: `from shutil import copyfile` gets the wrapper that follows a scratch save.
             _checkpoint.follow_diversions()
         except Exception as error:
-            sys.stderr.write("ds-analyzer: could not follow scratch checkpoints (%s: %s)\n"
-                             % (type(error).__name__, error))
+            sys.stderr.write(f"ds-analyzer: could not follow scratch checkpoints ({type(error).__name__}: {error})\n")
     # Modules imported before this ran (activate() from a script): patched now.
     for name in list(_AFTER_IMPORT):
         module = sys.modules.get(name)

@@ -2,10 +2,11 @@
 
 `ds-analyzer profile --remote` meters the cold mode here instead of through its proxy when it can: a proxy
 that carries every byte costs about a CPU core at 200 MB/s and 2,000 requests/s, this costs microseconds per
-request and nothing per byte (bench/client-meter.bench.ts). It patches Python's http.client, which boto3/botocore, requests, urllib3 and urllib all send through
-(plain HTTP and HTTPS alike, since it sits above TLS), and counts only requests to DSA_NET_ORIGINS
-(host:port, comma-separated). What it cannot see: other clients (curl, the AWS CRT, a native library),
-and bodies without a Content-Length (chunked), whose bytes are not counted.
+request and nothing per byte (bench/client-meter.bench.ts). It patches Python's http.client, which
+boto3/botocore, requests, urllib3 and urllib all send through (plain HTTP and HTTPS alike, since it sits
+above TLS), and counts only requests to DSA_NET_ORIGINS (host:port, comma-separated). What it cannot see:
+other clients (curl, the AWS CRT, a native library), and bodies without a Content-Length (chunked), whose
+bytes are not counted.
 
 In a cached block of one launch the requests for the data's objects are answered from the CLI's local copy
 (_serve.py): those count apart, as localRequests and localBytes, and never in requests or bytes, which stay
@@ -40,7 +41,7 @@ _perf = time.perf_counter
 _WALL_MS_AT_PERF_ZERO = time.time() * 1000.0 - _perf() * 1000.0
 
 
-class _Counters(object):
+class _Counters:
     def __init__(self, directory):
         self.pid = os.getpid()
         self.path = os.path.join(directory, "net-%d.jsonl" % self.pid)
@@ -162,7 +163,7 @@ def _is_data(connection):
     if matched is None:
         host = getattr(connection, "_tunnel_host", None) or connection.host
         port = getattr(connection, "_tunnel_port", None) or connection.port or connection.default_port
-        matched = connection._dsa_is_data = "%s:%s" % (host, port) in _state["origins"]
+        matched = connection._dsa_is_data = f"{host}:{port}" in _state["origins"]
     return matched
 
 
@@ -247,7 +248,11 @@ def install(env):
     _state["origins"] = frozenset(o.strip() for o in env.get("DSA_NET_ORIGINS", "").split(",") if o.strip())
     _state["serving"] = _serve.configure(env)
     connection_cls, response_cls = client.HTTPConnection, client.HTTPResponse
-    putrequest, endheaders, getresponse = connection_cls.putrequest, connection_cls.endheaders, connection_cls.getresponse
+    putrequest, endheaders, getresponse = (
+        connection_cls.putrequest,
+        connection_cls.endheaders,
+        connection_cls.getresponse,
+    )
     close_conn = response_cls._close_conn
 
     def counted_putrequest(self, method, url, *args, **kwargs):
@@ -320,5 +325,7 @@ def uninstall():
 
     originals = _state.pop("originals", None)
     if originals is not None:
-        client.HTTPConnection.putrequest, client.HTTPConnection.endheaders, client.HTTPConnection.getresponse = originals[:3]
+        client.HTTPConnection.putrequest, client.HTTPConnection.endheaders, client.HTTPConnection.getresponse = (
+            originals[:3]
+        )
         client.HTTPResponse._close_conn = originals[3]

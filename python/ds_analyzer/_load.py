@@ -16,8 +16,26 @@ PROFILE_SCHEMA_VERSION = 1
 
 #: The columns of ``Profile.iterations``, in order: the CSV's header.
 ITERATION_COLUMNS = (
-    "mode", "variant", "run", "rank", "node", "node_rank", "iteration", "epoch", "start_s", "end_s", "duration_s", "wait_s",
-    "compute_s", "samples", "bytes", "warmup", "epoch_start", "checkpoint_saves", "checkpoint_s", "checkpoint_before_saves",
+    "mode",
+    "variant",
+    "run",
+    "rank",
+    "node",
+    "node_rank",
+    "iteration",
+    "epoch",
+    "start_s",
+    "end_s",
+    "duration_s",
+    "wait_s",
+    "compute_s",
+    "samples",
+    "bytes",
+    "warmup",
+    "epoch_start",
+    "checkpoint_saves",
+    "checkpoint_s",
+    "checkpoint_before_saves",
     "checkpoint_before_s",
 )
 
@@ -26,7 +44,7 @@ MODE_ORDER = ("synthetic", "cached", "cold")
 DEFAULT_VARIANT = "default"
 
 
-class Profile(object):
+class Profile:
     """A profile file, read.
 
     ``modes``: each mode's result as the JSON holds it (docs/json-output.md),
@@ -54,20 +72,26 @@ class Profile(object):
         return [dict(row) for row in self._rows]
 
     def __repr__(self):
-        return "<ds_analyzer.Profile %r: %s, %d iterations>" % (self.job_name, ", ".join(self.modes) or "no modes", len(self._rows))
+        return "<ds_analyzer.Profile %r: %s, %d iterations>" % (
+            self.job_name,
+            ", ".join(self.modes) or "no modes",
+            len(self._rows),
+        )
 
 
 def load(path):
     """Reads the profile at ``path`` (a file ``ds-analyzer profile`` wrote)."""
-    with open(path, "r", encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         try:
             raw = json.load(f)
         except ValueError as error:
-            raise ValueError("%s is not a profile: not JSON (%s)" % (path, error))
+            raise ValueError(f"{path} is not a profile: not JSON ({error})") from error
     if not isinstance(raw, dict) or raw.get("schemaVersion") != PROFILE_SCHEMA_VERSION:
         version = raw.get("schemaVersion") if isinstance(raw, dict) else None
-        raise ValueError("%s is not a profile of schemaVersion %d (it has %r): use the ds_analyzer of the ds-analyzer that wrote it"
-                         % (path, PROFILE_SCHEMA_VERSION, version))
+        raise ValueError(
+            "%s is not a profile of schemaVersion %d (it has %r): use the ds_analyzer of the ds-analyzer that wrote it"
+            % (path, PROFILE_SCHEMA_VERSION, version)
+        )
     return Profile(path, raw)
 
 
@@ -102,7 +126,7 @@ def mode_series(raw):
         series.append((result["mode"], "workers=%s" % (_js_number(asked) if asked is not None else "script"), result))
     probe = raw.get("overlapProbe")
     if probe is not None:
-        series.append((probe["mode"], "overlap=%s" % _js_number(probe["residentShare"]), probe))
+        series.append((probe["mode"], "overlap={}".format(_js_number(probe["residentShare"])), probe))
     return series
 
 
@@ -142,30 +166,32 @@ def _rank_rows(mode, variant, run_starts, rank, host):
             if e["i"] <= i:
                 epoch = e["epoch"]
         saves, saves_before = in_step.get(i, []), before.get(i, [])
-        rows.append({
-            "mode": mode,
-            "variant": variant,
-            "run": run,
-            "rank": rank["rank"],
-            "node": node.get("hostname", host),
-            "node_rank": node.get("nodeRank", 0),
-            "iteration": i,
-            "epoch": epoch,
-            # Both writers record an iteration when its step ends: t is its end.
-            "start_s": (t - wait - compute) / 1000,
-            "end_s": t / 1000,
-            "duration_s": (wait + compute) / 1000,
-            "wait_s": wait / 1000,
-            "compute_s": compute / 1000,
-            "samples": it["samples"],
-            "bytes": it.get("bytes"),
-            "warmup": it.get("warmup") is True if flagged else index < first_warmup,
-            "epoch_start": i in epoch_starts,
-            "checkpoint_saves": len(saves),
-            "checkpoint_s": _blocking_sec(saves),
-            "checkpoint_before_saves": len(saves_before),
-            "checkpoint_before_s": _blocking_sec(saves_before),
-        })
+        rows.append(
+            {
+                "mode": mode,
+                "variant": variant,
+                "run": run,
+                "rank": rank["rank"],
+                "node": node.get("hostname", host),
+                "node_rank": node.get("nodeRank", 0),
+                "iteration": i,
+                "epoch": epoch,
+                # Both writers record an iteration when its step ends: t is its end.
+                "start_s": (t - wait - compute) / 1000,
+                "end_s": t / 1000,
+                "duration_s": (wait + compute) / 1000,
+                "wait_s": wait / 1000,
+                "compute_s": compute / 1000,
+                "samples": it["samples"],
+                "bytes": it.get("bytes"),
+                "warmup": it.get("warmup") is True if flagged else index < first_warmup,
+                "epoch_start": i in epoch_starts,
+                "checkpoint_saves": len(saves),
+                "checkpoint_s": _blocking_sec(saves),
+                "checkpoint_before_saves": len(saves_before),
+                "checkpoint_before_s": _blocking_sec(saves_before),
+            }
+        )
     return rows
 
 

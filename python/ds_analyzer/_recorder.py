@@ -38,14 +38,41 @@ NODE_RANK_ENV = ("GROUP_RANK", "NODE_RANK", "SLURM_NODEID")
 MAX_HOSTNAME_CHARS = 255
 
 
-class Config(object):
+class Config:
     """What the CLI asked for, read from DSA_* environment variables."""
 
-    __slots__ = ("mode", "events_dir", "iterations", "stop_file", "sync", "rank", "world_size", "num_workers", "node_rank", "hostname",
-                 "control_file", "nodes", "continue_run")
+    __slots__ = (
+        "mode",
+        "events_dir",
+        "iterations",
+        "stop_file",
+        "sync",
+        "rank",
+        "world_size",
+        "num_workers",
+        "node_rank",
+        "hostname",
+        "control_file",
+        "nodes",
+        "continue_run",
+    )
 
-    def __init__(self, mode, events_dir, iterations=None, stop_file=None, sync=False, rank=0, world_size=1, num_workers=None,
-                 node_rank=0, hostname=None, control_file=None, nodes=1, continue_run=False):
+    def __init__(
+        self,
+        mode,
+        events_dir,
+        iterations=None,
+        stop_file=None,
+        sync=False,
+        rank=0,
+        world_size=1,
+        num_workers=None,
+        node_rank=0,
+        hostname=None,
+        control_file=None,
+        nodes=1,
+        continue_run=False,
+    ):
         # DSA_CONTINUE=1 (profile --continue): the job is the real run; synthetic blocks are undone (_snapshot.py).
         self.continue_run = continue_run
         # The mode now: DSA_MODE, then each block DSA_CONTROL_FILE switches to (one launch, several modes).
@@ -128,7 +155,7 @@ class BudgetReached(SystemExit):
         self.reason = reason
 
 
-class Recorder(object):
+class Recorder:
     """Writes this process's events and decides when the job must end."""
 
     def __init__(self, config, source="pytorch", clock=time.perf_counter, wall=time.time, cpu=time.process_time):
@@ -193,10 +220,16 @@ class Recorder(object):
         path = os.path.join(cfg.events_dir, "events-%d-%d.jsonl" % (cfg.rank, self._pid))
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         fields = [
-            '"v":1', '"type":"start"', '"t":' + _num(self._wall() * 1000.0), '"rank":%d' % cfg.rank,
-            '"pid":%d' % self._pid, '"worldSize":%d' % cfg.world_size, '"mode":"%s"' % cfg.mode,
-            '"source":"%s"' % self.source,
-            '"hostname":' + json.dumps(str(cfg.hostname)[:MAX_HOSTNAME_CHARS]), '"nodeRank":%d' % cfg.node_rank,
+            '"v":1',
+            '"type":"start"',
+            '"t":' + _num(self._wall() * 1000.0),
+            '"rank":%d' % cfg.rank,
+            '"pid":%d' % self._pid,
+            '"worldSize":%d' % cfg.world_size,
+            f'"mode":"{cfg.mode}"',
+            f'"source":"{self.source}"',
+            '"hostname":' + json.dumps(str(cfg.hostname)[:MAX_HOSTNAME_CHARS]),
+            '"nodeRank":%d' % cfg.node_rank,
         ]
         if isinstance(batch_size, int) and batch_size > 0:
             fields.append('"batchSize":%d' % batch_size)
@@ -233,8 +266,16 @@ class Recorder(object):
         # tell the main process's CPU per iteration from the workers'.
         self._lines.append(
             '%s%.3f%s%d,"waitMs":%.4f,"computeMs":%.4f,"samples":%d,"processCpuMs":%.3f}\n'
-            % (self._prefix, self._wall() * 1000.0, self._rank_part, self.iterations,
-               wait_s * 1000.0, compute_s * 1000.0, samples, self._cpu() * 1000.0)
+            % (
+                self._prefix,
+                self._wall() * 1000.0,
+                self._rank_part,
+                self.iterations,
+                wait_s * 1000.0,
+                compute_s * 1000.0,
+                samples,
+                self._cpu() * 1000.0,
+            )
         )
         self.iterations += 1
         now = self._clock()
@@ -271,7 +312,7 @@ class Recorder(object):
             try:
                 hook()
             except Exception as error:
-                sys.stderr.write("ds-analyzer: %s: %s\n" % (type(error).__name__, error))
+                sys.stderr.write(f"ds-analyzer: {type(error).__name__}: {error}\n")
         self.ended = True
         self.end_reason = reason
         self._lines.append(

@@ -20,7 +20,6 @@ time), as the cached mode on local data reads a seeded subset of the files (docs
 memory"): prep's cost per sample does not depend on which sample it is.
 """
 
-import bisect
 import io
 import json
 import os
@@ -45,9 +44,16 @@ _state = {
 
 def configure(env):
     """Reads the launch's variables; True when there is a copy to answer from."""
-    _state.update(mode=env.get("DSA_MODE") or None, block=0, control=env.get("DSA_CONTROL_FILE") or None,
-                  control_sig=None, index_path=env.get("DSA_NET_COPY") or None, index_sig=None,
-                  objects={}, by_size=[])
+    _state.update(
+        mode=env.get("DSA_MODE") or None,
+        block=0,
+        control=env.get("DSA_CONTROL_FILE") or None,
+        control_sig=None,
+        index_path=env.get("DSA_NET_COPY") or None,
+        index_sig=None,
+        objects={},
+        by_size=[],
+    )
     return _state["index_path"] is not None
 
 
@@ -122,8 +128,8 @@ def request_key(connection, url):
     host = getattr(connection, "_tunnel_host", None) or connection.host
     port = getattr(connection, "_tunnel_port", None) or connection.port or connection.default_port
     if ":" in host and not host.startswith("["):
-        host = "[%s]" % host
-    return host + ("" if port == connection.default_port else ":%s" % port) + unquote(path or "/")
+        host = f"[{host}]"
+    return host + ("" if port == connection.default_port else f":{port}") + unquote(path or "/")
 
 
 def entry_for(key, url="/"):
@@ -194,7 +200,7 @@ def _range_header(sent):
 def response_head(sent, headers, size):
     """(status line and headers, body offset, body length) for the request bytes `sent`."""
     wanted = _byte_range(_range_header(sent), size)
-    lines = ["%s: %s" % (k, v) for k, v in headers.items() if k.lower() not in ("content-length", "content-range")]
+    lines = [f"{k}: {v}" for k, v in headers.items() if k.lower() not in ("content-length", "content-range")]
     lines.append("Accept-Ranges: bytes")
     if wanted == "bad":
         status, start, count = "416 Range Not Satisfiable", 0, 0
@@ -205,7 +211,7 @@ def response_head(sent, headers, size):
         status, start, count = "206 Partial Content", wanted[0], wanted[1] - wanted[0] + 1
         lines.append("Content-Range: bytes %d-%d/%d" % (wanted[0], wanted[1], size))
     lines.append("Content-Length: %d" % count)
-    head = ("HTTP/1.1 %s\r\n%s\r\n\r\n" % (status, "\r\n".join(lines))).encode("latin-1")
+    head = ("HTTP/1.1 {}\r\n{}\r\n\r\n".format(status, "\r\n".join(lines))).encode("latin-1")
     return head, start, count
 
 
@@ -240,7 +246,7 @@ class _LocalBody(io.RawIOBase):
         super().close()
 
 
-class _LocalSocket(object):
+class _LocalSocket:
     """The connection's socket for one request answered locally: what is sent is kept, the answer read back."""
 
     def __init__(self, body, headers, head_only):

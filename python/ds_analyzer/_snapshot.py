@@ -35,8 +35,15 @@ def _torch():
 def _classes(torch):
     """The classes whose instances hold training state, by kind (missing ones left out)."""
     sched_mod = torch.optim.lr_scheduler
-    schedulers = tuple(c for c in (getattr(sched_mod, "LRScheduler", None), getattr(sched_mod, "_LRScheduler", None),
-                                   getattr(sched_mod, "ReduceLROnPlateau", None)) if c is not None)
+    schedulers = tuple(
+        c
+        for c in (
+            getattr(sched_mod, "LRScheduler", None),
+            getattr(sched_mod, "_LRScheduler", None),
+            getattr(sched_mod, "ReduceLROnPlateau", None),
+        )
+        if c is not None
+    )
     scalers = []
     for owner in (getattr(torch, "amp", None), getattr(torch.cuda, "amp", None), getattr(torch, "cpu", None)):
         amp = getattr(owner, "amp", owner) if owner is not None else None
@@ -51,7 +58,7 @@ def _unsupported(obj):
     name = type(obj).__name__
     module = type(obj).__module__ or ""
     if name in ("FullyShardedDataParallel", "ZeroRedundancyOptimizer") or module.startswith("deepspeed"):
-        return "%s.%s shards or offloads its state" % (module, name)
+        return f"{module}.{name} shards or offloads its state"
     return None
 
 
@@ -133,7 +140,7 @@ def allowance_bytes(env=None):
     return None if available is None else int(available * share / local)
 
 
-class Snapshot(object):
+class Snapshot:
     """A copy of the job's training state, put back in place by restore()."""
 
     def __init__(self, torch=None, allowance=None):
@@ -149,12 +156,15 @@ class Snapshot(object):
         buffers = _owned_buffers(roots)
         self.bytes = sum(_nbytes(t) for t in params) + sum(_nbytes(b) for _, _, b in buffers)
         self.bytes += sum(_nbytes(p.grad) for p in params if p.grad is not None)
-        self.bytes += sum(_nbytes(v) for opt in optimizers for s in opt.state.values() for v in s.values()
-                          if torch.is_tensor(v))
+        self.bytes += sum(
+            _nbytes(v) for opt in optimizers for s in opt.state.values() for v in s.values() if torch.is_tensor(v)
+        )
         limit = allowance_bytes() if allowance is None else allowance
         if limit is not None and self.bytes > limit:
-            raise CannotHold("the training state is %.1f MiB, over the %.1f MiB its copy may take (DSA_SNAPSHOT_SHARE)"
-                             % (self.bytes / 2.0 ** 20, limit / 2.0 ** 20))
+            raise CannotHold(
+                f"the training state is {self.bytes / 2.0**20:.1f} MiB, over the {limit / 2.0**20:.1f} MiB "
+                "its copy may take (DSA_SNAPSHOT_SHARE)"
+            )
         with torch.no_grad():
             self.params = [(p, _host_copy(p), None if p.grad is None else _host_copy(p.grad)) for p in params]
             self.buffers = [(owner, name, b, _host_copy(b)) for owner, name, b in buffers]
@@ -217,8 +227,9 @@ def _owned_buffers(roots):
 def _optimizer_copy(torch, opt):
     state = {}
     for p, s in opt.state.items():
-        state[p] = {k: (v.device, _host_copy(v)) if torch.is_tensor(v) else ("value", copy.deepcopy(v))
-                    for k, v in s.items()}
+        state[p] = {
+            k: (v.device, _host_copy(v)) if torch.is_tensor(v) else ("value", copy.deepcopy(v)) for k, v in s.items()
+        }
     groups = [{k: copy.deepcopy(v) for k, v in g.items() if k != "params"} for g in opt.param_groups]
     # The scheduler's wrapper counts steps on the optimizer (torch warns when a scheduler steps first).
     extra = {k: getattr(opt, k) for k in ("_step_count",) if hasattr(opt, k)}

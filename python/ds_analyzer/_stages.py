@@ -38,7 +38,7 @@ _cpu_ns = time.thread_time_ns
 _ident = threading.get_ident
 
 
-class _Totals(object):
+class _Totals:
     """One process's cumulative stage times; only the thread inside a counted fetch adds to them."""
 
     def __init__(self, directory):
@@ -56,12 +56,19 @@ class _Totals(object):
         self.stack = None
 
     def line(self):
-        stages = [{"kind": kind, "name": name, "ms": round(ns / 1e6, 4), "calls": calls}
-                  for (kind, name), (ns, calls) in self.stages.items()]
+        stages = [
+            {"kind": kind, "name": name, "ms": round(ns / 1e6, 4), "calls": calls}
+            for (kind, name), (ns, calls) in self.stages.items()
+        ]
         record = {
-            "v": 1, "type": "stages", "t": round(time.time() * 1000.0, 3), "pid": self.pid,
-            "samples": self.samples, "batches": self.batches,
-            "fetchMs": round(self.fetch_ns / 1e6, 4), "fetchCpuMs": round(self.fetch_cpu_ns / 1e6, 4),
+            "v": 1,
+            "type": "stages",
+            "t": round(time.time() * 1000.0, 3),
+            "pid": self.pid,
+            "samples": self.samples,
+            "batches": self.batches,
+            "fetchMs": round(self.fetch_ns / 1e6, 4),
+            "fetchCpuMs": round(self.fetch_cpu_ns / 1e6, 4),
             "stages": stages,
         }
         return json.dumps(record, separators=(",", ":")) + "\n"
@@ -143,7 +150,7 @@ def timed(kind, name, fn, *args, **kwargs):
         entry[1] += 1
 
 
-class TimedCollate(object):
+class TimedCollate:
     """The training loader's collate_fn, timed; also the mark that its fetches are counted."""
 
     __slots__ = ("fn",)
@@ -221,6 +228,7 @@ def unpatch_fetchers(fetch_module):
 
 # -- torchvision and PIL -------------------------------------------------------
 
+
 def _stage_name(transform):
     name = getattr(type(transform), "__name__", "transform")
     if name == "function":
@@ -263,7 +271,12 @@ def patch_torchvision(torchvision):
     tv_io = getattr(torchvision, "io", None)
     if tv_io is not None:
         image_module = getattr(tv_io, "image", None)
-        for fn_name, kind in (("read_file", "read"), ("decode_image", "decode"), ("decode_jpeg", "decode"), ("decode_png", "decode")):
+        for fn_name, kind in (
+            ("read_file", "read"),
+            ("decode_image", "decode"),
+            ("decode_jpeg", "decode"),
+            ("decode_png", "decode"),
+        ):
             for module in (tv_io, image_module):
                 fn = getattr(module, fn_name, None) if module is not None else None
                 if fn is None or getattr(fn, "_dsa_original", None) is not None:

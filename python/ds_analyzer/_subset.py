@@ -35,7 +35,7 @@ def subset_paths(env=None):
                 paths = frozenset(line.rstrip("\n") for line in f if line.strip())
         except OSError as error:
             paths = frozenset()
-            _state["read_error"] = "cannot read %s: %s" % (name, error.strerror or error)
+            _state["read_error"] = f"cannot read {name}: {error.strerror or error}"
     if env is os.environ:
         _state["paths"] = paths
         _state["loaded"] = True
@@ -89,7 +89,7 @@ def _restrict_listing(dataset, paths):
     try:
         n = len(dataset)
     except TypeError:
-        return None, "%s has no length (an IterableDataset cannot be restricted by index)" % kind
+        return None, f"{kind} has no length (an IterableDataset cannot be restricted by index)"
     names = _aligned_lists(dataset, n)
     path_lists = []
     for name in names:
@@ -145,7 +145,7 @@ def _restrict_torch_subset(dataset, paths):
                 listing = getattr(inner, name)
                 break
     if listing is None:
-        return None, "Subset of %s, which exposes no list of file paths" % kind
+        return None, f"Subset of {kind}, which exposes no list of file paths"
     indices = list(dataset.indices)
     kept = []
     for i in indices:

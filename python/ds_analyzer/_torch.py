@@ -37,7 +37,7 @@ _state = {
 _originals = {}
 
 
-class _Counted(object):
+class _Counted:
     """Per-iterator timing state of the training loader's iterators."""
 
     __slots__ = ("loader", "rec", "returned_at", "wait_s", "samples", "sync", "replaying", "epoch_len")
@@ -116,7 +116,7 @@ def _decide(it, rec):
         settings = loader_settings(loader, workers) if loader is not None else None
         subset = _subset.result_for(dataset) if dataset is not None else None
         if subset is None and _subset.subset_paths() is not None:
-            subset = (None, "the training loader's dataset was not restricted (%s)" % type(dataset).__name__)
+            subset = (None, f"the training loader's dataset was not restricted ({type(dataset).__name__})")
         kept, note = subset if subset is not None else (None, None)
         rec.start(batch_size=batch_size, workers=workers, subset_files=kept, subset_note=note, loader=settings)
     return ok
@@ -155,7 +155,9 @@ def _framework():
 def _may_be_training_loader(loader):
     """At iterator creation, before any batch: whether _decide would count this loader."""
     if _state["chosen"]:
-        return loader is _state["loader"] or (_state["dataset"] is not None and getattr(loader, "dataset", None) is _state["dataset"])
+        return loader is _state["loader"] or (
+            _state["dataset"] is not None and getattr(loader, "dataset", None) is _state["dataset"]
+        )
     if _recorder.manual_owns_counting or _is_worker_process():
         return False
     explicit = _state["explicit"]
@@ -180,7 +182,6 @@ def _override_workers(loader):
         _shutdown_workers(loader._iterator)
         loader._iterator = None
     loader.num_workers = wanted
-
 
 
 def _cuda_sync_wanted(rec):
@@ -269,7 +270,12 @@ def _instrumented_next(self):
             return _originals["__next__"](self)
         counted = self._dsa = _Counted(getattr(self, "_dsa_loader", None), _cuda_sync_wanted(rec), rec)
         held = not rec.config.continue_run or _state["snapshot"] is not None
-        if rec.config.control_file is not None and rec.config.mode == "synthetic" and _state["replay"] is not None and held:
+        if (
+            rec.config.control_file is not None
+            and rec.config.mode == "synthetic"
+            and _state["replay"] is not None
+            and held
+        ):
             # One launch, a new epoch inside a synthetic block: replay from its first batch.
             counted.replaying = True
             counted.epoch_len = _len_or_none(self)
@@ -350,7 +356,9 @@ def _write_epoch(rec, counted, epoch_start):
     _state["epoch_ended_at"] = None
     loader = counted.loader
     fields = {
-        "epoch": _state["epochs"], "i": rec.iterations, "createMs": round(create_s * 1000.0, 4),
+        "epoch": _state["epochs"],
+        "i": rec.iterations,
+        "createMs": round(create_s * 1000.0, 4),
         "firstWaitMs": round(counted.wait_s * 1000.0, 4),
     }
     # Absent for epoch 0, and when the last epoch was left with `break` (it never ended).
@@ -402,8 +410,16 @@ def _unharmed_switch(rec, block, mode):
     if snap is not None:
         _state["snapshot"] = None
         restore_s = snap.restore()
-        rec.event("snapshot", {"block": rec.block, "action": "restore", "i": rec.iterations,
-                               "ms": round(restore_s * 1000.0, 3), "bytes": snap.bytes})
+        rec.event(
+            "snapshot",
+            {
+                "block": rec.block,
+                "action": "restore",
+                "i": rec.iterations,
+                "ms": round(restore_s * 1000.0, 3),
+                "bytes": snap.bytes,
+            },
+        )
     return _hold(rec, block) if mode == "synthetic" else True
 
 
@@ -415,13 +431,25 @@ def _hold(rec, block):
         try:
             snap = _snapshot.Snapshot()
         except Exception as error:  # CannotHold, or anything else: the job is never harmed for a measurement
-            _state["unheld"] = str(error) if isinstance(error, _snapshot.CannotHold) else "%s: %s" % (type(error).__name__, error)
-            sys.stderr.write("ds-analyzer: the training state cannot be held (%s): synthetic blocks train on real "
-                             "batches instead\n" % _state["unheld"])
+            _state["unheld"] = (
+                str(error) if isinstance(error, _snapshot.CannotHold) else f"{type(error).__name__}: {error}"
+            )
+            sys.stderr.write(
+                "ds-analyzer: the training state cannot be held ({}): synthetic blocks train on real "
+                "batches instead\n".format(_state["unheld"])
+            )
         else:
             _state["snapshot"] = snap
-            rec.event("snapshot", {"block": block, "action": "take", "i": rec.iterations,
-                                   "ms": round(snap.take_s * 1000.0, 3), "bytes": snap.bytes})
+            rec.event(
+                "snapshot",
+                {
+                    "block": block,
+                    "action": "take",
+                    "i": rec.iterations,
+                    "ms": round(snap.take_s * 1000.0, 3),
+                    "bytes": snap.bytes,
+                },
+            )
             return True
     rec.unheld = True
     rec.event("snapshot", {"block": block, "action": "refused", "i": rec.iterations, "reason": _state["unheld"][:1000]})
@@ -510,8 +538,10 @@ def _instrumented_get_iterator(self):
     began = _perf()
     rec = _recorder.recorder()
     switchable = rec is not None and rec.config.control_file is not None
-    if not switchable and _state["replay"] is not None and (
-        (self is _state["loader"]) or (_state["dataset"] is not None and self.dataset is _state["dataset"])
+    if (
+        not switchable
+        and _state["replay"] is not None
+        and ((self is _state["loader"]) or (_state["dataset"] is not None and self.dataset is _state["dataset"]))
     ):
         it = _ReplayIter(self)
     else:
@@ -537,7 +567,7 @@ def _restrict_to_subset(loader):
     if kept is not None:
         _subset.fix_sampler(loader)
     if not seen:
-        sys.stderr.write("ds-analyzer: cached mode on a resident subset: %s\n" % note)
+        sys.stderr.write(f"ds-analyzer: cached mode on a resident subset: {note}\n")
 
 
 _ReplayIter = None
@@ -610,6 +640,7 @@ def mark_training_loader(loader):
 
 # -- torch.accelerator shim --------------------------------------------------
 
+
 def install_accelerator_shim(torch):
     """torch < 2.6 lacks torch.accelerator, which current example scripts call.
 
@@ -630,9 +661,11 @@ def install_accelerator_shim(torch):
         if not noted:
             noted.append(True)
             sys.stderr.write(
-                "ds-analyzer: torch %s has no torch.accelerator (torch >= 2.6); a shim backed by torch.cuda "
-                "stands in for this profiled run (DSA_NO_SHIM=1 turns it off)\n" % torch.__version__
+                f"ds-analyzer: torch {torch.__version__} has no torch.accelerator (torch >= 2.6); "
+                "a shim backed by torch.cuda "
+                "stands in for this profiled run (DSA_NO_SHIM=1 turns it off)\n"
             )
+
     mod.__doc__ = "ds-analyzer shim of torch.accelerator (torch < 2.6), backed by torch.cuda"
 
     def is_available():

@@ -61,9 +61,10 @@ export function checkpointStall(
     const saves = rank.checkpoints!;
     const inStep = saves.filter((c) => c.inStep);
     const between = saves.filter((c) => !c.inStep);
-    // What one save costs, from every mode that saved to the script's own targets (the cached and the cold
-    // mode): the synthetic mode's scratch files are new files, which cost less than overwriting a checkpoint
-    // (ext4 flushes a truncated file's new data on close), and are used only where nothing else saved.
+    // What one save costs, from the modes that train on real batches (the cached and the cold: to scratch files
+    // unless --keep-outputs, then to the script's own targets); the synthetic mode's saves always go to scratch
+    // files, new files that cost less than overwriting a target (ext4 flushes a truncated file's new data on
+    // close), and are used only where nothing else saved.
     const costly = realSaves(modes, name === 'synthetic');
     // Each kind of save (inside steps, between epochs) at its own cost over its own interval.
     const intervals = [
@@ -118,8 +119,8 @@ export function checkpointStall(
 }
 
 /**
- * The saves that wrote to the script's own targets (the cached and cold modes' savers), or the synthetic mode's when it
- * alone saved.
+ * The saves of the modes that train on real batches (the cached and cold modes' savers), or the synthetic mode's when
+ * it alone saved.
  */
 function realSaves(modes: Partial<Record<(typeof PREFERRED)[number], ModeResult>>, syntheticOnly: boolean) {
   const names = syntheticOnly ? (['synthetic'] as const) : (['cold', 'cached'] as const);

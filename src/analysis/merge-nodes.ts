@@ -1,6 +1,5 @@
 /**
- * A job's nodes: the node the CLI ran the job on, the nodes of a stored
- * profile (older ones included), and the merge of one mode's results
+ * A job's nodes: the node the CLI ran the job on, and the merge of one mode's results
  * measured on several nodes into the one result the layers above read.
  *
  * The CLI runs the job on its own machine, so today every profile has one
@@ -9,7 +8,7 @@
  * several (as pool-passes.ts does for several runs of one mode).
  */
 import { sumStageTotals } from './prep-stages.js';
-import type { Host, ModeResult, NodeIdentity, Pass, Profile, ProfileNode, RankResult } from '../schema/profile.js';
+import type { Host, ModeResult, NodeIdentity, Pass, ProfileNode, RankResult } from '../schema/profile.js';
 import { pickPaceRank } from './pace.js';
 import { poolState, type PooledParts } from './pool-passes.js';
 
@@ -29,16 +28,6 @@ export interface NodeModeResult {
 export function localNode(host: Host, ranks: readonly RankResult[]): ProfileNode {
   const reported = [...ranks].sort((a, b) => a.rank - b.rank).find((r) => r.node !== undefined)?.node;
   return { nodeRank: reported?.nodeRank ?? 0, ...host };
-}
-
-/** The nodes of a profile; an older profile without `nodes` ran on one, node 0, its `host`. */
-export function profileNodes(profile: Pick<Profile, 'host' | 'nodes'>): ProfileNode[] {
-  return profile.nodes ?? [{ nodeRank: 0, ...profile.host }];
-}
-
-/** The node a rank ran on; a rank of an older profile, without `node`, ran on node 0, the profile's `host`. */
-export function rankNode(rank: RankResult, profile: Pick<Profile, 'host'>): NodeIdentity {
-  return rank.node ?? { hostname: profile.host.hostname, nodeRank: 0 };
 }
 
 /**

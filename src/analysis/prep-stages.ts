@@ -106,8 +106,3 @@ export function prepStages(input: PrepStagesInput): PrepStages | null {
     copy: input.gpus === 0 ? PREP_STAGES_TEXT.noCopy : PREP_STAGES_TEXT.copyNotTimed,
   };
 }
-
-/** The costliest stage, when there is one worth naming (a stage, not the dataset's unnamed code). */
-export function costliestStage(stages: PrepStages): PrepStage | null {
-  return stages.stages[0] ?? null;
-}

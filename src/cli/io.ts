@@ -10,7 +10,7 @@ export interface Io {
   cwd: string;
   /** Whether stderr is a terminal (progress lines, colour). */
   isTTY: boolean;
-  /** Registers a handler for SIGINT/SIGTERM; returns a function that removes it. */
+  /** Registers a handler for SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2; returns a function that removes it. */
   onSignal: (handler: (signal: NodeJS.Signals) => void) => () => void;
 }
 
@@ -32,7 +32,8 @@ export function processIo(): Io {
     cwd: process.cwd(),
     isTTY: Boolean(process.stderr.isTTY),
     onSignal: (handler) => {
-      const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+      // SIGUSR1/2 are the job's (Slurm's warning before its time limit): the profiler passes them on.
+      const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR1', 'SIGUSR2'];
       for (const signal of signals) process.on(signal, handler);
       return () => {
         for (const signal of signals) process.off(signal, handler);

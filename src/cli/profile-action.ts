@@ -108,10 +108,9 @@ export async function profileAction(command: string[], raw: RawProfileOptions, i
 }
 
 /**
- * What the run writes, to hand to the user the job ran as once it ends
- * (failed or interrupted too): the profile, the job's folder beside it, the
- * JUnit file, and the profiles folder when this run made it. Called before
- * the run, which is when a folder it makes does not exist yet.
+ * What the run writes, to hand to the user the job ran as once it ends (failed or interrupted too): the profile, the
+ * job's folder beside it, the JUnit file, and the profiles folder when this run made it. Called before the run, which
+ * is when a folder it makes does not exist yet.
  */
 function outputsOf(input: ProfileRunInput, user: RunAs, junit: string | null): () => void {
   const profiles = [input.outFile, ...(input.nodes ? [input.nodes.mergedOutFile] : [])];
@@ -126,9 +125,8 @@ function outputsOf(input: ProfileRunInput, user: RunAs, junit: string | null): (
 const SCRIPT = /\.(py|sh|js|mjs|cjs|ts|rb|pl|jl|lua)$/i;
 
 /**
- * The job's name: its script (train.py in 'torchrun --nproc_per_node 2
- * train.py', where the first non-option argument is the option's value 2),
- * else the first argument that is not an option, else the command.
+ * The job's name: its script (train.py in 'torchrun --nproc_per_node 2 train.py', where the first non-option argument
+ * is the option's value 2), else the first argument that is not an option, else the command.
  */
 export function jobNameOf(command: string[]): string {
   // Options and their inline values (--config=cfg.py) are not the script.
@@ -140,85 +138,30 @@ export function jobNameOf(command: string[]): string {
 
 /** Turns commander's strings into a validated run input; every error names its flag. */
 function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io): ProfileRunInput {
-  // One ledger for the profile: the sampler, the event reader, the meter and the cache states charge their CPU to it.
-  const ledger = new CpuLedger();
-  if (command.length === 0) {
-    throw new UserError(PROFILE_TEXT.noCommand, ExitCode.Usage);
-  }
-  if (raw.remote && raw.data && raw.data.length > 0) {
-    throw new UserError(PROFILE_TEXT.dataTwice, ExitCode.Usage);
-  }
-  if (!raw.remote && (!raw.data || raw.data.length === 0)) {
-    throw new UserError(PROFILE_TEXT.noData, ExitCode.Usage);
-  }
-  if (!raw.remote && (raw.endpoint || raw.proxyPort || raw.jobCache || raw.netMeter)) {
-    throw new UserError(PROFILE_TEXT.remoteOnlyFlags, ExitCode.Usage);
-  }
+  refuseMissing(command, raw);
   const netMeter = parseNetMeter(raw.netMeter);
   const modes = parseModes(raw.modes);
   const jobName = raw.name ?? jobNameOf(command);
-  const profilesDir = resolve(io.cwd, raw.profilesDir);
-  const dataRoots = (raw.data ?? []).map((dir) => resolve(io.cwd, dir));
-  const plan = nodePlan(command, io.env, {
-    ...(raw.nnodes !== undefined ? { nnodes: parsePositiveInt(raw.nnodes, '--nnodes') } : {}),
-    ...(raw.coordinator !== undefined ? { coordinator: raw.coordinator } : {}),
-  });
-  if (plan && raw.overlap) throw new UserError(PROFILE_TEXT.overlapOneNode(plan.nodes), ExitCode.Usage);
-  if (raw.continue) refuseBesideContinue(raw, plan !== null);
-  const mergedOutFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(profilesDir, jobName);
-  // Each node's own profile and run folders beside the merged one: on a shared folder they must not collide.
-  const outFile = plan ? nodeProfilePath(mergedOutFile, hostname()) : mergedOutFile;
-  const jobCacheDir = raw.jobCache
+  const { plan, mergedOutFile, outFile } = placesOf(command, raw, io, jobName);
+  const jobCache = raw.jobCache
     ? checkJobCache(resolve(io.cwd, raw.jobCache), [io.cwd, outFile, io.env.HOME ?? '/'])
     : null;
   // --python first: setpriv is looked up on the PATH it leaves.
   const env = raw.python !== undefined ? withPython(raw.python, io.env, io.cwd) : io.env;
   const runAs = chooseRunAs({ flag: raw.asUser, env });
+  const measure = measureOf(raw);
+  // One ledger for the profile: the sampler, the event reader, the meter and the cache states charge their CPU to it.
+  const ledger = new CpuLedger();
   return {
     argv: command,
     cwd: io.cwd,
     env,
     ...(runAs ? { runAs } : {}),
     jobName,
-    dataRoots,
-    ...(raw.remote
-      ? {
-          remote: {
-            url: redactUrl(raw.remote),
-            endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null,
-            jobCache: jobCacheDir,
-            netMeter,
-          },
-        }
-      : {}),
     modes,
-    precision: parseFraction(raw.precision, '--precision'),
-    minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
-    maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
-    timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
-    firstIterationTimeoutSec: parseDurationSec(raw.firstIterationTimeout, '--first-iteration-timeout'),
-    hangTimeoutSec: parseDurationSec(raw.hangTimeout, '--hang-timeout'),
-    stopGraceSec: parseDurationSec(raw.stopGrace, '--stop-grace'),
-    killGraceSec: SUPERVISION.killGraceSec,
-    storageBwBytesPerSec: raw.storageBw ? parseRate(raw.storageBw, '--storage-bw') : null,
-    dropCaches: Boolean(raw.dropCaches),
-    sync: raw.sync,
-    pollMs: SUPERVISION.pollMs,
+    ...measure,
     outFile,
-    dataSource: openDataSource(
-      raw.remote
-        ? {
-            kind: 'remote',
-            remote: parseRemoteSpec(raw.remote, raw.endpoint, io.env),
-            named: { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null },
-            jobCache: jobCacheDir,
-            netMeter,
-            cacheDir: join(artefactsDir(outFile), REMOTE_COPY_FOLDER),
-            proxyPort: raw.proxyPort ? parsePort(raw.proxyPort, '--proxy-port') : 0,
-          }
-        : { kind: 'files', roots: dataRoots, dropCaches: Boolean(raw.dropCaches) },
-      { env: io.env, ledger, say: (line) => io.stderr(`note: ${line}\n`) },
-    ),
+    ...dataOf(raw, io, { outFile, jobCache, netMeter, ledger }),
     ledger,
     nvidiaSmi: raw.nvidiaSmi,
     cpuSweep: raw.cpus ? parseCountList(raw.cpus, '--cpus', 1) : [],
@@ -239,6 +182,80 @@ function parseProfileOptions(command: string[], raw: RawProfileOptions, io: Io):
           },
         }
       : {}),
+  };
+}
+
+/** The usage errors of a command line that lacks what every profile needs, or names flags that do not go together. */
+function refuseMissing(command: string[], raw: RawProfileOptions): void {
+  if (command.length === 0) throw new UserError(PROFILE_TEXT.noCommand, ExitCode.Usage);
+  if (raw.remote && raw.data && raw.data.length > 0) throw new UserError(PROFILE_TEXT.dataTwice, ExitCode.Usage);
+  if (!raw.remote && (!raw.data || raw.data.length === 0)) throw new UserError(PROFILE_TEXT.noData, ExitCode.Usage);
+  if (!raw.remote && (raw.endpoint || raw.proxyPort || raw.jobCache || raw.netMeter)) {
+    throw new UserError(PROFILE_TEXT.remoteOnlyFlags, ExitCode.Usage);
+  }
+}
+
+/**
+ * The nodes the job spans (null: one), and where the profile goes: the merged profile where it was asked for, and
+ * on several nodes each node's own beside it (on a shared folder they must not collide).
+ */
+function placesOf(command: string[], raw: RawProfileOptions, io: Io, jobName: string) {
+  const plan = nodePlan(command, io.env, {
+    ...(raw.nnodes !== undefined ? { nnodes: parsePositiveInt(raw.nnodes, '--nnodes') } : {}),
+    ...(raw.coordinator !== undefined ? { coordinator: raw.coordinator } : {}),
+  });
+  if (plan && raw.overlap) throw new UserError(PROFILE_TEXT.overlapOneNode(plan.nodes), ExitCode.Usage);
+  if (raw.continue) refuseBesideContinue(raw, plan !== null);
+  const mergedOutFile = raw.out ? resolve(io.cwd, raw.out) : newProfilePath(resolve(io.cwd, raw.profilesDir), jobName);
+  return { plan, mergedOutFile, outFile: plan ? nodeProfilePath(mergedOutFile, hostname()) : mergedOutFile };
+}
+
+/** How each mode is measured and how its job is supervised. */
+function measureOf(raw: RawProfileOptions) {
+  return {
+    precision: parseFraction(raw.precision, '--precision'),
+    minIterations: parsePositiveInt(raw.minIterations, '--min-iterations'),
+    maxIterations: parsePositiveInt(raw.maxIterations, '--max-iterations'),
+    timeoutSec: parseDurationSec(raw.timeout, '--timeout'),
+    firstIterationTimeoutSec: parseDurationSec(raw.firstIterationTimeout, '--first-iteration-timeout'),
+    hangTimeoutSec: parseDurationSec(raw.hangTimeout, '--hang-timeout'),
+    stopGraceSec: parseDurationSec(raw.stopGrace, '--stop-grace'),
+    killGraceSec: SUPERVISION.killGraceSec,
+    storageBwBytesPerSec: raw.storageBw ? parseRate(raw.storageBw, '--storage-bw') : null,
+    dropCaches: Boolean(raw.dropCaches),
+    sync: raw.sync,
+    pollMs: SUPERVISION.pollMs,
+  };
+}
+
+/** The data the job reads, and the source that lists it, sets each mode's state and meters its reads. */
+function dataOf(
+  raw: RawProfileOptions,
+  io: Io,
+  {
+    outFile,
+    jobCache,
+    netMeter,
+    ledger,
+  }: { outFile: string; jobCache: string | null; netMeter: NetMeter; ledger: CpuLedger },
+): Pick<ProfileRunInput, 'dataRoots' | 'remote' | 'dataSource'> {
+  const dataRoots = (raw.data ?? []).map((dir) => resolve(io.cwd, dir));
+  const context = { env: io.env, ledger, say: (line: string) => io.stderr(`note: ${line}\n`) };
+  if (!raw.remote) {
+    return {
+      dataRoots,
+      dataSource: openDataSource({ kind: 'files', roots: dataRoots, dropCaches: Boolean(raw.dropCaches) }, context),
+    };
+  }
+  // Remote data as the profile names it: without credentials or query.
+  const named = { url: redactUrl(raw.remote), endpoint: raw.endpoint ? redactUrl(raw.endpoint) : null };
+  const remote = parseRemoteSpec(raw.remote, raw.endpoint, io.env);
+  const cacheDir = join(artefactsDir(outFile), REMOTE_COPY_FOLDER);
+  const proxyPort = raw.proxyPort ? parsePort(raw.proxyPort, '--proxy-port') : 0;
+  return {
+    dataRoots,
+    remote: { ...named, jobCache, netMeter },
+    dataSource: openDataSource({ kind: 'remote', remote, named, jobCache, netMeter, cacheDir, proxyPort }, context),
   };
 }
 
@@ -268,9 +285,8 @@ export function nodeProfilePath(mergedOutFile: string, host: string): string {
 }
 
 /**
- * The --job-cache folder, whose files the cold mode deletes: refused where a
- * slip of the path would delete what matters (the root, the home folder, the
- * working folder, the profile's own folder, or a folder holding any of them).
+ * The --job-cache folder, whose files the cold mode deletes: refused where a slip of the path would delete what matters
+ * (the root, the home folder, the working folder, the profile's own folder, or a folder holding any of them).
  */
 function checkJobCache(dir: string, guarded: readonly string[]): string {
   const holds = (path: string) => path === dir || path.startsWith(dir === '/' ? '/' : `${dir}/`);

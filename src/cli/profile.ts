@@ -32,7 +32,20 @@ export const profileCommand: CommandFactory = (io, result) => {
       'run a training command in synthetic, cached and cold modes and split its iteration time into compute, ' +
         'prep stall and fetch stall',
     )
-    .argument('[command...]', 'the training command, after --')
+    .argument('[command...]', 'the training command, after --');
+  for (const options of [dataOptions, measureOptions, extraRunOptions, jobOptions, nodeOptions, outputOptions])
+    options(command);
+  command.addHelpText('after', PROFILE_HELP).action(async (argv: string[], raw: RawProfileOptions) => {
+    // Loaded when a profile runs: data sources, supervision and the report stay out of every other command's start-up.
+    const { profileAction } = await import('./profile-action.js');
+    result.exitCode = await profileAction(argv, raw, io);
+  });
+  return withExitCodes(command, PROFILE_EXIT_CODES);
+};
+
+/** The data the job reads: local folders, or remote data and how it is reached and metered. */
+function dataOptions(command: Command): Command {
+  return command
     .option('--data <dir>', 'dataset folder the job reads (repeatable)', collect)
     .option(
       '--remote <url>',
@@ -56,7 +69,12 @@ export const profileCommand: CommandFactory = (io, result) => {
       '--job-cache <dir>',
       "with --remote: the job's own cache folder (WebDataset cache_dir, Streaming's local, LITDATA_CACHE_DIR): " +
         'its files are deleted before the cold mode and while it runs, so every sample comes over the network',
-    )
+    );
+}
+
+/** How long each mode is measured, and when a job that makes no progress is stopped. */
+function measureOptions(command: Command): Command {
+  return command
     .option('--modes <list>', 'modes to run, in order', MODES.join(','))
     .option('--precision <pct>', 'stop a mode when the 95% CI of the iteration time is within this', DEFAULTS.precision)
     .option('--min-iterations <n>', 'measured iterations before precision may stop a mode', DEFAULTS.minIterations)
@@ -71,7 +89,12 @@ export const profileCommand: CommandFactory = (io, result) => {
       '--hang-timeout <duration>',
       'stop a job that reports no iteration for this long and 30x its median iteration, its processes idle: it looks hung',
       DEFAULTS.hangTimeout,
-    )
+    );
+}
+
+/** The runs beyond the modes: CPU and worker sweeps, a read throttle and the overlap probe, for whatif. */
+function extraRunOptions(command: Command): Command {
+  return command
     .option(
       '--cpus <list>',
       'also run the cached mode at each of these CPU counts (affinity), e.g. 1,2, so whatif can fit CPU scaling',
@@ -90,7 +113,12 @@ export const profileCommand: CommandFactory = (io, result) => {
       '--overlap',
       'also run the cold mode with part of the dataset held in the page cache, so whatif measures how reads and ' +
         'pre-processing overlap instead of assuming it',
-    )
+    );
+}
+
+/** How the job is scheduled and what it may do: its launches, its outputs, the machine beside it. */
+function jobOptions(command: Command): Command {
+  return command
     .option(
       '--single-pass',
       'run each mode once instead of twice in mirrored order (synthetic, cached, cold, cold, cached, synthetic: ' +
@@ -142,7 +170,12 @@ export const profileCommand: CommandFactory = (io, result) => {
         'and the like in the command resolve there) and VIRTUAL_ENV is set; under sudo, what keeps your venv',
     )
     .option('--drop-caches', 'evict with the global /proc/sys/vm/drop_caches (root) instead of per-file')
-    .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)')
+    .option('--no-sync', 'do not synchronise the accelerator at iteration boundaries (DSA_SYNC=0)');
+}
+
+/** A job on several nodes, one profile on each. */
+function nodeOptions(command: Command): Command {
+  return command
     .option(
       '--nnodes <n>',
       "nodes the job runs on, one ds-analyzer profile on each (default: torchrun's --nnodes in the command, else " +
@@ -158,7 +191,12 @@ export const profileCommand: CommandFactory = (io, result) => {
       '--nodes-timeout <duration>',
       'with several nodes: how long to wait for every node to arrive',
       DEFAULTS.nodesTimeout,
-    )
+    );
+}
+
+/** Where the profile goes, and the gate it is checked against. */
+function outputOptions(command: Command): Command {
+  return command
     .option(
       '--out <file>',
       'profile file to write (default: PROFILES_DIR/<name>-<time>.json); with several nodes, the merged profile, ' +
@@ -174,10 +212,10 @@ export const profileCommand: CommandFactory = (io, result) => {
     )
     .option('--baseline <file>', "with --gate: baseline profile for the config's regression rule")
     .option('--junit <file>', 'with --gate: write the verdict as JUnit XML')
-    .addOption(new Option('--nvidia-smi <command>', 'nvidia-smi to sample GPUs with').default('nvidia-smi').hideHelp())
-    .addHelpText(
-      'after',
-      `
+    .addOption(new Option('--nvidia-smi <command>', 'nvidia-smi to sample GPUs with').default('nvidia-smi').hideHelp());
+}
+
+const PROFILE_HELP = `
 Examples:
   $ ds-analyzer profile --data ./imagenet/train -- python train.py -a resnet18 ./imagenet
   $ ds-analyzer profile --data /data/shards --storage-bw 200MB/s --precision 2% -- torchrun --nproc_per_node 2 train.py
@@ -194,13 +232,4 @@ Examples:
   $ srun -N 4 --ntasks-per-node 1 ds-analyzer profile --data /data/train --out run.json -- python train.py
 
 The job learns its mode from DSA_MODE and writes events to DSA_EVENTS_DIR
-(docs/protocol.md). PyTorch scripts need no change (see README).`,
-    )
-    .action(async (command: string[], raw: RawProfileOptions) => {
-      // Loaded when a profile runs: data sources, supervision and the report stay out of every other command's
-      // start-up.
-      const { profileAction } = await import('./profile-action.js');
-      result.exitCode = await profileAction(command, raw, io);
-    });
-  return withExitCodes(command, PROFILE_EXIT_CODES);
-};
+(docs/protocol.md). PyTorch scripts need no change (see README).`;

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
+import { SUPERVISION } from '../profile/run-defaults.js';
 import {
-  DEFAULT_FIRST_ITERATION_TIMEOUT_SEC,
   runProfile,
   type ProfileRunHooks,
   type ProfileRunInput,
@@ -131,7 +131,7 @@ export function reportProfileOutcome(
     // The warnings that went to stderr as they came (profileProgressHooks) are not printed again under the summary.
     io.stdout('\n' + renderSummary(outcome.profile, outcome.path, { shownWarnings: options.shownWarnings }));
   }
-  return explainOutcome(outcome, io, options.firstIterationTimeoutSec ?? DEFAULT_FIRST_ITERATION_TIMEOUT_SEC);
+  return explainOutcome(outcome, io, options.firstIterationTimeoutSec ?? SUPERVISION.firstIterationTimeoutSec);
 }
 
 /** 'cold', 'cached at 1 CPU(s)', or 'overlap probe (45% resident)'. */

@@ -4,6 +4,7 @@
  * both go through here.
  */
 import type { GateOptions } from '../gate/options.js';
+import { profileDifferences } from '../compare/differences.js';
 import { evaluateGate } from '../gate/rules.js';
 import { writeJunit } from '../report/gate-junit.js';
 import { appendStepSummary, stepSummaryMarkdown } from '../report/gate-step-summary.js';
@@ -51,6 +52,9 @@ export function runGate(
       );
     }
   }
+  const differences = baseline ? profileDifferences(baseline, profile) : [];
+  if (differences.length > 0)
+    io.stderr(`ds-analyzer: note: the baseline is another job or setting (${differences.join('; ')})\n`);
   if (verdict.jobFailure) io.stderr(`ds-analyzer: ${verdict.jobFailure}: see the job's logs beside the profile\n`);
   return verdict.exitCode;
 }

@@ -60,9 +60,11 @@ export async function validateAction(file: string | undefined, raw: RawValidateO
   });
   if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
   const { report, plan } = outcome;
-  io.stderr(
-    `ds-analyzer: each point's job output and events are in ${relative(io.cwd, input.workDir) || input.workDir}\n`,
-  );
+  // No plan: interrupted before its folder was made.
+  if (plan.length > 0)
+    io.stderr(
+      `ds-analyzer: each point's job output and events are in ${relative(io.cwd, input.workDir) || input.workDir}\n`,
+    );
   io.stdout(
     raw.json
       ? JSON.stringify(validateOutput({ profile: path, ...report }), null, 1) + '\n'

@@ -11,7 +11,8 @@ const VALIDATE_EXIT_CODES: ExitCodeList = [
   ExitCode.BadValue,
   {
     code: ExitCode.MissingInput,
-    meaning: 'the profile or its dataset does not exist, or the profile lacks a mode the what-if model needs',
+    meaning:
+      'the profile or its dataset does not exist, or the profile lacks a mode the what-if model needs or holds a block that stalled',
   },
   {
     code: ExitCode.JobFailed,
@@ -24,7 +25,11 @@ const VALIDATE_EXIT_CODES: ExitCodeList = [
     meaning: 'the environment cannot run a point asked for (no throttle, no proxy for --latency, a full disk)',
   },
   ExitCode.Internal,
-  { code: ExitCode.Interrupted, meaning: 'interrupted (the points measured are in the report folder)' },
+  {
+    code: ExitCode.Interrupted,
+    meaning:
+      'interrupted: Ctrl-C stops the running point (its job and their children) or download (the points measured are in the report folder)',
+  },
 ];
 
 export const validateCommand: CommandFactory = (io, result) => {

@@ -4,6 +4,7 @@
  */
 import { MODES } from '../schema/events.js';
 import type { Estimate, Profile } from '../schema/profile.js';
+import { profileDifferences, type Difference } from './differences.js';
 import { changeBetween, rateEstimate, type Change } from './noise.js';
 
 /** One compared figure. */
@@ -30,6 +31,8 @@ export interface FigureDiff {
 export interface ProfileComparison {
   a: { jobName: string; createdAt: string };
   b: { jobName: string; createdAt: string };
+  /** How B's job, data, settings or machine differ from A's: empty for two runs of one job. */
+  differences: Difference[];
   figures: FigureDiff[];
   /** Figures whose change is beyond noise and for the worse. */
   worse: number;
@@ -76,6 +79,7 @@ export function compareProfiles(a: Profile, b: Profile): ProfileComparison {
   return {
     a: { jobName: a.jobName, createdAt: a.createdAt },
     b: { jobName: b.jobName, createdAt: b.createdAt },
+    differences: profileDifferences(a, b),
     figures,
     worse: figures.filter((f) => f.verdict === 'worse').length,
     better: figures.filter((f) => f.verdict === 'better').length,

@@ -10,8 +10,6 @@ import type { GateConfig } from './config-file.js';
 import { GATE_TEXT } from './gate-text.js';
 import { RULE_IDS, type RuleId } from './rule-ids.js';
 
-export type { GateConfig, Level } from './config-file.js';
-
 /** One budget after merging file and flags. */
 export interface Budget {
   /** error | warn (rules at 'off' are dropped before evaluation). */

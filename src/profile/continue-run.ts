@@ -185,7 +185,7 @@ export function rodeRun(
 
 /**
  * The run after its blocks: the profiler lets go of the machine, the job stays its child (interrupts passed on
- * to its process group), and its end goes into the profile. Resolves to the job's exit code.
+ * to its process group as themselves), and its end goes into the profile. Resolves to the job's exit code.
  */
 export async function trainOn(
   book: ProfileBook,
@@ -195,7 +195,7 @@ export async function trainOn(
   deps.letGo();
   const logs = book.results()[0]?.logs;
   deps.note?.(PROFILE_RUN_TEXT.trainingOn(book.path, logs ? `${logs.stdout} and ${logs.stderr}` : null));
-  deps.interrupts.attach(continuing.job);
+  deps.interrupts.passOn(continuing.job);
   const exit = await continuing.job.done;
   deps.interrupts.detach();
   const cost = book.profile.cost;

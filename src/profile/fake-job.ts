@@ -77,6 +77,7 @@ export function fakeJobStarter(script: FakeJobScript): FakeJobStarter {
       kill: () => {
         stopRequested = true;
       },
+      pass: () => undefined,
       markStopRequested: () => {
         stopRequested = true;
       },
@@ -164,6 +165,7 @@ export function fakeSwitchingJobStarter(script: FakeSwitchingScript): FakeJobSta
         stopped = true;
         stopRequested = true;
       },
+      pass: () => undefined,
       markStopRequested: () => {
         stopRequested = true;
       },

@@ -1,26 +1,39 @@
 import type { Job } from './supervisor.js';
 
+/** Signals that are the job's own (Slurm's warning before a time limit, a tracker's hook): passed on, never an interrupt. */
+const JOB_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGUSR1', 'SIGUSR2']);
+
 /**
  * The user's interrupts (Ctrl-C, SIGTERM) during a run of jobs: the first
  * stops the current job gently (SIGTERM to its process group), the second
  * kills its whole tree. What was measured before stays saved by the caller.
+ * A job the profile rides on (passOn) gets each signal as itself: it is the
+ * user's run, which may save a checkpoint on SIGINT; the third interrupt kills it.
  */
 export class Interrupts {
   private count = 0;
   private stopped = false;
+  private passing = false;
   private job: Job | null = null;
   private readonly removeHandler: () => void;
   private readonly listeners: (() => void)[] = [];
   private readonly aborter = new AbortController();
 
-  constructor(onSignal: (handler: () => void) => () => void) {
-    this.removeHandler = onSignal(() => {
-      this.count++;
-      this.aborter.abort();
-      if (this.count > 1 || this.stopped) this.job?.kill();
-      else void this.job?.terminate();
-      for (const listener of this.listeners) listener();
-    });
+  constructor(onSignal: (handler: (signal?: NodeJS.Signals) => void) => () => void) {
+    this.removeHandler = onSignal((signal) => this.received(signal));
+  }
+
+  private received(signal: NodeJS.Signals | undefined): void {
+    if (signal !== undefined && JOB_SIGNALS.has(signal)) {
+      this.job?.pass(signal);
+      return;
+    }
+    this.count++;
+    this.aborter.abort();
+    if (this.passing && signal !== undefined && this.count < 3) this.job?.pass(signal);
+    else if (this.count > 1 || this.stopped) this.job?.kill();
+    else void this.job?.terminate();
+    for (const listener of this.listeners) listener();
   }
 
   /** Runs `listener` at each interrupt of the user (a multi-node profile tells the other nodes). */
@@ -58,6 +71,12 @@ export class Interrupts {
   attach(job: Job): void {
     this.job = job;
     if (this.interrupted) void job.terminate();
+  }
+
+  /** The job the profile now rides on (profile --continue): signals reach it as themselves. */
+  passOn(job: Job): void {
+    this.passing = true;
+    this.attach(job);
   }
 
   /** The job has ended. */

@@ -4,8 +4,6 @@ import type { ModeRunInput } from './run-input.js';
 import { runLaunch } from './run-launch.js';
 
 export type { ModeProgress, ModeRunInput } from './run-input.js';
-export { firstBatchOf } from './block-result.js';
-export { awaitingEpochBoundary, EPOCH_WAIT_FACTOR } from './block-stop.js';
 
 /** Runs the job once in `input.mode`: sets the cache state, supervises, collects, proves the state. */
 export async function runMode(input: ModeRunInput): Promise<ModeResult> {

@@ -47,6 +47,8 @@ export interface Job {
   timeOut(): Promise<void>;
   /** Kills the whole job at once. */
   kill(): void;
+  /** Sends `signal` to the whole job as it is (profile --continue passes the user's signals on as themselves). */
+  pass(signal: NodeJS.Signals): void;
   /** Records that the job was asked to stop through the protocol's stop file. */
   markStopRequested(): void;
 }
@@ -159,6 +161,10 @@ export class SupervisedJob implements Job {
   kill(): void {
     this.stopRequested = true;
     this.signalGroup('SIGKILL');
+  }
+
+  pass(signal: NodeJS.Signals): void {
+    this.signalGroup(signal);
   }
 
   /** Records that the job was asked to stop through the protocol's stop file. */

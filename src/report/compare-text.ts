@@ -14,6 +14,7 @@ export function renderComparison(cmp: ProfileComparison, pathA: string, pathB: s
   const out = [
     `A: ${oneLine(cmp.a.jobName)} (${pathA}, ${cmp.a.createdAt})`,
     `B: ${oneLine(cmp.b.jobName)} (${pathB}, ${cmp.b.createdAt})`,
+    ...differencesText(cmp.differences),
     '',
   ];
   const rows = [['figure', 'unit', 'A', 'B', 'change', 'verdict']];
@@ -38,6 +39,15 @@ export function renderComparison(cmp: ProfileComparison, pathA: string, pathB: s
       `'~' marks figures built on an unproven mode.`,
   );
   return out.join('\n') + '\n';
+}
+
+/** A note that the two are not runs of one job (or not under the same settings), with each difference. */
+function differencesText(differences: readonly string[]): string[] {
+  if (differences.length === 0) return [];
+  return [
+    'note: A and B are not the same job under the same settings, so a change below may be the difference itself:',
+    ...differences.map((d) => `  ${oneLine(d)}`),
+  ];
 }
 
 function unitText(unit: FigureDiff['unit']): string {

@@ -2,6 +2,7 @@
 // progress while a point runs: one rewritten line on a TTY, a plain line
 // every few seconds otherwise.
 import { formatBytes } from '../units.js';
+import { createProgress } from './progress.js';
 import type { PlannedPoint } from '../validate/plan.js';
 import { describePoint, pointKind } from '../validate/point-kinds.js';
 import type { ValidationResult } from '../validate/results.js';
@@ -92,7 +93,10 @@ export function validateProgressHooks(
   let plan: readonly PlannedPoint[] = [];
   let progress = createValidateProgress(write, isTTY, plan);
   const tag = (index: number) => `validate: point ${index + 1}/${plan.length}`;
+  // A point run cached on remote data fetches its local copy first: said as profile says it.
+  const downloads = createProgress(write, isTTY);
   return {
+    onDownload: (p) => downloads.download(p),
     onCachePointsSkipped: (reason) => write(`validate: cache points not run: ${reason}\n`),
     onWarning: (message) => write(`validate: ${message}\n`),
     onNote: (message) => write(`validate: note: ${message}\n`),

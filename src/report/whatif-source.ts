@@ -44,11 +44,3 @@ export type WhatIfCurvesOrReason = { available: true; curves: WhatIfCurves } | {
 
 /** Computes the curves of a profile. */
 export type WhatIfSource = (profile: Profile) => WhatIfCurvesOrReason | Promise<WhatIfCurvesOrReason>;
-
-/** Used until src/whatif provides a sweep: the report shows the section with this reason. */
-export const noWhatIf = (_profile?: Profile): WhatIfCurvesOrReason => ({
-  available: false,
-  reason:
-    'what-if model not available in this build: the curves of throughput against cache size and CPUs will appear ' +
-    'here once src/whatif provides them',
-});

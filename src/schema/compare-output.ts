@@ -61,6 +61,8 @@ export const CompareOutputSchema = z.object({
   a: SideSchema,
   /** Profile B (after). */
   b: SideSchema,
+  /** How B's job, data, settings or machine differ from A's, in words; empty for two runs of one job. */
+  differences: z.array(z.string()),
   /** Every compared figure. */
   figures: z.array(FigureDiffSchema),
   /** Figures whose change is beyond noise and for the worse. */

@@ -159,20 +159,6 @@ export const EndEventSchema = z.object({
 });
 
 /**
- * APIs whose saves the Python hook times (docs/pytorch.md, "Checkpoints"): torch.save,
- * torch.distributed.checkpoint's save and async_save, Lightning's Trainer.save_checkpoint,
- * Hugging Face Trainer's checkpoint, and the manual API (ds_analyzer.checkpoint()).
- */
-export const CHECKPOINT_APIS = [
-  'torch.save',
-  'dcp.save',
-  'dcp.async_save',
-  'lightning',
-  'hf-trainer',
-  'manual',
-] as const;
-
-/**
  * One checkpoint save, written once it is over: at the loop's next batch
  * request, next save or end (an fsync of the saved file in between is part of
  * it); an async save when its background write finishes, or at exit when it
@@ -189,7 +175,7 @@ export const CheckpointEventSchema = z.object({
    * iteration's computeMs; false between epochs or after the loop.
    */
   inStep: z.boolean(),
-  /** The API that saved (CHECKPOINT_APIS; other names are kept as given). */
+  /** The API that saved: torch.save, dcp.save, dcp.async_save, lightning, hf-trainer, manual (others kept as given). */
   api: z.string().max(100),
   /** Time the training loop was blocked by the save, ms (an async save: until the call returned, its staging). */
   blockingMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
@@ -214,8 +200,8 @@ export const CheckpointEventSchema = z.object({
    */
   persisted: z.boolean(),
   /**
-   * How a save that was not persisted was handled, or why a synthetic-mode save still was ('open-file': the script
-   * handed an open file).
+   * How a save that was not persisted was handled ('scratch'), or why a save that should have been diverted was written
+   * to its target ('open-file': the script handed an open file).
    */
   note: z.string().max(500).optional(),
 });
@@ -293,12 +279,9 @@ export const SnapshotEventSchema = z.object({
   reason: z.string().max(1000).optional(),
 });
 
-/** What a stage of prep is (python/ds_analyzer/_stages.py): a file read, a decode, a transform, the collation. */
-export const STAGE_KINDS = ['read', 'decode', 'transform', 'collate'] as const;
-
 /** One stage's cumulative totals in one loader process. */
 export const StageTotalSchema = z.object({
-  /** STAGE_KINDS; other kinds are kept as given. */
+  /** read, decode, transform or collate (python/ds_analyzer/_stages.py); other kinds are kept as given. */
   kind: z.string().max(100),
   /**
    * The stage: 'read', 'decode', 'read+decode' (an image that read its file while it decoded), a transform's class
@@ -335,7 +318,6 @@ export const StagesEventSchema = z.object({
   stages: z.array(StageTotalSchema).max(1000),
 });
 export type StagesEvent = z.infer<typeof StagesEventSchema>;
-export type StageTotal = z.infer<typeof StageTotalSchema>;
 
 export const EventSchema = z.discriminatedUnion('type', [
   BlockEventSchema,

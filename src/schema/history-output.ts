@@ -6,8 +6,6 @@
 import { z } from 'zod';
 import { HISTORY_OUTPUT_VERSION } from './versions.js';
 
-export { HISTORY_OUTPUT_VERSION } from './versions.js';
-
 const ChangePointSchema = z.object({
   index: z.number().int().nonnegative(),
   pValue: z.number().min(0).max(1),
@@ -41,4 +39,3 @@ export const HistoryOutputSchema = z.object({
   failing: ChangePointSchema.nullable(),
   exitCode: z.number().int(),
 });
-export type HistoryOutput = z.infer<typeof HistoryOutputSchema>;

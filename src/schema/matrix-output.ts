@@ -8,12 +8,6 @@ import { z } from 'zod';
 import { ScenarioSchema } from './whatif-output.js';
 import { MATRIX_OUTPUT_VERSION } from './versions.js';
 
-/**
- * Version of the matrix JSON (in versions.ts, with matrixOutput(), so that printing loads no zod); bump when a field is
- * removed or changes meaning (adding one does not).
- */
-export { MATRIX_OUTPUT_VERSION } from './versions.js';
-
 const nonneg = () => z.number().nonnegative();
 
 export const MatrixCellSchema = z.object({

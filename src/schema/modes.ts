@@ -4,6 +4,3 @@
  * zod.
  */
 export const MODES = ['synthetic', 'cached', 'cold'] as const;
-
-/** One of MODES. */
-export type Mode = (typeof MODES)[number];

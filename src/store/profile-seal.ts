@@ -26,7 +26,17 @@ import { TOOL_VERSION } from '../version.js';
  * profile's schema: profile.ts and every module it imports
  * (test/store/profile-seal.test.ts checks the list against the imports).
  */
-export const SCHEMA_MODULES = ['profile.js', 'events.js', 'modes.js', 'versions.js'] as const;
+export const SCHEMA_MODULES = [
+  'profile.js',
+  'profile-analysis.js',
+  'profile-host.js',
+  'profile-measures.js',
+  'profile-run.js',
+  'numbers.js',
+  'events.js',
+  'modes.js',
+  'versions.js',
+] as const;
 
 /** What precedes the seal's hex in a sealed file: the last member of the top-level object. */
 const SEAL_START = ',\n "integrity": "sha256:';

@@ -4,8 +4,9 @@ import { runMode } from '../profile/run-mode.js';
 import { outputsEnv, outputsNote } from '../profile/job-outputs.js';
 import { jobRunner, pauseReclaim, sharedRunSettings, startThrottle, type ModeRunner } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
+import { isAbort } from '../system/network/deadlines.js';
 import type { Profile } from '../schema/profile.js';
-import type { DataSource } from '../profile/data-sources/data-source.js';
+import type { DataSource, DownloadProgress } from '../profile/data-sources/data-source.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import {
   baseScenario,
@@ -29,7 +30,6 @@ import type { WriteThrottle } from '../system/cgroups/write-throttle.js';
 import { writePrediction, type WritePrediction } from './write-point.js';
 import { cgroupWriteThrottle, latencyObstacle, measurePoint } from './measure-point.js';
 
-export type { ValidationPoint } from './point-kinds.js';
 export type { ValidationReport, ValidationResult } from './results.js';
 
 /** Live state of a running point. */
@@ -112,8 +112,10 @@ export interface ValidateHooks {
   onPointDone?: (result: ValidationResult, index: number) => void;
   /** Called about every poll while a point runs. */
   onProgress?: (index: number, progress: PointProgress) => void;
+  /** Told how a download of remote data comes on (the local copy a point runs cached on), about once a second. */
+  onDownload?: (progress: DownloadProgress) => void;
   /** Registers a SIGINT/SIGTERM handler; returns its remover. */
-  onSignal: (handler: () => void) => () => void;
+  onSignal: (handler: (signal?: NodeJS.Signals) => void) => () => void;
 }
 
 /** A validate run's report, with the plan it followed. */
@@ -142,6 +144,10 @@ export async function runValidation(
   // A secret taken out of the command cannot be run again.
   if (profile.command.some((arg) => arg.includes(REDACTED)))
     throw new UserError(VALIDATE_TEXT.redactedCommand, ExitCode.MissingInput);
+  // A stalled block's figures are no measurement (analysis/stalls.ts): there is nothing to hold the model to.
+  const stalled = Object.values(profile.modes).find((m) => m?.stalled);
+  if (stalled?.stalled)
+    throw new UserError(VALIDATE_TEXT.stalled(stalled.mode, stalled.stalled.text), ExitCode.MissingInput);
   // Fitted once, on the profile alone (its CPU sweep included, when it has one): points, plan and predictions rest on
   // it.
   // The cap holds the page cache as an LRU of the files the job closed (cache-cap.ts): its points are that policy's to
@@ -162,6 +168,35 @@ export async function runValidation(
   // Known from the profile alone: refused before the data is listed.
   const latencyBlocker = latencyObstacle(profile, points, input.dataSource);
   if (latencyBlocker !== null) throw new UserError(VALIDATE_TEXT.latencyRefused(latencyBlocker), ExitCode.Environment);
+  // From the listing on, Ctrl-C stops what runs (a point's job, a download of remote data), as it does in profile.
+  const interrupts = new Interrupts(hooks.onSignal);
+  input.dataSource.bindRun?.({
+    signal: interrupts.signal,
+    ...(hooks.onDownload ? { onDownload: hooks.onDownload } : {}),
+  });
+  try {
+    return await validatePoints(input, hooks, { model, points, notRun, interrupts });
+  } catch (error) {
+    // Interrupted before any point (the listing, the throttle's set-up): an interrupted run with nothing measured.
+    if (interrupts.interrupted && isAbort(error)) return { report: emptyReport(model, notRun), plan: [] };
+    throw error;
+  } finally {
+    interrupts.dispose();
+  }
+}
+
+/** Lists the data, sets up its throttle, plans and runs the points; every source and throttle is closed after. */
+async function validatePoints(
+  input: ValidateInput,
+  hooks: ValidateHooks,
+  {
+    model,
+    points,
+    notRun,
+    interrupts,
+  }: { model: FittedModel; points: ValidationPoint[]; notRun: ValidationPoint[]; interrupts: Interrupts },
+): Promise<ValidationRun> {
+  const { profile } = input;
   const dataset = await input.dataSource.list();
   const asksBandwidth = points.some((p) => p.kind === 'bandwidth');
   const bandwidthBlocker = asksBandwidth ? throttleObstacle(input.dataSource, input.env) : null;
@@ -194,7 +229,7 @@ export async function runValidation(
     const reclaim = pauseReclaim(input.pauseReclaim !== false, 'validate', input.env);
     for (const warning of reclaim.warnings) hooks.onWarning?.(warning);
     try {
-      return { report: await runPoints(input, hooks, model, points, notRun, { dataset, throttle }), plan };
+      return { report: await runPoints(input, hooks, model, points, notRun, { dataset, throttle, interrupts }), plan };
     } finally {
       reclaim.restore();
     }
@@ -212,12 +247,11 @@ async function runPoints(
   model: FittedModel,
   points: ValidationPoint[],
   notRun: ValidationPoint[],
-  { dataset, throttle }: { dataset: Dataset; throttle: Throttle | null },
+  { dataset, throttle, interrupts }: { dataset: Dataset; throttle: Throttle | null; interrupts: Interrupts },
 ): Promise<ValidationReport> {
   const { profile } = input;
   const base = baseScenario(model);
   const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
-  const interrupts = new Interrupts(hooks.onSignal);
   // Its runs write nothing of the user's, as the profile's did not: checkpoints to scratch files, trackers off.
   const scratchDir = join(input.workDir, 'scratch');
   hooks.onNote?.(outputsNote(false, scratchDir, false));
@@ -225,39 +259,51 @@ async function runPoints(
   const run = jobRunner(sharedRunSettings(jobInput, dataset), input.modeRunner ?? runMode, interrupts);
   const results: ValidationResult[] = [];
   let anchoredModel: FittedModel | null = null;
-  try {
-    for (const [index, point] of points.entries()) {
-      if (interrupts.interrupted) break;
-      hooks.onPoint?.(point, index);
-      const scenario: Scenario = pointScenario(base, point, dataset.bytes);
-      // Known before the run: a write point's prediction holds no measurement of it (its cache is the whole dataset).
-      const writes =
-        point.kind === 'write' ? writePrediction(profile, predict(model, scenario), point.bytesPerSec) : null;
-      const measured = await measurePoint(point, {
-        input,
-        hooks,
-        dataset,
-        samplesPerIter,
-        run,
-        throttle,
-        index,
-        writePrediction: writes,
-      });
-      // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
-      if (interrupts.interrupted) break;
-      const result = pointResult(profile, { model, anchoredModel }, point, scenario, writes, measured);
-      if (point.kind === 'control' && result.measuredSamplesPerSec)
-        anchoredModel = anchorToControl(model, result.predictedSamplesPerSec / result.measuredSamplesPerSec);
-      results.push(result);
-      hooks.onPointDone?.(result, index);
-    }
-  } finally {
-    interrupts.dispose();
+  for (const [index, point] of points.entries()) {
+    if (interrupts.interrupted) break;
+    hooks.onPoint?.(point, index);
+    const scenario: Scenario = pointScenario(base, point, dataset.bytes);
+    // Known before the run: a write point's prediction holds no measurement of it (its cache is the whole dataset).
+    const writes =
+      point.kind === 'write' ? writePrediction(profile, predict(model, scenario), point.bytesPerSec) : null;
+    const measured = await measurePoint(point, {
+      input,
+      hooks,
+      dataset,
+      samplesPerIter,
+      run,
+      throttle,
+      index,
+      writePrediction: writes,
+    }).catch((error: unknown) => {
+      // A download the interrupt ended: the point is cut short, as a job the interrupt stopped is.
+      if (interrupts.interrupted && isAbort(error)) return null;
+      throw error;
+    });
+    // A point cut short by Ctrl-C is not a measurement; the ones before it are kept.
+    if (measured === null || interrupts.interrupted) break;
+    const result = pointResult(profile, { model, anchoredModel }, point, scenario, writes, measured);
+    if (point.kind === 'control' && result.measuredSamplesPerSec)
+      anchoredModel = anchorToControl(model, result.predictedSamplesPerSec / result.measuredSamplesPerSec);
+    results.push(result);
+    hooks.onPointDone?.(result, index);
   }
   return {
     results,
     interrupted: interrupts.interrupted,
     ...errorSummary(results),
+    modelCaveats: model.caveats,
+    overlapMeasured: model.overlapMeasured,
+    notRun,
+  };
+}
+
+/** The report of a run interrupted before its first point. */
+function emptyReport(model: FittedModel, notRun: ValidationPoint[]): ValidationReport {
+  return {
+    results: [],
+    interrupted: true,
+    ...errorSummary([]),
     modelCaveats: model.caveats,
     overlapMeasured: model.overlapMeasured,
     notRun,

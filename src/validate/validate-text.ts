@@ -22,6 +22,9 @@ export const VALIDATE_TEXT = {
     "the profile's command holds <redacted> where a secret was (a token in a URL, VAR=value, or a flag under " +
     'profile --redact), so validate cannot run it again: profile again with the secret in an environment ' +
     'variable the job reads, not on its command line',
+  stalled: (mode: string, why: string) =>
+    `the profile's ${mode} block stalled (${why}): its figures are no measurement to hold the model to; ` +
+    'profile again once the data comes and the job runs through, then validate that profile',
   nothingToValidate: (obstacle: string) => `nothing to validate here: ${obstacle}; or pass --cpus`,
   /** Where a cached-mode point ran. */
   cachedWhere: (cpus: number[] | null, workers: number | null) =>

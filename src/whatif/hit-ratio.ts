@@ -93,58 +93,6 @@ export interface HitRatioCurve {
 }
 
 /**
- * Byte stack distance of every access of `trace` (item ids), with item sizes
- * `sizesBytes`; Infinity on an item's first access. Fenwick tree over access
- * times: position t holds the size of the item whose latest access is at t,
- * so the distinct bytes touched since time p are the live bytes after p.
- */
-export function lruStackDistances(trace: ArrayLike<number>, sizesBytes: ArrayLike<number>): Float64Array {
-  const n = trace.length;
-  const tree = new Float64Array(n + 1);
-  const lastAccess = new Int32Array(sizesBytes.length).fill(-1);
-  const out = new Float64Array(n);
-  let liveBytes = 0;
-  for (let t = 0; t < n; t++) {
-    const item = trace[t];
-    const size = sizesBytes[item];
-    const previous = lastAccess[item];
-    if (previous < 0) {
-      out[t] = Infinity;
-    } else {
-      let prefix = 0;
-      for (let i = previous + 1; i > 0; i -= i & -i) prefix += tree[i];
-      out[t] = liveBytes - prefix + size;
-      for (let i = previous + 1; i <= n; i += i & -i) tree[i] -= size;
-      liveBytes -= size;
-    }
-    for (let i = t + 1; i <= n; i += i & -i) tree[i] += size;
-    liveBytes += size;
-    lastAccess[item] = t;
-  }
-  return out;
-}
-
-/** The per-epoch curve of an arbitrary trace cut into epochs of `epochLength` accesses (general, O(T log T)). */
-export function curveFromTrace(
-  trace: ArrayLike<number>,
-  sizesBytes: ArrayLike<number>,
-  epochLength: number,
-): HitRatioCurve {
-  const distances = lruStackDistances(trace, sizesBytes);
-  let maxDistance = 0;
-  for (const d of distances) if (d !== Infinity && d > maxDistance) maxDistance = d;
-  const binBytes = binWidth(maxDistance);
-  const epochs: EpochDistances[] = [];
-  for (let start = 0; start < trace.length; start += epochLength) {
-    const histogram = new Histogram(binBytes, maxDistance, epochLength <= MAX_TOUCHED);
-    for (let t = start; t < Math.min(trace.length, start + epochLength); t++)
-      histogram.add(distances[t], sizesBytes[trace[t]]);
-    epochs.push(histogram.finish());
-  }
-  return { items: sizesBytes.length, datasetBytes: sum(sizesBytes), binBytes, epochs };
-}
-
-/**
  * Simulates `epochs` epochs, each a fresh uniform random permutation of the
  * items (what a shuffling DataLoader or DistributedSampler does), and returns
  * the per-epoch curve. Deterministic for a seed; `traceOut` (length items x
@@ -371,7 +319,7 @@ export function steadyLruHitRatio(curve: HitRatioCurve, cacheBytes: number): num
 
 /**
  * Steady-state LRU hit ratio of each part of an epoch (EPOCH_PARTS of them, in
- * order), or null for a curve without parts (curveFromTrace).
+ * order), or null for a curve without parts.
  */
 export function steadyLruHitRatioByPart(curve: HitRatioCurve, cacheBytes: number): number[] | null {
   const steady = curve.epochs.slice(1);

@@ -43,11 +43,6 @@ export interface SteadyPace {
   samplesPerSec: number;
 }
 
-/** Whether the query asks anything of the saves or of the loader's epochs. */
-export function asksPipeline(query: PipelineQuery): boolean {
-  return Object.values(query).some((v) => v !== undefined);
-}
-
 /**
  * The stalls as profiled and as asked, on top of the steady model's baseline
  * and asked paces; null when the profile saw neither a save nor an epoch start.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { localNode, mergeNodes, profileNodes, rankNode, type NodeModeResult } from '../../src/analysis/merge-nodes.js';
+import { localNode, mergeNodes, type NodeModeResult } from '../../src/analysis/merge-nodes.js';
 import { poolPasses } from '../../src/analysis/pool-passes.js';
 import type { Host, ModeResult, NodeIdentity, Pass, RankResult } from '../../src/schema/profile.js';
 import { modeResult, summary } from './modes.js';
@@ -298,14 +298,4 @@ test('the local node has the host facts and the node rank its ranks reported, 0 
     0,
     'ranks that did not say: node 0',
   );
-});
-
-test("a profile's nodes and a rank's node, an older profile's by default", () => {
-  const node = { nodeRank: 1, ...HOST, hostname: 'gpu-b' };
-  assert.deepEqual(profileNodes({ host: HOST, nodes: [node] }), [node]);
-  assert.deepEqual(profileNodes({ host: HOST }), [{ nodeRank: 0, ...HOST }]);
-  const [named] = fakeNode({ ...B, ranks: { 0: 10 } }).result.ranks;
-  const [older] = fakeNode({ ...B, ranks: { 0: 10 }, ranksUnnamed: true }).result.ranks;
-  assert.deepEqual(rankNode(named, { host: HOST }), B);
-  assert.deepEqual(rankNode(older, { host: HOST }), { hostname: 'gpu-a', nodeRank: 0 });
 });

@@ -13,9 +13,11 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const CLI_DOC = readFileSync(join(ROOT, 'docs/cli.md'), 'utf8');
 const examples = await renderExamples();
 
-test("the README's example blocks are this build's outputs of the real runs in docs/examples", () => {
-  assert.deepEqual(exampleNames(README), ['whatif', 'gate']);
+// The README shows one short output and sends the reader to docs/cli.md for the rest; a block it shows is kept current.
+test("the README's example blocks, if any, are this build's outputs, and it points at docs/cli.md for them", () => {
+  assert.ok(exampleNames(README).length <= 1, 'the README shows at most one rendered output: the rest live in docs/');
   assert.equal(README, spliceExamples(README, examples), FIX);
+  assert.match(README, /\[docs\/cli\.md\]\(docs\/cli\.md\)[^\n]*real output/);
 });
 
 test("docs/cli.md shows each example in its command's section", () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../src/cli/main.js';
@@ -58,4 +58,34 @@ test('compare: a corrupt profile is a one-line error with exit 7', async () => {
     ExitCode.CorruptFile,
   );
   assert.match(io.err, /^ds-analyzer: profile '.*wrong-schema-version\.json' has schemaVersion 99/);
+});
+
+test('compare says how two profiles differ as jobs, data, settings or machine, and nothing for one job', () => {
+  const a = fixture('pass');
+  assert.deepEqual(compareProfiles(a, fixture('pass')).differences, []);
+  const b = structuredClone(a);
+  b.command = [...a.command, '--lr', '0.2'];
+  b.dataset = { ...a.dataset, files: a.dataset.files * 2 };
+  b.host = { ...a.host, cpus: a.host.cpus + 6 };
+  const differences = compareProfiles(a, b).differences;
+  assert.equal(differences.length, 3, differences.join('\n'));
+  assert.match(differences[0], /^command: \(nothing\) → --lr 0\.2$/);
+  assert.match(differences[1], /^data: \d+ files, .+ → \d+ files/);
+  assert.match(differences[2], new RegExp(`^machine CPUs: ${a.host.cpus} × .+ → ${a.host.cpus + 6} × `));
+  const changedValue = structuredClone(b);
+  changedValue.command = b.command.map((arg) => (arg === '0.2' ? '0.3' : arg));
+  assert.equal(compareProfiles(b, changedValue).differences[0], 'command: --lr 0.2 → --lr 0.3');
+});
+
+test('compare prints the differences as a note above its table', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-compare-differ-'));
+  const a = fixture('pass');
+  const b = structuredClone(a);
+  b.command = [...a.command, '--image-size', '256'];
+  const pathB = join(dir, 'b.json');
+  writeFileSync(pathB, JSON.stringify(b));
+  const io = fakeIo(dir);
+  const code = await run(['compare', fixturePath('pass'), pathB], io);
+  assert.equal(code, ExitCode.Ok, io.err);
+  assert.match(io.out, /note: A and B are not the same job.*\n {2}command: \(nothing\) → --image-size 256\n/);
 });

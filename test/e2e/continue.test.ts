@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { FIXTURES, PYTHON, processesMentioning, sleep, startCli, torchMissing } from './helpers.js';
+import { CLI, FIXTURES, PYTHON, processesMentioning, sleep, startCli, torchMissing } from './helpers.js';
 
 /**
  * profile --continue rides the real run (issue 43): a deterministic CPU training run
@@ -111,6 +111,16 @@ test('--continue: the run ends bit-identical to the plain run, its checkpoints a
   assert.ok(cost.syntheticSec > 0 && cost.snapshotSec > 0 && cost.snapshotBytes > 0, JSON.stringify(cost));
   assert.ok(cost.runSec! > cost.blocksSec, 'the run went on after the blocks');
   assert.equal(cost.extraSec, cost.syntheticSec + cost.snapshotSec + cost.preparationSec + cost.coldExtraSec);
+  // The real run's profile is a data point as any other: whatif, gate and compare read it.
+  for (const args of [
+    ['whatif', out, '--cache', '50%'],
+    ['gate', out, '--baseline', out],
+    ['compare', out, out],
+  ]) {
+    const run = await execa(process.execPath, [CLI, ...args], { cwd: dir, reject: false, all: true });
+    assert.ok(run.exitCode === ExitCode.Ok || run.exitCode === ExitCode.GateFailed, `${args[0]}: ${run.all}`);
+    assert.doesNotMatch(run.all ?? '', /internal error|^\s+at .+:\d+:\d+\)$/m, args[0]);
+  }
 });
 
 test('--continue where the state cannot be held: the synthetic blocks train on real batches and are left out, said so', async (t) => {
@@ -143,18 +153,23 @@ test("--continue exits with the job's own exit code", async (t) => {
   assert.equal(readProfile(out).cost?.continued?.jobExitCode, 3);
 });
 
-test('--continue: an interrupt after the blocks goes to the job, and the CLI exits with what ended it', async (t) => {
+test('--continue: signals after the blocks reach the job as themselves, and the CLI exits with its code', async (t) => {
   if (skipReason) return t.skip(skipReason);
   const { dir, out, cli } = continued('interrupted', [PYTHON], ['--epochs', '200']);
   let ended = false;
   void cli.then(() => (ended = true));
   while (!ended && !(existsSync(out) && readProfile(out).status === 'complete')) await sleep(100);
   assert.ok(!ended, 'the job trains on after the blocks');
-  cli.kill('SIGTERM');
+  // Slurm's warning before a time limit: the job's own signal, passed on; the CLI does not stop.
+  cli.kill('SIGUSR1');
+  for (let waited = 0; !ended && !existsSync(join(dir, 'usr1')) && waited < 20_000; waited += 50) await sleep(50);
+  assert.ok(!ended, 'SIGUSR1 reached the job, and neither it nor the CLI ended');
+  // Ctrl-C reaches the job as SIGINT (not SIGTERM): it saves its checkpoint and exits 130, as the CLI then does.
+  cli.kill('SIGINT');
   const result = await cli;
-  // Python dies of SIGTERM: the CLI exits 128 + 15, as a shell would for the job itself.
-  assert.equal(result.exitCode, 143, result.all);
-  assert.equal(readProfile(out).cost?.continued?.jobSignal, 'SIGTERM');
+  assert.equal(result.exitCode, 130, result.all);
+  assert.equal(readProfile(out).cost?.continued?.jobExitCode, 130);
+  assert.ok(existsSync(join(dir, 'ckpt', 'interrupted.pt')), "the job's own Ctrl-C handler ran");
   assert.ok(!existsSync(join(dir, 'run.json')), 'the job was ended before its last epoch');
   assert.deepEqual(processesMentioning(dir), [], 'nothing of the job is left');
 });

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +24,23 @@ export function startCli(
     all: true,
     timeout: 600_000,
   });
+}
+
+/** Resolves when the CLI's output shows `pattern`; rejects, with the output, when the CLI ends first. */
+export function seen(cli: ReturnType<typeof startCli>, pattern: RegExp): Promise<void> {
+  let text = '';
+  return new Promise((resolve, reject) => {
+    cli.all!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (pattern.test(text)) resolve();
+    });
+    void cli.then(() => reject(new Error(`the CLI ended before ${pattern}:\n${text}`)));
+  });
+}
+
+/** Fails when `output` holds a stack trace. */
+export function noStackTrace(output: string): void {
+  assert.doesNotMatch(output, /^\s+at .+\(.+:\d+:\d+\)$/m, `no stack trace in:\n${output}`);
 }
 
 /** Pids of processes whose command line mentions `marker` (left-over jobs). */

@@ -213,7 +213,7 @@ test('an endpoint that does not answer is one line naming the cause and the fix,
   assert.throws(() => readFileSync(out), 'no profile for a run that never started');
 });
 
-test('wrong credentials and a proxy port already taken: one line each, naming the cause and the fix; no profile, nothing left listening', async (t) => {
+test('wrong credentials, a missing bucket and a proxy port already taken: one line each, naming the cause and the fix; no profile, nothing left listening', async (t) => {
   if (skipReason) return t.skip(skipReason);
   const denied = await startCli(
     [
@@ -238,6 +238,26 @@ test('wrong credentials and a proxy port already taken: one line each, naming th
     /^ds-analyzer: listing s3:\/\/data\/train\/ at http:\/\/127\.0\.0\.1:\d+: access denied \(\w+\): give the credentials the job uses/,
   );
   assert.doesNotMatch(denied.all, /not-a-secret/);
+  const missing = await startCli(
+    [
+      'profile',
+      '--remote',
+      's3://no-such-bucket/train/',
+      '--endpoint',
+      endpoint,
+      '--out',
+      join(work, 'missing.json'),
+      '--',
+      'true',
+    ],
+    { cwd: work, env: CREDENTIALS },
+  );
+  assert.equal(missing.exitCode, ExitCode.MissingInput, missing.all);
+  assert.match(
+    missing.stderr.trim(),
+    /^ds-analyzer: listing s3:\/\/no-such-bucket\/train\/ at http:\/\/127\.0\.0\.1:\d+: not found \(NoSuchBucket\): check the bucket, prefix or URL$/,
+  );
+  assert.ok(!readdirSync(work).includes('missing.json'), 'no profile for a bucket that does not exist');
   const taken = http.createServer();
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
   const port = (taken.address() as AddressInfo).port;

@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { emulatorArgv, PYTHON, sleep, startCli } from './helpers.js';
+import { emulatorArgv, noStackTrace, PYTHON, seen, sleep, startCli } from './helpers.js';
 
 /**
  * Remote data whose endpoint stops answering, or whose download the user
@@ -49,22 +49,6 @@ before(async () => {
 });
 
 after(() => rmSync(work, { recursive: true, force: true }));
-
-function noStackTrace(output: string) {
-  assert.doesNotMatch(output, /^\s+at .+\(.+:\d+:\d+\)$/m, `no stack trace in:\n${output}`);
-}
-
-/** Resolves when the CLI's output shows `pattern`; rejects, with the output, when the CLI ends first. */
-function seen(cli: ReturnType<typeof startCli>, pattern: RegExp): Promise<void> {
-  let text = '';
-  return new Promise((resolve, reject) => {
-    cli.all!.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      if (pattern.test(text)) resolve();
-    });
-    void cli.then(() => reject(new Error(`the CLI ended before ${pattern}:\n${text}`)));
-  });
-}
 
 async function freePort(): Promise<number> {
   const server = net.createServer();

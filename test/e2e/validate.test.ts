@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { ExitCode } from '../../src/errors.js';
 import { ValidateOutputSchema } from '../../src/schema/validate-output.js';
-import { emulatorArgv, FIXTURES, startCli } from './helpers.js';
+import { emulatorArgv, FIXTURES, noStackTrace, processesMentioning, seen, sleep, startCli } from './helpers.js';
 
 test('validate re-runs the profiled job at fewer CPUs and sets the measured rate beside the prediction', async () => {
   const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-validate-'));
@@ -77,4 +77,26 @@ test("validate whose job fails at every point exits 5 and shows the end of the j
   assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
   assert.match(result.all, /1 CPU\(s\) failed; the end of its log:\n {2}\| loader exploded/);
   assert.match(result.all, /no point was measured: the job failed at every point/);
+});
+
+test('Ctrl-C during a point stops its job and all its children: exit 130, one line, nothing left running', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-validate-int-'));
+  const data = join(work, 'data');
+  await generateDataset(data, { files: 8, fileBytes: 4 << 10, seed: 6 });
+  const profile = JSON.parse(readFileSync(join(FIXTURES, 'profiles', 'emulated-quick.json'), 'utf8'));
+  profile.options.data = [data];
+  // A job that never reports an iteration, with children of its own: the interrupt must reach the whole group.
+  const marker = `dsa-validate-int-${process.pid}`;
+  profile.command = ['/bin/sh', '-c', `sh -c 'sleep 300; echo ${marker}' & sh -c 'sleep 301; echo ${marker}'; wait`];
+  writeFileSync(join(work, 'p.json'), JSON.stringify(profile));
+  const cli = startCli(['validate', 'p.json', '--cpus', '1', '--no-control'], { cwd: work });
+  await seen(cli, /validate: point 1\/1: /);
+  for (let k = 0; k < 50 && processesMentioning(marker).length < 3; k++) await sleep(100);
+  assert.equal(processesMentioning(marker).length, 3, 'the point runs its job and its two children');
+  cli.kill('SIGINT');
+  const result = await cli;
+  assert.equal(result.exitCode, ExitCode.Interrupted, result.all);
+  assert.match(result.stderr, /^ds-analyzer: interrupted before any point completed$/m);
+  noStackTrace(result.all);
+  assert.deepEqual(processesMentioning(marker), []);
 });

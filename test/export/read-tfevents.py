@@ -41,13 +41,13 @@ def records(path):
         blob = f.read()
     pos = 0
     while pos < len(blob):
-        header = blob[pos:pos + 8]
+        header = blob[pos : pos + 8]
         (length,) = struct.unpack("<Q", header)
-        (length_crc,) = struct.unpack("<I", blob[pos + 8:pos + 12])
+        (length_crc,) = struct.unpack("<I", blob[pos + 8 : pos + 12])
         if length_crc != masked(header):
             fail("%s: bad length CRC at byte %d" % (path, pos))
-        data = blob[pos + 12:pos + 12 + length]
-        (data_crc,) = struct.unpack("<I", blob[pos + 12 + length:pos + 16 + length])
+        data = blob[pos + 12 : pos + 12 + length]
+        (data_crc,) = struct.unpack("<I", blob[pos + 12 + length : pos + 16 + length])
         if data_crc != masked(data):
             fail("%s: bad data CRC at byte %d" % (path, pos))
         yield data
@@ -75,12 +75,12 @@ def fields(data):
         if wire == 0:
             value, pos = varint(data, pos)
         elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
+            value, pos = data[pos : pos + 8], pos + 8
         elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
+            value, pos = data[pos : pos + 4], pos + 4
         elif wire == 2:
             length, pos = varint(data, pos)
-            value, pos = data[pos:pos + length], pos + length
+            value, pos = data[pos : pos + length], pos + length
         else:
             fail("unexpected wire type %d" % wire)
         out.append((number, wire, value))
@@ -139,14 +139,24 @@ def expected(profile):
     a = profile.get("analysis")
     if a:
         split = {}
-        for tag, key in (("split/compute_ms", "computeMs"), ("split/prep_stall_ms", "prepStallMs"), ("split/fetch_stall_ms", "fetchStallMs"),
-                         ("split/iteration_ms", "iterMs")):
+        for tag, key in (
+            ("split/compute_ms", "computeMs"),
+            ("split/prep_stall_ms", "prepStallMs"),
+            ("split/fetch_stall_ms", "fetchStallMs"),
+            ("split/iteration_ms", "iterMs"),
+        ):
             if a.get(key):
                 split[(tag, 0)] = (a[key]["mean"], None)
-        for tag, key in (("split/prep_stall_fraction", "prepStallFraction"), ("split/fetch_stall_fraction", "fetchStallFraction")):
+        for tag, key in (
+            ("split/prep_stall_fraction", "prepStallFraction"),
+            ("split/fetch_stall_fraction", "fetchStallFraction"),
+        ):
             if a.get(key) is not None:
                 split[(tag, 0)] = (a[key], None)
-        for tag, key in (("split/checkpoint_stall_ms", "checkpointStall"), ("split/boundary_stall_ms", "boundaryStall")):
+        for tag, key in (
+            ("split/checkpoint_stall_ms", "checkpointStall"),
+            ("split/boundary_stall_ms", "boundaryStall"),
+        ):
             if a.get(key):
                 split[(tag, 0)] = (a[key]["ms"]["mean"], None)
         runs["split"] = split
@@ -159,7 +169,7 @@ def main(profile_path, logdir):
     want = expected(profile)
     got_runs = sorted(os.listdir(logdir))
     if got_runs != sorted(want):
-        fail("runs %s, expected %s" % (got_runs, sorted(want)))
+        fail(f"runs {got_runs}, expected {sorted(want)}")
     checked = 0
     for run, values in want.items():
         files = glob.glob(os.path.join(logdir, run, "events.out.tfevents.*"))
@@ -167,7 +177,7 @@ def main(profile_path, logdir):
             fail("%s: %d event files" % (run, len(files)))
         events = [event(r) for r in records(files[0])]
         if events[0].get("file_version") != "brain.Event:2":
-            fail("%s: first record is not the file version" % run)
+            fail(f"{run}: first record is not the file version")
         seen = {}
         last_step = 0
         for ev in events[1:]:
@@ -180,12 +190,12 @@ def main(profile_path, logdir):
             tag, value = ev["scalars"][0]
             seen[(tag, ev.get("step", 0))] = (value, ev["wall_time"])
         if set(seen) != set(values):
-            fail("%s: tags and steps differ: %s" % (run, sorted(set(seen) ^ set(values))[:5]))
+            fail(f"{run}: tags and steps differ: {sorted(set(seen) ^ set(values))[:5]}")
         for k, (value, wall) in values.items():
             if seen[k][0] != f32(value):
-                fail("%s %s: %r, expected %r" % (run, k, seen[k][0], f32(value)))
+                fail(f"{run} {k}: {seen[k][0]!r}, expected {f32(value)!r}")
             if wall is not None and abs(seen[k][1] - wall) > 1e-6:
-                fail("%s %s: wall time %r, expected %r" % (run, k, seen[k][1], wall))
+                fail(f"{run} {k}: wall time {seen[k][1]!r}, expected {wall!r}")
             checked += 1
     print(json.dumps({"runs": len(want), "scalars": checked}))
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { awaitingEpochBoundary } from '../../src/profile/run-mode.js';
+import { awaitingEpochBoundary } from '../../src/profile/block-stop.js';
 import type { EpochEvent } from '../../src/schema/events.js';
 import type { Iteration } from '../../src/schema/profile.js';
 

@@ -61,6 +61,7 @@ describe('the node plan, from the launcher the user runs', () => {
   test('Slurm: node count and node id from srun, the first host of the list, a port from the job id', () => {
     const env = {
       SLURM_PROCID: '1',
+      SLURM_STEP_ID: '0',
       SLURM_JOB_ID: '123456',
       SLURM_NNODES: '4',
       SLURM_NODEID: '1',
@@ -82,6 +83,54 @@ describe('the node plan, from the launcher the user runs', () => {
     assert.equal(firstHost('gpu[007-009,12],cpu1'), 'gpu007');
     assert.equal(firstHost('a1,a2'), 'a1');
     assert.equal(firstHost(''), null);
+  });
+
+  test('srun ds-analyzer profile -- python train.py: the step found from what srun sets, no flag of ours', () => {
+    // What srun -N 2 --ntasks-per-node 1 sets on the second node of a 4-node allocation (sbatch -N 4): the step's
+    // variables describe the step, the job's the allocation.
+    const allocation = {
+      SLURM_JOB_ID: '8812345',
+      SLURM_JOBID: '8812345',
+      SLURM_JOB_NUM_NODES: '4',
+      SLURM_NNODES: '4',
+      SLURM_JOB_NODELIST: 'gpu[101-104]',
+      SLURM_NODELIST: 'gpu[101-104]',
+      SLURM_TASKS_PER_NODE: '1(x4)',
+      SLURM_NTASKS_PER_NODE: '1',
+      SLURM_SUBMIT_DIR: '/home/u/run',
+    };
+    const step = {
+      ...allocation,
+      SLURM_STEP_ID: '0',
+      SLURM_STEPID: '0',
+      SLURM_STEP_NUM_NODES: '2',
+      SLURM_STEP_NUM_TASKS: '2',
+      SLURM_STEP_NODELIST: 'gpu[102-103]',
+      SLURM_STEP_TASKS_PER_NODE: '1(x2)',
+      SLURM_PROCID: '1',
+      SLURM_LOCALID: '0',
+      SLURM_NODEID: '1',
+      SLURMD_NODENAME: 'gpu103',
+    };
+    assert.deepEqual(nodePlan(['python', 'train.py'], step, {}), {
+      nodes: 2,
+      coordinator: { host: 'gpu102', port: 15000 + 2345 },
+      hostsCoordinator: false,
+      from: 'Slurm',
+      runId: '8812345',
+    });
+    assert.equal(
+      nodePlan(['python', 'train.py'], { ...step, SLURM_PROCID: '0', SLURM_NODEID: '0' }, {})!.hostsCoordinator,
+      true,
+    );
+    // The batch script itself (SLURM_PROCID 0, the allocation's 4 nodes, no step): a CLI typed there is one machine's,
+    // not node 0 of 4 waiting for three profilers that never start.
+    assert.equal(nodePlan(['python', 'train.py'], { ...allocation, SLURM_PROCID: '0', SLURM_NODEID: '0' }, {}), null);
+    // One node under srun: nothing to meet.
+    assert.equal(
+      nodePlan(['python', 'train.py'], { ...step, SLURM_STEP_NUM_NODES: '1', SLURM_STEP_NODELIST: 'gpu102' }, {}),
+      null,
+    );
   });
 
   test('plans the nodes could not follow are refused in one line naming the fix', () => {
@@ -112,6 +161,7 @@ describe('the node plan, from the launcher the user runs', () => {
       ['python', 'x.py'],
       {
         SLURM_PROCID: '0',
+        SLURM_STEP_ID: '0',
         SLURM_JOB_ID: '1',
         SLURM_NNODES: '2',
         SLURM_STEP_TASKS_PER_NODE: '8(x2)',

@@ -189,7 +189,7 @@ test('each rank carries the node its start event names: the host name and the no
 });
 
 test("the first batch: the last rank's first iteration, after the job's start, split into start-up and the loader's first wait", async () => {
-  const { firstBatchOf } = await import('../../src/profile/run-mode.js');
+  const { firstBatchOf } = await import('../../src/profile/block-result.js');
   const it = (t: number, waitMs: number) => ({ i: 0, t, waitMs, computeMs: 10, samples: 4 });
   const ranks = [
     { rank: 0, pid: 1, workers: 2, iterations: [it(5_000, 300)], summary: null },

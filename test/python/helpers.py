@@ -36,7 +36,9 @@ def temp_dir(prefix):
     return path
 
 
-def run_script(source, mode="cached", iterations=None, stop_file=None, extra_env=None, timeout=120, pythonpath=PACKAGE_DIR):
+def run_script(
+    source, mode="cached", iterations=None, stop_file=None, extra_env=None, timeout=120, pythonpath=PACKAGE_DIR
+):
     """Runs `source` in a fresh interpreter the way the CLI runs a job; returns (proc, events by file)."""
     events_dir = temp_dir("dsa-py-test-")
     script = os.path.join(events_dir, "job.py")
@@ -46,7 +48,14 @@ def run_script(source, mode="cached", iterations=None, stop_file=None, extra_env
     env.pop("DSA_MODE", None)
     env["PYTHONPATH"] = pythonpath
     if mode is not None:
-        env.update({"DSA_MODE": mode, "DSA_EVENTS_DIR": os.path.join(events_dir, "events"), "DSA_SYNC": "1", "DSA_PROTOCOL": "1"})
+        env.update(
+            {
+                "DSA_MODE": mode,
+                "DSA_EVENTS_DIR": os.path.join(events_dir, "events"),
+                "DSA_SYNC": "1",
+                "DSA_PROTOCOL": "1",
+            }
+        )
         if iterations is not None:
             env["DSA_ITERATIONS"] = str(iterations)
         if stop_file is not None:
@@ -55,7 +64,9 @@ def run_script(source, mode="cached", iterations=None, stop_file=None, extra_env
         env["DSA_KEEP_OUTPUTS"] = "1"
     env.update(extra_env or {})
     env = {name: value for name, value in env.items() if value is not None}
-    proc = subprocess.run([sys.executable, script], env=env, cwd=events_dir, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, script], env=env, cwd=events_dir, capture_output=True, text=True, timeout=timeout
+    )
     proc.job_dir = events_dir  # the job's working directory (files it wrote)
     return proc, read_events(os.path.join(events_dir, "events"))
 

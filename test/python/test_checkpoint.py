@@ -3,7 +3,8 @@
 Each test runs a job in a fresh interpreter with the hook on PYTHONPATH. Lightning, Hugging Face and
 torch.distributed.checkpoint are absent from Debian's torch 1.13: fakes with their signatures stand in
 (written as packages the job imports, so the import hook itself is exercised, or a module patched the way
-the hook patches it).
+the hook patches it). The diversion logic case by case (the table of scratch paths, each file operation that
+follows it, each API's target) is tested in this process, without torch, in test_diversions.py.
 """
 
 import json
@@ -13,7 +14,7 @@ import unittest
 
 from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script
 
-LOOP = r'''
+LOOP = r"""
 import os, sys, time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -29,10 +30,10 @@ def epochs(n, in_step=None, between=None):
                 in_step(epoch)
         if between:
             between(epoch)
-'''
+"""
 
 # A package on a temporary path, imported by the job: the import hook patches it as it would the real one.
-FAKE_PACKAGES = r'''
+FAKE_PACKAGES = r"""
 import tempfile
 fake_root = tempfile.mkdtemp(prefix="dsa-fake-")
 def fake_package(files):
@@ -43,7 +44,7 @@ def fake_package(files):
             f.write(text)
     if fake_root not in sys.path:
         sys.path.insert(0, fake_root)
-'''
+"""
 
 
 def checkpoints(events):
@@ -51,7 +52,7 @@ def checkpoints(events):
 
 
 def only_file(events):
-    assert len(events) == 1, "expected one events file, got %s" % list(events)
+    assert len(events) == 1, f"expected one events file, got {list(events)}"
     return list(events.values())[0]
 
 
@@ -63,10 +64,14 @@ def scratch_left(folder):
 class TorchSaveTest(unittest.TestCase):
     def test_with_keep_outputs_the_cached_mode_saves_for_real_and_says_when_the_save_ran_inside_a_step(self):
         # run_script sets DSA_KEEP_OUTPUTS=1 (profile --keep-outputs) unless a test takes it away.
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 epochs(2, in_step=lambda e: torch.save(model.state_dict(), "step-%d.pt" % e),
        between=lambda e: torch.save({"model": model.state_dict(), "blob": torch.zeros(10000)}, "epoch-%d.pt" % e))
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         ev = only_file(events)
         saves = checkpoints(ev)
@@ -84,7 +89,9 @@ epochs(2, in_step=lambda e: torch.save(model.state_dict(), "step-%d.pt" % e),
         self.assertEqual(ev[-1]["type"], "end")
 
     def test_synthetic_mode_writes_a_scratch_file_beside_the_target_and_leaves_the_users_file_alone(self):
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 from pathlib import Path
 os.makedirs("ckpt")
 with open("ckpt/last.pt", "wb") as f:
@@ -92,39 +99,50 @@ with open("ckpt/last.pt", "wb") as f:
 epochs(2, between=lambda e: torch.save(model.state_dict(), Path("ckpt/last.pt")))
 torch.save(model.state_dict(), "ckpt/new.pt")
 print(sorted(os.listdir("ckpt")), os.getpid())
-''', mode="synthetic")
+""",
+            mode="synthetic",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
             self.assertEqual(f.read(), b"the user's real checkpoint")
         # While the job runs, one scratch per target (the second save to last.pt overwrote the first's).
         listing, pid = proc.stdout.strip().rsplit(" ", 1)
-        self.assertEqual(listing, "['.last.pt.dsa-scratch-%s', '.new.pt.dsa-scratch-%s', 'last.pt']" % (pid, pid))
-        self.assertEqual(os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no new file, no scratch left at the exit")
+        self.assertEqual(listing, f"['.last.pt.dsa-scratch-{pid}', '.new.pt.dsa-scratch-{pid}', 'last.pt']")
+        self.assertEqual(
+            os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no new file, no scratch left at the exit"
+        )
         saves = checkpoints(only_file(events))
         self.assertEqual(len(saves), 3)
         for save in saves:
             self.assertEqual((save["api"], save["persisted"], save["note"]), ("torch.save", False, "scratch"))
             self.assertGreater(save["bytes"], 500)  # the scratch file was measured before it went
 
-    def test_by_default_every_mode_saves_to_scratch_files(self):
-        for mode in ("cached", "cold"):
-            proc, events = run_script(LOOP + r'''
+    def test_by_default_a_real_mode_saves_to_scratch_files(self):
+        # diverting()'s answer for every mode and flag: test_diversions.DivertingTest.
+        proc, events = run_script(
+            LOOP
+            + r"""
 os.makedirs("ckpt")
 with open("ckpt/last.pt", "wb") as f:
     f.write(b"the user's real checkpoint")
 epochs(2, between=lambda e: torch.save(model.state_dict(), "ckpt/last.pt"))
 print(torch.load("ckpt/last.pt").keys())   # the script's own load follows its save
-''', mode=mode, extra_env={"DSA_KEEP_OUTPUTS": None})
-            self.assertEqual(proc.returncode, 0, proc.stderr)
-            self.assertIn("weight", proc.stdout)
-            with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
-                self.assertEqual(f.read(), b"the user's real checkpoint", mode)
-            self.assertEqual(os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no scratch left at the exit")
-            saves = checkpoints(only_file(events))
-            self.assertEqual([(s["persisted"], s["note"]) for s in saves], [(False, "scratch")] * 2, mode)
+""",
+            mode="cold",
+            extra_env={"DSA_KEEP_OUTPUTS": None},
+        )
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("weight", proc.stdout)
+        with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
+            self.assertEqual(f.read(), b"the user's real checkpoint")
+        self.assertEqual(os.listdir(os.path.join(proc.job_dir, "ckpt")), ["last.pt"], "no scratch left at the exit")
+        saves = checkpoints(only_file(events))
+        self.assertEqual([(s["persisted"], s["note"]) for s in saves], [(False, "scratch")] * 2)
 
     def test_synthetic_mode_times_a_save_to_an_open_file_for_real_and_warns_once(self):
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 import io
 def save(e):
     with open("model-%d.pt" % e, "wb") as f:
@@ -133,7 +151,9 @@ epochs(2, between=save)
 buffer = io.BytesIO()
 buffer.write(b"header")
 torch.save(model.state_dict(), buffer)
-''', mode="synthetic")
+""",
+            mode="synthetic",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         saves = checkpoints(only_file(events))
         self.assertEqual(len(saves), 3)
@@ -144,7 +164,9 @@ torch.save(model.state_dict(), buffer)
         self.assertEqual(proc.stderr.count("open file object"), 1, proc.stderr)
 
     def test_a_save_that_fsyncs_reports_its_sync_time(self):
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 class DurableFile(object):          # a stream that forces each write to storage, inside torch.save
     def __init__(self, path):
         self.f = open(path, "wb")
@@ -162,7 +184,9 @@ def durable(e):
     torch.save(model.state_dict(), stream)
     os.fdatasync(stream.f.fileno())    # after the save, but the stream has no fileno(): the hook cannot tell its file
 epochs(1, between=durable)
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (save,) = checkpoints(only_file(events))
         self.assertGreater(save["syncMs"], 0)
@@ -170,10 +194,14 @@ epochs(1, between=durable)
         self.assertEqual(save["bytes"], os.path.getsize(os.path.join(proc.job_dir, "model.pt")))
 
     def test_a_checkpoint_before_the_first_batch_comes_after_the_start_event(self):
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 torch.save(model.state_dict(), "init.pt")
 epochs(1)
-''', mode="cold")
+""",
+            mode="cold",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         ev = only_file(events)
         self.assertEqual([e["type"] for e in ev[:3]], ["start", "checkpoint", "epoch"])
@@ -182,7 +210,10 @@ epochs(1)
 
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
 class FrameworkSaveTest(unittest.TestCase):
-    LIGHTNING = LOOP + FAKE_PACKAGES + r'''
+    LIGHTNING = (
+        LOOP
+        + FAKE_PACKAGES
+        + r'''
 trainer_source = """
 import torch
 class Trainer(object):
@@ -200,6 +231,7 @@ epochs(1, between=lambda e: L.Trainer().save_checkpoint("ckpts/epoch=0.ckpt"))
 PL.Trainer().save_checkpoint(filepath="ckpts/last.ckpt")
 print(sorted(os.listdir("ckpts")))
 '''
+    )
 
     def test_a_lightning_save_is_one_event_whatever_it_calls_inside(self):
         for mode in ("cached", "synthetic"):
@@ -221,7 +253,10 @@ print(sorted(os.listdir("ckpts")))
                 self.assertEqual(proc.stdout.strip(), "['epoch=0.ckpt', 'last.ckpt']")
                 self.assertEqual(saves[1]["bytes"], os.path.getsize(os.path.join(folder, "last.ckpt")))
 
-    HF = LOOP + FAKE_PACKAGES + r'''
+    HF = (
+        LOOP
+        + FAKE_PACKAGES
+        + r'''
 trainer_source = """
 import os, types, torch
 class Trainer(object):
@@ -253,11 +288,14 @@ if os.environ["DSA_MODE"] == "synthetic":   # what the save wrote stands in for 
     print(Path("out/checkpoint-5").is_dir(), len(torch.load("out/checkpoint-5/pytorch_model.bin")),
           os.path.exists("out/checkpoint-1/optimizer.pt"), os.path.exists("out/checkpoint-6"))
 '''
+    )
 
     def test_hugging_face_checkpoints_go_to_a_scratch_output_dir_in_the_synthetic_mode(self):
         proc, events = run_script(self.HF, mode="synthetic")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout.split(), ["out", "out/checkpoint-1", "['checkpoint-1']", "True", "2", "True", "False"])
+        self.assertEqual(
+            proc.stdout.split(), ["out", "out/checkpoint-1", "['checkpoint-1']", "True", "2", "True", "False"]
+        )
         (save,) = checkpoints(only_file(events))
         self.assertEqual((save["api"], save["persisted"], save["note"]), ("hf-trainer", False, "scratch"))
         self.assertTrue(8000 < save["bytes"] < 100000, save)
@@ -272,7 +310,10 @@ if os.environ["DSA_MODE"] == "synthetic":   # what the save wrote stands in for 
         self.assertEqual((save["api"], save["persisted"]), ("hf-trainer", True))
 
     def test_a_failure_inside_the_instrumentation_runs_the_original_save(self):
-        proc, events = run_script(LOOP + FAKE_PACKAGES + r'''
+        proc, events = run_script(
+            LOOP
+            + FAKE_PACKAGES
+            + r'''
 fake_package({"transformers/__init__.py": "", "transformers/trainer.py": """
 class Trainer(object):
     args = None                                   # no output_dir: the hook cannot prepare the save
@@ -281,17 +322,21 @@ class Trainer(object):
 """})
 from transformers.trainer import Trainer
 epochs(1, between=lambda e: Trainer()._save_checkpoint(model, None))
-''', mode="synthetic")
+''',
+            mode="synthetic",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.strip(), "saved by the original")
-        self.assertEqual(len([line for line in proc.stderr.splitlines() if "could not time a checkpoint" in line]), 1, proc.stderr)
+        self.assertEqual(
+            len([line for line in proc.stderr.splitlines() if "could not time a checkpoint" in line]), 1, proc.stderr
+        )
         self.assertEqual(checkpoints(only_file(events)), [])
 
 
 # torch.distributed.checkpoint is not in torch 1.13: a fake with the signatures of torch 2.x
 # (save/async_save with checkpoint_id or a FileSystemWriter; fsync of each file as FileSystemWriter
 # does; async_save writing in a thread), patched by the hook's own callback.
-FAKE_DCP = r'''
+FAKE_DCP = r"""
 import types, pathlib, concurrent.futures
 from ds_analyzer import _auto
 
@@ -321,15 +366,20 @@ def async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=N
 dcp = types.ModuleType("torch.distributed.checkpoint")
 dcp.save, dcp.async_save, dcp.FileSystemWriter = save, async_save, FileSystemWriter
 _auto.on_dcp_loaded(dcp)
-'''
+"""
 
 
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
 class DistributedCheckpointTest(unittest.TestCase):
     def test_dcp_save_sizes_the_folder_and_counts_its_fsyncs(self):
-        proc, events = run_script(LOOP + FAKE_DCP + r'''
+        proc, events = run_script(
+            LOOP
+            + FAKE_DCP
+            + r"""
 epochs(1, between=lambda e: dcp.save(model.state_dict(), checkpoint_id="dcp/step-5"))
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (save,) = checkpoints(only_file(events))
         folder = os.path.join(proc.job_dir, "dcp", "step-5")
@@ -338,32 +388,46 @@ epochs(1, between=lambda e: dcp.save(model.state_dict(), checkpoint_id="dcp/step
         self.assertGreater(save["syncMs"], 0)
 
     def test_dcp_save_with_a_writer_is_diverted_and_the_writer_put_back_in_the_synthetic_mode(self):
-        proc, events = run_script(LOOP + FAKE_DCP + r'''
+        proc, events = run_script(
+            LOOP
+            + FAKE_DCP
+            + r"""
 writer = FileSystemWriter("dcp/step")
 epochs(1, between=lambda e: dcp.save(model.state_dict(), storage_writer=writer))
 print(writer.path, os.path.exists("dcp"))
 # The scratch folder stands in for the checkpoint folder and its files until the exit.
 print(os.path.isdir("dcp/step"), os.path.isfile("dcp/step/.metadata"), len(torch.load("dcp/step/__0_0.distcp")))
-''', mode="synthetic")
+""",
+            mode="synthetic",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout.split(), ["dcp/step", "True", "True", "True", "2"])  # only the parent the scratch sat in
+        self.assertEqual(
+            proc.stdout.split(), ["dcp/step", "True", "True", "True", "2"]
+        )  # only the parent the scratch sat in
         self.assertEqual(os.listdir(os.path.join(proc.job_dir, "dcp")), [])
         (save,) = checkpoints(only_file(events))
         self.assertEqual((save["persisted"], save["note"]), (False, "scratch"))
         self.assertGreater(save["bytes"], 500)
 
     def test_async_save_writes_its_event_when_the_background_write_ends(self):
-        proc, events = run_script(LOOP + FAKE_DCP + r'''
+        proc, events = run_script(
+            LOOP
+            + FAKE_DCP
+            + r"""
 futures = []
 epochs(2, in_step=lambda e: futures.append(dcp.async_save(model.state_dict(), checkpoint_id="dcp/%d" % e)))
 for f in futures:
     f.result()
 time.sleep(0.1)
-''', mode="synthetic")
+""",
+            mode="synthetic",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         saves = checkpoints(only_file(events))
         # The torch.save calls of the background write are part of it, not events of their own.
-        self.assertEqual([(s["api"], s["i"], s["inStep"]) for s in saves], [("dcp.async_save", 2, True), ("dcp.async_save", 7, True)])
+        self.assertEqual(
+            [(s["api"], s["i"], s["inStep"]) for s in saves], [("dcp.async_save", 2, True), ("dcp.async_save", 7, True)]
+        )
         for save in saves:
             self.assertLess(save["blockingMs"], 150)
             self.assertGreaterEqual(save["writeMs"], 200)
@@ -372,13 +436,18 @@ time.sleep(0.1)
         self.assertEqual(os.listdir(os.path.join(proc.job_dir, "dcp")), [], "scratch folders removed after each write")
 
     def test_an_async_save_still_running_at_exit_is_written_with_no_write_time(self):
-        proc, events = run_script(LOOP + FAKE_DCP + r'''
+        proc, events = run_script(
+            LOOP
+            + FAKE_DCP
+            + r"""
 import concurrent.futures
 never = concurrent.futures.Future()              # a write that never reports back
-from ds_analyzer import _checkpoint
-stuck = _checkpoint._timed_async("dcp.async_save", lambda *a, **k: never, _checkpoint._prepare_dcp)
+from ds_analyzer._checkpoint import targets, timing
+stuck = timing.timed_async("dcp.async_save", lambda *a, **k: never, targets.prepare_dcp)
 epochs(1, between=lambda e: stuck(model.state_dict(), checkpoint_id="dcp/x"))
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         ev = only_file(events)
         (save,) = checkpoints(ev)
@@ -396,7 +465,8 @@ def durable(save, sync):
     save()
     returned = time.perf_counter()
     sync_ms = sync()
-    timed.append({"saveMs": (returned - began) * 1000.0, "syncMs": sync_ms, "spanMs": (time.perf_counter() - began) * 1000.0})
+    span_ms = (time.perf_counter() - began) * 1000.0
+    timed.append({"saveMs": (returned - began) * 1000.0, "syncMs": sync_ms, "spanMs": span_ms})
 def fsync_path(path):
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -428,10 +498,15 @@ class SyncAfterSaveTest(unittest.TestCase):
         self.assertLessEqual(save["blockingMs"], timed["spanMs"] + 0.5)
 
     def test_a_fsync_of_the_saved_path_extends_the_save(self):
-        proc, events = run_script(LOOP + TIMED + r'''
+        proc, events = run_script(
+            LOOP
+            + TIMED
+            + r"""
 epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt.pt"), lambda: fsync_path("ckpt.pt")))
 print(json.dumps(timed))
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         ev = only_file(events)
         (save,) = checkpoints(ev)
@@ -444,12 +519,18 @@ print(json.dumps(timed))
         kinds = [(e["type"], e.get("i")) for e in ev]
         self.assertLess(kinds.index(("checkpoint", 2)), kinds.index(("iter", 2)))
         self.assertEqual(len(iters(ev)), 5)
-        sys.stderr.write("\n32 MiB torch.save + fsync of its path: the script saw the save %.1f ms, the fsync %.1f ms; "
-                         "the event: blockingMs %.1f, syncMs %.1f\n"
-                         % (timed["saveMs"], timed["syncMs"], save["blockingMs"], save["syncMs"]))
+        sys.stderr.write(
+            "\n32 MiB torch.save + fsync of its path: the script saw the save {:.1f} ms, the fsync {:.1f} ms; "
+            "the event: blockingMs {:.1f}, syncMs {:.1f}\n".format(
+                timed["saveMs"], timed["syncMs"], save["blockingMs"], save["syncMs"]
+            )
+        )
 
     def test_a_save_to_an_open_file_flushed_and_fsynced_is_extended(self):
-        proc, events = run_script(LOOP + TIMED + r'''
+        proc, events = run_script(
+            LOOP
+            + TIMED
+            + r"""
 def into_file(e):
     with open("ckpt.pt", "wb") as f:
         def sync():
@@ -460,14 +541,21 @@ def into_file(e):
         durable(lambda: torch.save(big, f), sync)
 epochs(1, between=into_file)
 print(json.dumps(timed))
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (save,) = checkpoints(only_file(events))
         self.assert_synced_after(save, printed_json(proc)[0])
-        self.assertEqual((save["inStep"], save["bytes"]), (False, os.path.getsize(os.path.join(proc.job_dir, "ckpt.pt"))))
+        self.assertEqual(
+            (save["inStep"], save["bytes"]), (False, os.path.getsize(os.path.join(proc.job_dir, "ckpt.pt")))
+        )
 
     def test_a_tmp_file_replaced_into_place_then_fsynced_is_extended(self):
-        proc, events = run_script(LOOP + TIMED + r'''
+        proc, events = run_script(
+            LOOP
+            + TIMED
+            + r"""
 def replace_then_sync():
     os.replace("ckpt.pt.tmp", "ckpt.pt")
     ms = fsync_path("ckpt.pt")
@@ -477,13 +565,18 @@ def replace_then_sync():
     return ms
 epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt.pt.tmp"), replace_then_sync))
 print(json.dumps(timed))
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (save,) = checkpoints(only_file(events))
         self.assert_synced_after(save, printed_json(proc)[0])
 
     def test_every_file_of_a_checkpoint_folder_synced_after_extends_it(self):
-        proc, events = run_script(LOOP + FAKE_DCP + r'''
+        proc, events = run_script(
+            LOOP
+            + FAKE_DCP
+            + r"""
 import json
 after = []
 def save(e):
@@ -496,7 +589,9 @@ def save(e):
         os.close(fd)
 epochs(1, between=save)
 print(json.dumps(after))
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (save,) = checkpoints(only_file(events))
         after = printed_json(proc)
@@ -507,7 +602,10 @@ print(json.dumps(after))
         self.assertGreaterEqual(save["syncMs"], sum(after) - 0.5)
 
     def test_an_fsync_of_another_file_is_not_the_saves(self):
-        proc, events = run_script(LOOP + TIMED + r'''
+        proc, events = run_script(
+            LOOP
+            + TIMED
+            + r"""
 def other():
     with open("metrics.json", "w") as f:
         f.write("{}")
@@ -516,7 +614,9 @@ def other():
     return 0.0
 epochs(1, in_step=lambda e: durable(lambda: torch.save(model.state_dict(), "ckpt.pt"), other))
 print(json.dumps(timed))
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (save,) = checkpoints(only_file(events))
         (timed,) = printed_json(proc)
@@ -525,7 +625,9 @@ print(json.dumps(timed))
         self.assertLessEqual(save["blockingMs"], timed["saveMs"] + 0.5)
 
     def test_an_fsync_after_the_next_batch_request_is_not_the_saves(self):
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 saved = []
 def in_step(e):
     if not saved:
@@ -536,33 +638,50 @@ def in_step(e):
         os.fsync(fd)
         os.close(fd)
 epochs(2, in_step=in_step)
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (save,) = checkpoints(only_file(events))
         self.assertEqual((save["syncMs"], save.get("note")), (0.0, None))
 
     def test_a_save_synced_as_the_job_ends_is_still_written(self):
         # After the loop, then the exit; and inside the last step of a budget (the next request ends the job).
-        for iterations, script in ((None, r'''
+        for iterations, script in (
+            (
+                None,
+                r"""
 epochs(1)
 durable(lambda: torch.save(big, "final.pt"), lambda: fsync_path("final.pt"))
 print(json.dumps(timed))
-'''), (3, r'''
+""",
+            ),
+            (
+                3,
+                r"""
 try:
     epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt.pt"), lambda: fsync_path("ckpt.pt")))
 finally:
     print(json.dumps(timed))
-''')):
+""",
+            ),
+        ):
             proc, events = run_script(LOOP + TIMED + script, mode="cached", iterations=iterations)
             self.assertEqual(proc.returncode, 0, proc.stderr)
             ev = only_file(events)
             (save,) = checkpoints(ev)
             self.assert_synced_after(save, printed_json(proc)[0])
-            self.assertEqual((ev[-1]["type"], ev[-1]["reason"]), ("end", "exhausted" if iterations is None else "budget"))
+            self.assertEqual(
+                (ev[-1]["type"], ev[-1]["reason"]), ("end", "exhausted" if iterations is None else "budget")
+            )
             self.assertEqual(save["inStep"], iterations is not None)
 
     def test_synthetic_mode_counts_a_sync_of_the_scratch_copy_but_not_of_another_file(self):
-        proc, events = run_script(LOOP + TIMED + FAKE_PACKAGES + r'''
+        proc, events = run_script(
+            LOOP
+            + TIMED
+            + FAKE_PACKAGES
+            + r'''
 fake_package({"lightning/__init__.py": "", "lightning/pytorch/__init__.py": """
 import torch
 opened = []
@@ -589,7 +708,9 @@ def scratch_copy():
 epochs(1, in_step=lambda e: durable(lambda: torch.save(big, "ckpt/last.pt"), users_path),
        between=lambda e: durable(lambda: L.Trainer().save_checkpoint("ckpt/last.pt"), scratch_copy))
 print(json.dumps(timed))
-''', mode="synthetic")
+''',
+            mode="synthetic",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(sorted(os.listdir(os.path.join(proc.job_dir, "ckpt"))), ["last.pt", "other.bin"])
         with open(os.path.join(proc.job_dir, "ckpt", "last.pt"), "rb") as f:
@@ -605,10 +726,14 @@ print(json.dumps(timed))
 
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
 class ScratchFollowsTheScriptTest(unittest.TestCase):
-    """Synthetic mode: the scratch stands in for its target through the script's own file operations until the exit."""
+    """Synthetic mode: the scratch stands in for its target through the script's own file operations until the exit.
+
+    Each file operation's case (an earlier run's files, copies into a folder, moves, removals) is in
+    test_diversions.FollowTest, without torch; here the hook installs it all in a real job."""
 
     def assert_no_scratch_and(self, proc, files):
-        """The job exited 0, no scratch is left, and the job's folder holds exactly `files` (name -> bytes, or None: any)."""
+        """The job exited 0, no scratch is left, and the job's folder holds exactly `files` (name -> bytes,
+        or None: any)."""
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(scratch_left(proc.job_dir), [])
         found = sorted(n for n in os.listdir(proc.job_dir) if n not in ("job.py", "events"))
@@ -619,7 +744,9 @@ class ScratchFollowsTheScriptTest(unittest.TestCase):
                     self.assertEqual(f.read(), content, name)
 
     # pytorch/examples imagenet/main.py's save_checkpoint, unmodified.
-    IMAGENET = LOOP + r'''
+    IMAGENET = (
+        LOOP
+        + r"""
 import shutil
 def save_checkpoint(state, is_best, filename='checkpoint.pth.tar'):
     torch.save(state, filename)
@@ -633,33 +760,27 @@ epochs(2, between=between)
 with open("model_best.pth.tar", "rb") as f:
     print(len(f.read()) == os.path.getsize("checkpoint.pth.tar") > 500)
 shutil.copyfile("notes.txt", "notes-copy.txt")   # a file nothing diverted: copied for real
-'''
+"""
+    )
 
     def test_imagenet_save_then_copyfile_to_model_best_follows_the_scratch(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 with open("notes.txt", "w") as f:
     f.write("mine")
-''' + self.IMAGENET, mode="synthetic")
+"""
+            + self.IMAGENET,
+            mode="synthetic",
+        )
         self.assertEqual(proc.stdout.splitlines(), ["0 True True 1 1", "1 True True 2 2", "True"], proc.stderr)
         self.assert_no_scratch_and(proc, {"notes.txt": b"mine", "notes-copy.txt": b"mine"})
         saves = checkpoints(only_file(events))
         self.assertEqual([(s["api"], s["note"], s["persisted"]) for s in saves], [("torch.save", "scratch", False)] * 2)
 
-    def test_a_stale_checkpoint_from_an_earlier_run_is_neither_read_nor_copied_over_model_best(self):
-        proc, events = run_script(r'''
-for name in ("checkpoint.pth.tar", "model_best.pth.tar", "notes.txt"):
-    with open(name, "wb") as f:
-        f.write(b"an earlier run's " + name.encode())
-''' + self.IMAGENET, mode="synthetic")
-        self.assertEqual(proc.stdout.splitlines(), ["0 True True 1 1", "1 True True 2 2", "True"], proc.stderr)
-        self.assert_no_scratch_and(proc, {
-            "checkpoint.pth.tar": b"an earlier run's checkpoint.pth.tar",
-            "model_best.pth.tar": b"an earlier run's model_best.pth.tar",
-            "notes.txt": b"an earlier run's notes.txt", "notes-copy.txt": b"an earlier run's notes.txt",
-        })
-
     def test_an_atomic_save_tmp_then_os_replace_follows_and_its_fsync_is_the_saves(self):
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 import json
 def atomic(e):
     torch.save({"epoch": e, "blob": torch.randn(100000)}, "ckpt.pt.tmp")
@@ -673,53 +794,30 @@ torch.save({"epoch": 9}, "other.tmp")
 os.rename("other.tmp", "other.pt")
 with open("other.pt", "rb") as f:
     print(torch.load(f)["epoch"], os.path.getsize("other.pt") > 0)
-''', mode="synthetic")
+""",
+            mode="synthetic",
+        )
         self.assertEqual(proc.stdout.splitlines(), ["False True 0", "False True 1", "9 True"], proc.stderr)
         self.assert_no_scratch_and(proc, {})
         saves = checkpoints(only_file(events))
         self.assertEqual([s["note"] for s in saves], ["scratch,synced-after"] * 2 + ["scratch"])
         self.assertTrue(all(s["syncMs"] > 0 for s in saves[:2]), saves)
 
-    def test_resume_if_exists_then_remove_and_move(self):
-        proc, events = run_script(LOOP + r'''
-import shutil
-from shutil import copy2                         # bound by name: wrapped at start-up, so still followed
-from pathlib import Path
-state = {"epoch": 0}
-def resume_style(e):
-    global state
-    if os.path.exists("resume.pt") and Path("resume.pt").is_file():
-        state = torch.load("resume.pt")
-    state = {"epoch": state["epoch"] + 1}
-    torch.save(state, "resume.pt")
-epochs(3, between=resume_style)
-print(state["epoch"], torch.load("resume.pt")["epoch"])
-os.makedirs("keep")
-print(copy2("resume.pt", "keep"), shutil.move("resume.pt", "moved.pt"), os.path.exists("resume.pt"))
-print(torch.load("keep/resume.pt")["epoch"], torch.load("moved.pt")["epoch"],
-      os.listdir("keep") == [".resume.pt.dsa-scratch-%d" % os.getpid()])
-os.remove("moved.pt")
-print(os.path.exists("moved.pt"))
-try:
-    os.remove("moved.pt")
-except FileNotFoundError:
-    print("gone")
-''', mode="synthetic")
-        self.assertEqual(proc.stdout.splitlines(), ["3 3", "keep/resume.pt moved.pt False", "3 3 True", "False", "gone"],
-                         proc.stderr)
-        self.assert_no_scratch_and(proc, {"keep": None})
-        self.assertEqual(os.listdir(os.path.join(proc.job_dir, "keep")), [])
-
     def test_a_save_after_the_budget_ends_the_job_is_still_diverted_and_followed(self):
-        proc, events = run_script(LOOP + r'''
-import shutil
+        proc, events = run_script(
+            LOOP
+            + r"""
+from shutil import copyfile                      # bound by name: wrapped at start-up, so still followed
 try:
     epochs(2, in_step=lambda e: torch.save(model.state_dict(), "step.pt"))
 finally:                                          # the budget's SystemExit runs it
     torch.save({"final": 1}, "final.pt")
-    shutil.copyfile("step.pt", "best.pt")
+    copyfile("step.pt", "best.pt")
     print(torch.load("final.pt")["final"], os.path.exists("best.pt"))
-''', mode="synthetic", iterations=4)
+""",
+            mode="synthetic",
+            iterations=4,
+        )
         self.assertEqual(proc.stdout.strip(), "1 True")
         self.assert_no_scratch_and(proc, {})
         ev = only_file(events)
@@ -727,7 +825,9 @@ finally:                                          # the budget's SystemExit runs
         self.assertEqual((ev[-1]["type"], ev[-1]["reason"]), ("end", "budget"))
 
     def test_a_forked_child_neither_follows_nor_removes_the_parents_scratch(self):
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 import sys
 torch.save(model.state_dict(), "ckpt.pt")
 pid = os.fork()
@@ -737,22 +837,29 @@ if pid == 0:
     sys.exit(0)                                   # runs the child's atexit handlers
 os.waitpid(pid, 0)
 print("parent", os.path.exists("ckpt.pt"), len(torch.load("ckpt.pt")))
-''', mode="synthetic")
+""",
+            mode="synthetic",
+        )
         self.assertEqual(proc.stdout.splitlines(), ["child False", "parent True 2"], proc.stderr)
         self.assert_no_scratch_and(proc, {})
 
     def test_other_modes_wrap_nothing(self):
-        proc, events = run_script(LOOP + r'''
+        proc, events = run_script(
+            LOOP
+            + r"""
 import builtins, shutil
 print([hasattr(f, "_dsa") for f in (builtins.open, shutil.copyfile, os.replace, os.path.exists, torch.load)])
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.strip(), "[False, False, False, False, False]")
 
 
 class ManualCheckpointTest(unittest.TestCase):
     def test_a_manual_checkpoint_block_is_one_save_sized_from_its_path(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 import os
 import ds_analyzer
 for batch in ds_analyzer.iterate([[1, 2]] * 6, samples=len):
@@ -765,20 +872,28 @@ for batch in ds_analyzer.iterate([[1, 2]] * 6, samples=len):
     break
 with ds_analyzer.checkpoint():
     pass
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         saves = checkpoints(only_file(events))
         self.assertEqual(len(saves), 2)
-        self.assertEqual((saves[0]["api"], saves[0]["bytes"], saves[0]["persisted"], saves[0]["inStep"]), ("manual", 3000, True, True))
+        self.assertEqual(
+            (saves[0]["api"], saves[0]["bytes"], saves[0]["persisted"], saves[0]["inStep"]),
+            ("manual", 3000, True, True),
+        )
         self.assertGreater(saves[0]["syncMs"], 0)
         self.assertEqual((saves[1]["bytes"], saves[1]["inStep"]), (None, False))
 
     def test_outside_a_profiled_run_checkpoint_does_nothing(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 import ds_analyzer
 with ds_analyzer.checkpoint("x"):
     print("ran")
-''', mode=None)
+""",
+            mode=None,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.strip(), "ran")
         self.assertEqual(events, {})

@@ -27,14 +27,37 @@ def run(work, name, continued, epochs=3, workers=2):
     out = os.path.join(work, name + ".json")
     env = {k: v for k, v in os.environ.items() if not k.startswith("DSA_")}
     env["PYTHONPATH"] = PACKAGE_DIR
-    args = [sys.executable, FIXTURE, "--data", os.path.join(work, "data"), "--out", out, "--epochs", str(epochs),
-            "--workers", str(workers), "--step-ms", "10", "--save-dir", os.path.join(work, name + "-ckpt")]
+    args = [
+        sys.executable,
+        FIXTURE,
+        "--data",
+        os.path.join(work, "data"),
+        "--out",
+        out,
+        "--epochs",
+        str(epochs),
+        "--workers",
+        str(workers),
+        "--step-ms",
+        "10",
+        "--save-dir",
+        os.path.join(work, name + "-ckpt"),
+    ]
     events_dir = os.path.join(work, name + "-events")
     control = os.path.join(work, name + "-CONTROL")
     if continued:
-        env.update({"DSA_MODE": "synthetic", "DSA_EVENTS_DIR": events_dir, "DSA_CONTROL_FILE": control,
-                    "DSA_CONTINUE": "1", "DSA_KEEP_OUTPUTS": "1", "DSA_SYNC": "1", "DSA_PROTOCOL": "1",
-                    "DSA_STOP_FILE": os.path.join(work, name + "-STOP")})
+        env.update(
+            {
+                "DSA_MODE": "synthetic",
+                "DSA_EVENTS_DIR": events_dir,
+                "DSA_CONTROL_FILE": control,
+                "DSA_CONTINUE": "1",
+                "DSA_KEEP_OUTPUTS": "1",
+                "DSA_SYNC": "1",
+                "DSA_PROTOCOL": "1",
+                "DSA_STOP_FILE": os.path.join(work, name + "-STOP"),
+            }
+        )
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pending = list(SCHEDULE) if continued else []
     while proc.poll() is None:
@@ -67,8 +90,11 @@ class ContinueTest(unittest.TestCase):
         self.assertEqual(cont["returncode"], 0, cont["stderr"])
         (events,) = cont["events"].values()
         snaps = [e for e in events if e["type"] == "snapshot"]
-        self.assertEqual([(e["block"], e["action"]) for e in snaps],
-                         [(0, "take"), (0, "restore"), (3, "take"), (3, "restore")], cont["stderr"])
+        self.assertEqual(
+            [(e["block"], e["action"]) for e in snaps],
+            [(0, "take"), (0, "restore"), (3, "take"), (3, "restore")],
+            cont["stderr"],
+        )
         # The synthetic blocks' iterations, [take, restore): the script trained on replays there, then it was undone.
         synthetic = set()
         for take, restore in zip(snaps[0::2], snaps[1::2]):
@@ -78,18 +104,20 @@ class ContinueTest(unittest.TestCase):
         self.assertEqual(real, plain["losses"])
         self.assertEqual(cont["hash"], plain["hash"])
         # Checkpoints of the real blocks and after them are the run's own, where the script put them.
-        self.assertEqual(sorted(os.listdir(os.path.join(work, "continued-ckpt"))),
-                         sorted(os.listdir(os.path.join(work, "plain-ckpt"))))
+        self.assertEqual(
+            sorted(os.listdir(os.path.join(work, "continued-ckpt"))),
+            sorted(os.listdir(os.path.join(work, "plain-ckpt"))),
+        )
         # Passive after `train`: no iteration event after the switch's iteration.
         last = max(e["i"] for e in events if e["type"] == "iter")
         self.assertLess(last, snaps[-1]["i"] + 12)
 
 
-
 class IterateTest(unittest.TestCase):
     def test_iterate_never_replays_under_continue_and_says_why(self):
         control = os.path.join(temp_dir("dsa-continue-iterate-"), "CONTROL")
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 import os, time
 import ds_analyzer
 CONTROL = os.environ["DSA_CONTROL_FILE"]
@@ -102,7 +130,10 @@ for k, batch in enumerate(ds_analyzer.iterate([[k] * 4 for k in range(300)])):
     seen.append(batch[0])
     time.sleep(0.002)
 print(seen == list(range(300)))
-''', mode="synthetic", extra_env={"DSA_CONTINUE": "1", "DSA_CONTROL_FILE": control})
+""",
+            mode="synthetic",
+            extra_env={"DSA_CONTINUE": "1", "DSA_CONTROL_FILE": control},
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.strip(), "True")  # every batch real: nothing replayed, nothing to undo
         (evs,) = events.values()

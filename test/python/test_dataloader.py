@@ -9,7 +9,7 @@ from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script
 
 # A job skeleton: a counting dataset (how often the loader was consulted, across
 # worker processes), a tiny model, and a training loop with gradients on.
-PRELUDE = r'''
+PRELUDE = r"""
 import os, sys, time, multiprocessing
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -32,18 +32,20 @@ def step(x, y):
     opt.zero_grad()
     torch.nn.functional.cross_entropy(model(x), y).backward()
     opt.step()
-'''
+"""
 
 
 def only_file(events):
-    assert len(events) == 1, "expected one events file (no worker may write), got %s" % list(events)
+    assert len(events) == 1, f"expected one events file (no worker may write), got {list(events)}"
     return list(events.values())[0]
 
 
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
 class DataLoaderTest(unittest.TestCase):
     def test_subclass_loader_is_timed_per_iteration_and_validation_is_not_counted(self):
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 class MyLoader(DataLoader):          # a subclass overriding __iter__, as wrappers do
     def __iter__(self):
         for batch in super().__iter__():
@@ -63,7 +65,9 @@ for epoch in range(2):
         for vx, vy in val:
             model(vx)
 print("done")
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("done", proc.stdout)
         ev = only_file(events)
@@ -80,7 +84,9 @@ print("done")
 
     def test_synthetic_replays_the_first_batch_and_never_consults_the_loader_again(self):
         for workers in (0, 2):
-            proc, events = run_script(PRELUDE + r'''
+            proc, events = run_script(
+                PRELUDE
+                + r"""
 train = DataLoader(Counting(20, counter), batch_size=4, shuffle=True, num_workers=%d, persistent_workers=%s)
 seen = []
 after_first = None
@@ -92,21 +98,27 @@ for epoch in range(3):                  # a loader smaller than the budget: seve
         seen.append(float(x.sum()))
         step(x, y)
 print("consulted", after_first, counter.value, "distinct", len(set(seen)), "batches", len(seen))
-''' % (workers, workers > 0), mode="synthetic", iterations=1000)
+"""
+                % (workers, workers > 0),
+                mode="synthetic",
+                iterations=1000,
+            )
             self.assertEqual(proc.returncode, 0, proc.stderr)
             words = proc.stdout.split()
             first, final, distinct, batches = int(words[1]), int(words[2]), int(words[4]), int(words[6])
             self.assertEqual(final, first, "the dataset was read after the first batch (workers=%d)" % workers)
             if workers == 0:
                 self.assertEqual(first, 4)
-            self.assertEqual(distinct, 1)       # the same batch every time
-            self.assertEqual(batches, 15)       # epoch lengths kept: 3 x 5
+            self.assertEqual(distinct, 1)  # the same batch every time
+            self.assertEqual(batches, 15)  # epoch lengths kept: 3 x 5
             ev = only_file(events)
             self.assertEqual(ev[-1]["reason"], "exhausted")
             self.assertEqual(len(iters(ev)), 15)
 
     def test_budget_ends_cleanly_with_exit_0_and_no_worker_left(self):
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 def record_worker(_):
     with open("workers.txt", "a") as f:
         f.write("%d\n" % os.getpid())
@@ -122,7 +134,10 @@ try:
     print("loop ended by itself")
 finally:
     print("finally ran")
-''', mode="cold", iterations=23)
+""",
+            mode="cold",
+            iterations=23,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertNotIn("loop ended by itself", proc.stdout)
         self.assertIn("finally ran", proc.stdout)
@@ -139,7 +154,9 @@ finally:
         # The profiler keeps the training loader; without care its persistent workers outlive the script into the
         # interpreter's teardown, where torch skips its orderly shutdown (on torch 2.11 a GPU job then took 40 s to
         # exit, 5 s per worker). A finalizer registered in each worker runs only when the worker ends in order.
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 from multiprocessing import util
 
 def say_clean():
@@ -150,25 +167,34 @@ def record_worker(_):
     util.Finalize(None, say_clean, exitpriority=100)
 
 def main():
-    train = DataLoader(Counting(16, counter), batch_size=4, num_workers=2, persistent_workers=True, worker_init_fn=record_worker)
+    train = DataLoader(
+        Counting(16, counter), batch_size=4, num_workers=2, persistent_workers=True, worker_init_fn=record_worker
+    )
     for epoch in range(2):
         for x, y in train:
             step(x, y)
     print("loop ended by itself")
 
 main()
-''', mode="cached", iterations=1000)
+""",
+            mode="cached",
+            iterations=1000,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("loop ended by itself", proc.stdout)
         self.assertEqual(only_file(events)[-1]["reason"], "exhausted")
         clean = os.path.join(proc.job_dir, "clean.txt")
-        self.assertTrue(os.path.exists(clean), "no worker ended in order: they were terminated at the interpreter's teardown")
+        self.assertTrue(
+            os.path.exists(clean), "no worker ended in order: they were terminated at the interpreter's teardown"
+        )
         with open(clean) as f:
             self.assertEqual(len([line for line in f if line.strip()]), 2)
 
     def test_stop_file_ends_the_job_at_an_iteration_boundary(self):
         stop = os.path.join(tempfile.mkdtemp(prefix="dsa-stop-"), "STOP")
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 train = DataLoader(Counting(400, counter), batch_size=4, num_workers=0)
 for i, (x, y) in enumerate(train):
     step(x, y)
@@ -176,7 +202,11 @@ for i, (x, y) in enumerate(train):
         open(os.environ["DSA_STOP_FILE"], "w").close()
     time.sleep(0.01)
 print("not reached")
-''', mode="cached", iterations=1000, stop_file=stop)
+""",
+            mode="cached",
+            iterations=1000,
+            stop_file=stop,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertNotIn("not reached", proc.stdout)
         ev = only_file(events)
@@ -193,7 +223,9 @@ print("not reached")
 
     def test_first_loader_iterated_with_gradients_is_the_training_loader(self):
         # Validation first (as Lightning's sanity check does), under no_grad.
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 val = DataLoader(Counting(12, counter), batch_size=4)
 train = DataLoader(Counting(16, counter), batch_size=2, shuffle=True)
 with torch.inference_mode():
@@ -201,11 +233,15 @@ with torch.inference_mode():
         model(vx)
 for x, y in train:
     step(x, y)
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assert_training_loader(proc, events, batch_size=2, iterations=8)
 
     def test_explicit_training_loader_and_a_new_loader_per_epoch_over_the_same_dataset(self):
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 import ds_analyzer
 stats = DataLoader(Counting(8, counter), batch_size=8)      # iterated with grad on, but not training
 ds = Counting(12, counter)
@@ -216,11 +252,13 @@ for epoch in range(2):
     loader = first if epoch == 0 else DataLoader(ds, batch_size=3, shuffle=True)
     for x, y in loader:
         step(x, y)
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assert_training_loader(proc, events, batch_size=3, iterations=8)
 
     def test_cuda_sync_at_iteration_boundaries_with_a_fake_cuda(self):
-        fake = r'''
+        fake = r"""
 calls = {"sync": 0}
 torch.cuda.is_available = lambda: True
 torch.cuda.is_initialized = lambda: True
@@ -231,7 +269,7 @@ train = DataLoader(Counting(20, counter), batch_size=4)
 for x, y in train:
     step(x, y)
 print("syncs", calls["sync"])
-'''
+"""
         proc, events = run_script(PRELUDE + fake, mode="cached")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         # One at every next(): 5 batches, plus the call that ends the epoch.
@@ -240,20 +278,28 @@ print("syncs", calls["sync"])
         self.assertEqual(proc.stdout.split(), ["syncs", "0"])
 
     def test_unprofiled_run_is_untouched(self):
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 from torch.utils.data import dataloader
 print(dataloader._BaseDataLoaderIter.__next__.__module__, hasattr(torch, "accelerator"))
 for x, y in DataLoader(Counting(8, counter), batch_size=4):
     step(x, y)
-''', mode=None)
+""",
+            mode=None,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.split()[0], "torch.utils.data.dataloader")
         self.assertEqual(events, {})
 
     def test_accelerator_shim_only_when_profiling_and_missing(self):
-        proc, _ = run_script(PRELUDE + r'''
+        proc, _ = run_script(
+            PRELUDE
+            + r"""
 print(torch.accelerator.is_available(), torch.accelerator.current_accelerator(), torch.accelerator.device_count())
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         if "no torch.accelerator" in proc.stderr:
             self.assertEqual(proc.stdout.split(), ["False", "None", "0"])

@@ -6,7 +6,7 @@ from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script
 
 # Workers started with 'spawn' and a dataset too large for the pipe: the worker's start blocks
 # iter(loader) until the new interpreter has imported torch, as a real worker start-up does.
-JOB = r'''
+JOB = r"""
 import os, sys, time, multiprocessing
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -34,7 +34,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def epochs_of(events):
@@ -45,7 +45,9 @@ def epochs_of(events):
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
 class EpochTest(unittest.TestCase):
     def run_job(self, mode="cached", workers=2, persistent=False, context="'spawn'"):
-        proc, events = run_script(JOB % {"workers": workers, "persistent": persistent, "context": context}, mode=mode, timeout=300)
+        proc, events = run_script(
+            JOB % {"workers": workers, "persistent": persistent, "context": context}, mode=mode, timeout=300
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return epochs_of(events)
 

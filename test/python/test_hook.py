@@ -35,13 +35,14 @@ class HookTest(unittest.TestCase):
                 f.write("import builtins\nbuiltins.DSA_TEST_CHAINED = 'yes'\n")
             for mode in (None, "cached"):
                 proc, _ = run_script(
-                    "import builtins, sitecustomize\nprint(getattr(builtins, 'DSA_TEST_CHAINED', 'no'), sitecustomize.__file__)\n",
+                    "import builtins, sitecustomize\n"
+                    "print(getattr(builtins, 'DSA_TEST_CHAINED', 'no'), sitecustomize.__file__)\n",
                     mode=mode,
                     pythonpath=os.pathsep.join([PACKAGE_DIR, other]),
                 )
                 self.assertEqual(proc.returncode, 0, proc.stderr)
                 chained, path = proc.stdout.split()
-                self.assertEqual(chained, "yes", "mode=%s" % mode)
+                self.assertEqual(chained, "yes", f"mode={mode}")
                 # The chained module holds the name, as if imported directly.
                 self.assertEqual(os.path.dirname(path), other)
         finally:

@@ -36,12 +36,46 @@ def with_events(raw):
     rank = raw["modes"]["cold"]["ranks"][0]
     rank["epochs"] = [
         {"t": 0, "epoch": 0, "i": 0, "createMs": 40.0, "firstWaitMs": rank["iterations"][0]["waitMs"]},
-        {"t": 0, "epoch": 1, "i": 100, "createMs": 35.0, "firstWaitMs": rank["iterations"][100]["waitMs"], "gapMs": 3.0},
+        {
+            "t": 0,
+            "epoch": 1,
+            "i": 100,
+            "createMs": 35.0,
+            "firstWaitMs": rank["iterations"][100]["waitMs"],
+            "gapMs": 3.0,
+        },
     ]
     rank["checkpoints"] = [
-        {"t": 0, "i": 50, "inStep": True, "api": "torch.save", "blockingMs": 6.0, "syncMs": 1.0, "bytes": 1000, "persisted": True},
-        {"t": 0, "i": 50, "inStep": True, "api": "torch.save", "blockingMs": 2.5, "syncMs": 0, "bytes": 1000, "persisted": True},
-        {"t": 0, "i": 100, "inStep": False, "api": "manual", "blockingMs": 9.0, "syncMs": 0, "bytes": None, "persisted": True},
+        {
+            "t": 0,
+            "i": 50,
+            "inStep": True,
+            "api": "torch.save",
+            "blockingMs": 6.0,
+            "syncMs": 1.0,
+            "bytes": 1000,
+            "persisted": True,
+        },
+        {
+            "t": 0,
+            "i": 50,
+            "inStep": True,
+            "api": "torch.save",
+            "blockingMs": 2.5,
+            "syncMs": 0,
+            "bytes": 1000,
+            "persisted": True,
+        },
+        {
+            "t": 0,
+            "i": 100,
+            "inStep": False,
+            "api": "manual",
+            "blockingMs": 9.0,
+            "syncMs": 0,
+            "bytes": None,
+            "persisted": True,
+        },
     ]
     return raw
 
@@ -103,20 +137,26 @@ class LoadTest(unittest.TestCase):
         self.assertEqual(list(p.iterations.columns), list(_load.ITERATION_COLUMNS))
         self.assertEqual(len(p.iterations), len(p.iteration_rows()))
         summary = read(QUICK)["modes"]["cold"]["summary"]
-        cold = p.iterations[(p.iterations["mode"] == "cold") & ~p.iterations["warmup"]].head(summary["measuredIterations"])
+        cold = p.iterations[(p.iterations["mode"] == "cold") & ~p.iterations["warmup"]].head(
+            summary["measuredIterations"]
+        )
         self.assertAlmostEqual(cold["wait_s"].mean() * 1000, summary["waitMs"]["mean"], places=6)
 
     def test_a_list_without_pandas(self):
         # pandas hidden (a None entry in sys.modules makes its import fail), in a process of its own.
-        code = ("import sys; sys.modules['pandas'] = None; sys.path.insert(0, %r); import ds_analyzer; "
-                "p = ds_analyzer.load(%r); print(type(p.iterations).__name__, len(p.iterations), sorted(p.iterations[0]) == sorted(%r))"
-                % (PACKAGE_DIR, QUICK, list(_load.ITERATION_COLUMNS)))
+        code = (
+            f"import sys; sys.modules['pandas'] = None; sys.path.insert(0, {PACKAGE_DIR!r}); import ds_analyzer; "
+            f"p = ds_analyzer.load({QUICK!r}); print(type(p.iterations).__name__, len(p.iterations), "
+            f"sorted(p.iterations[0]) == sorted({list(_load.ITERATION_COLUMNS)!r}))"
+        )
         out = subprocess.check_output([sys.executable, "-c", code]).decode().split()
         self.assertEqual(out, ["list", "623", "True"])
 
     def test_importing_the_package_loads_neither_the_reader_nor_pandas(self):
-        code = ("import sys; sys.path.insert(0, %r); import ds_analyzer; "
-                "print([m for m in ('ds_analyzer._load', 'pandas', 'torch') if m in sys.modules])" % PACKAGE_DIR)
+        code = (
+            f"import sys; sys.path.insert(0, {PACKAGE_DIR!r}); import ds_analyzer; "
+            "print([m for m in ('ds_analyzer._load', 'pandas', 'torch') if m in sys.modules])"
+        )
         self.assertEqual(subprocess.check_output([sys.executable, "-c", code]).decode().strip(), "[]")
 
     def test_not_a_profile(self):

@@ -7,7 +7,8 @@ from helpers import iters, run_script
 
 class ManualApiTest(unittest.TestCase):
     def test_iterate_times_a_plain_loop_and_ends_at_the_budget(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 import time
 from ds_analyzer import iterate
 def batches():
@@ -20,7 +21,10 @@ try:
 finally:
     print("finally")
 print("not reached")
-''', mode="cold", iterations=12)
+""",
+            mode="cold",
+            iterations=12,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.split(), ["finally"])
         (ev,) = events.values()
@@ -32,7 +36,8 @@ print("not reached")
         self.assertEqual((ev[-1]["reason"], ev[-1]["iterations"]), ("budget", 12))
 
     def test_iterate_replays_the_first_batch_in_synthetic_mode(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 from ds_analyzer import iterate, SYNTHETIC
 reads = []
 def reader():
@@ -45,7 +50,10 @@ try:
         seen.add(tuple(batch))
 finally:
     print(SYNTHETIC, len(reads), len(seen))
-''', mode="synthetic", iterations=30)
+""",
+            mode="synthetic",
+            iterations=30,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.split(), ["True", "1", "1"])
         (ev,) = events.values()
@@ -53,7 +61,8 @@ finally:
         self.assertTrue(all(e["samples"] == 4 for e in iters(ev)))  # len() of a list batch
 
     def test_data_and_compute_context_managers(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 import time
 import ds_analyzer
 for epoch in range(3):                      # ends by itself: 3 x 5 iterations
@@ -62,7 +71,9 @@ for epoch in range(3):                      # ends by itself: 3 x 5 iterations
             time.sleep(0.003)
         with ds_analyzer.compute(samples=16):
             time.sleep(0.001)
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (ev,) = events.values()
         it = iters(ev)
@@ -71,20 +82,25 @@ for epoch in range(3):                      # ends by itself: 3 x 5 iterations
         self.assertEqual((ev[-1]["reason"], ev[-1]["iterations"]), ("exhausted", 15))
 
     def test_context_managers_honour_the_budget(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 import ds_analyzer
 while True:
     with ds_analyzer.data():
         batch = [0] * 8
     with ds_analyzer.compute(samples=len(batch)):
         pass
-''', mode="cached", iterations=7)
+""",
+            mode="cached",
+            iterations=7,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (ev,) = events.values()
         self.assertEqual((ev[-1]["reason"], ev[-1]["iterations"]), ("budget", 7))
 
     def test_everything_is_a_no_op_without_a_mode(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 import ds_analyzer
 data = [[1], [2]]
 print(ds_analyzer.iterate(data) is data, ds_analyzer.enabled(), ds_analyzer.MODE)
@@ -92,18 +108,23 @@ with ds_analyzer.data():
     pass
 with ds_analyzer.compute(samples=1):
     pass
-''', mode=None)
+""",
+            mode=None,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.split(), ["True", "False", "None"])
         self.assertEqual(events, {})
 
     def test_an_uncaught_error_ends_with_reason_error(self):
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 from ds_analyzer import iterate
 for k, batch in enumerate(iterate([[1]] * 10)):
     if k == 3:
         raise ValueError("boom")
-''', mode="cached")
+""",
+            mode="cached",
+        )
         self.assertNotEqual(proc.returncode, 0)
         (ev,) = events.values()
         self.assertEqual((ev[-1]["type"], ev[-1]["reason"]), ("end", "error"))
@@ -127,14 +148,20 @@ class NodeTest(unittest.TestCase):
     def test_the_start_event_names_the_host_and_the_node_rank(self):
         import socket
 
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 from ds_analyzer import iterate
 for batch in iterate([[1]] * 3):
     pass
-''', mode="cached", extra_env={"GROUP_RANK": "2", "RANK": "5"})
+""",
+            mode="cached",
+            extra_env={"GROUP_RANK": "2", "RANK": "5"},
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (ev,) = events.values()
-        self.assertEqual((ev[0]["type"], ev[0]["rank"], ev[0]["nodeRank"], ev[0]["hostname"]), ("start", 5, 2, socket.gethostname()))
+        self.assertEqual(
+            (ev[0]["type"], ev[0]["rank"], ev[0]["nodeRank"], ev[0]["hostname"]), ("start", 5, 2, socket.gethostname())
+        )
         self.assertNotIn("nodeRank", ev[1], "the node is named once, in the start event")
 
 

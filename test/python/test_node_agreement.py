@@ -15,7 +15,7 @@ from helpers import temp_dir
 from ds_analyzer import _recorder
 
 
-class FakeGroup(object):
+class FakeGroup:
     """all_reduce(MAX) element by element over `size` threads, as torch.distributed's would be."""
 
     def __init__(self, size):
@@ -74,8 +74,14 @@ def run_ranks(nodes, ranks_per_node, writes, iterations=60, stop_writes=None, no
     def rank_main(rank):
         node = rank // ranks_per_node
         config = _recorder.Config(
-            mode="synthetic", events_dir=root, stop_file=stops[node], rank=rank, world_size=world,
-            node_rank=node, hostname="node%d" % node, control_file=files[node],
+            mode="synthetic",
+            events_dir=root,
+            stop_file=stops[node],
+            rank=rank,
+            world_size=world,
+            node_rank=node,
+            hostname="node%d" % node,
+            control_file=files[node],
             nodes=nodes if nodes_env is None else nodes_env,
         )
         rec = _recorder.Recorder(config)
@@ -147,7 +153,9 @@ class OneNode(unittest.TestCase):
 class StartEvent(unittest.TestCase):
     def start_fields(self, nodes, agree=None):
         root = temp_dir("dsa-agree-start-")
-        config = _recorder.Config(mode="synthetic", events_dir=root, control_file=os.path.join(root, "CONTROL"), nodes=nodes)
+        config = _recorder.Config(
+            mode="synthetic", events_dir=root, control_file=os.path.join(root, "CONTROL"), nodes=nodes
+        )
         rec = _recorder.Recorder(config)
         rec.agree = agree
         rec.start()
@@ -160,7 +168,8 @@ class StartEvent(unittest.TestCase):
         self.assertTrue(self.start_fields(1).get("switchModes"))
 
     def test_several_nodes_without_torch_distributed_do_not(self):
-        # No collective to wait for the other nodes' profilers (no torch.distributed, or the manual API): a launch a block.
+        # No collective to wait for the other nodes' profilers (no torch.distributed, or the manual API):
+        # a launch a block.
         self.assertNotIn("switchModes", self.start_fields(2))
 
     def test_several_nodes_with_a_collective_do(self):

@@ -9,7 +9,9 @@ from helpers import HAVE_TORCH, NEEDS_TORCH, iters, run_script, temp_dir
 from test_dataloader import PRELUDE as LOADER_JOB
 
 # The DataLoader tests' job (a counting dataset, a tiny model), and the CLI's part: rewriting the control file.
-PRELUDE = LOADER_JOB + r'''
+PRELUDE = (
+    LOADER_JOB
+    + r"""
 import json
 CONTROL = os.environ["DSA_CONTROL_FILE"]
 
@@ -21,7 +23,8 @@ def ask(block, mode):
 def paced_step(x, y):
     step(x, y)
     time.sleep(0.01)
-'''
+"""
+)
 
 
 def blocks(events):
@@ -32,7 +35,9 @@ def blocks(events):
 class OneLaunchTest(unittest.TestCase):
     def run_switching(self, workers):
         control = os.path.join(temp_dir("dsa-control-"), "CONTROL")
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 train = DataLoader(Counting(2000, counter), batch_size=4, num_workers=%d)
 consulted = []
 import atexit
@@ -44,7 +49,12 @@ for k, (x, y) in enumerate(train):
         ask(2, "cached")
     consulted.append(counter.value)
     paced_step(x, y)
-''' % workers, mode="cached", iterations=150, extra_env={"DSA_CONTROL_FILE": control})
+"""
+            % workers,
+            mode="cached",
+            iterations=150,
+            extra_env={"DSA_CONTROL_FILE": control},
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         consulted = [int(v) for v in proc.stdout.strip().splitlines()[-1].strip("[]").split(",")]
         (events,) = events.values()
@@ -64,7 +74,7 @@ for k, (x, y) in enumerate(train):
         self.assertEqual(to_synthetic["inFlight"], 4)
         self.assertEqual(to_cached["inFlight"], 4)
         # The synthetic block never consults the dataset: only what the workers held ahead is read.
-        during = consulted[to_synthetic["i"] + 1:to_cached["i"]]
+        during = consulted[to_synthetic["i"] + 1 : to_cached["i"]]
         self.assertEqual(len(set(during)), 1, "the dataset was read in the synthetic block")
         # The cached block reads again, continuing the epoch where it was.
         self.assertGreater(consulted[-1], during[-1])
@@ -78,7 +88,8 @@ for k, (x, y) in enumerate(train):
 class ManualLoopTest(unittest.TestCase):
     def test_iterate_switches_and_replays_the_last_real_batch(self):
         control = os.path.join(temp_dir("dsa-control-"), "CONTROL")
-        proc, events = run_script(r'''
+        proc, events = run_script(
+            r"""
 import os, time, ds_analyzer
 CONTROL = os.environ["DSA_CONTROL_FILE"]
 read = []
@@ -96,7 +107,11 @@ for n, batch in enumerate(ds_analyzer.iterate(batches())):
         os.rename(CONTROL + ".p", CONTROL)
     seen.append(batch[0])
     time.sleep(0.01)
-''', mode="cold", iterations=60, extra_env={"DSA_CONTROL_FILE": control})
+""",
+            mode="cold",
+            iterations=60,
+            extra_env={"DSA_CONTROL_FILE": control},
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (ev,) = events.values()
         (switch,) = blocks(ev)

@@ -72,9 +72,28 @@ def _serve(tls_dir=None):
 
 def _self_signed():
     folder = temp_dir("dsa-tls-")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", os.path.join(folder, "key.pem"),
-                    "-out", os.path.join(folder, "cert.pem")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            os.path.join(folder, "key.pem"),
+            "-out",
+            os.path.join(folder, "cert.pem"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return folder
 
 
@@ -109,17 +128,23 @@ class ServeTest(unittest.TestCase):
     def run_job(self, source, mode, port=None, index=None, extra=None):
         port = port or self.port
         net_dir = os.path.join(self.dir, "net")
-        env = {"DSA_NET_DIR": net_dir, "DSA_NET_ORIGINS": "127.0.0.1:%d" % port,
-               "DSA_NET_COPY": index, "DSA_CONTROL_FILE": self.control}
+        env = {
+            "DSA_NET_DIR": net_dir,
+            "DSA_NET_ORIGINS": "127.0.0.1:%d" % port,
+            "DSA_NET_COPY": index,
+            "DSA_CONTROL_FILE": self.control,
+        }
         env.update(extra or {})
-        proc, _ = run_script("PORT, BODY, CONTROL = %d, %d, %r\n" % (port, BODY, self.control) + source,
-                             mode=mode, extra_env=env)
+        proc, _ = run_script(
+            "PORT, BODY, CONTROL = %d, %d, %r\n" % (port, BODY, self.control) + source, mode=mode, extra_env=env
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return _last(net_dir), proc.stdout
 
     def test_a_cached_block_answers_gets_and_ranges_from_the_copy_without_the_origin(self):
         index = self.copy_of(self.port, ["b/k1", "b/k 2"])
-        counts, out = self.run_job(r'''
+        counts, out = self.run_job(
+            r"""
 import http.client, urllib.request
 got = urllib.request.urlopen("http://127.0.0.1:%d/b/k1?x-id=GetObject" % PORT).read()
 c = http.client.HTTPConnection("127.0.0.1", PORT)
@@ -127,28 +152,36 @@ c.request("GET", "/b/k%202", headers={"Range": "bytes=10-19"}); r = c.getrespons
 print(len(got), got[:3] == bytes([0, 1, 2]), r.status, r.getheader("Content-Range"), list(r.read()))
 c.request("GET", "/b/k1", headers={"Range": "bytes=-5"}); r = c.getresponse(); print(r.status, len(r.read()))
 c.request("HEAD", "/b/k1"); r = c.getresponse(); print(r.status, r.getheader("Content-Length"), r.read())
-''', "cached", index=index)
+""",
+            "cached",
+            index=index,
+        )
         lines = out.splitlines()
-        self.assertEqual(lines[0], "102400 True 206 bytes 10-19/102400 %s" % list(range(10, 20)))
+        self.assertEqual(lines[0], f"102400 True 206 bytes 10-19/102400 {list(range(10, 20))}")
         self.assertEqual(lines[1:], ["206 5", "200 102400 b''"])
         self.assertEqual(_Handler.seen, [], "the origin saw no request")
         self.assertEqual(counts, {"requests": 0, "bytes": 0, "localRequests": 4, "localBytes": 102400 + 10 + 5})
 
     def test_an_object_outside_the_copy_is_answered_with_one_in_it(self):
         index = self.copy_of(self.port, ["b/only"])
-        counts, out = self.run_job(r'''
+        counts, out = self.run_job(
+            r"""
 import urllib.request
 print(len(urllib.request.urlopen("http://127.0.0.1:%d/b/other" % PORT).read()))
 urllib.request.urlopen("http://localhost:%d/b/only" % PORT).read()   # another host: not the data, not answered
 urllib.request.urlopen("http://127.0.0.1:%d/b?list-type=2" % PORT).read()   # a listing: the origin answers it
-''', "cached", index=index)
+""",
+            "cached",
+            index=index,
+        )
         self.assertEqual(out.strip(), "102400")
         self.assertEqual(_Handler.seen, ["/b/only", "/b?list-type=2"])
         self.assertEqual((counts["localBytes"], counts["bytes"]), (102400, BODY), "the listing came over the network")
 
     def test_the_control_file_switches_every_process_between_network_and_copy(self):
         index = self.copy_of(self.port, ["b/k"])
-        counts, _ = self.run_job(r'''
+        counts, _ = self.run_job(
+            r"""
 import multiprocessing, os, urllib.request
 def fetch(_):
     return len(urllib.request.urlopen("http://127.0.0.1:%d/b/k" % PORT).read())
@@ -164,13 +197,17 @@ if __name__ == "__main__":
     switch("2 cold\n")
     assert fetch(0) == BODY
     pool.close(); pool.join()
-''', "cold", index=index)
+""",
+            "cold",
+            index=index,
+        )
         self.assertEqual(len(_Handler.seen), 5)
         self.assertEqual(counts, {"requests": 5, "bytes": 5 * BODY, "localRequests": 4, "localBytes": 4 * 102400})
 
     def test_each_block_counts_what_was_fetched_under_it_whenever_the_lines_are_read(self):
         index = self.copy_of(self.port, ["b/k"])
-        self.run_job(r'''
+        self.run_job(
+            r"""
 import multiprocessing, os, urllib.request
 def fetch(_):
     return len(urllib.request.urlopen("http://127.0.0.1:%d/b/k" % PORT).read())
@@ -188,7 +225,10 @@ if __name__ == "__main__":
     switch("3 train\n")
     fetch(2)
     pool.close(); pool.join()
-''', "cold", index=index)
+""",
+            "cold",
+            index=index,
+        )
         blocks = _by_block(os.path.join(self.dir, "net"))
         self.assertEqual(blocks[0], {"requests": 4, "bytes": 4 * BODY, "localRequests": 0, "localBytes": 0})
         self.assertEqual(blocks[1], {"requests": 0, "bytes": 0, "localRequests": 6, "localBytes": 6 * 102400})
@@ -196,7 +236,8 @@ if __name__ == "__main__":
         self.assertEqual(blocks[3]["requests"], 1, "past the blocks (train) counts apart from the last block")
 
     def test_a_body_read_across_a_switch_counts_its_rest_in_the_new_block(self):
-        self.run_job(r'''
+        self.run_job(
+            r"""
 import os, time, urllib.request
 r = urllib.request.urlopen("http://127.0.0.1:%d/b/shard" % PORT)
 r.read(40000)
@@ -205,16 +246,22 @@ with open(CONTROL + ".partial", "w") as f:
 os.rename(CONTROL + ".partial", CONTROL)
 time.sleep(0.6)   # the writer thread looks: the first block's line, then the rest of the body in the next
 r.read()
-''', "cold")
+""",
+            "cold",
+        )
         blocks = _by_block(os.path.join(self.dir, "net"))
         self.assertEqual((blocks[0]["requests"], blocks[0]["bytes"]), (1, 40000))
         self.assertEqual((blocks[1]["requests"], blocks[1]["bytes"]), (0, BODY - 40000))
 
     def test_without_a_copy_the_cached_mode_goes_to_the_network(self):
-        counts, _ = self.run_job(r'''
+        counts, _ = self.run_job(
+            r"""
 import urllib.request
 urllib.request.urlopen("http://127.0.0.1:%d/b/k" % PORT).read()
-''', "cached", index=None)
+""",
+            "cached",
+            index=None,
+        )
         self.assertEqual((counts["requests"], counts["localRequests"]), (1, 0))
 
     @unittest.skipUnless(shutil.which("openssl"), "needs openssl for a self-signed certificate")
@@ -228,14 +275,20 @@ urllib.request.urlopen("http://127.0.0.1:%d/b/k" % PORT).read()
         port = server.server_address[1]
         try:
             index = self.copy_of(port, ["b/k"])
-            counts, out = self.run_job(r'''
+            counts, out = self.run_job(
+                r"""
 import os, urllib3
 pool = urllib3.PoolManager(ca_certs=os.environ["CA"])
 print([len(pool.request("GET", "https://127.0.0.1:%d/b/k" % PORT).data) for _ in range(3)])
 with open(CONTROL, "w") as f:
     f.write("1 cold\n")
 print(len(pool.request("GET", "https://127.0.0.1:%d/b/k" % PORT).data))
-''', "cached", port=port, index=index, extra={"CA": os.path.join(tls, "cert.pem")})
+""",
+                "cached",
+                port=port,
+                index=index,
+                extra={"CA": os.path.join(tls, "cert.pem")},
+            )
         finally:
             server.shutdown()
         self.assertEqual(out.splitlines(), ["[102400, 102400, 102400]", str(BODY)])

@@ -9,6 +9,7 @@ from helpers import HAVE_TORCH, NEEDS_TORCH
 if HAVE_TORCH:
     import numpy
     import torch
+
     from ds_analyzer import _snapshot
 
 
@@ -36,8 +37,13 @@ class SnapshotTest(unittest.TestCase):
     def setUp(self):
         gc.collect()  # models of earlier tests (found by gc) go first
         torch.manual_seed(0)
-        self.model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(),
-                                         torch.nn.Dropout(0.5), torch.nn.Linear(8, 1))
+        self.model = torch.nn.Sequential(
+            torch.nn.Linear(4, 8),
+            torch.nn.BatchNorm1d(8),
+            torch.nn.ReLU(),
+            torch.nn.Dropout(0.5),
+            torch.nn.Linear(8, 1),
+        )
         self.opt = torch.optim.Adam(self.model.parameters(), lr=0.01)
         self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=2, gamma=0.5)
         self.scaler = torch.cuda.amp.GradScaler(enabled=False)

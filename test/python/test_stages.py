@@ -1,6 +1,5 @@
 """Prep's stages (_stages.py): real torchvision transforms on real JPEG files, timed by stage."""
 
-import json
 import os
 import unittest
 
@@ -33,9 +32,10 @@ class StageTimingTest(unittest.TestCase):
     """In this process: the wrappers on torchvision's Compose, pil_loader and PIL, and on torch's fetchers."""
 
     def setUp(self):
+        import PIL.ImageFile
         import torch.utils.data._utils.fetch as fetch
         import torchvision
-        import PIL.ImageFile
+
         from ds_analyzer import _stages
 
         self.stages, self.fetch = _stages, fetch
@@ -53,10 +53,14 @@ class StageTimingTest(unittest.TestCase):
         import torch.utils.data
         from torchvision import datasets, transforms
 
-        tf = transforms.Compose([
-            transforms.RandomResizedCrop(128), transforms.RandomHorizontalFlip(), transforms.ToTensor(),
-            transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
-        ])
+        tf = transforms.Compose(
+            [
+                transforms.RandomResizedCrop(128),
+                transforms.RandomHorizontalFlip(),
+                transforms.ToTensor(),
+                transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
+            ]
+        )
         loader = torch.utils.data.DataLoader(datasets.ImageFolder(root, tf), batch_size=8, num_workers=0)
         if mark:
             self.stages.mark_loader(loader)
@@ -68,13 +72,17 @@ class StageTimingTest(unittest.TestCase):
         self.assertEqual(batches, [8, 8, 8])
         totals = self.stages._state["totals"]
         names = {name: (kind, ns, calls) for (kind, name), (ns, calls) in totals.stages.items()}
-        self.assertEqual(sorted(names), sorted(["read", "decode", "RandomResizedCrop", "RandomHorizontalFlip", "ToTensor",
-                                                "Normalize", "collate"]))
+        self.assertEqual(
+            sorted(names),
+            sorted(["read", "decode", "RandomResizedCrop", "RandomHorizontalFlip", "ToTensor", "Normalize", "collate"]),
+        )
         for name in ("read", "decode", "RandomResizedCrop", "RandomHorizontalFlip", "ToTensor", "Normalize"):
             self.assertEqual(names[name][2], 24, name)  # once per sample
             self.assertGreater(names[name][1], 0, name)
         self.assertEqual(names["collate"][2], 3)  # once per batch
-        self.assertEqual([names[n][0] for n in ("read", "decode", "ToTensor", "collate")], ["read", "decode", "transform", "collate"])
+        self.assertEqual(
+            [names[n][0] for n in ("read", "decode", "ToTensor", "collate")], ["read", "decode", "transform", "collate"]
+        )
         self.assertEqual((totals.samples, totals.batches), (24, 3))
         stages_ns = sum(ns for _, ns, _ in names.values())
         # Exclusive times inside the fetch: never more than it, and what is left (ImageFolder's own code, the
@@ -120,7 +128,7 @@ class StageTimingTest(unittest.TestCase):
         self.assertEqual(names, {"read+decode": 4, "collate": 2})
 
 
-SCRIPT = r'''
+SCRIPT = r"""
 import torch, torch.utils.data
 from torchvision import datasets, transforms
 tf = transforms.Compose([transforms.CenterCrop(48), transforms.ToTensor()])
@@ -134,7 +142,7 @@ for epoch in range(2):
         for x, y in val:
             model(x.flatten(1))
 print("done")
-'''
+"""
 
 
 @unittest.skipUnless(HAVE_TORCHVISION, NEEDS_TORCH + " and torchvision")
@@ -143,7 +151,7 @@ class StagesInAJobTest(unittest.TestCase):
 
     def run_job(self, mode):
         root = make_image_folder(temp_dir("dsa-stages-data-"), images=16, size=64)
-        proc, _ = run_script("ROOT = %r\n" % root + SCRIPT, mode=mode)
+        proc, _ = run_script(f"ROOT = {root!r}\n" + SCRIPT, mode=mode)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("done", proc.stdout)
         events_dir = os.path.join(proc.job_dir, "events")

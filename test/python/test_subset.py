@@ -1,6 +1,5 @@
 """Cached mode on a resident subset: the hook restricts a dataset to DSA_SUBSET_FILE."""
 
-import json
 import os
 import unittest
 
@@ -30,7 +29,7 @@ def write_list(paths):
     return name
 
 
-class PathListDataset(object):
+class PathListDataset:
     """A dataset that keeps its file paths in a list, labels in another (no torch)."""
 
     def __init__(self, paths):
@@ -45,7 +44,7 @@ class PathListDataset(object):
         return self.files[i], self.labels[i]
 
 
-class NoPaths(object):
+class NoPaths:
     def __init__(self, n):
         self.n = n
 
@@ -108,7 +107,9 @@ class RestrictTest(unittest.TestCase):
 
     def test_subset_paths_reads_the_list_only_in_the_cached_mode(self):
         name = write_list(["/a/b", "/c d/e"])
-        self.assertEqual(_subset.subset_paths({"DSA_MODE": "cached", "DSA_SUBSET_FILE": name}), frozenset(["/a/b", "/c d/e"]))
+        self.assertEqual(
+            _subset.subset_paths({"DSA_MODE": "cached", "DSA_SUBSET_FILE": name}), frozenset(["/a/b", "/c d/e"])
+        )
         self.assertIsNone(_subset.subset_paths({"DSA_MODE": "cold", "DSA_SUBSET_FILE": name}))
         self.assertIsNone(_subset.subset_paths({"DSA_MODE": "cached"}))
 
@@ -146,7 +147,7 @@ class TorchRestrictTest(unittest.TestCase):
         self.assertIn("Subset(DatasetFolder)", note)
 
 
-SCRIPT = r'''
+SCRIPT = r"""
 import os, sys
 import torch
 from torch.utils.data import DataLoader
@@ -170,7 +171,7 @@ for epoch in range(3):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
 print("len", len(ds))
-'''
+"""
 
 
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
@@ -179,7 +180,7 @@ class HookTest(unittest.TestCase):
         root, paths = make_folder(classes=3, per_class=20)
         subset = paths[::4]
         log = os.path.join(temp_dir("dsa-subset-log-"), "read")
-        source = SCRIPT.replace("sys.argv[1], sys.argv[2]", "%r, %r" % (root, log))
+        source = SCRIPT.replace("sys.argv[1], sys.argv[2]", f"{root!r}, {log!r}")
         proc, events = run_script(source, mode="cached", extra_env={"DSA_SUBSET_FILE": write_list(subset)})
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("len %d" % len(subset), proc.stdout)
@@ -198,7 +199,7 @@ class HookTest(unittest.TestCase):
         self.assertGreater(len(iters(file_events)), 0)
 
     def test_a_dataset_the_hook_cannot_restrict_is_reported_without_subset_files(self):
-        source = r'''
+        source = r"""
 import torch
 from torch.utils.data import DataLoader, Dataset
 class Gen(Dataset):
@@ -207,7 +208,7 @@ class Gen(Dataset):
 model = torch.nn.Linear(4, 2)
 for x, y in DataLoader(Gen(), batch_size=4):
     torch.nn.functional.cross_entropy(model(x), y).backward()
-'''
+"""
         proc, events = run_script(source, mode="cached", extra_env={"DSA_SUBSET_FILE": write_list(["/nowhere/a.bin"])})
         self.assertEqual(proc.returncode, 0, proc.stderr)
         (file_events,) = events.values()

@@ -24,7 +24,7 @@ def with_setup(job, indent=""):
     return job.replace(indent + "LOADER_SETUP", textwrap.indent(LOADER_SETUP, indent))
 
 
-DDP_JOB = r'''
+DDP_JOB = r"""
 import os, sys, time
 import torch, torch.distributed as dist
 from torch.utils.data import DataLoader, TensorDataset
@@ -46,7 +46,7 @@ for epoch in range(50):
         if rank == 0 and i == 13 and os.environ.get("DSA_STOP_FILE"):
             open(os.environ["DSA_STOP_FILE"], "w").close()
         time.sleep(0.002 * (rank + 1))      # rank 1 is the slower one
-'''
+"""
 DDP_JOB = with_setup(DDP_JOB)
 
 
@@ -79,11 +79,24 @@ def torchrun(env_extra, iterations):
     script = os.path.join(work, "ddp.py")
     with open(script, "w") as f:
         f.write(DDP_JOB)
-    env = dict(os.environ, PYTHONPATH=PACKAGE_DIR, DSA_MODE="cached", DSA_EVENTS_DIR=os.path.join(work, "events"),
-               DSA_ITERATIONS=str(iterations), DSA_SYNC="1", OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=PACKAGE_DIR,
+        DSA_MODE="cached",
+        DSA_EVENTS_DIR=os.path.join(work, "events"),
+        DSA_ITERATIONS=str(iterations),
+        DSA_SYNC="1",
+        OMP_NUM_THREADS="1",
+    )
     env.update(env_extra(work))
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", script],
-                          env=env, cwd=work, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", script],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     return proc, read_events(os.path.join(work, "events"))
 
 
@@ -95,7 +108,7 @@ class TorchrunTest(unittest.TestCase):
         self.assertEqual(len(events), 2, list(events))  # one file per rank, none from the agent
         by_rank = {ev[0]["rank"]: ev for ev in events.values()}
         self.assertEqual(sorted(by_rank), [0, 1])
-        for rank, ev in by_rank.items():
+        for ev in by_rank.values():
             self.assertEqual(ev[0]["worldSize"], 2)
             # torchrun --standalone is one node: its agent's GROUP_RANK is 0.
             self.assertEqual((ev[0]["nodeRank"], ev[0]["hostname"]), (0, socket.gethostname()))
@@ -103,8 +116,10 @@ class TorchrunTest(unittest.TestCase):
             self.assertEqual((ev[-1]["reason"], ev[-1]["iterations"]), ("budget", 40))
 
     def test_the_stop_file_stops_every_rank_at_the_same_iteration(self):
-        proc, events = torchrun(lambda work: {"DSA_STOP_FILE": os.path.join(work, "STOP"),
-                                              "RANK1_STOP_FILE": os.path.join(work, "never")}, iterations=10000)
+        proc, events = torchrun(
+            lambda work: {"DSA_STOP_FILE": os.path.join(work, "STOP"), "RANK1_STOP_FILE": os.path.join(work, "never")},
+            iterations=10000,
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
         ends = sorted((ev[0]["rank"], ev[-1]["reason"], ev[-1]["iterations"]) for ev in events.values())
         self.assertEqual(len(ends), 2)
@@ -125,12 +140,20 @@ class SpawnedRanksTest(unittest.TestCase):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        env = dict(os.environ, PYTHONPATH=PACKAGE_DIR, DSA_MODE="cached", DSA_EVENTS_DIR=os.path.join(work, "events"),
-                   DSA_ITERATIONS="30", DSA_SYNC="1", OMP_NUM_THREADS="1")
+        env = dict(
+            os.environ,
+            PYTHONPATH=PACKAGE_DIR,
+            DSA_MODE="cached",
+            DSA_EVENTS_DIR=os.path.join(work, "events"),
+            DSA_ITERATIONS="30",
+            DSA_SYNC="1",
+            OMP_NUM_THREADS="1",
+        )
         for name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"):
             env.pop(name, None)
-        proc = subprocess.run([sys.executable, script, str(port)], env=env, cwd=work, capture_output=True, text=True,
-                              timeout=240)
+        proc = subprocess.run(
+            [sys.executable, script, str(port)], env=env, cwd=work, capture_output=True, text=True, timeout=240
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
         events = read_events(os.path.join(work, "events"))
         self.assertEqual(sorted(ev[0]["rank"] for ev in events.values()), [0, 1], list(events))

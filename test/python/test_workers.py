@@ -43,13 +43,17 @@ def report(proc):
 @unittest.skipUnless(HAVE_TORCH, NEEDS_TORCH)
 class WorkersOverrideTest(unittest.TestCase):
     def test_a_loader_without_workers_gets_the_asked_count_and_the_start_event_says_so(self):
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 loader = DataLoader(Pids(), batch_size=4, num_workers=0)
 seen = []
 for batch in loader:
     step(batch[0]); seen.append(batch)
 print(json.dumps({"pids": worker_pids(seen), "num_workers": loader.num_workers}))
-''', extra_env={"DSA_NUM_WORKERS": "2"})
+""",
+            extra_env={"DSA_NUM_WORKERS": "2"},
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         out = report(proc)
         self.assertEqual(len(out["pids"]), 2, "two worker processes built the batches")
@@ -61,7 +65,9 @@ print(json.dumps({"pids": worker_pids(seen), "num_workers": loader.num_workers})
         self.assertIs(start["loader"]["pinMemory"], False)
 
     def test_a_subclass_overriding_iter_and_a_validation_loader(self):
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 class Wrapped(DataLoader):          # as Lightning and Accelerate wrap theirs
     def __iter__(self):
         for batch in super().__iter__():
@@ -77,7 +83,9 @@ for epoch in range(2):
         for batch in val:
             val_seen.append(batch)
 print(json.dumps({"train": worker_pids(seen), "val": worker_pids(val_seen)}))
-''', extra_env={"DSA_NUM_WORKERS": "1"})
+""",
+            extra_env={"DSA_NUM_WORKERS": "1"},
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         out = report(proc)
         self.assertEqual(len(out["train"]), 1, "the training loader ran one (persistent) worker in both epochs")
@@ -87,7 +95,9 @@ print(json.dumps({"train": worker_pids(seen), "val": worker_pids(val_seen)}))
         self.assertIs(start["loader"]["persistentWorkers"], True)
 
     def test_a_loader_built_anew_each_epoch_is_overridden_every_time(self):
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 dataset = Pids()
 per_epoch = []
 for epoch in range(3):
@@ -97,19 +107,24 @@ for epoch in range(3):
         step(batch[0]); seen.append(batch)
     per_epoch.append(len(worker_pids(seen)))
 print(json.dumps({"per_epoch": per_epoch}))
-''', extra_env={"DSA_NUM_WORKERS": "3"})
+""",
+            extra_env={"DSA_NUM_WORKERS": "3"},
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(report(proc)["per_epoch"], [3, 3, 3])
         self.assertEqual(len(iters(list(events.values())[0])), 24)
 
     def test_zero_workers_loads_in_the_main_process_and_without_the_variable_nothing_changes(self):
-        script = PRELUDE + r'''
+        script = (
+            PRELUDE
+            + r"""
 loader = DataLoader(Pids(), batch_size=4, num_workers=2)
 seen = []
 for batch in loader:
     step(batch[0]); seen.append(batch)
 print(json.dumps({"pids": worker_pids(seen)}))
-'''
+"""
+        )
         proc, events = run_script(script, extra_env={"DSA_NUM_WORKERS": "0"})
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(report(proc)["pids"], [])
@@ -122,7 +137,9 @@ print(json.dumps({"pids": worker_pids(seen)}))
         self.assertNotIn("scriptWorkers", start_of(events)["loader"])
 
     def test_iterations_carry_the_main_process_cpu_time(self):
-        proc, events = run_script(PRELUDE + r'''
+        proc, events = run_script(
+            PRELUDE
+            + r"""
 import time
 loader = DataLoader(Pids(), batch_size=4, num_workers=0)
 for batch in loader:
@@ -130,7 +147,8 @@ for batch in loader:
     end = time.process_time() + 0.01     # 10 ms of CPU in the main process per step
     while time.process_time() < end:
         pass
-''')
+"""
+        )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         cpu = [e["processCpuMs"] for e in iters(list(events.values())[0])]
         self.assertEqual(len(cpu), 8)

@@ -13,7 +13,7 @@ import { pathToFileURL, fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { readProfile } from '../../src/store/profile-store.js';
 import { modelWhatIf } from '../../src/report/whatif-adapter.js';
-import { noWhatIf } from '../../src/report/whatif-source.js';
+import { noWhatIf } from './no-whatif.js';
 import { writeReport } from '../../src/report/write-report.js';
 import { fixturePath } from '../gate/fixtures.js';
 import { hasColour, inkStats } from './png.js';

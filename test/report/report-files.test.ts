@@ -11,7 +11,7 @@ import { ExitCode } from '../../src/errors.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { reportCharts } from '../../src/report/chart-configs.js';
 import { reportData } from '../../src/report/report-data.js';
-import { noWhatIf } from '../../src/report/whatif-source.js';
+import { noWhatIf } from './no-whatif.js';
 import { writeReport } from '../../src/report/write-report.js';
 import { fakeIo } from '../cli/fake-io.js';
 import { fixturePath } from '../gate/fixtures.js';

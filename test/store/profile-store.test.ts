@@ -8,7 +8,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { profileNodes, rankNode } from '../../src/analysis/merge-nodes.js';
 import { ExitCode, UserError } from '../../src/errors.js';
 import { readProfile, writeProfile } from '../../src/store/profile-store.js';
 
@@ -16,15 +15,13 @@ const OLD = fileURLToPath(new URL('../../../test/fixtures/profiles/emulated-quic
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-store-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-test('a stored profile from before nodes reads: one node, node 0, its host; its ranks on it', () => {
+test("a stored profile from before nodes reads, without nodes[] or a rank's node", () => {
   const raw = JSON.parse(fs.readFileSync(OLD, 'utf8')) as Record<string, unknown>;
   assert.equal(raw.nodes, undefined, 'the fixture is an older profile, without nodes[]');
   const profile = readProfile(OLD);
   assert.equal(profile.nodes, undefined);
-  assert.deepEqual(profileNodes(profile), [{ nodeRank: 0, ...profile.host }]);
   const rank = profile.modes.cold!.ranks[0];
   assert.equal(rank.node, undefined);
-  assert.deepEqual(rankNode(rank, profile), { hostname: profile.host.hostname, nodeRank: 0 });
 });
 
 test('a profile with nodes[] and ranks named on them reads back as written; an empty nodes[] is malformed', () => {

@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { ExitCode, UserError } from '../../src/errors.js';
 import { FakeCappedState, FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
+import type { SourceRun } from '../../src/profile/data-sources/data-source.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { Iteration, ModeResult, Profile, ResourceSample } from '../../src/schema/profile.js';
 import { MemorySink } from '../../src/store/memory-sink.js';
@@ -426,6 +427,104 @@ test('bandwidth points on data that cannot be throttled are refused before anyth
       /cannot be held to a bandwidth here \(no io controller\)/.test(error.message),
   );
   assert.equal(runner.calls.length, 0);
+});
+
+test('a profile whose block stalled is refused before anything runs: exit 4, naming the stall', async () => {
+  const runner = fakeRunner(slowerMachine(1));
+  const source = fakeData();
+  const stalled: Profile = {
+    ...profile,
+    modes: {
+      ...profile.modes,
+      cold: {
+        ...profile.modes.cold!,
+        stalled: { cause: 'no-bytes', atSec: 12, text: 'the endpoint sent nothing from 12.0 s into the cold block' },
+      },
+    },
+  };
+  await assert.rejects(
+    runValidation({ ...validateInput('stalled', source, runner.run), profile: stalled }, { onSignal: () => () => {} }),
+    (error: unknown) =>
+      error instanceof UserError &&
+      error.exitCode === ExitCode.MissingInput &&
+      /^the profile's cold block stalled \(the endpoint sent nothing from 12\.0 s into the cold block\): /.test(
+        error.message,
+      ),
+  );
+  assert.equal(runner.calls.length, 0);
+  assert.equal(source.listed, 0);
+});
+
+/** A source whose waits (its listing, a point's download) end only at the interrupt validate binds to it. */
+class WaitingSource extends FakeDataSource {
+  bound: SourceRun | null = null;
+  waitInList = false;
+  bindRun(run: SourceRun): void {
+    this.bound = run;
+  }
+  /** A download as remote data's: it honours the bound signal, and nothing else ends it. */
+  download(): Promise<never> {
+    const signal = this.bound?.signal;
+    return new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
+  }
+  override async list() {
+    if (this.waitInList) await this.download();
+    return super.list();
+  }
+}
+
+/** onSignal hooks whose handler a test calls as Ctrl-C would; `registered` says whether one is still in place. */
+function fakeSignals() {
+  let handler: (() => void) | null = null;
+  return {
+    onSignal: (h: () => void) => {
+      handler = h;
+      return () => {
+        handler = null;
+      };
+    },
+    interrupt: () => handler?.(),
+    registered: () => handler !== null,
+  };
+}
+
+test('Ctrl-C while a point downloads its data stops the download: an interrupted run, exit 130, the handler removed', async () => {
+  const source = new WaitingSource({ files: profile.dataset.files, fileBytes: profile.dataset.meanFileBytes });
+  const signals = fakeSignals();
+  const runner = fakeRunner(slowerMachine(1));
+  const downloading = async (input: ModeRunInput): Promise<ModeResult> => {
+    if (runner.calls.length === 1) {
+      setTimeout(signals.interrupt, 10);
+      await source.download();
+    }
+    return runner.run(input);
+  };
+  const outcome = await runValidation(validateInput('interrupted-download', source, downloading), {
+    onSignal: signals.onSignal,
+  });
+  assert.ok(!isNotEnoughData(outcome));
+  assert.equal(outcome.report.interrupted, true);
+  assert.equal(outcome.report.results.length, 1, 'the control measured before it is kept');
+  assert.equal(validationFailure(outcome.report, outcome.plan.length)?.exitCode, ExitCode.Interrupted);
+  assert.equal(signals.registered(), false);
+  assert.ok(source.closed);
+});
+
+test('Ctrl-C while the data is listed: an interrupted run with nothing measured, exit 130', async () => {
+  const source = new WaitingSource({ files: profile.dataset.files, fileBytes: profile.dataset.meanFileBytes });
+  source.waitInList = true;
+  const signals = fakeSignals();
+  const runner = fakeRunner(slowerMachine(1));
+  setTimeout(signals.interrupt, 10);
+  const outcome = await runValidation(validateInput('interrupted-listing', source, runner.run), {
+    onSignal: signals.onSignal,
+  });
+  assert.ok(!isNotEnoughData(outcome));
+  assert.equal(outcome.report.interrupted, true);
+  assert.equal(outcome.report.results.length, 0);
+  assert.equal(validationFailure(outcome.report, outcome.plan.length)?.exitCode, ExitCode.Interrupted);
+  assert.equal(runner.calls.length, 0);
+  assert.equal(signals.registered(), false);
 });
 
 test('no file was written: the folders and readings went to the memory sink', () => {

@@ -2,9 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  curveFromTrace,
   lruHitRatio,
-  lruStackDistances,
   minioHitRatio,
   simulateLruEpochs,
   smallestLruCacheFor,
@@ -13,57 +11,6 @@ import {
 import { simulateLru } from './lru-reference.js';
 import { sizeHistogram } from '../../src/analysis/size-histogram.js';
 import { sizesFromHistogram } from '../../src/whatif/size-distribution.js';
-
-/** Byte stack distance by definition: own size plus distinct items since the previous access. */
-function naiveDistances(trace: number[], sizes: number[]): number[] {
-  return trace.map((item, t) => {
-    let p = t - 1;
-    while (p >= 0 && trace[p] !== item) p--;
-    if (p < 0) return Infinity;
-    const distinct = new Set(trace.slice(p + 1, t));
-    let bytes = sizes[item];
-    for (const other of distinct) bytes += sizes[other];
-    return bytes;
-  });
-}
-
-const sizesArb = fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 12 });
-
-test('Fenwick stack distances equal the definition on random traces', () => {
-  fc.assert(
-    fc.property(
-      sizesArb.chain((sizes) => fc.tuple(fc.constant(sizes), fc.array(fc.nat(sizes.length - 1), { maxLength: 60 }))),
-      ([sizes, trace]) => {
-        assert.deepEqual([...lruStackDistances(trace, sizes)], naiveDistances(trace, sizes));
-      },
-    ),
-    { numRuns: 300 },
-  );
-});
-
-test('one-pass hit ratios equal a brute-force LRU run for every cache size (random traces, variable sizes)', () => {
-  fc.assert(
-    fc.property(
-      sizesArb.chain((sizes) =>
-        fc.tuple(
-          fc.constant(sizes),
-          fc.array(fc.nat(sizes.length - 1), { minLength: 1, maxLength: 80 }),
-          fc.integer({ min: 1, max: 40 }),
-          fc.integer({ min: 0, max: 400 }),
-        ),
-      ),
-      ([sizes, trace, epochLength, cacheBytes]) => {
-        const curve = curveFromTrace(trace, sizes, epochLength);
-        const reference = simulateLru(trace, sizes, cacheBytes, epochLength);
-        curve.epochs.forEach((_, e) => {
-          const expected = reference.totalBytes[e] > 0 ? reference.hitBytes[e] / reference.totalBytes[e] : 0;
-          assert.ok(Math.abs(lruHitRatio(curve, cacheBytes, e) - expected) < 1e-12, `epoch ${e}, cache ${cacheBytes}`);
-        });
-      },
-    ),
-    { numRuns: 500 },
-  );
-});
 
 test('epoch permutations: the permutation-specialised pass matches brute-force LRU at every size, epoch by epoch', () => {
   fc.assert(

@@ -181,9 +181,13 @@ interface SlurmStep {
   coordinator: CoordinatorAddress | null;
 }
 
-/** The Slurm step this CLI runs in (srun sets SLURM_PROCID), or null. */
+/**
+ * The srun step this CLI runs in, or null. Only srun sets the step's variables (SLURM_STEP_ID): a batch script has
+ * SLURM_PROCID 0 and the allocation's SLURM_NNODES too, but one CLI typed there is no node of a step, and waiting for
+ * the allocation's other nodes would wait for profilers that never start.
+ */
 export function slurmStep(env: NodeJS.ProcessEnv): SlurmStep | null {
-  if (env.SLURM_PROCID === undefined || env.SLURM_JOB_ID === undefined) return null;
+  if (env.SLURM_JOB_ID === undefined || (env.SLURM_STEP_ID ?? env.SLURM_STEPID) === undefined) return null;
   const nodes = Number(env.SLURM_STEP_NUM_NODES ?? env.SLURM_NNODES ?? env.SLURM_JOB_NUM_NODES ?? '1');
   const nodeList = env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST ?? '';
   const host = env.MASTER_ADDR ?? firstHost(nodeList);

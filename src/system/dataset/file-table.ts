@@ -69,28 +69,6 @@ export class FileTable {
     return this.prefixes[dir] + this.name(index);
   }
 
-  /**
-   * The index of the file at `path` (spelled prefix + name, as the view spells
-   * it), or -1: two binary searches, over the sorted prefixes and over the
-   * directory's sorted names, so a keeper can recognise a dataset file from an
-   * event without a map of every path (a Map of 1.28M paths is ~150 MB).
-   */
-  indexOf(path: string): number {
-    const slash = path.lastIndexOf('/');
-    const prefix = path.slice(0, slash + 1);
-    const name = path.slice(slash + 1);
-    let lo = 0;
-    let hi = this.prefixes.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const at = this.prefixes[mid];
-      if (at === prefix) return this.indexIn(mid, name);
-      if (at < prefix) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
-  }
-
   /** The index of `name` in directory `dir`, or -1. */
   indexIn(dir: number, name: string): number {
     let lo = this.dirStart[dir];

@@ -26,7 +26,7 @@ import { startInotifyKeeper } from './inotify-keeper.js';
 import { startScanKeeper } from './scan-keeper.js';
 import type { ColdKeeper } from './keeper-types.js';
 
-export type { ColdKeeper, ColdKeeperStats, EventKeeperStats, KeeperMechanism } from './keeper-types.js';
+export type { ColdKeeper, ColdKeeperStats, KeeperMechanism } from './keeper-types.js';
 
 /** Options of startColdKeeper. */
 export interface ColdKeeperOptions {

@@ -42,7 +42,6 @@ import { watchTable, type InotifyEvents, type InotifyHandlers } from './inotify-
 import { estimateResidency, type ResidencyReading } from './residency-estimate.js';
 import type { ColdKeeper, ColdKeeperStats } from './keeper-types.js';
 
-export { watchLimitReason } from './inotify-events.js';
 export type { ResidencyReading } from './residency-estimate.js';
 
 /** Options of the inotify keeper. */

@@ -8,9 +8,6 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { KernelFile, parseKernelNumber, readTextOrNull } from './read-text.js';
 
-// The tree's accounting over time lives in its own module; kept importable from here, where it was.
-export { TreeAccounting, type TreeSnapshot } from './tree-accounting.js';
-
 /** The fields of /proc/PID/stat this tool uses. */
 export interface ProcStat {
   /** Process id (field 1). */

@@ -20,7 +20,6 @@ import { EPOCHS_KNOB } from './epochs.js';
 import { JOBS_KNOB } from './jobs.js';
 import { COORDINATED_KNOB } from './coordinated.js';
 
-export type { Knob, KnobFlag, RawKnobFlags } from './knob.js';
 export { knobAttribute } from './knob.js';
 
 /** The knobs, in --help order. */

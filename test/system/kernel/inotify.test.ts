@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { endianness } from 'node:os';
 import { test } from 'node:test';
 import { forEachInotifyEvent } from '../../../src/system/kernel/inotify.js';
-import { watchLimitReason } from '../../../src/system/keepers/inotify-keeper.js';
+import { watchLimitReason } from '../../../src/system/keepers/inotify-events.js';
 
 // struct inotify_event as the kernel lays it out: name NUL-padded to `padded` bytes.
 function event(wd: number, mask: number, name: string, padded = 0): Buffer {

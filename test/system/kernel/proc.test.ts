@@ -8,7 +8,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import {
-  TreeAccounting,
   TreeMembers,
   auxvValue,
   clkTck,
@@ -22,6 +21,7 @@ import {
   readBytes,
   selfReadBytes,
 } from '../../../src/system/kernel/proc.js';
+import { TreeAccounting } from '../../../src/system/kernel/tree-accounting.js';
 import { evict, pageCacheSupport, residency } from '../../../src/system/page-cache/page-cache.js';
 import { expectedWholeDisk } from './whole-disk.js';
 
