@@ -14,9 +14,10 @@ what came over the network.
 
 Bytes are the body bytes the client took: the response's declared length less what is left unread, read
 when a request ends or when the counters are written, so no read is wrapped. Each line carries the block of one launch
-it was counted in (the control file's, as _serve.py reads it): a process that sees the block change (at a
-request, or when its writer thread looks) writes its line of the old block first, so a block's counts are the
-rise of its lines, whenever the CLI reads them. Each process appends its
+it was counted in (the control file's, as _serve.py reads it): a process that sees the block change at its
+next request writes its line of the old block first, so a block's counts are the rise of its lines, whenever
+the CLI reads them. A body follows its request: one read across a switch (a shard streamed over many batches)
+counts in the block its request began in, until the process's next request. Each process appends its
 cumulative counters to DSA_NET_DIR/net-PID.jsonl at most every FLUSH_EVERY_S (from a daemon thread, so a
 long shard download is seen while it streams) and once more as it exits; a process killed by a signal loses
 at most its last FLUSH_EVERY_S of counts.
@@ -106,7 +107,7 @@ class _Counters:
             append_line(self.path, self.line(next_block))
 
     def follow_block(self):
-        """At a request, and at each line: where the block changed, the old block's line is written first."""
+        """At a request: where the block changed, the old block's line is written before this request counts."""
         block = _serve.block_now()
         if block != self.block:
             try:
@@ -117,8 +118,6 @@ class _Counters:
     def run(self):
         while True:
             time.sleep(FLUSH_EVERY_S)
-            # A body read across a switch (a shard streamed over many batches) counts in the new block from here.
-            self.follow_block()
             if self.dirty or self.open or self.open_local:
                 try:
                     self.flush()
