@@ -13,7 +13,11 @@ In a cached block of one launch the requests for the data's objects are answered
 what came over the network.
 
 Bytes are the body bytes the client took: the response's declared length less what is left unread, read
-when a request ends or when the counters are written, so no read is wrapped. Each process appends its
+when a request ends or when the counters are written, so no read is wrapped. Each line carries the block of one launch
+it was counted in (the control file's, as _serve.py reads it): a process that sees the block change at its
+next request writes its line of the old block first, so a block's counts are the rise of its lines, whenever
+the CLI reads them. A body follows its request: one read across a switch (a shard streamed over many batches)
+counts in the block its request began in, until the process's next request. Each process appends its
 cumulative counters to DSA_NET_DIR/net-PID.jsonl at most every FLUSH_EVERY_S (from a daemon thread, so a
 long shard download is seen while it streams) and once more as it exits; a process killed by a signal loses
 at most its last FLUSH_EVERY_S of counts.
@@ -60,6 +64,8 @@ class _Counters:
         self.open_local = weakref.WeakSet()  # responses answered from the local copy still being read
         self.dirty = False
         self.thread = None
+        self.block = _serve.block_now()  # the block of one launch the counts since the last line belong to
+        self.writing = threading.Lock()  # lines reach the file in the order they were taken
 
     def bytes_now(self):
         return self.ended_bytes + sum(_read_so_far(r) for r in list(self.open))
@@ -67,10 +73,12 @@ class _Counters:
     def local_bytes_now(self):
         return self.local_ended_bytes + sum(_read_so_far(r) for r in list(self.open_local))
 
-    def line(self):
+    def line(self, next_block=None):
+        """The counters' line, of the block counted in; `next_block`: the counts from here on are that block's."""
         with self.lock:
             record = {
                 "pid": self.pid,
+                "block": self.block,
                 "t": time.time() * 1000.0,
                 "requests": self.requests,
                 "bytes": self.bytes_now(),
@@ -88,12 +96,24 @@ class _Counters:
             }
             self.first_byte_ms, self.request_ms = [], []
             self.dirty = False
+            if next_block is not None:
+                self.block = next_block
         return json.dumps(record, separators=(",", ":")) + "\n"
 
-    def flush(self):
+    def flush(self, next_block=None):
         if os.getpid() != self.pid:
             return
-        append_line(self.path, self.line())
+        with self.writing:
+            append_line(self.path, self.line(next_block))
+
+    def follow_block(self):
+        """At a request: where the block changed, the old block's line is written before this request counts."""
+        block = _serve.block_now()
+        if block != self.block:
+            try:
+                self.flush(next_block=block)
+            except OSError:
+                self.block = block
 
     def run(self):
         while True:
@@ -236,7 +256,10 @@ def install(env):
 
     def counted_putrequest(self, method, url, *args, **kwargs):
         self.__dict__.pop("_dsa_local", None)
-        if _is_data(self) and not (_state["serving"] and _answer_locally(self, method, url)):
+        data = _is_data(self)
+        if data:
+            _counters().follow_block()
+        if data and not (_state["serving"] and _answer_locally(self, method, url)):
             if "_dsa_started" in self.__dict__:  # sent again before its answer came (a failed send): that one ended
                 _end(self, None, failed=True)
             counters = _counters()

@@ -9,9 +9,10 @@ as stored, Content-Length).
 
 The mode in force is DSA_MODE until the control file (DSA_CONTROL_FILE) names another block: each matched
 request stats that file (about a microsecond) and reads it again when it changed, so the loader's workers
-follow a block switch by themselves. The copy's index (DSA_NET_COPY, JSON: {"objects": {key: {"file",
-"headers"}}}) is read again with it. A key is the request's host (with its port where it is not the
-scheme's) and decoded path, as the CLI's response cache keys it (src/system/network/response-cache.ts).
+follow a block switch by themselves, and the counters (_http.py) tag what they count with the block. The
+copy's index (DSA_NET_COPY, JSON: {"objects": {key: {"file", "headers"}}}) is read again with it. A key is
+the request's host (with its port where it is not the scheme's) and decoded path, as the CLI's response cache
+keys it (src/system/network/response-cache.ts).
 
 The copy may hold only part of the data (a copy bounded by the disk and by what the block reads): a request
 for an object outside it is answered with a stored object picked by the key's hash (the same one every
@@ -30,6 +31,7 @@ MODES = ("synthetic", "cached", "cold")
 
 _state = {
     "mode": None,
+    "block": 0,
     "control": None,
     "control_sig": None,
     "index_path": None,
@@ -44,6 +46,7 @@ def configure(env):
     """Reads the launch's variables; True when there is a copy to answer from."""
     _state.update(
         mode=env.get("DSA_MODE") or None,
+        block=0,
         control=env.get("DSA_CONTROL_FILE") or None,
         control_sig=None,
         index_path=env.get("DSA_NET_COPY") or None,
@@ -63,12 +66,14 @@ def _signature(path):
 
 
 def _read_control(path):
+    """(block, mode) of the control file's line `<block> <mode>`; mode None past the blocks (`<block> train`)."""
     try:
         with open(path) as f:
             parts = f.read(64).split()
-    except OSError:
+        block = int(parts[0]) if len(parts) == 2 else -1
+    except (OSError, ValueError):
         return None
-    return parts[1] if len(parts) == 2 and parts[1] in MODES else None
+    return (block, parts[1] if parts[1] in MODES else None) if block >= 0 else None
 
 
 def _load_index(path):
@@ -98,7 +103,9 @@ def mode_now():
             _state["control_sig"] = sig
             asked = _read_control(control) if sig is not None else None
             if asked is not None:
-                _state["mode"] = asked
+                _state["block"] = asked[0]
+                if asked[1] is not None:
+                    _state["mode"] = asked[1]
     index = _state["index_path"]
     if index is not None and _state["mode"] == "cached":
         sig = _signature(index)
@@ -106,6 +113,12 @@ def mode_now():
             _state["index_sig"] = sig
             _load_index(index)
     return _state["mode"]
+
+
+def block_now():
+    """The block of one launch the process is in (0 before the control file names one), as mode_now finds it."""
+    mode_now()
+    return _state["block"]
 
 
 def request_key(connection, url):

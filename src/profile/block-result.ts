@@ -24,6 +24,7 @@ import type {
   FirstBatch,
   Iteration,
   IterationSummary,
+  NetworkUse,
   ModeResult,
   RankResult,
   ResourceSample,
@@ -297,7 +298,7 @@ function blockReadings(pollMs: number, { span, resources, fetched }: BlockEviden
   return {
     resources: blockResources(resources, from, to),
     fetched: { ...fetched, series: fetched.series.filter((s) => s.t >= from && s.t <= to) },
-    network: fetched.networkBetween ? fetched.networkBetween(span.startedAt, endedAt) : fetched.network,
+    network: blockNetworkOf(fetched, span, endedAt) ?? fetched.network,
   };
 }
 
@@ -405,6 +406,11 @@ interface ProofEvidence extends BlockEvidence {
   wallSec: number;
 }
 
+/** What the job's clients counted under a block among others, where they count by block (one launch, remote data). */
+function blockNetworkOf(fetched: FetchReadings, span: BlockSpan, endedAt: number): NetworkUse | undefined {
+  return span.sole ? undefined : fetched.networkOfBlock?.(span.index, span.startedAt, endedAt);
+}
+
 /**
  * The block's state proof from the data source's evidence (its state's
  * residency, its meter's bytes over the measured window, or over the whole
@@ -425,7 +431,8 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // window: the start-up's metadata (an s3fs HEAD per file an ImageFolder lists) would count against it (5.2%
   // over a whole run, seen), and a read during its window is what disproves it. The job tree's read_bytes also
   // count imports and model loading, so local files are judged over the window, where the readings cover it.
-  // A block among others is always judged over its window: the whole launch's bytes are every block's.
+  // A block among others is judged over its window (the whole launch's bytes are every block's), or by the bytes
+  // counted under it where the job's clients count by block (blockReadProof).
   const wholeRun =
     mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
   const sampleBytes = measured.sampleBytes ?? measured.meanFileBytes;
@@ -434,13 +441,21 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
   const over = (window: Iteration[]) => windowReadProof(run.fetched.series, window, allIterations, sampleBytes);
   const afterCarried = () => allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t);
-  const window = wholeRun ? null : (over(run.measuredIterations) ?? (answered ? over(afterCarried()) : null));
+  // Where the job's lines say which block they were counted in, the block's own bytes prove it, however late read.
+  const blockNetwork = blockNetworkOf(run.fetched, run.span, run.span.startedAt + run.wallSec * 1000);
+  const byBlock = blockNetwork ? blockReadProof(blockNetwork, run.slices, sampleBytes, answered) : null;
+  const window =
+    byBlock ?? (wholeRun ? null : (over(run.measuredIterations) ?? (answered ? over(afterCarried()) : null)));
   return proveState({
     mode,
     residentBytesBefore: run.prepared.residentBytesBefore,
     datasetBytes: measured.bytes,
     readBytes: window?.readBytes ?? run.fetched.wholeRunBytes,
-    readBytesSource: window ? run.fetched.seriesSource : run.fetched.wholeRunSource,
+    readBytesSource: byBlock
+      ? (run.fetched.blockSource ?? run.fetched.seriesSource)
+      : window
+        ? run.fetched.seriesSource
+        : run.fetched.wholeRunSource,
     ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
     fetchesFrom: input.dataSource.fetchesFrom,
     consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * sampleBytes,
@@ -459,6 +474,30 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
       window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity,
     ),
   });
+}
+
+/**
+ * A block's bytes as the job's clients counted them under it (their lines carry the block, so a line read late still
+ * counts in its own block), against what the block's iterations after the carried ones consumed: the batches its own
+ * fetches served. The block's last fetches serve the next block's carried batches, as the block before it served its
+ * own: at the same rate they weigh alike, and a short block's share may pass 100%.
+ */
+function blockReadProof(
+  network: NetworkUse,
+  slices: readonly BlockSlice[],
+  sampleBytes: number,
+  answered: boolean,
+): { readBytes: number; localBytes?: number; consumedBytes: number; consumedSamples: number } | null {
+  const measured = slices.flatMap((s) => s.measured);
+  const consumedBytes = measured.reduce((sum, it) => sum + (it.bytes ?? it.samples * sampleBytes), 0);
+  const consumedSamples = measured.reduce((sum, it) => sum + it.samples, 0);
+  if (consumedBytes <= 0) return null;
+  return {
+    readBytes: network.originBytes,
+    ...(answered ? { localBytes: network.cacheBytes } : {}),
+    consumedBytes,
+    consumedSamples,
+  };
 }
 
 /** A rank's result over its slice of the block; the carried iterations count as its warm-up. */

@@ -126,31 +126,26 @@ test('a boto3 job over HTTPS with its own CA, in one launch: every mode proven, 
   const profile = readProfile(out);
   assert.equal(profile.cost?.schedule, 'one-launch', profile.cost?.scheduleReason);
   assert.equal(profile.cost?.launches, 1);
-  t.diagnostic(
-    `consumed bytes fetched over the network: cached ${profile.modes.cached?.state.readFraction}, cold ${profile.modes.cold?.state.readFraction}`,
-  );
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
     const m = profile.modes[mode]!;
     assert.equal(m.status, 'ok', `${mode}: ${m.stopReason}`);
-    // Known limit (issue 41's note): a block of 30 iterations (about a second here) reads its bytes from counter
-    // lines written every 0.25 s and read at the CLI's poll, so a block's edge may hold the next or last block's
-    // bytes: a cold run was once judged at 88.9% against the 90% its proof asks, a cached run after a cold one at
-    // 5.0% over the network against 1%. Where the proof missed, the share stays within that edge.
-    if (mode === 'cold' && !m.state.proven) assert.ok(m.state.readFraction! >= 0.85, `${mode}: ${m.state.reason}`);
-    else if (mode === 'cached' && !m.state.proven)
-      assert.ok(m.state.readFraction! <= 0.06 && /from the local copy/.test(m.state.reason), m.state.reason);
-    else assert.equal(m.state.proven, true, `${mode}: ${m.state.reason}`);
+    assert.equal(m.state.proven, true, `${mode}: ${m.state.reason}`);
   }
   const cached = profile.modes.cached!;
   const cold = profile.modes.cold!;
-  assert.match(cached.state.reason, /answered in the job from the local copy/);
-  // A block's network use is read from the counters' lines, written every quarter second: the first line of a block
-  // may still carry the end of the block before it.
+  // Each block's bytes are those the job's clients counted under it (their lines carry the block), so a block of 30
+  // iterations (about a second here) holds its proof however late its lines were read.
+  const local = Number(
+    /([\d.]+)% of consumed bytes answered in the job from the local copy/.exec(cached.state.reason)?.[1],
+  );
+  t.diagnostic(`cached: ${local}% answered locally; cold: ${cold.state.readFraction} fetched over the network`);
+  assert.ok(local >= 99, cached.state.reason);
+  assert.ok(cached.state.readFraction! <= 0.01, cached.state.reason);
   assert.ok(cached.network && cached.network.cacheHits > 0, 'the cached block was answered in the job');
-  assert.ok(cached.network.originBytes < 0.1 * cached.network.cacheBytes, 'and fetched (nearly) nothing');
+  assert.ok(cached.network.originBytes <= 0.01 * cached.network.cacheBytes, 'and fetched (nearly) nothing');
   t.diagnostic(`cold: ${JSON.stringify(cold.network)}; cached: ${JSON.stringify(cached.network)}`);
-  assert.ok(cold.state.readFraction! >= 0.85, cold.state.reason);
-  assert.ok(cold.network!.cacheBytes < 0.1 * cold.network!.originBytes, 'the cold block fetched over the network');
+  assert.ok(cold.state.readFraction! >= 0.9, cold.state.reason);
+  assert.equal(cold.network!.cacheBytes, 0, 'the cold block fetched over the network');
   // The copy: what the block reads at most (its budget at the bytes per iteration), a part of the dataset.
   const copyBytes = cached.state.residentBytesBefore;
   const blockRead = (MODE_ITERATIONS / 2) * BATCH * OBJECT_BYTES;

@@ -183,7 +183,8 @@ test('with a copy to answer from, the job is told its index and the bytes answer
   assert.equal(meter.jobEnv?.DSA_NET_COPY, '/copy/index.json');
   appendFileSync(join(dir, 'net-7.jsonl'), line(7, { requests: 1, bytes: 100, localRequests: 4, localBytes: 4000 }));
   appendFileSync(join(dir, 'net-8.jsonl'), line(8, { localRequests: 1, localBytes: 500 }));
-  const readings = await meter.finish([{ t: Date.now() + 1 } as never]);
+  // A sample after the meter's last reading (taken at finish, which a busy machine may date past now + 1 ms).
+  const readings = await meter.finish([{ t: Date.now() + 1000 } as never]);
   assert.deepEqual(
     { bytes: readings.series.at(-1)?.bytes, localBytes: readings.series.at(-1)?.localBytes },
     { bytes: 100, localBytes: 4500 },
@@ -193,24 +194,37 @@ test('with a copy to answer from, the job is told its index and the bytes answer
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('a block of one launch gets the network use of its own time: the rise of the totals and the timings between', async () => {
+test('a block of one launch gets the network use counted under it, whenever its lines were written or read', async () => {
   const dir = netDir();
   const meter = startClientMeter(dir, ['127.0.0.1:9000'], undefined, '/copy/index.json');
   appendFileSync(
     join(dir, 'net-7.jsonl'),
     line(7, { t: 1000, requests: 10, bytes: 1000, statuses: { 200: 10 }, firstByteMs: [5] }) +
-      line(7, { t: 2000, requests: 12, bytes: 1200, statuses: { 200: 12 }, firstByteMs: [6, 7], localRequests: 0 }) +
-      line(7, { t: 3000, requests: 12, bytes: 1200, statuses: { 200: 12 }, localRequests: 30, localBytes: 3000 }),
+      // The cold block's last line, written after the cached block began (at 2000): still the cold block's.
+      line(7, { t: 2600, requests: 12, bytes: 1200, statuses: { 200: 12 }, firstByteMs: [6, 7], localRequests: 0 }) +
+      line(7, {
+        block: 1,
+        t: 3000,
+        requests: 12,
+        bytes: 1200,
+        statuses: { 200: 12 },
+        localRequests: 30,
+        localBytes: 3000,
+      }),
   );
+  // A worker forked in the cached block: its lines are that block's from its first.
+  appendFileSync(join(dir, 'net-8.jsonl'), line(8, { block: 1, t: 2100, localRequests: 5, localBytes: 500 }));
   const readings = await meter.finish([]);
-  const cold = readings.networkBetween?.(500, 2000);
-  assert.deepEqual([cold?.requests, cold?.originBytes, cold?.firstByteMs?.n], [12, 1200, 3]);
-  const cached = readings.networkBetween?.(2000, 3000);
+  const cold = readings.networkOfBlock?.(0, 500, 2000);
+  assert.deepEqual([cold?.requests, cold?.originBytes, cold?.cacheHits, cold?.firstByteMs?.n], [12, 1200, 0, 3]);
+  const cached = readings.networkOfBlock?.(1, 2000, 3000);
   assert.deepEqual(
     [cached?.requests, cached?.originBytes, cached?.cacheHits, cached?.cacheBytes, cached?.firstByteMs],
-    [0, 0, 30, 3000, null],
-    'the cached block fetched nothing and answered 30 requests locally',
+    [0, 0, 35, 3500, null],
+    'the cached block fetched nothing and answered 35 requests locally',
   );
-  assert.deepEqual(readings.network?.cacheHits, 30);
+  assert.equal(readings.networkOfBlock?.(2, 3000, 4000).requests, 0, 'a block nothing was counted under');
+  assert.match(readings.blockSource ?? '', /under the block/);
+  assert.deepEqual(readings.network?.cacheHits, 35);
   rmSync(dir, { recursive: true, force: true });
 });

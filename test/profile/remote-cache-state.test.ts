@@ -27,6 +27,7 @@ function fakeLink(inJob = false) {
   const indexes: string[][] = [];
   const expected: (number | null)[] = [];
   const said: { files: number; leftBytes: number; measured: boolean }[] = [];
+  const fills: boolean[] = [];
   const uses: { use: string; keys: string[] | null }[] = [] as { use: string; keys: string[] | null }[];
   const proxy = {
     setCacheUse: (use: string, only: ReadonlySet<string> | null = null) =>
@@ -35,7 +36,10 @@ function fakeLink(inJob = false) {
   const link: RemoteLink = {
     proxy,
     keyOf: (f) => `host/${f.path}`,
-    fill: async (files) => files.forEach((f) => stored.add(f.path)),
+    fill: async (files, options) => {
+      files.forEach((f) => stored.add(f.path));
+      fills.push(options?.announced === true);
+    },
     storedBytes: (files) => files.filter((f) => stored.has(f.path)).reduce((sum, f) => sum + f.bytes, 0),
     servesInJob: () => inJob,
     writeIndex: (files) => indexes.push(files.map((f) => f.path)),
@@ -45,7 +49,7 @@ function fakeLink(inJob = false) {
       return bytes === null ? data.files : data.files.slice(0, Math.ceil(bytes / 100));
     },
   };
-  return { link, stored, uses, indexes, expected, said };
+  return { link, stored, uses, indexes, expected, said, fills };
 }
 
 const files: DatasetFile[] = [0, 1, 2, 3].map((k) => ({ path: `b/${k}`, bytes: 100 }));
@@ -78,7 +82,7 @@ test('cached: every object fetched into the cache and answered from it; cold and
 });
 
 test('answered in the job: the cached mode fills the copy the link bounds and names it in the index; the proxy is left passing', async () => {
-  const { link, stored, uses, indexes, expected, said } = fakeLink(true);
+  const { link, stored, uses, indexes, expected, said, fills } = fakeLink(true);
   const state = new RemoteCacheState(() => link);
   const cached = await state.prepare('cached', dataset(false), { expectedBytes: 150 });
   assert.deepEqual(expected, [150]);
@@ -88,6 +92,11 @@ test('answered in the job: the cached mode fills the copy the link bounds and na
     said,
     [{ files: 2, leftBytes: 100, measured: true }],
     'said once its first object measured the rate',
+  );
+  assert.deepEqual(
+    fills,
+    [true, true],
+    "that line is the download's announcement: its parts tell no start of their own",
   );
   await state.prepare('cached', dataset(false), { expectedBytes: 150 });
   assert.equal(said.length, 1, 'a copy already there is not said again');

@@ -83,6 +83,26 @@ test('a whole download stores every object and tells its start (with the estimat
   }
 });
 
+test('a download its caller announced (the cached mode copy line) tells no start of its own, only its progress and end', async () => {
+  const origin = await startOrigin(false);
+  const { spec, store, listed, dir, cache } = await setUp(origin.port, 2);
+  try {
+    const told: DownloadProgress[] = [];
+    await fillCache(
+      store,
+      listed,
+      cache,
+      { source: spec.display, rateBytesPerSec: null },
+      { onProgress: (p) => told.push(p), announced: true },
+    );
+    assert.ok(told.length > 0 && !told.some((p) => p.phase === 'start'), JSON.stringify(told.map((p) => p.phase)));
+    assert.equal(told.at(-1)!.phase, 'done');
+  } finally {
+    await origin.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("the user's interrupt ends a download within a second: every request destroyed, no half-written file left", async () => {
   const origin = await startOrigin(true);
   const { spec, store, listed, dir, cache } = await setUp(origin.port, 12);

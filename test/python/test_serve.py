@@ -44,6 +44,22 @@ def _last(net_dir):
     return total
 
 
+def _by_block(net_dir):
+    """Each block's counts over every process: the rise of each process's lines tagged with it (the CLI's sum)."""
+    blocks = {}
+    for path in glob.glob(os.path.join(net_dir, "net-*.jsonl")):
+        before = {"requests": 0, "bytes": 0, "localRequests": 0, "localBytes": 0}
+        with open(path) as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+        for block in sorted({line["block"] for line in lines}):
+            end = [line for line in lines if line["block"] == block][-1]
+            total = blocks.setdefault(block, dict.fromkeys(before, 0))
+            for name in total:
+                total[name] += end[name] - before[name]
+            before = {name: end[name] for name in before}
+    return blocks
+
+
 def _serve(tls_dir=None):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     if tls_dir is not None:
@@ -187,6 +203,56 @@ if __name__ == "__main__":
         )
         self.assertEqual(len(_Handler.seen), 5)
         self.assertEqual(counts, {"requests": 5, "bytes": 5 * BODY, "localRequests": 4, "localBytes": 4 * 102400})
+
+    def test_each_block_counts_what_was_fetched_under_it_whenever_the_lines_are_read(self):
+        index = self.copy_of(self.port, ["b/k"])
+        self.run_job(
+            r"""
+import multiprocessing, os, urllib.request
+def fetch(_):
+    return len(urllib.request.urlopen("http://127.0.0.1:%d/b/k" % PORT).read())
+def switch(line):
+    with open(CONTROL + ".partial", "w") as f:
+        f.write(line)
+    os.rename(CONTROL + ".partial", CONTROL)
+if __name__ == "__main__":
+    pool = multiprocessing.get_context("fork").Pool(2)
+    pool.map(fetch, range(4), chunksize=1)   # switched at once: no worker has written a line of block 0 yet
+    switch("1 cached\n")
+    pool.map(fetch, range(6), chunksize=1)
+    switch("2 cold\n")
+    fetch(0); fetch(1)
+    switch("3 train\n")
+    fetch(2)
+    pool.close(); pool.join()
+""",
+            "cold",
+            index=index,
+        )
+        blocks = _by_block(os.path.join(self.dir, "net"))
+        self.assertEqual(blocks[0], {"requests": 4, "bytes": 4 * BODY, "localRequests": 0, "localBytes": 0})
+        self.assertEqual(blocks[1], {"requests": 0, "bytes": 0, "localRequests": 6, "localBytes": 6 * 102400})
+        self.assertEqual(blocks[2], {"requests": 2, "bytes": 2 * BODY, "localRequests": 0, "localBytes": 0})
+        self.assertEqual(blocks[3]["requests"], 1, "past the blocks (train) counts apart from the last block")
+
+    def test_a_body_read_across_a_switch_counts_in_the_block_its_request_began_in(self):
+        self.run_job(
+            r"""
+import os, time, urllib.request
+r = urllib.request.urlopen("http://127.0.0.1:%d/b/shard" % PORT)
+r.read(40000)
+with open(CONTROL + ".partial", "w") as f:
+    f.write("1 cold\n")
+os.rename(CONTROL + ".partial", CONTROL)
+time.sleep(0.6)   # the writer thread writes its lines meanwhile: still the first block's
+r.read()
+urllib.request.urlopen("http://127.0.0.1:%d/b/next" % PORT).read()
+""",
+            "cold",
+        )
+        blocks = _by_block(os.path.join(self.dir, "net"))
+        self.assertEqual((blocks[0]["requests"], blocks[0]["bytes"]), (1, BODY))
+        self.assertEqual((blocks[1]["requests"], blocks[1]["bytes"]), (1, BODY))
 
     def test_without_a_copy_the_cached_mode_goes_to_the_network(self):
         counts, _ = self.run_job(

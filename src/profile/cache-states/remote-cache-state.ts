@@ -37,7 +37,10 @@ export interface RemoteLink {
 // The copy's first part by bytes measures the rate its time left is said at (cached-subset.ts warms the same way).
 const MEASURED_PART = 1 / 16;
 
-/** Fills the copy: its first part, then the line saying what it is and the time left, then the rest. */
+/**
+ * Fills the copy: its first part, then the line saying what it is and the time left, then the rest; that line is the
+ * download's one announcement (its progress and its end are told as any download's).
+ */
 async function fillSaid(link: RemoteLink, files: readonly DatasetFile[], dataset: Dataset): Promise<void> {
   const missing = files.filter((f) => link.storedBytes([f]) === 0);
   const missingBytes = missing.reduce((sum, f) => sum + f.bytes, 0);
@@ -50,10 +53,10 @@ async function fillSaid(link: RemoteLink, files: readonly DatasetFile[], dataset
     firstBytes += f.bytes;
   }
   const started = performance.now();
-  await link.fill(first);
+  await link.fill(first, { announced: true });
   const sec = (performance.now() - started) / 1000;
   link.announce(files, dataset, missingBytes - firstBytes, sec > 0 && firstBytes > 0 ? firstBytes / sec : null);
-  await link.fill(files);
+  await link.fill(files, { announced: true });
 }
 
 export class RemoteCacheState implements CacheState {

@@ -1,6 +1,7 @@
 // The cold mode's meter for remote data when the job reaches its origin directly: the counters its own
 // processes' HTTP clients write (python/ds_analyzer/_http.py: one net-PID.jsonl per process, cumulative
-// lines), read every quarter second and placed at the run's resource samples. No proxy carries the bytes,
+// lines), read every quarter second and placed at the run's resource samples. In one launch each line carries the
+// block it was counted in, so a block's counts are its lines' rise, however late the CLI read them. No proxy carries the bytes,
 // so the meter costs the job microseconds per request and nothing per byte (bench/client-meter.bench.ts).
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,11 +23,14 @@ const MESSAGES = {
     '--net-meter proxy (the proxy counts and answers any client that honours HTTP_PROXY, a launch a mode)',
   windowSource: "body bytes the job's HTTP clients took from the origin, counted in its processes (sampled)",
   wholeRunSource: "body bytes the job's HTTP clients took from the origin over the whole run, counted in its processes",
+  blockSource: "body bytes the job's HTTP clients took from the origin, counted in its processes under the block",
 } as const;
 
 /** One line of a process's counters: cumulative totals, and the timings taken since its previous line. */
 const CounterLine = z.object({
   pid: z.number().int(),
+  /** The block of one launch the counts since the process's previous line were made in (0: the first). */
+  block: z.number().int().nonnegative().default(0),
   t: z.number(),
   requests: z.number().int().nonnegative(),
   bytes: z.number().nonnegative(),
@@ -49,7 +53,7 @@ export interface ProcessCounters {
   last: CounterLine;
   firstByteMs: number[];
   requestMs: number[];
-  /** Every line it wrote, in order (a block of one launch takes its share of them: networkBetween); absent: none kept. */
+  /** Every line it wrote, in order (a block of one launch takes those tagged with it: networkOfBlock); absent: none kept. */
   lines?: CounterLine[];
 }
 
@@ -180,11 +184,12 @@ export function startClientMeter(
         otherReads: () => null,
         ownCounter: true,
         network: clientNetworkUse(processes, (Date.now() - startedAt) / 1000),
-        networkBetween: (fromMs, toMs) =>
+        networkOfBlock: (block, fromMs, toMs) =>
           clientNetworkUse(
-            processes.map((p) => countersBetween(p, fromMs, toMs)),
+            processes.map((p) => countersOfBlock(p, block, fromMs)),
             (toMs - fromMs) / 1000,
           ),
+        blockSource: MESSAGES.blockSource,
         ...(processes.some((p) => p.last.requests > 0 || (p.last.localRequests ?? 0) > 0)
           ? {}
           : { proofLimit: MESSAGES.unseen }),
@@ -194,15 +199,15 @@ export function startClientMeter(
 }
 
 /**
- * A process's counters over a window of the run (a block of one launch): the rise of its totals between its last
- * lines at or before `fromMs` and `toMs`, and the timings its lines in between carried. Its most in flight is the
- * most up to the window's end (the lines carry a running most).
+ * A process's counters in one block of one launch: the rise of its totals from its last line of an earlier block to
+ * its last line tagged with `block` (the hook writes the old block's line before it counts a request in a new one),
+ * and the timings those lines carried. Its most in flight is the most up to the block's end (a running most).
  */
-function countersBetween(p: ProcessCounters, fromMs: number, toMs: number): ProcessCounters {
+function countersOfBlock(p: ProcessCounters, block: number, fromMs: number): ProcessCounters {
   const lines = p.lines ?? [p.last];
-  const before = lines.filter((l) => l.t <= fromMs).at(-1);
-  const within = lines.filter((l) => l.t > fromMs && l.t <= toMs);
-  const end = within.at(-1) ?? before;
+  const before = lines.filter((l) => l.block < block).at(-1);
+  const within = lines.filter((l) => l.block === block);
+  const end = within.at(-1);
   const zero = { requests: 0, bytes: 0, busyMs: 0, failures: 0, localRequests: 0, localBytes: 0 };
   if (!end)
     return {
@@ -227,7 +232,7 @@ function countersBetween(p: ProcessCounters, fromMs: number, toMs: number): Proc
     statuses,
     firstMs: end.firstMs === null ? null : Math.max(end.firstMs, fromMs),
   };
-  // A process that sent nothing to the origin in the window (a worker of an earlier block) had nothing in flight in it.
+  // A process that sent nothing to the origin in the block (a worker of an earlier one) had nothing in flight in it.
   if (last.requests === 0) last.firstMs = null;
   return {
     last,

@@ -86,8 +86,13 @@ export interface FetchReadings {
   otherReads(sinceMs: number): OtherReads | null;
   /** Remote data: what the run fetched over the network (requests, latency, in flight); absent for local files. */
   network?: NetworkUse;
-  /** Remote data: what it fetched between two times (ms since the epoch: a block of one launch); absent: not kept. */
-  networkBetween?(fromMs: number, toMs: number): NetworkUse;
+  /**
+   * Remote data counted in the job: what it fetched in one block of one launch (its processes tag each count with the
+   * block it was made in), the block from `fromMs` to `toMs` (ms since the epoch); absent: not counted by block.
+   */
+  networkOfBlock?(block: number, fromMs: number, toMs: number): NetworkUse;
+  /** How networkOfBlock counted, named in a block's proof. */
+  blockSource?: string;
   /**
    * True when the series is the source's own counter, not the samples' read_bytes: it is kept on the samples
    * (ResourceSample.fetchedBytes).

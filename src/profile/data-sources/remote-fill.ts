@@ -12,6 +12,8 @@ export interface FillOptions {
   signal?: AbortSignal;
   /** Told at the start, about once a second while the bytes come, and at the end. */
   onProgress?: (progress: DownloadProgress) => void;
+  /** True when the caller said what the download is (the cached mode's copy line): no start is told. */
+  announced?: boolean;
 }
 
 /** Requests in flight: enough to fill a link whose round trip is longer than one object's transfer. */
@@ -43,7 +45,7 @@ export async function fillCache(
       estimateSec: what.rateBytesPerSec ? bytesTotal / what.rateBytesPerSec : null,
       phase,
     });
-  tell('start');
+  if (!options.announced) tell('start');
   // One failure ends the rest: their requests are destroyed with its error, not left to run.
   const all = new AbortController();
   const onAbort = () => all.abort(options.signal!.reason);

@@ -342,7 +342,7 @@ export class RemoteObjectsSource implements DataSource {
       objects,
       cache,
       { source: this.spec.display, rateBytesPerSec: run?.rateBytesPerSec?.() ?? this.ownRate },
-      { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}) },
+      { ...(signal ? { signal } : {}), ...(onProgress ? { onProgress } : {}), announced: options.announced === true },
     );
   }
 
