@@ -6,7 +6,8 @@ request and nothing per byte (bench/client-meter.bench.ts). It patches Python's 
 boto3/botocore, requests, urllib3 and urllib all send through (plain HTTP and HTTPS alike, since it sits
 above TLS), and counts only requests to DSA_NET_ORIGINS (host:port, comma-separated). What it cannot see:
 other clients (curl, the AWS CRT, a native library), and bodies without a Content-Length (chunked), whose
-bytes are not counted.
+bytes are not counted. aiohttp (fsspec's HTTP filesystem, s3fs, gcsfs) does not send through http.client:
+_aiohttp.py counts its requests in these same counters, through begin(), responded() and end().
 
 In a cached block of one launch the requests for the data's objects are answered from the CLI's local copy
 (_serve.py): those count apart, as localRequests and localBytes, and never in requests or bytes, which stay
