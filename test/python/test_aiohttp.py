@@ -6,11 +6,14 @@ block's reads are answered from the local copy while the server sees no request 
 import glob
 import json
 import os
+import shutil
+import ssl
 import threading
 import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from helpers import run_script, temp_dir
+from test_serve import _self_signed
 
 try:
     import aiohttp  # noqa: F401
@@ -98,28 +101,30 @@ class AiohttpTest(unittest.TestCase):
         self.dir = temp_dir("dsa-aiohttp-")
         self.control = os.path.join(self.dir, "CONTROL")
 
-    def copy_of(self, names):
+    def copy_of(self, names, port=None):
         """The copy's index as the CLI writes it, each object's body COPY."""
         objects = {}
         for name in names:
             path = os.path.join(self.dir, name.replace("/", "_"))
             with open(path, "wb") as f:
                 f.write(COPY)
-            objects["127.0.0.1:%d/%s" % (self.port, name)] = {"file": path, "headers": {"ETag": '"e"'}}
+            objects["127.0.0.1:%d/%s" % (port or self.port, name)] = {"file": path, "headers": {"ETag": '"e"'}}
         index = os.path.join(self.dir, "index.json")
         with open(index, "w") as f:
             json.dump({"objects": objects}, f)
         return index
 
-    def run_job(self, source, mode, index=None):
+    def run_job(self, source, mode, index=None, port=None, scheme="http", extra=None):
+        port = port or self.port
         net_dir = os.path.join(self.dir, "net")
         env = {
             "DSA_NET_DIR": net_dir,
-            "DSA_NET_ORIGINS": "127.0.0.1:%d" % self.port,
+            "DSA_NET_ORIGINS": "127.0.0.1:%d" % port,
             "DSA_NET_COPY": index,
             "DSA_CONTROL_FILE": self.control,
+            **(extra or {}),
         }
-        prelude = "PORT, CONTROL = %d, %r\nURL = 'http://127.0.0.1:%%d/b/' %% PORT\n" % (self.port, self.control)
+        prelude = "PORT, CONTROL = %d, %r\nURL = '%s://127.0.0.1:%%d/b/' %% PORT\n" % (port, self.control, scheme)
         proc, _ = run_script(prelude + source, mode=mode, extra_env=env)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stderr, "", "no warning: every response and stream closed")
@@ -227,6 +232,42 @@ asyncio.run(main())
         self.assertEqual(
             (counts["requests"], counts["bytes"], counts["localRequests"], counts["localBytes"]),
             (1, len(BODY), 1, 102400),
+        )
+
+    @unittest.skipUnless(shutil.which("openssl"), "needs openssl for a self-signed certificate")
+    def test_https_with_its_own_ca_is_counted_and_answered_above_tls(self):
+        tls = _self_signed()
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(os.path.join(tls, "cert.pem"), os.path.join(tls, "key.pem"))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.server_address[1]
+        try:
+            index = self.copy_of(["b/k"], port=port)
+            counts, out = self.run_job(
+                r"""
+import fsspec
+fs = fsspec.filesystem("https")
+print([len(fs.cat_file(URL + "k")) for _ in range(3)])
+with open(CONTROL, "w") as f:
+    f.write("1 cold\n")
+print(len(fs.cat_file(URL + "k")))
+""",
+                "cached",
+                index=index,
+                port=port,
+                scheme="https",
+                extra={"SSL_CERT_FILE": os.path.join(tls, "cert.pem")},
+            )
+        finally:
+            server.shutdown()
+            server.server_close()
+        self.assertEqual(out.splitlines(), ["[102400, 102400, 102400]", str(len(BODY))])
+        self.assertEqual(_Handler.seen, [("GET", "/b/k")], "only the cold request reached the origin")
+        self.assertEqual(
+            (counts["requests"], counts["bytes"], counts["localRequests"], counts["localBytes"]),
+            (1, len(BODY), 3, 3 * 102400),
         )
 
 
