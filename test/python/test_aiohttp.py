@@ -234,6 +234,37 @@ asyncio.run(main())
             (1, len(BODY), 1, 102400),
         )
 
+    def test_forked_workers_count_their_own_fsspec_reads(self):
+        counts, _ = self.run_job(
+            r"""
+import multiprocessing, fsspec
+def fetch(k):
+    return len(fsspec.filesystem("http", skip_instance_cache=True).cat_file(URL + "w" + str(k)))
+if __name__ == "__main__":
+    pool = multiprocessing.get_context("fork").Pool(2)
+    assert sum(pool.map(fetch, range(6))) == 6 * %d
+    pool.close()   # the workers leave in order, as a DataLoader's do: each writes its last counts as it goes
+    pool.join()
+"""
+            % len(BODY),
+            "cold",
+        )
+        self.assertEqual((counts["requests"], counts["bytes"]), (6, 6 * len(BODY)))
+
+    def test_without_the_folder_aiohttp_is_not_patched(self):
+        proc, _ = run_script("import aiohttp\nprint(aiohttp.ClientSession._request.__module__)\n", mode="cold")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.strip(), "aiohttp.client")
+
+    def test_with_the_folder_aiohttp_is_patched_on_import(self):
+        proc, _ = run_script(
+            "import aiohttp\nprint(aiohttp.ClientSession._request.__module__)\n",
+            mode="cold",
+            extra_env={"DSA_NET_DIR": os.path.join(self.dir, "net")},
+        )
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.strip(), "ds_analyzer._aiohttp")
+
     @unittest.skipUnless(shutil.which("openssl"), "needs openssl for a self-signed certificate")
     def test_https_with_its_own_ca_is_counted_and_answered_above_tls(self):
         tls = _self_signed()
