@@ -66,6 +66,8 @@ def _local_response(session, method, url, kwargs, target):
     response._raw_headers = tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in fields.items())
     response.content = _stream_class()(parsed, session._loop)
     response._closed = False
+    if kwargs.get("raise_for_status", getattr(session, "_raise_for_status", False)) is True:
+        response.raise_for_status()  # a 416 raises where the session asks, as the origin's would
     return response
 
 

@@ -193,6 +193,11 @@ async def main():
             print(r.status, r.headers["Content-Range"], len(await r.read()))
         async with s.get(URL + "k1") as r:
             print(r.status, len(await r.content.read(1000)))   # released after 1000 bytes
+    async with aiohttp.ClientSession(raise_for_status=True) as s:
+        try:
+            await s.get(URL + "k1", headers={"Range": "bytes=999999-"})
+        except aiohttp.ClientResponseError as error:
+            print("raised", error.status)
 asyncio.run(main())
 """,
             "cached",
@@ -201,10 +206,12 @@ asyncio.run(main())
         lines = out.splitlines()
         self.assertEqual(lines[0], "102400 True 102400")
         self.assertEqual(lines[1], str(list(range(10, 20))))
-        self.assertEqual(lines[2:], ["206 bytes 102395-102399/102400 5", "416 bytes */102400 0", "200 1000"])
+        self.assertEqual(
+            lines[2:], ["206 bytes 102395-102399/102400 5", "416 bytes */102400 0", "200 1000", "raised 416"]
+        )
         self.assertEqual(_Handler.seen, [], "the origin saw no request")
         self.assertEqual((counts["requests"], counts["bytes"]), (0, 0))
-        self.assertEqual(counts["localRequests"], 6)
+        self.assertEqual(counts["localRequests"], 7)
         # The response released after 1000 bytes had one chunk of the copy (64 KiB) handed to its stream.
         self.assertEqual(counts["localBytes"], 102400 + 10 + 5 + 65536)
 
