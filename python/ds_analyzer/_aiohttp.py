@@ -6,6 +6,8 @@ the same semantics: a request to DSA_NET_ORIGINS counts in the same counters (re
 its bytes being the body bytes its response's stream took in; in a cached block a GET or HEAD of a data object is
 answered by _serve.py's local socket, parsed by http.client as a request answered there is (so the status, 206 or
 416 for a Range, the headers and the body are built in one place), and counted as localRequests and localBytes.
+A response released before its end counts what its stream took in: over the network what aiohttp read ahead,
+from the copy the chunks (CHUNK) handed to the stream.
 Patched when the job imports aiohttp (_auto.py), only where _http.py counts.
 """
 
