@@ -5,7 +5,8 @@ members by key (KEY.bin, KEY.cls), as WebDataset does; the loader workers
 split the shards between them. With --cache-dir (or WDS_CACHE, as WebDataset
 reads it) a shard is downloaded whole into the folder once, to a temporary
 name renamed when complete, and read from there in later epochs: WebDataset's
-cache_dir.
+cache_dir. With --client fsspec the shards are streamed through fsspec's HTTP
+filesystem (aiohttp), as a job reading through fsspec, s3fs or gcsfs does.
 
     python wds_train.py 'http://127.0.0.1:8000/shard-{0000..0007}.tar' --workers 2 --epochs 5
 """
@@ -44,11 +45,17 @@ def cached_open(url, cache_dir):
 
 
 class TarShards(IterableDataset):
-    def __init__(self, urls, size, cache_dir=None):
-        self.urls, self.size, self.cache_dir = urls, size, cache_dir
+    def __init__(self, urls, size, cache_dir=None, client="urllib"):
+        self.urls, self.size, self.cache_dir, self.client = urls, size, cache_dir, client
 
     def open(self, url):
-        return cached_open(url, self.cache_dir) if self.cache_dir else urllib.request.urlopen(url)
+        if self.cache_dir:
+            return cached_open(url, self.cache_dir)
+        if self.client == "fsspec":
+            import fsspec
+
+            return fsspec.open(url, "rb", block_size=0).open()  # streamed: one GET a shard
+        return urllib.request.urlopen(url)
 
     def samples(self, url):
         with self.open(url) as response, tarfile.open(fileobj=response, mode="r|") as tar:
@@ -82,11 +89,14 @@ def main():
     parser.add_argument(
         "--cache-dir", default=os.environ.get("WDS_CACHE"), help="keep downloaded shards here (default: WDS_CACHE)"
     )
+    parser.add_argument("--client", choices=("urllib", "fsspec"), default="urllib", help="the HTTP client")
     args = parser.parse_args()
     if args.cache_dir:
         os.makedirs(args.cache_dir, exist_ok=True)
     loader = DataLoader(
-        TarShards(expand(args.shards), args.size, args.cache_dir), batch_size=args.batch_size, num_workers=args.workers
+        TarShards(expand(args.shards), args.size, args.cache_dir, args.client),
+        batch_size=args.batch_size,
+        num_workers=args.workers,
     )
     train(loader, args.epochs, args.width)
 

@@ -3,7 +3,8 @@
 Importing torch costs seconds, so nothing here imports it: a post-import hook
 on the `torch` module patches DataLoader and torch.save once torch has finished
 loading, and hooks on the checkpoint modules (DCP, Lightning, Hugging Face's
-Trainer) patch their saves when the script imports them (_checkpoint/).
+Trainer) patch their saves when the script imports them (_checkpoint/), and one on
+aiohttp counts and answers its requests for remote data (_aiohttp.py).
 """
 
 import sys
@@ -192,7 +193,18 @@ def on_tensorboard_loaded(writer_module):
     cls.__init__ = __init__
 
 
+def on_aiohttp_loaded(aiohttp):
+    """fsspec's HTTP, s3fs and gcsfs send through aiohttp: counted and answered as http.client is (_aiohttp.py)."""
+    try:
+        from . import _aiohttp
+
+        _aiohttp.patch(aiohttp)
+    except Exception as error:
+        sys.stderr.write(f"ds-analyzer: could not count the job's aiohttp requests ({type(error).__name__}: {error})\n")
+
+
 _AFTER_IMPORT = {
+    "aiohttp": on_aiohttp_loaded,
     "torch": on_torch_loaded,
     "torch.utils.tensorboard.writer": on_tensorboard_loaded,
     "torchvision": on_torchvision_loaded,

@@ -6,7 +6,8 @@ request and nothing per byte (bench/client-meter.bench.ts). It patches Python's 
 boto3/botocore, requests, urllib3 and urllib all send through (plain HTTP and HTTPS alike, since it sits
 above TLS), and counts only requests to DSA_NET_ORIGINS (host:port, comma-separated). What it cannot see:
 other clients (curl, the AWS CRT, a native library), and bodies without a Content-Length (chunked), whose
-bytes are not counted.
+bytes are not counted. aiohttp (fsspec's HTTP filesystem, s3fs, gcsfs) does not send through http.client:
+_aiohttp.py counts its requests in these same counters, through begin(), responded() and end().
 
 In a cached block of one launch the requests for the data's objects are answered from the CLI's local copy
 (_serve.py): those count apart, as localRequests and localBytes, and never in requests or bytes, which stay
@@ -151,6 +152,9 @@ def _counters():
 
 
 def _read_so_far(response):
+    content = response.__dict__.get("_dsa_content")
+    if content is not None:  # an aiohttp response (_aiohttp.py): the body bytes its stream took in
+        return content.total_bytes
     total = getattr(response, "_dsa_length", None)
     left = response.length if response.length is not None else 0
     return max(0, total - left) if total is not None else 0
@@ -225,12 +229,62 @@ def _answer_locally(connection, method, url):
         except OSError:
             pass
     connection.sock = local
+    count_local()
+    connection._dsa_local = True
+    return True
+
+
+def count_local():
+    """One request answered from the local copy."""
     counters = _counters()
     with counters.lock:
         counters.local_requests += 1
         counters.dirty = True
-    connection._dsa_local = True
-    return True
+
+
+def begin(holder):
+    """A request to the data's origins goes to the network: counted, its start kept on `holder`."""
+    if "_dsa_started" in holder.__dict__:  # sent again before its answer came (a failed send): that one ended
+        _end(holder, None, failed=True)
+    counters = _counters()
+    started = _perf()
+    with counters.lock:
+        if counters.first_ms is None:
+            counters.first_ms = _WALL_MS_AT_PERF_ZERO + started * 1000.0
+        counters.requests += 1
+        counters.in_flight += 1
+        counters.max_in_flight = max(counters.max_in_flight, counters.in_flight)
+        counters.dirty = True
+    holder._dsa_started = started
+
+
+def responded(holder, response, status):
+    """Its answer came: the time to its first byte and its status; `response` is read from now on."""
+    started = holder.__dict__.pop("_dsa_started", None)
+    if started is None:
+        return None
+    counters = _counters()
+    with counters.lock:
+        if len(counters.first_byte_ms) < MAX_SAMPLES:
+            counters.first_byte_ms.append((_perf() - started) * 1000.0)
+        counters.statuses[str(status)] = counters.statuses.get(str(status), 0) + 1
+        counters.open.add(response)
+    response._dsa_started = started
+    return started
+
+
+def end(response, failed=False):
+    """A request is over (its body read, or the response closed or released)."""
+    _end(response, response, failed)
+
+
+def serving():
+    """Whether a local copy may answer the data's requests (a cached block of one launch)."""
+    return _state["serving"]
+
+
+def installed():
+    return _state["dir"] is not None
 
 
 def install(env):
@@ -260,18 +314,7 @@ def install(env):
         if data:
             _counters().follow_block()
         if data and not (_state["serving"] and _answer_locally(self, method, url)):
-            if "_dsa_started" in self.__dict__:  # sent again before its answer came (a failed send): that one ended
-                _end(self, None, failed=True)
-            counters = _counters()
-            started = _perf()
-            with counters.lock:
-                if counters.first_ms is None:
-                    counters.first_ms = _WALL_MS_AT_PERF_ZERO + started * 1000.0
-                counters.requests += 1
-                counters.in_flight += 1
-                counters.max_in_flight = max(counters.max_in_flight, counters.in_flight)
-                counters.dirty = True
-            self._dsa_started = started
+            begin(self)
         return putrequest(self, method, url, *args, **kwargs)
 
     def counted_endheaders(self, *args, **kwargs):
@@ -291,17 +334,8 @@ def install(env):
             raise
         if self.__dict__.pop("_dsa_local", False):
             return _begin_local(response)
-        started = self.__dict__.pop("_dsa_started", None)
-        if started is not None:
-            counters = _counters()
-            with counters.lock:
-                if len(counters.first_byte_ms) < MAX_SAMPLES:
-                    counters.first_byte_ms.append((_perf() - started) * 1000.0)
-                status = str(response.status)
-                counters.statuses[status] = counters.statuses.get(status, 0) + 1
-                counters.open.add(response)
+        if responded(self, response, response.status) is not None:
             response._dsa_length = response.length
-            response._dsa_started = started
             if response.length == 0 or response.fp is None:
                 _end(response, response, failed=False)
         return response

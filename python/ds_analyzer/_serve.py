@@ -5,7 +5,7 @@ copy the CLI stored, without touching the network. It works on http.client's con
 requests, urllib3 and urllib send through, HTTPS included: it sits above TLS): the request goes to a socket of
 its own (_LocalSocket) that keeps what the client sends and hands back a whole HTTP response built from the
 stored file, so every client parses it as it would the origin's (status 200, or 206 for a Range, the headers
-as stored, Content-Length).
+as stored, Content-Length). aiohttp's requests (fsspec's HTTP, s3fs) get the same socket's answer (_aiohttp.py).
 
 The mode in force is DSA_MODE until the control file (DSA_CONTROL_FILE) names another block: each matched
 request stats that file (about a microsecond) and reads it again when it changed, so the loader's workers

@@ -106,6 +106,35 @@ test('tar shards over HTTP: samples per shard counted, cold and cached modes pro
   assert.ok(profile.modes.cached!.network!.cacheHits > 0, "the cached mode was answered from the profiler's cache");
 });
 
+test('tar shards through fsspec (aiohttp): one launch, every mode proven, counted and answered in the job', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const probe = await execa(PYTHON, ['-c', 'import aiohttp, fsspec'], { reject: false });
+  if (probe.exitCode !== 0) return t.skip('needs aiohttp and fsspec (apt-get install python3-aiohttp python3-fsspec)');
+  const out = join(work, 'fsspec.json');
+  const pattern = `${base}/shard-{0000..${String(SHARDS - 1).padStart(4, '0')}}.tar`;
+  const job = [
+    PYTHON,
+    join(EXAMPLES, 'wds_train.py'),
+    pattern,
+    '--client',
+    'fsspec',
+    '--workers',
+    '2',
+    '--epochs',
+    '40',
+  ];
+  const result = await startCli(['profile', '--remote', pattern, '--out', out, ...quick, '--', ...job], { cwd: work });
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  assert.match(result.all, /cost: 1 launch of the job/);
+  const profile = readProfile(out);
+  for (const mode of ['synthetic', 'cached', 'cold'] as const) {
+    const m = profile.modes[mode]!;
+    assert.equal(m.state.proven, true, `${mode}: ${m.state.reason}`);
+  }
+  assert.ok(profile.modes.cold!.network!.requests > 0, "the cold block's requests counted in aiohttp");
+  assert.ok(profile.modes.cached!.network!.cacheHits > 0, 'the cached block answered in the job from the copy');
+});
+
 test("a job with its own shard cache (WebDataset's cache_dir): cold unproven when the cache serves later epochs, proven once --job-cache keeps it empty", async (t) => {
   if (skipReason) return t.skip(skipReason);
   const pattern = `${base}/shard-{0000..${String(SHARDS - 1).padStart(4, '0')}}.tar`;

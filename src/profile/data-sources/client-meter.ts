@@ -17,8 +17,9 @@ const READ_EVERY_MS = 250;
 
 const MESSAGES = {
   unseen:
-    "the job's HTTP clients counted no request to the origin and answered none from the copy: its client is not " +
-    "Python's http.client (boto3, requests, urllib3 and urllib are; the AWS CRT, curl and native readers are not), " +
+    "the job's HTTP clients counted no request to the origin and answered none from the copy: its client is " +
+    "neither Python's http.client nor aiohttp (boto3, requests, urllib3, urllib, fsspec's HTTP, s3fs and gcsfs are; " +
+    'the AWS CRT, curl and native readers are not), ' +
     'or it reaches the data through another proxy, so the hook can neither count nor answer it; profile with ' +
     '--net-meter proxy (the proxy counts and answers any client that honours HTTP_PROXY, a launch a mode)',
   windowSource: "body bytes the job's HTTP clients took from the origin, counted in its processes (sampled)",
