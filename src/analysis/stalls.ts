@@ -18,6 +18,12 @@ export const STALL_LIMITS = {
   noBytesSec: 10,
   /** Failed requests at least this share of a block's requests (and at least one) stall it. */
   failedShare: 0.01,
+  /**
+   * A meter's reading this soon after a block's end, ms, still counts the block's failed requests: the meter is read
+   * at a poll, and a job its failures ended may be gone before the next one (seen: a job failed 4.7 s into a block
+   * whose last reading inside it came before its failures).
+   */
+  lateReadingMs: 1000,
   /** The watchdog: a job with no iteration for this many times its median iteration looks hung... */
   hungFactor: 30,
   /** ...once that is at least this long, s (profile --hang-timeout's default)... */
@@ -70,7 +76,8 @@ export function fetchStall(
 
 /** Failed requests over the block: at least one, and at least STALL_LIMITS.failedShare of its requests. */
 function requestErrors(readings: readonly MeterReading[], block: StallBlock): Stall | null {
-  const within = readings.filter((r) => r.t >= block.startedAt && r.t <= block.endedAt && r.failures !== undefined);
+  const until = block.endedAt + STALL_LIMITS.lateReadingMs;
+  const within = readings.filter((r) => r.t >= block.startedAt && r.t <= until && r.failures !== undefined);
   if (within.length < 2) return null;
   const first = within[0];
   const last = within[within.length - 1];

@@ -139,6 +139,17 @@ test("failed requests counted in the job's clients: a stall from the first failu
     (s) => ({ requests: Math.floor(s * 10), failures: s >= 5 ? 5 : 0 }),
   );
   assert.equal(fetchStall(earlier, batches(1, 60, 100, 20), { ...cold(60, false), startedAt: T0 + 10_000 }), null);
+  // A job its failures ended: the meter's reading just after the block's end holds them, and counts.
+  const lateRead = meter(
+    60,
+    (s) => s * 1e6,
+    (s) => ({ requests: Math.floor(s * 10), failures: s >= 30 ? 16 : 0 }),
+  );
+  const endedAt = T0 + 29_500;
+  const late = fetchStall(lateRead, batches(1, 29, 100, 20), { ...cold(60, false), endedAt });
+  assert.equal(late?.cause, 'request-errors', 'a reading 0.5 s after the end counts');
+  const muchLater = fetchStall(lateRead, batches(1, 20, 100, 20), { ...cold(60, false), endedAt: T0 + 20_000 });
+  assert.equal(muchLater, null, 'a reading 10 s after the end is another time');
 });
 
 test('a block --timeout ended with fewer iterations than it needs stalled; one that measured enough did not', () => {

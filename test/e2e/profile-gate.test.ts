@@ -52,8 +52,12 @@ test('profile --gate profiles and gates in one command: a throughput budget the 
   assert.equal(result.exitCode, ExitCode.GateFailed, result.all);
   checkGpus(result.all, JSON.parse(readFileSync(join(work, 'p.json'), 'utf8')) as Profile);
   const overlap = (JSON.parse(readFileSync(join(work, 'p.json'), 'utf8')) as Profile).overlapProbe;
-  assert.ok(overlap && overlap.residentShare > 0 && overlap.residentShare < 1, 'profile --overlap ran the probe');
-  assert.match(result.all, /overlap probe \(cold, \d+% held resident\)/);
+  // Unthrottled local reads may take no longer than the prep: then the probe is moot, and says so (its run on
+  // throttled storage: known-cost.test.ts).
+  if (overlap) {
+    assert.ok(overlap.residentShare > 0 && overlap.residentShare < 1, 'profile --overlap ran the probe');
+    assert.match(result.all, /overlap probe \(cold, \d+% held resident\)/);
+  } else assert.match(result.all, /overlap probe not run: reads take no longer than pre-processing/);
   assert.match(result.all, /throughput/);
   const xml = new XMLParser({ ignoreAttributes: false }).parse(readFileSync(junit, 'utf8'));
   assert.ok(xml.testsuites, 'JUnit XML parses');
