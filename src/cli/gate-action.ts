@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
+import { optionFlag } from '../gate/config.js';
 import { HISTORY_TEXT } from '../gate/history-text.js';
 import { prepareGate, withLaterEpochs, type GateOptions, type RawGateFlags } from '../gate/options.js';
 import { AGAINST_TEXT } from '../gate/against-text.js';
@@ -68,7 +69,7 @@ function refuseAgainstFlags(raw: RawGateOptions): void {
   const keys = ['data', 'rounds', 'maxIterations', 'timeout', 'outDir', 'allowConcurrent'] as const;
   const given = keys.filter((key) => raw[key] !== undefined);
   if (given.length > 0) {
-    const flags = given.map((key) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
+    const flags = given.map(optionFlag).join(', ');
     throw new UserError(AGAINST_TEXT.withoutAgainst(flags), ExitCode.Usage);
   }
 }

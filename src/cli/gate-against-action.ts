@@ -13,7 +13,7 @@ import { againstVerdict, type AgainstRounds } from '../gate/against.js';
 import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS } from '../gate/against-defaults.js';
 import { AGAINST_TEXT } from '../gate/against-text.js';
 import { commandWords } from '../gate/command-words.js';
-import { DEFAULT_MAX_REGRESSION, type Budget } from '../gate/config.js';
+import { DEFAULT_MAX_REGRESSION, optionFlag, type Budget } from '../gate/config.js';
 import { parseEpochs } from '../gate/options.js';
 import { abbaOrder, pairedChange, type Arm } from '../gate/paired.js';
 import { runProfile, type ProfileRunHooks } from '../profile/run-profile.js';
@@ -105,9 +105,7 @@ const ONE_PROFILE_FLAGS = [
 ] as const;
 
 function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags, io: Io): AgainstPlan {
-  const others = ONE_PROFILE_FLAGS.filter((key) => raw[key] !== undefined).map(
-    (key) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
-  );
+  const others = ONE_PROFILE_FLAGS.filter((key) => raw[key] !== undefined).map(optionFlag);
   if (others.length > 0) throw new UserError(AGAINST_TEXT.withOthers(others.join(', ')), ExitCode.Usage);
   const reference = commandWords(raw.against ?? '');
   if (candidate.length === 0) throw new UserError(AGAINST_TEXT.noCandidate, ExitCode.Usage);

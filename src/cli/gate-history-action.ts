@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
+import { optionFlag } from '../gate/config.js';
 import { HISTORY_TEXT } from '../gate/history-text.js';
 import { judgeHistory, loadHistory, type HistoryVerdict } from '../gate/history.js';
 import { HISTORY_OUTPUT_VERSION } from '../schema/versions.js';
@@ -23,8 +24,6 @@ const ONE_PROFILE_FLAGS: (keyof RawGateFlags)[] = [
   'maxTimeToFirstBatch',
 ];
 
-const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-
 /** `gate --history DIR`: the steps in main's profiles, the series drawn, the newest slowdown judged. */
 export async function gateHistoryAction(
   dir: string,
@@ -32,7 +31,7 @@ export async function gateHistoryAction(
   raw: RawGateFlags & { chart?: string },
   io: Io,
 ): Promise<number> {
-  const others = ONE_PROFILE_FLAGS.filter((key) => raw[key] !== undefined).map(flagName);
+  const others = ONE_PROFILE_FLAGS.filter((key) => raw[key] !== undefined).map(optionFlag);
   if (profileArg !== undefined) others.unshift(`a profile ('${profileArg}')`);
   if (others.length > 0) throw new UserError(HISTORY_TEXT.withOthers(others.join(', ')), ExitCode.Usage);
   const maxRegression = raw.maxRegression === undefined ? 0.05 : parseFraction(raw.maxRegression, '--max-regression');

@@ -8,7 +8,7 @@ import { formatNumber } from '../units.js';
 import { AGAINST_TEXT } from './against-text.js';
 import type { Budget } from './config.js';
 import { judgePaired, pairedChange, type RoundPace } from './paired.js';
-import type { GateVerdict, RuleOutcome } from './rules.js';
+import { pct, signedPct, type GateVerdict, type RuleOutcome } from './rules.js';
 
 /** What the rounds left: their paces in run order, and why any round gave none. */
 export interface AgainstRounds {
@@ -78,13 +78,4 @@ export function againstVerdict(
 function meanPace(rounds: readonly RoundPace[], arm: RoundPace['arm']): string {
   const logs = rounds.filter((r) => r.arm === arm).map((r) => Math.log(r.msPerSample));
   return formatNumber(Math.exp(logs.reduce((s, v) => s + v, 0) / logs.length), 3);
-}
-
-function pct(fraction: number): string {
-  const value = Math.abs(fraction) * 100;
-  return `${value < 10 ? String(Number(value.toFixed(1))) : value.toFixed(0)}%`;
-}
-
-function signedPct(fraction: number): string {
-  return `${fraction >= 0 ? '+' : '−'}${pct(fraction)}`;
 }

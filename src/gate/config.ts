@@ -57,7 +57,12 @@ const FLAG_OF: Record<RuleId, keyof BudgetFlags> = {
 
 /** The flag that sets a rule, for messages: --max-fetch-stall. */
 export function flagName(rule: RuleId): string {
-  return '--' + FLAG_OF[rule].replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+  return optionFlag(FLAG_OF[rule]);
+}
+
+/** The command-line flag of an option as commander names it: maxFetchStall → --max-fetch-stall. */
+export function optionFlag(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 /**

@@ -441,13 +441,15 @@ function fmtEstimate(e: Estimate, digits: number): string {
   return `${formatNumber(e.mean, digits)}${e.halfWidth === null ? '' : ` ± ${formatNumber(e.halfWidth, digits)}`}`;
 }
 
-function pct(fraction: number): string {
+/** A fraction as a percentage for the verdicts: 2.5%, 61%, never a trailing '.0'. */
+export function pct(fraction: number): string {
   const value = fraction * 100;
   if (Math.abs(value) >= 1e6) return `${value.toExponential(1)}%`;
   // One decimal below 10% (2.5%), none above (61%); never a trailing '.0'.
   return `${value < 10 ? String(Number(value.toFixed(1))) : value.toFixed(0)}%`;
 }
 
-function signedPct(fraction: number): string {
+/** A change as a signed percentage: +4.2%, −12%. */
+export function signedPct(fraction: number): string {
   return `${fraction >= 0 ? '+' : '−'}${pct(Math.abs(fraction))}`;
 }
