@@ -10,7 +10,7 @@ import { readProfile } from '../../src/store/profile-store.js';
 import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
 import { fakeIo } from '../cli/fake-io.js';
-import { emulatorArgv, FIXTURES, processesMentioning, sleep, startCli } from './helpers.js';
+import { emulatorArgv, FIXTURES, noStackTrace, processesMentioning, sleep, startCli } from './helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-fail-'));
 const data = join(work, 'data');
@@ -20,10 +20,6 @@ const quickProfile = ['--single-pass', '--precision', '10%', '--min-iterations',
 before(async () => {
   await generateDataset(data, { files: 32, fileBytes: 32 << 10, seed: 3 });
 });
-
-function noStackTrace(output: string) {
-  assert.doesNotMatch(output, /^\s+at .+\(.+:\d+:\d+\)$/m, `no stack trace in:\n${output}`);
-}
 
 test('a job crashing in the cold mode leaves the earlier modes in a valid partial profile and no process behind', async () => {
   const out = join(work, 'crash.json');

@@ -5,7 +5,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { FIXTURES, processesMentioning, PYTHON, startCli, torchMissing, writeClassFolders } from './helpers.js';
+import {
+  FIXTURES,
+  noStackTrace,
+  processesMentioning,
+  PYTHON,
+  startCli,
+  torchMissing,
+  writeClassFolders,
+} from './helpers.js';
 
 /**
  * PyTorch scripts whose launch is what is checked, not a timing: one that never creates a DataLoader, and two
@@ -21,10 +29,6 @@ before(async () => {
   if (skipReason) return;
   writeClassFolders(data, { classes: 2, perClass: 8, fileBytes: 16 * 1024 });
 });
-
-function noStackTrace(output: string) {
-  assert.doesNotMatch(output, /^\s+at .+\(.+:\d+:\d+\)$/m, `no stack trace in:\n${output}`);
-}
 
 test('a script that never creates a DataLoader: stopped after the first-iteration timeout with a way out', async (t) => {
   if (skipReason) return t.skip(skipReason);

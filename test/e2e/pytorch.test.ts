@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
-import { processesMentioning, PYTHON, startCli, torchMissing } from './helpers.js';
+import { noStackTrace, processesMentioning, PYTHON, startCli, torchMissing } from './helpers.js';
 
 /**
  * The unmodified example PyTorch script (examples/pytorch/train.py), profiled
@@ -50,10 +50,6 @@ before(async () => {
     '1000x750',
   ]);
 });
-
-function noStackTrace(output: string) {
-  assert.doesNotMatch(output, /^\s+at .+\(.+:\d+:\d+\)$/m, `no stack trace in:\n${output}`);
-}
 
 test('the example script, unmodified, in all three modes: proofs hold and the prep stall matches its own data timer', async (t) => {
   if (skipReason) return t.skip(skipReason);
