@@ -227,7 +227,19 @@ test('an endpoint that drops every packet mid cold block, the job reading throug
   const out = join(work, 'dropped-mid.json');
   const cli = profile(
     'dropped-mid',
-    ['--modes', 'synthetic,cold', '--hang-timeout', '15s', '--timeout', '5m', ...quick],
+    // The cold block must still run when the drops begin: its reads' noise keeps it from 1% for 1000 iterations (5 s
+    // and more), where 10% ended it before them (200 iterations: 1.4 s); the steady synthetic block reaches 1% soon.
+    [
+      '--modes',
+      'synthetic,cold',
+      '--hang-timeout',
+      '15s',
+      '--timeout',
+      '5m',
+      ...quick,
+      ...['--precision', '1%'],
+      ...['--max-iterations', '1000'],
+    ],
     emulatorArgv(data, [...fast, '--remote-base', BASE]),
   );
   try {

@@ -33,16 +33,22 @@ export class CounterPoll {
     clearInterval(this.timer);
   }
 
-  /** The readings placed at the run's resource samples (the measured window's evidence), or as taken without any. */
+  /**
+   * The readings placed at the run's resource samples (the measured window's evidence), or as taken without any; then
+   * the readings taken after the last sample as they are: the sampler stops at the job's exit, and the requests that
+   * failed in its last moments (the failures that ended it) are counted only in the meter's last reading.
+   */
   seriesAt(resources: readonly ResourceSample[]): CounterReading[] {
     if (resources.length === 0) return this.readings;
     const local = this.readings.some((r) => r.localBytes !== undefined);
-    return resources.map((s) => ({
+    const placed = resources.map((s) => ({
       t: s.t,
       bytes: counterAt(this.readings, s.t, (r) => r.bytes) ?? 0,
       ...(local ? { localBytes: counterAt(this.readings, s.t, (r) => r.localBytes ?? 0) ?? 0 } : {}),
       ...this.requestsAt(s.t),
     }));
+    const lastSampled = resources[resources.length - 1].t;
+    return [...placed, ...this.readings.filter((r) => r.t > lastSampled)];
   }
 
   /** The requests and failures of the last reading at or before `t` (counts do not interpolate); none uncounted. */
