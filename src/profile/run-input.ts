@@ -71,7 +71,7 @@ export interface ModeRunInput {
   beforeJobStart?: () => Promise<void>;
   /** Called once the job is running, so an interrupt can reach it. */
   onJobStarted?: (job: Job) => void;
-  /** Starts the job: SupervisedJob.start unless a test passes a fake (src/profile/fake-job.ts). */
+  /** Starts the job: SupervisedJob.start unless a test passes a fake (test/support/fake-job.ts). */
   startJob?: StartJob;
   /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/probes/fake-sampler.ts). */
   startSampler?: (options: SamplerOptions) => Sampler;

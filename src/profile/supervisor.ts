@@ -33,7 +33,7 @@ export interface JobOptions {
   cwd: string;
 }
 
-/** A running job, as runMode and Interrupts drive it: SupervisedJob, or FakeJob (fake-job.ts) in tests. */
+/** A running job, as runMode and Interrupts drive it: SupervisedJob, or FakeJob (test/support/fake-job.ts) in tests. */
 export interface Job {
   /** Process id of the job's leader (also its process group's id). */
   readonly pid: number;

@@ -11,9 +11,9 @@ import { test } from 'node:test';
 import { ExitCode } from '../../src/errors.js';
 import { runProfile, type ProfileRunInput } from '../../src/profile/run-profile.js';
 import type { SourceRun } from '../../src/profile/data-sources/data-source.js';
-import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
+import { FakeDataSource } from '../support/fake-data-source.js';
 import { EndpointError } from '../../src/system/network/remote-objects.js';
-import { MemorySink } from '../../src/store/memory-sink.js';
+import { MemorySink } from '../support/memory-sink.js';
 import type { ModeResult } from '../../src/schema/profile.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
 

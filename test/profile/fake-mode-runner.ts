@@ -11,7 +11,7 @@ import type { Iteration, ModeResult } from '../../src/schema/profile.js';
 import path from 'node:path';
 import { processNode } from '../../src/profile/events-reader.js';
 import type { StartEvent } from '../../src/schema/events.js';
-import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
+import { FakeDataSource } from '../support/fake-data-source.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { ProfileRunInput } from '../../src/profile/run-profile.js';
 import { MODES } from '../../src/schema/events.js';

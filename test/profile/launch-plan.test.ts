@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { launchPlan, profileCost, type ScheduleInput } from '../../src/profile/launch-plan.js';
-import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
+import { FakeDataSource } from '../support/fake-data-source.js';
 import type { ModeResult } from '../../src/schema/profile.js';
 import type { Dataset } from '../../src/system/dataset/dataset.js';
 

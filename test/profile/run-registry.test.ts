@@ -10,7 +10,7 @@ import { registerRun } from '../../src/profile/run-registry.js';
 import { runProfile } from '../../src/profile/run-profile.js';
 import { run } from '../../src/cli/main.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
-import { MemorySink } from '../../src/store/memory-sink.js';
+import { MemorySink } from '../support/memory-sink.js';
 import { fakeIo } from '../cli/fake-io.js';
 
 const JOB: FakeJob = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
+import { FakeDataSource } from '../support/fake-data-source.js';
 import { SUPERVISION } from '../../src/profile/run-defaults.js';
 import { sharedRunSettings } from '../../src/profile/run-setup.js';
 

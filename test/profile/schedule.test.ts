@@ -8,9 +8,9 @@ import { MODES } from '../../src/schema/events.js';
 import type { Profile } from '../../src/schema/profile.js';
 import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob } from './fake-mode-runner.js';
-import { FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
+import { FakeDataSource } from '../support/fake-data-source.js';
 import { ExitCode, UserError } from '../../src/errors.js';
-import { MemorySink } from '../../src/store/memory-sink.js';
+import { MemorySink } from '../support/memory-sink.js';
 import { laterEpochs } from '../../src/whatif/later-epochs.js';
 import { ProfileBook } from '../../src/profile/profile-book.js';
 

@@ -13,11 +13,11 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { ExitCode, UserError } from '../../src/errors.js';
-import { FakeCappedState, FakeDataSource } from '../../src/profile/data-sources/fake-data-source.js';
+import { FakeCappedState, FakeDataSource } from '../support/fake-data-source.js';
 import type { SourceRun } from '../../src/profile/data-sources/data-source.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { Iteration, ModeResult, Profile, ResourceSample } from '../../src/schema/profile.js';
-import { MemorySink } from '../../src/store/memory-sink.js';
+import { MemorySink } from '../support/memory-sink.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { anchorToControl, errorSplit } from '../../src/validate/results.js';
 import {

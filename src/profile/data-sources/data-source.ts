@@ -9,7 +9,7 @@
 // daemon's sockets metered) or on NFS (nfs-files.ts), and remote objects
 // (remote-objects.ts: object storage, HTTP shards, metered by a loopback
 // proxy: "cold" is every sample over the network, the proof the bytes that
-// crossed it); a deterministic fake sits beside them (fake-data-source.ts).
+// crossed it); a deterministic fake is in test/support/fake-data-source.ts.
 import type { Mode } from '../../schema/events.js';
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';

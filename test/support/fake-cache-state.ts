@@ -1,6 +1,6 @@
-import type { Mode } from '../../schema/events.js';
-import type { Dataset } from '../../system/dataset/dataset.js';
-import type { CacheState, PreparedState, StateFinish } from './cache-state.js';
+import type { Mode } from '../../src/schema/events.js';
+import type { Dataset } from '../../src/system/dataset/dataset.js';
+import type { CacheState, PreparedState, StateFinish } from '../../src/profile/cache-states/cache-state.js';
 
 /** What FakeCacheState reports. */
 export interface FakeCacheStateOptions {

@@ -3,16 +3,16 @@
 // resource samples and nothing else, and its throttle only records what it
 // was asked. A whole profile or validate runs on it with a fake mode runner
 // and touches neither the dataset, the page cache, /proc nor a cgroup.
-import { ExitCode, UserError } from '../../errors.js';
-import type { Mode } from '../../schema/events.js';
-import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
-import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
-import type { ReadProber } from '../storage-probe.js';
-import { FakeCacheState, type FakeCacheStateOptions } from '../cache-states/fake-cache-state.js';
-import { fetchedSeriesOf } from '../window-rates.js';
-import type { CacheCap, CappedState, DataSource, FetchMeter } from './data-source.js';
-import type { FetchOrigin, OneLaunch, ReadThrottle } from './data-source.js';
-import { MESSAGES as LOCAL_FILES_MESSAGES } from './local-files.js';
+import { ExitCode, UserError } from '../../src/errors.js';
+import type { Mode } from '../../src/schema/events.js';
+import type { Dataset, DatasetFile } from '../../src/system/dataset/dataset.js';
+import type { ResidencyReading } from '../../src/system/keepers/inotify-keeper.js';
+import type { ReadProber } from '../../src/profile/storage-probe.js';
+import { FakeCacheState, type FakeCacheStateOptions } from './fake-cache-state.js';
+import { fetchedSeriesOf } from '../../src/profile/window-rates.js';
+import type { CacheCap, CappedState, DataSource, FetchMeter } from '../../src/profile/data-sources/data-source.js';
+import type { FetchOrigin, OneLaunch, ReadThrottle } from '../../src/profile/data-sources/data-source.js';
+import { MESSAGES as LOCAL_FILES_MESSAGES } from '../../src/profile/data-sources/local-files.js';
 
 /** What a FakeDataSource is and answers. */
 export interface FakeDataSourceOptions {

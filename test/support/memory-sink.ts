@@ -1,5 +1,5 @@
-import { ProfileSchema, type Profile } from '../schema/profile.js';
-import type { ArtifactSink } from './artifact-sink.js';
+import { ProfileSchema, type Profile } from '../../src/schema/profile.js';
+import type { ArtifactSink } from '../../src/store/artifact-sink.js';
 
 /**
  * An ArtifactSink in memory, for tests: each profile is validated as

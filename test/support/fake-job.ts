@@ -1,6 +1,6 @@
-import { ControlFile, fromEnv, StopFile } from '../protocol/writer.js';
-import { ENV } from '../schema/events.js';
-import type { Job, JobExit, JobOptions, StartJob } from './supervisor.js';
+import { ControlFile, fromEnv, StopFile } from '../../src/protocol/writer.js';
+import { ENV } from '../../src/schema/events.js';
+import type { Job, JobExit, JobOptions, StartJob } from '../../src/profile/supervisor.js';
 
 /** What a FakeJob does, on its virtual clock. */
 export interface FakeJobScript {
