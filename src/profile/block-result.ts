@@ -49,10 +49,7 @@ export interface RunFiles {
   logs: { stdout: string; stderr: string };
 }
 
-/**
- * The launch's folder, emptied: a folder left by an earlier run to the same --out must not lend it events or a stop
- * request.
- */
+/** The launch's folder, emptied: an earlier run's must not lend it events or a stop request. */
 export function freshRunFiles(modeDir: string): RunFiles {
   const eventsDir = join(modeDir, 'events');
   rmSync(modeDir, { recursive: true, force: true });
@@ -109,7 +106,7 @@ export interface BlockSpan {
   /** Its place in the launch, from 0. */
   index: number;
   mode: Mode;
-  /** The mode of the block before it, or null for the first: a block after one of its own mode carries nothing over. */
+  /** The previous block's mode (null for the first): after one of its own mode nothing is carried over. */
   previousMode: Mode | null;
   /** ms since the epoch: when its state was set and the job told (the launch's start for the first). */
   startedAt: number;
@@ -135,9 +132,7 @@ export interface BlockSlice {
   startI: number;
   /** Its iterations, the carried ones included. */
   iterations: Iteration[];
-  /**
-   * Of those, the first ones prepared under the previous block's state: the loader's batches in flight at the switch.
-   */
+  /** Of those, the first ones prepared under the previous block's state (the loader's batches in flight). */
   carried: number;
   /** Its iterations after the carried ones: what the block measures. */
   measured: Iteration[];
@@ -149,14 +144,10 @@ export interface BlockSlice {
 }
 
 /**
- * One process's share of a block: the iterations from the block's switch
- * (its block event; 0 for the first block) to the block's end. The rule for
- * what the previous block left behind is the job's own count: a loader had
- * `inFlight` batches handed to its workers at the switch, fetched and
- * prepared under the previous state, and they are the block's first
- * (docs/method.md, "One launch"). A loader that does not say (a plain
- * iterable under iterate()) carries none by this rule; the warm-up detection
- * that follows finds a transient it left.
+ * One process's share of a block: its iterations from the switch (its block event) to the block's end. The first
+ * `inFlight` of them, the batches the loader held at the switch, were prepared under the previous state and are
+ * carried (docs/method.md, "One launch"); a loader that does not say carries none, and the warm-up detection finds
+ * what it left.
  */
 export function blockSlice(events: ProcessEvents, span: BlockSpan): BlockSlice {
   const switched = span.index === 0 ? null : events.blocks.find((b) => b.block === span.index);
@@ -288,10 +279,7 @@ export function blockResult(
   };
 }
 
-/**
- * The launch's readings over the block's own time (its samples, its meter's series, the network it used, where the
- * meter can say); the sole block of a launch owns them all.
- */
+/** The launch's samples, series and network over the block's own time; the sole block of a launch owns them all. */
 function blockReadings(pollMs: number, { span, resources, fetched }: BlockEvidence, endedAt: number) {
   if (span.sole) return { resources, fetched, network: fetched.network };
   const [from, to] = [span.startedAt - pollMs, endedAt + pollMs];
@@ -302,10 +290,7 @@ function blockReadings(pollMs: number, { span, resources, fetched }: BlockEviden
   };
 }
 
-/**
- * The block's status and why it stopped: a block the CLI ended and the launch went on is ok; the block the job ended
- * in goes as the job did.
- */
+/** The block's status and stop reason: ok for one the CLI ended; the block the job ended in goes as the job did. */
 function classify(
   { ending, slices }: BlockEvidence,
   summary: IterationSummary | null,
@@ -331,10 +316,7 @@ function subsetAnswer(processes: readonly ProcessEvents[]): Pick<SubsetEvidence,
   };
 }
 
-/**
- * Whether the block stalled (analysis/stalls.ts): its meter's readings against its batches, the watchdog's finding,
- * and a timeout that left too few iterations. Only the block the launch ended in can have been ended by a timeout.
- */
+/** Whether the block stalled (analysis/stalls.ts): its fetches, the watchdog, a timeout with too few iterations. */
 function stallOf(
   input: Pick<ModeRunInput, 'dataSource' | 'timeoutSec'>,
   { span, ending, slices, minIterations }: BlockEvidence,
@@ -349,10 +331,7 @@ function stallOf(
   const endedByTimeout = ending.exit?.timedOut === true;
   const arrivals = slices.flatMap((s) => s.iterations);
   const block = { mode: span.mode, startedAt: span.startedAt, endedAt: run.endedAt, endedByTimeout };
-  const fetch = fetchStall(run.fetched.series, arrivals, {
-    ...block,
-    fetchesFrom: input.dataSource.fetchesFrom ?? 'storage',
-  });
+  const fetch = fetchStall(run.fetched.series, arrivals, { ...block, fetchesFrom: input.dataSource.fetchesFrom });
   // A failed block is no measurement already, and says why; an ok one that --timeout cut short is none either.
   const timeout = timeoutStall(
     { ...block, endedByTimeout: endedByTimeout && run.status === 'ok', wallSec: run.wallSec },
@@ -364,10 +343,8 @@ function stallOf(
 }
 
 /**
- * The launch's samples within a block's time. The tree's write counter is
- * taken from the block's start, as a run of its own counts from its launch
- * (the checkpoint analysis reads it as the run's writes); the other counters
- * are only ever differenced over a window.
+ * The launch's samples within a block's time, the tree's write counter from the block's start (the checkpoint
+ * analysis reads it as the run's writes; the other counters are only differenced).
  */
 function blockResources(samples: readonly ResourceSample[], fromMs: number, toMs: number): ResourceSample[] {
   const within = samples.filter((s) => s.t >= fromMs && s.t <= toMs);
@@ -380,10 +357,8 @@ function blockResources(samples: readonly ResourceSample[], fromMs: number, toMs
 }
 
 /**
- * The job's first batch: the last rank's, from the job's start; null when no
- * rank reported an iteration. The loader's first wait starts at iter(loader)
- * where the job timed it (its first epoch event: workers are started there),
- * else at its first request for a batch.
+ * The job's first batch: the last rank's, from the job's start (null: no iteration). The loader's first wait starts
+ * at its first epoch event where timed (workers start there), else at its first request for a batch.
  */
 export function firstBatchOf(ranks: readonly RankResult[], startedAt: number): FirstBatch | null {
   const firsts = ranks.flatMap((r) =>

@@ -1,10 +1,6 @@
-/**
- * Warming for the cached mode, on the whole dataset when it fits and warms in
- * time, else on a seeded random subset that does (docs/method.md, "Datasets
- * larger than memory"). Prep cost per sample does not depend on which files
- * are read, so a random subset that stays resident measures the same prep
- * stall as the whole dataset would, had it fitted.
- */
+// Warming for the cached mode: the whole dataset when it fits and warms in time, else a seeded random subset that
+// does (docs/method.md, "Datasets larger than memory"): prep cost per sample does not depend on which files are
+// read, so a resident random subset measures the prep stall the whole would.
 import type { Dataset, DatasetFile } from '../system/dataset/dataset.js';
 import type { WarmResult } from '../system/page-cache/page-cache.js';
 import {
@@ -19,19 +15,10 @@ import type { Subset } from '../schema/profile.js';
 import { formatBytes, percent as pct } from '../units.js';
 import type { ProcessEvents } from './events-reader.js';
 
-/**
- * Memory set aside for the job before the subset is sized: the budget is read
- * before the job starts, and a PyTorch process alone holds ~135 MB of its own
- * (measured here: torch 1.13 and torchvision imported, one DataLoader batch).
- */
+// Memory set aside for the job, whose budget is read before it starts: a PyTorch process alone holds ~135 MB.
 const JOB_RESERVE_BYTES = 256 * 2 ** 20;
-/**
- * Share of the rest the subset takes: the other half is slack for a job
- * larger than the reserve (workers, a model, pinned buffers) and for the
- * kernel's reclaim, which under a cgroup limit takes file pages first. Measured
- * here: a 158 MiB subset in a 384 MiB v1 group with a 135 MiB job was half
- * evicted during the run (55% of consumed bytes read from storage).
- */
+// Share of the rest the subset takes; the other half is slack for a larger job and for the kernel's reclaim, which
+// under a cgroup limit takes file pages first (a 158 MiB subset in a 384 MiB group was half evicted, seen).
 const SUBSET_SHARE_OF_BUDGET = 0.5;
 
 /** Bytes of the subset for a memory budget. */
@@ -40,10 +27,7 @@ export function subsetTargetBytes(budgetBytes: number): number {
 }
 /** Warming is cut into this many parts by bytes: the first part measures the warm rate. */
 const WARM_PARTS = 16;
-/**
- * Warming the whole dataset may take this long before the cached mode runs on what has been warmed: longer than most
- * cached modes run.
- */
+/** Warming may take this long (longer than most cached modes run) before the mode runs on what is warm. */
 const DEFAULT_WARM_LIMIT_SEC = 120;
 
 /** What the cached mode will run on. */
@@ -66,13 +50,9 @@ export interface WarmCachedOptions {
 }
 
 /**
- * Warms what the cached mode needs and says what it is. A dataset that fits
- * the memory budget is warmed whole unless its first sixteenth, warmed in a
- * random order, projects the whole past `warmLimitSec`; one that does not
- * fit gets the largest prefix of a seeded permutation that fills half the
- * budget left after JOB_RESERVE_BYTES. Either way warming stops at `warmLimitSec`, and the mode runs on
- * the prefix warmed by then. Budget unknown and not fitting: the whole dataset,
- * as before (the proof then says it does not fit).
+ * Warms what the cached mode needs and says what it is: a dataset that fits whole, unless its first sixteenth
+ * projects the whole past `warmLimitSec`; else the largest prefix of a seeded permutation that fills
+ * subsetTargetBytes. Warming stops at `warmLimitSec`; with no budget known, the whole (its proof says why).
  */
 export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOptions): Promise<CachedPlan> {
   const now = options.now ?? (() => performance.now());
@@ -148,10 +128,7 @@ export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOpt
   };
 }
 
-/**
- * Bytes a block reads at most: its iteration budget at the samples each rank's iteration took so far (summed over
- * ranks), at the bytes the job reported per sample or the dataset's; null before any iteration.
- */
+/** Bytes a block reads at most: its budget at each rank's bytes per iteration so far; null before any iteration. */
 export function expectedBlockBytes(
   processes: readonly Pick<ProcessEvents, 'iterations'>[],
   maxIterations: number,

@@ -1,7 +1,5 @@
-// How many launches a profile costs: the modes as blocks of one launch where
-// the job can switch modes and the data source can set its states under a
-// running job, else one launch a run (today's schedule before one launch).
-// And what the profile cost, said in the profile (docs/method.md, "One launch").
+// How many launches a profile costs: the modes as blocks of one launch where the job can switch modes and the
+// source set its states under a running job, else one a run; and what it cost (docs/method.md, "One launch").
 import type { Mode } from '../schema/events.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import type { Dataset } from '../system/dataset/dataset.js';
@@ -32,11 +30,7 @@ export interface LaunchPlan {
   runs: PlannedRun[];
 }
 
-/**
- * Why this profile's modes cannot share one launch, or null when they can. Several nodes are no obstacle: their
- * ranks wait for every node's state through the job's own collective (DSA_NODES), and a job without one says so by
- * not offering to switch.
- */
+/** Why the modes cannot share one launch, or null (several nodes can: their ranks agree through DSA_NODES). */
 export function oneLaunchObstacle(input: ScheduleInput, dataset: Dataset): string | null {
   if (input.separateLaunches || input.fakesSingleRuns) return PROFILE_RUN_TEXT.separateAsked;
   if ((input.workersSweep ?? []).length > 0) return PROFILE_RUN_TEXT.separateWorkersSweep;
@@ -44,12 +38,7 @@ export function oneLaunchObstacle(input: ScheduleInput, dataset: Dataset): strin
   return oneLaunch ? oneLaunch.obstacle(dataset, input.modes) : (whyNot?.oneLaunch ?? PROFILE_RUN_TEXT.separateSource);
 }
 
-/**
- * The profile's schedule: planRuns's mirrored order of the modes, as blocks
- * of one launch where nothing stands in the way (S C K K C S: the middle
- * mode's two runs are two blocks back to back, so the drift fit keeps its six
- * runs), else one launch a run.
- */
+/** planRuns's mirrored order (S C K K C S) as blocks of one launch where nothing prevents it, else one a run. */
 export function launchPlan(input: ScheduleInput, dataset: Dataset, passes: number): LaunchPlan {
   const runs = planRuns(input, passes);
   const reason = oneLaunchObstacle(input, dataset);
@@ -96,10 +85,7 @@ export function profileCost(
   };
 }
 
-/**
- * One run of the job: a mode, at all CPUs or (CPU sweep) at a few, with the script's loader workers or (workers sweep)
- * others.
- */
+/** One run: a mode, at all CPUs or a few (CPU sweep), with the script's workers or others (workers sweep). */
 export interface PlannedRun {
   mode: Mode;
   /** CPUs to restrict the job to, or null for all. */
@@ -113,11 +99,8 @@ export interface PlannedRun {
 }
 
 /**
- * The requested modes, `passes` times, every other pass in reverse order so
- * that each mode's runs sit symmetrically around the middle of the schedule
- * (a steady drift then cancels from their mean). The workers sweep's runs sit
- * right after the cached mode in each pass (the end, without it), so they are
- * mirrored too; the cached mode at each CPU count of the CPU sweep comes last.
+ * The modes `passes` times, every other pass reversed so a steady drift cancels from each mode's mean; the workers
+ * sweep right after the cached mode (mirrored too), the CPU sweep last.
  */
 export function planRuns(
   input: Pick<ScheduleInput, 'modes' | 'cpuSweep' | 'workersSweep'>,

@@ -1,12 +1,6 @@
-/**
- * The overlap probe (profile --overlap): the cold mode once more with a fixed
- * part of the dataset held in the page cache, so that fetch and prep take
- * about as long as each other. Whether the job then runs at the larger of the
- * two (reads overlap pre-processing) or nearer their sum (each loader worker
- * reads, then decodes) is σ of the what-if model (src/whatif/overlap.ts),
- * which a cold mode that kept storage busy cannot show. Its cache state is
- * PartialCacheState (cache-states/partial-cache-state.ts).
- */
+// The overlap probe (profile --overlap): the cold mode once more with a share of the dataset held cached, so that
+// fetch and prep take about as long as each other. Whether the job then runs at the larger of the two or nearer
+// their sum is σ of the what-if model (src/whatif/overlap.ts), which a cold mode that kept storage busy cannot show.
 import { FETCH_WORDS } from './proof-text.js';
 import type { FetchOrigin } from './data-sources/data-source.js';
 import type { DatasetFile } from '../system/dataset/dataset.js';
@@ -23,20 +17,13 @@ const MAX_SHARE = 0.9;
 const SHARE_TOLERANCE = 0.05;
 const READ_TOLERANCE = 0.1;
 
-/**
- * The resident share that makes fetch per sample equal prep per sample:
- * (1 - h) * fetch = prep. Null when fetch does not exceed prep (no fetch
- * stall to take apart). Both in seconds per sample, from the cold and cached modes.
- */
+/** The resident share h with (1 - h) * fetch = prep (s per sample); null when fetch does not exceed prep. */
 export function probeShare(fetchSecPerSample: number, prepSecPerSample: number): number | null {
   if (!(fetchSecPerSample > prepSecPerSample) || !(prepSecPerSample > 0)) return null;
   return Math.min(MAX_SHARE, Math.max(MIN_SHARE, 1 - prepSecPerSample / fetchSecPerSample));
 }
 
-/**
- * Seconds per sample of fetch and prep the probe balances, from a profile's cached and cold modes; null when either is
- * missing.
- */
+/** Seconds per sample of fetch and prep, from a profile's cached and cold modes; null when either is missing. */
 export function stageSecPerSample(
   cached: ModeResult | undefined,
   cold: ModeResult | undefined,
@@ -58,11 +45,8 @@ export function stageSecPerSample(
 }
 
 /**
- * A seeded random subset of the files holding about `share` of the bytes: the
- * prefix of a seeded permutation, as the cached mode's resident subset is
- * chosen (system/dataset/resident-subset.ts), ending before or after the file that
- * crosses the share, whichever lands nearer, and never empty (a few large
- * shards would otherwise leave nothing to hold).
+ * A seeded random subset holding about `share` of the bytes: a seeded permutation's prefix ending before or after the
+ * file that crosses the share, whichever is nearer, and never empty (a few large shards would leave nothing).
  */
 export function residentSubset(files: readonly DatasetFile[], share: number, seed = 1): DatasetFile[] {
   if (files.length === 0) return [];
@@ -78,10 +62,7 @@ export function residentSubset(files: readonly DatasetFile[], share: number, see
   return pickFiles(files, sortedIndices(order, 0, end));
 }
 
-/**
- * The probe's own proof: the planned share resident before the run, and
- * storage reads of about the rest of what the job consumed during it.
- */
+/** The probe's proof: the planned share resident before the run, and reads of about the rest during it. */
 export function proveProbe(state: StateProof, share: number, origin: FetchOrigin = 'storage'): StateProof {
   const { fetched, unmeasured } = FETCH_WORDS[origin];
   const resident = state.datasetBytes > 0 ? state.residentBytesBefore / state.datasetBytes : 0;

@@ -71,10 +71,7 @@ export interface RunsEnd extends Counts {
   jobExit?: Pick<JobExit, 'exitCode' | 'signal'>;
 }
 
-/**
- * The plan's launches: the blocks of one launch (where planned), then the runs launched one by one (the CPU sweep;
- * every run for separate launches); and how the schedule ran, for the profile's cost.
- */
+/** The plan's launches: the blocks of one launch (where planned), then the runs launched one by one. */
 export async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd & { ran: ScheduleRan }> {
   const inLaunch = plan.blocks.length > 0 ? await runLaunchSchedule(steps, plan) : null;
   const alone =
@@ -102,9 +99,8 @@ export async function runPlan(steps: ProfileSteps, plan: LaunchPlan): Promise<Ru
 }
 
 /**
- * The planned runs in order (planRuns), each saved as soon as it ends: a mode's runs pooled and analysed, a CPU-sweep
- * run kept apart. A workers count the job did not apply ends the workers sweep; an interrupt or a failed job ends the
- * schedule. On several nodes every node follows the verdict of the merged result, so their schedules stay the same.
+ * The planned runs in order, each saved as it ends. A workers count the job did not apply ends the workers sweep; an
+ * interrupt or a failed job ends the schedule; every node follows the merged result's verdict.
  */
 async function runSchedule(steps: ProfileSteps, runs: readonly PlannedRun[]): Promise<RunsEnd> {
   const { input, hooks, book, nodes, runOnce, interrupts, warn } = steps;
@@ -151,10 +147,8 @@ async function runSchedule(steps: ProfileSteps, runs: readonly PlannedRun[]): Pr
 }
 
 /**
- * The modes as blocks of as few launches as the job allows: one, where it switches modes; each block saved as soon as
- * its launch ends. A job that cannot switch runs its first block, and every other block gets a launch of its own; a job
- * that ends before the last block (its data ran out) is launched again for the rest. A failed or interrupted block ends
- * the schedule.
+ * The modes as blocks of as few launches as the job allows, each saved as its launch ends: a job that cannot switch
+ * gets a launch a block, one that ended early is launched again for the rest; a failed or interrupted block ends it.
  */
 async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise<RunsEnd> {
   const { input, hooks, book, launchOnce, interrupts, warn } = steps;
@@ -199,10 +193,7 @@ async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise
   return { ...counts, exitCode: ExitCode.Ok, failureTail: null };
 }
 
-/**
- * The schedule's end after a block of a launch, or null to go on: where it failed or was interrupted, on this node
- * or (settled with the others, the merged profile filing every node's) on another.
- */
+/** The schedule's end after a block (settled with the other nodes), or null to go on. */
 async function blockEnd(
   { nodes, book, interrupts }: ProfileSteps,
   run: PlannedRun,
@@ -220,9 +211,7 @@ async function blockEnd(
   return statusEnd(status, run, result, nodes, counts);
 }
 
-/**
- * The schedule's end where a run or block ended `status` (on every node, where there are several), or null to go on.
- */
+/** The schedule's end where a run or block ended `status` (on every node), or null to go on. */
 function statusEnd(
   status: ModeResult['status'],
   run: PlannedRun,
@@ -272,9 +261,8 @@ export function booksOf(book: ProfileBook, nodes: NodeRuns | null): ProfileBook[
 const MIN_POOLED_RUN_BLOCKS = 5;
 
 /**
- * Iteration budget and precision target of one run that gets `share` of a mode's budget: the iteration floor and
- * ceiling scale with it, and the precision target widens by 1/sqrt(share), so the pooled runs together reach about the
- * asked precision in the same total iterations as one run would.
+ * Budget and precision of a run with `share` of a mode's budget: the iteration limits scale with it and the target
+ * widens by 1/sqrt(share), so the pooled runs reach the asked precision in the iterations one run would take.
  */
 export function runBudget(
   input: Pick<ProfileRunInput, 'precision' | 'minIterations' | 'maxIterations'>,

@@ -1,5 +1,4 @@
-// What a run of the job needs, and what it reports while it runs: shared by
-// a launch of one mode (run-mode.ts) and a launch of several (run-launch.ts).
+// What a run of the job needs and reports while it runs: for run-mode.ts and run-launch.ts alike.
 import type { Mode } from '../schema/events.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import type { Sampler, SamplerOptions } from '../system/probes/samplers.js';
@@ -40,10 +39,7 @@ export interface ModeRunInput {
   timeoutSec: number;
   /** Seconds the job may run without reporting an iteration before it is stopped ('no-iterations'). */
   firstIterationTimeoutSec: number;
-  /**
-   * Fewest seconds without an iteration before the watchdog stops the job as hung (it also waits 30x the median
-   * iteration; analysis/stalls.ts); default STALL_LIMITS.hungMinSec.
-   */
+  /** Fewest seconds without an iteration before the job is stopped as hung (and 30x the median; analysis/stalls.ts). */
   hangTimeoutSec?: number;
   /** Seconds the job gets to exit after the stop file appears, before SIGTERM. */
   stopGraceSec: number;
@@ -63,11 +59,7 @@ export interface ModeRunInput {
   gpu?: Pick<GpuSampler, 'latest' | 'readings'>;
   /** Called about every poll with the progress of the mode. */
   onProgress?: (progress: ModeProgress) => void;
-  /**
-   * Awaited once the mode's cache state is set, just before the job starts:
-   * a profile over several nodes waits there until every node has set its own
-   * (node-link.ts). A rejection ends the run before the job starts.
-   */
+  /** Awaited once the state is set, before the job starts (every node's set: node-link.ts); rejecting ends the run. */
   beforeJobStart?: () => Promise<void>;
   /** Called once the job is running, so an interrupt can reach it. */
   onJobStarted?: (job: Job) => void;
@@ -75,10 +67,7 @@ export interface ModeRunInput {
   startJob?: StartJob;
   /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/probes/fake-sampler.ts). */
   startSampler?: (options: SamplerOptions) => Sampler;
-  /**
-   * The profile's CPU ledger, charged by the sampler and the event reader (and by the data source it was given to);
-   * absent: one of the run's own.
-   */
+  /** The profile's CPU ledger, charged by the sampler, the event reader and the data source; absent: the run's own. */
   ledger?: CpuLedger;
   /** Reports whether the user interrupted. */
   interrupted: () => boolean;
@@ -98,12 +87,7 @@ export interface ModeProgress {
   medianIterMs: number | null;
   /** The block's label, in a launch of several blocks. */
   label?: string;
-  /**
-   * In a launch of several blocks, once one has ended: seconds the blocks after
-   * this one should take (each as many iterations as the ended blocks took on
-   * average, at its mode's pace where measured, else the slowest pace so far),
-   * without the time to set their states; absent before.
-   */
+  /** Seconds the later blocks of a launch should take, once one has ended (their states' set-up not counted). */
   laterBlocksSec?: number;
   /** Seconds since the job started. */
   elapsedSec: number;

@@ -1,10 +1,7 @@
-// One launch of the job, measuring one mode or several in blocks (docs/method.md, "One launch").
-// The job is started once; each block's cache state is set while the job
-// keeps training in the previous block's mode, then the control file
-// (DSA_CONTROL_FILE) tells it the new mode, which it takes at an iteration
-// boundary and acknowledges with a block event. Each block is then cut from
-// the launch's events and samples and proven exactly as a launch of its own:
-// a block's result is a ModeResult like any other run's.
+// One launch of the job, measuring one mode or several in blocks (docs/method.md, "One launch"): each block's
+// state is set while the job trains on in the previous mode, then the control file (DSA_CONTROL_FILE) names the
+// new mode, which the job takes at an iteration boundary and acknowledges with a block event. Each block is cut
+// from the launch's events and samples and proven as a launch of its own (block-result.ts).
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -69,11 +66,7 @@ export interface LaunchInput
   onProgress?: (progress: ModeProgress) => void;
   /** A block after the first starts: its state is set and the job told. */
   onBlockStart?: (block: LaunchBlock) => void;
-  /**
-   * profile --continue: the job is the real run. No iteration budget and no timer of its own; after the last block
-   * (or once it shows it cannot switch) the control file says `<n> train` and the launch returns with the job
-   * still running (LaunchOutcome.continuing), never stopped by the profiler.
-   */
+  /** profile --continue: no budget or timer; after the blocks the control file says `<n> train` and the job runs on. */
   continueRun?: boolean;
 }
 
@@ -81,9 +74,7 @@ export interface LaunchInput
 export interface LaunchOutcome {
   /** One result per block the job ran, in order. */
   results: ModeResult[];
-  /**
-   * The blocks the job never reached: it cannot switch modes (no switchModes in its start event), or it ended first.
-   */
+  /** The blocks the job never reached: it cannot switch modes, or it ended first. */
   notRun: LaunchBlock[];
   /** False when the job's start event did not offer to switch modes. */
   switchable: boolean;
@@ -110,31 +101,20 @@ interface LiveBlock {
   ledgerAtStart: LedgerReading;
   components?: Record<string, number>;
   stopReason: 'precision' | 'budget' | null;
-  /**
-   * The block's iterations and mean pace as its end was decided (the slowest rank's), for the estimate of what is left.
-   */
+  /** The slowest rank's iterations and mean pace as the block's end was decided, for the estimate of what is left. */
   measured?: { iterations: number; iterMs: number } | null;
   /** Last iteration of the block in each events file, once the block ended. */
   lastI: Map<string, number>;
   trackers: Map<string, StoppingTracker>;
 }
 
-/**
- * The job's iteration budget (DSA_ITERATIONS) in a launch of several blocks,
- * as a multiple of the blocks' budgets: the CLI ends each block itself, and
- * the job trains on between blocks while a state is set (a warm-up of a large
- * dataset is minutes of iterations); the budget only bounds a job the CLI
- * lost, and tells a job that counts epochs (the emulated one) to keep going.
- */
+// The job's budget (DSA_ITERATIONS) in a launch of several blocks, as a multiple of theirs: the CLI ends each block,
+// and the job trains on while a state is set; the budget only bounds a job the CLI lost.
 const SAFETY_BUDGET_FACTOR = 10;
 
 /**
- * How long the supervision sleeps between two polls of a block `ageMs` old:
- * pollMs at first, then a tenth of the block's age, at most POLL_GROWTH times
- * pollMs (1 s at the default 250 ms). Each poll reads the events and takes a
- * resource sample (0.5 to 1 ms of CPU here, the wake-up included); a stop seen
- * one poll late costs at most a tenth of the block's time (a twentieth on
- * average), and a block of minutes is polled once a second.
+ * The sleep between two polls of a block `ageMs` old: pollMs at first, then a tenth of its age, at most POLL_GROWTH
+ * times pollMs. A poll costs 0.5 to 1 ms of CPU; a stop seen one poll late costs at most a tenth of the block's time.
  */
 export function pollIntervalMs(ageMs: number, pollMs: number): number {
   return Math.max(pollMs, Math.min(POLL_GROWTH * pollMs, ageMs / 10));
@@ -162,11 +142,7 @@ interface Launch {
   live: LiveBlock[];
 }
 
-/**
- * Starts the job once and measures its blocks in order. A job whose start
- * event does not offer to switch modes runs the first block only, and the
- * others are returned as not run, for the caller to launch apart.
- */
+/** Starts the job once and measures its blocks in order; a job that cannot switch modes runs the first only. */
 export async function runLaunch(input: LaunchInput): Promise<LaunchOutcome> {
   const launch = await startLaunch(input);
   return launchOutcome(launch, await superviseBlocks(launch));
@@ -365,9 +341,8 @@ function blockSpan(
 }
 
 /**
- * When the job took block `index`: its ranks' first block event (the same clock as the samples: this machine's wall
- * clock), not before the state was set. On several nodes the ranks switch once the slowest node is ready, and the
- * time this node waited for it is none of the block's (its samples, its reads, its wall time).
+ * When the job took block `index`: its ranks' first block event, not before the state was set (on several nodes the
+ * wait for the slowest node is none of the block's).
  */
 function switchedAt(processes: readonly ProcessEvents[], index: number, setAt: number, endedAt?: number): number {
   if (index === 0) return setAt;
@@ -389,10 +364,7 @@ function newLiveBlock(block: LaunchBlock, prepared: PreparedState, startedAt: nu
   };
 }
 
-/**
- * Ends a block's measurement: its time, the profiler's CPU over it, and each file's last iteration in it (`slices`;
- * null: all).
- */
+/** Ends a block's measurement: its time, the profiler's CPU, each file's last iteration in it (`slices`; null: all). */
 function closeBlock(block: LiveBlock, slices: readonly BlockSlice[] | null, ledger: CpuLedger): void {
   if (block.endedAt !== undefined) return;
   block.endedAt = Date.now();
@@ -425,10 +397,7 @@ interface Findings {
   error: unknown;
 }
 
-/**
- * How the supervision of a launch ended: how the job ended (null while it trains on, under --continue), and when the
- * profiler let go of it (--continue; else null).
- */
+/** How the supervision ended: the job's exit (null: it trains on, --continue), and when the profiler let go of it. */
 type SupervisedLaunch = Findings & { exit: JobExit | null; continuedAt: number | null };
 
 /** Why a poll ends the launch's blocks. */
@@ -437,13 +406,9 @@ type Ending =
   | { why: 'measured'; reason: 'precision' | 'budget'; slices: BlockSlice[] };
 
 /**
- * Polls the job's events until it exits. The block in progress ends once
- * every rank measured enough of it, and the next one starts (switchBlock).
- * After the last block, or when the job cannot switch, the stop file ends the
- * job (SIGTERM after the grace). A job that never reports an iteration, or
- * stops reporting them (the watchdog: hangOf), is stopped early rather than
- * at --timeout. Under --continue the profiler never stops the real run: it
- * lets go of it instead, unless a block's state could not be set.
+ * Polls the job's events until it exits: a block ends once every rank measured enough, and the next one starts;
+ * after the last, the stop file ends the job. A job silent from the start or hung is stopped early. Under --continue
+ * the profiler lets go of the real run instead, unless a block's state could not be set.
  */
 async function superviseBlocks(launch: Launch): Promise<SupervisedLaunch> {
   const { input, job, live } = launch;
@@ -468,10 +433,7 @@ async function superviseBlocks(launch: Launch): Promise<SupervisedLaunch> {
   return { ...found, exit: await job.done, continuedAt: null };
 }
 
-/**
- * One poll: the watchdogs (no first iteration, a hang, the block's --timeout), then whether the block in progress
- * measured enough, and if so the switch to the next block where there is one the job can take. Null: the launch goes on.
- */
+/** One poll: the watchdogs, then whether the block measured enough, and the switch to the next; null: it goes on. */
 async function pollBlocks(launch: Launch, found: Findings, watch: HangWatch): Promise<Ending | null> {
   const { input, live } = launch;
   const polled = launch.reader.poll();
@@ -480,8 +442,7 @@ async function pollBlocks(launch: Launch, found: Findings, watch: HangWatch): Pr
     found.noIterations = true;
     return { why: 'no-iterations' };
   }
-  // A job with no iteration for many times its median, and at least --hang-timeout, is stopped as hung (SIGTERM,
-  // SIGKILL after the grace), its block ended as a timeout would end it.
+  // A job with no iteration for many times its median, and at least --hang-timeout, is stopped as hung.
   found.hang = watch.check(polled, launch.latestSample(), Date.now());
   if (found.hang !== null) return { why: 'hang' };
   const current = live[live.length - 1];
@@ -519,8 +480,7 @@ async function pollBlocks(launch: Launch, found: Findings, watch: HangWatch): Pr
 
 /**
  * Sets the next block's state while the job trains on in the old mode (those iterations belong to no block), then
- * names it in the control file. A second block of the same mode keeps the state (the cold keeper runs on); the last
- * of them reports it.
+ * names it in the control file; a second block of the same mode keeps the state.
  */
 async function switchBlock(launch: Launch, next: LaunchBlock, polled: readonly ProcessEvents[]): Promise<void> {
   const { input, live } = launch;
@@ -557,10 +517,8 @@ function allSwitchable(processes: readonly ProcessEvents[]): boolean {
 }
 
 /**
- * Seconds the blocks after the current one should take, from the blocks that
- * ended: as many iterations as they took on average, at the block's mode's
- * pace where a block of it ended, else the slowest pace so far (a cold block
- * not yet measured is at least that slow). Null before a block has ended.
+ * Seconds the later blocks should take: the ended blocks' mean iterations, at the mode's pace where measured, else
+ * the slowest so far (an unmeasured cold block is at least that slow). Null before a block has ended.
  */
 function laterBlocksEstimate(live: readonly LiveBlock[], blocks: readonly LaunchBlock[]): number | null {
   const ended = live.filter((b) => b.measured);

@@ -1,9 +1,6 @@
-// What profile, validate and the overlap probe do alike around their runs of
-// the job: DAMON's proactive reclaim paused (a guardian turns it back on if
-// this process dies), the data's read throttle, each run started with the
-// shared settings under the user's interrupts, and what a finished run says
-// (the end of a failed job's log, whether it ran the loader workers asked).
-// Each command keeps its own plan of runs; how a run is set up is here, once.
+// What profile, validate and the overlap probe do alike around their runs of the job: DAMON's reclaim paused, the
+// data's read throttle, each run started with the shared settings under the user's interrupts, and what a finished
+// run says (a failed job's log tail, whether it ran the loader workers asked).
 import { workersApplied } from '../analysis/workers-applied.js';
 import type { ModeResult } from '../schema/profile.js';
 import { ExitCode, UserError } from '../errors.js';
@@ -37,11 +34,9 @@ export interface ReclaimPause {
 }
 
 /**
- * Pauses DAMON's proactive reclaim where it runs and this process may (root),
- * unless `wanted` is false: a reclaimer evicts the warmed dataset under the
- * cached mode's feet and costs CPU as it scans. A guardian process turns it
- * back on if this one is killed (system/cgroups/damon.ts), and the pause is
- * recorded under the tool's cache folder for `ds-analyzer clean`.
+ * Pauses DAMON's proactive reclaim where it runs and this process may, unless `wanted` is false: it evicts the warmed
+ * dataset under the cached mode and costs CPU. A guardian turns it back on if this process is killed
+ * (system/cgroups/damon.ts).
  */
 export function pauseReclaim(wanted: boolean, command: RunCommand, env: NodeJS.ProcessEnv): ReclaimPause {
   const reclaimers = reclaimingDamonSchemes();
@@ -58,12 +53,7 @@ export function pauseReclaim(wanted: boolean, command: RunCommand, env: NodeJS.P
   return { warnings, restore: () => paused?.restore() };
 }
 
-/**
- * The data's read throttle at `bytesPerSec` for the runs that read storage,
- * or null without one. A dataset the source cannot throttle (local files on
- * no block device) is refused with a UserError before any run, by profile
- * and validate alike: a run at another bandwidth than asked is no measurement of it.
- */
+/** The data's read throttle at `bytesPerSec`, or null without one (see throttleReads). */
 export async function startThrottle(
   source: Pick<DataSource, 'throttle' | 'whyNot'>,
   dataset: Dataset,
@@ -74,7 +64,10 @@ export async function startThrottle(
   return bytesPerSec ? throttleReads(source, dataset, bytesPerSec, name, env) : null;
 }
 
-/** The data's reads held to `bytesPerSec`; a UserError saying why where the source cannot throttle them. */
+/**
+ * The data's reads held to `bytesPerSec`; a UserError saying why where the source cannot throttle them, before any
+ * run: a run at another bandwidth than asked is no measurement of it.
+ */
 export async function throttleReads(
   source: Pick<DataSource, 'throttle' | 'whyNot'>,
   dataset: Dataset,
@@ -82,9 +75,8 @@ export async function throttleReads(
   name: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Throttle> {
-  if (!source.throttle) {
+  if (!source.throttle)
     throw new UserError(source.whyNot?.throttle ?? PROFILE_RUN_TEXT.noThrottle, ExitCode.Environment);
-  }
   return source.throttle.start(dataset, bytesPerSec, name, env);
 }
 
@@ -114,11 +106,7 @@ export type Supervision = Partial<
   >
 >;
 
-/**
- * The settings every run of a command shares, built once for profile and
- * validate alike: the command's job, data and limits, and SUPERVISION's
- * defaults for what it leaves unset (validate has no flag for them).
- */
+/** The settings every run of a command shares: its job, data and limits, SUPERVISION's defaults for the rest. */
 export function sharedRunSettings(
   command: Pick<SharedRunSettings, 'cwd' | 'env' | 'runAs' | 'dataSource' | 'timeoutSec'> & Supervision,
   dataset: Dataset,
@@ -147,11 +135,7 @@ export type RunRequest = Omit<ModeRunInput, keyof SharedRunSettings | 'interrupt
 /** What a runner of the job is handed beyond its request: the shared settings, and the user's interrupts. */
 type UnderInterrupts = SharedRunSettings & { onJobStarted?: (job: Job) => void; interrupted: () => boolean };
 
-/**
- * Starts runs with the shared settings under the user's interrupts: the
- * running job is the one a Ctrl-C stops, and a run started after one is told
- * so (ModeRunInput.interrupted).
- */
+/** Starts runs with the shared settings under the user's interrupts: a Ctrl-C stops the running job. */
 export function jobRunner(
   settings: SharedRunSettings,
   runner: ModeRunner,
@@ -192,10 +176,7 @@ function underInterrupts<R extends { onJobStarted?: (job: Job) => void }, O>(
   };
 }
 
-/**
- * The end of a run's log (stderr, else stdout) when the job did not end well, so a report can say why; null for a run
- * that ended well.
- */
+/** The end of a run's log (stderr, else stdout) when the job did not end well; null when it did. */
 export function failureTail(result: ModeResult, lines: number): string | null {
   if (result.status === 'ok') return null;
   return tail(result.logs.stderr, lines) || tail(result.logs.stdout, lines) || null;
@@ -203,10 +184,7 @@ export function failureTail(result: ModeResult, lines: number): string | null {
 
 /** What a run's end means for the schedule, the same on every node of a profile (node-link.ts). */
 export interface RunVerdict {
-  /**
-   * The loader workers count the job did not apply ('2, 2' per rank): the workers sweep ends. Null: applied, or no
-   * sweep run.
-   */
+  /** The loader workers the job ran instead of those asked ('2, 2' per rank): the sweep ends; null: applied. */
   workersNotApplied: string | null;
   /** Whether the schedule goes on: a failed or interrupted run ends it. */
   status: ModeResult['status'];
@@ -223,12 +201,7 @@ export function runVerdict(result: ModeResult, workers: number | null): RunVerdi
   };
 }
 
-/**
- * The loader workers the job reported when it did not run the `asked` count
- * (DSA_NUM_WORKERS), as 'a, b' per rank; null when it did, or when the run
- * failed and says nothing. Not faked: a count the job did not run tests
- * another setting.
- */
+/** The workers the job reported, as 'a, b' per rank, where it did not run `asked`; null when it did or failed. */
 export function workersNotApplied(result: ModeResult, asked: number): string | null {
   if (result.status !== 'ok' || workersApplied(result, asked)) return null;
   return result.ranks.map((r) => r.workers ?? 'no').join(', ');

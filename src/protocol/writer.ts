@@ -19,15 +19,9 @@ import {
   type Mode,
 } from '../schema/events.js';
 
-/**
- * Job-side writer of the event protocol v1 (src/schema/events.ts), for any JS/TS job.
- *
- * The training loop calls `iter()` once per iteration, so it must cost a few
- * microseconds: lines are built by string concatenation (no JSON.stringify of an
- * object), kept in memory, and written with one fs.writeSync at most every
- * `flushIntervalMs` or when the buffer grows past `maxBufferChars`, and always on
- * `end()`, `close()` and process exit.
- */
+// Job-side writer of the event protocol v1 (src/schema/events.ts), for any JS/TS job. `iter()` runs once an
+// iteration, so it costs microseconds: lines are concatenated (no JSON.stringify), buffered, and written at most
+// every `flushIntervalMs` or past `maxBufferChars`, and always on `end()`, `close()` and process exit.
 
 /** Reason a job stopped iterating, as recorded in the end event. */
 export type EndReason = EndEvent['reason'];
@@ -35,9 +29,7 @@ export type EndReason = EndEvent['reason'];
 /** One checkpoint save, as `checkpoint()` takes it: CheckpointEventSchema's fields after v, type, t and rank. */
 export type CheckpointInfo = Omit<z.input<typeof CheckpointEventSchema>, 'v' | 'type' | 't' | 'rank'>;
 
-/**
- * The start of one training-loader epoch, as `epoch()` takes it: EpochEventSchema's fields after v, type, t and rank.
- */
+/** The start of a training-loader epoch, as `epoch()` takes it: EpochEventSchema's fields after v, type, t, rank. */
 export type EpochInfo = Omit<z.input<typeof EpochEventSchema>, 'v' | 'type' | 't' | 'rank'>;
 
 /** A switch of mode, as `block()` takes it: BlockEventSchema's fields after v, type, t and rank. */
@@ -195,10 +187,8 @@ export class EventWriter {
   }
 
   /**
-   * Records one training iteration. `waitMs`: time the loop waited for the batch;
-   * `computeMs`: time from receiving it to asking for the next one; `bytes`: bytes
-   * read from sample files for this batch, when known. Negative times (clock
-   * jitter) are recorded as 0; non-finite ones are a bug of the caller and throw.
+   * Records one iteration: `waitMs` waited for the batch, `computeMs` from it to asking for the next, `bytes` read
+   * for it when known. Negative times (clock jitter) are recorded as 0; non-finite ones throw.
    */
   iter(i: number, waitMs: number, computeMs: number, samples: number, bytes?: number): void {
     if (this.fd === undefined) return;
@@ -229,29 +219,18 @@ export class EventWriter {
     }
   }
 
-  /**
-   * Records one checkpoint save (docs/protocol.md, `checkpoint`), written at once:
-   * saves are rare, and the CLI tails the file. Throws a RangeError for a value
-   * the schema would reject (a bug of the caller), rather than write a bad line.
-   */
+  /** Records a checkpoint save (docs/protocol.md), written at once; a RangeError for a value the schema rejects. */
   checkpoint(info: CheckpointInfo): void {
     this.rareEvent(CheckpointEventSchema, 'checkpoint', info);
     this.flush();
   }
 
-  /**
-   * Records the start of a training-loader epoch (docs/protocol.md, `epoch`), when
-   * its first batch has arrived; buffered like iterations. Throws a RangeError for
-   * a value the schema would reject.
-   */
+  /** Records an epoch's start once its first batch arrived (docs/protocol.md), buffered; a RangeError as checkpoint. */
   epoch(info: EpochInfo): void {
     this.rareEvent(EpochEventSchema, 'epoch', info);
   }
 
-  /**
-   * Records a switch of mode (docs/protocol.md, `block`): iteration `i` is the
-   * block's first. Written at once: the CLI starts the block's count on it.
-   */
+  /** Records a switch of mode (docs/protocol.md, `block`; `i` its first iteration), written at once. */
   block(info: BlockInfo): void {
     this.rareEvent(BlockEventSchema, 'block', info);
     this.flush();
@@ -373,12 +352,9 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
 }
 
 /**
- * Keeps the paths listed in `subsetFile` (DSA_SUBSET_FILE: absolute paths, one
- * a line), comparing absolute paths; `paths` are resolved against the working
- * directory. A job that samples only from `kept` and writes `kept.length` as
- * its start event's subsetFiles honours the protocol (docs/protocol.md);
- * `kept` is empty when the list cannot be read or names none of the paths,
- * and the job then reads them all and writes only the note.
+ * Keeps the `paths` (resolved against the working folder) listed in `subsetFile` (DSA_SUBSET_FILE). A job samples
+ * from `kept` and writes its length as subsetFiles (docs/protocol.md); where `kept` is empty it reads all and writes
+ * only the note.
  */
 export function restrictToSubset(paths: readonly string[], subsetFile: string): { kept: string[]; note: string } {
   let listed: Set<string>;
@@ -395,11 +371,7 @@ export function restrictToSubset(paths: readonly string[], subsetFile: string): 
   return { kept, note: `kept ${kept.length} of ${paths.length} files` };
 }
 
-/**
- * The writer for a job started by ds-analyzer, or null when DSA_MODE is unset (the
- * job runs unprofiled). Rank and world size come from torchrun's RANK and WORLD_SIZE,
- * the node's rank from the launcher (NODE_RANK_ENV), the host name from os.hostname().
- */
+/** The writer for a job started by ds-analyzer (rank and world from torchrun's), or null when DSA_MODE is unset. */
 export function fromEnv(
   env: NodeJS.ProcessEnv = process.env,
   info: StartInfo = {},
@@ -421,28 +393,35 @@ export function fromEnv(
   });
 }
 
-/**
- * Cheap check of DSA_STOP_FILE: looks at the file system at most every
- * `intervalMs` (the first call looks at once), and stays true once the file was seen.
- */
-export class StopFile {
+/** A file the job's loop asks about every iteration, looked at most every `intervalMs` (the first call at once). */
+class PolledFile {
   private nextCheckMs = -Infinity;
-  private seen = false;
 
   constructor(
-    /** Path of the stop file; undefined: never stop. */
+    /** Its path; undefined: never there. */
     readonly path: string | undefined,
     private readonly intervalMs = 100,
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
+  /** The path when it is time to look again, else null. */
+  protected due(): string | null {
+    if (this.path === undefined) return null;
+    const now = this.clock();
+    if (now < this.nextCheckMs) return null;
+    this.nextCheckMs = now + this.intervalMs;
+    return this.path;
+  }
+}
+
+/** Cheap check of DSA_STOP_FILE: true once the file was seen. */
+export class StopFile extends PolledFile {
+  private seen = false;
+
   /** Whether the stop file exists (as of the last check). */
   requested(): boolean {
-    if (this.seen || this.path === undefined) return this.seen;
-    const now = this.clock();
-    if (now < this.nextCheckMs) return false;
-    this.nextCheckMs = now + this.intervalMs;
-    this.seen = existsSync(this.path);
+    const path = this.seen ? null : this.due();
+    if (path !== null) this.seen = existsSync(path);
     return this.seen;
   }
 }
@@ -454,29 +433,17 @@ export interface ControlBlock {
 }
 
 /**
- * Cheap reader of DSA_CONTROL_FILE (one launch, several modes): looks at the
- * file at most every `intervalMs`, as StopFile does, and returns a block
- * newer than the last one it returned, or null. The CLI replaces the file
- * whole (write, then rename), so a read never sees half a line.
+ * Cheap reader of DSA_CONTROL_FILE (one launch, several modes): a block newer than the last one returned, or null.
+ * The CLI replaces the file whole (write, then rename), so a read never sees half a line.
  */
-export class ControlFile {
-  private nextCheckMs = -Infinity;
+export class ControlFile extends PolledFile {
   private block = 0;
-
-  constructor(
-    /** Path of the control file; undefined: the mode never changes. */
-    readonly path: string | undefined,
-    private readonly intervalMs = 100,
-    private readonly clock: () => number = () => performance.now(),
-  ) {}
 
   /** The block to switch to now, or null when there is none newer. */
   poll(): ControlBlock | null {
-    if (this.path === undefined) return null;
-    const now = this.clock();
-    if (now < this.nextCheckMs) return null;
-    this.nextCheckMs = now + this.intervalMs;
-    const asked = parseControl(readOrEmpty(this.path));
+    const path = this.due();
+    if (path === null) return null;
+    const asked = parseControl(readOrEmpty(path));
     if (asked === null || asked.block <= this.block) return null;
     this.block = asked.block;
     return asked;

@@ -6,11 +6,11 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
+import type { NetworkUse } from '../../schema/profile.js';
 import { mean } from '../../analysis/stats.js';
 import { tailQuantiles } from '../../quantile.js';
-import { attachNothing, CounterPoll } from './counter-poll.js';
-import type { FetchMeter, FetchReadings } from './data-source.js';
+import { counterMeter, statusRise, type CounterPoll } from './counter-poll.js';
+import type { FetchMeter } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 250;
@@ -59,10 +59,8 @@ export interface ProcessCounters {
 }
 
 /**
- * The processes' counter files in a folder, read incrementally: each poll reads only what was appended since
- * the last (a long run's files grow by a line a quarter second per process; re-reading them whole every poll
- * grows with the run). The text after a file's last newline may be a line still being written: kept for the
- * next poll.
+ * The processes' counter files in a folder, read incrementally (re-reading them whole every poll would grow with
+ * the run); the text after a file's last newline may be a line still being written: kept for the next poll.
  */
 export class ClientCounters {
   private readonly files = new Map<string, { offset: number; rest: string; counters: ProcessCounters | null }>();
@@ -144,16 +142,8 @@ function totalLocalBytes(processes: readonly ProcessCounters[]): number {
 }
 
 /**
- * The environment a job needs for its clients to count: the folder, and the origins whose requests count; with
- * `copyIndex`, the index of the local copy its hook answers the cached mode from.
- */
-export function clientMeterEnv(dir: string, origins: readonly string[], copyIndex?: string): Record<string, string> {
-  return { DSA_NET_DIR: dir, DSA_NET_ORIGINS: origins.join(','), ...(copyIndex ? { DSA_NET_COPY: copyIndex } : {}) };
-}
-
-/**
- * Starts metering one run whose job writes its counters into `dir` (made by the job's hook); each reading is charged to
- * `ledger` as 'meter'.
+ * Starts metering one run whose job writes its counters into `dir` (made by the job's hook; DSA_NET_COPY names the
+ * copy's index `copyIndex` the hook answers the cached mode from); each reading is charged to `ledger` as 'meter'.
  */
 export function startClientMeter(
   dir: string,
@@ -163,40 +153,31 @@ export function startClientMeter(
 ): FetchMeter {
   const startedAt = Date.now();
   const counters = new ClientCounters(dir);
-  const push = (processes: readonly ProcessCounters[]): void =>
-    poll.push(totalBytes(processes), {
-      ...totalRequests(processes),
-      ...(copyIndex ? { localBytes: totalLocalBytes(processes) } : {}),
-    });
-  const read = (): void => push(counters.poll());
-  const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
-  return {
-    jobEnv: clientMeterEnv(dir, origins, copyIndex),
-    attach: attachNothing,
-    finish(resources: readonly ResourceSample[]): FetchReadings {
-      poll.stop();
-      const processes = counters.poll();
-      push(processes);
-      return {
-        series: poll.seriesAt(resources),
-        seriesSource: MESSAGES.windowSource,
-        wholeRunBytes: poll.lastBytes,
-        wholeRunSource: MESSAGES.wholeRunSource,
-        otherReads: () => null,
-        ownCounter: true,
-        network: clientNetworkUse(processes, (Date.now() - startedAt) / 1000),
-        networkOfBlock: (block, fromMs, toMs) =>
-          clientNetworkUse(
-            processes.map((p) => countersOfBlock(p, block, fromMs)),
-            (toMs - fromMs) / 1000,
-          ),
-        blockSource: MESSAGES.blockSource,
-        ...(processes.some((p) => p.last.requests > 0 || (p.last.localRequests ?? 0) > 0)
-          ? {}
-          : { proofLimit: MESSAGES.unseen }),
-      };
-    },
+  let processes: ProcessCounters[] = [];
+  const read = (poll: CounterPoll): void => {
+    processes = counters.poll();
+    const local = copyIndex ? { localBytes: totalLocalBytes(processes) } : {};
+    poll.push(totalBytes(processes), { ...totalRequests(processes), ...local });
   };
+  const seen = () => processes.some((p) => p.last.requests > 0 || (p.last.localRequests ?? 0) > 0);
+  const meter = counterMeter(read, READ_EVERY_MS, ledger, () => ({
+    seriesSource: MESSAGES.windowSource,
+    wholeRunSource: MESSAGES.wholeRunSource,
+    network: clientNetworkUse(processes, (Date.now() - startedAt) / 1000),
+    networkOfBlock: (block, fromMs, toMs) =>
+      clientNetworkUse(
+        processes.map((p) => countersOfBlock(p, block, fromMs)),
+        (toMs - fromMs) / 1000,
+      ),
+    blockSource: MESSAGES.blockSource,
+    ...(seen() ? {} : { proofLimit: MESSAGES.unseen }),
+  }));
+  const jobEnv = {
+    DSA_NET_DIR: dir,
+    DSA_NET_ORIGINS: origins.join(','),
+    ...(copyIndex ? { DSA_NET_COPY: copyIndex } : {}),
+  };
+  return { ...meter, jobEnv };
 }
 
 /**
@@ -216,12 +197,7 @@ function countersOfBlock(p: ProcessCounters, block: number, fromMs: number): Pro
       firstByteMs: [],
       requestMs: [],
     };
-  const start = before ?? { ...zero, statuses: {} as Record<string, number> };
-  const statuses: Record<string, number> = {};
-  for (const [status, count] of Object.entries(end.statuses)) {
-    const rise = count - (start.statuses[status] ?? 0);
-    if (rise > 0) statuses[status] = rise;
-  }
+  const start = before ?? { ...zero, statuses: {} };
   const last: CounterLine = {
     ...end,
     requests: end.requests - start.requests,
@@ -230,7 +206,7 @@ function countersOfBlock(p: ProcessCounters, block: number, fromMs: number): Pro
     failures: end.failures - start.failures,
     localRequests: (end.localRequests ?? 0) - (start.localRequests ?? 0),
     localBytes: Math.max(0, (end.localBytes ?? 0) - (start.localBytes ?? 0)),
-    statuses,
+    statuses: statusRise(end.statuses, start.statuses),
     firstMs: end.firstMs === null ? null : Math.max(end.firstMs, fromMs),
   };
   // A process that sent nothing to the origin in the block (a worker of an earlier one) had nothing in flight in it.

@@ -1,12 +1,10 @@
-// What the fetch meters that read a counter of their own share (the FUSE
-// daemon's sockets, the metering proxy, the job's HTTP clients): the readings
-// since the run started, a timer that takes them and never keeps the process
-// alive (unref), and nothing to attach to the job, since the counter is not
-// the job's tree. Each meter keeps only its counter and what it reports.
+// What the fetch meters that read a counter of their own share (the FUSE daemon's sockets, the metering proxy, the
+// job's HTTP clients): the readings since the run started, taken by a timer that never keeps the process alive, and
+// nothing to attach to the job, whose tree is not the counter. Each meter keeps only its counter and what it reports.
 import type { ResourceSample } from '../../schema/profile.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import { counterAt } from '../window-rates.js';
-import type { CounterReading } from './data-source.js';
+import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
 
 /** A counter read every few milliseconds over one run. */
 export class CounterPoll {
@@ -67,5 +65,35 @@ export class CounterPoll {
   }
 }
 
-/** attach() of a meter whose counter is not the job's tree: the proxy, a daemon or the job's own clients count. */
-export function attachNothing(): void {}
+/** What a counter's meter says beyond its series and total: how it measured, and what else the run fetched. */
+type CounterReport = Omit<FetchReadings, 'series' | 'wholeRunBytes' | 'otherReads' | 'ownCounter'>;
+
+/**
+ * A meter of a counter of its own: `read` (which records with the poll's push) every `everyMs`, charged to `ledger`
+ * as 'meter', and once more at the finish, after which `report` says the rest.
+ */
+export function counterMeter(
+  read: (poll: CounterPoll) => unknown,
+  everyMs: number,
+  ledger: CpuLedger | undefined,
+  report: () => CounterReport,
+): FetchMeter {
+  const poll: CounterPoll = new CounterPoll(() => read(poll), everyMs, ledger);
+  return {
+    attach: () => {},
+    async finish(resources) {
+      poll.stop();
+      await read(poll);
+      const own = { series: poll.seriesAt(resources), wholeRunBytes: poll.lastBytes, otherReads: () => null };
+      return { ...own, ownCounter: true, ...report() };
+    },
+  };
+}
+
+/** Each answer status's count rise from `start` to `end`, where it rose. */
+export function statusRise(end: Record<string, number>, start: Record<string, number>): Record<string, number> {
+  const rise: Record<string, number> = {};
+  for (const [status, count] of Object.entries(end))
+    if (count > (start[status] ?? 0)) rise[status] = count - (start[status] ?? 0);
+  return rise;
+}

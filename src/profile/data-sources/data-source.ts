@@ -1,15 +1,10 @@
-// Where a job's samples come from, as the modes need it: one interface that
-// profile, validate and the overlap probe speak to, so that the data path is
-// chosen once (openDataSource, open-data-source.ts) and never named in the
-// runs. Every source answers a core of eight members; what some sources
-// cannot do (throttle, cap, delay requests, hold a share, one launch) is an
-// optional capability, absent there, with the reason users see in `whyNot`.
-// The sources: local files (local-files.ts: the --data folders, the page
-// cache, /proc read_bytes), files on a FUSE mount (fuse-files.ts: its
-// daemon's sockets metered) or on NFS (nfs-files.ts), and remote objects
-// (remote-objects.ts: object storage, HTTP shards, metered by a loopback
-// proxy: "cold" is every sample over the network, the proof the bytes that
-// crossed it); a deterministic fake is in test/support/fake-data-source.ts.
+// Where a job's samples come from: one interface that profile, validate and the
+// overlap probe speak to, so the data path is chosen once (open-data-source.ts)
+// and never named in the runs. Every source answers a core of eight members;
+// what some cannot do is an optional capability, its absence said in `whyNot`.
+// The sources: local files (local-files.ts), files on FUSE (fuse-files.ts) or
+// NFS (nfs-files.ts), remote objects (remote-objects.ts); the fake is
+// test/support/fake-data-source.ts.
 import type { Mode } from '../../schema/events.js';
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
@@ -54,10 +49,7 @@ export interface CounterReading {
   requests?: number;
   /** Of them, the failed ones (no answer, a reset, a timeout), where the meter counts them. */
   failures?: number;
-  /**
-   * Remote data answered in the job: bytes its hook answered from the local copy since the counter started (cached
-   * mode, python/ds_analyzer/_serve.py), never in `bytes`; absent where nothing answers locally.
-   */
+  /** Bytes the job's hook answered from the local copy (python/ds_analyzer/_serve.py), never in `bytes`. */
   localBytes?: number;
 }
 
@@ -79,45 +71,27 @@ export interface FetchReadings {
   wholeRunBytes: number | null;
   /** How wholeRunBytes was measured, or why it could not be. */
   wholeRunSource: string;
-  /**
-   * Reads counted in the series that may not be the data's, among those still open at `sinceMs` (ms since the epoch);
-   * null when none.
-   */
+  /** Reads in the series that may not be the data's, of files still open at `sinceMs`; null when none. */
   otherReads(sinceMs: number): OtherReads | null;
   /** Remote data: what the run fetched over the network (requests, latency, in flight); absent for local files. */
   network?: NetworkUse;
-  /**
-   * Remote data counted in the job: what it fetched in one block of one launch (its processes tag each count with the
-   * block it was made in), the block from `fromMs` to `toMs` (ms since the epoch); absent: not counted by block.
-   */
+  /** What the job fetched in one block of one launch (its processes tag each count with its block). */
   networkOfBlock?(block: number, fromMs: number, toMs: number): NetworkUse;
   /** How networkOfBlock counted, named in a block's proof. */
   blockSource?: string;
-  /**
-   * True when the series is the source's own counter, not the samples' read_bytes: it is kept on the samples
-   * (ResourceSample.fetchedBytes).
-   */
+  /** True when the series is the source's own counter, not read_bytes (kept as ResourceSample.fetchedBytes). */
   ownCounter?: boolean;
-  /**
-   * Why these readings cannot prove the run's state whatever they say (a meter that saw none of the job's traffic);
-   * absent: none.
-   */
+  /** Why these readings cannot prove the run's state whatever they say (a meter that saw none of the traffic). */
   proofLimit?: string;
 }
 
 /** Meters one run's fetched bytes: started before the job, finished after its tree is reaped. */
 export interface FetchMeter {
-  /**
-   * Variables the job needs for this meter, in place of the source's jobEnv(): a job whose own HTTP clients
-   * count its requests reaches its origin directly, not through the proxy. Absent: the source's.
-   */
+  /** Variables the job needs for this meter, in place of the source's jobEnv() (its own clients count). */
   jobEnv?: Record<string, string>;
   /** The job started: the root of its process tree. */
   attach(pid: number): void;
-  /**
-   * Stops metering; `resources` are the run's resource samples (a meter that reads a counter outside this process takes
-   * its last reading first).
-   */
+  /** Stops metering, its readings placed at `resources`, the run's samples. */
   finish(resources: readonly ResourceSample[]): FetchReadings | Promise<FetchReadings>;
 }
 
@@ -144,11 +118,7 @@ export type FetchOrigin = 'storage' | 'network';
 export interface ReadThrottle {
   /** Why reads cannot be throttled on this machine now (`env` names a delegated cgroup), or null when they can. */
   obstacle(env: NodeJS.ProcessEnv): string | null;
-  /**
-   * Throttles reads of `dataset` to `bytesPerSec` for the jobs run under it
-   * (`name` tells its groups apart); a UserError (Environment) when this
-   * dataset cannot be throttled.
-   */
+  /** Throttles reads of `dataset` (`name` tells its groups apart); a UserError when it cannot be throttled. */
   start(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle>;
 }
 
@@ -169,26 +139,15 @@ export interface OneLaunch {
 /** The optional capabilities of a source, by name: where one is absent, `whyNot` says why. */
 export type Capability = 'throttle' | 'cap' | 'delayRequests' | 'heldShare' | 'oneLaunch';
 
-/**
- * The data a job reads, and what each mode needs of it. Every source answers
- * the first eight members; those after the blank line are capabilities,
- * absent where the source cannot do them (callers ask: `if (source.throttle)`),
- * with the words users see for an absent one in `whyNot`.
- */
+/** The data a job reads: the first eight members always; after the blank line capabilities, absent where it cannot. */
 export interface DataSource {
   /** Where uncached bytes come from: 'storage' (this machine's disks) or 'network' (remote data, network mounts). */
   readonly fetchesFrom: FetchOrigin;
-  /**
-   * Lists the data once, before anything runs: its items (files, objects), bytes and samples (one item, one
-   * sample), and the source's own record of itself (Dataset.source, the profile's `source`).
-   */
+  /** Lists the data once, before anything runs, with the source's record of itself (Dataset.source). */
   list(): Promise<Dataset>;
   /** Releases what the source holds (a proxy, its cache, a counter); called once every run has ended, failed or not. */
   close(): Promise<void>;
-  /**
-   * What limits the proofs on this data, said before anything runs (a dataset that does not fit, a file system that
-   * cannot be made cold).
-   */
+  /** What limits the proofs on this data, said before anything runs. */
   warnings(dataset: Dataset, modes: readonly Mode[]): string[];
   /** The state of each of the three modes (synthetic, cached, cold). */
   readonly modeState: CacheState;

@@ -8,7 +8,7 @@
 // for local files: the kernel keeps a FUSE file's pages where its daemon lets
 // it (s3fs -o kernel_cache; rclone --vfs-cache-mode full keeps them on disk).
 import { basename } from 'node:path';
-import type { Profile, ResourceSample } from '../../schema/profile.js';
+import type { Profile } from '../../schema/profile.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import { daemonsOf, fuseDaemons, type FuseDaemon } from '../../system/dataset/fuse-daemon.js';
 import {
@@ -17,8 +17,8 @@ import {
   socketCounterObstacle,
   SocketCounter,
 } from '../../system/network/socket-counter.js';
-import { attachNothing, CounterPoll } from './counter-poll.js';
-import type { FetchMeter, FetchReadings } from './data-source.js';
+import { counterMeter } from './counter-poll.js';
+import type { FetchMeter } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 500;
@@ -117,35 +117,20 @@ export function withoutCredentials(source: string): string {
   return source.replace(/[^\s/@]*:[^\s/@]*@/g, '');
 }
 
-/**
- * Meters one run: the daemon's received bytes, read every half second and placed at the run's resource samples; each
- * reading's own work is charged to `ledger` as 'meter'.
- */
+/** Meters one run: the daemon's received bytes, read every half second; each reading charged to `ledger`. */
 export function startSocketMeter(metering: FuseMetering, ledger?: CpuLedger): FetchMeter {
   const start = metering.counter.readNow().payloadBytes;
   // Reads of the kernel's counter are asynchronous: each waits for the one before, so the readings stay in order.
   let reading: Promise<void> = Promise.resolve();
-  const read = () => {
-    reading = reading.then(async () => {
-      const now = await metering.counter.read().catch(() => null);
-      if (now) poll.push(now.payloadBytes - start);
-    });
-    return reading;
-  };
-  const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
-  return {
-    attach: attachNothing,
-    async finish(resources: readonly ResourceSample[]): Promise<FetchReadings> {
-      poll.stop();
-      await read();
-      return {
-        series: poll.seriesAt(resources),
-        seriesSource: MESSAGES.seriesSource(metering.record),
-        wholeRunBytes: poll.lastBytes,
-        wholeRunSource: MESSAGES.wholeRunSource(metering.record),
-        otherReads: () => null,
-        ownCounter: true,
-      };
-    },
-  };
+  const { record } = metering;
+  return counterMeter(
+    (poll) =>
+      (reading = reading.then(async () => {
+        const now = await metering.counter.read().catch(() => null);
+        if (now) poll.push(now.payloadBytes - start);
+      })),
+    READ_EVERY_MS,
+    ledger,
+    () => ({ seriesSource: MESSAGES.seriesSource(record), wholeRunSource: MESSAGES.wholeRunSource(record) }),
+  );
 }

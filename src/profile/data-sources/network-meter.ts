@@ -2,12 +2,12 @@
 // metering proxy during one run, read every quarter second and placed at the
 // run's resource samples, with what the run's requests looked like (time to
 // first byte, requests in flight, statuses) for the profile.
-import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
+import type { NetworkUse } from '../../schema/profile.js';
 import type { MeteringProxy, ProxyCounters, RequestRecord } from '../../system/network/metering-proxy.js';
-import { attachNothing, CounterPoll } from './counter-poll.js';
+import { counterMeter, statusRise } from './counter-poll.js';
 import { mean } from '../../analysis/stats.js';
 import { tailQuantiles } from '../../quantile.js';
-import type { FetchMeter, FetchReadings } from './data-source.js';
+import type { FetchMeter } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 250;
@@ -26,35 +26,22 @@ export function startNetworkMeter(proxy: MeteringProxy, ledger?: CpuLedger): Fet
   proxy.takeRecords(); // an earlier run's, ended after its meter
   const start = proxy.readCounters();
   const startedAt = performance.now();
-  const since = (now: ProxyCounters) => ({
-    requests: now.requests - start.requests,
-    failures: now.failures - start.failures,
-  });
-  const read = (): void => {
-    const now = proxy.readCounters();
-    poll.push(now.originBytes - start.originBytes, since(now));
-  };
-  const poll = new CounterPoll(read, READ_EVERY_MS, ledger);
-  return {
-    attach: attachNothing,
-    finish(resources: readonly ResourceSample[]): FetchReadings {
-      poll.stop();
-      const end = proxy.readCounters();
-      poll.push(end.originBytes - start.originBytes, since(end));
-      return {
-        series: poll.seriesAt(resources),
-        seriesSource: MESSAGES.windowSource,
-        wholeRunBytes: poll.lastBytes,
-        wholeRunSource: MESSAGES.wholeRunSource,
-        otherReads: () => null,
-        ownCounter: true,
-        network: {
-          ...networkUse(start, end, proxy.takeRecords(), (performance.now() - startedAt) / 1000, capBytesPerSec),
-          meter: 'proxy',
-        },
-      };
+  let now = start;
+  return counterMeter(
+    (poll) => {
+      now = proxy.readCounters();
+      const since = { requests: now.requests - start.requests, failures: now.failures - start.failures };
+      poll.push(now.originBytes - start.originBytes, since);
     },
-  };
+    READ_EVERY_MS,
+    ledger,
+    () => {
+      const sec = (performance.now() - startedAt) / 1000;
+      const network = networkUse(start, now, proxy.takeRecords(), sec, capBytesPerSec);
+      const sources = { seriesSource: MESSAGES.windowSource, wholeRunSource: MESSAGES.wholeRunSource };
+      return { ...sources, network: { ...network, meter: 'proxy' } };
+    },
+  );
 }
 
 /** What one run fetched: the counters' rise over it, and its requests' latency. */
@@ -65,11 +52,6 @@ export function networkUse(
   sec: number,
   capBytesPerSec: number | null,
 ): NetworkUse {
-  const statuses: Record<string, number> = {};
-  for (const [status, count] of Object.entries(end.statuses)) {
-    const rise = count - (start.statuses[status] ?? 0);
-    if (rise > 0) statuses[status] = rise;
-  }
   // Requests seen whole and answered by the origin; a tunnel's first byte is its TLS handshake's, not a request's.
   const answered = records.filter((r) => r.status > 0 && !r.fromCache && r.firstByteMs !== null);
   const firstBytes = answered.map((r) => r.firstByteMs as number);
@@ -81,7 +63,7 @@ export function networkUse(
     cacheBytes: end.cacheBytes - start.cacheBytes,
     cacheHits: end.cacheHits - start.cacheHits,
     otherBytes: end.otherBytes - start.otherBytes,
-    statuses,
+    statuses: statusRise(end.statuses, start.statuses),
     failures: end.failures - start.failures,
     lastFailure: end.failures > start.failures ? end.lastFailure : null,
     firstByteMs: tailQuantiles(firstBytes),

@@ -1,15 +1,9 @@
-// The second data source: objects in an S3-compatible store or files at
-// HTTP(S) URLs, read by the job's own client. Under the Python hook the job
-// reaches its origin directly in every mode: its own HTTP clients count the
-// bytes (client-meter.ts) and, in the cached mode, the hook answers its
-// requests from the profiler's copy of the objects, above TLS
-// (python/ds_analyzer/_serve.py), so the modes can be blocks of one launch.
-// A cap, an added latency, a held share or --net-meter proxy send the job
-// through the metering proxy (HTTP_PROXY, HTTPS_PROXY), which counts every
-// byte the origin sends (network-meter.ts), caps them (the throttle) and
-// answers from the same copy (cache-states/remote-cache-state.ts), a launch
-// a mode. Proofs follow from the counts: cold when the network brought at
-// least 90% of the consumed bytes, cached when it brought (nearly) none.
+// Objects in an S3-compatible store or files at HTTP(S) URLs, read by the job's own client. Under the Python hook
+// the job reaches its origin directly: its HTTP clients count the bytes (client-meter.ts) and, in the cached mode,
+// the hook answers from the profiler's copy (python/ds_analyzer/_serve.py), so the modes can be blocks of one
+// launch. A cap, an added latency, a held share or --net-meter proxy send the job through the metering proxy
+// (network-meter.ts, cache-states/remote-cache-state.ts), a launch a mode. Cold: the network brought at least 90%
+// of the consumed bytes; cached: (nearly) none.
 import { statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
@@ -44,10 +38,8 @@ export interface RemoteOptions {
   /** The job's own cache folder (--job-cache): emptied and kept empty in the cold mode. */
   jobCacheDir?: string | null;
   /**
-   * Where the cold mode's requests are counted (--net-meter): 'client', in the job's own HTTP clients, with the
-   * job reaching its origin directly (a proxy carrying the bytes costs about a CPU core at 200 MB/s), or 'proxy'. Runs
-   * that need
-   * the proxy (the cached mode, a cap, an added latency, a held share) use it either way. Default 'client'.
+   * Where the cold mode's requests are counted (--net-meter): 'client' (default), in the job's own HTTP clients (a
+   * proxy carrying the bytes costs about a CPU core at 200 MB/s), or 'proxy'. Runs that need the proxy use it anyway.
    */
   netMeter?: NetMeter;
   /** Charged with the meters' readings, as 'meter' (the proxy's relaying is not charged). */
@@ -143,11 +135,7 @@ export class RemoteObjectsSource implements DataSource {
     this.readProber = (files, limits) => this.probe(files, limits);
   }
 
-  /**
-   * Samples in a shard where the objects are tar shards (WebDataset): counted
-   * in the first shard (its first 64 MiB, scaled to its size), so the bytes a
-   * sample costs are known.
-   */
+  /** Samples in a tar shard (WebDataset), counted in the first shard's first 64 MiB and scaled to its size. */
   private async samplesPerShard(objects: RemoteObject[]): Promise<number | null> {
     if (!objects.every((o) => o.path.endsWith('.tar'))) return null;
     const started = performance.now();
@@ -203,10 +191,7 @@ export class RemoteObjectsSource implements DataSource {
     return { kind: 'remote', url, endpoint, jobCache: jobCacheDir ?? null, netMeter: netMeter ?? 'client' };
   }
 
-  /**
-   * The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY so its requests reach the
-   * proxy.
-   */
+  /** The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY. */
   jobEnv(): Record<string, string | undefined> {
     const url = this.requireLink().proxy.url;
     const noProxy = withoutHosts(this.options.env.NO_PROXY ?? this.options.env.no_proxy ?? '', this.spec.origins);
@@ -257,10 +242,7 @@ export class RemoteObjectsSource implements DataSource {
     return { wrap: (argv) => argv, remove: async () => proxy.setAddedLatencyMs(0) };
   }
 
-  /**
-   * The cold mode, uncapped and undelayed, with nothing served from the cache, is metered in the job's own
-   * HTTP clients and reaches the origin directly; every other run goes through the proxy, which it needs.
-   */
+  /** Metered in the job's own HTTP clients where it serves in the job; else through the proxy. */
   startMeter(_mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const proxy = this.requireLink().proxy;
     return this.servesInJob()
@@ -272,10 +254,7 @@ export class RemoteObjectsSource implements DataSource {
     return mode === 'cached' && this.spec.protocol === 'https' && !this.servesInJob() ? MESSAGES.cachedTunnelled : null;
   }
 
-  /**
-   * Whether the job's own clients count and its hook answers the cached mode: --net-meter client, and no cap, added
-   * latency or held share at the proxy (those need the job's requests to go through it).
-   */
+  /** Whether the job's own clients count and its hook answers: --net-meter client, and nothing set at the proxy. */
   private servesInJob(): boolean {
     return (this.options.netMeter ?? 'client') === 'client' && (this.link?.proxy.passesThrough ?? true);
   }
@@ -329,10 +308,7 @@ export class RemoteObjectsSource implements DataSource {
     };
   }
 
-  /**
-   * Fetches the objects into the cache, a few at once: under the run's interrupt and told to its progress, unless
-   * `options` say otherwise.
-   */
+  /** Fetches the objects into the cache, under the run's interrupt and progress unless `options` say otherwise. */
   private fill(objects: RemoteObject[], cache: ResponseCache, options: FillOptions = {}): Promise<void> {
     const run = this.run;
     const signal = options.signal ?? run?.signal;
@@ -347,12 +323,9 @@ export class RemoteObjectsSource implements DataSource {
   }
 
   /**
-   * The network's pace for the storage probe: a sample of objects fetched
-   * straight from the origin. A few go one at a time first, so that their
-   * first bytes wait behind nothing (the latency); then many at once, so
-   * that the link is full (the bandwidth). On a full link the loaded requests'
-   * first bytes wait behind each other's bytes: that wait is the bandwidth's,
-   * not latency (whatif/fit/storage.ts).
+   * The network's pace for the storage probe: a few objects one at a time first (their first bytes wait behind
+   * nothing: the latency), then many at once (the bandwidth); on a full link first bytes wait behind each other's
+   * bytes, which is the bandwidth's wait, not latency (whatif/fit/storage.ts).
    */
   private async probe(files: readonly { path: string }[], limits: Parameters<ReadProber>[1]) {
     const link = this.requireLink();
@@ -398,20 +371,15 @@ export class RemoteObjectsSource implements DataSource {
     // Each request is a whole object's GET: their mean size, in whole bytes (objects of mixed sizes give a fraction).
     const requestBytes = fetched > 0 ? Math.max(1, Math.round(bytesRead / fetched)) : limits.requestBytes;
     // The median wait for a first byte: what the probe's rate owes to latency, not bandwidth (whatif/fit/storage.ts).
-    const firstByteMs =
-      firstBytes.length > 0
+    const median = (ms: number[]) =>
+      ms.length > 0
         ? nearestRank(
-            firstBytes.sort((a, b) => a - b),
+            ms.sort((a, b) => a - b),
             0.5,
           )
         : undefined;
-    const idleFirstByteMs =
-      idleFirstBytes.length > 0
-        ? nearestRank(
-            idleFirstBytes.sort((a, b) => a - b),
-            0.5,
-          )
-        : undefined;
+    const firstByteMs = median(firstBytes);
+    const idleFirstByteMs = median(idleFirstBytes);
     return {
       bytesRead,
       storageBytes: bytesRead,
@@ -432,9 +400,8 @@ export class RemoteObjectsSource implements DataSource {
 }
 
 /**
- * The objects the cached mode's copy holds: all of them when they fit the room for it and the block's expected reads,
- * else the first of a seeded permutation that does (the hook answers a request for another object with one of these:
- * cached-subset.ts's idea, at the request).
+ * The objects the cached mode's copy holds: all that fit the room and the block's expected reads, else the first of
+ * a seeded permutation (the hook answers a request for another object with one of these).
  */
 function copyFiles(dataset: Dataset, expectedBytes: number | null): DatasetFile[] {
   const room = dataset.memoryBudgetBytes ?? dataset.bytes;

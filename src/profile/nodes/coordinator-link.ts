@@ -16,10 +16,7 @@ import type { NodePlan } from './node-plan.js';
 import { NODES_TEXT } from './nodes-text.js';
 import { fullTiming, MAX_BULK_BYTES, Peer, type LinkTiming, type PeerEvent } from './peer.js';
 
-/**
- * The bulk that measures the network between two nodes, and the small one whose time (a round trip, the framing) is
- * taken off it.
- */
+/** The bulk that measures the network between two nodes, and the small one whose time is taken off it. */
 const PROBE_BYTES = MAX_BULK_BYTES;
 const PROBE_BASE_BYTES = 64 * 1024;
 
@@ -43,10 +40,7 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
   readonly arrived: ArrivedNode[] = [];
   /** Each other node's connection and what it said, in the order they arrived. */
   private readonly members: Member[] = [];
-  /**
-   * Bytes/s each node read from this one at arrival, and what this one read from them (the slowest); null where not
-   * measured.
-   */
+  /** Bytes/s each node read from this one at arrival, and this one's slowest from them; null: not measured. */
   readonly peerBytesPerSec: (number | null)[] = [];
   ownPeerBytesPerSec: number | null = null;
   private closing = false;
@@ -96,10 +90,8 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
   }
 
   /**
-   * The network between this node and each other one, one node at a time
-   * (two at once would share the links): a bulk each way, the time of a
-   * small one taken off (a round trip, the framing). Each node is told what
-   * it read from here; this node keeps the slowest it read from them.
+   * The network to each other node, one at a time (two would share the links): a bulk each way, a small one's time
+   * taken off. Each node is told what it read from here; this node keeps the slowest it read from them.
    */
   private async measurePeers(): Promise<void> {
     const ups: number[] = [];
@@ -121,10 +113,7 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     this.ownPeerBytesPerSec = ups.length > 0 ? Math.min(...ups) : null;
   }
 
-  /**
-   * Bytes/s of PROBE_BYTES over PROBE_BASE_BYTES, each started by `start`, done when its check holds; null when the
-   * difference is lost in the noise.
-   */
+  /** Bytes/s of PROBE_BYTES over PROBE_BASE_BYTES, each done when `start`'s check holds; null: lost in the noise. */
   private async timeBulks(start: (bytes: number) => () => boolean): Promise<number | null> {
     const timeOf = async (bytes: number): Promise<number> => {
       const began = process.hrtime.bigint();
@@ -156,9 +145,7 @@ export class CoordinatorLink extends LinkBase implements NodeLink {
     );
   }
 
-  /**
-   * A new node's hello: its index among the peers when its schedule is this one's; -1 (and the door closed) when not.
-   */
+  /** A new node's hello: its index among the peers when its schedule is this one's, else -1 (and refused). */
   private greet(peer: Peer, message: PeerEvent): number {
     if (message.t !== 'hello') {
       peer.send({ t: 'end', reason: 'a node must say hello first' });

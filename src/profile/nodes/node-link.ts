@@ -1,18 +1,7 @@
-// The CLIs of a multi-node profile, kept in step over one TCP connection each
-// to a small coordinator that the CLI on one node hosts:
-//
-//   hello    a node arrives with its schedule; refused unless it is the same
-//   ready    a node has set its cache state for a run; the coordinator says
-//   go       once every node is ready, so every node's mode starts together
-//   result   a node's result of the run; the coordinator merges them and
-//   verdict  says to every node whether the schedule goes on
-//   final    a node's last words (its storage probe); then
-//   end      the coordinator closes the profile, with a reason when it aborts
-//
-// Messages are JSON lines. Every side pings every second; a peer silent for
-// `silenceSec`, or whose connection closes, is lost, and every node learns it
-// at once: its waits fail with a NodeLostError, its running job is stopped.
-//
+// The CLIs of a multi-node profile, kept in step over one TCP connection each to a coordinator one CLI hosts:
+// hello (a node's schedule, refused unless the same), ready and go (every node's state set), result and verdict
+// (the merged run's verdict for every node), final (a node's storage probe), end (with a reason when aborted).
+// A peer silent for `silenceSec`, or whose connection closes, is lost: every wait fails with a NodeLostError.
 // The wire is peer.ts; the coordinator's end is coordinator-link.ts, every other node's follower-link.ts.
 import { ExitCode, UserError } from '../../errors.js';
 import type { Host, ModeResult, NodeIdentity, StorageProbe } from '../../schema/profile.js';
@@ -120,11 +109,7 @@ export interface NodeLink {
   readonly lostReason: string | null;
   /** Resolves once every node has set its cache state for `label`. */
   barrier(label: string): Promise<void>;
-  /**
-   * Hands this node's result of `label` over; resolves with what the
-   * coordinator decided from every node's (the same verdict on every node),
-   * and on the coordinator with every node's results too.
-   */
+  /** Hands this node's result over; resolves with the verdict every node gets (the coordinator: and all results). */
   settle(
     label: string,
     own: NodeRunResult,

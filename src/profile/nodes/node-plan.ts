@@ -1,8 +1,5 @@
-// How many nodes a profile spans and where their CLIs meet, read from what
-// the user already runs: the flags (--nnodes, --coordinator), else torchrun's
-// own options in the job's command (--nnodes, --rdzv-endpoint or
-// --master-addr/--master-port), else Slurm's variables under srun. Pure: the
-// argv and the environment in, the plan out; nothing is resolved or opened.
+// How many nodes a profile spans and where their CLIs meet: the flags (--nnodes, --coordinator), else torchrun's
+// options in the job's command, else Slurm's variables under srun. Pure: nothing is resolved or opened.
 import { ExitCode, UserError } from '../../errors.js';
 import { NODES_TEXT } from './nodes-text.js';
 import { parsePort } from '../../units.js';
@@ -19,16 +16,11 @@ export interface NodePlan {
   nodes: number;
   /** Where the CLIs meet. */
   coordinator: CoordinatorAddress;
-  /**
-   * Whether this CLI hosts the coordinator, where the launcher says (Slurm's
-   * node 0); null: the CLI whose machine holds the coordinator's address hosts it.
-   */
+  /** Whether this CLI hosts the coordinator (Slurm's node 0); null: the one whose machine holds its address. */
   hostsCoordinator: boolean | null;
   /** Where the plan came from, for messages: '--nnodes', 'torchrun', 'Slurm'. */
   from: string;
-  /**
-   * Names this run of the job, so CLIs of two jobs meeting on one port tell each other apart ('' when none is known).
-   */
+  /** Names this run of the job, so two jobs' CLIs meeting on one port tell each other apart ('' when unknown). */
   runId: string;
 }
 
@@ -41,17 +33,13 @@ export interface NodeFlags {
 /** torchrun's default c10d rendezvous port and static master port (torch.distributed.run). */
 const TORCHRUN_RDZV_PORT = 29400;
 const TORCHRUN_MASTER_PORT = 29500;
-/**
- * Under Slurm without MASTER_PORT: a port from the job id, as Lightning picks its own (15000 + the id's last 4 digits).
- */
+/** Under Slurm without MASTER_PORT: 15000 + the job id's last 4 digits, as Lightning picks its own. */
 const SLURM_PORT_BASE = 15000;
 
 /**
- * The plan for this CLI, or null for a single-node profile. The coordinator
- * listens one port above the job's rendezvous port (the rendezvous itself
- * belongs to the job), unless --coordinator names one. Throws a UserError
- * for a plan the CLIs could not follow: an elastic node range, a loopback
- * coordinator for several nodes, srun with several tasks per node.
+ * The plan for this CLI, or null for one node; the coordinator listens one port above the job's rendezvous unless
+ * --coordinator names one. A UserError for a plan the CLIs could not follow (an elastic range, a loopback
+ * coordinator, srun with several tasks per node).
  */
 export function nodePlan(argv: readonly string[], env: NodeJS.ProcessEnv, flags: NodeFlags): NodePlan | null {
   const torchrun = torchrunOptions(argv);
@@ -182,9 +170,8 @@ interface SlurmStep {
 }
 
 /**
- * The srun step this CLI runs in, or null. Only srun sets the step's variables (SLURM_STEP_ID): a batch script has
- * SLURM_PROCID 0 and the allocation's SLURM_NNODES too, but one CLI typed there is no node of a step, and waiting for
- * the allocation's other nodes would wait for profilers that never start.
+ * The srun step this CLI runs in, or null: only srun sets SLURM_STEP_ID; a CLI typed in a batch script is no node of
+ * a step, and would wait for the allocation's other nodes in vain.
  */
 export function slurmStep(env: NodeJS.ProcessEnv): SlurmStep | null {
   if (env.SLURM_JOB_ID === undefined || (env.SLURM_STEP_ID ?? env.SLURM_STEPID) === undefined) return null;
@@ -209,10 +196,7 @@ function tasksPerNode(text: string): number {
   return Math.max(1, ...counts.filter((n) => Number.isInteger(n)));
 }
 
-/**
- * The first host of a Slurm host list: 'gpu[07-09,12],cpu1' is gpu07 (the
- * padding kept as written), 'a1,a2' is a1.
- */
+/** The first host of a Slurm host list: 'gpu[07-09,12],cpu1' is gpu07, 'a1,a2' is a1. */
 export function firstHost(list: string): string | null {
   const match = /^([^,[]*)(?:\[([^\]]*)\]([^,]*))?/.exec(list.trim());
   if (!match || (!match[1] && match[2] === undefined)) return null;

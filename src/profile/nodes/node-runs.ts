@@ -1,10 +1,6 @@
-// A profile's runs on several nodes at once: each node's CLI runs the same
-// schedule on its own machine and writes its own profile; the link keeps
-// the launches in step (every node's cache state set before any job starts),
-// and the CLI that hosts the coordinator merges every node's result of each
-// run into the merged profile (merge-nodes.ts: the slowest rank of all sets
-// the pace). Inside one launch the blocks switch through the job's own
-// collective, not the link (DSA_NODES).
+// A profile's runs on several nodes at once: each node's CLI runs the same schedule and writes its own profile; the
+// link starts the launches together, and the coordinator's CLI merges every node's result of each run
+// (merge-nodes.ts). Inside one launch the blocks switch through the job's own collective (DSA_NODES).
 import { lookup } from 'node:dns/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import { mergeNodes } from '../../analysis/merge-nodes.js';
@@ -26,10 +22,7 @@ import { NODES_TEXT } from './nodes-text.js';
 export interface NodesInput {
   plan: NodePlan;
   timing: LinkTiming;
-  /**
-   * Where the node that hosts the coordinator writes the merged profile (--out); every node's own profile is the run's
-   * outFile.
-   */
+  /** Where the coordinator's node writes the merged profile (--out); each node's own is the run's outFile. */
   mergedOutFile: string;
 }
 
@@ -44,9 +37,6 @@ export interface ScheduleOptions {
   workersSweep?: readonly number[];
 }
 
-/** A run of the schedule, as the nodes agree on it. */
-export type NodeRun = BookedRun;
-
 /** The nodes kept in step, and on the coordinator's node the merged profile. */
 export class NodeRuns {
   private constructor(
@@ -55,11 +45,7 @@ export class NodeRuns {
     readonly merged: ProfileBook | null,
   ) {}
 
-  /**
-   * Meets the other nodes: hosts the coordinator where the plan says (or
-   * where this machine holds its address), else dials it; resolves once
-   * every node has arrived with the same schedule.
-   */
+  /** Meets the other nodes, hosting the coordinator or dialling it; resolves once all arrived with one schedule. */
   static async open(
     nodes: NodesInput,
     own: ProfileBook,
@@ -123,10 +109,7 @@ export class NodeRuns {
     return new NodeRuns(link, merged);
   }
 
-  /**
-   * What the job's ranks on this node are told: how many nodes' profilers run it, so that a block switch waits until
-   * every node has set its state (the ranks' all-reduce, _recorder.agree_look). The launch needs no link for it.
-   */
+  /** The nodes' count, for the ranks' all-reduce that waits for every node's state at a block switch (agree_look). */
   get jobEnv(): Record<string, string> {
     return { [ENV.nodes]: String(this.link.nodes) };
   }
@@ -136,11 +119,8 @@ export class NodeRuns {
     return this.link.barrier(label);
   }
 
-  /**
-   * Hands this node's result of a run over and returns the verdict every
-   * node follows; the coordinator's node files the merged result.
-   */
-  async settle(run: NodeRun, result: ModeResult, node: NodeIdentity): Promise<RunVerdict> {
+  /** Hands this node's result of a run over; returns the verdict every node follows (the coordinator merges). */
+  async settle(run: BookedRun, result: ModeResult, node: NodeIdentity): Promise<RunVerdict> {
     let merged: ModeResult | null = null;
     const { verdict, results } = await this.link.settle(run.label, { node, result }, (all) => {
       merged = mergeOrExplain(all);
@@ -154,9 +134,7 @@ export class NodeRuns {
     return verdict;
   }
 
-  /**
-   * Ends the profile in order; the merged profile takes the slowest node's storage probe (its storage bounds the job).
-   */
+  /** Ends the profile in order; the merged profile takes the slowest node's storage probe (it bounds the job). */
   async finish(ownProbe: StorageProbe | null): Promise<void> {
     const finals = await this.link.finish({ storageProbe: ownProbe });
     if (!this.merged) return;
@@ -166,10 +144,7 @@ export class NodeRuns {
     else delete this.merged.profile.storageProbe;
   }
 
-  /**
-   * The node ranks the job's ranks reported, once known, on the merged profile's nodes (the coordinator's node first,
-   * then as they arrived).
-   */
+  /** The node ranks the job's ranks reported, once known, on the merged profile's nodes. */
   private placeNodes(results: readonly NodeRunResult[]): void {
     const nodes = this.merged!.profile.nodes!;
     results.forEach((r, k) => {
@@ -179,11 +154,7 @@ export class NodeRuns {
   }
 }
 
-/**
- * The results, each node named by the rank its job reported; where two
- * nodes report the same one (a job that sets no GROUP_RANK, NODE_RANK or
- * SLURM_NODEID), by the order they met: the coordinator's node 0.
- */
+/** The results, each node named by its job's node rank, or by the order they met where two share one. */
 function distinctNodes(results: readonly NodeRunResult[]): { node: NodeIdentity; result: ModeResult }[] {
   if (new Set(results.map((r) => r.node.nodeRank)).size === results.length) return [...results];
   return results.map((r, k) => {
@@ -206,10 +177,7 @@ function ownNode(host: Host, nodeRank: number, profile: string, peerBytesPerSec:
   return { nodeRank, ...host, profile, peerBytesPerSec };
 }
 
-/**
- * Whether this machine holds `host`'s address (its name, or an address of one of its interfaces): it hosts the
- * coordinator.
- */
+/** Whether this machine holds `host`'s address (its name, or an interface's address): it hosts the coordinator. */
 export async function holdsAddress(host: string): Promise<boolean> {
   if (host === hostname()) return true;
   const local = new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)));
