@@ -1,14 +1,7 @@
-/**
- * `ds-analyzer clean`: finds what runs left behind and restores what they
- * changed on the machine, one item per thing, each saying what was done or
- * would be. Machine state first, always: ds-analyzer-* cgroups of runs that
- * were killed (empty ones removed; ones still holding a killed run's
- * processes kept unless `force`), and a DAMON reclaim pause whose run and
- * guardian both died (turned back on from its record). The user's files
- * only when asked: the demo datasets (`cache`) and the profiles' artefact
- * folders and validate's work folders (`artifacts`); otherwise listed with
- * their sizes. Nothing whose owner's pid still runs is touched.
- */
+// `ds-analyzer clean`: what runs left behind, one item per thing, each saying what was done or would be. Machine
+// state always: killed runs' cgroups (one still holding processes kept unless `force`), and a DAMON reclaim pause
+// whose run and guardian died. The user's files only when asked (`cache`, `artifacts`), else listed with their
+// sizes. Nothing whose owner's pid still runs is touched.
 import { emptyAndRemove, findLeftoverCgroups, type CgroupFs } from '../system/cgroups/leftovers.js';
 import { readRecordedPause, restoreRecordedPause } from '../system/cgroups/damon.js';
 import {
@@ -50,10 +43,7 @@ export interface CleanInput {
 export interface CleanItem {
   /** What it is. */
   kind: 'cgroup' | 'reclaim' | 'cache' | 'artefacts' | 'page-cache';
-  /**
-   * done: removed or restored; would: the same, in a dry run; kept: left (in use, or not asked); failed: could not;
-   * none: nothing found.
-   */
+  /** done: removed or restored; would: so in a dry run; kept: in use or not asked; failed: could not; none found. */
   outcome: 'done' | 'would' | 'kept' | 'failed' | 'none';
   /** The folder or file it is about; null for a summary line. */
   path: string | null;
@@ -79,24 +69,29 @@ export async function runClean(input: CleanInput): Promise<CleanResult> {
     ...(await cleanCgroups(input)),
     cleanReclaim(input),
     ...cleanFolders(input),
-    { kind: 'page-cache' as const, outcome: 'none' as const, path: null, text: CLEAN_TEXT.pageCache },
+    itemOf('page-cache', null)('none', CLEAN_TEXT.pageCache),
   ];
   return { items, failed: items.some((i) => i.outcome === 'failed'), dryRun: input.dryRun };
+}
+
+/** An item maker for one thing of `kind` at `path` (null: a summary line). */
+function itemOf(kind: CleanItem['kind'], path: string | null, bytes?: number) {
+  return (outcome: CleanItem['outcome'], text: string): CleanItem => ({
+    kind,
+    outcome,
+    path,
+    ...(bytes !== undefined ? { bytes } : {}),
+    text,
+  });
 }
 
 async function cleanCgroups(input: CleanInput): Promise<CleanItem[]> {
   const { cgroupFs: fs, dryRun } = input;
   const left = findLeftoverCgroups(input.cgroupRoots, fs);
-  if (left.length === 0)
-    return [{ kind: 'cgroup', outcome: 'none', path: null, text: CLEAN_TEXT.noCgroups(input.cgroupRoots) }];
+  if (left.length === 0) return [itemOf('cgroup', null)('none', CLEAN_TEXT.noCgroups(input.cgroupRoots))];
   const items: CleanItem[] = [];
   for (const group of left) {
-    const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({
-      kind: 'cgroup',
-      outcome,
-      path: group.dir,
-      text,
-    });
+    const item = itemOf('cgroup', group.dir);
     if (group.inUse) {
       items.push(item('kept', CLEAN_TEXT.cgroupInUse(group.dir, group.ownerPid!, group.ownerCommand)));
       continue;
@@ -106,26 +101,14 @@ async function cleanCgroups(input: CleanInput): Promise<CleanItem[]> {
       items.push(item('kept', CLEAN_TEXT.cgroupHolds(group.dir, pids)));
       continue;
     }
+    const said = (dry: boolean) =>
+      pids.length > 0 ? CLEAN_TEXT.cgroupKilled(group.dir, pids, dry) : CLEAN_TEXT.cgroupRemoved(group.dir, dry);
     if (dryRun) {
-      items.push(
-        item(
-          'would',
-          pids.length > 0 ? CLEAN_TEXT.cgroupKilled(group.dir, pids, true) : CLEAN_TEXT.cgroupRemoved(group.dir, true),
-        ),
-      );
+      items.push(item('would', said(true)));
       continue;
     }
     const { error } = await emptyAndRemove(group.dir, fs);
-    if (error !== null) items.push(item('failed', CLEAN_TEXT.cgroupFailed(group.dir, error)));
-    else
-      items.push(
-        item(
-          'done',
-          pids.length > 0
-            ? CLEAN_TEXT.cgroupKilled(group.dir, pids, false)
-            : CLEAN_TEXT.cgroupRemoved(group.dir, false),
-        ),
-      );
+    items.push(error !== null ? item('failed', CLEAN_TEXT.cgroupFailed(group.dir, error)) : item('done', said(false)));
   }
   return items;
 }
@@ -133,13 +116,8 @@ async function cleanCgroups(input: CleanInput): Promise<CleanItem[]> {
 function cleanReclaim(input: CleanInput): CleanItem {
   const file = input.reclaimPauseFile;
   const record = readRecordedPause(file);
-  const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({
-    kind: 'reclaim',
-    outcome,
-    path: file,
-    text,
-  });
-  if (record === null) return { kind: 'reclaim', outcome: 'none', path: null, text: CLEAN_TEXT.noReclaimPause };
+  const item = itemOf('reclaim', file);
+  if (record === null) return itemOf('reclaim', null)('none', CLEAN_TEXT.noReclaimPause);
   if (record === 'unreadable') return item('failed', CLEAN_TEXT.reclaimUnreadable(file));
   const owner = input.cgroupFs.command(record.pid);
   if (owner !== null) return item('kept', CLEAN_TEXT.reclaimInUse(record.pid, owner));
@@ -161,13 +139,7 @@ function cleanFolders(input: CleanInput): CleanItem[] {
     removed: (f: LeftoverFolder, dryRun: boolean) => string,
   ): void => {
     for (const f of folders) {
-      const item = (outcome: CleanItem['outcome'], text: string): CleanItem => ({
-        kind,
-        outcome,
-        path: f.path,
-        bytes: f.bytes,
-        text,
-      });
+      const item = itemOf(kind, f.path, f.bytes);
       if (!remove) items.push(item('kept', kept(f)));
       else if (input.dryRun) items.push(item('would', removed(f, true)));
       else {
@@ -179,8 +151,7 @@ function cleanFolders(input: CleanInput): CleanItem[] {
     }
   };
   const demo = foldersIn(input.cacheDir, DEMO_DATASET);
-  if (demo.length === 0)
-    items.push({ kind: 'cache', outcome: 'none', path: null, text: CLEAN_TEXT.noDemo(input.cacheDir) });
+  if (demo.length === 0) items.push(itemOf('cache', null)('none', CLEAN_TEXT.noDemo(input.cacheDir)));
   each(
     demo,
     'cache',
@@ -199,12 +170,7 @@ function cleanFolders(input: CleanInput): CleanItem[] {
   );
   const validate = foldersIn(input.reportsDir, VALIDATE_FOLDER);
   if (profiles.length + validate.length === 0)
-    items.push({
-      kind: 'artefacts',
-      outcome: 'none',
-      path: null,
-      text: CLEAN_TEXT.noArtefacts(input.profilesDir, input.reportsDir),
-    });
+    items.push(itemOf('artefacts', null)('none', CLEAN_TEXT.noArtefacts(input.profilesDir, input.reportsDir)));
   for (const [folders, what] of [
     [profiles, ARTEFACT_WORDS.profile],
     [validate, ARTEFACT_WORDS.validate],

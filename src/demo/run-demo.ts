@@ -1,8 +1,5 @@
-// The demo (`ds-analyzer demo`): a generated dataset of real compressed files,
-// an emulated job profiled on it with the demo's run settings, then the
-// what-if at no cache. Everything the demo does to the machine (the dataset,
-// the cgroup check, the job) happens here; the command parses its flags,
-// writes the report (cli/demo-action.ts, as profile does) and renders the outcome.
+// The demo (`ds-analyzer demo`): a generated dataset of real compressed files, an emulated job profiled on it, then
+// the what-if at no cache. What the demo does to the machine happens here; cli/demo-action.ts writes the report.
 import { toolCacheDir } from '../paths.js';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,10 +40,7 @@ export interface DemoInput {
   remote?: boolean;
   /** Working folder of the job. */
   cwd: string;
-  /**
-   * The CLI's environment: the job inherits it; XDG_CACHE_HOME and HOME name the user's cache folder, DSA_CGROUP_PARENT
-   * a delegated cgroup.
-   */
+  /** The CLI's environment, which the job inherits (XDG_CACHE_HOME, HOME, DSA_CGROUP_PARENT read from it). */
   env: NodeJS.ProcessEnv;
 }
 
@@ -72,9 +66,8 @@ export interface DemoOutcome {
 
 /** Runs the demo: dataset, profile, what-if at no cache (the command writes the report of it). */
 export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoOutcome> {
-  // Remote data passes every byte through the metering proxy in this process, at about 1.6 ms of CPU per MB
-  // (docs/method.md): the full workload's 80 MB/s would take half a CPU of a small machine, so --remote runs the quick
-  // one.
+  // Remote data passes every byte through the proxy here, at about 1.6 ms of CPU per MB: the full preset's 80 MB/s
+  // would take half a CPU of a small machine.
   const preset = input.quick || input.remote ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
   const datasetDir = await demoDataset(input, preset, hooks);
 
@@ -151,21 +144,10 @@ async function demoDataset(input: DemoInput, preset: EmulatorPreset, hooks: Demo
 
 /** The emulated job's command line at the preset's settings; with a store, it fetches each sample from it. */
 function emulatorArgv(preset: EmulatorPreset, datasetDir: string, storeUrl: string | null): string[] {
-  return [
-    process.execPath,
-    EMULATOR,
-    '--data',
-    datasetDir,
-    '--batch-size',
-    String(preset.batchSize),
-    '--workers',
-    String(preset.workers),
-    '--compute-ms',
-    String(preset.computeMs),
-    '--prep-ms',
-    String(preset.prepMs),
-    ...(storeUrl ? ['--remote-base', storeUrl] : []),
-  ];
+  const { batchSize, workers, computeMs, prepMs } = preset;
+  const flags = { data: datasetDir, 'batch-size': batchSize, workers, 'compute-ms': computeMs, 'prep-ms': prepMs };
+  const args = Object.entries({ ...flags, ...(storeUrl ? { 'remote-base': storeUrl } : {}) });
+  return [process.execPath, EMULATOR, ...args.flatMap(([flag, value]) => [`--${flag}`, String(value)])];
 }
 
 /** The demo's dataset as remote data: each sample file an object of the store at `url`. */

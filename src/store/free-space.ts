@@ -15,15 +15,12 @@ export interface TruncatedLogs {
 }
 
 /**
- * Cuts every job log (*.log) under `dir` that is longer than `keepBytes` to
- * its last `keepBytes`, from the first line boundary in them, behind one line
- * saying how much was cut. Only to be called between runs: a job still
- * writing to a log would write past the cut. Events files are left whole:
- * they are the measurements.
+ * Cuts every job log (*.log) under `dir` to its last `keepBytes` from a line boundary, behind a line saying so;
+ * between runs only (a job writing would write past the cut). Events files, the measurements, are left whole.
  */
 export function truncateLogs(dir: string, keepBytes = KEPT_LOG_BYTES): TruncatedLogs {
   const result: TruncatedLogs = { files: 0, freedBytes: 0, keptBytesPerLog: keepBytes };
-  for (const file of logFiles(dir)) {
+  for (const file of filesUnder(dir).filter((path) => path.endsWith('.log'))) {
     const size = statSync(file).size;
     // A log cut before is its tail plus a header: cutting it again would free nothing.
     if (size <= keepBytes + 256) continue;
@@ -51,9 +48,4 @@ function readTail(file: string, size: number, bytes: number): Buffer {
   } finally {
     closeSync(fd);
   }
-}
-
-/** *.log files under `dir`, at any depth; none when it does not exist. */
-function logFiles(dir: string): string[] {
-  return filesUnder(dir).filter((path) => path.endsWith('.log'));
 }

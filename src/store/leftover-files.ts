@@ -1,10 +1,5 @@
-/**
- * The files ds-analyzer leaves on disk on purpose, found and sized for
- * `ds-analyzer clean`: each profile's artefact folder (profiles/<name>.d: the
- * job's logs and events per run), validate's work folders
- * (reports/validate-<ms>), the demo's datasets under the tool's cache
- * folder, and a copy of remote data a killed profile left in its artefacts. Removed only where clean is told to.
- */
+// The files ds-analyzer leaves on disk on purpose, found and sized for `ds-analyzer clean`: profiles' artefact
+// folders, validate's work folders, the demo's datasets, and a copy of remote data a killed profile left.
 import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { filesUnder } from './files-under.js';
@@ -51,10 +46,7 @@ export const VALIDATE_FOLDER = /^validate-\d+$/;
 /** The demo's generated datasets: demo-<files>x<bytes>. */
 export const DEMO_DATASET = /^demo-\d+x\d+$/;
 
-/**
- * The folder of a profile's copy of remote objects, under its artefacts: removed when the profile ends, left only by
- * one that was killed (remote-objects.ts).
- */
+/** A profile's copy of remote objects, under its artefacts: left only by a profile that was killed. */
 export const REMOTE_COPY_FOLDER = 'remote-cache';
 
 /** The copies of remote data left in these artefact folders, each with its size. */

@@ -1,10 +1,5 @@
-/**
- * Profile files without the schema: their names, the newest in a folder, and
- * reading one up to validation. A sealed file (profile-seal.ts) needs no
- * validation, so `loadProfile` loads zod and the schema (profile-validation.ts)
- * only for a file that does: whatif and gate on a profile this build wrote
- * start without them.
- */
+// Profile files without the schema: their names, the newest in a folder, and reading one up to validation;
+// `loadProfile` loads zod and the schema only for a file not sealed by this build (profile-seal.ts).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
@@ -43,11 +38,7 @@ export function newestProfile(dir: string): string {
 /** A profile file read: the profile when its seal vouches for it, else its JSON, still to be validated. */
 export type ProfileRead = { sealed: Profile } | { unchecked: unknown };
 
-/**
- * Reads a profile file up to validation: a missing file, a folder, an unreadable file, text that is not
- * JSON or another schemaVersion is a one-line UserError (exit codes 4, 4, 4, 7, 7);
- * a file with this build's matching seal comes back as the profile.
- */
+/** Reads a profile file up to validation (a sealed one whole); a missing, unreadable or bad file is a UserError. */
 export function readProfileFile(path: string): ProfileRead {
   if (!existsSync(path)) {
     throw new UserError(STORE_TEXT.missing(path), ExitCode.MissingInput);
@@ -80,11 +71,7 @@ function readText(path: string): string {
   }
 }
 
-/**
- * readProfile (profile-store.ts) for a caller that can wait: the same profile
- * and the same one-line errors, but zod and the schema are loaded only when
- * the file is not sealed by this build.
- */
+/** readProfile (profile-store.ts), loading zod and the schema only for a file not sealed by this build. */
 export async function loadProfile(path: string): Promise<Profile> {
   const read = readProfileFile(path);
   if ('sealed' in read) return read.sealed;

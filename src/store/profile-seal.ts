@@ -1,31 +1,15 @@
-/**
- * The seal a profile's writer puts on the file, so that a reader can tell a
- * file this very build validated and wrote, untouched since, from any other.
- *
- * The seal is the profile's last field, `"integrity": "sha256:<hex>"`: the
- * SHA-256 of the file's text without that field, keyed by the tool's version,
- * PROFILE_SCHEMA_VERSION and the compiled source of the schema modules. A
- * reader whose own key and hash match skips validating the profile again
- * (zod is then not even loaded); a file of another version or schema, edited,
- * corrupt or unsealed is validated in full, as before the seal.
- *
- * The seal detects accident (an edit, a truncated copy, another build), not
- * intent: the key is no secret, so a file forged with a matching seal is read
- * unvalidated. A profile is the user's own measurement, read by the user's own
- * CLI; one from a source not trusted is made valid again by removing its
- * `integrity` line.
- */
+// The seal a profile's writer puts on the file, its last field `"integrity": "sha256:<hex>"`: the SHA-256 of the
+// text without it, keyed by the tool's version, PROFILE_SCHEMA_VERSION and the schema modules' compiled source. A
+// reader whose key and hash match skips validation (zod not even loaded); any other file is validated in full.
+// It detects accident (an edit, a truncated copy, another build), not intent: the key is no secret, so a profile
+// from a source not trusted is made to be validated by removing its `integrity` line.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Profile } from '../schema/profile.js';
 import { PROFILE_SCHEMA_VERSION } from '../schema/versions.js';
 import { TOOL_VERSION } from '../version.js';
 
-/**
- * The compiled modules, beside src/schema/profile.ts's, whose source is the
- * profile's schema: profile.ts and every module it imports
- * (test/store/profile-seal.test.ts checks the list against the imports).
- */
+/** The compiled schema modules: profile.ts and all it imports (test/store/profile-seal.test.ts checks the list). */
 export const SCHEMA_MODULES = [
   'profile.js',
   'profile-analysis.js',
@@ -46,9 +30,7 @@ const HEX_LENGTH = 64;
 
 let key: string | undefined;
 
-/**
- * This build's key: the tool's version, the profile format's and the schema's compiled source, hashed (once a process).
- */
+/** This build's key: the tool's version, the profile format's and the schema's source, hashed once a process. */
 export function sealKey(): string {
   if (key === undefined) {
     const hash = createHash('sha256').update(`ds-analyzer profile seal\0${TOOL_VERSION}\0${PROFILE_SCHEMA_VERSION}\0`);
@@ -64,10 +46,7 @@ function digest(body: string): string {
   return createHash('sha256').update(sealKey()).update('\0').update(body).digest('hex');
 }
 
-/**
- * The text of a profile file: `valid` (ProfileSchema's output) as indented
- * JSON, any seal it carried dropped and this build's seal added last.
- */
+/** A profile file's text: `valid` (ProfileSchema's output) as indented JSON, this build's seal last. */
 export function sealedProfileText(valid: Profile): string {
   const unsealed: Profile = { ...valid };
   delete unsealed.integrity;
@@ -75,10 +54,7 @@ export function sealedProfileText(valid: Profile): string {
   return `${body.slice(0, -2)}${SEAL_START}${digest(body)}${SEAL_END}`;
 }
 
-/**
- * The profile in a file's text when its seal is this build's and matches the
- * text (its seal dropped), else null: the file must be validated.
- */
+/** The profile in a file's text when its seal is this build's and matches, else null: it must be validated. */
 export function unsealedProfile(text: string): Profile | null {
   const start = text.length - SEAL_END.length - HEX_LENGTH - SEAL_START.length;
   if (start < 1 || !text.endsWith(SEAL_END) || !text.startsWith(SEAL_START, start)) return null;

@@ -13,16 +13,9 @@ import { writeAtomic } from './write-atomic.js';
 export type WriteText = (path: string, text: string) => void;
 
 /**
- * Validates and writes a profile atomically (writeAtomic), so a reader or a
- * crash never sees half a profile. The file is sealed (profile-seal.ts): a
- * reader of this build takes it as valid without validating it again.
- *
- * On a full disk (ENOSPC, EDQUOT) the profile, a few hundred kB, is what must
- * survive; the job's logs in the artefacts folder are what fills it. So the
- * logs of the finished runs are cut to their tails and the write is tried
- * once more; what was cut is added to the profile's warnings. If it still
- * does not fit, one line names the path and the fix (exit code 8), and the
- * profile written after the previous run stays as it was.
+ * Validates and writes a profile atomically and sealed (profile-seal.ts). On a full disk the profile is what must
+ * survive, and the job's logs are what fill it: they are cut to their tails (said in the warnings) and the write
+ * tried once more; if it still fails, a one-line UserError, and the previous profile stays as it was.
  */
 export function writeProfile(
   path: string,
@@ -53,12 +46,7 @@ export function writeProfile(
   }
 }
 
-/**
- * Reads and validates a profile; a missing or corrupt file is a one-line
- * UserError. A file sealed by this build (profile-seal.ts) is not validated
- * again; loadProfile (profile-files.ts) is the same without loading the
- * schema for such a file.
- */
+/** Reads and validates a profile (a sealed one is not validated again); a missing or corrupt file is a UserError. */
 export function readProfile(path: string): Profile {
   const read = readProfileFile(path);
   return 'sealed' in read ? read.sealed : validateProfile(path, read.unchecked);

@@ -1,15 +1,7 @@
-/**
- * What a profile may not carry. Always: the credentials of the job's command
- * line (a URL's password and a query holding a secret, the rest as
- * system/network/remote-spec.ts's redactUrl shows it; the value of VAR=value
- * named like a secret, as `env` takes it; AWS access key ids). With
- * `--redact` (docs/side-effects.md): the value of a flag named like a secret
- * (--token VALUE, --api-key=VALUE), host names (host-0,
- * host-1, ... in the order the profile names them, the same name the same
- * alias throughout), and absolute paths (under $HOME as ~/..., under the
- * working folder relative to it, others as <abs>/ and their last name; the
- * kernel's /proc, /sys and /dev kept). Pure: strings in, strings out.
- */
+// What a profile may not carry. Always: the credentials in the job's command (a URL's password or secret query,
+// VAR=value named like a secret, AWS access key ids). With --redact (docs/side-effects.md): a secret flag's value,
+// host names (host-0, host-1, ... the same name the same alias), absolute paths (~/..., relative to the working
+// folder, else <abs>/ and their last name; /proc, /sys and /dev kept). Pure: strings in, strings out.
 import { isAbsolute, relative } from 'node:path';
 import type { Profile } from '../schema/profile.js';
 import { redactUrl } from '../system/network/remote-spec.js';
@@ -23,12 +15,7 @@ const SECRET_NAME = /(token|secret|key|passw(or)?d|pwd|credential|auth)/i;
 const AWS_KEY_ID = /\b(AKIA|ASIA)[0-9A-Z]{16}\b/g;
 /** A URL, up to the next blank or quote. */
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi;
-/**
- * An absolute path in free text: a slash not after a word character, a dot,
- * a tilde, a colon, another slash or the > of <abs> (so not the /s of
- * MB/s, nor a URL's //host, nor a path already redacted), up to a blank, a
- * quote or punctuation that ends a phrase.
- */
+/** An absolute path in free text (not the /s of MB/s, a URL's //host or <abs>/), up to a blank, quote or punctuation. */
 const PATH_IN_TEXT = /(?<![\w.~:/\\>-])\/[^\s'"`<>|;,()[\]{}]*/g;
 /** Kernel file systems: their paths name no user, host or project. */
 const KERNEL_PATHS = /^\/(proc|sys|dev)(\/|$)/;
@@ -44,11 +31,7 @@ export interface RedactionPlaces {
 /** A query parameter that carries a secret: a token, a key, a presigned signature or credential. */
 const SECRET_QUERY = /(?:^|[?&#])[^=&#]*(token|secret|key|passw(or)?d|pwd|credential|auth|sig(nature)?)[^=&#]*=/i;
 
-/**
- * A URL without its credentials: a user:password@ part and a query that
- * holds a secret are replaced by <redacted> (what is left is redactUrl's, the
- * form remote data is shown in); any other URL as it is.
- */
+/** A URL with a user:password@ part or a secret query replaced by <redacted> (the rest as redactUrl shows it). */
 function urlWithoutSecrets(url: string): string {
   const userinfo = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(url);
   const withPassword = userinfo?.[2].includes(':');
@@ -71,11 +54,8 @@ export function textWithoutSecrets(text: string): string {
 }
 
 /**
- * The job's command without the credentials a profile must never hold,
- * --redact or not: URLs' passwords and secret queries, the value of an
- * environment assignment named like a secret (HF_TOKEN=..., as `env` takes
- * it), AWS key ids. With `flags` (--redact) also the value of a flag named
- * like a secret: --token VALUE, --api-key=VALUE, --password VALUE.
+ * The job's command without the credentials a profile must never hold (URLs' secrets, HF_TOKEN=..., AWS key ids);
+ * with `flags` (--redact) also a secret flag's value: --token VALUE, --api-key=VALUE.
  */
 export function commandWithoutSecrets(argv: readonly string[], flags = false): string[] {
   const out: string[] = [];
@@ -131,9 +111,7 @@ export class Redactor {
     return alias;
   }
 
-  /**
-   * A path as it may be written: ~/... under home, relative under the working folder, else <abs>/ and its last name.
-   */
+  /** A path as it may be written: ~/... under home, relative under the working folder, else <abs>/ and its name. */
   path(path: string): string {
     if (!isAbsolute(path) || KERNEL_PATHS.test(path)) return path;
     const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
@@ -174,10 +152,7 @@ export class Redactor {
   }
 }
 
-/**
- * The values --redact takes out of a command (a secret flag's value, a secret variable's), each at least 4 characters
- * long.
- */
+/** The values --redact takes out of a command (a secret flag's or variable's), each at least 4 characters long. */
 export function secretsOf(argv: readonly string[]): string[] {
   const redacted = commandWithoutSecrets(argv, true);
   const found: string[] = [];
@@ -193,37 +168,28 @@ export function secretsOf(argv: readonly string[]): string[] {
 /** Every host name a profile holds: the host's, each node's, each rank's node, the coordinator's; in that order. */
 export function hostnamesOf(profile: Profile): string[] {
   const names: string[] = [profile.host.hostname, ...(profile.nodes ?? []).map((n) => n.hostname)];
-  const walk = (value: unknown): void => {
-    if (Array.isArray(value)) value.forEach(walk);
-    else if (value && typeof value === 'object') {
-      for (const [key, v] of Object.entries(value)) {
-        if (key === 'hostname' && typeof v === 'string') names.push(v);
-        else walk(v);
-      }
-    }
-  };
-  walk(profile);
+  mapStrings(profile, (text, key) => {
+    if (key === 'hostname') names.push(text);
+    return text;
+  });
   const coordinator = profile.options.nodes?.coordinator;
   // HOST:PORT, or [IPv6]:PORT.
   if (coordinator) names.push(coordinator.replace(/^\[(.*)\]:\d+$/, '$1').replace(/:\d+$/, ''));
   return [...new Set(names.filter((n) => n.length > 0))];
 }
 
-/**
- * The profile with --redact applied to every string it holds: host names by
- * their aliases, absolute paths as Redactor.path writes them, credentials
- * out; the job's command argument by argument. Numbers, keys and structure
- * are unchanged, so the result reads as any profile does.
- */
+/** `value` with every string in it mapped (with the key that holds it); numbers, keys and structure unchanged. */
+function mapStrings(value: unknown, map: (text: string, key: string) => string, key = ''): unknown {
+  if (typeof value === 'string') return map(value, key);
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, map));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, map, k)]));
+  return value;
+}
+
+/** The profile with --redact applied to every string it holds; the job's command argument by argument. */
 export function redactProfile(profile: Profile, places: RedactionPlaces): Profile {
   const redactor = new Redactor(places, hostnamesOf(profile), profile.command);
-  const walk = (value: unknown): unknown => {
-    if (typeof value === 'string') return redactor.text(value);
-    if (Array.isArray(value)) return value.map(walk);
-    if (value && typeof value === 'object')
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
-    return value;
-  };
-  const redacted = walk(profile) as Profile;
+  const redacted = mapStrings(profile, (text) => redactor.text(text)) as Profile;
   return { ...redacted, command: redactor.command(profile.command) };
 }
