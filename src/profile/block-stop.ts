@@ -19,12 +19,8 @@ export interface StopState {
   trackers: Map<string, StoppingTracker>;
 }
 
-/**
- * A precision stop waits for the training loader's first epoch boundary when
- * it comes within this many times the iterations already run: a boundary's
- * cost (workers started again, saves at the epoch's end) is measured only
- * there; a later one is estimated from the first epoch's start instead.
- */
+// A precision stop waits for the loader's first epoch boundary within this many times the iterations run: a
+// boundary's cost (workers restarted, saves) is measured only there.
 export const EPOCH_WAIT_FACTOR = 3;
 
 /** Whether a rank has yet to start its second epoch, due within the budget and EPOCH_WAIT_FACTOR of what it ran. */
@@ -42,11 +38,8 @@ export function awaitingEpochBoundary(
 }
 
 /**
- * Whether the block in progress has measured enough: every rank that reported
- * has entered it (a rank still in the old mode would stop it early) and has
- * reached the block's precision or budget. Each rank's carried iterations
- * (prefetched under the previous block's state) are left out of its count.
- * `waitForEpoch` false (profile --continue): no wait for an epoch's end, the run's own epochs go on after.
+ * Whether the block has measured enough: every rank entered it and reached its precision or budget, carried
+ * iterations not counted; `waitForEpoch` false (--continue): no wait for an epoch's end.
  */
 export function decideBlockStop(slices: readonly BlockSlice[], current: StopState, waitForEpoch = true) {
   const block = current.block;

@@ -50,9 +50,8 @@ export interface RanBlock {
 }
 
 /**
- * The blocks' cost to the real run, from what was measured: the synthetic blocks' iterations (undone, so lost to
- * training), the snapshots, the time between blocks while a state was set, and the cold blocks' iterations over
- * the cached pace. An upper bound: the job trained on real batches between blocks.
+ * The blocks' cost to the real run (an upper bound): the synthetic blocks' iterations (undone), the snapshots, the
+ * time between blocks while a state was set, and the cold blocks' iterations over the cached pace.
  */
 export function continuedCost(blocks: readonly RanBlock[], held: HeldState, blocksEndedAt: number): ContinuedCost {
   const refused = new Set(held.refused.map((r) => r.index));
@@ -140,10 +139,7 @@ export interface RodeEnd {
   jobExit?: Pick<JobExit, 'exitCode' | 'signal'>;
 }
 
-/**
- * The blocks of the launch --continue rode, saved: a synthetic block whose state could not be held trained on real
- * batches, so it is left out, and said so. The job trains on (continuing), or ended before its blocks did (jobExit).
- */
+/** The blocks --continue rode, saved, less a synthetic block whose state could not be held (said so). */
 export function rodeRun(
   outcome: LaunchOutcome,
   batch: readonly { label: string; mode: Mode; cpuCount: number | null }[],
@@ -183,10 +179,7 @@ export function rodeRun(
   return last ? { ...end, jobExit: { exitCode: last.jobExitCode, signal: last.jobSignal } } : end;
 }
 
-/**
- * The run after its blocks: the profiler lets go of the machine, the job stays its child (interrupts passed on
- * to its process group as themselves), and its end goes into the profile. Resolves to the job's exit code.
- */
+/** The run after its blocks: the machine let go, signals passed on, its end recorded; resolves to its exit code. */
 export async function trainOn(
   book: ProfileBook,
   continuing: Continuing,

@@ -41,23 +41,14 @@ export interface ProcessEvents {
   lines: number;
 }
 
-/**
- * The machine a process ran on, as its start event says. A job whose events
- * do not name its host (an older hook or writer, or no start event yet) ran
- * as the CLI's child, on the CLI's machine: `localHostname`, node 0 unless
- * the start event gave a node rank.
- */
+/** The machine a process ran on, as its start event says; else the CLI's (`localHostname`), node 0. */
 export function processNode(events: Pick<ProcessEvents, 'start'>, localHostname: string): NodeIdentity {
   return { hostname: events.start?.hostname ?? localHostname, nodeRank: events.start?.nodeRank ?? 0 };
 }
 
 const CHUNK_BYTES = 1 << 20;
 
-/**
- * Reads the job's JSON-lines event files incrementally while the job writes
- * them. Reading is lenient: a line that does not parse is counted, never
- * fatal, and a half-written last line waits for its newline.
- */
+/** Reads the job's event files as it writes them: a bad line is counted, a half-written one waits for its newline. */
 export class EventsReader {
   private readonly offsets = new Map<string, number>();
   private readonly partial = new Map<string, string>();

@@ -4,11 +4,8 @@ import type { Job } from './supervisor.js';
 const JOB_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGUSR1', 'SIGUSR2']);
 
 /**
- * The user's interrupts (Ctrl-C, SIGTERM) during a run of jobs: the first
- * stops the current job gently (SIGTERM to its process group), the second
- * kills its whole tree. What was measured before stays saved by the caller.
- * A job the profile rides on (passOn) gets each signal as itself: it is the
- * user's run, which may save a checkpoint on SIGINT; the third interrupt kills it.
+ * The user's interrupts during a run of jobs: the first stops the current job gently, the second kills its tree. A
+ * job the profile rides on (passOn) gets each signal as itself (it may save a checkpoint); the third kills it.
  */
 export class Interrupts {
   private count = 0;
@@ -41,11 +38,7 @@ export class Interrupts {
     this.listeners.push(listener);
   }
 
-  /**
-   * Stops the current job as a first interrupt would, for a cause of the
-   * profiler's own (the other nodes of the job are gone): the run then ends
-   * as interrupted, and no later run starts.
-   */
+  /** Stops the current job as a first interrupt would, for the profiler's own cause (the other nodes are gone). */
   stop(): void {
     this.stopped = true;
     this.aborter.abort();

@@ -2,11 +2,8 @@ import { allowedCpus, withCpus } from '../system/cgroups/affinity.js';
 import { assertCommandExists } from '../system/kernel/resolve-command.js';
 
 /**
- * What would otherwise fail minutes into a profile, checked before anything
- * runs: the job's command is found (on the environment's PATH, or as a path
- * from cwd), and each CPU count of the sweep fits the CPUs this process may
- * use, with taskset there to apply it. Throws a UserError that names the
- * cause and the flag.
+ * What would otherwise fail minutes into a profile: the job's command is found, and each CPU count of the sweep fits
+ * the CPUs this process may use, with taskset there. A UserError naming the cause and the flag.
  */
 export function assertRunnable(input: {
   /** The job's command. */

@@ -5,9 +5,7 @@ import type { ModeResult, Profile } from '../schema/profile.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';
 import { laterEpochs } from '../whatif/later-epochs.js';
 
-/**
- * A run of the schedule as the book files it: its label, the workers it asked for, whether it belongs to the CPU sweep.
- */
+/** A run of the schedule as the book files it: its label, the workers it asked for, its CPU count (the sweep). */
 export interface BookedRun {
   label: string;
   workers: number | null;
@@ -15,10 +13,8 @@ export interface BookedRun {
 }
 
 /**
- * A profile written as its runs end, so a crash or an interrupt leaves every
- * measured run saved: a mode's runs pooled and analysed, a CPU-sweep run kept
- * apart. One per profile the CLI writes: the node's own, and on the node
- * that hosts a multi-node profile's coordinator, the merged one.
+ * A profile written as its runs end (a mode's runs pooled and analysed, a CPU-sweep run apart): the node's own, and
+ * on the coordinator's node the merged one.
  */
 export class ProfileBook {
   private readonly scheduled: ScheduledRun[] = [];
@@ -56,11 +52,7 @@ export class ProfileBook {
     this.save();
   }
 
-  /**
-   * The epochs after the first, again: where the dataset does not fit they are
-   * the what-if's prediction, which the storage and overlap probes (filed after
-   * the modes) change.
-   */
+  /** The later epochs again: the what-if's prediction where the data does not fit, which the probes change. */
   refreshLaterEpochs(): void {
     this.profile.laterEpochs = laterEpochs(this.profile);
   }

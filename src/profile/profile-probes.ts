@@ -8,9 +8,7 @@ import type { ProfileSteps } from './profile-schedule.js';
 import { PROFILE_RUN_TEXT } from './run-text.js';
 import { storageProbe } from './storage-probe.js';
 
-/**
- * The overlap probe after the modes, saved in the profile; a failed probe leaves the modes whole: reported, not fatal.
- */
+/** The overlap probe after the modes, saved in the profile; a failed one is reported, not fatal. */
 export async function overlapStep(steps: ProfileSteps): Promise<void> {
   const { hooks, book, warn } = steps;
   const probe = await overlapProbe(steps);
@@ -22,10 +20,7 @@ export async function overlapStep(steps: ProfileSteps): Promise<void> {
   if (probe.status === 'failed') warn(PROFILE_RUN_TEXT.overlapProbeFailed(probe.stopReason, probe.logs.stderr));
 }
 
-/**
- * The storage read probe after the modes; one that cannot read is reported, never fatal: the modes are measured and
- * saved.
- */
+/** The storage read probe after the modes; one that cannot read is reported, not fatal. */
 export async function storageProbeStep({ input, book, dataset, warn }: ProfileSteps): Promise<void> {
   const profile = book.profile;
   const probe = await storageProbe(profile, dataset.files, input.readProber ?? input.dataSource.readProber).catch(
@@ -45,10 +40,7 @@ export async function storageProbeStep({ input, book, dataset, warn }: ProfileSt
 /** Folder and progress label of the overlap probe. */
 const PROBE_LABEL = 'cold-partial';
 
-/**
- * The overlap probe: plans the resident share from the cached and cold modes and runs the cold mode with that share
- * held in the page cache. Null, with a warning, when there is nothing to probe.
- */
+/** The cold mode with the planned share held cached; null, with a warning, when there is nothing to probe. */
 async function overlapProbe({
   book: { profile },
   dataset,

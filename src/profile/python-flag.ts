@@ -1,8 +1,5 @@
-// profile --python: the job's interpreter, named once. Under sudo the user's
-// PATH (their venv or conda environment) is gone (secure_path); putting the
-// interpreter's folder first on the job's PATH makes `python`, `python3`,
-// `torchrun` and `accelerate` in the command all resolve to that environment,
-// as activating it would (docs/install.md).
+// profile --python: the job's interpreter, named once. Under sudo the user's PATH is gone (secure_path); its folder
+// first on the job's PATH makes `python`, `torchrun` and `accelerate` resolve to that environment (docs/install.md).
 import { existsSync } from 'node:fs';
 import { delimiter, dirname, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';

@@ -8,11 +8,7 @@ import { fileURLToPath } from 'node:url';
  */
 export const PYTHON_PACKAGE_DIR = fileURLToPath(new URL('../../../python', import.meta.url));
 
-/**
- * PYTHONPATH for the job: our folder first, so its sitecustomize runs (and
- * chains whichever sitecustomize it shadows), then whatever the user had.
- * A Python job then needs no change (docs/pytorch.md); any other job ignores it.
- */
+/** PYTHONPATH for the job: our folder first, so its sitecustomize runs (and chains the one it shadows). */
 export function pythonHookEnv(baseEnv: NodeJS.ProcessEnv, dir: string = PYTHON_PACKAGE_DIR): Record<string, string> {
   if (!existsSync(dir)) return {};
   const existing = (baseEnv.PYTHONPATH ?? '').split(delimiter).filter((p) => p !== '' && p !== dir);

@@ -5,10 +5,7 @@ import { EventWriter } from '../protocol/writer.js';
 import { startSampler } from '../system/probes/samplers.js';
 import { EventsReader } from './events-reader.js';
 
-/**
- * The rehearsals below, before a process's first job starts (the code stays compiled for later launches); one that
- * fails costs nothing but its purpose.
- */
+/** The rehearsals, once a process; one that fails costs nothing but its purpose. */
 export function rehearse(device: string | null, eventsDir: string): void {
   if (rehearsed) return;
   rehearsed = true;
@@ -21,11 +18,8 @@ export function rehearse(device: string | null, eventsDir: string): void {
 }
 
 /**
- * Runs a sampler over the CLI's own process a few times before the job
- * starts: a sample's code compiled and its lookups learnt, the job's first
- * samples cost what later ones do (the first took 3.1 to 3.4 ms of CPU here,
- * the fifteenth 0.5 to 0.6 ms; the first ten together were about a third of
- * the profiler's CPU in a first block of 3 to 4 s). Nothing it reads is kept.
+ * Samples the CLI's own process a few times (the first sample took 3.1 to 3.4 ms of CPU here, the fifteenth 0.5 to
+ * 0.6 ms: the first ten were a third of the profiler's CPU in a 3 s block). Nothing it reads is kept.
  */
 function compileSamplerCode(device: string | null): void {
   const rehearsal = startSampler({ rootPid: null, device, intervalMs: null });
@@ -38,12 +32,7 @@ const SAMPLER_REHEARSALS = 3;
 
 let rehearsed = false;
 
-/**
- * The same for the events reader: a few events of a made-up process written
- * (start, iterations, end) and read back in a folder of their own, removed
- * after. The first poll of a job's events otherwise compiles the reader and
- * the parse of a start event inside the first block.
- */
+/** The same for the events reader: a made-up process's events written and read back in a folder removed after. */
 function compileEventsCode(dir: string): void {
   try {
     const writer = EventWriter.open({

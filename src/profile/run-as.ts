@@ -1,10 +1,6 @@
-// Whom the job runs as. The profiler needs root (page-cache control, cgroups,
-// the storage throttle); the job does not, and run as root under sudo it
-// writes root-owned checkpoints into the user's folders and finds root's HOME
-// (its caches, its credentials). So under sudo the job runs as SUDO_USER by
-// default, with their uid, gid and supplementary groups (node's own uid option
-// would drop the supplementary ones: GPU device groups, a dataset's group), and
-// --as-user root keeps it root (issue 32; docs/install.md).
+// Whom the job runs as: the profiler needs root, the job does not (as root it writes root-owned files into the
+// user's folders and finds root's HOME). Under sudo it runs as SUDO_USER with all their groups (node's uid option
+// would drop the supplementary ones); --as-user root keeps it root (docs/install.md).
 import { ExitCode, UserError } from '../errors.js';
 import { findCommand } from '../system/kernel/resolve-command.js';
 import { lookupUser, type SystemUser } from '../system/kernel/users.js';
@@ -49,18 +45,13 @@ export function chooseRunAs(request: RunAsRequest): RunAs | null {
   return { ...user, setpriv };
 }
 
-/**
- * The job's argv started as `user`: setpriv sets the ids and groups, then execs it in place (same pid, same process
- * group).
- */
+/** The job's argv started as `user`: setpriv sets the ids and groups, then execs it (same pid and group). */
 export function runAsArgv(user: RunAs, argv: string[]): string[] {
   const groups = user.groups.length > 0 ? [`--groups=${user.groups.join(',')}`] : ['--clear-groups'];
   return [user.setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, ...groups, '--', ...argv];
 }
 
-/**
- * What the job's environment says of its user: theirs, not root's (caches under ~, credentials, tools that read USER).
- */
+/** What the job's environment says of its user: theirs, not root's (caches under ~, credentials, USER). */
 export function runAsEnv(user: RunAs): Record<string, string> {
   return { HOME: user.home, USER: user.name, LOGNAME: user.name };
 }

@@ -1,11 +1,6 @@
-// How a run of the job is set up when nobody says otherwise: one home for the
-// defaults that profile, demo and validate share, so that a measurement taken
-// by one command is taken the same way by the others.
-//
-// Flag defaults are kept as the text a user would type ('5%', '15m'): --help
-// shows them as they are, and the flag's own parser reads them, so a default
-// can never parse differently from the same value typed by hand. Settings no
-// flag reaches are plain numbers with their unit in the name.
+// The defaults profile, demo and validate share, so a measurement is taken the same way by each. Flag defaults are
+// the text a user would type ('5%', '15m'), read by the flag's own parser; settings no flag reaches are numbers with
+// their unit in the name.
 
 import { parseDurationSec } from '../units.js';
 import { STALL_LIMITS } from '../analysis/stalls.js';
@@ -65,22 +60,15 @@ export const SUPERVISION = {
 /** Settings of the page-cache states (cached warm-up, cold keeper), the same for every command. */
 export const CACHE_STATE_SETTINGS = {
   /**
-   * How often the cold keeper evicts what the job read back into the page
-   * cache, ms. A drain is a wake-up (about 0.2 ms of CPU on these VMs): at
-   * 100 ms they were most of the keeper's 0.4% of a CPU on a loader closing
-   * 90 files a second. A file waits at most this long after its close; only a
-   * dataset whose epoch is shorter would be read warm, and the cold proof
-   * says so.
+   * How often the cold keeper evicts what the job read back, ms: a drain costs about 0.2 ms of CPU (at 100 ms most of
+   * the keeper's 0.4% of a CPU); only a dataset whose epoch is shorter would be read warm, and the proof says so.
    */
   coldKeeperIntervalMs: 250,
   /** Parallel readers that warm the dataset for the cached mode. */
   warmConcurrency: 8,
 } as const;
 
-/**
- * The demo's run of the emulated job: fewer iterations and shorter limits
- * than profile's defaults, so that the demo ends in minutes.
- */
+/** The demo's run of the emulated job: fewer iterations and shorter limits, so that it ends in minutes. */
 export const DEMO_RUN = {
   /** A mode stops when the 95% CI of the iteration time is within this share. */
   precision: 0.03,
@@ -99,9 +87,5 @@ export const DEMO_RUN = {
 /** Least iterations a validate control or CPU point runs before its precision may stop it. */
 export const CONTROL_MIN_ITERATIONS = 60;
 
-/**
- * Runs of each mode in a profile: the order mirrored once (synthetic, cached,
- * cold, cold, cached, synthetic), so a steady drift of the machine's pace
- * cancels (docs/method.md, "Drift").
- */
+/** Runs of each mode: the order mirrored once (S C K K C S), so a steady drift cancels (docs/method.md, "Drift"). */
 export const DEFAULT_PASSES = 2;

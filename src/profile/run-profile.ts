@@ -32,9 +32,8 @@ export type { ProfileRunHooks, ProfileRunInput, ProfileRunOutcome } from './prof
 export { runBudget } from './profile-schedule.js';
 
 /**
- * Runs the requested modes, as blocks of one launch of the job where it switches modes (launch-plan.ts) or one launch a
- * run, and writes the profile after each launch's blocks and each run, so a crash or an interrupt leaves every measured
- * mode saved (a crash inside a launch ends it: the blocks it measured are kept).
+ * Runs the requested modes (as blocks of one launch where it can: launch-plan.ts) and writes the profile after each
+ * launch and run, so a crash or an interrupt leaves every measured mode saved.
  */
 export async function runProfile(input: ProfileRunInput, hooks: ProfileRunHooks): Promise<ProfileRunOutcome> {
   assertRunnable(input);
@@ -130,9 +129,8 @@ async function profileModes(
 }
 
 /**
- * The profile's book before any run: the data listed, this profile registered (another on this machine is refused
- * here, before anything is measured or changed), the host's facts, and what keeps a mode from being proven (a
- * dataset that does not fit, tmpfs, NFS) said before anything runs.
+ * The profile's book before any run: the data listed, this profile registered (another running is refused here), the
+ * host's facts, and what keeps a mode from being proven said before anything runs.
  */
 async function openBook(
   input: ProfileRunInput,
@@ -159,10 +157,7 @@ async function openBook(
   return { book, dataset, passes, warn };
 }
 
-/**
- * The job's outputs: its checkpoints to scratch files, its trackers off or to the profile's scratch folder (said in
- * the profile and to the user); the job's input with the environment that does it, and the nodes'.
- */
+/** The job's input with the outputs' environment (checkpoints and trackers to scratch, said) and the nodes'. */
 function jobOutputs({ input, hooks, book, nodes }: Rig): ProfileRunInput {
   const scratchDir = join(artefactsDir(input.outFile), 'scratch');
   if (input.runAs) {
@@ -177,10 +172,7 @@ function jobOutputs({ input, hooks, book, nodes }: Rig): ProfileRunInput {
   return { ...input, env: { ...input.env, ...outputsEnv(ownOutputs, scratchDir), ...(nodes ? nodes.jobEnv : {}) } };
 }
 
-/**
- * The profile's two ways to start the job, with the settings every run shares: once for a run, once for the blocks
- * of a launch. The cold mode and the probe read storage under the throttle, as does a launch with a cold block.
- */
+/** The two ways to start the job, for a run and for a launch's blocks; a cold run or launch runs under the throttle. */
 function runners(
   rig: Rig,
   throttle: Throttle | null,
@@ -235,10 +227,7 @@ function runners(
   };
 }
 
-/**
- * The profile measured: its plan run, the probes after it, its cost, the nodes finished, every profile saved
- * complete or partial; --continue then hands the machine back and the job trains on, its exit code this command's.
- */
+/** The profile measured: its plan, the probes, its cost, the nodes finished, every profile saved; --continue after. */
 async function measure(steps: ProfileSteps, passes: number, release: () => void): Promise<ProfileRunOutcome> {
   const { input, hooks, book, nodes, dataset, interrupts } = steps;
   const startedAt = Date.now();
@@ -271,10 +260,7 @@ async function measure(steps: ProfileSteps, passes: number, release: () => void)
   return { ...shown(steps), exitCode, failureTail: end.failureTail, ...(nodeLost !== undefined ? { nodeLost } : {}) };
 }
 
-/**
- * What the profile cost, the overlap probe's launch included; every node ran the same schedule and launches, so the
- * merged profile says what it cost as this node measured it.
- */
+/** What the profile cost, the overlap probe included; the merged profile's is this node's (they ran the same). */
 function recordCost({ book, nodes }: ProfileSteps, end: RunsEnd & { ran: ScheduleRan }, startedAt: number): void {
   const profile = book.profile;
   const probe = profile.overlapProbe ? [profile.overlapProbe] : [];

@@ -1,9 +1,6 @@
-// Profiles running on this machine, one file each in a machine-wide folder.
-// Two profiles at once evict each other's warmed files, pause and resume the
-// same reclaim and share the CPUs: each measures the other. So a profile
-// starts only where no other runs, or, where the user allows it, runs and both
-// profiles say so. A run is alive while its PID runs with the start time it
-// recorded (/proc/PID/stat), so a killed run's file is stale, not a lock.
+// Profiles running on this machine, one file each in a machine-wide folder: two at once measure each other, so a
+// profile starts only where no other runs, or (--allow-concurrent) both say so. A run is alive while its PID runs
+// with the start time it recorded, so a killed run's file is stale, not a lock.
 import { appendFileSync, chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
@@ -25,11 +22,7 @@ export function registryDir(env: NodeJS.ProcessEnv): string {
   return env.DSA_RUN_REGISTRY || '/tmp/ds-analyzer-runs';
 }
 
-/**
- * This run's place in the registry: entered once the run's inputs are known to
- * be good (a typo in --data is said as such, not as another profile running),
- * released when the run ends.
- */
+/** This run's place in the registry: entered once its inputs are known good, released when it ends. */
 export class RunRegistration {
   private others: RegisteredRun[] = [];
   private readonly told = new Set<string>();
@@ -45,11 +38,7 @@ export class RunRegistration {
     this.beside = join(dir, `${process.pid}.beside`);
   }
 
-  /**
-   * Registers this process's profile: refused with a UserError naming the
-   * running one unless `allowConcurrent`, in which case each is told of the
-   * other (this one now, the other at its next save).
-   */
+  /** Registers this profile: a UserError naming the running one unless `allowConcurrent` (then each is told). */
   enter(): void {
     openFolder(this.dir);
     this.others = liveRuns(this.dir);

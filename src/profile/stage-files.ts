@@ -41,10 +41,9 @@ export function readStageFiles(dir: string): StagesEvent[][] {
 }
 
 /**
- * The processes' stage totals between two times (ms since the epoch): per file, its last line at or before
- * `toMs` less its last line before `fromMs` (zero when none). A line is written at most 250 ms after a batch,
- * so a block's edges are that coarse; the per-sample figures are ratios of the same lines, which the edges do
- * not bias. `fromMs` null: from each process's start. Null when no process built a batch in the window.
+ * The processes' stage totals between two times (null `fromMs`: from the start): per file, its last line by `toMs`
+ * less its last before `fromMs`; edges as coarse as a line's 250 ms, which per-sample ratios do not mind. Null when
+ * no process built a batch in the window.
  */
 export function stageTotalsBetween(
   files: readonly StagesEvent[][],

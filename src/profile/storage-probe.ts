@@ -1,9 +1,5 @@
-/**
- * The storage probe step of a profile: after the modes, where no throttle
- * fixed the bandwidth, read a seeded sample of the dataset's files cold at
- * the job's read concurrency, so the what-if knows the storage's capacity
- * and not only what the job asked of it (src/system/probes/read-probe.ts).
- */
+// The storage probe after the modes, where no throttle fixed the bandwidth: a seeded sample of the files read cold at
+// the job's concurrency, so the what-if knows the storage's capacity (src/system/probes/read-probe.ts).
 import { mulberry32 } from '../random.js';
 import type { Profile, StorageProbe } from '../schema/profile.js';
 import { formatBytes, percent } from '../units.js';
@@ -17,12 +13,7 @@ export type ReadProber = (files: readonly { path: string }[], limits: ReadProbeL
 const MAX_PROBE_BYTES = 256 * 1024 * 1024;
 /** At most this long. */
 const MAX_PROBE_SEC = 3;
-/**
- * At most this many files are picked, and evicted first: at ImageNet's file
- * count 256 MiB of 1 KiB files was 262,144 files, evicted (4 s) and held as
- * objects (about 60 MB at the end of the profile) for the 3 s that read a
- * tenth of them here.
- */
+// At most this many files are picked and evicted first (256 MiB of 1 KiB files was 262,144 files: 4 s to evict).
 const MAX_PROBE_FILES = 32_768;
 /** Node reads files on libuv's thread pool: 4 threads unless UV_THREADPOOL_SIZE says more. */
 const READER_THREADS = Number(process.env.UV_THREADPOOL_SIZE) > 0 ? Number(process.env.UV_THREADPOOL_SIZE) : 4;

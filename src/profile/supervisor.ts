@@ -41,9 +41,7 @@ export interface Job {
   readonly done: Promise<JobExit>;
   /** Asks the job to stop gently, then kills it after the grace period. */
   terminate(): Promise<void>;
-  /**
-   * Ends the job as its timeout does: terminated, its exit marked timed out (a launch's block that ran past --timeout).
-   */
+  /** Ends the job as its timeout does: terminated, its exit marked timed out. */
   timeOut(): Promise<void>;
   /** Kills the whole job at once. */
   kill(): void;
@@ -57,12 +55,9 @@ export interface Job {
 export type StartJob = (options: JobOptions) => Promise<Job>;
 
 /**
- * A training job running in its own process group. Its children (DataLoader
- * workers, torchrun ranks) are in that group too, so the whole tree is
- * signalled at once. execa's own cleanup does not cover detached children, so
- * a process 'exit' hook kills the group if the CLI exits first, and a watchdog
- * outside the group kills it if the CLI dies without running any hook
- * (SIGKILL, the OOM killer).
+ * A training job in its own process group, its children (loader workers, ranks) signalled with it. execa's cleanup
+ * does not cover detached children: an 'exit' hook kills the group if the CLI exits first, and a watchdog outside
+ * the group if the CLI dies without running any hook (SIGKILL, the OOM killer).
  */
 export class SupervisedJob implements Job {
   readonly pid: number;
@@ -202,11 +197,7 @@ export class SupervisedJob implements Job {
   }
 }
 
-/**
- * A process outside the job's group (and the CLI's) that polls, once a second,
- * whether the CLI is alive, and kills the job's group when it is not. A fixed
- * script with the pids as arguments, never interpolated text.
- */
+/** A process outside both groups that kills the job's group once the CLI is gone (pids as arguments, not text). */
 function startWatchdog(run: typeof execa, cliPid: number, jobPgid: number): ReturnType<typeof execa> {
   // No '--' before the group: dash's kill takes it for a pid, fails, and kills nothing (seen: a torchrun job left
   // behind).

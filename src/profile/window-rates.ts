@@ -19,11 +19,7 @@ function coveredSpan(samples: readonly Timed[], measured: Iteration[]): { startM
   return covered ? span : null;
 }
 
-/**
- * The data's cumulative fetched bytes at each resource sample: the data
- * source's own meter where it has one (remote data: the proxy), else the job
- * tree's read_bytes (local files).
- */
+/** The data's cumulative fetched bytes at each sample: the source's own meter where it has one, else read_bytes. */
 export function fetchedSeriesOf(resources: readonly ResourceSample[]): { t: number; bytes: number }[] {
   return resources.map((s) => ({ t: s.t, bytes: s.fetchedBytes ?? s.jobReadBytes }));
 }
@@ -43,11 +39,7 @@ export function counterAt<S extends Timed>(samples: readonly S[], t: number, pic
   return pick(samples[samples.length - 1]);
 }
 
-/**
- * Rate of a cumulative counter (CPU seconds, read bytes) over the measured
- * window of iterations, per second and per sample. Null when the samples do
- * not cover the window.
- */
+/** A cumulative counter's rate over the measured iterations, per second and per sample; null when not covered. */
 export function windowRates<S extends Timed>(
   samples: readonly S[],
   measured: Iteration[],

@@ -28,11 +28,7 @@ export const fileSink: ArtifactSink = {
   },
 };
 
-/**
- * A sink that writes every profile with --redact applied (redact.ts): host
- * names, absolute paths and command-line secrets out, whatever the run
- * measured in. The files beside it pass through unchanged.
- */
+/** A sink that writes every profile with --redact applied (redact.ts); the files beside it pass unchanged. */
 export function redactingSink(inner: ArtifactSink, places: RedactionPlaces): ArtifactSink {
   return { ...inner, saveProfile: (path, profile) => inner.saveProfile(path, redactProfile(profile, places)) };
 }

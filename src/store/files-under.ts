@@ -1,8 +1,5 @@
-/**
- * The regular files under a folder of the tool's own (a profile's artefact
- * folder, validate's work folder, a demo dataset): what clean sizes, what
- * --redact rewrites, what a full disk cuts. Links are not followed.
- */
+// The regular files under a folder of the tool's own, links not followed: what clean sizes, --redact rewrites and a
+// full disk cuts.
 import { type Dirent, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 

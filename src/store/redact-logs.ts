@@ -1,11 +1,5 @@
-/**
- * The job's own output under a profile's artefact folder (each run's
- * stdout.log and stderr.log, and its event files, which name its host),
- * rewritten with --redact's redaction: the same
- * host names, paths and secrets out as in the profile. The job writes them
- * while it runs, so they are redacted once the profile ends; a CLI killed
- * with SIGKILL leaves them as written (docs/side-effects.md).
- */
+// The job's logs and event files under a profile's artefacts, redacted as the profile is (--redact) once it ends;
+// a CLI killed with SIGKILL leaves them as written (docs/side-effects.md).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { filesUnder } from './files-under.js';

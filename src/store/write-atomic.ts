@@ -2,11 +2,8 @@ import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
- * Writes a file whole or not at all: into a temp file in the same folder,
- * then renamed over `path` (rename(2) replaces it atomically within one file
- * system), so a reader or a crash never sees half a file. A temp file whose
- * write failed is removed. `write` is the one step that fills the temp file:
- * tests pass one that fails as a full disk does.
+ * Writes a file whole or not at all: a temp file in the same folder (removed if its write fails), renamed over
+ * `path`. `write` fills the temp file: tests pass one that fails as a full disk does.
  */
 export function writeAtomic<C extends string | Buffer>(
   path: string,

@@ -1,12 +1,5 @@
-// Files on a FUSE mount (s3fs, rclone, mount-s3, gcsfuse) are read by the
-// mount's daemon: the job's read_bytes never move, and what crosses the
-// network is the daemon's. This module finds the daemon, counts the bytes its
-// sockets receive in the kernel (system/network/socket-counter.ts), and turns
-// the count into the fetch meter the modes' proofs read: cold when the daemon
-// fetched at least 90% of the bytes the job consumed, cached when it fetched
-// (nearly) none. The page cache in front of the mount is evicted and warmed as
-// for local files: the kernel keeps a FUSE file's pages where its daemon lets
-// it (s3fs -o kernel_cache; rclone --vfs-cache-mode full keeps them on disk).
+// The meter of files on a FUSE mount (fuse-files.ts): finds the mount's daemon and counts the bytes its sockets
+// receive in the kernel (system/network/socket-counter.ts), the fetch meter the modes' proofs read.
 import { basename } from 'node:path';
 import type { Profile } from '../../schema/profile.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
@@ -95,10 +88,7 @@ export function meteredWarning(record: MountRecord): string {
   return MESSAGES.metered(record);
 }
 
-/**
- * The daemon of one mount: the one holding /dev/fuse that names the mount point, else the only one running the mount
- * type's program.
- */
+/** The mount's daemon: the one holding /dev/fuse that names its mount point, else the only one of its program. */
 function daemonOf(fsys: RootFileSystem): FuseDaemon | { obstacle: string } {
   const all = fuseDaemons();
   let candidates = daemonsOf(fsys.mountPoint, all);

@@ -1,11 +1,6 @@
-// The first data source: files under the --data folders on this machine. Its
-// modes are page-cache states (cache-states/), its meter the read_bytes of
-// the job's process tree (/proc/PID/io: bytes the kernel fetched from the
-// storage layer on the tree's behalf), its throttle a blkio/io cgroup on the
-// dataset's block device, and its proofs are limited by the file systems the
-// folders sit on (tmpfs, NFS, FUSE: system/dataset/file-systems.ts). Files on
-// a FUSE or an NFS mount are sources of their own that build on this one
-// (fuse-files.ts, nfs-files.ts), chosen by open-data-source.ts.
+// Files under the --data folders on this machine: page-cache states (cache-states/), the job tree's read_bytes as
+// the meter, an io cgroup on the dataset's block device as the throttle, proofs limited by the folders' file systems
+// (system/dataset/file-systems.ts). Files on FUSE or NFS build on this source (fuse-files.ts, nfs-files.ts).
 import { ExitCode, UserError } from '../../errors.js';
 import type { Mode } from '../../schema/events.js';
 import type { ResourceSample } from '../../schema/profile.js';
@@ -38,10 +33,7 @@ import type {
 export interface LocalFilesOptions {
   /** Make the cold mode cold with the global drop_caches instead of per-file eviction (root only). */
   dropCaches: boolean;
-  /**
-   * Charged with the source's CPU while runs are set up and run: its meter as 'meter', its states'
-   * warming, eviction and keepers as 'warming', 'eviction' and 'keeper'. Absent: nothing is charged.
-   */
+  /** Charged with the source's CPU: its meter, its states' warming, eviction and keepers; absent: nothing is. */
   ledger?: CpuLedger;
   /** The roots' file systems, read once when the source was chosen (openDataSource); absent: list() reads them. */
   fileSystems?: readonly RootFileSystem[];
@@ -172,12 +164,9 @@ function readBytesSeries(resources: readonly ResourceSample[]): CounterReading[]
 }
 
 /**
- * The read_bytes meter: the sampler's readings of the job tree over the run,
- * and this process's own read_bytes before and after (Linux adds a reaped
- * child's I/O counters to its parent, so after the tree is reaped our own
- * read_bytes grew by everything the tree read). Files the tree opens outside
- * --data would pass for the dataset's reads: its open files are sampled and
- * named (system/probes/open-files.ts).
+ * The read_bytes meter: the sampler's readings of the job tree, and this process's own read_bytes before and after
+ * (Linux adds a reaped child's I/O to its parent). Files the tree opens outside --data are sampled and named
+ * (system/probes/open-files.ts), as they would pass for the dataset's reads.
  */
 function startReadBytesMeter(
   mode: Mode,

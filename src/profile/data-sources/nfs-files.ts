@@ -1,11 +1,6 @@
-// Files on an NFS mount. The NFS client reads through this machine's page
-// cache and counts the pages it fills in the job's read_bytes
-// (file-systems.ts), so the modes, the meter and the probe are those of local
-// files; what differs is where an uncached byte comes from: the server, over
-// the network, which is how the proofs name it. The server's own cache is not
-// this machine's to evict, so a cold read may be a hit in the server's memory:
-// the cold mode's proof says so (fileSystemLimit), whatever drop_caches does
-// here.
+// Files on an NFS mount: read through this machine's page cache and counted in the job's read_bytes, so all is as
+// for local files but where an uncached byte comes from: the server, over the network. Its own cache is not ours to
+// evict, so a cold read may hit the server's memory: the cold proof says so (fileSystemLimit).
 import { listDataset, type Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { FetchOrigin } from './data-source.js';

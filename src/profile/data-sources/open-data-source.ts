@@ -1,10 +1,6 @@
-// The one place a data source is chosen and built, for profile, validate and
-// the demo alike. A command says what data it was given (folders, or remote
-// objects); the file systems under the folders then choose the source that
-// reads them: a FUSE mount its own (its daemon is metered), an NFS mount its
-// own (its bytes come over the network), any other local files. A new source
-// is a class in this folder and an entry in FILE_SOURCES (or a kind of its
-// own in DataSpec): docs/architecture.md, "A data source".
+// The one place a data source is chosen and built, for profile, validate and the demo: folders or remote objects,
+// and the file systems under the folders choose among the file sources (FUSE, NFS, local). A new source is a class
+// here and an entry in FILE_SOURCES or DataSpec (docs/architecture.md, "A data source").
 import type { DataSourceRecord } from '../../schema/profile.js';
 import { rootFileSystemsNow, type RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
@@ -81,10 +77,8 @@ export function openDataSource(spec: DataSpec, deps: SourceDeps): DataSource {
 }
 
 /**
- * The spec that opens a profile's data again (validate): its folders, or its
- * remote data named again from the record, credentials coming from `env` as
- * the job's do; its cache under `cacheDir`. The cold mode is made cold
- * without drop_caches, whatever the profile did.
+ * The spec that opens a profile's data again (validate), credentials from `env` as the job's come, its cache under
+ * `cacheDir`; the cold mode without drop_caches, whatever the profile did.
  */
 export function dataSpecOf(record: DataSourceRecord, env: NodeJS.ProcessEnv, cacheDir: string): DataSpec {
   if (record.kind !== 'remote') return { kind: 'files', roots: record.roots, dropCaches: false };
