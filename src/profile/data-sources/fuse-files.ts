@@ -3,7 +3,7 @@
 // is read as local files and the proofs say why. The page cache in front of the mount is handled as local files'
 // (the kernel keeps a FUSE file's pages where the daemon lets it: s3fs -o kernel_cache).
 import type { Mode } from '../../schema/events.js';
-import { listDataset, type Dataset } from '../../system/dataset/dataset.js';
+import type { Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import { probeReads } from '../../system/probes/read-probe.js';
 import type { ReadProber } from '../storage-probe.js';
@@ -43,7 +43,7 @@ export class FuseFilesSource extends LocalFilesSource {
   }
 
   override async list(): Promise<Dataset> {
-    const dataset = await listDataset(this.roots, { fileSystems: this.options.fileSystems });
+    const dataset = await super.list();
     await this.close();
     this.fuse = await meterFuseMount(dataset.fileSystems);
     const mount = this.metering()?.record;

@@ -1,7 +1,7 @@
 // Files on an NFS mount: read through this machine's page cache and counted in the job's read_bytes, so all is as
 // for local files but where an uncached byte comes from: the server, over the network. Its own cache is not ours to
 // evict, so a cold read may hit the server's memory: the cold proof says so (fileSystemLimit).
-import { listDataset, type Dataset } from '../../system/dataset/dataset.js';
+import type { Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { FetchOrigin } from './data-source.js';
 import { withoutCredentials } from './fuse-meter.js';
@@ -18,11 +18,11 @@ export class NfsFilesSource extends LocalFilesSource {
   }
 
   override async list(): Promise<Dataset> {
-    const dataset = await listDataset(this.roots, { fileSystems: this.options.fileSystems });
+    const dataset = await super.list();
     // One NFS mount under every root: isOnNfs chose this source for no other (without one, the files' record).
     const mount = dataset.fileSystems?.find((f) => NFS_TYPES.has(f.type));
     const { roots, options } = this;
-    if (!mount) return { ...dataset, source: { kind: 'files', roots: [...roots], dropCaches: options.dropCaches } };
+    if (!mount) return dataset;
     const { type, source: server, mountPoint } = mount;
     // A mount's source holds no keys for NFS, but no profile field may ever carry a user:password@ part.
     const where = { type, server: withoutCredentials(server), mountPoint };
