@@ -17,10 +17,7 @@ export function outputsEnv(keepOutputs: boolean, scratchDir: string): Record<str
   };
 }
 
-/**
- * The one line that says what was done about the job's outputs; `offersKeep`: the command has --keep-outputs (validate
- * has not).
- */
+/** The line that says what was done about the job's outputs; `offersKeep`: the command has --keep-outputs. */
 export function outputsNote(keepOutputs: boolean, scratchDir: string, offersKeep = true): string {
   return keepOutputs
     ? "the job's outputs are its own (--keep-outputs): its checkpoints are saved for real, and its trackers log " +

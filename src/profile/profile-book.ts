@@ -12,10 +12,7 @@ export interface BookedRun {
   cpuCount: number | null;
 }
 
-/**
- * A profile written as its runs end (a mode's runs pooled and analysed, a CPU-sweep run apart): the node's own, and
- * on the coordinator's node the merged one.
- */
+/** A profile written as its runs end: the node's own, and on the coordinator's node the merged one. */
 export class ProfileBook {
   private readonly scheduled: ScheduledRun[] = [];
 

@@ -7,10 +7,7 @@ import { KERNEL_TEXT } from '../system/kernel/kernel-text.js';
 import { findCommand } from '../system/kernel/resolve-command.js';
 import { JOB_START_TEXT } from './run-text.js';
 
-/**
- * The environment with `python`'s environment active: its folder first on PATH, and VIRTUAL_ENV or CONDA_PREFIX set
- * when it is in one.
- */
+/** The environment with `python`'s active: its folder first on PATH, VIRTUAL_ENV or CONDA_PREFIX set. */
 export function withPython(python: string, env: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
   const path = python.includes('/') ? resolve(cwd, python) : python;
   const found = findCommand(path, env.PATH, cwd);

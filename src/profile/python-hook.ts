@@ -2,10 +2,7 @@ import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/**
- * The Python side shipped in the npm package (python/: ds_analyzer and its
- * sitecustomize activation hook). From dist/src/profile/ it is ../../../python.
- */
+/** The Python side shipped in the npm package (python/: ds_analyzer and its sitecustomize hook). */
 export const PYTHON_PACKAGE_DIR = fileURLToPath(new URL('../../../python', import.meta.url));
 
 /** PYTHONPATH for the job: our folder first, so its sitecustomize runs (and chains the one it shadows). */

@@ -12,10 +12,7 @@ import { STORE_TEXT } from './store-text.js';
  */
 export const ONE_PARSE = { jitless: true } as const;
 
-/**
- * Validates a profile's parsed JSON (of the right schemaVersion) read from `path`; the first problem is a one-line
- * UserError (exit code 7).
- */
+/** Validates a profile's parsed JSON read from `path`; the first problem is a one-line UserError (exit 7). */
 export function validateProfile(path: string, json: unknown): Profile {
   const parsed = ProfileSchema.safeParse(json, ONE_PARSE);
   if (!parsed.success) {

@@ -18,10 +18,7 @@ export class CounterPoll {
     this.timer.unref();
   }
 
-  /**
-   * Records a reading taken now, with the requests and failures since the run started and the bytes answered locally,
-   * where the counter has them.
-   */
+  /** Records a reading taken now, with the requests, failures and local bytes where the counter has them. */
   push(bytes: number, extra?: { requests?: number; failures?: number; localBytes?: number }): void {
     this.readings.push({ t: Date.now(), bytes, ...extra });
   }

@@ -21,10 +21,7 @@ const FILL_CONCURRENCY = 8;
 /** How often the progress is told while the bytes come. */
 const PROGRESS_EVERY_MS = 1000;
 
-/**
- * Fetches `objects` into `cache`; `source` names the data in the progress, `rateBytesPerSec` (null: none known)
- * makes the start's estimate.
- */
+/** Fetches `objects` into `cache`; `what` names the data and the rate (null: unknown) the estimate is from. */
 export async function fillCache(
   store: RemoteStore,
   objects: readonly RemoteObject[],

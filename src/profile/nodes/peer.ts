@@ -64,15 +64,9 @@ export interface LinkTiming {
 const DEFAULT_SILENCE_SEC = 30;
 const DEFAULT_PING_MS = 1000;
 
-/**
- * One TCP connection to a peer: JSON lines both ways (a bulk line followed
- * by its raw bytes), pings, and the silence that means it is gone.
- */
+/** One TCP connection to a peer: JSON lines both ways (a bulk line then its raw bytes), pings, and silence. */
 export class Peer {
-  /**
-   * Bytes of a line not ended yet, kept as they came (joined once its end comes: a result of a few MB comes in many
-   * chunks).
-   */
+  /** Bytes of a line not ended yet, as they came (joined at its end: a result of a few MB comes in many chunks). */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   /** Raw bytes of a bulk still to come, and the bulk's size. */
