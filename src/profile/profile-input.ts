@@ -95,6 +95,11 @@ export interface ProfileRunInput {
   /** Reads of the storage probe after the modes; the data source's unless a test passes its own. */
   readProber?: ReadProber;
   /**
+   * Run the storage probe after the modes (default true): gate --against's rounds turn it off, since their verdict
+   * reads only the pace and the probe's seconds of reads would lengthen every round.
+   */
+  storageProbe?: boolean;
+  /**
    * Runs one mode of the job; the real runMode unless a test passes a deterministic fake (the schedule is then one
    * launch a run).
    */
