@@ -140,7 +140,9 @@ export function fitLoaderWorkers(
     serialPrepSecPerSample: serial,
     serialWorkerEff,
     serialPrepCeiling:
-      serialWorkerEff === null ? null : serialPrepCeiling(profile, modes, { ranks, u, serialWorkerEff, profiledCpus }),
+      serialWorkerEff === null
+        ? null
+        : serialPrepCeiling(profile, modes, { ranks, u, serialWorkerEff, profiledCpus, cachedTime }),
     workersSource:
       swept.length > 0
         ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}`
@@ -196,24 +198,23 @@ function measuredPoints(
 
 /**
  * The most prep the workers of a job profiled at num_workers=0 can give, CPUs' worth per second, all ranks. Each
- * process got s = eff_w(1) / R of a CPU while it prepared; the job can have at most c such shares, and on a machine
- * other load kept busy no more than the CPUs left free (c - x_ext) or than it was seen holding at once (the step's k
- * CPUs a rank, a share s each): workers beside the step take from the job's share, not from CPUs nobody uses
- * (measured on the 2-core VM at x_ext = 1.76: the job held 0.28 CPUs at -j 0, 0.32 at -j 1 and 0.36 at -j 2,
- * docs/results.md). The workers get the prep's part of it, u / (u + k_s); the step keeps the rest.
+ * process got s = eff_w(1) / R of a CPU while it prepared, so the job can have at most c such shares; and no more
+ * than the CPUs the other load left free (c - x_ext), or at least what it held at -j 0 ((u + k_s) over its cached
+ * time a sample): on a machine others keep busy, workers beside the step take from the job's share, not from CPUs
+ * nobody uses (on the 2-core VM at x_ext = 1.7-1.8 the job held 0.25-0.36 CPUs at -j 0, 1 and 2 alike,
+ * docs/results.md, "Serial loading"). The workers get the prep's part of it, u / (u + k_s); the step keeps the rest.
  */
 function serialPrepCeiling(
   profile: Profile,
   modes: MeasuredModes,
-  fit: { ranks: number; u: number; serialWorkerEff: number; profiledCpus: number },
+  fit: { ranks: number; u: number; serialWorkerEff: number; profiledCpus: number; cachedTime: IterationSummary },
 ): number {
-  const { ranks, u, serialWorkerEff, profiledCpus } = fit;
-  const step = stepCpuOf(modes.synthetic);
+  const { ranks, u, serialWorkerEff, profiledCpus, cachedTime } = fit;
+  const stepSec = stepCpuOf(modes.synthetic).secPerSample ?? 0;
   const external = fitCpuShare(profile, modes, profiledCpus).value.externalCpus;
-  const share = serialWorkerEff / ranks;
-  const held = Math.max(profiledCpus - external, ranks * step.cpus, serialWorkerEff);
-  const job = Math.min(share * profiledCpus, held);
-  return (job * u) / (u + (step.secPerSample ?? 0));
+  const held = (ranks * (u + stepSec)) / secPerSample(cachedTime);
+  const job = Math.min((serialWorkerEff / ranks) * profiledCpus, Math.max(profiledCpus - external, held));
+  return (job * u) / (u + stepSec);
 }
 
 /** The fit's parameter rows: W0, eff_w(1), and m, h and g where measured. */
@@ -254,7 +255,8 @@ function workersRows(
   if (fit.serialPrepCeiling !== null) {
     const what = 'most prep all the workers together can give (profiled at num_workers=0)';
     const source =
-      'min(c0 eff_w(1)/R, max(c0 - x_ext, R k, eff_w(1))) x u / (u + k_s): the CPUs the job can hold, the prep share';
+      'min(c0 eff_w(1)/R, max(c0 - x_ext, R (u + k_s) / cached time a sample)) x u / (u + k_s): the CPUs the job ' +
+      'can hold (free beside the other load, or held at num_workers=0), their prep share';
     rows.push(parameter('eff_w,max', what, fit.serialPrepCeiling, 'CPUs', source, measured));
   }
   if (mainCpu !== null) {
