@@ -58,10 +58,11 @@ function profileOf(r: Recorded): Profile {
 
 const at = (model: FittedModel, workers: number): number => predict(model, { ...baseScenario(model), workers }).iterMs;
 
-// Two profiles of 2026-11-28, load average 16-20 on 2 CPUs (other helpers' jobs), each mode's pace within about ±18%:
-// the -j 0 figures (synthetic, its CPU a sample, cached, prep CPU a sample, other load) and the cached mode at -j 1
-// and -j 2 measured in the same profile. The two disagree on what workers buy (+16% and +21%, then -21% and -26%):
-// the machine's pace moved more than that between blocks, so the prediction is held to both together.
+// Three profiles of 2026-11-28, load average 16-23 on 2 CPUs (other helpers' jobs), each mode's pace within ±17% to
+// ±38%: the -j 0 figures (synthetic, its CPU a sample, cached, prep CPU a sample, other load) and the cached mode at
+// -j 1 and -j 2 measured in the same profile. They disagree on what workers buy (+16% and +21%, then -21% and -26%,
+// then -7% and -28%): the machine's pace moved more than that between blocks, so the prediction is held to the three
+// together (the geometric mean of predicted over measured iteration time).
 const first: Recorded = {
   stepMs: 167.6,
   stepCpuMs: 1.84,
@@ -78,10 +79,18 @@ const second: Recorded = {
   externalCpus: 1.72,
   measured: { 1: 726.9, 2: 768.4 },
 };
+const third: Recorded = {
+  stepMs: 175.7,
+  stepCpuMs: 1.9,
+  cachedMs: 755.5,
+  prepCpuMs: 4.6,
+  externalCpus: 1.8,
+  measured: { 1: 808.6, 2: 1042.6 },
+};
 
 test('from a -j 0 profile on a loaded machine, -j 1 and -j 2 are predicted within 15% of the recorded runs', () => {
   const logRatios: Record<1 | 2, number[]> = { 1: [], 2: [] };
-  for (const recorded of [first, second]) {
+  for (const recorded of [first, second, third]) {
     const profile = profileOf(recorded);
     const model = fitOrFail(profile);
     assert.ok(Math.abs(at(model, 0) - recorded.cachedMs) < 0.01 * recorded.cachedMs, 'reproduces -j 0');
@@ -93,7 +102,7 @@ test('from a -j 0 profile on a loaded machine, -j 1 and -j 2 are predicted withi
   }
   for (const workers of [1, 2] as const) {
     const ratio = Math.exp(logRatios[workers].reduce((sum, v) => sum + v, 0) / logRatios[workers].length);
-    assert.ok(Math.abs(ratio - 1) <= 0.15, `-j ${workers}: predicted/measured ${ratio.toFixed(3)} over both profiles`);
+    assert.ok(Math.abs(ratio - 1) <= 0.15, `-j ${workers}: predicted/measured ${ratio.toFixed(3)} over the profiles`);
   }
 });
 
