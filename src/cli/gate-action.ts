@@ -4,6 +4,7 @@ import { optionFlag } from '../gate/config.js';
 import { HISTORY_TEXT } from '../gate/history-text.js';
 import { prepareGate, withLaterEpochs, type GateOptions, type RawGateFlags } from '../gate/options.js';
 import { AGAINST_TEXT } from '../gate/against-text.js';
+import { AGAINST_ONLY_FLAGS } from '../gate/against-defaults.js';
 import { betweenRunSpread, type BetweenRuns } from '../gate/between-runs.js';
 import { BETWEEN_RUNS_TEXT } from '../gate/between-runs-text.js';
 import type { RawAgainstFlags } from './gate-against-action.js';
@@ -66,8 +67,7 @@ async function betweenRunNoise(dir: string, options: GateOptions, io: Io): Promi
 
 /** Flags of --against (A/B in one run) given without it: refused, not ignored. */
 function refuseAgainstFlags(raw: RawGateOptions): void {
-  const keys = ['data', 'rounds', 'maxIterations', 'timeout', 'outDir', 'allowConcurrent'] as const;
-  const given = keys.filter((key) => raw[key] !== undefined);
+  const given = AGAINST_ONLY_FLAGS.filter((key) => raw[key] !== undefined);
   if (given.length > 0) {
     const flags = given.map(optionFlag).join(', ');
     throw new UserError(AGAINST_TEXT.withoutAgainst(flags), ExitCode.Usage);

@@ -18,6 +18,9 @@ import { parseEpochs } from '../gate/options.js';
 import { abbaOrder, pairedChange, type Arm } from '../gate/paired.js';
 import { runProfile, type ProfileRunHooks } from '../profile/run-profile.js';
 import { PROFILE_FLAG_DEFAULTS } from '../profile/run-defaults.js';
+import { chooseRunAs, runAsNote, type RunAs } from '../profile/run-as.js';
+import { withPython } from '../profile/python-flag.js';
+import { handOver } from '../system/kernel/hand-over.js';
 import { GATE_OUTPUT_VERSION } from '../schema/versions.js';
 import { commandWithoutSecrets } from '../store/redact.js';
 import { writeAtomic } from '../store/write-atomic.js';
@@ -36,6 +39,10 @@ export interface RawAgainstFlags {
   timeout?: string;
   outDir?: string;
   allowConcurrent?: boolean;
+  /** Passed on to every round as profile --python. */
+  python?: string;
+  /** Passed on to every round as profile --as-user. */
+  asUser?: string;
 }
 
 /** Everything the rounds need, parsed before any job runs. */
@@ -47,6 +54,8 @@ interface AgainstPlan {
   /** The mode each round runs: cold (the first epoch) or cached (epochs 2+, --epochs later). */
   mode: 'cold' | 'cached';
   outDir: string;
+  /** The user the jobs run as (--as-user, or SUDO_USER under sudo): the rounds' files are handed to them; null: us. */
+  runAs: RunAs | null;
   raw: RawGateOptions & RawAgainstFlags;
 }
 
@@ -57,11 +66,23 @@ export async function gateAgainstAction(
   io: Io,
 ): Promise<number> {
   const plan = planAgainst(candidate, raw, io);
+  let made: string | undefined;
   try {
-    mkdirSync(plan.outDir, { recursive: true });
+    made = mkdirSync(plan.outDir, { recursive: true });
   } catch (error) {
     throw new UserError(AGAINST_TEXT.outDirUnwritable(plan.outDir, (error as Error).message), ExitCode.Environment);
   }
+  if (plan.runAs) io.stderr(`note: ${runAsNote(plan.runAs, raw.asUser)}\n`);
+  try {
+    return await judgeRounds(plan, io);
+  } finally {
+    if (plan.runAs) handBack([made ?? plan.outDir, ...(raw.junit ? [resolve(io.cwd, raw.junit)] : [])], plan.runAs, io);
+  }
+}
+
+/** The rounds run and judged: the verdict printed, comparison.json written; the gate's exit code. */
+async function judgeRounds(plan: AgainstPlan, io: Io): Promise<number> {
+  const raw = plan.raw;
   const measured = await runRounds(plan, io);
   if (measured === 'interrupted') {
     io.stderr(`ds-analyzer: ${AGAINST_TEXT.interrupted(plan.outDir)}\n`);
@@ -117,6 +138,8 @@ function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags,
   const source = raw.maxRegression === undefined ? 'default with --against' : '--max-regression';
   // The pid too: two gates started in the same second keep their rounds apart.
   const stamp = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${process.pid}`;
+  // As profile decides it, before any job runs: --python first, since setpriv is looked up on the PATH it leaves.
+  const env = raw.python !== undefined ? withPython(raw.python, io.env, io.cwd) : io.env;
   return {
     argv: { reference, candidate },
     jobName: jobNameOf(candidate),
@@ -124,6 +147,7 @@ function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags,
     budget: { level: 'error', limit, source },
     mode: raw.epochs === undefined ? 'cold' : parseEpochs(raw.epochs) === 'later' ? 'cached' : 'cold',
     outDir: resolve(io.cwd, raw.outDir ?? join(raw.profilesDir, `ab-${stamp}`)),
+    runAs: chooseRunAs({ flag: raw.asUser, env }),
     raw,
   };
 }
@@ -144,7 +168,8 @@ async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interr
   for (const [k, arm] of order.entries()) {
     const index = k + 1;
     const out = join(plan.outDir, `round-${String(index).padStart(2, '0')}-${arm}.json`);
-    const input = parseProfileOptions(plan.argv[arm], roundFlags(plan, out), io);
+    // The verdict reads the pace alone: no storage probe after the round.
+    const input = { ...parseProfileOptions(plan.argv[arm], roundFlags(plan, out), io), storageProbe: false };
     const outcome = await runProfile(input, roundHooks(io, shown, index === 1));
     if (outcome.exitCode === ExitCode.Interrupted) return 'interrupted';
     const measuredMode = outcome.profile.modes[plan.mode];
@@ -185,7 +210,18 @@ function roundFlags(plan: AgainstPlan, out: string): RawProfileOptions {
     out,
     name: plan.jobName,
     allowConcurrent: plan.raw.allowConcurrent,
+    python: plan.raw.python,
+    asUser: plan.raw.asUser,
   };
+}
+
+/** The rounds' folder and the JUnit file handed to the user the jobs ran as; a failure is a warning, not the verdict. */
+function handBack(paths: string[], user: RunAs, io: Io): void {
+  try {
+    handOver(paths, user, { recursive: true });
+  } catch (error) {
+    io.stderr(`ds-analyzer: warning: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
 }
 
 /**

@@ -167,5 +167,14 @@ function withAgainstOptions(command: Command): Command {
       '--out-dir <dir>',
       "with --against: folder for the rounds' profiles and comparison.json (default: --profiles-dir/ab-<time>)",
     )
-    .option('--allow-concurrent', 'with --against: run even where another profile runs on this machine');
+    .option('--allow-concurrent', 'with --against: run even where another profile runs on this machine')
+    .option(
+      '--python <path>',
+      "with --against: the jobs' interpreter, e.g. ~/venv/bin/python, as profile --python (its folder first on PATH)",
+    )
+    .option(
+      '--as-user <user>',
+      "with --against: start the jobs as this user, as profile --as-user (default: under sudo, SUDO_USER; 'root' " +
+        'keeps them root)',
+    );
 }

@@ -4,3 +4,14 @@
 export const DEFAULT_PAIRS = 8;
 /** Default measured iterations of a round, as typed: its own pace to a few per cent, short enough for CI. */
 export const DEFAULT_ROUND_ITERATIONS = '100';
+/** gate's flags that belong to --against alone (the rounds' own and the profile flags passed on to them). */
+export const AGAINST_ONLY_FLAGS = [
+  'data',
+  'rounds',
+  'maxIterations',
+  'timeout',
+  'outDir',
+  'allowConcurrent',
+  'python',
+  'asUser',
+] as const;

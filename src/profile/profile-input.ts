@@ -64,6 +64,8 @@ export interface ProfileRunInput
   nvidiaSmi: string | null;
   /** Reads of the storage probe after the modes; the data source's unless a test passes its own. */
   readProber?: ReadProber;
+  /** Run the storage probe after the modes (default true); gate --against's rounds read only the pace. */
+  storageProbe?: boolean;
   /** Runs one mode of the job; runMode unless a test passes a fake (the schedule is then one launch a run). */
   modeRunner?: ModeRunner;
   /** Runs a launch of several modes; the real runLaunch unless a test passes a fake. */

@@ -243,7 +243,7 @@ async function measure(steps: ProfileSteps, passes: number, release: () => void)
   const goesOn = () => exitCode === ExitCode.Ok && !interrupts.interrupted;
   const probes = !input.continueRun;
   if (input.overlapProbe && probes && goesOn()) await overlapStep(steps);
-  if (probes && goesOn()) await storageProbeStep(steps);
+  if (probes && input.storageProbe !== false && goesOn()) await storageProbeStep(steps);
   recordCost(steps, end, startedAt);
   if (nodes && goesOn()) {
     nodeLost = await nodes.finish(book.profile.storageProbe ?? null).then(() => undefined, lostOrThrow);

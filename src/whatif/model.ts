@@ -532,6 +532,9 @@ export function selfCheck(
   const out: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[] = [];
   const at = (h: number, withPrep: boolean): number => {
     const t = stageTimes(model, base, h);
+    // num_workers=0: the step and the loading add up, as predict() has them.
+    if (withPrep && scenarioWorkers(model, base) === 0)
+      return (t.gpu + t.prep + (h < 1 ? t.fetch : 0)) * model.samplesPerIter * 1000;
     const data = withPrep ? dataSec(model, t, h < 1 ? t.fetch : 0) : h < 1 ? t.fetch : 0;
     return Math.max(withPrep ? t.step : t.gpu, data) * model.samplesPerIter * 1000;
   };

@@ -102,11 +102,12 @@ before(async () => {
   chmodSync(join(toolsDir, 'npm'), 0o755);
 });
 
-/** train.py: the emulated job at `computeMs` a step (it ignores --epochs). */
-function writeTrainPy(computeMs: number): void {
+/** train.py in `dir` (the repository by default): the emulated job at `computeMs` a step (it ignores --epochs). */
+function writeTrainPy(computeMs: number, dir = repo): void {
   const job = emulatorArgv('./data/train', ['--batch-size', '4', '--compute-ms', String(computeMs), '--prep-ms', '1']);
+  mkdirSync(dir, { recursive: true });
   writeFileSync(
-    join(repo, 'train.py'),
+    join(dir, 'train.py'),
     `# A stand-in for a training script: the emulated job.\nimport os\nargv = ${JSON.stringify(job)}\nos.execv(argv[0], argv)\n`,
   );
 }
@@ -145,8 +146,12 @@ interface RunLog {
   skipped: string[];
 }
 
+/** main's files, as a second checkout (`path:`, `ref: github.base_ref`) gets them. */
+const mainSnapshot = join(work, 'main-snapshot');
+
 /** Plays the workflow's steps for one event, as a runner would in `repo`. */
-async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
+async function playWorkflow(event: 'push' | 'pull_request', flow: Workflow = workflow): Promise<RunLog> {
+  const steps = Object.values(flow.jobs)[0]!.steps;
   const github = {
     event_name: event,
     sha: event === 'push' ? 'a1b2c3' : 'd4e5f6',
@@ -160,7 +165,7 @@ async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
   const env = (): Record<string, string> => {
     const added = readFileSync(githubPath, 'utf8').split('\n').filter(Boolean).reverse();
     return {
-      ...workflow.env,
+      ...flow.env,
       GITHUB_EVENT_NAME: event,
       GITHUB_STEP_SUMMARY: join(runnerTemp, 'summary.md'),
       GITHUB_PATH: githubPath,
@@ -199,7 +204,11 @@ async function playWorkflow(event: 'push' | 'pull_request'): Promise<RunLog> {
       const inputs = Object.fromEntries(
         Object.entries(step.with ?? {}).map(([k, v]) => [k, expand(String(v), github)]),
       );
-      if (action === 'actions/checkout' || action === 'actions/setup-python') {
+      if (action === 'actions/checkout' && inputs.path !== undefined) {
+        assert.equal(inputs.ref, github.base_ref, 'a second checkout is of the base branch');
+        mkdirSync(join(repo, inputs.path), { recursive: true });
+        copyFileSync(join(mainSnapshot, 'train.py'), join(repo, inputs.path, 'train.py'));
+      } else if (action === 'actions/checkout' || action === 'actions/setup-python') {
         // The scratch repository is the checkout; toolsDir's python is setup-python's.
       } else if (action.endsWith('/ds-analyzer')) {
         const own = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as { runs: { using: string; steps: Step[] } };
@@ -268,4 +277,26 @@ test("the workflow's steps run in a repository with a train.py: a push to main s
   );
   assert.ok(existsSync(join(repo, 'reports/run.html')), 'the report was written after the failed gate');
   assert.deepEqual(readdirSync(cacheDir), ['ds-analyzer-baseline-main-a1b2c3'], 'a pull request saves no baseline');
+});
+
+test("the A/B workflow runs main's train.py and the pull request's side by side: an unchanged one passes, one with a five times longer step fails the gate, and the rounds come as artifacts", async (t) => {
+  if (!existsSync(PYTHON)) return t.skip(`needs ${PYTHON}`);
+  const ab = parse(yamlBlockAfter(doc, '### A/B in one GitHub Actions job')) as Workflow;
+  assert.deepEqual(Object.keys(ab.on), ['pull_request']);
+  const abSteps = Object.values(ab.jobs)[0]!.steps;
+  const gate = abSteps.find((step) => step.run?.includes('gate --against'));
+  assert.match(gate?.run ?? '', /--against 'python main-src\/train\.py'.* -- python train\.py/s);
+  writeTrainPy(8, mainSnapshot);
+  writeTrainPy(8);
+  const same = await playWorkflow('pull_request', ab);
+  assert.equal(same.failed, null, same.outputs.join('\n'));
+  assert.match(same.outputs.join('\n'), /gate PASSED/);
+  // Five times the step: far beyond the 5% budget and the noise of a loaded runner (twice read +41%, 95% +2.6% to +94%,
+  // at a load average of 23 on 2 CPUs: not proven).
+  writeTrainPy(40);
+  const slower = await playWorkflow('pull_request', ab);
+  const text = slower.outputs.join('\n');
+  assert.equal(slower.failed, gate!.name, text);
+  assert.match(text, /regression \(A\/B in one run\) .*FAIL/, 'the A/B gate failed the regression');
+  assert.ok(existsSync(join(repo, 'reports/ab/comparison.json')), 'the comparison is in the artifact');
 });

@@ -5,12 +5,23 @@
  * speed: no time is asserted.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { ExitCode } from '../../src/errors.js';
+import { lookupUser } from '../../src/system/kernel/users.js';
 import { emulatorArgv, startCli } from './helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-against-'));
@@ -69,4 +80,50 @@ test('gate --against without the candidate command is a one-line usage error bef
   assert.equal(result.exitCode, ExitCode.Usage, result.all);
   assert.match(result.all, /needs the candidate command after --/);
   assert.doesNotMatch(result.all, /round 1/);
+});
+
+test('gate --against passes --python and --as-user on to every round, and runs no storage probe after one', async (t) => {
+  const nobody = process.geteuid?.() === 0 ? lookupUser('nobody') : null;
+  if (!nobody) return t.skip('needs root and the user nobody: the rounds start the jobs as another user');
+  // A venv the job's python resolves in, and a wrapper that prints who the job runs as and in which environment.
+  const venv = join(work, 'venv');
+  mkdirSync(join(venv, 'bin'), { recursive: true });
+  writeFileSync(join(venv, 'pyvenv.cfg'), 'home = /usr/bin\n');
+  symlinkSync('/usr/bin/python3', join(venv, 'bin', 'python'));
+  writeFileSync(join(work, 'who.sh'), 'echo "who: $(id -u) venv: $VIRTUAL_ENV $(command -v python)"; exec "$@"\n');
+  for (const dir of [work, data]) chmodSync(dir, 0o755);
+  const out = join(work, 'as-user');
+  const flags = ['--python', join(venv, 'bin', 'python'), '--as-user', 'nobody', '--out-dir', out];
+  const result = await startCli(
+    [
+      'gate',
+      '--against',
+      `sh who.sh ${reference}`,
+      ...quick,
+      '--rounds',
+      '2',
+      ...flags,
+      '--',
+      'sh',
+      'who.sh',
+      ...job(20),
+    ],
+    { cwd: work, env },
+  );
+  assert.equal(result.exitCode, ExitCode.Ok, result.all);
+  assert.match(result.all, /note: the job runs as nobody \(uid \d+, --as-user\)/);
+  const rounds = readdirSync(out).filter((f) => /^round-\d\d-\w+\.json$/.test(f));
+  assert.equal(rounds.length, 4);
+  for (const round of rounds) {
+    const logs = readdirSync(join(out, round.replace(/\.json$/, '.d')), { recursive: true, encoding: 'utf8' });
+    const lines = logs
+      .filter((path) => path.endsWith('stdout.log'))
+      .flatMap((path) => readFileSync(join(out, round.replace(/\.json$/, '.d'), path), 'utf8').split('\n'))
+      .filter((line) => line.startsWith('who: '));
+    assert.deepEqual(lines, [`who: ${nobody.uid} venv: ${venv} ${join(venv, 'bin', 'python')}`], round);
+    const profile = JSON.parse(readFileSync(join(out, round), 'utf8'));
+    assert.equal(profile.storageProbe, undefined, `${round}: no storage probe after a round`);
+    assert.equal(statSync(join(out, round)).uid, nobody.uid, `${round} is the user's`);
+  }
+  assert.equal(statSync(join(out, 'comparison.json')).uid, nobody.uid, "the comparison is the user's");
 });

@@ -68,6 +68,12 @@ test('gate: the flags of --against without it, and two profiles, are refused', a
   );
   await expectOneLineError(
     cwd,
+    ['gate', profile, '--max-fetch-stall', '20%', '--python', '/usr/bin/python3', '--as-user', 'nobody'],
+    ExitCode.Usage,
+    /--python, --as-user belong to A\/B in one run/,
+  );
+  await expectOneLineError(
+    cwd,
     ['gate', profile, profile, '--max-fetch-stall', '20%'],
     ExitCode.Usage,
     /one profile, got 2/,

@@ -17,7 +17,7 @@ import { difference, liesAbove } from '../../analysis/estimate.js';
 import { parameter, type Fitted, type ModelParameter } from './fitted.js';
 import { throughOrigin } from '../through-origin.js';
 import { loaderSetPace, proven, type MeasuredModes } from './modes.js';
-import { stepCpuOf } from './cpu-share.js';
+import { fitCpuShare, stepCpuOf } from './cpu-share.js';
 
 /** One measured count: the effective parallelism its cached time implies. */
 export interface WorkersPoint {
@@ -53,6 +53,11 @@ export interface LoaderWorkersFit {
    * in the same time); eff_w(W) = W times it. Null otherwise.
    */
   serialWorkerEff: number | null;
+  /**
+   * Profiled at num_workers=0 with no count of workers measured: the most CPUs' worth of prep per second the workers
+   * together can give, all ranks (serialPrepCeiling); null otherwise.
+   */
+  serialPrepCeiling: number | null;
   /** The framework whose trainer built the loader ('hf-trainer', 'lightning'), for the line to paste. */
   loaderFramework: string | null;
   /** Where the points came from. */
@@ -103,6 +108,7 @@ export function fitLoaderWorkers(
     mainCpusPerRank: mainCpusOf(profile, modes, cachedTime, ranks),
     serialPrepSecPerSample: null,
     serialWorkerEff: null,
+    serialPrepCeiling: null,
     loaderFramework: paceOf(cached)?.loader?.framework ?? null,
     workersSource: 'not reported',
     assumedWorkerShare: 1,
@@ -122,7 +128,8 @@ export function fitLoaderWorkers(
   const swept = (profile.workersSweep ?? []).map((r) => r.workersAsked).filter((w) => w !== undefined);
   // Serial loading alone (W = 0, no sweep): one worker does per sample what the training process did, in its time.
   const serialWorkerEff = points.length === 0 && serial !== null && serial > 0 && u > 0 ? (ranks * u) / serial : null;
-  const forPrep = cpusForPrep(profiledCpusOf(profile, cached), ranks, empty.mainCpusPerRank);
+  const profiledCpus = profiledCpusOf(profile, cached);
+  const forPrep = cpusForPrep(profiledCpus, ranks, empty.mainCpusPerRank);
   const largest = points.filter((p) => p.prepBound).at(-1);
   // Workers that share CPUs with each other and the step get less than a CPU each: the measured share per busy unit.
   const measuredShare = largest ? Math.min(1, largest.eff / Math.min(largest.capacity, forPrep)) : null;
@@ -132,6 +139,10 @@ export function fitLoaderWorkers(
     workersPoints: points,
     serialPrepSecPerSample: serial,
     serialWorkerEff,
+    serialPrepCeiling:
+      serialWorkerEff === null
+        ? null
+        : serialPrepCeiling(profile, modes, { ranks, u, serialWorkerEff, profiledCpus, cachedTime }),
     workersSource:
       swept.length > 0
         ? `cached mode at ${profiledWorkers} (the script's) and profile --workers ${swept.join(',')}`
@@ -185,6 +196,27 @@ function measuredPoints(
   return { points: points.sort((a, b) => a.workers - b.workers), serial };
 }
 
+/**
+ * The most prep the workers of a job profiled at num_workers=0 can give, CPUs' worth per second, all ranks. Each
+ * process got s = eff_w(1) / R of a CPU while it prepared, so the job can have at most c such shares; and no more
+ * than the CPUs the other load left free (c - x_ext), or what it held at -j 0 ((u + k_s) over its cached time a
+ * sample) where that was more: on a machine others keep busy, workers beside the step take from the job's share, not
+ * from CPUs the other load holds (on the 2-core VM at x_ext = 1.7-1.8 the job held 0.20-0.36 CPUs at -j 0, 1 and 2
+ * alike, docs/results.md, "Serial loading"). The workers get the prep's part of it, u / (u + k_s); the step the rest.
+ */
+function serialPrepCeiling(
+  profile: Profile,
+  modes: MeasuredModes,
+  fit: { ranks: number; u: number; serialWorkerEff: number; profiledCpus: number; cachedTime: IterationSummary },
+): number {
+  const { ranks, u, serialWorkerEff, profiledCpus, cachedTime } = fit;
+  const stepSec = stepCpuOf(modes.synthetic).secPerSample ?? 0;
+  const external = fitCpuShare(profile, modes, profiledCpus).value.externalCpus;
+  const held = (ranks * (u + stepSec)) / secPerSample(cachedTime);
+  const job = Math.min((serialWorkerEff / ranks) * profiledCpus, Math.max(profiledCpus - external, held));
+  return (job * u) / (u + stepSec);
+}
+
 /** The fit's parameter rows: W0, eff_w(1), and m, h and g where measured. */
 function workersRows(
   fit: LoaderWorkersFit,
@@ -220,6 +252,13 @@ function workersRows(
             'CPU (its pace there was only a lower bound)',
     ),
   ];
+  if (fit.serialPrepCeiling !== null) {
+    const what = 'most prep all the workers together can give (profiled at num_workers=0)';
+    const source =
+      'min(c0 eff_w(1)/R, max(c0 - x_ext, R (u + k_s) / cached time a sample)) x u / (u + k_s): the CPUs the job ' +
+      'can hold (free beside the other load, or held at num_workers=0), their prep share';
+    rows.push(parameter('eff_w,max', what, fit.serialPrepCeiling, 'CPUs', source, measured));
+  }
   if (mainCpu !== null) {
     const what = "CPUs each rank's training process keeps busy itself (prep left out)";
     rows.push(parameter('m', what, fit.mainCpusPerRank, 'CPUs', `${mainCpu.source} x cached samples/s per rank`, true));
@@ -264,16 +303,16 @@ function workersCaveats(fit: LoaderWorkersFit, swept: boolean, mainCpu: object |
  * A point where prep did not set the pace only bounds eff from below: its
  * capacity is its workers at the assumed share of a CPU each, never less than
  * what it did. Profiled at W = 0 alone: W times what the serial loading
- * gives (serialWorkerEff). Infinity when workers are not modelled.
+ * gives (serialWorkerEff), at most serialPrepCeiling. Infinity when workers are not modelled.
  */
 export function workersParallelism(
   fit: Pick<LoaderWorkersFit, 'profiledWorkers' | 'workersPoints' | 'assumedWorkerShare'> &
-    Partial<Pick<LoaderWorkersFit, 'serialWorkerEff'>>,
+    Partial<Pick<LoaderWorkersFit, 'serialWorkerEff' | 'serialPrepCeiling'>>,
   workers: number,
 ): number {
   const points = fit.workersPoints;
   if (fit.profiledWorkers !== null && points.length === 0 && fit.serialWorkerEff != null)
-    return workers * fit.serialWorkerEff;
+    return Math.min(workers * fit.serialWorkerEff, fit.serialPrepCeiling ?? Infinity);
   if (fit.profiledWorkers === null || points.length === 0) return Infinity;
   return throughOrigin(
     points.map((p) => ({
