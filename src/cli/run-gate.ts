@@ -12,13 +12,10 @@ import { appendStepSummary, stepSummaryMarkdown } from '../report/gate-step-summ
 import { renderVerdict } from '../report/gate-terminal.js';
 import type { Profile } from '../schema/profile.js';
 import { gateOutput } from '../schema/output-headers.js';
+import type { Io } from './io.js';
 
 /** What runGate may touch: output and the environment (GITHUB_STEP_SUMMARY). */
-export interface GateIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-}
+type GateIo = Pick<Io, 'stdout' | 'stderr' | 'env'>;
 
 /**
  * Gates one profile: prints the verdict (stdout), writes JUnit XML when asked,

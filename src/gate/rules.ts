@@ -8,6 +8,7 @@ import { combinedHalfWidth } from '../analysis/estimate.js';
 import { changeBetween, rateEstimate } from '../compare/noise.js';
 import { ExitCode } from '../errors.js';
 import type { Mode } from '../schema/events.js';
+import type { GateOutputBody } from '../schema/gate-output.js';
 import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';
 import { formatNumber } from '../units.js';
 import type { Budget, Budgets, GateEpochs } from './config.js';
@@ -15,47 +16,11 @@ import { RULE_IDS, type RuleId } from './rule-ids.js';
 import { widenedInterval, type BetweenRuns } from './between-runs.js';
 import { BETWEEN_RUNS_TEXT } from './between-runs-text.js';
 
-/** Outcome of one rule. */
-export interface RuleOutcome {
-  /** Config key of the rule. */
-  id: RuleId;
-  /** Name people read: 'fetch stall'. */
-  name: string;
-  /** Level the budget was set at. */
-  level: 'error' | 'warn';
-  /** pass; fail (level error); warn (failed at level warn). */
-  result: 'pass' | 'fail' | 'warn';
-  /** The budget, as text: '≤ 20% of iteration time'. */
-  expected: string;
-  /** The measurement, as text: '61% ± 3%'; '—' when not measurable. */
-  actual: string;
-  /** Why, when the numbers alone do not say it (unproven mode, noise, missing mode). */
-  note: string | null;
-  /** The limit as a number (share or samples/s). */
-  limit: number;
-  /** The measured value as a number, null when not measurable. */
-  value: number | null;
-  /** Where the budget came from. */
-  source: string;
-  /** Which epochs the figure is of: every rule but the time to the first batch follows --epochs. */
-  judges: 'first-epoch' | 'later-epochs';
-}
-
+type OutcomeOutput = GateOutputBody['rules'][number];
+/** Outcome of one rule (the contract: schema/gate-output.ts); every outcome says which epochs it judged. */
+export type RuleOutcome = OutcomeOutput & Required<Pick<OutcomeOutput, 'judges'>>;
 /** The gate's verdict over all rules. */
-export interface GateVerdict {
-  /** The profile's job name. */
-  jobName: string;
-  /** Outcomes in report order. */
-  rules: RuleOutcome[];
-  /** Rules failed at level error. */
-  failed: number;
-  /** Rules failed at level warn. */
-  warned: number;
-  /** Set when a mode of the profile ended because the job failed. */
-  jobFailure: string | null;
-  /** 0 pass, 1 a budget failed, 5 the job failed. */
-  exitCode: ExitCode;
-}
+export type GateVerdict = Omit<GateOutputBody, 'profile' | 'baseline' | 'rules'> & { rules: RuleOutcome[] };
 
 const NAMES: Record<RuleId, string> = {
   fetchStall: 'fetch stall',

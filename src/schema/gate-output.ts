@@ -5,6 +5,7 @@
  * src/gate/rules.ts builds against this schema.
  */
 import { z } from 'zod';
+import { RULE_IDS } from '../gate/rule-ids.js';
 import { GATE_OUTPUT_VERSION } from './versions.js';
 
 /**
@@ -16,15 +17,7 @@ export { GATE_OUTPUT_VERSION } from './versions.js';
 /** Outcome of one budget rule. */
 export const RuleOutcomeSchema = z.object({
   /** Config key of the rule. */
-  id: z.enum([
-    'fetchStall',
-    'prepStall',
-    'totalStall',
-    'checkpointStall',
-    'timeToFirstBatch',
-    'throughput',
-    'regression',
-  ]),
+  id: z.enum(RULE_IDS),
   /** Name people read: 'fetch stall'. */
   name: z.string(),
   /** Level the budget was set at ('off' rules are not listed). */
