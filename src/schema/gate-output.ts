@@ -8,12 +8,6 @@ import { z } from 'zod';
 import { RULE_IDS } from '../gate/rule-ids.js';
 import { GATE_OUTPUT_VERSION } from './versions.js';
 
-/**
- * Version of gate's JSON (in versions.ts, with gateOutput(), so that printing loads no zod); bump when a field is
- * removed or changes meaning (adding one does not).
- */
-export { GATE_OUTPUT_VERSION } from './versions.js';
-
 /** Outcome of one budget rule. */
 export const RuleOutcomeSchema = z.object({
   /** Config key of the rule. */
