@@ -11,10 +11,8 @@
  * iteration's end; it began waitMs + computeMs earlier.
  */
 import type { Mode } from '../schema/events.js';
+import { MODES } from '../schema/modes.js';
 import type { CheckpointRecord, EpochRecord, Iteration, ModeResult, Profile, RankResult } from '../schema/profile.js';
-
-/** The main modes, in the order the rows list them. */
-export const MODE_ORDER: readonly Mode[] = ['synthetic', 'cached', 'cold'];
 
 /** One iteration of one rank. Times in seconds; start_s and end_s since the Unix epoch. */
 export interface IterationRow {
@@ -100,7 +98,7 @@ export interface ModeSeries {
 
 /** Every series of iterations a profile holds: the modes, then the CPU and worker sweeps and the overlap probe. */
 export function modeSeries(profile: Profile): ModeSeries[] {
-  const main = MODE_ORDER.flatMap((mode) => {
+  const main = MODES.flatMap((mode) => {
     const result = profile.modes[mode];
     return result ? [{ mode, variant: DEFAULT_VARIANT, result }] : [];
   });
