@@ -10,6 +10,7 @@
  * permutation test rejects with probability at most p. Tests of the parts run
  * only once a change was found, so they add no false alarm to a flat series.
  */
+import { median } from '../analysis/stats.js';
 import { mulberry32 } from '../random.js';
 import type { ChangePoint } from '../schema/history-output.js';
 
@@ -99,11 +100,4 @@ function permutationPValue(
     if (split !== null && split.q >= observed * (1 - 1e-12)) atLeast++;
   }
   return (1 + atLeast) / (1 + settings.permutations);
-}
-
-/** The median of a non-empty list. */
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

@@ -154,9 +154,9 @@ function rankRows(profile: Profile, series: ModeSeries, rank: RankResult): Itera
         warmup: warmup(it, index),
         epoch_start: epochStarts.has(it.i),
         checkpoint_saves: inStep.length,
-        checkpoint_s: blockingSec(inStep),
+        checkpoint_s: blockingMs(inStep) / 1000,
         checkpoint_before_saves: before.length,
-        checkpoint_before_s: blockingSec(before),
+        checkpoint_before_s: blockingMs(before) / 1000,
       };
     });
 }
@@ -205,6 +205,7 @@ export function savesByIteration(saves: readonly CheckpointRecord[]): {
   return { inStep, before };
 }
 
-function blockingSec(saves: readonly CheckpointRecord[]): number {
-  return saves.reduce((sum, save) => sum + save.blockingMs, 0) / 1000;
+/** The time saves blocked the training loop, ms. */
+export function blockingMs(saves: readonly CheckpointRecord[]): number {
+  return saves.reduce((sum, save) => sum + save.blockingMs, 0);
 }

@@ -4,7 +4,7 @@
  * profile, the median of each segment between steps as a stepped line, and
  * the profile at which each step began marked with a triangle.
  */
-import { median } from '../compare/change-points.js';
+import { median } from '../analysis/stats.js';
 import type { HistoryVerdict } from '../gate/history.js';
 import { FONT, type ChartJson } from './chart-configs.js';
 import { renderChartPng } from './charts.js';
