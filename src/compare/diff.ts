@@ -6,7 +6,7 @@ import { MODES } from '../schema/events.js';
 import type { CompareOutputBody } from '../schema/compare-output.js';
 import type { Estimate, Profile } from '../schema/profile.js';
 import { profileDifferences } from './differences.js';
-import { changeBetween, rateEstimate, type Change } from './noise.js';
+import { changeBetween, dividedBy, rateEstimate, type Change } from './noise.js';
 
 /** One compared figure (the contract: schema/compare-output.ts). */
 export type FigureDiff = CompareOutputBody['figures'][number];
@@ -68,11 +68,7 @@ function judge(change: Change | null, better: 'lower' | 'higher'): FigureDiff['v
 
 function share(part: Estimate | null | undefined, whole: Estimate | null | undefined): Estimate | null {
   if (!part || !whole || whole.mean <= 0) return null;
-  return {
-    mean: part.mean / whole.mean,
-    halfWidth: part.halfWidth === null ? null : part.halfWidth / whole.mean,
-    proven: part.proven && whole.proven,
-  };
+  return { ...dividedBy(part, whole.mean), proven: part.proven && whole.proven };
 }
 
 /** A figure without an interval. */

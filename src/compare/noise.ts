@@ -33,3 +33,8 @@ export function rateEstimate(samplesPerSec: number, iterMs: Estimate): Estimate 
   const relative = iterMs.halfWidth !== null && iterMs.mean > 0 ? iterMs.halfWidth / iterMs.mean : null;
   return { mean: samplesPerSec, halfWidth: relative === null ? null : samplesPerSec * relative, proven: iterMs.proven };
 }
+
+/** An estimate over a constant: a share of the iteration time, a figure per sample. */
+export function dividedBy(e: Estimate, by: number): Estimate {
+  return { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by };
+}

@@ -5,7 +5,7 @@
  * reason: an unproven number cannot pass a budget.
  */
 import { combinedHalfWidth } from '../analysis/estimate.js';
-import { changeBetween, rateEstimate } from '../compare/noise.js';
+import { changeBetween, dividedBy, rateEstimate } from '../compare/noise.js';
 import { ExitCode } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import type { GateOutputBody } from '../schema/gate-output.js';
@@ -151,11 +151,7 @@ function evaluateRule(
         ? laterStall(id, profile.laterEpochs!)
         : stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
   if (!stall) return judge(false, '—', null, later ? NO_LATER_PREP_STALL : NO_STALL);
-  const share: Estimate = {
-    mean: stall.mean / iterMs.mean,
-    halfWidth: stall.halfWidth === null ? null : stall.halfWidth / iterMs.mean,
-    proven: stall.proven,
-  };
+  const share = dividedBy(stall, iterMs.mean);
   return judgeAgainst(share.mean <= budget.limit, fmtShare(share), share);
 }
 
@@ -253,8 +249,7 @@ function regression(input: RegressionInput, judge: Judge): RuleOutcome {
   const now = profile.modes.cold!.summary!;
   const before = baseline.modes.cold!.summary!;
   const perSample = Math.abs(now.samplesPerIter - before.samplesPerIter) > 1e-9;
-  const scale = (e: Estimate, by: number): Estimate =>
-    perSample && by > 0 ? { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by } : e;
+  const scale = (e: Estimate, by: number): Estimate => (perSample && by > 0 ? dividedBy(e, by) : e);
   const a = scale(pace(baseline), before.samplesPerIter);
   const b = scale(pace(profile), now.samplesPerIter);
   const change = changeBetween(a, b);
