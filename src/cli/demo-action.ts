@@ -22,7 +22,16 @@ export interface RawDemoOptions {
 /** What `demo` does once commander has parsed its flags: the demo's run, its summary and report, and the exit code. */
 export async function demoAction(raw: RawDemoOptions, io: Io): Promise<number> {
   const shownWarnings = new Set<string>();
-  const outcome = await runDemo(parseDemoOptions(raw, io), {
+  const input: DemoInput = {
+    quick: Boolean(raw.quick),
+    datasetDir: raw.datasetDir ?? null,
+    profilesDir: resolve(io.cwd, raw.profilesDir),
+    throttle: raw.throttle,
+    remote: Boolean(raw.remote),
+    cwd: io.cwd,
+    env: io.env,
+  };
+  const outcome = await runDemo(input, {
     ...profileProgressHooks(io, shownWarnings),
     ...demoProgressHooks(io.stderr),
   });
@@ -37,17 +46,4 @@ export async function demoAction(raw: RawDemoOptions, io: Io): Promise<number> {
     renderDemoOutcome({ ...outcome, report }, (path) => relative(io.cwd, path) || path),
   );
   return exitCode;
-}
-
-/** Turns commander's options into the demo's input. */
-function parseDemoOptions(raw: RawDemoOptions, io: Pick<Io, 'cwd' | 'env'>): DemoInput {
-  return {
-    quick: Boolean(raw.quick),
-    datasetDir: raw.datasetDir ?? null,
-    profilesDir: resolve(io.cwd, raw.profilesDir),
-    throttle: raw.throttle,
-    remote: Boolean(raw.remote),
-    cwd: io.cwd,
-    env: io.env,
-  };
 }

@@ -5,7 +5,7 @@ import { HISTORY_TEXT } from '../gate/history-text.js';
 import { judgeHistory, loadHistory, type HistoryVerdict } from '../gate/history.js';
 import { HISTORY_OUTPUT_VERSION } from '../schema/versions.js';
 import { writeAtomic } from '../store/write-atomic.js';
-import type { RawGateFlags } from '../gate/options.js';
+import { BUDGET_FLAG_KEYS, type RawGateFlags } from '../gate/options.js';
 import { renderHistory } from '../report/history-terminal.js';
 import { parseFraction } from '../units.js';
 import type { Io } from './io.js';
@@ -16,12 +16,7 @@ const ONE_PROFILE_FLAGS: (keyof RawGateFlags)[] = [
   'baseline',
   'junit',
   'epochs',
-  'maxFetchStall',
-  'maxPrepStall',
-  'maxTotalStall',
-  'minThroughput',
-  'maxCheckpointStall',
-  'maxTimeToFirstBatch',
+  ...BUDGET_FLAG_KEYS.filter((key) => key !== 'maxRegression'),
 ];
 
 /** `gate --history DIR`: the steps in main's profiles, the series drawn, the newest slowdown judged. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT_CODES, EXIT_CODE_TEXT, type ExitCode } from '../errors.js';
+import { wrapLine } from '../report/format.js';
 import type { Io } from './io.js';
 
 /** A command's outcome travels through this box: commander actions return nothing. */
@@ -47,8 +48,9 @@ export function exitCodesOf(command: Command): readonly ExitCodeUse[] | undefine
 
 /** The 'Exit codes:' block of a --help. */
 export function exitCodesHelp(uses: readonly ExitCodeUse[], title = 'Exit codes:'): string {
-  const lines = uses.map(
-    ({ code, meaning }) => `  ${String(code).padEnd(4)} ${wrap(meaning ?? EXIT_CODE_TEXT[code], 72, '       ')}`,
+  // Each meaning wrapped at 79 columns, its continuation lines under its first word.
+  const lines = uses.map(({ code, meaning }) =>
+    wrapLine(`  ${String(code).padEnd(4)}`, meaning ?? EXIT_CODE_TEXT[code], '       ', 79).join('\n'),
   );
   return `\n${title}\n${lines.join('\n')}`;
 }
@@ -58,17 +60,3 @@ export const EXIT_CODES_HELP = exitCodesHelp(
   EXIT_CODES.map((code) => ({ code })),
   "Exit codes (each command's --help lists those it can return):",
 );
-
-/** Wraps text at `width` columns, continuation lines indented by `indent`. */
-function wrap(text: string, width: number, indent: string): string {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  lines.push(line);
-  return lines.join(`\n${indent}`);
-}

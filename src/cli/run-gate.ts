@@ -3,22 +3,20 @@
  * write JUnit XML and the GitHub step summary. `gate` and `profile --gate`
  * both go through here.
  */
+import { appendFileSync } from 'node:fs';
 import type { GateOptions } from '../gate/options.js';
 import { profileDifferences } from '../compare/differences.js';
 import { GATE_TEXT } from '../gate/gate-text.js';
 import { evaluateGate, type GateVerdict } from '../gate/rules.js';
 import { writeJunit } from '../report/gate-junit.js';
-import { appendStepSummary, stepSummaryMarkdown } from '../report/gate-step-summary.js';
+import { stepSummaryMarkdown } from '../report/gate-step-summary.js';
 import { renderVerdict } from '../report/gate-terminal.js';
 import type { Profile } from '../schema/profile.js';
 import { gateOutput } from '../schema/output-headers.js';
+import type { Io } from './io.js';
 
 /** What runGate may touch: output and the environment (GITHUB_STEP_SUMMARY). */
-export interface GateIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-}
+type GateIo = Pick<Io, 'stdout' | 'stderr' | 'env'>;
 
 /**
  * Gates one profile: prints the verdict (stdout), writes JUnit XML when asked,
@@ -63,7 +61,7 @@ export function emitVerdict(
   const summaryPath = io.env.GITHUB_STEP_SUMMARY;
   if (summaryPath) {
     try {
-      appendStepSummary(summaryPath, stepSummaryMarkdown(verdict, profilePath, options.baselinePath));
+      appendFileSync(summaryPath, stepSummaryMarkdown(verdict, profilePath, options.baselinePath));
     } catch (error) {
       io.stderr(
         `ds-analyzer: warning: cannot append to GITHUB_STEP_SUMMARY '${summaryPath}': ${(error as Error).message}\n`,

@@ -105,30 +105,21 @@ function parseValidateOptions(
   raw: RawValidateOptions,
   io: Pick<Io, 'cwd' | 'env'>,
 ): { path: string; input: ValidateInput } {
+  const list = <T>(text: string | undefined, parse: (item: string, flag: string) => T, flag: string): T[] =>
+    text === undefined ? [] : text.split(',').map((item) => parse(item.trim(), flag));
   const request: PointRequest = {
     cacheSizes: raw.cache === undefined ? [] : parseCacheSizeList(raw.cache, '--cache', ['recommended'] as const),
     // Whether this machine has that many CPUs is checked when the point runs (affinity).
     cpuCounts: raw.cpus === undefined ? [] : parseCountList(raw.cpus, '--cpus', 1),
     workerCounts: raw.workers === undefined ? [] : parseCountList(raw.workers, '--workers'),
-    bandwidths:
-      raw.storageBw === undefined ? [] : raw.storageBw.split(',').map((rate) => parseRate(rate.trim(), '--storage-bw')),
-    writeBandwidths:
-      raw.writeBw === undefined ? [] : raw.writeBw.split(',').map((rate) => parseRate(rate.trim(), '--write-bw')),
-    latencies:
-      raw.latency === undefined ? [] : raw.latency.split(',').map((ms) => parseLatencySec(ms.trim(), '--latency')),
+    bandwidths: list(raw.storageBw, parseRate, '--storage-bw'),
+    writeBandwidths: list(raw.writeBw, parseRate, '--write-bw'),
+    latencies: list(raw.latency, parseLatencySec, '--latency'),
     cells: raw.cells === undefined ? [] : parseCells(raw.cells),
     control: raw.control,
   };
-  if (
-    (request.cells?.length ?? 0) +
-      request.cacheSizes.length +
-      request.cpuCounts.length +
-      request.workerCounts.length +
-      (request.bandwidths?.length ?? 0) +
-      (request.latencies?.length ?? 0) +
-      (request.writeBandwidths?.length ?? 0) ===
-    0
-  ) {
+  // The control alone is no question: it is what the points are measured against.
+  if (!Object.values(request).some((points) => Array.isArray(points) && points.length > 0)) {
     throw new UserError(VALIDATE_TEXT.nothingAsked, ExitCode.Usage);
   }
   const path = file ? resolve(io.cwd, file) : newestProfile(resolve(io.cwd, raw.profilesDir));

@@ -10,35 +10,18 @@
  * permutation test rejects with probability at most p. Tests of the parts run
  * only once a change was found, so they add no false alarm to a flat series.
  */
+import { median } from '../analysis/stats.js';
 import { mulberry32 } from '../random.js';
+import type { ChangePoint } from '../schema/history-output.js';
 
-/** How the search is run. */
-export interface ChangePointOptions {
-  /** Significance of each permutation test (default 0.05). */
-  pValue?: number;
-  /** Permutations per test (default 199: p-values in steps of 1/200). */
-  permutations?: number;
-  /** Fewest points in a segment either side of a change (default 3). */
-  minSegment?: number;
-  /** Seed of the permutations (default 1). */
-  seed?: number;
-}
+export type { ChangePoint };
 
-/** One change point: the series changes from index `index` on. */
-export interface ChangePoint {
-  /** The first index of the new level. */
-  index: number;
-  /** The permutation test's p-value for this split. */
-  pValue: number;
-  /** Median of the segment before (from the previous change, or the start). */
-  before: number;
-  /** Median of the segment after (to the next change, or the end). */
-  after: number;
-  /** (after - before) / before; null when before is 0. */
-  relative: number | null;
-}
-
+/**
+ * How the search is run: the significance of each permutation test, permutations per test (199: p-values in steps
+ * of 1/200), the fewest points in a segment either side of a change, and the seed of the permutations.
+ */
 export const CHANGE_POINT_DEFAULTS = { pValue: 0.05, permutations: 199, minSegment: 3, seed: 1 } as const;
+export type ChangePointOptions = Partial<Record<keyof typeof CHANGE_POINT_DEFAULTS, number>>;
 
 /** The change points of `series`, in index order, with the medians of the segments they separate. */
 export function changePoints(series: readonly number[], options: ChangePointOptions = {}): ChangePoint[] {
@@ -117,11 +100,4 @@ function permutationPValue(
     if (split !== null && split.q >= observed * (1 - 1e-12)) atLeast++;
   }
   return (1 + atLeast) / (1 + settings.permutations);
-}
-
-/** The median of a non-empty list. */
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

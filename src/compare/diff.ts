@@ -3,42 +3,16 @@
  * change from A to B and whether it is beyond the noise of both.
  */
 import { MODES } from '../schema/events.js';
+import type { CompareOutputBody } from '../schema/compare-output.js';
 import type { Estimate, Profile } from '../schema/profile.js';
-import { profileDifferences, type Difference } from './differences.js';
-import { changeBetween, rateEstimate, type Change } from './noise.js';
+import { profileDifferences } from './differences.js';
+import { changeBetween, dividedBy, rateEstimate, type Change } from './noise.js';
 
-/** One compared figure. */
-export interface FigureDiff {
-  /** Section: 'split' or a mode name. */
-  group: string;
-  /** What the figure is: 'fetch stall'. */
-  name: string;
-  /** Unit of before/after: 'ms', 'samples/s', '%' (shares are stored as fractions). */
-  unit: 'ms' | 'samples/s' | 'share' | 'MB/s' | 'ms/sample';
-  /** Whether a lower value is better (times, stalls) or a higher one (rates). */
-  better: 'lower' | 'higher';
-  /** Value in profile A, null when A lacks it. */
-  a: Estimate | null;
-  /** Value in profile B, null when B lacks it. */
-  b: Estimate | null;
-  /** The change A → B, null when either side lacks the figure. */
-  change: Change | null;
-  /** 'worse' / 'better' when beyond noise, 'same' within it, 'unknown' without intervals or values. */
-  verdict: 'worse' | 'better' | 'same' | 'unknown';
-}
+/** One compared figure (the contract: schema/compare-output.ts). */
+export type FigureDiff = CompareOutputBody['figures'][number];
 
 /** The comparison of two profiles. */
-export interface ProfileComparison {
-  a: { jobName: string; createdAt: string };
-  b: { jobName: string; createdAt: string };
-  /** How B's job, data, settings or machine differ from A's: empty for two runs of one job. */
-  differences: Difference[];
-  figures: FigureDiff[];
-  /** Figures whose change is beyond noise and for the worse. */
-  worse: number;
-  /** Figures whose change is beyond noise and for the better. */
-  better: number;
-}
+export type ProfileComparison = CompareOutputBody;
 
 /** Compares profile A (before) with B (after). */
 export function compareProfiles(a: Profile, b: Profile): ProfileComparison {
@@ -94,11 +68,7 @@ function judge(change: Change | null, better: 'lower' | 'higher'): FigureDiff['v
 
 function share(part: Estimate | null | undefined, whole: Estimate | null | undefined): Estimate | null {
   if (!part || !whole || whole.mean <= 0) return null;
-  return {
-    mean: part.mean / whole.mean,
-    halfWidth: part.halfWidth === null ? null : part.halfWidth / whole.mean,
-    proven: part.proven && whole.proven,
-  };
+  return { ...dividedBy(part, whole.mean), proven: part.proven && whole.proven };
 }
 
 /** A figure without an interval. */

@@ -6,12 +6,9 @@
 import type { Profile } from '../schema/profile.js';
 import { formatBytes } from '../units.js';
 
-/** One way two profiles differ, in words: "command: --lr 0.1 → --lr 0.2". */
-export type Difference = string;
-
-/** Each way profile B's job, data, settings or machine differs from A's; empty when they are alike. */
-export function profileDifferences(a: Profile, b: Profile): Difference[] {
-  const found: Difference[] = [];
+/** Each way profile B's job, data, settings or machine differs from A's, in words ("command: --lr 0.1 → --lr 0.2"); empty when they are alike. */
+export function profileDifferences(a: Profile, b: Profile): string[] {
+  const found: string[] = [];
   const command = commandChange(a.command, b.command);
   if (command) found.push(`command: ${command}`);
   const dataA = `${a.dataset.files} files, ${formatBytes(a.dataset.bytes)}`;

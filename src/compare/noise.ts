@@ -6,23 +6,12 @@
  * interval excludes 0.
  */
 import { difference, excludesZero } from '../analysis/estimate.js';
+import type { z } from 'zod';
+import type { ChangeSchema } from '../schema/compare-output.js';
 import type { Estimate } from '../schema/profile.js';
 
-/** The change from `before` to `after`, with its noise. */
-export interface Change {
-  /** after - before, in the figure's unit. */
-  delta: number;
-  /** 95% half-width of `delta`; null when either side has no interval. */
-  deltaHalfWidth: number | null;
-  /** delta / before; null when before is 0. */
-  relative: number | null;
-  /** 95% half-width of `relative` (deltaHalfWidth / before); null when unknown. */
-  relativeHalfWidth: number | null;
-  /** 'beyond': the interval of delta excludes 0; 'within': it does not; 'unknown': no intervals. */
-  noise: 'beyond' | 'within' | 'unknown';
-  /** False when either figure rests on an unproven mode. */
-  proven: boolean;
-}
+/** The change from `before` to `after`, with its noise (the contract: schema/compare-output.ts). */
+export type Change = z.infer<typeof ChangeSchema>;
 
 /** The change between two estimates, judged against the noise of both. */
 export function changeBetween(before: Estimate, after: Estimate): Change {
@@ -43,4 +32,9 @@ export function changeBetween(before: Estimate, after: Estimate): Change {
 export function rateEstimate(samplesPerSec: number, iterMs: Estimate): Estimate {
   const relative = iterMs.halfWidth !== null && iterMs.mean > 0 ? iterMs.halfWidth / iterMs.mean : null;
   return { mean: samplesPerSec, halfWidth: relative === null ? null : samplesPerSec * relative, proven: iterMs.proven };
+}
+
+/** An estimate over a constant: a share of the iteration time, a figure per sample. */
+export function dividedBy(e: Estimate, by: number): Estimate {
+  return { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by };
 }

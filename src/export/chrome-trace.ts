@@ -12,7 +12,15 @@
  * boundaries, so a wait and a step always nest inside their iteration.
  */
 import type { CheckpointRecord, Iteration, Profile, RankResult } from '../schema/profile.js';
-import { DEFAULT_VARIANT, modeSeries, runOf, savesByIteration, warmupOf, type ModeSeries } from './iteration-rows.js';
+import {
+  blockingMs,
+  DEFAULT_VARIANT,
+  modeSeries,
+  runOf,
+  savesByIteration,
+  warmupOf,
+  type ModeSeries,
+} from './iteration-rows.js';
 
 /** One trace event (only the fields this file writes). */
 export interface TraceEvent {
@@ -81,18 +89,12 @@ function us(ms: number): number {
   return Math.round(ms * 1000);
 }
 
-/** A complete event from `fromMs` to `toMs`, both rounded to whole µs. */
-function slice(
-  name: string,
-  cat: string,
-  pid: number,
-  tid: number,
-  fromMs: number,
-  toMs: number,
-  args?: Record<string, unknown>,
-): TraceEvent {
-  const ts = us(fromMs);
-  return { name, cat, ph: 'X', pid, tid, ts, dur: Math.max(0, us(toMs) - ts), ...(args ? { args } : {}) };
+/** Complete events on one thread, each from `fromMs` to `toMs`, both rounded to whole µs. */
+function slicesOn(pid: number, tid: number) {
+  return (name: string, cat: string, fromMs: number, toMs: number, args?: Record<string, unknown>): TraceEvent => {
+    const ts = us(fromMs);
+    return { name, cat, ph: 'X', pid, tid, ts, dur: Math.max(0, us(toMs) - ts), ...(args ? { args } : {}) };
+  };
 }
 
 function rankEvents(series: ModeSeries, rank: RankResult, pid: number): TraceEvent[] {
@@ -101,6 +103,7 @@ function rankEvents(series: ModeSeries, rank: RankResult, pid: number): TraceEve
   const epochs = new Map((rank.epochs ?? []).map((e) => [e.i, e]));
   const saves = savesByIteration(rank.checkpoints ?? []);
   const warmup = warmupOf(rank);
+  const slice = slicesOn(pid, tid);
   const events: TraceEvent[] = [];
   let previous: Iteration | null = null;
   for (const [index, it] of [...rank.iterations].sort((a, b) => a.i - b.i).entries()) {
@@ -120,30 +123,22 @@ function rankEvents(series: ModeSeries, rank: RankResult, pid: number): TraceEve
         args: { epoch: epoch.epoch, firstIteration: it.i },
       });
       events.push(
-        slice('iter(loader)', 'epoch', pid, tid, startMs - epoch.createMs, startMs, {
+        slice('iter(loader)', 'epoch', startMs - epoch.createMs, startMs, {
           epoch: epoch.epoch,
           createMs: epoch.createMs,
           ...(epoch.workers !== undefined ? { workers: epoch.workers } : {}),
         }),
       );
     }
-    let at = previous ? previous.t : startMs - sumBlocking(saves.before.get(it.i) ?? []);
+    let at = previous ? previous.t : startMs - blockingMs(saves.before.get(it.i) ?? []);
     for (const save of saves.before.get(it.i) ?? []) {
       events.push(
-        slice(
-          `checkpoint save (${save.api})`,
-          'checkpoint',
-          pid,
-          tid,
-          at,
-          at + save.blockingMs,
-          saveArgs(save, BETWEEN_PLACE),
-        ),
+        slice(`checkpoint save (${save.api})`, 'checkpoint', at, at + save.blockingMs, saveArgs(save, BETWEEN_PLACE)),
       );
       at += save.blockingMs;
     }
     events.push(
-      slice('iteration', 'iteration', pid, tid, startMs, endMs, {
+      slice('iteration', 'iteration', startMs, endMs, {
         iteration: it.i,
         run: runOf(runStarts, it.t),
         samples: it.samples,
@@ -151,26 +146,20 @@ function rankEvents(series: ModeSeries, rank: RankResult, pid: number): TraceEve
         computeMs: it.computeMs,
         ...(warmup(it, index) ? { warmup: true } : {}),
       }),
-      slice('data wait', 'data', pid, tid, startMs, batchMs),
-      slice('step', 'step', pid, tid, batchMs, endMs),
+      slice('data wait', 'data', startMs, batchMs),
+      slice('step', 'step', batchMs, endMs),
     );
     // Saves in the step, back to back, ending with it (never starting before it).
     const inStep = saves.inStep.get(it.i) ?? [];
-    let from = Math.max(batchMs, endMs - sumBlocking(inStep));
+    let from = Math.max(batchMs, endMs - blockingMs(inStep));
     for (const save of inStep) {
       const to = Math.min(endMs, from + save.blockingMs);
-      events.push(
-        slice(`checkpoint save (${save.api})`, 'checkpoint', pid, tid, from, to, saveArgs(save, IN_STEP_PLACE)),
-      );
+      events.push(slice(`checkpoint save (${save.api})`, 'checkpoint', from, to, saveArgs(save, IN_STEP_PLACE)));
       from = to;
     }
     previous = it;
   }
   return events;
-}
-
-function sumBlocking(saves: readonly CheckpointRecord[]): number {
-  return saves.reduce((sum, save) => sum + save.blockingMs, 0);
 }
 
 function saveArgs(save: CheckpointRecord, placement: string): Record<string, unknown> {

@@ -11,10 +11,8 @@
  * iteration's end; it began waitMs + computeMs earlier.
  */
 import type { Mode } from '../schema/events.js';
+import { MODES } from '../schema/modes.js';
 import type { CheckpointRecord, EpochRecord, Iteration, ModeResult, Profile, RankResult } from '../schema/profile.js';
-
-/** The main modes, in the order the rows list them. */
-export const MODE_ORDER: readonly Mode[] = ['synthetic', 'cached', 'cold'];
 
 /** One iteration of one rank. Times in seconds; start_s and end_s since the Unix epoch. */
 export interface IterationRow {
@@ -100,7 +98,7 @@ export interface ModeSeries {
 
 /** Every series of iterations a profile holds: the modes, then the CPU and worker sweeps and the overlap probe. */
 export function modeSeries(profile: Profile): ModeSeries[] {
-  const main = MODE_ORDER.flatMap((mode) => {
+  const main = MODES.flatMap((mode) => {
     const result = profile.modes[mode];
     return result ? [{ mode, variant: DEFAULT_VARIANT, result }] : [];
   });
@@ -156,9 +154,9 @@ function rankRows(profile: Profile, series: ModeSeries, rank: RankResult): Itera
         warmup: warmup(it, index),
         epoch_start: epochStarts.has(it.i),
         checkpoint_saves: inStep.length,
-        checkpoint_s: blockingSec(inStep),
+        checkpoint_s: blockingMs(inStep) / 1000,
         checkpoint_before_saves: before.length,
-        checkpoint_before_s: blockingSec(before),
+        checkpoint_before_s: blockingMs(before) / 1000,
       };
     });
 }
@@ -207,6 +205,7 @@ export function savesByIteration(saves: readonly CheckpointRecord[]): {
   return { inStep, before };
 }
 
-function blockingSec(saves: readonly CheckpointRecord[]): number {
-  return saves.reduce((sum, save) => sum + save.blockingMs, 0) / 1000;
+/** The time saves blocked the training loop, ms. */
+export function blockingMs(saves: readonly CheckpointRecord[]): number {
+  return saves.reduce((sum, save) => sum + save.blockingMs, 0);
 }

@@ -2,16 +2,7 @@
  * A profile as TensorBoard scalars: one run (a folder of the log dir) per
  * mode, sweep point and rank, each with the same tags, so that TensorBoard
  * draws the modes over each other in one chart; and a `split` run with the
- * split's figures.
- *
- * Per iteration (step = the iteration's index, wall time = its end):
- *   iteration/time_ms, iteration/data_wait_ms, iteration/samples_per_sec
- * Once per run (step 0), the mode's figures over its measured window:
- *   summary/iteration_ms, summary/data_wait_ms, summary/samples_per_sec
- * In the `split` run (step 0), each figure the analysis has:
- *   split/compute_ms, split/prep_stall_ms, split/fetch_stall_ms,
- *   split/iteration_ms, split/prep_stall_fraction, split/fetch_stall_fraction,
- *   split/checkpoint_stall_ms, split/boundary_stall_ms
+ * split's figures. The tags and their steps are listed in docs/export.md.
  */
 import type { Profile } from '../schema/profile.js';
 import { DEFAULT_VARIANT, modeSeries } from './iteration-rows.js';

@@ -73,21 +73,17 @@ function lengthDelimited(field: number, payload: Buffer): Buffer {
   return Buffer.concat([key(field, 2), varint(payload.length), payload]);
 }
 
-function double(field: number, value: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeDoubleLE(value, 0);
-  return Buffer.concat([key(field, 1), b]);
-}
-
-function float(field: number, value: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeFloatLE(value, 0);
-  return Buffer.concat([key(field, 5), b]);
+/** A double (wire type 1, 8 bytes) or a float (wire type 5, 4 bytes). */
+function fixed(field: number, value: number, bytes: 4 | 8): Buffer {
+  const b = Buffer.alloc(bytes);
+  if (bytes === 8) b.writeDoubleLE(value, 0);
+  else b.writeFloatLE(value, 0);
+  return Buffer.concat([key(field, bytes === 8 ? 1 : 5), b]);
 }
 
 /** The first record of every event file: Event{wall_time, file_version: "brain.Event:2"}. */
 export function fileVersionEvent(wallTimeSec: number): Buffer {
-  return Buffer.concat([double(1, wallTimeSec), lengthDelimited(3, Buffer.from('brain.Event:2', 'utf8'))]);
+  return Buffer.concat([fixed(1, wallTimeSec, 8), lengthDelimited(3, Buffer.from('brain.Event:2', 'utf8'))]);
 }
 
 /** One scalar: Event{wall_time, step, summary: Summary{value: [Value{tag, simple_value}]}}. */
@@ -103,9 +99,9 @@ export interface Scalar {
 export function scalarEvent(scalar: Scalar): Buffer {
   if (!Number.isSafeInteger(scalar.step) || scalar.step < 0)
     throw new RangeError(`scalar step must be a non-negative integer (got ${scalar.step})`);
-  const value = Buffer.concat([lengthDelimited(1, Buffer.from(scalar.tag, 'utf8')), float(2, scalar.value)]);
+  const value = Buffer.concat([lengthDelimited(1, Buffer.from(scalar.tag, 'utf8')), fixed(2, scalar.value, 4)]);
   const summary = lengthDelimited(1, value);
-  return Buffer.concat([double(1, scalar.wallTimeSec), key(2, 0), varint(scalar.step), lengthDelimited(5, summary)]);
+  return Buffer.concat([fixed(1, scalar.wallTimeSec, 8), key(2, 0), varint(scalar.step), lengthDelimited(5, summary)]);
 }
 
 /** A whole event file: the version record, then one record per scalar, in order. */

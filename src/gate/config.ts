@@ -34,18 +34,7 @@ export type GateEpochs = 'first' | 'later';
 /** The regression limit used when --baseline is given without --max-regression. */
 export const DEFAULT_MAX_REGRESSION = 0.05;
 
-/** Flags of `gate` (and `profile --gate`) that set budgets; parsed values. */
-export interface BudgetFlags {
-  maxFetchStall?: number;
-  maxPrepStall?: number;
-  maxTotalStall?: number;
-  minThroughput?: number;
-  maxRegression?: number;
-  maxCheckpointStall?: number;
-  maxTimeToFirstBatch?: number;
-}
-
-const FLAG_OF: Record<RuleId, keyof BudgetFlags> = {
+const FLAG_OF = {
   fetchStall: 'maxFetchStall',
   prepStall: 'maxPrepStall',
   totalStall: 'maxTotalStall',
@@ -53,7 +42,10 @@ const FLAG_OF: Record<RuleId, keyof BudgetFlags> = {
   regression: 'maxRegression',
   checkpointStall: 'maxCheckpointStall',
   timeToFirstBatch: 'maxTimeToFirstBatch',
-};
+} as const satisfies Record<RuleId, string>;
+
+/** Flags of `gate` (and `profile --gate`) that set budgets; parsed values. */
+export type BudgetFlags = Partial<Record<(typeof FLAG_OF)[RuleId], number>>;
 
 /** The flag that sets a rule, for messages: --max-fetch-stall. */
 export function flagName(rule: RuleId): string {

@@ -8,8 +8,9 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { changePoints, CHANGE_POINT_DEFAULTS, type ChangePoint } from '../compare/change-points.js';
+import { changePoints, CHANGE_POINT_DEFAULTS } from '../compare/change-points.js';
 import { ExitCode, UserError } from '../errors.js';
+import type { HistoryVerdict } from '../schema/history-output.js';
 import type { Profile } from '../schema/profile.js';
 import { loadProfile } from '../store/profile-files.js';
 import { HISTORY_TEXT } from './history-text.js';
@@ -19,35 +20,11 @@ export const RECENT_PROFILES = 5;
 /** Fewest profiles the gate judges: a segment either side of a step. */
 export const LEAST_PROFILES = 2 * CHANGE_POINT_DEFAULTS.minSegment;
 
+export type { HistoryVerdict };
 /** One profile of the history, in time order. */
-export interface HistoryPoint {
-  /** The profile's file name (profiles record no commit: the file names it). */
-  file: string;
-  createdAt: string;
-  /** Cold mode: iteration time per sample, ms. */
-  msPerSample: number;
-  /** Cold-mode fetch and prep stalls per sample, ms; null when the profile has no analysis. */
-  fetchMsPerSample: number | null;
-  prepMsPerSample: number | null;
-}
-
+export type HistoryPoint = HistoryVerdict['points'][number];
 /** A series and the steps found in it. */
-export interface HistorySeries {
-  name: 'iteration time' | 'fetch stall' | 'prep stall';
-  values: number[];
-  changes: ChangePoint[];
-}
-
-/** The history's verdict. */
-export interface HistoryVerdict {
-  points: HistoryPoint[];
-  series: HistorySeries[];
-  maxRegression: number;
-  pValue: number;
-  /** The step that fails the gate, or null. */
-  failing: ChangePoint | null;
-  exitCode: ExitCode;
-}
+export type HistorySeries = HistoryVerdict['series'][number];
 
 /** The folder's profiles of one job, oldest first; one-line UserErrors for a missing folder or mixed jobs. */
 export async function loadHistory(dir: string, warn: (text: string) => void): Promise<HistoryPoint[]> {

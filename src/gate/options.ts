@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
 import { parseDurationSec, parseFraction, parsePositiveNumber } from '../units.js';
-import { resolveBudgets, type BudgetFlags, type Budgets, type GateEpochs } from './config.js';
+import { optionFlag, resolveBudgets, type BudgetFlags, type Budgets, type GateEpochs } from './config.js';
 import { GATE_TEXT } from './gate-text.js';
 import type { BetweenRuns } from './between-runs.js';
 
@@ -27,21 +27,24 @@ export interface GateOptions {
   betweenRuns?: BetweenRuns | null;
 }
 
+/** How each budget flag's text is parsed, in the order they are checked. */
+const BUDGET_PARSERS: Record<keyof BudgetFlags, (text: string, flag: string) => number> = {
+  maxFetchStall: parseShare,
+  maxPrepStall: parseShare,
+  maxTotalStall: parseShare,
+  minThroughput: parsePositiveNumber,
+  maxRegression: parseShare,
+  maxCheckpointStall: parseShare,
+  maxTimeToFirstBatch: parseDurationSec,
+};
+
+/** The budget flags (maxFetchStall ...), in the order of --help. */
+export const BUDGET_FLAG_KEYS = Object.keys(BUDGET_PARSERS) as (keyof BudgetFlags)[];
+
 /** The gate's flags as commander hands them over (strings). */
-export interface RawGateFlags {
-  config?: string;
-  baseline?: string;
-  junit?: string;
+export type RawGateFlags = Partial<Record<keyof BudgetFlags | 'config' | 'baseline' | 'junit' | 'epochs', string>> & {
   json?: boolean;
-  epochs?: string;
-  maxFetchStall?: string;
-  maxPrepStall?: string;
-  maxTotalStall?: string;
-  minThroughput?: string;
-  maxRegression?: string;
-  maxCheckpointStall?: string;
-  maxTimeToFirstBatch?: string;
-}
+};
 
 /**
  * Parses flags and the config file into GateOptions. Call it before a long
@@ -53,20 +56,11 @@ export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateO
   const configPath = raw.config ? resolve(cwd, raw.config) : null;
   // The config file's schema (zod) is loaded only for a config file.
   const config = configPath ? (await import('./config-file.js')).readGateConfig(configPath) : null;
-  const flags: BudgetFlags = {
-    maxFetchStall: raw.maxFetchStall === undefined ? undefined : parseShare(raw.maxFetchStall, '--max-fetch-stall'),
-    maxPrepStall: raw.maxPrepStall === undefined ? undefined : parseShare(raw.maxPrepStall, '--max-prep-stall'),
-    maxTotalStall: raw.maxTotalStall === undefined ? undefined : parseShare(raw.maxTotalStall, '--max-total-stall'),
-    minThroughput:
-      raw.minThroughput === undefined ? undefined : parsePositiveNumber(raw.minThroughput, '--min-throughput'),
-    maxRegression: raw.maxRegression === undefined ? undefined : parseShare(raw.maxRegression, '--max-regression'),
-    maxCheckpointStall:
-      raw.maxCheckpointStall === undefined ? undefined : parseShare(raw.maxCheckpointStall, '--max-checkpoint-stall'),
-    maxTimeToFirstBatch:
-      raw.maxTimeToFirstBatch === undefined
-        ? undefined
-        : parseDurationSec(raw.maxTimeToFirstBatch, '--max-time-to-first-batch'),
-  };
+  const flags: BudgetFlags = {};
+  for (const key of BUDGET_FLAG_KEYS) {
+    const text = raw[key];
+    if (text !== undefined) flags[key] = BUDGET_PARSERS[key](text, optionFlag(key));
+  }
   const { budgets, baselinePath } = resolveBudgets(config, configPath, flags, raw.baseline ?? null, cwd);
   if (Object.keys(budgets).length === 0) {
     throw new UserError(GATE_TEXT.noBudget, ExitCode.Usage);

@@ -5,9 +5,10 @@
  * reason: an unproven number cannot pass a budget.
  */
 import { combinedHalfWidth } from '../analysis/estimate.js';
-import { changeBetween, rateEstimate } from '../compare/noise.js';
+import { changeBetween, dividedBy, rateEstimate } from '../compare/noise.js';
 import { ExitCode } from '../errors.js';
 import type { Mode } from '../schema/events.js';
+import type { GateOutputBody } from '../schema/gate-output.js';
 import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';
 import { formatNumber } from '../units.js';
 import type { Budget, Budgets, GateEpochs } from './config.js';
@@ -15,47 +16,11 @@ import { RULE_IDS, type RuleId } from './rule-ids.js';
 import { widenedInterval, type BetweenRuns } from './between-runs.js';
 import { BETWEEN_RUNS_TEXT } from './between-runs-text.js';
 
-/** Outcome of one rule. */
-export interface RuleOutcome {
-  /** Config key of the rule. */
-  id: RuleId;
-  /** Name people read: 'fetch stall'. */
-  name: string;
-  /** Level the budget was set at. */
-  level: 'error' | 'warn';
-  /** pass; fail (level error); warn (failed at level warn). */
-  result: 'pass' | 'fail' | 'warn';
-  /** The budget, as text: '≤ 20% of iteration time'. */
-  expected: string;
-  /** The measurement, as text: '61% ± 3%'; '—' when not measurable. */
-  actual: string;
-  /** Why, when the numbers alone do not say it (unproven mode, noise, missing mode). */
-  note: string | null;
-  /** The limit as a number (share or samples/s). */
-  limit: number;
-  /** The measured value as a number, null when not measurable. */
-  value: number | null;
-  /** Where the budget came from. */
-  source: string;
-  /** Which epochs the figure is of: every rule but the time to the first batch follows --epochs. */
-  judges: 'first-epoch' | 'later-epochs';
-}
-
+type OutcomeOutput = GateOutputBody['rules'][number];
+/** Outcome of one rule (the contract: schema/gate-output.ts); every outcome says which epochs it judged. */
+export type RuleOutcome = OutcomeOutput & Required<Pick<OutcomeOutput, 'judges'>>;
 /** The gate's verdict over all rules. */
-export interface GateVerdict {
-  /** The profile's job name. */
-  jobName: string;
-  /** Outcomes in report order. */
-  rules: RuleOutcome[];
-  /** Rules failed at level error. */
-  failed: number;
-  /** Rules failed at level warn. */
-  warned: number;
-  /** Set when a mode of the profile ended because the job failed. */
-  jobFailure: string | null;
-  /** 0 pass, 1 a budget failed, 5 the job failed. */
-  exitCode: ExitCode;
-}
+export type GateVerdict = Omit<GateOutputBody, 'profile' | 'baseline' | 'rules'> & { rules: RuleOutcome[] };
 
 const NAMES: Record<RuleId, string> = {
   fetchStall: 'fetch stall',
@@ -98,12 +63,7 @@ export function evaluateGate(
   for (const id of RULE_IDS) {
     const budget = budgets[id];
     if (!budget) continue;
-    const judges = judgedEpochs(id, epochs);
-    rules.push(
-      judges === 'later-epochs'
-        ? evaluateLaterRule(id, budget, profile, baseline, betweenRuns)
-        : evaluateRule(id, budget, profile, baseline, judges, betweenRuns),
-    );
+    rules.push(evaluateRule(id, budget, profile, baseline, judgedEpochs(id, epochs), betweenRuns));
   }
   const failedMode = Object.values(profile.modes).find((m) => m?.status === 'failed');
   // A stalled mode (analysis/stalls.ts) is no measurement to judge, as a failed one is not.
@@ -135,6 +95,11 @@ function judgeOf(id: RuleId, budget: Budget, judges: RuleOutcome['judges']): Jud
   });
 }
 
+/**
+ * A rule's outcome. A pace rule on epochs 2+ (--epochs later) takes its figure from the profile's laterEpochs,
+ * measured (the cached pace, the dataset held) or predicted (the what-if's steady state at the machine's cache,
+ * without an interval), and its notes end with which.
+ */
 function evaluateRule(
   id: RuleId,
   budget: Budget,
@@ -144,116 +109,61 @@ function evaluateRule(
   betweenRuns: BetweenRuns | null,
 ): RuleOutcome {
   const judge = judgeOf(id, budget, judges);
-
-  const missing = unusableModes(profile, NEEDS[id]);
+  const later = judges === 'later-epochs';
+  // The later epochs rest on every mode: the prep stall, the cached pace, and the real pace they are taken from.
+  const needs = later ? LATER_NEEDS : NEEDS[id];
+  const missing = unusableModes(profile, needs) ?? (later && !profile.laterEpochs ? NO_LATER_EPOCHS : null);
   if (missing) return judge(false, '—', null, missing);
+  const basis = later ? laterBasisNote(profile.laterEpochs!) : null;
   if (id === 'regression') {
     if (!baseline) return judge(false, '—', null, 'no baseline profile given');
-    const baseMissing = unusableModes(baseline, NEEDS[id]);
+    const baseMissing = unusableModes(baseline, needs) ?? (later && !baseline.laterEpochs ? NO_LATER_EPOCHS : null);
     if (baseMissing) return judge(false, '—', null, `baseline: ${baseMissing}`);
-    const pace = (p: Profile) => p.modes.cold!.summary!.iterMs;
-    return regression({ profile, baseline, limit: budget.limit, pace, basis: null, betweenRuns }, judge);
+    const pace = (p: Profile) => (later ? p.laterEpochs!.iterMs : p.modes.cold!.summary!.iterMs);
+    return regression({ profile, baseline, limit: budget.limit, pace, basis, betweenRuns }, judge);
   }
-
   const analysis = profile.analysis!;
-  const iterMs = analysis.iterMs!;
+  // The cold mode is there for every rule that reads it (NEEDS).
+  const cold = () => profile.modes.cold!.summary!;
+  const iterMs = later ? profile.laterEpochs!.iterMs : analysis.iterMs!;
+  const judgeAgainst = (held: boolean, actual: string, estimate: Estimate) =>
+    judge(held, actual, estimate.mean, joinNotes(marginNote(estimate, budget.limit), basis));
   if (id === 'throughput') {
-    const cold = profile.modes.cold!.summary!;
-    const rate = rateEstimate(cold.samplesPerSec, cold.iterMs);
-    const held = rate.mean >= budget.limit;
-    return judge(held, `${fmtEstimate(rate, 1)} samples/s`, rate.mean, marginNote(rate, budget.limit));
+    // Epochs 2+: the same batches at the later pace, the cold rate scaled by the ratio of the two paces.
+    const rate = later
+      ? rateEstimate(cold().samplesPerSec * (cold().iterMs.mean / iterMs.mean), iterMs)
+      : rateEstimate(cold().samplesPerSec, cold().iterMs);
+    return judgeAgainst(rate.mean >= budget.limit, `${fmtEstimate(rate, 1)} samples/s`, rate);
   }
   if (id === 'timeToFirstBatch') return timeToFirstBatch(profile, budget.limit, judge);
   if (id === 'checkpointStall' && !analysis.checkpointStall) {
-    const iterations = profile.modes.cold!.summary!.measuredIterations + profile.modes.cold!.summary!.warmupIterations;
-    return judge(
-      true,
-      '0%',
-      0,
-      `no checkpoint save seen in the cold mode's ${iterations} iterations (a job that saves less often needs a ` +
-        `longer run: --max-iterations)`,
-    );
+    const iterations = cold().measuredIterations + cold().warmupIterations;
+    const seen = later
+      ? 'no checkpoint save seen in the cold mode'
+      : `no checkpoint save seen in the cold mode's ${iterations} iterations (a job that saves less often needs a ` +
+        'longer run: --max-iterations)';
+    return judge(true, '0%', 0, seen);
   }
   const stall =
     id === 'checkpointStall'
       ? analysis.checkpointStall!.ms
-      : stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
-  if (!stall) return judge(false, '—', null, 'the analysis holds no figure for this stall: re-run ds-analyzer profile');
-  const share: Estimate = {
-    mean: stall.mean / iterMs.mean,
-    halfWidth: stall.halfWidth === null ? null : stall.halfWidth / iterMs.mean,
-    proven: stall.proven,
-  };
-  const held = share.mean <= budget.limit;
-  return judge(held, fmtShare(share), share.mean, marginNote(share, budget.limit));
+      : later
+        ? laterStall(id, profile.laterEpochs!)
+        : stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
+  if (!stall) return judge(false, '—', null, later ? NO_LATER_PREP_STALL : NO_STALL);
+  const share = dividedBy(stall, iterMs.mean);
+  return judgeAgainst(share.mean <= budget.limit, fmtShare(share), share);
 }
 
-/**
- * A pace rule on epochs 2+ (--epochs later): its figure from the profile's
- * laterEpochs, measured (the cached pace, the dataset held) or predicted (the
- * what-if's steady state at the machine's cache, without an interval).
- */
-function evaluateLaterRule(
-  id: RuleId,
-  budget: Budget,
-  profile: Profile,
-  baseline: Profile | null,
-  betweenRuns: BetweenRuns | null,
-): RuleOutcome {
-  const judge = judgeOf(id, budget, 'later-epochs');
-  // The later epochs rest on every mode: the prep stall, the cached pace, and the real pace they are taken from.
-  const missing = unusableModes(profile, LATER_NEEDS);
-  if (missing) return judge(false, '—', null, missing);
-  const later = profile.laterEpochs ?? null;
-  if (!later) return judge(false, '—', null, NO_LATER_EPOCHS);
-  const basis = laterBasisNote(later);
-  if (id === 'regression') {
-    if (!baseline) return judge(false, '—', null, 'no baseline profile given');
-    const baseMissing = unusableModes(baseline, LATER_NEEDS);
-    if (baseMissing) return judge(false, '—', null, `baseline: ${baseMissing}`);
-    if (!baseline.laterEpochs) return judge(false, '—', null, `baseline: ${NO_LATER_EPOCHS}`);
-    const pace = (p: Profile) => p.laterEpochs!.iterMs;
-    return regression({ profile, baseline, limit: budget.limit, pace, basis, betweenRuns }, judge);
-  }
-  if (id === 'throughput') {
-    const cold = profile.modes.cold!.summary!;
-    // The same batches at the later pace: the cold rate scaled by the ratio of the two paces.
-    const rate = rateEstimate(cold.samplesPerSec * (cold.iterMs.mean / later.iterMs.mean), later.iterMs);
-    return judge(
-      rate.mean >= budget.limit,
-      `${fmtEstimate(rate, 1)} samples/s`,
-      rate.mean,
-      joinNotes(marginNote(rate, budget.limit), basis),
-    );
-  }
-  const checkpoint = profile.analysis?.checkpointStall ?? null;
-  if (id === 'checkpointStall' && !checkpoint) return judge(true, '0%', 0, 'no checkpoint save seen in the cold mode');
-  const stall =
-    id === 'fetchStall'
-      ? later.fetchStallMs
-      : id === 'checkpointStall'
-        ? checkpoint!.ms
-        : id === 'prepStall'
-          ? later.prepStallMs
-          : later.prepStallMs && sumOf(later.prepStallMs, later.fetchStallMs);
-  if (!stall)
-    return judge(
-      false,
-      '—',
-      null,
-      'the profile holds no prep stall for epochs 2+: re-run ds-analyzer profile with all three modes',
-    );
-  const share: Estimate = {
-    mean: stall.mean / later.iterMs.mean,
-    halfWidth: stall.halfWidth === null ? null : stall.halfWidth / later.iterMs.mean,
-    proven: stall.proven,
-  };
-  return judge(
-    share.mean <= budget.limit,
-    fmtShare(share),
-    share.mean,
-    joinNotes(marginNote(share, budget.limit), basis),
-  );
+const NO_STALL = 'the analysis holds no figure for this stall: re-run ds-analyzer profile';
+const NO_LATER_PREP_STALL =
+  'the profile holds no prep stall for epochs 2+: re-run ds-analyzer profile with all three modes';
+
+/** The stall of epochs 2+ a rule is about (the checkpoint stall is the same in every epoch). */
+function laterStall(id: RuleId, later: LaterEpochs): Estimate | null {
+  if (id === 'fetchStall') return later.fetchStallMs;
+  if (id === 'prepStall') return later.prepStallMs;
+  return later.prepStallMs && sumOf(later.prepStallMs, later.fetchStallMs);
 }
 
 const LATER_NEEDS: Mode[] = ['synthetic', 'cached', 'cold'];
@@ -339,8 +249,7 @@ function regression(input: RegressionInput, judge: Judge): RuleOutcome {
   const now = profile.modes.cold!.summary!;
   const before = baseline.modes.cold!.summary!;
   const perSample = Math.abs(now.samplesPerIter - before.samplesPerIter) > 1e-9;
-  const scale = (e: Estimate, by: number): Estimate =>
-    perSample && by > 0 ? { ...e, mean: e.mean / by, halfWidth: e.halfWidth === null ? null : e.halfWidth / by } : e;
+  const scale = (e: Estimate, by: number): Estimate => (perSample && by > 0 ? dividedBy(e, by) : e);
   const a = scale(pace(baseline), before.samplesPerIter);
   const b = scale(pace(profile), now.samplesPerIter);
   const change = changeBetween(a, b);

@@ -36,7 +36,7 @@ const PART_COLOR = {
 };
 const WARMUP_COLOR = '#555555';
 
-const FONT = { family: "'DejaVu Sans', 'Liberation Sans', Arial, Helvetica, sans-serif", size: 13 };
+export const FONT = { family: "'DejaVu Sans', 'Liberation Sans', Arial, Helvetica, sans-serif", size: 13 };
 
 function baseOptions(
   title: string,
@@ -109,10 +109,16 @@ export function reportCharts(data: ReportData): ReportChart[] {
 }
 
 function breakdownChart(bars: ReportData['breakdown']): ReportChart {
+  type Bar = ReportData['breakdown'][number];
   // The checkpoint and epoch-boundary parts only where the job reported them: a chart of a job that never saves
   // keeps its three parts.
-  const optional = (label: string, data: (number | null | undefined)[], backgroundColor: string) =>
-    data.some((v) => (v ?? 0) > 0) ? [{ label, data: data as (number | null)[], backgroundColor }] : [];
+  const parts: [string, (b: Bar) => number | null, string, boolean][] = [
+    ['compute', (b) => b.computeMs, PART_COLOR.compute, true],
+    ['prep stall', (b) => b.prepStallMs, PART_COLOR.prep, true],
+    ['fetch stall', (b) => b.fetchStallMs, PART_COLOR.fetch, true],
+    ['checkpoint stall', (b) => b.checkpointMs, PART_COLOR.checkpoint, false],
+    ['epoch-boundary stall', (b) => b.boundaryMs, PART_COLOR.boundary, false],
+  ];
   return {
     id: 'breakdown',
     title: 'Where each iteration goes',
@@ -124,21 +130,9 @@ function breakdownChart(bars: ReportData['breakdown']): ReportChart {
       'Per-iteration time by mode',
       'mode',
       bars.map((b) => b.mode),
-      [
-        { label: 'compute', data: bars.map((b) => b.computeMs), backgroundColor: PART_COLOR.compute },
-        { label: 'prep stall', data: bars.map((b) => b.prepStallMs), backgroundColor: PART_COLOR.prep },
-        { label: 'fetch stall', data: bars.map((b) => b.fetchStallMs), backgroundColor: PART_COLOR.fetch },
-        ...optional(
-          'checkpoint stall',
-          bars.map((b) => b.checkpointMs),
-          PART_COLOR.checkpoint,
-        ),
-        ...optional(
-          'epoch-boundary stall',
-          bars.map((b) => b.boundaryMs),
-          PART_COLOR.boundary,
-        ),
-      ],
+      parts
+        .filter(([, pick, , always]) => always || bars.some((b) => (pick(b) ?? 0) > 0))
+        .map(([label, pick, backgroundColor]) => ({ label, data: bars.map(pick), backgroundColor })),
     ),
   };
 }

@@ -2,7 +2,6 @@
  * The gate verdict as GitHub-flavoured Markdown for $GITHUB_STEP_SUMMARY
  * (appended, as GitHub expects several steps to share the file).
  */
-import { appendFileSync } from 'node:fs';
 import type { GateVerdict } from '../gate/rules.js';
 import { mdText } from './escape.js';
 import { EPOCHS_WORD } from './gate-terminal.js';
@@ -31,11 +30,6 @@ export function stepSummaryMarkdown(verdict: GateVerdict, profilePath: string, b
   if (verdict.jobFailure) out.push(`- **job**: ${mdText(verdict.jobFailure)}`);
   out.push('');
   return out.join('\n') + '\n';
-}
-
-/** Appends the summary to the file GitHub names in GITHUB_STEP_SUMMARY. */
-export function appendStepSummary(path: string, markdown: string): void {
-  appendFileSync(path, markdown);
 }
 
 /**

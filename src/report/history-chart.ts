@@ -4,12 +4,10 @@
  * profile, the median of each segment between steps as a stepped line, and
  * the profile at which each step began marked with a triangle.
  */
-import { median } from '../compare/change-points.js';
+import { median } from '../analysis/stats.js';
 import type { HistoryVerdict } from '../gate/history.js';
-import type { ChartJson } from './chart-configs.js';
+import { FONT, type ChartJson } from './chart-configs.js';
 import { renderChartPng } from './charts.js';
-
-const FONT = { family: "'DejaVu Sans', 'Liberation Sans', Arial, Helvetica, sans-serif", size: 13 };
 
 /** The chart's configuration: one point a profile, labelled by its recorded time. */
 export function historyChartConfig(verdict: HistoryVerdict): ChartJson {

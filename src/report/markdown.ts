@@ -2,8 +2,8 @@
  * The Markdown report: the same figures as the HTML page, with the charts as
  * PNG files beside it (for pull requests, wikis and GitHub step summaries).
  */
-import type { Profile } from '../schema/profile.js';
 import type { ReportChart } from './chart-configs.js';
+import type { HtmlReportInput } from './html.js';
 import { mdText } from './escape.js';
 import { capitalised, verdictLines } from './verdict-lines.js';
 import { gpuRows } from './gpu-rows.js';
@@ -17,15 +17,8 @@ import {
   stallPartsLine,
 } from './summary-rows.js';
 
-/** Input of the Markdown report; `pngFiles` maps chart id to a path relative to the .md file. */
-export interface MarkdownReportInput {
-  profile: Profile;
-  profilePath: string;
-  charts: ReportChart[];
-  pngFiles: Record<string, string>;
-  whatIfNote: string | null;
-  whatIfNotes: string[];
-}
+/** Input of the Markdown report: the HTML page's, with `pngFiles` mapping chart id to a path relative to the .md file. */
+export type MarkdownReportInput = Omit<HtmlReportInput, 'toolVersion'> & { pngFiles: Record<string, string> };
 
 /** Renders the Markdown report. */
 export function renderMarkdown(input: MarkdownReportInput): string {

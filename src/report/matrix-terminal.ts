@@ -11,23 +11,20 @@ function cellText(cell: WhatifMatrix['cells'][number]): string {
 
 /** The CPU x cache table as a person reads it: a row per cache size, a column per CPU count. */
 export function renderMatrix(matrix: WhatifMatrix): string {
-  const out: string[] = [];
-  out.push(
+  const out = [
     `${oneLine(matrix.jobName)}: predicted samples/s, all ranks together, by CPUs and cache (${matrix.profilePath})`,
-  );
-  out.push(
     `profiled: ${matrix.profiled.cpus} CPUs, ${formatBytes(matrix.profiled.cacheBytes)} cache for ` +
       `a ${formatBytes(matrix.datasetBytes)} dataset`,
-  );
-  out.push('');
+    '',
+  ];
   const header = ['cache \\ CPUs', ...matrix.cpus.map(String)];
   const rows = matrix.cacheBytes.map((cache) => [
     `${formatBytes(cache)} (${matrix.datasetBytes > 0 ? ((100 * cache) / matrix.datasetBytes).toFixed(0) : '0'}%)`,
     ...matrix.cpus.map((cpus) => cellText(matrix.cells.find((c) => c.cpus === cpus && c.cacheBytes === cache)!)),
   ]);
-  out.push(table([header, ...rows], header.map((_, k) => k).slice(1)));
-  out.push('');
   out.push(
+    table([header, ...rows], header.map((_, k) => k).slice(1)),
+    '',
     'C, P, F: the stage that limits the cell (compute, prep, fetch); *: the profile ran this setting; ' +
       '(low–high): the range over what the model assumed',
   );

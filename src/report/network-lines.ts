@@ -4,8 +4,6 @@ import type { NetworkUse, Profile } from '../schema/profile.js';
 import { MODES } from '../schema/events.js';
 import { formatBytes, formatRate } from '../units.js';
 
-export { fetchPlace } from '../analysis/fetch-place.js';
-
 /** The remote data's origin and one line per mode that fetched, or the FUSE mount's daemon; empty for local files. */
 export function networkLines(profile: Profile): string[] {
   const remote = profile.dataset.remote;

@@ -19,11 +19,35 @@ function describeDownload(p: DownloadProgress): string {
   return `download  ${formatBytes(p.bytesDone)}/${formatBytes(p.bytesTotal)}  ${formatRate(rate)}${left}`;
 }
 
-/** Live progress of a mode: one rewritten line on a TTY, a plain line every few seconds otherwise. */
-export function createProgress(write: (text: string) => void, isTTY: boolean) {
-  let lastPlainAt = 0;
-  let lastDownloadAt = 0;
+/**
+ * One rewritten line on a TTY, else a plain line at most every `everyMs` (each stream of updates timed apart);
+ * `line` prints a line of its own, closing a rewritten one first, and with a stream restarts that stream's clock.
+ */
+export function liveLine(write: (text: string) => void, isTTY: boolean, everyMs: number) {
+  const lastAt = new Map<string, number>();
   let lineOpen = false;
+  return {
+    show(text: string, stream = ''): void {
+      if (isTTY) {
+        write(`\r\x1b[K${text}`);
+        lineOpen = true;
+      } else if (Date.now() - (lastAt.get(stream) ?? 0) >= everyMs) {
+        lastAt.set(stream, Date.now());
+        write(`${text}\n`);
+      }
+    },
+    line(text: string, stream?: string): void {
+      if (lineOpen) write('\r\x1b[K');
+      lineOpen = false;
+      write(`${text}\n`);
+      if (stream !== undefined) lastAt.set(stream, Date.now());
+    },
+  };
+}
+
+/** Live progress of a mode and of a download: one rewritten line on a TTY, a plain line every few seconds otherwise. */
+export function createProgress(write: (text: string) => void, isTTY: boolean) {
+  const live = liveLine(write, isTTY, PLAIN_EVERY_MS);
   const describe = (p: ModeProgress): string => {
     const precision = p.relativePrecision === null ? 'CI —' : `CI ±${(p.relativePrecision * 100).toFixed(1)}%`;
     const median = p.medianIterMs === null ? '' : `  median ${p.medianIterMs.toFixed(1)} ms`;
@@ -33,33 +57,11 @@ export function createProgress(write: (text: string) => void, isTTY: boolean) {
     return `${(p.label ?? p.mode).padEnd(9)} iter ${p.iterations}/${p.maxIterations}${median}  ${precision}${eta}${later}`;
   };
   return {
-    update(p: ModeProgress): void {
-      if (isTTY) {
-        write(`\r\x1b[K${describe(p)}`);
-        lineOpen = true;
-      } else if (Date.now() - lastPlainAt >= PLAIN_EVERY_MS) {
-        lastPlainAt = Date.now();
-        write(`${describe(p)}\n`);
-      }
-    },
+    update: (p: ModeProgress): void => live.show(describe(p)),
     /** Prints a line of its own, closing a rewritten progress line first. */
-    line(text: string): void {
-      if (lineOpen) write('\r\x1b[K');
-      lineOpen = false;
-      write(`${text}\n`);
-    },
+    line: (text: string): void => live.line(text),
     /** A download: its start and end on lines of their own, its progress as a mode's is. */
-    download(p: DownloadProgress): void {
-      if (p.phase !== 'running') {
-        this.line(describeDownload(p));
-        lastDownloadAt = Date.now();
-      } else if (isTTY) {
-        write(`\r\x1b[K${describeDownload(p)}`);
-        lineOpen = true;
-      } else if (Date.now() - lastDownloadAt >= PLAIN_EVERY_MS) {
-        lastDownloadAt = Date.now();
-        write(`${describeDownload(p)}\n`);
-      }
-    },
+    download: (p: DownloadProgress): void =>
+      p.phase === 'running' ? live.show(describeDownload(p), 'download') : live.line(describeDownload(p), 'download'),
   };
 }

@@ -4,9 +4,10 @@
  * not finite (a hand-edited or hostile file) become gaps, never NaN in a chart.
  */
 import { MODES, type Mode } from '../schema/events.js';
-import type { Iteration, Profile } from '../schema/profile.js';
+import type { Profile } from '../schema/profile.js';
 import type { WhatIfCurvesOrReason } from './whatif-source.js';
 import { judgedRankWaits } from '../analysis/straggler.js';
+import { warmupOf } from '../export/iteration-rows.js';
 
 /** Per-mode decomposition of the iteration time, ms (differential method). */
 export interface BreakdownBar {
@@ -89,10 +90,7 @@ export function reportData(profile: Profile, whatIf: WhatIfCurvesOrReason): Repo
     if (rank) {
       const ordered = [...rank.iterations].sort((x, y) => x.i - y.i);
       const summary = rank.summary ?? result.summary;
-      // Profiles before the warmup flag: the first warmupIterations, as their single run had them.
-      const flagged = ordered.some((it) => it.warmup);
-      const isWarmup = (it: Iteration, k: number): boolean =>
-        flagged ? it.warmup === true : k < (summary?.warmupIterations ?? 0);
+      const isWarmup = warmupOf({ ...rank, summary });
       const step = Math.max(1, Math.ceil(ordered.length / MAX_POINTS));
       const points: [number, number][] = [];
       const warmupPoints: [number, number][] = [];

@@ -2,7 +2,7 @@
 // progress while a point runs: one rewritten line on a TTY, a plain line
 // every few seconds otherwise.
 import { formatBytes } from '../units.js';
-import { createProgress } from './progress.js';
+import { createProgress, liveLine } from './progress.js';
 import type { PlannedPoint } from '../validate/plan.js';
 import { describePoint, pointKind } from '../validate/point-kinds.js';
 import type { ValidationResult } from '../validate/results.js';
@@ -33,37 +33,15 @@ function renderPlan(plan: readonly PlannedPoint[], epochs: number): string {
   return `validate plan (estimated from the profile's rates; about ${formatDuration(total)} in all, at most ${formatDuration(most)} if no point reaches its precision early):\n${lines.join('\n')}\n`;
 }
 
-/** Live progress of the points. */
-function createValidateProgress(write: (text: string) => void, isTTY: boolean, plan: readonly PlannedPoint[]) {
-  let lastPlainAt = 0;
-  let lineOpen = false;
-  const describe = (index: number, p: PointProgress): string => {
-    const planned = plan[index];
-    const share = planned && planned.iterations > 0 ? Math.min(1, p.iterations / planned.iterations) : null;
-    const left =
-      share !== null && share > 0.05 ? `, ~${formatDuration((p.elapsedSec / share) * (1 - share))} left` : '';
-    const epoch =
-      p.epoch !== null ? ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}` : '';
-    const cached = p.residentBytes !== null ? `, dataset cached ${formatBytes(p.residentBytes)}` : '';
-    return `point ${index + 1}/${plan.length}:${epoch} iter ${p.iterations}${planned ? `/${planned.iterations}` : ''}${cached}, ${formatDuration(p.elapsedSec)}${left}`;
-  };
-  return {
-    update(index: number, p: PointProgress): void {
-      if (isTTY) {
-        write(`\r\x1b[K${describe(index, p)}`);
-        lineOpen = true;
-      } else if (Date.now() - lastPlainAt >= 10_000) {
-        lastPlainAt = Date.now();
-        write(`${describe(index, p)}\n`);
-      }
-    },
-    /** Prints a line of its own, closing a rewritten progress line first. */
-    line(text: string): void {
-      if (lineOpen) write('\r\x1b[K');
-      lineOpen = false;
-      write(`${text}\n`);
-    },
-  };
+/** A point's progress line: its iterations against the plan's, the cache it holds, the time spent and left. */
+function describeProgress(plan: readonly PlannedPoint[], index: number, p: PointProgress): string {
+  const planned = plan[index];
+  const share = planned && planned.iterations > 0 ? Math.min(1, p.iterations / planned.iterations) : null;
+  const left = share !== null && share > 0.05 ? `, ~${formatDuration((p.elapsedSec / share) * (1 - share))} left` : '';
+  const epoch =
+    p.epoch !== null ? ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}` : '';
+  const cached = p.residentBytes !== null ? `, dataset cached ${formatBytes(p.residentBytes)}` : '';
+  return `point ${index + 1}/${plan.length}:${epoch} iter ${p.iterations}${planned ? `/${planned.iterations}` : ''}${cached}, ${formatDuration(p.elapsedSec)}${left}`;
 }
 
 /** One line when a point ends: its status, and for a cache point the residency it held. */
@@ -91,7 +69,7 @@ export function validateProgressHooks(
   epochs: number,
 ): Omit<ValidateHooks, 'onSignal'> {
   let plan: readonly PlannedPoint[] = [];
-  let progress = createValidateProgress(write, isTTY, plan);
+  const progress = liveLine(write, isTTY, 10_000);
   const tag = (index: number) => `validate: point ${index + 1}/${plan.length}`;
   // A point run cached on remote data fetches its local copy first: said as profile says it.
   const downloads = createProgress(write, isTTY);
@@ -102,12 +80,11 @@ export function validateProgressHooks(
     onNote: (message) => write(`validate: note: ${message}\n`),
     onPlan: (planned) => {
       plan = planned;
-      progress = createValidateProgress(write, isTTY, plan);
       write(renderPlan(plan, epochs));
     },
     onPoint: (point, index) =>
       progress.line(`${tag(index)}: ${describePoint(point)} (~${formatDuration(plan[index].estimatedSec)} planned)`),
-    onProgress: (index, p) => progress.update(index, p),
+    onProgress: (index, p) => progress.show(describeProgress(plan, index, p)),
     onPointDone: (result, index) => progress.line(`${tag(index)}: ${pointStatusLine(result)}`),
   };
 }

@@ -169,15 +169,13 @@ function renderModelVerdict(verdict: ModelVerdict): string {
     case 'unmeasured':
       return 'no point measured: nothing to say about the model';
     case 'within-target':
+    case 'beyond-target': {
+      const within = verdict.kind === 'within-target';
       return (
-        `median absolute error ${(verdict.medianAbsError * 100).toFixed(1)}%: within ` +
-        `the ${verdict.targetAbsError * 100}% target`
+        `median absolute error ${percent(verdict.medianAbsError)}: ${within ? 'within' : 'NOT within'} the ` +
+        `${verdict.targetAbsError * 100}% target${within ? '' : '; trust the what-if less for this job'}`
       );
-    case 'beyond-target':
-      return (
-        `median absolute error ${(verdict.medianAbsError * 100).toFixed(1)}%: NOT within ` +
-        `the ${verdict.targetAbsError * 100}% target; trust the what-if less for this job`
-      );
+    }
   }
 }
 

@@ -104,41 +104,33 @@ function sweepLines(r: WhatifResult): string[] {
     r.cpuScaling.kind === 'linear' ? 'linear scaling assumed (no CPU sweep)' : `fitted: ${r.cpuScaling.source}`;
   out.push('', `CPU sweep (${scaling}):`);
   out.push(
-    table(
-      [
-        ['CPUs', 'prep stall ms', 'iter ms', 'samples/s', 'accel util', 'bound'],
-        ...r.cpuSweep.map((c) => [
-          String(c.cpus),
-          c.prepStallMs.toFixed(2),
-          c.iterMs.toFixed(2),
-          c.samplesPerSec.toFixed(1),
-          formatPercent(c.acceleratorUtilization),
-          c.bottleneck,
-        ]),
-      ],
-      [0, 1, 2, 3, 4],
-    ),
+    sweepTable(['CPUs', 'accel util'], r.cpuSweep, (c) => [String(c.cpus), formatPercent(c.acceleratorUtilization)]),
   );
   if (r.workersSweep.length > 0) {
     out.push('', `Loader workers sweep (num_workers per rank, ${r.prediction.scenario.cpus} CPUs):`);
-    out.push(
-      table(
-        [
-          ['workers', 'prep stall ms', 'iter ms', 'samples/s', 'CPUs needed', 'bound'],
-          ...r.workersSweep.map((w) => [
-            String(w.workers),
-            w.prepStallMs.toFixed(2),
-            w.iterMs.toFixed(2),
-            w.samplesPerSec.toFixed(1),
-            String(w.cpusNeeded),
-            w.bottleneck,
-          ]),
-        ],
-        [0, 1, 2, 3, 4],
-      ),
-    );
+    out.push(sweepTable(['workers', 'CPUs needed'], r.workersSweep, (w) => [String(w.workers), String(w.cpusNeeded)]));
   }
   return out;
+}
+
+/** A sweep's table: its setting, the prep stall, iteration time and throughput, a column of its own, the bound. */
+function sweepTable<T extends Pick<Prediction, 'prepStallMs' | 'iterMs' | 'samplesPerSec' | 'bottleneck'>>(
+  [setting, own]: [string, string],
+  rows: readonly T[],
+  cells: (row: T) => [string, string],
+): string {
+  const body = rows.map((row) => {
+    const [first, second] = cells(row);
+    return [
+      first,
+      row.prepStallMs.toFixed(2),
+      row.iterMs.toFixed(2),
+      row.samplesPerSec.toFixed(1),
+      second,
+      row.bottleneck,
+    ];
+  });
+  return table([[setting, 'prep stall ms', 'iter ms', 'samples/s', own, 'bound'], ...body], [0, 1, 2, 3, 4]);
 }
 
 /** The model's parameters and its check against the measured modes. */

@@ -5,26 +5,13 @@
  * src/gate/rules.ts builds against this schema.
  */
 import { z } from 'zod';
+import { RULE_IDS } from '../gate/rule-ids.js';
 import { GATE_OUTPUT_VERSION } from './versions.js';
-
-/**
- * Version of gate's JSON (in versions.ts, with gateOutput(), so that printing loads no zod); bump when a field is
- * removed or changes meaning (adding one does not).
- */
-export { GATE_OUTPUT_VERSION } from './versions.js';
 
 /** Outcome of one budget rule. */
 export const RuleOutcomeSchema = z.object({
   /** Config key of the rule. */
-  id: z.enum([
-    'fetchStall',
-    'prepStall',
-    'totalStall',
-    'checkpointStall',
-    'timeToFirstBatch',
-    'throughput',
-    'regression',
-  ]),
+  id: z.enum(RULE_IDS),
   /** Name people read: 'fetch stall'. */
   name: z.string(),
   /** Level the budget was set at ('off' rules are not listed). */

@@ -8,12 +8,6 @@ import { z } from 'zod';
 import { ModeSchema } from './events.js';
 import { WHATIF_OUTPUT_VERSION } from './versions.js';
 
-/**
- * Version of whatif's JSON (in versions.ts, with whatifOutput(), so that printing loads no zod); bump when a field is
- * removed or changes meaning (adding one does not).
- */
-export { WHATIF_OUTPUT_VERSION } from './versions.js';
-
 const nonneg = () => z.number().nonnegative();
 
 const BottleneckSchema = z.enum(['compute', 'prep', 'fetch']);

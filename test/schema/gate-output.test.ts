@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GATE_OUTPUT_VERSION, GateOutputSchema } from '../../src/schema/gate-output.js';
+import { GateOutputSchema } from '../../src/schema/gate-output.js';
+import { GATE_OUTPUT_VERSION } from '../../src/schema/versions.js';
 import { fixturePath } from '../gate/fixtures.js';
 import { assertFollowsSchema, runJson } from './follows-schema.js';
 

@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WHATIF_OUTPUT_VERSION, WhatifOutputSchema } from '../../src/schema/whatif-output.js';
+import { WhatifOutputSchema } from '../../src/schema/whatif-output.js';
+import { WHATIF_OUTPUT_VERSION } from '../../src/schema/versions.js';
 import { fixturePath } from '../gate/fixtures.js';
 import { assertFollowsSchema, runJson } from './follows-schema.js';
 
