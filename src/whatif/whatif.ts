@@ -28,6 +28,7 @@ import { prepStageAdvice } from './prep-stage-advice.js';
 import type { CacheSweepRow, CpuSweepRow, WorkersSweepRow } from './sweep.js';
 import { scenarioCurves } from './curves.js';
 import { KNOBS } from './knobs/index.js';
+import { askedPipelineFlags } from './knobs/pipeline.js';
 
 /** The settings a user changed; the rest stay as profiled. */
 export type WhatifQuery = Partial<Scenario>;
@@ -269,27 +270,10 @@ function validateCommand(
   return `ds-analyzer validate ${quoted} ${asked}`;
 }
 
-/**
- * The flags each pipeline term answers, as the user gave them (src/cli/whatif-action.ts); --checkpoint-budget has a
- * default, so it is always set and says nothing of its own.
- */
-const SAVE_FLAGS: [keyof PipelineQuery, string][] = [
-  ['checkpointEvery', '--checkpoint-every'],
-  ['writeBytesPerSec', '--write-bw'],
-  ['saveMode', '--async-save/--sync-save'],
-  ['failuresPerDay', '--failures-per-day'],
-];
-const EPOCH_FLAGS: [keyof PipelineQuery, string][] = [
-  ['persistentWorkers', '--persistent-workers'],
-  ['prefetchFactor', '--prefetch-factor'],
-];
-
 /** A caveat for each asked pipeline setting the profile has nothing to apply to: never ignored without a word. */
 function unappliedPipelineFlags(query: PipelineQuery, pipeline: PipelineWhatif | null): string[] {
-  const asked = (flags: [keyof PipelineQuery, string][]) =>
-    flags.filter(([field]) => query[field] !== undefined).map(([, flag]) => flag);
-  const saves = pipeline?.checkpoint ? [] : asked(SAVE_FLAGS);
-  const epochs = pipeline?.boundary ? [] : asked(EPOCH_FLAGS);
+  const saves = pipeline?.checkpoint ? [] : askedPipelineFlags(query, 'saves');
+  const epochs = pipeline?.boundary ? [] : askedPipelineFlags(query, 'epochs');
   return [
     ...(saves.length > 0 ? [MISSING_TEXT.noSaves(saves.join(', '))] : []),
     ...(epochs.length > 0 ? [MISSING_TEXT.noEpochStarts(epochs.join(', '))] : []),

@@ -14,4 +14,6 @@ export const KNOB_TEXT = {
     "--cache-policy partitioned fetches a miss from a peer's cache: give --peer-bw RATE, the bytes/s one node " +
     'reads from another; a profile over several nodes measures it (docs/multi-node.md), this one has none',
   oneWorkersCount: (text: string) => `--workers takes one count here (whatif predicts one scenario), got '${text}'`,
+  twoSaveModes: '--async-save and --sync-save ask for two save modes at once: give one',
+  notBoolean: (flag: string, value: string) => `${flag}: '${value}' is not true or false`,
 } as const;
