@@ -1,18 +1,15 @@
 /**
- * How a machine's pace moved across the runs of one profile, and how much the
- * runs' means vary beyond their own in-run noise.
+ * How a machine's pace moved across the runs of one profile, and how much the runs' means vary beyond their own in-run
+ * noise.
  *
- * A shared machine's pace drifts: the same job ran 0.95 to 1.16 s per
- * iteration within four minutes here. Modes run in a balanced order
- * (synthetic, cached, cold, cold, cached, synthetic) so that each mode's two
- * runs sit symmetrically around the middle of the profile: the plain mean of
- * its two runs then carries the pace of the middle, and a steady drift
- * cancels out of every difference. What does not cancel (a drift that is not
- * steady, a run that caught a busy spell) shows as scatter of the run means
- * around a drift line, and that scatter belongs in the intervals.
+ * A shared machine's pace drifts: the same job ran 0.95 to 1.16 s per iteration within four minutes here. Modes run in
+ * a balanced order (synthetic, cached, cold, cold, cached, synthetic) so that each mode's two runs sit symmetrically
+ * around the middle of the profile: the plain mean of its two runs then carries the pace of the middle, and a steady
+ * drift cancels out of every difference. What does not cancel (a drift that is not steady, a run that caught a busy
+ * spell) shows as scatter of the run means around a drift line, and that scatter belongs in the intervals.
  *
- * The fit is on the log of each run's mean per-iteration time: a machine that
- * slows down by 10% slows every mode by 10%, not by the same milliseconds.
+ * The fit is on the log of each run's mean per-iteration time: a machine that slows down by 10% slows every mode by
+ * 10%, not by the same milliseconds.
  */
 
 /** One run's mean per-iteration time, placed in time. */
@@ -30,15 +27,13 @@ export interface RunPoint {
 /** What the fit found. */
 export interface DriftFit {
   /**
-   * Fitted steady drift of the pace, relative change per second (0.001 = 0.1%
-   * slower each second); null when there were too few runs to fit it apart
-   * from the scatter (one mode run twice): the scatter then holds the drift.
+   * Fitted steady drift of the pace, relative change per second (0.001 = 0.1% slower each second); null when there were
+   * too few runs to fit it apart from the scatter (one mode run twice): the scatter then holds the drift.
    */
   slopePerSec: number | null;
   /**
-   * Variance of a run's mean around the drift line beyond its in-run noise,
-   * relative (a share of the group's mean, squared); 0 when the
-   * scatter is within the in-run noise.
+   * Variance of a run's mean around the drift line beyond its in-run noise, relative (a share of the group's mean,
+   * squared); 0 when the scatter is within the in-run noise.
    */
   runToRunRelVariance: number;
   /** Degrees of freedom of runToRunRelVariance: runs less groups, less one for the slope when it was fitted. */
@@ -46,9 +41,8 @@ export interface DriftFit {
 }
 
 /**
- * Least-squares fit of log(mean) = log(group mean) + slope x time
- * over the runs. Without enough runs for the slope, the scatter around each
- * group's mean alone (slope null); null when no group ran more than once.
+ * Least-squares fit of log(mean) = log(group mean) + slope x time over the runs. Without enough runs for the slope, the
+ * scatter around each group's mean alone (slope null); null when no group ran more than once.
  */
 export function fitDrift(points: readonly RunPoint[]): DriftFit | null {
   const usable = points.filter((p) => p.meanMs > 0 && Number.isFinite(p.midSec));
@@ -99,12 +93,10 @@ export interface RunMean {
 }
 
 /**
- * Pools one group's runs with equal weights (a precision-weighted mean would
- * let the longer run pull the mean off the profile's middle, and a steady
- * drift back in). Its variance is the runs' in-run variances over n², plus
- * the run-to-run variance over n; the degrees of freedom of the two parts
- * combine by Welch-Satterthwaite, so a run-to-run part resting on two
- * degrees of freedom widens the interval as much as it should.
+ * Pools one group's runs with equal weights (a precision-weighted mean would let the longer run pull the mean off the
+ * profile's middle, and a steady drift back in). Its variance is the runs' in-run variances over n², plus the
+ * run-to-run variance over n; the degrees of freedom of the two parts combine by Welch-Satterthwaite, so a run-to-run
+ * part resting on two degrees of freedom widens the interval as much as it should.
  */
 export function poolRuns(
   runs: readonly RunMean[],

@@ -1,8 +1,7 @@
 /**
- * The file-size histogram of a dataset, as the profile stores it
- * (dataset.fileBytesHistogram): log-spaced buckets, four per octave. The
- * profile step builds it from the dataset's files; the what-if expands it
- * back into item sizes (whatif/size-distribution.ts).
+ * The file-size histogram of a dataset, as the profile stores it (dataset.fileBytesHistogram): log-spaced buckets, four
+ * per octave. The profile step builds it from the dataset's files; the what-if expands it back into item sizes
+ * (whatif/size-distribution.ts).
  */
 
 /** Buckets per doubling of size: bucket edges are 2^(k/4) bytes, so a bucket spans a factor of 1.19. */

@@ -1,12 +1,11 @@
 /**
  * The straggler of a multi-rank job: the rank whose loader the others wait for.
  *
- * Ranks that all-reduce their gradients every iteration run at one pace. A rank whose data comes late waits
- * for it in its loader (its wait grows); every other rank waits for that rank at the collective, inside its
- * step. So the ranks' iteration times agree, and the straggler is told by its wait: longer than the
- * least-waiting rank's beyond both intervals. Its cause is where the wait first shows: already in the cached
- * mode, its loader's CPU (prep: dearer samples, fewer workers, a busier core); only in the cold mode, its
- * storage (fetch).
+ * Ranks that all-reduce their gradients every iteration run at one pace. A rank whose data comes late waits for it in
+ * its loader (its wait grows); every other rank waits for that rank at the collective, inside its step. So the ranks'
+ * iteration times agree, and the straggler is told by its wait: longer than the least-waiting rank's beyond both
+ * intervals. Its cause is where the wait first shows: already in the cached mode, its loader's CPU (prep: dearer
+ * samples, fewer workers, a busier core); only in the cold mode, its storage (fetch).
  */
 import type { Estimate, ModeResult, RankResult } from '../schema/profile.js';
 import { tailQuantiles } from '../quantile.js';

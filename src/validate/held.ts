@@ -1,15 +1,12 @@
-// Whether a validate point tested what it asked for: a cache point whose
-// dataset residency stayed near the target, a CPU point whose affinity
-// reached every thread of the job. A point that did not is "not held": its
-// measurement is kept but left out of the model's error, since the asked
-// setting was not tested (issue 13, item 2).
+// Whether a validate point tested what it asked for: a cache point whose dataset residency stayed near the target, a
+// CPU point whose affinity reached every thread of the job. A point that did not is "not held": its measurement is kept
+// but left out of the model's error, since the asked setting was not tested (issue 13, item 2).
 
 /** Relative half-width of the band a cache point's residency must stay in. */
 const RESIDENCY_BAND = 0.1;
 /**
- * Least half-width of the band, as a share of the dataset: a cap of 0 (or a
- * few files) still has the files being read in the cache, and the band must
- * not be narrower than that.
+ * Least half-width of the band, as a share of the dataset: a cap of 0 (or a few files) still has the files being read
+ * in the cache, and the band must not be narrower than that.
  */
 const RESIDENCY_BAND_FLOOR = 0.01;
 /** Share of the readings that must lie in the band, beside the mean. */
@@ -35,11 +32,10 @@ export interface ResidencyVerdict {
 }
 
 /**
- * Judges residency readings against a target: held when the mean lies within
- * ±RESIDENCY_BAND of the target (at least ±RESIDENCY_BAND_FLOOR of the
- * dataset) and at least IN_BAND_QUORUM of the readings do. The mean is what
- * the prediction is made at; the quorum keeps a cache that swung between
- * empty and full, with a mean near the target by chance, from passing.
+ * Judges residency readings against a target: held when the mean lies within ±RESIDENCY_BAND of the target (at least
+ * ±RESIDENCY_BAND_FLOOR of the dataset) and at least IN_BAND_QUORUM of the readings do. The mean is what the prediction
+ * is made at; the quorum keeps a cache that swung between empty and full, with a mean near the target by chance, from
+ * passing.
  */
 export function judgeResidency(
   readingsBytes: readonly number[],

@@ -1,7 +1,6 @@
-// What one validate point's run measured, built the same way for every kind:
-// the run's summary, ranks and failure tail come from its ModeResult, and a
-// kind names only what it measures beyond them (a cache point its residency,
-// a CPU point its affinity, a cold point its first batch).
+// What one validate point's run measured, built the same way for every kind: the run's summary, ranks and failure tail
+// come from its ModeResult, and a kind names only what it measures beyond them (a cache point its residency, a CPU
+// point its affinity, a cold point its first batch).
 import { failureTail } from '../profile/run-setup.js';
 import type { IterationSummary, ModeResult } from '../schema/profile.js';
 import type { AffinityVerdict, ResidencyVerdict } from './held.js';

@@ -1,15 +1,13 @@
-// What validate measured against what the model predicted, point by point,
-// and the errors over the points: the data of a validate run, pure, which the
-// verdict (verdict.ts) and the renderers read.
+// What validate measured against what the model predicted, point by point, and the errors over the points: the data of
+// a validate run, pure, which the verdict (verdict.ts) and the renderers read.
 import { median } from '../analysis/stats.js';
 import type { FittedModel } from '../whatif/model.js';
 import type { AffinityVerdict, ResidencyVerdict } from './held.js';
 import type { ValidationPoint } from './point-kinds.js';
 
 /**
- * What a point's run amounts to: 'measured' tested the setting it asked for;
- * 'not-held' ran, but its cache or CPU setting did not hold, so it tested
- * another one (kept, left out of the model's error); 'failed' measured nothing.
+ * What a point's run amounts to: 'measured' tested the setting it asked for; 'not-held' ran, but its cache or CPU
+ * setting did not hold, so it tested another one (kept, left out of the model's error); 'failed' measured nothing.
  */
 export type PointStatus = 'measured' | 'not-held' | 'failed';
 
@@ -32,16 +30,14 @@ export interface ValidationResult {
   /** Cache points: the model's steady hit ratio at residentBytes, else null. */
   predictedHitRatio: number | null;
   /**
-   * Cache points: 1 - storage bytes the job read per sample over the measured
-   * window / (bytes per sample x read amplification), else null. Set beside
-   * predictedHitRatio, it tells a wrong hit ratio from a wrong overlap of
-   * fetch with the rest.
+   * Cache points: 1 - storage bytes the job read per sample over the measured window / (bytes per sample x read
+   * amplification), else null. Set beside predictedHitRatio, it tells a wrong hit ratio from a wrong overlap of fetch
+   * with the rest.
    */
   measuredHitRatio: number | null;
   /**
-   * Cache points: the model's samples/s at the measured hit ratio instead of
-   * its policy's, else null. The error splits in two at it: the policy's
-   * (predicted - this) and the rest of the model's (this - measured).
+   * Cache points: the model's samples/s at the measured hit ratio instead of its policy's, else null. The error splits
+   * in two at it: the policy's (predicted - this) and the rest of the model's (this - measured).
    */
   atMeasuredHitSamplesPerSec: number | null;
   /** Measured samples/s over the steady window, or null when the run failed. */
@@ -144,9 +140,8 @@ export function pointStatus(
 }
 
 /**
- * The model's errors over the points that tested their setting: a point not
- * held tested another setting, so it says nothing of the model's error and is
- * left out (and counted).
+ * The model's errors over the points that tested their setting: a point not held tested another setting, so it says
+ * nothing of the model's error and is left out (and counted).
  */
 export function errorSummary(
   results: readonly ValidationResult[],
@@ -168,13 +163,11 @@ function medianAbs(errors: (number | null)[]): number | null {
 }
 
 /**
- * The model with its CPU-bound stage times (compute and prep) scaled by k, the
- * control run's measured time against the predicted one. A machine whose CPU
- * speed moves between runs (a shared host: here a single-threaded loop ran at
- * two speeds 1.7x apart, each for 10-30 s) moves every CPU-bound stage alike;
- * storage is measured apart and left alone. Errors against this model are
- * those of the what-if's reasoning (cache, CPUs, overlap), with the job's
- * drift since profiling taken out.
+ * The model with its CPU-bound stage times (compute and prep) scaled by k, the control run's measured time against the
+ * predicted one. A machine whose CPU speed moves between runs (a shared host: here a single-threaded loop ran at two
+ * speeds 1.7x apart, each for 10-30 s) moves every CPU-bound stage alike; storage is measured apart and left alone.
+ * Errors against this model are those of the what-if's reasoning (cache, CPUs, overlap), with the job's drift since
+ * profiling taken out.
  */
 export function anchorToControl(model: FittedModel, k: number): FittedModel {
   return {

@@ -1,7 +1,6 @@
 /**
- * What validate says of each point it ran: where it ran, whether the setting
- * held (affinity, num_workers, the cache's size), and why nothing could run.
- * run-validate.ts decides; the words live here.
+ * What validate says of each point it ran: where it ran, whether the setting held (affinity, num_workers, the cache's
+ * size), and why nothing could run. run-validate.ts decides; the words live here.
  */
 import { formatBytes } from '../units.js';
 

@@ -1,9 +1,7 @@
 /**
- * The one route from a profile to the what-if curves: the model's sweeps of
- * cache size, CPUs and loader workers at one scenario. `whatif` sweeps the
- * asked scenario (its answer's tables); the report draws the profiled one
- * (`whatifCurves`). Both come through `scenarioCurves`, so the two can never
- * sweep a different model.
+ * The one route from a profile to the what-if curves: the model's sweeps of cache size, CPUs and loader workers at one
+ * scenario. `whatif` sweeps the asked scenario (its answer's tables); the report draws the profiled one
+ * (`whatifCurves`). Both come through `scenarioCurves`, so the two can never sweep a different model.
  */
 import type { Profile } from '../schema/profile.js';
 import {
@@ -73,9 +71,8 @@ export interface ProfiledCurves {
 }
 
 /**
- * The what-if curves of a profile at its profiled settings, for the report;
- * or what the profile lacks for the model (all three modes are needed here:
- * a curve of cache sizes means nothing without the fetch stage).
+ * The what-if curves of a profile at its profiled settings, for the report; or what the profile lacks for the model
+ * (all three modes are needed here: a curve of cache sizes means nothing without the fetch stage).
  */
 export function whatifCurves(profile: Profile): ProfiledCurves | NotEnoughData {
   const fit = fitModel(profile);

@@ -1,10 +1,8 @@
 /**
- * Synergy's table (Mohan et al., "Looking Beyond GPUs for DNN Scheduling on
- * Multi-Tenant Clusters", OSDI 2022): the job's predicted throughput at each
- * CPU count and cache size of a grid, the rest of the scenario fixed, so a
- * scheduler can give each job the CPUs and memory it is most sensitive to.
- * Each cell carries its range over what the model assumed, and the cells the
- * profile itself ran are marked as measured.
+ * Synergy's table (Mohan et al., "Looking Beyond GPUs for DNN Scheduling on Multi-Tenant Clusters", OSDI 2022): the
+ * job's predicted throughput at each CPU count and cache size of a grid, the rest of the scenario fixed, so a scheduler
+ * can give each job the CPUs and memory it is most sensitive to. Each cell carries its range over what the model
+ * assumed, and the cells the profile itself ran are marked as measured.
  */
 import { predictionRange } from './assumptions.js';
 import { baseScenario, predict, type Bottleneck, type FittedModel, type Scenario } from './model.js';
@@ -57,9 +55,8 @@ export interface WhatifMatrix {
 export const DEFAULT_MATRIX_CACHE_SHARES = [0, 0.25, 0.5, 0.75, 1];
 
 /**
- * The table over `cpus` (default: 1, 2, 4, ... past twice the profiled
- * count) and `cacheBytes` (default: DEFAULT_MATRIX_CACHE_SHARES of the
- * dataset), at `query`'s other settings.
+ * The table over `cpus` (default: 1, 2, 4, ... past twice the profiled count) and `cacheBytes` (default:
+ * DEFAULT_MATRIX_CACHE_SHARES of the dataset), at `query`'s other settings.
  */
 export function whatifMatrix(
   model: FittedModel,
@@ -124,10 +121,9 @@ function sameOtherwise(scenario: Scenario, base: Scenario): boolean {
 }
 
 /**
- * validate --cells for up to three cells the profile did not run, spread
- * over the grid (validate restricts CPUs with an affinity mask, so none above
- * the profiled count, and caps the page cache, so none at 0); null when the cells' other settings are not the
- * profiled ones, which validate cannot run.
+ * validate --cells for up to three cells the profile did not run, spread over the grid (validate restricts CPUs with an
+ * affinity mask, so none above the profiled count, and caps the page cache, so none at 0); null when the cells' other
+ * settings are not the profiled ones, which validate cannot run.
  */
 function validateCells(
   profilePath: string,

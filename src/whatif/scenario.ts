@@ -38,22 +38,20 @@ export interface Scenario {
    */
   objectBytes?: number | null;
   /**
-   * Concurrent jobs on this server reading the same dataset (a hyper-parameter
-   * search), each with `gpus` ranks of its own; null or absent: one.
+   * Concurrent jobs on this server reading the same dataset (a hyper-parameter search), each with `gpus` ranks of its
+   * own; null or absent: one.
    */
   jobs?: number | null;
   /**
-   * With several jobs: whether they share one fetch and one prep of each
-   * sample (CoorDL's coordinated prep) instead of each reading and
-   * pre-processing its own; null or absent: independent.
+   * With several jobs: whether they share one fetch and one prep of each sample (CoorDL's coordinated prep) instead of
+   * each reading and pre-processing its own; null or absent: independent.
    */
   coordinated?: boolean | null;
   /** Servers of the job, each as this scenario describes (its CPUs, cache, storage, ranks); null or absent: one. */
   nodes?: number | null;
   /**
-   * With several nodes: the dataset spread over the nodes' caches (CoorDL's
-   * partitioned cache, each never evicting): a miss on one node is read from
-   * the peer that holds the sample; null or absent: each node caches alone.
+   * With several nodes: the dataset spread over the nodes' caches (CoorDL's partitioned cache, each never evicting): a
+   * miss on one node is read from the peer that holds the sample; null or absent: each node caches alone.
    */
   partitioned?: boolean | null;
   /** Bytes/s a node reads from a peer's cache (the network between the nodes); needed with `partitioned`. */

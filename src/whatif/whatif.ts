@@ -1,7 +1,6 @@
 /**
- * The what-if query: fit the model to a profile, predict the asked scenario
- * next to the profiled one, sweep cache and CPUs, and recommend. One core
- * function for the CLI; returns plain data (JSON-safe).
+ * The what-if query: fit the model to a profile, predict the asked scenario next to the profiled one, sweep cache and
+ * CPUs, and recommend. One core function for the CLI; returns plain data (JSON-safe).
  */
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
@@ -84,18 +83,16 @@ export interface WhatifResult {
    */
   pipeline?: PipelineWhatif;
   /**
-   * What the profile could not answer, one line each, naming the flags and
-   * the mode that measures them (a profile without the cold mode: the cache
-   * and storage questions, and the recommendations' cache and storage part);
-   * empty when everything asked was answered.
+   * What the profile could not answer, one line each, naming the flags and the mode that measures them (a profile
+   * without the cold mode: the cache and storage questions, and the recommendations' cache and storage part); empty
+   * when everything asked was answered.
    */
   unanswered: string[];
 }
 
 /**
- * The settings that only the fetch stage answers (storage, the cache,
- * remote requests), each with its flag, in --help's order: a model fitted
- * without the cold mode leaves them as profiled and names them.
+ * The settings that only the fetch stage answers (storage, the cache, remote requests), each with its flag, in --help's
+ * order: a model fitted without the cold mode leaves them as profiled and names them.
  */
 const FETCH_SETTINGS: Partial<Record<keyof Scenario, string>> = Object.assign({}, ...KNOBS.map((k) => k.fetchStage));
 
@@ -106,12 +103,10 @@ const WHATIF_CACHE_STEPS = 10;
 const FETCH_ADVICE: ReadonlySet<Recommendation['kind']> = new Set(['cache', 'storage', 'requests', 'objects']);
 
 /**
- * Runs a what-if query on a profile, or says what the profile lacks for it.
- * A profile without the fetch stage's measurements (no cold mode) still
- * answers what compute and prep decide (CPUs, workers, accelerators): the
- * cache and storage settings asked are left as profiled and named in
- * `unanswered`; only a query that asks nothing else is not enough data.
- * Pure (the cache simulation is seeded).
+ * Runs a what-if query on a profile, or says what the profile lacks for it. A profile without the fetch stage's
+ * measurements (no cold mode) still answers what compute and prep decide (CPUs, workers, accelerators): the cache and
+ * storage settings asked are left as profiled and named in `unanswered`; only a query that asks nothing else is not
+ * enough data. Pure (the cache simulation is seeded).
  */
 export function whatif(
   profile: Profile,
@@ -218,9 +213,8 @@ function refusedFlags(keys: (keyof Scenario)[]): string[] {
 }
 
 /**
- * N nodes of one job (CoorDL's partitioned cache): their caches together hold
- * the dataset once, a miss on one node fetched from the peer that holds it,
- * against each node's page cache holding what it read itself.
+ * N nodes of one job (CoorDL's partitioned cache): their caches together hold the dataset once, a miss on one node
+ * fetched from the peer that holds it, against each node's page cache holding what it read itself.
  */
 function nodesComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['nodes']> {
   const partitioned = withRange(model, { ...scenario, nodes: count, partitioned: true, cachePolicy: 'minio' });
@@ -229,10 +223,9 @@ function nodesComparison(model: FittedModel, scenario: Scenario, count: number):
 }
 
 /**
- * K jobs on one dataset (CoorDL's hyper-parameter search): each reading and
- * pre-processing its own samples, K times the reads and the prep CPU, against
- * one fetch and one prep of each sample shared by all K (coordinated); each
- * job's steps run either way.
+ * K jobs on one dataset (CoorDL's hyper-parameter search): each reading and pre-processing its own samples, K times the
+ * reads and the prep CPU, against one fetch and one prep of each sample shared by all K (coordinated); each job's steps
+ * run either way.
  */
 function jobsComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['jobs']> {
   const independent = withRange(model, { ...scenario, jobs: count, coordinated: false });
@@ -252,10 +245,9 @@ function withRange(model: FittedModel, scenario: Scenario): Prediction {
 }
 
 /**
- * The validate run that measures the asked setting, where the profile did
- * not: validate runs one setting per point (a cache size, a CPU count or a
- * worker count: the knobs with a validateFlag), so a question that changes
- * exactly one of those has one; others have none.
+ * The validate run that measures the asked setting, where the profile did not: validate runs one setting per point (a
+ * cache size, a CPU count or a worker count: the knobs with a validateFlag), so a question that changes exactly one of
+ * those has one; others have none.
  */
 function validateCommand(
   profilePath: string,

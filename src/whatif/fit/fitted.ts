@@ -1,9 +1,8 @@
 /**
- * What each of the model's parameter fitters (src/whatif/fit/) returns: the
- * fitted values with the rows that name their sources, or the answer that the
- * profile lacks what the fit needs. Not enough data is an answer of the pure
- * core, not an error: the command layer decides what it means for the user
- * (whatif exits with code 4; the report shows the reason instead of curves).
+ * What each of the model's parameter fitters (src/whatif/fit/) returns: the fitted values with the rows that name their
+ * sources, or the answer that the profile lacks what the fit needs. Not enough data is an answer of the pure core, not
+ * an error: the command layer decides what it means for the user (whatif exits with code 4; the report shows the reason
+ * instead of curves).
  */
 import type { Mode } from '../../schema/events.js';
 import { MISSING_TEXT } from '../advice-text.js';

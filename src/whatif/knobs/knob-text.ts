@@ -1,6 +1,5 @@
-// Messages of the what-if knobs' flag errors, shown to users: one line each,
-// with the cause and the fix (exit code 2 for a flag that needs another, 3 for
-// a value that does not parse).
+// Messages of the what-if knobs' flag errors, shown to users: one line each, with the cause and the fix (exit code 2
+// for a flag that needs another, 3 for a value that does not parse).
 
 /** Messages of the knobs' flag errors. */
 export const KNOB_TEXT = {
