@@ -2,6 +2,8 @@
 // it at, and how long it runs. The plan (plan.ts), the runs (run-validate.ts) and the progress lines
 // (report/validate-progress.ts) read this table instead of telling the kinds apart themselves, so a new kind is one row
 // here and its measurer in measure-point.ts (MEASURERS).
+import type { z } from 'zod';
+import type { ValidationPointSchema } from '../schema/validate-output.js';
 import { formatBytes, formatRate } from '../units.js';
 import type { Scenario } from '../whatif/model.js';
 
@@ -9,14 +11,7 @@ import type { Scenario } from '../whatif/model.js';
  * One point to check: a cache size, a CPU count, or the control (the profiled settings again, which shows how far the
  * job's pace moves between runs).
  */
-export type ValidationPoint =
-  | { kind: 'cache'; cacheBytes: number; recommended?: boolean; cpus?: number }
-  | { kind: 'cpus'; cpus: number }
-  | { kind: 'workers'; workers: number }
-  | { kind: 'bandwidth'; bytesPerSec: number }
-  | { kind: 'latency'; latencySec: number }
-  | { kind: 'write'; bytesPerSec: number }
-  | { kind: 'control' };
+export type ValidationPoint = z.infer<typeof ValidationPointSchema>;
 
 /** The kinds of points validate runs. */
 export type PointKindName = ValidationPoint['kind'];

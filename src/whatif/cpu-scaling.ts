@@ -3,23 +3,11 @@ import type { IterationSummary, Profile } from '../schema/profile.js';
 import { stepCpuOf } from './fit/cpu-share.js';
 import { reallySlower } from './fit/modes.js';
 import { throughOrigin } from './through-origin.js';
+import type { z } from 'zod';
+import type { CpuScalingSchema } from '../schema/whatif-output.js';
 
 /** How effective parallelism grows with CPUs: eff(c) in "CPUs' worth of prep work per second". */
-export type CpuScaling =
-  | {
-      /** eff(c) = perCpu * c: assumed, no CPU sweep was run. */
-      kind: 'linear';
-      /** Effective parallelism per CPU, measured at the profiled CPU count (or assumed 1). */
-      perCpu: number;
-    }
-  | {
-      /** Fitted from a CPU sweep: piecewise linear through the points. */
-      kind: 'fitted';
-      /** (cpus, effective parallelism) pairs, ascending in cpus. */
-      points: { cpus: number; eff: number }[];
-      /** Where the points came from, e.g. 'profile --cpus 1,2,4'. */
-      source: string;
-    };
+export type CpuScaling = z.infer<typeof CpuScalingSchema>;
 
 /**
  * Fits eff(c), the effective parallelism of c CPUs, from the profile's CPU sweep (profile --cpus): at each CPU count

@@ -5,51 +5,16 @@
  * assumed, and the cells the profile itself ran are marked as measured.
  */
 import { predictionRange } from './assumptions.js';
-import { baseScenario, predict, type Bottleneck, type FittedModel, type Scenario } from './model.js';
+import { baseScenario, predict, type FittedModel, type Scenario } from './model.js';
 import { cpuSweepCounts } from './sweep.js';
+import type { z } from 'zod';
+import type { MatrixCellSchema, MatrixOutput } from '../schema/matrix-output.js';
 
 /** One cell: a CPU count and a cache size. */
-export interface MatrixCell {
-  cpus: number;
-  cacheBytes: number;
-  /** cacheBytes over the dataset's bytes. */
-  cacheFraction: number;
-  /** Predicted throughput, all ranks together, samples/s. */
-  samplesPerSec: number;
-  /** Its slow and fast end over the model's assumptions, samples/s. */
-  samplesPerSecRange: { low: number; high: number };
-  /** Predicted time per iteration, ms, and its stalls. */
-  iterMs: number;
-  prepStallMs: number;
-  fetchStallMs: number;
-  bottleneck: Bottleneck;
-  /** Whether the profile ran this setting (the cached mode at a CPU count it measured, the whole dataset cached). */
-  measured: boolean;
-}
+export type MatrixCell = z.infer<typeof MatrixCellSchema>;
 
-/**
- * The table: its axes, the scenario its other settings come from, and the cells row by row (cache sizes), CPUs within a
- * row.
- */
-export interface WhatifMatrix {
-  profilePath: string;
-  jobName: string;
-  datasetBytes: number;
-  /** The profiled CPU count and the cache the profiled host could give the dataset. */
-  profiled: { cpus: number; cacheBytes: number };
-  /** The scenario every cell shares, but for its CPUs and cache. */
-  scenario: Scenario;
-  cpus: number[];
-  cacheBytes: number[];
-  cells: MatrixCell[];
-  /**
-   * What the cells rest on where nothing measured it, each named once (assumptions that move some cell by more than
-   * 1%).
-   */
-  assumptions: string[];
-  /** The validate command that measures three cells off the profiled axes, or null when the grid has none. */
-  validateCommand: string | null;
-}
+/** The table: its axes, the scenario its other settings come from, and the cells row by row (cache sizes). */
+export type WhatifMatrix = Omit<MatrixOutput, 'schemaVersion' | 'kind'>;
 
 /** The grid's cache sizes when none are asked: none, a quarter, half, three quarters and the whole dataset. */
 export const DEFAULT_MATRIX_CACHE_SHARES = [0, 0.25, 0.5, 0.75, 1];

@@ -21,7 +21,9 @@
  * storage, and together read each sample once per epoch, so the cache sees one random permutation per epoch exactly as
  * for one rank.
  */
+import type { z } from 'zod';
 import { steadyProfile } from '../analysis/step-events.js';
+import type { PredictionSchema } from '../schema/whatif-output.js';
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import type { CachePolicy } from './cache-policy.js';
@@ -29,7 +31,7 @@ import { effectiveParallelism, type CpuScaling } from './cpu-scaling.js';
 import { minioHitRatio } from './hit-ratio.js';
 import { dataTime } from './overlap.js';
 import { fitAccelerator, type AcceleratorFit } from './fit/accelerator.js';
-import { assumptionsOf, type Assumption, type PredictionRange } from './fit/assumptions-of.js';
+import { assumptionsOf, type Assumption } from './fit/assumptions-of.js';
 import { fitCpuShare, type CpuShareFit } from './fit/cpu-share.js';
 import { fitCache, type CacheFit, type CacheFitOptions } from './fit/cache.js';
 import type { ModelParameter, NotEnoughData } from './fit/fitted.js';
@@ -66,7 +68,7 @@ export type { CachePolicy };
 export { baseScenario, scenarioWorkers, type Scenario } from './scenario.js';
 
 /** What limits the pace: the stage with the largest time per sample. */
-export type Bottleneck = 'compute' | 'prep' | 'fetch';
+export type Bottleneck = Prediction['bottleneck'];
 
 /**
  * The model fitted from one profile: the values of every fitter under fit/ (each field documented there), with their
@@ -97,46 +99,7 @@ export interface FittedModel
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
-export interface Prediction {
-  /** The scenario asked. */
-  scenario: Scenario;
-  /** Bytes-weighted cache hit ratio in the steady state (epoch 2 on). */
-  steadyHitRatio: number;
-  /** Hit ratio the prediction used: steady, or averaged over `epochs` with the first at 0. */
-  hitRatio: number;
-  /** Per-iteration compute, ms. */
-  computeMs: number;
-  /** Per-iteration prep stall, ms. */
-  prepStallMs: number;
-  /** Per-iteration fetch stall, ms. */
-  fetchStallMs: number;
-  /** Per-iteration time, ms. */
-  iterMs: number;
-  /** Samples per second, all ranks together (of every job and every node, with several). */
-  samplesPerSec: number;
-  /** One epoch's time at the predicted rate, s. */
-  epochSec: number;
-  /** The first (cold-cache) epoch, s. */
-  firstEpochSec: number;
-  /**
-   * Seconds from the job's start to its first batch, the cache empty (firstBatchSec); absent where the profile did not
-   * record it.
-   */
-  firstBatchSec?: number;
-  /** An epoch in the steady state, s. */
-  steadyEpochSec: number;
-  /** Fraction of time the accelerator computes. */
-  acceleratorUtilization: number;
-  /** The limiting stage. */
-  bottleneck: Bottleneck;
-  /** 'steady state (epoch 2 on)' or 'mean over N epochs, the first cold'. */
-  basis: string;
-  /**
-   * How far the answer moves over the model's assumptions (./assumptions.ts); set on the baseline and the asked
-   * prediction only.
-   */
-  range?: PredictionRange;
-}
+export type Prediction = z.infer<typeof PredictionSchema>;
 
 /**
  * Options of fitModel: a caller's CPU curve (fit/prep-cpu.ts), how the LRU curve is simulated (fit/cache.ts), and

@@ -19,6 +19,8 @@ import {
   type Prediction,
   type Scenario,
 } from './model.js';
+import type { z } from 'zod';
+import type { RecommendationSchema } from '../schema/whatif-output.js';
 
 /**
  * Whether a prediction's fetch stall shows: beyond NEGLIGIBLE_FETCH_STALL of the pace without it, whether or not it is
@@ -29,27 +31,7 @@ export function fetchStalls(p: Pick<Prediction, 'fetchStallMs' | 'iterMs'>): boo
 }
 
 /** One recommendation. */
-export interface Recommendation {
-  /** What is changed. */
-  kind: 'cache' | 'cpus' | 'storage' | 'workers' | 'requests' | 'objects';
-  /** For cache: the policy. */
-  cachePolicy?: CachePolicy;
-  /** The value that removes the stall (bytes, CPUs, bytes/s); 0 when nothing is needed; null when no value does. */
-  value: number | null;
-  /** Unit of value. */
-  unit: 'bytes' | 'cpus' | 'bytes/s' | 'workers' | 'requests';
-  /** Prediction with the change applied (the rest of the scenario unchanged); null when impossible. */
-  prediction: Prediction | null;
-  /** For the page cache: the size below which the stall returns; value leaves slack above it. */
-  edgeBytes?: number;
-  /**
-   * For a cache, when the profile could not measure how reads and pre-processing overlap: the cache that removes the
-   * stall if they run in series (null: none does). value assumes they overlap.
-   */
-  ifSerialBytes?: number | null;
-  /** The sentence shown. */
-  text: string;
-}
+export type Recommendation = z.infer<typeof RecommendationSchema>;
 
 /** Most CPUs the search goes to before calling the prep stall irremovable. */
 export const MAX_CPUS = 4096;

@@ -2,7 +2,6 @@
  * The what-if query: fit the model to a profile, predict the asked scenario next to the profiled one, sweep cache and
  * CPUs, and recommend. One core function for the CLI; returns plain data (JSON-safe).
  */
-import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import {
   baseScenario,
@@ -10,10 +9,8 @@ import {
   predict,
   scenarioWorkers,
   selfCheck,
-  type CpuScaling,
   type FitOptions,
   type FittedModel,
-  type ModelParameter,
   type NotEnoughData,
   type Prediction,
   type Scenario,
@@ -22,9 +19,8 @@ import { recommend, type Recommendation } from './recommend.js';
 import { atEnd, predictionRange } from './assumptions.js';
 import { MISSING_TEXT } from './advice-text.js';
 import { pipelineWhatif, type PipelineQuery } from './pipeline-stalls.js';
-import type { PipelineWhatif, PrepStageAdvice } from '../schema/whatif-output.js';
+import type { PipelineWhatif, WhatifOutputBody } from '../schema/whatif-output.js';
 import { prepStageAdvice } from './prep-stage-advice.js';
-import type { CacheSweepRow, CpuSweepRow, WorkersSweepRow } from './sweep.js';
 import { scenarioCurves } from './curves.js';
 import { KNOBS } from './knobs/index.js';
 import { askedPipelineFlags } from './knobs/pipeline.js';
@@ -32,63 +28,8 @@ import { askedPipelineFlags } from './knobs/pipeline.js';
 /** The settings a user changed; the rest stay as profiled. */
 export type WhatifQuery = Partial<Scenario>;
 
-/** Everything `ds-analyzer whatif` shows. */
-export interface WhatifResult {
-  /** Profile file read. */
-  profilePath: string;
-  /** Job name of the profile. */
-  jobName: string;
-  /** Model parameters with their sources. */
-  parameters: ModelParameter[];
-  /** CPU scaling used: linear (assumed) or fitted. */
-  cpuScaling: CpuScaling;
-  /** The model at the profiled settings against each measured mode. */
-  selfCheck: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[];
-  /** Prediction at the profiled settings (default cache: what the page cache could give the dataset). */
-  baseline: Prediction;
-  /** Prediction for the asked scenario. */
-  prediction: Prediction;
-  /** Which settings the user changed. */
-  changed: (keyof Scenario)[];
-  /** The policy assumed for the page cache (or the job's object cache), and why. */
-  pageCachePolicy: FittedModel['pageCachePolicy'];
-  /** Cache sweep 0..D at the asked scenario. */
-  cacheSweep: CacheSweepRow[];
-  /** CPU sweep at the asked scenario. */
-  cpuSweep: CpuSweepRow[];
-  /** Loader-workers sweep at the asked scenario; empty when the job did not report its workers. */
-  workersSweep: WorkersSweepRow[];
-  /** Smallest changes that remove each stall, at the asked scenario. */
-  recommendations: Recommendation[];
-  /** The costliest stage of prep, where the profile timed its stages and has a prep stall as profiled. */
-  prepStage?: PrepStageAdvice;
-  /** What the recommendations assumed where nothing measured it, each taken at its slow end. */
-  adviceAssumptions: string[];
-  /** Assumptions and limits. */
-  caveats: string[];
-  /**
-   * The validate command that would check the asked answer, when it rests on an assumption validate can test; null
-   * otherwise.
-   */
-  validateCommand: string | null;
-  /** What a cache of this data is: the page cache over files, or (remote data) a local folder of whole objects. */
-  dataCache: 'page-cache' | 'object-cache';
-  /** --jobs K: the K jobs independent against coordinated (CoorDL), at the asked scenario otherwise. */
-  jobs?: { count: number; independent: Prediction; coordinated: Prediction; speedup: number };
-  /** --nodes N with a partitioned cache: against each node caching alone (CoorDL), at the asked scenario otherwise. */
-  nodes?: { count: number; independent: Prediction; partitioned: Prediction; speedup: number };
-  /**
-   * Checkpoint and epoch-boundary stalls, as profiled and as asked, added to the steady paces; absent when the profile
-   * saw neither.
-   */
-  pipeline?: PipelineWhatif;
-  /**
-   * What the profile could not answer, one line each, naming the flags and the mode that measures them (a profile
-   * without the cold mode: the cache and storage questions, and the recommendations' cache and storage part); empty
-   * when everything asked was answered.
-   */
-  unanswered: string[];
-}
+/** Everything `ds-analyzer whatif` shows (each field: docs/json-output.md). */
+export type WhatifResult = WhatifOutputBody;
 
 /**
  * The settings that only the fetch stage answers (storage, the cache, remote requests), each with its flag, in --help's
