@@ -11,6 +11,7 @@
  * The fit is on the log of each run's mean per-iteration time: a machine that slows down by 10% slows every mode by
  * 10%, not by the same milliseconds.
  */
+import { mean } from './stats.js';
 
 /** One run's mean per-iteration time, placed in time. */
 export interface RunPoint {
@@ -54,9 +55,9 @@ export function fitDrift(points: readonly RunPoint[]): DriftFit | null {
   let sxx = 0;
   const centred: { x: number; y: number; relSe: number | null }[] = [];
   for (const runs of groups.values()) {
-    const xBar = average(runs.map((r) => r.midSec));
+    const xBar = mean(runs.map((r) => r.midSec));
     const value = (r: RunPoint) => Math.log(r.meanMs);
-    const yBar = average(runs.map(value));
+    const yBar = mean(runs.map(value));
     for (const r of runs) {
       const x = r.midSec - xBar;
       const y = value(r) - yBar;
@@ -70,7 +71,7 @@ export function fitDrift(points: readonly RunPoint[]): DriftFit | null {
   for (const c of centred) rss += (c.y - slope * c.x) ** 2;
   // The residuals hold the in-run noise too: what is left beyond it is run-to-run.
   const inRun = centred.filter((c) => c.relSe !== null).map((c) => c.relSe! ** 2);
-  const inRunMean = inRun.length > 0 ? average(inRun) : 0;
+  const inRunMean = inRun.length > 0 ? mean(inRun) : 0;
   return { slopePerSec: withSlope ? slope : null, runToRunRelVariance: Math.max(0, rss / df - inRunMean), df };
 }
 
@@ -104,7 +105,7 @@ export function poolRuns(
   quantile: (df: number) => number,
 ): PooledMean {
   const n = runs.length;
-  const meanMs = average(runs.map((r) => r.meanMs));
+  const meanMs = mean(runs.map((r) => r.meanMs));
   if (n === 0 || runs.some((r) => r.seMs === null || r.df < 1)) return { meanMs, halfWidthMs: null, df: null };
   const parts: { variance: number; df: number }[] = runs.map((r) => ({ variance: r.seMs! ** 2 / n ** 2, df: r.df }));
   if (runToRun && runToRun.varianceMs2 > 0) parts.push({ variance: runToRun.varianceMs2 / n, df: runToRun.df });
@@ -122,8 +123,4 @@ function groupBy(points: readonly RunPoint[]): Map<string, RunPoint[]> {
     else groups.set(p.group, [p]);
   }
   return groups;
-}
-
-function average(values: readonly number[]): number {
-  return values.reduce((sum, v) => sum + v, 0) / values.length;
 }

@@ -6,7 +6,7 @@
  * hands to the split, the what-if, the report and the gate, which then need not know there were several (as
  * pool-passes.ts does for several runs of one mode).
  */
-import { sumStageTotals } from './prep-stages.js';
+import { stageTotalsOf } from './prep-stages.js';
 import type { Host, ModeResult, NodeIdentity, Pass, ProfileNode, RankResult } from '../schema/profile.js';
 import { pickPaceRank } from './pace.js';
 import { poolState, type PooledParts } from './pool-passes.js';
@@ -141,10 +141,4 @@ function mergePass(pass: Pass, results: readonly ModeResult[]): Pass {
 /** The sum, or null unless every value is known: a sum over some nodes is not the job's. */
 function sumOfAll(values: readonly (number | null)[]): number | null {
   return values.every((v) => v !== null) ? values.reduce((total: number, v) => total + v!, 0) : null;
-}
-
-/** The runs' stage totals added up, as a field only where one of them has any. */
-function stageTotalsOf(results: readonly ModeResult[]): Pick<ModeResult, 'prepStages'> {
-  const totals = sumStageTotals(results.map((r) => r.prepStages));
-  return totals ? { prepStages: totals } : {};
 }

@@ -7,7 +7,7 @@
  * it (split, what-if, report, gate) need not know there were two runs: iterations and samples concatenated, the state
  * proven only when every run proved it.
  */
-import { sumStageTotals } from './prep-stages.js';
+import { stageTotalsOf } from './prep-stages.js';
 import type { Mode } from '../schema/events.js';
 import type {
   Estimate,
@@ -19,7 +19,7 @@ import type {
   StateProof,
 } from '../schema/profile.js';
 import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
-import { median, tQuantile975 } from './stats.js';
+import { median, sum, tQuantile975 } from './stats.js';
 import { pickPaceRank } from './pace.js';
 
 /** One run of the schedule: its folder label and what it measured. */
@@ -379,22 +379,10 @@ function meanOfKnown(values: readonly (number | null)[]): number | null {
   return known.length > 0 ? sum(known) / known.length : null;
 }
 
-function sum(values: readonly number[]): number {
-  let total = 0;
-  for (const v of values) total += v;
-  return total;
-}
-
 /** Component-wise sums of records of seconds (the profiler's CPU by component over pooled runs). */
 function sumByKey(records: readonly Record<string, number>[]): Record<string, number> {
   const total: Record<string, number> = {};
   for (const record of records)
     for (const [key, value] of Object.entries(record)) total[key] = (total[key] ?? 0) + value;
   return total;
-}
-
-/** The runs' stage totals added up, as a field only where one of them has any. */
-function stageTotalsOf(results: readonly ModeResult[]): Pick<ModeResult, 'prepStages'> {
-  const totals = sumStageTotals(results.map((r) => r.prepStages));
-  return totals ? { prepStages: totals } : {};
 }

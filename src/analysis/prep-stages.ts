@@ -18,6 +18,12 @@ import { PREP_STAGES_TEXT } from './prep-stages-text.js';
  */
 export const COVERAGE_TOLERANCE = 0.25;
 
+/** The runs' stage totals added up, as a field only where one of them has any. */
+export function stageTotalsOf(results: readonly ModeResult[]): Pick<ModeResult, 'prepStages'> {
+  const totals = sumStageTotals(results.map((r) => r.prepStages));
+  return totals ? { prepStages: totals } : {};
+}
+
 /** The stage totals of several runs or nodes of one mode, added up; undefined when none has any. */
 export function sumStageTotals(parts: readonly (PrepStageTotals | undefined)[]): PrepStageTotals | undefined {
   const known = parts.filter((p): p is PrepStageTotals => p !== undefined);

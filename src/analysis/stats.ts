@@ -112,12 +112,16 @@ export function tQuantile975(df: number): number {
   return Math.exp(Math.log(T975_LOW_DF[i]) * (1 - w) + Math.log(T975_LOW_DF[i + 1]) * w);
 }
 
+/** The sum of `values` (sizes, typed or not). */
+export function sum(values: ArrayLike<number>): number {
+  let total = 0;
+  for (let i = 0; i < values.length; i++) total += values[i];
+  return total;
+}
+
 /** Arithmetic mean; NaN for an empty array. */
 export function mean(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  let sum = 0;
-  for (const v of values) sum += v;
-  return sum / values.length;
+  return sum(values) / values.length;
 }
 
 /** Median (mean of the two middle values for even length); NaN for an empty array. */

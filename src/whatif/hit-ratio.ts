@@ -13,6 +13,7 @@
  * sees, so from the second epoch on a random access hits with probability min(1, M/D).
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
+import { sum } from '../analysis/stats.js';
 
 /**
  * Most bins of a distance histogram. Distances are binned by ceil(d / w) with w = max(1 byte, largest distance /
@@ -259,13 +260,6 @@ class Histogram {
       totalBytes: this.total,
     };
   }
-}
-
-/** The sum of `values` (sizes, typed or not). */
-export function sum(values: ArrayLike<number>): number {
-  let total = 0;
-  for (let i = 0; i < values.length; i++) total += values[i];
-  return total;
 }
 
 /** Hit bytes of an epoch for a cache of `cacheBytes`. */

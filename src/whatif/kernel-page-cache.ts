@@ -21,7 +21,7 @@
  * - A file takes whole pages (page-cache-curve.ts rounds the sizes).
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
-import { sum } from './hit-ratio.js';
+import { sum } from '../analysis/stats.js';
 
 const NONE = 0;
 const INACTIVE = 1;

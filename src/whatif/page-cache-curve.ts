@@ -9,9 +9,9 @@ import {
   smallestLruCacheFor,
   steadyLruHitRatio,
   steadyLruHitRatioByPart,
-  sum,
   type HitRatioCurve,
 } from './hit-ratio.js';
+import { sum } from '../analysis/stats.js';
 import { simulateKernelEpochs, type KernelCacheOptions } from './kernel-page-cache.js';
 
 /** Which policy a curve simulates. */

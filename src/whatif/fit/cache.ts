@@ -6,7 +6,8 @@
  */
 import type { Profile } from '../../schema/profile.js';
 import { MISSING_TEXT } from '../advice-text.js';
-import { simulateLruEpochs, sum } from '../hit-ratio.js';
+import { sum } from '../../analysis/stats.js';
+import { simulateLruEpochs } from '../hit-ratio.js';
 import { kernelPageCache, lruPageCache, type PageCacheCurve, type PageCacheModel } from '../page-cache-curve.js';
 import { sizesFromHistogram, uniformSizes } from '../size-distribution.js';
 import { notEnoughData, parameter, type Fitted, type ModelParameter, type NotEnoughData } from './fitted.js';
