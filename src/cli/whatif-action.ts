@@ -6,11 +6,11 @@ import { matrixOutput, whatifOutput } from '../schema/output-headers.js';
 import { parseCacheSizeList, parseCountList, resolveCacheSize, type CacheSize } from '../units.js';
 import { fitModel, isNotEnoughData } from '../whatif/model.js';
 import type { RawKnobFlags } from '../whatif/knobs/knob.js';
-import { parseKnobFlags, profileDefaults, resolveAgainstProfile } from '../whatif/knobs/query.js';
+import { parseKnobFlags, profileDefaults, resolveAgainstProfile, type KnobQuery } from '../whatif/knobs/query.js';
 import type { Profile } from '../schema/profile.js';
 import type { Io } from './io.js';
 import { WHATIF_TEXT } from './whatif-text.js';
-import { whatif, type WhatifQuery } from '../whatif/whatif.js';
+import { whatif } from '../whatif/whatif.js';
 import { parsePipelineFlags } from '../whatif/knobs/pipeline.js';
 import { notEnoughDataError } from './not-enough-data.js';
 
@@ -33,10 +33,9 @@ export async function whatifAction(profileArg: string | undefined, raw: RawWhati
   const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const profile = await loadProfile(path);
   profileDefaults(asked, profile);
-  const { query } = asked;
-  if (raw.matrix) return printMatrix(profile, path, query, raw, io);
+  if (raw.matrix) return printMatrix(profile, path, asked, raw, io);
   resolveAgainstProfile(asked, profile);
-  const outcome = whatif(profile, path, query, {}, pipelineQuery);
+  const outcome = whatif(profile, path, asked.query, {}, pipelineQuery);
   if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
   if (raw.json) io.stdout(JSON.stringify(whatifOutput(outcome), null, 1) + '\n');
   else io.stdout(renderWhatif(outcome));
@@ -50,11 +49,12 @@ export async function whatifAction(profileArg: string | undefined, raw: RawWhati
 async function printMatrix(
   profile: Profile,
   path: string,
-  query: WhatifQuery,
+  { query, given }: KnobQuery,
   raw: RawWhatifOptions,
   io: Io,
 ): Promise<ExitCode> {
-  if (query.cpus !== undefined || raw.cache !== undefined) {
+  // The grid's axes are the CPUs and cache knobs' settings, cell by cell.
+  if (given.some(({ knob }) => knob.field === 'cpus' || knob.field === 'cacheBytes')) {
     throw new UserError(WHATIF_TEXT.matrixWithCpusOrCache, ExitCode.Usage);
   }
   const fit = fitModel(profile);
