@@ -1,13 +1,8 @@
 /**
  * The what-if model: fitted from what a profile measured, then asked about other cache sizes, CPU counts, storage
  * bandwidths, accelerator counts and accelerator speeds. After DS-Analyzer (Mohan et al., "Analyzing and Mitigating
- * Data Stalls in DNN Training", VLDB 2021, section 4.2): the three stages of the input pipeline overlap, so the slowest
- * one sets the pace.
- *
- * The formula, its terms and what each is fitted from are written once, in docs/whatif.md ("The model"); `predict` and
- * `dataSec` below compute it. In words: per sample and rank, an iteration takes as long as the slowest of the step
- * (compute with its hand-over and contention), the CPUs' prep, and the data time of the workers' prep with the cache's
- * misses read from storage (overlapped as far as the cold mode showed); without loader workers the three add up.
+ * Data Stalls in DNN Training", VLDB 2021, section 4.2). The formula, its terms and what each is fitted from are
+ * written once, in docs/whatif.md ("The model"); `predict` and `dataSec` below compute it.
  *
  * Capacities, not paces: a resource that did not set a mode's pace is given the capacity its own measurement says (a
  * worker one CPU, a CPU one CPU-second a second, storage its read probe), never the pace the job happened to run at.
@@ -17,9 +12,8 @@
  * already holds it, so hits are not a separate stage. The memory rate the cached mode reached is reported as a lower
  * bound only; using it as a bandwidth would cap every faster-CPU prediction at today's prep rate.
  *
- * N ranks per server: data-parallel ranks of one job (DistributedSampler) share the CPUs, the page cache and the
- * storage, and together read each sample once per epoch, so the cache sees one random permutation per epoch exactly as
- * for one rank.
+ * N ranks per server share the CPUs, the page cache and the storage, and together read each sample once per epoch
+ * (DistributedSampler), so the cache sees one random permutation per epoch exactly as for one rank.
  */
 import type { z } from 'zod';
 import { steadyProfile } from '../analysis/step-events.js';

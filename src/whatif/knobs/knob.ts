@@ -1,13 +1,7 @@
 /**
- * A what-if knob: one setting of the machine or the job that `whatif` can change (cache size, CPUs, num_workers, ...).
- * Each knob is one module in this folder, listed in ./index.ts; the whatif command (its flags and their parsing,
- * ./query.ts) and the what-if core (whatif.ts: the settings a profile without the cold mode cannot answer, the validate
- * line) read that list instead of naming each knob.
- *
- * A knob module declares its flag, the Scenario field it sets and how the flag's value becomes the scenario; the
- * model's formula stays in one place (model.ts `stageTimes`, written out in docs/whatif.md), which reads the field.
- * whatif's --help builds its flags from these modules, so they import only the light contracts (units.ts, errors.ts)
- * and types: never the model.
+ * A what-if knob: one setting of the machine or the job that `whatif` can change, one module in this folder listed in
+ * ./index.ts (docs/architecture.md, "A model knob"). whatif's --help builds its flags from these modules, so they
+ * import only the light contracts (units.ts, errors.ts) and types: never the model.
  */
 import type { Profile } from '../../schema/profile.js';
 import type { FittedModel, Scenario } from '../model.js';
