@@ -28,43 +28,23 @@ import { Loader, type Batch } from './loader.js';
  * when it is not.
  */
 
-/** Options of the emulated job. */
-export interface JobOptions {
-  /** Dataset folder. */
+/** Options of the emulated job: parseOptions' flags, each with its help there. */
+interface JobOptions {
   data: string;
-  /**
-   * Fetch each sample from this URL's folder instead of reading it (the demo's object store): the file names come from
-   * --data.
-   */
   remoteBase?: string;
-  /** Samples per batch. */
   batchSize: number;
-  /** Loader worker threads (0: load in the training loop's thread). */
   workers: number;
-  /** Batches in flight per worker. */
   prefetchFactor: number;
-  /** Emulated accelerator time per batch, ms. */
   computeMs: number;
-  /** Pre-processing time per sample, ms. */
   prepMs: number;
-  /** Clock the prep time is counted on: wall time or the worker's CPU time. */
   prepClock: PrepClock;
-  /** Epochs to run; default 1, or unbounded when an iteration budget is set. */
   epochs?: number;
-  /** Iteration budget; overrides DSA_ITERATIONS. */
   iterations?: number;
-  /** Seed of the epoch permutations. */
   seed: number;
-  /** Exit with CRASH_EXIT_CODE after this many iterations. */
   crashAtIteration?: number;
-  /**
-   * Crash only in this mode (DSA_MODE, or the block the control file switched to); the count is of the mode's
-   * iterations.
-   */
+  /** The count is of the mode's iterations (DSA_MODE, or the block the control file switched to). */
   crashMode?: Mode;
-  /** Stop iterating after this many iterations and wait until killed. */
   hangAtIteration?: number;
-  /** Hang only when DSA_MODE equals this mode. */
   hangMode?: Mode;
 }
 
