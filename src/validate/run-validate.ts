@@ -173,7 +173,7 @@ export async function runValidation(
     return await validatePoints(input, hooks, { model, points, notRun, interrupts });
   } catch (error) {
     // Interrupted before any point (the listing, the throttle's set-up): an interrupted run with nothing measured.
-    if (interrupts.interrupted && isAbort(error)) return { report: emptyReport(model, notRun), plan: [] };
+    if (interrupts.interrupted && isAbort(error)) return { report: reportOf(model, [], true, notRun), plan: [] };
     throw error;
   } finally {
     interrupts.dispose();
@@ -292,22 +292,20 @@ async function runPoints(
     results.push(result);
     hooks.onPointDone?.(result, index);
   }
-  return {
-    results,
-    interrupted: interrupts.interrupted,
-    ...errorSummary(results),
-    modelCaveats: model.caveats,
-    overlapMeasured: model.overlapMeasured,
-    notRun,
-  };
+  return reportOf(model, results, interrupts.interrupted, notRun);
 }
 
-/** The report of a run interrupted before its first point. */
-function emptyReport(model: FittedModel, notRun: ValidationPoint[]): ValidationReport {
+/** The report of the points run (none for a run interrupted before its first). */
+function reportOf(
+  model: FittedModel,
+  results: ValidationResult[],
+  interrupted: boolean,
+  notRun: ValidationPoint[],
+): ValidationReport {
   return {
-    results: [],
-    interrupted: true,
-    ...errorSummary([]),
+    results,
+    interrupted,
+    ...errorSummary(results),
     modelCaveats: model.caveats,
     overlapMeasured: model.overlapMeasured,
     notRun,
