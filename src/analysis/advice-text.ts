@@ -1,7 +1,6 @@
 /**
- * Words shown to users for the bottleneck verdict and its advice, keyed by
- * bound and severity. Kept apart from the arithmetic (STYLE.md, "Words") so
- * they can be reviewed and changed in one place.
+ * Words shown to users for the bottleneck verdict and its advice, keyed by bound and severity. Kept apart from the
+ * arithmetic (STYLE.md, "Words") so they can be reviewed and changed in one place.
  */
 import type { BoundaryStall, CheckpointStall } from '../schema/profile.js';
 import { STALL_TEXT } from './stall-text.js';
@@ -263,8 +262,8 @@ function contentionAdvice(stall: 'prep' | 'fetch'): string {
 }
 
 /**
- * Save less often, or off the training loop's path: CheckFreq's interval for a
- * 3.5% budget, an async save where the save syncs or writes slowly.
+ * Save less often, or off the training loop's path: CheckFreq's interval for a 3.5% budget, an async save where the
+ * save syncs or writes slowly.
  */
 function checkpointAdvice(c: TextContext): string {
   const k = c.checkpoint;

@@ -1,9 +1,7 @@
 /**
- * The epoch-boundary stall: at each epoch's start the training loop waits
- * for iter(loader) (a DataLoader without persistent_workers forks its workers
- * again; the sampler starts over) and then for a first batch from an empty
- * pipeline. Measured from the epoch starts the job reported, amortised over
- * the epoch's iterations.
+ * The epoch-boundary stall: at each epoch's start the training loop waits for iter(loader) (a DataLoader without
+ * persistent_workers forks its workers again; the sampler starts over) and then for a first batch from an empty
+ * pipeline. Measured from the epoch starts the job reported, amortised over the epoch's iterations.
  */
 import type { BoundaryStall, EpochRecord, ModeResult, RankResult } from '../schema/profile.js';
 import { estimateOf } from './estimate.js';
@@ -38,8 +36,8 @@ function ofRank(rank: RankResult, proven: boolean): Omit<BoundaryStall, 'fractio
   const later = laterEpochs(rank);
   const persistent =
     epochs.find((e) => e.persistentWorkers !== undefined)?.persistentWorkers ?? rank.loader?.persistentWorkers ?? null;
-  // No later epoch ran: the first epoch's start stands for the later ones only when workers start again each
-  // epoch; it also holds one-time costs (the workers' first imports), so it is an upper bound.
+  // No later epoch ran: the first epoch's start stands for the later ones only when workers start again each epoch; it
+  // also holds one-time costs (the workers' first imports), so it is an upper bound.
   const basis: EpochRecord[] = later.length > 0 ? later : first && persistent !== true ? [first] : [];
   if (basis.length === 0) return null;
   const perEpoch = basis.map((e) => e.createMs + firstWaitExcessMs(e, steady));

@@ -1,7 +1,6 @@
 /**
- * Words of the split's caveats (split.ts decides when each applies and with
- * which figures). Kept apart from the arithmetic (STYLE.md, "Words"), as the
- * verdicts and advice are in advice-text.ts.
+ * Words of the split's caveats (split.ts decides when each applies and with which figures). Kept apart from the
+ * arithmetic (STYLE.md, "Words"), as the verdicts and advice are in advice-text.ts.
  */
 import type { Mode } from '../schema/events.js';
 import type { ModeResult, StateProof } from '../schema/profile.js';

@@ -1,9 +1,7 @@
 /**
- * The checkpoint stall (CheckFreq, Mohan et al., FAST'21): the time the
- * training loop is blocked by saves, amortised over the iterations between
- * them. Measured from the saves the job reported (the Python hook times
- * torch.save, torch.distributed.checkpoint, Lightning's and Hugging Face's
- * saves), in the mode that ran the real pace.
+ * The checkpoint stall (CheckFreq, Mohan et al., FAST'21): the time the training loop is blocked by saves, amortised
+ * over the iterations between them. Measured from the saves the job reported (the Python hook times torch.save,
+ * torch.distributed.checkpoint, Lightning's and Hugging Face's saves), in the mode that ran the real pace.
  */
 import type { CheckpointRecord, CheckpointStall, ModeResult, RankResult } from '../schema/profile.js';
 import { laterEpochs, savingRankOf } from './step-events.js';
@@ -23,9 +21,8 @@ interface Interval {
 }
 
 /**
- * Iterations between saves made inside steps: the median gap between
- * consecutive ones (a gap across two pooled runs is an outlier the median
- * ignores); one save a run: the iterations the run made per save.
+ * Iterations between saves made inside steps: the median gap between consecutive ones (a gap across two pooled runs is
+ * an outlier the median ignores); one save a run: the iterations the run made per save.
  */
 function inStepInterval(saves: readonly CheckpointRecord[], rank: RankResult): Interval | null {
   const gaps: number[] = [];
@@ -37,9 +34,8 @@ function inStepInterval(saves: readonly CheckpointRecord[], rank: RankResult): I
 }
 
 /**
- * Iterations between saves made outside steps (at an epoch's end): the
- * epoch's length times the epochs per such save; without a length, the
- * iterations the run made per save.
+ * Iterations between saves made outside steps (at an epoch's end): the epoch's length times the epochs per such save;
+ * without a length, the iterations the run made per save.
  */
 function betweenEpochsInterval(saves: readonly CheckpointRecord[], rank: RankResult): Interval | null {
   if (saves.length === 0) return null;
@@ -61,10 +57,10 @@ export function checkpointStall(
     const saves = rank.checkpoints!;
     const inStep = saves.filter((c) => c.inStep);
     const between = saves.filter((c) => !c.inStep);
-    // What one save costs, from the modes that train on real batches (the cached and the cold: to scratch files
-    // unless --keep-outputs, then to the script's own targets); the synthetic mode's saves always go to scratch
-    // files, new files that cost less than overwriting a target (ext4 flushes a truncated file's new data on
-    // close), and are used only where nothing else saved.
+    // What one save costs, from the modes that train on real batches (the cached and the cold: to scratch files unless
+    // --keep-outputs, then to the script's own targets); the synthetic mode's saves always go to scratch files, new
+    // files that cost less than overwriting a target (ext4 flushes a truncated file's new data on close), and are used
+    // only where nothing else saved.
     const costly = realSaves(modes, name === 'synthetic');
     // Each kind of save (inside steps, between epochs) at its own cost over its own interval.
     const intervals = [
@@ -153,10 +149,9 @@ function syntheticSavesOf(synthetic: ModeResult | undefined): CheckpointStall['s
 }
 
 /**
- * Bytes the job's tree sent to storage per iteration beyond its saves' own
- * (write_bytes over the run, less the bytes the hook saw saved): what a
- * writer the hook cannot see wrote (a copy of the checkpoint, logs, a writer
- * of its own). Null without write_bytes readings.
+ * Bytes the job's tree sent to storage per iteration beyond its saves' own (write_bytes over the run, less the bytes
+ * the hook saw saved): what a writer the hook cannot see wrote (a copy of the checkpoint, logs, a writer of its own).
+ * Null without write_bytes readings.
  */
 export function unseenWriteBytesPerIteration(mode: ModeResult, saver: RankResult | null): number | null {
   const written = treeWriteBytes(mode);
@@ -169,9 +164,8 @@ export function unseenWriteBytesPerIteration(mode: ModeResult, saver: RankResult
 }
 
 /**
- * Bytes the job's tree wrote over its runs (/proc/PID/io write_bytes), or null
- * when not sampled. The counter is cumulative within a run; pooled runs'
- * samples follow each other, and a fall is the next run starting from 0.
+ * Bytes the job's tree wrote over its runs (/proc/PID/io write_bytes), or null when not sampled. The counter is
+ * cumulative within a run; pooled runs' samples follow each other, and a fall is the next run starting from 0.
  */
 function treeWriteBytes(mode: ModeResult): number | null {
   const readings = mode.resources.filter((s) => s.jobWriteBytes !== undefined).map((s) => s.jobWriteBytes!);
@@ -183,9 +177,8 @@ function treeWriteBytes(mode: ModeResult): number | null {
 }
 
 /**
- * CheckFreq's rule for the checkpoint interval: the fewest iterations between
- * saves that keep their cost under `budget` of the training time, for a save
- * that blocks `perSaveMs` and an iteration of `iterMs` without saves.
+ * CheckFreq's rule for the checkpoint interval: the fewest iterations between saves that keep their cost under `budget`
+ * of the training time, for a save that blocks `perSaveMs` and an iteration of `iterMs` without saves.
  */
 export function checkFreqInterval(perSaveMs: number, iterMs: number, budget = CHECKFREQ_OVERHEAD_BUDGET): number {
   if (!(iterMs > 0) || !(budget > 0)) return Infinity;

@@ -1,19 +1,17 @@
 /**
- * How a machine's pace moved across the runs of one profile, and how much the
- * runs' means vary beyond their own in-run noise.
+ * How a machine's pace moved across the runs of one profile, and how much the runs' means vary beyond their own in-run
+ * noise.
  *
- * A shared machine's pace drifts: the same job ran 0.95 to 1.16 s per
- * iteration within four minutes here. Modes run in a balanced order
- * (synthetic, cached, cold, cold, cached, synthetic) so that each mode's two
- * runs sit symmetrically around the middle of the profile: the plain mean of
- * its two runs then carries the pace of the middle, and a steady drift
- * cancels out of every difference. What does not cancel (a drift that is not
- * steady, a run that caught a busy spell) shows as scatter of the run means
- * around a drift line, and that scatter belongs in the intervals.
+ * A shared machine's pace drifts: the same job ran 0.95 to 1.16 s per iteration within four minutes here. Modes run in
+ * a balanced order (synthetic, cached, cold, cold, cached, synthetic) so that each mode's two runs sit symmetrically
+ * around the middle of the profile: the plain mean of its two runs then carries the pace of the middle, and a steady
+ * drift cancels out of every difference. What does not cancel (a drift that is not steady, a run that caught a busy
+ * spell) shows as scatter of the run means around a drift line, and that scatter belongs in the intervals.
  *
- * The fit is on the log of each run's mean per-iteration time: a machine that
- * slows down by 10% slows every mode by 10%, not by the same milliseconds.
+ * The fit is on the log of each run's mean per-iteration time: a machine that slows down by 10% slows every mode by
+ * 10%, not by the same milliseconds.
  */
+import { mean } from './stats.js';
 
 /** One run's mean per-iteration time, placed in time. */
 export interface RunPoint {
@@ -30,15 +28,13 @@ export interface RunPoint {
 /** What the fit found. */
 export interface DriftFit {
   /**
-   * Fitted steady drift of the pace, relative change per second (0.001 = 0.1%
-   * slower each second); null when there were too few runs to fit it apart
-   * from the scatter (one mode run twice): the scatter then holds the drift.
+   * Fitted steady drift of the pace, relative change per second (0.001 = 0.1% slower each second); null when there were
+   * too few runs to fit it apart from the scatter (one mode run twice): the scatter then holds the drift.
    */
   slopePerSec: number | null;
   /**
-   * Variance of a run's mean around the drift line beyond its in-run noise,
-   * relative (a share of the group's mean, squared); 0 when the
-   * scatter is within the in-run noise.
+   * Variance of a run's mean around the drift line beyond its in-run noise, relative (a share of the group's mean,
+   * squared); 0 when the scatter is within the in-run noise.
    */
   runToRunRelVariance: number;
   /** Degrees of freedom of runToRunRelVariance: runs less groups, less one for the slope when it was fitted. */
@@ -46,9 +42,8 @@ export interface DriftFit {
 }
 
 /**
- * Least-squares fit of log(mean) = log(group mean) + slope x time
- * over the runs. Without enough runs for the slope, the scatter around each
- * group's mean alone (slope null); null when no group ran more than once.
+ * Least-squares fit of log(mean) = log(group mean) + slope x time over the runs. Without enough runs for the slope, the
+ * scatter around each group's mean alone (slope null); null when no group ran more than once.
  */
 export function fitDrift(points: readonly RunPoint[]): DriftFit | null {
   const usable = points.filter((p) => p.meanMs > 0 && Number.isFinite(p.midSec));
@@ -60,9 +55,9 @@ export function fitDrift(points: readonly RunPoint[]): DriftFit | null {
   let sxx = 0;
   const centred: { x: number; y: number; relSe: number | null }[] = [];
   for (const runs of groups.values()) {
-    const xBar = average(runs.map((r) => r.midSec));
+    const xBar = mean(runs.map((r) => r.midSec));
     const value = (r: RunPoint) => Math.log(r.meanMs);
-    const yBar = average(runs.map(value));
+    const yBar = mean(runs.map(value));
     for (const r of runs) {
       const x = r.midSec - xBar;
       const y = value(r) - yBar;
@@ -76,7 +71,7 @@ export function fitDrift(points: readonly RunPoint[]): DriftFit | null {
   for (const c of centred) rss += (c.y - slope * c.x) ** 2;
   // The residuals hold the in-run noise too: what is left beyond it is run-to-run.
   const inRun = centred.filter((c) => c.relSe !== null).map((c) => c.relSe! ** 2);
-  const inRunMean = inRun.length > 0 ? average(inRun) : 0;
+  const inRunMean = inRun.length > 0 ? mean(inRun) : 0;
   return { slopePerSec: withSlope ? slope : null, runToRunRelVariance: Math.max(0, rss / df - inRunMean), df };
 }
 
@@ -99,12 +94,10 @@ export interface RunMean {
 }
 
 /**
- * Pools one group's runs with equal weights (a precision-weighted mean would
- * let the longer run pull the mean off the profile's middle, and a steady
- * drift back in). Its variance is the runs' in-run variances over n², plus
- * the run-to-run variance over n; the degrees of freedom of the two parts
- * combine by Welch-Satterthwaite, so a run-to-run part resting on two
- * degrees of freedom widens the interval as much as it should.
+ * Pools one group's runs with equal weights (a precision-weighted mean would let the longer run pull the mean off the
+ * profile's middle, and a steady drift back in). Its variance is the runs' in-run variances over n², plus the
+ * run-to-run variance over n; the degrees of freedom of the two parts combine by Welch-Satterthwaite, so a run-to-run
+ * part resting on two degrees of freedom widens the interval as much as it should.
  */
 export function poolRuns(
   runs: readonly RunMean[],
@@ -112,7 +105,7 @@ export function poolRuns(
   quantile: (df: number) => number,
 ): PooledMean {
   const n = runs.length;
-  const meanMs = average(runs.map((r) => r.meanMs));
+  const meanMs = mean(runs.map((r) => r.meanMs));
   if (n === 0 || runs.some((r) => r.seMs === null || r.df < 1)) return { meanMs, halfWidthMs: null, df: null };
   const parts: { variance: number; df: number }[] = runs.map((r) => ({ variance: r.seMs! ** 2 / n ** 2, df: r.df }));
   if (runToRun && runToRun.varianceMs2 > 0) parts.push({ variance: runToRun.varianceMs2 / n, df: runToRun.df });
@@ -130,8 +123,4 @@ function groupBy(points: readonly RunPoint[]): Map<string, RunPoint[]> {
     else groups.set(p.group, [p]);
   }
   return groups;
-}
-
-function average(values: readonly number[]): number {
-  return values.reduce((sum, v) => sum + v, 0) / values.length;
 }

@@ -1,27 +1,23 @@
 /**
- * Arithmetic on estimates (a mean with its 95% confidence half-width), shared
- * by the differential split, compare, gate, the what-if fit and validate: the
- * difference of two independent measurements, and whether a figure lies
- * beyond its noise.
+ * Arithmetic on estimates (a mean with its 95% confidence half-width), shared by the differential split, compare, gate,
+ * the what-if fit and validate: the difference of two independent measurements, and whether a figure lies beyond its
+ * noise.
  */
 import type { Estimate } from '../schema/profile.js';
 import { batchMeans } from './stats.js';
 
 /**
- * A stall is named only when its 95% interval clears zero by this share of
- * the iteration time. The profiler may itself take up to 2% of one CPU in a
- * mode (keeping the dataset cold, sampling); on a job whose pace is set by a
- * saturated CPU that can lengthen the iteration by as much, so a stall that
- * does not clear it could be the profiler's own footprint (docs/method.md,
- * "When a stall is named").
+ * A stall is named only when its 95% interval clears zero by this share of the iteration time. The profiler may itself
+ * take up to 2% of one CPU in a mode (keeping the dataset cold, sampling); on a job whose pace is set by a saturated
+ * CPU that can lengthen the iteration by as much, so a stall that does not clear it could be the profiler's own
+ * footprint (docs/method.md, "When a stall is named").
  */
 export const NAMING_MARGIN = 0.02;
 
 /**
- * 95% half-width of a sum or difference of independent estimates: their
- * variances add, so the half-widths combine as the root of the sum of
- * squares. Null when any of them is unknown; a caller that would rather count
- * a missing interval as exact passes `halfWidth ?? 0`.
+ * 95% half-width of a sum or difference of independent estimates: their variances add, so the half-widths combine as
+ * the root of the sum of squares. Null when any of them is unknown; a caller that would rather count a missing interval
+ * as exact passes `halfWidth ?? 0`.
  */
 export function combinedHalfWidth(...halfWidths: number[]): number;
 export function combinedHalfWidth(...halfWidths: (number | null)[]): number | null;
@@ -48,9 +44,8 @@ export function difference(after: Estimate, before: Estimate): Estimate {
 }
 
 /**
- * Whether the estimate's 95% interval lies wholly above `floor`: its lower
- * end clears it. Without an interval the mean must. With floor 0 this is
- * "beyond noise, upwards", the test every stall and slow-down is put to.
+ * Whether the estimate's 95% interval lies wholly above `floor`: its lower end clears it. Without an interval the mean
+ * must. With floor 0 this is "beyond noise, upwards", the test every stall and slow-down is put to.
  */
 export function liesAbove(e: Estimate, floor = 0): boolean {
   return e.mean - (e.halfWidth ?? 0) > floor;

@@ -1,8 +1,6 @@
-// Where a profile's uncached bytes came from, as every text names them: remote
-// data (metered by the proxy or the job's clients), files on a metered FUSE
-// mount (at the daemon's sockets) and files on NFS come over the network;
-// other files from storage. Read from the profile's data source record, so a
-// new source names its place once, there.
+// Where a profile's uncached bytes came from, as every text names them: remote data (metered by the proxy or the job's
+// clients), files on a metered FUSE mount (at the daemon's sockets) and files on NFS come over the network; other files
+// from storage. Read from the profile's data source record, so a new source names its place once, there.
 import type { Profile } from '../schema/profile.js';
 import { sourceOfProfile } from '../schema/profile-source.js';
 

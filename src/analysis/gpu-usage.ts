@@ -1,8 +1,7 @@
 /**
- * Each GPU's use during a mode, from the resource samples nvidia-smi fed: the
- * mean utilisation over the samples that report it, and the peak memory. A
- * profile written before samples held each GPU has the mean over GPUs and the
- * summed memory alone: that is one row, named as such.
+ * Each GPU's use during a mode, from the resource samples nvidia-smi fed: the mean utilisation over the samples that
+ * report it, and the peak memory. A profile written before samples held each GPU has the mean over GPUs and the summed
+ * memory alone: that is one row, named as such.
  */
 import type { ResourceSample } from '../schema/profile.js';
 

@@ -1,11 +1,9 @@
 import type { Iteration } from '../schema/profile.js';
 
 /**
- * CPU time of the training process itself per sample over the measured
- * window, ms: the growth of its processCpuMs from the window's first
- * iteration to its last, over the samples of the iterations in between
- * (an iteration's processCpuMs is read when it ends, so the first one's own
- * samples are outside the difference). Null when fewer than two measured
+ * CPU time of the training process itself per sample over the measured window, ms: the growth of its processCpuMs from
+ * the window's first iteration to its last, over the samples of the iterations in between (an iteration's processCpuMs
+ * is read when it ends, so the first one's own samples are outside the difference). Null when fewer than two measured
  * iterations carry it.
  */
 export function mainCpuMsPerSample(iterations: readonly Iteration[], warmupIterations: number): number | null {

@@ -1,13 +1,12 @@
 /**
- * A job's nodes: the node the CLI ran the job on, and the merge of one mode's results
- * measured on several nodes into the one result the layers above read.
+ * A job's nodes: the node the CLI ran the job on, and the merge of one mode's results measured on several nodes into
+ * the one result the layers above read.
  *
- * The CLI runs the job on its own machine, so today every profile has one
- * node; the merge is what a run over many nodes hands to the split, the
- * what-if, the report and the gate, which then need not know there were
- * several (as pool-passes.ts does for several runs of one mode).
+ * The CLI runs the job on its own machine, so today every profile has one node; the merge is what a run over many nodes
+ * hands to the split, the what-if, the report and the gate, which then need not know there were several (as
+ * pool-passes.ts does for several runs of one mode).
  */
-import { sumStageTotals } from './prep-stages.js';
+import { stageTotalsOf } from './prep-stages.js';
 import type { Host, ModeResult, NodeIdentity, Pass, ProfileNode, RankResult } from '../schema/profile.js';
 import { pickPaceRank } from './pace.js';
 import { poolState, type PooledParts } from './pool-passes.js';
@@ -21,9 +20,8 @@ export interface NodeModeResult {
 }
 
 /**
- * The node the CLI ran the job on: the host's facts, and the node rank the
- * job's ranks reported (they run as the CLI's children, on this machine; the
- * lowest rank's where they differ), 0 when none did.
+ * The node the CLI ran the job on: the host's facts, and the node rank the job's ranks reported (they run as the CLI's
+ * children, on this machine; the lowest rank's where they differ), 0 when none did.
  */
 export function localNode(host: Host, ranks: readonly RankResult[]): ProfileNode {
   const reported = [...ranks].sort((a, b) => a.rank - b.rank).find((r) => r.node !== undefined)?.node;
@@ -32,23 +30,18 @@ export function localNode(host: Host, ranks: readonly RankResult[]): ProfileNode
 
 /**
  * One mode measured at once on several nodes of a job, as one result:
- * - its ranks are every node's ranks, each keeping its node (a rank that
- *   names none gets the node it was measured on);
- * - the slowest rank of all sets the pace (pace.ts: data-parallel ranks wait
- *   for each other every iteration); the summary is its node's when that
- *   node's pace rank is the same, else the rank's own;
- * - the state is proven only where every node proved it (poolState: bytes add
- *   up, the least favourable node's residency);
- * - the job's tree spans the nodes, so its rates add up: CPU seconds per
- *   sample (each node's per sample of its pace rank, the same count on every
- *   node) and storage read throughput, null unless every node measured them;
- * - the first node (by node rank) that did not end ok gives the status, the
- *   stop reason, the exit and the logs; the pace node gives what is one
- *   machine's (resource samples, CPU affinity, subset, runs), its runs each
- *   proven only where every node proved that run.
- * Throws a RangeError on results that cannot be one job's mode: none, mixed
- * modes, two results of one node, or one rank number on two nodes (ranks are
- * numbered across the job, as torchrun's RANK).
+ * - its ranks are every node's ranks, each keeping its node (a rank that names none gets the node it was measured on);
+ * - the slowest rank of all sets the pace (pace.ts: data-parallel ranks wait for each other every iteration); the
+ *   summary is its node's when that node's pace rank is the same, else the rank's own;
+ * - the state is proven only where every node proved it (poolState: bytes add up, the least favourable node's
+ *   residency);
+ * - the job's tree spans the nodes, so its rates add up: CPU seconds per sample (each node's per sample of its pace
+ *   rank, the same count on every node) and storage read throughput, null unless every node measured them;
+ * - the first node (by node rank) that did not end ok gives the status, the stop reason, the exit and the logs; the
+ *   pace node gives what is one machine's (resource samples, CPU affinity, subset, runs), its runs each proven only
+ *   where every node proved that run.
+ * Throws a RangeError on results that cannot be one job's mode: none, mixed modes, two results of one node, or one rank
+ * number on two nodes (ranks are numbered across the job, as torchrun's RANK).
  */
 export function mergeNodes(parts: readonly NodeModeResult[]): ModeResult {
   const ordered = checkParts(parts);
@@ -148,10 +141,4 @@ function mergePass(pass: Pass, results: readonly ModeResult[]): Pass {
 /** The sum, or null unless every value is known: a sum over some nodes is not the job's. */
 function sumOfAll(values: readonly (number | null)[]): number | null {
   return values.every((v) => v !== null) ? values.reduce((total: number, v) => total + v!, 0) : null;
-}
-
-/** The runs' stage totals added up, as a field only where one of them has any. */
-function stageTotalsOf(results: readonly ModeResult[]): Pick<ModeResult, 'prepStages'> {
-  const totals = sumStageTotals(results.map((r) => r.prepStages));
-  return totals ? { prepStages: totals } : {};
 }

@@ -1,7 +1,6 @@
 /**
- * Words shown to users about the checkpoint and epoch-boundary stalls: the
- * one line that says how each was measured, and the caveat for writes no
- * hooked save accounts for. Kept apart from the arithmetic (STYLE.md, "Words").
+ * Words shown to users about the checkpoint and epoch-boundary stalls: the one line that says how each was measured,
+ * and the caveat for writes no hooked save accounts for. Kept apart from the arithmetic (STYLE.md, "Words").
  */
 import type { BoundaryStall, CheckpointStall } from '../schema/profile.js';
 import { formatBytes, formatRate } from '../units.js';

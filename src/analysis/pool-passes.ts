@@ -1,15 +1,13 @@
 /**
  * Pools the runs of a drift-cancelling schedule into one result per mode.
  *
- * Each mode ran twice, in mirrored order (synthetic, cached, cold, cold,
- * cached, synthetic). A mode's figures are the plain means of its runs (so a
- * steady drift cancels, see drift.ts); its intervals hold the in-run noise
- * and the run-to-run scatter around the fitted drift. Everything else a
- * result carries is combined so that the layers reading it (split, what-if,
- * report, gate) need not know there were two runs: iterations and samples
- * concatenated, the state proven only when every run proved it.
+ * Each mode ran twice, in mirrored order (synthetic, cached, cold, cold, cached, synthetic). A mode's figures are the
+ * plain means of its runs (so a steady drift cancels, see drift.ts); its intervals hold the in-run noise and the
+ * run-to-run scatter around the fitted drift. Everything else a result carries is combined so that the layers reading
+ * it (split, what-if, report, gate) need not know there were two runs: iterations and samples concatenated, the state
+ * proven only when every run proved it.
  */
-import { sumStageTotals } from './prep-stages.js';
+import { stageTotalsOf } from './prep-stages.js';
 import type { Mode } from '../schema/events.js';
 import type {
   Estimate,
@@ -21,7 +19,7 @@ import type {
   StateProof,
 } from '../schema/profile.js';
 import { fitDrift, poolRuns, type DriftFit, type RunMean, type RunPoint } from './drift.js';
-import { median, tQuantile975 } from './stats.js';
+import { median, sum, tQuantile975 } from './stats.js';
 import { pickPaceRank } from './pace.js';
 
 /** One run of the schedule: its folder label and what it measured. */
@@ -29,8 +27,8 @@ export interface ScheduledRun {
   label: string;
   result: ModeResult;
   /**
-   * Runs of the same mode under another setting (a workers-sweep point,
-   * 'workers-4') pool by this name instead of their mode.
+   * Runs of the same mode under another setting (a workers-sweep point, 'workers-4') pool by this name instead of their
+   * mode.
    */
   group?: string;
 }
@@ -43,13 +41,11 @@ export interface PooledModes {
 }
 
 /**
- * The run-to-run fits behind each figure's interval, each on a relative scale
- * (a machine 10% slower is 10% slower in each figure). The wait's is fitted
- * on the modes that wait (a run with at least SUBSTANTIAL_WAIT of its
- * iteration) and applied to them only: a wait near 0, in a mode whose loader
- * keeps up, moves by a fraction of a millisecond between runs (nothing next
- * to its iteration, a factor of four next to itself) and must not lend that
- * to a mode that waits 57 ms; its own interval is its in-run noise.
+ * The run-to-run fits behind each figure's interval, each on a relative scale (a machine 10% slower is 10% slower in
+ * each figure). The wait's is fitted on the modes that wait (a run with at least SUBSTANTIAL_WAIT of its iteration) and
+ * applied to them only: a wait near 0, in a mode whose loader keeps up, moves by a fraction of a millisecond between
+ * runs (nothing next to its iteration, a factor of four next to itself) and must not lend that to a mode that waits 57
+ * ms; its own interval is its in-run noise.
  */
 export interface RunToRunFits {
   iter: DriftFit | null;
@@ -126,9 +122,8 @@ function windowMidAt(result: ModeResult): number {
 }
 
 /**
- * The drift fit over the passes recorded in the three modes' pooled results,
- * as the analysis reports it. The pooling's own fit also takes in the runs of
- * a workers sweep, so with one its scatter can differ a little from this.
+ * The drift fit over the passes recorded in the three modes' pooled results, as the analysis reports it. The pooling's
+ * own fit also takes in the runs of a workers sweep, so with one its scatter can differ a little from this.
  */
 export function driftOfPasses(modes: readonly ModeResult[]): DriftFit | null {
   return fitDrift(
@@ -151,8 +146,8 @@ function poolMode(runs: readonly ScheduledRun[], fits: RunToRunFits): ModeResult
   const last = results[results.length - 1];
   const notOk = results.find((r) => r.status !== 'ok');
   const ranks = poolRanks(results, fits);
-  // The pace rank of the pooled ranks: each run's own may differ (two ranks within noise of each other), and
-  // pooling one run's pace rank with another's mixes two ranks' waits (a wait of 79 +- 1,983 ms was seen).
+  // The pace rank of the pooled ranks: each run's own may differ (two ranks within noise of each other), and pooling
+  // one run's pace rank with another's mixes two ranks' waits (a wait of 79 +- 1,983 ms was seen).
   const pace = pickPaceRank(ranks);
   // One stalled run leaves the pooled mode stalled: its figures are part of the pool.
   const stalled = results.find((r) => r.stalled)?.stalled;
@@ -216,8 +211,8 @@ function meanFirstBatch(results: readonly ModeResult[]): FirstBatch | null {
 }
 
 /**
- * The runs' summaries as one: equal-weight means (see the file comment),
- * counts summed. Runs without a summary are left out; none gives null.
+ * The runs' summaries as one: equal-weight means (see the file comment), counts summed. Runs without a summary are left
+ * out; none gives null.
  */
 export function poolSummaries(
   summaries: readonly (IterationSummary | null)[],
@@ -257,9 +252,8 @@ export function poolSummaries(
 }
 
 /**
- * The median time per iteration over the runs' measured windows together:
- * each run's iterations after its warm-up, as many as its summary measured
- * (a run without a summary measured none); null when there are none.
+ * The median time per iteration over the runs' measured windows together: each run's iterations after its warm-up, as
+ * many as its summary measured (a run without a summary measured none); null when there are none.
  */
 function measuredMedian(runs: readonly RankResult[]): number | null {
   const times = runs.flatMap((run) => {
@@ -326,9 +320,8 @@ export interface PooledParts {
 const RUNS: PooledParts = { plural: 'runs', name: (index) => `run ${index + 1}` };
 
 /**
- * Proven only when every part (a run, or a node) proved its state. Bytes add
- * up; the residency before the job is the least favourable part's: the least
- * resident for the cached mode, the most for the cold one.
+ * Proven only when every part (a run, or a node) proved its state. Bytes add up; the residency before the job is the
+ * least favourable part's: the least resident for the cached mode, the most for the cold one.
  */
 export function poolState(results: readonly ModeResult[], parts: PooledParts = RUNS): StateProof {
   const states = results.map((r) => r.state);
@@ -386,22 +379,10 @@ function meanOfKnown(values: readonly (number | null)[]): number | null {
   return known.length > 0 ? sum(known) / known.length : null;
 }
 
-function sum(values: readonly number[]): number {
-  let total = 0;
-  for (const v of values) total += v;
-  return total;
-}
-
 /** Component-wise sums of records of seconds (the profiler's CPU by component over pooled runs). */
 function sumByKey(records: readonly Record<string, number>[]): Record<string, number> {
   const total: Record<string, number> = {};
   for (const record of records)
     for (const [key, value] of Object.entries(record)) total[key] = (total[key] ?? 0) + value;
   return total;
-}
-
-/** The runs' stage totals added up, as a field only where one of them has any. */
-function stageTotalsOf(results: readonly ModeResult[]): Pick<ModeResult, 'prepStages'> {
-  const totals = sumStageTotals(results.map((r) => r.prepStages));
-  return totals ? { prepStages: totals } : {};
 }

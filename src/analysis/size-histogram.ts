@@ -1,32 +1,15 @@
 /**
- * The file-size histogram of a dataset, as the profile stores it
- * (dataset.fileBytesHistogram): log-spaced buckets, four per octave. The
- * profile step builds it from the dataset's files; the what-if expands it
- * back into item sizes (whatif/size-distribution.ts).
+ * The file-size histogram of a dataset, as the profile stores it (dataset.fileBytesHistogram): log-spaced buckets, four
+ * per octave. The profile step builds it from the dataset's files; the what-if expands it back into item sizes
+ * (whatif/size-distribution.ts).
  */
+import type { Profile } from '../schema/profile.js';
 
 /** Buckets per doubling of size: bucket edges are 2^(k/4) bytes, so a bucket spans a factor of 1.19. */
 export const BUCKETS_PER_OCTAVE = 4;
 
-/** One non-empty bucket of the histogram. */
-export interface SizeBucket {
-  /** Smallest size the bucket admits, bytes (inclusive). */
-  lowBytes: number;
-  /** Upper edge, bytes (exclusive). */
-  highBytes: number;
-  /** Files in the bucket. */
-  files: number;
-  /** Total bytes of those files (so bytes / files is their mean, and totals stay exact). */
-  bytes: number;
-}
-
 /** A compact file-size histogram, as stored in `dataset.fileBytesHistogram`. */
-export interface SizeHistogram {
-  /** Buckets per octave of size. */
-  bucketsPerOctave: number;
-  /** Non-empty buckets, ascending. */
-  buckets: SizeBucket[];
-}
+export type SizeHistogram = NonNullable<Profile['dataset']['fileBytesHistogram']>;
 
 /** Builds the log-spaced histogram of `sizesBytes` (files of 0 bytes go to a [0, 1) bucket). */
 export function sizeHistogram(sizesBytes: Iterable<number>): SizeHistogram {

@@ -1,7 +1,6 @@
 /**
- * The differential split (DESIGN.md, "The differential method"): compute from
- * the synthetic mode, prep stall = T_cached - T_synthetic, fetch stall =
- * T_cold - T_cached, with confidence intervals, rates and a verdict.
+ * The differential split (DESIGN.md, "The differential method"): compute from the synthetic mode, prep stall =
+ * T_cached - T_synthetic, fetch stall = T_cold - T_cached, with confidence intervals, rates and a verdict.
  */
 import { findStraggler, judgedRankWaits } from './straggler.js';
 import type { Mode } from '../schema/events.js';
@@ -33,11 +32,10 @@ export const HIGH_STALL_THRESHOLD = 0.5;
 type Usable = ModeResult & { summary: IterationSummary };
 
 /**
- * The differential split of a profile's modes into compute, prep stall and
- * fetch stall per iteration, with rates, a verdict and advice. A missing mode
- * gives null figures and a caveat; a mode that ended early but has a summary
- * is used with a caveat; figures resting on a mode whose cache state was not
- * proven are marked `proven: false` and the caveat gives the mode's reason.
+ * The differential split of a profile's modes into compute, prep stall and fetch stall per iteration, with rates, a
+ * verdict and advice. A missing mode gives null figures and a caveat; a mode that ended early but has a summary is used
+ * with a caveat; figures resting on a mode whose cache state was not proven are marked `proven: false` and the caveat
+ * gives the mode's reason.
  */
 export function analyze(given: ModeResults, host: { cpus?: number; remote?: boolean; gpus?: number } = {}): Analysis {
   const caveats: string[] = [];
@@ -191,11 +189,9 @@ type StallFigures = Pick<
 };
 
 /**
- * The stalls between the modes, per iteration, and the caveats their
- * measurements call for. Each mode's time is its steady pace (step-events.ts:
- * saves inside steps and epoch starts taken out); `extras` (the checkpoint and
- * boundary stalls, measured apart) are added back to the real pace the
- * stalls are shares of.
+ * The stalls between the modes, per iteration, and the caveats their measurements call for. Each mode's time is its
+ * steady pace (step-events.ts: saves inside steps and epoch starts taken out); `extras` (the checkpoint and boundary
+ * stalls, measured apart) are added back to the real pace the stalls are shares of.
  */
 function stallFigures(
   { syn, cached, cold }: Measured,
@@ -213,14 +209,14 @@ function stallFigures(
   if (overhead) caveats.push(overhead);
   const prepStallMs = tCached && tSyn ? clampedDifference(tCached, tSyn) : null;
   const fetchStallMs = tCold && tCached ? clampedDifference(tCold, tCached) : null;
-  // A negative difference inside the noise is the zero it is clamped to; beyond
-  // the noise it needs saying, since the shares then do not add up.
+  // A negative difference inside the noise is the zero it is clamped to; beyond the noise it needs saying, since the
+  // shares then do not add up.
   if (tCached && tSyn && liesAbove(clampedDifference(tSyn, tCached)))
     caveats.push(CAVEAT_TEXT.clampedStall('prep', 'cached', tCached.mean, 'synthetic', tSyn.mean, tCold !== null));
   if (tCold && tCached && liesAbove(clampedDifference(tCached, tCold)))
     caveats.push(CAVEAT_TEXT.clampedStall('fetch', 'cold', tCold.mean, 'cached', tCached.mean, true));
-  // Fractions are of the real training pace (cold); without it, of the slowest
-  // mode measured, which is the closest available stand-in.
+  // Fractions are of the real training pace (cold); without it, of the slowest mode measured, which is the closest
+  // available stand-in.
   const iterMs = withExtras(tCold ?? slowest([tCached, tSyn]), extras);
   return {
     computeMs: tSyn,
@@ -275,8 +271,8 @@ function boundOf(
   drift: Analysis['drift'] | null,
   apart: { checkpoint: number | null; boundary: number | null },
 ): Verdict {
-  // A stall the split table names (a wait, or the step slowed beside the loader) counts toward the verdict: the
-  // table and the verdict read the same calls (issue 42).
+  // A stall the split table names (a wait, or the step slowed beside the loader) counts toward the verdict: the table
+  // and the verdict read the same calls (issue 42).
   const sigPrep = isNamed(stallCalls.prep) ? stalls.prepStallFraction : 0;
   const sigFetch = isNamed(stallCalls.fetch) ? stalls.fetchStallFraction : 0;
   const missingModes = (['synthetic', 'cached', 'cold'] as const).filter(
@@ -307,18 +303,17 @@ function boundOf(
   // Stalls under 10% of the iteration: the accelerator sets the pace.
   if (shares.reduce((sum, s) => sum + s.share, 0) < STALL_THRESHOLD)
     return { ...facts, bound: 'compute', severity: null };
-  // Stall-bound even when compute is the largest single share: removing the
-  // stall would speed every iteration up by that much. The largest stall names it
-  // (the first of equals: prep before fetch, as before checkpoints were measured).
+  // Stall-bound even when compute is the largest single share: removing the stall would speed every iteration up by
+  // that much. The largest stall names it (the first of equals: prep before fetch, as before checkpoints were
+  // measured).
   const largest = shares.reduce((a, b) => (b.share > a.share ? b : a));
   return { ...facts, bound: largest.bound, severity: largest.share >= HIGH_STALL_THRESHOLD ? 'highly' : 'moderately' };
 }
 
 /**
- * Pre-processing CPU per sample: the job's CPU per sample in the cached mode
- * less the synthetic mode's. When the cached mode used no more (prep too cheap
- * to see next to the step, or noise), it is not measurable: null and a caveat,
- * never a confident 0.
+ * Pre-processing CPU per sample: the job's CPU per sample in the cached mode less the synthetic mode's. When the cached
+ * mode used no more (prep too cheap to see next to the step, or noise), it is not measurable: null and a caveat, never
+ * a confident 0.
  */
 function prepCpu(syn: Usable, cached: Usable, caveats: string[]): number | null {
   const u = prepCpuSecPerSample(syn, cached);
@@ -364,10 +359,9 @@ function stalledModes(modes: ModeResults): NonNullable<TextContext['stalled']> {
 export const PROFILER_CPU_SHARE = 0.1;
 
 /**
- * The profiler's own CPU (sampling /proc, and in the cold mode re-evicting
- * the dataset so it stays cold) is not the job's, but on a machine with few
- * cores it competes with a CPU-bound job: a mode where it used a tenth of a
- * CPU or more is named, next to the least it used in another mode.
+ * The profiler's own CPU (sampling /proc, and in the cold mode re-evicting the dataset so it stays cold) is not the
+ * job's, but on a machine with few cores it competes with a CPU-bound job: a mode where it used a tenth of a CPU or
+ * more is named, next to the least it used in another mode.
  */
 function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
   const shares = modes
@@ -384,13 +378,11 @@ function profilerOverheadCaveat(modes: (Usable | null)[]): string | null {
 export const STEP_SHIFT_THRESHOLD = 0.1;
 
 /**
- * The differential method reads the prep stall as T_cached - T_synthetic (and
- * the fetch stall as T_cold - T_cached), which equals the extra wait for data
- * only when the training step itself costs the same in both runs. When the
- * step (time between batches) is measurably longer or shorter in the later
- * run, say by how much, and how much of the stall the job really spent
- * waiting: on a CPU-trained job the loader workers and the kernel's reads
- * compete with the step for the cores, which a GPU would not feel.
+ * The differential method reads the prep stall as T_cached - T_synthetic (and the fetch stall as T_cold - T_cached),
+ * which equals the extra wait for data only when the training step itself costs the same in both runs. When the step
+ * (time between batches) is measurably longer or shorter in the later run, say by how much, and how much of the stall
+ * the job really spent waiting: on a CPU-trained job the loader workers and the kernel's reads compete with the step
+ * for the cores, which a GPU would not feel.
  */
 function stepShiftCaveat(before: IterationSummary, after: IterationSummary, stall: 'prep' | 'fetch'): string | null {
   const a = before.computeMs;
@@ -432,9 +424,8 @@ function steadyIterMs(iter: Estimate | null, checkpoint: Estimate): number {
 export const UNSEEN_WRITE_BYTES_PER_ITER = 1 << 20;
 
 /**
- * Writes the hook cannot see (a custom writer, logs): the job tree's
- * write_bytes beyond its saves' own, named when they reach a MiB an
- * iteration, since their time is in the step, where no term shows it.
+ * Writes the hook cannot see (a custom writer, logs): the job tree's write_bytes beyond its saves' own, named when they
+ * reach a MiB an iteration, since their time is in the step, where no term shows it.
  */
 function unseenWritesCaveat(modes: ModeResults, checkpoint: ReturnType<typeof checkpointStall>): string | null {
   const mode = modes.cold ?? modes.cached ?? modes.synthetic;
@@ -468,10 +459,9 @@ function fraction(part: Estimate | null, whole: Estimate | null): number | null 
 }
 
 /**
- * The margin a stall measured against `later` must clear: NAMING_MARGIN, or
- * the share of one CPU the profiler itself used in that mode when it used
- * more (a keeper that fell back to scanning a large dataset): its footprint
- * on a CPU-bound job is never taken for the job's stall.
+ * The margin a stall measured against `later` must clear: NAMING_MARGIN, or the share of one CPU the profiler itself
+ * used in that mode when it used more (a keeper that fell back to scanning a large dataset): its footprint on a
+ * CPU-bound job is never taken for the job's stall.
  */
 function namingMargin(later: Usable | null): number {
   const share =
@@ -480,9 +470,8 @@ function namingMargin(later: Usable | null): number {
 }
 
 /**
- * A stall taken apart: the growth of the wait for data and of the step
- * itself from the earlier mode to the later one (not clamped; they add up to
- * the unclamped stall).
+ * A stall taken apart: the growth of the wait for data and of the step itself from the earlier mode to the later one
+ * (not clamped; they add up to the unclamped stall).
  */
 function stallParts(before: IterationSummary, after: IterationSummary): NonNullable<Analysis['prepStallParts']> {
   return {
@@ -511,8 +500,8 @@ function driftReport(modes: ModeResults): NonNullable<Analysis['drift']> | null 
 }
 
 /**
- * The mirrored order cancels a steady drift; a drift as large as a named
- * stall is still worth saying, since what is not steady in it lands in the stall.
+ * The mirrored order cancels a steady drift; a drift as large as a named stall is still worth saying, since what is not
+ * steady in it lands in the stall.
  */
 function driftVersusStalls(
   drift: NonNullable<Analysis['drift']>,
@@ -538,12 +527,10 @@ function rateOf(s: IterationSummary): number | null {
 }
 
 /**
- * Whether the bytes the cached mode consumed can be trusted. A job that does
- * not report bytes per batch (the PyTorch hook cannot know them) gets samples
- * x the mean file size, which assumes one file per sample; the cold mode's
- * storage reads are the only check of that. An in-memory dataset of a few
- * large files (torchvision's MNIST: 4 files, 60,000 samples) would otherwise
- * show a memory rate of tens of GB/s.
+ * Whether the bytes the cached mode consumed can be trusted. A job that does not report bytes per batch (the PyTorch
+ * hook cannot know them) gets samples x the mean file size, which assumes one file per sample; the cold mode's storage
+ * reads are the only check of that. An in-memory dataset of a few large files (torchvision's MNIST: 4 files, 60,000
+ * samples) would otherwise show a memory rate of tens of GB/s.
  */
 function byteEstimateHolds(cached: Usable, cold: Usable | null, caveats: string[]): boolean {
   if (reportsBytes(cached.ranks) || bytesPerSample(cached) === null) return true;
@@ -554,10 +541,9 @@ function byteEstimateHolds(cached: Usable, cold: Usable | null, caveats: string[
 }
 
 /**
- * Bytes per second the whole job (all ranks) consumed from memory in the
- * cached mode: the measured-window sample rate of each rank times the mean
- * bytes per sample, so it compares with the cold mode's storage throughput,
- * which is also measured over the whole process tree.
+ * Bytes per second the whole job (all ranks) consumed from memory in the cached mode: the measured-window sample rate
+ * of each rank times the mean bytes per sample, so it compares with the cold mode's storage throughput, which is also
+ * measured over the whole process tree.
  */
 function memoryRate(m: Usable): number | null {
   const perSample = bytesPerSample(m);
@@ -566,9 +552,8 @@ function memoryRate(m: Usable): number | null {
 }
 
 /**
- * The cached mode's loader workers, all ranks together, when they are fewer
- * than the CPUs the job could use: prep can then use at most that many CPUs
- * whatever the server has, and raising num_workers is the first lever.
+ * The cached mode's loader workers, all ranks together, when they are fewer than the CPUs the job could use: prep can
+ * then use at most that many CPUs whatever the server has, and raising num_workers is the first lever.
  */
 function workersLimit(cached: ModeResult | null, hostCpus: number | null): TextContext['workersLimit'] {
   if (!cached || cached.ranks.length === 0 || cached.ranks.some((r) => r.workers === null)) return null;

@@ -1,7 +1,7 @@
 /**
- * Whether each stall of the split is named (its call), and what the noise leaves room for: decided once here, read
- * by the verdict (split.ts boundOf) and by every renderer of the split table (report/summary-rows.ts), so that the
- * two never disagree (issue 42).
+ * Whether each stall of the split is named (its call), and what the noise leaves room for: decided once here, read by
+ * the verdict (split.ts boundOf) and by every renderer of the split table (report/summary-rows.ts), so that the two
+ * never disagree (issue 42).
  */
 import type { Analysis, Estimate, StallCall } from '../schema/profile.js';
 import type { Bound, TextContext } from './advice-text.js';
@@ -13,13 +13,11 @@ export const STALL_THRESHOLD = 0.1;
 export type StallParts = NonNullable<Analysis['prepStallParts']>;
 
 /**
- * 'within-noise' unless the interval's lower end clears `margin` of the
- * iteration (without an interval, the mean must). A stall that does clear it
- * while the wait for data did not grow beyond the same margin, and whose step
- * grew beyond it by more than the wait did, is 'contention': the job never
- * waited longer for data, its step ran slower beside the loader (a CPU-run
- * step sharing cores with the workers). A stall whose step did not grow is a
- * wait, however noisy the wait's own interval: 'stall'.
+ * 'within-noise' unless the interval's lower end clears `margin` of the iteration (without an interval, the mean must).
+ * A stall that does clear it while the wait for data did not grow beyond the same margin, and whose step grew beyond it
+ * by more than the wait did, is 'contention': the job never waited longer for data, its step ran slower beside the
+ * loader (a CPU-run step sharing cores with the workers). A stall whose step did not grow is a wait, however noisy the
+ * wait's own interval: 'stall'.
  */
 export function callStall(
   stall: Estimate | null,
@@ -29,8 +27,8 @@ export function callStall(
 ): StallCall {
   if (stall === null || iter === null) return 'unknown';
   const clears = (e: Estimate) => liesAbove(e, margin * iter.mean);
-  // A wait for data that grew beyond the margin is a data stall even when the
-  // step's own noise (a machine whose pace moved) blurs the stall's total.
+  // A wait for data that grew beyond the margin is a data stall even when the step's own noise (a machine whose pace
+  // moved) blurs the stall's total.
   if (parts !== null && clears(parts.waitGrowthMs)) return 'stall';
   if (!clears(stall)) return 'within-noise';
   const stepGrew = parts !== null && clears(parts.stepGrowthMs) && parts.stepGrowthMs.mean > parts.waitGrowthMs.mean;
@@ -43,10 +41,9 @@ export function isNamed(call: StallCall | undefined): boolean {
 }
 
 /**
- * When no stall is named, whether the noise still leaves room for a data
- * stall: the upper ends of the wait growths of the stalls not named, together,
- * reach STALL_THRESHOLD of the iteration. Then the profile cannot tell a
- * compute-bound job from a data-bound one on this machine, and says so.
+ * When no stall is named, whether the noise still leaves room for a data stall: the upper ends of the wait growths of
+ * the stalls not named, together, reach STALL_THRESHOLD of the iteration. Then the profile cannot tell a compute-bound
+ * job from a data-bound one on this machine, and says so.
  */
 export function inconclusiveOf(
   calls: { prep: StallCall; fetch: StallCall },

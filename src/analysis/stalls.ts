@@ -1,9 +1,7 @@
-// When a block's figures cannot stand: its fetches stalled (no byte came while
-// the job waited on data, or its requests failed), its job stopped making
-// progress (the watchdog), or --timeout ended it before it measured enough.
-// Such a block is marked `stalled` on its result, is not proven, and its
-// figures stay out of the split and the verdict (split.ts). Pure: readings in,
-// a decision out.
+// When a block's figures cannot stand: its fetches stalled (no byte came while the job waited on data, or its requests
+// failed), its job stopped making progress (the watchdog), or --timeout ended it before it measured enough. Such a
+// block is marked `stalled` on its result, is not proven, and its figures stay out of the split and the verdict
+// (split.ts). Pure: readings in, a decision out.
 import type { Mode } from '../schema/events.js';
 import type { Stall } from '../schema/profile.js';
 import { median } from './stats.js';
@@ -12,16 +10,16 @@ import { STALL_TEXT } from './stall-text.js';
 /** The limits of the decisions below (docs/method.md, "Stalled blocks"). */
 export const STALL_LIMITS = {
   /**
-   * A cold block with no fetched byte and no batch for this long, s, where the batch after it waited most of that
-   * time (or none came), stalled: a stream that crawls still moves bytes every second, a frozen one does not.
+   * A cold block with no fetched byte and no batch for this long, s, where the batch after it waited most of that time
+   * (or none came), stalled: a stream that crawls still moves bytes every second, a frozen one does not.
    */
   noBytesSec: 10,
   /** Failed requests at least this share of a block's requests (and at least one) stall it. */
   failedShare: 0.01,
   /**
-   * A meter's reading this soon after a block's end, ms, still counts the block's failed requests: the meter is read
-   * at a poll, and a job its failures ended may be gone before the next one (seen: a job failed 4.7 s into a block
-   * whose last reading inside it came before its failures).
+   * A meter's reading this soon after a block's end, ms, still counts the block's failed requests: the meter is read at
+   * a poll, and a job its failures ended may be gone before the next one (seen: a job failed 4.7 s into a block whose
+   * last reading inside it came before its failures).
    */
   lateReadingMs: 1000,
   /** The watchdog: a job with no iteration for this many times its median iteration looks hung... */
@@ -91,9 +89,9 @@ function requestErrors(readings: readonly MeterReading[], block: StallBlock): St
 
 /**
  * The longest time in the block when neither a byte nor a batch came, where the job waited on data through at least
- * noBytesSec of it: the batch after it had been waited for that long within it, or none came before a timeout ended
- * the block. A long step (the loader's prefetch full, nothing to fetch) ends with a batch that hardly waited; a
- * start-up (imports, a model loaded) with a batch asked for only near its end.
+ * noBytesSec of it: the batch after it had been waited for that long within it, or none came before a timeout ended the
+ * block. A long step (the loader's prefetch full, nothing to fetch) ends with a batch that hardly waited; a start-up
+ * (imports, a model loaded) with a batch asked for only near its end.
  */
 function silence(
   readings: readonly MeterReading[],
@@ -113,8 +111,8 @@ function silence(
     if (silentSec < noBytesSec || (worst !== null && silentSec * 1000 <= worstMs(worst))) continue;
     const toEnd = k === bounds.length - 1;
     const next = arrivals.find((a) => a.t >= bounds[k]);
-    // The batch after it waited through noBytesSec of it (a start-up's silence ends in a shorter wait); no batch
-    // after it: the job waited until the block ended, which only a timeout (or the watchdog) does.
+    // The batch after it waited through noBytesSec of it (a start-up's silence ends in a shorter wait); no batch after
+    // it: the job waited until the block ended, which only a timeout (or the watchdog) does.
     const waited =
       next === undefined ? block.endedByTimeout : bounds[k] - Math.max(from, next.t - next.waitMs) >= noBytesSec * 1000;
     if (!waited) continue;
@@ -162,8 +160,8 @@ export interface Hang {
 }
 
 /**
- * Whether the job stopped making progress: no new iteration (of any process) seen since `lastAt` for hungFactor
- * times its median iteration (wait and step) and at least minSec, its processes using under hungMaxCpuShare of a CPU
+ * Whether the job stopped making progress: no new iteration (of any process) seen since `lastAt` for hungFactor times
+ * its median iteration (wait and step) and at least minSec, its processes using under hungMaxCpuShare of a CPU
  * meanwhile (`cpuShare`; null: not measured). The times are the profiler's own clock, not the job's. Null before its
  * first iteration (--first-iteration-timeout covers that).
  */

@@ -1,6 +1,6 @@
 /**
- * Small statistics helpers for the analysis layer: Student-t quantile, mean,
- * median and the batch-means confidence interval. Pure functions.
+ * Small statistics helpers for the analysis layer: Student-t quantile, mean, median and the batch-means confidence
+ * interval. Pure functions.
  */
 
 /** 97.5% quantiles of Student's t for df = 1..30 (two-sided 95%), to 6 digits. */
@@ -47,9 +47,8 @@ const T975_LOW_DF: readonly number[] = [
 const Z975 = 1.959963984540054;
 
 /**
- * Cornish-Fisher expansion of the t quantile in powers of 1/df
- * (Abramowitz & Stegun 1964, 26.7.5). With four terms it is accurate to
- * better than 1e-5 at df >= 30, where it takes over from the table.
+ * Cornish-Fisher expansion of the t quantile in powers of 1/df (Abramowitz & Stegun 1964, 26.7.5). With four terms it
+ * is accurate to better than 1e-5 at df >= 30, where it takes over from the table.
  */
 function tCornishFisher(df: number): number {
   const z = Z975;
@@ -65,10 +64,9 @@ function tCornishFisher(df: number): number {
 }
 
 /**
- * Hill's approximation of the t quantile for real df (G. W. Hill 1970,
- * "Algorithm 396: Student's t-quantiles", CACM 13(10)), here for the
- * two-sided 5% level. Within 3e-4 of the exact value for df >= 2; up to 5%
- * high for 1 < df < 2, so not used there.
+ * Hill's approximation of the t quantile for real df (G. W. Hill 1970, "Algorithm 396: Student's t-quantiles", CACM
+ * 13(10)), here for the two-sided 5% level. Within 3e-4 of the exact value for df >= 2; up to 5% high for 1 < df < 2,
+ * so not used there.
  */
 function tHill(n: number): number {
   const p = 0.05;
@@ -95,13 +93,11 @@ function tHill(n: number): number {
 }
 
 /**
- * 97.5% quantile of Student's t with `df` degrees of freedom (the multiplier of
- * a two-sided 95% confidence interval). Exact table for integer df <= 30,
- * Cornish-Fisher at df >= 30 (error < 1e-5), Hill's algorithm for fractional
- * df in (2, 30) (error < 3e-4), and for 1 < df < 2 a 0.1-step table
- * interpolated in log q against 1/df (relative error < 1e-3). Block counts give
- * integer df; the fractional paths are there for Welch-style degrees of freedom.
- * Throws a RangeError for df < 1 or NaN; df = Infinity gives the normal quantile.
+ * 97.5% quantile of Student's t with `df` degrees of freedom (the multiplier of a two-sided 95% confidence interval).
+ * Exact table for integer df <= 30, Cornish-Fisher at df >= 30 (error < 1e-5), Hill's algorithm for fractional df in
+ * (2, 30) (error < 3e-4), and for 1 < df < 2 a 0.1-step table interpolated in log q against 1/df (relative error <
+ * 1e-3). Block counts give integer df; the fractional paths are there for Welch-style degrees of freedom. Throws a
+ * RangeError for df < 1 or NaN; df = Infinity gives the normal quantile.
  */
 export function tQuantile975(df: number): number {
   if (df === Infinity) return Z975;
@@ -116,12 +112,16 @@ export function tQuantile975(df: number): number {
   return Math.exp(Math.log(T975_LOW_DF[i]) * (1 - w) + Math.log(T975_LOW_DF[i + 1]) * w);
 }
 
+/** The sum of `values` (sizes, typed or not). */
+export function sum(values: ArrayLike<number>): number {
+  let total = 0;
+  for (let i = 0; i < values.length; i++) total += values[i];
+  return total;
+}
+
 /** Arithmetic mean; NaN for an empty array. */
 export function mean(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  let sum = 0;
-  for (const v of values) sum += v;
-  return sum / values.length;
+  return sum(values) / values.length;
 }
 
 /** Median (mean of the two middle values for even length); NaN for an empty array. */
@@ -143,15 +143,13 @@ export interface BatchMeansResult {
 }
 
 /**
- * Batch means (Schmeiser 1982, "Batch size effects in the analysis of
- * simulation output"; Law & Kelton, Simulation Modeling and Analysis, 9.5.3):
- * split the series into consecutive non-overlapping blocks of `blockSize`,
- * treat the block means as roughly independent, and build a t interval from
- * them. This tolerates correlation shorter than a block, such as a DataLoader
- * delivering batches in bursts of W workers.
+ * Batch means (Schmeiser 1982, "Batch size effects in the analysis of simulation output"; Law & Kelton, Simulation
+ * Modeling and Analysis, 9.5.3): split the series into consecutive non-overlapping blocks of `blockSize`, treat the
+ * block means as roughly independent, and build a t interval from them. This tolerates correlation shorter than a
+ * block, such as a DataLoader delivering batches in bursts of W workers.
  *
- * The incomplete tail block is dropped, so the mean is total / iterations over
- * the whole blocks and matches the interval. Empty input gives a NaN mean.
+ * The incomplete tail block is dropped, so the mean is total / iterations over the whole blocks and matches the
+ * interval. Empty input gives a NaN mean.
  */
 export function batchMeans(values: readonly number[], blockSize: number): BatchMeansResult {
   if (!Number.isInteger(blockSize) || blockSize < 1) {

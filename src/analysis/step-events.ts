@@ -1,10 +1,8 @@
 /**
- * What the iteration series of a mode holds besides steady training: saves
- * that ran inside a step (their time is in that iteration's computeMs) and
- * the first batch of each epoch (its wait refills an empty pipeline). The
- * split subtracts both from a mode's per-iteration time, so the prep and
- * fetch stalls are the steady ones and the checkpoint and boundary stalls are
- * counted once, in their own terms (checkpoint-stall.ts, boundary-stall.ts).
+ * What the iteration series of a mode holds besides steady training: saves that ran inside a step (their time is in
+ * that iteration's computeMs) and the first batch of each epoch (its wait refills an empty pipeline). The split
+ * subtracts both from a mode's per-iteration time, so the prep and fetch stalls are the steady ones and the checkpoint
+ * and boundary stalls are counted once, in their own terms (checkpoint-stall.ts, boundary-stall.ts).
  */
 import type {
   CheckpointRecord,
@@ -29,9 +27,8 @@ export function paceRankOf(mode: ModeResult): RankResult | null {
 }
 
 /**
- * The rank whose saves blocked longest in all: in a data-parallel job one
- * rank usually saves while the others wait for it at the next collective, so
- * its saves set everyone's pace.
+ * The rank whose saves blocked longest in all: in a data-parallel job one rank usually saves while the others wait for
+ * it at the next collective, so its saves set everyone's pace.
  */
 export function savingRankOf(mode: ModeResult): RankResult | null {
   let best: RankResult | null = null;
@@ -49,8 +46,8 @@ export function laterEpochs(rank: RankResult): EpochRecord[] {
 }
 
 /**
- * A steady iteration's wait: the mean wait of the window's iterations that
- * are not an epoch's first; null without such iterations.
+ * A steady iteration's wait: the mean wait of the window's iterations that are not an epoch's first; null without such
+ * iterations.
  */
 export function steadyWaitMs(rank: RankResult): number | null {
   const starts = new Set((rank.epochs ?? []).map((e) => e.i));
@@ -66,9 +63,8 @@ export function firstWaitExcessMs(epoch: EpochRecord, steadyMs: number): number 
 }
 
 /**
- * Of a rank's measured window, per iteration: the ms of saves inside steps
- * (the saver's: the others wait for it at their next collective, inside their
- * own step) and of epoch starts' first waits beyond a steady wait.
+ * Of a rank's measured window, per iteration: the ms of saves inside steps (the saver's: the others wait for it at
+ * their next collective, inside their own step) and of epoch starts' first waits beyond a steady wait.
  */
 function eventShares(rank: RankResult, saver: RankResult | null): { saveMs: number; startMs: number } {
   const window = windowIterations(rank);
@@ -90,10 +86,9 @@ function eventShares(rank: RankResult, saver: RankResult | null): { saveMs: numb
 }
 
 /**
- * The mode as if it trained steadily: each rank's summary less its share of
- * saves inside steps (from the step) and of epoch starts (from the wait).
- * The what-if model fits steady rates and adds the checkpoint and boundary
- * stalls as their own terms; a mode without either comes back unchanged.
+ * The mode as if it trained steadily: each rank's summary less its share of saves inside steps (from the step) and of
+ * epoch starts (from the wait). The what-if model fits steady rates and adds the checkpoint and boundary stalls as
+ * their own terms; a mode without either comes back unchanged.
  */
 export function steadyMode<M extends ModeResult>(mode: M): M {
   const saver = savingRankOf(mode);

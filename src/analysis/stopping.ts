@@ -1,6 +1,6 @@
 /**
- * Adaptive stopping: end a mode once its per-iteration time is known tightly
- * enough, or when the iteration budget is spent.
+ * Adaptive stopping: end a mode once its per-iteration time is known tightly enough, or when the iteration budget is
+ * spent.
  */
 import type { Iteration, IterationSummary } from '../schema/profile.js';
 import { MAX_BLOCKS, blockSizeFor, summarizeIterations } from './summarize.js';
@@ -32,42 +32,34 @@ export interface StoppingDecision {
 }
 
 /**
- * Fewest blocks before precision may stop a mode: with fewer, the batch-means
- * variance has too few degrees of freedom to trust (Schmeiser 1982 recommends
- * 10 to 30 batches).
+ * Fewest blocks before precision may stop a mode: with fewer, the batch-means variance has too few degrees of freedom
+ * to trust (Schmeiser 1982 recommends 10 to 30 batches).
  */
 export const MIN_STOP_BLOCKS = 10;
 
 /**
- * Sequential stopping on the relative half-width (the "relative precision"
- * procedure, Law & Kelton, Simulation Modeling and Analysis, 9.4.1): stop when
- * at least `minIterations` iterations were measured after warm-up, in at least
- * 10 blocks, and halfWidth / mean <= precision; or when the budget is reached.
- * Precision wins when both hold. Linear in the iterations (plus one sort for
- * the median): a few ms on 10k iterations, fine to call every 250 ms.
+ * Sequential stopping on the relative half-width (the "relative precision" procedure, Law & Kelton, Simulation Modeling
+ * and Analysis, 9.4.1): stop when at least `minIterations` iterations were measured after warm-up, in at least 10
+ * blocks, and halfWidth / mean <= precision; or when the budget is reached. Precision wins when both hold. Linear in
+ * the iterations (plus one sort for the median): a few ms on 10k iterations, fine to call every 250 ms.
  */
 export function stoppingDecision(iterations: readonly Iteration[], opts: StoppingOptions): StoppingDecision {
   return decideOn(summarizeIterations(iterations, { workers: opts.workers }), iterations.length, opts);
 }
 
 /**
- * The same rule as {@link stoppingDecision}, kept up to date as iterations
- * arrive, for a caller that asks again and again about a growing series (the
- * profiler, every 250 ms). Each new iteration costs O(1): its times go into
- * prefix sums, each whole MSER batch of `blockSizeFor(workers)` iterations
- * into a batch mean summed exactly as detectWarmup sums it. A decision then
- * costs O(n / batch) for the MSER truncation (a loop over a Float64Array, no
- * allocation per iteration) and O(blocks) <= O(MAX_BLOCKS) for the batch
- * means, read off the prefix sums; no copy, map or sort of the series.
+ * The same rule as {@link stoppingDecision}, kept up to date as iterations arrive, for a caller that asks again and
+ * again about a growing series (the profiler, every 250 ms). Each new iteration costs O(1): its times go into prefix
+ * sums, each whole MSER batch of `blockSizeFor(workers)` iterations into a batch mean summed exactly as detectWarmup
+ * sums it. A decision then costs O(n / batch) for the MSER truncation (a loop over a Float64Array, no allocation per
+ * iteration) and O(blocks) <= O(MAX_BLOCKS) for the batch means, read off the prefix sums; no copy, map or sort of the
+ * series.
  *
- * Decisions match stoppingDecision's (block sums from prefix sums differ in
- * the last bits: a relative precision within ~1e-12 of the target may round
- * the other way). The median in the summary is a P-square estimate (Jain &
- * Chlamtac 1985, "The P2 algorithm for dynamic calculation of quantiles and
- * histograms without storing observations") over every iteration but the
- * first, for progress display; summarizeIterations gives the exact one.
- * Iterations must come in order of their index and the list may only grow;
- * otherwise the tracker starts over from the list it is given.
+ * Decisions match stoppingDecision's (block sums from prefix sums differ in the last bits: a relative precision within
+ * ~1e-12 of the target may round the other way). The median in the summary is a P-square estimate (Jain & Chlamtac
+ * 1985, "The P2 algorithm for dynamic calculation of quantiles and histograms without storing observations") over every
+ * iteration but the first, for progress display; summarizeIterations gives the exact one. Iterations must come in order
+ * of their index and the list may only grow; otherwise the tracker starts over from the list it is given.
  */
 export class StoppingTracker {
   private seen = 0;

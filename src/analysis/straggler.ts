@@ -1,14 +1,13 @@
 /**
  * The straggler of a multi-rank job: the rank whose loader the others wait for.
  *
- * Ranks that all-reduce their gradients every iteration run at one pace. A rank whose data comes late waits
- * for it in its loader (its wait grows); every other rank waits for that rank at the collective, inside its
- * step. So the ranks' iteration times agree, and the straggler is told by its wait: longer than the
- * least-waiting rank's beyond both intervals. Its cause is where the wait first shows: already in the cached
- * mode, its loader's CPU (prep: dearer samples, fewer workers, a busier core); only in the cold mode, its
- * storage (fetch).
+ * Ranks that all-reduce their gradients every iteration run at one pace. A rank whose data comes late waits for it in
+ * its loader (its wait grows); every other rank waits for that rank at the collective, inside its step. So the ranks'
+ * iteration times agree, and the straggler is told by its wait: longer than the least-waiting rank's beyond both
+ * intervals. Its cause is where the wait first shows: already in the cached mode, its loader's CPU (prep: dearer
+ * samples, fewer workers, a busier core); only in the cold mode, its storage (fetch).
  */
-import type { Estimate, ModeResult, RankResult } from '../schema/profile.js';
+import type { Analysis, Estimate, ModeResult, RankResult } from '../schema/profile.js';
 import { tailQuantiles } from '../quantile.js';
 
 /** A rank's wait for data in one mode, per iteration after warm-up. */
@@ -24,22 +23,8 @@ export interface RankWait {
   waitQuantilesMs: { p50: number; p95: number; p99: number } | null;
 }
 
-export interface Straggler {
-  /** The mode it was judged in: the cold mode where it ran, else the cached. */
-  mode: 'cached' | 'cold';
-  rank: number;
-  node: { hostname: string; nodeRank: number } | null;
-  localRank: number;
-  /** Where its wait comes from: its loader's CPU (prep) or its storage (fetch). */
-  cause: 'prep' | 'fetch';
-  /** Its wait, the least-waiting rank's, and the difference, ms per iteration. */
-  waitMs: Estimate;
-  leastWaitMs: Estimate;
-  extraWaitMs: Estimate;
-  /** The rank that waits least. */
-  leastWaitingRank: number;
-  text: string;
-}
+/** The rank the others wait for (docs/json-output.md). */
+export type Straggler = NonNullable<Analysis['straggler']>;
 
 /** Each rank's wait in `mode`, in rank order; ranks without a summary are left out. */
 export function rankWaits(mode: ModeResult): RankWait[] {

@@ -1,5 +1,5 @@
-// The caveat a profile carries when its cached mode ran on a resident subset
-// of the dataset (src/profile/cached-subset.ts), in words shown to users.
+// The caveat a profile carries when its cached mode ran on a resident subset of the dataset
+// (src/profile/cached-subset.ts), in words shown to users.
 import type { Subset } from '../schema/profile.js';
 import { formatBytes } from '../units.js';
 
@@ -9,10 +9,9 @@ const WHY: Record<Subset['reason'], string> = {
 };
 
 /**
- * Says that the cached mode ran on a subset, why, and why the prep stall
- * still holds: pre-processing costs the same per sample whichever files are
- * read, and a seeded random sample of files keeps the dataset's mix of sizes
- * (its mean file size is given beside the dataset's, so a skewed draw shows).
+ * Says that the cached mode ran on a subset, why, and why the prep stall still holds: pre-processing costs the same per
+ * sample whichever files are read, and a seeded random sample of files keeps the dataset's mix of sizes (its mean file
+ * size is given beside the dataset's, so a skewed draw shows).
  */
 export function subsetCaveat(subset: Subset): string {
   const meanSubset = subset.files > 0 ? subset.bytes / subset.files : 0;

@@ -1,7 +1,4 @@
-/**
- * Statistics of one rank's iteration series: warm-up removal, then batch means
- * over whole delivery periods.
- */
+/** Statistics of one rank's iteration series: warm-up removal, then batch means over whole delivery periods. */
 import type { Iteration, IterationSummary } from '../schema/profile.js';
 import { batchMeans, median } from './stats.js';
 import { detectWarmup } from './warmup.js';
@@ -18,19 +15,17 @@ export interface SummarizeOptions {
 const MIN_BLOCK = 5;
 
 /**
- * Most blocks for the confidence interval. With many short blocks, slow drifts
- * (epoch boundaries, the cold keeper's rhythm) correlate neighbouring block
- * means and the interval comes out too narrow; 10 to 30 batches is the usual
+ * Most blocks for the confidence interval. With many short blocks, slow drifts (epoch boundaries, the cold keeper's
+ * rhythm) correlate neighbouring block means and the interval comes out too narrow; 10 to 30 batches is the usual
  * advice for batch means (Schmeiser 1982), so long series get longer blocks.
  */
 export const MAX_BLOCKS = 30;
 
 /**
- * Iterations per block for the confidence intervals: at least max(W, 5), and a
- * multiple of W. A DataLoader with W workers builds one whole batch per worker,
- * so batches arrive in bursts of W and the wait alternates (450, 0, 450, 0 ms);
- * a block that spans whole delivery periods has the same mix of long and short
- * waits as any other, so block means are comparable.
+ * Iterations per block for the confidence intervals: at least max(W, 5), and a multiple of W. A DataLoader with W
+ * workers builds one whole batch per worker, so batches arrive in bursts of W and the wait alternates (450, 0, 450, 0
+ * ms); a block that spans whole delivery periods has the same mix of long and short waits as any other, so block means
+ * are comparable.
  */
 export function blockSizeFor(workers: number | null): number {
   const w = workers !== null && workers > 0 ? Math.round(workers) : 1;
@@ -38,13 +33,11 @@ export function blockSizeFor(workers: number | null): number {
 }
 
 /**
- * Summarises an iteration series (one rank): discards the warm-up (MSER, at
- * least iteration 0), keeps whole blocks only, and estimates the per-iteration
- * time, wait and compute by batch means. Means are totals over iterations,
- * never medians: with bursty delivery the median wait is ~0 while the mean
- * wait is what the job actually loses (DESIGN.md, "Statistics").
- * Returns null when fewer than `minBlocks` blocks remain.
- * Iterations are taken in order of their index `i`.
+ * Summarises an iteration series (one rank): discards the warm-up (MSER, at least iteration 0), keeps whole blocks
+ * only, and estimates the per-iteration time, wait and compute by batch means. Means are totals over iterations, never
+ * medians: with bursty delivery the median wait is ~0 while the mean wait is what the job actually loses (DESIGN.md,
+ * "Statistics"). Returns null when fewer than `minBlocks` blocks remain. Iterations are taken in order of their index
+ * `i`.
  */
 export function summarizeIterations(iterations: readonly Iteration[], opts: SummarizeOptions): IterationSummary | null {
   const periodBlock = blockSizeFor(opts.workers);

@@ -1,6 +1,4 @@
-/**
- * Warm-up detection: how many leading iterations to discard before measuring.
- */
+/** Warm-up detection: how many leading iterations to discard before measuring. */
 
 /** Options of {@link detectWarmup}. */
 export interface WarmupOptions {
@@ -15,29 +13,24 @@ export interface WarmupOptions {
 }
 
 /**
- * Number of leading iterations to discard, by MSER-5 (White 1997, "An
- * effective truncation heuristic for bias reduction in simulation output";
- * White, Cobb & Spratt 2000). The series is cut into batches of 5 and their
- * means Z_1..Z_k; the truncation point d (in batches) minimises
+ * Number of leading iterations to discard, by MSER-5 (White 1997, "An effective truncation heuristic for bias reduction
+ * in simulation output"; White, Cobb & Spratt 2000). The series is cut into batches of 5 and their means Z_1..Z_k; the
+ * truncation point d (in batches) minimises
  *
  *   MSER(d) = sum_{j>d} (Z_j - mean_{j>d} Z)^2 / (k - d)^2,
  *
- * the squared standard error of the mean of what remains. d is restricted to
- * the first half of the series, as MSER recommends: near the end the statistic
- * is unstable and would favour cutting off almost everything. A slow start
+ * the squared standard error of the mean of what remains. d is restricted to the first half of the series, as MSER
+ * recommends: near the end the statistic is unstable and would favour cutting off almost everything. A slow start
  * inflates the variance of the whole series until it is cut off.
  *
- * On a stationary series MSER(d) grows only slowly with d (fewer points, same
- * variance), so chance alone often puts its minimum at d > 0 (Pasupathy &
- * Schmeiser 2010 discuss this tendency). Two guards keep chance from cutting
- * good data. First, the one-standard-error rule (Breiman et al. 1984, CART):
- * take the smallest d whose MSER is within one standard error of the minimum.
- * Second, a cut is kept only when the discarded batches' mean differs from the
- * kept batches' mean by at least `minShiftSe` standard errors: a warm-up is a
- * bias, and a stretch without one is data worth keeping.
+ * On a stationary series MSER(d) grows only slowly with d (fewer points, same variance), so chance alone often puts its
+ * minimum at d > 0 (Pasupathy & Schmeiser 2010 discuss this tendency). Two guards keep chance from cutting good data.
+ * First, the one-standard-error rule (Breiman et al. 1984, CART): take the smallest d whose MSER is within one standard
+ * error of the minimum. Second, a cut is kept only when the discarded batches' mean differs from the kept batches' mean
+ * by at least `minShiftSe` standard errors: a warm-up is a bias, and a stretch without one is data worth keeping.
  *
- * Returns max(minDiscard, d * batchSize), never more than the series length.
- * Runs in O(n) with suffix sums, so it is cheap enough to run repeatedly.
+ * Returns max(minDiscard, d * batchSize), never more than the series length. Runs in O(n) with suffix sums, so it is
+ * cheap enough to run repeatedly.
  */
 export function detectWarmup(iterMs: readonly number[], opts: WarmupOptions = {}): number {
   const m = opts.batchSize ?? 5;
@@ -56,10 +49,9 @@ export function detectWarmup(iterMs: readonly number[], opts: WarmupOptions = {}
 }
 
 /**
- * The MSER truncation point, in batches, from the first `k` (>= 2) batch
- * means `z` (see detectWarmup). Split out so that a caller that keeps batch
- * means as iterations arrive (the adaptive stopping rule) pays O(k) per call
- * instead of re-reading every iteration.
+ * The MSER truncation point, in batches, from the first `k` (>= 2) batch means `z` (see detectWarmup). Split out so
+ * that a caller that keeps batch means as iterations arrive (the adaptive stopping rule) pays O(k) per call instead of
+ * re-reading every iteration.
  */
 export function mserTruncation(
   z: Float64Array,
@@ -88,8 +80,8 @@ export function mserTruncation(
       bestD = d;
     }
   }
-  // One-standard-error rule: the smallest d whose MSER is within one SE of the
-  // minimum (SE of a variance from n points: about sqrt(2 / (n - 1)) of it).
+  // One-standard-error rule: the smallest d whose MSER is within one SE of the minimum (SE of a variance from n points:
+  // about sqrt(2 / (n - 1)) of it).
   const limit = best * (1 + Math.sqrt(2 / Math.max(1, k - bestD - 1)));
   for (let d = 0; d < bestD; d++) {
     if (mser[d] <= limit) {
@@ -118,9 +110,8 @@ function isShifted(z: Float64Array, k: number, d: number, minSe: number): boolea
 }
 
 /**
- * The iterations with the `count` lowest indices (the warm-up, as the summary
- * counted it) flagged `warmup: true`, so that a report of several runs joined
- * together can still tell each run's warm-up apart.
+ * The iterations with the `count` lowest indices (the warm-up, as the summary counted it) flagged `warmup: true`, so
+ * that a report of several runs joined together can still tell each run's warm-up apart.
  */
 export function markWarmup<T extends { i: number }>(
   iterations: readonly T[],

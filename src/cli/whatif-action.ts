@@ -3,24 +3,15 @@ import { ExitCode, UserError } from '../errors.js';
 import { loadProfile, newestProfile } from '../store/profile-files.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { matrixOutput, whatifOutput } from '../schema/output-headers.js';
-import {
-  parseCacheSizeList,
-  parseCountList,
-  parseFraction,
-  parsePositiveInt,
-  parsePositiveNumber,
-  parseRate,
-  resolveCacheSize,
-  type CacheSize,
-} from '../units.js';
+import { parseCacheSizeList, parseCountList, resolveCacheSize, type CacheSize } from '../units.js';
 import { fitModel, isNotEnoughData } from '../whatif/model.js';
 import type { RawKnobFlags } from '../whatif/knobs/knob.js';
-import { parseKnobFlags, profileDefaults, resolveAgainstProfile } from '../whatif/knobs/query.js';
+import { parseKnobFlags, profileDefaults, resolveAgainstProfile, type KnobQuery } from '../whatif/knobs/query.js';
 import type { Profile } from '../schema/profile.js';
 import type { Io } from './io.js';
 import { WHATIF_TEXT } from './whatif-text.js';
-import { whatif, type WhatifQuery } from '../whatif/whatif.js';
-import type { PipelineQuery } from '../whatif/pipeline-stalls.js';
+import { whatif } from '../whatif/whatif.js';
+import { parsePipelineFlags } from '../whatif/knobs/pipeline.js';
 import { notEnoughDataError } from './not-enough-data.js';
 
 /** Options of `whatif` as commander hands them over (strings, unparsed): the knobs' (src/whatif/knobs/) and these. */
@@ -28,14 +19,6 @@ export type RawWhatifOptions = RawKnobFlags & {
   matrix?: boolean;
   matrixCpus?: string;
   matrixCache?: string;
-  checkpointEvery?: string;
-  writeBw?: string;
-  asyncSave?: boolean;
-  syncSave?: boolean;
-  checkpointBudget?: string;
-  failuresPerDay?: string;
-  persistentWorkers?: string | boolean;
-  prefetchFactor?: string;
   profilesDir: string;
   json?: boolean;
 };
@@ -46,47 +29,17 @@ export async function whatifAction(profileArg: string | undefined, raw: RawWhati
   if (!raw.matrix && (raw.matrixCpus !== undefined || raw.matrixCache !== undefined)) {
     throw new UserError(WHATIF_TEXT.matrixAxesWithoutMatrix, ExitCode.Usage);
   }
-  const pipelineQuery = parsePipelineOptions(raw);
+  const pipelineQuery = parsePipelineFlags(raw);
   const path = profileArg ? resolve(io.cwd, profileArg) : newestProfile(resolve(io.cwd, raw.profilesDir));
   const profile = await loadProfile(path);
   profileDefaults(asked, profile);
-  const { query } = asked;
-  if (raw.matrix) return printMatrix(profile, path, query, raw, io);
+  if (raw.matrix) return printMatrix(profile, path, asked, raw, io);
   resolveAgainstProfile(asked, profile);
-  const outcome = whatif(profile, path, query, {}, pipelineQuery);
+  const outcome = whatif(profile, path, asked.query, {}, pipelineQuery);
   if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
   if (raw.json) io.stdout(JSON.stringify(whatifOutput(outcome), null, 1) + '\n');
   else io.stdout(renderWhatif(outcome));
   return ExitCode.Ok;
-}
-
-/** The checkpoint and loader flags, parsed; each error names its flag. */
-function parsePipelineOptions(raw: RawWhatifOptions): PipelineQuery {
-  if (raw.asyncSave && raw.syncSave) throw new UserError(WHATIF_TEXT.twoSaveModes, ExitCode.Usage);
-  const query: PipelineQuery = {};
-  if (raw.checkpointEvery !== undefined)
-    query.checkpointEvery = parsePositiveInt(raw.checkpointEvery, '--checkpoint-every');
-  if (raw.writeBw !== undefined) query.writeBytesPerSec = parseRate(raw.writeBw, '--write-bw');
-  if (raw.asyncSave) query.saveMode = 'async';
-  if (raw.syncSave) query.saveMode = 'sync';
-  if (raw.checkpointBudget !== undefined)
-    query.overheadBudget = parseFraction(raw.checkpointBudget, '--checkpoint-budget');
-  if (raw.failuresPerDay !== undefined)
-    query.failuresPerDay = parsePositiveNumber(raw.failuresPerDay, '--failures-per-day');
-  if (raw.persistentWorkers !== undefined)
-    query.persistentWorkers = parseBoolean(raw.persistentWorkers, '--persistent-workers');
-  if (raw.prefetchFactor !== undefined)
-    query.prefetchFactor = parsePositiveInt(raw.prefetchFactor, '--prefetch-factor');
-  return query;
-}
-
-/** A flag's optional true/false value: given alone, true. */
-function parseBoolean(value: string | boolean, flag: string): boolean {
-  if (typeof value === 'boolean') return value;
-  const text = value.toLowerCase();
-  if (['true', 'yes', '1', 'on'].includes(text)) return true;
-  if (['false', 'no', '0', 'off'].includes(text)) return false;
-  throw new UserError(WHATIF_TEXT.notBoolean(flag, value), ExitCode.BadValue);
 }
 
 /**
@@ -96,11 +49,12 @@ function parseBoolean(value: string | boolean, flag: string): boolean {
 async function printMatrix(
   profile: Profile,
   path: string,
-  query: WhatifQuery,
+  { query, given }: KnobQuery,
   raw: RawWhatifOptions,
   io: Io,
 ): Promise<ExitCode> {
-  if (query.cpus !== undefined || raw.cache !== undefined) {
+  // The grid's axes are the CPUs and cache knobs' settings, cell by cell.
+  if (given.some(({ knob }) => knob.field === 'cpus' || knob.field === 'cacheBytes')) {
     throw new UserError(WHATIF_TEXT.matrixWithCpusOrCache, ExitCode.Usage);
   }
   const fit = fitModel(profile);

@@ -1,11 +1,9 @@
-// Messages of whatif's flag errors beside the knobs' (whatif/knobs/knob-text.ts): the matrix and the
-// pipeline stalls' flags. One line each, with the cause and the fix.
+// Messages of whatif's flag errors beside the knobs' (whatif/knobs/knob-text.ts): the matrix's. One line each,
+// with the cause and the fix.
 
 /** Messages of whatif's own flag errors. */
 export const WHATIF_TEXT = {
   matrixAxesWithoutMatrix: '--matrix-cpus and --matrix-cache set the grid of --matrix: add --matrix',
-  twoSaveModes: '--async-save and --sync-save ask for two save modes at once: give one',
-  notBoolean: (flag: string, value: string) => `${flag}: '${value}' is not true or false`,
   matrixWithCpusOrCache:
     '--matrix sets CPUs and cache per cell: give the grid with --matrix-cpus and --matrix-cache instead of ' +
     '--cpus and --cache',

@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
-import { percent } from '../units.js';
-import { CHECKFREQ_OVERHEAD_BUDGET } from '../analysis/checkpoint-stall.js';
 import { KNOBS } from '../whatif/knobs/index.js';
+import type { KnobFlag } from '../whatif/knobs/knob.js';
+import { PIPELINE_KNOBS } from '../whatif/knobs/pipeline.js';
 import type { RawWhatifOptions } from './whatif-action.js';
 import { withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
 
@@ -29,11 +29,13 @@ export const whatifCommand: CommandFactory = (io, result) => {
     )
     .argument('[profile]', 'profile file (default: the newest in --profiles-dir)');
   // The machine and job to predict for: one flag per what-if knob (src/whatif/knobs/).
-  for (const { flag } of KNOBS) {
-    if (flag.defaultValue === undefined) command.option(flag.syntax, flag.help);
-    else command.option(flag.syntax, flag.help, flag.defaultValue);
-  }
-  pipelineOptions(matrixOptions(command))
+  const addKnobs = (knobs: readonly { flag: KnobFlag }[]) => {
+    for (const { flag } of knobs) command.option(flag.syntax, flag.help, flag.defaultValue);
+  };
+  addKnobs(KNOBS);
+  matrixOptions(command);
+  addKnobs(PIPELINE_KNOBS);
+  command
     .option('--profiles-dir <dir>', 'folder searched for the newest profile', 'profiles')
     .option('--json', 'print only the result JSON on stdout')
     .addHelpText('after', WHATIF_HELP)
@@ -61,34 +63,6 @@ function matrixOptions(command: Command): Command {
       '--matrix-cache <list>',
       'with --matrix: the cache sizes of the grid, bytes or shares of the dataset (default: 0,25%,50%,75%,100%)',
     );
-}
-
-/** Checkpoints and the loader's epochs: settings outside the scenario's knobs. */
-function pipelineOptions(command: Command): Command {
-  return command
-    .option('--checkpoint-every <k>', 'iterations between checkpoint saves (default: as profiled)')
-    .option(
-      '--write-bw <rate>',
-      'bytes/s a checkpoint save writes at, e.g. 200MB/s (default: as the profiled saves wrote)',
-    )
-    .option(
-      '--async-save',
-      'saves staged and written in the background (torch.distributed.checkpoint.async_save), the loop blocked ' +
-        'for the staging only',
-    )
-    .option('--sync-save', 'saves that block the loop until written (torch.save)')
-    .option(
-      '--checkpoint-budget <pct>',
-      "checkpointing's share of the training time to keep under, for the interval it needs (CheckFreq)",
-      percent(CHECKFREQ_OVERHEAD_BUDGET),
-    )
-    .option(
-      '--failures-per-day <n>',
-      'failures a day to expect: the work a failure loses at the asked interval, and the interval that loses ' +
-        'least with the saves (Young)',
-    )
-    .option('--persistent-workers [bool]', 'DataLoader persistent_workers: workers kept across epochs (true, or false)')
-    .option('--prefetch-factor <n>', 'DataLoader prefetch_factor: batches each worker prepares ahead');
 }
 
 const WHATIF_HELP = `

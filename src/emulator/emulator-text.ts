@@ -1,5 +1,5 @@
-// Messages of the emulated job's errors, shown to users: one line each, with
-// the cause, the flag and the fix. job.ts decides; the words live here.
+// Messages of the emulated job's errors, shown to users: one line each, with the cause, the flag and the fix. job.ts
+// decides; the words live here.
 
 /** Messages of the emulated job (one line each: cause, flag, fix). */
 export const EMULATOR_TEXT = {

@@ -23,10 +23,9 @@ export interface ImpliedSplit {
 }
 
 /**
- * What the emulator's settings imply for the differential split. Each worker
- * overlaps reading its next batch with preparing the current one, so the three
- * stages form a pipeline whose pace is set by its slowest stage:
- * compute C, prep b*p/min(W, cpus), and storage b*s/BW shared by all workers.
+ * What the emulator's settings imply for the differential split. Each worker overlaps reading its next batch with
+ * preparing the current one, so the three stages form a pipeline whose pace is set by its slowest stage: compute C,
+ * prep b*p/min(W, cpus), and storage b*s/BW shared by all workers.
  */
 export function impliedSplit(s: EmulatorSettings): ImpliedSplit {
   const prepPerBatchMs = (s.batchSize * s.prepMs) / Math.max(1, Math.min(s.workers, s.cpus));

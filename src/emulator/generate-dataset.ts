@@ -8,20 +8,16 @@ import { EMULATOR_TEXT } from './emulator-text.js';
 import { mixSeed, mulberry32, randomBytes } from '../random.js';
 
 /**
- * A dataset of real files for the emulated job: each file is a zlib stream whose
- * compressed size is about `fileBytes`, holding half random bytes (incompressible,
- * Huffman-coded literals to decode) and half repetitive text (long matches), so
- * the raw:deflated ratio is about 2:1 and inflating a file is real work.
+ * A dataset of real files for the emulated job: each file is a zlib stream whose compressed size is about `fileBytes`,
+ * holding half random bytes (incompressible, Huffman-coded literals to decode) and half repetitive text (long matches),
+ * so the raw:deflated ratio is about 2:1 and inflating a file is real work.
  *
- * Generation must take seconds, not minutes, for hundreds of MiB on 2 cores, and
- * deflating random data is the slow part (about 60 MB/s at level 1). So a pool of
- * chunks is deflated once, and each file is assembled from them: independent raw
- * deflate streams ended by a sync flush are byte-aligned and never refer back to
- * earlier data, so they can be concatenated (RFC 1951 section 3.2.3) behind one
- * zlib header and closed with an empty final block and the Adler-32 of the whole
- * (RFC 1950), combined from the chunks' checksums without re-reading them.
- * Every file also starts with a chunk of its own random bytes, so no two files
- * are the same.
+ * Generation must take seconds, not minutes, for hundreds of MiB on 2 cores, and deflating random data is the slow part
+ * (about 60 MB/s at level 1). So a pool of chunks is deflated once, and each file is assembled from them: independent
+ * raw deflate streams ended by a sync flush are byte-aligned and never refer back to earlier data, so they can be
+ * concatenated (RFC 1951 section 3.2.3) behind one zlib header and closed with an empty final block and the Adler-32 of
+ * the whole (RFC 1950), combined from the chunks' checksums without re-reading them. Every file also starts with a
+ * chunk of its own random bytes, so no two files are the same.
  */
 
 /** What generateDataset produced or found. */
@@ -125,8 +121,8 @@ function deflateChunk(raw: Buffer): Chunk {
 const WORDS = ['image', 'label', 'pixel', 'tensor', 'batch', 'epoch', 'shard', 'crop', 'flip', 'mean', 'std', 'rgb'];
 
 function repetitiveRaw(length: number, seed: number): Buffer {
-  // Text with a counter every line: long matches with literals between them, like a
-  // record-oriented file (CSV, JSON lines); deflate shrinks it about 20-50x.
+  // Text with a counter every line: long matches with literals between them, like a record-oriented file (CSV, JSON
+  // lines); deflate shrinks it about 20-50x.
   const random = mulberry32(seed);
   const phrase = Array.from({ length: 6 }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' ');
   let text = '';
@@ -206,9 +202,8 @@ function isComplete(dir: string, manifest: Manifest): boolean {
 }
 
 /**
- * Writes `files` deflate-compressed sample files into `dir` (sample-00000.bin, ...),
- * or reuses a complete dataset there with the same parameters. The manifest is
- * written last, so an interrupted generation is redone on the next call.
+ * Writes `files` deflate-compressed sample files into `dir` (sample-00000.bin, ...), or reuses a complete dataset there
+ * with the same parameters. The manifest is written last, so an interrupted generation is redone on the next call.
  */
 export async function generateDataset(dir: string, options: DatasetOptions): Promise<Dataset> {
   const full: Required<DatasetOptions> = { seed: 1, ...options };
@@ -268,9 +263,8 @@ export async function generateDataset(dir: string, options: DatasetOptions): Pro
 }
 
 /**
- * Paths of the sample files of a dataset folder, in index order: those the manifest
- * names when there is one, otherwise every sample-NNNNN.bin. Throws a UserError
- * (input) when the folder is missing or holds no samples.
+ * Paths of the sample files of a dataset folder, in index order: those the manifest names when there is one, otherwise
+ * every sample-NNNNN.bin. Throws a UserError (input) when the folder is missing or holds no samples.
  */
 export function listDatasetFiles(dir: string): string[] {
   const absolute = resolve(dir);

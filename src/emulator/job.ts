@@ -20,60 +20,37 @@ import { usePrepClock } from './prep.js';
 import { Loader, type Batch } from './loader.js';
 
 /**
- * The emulated training job: `node dist/src/emulator/job.js --data DIR [options]`.
- * A training loop over a DataLoader-like loader (./loader.ts) with real file
- * reads and real CPU pre-processing, and an emulated accelerator that sleeps
- * --compute-ms per batch (as MLPerf Storage and DLIO emulate accelerators).
- * The sleep blocks the loop's thread, as a training loop blocks in a device
- * synchronisation; loader replies queue meanwhile and are taken between
- * iterations.
- * It speaks the event protocol v1 when DSA_MODE is set, and runs unprofiled
- * (printing only a summary line) when it is not.
+ * The emulated training job: `node dist/src/emulator/job.js --data DIR [options]`. A training loop over a
+ * DataLoader-like loader (./loader.ts) with real file reads and real CPU pre-processing, and an emulated accelerator
+ * that sleeps --compute-ms per batch (as MLPerf Storage and DLIO emulate accelerators). The sleep blocks the loop's
+ * thread, as a training loop blocks in a device synchronisation; loader replies queue meanwhile and are taken between
+ * iterations. It speaks the event protocol v1 when DSA_MODE is set, and runs unprofiled (printing only a summary line)
+ * when it is not.
  */
 
-/** Options of the emulated job. */
-export interface JobOptions {
-  /** Dataset folder. */
+/** Options of the emulated job: parseOptions' flags, each with its help there. */
+interface JobOptions {
   data: string;
-  /**
-   * Fetch each sample from this URL's folder instead of reading it (the demo's object store): the file names come from
-   * --data.
-   */
   remoteBase?: string;
-  /** Samples per batch. */
   batchSize: number;
-  /** Loader worker threads (0: load in the training loop's thread). */
   workers: number;
-  /** Batches in flight per worker. */
   prefetchFactor: number;
-  /** Emulated accelerator time per batch, ms. */
   computeMs: number;
-  /** Pre-processing time per sample, ms. */
   prepMs: number;
-  /** Clock the prep time is counted on: wall time or the worker's CPU time. */
   prepClock: PrepClock;
-  /** Epochs to run; default 1, or unbounded when an iteration budget is set. */
   epochs?: number;
-  /** Iteration budget; overrides DSA_ITERATIONS. */
   iterations?: number;
-  /** Seed of the epoch permutations. */
   seed: number;
-  /** Exit with CRASH_EXIT_CODE after this many iterations. */
   crashAtIteration?: number;
-  /**
-   * Crash only in this mode (DSA_MODE, or the block the control file switched to); the count is of the mode's
-   * iterations.
-   */
+  /** The count is of the mode's iterations (DSA_MODE, or the block the control file switched to). */
   crashMode?: Mode;
-  /** Stop iterating after this many iterations and wait until killed. */
   hangAtIteration?: number;
-  /** Hang only when DSA_MODE equals this mode. */
   hangMode?: Mode;
 }
 
 /**
- * Exit code of a crash asked for with --crash-at-iteration: none of the CLI's
- * own exit codes (src/errors.ts), so a test can tell the job's crash apart.
+ * Exit code of a crash asked for with --crash-at-iteration: none of the CLI's own exit codes (src/errors.ts), so a test
+ * can tell the job's crash apart.
  */
 export const CRASH_EXIT_CODE = 42;
 
@@ -146,11 +123,9 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 const SPIN_TAIL_MS = 0.5;
 
 /**
- * Blocks the thread until the deadline, as a training loop blocks in a device
- * synchronisation (CUDA spins at the end, too, under cudaDeviceScheduleSpin).
- * A setTimeout sleep overshot a 10 ms compute by 0.5 ms (timers have
- * millisecond granularity and fire late under load); this one is within
- * microseconds.
+ * Blocks the thread until the deadline, as a training loop blocks in a device synchronisation (CUDA spins at the end,
+ * too, under cudaDeviceScheduleSpin). A setTimeout sleep overshot a 10 ms compute by 0.5 ms (timers have millisecond
+ * granularity and fire late under load); this one is within microseconds.
  */
 function blockUntil(deadlineMs: number): void {
   for (;;) {
@@ -165,9 +140,8 @@ function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-// The loop lets the event loop run at least this often, for signals: a replayed
-// batch never waits on anything but microtasks. Not every iteration, as a turn
-// of the event loop costs about 0.1 ms, 1% of a 10 ms iteration.
+// The loop lets the event loop run at least this often, for signals: a replayed batch never waits on anything but
+// microtasks. Not every iteration, as a turn of the event loop costs about 0.1 ms, 1% of a 10 ms iteration.
 const YIELD_EVERY_MS = 20;
 
 /** Waits until a signal ends the process: a handle keeps the event loop alive, nothing else happens. */
@@ -177,10 +151,9 @@ function hangForever(): Promise<never> {
 }
 
 /**
- * The batches of a launch whose mode may switch (DSA_CONTROL_FILE): the real
- * loader's, or in a synthetic block the last real batch again. The loader
- * keeps its workers through a synthetic block, as the PyTorch hook does: the
- * batches they prefetched are counted as in flight at the next switch.
+ * The batches of a launch whose mode may switch (DSA_CONTROL_FILE): the real loader's, or in a synthetic block the last
+ * real batch again. The loader keeps its workers through a synthetic block, as the PyTorch hook does: the batches they
+ * prefetched are counted as in flight at the next switch.
  */
 function switchableBatches(loader: Loader, epochs: number, modeNow: () => Mode | undefined): AsyncIterator<Batch> {
   const real = loader.batches(epochs);
@@ -263,9 +236,8 @@ function startLoader(options: JobOptions, files: string[], workers: number): Loa
 }
 
 /**
- * What the loop has done so far, and the mode it is in. An iteration's compute
- * is the time from receiving its batch to asking for the next one (protocol v1),
- * so writing its event, the stop-file check and any bookkeeping count too: its
+ * What the loop has done so far, and the mode it is in. An iteration's compute is the time from receiving its batch to
+ * asking for the next one (protocol v1), so writing its event, the stop-file check and any bookkeeping count too: its
  * event is written when the next request starts.
  */
 class Progress {
@@ -354,8 +326,8 @@ async function trainLoop({ options, loader, source, writer, progress, budget, st
     }
     const askedMs = nowMs();
     progress.record(askedMs);
-    // Loader replies that came during the blocking compute are taken when the
-    // batch is not at hand yet: then the loop waits, and the event loop runs.
+    // Loader replies that came during the blocking compute are taken when the batch is not at hand yet: then the loop
+    // waits, and the event loop runs.
     if (askedMs - yieldedMs >= YIELD_EVERY_MS) {
       await yieldToEventLoop();
       yieldedMs = nowMs();
@@ -434,9 +406,8 @@ async function run(argv: readonly string[]): Promise<number> {
 }
 
 /**
- * Ends the process with `code` once the loader's worker threads are gone:
- * Node 20 can abort (SIGABRT, exit 134) when process.exit tears down a worker
- * thread that is still running, and a test that asked for exit 42 saw 134.
+ * Ends the process with `code` once the loader's worker threads are gone: Node 20 can abort (SIGABRT, exit 134) when
+ * process.exit tears down a worker thread that is still running, and a test that asked for exit 42 saw 134.
  */
 async function exitAfterWorkers(loader: Loader | undefined, code: number): Promise<never> {
   // A worker stuck in a system call cannot be terminated: exit anyway after a second.

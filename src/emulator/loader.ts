@@ -5,20 +5,16 @@ import { mixSeed, mulberry32, permutation } from '../random.js';
 import { prepareBatch, type PreparedBatch } from './prep.js';
 
 /**
- * An emulation of torch.utils.data.DataLoader over worker threads, iterated
- * once over a repeating sampler (as training loops that count steps, not
- * epochs, do):
- * - each epoch, a fresh seeded permutation of the files is cut into batches
- *   (the last one may be short, as with drop_last=False), and the epochs follow
- *   each other in one stream of batches numbered from 0;
+ * An emulation of torch.utils.data.DataLoader over worker threads, iterated once over a repeating sampler (as training
+ * loops that count steps, not epochs, do):
+ * - each epoch, a fresh seeded permutation of the files is cut into batches (the last one may be short, as with
+ *   drop_last=False), and the epochs follow each other in one stream of batches numbered from 0;
  * - batch k of the stream goes to worker k mod W, which builds the whole batch;
- * - prefetchFactor * W batches are in flight, and one more is dispatched each
- *   time a batch is handed to the training loop (DataLoader's _try_put_index),
- *   across epoch boundaries too: the pipeline never drains between epochs, so
- *   the settings alone set the pace (./expected.ts);
+ * - prefetchFactor * W batches are in flight, and one more is dispatched each time a batch is handed to the training
+ *   loop (DataLoader's _try_put_index), across epoch boundaries too: the pipeline never drains between epochs, so the
+ *   settings alone set the pace (./expected.ts);
  * - batches are delivered in order, whichever worker finishes first.
- * With 0 workers, batches are built in the training loop's thread on demand
- * (num_workers=0).
+ * With 0 workers, batches are built in the training loop's thread on demand (num_workers=0).
  */
 
 /** Options of the loader. */
@@ -38,8 +34,8 @@ export interface LoaderOptions {
   /** Seed of the epoch permutations. */
   seed: number;
   /**
-   * Called once when decoding alone systematically takes longer than prepMs (in
-   * over a quarter of at least 8 samples: single spikes on a busy machine do not count).
+   * Called once when decoding alone systematically takes longer than prepMs (in over a quarter of at least 8 samples:
+   * single spikes on a busy machine do not count).
    */
   onDecodeOverrun?: (overrun: DecodeOverrun) => void;
   /** Called as each batch is sent to a worker (for tests: what is in flight when). */
@@ -79,8 +75,8 @@ export interface Batch extends PreparedBatch {
   /** Index of the batch within its epoch. */
   index: number;
   /**
-   * Files of the same worker's later batches whose reads had started when this
-   * batch was prepared: reading overlapped preparing. Always 0 without workers.
+   * Files of the same worker's later batches whose reads had started when this batch was prepared: reading overlapped
+   * preparing. Always 0 without workers.
    */
   readAheadFiles: number;
 }
@@ -187,10 +183,9 @@ export class Loader {
   }
 
   /**
-   * The batches of `epochs` epochs (unbounded by default) as one stream, in
-   * order; `limit` stops after that many batches and dispatches no more
-   * (synthetic mode asks for one). A loader is iterated once, like a DataLoader
-   * over an infinite sampler.
+   * The batches of `epochs` epochs (unbounded by default) as one stream, in order; `limit` stops after that many
+   * batches and dispatches no more (synthetic mode asks for one). A loader is iterated once, like a DataLoader over an
+   * infinite sampler.
    */
   async *batches(epochs = Infinity, limit = Infinity): AsyncGenerator<Batch> {
     if (this.streaming) throw new Error('Loader.batches: a loader is iterated once');
@@ -229,9 +224,8 @@ export class Loader {
   }
 
   /**
-   * Stops the worker threads. Idempotent. Each worker is asked to stop after
-   * the sample it is preparing and exits by itself; Worker.terminate() is the
-   * fallback only, since Node 20 aborts the whole process (SIGABRT) when it
+   * Stops the worker threads. Idempotent. Each worker is asked to stop after the sample it is preparing and exits by
+   * itself; Worker.terminate() is the fallback only, since Node 20 aborts the whole process (SIGABRT) when it
    * interrupts a worker inside zlib.
    */
   async close(): Promise<void> {

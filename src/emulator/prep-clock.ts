@@ -4,29 +4,24 @@ import { loadLibc } from '../system/kernel/libc.js';
 
 /**
  * The clock a sample's prep time is counted on.
- * - wall: prepMs of elapsed time per sample, whatever the CPU does meanwhile;
- *   robust on a busy machine, but CPU limits do not slow it down.
- * - cpu: prepMs of this thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), so
- *   prep competes for CPUs like real decoding does, and an affinity mask or a
- *   cpuset with fewer CPUs slows it as it would a real pipeline.
+ * - wall: prepMs of elapsed time per sample, whatever the CPU does meanwhile; robust on a busy machine, but CPU limits
+ *   do not slow it down.
+ * - cpu: prepMs of this thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), so prep competes for CPUs like real decoding
+ *   does, and an affinity mask or a cpuset with fewer CPUs slows it as it would a real pipeline.
  */
 export type PrepClock = 'wall' | 'cpu';
 
 export const PREP_CLOCKS: readonly PrepClock[] = ['wall', 'cpu'];
 
 /**
- * A reader of the calling thread's CPU time in ms. The kernel's scheduler
- * statistics (/proc/thread-self/schedstat: time on CPU in ns, the same count
- * CLOCK_THREAD_CPUTIME_ID reads) through a file kept open and re-read at
- * offset 0, a few microseconds a read. Loading a native addon in every loader
- * worker thread instead crashed a job at start-up here (koffi's module
- * initialisation aborted the process), so koffi's clock_gettime is only the
- * fallback for kernels without schedstat.
+ * A reader of the calling thread's CPU time in ms. The kernel's scheduler statistics (/proc/thread-self/schedstat: time
+ * on CPU in ns, the same count CLOCK_THREAD_CPUTIME_ID reads) through a file kept open and re-read at offset 0, a few
+ * microseconds a read. Loading a native addon in every loader worker thread instead crashed a job at start-up here
+ * (koffi's module initialisation aborted the process), so koffi's clock_gettime is only the fallback for kernels
+ * without schedstat.
  *
- * The schedstat count is brought up to date at scheduler ticks (4 ms at
- * HZ=250), so one read may lag by up to a tick; prep carries each sample's
- * deadline to the next, so the lag moves time between samples and the mean
- * stays exact.
+ * The schedstat count is brought up to date at scheduler ticks (4 ms at HZ=250), so one read may lag by up to a tick;
+ * prep carries each sample's deadline to the next, so the lag moves time between samples and the mean stays exact.
  */
 export function threadCpuClock(): () => number {
   let fd: number;

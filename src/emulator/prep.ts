@@ -6,13 +6,11 @@ import { inflateSync } from 'node:zlib';
 import { prepClock, type PrepClock } from './prep-clock.js';
 
 /**
- * Pre-processing of samples, as a DataLoader worker does it: read the file (a
- * real read through the page cache), decode it, then transform the decoded
- * bytes until `prepMs` have passed on the prep clock since decoding started
- * (./prep-clock.ts: wall time by default, or the thread's CPU time). When decoding alone takes longer, the sample
- * takes longer, and `decodeMs` says by how much. Reading is kept apart from
- * decoding so that a worker can read its next batch while it prepares this one
- * (./worker.ts).
+ * Pre-processing of samples, as a DataLoader worker does it: read the file (a real read through the page cache), decode
+ * it, then transform the decoded bytes until `prepMs` have passed on the prep clock since decoding started
+ * (./prep-clock.ts: wall time by default, or the thread's CPU time). When decoding alone takes longer, the sample takes
+ * longer, and `decodeMs` says by how much. Reading is kept apart from decoding so that a worker can read its next batch
+ * while it prepares this one (./worker.ts).
  */
 
 /** What preparing one batch produced. */
@@ -43,8 +41,7 @@ export interface PreparedSample {
 
 // Bytes transformed between two looks at the clock: about 10-20 microseconds of work.
 const SLICE_BYTES = 16 * 1024;
-// The CPU clock is a syscall: look at it only after this much wall time, and
-// at every slice once the deadline is near.
+// The CPU clock is a syscall: look at it only after this much wall time, and at every slice once the deadline is near.
 const CPU_CLOCK_EVERY_MS = 0.25;
 
 let clockKind: PrepClock = 'wall';
@@ -82,15 +79,12 @@ function transformUntil(decoded: Uint8Array, deadlineMs: number): number {
 }
 
 /**
- * Decodes and transforms the bytes of one sample file until `prepMs` of wall
- * clock have passed since decoding started, or since `fromMs` when given: a
- * worker going straight on from its previous sample passes that sample's
- * deadline, so that a busy worker prepares exactly one sample per prepMs. On a
- * shared machine a thread is often descheduled when its deadline passes and
- * resumes a time slice later (a few ms under CFS, more on a loaded machine);
- * without the carry that lateness would add to every sample. At most prepMs is
- * carried (the sample is then only decoded), so a long stall is not made up by
- * skipping the work of several samples.
+ * Decodes and transforms the bytes of one sample file until `prepMs` of wall clock have passed since decoding started,
+ * or since `fromMs` when given: a worker going straight on from its previous sample passes that sample's deadline, so
+ * that a busy worker prepares exactly one sample per prepMs. On a shared machine a thread is often descheduled when its
+ * deadline passes and resumes a time slice later (a few ms under CFS, more on a loaded machine); without the carry that
+ * lateness would add to every sample. At most prepMs is carried (the sample is then only decoded), so a long stall is
+ * not made up by skipping the work of several samples.
  */
 export function prepareData(data: Uint8Array, prepMs: number, fromMs?: number): PreparedSample {
   const startMs = now();
@@ -107,8 +101,8 @@ export function prepareSample(path: string, prepMs: number): PreparedSample {
 }
 
 /**
- * Starts reading every file of a batch at once. The reads run in libuv's
- * threadpool, so they proceed while the calling thread prepares other samples.
+ * Starts reading every file of a batch at once. The reads run in libuv's threadpool, so they proceed while the calling
+ * thread prepares other samples.
  */
 export function readBatch(paths: readonly string[]): Promise<Buffer[]> {
   return Promise.all(paths.map((path) => (isRemote(path) ? fetchSample(path) : readFile(path))));

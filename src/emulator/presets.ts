@@ -1,7 +1,6 @@
 /**
- * Settings of the emulated job used by `demo`, the known-cost test and the
- * accuracy benchmark: every stage significant, so all three parts of the
- * split show and can be checked against what the settings imply.
+ * Settings of the emulated job used by `demo`, the known-cost test and the accuracy benchmark: every stage significant,
+ * so all three parts of the split show and can be checked against what the settings imply.
  */
 export const EMULATOR_PRESETS = {
   /** The demo: 256 MiB of 1 MiB files, about 2 minutes. */

@@ -1,8 +1,7 @@
-// The emulated job's reads of remote samples (job.ts --remote-base): a GET of
-// each sample's URL, sent to the proxy in HTTP_PROXY when one is set, as
-// clients that honour the variable do (requests, boto3, curl), so the
-// profiler's metering proxy sees every request. Kept-alive connections, one
-// request at a time per connection, as a loader worker's client would.
+// The emulated job's reads of remote samples (job.ts --remote-base): a GET of each sample's URL, sent to the proxy in
+// HTTP_PROXY when one is set, as clients that honour the variable do (requests, boto3, curl), so the profiler's
+// metering proxy sees every request. Kept-alive connections, one request at a time per connection, as a loader worker's
+// client would.
 import http from 'node:http';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });

@@ -3,12 +3,10 @@ import { BatchAccumulator, prepareData, readBatch, usePrepClock } from './prep.j
 import type { PrepClock } from './prep-clock.js';
 import { STOP_MESSAGE, type WorkerRequest, type WorkerReply } from './loader.js';
 
-// A loader worker thread. Its batches are prepared one at a time in the order
-// they were asked for, like a DataLoader worker's index queue, but the files of
-// every queued batch are read as soon as it is asked for: the reads run in
-// libuv's threadpool while this thread prepares the batch before it. So
-// storage stays busy whenever a worker has a batch queued, and a throttled
-// disk alone sets the pace when it is the slowest stage (see ./expected.ts).
+// A loader worker thread. Its batches are prepared one at a time in the order they were asked for, like a DataLoader
+// worker's index queue, but the files of every queued batch are read as soon as it is asked for: the reads run in
+// libuv's threadpool while this thread prepares the batch before it. So storage stays busy whenever a worker has a
+// batch queued, and a throttled disk alone sets the pace when it is the slowest stage (see ./expected.ts).
 if (parentPort === null) throw new Error('emulator worker must run in a worker thread');
 const port = parentPort;
 usePrepClock((workerData as { prepClock?: PrepClock } | null)?.prepClock ?? 'wall');

@@ -2,11 +2,9 @@ import type { Profile } from '../schema/profile.js';
 import { capObstacle, throttleObstacle, type DataSource } from '../profile/data-sources/data-source.js';
 
 /**
- * Why cache points cannot run on this machine, or null: the cap needs
- * per-file page-cache control and trustworthy mincore readings; a profile
- * whose cold mode throttled storage needs the same throttle (a writable
- * io/blkio cgroup; env's DSA_CGROUP_PARENT names a delegated one). The data
- * source says what it can do.
+ * Why cache points cannot run on this machine, or null: the cap needs per-file page-cache control and trustworthy
+ * mincore readings; a profile whose cold mode throttled storage needs the same throttle (a writable io/blkio cgroup;
+ * env's DSA_CGROUP_PARENT names a delegated one). The data source says what it can do.
  */
 export function cachePointObstacle(
   profile: Profile,

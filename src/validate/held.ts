@@ -1,45 +1,27 @@
-// Whether a validate point tested what it asked for: a cache point whose
-// dataset residency stayed near the target, a CPU point whose affinity
-// reached every thread of the job. A point that did not is "not held": its
-// measurement is kept but left out of the model's error, since the asked
-// setting was not tested (issue 13, item 2).
+// Whether a validate point tested what it asked for: a cache point whose dataset residency stayed near the target, a
+// CPU point whose affinity reached every thread of the job. A point that did not is "not held": its measurement is kept
+// but left out of the model's error, since the asked setting was not tested (issue 13, item 2).
+import type { z } from 'zod';
+import type { AffinityVerdictSchema, ResidencyVerdictSchema } from '../schema/validate-output.js';
 
 /** Relative half-width of the band a cache point's residency must stay in. */
 const RESIDENCY_BAND = 0.1;
 /**
- * Least half-width of the band, as a share of the dataset: a cap of 0 (or a
- * few files) still has the files being read in the cache, and the band must
- * not be narrower than that.
+ * Least half-width of the band, as a share of the dataset: a cap of 0 (or a few files) still has the files being read
+ * in the cache, and the band must not be narrower than that.
  */
 const RESIDENCY_BAND_FLOOR = 0.01;
 /** Share of the readings that must lie in the band, beside the mean. */
 const IN_BAND_QUORUM = 0.5;
 
 /** How a cache point's residency went over its measured window. */
-export interface ResidencyVerdict {
-  /** The cap asked for, bytes (at most the dataset). */
-  targetBytes: number;
-  /** Half-width of the band around the target, bytes. */
-  toleranceBytes: number;
-  /** Mean dataset bytes resident over the measured window; null without readings. */
-  meanBytes: number | null;
-  /** Smallest and largest reading, bytes. */
-  minBytes: number | null;
-  maxBytes: number | null;
-  /** Readings in the measured window. */
-  readings: number;
-  /** Share of those readings inside the band. */
-  inBandShare: number;
-  /** Whether the cap held: the mean inside the band and most readings too. */
-  held: boolean;
-}
+export type ResidencyVerdict = z.infer<typeof ResidencyVerdictSchema>;
 
 /**
- * Judges residency readings against a target: held when the mean lies within
- * ±RESIDENCY_BAND of the target (at least ±RESIDENCY_BAND_FLOOR of the
- * dataset) and at least IN_BAND_QUORUM of the readings do. The mean is what
- * the prediction is made at; the quorum keeps a cache that swung between
- * empty and full, with a mean near the target by chance, from passing.
+ * Judges residency readings against a target: held when the mean lies within ±RESIDENCY_BAND of the target (at least
+ * ±RESIDENCY_BAND_FLOOR of the dataset) and at least IN_BAND_QUORUM of the readings do. The mean is what the prediction
+ * is made at; the quorum keeps a cache that swung between empty and full, with a mean near the target by chance, from
+ * passing.
  */
 export function judgeResidency(
   readingsBytes: readonly number[],
@@ -83,18 +65,7 @@ export interface ThreadAffinity {
 }
 
 /** Whether a CPU point's affinity reached the job. */
-export interface AffinityVerdict {
-  /** CPUs asked for. */
-  cpus: number[];
-  /** Threads checked (every thread of every process of the job, once, mid-run). */
-  threads: number;
-  /** Threads that may run on CPUs outside the asked ones. */
-  outside: number;
-  /** A thread outside, with its CPUs, for the message. */
-  example: string | null;
-  /** Whether it held: threads were seen and none may run elsewhere. */
-  held: boolean;
-}
+export type AffinityVerdict = z.infer<typeof AffinityVerdictSchema>;
 
 /** Judges the job's threads' affinity masks against the CPUs asked for. */
 export function judgeAffinity(threads: readonly ThreadAffinity[], cpus: readonly number[]): AffinityVerdict {

@@ -1,6 +1,5 @@
-// How each kind of validate point is measured: what it holds while the job
-// runs (a cache cap, an affinity mask, a throttle, delayed requests), the run,
-// and the outcome it hands to run-validate.ts.
+// How each kind of validate point is measured: what it holds while the job runs (a cache cap, an affinity mask, a
+// throttle, delayed requests), the run, and the outcome it hands to run-validate.ts.
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
@@ -79,10 +78,9 @@ export async function measurePoint(point: ValidationPoint, ctx: PointContext): P
 }
 
 /**
- * A write point: the cached mode (the data in memory, so the saves are what
- * the throttle changes) with the job's writes to every disk held to the
- * point's rate, set up for this run alone; its saves' own events give its
- * checkpoint stall, by the profile's arithmetic (checkpointStall).
+ * A write point: the cached mode (the data in memory, so the saves are what the throttle changes) with the job's writes
+ * to every disk held to the point's rate, set up for this run alone; its saves' own events give its checkpoint stall,
+ * by the profile's arithmetic (checkpointStall).
  */
 async function measureWritePoint(
   point: PointOf<'write'>,
@@ -161,9 +159,8 @@ export function latencyObstacle(
 }
 
 /**
- * A latency point: the cold mode with every request to the origin held at
- * the metering proxy for the asked time less the profiled one, so its first
- * byte comes when a store that far away would send it.
+ * A latency point: the cold mode with every request to the origin held at the metering proxy for the asked time less
+ * the profiled one, so its first byte comes when a store that far away would send it.
  */
 function measureLatencyPoint(
   point: PointOf<'latency'>,
@@ -189,9 +186,8 @@ function measureLatencyPoint(
 }
 
 /**
- * A bandwidth point: the cold mode with the data's reads held to the point's
- * bandwidth (a storage throttle, or for remote data the metering proxy's
- * cap), set up for this run alone.
+ * A bandwidth point: the cold mode with the data's reads held to the point's bandwidth (a storage throttle, or for
+ * remote data the metering proxy's cap), set up for this run alone.
  */
 /** The name of a bandwidth point's throttle (its cgroup): this process's, apart from its other points'. */
 const pointThrottleName = (index: number) => `validate-${process.pid}-bw-${index}`;
@@ -253,9 +249,8 @@ async function runHeld(
 }
 
 /**
- * A control, CPU or loader-workers point: the cached mode at the point's
- * setting, then whether the setting held (every thread inside the affinity
- * mask; the job ran the workers asked).
+ * A control, CPU or loader-workers point: the cached mode at the point's setting, then whether the setting held (every
+ * thread inside the affinity mask; the job ran the workers asked).
  */
 async function measureSettingsPoint(
   point: PointOf<'control' | 'cpus' | 'workers'>,
@@ -362,11 +357,10 @@ class ResidencyReadings {
 }
 
 /**
- * One run of a cache point: the dataset evicted, then the job run with the
- * cap holding the dataset's page cache at the target (an LRU of the files it
- * closed). The first epoch fills the cache and is not measured; the epochs
- * after it are the model's steady state. Residency readings (mincore, through
- * the cap, sampled on large datasets) judge whether the target held.
+ * One run of a cache point: the dataset evicted, then the job run with the cap holding the dataset's page cache at the
+ * target (an LRU of the files it closed). The first epoch fills the cache and is not measured; the epochs after it are
+ * the model's steady state. Residency readings (mincore, through the cap, sampled on large datasets) judge whether the
+ * target held.
  */
 async function measureCachePoint(
   point: PointOf<'cache'>,

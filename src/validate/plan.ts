@@ -1,10 +1,9 @@
 // How long each validate point should take, before it starts (issue 13, item 3).
 //
-// From the profile alone: the what-if model's rates (the first epoch of a
-// cache point is cold, the rest at the target's steady hit ratio), the epochs
-// a cache point runs, the iterations a control or CPU point took to reach its
-// precision when the profile measured the cached mode, and the job's start-up
-// (the cached mode's wall time beyond its iterations).
+// From the profile alone: the what-if model's rates (the first epoch of a cache point is cold, the rest at the target's
+// steady hit ratio), the epochs a cache point runs, the iterations a control or CPU point took to reach its precision
+// when the profile measured the cached mode, and the job's start-up (the cached mode's wall time beyond its
+// iterations).
 import type { Profile } from '../schema/profile.js';
 import { baseScenario, predict, type FittedModel } from '../whatif/model.js';
 import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';

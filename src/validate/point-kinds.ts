@@ -1,24 +1,17 @@
-// validate's point kinds, one row each: how a point is named to the user and
-// on disk, which scenario the model predicts it at, and how long it runs.
-// The plan (plan.ts), the runs (run-validate.ts) and the progress lines
-// (report/validate-progress.ts) read this table instead of telling the kinds
-// apart themselves, so a new kind is one row here and its measurer in
-// measure-point.ts (MEASURERS).
+// validate's point kinds, one row each: how a point is named to the user and on disk, which scenario the model predicts
+// it at, and how long it runs. The plan (plan.ts), the runs (run-validate.ts) and the progress lines
+// (report/validate-progress.ts) read this table instead of telling the kinds apart themselves, so a new kind is one row
+// here and its measurer in measure-point.ts (MEASURERS).
+import type { z } from 'zod';
+import type { ValidationPointSchema } from '../schema/validate-output.js';
 import { formatBytes, formatRate } from '../units.js';
 import type { Scenario } from '../whatif/model.js';
 
 /**
- * One point to check: a cache size, a CPU count, or the control (the profiled
- * settings again, which shows how far the job's pace moves between runs).
+ * One point to check: a cache size, a CPU count, or the control (the profiled settings again, which shows how far the
+ * job's pace moves between runs).
  */
-export type ValidationPoint =
-  | { kind: 'cache'; cacheBytes: number; recommended?: boolean; cpus?: number }
-  | { kind: 'cpus'; cpus: number }
-  | { kind: 'workers'; workers: number }
-  | { kind: 'bandwidth'; bytesPerSec: number }
-  | { kind: 'latency'; latencySec: number }
-  | { kind: 'write'; bytesPerSec: number }
-  | { kind: 'control' };
+export type ValidationPoint = z.infer<typeof ValidationPointSchema>;
 
 /** The kinds of points validate runs. */
 export type PointKindName = ValidationPoint['kind'];
@@ -33,9 +26,8 @@ export interface PointKind<P extends ValidationPoint> {
   /** The point's name in its run folder (`point-<n>-<label>`). */
   folderLabel(point: P): string;
   /**
-   * How long it runs: `epochs` (a cache point: the first epoch fills the
-   * cache, the rest are measured) or `until-precise` (the 95% CI tight, or
-   * the iteration budget spent).
+   * How long it runs: `epochs` (a cache point: the first epoch fills the cache, the rest are measured) or
+   * `until-precise` (the 95% CI tight, or the iteration budget spent).
    */
   runs: 'epochs' | 'until-precise';
   /** The scenario the model predicts it at, from the profiled one (`datasetBytes`: the whole dataset cached). */

@@ -1,6 +1,5 @@
-// Which points validate runs, from what was asked: cache sizes (bytes, shares
-// of the dataset, or whatif's recommendation) and CPU counts, after the
-// control. Pure: the sizes are resolved against the profile and its model.
+// Which points validate runs, from what was asked: cache sizes (bytes, shares of the dataset, or whatif's
+// recommendation) and CPU counts, after the control. Pure: the sizes are resolved against the profile and its model.
 import { ExitCode, UserError } from '../errors.js';
 import type { Profile } from '../schema/profile.js';
 import { resolveCacheSize, type CacheSize } from '../units.js';

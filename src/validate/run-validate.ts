@@ -72,9 +72,8 @@ export interface ValidateInput {
   /** Seconds before a point's job is stopped whatever it reported. */
   timeoutSec: number;
   /**
-   * Pause DAMON's proactive reclaim while the points run, as profile does
-   * (default true; validate --keep-reclaim sets false): the points then run
-   * on the machine the profile measured.
+   * Pause DAMON's proactive reclaim while the points run, as profile does (default true; validate --keep-reclaim sets
+   * false): the points then run on the machine the profile measured.
    */
   pauseReclaim?: boolean;
   /**
@@ -127,14 +126,11 @@ export interface ValidationRun {
 }
 
 /**
- * Runs the profiled job again at other cache sizes (a cap holds the dataset's
- * page cache at each size: src/system/keepers/cache-cap.ts) and CPU counts (affinity),
- * and sets what it measures beside what the what-if model predicts. The model
- * is fitted on the profile alone, so each point is a prediction of a run it
- * has not seen. Cache points are left out where this machine cannot cap the
- * page cache (cache-obstacle.ts); the plan is announced before the first
- * point starts. A profile the model cannot fit is answered with NotEnoughData
- * before anything runs.
+ * Runs the profiled job again at other cache sizes (a cap holds the dataset's page cache at each size:
+ * src/system/keepers/cache-cap.ts) and CPU counts (affinity), and sets what it measures beside what the what-if model
+ * predicts. The model is fitted on the profile alone, so each point is a prediction of a run it has not seen. Cache
+ * points are left out where this machine cannot cap the page cache (cache-obstacle.ts); the plan is announced before
+ * the first point starts. A profile the model cannot fit is answered with NotEnoughData before anything runs.
  */
 export async function runValidation(
   input: ValidateInput,
@@ -149,9 +145,8 @@ export async function runValidation(
   if (stalled?.stalled)
     throw new UserError(VALIDATE_TEXT.stalled(stalled.mode, stalled.stalled.text), ExitCode.MissingInput);
   // Fitted once, on the profile alone (its CPU sweep included, when it has one): points, plan and predictions rest on
-  // it.
-  // The cap holds the page cache as an LRU of the files the job closed (cache-cap.ts): its points are that policy's to
-  // predict, not the kernel's.
+  // it. The cap holds the page cache as an LRU of the files the job closed (cache-cap.ts): its points are that policy's
+  // to predict, not the kernel's.
   const fit = fitModel(profile, { pageCacheModel: VALIDATE_CAP_POLICY });
   if (fit.kind === 'not-enough-data') return fit;
   const { model } = fit;
@@ -178,7 +173,7 @@ export async function runValidation(
     return await validatePoints(input, hooks, { model, points, notRun, interrupts });
   } catch (error) {
     // Interrupted before any point (the listing, the throttle's set-up): an interrupted run with nothing measured.
-    if (interrupts.interrupted && isAbort(error)) return { report: emptyReport(model, notRun), plan: [] };
+    if (interrupts.interrupted && isAbort(error)) return { report: reportOf(model, [], true, notRun), plan: [] };
     throw error;
   } finally {
     interrupts.dispose();
@@ -222,8 +217,8 @@ async function pointsOfListedData(
     ? (input.writeThrottle ?? cgroupWriteThrottle).obstacle(input.env)
     : null;
   if (writeBlocker !== null) throw new UserError(VALIDATE_TEXT.noWriteThrottle(writeBlocker), ExitCode.Environment);
-  // Storage as the profile saw it: its cold mode's throttle, for the cache points (the others run cached);
-  // refused before any point runs where this data cannot be throttled, as profile refuses.
+  // Storage as the profile saw it: its cold mode's throttle, for the cache points (the others run cached); refused
+  // before any point runs where this data cannot be throttled, as profile refuses.
   const throttleBps = points.some((p) => p.kind === 'cache') ? profile.options.storageBwBytesPerSec : null;
   let throttle: Throttle | null = null;
   try {
@@ -297,22 +292,20 @@ async function runPoints(
     results.push(result);
     hooks.onPointDone?.(result, index);
   }
-  return {
-    results,
-    interrupted: interrupts.interrupted,
-    ...errorSummary(results),
-    modelCaveats: model.caveats,
-    overlapMeasured: model.overlapMeasured,
-    notRun,
-  };
+  return reportOf(model, results, interrupts.interrupted, notRun);
 }
 
-/** The report of a run interrupted before its first point. */
-function emptyReport(model: FittedModel, notRun: ValidationPoint[]): ValidationReport {
+/** The report of the points run (none for a run interrupted before its first). */
+function reportOf(
+  model: FittedModel,
+  results: ValidationResult[],
+  interrupted: boolean,
+  notRun: ValidationPoint[],
+): ValidationReport {
   return {
-    results: [],
-    interrupted: true,
-    ...errorSummary([]),
+    results,
+    interrupted,
+    ...errorSummary(results),
     modelCaveats: model.caveats,
     overlapMeasured: model.overlapMeasured,
     notRun,

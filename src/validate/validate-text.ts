@@ -1,9 +1,9 @@
 /**
- * What validate says of each point it ran: where it ran, whether the setting
- * held (affinity, num_workers, the cache's size), and why nothing could run.
- * run-validate.ts decides; the words live here.
+ * What validate says of each point it ran: where it ran, whether the setting held (affinity, num_workers, the cache's
+ * size), and why nothing could run. run-validate.ts decides; the words live here.
  */
 import { formatBytes } from '../units.js';
+import type { ResidencyVerdict } from './held.js';
 
 /** A run's end: its status and why it stopped. */
 const ended = (status: string, stopReason: string): string => `${status} (${stopReason})`;
@@ -83,16 +83,7 @@ export const VALIDATE_TEXT = {
     'file) is not; where it is not, the stall measured here is the profiled one, not what storage this ' +
     'slow would cost',
   residencyUnmeasured: 'dataset residency not measured in the measured window: not held',
-  residency: (r: {
-    minBytes: number;
-    maxBytes: number;
-    meanBytes: number;
-    readings: number;
-    sampled: boolean;
-    inBandShare: number;
-    toleranceBytes: number;
-    held: boolean;
-  }) =>
+  residency: (r: ResidencyVerdict & { minBytes: number; maxBytes: number; meanBytes: number; sampled: boolean }) =>
     `dataset in page cache ${formatBytes(r.minBytes)}-${formatBytes(r.maxBytes)}, mean ${formatBytes(r.meanBytes)} ` +
     `(mincore, ${r.readings} readings${r.sampled ? ', sampled' : ''}, ${Math.round(r.inBandShare * 100)}% within ±${formatBytes(r.toleranceBytes)}): ${r.held ? 'held' : 'NOT held'}`,
   cacheNote: (targetBytes: number, held: string, status: string, stopReason: string) =>

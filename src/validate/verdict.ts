@@ -1,7 +1,6 @@
-// What a validate run says: whether the model met its error target, whether
-// the fetch stall is gone at the recommended cache, and whether the run
-// itself ended well. Pure: judgements as data; report/validate-terminal.ts
-// puts them in words.
+// What a validate run says: whether the model met its error target, whether the fetch stall is gone at the recommended
+// cache, and whether the run itself ended well. Pure: judgements as data; report/validate-terminal.ts puts them in
+// words.
 import { combinedHalfWidth } from '../analysis/estimate.js';
 import { ExitCode } from '../errors.js';
 import { NEGLIGIBLE_FETCH_STALL } from '../whatif/model.js';
@@ -89,12 +88,10 @@ export type RecommendationVerdict =
 const HIT_RATIO_SLACK = 0.02;
 
 /**
- * Whether the fetch stall is gone at the recommended cache: its measured rate
- * against the control's (everything cached, no fetch stall), within noise:
- * both runs' 95% half-widths and the run-to-run variation the control showed
- * against the profile, combined. A residue beyond noise but under 2% is what
- * the recommendation aims for (recommend.ts), so it counts as gone and says
- * so. Null when no recommended cache point was measured.
+ * Whether the fetch stall is gone at the recommended cache: its measured rate against the control's (everything cached,
+ * no fetch stall), within noise: both runs' 95% half-widths and the run-to-run variation the control showed against the
+ * profile, combined. A residue beyond noise but under 2% is what the recommendation aims for (recommend.ts), so it
+ * counts as gone and says so. Null when no recommended cache point was measured.
  */
 export function recommendationVerdict(report: ValidationReport): RecommendationVerdict | null {
   const point = report.results.find((r) => r.point.kind === 'cache' && r.point.recommended);

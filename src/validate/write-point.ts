@@ -1,6 +1,5 @@
-// validate --write-bw: the job run again with its writes held to a rate, its
-// checkpoint stall and iteration time against whatif --write-bw's prediction
-// (pipelineWhatif: the steady pace plus the saves at that bandwidth). Pure:
+// validate --write-bw: the job run again with its writes held to a rate, its checkpoint stall and iteration time
+// against whatif --write-bw's prediction (pipelineWhatif: the steady pace plus the saves at that bandwidth). Pure:
 // measure-point.ts runs the job under the throttle and hands the results here.
 import { checkpointStall } from '../analysis/checkpoint-stall.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
@@ -64,9 +63,8 @@ export function measuredWrites(result: ModeResult): WriteMeasurement {
 }
 
 /**
- * Whether the stall is as predicted: within WRITE_STALL_TOLERANCE of the
- * measured stall, or of WRITE_STALL_ITERATION_FLOOR of the measured iteration
- * (the bound for the stall itself is the larger of a share and 3%
+ * Whether the stall is as predicted: within WRITE_STALL_TOLERANCE of the measured stall, or of
+ * WRITE_STALL_ITERATION_FLOOR of the measured iteration (the bound for the stall itself is the larger of a share and 3%
  * of the iteration); null without a measurement.
  */
 export function stallWithinTolerance(
@@ -80,10 +78,9 @@ export function stallWithinTolerance(
 }
 
 /**
- * Whether the throttle held the saves: a save that synced blocks at least
- * for its bytes at the rate, so one much faster wrote where the throttle does
- * not reach (tmpfs, a network file system). Buffered saves cannot tell, nor
- * saves of unknown size: null.
+ * Whether the throttle held the saves: a save that synced blocks at least for its bytes at the rate, so one much faster
+ * wrote where the throttle does not reach (tmpfs, a network file system). Buffered saves cannot tell, nor saves of
+ * unknown size: null.
  */
 export function writeHeld(
   prediction: WritePrediction,

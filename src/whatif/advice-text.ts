@@ -1,7 +1,6 @@
 /**
- * Words of the what-if: errors about what a profile lacks, caveats of the
- * fit, and the recommendation sentences. Kept apart from the arithmetic
- * (STYLE.md, "Words").
+ * Words of the what-if: errors about what a profile lacks, caveats of the fit, and the recommendation sentences. Kept
+ * apart from the arithmetic (STYLE.md, "Words").
  */
 import type { Mode } from '../schema/events.js';
 import { formatBytes, formatRate } from '../units.js';

@@ -1,11 +1,8 @@
 /**
- * What a prediction rests on that no measurement pinned, and the range it
- * spans. A resource that never set a mode's pace shows only a lower bound of
- * its capacity; the model then takes the capacity its physics allows (a
- * worker one CPU, a CPU one CPU-second a second) and keeps the other end here,
- * so an answer that depends on it prints as a range with the assumption
- * named, and the advice is made on the pessimistic end (DESIGN: capacities,
- * not paces).
+ * What a prediction rests on that no measurement pinned, and the range it spans. A resource that never set a mode's
+ * pace shows only a lower bound of its capacity; the model then takes the capacity its physics allows (a worker one
+ * CPU, a CPU one CPU-second a second) and keeps the other end here, so an answer that depends on it prints as a range
+ * with the assumption named, and the advice is made on the pessimistic end (DESIGN: capacities, not paces).
  */
 import type { FittedModel, Prediction, Scenario } from './model.js';
 import type { Assumption, PredictionRange } from './fit/assumptions-of.js';
@@ -51,9 +48,8 @@ export function atEnd(
 const VISIBLE_SHARE = 0.01;
 
 /**
- * The range of `point` (the prediction at the model's own values) over the
- * model's assumptions: every assumption at its pessimistic end, then at its
- * optimistic end; each assumption that alone moves the answer is named.
+ * The range of `point` (the prediction at the model's own values) over the model's assumptions: every assumption at its
+ * pessimistic end, then at its optimistic end; each assumption that alone moves the answer is named.
  */
 export function predictionRange(
   model: FittedModel,

@@ -1,8 +1,7 @@
 /**
- * Bisection over a monotone test: `above(x)` is false below some point of
- * [low, high] and true from it on. Returns the final bracket around that
- * point after `steps` halvings, or once it is no wider than `width`. Callers
- * take its low end (the last x that passed below), its high end, or the middle.
+ * Bisection over a monotone test: `above(x)` is false below some point of [low, high] and true from it on. Returns the
+ * final bracket around that point after `steps` halvings, or once it is no wider than `width`. Callers take its low end
+ * (the last x that passed below), its high end, or the middle.
  */
 export function bisect(
   low: number,

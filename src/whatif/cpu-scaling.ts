@@ -3,41 +3,24 @@ import type { IterationSummary, Profile } from '../schema/profile.js';
 import { stepCpuOf } from './fit/cpu-share.js';
 import { reallySlower } from './fit/modes.js';
 import { throughOrigin } from './through-origin.js';
+import type { z } from 'zod';
+import type { CpuScalingSchema } from '../schema/whatif-output.js';
 
 /** How effective parallelism grows with CPUs: eff(c) in "CPUs' worth of prep work per second". */
-export type CpuScaling =
-  | {
-      /** eff(c) = perCpu * c: assumed, no CPU sweep was run. */
-      kind: 'linear';
-      /** Effective parallelism per CPU, measured at the profiled CPU count (or assumed 1). */
-      perCpu: number;
-    }
-  | {
-      /** Fitted from a CPU sweep: piecewise linear through the points. */
-      kind: 'fitted';
-      /** (cpus, effective parallelism) pairs, ascending in cpus. */
-      points: { cpus: number; eff: number }[];
-      /** Where the points came from, e.g. 'profile --cpus 1,2,4'. */
-      source: string;
-    };
+export type CpuScaling = z.infer<typeof CpuScalingSchema>;
 
 /**
- * Fits eff(c), the effective parallelism of c CPUs, from the profile's CPU
- * sweep (profile --cpus): at each CPU count the cached mode's time per sample
- * is R*u/eff(c) when prep is the limit (DESIGN.md, what-if model), so
- * eff(c) = R*u*b / T_cached(c), with u the prep CPU-seconds per sample and b
- * the samples per iteration. The full-CPU cached mode adds a point. Returns
- * null without a sweep: the model then assumes linear scaling and says so.
- * A point where prep was not the limit only bounds eff(c) from below: it
- * counts at its capacity, its CPUs less what the training steps keep busy
+ * Fits eff(c), the effective parallelism of c CPUs, from the profile's CPU sweep (profile --cpus): at each CPU count
+ * the cached mode's time per sample is R*u/eff(c) when prep is the limit (DESIGN.md, what-if model), so eff(c) = R*u*b
+ * / T_cached(c), with u the prep CPU-seconds per sample and b the samples per iteration. The full-CPU cached mode adds
+ * a point. Returns null without a sweep: the model then assumes linear scaling and says so. A point where prep was not
+ * the limit only bounds eff(c) from below: it counts at its capacity, its CPUs less what the training steps keep busy
  * (k, fit/cpu-share.ts), never below what it did.
  *
- * Runs at the same CPU count (the cached mode and a sweep point at all CPUs)
- * measured the same thing twice; their times are pooled, weighted by their
- * precision, rather than one overwriting the other. On a shared machine one
- * run can land in a slow spell: a PyTorch profile here measured the cached mode
- * at 78.9 ± 8.5 ms (396.5 samples/s) and the sweep point at all CPUs at
- * 60.3 ± 2.9 ms (517.9 samples/s); validate's control then ran at 513.7 samples/s.
+ * Runs at the same CPU count (the cached mode and a sweep point at all CPUs) measured the same thing twice; their times
+ * are pooled, weighted by their precision, rather than one overwriting the other. On a shared machine one run can land
+ * in a slow spell: a PyTorch profile here measured the cached mode at 78.9 ± 8.5 ms (396.5 samples/s) and the sweep
+ * point at all CPUs at 60.3 ± 2.9 ms (517.9 samples/s); validate's control then ran at 513.7 samples/s.
  */
 export function fitCpuScaling(profile: Profile): Extract<CpuScaling, { kind: 'fitted' }> | null {
   const sweep = (profile.cpuSweep ?? []).filter((r) => r.status === 'ok' && r.summary && r.cpus);
@@ -84,10 +67,9 @@ export function effectiveParallelism(scaling: CpuScaling, cpus: number): number 
 }
 
 /**
- * Seconds per sample of runs that measured the same setting: the
- * inverse-variance weighted mean of their times (weights 1 / halfWidth^2),
- * with its half-width 1 / sqrt(sum of weights); the plain mean and no
- * half-width when a run has no interval to weigh it by.
+ * Seconds per sample of runs that measured the same setting: the inverse-variance weighted mean of their times (weights
+ * 1 / halfWidth^2), with its half-width 1 / sqrt(sum of weights); the plain mean and no half-width when a run has no
+ * interval to weigh it by.
  */
 export function pooledSecPerSample(summaries: IterationSummary[]): { sec: number; halfWidthSec: number | null } {
   const perSample = summaries.map((s) => ({

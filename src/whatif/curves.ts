@@ -1,11 +1,10 @@
 /**
- * The one route from a profile to the what-if curves: the model's sweeps of
- * cache size, CPUs and loader workers at one scenario. `whatif` sweeps the
- * asked scenario (its answer's tables); the report draws the profiled one
- * (`whatifCurves`). Both come through `scenarioCurves`, so the two can never
- * sweep a different model.
+ * The one route from a profile to the what-if curves: the model's sweeps of cache size, CPUs and loader workers at one
+ * scenario. `whatif` sweeps the asked scenario (its answer's tables); the report draws the profiled one
+ * (`whatifCurves`). Both come through `scenarioCurves`, so the two can never sweep a different model.
  */
 import type { Profile } from '../schema/profile.js';
+import type { WhatifOutputBody } from '../schema/whatif-output.js';
 import {
   baseScenario,
   fitModel,
@@ -14,26 +13,10 @@ import {
   type NotEnoughData,
   type Scenario,
 } from './model.js';
-import {
-  cacheSweep,
-  cpuSweep,
-  cpuSweepCounts,
-  workersSweep,
-  workersSweepCounts,
-  type CacheSweepRow,
-  type CpuSweepRow,
-  type WorkersSweepRow,
-} from './sweep.js';
+import { cacheSweep, cpuSweep, cpuSweepCounts, workersSweep, workersSweepCounts } from './sweep.js';
 
 /** The sweeps of one scenario, each with the rest of the scenario held. */
-export interface SweepCurves {
-  /** Cache sizes 0 to the dataset, under the page cache and a cache that never evicts; empty when not asked. */
-  cacheSweep: CacheSweepRow[];
-  /** CPU counts 1, 2, 4, ... past twice the scenario's. */
-  cpuSweep: CpuSweepRow[];
-  /** Loader workers per rank; empty when the job did not report its workers. */
-  workersSweep: WorkersSweepRow[];
-}
+export type SweepCurves = Pick<WhatifOutputBody, 'cacheSweep' | 'cpuSweep' | 'workersSweep'>;
 
 /** How finely to sweep, and which values the sweeps must hold besides their own grid. */
 export interface SweepOptions {
@@ -73,9 +56,8 @@ export interface ProfiledCurves {
 }
 
 /**
- * The what-if curves of a profile at its profiled settings, for the report;
- * or what the profile lacks for the model (all three modes are needed here:
- * a curve of cache sizes means nothing without the fetch stage).
+ * The what-if curves of a profile at its profiled settings, for the report; or what the profile lacks for the model
+ * (all three modes are needed here: a curve of cache sizes means nothing without the fetch stage).
  */
 export function whatifCurves(profile: Profile): ProfiledCurves | NotEnoughData {
   const fit = fitModel(profile);

@@ -1,45 +1,40 @@
 /**
  * Cache hit ratios for every cache size at once.
  *
- * The OS page cache is modelled as LRU with variable-size items (files).
- * Under LRU an item is resident at its next access iff its *byte stack
- * distance* -- its own size plus the sizes of the distinct items accessed since
- * its previous access -- is at most the cache size M: that quantity only grows
- * until the item is touched again, and LRU evicts from the bottom of the
- * recency stack until the newcomer fits, so the content is always the stack
- * prefix that fits. One pass over the access sequence therefore gives the hit
- * ratio for every M (Mattson, Gecsei, Slutz, Traiger, "Evaluation techniques
- * for storage hierarchies", IBM Systems Journal 9(2), 1970). The distance is a
- * range sum over a Fenwick tree indexed by access time (Bennett & Kruskal 1975;
- * Almasi et al. 2002), O(log n) per access.
+ * The OS page cache is modelled as LRU with variable-size items (files). Under LRU an item is resident at its next
+ * access iff its *byte stack distance* -- its own size plus the sizes of the distinct items accessed since its previous
+ * access -- is at most the cache size M: that quantity only grows until the item is touched again, and LRU evicts from
+ * the bottom of the recency stack until the newcomer fits, so the content is always the stack prefix that fits. One
+ * pass over the access sequence therefore gives the hit ratio for every M (Mattson, Gecsei, Slutz, Traiger, "Evaluation
+ * techniques for storage hierarchies", IBM Systems Journal 9(2), 1970). The distance is a range sum over a Fenwick tree
+ * indexed by access time (Bennett & Kruskal 1975; Almasi et al. 2002), O(log n) per access.
  *
- * An application cache that never evicts (CoorDL's MinIO cache, Mohan et al.,
- * VLDB 2021) keeps the first M bytes it sees, so from the second epoch on a
- * random access hits with probability min(1, M/D).
+ * An application cache that never evicts (CoorDL's MinIO cache, Mohan et al., VLDB 2021) keeps the first M bytes it
+ * sees, so from the second epoch on a random access hits with probability min(1, M/D).
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
+import { sum } from '../analysis/stats.js';
 
 /**
- * Most bins of a distance histogram. Distances are binned by ceil(d / w) with
- * w = max(1 byte, largest distance / (MAX_BINS - 1)): exact to the byte for
- * datasets up to 64 KiB, and within 1/65535 of the dataset beyond, below what
- * any cache-size question can tell apart. Binning replaces a sort of millions
- * of distances by one pass, and 512 KiB of bins stay in the CPU cache.
+ * Most bins of a distance histogram. Distances are binned by ceil(d / w) with w = max(1 byte, largest distance /
+ * (MAX_BINS - 1)): exact to the byte for datasets up to 64 KiB, and within 1/65535 of the dataset beyond, below what
+ * any cache-size question can tell apart. Binning replaces a sort of millions of distances by one pass, and 512 KiB of
+ * bins stay in the CPU cache.
  */
 export const MAX_BINS = 1 << 16;
 
 /** Hit bytes of one epoch for every cache size: a cumulative histogram of byte stack distances. */
 export interface EpochDistances {
   /**
-   * The cumulative histogram: bytes of the accesses whose distance d has
-   * ceil(d / binBytes) <= k, for bin k (read it with cumBytesAt).
+   * The cumulative histogram: bytes of the accesses whose distance d has ceil(d / binBytes) <= k, for bin k (read it
+   * with cumBytesAt).
    */
   cumBytes: CumulativeBytes;
   /** Bytes of all accesses of the epoch (first references included). */
   totalBytes: number;
   /**
-   * The same per eighth of the epoch, in order (simulateLruEpochs only): under
-   * LRU the hits of an epoch come early and its misses late.
+   * The same per eighth of the epoch, in order (simulateLruEpochs only): under LRU the hits of an epoch come early and
+   * its misses late.
    */
   parts?: EpochDistances[];
   /** Bin width of this histogram when it differs from the curve's (the coarser parts). */
@@ -47,10 +42,9 @@ export interface EpochDistances {
 }
 
 /**
- * A cumulative histogram over `bins` bins, dense (every bin's running sum) or,
- * when few bins were added to, its steps: the running sum changes only at
- * `steps` (ascending), to `stepBytes`; below the first it is 0. Either way the
- * last bin holds the exact total of the hits, `lastBytes`.
+ * A cumulative histogram over `bins` bins, dense (every bin's running sum) or, when few bins were added to, its steps:
+ * the running sum changes only at `steps` (ascending), to `stepBytes`; below the first it is 0. Either way the last bin
+ * holds the exact total of the hits, `lastBytes`.
  */
 export type CumulativeBytes =
   | { bins: number; dense: Float64Array }
@@ -93,21 +87,17 @@ export interface HitRatioCurve {
 }
 
 /**
- * Simulates `epochs` epochs, each a fresh uniform random permutation of the
- * items (what a shuffling DataLoader or DistributedSampler does), and returns
- * the per-epoch curve. Deterministic for a seed; `traceOut` (length items x
+ * Simulates `epochs` epochs, each a fresh uniform random permutation of the items (what a shuffling DataLoader or
+ * DistributedSampler does), and returns the per-epoch curve. Deterministic for a seed; `traceOut` (length items x
  * epochs), when given, receives the item order simulated.
  *
- * Permutations allow a cheaper pass than the general one: every item of epoch
- * e was last read in epoch e-1, at position i. Its distance at position j is
- * its size plus the bytes of A u B, with A the items after i in epoch e-1 and
- * B the items before j in epoch e. |A| is a prefix sum, and |B| - |A n B| (the
- * items of B read at or before i in epoch e-1) is one Fenwick query over
- * previous positions, with one update per access: a tree of n items instead
- * of one over the whole trace, and a third of the walks. A fresh permutation
- * of the items is the same as a fresh permutation of their previous
- * positions, so the epoch is drawn as the latter and per-position data is
- * read through it (one random read per access instead of three).
+ * Permutations allow a cheaper pass than the general one: every item of epoch e was last read in epoch e-1, at position
+ * i. Its distance at position j is its size plus the bytes of A u B, with A the items after i in epoch e-1 and B the
+ * items before j in epoch e. |A| is a prefix sum, and |B| - |A n B| (the items of B read at or before i in epoch e-1)
+ * is one Fenwick query over previous positions, with one update per access: a tree of n items instead of one over the
+ * whole trace, and a third of the walks. A fresh permutation of the items is the same as a fresh permutation of their
+ * previous positions, so the epoch is drawn as the latter and per-position data is read through it (one random read per
+ * access instead of three).
  */
 export function simulateLruEpochs(
   sizesBytes: ArrayLike<number>,
@@ -180,11 +170,9 @@ function binWidth(maxDistance: number): number {
 }
 
 /**
- * Most bins a histogram remembers as touched; with more, finish() makes the
- * dense running sum of every bin. A small dataset touches a few hundred bins
- * of 65536 at most: its steps are all the curve needs, where the dense sum,
- * in code not yet optimised when the CLI starts, and the memory it fills were
- * most of a whatif's own CPU time.
+ * Most bins a histogram remembers as touched; with more, finish() makes the dense running sum of every bin. A small
+ * dataset touches a few hundred bins of 65536 at most: its steps are all the curve needs, where the dense sum, in code
+ * not yet optimised when the CLI starts, and the memory it fills were most of a whatif's own CPU time.
  */
 const MAX_TOUCHED = 4096;
 
@@ -195,9 +183,8 @@ class Histogram {
   /** Bins added to, in the order first added, while `tracking`. */
   private readonly touched: number[] = [];
   /**
-   * Whether `touched` lists every bin added to: asked by the maker, where at
-   * most MAX_TOUCHED accesses can hit (a large dataset's adds then pay no
-   * more than a test of it); given up past MAX_TOUCHED bins.
+   * Whether `touched` lists every bin added to: asked by the maker, where at most MAX_TOUCHED accesses can hit (a large
+   * dataset's adds then pay no more than a test of it); given up past MAX_TOUCHED bins.
    */
   private tracking: boolean;
   constructor(
@@ -275,13 +262,6 @@ class Histogram {
   }
 }
 
-/** The sum of `values` (sizes, typed or not). */
-export function sum(values: ArrayLike<number>): number {
-  let total = 0;
-  for (let i = 0; i < values.length; i++) total += values[i];
-  return total;
-}
-
 /** Hit bytes of an epoch for a cache of `cacheBytes`. */
 function hitBytes(curve: HitRatioCurve, epoch: EpochDistances, cacheBytes: number): number {
   const bins = epoch.cumBytes.bins;
@@ -302,10 +282,9 @@ export function lruHitRatio(curve: HitRatioCurve, cacheBytes: number, epoch: num
 }
 
 /**
- * Steady-state LRU hit ratio: over epochs 2.. (index >= 1). Every epoch after
- * the first starts with the tail of the previous permutation in the cache, so
- * epochs 2, 3, ... are identically distributed; the first epoch of a fresh
- * page cache is all misses.
+ * Steady-state LRU hit ratio: over epochs 2.. (index >= 1). Every epoch after the first starts with the tail of the
+ * previous permutation in the cache, so epochs 2, 3, ... are identically distributed; the first epoch of a fresh page
+ * cache is all misses.
  */
 export function steadyLruHitRatio(curve: HitRatioCurve, cacheBytes: number): number {
   let hits = 0;
@@ -318,8 +297,8 @@ export function steadyLruHitRatio(curve: HitRatioCurve, cacheBytes: number): num
 }
 
 /**
- * Steady-state LRU hit ratio of each part of an epoch (EPOCH_PARTS of them, in
- * order), or null for a curve without parts.
+ * Steady-state LRU hit ratio of each part of an epoch (EPOCH_PARTS of them, in order), or null for a curve without
+ * parts.
  */
 export function steadyLruHitRatioByPart(curve: HitRatioCurve, cacheBytes: number): number[] | null {
   const steady = curve.epochs.slice(1);
@@ -336,14 +315,12 @@ export function steadyLruHitRatioByPart(curve: HitRatioCurve, cacheBytes: number
 }
 
 /**
- * Smallest cache size (to a bin) whose steady-state LRU hit ratio reaches
- * `target` (0..1), or null when none does.
+ * Smallest cache size (to a bin) whose steady-state LRU hit ratio reaches `target` (0..1), or null when none does.
  *
- * The hit bytes of bin k, summed over the steady epochs, never fall as k
- * grows below the last bin (each epoch's cumBytes is a running sum, and
- * rounding keeps order), so the first bin that reaches the target is found
- * by bisection; the last bin, set to the exact total rather than summed up
- * to, is asked on its own, last, as the scan bin by bin asked it.
+ * The hit bytes of bin k, summed over the steady epochs, never fall as k grows below the last bin (each epoch's
+ * cumBytes is a running sum, and rounding keeps order), so the first bin that reaches the target is found by bisection;
+ * the last bin, set to the exact total rather than summed up to, is asked on its own, last, as the scan bin by bin
+ * asked it.
  */
 export function smallestLruCacheFor(curve: HitRatioCurve, target: number): number | null {
   if (target <= 0) return 0;
@@ -369,9 +346,8 @@ export function smallestLruCacheFor(curve: HitRatioCurve, target: number): numbe
 }
 
 /**
- * Hit ratio of an application cache that never evicts (CoorDL's MinIO): it
- * holds the first M bytes of the dataset it saw, so under random access every
- * epoch after the first hits min(1, M/D) of the bytes; the first epoch misses.
+ * Hit ratio of an application cache that never evicts (CoorDL's MinIO): it holds the first M bytes of the dataset it
+ * saw, so under random access every epoch after the first hits min(1, M/D) of the bytes; the first epoch misses.
  */
 export function minioHitRatio(cacheBytes: number, datasetBytes: number): number {
   if (datasetBytes <= 0) return 1;

@@ -1,51 +1,39 @@
 /**
- * Linux's page cache as the kernel runs it, simulated file by file: two lists
- * with refault activation (mm/vmscan.c, mm/swap.c, mm/workingset.c; the
- * classic reclaim, where /sys/kernel/mm/lru_gen/enabled is absent or 0).
+ * Linux's page cache as the kernel runs it, simulated file by file: two lists with refault activation (mm/vmscan.c,
+ * mm/swap.c, mm/workingset.c; the classic reclaim, where /sys/kernel/mm/lru_gen/enabled is absent or 0).
  *
- * Exact LRU (hit-ratio.ts) is wrong for shuffled epochs by up to a third of
- * the hits: on this project's kernel (6.18) a memory cgroup holding 68% of a
- * 4 GiB dataset hit 0.43 of it a shuffled epoch where LRU hits 0.32, and one
- * holding 19% of 300 MB hit 0.05 where LRU hits 0.02 (docs/results.md, "The
- * kernel's page cache"). The rules simulated, each a folio's (a file's pages
- * move together: each read of a whole file touches each of its folios once):
+ * Exact LRU (hit-ratio.ts) is wrong for shuffled epochs by up to a third of the hits: on this project's kernel (6.18) a
+ * memory cgroup holding 68% of a 4 GiB dataset hit 0.43 of it a shuffled epoch where LRU hits 0.32, and one holding 19%
+ * of 300 MB hit 0.05 where LRU hits 0.02 (docs/results.md, "The kernel's page cache"). The rules simulated, each a
+ * folio's (a file's pages move together: each read of a whole file touches each of its folios once):
  *
- * - A read of a folio not cached inserts it at the head of the inactive list
- *   and marks it referenced. If its shadow (left when it was evicted) says it
- *   was evicted less than the active list's size ago, counted in evictions
- *   and activations since, it goes to the active list instead: a refault
- *   activation (workingset_refault).
- * - A read of a referenced folio on the inactive list moves it to the active
- *   list's head and clears the mark (folio_mark_accessed); of an unreferenced
- *   one, marks it; of an active one, marks it and leaves it where it is.
- * - Reclaim takes folios from the inactive list's tail whether marked or not
- *   (an unmapped clean page-cache folio is reclaimed when referenced only by
- *   its flag), and leaves a shadow with the time.
- * - The active list is scanned, each folio from its tail moved to the
- *   inactive list's head with its mark kept, only when the inactive list is
- *   low (inactive x ratio < active, the ratio sqrt(10 x GiB of the lists), 1
- *   below 1 GiB) or refaults were activated; then in proportion to the
- *   lists' sizes, as get_scan_count shares one priority. Both decisions read
- *   statistics refreshed now and then, not the live sizes (STATS_REFRESH_SHARE).
+ * - A read of a folio not cached inserts it at the head of the inactive list and marks it referenced. If its shadow
+ *   (left when it was evicted) says it was evicted less than the active list's size ago, counted in evictions and
+ *   activations since, it goes to the active list instead: a refault activation (workingset_refault).
+ * - A read of a referenced folio on the inactive list moves it to the active list's head and clears the mark
+ *   (folio_mark_accessed); of an unreferenced one, marks it; of an active one, marks it and leaves it where it is.
+ * - Reclaim takes folios from the inactive list's tail whether marked or not (an unmapped clean page-cache folio is
+ *   reclaimed when referenced only by its flag), and leaves a shadow with the time.
+ * - The active list is scanned, each folio from its tail moved to the inactive list's head with its mark kept, only
+ *   when the inactive list is low (inactive x ratio < active, the ratio sqrt(10 x GiB of the lists), 1 below 1 GiB) or
+ *   refaults were activated; then in proportion to the lists' sizes, as get_scan_count shares one priority. Both
+ *   decisions read statistics refreshed now and then, not the live sizes (STATS_REFRESH_SHARE).
  * - A file takes whole pages (page-cache-curve.ts rounds the sizes).
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
-import { sum } from './hit-ratio.js';
+import { sum } from '../analysis/stats.js';
 
 const NONE = 0;
 const INACTIVE = 1;
 const ACTIVE = 2;
 
 /**
- * How stale reclaim's view of the lists is, in bytes evicted per refresh, as
- * a share of the cache. The kernel balances the lists by statistics it
- * flushes now and then (memcg rstat), not by their live sizes: it keeps
- * deactivating after the inactive list has recovered, and the active list
- * collapses and regrows in cycles of a few epochs (measured: a 20% cache's
- * active list grew 5, 11, 18, 24, 30 MB over five epochs and fell to 5 in the
- * sixth). Fitted on one dataset (the steady hit ratio within 0.03 of the
- * measured one from 9% to 89% of it, where live sizes missed by up to 0.044
- * on a dataset over 1 GiB) and checked on others (docs/results.md).
+ * How stale reclaim's view of the lists is, in bytes evicted per refresh, as a share of the cache. The kernel balances
+ * the lists by statistics it flushes now and then (memcg rstat), not by their live sizes: it keeps deactivating after
+ * the inactive list has recovered, and the active list collapses and regrows in cycles of a few epochs (measured: a 20%
+ * cache's active list grew 5, 11, 18, 24, 30 MB over five epochs and fell to 5 in the sixth). Fitted on one dataset
+ * (the steady hit ratio within 0.03 of the measured one from 9% to 89% of it, where live sizes missed by up to 0.044 on
+ * a dataset over 1 GiB) and checked on others (docs/results.md).
  */
 export const STATS_REFRESH_SHARE = 0.2;
 
@@ -58,18 +46,16 @@ export interface KernelEpochs {
 /** The simulation's options. */
 export interface KernelCacheOptions {
   /**
-   * Bytes of the file lists the cache belongs to, for the inactive ratio (the
-   * machine's, or the memory cgroup's), in real bytes where the simulation is
-   * scaled down: the cache and otherActiveBytes when absent.
+   * Bytes of the file lists the cache belongs to, for the inactive ratio (the machine's, or the memory cgroup's), in
+   * real bytes where the simulation is scaled down: the cache and otherActiveBytes when absent.
    */
   lruvecBytes?: number;
   /** Parts of an epoch whose hits are kept apart. */
   parts?: number;
   /**
-   * Bytes of other file pages on the same active list that stay there (the
-   * job's mapped libraries, other programs' hot files): they count when the
-   * kernel asks whether the inactive list is low, so the dataset's share of
-   * the active list is deactivated sooner. 0 when absent.
+   * Bytes of other file pages on the same active list that stay there (the job's mapped libraries, other programs' hot
+   * files): they count when the kernel asks whether the inactive list is low, so the dataset's share of the active list
+   * is deactivated sooner. 0 when absent.
    */
   otherActiveBytes?: number;
   /** Asked after each epoch with those so far: true ends the run early. */
@@ -83,8 +69,8 @@ export function inactiveRatio(lruvecBytes: number): number {
 }
 
 /**
- * Simulates `epochs` shuffled epochs over items of `sizesBytes` through a page
- * cache of `cacheBytes` run by the kernel's two lists; deterministic for a seed.
+ * Simulates `epochs` shuffled epochs over items of `sizesBytes` through a page cache of `cacheBytes` run by the
+ * kernel's two lists; deterministic for a seed.
  */
 export function simulateKernelEpochs(
   sizesBytes: ArrayLike<number>,
@@ -126,10 +112,9 @@ export function simulateKernelEpochs(
 }
 
 /**
- * One page cache under the kernel's rules (the header's list), item by item:
- * a class, not closures, so that the optimised loop calls one target in every
- * simulation of a whatif (new closures per call deoptimised it each time,
- * and the first whatif paid six times the steady cost).
+ * One page cache under the kernel's rules (the header's list), item by item: a class, not closures, so that the
+ * optimised loop calls one target in every simulation of a whatif (new closures per call deoptimised it each time, and
+ * the first whatif paid six times the steady cost).
  */
 export class KernelCache {
   private readonly next: Int32Array;

@@ -1,11 +1,9 @@
 /**
- * The epochs after the first (docs/method.md, "The first epoch and the
- * rest"). The split and the verdict are of the cold pace: the first epoch's,
- * with every sample read from storage. Where the cache the job has (M0: the
- * page cache's budget on the profiled machine, or a remote job's own cache)
- * holds the whole dataset, every later epoch reads from memory at the cached
- * mode's pace, which the profile measured. Where it does not, the what-if's
- * steady state at M0 predicts them, and says which cache policy it assumed.
+ * The epochs after the first (docs/method.md, "The first epoch and the rest"). The split and the verdict are of the
+ * cold pace: the first epoch's, with every sample read from storage. Where the cache the job has (M0: the page cache's
+ * budget on the profiled machine, or a remote job's own cache) holds the whole dataset, every later epoch reads from
+ * memory at the cached mode's pace, which the profile measured. Where it does not, the what-if's steady state at M0
+ * predicts them, and says which cache policy it assumed.
  */
 import { combinedHalfWidth, liesAbove } from '../analysis/estimate.js';
 import { fetchPlace } from '../analysis/fetch-place.js';
@@ -36,9 +34,9 @@ export function laterEpochs(profile: Profile): LaterEpochs | null {
   const where = m0.jobCache ? "the job's own cache" : "this machine's page cache";
   const apart = stallsApart(analysis);
   if (holdsDataset) {
-    // The real pace less the fetch stall: the cached mode's steady pace with the checkpoint and boundary stalls
-    // added back, as the split adds them to the cold one; the cached mode proved it read nothing from storage.
-    // Its interval: the cached mode's, with those of the stalls added back.
+    // The real pace less the fetch stall: the cached mode's steady pace with the checkpoint and boundary stalls added
+    // back, as the split adds them to the cold one; the cached mode proved it read nothing from storage. Its interval:
+    // the cached mode's, with those of the stalls added back.
     const fetch = analysis.fetchStallMs?.mean ?? 0;
     const halfWidth = combinedHalfWidth(cached.summary.iterMs.halfWidth, ...apart.halfWidths);
     const iterMs: Estimate = { mean: analysis.iterMs.mean - fetch, halfWidth, proven: cached.state.proven };

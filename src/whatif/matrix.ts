@@ -1,65 +1,27 @@
 /**
- * Synergy's table (Mohan et al., "Looking Beyond GPUs for DNN Scheduling on
- * Multi-Tenant Clusters", OSDI 2022): the job's predicted throughput at each
- * CPU count and cache size of a grid, the rest of the scenario fixed, so a
- * scheduler can give each job the CPUs and memory it is most sensitive to.
- * Each cell carries its range over what the model assumed, and the cells the
- * profile itself ran are marked as measured.
+ * Synergy's table (Mohan et al., "Looking Beyond GPUs for DNN Scheduling on Multi-Tenant Clusters", OSDI 2022): the
+ * job's predicted throughput at each CPU count and cache size of a grid, the rest of the scenario fixed, so a scheduler
+ * can give each job the CPUs and memory it is most sensitive to. Each cell carries its range over what the model
+ * assumed, and the cells the profile itself ran are marked as measured.
  */
 import { predictionRange } from './assumptions.js';
-import { baseScenario, predict, type Bottleneck, type FittedModel, type Scenario } from './model.js';
+import { baseScenario, predict, type FittedModel, type Scenario } from './model.js';
 import { cpuSweepCounts } from './sweep.js';
+import type { z } from 'zod';
+import type { MatrixCellSchema, MatrixOutput } from '../schema/matrix-output.js';
 
 /** One cell: a CPU count and a cache size. */
-export interface MatrixCell {
-  cpus: number;
-  cacheBytes: number;
-  /** cacheBytes over the dataset's bytes. */
-  cacheFraction: number;
-  /** Predicted throughput, all ranks together, samples/s. */
-  samplesPerSec: number;
-  /** Its slow and fast end over the model's assumptions, samples/s. */
-  samplesPerSecRange: { low: number; high: number };
-  /** Predicted time per iteration, ms, and its stalls. */
-  iterMs: number;
-  prepStallMs: number;
-  fetchStallMs: number;
-  bottleneck: Bottleneck;
-  /** Whether the profile ran this setting (the cached mode at a CPU count it measured, the whole dataset cached). */
-  measured: boolean;
-}
+export type MatrixCell = z.infer<typeof MatrixCellSchema>;
 
-/**
- * The table: its axes, the scenario its other settings come from, and the cells row by row (cache sizes), CPUs within a
- * row.
- */
-export interface WhatifMatrix {
-  profilePath: string;
-  jobName: string;
-  datasetBytes: number;
-  /** The profiled CPU count and the cache the profiled host could give the dataset. */
-  profiled: { cpus: number; cacheBytes: number };
-  /** The scenario every cell shares, but for its CPUs and cache. */
-  scenario: Scenario;
-  cpus: number[];
-  cacheBytes: number[];
-  cells: MatrixCell[];
-  /**
-   * What the cells rest on where nothing measured it, each named once (assumptions that move some cell by more than
-   * 1%).
-   */
-  assumptions: string[];
-  /** The validate command that measures three cells off the profiled axes, or null when the grid has none. */
-  validateCommand: string | null;
-}
+/** The table: its axes, the scenario its other settings come from, and the cells row by row (cache sizes). */
+export type WhatifMatrix = Omit<MatrixOutput, 'schemaVersion' | 'kind'>;
 
 /** The grid's cache sizes when none are asked: none, a quarter, half, three quarters and the whole dataset. */
 export const DEFAULT_MATRIX_CACHE_SHARES = [0, 0.25, 0.5, 0.75, 1];
 
 /**
- * The table over `cpus` (default: 1, 2, 4, ... past twice the profiled
- * count) and `cacheBytes` (default: DEFAULT_MATRIX_CACHE_SHARES of the
- * dataset), at `query`'s other settings.
+ * The table over `cpus` (default: 1, 2, 4, ... past twice the profiled count) and `cacheBytes` (default:
+ * DEFAULT_MATRIX_CACHE_SHARES of the dataset), at `query`'s other settings.
  */
 export function whatifMatrix(
   model: FittedModel,
@@ -124,10 +86,9 @@ function sameOtherwise(scenario: Scenario, base: Scenario): boolean {
 }
 
 /**
- * validate --cells for up to three cells the profile did not run, spread
- * over the grid (validate restricts CPUs with an affinity mask, so none above
- * the profiled count, and caps the page cache, so none at 0); null when the cells' other settings are not the
- * profiled ones, which validate cannot run.
+ * validate --cells for up to three cells the profile did not run, spread over the grid (validate restricts CPUs with an
+ * affinity mask, so none above the profiled count, and caps the page cache, so none at 0); null when the cells' other
+ * settings are not the profiled ones, which validate cannot run.
  */
 function validateCells(
   profilePath: string,

@@ -1,36 +1,23 @@
 /**
- * The what-if model: fitted from what a profile measured, then asked about
- * other cache sizes, CPU counts, storage bandwidths, accelerator counts and
- * accelerator speeds. After DS-Analyzer (Mohan et al., "Analyzing and
- * Mitigating Data Stalls in DNN Training", VLDB 2021, section 4.2): the three
- * stages of the input pipeline overlap, so the slowest one sets the pace.
+ * The what-if model: fitted from what a profile measured, then asked about other cache sizes, CPU counts, storage
+ * bandwidths, accelerator counts and accelerator speeds. After DS-Analyzer (Mohan et al., "Analyzing and Mitigating
+ * Data Stalls in DNN Training", VLDB 2021, section 4.2). The formula, its terms and what each is fitted from are
+ * written once, in docs/whatif.md ("The model"); `predict` and `dataSec` below compute it.
  *
- * The formula, its terms and what each is fitted from are written once, in
- * docs/whatif.md ("The model"); `predict` and `dataSec` below compute it. In
- * words: per sample and rank, an iteration takes as long as the slowest of the
- * step (compute with its hand-over and contention), the CPUs' prep, and the
- * data time of the workers' prep with the cache's misses read from storage
- * (overlapped as far as the cold mode showed); without loader workers the
- * three add up.
+ * Capacities, not paces: a resource that did not set a mode's pace is given the capacity its own measurement says (a
+ * worker one CPU, a CPU one CPU-second a second, storage its read probe), never the pace the job happened to run at.
+ * What rests on an assumption is a range (./assumptions.ts).
  *
- * Capacities, not paces: a resource that did not set a mode's pace is given
- * the capacity its own measurement says (a worker one CPU, a CPU one
- * CPU-second a second, storage its read probe), never the pace the job
- * happened to run at. What rests on an assumption is a range
- * (./assumptions.ts).
+ * A page-cache hit costs a copy from memory, which is CPU time of the job: the cached mode's CPU time (and so u)
+ * already holds it, so hits are not a separate stage. The memory rate the cached mode reached is reported as a lower
+ * bound only; using it as a bandwidth would cap every faster-CPU prediction at today's prep rate.
  *
- * A page-cache hit costs a copy from memory, which is CPU time of the job:
- * the cached mode's CPU time (and so u) already holds it, so hits are not a
- * separate stage. The memory rate the cached mode reached is reported as a
- * lower bound only; using it as a bandwidth would cap every faster-CPU
- * prediction at today's prep rate.
- *
- * N ranks per server: data-parallel ranks of one job (DistributedSampler)
- * share the CPUs, the page cache and the storage, and together read each
- * sample once per epoch, so the cache sees one random permutation per epoch
- * exactly as for one rank.
+ * N ranks per server share the CPUs, the page cache and the storage, and together read each sample once per epoch
+ * (DistributedSampler), so the cache sees one random permutation per epoch exactly as for one rank.
  */
+import type { z } from 'zod';
 import { steadyProfile } from '../analysis/step-events.js';
+import type { PredictionSchema } from '../schema/whatif-output.js';
 import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import type { CachePolicy } from './cache-policy.js';
@@ -38,7 +25,7 @@ import { effectiveParallelism, type CpuScaling } from './cpu-scaling.js';
 import { minioHitRatio } from './hit-ratio.js';
 import { dataTime } from './overlap.js';
 import { fitAccelerator, type AcceleratorFit } from './fit/accelerator.js';
-import { assumptionsOf, type Assumption, type PredictionRange } from './fit/assumptions-of.js';
+import { assumptionsOf, type Assumption } from './fit/assumptions-of.js';
 import { fitCpuShare, type CpuShareFit } from './fit/cpu-share.js';
 import { fitCache, type CacheFit, type CacheFitOptions } from './fit/cache.js';
 import type { ModelParameter, NotEnoughData } from './fit/fitted.js';
@@ -66,9 +53,8 @@ export type { ModelParameter, NotEnoughData } from './fit/fitted.js';
 export { isNotEnoughData } from './fit/fitted.js';
 
 /**
- * A fetch stall within 2% of the pace counts as none: inside the noise of a
- * measured iteration time. With fetch and prep partly in series any fetch
- * adds a little time, which should not make the job "fetch-bound".
+ * A fetch stall within 2% of the pace counts as none: inside the noise of a measured iteration time. With fetch and
+ * prep partly in series any fetch adds a little time, which should not make the job "fetch-bound".
  */
 export const NEGLIGIBLE_FETCH_STALL = 0.02;
 
@@ -76,12 +62,11 @@ export type { CachePolicy };
 export { baseScenario, scenarioWorkers, type Scenario } from './scenario.js';
 
 /** What limits the pace: the stage with the largest time per sample. */
-export type Bottleneck = 'compute' | 'prep' | 'fetch';
+export type Bottleneck = Prediction['bottleneck'];
 
 /**
- * The model fitted from one profile: the values of every fitter under fit/
- * (each field documented there), with their parameter rows and caveats.
- * Values in SI units (seconds, bytes).
+ * The model fitted from one profile: the values of every fitter under fit/ (each field documented there), with their
+ * parameter rows and caveats. Values in SI units (seconds, bytes).
  */
 export interface FittedModel
   extends AcceleratorFit,
@@ -100,63 +85,20 @@ export interface FittedModel
   /** Assumptions and limits of this fit. */
   caveats: string[];
   /**
-   * What the fetch stage lacks (a profile without the cold mode, or one whose
-   * cold mode read nothing from storage), where fitModel was asked to fit
-   * without it (FitOptions.fetchOptional): reads are then taken never to wait
-   * (as in the cached mode) and the cache and storage questions are not
-   * answered; null when the fetch stage was fitted.
+   * What the fetch stage lacks (a profile without the cold mode, or one whose cold mode read nothing from storage),
+   * where fitModel was asked to fit without it (FitOptions.fetchOptional): reads are then taken never to wait (as in
+   * the cached mode) and the cache and storage questions are not answered; null when the fetch stage was fitted.
    */
   fetchUnmeasured: NotEnoughData | null;
 }
 
 /** What the model predicts for a scenario. Times per rank; rates for the whole server. */
-export interface Prediction {
-  /** The scenario asked. */
-  scenario: Scenario;
-  /** Bytes-weighted cache hit ratio in the steady state (epoch 2 on). */
-  steadyHitRatio: number;
-  /** Hit ratio the prediction used: steady, or averaged over `epochs` with the first at 0. */
-  hitRatio: number;
-  /** Per-iteration compute, ms. */
-  computeMs: number;
-  /** Per-iteration prep stall, ms. */
-  prepStallMs: number;
-  /** Per-iteration fetch stall, ms. */
-  fetchStallMs: number;
-  /** Per-iteration time, ms. */
-  iterMs: number;
-  /** Samples per second, all ranks together (of every job and every node, with several). */
-  samplesPerSec: number;
-  /** One epoch's time at the predicted rate, s. */
-  epochSec: number;
-  /** The first (cold-cache) epoch, s. */
-  firstEpochSec: number;
-  /**
-   * Seconds from the job's start to its first batch, the cache empty (firstBatchSec); absent where the profile did not
-   * record it.
-   */
-  firstBatchSec?: number;
-  /** An epoch in the steady state, s. */
-  steadyEpochSec: number;
-  /** Fraction of time the accelerator computes. */
-  acceleratorUtilization: number;
-  /** The limiting stage. */
-  bottleneck: Bottleneck;
-  /** 'steady state (epoch 2 on)' or 'mean over N epochs, the first cold'. */
-  basis: string;
-  /**
-   * How far the answer moves over the model's assumptions (./assumptions.ts); set on the baseline and the asked
-   * prediction only.
-   */
-  range?: PredictionRange;
-}
+export type Prediction = z.infer<typeof PredictionSchema>;
 
 /**
- * Options of fitModel: a caller's CPU curve (fit/prep-cpu.ts), how the LRU
- * curve is simulated (fit/cache.ts), and whether a profile without the
- * fetch stage's measurements is fitted anyway (fetchOptional: compute and
- * prep alone, FittedModel.fetchUnmeasured saying what is missing) instead of
- * answered with not-enough-data.
+ * Options of fitModel: a caller's CPU curve (fit/prep-cpu.ts), how the LRU curve is simulated (fit/cache.ts), and
+ * whether a profile without the fetch stage's measurements is fitted anyway (fetchOptional: compute and prep alone,
+ * FittedModel.fetchUnmeasured saying what is missing) instead of answered with not-enough-data.
  */
 export type FitOptions = PrepCpuOptions & CacheFitOptions & { fetchOptional?: boolean };
 
@@ -173,13 +115,11 @@ const UNMEASURED_STORAGE: StorageFit = {
 export type ModelFit = { kind: 'fitted'; model: FittedModel } | NotEnoughData;
 
 /**
- * Fits the model to a profile by composing one fitter per parameter group
- * (src/whatif/fit/), each returning its values, its parameter rows and its
- * caveats. Needs all three modes (each prediction is a max over compute,
- * prep and fetch): a profile lacking one, or a measurement a fitter needs,
- * is answered with not-enough-data naming the field and how to measure it,
- * never thrown; the command decides what that means (whatif: exit code 4).
- * Pure and deterministic (the simulated epoch orders are seeded).
+ * Fits the model to a profile by composing one fitter per parameter group (src/whatif/fit/), each returning its values,
+ * its parameter rows and its caveats. Needs all three modes (each prediction is a max over compute, prep and fetch): a
+ * profile lacking one, or a measurement a fitter needs, is answered with not-enough-data naming the field and how to
+ * measure it, never thrown; the command decides what that means (whatif: exit code 4). Pure and deterministic (the
+ * simulated epoch orders are seeded).
  */
 export function fitModel(measuredProfile: Profile, options: FitOptions = {}): ModelFit {
   // Steady rates: saves inside steps and epoch starts are stalls of their own (whatif/pipeline-stalls.ts).
@@ -277,9 +217,8 @@ export function steadyHitRatio(model: FittedModel, policy: CachePolicy, cacheByt
 }
 
 /**
- * The steady hit ratio of a scenario's cache: its policy on one node's cache;
- * partitioned over N nodes, a sample is cached somewhere while the N caches
- * together hold it (min(1, N M / D), none evicting), on this node for 1 in N.
+ * The steady hit ratio of a scenario's cache: its policy on one node's cache; partitioned over N nodes, a sample is
+ * cached somewhere while the N caches together hold it (min(1, N M / D), none evicting), on this node for 1 in N.
  */
 export function scenarioHitRatio(model: FittedModel, scenario: Scenario): number {
   if (scenario.partitioned && scenarioNodes(scenario) > 1)
@@ -288,11 +227,10 @@ export function scenarioHitRatio(model: FittedModel, scenario: Scenario): number
 }
 
 /**
- * Seconds per sample the CPUs need for N ranks' CPU work: with a fitted CPU
- * curve, prep over what the sweep measured c CPUs give (the step's share was
- * in that run); with linear scaling, prep and the step's own CPU (less with a
- * faster accelerator: k_s / X) over e * c. A step that runs on the CPU shares
- * the CPUs with prep, rather than holding a whole CPU off the top.
+ * Seconds per sample the CPUs need for N ranks' CPU work: with a fitted CPU curve, prep over what the sweep measured c
+ * CPUs give (the step's share was in that run); with linear scaling, prep and the step's own CPU (less with a faster
+ * accelerator: k_s / X) over e * c. A step that runs on the CPU shares the CPUs with prep, rather than holding a whole
+ * CPU off the top.
  */
 function cpuCapSec(
   ranks: number,
@@ -302,8 +240,8 @@ function cpuCapSec(
   cpus: number,
   share: JobShare = ONE_JOB,
 ): number {
-  // K jobs: each rank's steps K times over; their prep K times, or once where the jobs share it (coordinated).
-  // A fitted curve holds one job's steps already: only the other jobs' are added.
+  // K jobs: each rank's steps K times over; their prep K times, or once where the jobs share it (coordinated). A fitted
+  // curve holds one job's steps already: only the other jobs' are added.
   const steps = scaling.kind === 'fitted' ? (share.stepCopies - 1) * stepCpuSec : share.stepCopies * stepCpuSec;
   const work = ranks * (share.prepCopies * u + steps);
   if (work === 0) return 0;
@@ -312,11 +250,9 @@ function cpuCapSec(
 }
 
 /**
- * Prep per sample and rank, s: the slower of what the loader workers give
- * (eff_w(W), each one CPU at most) and what the CPUs give. W = 0 loads in
- * each training process, in series with its step: the prep there is the
- * measured serial time (a sweep at 0), else u at what one CPU gives; the CPUs
- * cap step and prep together.
+ * Prep per sample and rank, s: the slower of what the loader workers give (eff_w(W), each one CPU at most) and what the
+ * CPUs give. W = 0 loads in each training process, in series with its step: the prep there is the measured serial time
+ * (a sweep at 0), else u at what one CPU gives; the CPUs cap step and prep together.
  */
 function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): { pace: number; inSeries: number } {
   const prepSpeedup = scenario.prepSpeedup ?? 1;
@@ -348,11 +284,9 @@ function prepSec(model: FittedModel, scenario: Scenario, gpuSec: number): { pace
 }
 
 /**
- * Data time per sample with `fetchSec` of reads: the pace prep sets, and the
- * reads combined with the prep that can run in series with them
- * (../overlap.ts). With loader workers that is each worker's own prep, not
- * the cap the CPUs set on prep and the step together: a CPU-trained step's
- * share of the CPUs never waits for a read.
+ * Data time per sample with `fetchSec` of reads: the pace prep sets, and the reads combined with the prep that can run
+ * in series with them (../overlap.ts). With loader workers that is each worker's own prep, not the cap the CPUs set on
+ * prep and the step together: a CPU-trained step's share of the CPUs never waits for a read.
  */
 export function dataSec(model: FittedModel, t: { prep: number; prepInSeries: number }, fetchSec: number): number {
   return Math.max(t.prep, dataTime(t.prepInSeries, fetchSec, model.fetchPrepSerial));
@@ -370,10 +304,9 @@ function besideLoaderSecPerIter(
 }
 
 /**
- * Seconds per sample of each stage, per rank, for a hit ratio h. `step` is
- * what the training process does in series per sample: its compute, taking
- * each ready batch from its loader workers and the compute's slow-down
- * beside them (none without workers).
+ * Seconds per sample of each stage, per rank, for a hit ratio h. `step` is what the training process does in series per
+ * sample: its compute, taking each ready batch from its loader workers and the compute's slow-down beside them (none
+ * without workers).
  */
 export function stageTimes(
   model: FittedModel,
@@ -384,9 +317,8 @@ export function stageTimes(
   const gpu = model.computeSecPerIter / model.samplesPerIter / scenario.gpuSpeedup;
   const step = gpu + besideLoaderSecPerIter(model, scenarioWorkers(model, scenario)) / model.samplesPerIter;
   // Each remote request waits for its first byte, then its bytes share the bandwidth: the two add up (0 latency for
-  // local files).
-  // K independent jobs each read what they miss; coordinated ones read it once for all (the same cache hit ratio: see
-  // whatif.ts).
+  // local files). K independent jobs each read what they miss; coordinated ones read it once for all (the same cache
+  // hit ratio: see whatif.ts).
   const reads = jobShare(scenario).prepCopies;
   const fetch = model.fetchUnmeasured
     ? 0
@@ -398,9 +330,8 @@ export function stageTimes(
 }
 
 /**
- * A partitioned cache's hits held by another node, s per sample: (N - 1) / N
- * of them come over the network between the nodes, a sample's bytes each (a
- * cached sample, no read amplification); 0 without a partitioned cache.
+ * A partitioned cache's hits held by another node, s per sample: (N - 1) / N of them come over the network between the
+ * nodes, a sample's bytes each (a cached sample, no read amplification); 0 without a partitioned cache.
  */
 function peerFetchSec(model: FittedModel, scenario: Scenario, hitRatio: number, readers: number): number {
   const nodes = scenarioNodes(scenario);
@@ -409,10 +340,9 @@ function peerFetchSec(model: FittedModel, scenario: Scenario, hitRatio: number, 
 }
 
 /**
- * Remote data: the time per sample its requests spend waiting for their
- * first byte, r L / (W q), where each of a rank's W loader workers (1
- * without) keeps q requests in flight; 0 for local files. Many requests in
- * flight hide it, down to the bandwidth term beside it (stageTimes).
+ * Remote data: the time per sample its requests spend waiting for their first byte, r L / (W q), where each of a rank's
+ * W loader workers (1 without) keeps q requests in flight; 0 for local files. Many requests in flight hide it, down to
+ * the bandwidth term beside it (stageTimes).
  */
 export function requestWaitSec(model: FittedModel, scenario: Scenario): number {
   // No request was seen (local files, HTTPS tunnels): there is no request term to change.
@@ -438,9 +368,9 @@ export function profiledObjectBytes(model: FittedModel): number {
 }
 
 /**
- * Fetching the first batches, s: every loader (ranks x workers) fetches its first batch at once, so their
- * bytes share the bandwidth; each worker's requests for it wait L each, q at a time, one request at least
- * (a shard's first samples come with its first request).
+ * Fetching the first batches, s: every loader (ranks x workers) fetches its first batch at once, so their bytes share
+ * the bandwidth; each worker's requests for it wait L each, q at a time, one request at least (a shard's first samples
+ * come with its first request).
  */
 export function firstBatchFetchSec(model: FittedModel, scenario: Scenario): number {
   const loaders = scenario.gpus * Math.max(1, scenarioWorkers(model, scenario) ?? 1);
@@ -453,10 +383,10 @@ export function firstBatchFetchSec(model: FittedModel, scenario: Scenario): numb
 }
 
 /**
- * Seconds from the job's start to its first batch with nothing cached: its start-up and the loader's first
- * wait in memory as measured, plus the first batch's fetch, modelled at the asked settings and corrected by
- * what the model missed at the profiled ones (the measured cold wait less the cached, less the modelled
- * fetch: connections opened, listings, a worker's first request).
+ * Seconds from the job's start to its first batch with nothing cached: its start-up and the loader's first wait in
+ * memory as measured, plus the first batch's fetch, modelled at the asked settings and corrected by what the model
+ * missed at the profiled ones (the measured cold wait less the cached, less the modelled fetch: connections opened,
+ * listings, a worker's first request).
  */
 export function firstBatchSec(model: FittedModel, scenario: Scenario): number {
   const measured = model.firstBatch!;
@@ -479,8 +409,8 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const firstSec = perSample(0);
   const steadySec = perSample(steady);
   const epochs = scenario.epochs;
-  // Mean time per sample over the job: the first epoch is always cold (an
-  // empty cache sees no re-reference within one permutation), the rest steady.
+  // Mean time per sample over the job: the first epoch is always cold (an empty cache sees no re-reference within one
+  // permutation), the rest steady.
   const meanSec = epochs === null ? steadySec : (firstSec + (epochs - 1) * steadySec) / epochs;
   const hitRatio = epochs === null ? steady : (steady * (epochs - 1)) / epochs;
   // Stage split at the averaged pace: fetch carries the difference between epochs.
@@ -492,8 +422,8 @@ export function predict(model: FittedModel, scenario: Scenario): Prediction {
   const fetchShows = meanSec > dataPace * (1 + NEGLIGIBLE_FETCH_STALL);
   const prepStallSec = dataPace - t.gpu;
   const fetchStallSec = Math.max(0, meanSec - dataPace);
-  // The bottleneck named is the largest stall that shows (issue 42): a fetch stall smaller than the prep stall
-  // beside it is not the limit (fetchStalls says whether one shows at all).
+  // The bottleneck named is the largest stall that shows (issue 42): a fetch stall smaller than the prep stall beside
+  // it is not the limit (fetchStalls says whether one shows at all).
   const bottleneck: Bottleneck =
     fetchShows && (!prepShows || fetchStallSec >= prepStallSec) ? 'fetch' : prepShows ? 'prep' : 'compute';
   // Every job's and every node's ranks together: K jobs each train at this pace, N nodes each on their share of every

@@ -1,16 +1,13 @@
 /**
  * How far fetching and pre-processing overlap.
  *
- * The paper's model takes a sample's time as max(compute, prep, fetch): each
- * stage hides the others. A DataLoader worker does not: it reads a sample and
- * then decodes it, so while every worker decodes, storage sits idle. Measured
- * here: the PyTorch example, throttled to 20 MB/s, read at 14.1 MB/s in its
- * cold mode with a fetch stall, because its two workers alternated reading and
- * decoding. The data time per sample is therefore a norm of the two stages,
- * (prep^(1/σ) + fetch^(1/σ))^σ, with σ the share of the two that runs in
- * series: σ = 0 is perfect overlap (the max), σ = 1 none (the sum). σ is fitted
- * where both stages are known: the cold mode's time per sample, with prep from
- * the cached mode and fetch from the storage throttle the profile set.
+ * The paper's model takes a sample's time as max(compute, prep, fetch): each stage hides the others. A DataLoader
+ * worker does not: it reads a sample and then decodes it, so while every worker decodes, storage sits idle. Measured
+ * here: the PyTorch example, throttled to 20 MB/s, read at 14.1 MB/s in its cold mode with a fetch stall, because its
+ * two workers alternated reading and decoding. The data time per sample is therefore a norm of the two stages,
+ * (prep^(1/σ) + fetch^(1/σ))^σ, with σ the share of the two that runs in series: σ = 0 is perfect overlap (the max), σ
+ * = 1 none (the sum). σ is fitted where both stages are known: the cold mode's time per sample, with prep from the
+ * cached mode and fetch from the storage throttle the profile set.
  */
 
 import { bisect, middle } from './bisect.js';
@@ -42,10 +39,9 @@ export interface OverlapInputs {
 }
 
 /**
- * σ such that max(compute, dataTime(prep, fetch, σ)) = the cold time; null
- * when no σ in [0, 1] explains it: the cold mode was slower than even no
- * overlap (storage slower than its throttle), so overlap is not what is wrong.
- * Returns PERFECT_OVERLAP when the cold mode is within `tolerance` of the max.
+ * σ such that max(compute, dataTime(prep, fetch, σ)) = the cold time; null when no σ in [0, 1] explains it: the cold
+ * mode was slower than even no overlap (storage slower than its throttle), so overlap is not what is wrong. Returns
+ * PERFECT_OVERLAP when the cold mode is within `tolerance` of the max.
  */
 export function fitOverlap(inputs: OverlapInputs, tolerance = 0.02): number | null {
   const { computeSec, prepSec, fetchSec, coldSec } = inputs;
@@ -68,12 +64,10 @@ export interface JointOverlapInputs {
 }
 
 /**
- * σ and the fetch time per sample at no cache, from the cold mode and the
- * overlap probe together: two equations, max(compute, d(prep, f, σ)) = cold
- * and max(compute, d(prep, (1 - share) f, σ)) = probe. On storage that was not
- * throttled, the rate the cold mode read already holds any time its workers
- * spent not reading, so taking it as the storage's bandwidth and fitting σ to
- * the probe alone would count that time twice. Null when the cold mode was not
+ * σ and the fetch time per sample at no cache, from the cold mode and the overlap probe together: two equations,
+ * max(compute, d(prep, f, σ)) = cold and max(compute, d(prep, (1 - share) f, σ)) = probe. On storage that was not
+ * throttled, the rate the cold mode read already holds any time its workers spent not reading, so taking it as the
+ * storage's bandwidth and fitting σ to the probe alone would count that time twice. Null when the cold mode was not
  * slower than compute and prep (no fetch to take apart).
  */
 export function fitOverlapJoint(inputs: JointOverlapInputs): { serial: number; fetchSec: number } | null {
@@ -92,10 +86,9 @@ export function fitOverlapJoint(inputs: JointOverlapInputs): { serial: number; f
 }
 
 /**
- * The largest σ the measured cold time allows: the most of fetch and prep
- * that can run in series with max(compute, dataTime) still within the cold
- * time. A cold mode that compute or prep kept busy hides its fetch, so it
- * rules out little: where even the sum fits under it, σ = 1 is allowed.
+ * The largest σ the measured cold time allows: the most of fetch and prep that can run in series with max(compute,
+ * dataTime) still within the cold time. A cold mode that compute or prep kept busy hides its fetch, so it rules out
+ * little: where even the sum fits under it, σ = 1 is allowed.
  */
 export function largestSerial(inputs: OverlapInputs): number {
   const { computeSec, prepSec, fetchSec, coldSec } = inputs;

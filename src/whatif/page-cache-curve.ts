@@ -1,19 +1,17 @@
 /**
- * The page cache's steady hit ratio for every cache size, under the policy
- * the what-if assumes: the kernel's two lists (kernel-page-cache.ts), or
- * exact LRU (hit-ratio.ts) where the cache is held by an LRU (validate's cap
- * of closed files) or the kernel runs a policy not modelled (the
- * multi-generational LRU). One interface, so the model, the recommendation
- * and the sweep ask the same questions of either.
+ * The page cache's steady hit ratio for every cache size, under the policy the what-if assumes: the kernel's two lists
+ * (kernel-page-cache.ts), or exact LRU (hit-ratio.ts) where the cache is held by an LRU (validate's cap of closed
+ * files) or the kernel runs a policy not modelled (the multi-generational LRU). One interface, so the model, the
+ * recommendation and the sweep ask the same questions of either.
  */
 import {
   EPOCH_PARTS,
   smallestLruCacheFor,
   steadyLruHitRatio,
   steadyLruHitRatioByPart,
-  sum,
   type HitRatioCurve,
 } from './hit-ratio.js';
+import { sum } from '../analysis/stats.js';
 import { simulateKernelEpochs, type KernelCacheOptions } from './kernel-page-cache.js';
 
 /** Which policy a curve simulates. */
@@ -67,17 +65,13 @@ interface SettledPoint {
 }
 
 /**
- * The kernel's two-list page cache (kernel-page-cache.ts) over `sizes` (a
- * sample of the dataset's files, `scale` of them per real byte; each takes
- * whole pages of memory, so a cache of M holds less than M of the files),
- * simulated at every 5% of the dataset when a size between empty and whole
- * is first asked, each until its hit ratio settles (the active list of a
- * small cache keeps growing for many epochs), and interpolated between. The
- * grid is made monotone (a running maximum): the simulation's noise, about
- * 0.005, must not make more memory look slower. The file lists a cache
- * belongs to are the cache and `otherActiveBytes`, other file pages that
- * stay on the active list (a machine's page cache, or a memory cgroup's):
- * their real size sets the inactive list's share.
+ * The kernel's two-list page cache (kernel-page-cache.ts) over `sizes` (a sample of the dataset's files, `scale` of
+ * them per real byte; each takes whole pages of memory, so a cache of M holds less than M of the files), simulated at
+ * every 5% of the dataset when a size between empty and whole is first asked, each until its hit ratio settles (the
+ * active list of a small cache keeps growing for many epochs), and interpolated between. The grid is made monotone (a
+ * running maximum): the simulation's noise, about 0.005, must not make more memory look slower. The file lists a cache
+ * belongs to are the cache and `otherActiveBytes`, other file pages that stay on the active list (a machine's page
+ * cache, or a memory cgroup's): their real size sets the inactive list's share.
  */
 export function kernelPageCache(
   sizes: ArrayLike<number>,

@@ -1,17 +1,15 @@
 /**
- * What-if for the checkpoint and epoch-boundary stalls (CheckFreq, Mohan et
- * al., FAST'21): the steady model predicts the training pace; the saves and
- * the epoch starts are added on top, each at the asked interval, write
- * bandwidth, save mode and loader settings. Pure.
+ * What-if for the checkpoint and epoch-boundary stalls (CheckFreq, Mohan et al., FAST'21): the steady model predicts
+ * the training pace; the saves and the epoch starts are added on top, each at the asked interval, write bandwidth, save
+ * mode and loader settings. Pure.
  *
  * One save's blocking time at write bandwidth B:
- * - a save that synced (fsync) before returning: its part that was not
- *   syncing (serialising) as measured, plus bytes / B;
- * - a buffered save (the page cache took it): as measured while writeback
- *   drains a save before the next (bytes / B within the interval); beyond,
- *   the writer is held to B: it blocks for what writeback has not drained;
- * - an async save: the loop blocks for the staging only, plus any part of
- *   the previous save's background write that the interval does not cover.
+ * - a save that synced (fsync) before returning: its part that was not syncing (serialising) as measured, plus bytes /
+ *   B;
+ * - a buffered save (the page cache took it): as measured while writeback drains a save before the next (bytes / B
+ *   within the interval); beyond, the writer is held to B: it blocks for what writeback has not drained;
+ * - an async save: the loop blocks for the staging only, plus any part of the previous save's background write that the
+ *   interval does not cover.
  */
 import { checkFreqInterval, checkpointStall, CHECKFREQ_OVERHEAD_BUDGET } from '../analysis/checkpoint-stall.js';
 import { boundaryStall } from '../analysis/boundary-stall.js';
@@ -44,8 +42,8 @@ export interface SteadyPace {
 }
 
 /**
- * The stalls as profiled and as asked, on top of the steady model's baseline
- * and asked paces; null when the profile saw neither a save nor an epoch start.
+ * The stalls as profiled and as asked, on top of the steady model's baseline and asked paces; null when the profile saw
+ * neither a save nor an epoch start.
  */
 export function pipelineWhatif(
   profile: Profile,
@@ -143,10 +141,9 @@ function checkpointWhatif(profile: Profile, query: PipelineQuery, askedIterMs: n
 }
 
 /**
- * The fewest iterations between saves whose cost stays under `budget`: the
- * save time over the interval's training time. The save may itself depend on
- * the interval (writeback or a background write that the interval covers),
- * so the first k of CheckFreq's rule is checked and raised until it holds.
+ * The fewest iterations between saves whose cost stays under `budget`: the save time over the interval's training time.
+ * The save may itself depend on the interval (writeback or a background write that the interval covers), so the first k
+ * of CheckFreq's rule is checked and raised until it holds.
  */
 function fewestIterationsWithin(budget: number, iterMs: number, perSave: (k: number) => number): number | null {
   if (!(iterMs > 0)) return null;
@@ -159,10 +156,9 @@ function fewestIterationsWithin(budget: number, iterMs: number, perSave: (k: num
 }
 
 /**
- * With F failures a day: the share of time lost to work redone (half an
- * interval a failure) and the total with the saves' own cost, and Young's
- * interval sqrt(2 C M) that makes the sum least (C one save, M the time
- * between failures), in iterations.
+ * With F failures a day: the share of time lost to work redone (half an interval a failure) and the total with the
+ * saves' own cost, and Young's interval sqrt(2 C M) that makes the sum least (C one save, M the time between failures),
+ * in iterations.
  */
 function failureCost(
   perDay: number,
@@ -187,11 +183,10 @@ function failureCost(
 type BoundaryAnswer = NonNullable<PipelineWhatif['boundary']>;
 
 /**
- * Epoch starts with other loader settings. Persistent workers start once: an
- * epoch's start is then the refill of an empty pipeline, one batch prepared
- * by one worker (the batch's samples times the prep CPU per sample), at most
- * the first wait measured. prefetch_factor deepens the queue of steady
- * state; the first batch of an epoch waits for its full preparation anyway.
+ * Epoch starts with other loader settings. Persistent workers start once: an epoch's start is then the refill of an
+ * empty pipeline, one batch prepared by one worker (the batch's samples times the prep CPU per sample), at most the
+ * first wait measured. prefetch_factor deepens the queue of steady state; the first batch of an epoch waits for its
+ * full preparation anyway.
  */
 function boundaryWhatif(profile: Profile, query: PipelineQuery): BoundaryAnswer | null {
   const measured = boundaryStall(profile.modes);

@@ -1,6 +1,6 @@
 /**
- * Words of the checkpoint and epoch-boundary what-if: what each answer rests
- * on where nothing measured it. Kept apart from the arithmetic (STYLE.md).
+ * Words of the checkpoint and epoch-boundary what-if: what each answer rests on where nothing measured it. Kept apart
+ * from the arithmetic (STYLE.md).
  */
 const ms = (value: number): string => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
 

@@ -1,8 +1,7 @@
 /**
- * The what-if's advice on prep itself: where a prep stall is predicted at the
- * profiled settings and the loader's processes timed their stages
- * (analysis/prep-stages.ts), the costliest stage, its share and what to do
- * about it. More CPUs or workers (recommend.ts) pay for prep; this makes it cheaper.
+ * The what-if's advice on prep itself: where a prep stall is predicted at the profiled settings and the loader's
+ * processes timed their stages (analysis/prep-stages.ts), the costliest stage, its share and what to do about it. More
+ * CPUs or workers (recommend.ts) pay for prep; this makes it cheaper.
  */
 import type { Profile } from '../schema/profile.js';
 import type { PrepStageAdvice } from '../schema/whatif-output.js';

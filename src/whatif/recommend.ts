@@ -1,8 +1,7 @@
 /**
- * The answers to "what is the smallest change that removes the stall?": the
- * cache under each policy, the CPUs, and the storage bandwidth, each with what
- * it buys. All in the steady state (epoch 2 on): the first epoch of a job is
- * cold whatever the cache.
+ * The answers to "what is the smallest change that removes the stall?": the cache under each policy, the CPUs, and the
+ * storage bandwidth, each with what it buys. All in the steady state (epoch 2 on): the first epoch of a job is cold
+ * whatever the cache.
  */
 import { RECOMMENDATION_TEXT, type RecommendationFacts } from './advice-text.js';
 import { bisect } from './bisect.js';
@@ -20,6 +19,8 @@ import {
   type Prediction,
   type Scenario,
 } from './model.js';
+import type { z } from 'zod';
+import type { RecommendationSchema } from '../schema/whatif-output.js';
 
 /**
  * Whether a prediction's fetch stall shows: beyond NEGLIGIBLE_FETCH_STALL of the pace without it, whether or not it is
@@ -30,28 +31,7 @@ export function fetchStalls(p: Pick<Prediction, 'fetchStallMs' | 'iterMs'>): boo
 }
 
 /** One recommendation. */
-export interface Recommendation {
-  /** What is changed. */
-  kind: 'cache' | 'cpus' | 'storage' | 'workers' | 'requests' | 'objects';
-  /** For cache: the policy. */
-  cachePolicy?: CachePolicy;
-  /** The value that removes the stall (bytes, CPUs, bytes/s); 0 when nothing is needed; null when no value does. */
-  value: number | null;
-  /** Unit of value. */
-  unit: 'bytes' | 'cpus' | 'bytes/s' | 'workers' | 'requests';
-  /** Prediction with the change applied (the rest of the scenario unchanged); null when impossible. */
-  prediction: Prediction | null;
-  /** For the page cache: the size below which the stall returns; value leaves slack above it. */
-  edgeBytes?: number;
-  /**
-   * For a cache, when the profile could not measure how reads and
-   * pre-processing overlap: the cache that removes the stall if they run in
-   * series (null: none does). value assumes they overlap.
-   */
-  ifSerialBytes?: number | null;
-  /** The sentence shown. */
-  text: string;
-}
+export type Recommendation = z.infer<typeof RecommendationSchema>;
 
 /** Most CPUs the search goes to before calling the prep stall irremovable. */
 export const MAX_CPUS = 4096;
@@ -85,10 +65,9 @@ export function recommend(model: FittedModel, scenario: Scenario): Recommendatio
 export const MAX_WORKERS = 256;
 
 /**
- * The smallest num_workers per rank that removes the prep stall on the
- * scenario's CPUs, with the CPUs it needs and the line to paste; or, when no
- * count does, the count beyond which more workers buy nothing here. Null
- * when the job did not report its workers (not modelled).
+ * The smallest num_workers per rank that removes the prep stall on the scenario's CPUs, with the CPUs it needs and the
+ * line to paste; or, when no count does, the count beyond which more workers buy nothing here. Null when the job did
+ * not report its workers (not modelled).
  */
 export function workersFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation | null {
   const current = scenarioWorkers(model, scenario);
@@ -184,17 +163,15 @@ function facts(now: Prediction, after: Prediction): RecommendationFacts {
 }
 
 /**
- * Most of storage's time the fetch stage may take per sample of pace and still
- * count as no stall. At 100% (the paper's knee, fetch = pace) storage has no
- * slack, and any variation in read times or hit ratio shows as a stall; like
- * any queue, it is kept below full.
+ * Most of storage's time the fetch stage may take per sample of pace and still count as no stall. At 100% (the paper's
+ * knee, fetch = pace) storage has no slack, and any variation in read times or hit ratio shows as a stall; like any
+ * queue, it is kept below full.
  */
 export const MAX_STORAGE_UTILISATION = 0.9;
 
 /**
- * Longest fetch time per sample that leaves no stall: storage at most 90%
- * busy, and prep and fetch together (partly in series, overlap.ts) within the
- * negligible stall of the data-free pace max(compute, prep).
+ * Longest fetch time per sample that leaves no stall: storage at most 90% busy, and prep and fetch together (partly in
+ * series, overlap.ts) within the negligible stall of the data-free pace max(compute, prep).
  */
 export function maxFetchWithoutStall(
   model: FittedModel,
@@ -211,17 +188,15 @@ export function maxFetchWithoutStall(
 }
 
 /**
- * Slack above the smallest page cache that removes the stall. Under LRU the
- * hits near that size come all at once, and a page cache's size drifts: on
- * the emulated job 1 MiB (0.4%) less than the recommended 232.5 MiB predicted a
- * 6% slower job, and validate, whose cache held a mean 231.5 MiB, measured it.
+ * Slack above the smallest page cache that removes the stall. Under LRU the hits near that size come all at once, and a
+ * page cache's size drifts: on the emulated job 1 MiB (0.4%) less than the recommended 232.5 MiB predicted a 6% slower
+ * job, and validate, whose cache held a mean 231.5 MiB, measured it.
  */
 export const PAGE_CACHE_SLACK = 0.05;
 
 /**
- * Smallest cache whose steady hit ratio h brings the fetch time down to
- * maxFetchWithoutStall: h* = 1 - maxFetch / t_fetch(0). MinIO: M = h* D; LRU:
- * invert the simulated curve.
+ * Smallest cache whose steady hit ratio h brings the fetch time down to maxFetchWithoutStall: h* = 1 - maxFetch /
+ * t_fetch(0). MinIO: M = h* D; LRU: invert the simulated curve.
  */
 export function cacheFor(model: FittedModel, scenario: Scenario, now: Prediction, policy: CachePolicy): Recommendation {
   const answer = cacheAssumingOverlap(model, scenario, now, policy);
@@ -294,15 +269,12 @@ function cacheAssumingOverlap(
 }
 
 /**
- * Under LRU with a fresh order each epoch, the hits of an epoch come early
- * (the end of the previous epoch is still cached) and its misses late: at a
- * cache whose mean hit ratio just removes the stall, the last eighth of each
- * epoch waits on storage. A prep-bound loader never runs ahead, so nothing
- * smooths that out: on the PyTorch example the pace taken per eighth predicted
- * 553.6 samples/s where 546.0 were measured and the epoch mean 605.3. The
- * smallest cache at which the pace taken per eighth of the epoch stays within
- * the negligible stall; null when even the whole dataset does not (or the
- * curve has no parts).
+ * Under LRU with a fresh order each epoch, the hits of an epoch come early (the end of the previous epoch is still
+ * cached) and its misses late: at a cache whose mean hit ratio just removes the stall, the last eighth of each epoch
+ * waits on storage. A prep-bound loader never runs ahead, so nothing smooths that out: on the PyTorch example the pace
+ * taken per eighth predicted 553.6 samples/s where 546.0 were measured and the epoch mean 605.3. The smallest cache at
+ * which the pace taken per eighth of the epoch stays within the negligible stall; null when even the whole dataset does
+ * not (or the curve has no parts).
  */
 export function smallestCacheWithoutLateStall(model: FittedModel, scenario: Scenario): number | null {
   const idle = stageTimes(model, scenario, 0);
@@ -378,10 +350,9 @@ export const MAX_IN_FLIGHT = 256;
 const KNEE_GAIN = 1.05;
 
 /**
- * Remote data: the fewest requests in flight per loader worker (threads per
- * worker) that remove the fetch stall; null when the job's requests were not
- * seen (local files, HTTPS), or value null when bandwidth, not latency, holds
- * the fetch back.
+ * Remote data: the fewest requests in flight per loader worker (threads per worker) that remove the fetch stall; null
+ * when the job's requests were not seen (local files, HTTPS), or value null when bandwidth, not latency, holds the
+ * fetch back.
  */
 export function inFlightFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation | null {
   if ((scenario.requestLatencySec ?? model.requestLatencySec) === 0) return null;
@@ -424,11 +395,10 @@ export function inFlightFor(model: FittedModel, scenario: Scenario, now: Predict
 const MAX_OBJECT_BYTES = 4 * 2 ** 30;
 
 /**
- * Remote data: the smallest object (a shard of many samples, fetched by one
- * request) that removes the fetch stall, searched by doubling from the
- * objects as profiled; null when the job's requests were not seen. Larger
- * objects need fewer requests per sample (r = sample bytes / object bytes),
- * each waiting L for its first byte; the bytes are the same.
+ * Remote data: the smallest object (a shard of many samples, fetched by one request) that removes the fetch stall,
+ * searched by doubling from the objects as profiled; null when the job's requests were not seen. Larger objects need
+ * fewer requests per sample (r = sample bytes / object bytes), each waiting L for its first byte; the bytes are the
+ * same.
  */
 export function objectSizeFor(model: FittedModel, scenario: Scenario, now: Prediction): Recommendation | null {
   if ((scenario.requestLatencySec ?? model.requestLatencySec) === 0 || model.profiledInFlightPerWorker === null)

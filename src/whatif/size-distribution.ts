@@ -1,14 +1,13 @@
 /**
- * The file-size distribution of a dataset expanded from its stored histogram
- * (analysis/size-histogram.ts) into item sizes for the cache simulation.
+ * The file-size distribution of a dataset expanded from its stored histogram (analysis/size-histogram.ts) into item
+ * sizes for the cache simulation.
  */
 import type { SizeHistogram } from '../analysis/size-histogram.js';
 
 /**
- * `items` sizes drawn from the histogram by stratification, not at random:
- * each bucket gets its share of the items (largest remainder), every item at
- * the bucket's mean size. The shuffle of the simulation supplies the
- * randomness; stratifying removes sampling noise from the size mix.
+ * `items` sizes drawn from the histogram by stratification, not at random: each bucket gets its share of the items
+ * (largest remainder), every item at the bucket's mean size. The shuffle of the simulation supplies the randomness;
+ * stratifying removes sampling noise from the size mix.
  */
 export function sizesFromHistogram(histogram: SizeHistogram, items: number): Float64Array {
   const totalFiles = histogram.buckets.reduce((sum, b) => sum + b.files, 0);

@@ -1,44 +1,14 @@
 /** Sweeps of one setting with the rest of a scenario fixed: cache size (0 to the dataset) and CPUs. */
-import { steadyHitRatio, predict, type Bottleneck, type FittedModel, type Scenario } from './model.js';
+import { steadyHitRatio, predict, type FittedModel, type Scenario } from './model.js';
 import { cpusNeeded } from './recommend.js';
+import type { z } from 'zod';
+import type { CacheSweepRowSchema, CpuSweepRowSchema, WorkersSweepRowSchema } from '../schema/whatif-output.js';
 
 /** One row of the cache sweep. */
-export interface CacheSweepRow {
-  /** Cache size, bytes. */
-  cacheBytes: number;
-  /** cacheBytes / dataset bytes. */
-  cacheFraction: number;
-  /** Steady-state hit ratio of the page cache, under the policy the model assumes (FittedModel.pageCachePolicy). */
-  pageCacheHitRatio: number;
-  /** Steady-state hit ratio of exact LRU at the same size, for comparison. */
-  lruHitRatio: number;
-  /** Steady-state hit ratio of a MinIO cache: min(1, M/D). */
-  minioHitRatio: number;
-  /** Predicted samples/s with the page cache. */
-  pageCacheSamplesPerSec: number;
-  /** Predicted samples/s with a MinIO cache. */
-  minioSamplesPerSec: number;
-  /** Bottleneck with the page cache. */
-  pageCacheBottleneck: Bottleneck;
-  /** Bottleneck with a MinIO cache. */
-  minioBottleneck: Bottleneck;
-}
+export type CacheSweepRow = z.infer<typeof CacheSweepRowSchema>;
 
 /** One row of the CPU sweep. */
-export interface CpuSweepRow {
-  /** CPUs of the server. */
-  cpus: number;
-  /** Predicted prep stall per iteration, ms. */
-  prepStallMs: number;
-  /** Predicted per-iteration time, ms. */
-  iterMs: number;
-  /** Predicted samples/s. */
-  samplesPerSec: number;
-  /** Accelerator utilisation. */
-  acceleratorUtilization: number;
-  /** Bottleneck. */
-  bottleneck: Bottleneck;
-}
+export type CpuSweepRow = z.infer<typeof CpuSweepRowSchema>;
 
 /** Cache sizes 0, D/steps, ..., D under both policies (the scenario's epochs basis applies). */
 export function cacheSweep(model: FittedModel, scenario: Scenario, steps: number): CacheSweepRow[] {
@@ -85,20 +55,7 @@ export function cpuSweep(model: FittedModel, scenario: Scenario, counts: number[
 }
 
 /** One row of the loader-workers sweep. */
-export interface WorkersSweepRow {
-  /** Loader workers per rank (DataLoader num_workers). */
-  workers: number;
-  /** Predicted prep stall per iteration, ms. */
-  prepStallMs: number;
-  /** Predicted per-iteration time, ms. */
-  iterMs: number;
-  /** Predicted samples/s. */
-  samplesPerSec: number;
-  /** Bottleneck. */
-  bottleneck: Bottleneck;
-  /** CPUs the workers and the training processes need at this count (each worker one CPU at most). */
-  cpusNeeded: number;
-}
+export type WorkersSweepRow = z.infer<typeof WorkersSweepRowSchema>;
 
 /**
  * Worker counts 0, 1, 2, 4, ... past twice the profiled count and the CPUs (and `alsoInclude`), capped at `maxWorkers`.

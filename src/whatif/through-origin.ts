@@ -1,11 +1,10 @@
-// The curve both measured sweeps are read through: efficiency against CPUs
-// (cpu-scaling.ts) and against loader workers (fit/loader-workers.ts).
+// The curve both measured sweeps are read through: efficiency against CPUs (cpu-scaling.ts) and against loader workers
+// (fit/loader-workers.ts).
 
 /**
- * y at `x` on the piecewise-linear curve through (0, 0) and `points` (x
- * ascending): linear between neighbours, and past the last point at the last
- * segment's slope, never falling (a count beyond the sweep gains what the
- * last step gained, or nothing).
+ * y at `x` on the piecewise-linear curve through (0, 0) and `points` (x ascending): linear between neighbours, and past
+ * the last point at the last segment's slope, never falling (a count beyond the sweep gains what the last step gained,
+ * or nothing).
  */
 export function throughOrigin(points: readonly { x: number; y: number }[], x: number): number {
   let previous = { x: 0, y: 0 };

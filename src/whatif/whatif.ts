@@ -1,9 +1,7 @@
 /**
- * The what-if query: fit the model to a profile, predict the asked scenario
- * next to the profiled one, sweep cache and CPUs, and recommend. One core
- * function for the CLI; returns plain data (JSON-safe).
+ * The what-if query: fit the model to a profile, predict the asked scenario next to the profiled one, sweep cache and
+ * CPUs, and recommend. One core function for the CLI; returns plain data (JSON-safe).
  */
-import type { Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';
 import {
   baseScenario,
@@ -11,10 +9,8 @@ import {
   predict,
   scenarioWorkers,
   selfCheck,
-  type CpuScaling,
   type FitOptions,
   type FittedModel,
-  type ModelParameter,
   type NotEnoughData,
   type Prediction,
   type Scenario,
@@ -23,78 +19,21 @@ import { recommend, type Recommendation } from './recommend.js';
 import { atEnd, predictionRange } from './assumptions.js';
 import { MISSING_TEXT } from './advice-text.js';
 import { pipelineWhatif, type PipelineQuery } from './pipeline-stalls.js';
-import type { PipelineWhatif, PrepStageAdvice } from '../schema/whatif-output.js';
+import type { PipelineWhatif, WhatifOutputBody } from '../schema/whatif-output.js';
 import { prepStageAdvice } from './prep-stage-advice.js';
-import type { CacheSweepRow, CpuSweepRow, WorkersSweepRow } from './sweep.js';
 import { scenarioCurves } from './curves.js';
 import { KNOBS } from './knobs/index.js';
+import { askedPipelineFlags } from './knobs/pipeline.js';
 
 /** The settings a user changed; the rest stay as profiled. */
 export type WhatifQuery = Partial<Scenario>;
 
-/** Everything `ds-analyzer whatif` shows. */
-export interface WhatifResult {
-  /** Profile file read. */
-  profilePath: string;
-  /** Job name of the profile. */
-  jobName: string;
-  /** Model parameters with their sources. */
-  parameters: ModelParameter[];
-  /** CPU scaling used: linear (assumed) or fitted. */
-  cpuScaling: CpuScaling;
-  /** The model at the profiled settings against each measured mode. */
-  selfCheck: { mode: Mode; measuredIterMs: number; predictedIterMs: number }[];
-  /** Prediction at the profiled settings (default cache: what the page cache could give the dataset). */
-  baseline: Prediction;
-  /** Prediction for the asked scenario. */
-  prediction: Prediction;
-  /** Which settings the user changed. */
-  changed: (keyof Scenario)[];
-  /** The policy assumed for the page cache (or the job's object cache), and why. */
-  pageCachePolicy: FittedModel['pageCachePolicy'];
-  /** Cache sweep 0..D at the asked scenario. */
-  cacheSweep: CacheSweepRow[];
-  /** CPU sweep at the asked scenario. */
-  cpuSweep: CpuSweepRow[];
-  /** Loader-workers sweep at the asked scenario; empty when the job did not report its workers. */
-  workersSweep: WorkersSweepRow[];
-  /** Smallest changes that remove each stall, at the asked scenario. */
-  recommendations: Recommendation[];
-  /** The costliest stage of prep, where the profile timed its stages and has a prep stall as profiled. */
-  prepStage?: PrepStageAdvice;
-  /** What the recommendations assumed where nothing measured it, each taken at its slow end. */
-  adviceAssumptions: string[];
-  /** Assumptions and limits. */
-  caveats: string[];
-  /**
-   * The validate command that would check the asked answer, when it rests on an assumption validate can test; null
-   * otherwise.
-   */
-  validateCommand: string | null;
-  /** What a cache of this data is: the page cache over files, or (remote data) a local folder of whole objects. */
-  dataCache: 'page-cache' | 'object-cache';
-  /** --jobs K: the K jobs independent against coordinated (CoorDL), at the asked scenario otherwise. */
-  jobs?: { count: number; independent: Prediction; coordinated: Prediction; speedup: number };
-  /** --nodes N with a partitioned cache: against each node caching alone (CoorDL), at the asked scenario otherwise. */
-  nodes?: { count: number; independent: Prediction; partitioned: Prediction; speedup: number };
-  /**
-   * Checkpoint and epoch-boundary stalls, as profiled and as asked, added to the steady paces; absent when the profile
-   * saw neither.
-   */
-  pipeline?: PipelineWhatif;
-  /**
-   * What the profile could not answer, one line each, naming the flags and
-   * the mode that measures them (a profile without the cold mode: the cache
-   * and storage questions, and the recommendations' cache and storage part);
-   * empty when everything asked was answered.
-   */
-  unanswered: string[];
-}
+/** Everything `ds-analyzer whatif` shows (each field: docs/json-output.md). */
+export type WhatifResult = WhatifOutputBody;
 
 /**
- * The settings that only the fetch stage answers (storage, the cache,
- * remote requests), each with its flag, in --help's order: a model fitted
- * without the cold mode leaves them as profiled and names them.
+ * The settings that only the fetch stage answers (storage, the cache, remote requests), each with its flag, in --help's
+ * order: a model fitted without the cold mode leaves them as profiled and names them.
  */
 const FETCH_SETTINGS: Partial<Record<keyof Scenario, string>> = Object.assign({}, ...KNOBS.map((k) => k.fetchStage));
 
@@ -105,12 +44,10 @@ const WHATIF_CACHE_STEPS = 10;
 const FETCH_ADVICE: ReadonlySet<Recommendation['kind']> = new Set(['cache', 'storage', 'requests', 'objects']);
 
 /**
- * Runs a what-if query on a profile, or says what the profile lacks for it.
- * A profile without the fetch stage's measurements (no cold mode) still
- * answers what compute and prep decide (CPUs, workers, accelerators): the
- * cache and storage settings asked are left as profiled and named in
- * `unanswered`; only a query that asks nothing else is not enough data.
- * Pure (the cache simulation is seeded).
+ * Runs a what-if query on a profile, or says what the profile lacks for it. A profile without the fetch stage's
+ * measurements (no cold mode) still answers what compute and prep decide (CPUs, workers, accelerators): the cache and
+ * storage settings asked are left as profiled and named in `unanswered`; only a query that asks nothing else is not
+ * enough data. Pure (the cache simulation is seeded).
  */
 export function whatif(
   profile: Profile,
@@ -217,9 +154,8 @@ function refusedFlags(keys: (keyof Scenario)[]): string[] {
 }
 
 /**
- * N nodes of one job (CoorDL's partitioned cache): their caches together hold
- * the dataset once, a miss on one node fetched from the peer that holds it,
- * against each node's page cache holding what it read itself.
+ * N nodes of one job (CoorDL's partitioned cache): their caches together hold the dataset once, a miss on one node
+ * fetched from the peer that holds it, against each node's page cache holding what it read itself.
  */
 function nodesComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['nodes']> {
   const partitioned = withRange(model, { ...scenario, nodes: count, partitioned: true, cachePolicy: 'minio' });
@@ -228,10 +164,9 @@ function nodesComparison(model: FittedModel, scenario: Scenario, count: number):
 }
 
 /**
- * K jobs on one dataset (CoorDL's hyper-parameter search): each reading and
- * pre-processing its own samples, K times the reads and the prep CPU, against
- * one fetch and one prep of each sample shared by all K (coordinated); each
- * job's steps run either way.
+ * K jobs on one dataset (CoorDL's hyper-parameter search): each reading and pre-processing its own samples, K times the
+ * reads and the prep CPU, against one fetch and one prep of each sample shared by all K (coordinated); each job's steps
+ * run either way.
  */
 function jobsComparison(model: FittedModel, scenario: Scenario, count: number): NonNullable<WhatifResult['jobs']> {
   const independent = withRange(model, { ...scenario, jobs: count, coordinated: false });
@@ -251,10 +186,9 @@ function withRange(model: FittedModel, scenario: Scenario): Prediction {
 }
 
 /**
- * The validate run that measures the asked setting, where the profile did
- * not: validate runs one setting per point (a cache size, a CPU count or a
- * worker count: the knobs with a validateFlag), so a question that changes
- * exactly one of those has one; others have none.
+ * The validate run that measures the asked setting, where the profile did not: validate runs one setting per point (a
+ * cache size, a CPU count or a worker count: the knobs with a validateFlag), so a question that changes exactly one of
+ * those has one; others have none.
  */
 function validateCommand(
   profilePath: string,
@@ -269,27 +203,10 @@ function validateCommand(
   return `ds-analyzer validate ${quoted} ${asked}`;
 }
 
-/**
- * The flags each pipeline term answers, as the user gave them (src/cli/whatif-action.ts); --checkpoint-budget has a
- * default, so it is always set and says nothing of its own.
- */
-const SAVE_FLAGS: [keyof PipelineQuery, string][] = [
-  ['checkpointEvery', '--checkpoint-every'],
-  ['writeBytesPerSec', '--write-bw'],
-  ['saveMode', '--async-save/--sync-save'],
-  ['failuresPerDay', '--failures-per-day'],
-];
-const EPOCH_FLAGS: [keyof PipelineQuery, string][] = [
-  ['persistentWorkers', '--persistent-workers'],
-  ['prefetchFactor', '--prefetch-factor'],
-];
-
 /** A caveat for each asked pipeline setting the profile has nothing to apply to: never ignored without a word. */
 function unappliedPipelineFlags(query: PipelineQuery, pipeline: PipelineWhatif | null): string[] {
-  const asked = (flags: [keyof PipelineQuery, string][]) =>
-    flags.filter(([field]) => query[field] !== undefined).map(([, flag]) => flag);
-  const saves = pipeline?.checkpoint ? [] : asked(SAVE_FLAGS);
-  const epochs = pipeline?.boundary ? [] : asked(EPOCH_FLAGS);
+  const saves = pipeline?.checkpoint ? [] : askedPipelineFlags(query, 'saves');
+  const epochs = pipeline?.boundary ? [] : askedPipelineFlags(query, 'epochs');
   return [
     ...(saves.length > 0 ? [MISSING_TEXT.noSaves(saves.join(', '))] : []),
     ...(epochs.length > 0 ? [MISSING_TEXT.noEpochStarts(epochs.join(', '))] : []),

@@ -183,3 +183,11 @@ test('whatif --help has examples and exit codes', async () => {
   assert.match(io.out, /Exit codes:/);
   assert.match(io.out, /--cache-policy/);
 });
+
+test('--matrix sets the CPUs and cache knobs cell by cell: given beside it, --cpus or --cache is a usage error', async () => {
+  await expectError(['--matrix', '--cpus', '4'], ExitCode.Usage, /--matrix sets CPUs and cache per cell/);
+  await expectError(['--matrix', '--cache', '50%'], ExitCode.Usage, /--matrix sets CPUs and cache per cell/);
+  await expectError(['--matrix-cache', '50%'], ExitCode.Usage, /add --matrix/);
+  const io = fakeIo(dir);
+  assert.equal(await run(['whatif', '--matrix', '--matrix-cpus', '1,2', '--matrix-cache', '0,50%'], io), 0, io.err);
+});

@@ -1,7 +1,6 @@
 /**
- * The accelerator's stage: compute per iteration (T_gpu) and samples per
- * iteration (b) from the synthetic mode, where the loader is not consulted,
- * and the ranks (accelerators) the profiled job ran.
+ * The accelerator's stage: compute per iteration (T_gpu) and samples per iteration (b) from the synthetic mode, where
+ * the loader is not consulted, and the ranks (accelerators) the profiled job ran.
  */
 import { notEnoughData, parameter, type Fitted, type NotEnoughData } from './fitted.js';
 import { proven, type MeasuredModes } from './modes.js';

@@ -1,10 +1,8 @@
 /**
- * What a fitted model rests on that no measurement pinned: each assumed
- * value with its slow and fast end (../assumptions.ts turns them into the
- * range of a prediction). A resource that never set a mode's pace shows only
- * a lower bound of its capacity; the model then takes the capacity its
- * physics allows (a worker one CPU, a CPU one CPU-second a second) and keeps
- * the other end here (DESIGN: capacities, not paces).
+ * What a fitted model rests on that no measurement pinned: each assumed value with its slow and fast end
+ * (../assumptions.ts turns them into the range of a prediction). A resource that never set a mode's pace shows only a
+ * lower bound of its capacity; the model then takes the capacity its physics allows (a worker one CPU, a CPU one
+ * CPU-second a second) and keeps the other end here (DESIGN: capacities, not paces).
  */
 import type { CpuShareFit } from './cpu-share.js';
 import type { LoaderWorkersFit } from './loader-workers.js';

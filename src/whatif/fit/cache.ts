@@ -1,14 +1,13 @@
 /**
- * The cache: the dataset it holds (D, n, samples per epoch), the cache the
- * profiled host could give it (M0), the hit-ratio curve h(M) simulated over
- * the dataset's file sizes under the policy that holds it (the kernel's two
- * lists, ../kernel-page-cache.ts, or exact LRU, ../hit-ratio.ts), and the
- * memory rate the cached mode reached, shown only: a page-cache hit is a
- * copy, CPU time of the job, which u already holds.
+ * The cache: the dataset it holds (D, n, samples per epoch), the cache the profiled host could give it (M0), the
+ * hit-ratio curve h(M) simulated over the dataset's file sizes under the policy that holds it (the kernel's two lists,
+ * ../kernel-page-cache.ts, or exact LRU, ../hit-ratio.ts), and the memory rate the cached mode reached, shown only: a
+ * page-cache hit is a copy, CPU time of the job, which u already holds.
  */
 import type { Profile } from '../../schema/profile.js';
 import { MISSING_TEXT } from '../advice-text.js';
-import { simulateLruEpochs, sum } from '../hit-ratio.js';
+import { sum } from '../../analysis/stats.js';
+import { simulateLruEpochs } from '../hit-ratio.js';
 import { kernelPageCache, lruPageCache, type PageCacheCurve, type PageCacheModel } from '../page-cache-curve.js';
 import { sizesFromHistogram, uniformSizes } from '../size-distribution.js';
 import { notEnoughData, parameter, type Fitted, type ModelParameter, type NotEnoughData } from './fitted.js';
@@ -17,9 +16,8 @@ import { proven, type MeasuredModes } from './modes.js';
 /** Simulating 100k files x 3 epochs takes ~0.1 s; the steady hit ratio then varies by < 0.2% between seeds. */
 export const DEFAULT_MAX_SIMULATED_ITEMS = 100_000;
 /**
- * Files the kernel's lists are simulated over: each of 19 cache sizes runs 9
- * to 25 epochs, and 4 epochs of 2,048 files settle its hit ratio within
- * about 0.005 (hit ratios depend on M/D and the size mix, not the count).
+ * Files the kernel's lists are simulated over: each of 19 cache sizes runs 9 to 25 epochs, and 4 epochs of 2,048 files
+ * settle its hit ratio within about 0.005 (hit ratios depend on M/D and the size mix, not the count).
  */
 const KERNEL_SIMULATED_ITEMS = 2048;
 /** Fallback page-cache share of host memory when the profile does not record the budget. */
@@ -97,11 +95,10 @@ export function fitCache(
 }
 
 /**
- * Remote data's cache as the job runs it, not as the profiler made it: a
- * client that fetches every sample (boto3, requests) keeps no copy, so none;
- * one with a cache folder of its own (--job-cache) keeps what it fetched, up
- * to a limit the profile does not know: taken as what fits in the free space
- * beside the profile. Null for files (the page cache).
+ * Remote data's cache as the job runs it, not as the profiler made it: a client that fetches every sample (boto3,
+ * requests) keeps no copy, so none; one with a cache folder of its own (--job-cache) keeps what it fetched, up to a
+ * limit the profile does not know: taken as what fits in the free space beside the profile. Null for files (the page
+ * cache).
  */
 function profiledCache(profile: Profile): { bytes: number; source: string; assumed: boolean } | null {
   const remote = profile.dataset.remote;
@@ -123,10 +120,9 @@ function profiledCache(profile: Profile): { bytes: number; source: string; assum
 }
 
 /**
- * M0: the cache the dataset had as the job ran when profiled, and where the
- * figure comes from. Remote data: the job's own cache (profiledCache); files:
- * the page cache's budget, or 90% of the host's memory where the profile
- * lacks it (assumed).
+ * M0: the cache the dataset had as the job ran when profiled, and where the figure comes from. Remote data: the job's
+ * own cache (profiledCache); files: the page cache's budget, or 90% of the host's memory where the profile lacks it
+ * (assumed).
  */
 export function profiledCacheBytes(profile: Profile): {
   bytes: number;
@@ -174,11 +170,9 @@ function memoryRate(profile: Profile, modes: MeasuredModes): ModelParameter[] {
 }
 
 /**
- * The policy the page cache runs: the caller's where it knows; an object
- * cache of the job's own (Streaming, LitData) evicts least recently used;
- * the kernel's classic two lists where the profiled kernel has no
- * multi-generational LRU, or has it off; exact LRU, said to be a stand-in,
- * where it is on (not modelled here).
+ * The policy the page cache runs: the caller's where it knows; an object cache of the job's own (Streaming, LitData)
+ * evicts least recently used; the kernel's classic two lists where the profiled kernel has no multi-generational LRU,
+ * or has it off; exact LRU, said to be a stand-in, where it is on (not modelled here).
  */
 function pageCachePolicyOf(profile: Profile, options: CacheFitOptions): { model: PageCacheModel; why: string } {
   if (options.pageCacheModel) return options.pageCacheModel;
@@ -207,10 +201,9 @@ const POLICY_NAME: Record<PageCacheModel, string> = {
 };
 
 /**
- * h(M), under the policy assumed and under exact LRU: over the real file
- * count, or over a scaled-down dataset with the same size mix (hit ratios
- * depend on M/D). Without a size histogram every file is the mean size, and
- * the model says so.
+ * h(M), under the policy assumed and under exact LRU: over the real file count, or over a scaled-down dataset with the
+ * same size mix (hit ratios depend on M/D). Without a size histogram every file is the mean size, and the model says
+ * so.
  */
 function hitRatioCurves(
   profile: Profile,
@@ -258,10 +251,9 @@ function hitRatioCurves(
 }
 
 /**
- * X: other file pages on the active list, which the kernel counts when it
- * balances the lists (a PyTorch job's own libraries held 24-34 MB of a
- * memory group's cache, and took the dataset's hit ratio from 0.115 to 0.055
- * at a third of it: docs/results.md). As profiled, for any cache asked.
+ * X: other file pages on the active list, which the kernel counts when it balances the lists (a PyTorch job's own
+ * libraries held 24-34 MB of a memory group's cache, and took the dataset's hit ratio from 0.115 to 0.055 at a third of
+ * it: docs/results.md). As profiled, for any cache asked.
  */
 function otherActiveParameter(other: { bytes: number; source: string } | undefined): ModelParameter {
   const name = "other file pages on the active list (the job's libraries, other programs' files), as profiled";

@@ -1,10 +1,8 @@
 /**
- * What the CPUs give the job, measured rather than read off a pace: the
- * training step's own CPU (all of one CPU or more when the "accelerator" is
- * the CPU, as in CPU training), and the CPUs other load kept busy on the
- * machine while the cached mode ran. The prep stage shares the CPUs with the
- * step (model.ts, stageTimes): a job whose step runs on the CPU does not hand
- * a whole CPU to its training process off the top, it shares them.
+ * What the CPUs give the job, measured rather than read off a pace: the training step's own CPU (all of one CPU or more
+ * when the "accelerator" is the CPU, as in CPU training), and the CPUs other load kept busy on the machine while the
+ * cached mode ran. The prep stage shares the CPUs with the step (model.ts, stageTimes): a job whose step runs on the
+ * CPU does not hand a whole CPU to its training process off the top, it shares them.
  */
 import type { ModeResult, Profile } from '../../schema/profile.js';
 import { parameter, type Fitted } from './fitted.js';
@@ -27,9 +25,8 @@ export interface CpuShareFit {
   /** CPUs busy outside the job during the cached mode (other processes, the profiler), mean; 0 when not sampled. */
   externalCpus: number;
   /**
-   * The share of a CPU a process of the job can count on when prep never set
-   * the pace: 1 less the other load's share of the profiled CPUs. The
-   * pessimistic end of what a worker or a CPU gives where nothing measured it.
+   * The share of a CPU a process of the job can count on when prep never set the pace: 1 less the other load's share of
+   * the profiled CPUs. The pessimistic end of what a worker or a CPU gives where nothing measured it.
    */
   cpuShareLow: number;
 }
@@ -88,10 +85,9 @@ export function stepCpuOf(synthetic: ModeResult): { secPerSample: number | null;
 const MAX_SAMPLE_GAP_MS = 5000;
 
 /**
- * Mean CPUs busy on the machine that the job's tree did not use, over the
- * mode's samples. A pooled mode's samples hold its runs one after another,
- * each job tree's CPU counting from 0: intervals across a run boundary (the
- * job's CPU going back, or a long gap) are left out.
+ * Mean CPUs busy on the machine that the job's tree did not use, over the mode's samples. A pooled mode's samples hold
+ * its runs one after another, each job tree's CPU counting from 0: intervals across a run boundary (the job's CPU going
+ * back, or a long gap) are left out.
  */
 function otherLoadCpus(result: ModeResult, hostCpus: number): number {
   const samples = result.resources;

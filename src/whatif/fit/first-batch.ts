@@ -1,9 +1,9 @@
 /**
- * The job's first batch: when it comes after the job starts. Two parts measured in every run
- * (modes.<mode>.firstBatch): the job's own start-up before its loader is first asked (imports, the model),
- * which no data setting changes; and the loader's first wait (its workers' start, the first batch's prep,
- * and cold its fetch). The cold wait less the cached one is what fetching the first batch took; model.ts
- * (firstBatchSec) scales that part to the asked bandwidth, latency and requests in flight.
+ * The job's first batch: when it comes after the job starts. Two parts measured in every run (modes.<mode>.firstBatch):
+ * the job's own start-up before its loader is first asked (imports, the model), which no data setting changes; and the
+ * loader's first wait (its workers' start, the first batch's prep, and cold its fetch). The cold wait less the cached
+ * one is what fetching the first batch took; model.ts (firstBatchSec) scales that part to the asked bandwidth, latency
+ * and requests in flight.
  */
 import { parameter, type Fitted } from './fitted.js';
 import { proven, type MeasuredModes } from './modes.js';

@@ -1,30 +1,16 @@
 /**
- * What each of the model's parameter fitters (src/whatif/fit/) returns: the
- * fitted values with the rows that name their sources, or the answer that the
- * profile lacks what the fit needs. Not enough data is an answer of the pure
- * core, not an error: the command layer decides what it means for the user
- * (whatif exits with code 4; the report shows the reason instead of curves).
+ * What each of the model's parameter fitters (src/whatif/fit/) returns: the fitted values with the rows that name their
+ * sources, or the answer that the profile lacks what the fit needs. Not enough data is an answer of the pure core, not
+ * an error: the command layer decides what it means for the user (whatif exits with code 4; the report shows the reason
+ * instead of curves).
  */
 import type { Mode } from '../../schema/events.js';
 import { MISSING_TEXT } from '../advice-text.js';
+import type { z } from 'zod';
+import type { ModelParameterSchema } from '../../schema/whatif-output.js';
 
 /** One parameter of the model as the report lists it, with the measurement it comes from. */
-export interface ModelParameter {
-  /** Symbol used in the formulas: t_gpu, u, B_storage. */
-  symbol: string;
-  /** What it is, in words. */
-  name: string;
-  /** The value, in `unit`. */
-  value: number;
-  /** Unit of `value`. */
-  unit: string;
-  /** The measurement: a profile field or a derivation from fields. */
-  source: string;
-  /** True when every mode it rests on proved its cache state. */
-  proven: boolean;
-  /** Assumption or limit worth saying (lower bound, assumed, fallback). */
-  note?: string;
-}
+export type ModelParameter = z.infer<typeof ModelParameterSchema>;
 
 /** What one fitter found: its values, the parameter rows that say where each came from, and its caveats. */
 export interface Fitted<T> {

@@ -1,16 +1,13 @@
 /**
- * The loader-workers term of the prep stage: a DataLoader runs num_workers
- * processes per rank, so at most that many CPUs pre-process at once, however
- * many the server has. eff_w(W), the effective parallelism of W workers per
- * rank, all ranks together (CPUs' worth of prep work per second), is fitted from the cached mode at
- * the script's own count and, with profile --workers, from the sweep's runs
- * at the other counts; the prediction takes
+ * The loader-workers term of the prep stage: a DataLoader runs num_workers processes per rank, so at most that many
+ * CPUs pre-process at once, however many the server has. eff_w(W), the effective parallelism of W workers per rank, all
+ * ranks together (CPUs' worth of prep work per second), is fitted from the cached mode at the script's own count and,
+ * with profile --workers, from the sweep's runs at the other counts; the prediction takes
  *
  *   eff(c, W) = min(eff(c - R*m), eff_w(W))
  *
- * with m the CPUs each rank's training process keeps busy itself
- * (collation, pin memory, kernel launches; ranks[].mainCpuMsPerSample).
- * W = 0 loads in the training process, in series with its step.
+ * with m the CPUs each rank's training process keeps busy itself (collation, pin memory, kernel launches;
+ * ranks[].mainCpuMsPerSample). W = 0 loads in the training process, in series with its step.
  */
 import type { IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
 import { difference, liesAbove } from '../../analysis/estimate.js';
@@ -63,30 +60,25 @@ export interface LoaderWorkersFit {
   /** Where the points came from. */
   workersSource: string;
   /**
-   * The share of a CPU each worker is taken to give at a count where prep did
-   * not set the pace: what one worker gave at the largest count that did, or
-   * else 1 (a worker is one process: one CPU at most). Such a count's own pace
-   * is only a lower bound of its capacity and is never used as the capacity.
+   * The share of a CPU each worker is taken to give at a count where prep did not set the pace: what one worker gave at
+   * the largest count that did, or else 1 (a worker is one process: one CPU at most). Such a count's own pace is only a
+   * lower bound of its capacity and is never used as the capacity.
    */
   assumedWorkerShare: number;
   /** Whether assumedWorkerShare was measured (a count where prep set the pace). */
   workerShareMeasured: boolean;
   /**
-   * Seconds per iteration the training process spends taking a batch the
-   * loader already has ready (the queue, unpickling, pinning), in series with
-   * its step: the cached mode's wait beyond the synthetic mode's where prep
-   * did not set the pace, else the training process's own CPU beyond the
-   * step's (a lower bound: the stall hides the rest). 0 with no workers (the
-   * process loads itself) and when not measured. A step 8x faster still pays it.
+   * Seconds per iteration the training process spends taking a batch the loader already has ready (the queue,
+   * unpickling, pinning), in series with its step: the cached mode's wait beyond the synthetic mode's where prep did
+   * not set the pace, else the training process's own CPU beyond the step's (a lower bound: the stall hides the rest).
+   * 0 with no workers (the process loads itself) and when not measured. A step 8x faster still pays it.
    */
   handoverSecPerIter: number;
   /**
-   * Seconds per iteration the step itself ran slower beside loader workers
-   * that kept up (the cached mode's step beyond the synthetic mode's, where
-   * beyond noise): the profile's CPU contention, the step sharing cores and
-   * caches with prep. Part of the step wherever workers run beside it; 0 with
-   * none (the process loads in series) and where the loader set the pace
-   * (the stall then hides it).
+   * Seconds per iteration the step itself ran slower beside loader workers that kept up (the cached mode's step beyond
+   * the synthetic mode's, where beyond noise): the profile's CPU contention, the step sharing cores and caches with
+   * prep. Part of the step wherever workers run beside it; 0 with none (the process loads in series) and where the
+   * loader set the pace (the stall then hides it).
    */
   contentionSecPerIter: number;
 }
@@ -161,8 +153,8 @@ export function fitLoaderWorkers(
 }
 
 /**
- * The measured counts (W >= 1), ascending, a count measured twice (the script's own, swept again) one point at the
- * mean of its runs; and the seconds per sample of loading in series with the step (W = 0), where measured.
+ * The measured counts (W >= 1), ascending, a count measured twice (the script's own, swept again) one point at the mean
+ * of its runs; and the seconds per sample of loading in series with the step (W = 0), where measured.
  */
 function measuredPoints(
   profile: Profile,
@@ -297,13 +289,11 @@ function workersCaveats(fit: LoaderWorkersFit, swept: boolean, mainCpu: object |
 }
 
 /**
- * eff_w(W): piecewise linear through (0, 0) and the measured points; beyond
- * the last, the last segment's slope goes on (flat once a sweep saw more
- * workers buy nothing; through the origin with one point, the no-sweep case).
- * A point where prep did not set the pace only bounds eff from below: its
- * capacity is its workers at the assumed share of a CPU each, never less than
- * what it did. Profiled at W = 0 alone: W times what the serial loading
- * gives (serialWorkerEff), at most serialPrepCeiling. Infinity when workers are not modelled.
+ * eff_w(W): piecewise linear through (0, 0) and the measured points; beyond the last, the last segment's slope goes on
+ * (flat once a sweep saw more workers buy nothing; through the origin with one point, the no-sweep case). A point where
+ * prep did not set the pace only bounds eff from below: its capacity is its workers at the assumed share of a CPU each,
+ * never less than what it did. Profiled at W = 0 alone: W times what the serial loading gives (serialWorkerEff), at
+ * most serialPrepCeiling. Infinity when workers are not modelled.
  */
 export function workersParallelism(
   fit: Pick<LoaderWorkersFit, 'profiledWorkers' | 'workersPoints' | 'assumedWorkerShare'> &
@@ -324,10 +314,9 @@ export function workersParallelism(
 }
 
 /**
- * h, the hand-over of a ready batch: where the loader kept up, the wait the
- * cached mode saw beyond the synthetic mode's (the whole of it is hand-over);
- * where prep set the pace the wait is mostly stall, so the training process's
- * own CPU beyond its step is taken, a lower bound.
+ * h, the hand-over of a ready batch: where the loader kept up, the wait the cached mode saw beyond the synthetic mode's
+ * (the whole of it is hand-over); where prep set the pace the wait is mostly stall, so the training process's own CPU
+ * beyond its step is taken, a lower bound.
  */
 function handoverOf(
   profile: Profile,
@@ -350,9 +339,8 @@ function handoverOf(
 }
 
 /**
- * g, the step's slow-down beside a loader that kept up: the cached mode's
- * time between batches beyond the synthetic mode's, where that lies beyond
- * noise (0 otherwise, and where the loader set the pace).
+ * g, the step's slow-down beside a loader that kept up: the cached mode's time between batches beyond the synthetic
+ * mode's, where that lies beyond noise (0 otherwise, and where the loader set the pace).
  */
 function contentionOf(modes: MeasuredModes, cachedTime: IterationSummary): number {
   const synthetic = modes.synthetic.summary;
@@ -389,9 +377,8 @@ export function mainCpusOf(
 }
 
 /**
- * The training process's own CPU per sample, prep left out: the cached mode's
- * when its loader had workers; else (num_workers=0: the process pre-processed
- * itself) a workers-sweep run's with workers, else the synthetic mode's (the
+ * The training process's own CPU per sample, prep left out: the cached mode's when its loader had workers; else
+ * (num_workers=0: the process pre-processed itself) a workers-sweep run's with workers, else the synthetic mode's (the
  * step alone). Null when the job did not report it.
  */
 export function mainCpuPerSample(profile: Profile, modes: MeasuredModes): { sec: number; source: string } | null {

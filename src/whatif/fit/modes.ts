@@ -1,7 +1,6 @@
 /**
- * The three measured modes every fitter rests on (synthetic, cached, cold),
- * whether a parameter built on them is proven, and whether one mode was
- * really slower than another.
+ * The three measured modes every fitter rests on (synthetic, cached, cold), whether a parameter built on them is
+ * proven, and whether one mode was really slower than another.
  */
 import { difference, liesAbove, NAMING_MARGIN } from '../../analysis/estimate.js';
 import type { Estimate, IterationSummary, ModeResult, Profile } from '../../schema/profile.js';
@@ -25,16 +24,15 @@ export interface MeasuredModes {
 }
 
 /**
- * A slow-down is called real when it is beyond noise and at least this share
- * of the slower mode's iteration: smaller ones do not decide what bounds the job.
+ * A slow-down is called real when it is beyond noise and at least this share of the slower mode's iteration: smaller
+ * ones do not decide what bounds the job.
  */
 const REAL_STALL_SHARE = 0.03;
 
 /**
- * The modes, or the first of synthetic and cached missing: compute and prep
- * rest on those two. The cold mode only feeds the fetch stage (storage,
- * cache, remote requests): without it `cold` is null and coldMissing says
- * what the fetch questions lack.
+ * The modes, or the first of synthetic and cached missing: compute and prep rest on those two. The cold mode only feeds
+ * the fetch stage (storage, cache, remote requests): without it `cold` is null and coldMissing says what the fetch
+ * questions lack.
  */
 export function measuredModes(profile: Profile): Fitted<MeasuredModes> | NotEnoughData {
   const modes: Partial<MeasuredModes> = {};
@@ -69,9 +67,8 @@ export function proven(...modes: ModeResult[]): boolean {
 }
 
 /**
- * Whether `slow` was really slower than `fast`: their difference beyond
- * noise (analysis/estimate.ts) and by a visible share. A mode without an
- * interval counts as exact here, so the other's noise still applies.
+ * Whether `slow` was really slower than `fast`: their difference beyond noise (analysis/estimate.ts) and by a visible
+ * share. A mode without an interval counts as exact here, so the other's noise still applies.
  */
 export function reallySlower(slow: IterationSummary, fast: IterationSummary): boolean {
   const exact = (e: Estimate): Estimate => ({ ...e, halfWidth: e.halfWidth ?? 0 });
@@ -80,14 +77,12 @@ export function reallySlower(slow: IterationSummary, fast: IterationSummary): bo
 }
 
 /**
- * Whether the loader set `run`'s pace against `before` (the synthetic mode
- * for prep, the cached mode for fetch): the training process waited longer
- * for data, beyond noise and by the margin the profile names a stall by
- * (analysis/split.ts, callStall). A run slower only in its step (the step
- * sharing CPUs or caches with the loader: the profile's "contention") had a
- * loader that kept up, so its pace is no measure of the loader's capacity; a
- * PyTorch GAN whose step ran 11% slower beside its workers was read as
- * prep-bound and predicted 2x slower with one worker (it ran the same).
+ * Whether the loader set `run`'s pace against `before` (the synthetic mode for prep, the cached mode for fetch): the
+ * training process waited longer for data, beyond noise and by the margin the profile names a stall by
+ * (analysis/split.ts, callStall). A run slower only in its step (the step sharing CPUs or caches with the loader: the
+ * profile's "contention") had a loader that kept up, so its pace is no measure of the loader's capacity; a PyTorch GAN
+ * whose step ran 11% slower beside its workers was read as prep-bound and predicted 2x slower with one worker (it ran
+ * the same).
  */
 export function loaderSetPace(run: IterationSummary, before: IterationSummary): boolean {
   const exact = (e: Estimate): Estimate => ({ ...e, halfWidth: e.halfWidth ?? 0 });

@@ -1,10 +1,8 @@
 /**
- * The prep stage, t_prep = R * u / eff(c): the prep CPU-seconds per sample
- * (u), the CPUs the profiled job could use (c0), and how prep scales with
- * CPUs (eff(c), the curve itself in ../cpu-scaling.ts). Three steps, each a
- * function below: u from the cached and synthetic modes; the cached mode's
- * time, pooled with any CPU-sweep runs that measured it again; and the curve,
- * from the sweep or linear through the cached mode.
+ * The prep stage, t_prep = R * u / eff(c): the prep CPU-seconds per sample (u), the CPUs the profiled job could use
+ * (c0), and how prep scales with CPUs (eff(c), the curve itself in ../cpu-scaling.ts). Three steps, each a function
+ * below: u from the cached and synthetic modes; the cached mode's time, pooled with any CPU-sweep runs that measured it
+ * again; and the curve, from the sweep or linear through the cached mode.
  */
 import { prepCpuSecPerSample } from '../../analysis/mode-rates.js';
 import type { IterationSummary, Profile } from '../../schema/profile.js';
@@ -25,9 +23,8 @@ export interface PrepCpuFit {
   /** True when eff(c) per CPU is assumed (1), not measured: no sweep, and prep did not set the cached mode's pace. */
   cpuShareAssumed: boolean;
   /**
-   * The cached mode's iteration time, pooled with the CPU sweep's runs at c0
-   * when there are any: every later use of the cached time (fetch-bound or
-   * not, in storage.ts) takes this one.
+   * The cached mode's iteration time, pooled with the CPU sweep's runs at c0 when there are any: every later use of the
+   * cached time (fetch-bound or not, in storage.ts) takes this one.
    */
   cachedTime: IterationSummary;
 }
@@ -128,10 +125,9 @@ function prepCpu(modes: MeasuredModes): Fitted<number> {
 }
 
 /**
- * The cached mode's time, pooled by precision with `repeats`, runs that
- * measured it again at the same `cpus`. Pooled rather than one run
- * overwriting the other: on a shared machine one of them can land in a slow
- * spell (../cpu-scaling.ts).
+ * The cached mode's time, pooled by precision with `repeats`, runs that measured it again at the same `cpus`. Pooled
+ * rather than one run overwriting the other: on a shared machine one of them can land in a slow spell
+ * (../cpu-scaling.ts).
  */
 function pooledCachedTime(
   cached: IterationSummary,
@@ -163,19 +159,15 @@ function pooledCachedTime(
 }
 
 /**
- * eff(c): the sweep's curve when there is one; else linear: eff(c) = e * c
- * CPUs' worth of the job's CPU work (the step's own and prep) per second, so
- * that the CPUs cap the pace at R * (u + k_s) / (e * c) per sample, k_s the
- * step's CPU per sample (./cpu-share.ts; model.ts, stageTimes).
+ * eff(c): the sweep's curve when there is one; else linear: eff(c) = e * c CPUs' worth of the job's CPU work (the
+ * step's own and prep) per second, so that the CPUs cap the pace at R * (u + k_s) / (e * c) per sample, k_s the step's
+ * CPU per sample (./cpu-share.ts; model.ts, stageTimes).
  *
- * e is measured where prep set the pace in the cached mode: the CPUs did it
- * when the workers were as many as the CPUs left to them (e makes the cap
- * reproduce the cached time), the workers did it when they were fewer (e is
- * then what each worker gave, taken to hold per CPU, so the CPU what-if
- * promises nothing from CPUs the workers could not use; the workers' own
- * limit is ./loader-workers.ts). Where prep did not set the pace the cached
- * time is only a lower bound of the capacity and is not used: e = 1 (a CPU
- * gives one CPU-second a second), with the other load's share as the
+ * e is measured where prep set the pace in the cached mode: the CPUs did it when the workers were as many as the CPUs
+ * left to them (e makes the cap reproduce the cached time), the workers did it when they were fewer (e is then what
+ * each worker gave, taken to hold per CPU, so the CPU what-if promises nothing from CPUs the workers could not use; the
+ * workers' own limit is ./loader-workers.ts). Where prep did not set the pace the cached time is only a lower bound of
+ * the capacity and is not used: e = 1 (a CPU gives one CPU-second a second), with the other load's share as the
  * pessimistic end (model.ts, assumptions).
  */
 function scalingCurve(

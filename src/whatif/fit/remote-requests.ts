@@ -1,14 +1,10 @@
 /**
- * Remote data's requests: how long one waits for its first byte (L, the
- * cold mode's median, at the proxy or in the job's clients: the network's round trips and
- * the server's time to answer), how many a
- * sample needs (one object per sample, or one shard for many samples), and
- * how many each loader worker keeps in flight (q). A worker that waits L for
- * every request fetches at most q / (r L) samples a second whatever the
- * bandwidth: the fetch stage's latency term, added to its bandwidth term
- * (model.ts, stageTimes): each request waits L, then its bytes share the
- * network. Local files and HTTPS tunnels (no requests seen)
- * have no latency term.
+ * Remote data's requests: how long one waits for its first byte (L, the cold mode's median, at the proxy or in the
+ * job's clients: the network's round trips and the server's time to answer), how many a sample needs (one object per
+ * sample, or one shard for many samples), and how many each loader worker keeps in flight (q). A worker that waits L
+ * for every request fetches at most q / (r L) samples a second whatever the bandwidth: the fetch stage's latency term,
+ * added to its bandwidth term (model.ts, stageTimes): each request waits L, then its bytes share the network. Local
+ * files and HTTPS tunnels (no requests seen) have no latency term.
  */
 import type { Profile } from '../../schema/profile.js';
 import { formatRate } from '../../units.js';

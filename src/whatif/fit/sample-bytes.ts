@@ -1,7 +1,6 @@
 /**
- * What one sample costs to fetch: its bytes (s) and the storage bytes read
- * per consumed byte when nothing is cached (a, readahead and whole-file reads
- * against what the job used).
+ * What one sample costs to fetch: its bytes (s) and the storage bytes read per consumed byte when nothing is cached (a,
+ * readahead and whole-file reads against what the job used).
  */
 import { bytesPerSample as consumedBytesPerSample } from '../../analysis/mode-rates.js';
 import type { Profile } from '../../schema/profile.js';
@@ -17,11 +16,10 @@ export interface SampleBytesFit {
 }
 
 /**
- * Samples the loader may have read and not yet handed over when a measured
- * window closes: each worker's queue (workers x prefetch factor batches),
- * per rank, per run the mode pools. Those reads count in the window and
- * their samples in the next one; a window that ends while they are in flight
- * reads more than it consumes. Null where the loader's settings are unknown.
+ * Samples the loader may have read and not yet handed over when a measured window closes: each worker's queue (workers
+ * x prefetch factor batches), per rank, per run the mode pools. Those reads count in the window and their samples in
+ * the next one; a window that ends while they are in flight reads more than it consumes. Null where the loader's
+ * settings are unknown.
  */
 function samplesInFlight(cold: MeasuredMode): number | null {
   let perRun = 0;
@@ -35,9 +33,8 @@ function samplesInFlight(cold: MeasuredMode): number | null {
 }
 
 /**
- * a from the cold mode: its read fraction, or 1 where the excess over 1 is no
- * more than the samples in flight at the windows' ends could read (a remote
- * job's 1.04-1.06 here, which set its predictions 3-6% slow: docs/results.md).
+ * a from the cold mode: its read fraction, or 1 where the excess over 1 is no more than the samples in flight at the
+ * windows' ends could read (a remote job's 1.04-1.06 here, which set its predictions 3-6% slow: docs/results.md).
  */
 function readAmplificationOf(cold: MeasuredMode | null): { value: number; source: string; note?: string } {
   const fraction = cold?.state.readFraction ?? null;

@@ -1,7 +1,6 @@
 /**
- * The fetch stage: the storage's read bandwidth (B_storage) and the share of
- * fetch and prep that runs in series (σ, ../overlap.ts), fitted together
- * because one measurement can explain either. In order of preference:
+ * The fetch stage: the storage's read bandwidth (B_storage) and the share of fetch and prep that runs in series (σ,
+ * ../overlap.ts), fitted together because one measurement can explain either. In order of preference:
  *   1. a cold mode that waited on storage yet read well below the throttle
  *      the profile set: B is the throttle, σ explains the shortfall;
  *   2. the overlap probe (profile --overlap): σ and B from the cold mode and
@@ -32,16 +31,13 @@ export interface StorageFit {
   /** Share of fetch and prep that runs in series, σ (../overlap.ts): 0 for perfect overlap, 1 for none. */
   fetchPrepSerial: number;
   /**
-   * True when σ was measured (a cold mode that waited on storage below its
-   * throttle, or the overlap probe). Otherwise σ = 0 is an assumption: a cold
-   * mode that kept storage busy shows nothing of how reads and
-   * pre-processing overlap.
+   * True when σ was measured (a cold mode that waited on storage below its throttle, or the overlap probe). Otherwise σ
+   * = 0 is an assumption: a cold mode that kept storage busy shows nothing of how reads and pre-processing overlap.
    */
   overlapMeasured: boolean;
   /**
-   * The largest σ the cold mode allows (its time per sample at the upper end
-   * of its 95% interval), for answers that must hold whatever the unmeasured
-   * overlap; equals fetchPrepSerial when the overlap was measured.
+   * The largest σ the cold mode allows (its time per sample at the upper end of its 95% interval), for answers that
+   * must hold whatever the unmeasured overlap; equals fetchPrepSerial when the overlap was measured.
    */
   serialUpperBound: number;
 }
@@ -60,10 +56,9 @@ export interface StorageFitInputs {
   /** The cached mode's time (pooled with any sweep repeats, prep-cpu.ts): fetch-bound is judged against it. */
   cachedTime: IterationSummary;
   /**
-   * Remote data seen request by request: the cold mode's fetch rate is what
-   * the job's requests in flight got (the model's request term,
-   * remote-requests.ts), not what the network carries, which only the
-   * network probe (many requests at once) or a cap says.
+   * Remote data seen request by request: the cold mode's fetch rate is what the job's requests in flight got (the
+   * model's request term, remote-requests.ts), not what the network carries, which only the network probe (many
+   * requests at once) or a cap says.
    */
   requestPaced?: boolean;
 }
@@ -94,15 +89,12 @@ type ProfiledStages = Omit<OverlapInputs, 'fetchSec'>;
 const LATENCY_BOUND_SHARE = 0.9;
 
 /**
- * The bandwidth behind a read probe. Files: its rate. Remote data: q
- * requests of s bytes in flight, each waiting L for its first byte and then
- * sharing the bandwidth B, deliver R = q s / (L + q s / B), as the model
- * predicts fetches (model.ts, stageTimes); so 1/B = 1/R - L/(q s), the rate
- * less what the waits took. L is the wait of requests sent one at a time
- * (idleFirstByteMs): on a full link the loaded requests' first bytes wait
- * behind each other's bytes, and taking that wait for latency read a 3.8 MB/s
- * link as 6.6 MB/s. Older profiles have only the loaded wait. Where the waits
- * explain 90% of the probe's time or more, B is known only from below (R).
+ * The bandwidth behind a read probe. Files: its rate. Remote data: q requests of s bytes in flight, each waiting L for
+ * its first byte and then sharing the bandwidth B, deliver R = q s / (L + q s / B), as the model predicts fetches
+ * (model.ts, stageTimes); so 1/B = 1/R - L/(q s), the rate less what the waits took. L is the wait of requests sent one
+ * at a time (idleFirstByteMs): on a full link the loaded requests' first bytes wait behind each other's bytes, and
+ * taking that wait for latency read a 3.8 MB/s link as 6.6 MB/s. Older profiles have only the loaded wait. Where the
+ * waits explain 90% of the probe's time or more, B is known only from below (R).
  */
 export function probeBandwidth(probe: StorageProbe): {
   bytesPerSec: number;
@@ -237,8 +229,8 @@ function widestSerial(
   return largestSerial({
     ...stages,
     fetchSec: inputs.missBytesPerSample / fit.storageBytesPerSec,
-    // The upper end of the cold mode's 95% interval: the most σ it allows. A cold mode
-    // that ran faster than the step as fitted (the machine's pace moved) bounds σ no tighter than the step does.
+    // The upper end of the cold mode's 95% interval: the most σ it allows. A cold mode that ran faster than the step as
+    // fitted (the machine's pace moved) bounds σ no tighter than the step does.
     coldSec: Math.max(
       stages.computeSec,
       stages.coldSec + (cold.summary.iterMs.halfWidth ?? 0) / 1000 / cold.summary.samplesPerIter,
@@ -247,10 +239,9 @@ function widestSerial(
 }
 
 /**
- * σ from a cold mode that waited on storage yet read well below its
- * throttle: the storage's true rate is known, so the shortfall is time the
- * job spent not reading. Null when no σ explains the cold time (storage
- * slower than its throttle), so the probe may still say.
+ * σ from a cold mode that waited on storage yet read well below its throttle: the storage's true rate is known, so the
+ * shortfall is time the job spent not reading. Null when no σ explains the cold time (storage slower than its
+ * throttle), so the probe may still say.
  */
 function belowThrottle(
   asRead: Candidate,
@@ -275,9 +266,8 @@ function belowThrottle(
 }
 
 /**
- * σ and B together from the cold mode and a proven overlap probe: the cold
- * mode run once more with part of the dataset resident, fetch and prep
- * balanced (../overlap.ts, fitOverlapJoint). Null without a usable probe.
+ * σ and B together from the cold mode and a proven overlap probe: the cold mode run once more with part of the dataset
+ * resident, fetch and prep balanced (../overlap.ts, fitOverlapJoint). Null without a usable probe.
  */
 function withProbe(
   profile: Profile,

@@ -1,8 +1,7 @@
 /**
- * --cache-policy: which cache holds the dataset (Scenario.cachePolicy): the
- * policy of h(M), the page cache's two lists or MinIO's min(1, M / D); with
- * `partitioned` and --nodes, CoorDL's cache spread over the nodes
- * (Scenario.partitioned, each node's part never evicting: min(1, N M / D)).
+ * --cache-policy: which cache holds the dataset (Scenario.cachePolicy): the policy of h(M), the page cache's two lists
+ * or MinIO's min(1, M / D); with `partitioned` and --nodes, CoorDL's cache spread over the nodes (Scenario.partitioned,
+ * each node's part never evicting: min(1, N M / D)).
  */
 import { ExitCode, UserError } from '../../errors.js';
 import { CACHE_POLICIES, type CachePolicy } from '../cache-policy.js';

@@ -1,7 +1,6 @@
 /**
- * --cache: the cache available to the dataset (Scenario.cacheBytes): M in the
- * hit ratio h(M) of the fetch row, t_fetch = N · (1 − h(M)) · a · s / B_storage
- * (docs/whatif.md).
+ * --cache: the cache available to the dataset (Scenario.cacheBytes): M in the hit ratio h(M) of the fetch row, t_fetch
+ * = N · (1 − h(M)) · a · s / B_storage (docs/whatif.md).
  */
 import { parseCacheSize, resolveCacheSize, type CacheSize } from '../../units.js';
 import type { Knob } from './knob.js';

@@ -1,6 +1,6 @@
 /**
- * --gpu-speedup: a faster accelerator (Scenario.gpuSpeedup): X in t_gpu = T_synthetic / (b · X), and in a
- * CPU-trained step's share of the CPUs, k_s / X.
+ * --gpu-speedup: a faster accelerator (Scenario.gpuSpeedup): X in t_gpu = T_synthetic / (b · X), and in a CPU-trained
+ * step's share of the CPUs, k_s / X.
  */
 import { parsePositiveNumber } from '../../units.js';
 import type { Knob } from './knob.js';

@@ -1,6 +1,6 @@
 /**
- * Every what-if knob, in the order of whatif's --help. A new knob is a module
- * beside this one (./knob.ts says what it declares) and a line here.
+ * Every what-if knob, in the order of whatif's --help. A new knob is a module beside this one (./knob.ts says what it
+ * declares) and a line here.
  */
 import type { Knob } from './knob.js';
 import { CACHE_KNOB } from './cache.js';

@@ -1,6 +1,6 @@
 /**
- * --jobs: concurrent jobs on the server reading the same dataset (Scenario.jobs): K times the steps, and K
- * times the prep and the reads unless coordinated.
+ * --jobs: concurrent jobs on the server reading the same dataset (Scenario.jobs): K times the steps, and K times the
+ * prep and the reads unless coordinated.
  */
 import { parsePositiveInt } from '../../units.js';
 import type { Knob } from './knob.js';

@@ -1,16 +1,7 @@
 /**
- * A what-if knob: one setting of the machine or the job that `whatif` can
- * change (cache size, CPUs, num_workers, ...). Each knob is one module in
- * this folder, listed in ./index.ts; the whatif command (its flags and their
- * parsing, ./query.ts) and the what-if core (whatif.ts: the settings a
- * profile without the cold mode cannot answer, the validate line) read that
- * list instead of naming each knob.
- *
- * A knob module declares its flag, the Scenario field it sets and how the
- * flag's value becomes the scenario; the model's formula stays in one place
- * (model.ts `stageTimes`, written out in docs/whatif.md), which reads the
- * field. whatif's --help builds its flags from these modules, so they import
- * only the light contracts (units.ts, errors.ts) and types: never the model.
+ * A what-if knob: one setting of the machine or the job that `whatif` can change, one module in this folder listed in
+ * ./index.ts (docs/architecture.md, "A model knob"). whatif's --help builds its flags from these modules, so they
+ * import only the light contracts (units.ts, errors.ts) and types: never the model.
  */
 import type { Profile } from '../../schema/profile.js';
 import type { FittedModel, Scenario } from '../model.js';
@@ -37,11 +28,10 @@ export interface Knob<V = unknown> {
   /** The Scenario field the knob sets. */
   field: keyof Scenario;
   /**
-   * The flag's text parsed, before the profile is read (every error names the
-   * flag: exit code 3, or 2 for a flag that needs another); undefined where
-   * the value asks for the profiled setting (a default left as it is). A
-   * switch's text is 'true'. `asked` is the query so far, which holds the
-   * settings of the flags in `reads`, for a flag that needs another.
+   * The flag's text parsed, before the profile is read (every error names the flag: exit code 3, or 2 for a flag that
+   * needs another); undefined where the value asks for the profiled setting (a default left as it is). A switch's text
+   * is 'true'. `asked` is the query so far, which holds the settings of the flags in `reads`, for a flag that needs
+   * another.
    */
   parse(text: string, asked: Partial<Scenario>): V | undefined;
   /** Flags whose settings its `parse` reads: they are parsed and set first (as their checks come first). */
@@ -53,23 +43,22 @@ export interface Knob<V = unknown> {
   /** Sets a value given relative to the profile (a share of its dataset), once the profile is read. */
   resolve?(query: Partial<Scenario>, value: V, profile: Profile): void;
   /**
-   * The scenario fields the knob sets that only the fetch stage answers
-   * (a profile without the cold mode leaves them as profiled), each with the
-   * words that name the flag in the answer; absent: none.
+   * The scenario fields the knob sets that only the fetch stage answers (a profile without the cold mode leaves them as
+   * profiled), each with the words that name the flag in the answer; absent: none.
    */
   fetchStage?: Partial<Record<keyof Scenario, string>>;
   /**
-   * The setting in the 'asked:' line of whatif's answer, or null where it is as profiled and goes unsaid. Absent:
-   * the line's own words, which name cache, policy, CPUs, storage, accelerators, GPU speed-up, jobs and nodes
+   * The setting in the 'asked:' line of whatif's answer, or null where it is as profiled and goes unsaid. Absent: the
+   * line's own words, which name cache, policy, CPUs, storage, accelerators, GPU speed-up, jobs and nodes
    * (report/whatif-terminal.ts), and leave the others unsaid there (their answers say them).
    */
   asked?(scenario: Scenario): string | null;
   /** Remote data's requests alone answer it: a profile that saw none says so in a caveat. */
   requestsOnly?: boolean;
   /**
-   * The `validate` flag that measures the asked setting, where validate has a
-   * point kind for it (validate/point-kinds.ts) and the profile did not
-   * already run it; null otherwise. Absent: validate has no point for it.
+   * The `validate` flag that measures the asked setting, where validate has a point kind for it
+   * (validate/point-kinds.ts) and the profile did not already run it; null otherwise. Absent: validate has no point for
+   * it.
    */
   validateFlag?(model: FittedModel, scenario: Scenario): string | null;
 }

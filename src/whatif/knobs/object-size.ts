@@ -1,6 +1,6 @@
 /**
- * --object-size: remote data's bytes of one object, fetched by one request
- * (Scenario.objectBytes): the requests a sample needs, r = s / object bytes, in r L / (W q).
+ * --object-size: remote data's bytes of one object, fetched by one request (Scenario.objectBytes): the requests a
+ * sample needs, r = s / object bytes, in r L / (W q).
  */
 import { parseSize } from '../../units.js';
 import type { Knob } from './knob.js';

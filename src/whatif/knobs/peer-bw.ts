@@ -1,6 +1,6 @@
 /**
- * --peer-bw: with a partitioned cache, the bytes/s a node reads from a peer's cache (Scenario.peerBytesPerSec):
- * the hits another node holds are fetched at it, beside the storage's misses.
+ * --peer-bw: with a partitioned cache, the bytes/s a node reads from a peer's cache (Scenario.peerBytesPerSec): the
+ * hits another node holds are fetched at it, beside the storage's misses.
  */
 import { ExitCode, UserError } from '../../errors.js';
 import type { Profile } from '../../schema/profile.js';
@@ -31,9 +31,8 @@ export const PEER_BW_KNOB: Knob<number> = {
 };
 
 /**
- * The network between nodes a multi-node profile measured as its CLIs met
- * (the slowest any node read at), for a partitioned cache's misses; a
- * UserError naming --peer-bw where it measured none.
+ * The network between nodes a multi-node profile measured as its CLIs met (the slowest any node read at), for a
+ * partitioned cache's misses; a UserError naming --peer-bw where it measured none.
  */
 function measuredPeerBandwidth(profile: Profile): number {
   const each = [profile.options.nodes?.peerBytesPerSec, ...(profile.nodes ?? []).map((n) => n.peerBytesPerSec)];

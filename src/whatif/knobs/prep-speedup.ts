@@ -1,7 +1,7 @@
 /**
- * --prep-speedup: a cheaper pre-processing (Scenario.prepSpeedup), such as a faster decoder, a lighter transform
- * or a costly stage removed: Y in u / Y, the prep CPU per sample, everywhere u is read (the workers' cap, the CPUs'
- * cap, and the serial prep of num_workers=0).
+ * --prep-speedup: a cheaper pre-processing (Scenario.prepSpeedup), such as a faster decoder, a lighter transform or a
+ * costly stage removed: Y in u / Y, the prep CPU per sample, everywhere u is read (the workers' cap, the CPUs' cap, and
+ * the serial prep of num_workers=0).
  */
 import { parsePositiveNumber } from '../../units.js';
 import type { Knob } from './knob.js';

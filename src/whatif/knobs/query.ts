@@ -1,7 +1,6 @@
 /**
- * whatif's knob flags into a query: parsed before the profile is read (a bad
- * flag is named before a missing profile), then completed from the profile
- * (a measured default, a share of its dataset).
+ * whatif's knob flags into a query: parsed before the profile is read (a bad flag is named before a missing profile),
+ * then completed from the profile (a measured default, a share of its dataset).
  */
 import type { Profile } from '../../schema/profile.js';
 import type { Scenario } from '../model.js';
@@ -23,9 +22,8 @@ export interface KnobQuery {
 }
 
 /**
- * The knobs in the order their flags are parsed and set: --help's, except
- * that a knob comes after the ones it reads (--cache-policy partitioned reads
- * --nodes), so that their errors come first and their settings before it.
+ * The knobs in the order their flags are parsed and set: --help's, except that a knob comes after the ones it reads
+ * (--cache-policy partitioned reads --nodes), so that their errors come first and their settings before it.
  */
 function knobsInOrder(): Knob[] {
   const ordered: Knob[] = [];

@@ -1,7 +1,6 @@
 /**
- * --workers: loader workers per rank, DataLoader num_workers (Scenario.workers):
- * W in the workers' cap on prep, N · u / eff_w(W); with W = 0 the stages add up
- * (docs/whatif.md).
+ * --workers: loader workers per rank, DataLoader num_workers (Scenario.workers): W in the workers' cap on prep, N · u /
+ * eff_w(W); with W = 0 the stages add up (docs/whatif.md).
  */
 import { ExitCode, UserError } from '../../errors.js';
 import { parseCountList } from '../../units.js';

@@ -12,6 +12,7 @@ import { ExitCode, type UserError } from '../../../src/errors.js';
 import { whatifCommand } from '../../../src/cli/whatif.js';
 import { KNOBS, knobAttribute } from '../../../src/whatif/knobs/index.js';
 import { parseKnobFlags, profileDefaults, resolveAgainstProfile } from '../../../src/whatif/knobs/query.js';
+import { askedPipelineFlags, parsePipelineFlags } from '../../../src/whatif/knobs/pipeline.js';
 import { fakeIo } from '../../cli/fake-io.js';
 
 const FIXTURE = new URL('../../../../test/fixtures/profiles/emulated-quick.json', import.meta.url);
@@ -56,4 +57,18 @@ test('a partitioned cache without --peer-bw takes the network the profile measur
   const measured = { ...profile, nodes: [{ peerBytesPerSec: 5e8 }, { peerBytesPerSec: 3e8 }] } as unknown as Profile;
   profileDefaults(asked, measured);
   assert.equal(asked.query.peerBytesPerSec, 3e8);
+});
+
+test('the pipeline flags parse through their knob list: each error names its flag, a caveat names the flags asked', () => {
+  const query = parsePipelineFlags({ syncSave: true, persistentWorkers: 'off', checkpointBudget: '5%' });
+  assert.deepEqual(query, { saveMode: 'sync', overheadBudget: 0.05, persistentWorkers: false });
+  assert.equal(parsePipelineFlags({ persistentWorkers: true }).persistentWorkers, true);
+  assert.throws(() => parsePipelineFlags({ asyncSave: true, syncSave: true }), /two save modes/);
+  assert.throws(() => parsePipelineFlags({ persistentWorkers: 'maybe' }), /--persistent-workers: 'maybe'/);
+  assert.throws(() => parsePipelineFlags({ prefetchFactor: '0' }), /--prefetch-factor/);
+  assert.deepEqual(askedPipelineFlags({ checkpointEvery: 9, saveMode: 'async', overheadBudget: 0.1 }, 'saves'), [
+    '--checkpoint-every',
+    '--async-save/--sync-save',
+  ]);
+  assert.deepEqual(askedPipelineFlags({ prefetchFactor: 4 }, 'epochs'), ['--prefetch-factor']);
 });
