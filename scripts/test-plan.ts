@@ -45,7 +45,7 @@ export const ALONE = new Set([
   'e2e/remote-s3-cap', // the fetch stall against the cap
   'e2e/validate-workers', // the second worker measured faster than the profile
   'e2e/validate-write', // whatif --write-bw against the job run there
-  'emulator/job', // the emulated compute against the clock
+  'emulator/job-compute', // the emulated compute against the clock
   'emulator/prep-clock', // a thread's CPU clock against a sleep
 ]);
 
