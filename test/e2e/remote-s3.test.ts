@@ -189,10 +189,13 @@ test('wrong credentials, a missing bucket and a proxy port already taken: one li
 test("validate --latency: the cold mode with every request held at the proxy runs as slow as the wait allows, beside the what-if's prediction", async (t) => {
   if (skipReason) return t.skip(skipReason);
   const profile = join(work, 'uncapped.json');
-  const result = await startCli(['validate', profile, '--latency', '50ms', '--json', '--max-iterations', '60'], {
-    cwd: work,
-    env: CREDENTIALS,
-  });
+  const result = await startCli(
+    ['validate', profile, '--latency', '50ms', '--no-control', '--json', '--max-iterations', '60'],
+    {
+      cwd: work,
+      env: CREDENTIALS,
+    },
+  );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   const report = JSON.parse(result.stdout) as {
     results: Array<{
