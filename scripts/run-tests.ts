@@ -3,17 +3,24 @@
  * timing against the machine, side by side (the unit tests and the behaviour
  * end-to-end tests); then the end-to-end files that hold a timing, an
  * accuracy or a proof (test-plan.ts), one at a time with nothing beside them.
- * Each phase's ten slowest files go to stderr, and one last line CI reads:
- * "N passed, N failed". Exit code 1 when a test failed or a run could not
- * finish.
+ * At the end, each phase's wall time and the ten slowest files of the whole
+ * run go to stderr, and one last line CI reads: "N passed, N failed". Exit
+ * code 1 when a test failed or a run could not finish.
  * Run: npm test  (or, once built, node dist/scripts/run-tests.js [side-by-side|alone])
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { slowestLines } from './slowest-files.js';
 import { testPlan, type Phase } from './test-plan.js';
 
-// The ten slowest files of each phase, on stderr at its end (slowest-files.ts).
+// Every file's time, recorded by each run's reporter (slowest-files.ts) for the ten slowest of the whole run.
 const SLOWEST_REPORTER = new URL('./slowest-files.js', import.meta.url).href;
+const recordDir = mkdtempSync(join(tmpdir(), 'dsa-test-times-'));
+const SLOWEST_FILE = join(recordDir, 'times.tsv');
+writeFileSync(SLOWEST_FILE, '');
 
 interface Outcome {
   passed: number;
@@ -36,7 +43,10 @@ async function run(files: string[], concurrency: number, held?: Promise<unknown>
     '--test-reporter-destination=stderr',
     ...files,
   ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, DSA_SLOWEST_FILE: SLOWEST_FILE },
+  });
   const counts = { passed: 0, failed: 0 };
   const kept: string[] = [];
   // The summary's last "# pass N" and "# fail N" lines (diagnostics of a test may also start with "#").
@@ -72,6 +82,16 @@ async function runPhase(phase: Phase): Promise<Outcome> {
   }));
 }
 
+/** Each file's tests' time (ms), as the runs' reporters recorded it. */
+function recordedTimes(): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const line of readFileSync(SLOWEST_FILE, 'utf8').split('\n')) {
+    const [ms, file] = line.split('\t');
+    if (file) times.set(file, (times.get(file) ?? 0) + Number(ms));
+  }
+  return times;
+}
+
 const phases = testPlan();
 const only = process.argv[2];
 const chosen = only ? phases.filter((p) => p.name === only) : phases;
@@ -79,18 +99,25 @@ if (chosen.length === 0) {
   process.stderr.write(
     `run-tests: no phase '${only}': give ${phases.map((p) => p.name).join(' or ')}, or nothing for all\n`,
   );
+  rmSync(recordDir, { recursive: true, force: true });
   process.exit(2);
 }
 let passed = 0;
 let failed = 0;
 let exitCode = 0;
+const took: string[] = [];
 for (const phase of chosen) {
+  const started = Date.now();
   const outcome = await runPhase(phase);
+  took.push(`${phase.name} ${((Date.now() - started) / 1000).toFixed(0)} s`);
   passed += outcome.passed;
   failed += outcome.failed;
   // A runner that ended badly without a failed test (a crash, a file that did not load) still fails the run.
   if (outcome.exitCode !== 0) exitCode = 1;
 }
 if (failed > 0) exitCode = 1;
+process.stderr.write(`# phases: ${took.join(', ')}\n`);
+process.stderr.write([...slowestLines(recordedTimes())].join(''));
+rmSync(recordDir, { recursive: true, force: true });
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
 process.exit(exitCode);

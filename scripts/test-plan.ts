@@ -1,14 +1,15 @@
 /**
  * Which test files run side by side and which alone (run-tests.ts).
  *
- * Alone: the files that hold a measured time, an accuracy or a proof against
- * the machine (the job run without the tool, a prediction, a
- * block's share of bytes at its edges): a second file on the other core would
- * move what they measure. Everything else runs side by side: the unit tests
- * that hold no timing, and the end-to-end files that check behaviour (exit
- * codes, files, messages, processes left behind), each CLI run of them with a
+ * Alone: the files that hold a measured time or rate against something
+ * measured outside the profile's own run (the job run without the tool, the
+ * emulator's settings, a cap, a prediction checked by a second run): a second
+ * file on the other core would move one side and not the other. Everything
+ * else runs side by side: the unit tests, and the end-to-end files that check
+ * behaviour (exit codes, files, messages, proofs from bytes counted, times
+ * against the job's own meter in the same run), each CLI run of them with a
  * run registry of its own (test/e2e/helpers.ts), so their real profiles do not
- * refuse each other.
+ * refuse each other. A file that holds both is split in two.
  */
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -28,23 +29,25 @@ export interface Phase {
 
 const TEST_ROOT = fileURLToPath(new URL('../test/', import.meta.url));
 
-/** Files (test/NAME.test.ts) that run with nothing beside them. */
+/**
+ * Files (test/NAME.test.ts) that run with nothing beside them: each holds a time or a rate against something
+ * measured outside the profile's own run (the job run without the tool, a setting, a cap, a prediction checked by
+ * a second run). A time held against another clock in the same run (the job's own meter, paired rounds) moves with
+ * the load on both sides, and a proof from bytes or requests counted holds under any load: those files run side by
+ * side (multi-node, gate-against, remote-https, remote-http-shards, remote-s3, checkpoint-boundary).
+ */
 export const ALONE = new Set([
-  'e2e/checkpoints', // the checkpoint and boundary stalls against the job run without the tool
-  'e2e/ci-workflow', // the gate passes on main only with the cold mode proven
-  'e2e/gate-against', // A/A passes and a slower candidate fails, on paired paces
-  'e2e/known-cost', // the split against the emulator's settings; the overlap probe's proof
+  'e2e/checkpoints', // the checkpoint stall against the job run without the tool
+  'e2e/ci-workflow', // the pull request's profile against main's baseline, a run apart
+  'e2e/known-cost', // the split against the emulator's settings
   'e2e/matrix-cells', // whatif --matrix within 15% of validate runs
-  'e2e/multi-node', // the merged pace against the job's own meter
-  'e2e/pytorch', // the prep stall against the script's own data timer
-  'e2e/remote-fuse', // the modes proven from the daemon's socket bytes
-  'e2e/remote-http-shards', // the modes proven at block edges
-  'e2e/remote-https', // one launch: every mode proven at block edges
-  'e2e/remote-s3', // one launch; the fetch stall against the cap; validate --latency
-  'e2e/validate-cache', // the hit ratio held and predicted
-  'e2e/validate-workers', // the second worker measured faster
+  'e2e/pytorch', // the prep stall (two modes apart) against the script's own data timer
+  'e2e/remote-fuse', // under load the daemon's socket bytes have gone backwards (an internal error): see the file
+  'e2e/remote-s3-cap', // the fetch stall against the cap
+  'e2e/validate-cache', // the cache cap holds its target only as fast as it evicts: a race against the job
+  'e2e/validate-workers', // the second worker measured faster than the profile
   'e2e/validate-write', // whatif --write-bw against the job run there
-  'emulator/job', // the emulated compute against the clock
+  'emulator/job-compute', // the emulated compute against the clock
   'emulator/prep-clock', // a thread's CPU clock against a sleep
 ]);
 

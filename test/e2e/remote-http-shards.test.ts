@@ -7,7 +7,9 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
+import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
+import { fakeIo } from '../cli/fake-io.js';
 import { PYTHON, startCli, torchMissing } from './helpers.js';
 
 /**
@@ -183,12 +185,12 @@ test("a job with its own shard cache (WebDataset's cache_dir): cold unproven whe
 });
 
 test('--job-cache refuses a folder whose deletion would reach the working folder', async () => {
-  const result = await startCli(['profile', '--remote', `${base}/shard-0000.tar`, '--job-cache', '..', '--', 'true'], {
-    cwd: work,
-  });
-  assert.equal(result.exitCode, ExitCode.BadValue, result.all);
+  // In-process, as error paths are (the spawned CLI's are the runs above).
+  const io = fakeIo(work);
+  const exitCode = await run(['profile', '--remote', `${base}/shard-0000.tar`, '--job-cache', '..', '--', 'true'], io);
+  assert.equal(exitCode, ExitCode.BadValue, io.out + io.err);
   assert.match(
-    result.stderr.trim(),
+    io.err.trim(),
     /^ds-analyzer: --job-cache \S+: its files are deleted in the cold mode, and it holds \S+: name the job's cache folder itself/,
   );
 });

@@ -1,105 +1,34 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
-import S3rver from 's3rver';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { readProfile } from '../../src/store/profile-store.js';
 import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
 import { fakeIo } from '../cli/fake-io.js';
-import { PYTHON, startCli, torchMissing } from './helpers.js';
+import { startCli } from './helpers.js';
+import { CREDENTIALS, OBJECTS, type S3Fixture, startS3, TOTAL_BYTES, quick } from './s3-server.js';
 
 /**
- * Remote data, end to end: an S3-compatible server (s3rver) on loopback, and
- * an unmodified-looking PyTorch script (examples/remote/s3_map_train.py) whose
- * map-style dataset GETs one object per sample with boto3. The profiler lists
- * the bucket; by default the job reaches the server directly in one launch,
- * its hook counting its requests and answering the cached block from the
- * profiler's copy; with --storage-bw a metering proxy between the job and
- * the server (HTTP_PROXY) caps the origin's bytes.
+ * Remote data, end to end (s3-server.ts): the profiler lists the bucket; by default the job reaches the server
+ * directly in one launch, its hook counting its requests and answering the cached block from the profiler's copy.
+ * Behaviour (counts, proofs, messages): side by side. The fetch stall under a cap at the proxy, a timing against
+ * the cap: remote-s3-cap.test.ts, alone.
  */
-const SCRIPT = fileURLToPath(new URL('../../../examples/remote/s3_map_train.py', import.meta.url));
-const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-s3-'));
-const OBJECTS = 120;
-const OBJECT_BYTES = 256 * 1024;
-/**
- * Objects of slightly mixed sizes, as real ones are: the network probe's bytes per request is then a mean, not a size.
- */
-const objectBytes = (k: number) => OBJECT_BYTES + (k % 7);
-const TOTAL_BYTES = Array.from({ length: OBJECTS }, (_, k) => objectBytes(k)).reduce((a, b) => a + b, 0);
-const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_DEFAULT_REGION: 'us-east-1' };
-const quick = ['--single-pass', '--precision', '10%', '--min-iterations', '20', '--max-iterations', '80'];
-
+let s3: S3Fixture;
 let skipReason: string | null = null;
-let server: S3rver | null = null;
 let endpoint = '';
+let work = '';
+const job = () => s3.job();
 
 before(async () => {
-  skipReason = (await torchMissing()) ?? (await boto3Missing());
-  if (skipReason) return;
-  server = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory: join(work, 's3'),
-    configureBuckets: [{ name: 'data', configs: [] }],
-  });
-  const address = (await server.run()) as AddressInfo;
-  endpoint = `http://127.0.0.1:${address.port}`;
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  const client = new S3Client({
-    endpoint,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
-  for (let k = 0; k < OBJECTS; k++) {
-    await client.send(
-      new PutObjectCommand({
-        Bucket: 'data',
-        Key: `train/${String(k).padStart(4, '0')}.bin`,
-        Body: randomBytes(objectBytes(k)),
-      }),
-    );
-  }
-  client.destroy();
+  s3 = await startS3('dsa-e2e-s3-');
+  ({ skipReason, endpoint, work } = s3);
 });
 
-after(async () => {
-  await server?.close();
-  rmSync(work, { recursive: true, force: true });
-});
-
-async function boto3Missing(): Promise<string | null> {
-  const { execa } = await import('execa');
-  const result = await execa(PYTHON, ['-c', 'import boto3'], { reject: false });
-  return result.exitCode === 0 ? null : `boto3 is not installed for ${PYTHON} (apt-get install python3-boto3)`;
-}
-
-function job(): string[] {
-  return [
-    PYTHON,
-    SCRIPT,
-    '--endpoint',
-    endpoint,
-    '--bucket',
-    'data',
-    '--prefix',
-    'train/',
-    '--workers',
-    '2',
-    '--batch-size',
-    '8',
-    '--epochs',
-    '50',
-  ];
-}
+after(() => s3.close());
 
 test("a boto3 job against an S3 server on loopback, in one launch: cold and cached modes proven from its clients' counts, and its network use recorded", async (t) => {
   if (skipReason) return t.skip(skipReason);
@@ -147,47 +76,6 @@ test("a boto3 job against an S3 server on loopback, in one launch: cold and cach
   );
   // The profiler's object cache is gone with the profile run; the modes' logs stay.
   assert.ok(!readdirSync(join(work, 'uncapped.d')).includes('remote-cache'), 'object cache removed');
-});
-
-test('capped at the proxy (--storage-bw), the same job turns fetch-bound and the tool says so', async (t) => {
-  if (skipReason) return t.skip(skipReason);
-  const out = join(work, 'capped.json');
-  // 8 objects of 256 KiB a batch at 4 MB/s: about 520 ms of fetch per iteration, against a step of tens of ms.
-  const result = await startCli(
-    [
-      'profile',
-      '--remote',
-      's3://data/train/',
-      '--endpoint',
-      endpoint,
-      '--storage-bw',
-      '4MB/s',
-      '--out',
-      out,
-      ...quick,
-      '--',
-      ...job(),
-    ],
-    {
-      cwd: work,
-      env: CREDENTIALS,
-    },
-  );
-  assert.equal(result.exitCode, ExitCode.Ok, result.all);
-  const profile = readProfile(out);
-  assert.equal(profile.modes.cold?.state.proven, true, profile.modes.cold?.state.reason);
-  assert.equal(profile.analysis?.verdict.bound, 'fetch', profile.analysis?.verdict.text);
-  const fetchStallMs = profile.analysis!.fetchStallMs!.mean;
-  const capMs = ((8 * OBJECT_BYTES) / 4e6) * 1000;
-  t.diagnostic(`fetch stall ${fetchStallMs.toFixed(0)} ms; the cap alone takes ${capMs.toFixed(0)} ms per batch`);
-  // The stall is the cap's time per batch less what the loader overlaps with the step: below the cap's time, and most
-  // of it.
-  assert.ok(
-    fetchStallMs < capMs * 1.1 && fetchStallMs > capMs * 0.6,
-    `fetch stall ${fetchStallMs} ms vs ${capMs} ms of capped transfer per batch`,
-  );
-  assert.match(result.stdout, /cold network throttled to 4\.0 MB\/s/);
-  assert.match(result.stdout, /remote: s3:\/\/data\/train\/ at http:\/\/127\.0\.0\.1:\d+/);
 });
 
 test('an endpoint that does not answer is one line naming the cause and the fix, and credentials in a URL are never printed or saved', async (t) => {
@@ -301,10 +189,13 @@ test('wrong credentials, a missing bucket and a proxy port already taken: one li
 test("validate --latency: the cold mode with every request held at the proxy runs as slow as the wait allows, beside the what-if's prediction", async (t) => {
   if (skipReason) return t.skip(skipReason);
   const profile = join(work, 'uncapped.json');
-  const result = await startCli(['validate', profile, '--latency', '50ms', '--json', '--max-iterations', '60'], {
-    cwd: work,
-    env: CREDENTIALS,
-  });
+  const result = await startCli(
+    ['validate', profile, '--latency', '50ms', '--no-control', '--json', '--max-iterations', '60'],
+    {
+      cwd: work,
+      env: CREDENTIALS,
+    },
+  );
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
   const report = JSON.parse(result.stdout) as {
     results: Array<{

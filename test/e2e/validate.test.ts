@@ -4,8 +4,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
+import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
 import { ValidateOutputSchema } from '../../src/schema/validate-output.js';
+import { fakeIo } from '../cli/fake-io.js';
 import { emulatorArgv, FIXTURES, noStackTrace, processesMentioning, seen, sleep, startCli } from './helpers.js';
 
 test('validate re-runs the profiled job at fewer CPUs and sets the measured rate beside the prediction', async () => {
@@ -35,14 +37,15 @@ test('validate re-runs the profiled job at fewer CPUs and sets the measured rate
   );
   assert.equal(profiled.exitCode, 0, profiled.all);
 
-  const bad = await startCli(['validate', profile, '--cache', '64X'], { cwd: work });
-  assert.equal(bad.exitCode, ExitCode.BadValue, bad.all);
-  assert.match(bad.all, /--cache '64X'/);
+  // The error paths in-process (the spawned CLI's are the runs around them).
+  const bad = fakeIo(work);
+  assert.equal(await run(['validate', profile, '--cache', '64X'], bad), ExitCode.BadValue, bad.err);
+  assert.match(bad.err, /--cache '64X'/);
   // Latency points delay remote requests: a profile of files has none to delay, and says so before anything runs.
-  const local = await startCli(['validate', profile, '--latency', '60ms'], { cwd: work });
-  assert.equal(local.exitCode, ExitCode.Environment, local.all);
+  const local = fakeIo(work);
+  assert.equal(await run(['validate', profile, '--latency', '60ms'], local), ExitCode.Environment, local.err);
   assert.match(
-    local.stderr.trim(),
+    local.err.trim(),
     /^ds-analyzer: --latency: a latency point delays the requests of remote data at the metering proxy: this profile saw no requests/,
   );
 
