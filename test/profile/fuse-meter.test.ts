@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { meterFuseMount, withoutCredentials } from '../../src/profile/data-sources/fuse-meter.js';
+import { meterFuseMount, startSocketMeter, withoutCredentials } from '../../src/profile/data-sources/fuse-meter.js';
+import type { SocketCounter } from '../../src/system/network/socket-counter.js';
 import type { RootFileSystem } from '../../src/system/dataset/file-systems.js';
 
 const fuse: RootFileSystem = {
@@ -41,4 +42,24 @@ test('a FUSE mount whose daemon is not running cannot be metered, and says why',
     result.obstacle,
     /needs root|nftables is not installed|no cgroup v2|no process holding \/dev\/fuse names \/nonexistent-mount/,
   );
+});
+
+test("the daemon's payload estimate going back (a window of short packets) never takes the meter's bytes back", async () => {
+  const payloads = [1000, 5000, 4990, 4980, 9000];
+  let k = 0;
+  const reading = () => {
+    const payloadBytes = payloads[Math.min(k++, payloads.length - 1)];
+    return { bytes: payloadBytes, packets: 0, payloadBytes };
+  };
+  const counter = { readNow: reading, read: async () => reading() } as unknown as SocketCounter;
+  const meter = startSocketMeter({ counter, record: { daemon: { program: 's3fs', pid: 1, cgroup: '/' } } } as never);
+  await new Promise((resolve) => setTimeout(resolve, 1700));
+  const fetched = await meter.finish([]);
+  const bytes = fetched.series.map((r) => r.bytes);
+  assert.ok(bytes.length >= 4, `${bytes.length} readings`);
+  assert.ok(
+    bytes.every((b, i) => i === 0 || b >= bytes[i - 1]),
+    `the readings never go down: ${bytes.join(', ')}`,
+  );
+  assert.equal(fetched.wholeRunBytes, 8000);
 });

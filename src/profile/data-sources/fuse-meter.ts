@@ -117,7 +117,9 @@ export function startSocketMeter(metering: FuseMetering, ledger?: CpuLedger): Fe
     (poll) =>
       (reading = reading.then(async () => {
         const now = await metering.counter.read().catch(() => null);
-        if (now) poll.push(now.payloadBytes - start);
+        // Payload is estimated from packet counts (socket-counter.ts): a window of short packets can take the estimate
+        // back a little, where the bytes received never go back.
+        if (now) poll.push(Math.max(poll.lastBytes, now.payloadBytes - start));
       })),
     READ_EVERY_MS,
     ledger,
