@@ -3,7 +3,7 @@
 // this says which files to act on.
 //
 // - A file the job closes is done with: a cold keeper evicts it whole. A cache
-//   cap (capBytes > 0) enters it in an LRU by close time (cache-lru.ts) and
+//   cap (capBytes > 0) enters it in an LRU by close time (CacheLru) and
 //   evicts the least recently closed files while the LRU and the files being
 //   read hold more than the cap; a cold keeper is the cap of 0.
 // - A file being read and not closed (a large shard streamed through one
@@ -13,8 +13,7 @@
 //   enters the LRU as if closed.
 // - After lost events (a queue overflow) nothing known about the files being
 //   read holds: they are forgotten, and every file but those the LRU holds is
-//   evicted once (overflow-sweep.ts).
-import { CacheLru } from './cache-lru.js';
+//   evicted once (event-keeper.ts).
 
 // Sweeps that find a file being read idle, in a row, before it leaves the sweeps.
 export const IDLE_SWEEPS = 3;
@@ -189,5 +188,64 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     let total = 0;
     for (const bytes of this.openResident.values()) total += bytes;
     return total;
+  }
+}
+
+/**
+ * Files closed by the job and still counted as cached, least recently closed
+ * first: the LRU the what-if model simulates (src/whatif/hit-ratio.ts), a
+ * file's bytes standing for its pages. A Map keeps insertion order, so
+ * re-inserting a file moves it to the most recent end in O(1).
+ */
+export class CacheLru<File = string> {
+  private readonly files = new Map<File, number>();
+  private total = 0;
+
+  /** Bytes the files held add up to. */
+  get heldBytes(): number {
+    return this.total;
+  }
+
+  has(path: File): boolean {
+    return this.files.has(path);
+  }
+
+  /** The job closed `path` (`bytes` of it cached): it becomes the most recently used file. */
+  closed(path: File, bytes: number): void {
+    this.remove(path);
+    const counted = Math.max(0, bytes);
+    this.files.set(path, counted);
+    this.total += counted;
+  }
+
+  /** `path` is being read again (or is gone): it leaves the LRU until its next close. */
+  remove(path: File): void {
+    const bytes = this.files.get(path);
+    if (bytes === undefined) return;
+    this.files.delete(path);
+    this.total -= bytes;
+  }
+
+  /**
+   * Takes the least recently closed files out until the rest fit in
+   * `budgetBytes` and returns them, oldest first: the caller evicts them. A
+   * budget of 0 or less empties the LRU (the cold keeper's case), and a file
+   * larger than the budget is never held.
+   */
+  overBudget(budgetBytes: number): File[] {
+    const out: File[] = [];
+    for (const [path, bytes] of this.files) {
+      // With no budget every file goes, those of unknown (0) size too.
+      if (budgetBytes > 0 && this.total <= budgetBytes) break;
+      this.files.delete(path);
+      this.total -= bytes;
+      out.push(path);
+    }
+    return out;
+  }
+
+  /** The held files, oldest first. */
+  paths(): File[] {
+    return [...this.files.keys()];
   }
 }
