@@ -4,10 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * 'major:minor' of the whole disk holding `target`, from stat().dev. A
- * partition (sysfs has /sys/dev/block/M:m/partition) maps to its parent disk,
- * whose sysfs directory is the partition's parent (block/vda/vda1). Null when
- * the file system has no block device (tmpfs, overlay, NFS, btrfs subvolumes).
+ * 'major:minor' of the whole disk holding `target` (a partition maps to its parent disk); null when the file system
+ * has no block device (tmpfs, overlay, NFS, btrfs subvolumes).
  */
 export async function wholeDiskDevice(target: string, sysfs = '/sys'): Promise<string | null> {
   let dev: bigint;
@@ -49,17 +47,12 @@ export interface WholeDisk {
   device: string;
 }
 
-/**
- * Names of /sys/block entries that hold no storage a job writes to: loop devices, RAM disks, zram swap, optical and
- * floppy drives.
- */
+// /sys/block entries that hold no storage a job writes to: loop, RAM, zram, optical and floppy devices.
 const NOT_STORAGE = /^(loop|ram|zram|sr|fd)\d*/;
 
 /**
- * Every whole disk of the machine (/sys/block, which lists disks and not
- * their partitions), the loop, RAM, zram, optical and floppy devices left out.
- * Device-mapper disks (LVM, dm-crypt) stay: a write to one reaches its
- * underlying disk too, and a throttle at the same rate on both holds it once.
+ * Every whole disk of the machine but NOT_STORAGE. Device-mapper disks stay: a write to one reaches its underlying
+ * disk too, and a throttle at the same rate on both holds it once.
  */
 export function wholeDisks(sysfs = '/sys'): WholeDisk[] {
   let names: string[];

@@ -1,32 +1,17 @@
-// The profiler's own CPU, by component. On a job whose CPUs are busy, every
-// CPU-second the profiler spends shows up as stall (DESIGN.md: "The profiler
-// is part of the measurement"); a run's profilerCpuSec says how much, the
-// ledger says who: each periodic component charges the CPU of its own calls
-// to its account, so a feature that raises the total shows by name.
+// The profiler's own CPU, by component. On a busy job every CPU-second the
+// profiler spends shows up as stall; a run's profilerCpuSec says how much, the
+// ledger says who, so a feature that raises the total shows by name.
 //
-// Work is timed on the calling thread's CPU clock (clock_gettime
-// CLOCK_THREAD_CPUTIME_ID through libc, as the keepers time themselves; Node
-// 20 has no process.threadCpuUsage): a busy machine that preempts the thread
-// does not inflate it, and neither does work of other threads. Where libc
-// cannot be bound, process.cpuUsage() (the whole process) stands in. A
-// charge costs two clock readings, about 2-3 us of CPU here; clockCostSec()
-// measures it, so a reading can say what the ledger itself cost.
-//
-// The ledger lives in kernel/, the bottom of src/system, so that every folder
-// that charges it (probes, keepers, page-cache) may import it.
+// Work is timed on the calling thread's CPU clock (Node 20 has no
+// process.threadCpuUsage), which preemption and other threads do not inflate;
+// process.cpuUsage() stands in where libc cannot be bound. A charge costs two
+// clock readings (2-3 us here), which clockCostSec() measures.
 import { loadLibc } from './libc.js';
 
 /** The parts of the profiler that charge their own CPU. */
 export const LEDGER_COMPONENTS = ['sampler', 'events', 'keeper', 'meter', 'warming', 'eviction'] as const;
 
-/**
- * A component of the profiler: 'sampler' (resource samples of the machine and
- * the job's tree), 'events' (reading the job's event files and the stopping
- * rule on them), 'keeper' (the cold keeper or cache cap), 'meter' (a data
- * source's meter: files read outside --data, the proxy's or the FUSE
- * daemon's counters), 'warming' (the cached mode's warm-up and warm keeper),
- * 'eviction' (evicting the dataset before the cold mode).
- */
+/** A component of the profiler ('meter': a data source's meter; 'events': the job's event files). */
 export type LedgerComponent = (typeof LEDGER_COMPONENTS)[number];
 
 /** What one component was charged. */
@@ -73,11 +58,8 @@ export function processCpuClock(): number {
 const CLOCK_COST_READINGS = 64;
 
 /**
- * The profiler's CPU, charged by component. Components take the ledger (or
- * one account of it) as an optional argument and charge it; one that is given
- * none charges nothing and costs nothing. Charges are not meant to nest: a
- * component charges its own work, never another's (nested, both would count
- * the inner work).
+ * The profiler's CPU, charged by component; a component given no ledger charges nothing and costs nothing. Charges do
+ * not nest: nested, both would count the inner work.
  */
 export class CpuLedger {
   private readonly entries: LedgerReading = emptyReading();
@@ -150,11 +132,7 @@ export class CpuLedger {
     return readingDifference(this.reading(), earlier);
   }
 
-  /**
-   * CPU seconds one clock reading costs, measured once (CLOCK_COST_READINGS
-   * readings): a charge costs about two, so `calls x 2 x clockCostSec()` is
-   * what the ledger itself added to a reading.
-   */
+  /** CPU seconds one clock reading costs, measured once: the ledger itself added `calls x 2 x clockCostSec()`. */
   clockCostSec(): number {
     if (this.clockCost === undefined) {
       const now = this.now();

@@ -7,14 +7,9 @@ const EINVAL = 22;
 const ENOSYS = 38;
 
 /**
- * A deterministic libc for tests of the page-cache code (residency, evict and
- * warm with PageCacheBindings; scanFilePages, residentBytesOfFd,
- * sweepFilePages): an in-memory page cache per file, which mmap/mincore read
- * and posix_fadvise changes (DONTNEED drops a range, WILLNEED brings it in).
- * Files are real ones and descriptors real descriptors, so fstat sees their
- * size and every descriptor of a file sees the same pages. The kernel's own
- * cache plays no part. inotify and fanotify are missing (ENOSYS), as on a kernel without
- * them, and the thread CPU clock stands still.
+ * A deterministic libc for tests of the page-cache code: an in-memory page cache per real file, which mmap/mincore
+ * read and posix_fadvise changes (DONTNEED drops a range, WILLNEED brings it in). inotify and fanotify answer ENOSYS,
+ * and the thread CPU clock stands still.
  */
 export class FakeLibc implements LibcBindings {
   /** The page size the fake's files are counted in. */

@@ -12,13 +12,9 @@ const METADATA_VERSION = 3;
 const littleEndian = endianness() === 'LE';
 
 /**
- * Calls `visit(mask, fd)` for each whole event in the first `length` bytes of
- * `buffer`. The caller owns every descriptor handed to it and must close it.
- * Only the mask's low 32 bits are passed: every event bit the keepers use is
- * there. Stops at an event of another metadata version (a kernel this code
- * cannot read) or a malformed length, and then calls `unreadable`: the
- * descriptors of the events left cannot be found safely, so they stay open.
- * Returns the events visited.
+ * Calls `visit(mask, fd)` for each whole event in the first `length` bytes of `buffer` (the mask's low 32 bits, where
+ * every bit the keepers use is); the caller owns each descriptor. Stops at an event of another metadata version or a
+ * malformed length and calls `unreadable`: the descriptors left cannot be found safely, so they stay open.
  */
 export function forEachFanotifyEvent(
   buffer: Buffer,

@@ -10,12 +10,9 @@ const HEADER_BYTES = 16;
 const littleEndian = endianness() === 'LE';
 
 /**
- * Calls `visit(wd, mask, name)` for each whole event in the first `length`
- * bytes of `buffer`; name is the name's UTF-8 bytes without its NUL padding
- * (a view into `buffer`, valid during the call; empty when the event has
- * none), so a keeper can look it up without making a string. A read returns whole
- * events only (the kernel answers EINVAL rather than split one), so a partial
- * tail can only be a malformed buffer and is ignored. Returns the events visited.
+ * Calls `visit(wd, mask, name)` for each whole event in the first `length` bytes of `buffer`; name is a view of the
+ * name's bytes without its NUL padding (no string made), valid during the call. A read returns whole events only, so a
+ * partial tail is malformed and ignored. Returns the events visited.
  */
 export function forEachInotifyEvent(
   buffer: Buffer,

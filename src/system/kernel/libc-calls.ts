@@ -1,17 +1,11 @@
-// Every libc call the tool binds through koffi, in one table, bound once, and
-// one convention for what a bound call answers: a result >= 0, or -errno.
-// libc.ts (page-cache control, inotify, fanotify) and file-syscalls.ts (the
-// per-file calls of set-up at ImageNet's file count) both take their calls
-// from here, so that `open` and `close` are bound once and read the same way.
+// Every libc call the tool binds through koffi, in one table, bound once
+// (libc.ts and file-syscalls.ts take theirs from here), and one convention for
+// what a bound call answers: a result >= 0, or -errno.
 //
-// koffi is required lazily (createRequire, on first use) so that importing this
-// module never fails: on a machine where koffi's prebuilt binary or libc.so.6
-// is missing (macOS, musl, an odd architecture), bindLibcCalls() answers
-// { ok: false, reason } and callers degrade.
-//
-// Addresses are declared as intptr_t so that they come back as plain numbers
-// (user-space addresses are below 2^47, well within Number's exact range) and
-// MAP_FAILED comes back as -1, which the convention turns into -errno.
+// koffi is required lazily so that importing this module never fails: where
+// its binary or libc.so.6 is missing (macOS, musl), bindLibcCalls() answers
+// { ok: false, reason } and callers degrade. Addresses are intptr_t: plain
+// numbers (below 2^47), and MAP_FAILED is -1, which the convention handles.
 import { createRequire } from 'node:module';
 
 /**
@@ -60,11 +54,7 @@ export interface LibcCalls {
   has(name: LibcCallName): boolean;
   /** koffi's function for `name`, answering as the C call does (for calls outside the convention). */
   raw(name: LibcCallName): BoundCall;
-  /**
-   * `name` with the one convention (looked up once: keep the function, the per-file calls are hot): it answers
-   * the call's result when >= 0, or -errno when the call answered < 0 (-1 and errno, as the system calls and
-   * mmap's MAP_FAILED do).
-   */
+  /** `name` under the convention: its result when >= 0, else -errno (look it up once: the per-file calls are hot). */
   checked(name: LibcCallName): (...args: unknown[]) => number;
 }
 

@@ -1,10 +1,7 @@
 import { readTextOrNull } from './read-text.js';
 
-/**
- * Where the kernel says whether the multi-generational LRU runs its page cache
- * (Documentation/admin-guide/mm/multigen_lru.rst).
- */
-export const LRU_GEN_PATH = '/sys/kernel/mm/lru_gen/enabled';
+/** Where the kernel says whether the multi-generational LRU runs (admin-guide/mm/multigen_lru.rst). */
+const LRU_GEN_PATH = '/sys/kernel/mm/lru_gen/enabled';
 
 /**
  * Which reclaim runs the page cache: 'on' where the multi-generational LRU is

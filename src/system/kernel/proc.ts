@@ -73,28 +73,10 @@ export function parseProcStat(text: string): ProcStat | null {
   return numbers.every((n) => Number.isFinite(n) && n >= 0) ? stat : null;
 }
 
-/** Parses read_bytes from the text of /proc/PID/io; null when absent. */
-export function parseIoReadBytes(text: string): number | null {
-  return parseIoField(text, 'read_bytes');
-}
-
-/**
- * write_bytes of a /proc/PID/io text: bytes the process caused to be sent to
- * storage, counted as its pages are dirtied (a buffered write counts before
- * writeback), less nothing (a truncated file's bytes are cancelled_write_bytes,
- * left apart). null when absent.
- */
-export function parseIoWriteBytes(text: string): number | null {
-  return parseIoField(text, 'write_bytes');
-}
-
 // Built once: the sampler parses every io file of the job's tree at each sample.
-const IO_FIELDS = { read_bytes: /^read_bytes:\s*(\d+)\s*$/m, write_bytes: /^write_bytes:\s*(\d+)\s*$/m } as const;
-
-function parseIoField(text: string, field: keyof typeof IO_FIELDS): number | null {
-  const match = IO_FIELDS[field].exec(text);
-  return match ? Number(match[1]) : null;
-}
+const READ_BYTES = /^read_bytes:\s*(\d+)\s*$/m;
+// Bytes the process caused to be sent to storage as its pages are dirtied; cancelled_write_bytes is left apart.
+const WRITE_BYTES = /^write_bytes:\s*(\d+)\s*$/m;
 
 let clockTicks: number | undefined;
 
@@ -102,10 +84,8 @@ let clockTicks: number | undefined;
 const AT_CLKTCK = 17;
 
 /**
- * Clock ticks per second (USER_HZ), read once: AT_CLKTCK of /proc/self/auxv
- * (what sysconf(_SC_CLK_TCK) answers), else `getconf CLK_TCK`, else 100
- * (Linux's value). The auxiliary vector costs a read; getconf cost ~50 ms of
- * CPU to start, inside the first mode the profiler measures its own CPU over.
+ * Clock ticks per second (USER_HZ), read once: AT_CLKTCK of /proc/self/auxv, else `getconf CLK_TCK` (~50 ms of CPU
+ * to start), else 100.
  */
 export function clkTck(auxvPath = '/proc/self/auxv'): number {
   if (clockTicks === undefined) {
@@ -202,16 +182,8 @@ export function processTree(rootPid: number, procRoot = '/proc'): number[] {
   return [...descendants([rootPid], allStats(procRoot))].sort((a, b) => a - b);
 }
 
-/**
- * The pid the kernel handed out last, to a process or a thread, in this pid
- * namespace: the last field of /proc/loadavg (proc(5)). Pids are handed out
- * in increasing order, wrapping at pid_max, so every process created since a
- * reading has a pid between that reading and the next. null when unreadable.
- */
-export function readLastPid(procRoot = '/proc'): number | null {
-  return parseLastPid(readTextOrNull(`${procRoot}/loadavg`));
-}
-
+// The pid the kernel handed out last (a process's or a thread's) in this pid namespace: the last field of
+// /proc/loadavg. Pids are handed out in increasing order, wrapping at pid_max.
 function parseLastPid(loadavg: string | null): number | null {
   const last = loadavg === null ? NaN : Number(loadavg.slice(loadavg.lastIndexOf(' ') + 1));
   return Number.isInteger(last) && last >= 0 ? last : null;
@@ -249,28 +221,18 @@ export interface RootOrigin {
 
 /**
  * The live processes of a tree: a root, its descendants, and every process
- * once found in the tree while it lives (reparented to init or a subreaper,
- * it stays counted). The same answer as listing /proc and following every
- * process's parent at each reading, without reading every process on the
- * machine each time: the members are read again, and only the processes
- * created since the last reading (the pids /proc/loadavg says were handed
- * out) are looked at for new members; a thread's id is told apart by its
- * Tgid. A new pid not yet shown in /proc (or one of the last RECENT_PIDS
- * before a walk that it did not list) is looked at once more at the next
- * reading. /proc is walked whole at the first reading (not for a root spawned
- * just now: see RootOrigin), when /proc/loadavg
- * cannot be read, after more than MAX_NEW_PIDS new pids, and every
- * fullWalkMs.
+ * once found in the tree while it lives (reparented, it stays counted). The
+ * same answer as walking /proc at each reading, but only the members and the
+ * pids handed out since the last reading (/proc/loadavg) are read; a thread's
+ * id is told apart by its Tgid. /proc is walked whole at the first reading
+ * (unless the root was spawned just now), when /proc/loadavg cannot be read,
+ * after more than MAX_NEW_PIDS new pids, and every fullWalkMs.
  */
 export class TreeMembers {
   private rootPid: number | null;
   /** Members at the last reading: pid to start time. */
   private known = new Map<number, number>();
-  /**
-   * On the real /proc, each member's stat and /proc/loadavg are kept open
-   * (KernelFile: one pread a reading). A fake /proc's files are read by path:
-   * a descriptor on a regular file would not fail when its "process" goes.
-   */
+  /** On the real /proc, each member's stat and loadavg are kept open (one pread a reading); a fake /proc's are not. */
   private readonly hold: boolean;
   private readonly statFiles = new Map<number, KernelFile>();
   private readonly loadavg: KernelFile;
@@ -420,27 +382,18 @@ export function cpuSeconds(pid: number | 'self', options: { ownOnly?: boolean } 
   return ticks / clkTck();
 }
 
-/**
- * Bytes the process caused to be fetched from storage (read_bytes of /proc/PID/io;
- * for a process this includes its reaped children). null when the process is gone
- * or its io file is not readable (another user's process without root).
- */
-export function readBytes(pid: number | 'self', procRoot = '/proc'): number | null {
-  return ioCounters(pid, procRoot)?.readBytes ?? null;
-}
-
 /** read_bytes and write_bytes of /proc/PID/io in one read; null when the file is gone or unreadable. */
-export function ioCounters(pid: number | 'self', procRoot: string): { readBytes: number; writeBytes: number } | null {
+export function ioCounters(pid: number | 'self', procRoot = '/proc'): { readBytes: number; writeBytes: number } | null {
   return parseIoCounters(readTextOrNull(`${procRoot}/${pid}/io`));
 }
 
+/** read_bytes and write_bytes of a /proc/PID/io text (a process's include its reaped children's); null without them. */
 export function parseIoCounters(text: string | null): { readBytes: number; writeBytes: number } | null {
-  if (text === null) return null;
-  const read = parseIoReadBytes(text);
-  return read === null ? null : { readBytes: read, writeBytes: parseIoWriteBytes(text) ?? 0 };
+  const read = text === null ? null : READ_BYTES.exec(text);
+  return read ? { readBytes: Number(read[1]), writeBytes: Number(WRITE_BYTES.exec(text!)?.[1] ?? 0) } : null;
 }
 
-/** read_bytes of this process (null where /proc/self/io does not exist). */
+/** Bytes this process caused to be fetched from storage (null where /proc/self/io does not exist). */
 export function selfReadBytes(): number | null {
-  return readBytes('self');
+  return ioCounters('self')?.readBytes ?? null;
 }

@@ -26,23 +26,16 @@ export function parseKernelNumber(text: string | null): number | null {
 let shared = Buffer.allocUnsafe(16 * 1024);
 
 /**
- * A kernel file read again and again (a sampler's /proc/stat, a process's
- * /proc/PID/stat): kept open and read from its start with one pread(2) a
- * reading, where readTextOrNull costs an open, an fstat, two reads and a
- * close. A /proc file regenerates its text at offset 0 (seq_file), and a
- * read shorter than the buffer is the whole text. A descriptor on
- * /proc/PID/... stays with its process: once that process is reaped a read
- * fails (ESRCH), even when its pid is reused. Close it when done.
+ * A kernel file read again and again (/proc/stat, /proc/PID/stat): kept open and read with one pread(2) at offset 0,
+ * where a /proc file regenerates its text. A descriptor on /proc/PID/... fails once its process is reaped, even when
+ * the pid is reused. Close it when done.
  */
 export class KernelFile {
   private fd: number | null = null;
 
   constructor(readonly path: string) {}
 
-  /**
-   * The file's text now, or null when it cannot be opened or read (the descriptor is then closed; the next read opens
-   * again).
-   */
+  /** The file's text now, or null when it cannot be read (the next read opens it again). */
   read(): string | null {
     try {
       this.fd ??= openSync(this.path, 'r');

@@ -52,17 +52,12 @@ interface Credit {
 /**
  * Tracks the CPU time and storage reads of a process tree over time.
  *
- * Linux folds a reaped child's counters into its parent (cutime/cstime in stat,
- * and the parent's /proc/PID/io totals), so each process is counted with its
- * reaped children and only increments are added. When a child vanishes, its last
- * counted value becomes a credit against its parent's next jump, so its work is
- * not counted twice; when nobody absorbs it (auto-reaped, or reaped outside the
- * tree) its work stays counted instead of being lost. Credits expire after two
- * samples, since the jump appears within one sample of the disappearance.
- * Processes are keyed by pid and start time (pid reuse), and a process that was
- * once in the tree stays counted after reparenting (to init or a subreaper).
- * Which processes are in the tree is TreeMembers' answer: a reading reads the
- * tree's own processes, not every process on the machine.
+ * Linux folds a reaped child's counters into its parent (cutime/cstime, and
+ * /proc/PID/io), so only increments are added. A vanished child's last value
+ * becomes a credit against its parent's next jump, so its work is not counted
+ * twice; a credit nobody absorbs within two samples (auto-reaped, or reaped
+ * outside the tree) leaves the work counted. Processes are keyed by pid and
+ * start time (pid reuse); TreeMembers says which are in the tree.
  */
 export class TreeAccounting {
   private readonly members: TreeMembers;
