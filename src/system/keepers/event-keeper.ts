@@ -6,9 +6,9 @@
 // events must not overflow it again) and yielding to the event loop.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { LibcBindings } from '../kernel/libc.js';
-import type { CpuLedger } from '../kernel/cpu-ledger.js';
+import { threadCpuClock, type CpuClock, type CpuLedger } from '../kernel/cpu-ledger.js';
 import { errorCode } from '../kernel/errno.js';
-import { keeperMeter, type FileSweep } from '../page-cache/page-sweep.js';
+import type { FileSweep } from '../page-cache/page-sweep.js';
 import { EvictionPolicy, type FileBeingRead } from './eviction-policy.js';
 import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats, type EventKeeperStats } from './keeper-types.js';
 
@@ -41,7 +41,7 @@ export abstract class EventKeeper<File, State extends FileBeingRead = FileBeingR
   private sweptAt = performance.now();
   private drainTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<ColdKeeperStats> | undefined;
-  private readonly meter: ReturnType<typeof keeperMeter>;
+  private readonly clock: CpuClock;
   private readonly account: ReturnType<CpuLedger['account']> | undefined;
   private overflowPending = false;
   private overflowSweep: Promise<void> | undefined;
@@ -65,7 +65,7 @@ export abstract class EventKeeper<File, State extends FileBeingRead = FileBeingR
     };
     this.stats = { ...emptyKeeperStats(mechanism), events: this.counters };
     this.policy = new EvictionPolicy<File, State>(Math.max(0, options.capBytes ?? 0));
-    this.meter = keeperMeter(libc);
+    this.clock = threadCpuClock(libc);
     this.account = options.ledger?.account('keeper');
     this.drainTimer = setTimeout(this.tick, options.drainMs);
     this.drainTimer.unref();
@@ -93,11 +93,11 @@ export abstract class EventKeeper<File, State extends FileBeingRead = FileBeingR
 
   /** Runs `work` and adds its CPU time (the thread's clock where there is one) to stats.cpuSec. */
   protected metered(work: () => void): void {
-    const started = this.meter.start();
+    const started = this.clock();
     try {
       work();
     } finally {
-      const cpuSec = this.meter.stop(started);
+      const cpuSec = Math.max(0, this.clock() - started);
       this.stats.cpuSec += cpuSec;
       this.account?.add(cpuSec);
     }

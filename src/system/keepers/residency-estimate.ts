@@ -1,15 +1,9 @@
 // How much of a dataset is resident, estimated from a few files read with
-// mincore, so that a reading costs the same on a dataset of a million files.
-// Pure: the keeper that runs the cache cap (inotify-keeper.ts) measures one
-// file when asked (residentOf), through its own descriptors; this decides
-// which files to measure and how to scale them.
-//
-// The files split in two groups, each estimated on its own: those the cap
-// holds (its LRU and the files being read; they should be resident) and the
-// others (they should not be). A group no larger than the sample is read
-// whole, exactly; a larger one by a uniform random sample of its files, the
-// sample's resident share of its bytes scaled to the group's bytes (a ratio
-// estimator: Cochran, Sampling Techniques, 3rd ed., ch. 6).
+// mincore, so that a reading costs the same on a million files. Pure: the cap
+// measures a file when asked (residentOf). The files the cap holds and the
+// others are estimated apart; a group no larger than the sample is read whole,
+// a larger one by a uniform random sample scaled by bytes (a ratio estimator:
+// Cochran, Sampling Techniques, ch. 6).
 
 /** A mincore reading of the dataset's residency, taken through the keeper (its own opens make no evictions). */
 export interface ResidencyReading {

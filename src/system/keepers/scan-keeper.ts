@@ -7,9 +7,9 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { LibcBindings } from '../kernel/libc.js';
 import type { FileRef } from '../page-cache/page-cache.js';
 import { errorCode } from '../kernel/errno.js';
-import { keeperMeter, sweepFilePages } from '../page-cache/page-sweep.js';
+import { sweepFilePages } from '../page-cache/page-sweep.js';
 import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats } from './keeper-types.js';
-import type { CpuLedger } from '../kernel/cpu-ledger.js';
+import { threadCpuClock, type CpuLedger } from '../kernel/cpu-ledger.js';
 
 /** Options of the scanning keeper. */
 export interface ScanKeeperOptions {
@@ -31,7 +31,7 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
   const setupStarted = performance.now();
   const maxDutyCycle = options.maxDutyCycle ?? 0.25;
   const baseIntervalMs = Math.max(1, options.intervalMs);
-  const meter = keeperMeter(libc);
+  const clock = threadCpuClock(libc);
   const account = options.ledger?.account('keeper');
   // Pages seen resident at the previous scan and not evicted then, per file
   // index; only files with such pages have an entry.
@@ -54,10 +54,10 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
         if (stopped) return;
       }
       const wallStarted = performance.now();
-      const cpuStarted = meter.start();
+      const cpuStarted = clock();
       for (let index = first; index < Math.min(files.length, first + FILES_PER_TURN); index++)
         sweepFile(libc, files[index].path, index, previous, stats);
-      const cpuSec = meter.stop(cpuStarted);
+      const cpuSec = Math.max(0, clock() - cpuStarted);
       stats.cpuSec += cpuSec;
       account?.add(cpuSec);
       wallMs += performance.now() - wallStarted;

@@ -6,7 +6,7 @@
 // process.threadCpuUsage), which preemption and other threads do not inflate;
 // process.cpuUsage() stands in where libc cannot be bound. A charge costs two
 // clock readings (2-3 us here), which clockCostSec() measures.
-import { loadLibc } from './libc.js';
+import { loadLibc, type LibcBindings } from './libc.js';
 
 /** The parts of the profiler that charge their own CPU. */
 export const LEDGER_COMPONENTS = ['sampler', 'events', 'keeper', 'meter', 'warming', 'eviction'] as const;
@@ -38,14 +38,15 @@ export interface CpuAccount {
 /** CPU seconds on some clock that only moves forward while the thread (or process) runs. */
 export type CpuClock = () => number;
 
-/** The calling thread's CPU clock through libc, or the process's (process.cpuUsage) where libc cannot be bound. */
-export function threadCpuClock(): CpuClock {
-  const load = loadLibc();
-  if (load.ok && load.libc.threadCpuSec() >= 0) {
-    const libc = load.libc;
-    return () => libc.threadCpuSec();
-  }
-  return processCpuClock;
+/**
+ * The calling thread's CPU clock through `libc` (this machine's by default), or the process's where it cannot be read:
+ * an upper bound (other threads count too), but CPU time, never wall time.
+ */
+export function threadCpuClock(libc?: LibcBindings): CpuClock {
+  const load = libc ? { ok: true as const, libc } : loadLibc();
+  if (!load.ok || load.libc.threadCpuSec() < 0) return processCpuClock;
+  const bound = load.libc;
+  return () => bound.threadCpuSec();
 }
 
 /** CPU seconds of the whole process (user + system). */

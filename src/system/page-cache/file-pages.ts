@@ -1,7 +1,5 @@
 // One file at a time: the walk that opens each file of a list (directory by
-// directory for a FileTable view), and the residency of one open file, by
-// cachestat(2) or mmap + mincore(2). Shared by residency, evict and warm
-// (page-cache.ts, warm.ts) and the keepers.
+// directory for a FileTable view), and the residency of one open file.
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { MAP_SHARED, O_RDONLY_CLOEXEC, PROT_READ, loadLibc, type LibcBindings, type LibcLoad } from '../kernel/libc.js';
@@ -20,9 +18,7 @@ import type { CpuAccount } from '../kernel/cpu-ledger.js';
 import type { FileRef, Residency } from './page-cache.js';
 import { PAGE_CACHE_TEXT } from './page-cache-text.js';
 
-/**
- * The calls residency, evict and warm make: this machine's, unless a test passes fakes (FakeLibc, FakeFileSyscalls).
- */
+/** The calls residency, evict and warm make: this machine's, or a test's fakes. */
 export interface PageCacheBindings {
   /** libc's page-cache calls (mincore, posix_fadvise), or why there are none. */
   libc: LibcLoad;
@@ -39,15 +35,10 @@ export function systemBindings(): PageCacheBindings {
 export function perFileCalls(load: FileSyscallsLoad): FileSyscalls {
   return load.ok ? load.calls : new NodeFileSyscalls();
 }
-// mincore window: 64 Ki pages (256 MiB at 4 KiB) per call, so a vector stays 64 KiB
-// whatever the file size.
+// Pages per mincore call, so a vector stays 64 KiB whatever the file size.
 const MINCORE_WINDOW_PAGES = 64 * 1024;
 
-/**
- * Calls `visit(firstPage, vec, pages)` for each mincore window of the first
- * `bytes` of the open file `fd`: vec[i] & 1 says whether page firstPage + i is
- * resident. Returns 0 or an errno. Used by residency() and the cold keeper.
- */
+/** Calls `visit(firstPage, vec, pages)` for each mincore window of the first `bytes` of `fd`; returns 0 or an errno. */
 export function scanFilePages(
   libc: LibcBindings,
   fd: number,
@@ -119,11 +110,8 @@ export interface FileCursor {
 }
 
 /**
- * Opens each file in turn and calls `visit` with it open; `failed` when it
- * cannot be opened or sized. A FileTable view goes directory by directory
- * (openat on the directory's descriptor with the stored name); any other list
- * opens each path. Yields to the event loop every FILES_PER_TURN files; each
- * turn between yields is charged to `cpu` when one is given.
+ * Opens each file in turn and calls `visit` with it open, `failed` when it cannot be opened or sized (a FileTable view
+ * by openat on each directory). Yields every FILES_PER_TURN files; each turn is charged to `cpu`.
  */
 export async function forEachOpenFile(
   files: readonly FileRef[],
@@ -239,9 +227,7 @@ export class ResidencyProbe {
   }
 }
 
-/**
- * Whether mincore shows the pages of a file owned by `uid` to us without asking for write access: root, or the owner.
- */
+/** Whether mincore shows the pages of a file owned by `uid` to us without write access: root, or the owner. */
 function ownedOrPrivileged(uid: number): boolean {
   return isPrivileged() || (typeof process.geteuid === 'function' && uid === process.geteuid());
 }
@@ -261,11 +247,8 @@ export function isPrivileged(): boolean {
 }
 
 /**
- * Whether mincore shows this file's page-cache pages to us. Since Linux 5.2
- * (commit 134fca9063ad, "mm/mincore.c: make mincore() more conservative"),
- * mincore on a file mapping reports page-cache state only to root, the file's
- * owner or a process that may write it; anyone else sees only pages mapped in
- * its own page tables, i.e. a false "not resident".
+ * Whether mincore shows this file's page-cache pages to us: since Linux 5.2 only root, the owner or a writer see them;
+ * anyone else sees a false "not resident".
  */
 export function mincoreIsTrustworthy(path: string, stat: fs.Stats): boolean {
   return ownedOrPrivileged(stat.uid) || mayWrite(path);
