@@ -1,16 +1,9 @@
 // A dataset's file list, stored compactly: one prefix string per directory,
-// every name in one NUL-separated byte buffer, sizes in a Float64Array.
-//
-// An object per file ({ path, bytes }: a 60-byte path string, the object and
-// its slot) is about 150 bytes in V8; at ImageNet's 1.28M files that is
-// ~190 MB before any copy, and the walk, the sort and the consumers made
-// copies (the CLI peaked at 865 MB). Here a file costs its name's bytes plus
-// 4 + 8 + 1 bytes: ~30 MB at 1.28M files.
-//
-// Code written for `readonly FileRef[]` keeps working through fileView(): an
-// array-like view that builds { path, bytes } objects on access (not cached:
-// view[0] !== view[0]). The page-cache code finds the table behind a view with
-// tableOf() and walks it directory by directory instead.
+// every name in one NUL-separated byte buffer, sizes in a Float64Array. An
+// object per file is ~150 bytes in V8 (the CLI peaked at 865 MB at 1.28M
+// files); here a file costs its name plus 13 bytes. fileView() is an
+// array-like view building { path, bytes } on access (view[0] !== view[0]);
+// the page-cache code finds the table behind it with tableOf().
 
 /** One file of a table, as the view hands it out. */
 export interface TableFile {
@@ -84,11 +77,8 @@ export class FileTable {
   }
 
   /**
-   * The index of the file whose name is the UTF-8 bytes `name` (no NUL) in
-   * directory `dir`, or -1, comparing bytes: a keeper looks up each event's
-   * name without making a string. Names are sorted as strings (UTF-16 code
-   * units), which is byte order for ASCII; a name with other bytes is
-   * compared as a string.
+   * The index of the file named by the UTF-8 bytes `name` in directory `dir`, or -1, comparing bytes (no string made);
+   * names sort as strings, which is byte order for ASCII only, so other names are compared as strings.
    */
   indexOfName(dir: number, name: Uint8Array): number {
     for (let k = 0; k < name.length; k++)
@@ -114,11 +104,7 @@ export class FileTable {
   }
 }
 
-/**
- * bytes[start, end) against `other`: negative, 0 or positive as it sorts
- * before, equal to or after it. A loop, not Buffer.compare: names are a few
- * bytes, and Buffer.compare's range checks cost ~250 ns a call.
- */
+/** bytes[start, end) against `other`, as a sort order (a loop: Buffer.compare's checks cost ~250 ns a call). */
 function compareBytes(bytes: Uint8Array, start: number, end: number, other: Uint8Array): number {
   const length = Math.min(end - start, other.length);
   for (let k = 0; k < length; k++) {

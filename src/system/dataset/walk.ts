@@ -1,14 +1,9 @@
-// The walk behind listDataset (dataset.ts): every regular file under the
-// roots, with its size and whether mincore may hide its pages from us, into a
-// compact file table (file-table.ts).
-//
-// Directory by directory: readdir, then one stat per entry. Sync stats first
-// (statx on the directory's descriptor through koffi, 2.2 us a file here,
-// against 4.5 us for fs.statSync and 30-60 us of thread-pool hand-off for an
-// async stat); when most sync stats of a slice turn slow (metadata read from a
-// cold disk or a network file system) the rest goes to `concurrency` parallel
-// async stats, which overlap the I/O. Symlinks are followed, to files and to
-// directories, but a directory already visited (same device and inode) is not
+// The walk behind listDataset: every regular file under the roots, with its
+// size and whether mincore may hide its pages from us, into a file table.
+// Sync stats first (statx through koffi, 2.2 us a file, against 30-60 us of
+// thread-pool hand-off for an async stat); when most sync stats of a slice
+// turn slow (cold metadata) the rest goes to parallel async stats, which
+// overlap the I/O. A directory already visited (device and inode) is not
 // entered again, so symlink loops end.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,10 +22,7 @@ export const SLOW_SYNC_STAT_US = 200;
 export interface WalkOptions {
   /** Parallel stat calls in flight once metadata proves slow to read. */
   concurrency: number;
-  /**
-   * Microseconds per sync stat above which (for most stats of a slice) the walk goes parallel; 0 or less: parallel from
-   * the start.
-   */
+  /** Microseconds per sync stat above which (for most of a slice) the walk goes parallel; <= 0: from the start. */
   slowStatMicros: number;
   /** statx through koffi, or null for Node's fs. */
   calls: FileSyscalls | null;

@@ -1,10 +1,7 @@
-// The objects of a remote dataset: listed once before anything runs (S3's
-// ListObjectsV2, or a HEAD of each HTTP URL) and fetched directly, not through
-// the proxy, to fill the profiler's cache and to probe the network. S3 goes
-// through the AWS SDK, so credentials come from the standard chain
-// (environment, shared files, instance roles) and are never seen here. Every
-// request has the deadlines of deadlines.ts: an endpoint that stops answering
-// is an EndpointError naming it, never a hang.
+// The objects of a remote dataset: listed once (S3's ListObjectsV2, or a HEAD
+// of each URL) and fetched directly, not through the proxy, to fill the cache
+// and probe the network. S3 credentials come from the AWS SDK's chain, never
+// seen here. An endpoint that stops answering is an EndpointError, not a hang.
 import type { S3Client } from '@aws-sdk/client-s3';
 import http from 'node:http';
 import https from 'node:https';
@@ -41,10 +38,7 @@ export interface FetchOptions {
 /** Lists and fetches the objects of one spec. */
 export interface RemoteStore {
   list(): Promise<RemoteObject[]>;
-  /**
-   * The object's headers and body; `signal` aborts the request and its body (the body then fails with the signal's
-   * reason). The body fails with an EndpointError when the endpoint fails or stalls.
-   */
+  /** The object's headers and body (which fails with an EndpointError when the endpoint fails or stalls). */
   fetch(object: RemoteObject, options?: FetchOptions): Promise<FetchedObject>;
   close(): void;
 }
@@ -133,10 +127,7 @@ function lazyS3Client(spec: RemoteSpec, deadlines: NetDeadlines) {
   };
 }
 
-/**
- * The proxy's key for an object's requests: the job's client asks a custom endpoint path-style (host/bucket/key), AWS
- * virtual-hosted (bucket.host/key).
- */
+/** The proxy's key for an object: path-style at a custom endpoint, virtual-hosted at AWS. */
 function s3KeyOf(spec: RemoteSpec, key: string): string {
   const { endpoint, bucket, region } = spec.s3!;
   return objectKey(
@@ -216,10 +207,8 @@ function encodeKey(key: string): string {
 }
 
 /**
- * A request straight to the origin with node's http client: fetch() refuses
- * URLs with credentials and the ports the Fetch standard blocks (9, 6000...),
- * which a private shard server may well use. Redirects are not followed.
- * `signal` destroys the request (and its response).
+ * A request straight to the origin with node's http client (fetch() refuses URLs with credentials and ports such as
+ * 6000); redirects are not followed.
  */
 function httpRequest(url: string, method: 'HEAD' | 'GET', signal: AbortSignal): Promise<http.IncomingMessage> {
   const parsed = new URL(url);

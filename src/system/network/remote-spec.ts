@@ -93,10 +93,8 @@ function httpSpec(text: string): RemoteSpec {
 }
 
 /**
- * WebDataset's shard notation: `{000000..000099}` (zero-padded as written)
- * and `{a,b}`, each brace group expanded in turn. The groups' product is
- * checked before anything is expanded: `{0..999999}{0..999999}` is refused,
- * not built.
+ * WebDataset's shard notation, `{000000..000099}` and `{a,b}`, expanded; the groups' product is checked first, so
+ * `{0..999999}{0..999999}` is refused, not built.
  */
 export function expandBraces(text: string): string[] {
   const total = [...text.matchAll(/\{([^{}]*)\}/g)].reduce(

@@ -1,15 +1,9 @@
 // The kernel's count of the bytes the sockets of one cgroup receive: an
-// nftables table with one named counter, in the input hook, matching packets
-// whose receiving socket belongs to the cgroup (`socket cgroupv2`, nftables
-// 0.9.5 and Linux 5.13 or later). No byte passes through this process, so the
-// count costs the packet path a rule lookup and this process one command to
-// a long-lived `nft -i` a reading: the meter for processes whose traffic a proxy cannot reach (a FUSE
-// daemon started before the profile) and for rates a proxy in this process
-// could not carry.
-//
-// The counter counts IP packets: payload is its bytes less the IP and TCP
-// headers of each packet (20 + 20 + 12 bytes of timestamps on IPv4, the
-// Linux default), which is how readings are turned into payload bytes here.
+// nftables counter in the input hook matching packets whose socket belongs to
+// the cgroup (`socket cgroupv2`, Linux 5.13). No byte passes through this
+// process: the meter for traffic a proxy cannot reach (a FUSE daemon started
+// before the profile) or carry. Payload is the IP bytes less each packet's
+// headers (HEADER_BYTES).
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -105,11 +99,8 @@ function tableRules(table: string, groups: readonly CgroupV2Group[]): string {
 let tables = 0;
 
 /**
- * Counts the bytes received by the sockets of some cgroups, from start to
- * close. Readings go through one `nft -j -i` process kept for the counter's
- * life (a command a line, a JSON answer a line): an `nft` run per reading
- * cost this process 6 ms of CPU, mostly the spawn. The child reads its
- * commands from our pipe, so it ends with us whatever ends us.
+ * Counts the bytes received by the sockets of some cgroups, from start to close. Readings go through one `nft -j -i`
+ * kept open (an `nft` run per reading cost 6 ms of CPU); it reads our pipe, so it ends with us.
  */
 export class SocketCounter {
   private closed = false;
