@@ -22,10 +22,8 @@ export function allowedCpus(status = readFileSync('/proc/self/status', 'utf8')):
 }
 
 /**
- * The command run on the first `count` of the allowed CPUs. An affinity mask
- * (taskset, no root needed) is inherited by every child, so DataLoader
- * workers and torchrun ranks share those CPUs as they would on a smaller machine.
- * `path` is the PATH of the caller's environment, where taskset must be.
+ * The command run on the first `count` of the allowed CPUs: taskset's mask (no root needed) is inherited by every
+ * worker and rank, as on a smaller machine. `path`: the caller's PATH, where taskset must be.
  */
 export function withCpus(
   count: number,

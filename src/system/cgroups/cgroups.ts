@@ -1,9 +1,6 @@
 // Job cgroups: throttle the job's storage reads (blkio/io), cap its page cache
-// (memory) and restrict its CPUs (cpuset), so what-if predictions can be checked
-// against real runs. Interfaces: Documentation/admin-guide/cgroup-v1/blkio-controller.rst
-// (blkio.throttle.read_bps_device and write_bps_device "MAJ:MIN BYTES"), cgroup-v1/memory.rst
-// (memory.limit_in_bytes), and cgroup-v2.rst (io.max "MAJ:MIN rbps=N",
-// memory.max, cpuset.cpus; the no-internal-process rule; delegation).
+// (memory) and restrict its CPUs (cpuset), so what-if predictions can be
+// checked against real runs, on cgroup v1 or v2.
 import { accessSync, constants, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -168,11 +165,7 @@ export interface JobCgroup {
   dirs: string[];
   /** cgroup.procs files the job must join (see wrapCommand). */
   procsFiles: string[];
-  /**
-   * Waits until the group is empty (it moves nobody out), then removes it.
-   * Resolves when gone (or already gone); rejects with a UserError when
-   * processes are still in it after `timeoutMs`.
-   */
+  /** Waits until the group is empty, then removes it; a UserError when processes are still in it after `timeoutMs`. */
   remove(options?: { timeoutMs?: number }): Promise<void>;
 }
 
@@ -192,10 +185,7 @@ export interface JobCgroupOptions {
   cpus?: number[];
   /** Detected setup (default: detectCgroups() with v2Parent). */
   cgroups?: CgroupInfo;
-  /**
-   * A delegated v2 group to create the group under when it is detected here (DSA_CGROUP_PARENT of the caller's
-   * environment).
-   */
+  /** A delegated v2 group to create the group under (DSA_CGROUP_PARENT of the caller's environment). */
   v2Parent?: string;
 }
 

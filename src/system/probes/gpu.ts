@@ -32,17 +32,8 @@ const GpuLineSchema = z
     memTotalBytes: memTotalMiB === null ? null : memTotalMiB * MIB,
   }));
 
-/** One GPU's reading. */
-export interface GpuReading {
-  /** GPU index as nvidia-smi numbers it. */
-  index: number;
-  /** Utilisation, 0..100; null when not reported. */
-  utilPct: number | null;
-  /** Memory used, bytes; null when not reported. */
-  memUsedBytes: number | null;
-  /** Memory total, bytes; null when not reported. */
-  memTotalBytes: number | null;
-}
+/** One GPU's reading: its index, utilisation (0..100) and memory in bytes, each null when not reported. */
+export type GpuReading = z.output<typeof GpuLineSchema>;
 
 /** Parses one CSV line of the sampling query; null for a line that does not validate. */
 export function parseGpuLine(line: string): GpuReading | null {
@@ -229,9 +220,4 @@ export async function probeGpus(command = 'nvidia-smi', timeoutMs = 10_000): Pro
   } catch (error) {
     return { status: 'failed', gpus: [], detail: describeSpawnError(command, error) };
   }
-}
-
-/** GPUs nvidia-smi lists; [] when nvidia-smi is missing or fails. */
-export async function detectGpus(command = 'nvidia-smi'): Promise<GpuInfo[]> {
-  return (await probeGpus(command)).gpus;
 }

@@ -7,7 +7,6 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
   aggregateGpus,
-  detectGpus,
   parseGpuLine,
   parseGpuList,
   probeGpus,
@@ -94,13 +93,13 @@ test('startGpuSampler without nvidia-smi: no readings and a clear error', async 
   await gpu.stop();
 });
 
-test('detectGpus: [] when nvidia-smi is missing or fails; the list from a fake first on PATH', async (t) => {
-  assert.deepEqual(await detectGpus('/nonexistent/nvidia-smi'), []);
+test('probeGpus: no GPUs when nvidia-smi is missing or fails; the list from a fake first on PATH', async (t) => {
+  assert.deepEqual((await probeGpus('/nonexistent/nvidia-smi')).gpus, []);
   assert.equal((await probeGpus('/nonexistent/nvidia-smi')).status, 'missing');
   const failed = await probeGpus(FAKE_FAIL);
   assert.equal(failed.status, 'failed');
   assert.match(failed.detail, /NVIDIA driver/);
-  assert.deepEqual(await detectGpus(FAKE_FAIL), []);
+  assert.deepEqual(failed.gpus, []);
 
   const bin = mkdtempSync(join(tmpdir(), 'dsa-bin-'));
   symlinkSync(FAKE, join(bin, 'nvidia-smi'));
@@ -110,7 +109,7 @@ test('detectGpus: [] when nvidia-smi is missing or fails; the list from a fake f
     process.env.PATH = savedPath;
     rmSync(bin, { recursive: true, force: true });
   });
-  const gpus = await detectGpus();
+  const { gpus } = await probeGpus();
   assert.deepEqual(gpus, [
     { model: 'NVIDIA A100-SXM4-40GB', memBytes: 40960 * MIB },
     { model: 'NVIDIA A100-SXM4-40GB', memBytes: 40960 * MIB },
