@@ -21,10 +21,7 @@ export function allowedCpus(status = readFileSync('/proc/self/status', 'utf8')):
   return line ? parseCpuList(line[1]) : [];
 }
 
-/**
- * The command run on the first `count` of the allowed CPUs: taskset's mask (no root needed) is inherited by every
- * worker and rank, as on a smaller machine. `path`: the caller's PATH, where taskset must be.
- */
+/** The command on the first `count` allowed CPUs (taskset's mask, inherited by every worker); `path`: the PATH. */
 export function withCpus(
   count: number,
   argv: string[],

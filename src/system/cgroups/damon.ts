@@ -9,10 +9,7 @@ const DAMON_ADMIN = '/sys/kernel/mm/damon/admin';
 /** The DAMON_RECLAIM module's switch (Documentation/admin-guide/mm/damon/reclaim.rst). */
 const DAMON_RECLAIM_ENABLED = '/sys/module/damon_reclaim/parameters/enabled';
 
-/**
- * The running DAMON schemes that page out memory on their own, the page cache included: a cached mode whose epochs
- * are slower than their idle age loses the dataset's pages (seen here: a 192 s epoch, pages idle 60 s paged out).
- */
+/** The running DAMON schemes that page out memory, the page cache included (seen: pages idle 60 s paged out). */
 export function reclaimingDamonSchemes(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): string[] {
   // DAMON_RECLAIM (mm/damon/reclaim.c) runs its own physical-memory pageout, not listed under admin/.
   const module = read(reclaimModule) === 'Y' ? ['DAMON_RECLAIM: pageout on paddr memory'] : [];
@@ -73,10 +70,7 @@ interface Switch {
   on: string;
 }
 
-/**
- * Pauses the reclaimers that reclaimingDamonSchemes finds, so a warmed dataset stays cached while it is measured. A
- * detached guardian shell turns them back on if this process dies without restoring them (SIGKILL, a crash).
- */
+/** Pauses those reclaimers while a warm dataset is measured; a detached guardian restores them if this process dies. */
 export function pauseReclaimers(
   admin = DAMON_ADMIN,
   reclaimModule = DAMON_RECLAIM_ENABLED,
@@ -127,9 +121,7 @@ function recordPause(stateFile: string, paused: readonly Switch[]): boolean {
   }
 }
 
-/**
- * The pause a run recorded and never restored; null when none is recorded, 'unreadable' for a file that does not parse.
- */
+/** The pause a run recorded and never restored; null when none is, 'unreadable' when its file does not parse. */
 export function readRecordedPause(stateFile: string): RecordedPause | null | 'unreadable' {
   const text = readTextOrNull(stateFile);
   if (text === null) return null;

@@ -84,10 +84,7 @@ export function cgroupRoots(info: CgroupInfo): string[] {
   return [...new Set(Object.values(info.controllers).flatMap((c) => (c.parentDir ? [c.parentDir] : [])))];
 }
 
-/**
- * The pid in a job group's name: ds-analyzer-1234, ds-analyzer-validate-1234[-bw-2 | -write-2],
- * ds-analyzer-doctor-1234.
- */
+/** The pid in a job group's name: ds-analyzer-1234, ds-analyzer-validate-1234-bw-2, ds-analyzer-doctor-1234. */
 export function ownerPidOf(name: string): number | null {
   const match = /^ds-analyzer-(?:[a-z]+-)?(\d+)(?:-[a-z]+-\d+)?$/.exec(name);
   return match ? Number(match[1]) : null;

@@ -43,10 +43,7 @@ export function writeThrottleObstacle(env: NodeJS.ProcessEnv, sources: WriteThro
   return null;
 }
 
-/**
- * Holds every whole disk's writes to `bytesPerSec` for the jobs run through `wrap`; a UserError (Environment) when not
- * permitted.
- */
+/** Holds every whole disk's writes to `bytesPerSec` for the jobs run through `wrap`; a UserError when not permitted. */
 export function startWriteThrottle(
   bytesPerSec: number,
   name: string,

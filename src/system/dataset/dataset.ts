@@ -6,7 +6,7 @@ import { inputError } from '../../errors.js';
 import { loadFileSyscalls } from '../kernel/file-syscalls.js';
 import { errorCode } from '../kernel/errno.js';
 import { wholeDiskDevice } from '../kernel/block-device.js';
-import { jobMemoryBudget, type ReadKernelFile } from '../cgroups/memory-budget.js';
+import { jobMemoryBudget } from '../cgroups/memory-budget.js';
 import { fileView } from './file-table.js';
 import { nearestRank } from '../../quantile.js';
 import type { DataSourceRecord, Profile } from '../../schema/profile.js';
@@ -111,8 +111,6 @@ export interface ListDatasetOptions {
   readMountinfo?: () => Promise<string>;
   /** The roots' file systems as the caller already read them (the source was chosen by them); absent: read here. */
   fileSystems?: readonly RootFileSystem[];
-  /** Reads the memory cgroup's files (replaceable in tests; see memory-budget.ts). */
-  readCgroupFile?: ReadKernelFile;
   /** Use fs.statSync instead of statx through koffi (tests of the fallback). */
   nodeStat?: boolean;
 }
@@ -132,7 +130,6 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
   const bytes = table.totalBytes();
   const budget = jobMemoryBudget(
     await memoryBudget(options.readMeminfo ?? (() => fs.promises.readFile('/proc/meminfo', 'utf8'))),
-    options.readCgroupFile,
   );
   const memoryBudgetBytes = budget.bytes;
   const fileSystems = options.fileSystems
@@ -187,10 +184,7 @@ export function fileBytesQuantiles(sizes: ArrayLike<number>): FileBytesQuantiles
 // The share of MemAvailable the dataset may take; the rest is the job's own (model, workers, pinned buffers).
 const MEMORY_HEADROOM = 0.9;
 
-/**
- * The page cache a dataset can count on: 90% of MemAvailable (which already counts the reclaimable page cache: Cached
- * on top would count it twice); null when /proc/meminfo cannot be read. jobMemoryBudget applies the cgroup's limit.
- */
+/** 90% of MemAvailable (which counts the reclaimable page cache already); null when /proc/meminfo is unreadable. */
 export async function memoryBudget(readMeminfo: () => Promise<string>): Promise<number | null> {
   let text: string;
   try {

@@ -100,10 +100,7 @@ export async function rootFileSystems(
   return rootFileSystemsNow(roots, () => text);
 }
 
-/**
- * rootFileSystems at once, without waiting: what a command reads to choose
- * the data source before anything is listed (profile/data-sources/open-data-source.ts).
- */
+/** rootFileSystems at once: what a command reads to choose the data source before anything is listed. */
 export function rootFileSystemsNow(
   roots: readonly string[],
   readMountinfo: () => string = () => fs.readFileSync('/proc/self/mountinfo', 'utf8'),

@@ -76,10 +76,7 @@ export class FileTable {
     return -1;
   }
 
-  /**
-   * The index of the file named by the UTF-8 bytes `name` in directory `dir`, or -1, comparing bytes (no string made);
-   * names sort as strings, which is byte order for ASCII only, so other names are compared as strings.
-   */
+  /** The index of the file named by the UTF-8 bytes `name` in `dir`, or -1 (compared as bytes where ASCII). */
   indexOfName(dir: number, name: Uint8Array): number {
     for (let k = 0; k < name.length; k++)
       if (name[k] >= 0x80)

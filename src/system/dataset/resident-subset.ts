@@ -55,10 +55,7 @@ export function pickFiles(files: readonly DatasetFile[], indices: Uint32Array): 
   return fileView(builder.build()) as DatasetFile[];
 }
 
-/**
- * The dataset restricted to `files` (a subset of its files): sizes and quantiles of the subset; it fits by
- * construction.
- */
+/** The dataset restricted to `files`, a subset of its files: their sizes and quantiles; it fits by construction. */
 export function subsetDataset(dataset: Dataset, files: DatasetFile[]): Dataset {
   const sizes = sizesOf(files);
   let bytes = 0;
@@ -73,10 +70,7 @@ export function subsetDataset(dataset: Dataset, files: DatasetFile[]): Dataset {
   };
 }
 
-/**
- * Writes the subset's absolute paths (against the job's `cwd`), one a line: DSA_SUBSET_FILE of docs/protocol.md. A
- * path holding a newline is left out and counted.
- */
+/** Writes DSA_SUBSET_FILE (docs/protocol.md): absolute paths, one a line; a path holding a newline is left out. */
 export function writeSubsetList(
   file: string,
   files: readonly DatasetFile[],

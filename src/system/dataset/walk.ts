@@ -133,9 +133,7 @@ export class DatasetWalk {
     return names;
   }
 
-  /**
-   * Sync stats, a slice at a time, until the names end or stats turn slow; returns the index of the first name left.
-   */
+  /** Sync stats, a slice at a time, until the names end or stats turn slow; returns the first name left. */
   private async statInSlices(
     dir: string,
     prefix: string,

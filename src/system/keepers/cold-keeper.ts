@@ -22,8 +22,6 @@ export interface ColdKeeperOptions {
   intervalMs: number;
   /** fanotify, inotify: time between sweeps of the files held open (default 1000 ms). */
   sweepIntervalMs?: number;
-  /** scan: largest share of the interval a scan may take before the interval is stretched. */
-  maxDutyCycle?: number;
   /** 'auto' (default): fanotify, else inotify, else scanning; one named: that one, else scanning (tests). */
   mechanism?: 'auto' | 'fanotify' | 'inotify' | 'scan';
   /** Other files of the same directories must stay (fanotify's events carry no name: inotify runs instead). */
@@ -61,7 +59,6 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
   const fallbackReason = reasons.length > 0 ? reasons.join('; ') : undefined;
   return startScanKeeper(load.libc, files, {
     intervalMs: options.intervalMs,
-    maxDutyCycle: options.maxDutyCycle,
     ledger: options.ledger,
     ...(fallbackReason !== undefined ? { fallbackReason } : {}),
   });

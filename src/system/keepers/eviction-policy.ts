@@ -17,10 +17,7 @@ export interface FileBeingRead {
   idleSweeps: number;
 }
 
-/**
- * The eviction policy of one keeper; a file is whatever the keeper knows it by (an index in its table, a device and
- * inode).
- */
+/** The eviction policy of one keeper; a file is whatever the keeper knows it by (an index, a device and inode). */
 export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
   /** Files being read and not closed since. */
   private readonly reading = new Map<File, State>();
@@ -101,10 +98,7 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     else this.previous.delete(file);
   }
 
-  /**
-   * One sweep of the files being read: `sweep(file, state)` says whether it is still in use; a file idle IDLE_SWEEPS
-   * sweeps in a row is handed to `left` (a later read brings it back).
-   */
+  /** One sweep of the files being read; `sweep` says if one is in use, `left` gets one idle IDLE_SWEEPS times. */
   sweepReading(
     sweep: (file: File, state: State) => boolean,
     left: (file: File, state: State) => void = () => {},
@@ -120,10 +114,7 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     }
   }
 
-  /**
-   * Cap: one measurement of the files being read (null: the last value stands); a file whose bytes did not move
-   * IDLE_SWEEPS times enters the LRU as if closed. True when they alone hold more than the cap: then sweep them.
-   */
+  /** Cap: one measurement of the files being read (null: last value); true when they alone hold more than the cap. */
   measureReading(residentBytes: (file: File) => number | null): boolean {
     for (const [file, state] of this.reading) {
       const last = this.openResident.get(file);
@@ -161,10 +152,7 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
   }
 }
 
-/**
- * Files closed by the job and counted as cached, least recently closed first: the LRU whatif/hit-ratio.ts simulates.
- * A Map keeps insertion order, so re-inserting a file moves it to the recent end.
- */
+/** Files closed and counted as cached, least recently closed first (the LRU whatif/hit-ratio.ts simulates). */
 export class CacheLru<File = string> {
   private readonly files = new Map<File, number>();
   private total = 0;

@@ -96,10 +96,7 @@ export class FanotifyEvents {
     };
   }
 
-  /**
-   * Closes the descriptors of the events just handled: each run of consecutive numbers (one read opened them side by
-   * side) is one close_range, 2 us a descriptor less. A run holds only events' descriptors not kept.
-   */
+  /** Closes the events' descriptors not kept: a run of consecutive numbers is one close_range (2 us less each). */
   private closeCollected(): void {
     const fds = this.toClose.subarray(0, this.closing).sort();
     this.closing = 0;

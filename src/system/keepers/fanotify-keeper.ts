@@ -1,19 +1,10 @@
 // The cold keeper for root: fanotify hands over each file the job closes,
-// already open.
-//
-// The inotify keeper costs 14 to 20 us per file the job closes: three events
-// to read and an open, an fadvise and a close of its own (10% of a CPU at
-// 6,400 files a second). A fanotify(7) group of class FAN_CLASS_NOTIF gets,
-// with every event, a descriptor the kernel opened on the file for it, and
-// makes no events for those descriptors. So a file the job read and closed
-// costs one event (the kernel merges a read and the close that follows while
-// both are unread), one fadvise(DONTNEED) and one close: about 4 us. It needs
-// CAP_SYS_ADMIN; without it the inotify keeper runs.
-//
-// A closed file is evicted at once through its event's descriptor (the
-// policy's cap of 0; its evictions go by path, this one needs the descriptor).
-// A read with no close (a large shard streamed) keeps its descriptor among the
-// files being read, found again by device and inode, and swept page by page.
+// already open. The inotify keeper costs 14 to 20 us a closed file (three
+// events, and an open, an fadvise and a close of its own: 10% of a CPU at
+// 6,400 files a second); here the event brings a descriptor the kernel opened
+// and makes no events for, so a read and closed file costs one event, one
+// fadvise and one close: about 4 us. A read with no close (a streamed shard)
+// keeps its descriptor, found again by device and inode, for the sweeps.
 import { O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
 import { errnoError } from '../kernel/errno.js';
 import { adviseDontNeed, type FileRef } from '../page-cache/page-cache.js';

@@ -17,10 +17,7 @@ export interface Swept {
   bytes: number;
 }
 
-/**
- * Removes the files under `dir` read since last written, or last changed `settledMs` ago (0: all), and the folders they
- * leave empty; links are removed, never followed.
- */
+/** Removes the files under `dir` read since written, or unchanged `settledMs` (0: all), and the folders left empty. */
 export function sweepFolder(dir: string, settledMs = 0, now = Date.now()): Swept {
   const swept: Swept = { files: 0, bytes: 0 };
   const visit = (folder: string): boolean => {

@@ -1,22 +1,14 @@
-// The event-driven cold keeper for any user: evict what the job has just
-// finished reading.
-//
-// Every directory holding dataset files is watched (inotify-events.ts). When a
-// dataset file is closed (IN_CLOSE_NOWRITE), the keeper drops the whole file
-// with posix_fadvise(DONTNEED): the job has consumed it, and its next read, a
-// later epoch, must come from storage. A file being read (IN_ACCESS) and not
-// closed since, such as a large shard streamed through one descriptor, is
-// swept page by page (page-sweep.ts) until it turns idle. The work follows the
-// files the job touches, never the whole dataset.
-//
-// A close evicts the file even if another worker still reads it; that
-// worker's next reads put the file in the sweeps. A file mapped with mmap
-// stays resident whatever the keeper does: DONTNEED skips mapped pages.
+// The event-driven cold keeper for any user: a dataset file the job closed is
+// dropped whole (the next epoch must read it from storage), a file read and
+// not closed (a streamed shard) is swept page by page until idle. The work
+// follows the files the job touches. A close evicts the file even if another
+// worker still reads it (its next reads put it in the sweeps); mapped pages
+// stay whatever the keeper does.
 //
 // The same keeper is a dataset cache cap (capBytes > 0; validate's cache
-// points): closed files enter the policy's LRU instead of being evicted at
-// once, and the cap reads the dataset's residency through its own descriptors
-// (residency-estimate.ts). A cold keeper is the cap of 0.
+// points): closed files enter the policy's LRU, and the cap reads the
+// dataset's residency through its own descriptors. A cold keeper is the cap
+// of 0.
 import fs from 'node:fs';
 import type { LibcBindings } from '../kernel/libc.js';
 import { errnoError } from '../kernel/errno.js';
@@ -33,12 +25,7 @@ export type { ResidencyReading } from './residency-estimate.js';
 
 /** A running inotify keeper: a cold keeper, or a cache cap that can also read the dataset's residency. */
 export interface InotifyKeeper extends ColdKeeper {
-  /**
-   * Reads the dataset's residency: all files the cap holds and, of the others,
-   * up to `sampleFiles` chosen at random (each group read whole when it is
-   * smaller than that), so a reading costs the same on a dataset of a million
-   * files. Resolves null once the keeper is stopped.
-   */
+  /** The dataset's residency: the files the cap holds and up to `sampleFiles` others; null once stopped. */
   readResidency(sampleFiles: number, random?: () => number): ResidencyReading | null;
 }
 

@@ -70,10 +70,7 @@ export function estimateResidency(sample: ResidencySample): Omit<ResidencyReadin
   };
 }
 
-/**
- * Resident bytes of a group of `count` files (`pick(j)` its j-th, `groupBytes` in all): every file when it has at most
- * the sample, else a random sample scaled by bytes.
- */
+/** Resident bytes of a group of `count` files (`pick(j)` its j-th): all of them, or a random sample scaled by bytes. */
 function estimateGroup(sample: ResidencySample, pick: (j: number) => number, count: number, groupBytes: number) {
   if (count <= sample.sampleFiles) {
     let resident = 0;

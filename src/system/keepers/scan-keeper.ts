@@ -15,21 +15,20 @@ import { threadCpuClock, type CpuLedger } from '../kernel/cpu-ledger.js';
 export interface ScanKeeperOptions {
   /** Time from one scan's start to the next, stretched when a scan is slow. */
   intervalMs: number;
-  /** Largest share of the interval a scan may take before the interval is stretched (default 0.25). */
-  maxDutyCycle?: number;
   /** Why inotify was not used, to report in the stats. */
   fallbackReason?: string;
   /** Charged with the keeper's CPU, as 'keeper'. */
   ledger?: CpuLedger;
 }
 
+// The largest share of the interval a scan may take before the interval is stretched.
+const MAX_DUTY_CYCLE = 0.25;
 // Files handled between yields: each costs ~10-20 us, so a turn of the loop stays under ~10 ms.
 const FILES_PER_TURN = 256;
 
 /** Starts rescanning `files` every interval; see cold-keeper.ts. */
 export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], options: ScanKeeperOptions): ColdKeeper {
   const setupStarted = performance.now();
-  const maxDutyCycle = options.maxDutyCycle ?? 0.25;
   const baseIntervalMs = Math.max(1, options.intervalMs);
   const clock = threadCpuClock(libc);
   const account = options.ledger?.account('keeper');
@@ -66,7 +65,7 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
     wallMsTotal += wallMs;
     // Stretch by the mean scan time, not the last one: one slow scan (the first
     // one warms the libc bindings; a busy machine) must not slow the keeper for good.
-    stats.effectiveIntervalMs = Math.max(baseIntervalMs, wallMsTotal / stats.sweeps / maxDutyCycle);
+    stats.effectiveIntervalMs = Math.max(baseIntervalMs, wallMsTotal / stats.sweeps / MAX_DUTY_CYCLE);
   };
 
   const enqueue = (): Promise<void> => {

@@ -3,10 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/**
- * 'major:minor' of the whole disk holding `target` (a partition maps to its parent disk); null when the file system
- * has no block device (tmpfs, overlay, NFS, btrfs subvolumes).
- */
+/** 'major:minor' of the whole disk holding `target`; null without a block device (tmpfs, overlay, NFS). */
 export async function wholeDiskDevice(target: string, sysfs = '/sys'): Promise<string | null> {
   let dev: bigint;
   try {
@@ -50,10 +47,7 @@ export interface WholeDisk {
 // /sys/block entries that hold no storage a job writes to: loop, RAM, zram, optical and floppy devices.
 const NOT_STORAGE = /^(loop|ram|zram|sr|fd)\d*/;
 
-/**
- * Every whole disk of the machine but NOT_STORAGE. Device-mapper disks stay: a write to one reaches its underlying
- * disk too, and a throttle at the same rate on both holds it once.
- */
+/** Every whole disk but NOT_STORAGE; device-mapper disks stay (a throttle on both holds a write once). */
 export function wholeDisks(sysfs = '/sys'): WholeDisk[] {
   let names: string[];
   try {

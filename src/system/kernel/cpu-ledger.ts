@@ -38,10 +38,7 @@ export interface CpuAccount {
 /** CPU seconds on some clock that only moves forward while the thread (or process) runs. */
 export type CpuClock = () => number;
 
-/**
- * The calling thread's CPU clock through `libc` (this machine's by default), or the process's where it cannot be read:
- * an upper bound (other threads count too), but CPU time, never wall time.
- */
+/** The thread's CPU clock through `libc` (this machine's by default), else the process's: CPU, never wall time. */
 export function threadCpuClock(libc?: LibcBindings): CpuClock {
   const load = libc ? { ok: true as const, libc } : loadLibc();
   if (!load.ok || load.libc.threadCpuSec() < 0) return processCpuClock;
@@ -58,10 +55,7 @@ export function processCpuClock(): number {
 /** Readings of the clock taken to measure what one costs. */
 const CLOCK_COST_READINGS = 64;
 
-/**
- * The profiler's CPU, charged by component; a component given no ledger charges nothing and costs nothing. Charges do
- * not nest: nested, both would count the inner work.
- */
+/** The profiler's CPU, charged by component (a component given no ledger costs nothing). Charges do not nest. */
 export class CpuLedger {
   private readonly entries: LedgerReading = emptyReading();
   private clock: CpuClock | undefined;

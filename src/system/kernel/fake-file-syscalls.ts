@@ -28,10 +28,7 @@ export class FakeFileSyscalls extends NodeFileSyscalls {
     super();
   }
 
-  /**
-   * Reads the real file's first byte: the fake's page cache is left as it is, as a read of a resident page leaves the
-   * kernel's.
-   */
+  /** Reads the real file's first byte; the fake's page cache stays as the kernel's does for a resident page. */
   override readFirstByte(fd: number): number {
     this.firstByteReads++;
     return super.readFirstByte(fd);

@@ -42,10 +42,7 @@ export class FakeLibc implements LibcBindings {
     return [...(this.pages.get(`${stat.dev}:${stat.ino}`) ?? [])].flatMap((resident, page) => (resident ? [page] : []));
   }
 
-  /**
-   * Resident pages of the open file `fd` in [offset, offset + length) (length 0: to the end), as cachestat(2) counts
-   * them; -EBADF for an unknown file.
-   */
+  /** Cached pages of `fd` in [offset, offset + length) (0: to the end), as cachestat(2); -EBADF for an unknown file. */
   cachedPages(fd: number, offsetBytes: number, lengthBytes: number): number {
     const pages = this.pagesOf(fd);
     if (!pages) return -EBADF;

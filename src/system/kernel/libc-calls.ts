@@ -8,10 +8,7 @@
 // numbers (below 2^47), and MAP_FAILED is -1, which the convention handles.
 import { createRequire } from 'node:module';
 
-/**
- * The C prototype of each call, as koffi parses it (man 2 / man 3 of each name). posix_fadvise answers its error
- * number itself, never -1: read it through raw(), not checked().
- */
+/** The C prototype of each call; posix_fadvise answers its error number itself: read it through raw(). */
 const LIBC_PROTOTYPES = {
   getpagesize: 'int getpagesize(void)',
   posix_fadvise: 'int posix_fadvise(int fd, int64_t offset, int64_t len, int advice)',
@@ -110,10 +107,7 @@ function arity(prototype: string): number {
   return params === '' || params === 'void' ? 0 : params.split(',').length;
 }
 
-/**
- * `call` under the convention, with a fixed parameter list: a rest parameter spread into koffi's call costs about
- * 0.5 µs a call here (1.5 µs against 2 µs for close(-1)), which the per-file calls at 1.28M files cannot afford.
- */
+/** `call` under the convention with fixed parameters (a spread rest parameter costs 0.5 us a call). */
 function withErrno(call: BoundCall, parameters: number, errno: () => number): (...args: unknown[]) => number {
   const checked = (result: unknown): number => {
     const value = Number(result);

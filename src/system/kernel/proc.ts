@@ -83,10 +83,7 @@ let clockTicks: number | undefined;
 // getauxval(3)'s AT_CLKTCK: the kernel hands each process its USER_HZ in the auxiliary vector.
 const AT_CLKTCK = 17;
 
-/**
- * Clock ticks per second (USER_HZ), read once: AT_CLKTCK of /proc/self/auxv, else `getconf CLK_TCK` (~50 ms of CPU
- * to start), else 100.
- */
+/** Clock ticks per second, read once: AT_CLKTCK of auxv, else `getconf CLK_TCK` (~50 ms of CPU), else 100. */
 export function clkTck(auxvPath = '/proc/self/auxv'): number {
   if (clockTicks === undefined) {
     clockTicks = auxvValue(auxvPath, AT_CLKTCK) ?? getconfClkTck() ?? 100;
@@ -94,9 +91,7 @@ export function clkTck(auxvPath = '/proc/self/auxv'): number {
   return clockTicks;
 }
 
-/**
- * One entry of an auxiliary vector file (pairs of unsigned longs in the host's order); null when absent or unreadable.
- */
+/** One entry of an auxiliary vector file (unsigned long pairs, host order); null when absent or unreadable. */
 export function auxvValue(path: string, type: number): number | null {
   let bytes: Buffer;
   try {
@@ -371,10 +366,7 @@ function range(from: number, to: number): number[] {
   return out;
 }
 
-/**
- * CPU seconds of a process: utime + stime, plus cutime + cstime (its reaped
- * children) unless `ownOnly`. null when the process is gone.
- */
+/** CPU seconds of a process, with its reaped children's unless `ownOnly`; null when it is gone. */
 export function cpuSeconds(pid: number | 'self', options: { ownOnly?: boolean } = {}): number | null {
   const stat = readProcStat(pid);
   if (!stat) return null;

@@ -1,9 +1,6 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 
-/**
- * A small kernel file (/proc, /sys) as text, or null when it cannot be read:
- * ENOENT/ESRCH when the process or group is gone, EACCES for another user's.
- */
+/** A small kernel file (/proc, /sys) as text, or null when it cannot be read (gone, or another user's). */
 export function readTextOrNull(path: string): string | null {
   try {
     return readFileSync(path, 'utf8');

@@ -43,10 +43,7 @@ export function isAbort(error: unknown): boolean {
   return (error as { name?: string } | null)?.name === 'AbortError';
 }
 
-/**
- * Runs `start` with a signal aborted (it must destroy what it has in flight) when `ms` pass before it settles, with a
- * StallError, or when the caller's `signal` aborts, with its reason.
- */
+/** Runs `start` with a signal aborted after `ms` (a StallError) or by the caller's `signal` (its reason). */
 export async function beforeDeadline<T>(
   ms: number,
   signal: AbortSignal | undefined,
@@ -69,10 +66,7 @@ export async function beforeDeadline<T>(
   }
 }
 
-/**
- * `body` behind an idle watchdog: the stream fails with `failure(StallError)` when no byte comes for `ms` while the
- * reader wants them, with `failure(error)` when the body fails, or with the abort reason; `body` is destroyed then.
- */
+/** `body` behind an idle watchdog of `ms` (while the reader wants bytes); failures go through `failure`. */
 export function watchBody(
   body: Readable,
   ms: number,

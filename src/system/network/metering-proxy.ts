@@ -405,10 +405,7 @@ export class MeteringProxy {
     client.on('close', finish);
   }
 
-  /**
-   * Relays `source` to `sink`, counting its bytes into `counter` and holding them to the cap: plain listeners with
-   * back-pressure, since a Transform per response costs CPU per chunk on the path of every byte the job fetches.
-   */
+  /** Relays `source` to `sink`, counted and capped, with plain listeners: a Transform costs CPU per chunk. */
   private relay(
     source: Readable,
     sink: Writable,

@@ -206,10 +206,7 @@ function encodeKey(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');
 }
 
-/**
- * A request straight to the origin with node's http client (fetch() refuses URLs with credentials and ports such as
- * 6000); redirects are not followed.
- */
+/** A request with node's http client (fetch() refuses credentials in URLs and ports such as 6000); no redirects. */
 function httpRequest(url: string, method: 'HEAD' | 'GET', signal: AbortSignal): Promise<http.IncomingMessage> {
   const parsed = new URL(url);
   const client = parsed.protocol === 'https:' ? https : http;

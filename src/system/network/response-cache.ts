@@ -79,10 +79,7 @@ export class ResponseCache {
     return entry;
   }
 
-  /**
-   * Writes, whole (write, then rename), the index of `keys`' stored responses the job's hook answers a cached block
-   * from (python/ds_analyzer/_serve.py); returns the bytes it names.
-   */
+  /** Writes, whole, the index of `keys` the job's hook serves a cached block from; returns the bytes it names. */
   writeIndex(path: string, keys: Iterable<string>): number {
     const objects: Record<string, { file: string; headers: Record<string, string> }> = {};
     let bytes = 0;

@@ -98,10 +98,7 @@ function tableRules(table: string, groups: readonly CgroupV2Group[]): string {
 
 let tables = 0;
 
-/**
- * Counts the bytes received by the sockets of some cgroups, from start to close. Readings go through one `nft -j -i`
- * kept open (an `nft` run per reading cost 6 ms of CPU); it reads our pipe, so it ends with us.
- */
+/** Counts the bytes the sockets of some cgroups receive, read through one `nft -j -i` kept open (6 ms a spawn). */
 export class SocketCounter {
   private closed = false;
   private readonly waiting: Array<(line: string) => void> = [];

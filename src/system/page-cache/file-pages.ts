@@ -109,10 +109,7 @@ export interface FileCursor {
   path(): string;
 }
 
-/**
- * Opens each file in turn and calls `visit` with it open, `failed` when it cannot be opened or sized (a FileTable view
- * by openat on each directory). Yields every FILES_PER_TURN files; each turn is charged to `cpu`.
- */
+/** Calls `visit` with each file open (`failed` where it cannot), yielding every FILES_PER_TURN, charging `cpu`. */
 export async function forEachOpenFile(
   files: readonly FileRef[],
   calls: FileSyscalls,
@@ -246,10 +243,7 @@ export function isPrivileged(): boolean {
   return typeof process.geteuid === 'function' && process.geteuid() === 0;
 }
 
-/**
- * Whether mincore shows this file's page-cache pages to us: since Linux 5.2 only root, the owner or a writer see them;
- * anyone else sees a false "not resident".
- */
+/** Whether mincore shows this file's pages to us (since Linux 5.2: root, the owner or a writer only). */
 export function mincoreIsTrustworthy(path: string, stat: fs.Stats): boolean {
   return ownedOrPrivileged(stat.uid) || mayWrite(path);
 }

@@ -142,10 +142,7 @@ class Warming {
   }
 }
 
-/**
- * The warm-up with the page-cache calls: a pass that leaves resident files alone and advises or marks the rest, a
- * pass over the advised files once all advice is given, the reads, and a last look at what was read.
- */
+/** The warm-up with libc: residency and advice, the advised looked at again, the reads, a last look. */
 async function adviseThenRead(
   warming: Warming,
   libc: LibcBindings,

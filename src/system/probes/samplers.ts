@@ -66,10 +66,7 @@ export interface SamplerOptions {
   rootPid: number | null;
   /** Block device of the dataset, 'major:minor', or null (disk throughput is then 0). */
   device: string | null;
-  /**
-   * Sampling period, ms; null: no timer of its own, the caller samples with
-   * tick() on its own wake-up (on this VM a wake-up costs about 0.2 ms of CPU).
-   */
+  /** Sampling period, ms; null: the caller samples with tick() on its own wake-up (one costs 0.2 ms of CPU). */
   intervalMs: number | null;
   /** GPU sampler whose latest reading goes into each sample; the caller starts and stops it. */
   gpu?: Pick<GpuSampler, 'latest' | 'readings'>;
