@@ -37,10 +37,8 @@ export function withCpus(
 }
 
 /**
- * Every thread of the process tree under `rootPid` with the CPUs it may run
- * on (Cpus_allowed_list of /proc/<pid>/task/<tid>/status): a job that resets
- * its own affinity, or a launcher that starts workers outside the mask, shows
- * here. Threads that exit while being read are skipped.
+ * Every thread of the tree under `rootPid` with the CPUs it may run on: a job or launcher that resets its affinity
+ * shows here. Threads that exit while read are skipped.
  */
 export function threadAffinities(rootPid: number, procRoot = '/proc'): { pid: number; tid: number; cpus: number[] }[] {
   const threads: { pid: number; tid: number; cpus: number[] }[] = [];

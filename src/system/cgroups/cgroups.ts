@@ -351,9 +351,8 @@ async function removeGroups(dirs: string[], timeoutMs: number): Promise<void> {
   }
 }
 
-// Joins each cgroup.procs file given before '--' (the shell's own pid, which
-// exec keeps for the job), then execs the job: the job is in its groups from
-// its first instruction. User arguments reach the script only as "$@".
+// Joins each cgroup.procs given before '--' with the shell's pid, which exec keeps: the job is in its groups from its
+// first instruction. User arguments reach the script only as "$@".
 const JOIN_SCRIPT =
   `for f do [ "$f" = -- ] && break; echo $$ > "$f" || { echo "${CGROUP_TEXT.joinFailed} $f" ` +
   `>&2; exit 126; }; shift; done; shift; exec "$@"`;

@@ -36,9 +36,7 @@ export interface JobMemoryBudget {
   cgroup: CgroupMemoryLimit | null;
 }
 
-// The share of a cgroup's headroom the dataset may take: as for MemAvailable
-// (dataset.ts), the rest is left to the job itself, which competes with the
-// cache for the same limit.
+// The share of a cgroup's headroom the dataset may take: the rest is the job's own, under the same limit.
 const CGROUP_HEADROOM = 0.9;
 // v1 reports "no limit" as PAGE_COUNTER_MAX rounded down to a page (9223372036854771712); anything this large is none.
 const UNLIMITED_BYTES = 2 ** 62;

@@ -136,18 +136,12 @@ export class FileTableBuilder {
     for (const file of files) this.push(file.name, file.bytes, file.foreign);
   }
 
-  /**
-   * The table: directories sorted by prefix (so paths come out in path order
-   * within a directory and directory by directory), a directory met twice
-   * (a file root inside a directory root) merged, a name met twice kept once.
-   */
+  /** The table: directories sorted by prefix, a directory met twice merged, a name met twice kept once. */
   build(): FileTable {
     const groups = this.groups;
     const sorted = groups.every((group, i) => i === 0 || groups[i - 1].prefix < group.prefix);
-    // The walk adds directories in prefix order (a depth-first walk with
-    // sub-directories in order): then the table is views of the builder's own
-    // arrays (at most a third unused, from growing by 1.5x), not a second copy
-    // of every entry while the first is still alive.
+    // The walk adds directories in prefix order: then the table is views of the builder's own arrays, not a second copy
+    // of every entry while the first is alive.
     const from = sorted ? this : this.reordered();
     const n = from.count;
     const dirStart = new Uint32Array(from.groups.length + 1);
@@ -249,11 +243,7 @@ export function tableOf(files: object): FileTable | undefined {
   return tables.get(files);
 }
 
-/**
- * An array-like, read-only view of the table: length, indexing, iteration and
- * every non-mutating Array method work (map, filter, slice, some...), each
- * element built on access. Array.isArray is true; writes throw.
- */
+/** An array-like, read-only view of the table, each element built on access (Array.isArray is true; writes throw). */
 export function fileView(table: FileTable): readonly TableFile[] {
   const at = (index: number): TableFile => ({ path: table.path(index), bytes: table.sizes[index] });
   const indexOf = (key: string | symbol): number => {

@@ -121,9 +121,7 @@ export class DatasetWalk {
       this.skip(dir, error);
       return [];
     }
-    // Hidden entries (.cache, .git, a generator's manifest) are not samples, as
-    // for torchvision's ImageFolder and most loaders; sockets, FIFOs and
-    // devices are not training data.
+    // Hidden entries (.cache, .git) are not samples, as for ImageFolder; nor are sockets, FIFOs and devices.
     const names: string[] = [];
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;

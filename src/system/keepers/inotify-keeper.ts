@@ -83,9 +83,8 @@ class RunningInotifyKeeper extends EventKeeper<number> implements InotifyKeeper 
     failed: (error) => this.fail('(inotify read)', error),
   };
 
-  // Reads the queue and evicts what was closed. The keeper's own events are
-  // read at once too: an unread close of its own would otherwise merge with
-  // the job's next close of the same file, hiding it.
+  // Reads the queue and evicts what was closed, then reads the keeper's own events: an unread close of its own would
+  // merge with the job's next close of the same file, hiding it.
   protected drain(): boolean {
     let events = this.readEvents();
     if (this.evictClosed() > 0) {
@@ -144,9 +143,8 @@ class RunningInotifyKeeper extends EventKeeper<number> implements InotifyKeeper 
     return active;
   }
 
-  // Cap: the files being read are measured, not swept; they count against the
-  // cap as the most recently used. Only when they alone hold more than the cap
-  // are their old pages swept.
+  // Cap: the files being read count against it as the most recently used, measured; swept only when they alone hold
+  // more than the cap.
   private measureOpen(): void {
     const overCap = this.policy.measureReading((k) => this.residentOrNull(k));
     this.stats.sweeps++;

@@ -96,9 +96,8 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
 }
 
 /**
- * Sweeps one file (index `index` of the list), evicting the pages that arrived since the previous scan; `previous`
- * keeps what it saw resident for the next. Read from the list as needed: over a compact file table, a copy of every
- * path would be ~150 MB at 1.28M files.
+ * Sweeps file `index` of the list (a path copy per file would be ~150 MB at 1.28M files), evicting the pages
+ * resident at the previous scan too; `previous` keeps what it saw for the next.
  */
 function sweepFile(
   libc: LibcBindings,

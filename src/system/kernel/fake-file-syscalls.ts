@@ -9,10 +9,8 @@ export interface FakeFileSyscallsOptions {
 }
 
 /**
- * The per-file calls (file-syscalls.ts) on real files through Node's fs, with
- * cachestat answered from a FakeLibc's page cache: together they let
- * residency, evict and warm run on a page cache a test sets, whatever the
- * kernel's own holds. syncfs only counts.
+ * The per-file calls on real files through Node's fs, cachestat answered from a FakeLibc's page cache (syncfs only
+ * counts): residency, evict and warm on a page cache a test sets.
  */
 export class FakeFileSyscalls extends NodeFileSyscalls {
   /** syncfs(2) calls. */

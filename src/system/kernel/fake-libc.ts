@@ -7,9 +7,8 @@ const EINVAL = 22;
 const ENOSYS = 38;
 
 /**
- * A deterministic libc for tests of the page-cache code: an in-memory page cache per real file, which mmap/mincore
- * read and posix_fadvise changes (DONTNEED drops a range, WILLNEED brings it in). inotify and fanotify answer ENOSYS,
- * and the thread CPU clock stands still.
+ * A deterministic libc for tests of the page-cache code: an in-memory page cache per real file for mmap/mincore and
+ * posix_fadvise. inotify and fanotify answer ENOSYS; the thread CPU clock stands still.
  */
 export class FakeLibc implements LibcBindings {
   /** The page size the fake's files are counted in. */

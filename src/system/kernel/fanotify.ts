@@ -12,9 +12,8 @@ const METADATA_VERSION = 3;
 const littleEndian = endianness() === 'LE';
 
 /**
- * Calls `visit(mask, fd)` for each whole event in the first `length` bytes of `buffer` (the mask's low 32 bits, where
- * every bit the keepers use is); the caller owns each descriptor. Stops at an event of another metadata version or a
- * malformed length and calls `unreadable`: the descriptors left cannot be found safely, so they stay open.
+ * Calls `visit(mask, fd)` for each whole event of `buffer` (the mask's low 32 bits); the caller owns each descriptor.
+ * At an event of another version or a malformed length calls `unreadable` and stops (the rest stay open).
  */
 export function forEachFanotifyEvent(
   buffer: Buffer,

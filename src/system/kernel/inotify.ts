@@ -10,9 +10,8 @@ const HEADER_BYTES = 16;
 const littleEndian = endianness() === 'LE';
 
 /**
- * Calls `visit(wd, mask, name)` for each whole event in the first `length` bytes of `buffer`; name is a view of the
- * name's bytes without its NUL padding (no string made), valid during the call. A read returns whole events only, so a
- * partial tail is malformed and ignored. Returns the events visited.
+ * Calls `visit(wd, mask, name)` for each whole event of `buffer` (name: a view of its bytes without the NUL padding,
+ * valid during the call); a partial tail is malformed and ignored. Returns the events visited.
  */
 export function forEachInotifyEvent(
   buffer: Buffer,

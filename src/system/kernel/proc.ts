@@ -32,11 +32,7 @@ export interface ProcStat {
   startTicks: number;
 }
 
-/**
- * Parses the text of /proc/PID/stat; null when it is not a stat line.
- * comm is delimited by the first '(' and the LAST ')': a process may name itself
- * 'a) (b', and only the last parenthesis is reliable.
- */
+/** Parses /proc/PID/stat; null when it is not one. comm ends at the LAST ')': a process may name itself 'a) (b'. */
 export function parseProcStat(text: string): ProcStat | null {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
@@ -198,9 +194,8 @@ export interface TreeMembersOptions {
   now?: () => number;
 }
 
-// Every process is read again at least this often, whatever /proc/loadavg says: a safety net
-// for a /proc mounted from another pid namespace than this process's, whose loadavg then
-// counts other pids. A walk reads every process on the machine (~1.5 ms of CPU at 90 here).
+// Every process is read again at least this often: a safety net for a /proc of another pid namespace, whose loadavg
+// counts other pids. A walk costs ~1.5 ms of CPU at 90 processes.
 const FULL_WALK_MS = 30_000;
 // Pids handed out just before a walk that it did not list, looked at again at the next reading.
 const RECENT_PIDS = 8;
@@ -215,13 +210,10 @@ export interface RootOrigin {
 }
 
 /**
- * The live processes of a tree: a root, its descendants, and every process
- * once found in the tree while it lives (reparented, it stays counted). The
- * same answer as walking /proc at each reading, but only the members and the
- * pids handed out since the last reading (/proc/loadavg) are read; a thread's
- * id is told apart by its Tgid. /proc is walked whole at the first reading
- * (unless the root was spawned just now), when /proc/loadavg cannot be read,
- * after more than MAX_NEW_PIDS new pids, and every fullWalkMs.
+ * The live processes of a tree: a root, its descendants, and every process once in it while it lives (reparented, it
+ * stays counted). Only the members and the pids handed out since the last reading (/proc/loadavg) are read; /proc is
+ * walked whole at the first reading (unless the root was spawned now), after MAX_NEW_PIDS new pids, and every
+ * fullWalkMs.
  */
 export class TreeMembers {
   private rootPid: number | null;
@@ -310,9 +302,8 @@ export class TreeMembers {
   }
 
   /**
-   * Every process read: the root's descendants and the known members'. The
-   * last few pids handed out before it and not listed are looked at again at
-   * the next reading: a fork gets its pid microseconds before /proc shows it.
+   * Every process read: the root's descendants and the known members'. The last pids handed out and not listed are
+   * looked at again next time: a fork gets its pid before /proc shows it.
    */
   private walk(last: number | null): Map<number, ProcStat> {
     const stats = allStats(this.procRoot);

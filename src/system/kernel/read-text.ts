@@ -9,11 +9,7 @@ export function readTextOrNull(path: string): string | null {
   }
 }
 
-/**
- * The one non-negative integer a kernel file holds (a /proc/sys limit, a
- * cgroup counter), surrounding whitespace allowed; null for a file that could
- * not be read (null) or holds anything else ('max', a list).
- */
+/** The one non-negative integer a kernel file holds; null for a file not read or holding anything else ('max'). */
 export function parseKernelNumber(text: string | null): number | null {
   const trimmed = text?.trim() ?? '';
   return /^\d+$/.test(trimmed) ? Number(trimmed) : null;
@@ -23,9 +19,8 @@ export function parseKernelNumber(text: string | null): number | null {
 let shared = Buffer.allocUnsafe(16 * 1024);
 
 /**
- * A kernel file read again and again (/proc/stat, /proc/PID/stat): kept open and read with one pread(2) at offset 0,
- * where a /proc file regenerates its text. A descriptor on /proc/PID/... fails once its process is reaped, even when
- * the pid is reused. Close it when done.
+ * A kernel file read again and again, kept open and read with one pread(2) at offset 0 (/proc regenerates it there); a
+ * descriptor on /proc/PID/... fails once its process is reaped, even if the pid is reused.
  */
 export class KernelFile {
   private fd: number | null = null;

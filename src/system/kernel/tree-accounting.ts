@@ -50,14 +50,9 @@ interface Credit {
 }
 
 /**
- * Tracks the CPU time and storage reads of a process tree over time.
- *
- * Linux folds a reaped child's counters into its parent (cutime/cstime, and
- * /proc/PID/io), so only increments are added. A vanished child's last value
- * becomes a credit against its parent's next jump, so its work is not counted
- * twice; a credit nobody absorbs within two samples (auto-reaped, or reaped
- * outside the tree) leaves the work counted. Processes are keyed by pid and
- * start time (pid reuse); TreeMembers says which are in the tree.
+ * The CPU time and storage I/O of a process tree over time. Linux folds a reaped child's counters into its parent, so
+ * only increments are added; a vanished child's last value is a credit against its parent's next jump (not counted
+ * twice), kept two samples (none absorbs it: the work stays counted). Processes are keyed by pid and start time.
  */
 export class TreeAccounting {
   private readonly members: TreeMembers;

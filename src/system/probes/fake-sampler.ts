@@ -12,9 +12,8 @@ export interface FakeSamplerStarter {
 }
 
 /**
- * A deterministic stand-in for startSampler: no /proc is read and no timer
- * runs. Each sampler hands back `samples` (a test builds them on the fake
- * job's clock), all of them from samples() and stop() alike.
+ * A deterministic stand-in for startSampler (no /proc, no timer): each sampler hands back `samples`, from samples()
+ * and stop() alike.
  */
 export function fakeSamplerStarter(samples: readonly ResourceSample[]): FakeSamplerStarter {
   const started: SamplerOptions[] = [];
