@@ -1,11 +1,7 @@
-// A write throttle for validate's --write-bw points: the job's writes held to
-// a rate on every whole disk (the profile does not know where checkpoints
-// land), for one run. What it holds (cgroup v1, ext4): a save synced with
-// fsync blocks for bytes / rate; a buffered save over the previous file is
-// held too (ext4's auto_da_alloc writes a truncated file back from the job's
-// process); a buffered save to a new file is not, since v1's flusher threads
-// write it outside the job's group. On v2 writeback is charged to the group
-// that dirtied the pages, so all of them are held.
+// A write throttle for validate's --write-bw points: the job's writes held to a
+// rate on every whole disk (where checkpoints land is not known), for one run.
+// On cgroup v1 a buffered save to a new file is not held (the flusher threads
+// write it outside the job's group); on v2 every write is.
 import { createJobCgroup, detectCgroups, wrapCommand, type CgroupInfo } from './cgroups.js';
 import { wholeDisks, type WholeDisk } from '../kernel/block-device.js';
 

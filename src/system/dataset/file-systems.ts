@@ -1,9 +1,7 @@
 // The file system under each --data root, and what it lets the cache modes
-// prove. They rest on page-cache control and the job's read_bytes in
-// /proc/<pid>/io, which block devices and the NFS and netfs clients count. A
-// memory file system has no storage under its page cache; a network one's
-// server keeps a cache no client can evict or see; a FUSE one is read by its
-// daemon, whose reads are not the job's.
+// prove: a memory file system has no storage under its page cache, a network
+// one's server keeps a cache no client can see, a FUSE one is read by its
+// daemon, not the job.
 import fs from 'node:fs';
 import path from 'node:path';
 import { mountOf, parseMountinfo, type Mount } from '../kernel/mountinfo.js';

@@ -1,9 +1,7 @@
-// A dataset's file list, stored compactly: one prefix string per directory,
-// every name in one NUL-separated byte buffer, sizes in a Float64Array. An
-// object per file is ~150 bytes in V8 (the CLI peaked at 865 MB at 1.28M
-// files); here a file costs its name plus 13 bytes. fileView() is an
-// array-like view building { path, bytes } on access (view[0] !== view[0]);
-// the page-cache code finds the table behind it with tableOf().
+// A dataset's file list, stored compactly: a prefix per directory, the names in
+// one NUL-separated buffer, sizes in a Float64Array: a file costs its name plus
+// 13 bytes, against ~150 for an object. fileView() builds { path, bytes } on
+// access; tableOf() finds the table behind a view.
 
 /** One file of a table, as the view hands it out. */
 export interface TableFile {

@@ -1,8 +1,6 @@
-// The daemon behind a FUSE mount: the process that holds /dev/fuse open and
-// names the mount point on its command line (rclone mount REMOTE DIR, s3fs
-// BUCKET DIR, mount-s3 BUCKET DIR, gcsfuse BUCKET DIR). The kernel does not
-// say which connection serves which mount, so the command line decides; a
-// mount whose daemon cannot be told apart is left unmetered, with why.
+// The daemon behind a FUSE mount: the process holding /dev/fuse open that names
+// the mount point on its command line (rclone mount, s3fs, mount-s3, gcsfuse);
+// one that cannot be told apart leaves the mount unmetered, with why.
 import { readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 

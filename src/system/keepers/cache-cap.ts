@@ -1,12 +1,7 @@
-// A dataset cache cap: the page cache holds at most `capBytes` of the dataset,
-// as an LRU of the files the job has closed (validate's cache points).
-//
-// The inotify keeper sees each file the job closes, enters it in an LRU and
-// evicts the least recently closed files while it holds more than the cap. No
-// root or cgroup is needed, and the job's own memory (a CUDA context, pinned
-// buffers) cannot move the cap, as it moved a memory cgroup's (issue 13).
-// Mapped pages (DONTNEED skips them) and reclaim under memory pressure still
-// move the dataset's residency: validate measures it for that reason.
+// A dataset cache cap (validate's cache points): the inotify keeper evicts the
+// least recently closed files while they hold more than `capBytes`. No root or
+// cgroup is needed, and the job's own memory cannot move the cap, as it moved a
+// memory cgroup's (issue 13).
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';
 import { KEEPER_TEXT } from './keeper-text.js';

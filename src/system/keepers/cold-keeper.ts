@@ -1,9 +1,7 @@
-// Keeps a dataset cold for the whole measured window of the cold mode: evicted
-// once, a dataset read twice (a second epoch) would turn warm and under-report
-// the fetch stall. The first keeper that can run here does it: fanotify (root,
-// about 4 us a closed file), inotify (any user, 14 to 20 us), or scan (every
-// file each interval: a CPU at ImageNet's size; the fallback, saying why).
-// docs/method.md ("Keeping the cold mode cold") has the measured costs.
+// Keeps a dataset cold for the whole cold mode (a second epoch would turn it
+// warm) with the first keeper that runs here: fanotify (root, ~4 us a closed
+// file), inotify (14 to 20 us), or scan (a CPU at ImageNet's size).
+// docs/method.md has the costs.
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';
 import { KEEPER_TEXT } from './keeper-text.js';

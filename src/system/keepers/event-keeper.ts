@@ -1,9 +1,7 @@
-// What the event-driven keepers (fanotify-keeper.ts, inotify-keeper.ts) share:
-// their counters, the timer that drains their queue and sweeps the files held
-// open, and what they do after their queue lost events: they can no longer
-// know which files the job read, so every file of the dataset is evicted once,
-// FILES_PER_TURN at a time, draining the queue between turns (the sweep's own
-// events must not overflow it again) and yielding to the event loop.
+// What the event-driven keepers share: their counters, the timer that drains
+// the queue and sweeps the files held open, and the sweep after lost events:
+// every file evicted once, FILES_PER_TURN at a time, draining the queue between
+// turns.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { LibcBindings } from '../kernel/libc.js';
 import { threadCpuClock, type CpuClock, type CpuLedger } from '../kernel/cpu-ledger.js';

@@ -1,9 +1,7 @@
-// The fanotify keeper's event plumbing: a mark on each directory holding
-// dataset files, and the queue read into what the job did, each event with
-// the descriptor the kernel opened on its file. Events carry no name, so other
-// files of those directories are seen too; a file is known by device and
-// inode. The queue is unlimited: a slow drain costs kernel memory (charged to
-// this process's cgroup, which can still overflow it), not events.
+// The fanotify keeper's event plumbing: a mark on each directory of the
+// dataset, and the queue read into what the job did, each event with a
+// descriptor the kernel opened. Events carry no name: a file is known by device
+// and inode. The queue is unlimited.
 import fs from 'node:fs';
 import { AT_FDCWD, EAGAIN, FAN, type LibcBindings } from '../kernel/libc.js';
 import { forEachFanotifyEvent } from '../kernel/fanotify.js';

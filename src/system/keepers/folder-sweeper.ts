@@ -1,10 +1,7 @@
-// Keeps a job's own cache folder empty (WebDataset's cache_dir, Streaming's
-// `local`): the cold mode of remote data must fetch every sample over the
-// network. A sweep removes a file once the job has read it (its access time
-// later than its modification time, under relatime): removed before the
-// client opens its download, the job would fail; removed after, it stays
-// readable through the open file. On a noatime mount no file looks read, so
-// files left unchanged for SETTLED_MS are removed instead.
+// Keeps a job's own cache folder empty (WebDataset's cache_dir), so the cold
+// mode fetches every sample. A file goes once the job has read it (atime past
+// mtime): it stays readable through the open file. On noatime, files unchanged
+// SETTLED_MS go.
 import { lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 

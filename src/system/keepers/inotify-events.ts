@@ -1,10 +1,7 @@
-// The inotify keeper's event plumbing: a watch on each directory holding
-// dataset files (no root needed), the queue read into what the job did to
-// which file of the table, and the keeper's own opens told apart from the
-// job's. Opens are not watched: they would double the events, and the kernel
-// merges identical unread events, so opens cannot be counted against closes.
-// An eviction's own close would ask for another eviction, forever: the
-// keeper's closes are counted per file and that many later closes ignored.
+// The inotify keeper's event plumbing: a watch on each directory of the
+// dataset, the queue read into what the job did to which file, and the keeper's
+// own closes (counted per file) told apart from the job's, lest an eviction ask
+// for another.
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
 import { forEachInotifyEvent } from '../kernel/inotify.js';
 import { errnoError, errnoName } from '../kernel/errno.js';

@@ -1,14 +1,7 @@
-// The event-driven cold keeper for any user: a dataset file the job closed is
-// dropped whole (the next epoch must read it from storage), a file read and
-// not closed (a streamed shard) is swept page by page until idle. The work
-// follows the files the job touches. A close evicts the file even if another
-// worker still reads it (its next reads put it in the sweeps); mapped pages
-// stay whatever the keeper does.
-//
-// The same keeper is a dataset cache cap (capBytes > 0; validate's cache
-// points): closed files enter the policy's LRU, and the cap reads the
-// dataset's residency through its own descriptors. A cold keeper is the cap
-// of 0.
+// The cold keeper for any user: a file the job closed is dropped whole, a file
+// read and not closed (a streamed shard) swept page by page until idle. With
+// capBytes > 0 it is a cache cap: closed files enter the policy's LRU, and it
+// reads the dataset's residency.
 import fs from 'node:fs';
 import type { LibcBindings } from '../kernel/libc.js';
 import { errnoError } from '../kernel/errno.js';

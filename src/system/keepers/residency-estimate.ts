@@ -1,9 +1,6 @@
-// How much of a dataset is resident, estimated from a few files read with
-// mincore, so that a reading costs the same on a million files. Pure: the cap
-// measures a file when asked (residentOf). The files the cap holds and the
-// others are estimated apart; a group no larger than the sample is read whole,
-// a larger one by a uniform random sample scaled by bytes (a ratio estimator:
-// Cochran, Sampling Techniques, ch. 6).
+// How much of a dataset is resident, from a few files read with mincore: the
+// files the cap holds and the others apart, each group read whole or by a
+// uniform random sample scaled by bytes (a ratio estimator).
 
 /** A mincore reading of the dataset's residency, taken through the keeper (its own opens make no evictions). */
 export interface ResidencyReading {

@@ -1,11 +1,6 @@
-// The profiler's own CPU, by component. On a busy job every CPU-second the
-// profiler spends shows up as stall; a run's profilerCpuSec says how much, the
-// ledger says who, so a feature that raises the total shows by name.
-//
-// Work is timed on the calling thread's CPU clock (Node 20 has no
-// process.threadCpuUsage), which preemption and other threads do not inflate;
-// process.cpuUsage() stands in where libc cannot be bound. A charge costs two
-// clock readings (2-3 us here), which clockCostSec() measures.
+// The profiler's own CPU, by component: on a busy job it shows up as stall, and
+// the ledger says who spent it. Work is timed on the thread's CPU clock
+// (preemption does not count), or the process's where libc cannot be bound.
 import { loadLibc, type LibcBindings } from './libc.js';
 
 /** The parts of the profiler that charge their own CPU. */

@@ -1,10 +1,6 @@
-// Reading fanotify(7) events out of the bytes read(2) returns.
-//
-// Each event is struct fanotify_event_metadata { __u32 event_len; __u8 vers;
-// __u8 reserved; __u16 metadata_len; __aligned_u64 mask; __s32 fd;
-// __s32 pid; } in the host's byte order, followed by information records that
-// only groups reporting file handles get (event_len covers them). fd is a
-// descriptor the kernel opened on the file for the reader, or -1 (FAN_NOFD).
+// Reading fanotify(7) events out of the bytes read(2) returns: struct
+// fanotify_event_metadata in the host's order (event_len, vers, mask at 8, fd
+// at 16), fd a descriptor opened for the reader or -1.
 import { endianness } from 'node:os';
 
 const METADATA_BYTES = 24;

@@ -1,9 +1,6 @@
-// Reading inotify(7) events out of the bytes read(2) returns.
-//
-// Each event is struct inotify_event { int wd; uint32_t mask; uint32_t cookie;
-// uint32_t len; char name[len]; }, in the host's byte order; name is the file's
-// name within the watched directory, NUL-padded to len (len is 0 for events on
-// the directory itself and for IN_Q_OVERFLOW).
+// Reading inotify(7) events out of the bytes read(2) returns: struct
+// inotify_event { wd, mask, cookie, len, name[len] } in the host's order, the
+// name NUL-padded (len 0 for the directory itself and overflows).
 import { endianness } from 'node:os';
 
 const HEADER_BYTES = 16;

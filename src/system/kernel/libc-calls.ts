@@ -1,11 +1,7 @@
-// Every libc call the tool binds through koffi, in one table, bound once
-// (libc.ts and file-syscalls.ts take theirs from here), and one convention for
-// what a bound call answers: a result >= 0, or -errno.
-//
-// koffi is required lazily so that importing this module never fails: where
-// its binary or libc.so.6 is missing (macOS, musl), bindLibcCalls() answers
-// { ok: false, reason } and callers degrade. Addresses are intptr_t: plain
-// numbers (below 2^47), and MAP_FAILED is -1, which the convention handles.
+// Every libc call bound through koffi, in one table, bound once, and one
+// convention for what a call answers: >= 0, or -errno. koffi loads lazily, so
+// where it or libc.so.6 is missing (macOS, musl) callers get { ok: false,
+// reason }.
 import { createRequire } from 'node:module';
 
 /** The C prototype of each call; posix_fadvise answers its error number itself: read it through raw(). */

@@ -29,7 +29,6 @@ export interface TreeSnapshot {
 }
 
 interface Tracked {
-  pid: number;
   ppid: number;
   /** Last cumulative CPU ticks including reaped children. */
   cpuTicks: number;
@@ -143,14 +142,7 @@ export class TreeAccounting {
       this.totalTicks += cpuInc;
       this.totalReadBytes += ioInc;
       this.totalWriteBytes += writeInc;
-      this.tracked.set(key, {
-        pid: stat.pid,
-        ppid: stat.ppid,
-        cpuTicks,
-        readBytes: ioNow,
-        writeBytes: writeNow,
-        childTicks,
-      });
+      this.tracked.set(key, { ppid: stat.ppid, cpuTicks, readBytes: ioNow, writeBytes: writeNow, childTicks });
     }
 
     const kept = new Map<number, Credit[]>();

@@ -1,9 +1,7 @@
-// A forward HTTP proxy on loopback that meters, caps and (in the cached mode)
-// answers a job's remote reads, reached through HTTP_PROXY and HTTPS_PROXY.
-// Plain HTTP requests are seen whole (bytes, status, time to first byte);
-// HTTPS arrives as CONNECT tunnels, counted and capped without decrypting.
-// One token bucket caps the data's bytes, as one link would; an origin that
-// stops answering gets a 504 at the deadlines of deadlines.ts.
+// A forward HTTP proxy on loopback (HTTP_PROXY, HTTPS_PROXY) that meters, caps
+// and in the cached mode answers a job's remote reads: plain requests seen
+// whole, HTTPS tunnels counted and capped unread, one token bucket, and a 504
+// for an origin that stalls.
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';

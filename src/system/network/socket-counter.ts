@@ -1,9 +1,7 @@
-// The kernel's count of the bytes the sockets of one cgroup receive: an
-// nftables counter in the input hook matching packets whose socket belongs to
-// the cgroup (`socket cgroupv2`, Linux 5.13). No byte passes through this
-// process: the meter for traffic a proxy cannot reach (a FUSE daemon started
-// before the profile) or carry. Payload is the IP bytes less each packet's
-// headers (HEADER_BYTES).
+// The kernel's count of the bytes the sockets of one cgroup receive (an
+// nftables `socket cgroupv2` counter, Linux 5.13): the meter for traffic a
+// proxy cannot reach (a FUSE daemon) or carry. Payload: the IP bytes less
+// HEADER_BYTES a packet.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';

@@ -1,12 +1,7 @@
-// Page-cache control for the cached and cold modes: measure a dataset's
-// residency, evict it file by file, warm it, or drop every cache globally.
-//
-// Residency is cachestat(2) per file where the kernel has it (Linux 6.5; EPERM
-// where mincore would lie, since 6.14), else mmap + mincore(2), as util-linux
-// fincore does. Eviction is posix_fadvise(DONTNEED) after one syncfs(2) per
-// file system (an fdatasync per file made ext4 flush the disk's write cache
-// each time: 1.5 min at 1.28M files); dirty or mapped pages stay. A FileTable
-// view is walked directory by directory with openat (file-pages.ts).
+// Page-cache control for the cached and cold modes: residency by cachestat(2)
+// (Linux 6.5) or mmap + mincore, eviction by posix_fadvise(DONTNEED) after one
+// syncfs(2) per file system (an fdatasync a file cost 1.5 min at 1.28M files),
+// warming, and drop_caches.
 import fs from 'node:fs';
 import pathModule from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';

@@ -1,8 +1,6 @@
-// One file's turn in a cold keeper's sweep: evict the pages resident now AND
-// at the previous sweep, remember the ones that just arrived. Those are left
-// one interval: the job is probably reading them now (read-ahead included),
-// and dropping them would make it read them twice. Page by page, a streamed
-// shard loses what the job consumed while the pages read ahead stay.
+// One file's turn in a cold keeper's sweep: evict the pages resident now AND at
+// the previous sweep; the ones that just arrived (read-ahead the job is
+// reading) stay one interval, so a streamed shard loses only what was consumed.
 import fs from 'node:fs';
 import type { LibcBindings } from '../kernel/libc.js';
 import { adviseDontNeed, mincoreIsTrustworthy, scanFilePages } from './page-cache.js';

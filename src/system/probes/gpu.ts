@@ -51,22 +51,11 @@ export interface GpuAggregate {
   gpus: number;
 }
 
-export interface GpuSamplerStats {
-  /** Lines that parsed. */
-  lines: number;
-  /** Lines that did not parse (counted, never fatal). */
-  badLines: number;
-  /** Why nvidia-smi stopped or never ran, if it did. */
-  error: string | null;
-}
-
 export interface GpuSampler {
   /** Aggregate of the latest reading per GPU; null before the first reading (or when stale). */
   latest(): GpuAggregate | null;
   /** Latest reading per GPU, by index. */
   readings(): GpuReading[];
-  /** Counters of parsed and rejected lines. */
-  stats(): GpuSamplerStats;
   /** Kills nvidia-smi and waits for it to exit; idempotent. */
   stop(): Promise<void>;
 }
@@ -106,8 +95,6 @@ export async function startGpuSampler(options: GpuSamplerOptions): Promise<GpuSa
   // A reading older than this is from a hung nvidia-smi, not the current state.
   const staleMs = Math.max(5 * intervalMs, 5000);
   const latestByIndex = new Map<number, { reading: GpuReading; at: number }>();
-  const stats: GpuSamplerStats = { lines: 0, badLines: 0, error: null };
-  let stopping = false;
 
   const child: ResultPromise = execa(
     command,
@@ -120,28 +107,12 @@ export async function startGpuSampler(options: GpuSamplerOptions): Promise<GpuSa
     { stdin: 'ignore', stderr: 'ignore', buffer: false, reject: false, forceKillAfterDelay: 2000 },
   );
 
-  const done: Promise<void> = child.then(
-    (result) => {
-      if (stopping) return;
-      if (result.failed) stats.error = describeSpawnError(command, result.cause ?? result);
-      else stats.error = `${command} exited`;
-    },
-    (error: unknown) => {
-      if (!stopping) stats.error = describeSpawnError(command, error);
-    },
-  );
-
   if (child.stdout) {
     const lines = createInterface({ input: child.stdout });
+    // A line that does not parse is skipped: the next reading comes within an interval.
     lines.on('line', (line) => {
-      if (line.trim() === '') return;
       const reading = parseGpuLine(line);
-      if (reading) {
-        stats.lines += 1;
-        latestByIndex.set(reading.index, { reading, at: Date.now() });
-      } else {
-        stats.badLines += 1;
-      }
+      if (reading) latestByIndex.set(reading.index, { reading, at: Date.now() });
     });
   }
 
@@ -156,11 +127,9 @@ export async function startGpuSampler(options: GpuSamplerOptions): Promise<GpuSa
   return {
     latest: () => aggregateGpus(fresh()),
     readings: fresh,
-    stats: () => ({ ...stats }),
     async stop() {
-      stopping = true;
       child.kill();
-      await done;
+      await child.catch(() => undefined);
     },
   };
 }

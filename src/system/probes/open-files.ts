@@ -1,8 +1,6 @@
-// Files the job reads that are not under --data (a validation set, labels):
-// their reads count in the job's read_bytes as if they were the dataset's. The
-// tree's open descriptors are sampled (/proc/<pid>/fd, fdinfo flags); a file
-// read outside the roots and the system's and Python's directories is counted
-// under its directory.
+// Files the job reads outside --data (a validation set, labels), whose reads
+// count in read_bytes as the dataset's: the tree's open descriptors sampled,
+// counted by directory.
 import fs from 'node:fs';
 import path from 'node:path';
 

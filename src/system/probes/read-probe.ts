@@ -1,8 +1,6 @@
-// A short, bounded read probe of the dataset's storage bandwidth, for when no
-// mode of the job was limited by it: files evicted, then read whole by
-// `concurrency` readers as loader workers do, the bytes from storage counted
-// by this process's read_bytes. As DS-Analyzer measures a disk with hdparm,
-// but at the job's request sizes and concurrency, on its own files.
+// A short, bounded probe of the dataset's storage bandwidth: files evicted,
+// then read whole by `concurrency` readers, as loader workers do, the bytes
+// from storage counted by this process's read_bytes.
 import { open } from 'node:fs/promises';
 import { evict, type FileRef } from '../page-cache/page-cache.js';
 import { selfReadBytes } from '../kernel/proc.js';
