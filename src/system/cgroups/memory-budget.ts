@@ -1,7 +1,6 @@
-// The memory the page cache can give the job's dataset: the machine's
-// available memory, or less where the memory cgroup the job inherits is
-// limited (a container, a Slurm job, a pod). Every ancestor's limit applies
-// too: the tightest wins.
+// The memory the page cache can give the job's dataset: the machine's available
+// memory, or less under the tightest limit of the memory cgroups the job
+// inherits (a container, a Slurm job).
 import { parseKernelNumber, readTextOrNull } from '../kernel/read-text.js';
 import { parseMountinfo, type Mount } from '../kernel/mountinfo.js';
 import { parseProcCgroup } from './cgroups.js';

@@ -14,18 +14,15 @@ import { rootFileSystems, type RootFileSystem } from './file-systems.js';
 import { DatasetWalk, SLOW_SYNC_STAT_US } from './walk.js';
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
+const FIX = 'pass the folder that holds the training files';
 const MESSAGES = {
-  missing: (flag: string, root: string) =>
-    `${flag} ${root}: no such directory; pass the folder that holds the training files`,
+  missing: (flag: string, root: string) => `${flag} ${root}: no such directory; ${FIX}`,
   denied: (flag: string, root: string) =>
     `${flag} ${root}: permission denied; pass a folder you can read, or run as a user who can read it`,
-  notFileOrDir: (flag: string, root: string) =>
-    `${flag} ${root}: not a regular file or directory; pass the folder that holds the training files`,
-  unreadable: (flag: string, root: string, code: string) =>
-    `${flag} ${root}: cannot read it (${code}); pass the folder that holds the training files`,
-  empty: (flag: string, root: string) =>
-    `${flag} ${root}: no non-empty regular files found; pass the folder that holds the training files`,
-  noRoots: (flag: string) => `${flag} is empty; pass the folder that holds the training files`,
+  notFileOrDir: (flag: string, root: string) => `${flag} ${root}: not a regular file or directory; ${FIX}`,
+  unreadable: (flag: string, root: string, code: string) => `${flag} ${root}: cannot read it (${code}); ${FIX}`,
+  empty: (flag: string, root: string) => `${flag} ${root}: no non-empty regular files found; ${FIX}`,
+  noRoots: (flag: string) => `${flag} is empty; ${FIX}`,
 } as const;
 
 /** One file of the dataset. */

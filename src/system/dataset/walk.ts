@@ -153,8 +153,7 @@ export class DatasetWalk {
             if ((performance.now() - started) * 1000 > slowStatMicros) slow++;
           }
         }
-        // Most stats of the slice slow, not a few: a busy CPU preempts a few calls
-        // for long, a cold disk slows them all.
+        // Most of the slice slow, not a few: a busy CPU preempts a few calls, a cold disk slows them all.
         if (slow > done / 2) this.parallel = true;
         else if (next < names.length) await yieldToLoop();
       }

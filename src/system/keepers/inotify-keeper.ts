@@ -22,8 +22,7 @@ export interface InotifyKeeper extends ColdKeeper {
   readResidency(sampleFiles: number, random?: () => number): ResidencyReading | null;
 }
 
-// A drain that found more than this share of the queue's capacity comes back
-// sooner, before a fast job can overflow it.
+// A drain that found more than this share of the queue's capacity comes back sooner, before it overflows.
 const BUSY_QUEUE_SHARE = 0.25;
 
 /** Starts the inotify keeper over `files`, or answers why it cannot run; never throws. */
@@ -113,8 +112,7 @@ class RunningInotifyKeeper extends EventKeeper<number> implements InotifyKeeper 
     else this.sweepOpen();
   }
 
-  // The files being read and not closed, page by page: old pages go, just-read
-  // ones stay one sweep (page-sweep.ts).
+  // The files being read and not closed, page by page: old pages go, just-read ones stay one sweep.
   private sweepOpen(): void {
     this.policy.sweepReading((k) => this.sweepPages(k));
     this.stats.sweeps++;

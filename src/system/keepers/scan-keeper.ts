@@ -1,7 +1,6 @@
-// The scanning cold keeper: every interval, sweep every file of the dataset
-// page by page (page-sweep.ts). It needs only mincore and fadvise, and its
-// cost grows with the dataset: about a CPU at ImageNet's 1.28M files (see
-// docs/method.md). The fallback where inotify cannot be used.
+// The scanning cold keeper, where inotify cannot run: every file swept page by
+// page each interval, with only mincore and fadvise: about a CPU at ImageNet's
+// 1.28M files.
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { LibcBindings } from '../kernel/libc.js';
@@ -32,8 +31,7 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
   const baseIntervalMs = Math.max(1, options.intervalMs);
   const clock = threadCpuClock(libc);
   const account = options.ledger?.account('keeper');
-  // Pages seen resident at the previous scan and not evicted then, per file
-  // index; only files with such pages have an entry.
+  // Pages seen resident at the previous scan and not evicted then, by file index (only files with some).
   const previous = new Map<number, Uint8Array>();
   const stats: ColdKeeperStats = {
     ...emptyKeeperStats('scan'),

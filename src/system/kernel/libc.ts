@@ -1,7 +1,6 @@
 // The libc calls that control and observe the page cache and watch the data's
-// files, as one interface (LibcBindings) that fakes can stand in for. The calls
-// are bound once, in libc-calls.ts's table; every one answers a result >= 0 or
-// -errno, never throws.
+// files, as one interface fakes stand in for; each answers >= 0 or -errno,
+// never throws.
 import { bindLibcCalls } from './libc-calls.js';
 
 /** PROT_READ from <sys/mman.h>. */

@@ -1,8 +1,6 @@
-// Reading /proc: process trees, CPU time and storage reads of a job's whole tree.
-//
-// Every reader tolerates a process vanishing between readdir and read (it answers
-// null or skips the pid): a DataLoader worker can exit at any moment.
-// Field numbers follow proc(5), /proc/PID/stat and /proc/PID/io.
+// Reading /proc (proc(5)): process trees, CPU time and storage reads of a job's
+// whole tree. Every reader tolerates a process vanishing mid-read: a DataLoader
+// worker can exit at any moment.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
@@ -249,8 +247,7 @@ export class TreeMembers {
     this.rootPid = pid;
     this.lastPid = null;
     if (!root.spawnedNow) return;
-    // Its descendants can only hold pids handed out after its own: the first reading looks at those, not at every
-    // process.
+    // Its descendants can only hold pids handed out after its own: the first reading looks at those only.
     this.lastPid = pid;
     this.walkedAt = this.now();
     this.pending = [];

@@ -1,7 +1,6 @@
-// Deadlines on the profiler's own network waits (listing, downloads, probes,
-// the proxy's upstream connections): an endpoint that stops answering ends the
-// wait with an error naming it instead of hanging the CLI. Two, as curl's
-// --connect-timeout and --speed-time: one for an answer, one for a body.
+// Deadlines on the profiler's own network waits: an endpoint that stops
+// answering ends the wait with an error naming it. Two, as curl's: one for an
+// answer, one for a body.
 import { Transform, type Readable } from 'node:stream';
 
 /** How long a request may wait, ms. */

@@ -1,7 +1,6 @@
-// The objects of a remote dataset: listed once (S3's ListObjectsV2, or a HEAD
-// of each URL) and fetched directly, not through the proxy, to fill the cache
-// and probe the network. S3 credentials come from the AWS SDK's chain, never
-// seen here. An endpoint that stops answering is an EndpointError, not a hang.
+// The objects of a remote dataset, listed once and fetched directly (not
+// through the proxy) to fill the cache and probe the network; S3 credentials
+// stay in the AWS SDK's chain.
 import type { S3Client } from '@aws-sdk/client-s3';
 import http from 'node:http';
 import https from 'node:https';

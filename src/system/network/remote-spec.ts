@@ -1,7 +1,6 @@
-// What the user named as the job's remote data (--remote, --endpoint), parsed
-// once: the origins the proxy meters, and how every message and the profile
-// name it. A URL's user name, password and query (a presigned signature, a
-// token) are kept for fetching only: `display` never holds them.
+// The job's remote data (--remote, --endpoint), parsed once: the origins the
+// proxy meters, and its name in messages and the profile (`display`: no
+// credentials, no query).
 import { ExitCode, UserError } from '../../errors.js';
 import { NETWORK_TEXT } from './network-text.js';
 

@@ -17,8 +17,7 @@ export interface CachedResponse {
   bytes: number;
 }
 
-// Headers that describe the stored body and may be sent again; the rest (dates, connection, request ids) are per
-// response.
+// Headers that describe the stored body; the rest (dates, connection, request ids) are per response.
 const KEPT_HEADERS = [
   'content-type',
   'etag',

@@ -19,8 +19,7 @@ export interface TarSamples {
 export async function countTarSamples(stream: Readable, maxBytes = Infinity): Promise<TarSamples> {
   const keys = new Set<string>();
   let bytesRead = 0;
-  // Stream offset of `pending`'s first byte, and of the first header of the latest key (where the samples before it
-  // end).
+  // Stream offset of `pending`'s first byte, and of the latest key's first header (where the samples before it end).
   let pendingAt = 0;
   let latestKeyAt = 0;
   let pending: Buffer = Buffer.alloc(0);

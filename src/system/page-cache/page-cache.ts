@@ -19,7 +19,7 @@ import {
   perFileCalls,
   scanFilePages,
   systemBindings,
-  unknownFile,
+  measureResidency,
   type FileCursor,
   type PageCacheBindings,
 } from './file-pages.js';
@@ -113,25 +113,7 @@ export async function residency(
 ): Promise<Residency> {
   const libc = requireLibc(bindings.libc);
   const calls = perFileCalls(bindings.calls);
-  const result = emptyResidency();
-  const probe = new ResidencyProbe(libc, calls);
-  await forEachOpenFile(
-    files,
-    calls,
-    options.cpu,
-    (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'string') unknownFile(result, resident, cursor.bytes);
-      else if (cursor.bytes > 0) {
-        result.residentBytes += resident;
-        result.totalBytes += cursor.bytes;
-        result.checkedFiles++;
-      }
-    },
-    (cursor, code) => unknownFile(result, `${cursor.path()}: ${code}`),
-  );
-  result.fraction = result.totalBytes > 0 ? result.residentBytes / result.totalBytes : 0;
-  return result;
+  return measureResidency(files, calls, new ResidencyProbe(libc, calls), options.cpu, emptyResidency());
 }
 
 /** Drops `files` from the page cache without root; with `sync`, their file systems' dirty pages are written first. */

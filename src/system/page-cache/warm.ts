@@ -8,10 +8,12 @@ import { errorCode } from '../kernel/errno.js';
 import type { CpuAccount } from '../kernel/cpu-ledger.js';
 import {
   ResidencyProbe,
+  countResident,
   emptyResidency,
   forEachOpenFile,
   perFileCalls,
   systemBindings,
+  measureResidency,
   unknownFile,
   type FileCursor,
   type PageCacheBindings,
@@ -153,17 +155,11 @@ async function adviseThenRead(
   const probe = new ResidencyProbe(libc, calls);
   const touch = options.touchAccessTimes !== false;
   const seen = emptyResidency();
-  const count = (cursor: FileCursor, resident: number): void => {
-    if (cursor.bytes === 0) return;
-    seen.residentBytes += resident;
-    seen.totalBytes += cursor.bytes;
-    seen.checkedFiles++;
-  };
   /** Whether the open file is wholly resident; if so it is counted, and its access time touched. */
   const wholeInCache = (cursor: FileCursor): boolean => {
     const resident = probe.residentBytes(cursor);
     if (typeof resident !== 'number' || resident < cursor.bytes) return false;
-    count(cursor, resident);
+    countResident(seen, cursor.bytes, resident);
     if (touch) calls.readFirstByte(cursor.fd);
     return true;
   };
@@ -205,20 +201,7 @@ async function adviseThenRead(
   );
   await warming.readMarked();
   // What was read here is looked at once read: only those files get a second look.
-  await forEachOpenFile(
-    files,
-    calls,
-    options.cpu,
-    (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'string') unknownFile(seen, resident, cursor.bytes);
-      else count(cursor, resident);
-    },
-    (cursor, code) => unknownFile(seen, `${cursor.path()}: ${code}`),
-    (index) => marks[index] === READ,
-  );
-  seen.fraction = seen.totalBytes > 0 ? seen.residentBytes / seen.totalBytes : 0;
-  return seen;
+  return measureResidency(files, calls, probe, options.cpu, seen, (index) => marks[index] === READ);
 }
 
 // The warm readers' buffers, kept from one warm to the next: allocated anew, 32 MiB outside V8's heap cost a full

@@ -1,7 +1,5 @@
-// GPU utilisation and memory through nvidia-smi's query interface, which NVIDIA
-// documents as stable for scripts ('nvidia-smi --help-query-gpu'):
-// --format=csv,noheader,nounits gives bare numbers, memory in MiB, and '[N/A]'
-// for a value the GPU does not report.
+// GPU utilisation and memory through nvidia-smi's query interface, stable for
+// scripts: --format=csv,noheader,nounits gives bare numbers (MiB) and '[N/A]'.
 import type { ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';

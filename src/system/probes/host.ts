@@ -59,8 +59,7 @@ export async function hostFacts(options: HostFactsOptions = {}): Promise<HostFac
     ? `${osInfo.distro}${osInfo.release ? ` ${osInfo.release}` : ''}`
     : `${os.type()} ${os.release()}`;
   return {
-    // gethostname(2), the name the ranks give (the writer's and the Python hook's default) and fall back to: one
-    // source.
+    // gethostname(2), the name the ranks give (the writer's and the Python hook's default) and fall back to.
     hostname: os.hostname(),
     cpuModel,
     cpus: Math.max(1, Math.round(logical)),
