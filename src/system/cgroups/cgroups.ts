@@ -1,12 +1,12 @@
 // Job cgroups: throttle the job's storage reads (blkio/io), cap its page cache
 // (memory) and restrict its CPUs (cpuset), so what-if predictions can be
 // checked against real runs, on cgroup v1 or v2.
-import { accessSync, constants, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, UserError } from '../../errors.js';
 import { CGROUP_TEXT } from './cgroup-text.js';
-import { readTextOrNull } from '../kernel/read-text.js';
+import { canWrite, readTextOrNull } from '../kernel/read-text.js';
 import { errorCode } from '../kernel/errno.js';
 import { parseMountinfo } from '../kernel/mountinfo.js';
 
@@ -45,15 +45,6 @@ export function parseProcCgroup(text: string): Map<string, string> {
     for (const controller of match[1].split(',')) if (controller) paths.set(controller, match[2]);
   }
   return paths;
-}
-
-function canWrite(path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function words(path: string): string[] {

@@ -3,6 +3,7 @@
 // where it or libc.so.6 is missing (macOS, musl) callers get { ok: false,
 // reason }.
 import { createRequire } from 'node:module';
+import { firstLine } from './errno.js';
 
 /** The C prototype of each call; posix_fadvise answers its error number itself: read it through raw(). */
 const LIBC_PROTOTYPES = {
@@ -127,9 +128,4 @@ function withErrno(call: BoundCall, parameters: number, errno: () => number): (.
     default:
       return (...args) => checked(call(...args));
   }
-}
-
-function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split('\n')[0];
 }

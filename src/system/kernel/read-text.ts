@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
 
 /** A small kernel file (/proc, /sys) as text, or null when it cannot be read (gone, or another user's). */
 export function readTextOrNull(path: string): string | null {
@@ -13,6 +13,16 @@ export function readTextOrNull(path: string): string | null {
 export function parseKernelNumber(text: string | null): number | null {
   const trimmed = text?.trim() ?? '';
   return /^\d+$/.test(trimmed) ? Number(trimmed) : null;
+}
+
+/** Whether this process may write `path` (a cgroup's file; a dataset file, which also lets mincore show its pages). */
+export function canWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // One buffer for every KernelFile (reads are synchronous): grown when a file outgrows it.

@@ -12,6 +12,7 @@ import {
   type FileSyscallsLoad,
 } from '../kernel/file-syscalls.js';
 import { NodeFileSyscalls } from '../kernel/node-file-syscalls.js';
+import { canWrite } from '../kernel/read-text.js';
 import { tableOf } from '../dataset/file-table.js';
 import { errnoName, errorCode } from '../kernel/errno.js';
 import type { CpuAccount } from '../kernel/cpu-ledger.js';
@@ -250,7 +251,7 @@ export class ResidencyProbe {
         return (cached - tail) * pageBytes + tail * (bytes - tailPage);
       }
     }
-    if (cursor.foreign === 1 && !mayWrite(cursor.path())) return PAGE_CACHE_TEXT.mincoreUntrusted;
+    if (cursor.foreign === 1 && !canWrite(cursor.path())) return PAGE_CACHE_TEXT.mincoreUntrusted;
     const resident = residentBytesOfFd(this.libc, cursor.fd, bytes);
     return resident < 0 ? `${cursor.path()}: mincore ${errnoName(-resident)}` : resident;
   }
@@ -261,21 +262,11 @@ function ownedOrPrivileged(uid: number): boolean {
   return isPrivileged() || (typeof process.geteuid === 'function' && uid === process.geteuid());
 }
 
-/** Whether this process may write `path` (which also lets mincore show its pages). */
-function mayWrite(path: string): boolean {
-  try {
-    fs.accessSync(path, fs.constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function isPrivileged(): boolean {
   return typeof process.geteuid === 'function' && process.geteuid() === 0;
 }
 
 /** Whether mincore shows this file's pages to us (since Linux 5.2: root, the owner or a writer only). */
 export function mincoreIsTrustworthy(path: string, stat: fs.Stats): boolean {
-  return ownedOrPrivileged(stat.uid) || mayWrite(path);
+  return ownedOrPrivileged(stat.uid) || canWrite(path);
 }

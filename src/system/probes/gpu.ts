@@ -3,6 +3,7 @@
 import type { ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import { firstLine } from '../kernel/errno.js';
 
 const MIB = 1024 * 1024;
 
@@ -80,8 +81,7 @@ export function aggregateGpus(readings: GpuReading[]): GpuAggregate | null {
 function describeSpawnError(command: string, error: unknown): string {
   const code = (error as { code?: string } | null)?.code;
   if (code === 'ENOENT') return `${command} not found`;
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0];
+  return firstLine(error);
 }
 
 /** Starts `nvidia-smi ... -lms <interval>` and keeps the latest reading per GPU. */
