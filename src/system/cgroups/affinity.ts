@@ -36,10 +36,7 @@ export function withCpus(
   return { argv: ['taskset', '--cpu-list', cpus.join(','), ...argv], cpus };
 }
 
-/**
- * Every thread of the tree under `rootPid` with the CPUs it may run on: a job or launcher that resets its affinity
- * shows here. Threads that exit while read are skipped.
- */
+/** Every thread of the tree under `rootPid` with the CPUs it may run on (one that reset its affinity shows). */
 export function threadAffinities(rootPid: number, procRoot = '/proc'): { pid: number; tid: number; cpus: number[] }[] {
   const threads: { pid: number; tid: number; cpus: number[] }[] = [];
   for (const pid of processTree(rootPid, procRoot)) {

@@ -61,8 +61,7 @@ function v2Obstacle(dir: string, controllers: CgroupController[]): string | null
   const enabled = words(join(dir, 'cgroup.subtree_control'));
   if (controllers.every((c) => enabled.includes(c))) return null;
   if (!canWrite(join(dir, 'cgroup.subtree_control'))) return `cannot enable ${controllers.join(', ')} in ${dir}`;
-  // The no-internal-process rule: only the root group (no cgroup.type file) may
-  // have both member processes and controllers enabled for its children.
+  // The no-internal-process rule: only the root group may have members and controllers enabled for children.
   const isRoot = !existsSync(join(dir, 'cgroup.type'));
   if (!isRoot && words(join(dir, 'cgroup.procs')).length > 0) {
     return `${dir} has member processes, so its children cannot get ${controllers.join(', ')}`;

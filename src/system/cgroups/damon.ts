@@ -29,8 +29,7 @@ function reclaimingKdamonds(admin: string): { id: string; schemes: number }[] {
     let schemes = 0;
     for (const c of numbered(join(dir, 'contexts'))) {
       const context = join(dir, 'contexts', c);
-      // Only physical-address pageout reaches the page cache of any file; vaddr
-      // schemes touch chosen processes, lru_deprio only reorders the LRU.
+      // Only physical-address pageout reaches any file's page cache (vaddr: chosen processes).
       if (read(join(context, 'operations')) !== 'paddr') continue;
       for (const s of numbered(join(context, 'schemes')))
         if (read(join(context, 'schemes', s, 'action')) === 'pageout') schemes++;

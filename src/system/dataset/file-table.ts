@@ -138,8 +138,7 @@ export class FileTableBuilder {
   build(): FileTable {
     const groups = this.groups;
     const sorted = groups.every((group, i) => i === 0 || groups[i - 1].prefix < group.prefix);
-    // The walk adds directories in prefix order: then the table is views of the builder's own arrays, not a second copy
-    // of every entry while the first is alive.
+    // Added in prefix order (the walk's): the table is views of the builder's arrays, not a second copy.
     const from = sorted ? this : this.reordered();
     const n = from.count;
     const dirStart = new Uint32Array(from.groups.length + 1);

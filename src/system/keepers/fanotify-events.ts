@@ -10,8 +10,7 @@ import type { FileTable } from '../dataset/file-table.js';
 import { watchedDirs } from './keeper-dataset.js';
 
 const MARK_MASK = FAN.access | FAN.closeNowrite | FAN.eventOnChild;
-// The kernel opens a descriptor for every event a read returns, before the
-// keeper closes any: 8 KiB (~340 events) keeps that far below a 1,024-file limit.
+// The kernel opens a descriptor for every event a read returns: 8 KiB (~340 events) stays far below 1,024 files.
 const EVENT_BUFFER_BYTES = 8 * 1024;
 // At most 4 MiB of events (~170k) per drain, so one drain cannot hog the loop.
 const MAX_READS_PER_DRAIN = 512;

@@ -90,8 +90,7 @@ class FanotifyKeeper extends EventKeeper<string, HeldFile> {
     return this.readEvents();
   }
 
-  // The files being read and not closed, page by page: old pages go, just-read
-  // ones stay one sweep; idle ones leave, and their descriptors are closed.
+  // The files being read and not closed, page by page; idle ones leave, and their descriptors are closed.
   protected sweep(): void {
     this.policy.sweepReading(
       (key, file) => this.sweepPages(key, file),
@@ -111,8 +110,7 @@ class FanotifyKeeper extends EventKeeper<string, HeldFile> {
     }
   }
 
-  // The keeper's own opens here make events too; each costs one more eviction
-  // through its event's descriptor, not a loop (those make none).
+  // The keeper's own opens make events too: each costs one more eviction, not a loop (those make none).
   protected evictAfterOverflow(k: number): void {
     const path = this.table.path(k);
     const own = this.libc.open(path, O_RDONLY_CLOEXEC);

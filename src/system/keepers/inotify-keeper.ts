@@ -134,8 +134,7 @@ class RunningInotifyKeeper extends EventKeeper<number> implements InotifyKeeper 
     return active;
   }
 
-  // Cap: the files being read count against it as the most recently used, measured; swept only when they alone hold
-  // more than the cap.
+  // Cap: the files being read count as the most recently used, measured; swept only when alone over the cap.
   private measureOpen(): void {
     const overCap = this.policy.measureReading((k) => this.residentOrNull(k));
     this.stats.sweeps++;
@@ -167,8 +166,7 @@ class RunningInotifyKeeper extends EventKeeper<number> implements InotifyKeeper 
     return bytes;
   }
 
-  // A file's resident bytes through the keeper's own descriptor (an open, an
-  // mmap and a mincore: tens of microseconds), or null when it cannot be read.
+  // A file's resident bytes through the keeper's own descriptor (tens of microseconds), or null when unreadable.
   private residentOrNull(k: number): number | null {
     let bytes: number | null = null;
     try {

@@ -61,8 +61,7 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
     }
     stats.sweeps++;
     wallMsTotal += wallMs;
-    // Stretch by the mean scan time, not the last one: one slow scan (the first
-    // one warms the libc bindings; a busy machine) must not slow the keeper for good.
+    // Stretch by the mean scan time, not the last: one slow scan (the first warms the bindings) must not stick.
     stats.effectiveIntervalMs = Math.max(baseIntervalMs, wallMsTotal / stats.sweeps / MAX_DUTY_CYCLE);
   };
 

@@ -14,8 +14,7 @@ export async function wholeDiskDevice(target: string, sysfs = '/sys'): Promise<s
   const { major, minor } = splitDev(dev);
   const node = `${sysfs}/dev/block/${major}:${minor}`;
   try {
-    // realpath first: the sysfs entry is a symlink, and path.join would resolve
-    // '..' lexically, in /sys/dev/block, instead of in the device tree.
+    // realpath first: path.join would resolve the symlink's '..' lexically, in /sys/dev/block.
     const real = await fs.promises.realpath(node);
     const isPartition = await fs.promises.access(path.join(real, 'partition')).then(
       () => true,

@@ -12,10 +12,7 @@ export interface Owner {
   gid: number;
 }
 
-/**
- * Gives each path (with `recursive`, a folder's whole tree) to `owner`; links are changed, never followed, and a path
- * that is gone is skipped.
- */
+/** Gives each path (`recursive`: its whole tree) to `owner`; links changed, never followed; gone paths skipped. */
 export function handOver(paths: readonly string[], owner: Owner, options: { recursive: boolean }): void {
   for (const path of paths) give(path, owner, options.recursive);
 }

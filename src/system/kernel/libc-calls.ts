@@ -28,8 +28,7 @@ const LIBC_PROTOTYPES = {
   statx: 'int statx(int dirfd, const uint8_t *path, int flags, unsigned int mask, _Out_ uint8_t *buf)',
   // struct timespec is two 64-bit words on the 64-bit ABIs koffi's prebuilt binaries cover.
   clock_gettime: 'int clock_gettime(int clock, _Out_ int64_t *ts)',
-  // glibc's syscall() is variadic; integer and pointer arguments pass the same way in registers on x86-64 and
-  // aarch64, so a fixed prototype is safe for the one call made through it (cachestat, file-syscalls.ts).
+  // syscall() is variadic; x86-64 and aarch64 pass these arguments alike, so a fixed prototype serves cachestat.
   syscall: 'long syscall(long nr, int fd, const uint8_t *range, _Out_ uint8_t *cstat, unsigned int flags)',
 } as const;
 

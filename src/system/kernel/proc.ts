@@ -171,8 +171,7 @@ export function processTree(rootPid: number, procRoot = '/proc'): number[] {
   return [...descendants([rootPid], allStats(procRoot))].sort((a, b) => a - b);
 }
 
-// The pid the kernel handed out last (a process's or a thread's) in this pid namespace: the last field of
-// /proc/loadavg. Pids are handed out in increasing order, wrapping at pid_max.
+// The pid handed out last in this namespace (last field of /proc/loadavg); pids increase, wrapping at pid_max.
 function parseLastPid(loadavg: string | null): number | null {
   const last = loadavg === null ? NaN : Number(loadavg.slice(loadavg.lastIndexOf(' ') + 1));
   return Number.isInteger(last) && last >= 0 ? last : null;
@@ -197,8 +196,7 @@ export interface TreeMembersOptions {
 const FULL_WALK_MS = 30_000;
 // Pids handed out just before a walk that it did not list, looked at again at the next reading.
 const RECENT_PIDS = 8;
-// More new pids than this since the last reading (a busy machine, a wrap of pid_max): one
-// walk of every process costs less than reading each new pid.
+// More new pids than this since the last reading: one walk of every process costs less than reading each.
 const MAX_NEW_PIDS = 64;
 
 /** Where a root came from. */
@@ -208,10 +206,9 @@ export interface RootOrigin {
 }
 
 /**
- * The live processes of a tree: a root, its descendants, and every process once in it while it lives (reparented, it
- * stays counted). Only the members and the pids handed out since the last reading (/proc/loadavg) are read; /proc is
- * walked whole at the first reading (unless the root was spawned now), after MAX_NEW_PIDS new pids, and every
- * fullWalkMs.
+ * The live processes of a tree: a root, its descendants, and every process once in it while it lives. Only the
+ * members and the pids handed out since the last reading are read; /proc is walked at the first reading (unless
+ * the root was spawned now), after MAX_NEW_PIDS new pids, and every fullWalkMs.
  */
 export class TreeMembers {
   private rootPid: number | null;

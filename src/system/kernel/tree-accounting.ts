@@ -49,9 +49,8 @@ interface Credit {
 }
 
 /**
- * The CPU time and storage I/O of a process tree over time. Linux folds a reaped child's counters into its parent, so
- * only increments are added; a vanished child's last value is a credit against its parent's next jump (not counted
- * twice), kept two samples (none absorbs it: the work stays counted). Processes are keyed by pid and start time.
+ * The CPU time and storage I/O of a process tree over time: increments only, as Linux folds a reaped child's
+ * counters into its parent; a vanished child's last value is a credit against its parent's next jump for two samples.
  */
 export class TreeAccounting {
   private readonly members: TreeMembers;

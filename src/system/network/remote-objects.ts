@@ -100,8 +100,7 @@ type S3Sdk = typeof import('@aws-sdk/client-s3');
 /** One S3 client for a spec, made with the first request, under the deadlines. */
 function lazyS3Client(spec: RemoteSpec, deadlines: NetDeadlines) {
   const { endpoint, region } = spec.s3!;
-  // The SDK warns on Node 20 that its releases after January 2027 need Node 22: the version locked here runs, and the
-  // warning would be noise in every profile.
+  // The SDK warns on Node 20 that releases after January 2027 need Node 22: noise in every profile.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let client: S3Client | null = null;
   return {
@@ -111,8 +110,7 @@ function lazyS3Client(spec: RemoteSpec, deadlines: NetDeadlines) {
         region,
         ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
         maxAttempts: 2,
-        // The SDK's own timeouts under each attempt (a connection that never opens, headers that never come, a socket
-        // gone quiet mid-body); beforeDeadline bounds the attempts together.
+        // The SDK's own timeouts under each attempt; beforeDeadline bounds the attempts together.
         requestHandler: {
           connectionTimeout: deadlines.answerMs,
           requestTimeout: deadlines.answerMs,

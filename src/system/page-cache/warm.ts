@@ -40,22 +40,15 @@ export interface WarmResult {
   residency?: Residency;
 }
 
-// Files up to this size are brought in by POSIX_FADV_WILLNEED, one call per
-// READAHEAD_CHUNK_BYTES: the kernel caps one call's read-ahead at the read-ahead window, 128 KiB by default.
+// Files up to this size get POSIX_FADV_WILLNEED, a call per READAHEAD_CHUNK_BYTES (the read-ahead window).
 const WILLNEED_MAX_BYTES = 1024 * 1024;
 const READAHEAD_CHUNK_BYTES = 128 * 1024;
 
 /**
- * Brings `files` into the page cache, touching only what is not there yet: a
- * small file gets POSIX_FADV_WILLNEED (7.9 us a 1 KiB file here, against 80 us
- * through fs.promises); the rest, and any file the advice did not bring in, is
- * read to the end by `concurrency` parallel readers. The result holds the
- * residency it saw.
- *
- * Every file it leaves resident has its first byte read, so that the relatime
- * access-time update happens now: on ext4 it reads the inode's block from
- * storage, and a job on 1.28M resident files whose inode blocks were not
- * cached read 297% of its bytes from storage without this read, 0% with it.
+ * Brings `files` into the page cache, touching only what is not there: a small file gets POSIX_FADV_WILLNEED
+ * (7.9 us a 1 KiB file, against 80 us through fs.promises), the rest is read by `concurrency` readers.
+ * Every file left resident has its first byte read, so the relatime atime update (on ext4, an inode block read
+ * from storage) happens now: without it, a job on 1.28M resident files read 297% of its bytes from storage.
  */
 export async function warm(
   files: readonly FileRef[],
@@ -204,8 +197,7 @@ async function adviseThenRead(
   return measureResidency(files, calls, probe, options.cpu, seen, (index) => marks[index] === READ);
 }
 
-// The warm readers' buffers, kept from one warm to the next: allocated anew, 32 MiB outside V8's heap cost a full
-// collection, 8 to 15 ms of the profiler's CPU in the block after the warm.
+// The readers' buffers, kept between warms: 32 MiB allocated anew outside V8's heap cost a full collection.
 const READ_BUFFERS = {
   spare: [] as Buffer[],
   take(bytes: number): Buffer {

@@ -11,10 +11,7 @@ export interface FakeSamplerStarter {
   roots: number[];
 }
 
-/**
- * A deterministic stand-in for startSampler (no /proc, no timer): each sampler hands back `samples`, from samples()
- * and stop() alike.
- */
+/** A deterministic stand-in for startSampler (no /proc, no timer): each sampler hands back `samples`. */
 export function fakeSamplerStarter(samples: readonly ResourceSample[]): FakeSamplerStarter {
   const started: SamplerOptions[] = [];
   const roots: number[] = [];
