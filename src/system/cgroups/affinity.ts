@@ -21,12 +21,7 @@ export function allowedCpus(status = readFileSync('/proc/self/status', 'utf8')):
   return line ? parseCpuList(line[1]) : [];
 }
 
-/**
- * The command run on the first `count` of the allowed CPUs. An affinity mask
- * (taskset, no root needed) is inherited by every child, so DataLoader
- * workers and torchrun ranks share those CPUs as they would on a smaller machine.
- * `path` is the PATH of the caller's environment, where taskset must be.
- */
+/** The command on the first `count` allowed CPUs (taskset's mask, inherited by every worker); `path`: the PATH. */
 export function withCpus(
   count: number,
   argv: string[],
@@ -41,12 +36,7 @@ export function withCpus(
   return { argv: ['taskset', '--cpu-list', cpus.join(','), ...argv], cpus };
 }
 
-/**
- * Every thread of the process tree under `rootPid` with the CPUs it may run
- * on (Cpus_allowed_list of /proc/<pid>/task/<tid>/status): a job that resets
- * its own affinity, or a launcher that starts workers outside the mask, shows
- * here. Threads that exit while being read are skipped.
- */
+/** Every thread of the tree under `rootPid` with the CPUs it may run on (one that reset its affinity shows). */
 export function threadAffinities(rootPid: number, procRoot = '/proc'): { pid: number; tid: number; cpus: number[] }[] {
   const threads: { pid: number; tid: number; cpus: number[] }[] = [];
   for (const pid of processTree(rootPid, procRoot)) {

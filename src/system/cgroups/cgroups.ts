@@ -1,15 +1,12 @@
 // Job cgroups: throttle the job's storage reads (blkio/io), cap its page cache
-// (memory) and restrict its CPUs (cpuset), so what-if predictions can be checked
-// against real runs. Interfaces: Documentation/admin-guide/cgroup-v1/blkio-controller.rst
-// (blkio.throttle.read_bps_device and write_bps_device "MAJ:MIN BYTES"), cgroup-v1/memory.rst
-// (memory.limit_in_bytes), and cgroup-v2.rst (io.max "MAJ:MIN rbps=N",
-// memory.max, cpuset.cpus; the no-internal-process rule; delegation).
-import { accessSync, constants, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+// (memory) and restrict its CPUs (cpuset), so what-if predictions can be
+// checked against real runs, on cgroup v1 or v2.
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, UserError } from '../../errors.js';
 import { CGROUP_TEXT } from './cgroup-text.js';
-import { readTextOrNull } from '../kernel/read-text.js';
+import { canWrite, readTextOrNull } from '../kernel/read-text.js';
 import { errorCode } from '../kernel/errno.js';
 import { parseMountinfo } from '../kernel/mountinfo.js';
 
@@ -50,15 +47,6 @@ export function parseProcCgroup(text: string): Map<string, string> {
   return paths;
 }
 
-function canWrite(path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function words(path: string): string[] {
   return (readTextOrNull(path) ?? '').trim().split(/\s+/).filter(Boolean);
 }
@@ -73,8 +61,7 @@ function v2Obstacle(dir: string, controllers: CgroupController[]): string | null
   const enabled = words(join(dir, 'cgroup.subtree_control'));
   if (controllers.every((c) => enabled.includes(c))) return null;
   if (!canWrite(join(dir, 'cgroup.subtree_control'))) return `cannot enable ${controllers.join(', ')} in ${dir}`;
-  // The no-internal-process rule: only the root group (no cgroup.type file) may
-  // have both member processes and controllers enabled for its children.
+  // The no-internal-process rule: only the root group may have members and controllers enabled for children.
   const isRoot = !existsSync(join(dir, 'cgroup.type'));
   if (!isRoot && words(join(dir, 'cgroup.procs')).length > 0) {
     return `${dir} has member processes, so its children cannot get ${controllers.join(', ')}`;
@@ -168,11 +155,7 @@ export interface JobCgroup {
   dirs: string[];
   /** cgroup.procs files the job must join (see wrapCommand). */
   procsFiles: string[];
-  /**
-   * Waits until the group is empty (it moves nobody out), then removes it.
-   * Resolves when gone (or already gone); rejects with a UserError when
-   * processes are still in it after `timeoutMs`.
-   */
+  /** Waits until the group is empty, then removes it; a UserError when processes are still in it after `timeoutMs`. */
   remove(options?: { timeoutMs?: number }): Promise<void>;
 }
 
@@ -192,10 +175,7 @@ export interface JobCgroupOptions {
   cpus?: number[];
   /** Detected setup (default: detectCgroups() with v2Parent). */
   cgroups?: CgroupInfo;
-  /**
-   * A delegated v2 group to create the group under when it is detected here (DSA_CGROUP_PARENT of the caller's
-   * environment).
-   */
+  /** A delegated v2 group to create the group under (DSA_CGROUP_PARENT of the caller's environment). */
   v2Parent?: string;
 }
 
@@ -361,9 +341,8 @@ async function removeGroups(dirs: string[], timeoutMs: number): Promise<void> {
   }
 }
 
-// Joins each cgroup.procs file given before '--' (the shell's own pid, which
-// exec keeps for the job), then execs the job: the job is in its groups from
-// its first instruction. User arguments reach the script only as "$@".
+// Joins each cgroup.procs given before '--' with the shell's pid, which exec keeps: the job is in its groups from its
+// first instruction. User arguments reach the script only as "$@".
 const JOIN_SCRIPT =
   `for f do [ "$f" = -- ] && break; echo $$ > "$f" || { echo "${CGROUP_TEXT.joinFailed} $f" ` +
   `>&2; exit 126; }; shift; done; shift; exec "$@"`;

@@ -9,14 +9,7 @@ const DAMON_ADMIN = '/sys/kernel/mm/damon/admin';
 /** The DAMON_RECLAIM module's switch (Documentation/admin-guide/mm/damon/reclaim.rst). */
 const DAMON_RECLAIM_ENABLED = '/sys/module/damon_reclaim/parameters/enabled';
 
-/**
- * The running DAMON schemes that page out or reclaim memory on their own.
- * A `pageout` scheme evicts pages that were idle for a while, the page cache
- * included: a cached mode whose epochs are slower than that age loses the
- * dataset's pages during the run (seen here: a 192 s epoch of a GAN on CPU,
- * with pages idle 60 s paged out). Returns descriptions, empty when none runs
- * or DAMON is absent.
- */
+/** The running DAMON schemes that page out memory, the page cache included (seen: pages idle 60 s paged out). */
 export function reclaimingDamonSchemes(admin = DAMON_ADMIN, reclaimModule = DAMON_RECLAIM_ENABLED): string[] {
   // DAMON_RECLAIM (mm/damon/reclaim.c) runs its own physical-memory pageout, not listed under admin/.
   const module = read(reclaimModule) === 'Y' ? ['DAMON_RECLAIM: pageout on paddr memory'] : [];
@@ -36,8 +29,7 @@ function reclaimingKdamonds(admin: string): { id: string; schemes: number }[] {
     let schemes = 0;
     for (const c of numbered(join(dir, 'contexts'))) {
       const context = join(dir, 'contexts', c);
-      // Only physical-address pageout reaches the page cache of any file; vaddr
-      // schemes touch chosen processes, lru_deprio only reorders the LRU.
+      // Only physical-address pageout reaches any file's page cache (vaddr: chosen processes).
       if (read(join(context, 'operations')) !== 'paddr') continue;
       for (const s of numbered(join(context, 'schemes')))
         if (read(join(context, 'schemes', s, 'action')) === 'pageout') schemes++;
@@ -77,15 +69,7 @@ interface Switch {
   on: string;
 }
 
-/**
- * Pauses the reclaimers that reclaimingDamonSchemes finds (each running
- * kdamond with a paddr pageout scheme is turned off; DAMON_RECLAIM is
- * disabled), so a warmed dataset stays in the page cache while it is
- * measured. A detached guardian shell turns them back on if this process
- * dies without restoring them (SIGKILL, a crash): the machine is never left
- * without the reclaim its owner set up. It checks every second and exits
- * once it has restored them, or at once when restore() runs.
- */
+/** Pauses those reclaimers while a warm dataset is measured; a detached guardian restores them if this process dies. */
 export function pauseReclaimers(
   admin = DAMON_ADMIN,
   reclaimModule = DAMON_RECLAIM_ENABLED,
@@ -95,16 +79,7 @@ export function pauseReclaimers(
   if (read(reclaimModule) === 'Y') switches.push({ name: 'DAMON_RECLAIM', file: reclaimModule, off: 'N', on: 'Y' });
   for (const k of reclaimingKdamonds(admin))
     switches.push({ name: `kdamond ${k.id}`, file: join(admin, 'kdamonds', k.id, 'state'), off: 'off', on: 'on' });
-  const paused: Switch[] = [];
-  const failures: string[] = [];
-  for (const s of switches) {
-    try {
-      writeFileSync(s.file, s.off);
-      paused.push(s);
-    } catch (error) {
-      failures.push(`${s.name}: ${errorCode(error)}`);
-    }
-  }
+  const { done: paused, failures } = flip(switches, (s) => s.off);
   // Written before the guardian starts: should both die (a reboot mid-run, a killed session), clean reads it back.
   const recorded = paused.length > 0 && stateFile !== null && recordPause(stateFile, paused);
   const guardian = paused.length > 0 ? startGuardian(paused, recorded ? stateFile : null) : null;
@@ -115,11 +90,7 @@ export function pauseReclaimers(
     restore() {
       if (restored) return;
       restored = true;
-      for (const s of paused) {
-        try {
-          writeFileSync(s.file, s.on);
-        } catch {}
-      }
+      flip(paused, (s) => s.on);
       guardian?.kill('SIGKILL');
       if (recorded) rmSync(stateFile!, { force: true });
     },
@@ -149,9 +120,7 @@ function recordPause(stateFile: string, paused: readonly Switch[]): boolean {
   }
 }
 
-/**
- * The pause a run recorded and never restored; null when none is recorded, 'unreadable' for a file that does not parse.
- */
+/** The pause a run recorded and never restored; null when none is, 'unreadable' when its file does not parse. */
 export function readRecordedPause(stateFile: string): RecordedPause | null | 'unreadable' {
   const text = readTextOrNull(stateFile);
   if (text === null) return null;
@@ -170,27 +139,29 @@ export function readRecordedPause(stateFile: string): RecordedPause | null | 'un
   }
 }
 
-/**
- * Turns a recorded pause's reclaimers back on (only the files and values it
- * recorded, each a DAMON switch) and removes the record once all are back.
- * Returns what was turned on and what could not be, with its errno code.
- */
+/** Turns a recorded pause's reclaimers back on and removes the record once all are back. */
 export function restoreRecordedPause(
   stateFile: string,
   record: RecordedPause,
 ): { restored: string[]; failures: string[] } {
-  const restored: string[] = [];
+  const { done, failures } = flip(record.switches, (s) => s.on);
+  if (failures.length === 0) rmSync(stateFile, { force: true });
+  return { restored: done.map((s) => s.name), failures };
+}
+
+/** Writes each switch's `value`; the switches written, and the others as 'name: CODE'. */
+function flip<S extends { name: string; file: string }>(switches: readonly S[], value: (s: S) => string) {
+  const done: S[] = [];
   const failures: string[] = [];
-  for (const s of record.switches) {
+  for (const s of switches) {
     try {
-      writeFileSync(s.file, s.on);
-      restored.push(s.name);
+      writeFileSync(s.file, value(s));
+      done.push(s);
     } catch (error) {
       failures.push(`${s.name}: ${errorCode(error)}`);
     }
   }
-  if (failures.length === 0) rmSync(stateFile, { force: true });
-  return { restored, failures };
+  return { done, failures };
 }
 
 /** A shell that restores `paused` once this process is gone, and removes the pause's record. */

@@ -1,7 +1,6 @@
 /**
- * A deterministic CgroupFs for tests of clean: groups, their processes and
- * the commands of live pids in memory. A kill empties the process out of its
- * group at once, as the kernel does once the process has exited.
+ * A deterministic CgroupFs for tests of clean: groups, their processes and live commands in memory; a kill empties
+ * the process out of its group at once.
  */
 import { dirname, basename } from 'node:path';
 import type { CgroupFs } from './leftovers.js';

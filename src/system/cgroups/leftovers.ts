@@ -1,10 +1,5 @@
-/**
- * The job cgroups a run left behind: createJobCgroup's ds-analyzer-<name>
- * groups (name: the CLI's pid, validate-<pid>, validate-<pid>-bw-<n>,
- * doctor-<pid>) that a SIGKILLed CLI never removed. Found, emptied and
- * removed by `ds-analyzer clean` through the small CgroupFs interface, with a
- * deterministic fake beside it (fake-cgroup-fs.ts).
- */
+// The job cgroups a SIGKILLed CLI left behind (createJobCgroup's ds-analyzer-<name>), found, emptied and removed by
+// `ds-analyzer clean` through CgroupFs, with a deterministic fake beside it (fake-cgroup-fs.ts).
 import { readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCode } from '../kernel/errno.js';
@@ -31,10 +26,7 @@ export interface LeftoverCgroup {
   dir: string;
   /** The CLI that made it (the pid in its name); null where the name holds none. */
   ownerPid: number | null;
-  /**
-   * True when that pid still runs: the group may be in use (a CLI, or a test that runs one in-process), and is left
-   * alone.
-   */
+  /** True when that pid still runs: the group may be in use, and is left alone. */
   inUse: boolean;
   /** The command of the live owner; null when it is gone. */
   ownerCommand: string | null;
@@ -92,21 +84,13 @@ export function cgroupRoots(info: CgroupInfo): string[] {
   return [...new Set(Object.values(info.controllers).flatMap((c) => (c.parentDir ? [c.parentDir] : [])))];
 }
 
-/**
- * The pid in a job group's name: ds-analyzer-1234, ds-analyzer-validate-1234[-bw-2 | -write-2],
- * ds-analyzer-doctor-1234.
- */
+/** The pid in a job group's name: ds-analyzer-1234, ds-analyzer-validate-1234-bw-2, ds-analyzer-doctor-1234. */
 export function ownerPidOf(name: string): number | null {
   const match = /^ds-analyzer-(?:[a-z]+-)?(\d+)(?:-[a-z]+-\d+)?$/.exec(name);
   return match ? Number(match[1]) : null;
 }
 
-/**
- * The ds-analyzer-* groups under `roots`. A group whose owner's pid still
- * runs is taken to be in use, whatever that process is (a CLI, a test that
- * runs one in-process): clean leaves it alone rather than guess. A reused pid
- * keeps a left group until that process ends, and clean names it.
- */
+/** The ds-analyzer-* groups under `roots`; one whose owner's pid runs is in use, whatever runs it (clean names it). */
 export function findLeftoverCgroups(roots: readonly string[], fs: CgroupFs = realCgroupFs): LeftoverCgroup[] {
   const found: LeftoverCgroup[] = [];
   for (const root of roots) {
@@ -123,12 +107,7 @@ export function findLeftoverCgroups(roots: readonly string[], fs: CgroupFs = rea
   return found;
 }
 
-/**
- * Kills the processes inside a left group (they are the job of a killed run:
- * the group holds nothing else), waits up to `timeoutMs` for it to empty, and
- * removes it. Returns the pids killed and the errno code of a removal that
- * failed, or null.
- */
+/** Kills the processes in a left group (a killed run's job), waits up to `timeoutMs` for it to empty, removes it. */
 export async function emptyAndRemove(
   dir: string,
   fs: CgroupFs = realCgroupFs,

@@ -1,13 +1,6 @@
-// The memory the page cache can give the job's dataset: the machine's
-// available memory, or less where the memory cgroup the profiler runs in (and
-// the job inherits) is limited. In a container, a Slurm job or a Kubernetes
-// pod, "fits in memory" must be judged against that limit, not the machine.
-//
-// Interfaces: cgroup v1 memory.limit_in_bytes, memory.usage_in_bytes and
-// memory.stat total_{in,}active_file (Documentation/admin-guide/cgroup-v1/
-// memory.rst); cgroup v2 memory.max, memory.high, memory.current and
-// memory.stat file (Documentation/admin-guide/cgroup-v2.rst). Limits of every
-// ancestor apply too (v1 with use_hierarchy, always on v2): the tightest wins.
+// The memory the page cache can give the job's dataset: the machine's available
+// memory, or less under the tightest limit of the memory cgroups the job
+// inherits (a container, a Slurm job).
 import { parseKernelNumber, readTextOrNull } from '../kernel/read-text.js';
 import { parseMountinfo, type Mount } from '../kernel/mountinfo.js';
 import { parseProcCgroup } from './cgroups.js';
@@ -42,18 +35,12 @@ export interface JobMemoryBudget {
   cgroup: CgroupMemoryLimit | null;
 }
 
-// The share of a cgroup's headroom the dataset may take: as for MemAvailable
-// (dataset.ts), the rest is left to the job itself, which competes with the
-// cache for the same limit.
+// The share of a cgroup's headroom the dataset may take: the rest is the job's own, under the same limit.
 const CGROUP_HEADROOM = 0.9;
 // v1 reports "no limit" as PAGE_COUNTER_MAX rounded down to a page (9223372036854771712); anything this large is none.
 const UNLIMITED_BYTES = 2 ** 62;
 
-/**
- * min(meminfoBudgetBytes, 90% of the tightest cgroup headroom) over the memory
- * cgroup of this process and its ancestors, v1 and v2. `meminfoBudgetBytes`
- * is 90% of MemAvailable (dataset.ts memoryBudget).
- */
+/** min(meminfoBudgetBytes (dataset.ts memoryBudget), 90% of the tightest headroom of this process's memory cgroups). */
 export function jobMemoryBudget(
   meminfoBudgetBytes: number | null,
   readFile: ReadKernelFile = readTextOrNull,
@@ -105,10 +92,7 @@ export function cgroupMemoryLimits(readFile: ReadKernelFile = readTextOrNull): C
   return limits;
 }
 
-/**
- * The group's directory and its ancestors' up to the mount point. A mount of a
- * sub-tree (a container's view) shows the groups below its root only.
- */
+/** The group's directory and its ancestors' up to the mount point (a sub-tree's mount shows those below its root). */
 function groupDirs(mount: Mount, groupPath: string): string[] {
   let relative = groupPath;
   if (mount.root !== '/' && (relative === mount.root || relative.startsWith(`${mount.root}/`)))
@@ -176,11 +160,7 @@ function v2Limit(readFile: ReadKernelFile, dir: string): CgroupMemoryLimit | nul
   );
 }
 
-/**
- * File pages on the active list where the dataset's pages will compete: the
- * tightest limiting memory cgroup's (its reclaim runs on its own lists), else
- * the machine's (/proc/meminfo Active(file)); null when neither can be read.
- */
+/** Active file pages where the dataset's will compete: the tightest limiting cgroup's, else the machine's. */
 export function activeFileBytes(readFile: ReadKernelFile = readTextOrNull): { bytes: number; source: string } | null {
   const tightest = tightestLimit(readFile);
   if (tightest) {

@@ -1,23 +1,7 @@
-// A write throttle for validate's --write-bw points: the job's writes to
-// storage held to a rate (blkio.throttle.write_bps_device on cgroup v1,
-// io.max wbps on v2), set up for one run and removed after it.
-//
-// Which disks: all of them. The profile does not record where the job saves
-// its checkpoints (paths are kept out of it), and a checkpoint often goes to
-// another disk than the data or the working folder (a /checkpoints volume);
-// holding every whole disk at the rate holds the saves wherever they land.
-// What else the job writes (its logs, the hook's events) is small beside a
-// checkpoint, and reads are not held at all.
-//
-// What the throttle holds (measured here, cgroup v1, ext4, 32 MiB a save
-// every 250 ms at 40 MB/s): a save synced with fsync blocks for bytes / rate
-// (855 ms); a buffered save over the previous file is held too (about 580 ms
-// a save), because ext4 starts writing a truncated file back when it is
-// closed, from the job's own process (auto_da_alloc), and the next truncate
-// waits for that; a buffered save to a new file is not held (25-135 ms),
-// because on v1 the kernel's flusher threads write it back outside the job's
-// group. On v2, writeback is charged to the group that dirtied the pages, so
-// all of them are held (Documentation/admin-guide/cgroup-v2.rst, "Writeback").
+// A write throttle for validate's --write-bw points: the job's writes held to a
+// rate on every whole disk (where checkpoints land is not known), for one run.
+// On cgroup v1 a buffered save to a new file is not held (the flusher threads
+// write it outside the job's group); on v2 every write is.
 import { createJobCgroup, detectCgroups, wrapCommand, type CgroupInfo } from './cgroups.js';
 import { wholeDisks, type WholeDisk } from '../kernel/block-device.js';
 
@@ -55,10 +39,7 @@ export function writeThrottleObstacle(env: NodeJS.ProcessEnv, sources: WriteThro
   return null;
 }
 
-/**
- * Holds every whole disk's writes to `bytesPerSec` for the jobs run through `wrap`; a UserError (Environment) when not
- * permitted.
- */
+/** Holds every whole disk's writes to `bytesPerSec` for the jobs run through `wrap`; a UserError when not permitted. */
 export function startWriteThrottle(
   bytesPerSec: number,
   name: string,

@@ -6,7 +6,7 @@ import { inputError } from '../../errors.js';
 import { loadFileSyscalls } from '../kernel/file-syscalls.js';
 import { errorCode } from '../kernel/errno.js';
 import { wholeDiskDevice } from '../kernel/block-device.js';
-import { jobMemoryBudget, type ReadKernelFile } from '../cgroups/memory-budget.js';
+import { jobMemoryBudget } from '../cgroups/memory-budget.js';
 import { fileView } from './file-table.js';
 import { nearestRank } from '../../quantile.js';
 import type { DataSourceRecord, Profile } from '../../schema/profile.js';
@@ -14,18 +14,15 @@ import { rootFileSystems, type RootFileSystem } from './file-systems.js';
 import { DatasetWalk, SLOW_SYNC_STAT_US } from './walk.js';
 
 // Messages shown to users, in one table (size-limit's MESSAGES pattern).
+const FIX = 'pass the folder that holds the training files';
 const MESSAGES = {
-  missing: (flag: string, root: string) =>
-    `${flag} ${root}: no such directory; pass the folder that holds the training files`,
+  missing: (flag: string, root: string) => `${flag} ${root}: no such directory; ${FIX}`,
   denied: (flag: string, root: string) =>
     `${flag} ${root}: permission denied; pass a folder you can read, or run as a user who can read it`,
-  notFileOrDir: (flag: string, root: string) =>
-    `${flag} ${root}: not a regular file or directory; pass the folder that holds the training files`,
-  unreadable: (flag: string, root: string, code: string) =>
-    `${flag} ${root}: cannot read it (${code}); pass the folder that holds the training files`,
-  empty: (flag: string, root: string) =>
-    `${flag} ${root}: no non-empty regular files found; pass the folder that holds the training files`,
-  noRoots: (flag: string) => `${flag} is empty; pass the folder that holds the training files`,
+  notFileOrDir: (flag: string, root: string) => `${flag} ${root}: not a regular file or directory; ${FIX}`,
+  unreadable: (flag: string, root: string, code: string) => `${flag} ${root}: cannot read it (${code}); ${FIX}`,
+  empty: (flag: string, root: string) => `${flag} ${root}: no non-empty regular files found; ${FIX}`,
+  noRoots: (flag: string) => `${flag} is empty; ${FIX}`,
 } as const;
 
 /** One file of the dataset. */
@@ -52,11 +49,7 @@ export interface FileBytesQuantiles {
 export interface Dataset {
   /** The roots as given. */
   roots: string[];
-  /**
-   * Regular files (empty ones included), directory by directory in path order,
-   * names sorted within a directory. A read-only view of a compact table (see
-   * file-table.ts): elements are built on access.
-   */
+  /** Regular files (empty ones included) in path order: a read-only view of a file table, built on access. */
   files: DatasetFile[];
   /** Total bytes of all files. */
   bytes: number;
@@ -70,10 +63,7 @@ export interface Dataset {
   fitsInMemory: boolean;
   /** The memory the rule compared against, bytes; null when /proc/meminfo could not be read. */
   memoryBudgetBytes: number | null;
-  /**
-   * Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (memory-budget.ts); absent
-   * from fakes.
-   */
+  /** Where memoryBudgetBytes came from: MemAvailable, or the limiting memory cgroup; absent from fakes. */
   memoryBudgetSource?: string;
   /** Entries below the roots that could not be read (permission, vanished mid-walk) and were left out. */
   skippedEntries: number;
@@ -81,10 +71,7 @@ export interface Dataset {
   firstSkipped?: string;
   /** The file system of each root, and what it allows (see file-systems.ts); absent from fakes. */
   fileSystems?: RootFileSystem[];
-  /**
-   * Remote data: where it is fetched from, as the profile records it (schema/profile.ts dataset.remote); absent for
-   * local files.
-   */
+  /** Remote data: where it is fetched from, as the profile records it; absent for local files. */
   remote?: RemoteDataset;
   /** Data on a FUSE mount whose daemon is metered (schema/profile.ts dataset.mount); absent otherwise. */
   mount?: Profile['dataset']['mount'];
@@ -121,21 +108,11 @@ export interface ListDatasetOptions {
   readMountinfo?: () => Promise<string>;
   /** The roots' file systems as the caller already read them (the source was chosen by them); absent: read here. */
   fileSystems?: readonly RootFileSystem[];
-  /** Reads the memory cgroup's files (replaceable in tests; see memory-budget.ts). */
-  readCgroupFile?: ReadKernelFile;
   /** Use fs.statSync instead of statx through koffi (tests of the fallback). */
   nodeStat?: boolean;
 }
 
-/**
- * Walks the roots (directories or single files) and lists every regular file
- * with its size. Symlinks are followed, to files and to directories, but a
- * directory already visited (same device and inode) is not entered again, so
- * symlink loops end. A missing, unreadable or empty root is a UserError.
- *
- * Files go straight into a compact table (walk.ts has how the walk reads
- * metadata fast on a warm file system and overlaps it on a cold one).
- */
+/** Lists every regular file under the roots (walk.ts); a missing, unreadable or empty root is a UserError. */
 export async function listDataset(roots: string[], options: ListDatasetOptions = {}): Promise<Dataset> {
   const flag = options.flag ?? '--data';
   if (roots.length === 0) throw inputError(MESSAGES.noRoots(flag));
@@ -150,7 +127,6 @@ export async function listDataset(roots: string[], options: ListDatasetOptions =
   const bytes = table.totalBytes();
   const budget = jobMemoryBudget(
     await memoryBudget(options.readMeminfo ?? (() => fs.promises.readFile('/proc/meminfo', 'utf8'))),
-    options.readCgroupFile,
   );
   const memoryBudgetBytes = budget.bytes;
   const fileSystems = options.fileSystems
@@ -190,10 +166,7 @@ async function addRoot(walk: DatasetWalk, root: string, flag: string): Promise<v
   if (walk.builder.nonEmptyFiles === before) throw inputError(MESSAGES.empty(flag, root));
 }
 
-/**
- * Nearest-rank quantiles: q(p) = sorted[ceil(p * n) - 1], so every value is a
- * real file size (1..10 gives p10 1, p50 5, p90 9, max 10).
- */
+/** Nearest-rank quantiles (q(p) = sorted[ceil(p * n) - 1]): every value is a real file size. */
 export function fileBytesQuantiles(sizes: ArrayLike<number>): FileBytesQuantiles {
   if (sizes.length === 0) return { p10: 0, p50: 0, p90: 0, max: 0 };
   const sorted = Float64Array.from(sizes).sort();
@@ -205,21 +178,10 @@ export function fileBytesQuantiles(sizes: ArrayLike<number>): FileBytesQuantiles
   };
 }
 
-// The fraction of MemAvailable the dataset may take; the rest is left to the job
-// itself (model, DataLoader workers, pinned buffers), which competes with the
-// cache for the same memory.
+// The share of MemAvailable the dataset may take; the rest is the job's own (model, workers, pinned buffers).
 const MEMORY_HEADROOM = 0.9;
 
-/**
- * The page cache a dataset can count on: 90% of MemAvailable from /proc/meminfo.
- *
- * MemAvailable already includes the reclaimable part of the current page cache
- * (kernel Documentation/filesystems/proc.rst: "calculated from MemFree,
- * SReclaimable, the size of the file LRU lists, and the low watermarks"), so
- * Cached is not added on top: that would count the same pages twice. Returns
- * null when /proc/meminfo cannot be read. The memory cgroup's limit is applied
- * on top of it by jobMemoryBudget (memory-budget.ts).
- */
+/** 90% of MemAvailable (which counts the reclaimable page cache already); null when /proc/meminfo is unreadable. */
 export async function memoryBudget(readMeminfo: () => Promise<string>): Promise<number | null> {
   let text: string;
   try {

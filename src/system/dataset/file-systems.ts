@@ -1,15 +1,7 @@
 // The file system under each --data root, and what it lets the cache modes
-// prove. The cached and cold modes rest on two mechanisms: page-cache control
-// (posix_fadvise, mincore) and the job's storage reads from /proc/<pid>/io,
-// which the kernel counts where a block I/O is submitted on the task's behalf
-// (Documentation/filesystems/proc.rst, "read_bytes: ... caused this process
-// to fetch from the storage layer"): submit_bio counts it for block devices,
-// and the NFS client and the netfs library (cifs, 9p, ceph, afs) count the
-// pages they fill. A memory file system has no storage under its page cache.
-// A network file system's server keeps its own cache, which no client can
-// evict or see: a "cold" read may be a server-memory hit. A FUSE file system
-// (s3fs, gcsfuse, sshfs, virtiofs) is read by its daemon, whose reads and
-// caches are the daemon's, not the job's.
+// prove: a memory file system has no storage under its page cache, a network
+// one's server keeps a cache no client can see, a FUSE one is read by its
+// daemon, not the job.
 import fs from 'node:fs';
 import path from 'node:path';
 import { mountOf, parseMountinfo, type Mount } from '../kernel/mountinfo.js';
@@ -106,10 +98,7 @@ export async function rootFileSystems(
   return rootFileSystemsNow(roots, () => text);
 }
 
-/**
- * rootFileSystems at once, without waiting: what a command reads to choose
- * the data source before anything is listed (profile/data-sources/open-data-source.ts).
- */
+/** rootFileSystems at once: what a command reads to choose the data source before anything is listed. */
 export function rootFileSystemsNow(
   roots: readonly string[],
   readMountinfo: () => string = () => fs.readFileSync('/proc/self/mountinfo', 'utf8'),
@@ -179,12 +168,7 @@ export function fileSystemWarnings(fileSystems: readonly RootFileSystem[] | unde
   return warnings;
 }
 
-/**
- * Why a mode's cache state cannot be proven on these file systems, or null:
- * cold on a memory file system (nothing to evict) or a network one (the
- * server's cache stays warm); cached and cold on a FUSE one (its reads are
- * the daemon's, not the job's).
- */
+/** Why a mode's cache state cannot be proven on these file systems, or null. */
 export function fileSystemLimit(mode: string, fileSystems: readonly RootFileSystem[] | undefined): string | null {
   for (const fsys of fileSystems ?? []) {
     if (mode === 'cold' && fsys.kind === 'memory') return MESSAGES.coldOnMemory(fsys);

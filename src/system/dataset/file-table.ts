@@ -1,16 +1,7 @@
-// A dataset's file list, stored compactly: one prefix string per directory,
-// every name in one NUL-separated byte buffer, sizes in a Float64Array.
-//
-// An object per file ({ path, bytes }: a 60-byte path string, the object and
-// its slot) is about 150 bytes in V8; at ImageNet's 1.28M files that is
-// ~190 MB before any copy, and the walk, the sort and the consumers made
-// copies (the CLI peaked at 865 MB). Here a file costs its name's bytes plus
-// 4 + 8 + 1 bytes: ~30 MB at 1.28M files.
-//
-// Code written for `readonly FileRef[]` keeps working through fileView(): an
-// array-like view that builds { path, bytes } objects on access (not cached:
-// view[0] !== view[0]). The page-cache code finds the table behind a view with
-// tableOf() and walks it directory by directory instead.
+// A dataset's file list, stored compactly: a prefix per directory, the names in
+// one NUL-separated buffer, sizes in a Float64Array: a file costs its name plus
+// 13 bytes, against ~150 for an object. fileView() builds { path, bytes } on
+// access; tableOf() finds the table behind a view.
 
 /** One file of a table, as the view hands it out. */
 export interface TableFile {
@@ -83,13 +74,7 @@ export class FileTable {
     return -1;
   }
 
-  /**
-   * The index of the file whose name is the UTF-8 bytes `name` (no NUL) in
-   * directory `dir`, or -1, comparing bytes: a keeper looks up each event's
-   * name without making a string. Names are sorted as strings (UTF-16 code
-   * units), which is byte order for ASCII; a name with other bytes is
-   * compared as a string.
-   */
+  /** The index of the file named by the UTF-8 bytes `name` in `dir`, or -1 (compared as bytes where ASCII). */
   indexOfName(dir: number, name: Uint8Array): number {
     for (let k = 0; k < name.length; k++)
       if (name[k] >= 0x80)
@@ -114,11 +99,7 @@ export class FileTable {
   }
 }
 
-/**
- * bytes[start, end) against `other`: negative, 0 or positive as it sorts
- * before, equal to or after it. A loop, not Buffer.compare: names are a few
- * bytes, and Buffer.compare's range checks cost ~250 ns a call.
- */
+/** bytes[start, end) against `other`, as a sort order (a loop: Buffer.compare's checks cost ~250 ns a call). */
 function compareBytes(bytes: Uint8Array, start: number, end: number, other: Uint8Array): number {
   const length = Math.min(end - start, other.length);
   for (let k = 0; k < length; k++) {
@@ -153,18 +134,11 @@ export class FileTableBuilder {
     for (const file of files) this.push(file.name, file.bytes, file.foreign);
   }
 
-  /**
-   * The table: directories sorted by prefix (so paths come out in path order
-   * within a directory and directory by directory), a directory met twice
-   * (a file root inside a directory root) merged, a name met twice kept once.
-   */
+  /** The table: directories sorted by prefix, a directory met twice merged, a name met twice kept once. */
   build(): FileTable {
     const groups = this.groups;
     const sorted = groups.every((group, i) => i === 0 || groups[i - 1].prefix < group.prefix);
-    // The walk adds directories in prefix order (a depth-first walk with
-    // sub-directories in order): then the table is views of the builder's own
-    // arrays (at most a third unused, from growing by 1.5x), not a second copy
-    // of every entry while the first is still alive.
+    // Added in prefix order (the walk's): the table is views of the builder's arrays, not a second copy.
     const from = sorted ? this : this.reordered();
     const n = from.count;
     const dirStart = new Uint32Array(from.groups.length + 1);
@@ -266,11 +240,7 @@ export function tableOf(files: object): FileTable | undefined {
   return tables.get(files);
 }
 
-/**
- * An array-like, read-only view of the table: length, indexing, iteration and
- * every non-mutating Array method work (map, filter, slice, some...), each
- * element built on access. Array.isArray is true; writes throw.
- */
+/** An array-like, read-only view of the table, each element built on access (Array.isArray is true; writes throw). */
 export function fileView(table: FileTable): readonly TableFile[] {
   const at = (index: number): TableFile => ({ path: table.path(index), bytes: table.sizes[index] });
   const indexOf = (key: string | symbol): number => {

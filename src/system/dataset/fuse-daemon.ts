@@ -1,10 +1,10 @@
-// The daemon behind a FUSE mount: the process that holds /dev/fuse open and
-// names the mount point on its command line (rclone mount REMOTE DIR, s3fs
-// BUCKET DIR, mount-s3 BUCKET DIR, gcsfuse BUCKET DIR). The kernel does not
-// say which connection serves which mount, so the command line decides; a
-// mount whose daemon cannot be told apart is left unmetered, with why.
-import { readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+// The daemon behind a FUSE mount: the process holding /dev/fuse open that names
+// the mount point on its command line (rclone mount, s3fs, mount-s3, gcsfuse);
+// one that cannot be told apart leaves the mount unmetered, with why.
+import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { listPids } from '../kernel/proc.js';
+import { readTextOrNull } from '../kernel/read-text.js';
 
 /** A process serving FUSE requests. */
 export interface FuseDaemon {
@@ -16,19 +16,10 @@ export interface FuseDaemon {
 /** Processes holding /dev/fuse open, with their command lines. */
 export function fuseDaemons(procRoot = '/proc'): FuseDaemon[] {
   const daemons: FuseDaemon[] = [];
-  for (const entry of readdirSync(procRoot)) {
-    if (!/^\d+$/.test(entry)) continue;
-    if (!holdsDevFuse(join(procRoot, entry, 'fd'))) continue;
-    try {
-      daemons.push({
-        pid: Number(entry),
-        argv: readFileSync(join(procRoot, entry, 'cmdline'), 'utf8')
-          .split('\0')
-          .filter(Boolean),
-      });
-    } catch {
-      // gone meanwhile
-    }
+  for (const pid of listPids(procRoot)) {
+    const dir = join(procRoot, String(pid));
+    const cmdline = holdsDevFuse(join(dir, 'fd')) ? readTextOrNull(join(dir, 'cmdline')) : null;
+    if (cmdline !== null) daemons.push({ pid, argv: cmdline.split('\0').filter(Boolean) });
   }
   return daemons;
 }

@@ -1,29 +1,18 @@
 // A seeded random subset of a dataset's files, for a cached mode on a dataset
-// that does not fit in the memory the job has (or would take too long to warm):
-// the prefix of a seeded permutation, so that every file is equally likely
-// to be in it whatever its size or folder (a greedy fill that skipped files
-// too large for the room left would favour small files, and prep cost grows
-// with size). The subset is a compact file table of its own (file-table.ts),
-// so warming, residency and the proof walk it as they walk the dataset.
+// that does not fit: a permutation's prefix, so every file is equally likely
+// whatever its size (a greedy fill favours small files).
 import fs from 'node:fs';
 import path from 'node:path';
 import { mulberry32, shuffledIndices } from '../../random.js';
 import { FileTableBuilder, fileView, tableOf } from './file-table.js';
 import { fileBytesQuantiles, type Dataset, type DatasetFile } from './dataset.js';
 
-/**
- * Fisher-Yates permutation of 0..n-1 from a seeded mulberry32 stream, in a
- * Uint32Array (4 bytes a file: 5 MB at 1.28M files).
- */
+/** Fisher-Yates permutation of 0..n-1 from a seeded mulberry32 stream (4 bytes a file). */
 export function seededOrder(n: number, seed: number): Uint32Array {
   return shuffledIndices(new Uint32Array(n), mulberry32(seed));
 }
 
-/**
- * How many files of `order`, from `start`, fit in `targetBytes` together with
- * `usedBytes` already taken: the prefix stops at the first file that would
- * overflow (never skipping it for a smaller one). Returns the end index.
- */
+/** The end of the prefix of `order` from `start` that fits in `targetBytes` beside `usedBytes` (never skipping). */
 export function prefixEnd(
   order: Uint32Array,
   sizes: ArrayLike<number>,
@@ -65,10 +54,7 @@ export function pickFiles(files: readonly DatasetFile[], indices: Uint32Array): 
   return fileView(builder.build()) as DatasetFile[];
 }
 
-/**
- * The dataset restricted to `files` (a subset of its files): sizes and quantiles of the subset; it fits by
- * construction.
- */
+/** The dataset restricted to `files`, a subset of its files: their sizes and quantiles; it fits by construction. */
 export function subsetDataset(dataset: Dataset, files: DatasetFile[]): Dataset {
   const sizes = sizesOf(files);
   let bytes = 0;
@@ -83,12 +69,7 @@ export function subsetDataset(dataset: Dataset, files: DatasetFile[]): Dataset {
   };
 }
 
-/**
- * Writes the subset's paths, absolute (resolved against `cwd`, the job's
- * working directory), one a line, UTF-8: the DSA_SUBSET_FILE of
- * docs/protocol.md. A path holding a newline cannot be written so; it is left
- * out and counted.
- */
+/** Writes DSA_SUBSET_FILE (docs/protocol.md): absolute paths, one a line; a path holding a newline is left out. */
 export function writeSubsetList(
   file: string,
   files: readonly DatasetFile[],

@@ -1,15 +1,7 @@
-// The walk behind listDataset (dataset.ts): every regular file under the
-// roots, with its size and whether mincore may hide its pages from us, into a
-// compact file table (file-table.ts).
-//
-// Directory by directory: readdir, then one stat per entry. Sync stats first
-// (statx on the directory's descriptor through koffi, 2.2 us a file here,
-// against 4.5 us for fs.statSync and 30-60 us of thread-pool hand-off for an
-// async stat); when most sync stats of a slice turn slow (metadata read from a
-// cold disk or a network file system) the rest goes to `concurrency` parallel
-// async stats, which overlap the I/O. Symlinks are followed, to files and to
-// directories, but a directory already visited (same device and inode) is not
-// entered again, so symlink loops end.
+// The walk behind listDataset: every regular file under the roots into a file
+// table. Sync stats first (statx: 2.2 us a file, against 30-60 us for an async
+// stat); when most of a slice turn slow (cold metadata), parallel async stats
+// overlap the I/O. A directory is entered once (symlink loops end).
 import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -27,10 +19,7 @@ export const SLOW_SYNC_STAT_US = 200;
 export interface WalkOptions {
   /** Parallel stat calls in flight once metadata proves slow to read. */
   concurrency: number;
-  /**
-   * Microseconds per sync stat above which (for most stats of a slice) the walk goes parallel; 0 or less: parallel from
-   * the start.
-   */
+  /** Microseconds per sync stat above which (for most of a slice) the walk goes parallel; <= 0: from the start. */
   slowStatMicros: number;
   /** statx through koffi, or null for Node's fs. */
   calls: FileSyscalls | null;
@@ -129,9 +118,7 @@ export class DatasetWalk {
       this.skip(dir, error);
       return [];
     }
-    // Hidden entries (.cache, .git, a generator's manifest) are not samples, as
-    // for torchvision's ImageFolder and most loaders; sockets, FIFOs and
-    // devices are not training data.
+    // Hidden entries (.cache, .git) are not samples, as for ImageFolder; nor are sockets, FIFOs and devices.
     const names: string[] = [];
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
@@ -141,9 +128,7 @@ export class DatasetWalk {
     return names;
   }
 
-  /**
-   * Sync stats, a slice at a time, until the names end or stats turn slow; returns the index of the first name left.
-   */
+  /** Sync stats, a slice at a time, until the names end or stats turn slow; returns the first name left. */
   private async statInSlices(
     dir: string,
     prefix: string,
@@ -168,8 +153,7 @@ export class DatasetWalk {
             if ((performance.now() - started) * 1000 > slowStatMicros) slow++;
           }
         }
-        // Most stats of the slice slow, not a few: a busy CPU preempts a few calls
-        // for long, a cold disk slows them all.
+        // Most of the slice slow, not a few: a busy CPU preempts a few calls, a cold disk slows them all.
         if (slow > done / 2) this.parallel = true;
         else if (next < names.length) await yieldToLoop();
       }

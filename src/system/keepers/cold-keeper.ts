@@ -1,21 +1,7 @@
-// Keeps a dataset cold for the whole measured window of the cold mode.
-//
-// Evicting once before the run is not enough: a job that reads the dataset
-// twice (a second epoch, or a dataset smaller than the window) would quietly
-// turn warm and under-report the fetch stall. Three keepers do the work, the
-// first that can run here:
-//
-// - fanotify (fanotify-keeper.ts), for root: evicts each file the job closes
-//   through the descriptor the event brings, about 4 us a file.
-// - inotify (inotify-keeper.ts): the same for any user, with its own opens,
-//   at 14 to 20 us a file. Both sweep only the files held open (large shards)
-//   every second or so; their cost follows the files the job touches, not
-//   the dataset's size.
-// - scan (scan-keeper.ts): rescans every file's residency each interval. It
-//   needs nothing but mincore, and costs a CPU on an ImageNet-sized dataset;
-//   it is the fallback where inotify cannot be used, and says why.
-//
-// docs/method.md ("Keeping the cold mode cold") has the measured costs.
+// Keeps a dataset cold for the whole cold mode (a second epoch would turn it
+// warm) with the first keeper that runs here: fanotify (root, ~4 us a closed
+// file), inotify (14 to 20 us), or scan (a CPU at ImageNet's size).
+// docs/method.md has the costs.
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';
 import { KEEPER_TEXT } from './keeper-text.js';
@@ -32,33 +18,17 @@ export type { ColdKeeper, ColdKeeperStats, KeeperMechanism } from './keeper-type
 export interface ColdKeeperOptions {
   /** scan: time from one scan's start to the next; fanotify, inotify: time between drains of the event queue. */
   intervalMs: number;
-  /**
-   * fanotify, inotify: time between sweeps of the files held open (default 1000 ms), made at the first drain that long
-   * after the last.
-   */
+  /** fanotify, inotify: time between sweeps of the files held open (default 1000 ms). */
   sweepIntervalMs?: number;
-  /** scan: largest share of the interval a scan may take before the interval is stretched. */
-  maxDutyCycle?: number;
-  /**
-   * 'auto' (default): fanotify, else inotify, else scanning; one named: that one, falling back to scanning (benchmarks,
-   * tests).
-   */
+  /** 'auto' (default): fanotify, else inotify, else scanning; one named: that one, else scanning (tests). */
   mechanism?: 'auto' | 'fanotify' | 'inotify' | 'scan';
-  /**
-   * Other files of the same directories must stay as they are (the overlap
-   * probe holds a share resident beside the files kept cold). fanotify's
-   * events carry no name, so it would evict those too: inotify runs instead.
-   */
+  /** Other files of the same directories must stay (fanotify's events carry no name: inotify runs instead). */
   onlyListed?: boolean;
   /** Charged with the keeper's CPU (the stats' cpuSec), as 'keeper'; absent: nothing is charged. */
   ledger?: CpuLedger;
 }
 
-/**
- * Starts keeping `files` cold. Timers are unref'd (they never keep the process
- * alive) and never throw: failures are counted in the stats. Throws a
- * UserError only where page-cache control is unavailable altogether.
- */
+/** Starts keeping `files` cold (failures are counted); a UserError only where page-cache control is unavailable. */
 export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOptions): ColdKeeper {
   const load = loadLibc();
   if (!load.ok) {
@@ -87,7 +57,6 @@ export function startColdKeeper(files: readonly FileRef[], options: ColdKeeperOp
   const fallbackReason = reasons.length > 0 ? reasons.join('; ') : undefined;
   return startScanKeeper(load.libc, files, {
     intervalMs: options.intervalMs,
-    maxDutyCycle: options.maxDutyCycle,
     ledger: options.ledger,
     ...(fallbackReason !== undefined ? { fallbackReason } : {}),
   });

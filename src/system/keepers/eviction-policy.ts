@@ -1,20 +1,12 @@
-// What an event-driven keeper (fanotify-keeper.ts, inotify-keeper.ts) evicts,
-// and when. Pure bookkeeping: the keepers read the events and make the calls;
-// this says which files to act on.
+// What an event-driven keeper evicts, and when; pure bookkeeping.
 //
-// - A file the job closes is done with: a cold keeper evicts it whole. A cache
-//   cap (capBytes > 0) enters it in an LRU by close time (cache-lru.ts) and
-//   evicts the least recently closed files while the LRU and the files being
-//   read hold more than the cap; a cold keeper is the cap of 0.
-// - A file being read and not closed (a large shard streamed through one
-//   descriptor) is swept page by page (page-sweep.ts), or, under a cap,
-//   measured and counted against it as the most recently used. It leaves the
-//   sweeps once IDLE_SWEEPS sweeps in a row find it idle; under a cap it then
-//   enters the LRU as if closed.
-// - After lost events (a queue overflow) nothing known about the files being
-//   read holds: they are forgotten, and every file but those the LRU holds is
-//   evicted once (overflow-sweep.ts).
-import { CacheLru } from './cache-lru.js';
+// - A closed file is done with: a cap enters it in an LRU by close time and
+//   evicts the least recently closed while the LRU and the files being read
+//   hold more than the cap; a cold keeper is the cap of 0.
+// - A file being read and not closed (a streamed shard) is swept page by page,
+//   or, under a cap, measured and counted as the most recently used, until
+//   IDLE_SWEEPS sweeps in a row find it idle (under a cap it then enters the
+//   LRU). After lost events, the files being read are forgotten.
 
 // Sweeps that find a file being read idle, in a row, before it leaves the sweeps.
 export const IDLE_SWEEPS = 3;
@@ -25,17 +17,11 @@ export interface FileBeingRead {
   idleSweeps: number;
 }
 
-/**
- * The eviction policy of one keeper; a file is whatever the keeper knows it by (an index in its table, a device and
- * inode).
- */
+/** The eviction policy of one keeper; a file is whatever the keeper knows it by (an index, a device and inode). */
 export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
   /** Files being read and not closed since. */
   private readonly reading = new Map<File, State>();
-  /**
-   * Pages of swept files seen resident at the previous sweep (page-sweep.ts); kept until the file is evicted or no
-   * longer read.
-   */
+  /** Pages of swept files seen resident at the previous sweep, until the file is evicted or no longer read. */
   private readonly previous = new Map<File, Uint8Array>();
   /** Files closed and still cached, least recently closed first. */
   private readonly lru = new CacheLru<File>();
@@ -66,20 +52,14 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     this.lru.remove(file);
   }
 
-  /**
-   * The job closed `file` (`bytes` of it cached): it is no longer read, and it
-   * enters the LRU; evictions() answers whether it goes.
-   */
+  /** The job closed `file` (`bytes` of it cached): it enters the LRU; evictions() answers whether it goes. */
   closed(file: File, bytes: number): void {
     this.reading.delete(file);
     this.openResident.delete(file);
     this.lru.closed(file, bytes);
   }
 
-  /**
-   * `file` is no longer read and its pages are gone (closed and evicted at once); returns its state when it was being
-   * read.
-   */
+  /** `file` was closed and evicted at once; returns its state when it was being read. */
   stopReading(file: File): State | undefined {
     const state = this.reading.get(file);
     this.reading.delete(file);
@@ -87,12 +67,7 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     return state;
   }
 
-  /**
-   * Takes out of the LRU the files to evict now, least recently closed first:
-   * while the LRU and the files being read hold more than the cap (every
-   * closed file for a cold keeper). A file read again since its close has left
-   * the LRU (startReading): evicting it would drop pages under the new reader.
-   */
+  /** Takes out of the LRU the files to evict now, least recently closed first, while over the cap. */
   evictions(): File[] {
     const out = this.lru.overBudget(this.capBytes - this.openBytes());
     for (const file of out) this.previous.delete(file);
@@ -104,10 +79,7 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     return this.lru.has(file);
   }
 
-  /**
-   * Events were lost: what was believed about the files being read is void. Returns their states (to release what they
-   * hold).
-   */
+  /** Events were lost: the files being read are forgotten; returns their states (to release what they hold). */
   forgetReading(): State[] {
     const states = [...this.reading.values()];
     this.reading.clear();
@@ -126,12 +98,7 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     else this.previous.delete(file);
   }
 
-  /**
-   * One sweep of the files being read: `sweep(file, state)` does the keeper's
-   * work on one and says whether it is still in use. A file idle IDLE_SWEEPS
-   * sweeps in a row leaves the sweeps and is handed to `left` (a close that
-   * merged into another, or a file open and idle: a later read brings it back).
-   */
+  /** One sweep of the files being read; `sweep` says if one is in use, `left` gets one idle IDLE_SWEEPS times. */
   sweepReading(
     sweep: (file: File, state: State) => boolean,
     left: (file: File, state: State) => void = () => {},
@@ -147,14 +114,7 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     }
   }
 
-  /**
-   * Cap: one measurement of the files being read, `residentBytes(file)` each
-   * (null: unknown, the last value stands). A file whose bytes did not move is
-   * idle; idle IDLE_SWEEPS times in a row, it enters the LRU as if closed, at
-   * its resident bytes. Returns true when the files being read alone hold more
-   * than the cap: their old pages must then be swept as a cold keeper does
-   * (sweepReading, then measuredOverCap()).
-   */
+  /** Cap: one measurement of the files being read (null: last value); true when they alone hold more than the cap. */
   measureReading(residentBytes: (file: File) => number | null): boolean {
     for (const [file, state] of this.reading) {
       const last = this.openResident.get(file);
@@ -189,5 +149,54 @@ export class EvictionPolicy<File, State extends FileBeingRead = FileBeingRead> {
     let total = 0;
     for (const bytes of this.openResident.values()) total += bytes;
     return total;
+  }
+}
+
+/** Files closed and counted as cached, least recently closed first (the LRU whatif/hit-ratio.ts simulates). */
+export class CacheLru<File = string> {
+  private readonly files = new Map<File, number>();
+  private total = 0;
+
+  /** Bytes the files held add up to. */
+  get heldBytes(): number {
+    return this.total;
+  }
+
+  has(path: File): boolean {
+    return this.files.has(path);
+  }
+
+  /** The job closed `path` (`bytes` of it cached): it becomes the most recently used file. */
+  closed(path: File, bytes: number): void {
+    this.remove(path);
+    const counted = Math.max(0, bytes);
+    this.files.set(path, counted);
+    this.total += counted;
+  }
+
+  /** `path` is being read again (or is gone): it leaves the LRU until its next close. */
+  remove(path: File): void {
+    const bytes = this.files.get(path);
+    if (bytes === undefined) return;
+    this.files.delete(path);
+    this.total -= bytes;
+  }
+
+  /** Takes out (and returns) the least recently closed files until the rest fit in `budgetBytes`; <= 0 empties it. */
+  overBudget(budgetBytes: number): File[] {
+    const out: File[] = [];
+    for (const [path, bytes] of this.files) {
+      // With no budget every file goes, those of unknown (0) size too.
+      if (budgetBytes > 0 && this.total <= budgetBytes) break;
+      this.files.delete(path);
+      this.total -= bytes;
+      out.push(path);
+    }
+    return out;
+  }
+
+  /** The held files, oldest first. */
+  paths(): File[] {
+    return [...this.files.keys()];
   }
 }

@@ -8,11 +8,7 @@ export interface FakeKeeperCalls {
   stops: number;
 }
 
-/**
- * A deterministic cold keeper: it touches no page cache and stops with the
- * counters it is given (a scan keeper's empty counters by default), counting
- * how it was driven, so a test can check what a caller makes of a keeper.
- */
+/** A deterministic cold keeper (no page cache touched): it stops with the counters given, counting its calls. */
 export function fakeColdKeeper(stats: Partial<ColdKeeperStats> = {}): ColdKeeper & { calls: FakeKeeperCalls } {
   const calls: FakeKeeperCalls = { scans: 0, stops: 0 };
   const final: ColdKeeperStats = { ...emptyKeeperStats(stats.mechanism ?? 'scan'), ...stats };

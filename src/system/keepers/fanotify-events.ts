@@ -1,15 +1,7 @@
-// The fanotify keeper's event plumbing: a mark on each directory holding
-// dataset files, and the queue read into what the job did, each event with
-// the descriptor the kernel opened on its file (fanotify(7), FAN_CLASS_NOTIF).
-//
-// Events carry no name, so a file in those directories that is not in the
-// dataset's list is seen too when the job reads it: such a file lives among
-// the dataset's files and is read by the job while it trains. A file is known
-// again by its device and inode (fileKey).
-//
-// The queue is unlimited (FAN_UNLIMITED_QUEUE), so a slow drain costs kernel
-// memory, not events. The kernel still queues an overflow when it cannot
-// allocate an event (its memory is charged to this process's memory cgroup).
+// The fanotify keeper's event plumbing: a mark on each directory of the
+// dataset, and the queue read into what the job did, each event with a
+// descriptor the kernel opened. Events carry no name: a file is known by device
+// and inode. The queue is unlimited.
 import fs from 'node:fs';
 import { AT_FDCWD, EAGAIN, FAN, type LibcBindings } from '../kernel/libc.js';
 import { forEachFanotifyEvent } from '../kernel/fanotify.js';
@@ -18,8 +10,7 @@ import type { FileTable } from '../dataset/file-table.js';
 import { watchedDirs } from './keeper-dataset.js';
 
 const MARK_MASK = FAN.access | FAN.closeNowrite | FAN.eventOnChild;
-// The kernel opens a descriptor for every event a read returns, before the
-// keeper closes any: 8 KiB (~340 events) keeps that far below a 1,024-file limit.
+// The kernel opens a descriptor for every event a read returns: 8 KiB (~340 events) stays far below 1,024 files.
 const EVENT_BUFFER_BYTES = 8 * 1024;
 // At most 4 MiB of events (~170k) per drain, so one drain cannot hog the loop.
 const MAX_READS_PER_DRAIN = 512;
@@ -79,12 +70,7 @@ export class FanotifyEvents {
     readonly marks: number,
   ) {}
 
-  /**
-   * The group's reader into `handlers`, its dispatch built once (a keeper
-   * drains every few ms): each call reads queued events, at most
-   * MAX_READS_PER_DRAIN buffers, and returns true when it stopped with more
-   * to read.
-   */
+  /** The group's reader into `handlers`: each call reads at most MAX_READS_PER_DRAIN buffers; true when more is left. */
   reader(handlers: FanotifyHandlers): () => boolean {
     const visit = (mask: number, eventFd: number): void => this.dispatch(mask, eventFd, handlers);
     const unreadable = (): void =>
@@ -107,14 +93,7 @@ export class FanotifyEvents {
     };
   }
 
-  /**
-   * Closes the descriptors of the events just handled. The kernel opened them
-   * all in one read, so they mostly sit side by side: each run of consecutive
-   * numbers is one close_range, not a close each (about 2 us a descriptor
-   * less here, a third of what an event costs the keeper). Every number in a
-   * run is an event's descriptor still open and not kept, so no other
-   * descriptor of this process can be in it.
-   */
+  /** Closes the events' descriptors not kept: a run of consecutive numbers is one close_range (2 us less each). */
   private closeCollected(): void {
     const fds = this.toClose.subarray(0, this.closing).sort();
     this.closing = 0;

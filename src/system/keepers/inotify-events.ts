@@ -1,18 +1,7 @@
-// The inotify keeper's event plumbing: a watch on each directory holding
-// dataset files, the queue read into what the job did to which file (an index
-// in the keeper's table), and the keeper's own opens told apart from the job's.
-//
-// Each directory gets an inotify watch (inotify(7): no root needed, one watch
-// per directory, so ImageNet's 1,000 class folders cost 1,000 watches). Opens
-// are not watched: they would double the events to read, and counting opens
-// against closes cannot be trusted anyway, since the kernel merges an event
-// into the previous one when both are identical and unread (inotify(7)).
-//
-// The keeper's own opens make events too: an eviction opens the file and its
-// close would ask for another eviction, forever. The plumbing counts the
-// keeper's closes per file and takes that many later closes of the file as
-// its own; the keeper reads its own events at once, so that an unread close
-// of its own cannot merge with the job's next close of the same file and hide it.
+// The inotify keeper's event plumbing: a watch on each directory of the
+// dataset, the queue read into what the job did to which file, and the keeper's
+// own closes (counted per file) told apart from the job's, lest an eviction ask
+// for another.
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
 import { forEachInotifyEvent } from '../kernel/inotify.js';
 import { errnoError, errnoName } from '../kernel/errno.js';
@@ -106,11 +95,7 @@ export class InotifyEvents {
     return this.dirsByWd.size;
   }
 
-  /**
-   * The queue's reader into `handlers`, its dispatch built once (a keeper
-   * drains every few ms): each call reads every queued event (at most
-   * MAX_READS_PER_DRAIN buffers) and returns how many.
-   */
+  /** The queue's reader into `handlers`: each call reads at most MAX_READS_PER_DRAIN buffers; returns the events. */
   reader(handlers: InotifyHandlers): () => number {
     const visit = (wd: number, mask: number, name: Buffer): void => this.dispatch(wd, mask, name, handlers);
     return () => {
@@ -128,10 +113,7 @@ export class InotifyEvents {
     };
   }
 
-  /**
-   * Opens file `k` for the keeper's own use; its close event is then expected and ignored. Throws where it cannot be
-   * opened.
-   */
+  /** Opens file `k` for the keeper's own use (its close event is then ignored); throws where it cannot. */
   withOwnDescriptor(k: number, work: (fd: number) => void): void {
     const own = this.libc.open(this.table.path(k), O_RDONLY_CLOEXEC);
     if (own < 0) throw errnoError(-own, 'open');

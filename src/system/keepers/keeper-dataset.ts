@@ -1,9 +1,5 @@
-// The dataset as an event-driven keeper (inotify-keeper.ts,
-// fanotify-keeper.ts) sees it: a compact file table (file-table.ts), whose
-// directories are the ones to watch and whose files are found again by the
-// directory an event names and the name's bytes. A Map of 1.28M paths is
-// ~150 MB, and a keeper runs once per cold run: the table holds nothing per
-// file beyond the walk's own list.
+// The dataset as an event-driven keeper sees it: a compact file table whose
+// directories are the ones to watch (a Map of 1.28M paths would be ~150 MB).
 import pathModule from 'node:path';
 import { FileTableBuilder, tableOf, type FileTable } from '../dataset/file-table.js';
 import type { FileRef } from '../page-cache/page-cache.js';

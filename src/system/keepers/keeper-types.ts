@@ -9,19 +9,13 @@ export interface ColdKeeperStats {
   mechanism: KeeperMechanism;
   /** Why no event-driven keeper could be used, when the keeper fell back to scanning. */
   fallbackReason?: string;
-  /**
-   * CPU seconds of the keeper's own work while it ran (its handlers, on the thread CPU clock where available); setup
-   * excluded.
-   */
+  /** CPU seconds of the keeper's own work (on the thread CPU clock where available), setup excluded. */
   cpuSec: number;
   /** Wall seconds of the synchronous setup before the job starts (watching directories, indexing paths). */
   setupSec: number;
   /** Evictions after the initial one: a file counts once per close (inotify) or per sweep that evicted pages of it. */
   reEvictions: number;
-  /**
-   * Bytes advised out by those evictions (a whole file's size for an inotify eviction on close; fanotify counts its
-   * closes in reEvictions only: it would take a call per file to learn the size).
-   */
+  /** Bytes advised out by those evictions (fanotify's closes not counted: a size would cost a call per file). */
   reEvictedBytes: number;
   /** Whole-file evictions of files whose residency mincore cannot show to this user (see page-sweep.ts). */
   blindEvictions: number;

@@ -1,15 +1,6 @@
-// How much of a dataset is resident, estimated from a few files read with
-// mincore, so that a reading costs the same on a dataset of a million files.
-// Pure: the keeper that runs the cache cap (inotify-keeper.ts) measures one
-// file when asked (residentOf), through its own descriptors; this decides
-// which files to measure and how to scale them.
-//
-// The files split in two groups, each estimated on its own: those the cap
-// holds (its LRU and the files being read; they should be resident) and the
-// others (they should not be). A group no larger than the sample is read
-// whole, exactly; a larger one by a uniform random sample of its files, the
-// sample's resident share of its bytes scaled to the group's bytes (a ratio
-// estimator: Cochran, Sampling Techniques, 3rd ed., ch. 6).
+// How much of a dataset is resident, from a few files read with mincore: the
+// files the cap holds and the others apart, each group read whole or by a
+// uniform random sample scaled by bytes (a ratio estimator).
 
 /** A mincore reading of the dataset's residency, taken through the keeper (its own opens make no evictions). */
 export interface ResidencyReading {
@@ -76,10 +67,7 @@ export function estimateResidency(sample: ResidencySample): Omit<ResidencyReadin
   };
 }
 
-/**
- * Resident bytes of a group of `count` files (`pick(j)` its j-th, `groupBytes` in all): every file when it has at most
- * the sample, else a random sample scaled by bytes.
- */
+/** Resident bytes of a group of `count` files (`pick(j)` its j-th): all of them, or a random sample scaled by bytes. */
 function estimateGroup(sample: ResidencySample, pick: (j: number) => number, count: number, groupBytes: number) {
   if (count <= sample.sampleFiles) {
     let resident = 0;

@@ -1,40 +1,37 @@
-// The scanning cold keeper: every interval, sweep every file of the dataset
-// page by page (page-sweep.ts). It needs only mincore and fadvise, and its
-// cost grows with the dataset: about a CPU at ImageNet's 1.28M files (see
-// docs/method.md). The fallback where inotify cannot be used.
+// The scanning cold keeper, where inotify cannot run: every file swept page by
+// page each interval, with only mincore and fadvise: about a CPU at ImageNet's
+// 1.28M files.
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { LibcBindings } from '../kernel/libc.js';
 import type { FileRef } from '../page-cache/page-cache.js';
 import { errorCode } from '../kernel/errno.js';
-import { keeperMeter, sweepFilePages } from '../page-cache/page-sweep.js';
+import { sweepFilePages } from '../page-cache/page-sweep.js';
 import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats } from './keeper-types.js';
-import type { CpuLedger } from '../kernel/cpu-ledger.js';
+import { threadCpuClock, type CpuLedger } from '../kernel/cpu-ledger.js';
 
 /** Options of the scanning keeper. */
 export interface ScanKeeperOptions {
   /** Time from one scan's start to the next, stretched when a scan is slow. */
   intervalMs: number;
-  /** Largest share of the interval a scan may take before the interval is stretched (default 0.25). */
-  maxDutyCycle?: number;
   /** Why inotify was not used, to report in the stats. */
   fallbackReason?: string;
   /** Charged with the keeper's CPU, as 'keeper'. */
   ledger?: CpuLedger;
 }
 
+// The largest share of the interval a scan may take before the interval is stretched.
+const MAX_DUTY_CYCLE = 0.25;
 // Files handled between yields: each costs ~10-20 us, so a turn of the loop stays under ~10 ms.
 const FILES_PER_TURN = 256;
 
 /** Starts rescanning `files` every interval; see cold-keeper.ts. */
 export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], options: ScanKeeperOptions): ColdKeeper {
   const setupStarted = performance.now();
-  const maxDutyCycle = options.maxDutyCycle ?? 0.25;
   const baseIntervalMs = Math.max(1, options.intervalMs);
-  const meter = keeperMeter(libc);
+  const clock = threadCpuClock(libc);
   const account = options.ledger?.account('keeper');
-  // Pages seen resident at the previous scan and not evicted then, per file
-  // index; only files with such pages have an entry.
+  // Pages seen resident at the previous scan and not evicted then, by file index (only files with some).
   const previous = new Map<number, Uint8Array>();
   const stats: ColdKeeperStats = {
     ...emptyKeeperStats('scan'),
@@ -54,19 +51,18 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
         if (stopped) return;
       }
       const wallStarted = performance.now();
-      const cpuStarted = meter.start();
+      const cpuStarted = clock();
       for (let index = first; index < Math.min(files.length, first + FILES_PER_TURN); index++)
         sweepFile(libc, files[index].path, index, previous, stats);
-      const cpuSec = meter.stop(cpuStarted);
+      const cpuSec = Math.max(0, clock() - cpuStarted);
       stats.cpuSec += cpuSec;
       account?.add(cpuSec);
       wallMs += performance.now() - wallStarted;
     }
     stats.sweeps++;
     wallMsTotal += wallMs;
-    // Stretch by the mean scan time, not the last one: one slow scan (the first
-    // one warms the libc bindings; a busy machine) must not slow the keeper for good.
-    stats.effectiveIntervalMs = Math.max(baseIntervalMs, wallMsTotal / stats.sweeps / maxDutyCycle);
+    // Stretch by the mean scan time, not the last: one slow scan (the first warms the bindings) must not stick.
+    stats.effectiveIntervalMs = Math.max(baseIntervalMs, wallMsTotal / stats.sweeps / MAX_DUTY_CYCLE);
   };
 
   const enqueue = (): Promise<void> => {
@@ -97,9 +93,8 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
 }
 
 /**
- * Sweeps one file (index `index` of the list), evicting the pages that arrived since the previous scan; `previous`
- * keeps what it saw resident for the next. Read from the list as needed: over a compact file table, a copy of every
- * path would be ~150 MB at 1.28M files.
+ * Sweeps file `index` of the list (a path copy per file would be ~150 MB at 1.28M files), evicting the pages
+ * resident at the previous scan too; `previous` keeps what it saw for the next.
  */
 function sweepFile(
   libc: LibcBindings,

@@ -3,12 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/**
- * 'major:minor' of the whole disk holding `target`, from stat().dev. A
- * partition (sysfs has /sys/dev/block/M:m/partition) maps to its parent disk,
- * whose sysfs directory is the partition's parent (block/vda/vda1). Null when
- * the file system has no block device (tmpfs, overlay, NFS, btrfs subvolumes).
- */
+/** 'major:minor' of the whole disk holding `target`; null without a block device (tmpfs, overlay, NFS). */
 export async function wholeDiskDevice(target: string, sysfs = '/sys'): Promise<string | null> {
   let dev: bigint;
   try {
@@ -19,8 +14,7 @@ export async function wholeDiskDevice(target: string, sysfs = '/sys'): Promise<s
   const { major, minor } = splitDev(dev);
   const node = `${sysfs}/dev/block/${major}:${minor}`;
   try {
-    // realpath first: the sysfs entry is a symlink, and path.join would resolve
-    // '..' lexically, in /sys/dev/block, instead of in the device tree.
+    // realpath first: path.join would resolve the symlink's '..' lexically, in /sys/dev/block.
     const real = await fs.promises.realpath(node);
     const isPartition = await fs.promises.access(path.join(real, 'partition')).then(
       () => true,
@@ -49,18 +43,10 @@ export interface WholeDisk {
   device: string;
 }
 
-/**
- * Names of /sys/block entries that hold no storage a job writes to: loop devices, RAM disks, zram swap, optical and
- * floppy drives.
- */
+// /sys/block entries that hold no storage a job writes to: loop, RAM, zram, optical and floppy devices.
 const NOT_STORAGE = /^(loop|ram|zram|sr|fd)\d*/;
 
-/**
- * Every whole disk of the machine (/sys/block, which lists disks and not
- * their partitions), the loop, RAM, zram, optical and floppy devices left out.
- * Device-mapper disks (LVM, dm-crypt) stay: a write to one reaches its
- * underlying disk too, and a throttle at the same rate on both holds it once.
- */
+/** Every whole disk but NOT_STORAGE; device-mapper disks stay (a throttle on both holds a write once). */
 export function wholeDisks(sysfs = '/sys'): WholeDisk[] {
   let names: string[];
   try {

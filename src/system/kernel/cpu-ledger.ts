@@ -1,32 +1,12 @@
-// The profiler's own CPU, by component. On a job whose CPUs are busy, every
-// CPU-second the profiler spends shows up as stall (DESIGN.md: "The profiler
-// is part of the measurement"); a run's profilerCpuSec says how much, the
-// ledger says who: each periodic component charges the CPU of its own calls
-// to its account, so a feature that raises the total shows by name.
-//
-// Work is timed on the calling thread's CPU clock (clock_gettime
-// CLOCK_THREAD_CPUTIME_ID through libc, as the keepers time themselves; Node
-// 20 has no process.threadCpuUsage): a busy machine that preempts the thread
-// does not inflate it, and neither does work of other threads. Where libc
-// cannot be bound, process.cpuUsage() (the whole process) stands in. A
-// charge costs two clock readings, about 2-3 us of CPU here; clockCostSec()
-// measures it, so a reading can say what the ledger itself cost.
-//
-// The ledger lives in kernel/, the bottom of src/system, so that every folder
-// that charges it (probes, keepers, page-cache) may import it.
-import { loadLibc } from './libc.js';
+// The profiler's own CPU, by component: on a busy job it shows up as stall, and
+// the ledger says who spent it. Work is timed on the thread's CPU clock
+// (preemption does not count), or the process's where libc cannot be bound.
+import { loadLibc, type LibcBindings } from './libc.js';
 
 /** The parts of the profiler that charge their own CPU. */
 export const LEDGER_COMPONENTS = ['sampler', 'events', 'keeper', 'meter', 'warming', 'eviction'] as const;
 
-/**
- * A component of the profiler: 'sampler' (resource samples of the machine and
- * the job's tree), 'events' (reading the job's event files and the stopping
- * rule on them), 'keeper' (the cold keeper or cache cap), 'meter' (a data
- * source's meter: files read outside --data, the proxy's or the FUSE
- * daemon's counters), 'warming' (the cached mode's warm-up and warm keeper),
- * 'eviction' (evicting the dataset before the cold mode).
- */
+/** A component of the profiler ('meter': a data source's meter; 'events': the job's event files). */
 export type LedgerComponent = (typeof LEDGER_COMPONENTS)[number];
 
 /** What one component was charged. */
@@ -53,14 +33,12 @@ export interface CpuAccount {
 /** CPU seconds on some clock that only moves forward while the thread (or process) runs. */
 export type CpuClock = () => number;
 
-/** The calling thread's CPU clock through libc, or the process's (process.cpuUsage) where libc cannot be bound. */
-export function threadCpuClock(): CpuClock {
-  const load = loadLibc();
-  if (load.ok && load.libc.threadCpuSec() >= 0) {
-    const libc = load.libc;
-    return () => libc.threadCpuSec();
-  }
-  return processCpuClock;
+/** The thread's CPU clock through `libc` (this machine's by default), else the process's: CPU, never wall time. */
+export function threadCpuClock(libc?: LibcBindings): CpuClock {
+  const load = libc ? { ok: true as const, libc } : loadLibc();
+  if (!load.ok || load.libc.threadCpuSec() < 0) return processCpuClock;
+  const bound = load.libc;
+  return () => bound.threadCpuSec();
 }
 
 /** CPU seconds of the whole process (user + system). */
@@ -72,13 +50,7 @@ export function processCpuClock(): number {
 /** Readings of the clock taken to measure what one costs. */
 const CLOCK_COST_READINGS = 64;
 
-/**
- * The profiler's CPU, charged by component. Components take the ledger (or
- * one account of it) as an optional argument and charge it; one that is given
- * none charges nothing and costs nothing. Charges are not meant to nest: a
- * component charges its own work, never another's (nested, both would count
- * the inner work).
- */
+/** The profiler's CPU, charged by component (a component given no ledger costs nothing). Charges do not nest. */
 export class CpuLedger {
   private readonly entries: LedgerReading = emptyReading();
   private clock: CpuClock | undefined;
@@ -150,11 +122,7 @@ export class CpuLedger {
     return readingDifference(this.reading(), earlier);
   }
 
-  /**
-   * CPU seconds one clock reading costs, measured once (CLOCK_COST_READINGS
-   * readings): a charge costs about two, so `calls x 2 x clockCostSec()` is
-   * what the ledger itself added to a reading.
-   */
+  /** CPU seconds one clock reading costs, measured once: the ledger itself added `calls x 2 x clockCostSec()`. */
   clockCostSec(): number {
     if (this.clockCost === undefined) {
       const now = this.now();

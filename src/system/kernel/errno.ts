@@ -14,6 +14,11 @@ export function errorCode(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The first line of an error's message. */
+export function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0];
+}
+
 /** A Node-style error for a failed call: message `what: ENAME` (or the name alone), `code` the name. */
 export function errnoError(errno: number, what?: string): NodeJS.ErrnoException {
   const name = errnoName(errno);

@@ -9,10 +9,8 @@ export interface FakeFileSyscallsOptions {
 }
 
 /**
- * The per-file calls (file-syscalls.ts) on real files through Node's fs, with
- * cachestat answered from a FakeLibc's page cache: together they let
- * residency, evict and warm run on a page cache a test sets, whatever the
- * kernel's own holds. syncfs only counts.
+ * The per-file calls on real files through Node's fs, cachestat answered from a FakeLibc's page cache (syncfs only
+ * counts): residency, evict and warm on a page cache a test sets.
  */
 export class FakeFileSyscalls extends NodeFileSyscalls {
   /** syncfs(2) calls. */
@@ -28,10 +26,7 @@ export class FakeFileSyscalls extends NodeFileSyscalls {
     super();
   }
 
-  /**
-   * Reads the real file's first byte: the fake's page cache is left as it is, as a read of a resident page leaves the
-   * kernel's.
-   */
+  /** Reads the real file's first byte; the fake's page cache stays as the kernel's does for a resident page. */
   override readFirstByte(fd: number): number {
     this.firstByteReads++;
     return super.readFirstByte(fd);

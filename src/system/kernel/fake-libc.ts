@@ -7,14 +7,8 @@ const EINVAL = 22;
 const ENOSYS = 38;
 
 /**
- * A deterministic libc for tests of the page-cache code (residency, evict and
- * warm with PageCacheBindings; scanFilePages, residentBytesOfFd,
- * sweepFilePages): an in-memory page cache per file, which mmap/mincore read
- * and posix_fadvise changes (DONTNEED drops a range, WILLNEED brings it in).
- * Files are real ones and descriptors real descriptors, so fstat sees their
- * size and every descriptor of a file sees the same pages. The kernel's own
- * cache plays no part. inotify and fanotify are missing (ENOSYS), as on a kernel without
- * them, and the thread CPU clock stands still.
+ * A deterministic libc for tests of the page-cache code: an in-memory page cache per real file for mmap/mincore and
+ * posix_fadvise. inotify and fanotify answer ENOSYS; the thread CPU clock stands still.
  */
 export class FakeLibc implements LibcBindings {
   /** The page size the fake's files are counted in. */
@@ -47,10 +41,7 @@ export class FakeLibc implements LibcBindings {
     return [...(this.pages.get(`${stat.dev}:${stat.ino}`) ?? [])].flatMap((resident, page) => (resident ? [page] : []));
   }
 
-  /**
-   * Resident pages of the open file `fd` in [offset, offset + length) (length 0: to the end), as cachestat(2) counts
-   * them; -EBADF for an unknown file.
-   */
+  /** Cached pages of `fd` in [offset, offset + length) (0: to the end), as cachestat(2); -EBADF for an unknown file. */
   cachedPages(fd: number, offsetBytes: number, lengthBytes: number): number {
     const pages = this.pagesOf(fd);
     if (!pages) return -EBADF;

@@ -1,10 +1,6 @@
-// Reading fanotify(7) events out of the bytes read(2) returns.
-//
-// Each event is struct fanotify_event_metadata { __u32 event_len; __u8 vers;
-// __u8 reserved; __u16 metadata_len; __aligned_u64 mask; __s32 fd;
-// __s32 pid; } in the host's byte order, followed by information records that
-// only groups reporting file handles get (event_len covers them). fd is a
-// descriptor the kernel opened on the file for the reader, or -1 (FAN_NOFD).
+// Reading fanotify(7) events out of the bytes read(2) returns: struct
+// fanotify_event_metadata in the host's order (event_len, vers, mask at 8, fd
+// at 16), fd a descriptor opened for the reader or -1.
 import { endianness } from 'node:os';
 
 const METADATA_BYTES = 24;
@@ -12,13 +8,8 @@ const METADATA_VERSION = 3;
 const littleEndian = endianness() === 'LE';
 
 /**
- * Calls `visit(mask, fd)` for each whole event in the first `length` bytes of
- * `buffer`. The caller owns every descriptor handed to it and must close it.
- * Only the mask's low 32 bits are passed: every event bit the keepers use is
- * there. Stops at an event of another metadata version (a kernel this code
- * cannot read) or a malformed length, and then calls `unreadable`: the
- * descriptors of the events left cannot be found safely, so they stay open.
- * Returns the events visited.
+ * Calls `visit(mask, fd)` for each whole event of `buffer` (the mask's low 32 bits); the caller owns each descriptor.
+ * At an event of another version or a malformed length calls `unreadable` and stops (the rest stay open).
  */
 export function forEachFanotifyEvent(
   buffer: Buffer,

@@ -12,11 +12,7 @@ export interface Owner {
   gid: number;
 }
 
-/**
- * Gives each path to `owner`: with `recursive`, a folder's whole tree too.
- * Links are changed themselves, never followed (a link in a job's folder
- * must not hand over what it points at); a path that is gone is skipped.
- */
+/** Gives each path (`recursive`: its whole tree) to `owner`; links changed, never followed; gone paths skipped. */
 export function handOver(paths: readonly string[], owner: Owner, options: { recursive: boolean }): void {
   for (const path of paths) give(path, owner, options.recursive);
 }

@@ -1,21 +1,14 @@
-// Reading inotify(7) events out of the bytes read(2) returns.
-//
-// Each event is struct inotify_event { int wd; uint32_t mask; uint32_t cookie;
-// uint32_t len; char name[len]; }, in the host's byte order; name is the file's
-// name within the watched directory, NUL-padded to len (len is 0 for events on
-// the directory itself and for IN_Q_OVERFLOW).
+// Reading inotify(7) events out of the bytes read(2) returns: struct
+// inotify_event { wd, mask, cookie, len, name[len] } in the host's order, the
+// name NUL-padded (len 0 for the directory itself and overflows).
 import { endianness } from 'node:os';
 
 const HEADER_BYTES = 16;
 const littleEndian = endianness() === 'LE';
 
 /**
- * Calls `visit(wd, mask, name)` for each whole event in the first `length`
- * bytes of `buffer`; name is the name's UTF-8 bytes without its NUL padding
- * (a view into `buffer`, valid during the call; empty when the event has
- * none), so a keeper can look it up without making a string. A read returns whole
- * events only (the kernel answers EINVAL rather than split one), so a partial
- * tail can only be a malformed buffer and is ignored. Returns the events visited.
+ * Calls `visit(wd, mask, name)` for each whole event of `buffer` (name: a view of its bytes without the NUL padding,
+ * valid during the call); a partial tail is malformed and ignored. Returns the events visited.
  */
 export function forEachInotifyEvent(
   buffer: Buffer,

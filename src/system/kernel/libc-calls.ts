@@ -1,23 +1,11 @@
-// Every libc call the tool binds through koffi, in one table, bound once, and
-// one convention for what a bound call answers: a result >= 0, or -errno.
-// libc.ts (page-cache control, inotify, fanotify) and file-syscalls.ts (the
-// per-file calls of set-up at ImageNet's file count) both take their calls
-// from here, so that `open` and `close` are bound once and read the same way.
-//
-// koffi is required lazily (createRequire, on first use) so that importing this
-// module never fails: on a machine where koffi's prebuilt binary or libc.so.6
-// is missing (macOS, musl, an odd architecture), bindLibcCalls() answers
-// { ok: false, reason } and callers degrade.
-//
-// Addresses are declared as intptr_t so that they come back as plain numbers
-// (user-space addresses are below 2^47, well within Number's exact range) and
-// MAP_FAILED comes back as -1, which the convention turns into -errno.
+// Every libc call bound through koffi, in one table, bound once, and one
+// convention for what a call answers: >= 0, or -errno. koffi loads lazily, so
+// where it or libc.so.6 is missing (macOS, musl) callers get { ok: false,
+// reason }.
 import { createRequire } from 'node:module';
+import { firstLine } from './errno.js';
 
-/**
- * The C prototype of each call, as koffi parses it (man 2 / man 3 of each name). posix_fadvise answers its error
- * number itself, never -1: read it through raw(), not checked().
- */
+/** The C prototype of each call; posix_fadvise answers its error number itself: read it through raw(). */
 const LIBC_PROTOTYPES = {
   getpagesize: 'int getpagesize(void)',
   posix_fadvise: 'int posix_fadvise(int fd, int64_t offset, int64_t len, int advice)',
@@ -40,8 +28,7 @@ const LIBC_PROTOTYPES = {
   statx: 'int statx(int dirfd, const uint8_t *path, int flags, unsigned int mask, _Out_ uint8_t *buf)',
   // struct timespec is two 64-bit words on the 64-bit ABIs koffi's prebuilt binaries cover.
   clock_gettime: 'int clock_gettime(int clock, _Out_ int64_t *ts)',
-  // glibc's syscall() is variadic; integer and pointer arguments pass the same way in registers on x86-64 and
-  // aarch64, so a fixed prototype is safe for the one call made through it (cachestat, file-syscalls.ts).
+  // syscall() is variadic; x86-64 and aarch64 pass these arguments alike, so a fixed prototype serves cachestat.
   syscall: 'long syscall(long nr, int fd, const uint8_t *range, _Out_ uint8_t *cstat, unsigned int flags)',
 } as const;
 
@@ -60,11 +47,7 @@ export interface LibcCalls {
   has(name: LibcCallName): boolean;
   /** koffi's function for `name`, answering as the C call does (for calls outside the convention). */
   raw(name: LibcCallName): BoundCall;
-  /**
-   * `name` with the one convention (looked up once: keep the function, the per-file calls are hot): it answers
-   * the call's result when >= 0, or -errno when the call answered < 0 (-1 and errno, as the system calls and
-   * mmap's MAP_FAILED do).
-   */
+  /** `name` under the convention: its result when >= 0, else -errno (look it up once: the per-file calls are hot). */
   checked(name: LibcCallName): (...args: unknown[]) => number;
 }
 
@@ -120,10 +103,7 @@ function arity(prototype: string): number {
   return params === '' || params === 'void' ? 0 : params.split(',').length;
 }
 
-/**
- * `call` under the convention, with a fixed parameter list: a rest parameter spread into koffi's call costs about
- * 0.5 µs a call here (1.5 µs against 2 µs for close(-1)), which the per-file calls at 1.28M files cannot afford.
- */
+/** `call` under the convention with fixed parameters (a spread rest parameter costs 0.5 us a call). */
 function withErrno(call: BoundCall, parameters: number, errno: () => number): (...args: unknown[]) => number {
   const checked = (result: unknown): number => {
     const value = Number(result);
@@ -147,9 +127,4 @@ function withErrno(call: BoundCall, parameters: number, errno: () => number): (.
     default:
       return (...args) => checked(call(...args));
   }
-}
-
-function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split('\n')[0];
 }

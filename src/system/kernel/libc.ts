@@ -1,7 +1,6 @@
 // The libc calls that control and observe the page cache and watch the data's
-// files, as one interface (LibcBindings) that fakes can stand in for. The calls
-// are bound once, in libc-calls.ts's table; every one answers a result >= 0 or
-// -errno, never throws.
+// files, as one interface fakes stand in for; each answers >= 0 or -errno,
+// never throws.
 import { bindLibcCalls } from './libc-calls.js';
 
 /** PROT_READ from <sys/mman.h>. */
@@ -19,11 +18,7 @@ export const FADV = {
   dontNeed: process.arch === 's390x' ? 6 : 4,
 } as const;
 
-/**
- * inotify(7) flags and event bits from <sys/inotify.h> and <bits/inotify.h>
- * (IN_NONBLOCK and IN_CLOEXEC are O_NONBLOCK and O_CLOEXEC: these values hold
- * on x86, arm and the other architectures with the generic fcntl numbers).
- */
+/** inotify(7) flags and event bits (IN_NONBLOCK, IN_CLOEXEC: the generic fcntl numbers of x86 and arm). */
 export const IN = {
   /** inotify_init1 flag: read() answers EAGAIN instead of blocking. */
   nonblock: 0o4000,
@@ -35,8 +30,6 @@ export const IN = {
   closeWrite: 0x8,
   /** A file not opened for writing was closed. */
   closeNowrite: 0x10,
-  /** A file was opened. */
-  open: 0x20,
   /** The event queue overflowed; events were lost (wd is -1). */
   queueOverflow: 0x4000,
   /** The watch was removed (directory deleted, file system unmounted). */
@@ -47,10 +40,7 @@ export const IN = {
   isDir: 0x40000000,
 } as const;
 
-/**
- * fanotify(7) flags and event bits from <sys/fanotify.h>, the same on every
- * architecture.
- */
+/** fanotify(7) flags and event bits, the same on every architecture. */
 export const FAN = {
   /** fanotify_init: notification only (no permission decisions). */
   classNotif: 0x0,
@@ -62,11 +52,7 @@ export const FAN = {
   unlimitedQueue: 0x10,
   /** fanotify_init: no limit on marks. */
   unlimitedMarks: 0x20,
-  /**
-   * fanotify_init's event_f_flags: O_RDONLY | O_CLOEXEC. Not O_LARGEFILE: its
-   * number differs by architecture (arm64's 0o100000 is O_NOFOLLOW, which
-   * fanotify_init refuses), and a 64-bit kernel adds it by itself.
-   */
+  /** event_f_flags: O_RDONLY | O_CLOEXEC; not O_LARGEFILE (arm64's number is O_NOFOLLOW; a 64-bit kernel adds it). */
   eventFileFlags: 0o2000000,
   /** fanotify_mark: add to the mark. */
   markAdd: 0x1,
@@ -121,17 +107,9 @@ export interface LibcBindings {
   open(path: string, flags: number): number;
   /** close(fd); returns 0 or -errno. */
   close(fd: number): number;
-  /**
-   * close_range(first, last, 0) (Linux 5.9, glibc 2.34): closes every
-   * descriptor from first to last in one call; returns 0 or -errno (-ENOSYS
-   * where the kernel or libc lacks it: close them one by one then).
-   */
+  /** close_range(first, last, 0) (Linux 5.9, glibc 2.34); returns 0 or -errno (-ENOSYS where it is missing). */
   closeRange(first: number, last: number): number;
-  /**
-   * CPU seconds the calling thread has used (clock_gettime(CLOCK_THREAD_CPUTIME_ID)),
-   * or -1 where that clock cannot be read. Unlike wall time around a piece of
-   * work, it does not count time the thread was preempted on a busy machine.
-   */
+  /** CPU seconds of the calling thread (CLOCK_THREAD_CPUTIME_ID: preemption not counted), or -1 where unreadable. */
   threadCpuSec(): number;
 }
 

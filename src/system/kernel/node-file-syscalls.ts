@@ -1,9 +1,6 @@
-// The per-file calls (file-syscalls.ts) through Node's fs, where koffi's
-// bindings are not loaded (an architecture they are not built for, a libc
-// without one of the calls). The page cache walks a dataset the same way
-// over either: Node has no cachestat, so cachedPages answers ENOSYS and
-// residency is measured by mincore; it has no syncfs, so syncfs answers
-// ENOSYS and eviction syncs with sync(2).
+// The per-file calls through Node's fs, where koffi's bindings are not loaded:
+// no cachestat (residency by mincore) and no syncfs (eviction syncs with
+// sync(2)).
 import fs from 'node:fs';
 import path from 'node:path';
 import { splitDev } from './block-device.js';

@@ -1,8 +1,6 @@
-// Reading /proc: process trees, CPU time and storage reads of a job's whole tree.
-//
-// Every reader tolerates a process vanishing between readdir and read (it answers
-// null or skips the pid): a DataLoader worker can exit at any moment.
-// Field numbers follow proc(5), /proc/PID/stat and /proc/PID/io.
+// Reading /proc (proc(5)): process trees, CPU time and storage reads of a job's
+// whole tree. Every reader tolerates a process vanishing mid-read: a DataLoader
+// worker can exit at any moment.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
@@ -32,11 +30,7 @@ export interface ProcStat {
   startTicks: number;
 }
 
-/**
- * Parses the text of /proc/PID/stat; null when it is not a stat line.
- * comm is delimited by the first '(' and the LAST ')': a process may name itself
- * 'a) (b', and only the last parenthesis is reliable.
- */
+/** Parses /proc/PID/stat; null when it is not one. comm ends at the LAST ')': a process may name itself 'a) (b'. */
 export function parseProcStat(text: string): ProcStat | null {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
@@ -73,40 +67,17 @@ export function parseProcStat(text: string): ProcStat | null {
   return numbers.every((n) => Number.isFinite(n) && n >= 0) ? stat : null;
 }
 
-/** Parses read_bytes from the text of /proc/PID/io; null when absent. */
-export function parseIoReadBytes(text: string): number | null {
-  return parseIoField(text, 'read_bytes');
-}
-
-/**
- * write_bytes of a /proc/PID/io text: bytes the process caused to be sent to
- * storage, counted as its pages are dirtied (a buffered write counts before
- * writeback), less nothing (a truncated file's bytes are cancelled_write_bytes,
- * left apart). null when absent.
- */
-export function parseIoWriteBytes(text: string): number | null {
-  return parseIoField(text, 'write_bytes');
-}
-
 // Built once: the sampler parses every io file of the job's tree at each sample.
-const IO_FIELDS = { read_bytes: /^read_bytes:\s*(\d+)\s*$/m, write_bytes: /^write_bytes:\s*(\d+)\s*$/m } as const;
-
-function parseIoField(text: string, field: keyof typeof IO_FIELDS): number | null {
-  const match = IO_FIELDS[field].exec(text);
-  return match ? Number(match[1]) : null;
-}
+const READ_BYTES = /^read_bytes:\s*(\d+)\s*$/m;
+// Bytes the process caused to be sent to storage as its pages are dirtied; cancelled_write_bytes is left apart.
+const WRITE_BYTES = /^write_bytes:\s*(\d+)\s*$/m;
 
 let clockTicks: number | undefined;
 
 // getauxval(3)'s AT_CLKTCK: the kernel hands each process its USER_HZ in the auxiliary vector.
 const AT_CLKTCK = 17;
 
-/**
- * Clock ticks per second (USER_HZ), read once: AT_CLKTCK of /proc/self/auxv
- * (what sysconf(_SC_CLK_TCK) answers), else `getconf CLK_TCK`, else 100
- * (Linux's value). The auxiliary vector costs a read; getconf cost ~50 ms of
- * CPU to start, inside the first mode the profiler measures its own CPU over.
- */
+/** Clock ticks per second, read once: AT_CLKTCK of auxv, else `getconf CLK_TCK` (~50 ms of CPU), else 100. */
 export function clkTck(auxvPath = '/proc/self/auxv'): number {
   if (clockTicks === undefined) {
     clockTicks = auxvValue(auxvPath, AT_CLKTCK) ?? getconfClkTck() ?? 100;
@@ -114,9 +85,7 @@ export function clkTck(auxvPath = '/proc/self/auxv'): number {
   return clockTicks;
 }
 
-/**
- * One entry of an auxiliary vector file (pairs of unsigned longs in the host's order); null when absent or unreadable.
- */
+/** One entry of an auxiliary vector file (unsigned long pairs, host order); null when absent or unreadable. */
 export function auxvValue(path: string, type: number): number | null {
   let bytes: Buffer;
   try {
@@ -202,16 +171,7 @@ export function processTree(rootPid: number, procRoot = '/proc'): number[] {
   return [...descendants([rootPid], allStats(procRoot))].sort((a, b) => a - b);
 }
 
-/**
- * The pid the kernel handed out last, to a process or a thread, in this pid
- * namespace: the last field of /proc/loadavg (proc(5)). Pids are handed out
- * in increasing order, wrapping at pid_max, so every process created since a
- * reading has a pid between that reading and the next. null when unreadable.
- */
-export function readLastPid(procRoot = '/proc'): number | null {
-  return parseLastPid(readTextOrNull(`${procRoot}/loadavg`));
-}
-
+// The pid handed out last in this namespace (last field of /proc/loadavg); pids increase, wrapping at pid_max.
 function parseLastPid(loadavg: string | null): number | null {
   const last = loadavg === null ? NaN : Number(loadavg.slice(loadavg.lastIndexOf(' ') + 1));
   return Number.isInteger(last) && last >= 0 ? last : null;
@@ -231,14 +191,12 @@ export interface TreeMembersOptions {
   now?: () => number;
 }
 
-// Every process is read again at least this often, whatever /proc/loadavg says: a safety net
-// for a /proc mounted from another pid namespace than this process's, whose loadavg then
-// counts other pids. A walk reads every process on the machine (~1.5 ms of CPU at 90 here).
+// Every process is read again at least this often: a safety net for a /proc of another pid namespace, whose loadavg
+// counts other pids. A walk costs ~1.5 ms of CPU at 90 processes.
 const FULL_WALK_MS = 30_000;
 // Pids handed out just before a walk that it did not list, looked at again at the next reading.
 const RECENT_PIDS = 8;
-// More new pids than this since the last reading (a busy machine, a wrap of pid_max): one
-// walk of every process costs less than reading each new pid.
+// More new pids than this since the last reading: one walk of every process costs less than reading each.
 const MAX_NEW_PIDS = 64;
 
 /** Where a root came from. */
@@ -248,29 +206,15 @@ export interface RootOrigin {
 }
 
 /**
- * The live processes of a tree: a root, its descendants, and every process
- * once found in the tree while it lives (reparented to init or a subreaper,
- * it stays counted). The same answer as listing /proc and following every
- * process's parent at each reading, without reading every process on the
- * machine each time: the members are read again, and only the processes
- * created since the last reading (the pids /proc/loadavg says were handed
- * out) are looked at for new members; a thread's id is told apart by its
- * Tgid. A new pid not yet shown in /proc (or one of the last RECENT_PIDS
- * before a walk that it did not list) is looked at once more at the next
- * reading. /proc is walked whole at the first reading (not for a root spawned
- * just now: see RootOrigin), when /proc/loadavg
- * cannot be read, after more than MAX_NEW_PIDS new pids, and every
- * fullWalkMs.
+ * The live processes of a tree: a root, its descendants, and every process once in it while it lives. Only the
+ * members and the pids handed out since the last reading are read; /proc is walked at the first reading (unless
+ * the root was spawned now), after MAX_NEW_PIDS new pids, and every fullWalkMs.
  */
 export class TreeMembers {
   private rootPid: number | null;
   /** Members at the last reading: pid to start time. */
   private known = new Map<number, number>();
-  /**
-   * On the real /proc, each member's stat and /proc/loadavg are kept open
-   * (KernelFile: one pread a reading). A fake /proc's files are read by path:
-   * a descriptor on a regular file would not fail when its "process" goes.
-   */
+  /** On the real /proc, each member's stat and loadavg are kept open (one pread a reading); a fake /proc's are not. */
   private readonly hold: boolean;
   private readonly statFiles = new Map<number, KernelFile>();
   private readonly loadavg: KernelFile;
@@ -300,8 +244,7 @@ export class TreeMembers {
     this.rootPid = pid;
     this.lastPid = null;
     if (!root.spawnedNow) return;
-    // Its descendants can only hold pids handed out after its own: the first reading looks at those, not at every
-    // process.
+    // Its descendants can only hold pids handed out after its own: the first reading looks at those only.
     this.lastPid = pid;
     this.walkedAt = this.now();
     this.pending = [];
@@ -353,9 +296,8 @@ export class TreeMembers {
   }
 
   /**
-   * Every process read: the root's descendants and the known members'. The
-   * last few pids handed out before it and not listed are looked at again at
-   * the next reading: a fork gets its pid microseconds before /proc shows it.
+   * Every process read: the root's descendants and the known members'. The last pids handed out and not listed are
+   * looked at again next time: a fork gets its pid before /proc shows it.
    */
   private walk(last: number | null): Map<number, ProcStat> {
     const stats = allStats(this.procRoot);
@@ -409,10 +351,7 @@ function range(from: number, to: number): number[] {
   return out;
 }
 
-/**
- * CPU seconds of a process: utime + stime, plus cutime + cstime (its reaped
- * children) unless `ownOnly`. null when the process is gone.
- */
+/** CPU seconds of a process, with its reaped children's unless `ownOnly`; null when it is gone. */
 export function cpuSeconds(pid: number | 'self', options: { ownOnly?: boolean } = {}): number | null {
   const stat = readProcStat(pid);
   if (!stat) return null;
@@ -420,27 +359,18 @@ export function cpuSeconds(pid: number | 'self', options: { ownOnly?: boolean } 
   return ticks / clkTck();
 }
 
-/**
- * Bytes the process caused to be fetched from storage (read_bytes of /proc/PID/io;
- * for a process this includes its reaped children). null when the process is gone
- * or its io file is not readable (another user's process without root).
- */
-export function readBytes(pid: number | 'self', procRoot = '/proc'): number | null {
-  return ioCounters(pid, procRoot)?.readBytes ?? null;
-}
-
 /** read_bytes and write_bytes of /proc/PID/io in one read; null when the file is gone or unreadable. */
-export function ioCounters(pid: number | 'self', procRoot: string): { readBytes: number; writeBytes: number } | null {
+export function ioCounters(pid: number | 'self', procRoot = '/proc'): { readBytes: number; writeBytes: number } | null {
   return parseIoCounters(readTextOrNull(`${procRoot}/${pid}/io`));
 }
 
+/** read_bytes and write_bytes of a /proc/PID/io text (a process's include its reaped children's); null without them. */
 export function parseIoCounters(text: string | null): { readBytes: number; writeBytes: number } | null {
-  if (text === null) return null;
-  const read = parseIoReadBytes(text);
-  return read === null ? null : { readBytes: read, writeBytes: parseIoWriteBytes(text) ?? 0 };
+  const read = text === null ? null : READ_BYTES.exec(text);
+  return read ? { readBytes: Number(read[1]), writeBytes: Number(WRITE_BYTES.exec(text!)?.[1] ?? 0) } : null;
 }
 
-/** read_bytes of this process (null where /proc/self/io does not exist). */
+/** Bytes this process caused to be fetched from storage (null where /proc/self/io does not exist). */
 export function selfReadBytes(): number | null {
-  return readBytes('self');
+  return ioCounters('self')?.readBytes ?? null;
 }

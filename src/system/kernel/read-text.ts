@@ -1,9 +1,6 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, readSync } from 'node:fs';
 
-/**
- * A small kernel file (/proc, /sys) as text, or null when it cannot be read:
- * ENOENT/ESRCH when the process or group is gone, EACCES for another user's.
- */
+/** A small kernel file (/proc, /sys) as text, or null when it cannot be read (gone, or another user's). */
 export function readTextOrNull(path: string): string | null {
   try {
     return readFileSync(path, 'utf8');
@@ -12,37 +9,35 @@ export function readTextOrNull(path: string): string | null {
   }
 }
 
-/**
- * The one non-negative integer a kernel file holds (a /proc/sys limit, a
- * cgroup counter), surrounding whitespace allowed; null for a file that could
- * not be read (null) or holds anything else ('max', a list).
- */
+/** The one non-negative integer a kernel file holds; null for a file not read or holding anything else ('max'). */
 export function parseKernelNumber(text: string | null): number | null {
   const trimmed = text?.trim() ?? '';
   return /^\d+$/.test(trimmed) ? Number(trimmed) : null;
+}
+
+/** Whether this process may write `path` (a cgroup's file; a dataset file, which also lets mincore show its pages). */
+export function canWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // One buffer for every KernelFile (reads are synchronous): grown when a file outgrows it.
 let shared = Buffer.allocUnsafe(16 * 1024);
 
 /**
- * A kernel file read again and again (a sampler's /proc/stat, a process's
- * /proc/PID/stat): kept open and read from its start with one pread(2) a
- * reading, where readTextOrNull costs an open, an fstat, two reads and a
- * close. A /proc file regenerates its text at offset 0 (seq_file), and a
- * read shorter than the buffer is the whole text. A descriptor on
- * /proc/PID/... stays with its process: once that process is reaped a read
- * fails (ESRCH), even when its pid is reused. Close it when done.
+ * A kernel file read again and again, kept open and read with one pread(2) at offset 0 (/proc regenerates it there); a
+ * descriptor on /proc/PID/... fails once its process is reaped, even if the pid is reused.
  */
 export class KernelFile {
   private fd: number | null = null;
 
   constructor(readonly path: string) {}
 
-  /**
-   * The file's text now, or null when it cannot be opened or read (the descriptor is then closed; the next read opens
-   * again).
-   */
+  /** The file's text now, or null when it cannot be read (the next read opens it again). */
   read(): string | null {
     try {
       this.fd ??= openSync(this.path, 'r');

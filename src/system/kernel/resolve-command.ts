@@ -3,11 +3,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
 import { KERNEL_TEXT } from './kernel-text.js';
 
-/**
- * Checks, before any mode runs, that the job's command can be executed, the
- * way execvp will look for it: a name with a '/' is a path, otherwise PATH is
- * searched. Failing early keeps the error one line and nothing half-measured.
- */
+/** Checks before any mode runs that the job's command can run, as execvp looks for it: one line, nothing measured. */
 export function assertCommandExists(file: string, pathVariable: string | undefined, cwd: string): void {
   const found = findCommand(file, pathVariable, cwd);
   if (typeof found === 'string') return;

@@ -29,7 +29,6 @@ export interface TreeSnapshot {
 }
 
 interface Tracked {
-  pid: number;
   ppid: number;
   /** Last cumulative CPU ticks including reaped children. */
   cpuTicks: number;
@@ -50,19 +49,8 @@ interface Credit {
 }
 
 /**
- * Tracks the CPU time and storage reads of a process tree over time.
- *
- * Linux folds a reaped child's counters into its parent (cutime/cstime in stat,
- * and the parent's /proc/PID/io totals), so each process is counted with its
- * reaped children and only increments are added. When a child vanishes, its last
- * counted value becomes a credit against its parent's next jump, so its work is
- * not counted twice; when nobody absorbs it (auto-reaped, or reaped outside the
- * tree) its work stays counted instead of being lost. Credits expire after two
- * samples, since the jump appears within one sample of the disappearance.
- * Processes are keyed by pid and start time (pid reuse), and a process that was
- * once in the tree stays counted after reparenting (to init or a subreaper).
- * Which processes are in the tree is TreeMembers' answer: a reading reads the
- * tree's own processes, not every process on the machine.
+ * The CPU time and storage I/O of a process tree over time: increments only, as Linux folds a reaped child's
+ * counters into its parent; a vanished child's last value is a credit against its parent's next jump for two samples.
  */
 export class TreeAccounting {
   private readonly members: TreeMembers;
@@ -153,14 +141,7 @@ export class TreeAccounting {
       this.totalTicks += cpuInc;
       this.totalReadBytes += ioInc;
       this.totalWriteBytes += writeInc;
-      this.tracked.set(key, {
-        pid: stat.pid,
-        ppid: stat.ppid,
-        cpuTicks,
-        readBytes: ioNow,
-        writeBytes: writeNow,
-        childTicks,
-      });
+      this.tracked.set(key, { ppid: stat.ppid, cpuTicks, readBytes: ioNow, writeBytes: writeNow, childTicks });
     }
 
     const kept = new Map<number, Credit[]>();

@@ -1,10 +1,6 @@
-// Deadlines on the profiler's own network waits (the listing, the cached
-// mode's download, the storage probe, the tar-shard count, the metering
-// proxy's upstream connections): an endpoint that stops answering (a server
-// stopped, not killed; a link that drops every packet) ends the wait with an
-// error naming it, instead of hanging the CLI. Two deadlines, as curl's
-// --connect-timeout and --speed-time, and boto3's connect/read timeouts:
-// one for an answer to start, one for a body that stops flowing.
+// Deadlines on the profiler's own network waits: an endpoint that stops
+// answering ends the wait with an error naming it. Two, as curl's: one for an
+// answer, one for a body.
 import { Transform, type Readable } from 'node:stream';
 
 /** How long a request may wait, ms. */
@@ -15,14 +11,9 @@ export interface NetDeadlines {
   idleMs: number;
 }
 
-/**
- * 30 s, as boto3's read_timeout is 60 s and its connect 60 s: an object store under load answers its first byte in
- * well under a second and keeps a body flowing; a wait of 30 s is an endpoint that stopped, not a slow one, even at
- * the 400 kbit/s of a degraded link (a 64 KiB socket buffer fills in under 2 s there).
- */
-const ANSWER_SEC = 30;
-/** The same wait for a body that stopped: a stalled stream, not a slow one. */
-const IDLE_SEC = 30;
+// Both deadlines: an object store under load answers in well under a second and keeps a body flowing; 30 s is an
+// endpoint that stopped, even at the 400 kbit/s of a degraded link (boto3 waits 60 s).
+const DEADLINE_SEC = 30;
 /** Sets both deadlines, in seconds (tests; a link slower than any the default allows for). */
 export const DEADLINE_ENV = 'DSA_NET_DEADLINE_SEC';
 
@@ -30,7 +21,7 @@ export const DEADLINE_ENV = 'DSA_NET_DEADLINE_SEC';
 export function netDeadlines(env: NodeJS.ProcessEnv = process.env): NetDeadlines {
   const sec = Number(env[DEADLINE_ENV]);
   if (Number.isFinite(sec) && sec > 0) return { answerMs: sec * 1000, idleMs: sec * 1000 };
-  return { answerMs: ANSWER_SEC * 1000, idleMs: IDLE_SEC * 1000 };
+  return { answerMs: DEADLINE_SEC * 1000, idleMs: DEADLINE_SEC * 1000 };
 }
 
 /** A wait that passed its deadline: the endpoint stopped answering. */
@@ -51,11 +42,7 @@ export function isAbort(error: unknown): boolean {
   return (error as { name?: string } | null)?.name === 'AbortError';
 }
 
-/**
- * Runs `start` with a signal aborted when `ms` pass before it settles, or when the caller's `signal` aborts. The
- * deadline rejects with a StallError; the caller's abort with its own reason. `start` must honour the signal: it
- * destroys what it has in flight.
- */
+/** Runs `start` with a signal aborted after `ms` (a StallError) or by the caller's `signal` (its reason). */
 export async function beforeDeadline<T>(
   ms: number,
   signal: AbortSignal | undefined,
@@ -78,11 +65,7 @@ export async function beforeDeadline<T>(
   }
 }
 
-/**
- * `body` behind an idle watchdog: the stream it returns fails with `failure(StallError)` when no byte comes for `ms`
- * while the reader wants them, with the caller's abort reason when `signal` aborts, and with `failure(error)` when
- * the body fails; `body` (its socket) is destroyed then.
- */
+/** `body` behind an idle watchdog of `ms` (while the reader wants bytes); failures go through `failure`. */
 export function watchBody(
   body: Readable,
   ms: number,

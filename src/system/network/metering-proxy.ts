@@ -1,12 +1,7 @@
-// A forward HTTP proxy on loopback that meters, caps and (in the cached mode)
-// answers a job's remote reads. The job reaches it through the proxy variables
-// its client already reads (HTTP_PROXY, HTTPS_PROXY), so the script is not
-// changed. Plain HTTP requests are seen whole: their bytes, status, time to
-// first byte, and the requests in flight. HTTPS arrives as CONNECT tunnels,
-// counted and capped without decrypting them: bytes and connections, not
-// requests. One token bucket caps the data's bytes from the origin, as one
-// network link would. An origin that stops answering gets the deadlines of
-// deadlines.ts: the job's request is answered 504, not left waiting on it.
+// A forward HTTP proxy on loopback (HTTP_PROXY, HTTPS_PROXY) that meters, caps
+// and in the cached mode answers a job's remote reads: plain requests seen
+// whole, HTTPS tunnels counted and capped unread, one token bucket, and a 504
+// for an origin that stalls.
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -15,19 +10,13 @@ import { netDeadlines, StallError, type NetDeadlines } from './deadlines.js';
 import { TokenBucket } from './token-bucket.js';
 import { objectKey, type CachedResponse, type ResponseCache } from './response-cache.js';
 
-/**
- * Whether the proxy answers GETs it has stored ('serve', the cached mode) or sends every request to the origin
- * ('pass').
- */
+/** Whether the proxy answers GETs it has stored ('serve', the cached mode) or sends every request on ('pass'). */
 export type CacheUse = 'pass' | 'serve';
 
 export interface ProxyOptions {
   /** Port on 127.0.0.1; 0 picks a free one. */
   port: number;
-  /**
-   * The data's origins as host:port: their traffic is the data's, the rest is counted apart (a model download,
-   * telemetry).
-   */
+  /** The data's origins as host:port; other traffic is counted apart (a model download, telemetry). */
   dataOrigins: readonly string[];
   /** Byte-rate cap on the data's bytes from the origin; null for none. */
   bytesPerSec: number | null;
@@ -72,10 +61,7 @@ export interface ProxyCounters {
   /** Requests (or tunnels) of the data open now, and the most at once. */
   inFlight: number;
   maxInFlight: number;
-  /**
-   * Integral of requests in flight over time, request-seconds: its rise over a window, divided by the window, is the
-   * mean in flight.
-   */
+  /** Integral of requests in flight over time, request-seconds (its rise over a window / the window: mean in flight). */
   inFlightSec: number;
 }
 
@@ -158,18 +144,12 @@ export class MeteringProxy {
     return { ...this.counters, statuses: { ...this.counters.statuses } };
   }
 
-  /**
-   * The data's requests and tunnels that ended since the last call, handed over and forgotten (a long profile does not
-   * pile them up).
-   */
+  /** The data's requests and tunnels that ended since the last call, handed over and forgotten. */
   takeRecords(): RequestRecord[] {
     return this.records.splice(0, this.records.length);
   }
 
-  /**
-   * Delays each request for the data that goes to the origin by `ms` before sending it (validate's latency points); 0:
-   * none.
-   */
+  /** Delays each request for the data that goes to the origin by `ms` (validate's latency points); 0: none. */
   setAddedLatencyMs(ms: number): void {
     this.addedLatencyMs = Math.max(0, ms);
   }
@@ -184,10 +164,7 @@ export class MeteringProxy {
     return this.bucket?.bytesPerSec ?? null;
   }
 
-  /**
-   * Whether the proxy only passes requests on now: no cap, no added latency, nothing answered from its cache.
-   * A run that needs none of those can reach the origin without it.
-   */
+  /** Whether the proxy only passes requests on now (no cap, latency or cache): a run may reach the origin without it. */
   get passesThrough(): boolean {
     return this.bucket === null && this.addedLatencyMs === 0 && this.cacheUse === 'pass';
   }
@@ -212,6 +189,11 @@ export class MeteringProxy {
 
   private isData(hostPort: string): boolean {
     return this.options.dataOrigins.includes(hostPort);
+  }
+
+  private failed(origin: string, error: NodeJS.ErrnoException): void {
+    this.counters.failures += 1;
+    this.counters.lastFailure = `${origin}: ${error.code ?? error.message}`;
   }
 
   private accrueInFlight(): void {
@@ -368,10 +350,7 @@ export class MeteringProxy {
     );
     upstream.on('error', (error) => {
       clearTimeout(deadline);
-      if (data) {
-        this.counters.failures += 1;
-        this.counters.lastFailure = `${target.host}: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
-      }
+      if (data) this.failed(target.host, error);
       // A body cut short is not a whole response: the job's client sees the connection end.
       if (res.headersSent) res.destroy();
       else res.writeHead(error instanceof StallError ? 504 : 502, { 'content-type': 'text/plain' }).end();
@@ -415,25 +394,16 @@ export class MeteringProxy {
       this.closed(record);
     };
     origin.on('error', (error) => {
-      if (data) {
-        this.counters.failures += 1;
-        this.counters.lastFailure = `${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
-      }
+      if (data) this.failed(`${host}:${port}`, error);
       if (!client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
       finish();
     });
-    // The origin's end reaches the client through relay(), after any bytes the cap still holds; the tunnel ends with
-    // the client.
+    // The origin's end reaches the client through relay(); the tunnel ends with the client.
     client.on('error', finish);
     client.on('close', finish);
   }
 
-  /**
-   * Relays `source` to `sink`, counting its bytes into `counter` and holding
-   * them to the cap. Plain data listeners with back-pressure rather than a
-   * Transform in a pipeline: the proxy is on the path of every byte the job
-   * fetches, and a stream stage per response costs CPU per chunk.
-   */
+  /** Relays `source` to `sink`, counted and capped, with plain listeners: a Transform costs CPU per chunk. */
   private relay(
     source: Readable,
     sink: Writable,
@@ -482,10 +452,7 @@ export class MeteringProxy {
   }
 }
 
-/**
- * A single byte range of a `bytes=` Range header, clamped to the body; null for none or a form not handled (the whole
- * body is sent).
- */
+/** A single byte range of a `bytes=` Range header, clamped to the body; null: none or not handled (send it whole). */
 export function parseRange(
   header: string | undefined,
   size: number,

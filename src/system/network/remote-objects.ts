@@ -1,10 +1,6 @@
-// The objects of a remote dataset: listed once before anything runs (S3's
-// ListObjectsV2, or a HEAD of each HTTP URL) and fetched directly, not through
-// the proxy, to fill the profiler's cache and to probe the network. S3 goes
-// through the AWS SDK, so credentials come from the standard chain
-// (environment, shared files, instance roles) and are never seen here. Every
-// request has the deadlines of deadlines.ts: an endpoint that stops answering
-// is an EndpointError naming it, never a hang.
+// The objects of a remote dataset, listed once and fetched directly (not
+// through the proxy) to fill the cache and probe the network; S3 credentials
+// stay in the AWS SDK's chain.
 import type { S3Client } from '@aws-sdk/client-s3';
 import http from 'node:http';
 import https from 'node:https';
@@ -41,10 +37,7 @@ export interface FetchOptions {
 /** Lists and fetches the objects of one spec. */
 export interface RemoteStore {
   list(): Promise<RemoteObject[]>;
-  /**
-   * The object's headers and body; `signal` aborts the request and its body (the body then fails with the signal's
-   * reason). The body fails with an EndpointError when the endpoint fails or stalls.
-   */
+  /** The object's headers and body (which fails with an EndpointError when the endpoint fails or stalls). */
   fetch(object: RemoteObject, options?: FetchOptions): Promise<FetchedObject>;
   close(): void;
 }
@@ -107,8 +100,7 @@ type S3Sdk = typeof import('@aws-sdk/client-s3');
 /** One S3 client for a spec, made with the first request, under the deadlines. */
 function lazyS3Client(spec: RemoteSpec, deadlines: NetDeadlines) {
   const { endpoint, region } = spec.s3!;
-  // The SDK warns on Node 20 that its releases after January 2027 need Node 22: the version locked here runs, and the
-  // warning would be noise in every profile.
+  // The SDK warns on Node 20 that releases after January 2027 need Node 22: noise in every profile.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let client: S3Client | null = null;
   return {
@@ -118,8 +110,7 @@ function lazyS3Client(spec: RemoteSpec, deadlines: NetDeadlines) {
         region,
         ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
         maxAttempts: 2,
-        // The SDK's own timeouts under each attempt (a connection that never opens, headers that never come, a socket
-        // gone quiet mid-body); beforeDeadline bounds the attempts together.
+        // The SDK's own timeouts under each attempt; beforeDeadline bounds the attempts together.
         requestHandler: {
           connectionTimeout: deadlines.answerMs,
           requestTimeout: deadlines.answerMs,
@@ -133,10 +124,7 @@ function lazyS3Client(spec: RemoteSpec, deadlines: NetDeadlines) {
   };
 }
 
-/**
- * The proxy's key for an object's requests: the job's client asks a custom endpoint path-style (host/bucket/key), AWS
- * virtual-hosted (bucket.host/key).
- */
+/** The proxy's key for an object: path-style at a custom endpoint, virtual-hosted at AWS. */
 function s3KeyOf(spec: RemoteSpec, key: string): string {
   const { endpoint, bucket, region } = spec.s3!;
   return objectKey(
@@ -215,12 +203,7 @@ function encodeKey(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');
 }
 
-/**
- * A request straight to the origin with node's http client: fetch() refuses
- * URLs with credentials and the ports the Fetch standard blocks (9, 6000...),
- * which a private shard server may well use. Redirects are not followed.
- * `signal` destroys the request (and its response).
- */
+/** A request with node's http client (fetch() refuses credentials in URLs and ports such as 6000); no redirects. */
 function httpRequest(url: string, method: 'HEAD' | 'GET', signal: AbortSignal): Promise<http.IncomingMessage> {
   const parsed = new URL(url);
   const client = parsed.protocol === 'https:' ? https : http;

@@ -1,7 +1,6 @@
-// What the user named as the job's remote data (--remote, --endpoint), parsed
-// once: the origins the proxy meters, and how every message and the profile
-// name it. A URL's user name, password and query (a presigned signature, a
-// token) are kept for fetching only: `display` never holds them.
+// The job's remote data (--remote, --endpoint), parsed once: the origins the
+// proxy meters, and its name in messages and the profile (`display`: no
+// credentials, no query).
 import { ExitCode, UserError } from '../../errors.js';
 import { NETWORK_TEXT } from './network-text.js';
 
@@ -21,10 +20,7 @@ export interface RemoteSpec {
 
 const MAX_EXPANDED_URLS = 1_000_000;
 
-/**
- * The spec of `--remote TEXT` (with `--endpoint`, or the AWS endpoint variables for s3://); a UserError naming the fix
- * when it does not parse.
- */
+/** The spec of `--remote TEXT` (with `--endpoint` or the AWS variables); a UserError naming the fix otherwise. */
 export function parseRemoteSpec(text: string, endpoint: string | undefined, env: NodeJS.ProcessEnv): RemoteSpec {
   if (text.startsWith('s3://')) return s3Spec(text, endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL, env);
   if (/^https?:\/\//.test(text)) {
@@ -34,9 +30,7 @@ export function parseRemoteSpec(text: string, endpoint: string | undefined, env:
   throw new UserError(NETWORK_TEXT.notRemote(redactUrl(text)), ExitCode.BadValue);
 }
 
-/**
- * A URL as it may be shown: no user name, password, query or fragment; the rest as written (WebDataset braces kept).
- */
+/** A URL as it may be shown: no user name, password, query or fragment (WebDataset braces kept). */
 export function redactUrl(text: string): string {
   return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1').replace(/[?#].*$/, '');
 }
@@ -92,12 +86,7 @@ function httpSpec(text: string): RemoteSpec {
   return { kind: 'http', display: redactUrl(text), protocol, origins, urls };
 }
 
-/**
- * WebDataset's shard notation: `{000000..000099}` (zero-padded as written)
- * and `{a,b}`, each brace group expanded in turn. The groups' product is
- * checked before anything is expanded: `{0..999999}{0..999999}` is refused,
- * not built.
- */
+/** WebDataset's `{000..099}` and `{a,b}` expanded; their product is checked first, so a huge one is refused. */
 export function expandBraces(text: string): string[] {
   const total = [...text.matchAll(/\{([^{}]*)\}/g)].reduce(
     (product, group) => product * groupParts(group[1]).length,

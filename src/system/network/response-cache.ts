@@ -1,7 +1,6 @@
 // The profiler's own cache of remote objects, on local disk: in the cached
-// mode of a client with no cache of its own, the metering proxy answers the
-// job's GETs from here, so every sample is served locally and the origin
-// serves nothing. Filled before the mode from the data source's listing.
+// mode of a client with no cache of its own, the proxy answers the job's GETs
+// from here, so the origin serves nothing.
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,8 +17,7 @@ export interface CachedResponse {
   bytes: number;
 }
 
-// Headers that describe the stored body and may be sent again; the rest (dates, connection, request ids) are per
-// response.
+// Headers that describe the stored body; the rest (dates, connection, request ids) are per response.
 const KEPT_HEADERS = [
   'content-type',
   'etag',
@@ -29,11 +27,7 @@ const KEPT_HEADERS = [
   'content-disposition',
 ];
 
-/**
- * The key of a request for an object: its host and decoded path. Clients
- * percent-encode keys differently (boto3 leaves '~' alone, others do not), and
- * a signed request's query and headers change with every request.
- */
+/** The key of a request for an object: its host and decoded path (clients encode keys differently; queries vary). */
 export function objectKey(url: URL): string {
   let path = url.pathname;
   try {
@@ -56,10 +50,7 @@ export class ResponseCache {
     return this.index.get(key) ?? null;
   }
 
-  /**
-   * Stores `body` as the response for `key`, replacing any; written to a temporary file first so a failed fill stores
-   * nothing.
-   */
+  /** Stores `body` as the response for `key`, replacing any; a failed fill stores nothing. */
   async put(
     key: string,
     headers: Record<string, string | string[] | undefined>,
@@ -87,11 +78,7 @@ export class ResponseCache {
     return entry;
   }
 
-  /**
-   * Writes the index the job's hook answers a cached block from (python/ds_analyzer/_serve.py): the stored
-   * responses of `keys` (those stored), replacing the file whole (write, then rename) so the hook never reads
-   * half of it. Returns the bytes it names.
-   */
+  /** Writes, whole, the index of `keys` the job's hook serves a cached block from; returns the bytes it names. */
   writeIndex(path: string, keys: Iterable<string>): number {
     const objects: Record<string, { file: string; headers: Record<string, string> }> = {};
     let bytes = 0;

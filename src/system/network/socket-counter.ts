@@ -1,15 +1,7 @@
-// The kernel's count of the bytes the sockets of one cgroup receive: an
-// nftables table with one named counter, in the input hook, matching packets
-// whose receiving socket belongs to the cgroup (`socket cgroupv2`, nftables
-// 0.9.5 and Linux 5.13 or later). No byte passes through this process, so the
-// count costs the packet path a rule lookup and this process one command to
-// a long-lived `nft -i` a reading: the meter for processes whose traffic a proxy cannot reach (a FUSE
-// daemon started before the profile) and for rates a proxy in this process
-// could not carry.
-//
-// The counter counts IP packets: payload is its bytes less the IP and TCP
-// headers of each packet (20 + 20 + 12 bytes of timestamps on IPv4, the
-// Linux default), which is how readings are turned into payload bytes here.
+// The kernel's count of the bytes the sockets of one cgroup receive (an
+// nftables `socket cgroupv2` counter, Linux 5.13): the meter for traffic a
+// proxy cannot reach (a FUSE daemon) or carry. Payload: the IP bytes less
+// HEADER_BYTES a packet.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -104,13 +96,7 @@ function tableRules(table: string, groups: readonly CgroupV2Group[]): string {
 
 let tables = 0;
 
-/**
- * Counts the bytes received by the sockets of some cgroups, from start to
- * close. Readings go through one `nft -j -i` process kept for the counter's
- * life (a command a line, a JSON answer a line): an `nft` run per reading
- * cost this process 6 ms of CPU, mostly the spawn. The child reads its
- * commands from our pipe, so it ends with us whatever ends us.
- */
+/** Counts the bytes the sockets of some cgroups receive, read through one `nft -j -i` kept open (6 ms a spawn). */
 export class SocketCounter {
   private closed = false;
   private readonly waiting: Array<(line: string) => void> = [];

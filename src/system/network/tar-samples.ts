@@ -9,24 +9,17 @@ const BLOCK = 512;
 export interface TarSamples {
   /** Sample keys seen. */
   samples: number;
-  /**
-   * Bytes of the stream those samples span; less than the whole when the count stopped at its limit (then up to the
-   * last whole sample).
-   */
+  /** Bytes of the stream those samples span (up to the last whole sample where the count stopped at its limit). */
   bytesRead: number;
   /** Whether the stream was read to its end. */
   complete: boolean;
 }
 
-/**
- * The sample keys of a tar stream, counted as its headers go by, reading at most `maxBytes` (a large shard is sampled,
- * not read whole).
- */
+/** The sample keys of a tar stream, counted as its headers go by, reading at most `maxBytes`. */
 export async function countTarSamples(stream: Readable, maxBytes = Infinity): Promise<TarSamples> {
   const keys = new Set<string>();
   let bytesRead = 0;
-  // Stream offset of `pending`'s first byte, and of the first header of the latest key (where the samples before it
-  // end).
+  // Stream offset of `pending`'s first byte, and of the latest key's first header (where the samples before it end).
   let pendingAt = 0;
   let latestKeyAt = 0;
   let pending: Buffer = Buffer.alloc(0);

@@ -22,11 +22,7 @@ export class TokenBucket {
     this.last = this.now();
   }
 
-  /**
-   * Takes `bytes` from the bucket, going into debt when it holds too few, and
-   * returns how long the caller must wait (ms) before sending them so that
-   * the rate holds over every interval longer than the burst.
-   */
+  /** Takes `bytes`, into debt where too few are held; returns the wait (ms) before sending them at the rate. */
   take(bytes: number): number {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.bytesPerSec);

@@ -1,7 +1,5 @@
 // One file at a time: the walk that opens each file of a list (directory by
-// directory for a FileTable view), and the residency of one open file, by
-// cachestat(2) or mmap + mincore(2). Shared by residency, evict and warm
-// (page-cache.ts, warm.ts) and the keepers.
+// directory for a FileTable view), and the residency of one open file.
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { MAP_SHARED, O_RDONLY_CLOEXEC, PROT_READ, loadLibc, type LibcBindings, type LibcLoad } from '../kernel/libc.js';
@@ -14,15 +12,14 @@ import {
   type FileSyscallsLoad,
 } from '../kernel/file-syscalls.js';
 import { NodeFileSyscalls } from '../kernel/node-file-syscalls.js';
+import { canWrite } from '../kernel/read-text.js';
 import { tableOf } from '../dataset/file-table.js';
 import { errnoName, errorCode } from '../kernel/errno.js';
 import type { CpuAccount } from '../kernel/cpu-ledger.js';
 import type { FileRef, Residency } from './page-cache.js';
 import { PAGE_CACHE_TEXT } from './page-cache-text.js';
 
-/**
- * The calls residency, evict and warm make: this machine's, unless a test passes fakes (FakeLibc, FakeFileSyscalls).
- */
+/** The calls residency, evict and warm make: this machine's, or a test's fakes. */
 export interface PageCacheBindings {
   /** libc's page-cache calls (mincore, posix_fadvise), or why there are none. */
   libc: LibcLoad;
@@ -39,15 +36,10 @@ export function systemBindings(): PageCacheBindings {
 export function perFileCalls(load: FileSyscallsLoad): FileSyscalls {
   return load.ok ? load.calls : new NodeFileSyscalls();
 }
-// mincore window: 64 Ki pages (256 MiB at 4 KiB) per call, so a vector stays 64 KiB
-// whatever the file size.
+// Pages per mincore call, so a vector stays 64 KiB whatever the file size.
 const MINCORE_WINDOW_PAGES = 64 * 1024;
 
-/**
- * Calls `visit(firstPage, vec, pages)` for each mincore window of the first
- * `bytes` of the open file `fd`: vec[i] & 1 says whether page firstPage + i is
- * resident. Returns 0 or an errno. Used by residency() and the cold keeper.
- */
+/** Calls `visit(firstPage, vec, pages)` for each mincore window of the first `bytes` of `fd`; returns 0 or an errno. */
 export function scanFilePages(
   libc: LibcBindings,
   fd: number,
@@ -98,6 +90,39 @@ export function emptyResidency(): Residency {
   return { residentBytes: 0, totalBytes: 0, fraction: 0, checkedFiles: 0, unknownFiles: 0, unknownBytes: 0 };
 }
 
+/** Counts a file checked: `resident` of its `bytes` in the cache (an empty file is not counted). */
+export function countResident(result: Residency, bytes: number, resident: number): void {
+  if (bytes <= 0) return;
+  result.residentBytes += resident;
+  result.totalBytes += bytes;
+  result.checkedFiles++;
+}
+
+/** Adds the residency of the files `selected` picks to `result`, and sets its fraction. */
+export async function measureResidency(
+  files: readonly FileRef[],
+  calls: FileSyscalls,
+  probe: ResidencyProbe,
+  cpu: CpuAccount | undefined,
+  result: Residency,
+  selected?: (index: number) => boolean,
+): Promise<Residency> {
+  await forEachOpenFile(
+    files,
+    calls,
+    cpu,
+    (cursor) => {
+      const resident = probe.residentBytes(cursor);
+      if (typeof resident === 'string') unknownFile(result, resident, cursor.bytes);
+      else countResident(result, cursor.bytes, resident);
+    },
+    (cursor, code) => unknownFile(result, `${cursor.path()}: ${code}`),
+    selected,
+  );
+  result.fraction = result.totalBytes > 0 ? result.residentBytes / result.totalBytes : 0;
+  return result;
+}
+
 export function unknownFile(result: Residency, reason: string, bytes = 0): void {
   result.unknownFiles++;
   result.unknownBytes += bytes;
@@ -118,13 +143,7 @@ export interface FileCursor {
   path(): string;
 }
 
-/**
- * Opens each file in turn and calls `visit` with it open; `failed` when it
- * cannot be opened or sized. A FileTable view goes directory by directory
- * (openat on the directory's descriptor with the stored name); any other list
- * opens each path. Yields to the event loop every FILES_PER_TURN files; each
- * turn between yields is charged to `cpu` when one is given.
- */
+/** Calls `visit` with each file open (`failed` where it cannot), yielding every FILES_PER_TURN, charging `cpu`. */
 export async function forEachOpenFile(
   files: readonly FileRef[],
   calls: FileSyscalls,
@@ -200,8 +219,7 @@ export async function forEachOpenFile(
   }
 }
 
-// Files handled between yields: 3-6 us each on the bound calls, so ~5 ms a
-// turn; about twice that through Node's fs and mincore.
+// Files handled between yields: 3-6 us each on the bound calls (~5 ms a turn), about twice that through Node's fs.
 const FILES_PER_TURN = 1024;
 
 /** Resident bytes of an open file by cachestat, falling back to mincore for good on ENOSYS. */
@@ -233,40 +251,22 @@ export class ResidencyProbe {
         return (cached - tail) * pageBytes + tail * (bytes - tailPage);
       }
     }
-    if (cursor.foreign === 1 && !mayWrite(cursor.path())) return PAGE_CACHE_TEXT.mincoreUntrusted;
+    if (cursor.foreign === 1 && !canWrite(cursor.path())) return PAGE_CACHE_TEXT.mincoreUntrusted;
     const resident = residentBytesOfFd(this.libc, cursor.fd, bytes);
     return resident < 0 ? `${cursor.path()}: mincore ${errnoName(-resident)}` : resident;
   }
 }
 
-/**
- * Whether mincore shows the pages of a file owned by `uid` to us without asking for write access: root, or the owner.
- */
+/** Whether mincore shows the pages of a file owned by `uid` to us without write access: root, or the owner. */
 function ownedOrPrivileged(uid: number): boolean {
   return isPrivileged() || (typeof process.geteuid === 'function' && uid === process.geteuid());
-}
-
-/** Whether this process may write `path` (which also lets mincore show its pages). */
-function mayWrite(path: string): boolean {
-  try {
-    fs.accessSync(path, fs.constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export function isPrivileged(): boolean {
   return typeof process.geteuid === 'function' && process.geteuid() === 0;
 }
 
-/**
- * Whether mincore shows this file's page-cache pages to us. Since Linux 5.2
- * (commit 134fca9063ad, "mm/mincore.c: make mincore() more conservative"),
- * mincore on a file mapping reports page-cache state only to root, the file's
- * owner or a process that may write it; anyone else sees only pages mapped in
- * its own page tables, i.e. a false "not resident".
- */
+/** Whether mincore shows this file's pages to us (since Linux 5.2: root, the owner or a writer only). */
 export function mincoreIsTrustworthy(path: string, stat: fs.Stats): boolean {
-  return ownedOrPrivileged(stat.uid) || mayWrite(path);
+  return ownedOrPrivileged(stat.uid) || canWrite(path);
 }

@@ -1,21 +1,7 @@
-// Page-cache control for the cached and cold modes: measure a dataset's
-// residency, evict it file by file, warm it, or drop every cache globally.
-//
-// Residency is cachestat(2) per file where the kernel has it (Linux 6.5: one
-// call, no mapping; it refuses with EPERM where mincore would lie, since 6.14),
-// else mmap(PROT_READ, MAP_SHARED) + mincore(2), the method of util-linux
-// fincore. Eviction is posix_fadvise(POSIX_FADV_DONTNEED) after one syncfs(2)
-// per file system, which drops a file's clean, unmapped pages without root
-// (see Documentation/admin-guide/mm and man 2 posix_fadvise); pages that are
-// dirty, under writeback, or mapped by another process stay. (An fdatasync per
-// file, as before, made ext4 flush the disk's write cache once per file: 70 us
-// a file, 1.5 min at 1.28M files.)
-//
-// A dataset's file list (a view of a FileTable) is walked directory by
-// directory: one directory descriptor, then openat with each stored name.
-// Each operation is one walk over the per-file calls, chosen once: the bound
-// syscalls, or Node's fs where they are not bound (node-file-syscalls.ts: no
-// cachestat, so residency is measured by mincore; no syncfs, so sync(2)).
+// Page-cache control for the cached and cold modes: residency by cachestat(2)
+// (Linux 6.5) or mmap + mincore, eviction by posix_fadvise(DONTNEED) after one
+// syncfs(2) per file system (an fdatasync a file cost 1.5 min at 1.28M files),
+// warming, and drop_caches.
 import fs from 'node:fs';
 import pathModule from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
@@ -33,7 +19,7 @@ import {
   perFileCalls,
   scanFilePages,
   systemBindings,
-  unknownFile,
+  measureResidency,
   type FileCursor,
   type PageCacheBindings,
 } from './file-pages.js';
@@ -75,11 +61,7 @@ export interface EvictResult {
   failedFiles: number;
   /** Files left alone because none of their pages was cached (empty files among them). */
   nonResidentFiles: number;
-  /**
-   * Bytes still resident once the eviction was done (each advised file checked
-   * again): the residency a caller would otherwise measure in a second pass.
-   * Absent when some file's residency could not be read.
-   */
+  /** Bytes still resident after it (each advised file checked again); absent when some file could not be read. */
   residentBytesAfter?: number;
   /** The first failure, as 'path: CODE', if any. */
   firstError?: string;
@@ -123,11 +105,7 @@ export function pageCacheSupport(): PageCacheSupport {
   return { evict: true, residency: residencyOk, ...(reason ? { reason } : {}) };
 }
 
-/**
- * Measures how much of `files` is in the page cache (needs ownership or write
- * access unless root). `options.cpu`: the account its work is charged to (a
- * CPU ledger's 'warming' or 'eviction', for the state it checks).
- */
+/** How much of `files` is in the page cache (ownership or write access needed unless root); work charged to `cpu`. */
 export async function residency(
   files: readonly FileRef[],
   bindings: PageCacheBindings = systemBindings(),
@@ -135,33 +113,10 @@ export async function residency(
 ): Promise<Residency> {
   const libc = requireLibc(bindings.libc);
   const calls = perFileCalls(bindings.calls);
-  const result = emptyResidency();
-  const probe = new ResidencyProbe(libc, calls);
-  await forEachOpenFile(
-    files,
-    calls,
-    options.cpu,
-    (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'string') unknownFile(result, resident, cursor.bytes);
-      else if (cursor.bytes > 0) {
-        result.residentBytes += resident;
-        result.totalBytes += cursor.bytes;
-        result.checkedFiles++;
-      }
-    },
-    (cursor, code) => unknownFile(result, `${cursor.path()}: ${code}`),
-  );
-  result.fraction = result.totalBytes > 0 ? result.residentBytes / result.totalBytes : 0;
-  return result;
+  return measureResidency(files, calls, new ResidencyProbe(libc, calls), options.cpu, emptyResidency());
 }
 
-/**
- * Drops `files` from the page cache with posix_fadvise(DONTNEED), without root.
- * With `sync`, the dirty pages of each file system holding them are written
- * first (one syncfs(2) per file system, before its first file), since DONTNEED
- * skips dirty pages.
- */
+/** Drops `files` from the page cache without root; with `sync`, their file systems' dirty pages are written first. */
 export async function evict(
   files: readonly FileRef[],
   options: {
@@ -184,10 +139,8 @@ export async function evict(
     result.failedFiles++;
     result.firstError ??= `${cursor.path()}: ${code}`;
   };
-  // A dataset larger than memory is mostly not cached: a file with no cached
-  // page (one cachestat, ~1 us) needs no advice. DONTNEED on it is not free:
-  // kernels before 6.6 follow a range they could not wholly drop with
-  // lru_add_drain_all(), which interrupts every CPU (mm/fadvise.c).
+  // A file with no cached page (one cachestat, ~1 us) gets no advice: before 6.6, DONTNEED on a range it could not
+  // wholly drop calls lru_add_drain_all(), which interrupts every CPU.
   const probe = new ResidencyProbe(libc, calls);
   let residentAfter: number | null = 0;
   await forEachOpenFile(
@@ -216,10 +169,7 @@ export async function evict(
   return result;
 }
 
-/**
- * syncfs(2) once on each file system holding the files' directories; sync(2), which writes back them all, where syncfs
- * fails.
- */
+/** syncfs(2) once on each file system holding the files' directories; sync(2) where syncfs fails. */
 function syncFileSystems(libc: LibcBindings, calls: FileSyscalls, files: readonly FileRef[]): void {
   const table = tableOf(files);
   const dirs = new Set<string>(table ? table.prefixes.map((prefix) => prefix || '.') : []);
@@ -250,11 +200,7 @@ export function adviseDontNeed(libc: LibcBindings, fd: number, offsetBytes: numb
   if (result < 0) throw errnoError(-result, 'posix_fadvise');
 }
 
-/**
- * Writes back all dirty data, then drops the page cache, dentries and inodes of
- * the whole machine (echo 3 > /proc/sys/vm/drop_caches; kernel
- * Documentation/admin-guide/sysctl/vm.rst). Needs root; a UserError otherwise.
- */
+/** Writes back all dirty data, then drops the machine's page cache, dentries and inodes; a UserError without root. */
 export async function dropCachesGlobally(): Promise<void> {
   const load = loadLibc();
   if (load.ok) load.libc.sync();

@@ -8,10 +8,12 @@ import { errorCode } from '../kernel/errno.js';
 import type { CpuAccount } from '../kernel/cpu-ledger.js';
 import {
   ResidencyProbe,
+  countResident,
   emptyResidency,
   forEachOpenFile,
   perFileCalls,
   systemBindings,
+  measureResidency,
   unknownFile,
   type FileCursor,
   type PageCacheBindings,
@@ -34,41 +36,19 @@ export interface WarmResult {
   firstError?: string;
   /** Wall time of the whole warm-up. */
   elapsedMs: number;
-  /**
-   * The files' residency as the warm-up left it, each file looked at once it
-   * was brought in (found resident, checked after its advice, or checked
-   * again after its read): what residency() right after would say, without a
-   * second pass over every file. Absent without the page-cache calls.
-   */
+  /** The files' residency as the warm-up left it (each file checked once brought in); absent without libc. */
   residency?: Residency;
 }
 
-// Files up to this size are brought in by POSIX_FADV_WILLNEED, one call per
-// READAHEAD_CHUNK_BYTES: the kernel caps one call's read-ahead at the larger of
-// the device's largest request and the read-ahead window (mm/readahead.c,
-// force_page_cache_ra), 128 KiB by default.
+// Files up to this size get POSIX_FADV_WILLNEED, a call per READAHEAD_CHUNK_BYTES (the read-ahead window).
 const WILLNEED_MAX_BYTES = 1024 * 1024;
 const READAHEAD_CHUNK_BYTES = 128 * 1024;
 
 /**
- * Brings `files` into the page cache, touching only what is not there yet:
- * each file's residency is checked first (a wholly resident file is not read
- * again, but see below); a small file gets POSIX_FADV_WILLNEED, so the kernel reads it ahead
- * with no copy and no thread hand-off (7.9 us a 1 KiB file here, against about
- * 80 us through fs.promises), and is checked again once all advice is given;
- * the rest, and any file the advice did not bring in, is read to the end by
- * `concurrency` parallel readers, each reusing one buffer, and checked once
- * read. The result holds the residency it saw (a dataset larger than memory
- * will not stay).
- *
- * Every file it leaves resident has its first byte read, so that the read's
- * access-time update happens now and not at the job's first read. On a
- * relatime mount (the default) a read updates atime when it is older than the
- * file's mtime or ctime, or a day old, and on ext4 writing it needs the inode's block
- * of the inode table, read from storage when not cached. Measured on 20,000
- * of 1.28M resident 1 KiB files whose inode blocks were not cached: a job
- * read 297% of the bytes it consumed from storage, 0% after this read (and
- * 0% with O_NOATIME), so a cached mode went unproven on metadata, not data.
+ * Brings `files` into the page cache, touching only what is not there: a small file gets POSIX_FADV_WILLNEED
+ * (7.9 us a 1 KiB file, against 80 us through fs.promises), the rest is read by `concurrency` readers.
+ * Every file left resident has its first byte read, so the relatime atime update (on ext4, an inode block read
+ * from storage) happens now: without it, a job on 1.28M resident files read 297% of its bytes from storage.
  */
 export async function warm(
   files: readonly FileRef[],
@@ -77,10 +57,7 @@ export async function warm(
     bufferBytes?: number;
     /** Read each resident file's first byte (default true; see above). A warm that follows one that did can skip it. */
     touchAccessTimes?: boolean;
-    /**
-     * Charged with the CPU of the residency passes (a CPU ledger's 'warming'); the parallel reads run in Node's
-     * threads, not charged.
-     */
+    /** Charged with the residency passes' CPU; the parallel reads run in Node's threads, not charged. */
     cpu?: CpuAccount;
   } = {},
   bindings: PageCacheBindings = systemBindings(),
@@ -160,10 +137,7 @@ class Warming {
   }
 }
 
-/**
- * The warm-up with the page-cache calls: a pass that leaves resident files alone and advises or marks the rest, a
- * pass over the advised files once all advice is given, the reads, and a last look at what was read.
- */
+/** The warm-up with libc: residency and advice, the advised looked at again, the reads, a last look. */
 async function adviseThenRead(
   warming: Warming,
   libc: LibcBindings,
@@ -174,17 +148,11 @@ async function adviseThenRead(
   const probe = new ResidencyProbe(libc, calls);
   const touch = options.touchAccessTimes !== false;
   const seen = emptyResidency();
-  const count = (cursor: FileCursor, resident: number): void => {
-    if (cursor.bytes === 0) return;
-    seen.residentBytes += resident;
-    seen.totalBytes += cursor.bytes;
-    seen.checkedFiles++;
-  };
   /** Whether the open file is wholly resident; if so it is counted, and its access time touched. */
   const wholeInCache = (cursor: FileCursor): boolean => {
     const resident = probe.residentBytes(cursor);
     if (typeof resident !== 'number' || resident < cursor.bytes) return false;
-    count(cursor, resident);
+    countResident(seen, cursor.bytes, resident);
     if (touch) calls.readFirstByte(cursor.fd);
     return true;
   };
@@ -226,28 +194,10 @@ async function adviseThenRead(
   );
   await warming.readMarked();
   // What was read here is looked at once read: only those files get a second look.
-  await forEachOpenFile(
-    files,
-    calls,
-    options.cpu,
-    (cursor) => {
-      const resident = probe.residentBytes(cursor);
-      if (typeof resident === 'string') unknownFile(seen, resident, cursor.bytes);
-      else count(cursor, resident);
-    },
-    (cursor, code) => unknownFile(seen, `${cursor.path()}: ${code}`),
-    (index) => marks[index] === READ,
-  );
-  seen.fraction = seen.totalBytes > 0 ? seen.residentBytes / seen.totalBytes : 0;
-  return seen;
+  return measureResidency(files, calls, probe, options.cpu, seen, (index) => marks[index] === READ);
 }
 
-/**
- * The warm readers' buffers, kept from one warm to the next. Allocated anew,
- * 8 of 4 MiB a warm are memory outside V8's heap that it answers with a full
- * collection: 8 to 15 ms of the profiler's CPU, landing in the block after the
- * warm (in a cached block of a few seconds, a third of its profiler CPU here).
- */
+// The readers' buffers, kept between warms: 32 MiB allocated anew outside V8's heap cost a full collection.
 const READ_BUFFERS = {
   spare: [] as Buffer[],
   take(bytes: number): Buffer {

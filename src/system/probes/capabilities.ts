@@ -11,7 +11,7 @@ import { wholeDiskDevice } from '../kernel/block-device.js';
 import { probeGpus } from './gpu.js';
 import { reclaimingDamonSchemes } from '../cgroups/damon.js';
 import { FADV, MAP_SHARED, PROT_READ, loadLibc } from '../kernel/libc.js';
-import { errnoName, errorCode } from '../kernel/errno.js';
+import { errnoName, errorCode, firstLine } from '../kernel/errno.js';
 
 /** One row of the doctor table. */
 export interface Capability {
@@ -44,10 +44,6 @@ export interface ProbeOptions {
 
 function row(name: CapabilityName, available: boolean, detail: string): Capability {
   return { name, available, detail, ...CAPABILITY_TEXT[name] };
-}
-
-function message(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0];
 }
 
 function cgroupRow(info: CgroupInfo): Capability {
@@ -87,7 +83,7 @@ function libcRows(): Capability[] {
       row('residency', mincore === 0, mincore === 0 ? 'mincore works' : `mmap/mincore failed (${errnoName(-mincore)})`),
     ];
   } catch (error) {
-    return [row('page-cache-eviction', false, message(error)), row('residency', false, message(error))];
+    return [row('page-cache-eviction', false, firstLine(error)), row('residency', false, firstLine(error))];
   } finally {
     if (fd >= 0) closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
@@ -110,7 +106,7 @@ async function throttleRow(info: CgroupInfo, cwd: string, skip: boolean): Promis
     await group.remove({ timeoutMs: 5000 });
     return row('storage-throttle', true, `created and removed a ${label} group with a read limit on ${device}`);
   } catch (error) {
-    return row('storage-throttle', false, error instanceof UserError ? error.message : message(error));
+    return row('storage-throttle', false, error instanceof UserError ? error.message : firstLine(error));
   }
 }
 

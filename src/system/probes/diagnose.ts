@@ -1,7 +1,6 @@
-// What `ds-analyzer doctor` finds on this machine: every capability the
-// profiler uses, with what was found and what a missing one costs, and for
-// dataset folders, their file systems and what those keep the cache modes
-// from proving.
+// What `ds-analyzer doctor` finds: every capability the profiler uses, and for
+// dataset folders their file systems and what those keep the cache modes from
+// proving.
 import { probeCapabilities, type Capability } from './capabilities.js';
 import type { CapabilityName } from './capability-text.js';
 import { jobPython, type JobPython } from './job-python.js';

@@ -11,11 +11,7 @@ export interface FakeSamplerStarter {
   roots: number[];
 }
 
-/**
- * A deterministic stand-in for startSampler: no /proc is read and no timer
- * runs. Each sampler hands back `samples` (a test builds them on the fake
- * job's clock), all of them from samples() and stop() alike.
- */
+/** A deterministic stand-in for startSampler (no /proc, no timer): each sampler hands back `samples`. */
 export function fakeSamplerStarter(samples: readonly ResourceSample[]): FakeSamplerStarter {
   const started: SamplerOptions[] = [];
   const roots: number[] = [];

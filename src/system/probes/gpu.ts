@@ -1,10 +1,9 @@
-// GPU utilisation and memory through nvidia-smi's query interface, which NVIDIA
-// documents as stable for scripts ('nvidia-smi --help-query-gpu'):
-// --format=csv,noheader,nounits gives bare numbers, memory in MiB, and '[N/A]'
-// for a value the GPU does not report.
+// GPU utilisation and memory through nvidia-smi's query interface, stable for
+// scripts: --format=csv,noheader,nounits gives bare numbers (MiB) and '[N/A]'.
 import type { ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import { firstLine } from '../kernel/errno.js';
 
 const MIB = 1024 * 1024;
 
@@ -32,17 +31,8 @@ const GpuLineSchema = z
     memTotalBytes: memTotalMiB === null ? null : memTotalMiB * MIB,
   }));
 
-/** One GPU's reading. */
-export interface GpuReading {
-  /** GPU index as nvidia-smi numbers it. */
-  index: number;
-  /** Utilisation, 0..100; null when not reported. */
-  utilPct: number | null;
-  /** Memory used, bytes; null when not reported. */
-  memUsedBytes: number | null;
-  /** Memory total, bytes; null when not reported. */
-  memTotalBytes: number | null;
-}
+/** One GPU's reading: its index, utilisation (0..100) and memory in bytes, each null when not reported. */
+export type GpuReading = z.output<typeof GpuLineSchema>;
 
 /** Parses one CSV line of the sampling query; null for a line that does not validate. */
 export function parseGpuLine(line: string): GpuReading | null {
@@ -60,22 +50,11 @@ export interface GpuAggregate {
   gpus: number;
 }
 
-export interface GpuSamplerStats {
-  /** Lines that parsed. */
-  lines: number;
-  /** Lines that did not parse (counted, never fatal). */
-  badLines: number;
-  /** Why nvidia-smi stopped or never ran, if it did. */
-  error: string | null;
-}
-
 export interface GpuSampler {
   /** Aggregate of the latest reading per GPU; null before the first reading (or when stale). */
   latest(): GpuAggregate | null;
   /** Latest reading per GPU, by index. */
   readings(): GpuReading[];
-  /** Counters of parsed and rejected lines. */
-  stats(): GpuSamplerStats;
   /** Kills nvidia-smi and waits for it to exit; idempotent. */
   stop(): Promise<void>;
 }
@@ -102,8 +81,7 @@ export function aggregateGpus(readings: GpuReading[]): GpuAggregate | null {
 function describeSpawnError(command: string, error: unknown): string {
   const code = (error as { code?: string } | null)?.code;
   if (code === 'ENOENT') return `${command} not found`;
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0];
+  return firstLine(error);
 }
 
 /** Starts `nvidia-smi ... -lms <interval>` and keeps the latest reading per GPU. */
@@ -115,8 +93,6 @@ export async function startGpuSampler(options: GpuSamplerOptions): Promise<GpuSa
   // A reading older than this is from a hung nvidia-smi, not the current state.
   const staleMs = Math.max(5 * intervalMs, 5000);
   const latestByIndex = new Map<number, { reading: GpuReading; at: number }>();
-  const stats: GpuSamplerStats = { lines: 0, badLines: 0, error: null };
-  let stopping = false;
 
   const child: ResultPromise = execa(
     command,
@@ -129,28 +105,12 @@ export async function startGpuSampler(options: GpuSamplerOptions): Promise<GpuSa
     { stdin: 'ignore', stderr: 'ignore', buffer: false, reject: false, forceKillAfterDelay: 2000 },
   );
 
-  const done: Promise<void> = child.then(
-    (result) => {
-      if (stopping) return;
-      if (result.failed) stats.error = describeSpawnError(command, result.cause ?? result);
-      else stats.error = `${command} exited`;
-    },
-    (error: unknown) => {
-      if (!stopping) stats.error = describeSpawnError(command, error);
-    },
-  );
-
   if (child.stdout) {
     const lines = createInterface({ input: child.stdout });
+    // A line that does not parse is skipped: the next reading comes within an interval.
     lines.on('line', (line) => {
-      if (line.trim() === '') return;
       const reading = parseGpuLine(line);
-      if (reading) {
-        stats.lines += 1;
-        latestByIndex.set(reading.index, { reading, at: Date.now() });
-      } else {
-        stats.badLines += 1;
-      }
+      if (reading) latestByIndex.set(reading.index, { reading, at: Date.now() });
     });
   }
 
@@ -165,11 +125,9 @@ export async function startGpuSampler(options: GpuSamplerOptions): Promise<GpuSa
   return {
     latest: () => aggregateGpus(fresh()),
     readings: fresh,
-    stats: () => ({ ...stats }),
     async stop() {
-      stopping = true;
       child.kill();
-      await done;
+      await child.catch(() => undefined);
     },
   };
 }
@@ -229,9 +187,4 @@ export async function probeGpus(command = 'nvidia-smi', timeoutMs = 10_000): Pro
   } catch (error) {
     return { status: 'failed', gpus: [], detail: describeSpawnError(command, error) };
   }
-}
-
-/** GPUs nvidia-smi lists; [] when nvidia-smi is missing or fails. */
-export async function detectGpus(command = 'nvidia-smi'): Promise<GpuInfo[]> {
-  return (await probeGpus(command)).gpus;
 }

@@ -5,7 +5,7 @@ import os from 'node:os';
 import type { Profile } from '../../schema/profile.js';
 import { detectCgroups } from '../cgroups/cgroups.js';
 import { lruGenState } from '../kernel/lru-gen.js';
-import { detectGpus, type GpuInfo } from './gpu.js';
+import { probeGpus, type GpuInfo } from './gpu.js';
 
 /** The host block of a profile. */
 export type HostFacts = Profile['host'];
@@ -40,7 +40,11 @@ export async function hostFacts(options: HostFactsOptions = {}): Promise<HostFac
     within(si.cpu(), ms, null),
     within(si.mem(), ms, null),
     within(si.osInfo(), ms, null),
-    within<GpuInfo[]>(detectGpus(options.nvidiaSmi), ms, []),
+    within<GpuInfo[]>(
+      probeGpus(options.nvidiaSmi).then((probe) => probe.gpus),
+      ms,
+      [],
+    ),
   ]);
   const osCpus = os.cpus();
   const cpuModel =
@@ -55,8 +59,7 @@ export async function hostFacts(options: HostFactsOptions = {}): Promise<HostFac
     ? `${osInfo.distro}${osInfo.release ? ` ${osInfo.release}` : ''}`
     : `${os.type()} ${os.release()}`;
   return {
-    // gethostname(2), the name the ranks give (the writer's and the Python hook's default) and fall back to: one
-    // source.
+    // gethostname(2), the name the ranks give (the writer's and the Python hook's default) and fall back to.
     hostname: os.hostname(),
     cpuModel,
     cpus: Math.max(1, Math.round(logical)),

@@ -1,7 +1,6 @@
-// Which python3 a profiled job's command gets: the PATH lookup execvp will do
-// with the environment the job inherits. Under sudo that PATH is sudo's
-// secure_path, not the user's, so an activated venv or conda environment is
-// silently lost (issue 32): doctor says so and names the fix.
+// Which python3 a profiled job gets: execvp's PATH lookup in the job's
+// environment. Under sudo that is secure_path, and an activated venv is lost
+// (issue 32): doctor names the fix.
 import { dirname } from 'node:path';
 import { findCommand } from '../kernel/resolve-command.js';
 import { sudoPathText, venvMismatchText } from './job-python-text.js';

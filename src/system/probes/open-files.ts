@@ -1,10 +1,6 @@
-// Files the job reads that are not under --data: a validation set, a label
-// file, a second dataset. Their reads count in the job's read_bytes as if they
-// were the dataset's, so the cached and cold modes' storage-read proofs are
-// only as good as the job's loyalty to --data. The job tree's open file
-// descriptors are sampled (/proc/<pid>/fd links, /proc/<pid>/fdinfo flags,
-// proc(5)); a file opened for reading outside the roots and outside the
-// system's and Python's own directories is counted under its directory.
+// Files the job reads outside --data (a validation set, labels), whose reads
+// count in read_bytes as the dataset's: the tree's open descriptors sampled,
+// counted by directory.
 import fs from 'node:fs';
 import path from 'node:path';
 

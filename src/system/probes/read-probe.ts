@@ -1,14 +1,6 @@
-/**
- * A short, bounded read probe of the dataset's storage: the storage's own
- * read bandwidth where no mode of the job was limited by it (a job whose
- * loader keeps up reads only what it asks for, a lower bound). Files are
- * evicted, then read whole by `concurrency` readers at once, as many loader
- * workers do, in requests of the size a whole-file read makes; the bytes that
- * came from storage are this process's /proc/self/io read_bytes, so page-cache
- * hits and readahead are counted as the block layer saw them. As DS-Analyzer,
- * Synergy and CheckFreq measure a disk with hdparm, but at the job's request
- * sizes and concurrency and on its own files.
- */
+// A short, bounded probe of the dataset's storage bandwidth: files evicted,
+// then read whole by `concurrency` readers, as loader workers do, the bytes
+// from storage counted by this process's read_bytes.
 import { open } from 'node:fs/promises';
 import { evict, type FileRef } from '../page-cache/page-cache.js';
 import { selfReadBytes } from '../kernel/proc.js';

@@ -1,7 +1,6 @@
 // Periodic resource sampling while a mode runs: machine CPU, the job tree's CPU
-// time and storage reads, disk throughput of the dataset's device, page-cache
-// size and (optionally) GPU utilisation. Formats: proc(5) for /proc/stat and
-// /proc/meminfo, Documentation/admin-guide/iostats.rst for /proc/diskstats.
+// and storage I/O, the dataset device's reads, the page cache and the GPUs
+// (proc(5), iostats.rst).
 import { KernelFile } from '../kernel/read-text.js';
 import type { ResourceSample } from '../../schema/profile.js';
 import type { GpuSampler } from './gpu.js';
@@ -66,10 +65,7 @@ export interface SamplerOptions {
   rootPid: number | null;
   /** Block device of the dataset, 'major:minor', or null (disk throughput is then 0). */
   device: string | null;
-  /**
-   * Sampling period, ms; null: no timer of its own, the caller samples with
-   * tick() on its own wake-up (on this VM a wake-up costs about 0.2 ms of CPU).
-   */
+  /** Sampling period, ms; null: the caller samples with tick() on its own wake-up (one costs 0.2 ms of CPU). */
   intervalMs: number | null;
   /** GPU sampler whose latest reading goes into each sample; the caller starts and stops it. */
   gpu?: Pick<GpuSampler, 'latest' | 'readings'>;
@@ -120,18 +116,14 @@ export function startSampler(options: SamplerOptions): Sampler {
     };
     if (options.gpu) addGpu(sample, options.gpu);
     samples.push(sample);
-    try {
-      options.onSample?.(sample);
-    } catch {
-      // a failing consumer must not stop the measurement
-    }
+    options.onSample?.(sample);
   };
 
   const takeOrSkip = (): void => {
     try {
       take();
     } catch {
-      // /proc hiccups are not worth crashing a profile for; the next tick retries
+      // A /proc hiccup or a failing consumer must not stop the measurement: the next tick retries
     }
   };
   const account = options.ledger?.account('sampler');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { endianness, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,13 +12,11 @@ import {
   auxvValue,
   clkTck,
   cpuSeconds,
-  parseIoReadBytes,
-  parseIoWriteBytes,
+  ioCounters,
+  parseIoCounters,
   parseProcStat,
   processTree,
-  readLastPid,
   readProcStat,
-  readBytes,
   selfReadBytes,
 } from '../../../src/system/kernel/proc.js';
 import { TreeAccounting } from '../../../src/system/kernel/tree-accounting.js';
@@ -67,14 +65,20 @@ test('parseProcStat splits at the last parenthesis (comm with spaces and parenth
   assert.equal(parseProcStat('1 (x) S 0 1 2'), null);
 });
 
-test('parseIoWriteBytes reads write_bytes, not cancelled_write_bytes', () => {
-  assert.equal(parseIoWriteBytes('rchar: 5\nread_bytes: 4096\nwrite_bytes: 7\ncancelled_write_bytes: 9\n'), 7);
-  assert.equal(parseIoWriteBytes('rchar: 5\n'), null);
+test('parseIoCounters reads write_bytes, not cancelled_write_bytes', () => {
+  assert.equal(
+    parseIoCounters('rchar: 5\nread_bytes: 4096\nwrite_bytes: 7\ncancelled_write_bytes: 9\n')?.writeBytes,
+    7,
+  );
+  assert.equal(parseIoCounters('rchar: 5\n'), null);
 });
 
-test('parseIoReadBytes reads read_bytes only', () => {
-  assert.equal(parseIoReadBytes('rchar: 5\nread_bytes: 4096\nwrite_bytes: 7\ncancelled_write_bytes: 0\n'), 4096);
-  assert.equal(parseIoReadBytes('rchar: 5\n'), null);
+test('parseIoCounters reads read_bytes', () => {
+  assert.equal(
+    parseIoCounters('rchar: 5\nread_bytes: 4096\nwrite_bytes: 7\ncancelled_write_bytes: 0\n')?.readBytes,
+    4096,
+  );
+  assert.equal(parseIoCounters(null), null);
 });
 
 test("clkTck is a positive integer, getconf's answer", () => {
@@ -153,11 +157,11 @@ test('cpuSeconds of a busy child increases', async (t) => {
   await exited(child);
 });
 
-test('readBytes and cpuSeconds answer null for a vanished pid', async () => {
+test('ioCounters and cpuSeconds answer null for a vanished pid', async () => {
   const child = spawn('true', [], { stdio: 'ignore' });
   const pid = child.pid!;
   await exited(child);
-  assert.equal(readBytes(pid), null);
+  assert.equal(ioCounters(pid), null);
   assert.equal(cpuSeconds(pid), null);
 });
 
@@ -363,14 +367,6 @@ const pidsOf = (members: TreeMembers): number[] =>
     .map((s) => s.pid)
     .sort((a, b) => a - b);
 
-test('readLastPid reads the last field of /proc/loadavg; null without the file', (t) => {
-  const proc = new FakeProc(4321);
-  t.after(() => rmSync(proc.root, { recursive: true, force: true }));
-  assert.equal(readLastPid(proc.root), 4321);
-  assert.equal(readLastPid(join(proc.root, 'none')), null);
-  assert.ok(Number.isInteger(readLastPid()), 'this machine has /proc/loadavg');
-});
-
 test('TreeMembers (fake /proc): new children found among the new pids only, threads left out, a walk every fullWalkMs', (t) => {
   const proc = new FakeProc();
   t.after(() => rmSync(proc.root, { recursive: true, force: true }));
@@ -508,7 +504,7 @@ test('TreeMembers gives the answer of a walk at every reading (fake /proc, rando
 });
 
 test('TreeMembers on this machine: a grandchild started later is found without walking /proc, a thread is not a process', async (t) => {
-  if (readLastPid() === null) return t.skip('/proc/loadavg cannot be read here');
+  if (!existsSync('/proc/loadavg')) return t.skip('/proc/loadavg cannot be read here');
   const script =
     "setTimeout(() => { require('node:child_process').spawn('sleep', ['3'], { stdio: 'ignore' }); new (require('node:worker_threads').Worker)('setTimeout(() => {}, 3000)', { eval: true }); }, 300); setTimeout(() => {}, 3000);";
   const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
