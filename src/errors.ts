@@ -1,7 +1,6 @@
 /**
- * Exit codes of every command, in one place. Each command's --help lists the
- * ones it can return (src/cli/program.ts `withExitCodes`); docs/cli.md has
- * the whole table, generated from the same lists.
+ * Exit codes of every command, in one place. Each command's --help lists the ones it can return (src/cli/program.ts
+ * `withExitCodes`); docs/cli.md has the whole table, generated from the same lists.
  */
 export enum ExitCode {
   /** Success; for gate: every budget held. */
@@ -57,8 +56,8 @@ export const EXIT_CODES: readonly ExitCode[] = (
 ).sort((a, b) => a - b);
 
 /**
- * An error the user can fix. Its message is one line naming the cause and the fix;
- * the CLI prints it without a stack trace and exits with `exitCode`.
+ * An error the user can fix. Its message is one line naming the cause and the fix; the CLI prints it without a stack
+ * trace and exits with `exitCode`.
  */
 export class UserError extends Error {
   constructor(

@@ -1,7 +1,6 @@
 /**
- * Where ds-analyzer keeps its own files outside the working folder, from the
- * caller's environment (XDG Base Directory Specification): the cache folder
- * with the demo's datasets, and the record of a DAMON reclaim pause that
+ * Where ds-analyzer keeps its own files outside the working folder, from the caller's environment (XDG Base Directory
+ * Specification): the cache folder with the demo's datasets, and the record of a DAMON reclaim pause that
  * `ds-analyzer clean` restores if a run and its guardian both died
  * (docs/side-effects.md).
  */

@@ -1,7 +1,6 @@
 /**
- * Seeded pseudo-random numbers, shared by every layer: the emulator's datasets
- * and epoch orders, the what-if's simulated epochs, the overlap probe's and the
- * cached mode's seeded subsets, and test series.
+ * Seeded pseudo-random numbers, shared by every layer: the emulator's datasets and epoch orders, the what-if's
+ * simulated epochs, the overlap probe's and the cached mode's seeded subsets, and test series.
  */
 
 /** mulberry32: a small, fast 32-bit generator; returns floats in [0, 1). */

@@ -1,6 +1,5 @@
-// Messages of the value parsers in units.ts (sizes, rates, counts, shares,
-// durations), shown to users: one line each, naming the flag and the forms it
-// takes (exit code 3, BadValue).
+// Messages of the value parsers in units.ts (sizes, rates, counts, shares, durations), shown to users: one line each,
+// naming the flag and the forms it takes (exit code 3, BadValue).
 
 /** The forms a cache size may take, as error messages list them. */
 export const CACHE_SIZE_FORMS = 'bytes with a unit (64G, 512MiB, 1.5TB), a share of the dataset (50%), or 0';

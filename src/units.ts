@@ -1,8 +1,8 @@
 import { valueError } from './errors.js';
 import { CACHE_SIZE_FORMS, UNITS_TEXT } from './units-text.js';
 
-// Decimal and binary multipliers, as users write them: 64G, 512MiB, 1.5TB.
-// A bare G/M/K means the decimal unit (as in 'df -H' and storage datasheets).
+// Decimal and binary multipliers, as users write them: 64G, 512MiB, 1.5TB. A bare G/M/K means the decimal unit (as in
+// 'df -H' and storage datasheets).
 const MULTIPLIERS: Record<string, number> = {
   '': 1,
   b: 1,
@@ -43,19 +43,17 @@ export function parseSize(text: string, what = 'size'): number {
 }
 
 /**
- * A cache size as the user wrote it: bytes, or a share of the dataset that is
- * resolved once the dataset's size is known (resolveCacheSize). One parser for
- * every command that takes a cache size, so whatif, validate and the rest
- * accept the same forms.
+ * A cache size as the user wrote it: bytes, or a share of the dataset that is resolved once the dataset's size is known
+ * (resolveCacheSize). One parser for every command that takes a cache size, so whatif, validate and the rest accept the
+ * same forms.
  */
 export type CacheSize = { bytes: number } | { share: number };
 
 const SHARE_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*%\s*$/;
 
 /**
- * Parses one cache size: '64G', '512MiB', '1.5TB', '1000', '0' (no cache:
- * every read from storage) or '50%' (half the dataset). Throws a one-line
- * BadValue error naming `what` and the accepted forms.
+ * Parses one cache size: '64G', '512MiB', '1.5TB', '1000', '0' (no cache: every read from storage) or '50%' (half the
+ * dataset). Throws a one-line BadValue error naming `what` and the accepted forms.
  */
 export function parseCacheSize(text: string, what = '--cache'): CacheSize {
   const share = SHARE_PATTERN.exec(text);
@@ -74,9 +72,8 @@ export function parseCacheSize(text: string, what = '--cache'): CacheSize {
 }
 
 /**
- * Parses a comma list of cache sizes ('25%,50%,8GiB'); entries equal to one
- * of `words` (validate's 'recommended') come back as `{ word }`. An empty
- * entry is an error, not skipped: '50%,,80%' is a typo.
+ * Parses a comma list of cache sizes ('25%,50%,8GiB'); entries equal to one of `words` (validate's 'recommended') come
+ * back as `{ word }`. An empty entry is an error, not skipped: '50%,,80%' is a typo.
  */
 export function parseCacheSizeList<W extends string>(
   text: string,
@@ -189,9 +186,8 @@ export function percent(fraction: number, digits = 1): string {
 }
 
 /**
- * Formats bytes in binary units for people: 1.5 GiB. `digits` decimals above
- * whole bytes; sizes read against each other (a cgroup's limit and its usage)
- * take 2, so that 1.46 GiB and 1.54 GiB do not both read 1.5 GiB.
+ * Formats bytes in binary units for people: 1.5 GiB. `digits` decimals above whole bytes; sizes read against each other
+ * (a cgroup's limit and its usage) take 2, so that 1.46 GiB and 1.54 GiB do not both read 1.5 GiB.
  */
 export function formatBytes(bytes: number, digits = 1): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

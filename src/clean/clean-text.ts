@@ -1,7 +1,6 @@
 /**
- * The words of `ds-analyzer clean`: one line per thing it found, what it did
- * or would do, and the flag that does the rest. Kept apart from the logic
- * (STYLE.md, "Words").
+ * The words of `ds-analyzer clean`: one line per thing it found, what it did or would do, and the flag that does the
+ * rest. Kept apart from the logic (STYLE.md, "Words").
  */
 import { formatBytes } from '../units.js';
 

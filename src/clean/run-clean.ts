@@ -1,7 +1,7 @@
 // `ds-analyzer clean`: what runs left behind, one item per thing, each saying what was done or would be. Machine
-// state always: killed runs' cgroups (one still holding processes kept unless `force`), and a DAMON reclaim pause
-// whose run and guardian died. The user's files only when asked (`cache`, `artifacts`), else listed with their
-// sizes. Nothing whose owner's pid still runs is touched.
+// state always: killed runs' cgroups (one still holding processes kept unless `force`), and a DAMON reclaim pause whose
+// run and guardian died. The user's files only when asked (`cache`, `artifacts`), else listed with their sizes. Nothing
+// whose owner's pid still runs is touched.
 import { emptyAndRemove, findLeftoverCgroups, type CgroupFs } from '../system/cgroups/leftovers.js';
 import { readRecordedPause, restoreRecordedPause } from '../system/cgroups/damon.js';
 import {

@@ -1,9 +1,8 @@
 /**
- * The generated part of docs/cli.md: every command of the live commander
- * program with its arguments, its flags and their defaults, and its exit
- * codes, then the table of every exit code and the commands that return it.
- * scripts/gen-cli-docs.ts writes it (npm run docs:cli); test/cli/cli-docs.test.ts
- * fails when docs/cli.md and the program drift apart.
+ * The generated part of docs/cli.md: every command of the live commander program with its arguments, its flags and
+ * their defaults, and its exit codes, then the table of every exit code and the commands that return it.
+ * scripts/gen-cli-docs.ts writes it (npm run docs:cli); test/cli/cli-docs.test.ts fails when docs/cli.md and the
+ * program drift apart.
  */
 import type { Command, Option } from 'commander';
 import { EXIT_CODES, EXIT_CODE_TEXT, type ExitCode } from '../errors.js';

@@ -1,10 +1,8 @@
 /**
- * Every command of the program, in --help's order, and each one's module
- * loaded by name: a run of one command (`ds-analyzer whatif ...`) loads that
- * command's module only (main.ts), as its flags and help are all it needs;
- * --help, docs/cli.md and an unknown command get them all (COMMAND_NAMES,
- * allCommands). test/cli/commands.test.ts checks the names against the
- * commands the factories build.
+ * Every command of the program, in --help's order, and each one's module loaded by name: a run of one command
+ * (`ds-analyzer whatif ...`) loads that command's module only (main.ts), as its flags and help are all it needs;
+ * --help, docs/cli.md and an unknown command get them all (COMMAND_NAMES, allCommands). test/cli/commands.test.ts
+ * checks the names against the commands the factories build.
  */
 import type { CommandFactory } from './program.js';
 

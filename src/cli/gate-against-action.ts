@@ -1,10 +1,8 @@
 /**
- * gate --against REF -- CANDIDATE: A/B in one run. The two commands run in
- * alternating short profiles of the cold mode (the job's real first-epoch
- * pace; with --epochs later the cached mode, the dataset in the page cache,
- * as epochs 2+ run), in the order A B B A A B ..., each round a profile of its own in the
- * output folder; the regression is judged on the paired rounds
- * (gate/paired.ts) and written beside them as comparison.json.
+ * gate --against REF -- CANDIDATE: A/B in one run. The two commands run in alternating short profiles of the cold mode
+ * (the job's real first-epoch pace; with --epochs later the cached mode, the dataset in the page cache, as epochs 2+
+ * run), in the order A B B A A B ..., each round a profile of its own in the output folder; the regression is judged on
+ * the paired rounds (gate/paired.ts) and written beside them as comparison.json.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -225,8 +223,8 @@ function handBack(paths: string[], user: RunAs, io: Io): void {
 }
 
 /**
- * A round's hooks: warnings once over all rounds, notes of the first round only (the rounds' notes differ only in
- * their folders), Ctrl-C to the running round.
+ * A round's hooks: warnings once over all rounds, notes of the first round only (the rounds' notes differ only in their
+ * folders), Ctrl-C to the running round.
  */
 function roundHooks(io: Io, shown: Set<string>, first: boolean): ProfileRunHooks {
   const once = (line: string) => {

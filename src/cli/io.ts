@@ -15,8 +15,8 @@ export interface Io {
 }
 
 export function processIo(): Io {
-  // A reader that stops early (`whatif --json | head`) closes the pipe: the
-  // rest of the output is dropped, as other tools do, never a stack trace.
+  // A reader that stops early (`whatif --json | head`) closes the pipe: the rest of the output is dropped, as other
+  // tools do, never a stack trace.
   let stdoutOpen = true;
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     stdoutOpen = false;

@@ -6,10 +6,9 @@ import { EXIT_CODES_HELP, type CommandFactory, type CommandResult } from './prog
 import { allCommands, commandNamed } from './commands.js';
 
 /**
- * The commands a run of `argv` needs: the one it names (its flags, help and
- * errors are its own), none for --version, every one otherwise (--help, no
- * command, an unknown one, a flag before the command). Each command's module
- * is loaded on demand (commands.ts), so a run loads only its own.
+ * The commands a run of `argv` needs: the one it names (its flags, help and errors are its own), none for --version,
+ * every one otherwise (--help, no command, an unknown one, a flag before the command). Each command's module is loaded
+ * on demand (commands.ts), so a run loads only its own.
  */
 async function commandsFor(argv: readonly string[]): Promise<readonly CommandFactory[]> {
   const first = argv[0];
@@ -19,10 +18,9 @@ async function commandsFor(argv: readonly string[]): Promise<readonly CommandFac
 }
 
 /**
- * The whole command-line program: `commands` (allCommands() for every one),
- * with output through `io` and the outcome in `result`. docs/cli.md is
- * generated from it (scripts/gen-cli-docs.ts); a test may put a command with
- * fakes in place of the real one.
+ * The whole command-line program: `commands` (allCommands() for every one), with output through `io` and the outcome in
+ * `result`. docs/cli.md is generated from it (scripts/gen-cli-docs.ts); a test may put a command with fakes in place of
+ * the real one.
  */
 export function buildProgram(io: Io, result: CommandResult, commands: readonly CommandFactory[]): Command {
   const program = new Command('ds-analyzer')
@@ -53,9 +51,8 @@ ${EXIT_CODES_HELP}`,
 }
 
 /**
- * Parses argv, runs one command and returns its exit code; never calls
- * process.exit. Without `commands`, those argv needs (every command where it
- * names none).
+ * Parses argv, runs one command and returns its exit code; never calls process.exit. Without `commands`, those argv
+ * needs (every command where it names none).
  */
 export async function run(argv: string[], io: Io, commands?: readonly CommandFactory[]): Promise<number> {
   const result: CommandResult = { exitCode: ExitCode.Ok };

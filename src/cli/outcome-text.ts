@@ -1,6 +1,5 @@
-// Messages of a profile run's outcome that end it as an error, shown to users:
-// one line each, with the cause and the fix. run-and-report.ts decides; the
-// words live here.
+// Messages of a profile run's outcome that end it as an error, shown to users: one line each, with the cause and the
+// fix. run-and-report.ts decides; the words live here.
 
 /** Messages of a profile run's outcome (one line each: cause, fix). */
 export const OUTCOME_TEXT = {

@@ -196,8 +196,8 @@ function refuseMissing(command: string[], raw: RawProfileOptions): void {
 }
 
 /**
- * The nodes the job spans (null: one), and where the profile goes: the merged profile where it was asked for, and
- * on several nodes each node's own beside it (on a shared folder they must not collide).
+ * The nodes the job spans (null: one), and where the profile goes: the merged profile where it was asked for, and on
+ * several nodes each node's own beside it (on a shared folder they must not collide).
  */
 function placesOf(command: string[], raw: RawProfileOptions, io: Io, jobName: string) {
   const plan = nodePlan(command, io.env, {

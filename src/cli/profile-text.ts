@@ -1,6 +1,5 @@
-// Messages of profile's flag errors, shown to users: one line each, with the
-// cause and the fix (exit code 2 for flags that do not go together, 3 for a
-// value that does not parse).
+// Messages of profile's flag errors, shown to users: one line each, with the cause and the fix (exit code 2 for flags
+// that do not go together, 3 for a value that does not parse).
 
 /** Messages of profile's own flag errors. */
 export const PROFILE_TEXT = {

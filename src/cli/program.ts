@@ -30,10 +30,8 @@ export type ExitCodeList = readonly (ExitCode | ExitCodeUse)[];
 const declaredExitCodes = new WeakMap<Command, readonly ExitCodeUse[]>();
 
 /**
- * Declares the exit codes a command can return and appends them to its
- * --help. Call it last, after the command's other help text. docs/cli.md and
- * its test read the same list back (exitCodesOf), so help and docs cannot
- * disagree on it.
+ * Declares the exit codes a command can return and appends them to its --help. Call it last, after the command's other
+ * help text. docs/cli.md and its test read the same list back (exitCodesOf), so help and docs cannot disagree on it.
  */
 export function withExitCodes(command: Command, uses: ExitCodeList): Command {
   const list = uses.map((use) => (typeof use === 'number' ? { code: use } : use)).sort((a, b) => a.code - b.code);

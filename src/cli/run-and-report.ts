@@ -20,8 +20,8 @@ import { hostnamesOf, redactProfile, Redactor, type RedactionPlaces } from '../s
 import { redactLogs } from '../store/redact-logs.js';
 
 /**
- * Runs a profile with live progress on stderr, then prints the summary (or,
- * with json, only the profile on stdout) and explains a failure.
+ * Runs a profile with live progress on stderr, then prints the summary (or, with json, only the profile on stdout) and
+ * explains a failure.
  */
 export async function runAndReport(
   input: ProfileRunInput,
@@ -115,8 +115,8 @@ export function profileProgressHooks(io: Io, shownWarnings?: Set<string>): Profi
 }
 
 /**
- * Prints a profile run's outcome: the summary (or, with json, only the
- * profile on stdout), then the failure explained; returns the exit code.
+ * Prints a profile run's outcome: the summary (or, with json, only the profile on stdout), then the failure explained;
+ * returns the exit code.
  * `firstIterationTimeoutSec` is the run's, when it set one.
  */
 export function reportProfileOutcome(

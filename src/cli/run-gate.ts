@@ -1,7 +1,6 @@
 /**
- * The gate as one call: evaluate the budgets on a profile, print the verdict,
- * write JUnit XML and the GitHub step summary. `gate` and `profile --gate`
- * both go through here.
+ * The gate as one call: evaluate the budgets on a profile, print the verdict, write JUnit XML and the GitHub step
+ * summary. `gate` and `profile --gate` both go through here.
  */
 import { appendFileSync } from 'node:fs';
 import type { GateOptions } from '../gate/options.js';
@@ -19,11 +18,10 @@ import type { Io } from './io.js';
 type GateIo = Pick<Io, 'stdout' | 'stderr' | 'env'>;
 
 /**
- * Gates one profile: prints the verdict (stdout), writes JUnit XML when asked,
- * appends Markdown to $GITHUB_STEP_SUMMARY when set, and returns the exit code
- * (0 pass, 1 a budget failed, 5 the job failed). `baseline` is the profile
- * at options.baselinePath, read by the caller (readProfile or loadProfile:
- * a missing or corrupt one is a UserError, 4 or 7), null without one.
+ * Gates one profile: prints the verdict (stdout), writes JUnit XML when asked, appends Markdown to $GITHUB_STEP_SUMMARY
+ * when set, and returns the exit code (0 pass, 1 a budget failed, 5 the job failed). `baseline` is the profile at
+ * options.baselinePath, read by the caller (readProfile or loadProfile: a missing or corrupt one is a UserError, 4 or
+ * 7), null without one.
  */
 export function runGate(
   profile: Profile,
@@ -40,9 +38,8 @@ export function runGate(
 }
 
 /**
- * Prints a verdict (the table, or with options.json its JSON with `extra`
- * fields), writes JUnit XML when asked and appends Markdown to
- * $GITHUB_STEP_SUMMARY when set: what every gate does with its verdict.
+ * Prints a verdict (the table, or with options.json its JSON with `extra` fields), writes JUnit XML when asked and
+ * appends Markdown to $GITHUB_STEP_SUMMARY when set: what every gate does with its verdict.
  */
 export function emitVerdict(
   verdict: GateVerdict,

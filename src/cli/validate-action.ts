@@ -76,9 +76,8 @@ export async function validateAction(file: string | undefined, raw: RawValidateO
 }
 
 /**
- * The data the profile ran on: its folders, or its remote data named again
- * from the profile (credentials come from the environment, as the job's do:
- * a URL's user and password are not in the profile).
+ * The data the profile ran on: its folders, or its remote data named again from the profile (credentials come from the
+ * environment, as the job's do: a URL's user and password are not in the profile).
  */
 function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEnv): DataSource {
   const cacheDir = join(artefactsDir(path), `validate-remote-cache-${process.pid}`);

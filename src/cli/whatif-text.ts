@@ -1,5 +1,5 @@
-// Messages of whatif's flag errors beside the knobs' (whatif/knobs/knob-text.ts): the matrix's. One line each,
-// with the cause and the fix.
+// Messages of whatif's flag errors beside the knobs' (whatif/knobs/knob-text.ts): the matrix's. One line each, with the
+// cause and the fix.
 
 /** Messages of whatif's own flag errors. */
 export const WHATIF_TEXT = {

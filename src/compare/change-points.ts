@@ -1,14 +1,12 @@
 /**
- * Change points in a series by E-divisive means (Matteson & James 2014, as
- * Apache Otava and MongoDB's signal processing use it): the energy statistic
- * with alpha = 1, a seeded permutation test for each candidate, and recursive
- * bisection of the segments either side of each accepted change. Pure: no
- * files, no clock; the same series and seed give the same answer.
+ * Change points in a series by E-divisive means (Matteson & James 2014, as Apache Otava and MongoDB's signal processing
+ * use it): the energy statistic with alpha = 1, a seeded permutation test for each candidate, and recursive bisection
+ * of the segments either side of each accepted change. Pure: no files, no clock; the same series and seed give the same
+ * answer.
  *
- * Why the false-alarm rate holds: on a series with no change, a change is
- * reported only when the first test (the whole series) rejects, and a
- * permutation test rejects with probability at most p. Tests of the parts run
- * only once a change was found, so they add no false alarm to a flat series.
+ * Why the false-alarm rate holds: on a series with no change, a change is reported only when the first test (the whole
+ * series) rejects, and a permutation test rejects with probability at most p. Tests of the parts run only once a change
+ * was found, so they add no false alarm to a flat series.
  */
 import { median } from '../analysis/stats.js';
 import { mulberry32 } from '../random.js';
@@ -17,8 +15,8 @@ import type { ChangePoint } from '../schema/history-output.js';
 export type { ChangePoint };
 
 /**
- * How the search is run: the significance of each permutation test, permutations per test (199: p-values in steps
- * of 1/200), the fewest points in a segment either side of a change, and the seed of the permutations.
+ * How the search is run: the significance of each permutation test, permutations per test (199: p-values in steps of
+ * 1/200), the fewest points in a segment either side of a change, and the seed of the permutations.
  */
 export const CHANGE_POINT_DEFAULTS = { pValue: 0.05, permutations: 199, minSegment: 3, seed: 1 } as const;
 export type ChangePointOptions = Partial<Record<keyof typeof CHANGE_POINT_DEFAULTS, number>>;
@@ -49,9 +47,8 @@ export function changePoints(series: readonly number[], options: ChangePointOpti
 }
 
 /**
- * The split tau that maximises the energy statistic
- * Q = tau (n - tau) / n * (2 mean|x - y| - mean|x - x'| - mean|y - y'|)
- * over tau in [minSegment, n - minSegment]; null when the segment is too short.
+ * The split tau that maximises the energy statistic Q = tau (n - tau) / n * (2 mean|x - y| - mean|x - x'| - mean|y -
+ * y'|) over tau in [minSegment, n - minSegment]; null when the segment is too short.
  */
 export function bestSplit(segment: readonly number[], minSegment: number): { tau: number; q: number } | null {
   const n = segment.length;

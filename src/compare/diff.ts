@@ -1,6 +1,6 @@
 /**
- * Side-by-side of two profiles: every figure with a confidence interval, the
- * change from A to B and whether it is beyond the noise of both.
+ * Side-by-side of two profiles: every figure with a confidence interval, the change from A to B and whether it is
+ * beyond the noise of both.
  */
 import { MODES } from '../schema/events.js';
 import type { CompareOutputBody } from '../schema/compare-output.js';

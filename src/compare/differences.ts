@@ -1,7 +1,7 @@
 /**
- * What two profiles differ in besides their figures: the job's command, its data, the settings it was profiled
- * with and the machine. A comparison of two different jobs is not a regression check, so compare and gate say so
- * (issue 42: "compare says when two profiles are of different jobs or settings").
+ * What two profiles differ in besides their figures: the job's command, its data, the settings it was profiled with and
+ * the machine. A comparison of two different jobs is not a regression check, so compare and gate say so (issue 42:
+ * "compare says when two profiles are of different jobs or settings").
  */
 import type { Profile } from '../schema/profile.js';
 import { formatBytes } from '../units.js';
@@ -38,8 +38,8 @@ const SETTINGS: [string, (p: Profile) => string][] = [
 ];
 
 /**
- * Where the commands part, as "A's → B's" with what both share at either end left out (and the flag before a
- * changed value kept: "--lr 0.1 → --lr 0.2"); null when the commands are the same.
+ * Where the commands part, as "A's → B's" with what both share at either end left out (and the flag before a changed
+ * value kept: "--lr 0.1 → --lr 0.2"); null when the commands are the same.
  */
 function commandChange(a: readonly string[], b: readonly string[]): string | null {
   let head = 0;

@@ -1,9 +1,7 @@
 /**
- * Whether a change between two measured figures is beyond their noise. Both
- * figures carry 95% confidence half-widths from independent runs; the
- * half-width of their difference is the root sum of squares
- * (analysis/estimate.ts, as for the stalls). A change is real when its
- * interval excludes 0.
+ * Whether a change between two measured figures is beyond their noise. Both figures carry 95% confidence half-widths
+ * from independent runs; the half-width of their difference is the root sum of squares (analysis/estimate.ts, as for
+ * the stalls). A change is real when its interval excludes 0.
  */
 import { difference, excludesZero } from '../analysis/estimate.js';
 import type { z } from 'zod';
@@ -26,8 +24,8 @@ export function changeBetween(before: Estimate, after: Estimate): Change {
 }
 
 /**
- * A rate (samples/s) as an estimate, from the iteration time it derives from:
- * the relative half-width carries over to first order (delta method).
+ * A rate (samples/s) as an estimate, from the iteration time it derives from: the relative half-width carries over to
+ * first order (delta method).
  */
 export function rateEstimate(samplesPerSec: number, iterMs: Estimate): Estimate {
   const relative = iterMs.halfWidth !== null && iterMs.mean > 0 ? iterMs.halfWidth / iterMs.mean : null;

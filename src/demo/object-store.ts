@@ -1,6 +1,5 @@
-// The demo's object store: the generated dataset's files served over HTTP on
-// loopback (GET and HEAD of /NAME), so `demo --remote` needs nothing but node.
-// A stand-in for S3 or a shard server, not a product: no listing, no auth.
+// The demo's object store: the generated dataset's files served over HTTP on loopback (GET and HEAD of /NAME), so `demo
+// --remote` needs nothing but node. A stand-in for S3 or a shard server, not a product: no listing, no auth.
 import { createReadStream, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

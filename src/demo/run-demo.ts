@@ -1,5 +1,5 @@
-// The demo (`ds-analyzer demo`): a generated dataset of real compressed files, an emulated job profiled on it, then
-// the what-if at no cache. What the demo does to the machine happens here; cli/demo-action.ts writes the report.
+// The demo (`ds-analyzer demo`): a generated dataset of real compressed files, an emulated job profiled on it, then the
+// what-if at no cache. What the demo does to the machine happens here; cli/demo-action.ts writes the report.
 import { toolCacheDir } from '../paths.js';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

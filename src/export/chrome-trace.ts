@@ -1,15 +1,13 @@
 /**
- * A profile's iterations as a Chrome Trace Event file (the JSON format that
- * Perfetto and chrome://tracing open; "Trace Event Format", Google, 2016):
- * one process a mode (or sweep point), one thread a rank, and on each thread
- * every iteration as a complete event ("ph": "X") holding its data wait and
- * its step, the checkpoint saves, and each epoch's iter(loader).
+ * A profile's iterations as a Chrome Trace Event file (the JSON format that Perfetto and chrome://tracing open; "Trace
+ * Event Format", Google, 2016): one process a mode (or sweep point), one thread a rank, and on each thread every
+ * iteration as a complete event ("ph": "X") holding its data wait and its step, the checkpoint saves, and each epoch's
+ * iter(loader).
  *
- * Timestamps are wall-clock microseconds since the Unix epoch, the clock the
- * job's events carry, so the tracks sit at the same times as a PyTorch
- * Profiler trace of the same run. Each boundary is rounded to a whole
- * microsecond once and every event's ts and dur are taken from the rounded
- * boundaries, so a wait and a step always nest inside their iteration.
+ * Timestamps are wall-clock microseconds since the Unix epoch, the clock the job's events carry, so the tracks sit at
+ * the same times as a PyTorch Profiler trace of the same run. Each boundary is rounded to a whole microsecond once and
+ * every event's ts and dur are taken from the rounded boundaries, so a wait and a step always nest inside their
+ * iteration.
  */
 import type { CheckpointRecord, Iteration, Profile, RankResult } from '../schema/profile.js';
 import {
@@ -41,9 +39,8 @@ export interface TraceEvent {
 /** The trace file's JSON object. */
 export interface ChromeTrace {
   /**
-   * What ts = 0 is, ns since the Unix epoch: 0, as ts is absolute. PyTorch
-   * Profiler traces from torch 2.4 on write ts relative to this field, and
-   * tools that merge traces shift each by it; older ones write absolute ts.
+   * What ts = 0 is, ns since the Unix epoch: 0, as ts is absolute. PyTorch Profiler traces from torch 2.4 on write ts
+   * relative to this field, and tools that merge traces shift each by it; older ones write absolute ts.
    */
   baseTimeNanoseconds: 0;
   displayTimeUnit: 'ms';

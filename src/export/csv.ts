@@ -1,8 +1,7 @@
 /**
- * The iteration rows as CSV (RFC 4180): a header of ITERATION_COLUMNS, then a
- * line a row, so that `pandas.read_csv(path)` loads it with the right types:
- * an unknown value (no epoch, no bytes) is an empty field, flags are
- * true/false.
+ * The iteration rows as CSV (RFC 4180): a header of ITERATION_COLUMNS, then a line a row, so that
+ * `pandas.read_csv(path)` loads it with the right types: an unknown value (no epoch, no bytes) is an empty field, flags
+ * are true/false.
  */
 import { ITERATION_COLUMNS, type IterationRow } from './iteration-rows.js';
 

@@ -1,5 +1,5 @@
-// Messages of export's errors, shown to users: one line each, with the cause,
-// the flag and the fix. write-export.ts decides; the words live here.
+// Messages of export's errors, shown to users: one line each, with the cause, the flag and the fix. write-export.ts
+// decides; the words live here.
 
 /** Messages of writing an export (one line each: cause, flag, fix). */
 export const EXPORT_TEXT = {

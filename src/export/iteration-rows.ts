@@ -1,14 +1,12 @@
 /**
  * One row per iteration of every mode, rank and run of a profile: the table
  * `export --format csv` writes and the Python API (python/ds_analyzer/_load.py)
- * reads the same way from the profile's JSON. The columns are defined once
- * here, in ITERATION_COLUMNS (docs/export.md names them); a test holds the
- * Python rows to these.
+ * reads the same way from the profile's JSON. The columns are defined once here, in ITERATION_COLUMNS (docs/export.md
+ * names them); a test holds the Python rows to these.
  *
- * Times come from the iteration events (schema/profile.ts IterationSchema):
- * both writers (python/ds_analyzer/_recorder.py, protocol/writer.ts) record
- * an iteration when its step ends, at the next batch request, so `t` is the
- * iteration's end; it began waitMs + computeMs earlier.
+ * Times come from the iteration events (schema/profile.ts IterationSchema): both writers
+ * (python/ds_analyzer/_recorder.py, protocol/writer.ts) record an iteration when its step ends, at the next batch
+ * request, so `t` is the iteration's end; it began waitMs + computeMs earlier.
  */
 import type { Mode } from '../schema/events.js';
 import { MODES } from '../schema/modes.js';
@@ -84,8 +82,7 @@ export const ITERATION_COLUMNS = [
 ] as const satisfies readonly (keyof IterationRow)[];
 
 /**
- * The variant of a mode as the profile ran it (never empty: pandas reads an
- * empty CSV field as NaN, not as '').
+ * The variant of a mode as the profile ran it (never empty: pandas reads an empty CSV field as NaN, not as '').
  */
 export const DEFAULT_VARIANT = 'default';
 
@@ -162,8 +159,8 @@ function rankRows(profile: Profile, series: ModeSeries, rank: RankResult): Itera
 }
 
 /**
- * Whether an iteration was warm-up: its flag; in profiles written before the
- * flag (no iteration of the rank has one), the first summary.warmupIterations.
+ * Whether an iteration was warm-up: its flag; in profiles written before the flag (no iteration of the rank has one),
+ * the first summary.warmupIterations.
  */
 export function warmupOf(rank: RankResult): (it: Iteration, index: number) => boolean {
   if (rank.iterations.some((it) => it.warmup === true)) return (it) => it.warmup === true;
@@ -188,9 +185,8 @@ function epochOf(sortedEpochs: readonly EpochRecord[], i: number): number | null
 }
 
 /**
- * A save's `i` is the iterations its process had recorded when it began: in a
- * step, that is the iteration whose step it ran in; outside the loop (between
- * epochs), the iteration that came next.
+ * A save's `i` is the iterations its process had recorded when it began: in a step, that is the iteration whose step it
+ * ran in; outside the loop (between epochs), the iteration that came next.
  */
 export function savesByIteration(saves: readonly CheckpointRecord[]): {
   inStep: Map<number, CheckpointRecord[]>;

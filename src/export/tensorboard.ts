@@ -1,8 +1,7 @@
 /**
- * A profile as TensorBoard scalars: one run (a folder of the log dir) per
- * mode, sweep point and rank, each with the same tags, so that TensorBoard
- * draws the modes over each other in one chart; and a `split` run with the
- * split's figures. The tags and their steps are listed in docs/export.md.
+ * A profile as TensorBoard scalars: one run (a folder of the log dir) per mode, sweep point and rank, each with the
+ * same tags, so that TensorBoard draws the modes over each other in one chart; and a `split` run with the split's
+ * figures. The tags and their steps are listed in docs/export.md.
  */
 import type { Profile } from '../schema/profile.js';
 import { DEFAULT_VARIANT, modeSeries } from './iteration-rows.js';

@@ -1,23 +1,20 @@
 /**
- * TensorBoard's event file, written without TensorFlow: TFRecord framing of
- * Event protocol buffers (tensorflow/core/util/event.proto,
- * tensorflow/core/framework/summary.proto; TFRecord in
+ * TensorBoard's event file, written without TensorFlow: TFRecord framing of Event protocol buffers
+ * (tensorflow/core/util/event.proto, tensorflow/core/framework/summary.proto; TFRecord in
  * tensorflow/core/lib/io/record_writer.cc). Each record is
  *
  *   uint64 length (little-endian) | uint32 masked crc32c(length bytes)
  *   | data | uint32 masked crc32c(data)
  *
- * with mask(crc) = ((crc >>> 15) | (crc << 17)) + 0xa282ead8. Only the few
- * fields a scalar needs are encoded: Event{wall_time=1 double, step=2 int64,
- * file_version=3 string, summary=5 Summary{value=1 Value{tag=1 string,
+ * with mask(crc) = ((crc >>> 15) | (crc << 17)) + 0xa282ead8. Only the few fields a scalar needs are encoded:
+ * Event{wall_time=1 double, step=2 int64, file_version=3 string, summary=5 Summary{value=1 Value{tag=1 string,
  * simple_value=2 float}}}.
  */
 
 /**
- * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78; RFC 3720 B.4), from a
- * 256-entry table. Twelve lines here rather than a dependency: the npm
- * packages that are fast use a native module, a burden in the release
- * tarball, and an event file of a profile is a few hundred kilobytes.
+ * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78; RFC 3720 B.4), from a 256-entry table. Twelve lines here rather
+ * than a dependency: the npm packages that are fast use a native module, a burden in the release tarball, and an event
+ * file of a profile is a few hundred kilobytes.
  */
 const CRC32C_TABLE = (() => {
   const table = new Uint32Array(256);

@@ -1,7 +1,6 @@
 /**
- * Writes a profile's export: the CSV, the trace or the TensorBoard log dir.
- * An existing output is never replaced silently: without `force` it is an
- * error naming --out and --force.
+ * Writes a profile's export: the CSV, the trace or the TensorBoard log dir. An existing output is never replaced
+ * silently: without `force` it is an error naming --out and --force.
  */
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';

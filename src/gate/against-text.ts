@@ -1,6 +1,5 @@
-// Words of gate --against (A/B in one run): the verdict's notes and the
-// one-line errors of its flags (cause, flag, fix). against.ts and
-// cli/gate-against-action.ts decide; the words live here.
+// Words of gate --against (A/B in one run): the verdict's notes and the one-line errors of its flags (cause, flag,
+// fix). against.ts and cli/gate-against-action.ts decide; the words live here.
 
 import { DEFAULT_PAIRS } from './against-defaults.js';
 import type { PairedJudgement } from './paired.js';

@@ -1,7 +1,6 @@
 /**
- * The verdict of gate --against: the regression rule judged on the paired
- * rounds (paired.ts), in the gate's own verdict shape, so that the terminal,
- * JSON, JUnit and step-summary renderers serve it as they serve one profile.
+ * The verdict of gate --against: the regression rule judged on the paired rounds (paired.ts), in the gate's own verdict
+ * shape, so that the terminal, JSON, JUnit and step-summary renderers serve it as they serve one profile.
  */
 import { ExitCode } from '../errors.js';
 import { formatNumber } from '../units.js';

@@ -1,5 +1,5 @@
-// Words of gate --noise-history (the noise between runs for --baseline's regression). between-runs.ts and
-// rules.ts decide; the words live here.
+// Words of gate --noise-history (the noise between runs for --baseline's regression). between-runs.ts and rules.ts
+// decide; the words live here.
 
 /** Messages and notes of the between-run noise. */
 export const BETWEEN_RUNS_TEXT = {

@@ -1,15 +1,11 @@
 /**
- * The noise between runs, for a regression judged against one stored
- * baseline (gate --baseline --noise-history DIR). Each profile's interval
- * holds only the noise within that run; two runs of an unchanged job on a
- * shared machine differ by more (issue 42: -22% "beyond the noise" three
- * minutes apart). main's stored profiles of the job show how much: the
- * successive differences of their log pace, each the change between two
- * runs of (nearly) the same code, are what a new run's change over the
- * baseline would be if nothing changed. The differences across a step the
- * change-point search found (compare/change-points.ts) are left out: a real
- * change is not noise. The mean square of the rest (von Neumann's successive
- * differences) gives the spread of a run-to-run change.
+ * The noise between runs, for a regression judged against one stored baseline (gate --baseline --noise-history DIR).
+ * Each profile's interval holds only the noise within that run; two runs of an unchanged job on a shared machine differ
+ * by more (issue 42: -22% "beyond the noise" three minutes apart). main's stored profiles of the job show how much: the
+ * successive differences of their log pace, each the change between two runs of (nearly) the same code, are what a new
+ * run's change over the baseline would be if nothing changed. The differences across a step the change-point search
+ * found (compare/change-points.ts) are left out: a real change is not noise. The mean square of the rest (von Neumann's
+ * successive differences) gives the spread of a run-to-run change.
  */
 import { tQuantile975 } from '../analysis/stats.js';
 import { changePoints } from '../compare/change-points.js';
@@ -29,8 +25,8 @@ export interface BetweenRuns {
 }
 
 /**
- * The between-run spread of a time-ordered pace series (ms/sample, one value
- * a profile). Null with fewer than 3 usable differences: no spread to learn.
+ * The between-run spread of a time-ordered pace series (ms/sample, one value a profile). Null with fewer than 3 usable
+ * differences: no spread to learn.
  */
 export function betweenRunSpread(paces: readonly number[], source: string): BetweenRuns | null {
   const usable = paces.filter((p) => p > 0 && Number.isFinite(p));
@@ -61,10 +57,9 @@ export interface WidenedInterval {
 }
 
 /**
- * The two profiles' interval (noise within each run) or the history's
- * (noise between runs, which already holds the within-run noise of the runs
- * it learned from), whichever is wider: a run-to-run change is never judged
- * tighter than either says.
+ * The two profiles' interval (noise within each run) or the history's (noise between runs, which already holds the
+ * within-run noise of the runs it learned from), whichever is wider: a run-to-run change is never judged tighter than
+ * either says.
  */
 export function widenedInterval(withinHalfWidth: number, between: BetweenRuns): WidenedInterval {
   if (between.halfWidth <= withinHalfWidth) return { halfWidth: withinHalfWidth, used: 'within', factor: 1 };

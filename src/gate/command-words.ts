@@ -1,11 +1,9 @@
 /**
- * The reference command of gate --against, given as one string, split into
- * its words as a POSIX shell would split a simple command: blanks separate,
- * single quotes keep everything, double quotes keep all but \" and \\, a
- * backslash outside quotes escapes the next character. The words are run
- * without a shell (as the candidate after -- is), so shell syntax outside
- * quotes (pipes, ;, &&, redirections, $ expansions) is refused, not passed on
- * as words the job would not expect.
+ * The reference command of gate --against, given as one string, split into its words as a POSIX shell would split a
+ * simple command: blanks separate, single quotes keep everything, double quotes keep all but \" and \\, a backslash
+ * outside quotes escapes the next character. The words are run without a shell (as the candidate after -- is), so shell
+ * syntax outside quotes (pipes, ;, &&, redirections, $ expansions) is refused, not passed on as words the job would not
+ * expect.
  */
 import { ExitCode, UserError } from '../errors.js';
 import { AGAINST_TEXT } from './against-text.js';

@@ -1,6 +1,6 @@
 /**
- * The gate's config file: its schema (zod) and its reading, apart from
- * config.ts so that a gate without --config never loads zod.
+ * The gate's config file: its schema (zod) and its reading, apart from config.ts so that a gate without --config never
+ * loads zod.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';

@@ -1,8 +1,7 @@
 /**
- * The gate's budgets: from a config file (strict: unknown keys are errors;
- * its schema is config-file.ts, loaded only for a file) and from flags, which
- * override the file rule by rule. Levels follow Lighthouse
- * CI assertions: 'error' fails the gate, 'warn' reports only, 'off' skips.
+ * The gate's budgets: from a config file (strict: unknown keys are errors; its schema is config-file.ts, loaded only
+ * for a file) and from flags, which override the file rule by rule. Levels follow Lighthouse CI assertions: 'error'
+ * fails the gate, 'warn' reports only, 'off' skips.
  */
 import { dirname, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
@@ -24,10 +23,9 @@ export interface Budget {
 export type Budgets = Partial<Record<RuleId, Budget>>;
 
 /**
- * Which epochs the rules on the training pace judge (fetch, total stall,
- * throughput, regression): 'first', the dataset cold (the cold mode), or
- * 'later', epochs 2+ (the profile's laterEpochs: the cached pace where the
- * page cache holds the dataset, else the what-if's steady state).
+ * Which epochs the rules on the training pace judge (fetch, total stall, throughput, regression): 'first', the dataset
+ * cold (the cold mode), or 'later', epochs 2+ (the profile's laterEpochs: the cached pace where the page cache holds
+ * the dataset, else the what-if's steady state).
  */
 export type GateEpochs = 'first' | 'later';
 
@@ -58,9 +56,8 @@ export function optionFlag(key: string): string {
 }
 
 /**
- * Merges the config file's budgets with flags (a flag wins, at level error)
- * and drops rules at level 'off'. `baselinePath` comes back resolved: the
- * flag's relative to cwd, the file's relative to the file.
+ * Merges the config file's budgets with flags (a flag wins, at level error) and drops rules at level 'off'.
+ * `baselinePath` comes back resolved: the flag's relative to cwd, the file's relative to the file.
  */
 export function resolveBudgets(
   config: GateConfig | null,

@@ -1,6 +1,5 @@
-// Messages of gate's errors, shown to users: one line each, with the cause,
-// the flag and the fix. config-file.ts, config.ts and options.ts decide; the
-// words live here. gate on a sealed profile loads no zod: import nothing here.
+// Messages of gate's errors, shown to users: one line each, with the cause, the flag and the fix. config-file.ts,
+// config.ts and options.ts decide; the words live here. gate on a sealed profile loads no zod: import nothing here.
 
 /** Messages of gate's config and options (one line each: cause, flag, fix). */
 export const GATE_TEXT = {

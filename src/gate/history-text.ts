@@ -1,5 +1,4 @@
-// Words of `gate --history`: its one-line errors and its notes. history.ts
-// decides; the words live here.
+// Words of `gate --history`: its one-line errors and its notes. history.ts decides; the words live here.
 
 /** Messages of the history gate (one line each: cause, flag, fix). */
 export const HISTORY_TEXT = {

@@ -1,10 +1,8 @@
 /**
- * The history gate: main's profiles of one job, in the time each recorded
- * (createdAt), as series of the cold mode's iteration time per sample and its
- * fetch and prep stalls per sample; change points found by E-divisive means
- * (compare/change-points.ts). The gate fails when the newest step in the
- * iteration time is a slowdown beyond the budget that began among the newest
- * profiles: a step further back has been lived with already.
+ * The history gate: main's profiles of one job, in the time each recorded (createdAt), as series of the cold mode's
+ * iteration time per sample and its fetch and prep stalls per sample; change points found by E-divisive means
+ * (compare/change-points.ts). The gate fails when the newest step in the iteration time is a slowdown beyond the budget
+ * that began among the newest profiles: a step further back has been lived with already.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';

@@ -1,7 +1,6 @@
 /**
- * The gate's options from its flags and config file, checked before anything
- * runs (`gate` and `profile --gate` both parse them here); cli/run-gate.ts
- * evaluates and renders the verdict with them.
+ * The gate's options from its flags and config file, checked before anything runs (`gate` and `profile --gate` both
+ * parse them here); cli/run-gate.ts evaluates and renders the verdict with them.
  */
 import { resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
@@ -47,10 +46,9 @@ export type RawGateFlags = Partial<Record<keyof BudgetFlags | 'config' | 'baseli
 };
 
 /**
- * Parses flags and the config file into GateOptions. Call it before a long
- * profile run so a bad config fails at once. Throws one-line UserErrors:
- * missing config 4, invalid config or value 3, no budgets or a regression
- * budget without a baseline 2.
+ * Parses flags and the config file into GateOptions. Call it before a long profile run so a bad config fails at once.
+ * Throws one-line UserErrors: missing config 4, invalid config or value 3, no budgets or a regression budget without a
+ * baseline 2.
  */
 export async function prepareGate(raw: RawGateFlags, cwd: string): Promise<GateOptions> {
   const configPath = raw.config ? resolve(cwd, raw.config) : null;
@@ -82,8 +80,8 @@ export function parseEpochs(text: string): GateEpochs {
 }
 
 /**
- * A profile ready for --epochs later: one written before profiles held their
- * later epochs gets them here (the what-if's model, loaded only then).
+ * A profile ready for --epochs later: one written before profiles held their later epochs gets them here (the what-if's
+ * model, loaded only then).
  */
 export async function withLaterEpochs(profile: Profile, epochs: GateEpochs): Promise<Profile> {
   if (epochs !== 'later' || profile.laterEpochs !== undefined) return profile;

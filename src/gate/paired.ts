@@ -1,12 +1,9 @@
 /**
- * A/B in one run (gate --against): the reference (A) and the candidate (B)
- * run in alternating rounds in the order A B B A A B B A ..., and the change
- * is judged on the paired differences of adjacent rounds. Both versions see
- * the same window of the shared machine, so its slow drift falls on both and
- * cancels in each pair (duet benchmarking: Bulej et al., ICPE 2020); the
- * mirrored order makes a linear drift add +d and -d to alternate pairs, so it
- * cancels in their mean, and is fitted out of their spread. Pure functions:
- * the runs are cli/gate-against-action.ts's.
+ * A/B in one run (gate --against): the reference (A) and the candidate (B) run in alternating rounds in the order A B B
+ * A A B B A ..., and the change is judged on the paired differences of adjacent rounds. Both versions see the same
+ * window of the shared machine, so its slow drift falls on both and cancels in each pair (duet benchmarking: Bulej et
+ * al., ICPE 2020); the mirrored order makes a linear drift add +d and -d to alternate pairs, so it cancels in their
+ * mean, and is fitted out of their spread. Pure functions: the runs are cli/gate-against-action.ts's.
  */
 import { tQuantile975 } from '../analysis/stats.js';
 
@@ -14,8 +11,8 @@ import { tQuantile975 } from '../analysis/stats.js';
 export type Arm = 'reference' | 'candidate';
 
 /**
- * The order of `pairs` pairs of rounds: A B, B A, A B, B A, ... (ABBA
- * blocks). An odd count ends on one A B pair, whose drift is not mirrored.
+ * The order of `pairs` pairs of rounds: A B, B A, A B, B A, ... (ABBA blocks). An odd count ends on one A B pair, whose
+ * drift is not mirrored.
  */
 export function abbaOrder(pairs: number): Arm[] {
   const order: Arm[] = [];
@@ -47,11 +44,10 @@ export interface PairedChange {
 }
 
 /**
- * The change of pace over adjacent pairs of rounds (rounds 2k and 2k+1, one
- * of each version). Each pair gives the log of candidate over reference: the
- * log makes the change relative, symmetric and its interval multiplicative,
- * so a pair on a slow stretch of the machine weighs as much as one on a fast
- * stretch. Throws a RangeError when a pair does not hold one of each.
+ * The change of pace over adjacent pairs of rounds (rounds 2k and 2k+1, one of each version). Each pair gives the log
+ * of candidate over reference: the log makes the change relative, symmetric and its interval multiplicative, so a pair
+ * on a slow stretch of the machine weighs as much as one on a fast stretch. Throws a RangeError when a pair does not
+ * hold one of each.
  */
 export function pairedChange(rounds: readonly RoundPace[]): PairedChange {
   const logs: number[] = [];
@@ -79,13 +75,11 @@ export function pairedChange(rounds: readonly RoundPace[]): PairedChange {
 }
 
 /**
- * The mean log ratio with its 95% half-width, the order of each pair taken
- * out: d_k = m + delta s_k + e_k, with s_k = +1 for a pair run A then B and
- * -1 for B then A. A drift of the machine (or a first round that warms it
- * for the second) adds +delta to one order and -delta to the other: in the
- * mirrored schedule it cancels from m, and fitting it keeps it out of the
- * spread too (least squares, n - 2 degrees of freedom). With fewer than 3
- * pairs, or one order only, the plain mean and t-interval (n - 1).
+ * The mean log ratio with its 95% half-width, the order of each pair taken out: d_k = m + delta s_k + e_k, with s_k =
+ * +1 for a pair run A then B and -1 for B then A. A drift of the machine (or a first round that warms it for the
+ * second) adds +delta to one order and -delta to the other: in the mirrored schedule it cancels from m, and fitting it
+ * keeps it out of the spread too (least squares, n - 2 degrees of freedom). With fewer than 3 pairs, or one order only,
+ * the plain mean and t-interval (n - 1).
  */
 export function orderAdjustedMean(
   d: readonly number[],
@@ -113,11 +107,9 @@ export function orderAdjustedMean(
 export type PairedJudgement = 'fail' | 'pass' | 'pass-within-noise';
 
 /**
- * As the regression rule judges two profiles (rules.ts): a regression fails
- * only when the lower end of its 95% interval lies above the limit, so a
- * version that is no slower than the limit fails at most 2.5% of the time,
- * and an unchanged one far less. Without an interval (one pair) the mean is
- * judged, as the rule does without intervals.
+ * As the regression rule judges two profiles (rules.ts): a regression fails only when the lower end of its 95% interval
+ * lies above the limit, so a version that is no slower than the limit fails at most 2.5% of the time, and an unchanged
+ * one far less. Without an interval (one pair) the mean is judged, as the rule does without intervals.
  */
 export function judgePaired(change: PairedChange, limit: number): PairedJudgement {
   if (change.low === null) return change.relative > limit ? 'fail' : 'pass';

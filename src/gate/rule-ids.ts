@@ -1,5 +1,5 @@
-// The gate's rules by name, apart from the budgets (config.ts) and the config
-// file's schema (config-file.ts), which both need them: one leaf, no circle.
+// The gate's rules by name, apart from the budgets (config.ts) and the config file's schema (config-file.ts), which
+// both need them: one leaf, no circle.
 
 /** Names of the rules, in the order they are reported. */
 export const RULE_IDS = [

@@ -1,8 +1,7 @@
 /**
- * The gate's rules as pure functions of a profile (and a baseline): each
- * returns what was expected, what was measured and whether it held. A rule
- * resting on a mode whose cache state was not proven fails with that mode's
- * reason: an unproven number cannot pass a budget.
+ * The gate's rules as pure functions of a profile (and a baseline): each returns what was expected, what was measured
+ * and whether it held. A rule resting on a mode whose cache state was not proven fails with that mode's reason: an
+ * unproven number cannot pass a budget.
  */
 import { combinedHalfWidth } from '../analysis/estimate.js';
 import { changeBetween, dividedBy, rateEstimate } from '../compare/noise.js';
@@ -96,9 +95,9 @@ function judgeOf(id: RuleId, budget: Budget, judges: RuleOutcome['judges']): Jud
 }
 
 /**
- * A rule's outcome. A pace rule on epochs 2+ (--epochs later) takes its figure from the profile's laterEpochs,
- * measured (the cached pace, the dataset held) or predicted (the what-if's steady state at the machine's cache,
- * without an interval), and its notes end with which.
+ * A rule's outcome. A pace rule on epochs 2+ (--epochs later) takes its figure from the profile's laterEpochs, measured
+ * (the cached pace, the dataset held) or predicted (the what-if's steady state at the machine's cache, without an
+ * interval), and its notes end with which.
  */
 function evaluateRule(
   id: RuleId,
@@ -193,9 +192,8 @@ function joinNotes(...notes: (string | null)[]): string | null {
 }
 
 /**
- * Seconds from the training loader's iter() to its first batch in the cold
- * mode (the job reported its epoch start), else the loader's first wait the
- * iterations show (its iter() not timed: a lower bound, said so).
+ * Seconds from the training loader's iter() to its first batch in the cold mode (the job reported its epoch start),
+ * else the loader's first wait the iterations show (its iter() not timed: a lower bound, said so).
  */
 function timeToFirstBatch(profile: Profile, limit: number, judge: Judge): RuleOutcome {
   const cold = profile.modes.cold!;
@@ -238,11 +236,10 @@ interface RegressionInput {
 }
 
 /**
- * Regression of the training pace (per sample when the batch sizes differ).
- * It fails only when the growth exceeds the budget by more than the noise:
- * the lower end of the 95% interval of the relative change must lie above
- * the limit. The noise is that of both profiles, or the noise between runs
- * learned from the stored history where that is wider (between-runs.ts).
+ * Regression of the training pace (per sample when the batch sizes differ). It fails only when the growth exceeds the
+ * budget by more than the noise: the lower end of the 95% interval of the relative change must lie above the limit. The
+ * noise is that of both profiles, or the noise between runs learned from the stored history where that is wider
+ * (between-runs.ts).
  */
 function regression(input: RegressionInput, judge: Judge): RuleOutcome {
   const { profile, baseline, limit, pace, basis } = input;
@@ -309,8 +306,8 @@ function noiseBetweenRuns(
 }
 
 /**
- * Why a rule's modes cannot support it: missing, failed, without enough
- * iterations, or unproven (with the mode's own reason). Null when usable.
+ * Why a rule's modes cannot support it: missing, failed, without enough iterations, or unproven (with the mode's own
+ * reason). Null when usable.
  */
 export function unusableModes(profile: Profile, modes: Mode[]): string | null {
   const problems: string[] = [];

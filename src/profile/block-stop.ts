@@ -1,5 +1,5 @@
-// Whether the block in progress has measured enough (run-launch.ts asks each poll): every rank's precision or
-// budget, and the epoch boundary a precision stop waits for.
+// Whether the block in progress has measured enough (run-launch.ts asks each poll): every rank's precision or budget,
+// and the epoch boundary a precision stop waits for.
 import { StoppingTracker } from '../analysis/stopping.js';
 import type { ProcessEvents } from './events-reader.js';
 import type { BlockSlice } from './block-result.js';
@@ -19,8 +19,8 @@ export interface StopState {
   trackers: Map<string, StoppingTracker>;
 }
 
-// A precision stop waits for the loader's first epoch boundary within this many times the iterations run: a
-// boundary's cost (workers restarted, saves) is measured only there.
+// A precision stop waits for the loader's first epoch boundary within this many times the iterations run: a boundary's
+// cost (workers restarted, saves) is measured only there.
 export const EPOCH_WAIT_FACTOR = 3;
 
 /** Whether a rank has yet to start its second epoch, due within the budget and EPOCH_WAIT_FACTOR of what it ran. */
@@ -38,8 +38,8 @@ export function awaitingEpochBoundary(
 }
 
 /**
- * Whether the block has measured enough: every rank entered it and reached its precision or budget, carried
- * iterations not counted; `waitForEpoch` false (--continue): no wait for an epoch's end.
+ * Whether the block has measured enough: every rank entered it and reached its precision or budget, carried iterations
+ * not counted; `waitForEpoch` false (--continue): no wait for an epoch's end.
  */
 export function decideBlockStop(slices: readonly BlockSlice[], current: StopState, waitForEpoch = true) {
   const block = current.block;

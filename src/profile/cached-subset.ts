@@ -1,6 +1,6 @@
-// Warming for the cached mode: the whole dataset when it fits and warms in time, else a seeded random subset that
-// does (docs/method.md, "Datasets larger than memory"): prep cost per sample does not depend on which files are
-// read, so a resident random subset measures the prep stall the whole would.
+// Warming for the cached mode: the whole dataset when it fits and warms in time, else a seeded random subset that does
+// (docs/method.md, "Datasets larger than memory"): prep cost per sample does not depend on which files are read, so a
+// resident random subset measures the prep stall the whole would.
 import type { Dataset, DatasetFile } from '../system/dataset/dataset.js';
 import type { WarmResult } from '../system/page-cache/page-cache.js';
 import {
@@ -50,9 +50,9 @@ export interface WarmCachedOptions {
 }
 
 /**
- * Warms what the cached mode needs and says what it is: a dataset that fits whole, unless its first sixteenth
- * projects the whole past `warmLimitSec`; else the largest prefix of a seeded permutation that fills
- * subsetTargetBytes. Warming stops at `warmLimitSec`; with no budget known, the whole (its proof says why).
+ * Warms what the cached mode needs and says what it is: a dataset that fits whole, unless its first sixteenth projects
+ * the whole past `warmLimitSec`; else the largest prefix of a seeded permutation that fills subsetTargetBytes. Warming
+ * stops at `warmLimitSec`; with no budget known, the whole (its proof says why).
  */
 export async function warmForCachedMode(dataset: Dataset, options: WarmCachedOptions): Promise<CachedPlan> {
   const now = options.now ?? (() => performance.now());

@@ -1,5 +1,5 @@
-// profile --continue: the profile rides the real training run. The blocks run at the job's start; then the job
-// trains on unprofiled to its end, with the CLI as its parent (docs/method.md, "Riding the real run").
+// profile --continue: the profile rides the real training run. The blocks run at the job's start; then the job trains
+// on unprofiled to its end, with the CLI as its parent (docs/method.md, "Riding the real run").
 import { constants as osConstants } from 'node:os';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import type { ProcessEvents } from './events-reader.js';
@@ -50,8 +50,8 @@ export interface RanBlock {
 }
 
 /**
- * The blocks' cost to the real run (an upper bound): the synthetic blocks' iterations (undone), the snapshots, the
- * time between blocks while a state was set, and the cold blocks' iterations over the cached pace.
+ * The blocks' cost to the real run (an upper bound): the synthetic blocks' iterations (undone), the snapshots, the time
+ * between blocks while a state was set, and the cold blocks' iterations over the cached pace.
  */
 export function continuedCost(blocks: readonly RanBlock[], held: HeldState, blocksEndedAt: number): ContinuedCost {
   const refused = new Set(held.refused.map((r) => r.index));

@@ -1,5 +1,5 @@
-// The watchdog of a launch (run-launch.ts polls it): when the job's iteration count last grew, on the profiler's
-// clock, and its processes' CPU since; hangOf (analysis/stalls.ts) decides whether the job looks hung.
+// The watchdog of a launch (run-launch.ts polls it): when the job's iteration count last grew, on the profiler's clock,
+// and its processes' CPU since; hangOf (analysis/stalls.ts) decides whether the job looks hung.
 import { hangOf, STALL_LIMITS, type Hang } from '../analysis/stalls.js';
 import type { ResourceSample } from '../schema/profile.js';
 import type { ProcessEvents } from './events-reader.js';

@@ -4,8 +4,8 @@ import type { Job } from './supervisor.js';
 const JOB_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(['SIGUSR1', 'SIGUSR2']);
 
 /**
- * The user's interrupts during a run of jobs: the first stops the current job gently, the second kills its tree. A
- * job the profile rides on (passOn) gets each signal as itself (it may save a checkpoint); the third kills it.
+ * The user's interrupts during a run of jobs: the first stops the current job gently, the second kills its tree. A job
+ * the profile rides on (passOn) gets each signal as itself (it may save a checkpoint); the third kills it.
  */
 export class Interrupts {
   private count = 0;

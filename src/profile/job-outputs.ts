@@ -1,7 +1,7 @@
-// What a profiled job may write of the user's (docs/side-effects.md, "Your outputs"): by default,
-// nothing. Checkpoint saves go to scratch files beside their targets in every mode (the Python
-// hook: same file system, same cost, removed at the exit); the common experiment trackers are
-// disabled or pointed at the profile's scratch folder. --keep-outputs leaves all of it to the job.
+// What a profiled job may write of the user's (docs/side-effects.md, "Your outputs"): by default, nothing. Checkpoint
+// saves go to scratch files beside their targets in every mode (the Python hook: same file system, same cost, removed
+// at the exit); the common experiment trackers are disabled or pointed at the profile's scratch folder. --keep-outputs
+// leaves all of it to the job.
 import { join } from 'node:path';
 import { ENV } from '../schema/events.js';
 

@@ -1,5 +1,5 @@
-// How many launches a profile costs: the modes as blocks of one launch where the job can switch modes and the
-// source set its states under a running job, else one a run; and what it cost (docs/method.md, "One launch").
+// How many launches a profile costs: the modes as blocks of one launch where the job can switch modes and the source
+// set its states under a running job, else one a run; and what it cost (docs/method.md, "One launch").
 import type { Mode } from '../schema/events.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import type { Dataset } from '../system/dataset/dataset.js';

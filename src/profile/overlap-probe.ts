@@ -1,6 +1,6 @@
-// The overlap probe (profile --overlap): the cold mode once more with a share of the dataset held cached, so that
-// fetch and prep take about as long as each other. Whether the job then runs at the larger of the two or nearer
-// their sum is σ of the what-if model (src/whatif/overlap.ts), which a cold mode that kept storage busy cannot show.
+// The overlap probe (profile --overlap): the cold mode once more with a share of the dataset held cached, so that fetch
+// and prep take about as long as each other. Whether the job then runs at the larger of the two or nearer their sum is
+// σ of the what-if model (src/whatif/overlap.ts), which a cold mode that kept storage busy cannot show.
 import { FETCH_WORDS } from './proof-text.js';
 import type { FetchOrigin } from './data-sources/data-source.js';
 import type { DatasetFile } from '../system/dataset/dataset.js';

@@ -1,5 +1,5 @@
-// What a profile run is given and what it gives back: the parsed input, the hooks that report its progress, and
-// its outcome (run-profile.ts runs it).
+// What a profile run is given and what it gives back: the parsed input, the hooks that report its progress, and its
+// outcome (run-profile.ts runs it).
 import type { ExitCode } from '../errors.js';
 import type { Mode } from '../schema/events.js';
 import type { ModeResult, Profile } from '../schema/profile.js';

@@ -1,5 +1,5 @@
-// The probes after the modes: the overlap probe (the cold mode with part of the dataset held in the page cache) and
-// the storage read probe. Each one that fails is reported, never fatal: the modes are measured and saved.
+// The probes after the modes: the overlap probe (the cold mode with part of the dataset held in the page cache) and the
+// storage read probe. Each one that fails is reported, never fatal: the modes are measured and saved.
 import type { Profile } from '../schema/profile.js';
 import { isAbort } from '../system/network/deadlines.js';
 import { EndpointError } from '../system/network/remote-objects.js';

@@ -18,8 +18,8 @@ export function rehearse(device: string | null, eventsDir: string): void {
 }
 
 /**
- * Samples the CLI's own process a few times (the first sample took 3.1 to 3.4 ms of CPU here, the fifteenth 0.5 to
- * 0.6 ms: the first ten were a third of the profiler's CPU in a 3 s block). Nothing it reads is kept.
+ * Samples the CLI's own process a few times (the first sample took 3.1 to 3.4 ms of CPU here, the fifteenth 0.5 to 0.6
+ * ms: the first ten were a third of the profiler's CPU in a 3 s block). Nothing it reads is kept.
  */
 function compileSamplerCode(device: string | null): void {
   const rehearsal = startSampler({ rootPid: null, device, intervalMs: null });

@@ -1,6 +1,6 @@
-// Whom the job runs as: the profiler needs root, the job does not (as root it writes root-owned files into the
-// user's folders and finds root's HOME). Under sudo it runs as SUDO_USER with all their groups (node's uid option
-// would drop the supplementary ones); --as-user root keeps it root (docs/install.md).
+// Whom the job runs as: the profiler needs root, the job does not (as root it writes root-owned files into the user's
+// folders and finds root's HOME). Under sudo it runs as SUDO_USER with all their groups (node's uid option would drop
+// the supplementary ones); --as-user root keeps it root (docs/install.md).
 import { ExitCode, UserError } from '../errors.js';
 import { findCommand } from '../system/kernel/resolve-command.js';
 import { lookupUser, type SystemUser } from '../system/kernel/users.js';

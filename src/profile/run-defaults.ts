@@ -1,6 +1,6 @@
-// The defaults profile, demo and validate share, so a measurement is taken the same way by each. Flag defaults are
-// the text a user would type ('5%', '15m'), read by the flag's own parser; settings no flag reaches are numbers with
-// their unit in the name.
+// The defaults profile, demo and validate share, so a measurement is taken the same way by each. Flag defaults are the
+// text a user would type ('5%', '15m'), read by the flag's own parser; settings no flag reaches are numbers with their
+// unit in the name.
 
 import { parseDurationSec } from '../units.js';
 import { STALL_LIMITS } from '../analysis/stalls.js';

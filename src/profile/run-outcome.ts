@@ -1,7 +1,6 @@
-// What a profile run measured, looked at whole: every run of the job (the
-// pooled modes, the CPU sweep, the overlap probe) and whether any of them saw
-// an iteration; how a profile its data's endpoint stopped ends. Pure; the
-// renderers decide from it what there is to show.
+// What a profile run measured, looked at whole: every run of the job (the pooled modes, the CPU sweep, the overlap
+// probe) and whether any of them saw an iteration; how a profile its data's endpoint stopped ends. Pure; the renderers
+// decide from it what there is to show.
 import { ExitCode } from '../errors.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import { isAbort } from '../system/network/deadlines.js';

@@ -1,6 +1,6 @@
 // Profiles running on this machine, one file each in a machine-wide folder: two at once measure each other, so a
-// profile starts only where no other runs, or (--allow-concurrent) both say so. A run is alive while its PID runs
-// with the start time it recorded, so a killed run's file is stale, not a lock.
+// profile starts only where no other runs, or (--allow-concurrent) both say so. A run is alive while its PID runs with
+// the start time it recorded, so a killed run's file is stale, not a lock.
 import { appendFileSync, chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';

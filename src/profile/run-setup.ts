@@ -1,6 +1,6 @@
 // What profile, validate and the overlap probe do alike around their runs of the job: DAMON's reclaim paused, the
-// data's read throttle, each run started with the shared settings under the user's interrupts, and what a finished
-// run says (a failed job's log tail, whether it ran the loader workers asked).
+// data's read throttle, each run started with the shared settings under the user's interrupts, and what a finished run
+// says (a failed job's log tail, whether it ran the loader workers asked).
 import { workersApplied } from '../analysis/workers-applied.js';
 import type { ModeResult } from '../schema/profile.js';
 import { ExitCode, UserError } from '../errors.js';
@@ -65,8 +65,8 @@ export async function startThrottle(
 }
 
 /**
- * The data's reads held to `bytesPerSec`; a UserError saying why where the source cannot throttle them, before any
- * run: a run at another bandwidth than asked is no measurement of it.
+ * The data's reads held to `bytesPerSec`; a UserError saying why where the source cannot throttle them, before any run:
+ * a run at another bandwidth than asked is no measurement of it.
  */
 export async function throttleReads(
   source: Pick<DataSource, 'throttle' | 'whyNot'>,

@@ -1,8 +1,7 @@
 /**
- * What profile and validate tell the user about their runs: warnings of the
- * schedule and the probes, the notes on the reclaim pause, and the errors of
- * starting the job as asked. The code decides when each applies
- * (run-profile.ts, run-setup.ts, run-as.ts, python-flag.ts); the words live here.
+ * What profile and validate tell the user about their runs: warnings of the schedule and the probes, the notes on the
+ * reclaim pause, and the errors of starting the job as asked. The code decides when each applies (run-profile.ts,
+ * run-setup.ts, run-as.ts, python-flag.ts); the words live here.
  */
 import { CAPABILITY_TEXT } from '../system/probes/capability-text.js';
 

@@ -1,6 +1,6 @@
-// The stage totals the training loader's processes write (python/ds_analyzer/_stages.py): one
-// stages-<pid>.jsonl per process beside the events files, cumulative lines. Read once, when the launch
-// is over; a block's share is the difference of each file's totals across the block's time.
+// The stage totals the training loader's processes write (python/ds_analyzer/_stages.py): one stages-<pid>.jsonl per
+// process beside the events files, cumulative lines. Read once, when the launch is over; a block's share is the
+// difference of each file's totals across the block's time.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StagesEventSchema, type StagesEvent } from '../schema/events.js';
@@ -41,9 +41,9 @@ export function readStageFiles(dir: string): StagesEvent[][] {
 }
 
 /**
- * The processes' stage totals between two times (null `fromMs`: from the start): per file, its last line by `toMs`
- * less its last before `fromMs`; edges as coarse as a line's 250 ms, which per-sample ratios do not mind. Null when
- * no process built a batch in the window.
+ * The processes' stage totals between two times (null `fromMs`: from the start): per file, its last line by `toMs` less
+ * its last before `fromMs`; edges as coarse as a line's 250 ms, which per-sample ratios do not mind. Null when no
+ * process built a batch in the window.
  */
 export function stageTotalsBetween(
   files: readonly StagesEvent[][],

@@ -55,9 +55,9 @@ export interface Job {
 export type StartJob = (options: JobOptions) => Promise<Job>;
 
 /**
- * A training job in its own process group, its children (loader workers, ranks) signalled with it. execa's cleanup
- * does not cover detached children: an 'exit' hook kills the group if the CLI exits first, and a watchdog outside
- * the group if the CLI dies without running any hook (SIGKILL, the OOM killer).
+ * A training job in its own process group, its children (loader workers, ranks) signalled with it. execa's cleanup does
+ * not cover detached children: an 'exit' hook kills the group if the CLI exits first, and a watchdog outside the group
+ * if the CLI dies without running any hook (SIGKILL, the OOM killer).
  */
 export class SupervisedJob implements Job {
   readonly pid: number;

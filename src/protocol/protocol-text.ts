@@ -1,5 +1,5 @@
-// Messages of the event writer's errors, shown to a job's user: one line
-// each, with the cause and the fix. writer.ts decides; the words live here.
+// Messages of the event writer's errors, shown to a job's user: one line each, with the cause and the fix. writer.ts
+// decides; the words live here.
 
 /** Messages of the event writer (one line each: cause, fix). */
 export const PROTOCOL_TEXT = {

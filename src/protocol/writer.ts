@@ -19,9 +19,9 @@ import {
   type Mode,
 } from '../schema/events.js';
 
-// Job-side writer of the event protocol v1 (src/schema/events.ts), for any JS/TS job. `iter()` runs once an
-// iteration, so it costs microseconds: lines are concatenated (no JSON.stringify), buffered, and written at most
-// every `flushIntervalMs` or past `maxBufferChars`, and always on `end()`, `close()` and process exit.
+// Job-side writer of the event protocol v1 (src/schema/events.ts), for any JS/TS job. `iter()` runs once an iteration,
+// so it costs microseconds: lines are concatenated (no JSON.stringify), buffered, and written at most every
+// `flushIntervalMs` or past `maxBufferChars`, and always on `end()`, `close()` and process exit.
 
 /** Reason a job stopped iterating, as recorded in the end event. */
 export type EndReason = EndEvent['reason'];
@@ -187,8 +187,8 @@ export class EventWriter {
   }
 
   /**
-   * Records one iteration: `waitMs` waited for the batch, `computeMs` from it to asking for the next, `bytes` read
-   * for it when known. Negative times (clock jitter) are recorded as 0; non-finite ones throw.
+   * Records one iteration: `waitMs` waited for the batch, `computeMs` from it to asking for the next, `bytes` read for
+   * it when known. Negative times (clock jitter) are recorded as 0; non-finite ones throw.
    */
   iter(i: number, waitMs: number, computeMs: number, samples: number, bytes?: number): void {
     if (this.fd === undefined) return;
@@ -343,8 +343,8 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
     nodeRank: nodeRankName === undefined ? 0 : parseNonNegativeInt(env, nodeRankName, 0),
     ...(env[ENV.subsetFile] ? { subsetFile: env[ENV.subsetFile] } : {}),
     ...(env[ENV.numWorkers] ? { numWorkers: parseNonNegativeInt(env, ENV.numWorkers, 0) } : {}),
-    // On several nodes a switch must wait for every node's profiler, which a job without a collective across its
-    // ranks cannot tell: it ignores the control file and is started once a mode (docs/multi-node.md).
+    // On several nodes a switch must wait for every node's profiler, which a job without a collective across its ranks
+    // cannot tell: it ignores the control file and is started once a mode (docs/multi-node.md).
     ...(env[ENV.controlFile] && parseNonNegativeInt(env, ENV.nodes, 1) <= 1
       ? { controlFile: env[ENV.controlFile] }
       : {}),
@@ -352,9 +352,9 @@ export function readProtocolEnv(env: NodeJS.ProcessEnv = process.env): ProtocolE
 }
 
 /**
- * Keeps the `paths` (resolved against the working folder) listed in `subsetFile` (DSA_SUBSET_FILE). A job samples
- * from `kept` and writes its length as subsetFiles (docs/protocol.md); where `kept` is empty it reads all and writes
- * only the note.
+ * Keeps the `paths` (resolved against the working folder) listed in `subsetFile` (DSA_SUBSET_FILE). A job samples from
+ * `kept` and writes its length as subsetFiles (docs/protocol.md); where `kept` is empty it reads all and writes only
+ * the note.
  */
 export function restrictToSubset(paths: readonly string[], subsetFile: string): { kept: string[]; note: string } {
   let listed: Set<string>;
@@ -433,8 +433,8 @@ export interface ControlBlock {
 }
 
 /**
- * Cheap reader of DSA_CONTROL_FILE (one launch, several modes): a block newer than the last one returned, or null.
- * The CLI replaces the file whole (write, then rename), so a read never sees half a line.
+ * Cheap reader of DSA_CONTROL_FILE (one launch, several modes): a block newer than the last one returned, or null. The
+ * CLI replaces the file whole (write, then rename), so a read never sees half a line.
  */
 export class ControlFile extends PolledFile {
   private block = 0;

@@ -1,7 +1,6 @@
 /**
- * Chart.js configurations of the report, as plain JSON (no functions), so the
- * same object draws the PNGs on the server (charts.ts) and the live charts in
- * the HTML page (html.ts). Units live in the axis titles.
+ * Chart.js configurations of the report, as plain JSON (no functions), so the same object draws the PNGs on the server
+ * (charts.ts) and the live charts in the HTML page (html.ts). Units live in the axis titles.
  */
 import type { Mode } from '../schema/events.js';
 import type { ReportData } from './report-data.js';
@@ -110,8 +109,8 @@ export function reportCharts(data: ReportData): ReportChart[] {
 
 function breakdownChart(bars: ReportData['breakdown']): ReportChart {
   type Bar = ReportData['breakdown'][number];
-  // The checkpoint and epoch-boundary parts only where the job reported them: a chart of a job that never saves
-  // keeps its three parts.
+  // The checkpoint and epoch-boundary parts only where the job reported them: a chart of a job that never saves keeps
+  // its three parts.
   const parts: [string, (b: Bar) => number | null, string, boolean][] = [
     ['compute', (b) => b.computeMs, PART_COLOR.compute, true],
     ['prep stall', (b) => b.prepStallMs, PART_COLOR.prep, true],

@@ -1,8 +1,7 @@
 /**
- * Server-side PNGs of the report's charts: Chart.js on @napi-rs/canvas
- * (prebuilt, no system libraries; DESIGN.md). Static rendering: no animation,
- * not responsive, a fixed devicePixelRatio, and a white background (a PNG
- * is transparent otherwise, which is unreadable in dark-mode viewers).
+ * Server-side PNGs of the report's charts: Chart.js on @napi-rs/canvas (prebuilt, no system libraries; DESIGN.md).
+ * Static rendering: no animation, not responsive, a fixed devicePixelRatio, and a white background (a PNG is
+ * transparent otherwise, which is unreadable in dark-mode viewers).
  */
 import type { ChartConfiguration, Plugin } from 'chart.js';
 import type { ChartJson } from './chart-configs.js';

@@ -1,9 +1,8 @@
 import type { Profile } from '../schema/profile.js';
 
 /**
- * What the profile cost, in one line (docs/method.md, "One launch"): launches
- * of the job and why, wall time, the share of it spent measuring, and the
- * profiler's own CPU over the runs. Null for a profile that did not record it.
+ * What the profile cost, in one line (docs/method.md, "One launch"): launches of the job and why, wall time, the share
+ * of it spent measuring, and the profiler's own CPU over the runs. Null for a profile that did not record it.
  */
 export function costLine(profile: Profile): string | null {
   const cost = profile.cost;

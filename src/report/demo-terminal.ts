@@ -1,6 +1,6 @@
 /**
- * What `ds-analyzer demo` prints after the profile summary: the measured split
- * next to the emulator's settings, the what-if at no cache, and what to try next.
+ * What `ds-analyzer demo` prints after the profile summary: the measured split next to the emulator's settings, the
+ * what-if at no cache, and what to try next.
  */
 import type { DemoHooks, DemoOutcome } from '../demo/run-demo.js';
 import { impliedSplit, type EmulatorSettings } from '../emulator/expected.js';
@@ -38,9 +38,8 @@ export function demoProgressHooks(
 }
 
 /**
- * What the demo prints after the profile's own summary: the settings check
- * (unless nothing was measured: the failure is then all there is to say),
- * and, when the job ended well, the what-if, the report and what to try next.
+ * What the demo prints after the profile's own summary: the settings check (unless nothing was measured: the failure is
+ * then all there is to say), and, when the job ended well, the what-if, the report and what to try next.
  * `shown` writes a path as the user should see it.
  */
 export function renderDemoOutcome(outcome: DemoSummary, shown: (path: string) => string): string {
@@ -96,9 +95,8 @@ function renderSettingsCheck(profile: Profile, settings: EmulatorSettings): stri
 }
 
 /**
- * The what-if at no cache: the demo's dataset fits in this machine's memory,
- * so from epoch 2 on the page cache would serve every read; the question the
- * cold mode answers is what helps when it cannot (a dataset larger than memory).
+ * The what-if at no cache: the demo's dataset fits in this machine's memory, so from epoch 2 on the page cache would
+ * serve every read; the question the cold mode answers is what helps when it cannot (a dataset larger than memory).
  */
 function renderDemoWhatif(r: WhatifResult): string {
   const p = r.prediction;

@@ -1,6 +1,5 @@
-// What `ds-analyzer doctor` prints: the capability table, what each missing
-// capability costs and how to fix it, and with --data the dataset's file
-// systems and their limits.
+// What `ds-analyzer doctor` prints: the capability table, what each missing capability costs and how to fix it, and
+// with --data the dataset's file systems and their limits.
 import { missingRequired, type Diagnosis } from '../system/probes/diagnose.js';
 import type { CapabilityName } from '../system/probes/capability-text.js';
 import { doctorOutput, type DoctorOutput } from '../schema/doctor-output.js';

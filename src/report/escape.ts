@@ -6,9 +6,8 @@ export function escapeHtml(text: string): string {
 }
 
 /**
- * JSON safe inside <script type="application/json">: '<', '>' and '&' as
- * \u escapes so no '</script>' or '<!--' can close or confuse the element;
- * U+2028/2029 escaped for old parsers. JSON.parse reads it back unchanged.
+ * JSON safe inside <script type="application/json">: '<', '>' and '&' as \u escapes so no '</script>' or '<!--' can
+ * close or confuse the element; U+2028/2029 escaped for old parsers. JSON.parse reads it back unchanged.
  */
 export function jsonForScript(value: unknown): string {
   return JSON.stringify(value)

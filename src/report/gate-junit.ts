@@ -1,7 +1,6 @@
 /**
- * JUnit XML of a gate verdict, one test case per rule, via junit-report-builder
- * (maintained; escapes XML). CI systems (GitHub test reporters, GitLab, Jenkins)
- * show each rule as a test; a warn-level failure passes with the warning in
+ * JUnit XML of a gate verdict, one test case per rule, via junit-report-builder (maintained; escapes XML). CI systems
+ * (GitHub test reporters, GitLab, Jenkins) show each rule as a test; a warn-level failure passes with the warning in
  * its system-out, since JUnit has no warning state.
  */
 import { createRequire } from 'node:module';
@@ -10,9 +9,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { GateVerdict } from '../gate/rules.js';
 
-// The package is CommonJS (module.exports = builder) while its types declare a
-// default export; under NodeNext that types it as `.default`. Take whichever exists.
-// Required on use: the library costs a quarter second at start-up, and only --junit needs it.
+// The package is CommonJS (module.exports = builder) while its types declare a default export; under NodeNext that
+// types it as `.default`. Take whichever exists. Required on use: the library costs a quarter second at start-up, and
+// only --junit needs it.
 const loadJunit = (): Builder => {
   const junitModule = createRequire(import.meta.url)('junit-report-builder') as Builder & { default?: Builder };
   return junitModule.default ?? junitModule;

@@ -1,6 +1,6 @@
 /**
- * The gate verdict as GitHub-flavoured Markdown for $GITHUB_STEP_SUMMARY
- * (appended, as GitHub expects several steps to share the file).
+ * The gate verdict as GitHub-flavoured Markdown for $GITHUB_STEP_SUMMARY (appended, as GitHub expects several steps to
+ * share the file).
  */
 import type { GateVerdict } from '../gate/rules.js';
 import { mdText } from './escape.js';

@@ -12,8 +12,8 @@ function cell(usage: GpuUsage | undefined): string {
 }
 
 /**
- * Header + rows: a GPU a row, a mode a column, each cell its mean utilisation, peak memory and the number
- * of samples behind them; null when no mode sampled a GPU.
+ * Header + rows: a GPU a row, a mode a column, each cell its mean utilisation, peak memory and the number of samples
+ * behind them; null when no mode sampled a GPU.
  */
 export function gpuRows(profile: Profile): string[][] | null {
   const modes = MODES.filter((mode) => profile.modes[mode]);

@@ -1,8 +1,8 @@
 /**
  * The history gate's series as a PNG (the report's Chart.js on
  * @napi-rs/canvas, charts.ts): the cold iteration time per sample of each
- * profile, the median of each segment between steps as a stepped line, and
- * the profile at which each step began marked with a triangle.
+ * profile, the median of each segment between steps as a stepped line, and the profile at which each step began marked
+ * with a triangle.
  */
 import { median } from '../analysis/stats.js';
 import type { HistoryVerdict } from '../gate/history.js';

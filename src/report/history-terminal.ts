@@ -1,7 +1,6 @@
 /**
- * The history gate's verdict for a terminal: each series as a sparkline with
- * its steps marked beneath, each step named by the profile where it began,
- * and the verdict with its exit code.
+ * The history gate's verdict for a terminal: each series as a sparkline with its steps marked beneath, each step named
+ * by the profile where it began, and the verdict with its exit code.
  */
 import type { ChangePoint } from '../compare/change-points.js';
 import type { HistorySeries, HistoryVerdict } from '../gate/history.js';

@@ -1,9 +1,7 @@
 /**
- * The self-contained HTML report (one file, like clinic's): Chart.js inlined
- * from node_modules, the chart data embedded as JSON in a non-executed
- * <script type="application/json">, every profile string escaped, and a
- * Content-Security-Policy that allows no network at all and only the page's
- * own scripts (by hash).
+ * The self-contained HTML report (one file, like clinic's): Chart.js inlined from node_modules, the chart data embedded
+ * as JSON in a non-executed <script type="application/json">, every profile string escaped, and a
+ * Content-Security-Policy that allows no network at all and only the page's own scripts (by hash).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

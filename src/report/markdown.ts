@@ -1,6 +1,6 @@
 /**
- * The Markdown report: the same figures as the HTML page, with the charts as
- * PNG files beside it (for pull requests, wikis and GitHub step summaries).
+ * The Markdown report: the same figures as the HTML page, with the charts as PNG files beside it (for pull requests,
+ * wikis and GitHub step summaries).
  */
 import type { ReportChart } from './chart-configs.js';
 import type { HtmlReportInput } from './html.js';

@@ -1,5 +1,5 @@
-// What the summary says of remote data: where it came from, and what each
-// mode fetched over the network as the metering proxy saw it.
+// What the summary says of remote data: where it came from, and what each mode fetched over the network as the metering
+// proxy saw it.
 import type { NetworkUse, Profile } from '../schema/profile.js';
 import { MODES } from '../schema/events.js';
 import { formatBytes, formatRate } from '../units.js';

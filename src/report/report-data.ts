@@ -1,7 +1,6 @@
 /**
- * Chart-ready data of a profile (pure): the split per mode, iteration series
- * with their warm-up, resource timelines, and what-if curves. Values that are
- * not finite (a hand-edited or hostile file) become gaps, never NaN in a chart.
+ * Chart-ready data of a profile (pure): the split per mode, iteration series with their warm-up, resource timelines,
+ * and what-if curves. Values that are not finite (a hand-edited or hostile file) become gaps, never NaN in a chart.
  */
 import { MODES, type Mode } from '../schema/events.js';
 import type { Profile } from '../schema/profile.js';

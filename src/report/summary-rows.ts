@@ -1,6 +1,6 @@
 /**
- * The figures of a profile as rows of plain text, shared by the HTML and
- * Markdown reports (each escapes them for its own format).
+ * The figures of a profile as rows of plain text, shared by the HTML and Markdown reports (each escapes them for its
+ * own format).
  */
 import { MODES } from '../schema/events.js';
 import type { Estimate, Profile, StallCall } from '../schema/profile.js';
@@ -48,8 +48,8 @@ function maxRanks(profile: Profile): number {
 }
 
 /**
- * Samples per second of all ranks of each mode together (each rank's own
- * measured rate, summed), for a multi-rank job; null for one rank.
+ * Samples per second of all ranks of each mode together (each rank's own measured rate, summed), for a multi-rank job;
+ * null for one rank.
  */
 export function allRanksLine(profile: Profile): string | null {
   if (maxRanks(profile) < 2) return null;
@@ -93,9 +93,8 @@ export function splitRows(profile: Profile): string[][] {
 }
 
 /**
- * How the checkpoint and boundary stalls were measured, one line each
- * ('checkpoints: 24 saves (torch.save) in the cold mode, ...'); empty when the
- * job reported neither.
+ * How the checkpoint and boundary stalls were measured, one line each ('checkpoints: 24 saves (torch.save) in the cold
+ * mode, ...'); empty when the job reported neither.
  */
 export function pipelineStallLines(profile: Profile): string[] {
   const a = profile.analysis;
@@ -117,8 +116,8 @@ function stallShare(call: StallCall | undefined, fraction: number | null): strin
 }
 
 /**
- * Each stall's wait growth and step growth, e.g. 'fetch stall = wait +45.2 ±
- * 1.0, step +10.3 ± 1.4 ms'; null without the parts.
+ * Each stall's wait growth and step growth, e.g. 'fetch stall = wait +45.2 ± 1.0, step +10.3 ± 1.4 ms'; null without
+ * the parts.
  */
 export function stallPartsLine(profile: Profile): string | null {
   const a = profile.analysis;
@@ -183,9 +182,8 @@ export function factRows(profile: Profile): [string, string][] {
 }
 
 /**
- * Header + rows of the per-rank table of a multi-rank job, in the mode the straggler is judged in (the cold
- * mode, else the cached): each rank's iteration, its wait for data with its quantiles, and its step; null for
- * one rank.
+ * Header + rows of the per-rank table of a multi-rank job, in the mode the straggler is judged in (the cold mode, else
+ * the cached): each rank's iteration, its wait for data with its quantiles, and its step; null for one rank.
  */
 export function rankRows(profile: Profile): { mode: 'cached' | 'cold'; rows: string[][] } | null {
   const judged = judgedRankWaits(profile.modes);
@@ -209,9 +207,8 @@ export function rankRows(profile: Profile): { mode: 'cached' | 'cold'; rows: str
 }
 
 /**
- * Header + rows of the per-node table of a profile over several nodes: each
- * node's host and machine, the job's ranks it ran, and where its own profile
- * is; null for one node.
+ * Header + rows of the per-node table of a profile over several nodes: each node's host and machine, the job's ranks it
+ * ran, and where its own profile is; null for one node.
  */
 export function nodeRows(profile: Profile): string[][] | null {
   const nodes = profile.nodes ?? [];
@@ -241,9 +238,9 @@ export function nodeRows(profile: Profile): string[][] | null {
 }
 
 /**
- * When the first batch came in the cached and cold modes: seconds after the job started, split into the
- * job's start-up and its loader's first wait; the cold wait beyond the cached one is the first batch's fetch.
- * Null when neither mode has one.
+ * When the first batch came in the cached and cold modes: seconds after the job started, split into the job's start-up
+ * and its loader's first wait; the cold wait beyond the cached one is the first batch's fetch. Null when neither mode
+ * has one.
  */
 export function firstBatchLine(profile: Profile): string | null {
   const parts: string[] = [];

@@ -1,6 +1,5 @@
-// validate's plan (each point's estimated time, before anything runs) and its
-// progress while a point runs: one rewritten line on a TTY, a plain line
-// every few seconds otherwise.
+// validate's plan (each point's estimated time, before anything runs) and its progress while a point runs: one
+// rewritten line on a TTY, a plain line every few seconds otherwise.
 import { formatBytes } from '../units.js';
 import { createProgress, liveLine } from './progress.js';
 import type { PlannedPoint } from '../validate/plan.js';
@@ -60,8 +59,8 @@ function pointStatusLine(r: ValidationResult): string {
 }
 
 /**
- * validate's hooks that tell the user what happens, on `write` (stderr): the
- * cache points left out, the plan, and each point as it starts, runs and ends.
+ * validate's hooks that tell the user what happens, on `write` (stderr): the cache points left out, the plan, and each
+ * point as it starts, runs and ends.
  */
 export function validateProgressHooks(
   write: (text: string) => void,

@@ -1,7 +1,6 @@
-// What `ds-analyzer validate` prints when it is done: predicted against
-// measured, point by point, the points not held, the model's verdict against
-// its target, the control, the recommended cache's check, the failures and
-// the model's caveats; and the message of a run that did not end well.
+// What `ds-analyzer validate` prints when it is done: predicted against measured, point by point, the points not held,
+// the model's verdict against its target, the control, the recommended cache's check, the failures and the model's
+// caveats; and the message of a run that did not end well.
 import { formatBytes } from '../units.js';
 import { errorSplit, type CheckpointCheck, type ValidationReport, type ValidationResult } from '../validate/results.js';
 import { WRITE_STALL_ITERATION_FLOOR, WRITE_STALL_TOLERANCE } from '../validate/write-point.js';

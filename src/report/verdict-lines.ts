@@ -7,9 +7,8 @@ export interface VerdictLine {
 }
 
 /**
- * The verdict as every renderer gives it. With the later epochs known it is
- * two lines, and the cold verdict says it is the first epoch's: the cold pace
- * is that epoch's alone (docs/method.md, "The first epoch and the rest").
+ * The verdict as every renderer gives it. With the later epochs known it is two lines, and the cold verdict says it is
+ * the first epoch's: the cold pace is that epoch's alone (docs/method.md, "The first epoch and the rest").
  */
 export function verdictLines(profile: Profile): VerdictLine[] {
   const verdict = profile.analysis?.verdict.text;

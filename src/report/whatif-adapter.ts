@@ -1,9 +1,8 @@
 /**
- * The report's what-if curves, drawn from the what-if core's own curves of
- * the profile (whatif/curves.ts `whatifCurves`, the route `whatif` sweeps
- * through too): this file only labels them and marks what was measured. The
- * model is someone else's contract: a profile it cannot fit (a missing mode,
- * no CPU figures) gives the reason instead of curves.
+ * The report's what-if curves, drawn from the what-if core's own curves of the profile (whatif/curves.ts
+ * `whatifCurves`, the route `whatif` sweeps through too): this file only labels them and marks what was measured. The
+ * model is someone else's contract: a profile it cannot fit (a missing mode, no CPU figures) gives the reason instead
+ * of curves.
  */
 import type { Profile } from '../schema/profile.js';
 import { allRanksSamplesPerSec } from '../analysis/mode-rates.js';

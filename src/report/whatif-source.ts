@@ -1,7 +1,6 @@
 /**
- * What the report needs from the what-if model (src/whatif, written
- * separately): throughput curves computed from a profile. The report never
- * models anything itself; without a model it says so.
+ * What the report needs from the what-if model (src/whatif, written separately): throughput curves computed from a
+ * profile. The report never models anything itself; without a model it says so.
  */
 import type { Profile } from '../schema/profile.js';
 

@@ -1,6 +1,6 @@
 /**
- * Writes the report of one profile into a folder: <name>.html (self-contained),
- * <name>.md and one PNG per chart (<name>-<chart>.png) beside it.
+ * Writes the report of one profile into a folder: <name>.html (self-contained), <name>.md and one PNG per chart
+ * (<name>-<chart>.png) beside it.
  */
 import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';

@@ -1,6 +1,6 @@
 /**
- * The contract of `ds-analyzer compare --json` (docs/json-output.md).
- * compareOutput() types what src/compare/diff.ts builds against this schema.
+ * The contract of `ds-analyzer compare --json` (docs/json-output.md). compareOutput() types what src/compare/diff.ts
+ * builds against this schema.
  */
 import { z } from 'zod';
 import { EstimateSchema } from './profile.js';

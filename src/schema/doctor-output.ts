@@ -1,7 +1,6 @@
 /**
- * The contract of `ds-analyzer doctor --json` (docs/json-output.md).
- * doctorOutput() types what src/system/probes/diagnose.ts finds against this
- * schema.
+ * The contract of `ds-analyzer doctor --json` (docs/json-output.md). doctorOutput() types what
+ * src/system/probes/diagnose.ts finds against this schema.
  */
 import { z } from 'zod';
 

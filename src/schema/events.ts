@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { MODES } from './modes.js';
 
 /**
- * Job-side event protocol, version 1 (docs/protocol.md).
- * Each process of the job appends JSON lines to its own file in $DSA_EVENTS_DIR.
+ * Job-side event protocol, version 1 (docs/protocol.md). Each process of the job appends JSON lines to its own file in
+ * $DSA_EVENTS_DIR.
  */
 export const PROTOCOL_VERSION = 1;
 
@@ -22,28 +22,24 @@ export const ENV = {
   /** Protocol version the CLI reads. */
   protocol: 'DSA_PROTOCOL',
   /**
-   * Cached mode on a resident subset: a file listing the resident sample files,
-   * one absolute path a line. A job that honours it samples only those files
-   * and says so in its start event (subsetFiles).
+   * Cached mode on a resident subset: a file listing the resident sample files, one absolute path a line. A job that
+   * honours it samples only those files and says so in its start event (subsetFiles).
    */
   subsetFile: 'DSA_SUBSET_FILE',
   /**
-   * The training loader's num_workers for this run (profile --workers,
-   * validate --workers). A job that honours it says so in its start event
-   * (loader.scriptWorkers beside loader.workers).
+   * The training loader's num_workers for this run (profile --workers, validate --workers). A job that honours it says
+   * so in its start event (loader.scriptWorkers beside loader.workers).
    */
   numWorkers: 'DSA_NUM_WORKERS',
   /**
-   * One launch, several modes: a file the CLI rewrites to switch the job's
-   * mode at an iteration boundary, one line `<block> <mode>` (block 0 is
-   * DSA_MODE, before the file exists). A job that honours it says so in its
-   * start event (switchModes) and writes a block event at each switch.
+   * One launch, several modes: a file the CLI rewrites to switch the job's mode at an iteration boundary, one line
+   * `<block> <mode>` (block 0 is DSA_MODE, before the file exists). A job that honours it says so in its start event
+   * (switchModes) and writes a block event at each switch.
    */
   controlFile: 'DSA_CONTROL_FILE',
   /**
-   * One launch on several nodes: how many nodes' profilers run the job, each
-   * writing its own ranks' control file once its state is set. The ranks
-   * switch once every node's file names the block (docs/multi-node.md).
+   * One launch on several nodes: how many nodes' profilers run the job, each writing its own ranks' control file once
+   * its state is set. The ranks switch once every node's file names the block (docs/multi-node.md).
    */
   nodes: 'DSA_NODES',
   /** '1' in every process of a profiled job: the script may skip its own side effects (docs/side-effects.md). */
@@ -60,9 +56,8 @@ export const ENV = {
 } as const;
 
 /**
- * The launcher variables that carry a node's rank among the job's nodes, in
- * the order they are read: torchrun's GROUP_RANK (its agent's node rank, the
- * one its global RANKs are numbered from), NODE_RANK (newer torchrun and
+ * The launcher variables that carry a node's rank among the job's nodes, in the order they are read: torchrun's
+ * GROUP_RANK (its agent's node rank, the one its global RANKs are numbered from), NODE_RANK (newer torchrun and
  * Lightning), Slurm's SLURM_NODEID. None set: node 0.
  */
 export const NODE_RANK_ENV = ['GROUP_RANK', 'NODE_RANK', 'SLURM_NODEID'] as const;
@@ -159,11 +154,9 @@ export const EndEventSchema = z.object({
 });
 
 /**
- * One checkpoint save, written once it is over: at the loop's next batch
- * request, next save or end (an fsync of the saved file in between is part of
- * it); an async save when its background write finishes, or at exit when it
- * never did. Only the outermost save is an event: Lightning's and Hugging
- * Face's saves call torch.save inside.
+ * One checkpoint save, written once it is over: at the loop's next batch request, next save or end (an fsync of the
+ * saved file in between is part of it); an async save when its background write finishes, or at exit when it never did.
+ * Only the outermost save is an event: Lightning's and Hugging Face's saves call torch.save inside.
  */
 export const CheckpointEventSchema = z.object({
   ...common,
@@ -207,8 +200,8 @@ export const CheckpointEventSchema = z.object({
 });
 
 /**
- * The training loader's epoch started, written when the epoch's first batch
- * arrives. The time to the first batch is createMs + firstWaitMs.
+ * The training loader's epoch started, written when the epoch's first batch arrives. The time to the first batch is
+ * createMs + firstWaitMs.
  */
 export const EpochEventSchema = z.object({
   ...common,
@@ -239,8 +232,8 @@ export const EpochEventSchema = z.object({
 });
 
 /**
- * The job switched mode at an iteration boundary (DSA_CONTROL_FILE): the
- * iterations from `i` on run in `mode`, until the next block event.
+ * The job switched mode at an iteration boundary (DSA_CONTROL_FILE): the iterations from `i` on run in `mode`, until
+ * the next block event.
  */
 export const BlockEventSchema = z.object({
   ...common,
@@ -252,16 +245,15 @@ export const BlockEventSchema = z.object({
   /** Index of the block's first iteration. */
   i: z.number().int().nonnegative(),
   /**
-   * Batches the loader had already handed to its workers at the switch: the
-   * first ones of the block were fetched and prepared under the previous
-   * block's state. Null when the loader does not say.
+   * Batches the loader had already handed to its workers at the switch: the first ones of the block were fetched and
+   * prepared under the previous block's state. Null when the loader does not say.
    */
   inFlight: z.number().int().nonnegative().nullable(),
 });
 
 /**
- * profile --continue: the training state a synthetic block changes, taken at its start ('take') and put back at its
- * end ('restore'); 'refused' where it cannot be held (the block then trains on real batches: not a synthetic block).
+ * profile --continue: the training state a synthetic block changes, taken at its start ('take') and put back at its end
+ * ('restore'); 'refused' where it cannot be held (the block then trains on real batches: not a synthetic block).
  */
 export const SnapshotEventSchema = z.object({
   ...common,
@@ -295,11 +287,10 @@ export const StageTotalSchema = z.object({
 });
 
 /**
- * A loader process's prep taken apart, cumulative since it started: written
- * by each process that builds the training loader's batches (a DataLoader
- * worker; the training process itself without workers) to its own file
- * stages-<pid>.jsonl, at most every 250 ms after a batch and at its exit.
- * Not part of EventSchema: these files are read apart from the events files.
+ * A loader process's prep taken apart, cumulative since it started: written by each process that builds the training
+ * loader's batches (a DataLoader worker; the training process itself without workers) to its own file
+ * stages-<pid>.jsonl, at most every 250 ms after a batch and at its exit. Not part of EventSchema: these files are read
+ * apart from the events files.
  */
 export const StagesEventSchema = z.object({
   ...common,

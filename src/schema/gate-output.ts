@@ -1,8 +1,7 @@
 /**
- * The contract of `ds-analyzer gate --json` (docs/json-output.md); the
- * JUnit XML's shape is documented there too and checked by
- * test/gate/junit-shape.test.ts. gateOutput() types the verdict that
- * src/gate/rules.ts builds against this schema.
+ * The contract of `ds-analyzer gate --json` (docs/json-output.md); the JUnit XML's shape is documented there too and
+ * checked by test/gate/junit-shape.test.ts. gateOutput() types the verdict that src/gate/rules.ts builds against this
+ * schema.
  */
 import { z } from 'zod';
 import { RULE_IDS } from '../gate/rule-ids.js';
@@ -34,9 +33,8 @@ export const RuleOutcomeSchema = z.object({
   /** Where the budget came from: a flag (--max-fetch-stall) or the config file. */
   source: z.string(),
   /**
-   * Which epochs the figure is of: 'first-epoch' (the dataset cold: the cold
-   * mode) or 'later-epochs' (epochs 2+, with --epochs later; the time to the
-   * first batch is always the first epoch's). Absent from older gates' output.
+   * Which epochs the figure is of: 'first-epoch' (the dataset cold: the cold mode) or 'later-epochs' (epochs 2+, with
+   * --epochs later; the time to the first batch is always the first epoch's). Absent from older gates' output.
    */
   judges: z.enum(['first-epoch', 'later-epochs']).optional(),
 });

@@ -1,7 +1,6 @@
 /**
- * The contract of `ds-analyzer gate --history DIR --json` (docs/json-output.md).
- * src/gate/history.ts builds the verdict; gate-history-action.ts prints it
- * with the header.
+ * The contract of `ds-analyzer gate --history DIR --json` (docs/json-output.md). src/gate/history.ts builds the
+ * verdict; gate-history-action.ts prints it with the header.
  */
 import { z } from 'zod';
 import { HISTORY_OUTPUT_VERSION } from './versions.js';

@@ -1,11 +1,9 @@
 /**
- * IterEventSchema's rules for the one event a job writes per iteration,
- * checked by hand. zod's parse of an object costs tens of microseconds while
- * its code is still cold, which is most of a short profile: at thousands of
- * iterations it was most of the events reader's CPU. Only acceptance is
- * decided here: anything this check does not accept goes to zod, which stays
- * the judge of what is invalid and says why (a property test holds the two
- * together: test/schema/iter-check.test.ts).
+ * IterEventSchema's rules for the one event a job writes per iteration, checked by hand. zod's parse of an object costs
+ * tens of microseconds while its code is still cold, which is most of a short profile: at thousands of iterations it
+ * was most of the events reader's CPU. Only acceptance is decided here: anything this check does not accept goes to
+ * zod, which stays the judge of what is invalid and says why (a property test holds the two together:
+ * test/schema/iter-check.test.ts).
  */
 import { MAX_ITERATION_MS, PROTOCOL_VERSION, type IterEvent } from './events.js';
 

@@ -1,8 +1,7 @@
 /**
- * The contract of `ds-analyzer whatif --matrix --json` (docs/json-output.md):
- * Synergy's CPU x memory table of one job, for a scheduler to read. The
- * producer (src/whatif/matrix.ts) builds a WhatifMatrix; matrixOutput() types
- * it against this schema.
+ * The contract of `ds-analyzer whatif --matrix --json` (docs/json-output.md): Synergy's CPU x memory table of one job,
+ * for a scheduler to read. The producer (src/whatif/matrix.ts) builds a WhatifMatrix; matrixOutput() types it against
+ * this schema.
  */
 import { z } from 'zod';
 import { ScenarioSchema } from './whatif-output.js';

@@ -1,8 +1,7 @@
 /**
- * The headers of the printed JSON (format version and kind, then the body),
- * apart from the zod schemas: a command that only reads a sealed profile and
- * prints (whatif, gate) never loads zod. The types still come from the
- * schemas (`import type` loads nothing).
+ * The headers of the printed JSON (format version and kind, then the body), apart from the zod schemas: a command that
+ * only reads a sealed profile and prints (whatif, gate) never loads zod. The types still come from the schemas (`import
+ * type` loads nothing).
  */
 import type { GateOutput, GateOutputBody } from './gate-output.js';
 import type { MatrixOutput } from './matrix-output.js';

@@ -1,13 +1,14 @@
-// The profile's analysis: the split of the iteration time, its stalls (checkpoint, boundary, straggler) and prep's stages.
+// The profile's analysis: the split of the iteration time, its stalls (checkpoint, boundary, straggler) and prep's
+// stages.
 import { z } from 'zod';
 import { ModeSchema } from './events.js';
 import { finite, nonneg } from './numbers.js';
 import { EstimateSchema } from './profile-measures.js';
 
 /**
- * 'stall': the interval clears the naming margin and the wait for data grew;
- * 'contention': it clears the margin, but only the step grew (CPU shared with
- * the loader); 'within-noise': it does not clear the margin; 'unknown': modes missing.
+ * 'stall': the interval clears the naming margin and the wait for data grew; 'contention': it clears the margin, but
+ * only the step grew (CPU shared with the loader); 'within-noise': it does not clear the margin; 'unknown': modes
+ * missing.
  */
 const StallCallSchema = z.enum(['stall', 'contention', 'within-noise', 'unknown']);
 export type StallCall = z.infer<typeof StallCallSchema>;
@@ -31,8 +32,8 @@ export const StragglerSchema = z.object({
 });
 
 /**
- * The checkpoint stall (analysis/checkpoint-stall.ts): the time the training
- * loop was blocked by saves, amortised over the iterations between them.
+ * The checkpoint stall (analysis/checkpoint-stall.ts): the time the training loop was blocked by saves, amortised over
+ * the iterations between them.
  */
 export const CheckpointStallSchema = z.object({
   /** Per iteration, amortised: the mean save's blocking time over the save interval, ms. */

@@ -1,5 +1,5 @@
-// The profile's measurements: estimates, the iterations a job reported and their summary, resource samples
-// and the proof of a cache state.
+// The profile's measurements: estimates, the iterations a job reported and their summary, resource samples and the
+// proof of a cache state.
 import { z } from 'zod';
 import { finite, nonneg } from './numbers.js';
 

@@ -1,8 +1,7 @@
 // The data a profile ran on, read the same way from every profile: its
 // `source` where it has one, else derived from the fields older profiles
-// spread it over (options.data, options.remote, options.dropCaches,
-// dataset.mount). Types only: whatif and gate read sealed profiles without
-// loading zod (docs/architecture.md).
+// spread it over (options.data, options.remote, options.dropCaches, dataset.mount). Types only: whatif and gate read
+// sealed profiles without loading zod (docs/architecture.md).
 import type { DataSourceRecord, Profile } from './profile.js';
 
 /** The profile's data source record: its own, or for an older profile the one its old fields describe. */

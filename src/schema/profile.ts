@@ -202,8 +202,8 @@ export const ProfileSchema = z.object({
     /** Runs of each mode, in mirrored order (absent in older profiles: one). */
     passes: z.number().int().positive().optional(),
     /**
-     * A profile over several nodes, one CLI on each, kept in step by a
-     * coordinator that one of them hosts; absent for one node.
+     * A profile over several nodes, one CLI on each, kept in step by a coordinator that one of them hosts; absent for
+     * one node.
      */
     nodes: z
       .object({
@@ -224,9 +224,9 @@ export const ProfileSchema = z.object({
       .optional(),
   }),
   /**
-   * The data, as one value tagged by its source; absent in older profiles (read them through sourceOfProfile,
-   * which derives it from options.data, options.remote, options.dropCaches, dataset.remote and dataset.mount,
-   * still written for the readers of those).
+   * The data, as one value tagged by its source; absent in older profiles (read them through sourceOfProfile, which
+   * derives it from options.data, options.remote, options.dropCaches, dataset.remote and dataset.mount, still written
+   * for the readers of those).
    */
   source: DataSourceRecordSchema.optional(),
   /**
@@ -322,8 +322,8 @@ export const ProfileSchema = z.object({
    */
   workersSweep: z.array(ModeResultSchema).optional(),
   /**
-   * The cold mode again with a fixed share of the dataset held in the page
-   * cache (profile --overlap), to measure how reads and pre-processing overlap.
+   * The cold mode again with a fixed share of the dataset held in the page cache (profile --overlap), to measure how
+   * reads and pre-processing overlap.
    */
   overlapProbe: ModeResultSchema.extend({
     /** Share of the dataset's bytes held resident, 0..1. */

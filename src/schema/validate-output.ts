@@ -1,7 +1,6 @@
 /**
- * The contract of `ds-analyzer validate --json` (docs/json-output.md).
- * validateOutput() types the report src/validate/run-validate.ts builds
- * against this schema.
+ * The contract of `ds-analyzer validate --json` (docs/json-output.md). validateOutput() types the report
+ * src/validate/run-validate.ts builds against this schema.
  */
 import { z } from 'zod';
 

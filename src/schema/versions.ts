@@ -1,8 +1,7 @@
 /**
- * Format versions, apart from the zod schemas that use them (profile.ts,
- * whatif-output.ts, matrix-output.ts, gate-output.ts re-export them): a
- * command that only reads a sealed profile and prints (whatif, gate) never
- * loads zod. The headers of the printed JSON are in output-headers.ts.
+ * Format versions, apart from the zod schemas that use them (profile.ts, whatif-output.ts, matrix-output.ts,
+ * gate-output.ts re-export them): a command that only reads a sealed profile and prints (whatif, gate) never loads zod.
+ * The headers of the printed JSON are in output-headers.ts.
  */
 
 /** Version of the profile file format; bump on any incompatible change. */

@@ -1,8 +1,7 @@
 /**
- * The contract of `ds-analyzer whatif --json` (docs/json-output.md). The
- * producer (src/whatif/whatif.ts) builds a WhatifResult; whatifOutput() types
- * it against this schema, so a field the model changes or drops breaks the
- * build until the schema, its version and the docs follow.
+ * The contract of `ds-analyzer whatif --json` (docs/json-output.md). The producer (src/whatif/whatif.ts) builds a
+ * WhatifResult; whatifOutput() types it against this schema, so a field the model changes or drops breaks the build
+ * until the schema, its version and the docs follow.
  */
 import { z } from 'zod';
 import { ModeSchema } from './events.js';
@@ -131,10 +130,9 @@ export const PredictionSchema = z.object({
   /** In words: 'steady state (epoch 2 on)' or 'mean over N epochs, the first cold'. */
   basis: z.string(),
   /**
-   * How far the answer moves over what the model assumed where nothing
-   * measured it (a worker's share of a CPU, the overlap of reads and prep,
-   * storage that never set the pace): the baseline's and the asked
-   * prediction's only. Absent elsewhere.
+   * How far the answer moves over what the model assumed where nothing measured it (a worker's share of a CPU, the
+   * overlap of reads and prep, storage that never set the pace): the baseline's and the asked prediction's only. Absent
+   * elsewhere.
    */
   range: z
     .object({
@@ -249,8 +247,8 @@ const WithStallsSchema = z.object({
 });
 
 /**
- * The checkpoint and epoch-boundary what-if (whatif/pipeline-stalls.ts): the
- * stalls as profiled and as asked, added to the steady model's prediction.
+ * The checkpoint and epoch-boundary what-if (whatif/pipeline-stalls.ts): the stalls as profiled and as asked, added to
+ * the steady model's prediction.
  */
 export const PipelineWhatifSchema = z.object({
   /** The checkpoint stall; null when the profile saw no save. */
@@ -350,10 +348,9 @@ export const WhatifOutputSchema = z.object({
   /** Scenario settings the user changed (flags given). */
   changed: z.array(ScenarioSchema.keyof()),
   /**
-   * The policy the page cache's hit ratios assume: 'linux-two-list' (the
-   * kernel's active and inactive lists with refault activation, simulated)
-   * or 'exact-lru' (a job's own object cache, validate's cap, or a kernel
-   * with the multi-generational LRU on), and why, in words.
+   * The policy the page cache's hit ratios assume: 'linux-two-list' (the kernel's active and inactive lists with
+   * refault activation, simulated) or 'exact-lru' (a job's own object cache, validate's cap, or a kernel with the
+   * multi-generational LRU on), and why, in words.
    */
   pageCachePolicy: z.object({ model: z.enum(['linux-two-list', 'exact-lru']), why: z.string() }),
   /** Cache sweep at the asked scenario. */
@@ -374,9 +371,8 @@ export const WhatifOutputSchema = z.object({
   /** Assumptions and limits of the prediction, one sentence each. */
   caveats: z.array(z.string()),
   /**
-   * What the profile could not answer, one line each naming the flags and the
-   * mode that measures them (a profile without the cold mode: the cache and
-   * storage questions and recommendations); empty when everything was answered.
+   * What the profile could not answer, one line each naming the flags and the mode that measures them (a profile
+   * without the cold mode: the cache and storage questions and recommendations); empty when everything was answered.
    */
   unanswered: z.array(z.string()),
   /**
@@ -395,9 +391,8 @@ export const WhatifOutputSchema = z.object({
    */
   pipeline: PipelineWhatifSchema.optional(),
   /**
-   * whatif --jobs K: the K jobs each reading and pre-processing their own
-   * samples against the K sharing one fetch and prep (CoorDL), at the asked
-   * scenario otherwise; absent without --jobs.
+   * whatif --jobs K: the K jobs each reading and pre-processing their own samples against the K sharing one fetch and
+   * prep (CoorDL), at the asked scenario otherwise; absent without --jobs.
    */
   jobs: z
     .object({
@@ -412,9 +407,8 @@ export const WhatifOutputSchema = z.object({
     })
     .optional(),
   /**
-   * whatif --nodes N --cache-policy partitioned: the N nodes' caches as one
-   * partitioned cache against each node caching alone in its page cache, at
-   * the asked scenario otherwise; absent otherwise.
+   * whatif --nodes N --cache-policy partitioned: the N nodes' caches as one partitioned cache against each node caching
+   * alone in its page cache, at the asked scenario otherwise; absent otherwise.
    */
   nodes: z
     .object({

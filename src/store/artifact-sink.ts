@@ -1,7 +1,6 @@
-// Where profile and validate leave what they measured: the profile file and
-// the files beside the job's logs. The CLI writes them to disk (fileSink); a
-// test of a whole profile or validate on a FakeDataSource and a fake mode
-// runner passes a MemorySink (test/support/memory-sink.ts) and touches no file.
+// Where profile and validate leave what they measured: the profile file and the files beside the job's logs. The CLI
+// writes them to disk (fileSink); a test of a whole profile or validate on a FakeDataSource and a fake mode runner
+// passes a MemorySink (test/support/memory-sink.ts) and touches no file.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Profile } from '../schema/profile.js';

@@ -15,8 +15,8 @@ export interface TruncatedLogs {
 }
 
 /**
- * Cuts every job log (*.log) under `dir` to its last `keepBytes` from a line boundary, behind a line saying so;
- * between runs only (a job writing would write past the cut). Events files, the measurements, are left whole.
+ * Cuts every job log (*.log) under `dir` to its last `keepBytes` from a line boundary, behind a line saying so; between
+ * runs only (a job writing would write past the cut). Events files, the measurements, are left whole.
  */
 export function truncateLogs(dir: string, keepBytes = KEPT_LOG_BYTES): TruncatedLogs {
   const result: TruncatedLogs = { files: 0, freedBytes: 0, keptBytesPerLog: keepBytes };

@@ -1,5 +1,5 @@
-// The files ds-analyzer leaves on disk on purpose, found and sized for `ds-analyzer clean`: profiles' artefact
-// folders, validate's work folders, the demo's datasets, and a copy of remote data a killed profile left.
+// The files ds-analyzer leaves on disk on purpose, found and sized for `ds-analyzer clean`: profiles' artefact folders,
+// validate's work folders, the demo's datasets, and a copy of remote data a killed profile left.
 import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { filesUnder } from './files-under.js';

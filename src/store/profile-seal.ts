@@ -1,8 +1,8 @@
-// The seal a profile's writer puts on the file, its last field `"integrity": "sha256:<hex>"`: the SHA-256 of the
-// text without it, keyed by the tool's version, PROFILE_SCHEMA_VERSION and the schema modules' compiled source. A
-// reader whose key and hash match skips validation (zod not even loaded); any other file is validated in full.
-// It detects accident (an edit, a truncated copy, another build), not intent: the key is no secret, so a profile
-// from a source not trusted is made to be validated by removing its `integrity` line.
+// The seal a profile's writer puts on the file, its last field `"integrity": "sha256:<hex>"`: the SHA-256 of the text
+// without it, keyed by the tool's version, PROFILE_SCHEMA_VERSION and the schema modules' compiled source. A reader
+// whose key and hash match skips validation (zod not even loaded); any other file is validated in full. It detects
+// accident (an edit, a truncated copy, another build), not intent: the key is no secret, so a profile from a source not
+// trusted is made to be validated by removing its `integrity` line.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Profile } from '../schema/profile.js';

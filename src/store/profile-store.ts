@@ -14,8 +14,8 @@ export type WriteText = (path: string, text: string) => void;
 
 /**
  * Validates and writes a profile atomically and sealed (profile-seal.ts). On a full disk the profile is what must
- * survive, and the job's logs are what fill it: they are cut to their tails (said in the warnings) and the write
- * tried once more; if it still fails, a one-line UserError, and the previous profile stays as it was.
+ * survive, and the job's logs are what fill it: they are cut to their tails (said in the warnings) and the write tried
+ * once more; if it still fails, a one-line UserError, and the previous profile stays as it was.
  */
 export function writeProfile(
   path: string,

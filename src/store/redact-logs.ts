@@ -1,5 +1,5 @@
-// The job's logs and event files under a profile's artefacts, redacted as the profile is (--redact) once it ends;
-// a CLI killed with SIGKILL leaves them as written (docs/side-effects.md).
+// The job's logs and event files under a profile's artefacts, redacted as the profile is (--redact) once it ends; a CLI
+// killed with SIGKILL leaves them as written (docs/side-effects.md).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { filesUnder } from './files-under.js';

@@ -1,7 +1,7 @@
 // What a profile may not carry. Always: the credentials in the job's command (a URL's password or secret query,
-// VAR=value named like a secret, AWS access key ids). With --redact (docs/side-effects.md): a secret flag's value,
-// host names (host-0, host-1, ... the same name the same alias), absolute paths (~/..., relative to the working
-// folder, else <abs>/ and their last name; /proc, /sys and /dev kept). Pure: strings in, strings out.
+// VAR=value named like a secret, AWS access key ids). With --redact (docs/side-effects.md): a secret flag's value, host
+// names (host-0, host-1, ... the same name the same alias), absolute paths (~/..., relative to the working folder, else
+// <abs>/ and their last name; /proc, /sys and /dev kept). Pure: strings in, strings out.
 import { isAbsolute, relative } from 'node:path';
 import type { Profile } from '../schema/profile.js';
 import { redactUrl } from '../system/network/remote-spec.js';
@@ -54,8 +54,8 @@ export function textWithoutSecrets(text: string): string {
 }
 
 /**
- * The job's command without the credentials a profile must never hold (URLs' secrets, HF_TOKEN=..., AWS key ids);
- * with `flags` (--redact) also a secret flag's value: --token VALUE, --api-key=VALUE.
+ * The job's command without the credentials a profile must never hold (URLs' secrets, HF_TOKEN=..., AWS key ids); with
+ * `flags` (--redact) also a secret flag's value: --token VALUE, --api-key=VALUE.
  */
 export function commandWithoutSecrets(argv: readonly string[], flags = false): string[] {
   const out: string[] = [];

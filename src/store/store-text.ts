@@ -1,8 +1,6 @@
-// Messages of reading and writing profiles, shown to users: one line each,
-// with the cause and the fix. profile-files.ts and profile-store.ts decide;
-// the words live here. profile-files.ts is on the path of gate and whatif on a
-// sealed profile, which loads neither zod nor the schemas: import nothing
-// heavier than units.ts here.
+// Messages of reading and writing profiles, shown to users: one line each, with the cause and the fix. profile-files.ts
+// and profile-store.ts decide; the words live here. profile-files.ts is on the path of gate and whatif on a sealed
+// profile, which loads neither zod nor the schemas: import nothing heavier than units.ts here.
 import { formatBytes } from '../units.js';
 
 /** The fix for a full disk under the profile. */

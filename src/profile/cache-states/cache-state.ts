@@ -1,8 +1,7 @@
-// What a mode's cache state is: set up before the job starts, undone when it
-// ends. The real states beside this file: the page cache of the three modes
-// (page-cache-state.ts), a held share for the overlap probe
-// (partial-cache-state.ts), a capped cache for validate (capped-cache-state.ts);
-// and a deterministic fake for tests (test/support/fake-cache-state.ts).
+// What a mode's cache state is: set up before the job starts, undone when it ends. The real states beside this file:
+// the page cache of the three modes (page-cache-state.ts), a held share for the overlap probe (partial-cache-state.ts),
+// a capped cache for validate (capped-cache-state.ts); and a deterministic fake for tests
+// (test/support/fake-cache-state.ts).
 import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 import type { ColdKeeper, KeeperMechanism } from '../../system/keepers/cold-keeper.js';

@@ -7,9 +7,8 @@ import type { InotifyKeeper, ResidencyReading } from '../../system/keepers/inoti
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 
 /**
- * validate's cache points: the dataset evicted once before the run, then
- * capped at `capBytes` while the job runs (src/system/keepers/cache-cap.ts): the
- * cache fills over the first epoch up to the cap and stays there.
+ * validate's cache points: the dataset evicted once before the run, then capped at `capBytes` while the job runs
+ * (src/system/keepers/cache-cap.ts): the cache fills over the first epoch up to the cap and stays there.
  */
 export class CappedCacheState implements CacheState {
   private cap: InotifyKeeper | null = null;

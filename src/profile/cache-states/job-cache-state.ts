@@ -1,9 +1,7 @@
-// A job's own cache of the data (WebDataset's cache_dir, Streaming's `local`,
-// LITDATA_CACHE_DIR: --job-cache) is a cache the cold mode must empty too: a
-// client that finds a sample there reads it from disk, not from where the
-// source meters it. Any source's states can be wrapped in this one, which
-// empties the folder before the cold mode and keeps it empty while it runs
-// (system/keepers/folder-sweeper.ts); the other modes leave it as it is.
+// A job's own cache of the data (WebDataset's cache_dir, Streaming's `local`, LITDATA_CACHE_DIR: --job-cache) is a
+// cache the cold mode must empty too: a client that finds a sample there reads it from disk, not from where the source
+// meters it. Any source's states can be wrapped in this one, which empties the folder before the cold mode and keeps it
+// empty while it runs (system/keepers/folder-sweeper.ts); the other modes leave it as it is.
 import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 import { startSweeper, sweepFolder } from '../../system/keepers/folder-sweeper.js';

@@ -27,26 +27,21 @@ export interface PageCacheStateOptions {
 // The warm keeper looks at the cached files at most this often; between two looks it waits KEEP_WARM_COST_RATIO times
 // the last look's wall time and KEEP_WARM_CPU_RATIO times its CPU time, whichever is longer: at most a quarter of the
 // profiler's goal of 1% of a CPU (a look's wall time alone let it take up to 1% on a quiet machine: 0.54% measured
-// here).
-// Every 2 s let a DAMON pageout scheme take 5.0% of a small PyTorch dataset's cached bytes from under the job (CI
-// here); 250 ms costs a small dataset nothing.
+// here). Every 2 s let a DAMON pageout scheme take 5.0% of a small PyTorch dataset's cached bytes from under the job
+// (CI here); 250 ms costs a small dataset nothing.
 const KEEP_WARM_MIN_MS = 250;
 const KEEP_WARM_COST_RATIO = 100;
 const KEEP_WARM_CPU_RATIO = 400;
 
 /**
- * Keeps the cached mode's files resident while the job runs: every few
- * seconds, warm() checks each file (one cachestat) and reads back any the
- * kernel dropped. A proactive reclaimer (a DAMON pageout scheme, as on the
- * machines here) takes freshly warmed pages that sit in long-idle memory and
- * pages a job reads once an epoch; measured on a 3 GiB dataset in a 2 GiB
- * group, up to 6.4% of a cached run's bytes then came from storage. The job's
- * own reads still decide the proof: a page dropped and read by the job before
- * the keeper brought it back counts against it. The period grows with the
- * cost of a look (KEEP_WARM_COST_RATIO times the residency pass just timed,
- * KEEP_WARM_CPU_RATIO times its CPU), so at 1.28M files the keeper stays out
- * of a short mode. Each look's CPU is timed on the thread's clock, turn by
- * turn of its walk (a ledger of its own), and charged to `cpu` too.
+ * Keeps the cached mode's files resident while the job runs: every few seconds, warm() checks each file (one cachestat)
+ * and reads back any the kernel dropped. A proactive reclaimer (a DAMON pageout scheme, as on the machines here) takes
+ * freshly warmed pages that sit in long-idle memory and pages a job reads once an epoch; measured on a 3 GiB dataset in
+ * a 2 GiB group, up to 6.4% of a cached run's bytes then came from storage. The job's own reads still decide the proof:
+ * a page dropped and read by the job before the keeper brought it back counts against it. The period grows with the
+ * cost of a look (KEEP_WARM_COST_RATIO times the residency pass just timed, KEEP_WARM_CPU_RATIO times its CPU), so at
+ * 1.28M files the keeper stays out of a short mode. Each look's CPU is timed on the thread's clock, turn by turn of its
+ * walk (a ledger of its own), and charged to `cpu` too.
  */
 function keepWarm(
   files: Dataset['files'],
@@ -88,11 +83,10 @@ function keepWarm(
 }
 
 /**
- * The real page-cache state: cached warms every file (or a resident subset,
- * see cached-subset.ts), checks residency and keeps the files warm;
- * cold evicts the dataset's files (not the whole machine's cache: the
- * framework's own libraries would then be re-read, and throttled, as job I/O)
- * and keeps it cold with a keeper while the job reads it again in later epochs.
+ * The real page-cache state: cached warms every file (or a resident subset, see cached-subset.ts), checks residency and
+ * keeps the files warm; cold evicts the dataset's files (not the whole machine's cache: the framework's own libraries
+ * would then be re-read, and throttled, as job I/O) and keeps it cold with a keeper while the job reads it again in
+ * later epochs.
  */
 export class PageCacheState implements CacheState {
   constructor(private readonly options: PageCacheStateOptions) {}
@@ -116,8 +110,8 @@ export class PageCacheState implements CacheState {
       // here).
       const seen = last !== undefined && last.files === plan.dataset.files ? last.result.residency : undefined;
       const before = seen ?? (await residency(plan.dataset.files, undefined, { cpu }));
-      // A look of the keeper is a warm of files already resident, its wall time its CPU: the last warm's CPU
-      // (its passes over the files, not the reads that waited on storage) sets the first wait.
+      // A look of the keeper is a warm of files already resident, its wall time its CPU: the last warm's CPU (its
+      // passes over the files, not the reads that waited on storage) sets the first wait.
       const lookMs = (last?.cpuSec ?? 0) * 1000;
       const keeper = keepWarm(plan.dataset.files, lookMs, lookMs, cpu);
       return {

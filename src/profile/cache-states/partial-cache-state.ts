@@ -6,9 +6,8 @@ import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import { finishKeeper, type CacheState, type PreparedState } from './cache-state.js';
 
 /**
- * Holds the chosen files resident and keeps the others cold: everything is
- * evicted, the chosen files are read in, and the cold keeper watches only the
- * rest. A cache that never evicts (MinIO-like), so the hit ratio is the share.
+ * Holds the chosen files resident and keeps the others cold: everything is evicted, the chosen files are read in, and
+ * the cold keeper watches only the rest. A cache that never evicts (MinIO-like), so the hit ratio is the share.
  */
 export class PartialCacheState implements CacheState {
   constructor(

@@ -1,11 +1,8 @@
-// The cache states of remote data. The data is local when the job's own
-// requests are answered from the profiler's copy of the objects: by the job's
-// hook, inside its processes and above TLS (python/ds_analyzer/_serve.py),
-// where the job reaches its origin directly; or by the metering proxy where
-// the job goes through it (a cap, an added latency, --net-meter proxy, the
-// held share of the overlap probe). Remote when every request goes to the
-// origin (cold and synthetic). The copy is filled before the mode, from the
-// source's listing, by fetches that bypass both.
+// The cache states of remote data. The data is local when the job's own requests are answered from the profiler's copy
+// of the objects: by the job's hook, inside its processes and above TLS (python/ds_analyzer/_serve.py), where the job
+// reaches its origin directly; or by the metering proxy where the job goes through it (a cap, an added latency,
+// --net-meter proxy, the held share of the overlap probe). Remote when every request goes to the origin (cold and
+// synthetic). The copy is filled before the mode, from the source's listing, by fetches that bypass both.
 import type { Mode } from '../../schema/events.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
 import type { MeteringProxy } from '../../system/network/metering-proxy.js';

@@ -1,8 +1,8 @@
-// The cold mode's meter for remote data when the job reaches its origin directly: the counters its own
-// processes' HTTP clients write (python/ds_analyzer/_http.py: one net-PID.jsonl per process, cumulative
-// lines), read every quarter second and placed at the run's resource samples. In one launch each line carries the
-// block it was counted in, so a block's counts are its lines' rise, however late the CLI read them. No proxy carries the bytes,
-// so the meter costs the job microseconds per request and nothing per byte (bench/client-meter.bench.ts).
+// The cold mode's meter for remote data when the job reaches its origin directly: the counters its own processes' HTTP
+// clients write (python/ds_analyzer/_http.py: one net-PID.jsonl per process, cumulative lines), read every quarter
+// second and placed at the run's resource samples. In one launch each line carries the block it was counted in, so a
+// block's counts are its lines' rise, however late the CLI read them. No proxy carries the bytes, so the meter costs
+// the job microseconds per request and nothing per byte (bench/client-meter.bench.ts).
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -59,8 +59,8 @@ export interface ProcessCounters {
 }
 
 /**
- * The processes' counter files in a folder, read incrementally (re-reading them whole every poll would grow with
- * the run); the text after a file's last newline may be a line still being written: kept for the next poll.
+ * The processes' counter files in a folder, read incrementally (re-reading them whole every poll would grow with the
+ * run); the text after a file's last newline may be a line still being written: kept for the next poll.
  */
 export class ClientCounters {
   private readonly files = new Map<string, { offset: number; rest: string; counters: ProcessCounters | null }>();
@@ -181,9 +181,9 @@ export function startClientMeter(
 }
 
 /**
- * A process's counters in one block of one launch: the rise of its totals from its last line of an earlier block to
- * its last line tagged with `block` (the hook writes the old block's line before it counts a request in a new one),
- * and the timings those lines carried. Its most in flight is the most up to the block's end (a running most).
+ * A process's counters in one block of one launch: the rise of its totals from its last line of an earlier block to its
+ * last line tagged with `block` (the hook writes the old block's line before it counts a request in a new one), and the
+ * timings those lines carried. Its most in flight is the most up to the block's end (a running most).
  */
 function countersOfBlock(p: ProcessCounters, block: number, fromMs: number): ProcessCounters {
   const lines = p.lines ?? [p.last];
@@ -219,8 +219,8 @@ function countersOfBlock(p: ProcessCounters, block: number, fromMs: number): Pro
 }
 
 /**
- * The most requests that could have been in flight at once: each process's most, summed over the processes
- * that were fetching at the same time (loader workers of one epoch, not the workers of every epoch).
+ * The most requests that could have been in flight at once: each process's most, summed over the processes that were
+ * fetching at the same time (loader workers of one epoch, not the workers of every epoch).
  */
 function mostAtOnce(last: readonly CounterLine[]): number {
   const spans = last

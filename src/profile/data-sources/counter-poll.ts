@@ -66,8 +66,8 @@ export class CounterPoll {
 type CounterReport = Omit<FetchReadings, 'series' | 'wholeRunBytes' | 'otherReads' | 'ownCounter'>;
 
 /**
- * A meter of a counter of its own: `read` (which records with the poll's push) every `everyMs`, charged to `ledger`
- * as 'meter', and once more at the finish, after which `report` says the rest.
+ * A meter of a counter of its own: `read` (which records with the poll's push) every `everyMs`, charged to `ledger` as
+ * 'meter', and once more at the finish, after which `report` says the rest.
  */
 export function counterMeter(
   read: (poll: CounterPoll) => unknown,

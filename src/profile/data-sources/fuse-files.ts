@@ -1,7 +1,7 @@
 // Files on a FUSE mount (s3fs, rclone, mount-s3, gcsfuse): read by the mount's daemon, so the job's read_bytes never
 // move. Where the daemon can be metered (fuse-meter.ts), its count proves both cache modes; where it cannot, the data
-// is read as local files and the proofs say why. The page cache in front of the mount is handled as local files'
-// (the kernel keeps a FUSE file's pages where the daemon lets it: s3fs -o kernel_cache).
+// is read as local files and the proofs say why. The page cache in front of the mount is handled as local files' (the
+// kernel keeps a FUSE file's pages where the daemon lets it: s3fs -o kernel_cache).
 import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';

@@ -1,5 +1,5 @@
-// The meter of files on a FUSE mount (fuse-files.ts): finds the mount's daemon and counts the bytes its sockets
-// receive in the kernel (system/network/socket-counter.ts), the fetch meter the modes' proofs read.
+// The meter of files on a FUSE mount (fuse-files.ts): finds the mount's daemon and counts the bytes its sockets receive
+// in the kernel (system/network/socket-counter.ts), the fetch meter the modes' proofs read.
 import { basename } from 'node:path';
 import type { Profile } from '../../schema/profile.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';

@@ -1,6 +1,5 @@
-// The remote source's meter: the bytes of the data its origin sent through the
-// metering proxy during one run, read every quarter second and placed at the
-// run's resource samples, with what the run's requests looked like (time to
+// The remote source's meter: the bytes of the data its origin sent through the metering proxy during one run, read
+// every quarter second and placed at the run's resource samples, with what the run's requests looked like (time to
 // first byte, requests in flight, statuses) for the profile.
 import type { NetworkUse } from '../../schema/profile.js';
 import type { MeteringProxy, ProxyCounters, RequestRecord } from '../../system/network/metering-proxy.js';

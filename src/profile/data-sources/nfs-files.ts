@@ -1,6 +1,6 @@
-// Files on an NFS mount: read through this machine's page cache and counted in the job's read_bytes, so all is as
-// for local files but where an uncached byte comes from: the server, over the network. Its own cache is not ours to
-// evict, so a cold read may hit the server's memory: the cold proof says so (fileSystemLimit).
+// Files on an NFS mount: read through this machine's page cache and counted in the job's read_bytes, so all is as for
+// local files but where an uncached byte comes from: the server, over the network. Its own cache is not ours to evict,
+// so a cold read may hit the server's memory: the cold proof says so (fileSystemLimit).
 import type { Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { FetchOrigin } from './data-source.js';
@@ -31,8 +31,8 @@ export class NfsFilesSource extends LocalFilesSource {
 }
 
 /**
- * Whether every root is on one NFS mount: the source records one server and mount point. A mix with other file
- * systems, or roots on several mounts, is read as local files, each limit said.
+ * Whether every root is on one NFS mount: the source records one server and mount point. A mix with other file systems,
+ * or roots on several mounts, is read as local files, each limit said.
  */
 export function isOnNfs(fileSystems: readonly RootFileSystem[]): boolean {
   const mounts = new Set(fileSystems.map((f) => f.mountPoint));

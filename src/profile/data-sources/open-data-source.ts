@@ -1,6 +1,6 @@
-// The one place a data source is chosen and built, for profile, validate and the demo: folders or remote objects,
-// and the file systems under the folders choose among the file sources (FUSE, NFS, local). A new source is a class
-// here and an entry in FILE_SOURCES or DataSpec (docs/architecture.md, "A data source").
+// The one place a data source is chosen and built, for profile, validate and the demo: folders or remote objects, and
+// the file systems under the folders choose among the file sources (FUSE, NFS, local). A new source is a class here and
+// an entry in FILE_SOURCES or DataSpec (docs/architecture.md, "A data source").
 import type { DataSourceRecord } from '../../schema/profile.js';
 import { rootFileSystemsNow, type RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';

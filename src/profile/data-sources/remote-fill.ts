@@ -1,7 +1,6 @@
-// The cached mode's download of remote objects into the profiler's cache: a
-// few requests at once, each under the store's deadlines; a failed or
-// stalled one, or the user's interrupt, ends every other at once (nothing
-// runs on in the background), and its progress is told about once a second.
+// The cached mode's download of remote objects into the profiler's cache: a few requests at once, each under the
+// store's deadlines; a failed or stalled one, or the user's interrupt, ends every other at once (nothing runs on in the
+// background), and its progress is told about once a second.
 import type { RemoteObject, RemoteStore } from '../../system/network/remote-objects.js';
 import type { ResponseCache } from '../../system/network/response-cache.js';
 import type { DownloadProgress } from './data-source.js';

@@ -1,9 +1,9 @@
-// Objects in an S3-compatible store or files at HTTP(S) URLs, read by the job's own client. Under the Python hook
-// the job reaches its origin directly: its HTTP clients count the bytes (client-meter.ts) and, in the cached mode,
-// the hook answers from the profiler's copy (python/ds_analyzer/_serve.py), so the modes can be blocks of one
-// launch. A cap, an added latency, a held share or --net-meter proxy send the job through the metering proxy
-// (network-meter.ts, cache-states/remote-cache-state.ts), a launch a mode. Cold: the network brought at least 90%
-// of the consumed bytes; cached: (nearly) none.
+// Objects in an S3-compatible store or files at HTTP(S) URLs, read by the job's own client. Under the Python hook the
+// job reaches its origin directly: its HTTP clients count the bytes (client-meter.ts) and, in the cached mode, the hook
+// answers from the profiler's copy (python/ds_analyzer/_serve.py), so the modes can be blocks of one launch. A cap, an
+// added latency, a held share or --net-meter proxy send the job through the metering proxy (network-meter.ts,
+// cache-states/remote-cache-state.ts), a launch a mode. Cold: the network brought at least 90% of the consumed bytes;
+// cached: (nearly) none.
 import { statfsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';
@@ -323,9 +323,9 @@ export class RemoteObjectsSource implements DataSource {
   }
 
   /**
-   * The network's pace for the storage probe: a few objects one at a time first (their first bytes wait behind
-   * nothing: the latency), then many at once (the bandwidth); on a full link first bytes wait behind each other's
-   * bytes, which is the bandwidth's wait, not latency (whatif/fit/storage.ts).
+   * The network's pace for the storage probe: a few objects one at a time first (their first bytes wait behind nothing:
+   * the latency), then many at once (the bandwidth); on a full link first bytes wait behind each other's bytes, which
+   * is the bandwidth's wait, not latency (whatif/fit/storage.ts).
    */
   private async probe(files: readonly { path: string }[], limits: Parameters<ReadProber>[1]) {
     const link = this.requireLink();
@@ -400,8 +400,8 @@ export class RemoteObjectsSource implements DataSource {
 }
 
 /**
- * The objects the cached mode's copy holds: all that fit the room and the block's expected reads, else the first of
- * a seeded permutation (the hook answers a request for another object with one of these).
+ * The objects the cached mode's copy holds: all that fit the room and the block's expected reads, else the first of a
+ * seeded permutation (the hook answers a request for another object with one of these).
  */
 function copyFiles(dataset: Dataset, expectedBytes: number | null): DatasetFile[] {
   const room = dataset.memoryBudgetBytes ?? dataset.bytes;

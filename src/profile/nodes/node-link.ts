@@ -1,8 +1,8 @@
-// The CLIs of a multi-node profile, kept in step over one TCP connection each to a coordinator one CLI hosts:
-// hello (a node's schedule, refused unless the same), ready and go (every node's state set), result and verdict
-// (the merged run's verdict for every node), final (a node's storage probe), end (with a reason when aborted).
-// A peer silent for `silenceSec`, or whose connection closes, is lost: every wait fails with a NodeLostError.
-// The wire is peer.ts; the coordinator's end is coordinator-link.ts, every other node's follower-link.ts.
+// The CLIs of a multi-node profile, kept in step over one TCP connection each to a coordinator one CLI hosts: hello (a
+// node's schedule, refused unless the same), ready and go (every node's state set), result and verdict (the merged
+// run's verdict for every node), final (a node's storage probe), end (with a reason when aborted). A peer silent for
+// `silenceSec`, or whose connection closes, is lost: every wait fails with a NodeLostError. The wire is peer.ts; the
+// coordinator's end is coordinator-link.ts, every other node's follower-link.ts.
 import { ExitCode, UserError } from '../../errors.js';
 import type { Host, ModeResult, NodeIdentity, StorageProbe } from '../../schema/profile.js';
 import type { RunVerdict } from '../run-setup.js';

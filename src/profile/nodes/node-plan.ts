@@ -38,8 +38,8 @@ const SLURM_PORT_BASE = 15000;
 
 /**
  * The plan for this CLI, or null for one node; the coordinator listens one port above the job's rendezvous unless
- * --coordinator names one. A UserError for a plan the CLIs could not follow (an elastic range, a loopback
- * coordinator, srun with several tasks per node).
+ * --coordinator names one. A UserError for a plan the CLIs could not follow (an elastic range, a loopback coordinator,
+ * srun with several tasks per node).
  */
 export function nodePlan(argv: readonly string[], env: NodeJS.ProcessEnv, flags: NodeFlags): NodePlan | null {
   const torchrun = torchrunOptions(argv);
@@ -170,8 +170,8 @@ interface SlurmStep {
 }
 
 /**
- * The srun step this CLI runs in, or null: only srun sets SLURM_STEP_ID; a CLI typed in a batch script is no node of
- * a step, and would wait for the allocation's other nodes in vain.
+ * The srun step this CLI runs in, or null: only srun sets SLURM_STEP_ID; a CLI typed in a batch script is no node of a
+ * step, and would wait for the allocation's other nodes in vain.
  */
 export function slurmStep(env: NodeJS.ProcessEnv): SlurmStep | null {
   if (env.SLURM_JOB_ID === undefined || (env.SLURM_STEP_ID ?? env.SLURM_STEPID) === undefined) return null;

@@ -1,6 +1,6 @@
 // A profile's runs on several nodes at once: each node's CLI runs the same schedule and writes its own profile; the
-// link starts the launches together, and the coordinator's CLI merges every node's result of each run
-// (merge-nodes.ts). Inside one launch the blocks switch through the job's own collective (DSA_NODES).
+// link starts the launches together, and the coordinator's CLI merges every node's result of each run (merge-nodes.ts).
+// Inside one launch the blocks switch through the job's own collective (DSA_NODES).
 import { lookup } from 'node:dns/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import { mergeNodes } from '../../analysis/merge-nodes.js';

@@ -1,6 +1,5 @@
-// Messages of a profile on several nodes, shown to users: one line each, with
-// the cause, the flag and the fix. node-plan.ts, the links and node-runs.ts
-// decide; the words live here.
+// Messages of a profile on several nodes, shown to users: one line each, with the cause, the flag and the fix.
+// node-plan.ts, the links and node-runs.ts decide; the words live here.
 
 /** Messages of the nodes' plan, meeting point and merge (one line each: cause, flag, fix). */
 export const NODES_TEXT = {

@@ -1,5 +1,5 @@
-// One TCP connection between two CLIs of a multi-node profile (node-link.ts): the messages, as JSON lines both ways
-// (a bulk line followed by its raw bytes, the network probe), the pings, and the silence that means a peer is gone.
+// One TCP connection between two CLIs of a multi-node profile (node-link.ts): the messages, as JSON lines both ways (a
+// bulk line followed by its raw bytes, the network probe), the pings, and the silence that means a peer is gone.
 import type { Socket } from 'node:net';
 import { z } from 'zod';
 import { HostSchema, ModeResultSchema, NodeIdentitySchema, StorageProbeSchema } from '../../schema/profile.js';

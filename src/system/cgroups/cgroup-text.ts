@@ -1,5 +1,4 @@
-// Messages of the cgroup and CPU affinity errors, shown to users: one line
-// each, with the cause, the flag and the fix.
+// Messages of the cgroup and CPU affinity errors, shown to users: one line each, with the cause, the flag and the fix.
 
 /** Messages of the cgroup and CPU affinity errors (one line each: cause, flag, fix). */
 export const CGROUP_TEXT = {

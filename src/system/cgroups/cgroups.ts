@@ -1,6 +1,5 @@
-// Job cgroups: throttle the job's storage reads (blkio/io), cap its page cache
-// (memory) and restrict its CPUs (cpuset), so what-if predictions can be
-// checked against real runs, on cgroup v1 or v2.
+// Job cgroups: throttle the job's storage reads (blkio/io), cap its page cache (memory) and restrict its CPUs (cpuset),
+// so what-if predictions can be checked against real runs, on cgroup v1 or v2.
 import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';

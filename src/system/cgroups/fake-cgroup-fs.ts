@@ -1,6 +1,6 @@
 /**
- * A deterministic CgroupFs for tests of clean: groups, their processes and live commands in memory; a kill empties
- * the process out of its group at once.
+ * A deterministic CgroupFs for tests of clean: groups, their processes and live commands in memory; a kill empties the
+ * process out of its group at once.
  */
 import { dirname, basename } from 'node:path';
 import type { CgroupFs } from './leftovers.js';

@@ -1,6 +1,5 @@
-// The memory the page cache can give the job's dataset: the machine's available
-// memory, or less under the tightest limit of the memory cgroups the job
-// inherits (a container, a Slurm job).
+// The memory the page cache can give the job's dataset: the machine's available memory, or less under the tightest
+// limit of the memory cgroups the job inherits (a container, a Slurm job).
 import { parseKernelNumber, readTextOrNull } from '../kernel/read-text.js';
 import { parseMountinfo, type Mount } from '../kernel/mountinfo.js';
 import { parseProcCgroup } from './cgroups.js';

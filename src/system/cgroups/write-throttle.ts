@@ -1,7 +1,6 @@
-// A write throttle for validate's --write-bw points: the job's writes held to a
-// rate on every whole disk (where checkpoints land is not known), for one run.
-// On cgroup v1 a buffered save to a new file is not held (the flusher threads
-// write it outside the job's group); on v2 every write is.
+// A write throttle for validate's --write-bw points: the job's writes held to a rate on every whole disk (where
+// checkpoints land is not known), for one run. On cgroup v1 a buffered save to a new file is not held (the flusher
+// threads write it outside the job's group); on v2 every write is.
 import { createJobCgroup, detectCgroups, wrapCommand, type CgroupInfo } from './cgroups.js';
 import { wholeDisks, type WholeDisk } from '../kernel/block-device.js';
 

@@ -1,6 +1,5 @@
-// The dataset as the page-cache code sees it: every regular file under the
-// --data roots, its size, the block device it lives on, and whether it can fit
-// in memory at all (the cached mode is only honest when it can).
+// The dataset as the page-cache code sees it: every regular file under the --data roots, its size, the block device it
+// lives on, and whether it can fit in memory at all (the cached mode is only honest when it can).
 import fs from 'node:fs';
 import { inputError } from '../../errors.js';
 import { loadFileSyscalls } from '../kernel/file-syscalls.js';

@@ -1,7 +1,6 @@
-// The file system under each --data root, and what it lets the cache modes
-// prove: a memory file system has no storage under its page cache, a network
-// one's server keeps a cache no client can see, a FUSE one is read by its
-// daemon, not the job.
+// The file system under each --data root, and what it lets the cache modes prove: a memory file system has no storage
+// under its page cache, a network one's server keeps a cache no client can see, a FUSE one is read by its daemon, not
+// the job.
 import fs from 'node:fs';
 import path from 'node:path';
 import { mountOf, parseMountinfo, type Mount } from '../kernel/mountinfo.js';

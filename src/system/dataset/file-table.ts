@@ -1,6 +1,5 @@
-// A dataset's file list, stored compactly: a prefix per directory, the names in
-// one NUL-separated buffer, sizes in a Float64Array: a file costs its name plus
-// 13 bytes, against ~150 for an object. fileView() builds { path, bytes } on
+// A dataset's file list, stored compactly: a prefix per directory, the names in one NUL-separated buffer, sizes in a
+// Float64Array: a file costs its name plus 13 bytes, against ~150 for an object. fileView() builds { path, bytes } on
 // access; tableOf() finds the table behind a view.
 
 /** One file of a table, as the view hands it out. */

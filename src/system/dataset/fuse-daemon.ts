@@ -1,6 +1,5 @@
-// The daemon behind a FUSE mount: the process holding /dev/fuse open that names
-// the mount point on its command line (rclone mount, s3fs, mount-s3, gcsfuse);
-// one that cannot be told apart leaves the mount unmetered, with why.
+// The daemon behind a FUSE mount: the process holding /dev/fuse open that names the mount point on its command line
+// (rclone mount, s3fs, mount-s3, gcsfuse); one that cannot be told apart leaves the mount unmetered, with why.
 import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { listPids } from '../kernel/proc.js';

@@ -1,6 +1,5 @@
-// A seeded random subset of a dataset's files, for a cached mode on a dataset
-// that does not fit: a permutation's prefix, so every file is equally likely
-// whatever its size (a greedy fill favours small files).
+// A seeded random subset of a dataset's files, for a cached mode on a dataset that does not fit: a permutation's
+// prefix, so every file is equally likely whatever its size (a greedy fill favours small files).
 import fs from 'node:fs';
 import path from 'node:path';
 import { mulberry32, shuffledIndices } from '../../random.js';

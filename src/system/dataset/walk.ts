@@ -1,6 +1,5 @@
-// The walk behind listDataset: every regular file under the roots into a file
-// table. Sync stats first (statx: 2.2 us a file, against 30-60 us for an async
-// stat); when most of a slice turn slow (cold metadata), parallel async stats
+// The walk behind listDataset: every regular file under the roots into a file table. Sync stats first (statx: 2.2 us a
+// file, against 30-60 us for an async stat); when most of a slice turn slow (cold metadata), parallel async stats
 // overlap the I/O. A directory is entered once (symlink loops end).
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,5 @@
-// A dataset cache cap (validate's cache points): the inotify keeper evicts the
-// least recently closed files while they hold more than `capBytes`. No root or
-// cgroup is needed, and the job's own memory cannot move the cap, as it moved a
+// A dataset cache cap (validate's cache points): the inotify keeper evicts the least recently closed files while they
+// hold more than `capBytes`. No root or cgroup is needed, and the job's own memory cannot move the cap, as it moved a
 // memory cgroup's (issue 13).
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';

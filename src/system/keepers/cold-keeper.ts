@@ -1,7 +1,6 @@
-// Keeps a dataset cold for the whole cold mode (a second epoch would turn it
-// warm) with the first keeper that runs here: fanotify (root, ~4 us a closed
-// file), inotify (14 to 20 us), or scan (a CPU at ImageNet's size).
-// docs/method.md has the costs.
+// Keeps a dataset cold for the whole cold mode (a second epoch would turn it warm) with the first keeper that runs
+// here: fanotify (root, ~4 us a closed file), inotify (14 to 20 us), or scan (a CPU at ImageNet's size). docs/method.md
+// has the costs.
 import { ExitCode, UserError } from '../../errors.js';
 import { loadLibc } from '../kernel/libc.js';
 import { KEEPER_TEXT } from './keeper-text.js';

@@ -1,7 +1,5 @@
-// What the event-driven keepers share: their counters, the timer that drains
-// the queue and sweeps the files held open, and the sweep after lost events:
-// every file evicted once, FILES_PER_TURN at a time, draining the queue between
-// turns.
+// What the event-driven keepers share: their counters, the timer that drains the queue and sweeps the files held open,
+// and the sweep after lost events: every file evicted once, FILES_PER_TURN at a time, draining the queue between turns.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { LibcBindings } from '../kernel/libc.js';
 import { threadCpuClock, type CpuClock, type CpuLedger } from '../kernel/cpu-ledger.js';

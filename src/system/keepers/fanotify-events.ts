@@ -1,7 +1,6 @@
-// The fanotify keeper's event plumbing: a mark on each directory of the
-// dataset, and the queue read into what the job did, each event with a
-// descriptor the kernel opened. Events carry no name: a file is known by device
-// and inode. The queue is unlimited.
+// The fanotify keeper's event plumbing: a mark on each directory of the dataset, and the queue read into what the job
+// did, each event with a descriptor the kernel opened. Events carry no name: a file is known by device and inode. The
+// queue is unlimited.
 import fs from 'node:fs';
 import { AT_FDCWD, EAGAIN, FAN, type LibcBindings } from '../kernel/libc.js';
 import { forEachFanotifyEvent } from '../kernel/fanotify.js';

@@ -1,10 +1,8 @@
-// The cold keeper for root: fanotify hands over each file the job closes,
-// already open. The inotify keeper costs 14 to 20 us a closed file (three
-// events, and an open, an fadvise and a close of its own: 10% of a CPU at
-// 6,400 files a second); here the event brings a descriptor the kernel opened
-// and makes no events for, so a read and closed file costs one event, one
-// fadvise and one close: about 4 us. A read with no close (a streamed shard)
-// keeps its descriptor, found again by device and inode, for the sweeps.
+// The cold keeper for root: fanotify hands over each file the job closes, already open. The inotify keeper costs 14 to
+// 20 us a closed file (three events, and an open, an fadvise and a close of its own: 10% of a CPU at 6,400 files a
+// second); here the event brings a descriptor the kernel opened and makes no events for, so a read and closed file
+// costs one event, one fadvise and one close: about 4 us. A read with no close (a streamed shard) keeps its descriptor,
+// found again by device and inode, for the sweeps.
 import { O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
 import { errnoError } from '../kernel/errno.js';
 import { adviseDontNeed, type FileRef } from '../page-cache/page-cache.js';

@@ -1,6 +1,5 @@
-// Keeps a job's own cache folder empty (WebDataset's cache_dir), so the cold
-// mode fetches every sample. A file goes once the job has read it (atime past
-// mtime): it stays readable through the open file. On noatime, files unchanged
+// Keeps a job's own cache folder empty (WebDataset's cache_dir), so the cold mode fetches every sample. A file goes
+// once the job has read it (atime past mtime): it stays readable through the open file. On noatime, files unchanged
 // SETTLED_MS go.
 import { lstatSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,6 @@
-// The inotify keeper's event plumbing: a watch on each directory of the
-// dataset, the queue read into what the job did to which file, and the keeper's
-// own closes (counted per file) told apart from the job's, lest an eviction ask
-// for another.
+// The inotify keeper's event plumbing: a watch on each directory of the dataset, the queue read into what the job did
+// to which file, and the keeper's own closes (counted per file) told apart from the job's, lest an eviction ask for
+// another.
 import { EAGAIN, IN, O_RDONLY_CLOEXEC, type LibcBindings } from '../kernel/libc.js';
 import { forEachInotifyEvent } from '../kernel/inotify.js';
 import { errnoError, errnoName } from '../kernel/errno.js';

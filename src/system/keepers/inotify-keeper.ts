@@ -1,7 +1,6 @@
-// The cold keeper for any user: a file the job closed is dropped whole, a file
-// read and not closed (a streamed shard) swept page by page until idle. With
-// capBytes > 0 it is a cache cap: closed files enter the policy's LRU, and it
-// reads the dataset's residency.
+// The cold keeper for any user: a file the job closed is dropped whole, a file read and not closed (a streamed shard)
+// swept page by page until idle. With capBytes > 0 it is a cache cap: closed files enter the policy's LRU, and it reads
+// the dataset's residency.
 import fs from 'node:fs';
 import type { LibcBindings } from '../kernel/libc.js';
 import { errnoError } from '../kernel/errno.js';

@@ -1,5 +1,5 @@
-// The dataset as an event-driven keeper sees it: a compact file table whose
-// directories are the ones to watch (a Map of 1.28M paths would be ~150 MB).
+// The dataset as an event-driven keeper sees it: a compact file table whose directories are the ones to watch (a Map of
+// 1.28M paths would be ~150 MB).
 import pathModule from 'node:path';
 import { FileTableBuilder, tableOf, type FileTable } from '../dataset/file-table.js';
 import type { FileRef } from '../page-cache/page-cache.js';

@@ -1,5 +1,5 @@
-// Messages of the keepers' errors, shown to users: one line each, with the
-// cause and the fix. cold-keeper.ts and cache-cap.ts decide; the words live here.
+// Messages of the keepers' errors, shown to users: one line each, with the cause and the fix. cold-keeper.ts and
+// cache-cap.ts decide; the words live here.
 
 /** Messages of keeping a dataset cold or its page cache capped (one line each: cause, fix). */
 export const KEEPER_TEXT = {

@@ -1,6 +1,5 @@
-// How much of a dataset is resident, from a few files read with mincore: the
-// files the cap holds and the others apart, each group read whole or by a
-// uniform random sample scaled by bytes (a ratio estimator).
+// How much of a dataset is resident, from a few files read with mincore: the files the cap holds and the others apart,
+// each group read whole or by a uniform random sample scaled by bytes (a ratio estimator).
 
 /** A mincore reading of the dataset's residency, taken through the keeper (its own opens make no evictions). */
 export interface ResidencyReading {

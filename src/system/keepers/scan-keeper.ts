@@ -1,6 +1,5 @@
-// The scanning cold keeper, where inotify cannot run: every file swept page by
-// page each interval, with only mincore and fadvise: about a CPU at ImageNet's
-// 1.28M files.
+// The scanning cold keeper, where inotify cannot run: every file swept page by page each interval, with only mincore
+// and fadvise: about a CPU at ImageNet's 1.28M files.
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { LibcBindings } from '../kernel/libc.js';
@@ -93,8 +92,8 @@ export function startScanKeeper(libc: LibcBindings, files: readonly FileRef[], o
 }
 
 /**
- * Sweeps file `index` of the list (a path copy per file would be ~150 MB at 1.28M files), evicting the pages
- * resident at the previous scan too; `previous` keeps what it saw for the next.
+ * Sweeps file `index` of the list (a path copy per file would be ~150 MB at 1.28M files), evicting the pages resident
+ * at the previous scan too; `previous` keeps what it saw for the next.
  */
 function sweepFile(
   libc: LibcBindings,

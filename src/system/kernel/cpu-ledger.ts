@@ -1,6 +1,5 @@
-// The profiler's own CPU, by component: on a busy job it shows up as stall, and
-// the ledger says who spent it. Work is timed on the thread's CPU clock
-// (preemption does not count), or the process's where libc cannot be bound.
+// The profiler's own CPU, by component: on a busy job it shows up as stall, and the ledger says who spent it. Work is
+// timed on the thread's CPU clock (preemption does not count), or the process's where libc cannot be bound.
 import { loadLibc, type LibcBindings } from './libc.js';
 
 /** The parts of the profiler that charge their own CPU. */

@@ -1,5 +1,5 @@
-// How a failed system call is named in messages and counters: the symbolic
-// errno (ENOENT), as Node's own errors carry it in .code.
+// How a failed system call is named in messages and counters: the symbolic errno (ENOENT), as Node's own errors carry
+// it in .code.
 import { constants } from 'node:os';
 
 /** The symbolic name of an errno number (ENOENT), or 'errno N'. */

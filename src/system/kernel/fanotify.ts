@@ -1,6 +1,5 @@
-// Reading fanotify(7) events out of the bytes read(2) returns: struct
-// fanotify_event_metadata in the host's order (event_len, vers, mask at 8, fd
-// at 16), fd a descriptor opened for the reader or -1.
+// Reading fanotify(7) events out of the bytes read(2) returns: struct fanotify_event_metadata in the host's order
+// (event_len, vers, mask at 8, fd at 16), fd a descriptor opened for the reader or -1.
 import { endianness } from 'node:os';
 
 const METADATA_BYTES = 24;

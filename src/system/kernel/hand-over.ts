@@ -1,6 +1,5 @@
-// Files the tool wrote as root for a job run as another user (profile
-// --as-user) are given to that user: their profiles, reports and the job's own
-// folders are theirs to write, read and delete, as if they had run it without sudo.
+// Files the tool wrote as root for a job run as another user (profile --as-user) are given to that user: their
+// profiles, reports and the job's own folders are theirs to write, read and delete, as if they had run it without sudo.
 import { lchownSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../../errors.js';

@@ -1,6 +1,5 @@
-// Reading inotify(7) events out of the bytes read(2) returns: struct
-// inotify_event { wd, mask, cookie, len, name[len] } in the host's order, the
-// name NUL-padded (len 0 for the directory itself and overflows).
+// Reading inotify(7) events out of the bytes read(2) returns: struct inotify_event { wd, mask, cookie, len, name[len] }
+// in the host's order, the name NUL-padded (len 0 for the directory itself and overflows).
 import { endianness } from 'node:os';
 
 const HEADER_BYTES = 16;

@@ -1,6 +1,5 @@
-// Messages of the kernel folder's errors, shown to users: one line each, with
-// the cause and the fix. resolve-command.ts and hand-over.ts decide; the words
-// live here. (read-text.ts, despite its name, reads kernel files: no words.)
+// Messages of the kernel folder's errors, shown to users: one line each, with the cause and the fix. resolve-command.ts
+// and hand-over.ts decide; the words live here. (read-text.ts, despite its name, reads kernel files: no words.)
 
 /** Messages of command lookup and of handing files over (one line each: cause, fix). */
 export const KERNEL_TEXT = {

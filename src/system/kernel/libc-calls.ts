@@ -1,7 +1,5 @@
-// Every libc call bound through koffi, in one table, bound once, and one
-// convention for what a call answers: >= 0, or -errno. koffi loads lazily, so
-// where it or libc.so.6 is missing (macOS, musl) callers get { ok: false,
-// reason }.
+// Every libc call bound through koffi, in one table, bound once, and one convention for what a call answers: >= 0, or
+// -errno. koffi loads lazily, so where it or libc.so.6 is missing (macOS, musl) callers get { ok: false, reason }.
 import { createRequire } from 'node:module';
 import { firstLine } from './errno.js';
 

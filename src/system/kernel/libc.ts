@@ -1,6 +1,5 @@
-// The libc calls that control and observe the page cache and watch the data's
-// files, as one interface fakes stand in for; each answers >= 0 or -errno,
-// never throws.
+// The libc calls that control and observe the page cache and watch the data's files, as one interface fakes stand in
+// for; each answers >= 0 or -errno, never throws.
 import { bindLibcCalls } from './libc-calls.js';
 
 /** PROT_READ from <sys/mman.h>. */

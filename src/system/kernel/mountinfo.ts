@@ -1,6 +1,6 @@
 // /proc/self/mountinfo, parsed once for everything that asks which file system
-// holds a path (file-systems.ts) or where the cgroup hierarchies are mounted
-// (cgroups.ts, memory-budget.ts). Format: proc(5), "/proc/pid/mountinfo".
+// holds a path (file-systems.ts) or where the cgroup hierarchies are mounted (cgroups.ts, memory-budget.ts). Format:
+// proc(5), "/proc/pid/mountinfo".
 
 /** One mount of /proc/self/mountinfo. */
 export interface Mount {

@@ -1,6 +1,5 @@
-// The per-file calls through Node's fs, where koffi's bindings are not loaded:
-// no cachestat (residency by mincore) and no syncfs (eviction syncs with
-// sync(2)).
+// The per-file calls through Node's fs, where koffi's bindings are not loaded: no cachestat (residency by mincore) and
+// no syncfs (eviction syncs with sync(2)).
 import fs from 'node:fs';
 import path from 'node:path';
 import { splitDev } from './block-device.js';

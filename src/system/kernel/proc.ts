@@ -1,6 +1,5 @@
-// Reading /proc (proc(5)): process trees, CPU time and storage reads of a job's
-// whole tree. Every reader tolerates a process vanishing mid-read: a DataLoader
-// worker can exit at any moment.
+// Reading /proc (proc(5)): process trees, CPU time and storage reads of a job's whole tree. Every reader tolerates a
+// process vanishing mid-read: a DataLoader worker can exit at any moment.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { endianness } from 'node:os';
@@ -206,9 +205,9 @@ export interface RootOrigin {
 }
 
 /**
- * The live processes of a tree: a root, its descendants, and every process once in it while it lives. Only the
- * members and the pids handed out since the last reading are read; /proc is walked at the first reading (unless
- * the root was spawned now), after MAX_NEW_PIDS new pids, and every fullWalkMs.
+ * The live processes of a tree: a root, its descendants, and every process once in it while it lives. Only the members
+ * and the pids handed out since the last reading are read; /proc is walked at the first reading (unless the root was
+ * spawned now), after MAX_NEW_PIDS new pids, and every fullWalkMs.
  */
 export class TreeMembers {
   private rootPid: number | null;

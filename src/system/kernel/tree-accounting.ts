@@ -1,6 +1,5 @@
-// The CPU time and storage I/O of a job's whole process tree over time, from
-// the counters in /proc (proc.ts reads them; TreeMembers says which processes
-// are in the tree).
+// The CPU time and storage I/O of a job's whole process tree over time, from the counters in /proc (proc.ts reads them;
+// TreeMembers says which processes are in the tree).
 import { KernelFile } from './read-text.js';
 import {
   clkTck,
@@ -49,8 +48,8 @@ interface Credit {
 }
 
 /**
- * The CPU time and storage I/O of a process tree over time: increments only, as Linux folds a reaped child's
- * counters into its parent; a vanished child's last value is a credit against its parent's next jump for two samples.
+ * The CPU time and storage I/O of a process tree over time: increments only, as Linux folds a reaped child's counters
+ * into its parent; a vanished child's last value is a credit against its parent's next jump for two samples.
  */
 export class TreeAccounting {
   private readonly members: TreeMembers;

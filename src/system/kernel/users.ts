@@ -1,5 +1,5 @@
-// Who a user is, as the system's name service says (getent, so LDAP and SSSD
-// users count as well as /etc/passwd's): what a job started as them needs.
+// Who a user is, as the system's name service says (getent, so LDAP and SSSD users count as well as /etc/passwd's):
+// what a job started as them needs.
 import { execFileSync } from 'node:child_process';
 
 /** A user of this machine. */

@@ -1,6 +1,5 @@
-// Deadlines on the profiler's own network waits: an endpoint that stops
-// answering ends the wait with an error naming it. Two, as curl's: one for an
-// answer, one for a body.
+// Deadlines on the profiler's own network waits: an endpoint that stops answering ends the wait with an error naming
+// it. Two, as curl's: one for an answer, one for a body.
 import { Transform, type Readable } from 'node:stream';
 
 /** How long a request may wait, ms. */

@@ -1,7 +1,6 @@
-// A forward HTTP proxy on loopback (HTTP_PROXY, HTTPS_PROXY) that meters, caps
-// and in the cached mode answers a job's remote reads: plain requests seen
-// whole, HTTPS tunnels counted and capped unread, one token bucket, and a 504
-// for an origin that stalls.
+// A forward HTTP proxy on loopback (HTTP_PROXY, HTTPS_PROXY) that meters, caps and in the cached mode answers a job's
+// remote reads: plain requests seen whole, HTTPS tunnels counted and capped unread, one token bucket, and a 504 for an
+// origin that stalls.
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';

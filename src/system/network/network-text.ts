@@ -1,6 +1,5 @@
-// Messages of remote data's errors, shown to users: one line each, with the
-// cause, the flag and the fix. remote-spec.ts and remote-objects.ts decide;
-// the words live here.
+// Messages of remote data's errors, shown to users: one line each, with the cause, the flag and the fix. remote-spec.ts
+// and remote-objects.ts decide; the words live here.
 
 /** Messages of the `--remote` spec and of the requests to object storage or HTTP. */
 export const NETWORK_TEXT = {

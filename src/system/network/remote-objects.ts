@@ -1,6 +1,5 @@
-// The objects of a remote dataset, listed once and fetched directly (not
-// through the proxy) to fill the cache and probe the network; S3 credentials
-// stay in the AWS SDK's chain.
+// The objects of a remote dataset, listed once and fetched directly (not through the proxy) to fill the cache and probe
+// the network; S3 credentials stay in the AWS SDK's chain.
 import type { S3Client } from '@aws-sdk/client-s3';
 import http from 'node:http';
 import https from 'node:https';

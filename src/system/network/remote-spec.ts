@@ -1,6 +1,5 @@
-// The job's remote data (--remote, --endpoint), parsed once: the origins the
-// proxy meters, and its name in messages and the profile (`display`: no
-// credentials, no query).
+// The job's remote data (--remote, --endpoint), parsed once: the origins the proxy meters, and its name in messages and
+// the profile (`display`: no credentials, no query).
 import { ExitCode, UserError } from '../../errors.js';
 import { NETWORK_TEXT } from './network-text.js';
 

@@ -1,6 +1,5 @@
-// The profiler's own cache of remote objects, on local disk: in the cached
-// mode of a client with no cache of its own, the proxy answers the job's GETs
-// from here, so the origin serves nothing.
+// The profiler's own cache of remote objects, on local disk: in the cached mode of a client with no cache of its own,
+// the proxy answers the job's GETs from here, so the origin serves nothing.
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

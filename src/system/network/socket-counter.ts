@@ -1,7 +1,6 @@
-// The kernel's count of the bytes the sockets of one cgroup receive (an
-// nftables `socket cgroupv2` counter, Linux 5.13): the meter for traffic a
-// proxy cannot reach (a FUSE daemon) or carry. Payload: the IP bytes less
-// HEADER_BYTES a packet.
+// The kernel's count of the bytes the sockets of one cgroup receive (an nftables `socket cgroupv2` counter, Linux
+// 5.13): the meter for traffic a proxy cannot reach (a FUSE daemon) or carry. Payload: the IP bytes less HEADER_BYTES a
+// packet.
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';

@@ -1,6 +1,5 @@
-// Samples in a WebDataset-style tar shard: its members grouped by key (the
-// path up to the first dot of the file name: 000123.jpg and 000123.cls are
-// one sample). Read from the stream's 512-byte headers, skipping the data.
+// Samples in a WebDataset-style tar shard: its members grouped by key (the path up to the first dot of the file name:
+// 000123.jpg and 000123.cls are one sample). Read from the stream's 512-byte headers, skipping the data.
 import type { Readable } from 'node:stream';
 
 const BLOCK = 512;

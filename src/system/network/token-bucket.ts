@@ -1,6 +1,5 @@
-// A byte-rate cap shared by every connection through the metering proxy: the
-// network's bandwidth is one pipe, so one bucket, whatever the number of
-// requests in flight.
+// A byte-rate cap shared by every connection through the metering proxy: the network's bandwidth is one pipe, so one
+// bucket, whatever the number of requests in flight.
 
 /** Bytes a bucket may hold: a burst of at most 50 ms at the rate, never less than one socket read. */
 const BURST_SEC = 0.05;

@@ -1,5 +1,5 @@
-// One file at a time: the walk that opens each file of a list (directory by
-// directory for a FileTable view), and the residency of one open file.
+// One file at a time: the walk that opens each file of a list (directory by directory for a FileTable view), and the
+// residency of one open file.
 import fs from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { MAP_SHARED, O_RDONLY_CLOEXEC, PROT_READ, loadLibc, type LibcBindings, type LibcLoad } from '../kernel/libc.js';

@@ -1,6 +1,5 @@
-// Messages of page-cache control, shown to users: one line each, with the
-// cause, the flag and the fix (size-limit's MESSAGES pattern). page-cache.ts
-// decides; the words live here.
+// Messages of page-cache control, shown to users: one line each, with the cause, the flag and the fix (size-limit's
+// MESSAGES pattern). page-cache.ts decides; the words live here.
 
 /** Messages of page-cache control (one line each: cause, flag, fix). */
 export const PAGE_CACHE_TEXT = {

@@ -1,6 +1,5 @@
-// Page-cache control for the cached and cold modes: residency by cachestat(2)
-// (Linux 6.5) or mmap + mincore, eviction by posix_fadvise(DONTNEED) after one
-// syncfs(2) per file system (an fdatasync a file cost 1.5 min at 1.28M files),
+// Page-cache control for the cached and cold modes: residency by cachestat(2) (Linux 6.5) or mmap + mincore, eviction
+// by posix_fadvise(DONTNEED) after one syncfs(2) per file system (an fdatasync a file cost 1.5 min at 1.28M files),
 // warming, and drop_caches.
 import fs from 'node:fs';
 import pathModule from 'node:path';

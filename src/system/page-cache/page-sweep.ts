@@ -1,6 +1,5 @@
-// One file's turn in a cold keeper's sweep: evict the pages resident now AND at
-// the previous sweep; the ones that just arrived (read-ahead the job is
-// reading) stay one interval, so a streamed shard loses only what was consumed.
+// One file's turn in a cold keeper's sweep: evict the pages resident now AND at the previous sweep; the ones that just
+// arrived (read-ahead the job is reading) stay one interval, so a streamed shard loses only what was consumed.
 import fs from 'node:fs';
 import type { LibcBindings } from '../kernel/libc.js';
 import { adviseDontNeed, mincoreIsTrustworthy, scanFilePages } from './page-cache.js';

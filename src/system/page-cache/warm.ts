@@ -1,6 +1,5 @@
-// Warming a dataset into the page cache for the cached mode: advice where the
-// kernel can read a file ahead itself, parallel reads for the rest, and the
-// residency each file was left with.
+// Warming a dataset into the page cache for the cached mode: advice where the kernel can read a file ahead itself,
+// parallel reads for the rest, and the residency each file was left with.
 import fs from 'node:fs';
 import { FADV, type LibcBindings } from '../kernel/libc.js';
 import type { FileSyscalls } from '../kernel/file-syscalls.js';
@@ -45,10 +44,10 @@ const WILLNEED_MAX_BYTES = 1024 * 1024;
 const READAHEAD_CHUNK_BYTES = 128 * 1024;
 
 /**
- * Brings `files` into the page cache, touching only what is not there: a small file gets POSIX_FADV_WILLNEED
- * (7.9 us a 1 KiB file, against 80 us through fs.promises), the rest is read by `concurrency` readers.
- * Every file left resident has its first byte read, so the relatime atime update (on ext4, an inode block read
- * from storage) happens now: without it, a job on 1.28M resident files read 297% of its bytes from storage.
+ * Brings `files` into the page cache, touching only what is not there: a small file gets POSIX_FADV_WILLNEED (7.9 us a
+ * 1 KiB file, against 80 us through fs.promises), the rest is read by `concurrency` readers. Every file left resident
+ * has its first byte read, so the relatime atime update (on ext4, an inode block read from storage) happens now:
+ * without it, a job on 1.28M resident files read 297% of its bytes from storage.
  */
 export async function warm(
   files: readonly FileRef[],

@@ -1,6 +1,5 @@
-// What this machine lets ds-analyzer do, for the `doctor` command. Each check
-// tries the real thing where it is cheap and harmless (a throwaway cgroup, a
-// posix_fadvise on a temp file) instead of guessing from permissions.
+// What this machine lets ds-analyzer do, for the `doctor` command. Each check tries the real thing where it is cheap
+// and harmless (a throwaway cgroup, a posix_fadvise on a temp file) instead of guessing from permissions.
 import { accessSync, closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

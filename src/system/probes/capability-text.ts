@@ -1,6 +1,5 @@
-// Advice shown to users about what this machine can and cannot do: what a
-// profile loses without each capability, and how to get it. Used by `doctor`
-// (the cgroup errors' own messages are in cgroups/cgroup-text.ts).
+// Advice shown to users about what this machine can and cannot do: what a profile loses without each capability, and
+// how to get it. Used by `doctor` (the cgroup errors' own messages are in cgroups/cgroup-text.ts).
 
 /** Names of the capabilities `doctor` checks, in display order. */
 export const CAPABILITY_NAMES = [

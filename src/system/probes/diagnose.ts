@@ -1,6 +1,5 @@
-// What `ds-analyzer doctor` finds: every capability the profiler uses, and for
-// dataset folders their file systems and what those keep the cache modes from
-// proving.
+// What `ds-analyzer doctor` finds: every capability the profiler uses, and for dataset folders their file systems and
+// what those keep the cache modes from proving.
 import { probeCapabilities, type Capability } from './capabilities.js';
 import type { CapabilityName } from './capability-text.js';
 import { jobPython, type JobPython } from './job-python.js';

@@ -1,5 +1,5 @@
-// GPU utilisation and memory through nvidia-smi's query interface, stable for
-// scripts: --format=csv,noheader,nounits gives bare numbers (MiB) and '[N/A]'.
+// GPU utilisation and memory through nvidia-smi's query interface, stable for scripts: --format=csv,noheader,nounits
+// gives bare numbers (MiB) and '[N/A]'.
 import type { ResultPromise } from 'execa';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';

@@ -1,6 +1,5 @@
-// Host facts for the profile. systeminformation gives a better CPU name and the
-// distribution; each call is time-boxed and falls back to the os module, so a
-// slow or failing probe never delays or breaks a profile.
+// Host facts for the profile. systeminformation gives a better CPU name and the distribution; each call is time-boxed
+// and falls back to the os module, so a slow or failing probe never delays or breaks a profile.
 import os from 'node:os';
 import type { Profile } from '../../schema/profile.js';
 import { detectCgroups } from '../cgroups/cgroups.js';

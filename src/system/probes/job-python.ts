@@ -1,6 +1,5 @@
-// Which python3 a profiled job gets: execvp's PATH lookup in the job's
-// environment. Under sudo that is secure_path, and an activated venv is lost
-// (issue 32): doctor names the fix.
+// Which python3 a profiled job gets: execvp's PATH lookup in the job's environment. Under sudo that is secure_path, and
+// an activated venv is lost (issue 32): doctor names the fix.
 import { dirname } from 'node:path';
 import { findCommand } from '../kernel/resolve-command.js';
 import { sudoPathText, venvMismatchText } from './job-python-text.js';

@@ -1,6 +1,5 @@
-// A short, bounded probe of the dataset's storage bandwidth: files evicted,
-// then read whole by `concurrency` readers, as loader workers do, the bytes
-// from storage counted by this process's read_bytes.
+// A short, bounded probe of the dataset's storage bandwidth: files evicted, then read whole by `concurrency` readers,
+// as loader workers do, the bytes from storage counted by this process's read_bytes.
 import { open } from 'node:fs/promises';
 import { evict, type FileRef } from '../page-cache/page-cache.js';
 import { selfReadBytes } from '../kernel/proc.js';

@@ -1,6 +1,5 @@
-// Periodic resource sampling while a mode runs: machine CPU, the job tree's CPU
-// and storage I/O, the dataset device's reads, the page cache and the GPUs
-// (proc(5), iostats.rst).
+// Periodic resource sampling while a mode runs: machine CPU, the job tree's CPU and storage I/O, the dataset device's
+// reads, the page cache and the GPUs (proc(5), iostats.rst).
 import { KernelFile } from '../kernel/read-text.js';
 import type { ResourceSample } from '../../schema/profile.js';
 import type { GpuSampler } from './gpu.js';

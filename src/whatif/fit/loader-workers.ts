@@ -190,11 +190,11 @@ function measuredPoints(
 
 /**
  * The most prep the workers of a job profiled at num_workers=0 can give, CPUs' worth per second, all ranks. Each
- * process got s = eff_w(1) / R of a CPU while it prepared, so the job can have at most c such shares; and no more
- * than the CPUs the other load left free (c - x_ext), or what it held at -j 0 ((u + k_s) over its cached time a
- * sample) where that was more: on a machine others keep busy, workers beside the step take from the job's share, not
- * from CPUs the other load holds (on the 2-core VM at x_ext = 1.7-1.8 the job held 0.20-0.36 CPUs at -j 0, 1 and 2
- * alike, docs/results.md, "Serial loading"). The workers get the prep's part of it, u / (u + k_s); the step the rest.
+ * process got s = eff_w(1) / R of a CPU while it prepared, so the job can have at most c such shares; and no more than
+ * the CPUs the other load left free (c - x_ext), or what it held at -j 0 ((u + k_s) over its cached time a sample)
+ * where that was more: on a machine others keep busy, workers beside the step take from the job's share, not from CPUs
+ * the other load holds (on the 2-core VM at x_ext = 1.7-1.8 the job held 0.20-0.36 CPUs at -j 0, 1 and 2 alike,
+ * docs/results.md, "Serial loading"). The workers get the prep's part of it, u / (u + k_s); the step the rest.
  */
 function serialPrepCeiling(
   profile: Profile,
