@@ -65,7 +65,7 @@ export interface ModeRunInput {
   onJobStarted?: (job: Job) => void;
   /** Starts the job: SupervisedJob.start unless a test passes a fake (test/support/fake-job.ts). */
   startJob?: StartJob;
-  /** Starts the resource sampler: startSampler unless a test passes a fake (src/system/probes/fake-sampler.ts). */
+  /** Starts the resource sampler: startSampler unless a test passes a fake (test/support/fake-sampler.ts). */
   startSampler?: (options: SamplerOptions) => Sampler;
   /** The profile's CPU ledger, charged by the sampler, the event reader and the data source; absent: the run's own. */
   ledger?: CpuLedger;

@@ -8,7 +8,7 @@ import { cleanCommandWith } from '../../src/cli/clean.js';
 import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
 import { reclaimPauseFile, toolCacheDir } from '../../src/paths.js';
-import { emptyCgroupState, fakeCgroupFs, type FakeCgroupState } from '../../src/system/cgroups/fake-cgroup-fs.js';
+import { emptyCgroupState, fakeCgroupFs, type FakeCgroupState } from '../support/fake-cgroup-fs.js';
 import { ownerPidOf, parsePids } from '../../src/system/cgroups/leftovers.js';
 import { fakeIo } from '../cli/fake-io.js';
 

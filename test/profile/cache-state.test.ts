@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { finishKeeper } from '../../src/profile/cache-states/cache-state.js';
-import { fakeColdKeeper } from '../../src/system/keepers/fake-keeper.js';
+import { fakeColdKeeper } from '../support/fake-keeper.js';
 
 test('finishKeeper stops the keeper and reports its re-evictions, mechanism and CPU', async () => {
   const keeper = fakeColdKeeper({ mechanism: 'inotify', reEvictions: 12, cpuSec: 0.25, sweeps: 40, errors: 1 });

@@ -16,7 +16,7 @@ import { fakeSwitchingJobStarter, type FakeSwitchingScript } from '../support/fa
 import { pollIntervalMs, runLaunch, type LaunchBlock } from '../../src/profile/run-launch.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { Dataset } from '../../src/system/dataset/dataset.js';
-import { fakeSamplerStarter } from '../../src/system/probes/fake-sampler.js';
+import { fakeSamplerStarter } from '../support/fake-sampler.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-run-launch-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));

@@ -18,7 +18,7 @@ import { runMode, type ModeRunInput } from '../../src/profile/run-mode.js';
 import type { Mode } from '../../src/schema/events.js';
 import type { ResourceSample } from '../../src/schema/profile.js';
 import type { Dataset } from '../../src/system/dataset/dataset.js';
-import { fakeSamplerStarter } from '../../src/system/probes/fake-sampler.js';
+import { fakeSamplerStarter } from '../support/fake-sampler.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dsa-run-mode-'));
 after(() => fs.rmSync(root, { recursive: true, force: true }));

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { endianness } from 'node:os';
 import path from 'node:path';
-import { FakeLibc } from '../../src/system/kernel/fake-libc.js';
+import { FakeLibc } from './fake-libc.js';
 import { EAGAIN, FADV, IN, type LibcBindings } from '../../src/system/kernel/libc.js';
 
 /**

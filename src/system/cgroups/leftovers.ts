@@ -1,5 +1,5 @@
 // The job cgroups a SIGKILLed CLI left behind (createJobCgroup's ds-analyzer-<name>), found, emptied and removed by
-// `ds-analyzer clean` through CgroupFs, with a deterministic fake beside it (fake-cgroup-fs.ts).
+// `ds-analyzer clean` through CgroupFs, with a deterministic fake beside it (test/support/fake-cgroup-fs.ts).
 import { readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCode } from '../kernel/errno.js';

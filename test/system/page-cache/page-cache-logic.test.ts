@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { listDataset } from '../../../src/system/dataset/dataset.js';
-import { FakeFileSyscalls } from '../../../src/system/kernel/fake-file-syscalls.js';
-import { FakeLibc } from '../../../src/system/kernel/fake-libc.js';
+import { FakeFileSyscalls } from '../../support/fake-file-syscalls.js';
+import { FakeLibc } from '../../support/fake-libc.js';
 import { FADV } from '../../../src/system/kernel/libc.js';
 import { evict, residency, warm, type PageCacheBindings } from '../../../src/system/page-cache/page-cache.js';
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { FakeLibc } from '../../../src/system/kernel/fake-libc.js';
+import { FakeLibc } from '../../support/fake-libc.js';
 import { FADV } from '../../../src/system/kernel/libc.js';
 import { adviseDontNeed, residentBytesOfFd } from '../../../src/system/page-cache/page-cache.js';
 import { sweepFilePages } from '../../../src/system/page-cache/page-sweep.js';

@@ -1,5 +1,5 @@
-import type { ResourceSample } from '../../schema/profile.js';
-import type { Sampler, SamplerOptions } from './samplers.js';
+import type { ResourceSample } from '../../src/schema/profile.js';
+import type { Sampler, SamplerOptions } from '../../src/system/probes/samplers.js';
 
 /** A fake sampler's starter, and what it was asked. */
 export interface FakeSamplerStarter {

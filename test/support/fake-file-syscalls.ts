@@ -1,6 +1,6 @@
-import { ENOSYS } from './file-syscalls.js';
+import { ENOSYS } from '../../src/system/kernel/file-syscalls.js';
 import type { FakeLibc } from './fake-libc.js';
-import { NodeFileSyscalls } from './node-file-syscalls.js';
+import { NodeFileSyscalls } from '../../src/system/kernel/node-file-syscalls.js';
 
 /** What FakeFileSyscalls can pretend. */
 export interface FakeFileSyscallsOptions {

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { FADV, type LibcBindings } from './libc.js';
+import { FADV, type LibcBindings } from '../../src/system/kernel/libc.js';
 
 // errno numbers the fake answers with (Linux's).
 const EBADF = 9;

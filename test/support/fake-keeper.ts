@@ -1,4 +1,4 @@
-import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats } from './keeper-types.js';
+import { emptyKeeperStats, type ColdKeeper, type ColdKeeperStats } from '../../src/system/keepers/keeper-types.js';
 
 /** A FakeColdKeeper's record of how it was driven. */
 export interface FakeKeeperCalls {

@@ -3,7 +3,7 @@
  * process out of its group at once.
  */
 import { dirname, basename } from 'node:path';
-import type { CgroupFs } from './leftovers.js';
+import type { CgroupFs } from '../../src/system/cgroups/leftovers.js';
 
 /** The fake's state, open for tests to set up and inspect. */
 export interface FakeCgroupState {
