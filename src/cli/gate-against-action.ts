@@ -12,7 +12,7 @@ import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS } from '../gate/against-default
 import { AGAINST_TEXT } from '../gate/against-text.js';
 import { commandWords } from '../gate/command-words.js';
 import { DEFAULT_MAX_REGRESSION, optionFlag, type Budget } from '../gate/config.js';
-import { parseEpochs } from '../gate/options.js';
+import { BUDGET_FLAG_KEYS, parseEpochs } from '../gate/options.js';
 import { abbaOrder, pairedChange, type Arm } from '../gate/paired.js';
 import { runProfile, type ProfileRunHooks } from '../profile/run-profile.js';
 import { PROFILE_FLAG_DEFAULTS } from '../profile/run-defaults.js';
@@ -109,19 +109,7 @@ async function judgeRounds(plan: AgainstPlan, io: Io): Promise<number> {
 }
 
 /** Flags that judge one stored profile: given with --against they are refused, not ignored. */
-const ONE_PROFILE_FLAGS = [
-  'config',
-  'baseline',
-  'history',
-  'noiseHistory',
-  'chart',
-  'maxFetchStall',
-  'maxPrepStall',
-  'maxTotalStall',
-  'minThroughput',
-  'maxCheckpointStall',
-  'maxTimeToFirstBatch',
-] as const;
+const ONE_PROFILE_FLAGS = ['config', 'baseline', 'history', 'noiseHistory', 'chart', ...BUDGET_FLAG_KEYS] as const;
 
 function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags, io: Io): AgainstPlan {
   const others = ONE_PROFILE_FLAGS.filter((key) => raw[key] !== undefined).map(optionFlag);
