@@ -35,7 +35,7 @@ import { processNode, type ProcessEvents } from './events-reader.js';
 import { stageTotalsBetween } from './stage-files.js';
 import type { JobExit } from './supervisor.js';
 import { proveState, type SubsetEvidence } from './state-proof.js';
-import { windowRates, windowReadProof } from './window-rates.js';
+import { idleLoaderSpans, windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
 import { runAsEnv } from './run-as.js';
 import type { PreparedState, StateFinish } from './cache-states/cache-state.js';
@@ -439,7 +439,8 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
   // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
   const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
-  const over = (window: Iteration[]) => windowReadProof(run.fetched.series, window, allIterations, sampleBytes);
+  const aside = idleLoaderSpans(run.ranks);
+  const over = (window: Iteration[]) => windowReadProof(run.fetched.series, window, allIterations, sampleBytes, aside);
   const afterCarried = () => allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t);
   // Where the job's lines say which block they were counted in, the block's own bytes prove it, however late read.
   const blockNetwork = blockNetworkOf(run.fetched, run.span, run.span.startedAt + run.wallSec * 1000);
@@ -457,6 +458,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
         ? run.fetched.seriesSource
         : run.fetched.wholeRunSource,
     ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
+    ...(window?.asideBytes !== undefined ? { asideBytes: window.asideBytes } : {}),
     fetchesFrom: input.dataSource.fetchesFrom,
     consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * sampleBytes,
     consumedSamples: window?.consumedSamples ?? samples,
@@ -472,6 +474,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
       : {}),
     otherReads: run.fetched.otherReads(
       window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity,
+      window ? aside : [],
     ),
   });
 }
@@ -487,7 +490,13 @@ function blockReadProof(
   slices: readonly BlockSlice[],
   sampleBytes: number,
   answered: boolean,
-): { readBytes: number; localBytes?: number; consumedBytes: number; consumedSamples: number } | null {
+): {
+  readBytes: number;
+  localBytes?: number;
+  consumedBytes: number;
+  consumedSamples: number;
+  asideBytes?: number;
+} | null {
   const measured = slices.flatMap((s) => s.measured);
   const consumedBytes = measured.reduce((sum, it) => sum + (it.bytes ?? it.samples * sampleBytes), 0);
   const consumedSamples = measured.reduce((sum, it) => sum + it.samples, 0);
