@@ -239,7 +239,14 @@ export function blockResult(
   const stalled =
     status === 'interrupted'
       ? null
-      : stallOf(input, evidence, { fetched, endedAt, wallSec, status, measured: pace?.summary?.measuredIterations });
+      : stallOf(input, evidence, {
+          fetched,
+          endedAt,
+          wallSec,
+          status,
+          stopReason: reason,
+          measured: pace?.summary?.measuredIterations,
+        });
   const answer = subsetAnswer(evidence.processes);
   const subset = evidence.subsetApplied ? evidence.prepared.subset : undefined;
   // A block among others owns the stage times of its own span; the sole block all of them.
@@ -343,6 +350,7 @@ function stallOf(
     endedAt: number;
     wallSec: number;
     status: ModeResult['status'];
+    stopReason: ModeResult['stopReason'];
     measured: number | undefined;
   },
 ): Stall | null {
@@ -355,7 +363,12 @@ function stallOf(
   });
   // A failed block is no measurement already, and says why; an ok one that --timeout cut short is none either.
   const timeout = timeoutStall(
-    { ...block, endedByTimeout: endedByTimeout && run.status === 'ok', wallSec: run.wallSec },
+    {
+      ...block,
+      endedByTimeout: endedByTimeout && run.status === 'ok',
+      endedByJob: run.stopReason === 'job-exit',
+      wallSec: run.wallSec,
+    },
     run.measured ?? 0,
     minIterations,
     input.timeoutSec,
