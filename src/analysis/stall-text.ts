@@ -27,9 +27,9 @@ export const STALL_TEXT = {
     `the ${mode} block reached --timeout (${sec(timeoutSec)} s) with ${measured} measured iteration` +
     `${measured === 1 ? '' : 's'}, fewer than the ${minIterations} a mode needs`,
 
-  endedEarly: (mode: Mode, measured: number, minIterations: number): string =>
-    `the job ended by itself (exit 0) ${measured} measured iteration${measured === 1 ? '' : 's'} into the ${mode} ` +
-    `block, fewer than the ${minIterations} a mode needs: an epoch limit (--epochs) or a short dataset ends it ` +
+  endedEarly: (mode: Mode, ran: number, measured: number, minIterations: number): string =>
+    `the job ended by itself (exit 0) ${ran} iteration${ran === 1 ? '' : 's'} into the ${mode} block, ${measured} ` +
+    `measured, fewer than the ${minIterations} a mode needs: an epoch limit (--epochs) or a short dataset ends it ` +
     'before its blocks are measured',
 
   /** What to do about a stall of each cause. */

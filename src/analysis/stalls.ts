@@ -136,7 +136,7 @@ const worstMs = (stall: Stall): number => (stall.silentSec ?? 0) * 1000;
  * figures are not a measurement.
  */
 export function timeoutStall(
-  block: { mode: Mode; endedByTimeout: boolean; endedByJob?: boolean; wallSec: number },
+  block: { mode: Mode; endedByTimeout: boolean; endedByJob?: boolean; wallSec: number; ran?: number },
   measuredIterations: number,
   minIterations: number,
   timeoutSec: number,
@@ -152,7 +152,7 @@ export function timeoutStall(
   return {
     cause: 'ended',
     atSec: block.wallSec,
-    text: STALL_TEXT.endedEarly(block.mode, measuredIterations, minIterations),
+    text: STALL_TEXT.endedEarly(block.mode, block.ran ?? measuredIterations, measuredIterations, minIterations),
   };
 }
 

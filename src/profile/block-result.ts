@@ -326,7 +326,8 @@ function classify(
   const stopReason = ending.stopReason ?? (slices.some((s) => s.end?.reason === 'budget') ? 'budget' : null);
   if (stopReason !== null) return { status: 'ok', reason: stopReason };
   if (exit.exitCode !== 0) return { status: 'failed', reason: 'job-failed' };
-  if (!summary) return { status: 'failed', reason: 'no-iterations' };
+  // Iterations too few for a summary, the job's exit its own (an epoch limit): a block it ended early (stallOf).
+  if (!summary && !slices.some((s) => s.iterations.length > 0)) return { status: 'failed', reason: 'no-iterations' };
   return { status: 'ok', reason: 'job-exit' };
 }
 
@@ -367,6 +368,7 @@ function stallOf(
       ...block,
       endedByTimeout: endedByTimeout && run.status === 'ok',
       endedByJob: run.stopReason === 'job-exit',
+      ran: Math.max(0, ...slices.map((s) => s.iterations.length)),
       wallSec: run.wallSec,
     },
     run.measured ?? 0,
@@ -485,9 +487,11 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     ...(subset
       ? { subset: { files: subset.record.files, reason: subset.record.reason, ...subsetAnswer(run.processes) } }
       : {}),
+    // The files open in the window (a later block's validation pass is not this one's reads).
     otherReads: run.fetched.otherReads(
       window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity,
       window ? aside : [],
+      window && run.measuredIterations.length > 0 ? run.measuredIterations.at(-1)!.t : Infinity,
     ),
   });
 }

@@ -80,10 +80,15 @@ export interface FetchReadings {
   /** How wholeRunBytes was measured, or why it could not be. */
   wholeRunSource: string;
   /**
-   * Reads counted in the series that may not be the data's, among those still open at `sinceMs` (ms since the epoch)
-   * and seen open outside the `aside` spans (the training loader idle between epochs); null when none.
+   * Reads counted in the series that may not be the data's, among those still open at `sinceMs` (ms since the epoch),
+   * first seen by `untilMs` and seen open outside the `aside` spans (the training loader idle between epochs); null
+   * when none.
    */
-  otherReads(sinceMs: number, aside?: readonly { startMs: number; endMs: number }[]): OtherReads | null;
+  otherReads(
+    sinceMs: number,
+    aside?: readonly { startMs: number; endMs: number }[],
+    untilMs?: number,
+  ): OtherReads | null;
   /** Remote data: what the run fetched over the network (requests, latency, in flight); absent for local files. */
   network?: NetworkUse;
   /**

@@ -213,10 +213,10 @@ function startReadBytesMeter(
         // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a
         // checkpoint loaded at start-up is not).
         // Files seen open only while the training loader was idle between epochs (a validation set) are not named.
-        otherReads: (sinceMs, aside = []) => {
-          const note = outsideReadsNote(outside.result(-Infinity, aside));
+        otherReads: (sinceMs, aside = [], untilMs = Infinity) => {
+          const note = outsideReadsNote(outside.result(-Infinity, aside, untilMs));
           if (note === null) return null;
-          return { bytes: outside.result(sinceMs, aside).dirs.reduce((total, d) => total + d.bytes, 0), note };
+          return { bytes: outside.result(sinceMs, aside, untilMs).dirs.reduce((total, d) => total + d.bytes, 0), note };
         },
       };
     },

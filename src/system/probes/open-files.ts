@@ -116,17 +116,18 @@ export class OutsideReadsSampler {
   }
 
   /**
-   * What was seen so far; with `since`, only the files still seen open at or after it (ms since epoch); with `aside`,
-   * not the files seen open only within those spans (the training loader idle: a validation pass).
+   * What was seen so far; with `since`, only the files still seen open at or after it (ms since epoch); with `until`,
+   * not those first seen after it; with `aside`, not the files seen open in the window only within those spans (the
+   * training loader idle: a validation pass, a checkpoint copied).
    */
-  result(since = -Infinity, aside: readonly { startMs: number; endMs: number }[] = []): OutsideReads {
+  result(since = -Infinity, aside: readonly { startMs: number; endMs: number }[] = [], until = Infinity): OutsideReads {
     const byDir = new Map<string, { files: number; bytes: number }>();
     let files = 0;
     const within = (t: number) => aside.some((a) => t >= a.startMs && t <= a.endMs);
     for (const [file, { bytes, lastSeenAt, sightings }] of this.seen) {
-      if (lastSeenAt < since) continue;
+      if (lastSeenAt < since || sightings[0] > until) continue;
       // A file seen more often than the sightings kept was open for long: not only while the loader was idle.
-      if (sightings.length < MAX_SIGHTINGS && sightings.every((t) => t < since || within(t))) continue;
+      if (sightings.length < MAX_SIGHTINGS && sightings.every((t) => t < since || t > until || within(t))) continue;
       files++;
       const dir = path.dirname(file);
       const entry = byDir.get(dir) ?? { files: 0, bytes: 0 };

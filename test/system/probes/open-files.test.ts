@@ -76,6 +76,11 @@ describe('files read outside --data', () => {
       ],
     });
     assert.equal(sampler.result(0).files, 3, 'without the idle spans every file counts');
+    assert.deepEqual(
+      sampler.result(0, [], 4_000).dirs,
+      [{ dir: path.join(dir, 'val'), files: 1, bytes: 100 }],
+      'until',
+    );
   });
 
   it('says nothing when the job read only --data', () => {
