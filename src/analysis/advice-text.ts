@@ -32,7 +32,7 @@ export interface TextContext {
   /** Modes missing for a verdict. */
   missingModes: string[];
   /** Of them, the modes that ran but stalled (analysis/stalls.ts), and why; absent or empty: none. */
-  stalled?: { mode: string; cause: 'no-bytes' | 'request-errors' | 'hung' | 'timeout'; text: string }[];
+  stalled?: { mode: string; cause: 'no-bytes' | 'request-errors' | 'hung' | 'timeout' | 'ended'; text: string }[];
   /** True when the dominant stall rests on an unproven cache state. */
   unproven: boolean;
   /** True when neither stall clears the noise (docs/method.md, "When a stall is named"). */
@@ -148,18 +148,20 @@ export const VERDICT_TEXT: Keyed = {
       `starts${unprovenTag(c)}`,
   },
   unknown: (c) =>
-    c.stalled?.length
-      ? `unknown: the ${c.stalled.map((s) => s.mode).join(' and ')} mode stalled (${c.stalled[0].text}); ` +
-        'a verdict needs the synthetic, cached and cold modes measured'
-      : c.missingModes.length > 0
-        ? `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`
-        : c.inconclusive
-          ? `inconclusive: no data stall stands out of the noise, but the noise leaves room for one of up ` +
-            `to ${pct(c.inconclusive.roomFraction)} of each iteration` +
-            (c.inconclusive.runToRunPct !== null
-              ? ` (the machine's pace moved ${c.inconclusive.runToRunPct.toFixed(0)}% from run to run)`
-              : '')
-          : 'unknown: the measured iteration times are zero',
+    c.stalled?.[0]?.cause === 'ended'
+      ? `inconclusive: ${c.stalled[0].text}; a verdict needs the synthetic, cached and cold modes measured`
+      : c.stalled?.length
+        ? `unknown: the ${c.stalled.map((s) => s.mode).join(' and ')} mode stalled (${c.stalled[0].text}); ` +
+          'a verdict needs the synthetic, cached and cold modes measured'
+        : c.missingModes.length > 0
+          ? `unknown: a verdict needs the synthetic, cached and cold modes; missing: ${c.missingModes.join(', ')}`
+          : c.inconclusive
+            ? `inconclusive: no data stall stands out of the noise, but the noise leaves room for one of up ` +
+              `to ${pct(c.inconclusive.roomFraction)} of each iteration` +
+              (c.inconclusive.runToRunPct !== null
+                ? ` (the machine's pace moved ${c.inconclusive.runToRunPct.toFixed(0)}% from run to run)`
+                : '')
+            : 'unknown: the measured iteration times are zero',
 };
 
 const cpusNeeded = (c: TextContext): string =>

@@ -27,6 +27,11 @@ export const STALL_TEXT = {
     `the ${mode} block reached --timeout (${sec(timeoutSec)} s) with ${measured} measured iteration` +
     `${measured === 1 ? '' : 's'}, fewer than the ${minIterations} a mode needs`,
 
+  endedEarly: (mode: Mode, ran: number, measured: number, minIterations: number): string =>
+    `the job ended by itself (exit 0) ${ran} iteration${ran === 1 ? '' : 's'} into the ${mode} block, ${measured} ` +
+    `measured, fewer than the ${minIterations} a mode needs: an epoch limit (--epochs) or a short dataset ends it ` +
+    'before its blocks are measured',
+
   /** What to do about a stall of each cause. */
   fix: {
     'no-bytes': "check the data's source (the endpoint, the link, the storage) and profile again once it answers",
@@ -35,7 +40,8 @@ export const STALL_TEXT = {
       'find where the job waits (py-spy dump --pid PID shows its stacks), fix it and profile again; ' +
       '--hang-timeout sets the least silence called hung',
     timeout: 'raise --timeout, or lower --min-iterations, so that the block can measure what it needs',
-  } as Record<'no-bytes' | 'request-errors' | 'hung' | 'timeout', string>,
+    ended: 'leave out the epoch limit (the profile stops the job once its modes are measured), or give it more data',
+  } as Record<'no-bytes' | 'request-errors' | 'hung' | 'timeout' | 'ended', string>,
 
   /** The state proof's reason on a stalled block. */
   proofReason: (text: string): string => `the block stalled (${text})`,

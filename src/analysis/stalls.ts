@@ -129,18 +129,28 @@ function silence(
 
 const worstMs = (stall: Stall): number => (stall.silentSec ?? 0) * 1000;
 
-/** A block --timeout ended before it measured minIterations: its few figures are not a measurement. */
+/**
+ * A block --timeout ended, or the job itself ended well (its epochs done), before it measured minIterations: its few
+ * figures are not a measurement.
+ */
 export function timeoutStall(
-  block: { mode: Mode; endedByTimeout: boolean; wallSec: number },
+  block: { mode: Mode; endedByTimeout: boolean; endedByJob?: boolean; wallSec: number; ran?: number },
   measuredIterations: number,
   minIterations: number,
   timeoutSec: number,
 ): Stall | null {
-  if (!block.endedByTimeout || measuredIterations >= minIterations) return null;
+  if (measuredIterations >= minIterations) return null;
+  if (block.endedByTimeout)
+    return {
+      cause: 'timeout',
+      atSec: block.wallSec,
+      text: STALL_TEXT.timedOut(block.mode, timeoutSec, measuredIterations, minIterations),
+    };
+  if (!block.endedByJob) return null;
   return {
-    cause: 'timeout',
+    cause: 'ended',
     atSec: block.wallSec,
-    text: STALL_TEXT.timedOut(block.mode, timeoutSec, measuredIterations, minIterations),
+    text: STALL_TEXT.endedEarly(block.mode, block.ran ?? measuredIterations, measuredIterations, minIterations),
   };
 }
 

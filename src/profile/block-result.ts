@@ -35,7 +35,7 @@ import { processNode, type ProcessEvents } from './events-reader.js';
 import { stageTotalsBetween } from './stage-files.js';
 import type { JobExit } from './supervisor.js';
 import { proveState, type SubsetEvidence } from './state-proof.js';
-import { windowRates, windowReadProof } from './window-rates.js';
+import { idleLoaderSpans, windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
 import { runAsEnv } from './run-as.js';
 import type { PreparedState, StateFinish } from './cache-states/cache-state.js';
@@ -230,7 +230,14 @@ export function blockResult(
   const stalled =
     status === 'interrupted'
       ? null
-      : stallOf(input, evidence, { fetched, endedAt, wallSec, status, measured: pace?.summary?.measuredIterations });
+      : stallOf(input, evidence, {
+          fetched,
+          endedAt,
+          wallSec,
+          status,
+          stopReason: reason,
+          measured: pace?.summary?.measuredIterations,
+        });
   const answer = subsetAnswer(evidence.processes);
   const subset = evidence.subsetApplied ? evidence.prepared.subset : undefined;
   // A block among others owns the stage times of its own span; the sole block all of them.
@@ -304,7 +311,8 @@ function classify(
   const stopReason = ending.stopReason ?? (slices.some((s) => s.end?.reason === 'budget') ? 'budget' : null);
   if (stopReason !== null) return { status: 'ok', reason: stopReason };
   if (exit.exitCode !== 0) return { status: 'failed', reason: 'job-failed' };
-  if (!summary) return { status: 'failed', reason: 'no-iterations' };
+  // Iterations too few for a summary, the job's exit its own (an epoch limit): a block it ended early (stallOf).
+  if (!summary && !slices.some((s) => s.iterations.length > 0)) return { status: 'failed', reason: 'no-iterations' };
   return { status: 'ok', reason: 'job-exit' };
 }
 
@@ -325,6 +333,7 @@ function stallOf(
     endedAt: number;
     wallSec: number;
     status: ModeResult['status'];
+    stopReason: ModeResult['stopReason'];
     measured: number | undefined;
   },
 ): Stall | null {
@@ -334,7 +343,13 @@ function stallOf(
   const fetch = fetchStall(run.fetched.series, arrivals, { ...block, fetchesFrom: input.dataSource.fetchesFrom });
   // A failed block is no measurement already, and says why; an ok one that --timeout cut short is none either.
   const timeout = timeoutStall(
-    { ...block, endedByTimeout: endedByTimeout && run.status === 'ok', wallSec: run.wallSec },
+    {
+      ...block,
+      endedByTimeout: endedByTimeout && run.status === 'ok',
+      endedByJob: run.stopReason === 'job-exit',
+      ran: Math.max(0, ...slices.map((s) => s.iterations.length)),
+      wallSec: run.wallSec,
+    },
     run.measured ?? 0,
     minIterations,
     input.timeoutSec,
@@ -414,7 +429,8 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
   // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
   const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
-  const over = (window: Iteration[]) => windowReadProof(run.fetched.series, window, allIterations, sampleBytes);
+  const aside = idleLoaderSpans(run.ranks);
+  const over = (window: Iteration[]) => windowReadProof(run.fetched.series, window, allIterations, sampleBytes, aside);
   const afterCarried = () => allIterations.filter((it) => !it.warmup).sort((a, b) => a.t - b.t);
   // Where the job's lines say which block they were counted in, the block's own bytes prove it, however late read.
   const blockNetwork = blockNetworkOf(run.fetched, run.span, run.span.startedAt + run.wallSec * 1000);
@@ -432,6 +448,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
         ? run.fetched.seriesSource
         : run.fetched.wholeRunSource,
     ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
+    ...(window?.asideBytes !== undefined ? { asideBytes: window.asideBytes } : {}),
     fetchesFrom: input.dataSource.fetchesFrom,
     consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * sampleBytes,
     consumedSamples: window?.consumedSamples ?? samples,
@@ -445,8 +462,11 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
     ...(subset
       ? { subset: { files: subset.record.files, reason: subset.record.reason, ...subsetAnswer(run.processes) } }
       : {}),
+    // The files open in the window (a later block's validation pass is not this one's reads).
     otherReads: run.fetched.otherReads(
       window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity,
+      window ? aside : [],
+      window && run.measuredIterations.length > 0 ? run.measuredIterations.at(-1)!.t : Infinity,
     ),
   });
 }
@@ -462,7 +482,13 @@ function blockReadProof(
   slices: readonly BlockSlice[],
   sampleBytes: number,
   answered: boolean,
-): { readBytes: number; localBytes?: number; consumedBytes: number; consumedSamples: number } | null {
+): {
+  readBytes: number;
+  localBytes?: number;
+  consumedBytes: number;
+  consumedSamples: number;
+  asideBytes?: number;
+} | null {
   const measured = slices.flatMap((s) => s.measured);
   const consumedBytes = measured.reduce((sum, it) => sum + (it.bytes ?? it.samples * sampleBytes), 0);
   const consumedSamples = measured.reduce((sum, it) => sum + it.samples, 0);

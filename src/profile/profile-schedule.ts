@@ -167,7 +167,8 @@ async function runLaunchSchedule(steps: ProfileSteps, plan: LaunchPlan): Promise
       })),
       batch.length > 1 ? `launch-${counts.launches}` : batch[0].label,
     );
-    counts.switched &&= outcome.switchable;
+    // A launch of one block has no control file: its job says nothing of switching (a job that ended early).
+    if (batch.length > 1) counts.switched &&= outcome.switchable;
     counts.jobIterations += outcome.jobIterations;
     if (input.continueRun)
       return rodeRun(

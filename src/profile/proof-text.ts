@@ -4,7 +4,7 @@
  * not hold, what the user can do.
  */
 import { ENV } from '../schema/events.js';
-import { percent as pct } from '../units.js';
+import { formatBytes, percent as pct } from '../units.js';
 
 /** How the reasons name fetched bytes, by where they come from. */
 export const FETCH_WORDS = {
@@ -49,6 +49,9 @@ export const PROOF_TEXT = {
   partlyCached: (readText: string, note: string) => `only ${readText}: part of the data came from a cache${note}`,
   estimateNote:
     ' (consumed bytes estimated as samples x the mean file size, one file per sample; the job did not report bytes)',
+  aside: (reason: string, bytes: number) =>
+    `${reason} (not counted: ${formatBytes(bytes)} read while the training loader was idle between epochs: ` +
+    `validation, checkpoints saved and copied)`,
   otherReadsMayBeAll: (reason: string, datasetOnly: number) =>
     `${reason}, but as little as ${pct(datasetOnly)} may be the dataset's`,
   subsetNotKept: (reason: 'does-not-fit' | 'warm-time', files: number, jobNote: string | undefined) =>

@@ -262,11 +262,12 @@ async function launchOutcome(launch: Launch, supervised: SupervisedLaunch): Prom
     : sampled;
   const processes = launch.reader.finish();
   const results = blockResults(launch, supervised, { processes, resources, fetched });
-  // A job that ended well too soon into a later block (its data ran out) measured nothing of it: that block is
-  // launched again, as if not reached. A failure in the first block is the job's, and reported.
+  // A job that ended well too soon into a later block (its data ran out) measured nothing of it, or too little: that
+  // block is launched again, as if not reached. A failure in the first block is the job's, and reported.
+  const last = results[results.length - 1];
   const ranOut =
     results.length > 1 &&
-    results[results.length - 1].status === 'failed' &&
+    (last.status === 'failed' || last.stalled?.cause === 'ended') &&
     supervised.exit?.exitCode === 0 &&
     !supervised.exit.timedOut &&
     supervised.continuedAt === null;

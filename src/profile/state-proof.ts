@@ -57,6 +57,11 @@ export interface SourceEvidence {
    * Reads the meter counted that may not be the data's (files outside --data): their bytes and the note naming them.
    */
   otherReads?: OtherReads | null;
+  /**
+   * Bytes read in the window while the training loader was idle between epochs (validation, checkpoints saved and
+   * copied), already left out of readBytes; absent where no such span fell in the window.
+   */
+  asideBytes?: number;
 }
 
 /** A run's evidence: the data source's, and the job's own (its events). */
@@ -94,6 +99,8 @@ export interface SubsetEvidence {
 export function proveState(input: ProofInput): StateProof {
   const measured = measuredVerdict(input);
   let verdict: { proven: boolean; reason: string } = input.subset ? subsetVerdict(measured, input.subset) : measured;
+  if (input.asideBytes !== undefined)
+    verdict = { ...verdict, reason: PROOF_TEXT.aside(verdict.reason, input.asideBytes) };
   if (input.sourceLimit) verdict = { proven: false, reason: input.sourceLimit };
   const outside = input.otherReads;
   if (!outside) return { ...measured, ...verdict };

@@ -68,12 +68,29 @@ export function windowReadProof(
   measured: Iteration[],
   allIterations: Iteration[],
   meanFileBytes: number,
-): { readBytes: number; localBytes?: number; consumedBytes: number; consumedSamples: number } | null {
+  aside: readonly TimeSpan[] = [],
+): {
+  readBytes: number;
+  localBytes?: number;
+  consumedBytes: number;
+  consumedSamples: number;
+  asideBytes?: number;
+} | null {
   const span = coveredSpan(series, measured);
   if (!span) return null;
-  const rise = (pick: (s: (typeof series)[number]) => number) =>
-    Math.max(0, counterAt(series, span.endMs, pick)! - counterAt(series, span.startMs, pick)!);
-  const readBytes = rise((s) => s.bytes);
+  const riseOver = (from: number, to: number, pick: (s: (typeof series)[number]) => number) =>
+    Math.max(0, counterAt(series, to, pick)! - counterAt(series, from, pick)!);
+  const rise = (pick: (s: (typeof series)[number]) => number) => riseOver(span.startMs, span.endMs, pick);
+  // Reads while the training loader was idle (validation, saves and their copies between epochs) are not its data's.
+  const clipped = aside.flatMap((a) => {
+    const [from, to] = [Math.max(a.startMs, span.startMs), Math.min(a.endMs, span.endMs)];
+    return to > from ? [riseOver(from, to, (s) => s.bytes)] : [];
+  });
+  const asideBytes = Math.min(
+    rise((s) => s.bytes),
+    clipped.reduce((sum, b) => sum + b, 0),
+  );
+  const readBytes = rise((s) => s.bytes) - asideBytes;
   // Bytes the job's hook answered from the local copy (remote data's cached mode), where the series counts them.
   const local = series.some((s) => s.localBytes !== undefined) ? { localBytes: rise((s) => s.localBytes ?? 0) } : {};
   let consumedBytes = 0;
@@ -83,5 +100,42 @@ export function windowReadProof(
     consumedBytes += it.bytes ?? it.samples * meanFileBytes;
     consumedSamples += it.samples;
   }
-  return consumedBytes > 0 ? { readBytes, ...local, consumedBytes, consumedSamples } : null;
+  if (consumedBytes <= 0) return null;
+  return { readBytes, ...local, consumedBytes, consumedSamples, ...(clipped.length > 0 ? { asideBytes } : {}) };
+}
+
+/** A span of wall-clock time, ms since the epoch. */
+export interface TimeSpan {
+  startMs: number;
+  endMs: number;
+}
+
+/**
+ * The spans in which no rank's training loader was iterating between two of its epochs (the epoch events' gapMs:
+ * from one epoch's StopIteration to iter(loader) for the next), where every rank was idle at once: the validation
+ * pass, the checkpoint saved and copied, the script's own work. A rank's epoch event is written as its first batch
+ * returns, so its gap ends createMs + firstWaitMs before it.
+ */
+export function idleLoaderSpans(ranks: readonly { epochs?: readonly EpochGap[] }[]): TimeSpan[] {
+  const perRank = ranks.map((r) =>
+    (r.epochs ?? []).flatMap((e) => {
+      if (e.gapMs === undefined) return [];
+      const endMs = e.t - e.firstWaitMs - e.createMs;
+      return [{ startMs: endMs - e.gapMs, endMs }];
+    }),
+  );
+  if (perRank.length === 0) return [];
+  return perRank.slice(1).reduce((common, spans) => intersect(common, spans), perRank[0]);
+}
+
+/** What idleLoaderSpans reads of an epoch event. */
+type EpochGap = { t: number; firstWaitMs: number; createMs: number; gapMs?: number };
+
+function intersect(a: readonly TimeSpan[], b: readonly TimeSpan[]): TimeSpan[] {
+  return a.flatMap((x) =>
+    b.flatMap((y) => {
+      const [startMs, endMs] = [Math.max(x.startMs, y.startMs), Math.min(x.endMs, y.endMs)];
+      return endMs > startMs ? [{ startMs, endMs }] : [];
+    }),
+  );
 }

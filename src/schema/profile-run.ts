@@ -233,7 +233,7 @@ export const StallSchema = z.object({
    * no-bytes: no fetched byte while the job waited on data; request-errors: requests for the data failed; hung: no
    * iteration for many times the median (the watchdog ended the block); timeout: --timeout ended it too soon.
    */
-  cause: z.enum(['no-bytes', 'request-errors', 'hung', 'timeout']),
+  cause: z.enum(['no-bytes', 'request-errors', 'hung', 'timeout', 'ended']),
   /** When it began, s into the block. */
   atSec: nonneg(),
   /** no-bytes: how long nothing came, s. */

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
 import {
@@ -16,8 +17,8 @@ import {
 } from './helpers.js';
 
 /**
- * PyTorch scripts whose launch is what is checked, not a timing: one that never creates a DataLoader, and two
- * ranks under torchrun (test/fixtures/ddp_train.py, whose data is in memory). Side by side with other files
+ * PyTorch scripts whose launch is what is checked, not a timing: one that never creates a DataLoader, one whose
+ * epoch limit ends it in its first block, and two ranks under torchrun (test/fixtures/ddp_train.py, whose data is in memory). Side by side with other files
  * (scripts/test-plan.ts); --data is a small folder of files.
  */
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-pytorch-launch-'));
@@ -119,4 +120,27 @@ test('torchrun with two ranks on CPU (gloo): per-rank figures and the slowest ra
   assert.equal(switches[0].length, 3, `three switches: ${switches[0].join(', ')}`);
   assert.deepEqual(switches[0], switches[1], 'the ranks switch at the same iteration');
   assert.deepEqual(processesMentioning(script), []);
+});
+
+test('an epoch limit that ends the job in its first block: one launch, the true reason and an inconclusive verdict', async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  const images = join(work, 'images');
+  const examples = join(FIXTURES, '..', '..', 'examples', 'pytorch');
+  await execa(PYTHON, [join(examples, 'make_dataset.py'), images, '--classes', '2', '--train-per-class', '8']);
+  const out = join(work, 'epochs-1.json');
+  const script = join(examples, 'train.py');
+  const job = [PYTHON, script, '-a', 'squeezenet1_1', '-b', '4', '-j', '0', '--epochs', '1', '--image-size', '32'];
+  const result = await startCli(['profile', '--data', join(images, 'train'), '--out', out, '--', ...job, images], {
+    cwd: work,
+  });
+  assert.equal(result.exitCode, ExitCode.JobFailed, result.all);
+  const profile = readProfile(out);
+  assert.equal(profile.cost?.launches, 1, 'launching it again would end the same way');
+  assert.equal(profile.modes.synthetic?.stalled?.cause, 'ended');
+  assert.match(
+    profile.analysis!.verdict.text,
+    /^inconclusive: the job ended by itself \(exit 0\) 4 iterations into the synthetic block/,
+  );
+  assert.doesNotMatch(result.all, /did not offer to switch modes/);
+  noStackTrace(result.all);
 });

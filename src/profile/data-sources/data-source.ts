@@ -71,8 +71,16 @@ export interface FetchReadings {
   wholeRunBytes: number | null;
   /** How wholeRunBytes was measured, or why it could not be. */
   wholeRunSource: string;
-  /** Reads in the series that may not be the data's, of files still open at `sinceMs`; null when none. */
-  otherReads(sinceMs: number): OtherReads | null;
+  /**
+   * Reads counted in the series that may not be the data's, among those still open at `sinceMs` (ms since the epoch),
+   * first seen by `untilMs` and seen open outside the `aside` spans (the training loader idle between epochs); null
+   * when none.
+   */
+  otherReads(
+    sinceMs: number,
+    aside?: readonly { startMs: number; endMs: number }[],
+    untilMs?: number,
+  ): OtherReads | null;
   /** Remote data: what the run fetched over the network (requests, latency, in flight); absent for local files. */
   network?: NetworkUse;
   /** What the job fetched in one block of one launch (its processes tag each count with its block). */

@@ -194,7 +194,6 @@ function startReadBytesMeter(
       if (timer) clearInterval(timer);
       tree?.close();
       const after = selfReadBytes();
-      const note = outsideReadsNote(outside.result());
       return {
         series: readBytesSeries(resources),
         seriesSource: MESSAGES.windowSource,
@@ -202,8 +201,12 @@ function startReadBytesMeter(
         wholeRunSource: before !== null && after !== null ? MESSAGES.wholeRunSource : MESSAGES.noSelfIo,
         // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a
         // checkpoint loaded at start-up is not).
-        otherReads: (sinceMs) =>
-          note === null ? null : { bytes: outside.result(sinceMs).dirs.reduce((total, d) => total + d.bytes, 0), note },
+        // Files seen open only while the training loader was idle between epochs (a validation set) are not named.
+        otherReads: (sinceMs, aside = [], untilMs = Infinity) => {
+          const note = outsideReadsNote(outside.result(-Infinity, aside, untilMs));
+          if (note === null) return null;
+          return { bytes: outside.result(sinceMs, aside, untilMs).dirs.reduce((total, d) => total + d.bytes, 0), note };
+        },
       };
     },
   };

@@ -43,12 +43,14 @@ const O_ACCMODE = 3;
 const O_WRONLY = 1;
 // Distinct files remembered; beyond this, files not yet seen are no longer looked at (no fdinfo read, no stat).
 const MAX_FILES = 20_000;
+// Sightings kept per file: enough to tell a file open only during a validation pass from one open throughout.
+const MAX_SIGHTINGS = 32;
 
 /** Samples the job tree's open files; call sample() with the tree's pids, then result(). */
 export class OutsideReadsSampler {
   private readonly inside: string[];
-  // Each file: its size, and when it was last seen open (ms since epoch).
-  private readonly seen = new Map<string, { bytes: number; lastSeenAt: number }>();
+  // Each file: its size, when it was last seen open (ms since epoch), and its first sightings (up to MAX_SIGHTINGS).
+  private readonly seen = new Map<string, { bytes: number; lastSeenAt: number; sightings: number[] }>();
 
   constructor(
     /** The --data roots, as given. */
@@ -91,6 +93,7 @@ export class OutsideReadsSampler {
         const known = this.seen.get(target);
         if (known) {
           known.lastSeenAt = now;
+          if (known.sightings.length < MAX_SIGHTINGS) known.sightings.push(now);
           continue;
         }
         if (this.seen.size >= MAX_FILES || !this.isCandidate(target)) continue;
@@ -103,17 +106,24 @@ export class OutsideReadsSampler {
         } catch {
           continue;
         }
-        this.seen.set(target, { bytes, lastSeenAt: now });
+        this.seen.set(target, { bytes, lastSeenAt: now, sightings: [now] });
       }
     }
   }
 
-  /** What was seen so far; with `since`, only the files still seen open at or after it (ms since epoch). */
-  result(since = -Infinity): OutsideReads {
+  /**
+   * What was seen so far; with `since`, only the files still seen open at or after it (ms since epoch); with `until`,
+   * not those first seen after it; with `aside`, not the files seen open in the window only within those spans (the
+   * training loader idle: a validation pass, a checkpoint copied).
+   */
+  result(since = -Infinity, aside: readonly { startMs: number; endMs: number }[] = [], until = Infinity): OutsideReads {
     const byDir = new Map<string, { files: number; bytes: number }>();
     let files = 0;
-    for (const [file, { bytes, lastSeenAt }] of this.seen) {
-      if (lastSeenAt < since) continue;
+    const within = (t: number) => aside.some((a) => t >= a.startMs && t <= a.endMs);
+    for (const [file, { bytes, lastSeenAt, sightings }] of this.seen) {
+      if (lastSeenAt < since || sightings[0] > until) continue;
+      // A file seen more often than the sightings kept was open for long: not only while the loader was idle.
+      if (sightings.length < MAX_SIGHTINGS && sightings.every((t) => t < since || t > until || within(t))) continue;
       files++;
       const dir = path.dirname(file);
       const entry = byDir.get(dir) ?? { files: 0, bytes: 0 };

@@ -63,6 +63,26 @@ describe('files read outside --data', () => {
     assert.equal(sampler.result().files, 3);
   });
 
+  it('leaves out the files seen open only while the training loader was idle (a validation pass between epochs)', () => {
+    const sampler = new OutsideReadsSampler([path.join(dir, 'data')], [path.join(dir, 'run')], proc);
+    sampler.sample([100], 2_000); // validation between epochs: val/a.jpg open
+    sampler.sample([101], 6_000); // training: val/b.jpg and the labels open
+    const idle = [{ startMs: 1_500, endMs: 2_500 }];
+    assert.deepEqual(sampler.result(0, idle), {
+      files: 2,
+      dirs: [
+        { dir: path.join(dir, 'labels'), files: 1, bytes: 10 },
+        { dir: path.join(dir, 'val'), files: 1, bytes: 50 },
+      ],
+    });
+    assert.equal(sampler.result(0).files, 3, 'without the idle spans every file counts');
+    assert.deepEqual(
+      sampler.result(0, [], 4_000).dirs,
+      [{ dir: path.join(dir, 'val'), files: 1, bytes: 100 }],
+      'until',
+    );
+  });
+
   it('says nothing when the job read only --data', () => {
     const sampler = new OutsideReadsSampler([dir], [], proc);
     sampler.sample([100, 101]);
