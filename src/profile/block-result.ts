@@ -1,7 +1,6 @@
-// A block of a launch as a run's result: its iterations cut from the job's
-// events (from its switch to its end, less the batches carried over from the
-// previous block's state), its samples cut from the launch's, and its state
-// proven from its own window, exactly as a launch of its own would be.
+// A block of a launch as a run's result: its iterations cut from the job's events (from its switch to its end, less the
+// batches carried over from the previous block's state), its samples cut from the launch's, and its state proven from
+// its own window, exactly as a launch of its own would be.
 import { mkdirSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -146,8 +145,8 @@ export interface BlockSlice {
 /**
  * One process's share of a block: its iterations from the switch (its block event) to the block's end. The first
  * `inFlight` of them, the batches the loader held at the switch, were prepared under the previous state and are
- * carried (docs/method.md, "One launch"); a loader that does not say carries none, and the warm-up detection finds
- * what it left.
+ * carried (docs/method.md, "One launch"); a loader that does not say carries none, and the warm-up detection finds what
+ * it left.
  */
 export function blockSlice(events: ProcessEvents, span: BlockSpan): BlockSlice {
   const switched = span.index === 0 ? null : events.blocks.find((b) => b.block === span.index);
@@ -358,8 +357,8 @@ function stallOf(
 }
 
 /**
- * The launch's samples within a block's time, the tree's write counter from the block's start (the checkpoint
- * analysis reads it as the run's writes; the other counters are only differenced).
+ * The launch's samples within a block's time, the tree's write counter from the block's start (the checkpoint analysis
+ * reads it as the run's writes; the other counters are only differenced).
  */
 function blockResources(samples: readonly ResourceSample[], fromMs: number, toMs: number): ResourceSample[] {
   const within = samples.filter((s) => s.t >= fromMs && s.t <= toMs);
@@ -372,8 +371,8 @@ function blockResources(samples: readonly ResourceSample[], fromMs: number, toMs
 }
 
 /**
- * The job's first batch: the last rank's, from the job's start (null: no iteration). The loader's first wait starts
- * at its first epoch event where timed (workers start there), else at its first request for a batch.
+ * The job's first batch: the last rank's, from the job's start (null: no iteration). The loader's first wait starts at
+ * its first epoch event where timed (workers start there), else at its first request for a batch.
  */
 export function firstBatchOf(ranks: readonly RankResult[], startedAt: number): FirstBatch | null {
   const firsts = ranks.flatMap((r) =>
@@ -402,10 +401,9 @@ function blockNetworkOf(fetched: FetchReadings, span: BlockSpan, endedAt: number
 }
 
 /**
- * The block's state proof from the data source's evidence (its state's
- * residency, its meter's bytes over the measured window, or over the whole
- * run when its readings do not cover the window) and the job's (the bytes and
- * samples it consumed, whether it acknowledged the mode and kept a subset).
+ * The block's state proof from the data source's evidence (its state's residency, its meter's bytes over the measured
+ * window, or over the whole run when its readings do not cover the window) and the job's (the bytes and samples it
+ * consumed, whether it acknowledged the mode and kept a subset).
  */
 function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: Mode, run: ProofEvidence): StateProof {
   const subset = run.subsetApplied ? run.prepared.subset : undefined;
@@ -415,14 +413,14 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   const reportedBytes = allIterations.every((it) => it.bytes !== undefined)
     ? allIterations.reduce((sum, it) => sum + (it.bytes ?? 0), 0)
     : null;
-  // A source's own counter (the proxy, a FUSE daemon's sockets) counts the data's traffic alone, so the cold mode
-  // is judged over the whole run: a window misses the reads a deep prefetch made before it opened, when the job
-  // ends at its data's end (8 workers x 2 batches ahead counted 85% on a GPU job). The cached mode keeps the
-  // window: the start-up's metadata (an s3fs HEAD per file an ImageFolder lists) would count against it (5.2%
-  // over a whole run, seen), and a read during its window is what disproves it. The job tree's read_bytes also
-  // count imports and model loading, so local files are judged over the window, where the readings cover it.
-  // A block among others is judged over its window (the whole launch's bytes are every block's), or by the bytes
-  // counted under it where the job's clients count by block (blockReadProof).
+  // A source's own counter (the proxy, a FUSE daemon's sockets) counts the data's traffic alone, so the cold mode is
+  // judged over the whole run: a window misses the reads a deep prefetch made before it opened, when the job ends at
+  // its data's end (8 workers x 2 batches ahead counted 85% on a GPU job). The cached mode keeps the window: the
+  // start-up's metadata (an s3fs HEAD per file an ImageFolder lists) would count against it (5.2% over a whole run,
+  // seen), and a read during its window is what disproves it. The job tree's read_bytes also count imports and model
+  // loading, so local files are judged over the window, where the readings cover it. A block among others is judged
+  // over its window (the whole launch's bytes are every block's), or by the bytes counted under it where the job's
+  // clients count by block (blockReadProof).
   const wholeRun =
     mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
   const sampleBytes = measured.sampleBytes ?? measured.meanFileBytes;

@@ -1,5 +1,5 @@
-// The profile's schedule: the planned runs and launches of the job run in order, each saved as soon as it ends, and
-// how the schedule ended (a failed, interrupted or stalled run, a lost node, or all done).
+// The profile's schedule: the planned runs and launches of the job run in order, each saved as soon as it ends, and how
+// the schedule ended (a failed, interrupted or stalled run, a lost node, or all done).
 import { localNode } from '../analysis/merge-nodes.js';
 import { MIN_STOP_BLOCKS } from '../analysis/stopping.js';
 import { ExitCode } from '../errors.js';

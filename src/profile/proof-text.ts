@@ -1,7 +1,6 @@
 /**
- * The reasons a mode's state proof gives (state-proof.ts decides which and
- * with what figures). Each says what was measured and, where the state did
- * not hold, what the user can do.
+ * The reasons a mode's state proof gives (state-proof.ts decides which and with what figures). Each says what was
+ * measured and, where the state did not hold, what the user can do.
  */
 import { ENV } from '../schema/events.js';
 import { formatBytes, percent as pct } from '../units.js';

@@ -1,7 +1,7 @@
-// One launch of the job, measuring one mode or several in blocks (docs/method.md, "One launch"): each block's
-// state is set while the job trains on in the previous mode, then the control file (DSA_CONTROL_FILE) names the
-// new mode, which the job takes at an iteration boundary and acknowledges with a block event. Each block is cut
-// from the launch's events and samples and proven as a launch of its own (block-result.ts).
+// One launch of the job, measuring one mode or several in blocks (docs/method.md, "One launch"): each block's state is
+// set while the job trains on in the previous mode, then the control file (DSA_CONTROL_FILE) names the new mode, which
+// the job takes at an iteration boundary and acknowledges with a block event. Each block is cut from the launch's
+// events and samples and proven as a launch of its own (block-result.ts).
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -407,9 +407,9 @@ type Ending =
   | { why: 'measured'; reason: 'precision' | 'budget'; slices: BlockSlice[] };
 
 /**
- * Polls the job's events until it exits: a block ends once every rank measured enough, and the next one starts;
- * after the last, the stop file ends the job. A job silent from the start or hung is stopped early. Under --continue
- * the profiler lets go of the real run instead, unless a block's state could not be set.
+ * Polls the job's events until it exits: a block ends once every rank measured enough, and the next one starts; after
+ * the last, the stop file ends the job. A job silent from the start or hung is stopped early. Under --continue the
+ * profiler lets go of the real run instead, unless a block's state could not be set.
  */
 async function superviseBlocks(launch: Launch): Promise<SupervisedLaunch> {
   const { input, job, live } = launch;
@@ -447,8 +447,8 @@ async function pollBlocks(launch: Launch, found: Findings, watch: HangWatch): Pr
   found.hang = watch.check(polled, launch.latestSample(), Date.now());
   if (found.hang !== null) return { why: 'hang' };
   const current = live[live.length - 1];
-  // --timeout is per mode: a block that runs past it ends the launch as a separate run's timer would
-  // (the first block's clock starts with the job, as a run's does; the launch's own timer is their sum).
+  // --timeout is per mode: a block that runs past it ends the launch as a separate run's timer would (the first block's
+  // clock starts with the job, as a run's does; the launch's own timer is their sum).
   if ((Date.now() - current.startedAt) / 1000 > input.timeoutSec) return { why: 'timeout' };
   const span = blockSpan(launch, live.length - 1, { startedAt: current.startedAt, endedAt: null, sole: false });
   // The processes that train: a process that never reported an iteration (a rank's helper) decides nothing.
@@ -480,8 +480,8 @@ async function pollBlocks(launch: Launch, found: Findings, watch: HangWatch): Pr
 }
 
 /**
- * Sets the next block's state while the job trains on in the old mode (those iterations belong to no block), then
- * names it in the control file; a second block of the same mode keeps the state.
+ * Sets the next block's state while the job trains on in the old mode (those iterations belong to no block), then names
+ * it in the control file; a second block of the same mode keeps the state.
  */
 async function switchBlock(launch: Launch, next: LaunchBlock, polled: readonly ProcessEvents[]): Promise<void> {
   const { input, live } = launch;
@@ -518,8 +518,8 @@ function allSwitchable(processes: readonly ProcessEvents[]): boolean {
 }
 
 /**
- * Seconds the later blocks should take: the ended blocks' mean iterations, at the mode's pace where measured, else
- * the slowest so far (an unmeasured cold block is at least that slow). Null before a block has ended.
+ * Seconds the later blocks should take: the ended blocks' mean iterations, at the mode's pace where measured, else the
+ * slowest so far (an unmeasured cold block is at least that slow). Null before a block has ended.
  */
 function laterBlocksEstimate(live: readonly LiveBlock[], blocks: readonly LaunchBlock[]): number | null {
   const ended = live.filter((b) => b.measured);

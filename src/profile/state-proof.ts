@@ -21,11 +21,10 @@ const PROOF_THRESHOLDS = {
 } as const;
 
 /**
- * What the data source says about one run: the state it set up (residency
- * before the job), what its meter counted during it, and what limits a proof
- * on it. The local-file source's meter is read_bytes of the job's tree
- * (data-sources/local-files.ts); a remote source's would be the bytes that
- * crossed the network. proveState reads no counter itself.
+ * What the data source says about one run: the state it set up (residency before the job), what its meter counted
+ * during it, and what limits a proof on it. The local-file source's meter is read_bytes of the job's tree
+ * (data-sources/local-files.ts); a remote source's would be the bytes that crossed the network. proveState reads no
+ * counter itself.
  */
 export interface SourceEvidence {
   /** Data bytes held locally (the page cache) just before the job started. */
@@ -90,11 +89,10 @@ export interface SubsetEvidence {
 }
 
 /**
- * Decides whether a mode ran in the cache state it claims: from residency
- * before the run and the storage bytes the job's tree read during it, then
- * what can overrule them (a subset the job did not keep, a file system that
- * cannot hold the state, reads outside --data that could be all a cold
- * mode's storage reads), and notes what the reason must also say.
+ * Decides whether a mode ran in the cache state it claims: from residency before the run and the storage bytes the
+ * job's tree read during it, then what can overrule them (a subset the job did not keep, a file system that cannot hold
+ * the state, reads outside --data that could be all a cold mode's storage reads), and notes what the reason must also
+ * say.
  */
 export function proveState(input: ProofInput): StateProof {
   const measured = measuredVerdict(input);
@@ -117,9 +115,8 @@ export function proveState(input: ProofInput): StateProof {
 }
 
 /**
- * The cached mode on a subset holds only if the job sampled from the subset:
- * it must say so in its start event (subsetFiles). A job that never did ran
- * on the whole dataset, which does not stay resident: unproven, with why.
+ * The cached mode on a subset holds only if the job sampled from the subset: it must say so in its start event
+ * (subsetFiles). A job that never did ran on the whole dataset, which does not stay resident: unproven, with why.
  */
 function subsetVerdict(
   measured: { proven: boolean; reason: string },
@@ -178,8 +175,8 @@ function measuredVerdict(input: ProofInput): StateProof {
   }
   if (readFraction < PROOF_THRESHOLDS.coldMinRead) {
     if (readFraction < PROOF_THRESHOLDS.cachedMaxRead) {
-      // Evicted, yet hardly read: the iterations do not read --data (an
-      // in-memory dataset such as torchvision's MNIST loads it at start-up).
+      // Evicted, yet hardly read: the iterations do not read --data (an in-memory dataset such as torchvision's MNIST
+      // loads it at start-up).
       return verdict(
         false,
         input.consumedBytesEstimated
@@ -193,9 +190,9 @@ function measuredVerdict(input: ProofInput): StateProof {
 }
 
 /**
- * A cached mode answered in the job (remote data): proven when at least 99% of the consumed bytes did not come over
- * the network and the copy answered most of them (a job whose reads went elsewhere, such as a cache of its own, did
- * not read the copy). The copy may hold a part of the dataset: the hook answers every request from it.
+ * A cached mode answered in the job (remote data): proven when at least 99% of the consumed bytes did not come over the
+ * network and the copy answered most of them (a job whose reads went elsewhere, such as a cache of its own, did not
+ * read the copy). The copy may hold a part of the dataset: the hook answers every request from it.
  */
 function answeredLocally(input: ProofInput, readFraction: number): [boolean, string] {
   const local = (input.localBytes ?? 0) / input.consumedBytes;

@@ -57,11 +57,9 @@ export function windowRates<S extends Timed>(
 }
 
 /**
- * Bytes fetched (a data source's meter: read_bytes of the job's tree for
- * local files) during the measured window, against the bytes of samples the
- * job consumed in that window (all ranks). Null when the meter's readings do
- * not cover the window. The window excludes start-up, so a short run's
- * imports and model loading do not pass for dataset reads.
+ * Bytes fetched (a data source's meter: read_bytes of the job's tree for local files) during the measured window,
+ * against the bytes of samples the job consumed in that window (all ranks). Null when the meter's readings do not cover
+ * the window. The window excludes start-up, so a short run's imports and model loading do not pass for dataset reads.
  */
 export function windowReadProof(
   series: readonly { t: number; bytes: number; localBytes?: number }[],
@@ -111,10 +109,10 @@ export interface TimeSpan {
 }
 
 /**
- * The spans in which no rank's training loader was iterating between two of its epochs (the epoch events' gapMs:
- * from one epoch's StopIteration to iter(loader) for the next), where every rank was idle at once: the validation
- * pass, the checkpoint saved and copied, the script's own work. A rank's epoch event is written as its first batch
- * returns, so its gap ends createMs + firstWaitMs before it.
+ * The spans in which no rank's training loader was iterating between two of its epochs (the epoch events' gapMs: from
+ * one epoch's StopIteration to iter(loader) for the next), where every rank was idle at once: the validation pass, the
+ * checkpoint saved and copied, the script's own work. A rank's epoch event is written as its first batch returns, so
+ * its gap ends createMs + firstWaitMs before it.
  */
 export function idleLoaderSpans(ranks: readonly { epochs?: readonly EpochGap[] }[]): TimeSpan[] {
   const perRank = ranks.map((r) =>

@@ -59,9 +59,9 @@ export const RankResultSchema = z.object({
 export type RankResult = z.infer<typeof RankResultSchema>;
 
 /**
- * The job's first batch in one run: seconds from the job's start to its first batch (the last rank's), the
- * part before its loader was first asked (the job's own start-up: imports, model, workers not yet asked),
- * and the loader's first wait (its workers' start, the first batch's fetch and prep).
+ * The job's first batch in one run: seconds from the job's start to its first batch (the last rank's), the part before
+ * its loader was first asked (the job's own start-up: imports, model, workers not yet asked), and the loader's first
+ * wait (its workers' start, the first batch's fetch and prep).
  */
 export const FirstBatchSchema = z.object({
   sec: nonneg(),
@@ -154,9 +154,9 @@ export const StorageProbeSchema = z.object({
    */
   firstByteMs: nonneg().optional(),
   /**
-   * Remote data: the median time to a first byte of a few requests sent one at a time before the others, ms:
-   * the network's latency, with no response ahead of it to wait behind (on a full link the loaded
-   * firstByteMs is mostly that queueing); absent for files and older profiles.
+   * Remote data: the median time to a first byte of a few requests sent one at a time before the others, ms: the
+   * network's latency, with no response ahead of it to wait behind (on a full link the loaded firstByteMs is mostly
+   * that queueing); absent for files and older profiles.
    */
   idleFirstByteMs: nonneg().optional(),
   /** True when storage delivered at least 90% of the bytes read (the files were really cold). */
@@ -200,8 +200,8 @@ export const NetworkUseSchema = z.object({
   /** The cap on the data's bytes during the run, bytes/s, or null. */
   capBytesPerSec: nonneg().nullable(),
   /**
-   * Where the requests were counted: at the profiler's proxy, or in the job's own HTTP clients (Python's
-   * http.client: the cold mode reaching its origin directly). Absent in older profiles: the proxy.
+   * Where the requests were counted: at the profiler's proxy, or in the job's own HTTP clients (Python's http.client:
+   * the cold mode reaching its origin directly). Absent in older profiles: the proxy.
    */
   meter: z.enum(['proxy', 'client']).optional(),
 });
@@ -225,8 +225,8 @@ export const PrepStageTotalsSchema = z.object({
 export type PrepStageTotals = z.infer<typeof PrepStageTotalsSchema>;
 
 /**
- * A block whose figures cannot stand (analysis/stalls.ts): its fetches stalled, its job stopped making progress,
- * or --timeout ended it before it measured enough. Its state is not proven and the split leaves it out.
+ * A block whose figures cannot stand (analysis/stalls.ts): its fetches stalled, its job stopped making progress, or
+ * --timeout ended it before it measured enough. Its state is not proven and the split leaves it out.
  */
 export const StallSchema = z.object({
   /**

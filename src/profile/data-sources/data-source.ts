@@ -1,10 +1,8 @@
-// Where a job's samples come from: one interface that profile, validate and the
-// overlap probe speak to, so the data path is chosen once (open-data-source.ts)
-// and never named in the runs. Every source answers a core of eight members;
-// what some cannot do is an optional capability, its absence said in `whyNot`.
-// The sources: local files (local-files.ts), files on FUSE (fuse-files.ts) or
-// NFS (nfs-files.ts), remote objects (remote-objects.ts); the fake is
-// test/support/fake-data-source.ts.
+// Where a job's samples come from: one interface that profile, validate and the overlap probe speak to, so the data
+// path is chosen once (open-data-source.ts) and never named in the runs. Every source answers a core of eight members;
+// what some cannot do is an optional capability, its absence said in `whyNot`. The sources: local files
+// (local-files.ts), files on FUSE (fuse-files.ts) or NFS (nfs-files.ts), remote objects (remote-objects.ts); the fake
+// is test/support/fake-data-source.ts.
 import type { Mode } from '../../schema/events.js';
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';

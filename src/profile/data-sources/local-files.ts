@@ -1,5 +1,5 @@
-// Files under the --data folders on this machine: page-cache states (cache-states/), the job tree's read_bytes as
-// the meter, an io cgroup on the dataset's block device as the throttle, proofs limited by the folders' file systems
+// Files under the --data folders on this machine: page-cache states (cache-states/), the job tree's read_bytes as the
+// meter, an io cgroup on the dataset's block device as the throttle, proofs limited by the folders' file systems
 // (system/dataset/file-systems.ts). Files on FUSE or NFS build on this source (fuse-files.ts, nfs-files.ts).
 import { ExitCode, UserError } from '../../errors.js';
 import type { Mode } from '../../schema/events.js';
@@ -181,8 +181,8 @@ function startReadBytesMeter(
   return {
     attach(pid) {
       if (mode === 'synthetic') return;
-      // The tree's members kept from sample to sample: a sample reads the tree's processes, not the machine's.
-      // attach() is called as the job is spawned: its first reading need not walk every process.
+      // The tree's members kept from sample to sample: a sample reads the tree's processes, not the machine's. attach()
+      // is called as the job is spawned: its first reading need not walk every process.
       const members = new TreeMembers(null);
       tree = members;
       members.setRoot(pid, { spawnedNow: true });
@@ -200,8 +200,8 @@ function startReadBytesMeter(
         wholeRunBytes: before !== null && after !== null ? Math.max(0, after - before) : null,
         wholeRunSource: before !== null && after !== null ? MESSAGES.wholeRunSource : MESSAGES.noSelfIo,
         // The bound on a cold mode's proof counts only the outside files still open in the window its reads are from (a
-        // checkpoint loaded at start-up is not).
-        // Files seen open only while the training loader was idle between epochs (a validation set) are not named.
+        // checkpoint loaded at start-up is not). Files seen open only while the training loader was idle between epochs
+        // (a validation set) are not named.
         otherReads: (sinceMs, aside = [], untilMs = Infinity) => {
           const note = outsideReadsNote(outside.result(-Infinity, aside, untilMs));
           if (note === null) return null;

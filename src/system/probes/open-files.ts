@@ -1,6 +1,5 @@
-// Files the job reads outside --data (a validation set, labels), whose reads
-// count in read_bytes as the dataset's: the tree's open descriptors sampled,
-// counted by directory.
+// Files the job reads outside --data (a validation set, labels), whose reads count in read_bytes as the dataset's: the
+// tree's open descriptors sampled, counted by directory.
 import fs from 'node:fs';
 import path from 'node:path';
 
