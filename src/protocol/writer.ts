@@ -166,13 +166,9 @@ export class EventWriter {
       hostname: (options.hostname ?? hostname()).slice(0, MAX_HOSTNAME_CHARS),
       nodeRank: options.nodeRank ?? 0,
     };
-    if (options.batchSize !== undefined) start.batchSize = options.batchSize;
-    if (options.workers !== undefined) start.workers = options.workers;
-    if (options.source !== undefined) start.source = options.source;
-    if (options.subsetFiles !== undefined) start.subsetFiles = options.subsetFiles;
+    for (const key of ['batchSize', 'workers', 'source', 'subsetFiles', 'subsetNote', 'loader', 'switchModes'] as const)
+      if (options[key] !== undefined) start[key] = options[key];
     if (options.subsetNote !== undefined) start.subsetNote = options.subsetNote.slice(0, 1000);
-    if (options.loader !== undefined) start.loader = options.loader;
-    if (options.switchModes !== undefined) start.switchModes = options.switchModes;
     // The start event is written at once: the CLI takes it as proof that the job reached its loop.
     this.buffer = JSON.stringify(start) + '\n';
     this.flush();

@@ -32,17 +32,8 @@ export interface DatasetFile {
   bytes: number;
 }
 
-/** File-size distribution, nearest-rank quantiles over files. */
-export interface FileBytesQuantiles {
-  /** 10th percentile of file sizes, bytes. */
-  p10: number;
-  /** Median file size, bytes. */
-  p50: number;
-  /** 90th percentile of file sizes, bytes. */
-  p90: number;
-  /** Largest file, bytes. */
-  max: number;
-}
+/** File-size distribution, nearest-rank quantiles over files, bytes. */
+export type FileBytesQuantiles = Profile['dataset']['fileBytesQuantiles'];
 
 /** Every regular file under the roots, and what the cache modes need to know about them. */
 export interface Dataset {
@@ -80,18 +71,8 @@ export interface Dataset {
   sampleBytes?: number;
 }
 
-/** Where remote data comes from, without credentials. */
-export interface RemoteDataset {
-  kind: 's3' | 'http';
-  location: string;
-  protocol: 'http' | 'https';
-  origins: string[];
-  cacheDir: string | null;
-  /** Samples in one object, where objects are tar shards (counted in the first); null: one object, one sample. */
-  samplesPerObject: number | null;
-  /** The job's own cache folder (--job-cache), kept empty in the cold mode; null when none was named. */
-  jobCacheDir?: string | null;
-}
+/** Where remote data comes from, without credentials (the profile's dataset.remote); samplesPerObject always set. */
+export type RemoteDataset = NonNullable<Profile['dataset']['remote']> & { samplesPerObject: number | null };
 
 /** Options of listDataset; the defaults suit the CLI. */
 export interface ListDatasetOptions {
