@@ -4,6 +4,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ExitCode, UserError, valueError } from '../errors.js';
 import { PROTOCOL_TEXT } from './protocol-text.js';
+import { readTextOrNull } from '../system/kernel/read-text.js';
 import type { z } from 'zod';
 import {
   BlockEventSchema,
@@ -439,7 +440,7 @@ export class ControlFile extends PolledFile {
   poll(): ControlBlock | null {
     const path = this.due();
     if (path === null) return null;
-    const asked = parseControl(readOrEmpty(path));
+    const asked = parseControl(readTextOrNull(path) ?? '');
     if (asked === null || asked.block <= this.block) return null;
     this.block = asked.block;
     return asked;
@@ -452,12 +453,4 @@ export function parseControl(text: string): ControlBlock | null {
   const block = Number(blockText);
   const mode = ModeSchema.safeParse(modeText);
   return rest.length === 0 && Number.isInteger(block) && block > 0 && mode.success ? { block, mode: mode.data } : null;
-}
-
-function readOrEmpty(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
 }
