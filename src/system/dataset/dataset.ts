@@ -6,6 +6,7 @@ import { loadFileSyscalls } from '../kernel/file-syscalls.js';
 import { errorCode } from '../kernel/errno.js';
 import { wholeDiskDevice } from '../kernel/block-device.js';
 import { jobMemoryBudget } from '../cgroups/memory-budget.js';
+import { meminfoBytes } from '../kernel/read-text.js';
 import { fileView } from './file-table.js';
 import { nearestRank } from '../../quantile.js';
 import type { DataSourceRecord, Profile } from '../../schema/profile.js';
@@ -169,10 +170,7 @@ export async function memoryBudget(readMeminfo: () => Promise<string>): Promise<
   } catch {
     return null;
   }
-  const kib = (name: string): number | null => {
-    const match = new RegExp(`^${name}:\\s+(\\d+)\\s*kB`, 'm').exec(text);
-    return match ? Number(match[1]) * 1024 : null;
-  };
+  const kib = (name: string): number | null => meminfoBytes(text, name);
   // Kernels before 3.14 lack MemAvailable; MemFree + Cached is the usual stand-in.
   const available = kib('MemAvailable') ?? sumOrNull(kib('MemFree'), kib('Cached'));
   return available === null ? null : Math.floor(available * MEMORY_HEADROOM);
