@@ -48,10 +48,53 @@ export function processNode(events: Pick<ProcessEvents, 'start'>, localHostname:
 
 const CHUNK_BYTES = 1 << 20;
 
+/** Whole lines appended to files since the last read: a line without its newline yet waits for the next read. */
+export class AppendedLines {
+  private readonly files = new Map<string, { offset: number; rest: string }>();
+
+  /** Calls `onLine` with each whole line appended to `path` since the last call; nothing while it cannot be read. */
+  read(path: string, onLine: (line: string) => void): void {
+    const file = this.files.get(path) ?? { offset: 0, rest: '' };
+    this.files.set(path, file);
+    let size: number;
+    let fd: number;
+    try {
+      // One stat a poll for a file with nothing new (most polls): no open, no read.
+      size = statSync(path).size;
+      if (size <= file.offset) return;
+      fd = openSync(path, 'r');
+    } catch {
+      return;
+    }
+    try {
+      const buffer = Buffer.alloc(Math.min(CHUNK_BYTES, size - file.offset));
+      while (file.offset < size) {
+        const read = readSync(fd, buffer, 0, buffer.length, file.offset);
+        if (read <= 0) break;
+        file.offset += read;
+        const text = file.rest + buffer.toString('utf8', 0, read);
+        const lastNewline = text.lastIndexOf('\n');
+        file.rest = text.slice(lastNewline + 1);
+        if (lastNewline >= 0) for (const line of text.slice(0, lastNewline).split('\n')) onLine(line);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Each file's text after its last newline (a last line never ended), taken: a later read starts after it. */
+  takeRests(): [path: string, rest: string][] {
+    return [...this.files].map(([path, file]) => {
+      const rest = file.rest;
+      file.rest = '';
+      return [path, rest];
+    });
+  }
+}
+
 /** Reads the job's event files as it writes them: a bad line is counted, a half-written one waits for its newline. */
 export class EventsReader {
-  private readonly offsets = new Map<string, number>();
-  private readonly partial = new Map<string, string>();
+  private readonly appended = new AppendedLines();
   private readonly byFile = new Map<string, ProcessEvents>();
   private readonly cpu: CpuAccount | undefined;
 
@@ -83,64 +126,26 @@ export class EventsReader {
   /** Reads the rest, treating a final line without newline as complete. */
   finish(): ProcessEvents[] {
     const all = this.poll();
-    for (const [file, rest] of this.partial) {
-      if (rest.trim() !== '') this.consumeLine(this.byFile.get(file)!, rest);
-      this.partial.set(file, '');
-    }
+    for (const [file, rest] of this.appended.takeRests()) this.consumeLine(this.byFile.get(file)!, rest);
     return all;
   }
 
   private readNew(file: string): void {
-    let events = this.byFile.get(file);
-    if (!events) {
-      events = {
-        file,
-        start: null,
-        iterations: [],
-        end: null,
-        checkpoints: [],
-        epochs: [],
-        blocks: [],
-        snapshots: [],
-        badLines: 0,
-        firstBadLine: null,
-        lines: 0,
-      };
-      this.byFile.set(file, events);
-    }
-    let offset = this.offsets.get(file) ?? 0;
-    let size: number;
-    try {
-      // One stat a poll for a file with nothing new (most polls): no open, no read.
-      size = statSync(file).size;
-    } catch {
-      return;
-    }
-    if (size <= offset) return;
-    let fd: number;
-    try {
-      fd = openSync(file, 'r');
-    } catch {
-      return;
-    }
-    try {
-      const buffer = Buffer.alloc(Math.min(CHUNK_BYTES, Math.max(size - offset, 1)));
-      let text = this.partial.get(file) ?? '';
-      while (offset < size) {
-        const read = readSync(fd, buffer, 0, buffer.length, offset);
-        if (read <= 0) break;
-        offset += read;
-        text += buffer.toString('utf8', 0, read);
-        const lastNewline = text.lastIndexOf('\n');
-        if (lastNewline < 0) continue;
-        for (const line of text.slice(0, lastNewline).split('\n')) this.consumeLine(events, line);
-        text = text.slice(lastNewline + 1);
-      }
-      this.offsets.set(file, offset);
-      this.partial.set(file, text);
-    } finally {
-      closeSync(fd);
-    }
+    const events: ProcessEvents = this.byFile.get(file) ?? {
+      file,
+      start: null,
+      iterations: [],
+      end: null,
+      checkpoints: [],
+      epochs: [],
+      blocks: [],
+      snapshots: [],
+      badLines: 0,
+      firstBadLine: null,
+      lines: 0,
+    };
+    this.byFile.set(file, events);
+    this.appended.read(file, (line) => this.consumeLine(events, line));
   }
 
   private consumeLine(events: ProcessEvents, line: string): void {

@@ -8,11 +8,7 @@ import type { ProcessEvents } from './events-reader.js';
 const WATCHED_ITERATIONS = 200;
 
 export class HangWatch {
-  private seen: { iterations: number; at: number; cpuSec: number | null } = {
-    iterations: 0,
-    at: Date.now(),
-    cpuSec: null,
-  };
+  private seen = { iterations: 0, at: Date.now(), cpuSec: null as number | null };
 
   /** `minSec`: the least silence called hung (profile --hang-timeout). */
   constructor(private readonly minSec: number = STALL_LIMITS.hungMinSec) {}

@@ -4,6 +4,7 @@
 import { appendFileSync, chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
+import { readProcStat } from '../system/kernel/proc.js';
 import { REGISTRY_TEXT } from './run-text.js';
 
 /** A profile that runs, as its registry file names it. */
@@ -46,7 +47,7 @@ export class RunRegistration {
       throw new UserError(REGISTRY_TEXT.refused(this.others[0]), ExitCode.Environment);
     const self: RegisteredRun = {
       pid: process.pid,
-      startTicks: startTicks(process.pid) ?? 0,
+      startTicks: readProcStat(process.pid)?.startTicks ?? 0,
       profile: this.profile,
       startedAt: new Date().toISOString(),
     };
@@ -93,7 +94,7 @@ export function liveRuns(dir: string): RegisteredRun[] {
   for (const name of readdirSync(dir)) {
     if (!name.endsWith('.json')) continue;
     const run = readRun(join(dir, name));
-    if (run && run.pid !== process.pid && startTicks(run.pid) === run.startTicks) live.push(run);
+    if (run && run.pid !== process.pid && readProcStat(run.pid)?.startTicks === run.startTicks) live.push(run);
     else if (run?.pid !== process.pid) removeStale(dir, name);
   }
   return live;
@@ -125,16 +126,4 @@ function removeStale(dir: string, name: string): void {
     rmSync(join(dir, name), { force: true });
     rmSync(join(dir, name.replace(/\.json$/, '.beside')), { force: true });
   } catch {}
-}
-
-/** A process's start time in clock ticks since boot, or null where it does not run. */
-function startTicks(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[19]);
-  } catch {
-    return null;
-  }
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { listPids, readProcStat, type ProcStat } from '../system/kernel/proc.js';
+import { listPids, readProcStat } from '../system/kernel/proc.js';
 import type { execa } from 'execa';
 import { ExitCode, UserError } from '../errors.js';
 import { KERNEL_TEXT } from '../system/kernel/kernel-text.js';
@@ -185,7 +185,10 @@ export class SupervisedJob implements Job {
     } catch {
       return false;
     }
-    return liveGroupMembers(this.pid).length > 0;
+    return listPids().some((pid) => {
+      const stat = readProcStat(pid);
+      return stat !== null && stat.pgrp === this.pid && stat.state !== 'Z' && stat.state !== 'X';
+    });
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
@@ -210,12 +213,4 @@ function startWatchdog(run: typeof execa, cliPid: number, jobPgid: number): Retu
   });
   watchdog.unref();
   return watchdog;
-}
-
-/** Pids of live (non-zombie) processes whose process group is `pgid`. */
-function liveGroupMembers(pgid: number): number[] {
-  return listPids()
-    .map((pid) => readProcStat(pid))
-    .filter((stat): stat is ProcStat => stat !== null && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X')
-    .map((stat) => stat.pid);
 }

@@ -4,6 +4,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ExitCode, UserError, valueError } from '../errors.js';
 import { PROTOCOL_TEXT } from './protocol-text.js';
+import { readTextOrNull } from '../system/kernel/read-text.js';
 import type { z } from 'zod';
 import {
   BlockEventSchema,
@@ -166,13 +167,9 @@ export class EventWriter {
       hostname: (options.hostname ?? hostname()).slice(0, MAX_HOSTNAME_CHARS),
       nodeRank: options.nodeRank ?? 0,
     };
-    if (options.batchSize !== undefined) start.batchSize = options.batchSize;
-    if (options.workers !== undefined) start.workers = options.workers;
-    if (options.source !== undefined) start.source = options.source;
-    if (options.subsetFiles !== undefined) start.subsetFiles = options.subsetFiles;
+    for (const key of ['batchSize', 'workers', 'source', 'subsetFiles', 'subsetNote', 'loader', 'switchModes'] as const)
+      if (options[key] !== undefined) start[key] = options[key];
     if (options.subsetNote !== undefined) start.subsetNote = options.subsetNote.slice(0, 1000);
-    if (options.loader !== undefined) start.loader = options.loader;
-    if (options.switchModes !== undefined) start.switchModes = options.switchModes;
     // The start event is written at once: the CLI takes it as proof that the job reached its loop.
     this.buffer = JSON.stringify(start) + '\n';
     this.flush();
@@ -443,7 +440,7 @@ export class ControlFile extends PolledFile {
   poll(): ControlBlock | null {
     const path = this.due();
     if (path === null) return null;
-    const asked = parseControl(readOrEmpty(path));
+    const asked = parseControl(readTextOrNull(path) ?? '');
     if (asked === null || asked.block <= this.block) return null;
     this.block = asked.block;
     return asked;
@@ -456,12 +453,4 @@ export function parseControl(text: string): ControlBlock | null {
   const block = Number(blockText);
   const mode = ModeSchema.safeParse(modeText);
   return rest.length === 0 && Number.isInteger(block) && block > 0 && mode.success ? { block, mode: mode.data } : null;
-}
-
-function readOrEmpty(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
-  }
 }

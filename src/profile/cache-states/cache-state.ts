@@ -4,18 +4,12 @@
 // (test/support/fake-cache-state.ts).
 import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
-import type { ColdKeeper, KeeperMechanism } from '../../system/keepers/cold-keeper.js';
+import type { StateProof } from '../../schema/profile-measures.js';
+import type { ColdKeeper } from '../../system/keepers/cold-keeper.js';
 import type { CachedPlan } from '../cached-subset.js';
 
-/** How a cold keeper kept the dataset cold, and what it cost (see src/system/keepers/cold-keeper.ts). */
-export interface KeeperUse {
-  /** The mechanism that ran. */
-  mechanism: KeeperMechanism;
-  /** CPU seconds of the keeper's own work while it ran. */
-  cpuSec: number;
-  /** Why it fell back to scanning, when it did. */
-  fallbackReason?: string;
-}
+/** How a cold keeper kept the dataset cold, and what it cost (the profile's stateProof.keeper before its share). */
+export type KeeperUse = Omit<NonNullable<StateProof['keeper']>, 'cpuShare'>;
 
 /** What a mode's cache state reports when it ends. */
 export interface StateFinish {

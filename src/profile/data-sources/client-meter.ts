@@ -3,7 +3,7 @@
 // second and placed at the run's resource samples. In one launch each line carries the block it was counted in, so a
 // block's counts are its lines' rise, however late the CLI read them. No proxy carries the bytes, so the meter costs
 // the job microseconds per request and nothing per byte (bench/client-meter.bench.ts).
-import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { NetworkUse } from '../../schema/profile.js';
@@ -12,6 +12,7 @@ import { tailQuantiles } from '../../quantile.js';
 import { counterMeter, statusRise, type CounterPoll } from './counter-poll.js';
 import type { FetchMeter } from './data-source.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
+import { AppendedLines } from '../events-reader.js';
 
 const READ_EVERY_MS = 250;
 
@@ -58,12 +59,10 @@ export interface ProcessCounters {
   lines?: CounterLine[];
 }
 
-/**
- * The processes' counter files in a folder, read incrementally (re-reading them whole every poll would grow with the
- * run); the text after a file's last newline may be a line still being written: kept for the next poll.
- */
+/** The processes' counter files in a folder, read incrementally: reading them whole every poll grows with the run. */
 export class ClientCounters {
-  private readonly files = new Map<string, { offset: number; rest: string; counters: ProcessCounters | null }>();
+  private readonly appended = new AppendedLines();
+  private readonly byFile = new Map<string, ProcessCounters>();
 
   constructor(private readonly dir: string) {}
 
@@ -76,42 +75,18 @@ export class ClientCounters {
       // No folder yet: no process has counted a request.
     }
     for (const name of names) {
-      const file = this.files.get(name) ?? { offset: 0, rest: '', counters: null };
-      this.files.set(name, file);
-      const text = file.rest + this.readFrom(join(this.dir, name), file);
-      const lines = text.split('\n');
-      file.rest = lines.pop() ?? '';
-      for (const line of lines) {
+      this.appended.read(join(this.dir, name), (line) => {
         const parsed = CounterLine.safeParse(parseJson(line));
-        if (!parsed.success) continue;
-        file.counters ??= { last: parsed.data, firstByteMs: [], requestMs: [], lines: [] };
-        const counters = file.counters;
+        if (!parsed.success) return;
+        const counters = this.byFile.get(name) ?? { last: parsed.data, firstByteMs: [], requestMs: [], lines: [] };
+        this.byFile.set(name, counters);
         counters.last = parsed.data;
         counters.lines?.push(parsed.data);
         counters.firstByteMs.push(...parsed.data.firstByteMs);
         counters.requestMs.push(...parsed.data.requestMs);
-      }
+      });
     }
-    return [...this.files.values()].flatMap((f) => (f.counters ? [f.counters] : []));
-  }
-
-  private readFrom(path: string, file: { offset: number }): string {
-    let fd: number;
-    try {
-      fd = openSync(path, 'r');
-    } catch {
-      return '';
-    }
-    try {
-      const size = fstatSync(fd).size;
-      if (size <= file.offset) return '';
-      const buffer = Buffer.alloc(size - file.offset);
-      const read = readSync(fd, buffer, 0, buffer.length, file.offset);
-      file.offset += read;
-      return buffer.subarray(0, read).toString('utf8');
-    } finally {
-      closeSync(fd);
-    }
+    return [...this.byFile.values()];
   }
 }
 

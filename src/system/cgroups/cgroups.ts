@@ -1,13 +1,13 @@
 // Job cgroups: throttle the job's storage reads (blkio/io), cap its page cache (memory) and restrict its CPUs (cpuset),
 // so what-if predictions can be checked against real runs, on cgroup v1 or v2.
-import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, UserError } from '../../errors.js';
 import { CGROUP_TEXT } from './cgroup-text.js';
 import { canWrite, readTextOrNull } from '../kernel/read-text.js';
 import { errorCode } from '../kernel/errno.js';
 import { parseMountinfo } from '../kernel/mountinfo.js';
+import { emptyAndRemove, realCgroupFs } from './leftovers.js';
 
 /** Controllers the job cgroup can use; 'io' is called blkio on cgroup v1. */
 export type CgroupController = 'io' | 'memory' | 'cpuset';
@@ -212,13 +212,7 @@ export function createJobCgroup(options: JobCgroupOptions): JobCgroup {
     dirFor = makeGroups(info, needed, `${JOB_CGROUP_PREFIX}${options.name}`, created);
     setLimits(options, info, dirFor);
   } catch (error) {
-    for (const dir of created.reverse()) {
-      try {
-        rmdirSync(dir);
-      } catch {
-        // best effort
-      }
-    }
+    for (const dir of created.reverse()) realCgroupFs.remove(dir); // best effort
     throw error;
   }
   const dirs = [...new Set(dirFor.values())];
@@ -319,24 +313,13 @@ function setLimits(options: JobCgroupOptions, info: CgroupInfo, dirFor: Map<Cgro
   }
 }
 
+/** Removes each group once its processes have left (exit in progress: EBUSY); a UserError if one stays past `timeoutMs`. */
 async function removeGroups(dirs: string[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  // The job's processes are its own to end: nothing is killed here.
+  const fs = { ...realCgroupFs, kill: () => false };
   for (const dir of dirs) {
-    for (;;) {
-      const procs = readTextOrNull(join(dir, 'cgroup.procs'));
-      if (procs === null) break; // already gone
-      if (procs.trim() === '') {
-        try {
-          rmdirSync(dir);
-          break;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
-          // EBUSY: a process is still leaving (exit in progress); retry below
-        }
-      }
-      if (Date.now() > deadline) throw new UserError(CGROUP_TEXT.notEmpty(dir), ExitCode.Environment);
-      await sleep(50);
-    }
+    const { error } = await emptyAndRemove(dir, fs, timeoutMs);
+    if (error !== null) throw new UserError(CGROUP_TEXT.notEmpty(dir), ExitCode.Environment);
   }
 }
 

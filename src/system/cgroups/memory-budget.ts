@@ -1,6 +1,6 @@
 // The memory the page cache can give the job's dataset: the machine's available memory, or less under the tightest
 // limit of the memory cgroups the job inherits (a container, a Slurm job).
-import { parseKernelNumber, readTextOrNull } from '../kernel/read-text.js';
+import { meminfoBytes, parseKernelNumber, readTextOrNull } from '../kernel/read-text.js';
 import { parseMountinfo, type Mount } from '../kernel/mountinfo.js';
 import { parseProcCgroup } from './cgroups.js';
 import { formatBytes } from '../../units.js';
@@ -170,6 +170,6 @@ export function activeFileBytes(readFile: ReadKernelFile = readTextOrNull): { by
       source: `memory cgroup ${tightest.dir} (${tightest.version}) memory.stat ${tightest.version === 'v1' ? 'total_active_file' : 'active_file'}`,
     };
   }
-  const match = /^Active\(file\):\s+(\d+)\s*kB/m.exec(readFile('/proc/meminfo') ?? '');
-  return match ? { bytes: Number(match[1]) * 1024, source: '/proc/meminfo Active(file)' } : null;
+  const bytes = meminfoBytes(readFile('/proc/meminfo'), 'Active(file)');
+  return bytes === null ? null : { bytes, source: '/proc/meminfo Active(file)' };
 }

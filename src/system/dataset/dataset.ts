@@ -6,6 +6,7 @@ import { loadFileSyscalls } from '../kernel/file-syscalls.js';
 import { errorCode } from '../kernel/errno.js';
 import { wholeDiskDevice } from '../kernel/block-device.js';
 import { jobMemoryBudget } from '../cgroups/memory-budget.js';
+import { meminfoBytes } from '../kernel/read-text.js';
 import { fileView } from './file-table.js';
 import { nearestRank } from '../../quantile.js';
 import type { DataSourceRecord, Profile } from '../../schema/profile.js';
@@ -32,17 +33,8 @@ export interface DatasetFile {
   bytes: number;
 }
 
-/** File-size distribution, nearest-rank quantiles over files. */
-export interface FileBytesQuantiles {
-  /** 10th percentile of file sizes, bytes. */
-  p10: number;
-  /** Median file size, bytes. */
-  p50: number;
-  /** 90th percentile of file sizes, bytes. */
-  p90: number;
-  /** Largest file, bytes. */
-  max: number;
-}
+/** File-size distribution, nearest-rank quantiles over files, bytes. */
+export type FileBytesQuantiles = Profile['dataset']['fileBytesQuantiles'];
 
 /** Every regular file under the roots, and what the cache modes need to know about them. */
 export interface Dataset {
@@ -80,18 +72,8 @@ export interface Dataset {
   sampleBytes?: number;
 }
 
-/** Where remote data comes from, without credentials. */
-export interface RemoteDataset {
-  kind: 's3' | 'http';
-  location: string;
-  protocol: 'http' | 'https';
-  origins: string[];
-  cacheDir: string | null;
-  /** Samples in one object, where objects are tar shards (counted in the first); null: one object, one sample. */
-  samplesPerObject: number | null;
-  /** The job's own cache folder (--job-cache), kept empty in the cold mode; null when none was named. */
-  jobCacheDir?: string | null;
-}
+/** Where remote data comes from, without credentials (the profile's dataset.remote); samplesPerObject always set. */
+export type RemoteDataset = NonNullable<Profile['dataset']['remote']> & { samplesPerObject: number | null };
 
 /** Options of listDataset; the defaults suit the CLI. */
 export interface ListDatasetOptions {
@@ -188,10 +170,7 @@ export async function memoryBudget(readMeminfo: () => Promise<string>): Promise<
   } catch {
     return null;
   }
-  const kib = (name: string): number | null => {
-    const match = new RegExp(`^${name}:\\s+(\\d+)\\s*kB`, 'm').exec(text);
-    return match ? Number(match[1]) * 1024 : null;
-  };
+  const kib = (name: string): number | null => meminfoBytes(text, name);
   // Kernels before 3.14 lack MemAvailable; MemFree + Cached is the usual stand-in.
   const available = kib('MemAvailable') ?? sumOrNull(kib('MemFree'), kib('Cached'));
   return available === null ? null : Math.floor(available * MEMORY_HEADROOM);

@@ -3,36 +3,13 @@
 // the job.
 import fs from 'node:fs';
 import path from 'node:path';
+import type { z } from 'zod';
+import type { DatasetFileSystemSchema } from '../../schema/doctor-output.js';
 import { mountOf, parseMountinfo, type Mount } from '../kernel/mountinfo.js';
 
-/** What a file system allows. */
-export type FileSystemKind =
-  /** A local block device: everything works. */
-  | 'disk'
-  /** tmpfs, ramfs: the page cache is the storage, nothing can be evicted. */
-  | 'memory'
-  /** overlay, aufs: page cache of the layer below; no block device of its own. */
-  | 'overlay'
-  /** nfs, cifs, 9p, ceph, lustre...: a server's cache sits between the job and the storage. */
-  | 'network'
-  /** fuse.s3fs, gcsfuse, sshfs, virtiofs...: a daemon reads, so the reads are not the job's. */
-  | 'fuse'
-  /** Anything else (btrfs, zfs, xfs... are disks). */
-  | 'other';
-
-/** The file system holding one --data root. */
-export interface RootFileSystem {
-  /** The root as given. */
-  root: string;
-  /** Where that file system is mounted. */
-  mountPoint: string;
-  /** Its type as /proc/self/mountinfo names it (ext4, tmpfs, nfs4, fuse.s3fs). */
-  type: string;
-  /** Its source (/dev/vda1, server:/export, s3fs). */
-  source: string;
-  /** What it allows. */
-  kind: FileSystemKind;
-}
+/** The file system holding one --data root, and what it lets the cache modes prove (see fileSystemKind). */
+export type RootFileSystem = z.infer<typeof DatasetFileSystemSchema>;
+export type FileSystemKind = RootFileSystem['kind'];
 
 const MEMORY = new Set(['tmpfs', 'ramfs', 'devtmpfs', 'hugetlbfs']);
 const OVERLAY = new Set(['overlay', 'overlayfs', 'aufs', 'unionfs']);
@@ -157,14 +134,7 @@ const MESSAGES = {
 
 /** The profile's warnings about the dataset's file systems, one per root that limits a mode. */
 export function fileSystemWarnings(fileSystems: readonly RootFileSystem[] | undefined): string[] {
-  const warnings: string[] = [];
-  for (const fsys of fileSystems ?? []) {
-    if (fsys.kind === 'memory') warnings.push(MESSAGES.memory(fsys));
-    else if (fsys.kind === 'network') warnings.push(MESSAGES.network(fsys));
-    else if (fsys.kind === 'fuse') warnings.push(MESSAGES.fuse(fsys));
-    else if (fsys.kind === 'overlay') warnings.push(MESSAGES.overlay(fsys));
-  }
-  return warnings;
+  return (fileSystems ?? []).flatMap((f) => (f.kind === 'disk' || f.kind === 'other' ? [] : [MESSAGES[f.kind](f)]));
 }
 
 /** Why a mode's cache state cannot be proven on these file systems, or null. */

@@ -15,6 +15,12 @@ export function parseKernelNumber(text: string | null): number | null {
   return /^\d+$/.test(trimmed) ? Number(trimmed) : null;
 }
 
+/** A /proc/meminfo field ('MemAvailable', 'Active(file)'), bytes; null when absent or not read. */
+export function meminfoBytes(meminfo: string | null, field: string): number | null {
+  const match = new RegExp(`^${field.replace(/[()]/g, '\\$&')}:\\s+(\\d+)\\s*kB`, 'm').exec(meminfo ?? '');
+  return match ? Number(match[1]) * 1024 : null;
+}
+
 /** Whether this process may write `path` (a cgroup's file; a dataset file, which also lets mincore show its pages). */
 export function canWrite(path: string): boolean {
   try {

@@ -19,7 +19,6 @@ import {
   scanFilePages,
   systemBindings,
   measureResidency,
-  type FileCursor,
   type PageCacheBindings,
 } from './file-pages.js';
 
@@ -134,10 +133,6 @@ export async function evict(
     if (cpu) cpu.charge(() => syncFileSystems(libc, calls, files));
     else syncFileSystems(libc, calls, files);
   }
-  const fail = (cursor: FileCursor, code: string): void => {
-    result.failedFiles++;
-    result.firstError ??= `${cursor.path()}: ${code}`;
-  };
   // A file with no cached page (one cachestat, ~1 us) gets no advice: before 6.6, DONTNEED on a range it could not
   // wholly drop calls lru_add_drain_all(), which interrupts every CPU.
   const probe = new ResidencyProbe(libc, calls);
@@ -160,7 +155,8 @@ export async function evict(
     },
     (cursor, code) => {
       residentAfter = null;
-      fail(cursor, code);
+      result.failedFiles++;
+      result.firstError ??= `${cursor.path()}: ${code}`;
     },
   );
   if (residentAfter !== null) result.residentBytesAfter = residentAfter;

@@ -3,7 +3,9 @@
 import { accessSync, closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { z } from 'zod';
 import { UserError } from '../../errors.js';
+import type { CapabilityRowSchema } from '../../schema/doctor-output.js';
 import { CAPABILITY_NAMES, CAPABILITY_TEXT, type CapabilityName } from './capability-text.js';
 import { createJobCgroup, detectCgroups, type CgroupInfo } from '../cgroups/cgroups.js';
 import { wholeDiskDevice } from '../kernel/block-device.js';
@@ -12,19 +14,8 @@ import { reclaimingDamonSchemes } from '../cgroups/damon.js';
 import { FADV, MAP_SHARED, PROT_READ, loadLibc } from '../kernel/libc.js';
 import { errnoName, errorCode, firstLine } from '../kernel/errno.js';
 
-/** One row of the doctor table. */
-export interface Capability {
-  /** Capability name (see CAPABILITY_NAMES). */
-  name: CapabilityName;
-  /** Whether it works here. */
-  available: boolean;
-  /** What was found, one line. */
-  detail: string;
-  /** What the profile loses without it. */
-  impact: string;
-  /** How to get it. */
-  fix: string;
-}
+/** One row of the doctor table, its name one of CAPABILITY_NAMES. */
+export type Capability = z.infer<typeof CapabilityRowSchema> & { name: CapabilityName };
 
 export interface ProbeOptions {
   /** The caller's working directory: the storage throttle is tried on its disk. */

@@ -1,24 +1,13 @@
 // Which python3 a profiled job gets: execvp's PATH lookup in the job's environment. Under sudo that is secure_path, and
 // an activated venv is lost (issue 32): doctor names the fix.
 import { dirname } from 'node:path';
+import type { z } from 'zod';
+import type { JobPythonSchema } from '../../schema/doctor-output.js';
 import { findCommand } from '../kernel/resolve-command.js';
 import { sudoPathText, venvMismatchText } from './job-python-text.js';
 
 /** The Python a job will run, as doctor reports it. */
-export interface JobPython {
-  /** The command looked up: python3, or the path given with --python. */
-  command: string;
-  /** The executable it resolves to, or null when none is found. */
-  path: string | null;
-  /** The PATH it was looked up in (the job inherits it). */
-  searchPath: string;
-  /** SUDO_USER when running as root under sudo, else null. */
-  sudoUser: string | null;
-  /** The active virtual environment (VIRTUAL_ENV, else CONDA_PREFIX), or null. */
-  virtualEnv: string | null;
-  /** Why the job may not get the Python its user means, with the fix; null when nothing looks wrong. */
-  warning: string | null;
-}
+export type JobPython = z.infer<typeof JobPythonSchema>;
 
 /** The folders sudo's default secure_path holds (Debian, Ubuntu, RHEL): a python3 found there is the system's. */
 const SYSTEM_DIRS = new Set([

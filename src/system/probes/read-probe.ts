@@ -3,6 +3,7 @@
 import { open } from 'node:fs/promises';
 import { evict, type FileRef } from '../page-cache/page-cache.js';
 import { selfReadBytes } from '../kernel/proc.js';
+import type { StorageProbe } from '../../schema/profile-run.js';
 
 /** Bounds of one probe. */
 export interface ReadProbeLimits {
@@ -16,27 +17,8 @@ export interface ReadProbeLimits {
   requestBytes: number;
 }
 
-/** What the probe measured. */
-export interface ReadProbeResult {
-  /** Bytes the readers asked for. */
-  bytesRead: number;
-  /** Bytes storage delivered (read_bytes), or null when /proc/self/io is not readable. */
-  storageBytes: number | null;
-  /** Files read. */
-  files: number;
-  /** Wall time of the reads, s. */
-  sec: number;
-  /** storageBytes (or bytesRead without it) over sec. */
-  bytesPerSec: number;
-  /** Readers at once. */
-  concurrency: number;
-  /** Bytes per read request. */
-  requestBytes: number;
-  /** Remote data: the median time from a request to its first byte, ms; absent for files. */
-  firstByteMs?: number;
-  /** Remote data: the same for a few requests sent one at a time, nothing ahead of them, ms; absent for files. */
-  idleFirstByteMs?: number;
-}
+/** What the probe measured: the profile's storageProbe before its proof (StorageProbeSchema). */
+export type ReadProbeResult = Omit<StorageProbe, 'proven' | 'reason'>;
 
 /** Reads `files` (evicted first) within `limits`; evicts them again after, so no mode inherits them cached. */
 export async function probeReads(files: readonly FileRef[], limits: ReadProbeLimits): Promise<ReadProbeResult> {

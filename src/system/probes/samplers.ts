@@ -1,6 +1,6 @@
 // Periodic resource sampling while a mode runs: machine CPU, the job tree's CPU and storage I/O, the dataset device's
 // reads, the page cache and the GPUs (proc(5), iostats.rst).
-import { KernelFile } from '../kernel/read-text.js';
+import { KernelFile, meminfoBytes } from '../kernel/read-text.js';
 import type { ResourceSample } from '../../schema/profile.js';
 import type { GpuSampler } from './gpu.js';
 import type { RootOrigin } from '../kernel/proc.js';
@@ -51,12 +51,6 @@ export function parseDiskReadBytes(diskstats: string, device: string): number | 
     }
   }
   return null;
-}
-
-/** Cached (page cache) from /proc/meminfo, bytes; null when absent. */
-export function parseMeminfoCachedBytes(meminfo: string): number | null {
-  const match = /^Cached:\s+(\d+)\s*kB/m.exec(meminfo);
-  return match ? Number(match[1]) * 1024 : null;
 }
 
 export interface SamplerOptions {
@@ -111,7 +105,7 @@ export function startSampler(options: SamplerOptions): Sampler {
       jobReadBytes: job?.readBytes ?? 0,
       ...(job ? { jobWriteBytes: job.writeBytes } : {}),
       diskReadBytesPerSec,
-      pageCacheBytes: parseMeminfoCachedBytes(files.meminfo.read() ?? '') ?? 0,
+      pageCacheBytes: meminfoBytes(files.meminfo.read(), 'Cached') ?? 0,
     };
     if (options.gpu) addGpu(sample, options.gpu);
     samples.push(sample);

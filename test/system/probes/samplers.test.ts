@@ -5,13 +5,8 @@ import { test } from 'node:test';
 import { ResourceSampleSchema } from '../../../src/schema/profile.js';
 import { wholeDiskDevice } from '../../../src/system/kernel/block-device.js';
 import { CpuLedger, totalCpuSec } from '../../../src/system/kernel/cpu-ledger.js';
-import {
-  cpuPercent,
-  parseCpuTimes,
-  parseDiskReadBytes,
-  parseMeminfoCachedBytes,
-  startSampler,
-} from '../../../src/system/probes/samplers.js';
+import { meminfoBytes } from '../../../src/system/kernel/read-text.js';
+import { cpuPercent, parseCpuTimes, parseDiskReadBytes, startSampler } from '../../../src/system/probes/samplers.js';
 
 test('parseCpuTimes and cpuPercent: busy share of all jiffies, idle and iowait excluded', () => {
   const a = parseCpuTimes('cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 1 2 3 4\n');
@@ -30,9 +25,10 @@ test('parseDiskReadBytes: sectors read x 512 of the device', () => {
   assert.equal(parseDiskReadBytes(text, '8:0'), null);
 });
 
-test('parseMeminfoCachedBytes reads Cached, not SwapCached', () => {
-  assert.equal(parseMeminfoCachedBytes('MemTotal: 100 kB\nSwapCached:  7 kB\nCached:   2048 kB\n'), 2048 * 1024);
-  assert.equal(parseMeminfoCachedBytes('MemTotal: 100 kB\n'), null);
+test('meminfoBytes reads the field named: Cached, not SwapCached; Active(file)', () => {
+  assert.equal(meminfoBytes('MemTotal: 100 kB\nSwapCached:  7 kB\nCached:   2048 kB\n', 'Cached'), 2048 * 1024);
+  assert.equal(meminfoBytes('MemTotal: 100 kB\n', 'Cached'), null);
+  assert.equal(meminfoBytes('Active(anon): 1 kB\nActive(file):  3 kB\n', 'Active(file)'), 3 * 1024);
 });
 
 test('sampler records sane samples of a busy job tree, with GPU fields from a gpu sampler', async (t) => {
