@@ -3,8 +3,8 @@ import { ExitCode } from '../errors.js';
 import { reclaimPauseFile, toolCacheDir } from '../paths.js';
 import { runClean, type CleanInput } from '../clean/run-clean.js';
 import { renderClean } from '../report/clean-terminal.js';
-import { detectCgroups } from '../system/cgroups/cgroups.js';
-import { cgroupRoots, realCgroupFs, type CgroupFs } from '../system/cgroups/leftovers.js';
+import { cgroupRoots, detectCgroups } from '../system/cgroups/cgroups.js';
+import { realCgroupFs, type CgroupFs } from '../system/cgroups/leftovers.js';
 import type { Io } from './io.js';
 
 /** Where clean finds cgroups, and how it touches them: the machine's, or a fake in tests. */

@@ -7,7 +7,7 @@ import { CGROUP_TEXT } from './cgroup-text.js';
 import { canWrite, readTextOrNull } from '../kernel/read-text.js';
 import { errorCode } from '../kernel/errno.js';
 import { parseMountinfo } from '../kernel/mountinfo.js';
-import { emptyAndRemove, realCgroupFs } from './leftovers.js';
+import { emptyAndRemove, JOB_CGROUP_PREFIX, realCgroupFs } from './leftovers.js';
 
 /** Controllers the job cgroup can use; 'io' is called blkio on cgroup v1. */
 export type CgroupController = 'io' | 'memory' | 'cpuset';
@@ -159,8 +159,6 @@ export interface JobCgroup {
 }
 
 /** The prefix of every group createJobCgroup makes (clean finds the ones left behind by it: leftovers.ts). */
-export const JOB_CGROUP_PREFIX = 'ds-analyzer-';
-
 export interface JobCgroupOptions {
   /** Suffix of the group name: ds-analyzer-<name>. */
   name: string;
@@ -334,4 +332,9 @@ export function wrapCommand(procsFiles: string[], argv: string[]): string[] {
   if (argv.length === 0) throw new UserError(CGROUP_TEXT.noCommand);
   if (procsFiles.some((f) => f === '--')) throw new UserError(CGROUP_TEXT.badProcsPath);
   return ['sh', '-c', JOIN_SCRIPT, 'sh', ...procsFiles, '--', ...argv];
+}
+
+/** Where job groups are made: each controller's parent (v1 mounts, the v2 group chosen), each once. */
+export function cgroupRoots(info: CgroupInfo): string[] {
+  return [...new Set(Object.values(info.controllers).flatMap((c) => (c.parentDir ? [c.parentDir] : [])))];
 }

@@ -4,7 +4,6 @@ import { readdirSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCode } from '../kernel/errno.js';
 import { readTextOrNull } from '../kernel/read-text.js';
-import { JOB_CGROUP_PREFIX, type CgroupInfo } from './cgroups.js';
 
 /** What clean does to cgroups and processes: the real one on cgroupfs and /proc, a fake in tests. */
 export interface CgroupFs {
@@ -79,10 +78,8 @@ export function parsePids(text: string): number[] {
     .filter((pid) => Number.isInteger(pid) && pid > 0);
 }
 
-/** Where job groups are made: each controller's parent (v1 mounts, the v2 group chosen), each once. */
-export function cgroupRoots(info: CgroupInfo): string[] {
-  return [...new Set(Object.values(info.controllers).flatMap((c) => (c.parentDir ? [c.parentDir] : [])))];
-}
+/** The start of every job group's name (ds-analyzer-<name>): how clean tells them from others. */
+export const JOB_CGROUP_PREFIX = 'ds-analyzer-';
 
 /** The pid in a job group's name: ds-analyzer-1234, ds-analyzer-validate-1234-bw-2, ds-analyzer-doctor-1234. */
 export function ownerPidOf(name: string): number | null {
