@@ -1,15 +1,6 @@
 /**
  * How a machine's pace moved across the runs of one profile, and how much the runs' means vary beyond their own in-run
- * noise.
- *
- * A shared machine's pace drifts: the same job ran 0.95 to 1.16 s per iteration within four minutes here. Modes run in
- * a balanced order (synthetic, cached, cold, cold, cached, synthetic) so that each mode's two runs sit symmetrically
- * around the middle of the profile: the plain mean of its two runs then carries the pace of the middle, and a steady
- * drift cancels out of every difference. What does not cancel (a drift that is not steady, a run that caught a busy
- * spell) shows as scatter of the run means around a drift line, and that scatter belongs in the intervals.
- *
- * The fit is on the log of each run's mean per-iteration time: a machine that slows down by 10% slows every mode by
- * 10%, not by the same milliseconds.
+ * noise. Why modes run in mirrored order, and the fit on the log of each run's mean: docs/method.md, "Drift".
  */
 import { mean } from './stats.js';
 

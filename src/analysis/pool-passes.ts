@@ -1,11 +1,8 @@
 /**
- * Pools the runs of a drift-cancelling schedule into one result per mode.
- *
- * Each mode ran twice, in mirrored order (synthetic, cached, cold, cold, cached, synthetic). A mode's figures are the
- * plain means of its runs (so a steady drift cancels, see drift.ts); its intervals hold the in-run noise and the
- * run-to-run scatter around the fitted drift. Everything else a result carries is combined so that the layers reading
- * it (split, what-if, report, gate) need not know there were two runs: iterations and samples concatenated, the state
- * proven only when every run proved it.
+ * Pools the runs of a drift-cancelling schedule into one result per mode: plain means of its runs, intervals holding
+ * the run-to-run scatter too (docs/method.md, "Drift"). Everything else a result carries is combined so that the layers
+ * reading it (split, what-if, report, gate) need not know there were two runs: iterations and samples concatenated, the
+ * state proven only when every run proved it.
  */
 import { stageTotalsOf } from './prep-stages.js';
 import type { Mode } from '../schema/events.js';

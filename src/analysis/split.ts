@@ -25,7 +25,6 @@ export interface ModeResults {
   cold?: ModeResult;
 }
 
-export { isNamed, STALL_THRESHOLD } from './stall-calls.js';
 /** From this share of the iteration time on, a stall is 'highly' limiting. */
 export const HIGH_STALL_THRESHOLD = 0.5;
 

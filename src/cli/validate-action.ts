@@ -18,10 +18,9 @@ import {
   parseRate,
   type CacheSize,
 } from '../units.js';
-import { ExitCode, UserError } from '../errors.js';
+import { ExitCode, inputError, UserError } from '../errors.js';
 import { validateOutput } from '../schema/validate-output.js';
 import { isNotEnoughData } from '../whatif/model.js';
-import { notEnoughDataError } from './not-enough-data.js';
 import type { Io } from './io.js';
 import { dataSpecOf, openDataSource } from '../profile/data-sources/open-data-source.js';
 import type { DataSource } from '../profile/data-sources/data-source.js';
@@ -58,7 +57,7 @@ export async function validateAction(file: string | undefined, raw: RawValidateO
     ...validateProgressHooks(io.stderr, io.isTTY, input.epochs),
     onSignal: io.onSignal,
   });
-  if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
+  if (isNotEnoughData(outcome)) throw inputError(outcome.reason);
   const { report, plan } = outcome;
   // No plan: interrupted before its folder was made.
   if (plan.length > 0)

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ExitCode, UserError } from '../errors.js';
+import { ExitCode, inputError, UserError } from '../errors.js';
 import { loadProfile, newestProfile } from '../store/profile-files.js';
 import { renderWhatif } from '../report/whatif-terminal.js';
 import { matrixOutput, whatifOutput } from '../schema/output-headers.js';
@@ -12,7 +12,6 @@ import type { Io } from './io.js';
 import { WHATIF_TEXT } from './whatif-text.js';
 import { whatif } from '../whatif/whatif.js';
 import { parsePipelineFlags } from '../whatif/knobs/pipeline.js';
-import { notEnoughDataError } from './not-enough-data.js';
 
 /** Options of `whatif` as commander hands them over (strings, unparsed): the knobs' (src/whatif/knobs/) and these. */
 export type RawWhatifOptions = RawKnobFlags & {
@@ -36,7 +35,7 @@ export async function whatifAction(profileArg: string | undefined, raw: RawWhati
   if (raw.matrix) return printMatrix(profile, path, asked, raw, io);
   resolveAgainstProfile(asked, profile);
   const outcome = whatif(profile, path, asked.query, {}, pipelineQuery);
-  if (isNotEnoughData(outcome)) throw notEnoughDataError(outcome);
+  if (isNotEnoughData(outcome)) throw inputError(outcome.reason);
   if (raw.json) io.stdout(JSON.stringify(whatifOutput(outcome), null, 1) + '\n');
   else io.stdout(renderWhatif(outcome));
   return ExitCode.Ok;
@@ -58,7 +57,7 @@ async function printMatrix(
     throw new UserError(WHATIF_TEXT.matrixWithCpusOrCache, ExitCode.Usage);
   }
   const fit = fitModel(profile);
-  if (fit.kind === 'not-enough-data') throw notEnoughDataError(fit);
+  if (fit.kind === 'not-enough-data') throw inputError(fit.reason);
   const axes = {
     ...(raw.matrixCpus !== undefined ? { cpus: parseCountList(raw.matrixCpus, '--matrix-cpus', 1) } : {}),
     ...(raw.matrixCache !== undefined

@@ -3,10 +3,7 @@
  * `export --format csv` writes and the Python API (python/ds_analyzer/_load.py)
  * reads the same way from the profile's JSON. The columns are defined once here, in ITERATION_COLUMNS (docs/export.md
  * names them); a test holds the Python rows to these.
- *
- * Times come from the iteration events (schema/profile.ts IterationSchema): both writers
- * (python/ds_analyzer/_recorder.py, protocol/writer.ts) record an iteration when its step ends, at the next batch
- * request, so `t` is the iteration's end; it began waitMs + computeMs earlier.
+ * Where the times come from (`t` is an iteration's end): docs/export.md.
  */
 import type { Mode } from '../schema/events.js';
 import { MODES } from '../schema/modes.js';

@@ -1,11 +1,7 @@
 /**
- * The noise between runs, for a regression judged against one stored baseline (gate --baseline --noise-history DIR).
- * Each profile's interval holds only the noise within that run; two runs of an unchanged job on a shared machine differ
- * by more (issue 42: -22% "beyond the noise" three minutes apart). main's stored profiles of the job show how much: the
- * successive differences of their log pace, each the change between two runs of (nearly) the same code, are what a new
- * run's change over the baseline would be if nothing changed. The differences across a step the change-point search
- * found (compare/change-points.ts) are left out: a real change is not noise. The mean square of the rest (von Neumann's
- * successive differences) gives the spread of a run-to-run change.
+ * The noise between runs, for a regression judged against one stored baseline (gate --baseline --noise-history DIR):
+ * the spread of a run-to-run change in main's stored profiles, by their successive differences (von Neumann) with the
+ * differences across a change point left out. Why and how: docs/ci.md, "The noise between runs".
  */
 import { tQuantile975 } from '../analysis/stats.js';
 import { changePoints } from '../compare/change-points.js';

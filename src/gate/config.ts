@@ -45,11 +45,6 @@ const FLAG_OF = {
 /** Flags of `gate` (and `profile --gate`) that set budgets; parsed values. */
 export type BudgetFlags = Partial<Record<(typeof FLAG_OF)[RuleId], number>>;
 
-/** The flag that sets a rule, for messages: --max-fetch-stall. */
-export function flagName(rule: RuleId): string {
-  return optionFlag(FLAG_OF[rule]);
-}
-
 /** The command-line flag of an option as commander names it: maxFetchStall → --max-fetch-stall. */
 export function optionFlag(key: string): string {
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -70,7 +65,7 @@ export function resolveBudgets(
   for (const rule of RULE_IDS) {
     const flagValue = flags[FLAG_OF[rule]];
     if (flagValue !== undefined) {
-      budgets[rule] = { level: 'error', limit: flagValue, source: flagName(rule) };
+      budgets[rule] = { level: 'error', limit: flagValue, source: optionFlag(FLAG_OF[rule]) };
       continue;
     }
     const fromFile = config?.budgets[rule];

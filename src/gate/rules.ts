@@ -132,7 +132,7 @@ function evaluateRule(
     const rate = later
       ? rateEstimate(cold().samplesPerSec * (cold().iterMs.mean / iterMs.mean), iterMs)
       : rateEstimate(cold().samplesPerSec, cold().iterMs);
-    return judgeAgainst(rate.mean >= budget.limit, `${fmtEstimate(rate, 1)} samples/s`, rate);
+    return judgeAgainst(rate.mean >= budget.limit, `${plusMinus(rate, formatNumber)} samples/s`, rate);
   }
   if (id === 'timeToFirstBatch') return timeToFirstBatch(profile, budget.limit, judge);
   if (id === 'checkpointStall' && !analysis.checkpointStall) {
@@ -151,7 +151,7 @@ function evaluateRule(
         : stallEstimate(id, analysis.prepStallMs, analysis.fetchStallMs, profile);
   if (!stall) return judge(false, '—', null, later ? NO_LATER_PREP_STALL : NO_STALL);
   const share = dividedBy(stall, iterMs.mean);
-  return judgeAgainst(share.mean <= budget.limit, fmtShare(share), share);
+  return judgeAgainst(share.mean <= budget.limit, plusMinus(share, pct), share);
 }
 
 const NO_STALL = 'the analysis holds no figure for this stall: re-run ds-analyzer profile';
@@ -338,13 +338,9 @@ function expectedText(id: RuleId, limit: number): string {
   return `≤ ${pct(limit)} of iteration`;
 }
 
-/** '61% ± 3%'. */
-function fmtShare(e: Estimate): string {
-  return `${pct(e.mean)}${e.halfWidth === null ? '' : ` ± ${pct(e.halfWidth)}`}`;
-}
-
-function fmtEstimate(e: Estimate, digits: number): string {
-  return `${formatNumber(e.mean, digits)}${e.halfWidth === null ? '' : ` ± ${formatNumber(e.halfWidth, digits)}`}`;
+/** An estimate and its half-width, each written by `fmt`: '61% ± 3%'. */
+function plusMinus(e: Estimate, fmt: (value: number) => string): string {
+  return `${fmt(e.mean)}${e.halfWidth === null ? '' : ` ± ${fmt(e.halfWidth)}`}`;
 }
 
 /** A fraction as a percentage for the verdicts: 2.5%, 61%, never a trailing '.0'. */

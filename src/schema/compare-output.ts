@@ -3,6 +3,7 @@
  * builds against this schema.
  */
 import { z } from 'zod';
+import { outputHeader } from './numbers.js';
 import { EstimateSchema } from './profile.js';
 
 /** Version of compare's JSON; bump when a field is removed or changes meaning (adding one does not). */
@@ -53,10 +54,7 @@ const SideSchema = z.object({
 });
 
 export const CompareOutputSchema = z.object({
-  /** COMPARE_OUTPUT_VERSION of the producer. */
-  schemaVersion: z.literal(COMPARE_OUTPUT_VERSION),
-  /** Which command wrote it. */
-  kind: z.literal('compare'),
+  ...outputHeader(COMPARE_OUTPUT_VERSION, 'compare'),
   /** Profile A (before). */
   a: SideSchema,
   /** Profile B (after). */

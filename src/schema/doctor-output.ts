@@ -3,6 +3,7 @@
  * src/system/probes/diagnose.ts finds against this schema.
  */
 import { z } from 'zod';
+import { outputHeader } from './numbers.js';
 
 /** Version of doctor's JSON; bump when a field is removed or changes meaning (adding one does not). */
 export const DOCTOR_OUTPUT_VERSION = 1;
@@ -58,10 +59,7 @@ export const JobPythonSchema = z.object({
 });
 
 export const DoctorOutputSchema = z.object({
-  /** DOCTOR_OUTPUT_VERSION of the producer. */
-  schemaVersion: z.literal(DOCTOR_OUTPUT_VERSION),
-  /** Which command wrote it. */
-  kind: z.literal('doctor'),
+  ...outputHeader(DOCTOR_OUTPUT_VERSION, 'doctor'),
   /** Every capability, in display order. */
   capabilities: z.array(CapabilityRowSchema),
   /** The capabilities named in --require, in the order given; empty without it. */

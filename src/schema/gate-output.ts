@@ -4,6 +4,7 @@
  * schema.
  */
 import { z } from 'zod';
+import { outputHeader } from './numbers.js';
 import { RULE_IDS } from '../gate/rule-ids.js';
 import { GATE_OUTPUT_VERSION } from './versions.js';
 
@@ -40,10 +41,7 @@ export const RuleOutcomeSchema = z.object({
 });
 
 export const GateOutputSchema = z.object({
-  /** GATE_OUTPUT_VERSION of the producer. */
-  schemaVersion: z.literal(GATE_OUTPUT_VERSION),
-  /** Which command wrote it. */
-  kind: z.literal('gate'),
+  ...outputHeader(GATE_OUTPUT_VERSION, 'gate'),
   /** The profile gated, as given on the command line. */
   profile: z.string(),
   /** Baseline profile of the regression rule (absolute path), or null. */

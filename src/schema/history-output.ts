@@ -3,6 +3,7 @@
  * verdict; gate-history-action.ts prints it with the header.
  */
 import { z } from 'zod';
+import { outputHeader } from './numbers.js';
 import { HISTORY_OUTPUT_VERSION } from './versions.js';
 
 /** One change point: the series changes from index `index` on. */
@@ -21,8 +22,7 @@ const ChangePointSchema = z.object({
 export type ChangePoint = z.infer<typeof ChangePointSchema>;
 
 export const HistoryOutputSchema = z.object({
-  schemaVersion: z.literal(HISTORY_OUTPUT_VERSION),
-  kind: z.literal('gate-history'),
+  ...outputHeader(HISTORY_OUTPUT_VERSION, 'gate-history'),
   history: z.string(),
   /** The profiles, in time order. */
   points: z.array(

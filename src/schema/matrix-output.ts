@@ -4,6 +4,7 @@
  * this schema.
  */
 import { z } from 'zod';
+import { outputHeader } from './numbers.js';
 import { ScenarioSchema } from './whatif-output.js';
 import { MATRIX_OUTPUT_VERSION } from './versions.js';
 
@@ -36,10 +37,7 @@ export const MatrixCellSchema = z.object({
 });
 
 export const MatrixOutputSchema = z.object({
-  /** MATRIX_OUTPUT_VERSION of the producer. */
-  schemaVersion: z.literal(MATRIX_OUTPUT_VERSION),
-  /** Which command wrote it. */
-  kind: z.literal('whatif-matrix'),
+  ...outputHeader(MATRIX_OUTPUT_VERSION, 'whatif-matrix'),
   /** Profile file read. */
   profilePath: z.string(),
   /** Job name of the profile. */

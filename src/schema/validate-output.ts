@@ -3,6 +3,7 @@
  * src/validate/run-validate.ts builds against this schema.
  */
 import { z } from 'zod';
+import { outputHeader } from './numbers.js';
 
 /** Version of validate's JSON; bump when a field is removed or changes meaning (adding one does not). */
 export const VALIDATE_OUTPUT_VERSION = 1;
@@ -181,10 +182,7 @@ export const ValidationResultSchema = z.object({
 });
 
 export const ValidateOutputSchema = z.object({
-  /** VALIDATE_OUTPUT_VERSION of the producer. */
-  schemaVersion: z.literal(VALIDATE_OUTPUT_VERSION),
-  /** Which command wrote it. */
-  kind: z.literal('validate'),
+  ...outputHeader(VALIDATE_OUTPUT_VERSION, 'validate'),
   /** The profile validated (absolute path). */
   profile: z.string(),
   /** One result per point run, in run order (the control first). */

@@ -4,6 +4,7 @@
  * until the schema, its version and the docs follow.
  */
 import { z } from 'zod';
+import { outputHeader } from './numbers.js';
 import { ModeSchema } from './events.js';
 import { WHATIF_OUTPUT_VERSION } from './versions.js';
 
@@ -318,10 +319,7 @@ export const PipelineWhatifSchema = z.object({
 export type PipelineWhatif = z.infer<typeof PipelineWhatifSchema>;
 
 export const WhatifOutputSchema = z.object({
-  /** WHATIF_OUTPUT_VERSION of the producer. */
-  schemaVersion: z.literal(WHATIF_OUTPUT_VERSION),
-  /** Which command wrote it. */
-  kind: z.literal('whatif'),
+  ...outputHeader(WHATIF_OUTPUT_VERSION, 'whatif'),
   /** Profile file read. */
   profilePath: z.string(),
   /** Job name of the profile. */

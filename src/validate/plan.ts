@@ -10,9 +10,6 @@ import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 import { writePrediction } from './write-point.js';
 import { pointKind, pointScenario, type ValidationPoint } from './point-kinds.js';
 
-// The points a plan is made of, for its callers.
-export type { ValidationPoint } from './point-kinds.js';
-
 /** One point of the plan. */
 export interface PlannedPoint {
   point: ValidationPoint;

@@ -30,8 +30,6 @@ import type { WriteThrottle } from '../system/cgroups/write-throttle.js';
 import { writePrediction, type WritePrediction } from './write-point.js';
 import { cgroupWriteThrottle, latencyObstacle, measurePoint } from './measure-point.js';
 
-export type { ValidationReport, ValidationResult } from './results.js';
-
 /** Live state of a running point. */
 export interface PointProgress {
   /** Iterations so far (the pace-setting rank's). */

@@ -4,7 +4,7 @@
 import { combinedHalfWidth } from '../analysis/estimate.js';
 import { ExitCode } from '../errors.js';
 import { NEGLIGIBLE_FETCH_STALL } from '../whatif/model.js';
-import type { ValidationReport, ValidationResult } from './run-validate.js';
+import type { ValidationReport, ValidationResult } from './results.js';
 
 /** Target of the what-if model: median absolute error of the predictions. */
 export const TARGET_MEDIAN_ERROR = 0.1;

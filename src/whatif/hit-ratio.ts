@@ -1,16 +1,14 @@
 /**
- * Cache hit ratios for every cache size at once.
+ * Cache hit ratios for every cache size at once, under exact LRU of files (where it is the policy: docs/whatif.md,
+ * "Cache hit ratio") and for a cache that never evicts. Under LRU an item is resident at its next access iff its *byte
+ * stack distance* -- its own size plus the sizes of the distinct items accessed since its previous access -- is at most
+ * the cache size M: that quantity only grows until the item is touched again, and LRU evicts from the bottom of the
+ * recency stack until the newcomer fits, so the content is always the stack prefix that fits. One pass over the access
+ * sequence therefore gives the hit ratio for every M (Mattson, Gecsei, Slutz, Traiger, "Evaluation techniques for
+ * storage hierarchies", IBM Systems Journal 9(2), 1970). The distance is a range sum over a Fenwick tree indexed by
+ * access time (Bennett & Kruskal 1975; Almasi et al. 2002), O(log n) per access.
  *
- * The OS page cache is modelled as LRU with variable-size items (files). Under LRU an item is resident at its next
- * access iff its *byte stack distance* -- its own size plus the sizes of the distinct items accessed since its previous
- * access -- is at most the cache size M: that quantity only grows until the item is touched again, and LRU evicts from
- * the bottom of the recency stack until the newcomer fits, so the content is always the stack prefix that fits. One
- * pass over the access sequence therefore gives the hit ratio for every M (Mattson, Gecsei, Slutz, Traiger, "Evaluation
- * techniques for storage hierarchies", IBM Systems Journal 9(2), 1970). The distance is a range sum over a Fenwick tree
- * indexed by access time (Bennett & Kruskal 1975; Almasi et al. 2002), O(log n) per access.
- *
- * An application cache that never evicts (CoorDL's MinIO cache, Mohan et al., VLDB 2021) keeps the first M bytes it
- * sees, so from the second epoch on a random access hits with probability min(1, M/D).
+ * A cache that never evicts (CoorDL's MinIO cache) hits with probability min(1, M/D) from the second epoch on.
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
 import { sum } from '../analysis/stats.js';

@@ -1,24 +1,7 @@
 /**
  * Linux's page cache as the kernel runs it, simulated file by file: two lists with refault activation (mm/vmscan.c,
- * mm/swap.c, mm/workingset.c; the classic reclaim, where /sys/kernel/mm/lru_gen/enabled is absent or 0).
- *
- * Exact LRU (hit-ratio.ts) is wrong for shuffled epochs by up to a third of the hits: on this project's kernel (6.18) a
- * memory cgroup holding 68% of a 4 GiB dataset hit 0.43 of it a shuffled epoch where LRU hits 0.32, and one holding 19%
- * of 300 MB hit 0.05 where LRU hits 0.02 (docs/results.md, "The kernel's page cache"). The rules simulated, each a
- * folio's (a file's pages move together: each read of a whole file touches each of its folios once):
- *
- * - A read of a folio not cached inserts it at the head of the inactive list and marks it referenced. If its shadow
- *   (left when it was evicted) says it was evicted less than the active list's size ago, counted in evictions and
- *   activations since, it goes to the active list instead: a refault activation (workingset_refault).
- * - A read of a referenced folio on the inactive list moves it to the active list's head and clears the mark
- *   (folio_mark_accessed); of an unreferenced one, marks it; of an active one, marks it and leaves it where it is.
- * - Reclaim takes folios from the inactive list's tail whether marked or not (an unmapped clean page-cache folio is
- *   reclaimed when referenced only by its flag), and leaves a shadow with the time.
- * - The active list is scanned, each folio from its tail moved to the inactive list's head with its mark kept, only
- *   when the inactive list is low (inactive x ratio < active, the ratio sqrt(10 x GiB of the lists), 1 below 1 GiB) or
- *   refaults were activated; then in proportion to the lists' sizes, as get_scan_count shares one priority. Both
- *   decisions read statistics refreshed now and then, not the live sizes (STATS_REFRESH_SHARE).
- * - A file takes whole pages (page-cache-curve.ts rounds the sizes).
+ * mm/swap.c, mm/workingset.c; the classic reclaim, where /sys/kernel/mm/lru_gen/enabled is absent or 0). Why exact LRU
+ * is wrong here, and the rules simulated: docs/whatif.md, "Cache hit ratio".
  */
 import { mixSeed, mulberry32, shuffledIndices } from '../random.js';
 import { sum } from '../analysis/stats.js';

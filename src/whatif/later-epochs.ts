@@ -7,7 +7,8 @@
  */
 import { combinedHalfWidth, liesAbove } from '../analysis/estimate.js';
 import { fetchPlace } from '../analysis/fetch-place.js';
-import { HIGH_STALL_THRESHOLD, STALL_THRESHOLD } from '../analysis/split.js';
+import { HIGH_STALL_THRESHOLD } from '../analysis/split.js';
+import { STALL_THRESHOLD } from '../analysis/stall-calls.js';
 import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';
 import { formatBytes } from '../units.js';
 import { profiledCacheBytes } from './fit/cache.js';

@@ -4,16 +4,8 @@
  * Data Stalls in DNN Training", VLDB 2021, section 4.2). The formula, its terms and what each is fitted from are
  * written once, in docs/whatif.md ("The model"); `predict` and `dataSec` below compute it.
  *
- * Capacities, not paces: a resource that did not set a mode's pace is given the capacity its own measurement says (a
- * worker one CPU, a CPU one CPU-second a second, storage its read probe), never the pace the job happened to run at.
- * What rests on an assumption is a range (./assumptions.ts).
- *
- * A page-cache hit costs a copy from memory, which is CPU time of the job: the cached mode's CPU time (and so u)
- * already holds it, so hits are not a separate stage. The memory rate the cached mode reached is reported as a lower
- * bound only; using it as a bandwidth would cap every faster-CPU prediction at today's prep rate.
- *
- * N ranks per server share the CPUs, the page cache and the storage, and together read each sample once per epoch
- * (DistributedSampler), so the cache sees one random permutation per epoch exactly as for one rank.
+ * Capacities, not paces; hits as the job's CPU time; N ranks sharing one permutation: docs/whatif.md ("Capacities,
+ * not paces" and the list after it). What rests on an assumption is a range (./assumptions.ts).
  */
 import type { z } from 'zod';
 import { steadyProfile } from '../analysis/step-events.js';

@@ -1,15 +1,8 @@
 /**
  * What-if for the checkpoint and epoch-boundary stalls (CheckFreq, Mohan et al., FAST'21): the steady model predicts
  * the training pace; the saves and the epoch starts are added on top, each at the asked interval, write bandwidth, save
- * mode and loader settings. Pure.
- *
- * One save's blocking time at write bandwidth B:
- * - a save that synced (fsync) before returning: its part that was not syncing (serialising) as measured, plus bytes /
- *   B;
- * - a buffered save (the page cache took it): as measured while writeback drains a save before the next (bytes / B
- *   within the interval); beyond, the writer is held to B: it blocks for what writeback has not drained;
- * - an async save: the loop blocks for the staging only, plus any part of the previous save's background write that the
- *   interval does not cover.
+ * mode and loader settings. Pure. One save's blocking time, by save mode: docs/whatif.md, "Checkpoints and epoch
+ * boundaries".
  */
 import { checkFreqInterval, checkpointStall, CHECKFREQ_OVERHEAD_BUDGET } from '../analysis/checkpoint-stall.js';
 import { boundaryStall } from '../analysis/boundary-stall.js';

@@ -32,10 +32,10 @@ export function cacheSweep(model: FittedModel, scenario: Scenario, steps: number
   return rows;
 }
 
-/** CPU counts 1, 2, 4, ... past twice the scenario's (and `alsoInclude`), capped at `maxCpus`. */
-export function cpuSweepCounts(current: number, alsoInclude: number[] = [], maxCpus = 256): number[] {
-  const counts = new Set<number>([current, ...alsoInclude.filter((c) => c >= 1 && c <= maxCpus)]);
-  for (let c = 1; c <= Math.min(maxCpus, Math.max(2 * current, 8)); c *= 2) counts.add(c);
+/** CPU counts 1, 2, 4, ... past twice the scenario's (and `alsoInclude`), at most 256. */
+export function cpuSweepCounts(current: number, alsoInclude: number[] = []): number[] {
+  const counts = new Set<number>([current, ...alsoInclude.filter((c) => c >= 1 && c <= 256)]);
+  for (let c = 1; c <= Math.min(256, Math.max(2 * current, 8)); c *= 2) counts.add(c);
   return [...counts].sort((a, b) => a - b);
 }
 
@@ -57,17 +57,10 @@ export function cpuSweep(model: FittedModel, scenario: Scenario, counts: number[
 /** One row of the loader-workers sweep. */
 export type WorkersSweepRow = z.infer<typeof WorkersSweepRowSchema>;
 
-/**
- * Worker counts 0, 1, 2, 4, ... past twice the profiled count and the CPUs (and `alsoInclude`), capped at `maxWorkers`.
- */
-export function workersSweepCounts(
-  profiled: number,
-  cpus: number,
-  alsoInclude: number[] = [],
-  maxWorkers = 128,
-): number[] {
-  const counts = new Set<number>([0, profiled, ...alsoInclude.filter((w) => w >= 0 && w <= maxWorkers)]);
-  for (let w = 1; w <= Math.min(maxWorkers, Math.max(2 * profiled, cpus, 8)); w *= 2) counts.add(w);
+/** Worker counts 0, 1, 2, 4, ... past twice the profiled count and the CPUs (and `alsoInclude`), at most 128. */
+export function workersSweepCounts(profiled: number, cpus: number, alsoInclude: number[] = []): number[] {
+  const counts = new Set<number>([0, profiled, ...alsoInclude.filter((w) => w >= 0 && w <= 128)]);
+  for (let w = 1; w <= Math.min(128, Math.max(2 * profiled, cpus, 8)); w *= 2) counts.add(w);
   return [...counts].sort((a, b) => a - b);
 }
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { ExitCode } from '../../src/errors.js';
 import { validateProgressHooks } from '../../src/report/validate-progress.js';
 import { renderValidation, renderValidationFailure } from '../../src/report/validate-terminal.js';
-import type { PlannedPoint, ValidationPoint } from '../../src/validate/plan.js';
+import type { PlannedPoint } from '../../src/validate/plan.js';
+import type { ValidationPoint } from '../../src/validate/point-kinds.js';
 import type { ValidationReport, ValidationResult } from '../../src/validate/results.js';
 
 function row(

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ExitCode } from '../../src/errors.js';
-import type { ValidationPoint } from '../../src/validate/plan.js';
+import type { ValidationPoint } from '../../src/validate/point-kinds.js';
 import type { ValidationReport, ValidationResult } from '../../src/validate/results.js';
 import {
   modelVerdict,

@@ -20,8 +20,6 @@ import { EPOCHS_KNOB } from './epochs.js';
 import { JOBS_KNOB } from './jobs.js';
 import { COORDINATED_KNOB } from './coordinated.js';
 
-export { knobAttribute } from './knob.js';
-
 /** The knobs, in --help order. */
 export const KNOBS: readonly Knob[] = [
   CACHE_KNOB,
