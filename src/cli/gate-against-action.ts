@@ -109,7 +109,11 @@ async function judgeRounds(plan: AgainstPlan, io: Io): Promise<number> {
 }
 
 /** Flags that judge one stored profile: given with --against they are refused, not ignored. */
-const ONE_PROFILE_FLAGS = ['config', 'baseline', 'history', 'noiseHistory', 'chart', ...BUDGET_FLAG_KEYS] as const;
+const ONE_PROFILE_FLAGS = [
+  ...['config', 'baseline', 'history', 'noiseHistory', 'chart'],
+  // --max-regression is --against's own limit; the other budgets judge one profile.
+  ...BUDGET_FLAG_KEYS.filter((key) => key !== 'maxRegression'),
+] as const;
 
 function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags, io: Io): AgainstPlan {
   const others = ONE_PROFILE_FLAGS.filter((key) => raw[key] !== undefined).map(optionFlag);

@@ -43,6 +43,13 @@ test('gate --against: bad command lines are one-line errors with their own codes
     ExitCode.Usage,
     /drop --baseline/,
   );
+  // --max-regression is --against's own limit: refused only beside another budget, which is named alone.
+  await expectOneLineError(
+    cwd,
+    ['gate', '--against', 'node job.js', '--data', cwd, '--max-regression', '5%', '--max-fetch-stall', '10%', ...job],
+    ExitCode.Usage,
+    /drop --max-fetch-stall, or gate/,
+  );
   writeFileSync(join(cwd, 'a-file'), '');
   await expectOneLineError(
     cwd,
