@@ -43,7 +43,7 @@ const O_WRONLY = 1;
 // Distinct files remembered; beyond this, files not yet seen are no longer looked at (no fdinfo read, no stat).
 const MAX_FILES = 20_000;
 // Sightings kept per file: enough to tell a file open only during a validation pass from one open throughout.
-const MAX_SIGHTINGS = 32;
+const MAX_SIGHTINGS = 64;
 
 /** Samples the job tree's open files; call sample() with the tree's pids, then result(). */
 export class OutsideReadsSampler {
@@ -92,7 +92,8 @@ export class OutsideReadsSampler {
         const known = this.seen.get(target);
         if (known) {
           known.lastSeenAt = now;
-          if (known.sightings.length < MAX_SIGHTINGS) known.sightings.push(now);
+          // One sighting a sample, however many processes hold it open (forked workers inherit descriptors).
+          if (known.sightings.length < MAX_SIGHTINGS && known.sightings.at(-1) !== now) known.sightings.push(now);
           continue;
         }
         if (this.seen.size >= MAX_FILES || !this.isCandidate(target)) continue;
@@ -121,8 +122,10 @@ export class OutsideReadsSampler {
     const within = (t: number) => aside.some((a) => t >= a.startMs && t <= a.endMs);
     for (const [file, { bytes, lastSeenAt, sightings }] of this.seen) {
       if (lastSeenAt < since || sightings[0] > until) continue;
-      // A file seen more often than the sightings kept was open for long: not only while the loader was idle.
-      if (sightings.length < MAX_SIGHTINGS && sightings.every((t) => t < since || t > until || within(t))) continue;
+      // Left out only where seen open in the window, and there only while the loader was idle: a file open across
+      // the window (seen before and after it) counts, and so does one seen more often than the sightings kept.
+      const inWindow = sightings.filter((t) => t >= since && t <= until);
+      if (sightings.length < MAX_SIGHTINGS && inWindow.length > 0 && inWindow.every(within)) continue;
       files++;
       const dir = path.dirname(file);
       const entry = byDir.get(dir) ?? { files: 0, bytes: 0 };

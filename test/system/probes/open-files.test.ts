@@ -83,6 +83,17 @@ describe('files read outside --data', () => {
     );
   });
 
+  it('counts a file open across a short window (seen before and after it), and one a validation pass opened often', () => {
+    const sampler = new OutsideReadsSampler([path.join(dir, 'data')], [path.join(dir, 'run')], proc);
+    sampler.sample([100], 1_000);
+    sampler.sample([100], 9_000);
+    assert.equal(sampler.result(4_000, [], 6_000).files, 1, 'no sighting in the window: open throughout it');
+    // Sighted only while the loader was idle, sample after sample, by two processes (each sample counts once).
+    const often = new OutsideReadsSampler([path.join(dir, 'data')], [path.join(dir, 'run')], proc);
+    for (let t = 0; t < 40 * 2_000; t += 2_000) often.sample([100, 100], t);
+    assert.equal(often.result(0, [{ startMs: 0, endMs: 1e9 }]).files, 0, 'every sighting while idle');
+  });
+
   it('says nothing when the job read only --data', () => {
     const sampler = new OutsideReadsSampler([dir], [], proc);
     sampler.sample([100, 101]);
