@@ -4,7 +4,7 @@
  * run), in the order A B B A A B ..., each round a profile of its own in the output folder; the regression is judged on
  * the paired rounds (gate/paired.ts) and written beside them as comparison.json.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { againstVerdict, type AgainstRounds } from '../gate/against.js';
@@ -70,11 +70,17 @@ export async function gateAgainstAction(
   } catch (error) {
     throw new UserError(AGAINST_TEXT.outDirUnwritable(plan.outDir, (error as Error).message), ExitCode.Environment);
   }
+  // A folder that was there keeps its owners: only what this run adds to it is handed over.
+  const there = made === undefined ? new Set(readdirSync(plan.outDir)) : null;
   if (plan.runAs) io.stderr(`note: ${runAsNote(plan.runAs, raw.asUser)}\n`);
   try {
     return await judgeRounds(plan, io);
   } finally {
-    if (plan.runAs) handBack([made ?? plan.outDir, ...(raw.junit ? [resolve(io.cwd, raw.junit)] : [])], plan.runAs, io);
+    if (plan.runAs) {
+      const added = there ? readdirSync(plan.outDir).filter((name) => !there.has(name)) : [];
+      const ours = made ? [made] : added.map((name) => join(plan.outDir, name));
+      handBack([...ours, ...(raw.junit ? [resolve(io.cwd, raw.junit)] : [])], plan.runAs, io);
+    }
   }
 }
 

@@ -92,7 +92,10 @@ test('gate --against passes --python and --as-user on to every round, and runs n
   symlinkSync('/usr/bin/python3', join(venv, 'bin', 'python'));
   writeFileSync(join(work, 'who.sh'), 'echo "who: $(id -u) venv: $VIRTUAL_ENV $(command -v python)"; exec "$@"\n');
   for (const dir of [work, data]) chmodSync(dir, 0o755);
+  // An --out-dir that was there keeps its owner and what it held; only the rounds' files are handed over.
   const out = join(work, 'as-user');
+  mkdirSync(out);
+  writeFileSync(join(out, 'kept.txt'), 'root');
   const flags = ['--python', join(venv, 'bin', 'python'), '--as-user', 'nobody', '--out-dir', out];
   const result = await startCli(
     [
@@ -126,4 +129,6 @@ test('gate --against passes --python and --as-user on to every round, and runs n
     assert.equal(statSync(join(out, round)).uid, nobody.uid, `${round} is the user's`);
   }
   assert.equal(statSync(join(out, 'comparison.json')).uid, nobody.uid, "the comparison is the user's");
+  assert.equal(statSync(join(out, 'kept.txt')).uid, 0, 'a file that was there keeps its owner');
+  assert.equal(statSync(out).uid, 0, 'the folder that was there keeps its owner');
 });
