@@ -346,7 +346,7 @@ function stallOf(
       ...block,
       endedByTimeout: endedByTimeout && run.status === 'ok',
       endedByJob: run.stopReason === 'job-exit',
-      ran: Math.max(0, ...slices.map((s) => s.iterations.length)),
+      ran: Math.max(0, ...slices.map((s) => s.iterations.length - s.carried)),
       wallSec: run.wallSec,
     },
     run.measured ?? 0,

@@ -99,7 +99,7 @@ export function windowReadProof(
     consumedSamples += it.samples;
   }
   if (consumedBytes <= 0) return null;
-  return { readBytes, ...local, consumedBytes, consumedSamples, ...(clipped.length > 0 ? { asideBytes } : {}) };
+  return { readBytes, ...local, consumedBytes, consumedSamples, ...(asideBytes > 0 ? { asideBytes } : {}) };
 }
 
 /** A span of wall-clock time, ms since the epoch. */
