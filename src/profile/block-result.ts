@@ -34,7 +34,7 @@ import { processNode, type ProcessEvents } from './events-reader.js';
 import { stageTotalsBetween } from './stage-files.js';
 import type { JobExit } from './supervisor.js';
 import { proveState, type SubsetEvidence } from './state-proof.js';
-import { idleLoaderSpans, windowRates, windowReadProof } from './window-rates.js';
+import { idleLoaderSpans, type ReadProof, windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
 import { runAsEnv } from './run-as.js';
 import type { PreparedState, StateFinish } from './cache-states/cache-state.js';
@@ -480,13 +480,7 @@ function blockReadProof(
   slices: readonly BlockSlice[],
   sampleBytes: number,
   answered: boolean,
-): {
-  readBytes: number;
-  localBytes?: number;
-  consumedBytes: number;
-  consumedSamples: number;
-  asideBytes?: number;
-} | null {
+): ReadProof | null {
   const measured = slices.flatMap((s) => s.measured);
   const consumedBytes = measured.reduce((sum, it) => sum + (it.bytes ?? it.samples * sampleBytes), 0);
   const consumedSamples = measured.reduce((sum, it) => sum + it.samples, 0);

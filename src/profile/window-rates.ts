@@ -56,6 +56,17 @@ export function windowRates<S extends Timed>(
   return { perSec: delta / seconds, perSample: delta / sampleCount };
 }
 
+/** Bytes read against bytes consumed over a window: what a block's storage or network proof stands on. */
+export interface ReadProof {
+  readBytes: number;
+  /** Bytes answered from a local copy (remote data's cached mode), where counted. */
+  localBytes?: number;
+  consumedBytes: number;
+  consumedSamples: number;
+  /** Bytes left out: read while the training loader was idle between epochs. */
+  asideBytes?: number;
+}
+
 /**
  * Bytes fetched (a data source's meter: read_bytes of the job's tree for local files) during the measured window,
  * against the bytes of samples the job consumed in that window (all ranks). Null when the meter's readings do not cover
@@ -67,13 +78,7 @@ export function windowReadProof(
   allIterations: Iteration[],
   meanFileBytes: number,
   aside: readonly TimeSpan[] = [],
-): {
-  readBytes: number;
-  localBytes?: number;
-  consumedBytes: number;
-  consumedSamples: number;
-  asideBytes?: number;
-} | null {
+): ReadProof | null {
   const span = coveredSpan(series, measured);
   if (!span) return null;
   const riseOver = (from: number, to: number, pick: (s: (typeof series)[number]) => number) =>
