@@ -12,7 +12,6 @@
  * Run: npm run bench -- https-split  (needs /usr/bin/python3 with torch and boto3, and openssl)
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -20,11 +19,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { execa } from 'execa';
 import S3rver from 's3rver';
 import { mean } from '../src/analysis/stats.js';
 import { ProfileSchema, type Estimate } from '../src/schema/profile.js';
+import { putObjects } from '../test/e2e/s3-server.js';
 
 const CLI = fileURLToPath(new URL('../../bin/ds-analyzer.js', import.meta.url));
 const SCRIPT = fileURLToPath(new URL('../../examples/remote/s3_map_train.py', import.meta.url));
@@ -186,17 +185,7 @@ async function front(
 }
 
 async function fill(s3Port: number): Promise<void> {
-  const client = new S3Client({
-    endpoint: `http://127.0.0.1:${s3Port}`,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
-  for (let k = 0; k < OBJECTS; k++) {
-    const Key = `train/${String(k).padStart(4, '0')}.bin`;
-    await client.send(new PutObjectCommand({ Bucket: 'data', Key, Body: randomBytes(OBJECT_BYTES) }));
-  }
-  client.destroy();
+  await putObjects(`http://127.0.0.1:${s3Port}`, OBJECTS, () => OBJECT_BYTES);
 }
 
 async function needs(): Promise<string | null> {

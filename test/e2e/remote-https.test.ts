@@ -4,16 +4,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import S3rver from 's3rver';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
 import { PYTHON, startCli, torchMissing } from './helpers.js';
+import { putObjects } from './s3-server.js';
 
 /**
  * Remote data over HTTPS in one launch: s3rver behind a TLS server of the test's own (a self-signed certificate made
@@ -48,17 +47,7 @@ before(async () => {
     configureBuckets: [{ name: 'data', configs: [] }],
   });
   const s3Port = ((await s3.run()) as AddressInfo).port;
-  const client = new S3Client({
-    endpoint: `http://127.0.0.1:${s3Port}`,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
-  for (let k = 0; k < OBJECTS; k++) {
-    const Key = `train/${String(k).padStart(4, '0')}.bin`;
-    await client.send(new PutObjectCommand({ Bucket: 'data', Key, Body: randomBytes(OBJECT_BYTES) }));
-  }
-  client.destroy();
+  await putObjects(`http://127.0.0.1:${s3Port}`, OBJECTS, () => OBJECT_BYTES);
   cert = join(work, 'cert.pem');
   const key = join(work, 'key.pem');
   execFileSync('openssl', [

@@ -87,21 +87,21 @@ export async function startS3(prefix: string): Promise<S3Fixture> {
     rmSync(work, { recursive: true, force: true });
   };
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  await putObjects(fixture.endpoint, OBJECTS, objectBytes);
+  return fixture;
+}
+
+/** Fills bucket `data` at `endpoint` (s3rver's keys) with `count` objects of random bytes, train/0000.bin on. */
+export async function putObjects(endpoint: string, count: number, bytesOf: (k: number) => number): Promise<void> {
   const client = new S3Client({
-    endpoint: fixture.endpoint,
+    endpoint,
     forcePathStyle: true,
     region: 'us-east-1',
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
   });
-  for (let k = 0; k < OBJECTS; k++) {
-    await client.send(
-      new PutObjectCommand({
-        Bucket: 'data',
-        Key: `train/${String(k).padStart(4, '0')}.bin`,
-        Body: randomBytes(objectBytes(k)),
-      }),
-    );
+  for (let k = 0; k < count; k++) {
+    const Key = `train/${String(k).padStart(4, '0')}.bin`;
+    await client.send(new PutObjectCommand({ Bucket: 'data', Key, Body: randomBytes(bytesOf(k)) }));
   }
   client.destroy();
-  return fixture;
 }
