@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,8 +8,10 @@ import { execa, type ResultPromise } from 'execa';
 
 // A run registry of this file's own (run-registry.ts): the suite runs behaviour files side by side
 // (scripts/test-plan.ts), and their real profiles would otherwise refuse each other. The CLI runs a
-// test starts inherit it; a test that needs another sets its own.
-process.env.DSA_RUN_REGISTRY = mkdtempSync(join(tmpdir(), 'dsa-e2e-runs-'));
+// test starts inherit it; a test that needs another sets its own. Removed when the file's process exits.
+const registry = mkdtempSync(join(tmpdir(), 'dsa-e2e-runs-'));
+process.env.DSA_RUN_REGISTRY = registry;
+process.on('exit', () => rmSync(registry, { recursive: true, force: true }));
 
 /** The CLI launcher, as a user runs it. */
 export const CLI = fileURLToPath(new URL('../../../bin/ds-analyzer.js', import.meta.url));
