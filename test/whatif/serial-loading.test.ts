@@ -115,3 +115,11 @@ test('on an idle machine the ceiling is the CPUs: two workers on 2 CPUs share th
   const ceiling = model.parameters.find((p) => p.symbol === 'eff_w,max');
   assert.ok(ceiling && Math.abs(ceiling.value - (2 * 3.87) / (3.87 + 1.84)) < 0.01, `${ceiling?.value}`);
 });
+
+test("without the step's own CPU reported, the workers' ceiling is shown as assumed, not measured", () => {
+  const profile = profileOf(first);
+  profile.modes.synthetic!.ranks[0].mainCpuMsPerSample = null;
+  const ceiling = fitOrFail(profile).parameters.find((p) => p.symbol === 'eff_w,max');
+  assert.equal(ceiling?.proven, false);
+  assert.match(ceiling?.note ?? '', /k_s\) was not reported, taken as 0/);
+});

@@ -249,7 +249,19 @@ function workersRows(
     const source =
       'min(c0 eff_w(1)/R, max(c0 - x_ext, R (u + k_s) / cached time a sample)) x u / (u + k_s): the CPUs the job ' +
       'can hold (free beside the other load, or held at num_workers=0), their prep share';
-    rows.push(parameter('eff_w,max', what, fit.serialPrepCeiling, 'CPUs', source, measured));
+    const stepKnown = stepCpuOf(modes.synthetic).secPerSample !== null;
+    const assumed = "assumed: the step's own CPU (k_s) was not reported, taken as 0: all the job holds is prep";
+    rows.push(
+      parameter(
+        'eff_w,max',
+        what,
+        fit.serialPrepCeiling,
+        'CPUs',
+        source,
+        measured && stepKnown,
+        stepKnown ? undefined : assumed,
+      ),
+    );
   }
   if (mainCpu !== null) {
     const what = "CPUs each rank's training process keeps busy itself (prep left out)";
