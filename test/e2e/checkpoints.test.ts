@@ -58,7 +58,7 @@ async function plainRun(name: string, jobArgs: string[]): Promise<{ stallMs: num
 
 test('a save every 5 iterations: the checkpoint stall against the job run without the tool, and the saves against its own timer', async (t) => {
   if (skipReason) return t.skip(skipReason);
-  const job = ['--save-every', '5', '--save-mb', '64', '--step-ms', '25'];
+  const job = ['--save-every', '5', '--save-mb', '64'];
   const before = await plainRun('plain-1', job);
   const p = await profile('every-5', job);
   const after = await plainRun('plain-2', job);
@@ -97,6 +97,6 @@ test('a save every 5 iterations: the checkpoint stall against the job run withou
   assert.ok(Math.abs(c.ms.mean - truth) <= tolerance, `checkpoint stall ${c.ms.mean} vs ${truth} ± ${tolerance}`);
   assert.equal(p.analysis!.verdict.bound, 'checkpoint', p.analysis!.verdict.text);
   assert.match(p.analysis!.advice, /Save every \d+ iterations instead of every 5/);
-  // Compute is the step without the saves: its 25 ms, within 20% (as 50 ms within 10 ms before the step was halved).
-  assert.ok(Math.abs(p.analysis!.computeMs!.mean - 25) < 5, `compute ${p.analysis!.computeMs!.mean}`);
+  // Compute is the step without the saves.
+  assert.ok(Math.abs(p.analysis!.computeMs!.mean - 50) < 10, `compute ${p.analysis!.computeMs!.mean}`);
 });
