@@ -8,7 +8,8 @@ import { PROFILE_RUN_TEXT, RECLAIM_TEXT } from './run-text.js';
 import { pauseReclaimers, reclaimingDamonSchemes } from '../system/cgroups/damon.js';
 import { reclaimPauseFile } from '../paths.js';
 import type { Dataset } from '../system/dataset/dataset.js';
-import type { DataSource, Throttle } from './data-sources/data-source.js';
+import type { DataSource } from './data-sources/data-source.js';
+import type { Throttle, Throttling } from './data-sources/throttle.js';
 import type { Interrupts } from './interrupts.js';
 import type { Job } from './supervisor.js';
 import { tail } from './log-tail.js';
@@ -55,7 +56,7 @@ export function pauseReclaim(wanted: boolean, command: RunCommand, env: NodeJS.P
 
 /** The data's read throttle at `bytesPerSec`, or null without one (see throttleReads). */
 export async function startThrottle(
-  source: Pick<DataSource, 'throttle' | 'whyNot'>,
+  source: Partial<Throttling> & Pick<DataSource, 'whyNot'>,
   dataset: Dataset,
   bytesPerSec: number | null,
   name: string,
@@ -69,7 +70,7 @@ export async function startThrottle(
  * a run at another bandwidth than asked is no measurement of it.
  */
 export async function throttleReads(
-  source: Pick<DataSource, 'throttle' | 'whyNot'>,
+  source: Partial<Throttling> & Pick<DataSource, 'whyNot'>,
   dataset: Dataset,
   bytesPerSec: number,
   name: string,

@@ -10,7 +10,7 @@ import type { NetworkUse } from '../../schema/profile.js';
 import { mean } from '../../analysis/stats.js';
 import { tailQuantiles } from '../../quantile.js';
 import { counterMeter, statusRise, type CounterPoll } from './counter-poll.js';
-import type { FetchMeter } from './data-source.js';
+import type { FetchMeter } from './fetch-meter.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import { AppendedLines } from '../events-reader.js';
 

@@ -23,7 +23,13 @@ import { startNetworkMeter } from './network-meter.js';
 import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
 import { nearestRank } from '../../quantile.js';
-import type { DataSource, FetchMeter, OneLaunch, ReadThrottle, SourceRun, Throttle } from './data-source.js';
+import type { DataSource } from './data-source.js';
+import type { FetchMeter } from './fetch-meter.js';
+import type { HeldShare } from './held-share.js';
+import type { OneLaunch, OneLaunching } from './one-launch.js';
+import type { DelaysRequests } from './request-delay.js';
+import type { RunBinding, SourceRun } from './source-run.js';
+import type { ReadThrottle, Throttle, Throttling } from './throttle.js';
 import { fillCache, type FillOptions } from './remote-fill.js';
 import type { DataSourceRecord } from '../../schema/profile.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
@@ -94,10 +100,11 @@ const MESSAGES = {
 } as const;
 
 /** Objects in an S3-compatible store or at HTTP(S) URLs, metered through a proxy on loopback. */
-export class RemoteObjectsSource implements DataSource {
-  readonly fetchesFrom = 'network' as const;
+export class RemoteObjectsSource
+  implements DataSource, Throttling, DelaysRequests, HeldShare, OneLaunching, RunBinding
+{
   readonly modeState: CacheState;
-  readonly readProber: ReadProber;
+  readonly readProber: ReadProber = (files, limits) => this.probe(files, limits);
   readonly whyNot = { cap: MESSAGES.noCapping };
 
   /** The job's hook answers the cached mode and its clients count: every mode is a block of one launch. */
@@ -132,7 +139,6 @@ export class RemoteObjectsSource implements DataSource {
   ) {
     this.store = remoteStore(spec);
     this.modeState = this.withJobCache(new RemoteCacheState(() => this.requireLink()));
-    this.readProber = (files, limits) => this.probe(files, limits);
   }
 
   /** Samples in a tar shard (WebDataset), counted in the first shard's first 64 MiB and scaled to its size. */
@@ -188,11 +194,12 @@ export class RemoteObjectsSource implements DataSource {
   private record(): DataSourceRecord {
     const { url, endpoint } = this.options.named ?? { url: this.spec.display, endpoint: null };
     const { jobCacheDir, netMeter } = this.options;
-    return { kind: 'remote', url, endpoint, jobCache: jobCacheDir ?? null, netMeter: netMeter ?? 'client' };
+    const jobCache = jobCacheDir ?? null;
+    return { kind: 'remote', fetchesFrom: 'network', url, endpoint, jobCache, netMeter: netMeter ?? 'client' };
   }
 
   /** The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY. */
-  jobEnv(): Record<string, string | undefined> {
+  private proxyEnv(): Record<string, string> {
     const url = this.requireLink().proxy.url;
     const noProxy = withoutHosts(this.options.env.NO_PROXY ?? this.options.env.no_proxy ?? '', this.spec.origins);
     return {
@@ -242,12 +249,12 @@ export class RemoteObjectsSource implements DataSource {
     return { wrap: (argv) => argv, remove: async () => proxy.setAddedLatencyMs(0) };
   }
 
-  /** Metered in the job's own HTTP clients where it serves in the job; else through the proxy. */
+  /** Metered in the job's own HTTP clients where it serves in the job; else at the proxy, which the job is sent to. */
   startMeter(_mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const proxy = this.requireLink().proxy;
     return this.servesInJob()
       ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins, this.options.ledger, this.copyIndex())
-      : startNetworkMeter(proxy, this.options.ledger);
+      : { ...startNetworkMeter(proxy, this.options.ledger), jobEnv: this.proxyEnv() };
   }
 
   proofLimit(mode: Mode): string | null {
