@@ -255,10 +255,7 @@ function dataOf(
   return {
     dataRoots,
     remote: { ...named, jobCache, netMeter },
-    dataSource: openDataSource(
-      { kind: 'remote', remote, named, jobCacheDir: jobCache, netMeter, cacheDir, proxyPort },
-      context,
-    ),
+    dataSource: openDataSource({ kind: 'remote', remote, named, jobCache, netMeter, cacheDir, proxyPort }, context),
   };
 }
 

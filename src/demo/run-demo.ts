@@ -164,7 +164,7 @@ function demoRemoteData(url: string, datasetDir: string, outFile: string): DataS
   // The demo's job is not Python: its requests are counted at the proxy, which the cap needs anyway.
   const cacheDir = join(artefactsDir(outFile), 'remote-cache');
   const named = { url: spec.display, endpoint: null };
-  return { kind: 'remote', remote: spec, named, jobCacheDir: null, netMeter: 'proxy', cacheDir, proxyPort: 0 };
+  return { kind: 'remote', remote: spec, named, jobCache: null, netMeter: 'proxy', cacheDir, proxyPort: 0 };
 }
 
 /** The demo's dataset as files in its folder. */

@@ -339,10 +339,8 @@ function stallOf(
   const endedByTimeout = ending.exit?.timedOut === true;
   const arrivals = slices.flatMap((s) => s.iterations);
   const block = { mode: span.mode, startedAt: span.startedAt, endedAt: run.endedAt, endedByTimeout };
-  const fetch = fetchStall(run.fetched.series, arrivals, {
-    ...block,
-    fetchesFrom: input.dataset.source?.fetchesFrom ?? 'storage',
-  });
+  const fetchesFrom = input.dataset.source?.fetchesFrom ?? 'storage';
+  const fetch = fetchStall(run.fetched.series, arrivals, { ...block, fetchesFrom });
   // A failed block is no measurement already, and says why; an ok one that --timeout cut short is none either.
   const timeout = timeoutStall(
     {

@@ -67,9 +67,6 @@ async function overlapProbe({
   const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
   const cacheState = source.heldShareState(resident);
   const result = await runOnce({ mode: 'cold', label: PROBE_LABEL, argv: input.argv, cacheState });
-  return {
-    ...result,
-    state: proveProbe(result.state, heldShare, dataset.source?.fetchesFrom),
-    residentShare: heldShare,
-  };
+  const state = proveProbe(result.state, heldShare, dataset.source?.fetchesFrom);
+  return { ...result, state, residentShare: heldShare };
 }

@@ -1,5 +1,4 @@
-// A cache of its own, a source's capability: the data's cache held at a size that fills as the job reads (validate's
-// cache points), which can say what it holds.
+// A cache of its own, a source's capability: the data's cache held at a size (validate's cache points).
 import type { ResidencyReading } from '../../system/keepers/inotify-keeper.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 import type { DataSource } from './data-source.js';

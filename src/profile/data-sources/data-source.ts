@@ -1,9 +1,7 @@
-// Where a job's samples come from: one interface that profile, validate and the overlap probe speak to, so the data
-// path is chosen once (open-data-source.ts) and never named in the runs. Every source answers the core below; what
-// some can do beyond it is a capability of its own module (throttle.ts, cache-cap.ts, request-delay.ts, held-share.ts,
-// one-launch.ts, source-run.ts), checked where it is used. The sources: local files (local-files.ts), a metered FUSE
-// mount (fuse-files.ts), NFS (nfs-files.ts), remote objects (remote-objects.ts); the fake is
-// test/support/fake-data-source.ts.
+// Where a job's samples come from: one interface that profile, validate and the overlap probe speak to, the source
+// chosen once (open-data-source.ts). Every source answers the core below; what some can do beyond it is a capability
+// in a module of its own (throttle.ts, cache-cap.ts, request-delay.ts, held-share.ts, one-launch.ts, source-run.ts),
+// checked where it is used. The fake is test/support/fake-data-source.ts.
 import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 import type { ReadProber } from '../storage-probe.js';
@@ -24,7 +22,7 @@ export type Capability = 'throttle' | 'cap' | 'delayRequests' | 'heldShare' | 'o
 
 /** The data a job reads: the seven members every source answers, and why a capability it lacks is absent. */
 export interface DataSource {
-  /** Lists the data once, before anything runs, with the source's record of itself and its fetch place (Dataset.source). */
+  /** Lists the data once, before anything runs, with its record of itself and its fetch place (Dataset.source). */
   list(): Promise<Dataset>;
   /** Releases what the source holds (a proxy, its cache, a counter); called once every run has ended, failed or not. */
   close(): Promise<void>;

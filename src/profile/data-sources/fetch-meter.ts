@@ -1,5 +1,4 @@
-// What a source's meter reads over one run (DataSource.startMeter): the cumulative fetched bytes the modes' proofs rest
-// on, and the variables the job needs for the meter to see its reads (a proxy, its own clients' counters).
+// Metering: what a source's meter reads over one run (DataSource.startMeter), the fetched bytes the proofs rest on.
 import type { NetworkUse, ResourceSample } from '../../schema/profile.js';
 
 /** A reading of a cumulative counter of fetched bytes. */

@@ -1,7 +1,7 @@
 // Files on a FUSE mount (s3fs, rclone, mount-s3, gcsfuse): read by the mount's daemon, so the job's read_bytes never
 // move. Chosen once, as the source is opened: where the daemon can be metered (fuse-meter.ts), its count proves both
-// cache modes; where it cannot, the data is read as local files and the proofs say why. The page cache in front of the
-// mount is handled as local files' (the kernel keeps a FUSE file's pages where the daemon lets it: s3fs -o kernel_cache).
+// cache modes; where it cannot, the data is read as local files and the proofs say why. The page cache in front of
+// the mount is local files' (the kernel keeps a FUSE file's pages where the daemon lets it: s3fs -o kernel_cache).
 import type { Mode } from '../../schema/events.js';
 import type { DataSourceRecord } from '../../schema/profile.js';
 import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';

@@ -1,5 +1,4 @@
-// One launch, a source's capability: the modes' states set under one running launch of the job (docs/method.md, "One
-// launch"), where the source can switch them and meter each block's window.
+// One launch, a source's capability: its modes set under one running launch (docs/method.md, "One launch").
 import type { Mode } from '../../schema/events.js';
 import type { Dataset } from '../../system/dataset/dataset.js';
 

@@ -73,5 +73,5 @@ export function dataSpecOf(record: DataSourceRecord, env: NodeJS.ProcessEnv, cac
   if (record.kind !== 'remote') return { kind: 'files', roots: record.roots, dropCaches: false };
   const { url, endpoint, jobCache, netMeter } = record;
   const remote = parseRemoteSpec(url, endpoint ?? undefined, env);
-  return { kind: 'remote', remote, named: { url, endpoint }, jobCacheDir: jobCache, netMeter, cacheDir, proxyPort: 0 };
+  return { kind: 'remote', remote, named: { url, endpoint }, jobCache, netMeter, cacheDir, proxyPort: 0 };
 }

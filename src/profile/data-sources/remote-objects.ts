@@ -22,7 +22,7 @@ import { withJobCache } from '../cache-states/job-cache-state.js';
 import { startNetworkMeter } from './network-meter.js';
 import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
-import { nearestRank } from '../../quantile.js';
+import { tailQuantiles } from '../../quantile.js';
 import type { DataSource } from './data-source.js';
 import type { FetchMeter } from './fetch-meter.js';
 import type { HeldShare } from './held-share.js';
@@ -42,7 +42,7 @@ export interface RemoteOptions {
   /** The CLI's environment: the job's proxy variables are derived from it. */
   env: NodeJS.ProcessEnv;
   /** The job's own cache folder (--job-cache): emptied and kept empty in the cold mode. */
-  jobCacheDir?: string | null;
+  jobCache?: string | null;
   /**
    * Where the cold mode's requests are counted (--net-meter): 'client' (default), in the job's own HTTP clients (a
    * proxy carrying the bytes costs about a CPU core at 200 MB/s), or 'proxy'. Runs that need the proxy use it anyway.
@@ -185,7 +185,7 @@ export class RemoteObjectsSource
         origins: this.spec.origins,
         cacheDir: this.options.cacheDir,
         samplesPerObject,
-        jobCacheDir: this.options.jobCacheDir ?? null,
+        jobCacheDir: this.options.jobCache ?? null,
       },
     };
   }
@@ -193,9 +193,8 @@ export class RemoteObjectsSource
   /** The data as the profile records it: what validate opens again, credentials left to the environment. */
   private record(): DataSourceRecord {
     const { url, endpoint } = this.options.named ?? { url: this.spec.display, endpoint: null };
-    const { jobCacheDir, netMeter } = this.options;
-    const jobCache = jobCacheDir ?? null;
-    return { kind: 'remote', fetchesFrom: 'network', url, endpoint, jobCache, netMeter: netMeter ?? 'client' };
+    const { jobCache = null, netMeter = 'client' } = this.options;
+    return { kind: 'remote', fetchesFrom: 'network', url, endpoint, jobCache, netMeter };
   }
 
   /** The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY. */
@@ -239,7 +238,7 @@ export class RemoteObjectsSource
 
   /** The cold mode fetches every sample over the network: the job's own cache is emptied before and during it. */
   private withJobCache(state: CacheState): CacheState {
-    return this.options.jobCacheDir ? withJobCache(state, this.options.jobCacheDir) : state;
+    return this.options.jobCache ? withJobCache(state, this.options.jobCache) : state;
   }
 
   /** Each request to the origin waits `sec` at the proxy before it leaves: a store that far away. */
@@ -378,15 +377,8 @@ export class RemoteObjectsSource
     // Each request is a whole object's GET: their mean size, in whole bytes (objects of mixed sizes give a fraction).
     const requestBytes = fetched > 0 ? Math.max(1, Math.round(bytesRead / fetched)) : limits.requestBytes;
     // The median wait for a first byte: what the probe's rate owes to latency, not bandwidth (whatif/fit/storage.ts).
-    const median = (ms: number[]) =>
-      ms.length > 0
-        ? nearestRank(
-            ms.sort((a, b) => a - b),
-            0.5,
-          )
-        : undefined;
-    const firstByteMs = median(firstBytes);
-    const idleFirstByteMs = median(idleFirstBytes);
+    const firstByteMs = tailQuantiles(firstBytes)?.p50;
+    const idleFirstByteMs = tailQuantiles(idleFirstBytes)?.p50;
     return {
       bytesRead,
       storageBytes: bytesRead,

@@ -1,5 +1,4 @@
-// A source bound to a run, a capability of sources with network waits of their own (remote data's download before a
-// mode): the run's interrupt ends them, and their progress is said.
+// A source bound to a run: its own network waits (remote data's download) end at its interrupt, their progress said.
 
 /** How far a source's download (remote data's cached mode) has come. */
 export interface DownloadProgress {

@@ -1,5 +1,4 @@
-// Throttling, a source's capability: the data's read bandwidth held down (--storage-bw: profile's cold mode, validate's
-// bandwidth points), by an io cgroup (local files) or at the metering proxy (remote data).
+// Throttling, a source's capability: its read bandwidth held down (--storage-bw, validate's bandwidth points).
 import type { Dataset } from '../../system/dataset/dataset.js';
 import type { DataSource } from './data-source.js';
 
