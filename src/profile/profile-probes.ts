@@ -50,7 +50,7 @@ async function overlapProbe({
 }: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
   const source = input.dataSource;
   if (!source.heldShareState) {
-    warn(source.whyNot?.heldShare ?? PROFILE_RUN_TEXT.overlapProbeNoHeldShare);
+    warn(PROFILE_RUN_TEXT.overlapProbeNoHeldShare);
     return null;
   }
   const stages = stageSecPerSample(profile.modes.cached, profile.modes.cold);

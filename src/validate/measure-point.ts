@@ -155,7 +155,7 @@ export function latencyObstacle(
   if (asked.length === 0) return null;
   const profiled = profiledLatencySec(profile);
   if (profiled === null) return VALIDATE_TEXT.noLatency;
-  if (!source.delayRequests) return source.whyNot?.delayRequests ?? VALIDATE_TEXT.noLatency;
+  if (!source.delayRequests) return VALIDATE_TEXT.noLatency;
   const below = asked.find((sec) => sec < profiled);
   return below === undefined ? null : VALIDATE_TEXT.latencyBelow(below * 1000, profiled * 1000);
 }

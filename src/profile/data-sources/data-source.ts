@@ -17,8 +17,8 @@ import type { Throttling } from './throttle.js';
 /** Where the data's bytes come from when they are not cached here: each source writes it in its record. */
 export type FetchOrigin = 'storage' | 'network';
 
-/** The optional capabilities of a source, by name: where one is absent, `whyNot` says why. */
-export type Capability = 'throttle' | 'cap' | 'delayRequests' | 'heldShare' | 'oneLaunch';
+/** The capabilities whose absence a source explains in `whyNot`; any other absent gets its caller's words. */
+export type Capability = 'cap' | 'oneLaunch';
 
 /** The data a job reads: the seven members every source answers, and why a capability it lacks is absent. */
 export interface DataSource {

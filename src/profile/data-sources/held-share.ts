@@ -2,7 +2,7 @@
 import type { DatasetFile } from '../../system/dataset/dataset.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 
-/** A source that can hold a share cached; absent, whyNot.heldShare says why the overlap probe cannot run. */
+/** A source that can hold a share cached; absent, the overlap probe cannot run. */
 export interface HeldShare {
   /** `held` kept cached and the rest cold. */
   heldShareState(held: readonly DatasetFile[]): CacheState;

@@ -1,6 +1,5 @@
 // Throttling, a source's capability: its read bandwidth held down (--storage-bw, validate's bandwidth points).
 import type { Dataset } from '../../system/dataset/dataset.js';
-import type { DataSource } from './data-source.js';
 
 /** A throttle of the data's read bandwidth, set up for a run of jobs. */
 export interface Throttle {
@@ -18,17 +17,12 @@ export interface ReadThrottle {
   start(dataset: Dataset, bytesPerSec: number, name: string, env: NodeJS.ProcessEnv): Promise<Throttle>;
 }
 
-/** A source that can throttle its reads; absent, whyNot.throttle says why. */
+/** A source that can throttle its reads. */
 export interface Throttling {
   readonly throttle: ReadThrottle;
 }
 
 /** Why reads of `source` cannot be throttled on this machine now, or null when they can. */
-export function throttleObstacle(
-  source: Partial<Throttling> & Pick<DataSource, 'whyNot'>,
-  env: NodeJS.ProcessEnv,
-): string | null {
-  return source.throttle
-    ? source.throttle.obstacle(env)
-    : (source.whyNot?.throttle ?? 'this data source cannot throttle its reads');
+export function throttleObstacle(source: Partial<Throttling>, env: NodeJS.ProcessEnv): string | null {
+  return source.throttle ? source.throttle.obstacle(env) : 'this data source cannot throttle its reads';
 }
