@@ -17,9 +17,6 @@ import type { Throttling } from './throttle.js';
 /** Where the data's bytes come from when they are not cached here: each source writes it in its record. */
 export type FetchOrigin = 'storage' | 'network';
 
-/** The capabilities whose absence a source explains in `whyNot`; any other absent gets its caller's words. */
-export type Capability = 'cap' | 'oneLaunch';
-
 /** The data a job reads: the seven members every source answers, and why a capability it lacks is absent. */
 export interface DataSource {
   /** Lists the data once, before anything runs, with its record of itself and its fetch place (Dataset.source). */
@@ -36,8 +33,8 @@ export interface DataSource {
   proofLimit(mode: Mode, dataset: Dataset): string | null;
   /** Reads a sample of the data cold for the storage probe. */
   readonly readProber: ReadProber;
-  /** Why each absent capability is absent, in the words users see; one absent from here too gets generic words. */
-  readonly whyNot?: Partial<Record<Capability, string>>;
+  /** Why a cap or one launch is absent, in the words users see; any other absence is said in its caller's words. */
+  readonly whyNot?: { readonly cap?: string; readonly oneLaunch?: string };
 }
 
 /** A source as opened: the core, and whichever capabilities it has. */
