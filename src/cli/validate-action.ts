@@ -23,7 +23,7 @@ import { validateOutput } from '../schema/validate-output.js';
 import { isNotEnoughData } from '../whatif/model.js';
 import type { Io } from './io.js';
 import { dataSpecOf, openDataSource } from '../profile/data-sources/open-data-source.js';
-import type { DataSource } from '../profile/data-sources/data-source.js';
+import type { OpenedSource } from '../profile/data-sources/data-source.js';
 import type { Profile } from '../schema/profile.js';
 import { sourceOfProfile } from '../schema/profile-source.js';
 
@@ -78,7 +78,7 @@ export async function validateAction(file: string | undefined, raw: RawValidateO
  * The data the profile ran on: its folders, or its remote data named again from the profile (credentials come from the
  * environment, as the job's do: a URL's user and password are not in the profile).
  */
-function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEnv): DataSource {
+function profileDataSource(profile: Profile, path: string, env: NodeJS.ProcessEnv): OpenedSource {
   const cacheDir = join(artefactsDir(path), `validate-remote-cache-${process.pid}`);
   return openDataSource(dataSpecOf(sourceOfProfile(profile), env, cacheDir), { env });
 }

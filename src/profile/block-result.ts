@@ -38,7 +38,7 @@ import { idleLoaderSpans, type ReadProof, windowRates, windowReadProof } from '.
 import { pythonHookEnv } from './python-hook.js';
 import { runAsEnv } from './run-as.js';
 import type { PreparedState, StateFinish } from './cache-states/cache-state.js';
-import type { FetchReadings } from './data-sources/data-source.js';
+import type { FetchReadings } from './data-sources/fetch-meter.js';
 import type { ModeRunInput } from './run-input.js';
 
 /** Where one launch keeps its events, stop request and logs. */
@@ -71,20 +71,20 @@ export interface LaunchEnv {
   controlFile: string | null;
   /** The job's iteration budget (DSA_ITERATIONS), or null for none. */
   iterations: number | null;
-  /** Variables the data source's meter needs, in place of its jobEnv(). */
+  /** Variables the data source's meter needs (a proxy, its own clients' counters). */
   meterEnv: Record<string, string> | undefined;
   /** profile --continue (DSA_CONTINUE). */
   continueRun?: boolean;
 }
 
 export function jobEnv(
-  input: Pick<ModeRunInput, 'env' | 'runAs' | 'dataSource' | 'sync' | 'numWorkers'>,
+  input: Pick<ModeRunInput, 'env' | 'runAs' | 'sync' | 'numWorkers'>,
   launch: LaunchEnv,
 ): Record<string, string | undefined> {
   return {
     ...input.env,
     ...(input.runAs ? runAsEnv(input.runAs) : {}),
-    ...(launch.meterEnv ?? input.dataSource.jobEnv?.() ?? {}),
+    ...launch.meterEnv,
     ...pythonHookEnv(input.env),
     [ENV.mode]: launch.mode,
     [ENV.eventsDir]: launch.eventsDir,
@@ -325,7 +325,7 @@ function subsetAnswer(processes: readonly ProcessEvents[]): Pick<SubsetEvidence,
 
 /** Whether the block stalled (analysis/stalls.ts): its fetches, the watchdog, a timeout with too few iterations. */
 function stallOf(
-  input: Pick<ModeRunInput, 'dataSource' | 'timeoutSec'>,
+  input: Pick<ModeRunInput, 'dataset' | 'timeoutSec'>,
   { span, ending, slices, minIterations }: BlockEvidence,
   run: {
     fetched: FetchReadings;
@@ -339,7 +339,8 @@ function stallOf(
   const endedByTimeout = ending.exit?.timedOut === true;
   const arrivals = slices.flatMap((s) => s.iterations);
   const block = { mode: span.mode, startedAt: span.startedAt, endedAt: run.endedAt, endedByTimeout };
-  const fetch = fetchStall(run.fetched.series, arrivals, { ...block, fetchesFrom: input.dataSource.fetchesFrom });
+  const fetchesFrom = input.dataset.source?.fetchesFrom ?? 'storage';
+  const fetch = fetchStall(run.fetched.series, arrivals, { ...block, fetchesFrom });
   // A failed block is no measurement already, and says why; an ok one that --timeout cut short is none either.
   const timeout = timeoutStall(
     {
@@ -447,7 +448,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
         : run.fetched.wholeRunSource,
     ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
     ...(window?.asideBytes !== undefined ? { asideBytes: window.asideBytes } : {}),
-    fetchesFrom: input.dataSource.fetchesFrom,
+    fetchesFrom: input.dataset.source?.fetchesFrom,
     consumedBytes: window?.consumedBytes ?? reportedBytes ?? samples * sampleBytes,
     consumedSamples: window?.consumedSamples ?? samples,
     consumedBytesEstimated: reportedBytes === null,

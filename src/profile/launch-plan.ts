@@ -4,6 +4,7 @@ import type { Mode } from '../schema/events.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import type { DataSource } from './data-sources/data-source.js';
+import type { OneLaunching } from './data-sources/one-launch.js';
 import { PROFILE_RUN_TEXT } from './run-text.js';
 
 /** What fixes a profile's schedule (ProfileRunInput's fields). */
@@ -15,7 +16,7 @@ export interface ScheduleInput {
   separateLaunches?: boolean;
   /** True when a test fakes single runs (a modeRunner without a launchRunner): it keeps the schedule it fakes. */
   fakesSingleRuns?: boolean;
-  dataSource: Pick<DataSource, 'oneLaunch' | 'whyNot'>;
+  dataSource: Partial<OneLaunching> & Pick<DataSource, 'whyNot'>;
 }
 
 /** The schedule of a profile's runs. */

@@ -1,5 +1,5 @@
 import { analyze } from '../analysis/split.js';
-import { fetchPlace } from '../analysis/fetch-place.js';
+import { fetchPlace } from '../schema/profile-source.js';
 import { poolPasses, type ScheduledRun } from '../analysis/pool-passes.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import { fileSink, type ArtifactSink } from '../store/artifact-sink.js';

@@ -5,7 +5,8 @@ import type { Mode } from '../schema/events.js';
 import type { ModeResult, Profile } from '../schema/profile.js';
 import type { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import type { ArtifactSink } from '../store/artifact-sink.js';
-import type { DataSource, DownloadProgress } from './data-sources/data-source.js';
+import type { OpenedSource } from './data-sources/data-source.js';
+import type { DownloadProgress } from './data-sources/source-run.js';
 import type { NodesInput } from './nodes/node-runs.js';
 import type { ModeProgress } from './run-mode.js';
 import type { ModeRunInput } from './run-input.js';
@@ -47,7 +48,7 @@ export interface ProfileRunInput
   /** What saves the profile; the disk unless a test passes a MemorySink. */
   sink?: ArtifactSink;
   /** Where the samples come from: lists the data, sets each mode's state, meters its reads (openDataSource; fakes). */
-  dataSource: DataSource;
+  dataSource: OpenedSource;
   /** Runs of each mode (default 2: in order, then reversed, so a steady drift cancels; docs/method.md, "Drift"). */
   passes?: number;
   /** CPU counts at which to run the cached mode again (profile --cpus), or none. */

@@ -50,7 +50,7 @@ async function overlapProbe({
 }: ProfileSteps): Promise<NonNullable<Profile['overlapProbe']> | null> {
   const source = input.dataSource;
   if (!source.heldShareState) {
-    warn(source.whyNot?.heldShare ?? PROFILE_RUN_TEXT.overlapProbeNoHeldShare);
+    warn(PROFILE_RUN_TEXT.overlapProbeNoHeldShare);
     return null;
   }
   const stages = stageSecPerSample(profile.modes.cached, profile.modes.cold);
@@ -67,5 +67,6 @@ async function overlapProbe({
   const heldShare = resident.reduce((sum, f) => sum + f.bytes, 0) / Math.max(1, dataset.bytes);
   const cacheState = source.heldShareState(resident);
   const result = await runOnce({ mode: 'cold', label: PROBE_LABEL, argv: input.argv, cacheState });
-  return { ...result, state: proveProbe(result.state, heldShare, source.fetchesFrom), residentShare: heldShare };
+  const state = proveProbe(result.state, heldShare, dataset.source?.fetchesFrom);
+  return { ...result, state, residentShare: heldShare };
 }

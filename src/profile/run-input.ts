@@ -24,7 +24,7 @@ export interface ModeRunInput {
   /** The dataset the mode reads, as its data source listed it. */
   dataset: Dataset;
   /** The data source: meters the run's fetched bytes and says what limits its proof. */
-  dataSource: Pick<DataSource, 'startMeter' | 'proofLimit' | 'fetchesFrom' | 'jobEnv'>;
+  dataSource: Pick<DataSource, 'startMeter' | 'proofLimit'>;
   /** Folder for this mode's events and logs. */
   modeDir: string;
   /** Target relative half-width of the per-iteration time. */

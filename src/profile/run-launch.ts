@@ -9,7 +9,7 @@ import type { StoppingTracker } from '../analysis/stopping.js';
 import type { Mode } from '../schema/events.js';
 import type { ModeResult, ResourceSample } from '../schema/profile.js';
 import { startSampler, type Sampler } from '../system/probes/samplers.js';
-import type { FetchMeter } from './data-sources/data-source.js';
+import type { FetchMeter } from './data-sources/fetch-meter.js';
 import { CpuLedger, LEDGER_COMPONENTS, type LedgerReading } from '../system/kernel/cpu-ledger.js';
 import { writeSubsetList } from '../system/dataset/resident-subset.js';
 import { EventsReader, type ProcessEvents } from './events-reader.js';

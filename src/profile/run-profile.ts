@@ -7,7 +7,7 @@ import { artefactsDir } from '../store/profile-files.js';
 import { handOver } from '../system/kernel/hand-over.js';
 import { startGpuSampler } from '../system/probes/gpu.js';
 import { hostFacts } from '../system/probes/host.js';
-import type { Throttle } from './data-sources/data-source.js';
+import type { Throttle } from './data-sources/throttle.js';
 import { assertRidable, jobExitCode, trainOn } from './continue-run.js';
 import { Interrupts } from './interrupts.js';
 import { iterationsRun, launchPlan, profileCost, type ScheduleRan } from './launch-plan.js';

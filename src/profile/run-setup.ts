@@ -8,7 +8,7 @@ import { PROFILE_RUN_TEXT, RECLAIM_TEXT } from './run-text.js';
 import { pauseReclaimers, reclaimingDamonSchemes } from '../system/cgroups/damon.js';
 import { reclaimPauseFile } from '../paths.js';
 import type { Dataset } from '../system/dataset/dataset.js';
-import type { DataSource, Throttle } from './data-sources/data-source.js';
+import type { Throttle, Throttling } from './data-sources/throttle.js';
 import type { Interrupts } from './interrupts.js';
 import type { Job } from './supervisor.js';
 import { tail } from './log-tail.js';
@@ -55,7 +55,7 @@ export function pauseReclaim(wanted: boolean, command: RunCommand, env: NodeJS.P
 
 /** The data's read throttle at `bytesPerSec`, or null without one (see throttleReads). */
 export async function startThrottle(
-  source: Pick<DataSource, 'throttle' | 'whyNot'>,
+  source: Partial<Throttling>,
   dataset: Dataset,
   bytesPerSec: number | null,
   name: string,
@@ -69,14 +69,13 @@ export async function startThrottle(
  * a run at another bandwidth than asked is no measurement of it.
  */
 export async function throttleReads(
-  source: Pick<DataSource, 'throttle' | 'whyNot'>,
+  source: Partial<Throttling>,
   dataset: Dataset,
   bytesPerSec: number,
   name: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Throttle> {
-  if (!source.throttle)
-    throw new UserError(source.whyNot?.throttle ?? PROFILE_RUN_TEXT.noThrottle, ExitCode.Environment);
+  if (!source.throttle) throw new UserError(PROFILE_RUN_TEXT.noThrottle, ExitCode.Environment);
   return source.throttle.start(dataset, bytesPerSec, name, env);
 }
 

@@ -2,7 +2,8 @@ import type { Mode } from '../schema/events.js';
 import type { StateProof } from '../schema/profile.js';
 import type { KeeperMechanism } from '../system/keepers/keeper-types.js';
 import { FETCH_WORDS, PROOF_TEXT } from './proof-text.js';
-import type { FetchOrigin, OtherReads } from './data-sources/data-source.js';
+import type { FetchOrigin } from './data-sources/data-source.js';
+import type { OtherReads } from './data-sources/fetch-meter.js';
 
 /** Thresholds a mode's evidence must meet; see docs/method.md. */
 const PROOF_THRESHOLDS = {

@@ -1,4 +1,4 @@
-import type { DownloadProgress } from '../profile/data-sources/data-source.js';
+import type { DownloadProgress } from '../profile/data-sources/source-run.js';
 import type { ModeProgress } from '../profile/run-mode.js';
 import { formatBytes, formatRate } from '../units.js';
 

@@ -5,7 +5,7 @@ import { formatEstimate, oneLine, table, wrapLine } from './format.js';
 import { verdictLines } from './verdict-lines.js';
 import { gpuRows } from './gpu-rows.js';
 import { prepStagesLines } from './prep-stages-lines.js';
-import { fetchPlace } from '../analysis/fetch-place.js';
+import { fetchPlace } from '../schema/profile-source.js';
 import { networkLines } from './network-lines.js';
 import {
   allRanksLine,

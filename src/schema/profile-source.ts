@@ -17,3 +17,13 @@ export function sourceOfProfile(profile: Pick<Profile, 'source' | 'options' | 'd
   if (dataset.mount) return { kind: 'fuse', roots: options.data, dropCaches: options.dropCaches, mount: dataset.mount };
   return { kind: 'files', roots: options.data, dropCaches: options.dropCaches };
 }
+
+/** Where a profile's uncached bytes came from, as its source wrote it; for an older profile, as its kind says. */
+export function fetchPlace(profile: Pick<Profile, 'dataset' | 'source' | 'options'>): 'network' | 'storage' {
+  const source = sourceOfProfile(profile);
+  if (source.fetchesFrom) return source.fetchesFrom;
+  // An unmetered FUSE mount was profiled as files (its meter was read_bytes); NFS and remote data came over the network.
+  const network =
+    source.kind === 'remote' || source.kind === 'nfs' || (source.kind === 'fuse' && source.mount !== null);
+  return network ? 'network' : 'storage';
+}

@@ -114,6 +114,11 @@ export const FuseMountSchema = z.object({
   }),
 });
 
+const FETCHED = {
+  /** Where uncached bytes came from, as the source said (absent in older profiles: sourceOfProfile derives it). */
+  fetchesFrom: z.enum(['storage', 'network']).optional(),
+};
+
 /**
  * The data a profile ran on, as one value tagged by the source that served it (src/profile/data-sources/): what
  * validate needs to open it again, and never a credential. Older profiles lack it: sourceOfProfile
@@ -123,6 +128,7 @@ export const DataSourceRecordSchema = z.discriminatedUnion('kind', [
   z.object({
     /** Files on this machine's disks, read through its page cache. */
     kind: z.literal('files'),
+    ...FETCHED,
     /** The --data folders (or files), absolute. */
     roots: z.array(z.string()),
     /** Whether the global drop_caches made the cold mode cold. */
@@ -131,6 +137,7 @@ export const DataSourceRecordSchema = z.discriminatedUnion('kind', [
   z.object({
     /** Files on a FUSE mount, read by its daemon. */
     kind: z.literal('fuse'),
+    ...FETCHED,
     roots: z.array(z.string()),
     dropCaches: z.boolean(),
     /** The mount and its metered daemon; null when the daemon could not be metered (the proofs then say why). */
@@ -139,6 +146,7 @@ export const DataSourceRecordSchema = z.discriminatedUnion('kind', [
   z.object({
     /** Files on NFS: uncached bytes come over the network from its server, whose own cache is not controlled. */
     kind: z.literal('nfs'),
+    ...FETCHED,
     roots: z.array(z.string()),
     dropCaches: z.boolean(),
     /** The file-system type (nfs, nfs4), the server and its export as mounted (server:/export), and where. */
@@ -149,6 +157,7 @@ export const DataSourceRecordSchema = z.discriminatedUnion('kind', [
   z.object({
     /** Objects in S3-compatible storage or files at HTTP(S) URLs, fetched through the metering proxy. */
     kind: z.literal('remote'),
+    ...FETCHED,
     /** --remote as given, without user name, password or query. */
     url: z.string(),
     /** --endpoint without credentials, or null. */

@@ -1,5 +1,7 @@
 import type { Profile } from '../schema/profile.js';
-import { capObstacle, throttleObstacle, type DataSource } from '../profile/data-sources/data-source.js';
+import { capObstacle } from '../profile/data-sources/cache-cap.js';
+import type { OpenedSource } from '../profile/data-sources/data-source.js';
+import { throttleObstacle } from '../profile/data-sources/throttle.js';
 
 /**
  * Why cache points cannot run on this machine, or null: the cap needs per-file page-cache control and trustworthy
@@ -9,7 +11,7 @@ import { capObstacle, throttleObstacle, type DataSource } from '../profile/data-
 export function cachePointObstacle(
   profile: Profile,
   env: NodeJS.ProcessEnv,
-  source: Pick<DataSource, 'cap' | 'throttle' | 'whyNot'>,
+  source: Pick<OpenedSource, 'cap' | 'throttle' | 'whyNot'>,
 ): string | null {
   const capping = capObstacle(source);
   if (capping !== null) return `the dataset's page cache cannot be capped and measured here (${capping})`;

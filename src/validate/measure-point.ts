@@ -3,7 +3,9 @@
 import { join } from 'node:path';
 import { summarizeIterations } from '../analysis/summarize.js';
 import { fetchedSeriesOf, windowRates } from '../profile/window-rates.js';
-import { capObstacle, type CappedState, type DataSource, type Throttle } from '../profile/data-sources/data-source.js';
+import { capObstacle, type CappedState } from '../profile/data-sources/cache-cap.js';
+import type { OpenedSource } from '../profile/data-sources/data-source.js';
+import type { Throttle } from '../profile/data-sources/throttle.js';
 import { throttleReads, workersNotApplied, type RunRequest } from '../profile/run-setup.js';
 import type { Iteration, Profile, ModeResult } from '../schema/profile.js';
 import { threadAffinities, withCpus } from '../system/cgroups/affinity.js';
@@ -147,13 +149,13 @@ function profiledLatencySec(profile: Profile): number | null {
 export function latencyObstacle(
   profile: Profile,
   points: readonly ValidationPoint[],
-  source: DataSource,
+  source: OpenedSource,
 ): string | null {
   const asked = points.flatMap((p) => (p.kind === 'latency' ? [p.latencySec] : []));
   if (asked.length === 0) return null;
   const profiled = profiledLatencySec(profile);
   if (profiled === null) return VALIDATE_TEXT.noLatency;
-  if (!source.delayRequests) return source.whyNot?.delayRequests ?? VALIDATE_TEXT.noLatency;
+  if (!source.delayRequests) return VALIDATE_TEXT.noLatency;
   const below = asked.find((sec) => sec < profiled);
   return below === undefined ? null : VALIDATE_TEXT.latencyBelow(below * 1000, profiled * 1000);
 }

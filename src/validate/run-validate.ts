@@ -1,12 +1,13 @@
 import { join } from 'node:path';
-import { throttleObstacle, type Throttle } from '../profile/data-sources/data-source.js';
+import { throttleObstacle, type Throttle } from '../profile/data-sources/throttle.js';
 import { runMode } from '../profile/run-mode.js';
 import { outputsEnv, outputsNote } from '../profile/job-outputs.js';
 import { jobRunner, pauseReclaim, sharedRunSettings, startThrottle, type ModeRunner } from '../profile/run-setup.js';
 import { Interrupts } from '../profile/interrupts.js';
 import { isAbort } from '../system/network/deadlines.js';
 import type { Profile } from '../schema/profile.js';
-import type { DataSource, DownloadProgress } from '../profile/data-sources/data-source.js';
+import type { OpenedSource } from '../profile/data-sources/data-source.js';
+import type { DownloadProgress } from '../profile/data-sources/source-run.js';
 import type { Dataset } from '../system/dataset/dataset.js';
 import {
   baseScenario,
@@ -56,7 +57,7 @@ export interface ValidateInput {
   /** ...or after this many iterations. */
   maxIterations: number;
   /** Where the job's samples come from: the profile's data (LocalFilesSource; FakeDataSource in tests). */
-  dataSource: DataSource;
+  dataSource: OpenedSource;
   /** Working folder of the job. */
   cwd: string;
   /**

@@ -6,7 +6,7 @@
  * predicts them, and says which cache policy it assumed.
  */
 import { combinedHalfWidth, liesAbove } from '../analysis/estimate.js';
-import { fetchPlace } from '../analysis/fetch-place.js';
+import { fetchPlace } from '../schema/profile-source.js';
 import { HIGH_STALL_THRESHOLD } from '../analysis/split.js';
 import { STALL_THRESHOLD } from '../analysis/stall-calls.js';
 import type { Estimate, LaterEpochs, Profile } from '../schema/profile.js';

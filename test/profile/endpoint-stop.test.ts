@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { ExitCode } from '../../src/errors.js';
 import { runProfile, type ProfileRunInput } from '../../src/profile/run-profile.js';
-import type { SourceRun } from '../../src/profile/data-sources/data-source.js';
+import type { SourceRun } from '../../src/profile/data-sources/source-run.js';
 import { FakeDataSource } from '../support/fake-data-source.js';
 import { EndpointError } from '../../src/system/network/remote-objects.js';
 import { MemorySink } from '../support/memory-sink.js';

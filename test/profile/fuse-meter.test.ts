@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { meterFuseMount, startSocketMeter, withoutCredentials } from '../../src/profile/data-sources/fuse-meter.js';
+import { isOnFuse } from '../../src/profile/data-sources/fuse-files.js';
+import { fuseMount, startSocketMeter, withoutCredentials } from '../../src/profile/data-sources/fuse-meter.js';
 import type { SocketCounter } from '../../src/system/network/socket-counter.js';
 import type { RootFileSystem } from '../../src/system/dataset/file-systems.js';
 
@@ -19,24 +20,24 @@ test('a mount source keeps no user:password@ part', () => {
   assert.equal(withoutCredentials('s3:data'), 's3:data', 'an rclone remote is not a credential');
 });
 
-test('FUSE metering is asked only for FUSE roots, and refused for a mix of mounts it cannot tell apart', async () => {
-  assert.equal(await meterFuseMount([disk]), null);
-  assert.equal(await meterFuseMount(undefined), null);
-  assert.deepEqual(await meterFuseMount([fuse, disk]), {
+test('FUSE metering is asked only for FUSE roots, and refused for a mix of mounts it cannot tell apart', () => {
+  assert.equal(isOnFuse([disk]), false);
+  assert.equal(isOnFuse([fuse, disk]), true);
+  assert.deepEqual(fuseMount([fuse, disk]), {
     obstacle:
       'the --data roots mix a FUSE mount with other file systems, whose reads one meter cannot tell apart: profile them apart',
   });
   const other = { ...fuse, root: '/mnt/gcs/train', mountPoint: '/mnt/gcs' };
-  assert.deepEqual(await meterFuseMount([fuse, other]), {
+  assert.deepEqual(fuseMount([fuse, other]), {
     obstacle: 'the --data roots are on more than one FUSE mount: profile one mount at a time',
   });
 });
 
-test('a FUSE mount whose daemon is not running cannot be metered, and says why', async () => {
-  const result = await meterFuseMount([
+test('a FUSE mount whose daemon is not running cannot be metered, and says why', () => {
+  const result = fuseMount([
     { ...fuse, mountPoint: `/nonexistent-mount-${process.pid}`, type: 'fuse.nonexistent-daemon' },
   ]);
-  assert.ok(result && 'obstacle' in result);
+  assert.ok('obstacle' in result);
   // Not root, no nftables, or no daemon: each is named.
   assert.match(
     result.obstacle,
@@ -52,7 +53,7 @@ test("the daemon's payload estimate going back (a window of short packets) never
     return { bytes: payloadBytes, packets: 0, payloadBytes };
   };
   const counter = { readNow: reading, read: async () => reading() } as unknown as SocketCounter;
-  const meter = startSocketMeter({ counter, record: { daemon: { program: 's3fs', pid: 1, cgroup: '/' } } } as never);
+  const meter = startSocketMeter(counter, { daemon: { program: 's3fs', pid: 1, cgroup: '/' } } as never);
   await new Promise((resolve) => setTimeout(resolve, 1700));
   const fetched = await meter.finish([]);
   const bytes = fetched.series.map((r) => r.bytes);

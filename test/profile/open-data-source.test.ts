@@ -1,15 +1,15 @@
 /**
  * openDataSource: the file systems under the --data folders choose the
- * source (a FUSE mount its own, NFS its own, any other local files), and the
- * NFS source, the seam's example, says where its bytes come from and what
- * limits its proofs; a profile's record opens its data again (validate).
+ * source (a FUSE mount its own, metered or not, NFS its own, any other local
+ * files), and the NFS source, the seam's example, says where its bytes come
+ * from and what limits its proofs; a profile's record opens its data again.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { FuseFilesSource } from '../../src/profile/data-sources/fuse-files.js';
+import { MeteredFuseSource, UnmeteredFuseSource } from '../../src/profile/data-sources/fuse-files.js';
 import { LocalFilesSource } from '../../src/profile/data-sources/local-files.js';
 import { isOnNfs, NfsFilesSource } from '../../src/profile/data-sources/nfs-files.js';
 import { dataSpecOf, openDataSource } from '../../src/profile/data-sources/open-data-source.js';
@@ -26,17 +26,18 @@ test('the file system under the folders chooses the source: FUSE, NFS, or local 
   const roots = [tmpdir()];
   const open = (type: string, source: string) =>
     openDataSource(files(roots), { env: {}, readMountinfo: rootMountedAs(type, source) });
-  assert.ok(open('fuse.s3fs', 's3fs') instanceof FuseFilesSource);
+  // Metered where an s3fs daemon runs here (the only one of its program serves the mount), else local files.
+  const fuse = open('fuse.s3fs', 's3fs');
+  assert.ok(fuse instanceof MeteredFuseSource || fuse instanceof UnmeteredFuseSource);
   assert.ok(open('nfs4', 'filer:/export/data') instanceof NfsFilesSource);
   assert.ok(open('nfs', 'filer:/export/data') instanceof NfsFilesSource);
   const local = open('ext4', '/dev/vda1');
   assert.ok(
-    local instanceof LocalFilesSource && !(local instanceof NfsFilesSource) && !(local instanceof FuseFilesSource),
+    local instanceof LocalFilesSource && !(local instanceof NfsFilesSource) && !(local instanceof UnmeteredFuseSource),
   );
   // cifs is a network file system too, but not NFS: read as local files, its limits said as before.
   const cifs = open('cifs', '//filer/data');
   assert.equal(cifs.constructor, LocalFilesSource);
-  assert.equal(cifs.fetchesFrom, 'storage');
 });
 
 test('roots on two NFS mounts are read as local files: the NFS record names one server and mount point', () => {
@@ -57,11 +58,11 @@ test('the NFS source fetches over the network, records its mount, and cannot pro
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'a.bin'), Buffer.alloc(4096));
   const source = openDataSource(files([dir]), { env: {}, readMountinfo: rootMountedAs('nfs4', 'filer:/export/data') });
-  assert.equal(source.fetchesFrom, 'network');
   const dataset = await source.list();
   assert.equal(dataset.files.length, 1);
   assert.deepEqual(dataset.source, {
     kind: 'nfs',
+    fetchesFrom: 'network',
     roots: [dir],
     dropCaches: false,
     type: 'nfs4',
@@ -97,10 +98,30 @@ test('the NFS source fetches over the network, records its mount, and cannot pro
     consumedBytes: 100,
     jobAcknowledgedMode: true,
     fitsInMemory: true,
-    fetchesFrom: source.fetchesFrom,
+    fetchesFrom: dataset.source?.fetchesFrom,
   });
   assert.match(proof.reason, /fetched over the network$/);
   await source.close();
+});
+
+test('a FUSE mount whose daemon cannot be metered is read as local files, recorded as FUSE, the reason in its proofs', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsa-fuse-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'a.bin'), Buffer.alloc(4096));
+  const fileSystems = [{ root: dir, mountPoint: '/', type: 'fuse.s3fs', source: 's3fs', kind: 'fuse' as const }];
+  const source = new UnmeteredFuseSource([dir], { dropCaches: false, fileSystems }, 'no daemon serves it');
+  const dataset = await source.list();
+  assert.deepEqual(dataset.source, {
+    kind: 'fuse',
+    fetchesFrom: 'storage',
+    roots: [dir],
+    dropCaches: false,
+    mount: null,
+  });
+  assert.equal(dataset.mount, undefined);
+  assert.match(source.warnings(dataset, ['cold']).at(-1)!, /^its daemon cannot be metered: no daemon serves it$/);
+  assert.match(source.proofLimit('cold', dataset)!, /, and its daemon cannot be metered: no daemon serves it$/);
+  assert.equal(source.oneLaunch.obstacle(dataset, ['cached', 'cold']), null, 'its modes can be blocks of one launch');
 });
 
 test("a profile's record opens its data again: folders as files, remote data named again without credentials", () => {

@@ -12,7 +12,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fillCache } from '../../src/profile/data-sources/remote-fill.js';
-import type { DownloadProgress } from '../../src/profile/data-sources/data-source.js';
+import type { DownloadProgress } from '../../src/profile/data-sources/source-run.js';
 import { EndpointError, remoteStore } from '../../src/system/network/remote-objects.js';
 import { parseRemoteSpec } from '../../src/system/network/remote-spec.js';
 import { ResponseCache } from '../../src/system/network/response-cache.js';

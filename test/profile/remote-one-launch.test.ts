@@ -81,7 +81,9 @@ test('the proxy keeps a launch a mode, and says why: --net-meter proxy, or a cap
     const capDataset = await capped.list();
     const throttle = await capped.throttle.start(capDataset, 1e6, 'test', {});
     assert.match(capped.oneLaunch?.obstacle(capDataset, ['cached', 'cold']) ?? '', /cap or added latency/);
-    assert.ok(capped.jobEnv().HTTP_PROXY?.startsWith('http://127.0.0.1:'), 'the job goes through the proxy');
+    const meter = capped.startMeter('cold', capDataset, [join(work, 'run')]);
+    assert.ok(meter.jobEnv?.HTTP_PROXY?.startsWith('http://127.0.0.1:'), 'the job goes through the proxy');
+    await meter.finish([]);
     await throttle.remove();
     assert.equal(capped.oneLaunch?.obstacle(capDataset, ['cached', 'cold']), null, 'the cap removed, one launch again');
   } finally {

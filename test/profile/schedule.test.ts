@@ -117,7 +117,7 @@ describe('runProfile with a fake mode runner', () => {
     assert.deepEqual(budgets, [200, 200, 200, 200, 200, 200], 'the same total iterations as one pass of 400');
     assert.deepEqual(
       profile.source,
-      { kind: 'files', roots: ['/fake/data'], dropCaches: false },
+      { kind: 'files', fetchesFrom: 'storage', roots: ['/fake/data'], dropCaches: false },
       'the source recorded itself',
     );
     const a = profile.analysis!;

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import { FakeCacheState } from '../support/fake-cache-state.js';
 import { FakeDataSource } from '../support/fake-data-source.js';
-import type { CounterReading, FetchMeter } from '../../src/profile/data-sources/data-source.js';
+import type { CounterReading, FetchMeter } from '../../src/profile/data-sources/fetch-meter.js';
 import { fakeSwitchingJobStarter } from '../support/fake-job.js';
 import { runLaunch, type LaunchInput } from '../../src/profile/run-launch.js';
 import type { Mode } from '../../src/schema/events.js';
@@ -36,7 +36,13 @@ const dataset: Dataset = {
 async function launch(
   modes: Mode[],
   name: string,
-  options: { hangAt: number; hangTimeoutSec: number; timeoutSec: number; dataSource?: LaunchInput['dataSource'] },
+  options: {
+    hangAt: number;
+    hangTimeoutSec: number;
+    timeoutSec: number;
+    dataSource?: LaunchInput['dataSource'];
+    dataset?: Dataset;
+  },
 ) {
   const cacheState = new FakeCacheState();
   const job = fakeSwitchingJobStarter({
@@ -59,7 +65,7 @@ async function launch(
     argv: ['train'],
     cwd: root,
     env: {},
-    dataset,
+    dataset: options.dataset ?? dataset,
     dataSource: options.dataSource ?? new FakeDataSource(),
     modeDir: path.join(root, name),
     timeoutSec: options.timeoutSec,
@@ -120,7 +126,7 @@ function frozenSource(): LaunchInput['dataSource'] {
       },
     };
   };
-  return { fetchesFrom: 'network', proofLimit: () => null, startMeter: meter };
+  return { proofLimit: () => null, startMeter: meter };
 }
 
 test('a frozen meter while the job waits: the cold block is not proven, and the stall is named with its time', async () => {
@@ -130,6 +136,18 @@ test('a frozen meter while the job waits: the cold block is not proven, and the 
     hangTimeoutSec: 11,
     timeoutSec: 60,
     dataSource: frozenSource(),
+    // Its bytes come over the network, as the source recorded.
+    dataset: {
+      ...dataset,
+      source: {
+        kind: 'remote',
+        fetchesFrom: 'network',
+        url: 'http://frozen',
+        endpoint: null,
+        jobCache: null,
+        netMeter: 'client',
+      },
+    },
   });
   const cold = outcome.results[0];
   assert.equal(cold.stalled?.cause, 'no-bytes', JSON.stringify(cold.stalled));

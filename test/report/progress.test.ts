@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createProgress } from '../../src/report/progress.js';
-import type { DownloadProgress } from '../../src/profile/data-sources/data-source.js';
+import type { DownloadProgress } from '../../src/profile/data-sources/source-run.js';
 
 const at = (
   phase: DownloadProgress['phase'],

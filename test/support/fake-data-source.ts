@@ -10,8 +10,11 @@ import type { ResidencyReading } from '../../src/system/keepers/inotify-keeper.j
 import type { ReadProber } from '../../src/profile/storage-probe.js';
 import { FakeCacheState, type FakeCacheStateOptions } from './fake-cache-state.js';
 import { fetchedSeriesOf } from '../../src/profile/window-rates.js';
-import type { CacheCap, CappedState, DataSource, FetchMeter } from '../../src/profile/data-sources/data-source.js';
-import type { FetchOrigin, OneLaunch, ReadThrottle } from '../../src/profile/data-sources/data-source.js';
+import type { CacheCap, CappedState, Capping } from '../../src/profile/data-sources/cache-cap.js';
+import type { DataSource, FetchOrigin } from '../../src/profile/data-sources/data-source.js';
+import type { FetchMeter } from '../../src/profile/data-sources/fetch-meter.js';
+import type { OneLaunch } from '../../src/profile/data-sources/one-launch.js';
+import type { ReadThrottle, Throttling } from '../../src/profile/data-sources/throttle.js';
 import { MESSAGES as LOCAL_FILES_MESSAGES } from '../../src/profile/data-sources/local-files.js';
 
 /** What a FakeDataSource is and answers. */
@@ -84,8 +87,7 @@ export class FakeCappedState extends FakeCacheState implements CappedState {
 }
 
 /** The deterministic data source; records what it was asked. */
-export class FakeDataSource implements DataSource {
-  readonly fetchesFrom: FetchOrigin;
+export class FakeDataSource implements DataSource, Throttling, Capping {
   readonly modeState: FakeCacheState;
   readonly readProber: ReadProber;
   /** Each capped state handed out (validate's cache points), in order. */
@@ -126,7 +128,6 @@ export class FakeDataSource implements DataSource {
   readonly whyNot?: { oneLaunch: string };
 
   constructor(private readonly options: FakeDataSourceOptions = {}) {
-    this.fetchesFrom = options.fetchesFrom ?? 'storage';
     this.modeState = new FakeCacheState(options.states);
     const bytes = 64 << 20;
     const probe: ReadProber = async (_files, { concurrency, requestBytes }) => {
@@ -157,7 +158,12 @@ export class FakeDataSource implements DataSource {
       fitsInMemory: this.options.fitsInMemory ?? true,
       memoryBudgetBytes: 2 ** 40,
       skippedEntries: 0,
-      source: { kind: 'files', roots: ['/fake/data'], dropCaches: false },
+      source: {
+        kind: 'files',
+        fetchesFrom: this.options.fetchesFrom ?? 'storage',
+        roots: ['/fake/data'],
+        dropCaches: false,
+      },
     };
   }
 

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { summarizeIterations } from '../../src/analysis/summarize.js';
 import { ExitCode, UserError } from '../../src/errors.js';
 import { FakeCappedState, FakeDataSource } from '../support/fake-data-source.js';
-import type { SourceRun } from '../../src/profile/data-sources/data-source.js';
+import type { SourceRun } from '../../src/profile/data-sources/source-run.js';
 import type { ModeRunInput } from '../../src/profile/run-mode.js';
 import type { Iteration, ModeResult, Profile, ResourceSample } from '../../src/schema/profile.js';
 import { MemorySink } from '../support/memory-sink.js';

@@ -14,7 +14,7 @@ export interface RemoteLink {
   proxy: MeteringProxy;
   /**
    * Stores the files' objects in the profiler's cache (those not stored yet); `options` default to the run's interrupt
-   * and progress (DataSource.bindRun).
+   * and progress (RunBinding.bindRun).
    */
   fill(files: readonly DatasetFile[], options?: FillOptions): Promise<void>;
   /** The proxy's key for a file's requests. */

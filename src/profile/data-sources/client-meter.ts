@@ -10,7 +10,7 @@ import type { NetworkUse } from '../../schema/profile.js';
 import { mean } from '../../analysis/stats.js';
 import { tailQuantiles } from '../../quantile.js';
 import { counterMeter, statusRise, type CounterPoll } from './counter-poll.js';
-import type { FetchMeter } from './data-source.js';
+import type { FetchMeter } from './fetch-meter.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import { AppendedLines } from '../events-reader.js';
 
@@ -98,22 +98,11 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The bytes all processes had taken by their latest lines. */
-function totalBytes(processes: readonly ProcessCounters[]): number {
-  return processes.reduce((sum, p) => sum + p.last.bytes, 0);
-}
+type Count = 'bytes' | 'requests' | 'failures' | 'busyMs' | 'localRequests' | 'localBytes';
 
-/** The requests all processes had made, and had fail, by their latest lines. */
-function totalRequests(processes: readonly ProcessCounters[]): { requests: number; failures: number } {
-  return {
-    requests: processes.reduce((sum, p) => sum + p.last.requests, 0),
-    failures: processes.reduce((sum, p) => sum + p.last.failures, 0),
-  };
-}
-
-/** The bytes all processes' hooks had answered from the local copy by their latest lines. */
-function totalLocalBytes(processes: readonly ProcessCounters[]): number {
-  return processes.reduce((sum, p) => sum + (p.last.localBytes ?? 0), 0);
+/** One count summed over all processes' latest lines (a count an older hook does not write: 0). */
+function total(processes: readonly ProcessCounters[], count: Count): number {
+  return processes.reduce((sum, p) => sum + (p.last[count] ?? 0), 0);
 }
 
 /**
@@ -131,8 +120,12 @@ export function startClientMeter(
   let processes: ProcessCounters[] = [];
   const read = (poll: CounterPoll): void => {
     processes = counters.poll();
-    const local = copyIndex ? { localBytes: totalLocalBytes(processes) } : {};
-    poll.push(totalBytes(processes), { ...totalRequests(processes), ...local });
+    const local = copyIndex ? { localBytes: total(processes, 'localBytes') } : {};
+    poll.push(total(processes, 'bytes'), {
+      requests: total(processes, 'requests'),
+      failures: total(processes, 'failures'),
+      ...local,
+    });
   };
   const seen = () => processes.some((p) => p.last.requests > 0 || (p.last.localRequests ?? 0) > 0);
   const meter = counterMeter(read, READ_EVERY_MS, ledger, () => ({
@@ -220,14 +213,14 @@ export function clientNetworkUse(processes: readonly ProcessCounters[], sec: num
     for (const [status, count] of Object.entries(line.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
   const firstBytes = processes.flatMap((p) => p.firstByteMs);
   const requestTimes = processes.flatMap((p) => p.requestMs);
-  const failures = last.reduce((sum, l) => sum + l.failures, 0);
+  const failures = total(processes, 'failures');
   return {
-    requests: last.reduce((sum, l) => sum + l.requests, 0),
+    requests: total(processes, 'requests'),
     tunnels: 0,
-    originBytes: totalBytes(processes),
+    originBytes: total(processes, 'bytes'),
     // The cached mode's answers from the local copy, made in the job by its hook (python/ds_analyzer/_serve.py).
-    cacheBytes: totalLocalBytes(processes),
-    cacheHits: last.reduce((sum, l) => sum + (l.localRequests ?? 0), 0),
+    cacheBytes: total(processes, 'localBytes'),
+    cacheHits: total(processes, 'localRequests'),
     otherBytes: 0,
     statuses,
     failures,
@@ -235,7 +228,7 @@ export function clientNetworkUse(processes: readonly ProcessCounters[], sec: num
     firstByteMs: tailQuantiles(firstBytes),
     requestMs: requestTimes.length > 0 ? { mean: mean(requestTimes), ...tailQuantiles(requestTimes)! } : null,
     // The time requests were open, summed over processes, per second of the run: the mean in flight.
-    meanInFlight: sec > 0 ? last.reduce((sum, l) => sum + l.busyMs, 0) / 1000 / sec : 0,
+    meanInFlight: sec > 0 ? total(processes, 'busyMs') / 1000 / sec : 0,
     maxInFlight: mostAtOnce(last),
     capBytesPerSec: null,
     meter: 'client',

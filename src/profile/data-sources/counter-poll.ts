@@ -4,7 +4,7 @@
 import type { ResourceSample } from '../../schema/profile.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import { counterAt } from '../window-rates.js';
-import type { CounterReading, FetchMeter, FetchReadings } from './data-source.js';
+import type { CounterReading, FetchMeter, FetchReadings } from './fetch-meter.js';
 
 /** A counter read every few milliseconds over one run. */
 export class CounterPoll {

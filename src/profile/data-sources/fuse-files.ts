@@ -1,90 +1,140 @@
 // Files on a FUSE mount (s3fs, rclone, mount-s3, gcsfuse): read by the mount's daemon, so the job's read_bytes never
-// move. Where the daemon can be metered (fuse-meter.ts), its count proves both cache modes; where it cannot, the data
-// is read as local files and the proofs say why. The page cache in front of the mount is handled as local files' (the
-// kernel keeps a FUSE file's pages where the daemon lets it: s3fs -o kernel_cache).
+// move. Chosen once, as the source is opened: where the daemon can be metered (fuse-meter.ts), its count proves both
+// cache modes; where it cannot, the data is read as local files and the proofs say why. The page cache in front of
+// the mount is local files' (the kernel keeps a FUSE file's pages where the daemon lets it: s3fs -o kernel_cache).
 import type { Mode } from '../../schema/events.js';
-import type { Dataset } from '../../system/dataset/dataset.js';
+import type { DataSourceRecord } from '../../schema/profile.js';
+import type { Dataset, DatasetFile } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
+import { SocketCounter } from '../../system/network/socket-counter.js';
 import { probeReads } from '../../system/probes/read-probe.js';
+import type { CacheState } from '../cache-states/cache-state.js';
 import type { ReadProber } from '../storage-probe.js';
-import type { FetchMeter, FetchOrigin, OneLaunch } from './data-source.js';
-import { meterFuseMount, meteredWarning, startSocketMeter, type FuseMetering } from './fuse-meter.js';
-import { LocalFilesSource } from './local-files.js';
+import type { CacheCap, Capping } from './cache-cap.js';
+import type { DataSource } from './data-source.js';
+import type { FetchMeter } from './fetch-meter.js';
+import { fuseMount, startSocketMeter, type FuseMount, type MountRecord } from './fuse-meter.js';
+import type { HeldShare } from './held-share.js';
+import { LocalFilesSource, type LocalFilesOptions } from './local-files.js';
+import type { OneLaunch, OneLaunching } from './one-launch.js';
+import type { ReadThrottle, Throttling } from './throttle.js';
 
 const MESSAGES = {
   needsOwnLaunch: "a FUSE mount's reads are counted on its daemon's sockets for a whole launch",
   unmetered: (obstacle: string) => `its daemon cannot be metered: ${obstacle}`,
+  metered: (record: MountRecord) =>
+    `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its ` +
+    `daemon ${record.daemon.program} (pid ${record.daemon.pid}): ` +
+    `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}. ` +
+    "The cached mode holds only where the daemon lets the kernel keep a file's pages between opens (s3fs -o " +
+    'kernel_cache) or keeps its own copy (rclone --vfs-cache-mode full, which the cold mode cannot empty)',
+  unlisted: 'the FUSE mount is metered before its data was listed (a bug: please report it)',
 } as const;
 
-/** Files under `roots`, some or all of them on a FUSE mount. */
-export class FuseFilesSource extends LocalFilesSource {
-  /** The daemon, metered once the data is listed; or why it cannot be; null before the listing. */
-  private fuse: FuseMetering | { obstacle: string } | null = null;
+/** The source of files under `roots` on FUSE: the metered mount where its daemon can be metered, else local files. */
+export function openFuseFiles(roots: string[], options: LocalFilesOptions): DataSource {
+  const mount = fuseMount(options.fileSystems ?? []);
+  return 'group' in mount
+    ? new MeteredFuseSource(new LocalFilesSource(roots, options), mount)
+    : new UnmeteredFuseSource(roots, options, mount.obstacle);
+}
 
-  /** The storage probe; on a metered mount its cold bytes are the daemon's network bytes, not read_bytes (0). */
-  override readonly readProber: ReadProber = async (files, limits) => {
-    const metering = this.metering();
-    if (!metering) return probeReads(files, limits);
-    const before = await metering.counter.read();
+/** The profile's record of files on FUSE, with the mount where its daemon was metered. */
+function fuseRecord(files: LocalFilesSource, mount: MountRecord | null): DataSourceRecord {
+  const { roots, options } = files;
+  const fetchesFrom = mount ? 'network' : 'storage';
+  return { kind: 'fuse', fetchesFrom, roots: [...roots], dropCaches: options.dropCaches, mount };
+}
+
+/**
+ * A FUSE mount whose daemon is metered: its sockets' bytes are the meter and the storage probe's cold bytes. Its page
+ * cache, throttle, cap and held share are the local files' it holds.
+ */
+export class MeteredFuseSource implements DataSource, Throttling, Capping, HeldShare, OneLaunching {
+  readonly modeState: CacheState;
+  readonly throttle: ReadThrottle;
+  readonly cap: CacheCap;
+  /** The daemon's counter, held from the listing until close. */
+  private counter: SocketCounter | null = null;
+
+  readonly oneLaunch: OneLaunch = {
+    // A daemon's traffic is counted for the whole launch, not a block's window.
+    obstacle: (dataset, modes) => this.files.oneLaunch.obstacle(dataset, modes) ?? MESSAGES.needsOwnLaunch,
+  };
+
+  /** The storage probe: its cold bytes are the daemon's network bytes, not read_bytes (0). */
+  readonly readProber: ReadProber = async (files, limits) => {
+    const before = await this.listed().read();
     const result = await probeReads(files, limits);
-    const after = await metering.counter.read();
+    const after = await this.listed().read();
     return { ...result, storageBytes: after.payloadBytes - before.payloadBytes };
   };
 
-  override readonly oneLaunch: OneLaunch = {
-    // A daemon's traffic is counted for the whole launch, not a block's window.
-    obstacle: (dataset, modes) =>
-      this.subsetObstacle(dataset, modes) ?? (this.metering() ? MESSAGES.needsOwnLaunch : null),
-  };
+  constructor(
+    private readonly files: LocalFilesSource,
+    private readonly mount: FuseMount,
+  ) {
+    ({ modeState: this.modeState, throttle: this.throttle, cap: this.cap } = files);
+  }
 
-  /** Files on a metered mount come over the daemon's network. */
-  override get fetchesFrom(): FetchOrigin {
-    return this.metering() ? 'network' : 'storage';
+  async list(): Promise<Dataset> {
+    const dataset = await this.files.list();
+    this.counter ??= await SocketCounter.start([this.mount.group]);
+    const { record } = this.mount;
+    return { ...dataset, mount: record, source: fuseRecord(this.files, record) };
+  }
+
+  async close(): Promise<void> {
+    // The daemon's counter is held between runs: released once they have all ended.
+    const counter = this.counter;
+    this.counter = null;
+    await counter?.close();
+  }
+
+  warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
+    return [...this.files.fitWarnings(dataset, modes), MESSAGES.metered(this.mount.record)];
+  }
+
+  heldShareState(held: readonly DatasetFile[]): CacheState {
+    return this.files.heldShareState(held);
+  }
+
+  startMeter(): FetchMeter {
+    return startSocketMeter(this.listed(), this.mount.record, this.files.options.ledger);
+  }
+
+  /** The daemon's network bytes prove both cache modes. */
+  proofLimit(): string | null {
+    return null;
+  }
+
+  private listed(): SocketCounter {
+    if (!this.counter) throw new Error(MESSAGES.unlisted);
+    return this.counter;
+  }
+}
+
+/** Files on a FUSE mount whose daemon cannot be metered: local files (read_bytes), the reason said in the proofs. */
+export class UnmeteredFuseSource extends LocalFilesSource {
+  constructor(
+    roots: string[],
+    options: LocalFilesOptions,
+    private readonly obstacle: string,
+  ) {
+    super(roots, options);
   }
 
   override async list(): Promise<Dataset> {
-    const dataset = await super.list();
-    await this.close();
-    this.fuse = await meterFuseMount(dataset.fileSystems);
-    const mount = this.metering()?.record;
-    const { roots, options } = this;
-    const source = { kind: 'fuse' as const, roots: [...roots], dropCaches: options.dropCaches, mount: mount ?? null };
-    return { ...dataset, ...(mount ? { mount } : {}), source };
-  }
-
-  private metering(): FuseMetering | null {
-    return this.fuse && 'counter' in this.fuse ? this.fuse : null;
-  }
-
-  private obstacle(): string | null {
-    return this.fuse && 'obstacle' in this.fuse ? this.fuse.obstacle : null;
-  }
-
-  override async close(): Promise<void> {
-    // The daemon's counter is held between runs: released once they have all ended.
-    const metering = this.metering();
-    this.fuse = null;
-    if (metering) await metering.counter.close();
+    return { ...(await super.list()), source: fuseRecord(this, null) };
   }
 
   override warnings(dataset: Dataset, modes: readonly Mode[]): string[] {
-    const metering = this.metering();
-    if (metering) return [...this.fitWarnings(dataset, modes), meteredWarning(metering.record)];
-    const obstacle = this.obstacle();
-    return [...super.warnings(dataset, modes), ...(obstacle ? [MESSAGES.unmetered(obstacle)] : [])];
-  }
-
-  override startMeter(mode: Mode, dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
-    const metering = this.metering();
-    return metering ? startSocketMeter(metering, this.options.ledger) : super.startMeter(mode, dataset, ownDirs);
+    return [...super.warnings(dataset, modes), MESSAGES.unmetered(this.obstacle)];
   }
 
   override proofLimit(mode: Mode, dataset: Dataset): string | null {
-    // The daemon's network bytes prove both cache modes.
-    if (this.metering()) return null;
     const limit = super.proofLimit(mode, dataset);
-    const obstacle = this.obstacle();
-    return limit && obstacle ? `${limit}, and ${MESSAGES.unmetered(obstacle)}` : limit;
+    return limit && `${limit}, and ${MESSAGES.unmetered(this.obstacle)}`;
   }
 }
 

@@ -8,10 +8,11 @@ import {
   cgroupV2Of,
   groupProcesses,
   socketCounterObstacle,
-  SocketCounter,
+  type CgroupV2Group,
+  type SocketCounter,
 } from '../../system/network/socket-counter.js';
 import { counterMeter } from './counter-poll.js';
-import type { FetchMeter } from './data-source.js';
+import type { FetchMeter } from './fetch-meter.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 500;
@@ -19,9 +20,9 @@ const READ_EVERY_MS = 500;
 /** The profile's record of the mount. */
 export type MountRecord = NonNullable<Profile['dataset']['mount']>;
 
-/** A FUSE mount whose daemon is metered. */
-export interface FuseMetering {
-  counter: SocketCounter;
+/** A FUSE mount whose daemon can be metered: the daemon's cgroup, whose sockets' bytes are counted once listed. */
+export interface FuseMount {
+  group: CgroupV2Group;
   record: MountRecord;
 }
 
@@ -40,26 +41,17 @@ const MESSAGES = {
     `(nftables counter on cgroup ${record.daemon.cgroup}, sampled)`,
   wholeRunSource: (record: MountRecord) =>
     `bytes the FUSE daemon (${record.daemon.program}) received over its sockets over the whole run`,
-  metered: (record: MountRecord) =>
-    `--data is on ${record.type} (${record.source} at ${record.mountPoint}), read by its ` +
-    `daemon ${record.daemon.program} (pid ${record.daemon.pid}): ` +
-    `the modes are proven by the bytes the daemon's sockets receive, counted in the kernel${record.daemon.otherProcesses > 0 ? `; its cgroup ${record.daemon.cgroup} holds ${record.daemon.otherProcesses} other processes, whose traffic counts as the mount's` : ''}. ` +
-    "The cached mode holds only where the daemon lets the kernel keep a file's pages between opens (s3fs -o " +
-    'kernel_cache) or keeps its own copy (rclone --vfs-cache-mode full, which the cold mode cannot empty)',
   rootGroup: (pid: number) =>
     `the FUSE daemon (pid ${pid}) runs in the root cgroup with every process, so its sockets cannot be told ` +
     `apart: start it in a group of its own (systemd-run --scope, or a systemd mount unit)`,
 } as const;
 
-/** What metering the FUSE roots gives: a meter, or why there is none; null when no root is on FUSE. */
-export async function meterFuseMount(
-  fileSystems: readonly RootFileSystem[] | undefined,
-): Promise<FuseMetering | { obstacle: string } | null> {
-  const fuse = (fileSystems ?? []).filter((f) => f.kind === 'fuse');
-  if (fuse.length === 0) return null;
-  if (fuse.length < (fileSystems ?? []).length) return { obstacle: MESSAGES.mixed };
+/** The mount under FUSE roots whose daemon can be metered, or why it cannot (asked once, as the source is opened). */
+export function fuseMount(fileSystems: readonly RootFileSystem[]): FuseMount | { obstacle: string } {
+  const fuse = fileSystems.filter((f) => f.kind === 'fuse');
+  if (fuse.length === 0 || fuse.length < fileSystems.length) return { obstacle: MESSAGES.mixed };
   if (new Set(fuse.map((f) => f.mountPoint)).size > 1) return { obstacle: MESSAGES.several };
-  const obstacle = await socketCounterObstacle();
+  const obstacle = socketCounterObstacle();
   if (obstacle) return { obstacle };
   const fsys = fuse[0];
   const found = daemonOf(fsys);
@@ -68,7 +60,6 @@ export async function meterFuseMount(
   if (!group) return { obstacle: MESSAGES.noGroup(found.pid) };
   // A socket keeps the group it was created in, so a daemon moved now would keep its open connections uncounted.
   if (group.level === 0) return { obstacle: MESSAGES.rootGroup(found.pid) };
-  const counter = await SocketCounter.start([group]);
   const record: MountRecord = {
     type: fsys.type,
     source: withoutCredentials(fsys.source),
@@ -80,12 +71,7 @@ export async function meterFuseMount(
       otherProcesses: Math.max(0, groupProcesses(group).length - 1),
     },
   };
-  return { counter, record };
-}
-
-/** The line the profile says before the runs. */
-export function meteredWarning(record: MountRecord): string {
-  return MESSAGES.metered(record);
+  return { group, record };
 }
 
 /** The mount's daemon: the one holding /dev/fuse that names its mount point, else the only one of its program. */
@@ -108,15 +94,14 @@ export function withoutCredentials(source: string): string {
 }
 
 /** Meters one run: the daemon's received bytes, read every half second; each reading charged to `ledger`. */
-export function startSocketMeter(metering: FuseMetering, ledger?: CpuLedger): FetchMeter {
-  const start = metering.counter.readNow().payloadBytes;
+export function startSocketMeter(counter: SocketCounter, record: MountRecord, ledger?: CpuLedger): FetchMeter {
+  const start = counter.readNow().payloadBytes;
   // Reads of the kernel's counter are asynchronous: each waits for the one before, so the readings stay in order.
   let reading: Promise<void> = Promise.resolve();
-  const { record } = metering;
   return counterMeter(
     (poll) =>
       (reading = reading.then(async () => {
-        const now = await metering.counter.read().catch(() => null);
+        const now = await counter.read().catch(() => null);
         // Payload is estimated from packet counts (socket-counter.ts): a window of short packets can take the estimate
         // back a little, where the bytes received never go back.
         if (now) poll.push(Math.max(poll.lastBytes, now.payloadBytes - start));

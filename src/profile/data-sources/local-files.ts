@@ -3,7 +3,6 @@
 // (system/dataset/file-systems.ts). Files on FUSE or NFS build on this source (fuse-files.ts, nfs-files.ts).
 import { ExitCode, UserError } from '../../errors.js';
 import type { Mode } from '../../schema/events.js';
-import type { ResourceSample } from '../../schema/profile.js';
 import { detectCgroups, createJobCgroup, wrapCommand, type CgroupInfo } from '../../system/cgroups/cgroups.js';
 import { listDataset, type Dataset, type DatasetFile } from '../../system/dataset/dataset.js';
 import { fileSystemLimit, fileSystemWarnings, type RootFileSystem } from '../../system/dataset/file-systems.js';
@@ -18,16 +17,12 @@ import { PartialCacheState } from '../cache-states/partial-cache-state.js';
 import { CACHE_STATE_SETTINGS } from '../run-defaults.js';
 import type { CacheState } from '../cache-states/cache-state.js';
 import type { ReadProber } from '../storage-probe.js';
-import type {
-  CacheCap,
-  CounterReading,
-  DataSource,
-  FetchMeter,
-  FetchOrigin,
-  FetchReadings,
-  OneLaunch,
-  ReadThrottle,
-} from './data-source.js';
+import type { CacheCap, Capping } from './cache-cap.js';
+import type { DataSource } from './data-source.js';
+import type { FetchMeter, FetchReadings } from './fetch-meter.js';
+import type { HeldShare } from './held-share.js';
+import type { OneLaunch, OneLaunching } from './one-launch.js';
+import type { ReadThrottle, Throttling } from './throttle.js';
 
 /** Options of the local-file source. */
 export interface LocalFilesOptions {
@@ -61,7 +56,7 @@ export const MESSAGES = {
 } as const;
 
 /** The files under `roots`, read through this machine's page cache. */
-export class LocalFilesSource implements DataSource {
+export class LocalFilesSource implements DataSource, Throttling, Capping, HeldShare, OneLaunching {
   readonly modeState: CacheState;
   readonly readProber: ReadProber = probeReads;
   private detected: { parent: string | undefined; info: CgroupInfo } | null = null;
@@ -90,12 +85,16 @@ export class LocalFilesSource implements DataSource {
     state: (capBytes) => new CappedCacheState(capBytes, { ledger: this.options.ledger }),
   };
 
-  readonly oneLaunch: OneLaunch = { obstacle: (dataset, modes) => this.subsetObstacle(dataset, modes) };
+  /** The job restricts its loader to a resident subset once, at its start: only a launch of the cached mode can. */
+  readonly oneLaunch: OneLaunch = {
+    obstacle: (dataset, modes) =>
+      !dataset.fitsInMemory && modes.includes('cached') ? MESSAGES.subsetNeedsOwnLaunch : null,
+  };
 
   constructor(
     /** The --data folders (or files), absolute. */
-    protected readonly roots: string[],
-    protected readonly options: LocalFilesOptions,
+    readonly roots: string[],
+    readonly options: LocalFilesOptions,
   ) {
     this.modeState = new PageCacheState({
       dropCaches: options.dropCaches,
@@ -104,14 +103,10 @@ export class LocalFilesSource implements DataSource {
     });
   }
 
-  /** Uncached bytes come from this machine's disks. */
-  get fetchesFrom(): FetchOrigin {
-    return 'storage';
-  }
-
   async list(): Promise<Dataset> {
     const dataset = await listDataset(this.roots, { fileSystems: this.options.fileSystems });
-    return { ...dataset, source: { kind: 'files', roots: [...this.roots], dropCaches: this.options.dropCaches } };
+    const { dropCaches } = this.options;
+    return { ...dataset, source: { kind: 'files', fetchesFrom: 'storage', roots: [...this.roots], dropCaches } };
   }
 
   /** The machine's cgroups, detected once per parent: the obstacle check and the throttle read the same answer. */
@@ -132,15 +127,10 @@ export class LocalFilesSource implements DataSource {
   }
 
   /** Why the cached mode runs on a subset, or cannot be proven: the dataset does not fit in memory. */
-  protected fitWarnings(dataset: Dataset, modes: readonly Mode[]): string[] {
+  fitWarnings(dataset: Dataset, modes: readonly Mode[]): string[] {
     if (dataset.fitsInMemory || !modes.includes('cached')) return [];
     const budget = dataset.memoryBudgetBytes;
     return [budget === null ? MESSAGES.noMeminfo : MESSAGES.doesNotFit(dataset, budget)];
-  }
-
-  /** The job restricts its loader to a resident subset once, at its start: only a launch of the cached mode can. */
-  protected subsetObstacle(dataset: Dataset, modes: readonly Mode[]): string | null {
-    return !dataset.fitsInMemory && modes.includes('cached') ? MESSAGES.subsetNeedsOwnLaunch : null;
   }
 
   heldShareState(held: readonly DatasetFile[]): CacheState {
@@ -156,11 +146,6 @@ export class LocalFilesSource implements DataSource {
     // (file-systems.ts).
     return fileSystemLimit(mode, dataset.fileSystems);
   }
-}
-
-/** The job tree's read_bytes at each resource sample (the sampler reads it from /proc). */
-function readBytesSeries(resources: readonly ResourceSample[]): CounterReading[] {
-  return resources.map((s) => ({ t: s.t, bytes: s.jobReadBytes }));
 }
 
 /**
@@ -195,7 +180,8 @@ function startReadBytesMeter(
       tree?.close();
       const after = selfReadBytes();
       return {
-        series: readBytesSeries(resources),
+        // The job tree's read_bytes at each resource sample (the sampler reads it from /proc).
+        series: resources.map((s) => ({ t: s.t, bytes: s.jobReadBytes })),
         seriesSource: MESSAGES.windowSource,
         wholeRunBytes: before !== null && after !== null ? Math.max(0, after - before) : null,
         wholeRunSource: before !== null && after !== null ? MESSAGES.wholeRunSource : MESSAGES.noSelfIo,

@@ -6,7 +6,7 @@ import type { MeteringProxy, ProxyCounters, RequestRecord } from '../../system/n
 import { counterMeter, statusRise } from './counter-poll.js';
 import { mean } from '../../analysis/stats.js';
 import { tailQuantiles } from '../../quantile.js';
-import type { FetchMeter } from './data-source.js';
+import type { FetchMeter } from './fetch-meter.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 
 const READ_EVERY_MS = 250;

@@ -3,7 +3,6 @@
 // so a cold read may hit the server's memory: the cold proof says so (fileSystemLimit).
 import type { Dataset } from '../../system/dataset/dataset.js';
 import type { RootFileSystem } from '../../system/dataset/file-systems.js';
-import type { FetchOrigin } from './data-source.js';
 import { withoutCredentials } from './fuse-meter.js';
 import { LocalFilesSource } from './local-files.js';
 
@@ -12,11 +11,6 @@ const NFS_TYPES: ReadonlySet<string> = new Set(['nfs', 'nfs4']);
 
 /** Files under `roots`, all on NFS. */
 export class NfsFilesSource extends LocalFilesSource {
-  /** Uncached bytes come from the NFS server over the network. */
-  override get fetchesFrom(): FetchOrigin {
-    return 'network';
-  }
-
   override async list(): Promise<Dataset> {
     const dataset = await super.list();
     // One NFS mount under every root: isOnNfs chose this source for no other (without one, the files' record).
@@ -26,7 +20,9 @@ export class NfsFilesSource extends LocalFilesSource {
     const { type, source: server, mountPoint } = mount;
     // A mount's source holds no keys for NFS, but no profile field may ever carry a user:password@ part.
     const where = { type, server: withoutCredentials(server), mountPoint };
-    return { ...dataset, source: { kind: 'nfs', roots: [...roots], dropCaches: options.dropCaches, ...where } };
+    // Uncached bytes come from the NFS server, over the network.
+    const { dropCaches } = options;
+    return { ...dataset, source: { kind: 'nfs', fetchesFrom: 'network', roots: [...roots], dropCaches, ...where } };
   }
 }
 

@@ -5,11 +5,11 @@ import type { DataSourceRecord } from '../../schema/profile.js';
 import { rootFileSystemsNow, type RootFileSystem } from '../../system/dataset/file-systems.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
 import { parseRemoteSpec, type RemoteSpec } from '../../system/network/remote-spec.js';
-import type { DataSource } from './data-source.js';
-import { FuseFilesSource, isOnFuse } from './fuse-files.js';
+import type { DataSource, OpenedSource } from './data-source.js';
+import { isOnFuse, openFuseFiles } from './fuse-files.js';
 import { LocalFilesSource, type LocalFilesOptions } from './local-files.js';
 import { isOnNfs, NfsFilesSource } from './nfs-files.js';
-import { RemoteObjectsSource, type NetMeter } from './remote-objects.js';
+import { RemoteObjectsSource, type RemoteOptions } from './remote-objects.js';
 
 /** What a command was given as the job's data. */
 export type DataSpec =
@@ -20,21 +20,11 @@ export type DataSpec =
       /** Make the cold mode cold with the global drop_caches (root only). */
       dropCaches: boolean;
     }
-  | {
+  | ({
       kind: 'remote';
       /** The objects, parsed from --remote and --endpoint (credentials kept for fetching only). */
       remote: RemoteSpec;
-      /** --remote and --endpoint as the profile records them: no user name, password or query. */
-      named: { url: string; endpoint: string | null };
-      /** The job's own cache folder (--job-cache), kept empty in the cold mode; null: none. */
-      jobCache: string | null;
-      /** Where the cold mode's requests are counted (--net-meter). */
-      netMeter: NetMeter;
-      /** The profiler's cache of the objects (under the profile's artefacts), emptied when the source closes. */
-      cacheDir: string;
-      /** The metering proxy's port on 127.0.0.1 (0: any free one). */
-      proxyPort: number;
-    };
+    } & Omit<RemoteOptions, 'env' | 'ledger' | 'say'>);
 
 /** What a source may need of the command that opens it. */
 export interface SourceDeps {
@@ -53,17 +43,16 @@ const FILE_SOURCES: readonly {
   holds: (fileSystems: readonly RootFileSystem[]) => boolean;
   open: (roots: string[], options: LocalFilesOptions) => DataSource;
 }[] = [
-  { holds: isOnFuse, open: (roots, options) => new FuseFilesSource(roots, options) },
+  { holds: isOnFuse, open: openFuseFiles },
   { holds: isOnNfs, open: (roots, options) => new NfsFilesSource(roots, options) },
 ];
 
 /** The source that reads `spec`'s data; nothing is listed, started or measured until its list(). */
-export function openDataSource(spec: DataSpec, deps: SourceDeps): DataSource {
+export function openDataSource(spec: DataSpec, deps: SourceDeps): OpenedSource {
   if (spec.kind === 'remote') {
-    const { remote, named, jobCache, netMeter, cacheDir, proxyPort } = spec;
+    const { kind, remote, ...options } = spec;
     // Not charged to the ledger: profilerCpu has never counted the remote meters' readings (a change of its own).
-    const { env, say } = deps;
-    return new RemoteObjectsSource(remote, { cacheDir, proxyPort, env, jobCacheDir: jobCache, netMeter, named, say });
+    return new RemoteObjectsSource(remote, { ...options, env: deps.env, say: deps.say });
   }
   // Read once: the file systems that choose the source are the ones its listing records.
   const fileSystems = rootFileSystemsNow(spec.roots, deps.readMountinfo);

@@ -3,7 +3,7 @@
 // background), and its progress is told about once a second.
 import type { RemoteObject, RemoteStore } from '../../system/network/remote-objects.js';
 import type { ResponseCache } from '../../system/network/response-cache.js';
-import type { DownloadProgress } from './data-source.js';
+import type { DownloadProgress } from './source-run.js';
 
 /** How a fill runs: what may end it, and who is told how it comes on. */
 export interface FillOptions {

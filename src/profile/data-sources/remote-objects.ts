@@ -22,8 +22,14 @@ import { withJobCache } from '../cache-states/job-cache-state.js';
 import { startNetworkMeter } from './network-meter.js';
 import { startClientMeter } from './client-meter.js';
 import { countTarSamples } from '../../system/network/tar-samples.js';
-import { nearestRank } from '../../quantile.js';
-import type { DataSource, FetchMeter, OneLaunch, ReadThrottle, SourceRun, Throttle } from './data-source.js';
+import { tailQuantiles } from '../../quantile.js';
+import type { DataSource } from './data-source.js';
+import type { FetchMeter } from './fetch-meter.js';
+import type { HeldShare } from './held-share.js';
+import type { OneLaunch, OneLaunching } from './one-launch.js';
+import type { DelaysRequests } from './request-delay.js';
+import type { RunBinding, SourceRun } from './source-run.js';
+import type { ReadThrottle, Throttle, Throttling } from './throttle.js';
 import { fillCache, type FillOptions } from './remote-fill.js';
 import type { DataSourceRecord } from '../../schema/profile.js';
 import type { CpuLedger } from '../../system/kernel/cpu-ledger.js';
@@ -36,7 +42,7 @@ export interface RemoteOptions {
   /** The CLI's environment: the job's proxy variables are derived from it. */
   env: NodeJS.ProcessEnv;
   /** The job's own cache folder (--job-cache): emptied and kept empty in the cold mode. */
-  jobCacheDir?: string | null;
+  jobCache?: string | null;
   /**
    * Where the cold mode's requests are counted (--net-meter): 'client' (default), in the job's own HTTP clients (a
    * proxy carrying the bytes costs about a CPU core at 200 MB/s), or 'proxy'. Runs that need the proxy use it anyway.
@@ -94,10 +100,11 @@ const MESSAGES = {
 } as const;
 
 /** Objects in an S3-compatible store or at HTTP(S) URLs, metered through a proxy on loopback. */
-export class RemoteObjectsSource implements DataSource {
-  readonly fetchesFrom = 'network' as const;
+export class RemoteObjectsSource
+  implements DataSource, Throttling, DelaysRequests, HeldShare, OneLaunching, RunBinding
+{
   readonly modeState: CacheState;
-  readonly readProber: ReadProber;
+  readonly readProber: ReadProber = (files, limits) => this.probe(files, limits);
   readonly whyNot = { cap: MESSAGES.noCapping };
 
   /** The job's hook answers the cached mode and its clients count: every mode is a block of one launch. */
@@ -132,7 +139,6 @@ export class RemoteObjectsSource implements DataSource {
   ) {
     this.store = remoteStore(spec);
     this.modeState = this.withJobCache(new RemoteCacheState(() => this.requireLink()));
-    this.readProber = (files, limits) => this.probe(files, limits);
   }
 
   /** Samples in a tar shard (WebDataset), counted in the first shard's first 64 MiB and scaled to its size. */
@@ -179,7 +185,7 @@ export class RemoteObjectsSource implements DataSource {
         origins: this.spec.origins,
         cacheDir: this.options.cacheDir,
         samplesPerObject,
-        jobCacheDir: this.options.jobCacheDir ?? null,
+        jobCacheDir: this.options.jobCache ?? null,
       },
     };
   }
@@ -187,12 +193,12 @@ export class RemoteObjectsSource implements DataSource {
   /** The data as the profile records it: what validate opens again, credentials left to the environment. */
   private record(): DataSourceRecord {
     const { url, endpoint } = this.options.named ?? { url: this.spec.display, endpoint: null };
-    const { jobCacheDir, netMeter } = this.options;
-    return { kind: 'remote', url, endpoint, jobCache: jobCacheDir ?? null, netMeter: netMeter ?? 'client' };
+    const { jobCache = null, netMeter = 'client' } = this.options;
+    return { kind: 'remote', fetchesFrom: 'network', url, endpoint, jobCache, netMeter };
   }
 
   /** The proxy variables every common client reads; the data's hosts are taken out of NO_PROXY. */
-  jobEnv(): Record<string, string | undefined> {
+  private proxyEnv(): Record<string, string> {
     const url = this.requireLink().proxy.url;
     const noProxy = withoutHosts(this.options.env.NO_PROXY ?? this.options.env.no_proxy ?? '', this.spec.origins);
     return {
@@ -232,7 +238,7 @@ export class RemoteObjectsSource implements DataSource {
 
   /** The cold mode fetches every sample over the network: the job's own cache is emptied before and during it. */
   private withJobCache(state: CacheState): CacheState {
-    return this.options.jobCacheDir ? withJobCache(state, this.options.jobCacheDir) : state;
+    return this.options.jobCache ? withJobCache(state, this.options.jobCache) : state;
   }
 
   /** Each request to the origin waits `sec` at the proxy before it leaves: a store that far away. */
@@ -242,12 +248,12 @@ export class RemoteObjectsSource implements DataSource {
     return { wrap: (argv) => argv, remove: async () => proxy.setAddedLatencyMs(0) };
   }
 
-  /** Metered in the job's own HTTP clients where it serves in the job; else through the proxy. */
+  /** Metered in the job's own HTTP clients where it serves in the job; else at the proxy, which the job is sent to. */
   startMeter(_mode: Mode, _dataset: Dataset, ownDirs: readonly string[]): FetchMeter {
     const proxy = this.requireLink().proxy;
     return this.servesInJob()
       ? startClientMeter(join(ownDirs[0], 'net'), this.spec.origins, this.options.ledger, this.copyIndex())
-      : startNetworkMeter(proxy, this.options.ledger);
+      : { ...startNetworkMeter(proxy, this.options.ledger), jobEnv: this.proxyEnv() };
   }
 
   proofLimit(mode: Mode): string | null {
@@ -371,15 +377,8 @@ export class RemoteObjectsSource implements DataSource {
     // Each request is a whole object's GET: their mean size, in whole bytes (objects of mixed sizes give a fraction).
     const requestBytes = fetched > 0 ? Math.max(1, Math.round(bytesRead / fetched)) : limits.requestBytes;
     // The median wait for a first byte: what the probe's rate owes to latency, not bandwidth (whatif/fit/storage.ts).
-    const median = (ms: number[]) =>
-      ms.length > 0
-        ? nearestRank(
-            ms.sort((a, b) => a - b),
-            0.5,
-          )
-        : undefined;
-    const firstByteMs = median(firstBytes);
-    const idleFirstByteMs = median(idleFirstBytes);
+    const firstByteMs = tailQuantiles(firstBytes)?.p50;
+    const idleFirstByteMs = tailQuantiles(idleFirstBytes)?.p50;
     return {
       bytesRead,
       storageBytes: bytesRead,

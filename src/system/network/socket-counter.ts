@@ -72,11 +72,11 @@ export function groupProcesses(group: CgroupV2Group): number[] {
 }
 
 /** Why socket bytes cannot be counted here, or null when they can. */
-export async function socketCounterObstacle(): Promise<string | null> {
+export function socketCounterObstacle(): string | null {
   if (process.getuid?.() !== 0) return MESSAGES.notRoot;
   const v2 = cgroupV2Mount();
   if (v2 === null || !v2.startsWith(NFT_CGROUP_ROOT)) return MESSAGES.noV2;
-  const probe = await execa('nft', ['--version'], { reject: false });
+  const probe = execaSync('nft', ['--version'], { reject: false });
   if (probe.exitCode !== 0) return MESSAGES.noNft;
   return null;
 }
