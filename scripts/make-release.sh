@@ -41,5 +41,6 @@ k="$d/node_modules/koffi/build/koffi"
 find "$d/node_modules" \( -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' -o -name '*.map' \) -type f -delete
 
 mkdir -p "$out"
-tar czf "$out/$name.tar.gz" --owner=0 --group=0 -C "$t" "$name"
+# gzip's default level; the suite's test asks for level 1 (DSA_RELEASE_GZIP_LEVEL), half the CPU of the packing.
+tar cf - --owner=0 --group=0 -C "$t" "$name" | gzip -"${DSA_RELEASE_GZIP_LEVEL:-6}" > "$out/$name.tar.gz"
 echo "$out/$name.tar.gz $(du -k "$out/$name.tar.gz" | cut -f1) KiB"

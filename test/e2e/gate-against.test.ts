@@ -2,7 +2,8 @@
  * gate --against (A/B in one run) on the known-cost emulator: the same job
  * against itself passes; a candidate whose accelerator step takes twice as
  * long (its iteration well over 10% longer) fails with exit 1. Behaviour, not
- * speed: no time is asserted.
+ * speed: no time is asserted. Its bad command lines (a missing candidate command among them) are one-line errors
+ * before any job runs: test/gate/against-cli.test.ts, in-process.
  */
 import assert from 'node:assert/strict';
 import {
@@ -73,13 +74,6 @@ test('gate --against: a candidate with a twice-as-long accelerator step fails wi
   assert.ok(verdict.rules[0].value > 0.1, `the candidate's change ${verdict.rules[0].value}`);
   assert.ok(verdict.against.change.low > 0.05, JSON.stringify(verdict.against.change));
   assert.ok(existsSync(junit), 'the JUnit file is written');
-});
-
-test('gate --against without the candidate command is a one-line usage error before any job runs', async () => {
-  const result = await startCli(['gate', '--against', reference, '--data', data], { cwd: work, env });
-  assert.equal(result.exitCode, ExitCode.Usage, result.all);
-  assert.match(result.all, /needs the candidate command after --/);
-  assert.doesNotMatch(result.all, /round 1/);
 });
 
 test('gate --against passes --python and --as-user on to every round, and runs no storage probe after one', async (t) => {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fillCache } from '../../src/profile/data-sources/remote-fill.js';
 import type { DownloadProgress } from '../../src/profile/data-sources/source-run.js';
 import { EndpointError, remoteStore } from '../../src/system/network/remote-objects.js';
+import type { NetDeadlines } from '../../src/system/network/deadlines.js';
 import { parseRemoteSpec } from '../../src/system/network/remote-spec.js';
 import { ResponseCache } from '../../src/system/network/response-cache.js';
 import { SHORT, startStalling, waitFor } from '../support/misbehaving-servers.js';
@@ -50,16 +51,27 @@ async function startOrigin(slow: boolean): Promise<{ port: number; open: () => n
   };
 }
 
-async function setUp(port: number, objects: number) {
-  const spec = parseRemoteSpec(`http://127.0.0.1:${port}/obj-{0..${objects - 1}}.bin`, undefined, {});
-  const store = remoteStore(spec, SHORT);
+/**
+ * The store of `objects` objects at `origin`, listed, and a cache folder. The network's deadlines are the defaults
+ * unless `deadlines` (the stall's test: SHORT), so that a busy machine does not fail the listing (0.4 s was seen to
+ * at a load of 18). A listing that fails closes the origin: left open, it kept the file from ever ending.
+ */
+async function setUp(origin: { port: number; close: () => Promise<void> }, objects: number, deadlines?: NetDeadlines) {
+  const spec = parseRemoteSpec(`http://127.0.0.1:${origin.port}/obj-{0..${objects - 1}}.bin`, undefined, {});
+  const store = remoteStore(spec, deadlines);
   const dir = mkdtempSync(join(tmpdir(), 'dsa-fill-'));
-  return { spec, store, listed: await store.list(), dir, cache: new ResponseCache(join(dir, 'cache')) };
+  try {
+    return { spec, store, listed: await store.list(), dir, cache: new ResponseCache(join(dir, 'cache')) };
+  } catch (error) {
+    await origin.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 test('a whole download stores every object and tells its start (with the estimate where a rate is known), progress and end', async () => {
   const origin = await startOrigin(false);
-  const { spec, store, listed, dir, cache } = await setUp(origin.port, 6);
+  const { spec, store, listed, dir, cache } = await setUp(origin, 6);
   try {
     const told: DownloadProgress[] = [];
     await fillCache(
@@ -85,7 +97,7 @@ test('a whole download stores every object and tells its start (with the estimat
 
 test('a download its caller announced (the cached mode copy line) tells no start of its own, only its progress and end', async () => {
   const origin = await startOrigin(false);
-  const { spec, store, listed, dir, cache } = await setUp(origin.port, 2);
+  const { spec, store, listed, dir, cache } = await setUp(origin, 2);
   try {
     const told: DownloadProgress[] = [];
     await fillCache(
@@ -105,7 +117,7 @@ test('a download its caller announced (the cached mode copy line) tells no start
 
 test("the user's interrupt ends a download within a second: every request destroyed, no half-written file left", async () => {
   const origin = await startOrigin(true);
-  const { spec, store, listed, dir, cache } = await setUp(origin.port, 12);
+  const { spec, store, listed, dir, cache } = await setUp(origin, 12);
   try {
     const interrupt = new AbortController();
     const told: DownloadProgress[] = [];
@@ -138,7 +150,7 @@ test("the user's interrupt ends a download within a second: every request destro
 
 test("one object whose body stalls ends the download with the endpoint's error, and the other requests with it", async () => {
   const stalling = await startStalling(OBJECT_BYTES, 1024);
-  const { store, listed, dir, cache } = await setUp(stalling.port, 4);
+  const { store, listed, dir, cache } = await setUp(stalling, 4, SHORT);
   try {
     const started = performance.now();
     const error = await fillCache(store, listed, cache, { source: 'x', rateBytesPerSec: null }).then(
