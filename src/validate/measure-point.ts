@@ -23,10 +23,7 @@ import { startWriteThrottle, writeThrottleObstacle } from '../system/cgroups/wri
 import { measuredWrites, stallWithinTolerance, writeHeld, type WritePrediction } from './write-point.js';
 import type { PointProgress, ValidateHooks, ValidateInput, WriteThrottler } from './run-validate.js';
 
-export const cgroupWriteThrottle: WriteThrottler = {
-  obstacle: (env) => writeThrottleObstacle(env),
-  start: (rate, name, env) => startWriteThrottle(rate, name, env),
-};
+export const cgroupWriteThrottle: WriteThrottler = { obstacle: writeThrottleObstacle, start: startWriteThrottle };
 
 export interface PointContext {
   input: ValidateInput;
@@ -330,7 +327,7 @@ const AFFINITY_CHECK_ITERATIONS = 5;
 const RESIDENCY_SAMPLE_FILES = 512;
 /** Least time between two residency readings. */
 const READING_INTERVAL_MS = 250;
-/** Largest share of the time the readings may take: a slow reading spaces the next ones out. */
+/** Largest share of a CPU the readings may take: a costly reading spaces the next ones out. */
 const READING_DUTY_CYCLE = 0.02;
 
 /** A cache point's residency readings through its cap, spaced so that they take little of the job's time. */
@@ -348,8 +345,10 @@ class ResidencyReadings {
     const now = Date.now();
     if (!this.state.capping || now - this.lastAt < Math.max(READING_INTERVAL_MS, this.costMs / READING_DUTY_CYCLE))
       return;
+    // Its CPU time, not its wall time: on a loaded machine a reading waits for a core, at no cost to the job.
+    const cpu = process.cpuUsage();
     const reading = this.state.readResidency(RESIDENCY_SAMPLE_FILES);
-    this.costMs = Date.now() - now;
+    this.costMs = Object.values(process.cpuUsage(cpu)).reduce((a, b) => a + b, 0) / 1000;
     this.lastAt = Date.now();
     if (reading) {
       this.all.push({ iterations, residentBytes: reading.residentBytes, exact: reading.exact });

@@ -33,7 +33,8 @@ test('validate holds the page cache at a target share of the dataset and predict
   }
   const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-validate-cache-'));
   const data = join(work, 'data');
-  await generateDataset(data, { files: 64, fileBytes: 1 << 20, seed: 7 });
+  // 64 files, as many as the cap's ±10% needs (a file in flight is 3% of the target), of 256 KiB: an epoch reads fast.
+  await generateDataset(data, { files: 64, fileBytes: 1 << 18, seed: 7 });
   const profile = join(work, 'p.json');
   const job = emulatorArgv(data, ['--batch-size', '4', '--compute-ms', '10', '--prep-ms', '2', '--workers', '2']);
   const profiled = await startCli(
@@ -59,9 +60,12 @@ test('validate holds the page cache at a target share of the dataset and predict
   );
   assert.equal(profiled.exitCode, 0, profiled.all);
 
-  const result = await startCli(['validate', profile, '--cache', '50%', '--epochs', '12', '--no-control', '--json'], {
-    cwd: work,
-  });
+  // At least seven measured epochs (448 samples) hold the hit ratio well within its bound; nothing here is held to
+  // the measured pace, so --precision 10% (not 5%) decides when the point stops (200 to 320 iterations seen).
+  const result = await startCli(
+    ['validate', profile, '--cache', '50%', '--epochs', '8', '--precision', '10%', '--no-control', '--json'],
+    { cwd: work },
+  );
   assert.equal(result.exitCode, 0, result.all);
   const report = JSON.parse(result.stdout) as { results: PointJson[] };
   assert.equal(report.results.length, 1, 'the control was left out; one cache point');
