@@ -1,6 +1,6 @@
 """A process that imported torch once and forks one job a request (helpers.run_script).
 
-`import torch` costs a second or more of CPU a fresh interpreter, most of a small job's time. A forked child
+`import torch` costs a fresh interpreter a second or more of CPU, most of a small job's time. A forked child
 starts where a fresh `python job.py` would after `import torch`: the job's sys.path, environment, working
 directory and sitecustomize (so the hook arms as under the CLI), then the script as __main__, then the normal
 exit (atexit handlers, flushed files). The hook finds torch imported already and patches it then, as it does
