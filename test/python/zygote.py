@@ -71,11 +71,22 @@ def run(request):
     with open(script) as f:
         code = compile(f.read(), script, "exec")
     import builtins
+    from importlib.machinery import SourceFileLoader
 
-    # This module's globals become the script's: run() goes on with its locals only.
+    # This module's globals become the script's, as `python script` makes them: run() goes on with its locals.
     namespace = sys.modules["__main__"].__dict__
     namespace.clear()
-    namespace.update({"__name__": "__main__", "__file__": script, "__builtins__": builtins})
+    namespace.update(
+        __name__="__main__",
+        __doc__=None,
+        __package__=None,
+        __loader__=SourceFileLoader("__main__", script),
+        __spec__=None,
+        __annotations__={},
+        __builtins__=builtins,
+        __file__=script,
+        __cached__=None,
+    )
     exec(code, namespace)
 
 
