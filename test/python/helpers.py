@@ -136,7 +136,7 @@ def _forked(script, env, cwd, timeout):
     for name, path in outs.items():
         with open(path) as f:
             texts[name] = f.read()
-    return types.SimpleNamespace(returncode=os.waitstatus_to_exitcode(done["status"]), **texts)
+    return types.SimpleNamespace(returncode=os.waitstatus_to_exitcode(done["status"]), cpu_s=done["cpuS"], **texts)
 
 
 def read_events(events_dir, prefix="events-"):

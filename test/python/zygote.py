@@ -7,7 +7,7 @@ exit (atexit handlers, flushed files). The hook finds torch imported already and
 for ds_analyzer.activate() after `import torch`; the tests that the import hook patches torch run fresh.
 
 Protocol, one JSON line each way: {script, cwd, env, stdout, stderr} in; {"pid"} once forked, then
-{"status"} (waitpid's) out.
+{"status", "cpuS"} (wait4's status and the job's CPU seconds) out.
 """
 
 import json
@@ -37,14 +37,17 @@ def _say(message):
 
 def serve():
     """Forks a child per request; returns the request in the child, None when the test process closes stdin."""
+    import gc
+
+    gc.freeze()  # torch's objects out of the collector's sight: a child's collections do not copy their pages
     _say({"ready": True})
     for request in _lines(0):
         pid = os.fork()
         if pid == 0:
             return request
         _say({"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        _say({"status": status})
+        _, status, usage = os.wait4(pid, 0)
+        _say({"status": status, "cpuS": usage.ru_utime + usage.ru_stime})
     return None
 
 
