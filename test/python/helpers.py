@@ -105,7 +105,8 @@ def _zygote():
         )
         _ZYGOTE.append(zygote)
         atexit.register(lambda: (zygote.stdin.close(), zygote.wait()))
-        _reply(zygote, 300)
+        if _reply(zygote, 300) is None:
+            raise RuntimeError("the zygote process did not import torch within 300 s")
     return _ZYGOTE[0]
 
 
