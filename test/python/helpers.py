@@ -2,24 +2,25 @@
 
 import atexit
 import glob
+import importlib.util
 import json
 import os
+import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "python"))
 if PACKAGE_DIR not in sys.path:
     sys.path.insert(0, PACKAGE_DIR)
 
-try:
-    import torch  # noqa: F401
-
-    HAVE_TORCH = True
-except ImportError:
-    HAVE_TORCH = False
+# Found, not imported: importing torch costs this process a second or more, and most modules never use it.
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 NEEDS_TORCH = "needs torch (Debian: apt-get install python3-torch; run with /usr/bin/python3)"
 
@@ -36,10 +37,24 @@ def temp_dir(prefix):
     return path
 
 
+IMPORTS_TORCH = re.compile(r"^(import|from) torch\b", re.M)
+
+
 def run_script(
-    source, mode="cached", iterations=None, stop_file=None, extra_env=None, timeout=120, pythonpath=PACKAGE_DIR
+    source,
+    mode="cached",
+    iterations=None,
+    stop_file=None,
+    extra_env=None,
+    timeout=120,
+    pythonpath=PACKAGE_DIR,
+    fresh=False,
 ):
-    """Runs `source` in a fresh interpreter the way the CLI runs a job; returns (proc, events by file)."""
+    """Runs `source` as the CLI runs a job; returns (proc, events by file).
+
+    A job that imports torch runs in a fork of a process that imported it already (zygote.py), unless `fresh`:
+    the hook then patches the imported torch, as after ds_analyzer.activate(). A fresh interpreter imports
+    torch through the hook's import hook, as under the CLI: a test of that path asks for fresh=True."""
     events_dir = temp_dir("dsa-py-test-")
     script = os.path.join(events_dir, "job.py")
     with open(script, "w") as f:
@@ -64,11 +79,65 @@ def run_script(
         env["DSA_KEEP_OUTPUTS"] = "1"
     env.update(extra_env or {})
     env = {name: value for name, value in env.items() if value is not None}
-    proc = subprocess.run(
-        [sys.executable, script], env=env, cwd=events_dir, capture_output=True, text=True, timeout=timeout
-    )
+    if fresh or not HAVE_TORCH or not IMPORTS_TORCH.search(source):
+        proc = subprocess.run(
+            [sys.executable, script], env=env, cwd=events_dir, capture_output=True, text=True, timeout=timeout
+        )
+    else:
+        proc = _forked(script, env, events_dir, timeout)
     proc.job_dir = events_dir  # the job's working directory (files it wrote)
     return proc, read_events(os.path.join(events_dir, "events"))
+
+
+_ZYGOTE = []
+
+
+def _zygote():
+    """The one zygote of this test process, started on first use (its `import torch` paid once)."""
+    if not _ZYGOTE:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("DSA_")}
+        zygote = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "zygote.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            bufsize=0,  # unbuffered: select() sees each reply line
+        )
+        _ZYGOTE.append(zygote)
+        atexit.register(lambda: (zygote.stdin.close(), zygote.wait()))
+        if _reply(zygote, 300) is None:
+            raise RuntimeError("the zygote process did not import torch within 300 s")
+    return _ZYGOTE[0]
+
+
+def _reply(zygote, timeout):
+    """The zygote's next JSON line; None past `timeout` seconds."""
+    ready, _, _ = select.select([zygote.stdout], [], [], timeout)
+    if not ready:
+        return None
+    line = zygote.stdout.readline()
+    if not line:
+        raise RuntimeError("the zygote process ended")
+    return json.loads(line)
+
+
+def _forked(script, env, cwd, timeout):
+    """run_script's job in a fork of the zygote: a CompletedProcess-like result, or TimeoutExpired."""
+    zygote = _zygote()
+    outs = {name: os.path.join(temp_dir("dsa-py-out-"), name) for name in ("stdout", "stderr")}
+    zygote.stdin.write((json.dumps(dict(script=script, cwd=cwd, env=env, **outs)) + "\n").encode())
+    zygote.stdin.flush()
+    pid = _reply(zygote, 60)["pid"]
+    done = _reply(zygote, timeout)
+    if done is None:
+        os.kill(pid, signal.SIGKILL)
+        _reply(zygote, 60)
+        raise subprocess.TimeoutExpired([sys.executable, script], timeout)
+    texts = {}
+    for name, path in outs.items():
+        with open(path) as f:
+            texts[name] = f.read()
+    return types.SimpleNamespace(returncode=os.waitstatus_to_exitcode(done["status"]), cpu_s=done["cpuS"], **texts)
 
 
 def read_events(events_dir, prefix="events-"):

@@ -1,7 +1,8 @@
 """Checkpoint saves: timed and sized without a code change, never overwriting the user's files in the synthetic mode.
 
-Each test runs a job in a fresh interpreter with the hook on PYTHONPATH. Lightning, Hugging Face and
-torch.distributed.checkpoint are absent from Debian's torch 1.13: fakes with their signatures stand in
+Each test runs a job with the hook on PYTHONPATH (helpers.run_script: forked from a process that imported torch
+once, but for the tests marked fresh=True, which import torch through the hook as under the CLI). Lightning,
+Hugging Face and torch.distributed.checkpoint are absent from Debian's torch 1.13: fakes with their signatures stand in
 (written as packages the job imports, so the import hook itself is exercised, or a module patched the way
 the hook patches it). The diversion logic case by case (the table of scratch paths, each file operation that
 follows it, each API's target) is tested in this process, without torch, in test_diversions.py.
@@ -71,6 +72,7 @@ epochs(2, in_step=lambda e: torch.save(model.state_dict(), "step-%d.pt" % e),
        between=lambda e: torch.save({"model": model.state_dict(), "blob": torch.zeros(10000)}, "epoch-%d.pt" % e))
 """,
             mode="cached",
+            fresh=True,  # torch.save patched by the import hook, as under the CLI
         )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         ev = only_file(events)
@@ -771,6 +773,7 @@ with open("notes.txt", "w") as f:
 """
             + self.IMAGENET,
             mode="synthetic",
+            fresh=True,  # the file operations wrapped before torch is imported, as under the CLI
         )
         self.assertEqual(proc.stdout.splitlines(), ["0 True True 1 1", "1 True True 2 2", "True"], proc.stderr)
         self.assert_no_scratch_and(proc, {"notes.txt": b"mine", "notes-copy.txt": b"mine"})

@@ -1,5 +1,6 @@
-"""DataLoader instrumentation: each test runs a real PyTorch job in a fresh
-interpreter with the hook on PYTHONPATH, exactly as `ds-analyzer profile` does."""
+"""DataLoader instrumentation: each test runs a real PyTorch job with the hook on
+PYTHONPATH (helpers.run_script; the first test in a fresh interpreter, exactly as
+`ds-analyzer profile` does)."""
 
 import os
 import tempfile
@@ -67,6 +68,7 @@ for epoch in range(2):
 print("done")
 """,
             mode="cached",
+            fresh=True,  # DataLoader patched by the import hook, as under the CLI
         )
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("done", proc.stdout)

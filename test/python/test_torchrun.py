@@ -74,6 +74,15 @@ if __name__ == "__main__":
 SPAWN_JOB = with_setup(SPAWN_JOB, "    ")
 
 
+def one_node_rendezvous():
+    """--standalone's rendezvous on a free port: torch 1.13's --standalone is always localhost:29400, so a second
+    torchrun on the machine (another test file) joins this one's store and fails when this one ends ("Broken pipe")."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return ["--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", "localhost:%d" % port, "--rdzv_id", "1"]
+
+
 def torchrun(env_extra, iterations):
     work = tempfile.mkdtemp(prefix="dsa-torchrun-")
     script = os.path.join(work, "ddp.py")
@@ -90,7 +99,7 @@ def torchrun(env_extra, iterations):
     )
     env.update(env_extra(work))
     proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", script],
+        [sys.executable, "-m", "torch.distributed.run", *one_node_rendezvous(), "--nproc_per_node", "2", script],
         env=env,
         cwd=work,
         capture_output=True,
@@ -110,7 +119,7 @@ class TorchrunTest(unittest.TestCase):
         self.assertEqual(sorted(by_rank), [0, 1])
         for ev in by_rank.values():
             self.assertEqual(ev[0]["worldSize"], 2)
-            # torchrun --standalone is one node: its agent's GROUP_RANK is 0.
+            # One node (--standalone's rendezvous): its agent's GROUP_RANK is 0.
             self.assertEqual((ev[0]["nodeRank"], ev[0]["hostname"]), (0, socket.gethostname()))
             self.assertEqual(len(iters(ev)), 40)
             self.assertEqual((ev[-1]["reason"], ev[-1]["iterations"]), ("budget", 40))

@@ -1,6 +1,6 @@
 """profile --workers: DSA_NUM_WORKERS reaches the training loader at iterator
 creation (DataLoader, a subclass, a loader built anew each epoch), and leaves
-other loaders alone. Each test runs a real PyTorch job in a fresh interpreter."""
+other loaders alone. Each test runs a real PyTorch job (helpers.run_script)."""
 
 import json
 import unittest
