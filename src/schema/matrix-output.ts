@@ -54,9 +54,7 @@ export const MatrixOutputSchema = z.object({
   cacheBytes: z.array(nonneg()),
   /** One per cache size and CPU count: cache sizes in order, CPU counts in order within each. */
   cells: z.array(MatrixCellSchema),
-  /**
-   * The assumptions that move some cell by more than 1%, in words; empty when every cell rests on measurements alone.
-   */
+  /** Assumptions that move some cell by more than 1%, in words; empty when every cell rests on measurements alone. */
   assumptions: z.array(z.string()),
   /** A validate command that measures up to three cells the profile did not run; null when none can be. */
   validateCommand: z.string().nullable(),

@@ -175,9 +175,7 @@ export const NetworkUseSchema = z.object({
   originBytes: nonneg(),
   cacheBytes: nonneg(),
   cacheHits: z.number().int().nonnegative(),
-  /**
-   * Bytes hosts that are not the data's origins sent (a model download, telemetry); what the job sends is not counted.
-   */
+  /** Bytes hosts other than the data's origins sent (model downloads, telemetry); what the job sends is not counted. */
   otherBytes: nonneg(),
   /** Responses of the data by HTTP status. */
   statuses: z.record(z.string(), z.number().int().nonnegative()),

@@ -279,9 +279,7 @@ export const ProfileSchema = z.object({
      * limit), bytes; optional, null when unknown.
      */
     memoryBudgetBytes: nonneg().nullable().optional(),
-    /**
-     * Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (absent in older profiles).
-     */
+    /** Where memoryBudgetBytes came from: MemAvailable or the memory cgroup limiting it (absent in older profiles). */
     memoryBudgetSource: z.string().optional(),
     /** Remote data: where it was fetched from (host only: no credentials, no query); absent for local files. */
     remote: z

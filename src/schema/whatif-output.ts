@@ -80,9 +80,7 @@ export const ScenarioSchema = z.object({
   objectBytes: nonneg().nullable().optional(),
   /** Concurrent jobs on the server reading the same dataset, each with `gpus` ranks; null or absent: one. */
   jobs: z.number().int().positive().nullable().optional(),
-  /**
-   * With several jobs: true when they share one fetch and prep of each sample (CoorDL); null or absent: independent.
-   */
+  /** For several jobs: true when they share one fetch and prep of each sample (CoorDL); null or absent: independent. */
   coordinated: z.boolean().nullable().optional(),
   /** Servers of the job, each as the rest of the scenario describes; null or absent: one. */
   nodes: z.number().int().positive().nullable().optional(),

@@ -13,9 +13,7 @@ import { proven, type MeasuredModes } from './modes.js';
 import { probeBandwidth } from './storage.js';
 
 export interface RemoteRequestsFit {
-  /**
-   * Seconds from a request to its first byte (median), L; 0 where no request was timed (local files, HTTPS tunnels).
-   */
+  /** Seconds from a request to its first byte (median), L; 0 where none was timed (local files, HTTPS tunnels). */
   requestLatencySec: number;
   /** Requests per sample, r: 1 for an object per sample, 1 / samples per shard. */
   requestsPerSample: number;

@@ -77,9 +77,7 @@ interface Candidate {
   measured: boolean;
 }
 
-/**
- * What every overlap fit starts from: compute, prep and the cold mode's time, per sample at the profiled settings, s.
- */
+/** What every overlap fit starts from: compute, prep and the cold mode's time, per sample as profiled, s. */
 type ProfiledStages = Omit<OverlapInputs, 'fetchSec'>;
 
 /**
