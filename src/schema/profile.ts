@@ -302,10 +302,7 @@ export const ProfileSchema = z.object({
          * by key); null: one object, one sample.
          */
         samplesPerObject: z.number().positive().nullable().optional(),
-        /**
-         * The job's own cache folder (--job-cache), emptied and kept empty in the cold mode; null or absent: none
-         * named.
-         */
+        /** The job's own cache folder (--job-cache), kept empty in the cold mode; null or absent: none named. */
         jobCacheDir: z.string().nullable().optional(),
       })
       .optional(),

@@ -357,10 +357,7 @@ export const WhatifOutputSchema = z.object({
   workersSweep: z.array(WorkersSweepRowSchema),
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: z.array(RecommendationSchema),
-  /**
-   * The costliest stage of prep, where the profile has prep's stages and a prep stall at its settings; absent
-   * otherwise.
-   */
+  /** Prep's costliest stage, where the profile has prep's stages and a prep stall at its settings; absent otherwise. */
   prepStage: PrepStageAdviceSchema.optional(),
   /** What the recommendations assumed where nothing measured it, each taken at its slow end, in words. */
   adviceAssumptions: z.array(z.string()),
