@@ -29,10 +29,7 @@ export const MatrixCellSchema = z.object({
   fetchStallMs: nonneg(),
   /** The limiting stage. */
   bottleneck: z.enum(['compute', 'prep', 'fetch']),
-  /**
-   * True where the profile itself ran this setting (the cached mode, the whole dataset cached, at a CPU count it
-   * measured).
-   */
+  /** True where the profile ran this setting (the cached mode, all the dataset cached, at a CPU count it measured). */
   measured: z.boolean(),
 });
 

@@ -184,10 +184,7 @@ export const ProfileSchema = z.object({
   options: z.object({
     /** Dataset roots. */
     data: z.array(z.string()),
-    /**
-     * Remote data as named on the command line (--remote, --endpoint), without credentials or query; absent for local
-     * files.
-     */
+    /** Remote data as named (--remote, --endpoint), without credentials or query; absent for local files. */
     remote: z
       .object({
         url: z.string(),
@@ -292,10 +289,7 @@ export const ProfileSchema = z.object({
         protocol: z.enum(['http', 'https']),
         /** The origins (host:port) the metering proxy counted as the data's. */
         origins: z.array(z.string()),
-        /**
-         * The profiler's cache that answered the cached mode (a folder under the profile's artefacts), emptied at the
-         * end.
-         */
+        /** The profiler's cache that answered the cached mode (under the profile's artefacts), emptied at the end. */
         cacheDir: z.string().nullable(),
         /**
          * Samples in one object where objects are tar shards (counted in the first shard, as WebDataset groups members
@@ -306,10 +300,7 @@ export const ProfileSchema = z.object({
         jobCacheDir: z.string().nullable().optional(),
       })
       .optional(),
-    /**
-     * Data on a FUSE mount whose daemon was metered (its sockets' received bytes, counted in the kernel); absent
-     * otherwise.
-     */
+    /** Data on a FUSE mount whose daemon was metered (its sockets' bytes, counted in the kernel); absent otherwise. */
     mount: FuseMountSchema.optional(),
   }),
   /** Per-mode results; a partial profile lacks some. */

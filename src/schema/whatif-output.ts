@@ -115,10 +115,7 @@ export const PredictionSchema = z.object({
   epochSec: nonneg(),
   /** The first (cold-cache) epoch, s. */
   firstEpochSec: nonneg(),
-  /**
-   * Seconds from the job's start to its first batch, nothing cached; absent where the profile did not record its first
-   * batch.
-   */
+  /** Seconds from the job's start to its first batch, nothing cached; absent where the profile did not record it. */
   firstBatchSec: nonneg().optional(),
   /** An epoch in the steady state, s. */
   steadyEpochSec: nonneg(),
