@@ -49,10 +49,7 @@ export interface TextContext {
   workersLimit: { perRank: number; workers: number; cpus: number } | null;
   /** True for remote data: fetched bytes came over the network, not from storage (absent: local files). */
   remote?: boolean;
-  /**
-   * The checkpoint stall, with CheckFreq's interval for its overhead budget (everyForBudget); null when no save was
-   * seen.
-   */
+  /** The checkpoint stall, with CheckFreq's interval for its overhead budget (everyForBudget); null without saves. */
   checkpoint?: (Omit<CheckpointStall, 'text'> & { everyForBudget: number }) | null;
   /** The epoch-boundary stall; null when no epoch start was reported. */
   boundary?: Omit<BoundaryStall, 'text'> | null;

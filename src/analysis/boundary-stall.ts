@@ -11,10 +11,7 @@ import { mean, median } from './stats.js';
 /** A later epoch repeats the stall when it pays at least this share of the mean. */
 const REPEAT_SHARE = 0.5;
 
-/**
- * The boundary stall, measured in the cold mode where it ran, else the cached; null when neither reported an epoch
- * start.
- */
+/** The boundary stall, from the cold mode where it ran, else the cached; null when neither reported an epoch start. */
 export function boundaryStall(modes: {
   cached?: ModeResult;
   cold?: ModeResult;

@@ -56,9 +56,7 @@ export const CAVEAT_TEXT = {
     `used ${(cachedCpuSecPerSample * 1000).toFixed(2)} CPU-ms per sample, ` +
     `no more than the synthetic mode's ${(syntheticCpuSecPerSample * 1000).toFixed(2)}`,
 
-  /**
-   * The profiler's own CPU in its worst mode, next to the least it used in another (null when only one mode had it).
-   */
+  /** The profiler's own CPU in its worst mode, beside the least it used in another (null when only one mode had it). */
   profilerOverhead: (worst: ProfilerShare, least: ProfilerShare | null): string => {
     const pct = (x: number) => percent(x, 0);
     return (

@@ -25,10 +25,7 @@ export function combinedHalfWidth(...halfWidths: (number | null)[]): number | nu
   return halfWidths.some((h) => h === null) ? null : Math.hypot(...(halfWidths as number[]));
 }
 
-/**
- * The mean of independent values with its 95% t-interval (batch means with blocks of one); no interval for fewer than
- * two.
- */
+/** Mean of independent values with its 95% t-interval (batch means, blocks of one); no interval for fewer than two. */
 export function estimateOf(values: readonly number[], proven = true): Estimate {
   const { mean, halfWidth } = batchMeans(values, 1);
   return { mean, halfWidth, proven };

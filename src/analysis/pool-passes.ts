@@ -303,10 +303,7 @@ function poolRanks(results: readonly ModeResult[], fits: RunToRunFits): RankResu
     });
 }
 
-/**
- * What the pooled results are, as a state's reason names them: runs of a schedule, or nodes of one run
- * (merge-nodes.ts).
- */
+/** What the pooled results are, as a reason names them: runs of a schedule, or nodes of one run (merge-nodes.ts). */
 export interface PooledParts {
   /** The parts together: 'runs'. */
   plural: string;

@@ -59,10 +59,7 @@ export interface PrepStagesInput {
   gpus: number | null;
 }
 
-/**
- * The stages per sample, costliest first, checked against the measured prep CPU; null when no loader process reported
- * one.
- */
+/** The stages per sample, costliest first, checked against the measured prep CPU; null when no loader reported one. */
 export function prepStages(input: PrepStagesInput): PrepStages | null {
   const totals = input.cached?.prepStages;
   if (!totals || totals.samples === 0 || totals.fetchMs <= 0) return null;

@@ -439,9 +439,7 @@ function unseenWritesCaveat(modes: ModeResults, checkpoint: ReturnType<typeof ch
   );
 }
 
-/**
- * a - b of two independent runs (estimate.ts) clamped at 0: a stall cannot be negative; a negative difference is noise.
- */
+/** a - b of two independent runs (estimate.ts) clamped at 0: a negative stall is noise. */
 function clampedDifference(a: Estimate, b: Estimate): Estimate {
   const raw = difference(a, b);
   return { ...raw, mean: Math.max(0, raw.mean) };

@@ -78,9 +78,7 @@ export const ITERATION_COLUMNS = [
   'checkpoint_before_s',
 ] as const satisfies readonly (keyof IterationRow)[];
 
-/**
- * The variant of a mode as the profile ran it (never empty: pandas reads an empty CSV field as NaN, not as '').
- */
+/** The variant of a mode as the profile ran it (never empty: pandas reads an empty CSV field as NaN, not as ''). */
 export const DEFAULT_VARIANT = 'default';
 
 /** A mode's result and the variant it is of that mode. */

@@ -10,7 +10,6 @@ import { GATE_TEXT } from './gate-text.js';
 
 /** How a failed budget counts. */
 export const LevelSchema = z.enum(['error', 'warn', 'off']);
-export type Level = z.infer<typeof LevelSchema>;
 
 const PERCENT = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/;
 

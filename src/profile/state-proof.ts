@@ -53,9 +53,7 @@ export interface SourceEvidence {
   keeper?: { mechanism: KeeperMechanism; cpuSec: number; fallbackReason?: string; modeWallSec: number };
   /** Why this data cannot hold this state whatever the readings say (tmpfs, NFS, FUSE for local files), or null. */
   sourceLimit?: string | null;
-  /**
-   * Reads the meter counted that may not be the data's (files outside --data): their bytes and the note naming them.
-   */
+  /** Metered reads that may not be the data's (files outside --data): their bytes and the note naming them. */
   otherReads?: OtherReads | null;
   /**
    * Bytes read in the window while the training loader was idle between epochs (validation, checkpoints saved and

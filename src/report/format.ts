@@ -51,9 +51,7 @@ export function wrapLine(first: string, text: string, rest: string, width = LINE
   return lines;
 }
 
-/**
- * A name that comes from a file (a job's name) on one terminal line: control characters out, at most 120 characters.
- */
+/** A name from a file (a job's name) on one terminal line: control characters out, at most 120 characters. */
 export function oneLine(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it keeps off the terminal
   return text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 120);

@@ -105,9 +105,7 @@ export function pipelineStallLines(profile: Profile): string[] {
   ].filter((line): line is string => line !== null);
 }
 
-/**
- * The share of a named stall; 'within noise' for one whose interval does not clear the margin; contention said as such.
- */
+/** A named stall's share; 'within noise' for one whose interval does not clear the margin; contention said as such. */
 function stallShare(call: StallCall | undefined, fraction: number | null): string {
   if (call === 'within-noise') return 'within noise';
   return call === 'contention'

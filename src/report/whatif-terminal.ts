@@ -5,9 +5,7 @@ import { KNOBS } from '../whatif/knobs/index.js';
 import type { PipelineWhatif } from '../schema/whatif-output.js';
 import { formatPercent, oneLine, table, wrapLine } from './format.js';
 
-/**
- * What `ds-analyzer whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats.
- */
+/** What `whatif` prints: the asked scenario next to the profiled one, answers, sweeps, parameters, caveats. */
 export function renderWhatif(r: WhatifResult): string {
   const pipelineAsked = r.pipeline ? pipelineChanges(r.pipeline) : [];
   const two = r.changed.length > 0 || pipelineAsked.length > 0;

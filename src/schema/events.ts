@@ -215,9 +215,7 @@ export const EpochEventSchema = z.object({
    * start, ms.
    */
   createMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
-  /**
-   * The epoch's first wait for a batch, from the first request to the batch, ms (the same as its iteration's waitMs).
-   */
+  /** The epoch's first wait for a batch, from the first request to the batch, ms (equal to its iteration's waitMs). */
   firstWaitMs: z.number().finite().nonnegative().max(MAX_ITERATION_MS),
   /**
    * From the end of the previous epoch's loop (its StopIteration) to iter(loader) for this one (validation, saves, the

@@ -29,10 +29,7 @@ export const MatrixCellSchema = z.object({
   fetchStallMs: nonneg(),
   /** The limiting stage. */
   bottleneck: z.enum(['compute', 'prep', 'fetch']),
-  /**
-   * True where the profile itself ran this setting (the cached mode, the whole dataset cached, at a CPU count it
-   * measured).
-   */
+  /** True where the profile ran this setting (the cached mode, all the dataset cached, at a CPU count it measured). */
   measured: z.boolean(),
 });
 
@@ -54,9 +51,7 @@ export const MatrixOutputSchema = z.object({
   cacheBytes: z.array(nonneg()),
   /** One per cache size and CPU count: cache sizes in order, CPU counts in order within each. */
   cells: z.array(MatrixCellSchema),
-  /**
-   * The assumptions that move some cell by more than 1%, in words; empty when every cell rests on measurements alone.
-   */
+  /** Assumptions that move some cell by more than 1%, in words; empty when every cell rests on measurements alone. */
   assumptions: z.array(z.string()),
   /** A validate command that measures up to three cells the profile did not run; null when none can be. */
   validateCommand: z.string().nullable(),

@@ -63,10 +63,7 @@ export const CheckpointStallSchema = z.object({
   bytesPerSave: nonneg().nullable(),
   /** Iterations between saves; null when it could not be told (one save and no epoch length). */
   intervalIterations: nonneg().nullable(),
-  /**
-   * Where the interval came from: consecutive saves, the epoch's length (one save an epoch), or the whole run (one
-   * save).
-   */
+  /** The interval's source: consecutive saves, the epoch's length (one save an epoch), or the whole run (one save). */
   intervalSource: z.enum(['saves', 'epoch', 'run']).nullable(),
   /** Bytes written over the blocking time: the rate the loop saw, bytes/s; null when bytes are unknown. */
   writeBytesPerSec: nonneg().nullable(),
@@ -178,10 +175,7 @@ export const PrepStagesSchema = z.object({
   unnamedMsPerSample: nonneg(),
   /** fetchCpuMsPerSample / fetchMsPerSample (at most 1): below 1 where the loader's processes waited for a core. */
   fetchCpuShare: nonneg(),
-  /**
-   * The prep CPU per sample the differential method measured (analysis.prepCpuSecPerSample), ms; null when not
-   * measured.
-   */
+  /** Prep CPU per sample the differential method measured (analysis.prepCpuSecPerSample), ms; null: not measured. */
   measuredPrepCpuMsPerSample: nonneg().nullable(),
   /** stagesCpuMsPerSample / measuredPrepCpuMsPerSample; null without the measurement. */
   coverage: nonneg().nullable(),

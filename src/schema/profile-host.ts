@@ -9,9 +9,7 @@ import { nonneg } from './numbers.js';
 export const NodeIdentitySchema = z.object({
   /** Host name of the machine. */
   hostname: z.string(),
-  /**
-   * Rank of the machine among the job's nodes (torchrun GROUP_RANK or NODE_RANK, Slurm SLURM_NODEID; 0 on one node).
-   */
+  /** The machine's rank among the job's nodes (torchrun GROUP_RANK or NODE_RANK, Slurm SLURM_NODEID; 0 on one node). */
   nodeRank: z.number().int().nonnegative(),
 });
 export type NodeIdentity = z.infer<typeof NodeIdentitySchema>;
@@ -51,9 +49,7 @@ export const NodeSchema = z.object({
   ...HostSchema.shape,
   /** A merged profile of several nodes: where that node's CLI wrote its own profile, on that node. */
   profile: z.string().optional(),
-  /**
-   * A merged profile of several nodes: bytes/s that node read from another node's CLI as they met (null: not measured).
-   */
+  /** A merged profile of nodes: bytes/s that node read from another node's CLI as they met (null: not measured). */
   peerBytesPerSec: z.number().nonnegative().nullable().optional(),
 });
 export type ProfileNode = z.infer<typeof NodeSchema>;

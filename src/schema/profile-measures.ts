@@ -30,9 +30,7 @@ export const IterationSchema = z.object({
   bytes: nonneg().optional(),
   /** CPU time of the process that wrote the events so far (not its loader workers), ms, when reported. */
   processCpuMs: nonneg().optional(),
-  /**
-   * Set on the iterations detected as warm-up and discarded (profiles before it: the first summary.warmupIterations).
-   */
+  /** Set on iterations detected as warm-up and discarded (profiles before it: the first summary.warmupIterations). */
   warmup: z.literal(true).optional(),
 });
 export type Iteration = z.infer<typeof IterationSchema>;
@@ -141,9 +139,7 @@ export const StateProofSchema = z.object({
   otherActiveFile: z.object({ bytes: nonneg(), source: z.string() }).optional(),
   /** Times the cold keeper re-evicted dataset pages during the run (cold mode). */
   reEvictions: z.number().int().nonnegative().optional(),
-  /**
-   * How the cold keeper kept the dataset cold during the run, and what it cost (cold mode; absent in older profiles).
-   */
+  /** How the cold keeper kept the dataset cold in the run, and what it cost (cold mode; absent in older profiles). */
   keeper: z
     .object({
       /**

@@ -175,9 +175,7 @@ export const NetworkUseSchema = z.object({
   originBytes: nonneg(),
   cacheBytes: nonneg(),
   cacheHits: z.number().int().nonnegative(),
-  /**
-   * Bytes hosts that are not the data's origins sent (a model download, telemetry); what the job sends is not counted.
-   */
+  /** Bytes hosts other than the data's origins sent (model downloads, telemetry); what the job sends is not counted. */
   otherBytes: nonneg(),
   /** Responses of the data by HTTP status. */
   statuses: z.record(z.string(), z.number().int().nonnegative()),
@@ -277,10 +275,7 @@ export const ModeResultSchema = z.object({
   logs: z.object({ stdout: z.string(), stderr: z.string() }),
   /** CPU affinity the mode ran with (null: unrestricted). */
   cpus: z.array(z.number().int().nonnegative()).nullable().default(null),
-  /**
-   * CPU seconds the profiler itself used during the mode (sampling, keeping the dataset evicted); absent in older
-   * profiles.
-   */
+  /** CPU seconds the profiler used in the mode (sampling, keeping the dataset evicted); absent in older profiles. */
   profilerCpuSec: nonneg().optional(),
   /**
    * Of profilerCpuSec, the CPU seconds each component of the profiler charged to its ledger (sampler, events, keeper,

@@ -184,10 +184,7 @@ export const ProfileSchema = z.object({
   options: z.object({
     /** Dataset roots. */
     data: z.array(z.string()),
-    /**
-     * Remote data as named on the command line (--remote, --endpoint), without credentials or query; absent for local
-     * files.
-     */
+    /** Remote data as named (--remote, --endpoint), without credentials or query; absent for local files. */
     remote: z
       .object({
         url: z.string(),
@@ -279,9 +276,7 @@ export const ProfileSchema = z.object({
      * limit), bytes; optional, null when unknown.
      */
     memoryBudgetBytes: nonneg().nullable().optional(),
-    /**
-     * Where memoryBudgetBytes came from: MemAvailable, or the memory cgroup that limits it (absent in older profiles).
-     */
+    /** Where memoryBudgetBytes came from: MemAvailable or the memory cgroup limiting it (absent in older profiles). */
     memoryBudgetSource: z.string().optional(),
     /** Remote data: where it was fetched from (host only: no credentials, no query); absent for local files. */
     remote: z
@@ -294,27 +289,18 @@ export const ProfileSchema = z.object({
         protocol: z.enum(['http', 'https']),
         /** The origins (host:port) the metering proxy counted as the data's. */
         origins: z.array(z.string()),
-        /**
-         * The profiler's cache that answered the cached mode (a folder under the profile's artefacts), emptied at the
-         * end.
-         */
+        /** The profiler's cache that answered the cached mode (under the profile's artefacts), emptied at the end. */
         cacheDir: z.string().nullable(),
         /**
          * Samples in one object where objects are tar shards (counted in the first shard, as WebDataset groups members
          * by key); null: one object, one sample.
          */
         samplesPerObject: z.number().positive().nullable().optional(),
-        /**
-         * The job's own cache folder (--job-cache), emptied and kept empty in the cold mode; null or absent: none
-         * named.
-         */
+        /** The job's own cache folder (--job-cache), kept empty in the cold mode; null or absent: none named. */
         jobCacheDir: z.string().nullable().optional(),
       })
       .optional(),
-    /**
-     * Data on a FUSE mount whose daemon was metered (its sockets' received bytes, counted in the kernel); absent
-     * otherwise.
-     */
+    /** Data on a FUSE mount whose daemon was metered (its sockets' bytes, counted in the kernel); absent otherwise. */
     mount: FuseMountSchema.optional(),
   }),
   /** Per-mode results; a partial profile lacks some. */

@@ -80,9 +80,7 @@ export const ScenarioSchema = z.object({
   objectBytes: nonneg().nullable().optional(),
   /** Concurrent jobs on the server reading the same dataset, each with `gpus` ranks; null or absent: one. */
   jobs: z.number().int().positive().nullable().optional(),
-  /**
-   * With several jobs: true when they share one fetch and prep of each sample (CoorDL); null or absent: independent.
-   */
+  /** For several jobs: true when they share one fetch and prep of each sample (CoorDL); null or absent: independent. */
   coordinated: z.boolean().nullable().optional(),
   /** Servers of the job, each as the rest of the scenario describes; null or absent: one. */
   nodes: z.number().int().positive().nullable().optional(),
@@ -117,10 +115,7 @@ export const PredictionSchema = z.object({
   epochSec: nonneg(),
   /** The first (cold-cache) epoch, s. */
   firstEpochSec: nonneg(),
-  /**
-   * Seconds from the job's start to its first batch, nothing cached; absent where the profile did not record its first
-   * batch.
-   */
+  /** Seconds from the job's start to its first batch, nothing cached; absent where the profile did not record it. */
   firstBatchSec: nonneg().optional(),
   /** An epoch in the steady state, s. */
   steadyEpochSec: nonneg(),
@@ -359,10 +354,7 @@ export const WhatifOutputSchema = z.object({
   workersSweep: z.array(WorkersSweepRowSchema),
   /** Smallest changes that remove each stall, at the asked scenario. */
   recommendations: z.array(RecommendationSchema),
-  /**
-   * The costliest stage of prep, where the profile has prep's stages and a prep stall at its settings; absent
-   * otherwise.
-   */
+  /** Prep's costliest stage, where the profile has prep's stages and a prep stall at its settings; absent otherwise. */
   prepStage: PrepStageAdviceSchema.optional(),
   /** What the recommendations assumed where nothing measured it, each taken at its slow end, in words. */
   adviceAssumptions: z.array(z.string()),

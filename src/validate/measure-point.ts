@@ -208,9 +208,7 @@ function measureBandwidthPoint(
   );
 }
 
-/**
- * The cold mode under a hold set up for this run alone (a throttle, delayed requests), removed however the run ends.
- */
+/** The cold mode under a hold set up for this run alone (a throttle, delayed requests), removed however it ends. */
 async function measureColdPoint(
   ctx: PointContext,
   common: PointRun,

@@ -60,9 +60,7 @@ export interface ValidateInput {
   dataSource: OpenedSource;
   /** Working folder of the job. */
   cwd: string;
-  /**
-   * The CLI's environment: the job inherits it; its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup.
-   */
+  /** The CLI's environment, the job's too: its PATH finds taskset, its DSA_CGROUP_PARENT names a delegated cgroup. */
   env: NodeJS.ProcessEnv;
   /** Folder for the points' events, logs and residency readings; created here. */
   workDir: string;
@@ -75,9 +73,7 @@ export interface ValidateInput {
    * false): the points then run on the machine the profile measured.
    */
   pauseReclaim?: boolean;
-  /**
-   * Runs one point's job; the real runMode unless a test passes a deterministic fake (as ProfileRunInput.modeRunner).
-   */
+  /** Runs one point's job; the real runMode unless a test passes a fake (as ProfileRunInput.modeRunner). */
   modeRunner?: ModeRunner;
   /**
    * Holds the job's writes for the write points; the real cgroup throttle (system/cgroups/write-throttle.ts) unless a

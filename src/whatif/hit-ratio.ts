@@ -294,10 +294,7 @@ export function steadyLruHitRatio(curve: HitRatioCurve, cacheBytes: number): num
   return total > 0 ? hits / total : 0;
 }
 
-/**
- * Steady-state LRU hit ratio of each part of an epoch (EPOCH_PARTS of them, in order), or null for a curve without
- * parts.
- */
+/** Steady-state LRU hit ratio of each part of an epoch (EPOCH_PARTS, in order), or null for a curve without parts. */
 export function steadyLruHitRatioByPart(curve: HitRatioCurve, cacheBytes: number): number[] | null {
   const steady = curve.epochs.slice(1);
   if (steady.length === 0 || steady.some((e) => !e.parts)) return null;

@@ -21,10 +21,7 @@ const POLICY_TEXT: Record<PageCacheModel, string> = {
   'exact-lru': 'exact LRU',
 };
 
-/**
- * The later epochs of a profile; null without the split or the cached and cold modes, or where the model cannot be
- * fitted.
- */
+/** A profile's later epochs; null without the split or cached and cold modes, or where the model cannot be fitted. */
 export function laterEpochs(profile: Profile): LaterEpochs | null {
   const analysis = profile.analysis;
   const cached = profile.modes.cached;

@@ -52,9 +52,7 @@ const PAGE_BYTES = 4096;
 const GRID_STEPS = 20;
 /** Epochs simulated per block; the run stops when a block's hit ratio is within CONVERGED of the block before. */
 const BLOCK_EPOCHS = 4;
-/**
- * Most epochs simulated: a cache under a fifth of the dataset grows its active list for 10-20 epochs before it settles.
- */
+/** Most epochs simulated: a cache under a fifth of the dataset grows its active list 10-20 epochs before settling. */
 const MAX_EPOCHS = 1 + 6 * BLOCK_EPOCHS;
 const CONVERGED = 0.01;
 
@@ -180,9 +178,7 @@ function settle(
   };
 }
 
-/**
- * Whether the run may stop after `epochs` (index 0 the cold one): the last block within CONVERGED of the one before.
- */
+/** Whether the run may stop after `epochs` (index 0 cold): the last block within CONVERGED of the one before. */
 function settledAfter(epochs: { hitBytes: number; totalBytes: number }[]): boolean {
   const warm = epochs.length - 1;
   if (warm < 2 * BLOCK_EPOCHS || warm % BLOCK_EPOCHS !== 0) return false;

@@ -16,9 +16,7 @@ const MESSAGES = {
   wholeRunSource: 'bytes of the data its origin sent through the metering proxy over the whole run',
 } as const;
 
-/**
- * Starts metering one run through `proxy`, under the cap it has now; each reading is charged to `ledger` as 'meter'.
- */
+/** Starts metering one run through `proxy`, under the cap it has now; each reading charged to `ledger` as 'meter'. */
 export function startNetworkMeter(proxy: MeteringProxy, ledger?: CpuLedger): FetchMeter {
   const capBytesPerSec = proxy.capBytesPerSec;
   proxy.resetMaxInFlight();

@@ -30,10 +30,7 @@ export interface WorkersPoint {
 
 /** The loader-workers fit. */
 export interface LoaderWorkersFit {
-  /**
-   * num_workers per rank the profiled job ran with; null when the job did not report it (then workers are not
-   * modelled).
-   */
+  /** num_workers per rank the profiled job ran with; null when not reported (then workers are not modelled). */
   profiledWorkers: number | null;
   /** Measured points (W >= 1), ascending in workers; the profiled count first among equals. */
   workersPoints: WorkersPoint[];

@@ -35,9 +35,7 @@ export interface PrepCpuOptions {
   cpuScaling?: Extract<CpuScaling, { kind: 'fitted' }>;
 }
 
-/**
- * u, c0 and eff(c) for a job of `profiledRanks` ranks; not enough data when either mode lacks its CPU time per sample.
- */
+/** u, c0 and eff(c) for a job of `profiledRanks` ranks; not enough data when either mode lacks CPU time per sample. */
 export function fitPrepCpu(
   profile: Profile,
   modes: MeasuredModes,

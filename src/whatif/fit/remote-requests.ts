@@ -13,16 +13,11 @@ import { proven, type MeasuredModes } from './modes.js';
 import { probeBandwidth } from './storage.js';
 
 export interface RemoteRequestsFit {
-  /**
-   * Seconds from a request to its first byte (median), L; 0 where no request was timed (local files, HTTPS tunnels).
-   */
+  /** Seconds from a request to its first byte (median), L; 0 where none was timed (local files, HTTPS tunnels). */
   requestLatencySec: number;
   /** Requests per sample, r: 1 for an object per sample, 1 / samples per shard. */
   requestsPerSample: number;
-  /**
-   * Requests in flight per loader worker (per rank without workers) in the cold mode, q; null where no request was
-   * seen.
-   */
+  /** Requests in flight per loader worker (per rank without workers) in the cold mode, q; null where none was seen. */
   profiledInFlightPerWorker: number | null;
   /** Whether the data is remote objects (a cache of them is a local folder of whole objects, not the page cache). */
   remoteObjects: boolean;

@@ -77,15 +77,10 @@ interface Candidate {
   measured: boolean;
 }
 
-/**
- * What every overlap fit starts from: compute, prep and the cold mode's time, per sample at the profiled settings, s.
- */
+/** What every overlap fit starts from: compute, prep and the cold mode's time, per sample as profiled, s. */
 type ProfiledStages = Omit<OverlapInputs, 'fetchSec'>;
 
-/**
- * Latency explains at least this share of a probe's time: its rate is then a bound on the bandwidth, not a measure of
- * it.
- */
+/** Latency explains at least this share of a probe's time: its rate is then a bound on the bandwidth, not a measure. */
 const LATENCY_BOUND_SHARE = 0.9;
 
 /**
