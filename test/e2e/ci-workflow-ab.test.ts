@@ -1,7 +1,8 @@
 /**
  * docs/ci.md's A/B workflow, played in a scratch repository with a train.py (ci-workflow-play.ts): main's train.py
- * and the pull request's run side by side by `gate --against`, its rounds paired (A B B A ...), so a load on the
- * machine falls on both sides alike: this file runs side by side (scripts/test-plan.ts).
+ * and the pull request's run side by side by `gate --against`, its rounds paired (A B B A ...), so a drift of the
+ * machine falls on both sides alike. The file still runs alone (scripts/test-plan.ts): a neighbour's burst falls on
+ * one round, not both (an unchanged pull request read +45% at a load of 21).
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
