@@ -13,8 +13,8 @@ import { noStackTrace, processesMentioning, PYTHON, startCli, torchMissing } fro
  * The unmodified example PyTorch script (examples/pytorch/train.py), profiled
  * by the real CLI on generated JPEG files, in all three modes.
  *
- * Settings: squeezenet1_1 at 32x32 crops, batch 8, no loader workers (-j 0),
- * 1000x750 JPEGs (300 for training: 37 iterations an epoch). Decoding them costs about ten times the model's step on
+ * Settings: squeezenet1_1 at 32x32 crops, batch 16, no loader workers (-j 0),
+ * 1000x750 JPEGs. Decoding them costs about ten times the model's step on
  * this CPU, so the prep stall dominates the iteration. That matters because
  * the differential prep stall (T_cached - T_synthetic) equals the script's
  * data wait only if the step costs the same in both runs, and it does not
@@ -43,7 +43,7 @@ before(async () => {
     '--classes',
     '10',
     '--train-per-class',
-    '30',
+    '60',
     '--val-per-class',
     '5',
     '--size',
@@ -60,7 +60,7 @@ test('the example script, unmodified, in all three modes: proofs hold and the pr
     '-a',
     'squeezenet1_1',
     '-b',
-    '8',
+    '16',
     '-j',
     '0',
     '--lr',
