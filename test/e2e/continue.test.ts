@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
 import { CLI, FIXTURES, PYTHON, processesMentioning, sleep, startCli, torchMissing } from './helpers.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * profile --continue rides the real run (issue 43): a deterministic CPU training run
@@ -175,7 +176,10 @@ test('--continue: signals after the blocks reach the job as themselves, and the 
 test('--continue under torchrun, two ranks (gloo): each rank restores its own, both end bit-identical', async (t) => {
   if (skipReason) return t.skip(skipReason);
   // torch 1.13's torchrun on Python 3.12 cannot map its default redirects (Std.NONE is not iterated): name one.
-  const launcher = [PYTHON, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', '2'];
+  // One node's rendezvous on a free port, not --standalone's fixed localhost:29400, which another torchrun on the
+  // machine (pytorch-launch, side by side) would join.
+  const rendezvous = ['--nnodes', '1', '--rdzv_backend', 'c10d', '--rdzv_endpoint', `localhost:${await freePort()}`];
+  const launcher = [PYTHON, '-m', 'torch.distributed.run', ...rendezvous, '--rdzv_id', '1', '--nproc_per_node', '2'];
   launcher.push('--redirects', '1', '--tee', '1');
   // Each rank gets half of an epoch's batches: twice the epochs, so that the blocks end in the first half.
   const longer = ['--epochs', String(2 * Number(EPOCHS))];

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { readProfile } from '../../src/store/profile-store.js';
@@ -11,6 +10,7 @@ import { run } from '../../src/cli/main.js';
 import { ExitCode } from '../../src/errors.js';
 import { fakeIo } from '../cli/fake-io.js';
 import { PYTHON, startCli, torchMissing } from './helpers.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * WebDataset-format tar shards served by a real HTTP server (Python's
@@ -60,15 +60,6 @@ before(async () => {
   }
   throw new Error(`the shard server did not start on ${base}`);
 });
-
-/** A port free on 127.0.0.1 now (the server binds it a moment later). */
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 after(() => {
   server?.kill();

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -10,6 +10,7 @@ import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { ExitCode } from '../../src/errors.js';
 import { emulatorArgv, noStackTrace, PYTHON, seen, sleep, startCli } from './helpers.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * Remote data whose endpoint stops answering, or whose download the user
@@ -49,14 +50,6 @@ before(async () => {
 });
 
 after(() => rmSync(work, { recursive: true, force: true }));
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('an endpoint stopped (SIGSTOP) before the download: exit 8 within the deadline, one line naming it, the cold mode saved', async (t) => {
   const port = await freePort();

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -20,6 +19,7 @@ import { ENV } from '../../src/schema/events.js';
 import type { ModeResult } from '../../src/schema/profile.js';
 import { readProfile } from '../../src/store/profile-store.js';
 import { fakeModeRunner, fakeProfileInput, type FakeJob, type FakeRunner } from './fake-mode-runner.js';
+import { freePort } from '../support/free-port.js';
 
 let dir: string;
 before(() => {
@@ -64,14 +64,6 @@ function fakeLaunch(runner: FakeRunner, seen: Seen, fail?: string, switches = tr
     }
     return { results, notRun: input.blocks.slice(results.length), switchable: switches, jobIterations: 100 };
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function nodeInput(name: string, port: number, hosts: boolean, launch: ProfileRunInput['launchRunner']) {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,6 +21,7 @@ import { nodeProfilePath } from '../../src/cli/profile-action.js';
 import { renderSummary } from '../../src/report/terminal.js';
 import { renderMarkdown } from '../../src/report/markdown.js';
 import { renderHtml } from '../../src/report/html.js';
+import { freePort } from '../support/free-port.js';
 
 describe('the node plan, from the launcher the user runs', () => {
   const torchrun = [
@@ -178,15 +179,6 @@ describe('the node plan, from the launcher the user runs', () => {
     assert.equal(nodeProfilePath('/p/run', 'a/b'), '/p/run.a_b.json');
   });
 });
-
-/** A port free on loopback now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const BASE_JOB: Omit<FakeJob, 'seed'> = {
   waitMs: { synthetic: 0, cached: 5, cold: 10 },

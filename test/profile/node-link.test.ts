@@ -8,6 +8,7 @@ import { FollowerLink } from '../../src/profile/nodes/follower-link.js';
 import { NodeLostError, type NodeHello } from '../../src/profile/nodes/node-link.js';
 import type { NodePlan } from '../../src/profile/nodes/node-plan.js';
 import type { Host } from '../../src/schema/profile.js';
+import { freePort } from '../support/free-port.js';
 
 const HELLO: NodeHello = {
   version: '0.0.0',
@@ -16,15 +17,6 @@ const HELLO: NodeHello = {
   host: { hostname: 'here' } as Host,
   dataset: { files: 1, bytes: 1 },
 };
-
-/** A port free on loopback now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const planAt = (port: number, hosts: boolean): NodePlan => ({
   nodes: 2,
