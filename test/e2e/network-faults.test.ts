@@ -2,7 +2,7 @@
  * Faults of the network between the profiler and its data, made by the
  * kernel rather than by a server that misbehaves: the endpoint lives in a
  * network namespace behind a veth pair, and an nftables rule in that
- * namespace drops every packet to it (a firewall, a dead route: nothing is
+ * namespace drops every packet to and from it (a firewall, a dead route: nothing is
  * refused, nothing answers), or a tc token bucket cuts its link to
  * 400 kbit/s. One server serves every test. Needs root, ip, nft and tc;
  * skipped with the reason otherwise.
@@ -70,12 +70,18 @@ function inNs(command: string): void {
   execaSync('ip', ['netns', 'exec', NS, 'sh', '-c', command]);
 }
 
-/** Drops every packet that reaches the endpoint's port, from now on; `lift` takes the rule away. */
+/**
+ * Drops every packet to and from the endpoint's port, from now on; `lift` takes the rules away. Both ways, as a dead
+ * route does: with only the inbound packets dropped, the server's keep-alive timeout still closed an idle connection
+ * the profiler had just sent a request on, and the request failed as reset rather than unanswered (CI, stop 48).
+ */
 const drop = {
   start: () =>
     inNs(
       `nft add table inet ${TAG} && nft add chain inet ${TAG} in '{ type filter hook input priority 0; }' && ` +
-        `nft add rule inet ${TAG} in tcp dport ${PORT} drop`,
+        `nft add rule inet ${TAG} in tcp dport ${PORT} drop && ` +
+        `nft add chain inet ${TAG} out '{ type filter hook output priority 0; }' && ` +
+        `nft add rule inet ${TAG} out tcp sport ${PORT} drop`,
     ),
   lift: () => execaSync('ip', ['netns', 'exec', NS, 'nft', 'delete', 'table', 'inet', TAG], { reject: false }),
 };

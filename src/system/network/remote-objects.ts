@@ -210,11 +210,17 @@ function httpRequest(url: string, method: 'HEAD' | 'GET', signal: AbortSignal): 
     parsed.username || parsed.password
       ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`
       : undefined;
-  return new Promise((resolve, reject) => {
-    const req = client.request(parsed, { method, auth, signal }, resolve);
-    req.on('error', reject);
-    req.end();
-  });
+  const send = (retried: boolean): Promise<http.IncomingMessage> =>
+    new Promise((resolve, reject) => {
+      const req = client.request(parsed, { method, auth, signal, ...(retried ? { agent: false } : {}) }, resolve);
+      // A kept-alive connection the server closed as the request left is reset before any answer (node's docs,
+      // "reusedSocket"): HEAD and GET are safe to send once more, on a new connection.
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        req.reusedSocket && error.code === 'ECONNRESET' && !retried ? resolve(send(true)) : reject(error),
+      );
+      req.end();
+    });
+  return send(false);
 }
 
 function httpStore(spec: RemoteSpec, deadlines: NetDeadlines): RemoteStore {

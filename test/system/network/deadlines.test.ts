@@ -192,3 +192,30 @@ test('a body its reader holds back longer than the idle deadline is not a stall:
     await whole.close();
   }
 });
+
+test('a kept-alive connection the server closes as the next request arrives: the request is sent again on a new one, not failed as reset', async () => {
+  // Each connection answers its first request and is then dropped at its second, as a server's keep-alive timeout
+  // racing the next request does (seen in CI as "the endpoint does not answer (ECONNRESET)").
+  const served = new WeakMap<object, number>();
+  const server = http.createServer((req, res) => {
+    const count = (served.get(req.socket) ?? 0) + 1;
+    served.set(req.socket, count);
+    if (count > 1) return void req.socket.destroy();
+    res.writeHead(200, { 'content-length': 3 }).end(req.method === 'HEAD' ? undefined : 'abc');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as { port: number };
+    const store = remoteStore(parseRemoteSpec(`http://127.0.0.1:${port}/obj-{0..1}.bin`, undefined, {}), SHORT);
+    const objects = await store.list();
+    for (const object of [...objects, ...objects]) {
+      const { body } = await store.fetch(object);
+      let text = '';
+      for await (const chunk of body) text += chunk;
+      assert.equal(text, 'abc');
+    }
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
