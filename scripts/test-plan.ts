@@ -34,7 +34,7 @@ const TEST_ROOT = fileURLToPath(new URL('../test/', import.meta.url));
  * measured outside the profile's own run (the job run without the tool, a setting, a cap, a prediction checked by
  * a second run, another profile a run apart). A time held against the job's own meter over the same window moves
  * with the load on both sides, and a proof from bytes or requests counted holds under any load: those files run
- * side by side (gate-against, multi-node-kill, remote-fuse, remote-https, remote-http-shards, remote-s3,
+ * side by side (gate-against, multi-node, multi-node-kill, remote-fuse, remote-https, remote-http-shards, remote-s3,
  * checkpoint-boundary, validate-cache: its cap held within 10% of its target at a load of 25).
  */
 export const ALONE = new Set([
@@ -43,7 +43,6 @@ export const ALONE = new Set([
   'e2e/ci-workflow-ab', // paired rounds hold a drift, not a neighbour's burst on one round (A/A read +45% at load 21)
   'e2e/known-cost', // the split against the emulator's settings
   'e2e/matrix-cells', // whatif --matrix within 15% of validate runs
-  'e2e/multi-node', // one launch's verdict and straggler against a launch per mode's, a run apart
   'e2e/pytorch', // the prep stall (two modes apart) against the script's own data timer
   'e2e/remote-s3-cap', // the fetch stall against the cap
   'e2e/validate-workers', // the second worker measured faster than the profile

@@ -425,8 +425,10 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   const wholeRun =
     mode === 'cold' && run.fetched.ownCounter === true && run.fetched.wholeRunBytes !== null && run.span.sole;
   const sampleBytes = measured.sampleBytes ?? measured.meanFileBytes;
-  // A block too short for a summary has no measured window; where the job's hook answered from a copy, its iterations
-  // after those carried in are the window (residency cannot judge a copy the hook answers every request from).
+  // A block too short for a summary has no measured window; where the job's hook answered from a copy, or where the
+  // block is one among others, its iterations after those carried in are the window (residency cannot judge a copy the
+  // hook answers every request from, and the launch's bytes are every block's: its imports, the next block's cold
+  // reads, seen failing a cached block of --continue at 1900%).
   const answered = run.fetched.series.some((s) => s.localBytes !== undefined);
   const aside = idleLoaderSpans(run.ranks);
   const over = (window: Iteration[]) => windowReadProof(run.fetched.series, window, allIterations, sampleBytes, aside);
@@ -435,7 +437,7 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   const blockNetwork = blockNetworkOf(run.fetched, run.span, run.span.startedAt + run.wallSec * 1000);
   const byBlock = blockNetwork ? blockReadProof(blockNetwork, run.slices, sampleBytes, answered) : null;
   const window =
-    byBlock ?? (wholeRun ? null : (over(run.measuredIterations) ?? (answered ? over(afterCarried()) : null)));
+    byBlock ?? (wholeRun ? null : (over(run.measuredIterations) ?? (answered || !run.span.sole ? over(afterCarried()) : null)));
   return proveState({
     mode,
     residentBytesBefore: run.prepared.residentBytesBefore,

@@ -11,18 +11,21 @@ import type { ValidateOutput } from '../../src/schema/validate-output.js';
 import { FIXTURES, PYTHON, canThrottle, startCli, torchMissing } from './helpers.js';
 
 /**
- * A checkpoint that dominates: test/fixtures/checkpoint-train.py saves 32 MiB
+ * A checkpoint that dominates: test/fixtures/checkpoint-train.py saves 16 MiB
  * with torch.save and fsyncs it every 5 iterations of a 50 ms step. Profiled
  * unthrottled, then validate --write-bw holds every disk's writes to 40 MB/s
- * (0.84 s a save against 0.25 s of steps), and the same job is run without
+ * (0.42 s a save against 0.25 s of steps), and the same job is run without
  * the tool under a write throttle made here by hand: whatif --write-bw's
  * iteration time against that run's own meter (issue 21: within 15%).
  */
 const SCRIPT = join(FIXTURES, 'checkpoint-train.py');
 const RATE = 40e6;
+const SAVE_MB = 16;
+/** Iterations of validate's run and of the run without the tool: 20 saves each. */
+const ITERATIONS = '100';
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-write-'));
 const data = join(work, 'data');
-const job = ['--save-every', '5', '--save-mb', '32', '--fsync'];
+const job = ['--save-every', '5', '--save-mb', String(SAVE_MB), '--fsync'];
 
 let skipReason: string | null = null;
 let device: string | null = null;
@@ -66,7 +69,7 @@ async function plainRunThrottled(dir: string, rate: number): Promise<{ iterMs: n
         '--meter',
         join(dir, 'meter.json'),
         '--iterations',
-        '150',
+        ITERATIONS,
         ...job,
       ],
       { cwd: dir },
@@ -117,7 +120,7 @@ test('validate --write-bw: synced saves held to 40 MB/s against whatif --write-b
       '40MB/s',
       '--no-control',
       '--max-iterations',
-      '150',
+      ITERATIONS,
       '--precision',
       '5%',
       '--json',
@@ -153,7 +156,7 @@ test('validate --write-bw: synced saves held to 40 MB/s against whatif --write-b
   );
   // The checkpoint dominates: a save takes longer than its 5 steps.
   assert.ok(
-    plain.perSaveMs > 0.8 * ((32 * 2 ** 20) / RATE) * 1000,
+    plain.perSaveMs > 0.8 * ((SAVE_MB * 2 ** 20) / RATE) * 1000,
     `the plain run's saves were held: ${plain.perSaveMs.toFixed(0)} ms`,
   );
   assert.ok(
