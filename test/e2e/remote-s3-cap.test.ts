@@ -48,12 +48,16 @@ test('capped at the proxy (--storage-bw), the same job turns fetch-bound and the
   assert.equal(profile.modes.cold?.state.proven, true, profile.modes.cold?.state.reason);
   assert.equal(profile.analysis?.verdict.bound, 'fetch', profile.analysis?.verdict.text);
   const fetchStallMs = profile.analysis!.fetchStallMs!.mean;
+  const coldMs = profile.modes.cold!.summary!.iterMs.mean;
   const capMs = ((8 * OBJECT_BYTES) / 8e6) * 1000;
-  t.diagnostic(`fetch stall ${fetchStallMs.toFixed(0)} ms; the cap alone takes ${capMs.toFixed(0)} ms per batch`);
-  // The stall is the cap's time per batch less what the loader overlaps with the step: below the cap's time, and most
-  // of it.
+  t.diagnostic(
+    `cold iteration ${coldMs.toFixed(0)} ms, fetch stall ${fetchStallMs.toFixed(0)} ms; the cap alone takes ${capMs.toFixed(0)} ms per batch`,
+  );
+  // The cap sets the cold pace: a batch's bytes at 8 MB/s, the step overlapped with them. The stall is that pace less the
+  // cached one: below the cap's time, and most of it (the step's share moves with the machine's load).
+  assert.ok(Math.abs(coldMs - capMs) <= 0.15 * capMs, `cold iteration ${coldMs} ms vs ${capMs} ms of capped transfer`);
   assert.ok(
-    fetchStallMs < capMs * 1.1 && fetchStallMs > capMs * 0.6,
+    fetchStallMs < capMs * 1.1 && fetchStallMs > capMs * 0.5,
     `fetch stall ${fetchStallMs} ms vs ${capMs} ms of capped transfer per batch`,
   );
   assert.match(result.stdout, /cold network throttled to 8\.0 MB\/s/);
