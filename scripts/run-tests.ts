@@ -5,22 +5,36 @@
  * accuracy or a proof (test-plan.ts), one at a time with nothing beside them.
  * At the end, each phase's wall time and the ten slowest files of the whole
  * run go to stderr, and one last line CI reads: "N passed, N failed". Exit
- * code 1 when a test failed or a run could not finish.
+ * code 1 when a test failed or a run could not finish. The tests' temporary
+ * files go to a folder of the run's own (TMPDIR), removed at the end.
  * Run: npm test  (or, once built, node dist/scripts/run-tests.js [side-by-side|alone])
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { slowestLines } from './slowest-files.js';
 import { testPlan, type Phase } from './test-plan.js';
 
+// The run's temporary folder, the TMPDIR of every test and of the jobs they start (Python's, torchrun's), removed at
+// the end: a run leaves nothing in /tmp, a failed or killed test's folders included. Open to every user as /tmp is,
+// for the jobs the --as-user tests run as nobody.
+const suiteTmp = mkdtempSync(join(tmpdir(), 'dsa-suite-'));
+chmodSync(suiteTmp, 0o1777);
 // Every file's time, recorded by each run's reporter (slowest-files.ts) for the ten slowest of the whole run.
 const SLOWEST_REPORTER = new URL('./slowest-files.js', import.meta.url).href;
-const recordDir = mkdtempSync(join(tmpdir(), 'dsa-test-times-'));
-const SLOWEST_FILE = join(recordDir, 'times.tsv');
+const SLOWEST_FILE = join(suiteTmp, 'test-times.tsv');
 writeFileSync(SLOWEST_FILE, '');
+
+/** Removes the run's temporary folder; what cannot be removed (a mount a test left) is said, not thrown. */
+function removeSuiteTmp(): void {
+  try {
+    rmSync(suiteTmp, { recursive: true, force: true });
+  } catch (error) {
+    process.stderr.write(`# could not remove ${suiteTmp}: ${(error as Error).message}\n`);
+  }
+}
 
 interface Outcome {
   passed: number;
@@ -45,7 +59,7 @@ async function run(files: string[], concurrency: number, held?: Promise<unknown>
   ];
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, DSA_SLOWEST_FILE: SLOWEST_FILE },
+    env: { ...process.env, DSA_SLOWEST_FILE: SLOWEST_FILE, TMPDIR: suiteTmp },
   });
   const counts = { passed: 0, failed: 0 };
   const kept: string[] = [];
@@ -99,7 +113,7 @@ if (chosen.length === 0) {
   process.stderr.write(
     `run-tests: no phase '${only}': give ${phases.map((p) => p.name).join(' or ')}, or nothing for all\n`,
   );
-  rmSync(recordDir, { recursive: true, force: true });
+  removeSuiteTmp();
   process.exit(2);
 }
 let passed = 0;
@@ -118,6 +132,6 @@ for (const phase of chosen) {
 if (failed > 0) exitCode = 1;
 process.stderr.write(`# phases: ${took.join(', ')}\n`);
 process.stderr.write([...slowestLines(recordedTimes())].join(''));
-rmSync(recordDir, { recursive: true, force: true });
+removeSuiteTmp();
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
 process.exit(exitCode);
