@@ -84,8 +84,8 @@ def one_node_rendezvous():
 
 
 # The agent looks at its workers every --monitor_interval seconds (5 by default): the job's end waited up to 5 s
-# for it each run. 0.1 s finds the end at once; the agent's polls are cheap.
-QUICK_AGENT = ["--monitor_interval", "0.1"]
+# for it each run. 0.1 s finds the end at once; the agent's polls are cheap. Two ranks.
+QUICK_AGENT = ["--monitor_interval", "0.1", "--nproc_per_node", "2"]
 
 
 def torchrun(env_extra, iterations):
@@ -104,7 +104,7 @@ def torchrun(env_extra, iterations):
     )
     env.update(env_extra(work))
     proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", *one_node_rendezvous(), *QUICK_AGENT, "--nproc_per_node", "2", script],
+        [sys.executable, "-m", "torch.distributed.run", *one_node_rendezvous(), *QUICK_AGENT, script],
         env=env,
         cwd=work,
         capture_output=True,
