@@ -66,6 +66,8 @@ def run(work, name, continued, epochs=3, workers=2):
             with open(control + ".partial", "w") as f:
                 f.write("%d %s\n" % (block, mode))
             os.rename(control + ".partial", control)
+    if not os.path.exists(out):  # the job failed before its result: say why, not which file is missing
+        raise AssertionError("%s exited %d: %s" % (name, proc.returncode, proc.stderr[-3000:]))
     with open(out) as f:
         result = json.load(f)
     result["returncode"] = proc.returncode
