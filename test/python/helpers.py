@@ -123,21 +123,39 @@ def _reply(zygote, timeout):
 
 def _forked(script, env, cwd, timeout):
     """run_script's job in a fork of the zygote: a CompletedProcess-like result, or TimeoutExpired."""
+    job = fork_job(script, env, cwd)
+    done = _reply(job.zygote, timeout)
+    if done is None:
+        os.kill(job.pid, signal.SIGKILL)
+        _reply(job.zygote, 60)
+        raise subprocess.TimeoutExpired([sys.executable, script], timeout)
+    return job.result(done)
+
+
+def fork_job(script, env, cwd, args=()):
+    """`python script *args` forked from the zygote, running: poll it with job.poll(seconds) (None while it runs,
+    then the result), for a test that acts on the job's events while it runs."""
     zygote = _zygote()
     outs = {name: os.path.join(temp_dir("dsa-py-out-"), name) for name in ("stdout", "stderr")}
-    zygote.stdin.write((json.dumps(dict(script=script, cwd=cwd, env=env, **outs)) + "\n").encode())
+    request = dict(script=script, args=list(args), cwd=cwd, env=env, **outs)
+    zygote.stdin.write((json.dumps(request) + "\n").encode())
     zygote.stdin.flush()
-    pid = _reply(zygote, 60)["pid"]
-    done = _reply(zygote, timeout)
-    if done is None:
-        os.kill(pid, signal.SIGKILL)
-        _reply(zygote, 60)
-        raise subprocess.TimeoutExpired([sys.executable, script], timeout)
-    texts = {}
-    for name, path in outs.items():
-        with open(path) as f:
-            texts[name] = f.read()
-    return types.SimpleNamespace(returncode=os.waitstatus_to_exitcode(done["status"]), cpu_s=done["cpuS"], **texts)
+    job = types.SimpleNamespace(zygote=zygote, pid=_reply(zygote, 60)["pid"])
+
+    def result(done):
+        texts = {}
+        for name, path in outs.items():
+            with open(path) as f:
+                texts[name] = f.read()
+        code = os.waitstatus_to_exitcode(done["status"])
+        return types.SimpleNamespace(returncode=code, cpu_s=done["cpuS"], **texts)
+
+    def poll(seconds):
+        done = _reply(zygote, seconds)
+        return None if done is None else result(done)
+
+    job.result, job.poll = result, poll
+    return job
 
 
 def read_events(events_dir, prefix="events-"):

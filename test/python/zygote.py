@@ -6,7 +6,7 @@ directory and sitecustomize (so the hook arms as under the CLI), then the script
 exit (atexit handlers, flushed files). The hook finds torch imported already and patches it then, as it does
 for ds_analyzer.activate() after `import torch`; the tests that the import hook patches torch run fresh.
 
-Protocol, one JSON line each way: {script, cwd, env, stdout, stderr} in; {"pid"} once forked, then
+Protocol, one JSON line each way: {script, args (optional), cwd, env, stdout, stderr} in; {"pid"} once forked, then
 {"status", "cpuS"} (wait4's status and the job's CPU seconds) out.
 """
 
@@ -66,7 +66,7 @@ def run(request):
     script = request["script"]
     extra = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
     sys.path[:] = [os.path.dirname(script)] + extra + BASE_PATH
-    sys.argv[:] = [script]
+    sys.argv[:] = [script] + request.get("args", [])
     # What site does at start-up, now that the job's PYTHONPATH is on the path: the hook's sitecustomize.
     sys.modules.pop("sitecustomize", None)
     import sitecustomize  # noqa: F401
