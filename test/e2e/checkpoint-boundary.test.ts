@@ -30,7 +30,9 @@ function profile(name: string, jobArgs: string[], extra: string[] = [], env: Rec
 test('workers started again each epoch are the boundary stall; persistent workers remove it; the first batch matches the script', async (t) => {
   if (skipReason) return t.skip(skipReason);
   const slowStart = { WORKER_START_SEC: '0.3' };
-  const restarting = await profile('restarting', ['--workers', '2'], [], slowStart);
+  // The restarting job's iteration time (a 0.3 s stall every 20 iterations) never meets --precision: each mode
+  // runs to its budget. 60 iterations hold three epochs a mode, enough to prove the stall (150: 3x the job's time).
+  const restarting = await profile('restarting', ['--workers', '2'], ['--max-iterations', '60'], slowStart);
   const b = restarting.analysis!.boundaryStall!;
   assert.ok(b, 'the boundary stall was measured');
   assert.equal(b.persistentWorkers, false);

@@ -58,11 +58,22 @@ let plainOnce: Promise<string> | undefined;
 /** The plain run of the fixture as it is: run once, read by the tests that hold a continued run against it. */
 const plainRun = (): Promise<string> => (plainOnce ??= plain('plain'));
 
-async function plain(name: string, launcher: string[] = [PYTHON], extra: string[] = []): Promise<string> {
+async function plain(name: string, extra: string[] = [], env: Record<string, string> = {}): Promise<string> {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
-  const result = await execa(launcher[0], [...launcher.slice(1), ...jobArgs(dir, extra)], { cwd: dir, reject: false });
+  const result = await execa(PYTHON, jobArgs(dir, extra), { cwd: dir, env, reject: false });
   assert.equal(result.exitCode, 0, result.stderr);
+  return dir;
+}
+
+/**
+ * The plain run of two ranks (gloo), started as torchrun's workers would be (its environment) but without the
+ * launcher: the ranks' results are the same, and one Python with torch fewer.
+ */
+async function plainRanks(name: string, extra: string[]): Promise<string> {
+  const base = { MASTER_ADDR: 'localhost', MASTER_PORT: String(await freePort()), WORLD_SIZE: '2' };
+  const ranks = [0, 1].map((r) => ({ ...base, RANK: String(r), LOCAL_RANK: String(r), LOCAL_WORLD_SIZE: '2' }));
+  const [dir] = await Promise.all(ranks.map((env) => plain(name, extra, env)));
   return dir;
 }
 
@@ -183,7 +194,7 @@ test('--continue under torchrun, two ranks (gloo): each rank restores its own, b
   launcher.push('--redirects', '1', '--tee', '1');
   // Each rank gets half of an epoch's batches: twice the epochs, so that the blocks end in the first half.
   const longer = ['--epochs', String(2 * Number(EPOCHS))];
-  const plainDir = await plain('ddp-plain', launcher, longer);
+  const plainDir = await plainRanks('ddp-plain', longer);
   const { dir, cli } = continued('ddp-continued', launcher, longer);
   const result = await cli;
   assert.equal(result.exitCode, ExitCode.Ok, result.all);
