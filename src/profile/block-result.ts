@@ -437,7 +437,8 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   const blockNetwork = blockNetworkOf(run.fetched, run.span, run.span.startedAt + run.wallSec * 1000);
   const byBlock = blockNetwork ? blockReadProof(blockNetwork, run.slices, sampleBytes, answered) : null;
   const window =
-    byBlock ?? (wholeRun ? null : (over(run.measuredIterations) ?? (answered || !run.span.sole ? over(afterCarried()) : null)));
+    byBlock ??
+    (wholeRun ? null : (over(run.measuredIterations) ?? (answered || !run.span.sole ? over(afterCarried()) : null)));
   return proveState({
     mode,
     residentBytesBefore: run.prepared.residentBytesBefore,
