@@ -283,7 +283,8 @@ function workersCaveats(fit: LoaderWorkersFit, swept: boolean, mainCpu: object |
     caveats.push(
       'workers: profiled at num_workers=0, each loader worker is assumed to prepare a sample in the time the ' +
         'training process took, all of them side by side, with the CPUs shared; the hand-over of a ready batch ' +
-        'was not measured and counts as 0 (profile --workers measures both)',
+        'was not measured and counts as 0, and the CPU per sample is taken as at 0, though it grows where the ' +
+        'workers and the step fill every CPU (profile --workers measures both)',
     );
   if (!swept && (fit.profiledWorkers ?? 0) > 0)
     caveats.push(
