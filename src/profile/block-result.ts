@@ -33,6 +33,7 @@ import type {
 import { processNode, type ProcessEvents } from './events-reader.js';
 import { stageTotalsBetween } from './stage-files.js';
 import type { JobExit } from './supervisor.js';
+import { PROOF_TEXT } from './proof-text.js';
 import { proveState, type SubsetEvidence } from './state-proof.js';
 import { idleLoaderSpans, type ReadProof, windowRates, windowReadProof } from './window-rates.js';
 import { pythonHookEnv } from './python-hook.js';
@@ -436,19 +437,24 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // Where the job's lines say which block they were counted in, the block's own bytes prove it, however late read.
   const blockNetwork = blockNetworkOf(run.fetched, run.span, run.span.startedAt + run.wallSec * 1000);
   const byBlock = blockNetwork ? blockReadProof(blockNetwork, run.slices, sampleBytes, answered) : null;
-  const window =
-    byBlock ??
-    (wholeRun ? null : (over(run.measuredIterations) ?? (answered || !run.span.sole ? over(afterCarried()) : null)));
+  const byMeasured = over(run.measuredIterations);
+  const fallBack = byMeasured === null && (answered || !run.span.sole);
+  const windowIterations = fallBack ? afterCarried() : run.measuredIterations;
+  const window = byBlock ?? (wholeRun ? null : fallBack ? over(windowIterations) : byMeasured);
+  // Without a window, a sole block is judged over the whole run; a block among others is not judged at all.
+  const uncovered = window === null && !run.span.sole;
   return proveState({
     mode,
     residentBytesBefore: run.prepared.residentBytesBefore,
     datasetBytes: measured.bytes,
-    readBytes: window?.readBytes ?? run.fetched.wholeRunBytes,
+    readBytes: window?.readBytes ?? (uncovered ? null : run.fetched.wholeRunBytes),
     readBytesSource: byBlock
       ? (run.fetched.blockSource ?? run.fetched.seriesSource)
       : window
         ? run.fetched.seriesSource
-        : run.fetched.wholeRunSource,
+        : uncovered
+          ? PROOF_TEXT.blockUncovered(run.fetched.seriesSource)
+          : run.fetched.wholeRunSource,
     ...(window?.localBytes !== undefined ? { localBytes: window.localBytes } : {}),
     ...(window?.asideBytes !== undefined ? { asideBytes: window.asideBytes } : {}),
     fetchesFrom: input.dataset.source?.fetchesFrom,
@@ -466,9 +472,9 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
       : {}),
     // The files open in the window (a later block's validation pass is not this one's reads).
     otherReads: run.fetched.otherReads(
-      window && run.measuredIterations.length > 0 ? run.measuredIterations[0].t : -Infinity,
+      window && windowIterations.length > 0 ? windowIterations[0].t : -Infinity,
       window ? aside : [],
-      window && run.measuredIterations.length > 0 ? run.measuredIterations.at(-1)!.t : Infinity,
+      window && windowIterations.length > 0 ? windowIterations.at(-1)!.t : Infinity,
     ),
   });
 }

@@ -19,6 +19,9 @@ export const PROOF_TEXT = {
     `the job never acknowledged ${mode} mode in a start event (is it speaking protocol v1?)`,
   synthetic: 'the job acknowledged synthetic mode: it replays its first batch without the loader',
   unmeasured: (words: string, source: string) => `${words} (${source})`,
+  // A block among others whose readings do not cover it: the launch's bytes are every block's.
+  blockUncovered: (source: string) =>
+    `${source}: too few readings within this block, and the launch's are every block's`,
   readShare: (fraction: number, fetched: string) => `${pct(fraction)} of consumed bytes ${fetched}`,
   doesNotFit: 'the dataset does not fit in memory, so it cannot stay cached',
   notResident: (resident: number) => `only ${pct(resident)} of the dataset was in the page cache before the run`,

@@ -58,22 +58,37 @@ let plainOnce: Promise<string> | undefined;
 /** The plain run of the fixture as it is: run once, read by the tests that hold a continued run against it. */
 const plainRun = (): Promise<string> => (plainOnce ??= plain('plain'));
 
-async function plain(name: string, extra: string[] = [], env: Record<string, string> = {}): Promise<string> {
+async function plain(name: string): Promise<string> {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
-  const result = await execa(PYTHON, jobArgs(dir, extra), { cwd: dir, env, reject: false });
+  const result = await execa(PYTHON, jobArgs(dir), { cwd: dir, reject: false });
   assert.equal(result.exitCode, 0, result.stderr);
   return dir;
 }
 
 /**
- * The plain run of two ranks (gloo), started as torchrun's workers would be (its environment) but without the
- * launcher: the ranks' results are the same, and one Python with torch fewer.
+ * The plain run of two ranks (gloo), started as torchrun's workers would be (its environment, one OpenMP thread each
+ * as torchrun sets for two or more) but without the launcher: the ranks' results are the same, and one Python with
+ * torch fewer. A rank that fails ends the other, which would wait in init_process_group for 30 minutes.
  */
 async function plainRanks(name: string, extra: string[]): Promise<string> {
-  const base = { MASTER_ADDR: 'localhost', MASTER_PORT: String(await freePort()), WORLD_SIZE: '2' };
-  const ranks = [0, 1].map((r) => ({ ...base, RANK: String(r), LOCAL_RANK: String(r), LOCAL_WORLD_SIZE: '2' }));
-  const [dir] = await Promise.all(ranks.map((env) => plain(name, extra, env)));
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  const base = {
+    MASTER_ADDR: 'localhost',
+    MASTER_PORT: String(await freePort()),
+    WORLD_SIZE: '2',
+    OMP_NUM_THREADS: '1',
+  };
+  const failed = new AbortController();
+  const ranks = [0, 1].map(async (r) => {
+    const env = { ...base, RANK: String(r), LOCAL_RANK: String(r), LOCAL_WORLD_SIZE: '2' };
+    const options = { cwd: dir, env, reject: false, cancelSignal: failed.signal, forceKillAfterDelay: 2000 } as const;
+    const result = await execa(PYTHON, jobArgs(dir, extra), options);
+    if (result.exitCode !== 0) failed.abort();
+    return result;
+  });
+  for (const result of await Promise.all(ranks)) assert.equal(result.exitCode, 0, result.stderr);
   return dir;
 }
 

@@ -219,3 +219,31 @@ test('a kept-alive connection the server closes as the next request arrives: the
     server.close();
   }
 });
+
+test('a kept-alive connection reset mid-answer: the body fails, and the request is not sent again', async () => {
+  // A connection's first request is answered whole; its second gets headers and 10 of 1,000 bytes, then a reset.
+  const served = new WeakMap<object, number>();
+  let gets = 0;
+  const server = http.createServer((req, res) => {
+    const count = (served.get(req.socket) ?? 0) + 1;
+    served.set(req.socket, count);
+    if (req.method === 'GET') gets++;
+    if (count === 1)
+      return void res.writeHead(200, { 'content-length': 3 }).end(req.method === 'HEAD' ? undefined : 'abc');
+    res.writeHead(200, { 'content-length': 1000 });
+    res.write(Buffer.alloc(10), () => req.socket.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as { port: number };
+    const store = remoteStore(parseRemoteSpec(`http://127.0.0.1:${port}/obj-{0..1}.bin`, undefined, {}), SHORT);
+    const [object] = await store.list();
+    const read = store.fetch(object).then(({ body }) => drain(body));
+    await rejection(read);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(gets, 1, 'one GET: a reset after the answer began is not a reason to ask again');
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
