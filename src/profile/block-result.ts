@@ -437,10 +437,11 @@ function proveBlock(input: Pick<ModeRunInput, 'dataset' | 'dataSource'>, mode: M
   // Where the job's lines say which block they were counted in, the block's own bytes prove it, however late read.
   const blockNetwork = blockNetworkOf(run.fetched, run.span, run.span.startedAt + run.wallSec * 1000);
   const byBlock = blockNetwork ? blockReadProof(blockNetwork, run.slices, sampleBytes, answered) : null;
-  const byMeasured = over(run.measuredIterations);
-  const fallBack = byMeasured === null && (answered || !run.span.sole);
+  const byWindow = byBlock === null && !wholeRun;
+  const byMeasured = byWindow ? over(run.measuredIterations) : null;
+  const fallBack = byWindow && byMeasured === null && (answered || !run.span.sole);
   const windowIterations = fallBack ? afterCarried() : run.measuredIterations;
-  const window = byBlock ?? (wholeRun ? null : fallBack ? over(windowIterations) : byMeasured);
+  const window = byBlock ?? (fallBack ? over(windowIterations) : byMeasured);
   // Without a window, a sole block is judged over the whole run; a block among others is not judged at all.
   const uncovered = window === null && !run.span.sole;
   return proveState({

@@ -57,6 +57,33 @@ export async function startStalling(
   };
 }
 
+/**
+ * An HTTP server that answers each connection's first request whole (HEAD, or GET with the body 'abc') and hands its
+ * later ones to `later`: a kept-alive connection the server closes or breaks. Counts the GETs it received.
+ */
+export async function startKeptAliveBreaker(
+  later: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+): Promise<{ port: number; gets: () => number; close: () => Promise<void> }> {
+  const served = new WeakMap<object, number>();
+  let gets = 0;
+  const server = http.createServer((req, res) => {
+    const count = (served.get(req.socket) ?? 0) + 1;
+    served.set(req.socket, count);
+    if (req.method === 'GET') gets++;
+    if (count > 1) return later(req, res);
+    res.writeHead(200, { 'content-length': 3 }).end(req.method === 'HEAD' ? undefined : 'abc');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    gets: () => gets,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 /** Waits up to 3 s for `holds`. */
 export async function waitFor(holds: () => boolean, what: string): Promise<void> {
   for (let k = 0; k < 60 && !holds(); k++) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -212,17 +212,12 @@ function httpRequest(url: string, method: 'HEAD' | 'GET', signal: AbortSignal): 
       : undefined;
   const send = (retried: boolean): Promise<http.IncomingMessage> =>
     new Promise((resolve, reject) => {
-      let answered = false;
-      const options = { method, auth, signal, ...(retried ? { agent: false } : {}) };
-      const req = client.request(parsed, options, (response) => {
-        answered = true;
-        resolve(response);
-      });
+      const req = client.request(parsed, { method, auth, signal, ...(retried ? { agent: false } : {}) }, resolve);
       // A kept-alive connection the server closed as the request left is reset before any answer (node's docs,
-      // "reusedSocket"): HEAD and GET are safe to send once more, on a new connection. A reset mid-answer is the
-      // body's error, never a reason to ask again.
+      // "reusedSocket"): HEAD and GET are safe to send once more, on a new connection. Once the answer began, node
+      // reports a reset on the response, the body's error, never here.
       req.on('error', (error: NodeJS.ErrnoException) =>
-        req.reusedSocket && error.code === 'ECONNRESET' && !retried && !answered ? resolve(send(true)) : reject(error),
+        req.reusedSocket && error.code === 'ECONNRESET' && !retried ? resolve(send(true)) : reject(error),
       );
       req.end();
     });

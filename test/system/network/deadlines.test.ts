@@ -12,7 +12,14 @@ import { MeteringProxy } from '../../../src/system/network/metering-proxy.js';
 import { DEADLINE_ENV, netDeadlines } from '../../../src/system/network/deadlines.js';
 import { EndpointError, remoteStore } from '../../../src/system/network/remote-objects.js';
 import { parseRemoteSpec } from '../../../src/system/network/remote-spec.js';
-import { BOUND_MS, SHORT, startSilent, startStalling, waitFor } from '../../support/misbehaving-servers.js';
+import {
+  BOUND_MS,
+  SHORT,
+  startKeptAliveBreaker,
+  startSilent,
+  startStalling,
+  waitFor,
+} from '../../support/misbehaving-servers.js';
 
 /** Rejection of `promise`, with the ms it took; fails when it resolves. */
 async function rejection(promise: Promise<unknown>): Promise<{ error: Error; ms: number }> {
@@ -194,19 +201,12 @@ test('a body its reader holds back longer than the idle deadline is not a stall:
 });
 
 test('a kept-alive connection the server closes as the next request arrives: the request is sent again on a new one, not failed as reset', async () => {
-  // Each connection answers its first request and is then dropped at its second, as a server's keep-alive timeout
-  // racing the next request does (seen in CI as "the endpoint does not answer (ECONNRESET)").
-  const served = new WeakMap<object, number>();
-  const server = http.createServer((req, res) => {
-    const count = (served.get(req.socket) ?? 0) + 1;
-    served.set(req.socket, count);
-    if (count > 1) return void req.socket.destroy();
-    res.writeHead(200, { 'content-length': 3 }).end(req.method === 'HEAD' ? undefined : 'abc');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // Each connection is dropped at its second request, as a server's keep-alive timeout racing the next request does
+  // (seen in CI as "the endpoint does not answer (ECONNRESET)").
+  const server = await startKeptAliveBreaker((req) => req.socket.destroy());
   try {
-    const { port } = server.address() as { port: number };
-    const store = remoteStore(parseRemoteSpec(`http://127.0.0.1:${port}/obj-{0..1}.bin`, undefined, {}), SHORT);
+    const spec = parseRemoteSpec(`http://127.0.0.1:${server.port}/obj-{0..1}.bin`, undefined, {});
+    const store = remoteStore(spec, SHORT);
     const objects = await store.list();
     for (const object of [...objects, ...objects]) {
       const { body } = await store.fetch(object);
@@ -215,35 +215,24 @@ test('a kept-alive connection the server closes as the next request arrives: the
       assert.equal(text, 'abc');
     }
   } finally {
-    server.closeAllConnections();
-    server.close();
+    await server.close();
   }
 });
 
 test('a kept-alive connection reset mid-answer: the body fails, and the request is not sent again', async () => {
-  // A connection's first request is answered whole; its second gets headers and 10 of 1,000 bytes, then a reset.
-  const served = new WeakMap<object, number>();
-  let gets = 0;
-  const server = http.createServer((req, res) => {
-    const count = (served.get(req.socket) ?? 0) + 1;
-    served.set(req.socket, count);
-    if (req.method === 'GET') gets++;
-    if (count === 1)
-      return void res.writeHead(200, { 'content-length': 3 }).end(req.method === 'HEAD' ? undefined : 'abc');
+  // A connection's second request gets headers and 10 of 1,000 bytes, then a reset.
+  const server = await startKeptAliveBreaker((req, res) => {
     res.writeHead(200, { 'content-length': 1000 });
     res.write(Buffer.alloc(10), () => req.socket.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
-    const { port } = server.address() as { port: number };
-    const store = remoteStore(parseRemoteSpec(`http://127.0.0.1:${port}/obj-{0..1}.bin`, undefined, {}), SHORT);
+    const spec = parseRemoteSpec(`http://127.0.0.1:${server.port}/obj-{0..1}.bin`, undefined, {});
+    const store = remoteStore(spec, SHORT);
     const [object] = await store.list();
-    const read = store.fetch(object).then(({ body }) => drain(body));
-    await rejection(read);
+    await rejection(store.fetch(object).then(({ body }) => drain(body)));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(gets, 1, 'one GET: a reset after the answer began is not a reason to ask again');
+    assert.equal(server.gets(), 1, 'one GET: a reset after the answer began is not a reason to ask again');
   } finally {
-    server.closeAllConnections();
-    server.close();
+    await server.close();
   }
 });
