@@ -126,15 +126,15 @@ def _forked(script, env, cwd, timeout):
     job = fork_job(script, env, cwd)
     done = _reply(job.zygote, timeout)
     if done is None:
-        os.kill(job.pid, signal.SIGKILL)
-        _reply(job.zygote, 60)
+        job.kill()
         raise subprocess.TimeoutExpired([sys.executable, script], timeout)
     return job.result(done)
 
 
 def fork_job(script, env, cwd, args=()):
     """`python script *args` forked from the zygote, running: poll it with job.poll(seconds) (None while it runs,
-    then the result), for a test that acts on the job's events while it runs."""
+    then the result), for a test that acts on the job's events while it runs; job.kill() ends it and takes the
+    zygote's reply, so that the next job's request meets a zygote in step."""
     zygote = _zygote()
     outs = {name: os.path.join(temp_dir("dsa-py-out-"), name) for name in ("stdout", "stderr")}
     request = dict(script=script, args=list(args), cwd=cwd, env=env, **outs)
@@ -154,16 +154,21 @@ def fork_job(script, env, cwd, args=()):
         done = _reply(zygote, seconds)
         return None if done is None else result(done)
 
-    job.result, job.poll = result, poll
+    def kill():
+        os.kill(job.pid, signal.SIGKILL)
+        _reply(zygote, 60)
+
+    job.result, job.poll, job.kill = result, poll, kill
     return job
 
 
 def read_events(events_dir, prefix="events-"):
-    """The event files (events-*.jsonl), or with prefix="stages-" the loader processes' stage totals."""
+    """The event files (events-*.jsonl), or with prefix="stages-" the loader processes' stage totals. Only whole
+    lines: a running job's file may end in one still being written."""
     files = {}
     for path in sorted(glob.glob(os.path.join(events_dir, prefix + "*.jsonl"))):
         with open(path) as f:
-            files[os.path.basename(path)] = [json.loads(line) for line in f if line.strip()]
+            files[os.path.basename(path)] = [json.loads(line) for line in f if line.endswith("\n") and line.strip()]
     return files
 
 

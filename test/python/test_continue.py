@@ -4,6 +4,7 @@ unprofiled. This test plays the CLI: it reads the job's events and rewrites the 
 
 import json
 import os
+import time
 import unittest
 
 from helpers import HAVE_TORCH, NEEDS_TORCH, PACKAGE_DIR, fork_job, read_events, run_script, temp_dir
@@ -18,6 +19,24 @@ def make_data(root, files=160):
     for i in range(files):
         with open(os.path.join(root, "f%04d.bin" % i), "wb") as f:
             f.write(bytes((i * 7 + j) % 256 for j in range(256)))
+
+
+def _play(job, pending, events_dir, control, deadline_s=300):
+    """Asks each pending block once the job's iterations reach it, until the job ends: its result."""
+    started = time.monotonic()
+    while (proc := job.poll(0.05)) is None:
+        if time.monotonic() - started > deadline_s:
+            raise AssertionError("the job ran past %d s" % deadline_s)
+        if not pending:
+            continue
+        files = read_events(events_dir) if os.path.isdir(events_dir) else {}
+        done = max([sum(1 for e in evs if e["type"] == "iter") for evs in files.values()] or [0])
+        if done >= pending[0][0]:
+            _, block, mode = pending.pop(0)
+            with open(control + ".partial", "w") as f:
+                f.write("%d %s\n" % (block, mode))
+            os.rename(control + ".partial", control)
+    return proc
 
 
 def run(work, name, continued, epochs=3, workers=2):
@@ -56,16 +75,11 @@ def run(work, name, continued, epochs=3, workers=2):
     # Forked from the zygote (torch imported once for both runs), polled every 0.05 s while it runs.
     job = fork_job(FIXTURE, env, work, args)
     pending = list(SCHEDULE) if continued else []
-    while (proc := job.poll(0.05)) is None:
-        if not pending:
-            continue
-        files = read_events(events_dir) if os.path.isdir(events_dir) else {}
-        done = max([sum(1 for e in evs if e["type"] == "iter") for evs in files.values()] or [0])
-        if done >= pending[0][0]:
-            _, block, mode = pending.pop(0)
-            with open(control + ".partial", "w") as f:
-                f.write("%d %s\n" % (block, mode))
-            os.rename(control + ".partial", control)
+    try:
+        proc = _play(job, pending, events_dir, control)
+    except BaseException:
+        job.kill()  # a failed test leaves no job running, and the zygote in step for the next
+        raise
     if not os.path.exists(out):  # the job failed before its result: say why, not which file is missing
         raise AssertionError("%s exited %d: %s" % (name, proc.returncode, proc.stderr[-3000:]))
     with open(out) as f:
