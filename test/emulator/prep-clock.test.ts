@@ -21,7 +21,12 @@ test("the thread CPU clock counts this thread's work, never more than the wall t
   }
   const wall = performance.now() - wallStart;
   assert.ok(wall >= 29, `30 ms of one thread's CPU took at least as long on the wall clock (${wall.toFixed(1)} ms)`);
-  const beforeSleep = cpu();
-  await sleep(60);
-  assert.ok(cpu() - beforeSleep < 10, `sleeping 60 ms used ${(cpu() - beforeSleep).toFixed(2)} ms of CPU`);
+  // Node's own work can fall in one sleep on a loaded runner; the least of three is far under the 60 ms slept.
+  const sleptCpu: number[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const beforeSleep = cpu();
+    await sleep(60);
+    sleptCpu.push(cpu() - beforeSleep);
+  }
+  assert.ok(Math.min(...sleptCpu) < 10, `60 ms sleeps used ${sleptCpu.map((ms) => ms.toFixed(2)).join(', ')} ms of CPU`);
 });

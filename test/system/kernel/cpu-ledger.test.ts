@@ -103,9 +103,15 @@ test('the real clocks: the thread clock moves with busy work and not with sleep,
     busy >= 0.01 && busy <= processUsed + 0.002,
     `30 ms of busy work (the process used ${processUsed} s) charged ${busy} s`,
   );
-  const before = clock();
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.ok(clock() - before < 0.02, 'sleeping is not CPU');
+  // Node's own work (a collection, the runner's report) can fall in one sleep on a loaded runner: the least of three
+  // sleeps is still far under their 50 ms, where a wall clock would count all of it.
+  const sleptCpu: number[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const before = clock();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sleptCpu.push(clock() - before);
+  }
+  assert.ok(Math.min(...sleptCpu) < 0.02, `sleeping is not CPU (50 ms sleeps charged ${sleptCpu.join(', ')} s)`);
   const cost = ledger.clockCostSec();
   assert.ok(cost > 0 && cost < 0.0005, `one reading costs ${cost} s`);
   assert.ok(processCpuClock() > 0);
