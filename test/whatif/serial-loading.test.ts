@@ -24,13 +24,16 @@ interface Recorded {
   prepCpuMs: number;
   externalCpus: number;
   measured: Record<1 | 2, number>;
+  /** CPUs of the machine (the 2-core VM where not given). */
+  cpus?: number;
 }
 
-/** The -j 0 profile as recorded: 2 CPUs, a batch of 32, the machine busy with the job and the other load. */
+/** The -j 0 profile as recorded: a batch of 32, the machine busy with the job and the other load. */
 function profileOf(r: Recorded): Profile {
   const p = structuredClone(stored);
   p.options.storageBwBytesPerSec = null;
-  p.host.cpus = 2;
+  const cpus = r.cpus ?? 2;
+  p.host.cpus = cpus;
   delete p.workersSweep;
   const times = { synthetic: r.stepMs, cached: r.cachedMs, cold: r.cachedMs };
   for (const mode of ['synthetic', 'cached', 'cold'] as const) {
@@ -46,7 +49,7 @@ function profileOf(r: Recorded): Profile {
   }
   p.modes.cached!.resources = Array.from({ length: 41 }, (_, k) => ({
     t: k * 250,
-    cpuPct: (100 * r.externalCpus) / 2,
+    cpuPct: (100 * r.externalCpus) / cpus,
     jobCpuSec: 0,
     jobProcesses: 1,
     jobReadBytes: 0,
@@ -122,4 +125,26 @@ test("without the step's own CPU reported, the workers' ceiling is shown as assu
   const ceiling = fitOrFail(profile).parameters.find((p) => p.symbol === 'eff_w,max');
   assert.equal(ceiling?.proven, false);
   assert.match(ceiling?.note ?? '', /k_s\) was not reported, taken as 0/);
+});
+
+test('on a 16-CPU GPU server whose -j 0 process ran thread pools beside its prep, each worker holds one CPU', () => {
+  // Recorded on the H200 server, 2026-11-28 (train.py, resnet18, -b 32, 224 px): at -j 0 the training process burned
+  // 63.8 CPU-ms a sample, 15.5 CPUs for each second of prep (torch's intra-op threads beside PIL), where a worker,
+  // one thread, burned 4.7 (the profile's sweep). The job run without the tool in the same call: -j 1 122.7 and
+  // 125.0 ms, -j 2 65.5 and 77.1. The old ceiling counted each worker at 15.5 CPUs of the 16 and predicted -j 2 at
+  // 126.2 ms (+77%).
+  const server: Recorded = {
+    stepMs: 9.35,
+    stepCpuMs: 0.29,
+    cachedMs: 138.39,
+    prepCpuMs: 63.8,
+    externalCpus: 0.04,
+    measured: { 1: (122.66 + 125.03) / 2, 2: (65.55 + 77.07) / 2 },
+    cpus: 16,
+  };
+  const model = fitOrFail(profileOf(server));
+  for (const workers of [1, 2] as const) {
+    const ratio = at(model, workers) / server.measured[workers];
+    assert.ok(Math.abs(ratio - 1) <= 0.15, `-j ${workers}: predicted/measured ${ratio.toFixed(3)}`);
+  }
 });

@@ -187,7 +187,10 @@ function measuredPoints(
 
 /**
  * The most prep the workers of a job profiled at num_workers=0 can give, CPUs' worth per second, all ranks. Each
- * process got s = eff_w(1) / R of a CPU while it prepared, so the job can have at most c such shares; and no more than
+ * process kept a = eff_w(1) / R CPUs busy while it prepared. A worker is one thread of prep (DataLoader workers run
+ * torch with one thread), so it holds min(a, 1) of a CPU and still gives a: where a > 1, the training process's own
+ * thread pools ran beside its prep (on the GPU server's 16 CPUs, resnet18 at -j 0 burned 15.5 CPUs a prep second,
+ * and -j 2 ran twice as fast as -j 1, docs/results.md). The job can have at most c such workers; and no more than
  * the CPUs the other load left free (c - x_ext), or what it held at -j 0 ((u + k_s) over its cached time a sample)
  * where that was more: on a machine others keep busy, workers beside the step take from the job's share, not from CPUs
  * the other load holds (on the 2-core VM at x_ext = 1.7-1.8 the job held 0.20-0.36 CPUs at -j 0, 1 and 2 alike,
@@ -202,8 +205,10 @@ function serialPrepCeiling(
   const stepSec = stepCpuOf(modes.synthetic).secPerSample ?? 0;
   const external = fitCpuShare(profile, modes, profiledCpus).value.externalCpus;
   const held = (ranks * (u + stepSec)) / secPerSample(cachedTime);
-  const job = Math.min((serialWorkerEff / ranks) * profiledCpus, Math.max(profiledCpus - external, held));
-  return (job * u) / (u + stepSec);
+  const busyPerProcess = serialWorkerEff / ranks;
+  const cpusPerWorker = Math.min(1, busyPerProcess);
+  const jobCpus = Math.min(cpusPerWorker * profiledCpus, Math.max(profiledCpus - external, held));
+  return ((jobCpus * busyPerProcess) / cpusPerWorker) * (u / (u + stepSec));
 }
 
 /** The fit's parameter rows: W0, eff_w(1), and m, h and g where measured. */
@@ -244,8 +249,9 @@ function workersRows(
   if (fit.serialPrepCeiling !== null) {
     const what = 'most prep all the workers together can give (profiled at num_workers=0)';
     const source =
-      'min(c0 eff_w(1)/R, max(c0 - x_ext, R (u + k_s) / cached time a sample)) x u / (u + k_s): the CPUs the job ' +
-      'can hold (free beside the other load, or held at num_workers=0), their prep share';
+      'min(c0 min(1, a), max(c0 - x_ext, R (u + k_s) / cached time a sample)) x max(1, a) x u / (u + k_s), ' +
+      'a = eff_w(1)/R: the CPUs the job can hold (free beside the other load, or held at num_workers=0), a worker ' +
+      'one CPU at most giving what a process gave, their prep share';
     const stepKnown = stepCpuOf(modes.synthetic).secPerSample !== null;
     const assumed = "assumed: the step's own CPU (k_s) was not reported, taken as 0: all the job holds is prep";
     rows.push(
