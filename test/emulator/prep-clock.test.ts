@@ -28,5 +28,8 @@ test("the thread CPU clock counts this thread's work, never more than the wall t
     await sleep(60);
     sleptCpu.push(cpu() - beforeSleep);
   }
-  assert.ok(Math.min(...sleptCpu) < 10, `60 ms sleeps used ${sleptCpu.map((ms) => ms.toFixed(2)).join(', ')} ms of CPU`);
+  assert.ok(
+    Math.min(...sleptCpu) < 10,
+    `60 ms sleeps used ${sleptCpu.map((ms) => ms.toFixed(2)).join(', ')} ms of CPU`,
+  );
 });
