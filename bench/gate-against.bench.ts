@@ -8,10 +8,11 @@
  * false-alarm and detection rates at a 5% budget, as ratios to issue 42's
  * goals (false alarms at most 1 in 100; a 10% slowdown caught at least 95
  * times in 100). DSA_BENCH_AB_PAIRS sets the real pairs run (default 12);
- * DSA_BENCH_AB_TORCH=1 adds examples/pytorch/train.py (squeezenet, CPU).
+ * DSA_BENCH_AB_TORCH=1 adds examples/pytorch/train.py (squeezenet, CPU); DSA_BENCH_AB_SAVE=DIR keeps the rounds'
+ * paces and profiles there.
  * Numbers for people, never asserted.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,7 +53,12 @@ export async function bench(): Promise<void> {
       const minutes = (Date.now() - started) / 60_000;
       // The rounds' paces, to judge again under other rules (DSA_BENCH_AB_SAVE=DIR).
       const save = process.env.DSA_BENCH_AB_SAVE;
-      if (save) writeFileSync(join(save, `${job.name.split(' ')[0]}.json`), JSON.stringify({ aa, ab }));
+      if (save) {
+        writeFileSync(join(save, `${job.name.split(' ')[0]}.json`), JSON.stringify({ aa, ab }));
+        // and the rounds' profiles, whose iterations, CPU and other load other rules may read
+        for (const side of ['aa', 'ab'])
+          cpSync(join(work, `${job.name}-${side}`), join(save, `${job.name}-${side}`), { recursive: true });
+      }
       const falseAlarms = rate(aa, mulberry32(1));
       const detections = rate(ab, mulberry32(2));
       console.log(
