@@ -11,8 +11,12 @@ export function isRemote(path: string): boolean {
   return path.startsWith('http://');
 }
 
-/** The body of `url`; an error naming the URL and the status when it is not 200. */
-export function fetchSample(url: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+/**
+ * The body of `url`; an error naming the URL and the status when it is not 200. A kept-alive connection the server
+ * closed as the request went out (its keep-alive timeout racing it) is tried once more on a new one, as Python's
+ * clients do.
+ */
+export function fetchSample(url: string, env: NodeJS.ProcessEnv = process.env, retry = false): Promise<Buffer> {
   const target = new URL(url);
   const proxy = env.HTTP_PROXY ?? env.http_proxy;
   const via = proxy ? new URL(proxy) : null;
@@ -30,8 +34,9 @@ export function fetchSample(url: string, env: NodeJS.ProcessEnv = process.env): 
       );
       res.on('error', reject);
     });
-    req.on('error', (error) =>
-      reject(new Error(`GET ${url}: ${(error as NodeJS.ErrnoException).code ?? error.message}`)),
-    );
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (!retry && req.reusedSocket && error.code === 'ECONNRESET') resolve(fetchSample(url, env, true));
+      else reject(new Error(`GET ${url}: ${error.code ?? error.message}`));
+    });
   });
 }

@@ -304,12 +304,17 @@ export class MeteringProxy {
     );
   }
 
-  /** Sends the request on to its origin and the response back, metered (and capped) when it is the data's. */
+  /**
+   * Sends the request on to its origin and the response back, metered (and capped) when it is the data's. A GET or HEAD
+   * whose kept-alive connection the origin closed as it went out (its keep-alive timeout racing the request) is sent
+   * once more on a new connection (`retry`), before anything was answered: the job never sees that race.
+   */
   private forward(
     req: http.IncomingMessage,
     res: http.ServerResponse,
     target: URL,
     data: { record: RequestRecord; started: number } | null,
+    retry = false,
   ): void {
     const headers = { ...req.headers };
     for (const name of HOP_BY_HOP) delete headers[name];
@@ -347,14 +352,19 @@ export class MeteringProxy {
         else this.relay(response, res, null, 'otherBytes', null, undefined, deadline);
       },
     );
-    upstream.on('error', (error) => {
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
+      const safe = req.method === 'GET' || req.method === 'HEAD';
+      if (safe && !retry && upstream.reusedSocket && error.code === 'ECONNRESET' && !res.headersSent)
+        return this.forward(req, res, target, data, true);
       if (data) this.failed(target.host, error);
       // A body cut short is not a whole response: the job's client sees the connection end.
       if (res.headersSent) res.destroy();
       else res.writeHead(error instanceof StallError ? 504 : 502, { 'content-type': 'text/plain' }).end();
     });
-    pipeline(req, upstream, () => undefined);
+    // A GET or HEAD has no body to send again: the retry only ends its request.
+    if (retry) upstream.end();
+    else pipeline(req, upstream, () => undefined);
   }
 
   /** A CONNECT tunnel (HTTPS): its bytes from the origin are counted and capped without decrypting them. */

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MeteringProxy, parseRange } from '../../../src/system/network/metering-proxy.js';
 import { ResponseCache, objectKey } from '../../../src/system/network/response-cache.js';
+import { fetchSample } from '../../../src/emulator/remote-read.js';
+import { startKeptAliveBreaker } from '../../support/misbehaving-servers.js';
 
 /** An origin on loopback serving `size` bytes at any path, 404 under /missing/. */
 async function startOrigin(size: number): Promise<{ server: http.Server; port: number; hits: () => number }> {
@@ -287,5 +289,39 @@ test("an added latency holds each request for the data before it leaves (validat
   } finally {
     await proxy.close();
     origin.server.close();
+  }
+});
+
+test('an origin that closes a kept-alive connection as the next request goes out: the proxy sends it again, the job gets its answer', async () => {
+  // Each connection is dropped at its second request, as an origin's keep-alive timeout racing the next request does.
+  const origin = await startKeptAliveBreaker((req) => req.socket.destroy());
+  const proxy = await MeteringProxy.start({
+    port: 0,
+    dataOrigins: [`127.0.0.1:${origin.port}`],
+    bytesPerSec: null,
+    cache: null,
+    cacheUse: 'pass',
+  });
+  try {
+    for (const name of ['a', 'b', 'c']) {
+      const answer = await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/${name}.bin`);
+      assert.deepEqual([answer.status, answer.body.toString()], [200, 'abc'], name);
+    }
+    const counters = proxy.readCounters();
+    assert.deepEqual([counters.requests, counters.failures], [3, 0], 'three requests, none failed');
+    assert.ok(origin.gets() > 3, `the origin saw the dropped requests too (${origin.gets()} GETs)`);
+  } finally {
+    await proxy.close();
+    await origin.close();
+  }
+});
+
+test('an emulated job reading a sample on a kept-alive connection the server closed: read again, not failed', async () => {
+  const server = await startKeptAliveBreaker((req) => req.socket.destroy());
+  try {
+    for (const name of ['a', 'b', 'c'])
+      assert.equal((await fetchSample(`http://127.0.0.1:${server.port}/${name}.bin`, {})).toString(), 'abc');
+  } finally {
+    await server.close();
   }
 });
