@@ -14,6 +14,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { parseMountinfo } from '../src/system/kernel/mountinfo.js';
 import { slowestLines } from './slowest-files.js';
 import { testPlan, type Phase } from './test-plan.js';
 
@@ -27,13 +28,50 @@ const SLOWEST_REPORTER = new URL('./slowest-files.js', import.meta.url).href;
 const SLOWEST_FILE = join(suiteTmp, 'test-times.tsv');
 writeFileSync(SLOWEST_FILE, '');
 
-/** Removes the run's temporary folder; what cannot be removed (a mount a test left) is said, not thrown. */
+/**
+ * Removes the run's temporary folder, unless a test left a file system mounted inside it (a FUSE mount that failed to
+ * unmount): removing through it would delete what the mount serves. That, or what cannot be removed, is said, not thrown.
+ */
 function removeSuiteTmp(): void {
+  const left = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'))
+    .map((m) => m.mountPoint)
+    .filter((point) => point.startsWith(`${suiteTmp}/`));
+  if (left.length > 0) {
+    process.stderr.write(`# ${suiteTmp} kept: a test left ${left.join(', ')} mounted (unmount it, then remove)\n`);
+    return;
+  }
   try {
     rmSync(suiteTmp, { recursive: true, force: true });
   } catch (error) {
     process.stderr.write(`# could not remove ${suiteTmp}: ${(error as Error).message}\n`);
   }
+}
+
+// Ctrl-C or CI's stop: each runner runs in a process group of its own, which gets the signal whole (the runner, its
+// test files and the CLIs they started); the run goes no further, and the temporary folder is removed once every
+// process of those groups has ended.
+const groups = new Set<number>();
+let stoppedBy: NodeJS.Signals | null = null;
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.on(signal, () => {
+    stoppedBy = signal;
+    for (const group of groups) signalGroup(group, signal);
+  });
+
+/** Sends `signal` to the process group `group`; false when none of its processes is left. */
+function signalGroup(group: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-group, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits up to `sec` for every process of the runners' groups to end (a CLI ends its job before it exits). */
+async function groupsEnded(sec: number): Promise<void> {
+  for (let waited = 0; waited < sec * 10 && [...groups].some((g) => signalGroup(g, 0)); waited++)
+    await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 interface Outcome {
@@ -60,7 +98,9 @@ async function run(files: string[], concurrency: number, held?: Promise<unknown>
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, DSA_SLOWEST_FILE: SLOWEST_FILE, TMPDIR: suiteTmp },
+    detached: true,
   });
+  if (child.pid !== undefined) groups.add(child.pid);
   const counts = { passed: 0, failed: 0 };
   const kept: string[] = [];
   // The summary's last "# pass N" and "# fail N" lines (diagnostics of a test may also start with "#").
@@ -121,6 +161,7 @@ let failed = 0;
 let exitCode = 0;
 const took: string[] = [];
 for (const phase of chosen) {
+  if (stoppedBy) break;
   const started = Date.now();
   const outcome = await runPhase(phase);
   took.push(`${phase.name} ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -132,6 +173,7 @@ for (const phase of chosen) {
 if (failed > 0) exitCode = 1;
 process.stderr.write(`# phases: ${took.join(', ')}\n`);
 process.stderr.write([...slowestLines(recordedTimes())].join(''));
+if (stoppedBy) await groupsEnded(30);
 removeSuiteTmp();
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
-process.exit(exitCode);
+process.exit(stoppedBy === 'SIGINT' ? 130 : stoppedBy === 'SIGTERM' ? 143 : exitCode);
