@@ -5,8 +5,9 @@
  * accuracy or a proof (test-plan.ts), one at a time with nothing beside them.
  * At the end, each phase's wall time and the ten slowest files of the whole
  * run go to stderr, and one last line CI reads: "N passed, N failed". Exit
- * code 1 when a test failed or a run could not finish. The tests' temporary
- * files go to a folder of the run's own (TMPDIR), removed at the end.
+ * code 1 when a test failed or a run could not finish; 130 or 143 when Ctrl-C
+ * or SIGTERM stopped it. The tests' temporary files go to a folder of the
+ * run's own (TMPDIR), removed at the end.
  * Run: npm test  (or, once built, node dist/scripts/run-tests.js [side-by-side|alone])
  */
 import { spawn } from 'node:child_process';
