@@ -10,12 +10,13 @@
  * run's own (TMPDIR), removed at the end.
  * Run: npm test  (or, once built, node dist/scripts/run-tests.js [side-by-side|alone])
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseMountinfo } from '../src/system/kernel/mountinfo.js';
+import { listPids } from '../src/system/kernel/proc.js';
 import { slowestLines } from './slowest-files.js';
 import { testPlan, type Phase } from './test-plan.js';
 
@@ -48,30 +49,36 @@ function removeSuiteTmp(): void {
   }
 }
 
-// Ctrl-C or CI's stop: each runner runs in a process group of its own, which gets the signal whole (the runner, its
-// test files and the CLIs they started); the run goes no further, and the temporary folder is removed once every
-// process of those groups has ended.
-const groups = new Set<number>();
+// Ctrl-C or CI's stop: the runners get the signal (a terminal's Ctrl-C reaches them already; a signal sent to this
+// process alone is passed on) and end their test files; the run goes no further, and the temporary folder is removed
+// once every process the run started has ended. The runners stay in this process group, so that a signal to the whole
+// group (a CI's cancel) reaches every test too.
+const runners = new Set<ChildProcess>();
 let stoppedBy: NodeJS.Signals | null = null;
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.on(signal, () => {
     stoppedBy = signal;
-    for (const group of groups) signalGroup(group, signal);
+    for (const runner of runners) runner.kill(signal);
   });
 
-/** Sends `signal` to the process group `group`; false when none of its processes is left. */
-function signalGroup(group: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-group, signal);
-    return true;
-  } catch {
-    return false;
-  }
+/**
+ * The processes the run started, however far down and wherever reparented (a CLI whose test file was ended before it
+ * saved its profile): those whose environment names the run's folder.
+ */
+function runProcesses(): number[] {
+  const mark = Buffer.from(`TMPDIR=${suiteTmp}\0`);
+  return listPids().filter((pid) => {
+    try {
+      return pid !== process.pid && readFileSync(`/proc/${pid}/environ`).includes(mark);
+    } catch {
+      return false; // gone, or not ours to read
+    }
+  });
 }
 
-/** Waits up to `sec` for every process of the runners' groups to end (a CLI ends its job before it exits). */
-async function groupsEnded(sec: number): Promise<void> {
-  for (let waited = 0; waited < sec * 10 && [...groups].some((g) => signalGroup(g, 0)); waited++)
+/** Waits up to `sec` for every process the run started to end. */
+async function runProcessesEnded(sec: number): Promise<void> {
+  for (let waited = 0; waited < sec * 10 && runProcesses().length > 0; waited++)
     await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
@@ -99,9 +106,9 @@ async function run(files: string[], concurrency: number, held?: Promise<unknown>
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, DSA_SLOWEST_FILE: SLOWEST_FILE, TMPDIR: suiteTmp },
-    detached: true,
   });
-  if (child.pid !== undefined) groups.add(child.pid);
+  runners.add(child);
+  child.on('close', () => runners.delete(child));
   const counts = { passed: 0, failed: 0 };
   const kept: string[] = [];
   // The summary's last "# pass N" and "# fail N" lines (diagnostics of a test may also start with "#").
@@ -174,7 +181,7 @@ for (const phase of chosen) {
 if (failed > 0) exitCode = 1;
 process.stderr.write(`# phases: ${took.join(', ')}\n`);
 process.stderr.write([...slowestLines(recordedTimes())].join(''));
-if (stoppedBy) await groupsEnded(30);
+if (stoppedBy) await runProcessesEnded(30);
 removeSuiteTmp();
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
 process.exit(stoppedBy === 'SIGINT' ? 130 : stoppedBy === 'SIGTERM' ? 143 : exitCode);
