@@ -3,6 +3,7 @@
 // metering proxy sees every request. Kept-alive connections, one request at a time per connection, as a loader worker's
 // client would.
 import http from 'node:http';
+import { lostToKeepAlive } from '../system/network/kept-alive-race.js';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
@@ -12,17 +13,18 @@ export function isRemote(path: string): boolean {
 }
 
 /**
- * The body of `url`; an error naming the URL and the status when it is not 200. A kept-alive connection the server
- * closed as the request went out (its keep-alive timeout racing it) is tried once more on a new one, as Python's
- * clients do.
+ * The body of `url`; an error naming the URL and the status when it is not 200. A request lost to the server's
+ * keep-alive timeout is sent once more on a new connection (kept-alive-race.ts), as Python's clients do.
  */
 export function fetchSample(url: string, env: NodeJS.ProcessEnv = process.env, retry = false): Promise<Buffer> {
   const target = new URL(url);
   const proxy = env.HTTP_PROXY ?? env.http_proxy;
   const via = proxy ? new URL(proxy) : null;
+  // A retry takes a new connection, not another kept-alive one the server may have closed too.
+  const through = retry ? false : agent;
   const options: http.RequestOptions = via
-    ? { host: via.hostname, port: via.port || 80, path: url, headers: { host: target.host }, agent }
-    : { host: target.hostname, port: target.port || 80, path: `${target.pathname}${target.search}`, agent };
+    ? { host: via.hostname, port: via.port || 80, path: url, headers: { host: target.host }, agent: through }
+    : { host: target.hostname, port: target.port || 80, path: `${target.pathname}${target.search}`, agent: through };
   return new Promise((resolve, reject) => {
     const req = http.get(options, (res) => {
       const chunks: Buffer[] = [];
@@ -35,7 +37,7 @@ export function fetchSample(url: string, env: NodeJS.ProcessEnv = process.env, r
       res.on('error', reject);
     });
     req.on('error', (error: NodeJS.ErrnoException) => {
-      if (!retry && req.reusedSocket && error.code === 'ECONNRESET') resolve(fetchSample(url, env, true));
+      if (!retry && lostToKeepAlive(req, error)) resolve(fetchSample(url, env, true));
       else reject(new Error(`GET ${url}: ${error.code ?? error.message}`));
     });
   });

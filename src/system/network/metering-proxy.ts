@@ -6,6 +6,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { pipeline, type Readable, type Writable } from 'node:stream';
 import { netDeadlines, StallError, type NetDeadlines } from './deadlines.js';
+import { lostToKeepAlive } from './kept-alive-race.js';
 import { TokenBucket } from './token-bucket.js';
 import { objectKey, type CachedResponse, type ResponseCache } from './response-cache.js';
 
@@ -306,8 +307,8 @@ export class MeteringProxy {
 
   /**
    * Sends the request on to its origin and the response back, metered (and capped) when it is the data's. A GET or HEAD
-   * whose kept-alive connection the origin closed as it went out (its keep-alive timeout racing the request) is sent
-   * once more on a new connection (`retry`), before anything was answered: the job never sees that race.
+   * lost to the origin's keep-alive timeout is sent once more on a new connection (`retry`, kept-alive-race.ts): the
+   * job never sees that race.
    */
   private forward(
     req: http.IncomingMessage,
@@ -330,7 +331,7 @@ export class MeteringProxy {
         method: req.method,
         path: `${target.pathname}${target.search}`,
         headers,
-        agent: this.agent,
+        agent: retry ? false : this.agent,
       },
       (response) => {
         clearTimeout(deadline);
@@ -355,7 +356,7 @@ export class MeteringProxy {
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
       const safe = req.method === 'GET' || req.method === 'HEAD';
-      if (safe && !retry && upstream.reusedSocket && error.code === 'ECONNRESET' && !res.headersSent)
+      if (safe && !retry && lostToKeepAlive(upstream, error) && !res.headersSent)
         return this.forward(req, res, target, data, true);
       if (data) this.failed(target.host, error);
       // A body cut short is not a whole response: the job's client sees the connection end.

@@ -6,6 +6,7 @@ import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { ExitCode, UserError } from '../../errors.js';
 import { beforeDeadline, isAbort, netDeadlines, StallError, watchBody, type NetDeadlines } from './deadlines.js';
+import { lostToKeepAlive } from './kept-alive-race.js';
 import { NETWORK_TEXT } from './network-text.js';
 import { objectKey } from './response-cache.js';
 import { redactUrl, type RemoteSpec } from './remote-spec.js';
@@ -213,11 +214,8 @@ function httpRequest(url: string, method: 'HEAD' | 'GET', signal: AbortSignal): 
   const send = (retried: boolean): Promise<http.IncomingMessage> =>
     new Promise((resolve, reject) => {
       const req = client.request(parsed, { method, auth, signal, ...(retried ? { agent: false } : {}) }, resolve);
-      // A kept-alive connection the server closed as the request left is reset before any answer (node's docs,
-      // "reusedSocket"): HEAD and GET are safe to send once more, on a new connection. Once the answer began, node
-      // reports a reset on the response, the body's error, never here.
       req.on('error', (error: NodeJS.ErrnoException) =>
-        req.reusedSocket && error.code === 'ECONNRESET' && !retried ? resolve(send(true)) : reject(error),
+        !retried && lostToKeepAlive(req, error) ? resolve(send(true)) : reject(error),
       );
       req.end();
     });

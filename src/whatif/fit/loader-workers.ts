@@ -205,10 +205,9 @@ function serialPrepCeiling(
   const stepSec = stepCpuOf(modes.synthetic).secPerSample ?? 0;
   const external = fitCpuShare(profile, modes, profiledCpus).value.externalCpus;
   const held = (ranks * (u + stepSec)) / secPerSample(cachedTime);
-  const busyPerProcess = serialWorkerEff / ranks;
-  const cpusPerWorker = Math.min(1, busyPerProcess);
-  const jobCpus = Math.min(cpusPerWorker * profiledCpus, Math.max(profiledCpus - external, held));
-  return ((jobCpus * busyPerProcess) / cpusPerWorker) * (u / (u + stepSec));
+  const a = serialWorkerEff / ranks;
+  const jobCpus = Math.min(Math.min(1, a) * profiledCpus, Math.max(profiledCpus - external, held));
+  return jobCpus * Math.max(1, a) * (u / (u + stepSec));
 }
 
 /** The fit's parameter rows: W0, eff_w(1), and m, h and g where measured. */

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MeteringProxy, parseRange } from '../../../src/system/network/metering-proxy.js';
+import { MeteringProxy, parseRange, type ProxyOptions } from '../../../src/system/network/metering-proxy.js';
 import { ResponseCache, objectKey } from '../../../src/system/network/response-cache.js';
 import { fetchSample } from '../../../src/emulator/remote-read.js';
 import { startKeptAliveBreaker } from '../../support/misbehaving-servers.js';
@@ -24,6 +24,12 @@ async function startOrigin(size: number): Promise<{ server: http.Server; port: n
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as net.AddressInfo).port, hits: () => hits };
+}
+
+/** A proxy on a free port for the data at `ports` on loopback: no cap, no cache, passing every request on. */
+function startProxy(ports: number[], settings: Partial<ProxyOptions> = {}): Promise<MeteringProxy> {
+  const dataOrigins = ports.map((port) => `127.0.0.1:${port}`);
+  return MeteringProxy.start({ port: 0, dataOrigins, bytesPerSec: null, cache: null, cacheUse: 'pass', ...settings });
 }
 
 /** GET `url` through the proxy in absolute form, as a client honouring HTTP_PROXY does. */
@@ -52,13 +58,7 @@ function getThrough(
 test("the proxy counts the data's bytes, requests and statuses apart from other hosts' traffic", async () => {
   const origin = await startOrigin(100_000);
   const other = await startOrigin(5_000);
-  const proxy = await MeteringProxy.start({
-    port: 0,
-    dataOrigins: [`127.0.0.1:${origin.port}`],
-    bytesPerSec: null,
-    cache: null,
-    cacheUse: 'pass',
-  });
+  const proxy = await startProxy([origin.port]);
   try {
     const ok = await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/a.jpg`);
     assert.equal(ok.status, 200);
@@ -84,13 +84,7 @@ test("the proxy counts the data's bytes, requests and statuses apart from other 
 
 test("the cap holds the data's bytes to its rate across concurrent requests", async () => {
   const origin = await startOrigin(400_000);
-  const proxy = await MeteringProxy.start({
-    port: 0,
-    dataOrigins: [`127.0.0.1:${origin.port}`],
-    bytesPerSec: 2_000_000,
-    cache: null,
-    cacheUse: 'pass',
-  });
+  const proxy = await startProxy([origin.port], { bytesPerSec: 2_000_000 });
   try {
     const started = performance.now();
     await Promise.all([1, 2, 3, 4, 5].map((i) => getThrough(proxy.url, `http://127.0.0.1:${origin.port}/o${i}`)));
@@ -120,13 +114,7 @@ test('in serve use the proxy answers stored objects (whole or a byte range) and 
     { 'content-type': 'image/jpeg', etag: '"x"', date: 'now' },
     Buffer.from('0123456789'),
   );
-  const proxy = await MeteringProxy.start({
-    port: 0,
-    dataOrigins: [`127.0.0.1:${origin.port}`],
-    bytesPerSec: null,
-    cache,
-    cacheUse: 'serve',
-  });
+  const proxy = await startProxy([origin.port], { cache, cacheUse: 'serve' });
   try {
     const whole = await getThrough(proxy.url, url);
     assert.equal(whole.body.toString(), '0123456789');
@@ -161,13 +149,7 @@ test("a CONNECT tunnel to the data's origin is counted without being decrypted, 
   await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
   const deadPort = (dead.address() as net.AddressInfo).port;
   await new Promise<void>((resolve) => dead.close(() => resolve()));
-  const proxy = await MeteringProxy.start({
-    port: 0,
-    dataOrigins: [`127.0.0.1:${echoPort}`, `127.0.0.1:${deadPort}`],
-    bytesPerSec: null,
-    cache: null,
-    cacheUse: 'pass',
-  });
+  const proxy = await startProxy([echoPort, deadPort]);
   try {
     const port = Number(new URL(proxy.url).port);
     const tunnelled = await new Promise<string>((resolve) => {
@@ -197,19 +179,10 @@ test("a CONNECT tunnel to the data's origin is counted without being decrypted, 
 });
 
 test('a port already taken is the listen error, and nothing is left listening', async () => {
-  const first = await MeteringProxy.start({
-    port: 0,
-    dataOrigins: [],
-    bytesPerSec: null,
-    cache: null,
-    cacheUse: 'pass',
-  });
+  const first = await startProxy([]);
   try {
     const port = Number(new URL(first.url).port);
-    await assert.rejects(
-      MeteringProxy.start({ port, dataOrigins: [], bytesPerSec: null, cache: null, cacheUse: 'pass' }),
-      { code: 'EADDRINUSE' },
-    );
+    await assert.rejects(startProxy([], { port }), { code: 'EADDRINUSE' });
     await first.close();
     // Closed, the port answers nobody: nothing of either proxy is left listening.
     const refused = await new Promise<string>((resolve) => {
@@ -228,13 +201,7 @@ test('a capped tunnel whose origin sends and closes at once still delivers every
   const origin = net.createServer((socket) => socket.end(payload));
   await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
   const originPort = (origin.address() as net.AddressInfo).port;
-  const proxy = await MeteringProxy.start({
-    port: 0,
-    dataOrigins: [`127.0.0.1:${originPort}`],
-    bytesPerSec: 1_000_000,
-    cache: null,
-    cacheUse: 'pass',
-  });
+  const proxy = await startProxy([originPort], { bytesPerSec: 1_000_000 });
   try {
     const received = await new Promise<number>((resolve) => {
       const socket = net.connect(Number(new URL(proxy.url).port), '127.0.0.1', () =>
@@ -271,13 +238,7 @@ test('parseRange reads the single-range forms clients send', () => {
 
 test("an added latency holds each request for the data before it leaves (validate's latency points), and none once taken off", async () => {
   const origin = await startOrigin(1_000);
-  const proxy = await MeteringProxy.start({
-    port: 0,
-    dataOrigins: [`127.0.0.1:${origin.port}`],
-    bytesPerSec: null,
-    cache: null,
-    cacheUse: 'pass',
-  });
+  const proxy = await startProxy([origin.port]);
   try {
     proxy.setAddedLatencyMs(80);
     assert.equal((await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/bucket/a.jpg`)).body.length, 1_000);
@@ -295,13 +256,7 @@ test("an added latency holds each request for the data before it leaves (validat
 test('an origin that closes a kept-alive connection as the next request goes out: the proxy sends it again, the job gets its answer', async () => {
   // Each connection is dropped at its second request, as an origin's keep-alive timeout racing the next request does.
   const origin = await startKeptAliveBreaker((req) => req.socket.destroy());
-  const proxy = await MeteringProxy.start({
-    port: 0,
-    dataOrigins: [`127.0.0.1:${origin.port}`],
-    bytesPerSec: null,
-    cache: null,
-    cacheUse: 'pass',
-  });
+  const proxy = await startProxy([origin.port]);
   try {
     for (const name of ['a', 'b', 'c']) {
       const answer = await getThrough(proxy.url, `http://127.0.0.1:${origin.port}/${name}.bin`);
