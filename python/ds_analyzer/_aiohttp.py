@@ -33,9 +33,9 @@ def _headers(session, kwargs):
     return headers
 
 
-def _local_response(session, method, url, kwargs, target):
+def _local_response(session, method, url, kwargs, target, mode):
     """The copy's answer as an aiohttp response, or None when the request goes to the network."""
-    local = _serve.answer(target, method, str(url))
+    local = _serve.answer(target, method, str(url), mode)
     if local is None:
         return None
     from aiohttp import client_reqrep
@@ -128,9 +128,9 @@ def patch(aiohttp):
         target = _target(url)
         if not _http._is_data(target):
             return await request(self, method, str_or_url, *args, **kwargs)
-        _http._counters().follow_block()  # a new block's first request closes the old block's counts first
+        mode = _http._counters().follow_block()  # a new block's first request closes the old block's counts first
         if _http.serving() and method.upper() in ("GET", "HEAD"):
-            local = _local_response(self, method.upper(), url, kwargs, target)
+            local = _local_response(self, method.upper(), url, kwargs, target, mode)
             if local is not None:
                 return local
         _http.begin(target)

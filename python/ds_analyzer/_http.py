@@ -108,13 +108,15 @@ class _Counters:
             append_line(self.path, self.line(next_block))
 
     def follow_block(self):
-        """At a request: where the block changed, the old block's line is written before this request counts."""
-        block = _serve.block_now()
+        """At a request: where the block changed, the old block's line is written before this request counts; the
+        block's mode, which decides whether the copy answers the request."""
+        block, mode = _serve.block_and_mode()
         if block != self.block:
             try:
                 self.flush(next_block=block)
             except OSError:
                 self.block = block
+        return mode
 
     def run(self):
         while True:
@@ -216,9 +218,9 @@ def _begin_local(response):
     return response
 
 
-def _answer_locally(connection, method, url):
+def _answer_locally(connection, method, url, mode):
     """Puts a local socket under a request the copy answers (closing an idle one to the origin); True if so."""
-    local = _serve.answer(connection, method, url)
+    local = _serve.answer(connection, method, url, mode)
     if local is None:
         if isinstance(connection.sock, _serve._LocalSocket):
             connection.sock = None  # the next request to the origin connects again
@@ -311,9 +313,8 @@ def install(env):
     def counted_putrequest(self, method, url, *args, **kwargs):
         self.__dict__.pop("_dsa_local", None)
         data = _is_data(self)
-        if data:
-            _counters().follow_block()
-        if data and not (_state["serving"] and _answer_locally(self, method, url)):
+        mode = _counters().follow_block() if data else None
+        if data and not (_state["serving"] and _answer_locally(self, method, url, mode)):
             begin(self)
         return putrequest(self, method, url, *args, **kwargs)
 

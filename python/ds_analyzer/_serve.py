@@ -121,6 +121,13 @@ def block_now():
     return _state["block"]
 
 
+def block_and_mode():
+    """The block and its mode from one reading: a request counts in the block whose mode decided where it went (read
+    twice, a switch between the readings counted a request the copy answered in the cold block before it)."""
+    mode = mode_now()
+    return _state["block"], mode
+
+
 def request_key(connection, url):
     """The copy's key of a request: host[:port] and the decoded path, without the query."""
     parts = urlsplit(url)
@@ -149,9 +156,10 @@ def _asks_for_object(url):
     return parts.query in ("", "x-id=GetObject") and not parts.path.endswith("/")
 
 
-def answer(connection, method, url):
-    """A local socket answering this request from the copy, or None when it goes to the network."""
-    if method not in ("GET", "HEAD") or mode_now() != "cached" or not _state["objects"]:
+def answer(connection, method, url, mode):
+    """A local socket answering this request from the copy, or None when it goes to the network; `mode`: the mode of
+    the block the request counts in (block_and_mode)."""
+    if method not in ("GET", "HEAD") or mode != "cached" or not _state["objects"]:
         return None
     entry = entry_for(request_key(connection, url), url)
     if entry is None:

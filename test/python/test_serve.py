@@ -254,6 +254,37 @@ urllib.request.urlopen("http://127.0.0.1:%d/b/next" % PORT).read()
         self.assertEqual((blocks[0]["requests"], blocks[0]["bytes"]), (1, BODY))
         self.assertEqual((blocks[1]["requests"], blocks[1]["bytes"]), (1, BODY))
 
+    def test_a_switch_while_a_request_starts_cannot_put_the_copys_answer_in_the_cold_block(self):
+        # The CLI switches from the cold block to the cached one just as a request reads the control file: the mode
+        # that sends the request to the copy or the network is the one of the block it counts in.
+        index = self.copy_of(self.port, ["b/k"])
+        self.run_job(
+            r"""
+import os, urllib.request
+from ds_analyzer import _serve
+def switch(line):
+    with open(CONTROL + ".partial", "w") as f:
+        f.write(line)
+    os.rename(CONTROL + ".partial", CONTROL)
+switch("1 cold\n")
+print(len(urllib.request.urlopen("http://127.0.0.1:%d/b/k" % PORT).read()))
+reading = _serve.mode_now
+def switched_after_reading():
+    mode = reading()
+    switch("2 cached\n")
+    return mode
+_serve.mode_now = switched_after_reading
+print(len(urllib.request.urlopen("http://127.0.0.1:%d/b/k" % PORT).read()))
+_serve.mode_now = reading
+print(len(urllib.request.urlopen("http://127.0.0.1:%d/b/k" % PORT).read()))
+""",
+            "cold",
+            index=index,
+        )
+        blocks = _by_block(os.path.join(self.dir, "net"))
+        self.assertEqual(blocks[1], {"requests": 2, "bytes": 2 * BODY, "localRequests": 0, "localBytes": 0})
+        self.assertEqual(blocks[2], {"requests": 0, "bytes": 0, "localRequests": 1, "localBytes": 102400})
+
     def test_without_a_copy_the_cached_mode_goes_to_the_network(self):
         counts, _ = self.run_job(
             r"""
