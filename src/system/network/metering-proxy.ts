@@ -353,8 +353,18 @@ export class MeteringProxy {
         else this.relay(response, res, null, 'otherBytes', null, undefined, deadline);
       },
     );
+    // The job gone before its answer (killed as hung, its client timed out): its request to the origin goes too. Left
+    // waiting on a frozen origin, it held the CLI's exit for the whole answer deadline.
+    let abandoned = false;
+    res.once('close', () => {
+      if (res.headersSent) return; // relay() ends a body the job stopped reading
+      abandoned = true;
+      clearTimeout(deadline);
+      upstream.destroy();
+    });
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
+      if (abandoned) return; // not the origin's failure
       const safe = req.method === 'GET' || req.method === 'HEAD';
       if (safe && !retry && lostToKeepAlive(upstream, error) && !res.headersSent)
         return this.forward(req, res, target, data, true);

@@ -280,3 +280,32 @@ test('an emulated job reading a sample on a kept-alive connection the server clo
     await server.close();
   }
 });
+
+test('a job that goes while a frozen origin has not answered takes its request to the origin with it, not counted as a failure', async () => {
+  // The origin takes every request and never answers, as a frozen endpoint does.
+  let originClosed: () => void;
+  const closedAtOrigin = new Promise<void>((resolve) => (originClosed = resolve));
+  const origin = http.createServer((req) => req.socket.once('close', () => originClosed()));
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  const port = (origin.address() as net.AddressInfo).port;
+  const proxy = await startProxy([port]);
+  try {
+    const proxyUrl = new URL(proxy.url);
+    const job = http.request({ host: proxyUrl.hostname, port: proxyUrl.port, path: `http://127.0.0.1:${port}/a.bin` });
+    job.on('error', () => undefined);
+    job.end();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    job.destroy(); // the job killed as hung: its connection to the proxy closes
+    // Before the fix the origin's request stayed open until the answer deadline (30 s), and the CLI with it.
+    const within = await Promise.race([
+      closedAtOrigin.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 2000)),
+    ]);
+    assert.ok(within, "the origin's request closed within 2 s of the job's");
+    assert.equal(proxy.readCounters().failures, 0, 'a request the job gave up is not the origin failing');
+  } finally {
+    await proxy.close();
+    origin.closeAllConnections();
+    await new Promise((resolve) => origin.close(resolve));
+  }
+});
