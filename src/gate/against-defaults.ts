@@ -14,4 +14,5 @@ export const AGAINST_ONLY_FLAGS = [
   'allowConcurrent',
   'python',
   'asUser',
+  'duet',
 ] as const;

@@ -25,6 +25,7 @@ export function againstVerdict(
   budget: Budget,
   measured: AgainstRounds,
   mode: 'cold' | 'cached' = 'cold',
+  duet = false,
 ): GateVerdict {
   const base = {
     id: 'regression' as const,
@@ -50,6 +51,7 @@ export function againstVerdict(
       meanPace(measured.rounds, 'candidate'),
       mode,
       change.pairs,
+      duet,
     ),
     AGAINST_TEXT.judged[judged](pct(budget.limit)),
     ...(measured.unproven > 0 ? [AGAINST_TEXT.unproven(measured.unproven, measured.rounds.length, mode)] : []),
