@@ -8,8 +8,8 @@
  * false-alarm and detection rates at a 5% budget, as ratios to issue 42's
  * goals (false alarms at most 1 in 100; a 10% slowdown caught at least 95
  * times in 100). DSA_BENCH_AB_PAIRS sets the real pairs run (default 12);
- * DSA_BENCH_AB_TORCH=1 adds examples/pytorch/train.py (squeezenet, CPU); DSA_BENCH_AB_DUET=1 runs every gate with
- * --duet (each pair at once, on halves of the CPUs); DSA_BENCH_AB_SAVE=DIR keeps the rounds' paces and profiles there.
+ * DSA_BENCH_AB_TORCH=1 adds examples/pytorch/train.py (squeezenet, CPU); DSA_BENCH_AB_SAVE=DIR keeps the rounds'
+ * paces and profiles there.
  * Numbers for people, never asserted.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,9 +61,8 @@ export async function bench(): Promise<void> {
       }
       const falseAlarms = rate(aa, mulberry32(1));
       const detections = rate(ab, mulberry32(2));
-      const schedule = process.env.DSA_BENCH_AB_DUET === '1' ? 'duet' : 'in turn';
       console.log(
-        `${job.name}, rounds ${schedule}: ${pairs} real pairs each (${minutes.toFixed(1)} min for both); resampled sets of ${DEFAULT_PAIRS} pairs at a ${LIMIT * 100}% budget:`,
+        `${job.name}: ${pairs} real pairs each (${minutes.toFixed(1)} min for both); resampled sets of ${DEFAULT_PAIRS} pairs at a ${LIMIT * 100}% budget:`,
       );
       console.log(
         `  A/A real change ${pct(pairedChange(aa).relative)}, A/B (the slower copy) real change ${pct(pairedChange(ab).relative)}`,
@@ -83,7 +82,6 @@ export async function bench(): Promise<void> {
 /** The rounds of one real gate --against run of `pairs` pairs. */
 async function roundsOf(job: BenchJob, candidate: string[], pairs: number, out: string): Promise<RoundPace[]> {
   const args = ['gate', '--against', job.reference.join(' '), '--data', job.data, '--rounds', String(pairs)];
-  if (process.env.DSA_BENCH_AB_DUET === '1') args.push('--duet');
   args.push('--max-iterations', String(job.roundIterations), '--out-dir', out, '--json', '--', ...candidate);
   const result = await execa(process.execPath, [CLI, ...args], { reject: false, env: { ...process.env } });
   const verdict = JSON.parse(result.stdout) as {

@@ -13,12 +13,8 @@ import { AGAINST_TEXT } from '../gate/against-text.js';
 import { commandWords } from '../gate/command-words.js';
 import { DEFAULT_MAX_REGRESSION, optionFlag, type Budget } from '../gate/config.js';
 import { BUDGET_FLAG_KEYS, parseEpochs } from '../gate/options.js';
-import { duetCpus, overlapPaces } from '../gate/duet.js';
 import { abbaOrder, pairedChange, type Arm } from '../gate/paired.js';
-import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../profile/run-profile.js';
-import type { ModeResult } from '../schema/profile-run.js';
-import { allowedCpus } from '../system/cgroups/affinity.js';
-import { assertCommandExists } from '../system/kernel/resolve-command.js';
+import { runProfile, type ProfileRunHooks } from '../profile/run-profile.js';
 import { PROFILE_FLAG_DEFAULTS } from '../profile/run-defaults.js';
 import { chooseRunAs, runAsNote, type RunAs } from '../profile/run-as.js';
 import { withPython } from '../profile/python-flag.js';
@@ -45,8 +41,6 @@ export interface RawAgainstFlags {
   python?: string;
   /** Passed on to every round as profile --as-user. */
   asUser?: string;
-  /** Each pair of rounds at once, on halves of the CPUs (gate/duet.ts). */
-  duet?: boolean;
 }
 
 /** Everything the rounds need, parsed before any job runs. */
@@ -57,8 +51,6 @@ interface AgainstPlan {
   budget: Budget;
   /** The mode each round runs: cold (the first epoch) or cached (epochs 2+, --epochs later). */
   mode: 'cold' | 'cached';
-  /** Each pair of rounds at once, each version on half of the CPUs (--duet). */
-  duet: boolean;
   outDir: string;
   /** The user the jobs run as (--as-user, or SUDO_USER under sudo): the rounds' files are handed to them; null: us. */
   runAs: RunAs | null;
@@ -100,7 +92,7 @@ async function judgeRounds(plan: AgainstPlan, io: Io): Promise<number> {
     io.stderr(`ds-analyzer: ${AGAINST_TEXT.interrupted(plan.outDir)}\n`);
     return ExitCode.Interrupted;
   }
-  const verdict = againstVerdict(plan.jobName, plan.budget, measured.rounds, plan.mode, plan.duet);
+  const verdict = againstVerdict(plan.jobName, plan.budget, measured.rounds, plan.mode);
   const change = measured.rounds.failure === null ? pairedChange(measured.rounds.rounds) : null;
   // The commands as profiles keep them: a token or a signed URL in an argument never reaches a CI artefact.
   const against = {
@@ -150,7 +142,6 @@ function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags,
     pairs,
     budget: { level: 'error', limit, source },
     mode: raw.epochs === undefined ? 'cold' : parseEpochs(raw.epochs) === 'later' ? 'cached' : 'cold',
-    duet: raw.duet === true && duetReady(env),
     outDir: resolve(io.cwd, raw.outDir ?? join(raw.profilesDir, `ab-${stamp}`)),
     runAs: chooseRunAs({ flag: raw.asUser, env }),
     raw,
@@ -165,94 +156,36 @@ interface RoundsRun {
   files: { round: number; arm: Arm; profile: string; msPerSample: number | null }[];
 }
 
-/** Runs the rounds in A B B A order (with --duet, each pair at once); stops at the first round without a pace or an interrupt. */
+/** Runs the rounds in A B B A order; stops at the first round that gives no pace, or at an interrupt. */
 async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interrupted'> {
   const order = abbaOrder(plan.pairs);
   const run: RoundsRun = { rounds: { rounds: [], unproven: 0, failure: null }, failureTail: null, files: [] };
   const shown = new Set<string>();
-  const allowed = plan.duet ? allowedCpus() : [];
-  for (let k = 0; 2 * k < order.length; k++) {
-    const pair = [0, 1].map((j) => ({ index: 2 * k + j + 1, arm: order[2 * k + j]! }));
-    const cpus = plan.duet ? duetCpus(allowed, k) : null;
-    const ran: RoundRun[] = [];
-    if (cpus) ran.push(...(await Promise.all(pair.map((r) => runRound(plan, io, shown, r, cpus[r.arm])))));
-    else for (const r of pair) ran.push(await runRound(plan, io, shown, r, null));
-    if (ran.some((r) => r === 'interrupted')) return 'interrupted';
-    const rounds = ran as Exclude<RoundRun, 'interrupted'>[];
-    if (cpus) overlapOnly(rounds);
-    for (const round of rounds)
-      if (!recordRound(run, round, { total: order.length, modeName: plan.mode }, io)) return run;
+  for (const [k, arm] of order.entries()) {
+    const index = k + 1;
+    const out = join(plan.outDir, `round-${String(index).padStart(2, '0')}-${arm}.json`);
+    // The verdict reads the pace alone: no storage probe after the round.
+    const input = { ...parseProfileOptions(plan.argv[arm], roundFlags(plan, out), io), storageProbe: false };
+    const outcome = await runProfile(input, roundHooks(io, shown, index === 1));
+    if (outcome.exitCode === ExitCode.Interrupted) return 'interrupted';
+    const measuredMode = outcome.profile.modes[plan.mode];
+    const summary = measuredMode?.summary;
+    const msPerSample = summary && summary.samplesPerIter > 0 ? summary.iterMs.mean / summary.samplesPerIter : null;
+    run.files.push({ round: index, arm, profile: outcome.path, msPerSample });
+    if (outcome.exitCode !== ExitCode.Ok || msPerSample === null || !Number.isFinite(msPerSample)) {
+      const why = measuredMode
+        ? `${measuredMode.status} (${measuredMode.stopReason})`
+        : `the ${plan.mode} mode did not run`;
+      run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, why, outcome.path);
+      run.failureTail = outcome.failureTail;
+      return run;
+    }
+    if (!measuredMode!.state.proven) run.rounds.unproven += 1;
+    run.rounds.rounds.push({ arm, msPerSample });
+    const pace = formatNumber(msPerSample, 3);
+    io.stderr(`${AGAINST_TEXT.roundDone(index, order.length, arm, pace, summary!.measuredIterations)}\n`);
   }
   return run;
-}
-
-/** One round's profile: its outcome, the mode it measured and its pace. */
-type RoundRun =
-  | 'interrupted'
-  | {
-      index: number;
-      arm: Arm;
-      outcome: ProfileRunOutcome;
-      mode: ModeResult | undefined;
-      msPerSample: number | null;
-    };
-
-/** Runs one round's profile, on `cpus` where given (taskset's mask, inherited by every worker). */
-async function runRound(
-  plan: AgainstPlan,
-  io: Io,
-  shown: Set<string>,
-  { index, arm }: { index: number; arm: Arm },
-  cpus: number[] | null,
-): Promise<RoundRun> {
-  const out = join(plan.outDir, `round-${String(index).padStart(2, '0')}-${arm}.json`);
-  const argv = cpus ? ['taskset', '--cpu-list', cpus.join(','), ...plan.argv[arm]] : plan.argv[arm];
-  // The verdict reads the pace alone: no storage probe after the round.
-  const input = { ...parseProfileOptions(argv, roundFlags(plan, out), io), storageProbe: false };
-  const outcome = await runProfile(input, roundHooks(io, shown, index === 1));
-  if (outcome.exitCode === ExitCode.Interrupted) return 'interrupted';
-  const mode = outcome.profile.modes[plan.mode];
-  const summary = mode?.summary;
-  const msPerSample = summary && summary.samplesPerIter > 0 ? summary.iterMs.mean / summary.samplesPerIter : null;
-  return { index, arm, outcome, mode, msPerSample };
-}
-
-/**
- * A duet pair's paces over the window both versions measured (duet.ts): outside it one ran beside the other's start-up
- * or alone. A pair without such a window keeps its own paces.
- */
-function overlapOnly(pair: Exclude<RoundRun, 'interrupted'>[]): void {
-  const measured = (r: (typeof pair)[number]) => {
-    const rank = r.mode?.ranks.find((x) => x.rank === (r.mode?.paceRank ?? 0)) ?? r.mode?.ranks[0];
-    return (rank?.iterations ?? []).filter((it) => !it.warmup);
-  };
-  if (pair.some((r) => r.msPerSample === null)) return;
-  const paces = overlapPaces(measured(pair[0]!), measured(pair[1]!));
-  if (!paces) return;
-  pair[0]!.msPerSample = paces.reference;
-  pair[1]!.msPerSample = paces.candidate;
-}
-
-/** Records a round in the run: false (with the failure set) when it gave no pace. */
-function recordRound(
-  run: RoundsRun,
-  round: Exclude<RoundRun, 'interrupted'>,
-  { total, modeName }: { total: number; modeName: AgainstPlan['mode'] },
-  io: Io,
-): boolean {
-  const { index, arm, outcome, mode, msPerSample } = round;
-  run.files.push({ round: index, arm, profile: outcome.path, msPerSample });
-  if (outcome.exitCode !== ExitCode.Ok || msPerSample === null || !Number.isFinite(msPerSample)) {
-    const why = mode ? `${mode.status} (${mode.stopReason})` : `the ${modeName} mode did not run`;
-    run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, why, outcome.path);
-    run.failureTail = outcome.failureTail;
-    return false;
-  }
-  if (!mode!.state.proven) run.rounds.unproven += 1;
-  run.rounds.rounds.push({ arm, msPerSample });
-  const pace = formatNumber(msPerSample, 3);
-  io.stderr(`${AGAINST_TEXT.roundDone(index, total, arm, pace, mode!.summary!.measuredIterations)}\n`);
-  return true;
 }
 
 /** A round's profile flags: one mode alone (cold, or cached with --epochs later), once, to its iteration budget. */
@@ -272,19 +205,10 @@ function roundFlags(plan: AgainstPlan, out: string): RawProfileOptions {
     nvidiaSmi: 'nvidia-smi',
     out,
     name: plan.jobName,
-    // A duet's two rounds run at once: each would refuse the other.
-    allowConcurrent: plan.duet || plan.raw.allowConcurrent,
+    allowConcurrent: plan.raw.allowConcurrent,
     python: plan.raw.python,
     asUser: plan.raw.asUser,
   };
-}
-
-/** --duet's needs, checked before any job runs: two CPUs to halve, and taskset to hold each version to its half. */
-function duetReady(env: NodeJS.ProcessEnv): true {
-  const cpus = allowedCpus();
-  if (duetCpus(cpus, 0) === null) throw new UserError(AGAINST_TEXT.duetOneCpu(cpus.length), ExitCode.Environment);
-  assertCommandExists('taskset', env.PATH, '/');
-  return true;
 }
 
 /** The rounds' folder and the JUnit file handed to the user the jobs ran as; a failure is a warning, not the verdict. */

@@ -87,8 +87,7 @@ Examples:
   $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
   $ ds-analyzer gate --history main-profiles/ --max-regression 5% --chart history.png
   $ ds-analyzer gate profiles/train.json --baseline main.json --noise-history main-profiles/
-  $ ds-analyzer gate --against 'python train.py' --data ./ds -- python train.py --new-aug
-  $ ds-analyzer gate --against 'python main/train.py' --duet --data ./ds -- python train.py`;
+  $ ds-analyzer gate --against 'python train.py' --data ./ds -- python train.py --new-aug`;
 
 export const gateCommand: CommandFactory = (io, result) => {
   const command = new Command('gate')
@@ -167,11 +166,6 @@ function withAgainstOptions(command: Command): Command {
     .option(
       '--out-dir <dir>',
       "with --against: folder for the rounds' profiles and comparison.json (default: --profiles-dir/ab-<time>)",
-    )
-    .option(
-      '--duet',
-      'with --against: run each pair of rounds at once, each version on half of the CPUs, and compare them over ' +
-        "the window both measured: a shared runner's pace then moves both alike (CPU-bound jobs)",
     )
     .option('--allow-concurrent', 'with --against: run even where another profile runs on this machine')
     .option(

@@ -14,5 +14,4 @@ export const AGAINST_ONLY_FLAGS = [
   'allowConcurrent',
   'python',
   'asUser',
-  'duet',
 ] as const;

@@ -6,12 +6,9 @@ import type { PairedJudgement } from './paired.js';
 
 /** Messages of gate --against. */
 export const AGAINST_TEXT = {
-  paces: (reference: string, candidate: string, mode: string, pairs: number, duet: boolean) =>
+  paces: (reference: string, candidate: string, mode: string, pairs: number) =>
     `${reference} → ${candidate} ms/sample (${mode} pace, reference → candidate), judged on ${pairs} pairs of ` +
-    (duet
-      ? 'rounds run at once, each version on half of the CPUs, over the window both measured: the pace of the ' +
-        'machine falls on both versions'
-      : 'adjacent rounds run A B B A: the drift of the machine falls on both versions'),
+    'adjacent rounds run A B B A: the drift of the machine falls on both versions',
   judged: {
     fail: (limit: string) => `beyond the ${limit} budget: the whole 95% interval of the paired change lies above it`,
     pass: (limit: string) => `within the ${limit} budget`,
@@ -48,7 +45,5 @@ export const AGAINST_TEXT = {
     `cannot make the rounds' folder '${dir}' (${why}): pass --out-dir a folder you may write`,
   written: (dir: string) => `the rounds' profiles and the comparison (comparison.json) are in ${dir}`,
   interrupted: (dir: string) => `interrupted; the rounds measured so far are in ${dir}`,
-  duetOneCpu: (cpus: number) =>
-    `--duet runs both versions at once, each on half of the CPUs, and this process may use ${cpus}: run it where 2 or more CPUs are allowed, or leave out --duet`,
   lastLines: (tail: string) => `the failed round's last lines of output:\n${tail}`,
 } as const;

@@ -25,7 +25,6 @@ export function againstVerdict(
   budget: Budget,
   measured: AgainstRounds,
   mode: 'cold' | 'cached' = 'cold',
-  duet = false,
 ): GateVerdict {
   const base = {
     id: 'regression' as const,
@@ -51,7 +50,6 @@ export function againstVerdict(
       meanPace(measured.rounds, 'candidate'),
       mode,
       change.pairs,
-      duet,
     ),
     AGAINST_TEXT.judged[judged](pct(budget.limit)),
     ...(measured.unproven > 0 ? [AGAINST_TEXT.unproven(measured.unproven, measured.rounds.length, mode)] : []),

@@ -22,8 +22,6 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { ExitCode } from '../../src/errors.js';
-import { duetCpus } from '../../src/gate/duet.js';
-import { allowedCpus } from '../../src/system/cgroups/affinity.js';
 import { lookupUser } from '../../src/system/kernel/users.js';
 import { emulatorArgv, startCli } from './helpers.js';
 
@@ -61,41 +59,6 @@ test('gate --against: the job against itself passes, each round profiled and the
   assert.equal(comparison.against.rounds.length, 8);
   assert.equal(comparison.against.change.pairs, 4);
 });
-
-test('gate --against --duet: each pair runs at once, each version on its half of the CPUs (swapped each pair), judged over the window both measured', async (t) => {
-  if (allowedCpus().length < 2) return t.skip('needs 2 CPUs: a duet halves them');
-  const out = join(work, 'duet');
-  const result = await startCli(
-    ['gate', '--against', reference, '--duet', ...quick.slice(2), '--rounds', '2', '--out-dir', out, '--', ...job(20)],
-    { cwd: work, env },
-  );
-  assert.equal(result.exitCode, ExitCode.Ok, result.all);
-  assert.match(result.all, /judged on 2 pairs of rounds run at once, each version on half of the CPUs/);
-  const pinned = (name: string) => {
-    const command = JSON.parse(readFileSync(join(out, name), 'utf8')).command as string[];
-    assert.deepEqual(command.slice(0, 2), ['taskset', '--cpu-list'], name);
-    return command[2];
-  };
-  const [cpus] = duetCpusOf(allowedCpus());
-  assert.equal(pinned('round-01-reference.json'), cpus.reference);
-  assert.equal(pinned('round-02-candidate.json'), cpus.candidate);
-  // The second pair runs B A: the candidate first, on the other half.
-  assert.equal(pinned('round-03-candidate.json'), cpus.reference);
-  assert.equal(pinned('round-04-reference.json'), cpus.candidate);
-  // The two rounds of a pair overlapped in time: each started before the other ended.
-  const span = (name: string) => {
-    const cold = JSON.parse(readFileSync(join(out, name), 'utf8')).modes.cold;
-    return { from: cold.startedAt, to: cold.startedAt + cold.wallSec * 1000 };
-  };
-  const [a, b] = [span('round-01-reference.json'), span('round-02-candidate.json')];
-  assert.ok(a.from < b.to && b.from < a.to, `rounds 1 and 2 at once: ${JSON.stringify([a, b])}`);
-});
-
-/** The CPU lists of the first pair, as taskset takes them. */
-function duetCpusOf(allowed: number[]): { reference: string; candidate: string }[] {
-  const halves = duetCpus(allowed, 0)!;
-  return [{ reference: halves.reference.join(','), candidate: halves.candidate.join(',') }];
-}
 
 test('gate --against: a candidate with a twice-as-long accelerator step fails with exit 1 and its interval', async () => {
   const out = join(work, 'ab');
