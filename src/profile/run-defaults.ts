@@ -87,5 +87,8 @@ export const DEMO_RUN = {
 /** Least iterations a validate control or CPU point runs before its precision may stop it. */
 export const CONTROL_MIN_ITERATIONS = 60;
 
+/** How many times its epochs a validate cache point may run when its precision needs more than them. */
+export const CACHE_POINT_EPOCHS_BUDGET = 3;
+
 /** Runs of each mode: the order mirrored once (S C K K C S), so a steady drift cancels (docs/method.md, "Drift"). */
 export const DEFAULT_PASSES = 2;

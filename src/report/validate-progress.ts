@@ -32,15 +32,33 @@ function renderPlan(plan: readonly PlannedPoint[], epochs: number): string {
   return `validate plan (estimated from the profile's rates; about ${formatDuration(total)} in all, at most ${formatDuration(most)} if no point reaches its precision early):\n${lines.join('\n')}\n`;
 }
 
-/** A point's progress line: its iterations against the plan's, the cache it holds, the time spent and left. */
+/**
+ * A point's progress line: its iterations against the plan's, the cache it holds, the time spent and left. Past the
+ * plan's iterations (its precision not reached) the point goes on to its budget, and the line says so rather than
+ * showing more iterations than planned with nothing left.
+ */
 function describeProgress(plan: readonly PlannedPoint[], index: number, p: PointProgress): string {
   const planned = plan[index];
-  const share = planned && planned.iterations > 0 ? Math.min(1, p.iterations / planned.iterations) : null;
-  const left = share !== null && share > 0.05 ? `, ~${formatDuration((p.elapsedSec / share) * (1 - share))} left` : '';
+  const past = planned !== undefined && p.iterations > planned.iterations;
+  const goal = planned ? (past ? planned.maxIterations : planned.iterations) : null;
+  const share = goal !== null && goal > 0 ? Math.min(1, p.iterations / goal) : null;
+  const left =
+    share !== null && share > 0.05
+      ? `, ${past ? 'at most ' : ''}~${formatDuration((p.elapsedSec / share) * (1 - share))} left`
+      : '';
   const epoch =
-    p.epoch !== null ? ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}` : '';
+    p.epoch === null
+      ? ''
+      : p.epochs !== null && p.epoch > p.epochs
+        ? ` epoch ${p.epoch} (${p.epochs} planned)`
+        : ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}`;
+  const iterations = !planned
+    ? `iter ${p.iterations}`
+    : past
+      ? `iter ${p.iterations} of at most ${planned.maxIterations} (past the planned ${planned.iterations}: its 95% CI not yet tight)`
+      : `iter ${p.iterations}/${planned.iterations}`;
   const cached = p.residentBytes !== null ? `, dataset cached ${formatBytes(p.residentBytes)}` : '';
-  return `point ${index + 1}/${plan.length}:${epoch} iter ${p.iterations}${planned ? `/${planned.iterations}` : ''}${cached}, ${formatDuration(p.elapsedSec)}${left}`;
+  return `point ${index + 1}/${plan.length}:${epoch} ${iterations}${cached}, ${formatDuration(p.elapsedSec)}${left}`;
 }
 
 /** One line when a point ends: its status, and for a cache point the residency it held. */

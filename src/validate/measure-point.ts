@@ -18,7 +18,7 @@ import { ENV } from '../schema/events.js';
 import { formatRate } from '../units.js';
 import { VALIDATE_TEXT } from './validate-text.js';
 import { fileSink } from '../store/artifact-sink.js';
-import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
+import { CACHE_POINT_EPOCHS_BUDGET, CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 import { startWriteThrottle, writeThrottleObstacle } from '../system/cgroups/write-throttle.js';
 import { measuredWrites, stallWithinTolerance, writeHeld, type WritePrediction } from './write-point.js';
 import type { PointProgress, ValidateHooks, ValidateInput, WriteThrottler } from './run-validate.js';
@@ -385,7 +385,7 @@ async function measureCachePoint(
       mode: 'cold',
       argv: affinity?.argv ?? common.argv,
       minIterations: iterationsPerEpoch * epochs,
-      maxIterations: iterationsPerEpoch * epochs * 3,
+      maxIterations: iterationsPerEpoch * epochs * CACHE_POINT_EPOCHS_BUDGET,
       modeDir,
       wrapArgv: (argv) => (throttle ? throttle.wrap(argv) : argv),
       cacheState,
@@ -393,7 +393,8 @@ async function measureCachePoint(
       onProgress: (progress) => {
         watch.onProgress(progress.iterations);
         readings.take(progress.iterations);
-        const epoch = Math.min(epochs, Math.floor(progress.iterations / iterationsPerEpoch) + 1);
+        // Past its epochs (its precision not yet reached) a point goes on: its epoch too.
+        const epoch = Math.floor(progress.iterations / iterationsPerEpoch) + 1;
         ctx.hooks.onProgress?.(ctx.index, { ...progressOf(progress), epoch, epochs, residentBytes: readings.last });
       },
     });

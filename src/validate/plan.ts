@@ -6,7 +6,7 @@
 // iterations).
 import type { Profile } from '../schema/profile.js';
 import { baseScenario, predict, type FittedModel } from '../whatif/model.js';
-import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
+import { CACHE_POINT_EPOCHS_BUDGET, CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
 import { writePrediction } from './write-point.js';
 import { pointKind, pointScenario, type ValidationPoint } from './point-kinds.js';
 
@@ -15,6 +15,8 @@ export interface PlannedPoint {
   point: ValidationPoint;
   /** Iterations it is expected to run (the pace-setting rank's). */
   iterations: number;
+  /** Iterations it may run when its precision needs more than `iterations`: its budget. */
+  maxIterations: number;
   /** Expected wall time, s: start-up plus iterations at the predicted rates. */
   estimatedSec: number;
   /** Wall time if the point runs to its iteration budget (its precision not reached before), s. */
@@ -54,12 +56,14 @@ export function planValidation(
       const at = pointScenario(base, point, model.datasetBytes);
       const cold = predict(model, { ...at, cacheBytes: 0 }).samplesPerSec;
       const steady = predict(model, at).samplesPerSec;
-      // run-validate.ts lets a cache point run to 3x its epochs when its precision needs them.
+      // measure-point.ts lets a cache point run past its epochs when its precision needs them.
+      const most = CACHE_POINT_EPOCHS_BUDGET * options.epochs;
       return {
         point,
         iterations: iterationsPerEpoch * options.epochs,
+        maxIterations: iterationsPerEpoch * most,
         estimatedSec: start + epochSec(cold) + (options.epochs - 1) * epochSec(steady),
-        maxSec: start + epochSec(cold) + (3 * options.epochs - 1) * epochSec(steady),
+        maxSec: start + epochSec(cold) + (most - 1) * epochSec(steady),
       };
     }
     const steady = predict(model, pointScenario(base, point, model.datasetBytes));
@@ -72,6 +76,7 @@ export function planValidation(
     return {
       point,
       iterations: controlIterations,
+      maxIterations: budget,
       estimatedSec: start + controlIterations * iterSec,
       maxSec: start + budget * iterSec,
     };

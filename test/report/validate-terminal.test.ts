@@ -119,8 +119,8 @@ test('the progress hooks say which cache points were left out, the plan, and eac
   const hooks = validateProgressHooks((t) => (text += t), false, 4);
   hooks.onCachePointsSkipped!('no mincore here');
   const plan: PlannedPoint[] = [
-    { point: { kind: 'control' }, iterations: 60, estimatedSec: 3, maxSec: 5 },
-    { point: { kind: 'cpus', cpus: 1 }, iterations: 60, estimatedSec: 75, maxSec: 90 },
+    { point: { kind: 'control' }, iterations: 60, maxIterations: 100, estimatedSec: 3, maxSec: 5 },
+    { point: { kind: 'cpus', cpus: 1 }, iterations: 60, maxIterations: 100, estimatedSec: 75, maxSec: 90 },
   ];
   hooks.onPlan!(plan);
   hooks.onPoint!({ kind: 'cpus', cpus: 1 }, 1);
@@ -137,6 +137,25 @@ test('the progress hooks say which cache points were left out, the plan, and eac
   assert.match(lines[3], /^ {2}2\. 1 CPU\(s\) +~ +1m15s \(at most 1m30s\) {2}about 60 iterations/);
   assert.equal(lines[4], 'validate: point 2/2: 1 CPU(s) (~1m15s planned)');
   assert.equal(lines[5], 'validate: point 2/2: 1 CPU(s): done, affinity held');
+});
+
+test('a cache point that runs past its planned epochs says it goes on to its budget, not more iterations than planned with nothing left', () => {
+  let text = '';
+  const hooks = validateProgressHooks((t) => (text += t), true, 4);
+  const cache = { kind: 'cache' as const, cacheBytes: 11 << 20 };
+  hooks.onPlan!([{ point: cache, iterations: 64, maxIterations: 192, estimatedSec: 6, maxSec: 19 }]);
+  const shown = (iterations: number, epoch: number, elapsedSec: number) => {
+    text = '';
+    hooks.onProgress!(0, { iterations, elapsedSec, epoch, epochs: 4, residentBytes: 12 << 20 });
+    return text.replace('\r\x1b[K', '');
+  };
+  assert.equal(shown(30, 2, 3), 'point 1/1: epoch 2/4 iter 30/64, dataset cached 12.0 MiB, 3s, ~3s left');
+  // Seen before: "epoch 4/4 iter 116/64, dataset cached 11.5 MiB, 11s, ~0s left", with 7 s still to run.
+  assert.equal(
+    shown(116, 8, 11),
+    'point 1/1: epoch 8 (4 planned) iter 116 of at most 192 (past the planned 64: its 95% CI not yet tight), ' +
+      'dataset cached 12.0 MiB, 11s, at most ~7s left',
+  );
 });
 
 test('a run that did not end well is said in one line', () => {
