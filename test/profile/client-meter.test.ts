@@ -228,3 +228,24 @@ test('a block of one launch gets the network use counted under it, whenever its 
   assert.deepEqual(readings.network?.cacheHits, 35);
   rmSync(dir, { recursive: true, force: true });
 });
+
+test("an old epoch's worker whose requests under the block ended before the block's window is not in flight beside the next epoch's", async () => {
+  // Seen on remote-s3's boto3 job: the switch at 3950, the block's window from 4170 (after the batches carried over).
+  // Worker 1 of the old epoch fetched 3958 to 4008; the new epoch's two workers from 4064. Each held one GET at a time.
+  const dir = netDir();
+  const meter = startClientMeter(dir, ['127.0.0.1:9000']);
+  const worker = (pid: number, firstMs: number, lastEndMs: number) =>
+    appendFileSync(
+      join(dir, `net-${pid}.jsonl`),
+      line(pid, { block: 1, t: 3900 }) +
+        line(pid, { block: 2, t: lastEndMs + 10, requests: 7, maxInFlight: 1, firstMs, lastEndMs }),
+    );
+  worker(1, 3958, 4008);
+  worker(2, 4064, 4463);
+  worker(3, 4064, 4422);
+  const readings = await meter.finish([]);
+  const cold = readings.networkOfBlock?.(2, 4170, 5935);
+  assert.equal(cold?.requests, 21, "the old worker's requests still count under the block");
+  assert.equal(cold?.maxInFlight, 2, 'two workers fetching at once, not three');
+  rmSync(dir, { recursive: true, force: true });
+});

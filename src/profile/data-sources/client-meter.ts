@@ -177,8 +177,10 @@ function countersOfBlock(p: ProcessCounters, block: number, fromMs: number): Pro
     statuses: statusRise(end.statuses, start.statuses),
     firstMs: end.firstMs === null ? null : Math.max(end.firstMs, fromMs),
   };
-  // A process that sent nothing to the origin in the block (a worker of an earlier one) had nothing in flight in it.
-  if (last.requests === 0) last.firstMs = null;
+  // A process that sent nothing to the origin in the block (a worker of an earlier one), or whose requests under it all
+  // ended before the block's window (an old epoch's worker, at the switch, among the loader's batches carried over), had
+  // nothing in flight in it: clamped to the window's start, it was counted beside the next epoch's workers.
+  if (last.requests === 0 || (last.lastEndMs !== null && last.lastEndMs < fromMs)) last.firstMs = null;
   return {
     last,
     firstByteMs: within.flatMap((l) => l.firstByteMs),
