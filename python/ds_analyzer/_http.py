@@ -65,7 +65,7 @@ class _Counters:
         self.open_local = weakref.WeakSet()  # responses answered from the local copy still being read
         self.dirty = False
         self.thread = None
-        self.block = _serve.block_now()  # the block of one launch the counts since the last line belong to
+        self.block, _ = _serve.block_and_mode()  # the block of one launch the counts since the last line belong to
         self.writing = threading.Lock()  # lines reach the file in the order they were taken
 
     def bytes_now(self):

@@ -115,15 +115,10 @@ def mode_now():
     return _state["mode"]
 
 
-def block_now():
-    """The block of one launch the process is in (0 before the control file names one), as mode_now finds it."""
-    mode_now()
-    return _state["block"]
-
-
 def block_and_mode():
-    """The block and its mode from one reading: a request counts in the block whose mode decided where it went (read
-    twice, a switch between the readings counted a request the copy answered in the cold block before it)."""
+    """The block of one launch the process is in (0 before the control file names one) and its mode, from one
+    reading: a request counts in the block whose mode decided where it went (read twice, a switch between the readings
+    counted a request the copy answered in the cold block before it)."""
     mode = mode_now()
     return _state["block"], mode
 
