@@ -11,7 +11,7 @@ import { openDataSource, type DataSpec } from '../profile/data-sources/open-data
 import type { RemoteSpec } from '../system/network/remote-spec.js';
 import { artefactsDir, newProfilePath } from '../store/profile-files.js';
 import { startObjectStore } from './object-store.js';
-import { DEMO_RUN, SUPERVISION } from '../profile/run-defaults.js';
+import { DEMO_RUN, QUICK_DEMO_PRECISION, SUPERVISION } from '../profile/run-defaults.js';
 import { CpuLedger } from '../system/kernel/cpu-ledger.js';
 import { registryDir } from '../profile/run-registry.js';
 import { runProfile, type ProfileRunHooks, type ProfileRunOutcome } from '../profile/run-profile.js';
@@ -68,7 +68,8 @@ export interface DemoOutcome {
 export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoOutcome> {
   // Remote data passes every byte through the proxy here, at about 1.6 ms of CPU per MB: the full preset's 80 MB/s
   // would take half a CPU of a small machine.
-  const preset = input.quick || input.remote ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
+  const quick = input.quick || input.remote;
+  const preset = quick ? EMULATOR_PRESETS.quick : EMULATOR_PRESETS.full;
   const datasetDir = await demoDataset(input, preset, hooks);
 
   // Remote data is capped at the metering proxy, which needs no cgroup.
@@ -97,6 +98,7 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
         ...(store ? { remote: { url: `${store.url}/ (the demo's object store)`, endpoint: null } } : {}),
         modes: [...MODES],
         ...DEMO_RUN,
+        ...(quick ? { precision: QUICK_DEMO_PRECISION } : {}),
         storageBwBytesPerSec: storageBw,
         dropCaches: false,
         sync: SUPERVISION.sync,
