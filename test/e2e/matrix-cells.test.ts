@@ -58,7 +58,7 @@ test('whatif --matrix cells land within 15% of validate runs at the three cells 
   assert.ok(cells, `the matrix suggests cells: ${matrix.validateCommand}`);
   assert.equal(cells.split(',').length, 3);
 
-  const validated = await startCli(['validate', profile, '--cells', cells, '--epochs', '4', '--no-control', '--json'], {
+  const validated = await startCli(['validate', profile, '--cells', cells, '--epochs', '2', '--no-control', '--json'], {
     cwd: work,
   });
   assert.equal(validated.exitCode, 0, validated.all);
