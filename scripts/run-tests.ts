@@ -15,10 +15,11 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { parseMountinfo } from '../src/system/kernel/mountinfo.js';
 import { listPids } from '../src/system/kernel/proc.js';
 import { slowestLines } from './slowest-files.js';
-import { testPlan, type Phase } from './test-plan.js';
+import { filesOf, testPlan, type Phase, type Run } from './test-plan.js';
 
 // The run's temporary folder, the TMPDIR of every test and of the jobs they start (Python's, torchrun's), removed at
 // the end: a run leaves nothing in /tmp, a failed or killed test's folders included. Open to every user as /tmp is,
@@ -128,15 +129,29 @@ async function run(files: string[], concurrency: number, held?: Promise<unknown>
   return { ...counts, exitCode };
 }
 
+let groupsWritten = 0;
+/**
+ * The files node's runner is given for `run`'s groups: a group of one, its file; a larger one, a module in the run's
+ * folder that imports each of its files in turn, so that their tests run in one process.
+ */
+function runnerFiles(run: Run): string[] {
+  return run.groups.map((group) => {
+    if (group.length === 1) return group[0];
+    const path = join(suiteTmp, `unit-tests-${++groupsWritten}.mjs`);
+    writeFileSync(path, group.map((file) => `await import(${JSON.stringify(pathToFileURL(file).href)});\n`).join(''));
+    return path;
+  });
+}
+
 /** Runs a phase: its runs side by side, the first one's output as it comes. */
 async function runPhase(phase: Phase): Promise<Outcome> {
-  const files = phase.runs.reduce((n, r) => n + r.paths.length, 0);
-  const at = phase.runs.map((r) => r.concurrency).join(' + ');
-  process.stderr.write(`# phase ${phase.name}: ${files} files, ${at} at a time\n`);
+  const files = phase.runs.reduce((n, r) => n + filesOf(r).length, 0);
+  const at = phase.runs.map((r) => `${r.groups.length}, ${r.concurrency} at a time`).join('; ');
+  process.stderr.write(`# phase ${phase.name}: ${files} files in processes (${at})\n`);
   const [first, ...others] = phase.runs;
   if (!first) return { passed: 0, failed: 0, exitCode: 0 };
-  const streamed = run(first.paths, first.concurrency);
-  const outcomes = await Promise.all([streamed, ...others.map((r) => run(r.paths, r.concurrency, streamed))]);
+  const streamed = run(runnerFiles(first), first.concurrency);
+  const outcomes = await Promise.all([streamed, ...others.map((r) => run(runnerFiles(r), r.concurrency, streamed))]);
   return outcomes.reduce((a, b) => ({
     passed: a.passed + b.passed,
     failed: a.failed + b.failed,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ALONE, testPlan } from '../scripts/test-plan.js';
+import { ALONE, filesOf, testPlan } from '../scripts/test-plan.js';
 
 const TEST_ROOT = fileURLToPath(new URL('./', import.meta.url));
 
@@ -13,7 +13,7 @@ test('every test file runs once: side by side or alone', () => {
     phases.map((p) => p.name),
     ['side-by-side', 'alone'],
   );
-  const planned = phases.flatMap((p) => p.runs.flatMap((r) => r.paths)).sort();
+  const planned = phases.flatMap((p) => p.runs.flatMap(filesOf)).sort();
   const files = readdirSync(TEST_ROOT, { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.test.js'))
     .map((name) => join(TEST_ROOT, name))
@@ -28,20 +28,37 @@ test('every test file runs once: side by side or alone', () => {
 
 test('each file named to run alone exists, so a renamed timed test does not slip in beside others', () => {
   for (const name of ALONE) assert.ok(existsSync(join(TEST_ROOT, `${name}.test.js`)), `test/${name}.test.ts`);
-  const alone = testPlan()[1].runs[0].paths.map((path) => path.slice(TEST_ROOT.length, -'.test.js'.length));
+  const alone = filesOf(testPlan()[1].runs[0]).map((path) => path.slice(TEST_ROOT.length, -'.test.js'.length));
   assert.deepEqual(alone.sort(), [...ALONE].sort());
 });
 
 test('the Python unit tests have a run of their own, evened out by a few end-to-end files one at a time', () => {
   const [first, second] = testPlan()[0].runs;
   const names = (paths: string[]) => paths.map((path) => path.slice(TEST_ROOT.length, -'.test.js'.length));
-  assert.deepEqual(names(second.paths).sort(), [
+  assert.deepEqual(names(filesOf(second)).sort(), [
     'e2e/checkpoint-boundary',
     'e2e/profile-failures',
     'e2e/remote-https',
     'e2e/remote-s3',
+    'e2e/validate-write',
     'python-unit',
   ]);
   assert.equal(second.concurrency, 1);
-  assert.ok(!names(first.paths).some((n) => names(second.paths).includes(n)), 'no file in both runs');
+  assert.ok(!names(filesOf(first)).some((n) => names(filesOf(second)).includes(n)), 'no file in both runs');
+});
+
+test('the unit tests share a few processes; every end-to-end, Python and timed file has one of its own', () => {
+  const phases = testPlan();
+  const shared = phases.flatMap((p) => p.runs.flatMap((r) => r.groups.filter((g) => g.length > 1)));
+  assert.ok(shared.length >= 2 && shared.length <= 8, `${shared.length} shared processes`);
+  for (const path of shared.flat()) {
+    const name = path.slice(TEST_ROOT.length, -'.test.js'.length);
+    assert.ok(!name.startsWith('e2e/') && name !== 'python-unit' && !ALONE.has(name), name);
+  }
+  const sizes = shared.map((g) => g.length);
+  assert.ok(Math.max(...sizes) - Math.min(...sizes) <= 1, `dealt out evenly: ${sizes.join(', ')}`);
+  assert.deepEqual(
+    phases[1].runs[0].groups.map((g) => g.length),
+    phases[1].runs[0].groups.map(() => 1),
+  );
 });
