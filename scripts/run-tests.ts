@@ -11,11 +11,11 @@
  * Run: npm test  (or, once built, node dist/scripts/run-tests.js [side-by-side|alone])
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseMountinfo } from '../src/system/kernel/mountinfo.js';
 import { listPids } from '../src/system/kernel/proc.js';
 import { slowestLines } from './slowest-files.js';
@@ -129,15 +129,19 @@ async function run(files: string[], concurrency: number, held?: Promise<unknown>
   return { ...counts, exitCode };
 }
 
+// Where a group's module is written: beside dist/test, so that node's runner, which sorts its files by path, starts it
+// after every test file of its run (the long end-to-end files first), wherever the checkout and TMPDIR are.
+const GROUPS_DIR = fileURLToPath(new URL('../unit-groups/', import.meta.url));
 let groupsWritten = 0;
 /**
- * The files node's runner is given for `run`'s groups: a group of one, its file; a larger one, a module in the run's
- * folder that imports each of its files in turn, so that their tests run in one process.
+ * The files node's runner is given for `run`'s groups: a group of one, its file; a larger one, a module that imports
+ * each of its files in turn, so that their tests run in one process.
  */
 function runnerFiles(run: Run): string[] {
   return run.groups.map((group) => {
     if (group.length === 1) return group[0];
-    const path = join(suiteTmp, `unit-tests-${++groupsWritten}.mjs`);
+    mkdirSync(GROUPS_DIR, { recursive: true });
+    const path = join(GROUPS_DIR, `group-${++groupsWritten}.mjs`);
     writeFileSync(path, group.map((file) => `await import(${JSON.stringify(pathToFileURL(file).href)});\n`).join(''));
     return path;
   });
@@ -197,6 +201,7 @@ if (failed > 0) exitCode = 1;
 process.stderr.write(`# phases: ${took.join(', ')}\n`);
 process.stderr.write([...slowestLines(recordedTimes())].join(''));
 if (stoppedBy) await runProcessesEnded(30);
+rmSync(GROUPS_DIR, { recursive: true, force: true });
 removeSuiteTmp();
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
 process.exit(stoppedBy === 'SIGINT' ? 130 : stoppedBy === 'SIGTERM' ? 143 : exitCode);

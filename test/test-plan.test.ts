@@ -40,7 +40,6 @@ test('the Python unit tests have a run of their own, evened out by a few end-to-
     'e2e/profile-failures',
     'e2e/remote-https',
     'e2e/remote-s3',
-    'e2e/validate-write',
     'python-unit',
   ]);
   assert.equal(second.concurrency, 1);

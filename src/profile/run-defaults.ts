@@ -84,10 +84,7 @@ export const DEMO_RUN = {
   killGraceSec: 5,
 } as const;
 
-/**
- * The quick demo's precision (--quick, --remote): profile's default. Its cold blocks spread by a third an iteration
- * (throttled reads), so 3% took 600 of its 970 iterations and 52 of its 63 s; at 5% the split stays within 8%.
- */
+/** The quick demo's precision (--quick, --remote), profile's: at 3% its noisy cold blocks took 52 of its 63 s. */
 export const QUICK_DEMO_PRECISION = 0.05;
 
 /** Least iterations a validate control or CPU point runs before its precision may stop it. */
