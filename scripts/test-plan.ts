@@ -63,7 +63,13 @@ export const ALONE = new Set([
  */
 const SIDE_BY_SIDE = 2;
 const PYTHON_UNIT = 'python-unit';
-const BESIDE_PYTHON = ['e2e/profile-failures', 'e2e/checkpoint-boundary', 'e2e/remote-s3', 'e2e/remote-https'];
+const BESIDE_PYTHON = [
+  'e2e/continue',
+  'e2e/profile-failures',
+  'e2e/checkpoint-boundary',
+  'e2e/remote-s3',
+  'e2e/remote-https',
+];
 
 /**
  * The unit tests (neither end-to-end nor Python nor timed) run in this many processes, their files dealt out in turn:

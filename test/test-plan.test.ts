@@ -37,6 +37,7 @@ test('the Python unit tests have a run of their own, evened out by a few end-to-
   const names = (paths: string[]) => paths.map((path) => path.slice(TEST_ROOT.length, -'.test.js'.length));
   assert.deepEqual(names(filesOf(second)).sort(), [
     'e2e/checkpoint-boundary',
+    'e2e/continue',
     'e2e/profile-failures',
     'e2e/remote-https',
     'e2e/remote-s3',

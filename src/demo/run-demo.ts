@@ -83,6 +83,7 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
 
   const store = input.remote ? await startObjectStore(datasetDir) : null;
   const outFile = newProfilePath(input.profilesDir, JOB_NAME);
+  const files: DataSpec = { kind: 'files', roots: [datasetDir], dropCaches: false };
   // One ledger for the profile's own CPU by component (system/kernel/cpu-ledger.ts).
   const ledger = new CpuLedger();
   const argv = emulatorArgv(preset, datasetDir, store?.url ?? null);
@@ -104,7 +105,7 @@ export async function runDemo(input: DemoInput, hooks: DemoHooks): Promise<DemoO
         sync: SUPERVISION.sync,
         pollMs: SUPERVISION.pollMs,
         outFile,
-        dataSource: openDataSource(store ? demoRemoteData(store.url, datasetDir, outFile) : demoFiles(datasetDir), {
+        dataSource: openDataSource(store ? demoRemoteData(store.url, datasetDir, outFile) : files, {
           env: input.env,
           ledger,
         }),
@@ -167,11 +168,6 @@ function demoRemoteData(url: string, datasetDir: string, outFile: string): DataS
   const cacheDir = join(artefactsDir(outFile), 'remote-cache');
   const named = { url: spec.display, endpoint: null };
   return { kind: 'remote', remote: spec, named, jobCache: null, netMeter: 'proxy', cacheDir, proxyPort: 0 };
-}
-
-/** The demo's dataset as files in its folder. */
-function demoFiles(datasetDir: string): DataSpec {
-  return { kind: 'files', roots: [datasetDir], dropCaches: false };
 }
 
 /** Why storage cannot be throttled here, or null when it can. */

@@ -3,8 +3,7 @@
  * by the profile where it began, and the verdict with its exit code.
  */
 import type { ChangePoint } from '../compare/change-points.js';
-import type { HistorySeries, HistoryVerdict } from '../gate/history.js';
-import { RECENT_PROFILES } from '../gate/history.js';
+import { type HistorySeries, type HistoryVerdict, RECENT_PROFILES } from '../gate/history.js';
 
 const BARS = '▁▂▃▄▅▆▇█';
 
