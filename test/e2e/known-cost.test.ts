@@ -11,9 +11,16 @@ import { fitOrFail } from '../whatif/fit-or-fail.js';
 import { canThrottle, startCli } from './helpers.js';
 
 // The emulated job with set compute, prep and throttled storage: the profile must
-// recover each part of the split. Tolerances are wider than the 10% target so the
-// test stays stable on a busy 2-core machine; `npm run bench` prints the actual errors.
+// recover each part of the split, within 20% of the part (twice the 10% target, so the
+// test stays stable on a busy 2-core machine) or the target's 3% of the iteration, the
+// larger (a 10 ms compute in an 86 ms iteration: 2.6 ms, as a 10 ms sleep wakes late
+// under load); `npm run bench` prints the actual errors.
 const TOLERANCE = 0.2;
+const ITERATION_SHARE = 0.03;
+
+/** How far a part of the split may be from what the settings imply, in ms. */
+const allowedMs = (expected: number, profile: Profile): number =>
+  Math.max(TOLERANCE * expected, ITERATION_SHARE * profile.modes.cold!.summary!.iterMs.mean);
 
 test('the profile recovers the compute, prep stall and fetch stall the emulator was set to; its overlap probe is proven and fits σ', async (t) => {
   const blocker = await canThrottle();
@@ -33,10 +40,9 @@ test('the profile recovers the compute, prep stall and fetch stall the emulator 
   const analysis = profile.analysis!;
   const check = (name: string, measured: number | undefined, expected: number) => {
     assert.ok(measured !== undefined, `${name} measured`);
-    const error = Math.abs(measured - expected) / expected;
     assert.ok(
-      error <= TOLERANCE,
-      `${name}: measured ${measured.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms (error ${(error * 100).toFixed(1)}%)`,
+      Math.abs(measured - expected) <= allowedMs(expected, profile),
+      `${name}: measured ${measured.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms (± ${allowedMs(expected, profile).toFixed(1)})`,
     );
   };
   check('compute', analysis.computeMs?.mean, implied.computeMs);
@@ -129,7 +135,7 @@ test('demo --remote: the same job fetching its samples over HTTP through the met
     ['fetch stall', analysis.fetchStallMs?.mean, implied.fetchStallMs!],
   ] as const) {
     assert.ok(
-      measured !== undefined && Math.abs(measured - expected) / expected <= TOLERANCE,
+      measured !== undefined && Math.abs(measured - expected) <= allowedMs(expected, profile),
       `${name}: measured ${measured?.toFixed(1)} ms, settings imply ${expected.toFixed(1)} ms`,
     );
   }
