@@ -130,8 +130,9 @@ async function run(files: string[], concurrency: number, held?: Promise<unknown>
 }
 
 // Where a group's module is written: beside dist/test, so that node's runner, which sorts its files by path, starts it
-// after every test file of its run (the long end-to-end files first), wherever the checkout and TMPDIR are.
-const GROUPS_DIR = fileURLToPath(new URL('../unit-groups/', import.meta.url));
+// after every test file of its run (the long end-to-end files first), wherever the checkout and TMPDIR are; a folder
+// of this run's own, so that two runs in one checkout do not remove each other's.
+const GROUPS_DIR = fileURLToPath(new URL(`../unit-groups/run-${process.pid}/`, import.meta.url));
 let groupsWritten = 0;
 /**
  * The files node's runner is given for `run`'s groups: a group of one, its file; a larger one, a module that imports
