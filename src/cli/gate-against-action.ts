@@ -15,6 +15,7 @@ import { DEFAULT_MAX_REGRESSION, optionFlag, type Budget } from '../gate/config.
 import { BUDGET_FLAG_KEYS, parseEpochs } from '../gate/options.js';
 import { abbaOrder, pairedChange, type Arm } from '../gate/paired.js';
 import { runProfile, type ProfileRunHooks } from '../profile/run-profile.js';
+import type { ModeResult } from '../schema/profile.js';
 import { PROFILE_FLAG_DEFAULTS } from '../profile/run-defaults.js';
 import { chooseRunAs, runAsNote, type RunAs } from '../profile/run-as.js';
 import { withPython } from '../profile/python-flag.js';
@@ -173,10 +174,7 @@ async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interr
     const msPerSample = summary && summary.samplesPerIter > 0 ? summary.iterMs.mean / summary.samplesPerIter : null;
     run.files.push({ round: index, arm, profile: outcome.path, msPerSample });
     if (outcome.exitCode !== ExitCode.Ok || msPerSample === null || !Number.isFinite(msPerSample)) {
-      const why = measuredMode
-        ? `${measuredMode.status} (${measuredMode.stopReason})`
-        : `the ${plan.mode} mode did not run`;
-      run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, why, outcome.path);
+      run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, noPaceReason(measuredMode, plan.mode), outcome.path);
       run.failureTail = outcome.failureTail;
       return run;
     }
@@ -186,6 +184,14 @@ async function runRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interr
     io.stderr(`${AGAINST_TEXT.roundDone(index, order.length, arm, pace, summary!.measuredIterations)}\n`);
   }
   return run;
+}
+
+/** Why a round's mode gave no pace: it did not run, it failed, or its job ended before any iteration past the warm-up. */
+export function noPaceReason(mode: ModeResult | undefined, name: string): string {
+  if (!mode) return `the ${name} mode did not run`;
+  if (mode.status === 'ok' && !mode.summary)
+    return AGAINST_TEXT.roundTooShort(Math.max(0, ...mode.ranks.map((r) => r.iterations.length)));
+  return `${mode.status} (${mode.stopReason})`;
 }
 
 /** A round's profile flags: one mode alone (cold, or cached with --epochs later), once, to its iteration budget. */

@@ -41,6 +41,9 @@ export const AGAINST_TEXT = {
     `round ${index}/${total} ${arm}: ${pace} ms/sample over ${iterations} measured iterations`,
   roundFailed: (index: number, arm: string, why: string, path: string) =>
     `round ${index} (${arm}) gave no pace: ${why}; see ${path}`,
+  roundTooShort: (iterations: number) =>
+    `its job ended after ${iterations} iteration${iterations === 1 ? '' : 's'}, too few to time past the warm-up: ` +
+    "let each round's job run longer (more epochs or iterations; --max-iterations caps a round)",
   outDirUnwritable: (dir: string, why: string) =>
     `cannot make the rounds' folder '${dir}' (${why}): pass --out-dir a folder you may write`,
   written: (dir: string) => `the rounds' profiles and the comparison (comparison.json) are in ${dir}`,

@@ -39,6 +39,9 @@ export interface PointContext {
   writePrediction: WritePrediction | null;
 }
 
+/** The points that run the job as profiled but for one setting: its CPUs, its loader workers, or none (the control). */
+type SettingsPoint = PointOf<'control' | 'cpus' | 'workers'>;
+
 /** What every point's run asks for beyond the shared settings: the control's budget and no wrapping. */
 type PointRun = Omit<RunRequest, 'mode' | 'cacheState' | 'modeDir'>;
 
@@ -49,17 +52,6 @@ type PointMeasurer<P extends ValidationPoint> = (
   common: PointRun,
   modeDir: string,
 ) => Promise<PointOutcome>;
-
-/** How each kind of point is measured (its words, folder and scenario: point-kinds.ts). */
-const MEASURERS: { [K in PointKindName]: PointMeasurer<PointOf<K>> } = {
-  control: measureSettingsPoint,
-  cache: measureCachePoint,
-  cpus: measureSettingsPoint,
-  workers: measureSettingsPoint,
-  bandwidth: measureBandwidthPoint,
-  latency: measureLatencyPoint,
-  write: measureWritePoint,
-};
 
 export async function measurePoint(point: ValidationPoint, ctx: PointContext): Promise<PointOutcome> {
   const { input } = ctx;
@@ -81,12 +73,7 @@ export async function measurePoint(point: ValidationPoint, ctx: PointContext): P
  * to every disk held to the point's rate, set up for this run alone; its saves' own events give its checkpoint stall,
  * by the profile's arithmetic (checkpointStall).
  */
-async function measureWritePoint(
-  point: PointOf<'write'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
+const measureWritePoint: PointMeasurer<PointOf<'write'>> = async (point, ctx, common, modeDir) => {
   const { input } = ctx;
   const prediction = ctx.writePrediction!;
   const held = (input.writeThrottle ?? cgroupWriteThrottle).start(
@@ -131,7 +118,7 @@ async function measureWritePoint(
       caveat: !prediction.synced && held.version === 'v1' ? VALIDATE_TEXT.bufferedOnV1 : null,
     },
   });
-}
+};
 
 /** The median time to a first byte the profile's cold mode measured, s; null where it saw no requests. */
 function profiledLatencySec(profile: Profile): number | null {
@@ -161,12 +148,7 @@ export function latencyObstacle(
  * A latency point: the cold mode with every request to the origin held at the metering proxy for the asked time less
  * the profiled one, so its first byte comes when a store that far away would send it.
  */
-function measureLatencyPoint(
-  point: PointOf<'latency'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
+const measureLatencyPoint: PointMeasurer<PointOf<'latency'>> = (point, ctx, common, modeDir) => {
   const addedSec = Math.max(0, point.latencySec - (profiledLatencySec(ctx.input.profile) ?? point.latencySec));
   return measureColdPoint(
     ctx,
@@ -182,21 +164,16 @@ function measureLatencyPoint(
         unproven,
       ),
   );
-}
+};
+
+/** The name of a bandwidth point's throttle (its cgroup): this process's, apart from its other points'. */
+const pointThrottleName = (index: number) => `validate-${process.pid}-bw-${index}`;
 
 /**
  * A bandwidth point: the cold mode with the data's reads held to the point's bandwidth (a storage throttle, or for
  * remote data the metering proxy's cap), set up for this run alone.
  */
-/** The name of a bandwidth point's throttle (its cgroup): this process's, apart from its other points'. */
-const pointThrottleName = (index: number) => `validate-${process.pid}-bw-${index}`;
-
-function measureBandwidthPoint(
-  point: PointOf<'bandwidth'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
+const measureBandwidthPoint: PointMeasurer<PointOf<'bandwidth'>> = (point, ctx, common, modeDir) => {
   const { input } = ctx;
   return measureColdPoint(
     ctx,
@@ -206,7 +183,7 @@ function measureBandwidthPoint(
     (result, unproven) =>
       VALIDATE_TEXT.coldNote(formatRate(point.bytesPerSec), result.status, result.stopReason, unproven),
   );
-}
+};
 
 /** The cold mode under a hold set up for this run alone (a throttle, delayed requests), removed however it ends. */
 async function measureColdPoint(
@@ -249,12 +226,7 @@ async function runHeld(
  * A control, CPU or loader-workers point: the cached mode at the point's setting, then whether the setting held (every
  * thread inside the affinity mask; the job ran the workers asked).
  */
-async function measureSettingsPoint(
-  point: PointOf<'control' | 'cpus' | 'workers'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
+const measureSettingsPoint: PointMeasurer<SettingsPoint> = async (point, ctx, common, modeDir) => {
   const { input } = ctx;
   const affinity = point.kind === 'cpus' ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
   const watch = affinityWatch(affinity);
@@ -282,7 +254,7 @@ async function measureSettingsPoint(
     affinity: checked,
     settingHeld,
   });
-}
+};
 
 /** Whether an affinity mask reached every thread of the job: checked once its loader workers exist. */
 function affinityWatch(affinity: { cpus: number[] } | null): {
@@ -361,12 +333,7 @@ class ResidencyReadings {
  * the model's steady state. Residency readings (mincore, through the cap, sampled on large datasets) judge whether the
  * target held.
  */
-async function measureCachePoint(
-  point: PointOf<'cache'>,
-  ctx: PointContext,
-  common: PointRun,
-  modeDir: string,
-): Promise<PointOutcome> {
+const measureCachePoint: PointMeasurer<PointOf<'cache'>> = async (point, ctx, common, modeDir) => {
   const { input, dataset, throttle } = ctx;
   const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
   // Cache points run only where the source can cap its cache (cachePointObstacle refused the others).
@@ -436,7 +403,7 @@ async function measureCachePoint(
       readings.all.map((r) => JSON.stringify(r) + '\n').join(''),
     );
   }
-}
+};
 
 /** A point's progress as the hooks see it, for a point with no epochs or residency to tell. */
 function progressOf(progress: { iterations: number; elapsedSec: number }): PointProgress {
@@ -456,3 +423,14 @@ function affinityWords(checked: AffinityVerdict | null): string {
     ? VALIDATE_TEXT.affinityHeld(checked.threads)
     : VALIDATE_TEXT.affinityNotHeld(checked.outside, checked.threads, checked.example);
 }
+
+/** How each kind of point is measured (its words, folder and scenario: point-kinds.ts). */
+const MEASURERS: { [K in PointKindName]: PointMeasurer<PointOf<K>> } = {
+  control: measureSettingsPoint,
+  cache: measureCachePoint,
+  cpus: measureSettingsPoint,
+  workers: measureSettingsPoint,
+  bandwidth: measureBandwidthPoint,
+  latency: measureLatencyPoint,
+  write: measureWritePoint,
+};

@@ -40,8 +40,7 @@ import {
 } from './scenario.js';
 
 export type { CpuScaling } from './cpu-scaling.js';
-export type { ModelParameter, NotEnoughData } from './fit/fitted.js';
-export { isNotEnoughData } from './fit/fitted.js';
+export { isNotEnoughData, type ModelParameter, type NotEnoughData } from './fit/fitted.js';
 
 /**
  * A fetch stall within 2% of the pace counts as none: inside the noise of a measured iteration time. With fetch and

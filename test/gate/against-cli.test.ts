@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ExitCode } from '../../src/errors.js';
 import { run } from '../../src/cli/main.js';
+import { noPaceReason } from '../../src/cli/gate-against-action.js';
 import { mulberry32 } from '../../src/random.js';
 import { expectOneLineError, fakeIo } from '../cli/fake-io.js';
 import { fixturePath } from './fixtures.js';
@@ -137,4 +138,14 @@ test('gate --baseline --noise-history: a regression beyond the two profiles pass
   );
   assert.equal(still, ExitCode.GateFailed, quiet.out);
   assert.match(quiet.out, /noise between runs checked: .* is no wider than the two profiles' own/);
+});
+
+test('a round with no pace says why: a job too short to time past its warm-up is named so, with what to change', () => {
+  const iterations = (n: number) => Array.from({ length: n }, () => ({}));
+  const short = { status: 'ok', stopReason: 'budget', summary: null, ranks: [{ iterations: iterations(8) }] };
+  const why = noPaceReason(short as unknown as Parameters<typeof noPaceReason>[0], 'cold');
+  assert.match(why, /^its job ended after 8 iterations, too few to time past the warm-up: .*run longer/);
+  const failed = { status: 'failed', stopReason: 'crash', summary: null, ranks: [] };
+  assert.equal(noPaceReason(failed as unknown as Parameters<typeof noPaceReason>[0], 'cold'), 'failed (crash)');
+  assert.equal(noPaceReason(undefined, 'cached'), 'the cached mode did not run');
 });
