@@ -33,9 +33,8 @@ function renderPlan(plan: readonly PlannedPoint[], epochs: number): string {
 }
 
 /**
- * A point's progress line: its iterations against the plan's, the cache it holds, the time spent and left. Past the
- * plan's iterations (its precision not reached) the point goes on to its budget, and the line says so rather than
- * showing more iterations than planned with nothing left.
+ * A point's progress line: its iterations against the plan's (past them, its precision not reached: against its
+ * budget, not "nothing left"), the cache it holds, the time spent and left.
  */
 function describeProgress(plan: readonly PlannedPoint[], index: number, p: PointProgress): string {
   const planned = plan[index];
@@ -46,19 +45,22 @@ function describeProgress(plan: readonly PlannedPoint[], index: number, p: Point
     share !== null && share > 0.05
       ? `, ${past ? 'at most ' : ''}~${formatDuration((p.elapsedSec / share) * (1 - share))} left`
       : '';
-  const epoch =
-    p.epoch === null
-      ? ''
-      : p.epochs !== null && p.epoch > p.epochs
-        ? ` epoch ${p.epoch} (${p.epochs} planned)`
-        : ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}`;
-  const iterations = !planned
-    ? `iter ${p.iterations}`
-    : past
-      ? `iter ${p.iterations} of at most ${planned.maxIterations} (past the planned ${planned.iterations}: its 95% CI not yet tight)`
-      : `iter ${p.iterations}/${planned.iterations}`;
   const cached = p.residentBytes !== null ? `, dataset cached ${formatBytes(p.residentBytes)}` : '';
-  return `point ${index + 1}/${plan.length}:${epoch} ${iterations}${cached}, ${formatDuration(p.elapsedSec)}${left}`;
+  return `point ${index + 1}/${plan.length}:${epochText(p)} ${iterationsText(p.iterations, planned, past)}${cached}, ${formatDuration(p.elapsedSec)}${left}`;
+}
+
+/** A cache point's epoch: of those planned, or past them. */
+function epochText(p: PointProgress): string {
+  if (p.epoch === null) return '';
+  if (p.epochs !== null && p.epoch > p.epochs) return ` epoch ${p.epoch} (${p.epochs} planned)`;
+  return ` epoch ${p.epoch}/${p.epochs}${p.epoch === 1 ? ' (filling, not measured)' : ''}`;
+}
+
+/** The iterations run, against the plan's, or against the budget once past them. */
+function iterationsText(iterations: number, planned: PlannedPoint | undefined, past: boolean): string {
+  if (!planned) return `iter ${iterations}`;
+  if (!past) return `iter ${iterations}/${planned.iterations}`;
+  return `iter ${iterations} of at most ${planned.maxIterations} (past the planned ${planned.iterations}: its 95% CI not yet tight)`;
 }
 
 /** One line when a point ends: its status, and for a cache point the residency it held. */

@@ -18,7 +18,8 @@ import { ENV } from '../schema/events.js';
 import { formatRate } from '../units.js';
 import { VALIDATE_TEXT } from './validate-text.js';
 import { fileSink } from '../store/artifact-sink.js';
-import { CACHE_POINT_EPOCHS_BUDGET, CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
+import { CONTROL_MIN_ITERATIONS } from '../profile/run-defaults.js';
+import type { PlannedPoint } from './plan.js';
 import { startWriteThrottle, writeThrottleObstacle } from '../system/cgroups/write-throttle.js';
 import { measuredWrites, stallWithinTolerance, writeHeld, type WritePrediction } from './write-point.js';
 import type { PointProgress, ValidateHooks, ValidateInput, WriteThrottler } from './run-validate.js';
@@ -29,7 +30,8 @@ export interface PointContext {
   input: ValidateInput;
   hooks: ValidateHooks;
   dataset: Dataset;
-  samplesPerIter: number;
+  /** The plan's iterations and budget for this point: the run holds to what the progress line shows. */
+  planned: PlannedPoint;
   /** Runs the job once with the shared settings, under the user's interrupts. */
   run: (request: RunRequest) => Promise<ModeResult>;
   /** The profile's storage throttle, for the cache points; null without one. */
@@ -60,7 +62,7 @@ export async function measurePoint(point: ValidationPoint, ctx: PointContext): P
     argv: input.profile.command,
     precision: input.precision,
     minIterations: CONTROL_MIN_ITERATIONS,
-    maxIterations: Math.max(CONTROL_MIN_ITERATIONS, input.maxIterations),
+    maxIterations: ctx.planned.maxIterations,
     wrapArgv: (argv) => argv,
   };
   // The table pairs each kind with its own measurer; TypeScript cannot follow that through a union.
@@ -335,7 +337,6 @@ class ResidencyReadings {
  */
 const measureCachePoint: PointMeasurer<PointOf<'cache'>> = async (point, ctx, common, modeDir) => {
   const { input, dataset, throttle } = ctx;
-  const iterationsPerEpoch = Math.ceil(dataset.files.length / ctx.samplesPerIter);
   // Cache points run only where the source can cap its cache (cachePointObstacle refused the others).
   const cap = input.dataSource.cap;
   // Without a cap, capObstacle always says why.
@@ -343,6 +344,8 @@ const measureCachePoint: PointMeasurer<PointOf<'cache'>> = async (point, ctx, co
   const cacheState = cap.state(point.cacheBytes);
   const readings = new ResidencyReadings(cacheState);
   const epochs = input.epochs;
+  // The plan's iterations are the point's epochs, whole.
+  const iterationsPerEpoch = ctx.planned.iterations / epochs;
   // A cell of whatif --matrix: the cache point at a CPU count too.
   const affinity = point.cpus !== undefined ? withCpus(point.cpus, input.profile.command, input.env.PATH) : null;
   const watch = affinityWatch(affinity);
@@ -351,8 +354,8 @@ const measureCachePoint: PointMeasurer<PointOf<'cache'>> = async (point, ctx, co
       ...common,
       mode: 'cold',
       argv: affinity?.argv ?? common.argv,
-      minIterations: iterationsPerEpoch * epochs,
-      maxIterations: iterationsPerEpoch * epochs * CACHE_POINT_EPOCHS_BUDGET,
+      minIterations: ctx.planned.iterations,
+      maxIterations: ctx.planned.maxIterations,
       modeDir,
       wrapArgv: (argv) => (throttle ? throttle.wrap(argv) : argv),
       cacheState,

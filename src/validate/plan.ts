@@ -56,7 +56,7 @@ export function planValidation(
       const at = pointScenario(base, point, model.datasetBytes);
       const cold = predict(model, { ...at, cacheBytes: 0 }).samplesPerSec;
       const steady = predict(model, at).samplesPerSec;
-      // measure-point.ts lets a cache point run past its epochs when its precision needs them.
+      // A cache point may run past its epochs to this budget when its precision needs them (measure-point.ts runs it).
       const most = CACHE_POINT_EPOCHS_BUDGET * options.epochs;
       return {
         point,

@@ -221,7 +221,7 @@ async function pointsOfListedData(
     const plan = planValidation(profile, model, points, {
       epochs: input.epochs,
       maxIterations: input.maxIterations,
-      datasetFiles: profile.dataset.files,
+      datasetFiles: dataset.files.length,
       samplesPerIter: profile.modes.cached?.summary?.samplesPerIter ?? 1,
     });
     hooks.onPlan?.(plan);
@@ -230,13 +230,24 @@ async function pointsOfListedData(
     const reclaim = pauseReclaim(input.pauseReclaim !== false, 'validate', input.env);
     for (const warning of reclaim.warnings) hooks.onWarning?.(warning);
     try {
-      return { report: await runPoints(input, hooks, model, points, notRun, { dataset, throttle, interrupts }), plan };
+      return {
+        report: await runPoints(input, hooks, model, points, notRun, { dataset, throttle, interrupts, plan }),
+        plan,
+      };
     } finally {
       reclaim.restore();
     }
   } finally {
     await throttle?.remove().catch(() => undefined);
   }
+}
+
+/** What the points run on and under: the listed data, its throttle, the user's interrupts, and the plan shown. */
+interface RunningPoints {
+  dataset: Dataset;
+  throttle: Throttle | null;
+  interrupts: Interrupts;
+  plan: PlannedPoint[];
 }
 
 /** Runs the points one after another; a Ctrl-C keeps the ones completed before it. */
@@ -246,11 +257,10 @@ async function runPoints(
   model: FittedModel,
   points: ValidationPoint[],
   notRun: ValidationPoint[],
-  { dataset, throttle, interrupts }: { dataset: Dataset; throttle: Throttle | null; interrupts: Interrupts },
+  { dataset, throttle, interrupts, plan }: RunningPoints,
 ): Promise<ValidationReport> {
   const { profile } = input;
   const base = baseScenario(model);
-  const samplesPerIter = profile.modes.cached?.summary?.samplesPerIter ?? 1;
   // Its runs write nothing of the user's, as the profile's did not: checkpoints to scratch files, trackers off.
   const scratchDir = join(input.workDir, 'scratch');
   hooks.onNote?.(outputsNote(false, scratchDir, false));
@@ -269,7 +279,7 @@ async function runPoints(
       input,
       hooks,
       dataset,
-      samplesPerIter,
+      planned: plan[index],
       run,
       throttle,
       index,

@@ -58,6 +58,7 @@ function fakeRunner(truth: Truth) {
     numWorkers?: number;
     argv: string[];
     minIterations: number;
+    maxIterations: number;
     env: RunEnv;
   }[] = [];
   let clockMs = 1_700_000_000_000;
@@ -68,6 +69,7 @@ function fakeRunner(truth: Truth) {
       numWorkers: input.numWorkers,
       argv: input.wrapArgv(input.argv),
       minIterations: input.minIterations,
+      maxIterations: input.maxIterations,
       env: input.env,
     });
     const prepared = await input.cacheState.prepare(input.mode, input.dataset);
@@ -221,6 +223,12 @@ test('validate plans its points, runs each in its state, anchors to the control 
     ['cached', 'cold', 'cached'],
   );
   assert.equal(runner.calls[1].minIterations, Math.ceil(profile.dataset.files / SAMPLES) * 2);
+  // Each run holds to the budget the plan shows (the progress line's "of at most N"), and the cache point to its epochs.
+  assert.deepEqual(
+    runner.calls.map((c) => c.maxIterations),
+    plan.map((p) => p.maxIterations),
+  );
+  assert.equal(runner.calls[1].minIterations, plan[1].iterations);
   assert.equal(runner.calls[2].numWorkers, 4);
   assert.deepEqual(
     source.modeState.prepared.map((p) => [p.mode, p.finished]),
