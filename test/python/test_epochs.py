@@ -80,11 +80,13 @@ class EpochTest(unittest.TestCase):
         self.assert_epochs(ev, epochs, 2, True)
         # A replaying iterator starts no worker and no sampler: its later epochs' starts are an order of
         # magnitude below the first's, which started the workers, in the same run (a bound in ms would be
-        # a timing the machine's load decides: 5.2 ms was seen with the other core busy).
-        first = epochs[0]
-        for e in epochs[1:]:
-            self.assertLess(e["createMs"], first["createMs"] / 10, epochs)
-            self.assertLess(e["firstWaitMs"], first["firstWaitMs"] / 10, epochs)
+        # a timing the machine's load decides: 5.2 ms was seen with the other core busy). The quickest of the
+        # later starts is held to that; each one to a half, since one preemption on a busy machine costs a
+        # replay's whole start (2.5 ms against a first start of 19.6 in a full test run).
+        first, later = epochs[0], epochs[1:]
+        for key in ("createMs", "firstWaitMs"):
+            self.assertLess(min(e[key] for e in later), first[key] / 10, epochs)
+            self.assertLess(max(e[key] for e in later), first[key] / 2, epochs)
 
     def test_a_loader_without_workers(self):
         ev, epochs = self.run_job(workers=0, persistent=False, context="None")
