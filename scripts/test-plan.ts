@@ -65,10 +65,7 @@ export const ALONE = new Set([
  */
 const SIDE_BY_SIDE = 3;
 const PYTHON_UNIT = 'python-unit';
-const BESIDE_PYTHON = [
-  'e2e/continue',
-  'e2e/profile-failures',
-];
+const BESIDE_PYTHON = ['e2e/continue', 'e2e/profile-failures'];
 
 /**
  * The unit tests (neither end-to-end nor Python nor timed) run in this many processes, their files dealt out in turn:
