@@ -146,12 +146,8 @@ function measuredVerdict(input: ProofInput): StateProof {
   };
   const verdict = (proven: boolean, reason: string): StateProof => ({ ...base, proven, reason });
 
-  if (!input.jobAcknowledgedMode) {
-    return verdict(false, PROOF_TEXT.notAcknowledged(input.mode));
-  }
-  if (input.mode === 'synthetic') {
-    return verdict(true, PROOF_TEXT.synthetic);
-  }
+  if (!input.jobAcknowledgedMode) return verdict(false, PROOF_TEXT.notAcknowledged(input.mode));
+  if (input.mode === 'synthetic') return verdict(true, PROOF_TEXT.synthetic);
   const words = FETCH_WORDS[input.fetchesFrom ?? 'storage'];
   if (readFraction === null) {
     return verdict(false, PROOF_TEXT.unmeasured(words.unmeasured, input.readBytesSource));

@@ -313,10 +313,11 @@ function setLimits(options: JobCgroupOptions, info: CgroupInfo, dirFor: Map<Cgro
 
 /** Removes each group once its processes have left (exit in progress: EBUSY); a UserError if one stays past `timeoutMs`. */
 async function removeGroups(dirs: string[], timeoutMs: number): Promise<void> {
-  // The job's processes are its own to end: nothing is killed here.
+  // The job's processes are its own to end: nothing is killed here. One deadline for all the groups, not one each.
   const fs = { ...realCgroupFs, kill: () => false };
+  const deadline = Date.now() + timeoutMs;
   for (const dir of dirs) {
-    const { error } = await emptyAndRemove(dir, fs, timeoutMs);
+    const { error } = await emptyAndRemove(dir, fs, Math.max(0, deadline - Date.now()));
     if (error !== null) throw new UserError(CGROUP_TEXT.notEmpty(dir), ExitCode.Environment);
   }
 }
