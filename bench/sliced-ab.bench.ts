@@ -8,7 +8,8 @@
  * of a shared machine move between rounds; slices a second apart share it. Both jobs run without address-space
  * randomisation (setarch -R) and with one hash seed: otherwise each launch carried an offset of its own (A/A read
  * +3.0% and -4.3% in two runs). DSA_BENCH_SLICED_RUNS sets the runs of each (default 2), DSA_BENCH_SLICED_SEC the
- * measured seconds a run (default 150). Needs /usr/bin/python3 with torch. Numbers for people, never asserted.
+ * measured seconds a run (default 150), DSA_BENCH_SLICED_CASE=A/A or A/B one case alone. Needs /usr/bin/python3 with
+ * torch. Numbers for people, never asserted.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -40,10 +41,12 @@ export async function bench(): Promise<void> {
   try {
     const root = join(work, 'jpegs');
     await execa(PYTHON, [MAKE_DATASET, root, '--classes', '10', '--train-per-class', '150', '--val-per-class', '5']);
-    for (const [name, candidateSize] of [
+    const cases = [
       ['A/A', 64],
       ['A/B (68 px)', 68],
-    ] as const) {
+    ] as const;
+    const only = process.env.DSA_BENCH_SLICED_CASE; // 'A/A' or 'A/B': that case alone
+    for (const [name, candidateSize] of cases.filter(([name]) => !only || name.startsWith(only))) {
       for (let run = 1; run <= runs; run++) {
         const started = Date.now();
         const out = join(work, `${name.slice(0, 3).replace('/', '')}-${run}`);
