@@ -7,8 +7,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
-import { doc, PYTHON, type Scratch, scratchRepository, type Workflow, yamlBlockAfter } from './ci-workflow-play.js';
+import { abGate, abWorkflow, PYTHON, type Scratch, scratchRepository } from './ci-workflow-play.js';
 
 let scratch: Scratch;
 before(async () => {
@@ -17,13 +16,11 @@ before(async () => {
 
 test('the A/B workflow fails a pull request with a three times longer step, and the rounds come as artifacts', async (t) => {
   if (!existsSync(PYTHON)) return t.skip(`needs ${PYTHON}`);
-  const ab = parse(yamlBlockAfter(doc, '### A/B in one GitHub Actions job')) as Workflow;
-  const gate = Object.values(ab.jobs)[0]!.steps.find((step) => step.run?.includes('gate --against'));
   scratch.writeTrainPy(8, scratch.mainSnapshot);
   scratch.writeTrainPy(24);
-  const slower = await scratch.play('pull_request', ab);
+  const slower = await scratch.play('pull_request', abWorkflow);
   const text = slower.outputs.join('\n');
-  assert.equal(slower.failed, gate!.name, text);
+  assert.equal(slower.failed, abGate!.name, text);
   assert.match(text, /regression \(A\/B in one run\) .*FAIL/, 'the A/B gate failed the regression');
   assert.ok(existsSync(join(scratch.repo, 'reports/ab/comparison.json')), 'the comparison is in the artifact');
 });

@@ -8,8 +8,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { doc, PYTHON, type Scratch, scratchRepository, type Workflow, yamlBlockAfter } from './ci-workflow-play.js';
-import { parse } from 'yaml';
+import { abGate, abWorkflow, PYTHON, type Scratch, scratchRepository } from './ci-workflow-play.js';
 
 let scratch: Scratch;
 before(async () => {
@@ -18,13 +17,11 @@ before(async () => {
 
 test("the A/B workflow runs main's train.py and the pull request's side by side: an unchanged one passes", async (t) => {
   if (!existsSync(PYTHON)) return t.skip(`needs ${PYTHON}`);
-  const ab = parse(yamlBlockAfter(doc, '### A/B in one GitHub Actions job')) as Workflow;
-  assert.deepEqual(Object.keys(ab.on), ['pull_request']);
-  const gate = Object.values(ab.jobs)[0]!.steps.find((step) => step.run?.includes('gate --against'));
-  assert.match(gate?.run ?? '', /--against 'python main-src\/train\.py'.* -- python train\.py/s);
+  assert.deepEqual(Object.keys(abWorkflow.on), ['pull_request']);
+  assert.match(abGate?.run ?? '', /--against 'python main-src\/train\.py'.* -- python train\.py/s);
   scratch.writeTrainPy(8, scratch.mainSnapshot);
   scratch.writeTrainPy(8);
-  const same = await scratch.play('pull_request', ab);
+  const same = await scratch.play('pull_request', abWorkflow);
   assert.equal(same.failed, null, same.outputs.join('\n'));
   assert.match(same.outputs.join('\n'), /gate PASSED/);
 });

@@ -56,6 +56,9 @@ export function yamlBlockAfter(markdown: string, heading: string): string {
 export const doc = readFileSync(join(ROOT, 'docs/ci.md'), 'utf8');
 export const workflow = parse(yamlBlockAfter(doc, '## A complete GitHub Actions job')) as Workflow;
 export const steps = Object.values(workflow.jobs)[0]!.steps;
+/** docs/ci.md's A/B workflow, and its step that runs gate --against. */
+export const abWorkflow = parse(yamlBlockAfter(doc, '### A/B in one GitHub Actions job')) as Workflow;
+export const abGate = Object.values(abWorkflow.jobs)[0]!.steps.find((step) => step.run?.includes('gate --against'));
 /** What a play of the workflow did: the step that failed first, each command's output, the steps skipped. */
 export interface RunLog {
   failed: string | null;
