@@ -50,8 +50,8 @@ export async function bench(): Promise<void> {
       for (let run = 1; run <= runs; run++) {
         const started = Date.now();
         const out = join(work, `${name.slice(0, 3).replace('/', '')}-${run}`);
-        const slices = await slicedRun(root, [64, candidateSize], measuredSec, out);
-        report(`${name}, run ${run}`, slices, (Date.now() - started) / 60_000);
+        const measured = await slicedRun(root, [64, candidateSize], measuredSec, out);
+        report(`${name}, run ${run}`, measured, (Date.now() - started) / 60_000);
       }
     }
   } finally {
