@@ -1,24 +1,26 @@
 /**
  * A/B in slices (issue 42, not yet offered by gate --against): the reference and the candidate of
  * examples/pytorch/train.py (squeezenet, CPU, 64 px crops; the candidate 68 px, about 10% more compute a sample)
- * launched once each and kept running, the machine handed to one at a time: the other's whole process tree is
- * stopped (SIGSTOP) for a slice of 2 s, in A B B A order. Each slice's pace is the job's own iterations that began
- * and ended inside it, the first after a resume left out; adjacent slices pair, and the change is judged as gate
- * --against judges its rounds (gate/paired.ts) at a 5% budget. Rounds in turn (gate-against.bench.ts) let the pace
- * of a shared machine move between rounds; slices a second apart share it. Both jobs run without address-space
- * randomisation (setarch -R) and with one hash seed: otherwise each launch carried an offset of its own (A/A read
- * +3.0% and -4.3% in two runs). DSA_BENCH_SLICED_RUNS sets the runs of each (default 2), DSA_BENCH_SLICED_SEC the
- * measured seconds a run (default 150), DSA_BENCH_SLICED_CASE=A/A or A/B one case alone. Needs /usr/bin/python3 with
- * torch. Numbers for people, never asserted.
+ * launched once each and kept running, the machine handed to one at a time: the other's whole process tree is stopped
+ * (SIGSTOP) for a slice of 2 s, in A B B A order. Each slice's pace is the job's own iterations that began and ended
+ * inside it, the first after a resume left out; adjacent slices pair, and the change is judged as gate --against judges
+ * its rounds (gate/paired.ts) at a 5% budget. Rounds in turn (gate-against.bench.ts) let the pace of a shared machine
+ * move between rounds; slices a second apart share it. Both jobs run without address-space randomisation (setarch -R)
+ * and with one hash seed and one --seed: otherwise each launch carried an offset of its own (A/A read +3.0% and -4.3% in two runs of a
+ * Python prototype). DSA_BENCH_SLICED_RUNS sets the runs of each (default 2), DSA_BENCH_SLICED_SEC the measured seconds
+ * a run (default 150), DSA_BENCH_SLICED_CASE=A/A or A/B one case alone. Needs /usr/bin/python3 with torch. Numbers for
+ * people, never asserted.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { abbaOrder, type Arm, judgePaired, pairedChange, type RoundPace } from '../src/gate/paired.js';
+import { EventsReader } from '../src/profile/events-reader.js';
+import { ENV } from '../src/schema/events.js';
 import { processTree } from '../src/system/kernel/proc.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -112,7 +114,13 @@ function launch(root: string, imageSize: number, events: string): ChildProcess {
   mkdirSync(events, { recursive: true });
   const job = [PYTHON, TRAIN, '-a', 'squeezenet1_0', '-b', '16', '-j', '2', '--no-val', '--seed', '1'];
   job.push('--epochs', '1000', '--image-size', String(imageSize), root);
-  const env = { ...process.env, PYTHONPATH: PACKAGE, PYTHONHASHSEED: '0', DSA_MODE: 'cached', DSA_EVENTS_DIR: events };
+  const env = {
+    ...process.env,
+    PYTHONPATH: PACKAGE,
+    PYTHONHASHSEED: '0',
+    [ENV.mode]: 'cached',
+    [ENV.eventsDir]: events,
+  };
   return spawn('setarch', [arch() === 'arm64' ? 'aarch64' : 'x86_64', '-R', ...job], {
     env,
     stdio: 'ignore',
@@ -147,16 +155,13 @@ interface Iteration {
   samples: number;
 }
 
+/** The iterations of the job's rank-0 process, as the profile reads them (its loader workers write none). */
 function iterationsIn(events: string): Iteration[] {
-  const found: Iteration[] = [];
-  for (const file of readdirSync(events)) {
-    for (const line of readFileSync(join(events, file), 'utf8').split('\n')) {
-      if (!line.includes('"type":"iter"')) continue;
-      const e = JSON.parse(line) as { t: number; waitMs: number; computeMs: number; samples: number; rank: number };
-      if (e.rank === 0) found.push({ from: e.t - e.waitMs - e.computeMs, to: e.t, samples: e.samples });
-    }
-  }
-  return found;
+  return new EventsReader(events)
+    .finish()
+    .filter((process) => (process.start?.rank ?? 0) === 0)
+    .flatMap((process) => process.iterations)
+    .map((it) => ({ from: it.t - it.waitMs - it.computeMs, to: it.t, samples: it.samples }));
 }
 
 /** Each slice's pace (ms a sample over the iterations inside it, the first after a resume left out), judged. */
