@@ -16,11 +16,11 @@ function fakeClock(): { clock: () => number; advance: (sec: number) => void } {
   return { clock: () => now, advance: (sec) => void (now += sec) };
 }
 
-/** Busy until this process has used `ms` more of CPU (wall time would stretch on a busy machine). */
 /**
- * Busy work until `clock` has moved `ms`, or 2 s of wall time have gone (a clock that does not move ends it there). By
- * the thread's own clock: the process's also counts its other threads, which in a test process shared with other
- * files (scripts/test-plan.ts) may be busy too: spun by it, 30 ms of the process once held 9.6 ms of this thread.
+ * Busy work until `clock` has moved `ms` (not wall time, which would stretch on a busy machine), or 2 s of wall time
+ * have gone (a clock that does not move ends it there). By the thread's own clock: the process's also counts its other
+ * threads, which in a test process shared with other files (scripts/test-plan.ts) may be busy too: spun by it, 30 ms
+ * of the process once held 9.6 ms of this thread.
  */
 function spin(ms: number, clock: () => number): void {
   const until = clock() + ms / 1000;
