@@ -68,7 +68,7 @@ export class SupervisedJob implements Job {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly onToolExit = () => {
     this.signalGroup('SIGKILL');
-    this.stopWatchdog();
+    stopWatchdog(this.watchdog);
   };
 
   private constructor(
@@ -89,7 +89,7 @@ export class SupervisedJob implements Job {
       for (const timer of this.timers) clearTimeout(timer);
       // The leader is gone; DataLoader workers or other children may not be.
       await this.reapGroup();
-      this.stopWatchdog();
+      stopWatchdog(this.watchdog);
       process.off('exit', this.onToolExit);
       return {
         exitCode: result.exitCode ?? null,
@@ -115,27 +115,21 @@ export class SupervisedJob implements Job {
       stdout: { file: options.stdoutFile },
       stderr: { file: options.stderrFile },
     });
-    // A spawn failure (ENOENT, EACCES) surfaces before a pid exists.
+    // The watchdog before any await (a CLI killed while awaiting 'spawn' left its job with none); no pid, no job.
+    const watchdog = subprocess.pid === undefined ? null : startWatchdog(execa, process.pid, subprocess.pid);
     const spawnError = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
       subprocess.once('spawn', () => resolve(null));
       subprocess.once('error', (error: NodeJS.ErrnoException) => resolve(error));
     });
-    if (spawnError) {
+    if (spawnError || watchdog === null) {
+      if (watchdog) stopWatchdog(watchdog);
       await subprocess.catch(() => undefined);
-      const reason = spawnError.code === 'EACCES' ? KERNEL_TEXT.notExecutable : KERNEL_TEXT.notFound;
+      const reason = spawnError?.code === 'EACCES' ? KERNEL_TEXT.notExecutable : KERNEL_TEXT.notFound;
       throw new UserError(KERNEL_TEXT.commandNotRunnable(file, reason), ExitCode.CommandNotFound);
     }
-    return new SupervisedJob(options, subprocess, startWatchdog(execa, process.pid, subprocess.pid!));
+    return new SupervisedJob(options, subprocess, watchdog);
   }
 
-  /** Ends the watchdog and its sleep (its own group) once the CLI no longer needs it. */
-  private stopWatchdog(): void {
-    try {
-      if (this.watchdog.pid !== undefined) process.kill(-this.watchdog.pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
 
   /** Asks the job to stop gently (SIGTERM to the group), then kills it after the grace period. */
   async terminate(): Promise<void> {
@@ -197,6 +191,15 @@ export class SupervisedJob implements Job {
     } catch {
       // The group is already gone.
     }
+  }
+}
+
+/** Ends the watchdog and its sleep (its own group) once the CLI no longer needs it. */
+function stopWatchdog(watchdog: ReturnType<typeof execa>): void {
+  try {
+    if (watchdog.pid !== undefined) process.kill(-watchdog.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
   }
 }
 
