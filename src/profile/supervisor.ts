@@ -130,7 +130,6 @@ export class SupervisedJob implements Job {
     return new SupervisedJob(options, subprocess, watchdog);
   }
 
-
   /** Asks the job to stop gently (SIGTERM to the group), then kills it after the grace period. */
   async terminate(): Promise<void> {
     this.stopRequested = true;
