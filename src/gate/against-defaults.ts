@@ -4,6 +4,14 @@
 export const DEFAULT_PAIRS = 8;
 /** Default measured iterations of a round, as typed: its own pace to a few per cent, short enough for CI. */
 export const DEFAULT_ROUND_ITERATIONS = '100';
+/**
+ * Default rounds in slices (--epochs later): 5 launches of both versions. Each launch carries an offset of its own (A/A
+ * launches of train.py differed by 0.6% at most, the change between two versions by 2.3%: docs/ci.md), so the change
+ * is judged over launches; at that spread 5 catch a 10% slowdown at a 5% budget about 98 times in 100.
+ */
+export const DEFAULT_SLICED_ROUNDS = 5;
+/** Default iterations of each version measured inside its slices in a sliced round (as many again warm it up). */
+export const DEFAULT_SLICED_ITERATIONS = 60;
 /** gate's flags that belong to --against alone (the rounds' own and the profile flags passed on to them). */
 export const AGAINST_ONLY_FLAGS = [
   'data',

@@ -7,8 +7,11 @@ import type { PairedJudgement } from './paired.js';
 /** Messages of gate --against. */
 export const AGAINST_TEXT = {
   paces: (reference: string, candidate: string, mode: string, pairs: number) =>
-    `${reference} → ${candidate} ms/sample (${mode} pace, reference → candidate), judged on ${pairs} pairs of ` +
-    'adjacent rounds run A B B A: the drift of the machine falls on both versions',
+    `${reference} → ${candidate} ms/sample (${mode} pace, reference → candidate), ` +
+    (mode === 'cached'
+      ? `judged over ${pairs} rounds of both versions at once, handed the machine in turn in slices A B B A: ` +
+        'the pace of the machine falls on both versions'
+      : `judged on ${pairs} pairs of adjacent rounds run A B B A: the drift of the machine falls on both versions`),
   judged: {
     fail: (limit: string) => `beyond the ${limit} budget: the whole 95% interval of the paired change lies above it`,
     pass: (limit: string) => `within the ${limit} budget`,
@@ -39,6 +42,14 @@ export const AGAINST_TEXT = {
     `--rounds '${text}' is below 2: the interval needs at least 2 pairs of rounds (default ${DEFAULT_PAIRS})`,
   roundDone: (index: number, total: number, arm: string, pace: string, iterations: number) =>
     `round ${index}/${total} ${arm}: ${pace} ms/sample over ${iterations} measured iterations`,
+  slicedRoundDone: (index: number, total: number, reference: string, candidate: string, pairs: number) =>
+    `round ${index}/${total}: reference ${reference}, candidate ${candidate} ms/sample over ${pairs} pairs of slices`,
+  endedBeforeSlices: (arm: string, why: string) =>
+    `the ${arm}'s job ended (${why}) before its slices were measured: let it run longer (more epochs), or lower ` +
+    '--max-iterations',
+  slicesTooShort:
+    'no pair of slices held 2 iterations of each version past its first: the jobs reported too few iterations ' +
+    'while they ran',
   roundFailed: (index: number, arm: string, why: string, path: string) =>
     `round ${index} (${arm}) gave no pace: ${why}; see ${path}`,
   roundTooShort: (iterations: number) =>

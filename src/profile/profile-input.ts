@@ -12,6 +12,7 @@ import type { ModeProgress } from './run-mode.js';
 import type { ModeRunInput } from './run-input.js';
 import type { LaunchRunner, ModeRunner } from './run-setup.js';
 import type { ReadProber } from './storage-probe.js';
+import type { Job } from './supervisor.js';
 
 /** Everything a profile run needs, already parsed and validated. */
 export interface ProfileRunInput
@@ -96,6 +97,8 @@ export interface ProfileRunHooks {
   onDownload?: (progress: DownloadProgress) => void;
   /** Something limits what the profile can prove; said as soon as it is known. */
   onWarning?: (message: string) => void;
+  /** A run's job has started (gate --against's slices stop and resume it). */
+  onJobStarted?: (job: Job) => void;
   /** Registers a SIGINT/SIGTERM handler; returns its remover. */
   onSignal: (handler: (signal?: NodeJS.Signals) => void) => () => void;
 }

@@ -190,6 +190,7 @@ function runners(
     ...(nodes ? { beforeJobStart: () => nodes.barrier(label) } : {}),
     ...(input.ledger ? { ledger: input.ledger } : {}),
     onProgress: hooks.onProgress,
+    onJobStarted: hooks.onJobStarted,
   });
   // The job ran here: this node's rank is the one its ranks reported (merge-nodes.ts).
   const ranHere = (results: ModeResult[]) => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ExitCode } from '../../src/errors.js';
 import { run } from '../../src/cli/main.js';
-import { noPaceReason } from '../../src/cli/gate-against-action.js';
+import { noPaceReason } from '../../src/cli/against-rounds.js';
 import { mulberry32 } from '../../src/random.js';
 import { expectOneLineError, fakeIo } from '../cli/fake-io.js';
 import { fixturePath } from './fixtures.js';
