@@ -9,7 +9,9 @@
  * goals (false alarms at most 1 in 100; a 10% slowdown caught at least 95
  * times in 100). DSA_BENCH_AB_PAIRS sets the real pairs run (default 12);
  * DSA_BENCH_AB_TORCH=1 adds examples/pytorch/train.py (squeezenet, CPU); DSA_BENCH_AB_SAVE=DIR keeps the rounds'
- * paces and profiles there.
+ * paces and profiles there. DSA_BENCH_AB_SLICED=1 gates with --epochs later instead: both versions at once in
+ * slices, DSA_BENCH_AB_PAIRS real rounds (launches of both) each, and sets of the default rounds resampled from them
+ * (a sliced round runs both orders itself).
  * Numbers for people, never asserted.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { generateDataset } from '../src/emulator/generate-dataset.js';
-import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS } from '../src/gate/against-defaults.js';
+import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS, DEFAULT_SLICED_ROUNDS } from '../src/gate/against-defaults.js';
 import { judgePaired, pairedChange, type RoundPace } from '../src/gate/paired.js';
 import { mulberry32 } from '../src/random.js';
 
@@ -30,6 +32,9 @@ const MAKE_DATASET = fileURLToPath(new URL('../../examples/pytorch/make_dataset.
 const GOALS = { falseAlarms: 0.01, detections: 0.95 } as const;
 const LIMIT = 0.05;
 const RESAMPLES = 2000;
+const SLICED = process.env.DSA_BENCH_AB_SLICED === '1';
+/** Pairs of rounds (in turn) or rounds (sliced) in a resampled set: the gate's default. */
+const SET_SIZE = SLICED ? DEFAULT_SLICED_ROUNDS : DEFAULT_PAIRS;
 
 /** One job to judge: its reference, its copy, its 10% slower copy, the data the rounds evict. */
 interface BenchJob {
@@ -62,7 +67,8 @@ export async function bench(): Promise<void> {
       const falseAlarms = rate(aa, mulberry32(1));
       const detections = rate(ab, mulberry32(2));
       console.log(
-        `${job.name}: ${pairs} real pairs each (${minutes.toFixed(1)} min for both); resampled sets of ${DEFAULT_PAIRS} pairs at a ${LIMIT * 100}% budget:`,
+        `${job.name}${SLICED ? ', sliced' : ''}: ${pairs} real ${SLICED ? 'rounds' : 'pairs'} each (${minutes.toFixed(1)} min for both); ` +
+          `resampled sets of ${SET_SIZE} ${SLICED ? 'rounds' : 'pairs'} at a ${LIMIT * 100}% budget:`,
       );
       console.log(
         `  A/A real change ${pct(pairedChange(aa).relative)}, A/B (the slower copy) real change ${pct(pairedChange(ab).relative)}`,
@@ -82,7 +88,9 @@ export async function bench(): Promise<void> {
 /** The rounds of one real gate --against run of `pairs` pairs. */
 async function roundsOf(job: BenchJob, candidate: string[], pairs: number, out: string): Promise<RoundPace[]> {
   const args = ['gate', '--against', job.reference.join(' '), '--data', job.data, '--rounds', String(pairs)];
-  args.push('--max-iterations', String(job.roundIterations), '--out-dir', out, '--json', '--', ...candidate);
+  if (SLICED) args.push('--epochs', 'later');
+  else args.push('--max-iterations', String(job.roundIterations));
+  args.push('--out-dir', out, '--json', '--', ...candidate);
   const result = await execa(process.execPath, [CLI, ...args], { reject: false, env: { ...process.env } });
   const verdict = JSON.parse(result.stdout) as {
     against: { rounds: { arm: RoundPace['arm']; msPerSample: number }[] };
@@ -90,14 +98,16 @@ async function roundsOf(job: BenchJob, candidate: string[], pairs: number, out: 
   return verdict.against.rounds.map(({ arm, msPerSample }) => ({ arm, msPerSample }));
 }
 
-/** Share of resampled sets of the default pairs that fail the budget. */
+/** Share of resampled sets of the default pairs (or sliced rounds) that fail the budget. */
 function rate(rounds: RoundPace[], random: () => number): number {
-  const byOrder: [RoundPace, RoundPace][][] = [[], []];
-  for (let j = 0; 2 * j + 1 < rounds.length; j++) byOrder[j % 2].push([rounds[2 * j], rounds[2 * j + 1]]);
+  const pairs: [RoundPace, RoundPace][] = [];
+  for (let j = 0; 2 * j + 1 < rounds.length; j++) pairs.push([rounds[2 * j], rounds[2 * j + 1]]);
+  // Pair k of the schedule runs A then B for even k, B then A for odd k (paired.ts abbaOrder): drawn from its own
+  // order. A sliced round is one pair of paces and runs both orders inside it: drawn from all.
+  const byOrder = SLICED ? [pairs, pairs] : [0, 1].map((order) => pairs.filter((_, j) => j % 2 === order));
   let failed = 0;
   for (let s = 0; s < RESAMPLES; s++) {
-    // Pair k of the schedule runs A then B for even k, B then A for odd k (paired.ts abbaOrder): drawn from its own order.
-    const set = Array.from({ length: DEFAULT_PAIRS }, (_, k) => pick(byOrder[k % 2], random)).flat();
+    const set = Array.from({ length: SET_SIZE }, (_, k) => pick(byOrder[k % 2], random)).flat();
     if (judgePaired(pairedChange(set), LIMIT) === 'fail') failed++;
   }
   return failed / RESAMPLES;

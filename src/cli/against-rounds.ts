@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { ExitCode } from '../errors.js';
 import type { AgainstRounds } from '../gate/against.js';
+import { DEFAULT_ROUND_ITERATIONS } from '../gate/against-defaults.js';
 import { AGAINST_TEXT } from '../gate/against-text.js';
 import type { Budget } from '../gate/config.js';
 import { abbaOrder, type Arm } from '../gate/paired.js';
@@ -24,8 +25,8 @@ export interface AgainstPlan {
   jobName: string;
   /** Pairs of rounds in turn (cold), or rounds of both versions at once in slices (cached). */
   pairs: number;
-  /** A round's measured iterations: of its version (in turn), or of each version inside its slices. */
-  iterations: number;
+  /** --max-iterations: a round's measured iterations (in turn), or each version's inside its slices; null: not given. */
+  iterations: number | null;
   budget: Budget;
   /** The mode each round runs: cold (the first epoch) or cached (epochs 2+, --epochs later). */
   mode: 'cold' | 'cached';
@@ -82,7 +83,7 @@ export function noPaceReason(mode: ModeResult | undefined, name: string): string
 
 /** A round's profile flags: one mode alone (cold, or cached with --epochs later), once, to its iteration budget. */
 export function roundFlags(plan: AgainstPlan, out: string): RawProfileOptions {
-  const maxIterations = String(plan.iterations);
+  const maxIterations = String(plan.iterations ?? DEFAULT_ROUND_ITERATIONS);
   return {
     ...PROFILE_FLAG_DEFAULTS,
     data: plan.raw.data,

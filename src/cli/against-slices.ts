@@ -2,17 +2,20 @@
  * gate --against --epochs later: A/B in slices (gate/slices.ts). Each round launches both versions, each profiled in
  * the cached mode, and hands the machine to one at a time: the other's process group is stopped for the slice. Warm-up
  * slices first (the interpreter's start, the first loader workers, the allocator), then measured ones until each
- * version has run --max-iterations inside them; the gate then ends both jobs as a timeout would, and each profile keeps
- * what its job ran. The rounds in turn (cold) are against-rounds.ts's.
+ * version has run 20 s (or --max-iterations) inside them; the gate then ends both jobs as a timeout would, and each
+ * profile keeps what its job ran. The rounds in turn (cold) are against-rounds.ts's.
  */
 import { join } from 'node:path';
 import { ExitCode } from '../errors.js';
+import { DEFAULT_SLICED_SEC } from '../gate/against-defaults.js';
 import { AGAINST_TEXT } from '../gate/against-text.js';
 import type { Arm } from '../gate/paired.js';
+import { changeText } from '../gate/against.js';
 import { launchPaces, MIN_SLICE_PAIRS, sliceMs, type Slice, type TimedIteration } from '../gate/slices.js';
 import { runProfile, type ProfileRunOutcome } from '../profile/run-profile.js';
 import type { Job } from '../profile/supervisor.js';
 import type { ModeResult } from '../schema/profile.js';
+import { fixChildrenLayout } from '../system/kernel/personality.js';
 import { formatNumber } from '../units.js';
 import { noPaceReason, roundFlags, roundHooks, type AgainstPlan, type RoundsRun } from './against-rounds.js';
 import type { Io } from './io.js';
@@ -26,9 +29,12 @@ const ARMS: readonly Arm[] = ['reference', 'candidate'];
 export async function runSlicedRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interrupted'> {
   const run: RoundsRun = { rounds: { rounds: [], unproven: 0, failure: null }, failureTail: null, files: [] };
   const shown = new Set<string>();
+  // Launches of one job carried offsets of +3.0% and -4.3% with a random layout, under 1.7% without (docs/ci.md).
+  const jobIo = { ...io, env: { PYTHONHASHSEED: '0', ...io.env } };
+  io.stderr(`${AGAINST_TEXT.layout(fixChildrenLayout(), jobIo.env.PYTHONHASHSEED)}\n`);
   for (let index = 1; index <= plan.pairs; index++) {
     const pair = new SlicedPair();
-    const outcomes = await launchPair(plan, index, pair, io, shown);
+    const outcomes = await launchPair(plan, index, pair, jobIo, shown);
     if (outcomes.some((o) => o.exitCode === ExitCode.Interrupted)) return 'interrupted';
     const modes = outcomes.map((o) => o.profile.modes.cached);
     const iterations = { reference: timed(modes[0]), candidate: timed(modes[1]) };
@@ -46,8 +52,9 @@ export async function runSlicedRounds(plan: AgainstPlan, io: Io): Promise<Rounds
     }
     run.rounds.unproven += modes.filter((mode) => !mode!.state.proven).length;
     run.rounds.rounds.push(...measured.paces);
-    const [reference, candidate] = measured.paces.map((p) => formatNumber(p.msPerSample, 3));
-    io.stderr(`${AGAINST_TEXT.slicedRoundDone(index, plan.pairs, reference, candidate, measured.change.pairs)}\n`);
+    const paces = measured.paces.map((p) => formatNumber(p.msPerSample, 3)).join(' → ');
+    const { change } = measured;
+    io.stderr(`${AGAINST_TEXT.slicedRoundDone(index, plan.pairs, paces, changeText(change), change.pairs)}\n`);
   }
   return run;
 }
@@ -82,7 +89,7 @@ async function launchPair(
       await pair.untilStarted(arm);
       if (pair.over) break;
     }
-    if (!pair.over) await runSlices(pair, plan.iterations);
+    if (!pair.over) await runSlices(pair, sliceBudget(plan.iterations));
   } finally {
     pair.release();
     removeSignal();
@@ -123,23 +130,36 @@ function launchArm(
   });
 }
 
+/** What each version runs in each phase of a sliced round: iterations (--max-iterations), or ms inside its slices. */
+interface SliceBudget {
+  unit: 'iterations' | 'ms';
+  warmUp: number;
+  measured: number;
+}
+
+function sliceBudget(iterations: number | null): SliceBudget {
+  if (iterations !== null) return { unit: 'iterations', warmUp: iterations, measured: iterations };
+  return { unit: 'ms', warmUp: DEFAULT_SLICED_SEC.warmUp * 1000, measured: DEFAULT_SLICED_SEC.measured * 1000 };
+}
+
 /**
- * The slices: A B B A ... (warm-up) until each version has reported `iterations` and MIN_SLICE_PAIRS pairs have run,
- * then measured until each has run `iterations` inside its slices, in whole A B B A blocks. Each slice lasts about
- * SLICE_ITERATIONS of the slower version's median iteration (sliceMs).
+ * The slices, A B B A ...: warm-up ones until each version has run its warm-up budget inside them, then measured ones
+ * until each has run its measured budget and MIN_SLICE_PAIRS pairs have run, in whole A B B A blocks. Each slice lasts
+ * about SLICE_ITERATIONS of the slower version's median iteration (sliceMs).
  */
-async function runSlices(pair: SlicedPair, iterations: number): Promise<void> {
+async function runSlices(pair: SlicedPair, budget: SliceBudget): Promise<void> {
   for (const measured of [false, true]) {
+    const target = measured ? budget.measured : budget.warmUp;
     const counted: Record<Arm, number> = { reference: 0, candidate: 0 };
     for (let k = 0; ; k++) {
-      const enough = ARMS.every((arm) => (measured ? counted[arm] : pair.reported[arm]) >= iterations);
-      if (k % 4 === 0 && k >= 2 * MIN_SLICE_PAIRS && enough) break;
+      const enough = ARMS.every((arm) => counted[arm] >= target);
+      if (k % 4 === 0 && k >= (measured ? 2 * MIN_SLICE_PAIRS : 4) && enough) break;
       const arm: Arm = k % 4 === 0 || k % 4 === 3 ? 'reference' : 'candidate';
       const before = pair.reported[arm];
       const slice = await pair.runSlice(arm, sliceMs(pair.slowerMedianMs()));
       if (slice === null) return;
       // The first iteration after a resume is left out of the pace (gate/slices.ts).
-      counted[arm] += Math.max(0, pair.reported[arm] - before - 1);
+      counted[arm] += budget.unit === 'ms' ? slice.toMs - slice.fromMs : Math.max(0, pair.reported[arm] - before - 1);
       if (measured) pair.slices.push(slice);
     }
   }

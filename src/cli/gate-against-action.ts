@@ -8,12 +8,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ExitCode, UserError } from '../errors.js';
 import { againstVerdict } from '../gate/against.js';
-import {
-  DEFAULT_PAIRS,
-  DEFAULT_ROUND_ITERATIONS,
-  DEFAULT_SLICED_ITERATIONS,
-  DEFAULT_SLICED_ROUNDS,
-} from '../gate/against-defaults.js';
+import { DEFAULT_PAIRS, DEFAULT_SLICED_ROUNDS } from '../gate/against-defaults.js';
 import { AGAINST_TEXT } from '../gate/against-text.js';
 import { commandWords } from '../gate/command-words.js';
 import { DEFAULT_MAX_REGRESSION, optionFlag } from '../gate/config.js';
@@ -138,10 +133,7 @@ function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags,
     argv: { reference, candidate },
     jobName: jobNameOf(candidate),
     pairs,
-    iterations:
-      raw.maxIterations === undefined
-        ? Number(sliced ? DEFAULT_SLICED_ITERATIONS : DEFAULT_ROUND_ITERATIONS)
-        : parsePositiveInt(raw.maxIterations, '--max-iterations'),
+    iterations: raw.maxIterations === undefined ? null : parsePositiveInt(raw.maxIterations, '--max-iterations'),
     budget: { level: 'error', limit, source },
     mode,
     outDir: resolve(io.cwd, raw.outDir ?? join(raw.profilesDir, `ab-${stamp}`)),

@@ -2,7 +2,12 @@ import { Command } from 'commander';
 import { ExitCode } from '../errors.js';
 import type { RawGateOptions } from './gate-action.js';
 import { collect, withExitCodes, type CommandFactory, type ExitCodeList } from './program.js';
-import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS } from '../gate/against-defaults.js';
+import {
+  DEFAULT_PAIRS,
+  DEFAULT_ROUND_ITERATIONS,
+  DEFAULT_SLICED_SEC,
+  DEFAULT_SLICED_ROUNDS,
+} from '../gate/against-defaults.js';
 
 /** The exit codes `gate` can return, in its --help and docs/cli.md. */
 const GATE_EXIT_CODES: ExitCodeList = [
@@ -73,7 +78,11 @@ candidate CMD run in alternating short profiles of the cold mode, in the order
 A B B A A B B A ... (--rounds pairs), so the drift of a shared runner falls on
 both and cancels in each pair. The regression fails only when the whole 95%
 interval of the paired change lies above --max-regression (default 5%). Each
-round's profile and comparison.json are written to --out-dir.
+round's profile and comparison.json are written to --out-dir. With --epochs
+later (the pace of epochs 2+, the dataset in the page cache) both versions run
+at once and take the machine in turn, in slices of about 10 iterations: the
+one not measured is stopped (SIGSTOP of its process group). Each launch of the
+two is a round (--rounds, default 5), and the change is judged over them.
 
 --noise-history DIR adds the noise between runs to --baseline's regression:
 the spread of the cold pace over main's stored profiles (at least 6); the
@@ -87,7 +96,8 @@ Examples:
   $ ds-analyzer gate --config .ds-analyzer-gate.json profiles/train.json
   $ ds-analyzer gate --history main-profiles/ --max-regression 5% --chart history.png
   $ ds-analyzer gate profiles/train.json --baseline main.json --noise-history main-profiles/
-  $ ds-analyzer gate --against 'python train.py' --data ./ds -- python train.py --new-aug`;
+  $ ds-analyzer gate --against 'python train.py' --data ./ds -- python train.py --new-aug
+  $ ds-analyzer gate --against 'python train.py' --epochs later --data ./ds -- python train.py --new-aug`;
 
 export const gateCommand: CommandFactory = (io, result) => {
   const command = new Command('gate')
@@ -154,13 +164,19 @@ function withAgainstOptions(command: Command): Command {
     .option(
       '--against <command>',
       'A/B in one run: the reference command (quoted, one string); the candidate follows --, and both run in ' +
-        'alternating rounds A B B A ...',
+        'alternating rounds A B B A ... (with --epochs later: both at once, in slices)',
     )
     .option('--data <dir>', 'with --against: dataset folder the jobs read (repeatable)', collect)
-    .option('--rounds <pairs>', `with --against: pairs of rounds, at least 2 (default ${DEFAULT_PAIRS})`)
+    .option(
+      '--rounds <n>',
+      `with --against: pairs of rounds, at least 2 (default ${DEFAULT_PAIRS}); with --epochs later: launches of ` +
+        `both versions (default ${DEFAULT_SLICED_ROUNDS})`,
+    )
     .option(
       '--max-iterations <n>',
-      `with --against: measured iterations of each round (default ${DEFAULT_ROUND_ITERATIONS})`,
+      `with --against: measured iterations of each round (default ${DEFAULT_ROUND_ITERATIONS}); with --epochs ` +
+        `later: of each version inside its slices, a round (default: ${DEFAULT_SLICED_SEC.measured} s of each, ` +
+        `after ${DEFAULT_SLICED_SEC.warmUp} s of warm-up)`,
     )
     .option('--timeout <duration>', "with --against: kill a round's job tree after this long (default 15m)")
     .option(

@@ -10,8 +10,11 @@ export const DEFAULT_ROUND_ITERATIONS = '100';
  * is judged over launches; at that spread 5 catch a 10% slowdown at a 5% budget about 98 times in 100.
  */
 export const DEFAULT_SLICED_ROUNDS = 5;
-/** Default iterations of each version measured inside its slices in a sliced round (as many again warm it up). */
-export const DEFAULT_SLICED_ITERATIONS = 60;
+/**
+ * Default seconds of each version inside its slices in a sliced round: warming up (the interpreter's start, the first
+ * loader workers, the allocator), then measured. --max-iterations counts iterations instead, as many each.
+ */
+export const DEFAULT_SLICED_SEC = { warmUp: 10, measured: 20 } as const;
 /** gate's flags that belong to --against alone (the rounds' own and the profile flags passed on to them). */
 export const AGAINST_ONLY_FLAGS = [
   'data',

@@ -1,7 +1,7 @@
 // Words of gate --against (A/B in one run): the verdict's notes and the one-line errors of its flags (cause, flag,
 // fix). against.ts and cli/gate-against-action.ts decide; the words live here.
 
-import { DEFAULT_PAIRS } from './against-defaults.js';
+import { DEFAULT_PAIRS, DEFAULT_SLICED_ROUNDS } from './against-defaults.js';
 import type { PairedJudgement } from './paired.js';
 
 /** Messages of gate --against. */
@@ -39,17 +39,24 @@ export const AGAINST_TEXT = {
   extraProfiles: (count: number) =>
     `gate takes one profile, got ${count}: pass one profile file, or run two commands with --against CMD -- CMD`,
   roundsTooFew: (text: string) =>
-    `--rounds '${text}' is below 2: the interval needs at least 2 pairs of rounds (default ${DEFAULT_PAIRS})`,
+    `--rounds '${text}' is below 2: the interval needs at least 2 (default ${DEFAULT_PAIRS} pairs of rounds; ` +
+    `with --epochs later ${DEFAULT_SLICED_ROUNDS} launches of both versions)`,
   roundDone: (index: number, total: number, arm: string, pace: string, iterations: number) =>
     `round ${index}/${total} ${arm}: ${pace} ms/sample over ${iterations} measured iterations`,
-  slicedRoundDone: (index: number, total: number, reference: string, candidate: string, pairs: number) =>
-    `round ${index}/${total}: reference ${reference}, candidate ${candidate} ms/sample over ${pairs} pairs of slices`,
+  slicedRoundDone: (index: number, total: number, paces: string, change: string, pairs: number) =>
+    `round ${index}/${total}: ${paces} ms/sample (reference → candidate), ${change} over its ${pairs} pairs of slices`,
   endedBeforeSlices: (arm: string, why: string) =>
     `the ${arm}'s job ended (${why}) before its slices were measured: let it run longer (more epochs), or lower ` +
     '--max-iterations',
   slicesTooShort:
     'no pair of slices held 2 iterations of each version past its first: the jobs reported too few iterations ' +
     'while they ran',
+  layout: (refused: string | null, seed: string) =>
+    refused === null
+      ? `note: both versions run without address-space randomisation and with PYTHONHASHSEED=${seed}, so that ` +
+        'launches of one job differ less (docs/ci.md)'
+      : `warning: address-space randomisation stays on for the jobs (${refused}): each round carries more of an ` +
+        'offset of its own, and more --rounds may be needed (docs/ci.md)',
   roundFailed: (index: number, arm: string, why: string, path: string) =>
     `round ${index} (${arm}) gave no pace: ${why}; see ${path}`,
   roundTooShort: (iterations: number) =>

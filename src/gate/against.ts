@@ -6,7 +6,7 @@ import { ExitCode } from '../errors.js';
 import { formatNumber } from '../units.js';
 import { AGAINST_TEXT } from './against-text.js';
 import type { Budget } from './config.js';
-import { judgePaired, pairedChange, type RoundPace } from './paired.js';
+import { judgePaired, pairedChange, type PairedChange, type RoundPace } from './paired.js';
 import { pct, signedPct, type GateVerdict, type RuleOutcome } from './rules.js';
 
 /** What the rounds left: their paces in run order, and why any round gave none. */
@@ -42,8 +42,6 @@ export function againstVerdict(
   const change = pairedChange(measured.rounds);
   const judged = judgePaired(change, budget.limit);
   const held = judged !== 'fail';
-  const interval =
-    change.low === null || change.high === null ? '' : ` (95%: ${signedPct(change.low)} to ${signedPct(change.high)})`;
   const notes = [
     AGAINST_TEXT.paces(
       meanPace(measured.rounds, 'reference'),
@@ -57,7 +55,7 @@ export function againstVerdict(
   const rule: RuleOutcome = {
     ...base,
     result: held ? 'pass' : budget.level === 'error' ? 'fail' : 'warn',
-    actual: `${signedPct(change.relative)}${interval}`,
+    actual: changeText(change),
     value: change.relative,
     note: notes.join('; '),
   };
@@ -71,6 +69,13 @@ export function againstVerdict(
     jobFailure: null,
     exitCode: failed ? ExitCode.GateFailed : ExitCode.Ok,
   };
+}
+
+/** A paired change with its interval, as the verdict writes it: +8.0% (95%: +6.1% to +9.9%). */
+export function changeText(change: PairedChange): string {
+  const interval =
+    change.low === null || change.high === null ? '' : ` (95%: ${signedPct(change.low)} to ${signedPct(change.high)})`;
+  return `${signedPct(change.relative)}${interval}`;
 }
 
 /** The geometric mean pace of one version's rounds, ms/sample (the mean the log ratios judge). */

@@ -24,6 +24,7 @@ const LIBC_PROTOTYPES = {
   // glibc 2.34 and later: a libc without it still binds every other call.
   close_range: 'int close_range(unsigned int first, unsigned int last, int flags)',
   statx: 'int statx(int dirfd, const uint8_t *path, int flags, unsigned int mask, _Out_ uint8_t *buf)',
+  personality: 'int personality(unsigned long persona)',
   // struct timespec is two 64-bit words on the 64-bit ABIs koffi's prebuilt binaries cover.
   clock_gettime: 'int clock_gettime(int clock, _Out_ int64_t *ts)',
   // syscall() is variadic; x86-64 and aarch64 pass these arguments alike, so a fixed prototype serves cachestat.
