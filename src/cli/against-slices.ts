@@ -2,7 +2,7 @@
  * gate --against --epochs later: A/B in slices (gate/slices.ts). Each round launches both versions, each profiled in
  * the cached mode, and hands the machine to one at a time: the other's process group is stopped for the slice. Warm-up
  * slices first (the interpreter's start, the first loader workers, the allocator), then measured ones until each
- * version has run 20 s (or --max-iterations) inside them; the gate then ends both jobs as a timeout would, and each
+ * version has run 10 s (or --max-iterations) inside them; the gate then ends both jobs as a timeout would, and each
  * profile keeps what its job ran. The rounds in turn (cold) are against-rounds.ts's.
  */
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ const ARMS: readonly Arm[] = ['reference', 'candidate'];
 export async function runSlicedRounds(plan: AgainstPlan, io: Io): Promise<RoundsRun | 'interrupted'> {
   const run: RoundsRun = { rounds: { rounds: [], unproven: 0, failure: null }, failureTail: null, files: [] };
   const shown = new Set<string>();
-  // Launches of one job carried offsets of +3.0% and -4.3% with a random layout, under 1.7% without (docs/ci.md).
+  // Launches of one job differed by +3.0% and -4.3% with a random layout, by 1.7% at most without (docs/ci.md).
   const jobIo = { ...io, env: { PYTHONHASHSEED: '0', ...io.env } };
   io.stderr(`${AGAINST_TEXT.layout(fixChildrenLayout(), jobIo.env.PYTHONHASHSEED)}\n`);
   for (let index = 1; index <= plan.pairs; index++) {

@@ -80,7 +80,7 @@ both and cancels in each pair. The regression fails only when the whole 95%
 interval of the paired change lies above --max-regression (default 5%). Each
 round's profile and comparison.json are written to --out-dir. With --epochs
 later (the pace of epochs 2+, the dataset in the page cache) both versions run
-at once and take the machine in turn, in slices of about 10 iterations: the
+at once and take the machine in turn, in slices of about 30 iterations: the
 one not measured is stopped (SIGSTOP of its process group). Each launch of the
 two is a round (--rounds, default 5), and the change is judged over them.
 
@@ -127,8 +127,8 @@ export const gateCommand: CommandFactory = (io, result) => {
       '--epochs <which>',
       "which epochs the stall, throughput and regression budgets judge: 'first' (the dataset cold: the cold " +
         "mode) or 'later' (epochs 2+: the cached pace where the page cache holds the dataset, else the what-if's " +
-        "steady state) (default: first, or the config's epochs); with --against: the rounds run the cold mode " +
-        '(first) or the cached mode (later)',
+        "steady state) (default: first, or the config's epochs); with --against: rounds in turn of the cold mode " +
+        '(first), or both versions at once in slices of the cached mode (later)',
     )
     .option('--baseline <file>', 'baseline profile for the regression rule')
     .option(

@@ -5,16 +5,16 @@ export const DEFAULT_PAIRS = 8;
 /** Default measured iterations of a round, as typed: its own pace to a few per cent, short enough for CI. */
 export const DEFAULT_ROUND_ITERATIONS = '100';
 /**
- * Default rounds in slices (--epochs later): 5 launches of both versions. Each launch carries an offset of its own (A/A
- * launches of train.py differed by 0.6% at most, the change between two versions by 2.3%: docs/ci.md), so the change
- * is judged over launches; at that spread 5 catch a 10% slowdown at a 5% budget about 98 times in 100.
+ * Default rounds in slices (--epochs later): 10 launches of both versions. Each launch carries an offset of its own (on
+ * train.py, the same job read up to 6% apart between launches, each round's change spreading by about 3%: docs/ci.md),
+ * so the change is judged over rounds; at that spread, 10 rounds catch a 10% slowdown at a 5% budget nearly always.
  */
-export const DEFAULT_SLICED_ROUNDS = 5;
+export const DEFAULT_SLICED_ROUNDS = 10;
 /**
  * Default seconds of each version inside its slices in a sliced round: warming up (the interpreter's start, the first
  * loader workers, the allocator), then measured. --max-iterations counts iterations instead, as many each.
  */
-export const DEFAULT_SLICED_SEC = { warmUp: 10, measured: 20 } as const;
+export const DEFAULT_SLICED_SEC = { warmUp: 5, measured: 10 } as const;
 /** gate's flags that belong to --against alone (the rounds' own and the profile flags passed on to them). */
 export const AGAINST_ONLY_FLAGS = [
   'data',

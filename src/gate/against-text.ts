@@ -20,7 +20,7 @@ export const AGAINST_TEXT = {
       'regression (more --rounds narrow it)',
   } satisfies Record<PairedJudgement, (limit: string) => string>,
   unproven: (count: number, of: number, mode: string) =>
-    `${count} of ${of} rounds did not prove their ${mode} state (both versions ran the same way, so the pair still ` +
+    `${count} of the rounds' ${of} profiles did not prove their ${mode} state (both versions ran the same way, so the pair still ` +
     'compares like with like)',
   noCandidate:
     'gate --against needs the candidate command after --: ' +

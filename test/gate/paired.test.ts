@@ -111,7 +111,7 @@ test("the verdict reads as the gate's: its interval, the paces, exit 1 on a regr
   const same = rounds(3, 0, 0.01, 0, mulberry32(3));
   const passed = againstVerdict('train.py', budget, { rounds: same, unproven: 2, failure: null });
   assert.equal(passed.exitCode, ExitCode.Ok);
-  assert.match(passed.rules[0].note!, /2 of 6 rounds did not prove their cold state/);
+  assert.match(passed.rules[0].note!, /2 of the rounds' 6 profiles did not prove their cold state/);
   const later = againstVerdict('train.py', budget, { rounds: same, unproven: 0, failure: null }, 'cached');
   assert.equal(later.rules[0].judges, 'later-epochs');
   assert.match(later.rules[0].note!, /ms\/sample \(cached pace, reference → candidate\)/);
