@@ -1,8 +1,9 @@
 /**
  * gate --against REF -- CANDIDATE: A/B in one run. The two commands run in alternating short profiles of the cold mode
- * (the job's real first-epoch pace; with --epochs later the cached mode, the dataset in the page cache, as epochs 2+
- * run), in the order A B B A A B ..., each round a profile of its own in the output folder; the regression is judged on
- * the paired rounds (gate/paired.ts) and written beside them as comparison.json.
+ * (the job's real first-epoch pace) in the order A B B A A B ... (against-rounds.ts), or with --epochs later both at
+ * once, handed the machine in turn in slices of the cached mode (against-slices.ts); each round's profile is written to
+ * the output folder, the regression judged on the paired rounds (gate/paired.ts) and written beside them as
+ * comparison.json.
  */
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -114,13 +115,8 @@ function planAgainst(candidate: string[], raw: RawGateOptions & RawAgainstFlags,
   if (candidate.length === 0) throw new UserError(AGAINST_TEXT.noCandidate, ExitCode.Usage);
   if (!raw.data || raw.data.length === 0) throw new UserError(AGAINST_TEXT.noData, ExitCode.Usage);
   const mode = raw.epochs !== undefined && parseEpochs(raw.epochs) === 'later' ? 'cached' : 'cold';
-  const sliced = mode === 'cached';
-  const pairs =
-    raw.rounds === undefined
-      ? sliced
-        ? DEFAULT_SLICED_ROUNDS
-        : DEFAULT_PAIRS
-      : parsePositiveInt(raw.rounds, '--rounds');
+  const defaultPairs = mode === 'cached' ? DEFAULT_SLICED_ROUNDS : DEFAULT_PAIRS;
+  const pairs = raw.rounds === undefined ? defaultPairs : parsePositiveInt(raw.rounds, '--rounds');
   if (pairs < 2) throw new UserError(AGAINST_TEXT.roundsTooFew(raw.rounds ?? ''), ExitCode.BadValue);
   const limit =
     raw.maxRegression === undefined ? DEFAULT_MAX_REGRESSION : parseFraction(raw.maxRegression, '--max-regression');

@@ -1,5 +1,5 @@
 // Words of gate --against (A/B in one run): the verdict's notes and the one-line errors of its flags (cause, flag,
-// fix). against.ts and cli/gate-against-action.ts decide; the words live here.
+// fix). against.ts and the cli/ modules of --against decide; the words live here.
 
 import { DEFAULT_PAIRS, DEFAULT_SLICED_ROUNDS } from './against-defaults.js';
 import type { PairedJudgement } from './paired.js';

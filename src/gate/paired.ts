@@ -3,7 +3,7 @@
  * A A B B A ..., and the change is judged on the paired differences of adjacent rounds. Both versions see the same
  * window of the shared machine, so its slow drift falls on both and cancels in each pair (duet benchmarking: Bulej et
  * al., ICPE 2020); the mirrored order makes a linear drift add +d and -d to alternate pairs, so it cancels in their
- * mean, and is fitted out of their spread. Pure functions: the runs are cli/gate-against-action.ts's.
+ * mean, and is fitted out of their spread. Pure functions: the runs are cli/against-rounds.ts's.
  */
 import { tQuantile975 } from '../analysis/stats.js';
 

@@ -32,9 +32,8 @@ export const MIN_SLICE_MS = 1000;
 /** Longest slice, ms: the pace of a shared machine must not move within a pair. */
 export const MAX_SLICE_MS = 10_000;
 /**
- * Iterations of the slower version a slice should hold. Each switch costs a slice some pace (a resume's batches, caches
- * cooled by the other version): on train.py (65 ms an iteration) pairs of 1 s slices spread by about 7.5%, of 2 s by
- * 3.5% (docs/ci.md).
+ * Iterations of the slower version a slice should hold: its first, left out, a small share. On train.py (65 ms an
+ * iteration) A/A pairs of 1 s slices spread by 3.9%, of 2 s by 3.5% (docs/ci.md): the length matters little.
  */
 export const SLICE_ITERATIONS = 30;
 /** Fewest pairs of measured slices in a launch: A B B A twice, so a drift within the launch cancels. */

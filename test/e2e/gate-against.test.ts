@@ -25,7 +25,8 @@ import { before, test } from 'node:test';
 import { generateDataset } from '../../src/emulator/generate-dataset.js';
 import { ExitCode } from '../../src/errors.js';
 import { lookupUser } from '../../src/system/kernel/users.js';
-import { emulatorArgv, startCli } from './helpers.js';
+import { execa } from 'execa';
+import { emulatorArgv, sleep, startCli } from './helpers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'dsa-e2e-against-'));
 const data = join(work, 'data');
@@ -166,4 +167,23 @@ test('gate --against --epochs later runs both versions at once in slices: itself
     assert.ok(Math.max(...gaps) > 900, `${arm}: its longest gap ${Math.max(...gaps)} ms`);
     assert.equal(profile.modes.cached.status, 'ok', `${arm}: ended by the gate, its profile ok`);
   }
+});
+
+test('Ctrl-C in a sliced round ends both jobs, the stopped one too, with exit 130 and the rounds saved', async () => {
+  const out = join(work, 'sliced-interrupted');
+  const marked = job(21); // its step marks its processes
+  const cli = startCli(
+    ['gate', '--against', marked.join(' '), '--epochs', 'later', '--data', data, '--out-dir', out, '--', ...marked],
+    { cwd: work, env },
+  );
+  // Both jobs run once the candidate's profile has its folder; a few slices later one of them is stopped.
+  while (!existsSync(join(out, 'round-01-candidate.d'))) await sleep(100);
+  await sleep(3000);
+  cli.kill('SIGINT');
+  const result = await cli;
+  assert.equal(result.exitCode, ExitCode.Interrupted, result.all);
+  assert.match(result.all, /interrupted; the rounds measured so far are in/);
+  const left = await execa('pgrep', ['-f', marked.slice(1).join(' ')], { reject: false });
+  assert.equal(left.stdout, '', 'no job of the round is left, stopped or running');
+  assert.ok(existsSync(join(out, 'round-01-reference.json')), "the round's profiles are saved");
 });
