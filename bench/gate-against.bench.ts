@@ -79,6 +79,12 @@ export async function bench(): Promise<void> {
       console.log(
         `  detections ${pct(detections)} (goal ≥ ${pct(GOALS.detections)}: ratio ${(detections / GOALS.detections).toFixed(2)}, ≥ 1 meets it)`,
       );
+      // The copy's change moves between runs (train.py's 68 px crop read +7.9% to +11%): the goal's 10% as the A/B
+      // rounds' spread around a change of exactly 10%.
+      const atTen = rate(movedTo(ab, 0.1), mulberry32(3));
+      console.log(
+        `  detections of a 10% change (the A/B rounds moved to +10%) ${pct(atTen)} (ratio ${(atTen / GOALS.detections).toFixed(2)})`,
+      );
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -96,6 +102,12 @@ async function roundsOf(job: BenchJob, candidate: string[], pairs: number, out: 
     against: { rounds: { arm: RoundPace['arm']; msPerSample: number }[] };
   };
   return verdict.against.rounds.map(({ arm, msPerSample }) => ({ arm, msPerSample }));
+}
+
+/** The rounds with the candidate's paces scaled so that their paired change is `change`: the same spread around it. */
+function movedTo(rounds: RoundPace[], change: number): RoundPace[] {
+  const factor = (1 + change) / (1 + pairedChange(rounds).relative);
+  return rounds.map((r) => (r.arm === 'candidate' ? { ...r, msPerSample: r.msPerSample * factor } : r));
 }
 
 /** Share of resampled sets of the default pairs (or sliced rounds) that fail the budget. */
