@@ -152,7 +152,8 @@ export class SupervisedJob implements Job {
   }
 
   pass(signal: NodeJS.Signals): void {
-    this.signalGroup(signal);
+    // Once the leader is gone its pid may be another group's: gate --against's SIGSTOP must never reach that one.
+    if (!this.exited) this.signalGroup(signal);
   }
 
   /** Records that the job was asked to stop through the protocol's stop file. */
