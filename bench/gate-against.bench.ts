@@ -23,11 +23,10 @@ import { generateDataset } from '../src/emulator/generate-dataset.js';
 import { DEFAULT_PAIRS, DEFAULT_ROUND_ITERATIONS, DEFAULT_SLICED_ROUNDS } from '../src/gate/against-defaults.js';
 import { judgePaired, pairedChange, type RoundPace } from '../src/gate/paired.js';
 import { mulberry32 } from '../src/random.js';
+import { trainPyJob } from './train-py-job.js';
 
 const CLI = fileURLToPath(new URL('../../bin/ds-analyzer.js', import.meta.url));
 const EMULATOR = fileURLToPath(new URL('../src/emulator/job.js', import.meta.url));
-const TRAIN = fileURLToPath(new URL('../../examples/pytorch/train.py', import.meta.url));
-const MAKE_DATASET = fileURLToPath(new URL('../../examples/pytorch/make_dataset.py', import.meta.url));
 
 const GOALS = { falseAlarms: 0.01, detections: 0.95 } as const;
 const LIMIT = 0.05;
@@ -148,37 +147,13 @@ async function emulatorJob(work: string): Promise<BenchJob> {
 }
 
 async function torchJob(work: string): Promise<BenchJob> {
-  const root = join(work, 'jpegs');
-  await execa('/usr/bin/python3', [
-    MAKE_DATASET,
-    root,
-    '--classes',
-    '10',
-    '--train-per-class',
-    '150',
-    '--val-per-class',
-    '5',
-  ]);
-  const job = (imageSize: number) => [
-    '/usr/bin/python3',
-    TRAIN,
-    '-a',
-    'squeezenet1_0',
-    '-b',
-    '16',
-    '-j',
-    '2',
-    '--no-val',
-    '--image-size',
-    String(imageSize),
-    root,
-  ];
+  const { data, command } = await trainPyJob(work);
   // A larger crop: about 10% more compute a sample at these sizes (a slowdown the job really has, not injected).
   return {
     name: 'train.py (squeezenet)',
-    data: join(root, 'train'),
-    reference: job(64),
-    slower: job(68),
+    data,
+    reference: command(false),
+    slower: command(true),
     // gate --against's default: at 40 a round, the rounds varied by more than the change (7.1% caught).
     roundIterations: Number(DEFAULT_ROUND_ITERATIONS),
   };

@@ -19,11 +19,10 @@ import { run } from '../src/cli/main.js';
 import { generateDataset } from '../src/emulator/generate-dataset.js';
 import { abbaOrder } from '../src/gate/paired.js';
 import { mulberry32 } from '../src/random.js';
+import { trainPyJob } from './train-py-job.js';
 
 const CLI = fileURLToPath(new URL('../../bin/ds-analyzer.js', import.meta.url));
 const EMULATOR = fileURLToPath(new URL('../src/emulator/job.js', import.meta.url));
-const TRAIN = fileURLToPath(new URL('../../examples/pytorch/train.py', import.meta.url));
-const MAKE_DATASET = fileURLToPath(new URL('../../examples/pytorch/make_dataset.py', import.meta.url));
 const GOALS = { falseAlarms: 0.01, detections: 0.95 } as const;
 const DRAWS = 400;
 /** A history's profiles before the last ones, and the last ones (the step, in A/B). */
@@ -182,16 +181,7 @@ async function emulatorJob(work: string): Promise<BenchJob> {
 }
 
 async function torchJob(work: string): Promise<BenchJob> {
-  const root = join(work, 'jpegs');
-  const classes = ['--classes', '10', '--train-per-class', '150', '--val-per-class', '5'];
-  await execa('/usr/bin/python3', [MAKE_DATASET, root, ...classes]);
-  const job = ['/usr/bin/python3', TRAIN, '-a', 'squeezenet1_0', '-b', '16', '-j', '2', '--no-val'];
-  return {
-    name: 'train.py (squeezenet)',
-    data: join(root, 'train'),
-    command: (slower) => [...job, '--image-size', slower ? '68' : '64', root],
-    iterations: 60,
-  };
+  return { name: 'train.py (squeezenet)', ...(await trainPyJob(work)), iterations: 60 };
 }
 
 function pct(fraction: number): string {
