@@ -10,8 +10,8 @@
  * times in 100). DSA_BENCH_AB_PAIRS sets the real pairs run (default 12);
  * DSA_BENCH_AB_TORCH=1 adds examples/pytorch/train.py (squeezenet, CPU); DSA_BENCH_AB_SAVE=DIR keeps the rounds'
  * paces and profiles there. DSA_BENCH_AB_SLICED=1 gates with --epochs later instead: both versions at once in
- * slices, DSA_BENCH_AB_PAIRS real rounds (launches of both) each, and sets of the default rounds resampled from them
- * (a sliced round runs both orders itself).
+ * slices, DSA_BENCH_AB_PAIRS real rounds (launches of both, the reference first in odd rounds) each, and sets of the
+ * default rounds resampled from them, each position from the rounds of its own launch order.
  * Numbers for people, never asserted.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -113,9 +113,9 @@ function movedTo(rounds: RoundPace[], change: number): RoundPace[] {
 function rate(rounds: RoundPace[], random: () => number): number {
   const pairs: [RoundPace, RoundPace][] = [];
   for (let j = 0; 2 * j + 1 < rounds.length; j++) pairs.push([rounds[2 * j], rounds[2 * j + 1]]);
-  // Pair k of the schedule runs A then B for even k, B then A for odd k (paired.ts abbaOrder): drawn from its own
-  // order. A sliced round is one pair of paces and runs both orders inside it: drawn from all.
-  const byOrder = SLICED ? [pairs, pairs] : [0, 1].map((order) => pairs.filter((_, j) => j % 2 === order));
+  // Pair k of the schedule runs A then B for even k, B then A for odd k (paired.ts abbaOrder; a sliced round is
+  // launched in that order too, against-slices.ts launchOrder): drawn from its own order.
+  const byOrder = [0, 1].map((order) => pairs.filter((_, j) => j % 2 === order));
   let failed = 0;
   for (let s = 0; s < RESAMPLES; s++) {
     const set = Array.from({ length: SET_SIZE }, (_, k) => pick(byOrder[k % 2], random)).flat();

@@ -11,7 +11,7 @@ import { DEFAULT_SLICED_SEC } from '../gate/against-defaults.js';
 import { AGAINST_TEXT } from '../gate/against-text.js';
 import type { Arm } from '../gate/paired.js';
 import { changeText } from '../gate/against.js';
-import { launchPaces, MIN_SLICE_PAIRS, sliceMs, type Slice, type TimedIteration } from '../gate/slices.js';
+import { launchOrder, launchPaces, MIN_SLICE_PAIRS, sliceMs, type Slice, type TimedIteration } from '../gate/slices.js';
 import { runProfile, type ProfileRunOutcome } from '../profile/run-profile.js';
 import type { Job } from '../profile/supervisor.js';
 import type { ModeResult } from '../schema/profile.js';
@@ -35,23 +35,28 @@ export async function runSlicedRounds(plan: AgainstPlan, io: Io): Promise<Rounds
   for (let index = 1; index <= plan.pairs; index++) {
     const pair = new SlicedPair();
     const outcomes = await launchPair(plan, index, pair, jobIo, shown);
-    if (outcomes.some((o) => o.exitCode === ExitCode.Interrupted)) return 'interrupted';
-    const modes = outcomes.map((o) => o.profile.modes.cached);
-    const iterations = { reference: timed(modes[0]), candidate: timed(modes[1]) };
+    const launched = ARMS.filter((arm) => outcomes[arm] !== undefined);
+    if (launched.some((arm) => outcomes[arm]!.exitCode === ExitCode.Interrupted)) return 'interrupted';
+    const modes = {
+      reference: outcomes.reference?.profile.modes.cached,
+      candidate: outcomes.candidate?.profile.modes.cached,
+    };
+    const iterations = { reference: timed(modes.reference), candidate: timed(modes.candidate) };
     const measured = pair.endedEarly === null ? launchPaces(pair.slices, iterations) : null;
-    for (const [k, outcome] of outcomes.entries()) {
-      const msPerSample = measured?.paces[k].msPerSample ?? null;
-      run.files.push({ round: index, arm: ARMS[k], profile: outcome.path, msPerSample });
+    for (const arm of launched) {
+      const msPerSample = measured?.paces[ARMS.indexOf(arm)].msPerSample ?? null;
+      run.files.push({ round: index, arm, profile: outcomes[arm]!.path, msPerSample });
     }
     if (measured === null) {
-      const k = pair.endedEarly === 'candidate' ? 1 : 0;
-      const why = pair.endedEarly === null ? AGAINST_TEXT.slicesTooShort : endedReason(modes[k], ARMS[k]);
-      run.rounds.failure = AGAINST_TEXT.roundFailed(index, ARMS[k], why, outcomes[k].path);
-      run.failureTail = outcomes[k].failureTail;
+      const arm = pair.endedEarly ?? launched[0];
+      const why = pair.endedEarly === null ? AGAINST_TEXT.slicesTooShort : endedReason(modes[arm], arm);
+      run.rounds.failure = AGAINST_TEXT.roundFailed(index, arm, why, outcomes[arm]!.path);
+      run.failureTail = outcomes[arm]!.failureTail;
       return run;
     }
-    run.rounds.unproven += modes.filter((mode) => !mode!.state.proven).length;
-    run.rounds.rounds.push(...measured.paces);
+    run.rounds.unproven += ARMS.filter((arm) => !modes[arm]!.state.proven).length;
+    // In launch order: the judgement over rounds fits the order's offset (paired.ts orderAdjustedMean).
+    run.rounds.rounds.push(...(launchOrder(index)[0] === 'reference' ? measured.paces : [...measured.paces].reverse()));
     const paces = measured.paces.map((p) => formatNumber(p.msPerSample, 3)).join(' → ');
     const { change } = measured;
     io.stderr(`${AGAINST_TEXT.slicedRoundDone(index, plan.pairs, paces, changeText(change), change.pairs)}\n`);
@@ -65,8 +70,9 @@ function endedReason(mode: ModeResult | undefined, arm: Arm): string {
 }
 
 /**
- * One round: the reference launched first, the candidate once the reference's job runs (a profile registers itself
+ * One round: one version launched (launchOrder), the other once the first one's job runs (a profile registers itself
  * once its data is listed, and refuses another that started before it), then the slices; both ended whatever happens.
+ * The outcomes come back by version: a version not launched (the round ended first) has none.
  */
 async function launchPair(
   plan: AgainstPlan,
@@ -74,14 +80,15 @@ async function launchPair(
   pair: SlicedPair,
   io: Io,
   shown: Set<string>,
-): Promise<ProfileRunOutcome[]> {
+): Promise<Partial<Record<Arm, ProfileRunOutcome>>> {
   // A Ctrl-C resumes both jobs, so that the SIGTERM their profiles send reaches them.
   const removeSignal = io.onSignal(() => pair.release());
-  const outcomes: Promise<ProfileRunOutcome>[] = [];
+  const order = launchOrder(index);
+  const outcomes: Partial<Record<Arm, Promise<ProfileRunOutcome>>> = {};
   try {
-    for (const arm of ARMS) {
-      const outcome = launchArm(plan, index, arm, pair, io, shown);
-      outcomes.push(outcome);
+    for (const arm of order) {
+      const outcome = launchArm(plan, { index, arm, first: arm === order[0] }, pair, io, shown);
+      outcomes[arm] = outcome;
       void outcome.then(
         () => pair.ended(arm),
         () => pair.ended(arm),
@@ -89,30 +96,39 @@ async function launchPair(
       await pair.untilStarted(arm);
       if (pair.over) break;
     }
-    if (!pair.over) await runSlices(pair, sliceBudget(plan.iterations));
+    if (!pair.over) await runSlices(pair, sliceBudget(plan.iterations), order);
   } finally {
     pair.release();
     removeSignal();
   }
   // Both profiles end before a failure of either is thrown: no job outlives the round.
-  const settled = await Promise.allSettled(outcomes);
+  const launched = order.filter((arm) => outcomes[arm] !== undefined);
+  const settled = await Promise.allSettled(launched.map((arm) => outcomes[arm]!));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<ProfileRunOutcome>).value);
+  return Object.fromEntries(
+    launched.map((arm, k) => [arm, (settled[k] as PromiseFulfilledResult<ProfileRunOutcome>).value]),
+  );
+}
+
+/** A version's launch in round `index`; `first`: launched before the other. */
+interface ArmLaunch {
+  index: number;
+  arm: Arm;
+  first: boolean;
 }
 
 /** One version's profile in the cached mode, its job handed to the pair as it starts. */
 function launchArm(
   plan: AgainstPlan,
-  index: number,
-  arm: Arm,
+  { index, arm, first }: ArmLaunch,
   pair: SlicedPair,
   io: Io,
   shown: Set<string>,
 ): Promise<ProfileRunOutcome> {
   const out = join(plan.outDir, `round-${String(index).padStart(2, '0')}-${arm}.json`);
-  // The reference's profile refuses another's; the candidate's runs beside its own reference.
-  const flags = { ...roundFlags(plan, out), allowConcurrent: arm === 'candidate' ? true : plan.raw.allowConcurrent };
+  // The first profile refuses another's; the second runs beside the first.
+  const flags = { ...roundFlags(plan, out), allowConcurrent: first ? plan.raw.allowConcurrent : true };
   const input = {
     ...parseProfileOptions(plan.argv[arm], flags, io),
     // The gate ends the job once its slices are measured: no precision, budget or fewest iterations of the profile's own.
@@ -120,11 +136,11 @@ function launchArm(
     minIterations: 1,
     maxIterations: UNREACHED_ITERATIONS,
     storageProbe: false,
-    // One pause of the page-cache reclaimers for the pair: the reference's.
-    ...(arm === 'candidate' ? { pauseReclaim: false } : {}),
+    // One pause of the page-cache reclaimers for the pair: the first one's.
+    ...(first ? {} : { pauseReclaim: false }),
   };
   return runProfile(input, {
-    ...roundHooks(io, shown, index === 1 && arm === 'reference'),
+    ...roundHooks(io, shown, index === 1 && first),
     onJobStarted: (job) => pair.started(arm, job),
     onProgress: (progress) => pair.progress(arm, progress.iterations, progress.medianIterMs),
   });
@@ -143,18 +159,18 @@ function sliceBudget(iterations: number | null): SliceBudget {
 }
 
 /**
- * The slices, A B B A ...: warm-up ones until each version has run its warm-up budget inside them, then measured ones
- * until each has run its measured budget and MIN_SLICE_PAIRS pairs have run, in whole A B B A blocks. Each slice lasts
- * about SLICE_ITERATIONS of the slower version's median iteration (sliceMs).
+ * The slices, A B B A ... (A: the round's first version): warm-up ones until each version has run its warm-up budget
+ * inside them, then measured ones until each has run its measured budget and MIN_SLICE_PAIRS pairs have run, in whole
+ * A B B A blocks. Each slice lasts about SLICE_ITERATIONS of the slower version's median iteration (sliceMs).
  */
-async function runSlices(pair: SlicedPair, budget: SliceBudget): Promise<void> {
+async function runSlices(pair: SlicedPair, budget: SliceBudget, order: readonly Arm[]): Promise<void> {
   for (const measured of [false, true]) {
     const target = measured ? budget.measured : budget.warmUp;
     const counted: Record<Arm, number> = { reference: 0, candidate: 0 };
     for (let k = 0; ; k++) {
       const enough = ARMS.every((arm) => counted[arm] >= target);
       if (k % 4 === 0 && k >= (measured ? 2 * MIN_SLICE_PAIRS : 4) && enough) break;
-      const arm: Arm = k % 4 === 0 || k % 4 === 3 ? 'reference' : 'candidate';
+      const arm = order[k % 4 === 0 || k % 4 === 3 ? 0 : 1];
       const before = pair.reported[arm];
       const slice = await pair.runSlice(arm, sliceMs(pair.slowerMedianMs()));
       if (slice === null) return;
