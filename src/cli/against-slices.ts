@@ -13,6 +13,7 @@ import type { Arm } from '../gate/paired.js';
 import { changeText } from '../gate/against.js';
 import { launchOrder, launchPaces, MIN_SLICE_PAIRS, sliceMs, type Slice, type TimedIteration } from '../gate/slices.js';
 import { runProfile, type ProfileRunOutcome } from '../profile/run-profile.js';
+import { iterationBounds } from '../profile/window-rates.js';
 import type { Job } from '../profile/supervisor.js';
 import type { ModeResult } from '../schema/profile.js';
 import { fixChildrenLayout } from '../system/kernel/personality.js';
@@ -273,9 +274,8 @@ class SlicedPair {
 /** A mode's iterations of its pace rank, as the slices time them. */
 function timed(mode: ModeResult | undefined): TimedIteration[] {
   const rank = mode?.ranks.find((r) => r.rank === mode.paceRank) ?? mode?.ranks[0];
-  return (rank?.iterations ?? []).map((it) => ({
-    fromMs: it.t - it.waitMs,
-    toMs: it.t + it.computeMs,
-    samples: it.samples,
-  }));
+  return (rank?.iterations ?? []).map((it) => {
+    const { startMs, endMs } = iterationBounds(it);
+    return { fromMs: startMs, toMs: endMs, samples: it.samples };
+  });
 }

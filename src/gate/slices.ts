@@ -33,7 +33,8 @@ export const MIN_SLICE_MS = 1000;
 export const MAX_SLICE_MS = 10_000;
 /**
  * Iterations of the slower version a slice should hold: its first, left out, a small share. On train.py (65 ms an
- * iteration) A/A pairs of 1 s slices spread by 3.9%, of 2 s by 3.5% (docs/ci.md): the length matters little.
+ * iteration) A/A pairs of 1 s slices spread by about 3.9%, of 2 s by about 3.5% (derived from within-round intervals,
+ * docs/ci.md): the length matters little.
  */
 export const SLICE_ITERATIONS = 30;
 /** Fewest pairs of measured slices in a launch: A B B A twice, so a drift within the launch cancels. */

@@ -3,12 +3,15 @@ import type { Iteration, ResourceSample } from '../schema/profile.js';
 /** A reading taken at a time: a resource sample, a fetch counter's reading. */
 type Timed = { t: number };
 
+/** An iteration's time span, ms since the epoch: from its request for the batch to its compute's end. */
+export function iterationBounds(it: Iteration): { startMs: number; endMs: number } {
+  return { startMs: it.t - it.waitMs, endMs: it.t + it.computeMs };
+}
+
 /** Time span of a run of iterations: from the first request to the last batch's compute end. */
 function iterationSpan(iterations: Iteration[]): { startMs: number; endMs: number } | null {
   if (iterations.length === 0) return null;
-  const first = iterations[0];
-  const last = iterations[iterations.length - 1];
-  return { startMs: first.t - first.waitMs, endMs: last.t + last.computeMs };
+  return { startMs: iterationBounds(iterations[0]).startMs, endMs: iterationBounds(iterations.at(-1)!).endMs };
 }
 
 /** The span of the measured iterations when the resource samples cover it (to a sampling period or so), else null. */
