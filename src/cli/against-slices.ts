@@ -36,7 +36,8 @@ export async function runSlicedRounds(plan: AgainstPlan, io: Io): Promise<Rounds
   for (let index = 1; index <= plan.pairs; index++) {
     const pair = new SlicedPair();
     const outcomes = await launchPair(plan, index, pair, jobIo, shown);
-    const launched = ARMS.filter((arm) => outcomes[arm] !== undefined);
+    // In launch order, as the rounds' paces: the judgement over rounds fits the order's offset (paired.ts).
+    const launched = launchOrder(index).filter((arm) => outcomes[arm] !== undefined);
     if (launched.some((arm) => outcomes[arm]!.exitCode === ExitCode.Interrupted)) return 'interrupted';
     const modes = {
       reference: outcomes.reference?.profile.modes.cached,
@@ -56,8 +57,7 @@ export async function runSlicedRounds(plan: AgainstPlan, io: Io): Promise<Rounds
       return run;
     }
     run.rounds.unproven += ARMS.filter((arm) => !modes[arm]!.state.proven).length;
-    // In launch order: the judgement over rounds fits the order's offset (paired.ts orderAdjustedMean).
-    run.rounds.rounds.push(...(launchOrder(index)[0] === 'reference' ? measured.paces : [...measured.paces].reverse()));
+    run.rounds.rounds.push(...launched.map((arm) => measured.paces[ARMS.indexOf(arm)]));
     const paces = measured.paces.map((p) => formatNumber(p.msPerSample, 3)).join(' → ');
     const { change } = measured;
     io.stderr(`${AGAINST_TEXT.slicedRoundDone(index, plan.pairs, paces, changeText(change), change.pairs)}\n`);
