@@ -181,7 +181,7 @@ async function emulatorJob(work: string): Promise<BenchJob> {
 }
 
 async function torchJob(work: string): Promise<BenchJob> {
-  return { name: 'train.py (squeezenet)', ...(await trainPyJob(work, 68)), iterations: 60 };
+  return { name: 'train.py (squeezenet)', ...(await trainPyJob(work, { px: 68 })), iterations: 60 };
 }
 
 function pct(fraction: number): string {
