@@ -42,9 +42,10 @@ export const MIN_SLICE_PAIRS = 4;
 
 /**
  * Round `index`'s order, of the launches and of the slices: the reference first in odd rounds, the candidate in even
- * ones. The version launched first runs alone while the other starts, and so reaches each epoch's end at another time:
- * one order alone gave every round of a gate run one offset of its own (train.py A/A: -2.4%, 95%: -3.8% to -1.0%, over
- * 20 rounds). Mirrored, it falls on both versions, and the judgement over rounds takes it out (paired.ts).
+ * ones. The version launched first runs alone while the other starts, and its memory and threads settle first: with
+ * the reference always first, the order's effect would read as a change. Mirrored, it falls on both versions, and the
+ * judgement over rounds fits it and takes it out (paired.ts). In one 20-round train.py A/A gate the rounds read -5.3%
+ * with the reference first and -0.1% with the candidate first; in the next, +0.9% and +0.6% (docs/ci.md).
  */
 export function launchOrder(index: number): readonly Arm[] {
   return index % 2 === 1 ? ['reference', 'candidate'] : ['candidate', 'reference'];
