@@ -1,6 +1,7 @@
 // The PyTorch job the CI-gate benches judge: examples/pytorch/train.py (squeezenet on CPU) on a generated ImageFolder,
 // and its slower copy: larger crops than 64 px (more compute a sample, a slowdown the job really has, but not of a size
-// chosen: 68 px read +6.7% to +11%, 70 px +24%), or a busy wait injected into each optimizer step (python/slower_step.py).
+// chosen: 68 px read +6.7% to +11%, 70 px +24%), or each iteration longer by a share injected into its optimizer step
+// (python/slower_step.py).
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -9,8 +10,8 @@ const TRAIN = fileURLToPath(new URL('../../examples/pytorch/train.py', import.me
 const SLOWER_STEP = fileURLToPath(new URL('../../bench/python/slower_step.py', import.meta.url));
 const MAKE_DATASET = fileURLToPath(new URL('../../examples/pytorch/make_dataset.py', import.meta.url));
 
-/** How the copy is slower: a larger crop than 64 px, or each optimizer step longer by a busy wait of `stepMs`. */
-export type TrainPySlowdown = { px: number } | { stepMs: number };
+/** How the copy is slower: a larger crop than 64 px, or each iteration `percent` longer (a busy wait in its step). */
+export type TrainPySlowdown = { px: number } | { percent: number };
 
 /** Makes the dataset under `work`; its training folder, and the job's command for the reference or the slower copy. */
 export async function trainPyJob(
@@ -24,7 +25,7 @@ export async function trainPyJob(
   const command = (slower: boolean): string[] => {
     if (!slower) return ['/usr/bin/python3', TRAIN, ...args, '--image-size', '64', root];
     if ('px' in slowdown) return ['/usr/bin/python3', TRAIN, ...args, '--image-size', String(slowdown.px), root];
-    return ['/usr/bin/python3', SLOWER_STEP, String(slowdown.stepMs), TRAIN, ...args, '--image-size', '64', root];
+    return ['/usr/bin/python3', SLOWER_STEP, String(slowdown.percent), TRAIN, ...args, '--image-size', '64', root];
   };
   return { data: join(root, 'train'), command };
 }
