@@ -157,8 +157,12 @@ test('gate --against --epochs later runs both versions at once in slices: itself
   assert.ok(comparison.against.change.low > 0.05, JSON.stringify(comparison.against.change));
   assert.deepEqual(
     comparison.against.rounds.map((r: { round: number; arm: string }) => `${r.round}${r.arm[0]}`),
-    ['1r', '1c', '2r', '2c'],
+    ['1r', '1c', '2c', '2r'],
   );
+  // In launch order: the candidate's job was launched first in round 2.
+  const started = (arm: string) =>
+    JSON.parse(readFileSync(join(out, `round-02-${arm}.json`), 'utf8')).modes.cached.startedAt as number;
+  assert.ok(started('candidate') < started('reference'));
   // Each version was stopped while the other ran: its iterations of 20 ms or 40 ms stop for a slice (1 s or more).
   for (const arm of ['reference', 'candidate']) {
     const profile = JSON.parse(readFileSync(join(out, `round-01-${arm}.json`), 'utf8'));
