@@ -74,16 +74,16 @@ export async function bench(): Promise<void> {
         `  A/A real change ${pct(pairedChange(aa).relative)}, A/B (the slower copy) real change ${pct(pairedChange(ab).relative)}`,
       );
       console.log(
-        `  false alarms ${pct(falseAlarms)} (goal ≤ ${pct(GOALS.falseAlarms)}: ratio ${(falseAlarms / GOALS.falseAlarms).toFixed(2)}, ≤ 1 meets it)`,
+        `  false alarms ${pct(falseAlarms)} (goal ≤ ${pct(GOALS.falseAlarms)}: ratio ${(falseAlarms / GOALS.falseAlarms).toFixed(3)}, ≤ 1 meets it)`,
       );
       console.log(
-        `  detections ${pct(detections)} (goal ≥ ${pct(GOALS.detections)}: ratio ${(detections / GOALS.detections).toFixed(2)}, ≥ 1 meets it)`,
+        `  detections ${pct(detections)} (goal ≥ ${pct(GOALS.detections)}: ratio ${(detections / GOALS.detections).toFixed(3)}, ≥ 1 meets it)`,
       );
       // The copy's change may differ from 10% (the emulated job's 3 ms is 10% of its step, less of its iteration): the
       // goal's 10% as the A/B rounds' spread around a change of exactly 10%.
       const atTen = rate(movedTo(ab, 0.1), mulberry32(3));
       console.log(
-        `  detections of a 10% change (the A/B rounds moved to +10%) ${pct(atTen)} (ratio ${(atTen / GOALS.detections).toFixed(2)})`,
+        `  detections of a 10% change (the A/B rounds moved to +10%) ${pct(atTen)} (ratio ${(atTen / GOALS.detections).toFixed(3)})`,
       );
     }
   } finally {
