@@ -36,18 +36,23 @@ export async function runSlicedRounds(plan: AgainstPlan, io: Io): Promise<Rounds
   for (let index = 1; index <= plan.pairs; index++) {
     const pair = new SlicedPair();
     const outcomes = await launchPair(plan, index, pair, jobIo, shown);
+    if (ARMS.some((arm) => outcomes[arm]?.exitCode === ExitCode.Interrupted)) return 'interrupted';
     // In launch order, as the rounds' paces: the judgement over rounds fits the order's offset (paired.ts).
     const launched = launchOrder(index).filter((arm) => outcomes[arm] !== undefined);
-    if (launched.some((arm) => outcomes[arm]!.exitCode === ExitCode.Interrupted)) return 'interrupted';
     const modes = {
       reference: outcomes.reference?.profile.modes.cached,
       candidate: outcomes.candidate?.profile.modes.cached,
     };
     const iterations = { reference: timed(modes.reference), candidate: timed(modes.candidate) };
     const measured = pair.endedEarly === null ? launchPaces(pair.slices, iterations) : null;
+    const paceOf = (arm: Arm) => measured?.paces.find((p) => p.arm === arm);
     for (const arm of launched) {
-      const msPerSample = measured?.paces[ARMS.indexOf(arm)].msPerSample ?? null;
-      run.files.push({ round: index, arm, profile: outcomes[arm]!.path, msPerSample });
+      run.files.push({
+        round: index,
+        arm,
+        profile: outcomes[arm]!.path,
+        msPerSample: paceOf(arm)?.msPerSample ?? null,
+      });
     }
     if (measured === null) {
       const arm = pair.endedEarly ?? launched[0];
@@ -57,7 +62,7 @@ export async function runSlicedRounds(plan: AgainstPlan, io: Io): Promise<Rounds
       return run;
     }
     run.rounds.unproven += ARMS.filter((arm) => !modes[arm]!.state.proven).length;
-    run.rounds.rounds.push(...launched.map((arm) => measured.paces[ARMS.indexOf(arm)]));
+    run.rounds.rounds.push(...launched.map((arm) => paceOf(arm)!));
     const paces = measured.paces.map((p) => formatNumber(p.msPerSample, 3)).join(' → ');
     const { change } = measured;
     io.stderr(`${AGAINST_TEXT.slicedRoundDone(index, plan.pairs, paces, changeText(change), change.pairs)}\n`);
@@ -103,13 +108,11 @@ async function launchPair(
     removeSignal();
   }
   // Both profiles end before a failure of either is thrown: no job outlives the round.
-  const launched = order.filter((arm) => outcomes[arm] !== undefined);
-  const settled = await Promise.allSettled(launched.map((arm) => outcomes[arm]!));
+  const settled = await Promise.allSettled([outcomes.reference, outcomes.candidate]);
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
-  return Object.fromEntries(
-    launched.map((arm, k) => [arm, (settled[k] as PromiseFulfilledResult<ProfileRunOutcome>).value]),
-  );
+  const [reference, candidate] = settled.map((s) => (s as PromiseFulfilledResult<ProfileRunOutcome | undefined>).value);
+  return { reference, candidate };
 }
 
 /** A version's launch in round `index`; `first`: launched before the other. */
